@@ -1,0 +1,77 @@
+// Package agent defines how the engine talks to an agent: one Step in, one
+// validated JSON result out. Concrete agents (a shell command, the built-in
+// model loop, named CLIs) live in this package or below it.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Phase names the pipeline step an agent is asked to perform.
+type Phase string
+
+const (
+	PhaseAnalyze Phase = "analyze"
+	PhaseExplore Phase = "explore"
+	PhasePlan    Phase = "plan"
+	PhaseExecute Phase = "execute"
+	PhaseReview  Phase = "review"
+)
+
+// ReadOnly reports whether the phase may only read the repository.
+func (p Phase) ReadOnly() bool { return p != PhaseExecute }
+
+// Step is one call of an agent.
+type Step struct {
+	Phase Phase
+	// ID is the row the step works on (E1, T3); empty for analyze and plan.
+	ID string
+	// Prompt is the full instruction text. Requirement text and repository
+	// content inside it are data, fenced as such by the prompt builder.
+	Prompt string
+	// Dir is the working directory: the repository root for read-only
+	// phases, the task's own worktree for execute.
+	Dir string
+	// SessionDir is the absolute path of the session folder (where
+	// discoveries.ndjson lives).
+	SessionDir string
+	// Scope bounds what an execute step may write (doublestar globs,
+	// separated by ';'). Empty means the step may not write at all.
+	Scope string
+	// Timeout bounds the whole step; zero means no limit beyond ctx.
+	Timeout time.Duration
+}
+
+// Usage is what a step consumed.
+type Usage struct {
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{u.InputTokens + o.InputTokens, u.OutputTokens + o.OutputTokens, u.CostUSD + o.CostUSD}
+}
+
+// Result is a step's outcome: the phase's JSON result, already validated
+// against the phase's schema, and what it cost.
+type Result struct {
+	Raw   json.RawMessage
+	Usage Usage
+}
+
+// Agent runs steps. Implementations must honour ctx cancellation and
+// Step.Timeout, and must never pass the caller's secrets to the model or
+// to child processes unless allow-listed.
+type Agent interface {
+	Run(ctx context.Context, step Step) (Result, error)
+}
+
+// Func adapts a function to the Agent interface.
+type Func func(ctx context.Context, step Step) (Result, error)
+
+// Run calls f.
+func (f Func) Run(ctx context.Context, step Step) (Result, error) { return f(ctx, step) }

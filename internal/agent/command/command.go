@@ -1,0 +1,184 @@
+// Package command runs any program as a planex agent. The contract is
+// public (see docs/agent-contract.md): the program is run through `sh -c`
+// in the step's directory with the prompt on stdin, and leaves its JSON
+// result in $PLANEX_RESULT_FILE or as the last JSON object on stdout.
+package command
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/planexhq/planex/internal/agent"
+)
+
+// DefaultTimeout applies when neither the step nor the config sets one:
+// 600 s for steps that change code, 300 s for the others.
+func DefaultTimeout(p agent.Phase) time.Duration {
+	if p == agent.PhaseExecute || p == agent.PhaseReview {
+		return 600 * time.Second
+	}
+	return 300 * time.Second
+}
+
+// Config selects the program and what it may see.
+type Config struct {
+	// Command is a shell command line, run with sh -c.
+	Command string
+	// AllowEnv names secret-looking variables the user lets through.
+	AllowEnv []string
+	// Timeouts override DefaultTimeout per phase.
+	Timeouts map[agent.Phase]time.Duration
+	// Env is the environment to start from; nil means os.Environ().
+	Env []string
+	// ExtraEnv is added after scrubbing (e.g. a named CLI's own settings).
+	ExtraEnv []string
+}
+
+// Agent runs Config.Command for each step.
+type Agent struct{ cfg Config }
+
+// New returns a command agent.
+func New(cfg Config) *Agent { return &Agent{cfg: cfg} }
+
+// tailBytes is how much of stderr is kept for error messages.
+const tailBytes = 2000
+
+// Run executes one step.
+func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) {
+	if strings.TrimSpace(a.cfg.Command) == "" {
+		return agent.Result{}, errors.New("no agent command configured (set --agent-cmd or PLANEX_AGENT_CMD)")
+	}
+	timeout := step.Timeout
+	if timeout == 0 {
+		timeout = a.cfg.Timeouts[step.Phase]
+	}
+	if timeout == 0 {
+		timeout = DefaultTimeout(step.Phase)
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+
+	io, err := prepareFiles(step)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	defer os.RemoveAll(io.dir)
+
+	cmd := exec.Command("sh", "-c", a.cfg.Command)
+	cmd.Dir = step.Dir
+	cmd.Stdin = strings.NewReader(step.Prompt)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	base := a.cfg.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	env := agent.ScrubEnv(base, a.cfg.AllowEnv)
+	env = append(env, a.cfg.ExtraEnv...)
+	cmd.Env = append(env,
+		"PLANEX_PHASE="+string(step.Phase),
+		"PLANEX_ID="+step.ID,
+		"PLANEX_SESSION_DIR="+step.SessionDir,
+		"PLANEX_RESULT_FILE="+io.result,
+		"PLANEX_SCHEMA_FILE="+io.schema,
+		"PLANEX_SCOPE="+step.Scope,
+	)
+	// A process group lets a timeout kill the agent and everything it started.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	if err := cmd.Start(); err != nil {
+		return agent.Result{}, fmt.Errorf("starting agent command: %w", err)
+	}
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait() }()
+	select {
+	case err = <-waitErr:
+	case <-ctx.Done():
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-waitErr
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return agent.Result{}, fmt.Errorf("agent timed out after %s%s", timeout, stderrTail(&stderr))
+		}
+		return agent.Result{}, fmt.Errorf("agent interrupted: %w", ctx.Err())
+	}
+	// Children the agent left behind must not outlive the step.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if err != nil {
+		return agent.Result{}, fmt.Errorf("agent command failed (%v)%s", err, stderrTail(&stderr))
+	}
+
+	raw, err := os.ReadFile(io.result)
+	if err != nil && !os.IsNotExist(err) {
+		return agent.Result{}, fmt.Errorf("reading agent result file: %w", err)
+	}
+	raw = bytes.TrimSpace(raw)
+	from := "result file"
+	if len(raw) == 0 {
+		raw = LastJSONObject(stdout.Bytes())
+		from = "stdout"
+		if raw == nil {
+			return agent.Result{}, fmt.Errorf("agent wrote no result: %s is empty and stdout holds no JSON object%s", "PLANEX_RESULT_FILE", stderrTail(&stderr))
+		}
+	}
+	if err := agent.Validate(step.Phase, raw); err != nil {
+		return agent.Result{}, fmt.Errorf("invalid agent result (from %s): %w", from, err)
+	}
+	return agent.Result{Raw: raw, Usage: usageFrom(raw)}, nil
+}
+
+type stepFiles struct{ dir, result, schema string }
+
+// prepareFiles creates a private folder with the schema and an empty
+// result file for one step.
+func prepareFiles(step agent.Step) (stepFiles, error) {
+	schema, err := agent.Schema(step.Phase)
+	if err != nil {
+		return stepFiles{}, err
+	}
+	parent := ""
+	if step.SessionDir != "" {
+		parent = filepath.Join(step.SessionDir, ".steps")
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return stepFiles{}, fmt.Errorf("creating step folder: %w", err)
+		}
+	}
+	name := string(step.Phase)
+	if step.ID != "" {
+		name += "-" + step.ID
+	}
+	dir, err := os.MkdirTemp(parent, name+"-")
+	if err != nil {
+		return stepFiles{}, fmt.Errorf("creating step folder: %w", err)
+	}
+	f := stepFiles{dir: dir, result: filepath.Join(dir, "result.json"), schema: filepath.Join(dir, "schema.json")}
+	if err := os.WriteFile(f.schema, schema, 0o644); err != nil {
+		return f, fmt.Errorf("writing result schema: %w", err)
+	}
+	if err := os.WriteFile(f.result, nil, 0o644); err != nil {
+		return f, fmt.Errorf("creating result file: %w", err)
+	}
+	return f, nil
+}
+
+func stderrTail(b *bytes.Buffer) string {
+	s := strings.TrimSpace(b.String())
+	if s == "" {
+		return ""
+	}
+	if len(s) > tailBytes {
+		s = "…" + s[len(s)-tailBytes:]
+	}
+	return ": " + s
+}

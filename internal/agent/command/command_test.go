@@ -1,0 +1,110 @@
+package command
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/planexhq/planex/internal/agent"
+)
+
+func step(t *testing.T, phase agent.Phase, id string) agent.Step {
+	dir := t.TempDir()
+	return agent.Step{Phase: phase, ID: id, Prompt: "PROMPT TEXT", Dir: dir, SessionDir: t.TempDir()}
+}
+
+func TestContract(t *testing.T) {
+	cases := []struct {
+		name    string
+		cmd     string
+		env     []string
+		allow   []string
+		timeout time.Duration
+		wantErr string
+		check   func(t *testing.T, s agent.Step, r agent.Result)
+	}{
+		{
+			name: "result file, env and stdin",
+			cmd: `test "$PLANEX_PHASE" = execute && test "$PLANEX_ID" = T3 && test -s "$PLANEX_SCHEMA_FILE" && test -d "$PLANEX_SESSION_DIR" &&
+				grep -q 'PROMPT TEXT' && test "$(pwd)" = "$WANT_DIR" &&
+				echo '{"id":"T3","status":"completed","findings":"ok","tests_passed":true,"usage":{"input_tokens":7,"output_tokens":3}}' > "$PLANEX_RESULT_FILE"`,
+			check: func(t *testing.T, s agent.Step, r agent.Result) {
+				if !strings.Contains(string(r.Raw), `"T3"`) || r.Usage.InputTokens != 7 || r.Usage.OutputTokens != 3 {
+					t.Errorf("result %s usage %+v", r.Raw, r.Usage)
+				}
+			},
+		},
+		{
+			name: "last JSON object on stdout, fenced",
+			cmd:  "echo 'thinking {not json}'; echo '{\"id\":\"T3\",\"status\":\"failed\",\"findings\":\"first\",\"tests_passed\":false}'; printf '```json\\n{\"id\":\"T3\",\"status\":\"completed\",\"findings\":\"a } brace\",\"tests_passed\":true}\\n```\\n'",
+			check: func(t *testing.T, s agent.Step, r agent.Result) {
+				if !strings.Contains(string(r.Raw), "a } brace") {
+					t.Errorf("picked %s, want the last object", r.Raw)
+				}
+			},
+		},
+		{name: "non-zero exit keeps stderr tail", cmd: "echo boom >&2; exit 3", wantErr: "agent command failed (exit status 3): boom"},
+		{name: "no result", cmd: "echo nothing here", wantErr: "agent wrote no result"},
+		{name: "invalid result", cmd: `echo '{"id":"T3","status":"weird","findings":"","tests_passed":true}'`, wantErr: "invalid agent result (from stdout): result does not match the execute schema: at /status"},
+		{name: "timeout kills the group", cmd: "sleep 30 & sleep 30", timeout: 300 * time.Millisecond, wantErr: "agent timed out after 300ms"},
+		{
+			name:  "secrets scrubbed unless allowed",
+			cmd:   `test -z "$GITHUB_TOKEN" && test -z "$OPENAI_API_KEY" && test "$EXTRA_API_KEY" = ok && test "$PATH" != "" && echo '{"id":"T3","status":"completed","findings":"","tests_passed":true}'`,
+			env:   []string{"GITHUB_TOKEN=secret", "OPENAI_API_KEY=secret", "EXTRA_API_KEY=ok"},
+			allow: []string{"EXTRA_API_KEY"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := step(t, agent.PhaseExecute, "T3")
+			s.Timeout = c.timeout
+			env := append(os.Environ(), "WANT_DIR="+s.Dir)
+			env = append(env, c.env...)
+			start := time.Now()
+			r, err := New(Config{Command: c.cmd, Env: env, AllowEnv: c.allow}).Run(context.Background(), s)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error %v, want %q", err, c.wantErr)
+				}
+				if time.Since(start) > 10*time.Second {
+					t.Errorf("step was not stopped promptly")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.check != nil {
+				c.check(t, s, r)
+			}
+			// The per-step folder is cleaned up.
+			if ents, _ := os.ReadDir(filepath.Join(s.SessionDir, ".steps")); len(ents) != 0 {
+				t.Errorf("step folder left behind: %v", ents)
+			}
+		})
+	}
+}
+
+func TestLastJSONObject(t *testing.T) {
+	cases := map[string]string{
+		`x {"a":1} y {"b":{"c":"}"}} z`: `{"b":{"c":"}"}}`,
+		"no json":                      "",
+		`{"a":"unterminated`:           "",
+		`{"a":"esc \" }"}`:             `{"a":"esc \" }"}`,
+	}
+	for in, want := range cases {
+		if got := string(LastJSONObject([]byte(in))); got != want {
+			t.Errorf("LastJSONObject(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestNoCommand(t *testing.T) {
+	_, err := New(Config{}).Run(context.Background(), step(t, agent.PhaseAnalyze, ""))
+	if err == nil || !strings.Contains(err.Error(), "--agent-cmd") {
+		t.Fatalf("error %v", err)
+	}
+}

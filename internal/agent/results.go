@@ -1,0 +1,59 @@
+package agent
+
+// The result shapes of each phase, as in the lite-plan design.
+
+// Angle is one exploration angle proposed by analyze.
+type Angle struct {
+	ID          string `json:"id"`
+	Angle       string `json:"angle"`
+	Description string `json:"description"`
+	Focus       string `json:"focus"`
+}
+
+// AnalyzeResult classifies the requirement and proposes angles.
+type AnalyzeResult struct {
+	Type       string  `json:"type"`
+	Complexity string  `json:"complexity"`
+	Angles     []Angle `json:"angles"`
+}
+
+// ExploreResult is one angle's findings.
+type ExploreResult struct {
+	ID       string   `json:"id"`
+	Status   string   `json:"status"`
+	Findings string   `json:"findings"`
+	KeyFiles []string `json:"key_files"`
+	Error    string   `json:"error"`
+}
+
+// PlannedTask is one task proposed by the plan phase.
+type PlannedTask struct {
+	ID                  string   `json:"id"`
+	Title               string   `json:"title"`
+	Description         string   `json:"description"`
+	Test                string   `json:"test"`
+	AcceptanceCriteria  string   `json:"acceptance_criteria"`
+	Scope               string   `json:"scope"`
+	Hints               string   `json:"hints"`
+	ExecutionDirectives string   `json:"execution_directives"`
+	Deps                []string `json:"deps"`
+	ContextFrom         []string `json:"context_from"`
+}
+
+// PlanResult is the synthesized plan.
+type PlanResult struct {
+	Summary  string        `json:"summary"`
+	Approach string        `json:"approach"`
+	Tasks    []PlannedTask `json:"tasks"`
+}
+
+// ExecuteResult is what an agent reports after working on one task.
+type ExecuteResult struct {
+	ID            string   `json:"id"`
+	Status        string   `json:"status"`
+	Findings      string   `json:"findings"`
+	FilesModified []string `json:"files_modified"`
+	TestsPassed   bool     `json:"tests_passed"`
+	AcceptanceMet string   `json:"acceptance_met"`
+	Error         string   `json:"error"`
+}

@@ -1,0 +1,34 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// Hash is the sha256 of a plan's inputs: every task's planned columns, in
+// id order. Outputs (status, findings, …) do not change it, so a plan keeps
+// its hash while it runs; any edit to what will be done does.
+func Hash(tasks []Task) string {
+	sorted := append([]Task(nil), tasks...)
+	SortByID(sorted)
+	type in struct {
+		ID, Title, Description, Test, Acceptance, Scope, Hints, Directives string
+		Deps, ContextFrom                                                  []string
+	}
+	rows := make([]in, len(sorted))
+	for i, t := range sorted {
+		rows[i] = in{t.ID, t.Title, t.Description, t.Test, t.AcceptanceCriteria, t.Scope, t.Hints, t.ExecutionDirectives, t.Deps, t.ContextFrom}
+	}
+	b, _ := json.Marshal(rows) // plain structs of strings cannot fail to marshal
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ID is the short plan id users type: the first 10 hex digits of the hash.
+func ID(hash string) string {
+	if len(hash) < 10 {
+		return hash
+	}
+	return hash[:10]
+}
