@@ -1,0 +1,92 @@
+// Package prompt renders the instructions planex gives agents. Untrusted
+// text (requirements, issue bodies, findings, repository content) is
+// always placed inside <data> blocks, and any block markers inside it are
+// neutralised so it cannot close the block early.
+package prompt
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/plan"
+)
+
+//go:embed templates/*.tmpl
+var templateFS embed.FS
+
+// Set is the parsed templates.
+type Set struct{ t *template.Template }
+
+// Load parses the embedded templates.
+func Load() (*Set, error) {
+	t, err := template.New("").Funcs(template.FuncMap{"join": strings.Join}).ParseFS(templateFS, "templates/*.tmpl")
+	if err != nil {
+		return nil, fmt.Errorf("parsing prompt templates: %w", err)
+	}
+	return &Set{t: t}, nil
+}
+
+// Common is what every prompt may show.
+type Common struct {
+	Requirement string
+	RepoSummary string
+	KeyFiles    []string
+	Discoveries string
+	Worker      string
+	Execute     bool
+}
+
+// Analyze renders the analyze prompt.
+func (s *Set) Analyze(c Common) (string, error) {
+	c.Worker = "analyze"
+	return s.render("analyze.tmpl", c)
+}
+
+// Explore renders one angle's prompt.
+func (s *Set) Explore(c Common, angle agent.Angle) (string, error) {
+	c.Worker = angle.ID
+	return s.render("explore.tmpl", struct {
+		Common
+		Angle agent.Angle
+	}{c, angle})
+}
+
+// Plan renders the planning prompt from completed explorations.
+func (s *Set) Plan(c Common, explorations []plan.ExploreRow, feedback string) (string, error) {
+	c.Worker = "plan"
+	return s.render("plan.tmpl", struct {
+		Common
+		Explorations []plan.ExploreRow
+		Feedback     string
+	}{c, explorations, feedback})
+}
+
+// Execute renders a task's prompt.
+func (s *Set) Execute(c Common, t plan.Task, prevContext, directives string) (string, error) {
+	c.Worker = t.ID
+	c.Execute = true
+	return s.render("execute.tmpl", struct {
+		Common
+		Task        plan.Task
+		PrevContext string
+		Directives  string
+	}{c, t, prevContext, directives})
+}
+
+func (s *Set) render(name string, data any) (string, error) {
+	var b bytes.Buffer
+	if err := s.t.ExecuteTemplate(&b, name, sanitize(data)); err != nil {
+		return "", fmt.Errorf("rendering %s: %w", name, err)
+	}
+	return b.String(), nil
+}
+
+// Defuse stops untrusted text from closing or opening a <data> block.
+func Defuse(s string) string {
+	r := strings.NewReplacer("<data>", "<data\u200b>", "</data>", "</data\u200b>", "<DATA>", "<DATA\u200b>", "</DATA>", "</DATA\u200b>")
+	return r.Replace(s)
+}
