@@ -1,0 +1,25 @@
+// Command planex plans changes to a git repository and carries them out as
+// one commit per task. See README.md.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/planexhq/planex/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Run(ctx, os.Args[1:], cli.IO{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		Getenv:     os.Getenv,
+		IsTerminal: term.IsTerminal(int(os.Stdin.Fd())),
+	})
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,505 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the planex binary, so tests run planex as a
+// separate process (needed to SIGKILL it mid-run) without a build step.
+func TestMain(m *testing.M) {
+	if os.Getenv("PLANEX_TEST_AS_MAIN") == "1" {
+		os.Exit(Run(context.Background(), os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}))
+	}
+	os.Exit(m.Run())
+}
+
+type fixture struct {
+	t     *testing.T
+	repo  string
+	fake  string
+	agent string
+	base  string
+}
+
+// newFixture makes a repository with a few files and a scripted agent.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{t: t, repo: t.TempDir(), fake: t.TempDir()}
+	abs, err := filepath.Abs("testdata/scripted-agent.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.agent = abs
+	f.git("init", "-q", "-b", "main")
+	f.git("config", "user.name", "Maintainer")
+	f.git("config", "user.email", "m@example.com")
+	f.write(f.repo, "README.md", "# demo\n")
+	for _, d := range []string{"a", "b", "c", "d"} {
+		f.write(f.repo, d+"/keep.txt", d+"\n")
+	}
+	f.git("add", ".")
+	f.git("commit", "-qm", "initial")
+	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
+	return f
+}
+
+func (f *fixture) write(dir, rel, content string) {
+	f.t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) git(args ...string) string {
+	f.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = f.repo
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		f.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+type task struct {
+	ID, Title, Scope string
+	Deps             []string
+	Directives       string
+}
+
+// setPlan makes the agent propose tasks; each task writes <scope dir>/<id>.txt.
+func (f *fixture) setPlan(tasks ...task) {
+	var ts []map[string]any
+	for _, t := range tasks {
+		ts = append(ts, map[string]any{
+			"id": t.ID, "title": t.Title, "description": "do " + t.ID, "test": "file exists",
+			"acceptance_criteria": "file has content", "scope": t.Scope, "hints": "",
+			"execution_directives": t.Directives, "deps": orEmpty(t.Deps), "context_from": []string{"E1"},
+		})
+		dir := strings.TrimSuffix(t.Scope, "/**")
+		f.write(f.fake, t.ID+".sh", "mkdir -p "+dir+" && echo '"+t.ID+" was here' > "+dir+"/"+strings.ToLower(t.ID)+".txt\n")
+	}
+	b, _ := json.Marshal(map[string]any{"summary": "demo plan", "approach": "one file per task", "tasks": ts})
+	f.write(f.fake, "plan.json", string(b))
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func diamond() []task {
+	return []task{
+		{ID: "T1", Title: "base", Scope: "a/**"},
+		{ID: "T2", Title: "left", Scope: "b/**", Deps: []string{"T1"}},
+		{ID: "T3", Title: "right", Scope: "c/**", Deps: []string{"T1"}},
+		{ID: "T4", Title: "join", Scope: "d/**", Deps: []string{"T2", "T3"}},
+	}
+}
+
+// planex runs the binary in the fixture's repository.
+func (f *fixture) planex(args ...string) (stdout, stderr string, code int) {
+	f.t.Helper()
+	cmd := f.command(args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		f.t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func (f *fixture) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = f.repo
+	cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+f.fake, "PLANEX_AGENT_CMD="+f.agent, "GITHUB_TOKEN=must-not-leak")
+	return cmd
+}
+
+func (f *fixture) sessionDir() string {
+	ents, err := os.ReadDir(filepath.Join(f.repo, ".workflow", ".lite-plan"))
+	if err != nil || len(ents) != 1 {
+		f.t.Fatalf("sessions: %v %v", ents, err)
+	}
+	return filepath.Join(f.repo, ".workflow", ".lite-plan", ents[0].Name())
+}
+
+// branchLog returns the run branch's commits, oldest first, as
+// "subject|task trailer".
+func (f *fixture) branchLog() []string {
+	branch := "planex/" + filepath.Base(f.sessionDir())
+	if strings.TrimSpace(f.git("branch", "--list", branch)) == "" {
+		return nil
+	}
+	out := f.git("log", "--reverse", "--format=%s|%(trailers:key=Planex-Task,valueonly,separator=)", f.base+".."+branch)
+	return strings.Fields(strings.ReplaceAll(strings.TrimSpace(out), " ", "_"))
+}
+
+func TestDiamondThreeWavesFourCommits(t *testing.T) {
+	f := newFixture(t)
+	f.setPlan(diamond()...)
+	f.write(f.repo, "README.md", "# demo\nuncommitted user work\n")
+	out, errOut, code := f.planex("-y", "add four files")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"wave 1: T1", "wave 2: T2, T3", "wave 3: T4", "uncommitted change"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	got := f.branchLog()
+	want := []string{"T1:_base|T1", "T2:_left|T2", "T3:_right|T3", "T4:_join|T4"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("branch commits = %v, want %v", got, want)
+	}
+	// Each commit holds exactly its task's file.
+	branch := "planex/" + filepath.Base(f.sessionDir())
+	for i, id := range []string{"t1", "t2", "t3", "t4"} {
+		rev := branch + strings.Repeat("^", 3-i)
+		files := strings.Fields(f.git("diff-tree", "--no-commit-id", "--name-only", "-r", rev))
+		if len(files) != 1 || !strings.HasSuffix(files[0], id+".txt") {
+			t.Errorf("commit %s changes %v", rev, files)
+		}
+	}
+	// The user's branch, index and working tree are untouched.
+	if head := strings.TrimSpace(f.git("rev-parse", "main")); head != f.base {
+		t.Errorf("main moved to %s", head)
+	}
+	if st := f.git("status", "--porcelain"); strings.TrimSpace(st) != "M README.md" {
+		t.Errorf("git status = %q", st)
+	}
+	sd := f.sessionDir()
+	for _, name := range []string{"explore.csv", "tasks.csv", "results.csv", "discoveries.ndjson", "context.md", "session.json"} {
+		if _, err := os.Stat(filepath.Join(sd, name)); err != nil {
+			t.Errorf("session lacks %s", name)
+		}
+	}
+	tasksCSV, _ := os.ReadFile(filepath.Join(sd, "tasks.csv"))
+	if !strings.HasPrefix(string(tasksCSV), "id,title,description,test,acceptance_criteria,scope,hints,execution_directives,deps,context_from,wave,status,findings,files_modified,tests_passed,acceptance_met,error") {
+		t.Errorf("tasks.csv header: %s", strings.SplitN(string(tasksCSV), "\n", 2)[0])
+	}
+	report, _ := os.ReadFile(filepath.Join(sd, "context.md"))
+	for _, want := range []string{"4 completed, 0 failed", "### E1: patterns (completed)", "findings of E2", "### T4: join (completed)", "`d/t4.txt`"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("context.md lacks %q", want)
+		}
+	}
+	// Continuing a finished session adds nothing.
+	if _, _, code := f.planex("--continue"); code != 0 {
+		t.Fatalf("continue on a finished session exited %d", code)
+	}
+	if again := f.branchLog(); len(again) != 4 {
+		t.Errorf("after --continue the branch has %d commits", len(again))
+	}
+	st, _, _ := f.planex("status")
+	for _, want := range []string{"wave 3", "T4   completed", "4 completed, 0 failed, 0 skipped, 0 pending"} {
+		if !strings.Contains(st, want) {
+			t.Errorf("status lacks %q:\n%s", want, st)
+		}
+	}
+}
+
+func TestFailureSkipsDependents(t *testing.T) {
+	f := newFixture(t)
+	f.setPlan(diamond()...)
+	f.write(f.fake, "T2.fail", "could not do it")
+	out, errOut, code := f.planex("-y", "add four files")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "1 task(s) failed and 1 were skipped") {
+		t.Errorf("stderr: %s", errOut)
+	}
+	if got := strings.Join(f.branchLog(), " "); got != "T1:_base|T1 T3:_right|T3" {
+		t.Errorf("branch = %s", got)
+	}
+	tasks, _ := os.ReadFile(filepath.Join(f.sessionDir(), "tasks.csv"))
+	for _, want := range []string{"could not do it", "skipped: dependency T2 failed"} {
+		if !strings.Contains(string(tasks), want) {
+			t.Errorf("tasks.csv lacks %q", want)
+		}
+	}
+}
+
+func TestOutOfScopeWriteIsCaught(t *testing.T) {
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "sneaky", Scope: "a/**"}, task{ID: "T2", Title: "fine", Scope: "b/**"})
+	f.write(f.fake, "T1.sh", "echo x > a/ok.txt; echo y > README.md; mkdir -p z && echo z > z/new.txt\n")
+	out, errOut, code := f.planex("-y", "scope test")
+	if code != 1 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, `T1: failed: wrote outside its scope "a/**": README.md, z/new.txt`) {
+		t.Errorf("output:\n%s", out)
+	}
+	if got := strings.Join(f.branchLog(), " "); got != "T2:_fine|T2" {
+		t.Errorf("branch = %s", got)
+	}
+}
+
+func TestNoChangesAndDirectives(t *testing.T) {
+	f := newFixture(t)
+	f.setPlan(
+		task{ID: "T1", Title: "lazy", Scope: "a/**"},
+		task{ID: "T2", Title: "tested", Scope: "b/**", Directives: "test -f b/t2.txt && grep -q here b/t2.txt"},
+		task{ID: "T3", Title: "broken", Scope: "c/**", Directives: "echo failing check >&2; exit 4"},
+	)
+	f.write(f.fake, "T1.sh", "true\n")
+	out, _, _ := f.planex("-y", "checks")
+	if !strings.Contains(out, "T1: failed: no changes") {
+		t.Errorf("T1 not failed for no changes:\n%s", out)
+	}
+	if !strings.Contains(out, "T3: failed: execution directives failed: exit status 4: failing check") {
+		t.Errorf("T3 not failed by its directive:\n%s", out)
+	}
+	if got := strings.Join(f.branchLog(), " "); got != "T2:_tested|T2" {
+		t.Errorf("branch = %s", got)
+	}
+}
+
+func TestGatesWithoutTerminal(t *testing.T) {
+	f := newFixture(t)
+	f.setPlan(diamond()...)
+	out, _, code := f.planex("add four files")
+	if code != 0 || !strings.Contains(out, "planex --continue ") || !strings.Contains(out, "explore.csv") {
+		t.Fatalf("first stop: exit %d\n%s", code, out)
+	}
+	out, _, code = f.planex("--continue")
+	if code != 0 || !strings.Contains(out, "tasks.csv") || !strings.Contains(out, "planex --continue ") {
+		t.Fatalf("second stop: exit %d\n%s", code, out)
+	}
+	if n := len(f.branchLog()); n != 0 {
+		t.Fatalf("tasks ran before approval: %d commits", n)
+	}
+	// The user edits the plan (drops T4) before approving it.
+	tasksPath := filepath.Join(f.sessionDir(), "tasks.csv")
+	b, _ := os.ReadFile(tasksPath)
+	var kept []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "T4,") {
+			kept = append(kept, l)
+		}
+	}
+	os.WriteFile(tasksPath, []byte(strings.Join(kept, "\n")), 0o644)
+	id := filepath.Base(f.sessionDir())
+	out, _, code = f.planex("--continue", id)
+	if code != 0 {
+		t.Fatalf("third run: exit %d\n%s", code, out)
+	}
+	if got := len(f.branchLog()); got != 3 {
+		t.Errorf("branch has %d commits, want 3 (T4 was removed)", got)
+	}
+}
+
+func TestBadPlansAreRefused(t *testing.T) {
+	header := "id,title,description,test,acceptance_criteria,scope,hints,execution_directives,deps,context_from,wave,status,findings,files_modified,tests_passed,acceptance_met,error\n"
+	cases := []struct{ name, rows, want string }{
+		{"duplicate", "T1,a,d,,,a/**,,,,,,,,,,,\nT1,b,d,,,b/**,,,,,,,,,,,\n", `line 3 (T1), field "id": duplicate id T1`},
+		{"unknown dep", "T1,a,d,,,a/**,,,T7,,,,,,,,\n", `line 2 (T1), field "deps": unknown task T7`},
+		{"unknown context", "T1,a,d,,,a/**,,,,T9,,,,,,,\n", `field "context_from": unknown task T9`},
+		{"cycle", "T1,a,d,,,a/**,,,T2,,,,,,,,\nT2,b,d,,,b/**,,,T1,,,,,,,,\n", "dependency cycle: T1 → T2 → T1"},
+		{"overlap", "T1,a,d,,,src/**,,,,,,,,,,,\nT2,b,d,,,src/x/*.go,,,,,,,,,,,\n", `overlaps T1's scope "src/**"`},
+		{"empty title", "T1,,d,,,a/**,,,,,,,,,,,\n", `field "title": title is empty`},
+		{"empty description", "T1,a,,,,a/**,,,,,,,,,,,\n", `field "description": description is empty`},
+		{"malformed", "T1,\"a,d\n", "line 2: malformed CSV"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			p := filepath.Join(t.TempDir(), "tasks.csv")
+			os.WriteFile(p, []byte(header+c.rows), 0o644)
+			_, errOut, code := f.planex("-y", p)
+			if code == 0 || !strings.Contains(errOut, c.want) {
+				t.Fatalf("exit %d, stderr %q, want it to contain %q", code, errOut, c.want)
+			}
+			if b, _ := os.ReadFile(p); string(b) != header+c.rows {
+				t.Error("the user's file was changed")
+			}
+			if out := f.git("branch", "--list", "planex/*"); strings.TrimSpace(out) != "" {
+				t.Errorf("a run branch was created: %s", out)
+			}
+		})
+	}
+}
+
+func TestHandEditedTasksCSVIsRefusedBeforeRunning(t *testing.T) {
+	f := newFixture(t)
+	f.setPlan(diamond()...)
+	f.planex("add four files")
+	f.planex("--continue")
+	tasksPath := filepath.Join(f.sessionDir(), "tasks.csv")
+	b, _ := os.ReadFile(tasksPath)
+	broken := strings.Replace(string(b), "T4,join,do T4,file exists,file has content,d/**,,,T2;T3", "T4,join,do T4,file exists,file has content,d/**,,,T2;T3;T4", 1)
+	if broken == string(b) {
+		t.Fatal("edit did not apply")
+	}
+	os.WriteFile(tasksPath, []byte(broken), 0o644)
+	_, errOut, code := f.planex("--continue")
+	if code == 0 || !strings.Contains(errOut, `(T4), field "deps": T4 depends on itself`) {
+		t.Fatalf("exit %d stderr %s", code, errOut)
+	}
+	if after, _ := os.ReadFile(tasksPath); string(after) != broken {
+		t.Error("planex rewrote the user's broken tasks.csv")
+	}
+	if n := len(f.branchLog()); n != 0 {
+		t.Errorf("%d commits after a refused plan", n)
+	}
+}
+
+func TestImportedPlanJSON(t *testing.T) {
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	out, errOut, code := f.planex("-y", filepath.Join(f.fake, "plan.json"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(out, "analyze:") {
+		t.Error("an imported plan was analyzed")
+	}
+	if got := strings.Join(f.branchLog(), " "); got != "T1:_one|T1" {
+		t.Errorf("branch = %s", got)
+	}
+}
+
+func TestRequirementFromMarkdownFile(t *testing.T) {
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	p := filepath.Join(t.TempDir(), "req.md")
+	os.WriteFile(p, []byte("# Add logging\n\nPlease add logging.\n"), 0o644)
+	out, _, code := f.planex("-y", p)
+	if code != 0 || !strings.Contains(out, "session add-logging-") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if _, _, code := f.planex("-y", filepath.Join(t.TempDir(), "missing.md")); code == 0 {
+		t.Error("a missing requirement file was accepted")
+	}
+}
+
+func TestAllExplorationsFailStillPlans(t *testing.T) {
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	f.write(f.fake, "E1.fail", "x")
+	f.write(f.fake, "E2.fail", "x")
+	out, errOut, code := f.planex("-y", "something")
+	if code != 0 || !strings.Contains(out, "planning from the requirement alone") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+func TestNoAgentConfigured(t *testing.T) {
+	f := newFixture(t)
+	cmd := f.command("-y", "x")
+	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "no agent configured") {
+		t.Errorf("output: %s", out)
+	}
+}
+
+// TestKilledRunResumes SIGKILLs planex while a wave is in flight and
+// checks that --continue reaches the same branch as a run that was never
+// interrupted, with no duplicate commits.
+func TestKilledRunResumes(t *testing.T) {
+	ref := newFixture(t)
+	ref.setPlan(diamond()...)
+	if out, errOut, code := ref.planex("-y", "add four files"); code != 0 {
+		t.Fatalf("reference run: %d\n%s\n%s", code, out, errOut)
+	}
+
+	f := newFixture(t)
+	f.setPlan(diamond()...)
+	f.write(f.fake, "T3.block", "")
+	cmd := f.command("-y", "add four files")
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(f.fake, "T3.pid")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(pidFile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("T3 never started:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Let T2 (which does not block) finish and be committed first.
+	for time.Now().Before(deadline) && !strings.Contains(out.String(), "T2: completed") {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	// The orphaned agent is in its own process group; end it too.
+	if b, err := os.ReadFile(pidFile); err == nil {
+		var pid int
+		json.Unmarshal(bytes.TrimSpace(b), &pid)
+		if pid > 0 {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	os.Remove(filepath.Join(f.fake, "T3.block"))
+	if got := strings.Join(f.branchLog(), " "); got != "T1:_base|T1 T2:_left|T2" {
+		t.Fatalf("after the kill the branch is %q\n%s", got, out.String())
+	}
+
+	o2, e2, code := f.planex("--continue")
+	if code != 0 {
+		t.Fatalf("continue: %d\n%s\n%s", code, o2, e2)
+	}
+	if got, want := f.branchLog(), ref.branchLog(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("resumed branch %v, uninterrupted %v", got, want)
+	}
+	treeOf := func(x *fixture) string {
+		return strings.TrimSpace(x.git("rev-parse", "planex/"+filepath.Base(x.sessionDir())+"^{tree}"))
+	}
+	if treeOf(f) != treeOf(ref) {
+		t.Error("resumed branch's tree differs from the uninterrupted run's")
+	}
+	if wts := f.git("worktree", "list"); strings.Count(wts, "\n") != 1 {
+		t.Errorf("worktrees left behind:\n%s", wts)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/engine"
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/session"
+)
+
+// runOptions are the main command's flags.
+type runOptions struct {
+	yes            bool
+	concurrency    int
+	continueID     string
+	repoDir        string
+	verbose        bool
+	agentFlags     agentFlags
+	exploreTimeout time.Duration
+	executeTimeout time.Duration
+	planTimeout    time.Duration
+	directiveTime  time.Duration
+	maxCost        float64
+	maxTokens      int64
+	noMap          bool
+}
+
+// continueLatest is the flag value of a bare --continue.
+const continueLatest = "\x00latest"
+
+func (o *runOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVarP(&o.yes, "yes", "y", false, "approve both gates (angles and tasks) without asking")
+	f.IntVarP(&o.concurrency, "concurrency", "c", 4, "tasks (and angles) run at the same time")
+	f.StringVar(&o.continueID, "continue", "", "resume the newest session, or the one named: --continue [SESSION_ID]")
+	f.Lookup("continue").NoOptDefVal = continueLatest
+	f.StringVarP(&o.repoDir, "repo", "C", ".", "the repository to work in")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log details to stderr")
+	f.DurationVar(&o.exploreTimeout, "explore-timeout", 300*time.Second, "time limit of one exploration (and of analyze)")
+	f.DurationVar(&o.planTimeout, "plan-timeout", 300*time.Second, "time limit of the planning step")
+	f.DurationVar(&o.executeTimeout, "execute-timeout", 600*time.Second, "time limit of one task's agent")
+	f.DurationVar(&o.directiveTime, "directive-timeout", 600*time.Second, "time limit of one task's execution directives")
+	f.Float64Var(&o.maxCost, "max-cost-usd", 0, "stop before a step that would take the estimated cost past this (0: no limit)")
+	f.Int64Var(&o.maxTokens, "max-tokens", 0, "stop before a step that would take the tokens used past this (0: no limit)")
+	f.BoolVar(&o.noMap, "no-map", false, "do not build the repository map before exploring")
+	o.agentFlags.register(f)
+}
+
+func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
+	ctx := cmd.Context()
+	if o.concurrency < 1 {
+		return fmt.Errorf("--concurrency must be at least 1, got %d", o.concurrency)
+	}
+	continuing := cmd.Flags().Changed("continue")
+	if !continuing && len(args) == 0 {
+		return &exitError{code: 2, msg: "planex: give a requirement (text or a file), or --continue; see planex --help"}
+	}
+	repo, err := gitrepo.Open(ctx, o.repoDir)
+	if err != nil {
+		return fmt.Errorf("planex works inside a git repository: %w", err)
+	}
+	ag, err := o.agentFlags.build(stdio.Getenv)
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(repo, engine.Options{
+		Agent:       ag,
+		Gate:        terminalGate(stdio),
+		Yes:         o.yes,
+		Concurrency: o.concurrency,
+		Timeouts: map[agent.Phase]time.Duration{
+			agent.PhaseAnalyze: o.exploreTimeout, agent.PhaseExplore: o.exploreTimeout,
+			agent.PhasePlan: o.planTimeout, agent.PhaseExecute: o.executeTimeout,
+		},
+		DirectiveTimeout: o.directiveTime,
+		AllowEnv:         o.agentFlags.allowEnv,
+		Budget:           engine.Budget{MaxCostUSD: o.maxCost, MaxTokens: o.maxTokens},
+		Mapper:           newMapper(o.noMap, logger(stdio.Err, o.verbose)),
+		Out:              stdio.Out,
+		Log:              logger(stdio.Err, o.verbose),
+	})
+	if err != nil {
+		return err
+	}
+	var out *engine.Outcome
+	if continuing {
+		id := o.continueID
+		if id == continueLatest {
+			id = ""
+			if len(args) == 1 {
+				id = args[0]
+			} else if len(args) > 1 {
+				return &exitError{code: 2, msg: "planex: --continue takes at most one session id"}
+			}
+		} else if len(args) > 0 {
+			return &exitError{code: 2, msg: "planex: --continue does not take a requirement"}
+		}
+		out, err = eng.Continue(ctx, id)
+	} else {
+		req, rerr := readRequest(args)
+		if rerr != nil {
+			return rerr
+		}
+		out, err = eng.Start(ctx, req)
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return &exitError{code: 130, msg: "planex: interrupted; resume with planex --continue"}
+		}
+		return err
+	}
+	return report(stdio, out)
+}
+
+// report explains where a run stopped and what to do next.
+func report(stdio IO, out *engine.Outcome) error {
+	s := out.Session
+	switch out.Stage {
+	case engine.StageWaiting:
+		file := session.ExploreFile
+		what := "exploration angles"
+		if out.Gate == session.GateTasks {
+			file, what = session.TasksFile, "plan"
+		}
+		fmt.Fprintf(stdio.Out, "\nThe %s is in %s. Review (or edit) it, then continue with:\n  planex --continue %s\n",
+			what, s.File(file), s.Meta.ID)
+		return nil
+	case engine.StageCancelled:
+		fmt.Fprintf(stdio.Out, "cancelled: %s\n", out.Reason)
+		return nil
+	case engine.StageStopped:
+		return &exitError{code: 3, msg: "planex: " + out.Reason}
+	}
+	if out.Counts.Failed+out.Counts.Skipped > 0 {
+		return &exitError{code: 1, msg: fmt.Sprintf("planex: %d task(s) failed and %d were skipped; see %s (fix tasks.csv and run planex --continue %s to retry)",
+			out.Counts.Failed, out.Counts.Skipped, s.File(session.ContextFile), s.Meta.ID)}
+	}
+	return nil
+}
+
+// readRequest interprets the positional arguments: a requirement text, a
+// .md/.txt file holding one, or a plan the user already has.
+func readRequest(args []string) (engine.Request, error) {
+	text := joinArgs(args)
+	if len(args) != 1 {
+		return engine.Request{Requirement: text}, nil
+	}
+	path := args[0]
+	ext := strings.ToLower(filepath.Ext(path))
+	info, statErr := os.Stat(path)
+	if statErr != nil || info.IsDir() {
+		if ext == ".md" || ext == ".txt" || ext == ".json" || ext == ".csv" {
+			if looksLikePath(path) {
+				return engine.Request{}, fmt.Errorf("requirement file %s: %w", path, statErr)
+			}
+		}
+		return engine.Request{Requirement: text}, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return engine.Request{}, fmt.Errorf("reading requirement file: %w", err)
+	}
+	switch {
+	case ext == ".json":
+		var pr agent.PlanResult
+		if err := agent.Decode(agent.PhasePlan, data, &pr); err != nil {
+			return engine.Request{}, fmt.Errorf("%s: %w", path, err)
+		}
+		req := engine.Request{Source: path, Imported: engine.TasksFromPlan(pr), Summary: pr.Summary, Approach: pr.Approach}
+		req.Requirement = firstNonEmpty(pr.Summary, "plan from "+filepath.Base(path))
+		return req, nil
+	case ext == ".csv":
+		tasks, err := plan.ReadTasks(path, data)
+		if err != nil {
+			return engine.Request{}, err
+		}
+		for i := range tasks {
+			// An imported plan starts fresh, whatever its status column says.
+			tasks[i].Status, tasks[i].Commit, tasks[i].Error = plan.StatusPending, "", ""
+		}
+		return engine.Request{Source: path, Imported: tasks, Requirement: "plan from " + filepath.Base(path)}, nil
+	default:
+		if !json.Valid(data) && strings.ContainsRune(string(data), 0) {
+			return engine.Request{}, fmt.Errorf("%s is a binary file, not a requirement", path)
+		}
+		return engine.Request{Requirement: strings.TrimSpace(string(data)), Source: path}, nil
+	}
+}
+
+func looksLikePath(s string) bool { return !strings.ContainsAny(s, " \n\t") }
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if strings.TrimSpace(v) != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// terminalGate asks Approve / Modify / Cancel on a terminal; without one
+// it returns nil, so the engine stops at the gate and says how to go on.
+func terminalGate(stdio IO) engine.Gate {
+	if !stdio.IsTerminal {
+		return nil
+	}
+	return &promptGate{stdio: stdio, in: bufio.NewReader(stdio.In)}
+}
+
+type promptGate struct {
+	stdio IO
+	in    *bufio.Reader
+}
+
+func (g *promptGate) Confirm(ctx context.Context, gate session.Gate, s *session.Session, preview string) (engine.Decision, error) {
+	fmt.Fprintf(g.stdio.Out, "\n%s\n", preview)
+	for {
+		fmt.Fprintf(g.stdio.Out, "Approve the %s? [a]pprove / [m]odify / [c]ancel: ", gate)
+		line, err := g.in.ReadString('\n')
+		if err != nil && line == "" {
+			return engine.Defer, nil
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "a", "approve", "y", "yes":
+			return engine.Approve, nil
+		case "m", "modify":
+			return engine.Modify, nil
+		case "c", "cancel", "n", "no":
+			return engine.Cancel, nil
+		}
+	}
+}

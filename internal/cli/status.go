@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/render"
+	"github.com/planexhq/planex/internal/session"
+)
+
+func newStatusCmd(stdio IO) *cobra.Command {
+	var repoDir string
+	var list bool
+	cmd := &cobra.Command{
+		Use:   "status [SESSION_ID]",
+		Short: "Show a session's phases, waves and each task's status",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			repo, err := gitrepo.Open(cmd.Context(), repoDir)
+			if err != nil {
+				return err
+			}
+			if list {
+				ids, err := session.List(repo.Root)
+				if err != nil {
+					return err
+				}
+				for _, id := range ids {
+					fmt.Fprintln(stdio.Out, id)
+				}
+				return nil
+			}
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
+			s, err := session.Open(repo.Root, id)
+			if err != nil {
+				return err
+			}
+			var explore []plan.ExploreRow
+			if s.Exists(session.ExploreFile) {
+				if explore, err = s.ReadExplore(); err != nil {
+					return err
+				}
+			}
+			var tasks []plan.Task
+			have := s.Exists(session.TasksFile)
+			if have {
+				if tasks, err = s.ReadTasks(); err != nil {
+					return err
+				}
+				if withWaves, err := plan.AssignWaves(tasks); err == nil {
+					tasks = withWaves
+				}
+			}
+			fmt.Fprint(stdio.Out, render.Status(s.Meta, explore, tasks, have))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&repoDir, "repo", "C", ".", "the repository")
+	cmd.Flags().BoolVar(&list, "list", false, "list session ids, oldest first")
+	return cmd
+}

@@ -1,0 +1,386 @@
+// Package engine runs the lite-plan pipeline over a session: analyze →
+// explore → plan → (gate) → execute waves → aggregate. Every phase reads
+// its inputs from the session's files and writes its outputs back before
+// the next begins, so a run can stop anywhere and continue later.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/execute"
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/prompt"
+	"github.com/planexhq/planex/internal/session"
+)
+
+// Decision is the answer at a gate.
+type Decision int
+
+const (
+	// Defer stops the run at the gate; `planex --continue` approves later.
+	Defer Decision = iota
+	Approve
+	// Modify stops so the user can edit the CSV, then continue.
+	Modify
+	Cancel
+)
+
+// Gate asks for approval of the angles or the tasks.
+type Gate interface {
+	Confirm(ctx context.Context, g session.Gate, s *session.Session, preview string) (Decision, error)
+}
+
+// RepoContext is what planex knows about the repository before any agent
+// runs (see the repository map).
+type RepoContext struct {
+	Summary     string
+	KeyFiles    []string
+	TestCommand string
+	Discoveries []session.Discovery
+}
+
+// Mapper builds a RepoContext for a query.
+type Mapper interface {
+	Map(ctx context.Context, root, query string) (*RepoContext, error)
+}
+
+// Options configure an engine.
+type Options struct {
+	Agent            agent.Agent
+	Gate             Gate // nil: stop at every gate unless Yes
+	Yes              bool
+	Concurrency      int
+	Timeouts         map[agent.Phase]time.Duration
+	DirectiveTimeout time.Duration
+	AllowEnv         []string
+	Budget           Budget
+	Mapper           Mapper
+	Out              io.Writer // progress for humans; nil discards
+	Log              *slog.Logger
+	Now              func() time.Time
+}
+
+// Engine runs sessions in one repository.
+type Engine struct {
+	repo    *gitrepo.Repo
+	o       Options
+	prompts *prompt.Set
+	runner  *execute.Runner
+}
+
+// New returns an engine for repo.
+func New(repo *gitrepo.Repo, o Options) (*Engine, error) {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	// Workers report progress concurrently; keep their lines whole.
+	o.Out = &lockedWriter{w: o.Out}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	ps, err := prompt.Load()
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{repo: repo, o: o, prompts: ps}
+	e.runner = &execute.Runner{Repo: repo, Agent: o.Agent, AllowEnv: o.AllowEnv, DirectiveTimeout: o.DirectiveTimeout, Log: o.Log}
+	return e, nil
+}
+
+// Request starts a session.
+type Request struct {
+	Requirement string
+	Source      string // file the requirement came from, if any
+	// Imported tasks skip analyze, explore and plan.
+	Imported []plan.Task
+	Summary  string
+	Approach string
+}
+
+// Stage says where a run stopped.
+type Stage string
+
+const (
+	StageWaiting   Stage = "waiting"
+	StageDone      Stage = "done"
+	StageCancelled Stage = "cancelled"
+	StageStopped   Stage = "stopped" // budget exhausted
+)
+
+// Outcome reports a run.
+type Outcome struct {
+	Session *session.Session
+	Stage   Stage
+	Gate    session.Gate // when waiting
+	Counts  plan.Counts
+	Reason  string // why it stopped, when not done
+}
+
+// Start creates a session and runs it as far as it can go.
+func (e *Engine) Start(ctx context.Context, req Request) (*Outcome, error) {
+	if strings.TrimSpace(req.Requirement) == "" && len(req.Imported) == 0 {
+		return nil, errors.New("the requirement is empty")
+	}
+	if len(req.Imported) > 0 {
+		// An imported plan has no explorations to draw context from.
+		for i := range req.Imported {
+			var keep []string
+			for _, id := range req.Imported[i].ContextFrom {
+				if !strings.HasPrefix(id, "E") {
+					keep = append(keep, id)
+				}
+			}
+			req.Imported[i].ContextFrom = keep
+		}
+		name := req.Source
+		if name == "" {
+			name = "imported plan"
+		}
+		// Refuse a bad plan before anything is created.
+		valid, err := plan.Validate(name, req.Imported, nil)
+		if err != nil {
+			return nil, fmt.Errorf("the plan is not valid:\n%w", err)
+		}
+		req.Imported = valid
+	}
+	head, err := e.repo.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if dirty, err := e.repo.Dirty(ctx); err == nil && len(dirty) > 0 {
+		fmt.Fprintf(e.o.Out, "note: %d uncommitted change(s) in your working tree are left alone and are not part of the run (it starts from %s)\n", len(dirty), short(head))
+	}
+	if err := e.repo.Exclude("/" + session.Dir + "/"); err != nil {
+		e.o.Log.Warn("could not exclude the session folder from git status", "err", err)
+	}
+	now := e.o.Now().UTC()
+	idSource := req.Requirement
+	if idSource == "" {
+		idSource = req.Summary
+	}
+	s, err := session.Create(e.repo.Root, session.Meta{
+		ID: session.NewID(firstLine(idSource), now), Requirement: req.Requirement, Source: req.Source,
+		Created: now, Base: head, BaseBranch: e.repo.CurrentBranch(ctx),
+		Summary: req.Summary, Approach: req.Approach, Imported: len(req.Imported) > 0,
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.o.Out, "session %s (branch %s)\n", s.Meta.ID, s.Meta.Branch)
+	if len(req.Imported) > 0 {
+		if err := s.WriteTasks(req.Imported); err != nil {
+			return nil, err
+		}
+	}
+	return e.run(ctx, s, false)
+}
+
+// Continue resumes a session (the newest when id is empty). Continuing a
+// session that waits at a gate approves that gate.
+func (e *Engine) Continue(ctx context.Context, id string) (*Outcome, error) {
+	s, err := session.Open(e.repo.Root, id)
+	if err != nil {
+		return nil, err
+	}
+	return e.run(ctx, s, true)
+}
+
+func (e *Engine) run(ctx context.Context, s *session.Session, continuing bool) (*Outcome, error) {
+	if s.Meta.Cancelled {
+		return nil, fmt.Errorf("session %s was cancelled; start a new one", s.Meta.ID)
+	}
+	out := &Outcome{Session: s}
+	approveWaiting := continuing && s.Meta.WaitingAt != ""
+	pass := func(g session.Gate, preview string) (bool, error) {
+		if s.Meta.Approved[g] {
+			return true, nil
+		}
+		d := Defer
+		switch {
+		case e.o.Yes || (approveWaiting && s.Meta.WaitingAt == g):
+			d = Approve
+		case e.o.Gate != nil:
+			var err error
+			if d, err = e.o.Gate.Confirm(ctx, g, s, preview); err != nil {
+				return false, err
+			}
+		}
+		switch d {
+		case Approve:
+			if s.Meta.Approved == nil {
+				s.Meta.Approved = map[session.Gate]bool{}
+			}
+			s.Meta.Approved[g] = true
+			s.Meta.WaitingAt = ""
+			return true, s.SaveMeta()
+		case Cancel:
+			s.Meta.Cancelled = true
+			s.Meta.WaitingAt = ""
+			out.Stage, out.Reason = StageCancelled, "cancelled at the "+string(g)+" gate"
+			return false, s.SaveMeta()
+		default:
+			s.Meta.WaitingAt = g
+			out.Stage, out.Gate = StageWaiting, g
+			return false, s.SaveMeta()
+		}
+	}
+
+	var repoCtx *RepoContext
+	if e.o.Mapper != nil && (!s.Exists(session.TasksFile) || !s.Meta.Imported) {
+		rc, err := e.o.Mapper.Map(ctx, e.repo.Root, s.Meta.Requirement)
+		if err != nil {
+			e.o.Log.Warn("repository map unavailable", "err", err)
+		} else {
+			repoCtx = rc
+			e.seedDiscoveries(s, rc)
+		}
+	}
+
+	if !s.Meta.Imported {
+		if !s.Exists(session.ExploreFile) {
+			if err := e.analyze(ctx, s, repoCtx); err != nil {
+				return nil, err
+			}
+		}
+		rows, err := s.ReadExplore()
+		if err != nil {
+			return nil, err
+		}
+		ok, err := pass(session.GateAngles, previewAngles(rows))
+		if err != nil || !ok {
+			return out, err
+		}
+		if err := e.explore(ctx, s, repoCtx); err != nil {
+			return e.stopped(out, err)
+		}
+		if !s.Exists(session.TasksFile) {
+			if err := e.plan(ctx, s, repoCtx, ""); err != nil {
+				return e.stopped(out, err)
+			}
+		}
+	}
+
+	tasks, err := e.loadTasks(s)
+	if err != nil {
+		return nil, err
+	}
+	hash := plan.Hash(tasks)
+	if s.Meta.Approved[session.GateTasks] && s.Meta.PlanHash != "" && s.Meta.PlanHash != hash {
+		fmt.Fprintf(e.o.Out, "tasks.csv changed since it was approved (plan %s → %s); it needs approval again\n", plan.ID(s.Meta.PlanHash), plan.ID(hash))
+		delete(s.Meta.Approved, session.GateTasks)
+	}
+	ok, err := pass(session.GateTasks, previewTasks(s, tasks))
+	if err != nil || !ok {
+		return out, err
+	}
+	if s.Meta.PlanHash != hash {
+		s.Meta.PlanHash = hash
+		if err := s.SaveMeta(); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.execute(ctx, s, repoCtx); err != nil {
+		return e.stopped(out, err)
+	}
+	tasks, err = s.ReadTasks()
+	if err != nil {
+		return nil, err
+	}
+	if err := e.aggregate(s, tasks, ""); err != nil {
+		return nil, err
+	}
+	out.Stage = StageDone
+	out.Counts = plan.Count(tasks)
+	return out, nil
+}
+
+// stopped turns a budget stop into an outcome (with the report written),
+// and passes any other error on.
+func (e *Engine) stopped(out *Outcome, err error) (*Outcome, error) {
+	var be *BudgetError
+	if !errors.As(err, &be) {
+		return nil, err
+	}
+	s := out.Session
+	out.Stage, out.Reason = StageStopped, be.Error()
+	fmt.Fprintf(e.o.Out, "stopped: %s\n", be.Error())
+	if tasks, rerr := s.ReadTasks(); rerr == nil {
+		out.Counts = plan.Count(tasks)
+		if aerr := e.aggregate(s, tasks, be.Error()); aerr != nil {
+			return nil, aerr
+		}
+	}
+	return out, nil
+}
+
+// loadTasks reads and validates tasks.csv, writing computed waves back
+// when they differ from the file's.
+func (e *Engine) loadTasks(s *session.Session) ([]plan.Task, error) {
+	tasks, err := s.ReadTasks()
+	if err != nil {
+		return nil, err
+	}
+	var explore []plan.ExploreRow
+	if s.Exists(session.ExploreFile) {
+		if explore, err = s.ReadExplore(); err != nil {
+			return nil, err
+		}
+	}
+	valid, err := plan.Validate(s.File(session.TasksFile), tasks, explore)
+	if err != nil {
+		return nil, fmt.Errorf("tasks.csv is not a valid plan; fix it and run planex --continue %s:\n%w", s.Meta.ID, err)
+	}
+	changed := false
+	for i := range valid {
+		if valid[i].Wave != tasks[i].Wave || valid[i].Status != tasks[i].Status {
+			changed = true
+		}
+	}
+	if changed {
+		if err := s.WriteTasks(valid); err != nil {
+			return nil, err
+		}
+	}
+	return valid, nil
+}
+
+func (e *Engine) step(phase agent.Phase) time.Duration { return e.o.Timeouts[phase] }
+
+func short(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,384 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/prompt"
+	"github.com/planexhq/planex/internal/session"
+)
+
+// anglePresets are the design's fallback angles by requirement type.
+func anglePresets(kind string) []string {
+	switch kind {
+	case "architecture", "refactor":
+		return []string{"architecture", "dependencies", "modularity", "integration-points"}
+	case "security":
+		return []string{"security", "auth-patterns", "dataflow", "validation"}
+	case "performance":
+		return []string{"performance", "bottlenecks", "caching", "data-access"}
+	case "bugfix":
+		return []string{"error-handling", "dataflow", "state-management", "edge-cases"}
+	default:
+		return []string{"patterns", "integration-points", "testing", "dependencies"}
+	}
+}
+
+var (
+	reArch = regexp.MustCompile(`refactor|architect|restructure|modular`)
+	reSec  = regexp.MustCompile(`security|auth|permission|access`)
+	rePerf = regexp.MustCompile(`performance|slow|optimi|cache`)
+	reBug  = regexp.MustCompile(`fix|bug|error|issue|broken|crash`)
+)
+
+// guessType classifies a requirement by keywords, for the fallback.
+func guessType(req string) string {
+	t := strings.ToLower(req)
+	switch {
+	case reArch.MatchString(t):
+		return "architecture"
+	case reSec.MatchString(t):
+		return "security"
+	case rePerf.MatchString(t):
+		return "performance"
+	case reBug.MatchString(t):
+		return "bugfix"
+	}
+	return "feature"
+}
+
+// angleCount maps complexity to the number of angles.
+func angleCount(complexity string, proposed int) int {
+	lo, hi := 2, 3
+	switch complexity {
+	case "Low":
+		lo, hi = 1, 1
+	case "High":
+		lo, hi = 3, 4
+	}
+	n := proposed
+	if n < lo {
+		n = lo
+	}
+	if n > hi {
+		n = hi
+	}
+	return n
+}
+
+// fallbackAngles builds preset angles for a requirement.
+func fallbackAngles(req, kind string, n int) []agent.Angle {
+	presets := anglePresets(kind)
+	var out []agent.Angle
+	for i := 0; i < n && i < len(presets); i++ {
+		out = append(out, agent.Angle{
+			ID: fmt.Sprintf("E%d", i+1), Angle: presets[i],
+			Description: fmt.Sprintf("Explore the codebase from the %s angle for: %s", presets[i], plan.Truncate(firstLine(req), 120)),
+			Focus:       presets[i],
+		})
+	}
+	return out
+}
+
+func (e *Engine) common(s *session.Session, rc *RepoContext) prompt.Common {
+	c := prompt.Common{Requirement: s.Meta.Requirement}
+	if rc != nil {
+		c.RepoSummary, c.KeyFiles = rc.Summary, rc.KeyFiles
+	}
+	return c
+}
+
+// analyze classifies the requirement and writes explore.csv. An agent
+// that fails or answers nothing usable falls back to the presets.
+func (e *Engine) analyze(ctx context.Context, s *session.Session, rc *RepoContext) error {
+	fmt.Fprintln(e.o.Out, "analyze: classifying the requirement")
+	var res agent.AnalyzeResult
+	p, err := e.prompts.Analyze(e.common(s, rc))
+	if err != nil {
+		return err
+	}
+	if err := e.o.Budget.check(s, nil, agent.PhaseAnalyze); err != nil {
+		return err
+	}
+	r, err := e.o.Agent.Run(ctx, agent.Step{Phase: agent.PhaseAnalyze, Prompt: p, Dir: e.repo.Root, SessionDir: s.Path, Timeout: e.step(agent.PhaseAnalyze)})
+	s.AddUsage("analyze", r.Usage)
+	if err == nil {
+		err = agent.Decode(agent.PhaseAnalyze, r.Raw, &res)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	kind := res.Type
+	if kind == "" {
+		kind = guessType(s.Meta.Requirement)
+	}
+	complexity := res.Complexity
+	if complexity == "" {
+		complexity = "Medium"
+	}
+	angles := dedupeAngles(res.Angles)
+	n := angleCount(complexity, len(angles))
+	if err != nil || len(angles) == 0 {
+		if err != nil {
+			fmt.Fprintf(e.o.Out, "analyze: agent gave no usable answer (%v); using the %s presets\n", oneLineErr(err), kind)
+		}
+		angles = fallbackAngles(s.Meta.Requirement, kind, n)
+	} else if len(angles) > n {
+		angles = angles[:n]
+	} else if len(angles) < n {
+		// Top up from the presets, skipping angles already chosen.
+		have := map[string]bool{}
+		for _, a := range angles {
+			have[a.Angle] = true
+		}
+		for _, f := range fallbackAngles(s.Meta.Requirement, kind, 4) {
+			if len(angles) == n {
+				break
+			}
+			if !have[f.Angle] {
+				angles = append(angles, f)
+			}
+		}
+	}
+	rows := make([]plan.ExploreRow, len(angles))
+	for i, a := range angles {
+		rows[i] = plan.ExploreRow{ID: fmt.Sprintf("E%d", i+1), Angle: a.Angle, Description: a.Description, Focus: a.Focus, Wave: 1, Status: plan.StatusPending}
+	}
+	s.Meta.Type, s.Meta.Complexity = kind, complexity
+	if err := s.SaveMeta(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.o.Out, "analyze: %s, complexity %s, %d angle(s)\n", kind, complexity, len(rows))
+	return s.WriteExplore(rows)
+}
+
+func dedupeAngles(in []agent.Angle) []agent.Angle {
+	seen := map[string]bool{}
+	var out []agent.Angle
+	for _, a := range in {
+		k := strings.ToLower(strings.TrimSpace(a.Angle))
+		if k == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, a)
+	}
+	return out
+}
+
+// explore runs the pending angles concurrently, saving each row as it
+// finishes.
+func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContext) error {
+	rows, err := s.ReadExplore()
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var firstErr error
+	sem := make(chan struct{}, e.o.Concurrency)
+	for i := range rows {
+		if rows[i].Status.Done() {
+			continue
+		}
+		if err := e.o.Budget.check(s, nil, agent.PhaseExplore); err != nil {
+			mu.Lock()
+			firstErr = err
+			mu.Unlock()
+			break
+		}
+		i := i
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			row := rows[i]
+			fmt.Fprintf(e.o.Out, "explore %s (%s): started\n", row.ID, row.Angle)
+			res, usage, err := e.exploreOne(ctx, s, rc, row)
+			mu.Lock()
+			defer mu.Unlock()
+			s.AddUsage(row.ID, usage)
+			if err != nil {
+				row.Status, row.Error = plan.StatusFailed, plan.Truncate(oneLineErr(err), 500)
+			} else {
+				row.Status = plan.Status(res.Status)
+				row.Findings = plan.Truncate(strings.TrimSpace(res.Findings), 800)
+				row.KeyFiles = res.KeyFiles
+				row.Error = res.Error
+			}
+			rows[i] = row
+			fmt.Fprintf(e.o.Out, "explore %s (%s): %s%s\n", row.ID, row.Angle, row.Status, suffix(row.Error))
+			if werr := s.WriteExplore(rows); werr != nil && firstErr == nil {
+				firstErr = werr
+			}
+			if werr := s.SaveMeta(); werr != nil && firstErr == nil {
+				firstErr = werr
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return firstErr
+}
+
+func (e *Engine) exploreOne(ctx context.Context, s *session.Session, rc *RepoContext, row plan.ExploreRow) (agent.ExploreResult, agent.Usage, error) {
+	var res agent.ExploreResult
+	angle := agent.Angle{ID: row.ID, Angle: row.Angle, Description: row.Description, Focus: row.Focus}
+	c := e.common(s, rc)
+	c.Discoveries = e.discoveriesText(s)
+	p, err := e.prompts.Explore(c, angle)
+	if err != nil {
+		return res, agent.Usage{}, err
+	}
+	r, err := e.o.Agent.Run(ctx, agent.Step{Phase: agent.PhaseExplore, ID: row.ID, Prompt: p, Dir: e.repo.Root, SessionDir: s.Path, Timeout: e.step(agent.PhaseExplore)})
+	if err != nil {
+		return res, r.Usage, err
+	}
+	if err := agent.Decode(agent.PhaseExplore, r.Raw, &res); err != nil {
+		return res, r.Usage, err
+	}
+	return res, r.Usage, nil
+}
+
+// plan synthesizes tasks.csv from the completed explorations. If every
+// exploration failed the agent plans from the requirement alone.
+func (e *Engine) plan(ctx context.Context, s *session.Session, rc *RepoContext, feedback string) error {
+	rows, err := s.ReadExplore()
+	if err != nil {
+		return err
+	}
+	var done []plan.ExploreRow
+	for _, r := range rows {
+		if r.Status == plan.StatusCompleted {
+			done = append(done, r)
+		}
+	}
+	if len(done) == 0 {
+		fmt.Fprintln(e.o.Out, "plan: no exploration succeeded; planning from the requirement alone")
+	}
+	c := e.common(s, rc)
+	c.Discoveries = e.discoveriesText(s)
+	p, err := e.prompts.Plan(c, done, feedback)
+	if err != nil {
+		return err
+	}
+	if err := e.o.Budget.check(s, nil, agent.PhasePlan); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.o.Out, "plan: synthesizing tasks")
+	r, err := e.o.Agent.Run(ctx, agent.Step{Phase: agent.PhasePlan, Prompt: p, Dir: e.repo.Root, SessionDir: s.Path, Timeout: e.step(agent.PhasePlan)})
+	s.AddUsage("plan", r.Usage)
+	if serr := s.SaveMeta(); serr != nil {
+		return serr
+	}
+	if err != nil {
+		return fmt.Errorf("planning failed: %w", err)
+	}
+	var res agent.PlanResult
+	if err := agent.Decode(agent.PhasePlan, r.Raw, &res); err != nil {
+		return fmt.Errorf("planning failed: %w", err)
+	}
+	tasks := TasksFromPlan(res)
+	// Links to explorations that failed carry no context; drop them
+	// rather than reject the plan.
+	known := map[string]bool{}
+	for _, r := range rows {
+		known[r.ID] = true
+	}
+	for i := range tasks {
+		var keep []string
+		for _, id := range tasks[i].ContextFrom {
+			if !strings.HasPrefix(id, "E") || known[id] {
+				keep = append(keep, id)
+			}
+		}
+		tasks[i].ContextFrom = keep
+	}
+	s.Meta.Summary, s.Meta.Approach = res.Summary, res.Approach
+	if err := s.SaveMeta(); err != nil {
+		return err
+	}
+	if _, err := plan.Validate(s.File(session.TasksFile), tasks, rows); err != nil {
+		// Keep what the agent proposed so the user can fix it by hand.
+		if werr := s.WriteTasks(tasks); werr != nil {
+			return werr
+		}
+		return fmt.Errorf("the agent's plan is not valid; edit %s and run planex --continue %s:\n%w", s.File(session.TasksFile), s.Meta.ID, err)
+	}
+	fmt.Fprintf(e.o.Out, "plan: %d task(s)\n", len(tasks))
+	return s.WriteTasks(tasks)
+}
+
+// TasksFromPlan converts a plan result into pending task rows.
+func TasksFromPlan(res agent.PlanResult) []plan.Task {
+	tasks := make([]plan.Task, len(res.Tasks))
+	for i, t := range res.Tasks {
+		tasks[i] = plan.Task{
+			ID: t.ID, Title: t.Title, Description: t.Description, Test: t.Test,
+			AcceptanceCriteria: t.AcceptanceCriteria, Scope: t.Scope, Hints: t.Hints,
+			ExecutionDirectives: t.ExecutionDirectives, Deps: t.Deps, ContextFrom: t.ContextFrom,
+			Status: plan.StatusPending,
+		}
+	}
+	return tasks
+}
+
+// seedDiscoveries puts what the repository map found on the board once.
+func (e *Engine) seedDiscoveries(s *session.Session, rc *RepoContext) {
+	if s.Exists(session.DiscoveriesFile) || len(rc.Discoveries) == 0 {
+		return
+	}
+	now := e.o.Now().UTC().Format(time.RFC3339)
+	for _, d := range rc.Discoveries {
+		if d.TS == "" {
+			d.TS = now
+		}
+		if d.Worker == "" {
+			d.Worker = "repomap"
+		}
+		if err := session.AppendDiscovery(s.File(session.DiscoveriesFile), d); err != nil {
+			e.o.Log.Warn("seeding discovery", "err", err)
+		}
+	}
+}
+
+// discoveriesText renders the board for a prompt, capped in size.
+func (e *Engine) discoveriesText(s *session.Session) string {
+	ds, err := session.ReadDiscoveries(s.File(session.DiscoveriesFile), e.o.Log)
+	if err != nil {
+		e.o.Log.Warn("reading discoveries", "err", err)
+	}
+	var b strings.Builder
+	for _, d := range ds {
+		var data any
+		json.Unmarshal(d.Data, &data)
+		line, _ := json.Marshal(data)
+		fmt.Fprintf(&b, "- [%s from %s] %s\n", d.Type, d.Worker, line)
+		if b.Len() > 6000 {
+			b.WriteString("- …\n")
+			break
+		}
+	}
+	return b.String()
+}
+
+func oneLineErr(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}

@@ -1,0 +1,215 @@
+// Package execute carries out one task in isolation: a private worktree at
+// the run branch's tip, the agent, the checks planex makes itself (scope,
+// "no changes", execution directives), and the task's changes ready to be
+// committed. It also turns a finished task into its commit on the branch.
+package execute
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/scope"
+)
+
+// Repo is what a task needs from git.
+type Repo interface {
+	WorktreeDir(session, task string) string
+	AddWorktree(ctx context.Context, dir, commit string) error
+	RemoveWorktree(ctx context.Context, dir string) error
+	Snapshot(ctx context.Context, dir, base string) (string, []gitrepo.Change, error)
+	CommitChanges(ctx context.Context, parent string, changes []gitrepo.Change, message string) (string, error)
+	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
+}
+
+// Runner runs tasks.
+type Runner struct {
+	Repo  Repo
+	Agent agent.Agent
+	// AllowEnv lets named secrets through to directives.
+	AllowEnv []string
+	// DirectiveTimeout bounds the execution directives (default 10 min).
+	DirectiveTimeout time.Duration
+	Log              *slog.Logger
+}
+
+// Job is one task to run.
+type Job struct {
+	Task       plan.Task
+	Base       string // commit the worktree starts from
+	Prompt     string
+	Session    string
+	SessionDir string
+	Timeout    time.Duration
+	// Directives are run after the agent; empty means trust the agent's
+	// own tests_passed.
+	Directives string
+}
+
+// Outcome is what became of a task.
+type Outcome struct {
+	ID            string
+	Status        plan.Status
+	Findings      string
+	AcceptanceMet string
+	TestsPassed   string
+	Error         string
+	Changes       []gitrepo.Change
+	Usage         agent.Usage
+}
+
+// Files lists the paths the task changed.
+func (o Outcome) Files() []string { return gitrepo.Paths(o.Changes) }
+
+// Run carries out one task. It never returns an error: every failure is
+// an Outcome with the reason, so it is always reported.
+func (r *Runner) Run(ctx context.Context, j Job) Outcome {
+	out := Outcome{ID: j.Task.ID, Status: plan.StatusFailed}
+	fail := func(format string, args ...any) Outcome {
+		out.Status = plan.StatusFailed
+		out.Error = plan.Truncate(fmt.Sprintf(format, args...), 1000)
+		out.Changes = nil
+		return out
+	}
+	wt := r.Repo.WorktreeDir(j.Session, j.Task.ID)
+	if err := r.Repo.AddWorktree(ctx, wt, j.Base); err != nil {
+		return fail("preparing worktree: %v", err)
+	}
+	defer func() {
+		// A fresh context: cleaning up must happen even after cancellation.
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := r.Repo.RemoveWorktree(cctx, wt); err != nil {
+			r.log().Warn("removing worktree", "task", j.Task.ID, "err", err)
+		}
+	}()
+
+	res, err := r.Agent.Run(ctx, agent.Step{
+		Phase: agent.PhaseExecute, ID: j.Task.ID, Prompt: j.Prompt, Dir: wt,
+		SessionDir: j.SessionDir, Scope: j.Task.Scope, Timeout: j.Timeout,
+	})
+	out.Usage = res.Usage
+	if err != nil {
+		return fail("%v", err)
+	}
+	var er agent.ExecuteResult
+	if err := agent.Decode(agent.PhaseExecute, res.Raw, &er); err != nil {
+		return fail("%v", err)
+	}
+	out.Findings = plan.Truncate(strings.TrimSpace(er.Findings), 500)
+	out.AcceptanceMet = er.AcceptanceMet
+	if er.ID != "" && er.ID != j.Task.ID {
+		r.log().Warn("agent reported another task id", "task", j.Task.ID, "reported", er.ID)
+	}
+
+	// What the agent says it changed is a claim; the worktree is the fact.
+	_, changes, err := r.Repo.Snapshot(ctx, wt, j.Base)
+	if err != nil {
+		return fail("reading the task's changes: %v", err)
+	}
+	if bad := scope.Outside(j.Task.Scope, gitrepo.Paths(changes)); len(bad) > 0 {
+		return fail("wrote outside its scope %q: %s", j.Task.Scope, strings.Join(bad, ", "))
+	}
+	if er.Status != string(plan.StatusCompleted) {
+		msg := strings.TrimSpace(er.Error)
+		if msg == "" {
+			msg = "the agent reported the task as " + er.Status
+		}
+		out.TestsPassed = fmt.Sprint(er.TestsPassed)
+		return fail("%s", msg)
+	}
+	if len(changes) == 0 {
+		return fail("no changes: the agent reported success but changed no file")
+	}
+	out.Changes = changes
+	out.TestsPassed = fmt.Sprint(er.TestsPassed)
+	if strings.TrimSpace(j.Directives) != "" {
+		if derr := r.runDirectives(ctx, wt, j.Directives); derr != nil {
+			out.TestsPassed = "false"
+			return fail("execution directives failed: %v", derr)
+		}
+		out.TestsPassed = "true"
+	}
+	if out.TestsPassed != "true" {
+		return fail("tests did not pass (reported by the agent)")
+	}
+	out.Status = plan.StatusCompleted
+	return out
+}
+
+// runDirectives runs the task's verification commands as one shell
+// script that stops at the first failing command.
+func (r *Runner) runDirectives(ctx context.Context, dir, script string) error {
+	timeout := r.DirectiveTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.Command("sh", "-e", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = agent.ScrubEnv(os.Environ(), r.AllowEnv)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var buf bytes.Buffer
+	cmd.Stdout = &buf
+	cmd.Stderr = &buf
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting directives: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		err = fmt.Errorf("timed out after %s", timeout)
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = ctx.Err()
+		}
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if err != nil {
+		tail := strings.TrimSpace(buf.String())
+		if len(tail) > 800 {
+			tail = "…" + tail[len(tail)-800:]
+		}
+		if tail != "" {
+			return fmt.Errorf("%v: %s", err, tail)
+		}
+		return err
+	}
+	return nil
+}
+
+// Commit records a completed task as one commit on top of tip and moves
+// the branch there (compare-and-swap). It returns the new tip.
+func (r *Runner) Commit(ctx context.Context, branch, tip, session string, t plan.Task, o Outcome) (string, error) {
+	msg := gitrepo.TaskMessage(session, t.ID, t.Title, o.Findings)
+	sha, err := r.Repo.CommitChanges(ctx, tip, o.Changes, msg)
+	if err != nil {
+		return "", fmt.Errorf("committing %s: %w", t.ID, err)
+	}
+	if err := r.Repo.UpdateBranch(ctx, branch, sha, tip, "planex: "+t.ID); err != nil {
+		return "", fmt.Errorf("committing %s: %w", t.ID, err)
+	}
+	return sha, nil
+}
+
+func (r *Runner) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.Default()
+	}
+	return r.Log
+}
