@@ -37,6 +37,7 @@ func funcs() template.FuncMap {
 		"planID":    func(ts []plan.Task) string { return plan.ID(plan.Hash(ts)) },
 		"list":      func(ids []string) string { return orDash(strings.Join(ids, ", ")) },
 		"table":     TaskTable,
+		"trunc":     func(s string, n int) string { return plan.Truncate(s, n) },
 		"quote": func(s string) string {
 			lines := strings.Split(strings.TrimSpace(s), "\n")
 			for i, l := range lines {

@@ -1,0 +1,114 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/planexhq/planex/internal/plan"
+)
+
+// PRView is what the pull request body shows.
+type PRView struct {
+	Report
+	Issue      int
+	ApprovedBy string
+	Summary    string
+}
+
+// PRBody renders the pull request body (the run's report), within
+// GitHub's size limit.
+func PRBody(v PRView) string {
+	if v.Summary == "" {
+		v.Summary = v.Meta.Summary
+	}
+	sorted := append([]plan.Task(nil), v.Tasks...)
+	plan.SortByID(sorted)
+	var problems []plan.Task
+	for _, t := range sorted {
+		if t.Status == plan.StatusFailed || t.Status == plan.StatusSkipped {
+			problems = append(problems, t)
+		}
+	}
+	t := template.Must(template.New("").Funcs(funcs()).ParseFS(templateFS, "templates/pr-body.md.tmpl"))
+	var b bytes.Buffer
+	err := t.ExecuteTemplate(&b, "pr-body.md.tmpl", struct {
+		PRView
+		Counts      plan.Counts
+		SortedTasks []plan.Task
+		Problems    []plan.Task
+	}{v, plan.Count(v.Tasks), sorted, problems})
+	if err != nil {
+		panic(fmt.Sprintf("rendering pull request body: %v", err))
+	}
+	out := b.String()
+	if len(out) > MaxCommentBytes {
+		out = out[:MaxCommentBytes-200] + "\n\n… (truncated; the full report is context.md in the session state)\n"
+		if v.Issue > 0 {
+			out += fmt.Sprintf("\nCloses #%d\n", v.Issue)
+		}
+	}
+	return out
+}
+
+// StatusView is the progress comment edited as waves run.
+type StatusView struct {
+	Session string
+	PlanID  string
+	State   string // planned, running, done, failed, cancelled
+	Tasks   []plan.Task
+	Note    string
+	PRURL   string
+	RunURL  string
+	Updated time.Time
+}
+
+const statusMarker = "<!-- planex:status -->"
+
+// IsStatusComment reports whether a body is planex's status comment.
+func IsStatusComment(body string) bool { return strings.HasPrefix(body, statusMarker) }
+
+// StatusComment renders the progress comment.
+func StatusComment(v StatusView) string {
+	var b strings.Builder
+	b.WriteString(statusMarker + "\n")
+	fmt.Fprintf(&b, "**planex** · plan `%s` · **%s**\n\n", v.PlanID, v.State)
+	if v.Note != "" {
+		b.WriteString(v.Note + "\n\n")
+	}
+	if len(v.Tasks) > 0 {
+		c := plan.Count(v.Tasks)
+		fmt.Fprintf(&b, "%d completed · %d failed · %d skipped · %d pending\n\n", c.Completed, c.Failed, c.Skipped, c.Pending)
+		b.WriteString("| Wave | Task | Status |\n|---|---|---|\n")
+		for _, w := range waves(v.Tasks) {
+			for _, t := range w.Tasks {
+				fmt.Fprintf(&b, "| %d | %s: %s | %s |\n", w.N, t.ID, Cell(plan.Truncate(t.Title, 60)), statusIcon(t.Status))
+			}
+		}
+		b.WriteString("\n")
+	}
+	if v.PRURL != "" {
+		fmt.Fprintf(&b, "Pull request: %s\n\n", v.PRURL)
+	}
+	if v.RunURL != "" {
+		fmt.Fprintf(&b, "[Workflow run](%s) · ", v.RunURL)
+	}
+	fmt.Fprintf(&b, "last updated %s", v.Updated.UTC().Format("2006-01-02 15:04:05 MST"))
+	return b.String()
+}
+
+func statusIcon(s plan.Status) string {
+	switch s {
+	case plan.StatusCompleted:
+		return "✅ completed"
+	case plan.StatusFailed:
+		return "❌ failed"
+	case plan.StatusSkipped:
+		return "⏭️ skipped"
+	case plan.StatusRunning:
+		return "⏳ running"
+	}
+	return "⏸️ pending"
+}

@@ -1,0 +1,126 @@
+package render
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/session"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/render -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file; run with -update if intended.\n--- got ---\n%s", name, got)
+	}
+}
+
+func sample() Report {
+	created := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	return Report{
+		Meta: session.Meta{ID: "add-rate-limiting-2026-11-22", Requirement: "Add rate limiting to the public API\nwith per-key limits", Created: created,
+			Base: "0123456789abcdef0123456789abcdef01234567", BaseBranch: "main", Branch: "planex/add-rate-limiting-2026-11-22",
+			Type: "feature", Complexity: "Medium", Summary: "Add a token-bucket limiter in front of the API handlers.", Approach: "Middleware first, then wiring, then docs."},
+		Explore: []plan.ExploreRow{
+			{ID: "E1", Angle: "patterns", Description: "How handlers are wrapped", Status: plan.StatusCompleted, Findings: "Handlers use chi middleware | see router.go", KeyFiles: []string{"api/router.go"}},
+			{ID: "E2", Angle: "testing", Description: "Test layout", Status: plan.StatusFailed, Error: "agent timed out after 5m0s"},
+		},
+		Tasks: []plan.Task{
+			{ID: "T1", Title: "Limiter middleware", Description: "Write it", Scope: "api/limit/**", Wave: 1, Status: plan.StatusCompleted, TestsPassed: "true", AcceptanceMet: "all met", FilesModified: []string{"api/limit/limit.go", "api/limit/limit_test.go"}, Commit: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", InputTokens: 1000, OutputTokens: 200, CostUSD: 0.012},
+			{ID: "T2", Title: "Wire into router", Description: "Use it", Scope: "api/router.go", Deps: []string{"T1"}, ContextFrom: []string{"E1", "T1"}, Wave: 2, Status: plan.StatusFailed, TestsPassed: "false", Error: "execution directives failed: exit status 1"},
+			{ID: "T3", Title: "Docs", Description: "Document \"limits\"", Scope: "docs/**", Deps: []string{"T2"}, Wave: 3, Status: plan.StatusSkipped, Error: "skipped: dependency T2 failed"},
+		},
+		Discoveries: []session.Discovery{{TS: "2026-11-22T09:01:00Z", Worker: "E1", Type: "test_command", Data: json.RawMessage(`{"command":"go test ./..."}`)}},
+		Spent:       agent.Usage{InputTokens: 5000, OutputTokens: 900, CostUSD: 0.05},
+	}
+}
+
+func TestContextGolden(t *testing.T) {
+	golden(t, "context.md", Context(sample()))
+}
+
+func TestPlanCommentGolden(t *testing.T) {
+	r := sample()
+	body, truncated := PlanComment(PlanView{Summary: r.Meta.Summary, Approach: r.Meta.Approach, Type: "feature", Complexity: "Medium",
+		Explore: r.Explore, Tasks: r.Tasks, Session: r.Meta.ID, Base: r.Meta.Base, Estimate: "$0.08", Trigger: "/planex", StateRef: "refs/planex/state/7"})
+	if truncated {
+		t.Error("a small plan was truncated")
+	}
+	golden(t, "plan-comment.md", body)
+	m, ok := ParsePlanMarker(body)
+	if !ok || m.ID != plan.ID(plan.Hash(r.Tasks)) || m.SHA256 != plan.Hash(r.Tasks) || m.Session != r.Meta.ID {
+		t.Errorf("marker = %+v, %v", m, ok)
+	}
+}
+
+func TestPRBodyGolden(t *testing.T) {
+	golden(t, "pr-body.md", PRBody(PRView{Report: sample(), Issue: 7, ApprovedBy: "octocat"}))
+}
+
+func TestStatusCommentGolden(t *testing.T) {
+	r := sample()
+	body := StatusComment(StatusView{Session: r.Meta.ID, PlanID: "abc1234567", State: "running", Tasks: r.Tasks,
+		RunURL: "https://github.com/o/r/actions/runs/1", Updated: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)})
+	golden(t, "status-comment.md", body)
+	if !IsStatusComment(body) || IsStatusComment("hello") {
+		t.Error("IsStatusComment is wrong")
+	}
+}
+
+func TestPlanCommentTooLarge(t *testing.T) {
+	var tasks []plan.Task
+	for i := 1; i <= 900; i++ {
+		tasks = append(tasks, plan.Task{ID: fmt.Sprintf("T%d", i), Title: strings.Repeat("long title ", 8), Description: strings.Repeat("a very long description ", 20),
+			Scope: fmt.Sprintf("pkg/m%d/**", i), Wave: 1 + i/10})
+	}
+	body, truncated := PlanComment(PlanView{Tasks: tasks, Session: "s", Summary: "big"})
+	if !truncated || len(body) > MaxCommentBytes {
+		t.Fatalf("truncated=%v len=%d", truncated, len(body))
+	}
+	for _, want := range []string{"too large for one comment", "more wave(s) not shown", "approve " + plan.ID(plan.Hash(tasks))} {
+		if !strings.Contains(body, want) {
+			t.Errorf("summarised comment lacks %q", want)
+		}
+	}
+	if _, ok := ParsePlanMarker(body); !ok {
+		t.Error("summarised comment lost its marker")
+	}
+}
+
+func TestParsePlanMarkerRejectsJunk(t *testing.T) {
+	forged := "hello\n" + PlanMarker{ID: "x", SHA256: "y"}.String()
+	for _, body := range []string{"", forged, "<!-- planex:plan {} -->", "<!-- planex:plan {\"id\":\"x\"} -->", "<!-- planex:plan not json -->"} {
+		if _, ok := ParsePlanMarker(body); ok {
+			t.Errorf("accepted %q", body)
+		}
+	}
+}
+
+func TestStatus(t *testing.T) {
+	r := sample()
+	out := Status(r.Meta, r.Explore, r.Tasks, true)
+	for _, want := range []string{"analyze  done (feature, Medium)", "explore  2/2 angles finished", "execute  1 completed, 1 failed, 1 skipped, 0 pending", "wave 2", "T1   completed", "commit aaaaaaaaaa"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+}
