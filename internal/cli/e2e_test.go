@@ -503,3 +503,24 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestAgentSelectionErrors(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct {
+		args []string
+		env  []string
+		want string
+	}{
+		{[]string{"--agent", "nope", "x"}, nil, `unknown agent "nope" (choose one of: anthropic, openai, claude, codex, gemini, command)`},
+		{[]string{"--agent", "openai", "x"}, []string{"OPENAI_API_KEY="}, "OPENAI_API_KEY"},
+		{[]string{"--agent", "anthropic", "--api-key-env", "MY_KEY", "x"}, []string{"MY_KEY="}, "MY_KEY"},
+	}
+	for _, c := range cases {
+		cmd := f.command(c.args...)
+		cmd.Env = append(cmd.Env, c.env...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("%v: err %v, output %q, want %q", c.args, err, out, c.want)
+		}
+	}
+}

@@ -67,6 +67,12 @@ type Options struct {
 	Out              io.Writer // progress for humans; nil discards
 	Log              *slog.Logger
 	Now              func() time.Time
+	// AutoAngles passes the angles gate without asking (the Action's plan
+	// comment is its only gate).
+	AutoAngles bool
+	// Progress is told after every task and wave (status comments, state
+	// pushes). Its errors are logged, not fatal.
+	Progress func(ctx context.Context, s *session.Session, tasks []plan.Task)
 }
 
 // Engine runs sessions in one repository.
@@ -110,6 +116,12 @@ type Request struct {
 	Imported []plan.Task
 	Summary  string
 	Approach string
+	// SessionID and Branch override the derived names (the Action uses
+	// "<issue>-<slug>" and "planex/<issue>-<slug>").
+	SessionID string
+	Branch    string
+	// Base overrides the commit the run starts from (default HEAD).
+	Base string
 }
 
 // Stage says where a run stopped.
@@ -158,9 +170,12 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		req.Imported = valid
 	}
-	head, err := e.repo.Head(ctx)
-	if err != nil {
-		return nil, err
+	head := req.Base
+	if head == "" {
+		var err error
+		if head, err = e.repo.Head(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if dirty, err := e.repo.Dirty(ctx); err == nil && len(dirty) > 0 {
 		fmt.Fprintf(e.o.Out, "note: %d uncommitted change(s) in your working tree are left alone and are not part of the run (it starts from %s)\n", len(dirty), short(head))
@@ -173,8 +188,12 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Outcome, error) {
 	if idSource == "" {
 		idSource = req.Summary
 	}
+	id := req.SessionID
+	if id == "" {
+		id = session.NewID(firstLine(idSource), now)
+	}
 	s, err := session.Create(e.repo.Root, session.Meta{
-		ID: session.NewID(firstLine(idSource), now), Requirement: req.Requirement, Source: req.Source,
+		ID: id, Branch: req.Branch, Requirement: req.Requirement, Source: req.Source,
 		Created: now, Base: head, BaseBranch: e.repo.CurrentBranch(ctx),
 		Summary: req.Summary, Approach: req.Approach, Imported: len(req.Imported) > 0,
 	})
@@ -200,6 +219,92 @@ func (e *Engine) Continue(ctx context.Context, id string) (*Outcome, error) {
 	return e.run(ctx, s, true)
 }
 
+// Approve approves the tasks gate of a session only if its plan still has
+// the given hash, then runs it. This is how a pinned plan is executed.
+func (e *Engine) Approve(ctx context.Context, id, hash string) (*Outcome, error) {
+	s, err := session.Open(e.repo.Root, id)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := e.loadTasks(s)
+	if err != nil {
+		return nil, err
+	}
+	if got := plan.Hash(tasks); got != hash {
+		return nil, fmt.Errorf("%w: the session's plan is %s, not %s", ErrPlanChanged, plan.ID(got), plan.ID(hash))
+	}
+	if s.Meta.Approved == nil {
+		s.Meta.Approved = map[session.Gate]bool{}
+	}
+	s.Meta.Approved[session.GateAngles] = true
+	s.Meta.Approved[session.GateTasks] = true
+	s.Meta.PlanHash = hash
+	s.Meta.WaitingAt = ""
+	if err := s.SaveMeta(); err != nil {
+		return nil, err
+	}
+	return e.run(ctx, s, false)
+}
+
+// ErrPlanChanged means the plan on disk is not the one being approved.
+var ErrPlanChanged = errors.New("the plan changed")
+
+// Replan throws the session's tasks away and plans again with feedback;
+// the new plan waits at the tasks gate.
+func (e *Engine) Replan(ctx context.Context, id, feedback string) (*Outcome, error) {
+	s, err := session.Open(e.repo.Root, id)
+	if err != nil {
+		return nil, err
+	}
+	if tip, _ := e.repo.ResolveBranch(ctx, s.Meta.Branch); tip != "" && tip != s.Meta.Base {
+		return nil, fmt.Errorf("session %s already has commits on %s; start a new plan instead of revising this one", s.Meta.ID, s.Meta.Branch)
+	}
+	var rc *RepoContext
+	if e.o.Mapper != nil {
+		if rc, err = e.o.Mapper.Map(ctx, e.repo.Root, s.Meta.Requirement+"\n"+feedback); err != nil {
+			e.o.Log.Warn("repository map unavailable", "err", err)
+			rc = nil
+		}
+	}
+	delete(s.Meta.Approved, session.GateTasks)
+	s.Meta.PlanHash, s.Meta.WaitingAt = "", ""
+	if err := e.plan(ctx, s, rc, feedback); err != nil {
+		return nil, err
+	}
+	return e.run(ctx, s, false)
+}
+
+// Retry sets failed and skipped tasks back to pending and continues.
+func (e *Engine) Retry(ctx context.Context, id string) (*Outcome, error) {
+	s, err := session.Open(e.repo.Root, id)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := s.ReadTasks()
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for i := range tasks {
+		if tasks[i].Status == plan.StatusFailed || tasks[i].Status == plan.StatusSkipped {
+			tasks[i].Status, tasks[i].Error, tasks[i].TestsPassed = plan.StatusPending, "", ""
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("session %s has no failed or skipped task to retry", s.Meta.ID)
+	}
+	if err := s.WriteTasks(tasks); err != nil {
+		return nil, err
+	}
+	s.Meta.Finished = time.Time{}
+	if err := s.SaveMeta(); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.o.Out, "retrying %d task(s)\n", n)
+	return e.run(ctx, s, false)
+}
+
 func (e *Engine) run(ctx context.Context, s *session.Session, continuing bool) (*Outcome, error) {
 	if s.Meta.Cancelled {
 		return nil, fmt.Errorf("session %s was cancelled; start a new one", s.Meta.ID)
@@ -212,7 +317,7 @@ func (e *Engine) run(ctx context.Context, s *session.Session, continuing bool) (
 		}
 		d := Defer
 		switch {
-		case e.o.Yes || (approveWaiting && s.Meta.WaitingAt == g):
+		case e.o.Yes || (approveWaiting && s.Meta.WaitingAt == g) || (g == session.GateAngles && e.o.AutoAngles):
 			d = Approve
 		case e.o.Gate != nil:
 			var err error

@@ -137,6 +137,9 @@ func (e *Engine) runWave(ctx context.Context, s *session.Session, rc *RepoContex
 		if err := s.WriteTasks(tasks); err != nil {
 			return err
 		}
+		if e.o.Progress != nil {
+			e.o.Progress(ctx, s, tasks)
+		}
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()

@@ -1,0 +1,245 @@
+// Package builtin is planex's own agent: a tool-calling loop that talks to
+// a model API through a small Provider interface and lets the model work
+// on the repository only through the tools package. The loop owns the
+// limits of a step (turns, time, output tokens), retries rate limits and
+// server errors within the step's deadline, and accounts tokens and cost.
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/agent/command"
+	"github.com/planexhq/planex/internal/agent/tools"
+)
+
+// Defaults for Options left at zero.
+const (
+	DefaultMaxTurnsReadOnly = 40
+	DefaultMaxTurnsExecute  = 80
+	DefaultMaxOutputTokens  = 8192
+	DefaultMaxRetries       = 6
+)
+
+// Options tune the loop.
+type Options struct {
+	// Name labels the agent in logs and errors ("anthropic", "openai").
+	Name string
+	// Model is recorded for pricing; the provider already knows it.
+	Model string
+	// MaxTurns bounds model calls per step; zero picks a per-phase default.
+	MaxTurns int
+	// MaxOutputTokens bounds each model reply.
+	MaxOutputTokens int
+	// Timeouts apply per phase when a step sets none; the command agent's
+	// defaults apply when neither does.
+	Timeouts map[agent.Phase]time.Duration
+	// MaxRetries bounds retries of one model call on 429/5xx.
+	MaxRetries int
+	// Price overrides the built-in price table when either field is set.
+	Price *Price
+	// Env is the base environment for run_command (nil: os.Environ());
+	// AllowEnv lets named secret-looking variables through.
+	Env      []string
+	AllowEnv []string
+	// Tools tunes the tool set's caps; Phase, Dir, Scope and the like are
+	// filled in per step.
+	Tools tools.Config
+	// Logger receives progress; nil discards it.
+	Logger *slog.Logger
+	// Sleep waits between retries; nil uses a timer. Tests replace it.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Agent runs steps with a model through a Provider.
+type Agent struct {
+	p    Provider
+	opts Options
+}
+
+// New returns a built-in agent over p.
+func New(p Provider, opts Options) *Agent {
+	if opts.MaxOutputTokens <= 0 {
+		opts.MaxOutputTokens = DefaultMaxOutputTokens
+	}
+	if opts.MaxRetries <= 0 {
+		opts.MaxRetries = DefaultMaxRetries
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleep
+	}
+	if opts.Name == "" {
+		opts.Name = "builtin"
+	}
+	return &Agent{p: p, opts: opts}
+}
+
+// ErrNoResult is wrapped by the error of a step whose model never
+// reported a result.
+var ErrNoResult = errors.New("no result")
+
+// Run executes one step: it offers the phase's tools, lets the model
+// work, and returns once report_result accepted a result.
+func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err error) {
+	timeout := step.Timeout
+	if timeout == 0 {
+		timeout = a.opts.Timeouts[step.Phase]
+	}
+	if timeout == 0 {
+		timeout = command.DefaultTimeout(step.Phase)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	tc := a.opts.Tools
+	tc.Phase, tc.Worker, tc.Dir, tc.SessionDir, tc.Scope = step.Phase, step.ID, step.Dir, step.SessionDir, step.Scope
+	tc.Env, tc.AllowEnv = a.opts.Env, a.opts.AllowEnv
+	if tc.Logger == nil {
+		tc.Logger = a.opts.Logger
+	}
+	set, err := tools.New(tc)
+	if err != nil {
+		return agent.Result{}, fmt.Errorf("preparing tools for %s: %w", step.Phase, err)
+	}
+	defer set.Close()
+
+	log := a.opts.Logger.With("agent", a.opts.Name, "phase", step.Phase, "id", step.ID)
+	maxTurns := a.opts.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = DefaultMaxTurnsReadOnly
+		if !step.Phase.ReadOnly() {
+			maxTurns = DefaultMaxTurnsExecute
+		}
+	}
+	price, priced := a.price()
+	if !priced {
+		log.Warn("no price known for model; cost is recorded as 0", "model", a.opts.Model)
+	}
+	var used TokenUsage
+	defer func() {
+		res.Usage = agent.Usage{InputTokens: used.InputTokens, OutputTokens: used.OutputTokens, CostUSD: price.Cost(used)}
+	}()
+
+	req := Request{
+		System:          systemPrompt(step, maxTurns),
+		Messages:        []Message{{Role: RoleUser, Text: step.Prompt}},
+		Tools:           set.Defs(),
+		MaxOutputTokens: a.opts.MaxOutputTokens,
+	}
+	for turn := 1; turn <= maxTurns; turn++ {
+		resp, err := a.send(ctx, req, log)
+		used.InputTokens += resp.Usage.InputTokens
+		used.OutputTokens += resp.Usage.OutputTokens
+		if err != nil {
+			return agent.Result{}, a.stepError(ctx, timeout, fmt.Errorf("turn %d: %w", turn, err))
+		}
+		log.Debug("model turn", "turn", turn, "stop", resp.Stop, "tool_calls", len(resp.ToolCalls),
+			"in", resp.Usage.InputTokens, "out", resp.Usage.OutputTokens)
+		req.Messages = append(req.Messages, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
+
+		if len(resp.ToolCalls) == 0 {
+			req.Messages = append(req.Messages, Message{Role: RoleUser, Text: nudge(resp.Stop, maxTurns-turn)})
+			continue
+		}
+		reply := Message{Role: RoleUser}
+		for _, c := range resp.ToolCalls {
+			out, err := set.Call(ctx, c.Name, c.Input)
+			if err != nil {
+				return agent.Result{}, a.stepError(ctx, timeout, fmt.Errorf("turn %d, tool %s: %w", turn, c.Name, err))
+			}
+			reply.ToolResults = append(reply.ToolResults, ToolResult{CallID: c.ID, Name: c.Name, Content: out.Text, IsError: out.IsError})
+		}
+		if raw, ok := set.Result(); ok {
+			log.Info("step finished", "turns", turn, "input_tokens", used.InputTokens, "output_tokens", used.OutputTokens)
+			return agent.Result{Raw: raw}, nil
+		}
+		if left := maxTurns - turn; left > 0 && left <= 2 {
+			reply.Text = fmt.Sprintf("Only %d turn(s) left. Call report_result now with what you have.", left)
+		}
+		req.Messages = append(req.Messages, reply)
+	}
+	return agent.Result{}, fmt.Errorf("%s agent: %w after %d turns: the model never called report_result with a valid result", a.opts.Name, ErrNoResult, maxTurns)
+}
+
+// stepError explains a failure, naming the time limit when it was the cause.
+func (a *Agent) stepError(ctx context.Context, timeout time.Duration, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%s agent timed out after %s (%v)", a.opts.Name, timeout, err)
+	}
+	return fmt.Errorf("%s agent: %w", a.opts.Name, err)
+}
+
+func nudge(stop StopReason, left int) string {
+	if stop == StopMaxTokens {
+		return "Your reply was cut off at the output token limit. Work in smaller pieces (e.g. several edit_file calls instead of one large write_file), and finish with report_result."
+	}
+	if left <= 2 {
+		return "You must call the report_result tool now; plain text is not read as a result."
+	}
+	return "Plain text is not read as a result. Continue with the tools, and when you are done call report_result with the result object."
+}
+
+func (a *Agent) price() (Price, bool) {
+	if a.opts.Price != nil {
+		return *a.opts.Price, true
+	}
+	return LookupPrice(a.opts.Model)
+}
+
+// send calls the provider, retrying 429, 5xx and connection failures with
+// exponential backoff or the server's Retry-After, but never sleeping past
+// the step's deadline.
+func (a *Agent) send(ctx context.Context, req Request, log *slog.Logger) (Response, error) {
+	backoff := time.Second
+	for attempt := 0; ; attempt++ {
+		resp, err := a.p.Send(ctx, req)
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return resp, err
+		}
+		var apiErr *APIError
+		retryable := true
+		wait := backoff + time.Duration(rand.Int64N(int64(backoff/4)+1))
+		if errors.As(err, &apiErr) {
+			retryable = apiErr.Retryable()
+			if apiErr.RetryAfter > 0 {
+				wait = apiErr.RetryAfter
+			}
+		}
+		if !retryable || attempt >= a.opts.MaxRetries {
+			if retryable {
+				return resp, fmt.Errorf("giving up after %d retries: %w", attempt, err)
+			}
+			return resp, err
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			return resp, fmt.Errorf("%w; waiting %s more would pass the step's time limit", err, wait.Round(time.Second))
+		}
+		log.Warn("model call failed; retrying", "attempt", attempt+1, "wait", wait, "err", err)
+		if err := a.opts.Sleep(ctx, wait); err != nil {
+			return resp, err
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,406 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+	ignore "github.com/sabhiram/go-gitignore"
+)
+
+// maxSearchFileBytes skips large files (generated, vendored, data) in search.
+const maxSearchFileBytes = 1 << 20
+
+// maxLineChars cuts long lines in search output.
+const maxLineChars = 300
+
+// ignorer answers whether a repository-relative path is ignored by the
+// .gitignore files of its directory and the directories above it.
+type ignorer struct {
+	dir   string
+	cache map[string]*ignore.GitIgnore // by directory; nil when none
+}
+
+func newIgnorer(dir string) *ignorer {
+	return &ignorer{dir: dir, cache: map[string]*ignore.GitIgnore{}}
+}
+
+func (ig *ignorer) forDir(rel string) *ignore.GitIgnore {
+	if gi, ok := ig.cache[rel]; ok {
+		return gi
+	}
+	gi, err := ignore.CompileIgnoreFile(filepath.Join(ig.dir, filepath.FromSlash(rel), ".gitignore"))
+	if err != nil {
+		gi = nil
+	}
+	ig.cache[rel] = gi
+	return gi
+}
+
+func (ig *ignorer) ignored(rel string, isDir bool) bool {
+	if underGit(rel) {
+		return true
+	}
+	for d := path.Dir(rel); ; d = path.Dir(d) {
+		if gi := ig.forDir(d); gi != nil {
+			sub := rel
+			if d != "." {
+				sub = strings.TrimPrefix(rel, d+"/")
+			}
+			if gi.MatchesPath(sub) || (isDir && gi.MatchesPath(sub+"/")) {
+				return true
+			}
+		}
+		if d == "." {
+			return false
+		}
+	}
+}
+
+// walk visits the non-ignored regular files below rel (or rel itself when
+// it is a file), in lexical order, until fn returns false.
+func (s *Set) walk(rel string, fn func(file string) bool) error {
+	ig := newIgnorer(s.dir)
+	start := filepath.Join(s.dir, filepath.FromSlash(rel))
+	stop := fmt.Errorf("stop")
+	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == start {
+				return err
+			}
+			return nil
+		}
+		r, _ := filepath.Rel(s.dir, p)
+		r = filepath.ToSlash(r)
+		if r != rel && r != "." && ig.ignored(r, d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if !fn(r) {
+			return stop
+		}
+		return nil
+	})
+	if err == stop {
+		return nil
+	}
+	return err
+}
+
+func (s *Set) listFiles(input json.RawMessage) Output {
+	var in struct {
+		Path string `json:"path"`
+		Glob string `json:"glob"`
+	}
+	if err := decode(input, &in); err != nil {
+		return fail("%v", err)
+	}
+	rel, err := s.resolve(in.Path)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if in.Glob != "" && !doublestar.ValidatePattern(in.Glob) {
+		return fail("glob %q is malformed", in.Glob)
+	}
+	var files []string
+	more := 0
+	err = s.walk(rel, func(f string) bool {
+		if in.Glob != "" {
+			if m, _ := doublestar.Match(in.Glob, f); !m {
+				return true
+			}
+		}
+		if len(files) < s.cfg.MaxListEntries {
+			files = append(files, f)
+		} else {
+			more++
+		}
+		return true
+	})
+	if err != nil {
+		return fail("listing %s: %s", rel, s.describe(err))
+	}
+	if len(files) == 0 {
+		return ok("no files found")
+	}
+	out := strings.Join(files, "\n")
+	if more > 0 {
+		out += fmt.Sprintf("\n… %d more files not shown; narrow the path or glob", more)
+	}
+	return ok("%s", out)
+}
+
+func (s *Set) readFile(input json.RawMessage) Output {
+	var in struct {
+		Path      string `json:"path"`
+		StartLine int    `json:"start_line"`
+		EndLine   int    `json:"end_line"`
+	}
+	if err := decode(input, &in); err != nil {
+		return fail("%v", err)
+	}
+	rel, err := s.resolve(in.Path)
+	if err != nil {
+		return fail("%v", err)
+	}
+	f, err := s.root.Open(rel)
+	if err != nil {
+		return fail("reading %s: %s", rel, s.describe(err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return fail("%s is a directory; use list_files", rel)
+	}
+	start := max(in.StartLine, 1)
+	end := in.EndLine
+	if end > 0 && end < start {
+		return fail("end_line %d is before start_line %d", end, start)
+	}
+	var b strings.Builder
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	n, shown, last := 0, 0, 0
+	truncated := false
+	for sc.Scan() {
+		n++
+		if n < start || (end > 0 && n > end) {
+			continue
+		}
+		if shown >= s.cfg.MaxReadLines || b.Len()+len(sc.Bytes()) > s.cfg.MaxReadBytes {
+			truncated = true
+			continue
+		}
+		if shown == 0 && bytes.IndexByte(sc.Bytes(), 0) >= 0 {
+			return fail("%s looks like a binary file", rel)
+		}
+		fmt.Fprintf(&b, "%d\t%s\n", n, sc.Text())
+		shown++
+		last = n
+	}
+	if err := sc.Err(); err != nil {
+		return fail("reading %s: %s", rel, s.describe(err))
+	}
+	if n == 0 {
+		return ok("(%s is empty)", rel)
+	}
+	if shown == 0 {
+		return fail("%s has %d lines; start_line %d is past the end", rel, n, start)
+	}
+	if truncated {
+		fmt.Fprintf(&b, "[shown lines %d-%d of %d; call read_file with start_line=%d for more]\n", start, last, n, last+1)
+	}
+	return ok("%s", b.String())
+}
+
+func (s *Set) search(ctx context.Context, input json.RawMessage) Output {
+	var in struct {
+		Pattern    string `json:"pattern"`
+		Path       string `json:"path"`
+		Glob       string `json:"glob"`
+		IgnoreCase bool   `json:"ignore_case"`
+	}
+	if err := decode(input, &in); err != nil {
+		return fail("%v", err)
+	}
+	if in.Pattern == "" {
+		return fail("pattern is empty")
+	}
+	expr := in.Pattern
+	if in.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return fail("pattern is not a valid RE2 regular expression: %v", err)
+	}
+	rel, err := s.resolve(in.Path)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if in.Glob != "" && !doublestar.ValidatePattern(in.Glob) {
+		return fail("glob %q is malformed", in.Glob)
+	}
+	var out []string
+	more := false
+	err = s.walk(rel, func(file string) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		if in.Glob != "" {
+			if m, _ := doublestar.Match(in.Glob, file); !m {
+				return true
+			}
+		}
+		data, err := s.readSmall(file)
+		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+			return true
+		}
+		line := 0
+		for len(data) > 0 {
+			line++
+			i := bytes.IndexByte(data, '\n')
+			var l []byte
+			if i < 0 {
+				l, data = data, nil
+			} else {
+				l, data = data[:i], data[i+1:]
+			}
+			if !re.Match(l) {
+				continue
+			}
+			if len(out) >= s.cfg.MaxSearchResults {
+				more = true
+				return false
+			}
+			out = append(out, fmt.Sprintf("%s:%d: %s", file, line, clip(string(l), maxLineChars)))
+		}
+		return true
+	})
+	if err != nil {
+		return fail("searching %s: %s", rel, s.describe(err))
+	}
+	if len(out) == 0 {
+		return ok("no matches")
+	}
+	text := strings.Join(out, "\n")
+	if more {
+		text += fmt.Sprintf("\n[stopped after %d matches; narrow the pattern, path or glob]", s.cfg.MaxSearchResults)
+	}
+	return ok("%s", text)
+}
+
+// readSmall reads a file through the root, skipping files that are too
+// large to be worth searching.
+func (s *Set) readSmall(rel string) ([]byte, error) {
+	f, err := s.root.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() > maxSearchFileBytes {
+		return nil, fmt.Errorf("skipped")
+	}
+	return io.ReadAll(f)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func (s *Set) writeFile(input json.RawMessage) Output {
+	var in struct {
+		Path    *string `json:"path"`
+		Content *string `json:"content"`
+	}
+	if err := decode(input, &in); err != nil {
+		return fail("%v", err)
+	}
+	if in.Path == nil || in.Content == nil {
+		return fail("write_file needs both path and content")
+	}
+	rel, err := s.resolve(*in.Path)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := s.checkWrite(rel); err != nil {
+		return fail("%v", err)
+	}
+	if len(*in.Content) > s.cfg.MaxWriteBytes {
+		return fail("content is %d bytes, more than the %d allowed per file", len(*in.Content), s.cfg.MaxWriteBytes)
+	}
+	if st, err := s.root.Stat(rel); err == nil && st.IsDir() {
+		return fail("%s is a directory", rel)
+	}
+	if dir := path.Dir(rel); dir != "." {
+		if err := s.root.MkdirAll(dir, 0o755); err != nil {
+			return fail("creating folder %s: %s", dir, s.describe(err))
+		}
+	}
+	perm := os.FileMode(0o644)
+	existed := false
+	if st, err := s.root.Stat(rel); err == nil {
+		perm = st.Mode().Perm()
+		existed = true
+	}
+	if err := s.root.WriteFile(rel, []byte(*in.Content), perm); err != nil {
+		return fail("writing %s: %s", rel, s.describe(err))
+	}
+	verb := "created"
+	if existed {
+		verb = "overwrote"
+	}
+	return ok("%s %s (%d bytes)", verb, rel, len(*in.Content))
+}
+
+func (s *Set) editFile(input json.RawMessage) Output {
+	var in struct {
+		Path    string  `json:"path"`
+		OldText *string `json:"old_text"`
+		NewText *string `json:"new_text"`
+	}
+	if err := decode(input, &in); err != nil {
+		return fail("%v", err)
+	}
+	if in.OldText == nil || in.NewText == nil {
+		return fail("edit_file needs path, old_text and new_text")
+	}
+	if *in.OldText == "" {
+		return fail("old_text is empty; to create or replace a whole file use write_file")
+	}
+	rel, err := s.resolve(in.Path)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := s.checkWrite(rel); err != nil {
+		return fail("%v", err)
+	}
+	st, err := s.root.Stat(rel)
+	if err != nil {
+		return fail("editing %s: %s", rel, s.describe(err))
+	}
+	data, err := s.root.ReadFile(rel)
+	if err != nil {
+		return fail("editing %s: %s", rel, s.describe(err))
+	}
+	text := string(data)
+	switch n := strings.Count(text, *in.OldText); {
+	case n == 0:
+		return fail("old_text was not found in %s; read the file again and copy the text exactly (without line numbers)", rel)
+	case n > 1:
+		return fail("old_text occurs %d times in %s; include more surrounding lines so it matches exactly once", n, rel)
+	}
+	text = strings.Replace(text, *in.OldText, *in.NewText, 1)
+	if len(text) > s.cfg.MaxWriteBytes {
+		return fail("the edited file would be %d bytes, more than the %d allowed", len(text), s.cfg.MaxWriteBytes)
+	}
+	if err := s.root.WriteFile(rel, []byte(text), st.Mode().Perm()); err != nil {
+		return fail("writing %s: %s", rel, s.describe(err))
+	}
+	return ok("edited %s", rel)
+}
