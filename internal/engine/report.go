@@ -60,4 +60,3 @@ func previewTasks(s *session.Session, tasks []plan.Task) string {
 	b.WriteString(render.TaskTable(tasks))
 	return b.String()
 }
-

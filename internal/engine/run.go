@@ -147,7 +147,6 @@ func (e *Engine) runWave(ctx context.Context, s *session.Session, rc *RepoContex
 	return budgetErr
 }
 
-
 // reconcile makes tasks.csv agree with the branch after a crash: a task
 // whose commit is on the branch is completed (the commit is the proof),
 // and a "completed" task without one runs again.

@@ -14,8 +14,8 @@ import (
 func TestNewID(t *testing.T) {
 	day := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	cases := map[string]string{
-		"Add rate limiting to the public API!":                      "add-rate-limiting-to-the-public-api-2026-11-22",
-		"   ":                                                       "run-2026-11-22",
+		"Add rate limiting to the public API!": "add-rate-limiting-to-the-public-api-2026-11-22",
+		"   ":                                  "run-2026-11-22",
 		"A very long requirement that goes on and on past forty chars": "a-very-long-requirement-that-goes-on-and-2026-11-22",
 	}
 	for in, want := range cases {

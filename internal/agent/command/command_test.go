@@ -91,9 +91,9 @@ func TestContract(t *testing.T) {
 func TestLastJSONObject(t *testing.T) {
 	cases := map[string]string{
 		`x {"a":1} y {"b":{"c":"}"}} z`: `{"b":{"c":"}"}}`,
-		"no json":                      "",
-		`{"a":"unterminated`:           "",
-		`{"a":"esc \" }"}`:             `{"a":"esc \" }"}`,
+		"no json":                       "",
+		`{"a":"unterminated`:            "",
+		`{"a":"esc \" }"}`:              `{"a":"esc \" }"}`,
 	}
 	for in, want := range cases {
 		if got := string(LastJSONObject([]byte(in))); got != want {
