@@ -524,3 +524,39 @@ func TestAgentSelectionErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestBudgetStopsBeforeAStep(t *testing.T) {
+	f := newFixture(t)
+	f.setPlan(diamond()...)
+	cmd := f.command("-y", "--max-cost-usd", "1.2", "add four files")
+	cmd.Env = append(cmd.Env, "FAKE_COST=0.5")
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 3 {
+		t.Fatalf("err %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "cost budget: $1.5000 spent of $1.20, and the next plan step is estimated at $0.5000") {
+		t.Errorf("output:\n%s", out)
+	}
+	report, _ := os.ReadFile(filepath.Join(f.sessionDir(), "context.md"))
+	if !strings.Contains(string(report), "Stopped before the end:** cost budget") {
+		t.Errorf("context.md does not say why it stopped")
+	}
+	// With a larger budget the same session finishes, and the report sums
+	// every step that reported usage: analyze, 2 explorations and 4 tasks
+	// at $0.50 (the scripted plan step reports none).
+	cmd = f.command("--continue", "--max-cost-usd", "10")
+	cmd.Env = append(cmd.Env, "FAKE_COST=0.5")
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("continue: %v\n%s", err, out)
+	}
+	report, _ = os.ReadFile(filepath.Join(f.sessionDir(), "context.md"))
+	if !strings.Contains(string(report), "| Estimated cost | $3.5000 |") || !strings.Contains(string(report), "| Tokens | 700 in, 70 out |") {
+		t.Errorf("context.md totals wrong:\n%s", report)
+	}
+	tasks, _ := os.ReadFile(filepath.Join(f.sessionDir(), "tasks.csv"))
+	if !strings.Contains(string(tasks), ",100,10,0.500000,") {
+		t.Errorf("tasks.csv lacks per-task accounting:\n%s", tasks)
+	}
+}

@@ -196,6 +196,7 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Outcome, error) {
 		ID: id, Branch: req.Branch, Requirement: req.Requirement, Source: req.Source,
 		Created: now, Base: head, BaseBranch: e.repo.CurrentBranch(ctx),
 		Summary: req.Summary, Approach: req.Approach, Imported: len(req.Imported) > 0,
+		AutoApprove: e.o.Yes,
 	})
 	if err != nil {
 		return nil, err
@@ -317,7 +318,7 @@ func (e *Engine) run(ctx context.Context, s *session.Session, continuing bool) (
 		}
 		d := Defer
 		switch {
-		case e.o.Yes || (approveWaiting && s.Meta.WaitingAt == g) || (g == session.GateAngles && e.o.AutoAngles):
+		case e.o.Yes || s.Meta.AutoApprove || (approveWaiting && s.Meta.WaitingAt == g) || (g == session.GateAngles && e.o.AutoAngles):
 			d = Approve
 		case e.o.Gate != nil:
 			var err error
@@ -424,11 +425,16 @@ func (e *Engine) stopped(out *Outcome, err error) (*Outcome, error) {
 	s := out.Session
 	out.Stage, out.Reason = StageStopped, be.Error()
 	fmt.Fprintf(e.o.Out, "stopped: %s\n", be.Error())
-	if tasks, rerr := s.ReadTasks(); rerr == nil {
-		out.Counts = plan.Count(tasks)
-		if aerr := e.aggregate(s, tasks, be.Error()); aerr != nil {
-			return nil, aerr
+	var tasks []plan.Task
+	if s.Exists(session.TasksFile) {
+		var rerr error
+		if tasks, rerr = s.ReadTasks(); rerr != nil {
+			return nil, rerr
 		}
+	}
+	out.Counts = plan.Count(tasks)
+	if aerr := e.aggregate(s, tasks, be.Error()); aerr != nil {
+		return nil, aerr
 	}
 	return out, nil
 }

@@ -59,8 +59,10 @@ type Meta struct {
 	Approved  map[Gate]bool `json:"approved,omitempty"`
 	WaitingAt Gate          `json:"waiting_at,omitempty"`
 	// PlanHash pins the tasks the user approved.
-	PlanHash  string `json:"plan_hash,omitempty"`
-	Cancelled bool   `json:"cancelled,omitempty"`
+	PlanHash string `json:"plan_hash,omitempty"`
+	// AutoApprove remembers -y, so --continue keeps the run's mode.
+	AutoApprove bool `json:"auto_approve,omitempty"`
+	Cancelled   bool `json:"cancelled,omitempty"`
 	// Usage of steps that have no CSV row of their own (analyze, plan,
 	// explore rows), keyed by step: "analyze", "plan", "E1", …
 	Usage map[string]agent.Usage `json:"usage,omitempty"`
