@@ -560,3 +560,54 @@ func TestBudgetStopsBeforeAStep(t *testing.T) {
 		t.Errorf("tasks.csv lacks per-task accounting:\n%s", tasks)
 	}
 }
+
+func TestExploreWithoutAgentThenContinue(t *testing.T) {
+	f := newFixture(t)
+	f.write(f.repo, "a/limits.py", "def rate_limit(key):\n    return True\n")
+	f.git("add", ".")
+	f.git("commit", "-qm", "code")
+	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
+	f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	cmd := f.command("explore", "add a rate limit per API key")
+	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("explore: %v\n%s", err, out)
+	}
+	for _, want := range []string{"## Repository", " 1. a/limits.py", "E1 patterns: Most relevant files: a/limits.py (rate_limit)", "planex --continue add-a-rate-limit-per-api-key-"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("explore output lacks %q:\n%s", want, out)
+		}
+	}
+	explore, _ := os.ReadFile(filepath.Join(f.sessionDir(), "explore.csv"))
+	if !strings.HasPrefix(string(explore), "id,angle,description,focus,deps,wave,status,findings,key_files,error\n") || strings.Count(string(explore), ",completed,") != 3 {
+		t.Errorf("explore.csv:\n%s", explore)
+	}
+	// An agent then plans and executes from those explorations; analyze
+	// and explore are not run again.
+	o2, e2, code := f.planex("-y", "--continue")
+	if code != 0 {
+		t.Fatalf("continue: %d\n%s\n%s", code, o2, e2)
+	}
+	if strings.Contains(o2, "analyze:") || strings.Contains(o2, "explore E1") {
+		t.Errorf("explorations were redone:\n%s", o2)
+	}
+	if got := strings.Join(f.branchLog(), " "); got != "T1:_one|T1" {
+		t.Errorf("branch = %s", got)
+	}
+}
+
+func TestLocateCommand(t *testing.T) {
+	f := newFixture(t)
+	f.write(f.repo, "a/limits.py", "def rate_limit(key):\n    return True\n")
+	f.git("add", ".")
+	f.git("commit", "-qm", "code")
+	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
+	out, errOut, code := f.planex("locate", "--top", "2", "rate_limit is broken")
+	if code != 0 || !strings.HasPrefix(out, "a/limits.py\n") {
+		t.Fatalf("locate: %d %q %q", code, out, errOut)
+	}
+	if _, errOut, code := f.planex("locate", "   "); code == 0 || !strings.Contains(errOut, "query is empty") {
+		t.Errorf("empty query: %d %q", code, errOut)
+	}
+}

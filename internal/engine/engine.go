@@ -170,6 +170,15 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		req.Imported = valid
 	}
+	s, err := e.newSession(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return e.run(ctx, s, false)
+}
+
+// newSession creates the session folder for a request.
+func (e *Engine) newSession(ctx context.Context, req Request) (*session.Session, error) {
 	head := req.Base
 	if head == "" {
 		var err error
@@ -207,7 +216,43 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	return e.run(ctx, s, false)
+	return s, nil
+}
+
+// StartExplored creates a session whose explorations are already done
+// (from the repository map), records them and the map's discoveries, and
+// writes the report. `planex --continue` then plans with an agent.
+func (e *Engine) StartExplored(ctx context.Context, req Request, rows []plan.ExploreRow, rc *RepoContext) (*session.Session, error) {
+	if strings.TrimSpace(req.Requirement) == "" {
+		return nil, errors.New("the requirement is empty")
+	}
+	s, err := e.newSession(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	s.Meta.Type, s.Meta.Complexity = guessType(req.Requirement), "Medium"
+	s.Meta.Approved = map[session.Gate]bool{session.GateAngles: true}
+	if err := s.SaveMeta(); err != nil {
+		return nil, err
+	}
+	if err := s.WriteExplore(rows); err != nil {
+		return nil, err
+	}
+	if rc != nil {
+		e.seedDiscoveries(s, rc)
+	}
+	return s, e.aggregate(s, nil, "explored from the repository map; plan it with an agent: planex --continue "+s.Meta.ID+" --agent …")
+}
+
+// PresetAngles picks the design's preset angles for a requirement when no
+// model classifies it: the type guessed from its words, n angles.
+func PresetAngles(requirement string, n int) (kind string, angles []string) {
+	kind = guessType(requirement)
+	p := anglePresets(kind)
+	if n > len(p) {
+		n = len(p)
+	}
+	return kind, p[:n]
 }
 
 // Continue resumes a session (the newest when id is empty). Continuing a

@@ -1,0 +1,81 @@
+package explore
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/repomap"
+	"github.com/planexhq/planex/internal/repomap/repomaptest"
+)
+
+func TestRowsAndContextFromARealRepo(t *testing.T) {
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, map[string]string{
+		"go.mod":                  "module example.com/shop\n\ngo 1.22\n",
+		"cart/cart.go":            "package cart\n\n// Total adds up the cart.\nfunc Total(prices []int) int { s := 0; for _, p := range prices { s += p }; return s }\n",
+		"cart/cart_test.go":       "package cart\n\nimport \"testing\"\n\nfunc TestTotal(t *testing.T) { if Total([]int{1, 2}) != 3 { t.Fatal() } }\n",
+		"checkout/checkout.go":    "package checkout\n\nimport \"example.com/shop/cart\"\n\nfunc Pay(p []int) int { return cart.Total(p) }\n",
+		"cmd/shop/main.go":        "package main\n\nimport \"example.com/shop/checkout\"\n\nfunc main() { _ = checkout.Pay(nil) }\n",
+		"docs/readme.md":          "# shop\n",
+		"vendor/x/y.go":           "package y\n",
+		"cart/testdata/blob.bin":  "\x00\x01",
+		"checkout/checkout_x.txt": "notes",
+	})
+	mp := Mapper{Options: repomap.Options{NoCache: true}}
+	m, ranked, err := mp.Build(context.Background(), dir, "the cart Total is wrong when prices are negative")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ranked) == 0 || ranked[0].Path != "cart/cart.go" {
+		t.Fatalf("ranked = %+v", ranked)
+	}
+	rows := Rows(m, ranked, []string{"patterns", "integration-points", "testing", "dependencies"})
+	if len(rows) != 4 {
+		t.Fatalf("rows = %d", len(rows))
+	}
+	want := map[string][]string{
+		"E1": {"Most relevant files: cart/cart.go (Total)"},
+		"E2": {"cart/cart.go is used by checkout/checkout.go", "Entry points:"},
+		"E3": {"Test command: `go test ./...`", "cart/cart_test.go"},
+		"E4": {"Manifests: go.mod", "checkout/checkout.go imports cart/cart.go"},
+	}
+	for _, r := range rows {
+		if r.Status != plan.StatusCompleted || r.Wave != 1 || len(r.Findings) > 800 {
+			t.Errorf("%s: status %s wave %d len %d", r.ID, r.Status, r.Wave, len(r.Findings))
+		}
+		for _, w := range want[r.ID] {
+			if !strings.Contains(r.Findings, w) {
+				t.Errorf("%s (%s) findings %q lack %q", r.ID, r.Angle, r.Findings, w)
+			}
+		}
+	}
+	rc := Context(m, ranked)
+	if rc.TestCommand != "go test ./..." || rc.KeyFiles[0] != "cart/cart.go" || !strings.Contains(rc.Summary, "go.mod") {
+		t.Errorf("context = %+v", rc)
+	}
+	types := map[string]bool{}
+	for _, d := range rc.Discoveries {
+		types[d.Type] = true
+		if err := d.Validate(); err == nil {
+			t.Errorf("a discovery without ts/worker validated: %+v", d)
+		}
+	}
+	if !types["tech_stack"] || !types["test_command"] {
+		t.Errorf("discovery types = %v", types)
+	}
+}
+
+func TestEmptyQueryGivesMapOnly(t *testing.T) {
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, map[string]string{"a.py": "def f():\n    return 1\n"})
+	m, ranked, err := Mapper{Options: repomap.Options{NoCache: true}}.Build(context.Background(), dir, "  ")
+	if err != nil || m == nil || ranked != nil {
+		t.Fatalf("m=%v ranked=%v err=%v", m != nil, ranked, err)
+	}
+	rows := Rows(m, nil, []string{"patterns"})
+	if !strings.Contains(rows[0].Findings, "No file matched") {
+		t.Errorf("findings = %q", rows[0].Findings)
+	}
+}

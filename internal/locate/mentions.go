@@ -1,0 +1,171 @@
+package locate
+
+import (
+	"math"
+	"regexp"
+	"strings"
+)
+
+// mentions are the names an issue quotes explicitly.
+type mentions struct {
+	// paths are file paths as written, in order of appearance.
+	paths []pathMention
+	// dotted are dotted names such as pkg.module.Class.method.
+	dotted []string
+	// idents maps code-looking identifiers to how strongly they look like
+	// code (backticked > snake/camel case > capitalised word).
+	idents map[string]float64
+}
+
+type pathMention struct {
+	path string
+	// frame is the traceback frame number (1 = outermost), 0 when the
+	// path was not in a traceback.
+	frame int
+}
+
+var (
+	urlRe       = regexp.MustCompile(`https?://\S+`)
+	tracebackRe = regexp.MustCompile(`File "([^"\n]+)", line \d+`)
+	pathRe      = regexp.MustCompile(`(?:^|[^\w.-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:py|pyi|pyx|go|js|jsx|mjs|ts|tsx|java|kt|rs|rb|php|c|h|cc|cpp|hpp|cs|scala|swift|sh|sql|ya?ml|toml|json|cfg|ini|md|rst|txt))(?::\d+)?\b`)
+	dottedRe    = regexp.MustCompile(`\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b`)
+	identRe     = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	backtickRe  = regexp.MustCompile("`([^`\n]+)`")
+	fenceRe     = regexp.MustCompile("(?s)```.*?```")
+)
+
+var fileExts = map[string]bool{
+	"py": true, "pyi": true, "go": true, "js": true, "ts": true, "tsx": true, "jsx": true, "java": true,
+	"rs": true, "rb": true, "php": true, "c": true, "h": true, "cpp": true, "md": true, "rst": true,
+	"txt": true, "json": true, "yml": true, "yaml": true, "toml": true, "cfg": true, "ini": true, "sh": true,
+	"html": true, "com": true, "org": true, "io": true, "net": true,
+}
+
+func extractMentions(q string) mentions {
+	ms := mentions{idents: map[string]float64{}}
+	seen := map[string]bool{}
+	frame := 0
+	for _, m := range tracebackRe.FindAllStringSubmatch(q, -1) {
+		frame++
+		p := normPath(m[1])
+		ms.paths = append(ms.paths, pathMention{path: p, frame: frame})
+		seen[p] = true
+	}
+	for _, m := range pathRe.FindAllStringSubmatch(q, -1) {
+		p := normPath(m[1])
+		if seen[p] || strings.Count(p, ".") == len(p) {
+			continue
+		}
+		seen[p] = true
+		ms.paths = append(ms.paths, pathMention{path: p})
+	}
+
+	// Names below come from prose and code, not from links.
+	text := urlRe.ReplaceAllString(q, " ")
+	dseen := map[string]bool{}
+	for _, d := range dottedRe.FindAllString(text, -1) {
+		parts := strings.Split(d, ".")
+		if fileExts[parts[len(parts)-1]] || dseen[d] {
+			continue
+		}
+		// "e.g", "i.e" and version-ish fragments carry nothing.
+		short := true
+		for _, p := range parts {
+			if len(p) > 2 {
+				short = false
+			}
+		}
+		if short {
+			continue
+		}
+		dseen[d] = true
+		ms.dotted = append(ms.dotted, d)
+	}
+
+	counts := map[string]int{}
+	bump := func(id string, strength float64) {
+		if len(id) < 3 || strings.Trim(id, "_") == "" {
+			return
+		}
+		counts[id]++
+		if strength > ms.idents[id] {
+			ms.idents[id] = strength
+		}
+	}
+	for _, m := range backtickRe.FindAllStringSubmatch(text, -1) {
+		for _, id := range identRe.FindAllString(m[1], -1) {
+			bump(id, 1.0)
+		}
+	}
+	for _, block := range fenceRe.FindAllString(text, -1) {
+		for _, id := range identRe.FindAllString(block, -1) {
+			if s := identShape(id); s > 0 {
+				bump(id, math.Max(s, 0.6))
+			} else if len(id) > 3 {
+				bump(id, 0.5)
+			}
+		}
+	}
+	for _, loc := range identRe.FindAllStringIndex(text, -1) {
+		id := text[loc[0]:loc[1]]
+		s := identShape(id)
+		if loc[1] < len(text) && text[loc[1]] == '(' {
+			s = math.Max(s, 0.8)
+		}
+		if s > 0 {
+			bump(id, s)
+		}
+	}
+	for id, s := range ms.idents {
+		// Repetition is evidence, with diminishing returns.
+		ms.idents[id] = s * (1 + 0.25*math.Log(float64(counts[id])))
+	}
+	return ms
+}
+
+// identShape says how much a word looks like a code identifier.
+func identShape(id string) float64 {
+	hasLower, hasUpper, hasUnderscore, hump := false, false, false, false
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+			hasLower = true
+		case c >= 'A' && c <= 'Z':
+			hasUpper = true
+			if i > 0 && id[i-1] >= 'a' && id[i-1] <= 'z' {
+				hump = true
+			}
+		case c == '_':
+			if i > 0 && i < len(id)-1 {
+				hasUnderscore = true
+			}
+		}
+	}
+	switch {
+	case hasUnderscore && (hasLower || hasUpper):
+		return 0.8
+	case hump:
+		return 0.8
+	case hasUpper && !hasLower && len(id) >= 3:
+		// ALLCAPS words are mostly shouting or acronyms in prose.
+		return 0.2
+	case hasUpper && id[0] >= 'A' && id[0] <= 'Z':
+		return 0.4
+	}
+	return 0
+}
+
+// normPath trims what precedes a repository path in quoted text.
+func normPath(p string) string {
+	p = strings.ReplaceAll(p, "\\", "/")
+	p = strings.TrimPrefix(p, "./")
+	p = strings.TrimLeft(p, "/")
+	// site-packages/pkg/mod.py -> pkg/mod.py
+	for _, marker := range []string{"site-packages/", "dist-packages/"} {
+		if i := strings.LastIndex(p, marker); i >= 0 {
+			p = p[i+len(marker):]
+		}
+	}
+	return p
+}

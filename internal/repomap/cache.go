@@ -1,0 +1,170 @@
+package repomap
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// cacheVersion changes whenever Map's encoding or the extraction rules
+// change, so stale caches are never read as current.
+const cacheVersion = "repomap-v2"
+
+// keepCaches bounds how many maps stay on disk per cache directory.
+const keepCaches = 8
+
+// gitStateKey hashes the tree of HEAD plus the identity (path, size, mtime)
+// of every modified or untracked file, so any edit invalidates the key
+// without reading file contents.
+func gitStateKey(ctx context.Context, root string, g *gitInfo, opts Options) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00", cacheVersion, opts.MaxFileBytes, g.prefix)
+	tree, err := runGit(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD^{tree}")
+	if err != nil {
+		tree = []byte("unborn")
+	}
+	h.Write(bytes.TrimSpace(tree))
+	status, err := runGit(ctx, root, "--no-optional-locks", "-c", "core.quotepath=off", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
+	if err != nil {
+		return "", fmt.Errorf("reading work tree status: %w", err)
+	}
+	fields := bytes.Split(status, []byte{0})
+	for i := 0; i < len(fields); i++ {
+		rec := fields[i]
+		if len(rec) < 4 {
+			continue
+		}
+		code, p := string(rec[:2]), string(rec[3:])
+		fmt.Fprintf(h, "\x00%s %s", code, p)
+		if st, err := os.Lstat(filepath.Join(g.topLevel, filepath.FromSlash(p))); err == nil {
+			fmt.Fprintf(h, " %d %d", st.Size(), st.ModTime().UnixNano())
+		}
+		if code[0] == 'R' || code[0] == 'C' {
+			i++ // the rename source follows as its own field
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// statKey identifies a non-git directory by the names, sizes and mtimes of
+// its files.
+func statKey(root string, files []string, opts Options) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00%s", cacheVersion, opts.MaxFileBytes, root)
+	for _, p := range files {
+		fmt.Fprintf(h, "\x00%s", p)
+		if st, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p))); err == nil {
+			fmt.Fprintf(h, " %d %d", st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func cacheDir(root string, g *gitInfo, opts Options) string {
+	if opts.CacheDir != "" {
+		return opts.CacheDir
+	}
+	if g != nil {
+		return filepath.Join(g.commonDir, "planex", "cache")
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "planex", "repomap")
+	}
+	return filepath.Join(os.TempDir(), "planex-cache", "repomap")
+}
+
+type cacheFile struct {
+	Version string
+	Map     *Map
+}
+
+func cachePath(dir, key string) string { return filepath.Join(dir, "repomap-"+key+".gob") }
+
+func loadCache(dir, key string) (*Map, error) {
+	f, err := os.Open(cachePath(dir, key))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var c cacheFile
+	if err := gob.NewDecoder(bufio.NewReaderSize(f, 1<<16)).Decode(&c); err != nil {
+		return nil, fmt.Errorf("decoding cache %s: %w", f.Name(), err)
+	}
+	if c.Version != cacheVersion || c.Map == nil {
+		return nil, fmt.Errorf("cache %s: version %q, want %q", f.Name(), c.Version, cacheVersion)
+	}
+	if c.Map.Languages == nil {
+		c.Map.Languages = map[string]int{}
+	}
+	if c.Map.Skipped == nil {
+		c.Map.Skipped = map[string]int{}
+	}
+	return c.Map, nil
+}
+
+// saveCache writes atomically: concurrent readers see the old file or the
+// whole new one, never a torn write.
+func saveCache(dir, key string, m *Map) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating cache dir: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".repomap-*.tmp")
+	if err != nil {
+		return fmt.Errorf("creating cache file: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	w := bufio.NewWriterSize(tmp, 1<<16)
+	if err := gob.NewEncoder(w).Encode(cacheFile{Version: cacheVersion, Map: m}); err != nil {
+		tmp.Close()
+		return fmt.Errorf("encoding cache: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing cache: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), cachePath(dir, key)); err != nil {
+		return fmt.Errorf("installing cache: %w", err)
+	}
+	pruneCache(dir)
+	return nil
+}
+
+// pruneCache keeps the newest few maps; older tree states are unlikely to
+// be asked about again.
+func pruneCache(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type aged struct {
+		name string
+		mod  int64
+	}
+	var caches []aged
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "repomap-") || !strings.HasSuffix(e.Name(), ".gob") {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			caches = append(caches, aged{e.Name(), info.ModTime().UnixNano()})
+		}
+	}
+	if len(caches) <= keepCaches {
+		return
+	}
+	sort.Slice(caches, func(i, j int) bool { return caches[i].mod > caches[j].mod })
+	for _, c := range caches[keepCaches:] {
+		os.Remove(filepath.Join(dir, c.name))
+	}
+}

@@ -1,0 +1,145 @@
+package repomap
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// gitInfo describes the repository around root, when there is one.
+type gitInfo struct {
+	topLevel  string // absolute work-tree root
+	prefix    string // root relative to topLevel ("" or "sub/dir/")
+	commonDir string // absolute git common dir
+}
+
+func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// findGit returns nil (and no error) when root is not inside a work tree or
+// git is not installed: the map then falls back to walking the directory.
+func findGit(ctx context.Context, root string) *gitInfo {
+	out, err := runGit(ctx, root, "rev-parse", "--show-toplevel", "--show-prefix", "--git-common-dir")
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 3 || lines[0] == "" {
+		return nil
+	}
+	g := &gitInfo{topLevel: lines[0], prefix: lines[1], commonDir: lines[2]}
+	if !filepath.IsAbs(g.commonDir) {
+		g.commonDir = filepath.Join(root, g.commonDir)
+	}
+	g.commonDir = filepath.Clean(g.commonDir)
+	return g
+}
+
+// listGit lists tracked and untracked-but-not-ignored files under root,
+// relative to root. git already applies every .gitignore, info/exclude and
+// the global excludes file, and reads the index instead of the disk.
+func listGit(ctx context.Context, root string) ([]string, error) {
+	out, err := runGit(ctx, root, "-c", "core.quotepath=off", "ls-files", "-co", "--exclude-standard", "-z", "--deduplicate")
+	if err != nil {
+		return nil, fmt.Errorf("listing files: %w", err)
+	}
+	var files []string
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			files = append(files, string(p))
+		}
+	}
+	return files, nil
+}
+
+// listWalk walks root applying .gitignore files (nested ones scoped to their
+// directory) and .git/info/exclude, for directories that are not work trees.
+func listWalk(ctx context.Context, root string) ([]string, error) {
+	var base []gitignore.Pattern
+	base = append(base, readIgnore(filepath.Join(root, ".git", "info", "exclude"), nil)...)
+	// patterns holds the accumulated patterns in effect for each directory.
+	patterns := map[string][]gitignore.Pattern{}
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			// Unreadable directories are skipped, not fatal.
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		parent := filepath.ToSlash(filepath.Dir(rel))
+		if d.IsDir() {
+			if rel == "." {
+				patterns["."] = append(base, readIgnore(filepath.Join(p, ".gitignore"), nil)...)
+				return nil
+			}
+			if vendoredDir(d.Name()) {
+				return fs.SkipDir
+			}
+			ps := patterns[parent]
+			if gitignore.NewMatcher(ps).Match(strings.Split(rel, "/"), true) {
+				return fs.SkipDir
+			}
+			own := readIgnore(filepath.Join(p, ".gitignore"), strings.Split(rel, "/"))
+			if len(own) > 0 {
+				ps = append(append([]gitignore.Pattern(nil), ps...), own...)
+			}
+			patterns[rel] = ps
+			return nil
+		}
+		if gitignore.NewMatcher(patterns[parent]).Match(strings.Split(rel, "/"), false) {
+			return nil
+		}
+		files = append(files, rel)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walking %s: %w", root, err)
+	}
+	return files, nil
+}
+
+func readIgnore(path string, domain []string) []gitignore.Pattern {
+	f, err := os.Open(path)
+	if err != nil {
+		// Missing is normal; unreadable only makes the map larger.
+		return nil
+	}
+	defer f.Close()
+	var ps []gitignore.Pattern
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, domain))
+	}
+	return ps
+}

@@ -1,0 +1,360 @@
+// Package repomap builds a map of a repository without any model: which
+// files matter (ignoring vendored, generated, binary and oversized ones),
+// their languages, symbols and imports, and the project's manifests, CI,
+// entry points, test layout and build/lint/test commands. Maps are cached
+// per tree state so that repeated queries on the same checkout are cheap.
+package repomap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultMaxFileBytes is the size above which files are left out of the map.
+const DefaultMaxFileBytes = 512 << 10
+
+// Options tune Build. The zero value is ready to use.
+type Options struct {
+	// MaxFileBytes skips larger files; 0 means DefaultMaxFileBytes.
+	MaxFileBytes int64
+	// NoGit walks the directory (applying .gitignore files itself) even
+	// when root is inside a git work tree.
+	NoGit bool
+	// NoCache neither reads nor writes the on-disk cache.
+	NoCache bool
+	// CacheDir overrides where cached maps are stored.
+	CacheDir string
+	// Workers bounds parallel file reads; 0 means GOMAXPROCS.
+	Workers int
+	// Logger receives progress and skip notes; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Map is the model-free picture of a repository.
+type Map struct {
+	// Root is the absolute directory the map describes.
+	Root string
+	// Key identifies the tree state the map was built from.
+	Key string
+	// Git is true when the file list came from git.
+	Git bool
+	// Entries are the files kept, sorted by path.
+	Entries []File
+	// Languages counts kept files per language.
+	Languages map[string]int
+	// Manifests are package/build manifests (go.mod, package.json, ...).
+	Manifests []string
+	// CIFiles are continuous-integration configurations.
+	CIFiles []string
+	// EntryPoints are programs' starting files or directories.
+	EntryPoints []string
+	// TestLayout describes where tests live, one line per pattern.
+	TestLayout []string
+	// Commands are detected build, lint and test commands, best first per kind.
+	Commands []Command
+	// Conventions are style and tooling configurations found (formatters,
+	// linters, editor settings), as human-readable notes.
+	Conventions []string
+	// Skipped counts files left out, by reason.
+	Skipped map[string]int
+	// Listed is how many files the listing produced before filtering.
+	Listed int
+	// GoModule is the module path in the root go.mod, if any.
+	GoModule string
+	// Vocab maps content term ids (File.TermIDs) to terms.
+	Vocab []string
+	// FromCache is set when the map was loaded from the cache.
+	FromCache bool `json:"-"`
+}
+
+// File is one kept file.
+type File struct {
+	Path string
+	Lang string
+	Size int64
+	// Test is true for test files and files under test directories.
+	Test bool
+	// Main is true for program entry files (Go package main, Python
+	// __main__ guard, Java main method, Rust fn main).
+	Main    bool
+	Symbols []Symbol
+	// Imports are the import specifiers as written.
+	Imports []string
+	// Deps are repository files this file imports, when resolvable.
+	Deps []string
+	// TermIDs and TermFreqs are the content terms (ids into Map.Vocab)
+	// and their counts, sorted by id.
+	TermIDs   []uint32
+	TermFreqs []uint32
+	// Length is the number of term occurrences in the file.
+	Length int
+}
+
+// Command is a detected way to build, lint or test the project.
+type Command struct {
+	// Kind is build, lint or test.
+	Kind    string
+	Command string
+	// Source is the file the command was derived from.
+	Source string
+}
+
+// ErrNoSourceFiles is returned when a repository has no readable text files.
+var ErrNoSourceFiles = errors.New("no source files found")
+
+// Files returns the kept files, sorted by path.
+func (m *Map) Files() []File { return m.Entries }
+
+// File returns the entry for a repository-relative path.
+func (m *Map) File(p string) (File, bool) {
+	i := sort.Search(len(m.Entries), func(i int) bool { return m.Entries[i].Path >= p })
+	if i < len(m.Entries) && m.Entries[i].Path == p {
+		return m.Entries[i], true
+	}
+	return File{}, false
+}
+
+// Build maps the repository at root. The result is cached under the git
+// common dir (or the user cache dir outside git) keyed by the tree state.
+func Build(ctx context.Context, root string, opts Options) (*Map, error) {
+	start := time.Now()
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", root, err)
+	}
+	if st, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("opening repository %s: %w", root, err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("opening repository %s: not a directory", root)
+	}
+
+	var git *gitInfo
+	if !opts.NoGit {
+		git = findGit(ctx, abs)
+	}
+
+	var (
+		files []string
+		key   string
+		cache string
+	)
+	switch {
+	case git != nil && !opts.NoCache:
+		key, err = gitStateKey(ctx, abs, git, opts)
+		if err != nil {
+			log.Debug("repomap: no cache key", "err", err)
+		}
+	case git == nil:
+		if files, err = listWalk(ctx, abs); err != nil {
+			return nil, err
+		}
+		if !opts.NoCache {
+			key = statKey(abs, files, opts)
+		}
+	}
+	if !opts.NoCache && key != "" {
+		cache = cacheDir(abs, git, opts)
+		if m, err := loadCache(cache, key); err == nil {
+			m.Root = abs
+			m.FromCache = true
+			log.Debug("repomap: cache hit", "key", key[:12], "files", len(m.Entries), "took", time.Since(start))
+			return checkEmpty(root, m)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			log.Debug("repomap: cache unusable, rebuilding", "err", err)
+		}
+	}
+	if git != nil {
+		if files, err = listGit(ctx, abs); err != nil {
+			return nil, err
+		}
+	}
+
+	m, err := build(ctx, abs, files, opts, log)
+	if err != nil {
+		return nil, err
+	}
+	m.Git = git != nil
+	m.Key = key
+	if cache != "" {
+		if err := saveCache(cache, key, m); err != nil {
+			log.Warn("repomap: could not write cache", "dir", cache, "err", err)
+		}
+	}
+	log.Debug("repomap: built", "files", len(m.Entries), "listed", m.Listed, "took", time.Since(start))
+	return checkEmpty(root, m)
+}
+
+func checkEmpty(root string, m *Map) (*Map, error) {
+	if len(m.Entries) == 0 {
+		return nil, fmt.Errorf("mapping %s (%d files listed, %s): %w", root, m.Listed, skippedSummary(m.Skipped), ErrNoSourceFiles)
+	}
+	return m, nil
+}
+
+func skippedSummary(s map[string]int) string {
+	if len(s) == 0 {
+		return "none skipped"
+	}
+	var parts []string
+	for k, v := range s {
+		parts = append(parts, fmt.Sprintf("%d %s", v, k))
+	}
+	sort.Strings(parts)
+	return "skipped: " + strings.Join(parts, ", ")
+}
+
+// result is one worker's output for one file.
+type result struct {
+	file  File
+	terms map[string]uint32
+	skip  string
+}
+
+func build(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger) (*Map, error) {
+	m := &Map{Root: root, Languages: map[string]int{}, Skipped: map[string]int{}, Listed: len(listed)}
+	// Path-only filters first: they are free and spare the disk.
+	var todo []string
+	for _, p := range listed {
+		switch {
+		case isVendored(p):
+			m.Skipped["vendored"]++
+		case generatedName(p):
+			m.Skipped["generated"]++
+		case binaryExt[strings.ToLower(path.Ext(p))]:
+			m.Skipped["binary"]++
+		default:
+			todo = append(todo, p)
+		}
+	}
+	sort.Strings(todo)
+
+	results := make([]result, len(todo))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < opts.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = processFile(root, todo[i], opts.MaxFileBytes, log)
+			}
+		}()
+	}
+	var cerr error
+feed:
+	for i := range todo {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			cerr = ctx.Err()
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if cerr != nil {
+		return nil, fmt.Errorf("mapping %s: %w", root, cerr)
+	}
+
+	vocab := map[string]uint32{}
+	for i := range results {
+		r := &results[i]
+		if r.skip != "" {
+			m.Skipped[r.skip]++
+			continue
+		}
+		f := r.file
+		ids := make([]uint32, 0, len(r.terms))
+		for t := range r.terms {
+			id, ok := vocab[t]
+			if !ok {
+				id = uint32(len(m.Vocab))
+				vocab[t] = id
+				m.Vocab = append(m.Vocab, t)
+			}
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+		f.TermIDs = ids
+		f.TermFreqs = make([]uint32, len(ids))
+		for k, id := range ids {
+			f.TermFreqs[k] = r.terms[m.Vocab[id]]
+		}
+		r.terms = nil
+		m.Languages[f.Lang]++
+		m.Entries = append(m.Entries, f)
+	}
+	delete(m.Languages, "")
+	detect(m, listed) // sets GoModule, which import resolution needs
+	resolveImports(m)
+	return m, nil
+}
+
+func processFile(root, rel string, maxBytes int64, log *slog.Logger) result {
+	full := filepath.Join(root, filepath.FromSlash(rel))
+	st, err := os.Lstat(full)
+	switch {
+	case err != nil:
+		// Listed but gone (deleted in the work tree) or unreadable.
+		log.Debug("repomap: skipping", "path", rel, "err", err)
+		return result{skip: "unreadable"}
+	case st.Mode()&os.ModeSymlink != 0:
+		// Symlinks may dangle or leave the repository; their targets
+		// inside the repository are mapped on their own.
+		return result{skip: "symlink"}
+	case !st.Mode().IsRegular():
+		return result{skip: "not a regular file"}
+	case st.Size() > maxBytes:
+		return result{skip: "too large"}
+	}
+	data, err := os.ReadFile(full)
+	if err != nil {
+		log.Debug("repomap: skipping unreadable file", "path", rel, "err", err)
+		return result{skip: "unreadable"}
+	}
+	if binary(data) {
+		return result{skip: "binary"}
+	}
+	if generatedContent(rel, data) {
+		return result{skip: "generated"}
+	}
+	lang := DetectLanguage(rel)
+	f := File{Path: rel, Lang: lang, Size: st.Size(), Test: IsTestPath(rel)}
+	p := parseFile(lang, rel, data)
+	f.Symbols = p.symbols
+	for _, imp := range p.imports {
+		f.Imports = append(f.Imports, validUTF8(imp))
+	}
+	f.Main = p.isMain
+	terms := make(map[string]uint32, 64)
+	eachTermBytes(data, func(t []byte) {
+		// Look up without allocating; only new terms become strings.
+		if c, ok := terms[string(t)]; ok {
+			terms[string(t)] = c + 1
+		} else {
+			terms[string(t)] = 1
+		}
+		f.Length++
+	})
+	return result{file: f, terms: terms}
+}

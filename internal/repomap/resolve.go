@@ -1,0 +1,227 @@
+package repomap
+
+import (
+	"path"
+	"sort"
+	"strings"
+)
+
+// PythonModule returns the dotted module name of a Python file, derived from
+// the chain of packages (directories with __init__.py) it sits in:
+// src/pkg/sub/mod.py -> pkg.sub.mod when src has no __init__.py.
+func PythonModule(p string, exists func(string) bool) string {
+	if !strings.HasSuffix(p, ".py") && !strings.HasSuffix(p, ".pyi") {
+		return ""
+	}
+	parts := strings.Split(strings.TrimSuffix(strings.TrimSuffix(p, ".pyi"), ".py"), "/")
+	if parts[len(parts)-1] == "__init__" {
+		parts = parts[:len(parts)-1]
+	}
+	if len(parts) == 0 || parts[0] == "" {
+		return ""
+	}
+	// Climb while the containing directory is a package.
+	j := len(parts) - 1
+	for j > 0 {
+		dir := strings.Join(parts[:j], "/")
+		if !exists(dir+"/__init__.py") && !exists(dir+"/__init__.pyi") {
+			break
+		}
+		j--
+	}
+	return strings.Join(parts[j:], ".")
+}
+
+// resolveImports fills File.Deps with the repository files each file
+// imports, for the languages whose import syntax maps onto paths.
+func resolveImports(m *Map) {
+	exists := make(map[string]bool, len(m.Entries))
+	for _, f := range m.Entries {
+		exists[f.Path] = true
+	}
+	has := func(p string) bool { return exists[p] }
+
+	goDirs := map[string][]string{}
+	pyMods := map[string]string{}
+	fileMod := map[string]string{}
+	javaBySuffix := map[string][]string{}
+	for _, f := range m.Entries {
+		switch f.Lang {
+		case LangGo:
+			if !strings.HasSuffix(f.Path, "_test.go") {
+				d := path.Dir(f.Path)
+				goDirs[d] = append(goDirs[d], f.Path)
+			}
+		case LangPython:
+			if mod := PythonModule(f.Path, has); mod != "" {
+				fileMod[f.Path] = mod
+				// Prefer the shortest path when two trees claim a module
+				// (a package and a copy under docs/ or build/).
+				if old, ok := pyMods[mod]; !ok || len(f.Path) < len(old) {
+					pyMods[mod] = f.Path
+				}
+			}
+		case LangJava:
+			javaBySuffix[path.Base(f.Path)] = append(javaBySuffix[path.Base(f.Path)], f.Path)
+		}
+	}
+	goMod := m.goModulePath()
+
+	for i := range m.Entries {
+		f := &m.Entries[i]
+		deps := map[string]bool{}
+		add := func(p string) {
+			if p != "" && p != f.Path && exists[p] {
+				deps[p] = true
+			}
+		}
+		for _, imp := range f.Imports {
+			switch f.Lang {
+			case LangGo:
+				if goMod != "" && (imp == goMod || strings.HasPrefix(imp, goMod+"/")) {
+					dir := strings.TrimPrefix(strings.TrimPrefix(imp, goMod), "/")
+					if dir == "" {
+						dir = "."
+					}
+					for _, p := range goDirs[dir] {
+						add(p)
+					}
+				}
+			case LangPython:
+				add(resolvePython(imp, fileMod[f.Path], strings.HasSuffix(f.Path, "__init__.py"), pyMods))
+			case LangJavaScript, LangTypeScript:
+				add(resolveJS(f.Path, imp, has))
+			case LangJava:
+				name := strings.TrimSuffix(imp, ".*")
+				parts := strings.Split(name, ".")
+				want := strings.Join(parts, "/") + ".java"
+				for _, p := range javaBySuffix[parts[len(parts)-1]+".java"] {
+					if strings.HasSuffix(p, want) {
+						add(p)
+					}
+				}
+			case LangRust:
+				add(resolveRust(f.Path, imp, has))
+			}
+		}
+		f.Deps = f.Deps[:0]
+		for p := range deps {
+			f.Deps = append(f.Deps, p)
+		}
+		sort.Strings(f.Deps)
+	}
+}
+
+func (m *Map) goModulePath() string { return m.GoModule }
+
+// resolvePython resolves "pkg.mod" (import) or "pkg.mod:name" (from-import)
+// against the module table, relative imports against the importer's package.
+func resolvePython(imp, self string, selfIsPkg bool, mods map[string]string) string {
+	mod, name, _ := strings.Cut(imp, ":")
+	if strings.HasPrefix(mod, ".") {
+		dots := len(mod) - len(strings.TrimLeft(mod, "."))
+		pkg := strings.Split(self, ".")
+		if !selfIsPkg && len(pkg) > 0 {
+			pkg = pkg[:len(pkg)-1]
+		}
+		up := dots - 1
+		if up > len(pkg) {
+			return ""
+		}
+		pkg = pkg[:len(pkg)-up]
+		rest := strings.TrimLeft(mod, ".")
+		mod = strings.Join(pkg, ".")
+		if rest != "" {
+			if mod != "" {
+				mod += "."
+			}
+			mod += rest
+		}
+	}
+	if name != "" && name != "*" {
+		if p, ok := mods[joinDot(mod, name)]; ok {
+			return p
+		}
+	}
+	for mod != "" {
+		if p, ok := mods[mod]; ok {
+			return p
+		}
+		i := strings.LastIndexByte(mod, '.')
+		if i < 0 {
+			break
+		}
+		mod = mod[:i]
+	}
+	return ""
+}
+
+func joinDot(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}
+
+var jsExts = []string{"", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", "/index.ts", "/index.tsx", "/index.js", "/index.jsx"}
+
+func resolveJS(from, spec string, has func(string) bool) string {
+	if !strings.HasPrefix(spec, ".") {
+		return ""
+	}
+	base := path.Join(path.Dir(from), spec)
+	for _, ext := range jsExts {
+		if has(base + ext) {
+			return base + ext
+		}
+	}
+	// TypeScript sources import "./x.js" meaning "./x.ts".
+	if trimmed := strings.TrimSuffix(base, path.Ext(base)); trimmed != base {
+		for _, ext := range []string{".ts", ".tsx"} {
+			if has(trimmed + ext) {
+				return trimmed + ext
+			}
+		}
+	}
+	return ""
+}
+
+func resolveRust(from, imp string, has func(string) bool) string {
+	dir := path.Dir(from)
+	base := path.Base(from)
+	if name, ok := strings.CutPrefix(imp, "mod:"); ok {
+		modDir := dir
+		if base != "mod.rs" && base != "lib.rs" && base != "main.rs" {
+			modDir = path.Join(dir, strings.TrimSuffix(base, ".rs"))
+		}
+		for _, c := range []string{modDir + "/" + name + ".rs", modDir + "/" + name + "/mod.rs"} {
+			if has(c) {
+				return c
+			}
+		}
+		return ""
+	}
+	rest, ok := strings.CutPrefix(imp, "crate::")
+	if !ok {
+		return ""
+	}
+	// The crate root is the nearest ancestor src/ directory.
+	root := dir
+	for root != "." && path.Base(root) != "src" {
+		root = path.Dir(root)
+	}
+	if path.Base(root) != "src" {
+		return ""
+	}
+	parts := strings.Split(rest, "::")
+	for n := len(parts); n > 0; n-- {
+		p := path.Join(append([]string{root}, parts[:n]...)...)
+		if has(p + ".rs") {
+			return p + ".rs"
+		}
+		if has(p + "/mod.rs") {
+			return p + "/mod.rs"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,363 @@
+package repomap
+
+import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Symbol is a definition found in a file.
+type Symbol struct {
+	Name string
+	// Kind is one of func, method, type, class, interface, var, module.
+	Kind string
+	// Parent is the enclosing type or class of a method, if known.
+	Parent string `json:",omitempty"`
+	Line   int
+}
+
+// parsed is what the per-language scanners extract from one file.
+type parsed struct {
+	symbols []Symbol
+	imports []string
+	pkg     string // Go package name
+	isMain  bool   // Go main package, Python __main__ guard, Java main method
+}
+
+func parseFile(lang, p string, data []byte) parsed {
+	switch lang {
+	case LangGo:
+		return parseGo(p, data)
+	case LangPython:
+		return parsePython(data)
+	case LangJavaScript, LangTypeScript:
+		return parseJS(data)
+	case LangJava:
+		return parseJava(data)
+	case LangRust:
+		return parseRust(data)
+	}
+	return parsed{}
+}
+
+func parseGo(p string, data []byte) parsed {
+	var out parsed
+	fset := token.NewFileSet()
+	// Partial ASTs are still useful: keep whatever parsed before an error.
+	f, _ := parser.ParseFile(fset, p, data, parser.SkipObjectResolution)
+	if f == nil {
+		return out
+	}
+	if f.Name != nil {
+		out.pkg = f.Name.Name
+		out.isMain = f.Name.Name == "main"
+	}
+	for _, imp := range f.Imports {
+		if s, err := strconv.Unquote(imp.Path.Value); err == nil {
+			out.imports = append(out.imports, s)
+		}
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			s := Symbol{Name: d.Name.Name, Kind: "func", Line: fset.Position(d.Pos()).Line}
+			if d.Recv != nil && len(d.Recv.List) > 0 {
+				s.Kind = "method"
+				s.Parent = recvName(d.Recv.List[0].Type)
+			}
+			out.symbols = append(out.symbols, s)
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch spec := spec.(type) {
+				case *ast.TypeSpec:
+					kind := "type"
+					if _, ok := spec.Type.(*ast.InterfaceType); ok {
+						kind = "interface"
+					}
+					out.symbols = append(out.symbols, Symbol{Name: spec.Name.Name, Kind: kind, Line: fset.Position(spec.Pos()).Line})
+				case *ast.ValueSpec:
+					if d.Tok != token.CONST && d.Tok != token.VAR {
+						continue
+					}
+					for _, n := range spec.Names {
+						if n.Name != "_" && ast.IsExported(n.Name) {
+							out.symbols = append(out.symbols, Symbol{Name: n.Name, Kind: "var", Line: fset.Position(n.Pos()).Line})
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func recvName(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.StarExpr:
+		return recvName(t.X)
+	case *ast.Ident:
+		return t.Name
+	case *ast.IndexExpr:
+		return recvName(t.X)
+	case *ast.IndexListExpr:
+		return recvName(t.X)
+	}
+	return ""
+}
+
+// eachLine calls fn with each line (without the newline) and its 1-based number.
+func eachLine(data []byte, fn func(n int, line []byte)) {
+	n := 0
+	for len(data) > 0 {
+		n++
+		i := bytes.IndexByte(data, '\n')
+		var line []byte
+		if i < 0 {
+			line, data = data, nil
+		} else {
+			line, data = data[:i], data[i+1:]
+		}
+		fn(n, bytes.TrimRight(line, "\r"))
+	}
+}
+
+var (
+	pyDef       = regexp.MustCompile(`^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)`)
+	pyClass     = regexp.MustCompile(`^(\s*)class\s+([A-Za-z_]\w*)`)
+	pyAssign    = regexp.MustCompile(`^([A-Za-z_]\w*)\s*(?::[^=]+)?=[^=]`)
+	pyImport    = regexp.MustCompile(`^\s*import\s+(.+)`)
+	pyFrom      = regexp.MustCompile(`^\s*from\s+(\.*[\w.]*)\s+import\s+\(?\s*([^#]*)`)
+	pyMainGuard = regexp.MustCompile(`^if\s+__name__\s*==\s*["']__main__["']`)
+)
+
+func parsePython(data []byte) parsed {
+	var out parsed
+	// classes tracks the indentation of enclosing classes, so defs below a
+	// class are recorded as its methods.
+	type open struct {
+		indent int
+		name   string
+	}
+	var classes []open
+	inFromParen := false
+	var fromMod string
+	eachLine(data, func(n int, line []byte) {
+		if inFromParen {
+			// Continuation of "from x import (a, b," – names only.
+			s := string(line)
+			end := strings.Contains(s, ")")
+			s = strings.SplitN(s, ")", 2)[0]
+			for _, name := range strings.Split(s, ",") {
+				name = strings.TrimSpace(strings.SplitN(strings.TrimSpace(name), " ", 2)[0])
+				if name != "" && !strings.HasPrefix(name, "#") {
+					out.imports = append(out.imports, fromMod+":"+name)
+				}
+			}
+			inFromParen = !end
+			return
+		}
+		trimmed := bytes.TrimLeft(line, " \t")
+		if len(trimmed) == 0 || trimmed[0] == '#' {
+			return
+		}
+		indent := len(line) - len(trimmed)
+		for len(classes) > 0 && indent <= classes[len(classes)-1].indent {
+			classes = classes[:len(classes)-1]
+		}
+		switch trimmed[0] {
+		case 'd', 'a':
+			if m := pyDef.FindSubmatch(line); m != nil {
+				s := Symbol{Name: string(m[2]), Kind: "func", Line: n}
+				if len(classes) > 0 {
+					s.Kind, s.Parent = "method", classes[len(classes)-1].name
+				}
+				out.symbols = append(out.symbols, s)
+				return
+			}
+		case 'c':
+			if m := pyClass.FindSubmatch(line); m != nil {
+				s := Symbol{Name: string(m[2]), Kind: "class", Line: n}
+				if len(classes) > 0 {
+					s.Parent = classes[len(classes)-1].name
+				}
+				out.symbols = append(out.symbols, s)
+				classes = append(classes, open{indent, s.Name})
+				return
+			}
+		case 'i':
+			if m := pyImport.FindSubmatch(line); m != nil && bytes.HasPrefix(trimmed, []byte("import ")) {
+				for _, part := range strings.Split(string(m[1]), ",") {
+					f := strings.Fields(part)
+					if len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+						out.imports = append(out.imports, f[0])
+					}
+				}
+				return
+			}
+			if indent == 0 && pyMainGuard.Match(line) {
+				out.isMain = true
+				return
+			}
+		case 'f':
+			if m := pyFrom.FindSubmatch(line); m != nil {
+				mod := string(m[1])
+				rest := string(m[2])
+				if strings.Contains(string(trimmed), "(") && !strings.Contains(rest, ")") {
+					inFromParen, fromMod = true, mod
+				}
+				rest = strings.SplitN(rest, ")", 2)[0]
+				for _, name := range strings.Split(rest, ",") {
+					name = strings.TrimSpace(strings.SplitN(strings.TrimSpace(name), " ", 2)[0])
+					if name != "" && name != "\\" {
+						out.imports = append(out.imports, mod+":"+name)
+					}
+				}
+				return
+			}
+		}
+		if indent == 0 {
+			if m := pyAssign.FindSubmatch(line); m != nil {
+				out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "var", Line: n})
+			}
+		}
+	})
+	return out
+}
+
+var (
+	jsFunc      = regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)`)
+	jsClass     = regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)`)
+	jsTSType    = regexp.MustCompile(`^\s*(?:export\s+)?(?:declare\s+)?(interface|type|enum)\s+([A-Za-z_$][\w$]*)`)
+	jsConstFn   = regexp.MustCompile(`^\s*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>)`)
+	jsMethod    = regexp.MustCompile(`^\s+(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^{]+)?\{\s*$`)
+	jsImport    = regexp.MustCompile(`(?:^|\s)(?:import|export)\s+(?:[^'"]*?\s+from\s+)?['"]([^'"]+)['"]`)
+	jsRequire   = regexp.MustCompile(`\brequire\(\s*['"]([^'"]+)['"]\s*\)`)
+	jsKeywordFn = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "function": true, "return": true, "constructor": false}
+)
+
+func parseJS(data []byte) parsed {
+	var out parsed
+	eachLine(data, func(n int, line []byte) {
+		if len(line) > 1000 {
+			return
+		}
+		if m := jsFunc.FindSubmatch(line); m != nil {
+			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "func", Line: n})
+		} else if m := jsClass.FindSubmatch(line); m != nil {
+			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "class", Line: n})
+		} else if m := jsTSType.FindSubmatch(line); m != nil {
+			kind := "type"
+			if string(m[1]) == "interface" {
+				kind = "interface"
+			}
+			out.symbols = append(out.symbols, Symbol{Name: string(m[2]), Kind: kind, Line: n})
+		} else if m := jsConstFn.FindSubmatch(line); m != nil {
+			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "func", Line: n})
+		} else if m := jsMethod.FindSubmatch(line); m != nil && !jsKeywordFn[string(m[1])] {
+			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "method", Line: n})
+		}
+		if bytes.Contains(line, []byte("import")) || bytes.Contains(line, []byte("export")) {
+			for _, m := range jsImport.FindAllSubmatch(line, -1) {
+				out.imports = append(out.imports, string(m[1]))
+			}
+		}
+		if bytes.Contains(line, []byte("require(")) {
+			for _, m := range jsRequire.FindAllSubmatch(line, -1) {
+				out.imports = append(out.imports, string(m[1]))
+			}
+		}
+	})
+	return out
+}
+
+var (
+	javaType   = regexp.MustCompile(`^\s*(?:(?:public|private|protected|static|final|abstract|sealed|non-sealed|strictfp)\s+)*(class|interface|enum|record|@interface)\s+([A-Za-z_]\w*)`)
+	javaMethod = regexp.MustCompile(`^\s+(?:(?:public|private|protected|static|final|abstract|synchronized|native|default)\s+)+(?:<[^>]+>\s+)?[\w.<>\[\],? ]+?\s+([a-z_]\w*)\s*\(`)
+	javaImport = regexp.MustCompile(`^\s*import\s+(?:static\s+)?([\w.]+(?:\.\*)?)\s*;`)
+	javaMain   = regexp.MustCompile(`public\s+static\s+void\s+main\s*\(`)
+)
+
+func parseJava(data []byte) parsed {
+	var out parsed
+	var current string
+	eachLine(data, func(n int, line []byte) {
+		if m := javaImport.FindSubmatch(line); m != nil {
+			out.imports = append(out.imports, string(m[1]))
+		} else if m := javaType.FindSubmatch(line); m != nil {
+			kind := "class"
+			if string(m[1]) == "interface" || string(m[1]) == "@interface" {
+				kind = "interface"
+			}
+			current = string(m[2])
+			out.symbols = append(out.symbols, Symbol{Name: current, Kind: kind, Line: n})
+		} else if m := javaMethod.FindSubmatch(line); m != nil {
+			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "method", Parent: current, Line: n})
+		}
+		if javaMain.Match(line) {
+			out.isMain = true
+		}
+	})
+	return out
+}
+
+var (
+	rustFn   = regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?fn\s+([A-Za-z_]\w*)`)
+	rustType = regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(struct|enum|trait|type|union|mod)\s+([A-Za-z_]\w*)`)
+	rustImpl = regexp.MustCompile(`^\s*impl(?:<[^>]*>)?\s+(?:[\w:<>, ]+\s+for\s+)?([A-Za-z_]\w*)`)
+	rustUse  = regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;{]+)`)
+	rustMod  = regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([A-Za-z_]\w*)\s*;`)
+)
+
+func parseRust(data []byte) parsed {
+	var out parsed
+	var impl string
+	eachLine(data, func(n int, line []byte) {
+		if m := rustImpl.FindSubmatch(line); m != nil {
+			impl = string(m[1])
+			return
+		}
+		if len(line) > 0 && line[0] == '}' {
+			impl = ""
+		}
+		if m := rustFn.FindSubmatch(line); m != nil {
+			s := Symbol{Name: string(m[1]), Kind: "func", Line: n}
+			if impl != "" && len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
+				s.Kind, s.Parent = "method", impl
+			}
+			if s.Name == "main" {
+				out.isMain = true
+			}
+			out.symbols = append(out.symbols, s)
+		} else if m := rustMod.FindSubmatch(line); m != nil {
+			out.imports = append(out.imports, "mod:"+string(m[1]))
+		} else if m := rustType.FindSubmatch(line); m != nil {
+			kind := string(m[1])
+			switch kind {
+			case "struct", "enum", "union", "type":
+				kind = "type"
+			case "trait":
+				kind = "interface"
+			case "mod":
+				kind = "module"
+			}
+			out.symbols = append(out.symbols, Symbol{Name: string(m[2]), Kind: kind, Line: n})
+		} else if m := rustUse.FindSubmatch(line); m != nil {
+			out.imports = append(out.imports, strings.TrimSpace(string(m[1])))
+		}
+	})
+	return out
+}
+
+// validUTF8 makes extracted strings safe to encode whatever the file's
+// encoding was.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
