@@ -1,0 +1,91 @@
+// Package authz decides who may drive planex on a repository.
+//
+// Triggering and approving need write, maintain or admin access, read from
+// the collaborator permission API (never from a webhook's
+// author_association, which does not reflect team or organisation grants
+// reliably). Bots never approve. A refusal carries a short reason meant for
+// the person refused; failures to find out are returned as errors and are
+// for the logs.
+package authz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/planexhq/planex/internal/gh"
+)
+
+// Action is something a person asks planex to do.
+type Action string
+
+const (
+	// Trigger covers planning and every command other than approve.
+	Trigger Action = "trigger"
+	// Approve is running an approved plan.
+	Approve Action = "approve"
+)
+
+// PermissionGetter reads a user's access to a repository; *gh.Client
+// implements it.
+type PermissionGetter interface {
+	Permission(ctx context.Context, owner, repo, login string) (gh.Permission, error)
+}
+
+// Decision is the outcome of Check.
+type Decision struct {
+	Allowed bool
+	// Reason explains a refusal to the user (empty when allowed).
+	Reason string
+	// Permission and Role are what GitHub reported (empty for bots refused
+	// before asking).
+	Permission string
+	Role       string
+}
+
+// IsBot reports whether an account is a bot: type "Bot" in GitHub's
+// payloads, or an app login ending in "[bot]".
+func IsBot(login, userType string) bool {
+	return strings.EqualFold(userType, "Bot") || strings.HasSuffix(strings.ToLower(login), "[bot]")
+}
+
+var writeRoles = map[string]bool{"admin": true, "maintain": true, "write": true}
+
+// Check decides whether login (of type userType, as in the event payload)
+// may perform action on owner/repo.
+func Check(ctx context.Context, client PermissionGetter, owner, repo, login, userType string, action Action) (Decision, error) {
+	if client == nil {
+		return Decision{}, errors.New("authz: no permission client")
+	}
+	if login == "" {
+		return Decision{}, fmt.Errorf("authz: checking %s on %s/%s: the event names no user", action, owner, repo)
+	}
+	if action != Trigger && action != Approve {
+		return Decision{}, fmt.Errorf("authz: unknown action %q", action)
+	}
+	if action == Approve && IsBot(login, userType) {
+		return Decision{Reason: fmt.Sprintf("@%s is a bot, and bots cannot approve plans; a maintainer has to approve.", login)}, nil
+	}
+	p, err := client.Permission(ctx, owner, repo, login)
+	if err != nil {
+		return Decision{}, fmt.Errorf("authz: reading @%s's permission on %s/%s: %w", login, owner, repo, err)
+	}
+	d := Decision{Permission: p.Permission, Role: p.RoleName}
+	// role_name names maintain (reported as "write" in permission) and
+	// custom roles; permission carries the base level of custom roles.
+	if writeRoles[strings.ToLower(p.RoleName)] || p.Permission == "admin" || p.Permission == "write" {
+		d.Allowed = true
+		return d, nil
+	}
+	have := p.RoleName
+	if have == "" {
+		have = p.Permission
+	}
+	if have == "" || have == "none" {
+		have = "no"
+	}
+	verb := map[Action]string{Trigger: "run planex", Approve: "approve plans"}[action]
+	d.Reason = fmt.Sprintf("Sorry @%s, you need write, maintain or admin access to %s/%s to %s (you have %s access).", login, owner, repo, verb, have)
+	return d, nil
+}

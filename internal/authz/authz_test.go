@@ -1,0 +1,102 @@
+package authz
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/planexhq/planex/internal/gh"
+	"github.com/planexhq/planex/internal/ghfake"
+)
+
+func TestCheck(t *testing.T) {
+	ctx := context.Background()
+	f := ghfake.New(t)
+	f.AddRepo("octo/widgets", ghfake.Repo{})
+	for login, role := range map[string]string{"adm": "admin", "mnt": "maintain", "wrt": "write", "tri": "triage", "rdr": "read", "helper[bot]": "write"} {
+		f.SetPermission("octo/widgets", login, role)
+	}
+	f.AddUser("outsider", "User")
+	client, err := gh.NewClient(ctx, gh.Options{Token: "t", APIURL: f.URL(), HTTPClient: f.HTTPClient(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		login, userType string
+		action          Action
+		allowed         bool
+		reason          string
+	}{
+		{"octo", "User", Trigger, true, ""},
+		{"adm", "User", Approve, true, ""},
+		{"mnt", "User", Approve, true, ""},
+		{"wrt", "User", Trigger, true, ""},
+		{"tri", "User", Trigger, false, "you have triage access"},
+		{"rdr", "User", Approve, false, "you have read access"},
+		{"outsider", "User", Trigger, false, "need write, maintain or admin access to octo/widgets"},
+		{"nobody-known", "User", Trigger, false, "you have no access"},
+		{"helper[bot]", "Bot", Trigger, true, ""},
+		{"helper[bot]", "Bot", Approve, false, "bots cannot approve"},
+		{"wrt", "Bot", Approve, false, "bots cannot approve"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.login+"/"+string(tt.action), func(t *testing.T) {
+			d, err := Check(ctx, client, "octo", "widgets", tt.login, tt.userType, tt.action)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed != tt.allowed {
+				t.Fatalf("allowed = %v, want %v (%+v)", d.Allowed, tt.allowed, d)
+			}
+			if !strings.Contains(d.Reason, tt.reason) || (tt.allowed && d.Reason != "") {
+				t.Fatalf("reason %q, want it to contain %q", d.Reason, tt.reason)
+			}
+		})
+	}
+}
+
+type failing struct{}
+
+func (failing) Permission(context.Context, string, string, string) (gh.Permission, error) {
+	return gh.Permission{}, errors.New("boom")
+}
+
+type custom struct{}
+
+func (custom) Permission(context.Context, string, string, string) (gh.Permission, error) {
+	return gh.Permission{Permission: "write", RoleName: "release-manager"}, nil
+}
+
+func TestCheckErrorsAreSeparateFromRefusals(t *testing.T) {
+	ctx := context.Background()
+	if _, err := Check(ctx, failing{}, "o", "r", "u", "User", Trigger); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("want internal error, got %v", err)
+	}
+	if _, err := Check(ctx, custom{}, "o", "r", "", "User", Trigger); err == nil {
+		t.Fatal("empty login accepted")
+	}
+	d, err := Check(ctx, custom{}, "o", "r", "u", "User", Approve)
+	if err != nil || !d.Allowed {
+		t.Fatalf("custom role with write base: %+v %v", d, err)
+	}
+}
+
+func TestCheckSurvivesTransientFailures(t *testing.T) {
+	ctx := context.Background()
+	f := ghfake.New(t)
+	f.AddRepo("octo/widgets", ghfake.Repo{})
+	f.SetPermission("octo/widgets", "mnt", "maintain")
+	f.InjectFault("GET /repos/{owner}/{repo}/collaborators/{username}/permission", 1, ghfake.ServerError(502))
+	client, _ := gh.NewClient(ctx, gh.Options{APIURL: f.URL(), HTTPClient: f.HTTPClient(),
+		Retry:  gh.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	d, err := Check(ctx, client, "octo", "widgets", "mnt", "User", Approve)
+	if err != nil || !d.Allowed {
+		t.Fatalf("%+v %v", d, err)
+	}
+}

@@ -1,0 +1,590 @@
+// Package gh is planex's GitHub client: a go-github client with the
+// transport a bot needs (token auth, GitHub Enterprise Server by URL alone,
+// retries of rate limits, 5xx and post-create 404s with bounded backoff)
+// and small, named methods for the calls planex makes. Writes are made one
+// at a time. Errors name what was being done and, when GitHub refuses for
+// lack of permission, what to grant (see PermissionError).
+//
+// Consumers should declare small interfaces with only the methods they use
+// and let *Client satisfy them, so they can be tested against ghfake or a
+// stub.
+package gh
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofri/go-github-ratelimit/v2/github_ratelimit"
+	"github.com/gofri/go-github-ratelimit/v2/github_ratelimit/github_secondary_ratelimit"
+	"github.com/google/go-github/v60/github"
+	"golang.org/x/oauth2"
+)
+
+// DefaultAPIURL is github.com's REST root.
+const DefaultAPIURL = "https://api.github.com"
+
+// Options configures NewClient.
+type Options struct {
+	// Token authenticates every request (GITHUB_TOKEN or a PAT). Empty means
+	// anonymous.
+	Token string
+	// APIURL is the REST root, GITHUB_API_URL in Actions:
+	// https://api.github.com or https://HOST/api/v3 on GitHub Enterprise
+	// Server. Empty means github.com.
+	APIURL string
+	// ServerURL is the web root, GITHUB_SERVER_URL (https://github.com or
+	// https://HOST). Used for links and the uploads URL.
+	ServerURL string
+	// UserAgent is sent with every request ("planex" when empty).
+	UserAgent string
+	// HTTPClient supplies the base transport (http.DefaultTransport when nil).
+	HTTPClient *http.Client
+	// Retry bounds retries; zero values take defaults.
+	Retry RetryPolicy
+	// Logger receives retry and rate-limit notices (slog.Default when nil).
+	Logger *slog.Logger
+}
+
+// Client talks to one GitHub (github.com or an Enterprise Server).
+type Client struct {
+	gh        *github.Client
+	serverURL string
+	log       *slog.Logger
+	writeMu   sync.Mutex
+}
+
+// NewClient builds a client. Only the URLs decide between github.com and
+// GitHub Enterprise Server.
+func NewClient(ctx context.Context, opts Options) (*Client, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	apiURL := strings.TrimSpace(opts.APIURL)
+	if apiURL == "" {
+		apiURL = DefaultAPIURL
+	}
+	base, err := url.Parse(apiURL)
+	if err != nil || base.Scheme == "" || base.Host == "" {
+		return nil, fmt.Errorf("github API URL %q is not an absolute URL", apiURL)
+	}
+	if !strings.HasSuffix(base.Path, "/") {
+		base.Path += "/"
+	}
+	serverURL := strings.TrimSuffix(strings.TrimSpace(opts.ServerURL), "/")
+	if serverURL == "" {
+		serverURL = "https://github.com"
+		if base.Host != "api.github.com" {
+			serverURL = base.Scheme + "://" + base.Host
+		}
+	}
+	upload, err := url.Parse(serverURL + "/api/uploads/")
+	if err != nil {
+		return nil, fmt.Errorf("github server URL %q: %w", serverURL, err)
+	}
+	if base.Host == "api.github.com" {
+		upload, _ = url.Parse("https://uploads.github.com/")
+	}
+
+	transport := http.DefaultTransport
+	if opts.HTTPClient != nil && opts.HTTPClient.Transport != nil {
+		transport = opts.HTTPClient.Transport
+	}
+	// Bottom to top: fresh body per attempt, auth, rate limits, retries.
+	var rt http.RoundTripper = rewindTransport{base: transport}
+	if opts.Token != "" {
+		rt = &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: opts.Token}), Base: rt}
+	}
+	policy := opts.Retry.withDefaults()
+	rt = github_ratelimit.New(rt,
+		github_secondary_ratelimit.WithSingleSleepLimit(policy.MaxDelay, func(cc *github_secondary_ratelimit.CallbackContext) {
+			log.WarnContext(ctx, "github: secondary rate limit wait too long; not waiting", "reset", cc.ResetTime)
+		}),
+		github_secondary_ratelimit.WithTotalSleepLimit(policy.MaxElapsed, func(cc *github_secondary_ratelimit.CallbackContext) {
+			log.WarnContext(ctx, "github: secondary rate limit sleep budget spent", "total", cc.TotalSleepTime)
+		}),
+		github_secondary_ratelimit.WithLimitDetectedCallback(func(cc *github_secondary_ratelimit.CallbackContext) {
+			log.InfoContext(ctx, "github: secondary rate limit; waiting", "until", cc.ResetTime)
+		}),
+	)
+	rt = &retryTransport{base: rt, policy: policy, log: log, sleep: sleepCtx}
+
+	httpClient := &http.Client{Transport: rt}
+	if opts.HTTPClient != nil {
+		httpClient.Timeout = opts.HTTPClient.Timeout
+		httpClient.Jar = opts.HTTPClient.Jar
+	}
+	gc := github.NewClient(httpClient)
+	gc.BaseURL = base
+	gc.UploadURL = upload
+	gc.UserAgent = opts.UserAgent
+	if gc.UserAgent == "" {
+		gc.UserAgent = "planex"
+	}
+	return &Client{gh: gc, serverURL: serverURL, log: log}, nil
+}
+
+// GitHub exposes the underlying go-github client for calls without a
+// helper here. Writes made through it are not serialised.
+func (c *Client) GitHub() *github.Client { return c.gh }
+
+// ServerURL is the web root (https://github.com or the Enterprise host).
+func (c *Client) ServerURL() string { return c.serverURL }
+
+// write serialises mutating calls.
+func (c *Client) write(fn func() error) error {
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	return fn()
+}
+
+// ---- issues and comments ----
+
+// GetIssue returns an issue (or a pull request's issue view).
+func (c *Client) GetIssue(ctx context.Context, owner, repo string, number int) (*github.Issue, error) {
+	is, _, err := c.gh.Issues.Get(ctx, owner, repo, number)
+	return is, classify(fmt.Sprintf("getting issue %s/%s#%d", owner, repo, number), "issues: read", err)
+}
+
+// ListIssuesByLabel returns the issues (not pull requests) carrying label
+// in state ("open", "closed" or "all"; "open" when empty), oldest first.
+func (c *Client) ListIssuesByLabel(ctx context.Context, owner, repo, label, state string) ([]*github.Issue, error) {
+	if state == "" {
+		state = "open"
+	}
+	opt := &github.IssueListByRepoOptions{Labels: []string{label}, State: state, Sort: "created", Direction: "asc",
+		ListOptions: github.ListOptions{PerPage: 100}}
+	var out []*github.Issue
+	for {
+		page, resp, err := c.gh.Issues.ListByRepo(ctx, owner, repo, opt)
+		if err != nil {
+			return nil, classify(fmt.Sprintf("listing %s issues of %s/%s labelled %q", state, owner, repo, label), "issues: read", err)
+		}
+		for _, is := range page {
+			if !is.IsPullRequest() {
+				out = append(out, is)
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// CreateComment posts a comment on an issue or pull request.
+func (c *Client) CreateComment(ctx context.Context, owner, repo string, number int, body string) (*github.IssueComment, error) {
+	var out *github.IssueComment
+	err := c.write(func() error {
+		var err error
+		out, _, err = c.gh.Issues.CreateComment(ctx, owner, repo, number, &github.IssueComment{Body: github.String(body)})
+		return err
+	})
+	return out, classify(fmt.Sprintf("commenting on %s/%s#%d", owner, repo, number), "issues: write (pull-requests: write on a pull request)", err)
+}
+
+// EditComment replaces a comment's body.
+func (c *Client) EditComment(ctx context.Context, owner, repo string, commentID int64, body string) (*github.IssueComment, error) {
+	var out *github.IssueComment
+	err := c.write(func() error {
+		var err error
+		out, _, err = c.gh.Issues.EditComment(ctx, owner, repo, commentID, &github.IssueComment{Body: github.String(body)})
+		return err
+	})
+	return out, classify(fmt.Sprintf("editing comment %d in %s/%s", commentID, owner, repo), "issues: write (pull-requests: write on a pull request)", err)
+}
+
+// GetComment returns one issue comment.
+func (c *Client) GetComment(ctx context.Context, owner, repo string, commentID int64) (*github.IssueComment, error) {
+	out, _, err := c.gh.Issues.GetComment(ctx, owner, repo, commentID)
+	return out, classify(fmt.Sprintf("getting comment %d in %s/%s", commentID, owner, repo), "issues: read", err)
+}
+
+// DeleteComment deletes an issue comment.
+func (c *Client) DeleteComment(ctx context.Context, owner, repo string, commentID int64) error {
+	err := c.write(func() error {
+		_, err := c.gh.Issues.DeleteComment(ctx, owner, repo, commentID)
+		return err
+	})
+	return classify(fmt.Sprintf("deleting comment %d in %s/%s", commentID, owner, repo), "issues: write", err)
+}
+
+// ListComments returns all comments of an issue or pull request in
+// creation order; with a non-zero since, only those updated at or after it.
+func (c *Client) ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error) {
+	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	if !since.IsZero() {
+		opt.Since = &since
+	}
+	var out []*github.IssueComment
+	for {
+		page, resp, err := c.gh.Issues.ListComments(ctx, owner, repo, number, opt)
+		if err != nil {
+			return nil, classify(fmt.Sprintf("listing comments of %s/%s#%d", owner, repo, number), "issues: read", err)
+		}
+		out = append(out, page...)
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// Reactions planex uses.
+const (
+	ReactionEyes     = "eyes"
+	ReactionRocket   = "rocket"
+	ReactionThumbsUp = "+1"
+	ReactionRefused  = "-1"
+	ReactionConfused = "confused"
+)
+
+// AddCommentReaction reacts to an issue comment (idempotent on GitHub).
+func (c *Client) AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error {
+	err := c.write(func() error {
+		_, _, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, owner, repo, commentID, content)
+		return err
+	})
+	return classify(fmt.Sprintf("reacting %q to comment %d in %s/%s", content, commentID, owner, repo), "issues: write (pull-requests: write on a pull request)", err)
+}
+
+// AddIssueReaction reacts to an issue or pull request itself.
+func (c *Client) AddIssueReaction(ctx context.Context, owner, repo string, number int, content string) error {
+	err := c.write(func() error {
+		_, _, err := c.gh.Reactions.CreateIssueReaction(ctx, owner, repo, number, content)
+		return err
+	})
+	return classify(fmt.Sprintf("reacting %q to %s/%s#%d", content, owner, repo, number), "issues: write", err)
+}
+
+// AddReviewCommentReaction reacts to an inline pull request review comment.
+func (c *Client) AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error {
+	err := c.write(func() error {
+		_, _, err := c.gh.Reactions.CreatePullRequestCommentReaction(ctx, owner, repo, commentID, content)
+		return err
+	})
+	return classify(fmt.Sprintf("reacting %q to review comment %d in %s/%s", content, commentID, owner, repo), "pull-requests: write", err)
+}
+
+// AddLabels adds labels to an issue or pull request; GitHub creates labels
+// the repository does not have yet.
+func (c *Client) AddLabels(ctx context.Context, owner, repo string, number int, labels ...string) error {
+	if len(labels) == 0 {
+		return nil
+	}
+	op := fmt.Sprintf("adding labels %v to %s/%s#%d", labels, owner, repo, number)
+	// go-github sends a bare array, which the REST description does not
+	// accept; send the documented {"labels": [...]} object.
+	req, err := c.gh.NewRequest(http.MethodPost, fmt.Sprintf("repos/%s/%s/issues/%d/labels", owner, repo, number),
+		map[string][]string{"labels": labels})
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	err = c.write(func() error {
+		_, err := c.gh.Do(ctx, req, nil)
+		return err
+	})
+	return classify(op, "issues: write (pull-requests: write on a pull request)", err)
+}
+
+// RemoveLabel removes a label; a label that is not there is not an error.
+func (c *Client) RemoveLabel(ctx context.Context, owner, repo string, number int, label string) error {
+	err := c.write(func() error {
+		_, err := c.gh.Issues.RemoveLabelForIssue(ctx, owner, repo, number, label)
+		return err
+	})
+	err = classify(fmt.Sprintf("removing label %q from %s/%s#%d", label, owner, repo, number), "issues: write (pull-requests: write on a pull request)", err)
+	if IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// ---- repository ----
+
+// Permission is a collaborator's access as the collaborator permission API
+// reports it: Permission is the legacy level (admin, write, read, none;
+// maintain shows as write, triage as read) and RoleName the actual role
+// (admin, maintain, write, triage, read or a custom role name).
+type Permission struct {
+	Permission string `json:"permission"`
+	RoleName   string `json:"role_name"`
+}
+
+// Permission returns login's access to the repository. An account GitHub
+// does not know (404) has permission "none".
+func (c *Client) Permission(ctx context.Context, owner, repo, login string) (Permission, error) {
+	op := fmt.Sprintf("reading %s's permission on %s/%s", login, owner, repo)
+	req, err := c.gh.NewRequest(http.MethodGet, fmt.Sprintf("repos/%s/%s/collaborators/%s/permission", owner, repo, url.PathEscape(login)), nil)
+	if err != nil {
+		return Permission{}, fmt.Errorf("%s: %w", op, err)
+	}
+	var out Permission
+	_, err = c.gh.Do(ctx, req, &out)
+	err = classify(op, "metadata: read", err)
+	if IsNotFound(err) {
+		return Permission{Permission: "none", RoleName: "none"}, nil
+	}
+	if err != nil {
+		return Permission{}, err
+	}
+	return out, nil
+}
+
+// GetRepo returns the repository.
+func (c *Client) GetRepo(ctx context.Context, owner, repo string) (*github.Repository, error) {
+	r, _, err := c.gh.Repositories.Get(ctx, owner, repo)
+	return r, classify(fmt.Sprintf("getting repository %s/%s", owner, repo), "metadata: read", err)
+}
+
+// DefaultBranch returns the repository's default branch.
+func (c *Client) DefaultBranch(ctx context.Context, owner, repo string) (string, error) {
+	r, err := c.GetRepo(ctx, owner, repo)
+	if err != nil {
+		return "", err
+	}
+	if r.GetDefaultBranch() == "" {
+		return "", fmt.Errorf("repository %s/%s has no default branch (empty repository?)", owner, repo)
+	}
+	return r.GetDefaultBranch(), nil
+}
+
+// GetFileContent returns a file's bytes at ref (a branch, tag or SHA; the
+// default branch when empty). A missing file gives an error matching
+// ErrNotFound.
+func (c *Client) GetFileContent(ctx context.Context, owner, repo, ref, path string) ([]byte, error) {
+	op := fmt.Sprintf("reading %s at %q in %s/%s", path, ref, owner, repo)
+	var opt *github.RepositoryContentGetOptions
+	if ref != "" {
+		opt = &github.RepositoryContentGetOptions{Ref: ref}
+	}
+	file, dir, _, err := c.gh.Repositories.GetContents(ctx, owner, repo, path, opt)
+	if err != nil {
+		return nil, classify(op, "contents: read", err)
+	}
+	if file == nil {
+		return nil, fmt.Errorf("%s: is a directory (%d entries), not a file", op, len(dir))
+	}
+	s, err := file.GetContent()
+	if err != nil {
+		return nil, fmt.Errorf("%s: decoding content: %w", op, err)
+	}
+	return []byte(s), nil
+}
+
+// ---- pull requests ----
+
+// NewPR is a pull request to open.
+type NewPR struct {
+	Title, Head, Base, Body string
+	Draft                   bool
+}
+
+// CreatePR opens a pull request.
+func (c *Client) CreatePR(ctx context.Context, owner, repo string, pr NewPR) (*github.PullRequest, error) {
+	var out *github.PullRequest
+	err := c.write(func() error {
+		var err error
+		out, _, err = c.gh.PullRequests.Create(ctx, owner, repo, &github.NewPullRequest{
+			Title: github.String(pr.Title), Head: github.String(pr.Head), Base: github.String(pr.Base),
+			Body: github.String(pr.Body), Draft: github.Bool(pr.Draft)})
+		return err
+	})
+	return out, classify(fmt.Sprintf("opening pull request %s → %s in %s/%s", pr.Head, pr.Base, owner, repo), "pull-requests: write", err)
+}
+
+// PRUpdate lists the fields to change; nil fields stay. GitHub's REST API
+// cannot toggle draft status (that is GraphQL only).
+type PRUpdate struct {
+	Title, Body, State, Base *string
+}
+
+// UpdatePR edits a pull request.
+func (c *Client) UpdatePR(ctx context.Context, owner, repo string, number int, u PRUpdate) (*github.PullRequest, error) {
+	var out *github.PullRequest
+	err := c.write(func() error {
+		var err error
+		pr := &github.PullRequest{Title: u.Title, Body: u.Body, State: u.State}
+		if u.Base != nil {
+			pr.Base = &github.PullRequestBranch{Ref: u.Base}
+		}
+		out, _, err = c.gh.PullRequests.Edit(ctx, owner, repo, number, pr)
+		return err
+	})
+	return out, classify(fmt.Sprintf("updating pull request %s/%s#%d", owner, repo, number), "pull-requests: write", err)
+}
+
+// GetPR returns a pull request.
+func (c *Client) GetPR(ctx context.Context, owner, repo string, number int) (*github.PullRequest, error) {
+	pr, _, err := c.gh.PullRequests.Get(ctx, owner, repo, number)
+	return pr, classify(fmt.Sprintf("getting pull request %s/%s#%d", owner, repo, number), "pull-requests: read", err)
+}
+
+// FindPRByHead returns the open pull request from branch (in the
+// repository itself) or nil when there is none.
+func (c *Client) FindPRByHead(ctx context.Context, owner, repo, branch string) (*github.PullRequest, error) {
+	prs, _, err := c.gh.PullRequests.List(ctx, owner, repo, &github.PullRequestListOptions{
+		State: "open", Head: owner + ":" + branch, ListOptions: github.ListOptions{PerPage: 10}})
+	if err != nil {
+		return nil, classify(fmt.Sprintf("looking for a pull request from %s in %s/%s", branch, owner, repo), "pull-requests: read", err)
+	}
+	if len(prs) == 0 {
+		return nil, nil
+	}
+	return prs[0], nil
+}
+
+// RequestReviewers asks users to review a pull request.
+func (c *Client) RequestReviewers(ctx context.Context, owner, repo string, number int, logins ...string) error {
+	if len(logins) == 0 {
+		return nil
+	}
+	err := c.write(func() error {
+		_, _, err := c.gh.PullRequests.RequestReviewers(ctx, owner, repo, number, github.ReviewersRequest{Reviewers: logins})
+		return err
+	})
+	return classify(fmt.Sprintf("requesting reviews from %v on %s/%s#%d", logins, owner, repo, number), "pull-requests: write", err)
+}
+
+// PRFiles returns a pull request's changed files (with patches).
+func (c *Client) PRFiles(ctx context.Context, owner, repo string, number int) ([]*github.CommitFile, error) {
+	opt := &github.ListOptions{PerPage: 100}
+	var out []*github.CommitFile
+	for {
+		page, resp, err := c.gh.PullRequests.ListFiles(ctx, owner, repo, number, opt)
+		if err != nil {
+			return nil, classify(fmt.Sprintf("listing files of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
+		}
+		out = append(out, page...)
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// PRDiff returns a pull request's unified diff.
+func (c *Client) PRDiff(ctx context.Context, owner, repo string, number int) (string, error) {
+	s, _, err := c.gh.PullRequests.GetRaw(ctx, owner, repo, number, github.RawOptions{Type: github.Diff})
+	return s, classify(fmt.Sprintf("getting the diff of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
+}
+
+// ---- reviews ----
+
+// ReviewComment is an inline comment of a review, anchored to a line of
+// the diff (Side "RIGHT" for the new file, "LEFT" for the old). StartLine
+// makes it span several lines.
+type ReviewComment struct {
+	Path      string
+	Line      int
+	StartLine int
+	Side      string
+	Body      string
+}
+
+// NewReview is a review to post. Event is "COMMENT", "REQUEST_CHANGES" or
+// "APPROVE" (planex uses COMMENT).
+type NewReview struct {
+	CommitID string
+	Body     string
+	Event    string
+	Comments []ReviewComment
+}
+
+// CreateReview posts a pull request review.
+func (c *Client) CreateReview(ctx context.Context, owner, repo string, number int, r NewReview) (*github.PullRequestReview, error) {
+	req := &github.PullRequestReviewRequest{Body: github.String(r.Body), Event: github.String(r.Event)}
+	if r.CommitID != "" {
+		req.CommitID = github.String(r.CommitID)
+	}
+	for _, rc := range r.Comments {
+		side := rc.Side
+		if side == "" {
+			side = "RIGHT"
+		}
+		dc := &github.DraftReviewComment{Path: github.String(rc.Path), Body: github.String(rc.Body),
+			Line: github.Int(rc.Line), Side: github.String(side)}
+		if rc.StartLine > 0 && rc.StartLine < rc.Line {
+			dc.StartLine = github.Int(rc.StartLine)
+			dc.StartSide = github.String(side)
+		}
+		req.Comments = append(req.Comments, dc)
+	}
+	var out *github.PullRequestReview
+	err := c.write(func() error {
+		var err error
+		out, _, err = c.gh.PullRequests.CreateReview(ctx, owner, repo, number, req)
+		return err
+	})
+	return out, classify(fmt.Sprintf("posting a review on %s/%s#%d", owner, repo, number), "pull-requests: write", err)
+}
+
+// ListReviews returns a pull request's reviews in order.
+func (c *Client) ListReviews(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestReview, error) {
+	opt := &github.ListOptions{PerPage: 100}
+	var out []*github.PullRequestReview
+	for {
+		page, resp, err := c.gh.PullRequests.ListReviews(ctx, owner, repo, number, opt)
+		if err != nil {
+			return nil, classify(fmt.Sprintf("listing reviews of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
+		}
+		out = append(out, page...)
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// UpdateReview replaces a review's summary body.
+func (c *Client) UpdateReview(ctx context.Context, owner, repo string, number int, reviewID int64, body string) error {
+	err := c.write(func() error {
+		_, _, err := c.gh.PullRequests.UpdateReview(ctx, owner, repo, number, reviewID, body)
+		return err
+	})
+	return classify(fmt.Sprintf("updating review %d on %s/%s#%d", reviewID, owner, repo, number), "pull-requests: write", err)
+}
+
+// ListReviewComments returns all inline review comments of a pull request.
+func (c *Client) ListReviewComments(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestComment, error) {
+	opt := &github.PullRequestListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	var out []*github.PullRequestComment
+	for {
+		page, resp, err := c.gh.PullRequests.ListComments(ctx, owner, repo, number, opt)
+		if err != nil {
+			return nil, classify(fmt.Sprintf("listing review comments of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
+		}
+		out = append(out, page...)
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
+
+// ReplyToReviewComment answers in an inline review thread.
+func (c *Client) ReplyToReviewComment(ctx context.Context, owner, repo string, number int, commentID int64, body string) (*github.PullRequestComment, error) {
+	op := fmt.Sprintf("replying to review comment %d on %s/%s#%d", commentID, owner, repo, number)
+	// go-github's CreateCommentInReplyTo posts without commit_id and path,
+	// which the REST description requires; the replies endpoint does not.
+	req, err := c.gh.NewRequest(http.MethodPost, fmt.Sprintf("repos/%s/%s/pulls/%d/comments/%d/replies", owner, repo, number, commentID),
+		map[string]string{"body": body})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	out := new(github.PullRequestComment)
+	err = c.write(func() error {
+		_, err := c.gh.Do(ctx, req, out)
+		return err
+	})
+	if err != nil {
+		return nil, classify(op, "pull-requests: write", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,686 @@
+package ghfake
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type handler func(f *Fake, c *call, r *repoState) *apiError
+
+// handlers maps "METHOD /template" (as in routes.txt) to its implementation.
+// Handlers run with f.mu held.
+var handlers = map[string]handler{
+	"GET /repos/{owner}/{repo}":                                                    getRepo,
+	"GET /repos/{owner}/{repo}/contents/{path}":                                    getContents,
+	"GET /repos/{owner}/{repo}/collaborators/{username}/permission":                getPermission,
+	"GET /repos/{owner}/{repo}/issues":                                             listIssues,
+	"POST /repos/{owner}/{repo}/issues":                                            createIssue,
+	"GET /repos/{owner}/{repo}/issues/{issue_number}":                              getIssue,
+	"PATCH /repos/{owner}/{repo}/issues/{issue_number}":                            editIssue,
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/comments":                     listComments,
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/comments":                    createComment,
+	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}":                       getComment,
+	"PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}":                     editComment,
+	"DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}":                    deleteComment,
+	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":             listCommentReactions,
+	"POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":            createCommentReaction,
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/reactions":                    listIssueReactions,
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/reactions":                   createIssueReaction,
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/labels":                       listIssueLabels,
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/labels":                      addIssueLabels,
+	"PUT /repos/{owner}/{repo}/issues/{issue_number}/labels":                       setIssueLabels,
+	"DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}":             removeIssueLabel,
+	"GET /repos/{owner}/{repo}/labels":                                             listLabels,
+	"POST /repos/{owner}/{repo}/labels":                                            createLabel,
+	"GET /repos/{owner}/{repo}/labels/{name}":                                      getLabel,
+	"GET /repos/{owner}/{repo}/pulls":                                              listPulls,
+	"POST /repos/{owner}/{repo}/pulls":                                             createPull,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}":                                getPull,
+	"PATCH /repos/{owner}/{repo}/pulls/{pull_number}":                              editPull,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/files":                          listPullFiles,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers":            listRequestedReviewers,
+	"POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers":           requestReviewers,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews":                        listReviews,
+	"POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews":                       createReview,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}":            getReview,
+	"PUT /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}":            updateReview,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments":   listReviewCommentsOfReview,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/comments":                       listReviewComments,
+	"POST /repos/{owner}/{repo}/pulls/{pull_number}/comments":                      createReviewComment,
+	"POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies": replyReviewComment,
+	"GET /repos/{owner}/{repo}/pulls/comments/{comment_id}":                        getReviewComment,
+	"GET /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":              listReviewCommentReactions,
+	"POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":             createReviewCommentReaction,
+}
+
+// ---- authorisation inside the fake ----
+
+var roleRank = map[string]int{"read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
+
+// allowed reports whether actor holds at least role on r. The Actions bot
+// (GITHUB_TOKEN) is granted write.
+func (f *Fake) allowed(r *repoState, actor, role string) bool {
+	if strings.EqualFold(actor, DefaultActor) {
+		return roleRank[role] <= roleRank["write"]
+	}
+	return roleRank[r.perms[strings.ToLower(actor)]] >= roleRank[role]
+}
+
+func (f *Fake) need(r *repoState, c *call, role string) *apiError {
+	if f.allowed(r, c.actor, role) {
+		return nil
+	}
+	if r.private {
+		return errNotFound()
+	}
+	return errStatus(http.StatusForbidden, "Must have "+role+" access to repository")
+}
+
+// ---- repository, contents, permissions ----
+
+func getRepo(f *Fake, c *call, r *repoState) *apiError {
+	o := f.repoJSON(c, r)
+	role := r.perms[strings.ToLower(c.actor)]
+	if strings.EqualFold(c.actor, DefaultActor) {
+		role = "write"
+	}
+	o["permissions"] = map[string]bool{
+		"admin": roleRank[role] >= 5, "maintain": roleRank[role] >= 4, "push": roleRank[role] >= 3,
+		"triage": roleRank[role] >= 2, "pull": true,
+	}
+	c.json(http.StatusOK, o)
+	return nil
+}
+
+func getContents(f *Fake, c *call, r *repoState) *apiError {
+	ref := c.r.URL.Query().Get("ref")
+	if ref == "" {
+		ref = r.defaultBranch
+	}
+	ref = strings.TrimPrefix(ref, "refs/heads/")
+	path := strings.Trim(c.param("path"), "/")
+	data, ok := r.files[ref][path]
+	if !ok {
+		return errNotFound()
+	}
+	accept := c.r.Header.Get("Accept")
+	if strings.Contains(accept, "raw") {
+		c.text(http.StatusOK, "application/vnd.github.raw; charset=utf-8", string(data))
+		return nil
+	}
+	name := path[strings.LastIndex(path, "/")+1:]
+	sha := fakeSHA(string(data))
+	api := c.apiBase + "repos/" + r.fullName() + "/contents/" + path + "?ref=" + ref
+	html := f.ServerURL() + "/" + r.fullName() + "/blob/" + ref + "/" + path
+	c.json(http.StatusOK, obj{
+		"type": "file", "encoding": "base64", "size": len(data), "name": name, "path": path,
+		"content": base64.StdEncoding.EncodeToString(data), "sha": sha, "url": api, "html_url": html,
+		"git_url":      c.apiBase + "repos/" + r.fullName() + "/git/blobs/" + sha,
+		"download_url": f.ServerURL() + "/" + r.fullName() + "/raw/" + ref + "/" + path,
+		"_links":       obj{"self": api, "git": c.apiBase + "repos/" + r.fullName() + "/git/blobs/" + sha, "html": html},
+	})
+	return nil
+}
+
+// getPermission answers like GitHub: 404 for an unknown account; for a
+// known account without a role, "read" on a public repository and "none"
+// on a private one.
+func getPermission(f *Fake, c *call, r *repoState) *apiError {
+	login := c.param("username")
+	u, ok := f.users[strings.ToLower(login)]
+	if !ok {
+		return errNotFound()
+	}
+	role, ok := r.perms[strings.ToLower(login)]
+	if !ok {
+		role = "read"
+		if r.private {
+			role = "none"
+		}
+	}
+	user := f.userJSON(c, u.Login)
+	user["permissions"] = map[string]bool{
+		"admin": roleRank[role] >= 5, "maintain": roleRank[role] >= 4, "push": roleRank[role] >= 3,
+		"triage": roleRank[role] >= 2, "pull": roleRank[role] >= 1,
+	}
+	user["role_name"] = role
+	c.json(http.StatusOK, obj{"permission": permissionOf(role), "role_name": role, "user": user})
+	return nil
+}
+
+// ---- issues ----
+
+func (f *Fake) issueFor(c *call, r *repoState) (*issueState, *apiError) {
+	n, e := c.intParam("issue_number")
+	if e != nil {
+		return nil, e
+	}
+	is := r.issues[n]
+	if is == nil {
+		return nil, errNotFound()
+	}
+	return is, nil
+}
+
+func listIssues(f *Fake, c *call, r *repoState) *apiError {
+	q := c.r.URL.Query()
+	state := q.Get("state")
+	if state == "" {
+		state = "open"
+	}
+	var want []string
+	if l := q.Get("labels"); l != "" {
+		for _, name := range strings.Split(l, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				want = append(want, name)
+			}
+		}
+	}
+	var since time.Time
+	if s := q.Get("since"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return errValidation("Validation Failed", obj{"resource": "Issue", "field": "since", "code": "invalid"})
+		}
+		since = t
+	}
+	creator := q.Get("creator")
+	var out []*issueState
+	for _, is := range r.issues {
+		if state != "all" && is.state != state {
+			continue
+		}
+		if creator != "" && !strings.EqualFold(creator, is.author) {
+			continue
+		}
+		if !since.IsZero() && is.updated.Before(since) {
+			continue
+		}
+		ok := true
+		for _, l := range want {
+			ok = ok && is.hasLabel(l)
+		}
+		if ok {
+			out = append(out, is)
+		}
+	}
+	sortIssues(out, q.Get("sort"), q.Get("direction"))
+	page := paginate(c, out)
+	res := make([]obj, 0, len(page))
+	for _, is := range page {
+		res = append(res, f.issueJSON(c, r, is))
+	}
+	c.json(http.StatusOK, res)
+	return nil
+}
+
+// sortIssues orders like GitHub: by creation time (or update time),
+// newest first unless direction is "asc"; ties broken by number.
+func sortIssues(in []*issueState, by, direction string) {
+	key := func(is *issueState) time.Time { return is.created }
+	if by == "updated" {
+		key = func(is *issueState) time.Time { return is.updated }
+	}
+	asc := direction == "asc"
+	sort.Slice(in, func(a, b int) bool {
+		ka, kb := key(in[a]), key(in[b])
+		if !ka.Equal(kb) {
+			return ka.Before(kb) == asc
+		}
+		return (in[a].number < in[b].number) == asc
+	})
+}
+
+func createIssue(f *Fake, c *call, r *repoState) *apiError {
+	var in struct {
+		Title  any    `json:"title"`
+		Body   string `json:"body"`
+		Labels []any  `json:"labels"`
+	}
+	if e := c.decode(&in); e != nil {
+		return e
+	}
+	title := ""
+	switch t := in.Title.(type) {
+	case string:
+		title = t
+	case float64:
+		title = strconv.FormatFloat(t, 'f', -1, 64)
+	}
+	if strings.TrimSpace(title) == "" {
+		return errValidation("Validation Failed", obj{"resource": "Issue", "field": "title", "code": "missing_field"})
+	}
+	is := f.newIssueLocked(r, c.actor, title, in.Body)
+	for _, name := range labelNames(in.Labels) {
+		f.ensureLabelLocked(r, name)
+		if !is.hasLabel(name) {
+			is.labels = append(is.labels, name)
+		}
+	}
+	c.json(http.StatusCreated, f.issueJSON(c, r, is))
+	return nil
+}
+
+func getIssue(f *Fake, c *call, r *repoState) *apiError {
+	is, e := f.issueFor(c, r)
+	if e != nil {
+		return e
+	}
+	c.json(http.StatusOK, f.issueJSON(c, r, is))
+	return nil
+}
+
+func editIssue(f *Fake, c *call, r *repoState) *apiError {
+	is, e := f.issueFor(c, r)
+	if e != nil {
+		return e
+	}
+	var in map[string]json.RawMessage
+	if e := c.decode(&in); e != nil {
+		return e
+	}
+	if !strings.EqualFold(c.actor, is.author) {
+		if e := f.need(r, c, "triage"); e != nil {
+			return e
+		}
+	}
+	str := func(k string) (string, bool) {
+		raw, ok := in[k]
+		if !ok {
+			return "", false
+		}
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s, true
+	}
+	if s, ok := str("title"); ok {
+		is.title = s
+	}
+	if s, ok := str("body"); ok {
+		is.body = s
+	}
+	now := f.now().UTC()
+	if s, ok := str("state"); ok && s != is.state {
+		is.state = s
+		if s == "closed" {
+			is.closed = now
+		} else {
+			is.closed = time.Time{}
+		}
+	}
+	if raw, ok := in["labels"]; ok {
+		var labels []any
+		_ = json.Unmarshal(raw, &labels)
+		is.labels = nil
+		for _, name := range labelNames(labels) {
+			f.ensureLabelLocked(r, name)
+			is.labels = append(is.labels, name)
+		}
+	}
+	is.updated = now
+	c.json(http.StatusOK, f.issueJSON(c, r, is))
+	return nil
+}
+
+// ---- issue comments ----
+
+func listComments(f *Fake, c *call, r *repoState) *apiError {
+	is, e := f.issueFor(c, r)
+	if e != nil {
+		return e
+	}
+	var since time.Time
+	if s := c.r.URL.Query().Get("since"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return errValidation("Validation Failed", obj{"resource": "IssueComment", "field": "since", "code": "invalid"})
+		}
+		since = t
+	}
+	all := sortedComments(r.comments, func(cm *commentState) bool {
+		return cm.issue == is.number && (since.IsZero() || !cm.updated.Before(since))
+	})
+	page := paginate(c, all)
+	out := make([]obj, 0, len(page))
+	for _, cm := range page {
+		out = append(out, f.commentJSON(c, r, cm))
+	}
+	c.json(http.StatusOK, out)
+	return nil
+}
+
+func createComment(f *Fake, c *call, r *repoState) *apiError {
+	is, e := f.issueFor(c, r)
+	if e != nil {
+		return e
+	}
+	var in struct {
+		Body string `json:"body"`
+	}
+	if e := c.decode(&in); e != nil {
+		return e
+	}
+	if in.Body == "" {
+		return errValidation("Validation Failed", obj{"resource": "IssueComment", "field": "body", "code": "missing_field"})
+	}
+	if len(in.Body) > 65536 {
+		return errValidation("Validation Failed", obj{"resource": "IssueComment", "field": "data", "code": "custom",
+			"message": "Body is too long (maximum is 65536 characters)"})
+	}
+	if is.locked && !f.allowed(r, c.actor, "write") {
+		return errStatus(http.StatusForbidden, "Unable to create comment because issue is locked.")
+	}
+	cm := f.newCommentLocked(r, is, c.actor, in.Body)
+	c.w.Header().Set("Location", c.apiBase+"repos/"+r.fullName()+"/issues/comments/"+strconv.FormatInt(cm.id, 10))
+	c.json(http.StatusCreated, f.commentJSON(c, r, cm))
+	return nil
+}
+
+func (f *Fake) commentFor(c *call, r *repoState) (*commentState, *apiError) {
+	id, e := c.int64Param("comment_id")
+	if e != nil {
+		return nil, e
+	}
+	cm := r.comments[id]
+	if cm == nil {
+		return nil, errNotFound()
+	}
+	return cm, nil
+}
+
+func getComment(f *Fake, c *call, r *repoState) *apiError {
+	cm, e := f.commentFor(c, r)
+	if e != nil {
+		return e
+	}
+	c.json(http.StatusOK, f.commentJSON(c, r, cm))
+	return nil
+}
+
+func editComment(f *Fake, c *call, r *repoState) *apiError {
+	cm, e := f.commentFor(c, r)
+	if e != nil {
+		return e
+	}
+	if !strings.EqualFold(cm.author, c.actor) {
+		if e := f.need(r, c, "write"); e != nil {
+			return e
+		}
+	}
+	var in struct {
+		Body string `json:"body"`
+	}
+	if e := c.decode(&in); e != nil {
+		return e
+	}
+	if len(in.Body) > 65536 {
+		return errValidation("Validation Failed", obj{"resource": "IssueComment", "field": "data", "code": "custom",
+			"message": "Body is too long (maximum is 65536 characters)"})
+	}
+	cm.body = in.Body
+	cm.updated = f.now().UTC()
+	c.json(http.StatusOK, f.commentJSON(c, r, cm))
+	return nil
+}
+
+func deleteComment(f *Fake, c *call, r *repoState) *apiError {
+	cm, e := f.commentFor(c, r)
+	if e != nil {
+		return e
+	}
+	if !strings.EqualFold(cm.author, c.actor) {
+		if e := f.need(r, c, "write"); e != nil {
+			return e
+		}
+	}
+	delete(r.comments, cm.id)
+	c.noContent()
+	return nil
+}
+
+// ---- reactions ----
+
+func (f *Fake) listReactions(c *call, rs []*reactionState) {
+	content := c.r.URL.Query().Get("content")
+	var keep []*reactionState
+	for _, rc := range rs {
+		if content == "" || rc.content == content {
+			keep = append(keep, rc)
+		}
+	}
+	page := paginate(c, keep)
+	out := make([]obj, 0, len(page))
+	for _, rc := range page {
+		out = append(out, f.reactionJSON(c, rc))
+	}
+	c.json(http.StatusOK, out)
+}
+
+// addReaction answers 200 with the existing reaction when the actor
+// already reacted with that content, as GitHub does, and 201 otherwise.
+func (f *Fake) addReaction(c *call, rs *[]*reactionState) *apiError {
+	var in struct {
+		Content string `json:"content"`
+	}
+	if e := c.decode(&in); e != nil {
+		return e
+	}
+	for _, rc := range *rs {
+		if rc.content == in.Content && strings.EqualFold(rc.user, c.actor) {
+			c.json(http.StatusOK, f.reactionJSON(c, rc))
+			return nil
+		}
+	}
+	rc := &reactionState{id: f.id(), user: c.actor, content: in.Content, created: f.now().UTC()}
+	*rs = append(*rs, rc)
+	c.json(http.StatusCreated, f.reactionJSON(c, rc))
+	return nil
+}
+
+func listCommentReactions(f *Fake, c *call, r *repoState) *apiError {
+	cm, e := f.commentFor(c, r)
+	if e != nil {
+		return e
+	}
+	f.listReactions(c, cm.reactions)
+	return nil
+}
+
+func createCommentReaction(f *Fake, c *call, r *repoState) *apiError {
+	cm, e := f.commentFor(c, r)
+	if e != nil {
+		return e
+	}
+	return f.addReaction(c, &cm.reactions)
+}
+
+func listIssueReactions(f *Fake, c *call, r *repoState) *apiError {
+	is, e := f.issueFor(c, r)
+	if e != nil {
+		return e
+	}
+	f.listReactions(c, is.reactions)
+	return nil
+}
+
+func createIssueReaction(f *Fake, c *call, r *repoState) *apiError {
+	is, e := f.issueFor(c, r)
+	if e != nil {
+		return e
+	}
+	return f.addReaction(c, &is.reactions)
+}
+
+// ---- labels ----
+
+// labelNames accepts the shapes GitHub takes for a list of labels:
+// strings or {"name": ...} objects.
+func labelNames(in []any) []string {
+	var out []string
+	for _, v := range in {
+		switch t := v.(type) {
+		case string:
+			out = append(out, t)
+		case map[string]any:
+			if s, ok := t["name"].(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func (c *call) labelsBody() ([]string, *apiError) {
+	var raw any
+	if e := c.decode(&raw); e != nil {
+		return nil, e
+	}
+	switch t := raw.(type) {
+	case []any:
+		return labelNames(t), nil
+	case map[string]any:
+		if list, ok := t["labels"].([]any); ok {
+			return labelNames(list), nil
+		}
+	case nil:
+		return nil, nil
+	}
+	return nil, errValidation("Validation Failed", obj{"resource": "Label", "field": "labels", "code": "invalid"})
+}
+
+func (f *Fake) issueLabelsReply(c *call, r *repoState, is *issueState, status int) {
+	c.json(status, f.issueLabels(c, r, is))
+}
+
+func listIssueLabels(f *Fake, c *call, r *repoState) *apiError {
+	is, e := f.issueFor(c, r)
+	if e != nil {
+		return e
+	}
+	labels := f.issueLabels(c, r, is)
+	c.json(http.StatusOK, paginate(c, labels))
+	return nil
+}
+
+func addIssueLabels(f *Fake, c *call, r *repoState) *apiError {
+	is, e := f.issueFor(c, r)
+	if e != nil {
+		return e
+	}
+	if e := f.need(r, c, "triage"); e != nil {
+		return e
+	}
+	names, e := c.labelsBody()
+	if e != nil {
+		return e
+	}
+	for _, name := range names {
+		l := f.ensureLabelLocked(r, name)
+		if !is.hasLabel(name) {
+			is.labels = append(is.labels, l.name)
+		}
+	}
+	is.updated = f.now().UTC()
+	f.issueLabelsReply(c, r, is, http.StatusOK)
+	return nil
+}
+
+func setIssueLabels(f *Fake, c *call, r *repoState) *apiError {
+	is, e := f.issueFor(c, r)
+	if e != nil {
+		return e
+	}
+	if e := f.need(r, c, "triage"); e != nil {
+		return e
+	}
+	names, e := c.labelsBody()
+	if e != nil {
+		return e
+	}
+	is.labels = nil
+	for _, name := range names {
+		l := f.ensureLabelLocked(r, name)
+		if !is.hasLabel(name) {
+			is.labels = append(is.labels, l.name)
+		}
+	}
+	is.updated = f.now().UTC()
+	f.issueLabelsReply(c, r, is, http.StatusOK)
+	return nil
+}
+
+func removeIssueLabel(f *Fake, c *call, r *repoState) *apiError {
+	is, e := f.issueFor(c, r)
+	if e != nil {
+		return e
+	}
+	if e := f.need(r, c, "triage"); e != nil {
+		return e
+	}
+	name := c.param("name")
+	kept := is.labels[:0:0]
+	found := false
+	for _, l := range is.labels {
+		if strings.EqualFold(l, name) {
+			found = true
+			continue
+		}
+		kept = append(kept, l)
+	}
+	if !found {
+		return &apiError{http.StatusNotFound, map[string]any{"message": "Label does not exist", "documentation_url": "https://docs.github.com/rest"}}
+	}
+	is.labels = kept
+	is.updated = f.now().UTC()
+	f.issueLabelsReply(c, r, is, http.StatusOK)
+	return nil
+}
+
+func listLabels(f *Fake, c *call, r *repoState) *apiError {
+	all := sortedLabels(r)
+	page := paginate(c, all)
+	out := make([]obj, 0, len(page))
+	for _, l := range page {
+		out = append(out, labelJSON(c, r, l))
+	}
+	c.json(http.StatusOK, out)
+	return nil
+}
+
+func createLabel(f *Fake, c *call, r *repoState) *apiError {
+	if e := f.need(r, c, "write"); e != nil {
+		return e
+	}
+	var in struct {
+		Name        string `json:"name"`
+		Color       string `json:"color"`
+		Description string `json:"description"`
+	}
+	if e := c.decode(&in); e != nil {
+		return e
+	}
+	if _, exists := r.labels[strings.ToLower(in.Name)]; exists {
+		return errValidation("Validation Failed", obj{"resource": "Label", "field": "name", "code": "already_exists"})
+	}
+	l := f.ensureLabelLocked(r, in.Name)
+	if in.Color != "" {
+		l.color = strings.TrimPrefix(in.Color, "#")
+	}
+	l.description = in.Description
+	c.json(http.StatusCreated, labelJSON(c, r, l))
+	return nil
+}
+
+func getLabel(f *Fake, c *call, r *repoState) *apiError {
+	l, ok := r.labels[strings.ToLower(c.param("name"))]
+	if !ok {
+		return errNotFound()
+	}
+	c.json(http.StatusOK, labelJSON(c, r, l))
+	return nil
+}

@@ -1,0 +1,288 @@
+package ghfake
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// User is an account known to the fake.
+type User struct {
+	Login string
+	ID    int64
+	Type  string // "User" or "Bot"
+}
+
+// Repo describes a repository to seed with AddRepo.
+type Repo struct {
+	DefaultBranch string // "main" when empty
+	Private       bool
+	Fork          bool
+	// ActionsCannotCreatePRs mirrors the repository setting "Allow GitHub
+	// Actions to create and approve pull requests" being off: bots get 403
+	// when they open a pull request and 422 when they approve one.
+	ActionsCannotCreatePRs bool
+}
+
+// Issue is a snapshot of an issue or pull request (IsPR) in the fake.
+type Issue struct {
+	Number    int
+	ID        int64
+	Title     string
+	Body      string
+	State     string // "open" or "closed"
+	Author    string
+	Labels    []string
+	IsPR      bool
+	Locked    bool
+	Reactions []Reaction
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Comment is a snapshot of an issue (or pull request conversation) comment.
+type Comment struct {
+	ID        int64
+	Issue     int
+	Author    string
+	Body      string
+	Reactions []Reaction
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Reaction is one emoji reaction.
+type Reaction struct {
+	ID      int64
+	User    string
+	Content string // "+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"
+}
+
+// PullRequest is a snapshot of a pull request; seed one with AddPullRequest.
+type PullRequest struct {
+	Number             int
+	Title              string
+	Body               string
+	State              string // "open" or "closed"
+	Author             string
+	Head               string // branch name
+	HeadRepo           string // "owner/name"; the base repository when empty
+	HeadSHA            string
+	Base               string // branch name; the default branch when empty
+	Draft              bool
+	Labels             []string
+	RequestedReviewers []string
+	// Files and Diff back GET .../pulls/{n}/files and the diff media type.
+	// Review comments are checked against Files' patches when Files is set.
+	Files []PRFile
+	Diff  string
+}
+
+// PRFile is one changed file of a pull request.
+type PRFile struct {
+	Filename  string
+	Status    string // "added", "modified", "removed", "renamed"
+	Additions int
+	Deletions int
+	Patch     string // unified diff hunks, starting at "@@"
+}
+
+// Review is a snapshot of a pull request review.
+type Review struct {
+	ID       int64
+	PR       int
+	Author   string
+	Body     string
+	State    string // PENDING, COMMENTED, APPROVED, CHANGES_REQUESTED
+	CommitID string
+}
+
+// ReviewComment is a snapshot of an inline pull request review comment.
+type ReviewComment struct {
+	ID        int64
+	PR        int
+	ReviewID  int64
+	InReplyTo int64
+	Author    string
+	Path      string
+	Line      int
+	StartLine int
+	Side      string
+	Position  int
+	Body      string
+	Reactions []Reaction
+	CreatedAt time.Time
+}
+
+// Request is one request the fake received.
+type Request struct {
+	Method string
+	Path   string // as received, without the /api/v3 prefix
+	Route  string // "METHOD /template" when the description knows it
+	Query  string
+	Body   string
+	Actor  string
+	Status int
+}
+
+// Fault is a scripted answer, see Fake.InjectFault.
+type Fault struct {
+	Status int
+	Header map[string]string
+	Body   string // JSON; {"message": <status text>} when empty
+}
+
+// Internal state.
+
+type repoState struct {
+	owner, name   string
+	id            int64
+	defaultBranch string
+	private, fork bool
+	noActionsPRs  bool
+	perms         map[string]string // login -> role name
+	issues        map[int]*issueState
+	nextNumber    int
+	comments      map[int64]*commentState
+	labels        map[string]*labelState // by lower-case name
+	reviews       map[int64]*reviewState
+	reviewCmts    map[int64]*reviewCommentState
+	files         map[string]map[string][]byte // ref -> path -> content
+}
+
+func (r *repoState) fullName() string { return r.owner + "/" + r.name }
+
+type issueState struct {
+	id        int64
+	number    int
+	title     string
+	body      string
+	state     string
+	author    string
+	labels    []string // names in the order added
+	locked    bool
+	reactions []*reactionState
+	created   time.Time
+	updated   time.Time
+	closed    time.Time
+	pr        *prState
+}
+
+type prState struct {
+	head, headRepo, headSHA, base string
+	draft                         bool
+	merged                        bool
+	maintainerCanModify           bool
+	requested                     []string
+	files                         []PRFile
+	diff                          string
+}
+
+type commentState struct {
+	id        int64
+	issue     int
+	author    string
+	body      string
+	created   time.Time
+	updated   time.Time
+	reactions []*reactionState
+}
+
+type reactionState struct {
+	id      int64
+	user    string
+	content string
+	created time.Time
+}
+
+type labelState struct {
+	id          int64
+	name        string
+	color       string
+	description string
+}
+
+type reviewState struct {
+	id        int64
+	pr        int
+	author    string
+	body      string
+	state     string
+	commitID  string
+	submitted time.Time
+}
+
+type reviewCommentState struct {
+	id        int64
+	pr        int
+	reviewID  int64
+	inReplyTo int64
+	author    string
+	path      string
+	line      int
+	startLine int
+	side      string
+	position  int
+	body      string
+	commitID  string
+	diffHunk  string
+	created   time.Time
+	updated   time.Time
+	reactions []*reactionState
+}
+
+func (i *issueState) hasLabel(name string) bool {
+	for _, l := range i.labels {
+		if strings.EqualFold(l, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func snapshotReactions(in []*reactionState) []Reaction {
+	out := make([]Reaction, 0, len(in))
+	for _, r := range in {
+		out = append(out, Reaction{ID: r.id, User: r.user, Content: r.content})
+	}
+	return out
+}
+
+func (i *issueState) snapshot() Issue {
+	return Issue{
+		Number: i.number, ID: i.id, Title: i.title, Body: i.body, State: i.state,
+		Author: i.author, Labels: append([]string(nil), i.labels...), IsPR: i.pr != nil,
+		Locked: i.locked, Reactions: snapshotReactions(i.reactions),
+		CreatedAt: i.created, UpdatedAt: i.updated,
+	}
+}
+
+func (c *commentState) snapshot() Comment {
+	return Comment{ID: c.id, Issue: c.issue, Author: c.author, Body: c.body,
+		Reactions: snapshotReactions(c.reactions), CreatedAt: c.created, UpdatedAt: c.updated}
+}
+
+func sortedComments(m map[int64]*commentState, keep func(*commentState) bool) []*commentState {
+	var out []*commentState
+	for _, c := range m {
+		if keep(c) {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].id < out[b].id })
+	return out
+}
+
+// permissionOf maps a role name to the legacy permission the collaborator
+// API reports: maintain counts as write and triage as read.
+func permissionOf(role string) string {
+	switch role {
+	case "admin":
+		return "admin"
+	case "maintain", "write":
+		return "write"
+	case "triage", "read":
+		return "read"
+	}
+	return "none"
+}
