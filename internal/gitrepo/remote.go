@@ -1,0 +1,204 @@
+package gitrepo
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// WithAuth returns a copy of r whose git commands authenticate https
+// remotes with token. The token travels in environment variables (never
+// on a command line, never in .git/config), so processes started by
+// agents cannot find it.
+func (r *Repo) WithAuth(serverURL, token string) *Repo {
+	if token == "" {
+		return r
+	}
+	c := *r
+	header := "AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
+	key := "http.extraheader"
+	if u, err := url.Parse(serverURL); err == nil && u.Host != "" {
+		key = "http." + strings.TrimSuffix(u.Scheme+"://"+u.Host, "/") + "/.extraheader"
+	}
+	c.env = append(append([]string{}, r.env...), "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0="+key, "GIT_CONFIG_VALUE_0="+header)
+	return &c
+}
+
+// DropPersistedCredentials removes http.*.extraheader settings that
+// actions/checkout may have left in the repository's config, so that no
+// agent can read the token from .git/config. It returns what it removed.
+func (r *Repo) DropPersistedCredentials(ctx context.Context) ([]string, error) {
+	out, err := r.Git(ctx, "", "config", "--local", "--name-only", "--get-regexp", `^http\..*extraheader$`)
+	if err != nil {
+		// Exit status 1 means "no such key".
+		return nil, nil
+	}
+	var removed []string
+	for _, key := range strings.Fields(out) {
+		if _, err := r.Git(ctx, "", "config", "--local", "--unset-all", key); err != nil {
+			return removed, fmt.Errorf("removing %s from .git/config: %w", key, err)
+		}
+		removed = append(removed, key)
+	}
+	return removed, nil
+}
+
+// ErrProtectedRef is returned for a push planex must never make.
+var ErrProtectedRef = errors.New("refusing to push")
+
+// PushRef pushes a local ref to the same name on remote. Only planex's own
+// refs may be pushed (branches under planex/ and refs/planex/); expected,
+// when set, is the value the remote ref must have (a lease; "" for "must
+// not exist"), otherwise the push must fast-forward.
+func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expected string) error {
+	if !strings.HasPrefix(ref, "refs/heads/planex/") && !strings.HasPrefix(ref, "refs/planex/") {
+		return fmt.Errorf("%w %s: planex only pushes its own refs (refs/heads/planex/*, refs/planex/*)", ErrProtectedRef, ref)
+	}
+	args := []string{"push", "--porcelain", "--no-verify"}
+	if lease {
+		args = append(args, "--force-with-lease="+ref+":"+expected)
+	}
+	args = append(args, remote, ref+":"+ref)
+	if _, err := r.Git(ctx, "", args...); err != nil {
+		return fmt.Errorf("pushing %s: %w", ref, err)
+	}
+	return nil
+}
+
+// FetchRef fetches a remote ref into the same local name, overwriting the
+// local one. It reports false when the remote has no such ref.
+func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
+	out, err := r.Git(ctx, "", "ls-remote", remote, ref)
+	if err != nil {
+		return false, fmt.Errorf("listing %s on %s: %w", ref, remote, err)
+	}
+	if strings.TrimSpace(out) == "" {
+		return false, nil
+	}
+	// A branch that is checked out cannot be fetched into; planex's are not.
+	if _, err := r.Git(ctx, "", "fetch", "--no-tags", "--quiet", remote, "+"+ref+":"+ref); err != nil {
+		return false, fmt.Errorf("fetching %s: %w", ref, err)
+	}
+	return true, nil
+}
+
+// RemoteRef returns the commit a remote ref points at ("" when absent).
+func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (string, error) {
+	out, err := r.Git(ctx, "", "ls-remote", remote, ref)
+	if err != nil {
+		return "", fmt.Errorf("listing %s on %s: %w", ref, remote, err)
+	}
+	f := strings.Fields(out)
+	if len(f) == 0 {
+		return "", nil
+	}
+	return f[0], nil
+}
+
+// ListRemoteRefs lists remote refs matching a pattern, as name → commit.
+func (r *Repo) ListRemoteRefs(ctx context.Context, remote, pattern string) (map[string]string, error) {
+	out, err := r.Git(ctx, "", "ls-remote", remote, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s on %s: %w", pattern, remote, err)
+	}
+	refs := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			refs[f[1]] = f[0]
+		}
+	}
+	return refs, nil
+}
+
+// EnsureCommit makes sure a commit is present locally, fetching it from
+// remote if a shallow checkout lacks it.
+func (r *Repo) EnsureCommit(ctx context.Context, remote, sha string) error {
+	if _, err := r.Git(ctx, "", "cat-file", "-e", sha+"^{commit}"); err == nil {
+		return nil
+	}
+	if _, err := r.Git(ctx, "", "fetch", "--no-tags", "--quiet", remote, sha); err != nil {
+		return fmt.Errorf("fetching commit %s: %w", short(sha), err)
+	}
+	return nil
+}
+
+// ChangedPaths lists the paths that differ between two commits.
+func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, error) {
+	changes, err := r.DiffTrees(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	return Paths(changes), nil
+}
+
+// SaveDir records the files of dir (recursively) as a commit on ref, on
+// top of ref's current commit, and moves ref there (compare-and-swap).
+// It is how planex keeps session state in git.
+func (r *Repo) SaveDir(ctx context.Context, ref, dir, message string) (string, error) {
+	idx := filepath.Join(r.CommonDir, fmt.Sprintf("planex-state-index-%d", os.Getpid()))
+	os.Remove(idx)
+	defer os.Remove(idx)
+	env := []string{"GIT_INDEX_FILE=" + idx, "GIT_WORK_TREE=" + dir, "GIT_DIR=" + r.CommonDir}
+	if _, err := r.git(ctx, dir, env, "add", "--all", "--force", "."); err != nil {
+		return "", fmt.Errorf("staging state: %w", err)
+	}
+	out, err := r.git(ctx, dir, env, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("writing state tree: %w", err)
+	}
+	tree := strings.TrimSpace(out)
+	parent, _ := r.Git(ctx, "", "rev-parse", "--verify", "--quiet", ref)
+	parent = strings.TrimSpace(parent)
+	args := []string{"commit-tree", tree, "-F", "-"}
+	if parent != "" {
+		if ptree, err := r.TreeOf(ctx, parent); err == nil && ptree == tree {
+			return parent, nil // nothing changed
+		}
+		args = append(args, "-p", parent)
+	}
+	out, err = r.gitIn(ctx, r.Root, nil, []byte(message), args...)
+	if err != nil {
+		return "", fmt.Errorf("recording state: %w", err)
+	}
+	sha := strings.TrimSpace(out)
+	old := parent
+	if old == "" {
+		old = strings.Repeat("0", 40)
+	}
+	if _, err := r.Git(ctx, "", "update-ref", ref, sha, old); err != nil {
+		return "", fmt.Errorf("updating %s: %w", ref, err)
+	}
+	return sha, nil
+}
+
+// RestoreDir writes the files recorded at ref into dir, replacing files of
+// the same name.
+func (r *Repo) RestoreDir(ctx context.Context, ref, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	idx := filepath.Join(r.CommonDir, fmt.Sprintf("planex-restore-index-%d", os.Getpid()))
+	os.Remove(idx)
+	defer os.Remove(idx)
+	env := []string{"GIT_INDEX_FILE=" + idx}
+	if _, err := r.git(ctx, r.Root, env, "read-tree", ref+"^{tree}"); err != nil {
+		return fmt.Errorf("reading state %s: %w", ref, err)
+	}
+	prefix := strings.TrimSuffix(dir, string(filepath.Separator)) + string(filepath.Separator)
+	if _, err := r.git(ctx, r.Root, env, "checkout-index", "--all", "--force", "--prefix="+prefix); err != nil {
+		return fmt.Errorf("restoring state %s: %w", ref, err)
+	}
+	return nil
+}
+
+func short(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}

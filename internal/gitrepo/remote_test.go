@@ -1,0 +1,115 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cloneOf makes a bare origin from r and a fresh clone of it.
+func cloneOf(t *testing.T, r *Repo) (origin string, clone *Repo) {
+	t.Helper()
+	origin = filepath.Join(t.TempDir(), "origin.git")
+	mustGit(t, r.Root, "clone", "-q", "--bare", r.Root, origin)
+	dir := filepath.Join(t.TempDir(), "clone")
+	mustGit(t, r.Root, "clone", "-q", origin, dir)
+	c, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return origin, c
+}
+
+func TestStateRoundTripThroughOrigin(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, a := cloneOf(t, r)
+	a = a.WithAuth("https://github.com", "secret-token")
+
+	state := filepath.Join(t.TempDir(), "state")
+	os.MkdirAll(filepath.Join(state, "sess"), 0o755)
+	os.WriteFile(filepath.Join(state, "sess", "tasks.csv"), []byte("id\n"), 0o644)
+	os.WriteFile(filepath.Join(state, "github.json"), []byte(`{"state":"planned"}`), 0o644)
+	const ref = "refs/planex/state/7"
+	first, err := a.SaveDir(ctx, ref, state, "planex: plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := a.SaveDir(ctx, ref, state, "planex: no change"); err != nil || again != first {
+		t.Fatalf("saving unchanged state made %s (%v), want %s", again, err, first)
+	}
+	if err := a.PushRef(ctx, "origin", ref, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	// A lease on a stale value is refused.
+	os.WriteFile(filepath.Join(state, "github.json"), []byte(`{"state":"running"}`), 0o644)
+	second, err := a.SaveDir(ctx, ref, state, "planex: running")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PushRef(ctx, "origin", ref, true, strings.Repeat("1", 40)); err == nil {
+		t.Fatal("a push with a stale lease succeeded")
+	}
+	if err := a.PushRef(ctx, "origin", ref, true, first); err != nil {
+		t.Fatal(err)
+	}
+
+	// A fresh runner restores the state.
+	_, b := cloneOf(t, r)
+	mustGit(t, b.Root, "remote", "set-url", "origin", origin)
+	found, err := b.FetchRef(ctx, "origin", ref)
+	if err != nil || !found {
+		t.Fatalf("FetchRef = %v, %v", found, err)
+	}
+	if got, _ := b.RemoteRef(ctx, "origin", ref); got != second {
+		t.Errorf("remote ref %s, want %s", got, second)
+	}
+	dest := filepath.Join(t.TempDir(), "restored")
+	if err := b.RestoreDir(ctx, ref, dest); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dest, "github.json")); string(got) != `{"state":"running"}` {
+		t.Errorf("restored github.json = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "sess", "tasks.csv")); err != nil {
+		t.Error("restored state lacks sess/tasks.csv")
+	}
+	if found, err := b.FetchRef(ctx, "origin", "refs/planex/state/99"); err != nil || found {
+		t.Errorf("FetchRef of a missing ref = %v, %v", found, err)
+	}
+	refs, err := b.ListRemoteRefs(ctx, "origin", "refs/planex/state/*")
+	if err != nil || refs[ref] != second {
+		t.Errorf("ListRemoteRefs = %v, %v", refs, err)
+	}
+}
+
+func TestPushRefusesOtherRefs(t *testing.T) {
+	r := newRepo(t)
+	_, c := cloneOf(t, r)
+	for _, ref := range []string{"refs/heads/main", "refs/heads/feature", "refs/tags/v1"} {
+		err := c.PushRef(context.Background(), "origin", ref, false, "")
+		if !errors.Is(err, ErrProtectedRef) {
+			t.Errorf("PushRef(%s) = %v, want ErrProtectedRef", ref, err)
+		}
+	}
+}
+
+func TestDropPersistedCredentials(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	mustGit(t, r.Root, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic c2VjcmV0")
+	removed, err := r.DropPersistedCredentials(ctx)
+	if err != nil || len(removed) != 1 {
+		t.Fatalf("removed %v, %v", removed, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(r.CommonDir, "config"))
+	if strings.Contains(string(b), "c2VjcmV0") {
+		t.Error("the credential is still in .git/config")
+	}
+	if removed, err := r.DropPersistedCredentials(ctx); err != nil || len(removed) != 0 {
+		t.Errorf("second call removed %v, %v", removed, err)
+	}
+}
