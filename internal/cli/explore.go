@@ -15,7 +15,7 @@ import (
 
 // extraCommands are the subcommands beyond run and status.
 func extraCommands(stdio IO) []*cobra.Command {
-	return []*cobra.Command{newExploreCmd(stdio), newLocateCmd(), newEvalLocateCmd()}
+	return []*cobra.Command{newExploreCmd(stdio), newLocateCmd(), newEvalLocateCmd(), newActionCmd(stdio)}
 }
 
 // newMapper returns the repository mapper, or nil when disabled.

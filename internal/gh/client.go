@@ -178,6 +178,21 @@ func (c *Client) ListIssuesByLabel(ctx context.Context, owner, repo, label, stat
 	}
 }
 
+// CreateIssue opens an issue.
+func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body string, labels ...string) (*github.Issue, error) {
+	var out *github.Issue
+	req := &github.IssueRequest{Title: github.String(title), Body: github.String(body)}
+	if len(labels) > 0 {
+		req.Labels = &labels
+	}
+	err := c.write(func() error {
+		var err error
+		out, _, err = c.gh.Issues.Create(ctx, owner, repo, req)
+		return err
+	})
+	return out, classify(fmt.Sprintf("opening an issue in %s/%s", owner, repo), "issues: write", err)
+}
+
 // CreateComment posts a comment on an issue or pull request.
 func (c *Client) CreateComment(ctx context.Context, owner, repo string, number int, body string) (*github.IssueComment, error) {
 	var out *github.IssueComment

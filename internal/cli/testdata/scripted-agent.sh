@@ -5,8 +5,9 @@
 #   <ID>.sh                   sourced in the worktree before reporting (execute)
 #   <ID>.fail                 report the task as failed with this text
 #   <ID>.block                wait until the file disappears (records pid in <ID>.pid)
+#   plan-revised.json         the plan result when the prompt carries feedback
 set -eu
-cat > /dev/null # the prompt; a real agent would read it
+prompt=$(cat) # a real agent would act on it
 # FAKE_COST makes every result report usage, for budget tests.
 usage=""
 if [ -n "${FAKE_COST:-}" ]; then usage=',"usage":{"input_tokens":100,"output_tokens":10,"cost_usd":'"$FAKE_COST"'}'; fi
@@ -23,6 +24,9 @@ explore)
   printf '{"id":"%s","status":"completed","findings":"findings of %s","key_files":["README.md"],"error":""%s}\n' "$PLANEX_ID" "$PLANEX_ID" "$usage"
   ;;
 plan)
+  if [ -f "$FAKE_DIR/plan-revised.json" ] && printf '%s' "$prompt" | grep -q "Feedback on an earlier plan"; then
+    cat "$FAKE_DIR/plan-revised.json" > "$PLANEX_RESULT_FILE"; exit 0
+  fi
   cat "$FAKE_DIR/plan.json" > "$PLANEX_RESULT_FILE"
   ;;
 execute)

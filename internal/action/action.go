@@ -1,0 +1,356 @@
+// Package action is planex as a GitHub Action: it turns an event (a
+// comment command, a label, a dispatch, a schedule) into the engine's
+// phases, keeps the session's state in git, and talks to the issue and
+// the pull request. Every run rebuilds its state from the repository and
+// the issue, so a redelivered or repeated event never runs a plan twice.
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/planexhq/planex/internal/authz"
+	"github.com/planexhq/planex/internal/command"
+	"github.com/planexhq/planex/internal/engine"
+	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/gh"
+	"github.com/planexhq/planex/internal/gitrepo"
+)
+
+// GitHub is what the Action needs from GitHub; *gh.Client has it.
+type GitHub interface {
+	authz.PermissionGetter
+	GetIssue(ctx context.Context, owner, repo string, number int) (*github.Issue, error)
+	CreateIssue(ctx context.Context, owner, repo, title, body string, labels ...string) (*github.Issue, error)
+	ListIssuesByLabel(ctx context.Context, owner, repo, label, state string) ([]*github.Issue, error)
+	CreateComment(ctx context.Context, owner, repo string, number int, body string) (*github.IssueComment, error)
+	EditComment(ctx context.Context, owner, repo string, commentID int64, body string) (*github.IssueComment, error)
+	GetComment(ctx context.Context, owner, repo string, commentID int64) (*github.IssueComment, error)
+	AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
+	AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
+	AddLabels(ctx context.Context, owner, repo string, number int, labels ...string) error
+	RemoveLabel(ctx context.Context, owner, repo string, number int, label string) error
+	DefaultBranch(ctx context.Context, owner, repo string) (string, error)
+	GetFileContent(ctx context.Context, owner, repo, ref, path string) ([]byte, error)
+	CreatePR(ctx context.Context, owner, repo string, pr gh.NewPR) (*github.PullRequest, error)
+	UpdatePR(ctx context.Context, owner, repo string, number int, u gh.PRUpdate) (*github.PullRequest, error)
+	GetPR(ctx context.Context, owner, repo string, number int) (*github.PullRequest, error)
+	FindPRByHead(ctx context.Context, owner, repo, branch string) (*github.PullRequest, error)
+	RequestReviewers(ctx context.Context, owner, repo string, number int, logins ...string) error
+}
+
+// Config is the Action's configuration after inputs and settings.
+type Config struct {
+	Owner, Repo string
+	ServerURL   string
+	RunURL      string
+	Remote      string // "origin"
+	Trigger     string
+	BaseBranch  string // "" = the repository's default branch
+	Draft       bool
+	AutoApprove bool
+	Concurrency int
+	MaxCostUSD  float64
+	MaxIssues   int    // schedule: issues planned per run
+	AutoLabel   string // schedule: "planex:auto"
+	Label       string // issues labeled with this are planned: "planex"
+}
+
+// Outputs are the step outputs.
+type Outputs struct {
+	SessionID, PlanID, Status, PullRequestURL string
+	// Summary is Markdown for the job summary.
+	Summary string
+}
+
+// Runner handles one event.
+type Runner struct {
+	Cfg  Config
+	GH   GitHub
+	Repo *gitrepo.Repo // the checkout, authenticated for pushes
+	// Engine is the base configuration of every engine the runner makes
+	// (agent, mapper, timeouts, logging).
+	Engine engine.Options
+	Out    io.Writer
+	Log    *slog.Logger
+	Now    func() time.Time
+	// AgentErr is why no agent could be configured; flows that need one
+	// report it to the user.
+	AgentErr error
+
+	Outputs Outputs
+}
+
+// Labels planex puts on issues and pull requests.
+const (
+	LabelPlanned = "planex:planned"
+	LabelRunning = "planex:running"
+	LabelDone    = "planex:done"
+	LabelFailed  = "planex:failed"
+)
+
+// userError is a reason shown to people as is; any other error is
+// reported as an internal failure with a link to the run's log.
+type userError struct{ msg string }
+
+func (e *userError) Error() string { return e.msg }
+
+func userf(format string, args ...any) error { return &userError{fmt.Sprintf(format, args...)} }
+
+// Handle acts on an event.
+func (r *Runner) Handle(ctx context.Context, ev *event.Event) error {
+	r.defaults()
+	if ev.Ignored {
+		r.Log.Info("event ignored", "event", ev.Name, "reason", ev.IgnoreReason)
+		r.Outputs.Status = "ignored"
+		return nil
+	}
+	if ev.Owner == "" {
+		return errors.New("the event names no repository (GITHUB_REPOSITORY is empty)")
+	}
+	switch ev.Name {
+	case event.IssueComment, event.PullRequestReviewComment, event.PullRequestReview:
+		return r.onComment(ctx, ev)
+	case event.Issues:
+		if ev.Label != r.Cfg.Label {
+			r.Outputs.Status = "ignored"
+			return nil
+		}
+		return r.onLabeled(ctx, ev)
+	case event.WorkflowDispatch:
+		return r.onDispatch(ctx, ev)
+	case event.Schedule:
+		return r.onSchedule(ctx, ev)
+	}
+	r.Log.Info("event not handled", "event", ev.Name)
+	r.Outputs.Status = "ignored"
+	return nil
+}
+
+func (r *Runner) defaults() {
+	if r.Log == nil {
+		r.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if r.Out == nil {
+		r.Out = io.Discard
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if r.Cfg.Remote == "" {
+		r.Cfg.Remote = "origin"
+	}
+	if r.Cfg.Trigger == "" {
+		r.Cfg.Trigger = command.DefaultTrigger
+	}
+	if r.Cfg.Label == "" {
+		r.Cfg.Label = event.TriggerLabel
+	}
+	if r.Cfg.AutoLabel == "" {
+		r.Cfg.AutoLabel = "planex:auto"
+	}
+	if r.Cfg.MaxIssues <= 0 {
+		r.Cfg.MaxIssues = 3
+	}
+	if r.Cfg.Concurrency <= 0 {
+		r.Cfg.Concurrency = 4
+	}
+}
+
+// thread is where a conversation with planex happens: an issue or a pull
+// request, and the comment that spoke (if any).
+type thread struct {
+	Number  int
+	IsPR    bool
+	Comment *event.Comment
+	Actor   event.User
+}
+
+// onComment handles a comment that may carry a command.
+func (r *Runner) onComment(ctx context.Context, ev *event.Event) error {
+	c := ev.Comment
+	if c == nil {
+		return nil
+	}
+	if c.Author.IsBot() {
+		// planex's own comments (and other bots') never trigger anything.
+		r.Outputs.Status = "ignored"
+		return nil
+	}
+	res := command.Parse(c.Body, r.Cfg.Trigger)
+	if res.Kind == command.Ignore {
+		r.Outputs.Status = "ignored"
+		return nil
+	}
+	th := thread{Number: ev.Number, IsPR: ev.IsPR || ev.PR != nil, Comment: c, Actor: c.Author}
+	r.react(ctx, th, gh.ReactionEyes)
+	if res.Kind == command.Reply {
+		r.Outputs.Status = "replied"
+		return r.reply(ctx, th, res.Reply)
+	}
+	cmd := res.Command
+	action := authz.Trigger
+	if cmd.Name == command.Approve {
+		action = authz.Approve
+	}
+	dec, err := authz.Check(ctx, r.GH, ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, action)
+	if err != nil {
+		return r.fail(ctx, th, nil, fmt.Errorf("checking @%s's permission: %w", c.Author.Login, err))
+	}
+	if !dec.Allowed {
+		r.react(ctx, th, gh.ReactionRefused)
+		r.Outputs.Status = "refused"
+		return r.reply(ctx, th, "@"+c.Author.Login+" "+dec.Reason)
+	}
+	err = r.dispatch(ctx, ev, th, cmd)
+	if err != nil {
+		return r.fail(ctx, th, nil, err)
+	}
+	return nil
+}
+
+func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
+	switch cmd.Name {
+	case command.Help:
+		r.Outputs.Status = "replied"
+		return r.reply(ctx, th, command.HelpText(r.Cfg.Trigger))
+	case command.Plan:
+		if th.IsPR {
+			return r.followUp(ctx, ev, th, cmd)
+		}
+		req := cmd.Requirement
+		if strings.TrimSpace(req) == "" {
+			if ev.Issue == nil {
+				return userf("give a requirement: `%s <what to do>`", r.Cfg.Trigger)
+			}
+			req = issueRequirement(ev.Issue.Title, ev.Issue.Body)
+		}
+		return r.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes, Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login})
+	case command.Approve:
+		return r.approve(ctx, th, cmd.PlanID, th.Actor.Login, cmd.Concurrency)
+	case command.Revise:
+		return r.revise(ctx, th, cmd.Text)
+	case command.Cancel:
+		return r.cancel(ctx, th)
+	case command.Retry:
+		return r.retry(ctx, th, th.Actor.Login)
+	case command.Status:
+		return r.status(ctx, th)
+	case command.Fix, command.Review:
+		r.Outputs.Status = "replied"
+		return r.reply(ctx, th, fmt.Sprintf("`%s %s` is not available yet; see `%s help`.", r.Cfg.Trigger, cmd.Name, r.Cfg.Trigger))
+	}
+	return r.reply(ctx, th, command.HelpText(r.Cfg.Trigger))
+}
+
+// onLabeled plans an issue that was given the planex label.
+func (r *Runner) onLabeled(ctx context.Context, ev *event.Event) error {
+	th := thread{Number: ev.Number, Actor: ev.Sender}
+	dec, err := authz.Check(ctx, r.GH, ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Trigger)
+	if err != nil {
+		return r.fail(ctx, th, nil, err)
+	}
+	if !dec.Allowed {
+		r.Outputs.Status = "refused"
+		return r.reply(ctx, th, "@"+ev.Sender.Login+" "+dec.Reason)
+	}
+	if ev.Issue == nil {
+		return errors.New("the issues event carries no issue")
+	}
+	if err := r.plan(ctx, th, planRequest{Requirement: issueRequirement(ev.Issue.Title, ev.Issue.Body), Issue: ev.Number, RequestedBy: ev.Sender.Login}); err != nil {
+		return r.fail(ctx, th, nil, err)
+	}
+	return nil
+}
+
+// onDispatch plans an issue (or a requirement) named in the inputs.
+func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) error {
+	in := ev.Inputs
+	number := in.Issue
+	req := strings.TrimSpace(in.Requirement)
+	if number == 0 && req == "" {
+		return userf("workflow_dispatch needs the input `issue` or `requirement`")
+	}
+	if number == 0 {
+		is, err := r.GH.CreateIssue(ctx, ev.Owner, ev.Repo, "planex: "+firstLine(req), req)
+		if err != nil {
+			return fmt.Errorf("opening an issue for the requirement: %w", err)
+		}
+		number = is.GetNumber()
+	} else if req == "" {
+		is, err := r.GH.GetIssue(ctx, ev.Owner, ev.Repo, number)
+		if err != nil {
+			return fmt.Errorf("reading issue #%d: %w", number, err)
+		}
+		req = issueRequirement(is.GetTitle(), is.GetBody())
+	}
+	th := thread{Number: number, Actor: ev.Sender}
+	if err := r.plan(ctx, th, planRequest{Requirement: req, Issue: number, Yes: in.AutoApprove, RequestedBy: ev.Sender.Login}); err != nil {
+		return r.fail(ctx, th, nil, err)
+	}
+	return nil
+}
+
+// onSchedule plans up to MaxIssues open issues labelled for automatic
+// planning that have no plan yet.
+func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
+	issues, err := r.GH.ListIssuesByLabel(ctx, ev.Owner, ev.Repo, r.Cfg.AutoLabel, "open")
+	if err != nil {
+		return err
+	}
+	planned := 0
+	var errs []error
+	for _, is := range issues {
+		if planned == r.Cfg.MaxIssues {
+			break
+		}
+		if hasAnyLabel(is, LabelPlanned, LabelRunning, LabelDone, LabelFailed) {
+			continue
+		}
+		n := is.GetNumber()
+		if _, found, err := r.loadRecord(ctx, n); err != nil || found {
+			continue
+		}
+		th := thread{Number: n}
+		err := r.plan(ctx, th, planRequest{Requirement: issueRequirement(is.GetTitle(), is.GetBody()), Issue: n})
+		if err != nil {
+			errs = append(errs, r.fail(ctx, th, nil, err))
+			continue
+		}
+		planned++
+	}
+	fmt.Fprintf(r.Out, "schedule: planned %d issue(s)\n", planned)
+	r.Outputs.Status = fmt.Sprintf("planned %d", planned)
+	return errors.Join(errs...)
+}
+
+func hasAnyLabel(is *github.Issue, names ...string) bool {
+	for _, l := range is.Labels {
+		for _, n := range names {
+			if l.GetName() == n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// issueRequirement is the requirement of an issue: its title and body.
+func issueRequirement(title, body string) string {
+	return strings.TrimSpace(title + "\n\n" + body)
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if len(l) > 80 {
+		l = l[:80]
+	}
+	return l
+}

@@ -1,0 +1,610 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/planexhq/planex/internal/engine"
+	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/gh"
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/render"
+	"github.com/planexhq/planex/internal/scope"
+	"github.com/planexhq/planex/internal/session"
+)
+
+// planRequest describes a plan to make in a thread.
+type planRequest struct {
+	Requirement string
+	Issue       int
+	Yes         bool
+	Concurrency int
+	RequestedBy string
+	// Follow-ups on a pull request planex opened:
+	FollowUp  bool
+	Branch    string
+	Base      string
+	SessionID string
+	Repo      *gitrepo.Repo
+}
+
+// newEngine makes an engine for one flow.
+func (r *Runner) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *Record) (*engine.Engine, error) {
+	if r.AgentErr != nil {
+		return nil, userf("planex has no working agent configured: %v", r.AgentErr)
+	}
+	o := r.Engine
+	o.AutoAngles = true
+	o.Yes = yes
+	o.Concurrency = r.Cfg.Concurrency
+	if concurrency > 0 {
+		o.Concurrency = concurrency
+	}
+	if r.Cfg.MaxCostUSD > 0 {
+		o.Budget.MaxCostUSD = r.Cfg.MaxCostUSD
+	}
+	o.Out = r.Out
+	o.Log = r.Log
+	if rec != nil {
+		// After every task: publish the commit, the state, the progress.
+		o.Progress = func(ctx context.Context, s *session.Session, tasks []plan.Task) {
+			if err := r.pushBranch(ctx, rec); err != nil {
+				r.Log.Warn("pushing run branch", "err", err)
+			}
+			if err := r.saveRecord(ctx, rec); err != nil {
+				r.Log.Warn("saving state", "err", err)
+			}
+			r.updateStatus(ctx, rec, tasks, "")
+		}
+	}
+	return engine.New(repo, o)
+}
+
+var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
+
+func slug(s string) string {
+	s = strings.Trim(slugRe.ReplaceAllString(strings.ToLower(firstLine(s)), "-"), "-")
+	if len(s) > 40 {
+		s = strings.Trim(s[:40], "-")
+	}
+	if s == "" {
+		s = "plan"
+	}
+	return s
+}
+
+// baseCommit resolves the base branch and its current commit.
+func (r *Runner) baseCommit(ctx context.Context) (branch, sha string, err error) {
+	branch = r.Cfg.BaseBranch
+	if branch == "" {
+		if branch, err = r.GH.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo); err != nil {
+			return "", "", fmt.Errorf("reading the default branch: %w", err)
+		}
+	}
+	sha, err = r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+branch)
+	if err != nil {
+		return "", "", err
+	}
+	if sha == "" {
+		return "", "", userf("the base branch `%s` does not exist", branch)
+	}
+	if err := r.Repo.EnsureCommit(ctx, r.Cfg.Remote, sha); err != nil {
+		return "", "", err
+	}
+	return branch, sha, nil
+}
+
+// plan explores and plans, posts the plan comment, and (when approval is
+// automatic) goes straight on to execute it.
+func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
+	old, found, err := r.loadRecord(ctx, th.Number)
+	if err != nil {
+		return err
+	}
+	rec := &Record{Thread: th.Number, Issue: pr.Issue, State: StatePlanned, RequestedBy: pr.RequestedBy, FollowUp: pr.FollowUp, repo: r.Repo}
+	if found {
+		switch old.State {
+		case StateRunning:
+			return userf("plan `%s` is running; a new plan can start when it has finished", old.PlanID)
+		case StatePlanned:
+			rec.Superseded = append(old.Superseded, old.PlanID)
+		default:
+			rec.Superseded = old.Superseded
+		}
+		rec.StatusCommentID = old.StatusCommentID
+		rec.remote = old.remote
+	}
+	if pr.FollowUp {
+		rec.Branch, rec.Base, rec.SessionID, rec.repo = pr.Branch, pr.Base, pr.SessionID, pr.Repo
+		rec.BaseBranch = pr.Branch
+	} else {
+		if rec.BaseBranch, rec.Base, err = r.baseCommit(ctx); err != nil {
+			return err
+		}
+		if rec.SessionID, err = r.freeSessionID(ctx, fmt.Sprintf("%d-%s", pr.Issue, slug(pr.Requirement))); err != nil {
+			return err
+		}
+		rec.Branch = "planex/" + rec.SessionID
+	}
+	eng, err := r.newEngine(rec.repo, false, pr.Concurrency, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.Out, "planning #%d as session %s\n", th.Number, rec.SessionID)
+	out, err := eng.Start(ctx, engine.Request{Requirement: pr.Requirement, SessionID: rec.SessionID, Branch: rec.Branch, Base: rec.Base})
+	if err != nil {
+		if plan.IsProblems(err) || strings.Contains(err.Error(), "not valid") {
+			return userf("planex could not make a valid plan:\n\n```\n%s\n```", err)
+		}
+		return fmt.Errorf("planning: %w", err)
+	}
+	s := out.Session
+	if out.Stage == engine.StageStopped {
+		return userf("planning stopped: %s", out.Reason)
+	}
+	tasks, err := s.ReadTasks()
+	if err != nil {
+		return err
+	}
+	if tasks, err = plan.AssignWaves(tasks); err != nil {
+		return err
+	}
+	hash := plan.Hash(tasks)
+	rec.PlanID, rec.PlanHash = plan.ID(hash), hash
+	explore, _ := s.ReadExplore()
+	body, truncated := render.PlanComment(render.PlanView{
+		Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type, Complexity: s.Meta.Complexity,
+		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
+		Trigger: r.Cfg.Trigger, StateRef: stateRef(th.Number),
+	})
+	c, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
+	if err != nil {
+		return fmt.Errorf("posting the plan: %w", err)
+	}
+	rec.PlanCommentID = c.GetID()
+	note := fmt.Sprintf("Waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID)
+	r.updateStatus(ctx, rec, tasks, note)
+	r.setLabel(ctx, th.Number, LabelPlanned)
+	if err := r.saveRecord(ctx, rec); err != nil {
+		return err
+	}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatePlanned, Summary: planSummary(s, body, truncated)}
+	fmt.Fprintf(r.Out, "posted plan %s on #%d\n", rec.PlanID, th.Number)
+	if pr.Yes || r.Cfg.AutoApprove {
+		approver := pr.RequestedBy
+		if approver == "" {
+			approver = "auto-approve"
+		}
+		return r.execute(ctx, th, rec, approver, pr.Concurrency)
+	}
+	return nil
+}
+
+// freeSessionID picks a session id whose run branch and state are unused.
+func (r *Runner) freeSessionID(ctx context.Context, id string) (string, error) {
+	refs, err := r.Repo.ListRemoteRefs(ctx, r.Cfg.Remote, "refs/heads/planex/*")
+	if err != nil {
+		return "", err
+	}
+	cand := id
+	for n := 2; refs["refs/heads/planex/"+cand] != ""; n++ {
+		cand = fmt.Sprintf("%s-%d", id, n)
+	}
+	return cand, nil
+}
+
+func planSummary(s *session.Session, body string, truncated bool) string {
+	if !truncated {
+		return body
+	}
+	return "The plan was too large for one comment; here it is in full.\n\n" + readFile(s.File(session.ContextFile))
+}
+
+// estimate prices the rest of the run from what exploration cost so far.
+func estimate(s *session.Session, tasks []plan.Task) string {
+	spent := engine.Spent(s, tasks)
+	if spent.CostUSD == 0 {
+		return ""
+	}
+	var steps int
+	for range s.Meta.Usage {
+		steps++
+	}
+	per := spent.CostUSD / float64(max(steps, 1))
+	return fmt.Sprintf("about $%.2f for the %d task(s) (from $%.4f spent on %d planning step(s) so far)", per*float64(len(tasks)), len(tasks), spent.CostUSD, steps)
+}
+
+// approve runs the plan with planID, but only that exact plan.
+func (r *Runner) approve(ctx context.Context, th thread, planID, approver string, concurrency int) error {
+	rec, found, err := r.loadRecord(ctx, th.Number)
+	if err != nil {
+		return err
+	}
+	refuse := func(format string, args ...any) error {
+		r.react(ctx, th, gh.ReactionRefused)
+		r.Outputs.Status = "refused"
+		return r.reply(ctx, th, fmt.Sprintf(format, args...))
+	}
+	if !found {
+		return refuse("There is no plan to approve here. Start one with `%s <requirement>`.", r.Cfg.Trigger)
+	}
+	r.Outputs.SessionID, r.Outputs.PlanID = rec.SessionID, rec.PlanID
+	if planID != rec.PlanID {
+		if slices.Contains(rec.Superseded, planID) {
+			return refuse("Plan `%s` was replaced by plan `%s` after a revision, so it cannot run. To run the current plan: `%s approve %s`", planID, rec.PlanID, r.Cfg.Trigger, rec.PlanID)
+		}
+		return refuse("There is no plan `%s` here; the current plan is `%s`.", planID, rec.PlanID)
+	}
+	switch rec.State {
+	case StateRunning, StateDone, StateFailed:
+		// A repeated or redelivered approval: the plan already ran once.
+		r.Outputs.Status = rec.State
+		return r.reply(ctx, th, fmt.Sprintf("Plan `%s` was already approved by @%s and is %s; it runs only once. Use `%s retry` to re-run failed tasks.", rec.PlanID, rec.ApprovedBy, rec.State, r.Cfg.Trigger))
+	case StateCancelled:
+		return refuse("Plan `%s` was cancelled. Start a new one with `%s <requirement>`.", rec.PlanID, r.Cfg.Trigger)
+	}
+	c, err := r.GH.GetComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PlanCommentID)
+	if err != nil {
+		return fmt.Errorf("reading the plan comment: %w", err)
+	}
+	m, ok := render.ParsePlanMarker(c.GetBody())
+	if !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || c.GetUser().GetType() != "Bot" && !strings.HasSuffix(c.GetUser().GetLogin(), "[bot]") {
+		return refuse("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger)
+	}
+	if moved, err := r.baseMoved(ctx, rec); err != nil {
+		return err
+	} else if moved != "" {
+		return refuse("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, moved, r.Cfg.Trigger)
+	}
+	r.react(ctx, th, gh.ReactionRocket)
+	return r.execute(ctx, th, rec, approver, concurrency)
+}
+
+// baseMoved says why a plan no longer fits its base, or "" when it does:
+// it does not fit when commits since the plan was made touched files in
+// the scope of one of its tasks.
+func (r *Runner) baseMoved(ctx context.Context, rec *Record) (string, error) {
+	head, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.BaseBranch)
+	if err != nil {
+		return "", err
+	}
+	if rec.FollowUp {
+		// The pull request branch itself: our own commits are expected.
+		return "", nil
+	}
+	if head == "" {
+		return fmt.Sprintf("the base branch `%s` no longer exists", rec.BaseBranch), nil
+	}
+	if head == rec.Base {
+		return "", nil
+	}
+	if err := r.Repo.EnsureCommit(ctx, r.Cfg.Remote, head); err != nil {
+		return "", err
+	}
+	changed, err := r.Repo.ChangedPaths(ctx, rec.Base, head)
+	if err != nil {
+		return "", err
+	}
+	tasks, err := r.sessionTasks(rec)
+	if err != nil {
+		return "", err
+	}
+	var hits []string
+	for _, p := range changed {
+		for _, t := range tasks {
+			if scope.Match(t.Scope, p) {
+				hits = append(hits, fmt.Sprintf("`%s` (%s)", p, t.ID))
+				break
+			}
+		}
+	}
+	if len(hits) == 0 {
+		return "", nil
+	}
+	if len(hits) > 10 {
+		hits = append(hits[:10], fmt.Sprintf("and %d more", len(hits)-10))
+	}
+	return fmt.Sprintf("`%s` moved since the plan was made and changed files in its tasks' scopes: %s", rec.BaseBranch, strings.Join(hits, ", ")), nil
+}
+
+func (r *Runner) session(rec *Record) (*session.Session, error) {
+	return session.Open(rec.repo.Root, rec.SessionID)
+}
+
+func (r *Runner) sessionTasks(rec *Record) ([]plan.Task, error) {
+	s, err := r.session(rec)
+	if err != nil {
+		return nil, err
+	}
+	return s.ReadTasks()
+}
+
+// execute runs an approved plan and publishes the result.
+func (r *Runner) execute(ctx context.Context, th thread, rec *Record, approver string, concurrency int) error {
+	rec.State, rec.ApprovedBy, rec.Note = StateRunning, approver, ""
+	r.setLabel(ctx, th.Number, LabelRunning)
+	tasks, _ := r.sessionTasks(rec)
+	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Approved by @%s; running.", approver))
+	if err := r.saveRecord(ctx, rec); err != nil {
+		if errors.Is(err, errStateMoved) {
+			return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is already being handled by another run.", rec.PlanID))
+		}
+		return err
+	}
+	eng, err := r.newEngine(rec.repo, false, concurrency, rec)
+	if err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	out, err := eng.Approve(ctx, rec.SessionID, rec.PlanHash)
+	if errors.Is(err, engine.ErrPlanChanged) {
+		return r.fail(ctx, th, rec, userf("the stored plan is not plan `%s` any more (%v); re-plan with `%s revise`", rec.PlanID, err, r.Cfg.Trigger))
+	}
+	if err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	return r.finish(ctx, th, rec, out)
+}
+
+// finish publishes a run: the branch, the pull request, labels, state.
+func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine.Outcome) error {
+	s := out.Session
+	tasks, err := s.ReadTasks()
+	if err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	c := plan.Count(tasks)
+	rec.State = StateDone
+	if c.Failed+c.Skipped+c.Pending > 0 || out.Stage == engine.StageStopped {
+		rec.State = StateFailed
+	}
+	if err := r.pushBranch(ctx, rec); err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	explore, _ := s.ReadExplore()
+	ds, _ := session.ReadDiscoveries(s.File(session.DiscoveriesFile), r.Log)
+	report := render.Report{Meta: s.Meta, Explore: explore, Tasks: tasks, Discoveries: ds, Spent: engine.Spent(s, tasks), StopReason: out.Reason}
+	if c.Completed > 0 {
+		if err := r.publishPR(ctx, rec, report); err != nil {
+			return r.fail(ctx, th, rec, err)
+		}
+	}
+	label := LabelDone
+	if rec.State == StateFailed {
+		label = LabelFailed
+	}
+	r.setLabel(ctx, th.Number, label)
+	if rec.PRNumber != 0 && rec.PRNumber != th.Number {
+		r.setLabel(ctx, rec.PRNumber, label)
+	}
+	note := fmt.Sprintf("%d of %d task(s) completed.", c.Completed, c.Total)
+	if c.Completed == 0 {
+		note += " No task completed, so no pull request was opened."
+	}
+	if rec.State == StateFailed {
+		note += fmt.Sprintf(" `%s retry` re-runs the failed and skipped tasks.", r.Cfg.Trigger)
+	}
+	r.updateStatus(ctx, rec, tasks, note)
+	if err := r.saveRecord(ctx, rec); err != nil {
+		return err
+	}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: rec.State, PullRequestURL: rec.PRURL,
+		Summary: readFile(s.File(session.ContextFile))}
+	fmt.Fprintf(r.Out, "plan %s %s: %d completed, %d failed, %d skipped\n", rec.PlanID, rec.State, c.Completed, c.Failed, c.Skipped)
+	return nil
+}
+
+// publishPR opens the run's pull request, or updates the one the branch
+// already has. A follow-up reports in a comment and leaves the body.
+func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Report) error {
+	existing, err := r.GH.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Branch)
+	if err != nil {
+		return fmt.Errorf("looking for the pull request of %s: %w", rec.Branch, err)
+	}
+	approver := rec.ApprovedBy
+	if approver == "auto-approve" {
+		approver = ""
+	}
+	if rec.FollowUp {
+		body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver})
+		if existing != nil {
+			rec.PRNumber, rec.PRURL = existing.GetNumber(), existing.GetHTMLURL()
+		}
+		_, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, "### Follow-up report\n\n"+body)
+		return err
+	}
+	body := render.PRBody(render.PRView{Report: report, Issue: rec.Issue, ApprovedBy: approver})
+	if existing != nil {
+		pr, err := r.GH.UpdatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, existing.GetNumber(), gh.PRUpdate{Body: &body})
+		if err != nil {
+			return fmt.Errorf("updating pull request #%d: %w", existing.GetNumber(), err)
+		}
+		rec.PRNumber, rec.PRURL = pr.GetNumber(), pr.GetHTMLURL()
+		return nil
+	}
+	title := "planex: " + firstLine(report.Meta.Requirement)
+	pr, err := r.GH.CreatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, gh.NewPR{Title: title, Head: rec.Branch, Base: rec.BaseBranch, Body: body, Draft: r.Cfg.Draft})
+	if err != nil {
+		return fmt.Errorf("opening the pull request: %w", err)
+	}
+	rec.PRNumber, rec.PRURL = pr.GetNumber(), pr.GetHTMLURL()
+	if approver != "" {
+		if err := r.GH.RequestReviewers(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), approver); err != nil {
+			r.Log.Warn("requesting review", "reviewer", approver, "err", err)
+		}
+	}
+	return nil
+}
+
+// revise re-plans with feedback; the old plan id stops being approvable.
+func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
+	rec, found, err := r.loadRecord(ctx, th.Number)
+	if err != nil {
+		return err
+	}
+	if !found || rec.State != StatePlanned {
+		return userf("There is no plan waiting for approval here to revise; start one with `%s <requirement>`.", r.Cfg.Trigger)
+	}
+	if strings.TrimSpace(feedback) == "" {
+		return userf("Say what to change: `%s revise <feedback>`.", r.Cfg.Trigger)
+	}
+	eng, err := r.newEngine(rec.repo, false, 0, nil)
+	if err != nil {
+		return err
+	}
+	out, err := eng.Replan(ctx, rec.SessionID, feedback)
+	if err != nil {
+		if strings.Contains(err.Error(), "not valid") {
+			return userf("planex could not make a valid revised plan:\n\n```\n%s\n```", err)
+		}
+		return fmt.Errorf("re-planning: %w", err)
+	}
+	tasks, err := out.Session.ReadTasks()
+	if err != nil {
+		return err
+	}
+	if tasks, err = plan.AssignWaves(tasks); err != nil {
+		return err
+	}
+	hash := plan.Hash(tasks)
+	if hash != rec.PlanHash {
+		rec.Superseded = append(rec.Superseded, rec.PlanID)
+	}
+	rec.PlanID, rec.PlanHash = plan.ID(hash), hash
+	s := out.Session
+	explore, _ := s.ReadExplore()
+	body, truncated := render.PlanComment(render.PlanView{Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type,
+		Complexity: s.Meta.Complexity, Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base,
+		Estimate: estimate(s, tasks), Trigger: r.Cfg.Trigger, StateRef: stateRef(th.Number)})
+	c, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
+	if err != nil {
+		return fmt.Errorf("posting the revised plan: %w", err)
+	}
+	rec.PlanCommentID = c.GetID()
+	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Revised; waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID))
+	if err := r.saveRecord(ctx, rec); err != nil {
+		return err
+	}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatePlanned, Summary: planSummary(s, body, truncated)}
+	return nil
+}
+
+// cancel drops a plan that waits for approval.
+func (r *Runner) cancel(ctx context.Context, th thread) error {
+	rec, found, err := r.loadRecord(ctx, th.Number)
+	if err != nil {
+		return err
+	}
+	if !found || rec.State != StatePlanned {
+		state := "no plan"
+		if found {
+			state = "plan `" + rec.PlanID + "` is " + rec.State
+		}
+		return userf("Nothing to cancel: %s. (A running plan is stopped by cancelling its workflow run.)", state)
+	}
+	rec.State = StateCancelled
+	r.updateStatus(ctx, rec, nil, "Cancelled by @"+th.Actor.Login+".")
+	r.setLabel(ctx, th.Number, "")
+	if err := r.saveRecord(ctx, rec); err != nil {
+		return err
+	}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateCancelled}
+	return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is cancelled.", rec.PlanID))
+}
+
+// retry re-runs the failed and skipped tasks of a finished plan.
+func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
+	rec, found, err := r.loadRecord(ctx, th.Number)
+	if err != nil {
+		return err
+	}
+	if !found || rec.State != StateFailed {
+		return userf("Nothing to retry: only a plan that failed (or was interrupted) can be retried.")
+	}
+	rec.State, rec.Note = StateRunning, ""
+	r.setLabel(ctx, th.Number, LabelRunning)
+	r.updateStatus(ctx, rec, nil, "Retrying, asked by @"+actor+".")
+	if err := r.saveRecord(ctx, rec); err != nil {
+		return err
+	}
+	eng, err := r.newEngine(rec.repo, false, 0, rec)
+	if err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	out, err := eng.Retry(ctx, rec.SessionID)
+	if err != nil {
+		if strings.Contains(err.Error(), "no failed or skipped task") {
+			// Interrupted before any task failed: just continue.
+			out, err = eng.Continue(ctx, rec.SessionID)
+		}
+		if err != nil {
+			return r.fail(ctx, th, rec, err)
+		}
+	}
+	return r.finish(ctx, th, rec, out)
+}
+
+// status replies with the plan's progress.
+func (r *Runner) status(ctx context.Context, th thread) error {
+	rec, found, err := r.loadRecord(ctx, th.Number)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return r.reply(ctx, th, fmt.Sprintf("No plan here yet. Start one with `%s <requirement>`.", r.Cfg.Trigger))
+	}
+	s, err := r.session(rec)
+	if err != nil {
+		return err
+	}
+	tasks, _ := s.ReadTasks()
+	explore, _ := s.ReadExplore()
+	text := render.Status(s.Meta, explore, tasks, s.Exists(session.TasksFile))
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: rec.State, PullRequestURL: rec.PRURL}
+	return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is **%s**.\n\n```\n%s```", rec.PlanID, rec.State, text))
+}
+
+// Finalize reports a job that ended before its run did (cancelled or
+// timed out): a running plan is marked failed, and the status comment and
+// labels say so. It is meant for an `if: cancelled() || failure()` step.
+func (r *Runner) Finalize(ctx context.Context, ev *event.Event) error {
+	r.defaults()
+	number := ev.Number
+	if number == 0 {
+		number = ev.Inputs.Issue
+	}
+	if number == 0 {
+		return nil
+	}
+	rec, found, err := r.loadRecord(ctx, number)
+	if err != nil || !found {
+		return err
+	}
+	if rec.State != StateRunning {
+		return nil
+	}
+	rec.State = StateFailed
+	rec.Note = "the job ended (cancelled or timed out) before the plan finished"
+	tasks, _ := r.sessionTasks(rec)
+	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("The workflow job ended before the plan finished. `%s retry` continues from the first unfinished task.", r.Cfg.Trigger))
+	r.setLabel(ctx, number, LabelFailed)
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateFailed}
+	return r.saveRecord(ctx, rec)
+}
+
+var followUpSeqRe = regexp.MustCompile(`-f(\d+)$`)
+
+// nextFollowUpID names the next follow-up session of a run branch.
+func nextFollowUpID(branchID string, previous string) string {
+	n := 1
+	if m := followUpSeqRe.FindStringSubmatch(previous); m != nil {
+		k, _ := strconv.Atoi(m[1])
+		n = k + 1
+	}
+	return fmt.Sprintf("%s-f%d", followUpSeqRe.ReplaceAllString(branchID, ""), n)
+}

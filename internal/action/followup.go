@@ -1,0 +1,82 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/planexhq/planex/internal/command"
+	"github.com/planexhq/planex/internal/event"
+)
+
+var runBranchRe = regexp.MustCompile(`^planex/(\d+)-`)
+
+// followUp plans more work on a pull request planex opened: on its
+// branch, from its current tip. Fork branches are never touched.
+func (r *Runner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
+	head, fork := "", false
+	if ev.PR != nil {
+		head, fork = ev.PR.HeadRef, ev.PR.FromFork()
+	} else {
+		pr, err := r.GH.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
+		if err != nil {
+			return fmt.Errorf("reading pull request #%d: %w", th.Number, err)
+		}
+		head = pr.GetHead().GetRef()
+		fork = pr.GetHead().GetRepo().GetFullName() == "" ||
+			!strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName())
+	}
+	if fork {
+		return userf("planex does not work on pull requests from forks: their code is never checked out or run here.")
+	}
+	m := runBranchRe.FindStringSubmatch(head)
+	if m == nil {
+		return userf("planex plans follow-ups only on pull requests it opened (branch `planex/<issue>-…`). To plan work, comment `%s <requirement>` on an issue.", r.Cfg.Trigger)
+	}
+	issue, _ := strconv.Atoi(m[1])
+	req := strings.TrimSpace(cmd.Requirement)
+	if req == "" {
+		return userf("Say what to change: `%s <change>`.", r.Cfg.Trigger)
+	}
+	if c := th.Comment; c != nil && c.Path != "" {
+		req += fmt.Sprintf("\n\n(This was asked in a review comment on `%s`", c.Path)
+		if c.Line > 0 {
+			req += fmt.Sprintf(", line %d", c.Line)
+		}
+		req += ".)"
+	}
+	tip, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+head)
+	if err != nil {
+		return err
+	}
+	if tip == "" {
+		return userf("The branch `%s` of this pull request no longer exists.", head)
+	}
+	if _, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, "refs/heads/"+head); err != nil {
+		return err
+	}
+	previous := ""
+	if old, found, err := r.loadRecord(ctx, th.Number); err != nil {
+		return err
+	} else if found {
+		previous = old.SessionID
+	}
+	id := nextFollowUpID(strings.TrimPrefix(head, "planex/"), previous)
+	repo, err := r.followUpRepo(ctx, id, tip)
+	if err != nil {
+		return err
+	}
+	return r.plan(ctx, th, planRequest{Requirement: req, Issue: issue, Yes: cmd.Yes, Concurrency: cmd.Concurrency,
+		RequestedBy: th.Actor.Login, FollowUp: true, Branch: head, Base: tip, SessionID: id, Repo: repo})
+}
+
+func readFile(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}

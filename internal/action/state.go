@@ -1,0 +1,167 @@
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/safefile"
+	"github.com/planexhq/planex/internal/session"
+)
+
+// Record is what the Action remembers about a thread's plan, beside the
+// session files, in refs/planex/state/<thread>.
+type Record struct {
+	Thread          int       `json:"thread"`
+	Issue           int       `json:"issue"` // the issue the pull request closes
+	SessionID       string    `json:"session_id"`
+	Branch          string    `json:"branch"`
+	Base            string    `json:"base"`
+	BaseBranch      string    `json:"base_branch"`
+	PlanID          string    `json:"plan_id"`
+	PlanHash        string    `json:"plan_hash"`
+	PlanCommentID   int64     `json:"plan_comment_id"`
+	StatusCommentID int64     `json:"status_comment_id,omitempty"`
+	State           string    `json:"state"` // planned, running, done, failed, cancelled
+	Superseded      []string  `json:"superseded,omitempty"`
+	RequestedBy     string    `json:"requested_by,omitempty"`
+	ApprovedBy      string    `json:"approved_by,omitempty"`
+	PRNumber        int       `json:"pr_number,omitempty"`
+	PRURL           string    `json:"pr_url,omitempty"`
+	FollowUp        bool      `json:"follow_up,omitempty"`
+	Note            string    `json:"note,omitempty"`
+	Updated         time.Time `json:"updated"`
+
+	// remote is the state ref's commit when loaded: the lease for saving.
+	remote string
+	// repo is where the session lives (a worktree for follow-ups).
+	repo *gitrepo.Repo
+}
+
+// Record states.
+const (
+	StatePlanned   = "planned"
+	StateRunning   = "running"
+	StateDone      = "done"
+	StateFailed    = "failed"
+	StateCancelled = "cancelled"
+)
+
+const recordFile = "github.json"
+
+func stateRef(thread int) string { return "refs/planex/state/" + strconv.Itoa(thread) }
+
+// loadRecord fetches a thread's state and restores its session folder.
+func (r *Runner) loadRecord(ctx context.Context, thread int) (*Record, bool, error) {
+	ref := stateRef(thread)
+	found, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, ref)
+	if err != nil {
+		return nil, false, fmt.Errorf("fetching planex state: %w", err)
+	}
+	if !found {
+		return nil, false, nil
+	}
+	remote, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, ref)
+	if err != nil {
+		return nil, false, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Join(r.Repo.CommonDir), "planex-state-")
+	if err != nil {
+		return nil, false, fmt.Errorf("restoring planex state: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := r.Repo.RestoreDir(ctx, ref, tmp); err != nil {
+		return nil, false, err
+	}
+	b, err := os.ReadFile(filepath.Join(tmp, recordFile))
+	if err != nil {
+		return nil, false, fmt.Errorf("state %s has no %s: %w", ref, recordFile, err)
+	}
+	rec := &Record{}
+	if err := json.Unmarshal(b, rec); err != nil {
+		return nil, false, fmt.Errorf("state %s: %s: %w", ref, recordFile, err)
+	}
+	rec.remote = remote
+	rec.repo = r.Repo
+	if rec.FollowUp {
+		if rec.repo, err = r.followUpRepo(ctx, rec.SessionID, rec.Base); err != nil {
+			return nil, false, err
+		}
+	}
+	dir := filepath.Join(rec.repo.Root, session.Dir, rec.SessionID)
+	if err := rec.repo.RestoreDir(ctx, ref, dir); err != nil {
+		return nil, false, err
+	}
+	// The run branch holds the commits; a fresh runner needs it to resume.
+	if _, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch); err != nil {
+		return nil, false, err
+	}
+	return rec, true, nil
+}
+
+// saveRecord writes the record into the session folder, commits the folder
+// to the thread's state ref and pushes it with a lease, so two jobs can
+// never both believe they own the plan.
+func (r *Runner) saveRecord(ctx context.Context, rec *Record) error {
+	rec.Updated = r.Now().UTC()
+	dir := filepath.Join(rec.repo.Root, session.Dir, rec.SessionID)
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", recordFile, err)
+	}
+	if err := safefile.Write(filepath.Join(dir, recordFile), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	ref := stateRef(rec.Thread)
+	// Start the local ref from the remote value so history stays linear.
+	if rec.remote != "" {
+		if _, err := r.Repo.Git(ctx, "", "update-ref", ref, rec.remote); err != nil {
+			return fmt.Errorf("resetting %s: %w", ref, err)
+		}
+	} else {
+		r.Repo.Git(ctx, "", "update-ref", "-d", ref)
+	}
+	sha, err := r.Repo.SaveDir(ctx, ref, dir, fmt.Sprintf("planex: %s %s (%s)", rec.SessionID, rec.State, rec.PlanID))
+	if err != nil {
+		return err
+	}
+	if sha == rec.remote {
+		return nil
+	}
+	if err := r.Repo.PushRef(ctx, r.Cfg.Remote, ref, true, rec.remote); err != nil {
+		return fmt.Errorf("%w: %v", errStateMoved, err)
+	}
+	rec.remote = sha
+	return nil
+}
+
+// errStateMoved means another job changed the thread's state first.
+var errStateMoved = errors.New("another planex run changed this plan's state first")
+
+// pushBranch pushes the run branch (fast-forward only).
+func (r *Runner) pushBranch(ctx context.Context, rec *Record) error {
+	return r.Repo.PushRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch, false, "")
+}
+
+// followUpRepo prepares a worktree at base for a follow-up session, so
+// exploration sees the pull request's code rather than the default branch.
+func (r *Runner) followUpRepo(ctx context.Context, sessionID, base string) (*gitrepo.Repo, error) {
+	if err := r.Repo.EnsureCommit(ctx, r.Cfg.Remote, base); err != nil {
+		return nil, err
+	}
+	dir := r.Repo.WorktreeDir("followup", sessionID)
+	if err := r.Repo.AddWorktree(ctx, dir, base); err != nil {
+		return nil, err
+	}
+	wt, err := gitrepo.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	return wt, nil
+}

@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sethvargo/go-githubactions"
+	"github.com/spf13/cobra"
+
+	"github.com/planexhq/planex/internal/action"
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/engine"
+	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/explore"
+	"github.com/planexhq/planex/internal/gh"
+	"github.com/planexhq/planex/internal/gitrepo"
+)
+
+func newActionCmd(stdio IO) *cobra.Command {
+	var finalize, verbose bool
+	cmd := &cobra.Command{
+		Use:   "action",
+		Short: "Run as a GitHub Action step (reads the Actions environment and inputs)",
+		Long: `action handles the event that started the workflow: /planex comment commands on
+issues and on pull requests planex opened, issues labelled "planex", workflow_dispatch
+and schedule. It reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY,
+GITHUB_WORKSPACE, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID and the step's
+inputs, and writes outputs and the job summary. See docs/action.md.
+
+--finalize is for an "if: cancelled() || failure()" step: it marks a plan that was
+still running as failed and says so on the issue.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAction(cmd.Context(), stdio, finalize, verbose)
+		},
+	}
+	cmd.Flags().BoolVar(&finalize, "finalize", false, "report a job that ended before its plan did")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log details")
+	return cmd
+}
+
+// actionInputs reads inputs the way both kinds of action see them: a
+// JavaScript/Docker action gets INPUT_<NAME> with the name as written; a
+// composite action maps them through env: with '-' spelled '_'.
+type actionInputs struct {
+	gha    *githubactions.Action
+	getenv func(string) string
+}
+
+func (a actionInputs) get(name string) string {
+	if v := strings.TrimSpace(a.gha.GetInput(name)); v != "" {
+		return v
+	}
+	return strings.TrimSpace(a.getenv("INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))))
+}
+
+func (a actionInputs) boolean(name string, def bool) (bool, error) {
+	v := a.get(name)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("input %s: %q is not true or false", name, v)
+	}
+	return b, nil
+}
+
+func (a actionInputs) integer(name string, def int) (int, error) {
+	v := a.get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("input %s: %q is not a positive whole number", name, v)
+	}
+	return n, nil
+}
+
+func runAction(ctx context.Context, stdio IO, finalize, verbose bool) error {
+	getenv := stdio.Getenv
+	gha := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdio.Out))
+	in := actionInputs{gha: gha, getenv: getenv}
+	log := logger(stdio.Err, verbose)
+
+	full := getenv("GITHUB_REPOSITORY")
+	owner, repoName, ok := strings.Cut(full, "/")
+	if !ok || owner == "" || repoName == "" {
+		return fmt.Errorf("GITHUB_REPOSITORY is %q, expected owner/name (is this running in GitHub Actions?)", full)
+	}
+	ev, err := event.Load(getenv("GITHUB_EVENT_NAME"), getenv("GITHUB_EVENT_PATH"))
+	if err != nil {
+		return err
+	}
+	if ev.Owner == "" {
+		if err := ev.SetRepository(full); err != nil {
+			return err
+		}
+	}
+	token := in.get("github-token")
+	if token == "" {
+		token = getenv("GITHUB_TOKEN")
+	}
+	if token == "" {
+		return fmt.Errorf("no GitHub token: set the github-token input")
+	}
+	gha.AddMask(token)
+	serverURL := getenv("GITHUB_SERVER_URL")
+	if serverURL == "" {
+		serverURL = "https://github.com"
+	}
+	client, err := gh.NewClient(ctx, gh.Options{Token: token, APIURL: getenv("GITHUB_API_URL"), ServerURL: serverURL, UserAgent: "planex", Logger: log})
+	if err != nil {
+		return err
+	}
+	ws := getenv("GITHUB_WORKSPACE")
+	if ws == "" {
+		ws = "."
+	}
+	repo, err := gitrepo.Open(ctx, ws)
+	if err != nil {
+		return fmt.Errorf("GITHUB_WORKSPACE must be a checkout of the repository (actions/checkout): %w", err)
+	}
+	if removed, err := repo.DropPersistedCredentials(ctx); err != nil {
+		return err
+	} else if len(removed) > 0 {
+		fmt.Fprintf(stdio.Out, "removed the token actions/checkout left in .git/config (%s), so agents cannot read it; set persist-credentials: false to avoid this\n", strings.Join(removed, ", "))
+	}
+	repo = repo.WithAuth(serverURL, token)
+
+	cfg := action.Config{Owner: owner, Repo: repoName, ServerURL: serverURL, Trigger: in.get("trigger-phrase"), BaseBranch: in.get("base-branch"), Label: in.get("label")}
+	if id := getenv("GITHUB_RUN_ID"); id != "" {
+		cfg.RunURL = fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimSuffix(serverURL, "/"), full, id)
+	}
+	if cfg.Concurrency, err = in.integer("concurrency", 4); err != nil {
+		return err
+	}
+	if cfg.MaxIssues, err = in.integer("max-issues", 3); err != nil {
+		return err
+	}
+	if cfg.Draft, err = in.boolean("draft", true); err != nil {
+		return err
+	}
+	if cfg.AutoApprove, err = in.boolean("auto-approve", false); err != nil {
+		return err
+	}
+	if v := in.get("max-cost-usd"); v != "" {
+		if cfg.MaxCostUSD, err = strconv.ParseFloat(v, 64); err != nil || cfg.MaxCostUSD < 0 {
+			return fmt.Errorf("input max-cost-usd: %q is not a non-negative number", v)
+		}
+	}
+
+	af := agentFlags{name: in.get("agent"), command: in.get("agent-command"), model: in.get("model"), baseURL: in.get("base-url"), apiKeyEnv: in.get("api-key-env")}
+	if allow := in.get("allow-env"); allow != "" {
+		af.allowEnv = strings.Split(allow, ",")
+	}
+	if af.name == "" && af.command != "" {
+		af.name = "command"
+	}
+	if af.name == "" {
+		af.name = "anthropic"
+	}
+	ag, agentErr := af.build(getenv)
+	if agentErr != nil {
+		// Commands that need no agent (help, status, cancel) still work.
+		ag = agent.Func(func(context.Context, agent.Step) (agent.Result, error) { return agent.Result{}, agentErr })
+	}
+	runner := &action.Runner{Cfg: cfg, GH: client, Repo: repo, Out: stdio.Out, Log: log, AgentErr: agentErr,
+		Engine: engine.Options{Agent: ag, Mapper: explore.Mapper{Log: log}, Log: log, AllowEnv: af.allowEnv}}
+	if err := runner.LoadSettings(ctx); err != nil {
+		return err
+	}
+	if finalize {
+		err = runner.Finalize(ctx, ev)
+	} else {
+		err = runner.Handle(ctx, ev)
+	}
+	o := runner.Outputs
+	for k, v := range map[string]string{"session-id": o.SessionID, "plan-id": o.PlanID, "status": o.Status, "pull-request-url": o.PullRequestURL} {
+		gha.SetOutput(k, v)
+	}
+	if o.Summary != "" && getenv("GITHUB_STEP_SUMMARY") != "" {
+		gha.AddStepSummary(o.Summary)
+	}
+	return err
+}

@@ -1,0 +1,441 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/ghfake"
+)
+
+const ghRepo = "octo/demo"
+
+// ghEnv is a fake GitHub, a bare origin and a scripted agent: enough to
+// run `planex action` as GitHub would, one fresh runner per event.
+type ghEnv struct {
+	*fixture
+	fake   *ghfake.Fake
+	origin string
+}
+
+func newGHEnv(t *testing.T) *ghEnv {
+	t.Helper()
+	f := newFixture(t)
+	g := &ghEnv{fixture: f, fake: ghfake.New(t)}
+	g.origin = filepath.Join(t.TempDir(), "origin.git")
+	f.git("clone", "-q", "--bare", f.repo, g.origin)
+	g.fake.AddRepo(ghRepo, ghfake.Repo{DefaultBranch: "main"})
+	for login, role := range map[string]string{"maintainer": "write", "owner": "admin", "reader": "read"} {
+		g.fake.AddUser(login, "User")
+		g.fake.SetPermission(ghRepo, login, role)
+	}
+	g.fake.SetBranchCheck(func(repo, branch string) bool {
+		return strings.TrimSpace(g.originGit("ls-remote", g.origin, "refs/heads/"+branch)) != ""
+	})
+	return g
+}
+
+func (g *ghEnv) originGit(args ...string) string {
+	g.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = g.origin
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		g.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// payload writes an event file shaped like GitHub's example payload.
+func (g *ghEnv) payload(name string, mutate func(p map[string]any)) string {
+	g.t.Helper()
+	b, err := os.ReadFile("testdata/event.issue_comment.json")
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(b, &p); err != nil {
+		g.t.Fatal(err)
+	}
+	repo := p["repository"].(map[string]any)
+	repo["full_name"], repo["name"], repo["default_branch"] = ghRepo, "demo", "main"
+	repo["owner"].(map[string]any)["login"] = "octo"
+	mutate(p)
+	path := filepath.Join(g.t.TempDir(), name+".json")
+	out, _ := json.Marshal(p)
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		g.t.Fatal(err)
+	}
+	return path
+}
+
+// comment posts a comment on the fake and returns its issue_comment event.
+func (g *ghEnv) comment(number int, isPR bool, login, body string) string {
+	id := g.fake.AddComment(ghRepo, number, login, body)
+	is, _ := g.fake.Issue(ghRepo, number)
+	return g.payload("comment", func(p map[string]any) {
+		c := p["comment"].(map[string]any)
+		c["id"], c["body"] = id, body
+		c["user"].(map[string]any)["login"], c["user"].(map[string]any)["type"] = login, "User"
+		i := p["issue"].(map[string]any)
+		i["number"], i["title"], i["body"], i["labels"] = number, is.Title, is.Body, []any{}
+		if isPR {
+			i["pull_request"] = map[string]any{"url": "https://api.github.com/repos/octo/demo/pulls/" + itoa(number)}
+		}
+		p["sender"].(map[string]any)["login"] = login
+	})
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+type actionRun struct {
+	out, err string
+	code     int
+	outputs  map[string]string
+	summary  string
+}
+
+// run executes `planex action` for an event in a fresh clone of origin.
+func (g *ghEnv) run(eventName, eventPath string, extraEnv ...string) actionRun {
+	g.t.Helper()
+	ws := filepath.Join(g.t.TempDir(), "ws")
+	g.git("clone", "-q", g.origin, ws)
+	outFile := filepath.Join(g.t.TempDir(), "output")
+	sumFile := filepath.Join(g.t.TempDir(), "summary")
+	cmd := exec.Command(os.Args[0], "action")
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+g.fake_dir(),
+		"GITHUB_EVENT_NAME="+eventName, "GITHUB_EVENT_PATH="+eventPath, "GITHUB_REPOSITORY="+ghRepo,
+		"GITHUB_WORKSPACE="+ws, "GITHUB_API_URL="+g.fake.URL(), "GITHUB_SERVER_URL="+g.fake.ServerURL(),
+		"GITHUB_RUN_ID=42", "GITHUB_OUTPUT="+outFile, "GITHUB_STEP_SUMMARY="+sumFile,
+		"INPUT_GITHUB_TOKEN=ghs_test", "INPUT_AGENT=command", "INPUT_AGENT_COMMAND="+g.agent, "GITHUB_TOKEN=ghs_test")
+	cmd.Env = append(cmd.Env, extraEnv...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	r := actionRun{out: o.String(), err: e.String(), outputs: map[string]string{}}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		g.t.Fatal(err)
+	}
+	r.outputs = readOutputs(outFile)
+	b, _ := os.ReadFile(sumFile)
+	r.summary = string(b)
+	return r
+}
+
+func (g *ghEnv) fake_dir() string { return g.fixture.fake }
+
+// readOutputs parses GITHUB_OUTPUT's name<<delimiter blocks.
+func readOutputs(path string) map[string]string {
+	out := map[string]string{}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return out
+	}
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i < len(lines); i++ {
+		name, delim, ok := strings.Cut(lines[i], "<<")
+		if !ok {
+			if k, v, ok := strings.Cut(lines[i], "="); ok {
+				out[k] = v
+			}
+			continue
+		}
+		var val []string
+		for i++; i < len(lines) && lines[i] != delim; i++ {
+			val = append(val, lines[i])
+		}
+		out[name] = strings.Join(val, "\n")
+	}
+	return out
+}
+
+var planIDRe = regexp.MustCompile("approve ([0-9a-f]{10})")
+
+// lastPlanID reads the plan id from the newest plan comment on a thread.
+func (g *ghEnv) lastPlanID(number int) string {
+	g.t.Helper()
+	cs := g.fake.Comments(ghRepo, number)
+	for i := len(cs) - 1; i >= 0; i-- {
+		if strings.HasPrefix(cs[i].Body, "<!-- planex:plan ") {
+			return planIDRe.FindStringSubmatch(cs[i].Body)[1]
+		}
+	}
+	g.t.Fatalf("no plan comment on #%d", number)
+	return ""
+}
+
+func (g *ghEnv) lastComment(number int) string {
+	cs := g.fake.Comments(ghRepo, number)
+	if len(cs) == 0 {
+		return ""
+	}
+	return cs[len(cs)-1].Body
+}
+
+// branchCommits lists the subjects on an origin branch since main.
+func (g *ghEnv) branchCommits(branch string) []string {
+	if strings.TrimSpace(g.originGit("ls-remote", g.origin, "refs/heads/"+branch)) == "" {
+		return nil
+	}
+	out := g.originGit("log", "--reverse", "--format=%s", "main.."+branch)
+	return strings.Split(strings.TrimSpace(out), "\n")
+}
+
+func hasLabel(labels []string, l string) bool {
+	for _, x := range labels {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *ghEnv) issueLabels(n int) []string {
+	is, _ := g.fake.Issue(ghRepo, n)
+	return is.Labels
+}
+
+func TestActionPlanApprovePullRequest(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(diamond()...)
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "We need a, b, c and d.")
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add four files"))
+	if r.code != 0 {
+		t.Fatalf("plan run: %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	plan := ""
+	for _, c := range g.fake.Comments(ghRepo, n) {
+		if strings.HasPrefix(c.Body, "<!-- planex:plan ") {
+			plan = c.Body
+		}
+	}
+	for _, want := range []string{"## planex plan", "**Wave 2**", "```mermaid", "T1 --> T2", "/planex approve "} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("plan comment lacks %q:\n%s", want, plan)
+		}
+	}
+	id := g.lastPlanID(n)
+	if r.outputs["plan-id"] != id || r.outputs["status"] != "planned" || !strings.HasPrefix(r.outputs["session-id"], itoa(n)+"-add-four-files") {
+		t.Errorf("outputs = %v", r.outputs)
+	}
+	if !hasLabel(g.issueLabels(n), "planex:planned") {
+		t.Errorf("labels = %v", g.issueLabels(n))
+	}
+	if g.branchCommits("planex/"+r.outputs["session-id"]) != nil {
+		t.Fatal("tasks ran before approval")
+	}
+	if !strings.Contains(g.originGit("for-each-ref", "refs/planex/"), "refs/planex/state/"+itoa(n)) {
+		t.Error("no state ref on origin")
+	}
+
+	r2 := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
+	if r2.code != 0 {
+		t.Fatalf("approve run: %d\n%s\n%s", r2.code, r2.out, r2.err)
+	}
+	branch := "planex/" + r.outputs["session-id"]
+	if got := strings.Join(g.branchCommits(branch), " | "); got != "T1: base | T2: left | T3: right | T4: join" {
+		t.Errorf("origin %s = %s", branch, got)
+	}
+	prs := g.fake.PullRequests(ghRepo)
+	if len(prs) != 1 {
+		t.Fatalf("%d pull requests", len(prs))
+	}
+	pr := prs[0]
+	if pr.Head != branch || pr.Base != "main" || !pr.Draft || !strings.Contains(pr.Body, "Closes #"+itoa(n)) ||
+		!strings.Contains(pr.Body, "| T4 | join | completed | true |") || !hasLabel(pr.RequestedReviewers, "maintainer") {
+		t.Errorf("pull request = %+v", pr)
+	}
+	if r2.outputs["status"] != "done" || !strings.Contains(r2.outputs["pull-request-url"], "/pull/") {
+		t.Errorf("outputs = %v", r2.outputs)
+	}
+	if !strings.Contains(r2.summary, "4 completed, 0 failed") {
+		t.Errorf("job summary:\n%s", r2.summary)
+	}
+	if l := g.issueLabels(n); !hasLabel(l, "planex:done") || hasLabel(l, "planex:planned") || hasLabel(l, "planex:running") {
+		t.Errorf("labels = %v", l)
+	}
+	// The status comment was edited in place, not posted again.
+	statuses := 0
+	for _, c := range g.fake.Comments(ghRepo, n) {
+		if strings.HasPrefix(c.Body, "<!-- planex:status -->") {
+			statuses++
+			if !strings.Contains(c.Body, "**done**") || !strings.Contains(c.Body, "Pull request:") {
+				t.Errorf("status comment:\n%s", c.Body)
+			}
+		}
+	}
+	if statuses != 1 {
+		t.Errorf("%d status comments", statuses)
+	}
+
+	// A redelivered approval does not run the plan again.
+	r3 := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
+	if r3.code != 0 || !strings.Contains(g.lastComment(n), "already approved by @maintainer") {
+		t.Errorf("redelivered approve: %d %s\n%s", r3.code, g.lastComment(n), r3.err)
+	}
+	if got := len(g.branchCommits(branch)); got != 4 {
+		t.Errorf("%d commits after a repeated approve", got)
+	}
+	if len(g.fake.PullRequests(ghRepo)) != 1 {
+		t.Error("a second pull request was opened")
+	}
+	if errs := g.fake.Errors(); len(errs) > 0 {
+		t.Errorf("requests GitHub would refuse: %v", errs)
+	}
+}
+
+func TestActionRefusals(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(diamond()...)
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "")
+	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add four files")); r.code != 0 {
+		t.Fatalf("plan: %s", r.err)
+	}
+	id := g.lastPlanID(n)
+
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve 0000000000"))
+	if r.code != 0 || !strings.Contains(g.lastComment(n), "There is no plan `0000000000` here; the current plan is `"+id+"`") {
+		t.Errorf("wrong id: %d %q", r.code, g.lastComment(n))
+	}
+	r = g.run("issue_comment", g.comment(n, false, "reader", "/planex approve "+id))
+	if r.code != 0 || !strings.Contains(g.lastComment(n), "@reader") || r.outputs["status"] != "refused" {
+		t.Errorf("read-only approve: %d %q %v", r.code, g.lastComment(n), r.outputs)
+	}
+	r = g.run("issue_comment", g.comment(n, false, "reader", "/planex do something else"))
+	if r.code != 0 || r.outputs["status"] != "refused" {
+		t.Errorf("read-only trigger: %v", r.outputs)
+	}
+	if strings.TrimSpace(g.originGit("branch", "--list", "planex/*")) != "" {
+		t.Error("a refused command created a run branch")
+	}
+	// A comment that is not a command gets no answer at all.
+	before := len(g.fake.Comments(ghRepo, n))
+	r = g.run("issue_comment", g.comment(n, false, "maintainer", "thanks, looks good"))
+	if r.code != 0 || len(g.fake.Comments(ghRepo, n)) != before+1 {
+		t.Errorf("a plain comment was answered")
+	}
+	if errs := g.fake.Errors(); len(errs) > 0 {
+		t.Errorf("requests GitHub would refuse: %v", errs)
+	}
+}
+
+func TestActionReviseThenApproveOldID(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "first idea", Scope: "a/**"})
+	revised, _ := json.Marshal(map[string]any{"summary": "revised", "approach": "two files", "tasks": []map[string]any{
+		{"id": "T1", "title": "better idea", "description": "do T1", "scope": "a/**", "deps": []string{}, "context_from": []string{}},
+		{"id": "T2", "title": "second", "description": "do T2", "scope": "b/**", "deps": []string{"T1"}, "context_from": []string{}},
+	}})
+	g.write(g.fake_dir(), "plan-revised.json", string(revised))
+	g.write(g.fake_dir(), "T2.sh", "mkdir -p b && echo two > b/t2.txt\n")
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Something", "")
+	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex something"))
+	old := g.lastPlanID(n)
+	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex revise split it in two")); r.code != 0 {
+		t.Fatalf("revise: %s", r.err)
+	}
+	newID := g.lastPlanID(n)
+	if newID == old {
+		t.Fatal("revise did not change the plan")
+	}
+	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+old))
+	if c := g.lastComment(n); !strings.Contains(c, "Plan `"+old+"` was replaced by plan `"+newID+"`") {
+		t.Errorf("approving the old id: %q", c)
+	}
+	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+newID)); r.code != 0 || r.outputs["status"] != "done" {
+		t.Fatalf("approve new: %d %v\n%s", r.code, r.outputs, r.err)
+	}
+	if got := strings.Join(g.branchCommits("planex/"+r0(g, n)), " | "); got != "T1: better idea | T2: second" {
+		t.Errorf("branch = %s", got)
+	}
+}
+
+// r0 finds the run branch's session id from the PR.
+func r0(g *ghEnv, n int) string {
+	prs := g.fake.PullRequests(ghRepo)
+	if len(prs) == 0 {
+		g.t.Fatal("no pull request")
+	}
+	return strings.TrimPrefix(prs[len(prs)-1].Head, "planex/")
+}
+
+func TestActionFollowUpOnPullRequest(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
+	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex -y add a file"))
+	prs := g.fake.PullRequests(ghRepo)
+	if len(prs) != 1 {
+		t.Fatalf("%d pull requests after an auto-approved plan", len(prs))
+	}
+	pr := prs[0]
+	// A reviewer asks for more on the pull request.
+	g.setPlan(task{ID: "T1", Title: "docs too", Scope: "d/**"})
+	r := g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex also add docs"))
+	if r.code != 0 {
+		t.Fatalf("follow-up plan: %d\n%s", r.code, r.err)
+	}
+	id := g.lastPlanID(pr.Number)
+	if r := g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex approve "+id)); r.code != 0 {
+		t.Fatalf("follow-up approve: %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	if got := strings.Join(g.branchCommits(pr.Head), " | "); got != "T1: base | T1: docs too" {
+		t.Errorf("branch after follow-up = %s", got)
+	}
+	if len(g.fake.PullRequests(ghRepo)) != 1 {
+		t.Error("the follow-up opened another pull request")
+	}
+	if c := g.lastComment(pr.Number); !strings.Contains(c, "<!-- planex:status -->") && !strings.Contains(c, "Follow-up report") {
+		t.Errorf("last PR comment: %q", c)
+	}
+	if errs := g.fake.Errors(); len(errs) > 0 {
+		t.Errorf("requests GitHub would refuse: %v", errs)
+	}
+}
+
+func TestActionScheduleOverLabelledIssues(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	var ns []int
+	for _, title := range []string{"Fix the cart", "Speed up search", "Document the API"} {
+		ns = append(ns, g.fake.AddIssue(ghRepo, "maintainer", title, "details", "planex:auto"))
+	}
+	g.fake.AddIssue(ghRepo, "maintainer", "Not for planex", "")
+	ev := g.payload("schedule", func(p map[string]any) {
+		for k := range p {
+			delete(p, k)
+		}
+		p["schedule"] = "0 3 * * *"
+	})
+	r := g.run("schedule", ev)
+	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 3 issue(s)") {
+		t.Fatalf("schedule: %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	for _, n := range ns {
+		if !strings.HasPrefix(g.lastPlanCommentOrEmpty(n), "<!-- planex:plan") || !hasLabel(g.issueLabels(n), "planex:planned") {
+			t.Errorf("issue #%d was not planned", n)
+		}
+	}
+	// The next run finds nothing new to plan.
+	r = g.run("schedule", ev)
+	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 0 issue(s)") {
+		t.Errorf("second schedule run: %s", r.out)
+	}
+}
+
+func (g *ghEnv) lastPlanCommentOrEmpty(n int) string {
+	for _, c := range g.fake.Comments(ghRepo, n) {
+		if strings.HasPrefix(c.Body, "<!-- planex:plan ") {
+			return c.Body
+		}
+	}
+	return ""
+}
