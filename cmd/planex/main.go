@@ -13,9 +13,13 @@ import (
 	"github.com/planexhq/planex/internal/cli"
 )
 
+// version is set at release time with -ldflags "-X main.version=…".
+var version = "dev"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], cli.IO{
+		Version: version,
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		Getenv:     os.Getenv,
 		IsTerminal: term.IsTerminal(int(os.Stdin.Fd())),

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/spf13/cobra"
@@ -78,6 +80,23 @@ func (a actionInputs) integer(name string, def int) (int, error) {
 		return 0, fmt.Errorf("input %s: %q is not a positive whole number", name, v)
 	}
 	return n, nil
+}
+
+// logStartup prints how long the step took to reach planex's first API
+// call, when action.yml recorded the step's start (PLANEX_STEP_STARTED_AT,
+// Unix seconds): the start-up figure docs/action.md reports.
+func logStartup(stdio IO, getenv func(string) string) {
+	v := getenv("PLANEX_STEP_STARTED_AT")
+	if v == "" {
+		return
+	}
+	started, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return
+	}
+	sec, frac := math.Modf(started)
+	elapsed := time.Since(time.Unix(int64(sec), int64(frac*1e9)))
+	fmt.Fprintf(stdio.Out, "start-up: %.2fs from step start to the first GitHub API call\n", elapsed.Seconds())
 }
 
 func runAction(ctx context.Context, stdio IO, finalize, verbose bool) error {
@@ -170,6 +189,7 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool) error {
 	}
 	runner := &action.Runner{Cfg: cfg, GH: client, Repo: repo, Out: stdio.Out, Log: log, AgentErr: agentErr,
 		Engine: engine.Options{Agent: ag, Mapper: explore.Mapper{Log: log}, Log: log, AllowEnv: af.allowEnv}}
+	logStartup(stdio, getenv)
 	if err := runner.LoadSettings(ctx); err != nil {
 		return err
 	}

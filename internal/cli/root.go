@@ -22,6 +22,8 @@ type IO struct {
 	Getenv func(string) string
 	// IsTerminal reports whether In is an interactive terminal.
 	IsTerminal bool
+	// Version is printed by --version.
+	Version string
 }
 
 // Run executes planex with args and returns the process exit code.
@@ -76,6 +78,7 @@ results.csv, discoveries.ndjson, context.md).`,
   planex --continue
   planex status`,
 		Args:          cobra.ArbitraryArgs,
+		Version:       stdio.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
