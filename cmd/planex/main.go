@@ -20,7 +20,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], cli.IO{
 		Version: version,
-		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		In:      os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		Getenv:     os.Getenv,
 		IsTerminal: term.IsTerminal(int(os.Stdin.Fd())),
 	})
