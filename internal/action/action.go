@@ -106,6 +106,14 @@ func userf(format string, args ...any) error { return &userError{fmt.Sprintf(for
 
 // Handle acts on an event.
 func (r *Runner) Handle(ctx context.Context, ev *event.Event) error {
+	err := r.handle(ctx, ev)
+	if err != nil && r.Outputs.Status == "" {
+		r.Outputs.Status = "failed"
+	}
+	return err
+}
+
+func (r *Runner) handle(ctx context.Context, ev *event.Event) error {
 	r.defaults()
 	if ev.Ignored {
 		r.Log.Info("event ignored", "event", ev.Name, "reason", ev.IgnoreReason)

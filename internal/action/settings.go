@@ -3,6 +3,7 @@ package action
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -40,6 +41,14 @@ func ParseSettings(data []byte) (Settings, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			msgs := make([]string, len(te.Errors))
+			for i, m := range te.Errors {
+				msgs[i] = strings.Replace(m, " in type action.Settings", "", 1)
+			}
+			return s, fmt.Errorf("%s: %s", SettingsPath, strings.Join(msgs, "; "))
+		}
 		return s, fmt.Errorf("%s: %s", SettingsPath, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	switch {

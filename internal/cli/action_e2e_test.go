@@ -102,18 +102,32 @@ type actionRun struct {
 
 // run executes `planex action` for an event in a fresh clone of origin.
 func (g *ghEnv) run(eventName, eventPath string, extraEnv ...string) actionRun {
+	return g.runArgs([]string{"action"}, eventName, eventPath, extraEnv...)
+}
+
+// actionCmd prepares a planex process as GitHub would start it.
+func (g *ghEnv) actionCmd(ws, eventName, eventPath string, args ...string) *exec.Cmd {
+	if len(args) == 0 {
+		args = []string{"action"}
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+g.fake_dir(),
+		"GITHUB_EVENT_NAME="+eventName, "GITHUB_EVENT_PATH="+eventPath, "GITHUB_REPOSITORY="+ghRepo,
+		"GITHUB_WORKSPACE="+ws, "GITHUB_API_URL="+g.fake.URL(), "GITHUB_SERVER_URL="+g.fake.ServerURL(),
+		"GITHUB_RUN_ID=42", "INPUT_GITHUB_TOKEN=ghs_test", "INPUT_AGENT=command", "INPUT_AGENT_COMMAND="+g.agent, "GITHUB_TOKEN=ghs_test")
+	return cmd
+}
+
+// runArgs runs planex with args for an event in a fresh clone of origin.
+func (g *ghEnv) runArgs(args []string, eventName, eventPath string, extraEnv ...string) actionRun {
 	g.t.Helper()
 	ws := filepath.Join(g.t.TempDir(), "ws")
 	g.git("clone", "-q", g.origin, ws)
 	outFile := filepath.Join(g.t.TempDir(), "output")
 	sumFile := filepath.Join(g.t.TempDir(), "summary")
-	cmd := exec.Command(os.Args[0], "action")
-	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+g.fake_dir(),
-		"GITHUB_EVENT_NAME="+eventName, "GITHUB_EVENT_PATH="+eventPath, "GITHUB_REPOSITORY="+ghRepo,
-		"GITHUB_WORKSPACE="+ws, "GITHUB_API_URL="+g.fake.URL(), "GITHUB_SERVER_URL="+g.fake.ServerURL(),
-		"GITHUB_RUN_ID=42", "GITHUB_OUTPUT="+outFile, "GITHUB_STEP_SUMMARY="+sumFile,
-		"INPUT_GITHUB_TOKEN=ghs_test", "INPUT_AGENT=command", "INPUT_AGENT_COMMAND="+g.agent, "GITHUB_TOKEN=ghs_test")
+	cmd := g.actionCmd(ws, eventName, eventPath, args...)
+	cmd.Env = append(cmd.Env, "GITHUB_OUTPUT="+outFile, "GITHUB_STEP_SUMMARY="+sumFile)
 	cmd.Env = append(cmd.Env, extraEnv...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e

@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// eventFrom writes an event file from one of GitHub's example payloads in
+// testdata, pointed at the fake repository.
+func (g *ghEnv) eventFrom(fixture string, mutate func(p map[string]any)) string {
+	g.t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", fixture))
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(b, &p); err != nil {
+		g.t.Fatal(err)
+	}
+	repo := p["repository"].(map[string]any)
+	repo["full_name"], repo["name"], repo["default_branch"] = ghRepo, "demo", "main"
+	repo["owner"].(map[string]any)["login"] = "octo"
+	mutate(p)
+	path := filepath.Join(g.t.TempDir(), "event.json")
+	out, _ := json.Marshal(p)
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		g.t.Fatal(err)
+	}
+	return path
+}
+
+func TestActionLabeledIssueIsPlanned(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Cache the results", "They are slow.")
+	labeled := func(label, sender string) string {
+		return g.eventFrom("event.issues_labeled.json", func(p map[string]any) {
+			i := p["issue"].(map[string]any)
+			i["number"], i["title"], i["body"] = n, "Cache the results", "They are slow."
+			p["label"].(map[string]any)["name"] = label
+			p["sender"].(map[string]any)["login"] = sender
+			p["sender"].(map[string]any)["type"] = "User"
+		})
+	}
+	if r := g.run("issues", labeled("bug", "maintainer")); r.code != 0 || r.outputs["status"] != "ignored" {
+		t.Fatalf("another label: %d %v", r.code, r.outputs)
+	}
+	if r := g.run("issues", labeled("planex", "reader")); r.code != 0 || r.outputs["status"] != "refused" {
+		t.Fatalf("label by a reader: %d %v", r.code, r.outputs)
+	}
+	r := g.run("issues", labeled("planex", "maintainer"))
+	if r.code != 0 || r.outputs["status"] != "planned" || !strings.HasPrefix(r.outputs["session-id"], itoa(n)+"-cache-the-results") {
+		t.Fatalf("label by a maintainer: %d %v\n%s", r.code, r.outputs, r.err)
+	}
+	if !strings.Contains(r.summary, "## planex plan") {
+		t.Errorf("job summary lacks the plan:\n%s", r.summary)
+	}
+}
+
+func TestActionDispatch(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	dispatch := func(inputs map[string]any) string {
+		return g.eventFrom("event.workflow_dispatch.json", func(p map[string]any) {
+			p["inputs"] = inputs
+			p["sender"].(map[string]any)["login"] = "maintainer"
+		})
+	}
+	// A requirement without an issue opens one to hold the conversation,
+	// and auto-approve runs it through to a pull request.
+	r := g.run("workflow_dispatch", dispatch(map[string]any{"requirement": "Add a health check", "auto-approve": "true"}))
+	if r.code != 0 || r.outputs["status"] != "done" || r.outputs["pull-request-url"] == "" {
+		t.Fatalf("dispatch: %d %v\n%s", r.code, r.outputs, r.err)
+	}
+	prs := g.fake.PullRequests(ghRepo)
+	if len(prs) != 1 || !strings.Contains(prs[0].Body, "Closes #") {
+		t.Fatalf("pull requests = %+v", prs)
+	}
+	if r := g.run("workflow_dispatch", dispatch(map[string]any{})); r.code != 1 || r.outputs["status"] != "failed" || !strings.Contains(r.err, "needs the input `issue` or `requirement`") {
+		t.Errorf("dispatch without inputs: %d %v %s", r.code, r.outputs, r.err)
+	}
+}
+
+func TestActionCommandsWithoutAPlan(t *testing.T) {
+	g := newGHEnv(t)
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Idea", "")
+	cases := []struct{ body, want string }{
+		{"/planex help", "approve"},
+		{"/planex status", "No plan here yet"},
+		{"/planex cancel", "Nothing to cancel: no plan"},
+		{"/planex approve abcdef0123", "There is no plan to approve here"},
+		{"/planex retry", "Nothing to retry"},
+		{"/planex revise smaller", "no plan waiting for approval"},
+	}
+	for _, c := range cases {
+		r := g.run("issue_comment", g.comment(n, false, "maintainer", c.body))
+		if r.code != 0 || !strings.Contains(g.lastComment(n), c.want) {
+			t.Errorf("%s: exit %d, last comment %q, want %q\n%s", c.body, r.code, g.lastComment(n), c.want, r.err)
+		}
+	}
+	// Bots and edited comments never act.
+	before := len(g.fake.Comments(ghRepo, n))
+	ev := g.comment(n, false, "maintainer", "/planex help")
+	b, _ := os.ReadFile(ev)
+	edited := strings.Replace(string(b), `"action":"created"`, `"action":"edited"`, 1)
+	os.WriteFile(ev, []byte(edited), 0o644)
+	if r := g.run("issue_comment", ev); r.code != 0 || r.outputs["status"] != "ignored" {
+		t.Errorf("edited comment: %v", r.outputs)
+	}
+	id := g.fake.AddComment(ghRepo, n, "helper[bot]", "/planex help")
+	botEv := g.payload("bot", func(p map[string]any) {
+		c := p["comment"].(map[string]any)
+		c["id"], c["body"] = id, "/planex help"
+		c["user"].(map[string]any)["login"], c["user"].(map[string]any)["type"] = "helper[bot]", "Bot"
+		p["issue"].(map[string]any)["number"] = n
+	})
+	if r := g.run("issue_comment", botEv); r.code != 0 || r.outputs["status"] != "ignored" {
+		t.Errorf("bot comment: %v", r.outputs)
+	}
+	if got := len(g.fake.Comments(ghRepo, n)); got != before+2 {
+		t.Errorf("planex answered an edit or a bot: %d new comments", got-before)
+	}
+}
+
+func TestActionCancelAndSettings(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	g.fake.SetFile(ghRepo, "main", ".github/planex.yml", []byte("trigger-phrase: /bot\n"))
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Idea", "")
+	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex do it")); r.code != 0 || r.outputs["status"] != "ignored" {
+		t.Errorf("the default trigger still worked: %v", r.outputs)
+	}
+	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/bot do it")); r.code != 0 || r.outputs["status"] != "planned" {
+		t.Fatalf("configured trigger: %d %v\n%s", r.code, r.outputs, r.err)
+	}
+	id := g.lastPlanID(n)
+	g.run("issue_comment", g.comment(n, false, "maintainer", "/bot cancel"))
+	if c := g.lastComment(n); !strings.Contains(c, "is cancelled") {
+		t.Errorf("cancel: %q", c)
+	}
+	g.run("issue_comment", g.comment(n, false, "maintainer", "/bot approve "+id))
+	if c := g.lastComment(n); !strings.Contains(c, "was cancelled") {
+		t.Errorf("approving a cancelled plan: %q", c)
+	}
+	g.fake.SetFile(ghRepo, "main", ".github/planex.yml", []byte("colour: blue\n"))
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/bot status"))
+	if r.code == 0 || !strings.Contains(r.err, ".github/planex.yml: line 1: field colour not found") {
+		t.Errorf("bad settings: %d %s", r.code, r.err)
+	}
+}
+
+// TestActionFinalizeAfterKilledJob kills the job mid-run, as a timeout
+// would, then runs the final-status step and /planex retry.
+func TestActionFinalizeAfterKilledJob(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(diamond()...)
+	g.write(g.fake_dir(), "T3.block", "")
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "")
+	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add four files"))
+	id := g.lastPlanID(n)
+
+	ev := g.comment(n, false, "maintainer", "/planex approve "+id)
+	ws := filepath.Join(t.TempDir(), "ws")
+	g.git("clone", "-q", g.origin, ws)
+	cmd := g.actionCmd(ws, "issue_comment", ev)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(g.fake_dir(), "T3.pid")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(pidFile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("T3 never started:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if b, err := os.ReadFile(pidFile); err == nil {
+		var pid int
+		json.Unmarshal([]byte(strings.TrimSpace(string(b))), &pid)
+		if pid > 0 {
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}
+	os.Remove(filepath.Join(g.fake_dir(), "T3.block"))
+
+	r := g.runArgs([]string{"action", "--finalize"}, "issue_comment", ev)
+	if r.code != 0 || r.outputs["status"] != "failed" {
+		t.Fatalf("finalize: %d %v\n%s", r.code, r.outputs, r.err)
+	}
+	if !hasLabel(g.issueLabels(n), "planex:failed") {
+		t.Errorf("labels after finalize = %v", g.issueLabels(n))
+	}
+	status := ""
+	for _, c := range g.fake.Comments(ghRepo, n) {
+		if strings.HasPrefix(c.Body, "<!-- planex:status -->") {
+			status = c.Body
+		}
+	}
+	if !strings.Contains(status, "ended before the plan finished") || !strings.Contains(status, "/planex retry") {
+		t.Errorf("status comment:\n%s", status)
+	}
+	// A fresh runner picks up from the first unfinished task.
+	r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"))
+	if r.code != 0 || r.outputs["status"] != "done" {
+		t.Fatalf("retry: %d %v\n%s", r.code, r.outputs, r.err)
+	}
+	branch := "planex/" + r.outputs["session-id"]
+	if got := strings.Join(g.branchCommits(branch), " | "); got != "T1: base | T2: left | T3: right | T4: join" {
+		t.Errorf("branch after retry = %s", got)
+	}
+}
