@@ -51,27 +51,9 @@ func (g *ghEnv) originGit(args ...string) string {
 	return string(out)
 }
 
-// payload writes an event file shaped like GitHub's example payload.
+// payload writes an issue_comment event file shaped like GitHub's example.
 func (g *ghEnv) payload(name string, mutate func(p map[string]any)) string {
-	g.t.Helper()
-	b, err := os.ReadFile("testdata/event.issue_comment.json")
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	var p map[string]any
-	if err := json.Unmarshal(b, &p); err != nil {
-		g.t.Fatal(err)
-	}
-	repo := p["repository"].(map[string]any)
-	repo["full_name"], repo["name"], repo["default_branch"] = ghRepo, "demo", "main"
-	repo["owner"].(map[string]any)["login"] = "octo"
-	mutate(p)
-	path := filepath.Join(g.t.TempDir(), name+".json")
-	out, _ := json.Marshal(p)
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		g.t.Fatal(err)
-	}
-	return path
+	return g.eventFrom("event.issue_comment.json", mutate)
 }
 
 // comment posts a comment on the fake and returns its issue_comment event.

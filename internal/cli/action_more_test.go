@@ -7,7 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // eventFrom writes an event file from one of GitHub's example payloads in
@@ -174,26 +173,10 @@ func TestActionFinalizeAfterKilledJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	pidFile := filepath.Join(g.fake_dir(), "T3.pid")
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := os.Stat(pidFile); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("T3 never started:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForFile(t, pidFile, cmd, out)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if b, err := os.ReadFile(pidFile); err == nil {
-		var pid int
-		json.Unmarshal([]byte(strings.TrimSpace(string(b))), &pid)
-		if pid > 0 {
-			syscall.Kill(-pid, syscall.SIGKILL)
-		}
-	}
+	killAgentGroup(pidFile)
 	os.Remove(filepath.Join(g.fake_dir(), "T3.block"))
 
 	r := g.runArgs([]string{"action", "--finalize"}, "issue_comment", ev)

@@ -437,32 +437,15 @@ func TestKilledRunResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	pidFile := filepath.Join(f.fake, "T3.pid")
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := os.Stat(pidFile); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("T3 never started:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForFile(t, pidFile, cmd, out)
 	// Let T2 (which does not block) finish and be committed first.
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) && !strings.Contains(out.String(), "T2: completed") {
 		time.Sleep(20 * time.Millisecond)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	// The orphaned agent is in its own process group; end it too.
-	if b, err := os.ReadFile(pidFile); err == nil {
-		var pid int
-		json.Unmarshal(bytes.TrimSpace(b), &pid)
-		if pid > 0 {
-			syscall.Kill(-pid, syscall.SIGKILL)
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
+	killAgentGroup(pidFile)
 	os.Remove(filepath.Join(f.fake, "T3.block"))
 	if got := strings.Join(f.branchLog(), " "); got != "T1:_base|T1 T2:_left|T2" {
 		t.Fatalf("after the kill the branch is %q\n%s", got, out.String())
@@ -609,5 +592,36 @@ func TestLocateCommand(t *testing.T) {
 	}
 	if _, errOut, code := f.planex("locate", "   "); code == 0 || !strings.Contains(errOut, "query is empty") {
 		t.Errorf("empty query: %d %q", code, errOut)
+	}
+}
+
+// waitForFile waits for a blocking scripted agent to record its pid.
+func waitForFile(t *testing.T, path string, cmd *exec.Cmd, out *syncBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("%s never appeared:\n%s", path, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// killAgentGroup ends an agent orphaned by a killed planex: it runs in a
+// process group of its own, so killing planex does not reach it.
+func killAgentGroup(pidFile string) {
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return
+	}
+	var pid int
+	json.Unmarshal(bytes.TrimSpace(b), &pid)
+	if pid > 0 {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }

@@ -13,12 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/proc"
 	"github.com/planexhq/planex/internal/scope"
 )
 
@@ -159,27 +159,13 @@ func (r *Runner) runDirectives(ctx context.Context, dir, script string) error {
 	cmd := exec.Command("sh", "-e", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = agent.ScrubEnv(os.Environ(), r.AllowEnv)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var buf bytes.Buffer
 	cmd.Stdout = &buf
 	cmd.Stderr = &buf
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting directives: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+	err := proc.Run(ctx, cmd)
+	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("timed out after %s", timeout)
-		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			err = ctx.Err()
-		}
 	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	if err != nil {
 		tail := strings.TrimSpace(buf.String())
 		if len(tail) > 800 {

@@ -13,10 +13,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/proc"
 )
 
 // DefaultTimeout applies when neither the step nor the config sets one:
@@ -95,27 +95,13 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		"PLANEX_SCHEMA_FILE="+io.schema,
 		"PLANEX_SCOPE="+step.Scope,
 	)
-	// A process group lets a timeout kill the agent and everything it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-
-	if err := cmd.Start(); err != nil {
-		return agent.Result{}, fmt.Errorf("starting agent command: %w", err)
-	}
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- cmd.Wait() }()
-	select {
-	case err = <-waitErr:
-	case <-ctx.Done():
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-waitErr
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if err := proc.Run(ctx, cmd); err != nil {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
 			return agent.Result{}, fmt.Errorf("agent timed out after %s%s", timeout, stderrTail(&stderr))
+		case errors.Is(err, context.Canceled):
+			return agent.Result{}, fmt.Errorf("agent interrupted: %w", err)
 		}
-		return agent.Result{}, fmt.Errorf("agent interrupted: %w", ctx.Err())
-	}
-	// Children the agent left behind must not outlive the step.
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if err != nil {
 		return agent.Result{}, fmt.Errorf("agent command failed (%v)%s", err, stderrTail(&stderr))
 	}
 

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/proc"
 	"github.com/planexhq/planex/internal/session"
 )
 
@@ -83,27 +83,15 @@ func (s *Set) runCommand(ctx context.Context, input json.RawMessage) (Output, er
 	out := &capBuffer{limit: s.cfg.MaxOutputBytes}
 	cmd.Stdout = out
 	cmd.Stderr = out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		return fail("starting command: %v", err), nil
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-cctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+	err := proc.Run(cctx, cmd)
+	if cctx.Err() != nil {
 		if ctx.Err() != nil {
 			// The step itself ended; that is not the model's problem to fix.
 			return Output{}, ctx.Err()
 		}
 		return fail("command timed out after %s and was killed; output so far:\n%s", timeout, out.String()), nil
 	}
-	// Background children must not outlive the call.
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	s.cfg.Logger.Debug("run_command", "command", in.Command, "took", time.Since(started).Round(time.Millisecond), "err", err)
 	code := 0
 	if err != nil {
