@@ -34,7 +34,7 @@ func anglePresets(kind string) []string {
 var (
 	reArch = regexp.MustCompile(`refactor|architect|restructure|modular`)
 	reSec  = regexp.MustCompile(`security|auth|permission|access`)
-	rePerf = regexp.MustCompile(`performance|slow|optimi|cache`)
+	rePerf = regexp.MustCompile(`performance|slow|faster|speed|latency|optimi|cache`)
 	reBug  = regexp.MustCompile(`fix|bug|error|issue|broken|crash`)
 )
 
