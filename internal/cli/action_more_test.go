@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -203,5 +204,54 @@ func TestActionFinalizeAfterKilledJob(t *testing.T) {
 	branch := "planex/" + r.outputs["session-id"]
 	if got := strings.Join(g.branchCommits(branch), " | "); got != "T1: base | T2: left | T3: right | T4: join" {
 		t.Errorf("branch after retry = %s", got)
+	}
+}
+
+// pushToMain commits a file to origin's main, as another contributor would.
+func (g *ghEnv) pushToMain(path, content string) {
+	g.t.Helper()
+	dir := filepath.Join(g.t.TempDir(), "contrib")
+	g.git("clone", "-q", g.origin, dir)
+	g.write(dir, path, content)
+	for _, args := range [][]string{{"add", "."}, {"commit", "-qm", "change " + path}, {"push", "-q", "origin", "main"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			g.t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+func TestActionBaseMovedUnderThePlan(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Idea", "")
+	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file"))
+	id := g.lastPlanID(n)
+
+	// A change elsewhere does not invalidate the plan ...
+	g.pushToMain("README.md", "# demo, edited\n")
+	// ... but one inside a task's scope does.
+	g.pushToMain("a/keep.txt", "changed under the plan\n")
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
+	c := g.lastComment(n)
+	if r.code != 0 || !strings.Contains(c, "cannot run: `main` moved since the plan was made and changed files in its tasks' scopes: `a/keep.txt` (T1)") {
+		t.Fatalf("approve after the base moved: %d %q\n%s", r.code, c, r.err)
+	}
+	if g.branchCommits("planex/"+r.outputs["session-id"]) != nil {
+		t.Error("the plan ran although its base moved")
+	}
+}
+
+func TestActionBaseMovedElsewhereStillRuns(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Idea", "")
+	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file"))
+	id := g.lastPlanID(n)
+	g.pushToMain("README.md", "# demo, edited\n")
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
+	if r.code != 0 || r.outputs["status"] != "done" {
+		t.Fatalf("approve after an unrelated change: %d %v %q\n%s", r.code, r.outputs, g.lastComment(n), r.err)
 	}
 }
