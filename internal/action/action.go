@@ -44,6 +44,8 @@ type GitHub interface {
 	GetPR(ctx context.Context, owner, repo string, number int) (*github.PullRequest, error)
 	FindPRByHead(ctx context.Context, owner, repo, branch string) (*github.PullRequest, error)
 	RequestReviewers(ctx context.Context, owner, repo string, number int, logins ...string) error
+	CreateWorkflowDispatch(ctx context.Context, owner, repo, workflow, ref string, inputs map[string]string) error
+	reviewAPI
 }
 
 // Config is the Action's configuration after inputs and settings.
@@ -61,6 +63,17 @@ type Config struct {
 	MaxIssues   int    // schedule: issues planned per run
 	AutoLabel   string // schedule: "planex:auto"
 	Label       string // issues labeled with this are planned: "planex"
+	// Review is "agent" (the agent reviews each run; the default) or "skip".
+	Review string
+	// Mode is ModeSingle (every wave in one job) or ModeMatrix (one job
+	// per task, see matrix.go).
+	Mode string
+	// MatrixWorkflow is the workflow file dispatched for each wave in
+	// matrix mode (default planex-matrix.yml), on DispatchRef (default:
+	// the repository's default branch).
+	MatrixWorkflow string
+	DispatchRef    string
+	RunID          string // GITHUB_RUN_ID
 }
 
 // Outputs are the step outputs.
@@ -68,6 +81,9 @@ type Outputs struct {
 	SessionID, PlanID, Status, PullRequestURL string
 	// Summary is Markdown for the job summary.
 	Summary string
+	// Matrix mode, from --prepare: the matrix JSON, its max-parallel and
+	// whether there is anything to run ("true"/"false").
+	Matrix, MaxParallel, HasTasks string
 }
 
 // Runner handles one event.
@@ -251,9 +267,10 @@ func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 		return r.retry(ctx, th, th.Actor.Login)
 	case command.Status:
 		return r.status(ctx, th)
-	case command.Fix, command.Review:
-		r.Outputs.Status = "replied"
-		return r.reply(ctx, th, fmt.Sprintf("`%s %s` is not available yet; see `%s help`.", r.Cfg.Trigger, cmd.Name, r.Cfg.Trigger))
+	case command.Fix:
+		return r.fix(ctx, ev, th, cmd)
+	case command.Review:
+		return r.reviewPR(ctx, ev, th)
 	}
 	return r.reply(ctx, th, command.HelpText(r.Cfg.Trigger))
 }

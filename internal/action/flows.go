@@ -9,12 +9,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render"
+	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/scope"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -32,6 +34,10 @@ type planRequest struct {
 	Base      string
 	SessionID string
 	Repo      *gitrepo.Repo
+	// Cites are review findings the follow-up answers; ReplyTo is the
+	// review comment that asked for it (0: none).
+	Cites   []citation
+	ReplyTo int64
 }
 
 // newEngine makes an engine for one flow.
@@ -51,6 +57,7 @@ func (r *Runner) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *R
 	}
 	o.Out = r.Out
 	o.Log = r.Log
+	r.addReviewer(&o, repo)
 	if rec != nil {
 		// After every task: publish the commit, the state, the progress.
 		o.Progress = func(ctx context.Context, s *session.Session, tasks []plan.Task) {
@@ -64,6 +71,13 @@ func (r *Runner) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *R
 		}
 	}
 	return engine.New(repo, o)
+}
+
+// addReviewer lets the engine review a run's changes when reviews are on.
+func (r *Runner) addReviewer(o *engine.Options, repo *gitrepo.Repo) {
+	if r.reviewing() {
+		o.Reviewer = &review.Reviewer{Agent: o.Agent, Repo: repo, Timeout: o.Timeouts[agent.PhaseReview], Out: r.Out, Log: r.Log}
+	}
 }
 
 var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
@@ -157,6 +171,7 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 	}
 	hash := plan.Hash(tasks)
 	rec.PlanID, rec.PlanHash = plan.ID(hash), hash
+	rec.Answers = answersFor(tasks, pr.Cites, pr.ReplyTo)
 	explore, _ := s.ReadExplore()
 	body, truncated := render.PlanComment(render.PlanView{
 		Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type, Complexity: s.Meta.Complexity,
@@ -337,6 +352,9 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, approver s
 		}
 		return err
 	}
+	if r.Cfg.Mode == ModeMatrix {
+		return r.startMatrix(ctx, th, rec)
+	}
 	eng, err := r.newEngine(rec.repo, false, concurrency, rec)
 	if err != nil {
 		return r.fail(ctx, th, rec, err)
@@ -373,7 +391,9 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 		if err := r.publishPR(ctx, rec, report); err != nil {
 			return r.fail(ctx, th, rec, err)
 		}
+		r.postRunReview(ctx, rec, s)
 	}
+	r.answerThreads(ctx, rec, tasks)
 	label := LabelDone
 	if rec.State == StateFailed {
 		label = LabelFailed
@@ -531,6 +551,9 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 	r.updateStatus(ctx, rec, nil, "Retrying, asked by @"+actor+".")
 	if err := r.saveRecord(ctx, rec); err != nil {
 		return err
+	}
+	if r.Cfg.Mode == ModeMatrix {
+		return r.retryMatrix(ctx, th, rec)
 	}
 	eng, err := r.newEngine(rec.repo, false, 0, rec)
 	if err != nil {

@@ -17,6 +17,13 @@ var runBranchRe = regexp.MustCompile(`^planex/(\d+)-`)
 // followUp plans more work on a pull request planex opened: on its
 // branch, from its current tip. Fork branches are never touched.
 func (r *Runner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
+	return r.followUpPlan(ctx, ev, th, cmd, cmd.Requirement, nil)
+}
+
+// followUpPlan plans req on a planex pull request's branch. cites are the
+// review findings the plan must answer; a request made in a review
+// comment is answered in that comment's thread.
+func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, cmd *command.Command, req string, cites []citation) error {
 	head, fork := "", false
 	if ev.PR != nil {
 		head, fork = ev.PR.HeadRef, ev.PR.FromFork()
@@ -37,7 +44,7 @@ func (r *Runner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *
 		return userf("planex plans follow-ups only on pull requests it opened (branch `planex/<issue>-…`). To plan work, comment `%s <requirement>` on an issue.", r.Cfg.Trigger)
 	}
 	issue, _ := strconv.Atoi(m[1])
-	req := strings.TrimSpace(cmd.Requirement)
+	req = strings.TrimSpace(req)
 	if req == "" {
 		return userf("Say what to change: `%s <change>`.", r.Cfg.Trigger)
 	}
@@ -69,8 +76,17 @@ func (r *Runner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *
 	if err != nil {
 		return err
 	}
+	var replyTo int64
+	if c := th.Comment; c != nil && c.Kind == event.KindReviewComment {
+		// Replies go to the thread's first comment.
+		replyTo = c.ID
+		if c.InReplyTo != 0 {
+			replyTo = c.InReplyTo
+		}
+	}
 	return r.plan(ctx, th, planRequest{Requirement: req, Issue: issue, Yes: cmd.Yes, Concurrency: cmd.Concurrency,
-		RequestedBy: th.Actor.Login, FollowUp: true, Branch: head, Base: tip, SessionID: id, Repo: repo})
+		RequestedBy: th.Actor.Login, FollowUp: true, Branch: head, Base: tip, SessionID: id, Repo: repo,
+		Cites: cites, ReplyTo: replyTo})
 }
 
 func readFile(p string) string {

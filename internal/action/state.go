@@ -18,25 +18,30 @@ import (
 // Record is what the Action remembers about a thread's plan, beside the
 // session files, in refs/planex/state/<thread>.
 type Record struct {
-	Thread          int       `json:"thread"`
-	Issue           int       `json:"issue"` // the issue the pull request closes
-	SessionID       string    `json:"session_id"`
-	Branch          string    `json:"branch"`
-	Base            string    `json:"base"`
-	BaseBranch      string    `json:"base_branch"`
-	PlanID          string    `json:"plan_id"`
-	PlanHash        string    `json:"plan_hash"`
-	PlanCommentID   int64     `json:"plan_comment_id"`
-	StatusCommentID int64     `json:"status_comment_id,omitempty"`
-	State           string    `json:"state"` // planned, running, done, failed, cancelled
-	Superseded      []string  `json:"superseded,omitempty"`
-	RequestedBy     string    `json:"requested_by,omitempty"`
-	ApprovedBy      string    `json:"approved_by,omitempty"`
-	PRNumber        int       `json:"pr_number,omitempty"`
-	PRURL           string    `json:"pr_url,omitempty"`
-	FollowUp        bool      `json:"follow_up,omitempty"`
-	Note            string    `json:"note,omitempty"`
-	Updated         time.Time `json:"updated"`
+	Thread          int      `json:"thread"`
+	Issue           int      `json:"issue"` // the issue the pull request closes
+	SessionID       string   `json:"session_id"`
+	Branch          string   `json:"branch"`
+	Base            string   `json:"base"`
+	BaseBranch      string   `json:"base_branch"`
+	PlanID          string   `json:"plan_id"`
+	PlanHash        string   `json:"plan_hash"`
+	PlanCommentID   int64    `json:"plan_comment_id"`
+	StatusCommentID int64    `json:"status_comment_id,omitempty"`
+	State           string   `json:"state"` // planned, running, done, failed, cancelled
+	Superseded      []string `json:"superseded,omitempty"`
+	RequestedBy     string   `json:"requested_by,omitempty"`
+	ApprovedBy      string   `json:"approved_by,omitempty"`
+	PRNumber        int      `json:"pr_number,omitempty"`
+	PRURL           string   `json:"pr_url,omitempty"`
+	FollowUp        bool     `json:"follow_up,omitempty"`
+	Note            string   `json:"note,omitempty"`
+	// Matrix is the wave a matrix-mode run is working on.
+	Matrix *MatrixWave `json:"matrix,omitempty"`
+	// Answers link follow-up tasks to the review comments (and review
+	// findings) they answer; planex replies there when a task is done.
+	Answers []Answer  `json:"answers,omitempty"`
+	Updated time.Time `json:"updated"`
 
 	// remote is the state ref's commit when loaded: the lease for saving.
 	remote string

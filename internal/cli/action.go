@@ -22,6 +22,7 @@ import (
 
 func newActionCmd(stdio IO) *cobra.Command {
 	var finalize, verbose bool
+	var m matrixFlags
 	cmd := &cobra.Command{
 		Use:   "action",
 		Short: "Run as a GitHub Action step (reads the Actions environment and inputs)",
@@ -32,12 +33,21 @@ GITHUB_WORKSPACE, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID and the step'
 inputs, and writes outputs and the job summary. See docs/action.md.
 
 --finalize is for an "if: cancelled() || failure()" step: it marks a plan that was
-still running as failed and says so on the issue.`,
+still running as failed and says so on the issue.
+
+Matrix mode (input mode: matrix, see docs/matrix.md) runs each task of a wave as a
+job of its own: --prepare emits the next wave as a job matrix, --task Tn runs one
+task and publishes its result, --collect (if: always()) puts the results on the run
+branch and dispatches the next wave or opens the pull request. The input
+matrix-step (prepare, task, collect) with the input task does the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAction(cmd.Context(), stdio, finalize, verbose)
+			return runAction(cmd.Context(), stdio, finalize, verbose, m)
 		},
 	}
+	cmd.Flags().BoolVar(&m.prepare, "prepare", false, "matrix mode: emit the next wave of a running plan as a job matrix")
+	cmd.Flags().StringVar(&m.task, "task", "", "matrix mode: run this one task of the prepared wave")
+	cmd.Flags().BoolVar(&m.collect, "collect", false, "matrix mode: integrate the wave's results, then dispatch the next wave or open the pull request")
 	cmd.Flags().BoolVar(&finalize, "finalize", false, "report a job that ended before its plan did")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log details")
 	return cmd
@@ -99,7 +109,48 @@ func logStartup(stdio IO, getenv func(string) string) {
 	fmt.Fprintf(stdio.Out, "start-up: %.2fs from step start to the first GitHub API call\n", elapsed.Seconds())
 }
 
-func runAction(ctx context.Context, stdio IO, finalize, verbose bool) error {
+// matrixFlags selects a matrix-mode step.
+type matrixFlags struct {
+	prepare, collect bool
+	task             string
+}
+
+// fromInputs fills the step from the matrix-step and task inputs when no
+// flag chose one.
+func (m *matrixFlags) fromInputs(in actionInputs) error {
+	if m.prepare || m.collect || m.task != "" {
+		return m.check()
+	}
+	switch step := in.get("matrix-step"); step {
+	case "":
+	case "prepare":
+		m.prepare = true
+	case "collect":
+		m.collect = true
+	case "task":
+		if m.task = in.get("task"); m.task == "" {
+			return fmt.Errorf("input matrix-step is task but the input task is empty")
+		}
+	default:
+		return fmt.Errorf("input matrix-step: %q is not prepare, task or collect", step)
+	}
+	return m.check()
+}
+
+func (m *matrixFlags) check() error {
+	n := 0
+	for _, on := range []bool{m.prepare, m.collect, m.task != ""} {
+		if on {
+			n++
+		}
+	}
+	if n > 1 {
+		return fmt.Errorf("--prepare, --task and --collect are separate steps; give one")
+	}
+	return nil
+}
+
+func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFlags) error {
 	getenv := stdio.Getenv
 	gha := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdio.Out))
 	in := actionInputs{gha: gha, getenv: getenv}
@@ -166,10 +217,25 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool) error {
 	if cfg.AutoApprove, err = in.boolean("auto-approve", false); err != nil {
 		return err
 	}
+	switch cfg.Mode = in.get("mode"); cfg.Mode {
+	case "", action.ModeSingle:
+		cfg.Mode = action.ModeSingle
+	case action.ModeMatrix:
+	default:
+		return fmt.Errorf("input mode: %q is not single or matrix", cfg.Mode)
+	}
+	cfg.MatrixWorkflow, cfg.RunID = in.get("matrix-workflow"), getenv("GITHUB_RUN_ID")
+	cfg.DispatchRef = getenv("GITHUB_REF_NAME")
+	if err := m.fromInputs(in); err != nil {
+		return err
+	}
 	if v := in.get("max-cost-usd"); v != "" {
 		if cfg.MaxCostUSD, err = strconv.ParseFloat(v, 64); err != nil || cfg.MaxCostUSD < 0 {
 			return fmt.Errorf("input max-cost-usd: %q is not a non-negative number", v)
 		}
+	}
+	if cfg.Review, err = parseReviewMode(in.get("review")); err != nil {
+		return fmt.Errorf("input %w", err)
 	}
 
 	af := agentFlags{name: in.get("agent"), command: in.get("agent-command"), model: in.get("model"), baseURL: in.get("base-url"), apiKeyEnv: in.get("api-key-env")}
@@ -193,14 +259,26 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool) error {
 	if err := runner.LoadSettings(ctx); err != nil {
 		return err
 	}
-	if finalize {
+	switch {
+	case finalize:
 		err = runner.Finalize(ctx, ev)
-	} else {
+	case m.prepare:
+		err = runner.Prepare(ctx, ev)
+	case m.task != "":
+		err = runner.RunTask(ctx, ev, m.task)
+	case m.collect:
+		err = runner.Collect(ctx, ev)
+	default:
 		err = runner.Handle(ctx, ev)
 	}
 	o := runner.Outputs
 	for k, v := range map[string]string{"session-id": o.SessionID, "plan-id": o.PlanID, "status": o.Status, "pull-request-url": o.PullRequestURL} {
 		gha.SetOutput(k, v)
+	}
+	for k, v := range map[string]string{"matrix": o.Matrix, "max-parallel": o.MaxParallel, "has-tasks": o.HasTasks} {
+		if v != "" {
+			gha.SetOutput(k, v)
+		}
 	}
 	if o.Summary != "" && getenv("GITHUB_STEP_SUMMARY") != "" {
 		gha.AddStepSummary(o.Summary)

@@ -35,6 +35,7 @@ type runOptions struct {
 	maxCost        float64
 	maxTokens      int64
 	noMap          bool
+	review         string
 }
 
 // continueLatest is the flag value of a bare --continue.
@@ -55,6 +56,7 @@ func (o *runOptions) register(cmd *cobra.Command) {
 	f.Float64Var(&o.maxCost, "max-cost-usd", 0, "stop before a step that would take the estimated cost past this (0: no limit)")
 	f.Int64Var(&o.maxTokens, "max-tokens", 0, "stop before a step that would take the tokens used past this (0: no limit)")
 	f.BoolVar(&o.noMap, "no-map", false, "do not build the repository map before exploring")
+	f.StringVar(&o.review, "review", reviewAgent, "after the last wave: agent (the agent reviews each task's commit read-only) or skip")
 	o.agentFlags.register(f)
 }
 
@@ -75,7 +77,12 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	reviewMode, err := parseReviewMode(o.review)
+	if err != nil {
+		return &exitError{code: 2, msg: "planex: --" + err.Error()}
+	}
 	eng, err := engine.New(repo, engine.Options{
+		Reviewer:    reviewerFor(reviewMode, ag, repo, o.executeTimeout, stdio.Out, logger(stdio.Err, o.verbose)),
 		Agent:       ag,
 		Gate:        terminalGate(stdio),
 		Yes:         o.yes,

@@ -73,6 +73,16 @@ type Options struct {
 	// Progress is told after every task and wave (status comments, state
 	// pushes). Its errors are logged, not fatal.
 	Progress func(ctx context.Context, s *session.Session, tasks []plan.Task)
+	// Reviewer, when set, reviews the run's changes after the last wave and
+	// before the report. Its failure is recorded in the report and never
+	// fails the run.
+	Reviewer Reviewer
+}
+
+// Reviewer reviews a session's completed tasks and leaves its result in
+// the session folder (review.json; see package review).
+type Reviewer interface {
+	Review(ctx context.Context, s *session.Session, tasks []plan.Task) error
 }
 
 // Engine runs sessions in one repository.
@@ -268,25 +278,8 @@ func (e *Engine) Continue(ctx context.Context, id string) (*Outcome, error) {
 // Approve approves the tasks gate of a session only if its plan still has
 // the given hash, then runs it. This is how a pinned plan is executed.
 func (e *Engine) Approve(ctx context.Context, id, hash string) (*Outcome, error) {
-	s, err := session.Open(e.repo.Root, id)
+	s, err := e.approvePlan(id, hash)
 	if err != nil {
-		return nil, err
-	}
-	tasks, err := e.loadTasks(s)
-	if err != nil {
-		return nil, err
-	}
-	if got := plan.Hash(tasks); got != hash {
-		return nil, fmt.Errorf("%w: the session's plan is %s, not %s", ErrPlanChanged, plan.ID(got), plan.ID(hash))
-	}
-	if s.Meta.Approved == nil {
-		s.Meta.Approved = map[session.Gate]bool{}
-	}
-	s.Meta.Approved[session.GateAngles] = true
-	s.Meta.Approved[session.GateTasks] = true
-	s.Meta.PlanHash = hash
-	s.Meta.WaitingAt = ""
-	if err := s.SaveMeta(); err != nil {
 		return nil, err
 	}
 	return e.run(ctx, s, false)
@@ -322,32 +315,10 @@ func (e *Engine) Replan(ctx context.Context, id, feedback string) (*Outcome, err
 
 // Retry sets failed and skipped tasks back to pending and continues.
 func (e *Engine) Retry(ctx context.Context, id string) (*Outcome, error) {
-	s, err := session.Open(e.repo.Root, id)
+	s, _, err := e.resetFailed(id)
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := s.ReadTasks()
-	if err != nil {
-		return nil, err
-	}
-	n := 0
-	for i := range tasks {
-		if tasks[i].Status == plan.StatusFailed || tasks[i].Status == plan.StatusSkipped {
-			tasks[i].Status, tasks[i].Error, tasks[i].TestsPassed = plan.StatusPending, "", ""
-			n++
-		}
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("session %s has no failed or skipped task to retry", s.Meta.ID)
-	}
-	if err := s.WriteTasks(tasks); err != nil {
-		return nil, err
-	}
-	s.Meta.Finished = time.Time{}
-	if err := s.SaveMeta(); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(e.o.Out, "retrying %d task(s)\n", n)
 	return e.run(ctx, s, false)
 }
 
@@ -452,6 +423,7 @@ func (e *Engine) run(ctx context.Context, s *session.Session, continuing bool) (
 	if err != nil {
 		return nil, err
 	}
+	e.review(ctx, s, tasks)
 	if err := e.aggregate(s, tasks, ""); err != nil {
 		return nil, err
 	}

@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
+	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render"
+	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/safefile"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -32,7 +35,12 @@ func (e *Engine) aggregate(s *session.Session, tasks []plan.Task, stopReason str
 			return err
 		}
 	}
-	md := render.Context(render.Report{Meta: s.Meta, Explore: explore, Tasks: tasks, Discoveries: ds, Spent: Spent(s, tasks), StopReason: stopReason})
+	rv, err := review.Load(s.File(session.ReviewFile))
+	if err != nil {
+		// A damaged review must not cost the report; say so instead.
+		rv = &review.Result{Status: review.StatusFailed, Error: err.Error()}
+	}
+	md := render.Context(render.Report{Meta: s.Meta, Explore: explore, Tasks: tasks, Discoveries: ds, Spent: Spent(s, tasks), StopReason: stopReason, Review: rv})
 	if err := safefile.Write(s.File(session.ContextFile), []byte(md), 0o644); err != nil {
 		return err
 	}
@@ -59,4 +67,31 @@ func previewTasks(s *session.Session, tasks []plan.Task) string {
 	fmt.Fprintf(&b, "Plan %s, %d task(s):\n", plan.ID(plan.Hash(tasks)), len(tasks))
 	b.WriteString(render.TaskTable(tasks))
 	return b.String()
+}
+
+// review runs the optional reviewer. Its failure is written to
+// review.json (and so to the report), logged and shown, and the run goes
+// on: a review is advice, the tasks' own checks decide.
+func (e *Engine) review(ctx context.Context, s *session.Session, tasks []plan.Task) {
+	if e.o.Reviewer == nil {
+		return
+	}
+	path := s.File(session.ReviewFile)
+	if err := e.o.Budget.check(s, tasks, agent.PhaseReview); err != nil {
+		msg := "not started: " + err.Error()
+		fmt.Fprintf(e.o.Out, "review: %s\n", msg)
+		res := &review.Result{Kind: review.KindRun, Session: s.Meta.ID, Status: review.StatusFailed, Error: msg, Started: e.o.Now().UTC()}
+		if serr := review.Save(path, res); serr != nil {
+			e.o.Log.Warn("recording the skipped review", "err", serr)
+		}
+		return
+	}
+	fmt.Fprintln(e.o.Out, "review: reviewing the run's changes")
+	if err := e.o.Reviewer.Review(ctx, s, tasks); err != nil {
+		e.o.Log.Warn("review failed", "session", s.Meta.ID, "err", err)
+		fmt.Fprintf(e.o.Out, "review: failed: %v (the run's result stands)\n", err)
+		if rerr := review.RecordFailure(path, err, e.o.Now().UTC()); rerr != nil {
+			e.o.Log.Warn("recording the failed review", "err", rerr)
+		}
+	}
 }

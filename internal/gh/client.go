@@ -603,3 +603,18 @@ func (c *Client) ReplyToReviewComment(ctx context.Context, owner, repo string, n
 	}
 	return out, nil
 }
+
+// CreateWorkflowDispatch starts a run of a workflow (by its file name, for
+// example "planex-matrix.yml") on ref with the given inputs. Unlike pushes
+// made with GITHUB_TOKEN, a dispatch does start a workflow run.
+func (c *Client) CreateWorkflowDispatch(ctx context.Context, owner, repo, workflow, ref string, inputs map[string]string) error {
+	in := make(map[string]any, len(inputs))
+	for k, v := range inputs {
+		in[k] = v
+	}
+	err := c.write(func() error {
+		_, err := c.gh.Actions.CreateWorkflowDispatchEventByFileName(ctx, owner, repo, workflow, github.CreateWorkflowDispatchEventRequest{Ref: ref, Inputs: in})
+		return err
+	})
+	return classify(fmt.Sprintf("dispatching workflow %s on %s in %s/%s", workflow, ref, owner, repo), "actions: write", err)
+}

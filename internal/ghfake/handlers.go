@@ -56,6 +56,7 @@ var handlers = map[string]handler{
 	"GET /repos/{owner}/{repo}/pulls/comments/{comment_id}":                        getReviewComment,
 	"GET /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":              listReviewCommentReactions,
 	"POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":             createReviewCommentReaction,
+	"POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches":        createWorkflowDispatch,
 }
 
 // ---- authorisation inside the fake ----
@@ -682,5 +683,30 @@ func getLabel(f *Fake, c *call, r *repoState) *apiError {
 		return errNotFound()
 	}
 	c.json(http.StatusOK, labelJSON(c, r, l))
+	return nil
+}
+
+// ---- workflow dispatch ----
+
+// createWorkflowDispatch accepts a workflow_dispatch request; the fake runs
+// nothing, the request log (Requests) is the record of it.
+func createWorkflowDispatch(f *Fake, c *call, r *repoState) *apiError {
+	if e := f.need(r, c, "write"); e != nil {
+		return e
+	}
+	var in struct {
+		Ref    string            `json:"ref"`
+		Inputs map[string]string `json:"inputs"`
+	}
+	if e := c.decode(&in); e != nil {
+		return e
+	}
+	if strings.TrimSpace(in.Ref) == "" {
+		return errValidation("Validation Failed", obj{"resource": "WorkflowDispatch", "field": "ref", "code": "missing_field"})
+	}
+	if len(in.Inputs) > 25 {
+		return errValidation("too many inputs", obj{"resource": "WorkflowDispatch", "field": "inputs", "code": "invalid"})
+	}
+	c.noContent()
 	return nil
 }

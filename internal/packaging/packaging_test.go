@@ -17,26 +17,29 @@ import (
 // The action's interface as documented in docs/action.md. Changing an input or a
 // default means changing this table, the docs and planex action together.
 var wantInputs = map[string]string{
-	"github-token":   "${{ github.token }}",
-	"agent":          "anthropic",
-	"agent-command":  "",
-	"model":          "",
-	"base-url":       "",
-	"api-key-env":    "",
-	"allow-env":      "",
-	"concurrency":    "4",
-	"trigger-phrase": "/planex",
-	"base-branch":    "",
-	"draft":          "true",
-	"auto-approve":   "false",
-	"max-cost-usd":   "",
-	"max-issues":     "3",
-	"label":          "planex",
-	"mode":           "single",
-	"review":         "agent",
+	"github-token":    "${{ github.token }}",
+	"agent":           "anthropic",
+	"agent-command":   "",
+	"model":           "",
+	"base-url":        "",
+	"api-key-env":     "",
+	"allow-env":       "",
+	"concurrency":     "4",
+	"trigger-phrase":  "/planex",
+	"base-branch":     "",
+	"draft":           "true",
+	"auto-approve":    "false",
+	"max-cost-usd":    "",
+	"max-issues":      "3",
+	"label":           "planex",
+	"mode":            "single",
+	"matrix-workflow": "planex-matrix.yml",
+	"matrix-step":     "",
+	"task":            "",
+	"review":          "agent",
 }
 
-var wantOutputs = []string{"session-id", "plan-id", "status", "pull-request-url"}
+var wantOutputs = []string{"session-id", "plan-id", "status", "pull-request-url", "matrix", "max-parallel", "has-tasks"}
 
 // repoRoot is the directory holding go.mod above this package.
 func repoRoot(t *testing.T) string {
@@ -97,6 +100,7 @@ func TestWorkflowsPassActionlint(t *testing.T) {
 		".github/workflows/ci.yml", ".github/workflows/release.yml", ".github/workflows/planex.yml",
 		"examples/workflows/planex-comment.yml", "examples/workflows/planex-dispatch.yml",
 		"examples/workflows/planex-schedule.yml", "examples/workflows/planex-labeled.yml",
+		"examples/workflows/planex-matrix.yml",
 	} {
 		if !contains(files, filepath.Join(root, want)) {
 			t.Errorf("%s is missing", want)
@@ -354,7 +358,7 @@ func TestWorkflowPolicy(t *testing.T) {
 			if wf.Permissions == nil {
 				t.Fatal("no top-level permissions:")
 			}
-			runsPlanex := false
+			runsPlanex, matrix := false, false
 			for name, job := range wf.Jobs {
 				if job.Permissions != nil {
 					t.Errorf("job %s widens permissions", name)
@@ -381,6 +385,14 @@ func TestWorkflowPolicy(t *testing.T) {
 						continue
 					}
 					runsPlanex = true
+					if s.With["mode"] == "matrix" {
+						matrix = true
+					}
+					// In a matrix workflow the collect job (if: always())
+					// reports the end of every wave instead.
+					if s.With["matrix-step"] != nil {
+						continue
+					}
 					if !hasFinalize(job.Steps) {
 						t.Errorf("job %s has no final-status step", name)
 					}
@@ -395,8 +407,16 @@ func TestWorkflowPolicy(t *testing.T) {
 				}
 				return
 			}
-			if fmt.Sprint(wf.Permissions) != fmt.Sprint(wantPerms) {
-				t.Errorf("permissions = %v, want exactly %v", wf.Permissions, wantPerms)
+			want := map[string]any{}
+			for k, v := range wantPerms {
+				want[k] = v
+			}
+			if matrix {
+				// Matrix mode dispatches the next wave's workflow run.
+				want["actions"] = "write"
+			}
+			if fmt.Sprint(wf.Permissions) != fmt.Sprint(want) {
+				t.Errorf("permissions = %v, want exactly %v", wf.Permissions, want)
 			}
 			if !strings.HasPrefix(wf.Concurrency.Group, "planex-") || wf.Concurrency.CancelInProgress {
 				t.Errorf("concurrency = %+v, want a planex-… group that does not cancel runs in progress", wf.Concurrency)

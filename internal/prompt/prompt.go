@@ -38,6 +38,9 @@ type Common struct {
 	Discoveries string
 	Worker      string
 	Execute     bool
+	// Detached: the working directory is a scratch folder, not the
+	// repository (a pull request review from its diff alone).
+	Detached bool
 }
 
 // Analyze renders the analyze prompt.
@@ -75,6 +78,45 @@ func (s *Set) Execute(c Common, t plan.Task, prevContext, directives string) (st
 		PrevContext string
 		Directives  string
 	}{c, t, prevContext, directives})
+}
+
+// ReviewTask is what the review of one task shows.
+type ReviewTask struct {
+	Task plan.Task
+	// Approach and Summary are the plan's.
+	Approach, Summary string
+	// Diff is `git show` of the task's commit (possibly cut short).
+	Diff      string
+	Truncated bool
+}
+
+// Review renders the prompt that reviews one task's commit read-only.
+func (s *Set) Review(c Common, in ReviewTask) (string, error) {
+	c.Worker = "review"
+	return s.render("review.tmpl", struct {
+		Common
+		ReviewTask
+	}{c, in})
+}
+
+// ReviewPR is what the review of a pull request shows.
+type ReviewPR struct {
+	Number      int
+	Title, Body string
+	Diff        string
+	Truncated   bool
+	// DiffFile is the diff's file name in the working directory.
+	DiffFile string
+}
+
+// PullRequestReview renders the prompt that reviews a pull request from
+// its diff alone; the working directory is a scratch folder.
+func (s *Set) PullRequestReview(in ReviewPR) (string, error) {
+	c := Common{Worker: "review", Detached: true, Requirement: strings.TrimSpace(in.Title + "\n\n" + in.Body)}
+	return s.render("review-pr.tmpl", struct {
+		Common
+		ReviewPR
+	}{c, in})
 }
 
 func (s *Set) render(name string, data any) (string, error) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/session"
 )
 
@@ -26,6 +27,8 @@ type Report struct {
 	Discoveries []session.Discovery
 	Spent       agent.Usage
 	StopReason  string
+	// Review is the review of the run's changes, when there is one.
+	Review *review.Result
 }
 
 func funcs() template.FuncMap {

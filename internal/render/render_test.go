@@ -12,6 +12,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/session"
 )
 
@@ -51,6 +52,11 @@ func sample() Report {
 		},
 		Discoveries: []session.Discovery{{TS: "2026-11-22T09:01:00Z", Worker: "E1", Type: "test_command", Data: json.RawMessage(`{"command":"go test ./..."}`)}},
 		Spent:       agent.Usage{InputTokens: 5000, OutputTokens: 900, CostUSD: 0.05},
+		Review: &review.Result{Kind: review.KindRun, Status: review.StatusCompleted, Verdict: review.VerdictConcerns, Head: "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+			Tasks: []review.TaskReview{{Task: "T1", Title: "Limiter middleware", Verdict: review.VerdictConcerns, Summary: "Works; one edge case.",
+				Criteria: []review.Criterion{{Criterion: "limits per key", Met: true, Evidence: "api/limit/limit.go:12"}, {Criterion: "burst | refill tested", Met: false, Note: "no refill test"}},
+				Findings: []review.Finding{{ID: "T1-F1", Severity: review.Medium, File: "api/limit/limit.go", Line: 30, Explanation: "The map grows without bound.", Suggestion: "Evict idle keys."}}}},
+		},
 	}
 }
 

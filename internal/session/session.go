@@ -30,6 +30,8 @@ const (
 	ResultsFile     = "results.csv"
 	DiscoveriesFile = "discoveries.ndjson"
 	ContextFile     = "context.md"
+	// ReviewFile holds the review of the run's changes (package review).
+	ReviewFile = "review.json"
 )
 
 // Gate names a confirmation point.

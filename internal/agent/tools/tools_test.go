@@ -134,7 +134,7 @@ func TestConfinement(t *testing.T) {
 
 func TestReadOnlyPhaseOffersNoWriters(t *testing.T) {
 	repo, _ := gitRepo(t)
-	for _, p := range []agent.Phase{agent.PhaseAnalyze, agent.PhaseExplore, agent.PhasePlan} {
+	for _, p := range []agent.Phase{agent.PhaseAnalyze, agent.PhaseExplore, agent.PhasePlan, agent.PhaseReview} {
 		s := newSet(t, p, repo, "**")
 		var names []string
 		for _, d := range s.Defs() {

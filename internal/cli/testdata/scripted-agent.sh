@@ -6,6 +6,11 @@
 #   <ID>.fail                 report the task as failed with this text
 #   <ID>.block                wait until the file disappears (records pid in <ID>.pid)
 #   plan-revised.json         the plan result when the prompt carries feedback
+#   (plan, fixing review findings) one task "fixes/**" whose hints cite every
+#                             finding key in the prompt, unless plan-fix.json exists
+#   review-<ID>.json / review.json  the review result ("__ID__" becomes the
+#                             task id); default: a pass with one criterion met
+#   review-<ID>.seen          written by review: the working directory and its files
 set -eu
 prompt=$(cat) # a real agent would act on it
 # FAKE_COST makes every result report usage, for budget tests.
@@ -27,7 +32,21 @@ plan)
   if [ -f "$FAKE_DIR/plan-revised.json" ] && printf '%s' "$prompt" | grep -q "Feedback on an earlier plan"; then
     cat "$FAKE_DIR/plan-revised.json" > "$PLANEX_RESULT_FILE"; exit 0
   fi
+  if printf '%s' "$prompt" | grep -q "findings of planex's review"; then
+    if [ -f "$FAKE_DIR/plan-fix.json" ]; then cat "$FAKE_DIR/plan-fix.json" > "$PLANEX_RESULT_FILE"; exit 0; fi
+    keys=$(printf '%s' "$prompt" | grep -o 'finding `[0-9a-f]*`' | tr -d '`' | sed 's/^finding //' | sort -u | tr '\n' ' ' | sed 's/ $//')
+    printf '{"summary":"fix review findings","approach":"one task per review","tasks":[{"id":"T1","title":"Fix review findings","description":"Address findings %s","test":"the findings are gone","acceptance_criteria":"each finding is addressed","scope":"fixes/**","hints":"answers: %s","execution_directives":"","deps":[],"context_from":[]}]}' "$keys" "$keys" > "$PLANEX_RESULT_FILE"
+    exit 0
+  fi
   cat "$FAKE_DIR/plan.json" > "$PLANEX_RESULT_FILE"
+  ;;
+review)
+  { pwd; ls -A; } > "$FAKE_DIR/review-$PLANEX_ID.seen"
+  printf '%s' "$prompt" > "$FAKE_DIR/review-$PLANEX_ID.prompt"
+  src=""
+  if [ -f "$FAKE_DIR/review-$PLANEX_ID.json" ]; then src="$FAKE_DIR/review-$PLANEX_ID.json"; elif [ -f "$FAKE_DIR/review.json" ]; then src="$FAKE_DIR/review.json"; fi
+  if [ -n "$src" ]; then sed "s/__ID__/$PLANEX_ID/g" "$src" > "$PLANEX_RESULT_FILE"; exit 0; fi
+  printf '{"id":"%s","verdict":"pass","summary":"looks right","criteria":[{"criterion":"file has content","met":true,"evidence":"README.md:1"}],"findings":[]}' "$PLANEX_ID" > "$PLANEX_RESULT_FILE"
   ;;
 execute)
   if [ -f "$FAKE_DIR/$PLANEX_ID.block" ]; then

@@ -1,0 +1,490 @@
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/engine"
+	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/execute"
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/plan"
+)
+
+// Matrix mode runs each task of a wave as its own job on its own runner:
+//
+//	approve/retry  → records the plan as running and dispatches the matrix workflow
+//	--prepare      → picks the next wave, records it (base, tasks, attempt), emits the matrix
+//	--task Tn      → runs Tn at the wave's base, pushes refs/planex/tasks/<session>/Tn
+//	--collect      → commits the results onto the run branch in plan order, records dead
+//	                 jobs as failed, then dispatches the next wave or opens the pull request
+//
+// The run branch is only ever moved by collect, with a lease, and collect
+// recognises tasks already on it by their trailers, so racing or repeated
+// collects never commit a task twice.
+
+// Modes of execution.
+const (
+	ModeSingle = "single"
+	ModeMatrix = "matrix"
+)
+
+// MatrixWave is the wave a matrix run is working on.
+type MatrixWave struct {
+	Attempt   int      `json:"attempt"` // counts prepared waves, retries included
+	Wave      int      `json:"wave"`
+	Base      string   `json:"base"`
+	Tasks     []string `json:"tasks"`
+	RunID     string   `json:"run_id,omitempty"` // the workflow run that prepared it
+	Collected bool     `json:"collected"`
+}
+
+// taskResult is what a task job reports, in the message of the commit its
+// ref points at (a commit whose parent is the task's commit, or the base
+// when the task did not complete, and whose tree is its parent's).
+type taskResult struct {
+	Session       string      `json:"session"`
+	Task          string      `json:"task"`
+	Attempt       int         `json:"attempt"`
+	Base          string      `json:"base"`
+	Status        plan.Status `json:"status"`
+	Commit        string      `json:"commit,omitempty"`
+	Findings      string      `json:"findings,omitempty"`
+	AcceptanceMet string      `json:"acceptance_met,omitempty"`
+	TestsPassed   string      `json:"tests_passed,omitempty"`
+	Error         string      `json:"error,omitempty"`
+	Usage         agent.Usage `json:"usage"`
+	RunURL        string      `json:"run_url,omitempty"`
+}
+
+const resultSubject = "planex task result"
+
+// taskRef is where a task job publishes its result. Not under
+// refs/heads/planex/<session>/: that name is taken by the run branch, and
+// git cannot have a ref that is both a file and a directory.
+func taskRef(sessionID, task string) string {
+	return "refs/planex/tasks/" + sessionID + "/" + task
+}
+
+// threadOf is the issue or pull request a matrix step works for.
+func threadOf(ev *event.Event) int {
+	if ev.Number != 0 {
+		return ev.Number
+	}
+	return ev.Inputs.Issue
+}
+
+// bareEngine is an engine for steps that run no agent (prepare, collect).
+func (r *Runner) bareEngine(repo *gitrepo.Repo) (*engine.Engine, error) {
+	o := r.Engine
+	o.Out, o.Log, o.Progress = r.Out, r.Log, nil
+	o.AutoAngles = true
+	o.Concurrency = r.Cfg.Concurrency
+	if r.Cfg.MaxCostUSD > 0 {
+		o.Budget.MaxCostUSD = r.Cfg.MaxCostUSD
+	}
+	r.addReviewer(&o, repo)
+	return engine.New(repo, o)
+}
+
+// dispatchWave asks GitHub to run the matrix workflow for a thread.
+func (r *Runner) dispatchWave(ctx context.Context, rec *Record) error {
+	ref := r.Cfg.DispatchRef
+	if ref == "" {
+		var err error
+		if ref, err = r.GH.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo); err != nil {
+			return fmt.Errorf("reading the default branch: %w", err)
+		}
+	}
+	wf := r.Cfg.MatrixWorkflow
+	if wf == "" {
+		wf = "planex-matrix.yml"
+	}
+	if err := r.GH.CreateWorkflowDispatch(ctx, r.Cfg.Owner, r.Cfg.Repo, wf, ref, map[string]string{"issue": strconv.Itoa(rec.Thread)}); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.Out, "dispatched %s on %s for #%d\n", wf, ref, rec.Thread)
+	return nil
+}
+
+// startMatrix approves the plan in the session and hands it to the matrix
+// workflow; execute has already recorded it as running.
+func (r *Runner) startMatrix(ctx context.Context, th thread, rec *Record) error {
+	eng, err := r.bareEngine(rec.repo)
+	if err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	if err := eng.ApprovePlan(ctx, rec.SessionID, rec.PlanHash); err != nil {
+		if errors.Is(err, engine.ErrPlanChanged) {
+			err = userf("the stored plan is not plan `%s` any more (%v); re-plan with `%s revise`", rec.PlanID, err, r.Cfg.Trigger)
+		}
+		return r.fail(ctx, th, rec, err)
+	}
+	return r.handOver(ctx, th, rec)
+}
+
+// handOver saves the session and dispatches the matrix workflow.
+func (r *Runner) handOver(ctx context.Context, th thread, rec *Record) error {
+	if rec.Matrix != nil {
+		// Whatever wave was outstanding is abandoned; prepare starts afresh.
+		rec.Matrix.Collected = true
+	}
+	if err := r.saveRecord(ctx, rec); err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	if err := r.dispatchWave(ctx, rec); err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	tasks, _ := r.sessionTasks(rec)
+	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Approved by @%s; running in matrix mode (one job per task).", rec.ApprovedBy))
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateRunning}
+	return nil
+}
+
+// retryMatrix puts failed and skipped tasks back and dispatches a wave.
+func (r *Runner) retryMatrix(ctx context.Context, th thread, rec *Record) error {
+	eng, err := r.bareEngine(rec.repo)
+	if err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	if _, err := eng.ResetFailed(ctx, rec.SessionID); err != nil && !errors.Is(err, engine.ErrNothingToRetry) {
+		return r.fail(ctx, th, rec, err)
+	}
+	return r.handOver(ctx, th, rec)
+}
+
+// Prepare picks the next wave of a running plan and sets the outputs a
+// matrix reads: matrix ({"include":[{"task":"T1"},…]}), max-parallel and
+// has-tasks. With nothing left to run it publishes the result instead.
+func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
+	r.defaults()
+	r.Outputs.HasTasks = "false"
+	n := threadOf(ev)
+	if n == 0 {
+		return userf("prepare needs the issue number (workflow_dispatch input `issue`)")
+	}
+	rec, found, err := r.loadRecord(ctx, n)
+	if err != nil {
+		return err
+	}
+	if !found || rec.State != StateRunning {
+		fmt.Fprintf(r.Out, "#%d has no running plan; nothing to prepare\n", n)
+		return nil
+	}
+	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, rec.State
+	if m := rec.Matrix; m != nil && !m.Collected {
+		fmt.Fprintf(r.Out, "wave %d (attempt %d, run %s) is still being worked on; not preparing another\n", m.Wave, m.Attempt, m.RunID)
+		return nil
+	}
+	th := thread{Number: n, Actor: ev.Sender}
+	eng, err := r.bareEngine(rec.repo)
+	if err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	w, err := eng.PrepareWave(ctx, rec.SessionID)
+	var be *engine.BudgetError
+	if errors.As(err, &be) || (err == nil && w.Number == 0) {
+		out, cerr := eng.Conclude(ctx, rec.SessionID)
+		if cerr != nil {
+			return r.fail(ctx, th, rec, cerr)
+		}
+		if be != nil {
+			out.Stage, out.Reason = engine.StageStopped, be.Error()
+		}
+		return r.finish(ctx, th, rec, out)
+	}
+	if err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	attempt := 1
+	if rec.Matrix != nil {
+		attempt = rec.Matrix.Attempt + 1
+	}
+	rec.Matrix = &MatrixWave{Attempt: attempt, Wave: w.Number, Base: w.Base, Tasks: w.IDs(), RunID: r.Cfg.RunID}
+	// The wave's base must be on origin for the task jobs.
+	if err := r.pushBranch(ctx, rec); err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	if err := r.saveRecord(ctx, rec); err != nil {
+		if errors.Is(err, errStateMoved) {
+			fmt.Fprintln(r.Out, "another run prepared this plan first; not preparing a wave")
+			return nil
+		}
+		return r.fail(ctx, th, rec, err)
+	}
+	include := make([]map[string]string, len(w.Tasks))
+	for i, id := range w.IDs() {
+		include[i] = map[string]string{"task": id}
+	}
+	b, err := json.Marshal(map[string]any{"include": include})
+	if err != nil {
+		return fmt.Errorf("encoding the matrix: %w", err)
+	}
+	r.Outputs.Matrix, r.Outputs.HasTasks = string(b), "true"
+	r.Outputs.MaxParallel = strconv.Itoa(min(r.Cfg.Concurrency, len(w.Tasks)))
+	tasks, _ := r.sessionTasks(rec)
+	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Wave %d: %s, one job each.", w.Number, strings.Join(w.IDs(), ", ")))
+	fmt.Fprintf(r.Out, "wave %d (attempt %d) from %s: %s\n", w.Number, attempt, abbrevSHA(w.Base), strings.Join(w.IDs(), ", "))
+	return nil
+}
+
+// RunTask runs one task of the prepared wave and publishes its result on
+// refs/planex/tasks/<session>/<task>. It never touches the run branch.
+func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) error {
+	r.defaults()
+	n := threadOf(ev)
+	if n == 0 {
+		return userf("--task needs the issue number (workflow_dispatch input `issue`)")
+	}
+	rec, found, err := r.loadRecord(ctx, n)
+	if err != nil {
+		return err
+	}
+	m := rec.matrixWave()
+	if !found || rec.State != StateRunning || m == nil || m.Collected || !slices.Contains(m.Tasks, taskID) {
+		fmt.Fprintf(r.Out, "%s is not part of a wave being worked on for #%d; nothing to do\n", taskID, n)
+		return nil
+	}
+	commits, err := r.Repo.TaskCommits(ctx, rec.Branch, rec.Base)
+	if err != nil {
+		return err
+	}
+	for _, c := range commits {
+		if c.Session == rec.SessionID && c.Task == taskID {
+			fmt.Fprintf(r.Out, "%s is already on %s (%s); nothing to do\n", taskID, rec.Branch, abbrevSHA(c.SHA))
+			return nil
+		}
+	}
+	if err := rec.repo.EnsureCommit(ctx, r.Cfg.Remote, m.Base); err != nil {
+		return err
+	}
+	eng, err := r.newEngine(rec.repo, false, 0, nil)
+	if err != nil {
+		return err
+	}
+	o, err := eng.RunTask(ctx, rec.SessionID, taskID, m.Base)
+	if err != nil {
+		return err
+	}
+	res := taskResult{Session: rec.SessionID, Task: taskID, Attempt: m.Attempt, Base: m.Base, Status: o.Status,
+		Findings: o.Findings, AcceptanceMet: o.AcceptanceMet, TestsPassed: o.TestsPassed, Error: o.Error, Usage: o.Usage, RunURL: r.Cfg.RunURL}
+	parent := m.Base
+	if o.Status == plan.StatusCompleted {
+		tasks, err := r.sessionTasks(rec)
+		if err != nil {
+			return err
+		}
+		title := taskID
+		if i, ok := plan.Index(tasks)[taskID]; ok {
+			title = tasks[i].Title
+		}
+		sha, err := rec.repo.CommitChanges(ctx, m.Base, o.Changes, gitrepo.TaskMessage(rec.SessionID, taskID, title, o.Findings))
+		if err != nil {
+			return fmt.Errorf("committing %s: %w", taskID, err)
+		}
+		res.Commit, parent = sha, sha
+	}
+	if err := r.publishResult(ctx, rec.repo, res, parent); err != nil {
+		return err
+	}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: string(o.Status)}
+	fmt.Fprintf(r.Out, "%s: %s%s; result on %s\n", taskID, o.Status, errSuffix(o.Error), taskRef(rec.SessionID, taskID))
+	return nil
+}
+
+func (rec *Record) matrixWave() *MatrixWave {
+	if rec == nil {
+		return nil
+	}
+	return rec.Matrix
+}
+
+// publishResult records res as a commit on top of parent (same tree) and
+// pushes it to the task's ref, replacing an earlier result with a lease.
+func (r *Runner) publishResult(ctx context.Context, repo *gitrepo.Repo, res taskResult, parent string) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("encoding the result of %s: %w", res.Task, err)
+	}
+	out, err := repo.Git(ctx, "", "commit-tree", parent+"^{tree}", "-p", parent, "-m", resultSubject+" "+res.Task, "-m", string(b))
+	if err != nil {
+		return fmt.Errorf("recording the result of %s: %w", res.Task, err)
+	}
+	sha := strings.TrimSpace(out)
+	ref := taskRef(res.Session, res.Task)
+	if _, err := r.Repo.Git(ctx, "", "update-ref", ref, sha); err != nil {
+		return fmt.Errorf("updating %s: %w", ref, err)
+	}
+	old, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, ref)
+	if err != nil {
+		return err
+	}
+	return r.Repo.PushRef(ctx, r.Cfg.Remote, ref, true, old)
+}
+
+// readResult fetches a task's published result; ok is false when there is
+// none for this attempt (the job died, timed out, was cancelled, or this
+// is an older attempt's result).
+func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, task string) (execute.Outcome, bool, error) {
+	ref := taskRef(rec.SessionID, task)
+	found, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, ref)
+	if err != nil || !found {
+		return execute.Outcome{}, false, err
+	}
+	msg, err := r.Repo.Git(ctx, "", "log", "-1", "--format=%B", ref)
+	if err != nil {
+		return execute.Outcome{}, false, fmt.Errorf("reading %s: %w", ref, err)
+	}
+	_, body, _ := strings.Cut(strings.TrimSpace(msg), "\n\n")
+	var res taskResult
+	if err := json.Unmarshal([]byte(strings.TrimSpace(body)), &res); err != nil {
+		r.Log.Warn("unreadable task result", "ref", ref, "err", err)
+		return execute.Outcome{}, false, nil
+	}
+	if res.Session != rec.SessionID || res.Task != task || res.Attempt != m.Attempt || res.Base != m.Base {
+		fmt.Fprintf(r.Out, "%s: the result on %s is from attempt %d, not %d; ignoring it\n", task, ref, res.Attempt, m.Attempt)
+		return execute.Outcome{}, false, nil
+	}
+	o := execute.Outcome{ID: task, Status: res.Status, Findings: res.Findings, AcceptanceMet: res.AcceptanceMet,
+		TestsPassed: res.TestsPassed, Error: res.Error, Usage: res.Usage}
+	if res.Status != plan.StatusCompleted {
+		return o, true, nil
+	}
+	// The task's commit must sit directly on the wave's base; its diff is
+	// the task's change (the scope is checked again when it is integrated).
+	parent, err := r.Repo.Git(ctx, "", "rev-parse", res.Commit+"^")
+	if err != nil || strings.TrimSpace(parent) != m.Base {
+		o.Status, o.Error = plan.StatusFailed, fmt.Sprintf("its result commit %s does not start from the wave's base %s", abbrevSHA(res.Commit), abbrevSHA(m.Base))
+		return o, true, nil
+	}
+	if o.Changes, err = r.Repo.DiffTrees(ctx, m.Base, res.Commit); err != nil {
+		return execute.Outcome{}, false, err
+	}
+	return o, true, nil
+}
+
+// Collect integrates the results of the wave this workflow run prepared,
+// then dispatches the next wave or publishes the result. It is meant for a
+// job that runs always (if: always()), after every task job.
+func (r *Runner) Collect(ctx context.Context, ev *event.Event) error {
+	r.defaults()
+	n := threadOf(ev)
+	if n == 0 {
+		return userf("--collect needs the issue number (workflow_dispatch input `issue`)")
+	}
+	const tries = 4
+	for try := 1; ; try++ {
+		err := r.collectOnce(ctx, ev, n)
+		if !errors.Is(err, errStateMoved) && !errors.Is(err, errBranchMoved) || try == tries {
+			return err
+		}
+		fmt.Fprintf(r.Out, "another run moved the plan's state or branch (%v); collecting again\n", err)
+	}
+}
+
+var errBranchMoved = errors.New("the run branch moved")
+
+func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error {
+	rec, found, err := r.loadRecord(ctx, n)
+	if err != nil {
+		return err
+	}
+	m := rec.matrixWave()
+	if !found || rec.State != StateRunning || m == nil || m.Collected {
+		fmt.Fprintf(r.Out, "#%d has no wave waiting to be collected; nothing to do\n", n)
+		return nil
+	}
+	if m.RunID != "" && r.Cfg.RunID != "" && m.RunID != r.Cfg.RunID {
+		fmt.Fprintf(r.Out, "wave %d belongs to workflow run %s, not this one (%s); leaving it to that run\n", m.Wave, m.RunID, r.Cfg.RunID)
+		return nil
+	}
+	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, rec.State
+	th := thread{Number: n, Actor: ev.Sender}
+	remoteTip, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch)
+	if err != nil {
+		return err
+	}
+	var outcomes []execute.Outcome
+	for _, id := range m.Tasks {
+		o, ok, err := r.readResult(ctx, rec, m, id)
+		if err != nil {
+			return r.fail(ctx, th, rec, err)
+		}
+		if !ok {
+			o = execute.Outcome{ID: id, Status: plan.StatusFailed,
+				Error: "its job published no result: it died, timed out or was cancelled" + runRef(r.Cfg.RunURL)}
+		}
+		outcomes = append(outcomes, o)
+	}
+	eng, err := r.bareEngine(rec.repo)
+	if err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	if err := eng.Integrate(ctx, rec.SessionID, outcomes); err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	tip, err := rec.repo.ResolveBranch(ctx, rec.Branch)
+	if err != nil {
+		return err
+	}
+	if tip != remoteTip {
+		if err := r.Repo.PushRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch, true, remoteTip); err != nil {
+			return fmt.Errorf("%w: %v", errBranchMoved, err)
+		}
+	}
+	m.Collected = true
+	if err := r.saveRecord(ctx, rec); err != nil {
+		return err
+	}
+	// Only the collect that recorded the wave goes on from here.
+	w, err := eng.PrepareWave(ctx, rec.SessionID)
+	var be *engine.BudgetError
+	if errors.As(err, &be) || (err == nil && w.Number == 0) {
+		out, cerr := eng.Conclude(ctx, rec.SessionID)
+		if cerr != nil {
+			return r.fail(ctx, th, rec, cerr)
+		}
+		if be != nil {
+			out.Stage, out.Reason = engine.StageStopped, be.Error()
+		}
+		return r.finish(ctx, th, rec, out)
+	}
+	if err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	if err := r.dispatchWave(ctx, rec); err != nil {
+		return r.fail(ctx, th, rec, err)
+	}
+	tasks, _ := r.sessionTasks(rec)
+	c := plan.Count(tasks)
+	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Wave %d collected (%d of %d task(s) completed so far); wave %d dispatched.", m.Wave, c.Completed, c.Total, w.Number))
+	fmt.Fprintf(r.Out, "wave %d collected; wave %d dispatched\n", m.Wave, w.Number)
+	return nil
+}
+
+func runRef(url string) string {
+	if url == "" {
+		return ""
+	}
+	return " (see " + url + ")"
+}
+
+func errSuffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+func abbrevSHA(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}

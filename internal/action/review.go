@@ -1,0 +1,423 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/command"
+	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/gh"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/render"
+	"github.com/planexhq/planex/internal/review"
+	"github.com/planexhq/planex/internal/session"
+)
+
+// reviewAPI is what reviews need from GitHub; *gh.Client has it.
+type reviewAPI interface {
+	PRDiff(ctx context.Context, owner, repo string, number int) (string, error)
+	PRFiles(ctx context.Context, owner, repo string, number int) ([]*github.CommitFile, error)
+	CreateReview(ctx context.Context, owner, repo string, number int, r gh.NewReview) (*github.PullRequestReview, error)
+	ListReviews(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestReview, error)
+	UpdateReview(ctx context.Context, owner, repo string, number int, reviewID int64, body string) error
+	ListReviewComments(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestComment, error)
+	ReplyToReviewComment(ctx context.Context, owner, repo string, number int, commentID int64, body string) (*github.PullRequestComment, error)
+	ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
+}
+
+// Answer links a follow-up task to what it answers: a review comment
+// (planex's inline finding or a person's comment) and/or a finding of
+// planex's review.
+type Answer struct {
+	Task       string `json:"task"`
+	CommentID  int64  `json:"comment_id,omitempty"`
+	FindingKey string `json:"finding_key,omitempty"`
+	Replied    bool   `json:"replied,omitempty"`
+}
+
+// citation is a finding a fix plan must answer.
+type citation struct {
+	Key       string
+	CommentID int64
+}
+
+// reviewing reports whether runs are reviewed.
+func (r *Runner) reviewing() bool { return r.Cfg.Review != "skip" && r.AgentErr == nil }
+
+// isBotUser reports whether a GitHub user is a bot (planex posts as one).
+func isBotUser(u *github.User) bool {
+	return u.GetType() == "Bot" || strings.HasSuffix(u.GetLogin(), "[bot]")
+}
+
+// publishReview posts res as one pull request review (event COMMENT, never
+// APPROVE): the summary body and inline comments on lines the diff adds.
+//
+// Re-running replaces rather than piles up: planex's earlier summary (found
+// by its marker) is edited in place to the new one. Inline comments are
+// never deleted, since people may have answered them; a finding that
+// already has planex's inline comment is not commented again, and new
+// inline findings go in one small extra review that points at the summary.
+func (r *Runner) publishReview(ctx context.Context, number int, res *review.Result, diff review.Diff, fixable bool) error {
+	o, rp := r.Cfg.Owner, r.Cfg.Repo
+	reviews, err := r.GH.ListReviews(ctx, o, rp, number)
+	if err != nil {
+		return err
+	}
+	var prev *github.PullRequestReview
+	for _, rv := range reviews {
+		if isBotUser(rv.GetUser()) && review.IsSummary(rv.GetBody()) {
+			prev = rv
+		}
+	}
+	comments, err := r.GH.ListReviewComments(ctx, o, rp, number)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, c := range comments {
+		if k, ok := review.FindingKeyOf(c.GetBody()); ok && isBotUser(c.GetUser()) {
+			have[k] = true
+		}
+	}
+	findings := res.Findings()
+	inline, _ := review.Place(findings, diff, have)
+	inlineKeys := map[string]bool{}
+	for _, f := range findings {
+		if have[f.Key] && diff.Added(f.File, f.Line) {
+			inlineKeys[f.Key] = true
+		}
+	}
+	var drafts []gh.ReviewComment
+	for _, in := range inline {
+		inlineKeys[in.Finding.Key] = true
+		drafts = append(drafts, gh.ReviewComment{Path: in.Path, Line: in.Line, Side: "RIGHT", Body: in.Body})
+	}
+	summary := review.Summary(res, review.SummaryOptions{Inline: inlineKeys, Trigger: r.Cfg.Trigger, Fixable: fixable})
+	if prev != nil {
+		if err := r.GH.UpdateReview(ctx, o, rp, number, prev.GetID(), summary); err != nil {
+			return err
+		}
+		if len(drafts) > 0 {
+			if _, err := r.GH.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: review.BatchBody(len(drafts)), Comments: drafts}); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(r.Out, "review: updated planex's summary on #%d, %d new inline comment(s)\n", number, len(drafts))
+		return nil
+	}
+	if _, err := r.GH.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: summary, Comments: drafts}); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.Out, "review: posted on #%d with %d inline comment(s)\n", number, len(drafts))
+	return nil
+}
+
+// postRunReview publishes the review a run left in its session on the run's
+// pull request. Problems are logged and noted, never fatal: the pull
+// request stands without its review.
+func (r *Runner) postRunReview(ctx context.Context, rec *Record, s *session.Session) {
+	if rec.PRNumber == 0 {
+		return
+	}
+	res, err := review.Load(s.File(session.ReviewFile))
+	if err != nil || res == nil {
+		if err != nil {
+			r.Log.Warn("reading the run's review", "err", err)
+		}
+		return
+	}
+	head, err := rec.repo.ResolveBranch(ctx, rec.Branch)
+	if err != nil || head == "" {
+		r.Log.Warn("resolving the run branch for the review", "err", err)
+		return
+	}
+	if res.Head == "" {
+		res.Head = head
+	}
+	// Inline comments must sit on lines of the pull request's diff as
+	// GitHub has it; its list of files is the authority. Without one (an
+	// API that gives none), the branch's own diff against its base stands
+	// in.
+	var d review.Diff
+	if files, ferr := r.GH.PRFiles(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber); ferr == nil && len(files) > 0 {
+		d = diffFromFiles(files)
+	} else {
+		base := s.Meta.Base
+		text, err := rec.repo.Git(ctx, "", "diff", "--no-color", "--no-ext-diff", base+"..."+head)
+		if err != nil {
+			r.Log.Warn("computing the pull request's diff", "err", err)
+			return
+		}
+		d = review.ParseUnified(text)
+	}
+	if err := r.publishReview(ctx, rec.PRNumber, res, d, true); err != nil {
+		r.Log.Warn("posting the review", "err", err)
+		fmt.Fprintf(r.Out, "review: could not post it: %v\n", err)
+	}
+}
+
+func diffFromFiles(files []*github.CommitFile) review.Diff {
+	d := review.Diff{}
+	for _, f := range files {
+		if f.GetStatus() == "removed" || f.GetPatch() == "" {
+			continue
+		}
+		d[f.GetFilename()] = review.ParsePatch(f.GetFilename(), f.GetPatch())
+	}
+	return d
+}
+
+// reviewPR is `/planex review`: review any pull request from its diff,
+// read-only. The pull request's code is never checked out or run; the
+// agent sees the diff and the description as text, in an empty folder.
+func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error {
+	if !th.IsPR {
+		return userf("`%s review` works on pull requests.", r.Cfg.Trigger)
+	}
+	if r.AgentErr != nil {
+		return userf("planex has no working agent configured: %v", r.AgentErr)
+	}
+	pr, err := r.GH.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
+	if err != nil {
+		return fmt.Errorf("reading pull request #%d: %w", th.Number, err)
+	}
+	text, err := r.GH.PRDiff(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
+	if err != nil {
+		return err
+	}
+	files, err := r.GH.PRFiles(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
+	if err != nil {
+		return err
+	}
+	diff := diffFromFiles(files)
+	if len(diff) == 0 {
+		diff = review.ParseUnified(text)
+	}
+	if strings.TrimSpace(text) == "" {
+		return userf("Pull request #%d has no diff to review.", th.Number)
+	}
+	fmt.Fprintf(r.Out, "review: pull request #%d (%d file(s)), from its diff only\n", th.Number, len(files))
+	res, err := review.ReviewPullRequest(ctx, r.Engine.Agent, review.PullRequest{Number: th.Number, Title: pr.GetTitle(), Body: pr.GetBody(),
+		Head: pr.GetHead().GetSHA(), Diff: text}, r.Engine.Timeouts[agent.PhaseReview], 0, r.Now())
+	if err != nil {
+		return userf("planex could not review this pull request: %s", oneLine(err.Error()))
+	}
+	fork := pr.GetHead().GetRepo().GetFullName() == "" || !strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName())
+	fixable := !fork && runBranchRe.MatchString(pr.GetHead().GetRef())
+	if err := r.publishReview(ctx, th.Number, res, diff, fixable); err != nil {
+		return err
+	}
+	r.react(ctx, th, gh.ReactionRocket)
+	r.Outputs.Status = "reviewed"
+	r.Outputs.Summary = review.Summary(res, review.SummaryOptions{Trigger: r.Cfg.Trigger})
+	return nil
+}
+
+var findingKeyRe = regexp.MustCompile(`[0-9a-f]{10}`)
+
+// fix is `/planex fix`: plan follow-up tasks on a planex pull request for
+// the open high-severity findings of planex's latest review. A finding is
+// open until planex has replied that a task fixed it.
+func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
+	if !th.IsPR {
+		return userf("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
+	}
+	o, rp := r.Cfg.Owner, r.Cfg.Repo
+	reviews, err := r.GH.ListReviews(ctx, o, rp, th.Number)
+	if err != nil {
+		return err
+	}
+	var data review.Data
+	found := false
+	for _, rv := range reviews {
+		if !isBotUser(rv.GetUser()) {
+			continue
+		}
+		if d, ok := review.ParseSummary(rv.GetBody()); ok {
+			data, found = d, true
+		}
+	}
+	if !found {
+		return userf("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
+	}
+	comments, err := r.GH.ListReviewComments(ctx, o, rp, th.Number)
+	if err != nil {
+		return err
+	}
+	fixed := map[string]bool{}
+	thread := map[string]int64{}
+	for _, c := range comments {
+		if !isBotUser(c.GetUser()) {
+			continue
+		}
+		for _, k := range review.FixedKeys(c.GetBody()) {
+			fixed[k] = true
+		}
+		if k, ok := review.FindingKeyOf(c.GetBody()); ok && c.GetInReplyTo() == 0 {
+			thread[k] = c.GetID()
+		}
+	}
+	conv, err := r.GH.ListComments(ctx, o, rp, th.Number, time.Time{})
+	if err != nil {
+		return err
+	}
+	for _, c := range conv {
+		if isBotUser(c.GetUser()) {
+			for _, k := range review.FixedKeys(c.GetBody()) {
+				fixed[k] = true
+			}
+		}
+	}
+	var open []review.DataFinding
+	for _, f := range data.Findings {
+		if f.Severity == review.High && !fixed[f.Key] {
+			open = append(open, f)
+		}
+	}
+	if len(open) == 0 {
+		r.Outputs.Status = "replied"
+		return r.reply(ctx, th, "planex's review of this pull request has no open high-severity finding to fix.")
+	}
+	var b strings.Builder
+	b.WriteString("Fix these findings of planex's review of this pull request. Each task must name, in its hints, the finding keys it addresses (\"answers: <key> …\").\n\n")
+	var cites []citation
+	for _, f := range open {
+		fmt.Fprintf(&b, "- finding `%s` (%s, %s) at `%s`", f.Key, f.Severity, f.ID, f.File)
+		if f.Line > 0 {
+			fmt.Fprintf(&b, " line %d", f.Line)
+		}
+		fmt.Fprintf(&b, ": %s", f.Explanation)
+		if f.Suggestion != "" {
+			fmt.Fprintf(&b, " Suggested: %s", f.Suggestion)
+		}
+		b.WriteString("\n")
+		cites = append(cites, citation{Key: f.Key, CommentID: thread[f.Key]})
+	}
+	if extra := strings.TrimSpace(cmd.Text); extra != "" {
+		fmt.Fprintf(&b, "\nThe maintainer adds: %s\n", extra)
+	}
+	return r.followUpPlan(ctx, ev, th, cmd, b.String(), cites)
+}
+
+// answersFor links planned tasks to the findings they cite (by key, in
+// any of their texts) and to the review comment that asked for them. A
+// finding no task cites is given to every task, so its thread still hears
+// back.
+func answersFor(tasks []plan.Task, cites []citation, replyTo int64) []Answer {
+	var out []Answer
+	cited := map[string]bool{}
+	for _, t := range tasks {
+		text := strings.Join([]string{t.Title, t.Description, t.Hints, t.AcceptanceCriteria, t.Test}, "\n")
+		keys := map[string]bool{}
+		for _, k := range findingKeyRe.FindAllString(text, -1) {
+			keys[k] = true
+		}
+		for _, c := range cites {
+			if keys[c.Key] {
+				out = append(out, Answer{Task: t.ID, CommentID: c.CommentID, FindingKey: c.Key})
+				cited[c.Key] = true
+			}
+		}
+		if replyTo != 0 {
+			out = append(out, Answer{Task: t.ID, CommentID: replyTo})
+		}
+	}
+	for _, c := range cites {
+		if cited[c.Key] {
+			continue
+		}
+		for _, t := range tasks {
+			out = append(out, Answer{Task: t.ID, CommentID: c.CommentID, FindingKey: c.Key})
+		}
+	}
+	return out
+}
+
+// answerThreads replies where follow-up tasks were asked for: in each
+// review comment's thread, and for findings that only the review's body
+// named, in one comment on the pull request. A finding is marked fixed
+// only when every task that answers it completed.
+func (r *Runner) answerThreads(ctx context.Context, rec *Record, tasks []plan.Task) {
+	if len(rec.Answers) == 0 || rec.PRNumber == 0 {
+		return
+	}
+	byID := map[string]plan.Task{}
+	for _, t := range tasks {
+		byID[t.ID] = t
+	}
+	type group struct {
+		lines []string
+		keys  map[string]bool
+		bad   map[string]bool
+		idx   []int
+	}
+	groups := map[int64]*group{}
+	var order []int64
+	for i, a := range rec.Answers {
+		if a.Replied {
+			continue
+		}
+		t, ok := byID[a.Task]
+		if !ok || !t.Status.Done() {
+			continue
+		}
+		g := groups[a.CommentID]
+		if g == nil {
+			g = &group{keys: map[string]bool{}, bad: map[string]bool{}}
+			groups[a.CommentID] = g
+			order = append(order, a.CommentID)
+		}
+		g.idx = append(g.idx, i)
+		line := fmt.Sprintf("- %s (%s): %s", t.ID, t.Title, t.Status)
+		if t.Status == plan.StatusCompleted && t.Commit != "" {
+			line += fmt.Sprintf(" in `%s`", render.Short(t.Commit))
+		} else if t.Error != "" {
+			line += ": " + oneLine(plan.Truncate(t.Error, 200))
+		}
+		if !slices.Contains(g.lines, line) {
+			g.lines = append(g.lines, line)
+		}
+		if a.FindingKey != "" {
+			if t.Status == plan.StatusCompleted {
+				g.keys[a.FindingKey] = true
+			} else {
+				g.bad[a.FindingKey] = true
+			}
+		}
+	}
+	for _, id := range order {
+		g := groups[id]
+		var keys []string
+		for k := range g.keys {
+			if !g.bad[k] {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		body := fmt.Sprintf("planex follow-up `%s` is %s:\n\n%s\n", rec.PlanID, rec.State, strings.Join(g.lines, "\n"))
+		for _, k := range keys {
+			body = review.FixedBody(body, k)
+		}
+		var err error
+		if id != 0 {
+			_, err = r.GH.ReplyToReviewComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, id, body)
+		} else {
+			_, err = r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, "Review findings answered by this follow-up.\n\n"+body)
+		}
+		if err != nil {
+			r.Log.Warn("replying to a review thread", "comment", id, "err", err)
+			continue
+		}
+		for _, i := range g.idx {
+			rec.Answers[i].Replied = true
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package review
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/prompt"
+	"github.com/planexhq/planex/internal/session"
+)
+
+// DefaultMaxDiffBytes caps the diff text put in one review prompt.
+const DefaultMaxDiffBytes = 120_000
+
+// Reviewer reviews a run's completed tasks with an agent, one task (one
+// commit) per read-only step, and writes review.json into the session. It
+// satisfies the engine's Reviewer hook.
+type Reviewer struct {
+	Agent agent.Agent
+	Repo  *gitrepo.Repo
+	// Timeout bounds one task's review step; zero leaves it to the agent.
+	Timeout      time.Duration
+	MaxDiffBytes int
+	Out          io.Writer
+	Log          *slog.Logger
+	Now          func() time.Time
+}
+
+func (r *Reviewer) defaults() {
+	if r.Out == nil {
+		r.Out = io.Discard
+	}
+	if r.Log == nil {
+		r.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if r.MaxDiffBytes <= 0 {
+		r.MaxDiffBytes = DefaultMaxDiffBytes
+	}
+}
+
+// Review reviews every completed task of s. A task whose review fails is
+// recorded as not reviewed; the error returned says that no task could be
+// reviewed at all (or that review.json could not be written).
+func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.Task) error {
+	r.defaults()
+	if r.Agent == nil || r.Repo == nil {
+		return errors.New("the reviewer has no agent or repository")
+	}
+	path := s.File(session.ReviewFile)
+	res := &Result{Kind: KindRun, Status: StatusRunning, Session: s.Meta.ID, Started: r.Now().UTC(), Tasks: []TaskReview{}}
+	// Replace any earlier review at once, so a crash never leaves a stale one.
+	if err := Save(path, res); err != nil {
+		return err
+	}
+	ps, err := prompt.Load()
+	if err != nil {
+		return err
+	}
+	var todo []plan.Task
+	for _, t := range tasks {
+		if t.Status == plan.StatusCompleted && t.Commit != "" {
+			todo = append(todo, t)
+		}
+	}
+	if len(todo) == 0 {
+		fmt.Fprintln(r.Out, "review: no completed task to review")
+		res.Status, res.Finished = StatusCompleted, r.Now().UTC()
+		res.Conclude()
+		return Save(path, res)
+	}
+	head, err := r.Repo.ResolveBranch(ctx, s.Meta.Branch)
+	if err != nil {
+		return fmt.Errorf("review: reading %s: %w", s.Meta.Branch, err)
+	}
+	res.Head = head
+	// The agent reads the branch as the run left it, in a worktree of its
+	// own; the user's checkout stays untouched.
+	dir := r.Repo.WorktreeDir(s.Meta.ID, "review")
+	if err := r.Repo.AddWorktree(ctx, dir, head); err != nil {
+		return fmt.Errorf("review: %w", err)
+	}
+	defer func() {
+		if err := r.Repo.RemoveWorktree(context.WithoutCancel(ctx), dir); err != nil {
+			r.Log.Warn("removing the review worktree", "err", err)
+		}
+	}()
+	failed := 0
+	for _, t := range todo {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fmt.Fprintf(r.Out, "review %s: started\n", t.ID)
+		tr := r.reviewTask(ctx, ps, s, t, dir)
+		if tr.Error != "" {
+			failed++
+			fmt.Fprintf(r.Out, "review %s: not reviewed: %s\n", t.ID, tr.Error)
+		} else {
+			fmt.Fprintf(r.Out, "review %s: %s, %d finding(s)\n", t.ID, tr.Verdict, len(tr.Findings))
+		}
+		s.AddUsage("review "+t.ID, tr.Usage)
+		res.Tasks = append(res.Tasks, tr)
+		if err := Save(path, res); err != nil {
+			return err
+		}
+	}
+	if err := s.SaveMeta(); err != nil {
+		return err
+	}
+	res.Conclude()
+	res.Status, res.Finished = StatusCompleted, r.Now().UTC()
+	if err := Save(path, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.Out, "review: %s (%d finding(s))\n", res.Verdict, len(res.Findings()))
+	if failed == len(todo) {
+		return fmt.Errorf("no task could be reviewed (first error: %s)", res.Tasks[0].Error)
+	}
+	return nil
+}
+
+func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, s *session.Session, t plan.Task, dir string) TaskReview {
+	tr := TaskReview{Task: t.ID, Title: t.Title, Commit: t.Commit}
+	diff, err := r.Repo.Git(ctx, "", "show", "--no-color", "--no-ext-diff", "--format=commit %H%n%n%B", t.Commit)
+	if err != nil {
+		tr.Error = oneLine(fmt.Sprintf("reading commit %s: %v", short(t.Commit), err))
+		return tr
+	}
+	diff, cut := clip(diff, r.MaxDiffBytes)
+	p, err := ps.Review(prompt.Common{Requirement: s.Meta.Requirement}, prompt.ReviewTask{Task: t, Approach: s.Meta.Approach, Summary: s.Meta.Summary, Diff: diff, Truncated: cut})
+	if err != nil {
+		tr.Error = oneLine(err.Error())
+		return tr
+	}
+	out, err := r.Agent.Run(ctx, agent.Step{Phase: agent.PhaseReview, ID: t.ID, Prompt: p, Dir: dir, SessionDir: s.Path, Timeout: r.Timeout})
+	tr.Usage = out.Usage
+	var ar AgentResult
+	if err == nil {
+		err = agent.Decode(agent.PhaseReview, out.Raw, &ar)
+	}
+	if err == nil && ar.ID != t.ID {
+		err = fmt.Errorf("the review answers for %s, not %s", ar.ID, t.ID)
+	}
+	if err != nil {
+		tr.Error = plan.Truncate(oneLine(err.Error()), 500)
+		return tr
+	}
+	got := ar.TaskReview(t.ID, t.Title, t.Commit)
+	got.Usage = out.Usage
+	return got
+}
+
+// PullRequest is what a pull request review reads: text from the API only.
+type PullRequest struct {
+	Number      int
+	Title, Body string
+	Head        string // head commit
+	Diff        string
+}
+
+// ReviewPullRequest reviews a pull request from its diff alone. The agent
+// runs read-only in an empty scratch folder that holds nothing but the
+// diff and the description as text files: the pull request's code is never
+// checked out, built or run.
+func ReviewPullRequest(ctx context.Context, ag agent.Agent, pr PullRequest, timeout time.Duration, maxDiff int, now time.Time) (*Result, error) {
+	if maxDiff <= 0 {
+		maxDiff = DefaultMaxDiffBytes
+	}
+	ps, err := prompt.Load()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "planex-review-")
+	if err != nil {
+		return nil, fmt.Errorf("making the review's scratch folder: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	// Notes and the agent's step files live apart, so the working
+	// directory holds exactly the two text files.
+	notes, err := os.MkdirTemp("", "planex-review-notes-")
+	if err != nil {
+		return nil, fmt.Errorf("making the review's notes folder: %w", err)
+	}
+	defer os.RemoveAll(notes)
+	const diffFile, descFile = "pr.diff", "pr.md"
+	if err := os.WriteFile(filepath.Join(dir, diffFile), []byte(pr.Diff), 0o444); err != nil {
+		return nil, fmt.Errorf("writing the diff: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, descFile), []byte(pr.Title+"\n\n"+pr.Body), 0o444); err != nil {
+		return nil, fmt.Errorf("writing the description: %w", err)
+	}
+	diff, cut := clip(pr.Diff, maxDiff)
+	p, err := ps.PullRequestReview(prompt.ReviewPR{Number: pr.Number, Title: pr.Title, Body: pr.Body, Diff: diff, Truncated: cut, DiffFile: diffFile})
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Kind: KindPullRequest, PR: pr.Number, Title: pr.Title, Head: pr.Head, Started: now.UTC()}
+	out, err := ag.Run(ctx, agent.Step{Phase: agent.PhaseReview, ID: "PR", Prompt: p, Dir: dir, SessionDir: notes, Timeout: timeout})
+	var ar AgentResult
+	if err == nil {
+		err = agent.Decode(agent.PhaseReview, out.Raw, &ar)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reviewing #%d: %w", pr.Number, err)
+	}
+	tr := ar.TaskReview("PR", pr.Title, pr.Head)
+	tr.Usage = out.Usage
+	res.Tasks = []TaskReview{tr}
+	res.Conclude()
+	res.Status = StatusCompleted
+	return res, nil
+}
+
+// clip cuts text to at most n bytes at a line boundary.
+func clip(text string, n int) (string, bool) {
+	if len(text) <= n {
+		return text, false
+	}
+	cut := text[:n]
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+		cut = cut[:i+1]
+	}
+	return cut + "… (diff cut short)\n", true
+}
