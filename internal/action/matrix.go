@@ -187,20 +187,9 @@ func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
 	if err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	w, err := eng.PrepareWave(ctx, rec.SessionID)
-	var be *engine.BudgetError
-	if errors.As(err, &be) || (err == nil && w.Number == 0) {
-		out, cerr := eng.Conclude(ctx, rec.SessionID)
-		if cerr != nil {
-			return r.fail(ctx, th, rec, cerr)
-		}
-		if be != nil {
-			out.Stage, out.Reason = engine.StageStopped, be.Error()
-		}
-		return r.finish(ctx, th, rec, out)
-	}
-	if err != nil {
-		return r.fail(ctx, th, rec, err)
+	w, done, err := r.nextWave(ctx, th, rec, eng)
+	if done || err != nil {
+		return err
 	}
 	attempt := 1
 	if rec.Matrix != nil {
@@ -443,20 +432,9 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 		return err
 	}
 	// Only the collect that recorded the wave goes on from here.
-	w, err := eng.PrepareWave(ctx, rec.SessionID)
-	var be *engine.BudgetError
-	if errors.As(err, &be) || (err == nil && w.Number == 0) {
-		out, cerr := eng.Conclude(ctx, rec.SessionID)
-		if cerr != nil {
-			return r.fail(ctx, th, rec, cerr)
-		}
-		if be != nil {
-			out.Stage, out.Reason = engine.StageStopped, be.Error()
-		}
-		return r.finish(ctx, th, rec, out)
-	}
-	if err != nil {
-		return r.fail(ctx, th, rec, err)
+	w, done, err := r.nextWave(ctx, th, rec, eng)
+	if done || err != nil {
+		return err
 	}
 	if err := r.dispatchWave(ctx, rec); err != nil {
 		return r.fail(ctx, th, rec, err)
@@ -487,4 +465,25 @@ func abbrevSHA(sha string) string {
 		return sha[:10]
 	}
 	return sha
+}
+
+// nextWave finds the plan's next wave. When there is none (or the budget
+// allows no more), it concludes the run and publishes it, and done is true.
+func (r *Runner) nextWave(ctx context.Context, th thread, rec *Record, eng *engine.Engine) (w engine.Wave, done bool, err error) {
+	w, err = eng.PrepareWave(ctx, rec.SessionID)
+	var be *engine.BudgetError
+	if errors.As(err, &be) || (err == nil && w.Number == 0) {
+		out, cerr := eng.Conclude(ctx, rec.SessionID)
+		if cerr != nil {
+			return w, true, r.fail(ctx, th, rec, cerr)
+		}
+		if be != nil {
+			out.Stage, out.Reason = engine.StageStopped, be.Error()
+		}
+		return w, true, r.finish(ctx, th, rec, out)
+	}
+	if err != nil {
+		return w, true, r.fail(ctx, th, rec, err)
+	}
+	return w, false, nil
 }

@@ -38,26 +38,10 @@ func (g *ghEnv) dispatches() int {
 
 // dispatchEvent is the workflow_dispatch event of the matrix workflow.
 func (g *ghEnv) dispatchEvent(issue int) string {
-	g.t.Helper()
-	b, err := os.ReadFile("testdata/event.workflow_dispatch.json")
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	var p map[string]any
-	if err := json.Unmarshal(b, &p); err != nil {
-		g.t.Fatal(err)
-	}
-	repo := p["repository"].(map[string]any)
-	repo["full_name"], repo["name"], repo["default_branch"] = ghRepo, "demo", "main"
-	repo["owner"].(map[string]any)["login"] = "octo"
-	p["inputs"] = map[string]any{"issue": strconv.Itoa(issue)}
-	p["workflow"] = ".github/workflows/planex-matrix.yml"
-	path := filepath.Join(g.t.TempDir(), "dispatch.json")
-	out, _ := json.Marshal(p)
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		g.t.Fatal(err)
-	}
-	return path
+	return g.eventFrom("event.workflow_dispatch.json", func(p map[string]any) {
+		p["inputs"] = map[string]any{"issue": strconv.Itoa(issue)}
+		p["workflow"] = ".github/workflows/planex-matrix.yml"
+	})
 }
 
 // matrixProc is a `planex action` process started in its own clone.
