@@ -5,71 +5,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/agent/agenttest"
 	"github.com/planexhq/planex/internal/agent/builtin"
 )
 
-// reply is one scripted HTTP answer of the fake Messages API.
-type reply struct {
-	status int
-	header map[string]string
-	body   string
-}
-
-// fakeAPI serves scripted replies in order and records request bodies.
-type fakeAPI struct {
-	t       *testing.T
-	mu      sync.Mutex
-	replies []reply
-	reqs    []map[string]any
-	keys    []string
-}
-
-func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if r.URL.Path != "/v1/messages" {
-		f.t.Errorf("unexpected path %s", r.URL.Path)
-	}
-	b, _ := io.ReadAll(r.Body)
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		f.t.Errorf("request is not JSON: %v", err)
-	}
-	f.reqs = append(f.reqs, m)
-	f.keys = append(f.keys, r.Header.Get("X-Api-Key"))
-	if len(f.replies) == 0 {
-		f.t.Errorf("more requests than scripted replies")
-		w.WriteHeader(500)
-		return
-	}
-	rep := f.replies[0]
-	f.replies = f.replies[1:]
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if rep.status == 0 {
-		rep.status = 200
-	}
-	w.WriteHeader(rep.status)
-	io.WriteString(w, rep.body)
-}
+type reply = agenttest.Reply
 
 // message builds a Messages API response body.
 func message(stop string, in, out int, blocks ...string) reply {
-	return reply{body: fmt.Sprintf(`{"id":"msg_x","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",`+
+	return reply{Body: fmt.Sprintf(`{"id":"msg_x","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",`+
 		`"content":[%s],"stop_reason":%q,"stop_sequence":null,"usage":{"input_tokens":%d,"output_tokens":%d}}`,
 		strings.Join(blocks, ","), stop, in, out)}
 }
@@ -97,7 +50,7 @@ func gitRepo(t *testing.T) string {
 }
 
 type harness struct {
-	api    *fakeAPI
+	api    *agenttest.API
 	agent  *builtin.Agent
 	waits  []time.Duration
 	repo   string
@@ -108,7 +61,7 @@ func newHarness(t *testing.T, maxTurns int, replies ...reply) *harness {
 	t.Helper()
 	t.Setenv("ANTHROPIC_API_KEY", "env-key-must-not-be-used")
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
-	h := &harness{api: &fakeAPI{t: t, replies: replies}, repo: gitRepo(t), sessio: t.TempDir()}
+	h := &harness{api: &agenttest.API{T: t, Path: "/v1/messages", AuthHeader: "X-Api-Key", Replies: replies}, repo: gitRepo(t), sessio: t.TempDir()}
 	srv := httptest.NewServer(h.api)
 	t.Cleanup(srv.Close)
 	p, err := New(Config{APIKey: "test-key", BaseURL: srv.URL, Model: "claude-sonnet-4-5"})
@@ -129,7 +82,7 @@ const validExec = `{"id":"T1","status":"completed","findings":"added hello","fil
 // toolResults returns the tool_result blocks of the last user message of request i.
 func (h *harness) toolResults(t *testing.T, i int) []map[string]any {
 	t.Helper()
-	msgs := h.api.reqs[i]["messages"].([]any)
+	msgs := h.api.Reqs[i]["messages"].([]any)
 	last := msgs[len(msgs)-1].(map[string]any)
 	if last["role"] != "user" {
 		t.Fatalf("last message role %v", last["role"])
@@ -176,10 +129,10 @@ func TestTwoTurnEdit(t *testing.T) {
 		t.Errorf("cost %v, want %v", res.Usage.CostUSD, want)
 	}
 	// Wire checks: key, system prompt, tools, tool_result pairing.
-	if h.api.keys[0] != "test-key" {
-		t.Errorf("x-api-key %q", h.api.keys[0])
+	if h.api.Auth[0] != "test-key" {
+		t.Errorf("x-api-key %q", h.api.Auth[0])
 	}
-	req := h.api.reqs[0]
+	req := h.api.Reqs[0]
 	if req["model"] != "claude-sonnet-4-5" || req["max_tokens"].(float64) != builtin.DefaultMaxOutputTokens {
 		t.Errorf("model/max_tokens: %v %v", req["model"], req["max_tokens"])
 	}
@@ -202,7 +155,7 @@ func TestTwoTurnEdit(t *testing.T) {
 	if len(trs) != 1 || trs[0]["tool_use_id"] != "tu_1" || trs[0]["is_error"] != false || !strings.Contains(resultText(trs[0]), "created src/hello.txt") {
 		t.Errorf("tool_result %v", trs)
 	}
-	msgs := h.api.reqs[1]["messages"].([]any)
+	msgs := h.api.Reqs[1]["messages"].([]any)
 	if msgs[1].(map[string]any)["role"] != "assistant" {
 		t.Errorf("assistant turn not replayed: %v", msgs[1])
 	}
@@ -245,16 +198,16 @@ func TestRefusedPaths(t *testing.T) {
 
 func TestRateLimitThenSuccess(t *testing.T) {
 	h := newHarness(t, 5,
-		reply{status: 429, header: map[string]string{"Retry-After": "7"}, body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`},
-		reply{status: 529, body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
+		reply{Status: 429, Header: map[string]string{"Retry-After": "7"}, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`},
+		reply{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
 		message("tool_use", 5, 5, toolUse("a", "report_result", `{"type":"feature","complexity":"Low","angles":[{"id":"E1","angle":"api","description":"d","focus":"f"}]}`)),
 	)
 	res, err := h.agent.Run(context.Background(), h.step(agent.PhaseAnalyze, "", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h.api.reqs) != 3 {
-		t.Errorf("%d requests, want 3", len(h.api.reqs))
+	if len(h.api.Reqs) != 3 {
+		t.Errorf("%d requests, want 3", len(h.api.Reqs))
 	}
 	if len(h.waits) != 2 || h.waits[0] != 7*time.Second {
 		t.Errorf("waits %v, want first 7s from Retry-After", h.waits)
@@ -263,7 +216,7 @@ func TestRateLimitThenSuccess(t *testing.T) {
 		t.Errorf("result %s", res.Raw)
 	}
 	// Read-only phase: no writers offered.
-	for _, tl := range h.api.reqs[2]["tools"].([]any) {
+	for _, tl := range h.api.Reqs[2]["tools"].([]any) {
 		if n := tl.(map[string]any)["name"]; n == "write_file" || n == "run_command" || n == "edit_file" {
 			t.Errorf("analyze offered %v", n)
 		}
@@ -271,7 +224,7 @@ func TestRateLimitThenSuccess(t *testing.T) {
 }
 
 func TestRetryAfterBeyondDeadline(t *testing.T) {
-	h := newHarness(t, 5, reply{status: 429, header: map[string]string{"Retry-After": "3600"}, body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`})
+	h := newHarness(t, 5, reply{Status: 429, Header: map[string]string{"Retry-After": "3600"}, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`})
 	_, err := h.agent.Run(context.Background(), h.step(agent.PhaseAnalyze, "", ""))
 	if err == nil || !strings.Contains(err.Error(), "would pass the step's time limit") || !strings.Contains(err.Error(), "429") {
 		t.Fatalf("err %v", err)
@@ -318,7 +271,7 @@ func TestNeverReports(t *testing.T) {
 	if res.Usage.InputTokens != 15 {
 		t.Errorf("usage of a failed step not kept: %+v", res.Usage)
 	}
-	msgs := h.api.reqs[2]["messages"].([]any)
+	msgs := h.api.Reqs[2]["messages"].([]any)
 	last, _ := json.Marshal(msgs[len(msgs)-1])
 	if !strings.Contains(string(last), "report_result") {
 		t.Errorf("no nudge: %s", last)
@@ -326,7 +279,7 @@ func TestNeverReports(t *testing.T) {
 }
 
 func TestInvalidKey(t *testing.T) {
-	h := newHarness(t, 3, reply{status: 401, body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`})
+	h := newHarness(t, 3, reply{Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`})
 	_, err := h.agent.Run(context.Background(), h.step(agent.PhasePlan, "", ""))
 	if err == nil {
 		t.Fatal("no error")
@@ -336,8 +289,8 @@ func TestInvalidKey(t *testing.T) {
 			t.Errorf("error %q lacks %q", err, w)
 		}
 	}
-	if len(h.api.reqs) != 1 || len(h.waits) != 0 {
-		t.Errorf("401 was retried: %d requests", len(h.api.reqs))
+	if len(h.api.Reqs) != 1 || len(h.waits) != 0 {
+		t.Errorf("401 was retried: %d requests", len(h.api.Reqs))
 	}
 }
 

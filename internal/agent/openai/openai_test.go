@@ -4,66 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/agent/agenttest"
 	"github.com/planexhq/planex/internal/agent/builtin"
 )
 
-type reply struct {
-	status int
-	header map[string]string
-	body   string
-}
-
-// fakeAPI is a scripted Chat Completions server.
-type fakeAPI struct {
-	t       *testing.T
-	mu      sync.Mutex
-	replies []reply
-	reqs    []map[string]any
-	auth    []string
-}
-
-func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if r.URL.Path != "/v1/chat/completions" {
-		f.t.Errorf("unexpected path %s", r.URL.Path)
-	}
-	b, _ := io.ReadAll(r.Body)
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		f.t.Errorf("request is not JSON: %v", err)
-	}
-	f.reqs = append(f.reqs, m)
-	f.auth = append(f.auth, r.Header.Get("Authorization"))
-	if len(f.replies) == 0 {
-		f.t.Errorf("more requests than scripted replies")
-		w.WriteHeader(500)
-		return
-	}
-	rep := f.replies[0]
-	f.replies = f.replies[1:]
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if rep.status == 0 {
-		rep.status = 200
-	}
-	w.WriteHeader(rep.status)
-	io.WriteString(w, rep.body)
-}
+type reply = agenttest.Reply
 
 type call struct{ id, name, args string }
 
@@ -78,7 +32,7 @@ func completion(finish string, in, out int, content string, calls ...call) reply
 		msg += `,"tool_calls":[` + strings.Join(tc, ",") + `]`
 	}
 	msg += "}"
-	return reply{body: fmt.Sprintf(`{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-4.1-2025-04-14",`+
+	return reply{Body: fmt.Sprintf(`{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-4.1-2025-04-14",`+
 		`"choices":[{"index":0,"message":%s,"finish_reason":%q}],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`,
 		msg, finish, in, out, in+out)}
 }
@@ -92,7 +46,7 @@ func jsonOrNull(s string) string {
 }
 
 type harness struct {
-	api   *fakeAPI
+	api   *agenttest.API
 	agent *builtin.Agent
 	waits []time.Duration
 	repo  string
@@ -109,7 +63,7 @@ func newHarness(t *testing.T, maxTurns int, replies ...reply) *harness {
 		t.Fatalf("git init: %v %s", err, out)
 	}
 	os.WriteFile(filepath.Join(repo, "README.md"), []byte("# r\n"), 0o644)
-	h := &harness{api: &fakeAPI{t: t, replies: replies}, repo: repo}
+	h := &harness{api: &agenttest.API{T: t, Path: "/v1/chat/completions", AuthHeader: "Authorization", Replies: replies}, repo: repo}
 	srv := httptest.NewServer(h.api)
 	t.Cleanup(srv.Close)
 	p, err := New(Config{APIKey: "sk-test", BaseURL: srv.URL + "/v1", Model: "gpt-4.1"})
@@ -128,7 +82,7 @@ func (h *harness) run(phase agent.Phase, id, scope string) (agent.Result, error)
 // toolMessages returns the role:"tool" messages of request i.
 func (h *harness) toolMessages(i int) []map[string]any {
 	var out []map[string]any
-	for _, m := range h.api.reqs[i]["messages"].([]any) {
+	for _, m := range h.api.Reqs[i]["messages"].([]any) {
 		mm := m.(map[string]any)
 		if mm["role"] == "tool" {
 			out = append(out, mm)
@@ -157,10 +111,10 @@ func TestTwoTurnEdit(t *testing.T) {
 	if want := 700*2/1e6 + 50*8/1e6; res.Usage.CostUSD < want-1e-9 || res.Usage.CostUSD > want+1e-9 {
 		t.Errorf("cost %v want %v", res.Usage.CostUSD, want)
 	}
-	if h.api.auth[0] != "Bearer sk-test" {
-		t.Errorf("auth %q", h.api.auth[0])
+	if h.api.Auth[0] != "Bearer sk-test" {
+		t.Errorf("auth %q", h.api.Auth[0])
 	}
-	req := h.api.reqs[0]
+	req := h.api.Reqs[0]
 	if req["model"] != "gpt-4.1" || req["max_tokens"] == nil || req["max_completion_tokens"] != nil {
 		t.Errorf("model/limit fields: %v %v %v", req["model"], req["max_tokens"], req["max_completion_tokens"])
 	}
@@ -177,7 +131,7 @@ func TestTwoTurnEdit(t *testing.T) {
 	if len(tm) != 1 || tm[0]["tool_call_id"] != "call_1" || !strings.Contains(tm[0]["content"].(string), "created src/a.txt") {
 		t.Errorf("tool messages %v", tm)
 	}
-	second := h.api.reqs[1]["messages"].([]any)
+	second := h.api.Reqs[1]["messages"].([]any)
 	asst := second[2].(map[string]any)
 	if asst["role"] != "assistant" || asst["tool_calls"] == nil {
 		t.Errorf("assistant tool_calls not replayed: %v", asst)
@@ -219,8 +173,8 @@ func TestFaultsAndRefusals(t *testing.T) {
 		{
 			name: "429 then success", phase: agent.PhasePlan, maxTurns: 3,
 			replies: []reply{
-				{status: 429, header: map[string]string{"Retry-After": "2"}, body: `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`},
-				{status: 503, body: `{"error":{"message":"unavailable"}}`},
+				{Status: 429, Header: map[string]string{"Retry-After": "2"}, Body: `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`},
+				{Status: 503, Body: `{"error":{"message":"unavailable"}}`},
 				completion("tool_calls", 1, 1, "", call{"a", "report_result", `{"summary":"s","approach":"a","tasks":[{"id":"T1","title":"t","description":"d","scope":"src/**"}]}`}),
 			},
 			check: func(t *testing.T, h *harness, res agent.Result) {
@@ -249,12 +203,12 @@ func TestFaultsAndRefusals(t *testing.T) {
 		},
 		{
 			name: "invalid key", phase: agent.PhaseAnalyze, maxTurns: 2,
-			replies: []reply{{status: 401, body: `{"error":{"message":"Incorrect API key provided: sk-test.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`}},
+			replies: []reply{{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: sk-test.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`}},
 			wantErr: []string{"HTTP 401", "API key was rejected", "Incorrect API key provided"},
 		},
 		{
 			name: "bad request is not retried", phase: agent.PhaseAnalyze, maxTurns: 2,
-			replies: []reply{{status: 400, body: `{"error":{"message":"Invalid schema for function 'report_result'"}}`}},
+			replies: []reply{{Status: 400, Body: `{"error":{"message":"Invalid schema for function 'report_result'"}}`}},
 			wantErr: []string{"HTTP 400", "Invalid schema for function"},
 		},
 	}
@@ -277,8 +231,8 @@ func TestFaultsAndRefusals(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, h, res)
 			}
-			if len(h.api.replies) != 0 {
-				t.Errorf("%d scripted replies unused", len(h.api.replies))
+			if len(h.api.Replies) != 0 {
+				t.Errorf("%d scripted replies unused", len(h.api.Replies))
 			}
 		})
 	}
