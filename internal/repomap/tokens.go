@@ -7,36 +7,7 @@ package repomap
 // camelCase humps: "parseHTTPRequest_v2" -> ["parse", "HTTP", "Request", "v2"].
 func SplitIdent(s string) []string {
 	var parts []string
-	start := -1
-	flush := func(end int) {
-		if start >= 0 && end > start {
-			parts = append(parts, s[start:end])
-		}
-		start = -1
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !isAlnum(c) {
-			flush(i)
-			continue
-		}
-		if start < 0 {
-			start = i
-			continue
-		}
-		prev := s[i-1]
-		switch {
-		case isUpper(c) && isLower(prev):
-			// fooBar: boundary before B.
-			flush(i)
-			start = i
-		case isUpper(c) && isUpper(prev) && i+1 < len(s) && isLower(s[i+1]):
-			// HTTPRequest: boundary before the R that starts a word.
-			flush(i)
-			start = i
-		}
-	}
-	flush(len(s))
+	eachPart([]byte(s), func(p []byte) { parts = append(parts, string(p)) })
 	return parts
 }
 
@@ -128,7 +99,8 @@ func lower(c byte) byte {
 	return c
 }
 
-// eachPart is SplitIdent over bytes.
+// eachPart splits an identifier as SplitIdent describes, without
+// allocating: the content index calls it for every word of every file.
 func eachPart(s []byte, fn func([]byte)) {
 	start := -1
 	flush := func(end int) {
