@@ -6,12 +6,23 @@ import (
 )
 
 // secretPatterns name environment variables that must never reach an agent
-// or a command it runs: tokens, keys and the Action's inputs (which carry
-// the token too).
+// or a command it runs unless the user allow-lists them: tokens, keys,
+// passwords, the Action's inputs (which carry the token too) and the
+// runner's own credentials.
 var secretPatterns = []string{
-	"GITHUB_TOKEN", "GH_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
-	"*_API_KEY", "*_APIKEY", "*_TOKEN", "*_SECRET", "*_SECRET_KEY", "*_PASSWORD",
-	"INPUT_*", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_*", "ACTIONS_RUNTIME_URL",
+	"GITHUB_TOKEN", "INPUT_*", "ACTIONS_*",
+	"*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*",
+	"*_KEY", "*_APIKEY", "*_PAT",
+	// A socket that signs or authenticates for the user is a secret too.
+	"SSH_AUTH_SOCK",
+}
+
+// neverPass are variables no allow-list lets through: each names a file
+// or a start-up script through which a process could change the steps
+// that run after planex, or the shells planex itself starts.
+var neverPass = []string{
+	"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
+	"BASH_ENV", "ENV",
 }
 
 // IsSecretEnv reports whether an environment variable name looks like a
@@ -26,17 +37,34 @@ func IsSecretEnv(name string) bool {
 	return false
 }
 
+func neverPassed(name string) bool {
+	for _, n := range neverPass {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // ScrubEnv returns env (KEY=VALUE pairs) without secrets, except the names
-// in allow, which the user explicitly lets through.
-func ScrubEnv(env []string, allow []string) []string {
+// in allow, which the user explicitly lets through. secrets names more
+// variables to drop whatever they are called (the one --api-key-env
+// names). The variables in neverPass are dropped even when allowed.
+func ScrubEnv(env []string, allow []string, secrets ...string) []string {
 	allowed := make(map[string]bool, len(allow))
 	for _, a := range allow {
 		allowed[a] = true
 	}
+	named := make(map[string]bool, len(secrets))
+	for _, s := range secrets {
+		if s != "" && !allowed[s] {
+			named[s] = true
+		}
+	}
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if IsSecretEnv(name) && !allowed[name] {
+		if neverPassed(name) || named[name] || (IsSecretEnv(name) && !allowed[name]) {
 			continue
 		}
 		out = append(out, kv)

@@ -13,3 +13,24 @@ func TestScrubEnv(t *testing.T) {
 		t.Fatalf("ScrubEnv = %v, want %v", got, want)
 	}
 }
+
+func TestScrubEnvRules(t *testing.T) {
+	env := []string{
+		"PATH=/bin", "HOME=/h", "LANG=C",
+		"GITHUB_TOKEN=1", "INPUT_GITHUB_TOKEN=2", "INPUT_AGENT=3", "ACTIONS_RUNTIME_TOKEN=4", "ACTIONS_ID_TOKEN_REQUEST_URL=5",
+		"AWS_SECRET_ACCESS_KEY=6", "DB_PASSWORD=7", "MY_SECRET=8", "ANTHROPIC_API_KEY=9", "SIGNING_KEY=10",
+		"LLM_GATEWAY=11", // named by --api-key-env
+		"GITHUB_ENV=/r/env", "GITHUB_PATH=/r/path", "GITHUB_OUTPUT=/r/out", "GITHUB_STATE=/r/state",
+		"GITHUB_STEP_SUMMARY=/r/sum", "BASH_ENV=/x", "ENV=/y", "SSH_AUTH_SOCK=/s",
+		"GITHUB_REPOSITORY=o/r", "KEYBOARD=us", "TOKENIZERS_PARALLELISM=false",
+	}
+	got := ScrubEnv(env, []string{"DB_PASSWORD", "GITHUB_ENV", "BASH_ENV"}, "LLM_GATEWAY")
+	want := []string{"PATH=/bin", "HOME=/h", "LANG=C", "DB_PASSWORD=7", "GITHUB_REPOSITORY=o/r", "KEYBOARD=us"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ScrubEnv =\n%v\nwant\n%v", got, want)
+	}
+	// Allowing the --api-key-env variable by name lets it through.
+	if got := ScrubEnv([]string{"LLM_GATEWAY=k"}, []string{"LLM_GATEWAY"}, "LLM_GATEWAY"); len(got) != 1 {
+		t.Errorf("allowed api key variable dropped: %v", got)
+	}
+}

@@ -1,0 +1,98 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/planexhq/planex/internal/sandbox"
+)
+
+// Containment is how the processes of a step are held: which variables
+// they may see and, with a sandbox, what they may read and write. The
+// zero value scrubs secrets and contains nothing else (`--sandbox off`).
+type Containment struct {
+	// Sandbox is nil when processes run uncontained.
+	Sandbox *sandbox.Sandbox
+	// AllowEnv names secret-looking variables the user lets through.
+	AllowEnv []string
+	// SecretEnv names more variables to remove whatever they are called
+	// (the one --api-key-env names).
+	SecretEnv []string
+	// Read lists more directories contained processes may read although
+	// a fresh /tmp or the hidden home would cover them (--sandbox-read).
+	Read []string
+}
+
+// Prepare readies cmd, not yet started, to run for a step: its
+// environment is base without secrets and, with a sandbox, it may write
+// only the writable directories and a private home, and read the file
+// system except the user's home, where only the readable directories
+// stay visible. Call cleanup after the command ended.
+func (c Containment) Prepare(cmd *exec.Cmd, base []string, writable, readable []string) (cleanup func(), err error) {
+	if base == nil {
+		base = os.Environ()
+	}
+	env := ScrubEnv(base, c.AllowEnv, c.SecretEnv...)
+	if c.Sandbox == nil {
+		cmd.Env = env
+		return func() {}, nil
+	}
+	home, err := os.MkdirTemp("", "planex-home-")
+	if err != nil {
+		return func() {}, fmt.Errorf("creating the agent's home: %w", err)
+	}
+	p := sandbox.Policy{
+		Writable: append(append([]string(nil), writable...), home),
+		ReadOnly: append(append([]string(nil), readable...), c.Read...),
+		Hide:     homes(base),
+	}
+	if sock := lookup(base, "SSH_AUTH_SOCK"); sock != "" {
+		p.Mask = append(p.Mask, sock)
+	}
+	cmd.Env = privateHome(env, home)
+	done, err := c.Sandbox.Wrap(cmd, p)
+	if err != nil {
+		os.RemoveAll(home)
+		return func() {}, fmt.Errorf("containing the agent: %w", err)
+	}
+	return func() { done(); os.RemoveAll(home) }, nil
+}
+
+// homes are the real home directories to hide: planex's own and the one
+// the environment names, when they differ.
+func homes(env []string) []string {
+	var out []string
+	if h, err := os.UserHomeDir(); err == nil && h != "/" {
+		out = append(out, h)
+	}
+	if h := lookup(env, "HOME"); h != "" && h != "/" && (len(out) == 0 || h != out[0]) {
+		out = append(out, h)
+	}
+	return out
+}
+
+// privateHome points HOME and the XDG folders at a fresh directory the
+// process may write, and its temporary files at the sandbox's own /tmp.
+func privateHome(env []string, home string) []string {
+	out := make([]string, 0, len(env)+2)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "HOME", "TMPDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "HOME="+home, "TMPDIR=/tmp")
+}
+
+func lookup(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}

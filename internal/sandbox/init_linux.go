@@ -1,0 +1,200 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Any binary that links this package can be the sandbox's init: planex
+// itself, and the test binaries of packages that contain processes.
+func init() {
+	if len(os.Args) == 2 && os.Args[0] == initArg0 {
+		os.Exit(initMain(os.Args[1]))
+	}
+}
+
+// exitSetup is the status of a sandbox that could not be built (the
+// program never ran), chosen to be unlike a shell's own statuses.
+const exitSetup = 125
+
+// initMain runs as PID 1 of the new namespaces, with full capabilities
+// over them only. It builds the read-only view of the file system, then
+// starts the real program in a nested user namespace, so the program has
+// no capability over the mounts that contain it, and waits for it. When
+// init returns, the kernel kills every process left in the namespace.
+func initMain(raw string) int {
+	var c config
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: reading configuration: %v\n", err)
+		return exitSetup
+	}
+	if err := buildRoot(c); err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
+	// Not dumpable: the program, although it maps to the same user
+	// outside, can neither ptrace init nor read its /proc files.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
+	cmd := &exec.Cmd{Path: c.Path, Args: c.Args, Dir: c.Dir, Env: os.Environ(),
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: c.UID, HostID: 0, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: c.GID, HostID: 0, Size: 1}},
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: starting %s: %v\n", c.Path, err)
+		return 127
+	}
+	pid := cmd.Process.Pid
+	go func() {
+		for s := range sigs {
+			syscall.Kill(pid, s.(syscall.Signal))
+		}
+	}()
+	// Reap everything (orphans are re-parented to init) until the
+	// program itself ends.
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "planex sandbox: waiting: %v\n", err)
+			return exitSetup
+		}
+		if got != pid {
+			continue
+		}
+		switch {
+		case ws.Exited():
+			return ws.ExitStatus()
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		}
+	}
+}
+
+// buildRoot makes the mount namespace the program will see and moves
+// into it: the host's file system bound read-only, fresh /tmp, /var/tmp
+// and /dev/shm, hidden and masked paths, the writable directories, and a
+// /proc that shows only this namespace's processes.
+func buildRoot(c config) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making mounts private: %w", err)
+	}
+	r := c.Root
+	if err := unix.Mount("/", r, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("binding the file system: %w", err)
+	}
+	// One call makes the whole tree read-only, locked mounts included;
+	// a flag only added can never be removed from inside.
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}
+	if err := unix.MountSetattr(-1, r, unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("making the file system read-only (needs Linux 5.12 or later): %w", err)
+	}
+	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
+		if isDir(filepath.Join(r, d)) {
+			if err := tmpfs(filepath.Join(r, d), "1777"); err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range c.Hide {
+		if isDir(filepath.Join(r, d)) {
+			if err := tmpfs(filepath.Join(r, d), "0755"); err != nil {
+				return err
+			}
+		}
+	}
+	for _, m := range c.Mask {
+		if err := mask(filepath.Join(r, m)); err != nil {
+			return err
+		}
+	}
+	for _, ro := range c.ReadOnly {
+		target := filepath.Join(r, ro)
+		if err := os.MkdirAll(target, 0o700); err != nil {
+			return fmt.Errorf("preparing read-only %s: %w", ro, err)
+		}
+		if err := unix.Mount(ro, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("binding read-only %s: %w", ro, err)
+		}
+		if err := unix.MountSetattr(-1, target, unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("making %s read-only: %w", ro, err)
+		}
+	}
+	for _, w := range c.Writable {
+		target := filepath.Join(r, w)
+		if err := os.MkdirAll(target, 0o700); err != nil {
+			return fmt.Errorf("preparing writable %s: %w", w, err)
+		}
+		if err := unix.Mount(w, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("binding writable %s: %w", w, err)
+		}
+	}
+	if err := unix.Mount("proc", filepath.Join(r, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting /proc: %w", err)
+	}
+	if err := os.Chdir(r); err != nil {
+		return fmt.Errorf("entering the new root: %w", err)
+	}
+	// pivot_root(".", ".") stacks the old root on the new one; detaching
+	// it leaves no path back to the host's file system.
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detaching the old root: %w", err)
+	}
+	if err := os.Chdir("/"); err != nil {
+		return fmt.Errorf("entering /: %w", err)
+	}
+	return nil
+}
+
+func tmpfs(target, mode string) error {
+	if err := unix.Mount("tmpfs", target, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode="+mode); err != nil {
+		return fmt.Errorf("mounting an empty %s: %w", target, err)
+	}
+	return nil
+}
+
+// mask covers a file (a socket) with /dev/null, or a directory with an
+// empty tmpfs.
+func mask(target string) error {
+	fi, err := os.Lstat(target)
+	if err != nil {
+		return nil // nothing there to hide
+	}
+	if fi.IsDir() {
+		return tmpfs(target, "0755")
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return nil // canonical() resolved the link; this is a dangling one
+	}
+	if err := unix.Mount("/dev/null", target, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("masking %s: %w", target, err)
+	}
+	return nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.IsDir()
+}

@@ -1,0 +1,74 @@
+// Package sandbox contains the processes planex starts for a step: an
+// agent, the CLIs it drives, a command a model asked for, a task's
+// execution directives. The process is untrusted: it may be an agent that
+// misbehaves or one steered by a prompt injection.
+//
+// On Linux a contained process runs in its own user, PID, mount and IPC
+// namespaces: it sees only its own processes (a fresh /proc), the whole
+// file system read-only except the directories its step may write, an
+// empty /tmp, and an empty directory where the real home was. It keeps
+// the network. When the step's first process ends, every process it left
+// behind is killed with it.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Mode is the user's choice: contain when possible, always, or never.
+type Mode string
+
+const (
+	// ModeAuto contains processes when the machine allows it.
+	ModeAuto Mode = "auto"
+	// ModeOn refuses to run a step that cannot be contained.
+	ModeOn Mode = "on"
+	// ModeOff runs steps as plain child processes.
+	ModeOff Mode = "off"
+)
+
+// ParseMode reads a --sandbox flag or `sandbox` input value.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case "":
+		return ModeAuto, nil
+	case ModeAuto, ModeOn, ModeOff:
+		return m, nil
+	}
+	return "", fmt.Errorf("sandbox: %q is not one of auto, on, off", s)
+}
+
+// ErrUnavailable means this machine cannot create the namespaces a
+// sandbox needs (another OS, a kernel or policy that forbids
+// unprivileged user namespaces, a container without the rights).
+var ErrUnavailable = errors.New("the agent sandbox is not available on this machine")
+
+// Policy says what one contained process may touch besides reading the
+// file system.
+type Policy struct {
+	// Writable directories are bound read-write at their own paths (the
+	// task's worktree, the step's private folder).
+	Writable []string
+	// ReadOnly directories stay visible, read-only, even where a fresh
+	// /tmp or a hidden directory would cover them (a repository in /tmp).
+	ReadOnly []string
+	// Hide lists directories replaced by an empty tmpfs (the real home,
+	// which holds credentials of every kind).
+	Hide []string
+	// Mask lists files replaced by an empty one (sockets that lead out of
+	// the sandbox, such as the Docker daemon's or an ssh agent's).
+	Mask []string
+}
+
+// DefaultMasks are sockets whose owner would act for a contained
+// process with more rights than it has.
+var defaultMasks = []string{
+	"/var/run/docker.sock", "/run/docker.sock",
+	"/run/containerd/containerd.sock", "/run/podman/podman.sock",
+	"/run/user", "/var/run/dbus/system_bus_socket", "/run/dbus/system_bus_socket",
+}
+
+// DefaultMasks returns the sockets hidden from every contained process.
+func DefaultMasks() []string { return append([]string(nil), defaultMasks...) }

@@ -1,0 +1,198 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Sandbox wraps commands so they run contained. A nil *Sandbox wraps
+// nothing, so callers need no branch for `--sandbox off`.
+type Sandbox struct {
+	exe string
+
+	once   sync.Once
+	probed error
+}
+
+// New returns a sandbox for mode: nil for ModeOff; for ModeOn an error
+// when this machine cannot contain a process; for ModeAuto nil and
+// ErrUnavailable (wrapped with the reason) when it cannot, so the caller
+// decides how loudly to say so.
+func New(ctx context.Context, mode Mode) (*Sandbox, error) {
+	if mode == ModeOff {
+		return nil, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("%w: locating planex's own executable: %v", ErrUnavailable, err)
+	}
+	s := &Sandbox{exe: exe}
+	if err := s.Probe(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Probe starts one contained no-op process, once, and reports whether
+// that worked.
+func (s *Sandbox) Probe(ctx context.Context) error {
+	s.once.Do(func() {
+		truePath, err := exec.LookPath("true")
+		if err != nil {
+			s.probed = fmt.Errorf("%w: no `true` program to test with: %v", ErrUnavailable, err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, truePath)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cleanup, err := s.Wrap(cmd, Policy{})
+		if err != nil {
+			s.probed = fmt.Errorf("%w: %v", ErrUnavailable, err)
+			return
+		}
+		defer cleanup()
+		if err := cmd.Run(); err != nil {
+			msg := strings.TrimSpace(stderr.String())
+			if msg == "" {
+				msg = err.Error()
+			}
+			s.probed = fmt.Errorf("%w: %s", ErrUnavailable, msg)
+		}
+	})
+	return s.probed
+}
+
+// initArg0 marks planex re-executed as the sandbox's first process.
+const initArg0 = "planex-sandbox-init"
+
+// config is what the first process needs to build the sandbox. It holds
+// paths and the command line only: no secret ever passes through it.
+type config struct {
+	Root     string   `json:"root"`
+	Path     string   `json:"path"`
+	Args     []string `json:"args"`
+	Dir      string   `json:"dir"`
+	Writable []string `json:"writable"`
+	ReadOnly []string `json:"readonly"`
+	Hide     []string `json:"hide"`
+	Mask     []string `json:"mask"`
+	UID      int      `json:"uid"`
+	GID      int      `json:"gid"`
+}
+
+// Wrap turns cmd, not yet started, into the same command run inside a
+// sandbox with policy p. The command keeps its stdin, stdout, stderr,
+// environment and directory; its process becomes planex's sandbox init,
+// which runs the real program and exits with its status. cleanup removes
+// the empty folder used as the sandbox's root and must be called after
+// the command ended.
+func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
+	noop := func() {}
+	if s == nil {
+		return noop, nil
+	}
+	if cmd.Process != nil {
+		return noop, errors.New("sandbox: the command was already started")
+	}
+	path := cmd.Path
+	if cmd.Err != nil {
+		return noop, cmd.Err
+	}
+	if !filepath.IsAbs(path) {
+		// exec.Command resolved it already when it could; a relative
+		// path with a directory is relative to cmd.Dir.
+		path = filepath.Join(cmd.Dir, path)
+	}
+	dir := cmd.Dir
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return noop, fmt.Errorf("sandbox: working directory: %w", err)
+		}
+	}
+	c := config{Path: path, Args: cmd.Args, UID: innerID(os.Getuid()), GID: innerID(os.Getgid())}
+	if c.Dir, err = canonical(dir); err != nil {
+		return noop, fmt.Errorf("sandbox: working directory: %w", err)
+	}
+	for _, w := range p.Writable {
+		cw, err := canonical(w)
+		if err != nil {
+			return noop, fmt.Errorf("sandbox: writable directory: %w", err)
+		}
+		c.Writable = append(c.Writable, cw)
+	}
+	for _, ro := range p.ReadOnly {
+		cr, err := canonical(ro)
+		if err != nil {
+			return noop, fmt.Errorf("sandbox: read-only directory: %w", err)
+		}
+		c.ReadOnly = append(c.ReadOnly, cr)
+	}
+	for _, h := range p.Hide {
+		if ch, err := canonical(h); err == nil {
+			c.Hide = append(c.Hide, ch)
+		}
+	}
+	for _, m := range append(DefaultMasks(), p.Mask...) {
+		if cm, err := canonical(m); err == nil {
+			c.Mask = append(c.Mask, cm)
+		}
+	}
+	root, err := os.MkdirTemp("", "planex-sandbox-")
+	if err != nil {
+		return noop, fmt.Errorf("sandbox: creating its root: %w", err)
+	}
+	c.Root = root
+	b, err := json.Marshal(c)
+	if err != nil {
+		os.Remove(root)
+		return noop, fmt.Errorf("sandbox: encoding its configuration: %w", err)
+	}
+	cmd.Path = s.exe
+	cmd.Args = []string{initArg0, string(b)}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	attr := cmd.SysProcAttr
+	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+	// If planex dies, so does the init, and with it every process of
+	// the step.
+	attr.Pdeathsig = syscall.SIGKILL
+	return func() { os.Remove(root) }, nil
+}
+
+// innerID is the uid (or gid) the contained program runs as: the real one
+// for an ordinary user, so files look as they do outside, and nobody's
+// for root, so the program is not root even inside its own namespace.
+func innerID(id int) int {
+	if id == 0 {
+		return 65534
+	}
+	return id
+}
+
+// canonical resolves symlinks so a bind lands on the path the contained
+// process will see, not on a link into the old root.
+func canonical(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}

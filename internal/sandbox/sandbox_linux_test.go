@@ -1,0 +1,251 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newSandbox returns a working sandbox or fails: CI runs on a machine
+// where user and PID namespaces work, so a skip would hide a regression.
+func newSandbox(t *testing.T) *Sandbox {
+	t.Helper()
+	s, err := New(context.Background(), ModeOn)
+	if err != nil {
+		t.Fatalf("sandbox unavailable: %v", err)
+	}
+	return s
+}
+
+// run executes a shell script contained by s under p and returns its
+// output and error.
+func run(t *testing.T, s *Sandbox, p Policy, dir string, env []string, script string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	cleanup, err := s.Wrap(cmd, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	err = cmd.Run()
+	return out.String(), err
+}
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]Mode{"": ModeAuto, "auto": ModeAuto, "ON": ModeOn, " off ": ModeOff} {
+		if got, err := ParseMode(in); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseMode("yes"); err == nil || !strings.Contains(err.Error(), `"yes"`) {
+		t.Errorf("ParseMode(yes) error = %v, want one naming the value", err)
+	}
+}
+
+func TestOffWrapsNothing(t *testing.T) {
+	s, err := New(context.Background(), ModeOff)
+	if err != nil || s != nil {
+		t.Fatalf("New(off) = %v, %v; want nil, nil", s, err)
+	}
+	cmd := exec.Command("true")
+	cleanup, err := s.Wrap(cmd, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanup()
+	if filepath.Base(cmd.Path) != "true" {
+		t.Errorf("nil sandbox changed the command to %s", cmd.Path)
+	}
+}
+
+// TestContainment runs each attack a misbehaving agent would try and
+// checks it had no effect outside.
+func TestContainment(t *testing.T) {
+	s := newSandbox(t)
+	const secret = "s3cr3t-value-4711"
+	t.Setenv("PLANEX_TEST_SECRET_TOKEN", secret)
+
+	work := t.TempDir()     // writable
+	readonly := t.TempDir() // readable, not writable
+	home := t.TempDir()     // hidden
+	if err := os.WriteFile(filepath.Join(readonly, "plan.csv"), []byte("approved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".git-credentials"), []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hostTmpMarker := filepath.Join(os.TempDir(), "planex-sandbox-test-marker")
+	os.Remove(hostTmpMarker)
+	p := Policy{Writable: []string{work}, ReadOnly: []string{readonly}, Hide: []string{home}}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}
+
+	rows := []struct {
+		name   string
+		script string
+		check  func(t *testing.T, out string, err error)
+	}{
+		{"sees only its own processes", `ls /proc | grep '^[0-9][0-9]*$' | wc -l; cat /proc/1/cmdline`, func(t *testing.T, out string, err error) {
+			// init, sh, ls, grep and wc at most; cat does not run yet.
+			n, cmdline, _ := strings.Cut(out, "\n")
+			if err != nil || strings.TrimSpace(n) > "5" || len(strings.TrimSpace(n)) != 1 || !strings.HasPrefix(cmdline, initArg0) {
+				t.Errorf("want a handful of processes under planex's init, got %q, %v", out, err)
+			}
+		}},
+		{"cannot read a secret from any environ", `cat /proc/*/environ 2>/dev/null | tr '\0' '\n'; env`, func(t *testing.T, out string, err error) {
+			if strings.Contains(out, secret) {
+				t.Errorf("secret visible inside the sandbox:\n%s", out)
+			}
+		}},
+		{"cannot read hidden home", `ls -A ` + home + `; cat ` + home + `/.git-credentials`, func(t *testing.T, out string, err error) {
+			if strings.Contains(out, secret) || strings.Contains(out, ".git-credentials\n") {
+				t.Errorf("hidden home readable: %q", out)
+			}
+		}},
+		{"cannot edit read-only files", `echo tampered > ` + readonly + `/plan.csv; echo x > ` + readonly + `/new`, func(t *testing.T, out string, err error) {
+			b, _ := os.ReadFile(filepath.Join(readonly, "plan.csv"))
+			if string(b) != "approved\n" {
+				t.Errorf("read-only file changed to %q", b)
+			}
+			if _, err := os.Stat(filepath.Join(readonly, "new")); err == nil {
+				t.Error("created a file in a read-only directory")
+			}
+		}},
+		{"writes its writable directory", `echo done > ` + work + `/out && cat ` + readonly + `/plan.csv`, func(t *testing.T, out string, err error) {
+			if err != nil || !strings.Contains(out, "approved") {
+				t.Errorf("reading or writing failed: %q, %v", out, err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(work, "out")); string(b) != "done\n" {
+				t.Errorf("writable dir: got %q", b)
+			}
+		}},
+		{"private tmp", `echo x > ` + hostTmpMarker + ` && echo wrote`, func(t *testing.T, out string, err error) {
+			if !strings.Contains(out, "wrote") {
+				t.Errorf("no writable /tmp inside: %q %v", out, err)
+			}
+			if _, err := os.Stat(hostTmpMarker); err == nil {
+				t.Error("write to /tmp inside reached the host's /tmp")
+			}
+		}},
+		{"cannot write system files", `echo x >> /etc/hosts; echo x > /usr/planex-marker`, func(t *testing.T, out string, err error) {
+			if _, err := os.Stat("/usr/planex-marker"); err == nil {
+				os.Remove("/usr/planex-marker")
+				t.Error("wrote under /usr")
+			}
+		}},
+		{"is not root and cannot remount", `id -u; mount -o remount,rw / 2>&1 && echo REMOUNTED; unshare -Urm sh -c 'mount -o remount,rw / && echo REMOUNTED2' 2>&1; true`, func(t *testing.T, out string, err error) {
+			if strings.HasPrefix(out, "0\n") || strings.Contains(out, "REMOUNTED") {
+				t.Errorf("privileged inside: %q", out)
+			}
+		}},
+		{"exit status passes through", `exit 7`, func(t *testing.T, out string, err error) {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+				t.Errorf("want exit status 7, got %v", err)
+			}
+		}},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			out, err := run(t, s, p, work, env, r.script)
+			r.check(t, out, err)
+		})
+	}
+}
+
+// TestDetachedProcessesDie: whatever the program leaves behind is
+// killed when it ends.
+func TestDetachedProcessesDie(t *testing.T) {
+	s := newSandbox(t)
+	work := t.TempDir()
+	tag := fmt.Sprintf("%d.4242", 900000+os.Getpid())
+	script := `setsid sleep ` + tag + ` </dev/null >/dev/null 2>&1 & nohup sleep ` + tag + ` </dev/null >/dev/null 2>&1 & echo started`
+	out, err := run(t, s, Policy{Writable: []string{work}}, work, []string{"PATH=" + os.Getenv("PATH")}, script)
+	if err != nil || !strings.Contains(out, "started") {
+		t.Fatalf("script failed: %q %v", out, err)
+	}
+	if pids := processesWith(t, tag); len(pids) > 0 {
+		t.Errorf("processes left running after the step: %v", pids)
+	}
+}
+
+func processesWith(t *testing.T, arg string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(arg)) {
+			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// TestCancelKillsEverything: ending the context ends the whole step.
+func TestCancelKillsEverything(t *testing.T) {
+	s := newSandbox(t)
+	work := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	tag := fmt.Sprintf("%d.4343", 900000+os.Getpid())
+	cmd := exec.CommandContext(ctx, "sh", "-c", "sleep "+tag+" & echo up; wait")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanup, err := s.Wrap(cmd, Policy{Writable: []string{work}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 3)
+	if _, err := out.Read(buf); err != nil || string(buf) != "up\n" {
+		t.Fatalf("reading start line: %q %v", buf, err)
+	}
+	cancel()
+	if err := cmd.Wait(); err == nil {
+		t.Error("cancelled command reported success")
+	}
+	if pids := processesWith(t, tag); len(pids) > 0 {
+		t.Errorf("processes left after cancel: %v", pids)
+	}
+}
+
+func TestStdinReachesProgram(t *testing.T) {
+	s := newSandbox(t)
+	cmd := exec.Command("cat")
+	cmd.Stdin = strings.NewReader("prompt text")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cleanup, err := s.Wrap(cmd, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if err := cmd.Run(); err != nil || out.String() != "prompt text" {
+		t.Errorf("got %q, %v", out.String(), err)
+	}
+}
