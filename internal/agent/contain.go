@@ -23,6 +23,9 @@ type Containment struct {
 	// Read lists more directories contained processes may read although
 	// a fresh /tmp or the hidden home would cover them (--sandbox-read).
 	Read []string
+	// Write lists more directories they may write (a build cache the
+	// user chose to share: --sandbox-write).
+	Write []string
 }
 
 // Prepare readies cmd, not yet started, to run for a step: its
@@ -44,7 +47,7 @@ func (c Containment) Prepare(cmd *exec.Cmd, base []string, writable, readable []
 		return func() {}, fmt.Errorf("creating the agent's home: %w", err)
 	}
 	p := sandbox.Policy{
-		Writable: append(append([]string(nil), writable...), home),
+		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
 		Hide:     homes(base),
 	}

@@ -248,13 +248,18 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 	if af.name == "" {
 		af.name = "anthropic"
 	}
-	ag, agentErr := af.build(getenv)
+	af.sandbox = in.get("sandbox")
+	contain, err := af.containment(ctx, repo, true, stdio.Err, getenv)
+	if err != nil {
+		return fmt.Errorf("input sandbox: %w", err)
+	}
+	ag, agentErr := af.build(getenv, contain)
 	if agentErr != nil {
 		// Commands that need no agent (help, status, cancel) still work.
 		ag = agent.Func(func(context.Context, agent.Step) (agent.Result, error) { return agent.Result{}, agentErr })
 	}
 	runner := &action.Runner{Cfg: cfg, GH: client, Repo: repo, Out: stdio.Out, Log: log, AgentErr: agentErr,
-		Engine: engine.Options{Agent: ag, Mapper: explore.Mapper{Log: log}, Log: log, AllowEnv: af.allowEnv}}
+		Engine: engine.Options{Agent: ag, Mapper: explore.Mapper{Log: log}, Log: log, Contain: contain}}
 	logStartup(stdio, getenv)
 	if err := runner.LoadSettings(ctx); err != nil {
 		return err

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -9,6 +11,8 @@ import (
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/command"
 	"github.com/planexhq/planex/internal/agent/registry"
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/sandbox"
 )
 
 // agentFlags choose and configure the agent.
@@ -23,6 +27,9 @@ type agentFlags struct {
 	maxOut    int
 	priceIn   float64
 	priceOut  float64
+	sandbox   string
+	readable  []string
+	writable  []string
 }
 
 func (a *agentFlags) register(f *pflag.FlagSet) {
@@ -36,16 +43,57 @@ func (a *agentFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&a.maxOut, "max-output-tokens", 0, "output tokens per model reply for the built-in agents (default 8192)")
 	f.Float64Var(&a.priceIn, "price-in", 0, "input price in dollars per million tokens (models missing from the built-in table)")
 	f.Float64Var(&a.priceOut, "price-out", 0, "output price in dollars per million tokens")
+	f.StringVar(&a.sandbox, "sandbox", "auto", "contain agent processes: auto (when the machine allows; warn otherwise), on (fail without), off")
+	f.StringSliceVar(&a.readable, "sandbox-read", nil, "more directories contained agents may read, although under your home or /tmp (comma-separated; also $PLANEX_SANDBOX_READ)")
+	f.StringSliceVar(&a.writable, "sandbox-write", nil, "more directories contained agents may write, such as a build cache (comma-separated; also $PLANEX_SANDBOX_WRITE)")
+}
+
+// containment builds what holds agent processes: the secret filter and,
+// unless turned off, the sandbox. Without a sandbox, `auto` warns once
+// locally; in the Action (strict) it fails and names the opt-out, since a
+// job there holds a write token.
+func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict bool, warn io.Writer, getenv func(string) string) (agent.Containment, error) {
+	if extra := getenv("PLANEX_ALLOW_ENV"); extra != "" {
+		a.allowEnv = append(a.allowEnv, strings.Split(extra, ",")...)
+	}
+	c := agent.Containment{AllowEnv: a.allowEnv}
+	read, write := a.readable, a.writable
+	if v := getenv("PLANEX_SANDBOX_READ"); v != "" {
+		read = append(read, strings.Split(v, ",")...)
+	}
+	if v := getenv("PLANEX_SANDBOX_WRITE"); v != "" {
+		write = append(write, strings.Split(v, ",")...)
+	}
+	if a.apiKeyEnv != "" {
+		c.SecretEnv = []string{a.apiKeyEnv}
+	}
+	mode, err := sandbox.ParseMode(a.sandbox)
+	if err != nil {
+		return c, &exitError{code: 2, msg: "planex: --" + err.Error()}
+	}
+	box, err := sandbox.New(ctx, mode)
+	switch {
+	case err == nil:
+	case mode == sandbox.ModeOn:
+		return c, fmt.Errorf("--sandbox on: %w", err)
+	case strict:
+		return c, fmt.Errorf("%w; planex will not run an agent uncontained with a write token. Allow user namespaces on the runner (see docs/security.md), or set the input `sandbox: off` to run without one", err)
+	default:
+		fmt.Fprintf(warn, "planex: warning: %v; agents run uncontained (only secrets are removed from their environment). Pass --sandbox off to run so without this warning; see docs/security.md\n", err)
+	}
+	c.Sandbox = box
+	if box != nil {
+		c.Read = append([]string{repo.Root, repo.CommonDir}, read...)
+		c.Write = write
+	}
+	return c, nil
 }
 
 // build selects the agent from the flags and environment.
-func (a *agentFlags) build(getenv func(string) string) (agent.Agent, error) {
+func (a *agentFlags) build(getenv func(string) string, contain agent.Containment) (agent.Agent, error) {
 	cmd := a.command
 	if cmd == "" {
 		cmd = getenv("PLANEX_AGENT_CMD")
-	}
-	if extra := getenv("PLANEX_ALLOW_ENV"); extra != "" {
-		a.allowEnv = append(a.allowEnv, strings.Split(extra, ",")...)
 	}
 	name := a.name
 	if name == "" {
@@ -55,10 +103,10 @@ func (a *agentFlags) build(getenv func(string) string) (agent.Agent, error) {
 		if strings.TrimSpace(cmd) == "" {
 			return nil, fmt.Errorf("no agent configured: pass --agent-cmd CMD (or set PLANEX_AGENT_CMD), or --agent %s; `planex explore` works without an agent", strings.Join(registry.Names()[:5], "|"))
 		}
-		return command.New(command.Config{Command: cmd, AllowEnv: a.allowEnv}), nil
+		return command.New(command.Config{Command: cmd, Contain: contain}), nil
 	}
 	return registry.New(name, registry.Options{
-		Model: a.model, BaseURL: a.baseURL, APIKeyEnv: a.apiKeyEnv, Command: cmd, AllowEnv: a.allowEnv,
+		Model: a.model, BaseURL: a.baseURL, APIKeyEnv: a.apiKeyEnv, Command: cmd, Contain: contain,
 		MaxTurns: a.maxTurns, MaxOutputTokens: a.maxOut, PricePerMTokIn: a.priceIn, PricePerMTokOut: a.priceOut,
 		Getenv: getenv,
 	})

@@ -132,7 +132,7 @@ func (f *fixture) planex(args ...string) (stdout, stderr string, code int) {
 func (f *fixture) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = f.repo
-	cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+f.fake, "PLANEX_AGENT_CMD="+f.agent, "GITHUB_TOKEN=must-not-leak")
+	cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+f.fake, "PLANEX_SANDBOX_WRITE="+f.fake, "PLANEX_AGENT_CMD="+f.agent, "GITHUB_TOKEN=must-not-leak")
 	return cmd
 }
 

@@ -73,7 +73,11 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if err != nil {
 		return fmt.Errorf("planex works inside a git repository: %w", err)
 	}
-	ag, err := o.agentFlags.build(stdio.Getenv)
+	contain, err := o.agentFlags.containment(ctx, repo, false, stdio.Err, stdio.Getenv)
+	if err != nil {
+		return err
+	}
+	ag, err := o.agentFlags.build(stdio.Getenv, contain)
 	if err != nil {
 		return err
 	}
@@ -92,7 +96,7 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 			agent.PhasePlan: o.planTimeout, agent.PhaseExecute: o.executeTimeout,
 		},
 		DirectiveTimeout: o.directiveTime,
-		AllowEnv:         o.agentFlags.allowEnv,
+		Contain:          contain,
 		Budget:           engine.Budget{MaxCostUSD: o.maxCost, MaxTokens: o.maxTokens},
 		Mapper:           newMapper(o.noMap, logger(stdio.Err, o.verbose)),
 		Out:              stdio.Out,

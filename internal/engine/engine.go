@@ -61,7 +61,8 @@ type Options struct {
 	Concurrency      int
 	Timeouts         map[agent.Phase]time.Duration
 	DirectiveTimeout time.Duration
-	AllowEnv         []string
+	// Contain holds agents' and directives' processes (secrets, sandbox).
+	Contain agent.Containment
 	Budget           Budget
 	Mapper           Mapper
 	Out              io.Writer // progress for humans; nil discards
@@ -114,7 +115,7 @@ func New(repo *gitrepo.Repo, o Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{repo: repo, o: o, prompts: ps}
-	e.runner = &execute.Runner{Repo: repo, Agent: o.Agent, AllowEnv: o.AllowEnv, DirectiveTimeout: o.DirectiveTimeout, Log: o.Log}
+	e.runner = &execute.Runner{Repo: repo, Agent: o.Agent, Contain: o.Contain, DirectiveTimeout: o.DirectiveTimeout, Log: o.Log}
 	return e, nil
 }
 

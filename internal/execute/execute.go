@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -36,8 +35,9 @@ type Repo interface {
 type Runner struct {
 	Repo  Repo
 	Agent agent.Agent
-	// AllowEnv lets named secrets through to directives.
-	AllowEnv []string
+	// Contain holds the directives as it holds the agent: they run code
+	// the agent wrote.
+	Contain agent.Containment
 	// DirectiveTimeout bounds the execution directives (default 10 min).
 	DirectiveTimeout time.Duration
 	Log              *slog.Logger
@@ -158,11 +158,15 @@ func (r *Runner) runDirectives(ctx context.Context, dir, script string) error {
 	defer cancel()
 	cmd := exec.Command("sh", "-e", "-c", script)
 	cmd.Dir = dir
-	cmd.Env = agent.ScrubEnv(os.Environ(), r.AllowEnv)
+	cleanup, err := r.Contain.Prepare(cmd, nil, []string{dir}, []string{dir})
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	var buf bytes.Buffer
 	cmd.Stdout = &buf
 	cmd.Stderr = &buf
-	err := proc.Run(ctx, cmd)
+	err = proc.Run(ctx, cmd)
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("timed out after %s", timeout)
 	}

@@ -41,6 +41,10 @@ func initMain(raw string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}
+	if !isDir(c.Dir) {
+		fmt.Fprintf(os.Stderr, "planex sandbox: the working directory %s is not visible inside the sandbox (is it under /tmp or a hidden home? make it readable)\n", c.Dir)
+		return exitSetup
+	}
 	// Not dumpable: the program, although it maps to the same user
 	// outside, can neither ptrace init nor read its /proc files.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {

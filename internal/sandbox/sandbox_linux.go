@@ -57,6 +57,7 @@ func (s *Sandbox) Probe(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, truePath)
+		cmd.Dir = "/"
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		cleanup, err := s.Wrap(cmd, Policy{})

@@ -44,9 +44,9 @@ type Options struct {
 	// Price overrides the built-in price table when either field is set.
 	Price *Price
 	// Env is the base environment for run_command (nil: os.Environ());
-	// AllowEnv lets named secret-looking variables through.
-	Env      []string
-	AllowEnv []string
+	// Contain says which variables it keeps and how it is contained.
+	Env     []string
+	Contain agent.Containment
 	// Tools tunes the tool set's caps; Phase, Dir, Scope and the like are
 	// filled in per step.
 	Tools tools.Config
@@ -101,7 +101,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err
 
 	tc := a.opts.Tools
 	tc.Phase, tc.Worker, tc.Dir, tc.SessionDir, tc.Scope = step.Phase, step.ID, step.Dir, step.SessionDir, step.Scope
-	tc.Env, tc.AllowEnv = a.opts.Env, a.opts.AllowEnv
+	tc.Env, tc.Contain = a.opts.Env, a.opts.Contain
 	if tc.Logger == nil {
 		tc.Logger = a.opts.Logger
 	}

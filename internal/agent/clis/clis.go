@@ -53,9 +53,9 @@ type Config struct {
 	Model string
 	// MaxTurns is passed to CLIs that support a turn limit (claude).
 	MaxTurns int
-	// AllowEnv lets more secret-looking variables through to the CLI, in
-	// addition to the credential variables the CLI itself needs.
-	AllowEnv []string
+	// Contain holds the CLI's processes; the credential variables the CLI
+	// itself needs are let through in addition to Contain.AllowEnv.
+	Contain agent.Containment
 	Timeouts map[agent.Phase]time.Duration
 	// Env is the environment to start from; nil means os.Environ().
 	Env []string
@@ -178,9 +178,11 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		return agent.Result{}, err
 	}
 	step.Prompt = step.Prompt + resultInstructions(step.Phase, schema)
+	contain := a.cfg.Contain
+	contain.AllowEnv = append(append([]string(nil), a.cli.credentials...), contain.AllowEnv...)
 	ca := command.New(command.Config{
 		Command:  a.CommandLine(step.Phase),
-		AllowEnv: append(append([]string(nil), a.cli.credentials...), a.cfg.AllowEnv...),
+		Contain:  contain,
 		Timeouts: a.cfg.Timeouts,
 		Env:      a.cfg.Env,
 	})

@@ -32,8 +32,9 @@ func DefaultTimeout(p agent.Phase) time.Duration {
 type Config struct {
 	// Command is a shell command line, run with sh -c.
 	Command string
-	// AllowEnv names secret-looking variables the user lets through.
-	AllowEnv []string
+	// Contain says which variables the program sees and how it is
+	// contained (the sandbox).
+	Contain agent.Containment
 	// Timeouts override DefaultTimeout per phase.
 	Timeouts map[agent.Phase]time.Duration
 	// Env is the environment to start from; nil means os.Environ().
@@ -81,13 +82,18 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
-	base := a.cfg.Env
-	if base == nil {
-		base = os.Environ()
+	// The program may write its step folder and, when the step changes
+	// code, its directory (the task's worktree); it reads the rest.
+	writable := []string{io.dir}
+	if step.Phase == agent.PhaseExecute || step.Phase == agent.PhaseReview {
+		writable = append(writable, step.Dir)
 	}
-	env := agent.ScrubEnv(base, a.cfg.AllowEnv)
-	env = append(env, a.cfg.ExtraEnv...)
-	cmd.Env = append(env,
+	cleanup, err := a.cfg.Contain.Prepare(cmd, a.cfg.Env, writable, []string{step.Dir})
+	if err != nil {
+		return agent.Result{}, err
+	}
+	defer cleanup()
+	cmd.Env = append(append(cmd.Env, a.cfg.ExtraEnv...),
 		"PLANEX_PHASE="+string(step.Phase),
 		"PLANEX_ID="+step.ID,
 		"PLANEX_SESSION_DIR="+step.SessionDir,

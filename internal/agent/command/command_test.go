@@ -64,7 +64,7 @@ func TestContract(t *testing.T) {
 			env := append(os.Environ(), "WANT_DIR="+s.Dir)
 			env = append(env, c.env...)
 			start := time.Now()
-			r, err := New(Config{Command: c.cmd, Env: env, AllowEnv: c.allow}).Run(context.Background(), s)
+			r, err := New(Config{Command: c.cmd, Env: env, Contain: agent.Containment{AllowEnv: c.allow}}).Run(context.Background(), s)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("error %v, want %q", err, c.wantErr)

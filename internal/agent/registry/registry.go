@@ -39,8 +39,9 @@ type Options struct {
 	APIKeyEnv string
 	// Command is the shell command of the command agent.
 	Command string
-	// AllowEnv lets secret-looking variables through to subprocesses.
-	AllowEnv []string
+	// Contain says which variables subprocesses see and how they are
+	// contained (the sandbox).
+	Contain agent.Containment
 	// MaxTurns and MaxOutputTokens bound each step of a built-in agent
 	// (MaxTurns is also passed to CLIs that support it).
 	MaxTurns        int
@@ -86,12 +87,12 @@ func New(name string, o Options) (agent.Agent, error) {
 		}
 		return builtin.New(p, builtinOptions("openai", p.Model(), o)), nil
 	case "claude", "codex", "gemini":
-		return clis.New(clis.Config{Name: name, Model: o.Model, MaxTurns: o.MaxTurns, AllowEnv: o.AllowEnv, Timeouts: o.Timeouts})
+		return clis.New(clis.Config{Name: name, Model: o.Model, MaxTurns: o.MaxTurns, Contain: o.Contain, Timeouts: o.Timeouts})
 	case "command", "":
 		if strings.TrimSpace(o.Command) == "" {
 			return nil, errors.New("the command agent needs a command (--agent-cmd or PLANEX_AGENT_CMD)")
 		}
-		return command.New(command.Config{Command: o.Command, AllowEnv: o.AllowEnv, Timeouts: o.Timeouts}), nil
+		return command.New(command.Config{Command: o.Command, Contain: o.Contain, Timeouts: o.Timeouts}), nil
 	}
 	return nil, fmt.Errorf("unknown agent %q (choose one of: %s)", name, strings.Join(Names(), ", "))
 }
@@ -135,7 +136,7 @@ func builtinOptions(name, model string, o Options) builtin.Options {
 		MaxTurns:        o.MaxTurns,
 		MaxOutputTokens: o.MaxOutputTokens,
 		Timeouts:        o.Timeouts,
-		AllowEnv:        o.AllowEnv,
+		Contain:         o.Contain,
 		Logger:          o.Logger,
 	}
 	if o.PricePerMTokIn > 0 || o.PricePerMTokOut > 0 {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -72,19 +71,23 @@ func (s *Set) runCommand(ctx context.Context, input json.RawMessage) (Output, er
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	base := s.cfg.Env
-	if base == nil {
-		base = os.Environ()
-	}
 	cmd := exec.Command("sh", "-c", in.Command)
 	cmd.Dir = s.dir
-	cmd.Env = agent.ScrubEnv(base, s.cfg.AllowEnv)
+	var writable []string
+	if s.cfg.Phase == agent.PhaseExecute || s.cfg.Phase == agent.PhaseReview {
+		writable = []string{s.dir}
+	}
+	cleanup, err := s.cfg.Contain.Prepare(cmd, s.cfg.Env, writable, []string{s.dir})
+	if err != nil {
+		return fail("%v", err), nil
+	}
+	defer cleanup()
 	cmd.Stdin = nil
 	out := &capBuffer{limit: s.cfg.MaxOutputBytes}
 	cmd.Stdout = out
 	cmd.Stderr = out
 	started := time.Now()
-	err := proc.Run(cctx, cmd)
+	err = proc.Run(cctx, cmd)
 	if cctx.Err() != nil {
 		if ctx.Err() != nil {
 			// The step itself ended; that is not the model's problem to fix.

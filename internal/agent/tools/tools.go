@@ -54,9 +54,10 @@ type Config struct {
 	// Scope bounds writes in the execute phase (see package scope).
 	Scope string
 	// Env is the base environment for run_command; nil means os.Environ().
-	// Secrets are removed from it (agent.ScrubEnv) except AllowEnv.
-	Env      []string
-	AllowEnv []string
+	// Contain removes secrets from it and, with a sandbox, holds the
+	// command to the step's directory.
+	Env     []string
+	Contain agent.Containment
 
 	MaxReadBytes     int
 	MaxReadLines     int
