@@ -63,11 +63,11 @@ type Options struct {
 	DirectiveTimeout time.Duration
 	// Contain holds agents' and directives' processes (secrets, sandbox).
 	Contain agent.Containment
-	Budget           Budget
-	Mapper           Mapper
-	Out              io.Writer // progress for humans; nil discards
-	Log              *slog.Logger
-	Now              func() time.Time
+	Budget  Budget
+	Mapper  Mapper
+	Out     io.Writer // progress for humans; nil discards
+	Log     *slog.Logger
+	Now     func() time.Time
 	// AutoAngles passes the angles gate without asking (the Action's plan
 	// comment is its only gate).
 	AutoAngles bool

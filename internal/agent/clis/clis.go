@@ -55,7 +55,7 @@ type Config struct {
 	MaxTurns int
 	// Contain holds the CLI's processes; the credential variables the CLI
 	// itself needs are let through in addition to Contain.AllowEnv.
-	Contain agent.Containment
+	Contain  agent.Containment
 	Timeouts map[agent.Phase]time.Duration
 	// Env is the environment to start from; nil means os.Environ().
 	Env []string
