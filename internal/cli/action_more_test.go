@@ -177,7 +177,7 @@ func TestActionFinalizeAfterKilledJob(t *testing.T) {
 	waitForFile(t, pidFile, cmd, out)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	killAgentGroup(pidFile)
+	agentsGone(t, g.fake_dir())
 	os.Remove(filepath.Join(g.fake_dir(), "T3.block"))
 
 	r := g.runArgs([]string{"action", "--finalize"}, "issue_comment", ev)

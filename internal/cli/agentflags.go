@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -44,8 +45,8 @@ func (a *agentFlags) register(f *pflag.FlagSet) {
 	f.Float64Var(&a.priceIn, "price-in", 0, "input price in dollars per million tokens (models missing from the built-in table)")
 	f.Float64Var(&a.priceOut, "price-out", 0, "output price in dollars per million tokens")
 	f.StringVar(&a.sandbox, "sandbox", "auto", "contain agent processes: auto (when the machine allows; warn otherwise), on (fail without), off")
-	f.StringSliceVar(&a.readable, "sandbox-read", nil, "more directories contained agents may read, although under your home or /tmp (comma-separated; also $PLANEX_SANDBOX_READ)")
-	f.StringSliceVar(&a.writable, "sandbox-write", nil, "more directories contained agents may write, such as a build cache (comma-separated; also $PLANEX_SANDBOX_WRITE)")
+	f.StringSliceVar(&a.readable, "sandbox-read", nil, "more directories contained agents may read, although under your home or /tmp (comma-separated; also $PLANEX_SANDBOX_READ, a list like PATH)")
+	f.StringSliceVar(&a.writable, "sandbox-write", nil, "more directories contained agents may write, such as a build cache (comma-separated; also $PLANEX_SANDBOX_WRITE, a list like PATH)")
 }
 
 // containment builds what holds agent processes: the secret filter and,
@@ -58,12 +59,9 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 	}
 	c := agent.Containment{AllowEnv: a.allowEnv}
 	read, write := a.readable, a.writable
-	if v := getenv("PLANEX_SANDBOX_READ"); v != "" {
-		read = append(read, strings.Split(v, ",")...)
-	}
-	if v := getenv("PLANEX_SANDBOX_WRITE"); v != "" {
-		write = append(write, strings.Split(v, ",")...)
-	}
+	// Path lists, like PATH: directory names may hold commas.
+	read = append(read, filepath.SplitList(getenv("PLANEX_SANDBOX_READ"))...)
+	write = append(write, filepath.SplitList(getenv("PLANEX_SANDBOX_WRITE"))...)
 	if a.apiKeyEnv != "" {
 		c.SecretEnv = []string{a.apiKeyEnv}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -445,7 +446,7 @@ func TestKilledRunResumes(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	killAgentGroup(pidFile)
+	agentsGone(t, f.fake)
 	os.Remove(filepath.Join(f.fake, "T3.block"))
 	if got := strings.Join(f.branchLog(), " "); got != "T1:_base|T1 T2:_left|T2" {
 		t.Fatalf("after the kill the branch is %q\n%s", got, out.String())
@@ -611,17 +612,34 @@ func waitForFile(t *testing.T, path string, cmd *exec.Cmd, out *syncBuffer) {
 	}
 }
 
-// killAgentGroup ends an agent orphaned by a killed planex: it runs in a
-// process group of its own, so killing planex does not reach it.
-func killAgentGroup(pidFile string) {
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		return
+// agentsGone checks that no process of a killed planex's agent is left:
+// the sandbox's init dies with planex and takes the step's processes with
+// it. A survivor (found by the fixture's FAKE_DIR in its environment) is
+// killed and reported.
+func agentsGone(t *testing.T, fakeDir string) {
+	t.Helper()
+	needle := []byte("FAKE_DIR=" + fakeDir + "\x00")
+	var left []int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		left = left[:0]
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ")); err == nil && bytes.Contains(b, needle) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
 	}
-	var pid int
-	json.Unmarshal(bytes.TrimSpace(b), &pid)
-	if pid > 0 {
-		syscall.Kill(-pid, syscall.SIGKILL)
+	for _, pid := range left {
 		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if len(left) > 0 {
+		t.Errorf("agent processes outlived planex: %v", left)
 	}
 }

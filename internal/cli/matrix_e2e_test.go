@@ -270,12 +270,7 @@ func TestActionMatrixDeadTaskRetryAndRacingCollects(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		procs["T2"].cmd.Process.Signal(syscall.SIGKILL)
-		if b, err := os.ReadFile(pid); err == nil {
-			if p, _ := strconv.Atoi(strings.TrimSpace(string(b))); p > 0 {
-				syscall.Kill(-p, syscall.SIGKILL)
-				syscall.Kill(p, syscall.SIGKILL)
-			}
-		}
+		// The job's sandbox dies with it: nothing of T2 is left to kill.
 		os.Remove(filepath.Join(g.fixture.fake, "T2.block"))
 	})
 	if fmt.Sprint(ids) != "[T2 T3]" {

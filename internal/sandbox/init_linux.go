@@ -114,21 +114,29 @@ func buildRoot(c config) error {
 	}
 	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
 		if isDir(filepath.Join(r, d)) {
-			if err := tmpfs(filepath.Join(r, d), "1777"); err != nil {
+			if err := tmpfs(filepath.Join(r, d), "1777", 0); err != nil {
 				return err
 			}
 		}
 	}
+	// Hidden places stay writable until the binds below them exist, then
+	// become read-only so nothing can be left in them.
+	var sealLater []string
 	for _, d := range c.Hide {
 		if isDir(filepath.Join(r, d)) {
-			if err := tmpfs(filepath.Join(r, d), "0755"); err != nil {
+			if err := tmpfs(filepath.Join(r, d), "0755", 0); err != nil {
 				return err
 			}
+			sealLater = append(sealLater, filepath.Join(r, d))
 		}
 	}
 	for _, m := range c.Mask {
-		if err := mask(filepath.Join(r, m)); err != nil {
+		sealed, err := mask(filepath.Join(r, m))
+		if err != nil {
 			return err
+		}
+		if sealed {
+			sealLater = append(sealLater, filepath.Join(r, m))
 		}
 	}
 	for _, ro := range c.ReadOnly {
@@ -152,6 +160,12 @@ func buildRoot(c config) error {
 			return fmt.Errorf("binding writable %s: %w", w, err)
 		}
 	}
+	seal := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	for _, d := range sealLater {
+		if err := unix.MountSetattr(-1, d, 0, &seal); err != nil {
+			return fmt.Errorf("sealing %s: %w", d, err)
+		}
+	}
 	if err := unix.Mount("proc", filepath.Join(r, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
 	}
@@ -172,30 +186,32 @@ func buildRoot(c config) error {
 	return nil
 }
 
-func tmpfs(target, mode string) error {
-	if err := unix.Mount("tmpfs", target, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode="+mode); err != nil {
+// tmpfs mounts an empty file system on target; hidden places are mounted
+// read-only so nothing can be left in them either.
+func tmpfs(target, mode string, flags uintptr) error {
+	if err := unix.Mount("tmpfs", target, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|flags, "mode="+mode); err != nil {
 		return fmt.Errorf("mounting an empty %s: %w", target, err)
 	}
 	return nil
 }
 
 // mask covers a file (a socket) with /dev/null, or a directory with an
-// empty tmpfs.
-func mask(target string) error {
+// empty tmpfs, which the caller seals read-only (sealed is true).
+func mask(target string) (sealed bool, err error) {
 	fi, err := os.Lstat(target)
 	if err != nil {
-		return nil // nothing there to hide
+		return false, nil // nothing there to hide
 	}
 	if fi.IsDir() {
-		return tmpfs(target, "0755")
+		return true, tmpfs(target, "0755", 0)
 	}
 	if fi.Mode()&os.ModeSymlink != 0 {
-		return nil // canonical() resolved the link; this is a dangling one
+		return false, nil // canonical() resolved the link; this is a dangling one
 	}
 	if err := unix.Mount("/dev/null", target, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("masking %s: %w", target, err)
+		return false, fmt.Errorf("masking %s: %w", target, err)
 	}
-	return nil
+	return false, nil
 }
 
 func isDir(p string) bool {

@@ -249,3 +249,44 @@ func TestStdinReachesProgram(t *testing.T) {
 		t.Errorf("got %q, %v", out.String(), err)
 	}
 }
+
+// TestBindsUnderHiddenHome: a repository inside the hidden home stays
+// readable, a worktree there writable, and nothing else can be left in
+// the hidden home.
+func TestBindsUnderHiddenHome(t *testing.T) {
+	s := newSandbox(t)
+	home := t.TempDir()
+	repo := filepath.Join(home, "src", "repo")
+	wt := filepath.Join(home, "wt")
+	for _, d := range []string{repo, wt} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(repo, "README"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".netrc"), []byte("password"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Writable: []string{wt}, ReadOnly: []string{repo}, Hide: []string{home}}
+	out, err := run(t, s, p, wt, []string{"PATH=" + os.Getenv("PATH")},
+		`cat `+repo+`/README; echo; echo x > out && echo wrote; ls -A `+home+`; echo y > `+home+`/left 2>/dev/null || echo sealed; echo z > `+repo+`/x 2>/dev/null || echo repo-ro`)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(home, "left")); err == nil {
+		t.Error("a file was left in the hidden home")
+	}
+	for _, want := range []string{"hello", "wrote", "repo-ro"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q: %q", want, out)
+		}
+	}
+	if strings.Contains(out, ".netrc") {
+		t.Errorf("hidden file listed: %q", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(wt, "out")); string(b) != "x\n" {
+		t.Errorf("worktree write: %q", b)
+	}
+}

@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Secrets planex runs with in the red-team tests. None of them may show up
+// anywhere an agent could write or planex publishes.
+var redTeamSecrets = map[string]string{
+	"GITHUB_TOKEN":          "ghs-redteam-github-token",
+	"INPUT_GITHUB_TOKEN":    "ghs-redteam-input-token",
+	"ACTIONS_RUNTIME_TOKEN": "redteam-actions-runtime",
+	"ANTHROPIC_API_KEY":     "sk-ant-redteam-key",
+	"AWS_SECRET_ACCESS_KEY": "redteam-aws-secret",
+	"LLM_GATEWAY":           "redteam-gateway-key", // named by --api-key-env
+}
+
+// redTeam is one malicious agent: T1's agent sources script (placeholders
+// filled in) in its worktree; check says whether the attack had an effect.
+type redTeam struct {
+	name   string
+	script string
+	check  func(t *testing.T, r *redTeamRun)
+}
+
+// redTeamRun is what a red-team row can inspect after planex ran.
+type redTeamRun struct {
+	f              *fixture
+	out            string
+	code           int
+	mark, realHome string
+	runnerFiles    map[string]string // GITHUB_ENV etc. → path
+	tag            string
+	before         map[string]string // the user's checkout, hashed
+}
+
+func TestRedTeamAgents(t *testing.T) {
+	rows := []redTeam{
+		{"steals secrets from environments, /proc and the home", "steal-secrets.sh", func(t *testing.T, r *redTeamRun) {
+			r.mustHaveRun(t, "a/loot.txt")
+			loot := r.show(t, "a/loot.txt")
+			if !strings.Contains(loot, "PLANEX_PHASE=execute") {
+				t.Errorf("the loot does not even hold the agent's own environment:\n%s", loot)
+			}
+		}},
+		{"rewrites the approved plan also from a detached process", "rewrite-plan.sh", func(t *testing.T, r *redTeamRun) {
+			r.mustHaveRun(t, "a/attempt.txt")
+			tasks, _ := os.ReadFile(filepath.Join(r.f.sessionDir(), "tasks.csv"))
+			if !strings.Contains(string(tasks), "b/**") || strings.Contains(string(tasks), "T9") {
+				t.Errorf("tasks.csv changed:\n%s", tasks)
+			}
+			if got := strings.Join(r.f.branchLog(), " "); got != "T1:_base|T1 T2:_left|T2" {
+				t.Errorf("branch = %q", got)
+			}
+		}},
+		{"plants hooks and fsmonitor and filters and a git dir of its own", "plant-git-programs.sh", func(t *testing.T, r *redTeamRun) {
+			r.mustHaveRun(t, "a/attempt.txt")
+			common := filepath.Join(r.f.repo, ".git")
+			for _, h := range []string{"post-checkout", "post-index-change", "reference-transaction", "pre-commit", "post-commit", "pre-push"} {
+				if _, err := os.Stat(filepath.Join(common, "hooks", h)); err == nil {
+					t.Errorf("hook %s planted in the repository", h)
+				}
+			}
+			cfg, _ := os.ReadFile(filepath.Join(common, "config"))
+			if bytes.Contains(cfg, []byte("fsmonitor")) || bytes.Contains(cfg, []byte("evil")) {
+				t.Errorf(".git/config changed:\n%s", cfg)
+			}
+			if b, err := os.ReadFile(filepath.Join(r.realHome, ".gitconfig")); err == nil {
+				t.Errorf("~/.gitconfig written:\n%s", b)
+			}
+		}},
+		{"writes the runner's command files", "runner-files.sh", func(t *testing.T, r *redTeamRun) {
+			attempt := r.show(t, "a/attempt.txt")
+			if !strings.Contains(attempt, "seen: GITHUB_ENV= BASH_ENV=") {
+				t.Errorf("the agent saw the runner's variables: %q", attempt)
+			}
+			for name, p := range r.runnerFiles {
+				if b, _ := os.ReadFile(p); len(b) > 0 {
+					t.Errorf("%s was written: %q", name, b)
+				}
+			}
+		}},
+		{"changes the user's checkout and index and hooks and config", "user-checkout.sh", func(t *testing.T, r *redTeamRun) {
+			r.mustHaveRun(t, "a/attempt.txt")
+			after := hashCheckout(t, r.f.repo)
+			for p, h := range r.before {
+				if after[p] != h {
+					t.Errorf("%s changed", p)
+				}
+			}
+			for p := range after {
+				if _, ok := r.before[p]; !ok {
+					t.Errorf("%s appeared in the user's checkout", p)
+				}
+			}
+		}},
+		{"leaves detached processes behind", "detach.sh", func(t *testing.T, r *redTeamRun) {
+			r.mustHaveRun(t, "a/t1.txt")
+			if left := processesWith(t, r.tag); len(left) > 0 {
+				t.Errorf("processes outlived the step: %v", left)
+			}
+		}},
+		{"kills every process it can see", "kill-planex.sh", func(t *testing.T, r *redTeamRun) {
+			if r.code < 0 || r.code > 1 {
+				t.Errorf("planex itself was killed (exit %d):\n%s", r.code, r.out)
+			}
+			if !strings.Contains(r.out, "T1: failed") {
+				t.Errorf("the killed agent's task is not reported failed:\n%s", r.out)
+			}
+		}},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			r := runRedTeam(t, row.script)
+			r.noSecretAnywhere(t)
+			if entries, _ := os.ReadDir(r.mark); len(entries) > 0 {
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				t.Errorf("planted programs ran: %v", names)
+			}
+			row.check(t, r)
+		})
+	}
+}
+
+// runRedTeam runs planex -y on a two-task plan (T2 depends on T1) whose
+// T1 agent runs the named attack script, contained by the sandbox.
+func runRedTeam(t *testing.T, script string) *redTeamRun {
+	t.Helper()
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"}, task{ID: "T2", Title: "left", Scope: "b/**", Deps: []string{"T1"}, Directives: "test -f b/t2.txt"})
+	r := &redTeamRun{f: f, mark: t.TempDir(), realHome: t.TempDir(), runnerFiles: map[string]string{},
+		tag: fmt.Sprintf("%d.%d", 700000+os.Getpid()%100000, len(script))}
+	f.write(r.realHome, ".git-credentials", "https://x:"+redTeamSecrets["GITHUB_TOKEN"]+"@github.com\n")
+	runner := t.TempDir()
+	for _, name := range []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"} {
+		r.runnerFiles[name] = filepath.Join(runner, strings.ToLower(name))
+		f.write(runner, strings.ToLower(name), "")
+	}
+	body, err := os.ReadFile(filepath.Join("testdata", "redteam", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repl := []string{"@MARK@", r.mark, "@REALHOME@", r.realHome, "@TAG@", r.tag}
+	for name, p := range r.runnerFiles {
+		repl = append(repl, "@"+name+"@", p)
+	}
+	f.write(f.fake, "T1.sh", strings.NewReplacer(repl...).Replace(string(body)))
+	r.before = hashCheckout(t, f.repo)
+
+	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "--api-key-env", "LLM_GATEWAY", "add two files")
+	// The agent may read the fixture's scripts but write nothing of the test's.
+	cmd.Env = append(cmd.Env, "PLANEX_SANDBOX_WRITE=", "PLANEX_SANDBOX_READ="+f.fake, "HOME="+r.realHome)
+	for k, v := range redTeamSecrets {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	for name, p := range r.runnerFiles {
+		cmd.Env = append(cmd.Env, name+"="+p)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	r.out = out.String()
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// mustHaveRun fails the row when the attack left no trace on the run
+// branch: a red-team row that never attacked proves nothing.
+func (r *redTeamRun) mustHaveRun(t *testing.T, path string) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("planex exited %d:\n%s", r.code, r.out)
+	}
+	r.show(t, path)
+}
+
+// show returns a file of the run branch's tip.
+func (r *redTeamRun) show(t *testing.T, path string) string {
+	t.Helper()
+	branch := "planex/" + filepath.Base(r.f.sessionDir())
+	cmd := exec.Command("git", "show", branch+":"+path)
+	cmd.Dir = r.f.repo
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the run branch lacks %s (planex said:\n%s)", path, r.out)
+	}
+	return string(b)
+}
+
+// noSecretAnywhere looks for every secret value in planex's output, every
+// commit of every ref, the session folder and the fixture's files.
+func (r *redTeamRun) noSecretAnywhere(t *testing.T) {
+	t.Helper()
+	var places []string
+	places = append(places, "output:"+r.out)
+	cmd := exec.Command("git", "log", "-p", "--all", "--format=%H %B")
+	cmd.Dir = r.f.repo
+	if b, err := cmd.Output(); err == nil {
+		places = append(places, "history:"+string(b))
+	}
+	for _, dir := range []string{filepath.Join(r.f.repo, ".workflow"), r.f.fake} {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				if b, err := os.ReadFile(p); err == nil {
+					places = append(places, p+":"+string(b))
+				}
+			}
+			return nil
+		})
+	}
+	for name, secret := range redTeamSecrets {
+		for _, p := range places {
+			if strings.Contains(p, secret) {
+				where, _, _ := strings.Cut(p, ":")
+				t.Errorf("%s leaked into %s", name, where)
+			}
+		}
+	}
+}
+
+// hashCheckout hashes what a run must leave alone in the user's checkout:
+// HEAD, index, config, hooks and every file of the working tree (the
+// session folder, planex's own, aside).
+func hashCheckout(t *testing.T, repo string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	add := func(rel string) {
+		b, err := os.ReadFile(filepath.Join(repo, rel))
+		if err == nil {
+			out[rel] = fmt.Sprintf("%x", sha256.Sum256(b))
+		}
+	}
+	for _, rel := range []string{".git/HEAD", ".git/index", ".git/config", ".git/refs/heads/main"} {
+		add(rel)
+	}
+	hooks, _ := os.ReadDir(filepath.Join(repo, ".git", "hooks"))
+	for _, h := range hooks {
+		add(filepath.Join(".git", "hooks", h.Name()))
+	}
+	filepath.WalkDir(repo, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(repo, p)
+		if d != nil && d.IsDir() && (rel == ".git" || rel == ".workflow") {
+			return filepath.SkipDir
+		}
+		if err == nil && d.Type().IsRegular() {
+			add(rel)
+		}
+		return nil
+	})
+	return out
+}
+
+// processesWith lists host processes whose command line contains arg.
+func processesWith(t *testing.T, arg string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(arg)) {
+			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
