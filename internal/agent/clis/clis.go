@@ -108,7 +108,10 @@ func lookup(name string) (cli, bool) {
 				if !p.ReadOnly() {
 					sandbox = "workspace-write"
 				}
-				a := []string{"exec", "--sandbox", sandbox, "--skip-git-repo-check", "--color", "never"}
+				// The commands Codex runs inherit only the basic variables,
+				// never its API key.
+				a := []string{"exec", "--sandbox", sandbox, "--skip-git-repo-check", "--color", "never",
+					"-c", `shell_environment_policy.inherit="core"`}
 				if model != "" {
 					a = append(a, "--model", model)
 				}

@@ -53,9 +53,9 @@ func TestNamedCLIs(t *testing.T) {
 		{"claude", "ANTHROPIC_API_KEY", agent.PhaseExplore, "E1", "", 0,
 			[]string{"-p", "--output-format", "text", "--permission-mode", "default", "--allowedTools", "Read,Grep,Glob,LS", "--disallowedTools", "Edit,MultiEdit,Write,NotebookEdit,Bash"}, exploreResult},
 		{"codex", "OPENAI_API_KEY", agent.PhaseExecute, "T2", "gpt-5-codex", 0,
-			[]string{"exec", "--sandbox", "workspace-write", "--skip-git-repo-check", "--color", "never", "--model", "gpt-5-codex", "-"}, execResult},
+			[]string{"exec", "--sandbox", "workspace-write", "--skip-git-repo-check", "--color", "never", "-c", `shell_environment_policy.inherit="core"`, "--model", "gpt-5-codex", "-"}, execResult},
 		{"codex", "OPENAI_API_KEY", agent.PhaseExplore, "E1", "", 0,
-			[]string{"exec", "--sandbox", "read-only", "--skip-git-repo-check", "--color", "never", "-"}, exploreResult},
+			[]string{"exec", "--sandbox", "read-only", "--skip-git-repo-check", "--color", "never", "-c", `shell_environment_policy.inherit="core"`, "-"}, exploreResult},
 		{"gemini", "GEMINI_API_KEY", agent.PhaseExecute, "T2", "gemini-2.5-pro", 0,
 			[]string{"--prompt", "Carry out the instructions given on standard input.", "--output-format", "text", "--approval-mode", "yolo", "--model", "gemini-2.5-pro"}, execResult},
 		{"gemini", "GEMINI_API_KEY", agent.PhaseExplore, "E1", "", 0,
@@ -85,7 +85,7 @@ func TestNamedCLIs(t *testing.T) {
 
 func TestStandInOnPATH(t *testing.T) {
 	bin := t.TempDir()
-	standIn(t, bin, "codex", []string{"exec", "--sandbox", "read-only", "--skip-git-repo-check", "--color", "never", "-"},
+	standIn(t, bin, "codex", []string{"exec", "--sandbox", "read-only", "--skip-git-repo-check", "--color", "never", "-c", `shell_environment_policy.inherit="core"`, "-"},
 		"OPENAI_API_KEY", `{"type":"bugfix","complexity":"Low","angles":[{"id":"E1","angle":"a","description":"d","focus":"f"}]}`)
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
 	t.Setenv("OPENAI_API_KEY", "k")
