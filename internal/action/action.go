@@ -20,6 +20,7 @@ import (
 	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/gfm"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 )
@@ -143,7 +144,9 @@ func (r *Runner) handle(ctx context.Context, ev *event.Event) error {
 	case event.IssueComment, event.PullRequestReviewComment, event.PullRequestReview:
 		return r.onComment(ctx, ev)
 	case event.Issues:
-		if ev.Label != r.Cfg.Label {
+		// GitHub compares label names without regard to case.
+		if !strings.EqualFold(ev.Label, r.Cfg.Label) {
+			r.Log.Info("event ignored", "event", ev.Name, "reason", fmt.Sprintf("label %q was added; %q plans an issue", ev.Label, r.Cfg.Label))
 			r.Outputs.Status = "ignored"
 			return nil
 		}
@@ -217,6 +220,10 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event) error {
 	r.react(ctx, th, gh.ReactionEyes)
 	if res.Kind == command.Reply {
 		r.Outputs.Status = "replied"
+		if res.Refused {
+			r.react(ctx, th, gh.ReactionConfused)
+			r.Outputs.Status = "refused"
+		}
 		return r.reply(ctx, th, res.Reply)
 	}
 	cmd := res.Command
@@ -299,7 +306,7 @@ func (r *Runner) onLabeled(ctx context.Context, ev *event.Event) error {
 func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) error {
 	in := ev.Inputs
 	number := in.Issue
-	req := strings.TrimSpace(in.Requirement)
+	req := gfm.Visible(in.Requirement)
 	if number == 0 && req == "" {
 		return userf("workflow_dispatch needs the input `issue` or `requirement`")
 	}
@@ -367,9 +374,19 @@ func hasAnyLabel(is *github.Issue, names ...string) bool {
 	return false
 }
 
-// issueRequirement is the requirement of an issue: its title and body.
+// issueRequirement is the requirement of an issue: its title and what
+// GitHub displays of its body. This, command.Parse (comments) and
+// pullRequestText are the doors through which text people wrote on GitHub
+// reaches agents; each lets through only what a reader of the issue sees
+// (gfm.Visible).
 func issueRequirement(title, body string) string {
-	return strings.TrimSpace(title + "\n\n" + body)
+	return strings.TrimSpace(gfm.StripInvisible(title) + "\n\n" + gfm.Visible(body))
+}
+
+// pullRequestText is the title and the displayed description of a pull
+// request, for its review.
+func pullRequestText(title, body string) (string, string) {
+	return strings.TrimSpace(gfm.StripInvisible(title)), gfm.Visible(body)
 }
 
 func firstLine(s string) string {

@@ -277,6 +277,14 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	} else if moved != "" {
 		return refuse("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, moved, r.Cfg.Trigger)
 	}
+	if reason, err := r.planUnchanged(ctx, rec); err != nil || reason != "" {
+		if err != nil {
+			return err
+		}
+		return refuse("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, reason, r.Cfg.Trigger)
+	}
+	// Only now, with permission, plan id, comment and hash checked, is the
+	// approval acknowledged as accepted.
 	r.react(ctx, th, gh.ReactionRocket)
 	return r.execute(ctx, th, rec, approver, concurrency)
 }

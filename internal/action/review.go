@@ -205,7 +205,8 @@ func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error
 		return userf("Pull request #%d has no diff to review.", th.Number)
 	}
 	fmt.Fprintf(r.Out, "review: pull request #%d (%d file(s)), from its diff only\n", th.Number, len(files))
-	res, err := review.ReviewPullRequest(ctx, r.Engine.Agent, review.PullRequest{Number: th.Number, Title: pr.GetTitle(), Body: pr.GetBody(),
+	title, body := pullRequestText(pr.GetTitle(), pr.GetBody())
+	res, err := review.ReviewPullRequest(ctx, r.Engine.Agent, review.PullRequest{Number: th.Number, Title: title, Body: body,
 		Head: pr.GetHead().GetSHA(), Diff: text}, r.Engine.Timeouts[agent.PhaseReview], 0, r.Now())
 	if err != nil {
 		return userf("planex could not review this pull request: %s", oneLine(err.Error()))

@@ -27,7 +27,7 @@ func newActionCmd(stdio IO) *cobra.Command {
 		Use:   "action",
 		Short: "Run as a GitHub Action step (reads the Actions environment and inputs)",
 		Long: `action handles the event that started the workflow: /planex comment commands on
-issues and on pull requests planex opened, issues labelled "planex", workflow_dispatch
+issues and on pull requests planex opened, issues given the label input ("planex"), workflow_dispatch
 and schedule. It reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY,
 GITHUB_WORKSPACE, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID and the step's
 inputs, and writes outputs and the job summary. See docs/action.md.

@@ -1,17 +1,26 @@
 // Package command parses planex commands out of GitHub comments. It is
 // pure: no I/O, no GitHub types.
 //
-// The rules:
+// A comment is read as GitHub Flavored Markdown (package gfm), the way
+// GitHub displays it, never line by line:
 //
-//   - Quoted lines (starting with ">"), fenced code blocks (``` or ~~~) and
-//     HTML comments are skipped; so are blank lines. The first remaining line
-//     must start with the trigger phrase (default "/planex") followed by a
-//     space or the end of the line, otherwise the comment is ignored.
+//   - A command is a paragraph whose first line starts with the trigger
+//     phrase (default "/planex") followed by a space or the end of the
+//     line. It must be the comment's first top-level block, not counting
+//     code blocks, block quotes and HTML blocks that show nothing (an HTML
+//     comment); anything else first (text, a list, a heading, visible or
+//     open raw HTML such as <details>) means the comment is not a command.
+//     So text in fenced or indented code, in quotes, in HTML blocks and
+//     comments, and in inline code is never a command.
+//   - The command's text is what GitHub shows of the comment from the
+//     trigger on: HTML comments, link reference definitions, raw HTML and
+//     invisible characters are dropped (gfm.Visible), so no hidden text
+//     becomes an argument or a requirement.
 //   - If the first word after the trigger is one of the reserved words
 //     approve, revise, cancel, retry, status, help, fix, review (any case)
 //     it is that command. Anything else is a requirement to plan: free text
-//     made of the rest of the trigger line and every following line of the
-//     comment. An empty requirement means "plan the issue's title and body".
+//     made of the rest of the trigger line and everything after it. An
+//     empty requirement means "plan the issue's title and body".
 //   - Flags as on the CLI: -y/--yes (approve the plan automatically) and
 //     -c N/--concurrency N (also -cN, -c=N, --concurrency=N). For a
 //     requirement they must come before the text (so "/planex add a -c
@@ -22,10 +31,15 @@
 package command
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/yuin/goldmark/ast"
+
+	"github.com/planexhq/planex/internal/gfm"
 )
 
 // DefaultTrigger is the phrase a command starts with unless configured.
@@ -40,8 +54,8 @@ type Kind int
 const (
 	// Ignore: not addressed to planex; do nothing, say nothing.
 	Ignore Kind = iota
-	// Reply: addressed to planex but not runnable; post Result.Reply (help or
-	// the reason the command is wrong).
+	// Reply: addressed to planex but not runnable; post Result.Reply (help,
+	// or with Result.Refused the reason the command is wrong).
 	Reply
 	// Run: a valid command in Result.Command.
 	Run
@@ -98,6 +112,9 @@ type Result struct {
 	Kind    Kind
 	Command *Command // for Run
 	Reply   string   // for Reply
+	// Refused marks a Reply that turns a command down (unknown command,
+	// bad arguments) rather than answering it (help).
+	Refused bool
 	// Reason says why a comment was ignored, for logs.
 	Reason string
 }
@@ -109,15 +126,13 @@ func Parse(body, trigger string) Result {
 	if trigger = strings.TrimSpace(trigger); trigger == "" {
 		trigger = DefaultTrigger
 	}
-	first, rest, ok := firstLine(body)
-	if !ok {
-		return Result{Kind: Ignore, Reason: "no text outside quotes and code blocks"}
+	doc := gfm.Parse(body)
+	start, reason := commandStart(doc, trigger)
+	if start < 0 {
+		return Result{Kind: Ignore, Reason: reason}
 	}
-	after, ok := strings.CutPrefix(first, trigger)
-	if !ok || (after != "" && !startsWithSpace(after)) {
-		return Result{Kind: Ignore, Reason: fmt.Sprintf("first line does not start with %q", trigger)}
-	}
-	tokens := strings.Fields(after)
+	first, rest, _ := strings.Cut(doc.VisibleFrom(start+len(trigger)), "\n")
+	tokens := strings.Fields(first)
 	raw := rest
 	rest = strings.TrimSpace(rest)
 
@@ -134,47 +149,45 @@ func Parse(body, trigger string) Result {
 			}
 		}
 	}
-	return parsePlan(after, raw, trigger)
+	return parsePlan(first, raw, trigger)
 }
 
-func startsWithSpace(s string) bool { return s[0] == ' ' || s[0] == '\t' }
-
-// firstLine finds the first line that is not blank, quoted, inside a fenced
-// code block or inside an HTML comment, and returns it (trimmed) with the
-// raw text after it.
-func firstLine(body string) (string, string, bool) {
-	body = strings.ReplaceAll(body, "\r\n", "\n")
-	lines := strings.Split(body, "\n")
-	fence := ""
-	inComment := false
-	for i, raw := range lines {
-		line := strings.TrimSpace(raw)
-		switch {
-		case fence != "":
-			if strings.HasPrefix(line, fence) && strings.Trim(line, fence[:1]) == "" {
-				fence = ""
+// commandStart finds the byte offset of the trigger that starts the
+// comment's command paragraph, or -1 and why there is none.
+func commandStart(doc *gfm.Doc, trigger string) (int, string) {
+	for b := doc.Root.FirstChild(); b != nil; b = b.NextSibling() {
+		switch n := b.(type) {
+		case *ast.FencedCodeBlock, *ast.CodeBlock, *ast.Blockquote:
+			continue
+		case *ast.HTMLBlock:
+			if doc.InertHTML(n) {
+				continue
 			}
-			continue
-		case inComment:
-			if strings.Contains(line, "-->") {
-				inComment = false
+			return -1, "raw HTML comes before any command"
+		case *ast.TextBlock:
+			if n.Lines().Len() == 0 { // what link reference definitions leave
+				continue
 			}
-			continue
-		case strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~"):
-			fence = line[:3]
-			continue
-		case strings.HasPrefix(line, "<!--"):
-			if !strings.Contains(line, "-->") {
-				inComment = true
+		case *ast.Paragraph:
+			if n.Lines().Len() == 0 {
+				continue
 			}
-			continue
-		case line == "" || strings.HasPrefix(line, ">"):
-			continue
+			start := n.Lines().At(0).Start
+			src := doc.Source[start:]
+			if !bytes.HasPrefix(src, []byte(trigger)) || doc.Hidden(start) {
+				return -1, fmt.Sprintf("the comment does not start with %q", trigger)
+			}
+			if len(src) > len(trigger) && !startsWithSpace(string(src[len(trigger):])) {
+				return -1, fmt.Sprintf("%q is not followed by a space", trigger)
+			}
+			return start, ""
 		}
-		return line, strings.Join(lines[i+1:], "\n"), true
+		return -1, fmt.Sprintf("the comment starts with a %s, not with %q", strings.ToLower(b.Kind().String()), trigger)
 	}
-	return "", "", false
+	return -1, "no text outside code blocks, quotes and HTML"
 }
+
+func startsWithSpace(s string) bool { return s[0] == ' ' || s[0] == '\t' || s[0] == '\n' }
 
 // flags holds parsed -y and -c.
 type flags struct {
@@ -296,7 +309,7 @@ func parseSub(n Name, args []string, rest, trigger string) Result {
 }
 
 func replyf(trigger, format string, args ...any) Result {
-	return Result{Kind: Reply, Reply: fmt.Sprintf(format, args...) + "\n\n" + HelpText(trigger)}
+	return Result{Kind: Reply, Refused: true, Reply: fmt.Sprintf(format, args...) + "\n\n" + HelpText(trigger)}
 }
 
 // HelpText is the reply to "help" and to commands planex cannot read.

@@ -2,9 +2,11 @@
 // (GITHUB_EVENT_NAME and the JSON file at GITHUB_EVENT_PATH) into one
 // domain type.
 //
-// Events that exist but must not act (an edited comment, a label other
-// than "planex", ...) load successfully with Ignored set and a reason, so
-// the caller can log why nothing happened. Unreadable or malformed files
+// Events that exist but must not act (an edited comment, an issue that
+// was opened rather than labelled, ...) load successfully with Ignored set
+// and a reason, so the caller can log why nothing happened. Which label
+// plans an issue is configuration (the Action's label input), so the
+// caller decides that from Label. Unreadable or malformed files
 // are errors that name the file and the problem.
 package event
 
@@ -27,7 +29,8 @@ const (
 	PullRequestReview        = "pull_request_review"
 )
 
-// TriggerLabel is the label whose addition to an issue plans it.
+// TriggerLabel is the label whose addition to an issue plans it, unless
+// configured otherwise.
 const TriggerLabel = "planex"
 
 // User is an account as the payload names it.
@@ -348,11 +351,8 @@ func (e *Event) fromIssues(p *payload) error {
 	if p.Label != nil {
 		e.Label = p.Label.Name
 	}
-	switch {
-	case e.Action != "labeled":
-		e.ignore("issue was %s; only adding the %q label plans an issue", e.Action, TriggerLabel)
-	case !strings.EqualFold(e.Label, TriggerLabel):
-		e.ignore("label %q was added; only %q plans an issue", e.Label, TriggerLabel)
+	if e.Action != "labeled" {
+		e.ignore("issue was %s; only adding a label plans an issue", e.Action)
 	}
 	return nil
 }

@@ -11,8 +11,12 @@
 #   review-<ID>.json / review.json  the review result ("__ID__" becomes the
 #                             task id); default: a pass with one criterion met
 #   review-<ID>.seen          written by review: the working directory and its files
+#   agent-calls               appended by every call: "<phase> <id>"
+#   prompt-<phase>[-<ID>].txt written by every call: the prompt it was given
 set -eu
 prompt=$(cat) # a real agent would act on it
+echo "$PLANEX_PHASE ${PLANEX_ID:-}" >> "$FAKE_DIR/agent-calls"
+printf '%s' "$prompt" > "$FAKE_DIR/prompt-$PLANEX_PHASE${PLANEX_ID:+-$PLANEX_ID}.txt"
 # FAKE_COST makes every result report usage, for budget tests.
 usage=""
 if [ -n "${FAKE_COST:-}" ]; then usage=',"usage":{"input_tokens":100,"output_tokens":10,"cost_usd":'"$FAKE_COST"'}'; fi
