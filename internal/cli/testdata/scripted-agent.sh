@@ -15,8 +15,9 @@
 #   prompt-<phase>[-<ID>].txt written by every call: the prompt it was given
 set -eu
 prompt=$(cat) # a real agent would act on it
-echo "$PLANEX_PHASE ${PLANEX_ID:-}" >> "$FAKE_DIR/agent-calls"
-printf '%s' "$prompt" > "$FAKE_DIR/prompt-$PLANEX_PHASE${PLANEX_ID:+-$PLANEX_ID}.txt"
+# (Red-team tests give the agent a read-only FAKE_DIR: the log is skipped.)
+{ echo "$PLANEX_PHASE ${PLANEX_ID:-}" >> "$FAKE_DIR/agent-calls"; } 2>/dev/null || true
+{ printf '%s' "$prompt" > "$FAKE_DIR/prompt-$PLANEX_PHASE${PLANEX_ID:+-$PLANEX_ID}.txt"; } 2>/dev/null || true
 # FAKE_COST makes every result report usage, for budget tests.
 usage=""
 if [ -n "${FAKE_COST:-}" ]; then usage=',"usage":{"input_tokens":100,"output_tokens":10,"cost_usd":'"$FAKE_COST"'}'; fi
