@@ -139,7 +139,7 @@ func (e *Engine) taskJob(s *session.Session, in taskInputs, tasks []plan.Task, t
 	if err != nil {
 		return execute.Job{}, fmt.Errorf("building the prompt of %s: %w", t.ID, err)
 	}
-	return execute.Job{Task: t, Base: base, Prompt: p, Session: s.Meta.ID, SessionDir: s.Path,
+	return execute.Job{Task: t, Base: base, Prompt: p, Session: s.Meta.ID, Board: s.File(session.DiscoveriesFile),
 		Timeout: e.step(agent.PhaseExecute), Directives: directives}, nil
 }
 
