@@ -4,9 +4,251 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
+	"github.com/google/go-github/v60/github"
+
+	"github.com/planexhq/planex/internal/authz"
+	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/engine"
+	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/render"
 )
+
+// Whatever can push to the repository can rewrite a thread's state ref,
+// session folder included. What runs is therefore pinned twice: by the
+// plan comment planex posted (its hidden marker holds the plan's id and
+// sha256) and by the approval, a command on the thread from someone with
+// write access. Both live on GitHub, out of reach of a forged state ref;
+// checkApproval reads them again before a plan is resumed, and the engine
+// checks that the session still holds exactly the plan with that sha256.
+
+// Ways a plan is approved (Record.ApprovedVia).
+const (
+	viaComment     = "comment"      // `/planex approve <id>`
+	viaYes         = "yes"          // -y on the planning command
+	viaAutoApprove = "auto-approve" // the auto-approve setting
+	viaDispatch    = "dispatch"     // the auto-approve input of workflow_dispatch
+)
+
+// approval says who approved a plan, how, and with which comment.
+type approval struct {
+	By      string
+	Via     string
+	Comment *event.Comment // nil for auto-approve and dispatch
+}
+
+// record notes an approval in rec.
+func (a approval) record(rec *Record) {
+	rec.ApprovedBy, rec.ApprovedVia = a.By, a.Via
+	rec.ApprovalCommentID, rec.ApprovalCommentKind = 0, ""
+	if a.Comment != nil {
+		rec.ApprovalCommentID, rec.ApprovalCommentKind = a.Comment.ID, string(a.Comment.Kind)
+	}
+}
+
+func (a approval) engine(trigger string) engine.Approver {
+	how := map[string]string{viaComment: trigger + " approve", viaYes: trigger + " -y", viaAutoApprove: "auto-approve setting",
+		viaDispatch: "workflow_dispatch auto-approve"}[a.Via]
+	return engine.Approver{By: a.By, How: how}
+}
+
+// postedComment is a comment as GitHub has it now.
+type postedComment struct {
+	ID      int64
+	Login   string
+	Bot     bool
+	Body    string
+	Created time.Time
+}
+
+// approvalProblem is why a recorded approval does not hold.
+type approvalProblem struct{ msg string }
+
+func (p *approvalProblem) Error() string { return p.msg }
+
+func problemf(format string, args ...any) error {
+	return &approvalProblem{fmt.Sprintf(format, args...)}
+}
+
+// checkApproval verifies the approval rec claims against GitHub: the plan
+// comment is planex's, on this thread, for exactly rec's plan; the
+// approval is a command on this thread by rec.ApprovedBy, for that plan
+// (or the -y of the command that asked for it), and rec.ApprovedBy has
+// write access. An *approvalProblem says what does not hold; other errors
+// are failures to find out.
+func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
+	if rec.PlanHash == "" || plan.ID(rec.PlanHash) != rec.PlanID {
+		return problemf("the record names no plan (or a plan id that is not its hash's)")
+	}
+	issueComments, err := r.GH.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
+	if err != nil {
+		return fmt.Errorf("reading the comments of #%d: %w", rec.Thread, err)
+	}
+	var planComment *postedComment
+	for _, c := range issueComments {
+		if c.GetID() == rec.PlanCommentID {
+			planComment = fromIssueComment(c.GetID(), c.GetUser().GetLogin(), c.GetUser().GetType(), c.GetBody(), c.GetCreatedAt().Time)
+		}
+	}
+	if planComment == nil {
+		return problemf("its plan comment is not on #%d", rec.Thread)
+	}
+	m, ok := render.ParsePlanMarker(planComment.Body)
+	if !planComment.Bot || !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || m.Session != rec.SessionID {
+		return problemf("the plan comment on #%d is not planex's comment for plan `%s`", rec.Thread, rec.PlanID)
+	}
+	switch rec.ApprovedVia {
+	case viaAutoApprove:
+		if !r.Cfg.AutoApprove {
+			return problemf("it was approved automatically, and the auto-approve setting is off")
+		}
+		return nil
+	case viaDispatch:
+		return problemf("it was approved through workflow_dispatch, which planex cannot check again")
+	case viaComment, viaYes:
+	default:
+		return problemf("no approval is on record for it")
+	}
+	c, err := r.approvalComment(ctx, rec, issueComments)
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		return problemf("the approving comment is not on #%d", rec.Thread)
+	}
+	if c.Bot || c.Login != rec.ApprovedBy {
+		return problemf("the approving comment is not @%s's", rec.ApprovedBy)
+	}
+	res := command.Parse(c.Body, r.Cfg.Trigger)
+	cmd := res.Command
+	if rec.ApprovedVia == viaComment {
+		if res.Kind != command.Run || cmd.Name != command.Approve || cmd.PlanID != rec.PlanID {
+			return problemf("@%s's comment does not approve plan `%s`", rec.ApprovedBy, rec.PlanID)
+		}
+		if !after(c, planComment) {
+			return problemf("@%s's approval was written before plan `%s` was posted", rec.ApprovedBy, rec.PlanID)
+		}
+	} else {
+		if res.Kind != command.Run || cmd.Name != command.Plan || !cmd.Yes {
+			return problemf("@%s's comment is not a %s -y command", rec.ApprovedBy, r.Cfg.Trigger)
+		}
+		// -y approves the plan it asked for: the first plan planex posted
+		// after it, not a later one.
+		if !after(planComment, c) {
+			return problemf("plan `%s` was posted before @%s's %s -y", rec.PlanID, rec.ApprovedBy, r.Cfg.Trigger)
+		}
+		for _, ic := range issueComments {
+			pc := fromIssueComment(ic.GetID(), ic.GetUser().GetLogin(), ic.GetUser().GetType(), ic.GetBody(), ic.GetCreatedAt().Time)
+			if _, isPlan := render.ParsePlanMarker(pc.Body); isPlan && pc.Bot && pc.ID != planComment.ID && after(pc, c) && after(planComment, pc) {
+				return problemf("@%s's %s -y approved an earlier plan, not `%s`", rec.ApprovedBy, r.Cfg.Trigger, rec.PlanID)
+			}
+		}
+	}
+	dec, err := authz.Check(ctx, r.GH, r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
+	if err != nil {
+		return err
+	}
+	if !dec.Allowed {
+		return problemf("@%s, who approved it, cannot approve plans (any more)", rec.ApprovedBy)
+	}
+	return nil
+}
+
+// approvalComment finds the comment that approved rec's plan: an issue
+// comment, a review comment or a review body on the thread.
+func (r *Runner) approvalComment(ctx context.Context, rec *Record, issueComments []*github.IssueComment) (*postedComment, error) {
+	switch event.CommentKind(rec.ApprovalCommentKind) {
+	case event.KindIssueComment, "":
+		for _, c := range issueComments {
+			if c.GetID() == rec.ApprovalCommentID {
+				return fromIssueComment(c.GetID(), c.GetUser().GetLogin(), c.GetUser().GetType(), c.GetBody(), c.GetCreatedAt().Time), nil
+			}
+		}
+	case event.KindReviewComment:
+		cs, err := r.GH.ListReviewComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread)
+		if err != nil {
+			return nil, fmt.Errorf("reading the review comments of #%d: %w", rec.Thread, err)
+		}
+		for _, c := range cs {
+			if c.GetID() == rec.ApprovalCommentID {
+				return fromIssueComment(c.GetID(), c.GetUser().GetLogin(), c.GetUser().GetType(), c.GetBody(), c.GetCreatedAt().Time), nil
+			}
+		}
+	case event.KindReview:
+		rs, err := r.GH.ListReviews(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread)
+		if err != nil {
+			return nil, fmt.Errorf("reading the reviews of #%d: %w", rec.Thread, err)
+		}
+		for _, rv := range rs {
+			if rv.GetID() == rec.ApprovalCommentID {
+				return fromIssueComment(rv.GetID(), rv.GetUser().GetLogin(), rv.GetUser().GetType(), rv.GetBody(), rv.GetSubmittedAt().Time), nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+func fromIssueComment(id int64, login, typ, body string, created time.Time) *postedComment {
+	return &postedComment{ID: id, Login: login, Bot: authz.IsBot(login, typ), Body: body, Created: created}
+}
+
+// after says whether a was written after b. Comments of one kind are
+// ordered by id (GitHub's ids grow), others by time.
+func after(a, b *postedComment) bool {
+	if a.Created.Equal(b.Created) || a.Created.IsZero() || b.Created.IsZero() {
+		return a.ID > b.ID
+	}
+	return a.Created.After(b.Created)
+}
+
+// refuseUnapproved explains why a plan will not run and what to do,
+// given why its approval or the plan on record does not hold.
+func (r *Runner) refuseUnapproved(rec *Record, err error) error {
+	var p *approvalProblem
+	var changed *engine.ChangedError
+	switch {
+	case errors.As(err, &p):
+		return userf("Plan `%s` will not run: its approval does not check out (%s). Nothing was run. "+
+			"If plan `%s` is the plan you want, approve it: `%s approve %s`", rec.PlanID, p.msg, rec.PlanID, r.Cfg.Trigger, rec.PlanID)
+	case errors.As(err, &changed):
+		// Only where: the values are text anyone may have written.
+		var where []string
+		for _, c := range changed.Changes {
+			where = append(where, c.Where())
+		}
+		what := strings.Join(where, "; ")
+		if what == "" {
+			what = fmt.Sprintf("it now holds plan `%s`", changed.Now)
+		}
+		return userf("Plan `%s` stopped: the stored plan changed after it was approved (tasks.csv changed after approval: %s). "+
+			"Nothing from the changed plan was run. Start a new plan with `%s <requirement>`.", rec.PlanID, what, r.Cfg.Trigger)
+	case errors.Is(err, engine.ErrPlanChanged):
+		return userf("Plan `%s` will not run: the stored plan is not plan `%s` (%s). Nothing was run. "+
+			"Start a new plan with `%s <requirement>`.", rec.PlanID, rec.PlanID, oneLine(err.Error()), r.Cfg.Trigger)
+	case errors.Is(err, engine.ErrNotApproved):
+		return userf("Plan `%s` was never approved, so nothing was run. To run it: `%s approve %s`",
+			rec.PlanID, r.Cfg.Trigger, rec.PlanID)
+	}
+	return err
+}
+
+// isRefusal says whether err means the plan on record may not run.
+func isRefusal(err error) bool {
+	var p *approvalProblem
+	return errors.As(err, &p) || errors.Is(err, engine.ErrPlanChanged) || errors.Is(err, engine.ErrNotApproved)
+}
+
+// verifyRun checks, before anything of rec's plan runs, that its approval
+// holds on GitHub and that the session is still the approved plan.
+func (r *Runner) verifyRun(ctx context.Context, rec *Record, eng *engine.Engine) error {
+	if err := r.checkApproval(ctx, rec); err != nil {
+		return err
+	}
+	return eng.CheckApproved(rec.SessionID, rec.PlanHash)
+}
 
 // planUnchanged checks that the session's tasks are still the plan whose
 // hash the record (and the plan comment) carry, before an approval is
@@ -17,9 +259,9 @@ func (r *Runner) planUnchanged(ctx context.Context, rec *Record) (string, error)
 	if err != nil {
 		return "", err
 	}
-	err = eng.ApprovePlan(ctx, rec.SessionID, rec.PlanHash)
+	err = eng.PlanMatches(rec.SessionID, rec.PlanHash)
 	if errors.Is(err, engine.ErrPlanChanged) {
-		return fmt.Sprintf("the stored plan is not the plan that was posted (%v)", err), nil
+		return fmt.Sprintf("the stored plan is not plan `%s`, the one that was posted (%v)", rec.PlanID, err), nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("checking plan %s against its hash: %w", rec.PlanID, err)

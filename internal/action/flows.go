@@ -192,11 +192,17 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatePlanned, Summary: planSummary(s, body, truncated)}
 	fmt.Fprintf(r.Out, "posted plan %s on #%d\n", rec.PlanID, th.Number)
 	if pr.Yes || r.Cfg.AutoApprove {
-		approver := pr.RequestedBy
-		if approver == "" {
-			approver = "auto-approve"
+		a := approval{By: pr.RequestedBy, Via: viaAutoApprove}
+		if pr.Yes {
+			a.Via, a.Comment = viaYes, th.Comment
+			if th.Comment == nil {
+				a.Via = viaDispatch
+			}
 		}
-		return r.execute(ctx, th, rec, approver, pr.Concurrency)
+		if a.By == "" {
+			a.By = "auto-approve"
+		}
+		return r.execute(ctx, th, rec, a, pr.Concurrency)
 	}
 	return nil
 }
@@ -258,6 +264,16 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	}
 	switch rec.State {
 	case StateRunning, StateDone, StateFailed:
+		if rec.State == StateFailed {
+			// A failed plan whose approval does not hold (refused, or
+			// never given) takes this approval as its first.
+			if verr := r.approvedBefore(ctx, rec); verr != nil {
+				if !isRefusal(verr) {
+					return verr
+				}
+				break
+			}
+		}
 		// A repeated or redelivered approval: the plan already ran once.
 		r.Outputs.Status = rec.State
 		return r.reply(ctx, th, fmt.Sprintf("Plan `%s` was already approved by @%s and is %s; it runs only once. Use `%s retry` to re-run failed tasks.", rec.PlanID, rec.ApprovedBy, rec.State, r.Cfg.Trigger))
@@ -286,7 +302,17 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	// Only now, with permission, plan id, comment and hash checked, is the
 	// approval acknowledged as accepted.
 	r.react(ctx, th, gh.ReactionRocket)
-	return r.execute(ctx, th, rec, approver, concurrency)
+	return r.execute(ctx, th, rec, approval{By: approver, Via: viaComment, Comment: th.Comment}, concurrency)
+}
+
+// approvedBefore checks that rec's plan was approved, that the approval
+// holds on GitHub, and that the session is still that plan.
+func (r *Runner) approvedBefore(ctx context.Context, rec *Record) error {
+	eng, err := r.bareEngine(rec.repo)
+	if err != nil {
+		return err
+	}
+	return r.verifyRun(ctx, rec, eng)
 }
 
 // baseMoved says why a plan no longer fits its base, or "" when it does:
@@ -349,11 +375,12 @@ func (r *Runner) sessionTasks(rec *Record) ([]plan.Task, error) {
 }
 
 // execute runs an approved plan and publishes the result.
-func (r *Runner) execute(ctx context.Context, th thread, rec *Record, approver string, concurrency int) error {
-	rec.State, rec.ApprovedBy, rec.Note = StateRunning, approver, ""
+func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval, concurrency int) error {
+	rec.State, rec.Note = StateRunning, ""
+	a.record(rec)
 	r.setLabel(ctx, th.Number, LabelRunning)
 	tasks, _ := r.sessionTasks(rec)
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Approved by @%s; running.", approver))
+	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Approved by @%s; running.", a.By))
 	if err := r.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
 			return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is already being handled by another run.", rec.PlanID))
@@ -361,15 +388,15 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, approver s
 		return err
 	}
 	if r.Cfg.Mode == ModeMatrix {
-		return r.startMatrix(ctx, th, rec)
+		return r.startMatrix(ctx, th, rec, a)
 	}
 	eng, err := r.newEngine(rec.repo, false, concurrency, rec)
 	if err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	out, err := eng.Approve(ctx, rec.SessionID, rec.PlanHash)
-	if errors.Is(err, engine.ErrPlanChanged) {
-		return r.fail(ctx, th, rec, userf("the stored plan is not plan `%s` any more (%v); re-plan with `%s revise`", rec.PlanID, err, r.Cfg.Trigger))
+	out, err := eng.Approve(ctx, rec.SessionID, rec.PlanHash, a.engine(r.Cfg.Trigger))
+	if isRefusal(err) {
+		return r.fail(ctx, th, rec, r.refuseUnapproved(rec, err))
 	}
 	if err != nil {
 		return r.fail(ctx, th, rec, err)
@@ -545,7 +572,10 @@ func (r *Runner) cancel(ctx context.Context, th thread) error {
 	return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is cancelled.", rec.PlanID))
 }
 
-// retry re-runs the failed and skipped tasks of a finished plan.
+// retry re-runs the failed and skipped tasks of a finished plan. It only
+// resumes a plan whose approval still holds: the plan comment and the
+// approving command on GitHub, and a session that is exactly that plan.
+// Anything else is refused with what to do instead, and nothing runs.
 func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 	rec, found, err := r.loadRecord(ctx, th.Number)
 	if err != nil {
@@ -553,6 +583,15 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 	}
 	if !found || rec.State != StateFailed {
 		return userf("Nothing to retry: only a plan that failed (or was interrupted) can be retried.")
+	}
+	r.Outputs.SessionID, r.Outputs.PlanID = rec.SessionID, rec.PlanID
+	if err := r.approvedBefore(ctx, rec); err != nil {
+		if !isRefusal(err) {
+			return err
+		}
+		r.react(ctx, th, gh.ReactionRefused)
+		r.Outputs.Status = "refused"
+		return r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
 	}
 	rec.State, rec.Note = StateRunning, ""
 	r.setLabel(ctx, th.Number, LabelRunning)
@@ -567,15 +606,16 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 	if err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	out, err := eng.Retry(ctx, rec.SessionID)
+	out, err := eng.Retry(ctx, rec.SessionID, rec.PlanHash)
+	if errors.Is(err, engine.ErrNothingToRetry) {
+		// Interrupted before any task failed: just continue.
+		out, err = eng.Resume(ctx, rec.SessionID, rec.PlanHash)
+	}
+	if isRefusal(err) {
+		return r.fail(ctx, th, rec, r.refuseUnapproved(rec, err))
+	}
 	if err != nil {
-		if strings.Contains(err.Error(), "no failed or skipped task") {
-			// Interrupted before any task failed: just continue.
-			out, err = eng.Continue(ctx, rec.SessionID)
-		}
-		if err != nil {
-			return r.fail(ctx, th, rec, err)
-		}
+		return r.fail(ctx, th, rec, err)
 	}
 	return r.finish(ctx, th, rec, out)
 }

@@ -115,14 +115,14 @@ func (r *Runner) dispatchWave(ctx context.Context, rec *Record) error {
 
 // startMatrix approves the plan in the session and hands it to the matrix
 // workflow; execute has already recorded it as running.
-func (r *Runner) startMatrix(ctx context.Context, th thread, rec *Record) error {
+func (r *Runner) startMatrix(ctx context.Context, th thread, rec *Record, a approval) error {
 	eng, err := r.bareEngine(rec.repo)
 	if err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	if err := eng.ApprovePlan(ctx, rec.SessionID, rec.PlanHash); err != nil {
-		if errors.Is(err, engine.ErrPlanChanged) {
-			err = userf("the stored plan is not plan `%s` any more (%v); re-plan with `%s revise`", rec.PlanID, err, r.Cfg.Trigger)
+	if err := eng.ApprovePlan(ctx, rec.SessionID, rec.PlanHash, a.engine(r.Cfg.Trigger)); err != nil {
+		if isRefusal(err) {
+			err = r.refuseUnapproved(rec, err)
 		}
 		return r.fail(ctx, th, rec, err)
 	}
@@ -153,7 +153,10 @@ func (r *Runner) retryMatrix(ctx context.Context, th thread, rec *Record) error 
 	if err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	if _, err := eng.ResetFailed(ctx, rec.SessionID); err != nil && !errors.Is(err, engine.ErrNothingToRetry) {
+	if _, err := eng.ResetFailed(ctx, rec.SessionID, rec.PlanHash); err != nil && !errors.Is(err, engine.ErrNothingToRetry) {
+		if isRefusal(err) {
+			err = r.refuseUnapproved(rec, err)
+		}
 		return r.fail(ctx, th, rec, err)
 	}
 	return r.handOver(ctx, th, rec)
@@ -253,11 +256,22 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 	if err := rec.repo.EnsureCommit(ctx, r.Cfg.Remote, m.Base); err != nil {
 		return err
 	}
+	// Each task job checks the approval again: the state it was handed
+	// may have been rewritten since the wave was prepared.
+	if err := r.checkApproval(ctx, rec); err != nil {
+		if isRefusal(err) {
+			return r.refuseUnapproved(rec, err)
+		}
+		return err
+	}
 	eng, err := r.newEngine(rec.repo, false, 0, nil)
 	if err != nil {
 		return err
 	}
-	o, err := eng.RunTask(ctx, rec.SessionID, taskID, m.Base)
+	o, err := eng.RunTask(ctx, rec.SessionID, taskID, m.Base, rec.PlanHash)
+	if isRefusal(err) {
+		return r.refuseUnapproved(rec, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -415,7 +429,10 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 	if err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	if err := eng.Integrate(ctx, rec.SessionID, outcomes); err != nil {
+	if err := eng.Integrate(ctx, rec.SessionID, outcomes, rec.PlanHash); err != nil {
+		if isRefusal(err) {
+			err = r.refuseUnapproved(rec, err)
+		}
 		return r.fail(ctx, th, rec, err)
 	}
 	tip, err := rec.repo.ResolveBranch(ctx, rec.Branch)
@@ -469,11 +486,22 @@ func abbrevSHA(sha string) string {
 
 // nextWave finds the plan's next wave. When there is none (or the budget
 // allows no more), it concludes the run and publishes it, and done is true.
+// Before every wave the approval is checked on GitHub again and the
+// session against the approved plan.
 func (r *Runner) nextWave(ctx context.Context, th thread, rec *Record, eng *engine.Engine) (w engine.Wave, done bool, err error) {
-	w, err = eng.PrepareWave(ctx, rec.SessionID)
+	if err := r.checkApproval(ctx, rec); err != nil {
+		if isRefusal(err) {
+			err = r.refuseUnapproved(rec, err)
+		}
+		return w, true, r.fail(ctx, th, rec, err)
+	}
+	w, err = eng.PrepareWave(ctx, rec.SessionID, rec.PlanHash)
+	if isRefusal(err) {
+		return w, true, r.fail(ctx, th, rec, r.refuseUnapproved(rec, err))
+	}
 	var be *engine.BudgetError
 	if errors.As(err, &be) || (err == nil && w.Number == 0) {
-		out, cerr := eng.Conclude(ctx, rec.SessionID)
+		out, cerr := eng.Conclude(ctx, rec.SessionID, rec.PlanHash)
 		if cerr != nil {
 			return w, true, r.fail(ctx, th, rec, cerr)
 		}

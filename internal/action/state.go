@@ -36,6 +36,15 @@ type Record struct {
 	PRURL           string   `json:"pr_url,omitempty"`
 	FollowUp        bool     `json:"follow_up,omitempty"`
 	Note            string   `json:"note,omitempty"`
+
+	// ApprovedVia is how the plan was approved (see approval.go), and
+	// ApprovalCommentID the command that approved it, a comment of
+	// ApprovalCommentKind (an event.CommentKind): /planex retry checks
+	// them on GitHub again.
+	ApprovedVia         string `json:"approved_via,omitempty"`
+	ApprovalCommentID   int64  `json:"approval_comment_id,omitempty"`
+	ApprovalCommentKind string `json:"approval_comment_kind,omitempty"`
+
 	// Matrix is the wave a matrix-mode run is working on.
 	Matrix *MatrixWave `json:"matrix,omitempty"`
 	// Answers link follow-up tasks to the review comments (and review

@@ -34,9 +34,16 @@ type Step struct {
 	// Dir is the working directory: the repository root for read-only
 	// phases, the task's own worktree for execute.
 	Dir string
-	// SessionDir is the absolute path of the session folder (where
-	// discoveries.ndjson lives).
-	SessionDir string
+	// TempDir is the step's private folder, outside the repository and the
+	// session folder, made before the step and removed after it (see
+	// PrepareStep). Besides Dir it is the only place a step may write;
+	// command agents keep their result and schema files in it.
+	TempDir string
+	// DiscoveriesFile is an empty file in TempDir to which the step may
+	// append discoveries, one JSON object a line. Agents never see the
+	// session's board itself: planex validates these lines after the step
+	// and adds the good ones to it. Empty means the step has no board.
+	DiscoveriesFile string
 	// Scope bounds what an execute step may write (doublestar globs,
 	// separated by ';'). Empty means the step may not write at all.
 	Scope string

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os/user"
 	"strings"
 	"sync"
 	"time"
@@ -78,6 +79,9 @@ type Options struct {
 	// before the report. Its failure is recorded in the report and never
 	// fails the run.
 	Reviewer Reviewer
+	// Approver names who approves at this process's gates, for the
+	// approval record (default: the local user's name).
+	Approver string
 }
 
 // Reviewer reviews a session's completed tasks and leaves its result in
@@ -109,6 +113,12 @@ func New(repo *gitrepo.Repo, o Options) (*Engine, error) {
 	o.Out = &lockedWriter{w: o.Out}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Approver == "" {
+		o.Approver = "local user"
+		if u, err := user.Current(); err == nil && u.Username != "" {
+			o.Approver = u.Username
+		}
 	}
 	ps, err := prompt.Load()
 	if err != nil {
@@ -185,7 +195,7 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.run(ctx, s, false)
+	return e.run(ctx, s, modeStart)
 }
 
 // newSession creates the session folder for a request.
@@ -273,17 +283,30 @@ func (e *Engine) Continue(ctx context.Context, id string) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.run(ctx, s, true)
+	return e.run(ctx, s, modeContinue)
 }
+
+// Approver says who approved a plan, and how, for the approval record.
+type Approver struct{ By, How string }
 
 // Approve approves the tasks gate of a session only if its plan still has
 // the given hash, then runs it. This is how a pinned plan is executed.
-func (e *Engine) Approve(ctx context.Context, id, hash string) (*Outcome, error) {
-	s, err := e.approvePlan(id, hash)
+func (e *Engine) Approve(ctx context.Context, id, hash string, who Approver) (*Outcome, error) {
+	s, err := e.approvePlan(id, hash, who)
 	if err != nil {
 		return nil, err
 	}
-	return e.run(ctx, s, false)
+	return e.run(ctx, s, modeApprovedOnly)
+}
+
+// Resume continues a session whose plan was approved (with the given hash,
+// when not empty) and is unchanged since; it never passes a gate itself.
+func (e *Engine) Resume(ctx context.Context, id, hash string) (*Outcome, error) {
+	s, _, err := e.openApproved(id, hash)
+	if err != nil {
+		return nil, err
+	}
+	return e.run(ctx, s, modeApprovedOnly)
 }
 
 // ErrPlanChanged means the plan on disk is not the one being approved.
@@ -307,41 +330,70 @@ func (e *Engine) Replan(ctx context.Context, id, feedback string) (*Outcome, err
 		}
 	}
 	delete(s.Meta.Approved, session.GateTasks)
-	s.Meta.PlanHash, s.Meta.WaitingAt = "", ""
+	s.Meta.PlanHash, s.Meta.Approval, s.Meta.WaitingAt = "", nil, ""
 	if err := e.plan(ctx, s, rc, feedback); err != nil {
 		return nil, err
 	}
-	return e.run(ctx, s, false)
+	return e.run(ctx, s, modeStart)
 }
 
-// Retry sets failed and skipped tasks back to pending and continues.
-func (e *Engine) Retry(ctx context.Context, id string) (*Outcome, error) {
-	s, _, err := e.resetFailed(id)
+// Retry sets the failed and skipped tasks of a session whose plan was
+// approved (with the given hash, when not empty) back to pending and
+// continues. It never approves anything: a plan that is not approved, or
+// changed since, is refused.
+func (e *Engine) Retry(ctx context.Context, id, hash string) (*Outcome, error) {
+	s, _, err := e.resetFailed(id, hash)
 	if err != nil {
 		return nil, err
 	}
-	return e.run(ctx, s, false)
+	return e.run(ctx, s, modeApprovedOnly)
 }
 
-func (e *Engine) run(ctx context.Context, s *session.Session, continuing bool) (*Outcome, error) {
+// runMode says which gates a run may pass by itself.
+type runMode int
+
+const (
+	// modeStart passes gates as the options say (-y, the terminal).
+	modeStart runMode = iota
+	// modeContinue also approves the gate the session waits at.
+	modeContinue
+	// modeApprovedOnly passes no gate: the plan must be approved already.
+	modeApprovedOnly
+)
+
+func (e *Engine) run(ctx context.Context, s *session.Session, mode runMode) (*Outcome, error) {
 	if s.Meta.Cancelled {
 		return nil, fmt.Errorf("session %s was cancelled; start a new one", s.Meta.ID)
 	}
+	if mode == modeApprovedOnly && !s.Meta.Approved[session.GateTasks] {
+		return nil, fmt.Errorf("session %s: %w", s.Meta.ID, ErrNotApproved)
+	}
 	out := &Outcome{Session: s}
-	approveWaiting := continuing && s.Meta.WaitingAt != ""
-	pass := func(g session.Gate, preview string) (bool, error) {
+	approveWaiting := mode == modeContinue && s.Meta.WaitingAt != ""
+	// pass asks for a gate; approving the tasks gate records tasks as the
+	// approved plan.
+	pass := func(g session.Gate, preview string, tasks []plan.Task) (bool, error) {
 		if s.Meta.Approved[g] {
 			return true, nil
 		}
-		d := Defer
+		d, how := Defer, ""
 		switch {
-		case e.o.Yes || s.Meta.AutoApprove || (approveWaiting && s.Meta.WaitingAt == g) || (g == session.GateAngles && e.o.AutoAngles):
+		case mode == modeApprovedOnly:
+			return false, fmt.Errorf("session %s: the %s gate was not passed: %w", s.Meta.ID, g, ErrNotApproved)
+		case approveWaiting && s.Meta.WaitingAt == g:
+			d, how = Approve, "--continue at the gate"
+		case e.o.Yes:
+			d, how = Approve, "-y"
+		case s.Meta.AutoApprove:
+			d, how = Approve, "-y (remembered)"
+		case g == session.GateAngles && e.o.AutoAngles:
 			d = Approve
 		case e.o.Gate != nil:
 			var err error
 			if d, err = e.o.Gate.Confirm(ctx, g, s, preview); err != nil {
 				return false, err
 			}
+			how = "terminal prompt"
 		}
 		switch d {
 		case Approve:
@@ -350,6 +402,10 @@ func (e *Engine) run(ctx context.Context, s *session.Session, continuing bool) (
 			}
 			s.Meta.Approved[g] = true
 			s.Meta.WaitingAt = ""
+			if g == session.GateTasks {
+				s.Meta.Approval = session.NewApproval(tasks, e.o.Approver, how, e.o.Now())
+				s.Meta.PlanHash = s.Meta.Approval.PlanHash
+			}
 			return true, s.SaveMeta()
 		case Cancel:
 			s.Meta.Cancelled = true
@@ -384,7 +440,7 @@ func (e *Engine) run(ctx context.Context, s *session.Session, continuing bool) (
 		if err != nil {
 			return nil, err
 		}
-		ok, err := pass(session.GateAngles, previewAngles(rows))
+		ok, err := pass(session.GateAngles, previewAngles(rows), nil)
 		if err != nil || !ok {
 			return out, err
 		}
@@ -392,35 +448,41 @@ func (e *Engine) run(ctx context.Context, s *session.Session, continuing bool) (
 			return e.stopped(out, err)
 		}
 		if !s.Exists(session.TasksFile) {
+			if s.Meta.Approved[session.GateTasks] {
+				return nil, fmt.Errorf("session %s: %s is missing, but its plan %s was approved; nothing runs without it", s.Meta.ID, s.File(session.TasksFile), plan.ID(s.Meta.PlanHash))
+			}
 			if err := e.plan(ctx, s, repoCtx, ""); err != nil {
 				return e.stopped(out, err)
 			}
 		}
 	}
 
-	tasks, err := e.loadTasks(s)
-	if err != nil {
-		return nil, err
-	}
-	hash := plan.Hash(tasks)
-	if s.Meta.Approved[session.GateTasks] && s.Meta.PlanHash != "" && s.Meta.PlanHash != hash {
-		fmt.Fprintf(e.o.Out, "tasks.csv changed since it was approved (plan %s → %s); it needs approval again\n", plan.ID(s.Meta.PlanHash), plan.ID(hash))
-		delete(s.Meta.Approved, session.GateTasks)
-	}
-	ok, err := pass(session.GateTasks, previewTasks(s, tasks))
-	if err != nil || !ok {
-		return out, err
-	}
-	if s.Meta.PlanHash != hash {
-		s.Meta.PlanHash = hash
-		if err := s.SaveMeta(); err != nil {
+	var ap *session.Approval
+	var tasks []plan.Task
+	var err error
+	if s.Meta.Approved[session.GateTasks] {
+		// An approved plan runs only as approved: a remembered -y or a
+		// --continue approves nothing that changed since.
+		if ap, err = e.approval(s); err != nil {
 			return nil, err
 		}
+		if tasks, err = e.loadApproved(s, ap); err != nil {
+			return nil, err
+		}
+	} else {
+		if tasks, err = e.loadTasks(s); err != nil {
+			return nil, err
+		}
+		ok, err := pass(session.GateTasks, previewTasks(s, tasks), tasks)
+		if err != nil || !ok {
+			return out, err
+		}
+		ap = s.Meta.Approval
 	}
-	if err := e.execute(ctx, s, repoCtx); err != nil {
+	if err := e.execute(ctx, s, repoCtx, ap); err != nil {
 		return e.stopped(out, err)
 	}
-	tasks, err = s.ReadTasks()
+	tasks, err = e.loadApproved(s, ap)
 	if err != nil {
 		return nil, err
 	}
@@ -464,7 +526,14 @@ func (e *Engine) loadTasks(s *session.Session) ([]plan.Task, error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.validTasks(s, tasks)
+}
+
+// validTasks validates tasks read from tasks.csv, writing computed waves
+// back when they differ from the file's.
+func (e *Engine) validTasks(s *session.Session, tasks []plan.Task) ([]plan.Task, error) {
 	var explore []plan.ExploreRow
+	var err error
 	if s.Exists(session.ExploreFile) {
 		if explore, err = s.ReadExplore(); err != nil {
 			return nil, err

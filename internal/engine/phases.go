@@ -107,7 +107,7 @@ func (e *Engine) analyze(ctx context.Context, s *session.Session, rc *RepoContex
 	if err := e.o.Budget.check(s, nil, agent.PhaseAnalyze); err != nil {
 		return err
 	}
-	r, err := e.o.Agent.Run(ctx, agent.Step{Phase: agent.PhaseAnalyze, Prompt: p, Dir: e.repo.Root, SessionDir: s.Path, Timeout: e.step(agent.PhaseAnalyze)})
+	r, err := e.runStep(ctx, s, agent.Step{Phase: agent.PhaseAnalyze, Prompt: p, Dir: e.repo.Root, Timeout: e.step(agent.PhaseAnalyze)})
 	s.AddUsage("analyze", r.Usage)
 	if err == nil {
 		err = agent.Decode(agent.PhaseAnalyze, r.Raw, &res)
@@ -240,7 +240,7 @@ func (e *Engine) exploreOne(ctx context.Context, s *session.Session, rc *RepoCon
 	if err != nil {
 		return res, agent.Usage{}, err
 	}
-	r, err := e.o.Agent.Run(ctx, agent.Step{Phase: agent.PhaseExplore, ID: row.ID, Prompt: p, Dir: e.repo.Root, SessionDir: s.Path, Timeout: e.step(agent.PhaseExplore)})
+	r, err := e.runStep(ctx, s, agent.Step{Phase: agent.PhaseExplore, ID: row.ID, Prompt: p, Dir: e.repo.Root, Timeout: e.step(agent.PhaseExplore)})
 	if err != nil {
 		return res, r.Usage, err
 	}
@@ -276,7 +276,7 @@ func (e *Engine) plan(ctx context.Context, s *session.Session, rc *RepoContext, 
 		return err
 	}
 	fmt.Fprintln(e.o.Out, "plan: synthesizing tasks")
-	r, err := e.o.Agent.Run(ctx, agent.Step{Phase: agent.PhasePlan, Prompt: p, Dir: e.repo.Root, SessionDir: s.Path, Timeout: e.step(agent.PhasePlan)})
+	r, err := e.runStep(ctx, s, agent.Step{Phase: agent.PhasePlan, Prompt: p, Dir: e.repo.Root, Timeout: e.step(agent.PhasePlan)})
 	s.AddUsage("plan", r.Usage)
 	if serr := s.SaveMeta(); serr != nil {
 		return serr
@@ -350,6 +350,12 @@ func (e *Engine) seedDiscoveries(s *session.Session, rc *RepoContext) {
 			e.o.Log.Warn("seeding discovery", "err", err)
 		}
 	}
+}
+
+// runStep runs one agent step of a session; the agent writes discoveries
+// to a file of its own, which planex adds to the session's board.
+func (e *Engine) runStep(ctx context.Context, s *session.Session, step agent.Step) (agent.Result, error) {
+	return session.RunStep(ctx, e.o.Agent, step, s.File(session.DiscoveriesFile), e.o.Log)
 }
 
 // discoveriesText renders the board for a prompt, capped in size.

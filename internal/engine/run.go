@@ -2,11 +2,9 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/execute"
@@ -29,16 +27,16 @@ import (
 // Whichever mode ran the tasks, the branch gets the same commits (one per
 // completed task, in the order of tasks.csv) with the same trees.
 
-// execute runs the waves of tasks.csv on the session's branch.
-func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContext) error {
-	if err := e.startBranch(ctx, s); err != nil {
+// execute runs the waves of the approved plan on the session's branch.
+func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContext, ap *session.Approval) error {
+	if err := e.startBranch(ctx, s, ap); err != nil {
 		return err
 	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		w, tasks, err := e.nextWave(ctx, s)
+		w, tasks, err := e.nextWave(ctx, s, ap)
 		if err != nil {
 			return err
 		}
@@ -46,7 +44,7 @@ func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContex
 			return nil
 		}
 		fmt.Fprintf(e.o.Out, "wave %d: %s\n", w.Number, strings.Join(w.IDs(), ", "))
-		if err := e.runWave(ctx, s, rc, tasks, w.Tasks, w.Base); err != nil {
+		if err := e.runWave(ctx, s, rc, ap, tasks, w.Tasks, w.Base); err != nil {
 			return err
 		}
 	}
@@ -54,7 +52,7 @@ func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContex
 
 // startBranch creates the run branch at the session's base when it does
 // not exist yet, and makes tasks.csv agree with it.
-func (e *Engine) startBranch(ctx context.Context, s *session.Session) error {
+func (e *Engine) startBranch(ctx context.Context, s *session.Session, ap *session.Approval) error {
 	tip, err := e.repo.ResolveBranch(ctx, s.Meta.Branch)
 	if err != nil {
 		return err
@@ -64,7 +62,7 @@ func (e *Engine) startBranch(ctx context.Context, s *session.Session) error {
 			return err
 		}
 	}
-	return e.reconcile(ctx, s)
+	return e.reconcile(ctx, s, ap)
 }
 
 // Wave is a set of tasks that can run now, side by side, from Base.
@@ -83,16 +81,17 @@ func (w Wave) IDs() []string {
 	return ids
 }
 
-// nextWave re-reads tasks.csv (the source of truth), skips the tasks whose
+// nextWave re-reads tasks.csv (the source of truth for progress), refuses
+// it if its plan is not the approved one, skips the tasks whose
 // dependencies did not complete, and returns the next wave with the tasks.
-func (e *Engine) nextWave(ctx context.Context, s *session.Session) (Wave, []plan.Task, error) {
-	tasks, err := e.loadTasks(s)
+func (e *Engine) nextWave(ctx context.Context, s *session.Session, ap *session.Approval) (Wave, []plan.Task, error) {
+	tasks, err := e.loadApproved(s, ap)
 	if err != nil {
 		return Wave{}, nil, err
 	}
 	if skipped := plan.Cascade(tasks); len(skipped) > 0 {
 		fmt.Fprintf(e.o.Out, "skipped (a dependency did not complete): %s\n", strings.Join(skipped, ", "))
-		if err := s.WriteTasks(tasks); err != nil {
+		if err := writeTasks(s, ap, tasks); err != nil {
 			return Wave{}, nil, err
 		}
 	}
@@ -139,22 +138,35 @@ func (e *Engine) taskJob(s *session.Session, in taskInputs, tasks []plan.Task, t
 	if err != nil {
 		return execute.Job{}, fmt.Errorf("building the prompt of %s: %w", t.ID, err)
 	}
-	return execute.Job{Task: t, Base: base, Prompt: p, Session: s.Meta.ID, SessionDir: s.Path,
+	return execute.Job{Task: t, Base: base, Prompt: p, Session: s.Meta.ID, Board: s.File(session.DiscoveriesFile),
 		Timeout: e.step(agent.PhaseExecute), Directives: directives}, nil
 }
 
 // runWave runs ready tasks concurrently and commits the completed ones in
-// id order, so the branch is the same whatever order they finish in.
-func (e *Engine) runWave(ctx context.Context, s *session.Session, rc *RepoContext, tasks, ready []plan.Task, tip string) error {
+// id order, so the branch is the same whatever order they finish in. The
+// plan is checked against the approved one as each task starts and before
+// each outcome is recorded; a change ends the wave, tasks still running
+// included, and nothing more is recorded.
+func (e *Engine) runWave(ctx context.Context, s *session.Session, rc *RepoContext, ap *session.Approval, tasks, ready []plan.Task, tip string) error {
 	in, err := e.taskInputs(s, rc)
 	if err != nil {
 		return err
 	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	base := tip
 	results := make([]chan execute.Outcome, len(ready))
 	sem := make(chan struct{}, e.o.Concurrency)
-	var budgetErr error
+	var budgetErr, stopErr error
 	started := 0
+	// stop ends the tasks still running and waits for them.
+	stop := func(from int, err error) error {
+		cancel()
+		for j := from; j < started; j++ {
+			<-results[j]
+		}
+		return err
+	}
 	for i, t := range ready {
 		if err := e.o.Budget.check(s, tasks, agent.PhaseExecute); err != nil {
 			budgetErr = err
@@ -162,16 +174,25 @@ func (e *Engine) runWave(ctx context.Context, s *session.Session, rc *RepoContex
 		}
 		job, err := e.taskJob(s, in, tasks, t, base)
 		if err != nil {
-			return err
+			stopErr = err
+			break
+		}
+		sem <- struct{}{}
+		if err := checkPlan(s, ap); err != nil {
+			<-sem
+			stopErr = err
+			break
 		}
 		results[i] = make(chan execute.Outcome, 1)
 		started++
-		sem <- struct{}{}
 		go func(ch chan<- execute.Outcome) {
 			defer func() { <-sem }()
 			fmt.Fprintf(e.o.Out, "  %s: started (%s)\n", job.Task.ID, job.Task.Title)
-			ch <- e.runner.Run(ctx, job)
+			ch <- e.runner.Run(wctx, job)
 		}(results[i])
+	}
+	if stopErr != nil {
+		return stop(0, stopErr)
 	}
 	for i := 0; i < started; i++ {
 		o := <-results[i]
@@ -179,8 +200,8 @@ func (e *Engine) runWave(ctx context.Context, s *session.Session, rc *RepoContex
 			// Interrupted, not failed: leave it pending for --continue.
 			continue
 		}
-		if tip, err = e.record(ctx, s, tasks, tip, o); err != nil {
-			return err
+		if tip, err = e.record(ctx, s, ap, tasks, tip, o); err != nil {
+			return stop(i+1, err)
 		}
 		if e.o.Progress != nil {
 			e.o.Progress(ctx, s, tasks)
@@ -194,8 +215,12 @@ func (e *Engine) runWave(ctx context.Context, s *session.Session, rc *RepoContex
 
 // record applies one task's outcome to tasks (in place): a completed task
 // becomes one commit on top of tip, moving the branch there with a
-// compare-and-swap. tasks.csv is written. It returns the new tip.
-func (e *Engine) record(ctx context.Context, s *session.Session, tasks []plan.Task, tip string, o execute.Outcome) (string, error) {
+// compare-and-swap. tasks.csv is written. It returns the new tip. Nothing
+// is recorded when tasks.csv is no longer the approved plan.
+func (e *Engine) record(ctx context.Context, s *session.Session, ap *session.Approval, tasks []plan.Task, tip string, o execute.Outcome) (string, error) {
+	if err := checkPlan(s, ap); err != nil {
+		return tip, err
+	}
 	idx := plan.Index(tasks)
 	i, ok := idx[o.ID]
 	if !ok {
@@ -231,25 +256,23 @@ func (e *Engine) record(ctx context.Context, s *session.Session, tasks []plan.Ta
 	t.CostUSD += o.Usage.CostUSD
 	tasks[i] = t
 	fmt.Fprintf(e.o.Out, "  %s: %s%s\n", t.ID, t.Status, suffix(t.Error))
-	return tip, s.WriteTasks(tasks)
+	return tip, writeTasks(s, ap, tasks)
 }
 
-// ErrNotApproved means a session's plan has not passed the tasks gate.
-var ErrNotApproved = errors.New("the plan is not approved")
-
-// PrepareWave readies an approved session's next wave for tasks that run
-// elsewhere (RunTask in other processes, then Integrate): the run branch
-// exists and agrees with tasks.csv, and tasks whose dependencies did not
-// complete are skipped. Wave.Number is 0 when nothing is left to run.
-func (e *Engine) PrepareWave(ctx context.Context, sessionID string) (Wave, error) {
-	s, err := e.openApproved(sessionID)
+// PrepareWave readies the next wave of a session whose plan was approved
+// with the given hash, for tasks that run elsewhere (RunTask in other
+// processes, then Integrate): the run branch exists and agrees with
+// tasks.csv, and tasks whose dependencies did not complete are skipped.
+// Wave.Number is 0 when nothing is left to run.
+func (e *Engine) PrepareWave(ctx context.Context, sessionID, hash string) (Wave, error) {
+	s, ap, err := e.openApproved(sessionID, hash)
 	if err != nil {
 		return Wave{}, err
 	}
-	if err := e.startBranch(ctx, s); err != nil {
+	if err := e.startBranch(ctx, s, ap); err != nil {
 		return Wave{}, err
 	}
-	w, tasks, err := e.nextWave(ctx, s)
+	w, tasks, err := e.nextWave(ctx, s, ap)
 	if err != nil || w.Number == 0 {
 		return w, err
 	}
@@ -259,16 +282,16 @@ func (e *Engine) PrepareWave(ctx context.Context, sessionID string) (Wave, error
 	return w, nil
 }
 
-// RunTask runs one task of an approved session in a worktree at base, as
-// runWave would (same prompt, context and directives), and returns its
-// outcome without committing it. The outcome's changes are relative to
-// base.
-func (e *Engine) RunTask(ctx context.Context, sessionID, taskID, base string) (execute.Outcome, error) {
-	s, err := e.openApproved(sessionID)
+// RunTask runs one task of a session whose plan was approved with the
+// given hash in a worktree at base, as runWave would (same prompt, context
+// and directives), and returns its outcome without committing it. The
+// outcome's changes are relative to base.
+func (e *Engine) RunTask(ctx context.Context, sessionID, taskID, base, hash string) (execute.Outcome, error) {
+	s, ap, err := e.openApproved(sessionID, hash)
 	if err != nil {
 		return execute.Outcome{}, err
 	}
-	tasks, err := e.loadTasks(s)
+	tasks, err := e.loadApproved(s, ap)
 	if err != nil {
 		return execute.Outcome{}, err
 	}
@@ -297,17 +320,18 @@ func (e *Engine) RunTask(ctx context.Context, sessionID, taskID, base string) (e
 // tasks.csv is written. It is idempotent: a task whose commit is already
 // on the branch (found by its trailers) is never committed again. The
 // changes of each outcome must be relative to the wave's base, and their
-// blobs present in the repository.
-func (e *Engine) Integrate(ctx context.Context, sessionID string, outcomes []execute.Outcome) error {
-	s, err := e.openApproved(sessionID)
+// blobs present in the repository. The plan must be the one approved with
+// the given hash.
+func (e *Engine) Integrate(ctx context.Context, sessionID string, outcomes []execute.Outcome, hash string) error {
+	s, ap, err := e.openApproved(sessionID, hash)
 	if err != nil {
 		return err
 	}
 	// reconcile: a task already on the branch is completed in tasks.csv.
-	if err := e.startBranch(ctx, s); err != nil {
+	if err := e.startBranch(ctx, s, ap); err != nil {
 		return err
 	}
-	tasks, err := e.loadTasks(s)
+	tasks, err := e.loadApproved(s, ap)
 	if err != nil {
 		return err
 	}
@@ -328,14 +352,14 @@ func (e *Engine) Integrate(ctx context.Context, sessionID string, outcomes []exe
 			fmt.Fprintf(e.o.Out, "  %s: already on %s\n", o.ID, s.Meta.Branch)
 			continue
 		}
-		if tip, err = e.record(ctx, s, tasks, tip, o); err != nil {
+		if tip, err = e.record(ctx, s, ap, tasks, tip, o); err != nil {
 			return err
 		}
 	}
 	if skipped := plan.Cascade(tasks); len(skipped) > 0 {
 		fmt.Fprintf(e.o.Out, "skipped (a dependency did not complete): %s\n", strings.Join(skipped, ", "))
 	}
-	if err := s.WriteTasks(tasks); err != nil {
+	if err := writeTasks(s, ap, tasks); err != nil {
 		return err
 	}
 	if e.o.Progress != nil {
@@ -345,13 +369,14 @@ func (e *Engine) Integrate(ctx context.Context, sessionID string, outcomes []exe
 }
 
 // Conclude writes the report of a session whose tasks ran through
-// PrepareWave/RunTask/Integrate and says where it stands.
-func (e *Engine) Conclude(ctx context.Context, sessionID string) (*Outcome, error) {
-	s, err := session.Open(e.repo.Root, sessionID)
+// PrepareWave/RunTask/Integrate (its plan approved with the given hash)
+// and says where it stands.
+func (e *Engine) Conclude(ctx context.Context, sessionID, hash string) (*Outcome, error) {
+	s, ap, err := e.openApproved(sessionID, hash)
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := e.loadTasks(s)
+	tasks, err := e.loadApproved(s, ap)
 	if err != nil {
 		return nil, err
 	}
@@ -368,21 +393,6 @@ func (e *Engine) Conclude(ctx context.Context, sessionID string) (*Outcome, erro
 		return nil, err
 	}
 	return out, nil
-}
-
-// openApproved opens a session whose tasks gate was passed.
-func (e *Engine) openApproved(id string) (*session.Session, error) {
-	s, err := session.Open(e.repo.Root, id)
-	if err != nil {
-		return nil, err
-	}
-	if s.Meta.Cancelled {
-		return nil, fmt.Errorf("session %s was cancelled", s.Meta.ID)
-	}
-	if !s.Meta.Approved[session.GateTasks] {
-		return nil, fmt.Errorf("session %s: %w", s.Meta.ID, ErrNotApproved)
-	}
-	return s, nil
 }
 
 // repoContext maps the repository for a session the way run does.
@@ -402,8 +412,8 @@ func (e *Engine) repoContext(ctx context.Context, s *session.Session) *RepoConte
 // reconcile makes tasks.csv agree with the branch after a crash: a task
 // whose commit is on the branch is completed (the commit is the proof),
 // and a "completed" task without one runs again.
-func (e *Engine) reconcile(ctx context.Context, s *session.Session) error {
-	tasks, err := e.loadTasks(s)
+func (e *Engine) reconcile(ctx context.Context, s *session.Session, ap *session.Approval) error {
+	tasks, err := e.loadApproved(s, ap)
 	if err != nil {
 		return err
 	}
@@ -450,78 +460,5 @@ func (e *Engine) reconcile(ctx context.Context, s *session.Session) error {
 		return nil
 	}
 	sort.SliceStable(tasks, func(i, j int) bool { return tasks[i].Line < tasks[j].Line })
-	return s.WriteTasks(tasks)
-}
-
-// ApprovePlan passes the tasks gate of a session only if its plan still
-// has the given hash, without running anything (the tasks then run through
-// PrepareWave, RunTask and Integrate).
-func (e *Engine) ApprovePlan(ctx context.Context, id, hash string) error {
-	_, err := e.approvePlan(id, hash)
-	return err
-}
-
-func (e *Engine) approvePlan(id, hash string) (*session.Session, error) {
-	s, err := session.Open(e.repo.Root, id)
-	if err != nil {
-		return nil, err
-	}
-	tasks, err := e.loadTasks(s)
-	if err != nil {
-		return nil, err
-	}
-	if got := plan.Hash(tasks); got != hash {
-		return nil, fmt.Errorf("%w: the session's plan is %s, not %s", ErrPlanChanged, plan.ID(got), plan.ID(hash))
-	}
-	if s.Meta.Approved == nil {
-		s.Meta.Approved = map[session.Gate]bool{}
-	}
-	s.Meta.Approved[session.GateAngles] = true
-	s.Meta.Approved[session.GateTasks] = true
-	s.Meta.PlanHash = hash
-	s.Meta.WaitingAt = ""
-	if err := s.SaveMeta(); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// ResetFailed sets failed and skipped tasks back to pending without
-// running them, and reports how many there were.
-func (e *Engine) ResetFailed(ctx context.Context, id string) (int, error) {
-	_, n, err := e.resetFailed(id)
-	return n, err
-}
-
-// ErrNothingToRetry means a session has no failed or skipped task.
-var ErrNothingToRetry = errors.New("no failed or skipped task to retry")
-
-func (e *Engine) resetFailed(id string) (*session.Session, int, error) {
-	s, err := session.Open(e.repo.Root, id)
-	if err != nil {
-		return nil, 0, err
-	}
-	tasks, err := s.ReadTasks()
-	if err != nil {
-		return nil, 0, err
-	}
-	n := 0
-	for i := range tasks {
-		if tasks[i].Status == plan.StatusFailed || tasks[i].Status == plan.StatusSkipped {
-			tasks[i].Status, tasks[i].Error, tasks[i].TestsPassed = plan.StatusPending, "", ""
-			n++
-		}
-	}
-	if n == 0 {
-		return nil, 0, fmt.Errorf("session %s has %w", s.Meta.ID, ErrNothingToRetry)
-	}
-	if err := s.WriteTasks(tasks); err != nil {
-		return nil, 0, err
-	}
-	s.Meta.Finished = time.Time{}
-	if err := s.SaveMeta(); err != nil {
-		return nil, 0, err
-	}
-	fmt.Fprintf(e.o.Out, "retrying %d task(s)\n", n)
-	return s, n, nil
+	return writeTasks(s, ap, tasks)
 }

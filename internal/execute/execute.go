@@ -19,6 +19,7 @@ import (
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/proc"
 	"github.com/planexhq/planex/internal/scope"
+	"github.com/planexhq/planex/internal/session"
 )
 
 // Repo is what a task needs from git.
@@ -45,12 +46,14 @@ type Runner struct {
 
 // Job is one task to run.
 type Job struct {
-	Task       plan.Task
-	Base       string // commit the worktree starts from
-	Prompt     string
-	Session    string
-	SessionDir string
-	Timeout    time.Duration
+	Task    plan.Task
+	Base    string // commit the worktree starts from
+	Prompt  string
+	Session string
+	// Board is the session's discoveries.ndjson: the agent writes to a file
+	// of its own, whose valid lines are added here after the step.
+	Board   string
+	Timeout time.Duration
 	// Directives are run after the agent; empty means trust the agent's
 	// own tests_passed.
 	Directives string
@@ -94,10 +97,10 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 		}
 	}()
 
-	res, err := r.Agent.Run(ctx, agent.Step{
+	res, err := session.RunStep(ctx, r.Agent, agent.Step{
 		Phase: agent.PhaseExecute, ID: j.Task.ID, Prompt: j.Prompt, Dir: wt,
-		SessionDir: j.SessionDir, Scope: j.Task.Scope, Timeout: j.Timeout,
-	})
+		Scope: j.Task.Scope, Timeout: j.Timeout,
+	}, j.Board, r.log())
 	out.Usage = res.Usage
 	if err != nil {
 		return fail("%v", err)

@@ -37,6 +37,7 @@ var wantInputs = map[string]string{
 	"matrix-step":     "",
 	"task":            "",
 	"review":          "agent",
+	"sandbox":         "auto",
 }
 
 var wantOutputs = []string{"session-id", "plan-id", "status", "pull-request-url", "matrix", "max-parallel", "has-tasks"}

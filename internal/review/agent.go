@@ -143,7 +143,8 @@ func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, s *session.Se
 		tr.Error = oneLine(err.Error())
 		return tr
 	}
-	out, err := r.Agent.Run(ctx, agent.Step{Phase: agent.PhaseReview, ID: t.ID, Prompt: p, Dir: dir, SessionDir: s.Path, Timeout: r.Timeout})
+	out, err := session.RunStep(ctx, r.Agent, agent.Step{Phase: agent.PhaseReview, ID: t.ID, Prompt: p, Dir: dir, Timeout: r.Timeout},
+		s.File(session.DiscoveriesFile), r.Log)
 	tr.Usage = out.Usage
 	var ar AgentResult
 	if err == nil {
@@ -186,13 +187,6 @@ func ReviewPullRequest(ctx context.Context, ag agent.Agent, pr PullRequest, time
 		return nil, fmt.Errorf("making the review's scratch folder: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	// Notes and the agent's step files live apart, so the working
-	// directory holds exactly the two text files.
-	notes, err := os.MkdirTemp("", "planex-review-notes-")
-	if err != nil {
-		return nil, fmt.Errorf("making the review's notes folder: %w", err)
-	}
-	defer os.RemoveAll(notes)
 	const diffFile, descFile = "pr.diff", "pr.md"
 	if err := os.WriteFile(filepath.Join(dir, diffFile), []byte(pr.Diff), 0o444); err != nil {
 		return nil, fmt.Errorf("writing the diff: %w", err)
@@ -206,7 +200,10 @@ func ReviewPullRequest(ctx context.Context, ag agent.Agent, pr PullRequest, time
 		return nil, err
 	}
 	res := &Result{Kind: KindPullRequest, PR: pr.Number, Title: pr.Title, Head: pr.Head, Started: now.UTC()}
-	out, err := ag.Run(ctx, agent.Step{Phase: agent.PhaseReview, ID: "PR", Prompt: p, Dir: dir, SessionDir: notes, Timeout: timeout})
+	// The agent's step files live in a folder of their own, so the working
+	// directory holds exactly the two text files; there is no session, so
+	// no discovery board.
+	out, err := session.RunStep(ctx, ag, agent.Step{Phase: agent.PhaseReview, ID: "PR", Prompt: p, Dir: dir, Timeout: timeout}, "", nil)
 	var ar AgentResult
 	if err == nil {
 		err = agent.Decode(agent.PhaseReview, out.Raw, &ar)

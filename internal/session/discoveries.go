@@ -46,6 +46,9 @@ func (d Discovery) Validate() error {
 	if err := json.Unmarshal(d.Data, &obj); err != nil {
 		return fmt.Errorf("discovery data must be a JSON object: %v", err)
 	}
+	if obj == nil {
+		return fmt.Errorf("discovery data must be a JSON object, not null")
+	}
 	return nil
 }
 

@@ -62,6 +62,8 @@ type Meta struct {
 	WaitingAt Gate          `json:"waiting_at,omitempty"`
 	// PlanHash pins the tasks the user approved.
 	PlanHash string `json:"plan_hash,omitempty"`
+	// Approval is what was approved at the tasks gate (see Approval).
+	Approval *Approval `json:"approval,omitempty"`
 	// AutoApprove remembers -y, so --continue keeps the run's mode.
 	AutoApprove bool `json:"auto_approve,omitempty"`
 	Cancelled   bool `json:"cancelled,omitempty"`

@@ -50,18 +50,18 @@ func gitRepo(t *testing.T) string {
 }
 
 type harness struct {
-	api    *agenttest.API
-	agent  *builtin.Agent
-	waits  []time.Duration
-	repo   string
-	sessio string
+	api         *agenttest.API
+	agent       *builtin.Agent
+	waits       []time.Duration
+	repo        string
+	discoveries string
 }
 
 func newHarness(t *testing.T, maxTurns int, replies ...reply) *harness {
 	t.Helper()
 	t.Setenv("ANTHROPIC_API_KEY", "env-key-must-not-be-used")
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:1")
-	h := &harness{api: &agenttest.API{T: t, Path: "/v1/messages", AuthHeader: "X-Api-Key", Replies: replies}, repo: gitRepo(t), sessio: t.TempDir()}
+	h := &harness{api: &agenttest.API{T: t, Path: "/v1/messages", AuthHeader: "X-Api-Key", Replies: replies}, repo: gitRepo(t), discoveries: filepath.Join(t.TempDir(), "discoveries.ndjson")}
 	srv := httptest.NewServer(h.api)
 	t.Cleanup(srv.Close)
 	p, err := New(Config{APIKey: "test-key", BaseURL: srv.URL, Model: "claude-sonnet-4-5"})
@@ -74,7 +74,7 @@ func newHarness(t *testing.T, maxTurns int, replies ...reply) *harness {
 }
 
 func (h *harness) step(phase agent.Phase, id, scope string) agent.Step {
-	return agent.Step{Phase: phase, ID: id, Prompt: "do the task", Dir: h.repo, SessionDir: h.sessio, Scope: scope, Timeout: time.Minute}
+	return agent.Step{Phase: phase, ID: id, Prompt: "do the task", Dir: h.repo, DiscoveriesFile: h.discoveries, Scope: scope, Timeout: time.Minute}
 }
 
 const validExec = `{"id":"T1","status":"completed","findings":"added hello","files_modified":["src/hello.txt"],"tests_passed":true}`

@@ -100,7 +100,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err
 	defer cancel()
 
 	tc := a.opts.Tools
-	tc.Phase, tc.Worker, tc.Dir, tc.SessionDir, tc.Scope = step.Phase, step.ID, step.Dir, step.SessionDir, step.Scope
+	tc.Phase, tc.Worker, tc.Dir, tc.DiscoveriesFile, tc.Scope = step.Phase, step.ID, step.Dir, step.DiscoveriesFile, step.Scope
 	tc.Env, tc.Contain = a.opts.Env, a.opts.Contain
 	if tc.Logger == nil {
 		tc.Logger = a.opts.Logger

@@ -72,7 +72,7 @@ func TestNamedCLIs(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, err := a.Run(context.Background(), agent.Step{Phase: tc.phase, ID: tc.id, Prompt: "do the thing",
-				Dir: t.TempDir(), SessionDir: t.TempDir(), Scope: "src/**", Timeout: 30 * time.Second})
+				Dir: t.TempDir(), Scope: "src/**", Timeout: 30 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,7 +74,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	if err != nil {
 		return agent.Result{}, err
 	}
-	defer os.RemoveAll(io.dir)
+	defer io.cleanup()
 
 	cmd := exec.Command("sh", "-c", a.cfg.Command)
 	cmd.Dir = step.Dir
@@ -96,7 +96,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	cmd.Env = append(append(cmd.Env, a.cfg.ExtraEnv...),
 		"PLANEX_PHASE="+string(step.Phase),
 		"PLANEX_ID="+step.ID,
-		"PLANEX_SESSION_DIR="+step.SessionDir,
+		"PLANEX_DISCOVERIES_FILE="+step.DiscoveriesFile,
 		"PLANEX_RESULT_FILE="+io.result,
 		"PLANEX_SCHEMA_FILE="+io.schema,
 		"PLANEX_SCOPE="+step.Scope,
@@ -130,35 +130,33 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	return agent.Result{Raw: raw, Usage: usageFrom(raw)}, nil
 }
 
-type stepFiles struct{ dir, result, schema string }
+type stepFiles struct {
+	dir, result, schema string
+	cleanup             func()
+}
 
-// prepareFiles creates a private folder with the schema and an empty
-// result file for one step.
+// prepareFiles puts the schema and an empty result file in the step's
+// private folder (one of its own when the caller gave none).
 func prepareFiles(step agent.Step) (stepFiles, error) {
 	schema, err := agent.Schema(step.Phase)
 	if err != nil {
 		return stepFiles{}, err
 	}
-	parent := ""
-	if step.SessionDir != "" {
-		parent = filepath.Join(step.SessionDir, ".steps")
-		if err := os.MkdirAll(parent, 0o755); err != nil {
-			return stepFiles{}, fmt.Errorf("creating step folder: %w", err)
+	dir, cleanup := step.TempDir, func() {}
+	if dir == "" {
+		var prepared agent.Step
+		if prepared, cleanup, err = agent.PrepareStep(step); err != nil {
+			return stepFiles{}, err
 		}
+		dir = prepared.TempDir
 	}
-	name := string(step.Phase)
-	if step.ID != "" {
-		name += "-" + step.ID
-	}
-	dir, err := os.MkdirTemp(parent, name+"-")
-	if err != nil {
-		return stepFiles{}, fmt.Errorf("creating step folder: %w", err)
-	}
-	f := stepFiles{dir: dir, result: filepath.Join(dir, "result.json"), schema: filepath.Join(dir, "schema.json")}
+	f := stepFiles{dir: dir, result: filepath.Join(dir, agent.StepResultFile), schema: filepath.Join(dir, agent.StepSchemaFile), cleanup: cleanup}
 	if err := os.WriteFile(f.schema, schema, 0o644); err != nil {
+		cleanup()
 		return f, fmt.Errorf("writing result schema: %w", err)
 	}
 	if err := os.WriteFile(f.result, nil, 0o644); err != nil {
+		cleanup()
 		return f, fmt.Errorf("creating result file: %w", err)
 	}
 	return f, nil

@@ -12,8 +12,12 @@ import (
 )
 
 func step(t *testing.T, phase agent.Phase, id string) agent.Step {
-	dir := t.TempDir()
-	return agent.Step{Phase: phase, ID: id, Prompt: "PROMPT TEXT", Dir: dir, SessionDir: t.TempDir()}
+	s, cleanup, err := agent.PrepareStep(agent.Step{Phase: phase, ID: id, Prompt: "PROMPT TEXT", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	return s
 }
 
 func TestContract(t *testing.T) {
@@ -28,7 +32,9 @@ func TestContract(t *testing.T) {
 	}{
 		{
 			name: "result file, env and stdin",
-			cmd: `test "$PLANEX_PHASE" = execute && test "$PLANEX_ID" = T3 && test -s "$PLANEX_SCHEMA_FILE" && test -d "$PLANEX_SESSION_DIR" &&
+			cmd: `test "$PLANEX_PHASE" = execute && test "$PLANEX_ID" = T3 && test -s "$PLANEX_SCHEMA_FILE" && test -z "${PLANEX_SESSION_DIR+set}" &&
+				test -f "$PLANEX_DISCOVERIES_FILE" && test "$PLANEX_DISCOVERIES_FILE" = "$WANT_DISCOVERIES" &&
+				test "$(dirname "$PLANEX_RESULT_FILE")" = "$WANT_TEMP" && test "$(dirname "$PLANEX_SCHEMA_FILE")" = "$WANT_TEMP" &&
 				grep -q 'PROMPT TEXT' && test "$(pwd)" = "$WANT_DIR" &&
 				echo '{"id":"T3","status":"completed","findings":"ok","tests_passed":true,"usage":{"input_tokens":7,"output_tokens":3}}' > "$PLANEX_RESULT_FILE"`,
 			check: func(t *testing.T, s agent.Step, r agent.Result) {
@@ -61,7 +67,7 @@ func TestContract(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := step(t, agent.PhaseExecute, "T3")
 			s.Timeout = c.timeout
-			env := append(os.Environ(), "WANT_DIR="+s.Dir)
+			env := append(os.Environ(), "WANT_DIR="+s.Dir, "WANT_TEMP="+s.TempDir, "WANT_DISCOVERIES="+s.DiscoveriesFile)
 			env = append(env, c.env...)
 			start := time.Now()
 			r, err := New(Config{Command: c.cmd, Env: env, Contain: agent.Containment{AllowEnv: c.allow}}).Run(context.Background(), s)
@@ -80,11 +86,30 @@ func TestContract(t *testing.T) {
 			if c.check != nil {
 				c.check(t, s, r)
 			}
-			// The per-step folder is cleaned up.
-			if ents, _ := os.ReadDir(filepath.Join(s.SessionDir, ".steps")); len(ents) != 0 {
-				t.Errorf("step folder left behind: %v", ents)
-			}
 		})
+	}
+}
+
+// TestOwnFolderWhenNoneGiven: a step without a TempDir gets a private
+// folder of the agent's own, outside its working directory, removed after
+// the step.
+func TestOwnFolderWhenNoneGiven(t *testing.T) {
+	s := agent.Step{Phase: agent.PhaseExecute, ID: "T3", Prompt: "x", Dir: t.TempDir()}
+	cmd := `dirname "$PLANEX_RESULT_FILE" > where && test -z "$PLANEX_DISCOVERIES_FILE" &&
+		echo '{"id":"T3","status":"completed","findings":"","tests_passed":true}' > "$PLANEX_RESULT_FILE"`
+	if _, err := New(Config{Command: cmd}).Run(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(s.Dir, "where"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder := strings.TrimSpace(string(b))
+	if folder == "" || strings.HasPrefix(folder, s.Dir) {
+		t.Fatalf("step folder %q", folder)
+	}
+	if _, err := os.Stat(folder); !os.IsNotExist(err) {
+		t.Errorf("step folder %s left behind (%v)", folder, err)
 	}
 }
 

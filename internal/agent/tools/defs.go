@@ -9,8 +9,8 @@ import (
 )
 
 // buildDefs lists the tools of the phase: readers everywhere, writers and
-// the shell only in execute, discoveries when a session folder exists, and
-// report_result always.
+// the shell only in execute, discoveries when the step has a discoveries
+// file, and report_result always.
 func (s *Set) buildDefs() []Def {
 	defs := []Def{
 		{ListFiles, "List files below a directory of the repository (recursive, .gitignore'd files and .git/ left out). " +
@@ -79,7 +79,7 @@ func (s *Set) buildDefs() []Def {
 }`)},
 		)
 	}
-	if s.cfg.SessionDir != "" {
+	if s.cfg.DiscoveriesFile != "" {
 		types, _ := json.Marshal(session.DiscoveryTypes())
 		defs = append(defs, Def{AppendDiscover, "Share one finding with the other workers of this session (appended to the discovery board). " +
 			"Use it for facts others would otherwise rediscover: conventions, test commands, integration points, blockers.", json.RawMessage(`{

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -133,14 +132,10 @@ func (s *Set) appendDiscovery(input json.RawMessage) Output {
 		Type:   in.Type,
 		Data:   compact,
 	}
-	if err := session.AppendDiscovery(s.discoveriesPath(), d); err != nil {
+	if err := session.AppendDiscovery(s.cfg.DiscoveriesFile, d); err != nil {
 		return fail("%v", err)
 	}
 	return ok("discovery recorded")
-}
-
-func (s *Set) discoveriesPath() string {
-	return filepath.Join(s.cfg.SessionDir, session.DiscoveriesFile)
 }
 
 // reportResult validates the phase result. The first invalid result is

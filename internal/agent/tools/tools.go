@@ -49,8 +49,9 @@ type Config struct {
 	Worker string
 	// Dir is the directory every path is relative to.
 	Dir string
-	// SessionDir holds discoveries.ndjson; empty disables append_discovery.
-	SessionDir string
+	// DiscoveriesFile is the step's own discoveries file (Step.DiscoveriesFile);
+	// empty disables append_discovery.
+	DiscoveriesFile string
 	// Scope bounds writes in the execute phase (see package scope).
 	Scope string
 	// Env is the base environment for run_command; nil means os.Environ().

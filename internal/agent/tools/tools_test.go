@@ -63,7 +63,7 @@ func gitRepo(t *testing.T) (repo, outside string) {
 
 func newSet(t *testing.T, phase agent.Phase, repo, scope string) *Set {
 	t.Helper()
-	s, err := New(Config{Phase: phase, Worker: "T1", Dir: repo, SessionDir: t.TempDir(), Scope: scope,
+	s, err := New(Config{Phase: phase, Worker: "T1", Dir: repo, DiscoveriesFile: filepath.Join(t.TempDir(), "discoveries.ndjson"), Scope: scope,
 		Env: []string{"PATH=" + os.Getenv("PATH"), "OPENAI_API_KEY=sk-secret", "HOME=/tmp", "KEEP=1"},
 		Now: func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }})
 	if err != nil {
@@ -277,7 +277,7 @@ func TestAppendDiscovery(t *testing.T) {
 			t.Errorf("%v accepted", bad)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(s.cfg.SessionDir, "discoveries.ndjson"))
+	b, err := os.ReadFile(s.cfg.DiscoveriesFile)
 	if err != nil {
 		t.Fatal(err)
 	}

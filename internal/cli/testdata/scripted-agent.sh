@@ -28,7 +28,7 @@ analyze)
   ;;
 explore)
   if [ -f "$FAKE_DIR/$PLANEX_ID.fail" ]; then echo "explore broke" >&2; exit 1; fi
-  printf '{"ts":"2026-01-01T00:00:00Z","worker":"%s","type":"convention","data":{"angle":"%s"}}\n' "$PLANEX_ID" "$PLANEX_ID" >> "$PLANEX_SESSION_DIR/discoveries.ndjson"
+  printf '{"ts":"2026-01-01T00:00:00Z","worker":"%s","type":"convention","data":{"angle":"%s"}}\n' "$PLANEX_ID" "$PLANEX_ID" >> "$PLANEX_DISCOVERIES_FILE"
   # Result on stdout this time, after some chatter.
   echo "exploring $PLANEX_ID"
   printf '{"id":"%s","status":"completed","findings":"findings of %s","key_files":["README.md"],"error":""%s}\n' "$PLANEX_ID" "$PLANEX_ID" "$usage"
