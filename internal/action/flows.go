@@ -106,7 +106,7 @@ func (r *Runner) baseCommit(ctx context.Context) (branch, sha string, err error)
 		return "", "", err
 	}
 	if sha == "" {
-		return "", "", userf("the base branch `%s` does not exist", branch)
+		return "", "", userf("the base branch %s does not exist", render.Code(branch))
 	}
 	if err := r.Repo.EnsureCommit(ctx, r.Cfg.Remote, sha); err != nil {
 		return "", "", err
@@ -154,13 +154,13 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 	out, err := eng.Start(ctx, engine.Request{Requirement: pr.Requirement, SessionID: rec.SessionID, Branch: rec.Branch, Base: rec.Base})
 	if err != nil {
 		if plan.IsProblems(err) || strings.Contains(err.Error(), "not valid") {
-			return userf("planex could not make a valid plan:\n\n```\n%s\n```", err)
+			return userf("planex could not make a valid plan:\n\n%s", render.CodeBlock("", err.Error()))
 		}
 		return fmt.Errorf("planning: %w", err)
 	}
 	s := out.Session
 	if out.Stage == engine.StageStopped {
-		return userf("planning stopped: %s", out.Reason)
+		return userf("planning stopped: %s", render.Text(out.Reason))
 	}
 	tasks, err := s.ReadTasks()
 	if err != nil {
@@ -515,7 +515,7 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 	out, err := eng.Replan(ctx, rec.SessionID, feedback)
 	if err != nil {
 		if strings.Contains(err.Error(), "not valid") {
-			return userf("planex could not make a valid revised plan:\n\n```\n%s\n```", err)
+			return userf("planex could not make a valid revised plan:\n\n%s", render.CodeBlock("", err.Error()))
 		}
 		return fmt.Errorf("re-planning: %w", err)
 	}
@@ -637,7 +637,7 @@ func (r *Runner) status(ctx context.Context, th thread) error {
 	explore, _ := s.ReadExplore()
 	text := render.Status(s.Meta, explore, tasks, s.Exists(session.TasksFile))
 	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: rec.State, PullRequestURL: rec.PRURL}
-	return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is **%s**.\n\n```\n%s```", rec.PlanID, rec.State, text))
+	return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is **%s**.\n\n%s", rec.PlanID, rec.State, render.CodeBlock("", text)))
 }
 
 // Finalize reports a job that ended before its run did (cancelled or

@@ -209,7 +209,7 @@ func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error
 	res, err := review.ReviewPullRequest(ctx, r.Engine.Agent, review.PullRequest{Number: th.Number, Title: title, Body: body,
 		Head: pr.GetHead().GetSHA(), Diff: text}, r.Engine.Timeouts[agent.PhaseReview], 0, r.Now())
 	if err != nil {
-		return userf("planex could not review this pull request: %s", oneLine(err.Error()))
+		return userf("planex could not review this pull request: %s", render.Text(err.Error()))
 	}
 	fork := pr.GetHead().GetRepo().GetFullName() == "" || !strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName())
 	fixable := !fork && runBranchRe.MatchString(pr.GetHead().GetRef())
@@ -377,11 +377,11 @@ func (r *Runner) answerThreads(ctx context.Context, rec *Record, tasks []plan.Ta
 			order = append(order, a.CommentID)
 		}
 		g.idx = append(g.idx, i)
-		line := fmt.Sprintf("- %s (%s): %s", t.ID, t.Title, t.Status)
+		line := fmt.Sprintf("- %s (%s): %s", render.Text(t.ID), render.Text(t.Title), t.Status)
 		if t.Status == plan.StatusCompleted && t.Commit != "" {
 			line += fmt.Sprintf(" in `%s`", render.Short(t.Commit))
 		} else if t.Error != "" {
-			line += ": " + oneLine(plan.Truncate(t.Error, 200))
+			line += ": " + render.Text(plan.Truncate(t.Error, 200))
 		}
 		if !slices.Contains(g.lines, line) {
 			g.lines = append(g.lines, line)

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"text/template"
 
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/render/md"
 )
 
 // MaxCommentBytes is GitHub's limit on a comment body.
@@ -66,17 +68,34 @@ type wave struct {
 	Tasks []plan.Task
 }
 
+// planData is what the plan comment template sees.
+type planData struct {
+	PlanView
+	Marker, PlanID, Hash, Mermaid string
+	Waves                         []wave
+	// Full shows the task details and the exploration's key files.
+	Full bool
+	// Truncated says the comment is a summary of the plan.
+	Truncated bool
+	// TitleMax and DepsMax shorten the task rows (runes, ids); IDsOnly
+	// lists each wave's task ids without titles: the last resort that
+	// still shows every task.
+	TitleMax, DepsMax int
+	IDsOnly           bool
+}
+
 // PlanComment renders the plan comment, summarising it when the full
 // text would not fit in one GitHub comment. It reports whether it had to.
+//
+// Every task is listed whatever the plan holds: a summary drops the
+// graph, the details and the exploration, then shortens titles, and at
+// the last lists each wave's task ids alone, rather than leave a task
+// out. (Text cannot hide a task either: everything the agents wrote is
+// escaped.)
 func PlanComment(v PlanView) (body string, truncated bool) {
 	hash := plan.Hash(v.Tasks)
-	data := struct {
-		PlanView
-		Marker, PlanID, Hash, Mermaid string
-		Waves                         []wave
-		Full, Truncated               bool
-	}{PlanView: v, Marker: PlanMarker{ID: plan.ID(hash), SHA256: hash, Session: v.Session, Base: v.Base}.String(),
-		PlanID: plan.ID(hash), Hash: hash, Mermaid: Mermaid(v.Tasks), Waves: waves(v.Tasks), Full: true}
+	data := planData{PlanView: v, Marker: PlanMarker{ID: plan.ID(hash), SHA256: hash, Session: v.Session, Base: v.Base}.String(),
+		PlanID: plan.ID(hash), Hash: hash, Mermaid: Mermaid(v.Tasks), Waves: waves(v.Tasks), Full: true, TitleMax: 200, DepsMax: 50}
 	if data.Trigger == "" {
 		data.Trigger = "/planex"
 	}
@@ -92,25 +111,72 @@ func PlanComment(v PlanView) (body string, truncated bool) {
 	if len(out) <= MaxCommentBytes {
 		return out, false
 	}
-	// Drop the bulky parts first, then shorten findings.
-	data.Full, data.Truncated = false, true
-	data.Mermaid = "graph TD\n  note[\"dependency graph omitted: plan too large\"]\n"
-	ex := make([]plan.ExploreRow, len(v.Explore))
-	for i, e := range v.Explore {
-		e.Findings = plan.Truncate(e.Findings, 200)
-		e.KeyFiles = nil
-		ex[i] = e
+	// Drop the bulky parts first, then shorten what is left.
+	steps := []func(){
+		func() {
+			data.Full, data.Truncated = false, true
+			data.Mermaid = "graph TD\n  note[\"dependency graph omitted: plan too large\"]\n"
+			data.Summary, data.Approach = plan.Truncate(v.Summary, 2000), plan.Truncate(v.Approach, 1000)
+			ex := make([]plan.ExploreRow, len(v.Explore))
+			for i, e := range v.Explore {
+				e.Findings = plan.Truncate(e.Findings, 200)
+				e.KeyFiles = nil
+				ex[i] = e
+			}
+			data.Explore = ex
+		},
+		func() { data.Explore, data.TitleMax, data.DepsMax = nil, 80, 10 },
+		func() {
+			data.Summary, data.Approach, data.TitleMax, data.DepsMax = plan.Truncate(v.Summary, 300), "", 30, 3
+		},
+		func() { data.Summary, data.IDsOnly = plan.Truncate(v.Summary, 300), true },
 	}
-	data.Explore = ex
-	out = render()
-	all := len(data.Waves)
-	for len(out) > MaxCommentBytes && len(data.Waves) > 1 {
-		// Keep the first waves whole and say how many are left out.
-		data.Waves = data.Waves[:len(data.Waves)-1]
-		data.Summary = strings.TrimSpace(v.Summary) + fmt.Sprintf("\n\n(%d more wave(s) not shown here.)", all-len(data.Waves))
-		out = render()
+	for _, step := range steps {
+		step()
+		if out = render(); len(out) <= MaxCommentBytes {
+			return out, true
+		}
 	}
-	return out, true
+	// Thousands of tasks with scattered ids: cut at a line, below the
+	// limit, and say where the whole plan is.
+	cut := strings.LastIndexByte(out[:MaxCommentBytes-400], '\n')
+	return out[:cut] + fmt.Sprintf("\n\n> **This plan has %d tasks: too many to list in a comment.** It is in the job summary and in %s.\n", len(v.Tasks), md.Code(v.StateRef)), true
+}
+
+// capIDs keeps the first n ids and says how many more there are.
+func capIDs(ids []string, n int) []string {
+	if len(ids) <= n {
+		return ids
+	}
+	return append(append([]string(nil), ids[:n]...), fmt.Sprintf("… (+%d)", len(ids)-n))
+}
+
+// idRanges lists the tasks' ids for running text, consecutive task
+// numbers as one range ("T1–T40, T42").
+func idRanges(tasks []plan.Task) string {
+	var parts []string
+	num := func(id string) int {
+		n, err := strconv.Atoi(strings.TrimPrefix(id, "T"))
+		if err != nil || !strings.HasPrefix(id, "T") || n <= 0 {
+			return -1
+		}
+		return n
+	}
+	for i := 0; i < len(tasks); {
+		j := i
+		for j+1 < len(tasks) && num(tasks[j].ID) > 0 && num(tasks[j+1].ID) == num(tasks[j].ID)+1 {
+			j++
+		}
+		if j > i+1 {
+			parts = append(parts, tasks[i].ID+"–"+tasks[j].ID)
+		} else {
+			for k := i; k <= j; k++ {
+				parts = append(parts, tasks[k].ID)
+			}
+		}
+		i = j + 1
+	}
+	return md.Text(strings.Join(parts, ", "))
 }
 
 func waves(tasks []plan.Task) []wave {
@@ -139,17 +205,12 @@ func Mermaid(tasks []plan.Task) string {
 	var b strings.Builder
 	b.WriteString("graph TD\n")
 	for _, t := range sorted {
-		fmt.Fprintf(&b, "  %s[\"%s: %s\"]\n", t.ID, t.ID, mermaidText(t.Title))
+		fmt.Fprintf(&b, "  %s[\"%s: %s\"]\n", md.MermaidID(t.ID), md.MermaidLabel(t.ID), md.MermaidLabel(plan.Truncate(strings.Join(strings.Fields(t.Title), " "), 60)))
 	}
 	for _, t := range sorted {
 		for _, d := range t.Deps {
-			fmt.Fprintf(&b, "  %s --> %s\n", d, t.ID)
+			fmt.Fprintf(&b, "  %s --> %s\n", md.MermaidID(d), md.MermaidID(t.ID))
 		}
 	}
 	return b.String()
-}
-
-func mermaidText(s string) string {
-	s = plan.Truncate(strings.Join(strings.Fields(s), " "), 60)
-	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "`", "'").Replace(s)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/render/md"
 )
 
 // PRView is what the pull request body shows.
@@ -45,7 +46,13 @@ func PRBody(v PRView) string {
 	}
 	out := b.String()
 	if len(out) > MaxCommentBytes {
-		out = out[:MaxCommentBytes-200] + "\n\n… (truncated; the full report is context.md in the session state)\n"
+		// Cut between lines, so no escape or code span is cut in two, and
+		// close the <details> planex opened if the cut fell inside it.
+		out = out[:strings.LastIndexByte(out[:MaxCommentBytes-300], '\n')+1]
+		if strings.Count(out, "<details>") > strings.Count(out, "</details>") {
+			out += "\n</details>\n"
+		}
+		out += "\n… (truncated; the full report is context.md in the session state)\n"
 		if v.Issue > 0 {
 			out += fmt.Sprintf("\nCloses #%d\n", v.Issue)
 		}
@@ -70,12 +77,26 @@ const statusMarker = "<!-- planex:status -->"
 // IsStatusComment reports whether a body is planex's status comment.
 func IsStatusComment(body string) bool { return strings.HasPrefix(body, statusMarker) }
 
-// StatusComment renders the progress comment.
+// StatusComment renders the progress comment. A plan with very many
+// tasks gets shorter titles, then none, so that the comment stays
+// within GitHub's limit with every task listed.
 func StatusComment(v StatusView) string {
+	var out string
+	for _, titleMax := range []int{60, 20, 0} {
+		if out = statusComment(v, titleMax); len(out) <= MaxCommentBytes {
+			break
+		}
+	}
+	return out
+}
+
+func statusComment(v StatusView, titleMax int) string {
 	var b strings.Builder
 	b.WriteString(statusMarker + "\n")
-	fmt.Fprintf(&b, "**planex** · plan `%s` · **%s**\n\n", v.PlanID, v.State)
+	fmt.Fprintf(&b, "**planex** · plan %s · **%s**\n\n", orDash(md.Code(v.PlanID)), md.Text(v.State))
 	if v.Note != "" {
+		// The note is planex's own Markdown; the callers escape what they
+		// put in it.
 		b.WriteString(v.Note + "\n\n")
 	}
 	if len(v.Tasks) > 0 {
@@ -84,7 +105,11 @@ func StatusComment(v StatusView) string {
 		b.WriteString("| Wave | Task | Status |\n|---|---|---|\n")
 		for _, w := range waves(v.Tasks) {
 			for _, t := range w.Tasks {
-				fmt.Fprintf(&b, "| %d | %s: %s | %s |\n", w.N, t.ID, Cell(plan.Truncate(t.Title, 60)), statusIcon(t.Status))
+				name := md.Cell(t.ID)
+				if titleMax > 0 {
+					name += ": " + md.Cell(plan.Truncate(t.Title, titleMax))
+				}
+				fmt.Fprintf(&b, "| %d | %s | %s |\n", w.N, name, statusIcon(t.Status))
 			}
 		}
 		b.WriteString("\n")

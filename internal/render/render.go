@@ -6,12 +6,15 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"text/template"
+	"unicode"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/render/md"
 	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -31,24 +34,72 @@ type Report struct {
 	Review *review.Result
 }
 
+// funcs are the templates' helpers. Every value planex did not write
+// itself (the agents' text, the requirement, file names) goes through
+// one of the md escapers: text, cell, paras, quote, code or codecell.
 func funcs() template.FuncMap {
 	return template.FuncMap{
-		"cell":      Cell,
+		"text":      escaper(md.Text),
+		"cell":      escaper(md.Cell),
+		"paras":     escaper(md.Block),
+		"quote":     escaper(md.Quote),
+		"code":      escaper(md.Code),
+		"codecell":  escaper(md.CodeCell),
 		"firstLine": func(s string) string { l, _, _ := strings.Cut(strings.TrimSpace(s), "\n"); return l },
 		"short":     Short,
 		"usd":       USD,
 		"planID":    func(ts []plan.Task) string { return plan.ID(plan.Hash(ts)) },
-		"list":      func(ids []string) string { return orDash(strings.Join(ids, ", ")) },
+		"list":      idList,
+		"codes":     codeList,
 		"table":     TaskTable,
 		"trunc":     func(s string, n int) string { return plan.Truncate(s, n) },
-		"quote": func(s string) string {
-			lines := strings.Split(strings.TrimSpace(s), "\n")
-			for i, l := range lines {
-				lines[i] = strings.TrimRight("> "+l, " ")
-			}
-			return strings.Join(lines, "\n")
-		},
+		"orDash":    orDash,
+		"capIDs":    capIDs,
+		"idRanges":  idRanges,
+		"login":     login,
 	}
+}
+
+// escaper lets a template apply f to any string-like value (statuses,
+// severities and verdicts have types of their own).
+func escaper(f func(string) string) func(any) string {
+	return func(v any) string {
+		switch x := v.(type) {
+		case nil:
+			return ""
+		case string:
+			return f(x)
+		case fmt.Stringer:
+			return f(x.String())
+		}
+		return f(fmt.Sprint(v))
+	}
+}
+
+// login renders a GitHub login as a mention (planex means to notify
+// the approver); anything that is not a login is escaped text.
+func login(s string) string {
+	if loginRe.MatchString(s) {
+		return "@" + s
+	}
+	return md.Text(s)
+}
+
+var loginRe = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
+
+// idList renders ids (task or exploration ids) for running text or a
+// table cell.
+func idList(ids []string) string { return orDash(md.Cell(strings.Join(ids, ", "))) }
+
+// codeList renders paths as code spans separated by commas.
+func codeList(paths []string) string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if c := md.Code(p); c != "" {
+			out = append(out, c)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // Context renders context.md.
@@ -95,16 +146,24 @@ func TaskTable(tasks []plan.Task) string {
 	var b strings.Builder
 	b.WriteString("| Wave | Task | Title | Scope | Deps | Status |\n|---|---|---|---|---|---|\n")
 	for _, t := range sorted {
-		fmt.Fprintf(&b, "| %d | %s | %s | `%s` | %s | %s |\n", t.Wave, t.ID, Cell(t.Title), Cell(t.Scope), orDash(strings.Join(t.Deps, ", ")), t.Status)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", t.Wave, md.Cell(t.ID), md.Cell(t.Title), md.CodeCell(t.Scope), idList(t.Deps), md.Cell(string(t.Status)))
 	}
 	return b.String()
 }
 
-// Cell makes text safe for one Markdown table cell or list item.
-func Cell(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return strings.ReplaceAll(s, "|", "\\|")
-}
+// Cell makes text safe for one Markdown table cell (see md.Cell).
+func Cell(s string) string { return md.Cell(s) }
+
+// Text, Code and CodeBlock escape what planex did not write for the
+// messages composed outside this package (replies, notes); see md.
+func Text(s string) string { return md.Text(s) }
+
+// Code renders s as an inline code span (see md.Code).
+func Code(s string) string { return md.Code(s) }
+
+// CodeBlock renders s as a fenced code block s cannot close (see
+// md.CodeBlock).
+func CodeBlock(info, s string) string { return md.CodeBlock(info, s) }
 
 // Short abbreviates a commit id.
 func Short(sha string) string {
@@ -133,7 +192,7 @@ func orDash(s string) string {
 func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTasks bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "session  %s\nbranch   %s (from %s)\n", m.ID, m.Branch, Short(m.Base))
-	fmt.Fprintf(&b, "request  %s\n", plan.Truncate(strings.Join(strings.Fields(m.Requirement), " "), 100))
+	fmt.Fprintf(&b, "request  %s\n", plan.Truncate(plainLine(m.Requirement), 100))
 	phase := func(name, state string) { fmt.Fprintf(&b, "  %-8s %s\n", name, state) }
 	b.WriteString("phases\n")
 	switch {
@@ -144,7 +203,7 @@ func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTa
 		phase("analyze", "pending")
 		phase("explore", "pending")
 	default:
-		phase("analyze", fmt.Sprintf("done (%s, %s)", orDash(m.Type), orDash(m.Complexity)))
+		phase("analyze", fmt.Sprintf("done (%s, %s)", orDash(plainLine(m.Type)), orDash(plainLine(m.Complexity))))
 		done := 0
 		for _, e := range explore {
 			if e.Status.Done() {
@@ -176,7 +235,7 @@ func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTa
 	if len(explore) > 0 {
 		b.WriteString("explorations\n")
 		for _, e := range explore {
-			fmt.Fprintf(&b, "  %-4s %-20s %-9s %s\n", e.ID, e.Angle, e.Status, plan.Truncate(Cell(e.Error), 80))
+			fmt.Fprintf(&b, "  %-4s %-20s %-9s %s\n", plainLine(e.ID), plainLine(e.Angle), plainLine(string(e.Status)), plan.Truncate(plainLine(e.Error), 80))
 		}
 	}
 	if haveTasks {
@@ -194,10 +253,22 @@ func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTa
 			case t.Commit != "":
 				extra = "commit " + Short(t.Commit)
 			case t.Error != "":
-				extra = plan.Truncate(Cell(t.Error), 80)
+				extra = plan.Truncate(plainLine(t.Error), 80)
 			}
-			fmt.Fprintf(&b, "  %-4s %-9s %-40s %s\n", t.ID, t.Status, plan.Truncate(t.Title, 40), extra)
+			fmt.Fprintf(&b, "  %-4s %-9s %-40s %s\n", plainLine(t.ID), plainLine(string(t.Status)), plan.Truncate(plainLine(t.Title), 40), extra)
 		}
 	}
 	return b.String()
+}
+
+// plainLine puts text on one line for plain-text output (a terminal, or
+// a code block in a comment): whitespace collapses and control
+// characters, escape sequences' ESC among them, are dropped.
+func plainLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, strings.Join(strings.Fields(s), " "))
 }

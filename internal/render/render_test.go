@@ -3,7 +3,6 @@ package render
 import (
 	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,26 +88,6 @@ func TestStatusCommentGolden(t *testing.T) {
 	golden(t, "status-comment.md", body)
 	if !IsStatusComment(body) || IsStatusComment("hello") {
 		t.Error("IsStatusComment is wrong")
-	}
-}
-
-func TestPlanCommentTooLarge(t *testing.T) {
-	var tasks []plan.Task
-	for i := 1; i <= 900; i++ {
-		tasks = append(tasks, plan.Task{ID: fmt.Sprintf("T%d", i), Title: strings.Repeat("long title ", 8), Description: strings.Repeat("a very long description ", 20),
-			Scope: fmt.Sprintf("pkg/m%d/**", i), Wave: 1 + i/10})
-	}
-	body, truncated := PlanComment(PlanView{Tasks: tasks, Session: "s", Summary: "big"})
-	if !truncated || len(body) > MaxCommentBytes {
-		t.Fatalf("truncated=%v len=%d", truncated, len(body))
-	}
-	for _, want := range []string{"too large for one comment", "more wave(s) not shown", "approve " + plan.ID(plan.Hash(tasks))} {
-		if !strings.Contains(body, want) {
-			t.Errorf("summarised comment lacks %q", want)
-		}
-	}
-	if _, ok := ParsePlanMarker(body); !ok {
-		t.Error("summarised comment lost its marker")
 	}
 }
 

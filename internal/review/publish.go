@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/planexhq/planex/internal/render/md"
 )
 
 // Inline is a finding anchored to a line the diff adds.
@@ -47,11 +49,11 @@ const (
 // InlineBody is the text of an inline comment for f.
 func InlineBody(f Finding) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s** %s\n\n%s\n", badge(f.Severity), f.Severity, defuse(f.Explanation))
+	fmt.Fprintf(&b, "**%s** %s\n\n%s\n", badge(f.Severity), md.Text(string(f.Severity)), md.Block(f.Explanation))
 	if f.Suggestion != "" {
-		fmt.Fprintf(&b, "\n**Suggested change:** %s\n", defuse(f.Suggestion))
+		fmt.Fprintf(&b, "\n**Suggested change:** %s\n", md.Block(f.Suggestion))
 	}
-	fmt.Fprintf(&b, "\n<sub>planex review · finding %s", f.ID)
+	fmt.Fprintf(&b, "\n<sub>planex review · finding %s", md.Text(f.ID))
 	if f.Severity == High {
 		b.WriteString(" · `/planex fix` plans a follow-up for it")
 	}
@@ -59,15 +61,19 @@ func InlineBody(f Finding) string {
 	return b.String()
 }
 
-var findingRe = regexp.MustCompile(`<!-- planex:finding ([0-9a-f]{6,64}) -->`)
+// The markers are read only where planex writes them: alone on their
+// line (a summary's and an inline comment's is the last one). What
+// agents write is escaped (see internal/render/md) and can hold no
+// "<!--"; the anchors are a second line of defence.
+var findingRe = regexp.MustCompile(`(?m)^<!-- planex:finding ([0-9a-f]{6,64}) -->\r?$`)
 
 // FindingKeyOf returns the finding key an inline comment body carries.
 func FindingKeyOf(body string) (string, bool) {
-	m := findingRe.FindStringSubmatch(body)
-	if m == nil {
+	ms := findingRe.FindAllStringSubmatch(body, -1)
+	if ms == nil {
 		return "", false
 	}
-	return m[1], true
+	return ms[len(ms)-1][1], true
 }
 
 // FixedBody is planex's reply in a finding's (or a reviewer's) thread when
@@ -79,7 +85,7 @@ func FixedBody(text, key string) string {
 	return text + "\n" + fixedMarker + key + " -->"
 }
 
-var fixedRe = regexp.MustCompile(`<!-- planex:fixed ([0-9a-f]{6,64}) -->`)
+var fixedRe = regexp.MustCompile(`(?m)^<!-- planex:fixed ([0-9a-f]{6,64}) -->\r?$`)
 
 // FixedKeys returns the finding keys a comment says are fixed.
 func FixedKeys(body string) []string {
@@ -124,15 +130,15 @@ const maxDataFindings = 60
 // IsSummary reports whether body is one of planex's review summaries.
 func IsSummary(body string) bool { return strings.Contains(body, summaryMarker) }
 
-var summaryRe = regexp.MustCompile(`<!-- planex:review v1 ([A-Za-z0-9_-]+) -->`)
+var summaryRe = regexp.MustCompile(`(?m)^<!-- planex:review v1 ([A-Za-z0-9_-]+) -->\r?$`)
 
-// ParseSummary reads the marker of a summary body.
+// ParseSummary reads the marker of a summary body (its last one).
 func ParseSummary(body string) (Data, bool) {
-	m := summaryRe.FindStringSubmatch(body)
-	if m == nil {
+	ms := summaryRe.FindAllStringSubmatch(body, -1)
+	if ms == nil {
 		return Data{}, false
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(m[1])
+	raw, err := base64.RawURLEncoding.DecodeString(ms[len(ms)-1][1])
 	if err != nil {
 		return Data{}, false
 	}
@@ -191,7 +197,7 @@ func Summary(r *Result, o SummaryOptions) string {
 	}
 	b.WriteString("\n\nplanex comments; it never approves. A person decides whether this merges.\n")
 	if r.Status == StatusFailed && r.Error != "" {
-		fmt.Fprintf(&b, "\n> **The review did not finish:** %s\n", cell(r.Error))
+		fmt.Fprintf(&b, "\n> **The review did not finish:** %s\n", md.Text(r.Error))
 	}
 
 	b.WriteString("\n| Task | Criterion | Met | Evidence |\n|---|---|---|---|\n")
@@ -202,19 +208,19 @@ func Summary(r *Result, o SummaryOptions) string {
 			name += " " + t.Title
 		}
 		if t.Error != "" {
-			fmt.Fprintf(&b, "| %s | *not reviewed: %s* | — | — |\n", cell(name), cell(trunc(t.Error, 200)))
+			fmt.Fprintf(&b, "| %s | *not reviewed: %s* | — | — |\n", md.Cell(name), md.Cell(trunc(t.Error, 200)))
 			rows++
 			continue
 		}
 		if len(t.Criteria) == 0 {
-			fmt.Fprintf(&b, "| %s | *no criteria given* | — | — |\n", cell(name))
+			fmt.Fprintf(&b, "| %s | *no criteria given* | — | — |\n", md.Cell(name))
 			rows++
 			continue
 		}
 		for i, c := range t.Criteria {
 			label := ""
 			if i == 0 {
-				label = cell(name)
+				label = md.Cell(name)
 			}
 			met := "❌ no"
 			if c.Met {
@@ -222,11 +228,11 @@ func Summary(r *Result, o SummaryOptions) string {
 			}
 			ev := "—"
 			if c.Evidence != "" {
-				ev = "`" + strings.ReplaceAll(cell(c.Evidence), "`", "'") + "`"
+				ev = md.CodeCell(c.Evidence)
 			}
-			crit := cell(trunc(c.Criterion, 200))
+			crit := md.Cell(trunc(c.Criterion, 200))
 			if c.Note != "" {
-				crit += " — " + cell(trunc(c.Note, 200))
+				crit += " — " + md.Cell(trunc(c.Note, 200))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", label, crit, met, ev)
 			rows++
@@ -239,7 +245,7 @@ func Summary(r *Result, o SummaryOptions) string {
 	var verdicts []string
 	for _, t := range r.Tasks {
 		if t.Summary != "" || t.Verdict != "" {
-			verdicts = append(verdicts, fmt.Sprintf("- **%s** (%s): %s", t.Task, verdictText(t.Verdict), cell(trunc(t.Summary, 600))))
+			verdicts = append(verdicts, fmt.Sprintf("- **%s** (%s): %s", md.Text(t.Task), verdictText(t.Verdict), md.Text(trunc(t.Summary, 600))))
 		}
 	}
 	if len(verdicts) > 0 {
@@ -261,9 +267,9 @@ func Summary(r *Result, o SummaryOptions) string {
 	if len(bodyOnly) > 0 {
 		b.WriteString("\n### Findings not on a changed line\n\n")
 		for _, f := range bodyOnly {
-			fmt.Fprintf(&b, "- %s **%s** `%s` (%s): %s", badge(f.Severity), f.Severity, strings.ReplaceAll(f.Where(), "`", "'"), f.ID, cell(trunc(f.Explanation, 800)))
+			fmt.Fprintf(&b, "- %s **%s** %s (%s): %s", badge(f.Severity), md.Text(string(f.Severity)), md.Code(f.Where()), md.Text(f.ID), md.Text(trunc(f.Explanation, 800)))
 			if f.Suggestion != "" {
-				fmt.Fprintf(&b, " *Suggested:* %s", cell(trunc(f.Suggestion, 500)))
+				fmt.Fprintf(&b, " *Suggested:* %s", md.Text(trunc(f.Suggestion, 500)))
 			}
 			b.WriteString("\n")
 			if b.Len() > maxBody-8000 {
@@ -303,17 +309,6 @@ func badge(s Severity) string {
 		return "🟠"
 	}
 	return "🟡"
-}
-
-// defuse keeps an agent's text from carrying HTML comments, which could
-// fake one of planex's markers.
-func defuse(s string) string { return strings.ReplaceAll(s, "<!--", "&lt;!--") }
-
-// cell makes text safe for one Markdown table cell or list line.
-func cell(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return defuse(s)
 }
 
 func trunc(s string, n int) string {
