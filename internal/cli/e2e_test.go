@@ -133,8 +133,20 @@ func (f *fixture) planex(args ...string) (stdout, stderr string, code int) {
 func (f *fixture) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = f.repo
-	cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+f.fake, "PLANEX_SANDBOX_WRITE="+f.fake, "PLANEX_AGENT_CMD="+f.agent, "GITHUB_TOKEN=must-not-leak")
+	cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+f.fake, "PLANEX_SANDBOX_WRITE="+f.fake, "PLANEX_SANDBOX_READ="+testdataDir(f.t), "PLANEX_AGENT_CMD="+f.agent, "GITHUB_TOKEN=must-not-leak")
 	return cmd
+}
+
+// testdataDir is where the test agents live; contained agents must be
+// able to read it even when the checkout is under /tmp, which the
+// sandbox replaces with an empty one.
+func testdataDir(t *testing.T) string {
+	t.Helper()
+	abs, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
 }
 
 func (f *fixture) sessionDir() string {

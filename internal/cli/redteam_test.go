@@ -160,7 +160,7 @@ func runRedTeam(t *testing.T, script string) *redTeamRun {
 
 	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "--api-key-env", "LLM_GATEWAY", "add two files")
 	// The agent may read the fixture's scripts but write nothing of the test's.
-	cmd.Env = append(cmd.Env, "PLANEX_SANDBOX_WRITE=", "PLANEX_SANDBOX_READ="+f.fake, "HOME="+r.realHome)
+	cmd.Env = append(cmd.Env, "PLANEX_SANDBOX_WRITE=", "PLANEX_SANDBOX_READ="+f.fake+string(os.PathListSeparator)+testdataDir(t), "HOME="+r.realHome)
 	for k, v := range redTeamSecrets {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
