@@ -22,9 +22,10 @@ type Repo struct {
 	// gitDir is Root's own git directory (CommonDir, or a linked
 	// worktree's admin directory), pinned when the repository was opened
 	// so that a rewritten .git file never redirects planex's git.
-	gitDir string
-	env    []string
-	config []setting
+	gitDir  string
+	env     []string
+	config  []setting
+	remotes map[string]remoteURL
 }
 
 // ErrNotRepo is returned when a directory is not inside a git work tree.
@@ -50,6 +51,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	}
 	r.CommonDir = filepath.Clean(r.CommonDir)
 	r.config, r.env = identity(ctx, r.Root, r.gitEnv(r.Root))
+	r.remotes = readRemotes(ctx, r.Root, r.gitEnv(r.Root))
 	return r, nil
 }
 

@@ -410,3 +410,47 @@ func TestRedTeamGitSafeDirectory(t *testing.T) {
 		t.Errorf("Output: %q, %v", out, err)
 	}
 }
+
+// TestRedTeamGitRemoteRewritten: the agent rewrites the remote's URL to a
+// repository of its own whose hooks would run on a push (with planex's
+// environment, token included), or redirects an https remote to such a
+// local path with insteadOf. planex keeps talking to the remote it found
+// when it opened the repository, and refuses the redirect.
+func TestRedTeamGitRemoteRewritten(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, _ := cloneOf(t, r)
+	mustGit(t, r.Root, "remote", "add", "origin", origin)
+	mustGit(t, r.Root, "remote", "add", "gh", "https://example.invalid/octo/demo.git")
+	r, err := Open(ctx, r.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := r.Head(ctx)
+	mustGit(t, r.Root, "update-ref", "refs/heads/planex/s1", head)
+
+	e := newEvil(t)
+	own := filepath.Join(t.TempDir(), "own.git")
+	cleanGit(t, r.Root, "init", "-q", "--bare", own)
+	e.hooks(filepath.Join(own, "hooks"), "own-hook-")
+	mustGit(t, r.Root, "config", "remote.origin.url", own)
+	mustGit(t, r.Root, "config", "remote.origin.pushurl", own)
+	mustGit(t, r.Root, "config", "url."+own+".insteadOf", "https://example.invalid/")
+
+	if err := r.PushRef(ctx, "origin", "refs/heads/planex/s1", false, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.RemoteRef(ctx, "origin", "refs/heads/planex/s1"); err != nil || got != head {
+		t.Errorf("RemoteRef(origin) = %s, %v; want %s", got, err, head)
+	}
+	if got := cleanGit(t, origin, "for-each-ref", "--format=%(objectname)", "refs/heads/planex/s1"); strings.TrimSpace(got) != head {
+		t.Errorf("the push did not reach the original remote: %s", got)
+	}
+	if _, err := r.RemoteRef(ctx, "gh", "refs/heads/main"); err == nil || !strings.Contains(err.Error(), "'file' not allowed") {
+		t.Errorf("RemoteRef(gh) redirected to a local path: %v", err)
+	}
+	if err := r.PushRef(ctx, "gh", "refs/heads/planex/s1", false, ""); err == nil || !strings.Contains(err.Error(), "'file' not allowed") {
+		t.Errorf("PushRef(gh) redirected to a local path: %v", err)
+	}
+	e.assertNothingRan()
+}
