@@ -19,16 +19,16 @@ import (
 // none of them, and a task that is otherwise valid must still be
 // committed correctly.
 
-// redTeam is a fixture whose agent attacks, with HOME in a temp dir.
-type redTeam struct {
+// gitRedTeam is a fixture whose agent attacks, with HOME in a temp dir.
+type gitRedTeam struct {
 	*fixture
 	home string
 }
 
-func newRedTeam(t *testing.T, attacks ...string) *redTeam {
+func newGitRedTeam(t *testing.T, attacks ...string) *gitRedTeam {
 	t.Helper()
 	f := newFixture(t)
-	rt := &redTeam{fixture: f, home: t.TempDir()}
+	rt := &gitRedTeam{fixture: f, home: t.TempDir()}
 	t.Setenv("HOME", rt.home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(rt.home, ".config"))
 	agent, err := filepath.Abs("testdata/redteam-git-agent.sh")
@@ -42,9 +42,19 @@ func newRedTeam(t *testing.T, attacks ...string) *redTeam {
 	return rt
 }
 
+// run runs planex with no agent sandbox where planex has one: these rows
+// test that planex's own git holds by itself, so the attacks must land.
+func (rt *gitRedTeam) run(args ...string) (stdout, stderr string, code int) {
+	rt.t.Helper()
+	if help, _, _ := rt.planex("--help"); strings.Contains(help, "--sandbox ") {
+		args = append([]string{"--sandbox", "off"}, args...)
+	}
+	return rt.planex(args...)
+}
+
 // assertPlanted fails the test when the agent did not carry out its
 // attacks, so that no row passes by attacking nothing.
-func (rt *redTeam) assertPlanted(attacks ...string) {
+func (rt *gitRedTeam) assertPlanted(attacks ...string) {
 	rt.t.Helper()
 	b, _ := os.ReadFile(filepath.Join(rt.fake, "planted"))
 	if got, want := strings.Fields(string(b)), attacks; strings.Join(got, " ") != strings.Join(want, " ") {
@@ -54,7 +64,7 @@ func (rt *redTeam) assertPlanted(attacks ...string) {
 
 // assertNothingRan fails for every program planex's git ran, showing the
 // environment it saw.
-func (rt *redTeam) assertNothingRan() {
+func (rt *gitRedTeam) assertNothingRan() {
 	rt.t.Helper()
 	ents, _ := os.ReadDir(filepath.Join(rt.fake, "markers"))
 	for _, e := range ents {
@@ -64,7 +74,7 @@ func (rt *redTeam) assertNothingRan() {
 }
 
 // safeGit is the test's own git, immune to what the agent planted.
-func (rt *redTeam) safeGit(args ...string) string {
+func (rt *gitRedTeam) safeGit(args ...string) string {
 	rt.t.Helper()
 	off := []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
 		"-c", "filter.evil.clean=", "-c", "filter.evil.smudge=", "-c", "filter.evil.required=false",
@@ -81,7 +91,7 @@ func (rt *redTeam) safeGit(args ...string) string {
 
 // commitFiles lists "path=content" for what each task commit changed, in
 // branch order, as "T1: a/t1.txt=T1 was here".
-func (rt *redTeam) commitFiles(branch string) []string {
+func (rt *gitRedTeam) commitFiles(branch string) []string {
 	rt.t.Helper()
 	var out []string
 	for _, sha := range strings.Fields(rt.safeGit("rev-list", "--reverse", rt.base+".."+branch)) {
@@ -118,9 +128,9 @@ func TestRedTeamGitPlantedPrograms(t *testing.T) {
 		{"crafted worktree index", []string{"index"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rt := newRedTeam(t, c.attacks...)
+			rt := newGitRedTeam(t, c.attacks...)
 			rt.setPlan(task{ID: "T1", Title: "first", Scope: "a/**"}, task{ID: "T2", Title: "second", Scope: "b/**", Deps: []string{"T1"}})
-			out, errOut, code := rt.planex("-y", "two files")
+			out, errOut, code := rt.run("-y", "two files")
 			rt.assertPlanted(c.attacks...)
 			rt.assertNothingRan()
 			if code != 0 {
@@ -144,9 +154,9 @@ func TestRedTeamGitPlantedPrograms(t *testing.T) {
 // TestRedTeamGitSymlinkEscape: a task that links out of the repository
 // or into .git fails naming each link, and nothing of it is committed.
 func TestRedTeamGitSymlinkEscape(t *testing.T) {
-	rt := newRedTeam(t, "symlinks")
+	rt := newGitRedTeam(t, "symlinks")
 	rt.setPlan(task{ID: "T1", Title: "links", Scope: "a/**"}, task{ID: "T2", Title: "other", Scope: "b/**"})
-	out, errOut, code := rt.planex("-y", "links")
+	out, errOut, code := rt.run("-y", "links")
 	rt.assertPlanted("symlinks")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
@@ -181,10 +191,10 @@ func TestRedTeamGitScopeValidation(t *testing.T) {
 		{"home", "~/.ssh/*", `scope glob "~/.ssh/*" starts with ~`},
 	} {
 		t.Run("tasks.csv "+c.name, func(t *testing.T) {
-			rt := newRedTeam(t)
+			rt := newGitRedTeam(t)
 			p := filepath.Join(t.TempDir(), "tasks.csv")
 			os.WriteFile(p, []byte(header+"T1,fine,d,,,a/**,,,,,,,,,,,\nT2,bad,d,,,"+c.scope+",,,,,,,,,,,\n"), 0o644)
-			_, errOut, code := rt.planex("-y", p)
+			_, errOut, code := rt.run("-y", p)
 			want := p + ` line 3 (T2), field "scope": ` + c.want
 			if code == 0 || !strings.Contains(errOut, want) {
 				t.Fatalf("exit %d, stderr %q\nwant it to contain %q", code, errOut, want)
@@ -195,9 +205,9 @@ func TestRedTeamGitScopeValidation(t *testing.T) {
 		})
 	}
 	t.Run("from the agent's plan", func(t *testing.T) {
-		rt := newRedTeam(t)
+		rt := newGitRedTeam(t)
 		rt.setPlan(task{ID: "T1", Title: "fine", Scope: "a/**"}, task{ID: "T2", Title: "hooks", Scope: ".git/hooks/**"})
-		_, errOut, code := rt.planex("-y", "plant hooks")
+		_, errOut, code := rt.run("-y", "plant hooks")
 		if code == 0 || !strings.Contains(errOut, `(T2), field "scope": scope glob ".git/hooks/**" reaches into .git`) {
 			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
@@ -213,7 +223,7 @@ func TestRedTeamGitScopeValidation(t *testing.T) {
 // a run, even with staged, unstaged, untracked and stat-stale files that
 // tempt git into refreshing the index.
 func TestRedTeamGitUserCheckoutUntouched(t *testing.T) {
-	rt := newRedTeam(t)
+	rt := newGitRedTeam(t)
 	rt.setPlan(diamond()...)
 	// The user's own hooks (which planex's git must not run either).
 	for _, h := range []string{"pre-commit", "post-checkout", "post-index-change", "reference-transaction"} {
@@ -230,7 +240,7 @@ func TestRedTeamGitUserCheckoutUntouched(t *testing.T) {
 	os.Chtimes(filepath.Join(rt.repo, "c/keep.txt"), hourAgo, hourAgo)
 
 	before := checkoutDigest(t, rt.repo)
-	out, errOut, code := rt.planex("-y", "add four files")
+	out, errOut, code := rt.run("-y", "add four files")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
