@@ -36,6 +36,8 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{t: t, repo: t.TempDir(), fake: t.TempDir()}
+	// Task worktrees go under RUNNER_TEMP; keep them with the test's files.
+	t.Setenv("RUNNER_TEMP", t.TempDir())
 	abs, err := filepath.Abs("testdata/scripted-agent.sh")
 	if err != nil {
 		t.Fatal(err)

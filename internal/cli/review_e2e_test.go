@@ -56,7 +56,8 @@ func runWithReview(t *testing.T, g *ghEnv) ghfake.PullRequest {
 		}
 	}
 	seen, _ := os.ReadFile(filepath.Join(g.fake_dir(), "review-T1.seen"))
-	if !strings.Contains(string(seen), "planex/worktrees/") || !strings.Contains(string(seen), "README.md") {
+	// A worktree of its own, outside the checkout and its .git directory.
+	if wd, _, _ := strings.Cut(string(seen), "\n"); !strings.HasSuffix(wd, ".review") || strings.Contains(wd, "/.git/") || strings.HasPrefix(wd, g.repo) || !strings.Contains(string(seen), "README.md") {
 		t.Errorf("review working directory:\n%s", seen)
 	}
 	prs := g.fake.PullRequests(ghRepo)

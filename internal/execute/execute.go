@@ -28,6 +28,7 @@ type Repo interface {
 	AddWorktree(ctx context.Context, dir, commit string) error
 	RemoveWorktree(ctx context.Context, dir string) error
 	Snapshot(ctx context.Context, dir, base string) (string, []gitrepo.Change, error)
+	SymlinkEscapes(ctx context.Context, tree string, changes []gitrepo.Change) ([]string, error)
 	CommitChanges(ctx context.Context, parent string, changes []gitrepo.Change, message string) (string, error)
 	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
 }
@@ -116,9 +117,18 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	}
 
 	// What the agent says it changed is a claim; the worktree is the fact.
-	_, changes, err := r.Repo.Snapshot(ctx, wt, j.Base)
+	tree, changes, err := r.Repo.Snapshot(ctx, wt, j.Base)
 	if err != nil {
 		return fail("reading the task's changes: %v", err)
+	}
+	// A committed link out of the repository would hand whoever checks
+	// the branch out (or a later step) a path to files elsewhere.
+	escapes, err := r.Repo.SymlinkEscapes(ctx, tree, changes)
+	if err != nil {
+		return fail("checking the task's symlinks: %v", err)
+	}
+	if len(escapes) > 0 {
+		return fail("symlinks point outside the repository: %s", strings.Join(escapes, ", "))
 	}
 	if bad := scope.Outside(j.Task.Scope, gitrepo.Paths(changes)); len(bad) > 0 {
 		return fail("wrote outside its scope %q: %s", j.Task.Scope, strings.Join(bad, ", "))

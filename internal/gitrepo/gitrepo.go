@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -20,7 +19,13 @@ type Repo struct {
 	Root string
 	// CommonDir is the git directory shared by all worktrees.
 	CommonDir string
-	env       []string
+	// gitDir is Root's own git directory (CommonDir, or a linked
+	// worktree's admin directory), pinned when the repository was opened
+	// so that a rewritten .git file never redirects planex's git.
+	gitDir  string
+	env     []string
+	config  []setting
+	remotes map[string]remoteURL
 }
 
 // ErrNotRepo is returned when a directory is not inside a git work tree.
@@ -32,39 +37,68 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", dir, err)
 	}
-	r := &Repo{Root: abs}
-	out, err := r.git(ctx, abs, nil, "rev-parse", "--show-toplevel", "--git-common-dir")
+	out, err := run(ctx, call{dir: abs, args: []string{"rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"}})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (%v)", dir, ErrNotRepo, err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || lines[0] == "" {
+	if len(lines) != 3 || lines[0] == "" {
 		return nil, fmt.Errorf("%s: %w (bare repository?)", dir, ErrNotRepo)
 	}
-	r.Root = lines[0]
-	r.CommonDir = lines[1]
+	r := &Repo{Root: lines[0], gitDir: filepath.Clean(lines[1]), CommonDir: lines[2]}
 	if !filepath.IsAbs(r.CommonDir) {
 		r.CommonDir = filepath.Join(abs, r.CommonDir)
 	}
 	r.CommonDir = filepath.Clean(r.CommonDir)
-	r.env = identityEnv(ctx, r.Root)
+	r.config, r.env = identity(ctx, r.Root, r.gitEnv(r.Root))
+	r.remotes = readRemotes(ctx, r.Root, r.gitEnv(r.Root))
 	return r, nil
 }
 
-// identityEnv supplies a committer identity when the repository has none
-// configured (fresh CI runners), so plumbing commits never fail on it.
-func identityEnv(ctx context.Context, dir string) []string {
+// identity carries the user's name and email into planex's commits. Git
+// reads neither system nor global config for planex, so they are read
+// here once, by `git config --get`, which runs nothing. When there is
+// none (fresh CI runners) a planex identity is supplied, so plumbing
+// commits never fail on it.
+func identity(ctx context.Context, dir string, gitEnv []string) ([]setting, []string) {
+	var config []setting
 	var env []string
-	if out, err := run(ctx, dir, nil, nil, "config", "user.name"); err != nil || strings.TrimSpace(out) == "" {
-		env = append(env, "GIT_AUTHOR_NAME=planex", "GIT_COMMITTER_NAME=planex")
+	get := func(key string) string {
+		out, err := run(ctx, call{dir: dir, env: gitEnv, userConfig: true, args: []string{"config", "--get", key}})
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(out)
 	}
-	if out, err := run(ctx, dir, nil, nil, "config", "user.email"); err != nil || strings.TrimSpace(out) == "" {
-		env = append(env, "GIT_AUTHOR_EMAIL=planex@users.noreply.github.com", "GIT_COMMITTER_EMAIL=planex@users.noreply.github.com")
+	fallback := func(vars ...string) {
+		for _, kv := range vars {
+			name, _, _ := strings.Cut(kv, "=")
+			if os.Getenv(name) == "" {
+				env = append(env, kv)
+			}
+		}
 	}
-	return env
+	if name := get("user.name"); name != "" {
+		config = append(config, setting{"user.name", name})
+	} else {
+		fallback("GIT_AUTHOR_NAME=planex", "GIT_COMMITTER_NAME=planex")
+	}
+	if email := get("user.email"); email != "" {
+		config = append(config, setting{"user.email", email})
+	} else {
+		fallback("GIT_AUTHOR_EMAIL=planex@users.noreply.github.com", "GIT_COMMITTER_EMAIL=planex@users.noreply.github.com")
+	}
+	return config, env
+}
+
+// gitEnv names the repository explicitly for a call in workTree.
+func (r *Repo) gitEnv(workTree string) []string {
+	return []string{"GIT_DIR=" + r.gitDir, "GIT_COMMON_DIR=" + r.CommonDir, "GIT_WORK_TREE=" + workTree}
 }
 
 // Git runs a git command in dir (the root when empty) and returns stdout.
+// dir must be inside Root; every call names Root's git directory
+// explicitly.
 func (r *Repo) Git(ctx context.Context, dir string, args ...string) (string, error) {
 	if dir == "" {
 		dir = r.Root
@@ -73,33 +107,12 @@ func (r *Repo) Git(ctx context.Context, dir string, args ...string) (string, err
 }
 
 func (r *Repo) git(ctx context.Context, dir string, extraEnv []string, args ...string) (string, error) {
-	return run(ctx, dir, append(append([]string{}, r.env...), extraEnv...), nil, args...)
+	return r.gitIn(ctx, dir, extraEnv, nil, args...)
 }
 
 func (r *Repo) gitIn(ctx context.Context, dir string, extraEnv []string, stdin []byte, args ...string) (string, error) {
-	return run(ctx, dir, append(append([]string{}, r.env...), extraEnv...), stdin, args...)
-}
-
-func run(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	// Never let git prompt (CI has no terminal) or read the user's pager.
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "LC_ALL=C")
-	cmd.Env = append(cmd.Env, env...)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return stdout.String(), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
-	}
-	return stdout.String(), nil
+	env := append(append(r.gitEnv(r.Root), r.env...), extraEnv...)
+	return run(ctx, call{dir: dir, env: env, config: r.config, stdin: stdin, args: args})
 }
 
 // Head returns the commit checked out in the main worktree.

@@ -13,6 +13,7 @@ import (
 func newRepo(t *testing.T) *Repo {
 	t.Helper()
 	dir := t.TempDir()
+	t.Setenv("RUNNER_TEMP", t.TempDir())
 	for _, args := range [][]string{
 		{"init", "-q", "-b", "main"},
 		{"config", "user.name", "Test"},

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Trailer keys planex writes on every task commit.
@@ -28,10 +31,11 @@ type TaskCommit struct {
 }
 
 // TaskCommits walks branch from its tip back to (not including) base and
-// returns the planex task commits, oldest first. go-git opens linked
-// worktrees only with EnableDotGitCommonDir, so it is set.
+// returns the planex task commits, oldest first. The repository is read
+// from the common git directory (where branches and objects live), not
+// through the worktree's .git entry, which planex does not trust.
 func (r *Repo) TaskCommits(ctx context.Context, branch, base string) ([]TaskCommit, error) {
-	repo, err := git.PlainOpenWithOptions(r.Root, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	repo, err := git.Open(filesystem.NewStorage(osfs.New(r.CommonDir), cache.NewObjectLRUDefault()), nil)
 	if err != nil {
 		return nil, fmt.Errorf("opening repository: %w", err)
 	}

@@ -25,7 +25,7 @@ func (r *Repo) WithAuth(serverURL, token string) *Repo {
 	if u, err := url.Parse(serverURL); err == nil && u.Host != "" {
 		key = "http." + strings.TrimSuffix(u.Scheme+"://"+u.Host, "/") + "/.extraheader"
 	}
-	c.env = append(append([]string{}, r.env...), "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0="+key, "GIT_CONFIG_VALUE_0="+header)
+	c.config = append(append([]setting{}, r.config...), setting{key, header})
 	return &c
 }
 
@@ -48,6 +48,67 @@ func (r *Repo) DropPersistedCredentials(ctx context.Context) ([]string, error) {
 	return removed, nil
 }
 
+// uploadPack names the program git starts on a local or ssh remote,
+// overriding remote.<name>.uploadpack from the repository's config.
+const uploadPack = "--upload-pack=git-upload-pack"
+
+// remoteURL is where a remote pointed when the repository was opened.
+type remoteURL struct{ fetch, push string }
+
+// readRemotes records the URL of every configured remote. planex talks to
+// these, not to whatever remote.<name>.url says later: an agent that
+// rewrote it to a repository of its own would have planex push there and
+// run that repository's hooks, with planex's environment.
+func readRemotes(ctx context.Context, dir string, gitEnv []string) map[string]remoteURL {
+	out, err := run(ctx, call{dir: dir, env: gitEnv, args: []string{"config", "--get-regexp", `^remote\..*\.(url|pushurl)$`}})
+	remotes := map[string]remoteURL{}
+	if err != nil {
+		return remotes // none configured
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		key, value, ok := strings.Cut(line, " ")
+		if !ok || !strings.HasPrefix(key, "remote.") {
+			continue
+		}
+		dot := strings.LastIndex(key, ".")
+		name, field := key[len("remote."):dot], key[dot+1:]
+		u := remotes[name]
+		switch {
+		case field == "url" && u.fetch == "":
+			u.fetch = value
+		case field == "pushurl" && u.push == "":
+			u.push = value
+		}
+		remotes[name] = u
+	}
+	return remotes
+}
+
+// remoteGit runs `git <args> <remote> <refs>` against remote (a name or a
+// URL). A remote known since Open is addressed by its URL from then; one
+// that was not local then may not be redirected (insteadOf) to a local
+// path, whose hooks git would run.
+func (r *Repo) remoteGit(ctx context.Context, remote string, push bool, args []string, refs ...string) (string, error) {
+	target, cfg := remote, r.config
+	if u, ok := r.remotes[remote]; ok && u.fetch != "" {
+		target = u.fetch
+		if push && u.push != "" {
+			target = u.push
+		}
+		if !localURL(target) {
+			cfg = append(append([]setting{}, cfg...), setting{"protocol.file.allow", "never"})
+		}
+	}
+	args = append(append(args[:len(args):len(args)], target), refs...)
+	env := append(r.gitEnv(r.Root), r.env...)
+	return run(ctx, call{dir: r.Root, env: env, config: cfg, args: args})
+}
+
+func localURL(u string) bool {
+	return strings.HasPrefix(u, "file://") || strings.HasPrefix(u, "/") || strings.HasPrefix(u, ".") ||
+		!strings.Contains(u, ":")
+}
+
 // ErrProtectedRef is returned for a push planex must never make.
 var ErrProtectedRef = errors.New("refusing to push")
 
@@ -59,12 +120,13 @@ func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expe
 	if !strings.HasPrefix(ref, "refs/heads/planex/") && !strings.HasPrefix(ref, "refs/planex/") {
 		return fmt.Errorf("%w %s: planex only pushes its own refs (refs/heads/planex/*, refs/planex/*)", ErrProtectedRef, ref)
 	}
-	args := []string{"push", "--porcelain", "--no-verify"}
+	// The remote's own receivepack setting cannot be overridden by config
+	// (git takes the first one), only by the option.
+	args := []string{"push", "--porcelain", "--no-verify", "--receive-pack=git-receive-pack"}
 	if lease {
 		args = append(args, "--force-with-lease="+ref+":"+expected)
 	}
-	args = append(args, remote, ref+":"+ref)
-	if _, err := r.Git(ctx, "", args...); err != nil {
+	if _, err := r.remoteGit(ctx, remote, true, args, ref+":"+ref); err != nil {
 		return fmt.Errorf("pushing %s: %w", ref, err)
 	}
 	return nil
@@ -73,7 +135,7 @@ func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expe
 // FetchRef fetches a remote ref into the same local name, overwriting the
 // local one. It reports false when the remote has no such ref.
 func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
-	out, err := r.Git(ctx, "", "ls-remote", remote, ref)
+	out, err := r.remoteGit(ctx, remote, false, []string{"ls-remote", uploadPack}, ref)
 	if err != nil {
 		return false, fmt.Errorf("listing %s on %s: %w", ref, remote, err)
 	}
@@ -81,7 +143,7 @@ func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
 		return false, nil
 	}
 	// A branch that is checked out cannot be fetched into; planex's are not.
-	if _, err := r.Git(ctx, "", "fetch", "--no-tags", "--quiet", remote, "+"+ref+":"+ref); err != nil {
+	if _, err := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, "+"+ref+":"+ref); err != nil {
 		return false, fmt.Errorf("fetching %s: %w", ref, err)
 	}
 	return true, nil
@@ -89,7 +151,7 @@ func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
 
 // RemoteRef returns the commit a remote ref points at ("" when absent).
 func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (string, error) {
-	out, err := r.Git(ctx, "", "ls-remote", remote, ref)
+	out, err := r.remoteGit(ctx, remote, false, []string{"ls-remote", uploadPack}, ref)
 	if err != nil {
 		return "", fmt.Errorf("listing %s on %s: %w", ref, remote, err)
 	}
@@ -102,7 +164,7 @@ func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (string, error
 
 // ListRemoteRefs lists remote refs matching a pattern, as name → commit.
 func (r *Repo) ListRemoteRefs(ctx context.Context, remote, pattern string) (map[string]string, error) {
-	out, err := r.Git(ctx, "", "ls-remote", remote, pattern)
+	out, err := r.remoteGit(ctx, remote, false, []string{"ls-remote", uploadPack}, pattern)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s on %s: %w", pattern, remote, err)
 	}
@@ -121,7 +183,7 @@ func (r *Repo) EnsureCommit(ctx context.Context, remote, sha string) error {
 	if _, err := r.Git(ctx, "", "cat-file", "-e", sha+"^{commit}"); err == nil {
 		return nil
 	}
-	if _, err := r.Git(ctx, "", "fetch", "--no-tags", "--quiet", remote, sha); err != nil {
+	if _, err := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, sha); err != nil {
 		return fmt.Errorf("fetching commit %s: %w", short(sha), err)
 	}
 	return nil
@@ -140,9 +202,11 @@ func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, err
 // top of ref's current commit, and moves ref there (compare-and-swap).
 // It is how planex keeps session state in git.
 func (r *Repo) SaveDir(ctx context.Context, ref, dir, message string) (string, error) {
-	idx := filepath.Join(r.CommonDir, fmt.Sprintf("planex-state-index-%d", os.Getpid()))
-	os.Remove(idx)
-	defer os.Remove(idx)
+	idx, done, err := tempIndex()
+	if err != nil {
+		return "", err
+	}
+	defer done()
 	env := []string{"GIT_INDEX_FILE=" + idx, "GIT_WORK_TREE=" + dir, "GIT_DIR=" + r.CommonDir}
 	if _, err := r.git(ctx, dir, env, "add", "--all", "--force", "."); err != nil {
 		return "", fmt.Errorf("staging state: %w", err)
@@ -182,9 +246,11 @@ func (r *Repo) RestoreDir(ctx context.Context, ref, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	idx := filepath.Join(r.CommonDir, fmt.Sprintf("planex-restore-index-%d", os.Getpid()))
-	os.Remove(idx)
-	defer os.Remove(idx)
+	idx, done, err := tempIndex()
+	if err != nil {
+		return err
+	}
+	defer done()
 	env := []string{"GIT_INDEX_FILE=" + idx}
 	if _, err := r.git(ctx, r.Root, env, "read-tree", ref+"^{tree}"); err != nil {
 		return fmt.Errorf("reading state %s: %w", ref, err)

@@ -60,6 +60,11 @@ func TestStateRoundTripThroughOrigin(t *testing.T) {
 	// A fresh runner restores the state.
 	_, b := cloneOf(t, r)
 	mustGit(t, b.Root, "remote", "set-url", "origin", origin)
+	// Remotes are pinned when the repository is opened.
+	b, err = Open(ctx, b.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	found, err := b.FetchRef(ctx, "origin", ref)
 	if err != nil || !found {
 		t.Fatalf("FetchRef = %v, %v", found, err)

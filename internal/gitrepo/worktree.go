@@ -2,46 +2,200 @@ package gitrepo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
-// WorktreeDir is where planex keeps a task's linked worktree: inside the
-// git directory, never in the user's working tree.
+// WorktreeDir is where planex keeps a task's linked worktree: outside the
+// repository and its git directory (agents' tools refuse to write under
+// .git, and nothing an agent writes may land in the user's checkout), in a
+// per-repository folder under $RUNNER_TEMP or the OS temp dir that only
+// this user may enter. The path is stable, so an interrupted run's
+// worktree is found and replaced; it is one level deep, so that tasks
+// starting and finishing side by side share no folder but that one.
 func (r *Repo) WorktreeDir(session, task string) string {
-	return filepath.Join(r.CommonDir, "planex", "worktrees", session, task)
+	return filepath.Join(r.worktreeBase(), pathSafe(session)+"."+pathSafe(task))
+}
+
+// pathSafe keeps a name to one harmless path element.
+func pathSafe(s string) string {
+	return strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
+			return c
+		}
+		return '_'
+	}, s)
+}
+
+func (r *Repo) worktreeBase() string {
+	tmp := os.Getenv("RUNNER_TEMP")
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(r.CommonDir))
+	return filepath.Join(tmp, "planex-"+hex.EncodeToString(sum[:6]))
+}
+
+// privateDir creates dir with mode 0700, or makes sure an existing one is
+// a real directory of this user's, not something planted in a shared
+// temp dir.
+func privateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("checking %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("refusing to use %s for worktrees: not a directory", dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("refusing to use %s for worktrees: owned by uid %d, not by this user", dir, st.Uid)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("restricting %s: %w", dir, err)
+		}
+	}
+	return nil
 }
 
 // AddWorktree creates a detached linked worktree at dir checked out at
 // commit, replacing a stale one left by an interrupted run.
 func (r *Repo) AddWorktree(ctx context.Context, dir, commit string) error {
-	if _, err := os.Stat(dir); err == nil {
-		if err := r.RemoveWorktree(ctx, dir); err != nil {
+	if err := r.RemoveWorktree(ctx, dir); err != nil {
+		return err
+	}
+	base := r.worktreeBase()
+	private := within(base, dir)
+	if private {
+		if err := privateDir(base); err != nil {
 			return err
 		}
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	} else if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return fmt.Errorf("creating worktree parent: %w", err)
 	}
 	if _, err := r.Git(ctx, "", "worktree", "add", "--detach", "--force", dir, commit); err != nil {
+		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
+	}
+	if _, err := r.worktreeGitDir(dir); err != nil {
 		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
 	}
 	return nil
 }
 
 // RemoveWorktree deletes a linked worktree and its administrative files.
+// It works from the admin entries in the common git directory, never from
+// the worktree's .git file (the agent could have rewritten it), and runs
+// no git at all.
 func (r *Repo) RemoveWorktree(ctx context.Context, dir string) error {
-	if _, err := r.Git(ctx, "", "worktree", "remove", "--force", dir); err != nil {
-		// Half-created worktrees are not known to git; remove by hand.
-		if rmErr := os.RemoveAll(dir); rmErr != nil {
-			return fmt.Errorf("removing worktree %s: %w", dir, rmErr)
-		}
-		r.Git(ctx, "", "worktree", "prune")
+	admins, err := r.adminDirsFor(dir)
+	if err != nil {
+		return err
 	}
+	if err := removeAll(dir); err != nil {
+		return fmt.Errorf("removing worktree %s: %w", dir, err)
+	}
+	for _, a := range admins {
+		if err := os.RemoveAll(a); err != nil {
+			return fmt.Errorf("removing worktree %s: %w", dir, err)
+		}
+	}
+	// The repository folder stays: removing it while another task is
+	// creating its worktree there would race.
 	return nil
+}
+
+// within reports whether p lies strictly below dir.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && filepath.IsLocal(rel)
+}
+
+// removeAll deletes dir even when an agent took the write bit off
+// directories inside it.
+func removeAll(dir string) error {
+	if os.RemoveAll(dir) == nil {
+		return nil
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// adminDirsFor finds the admin directories (<common>/worktrees/<name>)
+// that git keeps for a worktree at dir, by their gitdir files.
+func (r *Repo) adminDirsFor(dir string) ([]string, error) {
+	want := sameFile(filepath.Join(dir, ".git"))
+	root := filepath.Join(r.CommonDir, "worktrees")
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", root, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, e.Name(), "gitdir"))
+		if err != nil {
+			continue
+		}
+		if sameFile(strings.TrimSpace(string(b))) == want {
+			out = append(out, filepath.Join(root, e.Name()))
+		}
+	}
+	return out, nil
+}
+
+// sameFile makes two spellings of a path comparable: the directory part
+// resolved through symlinks (temp dirs often are one), the name kept.
+func sameFile(p string) string {
+	p = filepath.Clean(p)
+	if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(d, filepath.Base(p))
+	}
+	return p
+}
+
+// worktreeGitDir is the admin directory of the linked worktree at dir,
+// found from the common git directory. planex's git on a task worktree
+// uses it explicitly: the worktree's .git file is the agent's to rewrite.
+func (r *Repo) worktreeGitDir(dir string) (string, error) {
+	admins, err := r.adminDirsFor(dir)
+	if err != nil {
+		return "", err
+	}
+	if len(admins) != 1 {
+		return "", fmt.Errorf("%s is not a worktree of %s (%d admin entries)", dir, r.CommonDir, len(admins))
+	}
+	return admins[0], nil
+}
+
+// tempIndex returns the path of an index file in a fresh private directory
+// and a function that removes it.
+func tempIndex() (string, func(), error) {
+	dir, err := os.MkdirTemp("", "planex-index-")
+	if err != nil {
+		return "", nil, fmt.Errorf("creating a temporary index: %w", err)
+	}
+	return filepath.Join(dir, "index"), func() { os.RemoveAll(dir) }, nil
 }
 
 // Change is one path a task changed, as git plumbing sees it.
@@ -51,13 +205,29 @@ type Change struct {
 	Blob string
 }
 
-// Snapshot stages everything in a worktree (respecting .gitignore) and
-// returns the resulting tree and the paths that differ from base.
+// Snapshot records everything in the worktree at dir (respecting
+// .gitignore) as a tree and returns it with the paths that differ from
+// base. It trusts nothing in the worktree but its files: the git
+// directory is the worktree's admin entry in the common directory, and
+// the index is a private one seeded from base, never the worktree's own.
 func (r *Repo) Snapshot(ctx context.Context, dir, base string) (tree string, changes []Change, err error) {
-	if _, err := r.Git(ctx, dir, "add", "--all", "--", "."); err != nil {
+	admin, err := r.worktreeGitDir(dir)
+	if err != nil {
 		return "", nil, fmt.Errorf("staging task changes: %w", err)
 	}
-	out, err := r.Git(ctx, dir, "write-tree")
+	idx, done, err := tempIndex()
+	if err != nil {
+		return "", nil, err
+	}
+	defer done()
+	env := []string{"GIT_DIR=" + admin, "GIT_WORK_TREE=" + dir, "GIT_INDEX_FILE=" + idx}
+	if _, err := r.git(ctx, dir, env, "read-tree", base+"^{tree}"); err != nil {
+		return "", nil, fmt.Errorf("staging task changes: %w", err)
+	}
+	if _, err := r.git(ctx, dir, env, "add", "--all", "--", "."); err != nil {
+		return "", nil, fmt.Errorf("staging task changes: %w", err)
+	}
+	out, err := r.git(ctx, dir, env, "write-tree")
 	if err != nil {
 		return "", nil, fmt.Errorf("writing task tree: %w", err)
 	}
@@ -99,14 +269,12 @@ func Paths(changes []Change) []string {
 // commit with message, without touching any working tree or index the
 // user can see. It returns the new commit.
 func (r *Repo) CommitChanges(ctx context.Context, parent string, changes []Change, message string) (string, error) {
-	idx, err := os.CreateTemp(r.CommonDir, "planex-index-")
+	idx, done, err := tempIndex()
 	if err != nil {
-		return "", fmt.Errorf("creating temporary index: %w", err)
+		return "", err
 	}
-	idx.Close()
-	os.Remove(idx.Name()) // git wants to create it itself
-	defer os.Remove(idx.Name())
-	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
+	defer done()
+	env := []string{"GIT_INDEX_FILE=" + idx}
 	if _, err := r.git(ctx, r.Root, env, "read-tree", parent+"^{tree}"); err != nil {
 		return "", fmt.Errorf("loading parent tree: %w", err)
 	}

@@ -9,11 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/repomap"
 )
 
@@ -268,7 +268,7 @@ func isGitDir(p string) bool {
 // in the source. Blobs absent from a partial clone or snapshot (usually
 // large binaries) are skipped rather than failing the whole tree.
 func extractCommit(ctx context.Context, gitDir, commit, dest string) error {
-	list, err := exec.CommandContext(ctx, "git", "--git-dir="+gitDir, "ls-tree", "-r", "-z", "--full-tree", commit).Output()
+	list, err := gitrepo.Output(ctx, "", "--git-dir="+gitDir, "ls-tree", "-r", "-z", "--full-tree", commit)
 	if err != nil {
 		return fmt.Errorf("listing commit %s of %s: %w", commit, gitDir, err)
 	}
@@ -287,7 +287,10 @@ func extractCommit(ctx context.Context, gitDir, commit, dest string) error {
 			entries = append(entries, entry{f[2], rel})
 		}
 	}
-	cmd := exec.CommandContext(ctx, "git", "--git-dir="+gitDir, "cat-file", "--batch")
+	cmd, err := gitrepo.Command(ctx, "", "--git-dir="+gitDir, "cat-file", "--batch")
+	if err != nil {
+		return fmt.Errorf("reading objects: %w", err)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return fmt.Errorf("reading objects: %w", err)

@@ -50,6 +50,10 @@ func TestValidateErrors(t *testing.T) {
 			[]string{"field \"title\": title is empty", "field \"description\": description is empty"}},
 		{"bad id", "X1,a,d,,,x/**,,,,,,,,,,,\n", []string{"\"X1\" is not a task id"}},
 		{"empty scope", "T1,a,d,,,,,,,,,,,,,,\n", []string{"field \"scope\": scope is empty"}},
+		{"scope into .git", "T1,a,d,,,x/**,,,,,,,,,,,\nT2,b,d,,,.git/hooks/**,,,,,,,,,,,\n",
+			[]string{"tasks.csv line 3 (T2), field \"scope\": scope glob \".git/hooks/**\" reaches into .git"}},
+		{"scope out of the repository", "T1,a,d,,,src/**;../**,,,,,,,,,,,\n",
+			[]string{"tasks.csv line 2 (T1), field \"scope\": scope glob \"../**\" leaves the repository"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // gitInfo describes the repository around root, when there is one.
@@ -21,16 +22,10 @@ type gitInfo struct {
 	commonDir string // absolute git common dir
 }
 
+// runGit runs git with planex's protections (gitrepo), so mapping a
+// repository never runs a program its config or attributes name.
 func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
+	return gitrepo.Output(ctx, dir, args...)
 }
 
 // findGit returns nil (and no error) when root is not inside a work tree or

@@ -36,12 +36,60 @@ func Validate(scope string) error {
 		if !doublestar.ValidatePattern(g) {
 			return fmt.Errorf("scope glob %q is malformed", g)
 		}
-		if path.IsAbs(g) || g == ".." || strings.HasPrefix(g, "../") || strings.Contains(g, "/../") {
-			return fmt.Errorf("scope glob %q leaves the repository", g)
+		if why := escapes(g); why != "" {
+			return fmt.Errorf("scope glob %q %s", g, why)
 		}
 	}
 	return nil
 }
+
+// escapes says how a glob reaches outside the repository or into a .git
+// directory, or returns "". Every brace alternative and escaped spelling
+// is checked, since the matcher would honour them.
+func escapes(g string) string {
+	switch {
+	case strings.HasPrefix(g, "~"):
+		return "starts with ~ and so names a home directory, outside the repository"
+	case path.IsAbs(g) || strings.HasPrefix(g, `\\`) || (len(g) > 1 && g[1] == ':' && isLetter(g[0])):
+		return "is an absolute path; scopes are relative to the repository root"
+	}
+	for _, alt := range expandBraces(g) {
+		for _, seg := range strings.Split(alt, "/") {
+			if unescape(seg) == ".." {
+				return "leaves the repository (a .. segment)"
+			}
+			if namesDotGit(seg) {
+				return "reaches into .git, which no task may write"
+			}
+		}
+	}
+	return ""
+}
+
+// namesDotGit reports whether a glob segment can only mean .git (in any
+// case): the literal, an escaped spelling, or ?/[] patterns matching it.
+// Segments with * are general ("*", ".git*") and allowed; git itself never
+// records a path inside .git.
+func namesDotGit(seg string) bool {
+	if strings.Contains(seg, "*") {
+		return false
+	}
+	ok, err := doublestar.Match(strings.ToLower(seg), ".git")
+	return err == nil && ok
+}
+
+func unescape(seg string) string {
+	var b strings.Builder
+	for i := 0; i < len(seg); i++ {
+		if seg[i] == '\\' && i+1 < len(seg) {
+			i++
+		}
+		b.WriteByte(seg[i])
+	}
+	return b.String()
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // Match reports whether the repository-relative, slash-separated path p is
 // inside scope. A glob that names a directory (no wildcard, or ending in

@@ -1,6 +1,9 @@
 package scope
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestMatch(t *testing.T) {
 	cases := []struct {
@@ -37,6 +40,55 @@ func TestValidate(t *testing.T) {
 	}
 	if err := Validate("src/**;docs/*.md"); err != nil {
 		t.Errorf("Validate(good) = %v", err)
+	}
+}
+
+// TestRedTeamGitScopeEscapes: scopes reaching into .git or out of the
+// repository, in every spelling the matcher would honour, are refused;
+// ordinary scopes that merely look similar are not.
+func TestRedTeamGitScopeEscapes(t *testing.T) {
+	for _, c := range []struct {
+		scope, want string // want "" = valid
+	}{
+		{".git/**", "reaches into .git"},
+		{".git", "reaches into .git"},
+		{".GIT/hooks/*", "reaches into .git"},
+		{".Git/config", "reaches into .git"},
+		{"src/.git/**", "reaches into .git"},
+		{"vendor/lib/.git/hooks/pre-commit", "reaches into .git"},
+		{"{.git,src}/**", "reaches into .git"},
+		{`\.git/**`, "reaches into .git"},
+		{".gi?/**", "reaches into .git"},
+		{".[Gg]it/**", "reaches into .git"},
+		{"src/**;.git/hooks/**", "reaches into .git"},
+		{"../**", "leaves the repository"},
+		{"..", "leaves the repository"},
+		{"src/../../x", "leaves the repository"},
+		{"src/..", "leaves the repository"},
+		{"{..,src}/**", "leaves the repository"},
+		{`\.\./x`, "leaves the repository"},
+		{"/etc/**", "absolute path"},
+		{"/", "absolute path"},
+		{`\\server\share`, "absolute path"},
+		{"C:/Windows/**", "absolute path"},
+		{"~/.ssh/**", "starts with ~"},
+		{"~root/x", "starts with ~"},
+		{".github/**", ""},
+		{".gitignore", ""},
+		{".git*", ""},
+		{"**/*.go", ""},
+		{"src/**;docs/*.md", ""},
+		{"./src/**", ""},
+		{"a..b/**", ""},
+		{"src/~backup", ""},
+	} {
+		err := Validate(c.scope)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("Validate(%q) = %v, want valid", c.scope, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("Validate(%q) = %v, want an error containing %q", c.scope, err, c.want)
+		}
 	}
 }
 

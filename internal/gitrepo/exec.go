@@ -1,0 +1,335 @@
+package gitrepo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Every git planex runs goes through this file. The repository, the user's
+// git config and the inherited environment are all writable by whoever
+// (agent or prompt injection) had a shell on the machine before planex ran
+// git, and planex runs git with secrets in its environment. So no git
+// planex starts may run a program any of them names: hooks, fsmonitor,
+// clean/smudge/process filters, diff and merge drivers, textconv,
+// credential helpers, ssh commands, ext:: remotes, gpg, auto gc.
+//
+// Configuration given on the command line (GIT_CONFIG_COUNT here) outranks
+// every config file, so the protections are passed that way; system and
+// global config are not read at all, and inherited GIT_* variables that
+// redirect git are dropped.
+
+type setting struct{ key, value string }
+
+// protections are the settings on every call. Empty values switch a
+// program off: git skips an empty filter, and runs nothing for an empty
+// alternateRefsCommand or askPass.
+func protections() []setting {
+	return []setting{
+		{"core.hooksPath", os.DevNull},
+		{"core.fsmonitor", "false"},
+		{"core.askPass", ""},
+		{"core.sshCommand", "ssh"},
+		{"core.alternateRefsCommand", ""},
+		{"core.pager", "cat"},
+		{"core.editor", ":"},
+		{"sequence.editor", ":"},
+		// Reset the helper list: helpers from any file come before this.
+		{"credential.helper", ""},
+		{"diff.external", ""},
+		// Only the transports planex uses; ext:: and git:// (whose
+		// core.gitProxy cannot be overridden) and remote helpers are refused.
+		{"protocol.allow", "never"},
+		{"protocol.https.allow", "always"},
+		{"protocol.http.allow", "always"},
+		{"protocol.ssh.allow", "always"},
+		{"protocol.file.allow", "always"},
+		{"commit.gpgSign", "false"},
+		{"tag.gpgSign", "false"},
+		{"push.gpgSign", "false"},
+		{"log.showSignature", "false"},
+		{"gpg.program", "gpg"},
+		{"gpg.openpgp.program", "gpg"},
+		{"gpg.x509.program", "gpgsm"},
+		{"gpg.ssh.program", "ssh-keygen"},
+		{"gc.auto", "0"},
+		{"maintenance.auto", "false"},
+		{"submodule.recurse", "false"},
+		{"fetch.recurseSubmodules", "false"},
+		{"push.recurseSubmodules", "no"},
+	}
+}
+
+// keptGitVars are the inherited GIT_* variables git may see: identity and
+// TLS trust. Everything else under GIT_ (GIT_DIR, GIT_WORK_TREE,
+// GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY, GIT_EXEC_PATH, GIT_SSH*,
+// GIT_ASKPASS, GIT_EXTERNAL_DIFF, GIT_CONFIG*, GIT_PROXY_COMMAND, …) is
+// dropped unless planex sets it for the call.
+var keptGitVars = map[string]bool{
+	"GIT_AUTHOR_NAME": true, "GIT_AUTHOR_EMAIL": true, "GIT_AUTHOR_DATE": true,
+	"GIT_COMMITTER_NAME": true, "GIT_COMMITTER_EMAIL": true, "GIT_COMMITTER_DATE": true,
+	"GIT_SSL_CAINFO": true, "GIT_SSL_CAPATH": true,
+}
+
+// userConfigVars say where the user's own config is; they are honoured
+// only when planex reads the user's identity.
+var userConfigVars = map[string]bool{"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_NOSYSTEM": true}
+
+// sanitizeEnv drops the inherited variables that could make git run a
+// program or work on another repository than the one planex names.
+func sanitizeEnv(environ []string, userConfig bool) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "SSH_ASKPASS":
+			continue
+		case strings.HasPrefix(name, "GIT_") && !keptGitVars[name] && !(userConfig && userConfigVars[name]):
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// call is one git invocation.
+type call struct {
+	dir    string
+	env    []string  // planex's own variables for this call (GIT_DIR, GIT_INDEX_FILE, …)
+	config []setting // command-line config on top of the protections
+	stdin  []byte
+	args   []string
+	// userConfig reads the user's system and global config too; only for
+	// `git config --get`, which runs nothing.
+	userConfig bool
+}
+
+// command builds the protected exec.Cmd for c. Commands that may read
+// file contents or attributes first list the repository's filter, diff
+// and merge drivers so that each can be switched off by name.
+func command(ctx context.Context, c call) (*exec.Cmd, error) {
+	env := sanitizeEnv(os.Environ(), c.userConfig)
+	// Never prompt (CI has no terminal), never page, never write the
+	// user's index opportunistically, never swap objects through
+	// refs/replace (which would change what planex commits).
+	env = append(env, "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat", "LC_ALL=C",
+		"GIT_OPTIONAL_LOCKS=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_ATTR_NOSYSTEM=1")
+	if !c.userConfig {
+		env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_SYSTEM="+os.DevNull, "GIT_CONFIG_GLOBAL="+os.DevNull)
+	}
+	env = append(env, c.env...)
+	settings := protections()
+	if !explicitGitDir(c) {
+		// Discovery checks ownership; planex's own git is protected, so the
+		// repository git would find from dir is trusted even when another
+		// user owns it (CI containers).
+		if root := discoverRoot(c.dir); root != "" {
+			settings = append(settings, setting{"safe.directory", root})
+		}
+	}
+	if needsDriverScan(c.args) {
+		names, err := driverNames(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		settings = append(settings, neutralise(names)...)
+	}
+	settings = append(settings, c.config...)
+	env = append(env, configEnv(settings)...)
+	cmd := exec.CommandContext(ctx, "git", withDiffFlags(c.args)...)
+	cmd.Dir = c.dir
+	cmd.Env = env
+	if c.stdin != nil {
+		cmd.Stdin = bytes.NewReader(c.stdin)
+	}
+	return cmd, nil
+}
+
+// run executes c and returns its stdout.
+func run(ctx context.Context, c call) (string, error) {
+	cmd, err := command(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return stdout.String(), fmt.Errorf("git %s: %s", strings.Join(c.args, " "), msg)
+	}
+	return stdout.String(), nil
+}
+
+func configEnv(settings []setting) []string {
+	env := []string{"GIT_CONFIG_COUNT=" + strconv.Itoa(len(settings))}
+	for i, s := range settings {
+		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, s.key), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, s.value))
+	}
+	return env
+}
+
+// splitArgs separates git's global options from the subcommand and its
+// arguments.
+func splitArgs(args []string) (global []string, sub string, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			return args[:i], a, args[i+1:]
+		}
+		switch a {
+		case "-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env":
+			i++
+		}
+	}
+	return args, "", nil
+}
+
+func explicitGitDir(c call) bool {
+	for _, kv := range c.env {
+		if strings.HasPrefix(kv, "GIT_DIR=") {
+			return true
+		}
+	}
+	global, _, _ := splitArgs(c.args)
+	for _, a := range global {
+		if a == "--git-dir" || strings.HasPrefix(a, "--git-dir=") {
+			return true
+		}
+	}
+	return false
+}
+
+// discoverRoot finds the directory git's discovery will stop at from dir:
+// the nearest one holding a .git entry.
+func discoverRoot(dir string) string {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// objectOnly are subcommands that touch neither the index nor a file's
+// contents, attributes or a remote, so no driver can run in them. Index
+// writers are not among them: writing an index re-reads "racily clean"
+// files through their clean filter.
+var objectOnly = map[string]bool{
+	"rev-parse": true, "update-ref": true, "for-each-ref": true, "symbolic-ref": true,
+	"commit-tree": true, "ls-tree": true, "mktree": true, "merge-base": true,
+	"rev-list": true, "config": true, "diff-tree": true, "cat-file": true, "version": true,
+}
+
+func needsDriverScan(args []string) bool {
+	_, sub, rest := splitArgs(args)
+	if !objectOnly[sub] {
+		return true
+	}
+	for _, a := range rest {
+		if a == "--filters" || a == "--textconv" || strings.HasPrefix(a, "--path=") { // cat-file
+			return true
+		}
+	}
+	return false
+}
+
+// diffCommands produce diffs; external diff and textconv are never used.
+var diffCommands = map[string]bool{"diff": true, "show": true, "log": true, "whatchanged": true, "format-patch": true}
+
+func withDiffFlags(args []string) []string {
+	global, sub, rest := splitArgs(args)
+	if !diffCommands[sub] {
+		return args
+	}
+	out := append(append([]string{}, global...), sub, "--no-ext-diff", "--no-textconv")
+	return append(out, rest...)
+}
+
+var driverKey = regexp.MustCompile(`^(filter|diff|merge)\.(.+)\.[^.]+$`)
+
+// driverNames lists the filter, diff and merge drivers c's repository
+// defines, reading config the way c itself will.
+func driverNames(ctx context.Context, c call) (map[string][]string, error) {
+	global, _, _ := splitArgs(c.args)
+	scan := c
+	scan.stdin = nil
+	scan.args = append(append([]string{}, global...), "config", "--name-only", "--get-regexp", `^(filter|diff|merge)\.`)
+	cmd, err := command(ctx, scan)
+	if err != nil {
+		return nil, err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.Len() == 0 {
+			return nil, nil // no such keys
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("listing the repository's git drivers: %s", msg)
+	}
+	names := map[string][]string{}
+	seen := map[string]bool{}
+	for _, key := range strings.Split(stdout.String(), "\n") {
+		m := driverKey.FindStringSubmatch(strings.TrimSpace(key))
+		if m == nil || seen[m[1]+"."+m[2]] {
+			continue
+		}
+		seen[m[1]+"."+m[2]] = true
+		names[m[1]] = append(names[m[1]], m[2])
+	}
+	return names, nil
+}
+
+// neutralise switches off every driver by name. An empty command is no
+// command to git; a required filter without one would fail instead.
+func neutralise(names map[string][]string) []setting {
+	var out []setting
+	for _, n := range names["filter"] {
+		out = append(out, setting{"filter." + n + ".clean", ""}, setting{"filter." + n + ".smudge", ""},
+			setting{"filter." + n + ".process", ""}, setting{"filter." + n + ".required", "false"})
+	}
+	for _, n := range names["diff"] {
+		out = append(out, setting{"diff." + n + ".command", ""}, setting{"diff." + n + ".textconv", ""})
+	}
+	for _, n := range names["merge"] {
+		out = append(out, setting{"merge." + n + ".driver", ""})
+	}
+	return out
+}
+
+// Command returns a git command with all of planex's protections, for
+// code outside this package that streams git's output (the repository
+// map, the locate benchmark). The repository is found from dir, or named
+// by --git-dir in args. The caller sets Stdin/Stdout and runs it.
+func Command(ctx context.Context, dir string, args ...string) (*exec.Cmd, error) {
+	return command(ctx, call{dir: dir, args: args})
+}
+
+// Output runs a protected git command (see Command) and returns stdout.
+func Output(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	out, err := run(ctx, call{dir: dir, args: args})
+	return []byte(out), err
+}

@@ -1,0 +1,91 @@
+package gitrepo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLinkEscapes(t *testing.T) {
+	// Symlinks already in the tree that the cases may pass through.
+	base := map[string]string{
+		"up":         "..",
+		"docs/inner": "../src",
+		"docs/out":   "../../elsewhere",
+		"loop/a":     "b",
+		"loop/b":     "a",
+	}
+	for _, c := range []struct {
+		link, target string
+		escapes      bool
+	}{
+		{"a.txt", "b.txt", false},
+		{"src/link", "../README.md", false},
+		{"src/deep/link", "../../docs/guide.md", false},
+		{"src/link", "./x/./y/../z", false},
+		{"src/link", "../docs/inner/x", false},
+		{"dangling", "not/there/yet", false},
+		{"abs", "/etc/passwd", true},
+		{"abs-root", "/", true},
+		{"rel", "../outside", true},
+		{"src/rel", "../../outside", true},
+		{"src/rel", "../src/../../x", true},
+		{"dotdot", "..", true},
+		{"via-link", "up/x", true},
+		{"src/via-link", "../docs/out/x", true},
+		{"gitdir", ".git/hooks/pre-commit", true},
+		{"src/gitdir", "../.GIT/config", true},
+		{"sub-gitdir", "vendor/lib/.git", true},
+		{"loop/c", "a", true},
+	} {
+		links := map[string]string{c.link: c.target}
+		for k, v := range base {
+			links[k] = v
+		}
+		if got := LinkEscapes(c.link, links); got != c.escapes {
+			t.Errorf("%s -> %s: escapes = %v, want %v", c.link, c.target, got, c.escapes)
+		}
+	}
+}
+
+// TestRedTeamGitSymlinkEscapes reads links from a real task snapshot: only
+// the task's own links that leave the repository are named.
+func TestRedTeamGitSymlinkEscapes(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	// The repository already has a link out (e.g. to a system file); it is
+	// not the task's doing and is not reported, but linking through it is.
+	os.Symlink("/usr/share", filepath.Join(r.Root, "share"))
+	mustGit(t, r.Root, "add", "share")
+	mustGit(t, r.Root, "commit", "-qm", "system link")
+	head, _ := r.Head(ctx)
+	wt := r.WorktreeDir("s1", "T1")
+	if err := r.AddWorktree(ctx, wt, head); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		"src/ok":      "old.txt",
+		"src/abs":     "/etc/passwd",
+		"src/up":      "../../outside",
+		"src/through": "../share/doc",
+		"src/git":     "../.git/config",
+	} {
+		if err := os.Symlink(target, filepath.Join(wt, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree, changes, err := r.Snapshot(ctx, wt, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := r.SymlinkEscapes(ctx, tree, changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "src/abs -> /etc/passwd, src/git -> ../.git/config, src/through -> ../share/doc, src/up -> ../../outside"
+	if got := strings.Join(bad, ", "); got != want {
+		t.Errorf("SymlinkEscapes = %s\nwant            %s", got, want)
+	}
+}
