@@ -42,14 +42,11 @@ func newGitRedTeam(t *testing.T, attacks ...string) *gitRedTeam {
 	return rt
 }
 
-// run runs planex with no agent sandbox where planex has one: these rows
-// test that planex's own git holds by itself, so the attacks must land.
+// run runs planex without the agent sandbox: these rows test that
+// planex's own git holds by itself, so the attacks must land.
 func (rt *gitRedTeam) run(args ...string) (stdout, stderr string, code int) {
 	rt.t.Helper()
-	if help, _, _ := rt.planex("--help"); strings.Contains(help, "--sandbox ") {
-		args = append([]string{"--sandbox", "off"}, args...)
-	}
-	return rt.planex(args...)
+	return rt.planex(append([]string{"--sandbox", "off"}, args...)...)
 }
 
 // assertPlanted fails the test when the agent did not carry out its
