@@ -99,3 +99,9 @@ func lookup(env []string, name string) string {
 	}
 	return ""
 }
+
+// Secrets maps the values of planex's own secret variables to their
+// names (see SecretValues).
+func (c Containment) Secrets() map[string]string {
+	return SecretValues(os.Environ(), c.AllowEnv, c.SecretEnv...)
+}

@@ -71,3 +71,37 @@ func ScrubEnv(env []string, allow []string, secrets ...string) []string {
 	}
 	return out
 }
+
+// minSecretLen is the shortest value looked for in an agent's output:
+// shorter ones ("1", "true") would match everywhere.
+const minSecretLen = 8
+
+// SecretValues maps the value of every secret in env (as ScrubEnv decides,
+// allowed names excepted) to its variable's name, so planex can refuse to
+// commit or publish a value an agent got hold of anyway.
+func SecretValues(env []string, allow []string, secrets ...string) map[string]string {
+	kept := map[string]bool{}
+	for _, kv := range ScrubEnv(env, allow, secrets...) {
+		name, _, _ := strings.Cut(kv, "=")
+		kept[name] = true
+	}
+	out := map[string]string{}
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		if kept[name] || neverPassed(name) || len(value) < minSecretLen {
+			continue
+		}
+		out[value] = name
+	}
+	return out
+}
+
+// Redact replaces every secret value in s with the name of its variable.
+func Redact(s string, values map[string]string) string {
+	for v, name := range values {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, "[redacted "+name+"]")
+		}
+	}
+	return s
+}

@@ -34,3 +34,15 @@ func TestScrubEnvRules(t *testing.T) {
 		t.Errorf("allowed api key variable dropped: %v", got)
 	}
 }
+
+func TestSecretValuesAndRedact(t *testing.T) {
+	env := []string{"PATH=/usr/bin:/bin", "GITHUB_TOKEN=ghs_abcdefgh", "SHORT_TOKEN=abc", "LLM=key-12345678", "OK_KEY=allowed-value", "GITHUB_ENV=/runner/env/file"}
+	got := SecretValues(env, []string{"OK_KEY"}, "LLM")
+	want := map[string]string{"ghs_abcdefgh": "GITHUB_TOKEN", "key-12345678": "LLM"}
+	if len(got) != len(want) || got["ghs_abcdefgh"] != "GITHUB_TOKEN" || got["key-12345678"] != "LLM" {
+		t.Fatalf("SecretValues = %v, want %v", got, want)
+	}
+	if r := Redact("token ghs_abcdefgh and key-12345678!", got); r != "token [redacted GITHUB_TOKEN] and [redacted LLM]!" {
+		t.Errorf("Redact = %q", r)
+	}
+}

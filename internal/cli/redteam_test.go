@@ -119,7 +119,7 @@ func TestRedTeamAgents(t *testing.T) {
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
-			r := runRedTeam(t, row.script)
+			r := runRedTeam(t, row.script, "on")
 			r.noSecretAnywhere(t)
 			if entries, _ := os.ReadDir(r.mark); len(entries) > 0 {
 				var names []string
@@ -135,7 +135,7 @@ func TestRedTeamAgents(t *testing.T) {
 
 // runRedTeam runs planex -y on a two-task plan (T2 depends on T1) whose
 // T1 agent runs the named attack script, contained by the sandbox.
-func runRedTeam(t *testing.T, script string) *redTeamRun {
+func runRedTeam(t *testing.T, script string, sandbox string) *redTeamRun {
 	t.Helper()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"}, task{ID: "T2", Title: "left", Scope: "b/**", Deps: []string{"T1"}, Directives: "test -f b/t2.txt"})
@@ -158,7 +158,7 @@ func runRedTeam(t *testing.T, script string) *redTeamRun {
 	f.write(f.fake, "T1.sh", strings.NewReplacer(repl...).Replace(string(body)))
 	r.before = hashCheckout(t, f.repo)
 
-	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "--api-key-env", "LLM_GATEWAY", "add two files")
+	cmd := f.command("-y", "--sandbox", sandbox, "--review", "skip", "--api-key-env", "LLM_GATEWAY", "add two files")
 	// The agent may read the fixture's scripts but write nothing of the test's.
 	cmd.Env = append(cmd.Env, "PLANEX_SANDBOX_WRITE=", "PLANEX_SANDBOX_READ="+f.fake+string(os.PathListSeparator)+testdataDir(t), "HOME="+r.realHome)
 	for k, v := range redTeamSecrets {
@@ -280,4 +280,84 @@ func processesWith(t *testing.T, arg string) []string {
 		}
 	}
 	return found
+}
+
+// TestRedTeamSecretsWithoutSandbox: with the sandbox off the agent can
+// read planex's environment, but planex still refuses to commit a change
+// that holds a secret's value, and redacts what the agent reports.
+func TestRedTeamSecretsWithoutSandbox(t *testing.T) {
+	r := runRedTeam(t, "steal-secrets.sh", "off")
+	r.noSecretAnywhere(t)
+	if r.code != 1 || !strings.Contains(r.out, "T1: failed: the changes contain secret values, so nothing was committed: a/loot.txt (") {
+		t.Errorf("exit %d; want T1 refused for its loot:\n%s", r.code, r.out)
+	}
+	if log := r.f.branchLog(); len(log) != 0 {
+		t.Errorf("commits on the run branch: %v", log)
+	}
+}
+
+// TestRedTeamActionSecretsStayOut: in the Action, with the token in
+// GITHUB_TOKEN and INPUT_GITHUB_TOKEN, T1's agent collects every
+// environment and credential it can reach and commits the loot. Nothing
+// of it may reach origin, a comment, the pull request or the job's files.
+func TestRedTeamActionSecretsStayOut(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"}, task{ID: "T2", Title: "left", Scope: "b/**", Deps: []string{"T1"}})
+	realHome := t.TempDir()
+	g.write(realHome, ".git-credentials", "https://x:"+redTeamSecrets["GITHUB_TOKEN"]+"@github.com\n")
+	body, err := os.ReadFile(filepath.Join("testdata", "redteam", "steal-secrets.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.write(g.fake_dir(), "T1.sh", strings.ReplaceAll(string(body), "@REALHOME@", realHome))
+	env := []string{"HOME=" + realHome, "INPUT_API_KEY_ENV=LLM_GATEWAY"}
+	secrets := map[string]string{"INPUT_GITHUB_TOKEN": "ghs_test"}
+	for k, v := range redTeamSecrets {
+		env = append(env, k+"="+v)
+		secrets[k] = v
+	}
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Add two files", "")
+	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add two files"), env...); r.code != 0 {
+		t.Fatalf("plan: %d\n%s", r.code, r.err)
+	}
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+g.lastPlanID(n)), env...)
+	if r.code != 0 {
+		t.Fatalf("approve: %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	branch := "planex/" + r.outputs["session-id"]
+	loot := g.originGit("show", branch+":a/loot.txt")
+	if !strings.Contains(loot, "PLANEX_PHASE=execute") {
+		t.Fatalf("the attack left no loot on %s:\n%s", branch, loot)
+	}
+	places := map[string]string{
+		"origin": g.originGit("log", "-p", "--all"),
+		// ::add-mask:: lines hand a secret to the runner to hide: expected.
+		"output": dropMaskLines(r.out + r.err + r.summary),
+	}
+	for _, c := range g.fake.Comments(ghRepo, n) {
+		places["comment"] += c.Body
+	}
+	for _, pr := range g.fake.PullRequests(ghRepo) {
+		places["pull request"] += pr.Title + pr.Body
+	}
+	for k, v := range r.outputs {
+		places["outputs"] += k + "=" + v + "\n"
+	}
+	for name, secret := range secrets {
+		for where, text := range places {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s leaked into the %s", name, where)
+			}
+		}
+	}
+}
+
+func dropMaskLines(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "::add-mask::") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }

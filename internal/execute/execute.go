@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
+	"sort"
 	"strings"
 	"time"
 
@@ -31,6 +32,7 @@ type Repo interface {
 	SymlinkEscapes(ctx context.Context, tree string, changes []gitrepo.Change) ([]string, error)
 	CommitChanges(ctx context.Context, parent string, changes []gitrepo.Change, message string) (string, error)
 	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
+	ReadBlob(ctx context.Context, sha string) ([]byte, error)
 }
 
 // Runner runs tasks.
@@ -79,9 +81,10 @@ func (o Outcome) Files() []string { return gitrepo.Paths(o.Changes) }
 // an Outcome with the reason, so it is always reported.
 func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	out := Outcome{ID: j.Task.ID, Status: plan.StatusFailed}
+	secrets := r.Contain.Secrets()
 	fail := func(format string, args ...any) Outcome {
 		out.Status = plan.StatusFailed
-		out.Error = plan.Truncate(fmt.Sprintf(format, args...), 1000)
+		out.Error = plan.Truncate(agent.Redact(fmt.Sprintf(format, args...), secrets), 1000)
 		out.Changes = nil
 		return out
 	}
@@ -110,7 +113,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	if err := agent.Decode(agent.PhaseExecute, res.Raw, &er); err != nil {
 		return fail("%v", err)
 	}
-	out.Findings = plan.Truncate(strings.TrimSpace(er.Findings), 500)
+	out.Findings = plan.Truncate(agent.Redact(strings.TrimSpace(er.Findings), secrets), 500)
 	out.AcceptanceMet = er.AcceptanceMet
 	if er.ID != "" && er.ID != j.Task.ID {
 		r.log().Warn("agent reported another task id", "task", j.Task.ID, "reported", er.ID)
@@ -132,6 +135,13 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	}
 	if bad := scope.Outside(j.Task.Scope, gitrepo.Paths(changes)); len(bad) > 0 {
 		return fail("wrote outside its scope %q: %s", j.Task.Scope, strings.Join(bad, ", "))
+	}
+	// Even an agent that got hold of a secret (no sandbox) cannot have
+	// planex commit and push it.
+	if leaks, err := r.leaks(ctx, changes, secrets); err != nil {
+		return fail("checking the task's changes for secrets: %v", err)
+	} else if len(leaks) > 0 {
+		return fail("the changes contain secret values, so nothing was committed: %s", strings.Join(leaks, ", "))
 	}
 	if er.Status != string(plan.StatusCompleted) {
 		msg := strings.TrimSpace(er.Error)
@@ -158,6 +168,31 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	}
 	out.Status = plan.StatusCompleted
 	return out
+}
+
+// leaks names the changed files that hold the value of a secret, with the
+// variable it belongs to (never the value).
+func (r *Runner) leaks(ctx context.Context, changes []gitrepo.Change, secrets map[string]string) ([]string, error) {
+	if len(secrets) == 0 {
+		return nil, nil
+	}
+	var found []string
+	for _, c := range changes {
+		if c.Mode == "000000" || c.Mode == "160000" {
+			continue // a deletion or a submodule: no content of ours
+		}
+		b, err := r.Repo.ReadBlob(ctx, c.Blob)
+		if err != nil {
+			return nil, err
+		}
+		for v, name := range secrets {
+			if bytes.Contains(b, []byte(v)) {
+				found = append(found, c.Path+" ("+name+")")
+			}
+		}
+	}
+	sort.Strings(found)
+	return found, nil
 }
 
 // runDirectives runs the task's verification commands as one shell

@@ -309,3 +309,12 @@ func (r *Repo) TreeOf(ctx context.Context, commit string) (string, error) {
 	}
 	return strings.TrimSpace(out), nil
 }
+
+// ReadBlob returns the content of a blob.
+func (r *Repo) ReadBlob(ctx context.Context, sha string) ([]byte, error) {
+	out, err := r.Git(ctx, "", "cat-file", "blob", sha)
+	if err != nil {
+		return nil, fmt.Errorf("reading blob %s: %w", sha, err)
+	}
+	return []byte(out), nil
+}
