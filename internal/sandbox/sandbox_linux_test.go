@@ -290,3 +290,35 @@ func TestBindsUnderHiddenHome(t *testing.T) {
 		t.Errorf("worktree write: %q", b)
 	}
 }
+
+// BenchmarkStart compares starting `true` plainly and contained: the
+// sandbox's cost per step (re-executing planex, namespaces, mounts).
+func BenchmarkStart(b *testing.B) {
+	s, err := New(context.Background(), ModeOn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	work := b.TempDir()
+	for _, contained := range []bool{false, true} {
+		name := "plain"
+		if contained {
+			name = "contained"
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command("true")
+				cmd.Dir = work
+				cleanup := func() {}
+				if contained {
+					if cleanup, err = s.Wrap(cmd, Policy{Writable: []string{work}}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+				cleanup()
+			}
+		})
+	}
+}
