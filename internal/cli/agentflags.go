@@ -31,6 +31,9 @@ type agentFlags struct {
 	sandbox   string
 	readable  []string
 	writable  []string
+	// newSandbox makes the sandbox; nil means sandbox.New. Tests stand in
+	// a machine that cannot make one.
+	newSandbox func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error)
 }
 
 func (a *agentFlags) register(f *pflag.FlagSet) {
@@ -69,7 +72,11 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 	if err != nil {
 		return c, &exitError{code: 2, msg: "planex: --" + err.Error()}
 	}
-	box, err := sandbox.New(ctx, mode)
+	newSandbox := a.newSandbox
+	if newSandbox == nil {
+		newSandbox = sandbox.New
+	}
+	box, err := newSandbox(ctx, mode)
 	switch {
 	case err == nil:
 	case mode == sandbox.ModeOn:

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/sandbox"
+)
+
+// TestContainmentWhenNoSandbox: what each mode does on a machine that
+// cannot make a sandbox, locally and in the Action.
+func TestContainmentWhenNoSandbox(t *testing.T) {
+	unavailable := func(_ context.Context, m sandbox.Mode) (*sandbox.Sandbox, error) {
+		if m == sandbox.ModeOff {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%w: user namespaces are disabled", sandbox.ErrUnavailable)
+	}
+	repo := &gitrepo.Repo{Root: t.TempDir(), CommonDir: t.TempDir()}
+	noEnv := func(string) string { return "" }
+	for _, c := range []struct {
+		mode     string
+		strict   bool
+		wantErr  string
+		wantWarn string
+	}{
+		{mode: "auto", strict: false, wantWarn: "agents run uncontained"},
+		{mode: "auto", strict: true, wantErr: "set the input `sandbox: off`"},
+		{mode: "on", strict: false, wantErr: "--sandbox on: the agent sandbox is not available"},
+		{mode: "on", strict: true, wantErr: "--sandbox on: the agent sandbox is not available"},
+		{mode: "off", strict: true},
+		{mode: "maybe", wantErr: `"maybe" is not one of auto, on, off`},
+	} {
+		t.Run(fmt.Sprintf("%s strict=%v", c.mode, c.strict), func(t *testing.T) {
+			a := &agentFlags{sandbox: c.mode, apiKeyEnv: "LLM_KEY", newSandbox: unavailable}
+			var warn bytes.Buffer
+			contain, err := a.containment(context.Background(), repo, c.strict, &warn, noEnv)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if contain.Sandbox != nil {
+				t.Error("a sandbox where none can be made")
+			}
+			if got := warn.String(); c.wantWarn == "" && got != "" || !strings.Contains(got, c.wantWarn) || strings.Count(got, "\n") > 1 {
+				t.Errorf("warning = %q, want one line containing %q", got, c.wantWarn)
+			}
+			if len(contain.SecretEnv) != 1 || contain.SecretEnv[0] != "LLM_KEY" {
+				t.Errorf("the --api-key-env variable is not scrubbed: %v", contain.SecretEnv)
+			}
+		})
+	}
+	var ee *exitError
+	a := &agentFlags{sandbox: "maybe", newSandbox: unavailable}
+	if _, err := a.containment(context.Background(), repo, false, &bytes.Buffer{}, noEnv); !errors.As(err, &ee) || ee.code != 2 {
+		t.Errorf("a bad --sandbox value is not a usage error: %v", err)
+	}
+}
