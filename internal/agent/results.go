@@ -1,5 +1,7 @@
 package agent
 
+import "github.com/planexhq/planex/internal/plan"
+
 // The result shapes of each phase, as in the lite-plan design.
 
 // Angle is one exploration angle proposed by analyze.
@@ -26,19 +28,9 @@ type ExploreResult struct {
 	Error    string   `json:"error"`
 }
 
-// PlannedTask is one task proposed by the plan phase.
-type PlannedTask struct {
-	ID                  string   `json:"id"`
-	Title               string   `json:"title"`
-	Description         string   `json:"description"`
-	Test                string   `json:"test"`
-	AcceptanceCriteria  string   `json:"acceptance_criteria"`
-	Scope               string   `json:"scope"`
-	Hints               string   `json:"hints"`
-	ExecutionDirectives string   `json:"execution_directives"`
-	Deps                []string `json:"deps"`
-	ContextFrom         []string `json:"context_from"`
-}
+// PlannedTask is one task proposed by the plan phase: the planned columns
+// of a task, the same that an approval pins.
+type PlannedTask = plan.Planned
 
 // PlanResult is the synthesized plan.
 type PlanResult struct {

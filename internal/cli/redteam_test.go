@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
 )
 
 // Secrets planex runs with in the red-team tests. None of them may show up
@@ -104,7 +106,7 @@ func TestRedTeamAgents(t *testing.T) {
 		}},
 		{"leaves detached processes behind", "detach.sh", func(t *testing.T, r *redTeamRun) {
 			r.mustHaveRun(t, "a/t1.txt")
-			if left := processesWith(t, r.tag); len(left) > 0 {
+			if left := sandboxtest.Processes(t, r.tag); len(left) > 0 {
 				t.Errorf("processes outlived the step: %v", left)
 			}
 		}},
@@ -263,23 +265,6 @@ func hashCheckout(t *testing.T, repo string) map[string]string {
 		return nil
 	})
 	return out
-}
-
-// processesWith lists host processes whose command line contains arg.
-func processesWith(t *testing.T, arg string) []string {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(b, []byte(arg)) {
-			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
-		}
-	}
-	return found
 }
 
 // TestRedTeamSecretsWithoutSandbox: with the sandbox off the agent can

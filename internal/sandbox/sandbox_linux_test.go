@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
 )
 
 // newSandbox returns a working sandbox or fails: CI runs on a machine
@@ -179,25 +181,9 @@ func TestDetachedProcessesDie(t *testing.T) {
 	if err != nil || !strings.Contains(out, "started") {
 		t.Fatalf("script failed: %q %v", out, err)
 	}
-	if pids := processesWith(t, tag); len(pids) > 0 {
+	if pids := sandboxtest.Processes(t, tag); len(pids) > 0 {
 		t.Errorf("processes left running after the step: %v", pids)
 	}
-}
-
-func processesWith(t *testing.T, arg string) []string {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var found []string
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(b, []byte(arg)) {
-			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
-		}
-	}
-	return found
 }
 
 // TestCancelKillsEverything: ending the context ends the whole step.
@@ -228,7 +214,7 @@ func TestCancelKillsEverything(t *testing.T) {
 	if err := cmd.Wait(); err == nil {
 		t.Error("cancelled command reported success")
 	}
-	if pids := processesWith(t, tag); len(pids) > 0 {
+	if pids := sandboxtest.Processes(t, tag); len(pids) > 0 {
 		t.Errorf("processes left after cancel: %v", pids)
 	}
 }
