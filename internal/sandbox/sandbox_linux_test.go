@@ -193,6 +193,7 @@ func TestCancelKillsEverything(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	tag := fmt.Sprintf("%d.4343", 900000+os.Getpid())
 	cmd := exec.CommandContext(ctx, "sh", "-c", "sleep "+tag+" & echo up; wait")
+	cmd.Dir = work // the test's own directory may be under /tmp, hidden inside
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -222,6 +223,7 @@ func TestCancelKillsEverything(t *testing.T) {
 func TestStdinReachesProgram(t *testing.T) {
 	s := newSandbox(t)
 	cmd := exec.Command("cat")
+	cmd.Dir = "/"
 	cmd.Stdin = strings.NewReader("prompt text")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	var out bytes.Buffer
