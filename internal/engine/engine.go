@@ -466,7 +466,7 @@ func (e *Engine) run(ctx context.Context, s *session.Session, mode runMode) (*Ou
 		if ap, err = e.approval(s); err != nil {
 			return nil, err
 		}
-		if tasks, err = e.loadApproved(s, ap); err != nil {
+		if _, err = e.loadApproved(s, ap); err != nil {
 			return nil, err
 		}
 	} else {
