@@ -23,6 +23,7 @@ import (
 	"github.com/planexhq/planex/internal/gfm"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/plural"
 )
 
 // GitHub is what the Action needs from GitHub; *gh.Client has it.
@@ -358,7 +359,7 @@ func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
 		}
 		planned++
 	}
-	fmt.Fprintf(r.Out, "schedule: planned %d issue(s)\n", planned)
+	fmt.Fprintf(r.Out, "schedule: planned %s\n", plural.Count(planned, "issue", "issues"))
 	r.Outputs.Status = fmt.Sprintf("planned %d", planned)
 	return errors.Join(errs...)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/scope"
@@ -238,7 +239,8 @@ func estimate(s *session.Session, tasks []plan.Task) string {
 		steps++
 	}
 	per := spent.CostUSD / float64(max(steps, 1))
-	return fmt.Sprintf("about $%.2f for the %d task(s) (from $%.4f spent on %d planning step(s) so far)", per*float64(len(tasks)), len(tasks), spent.CostUSD, steps)
+	return fmt.Sprintf("about %s for the %s (from %s spent on %s so far)", render.Dollars(per*float64(len(tasks))), plural.Count(len(tasks), "task", "tasks"),
+		render.Dollars(spent.CostUSD), plural.Count(steps, "planning step", "planning steps"))
 }
 
 // approve runs the plan with planID, but only that exact plan.
@@ -437,7 +439,7 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 	if rec.PRNumber != 0 && rec.PRNumber != th.Number {
 		r.setLabel(ctx, rec.PRNumber, label)
 	}
-	note := fmt.Sprintf("%d of %d task(s) completed.", c.Completed, c.Total)
+	note := fmt.Sprintf("%d of %s completed.", c.Completed, plural.Count(c.Total, "task", "tasks"))
 	if c.Completed == 0 {
 		note += " No task completed, so no pull request was opened."
 	}

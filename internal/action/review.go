@@ -16,6 +16,7 @@ import (
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/session"
@@ -110,13 +111,13 @@ func (r *Runner) publishReview(ctx context.Context, number int, res *review.Resu
 				return err
 			}
 		}
-		fmt.Fprintf(r.Out, "review: updated planex's summary on #%d, %d new inline comment(s)\n", number, len(drafts))
+		fmt.Fprintf(r.Out, "review: updated planex's summary on #%d, %s\n", number, plural.Count(len(drafts), "new inline comment", "new inline comments"))
 		return nil
 	}
 	if _, err := r.GH.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: summary, Comments: drafts}); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.Out, "review: posted on #%d with %d inline comment(s)\n", number, len(drafts))
+	fmt.Fprintf(r.Out, "review: posted on #%d with %s\n", number, plural.Count(len(drafts), "inline comment", "inline comments"))
 	return nil
 }
 
@@ -204,7 +205,7 @@ func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error
 	if strings.TrimSpace(text) == "" {
 		return userf("Pull request #%d has no diff to review.", th.Number)
 	}
-	fmt.Fprintf(r.Out, "review: pull request #%d (%d file(s)), from its diff only\n", th.Number, len(files))
+	fmt.Fprintf(r.Out, "review: pull request #%d (%s), from its diff only\n", th.Number, plural.Count(len(files), "file", "files"))
 	title, body := pullRequestText(pr.GetTitle(), pr.GetBody())
 	res, err := review.ReviewPullRequest(ctx, r.Engine.Agent, review.PullRequest{Number: th.Number, Title: title, Body: body,
 		Head: pr.GetHead().GetSHA(), Diff: text}, r.Engine.Timeouts[agent.PhaseReview], 0, r.Now())

@@ -412,7 +412,7 @@ func TestActionScheduleOverLabelledIssues(t *testing.T) {
 		p["schedule"] = "0 3 * * *"
 	})
 	r := g.run("schedule", ev)
-	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 3 issue(s)") {
+	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 3 issues") {
 		t.Fatalf("schedule: %d\n%s\n%s", r.code, r.out, r.err)
 	}
 	for _, n := range ns {
@@ -422,7 +422,7 @@ func TestActionScheduleOverLabelledIssues(t *testing.T) {
 	}
 	// The next run finds nothing new to plan.
 	r = g.run("schedule", ev)
-	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 0 issue(s)") {
+	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 0 issues") {
 		t.Errorf("second schedule run: %s", r.out)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/prompt"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -107,7 +108,7 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 			failed++
 			fmt.Fprintf(r.Out, "review %s: not reviewed: %s\n", t.ID, tr.Error)
 		} else {
-			fmt.Fprintf(r.Out, "review %s: %s, %d finding(s)\n", t.ID, tr.Verdict, len(tr.Findings))
+			fmt.Fprintf(r.Out, "review %s: %s, %s\n", t.ID, tr.Verdict, plural.Count(len(tr.Findings), "finding", "findings"))
 		}
 		s.AddUsage("review "+t.ID, tr.Usage)
 		res.Tasks = append(res.Tasks, tr)
@@ -123,7 +124,7 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 	if err := Save(path, res); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.Out, "review: %s (%d finding(s))\n", res.Verdict, len(res.Findings()))
+	fmt.Fprintf(r.Out, "review: %s (%s)\n", res.Verdict, plural.Count(len(res.Findings()), "finding", "findings"))
 	if failed == len(todo) {
 		return fmt.Errorf("no task could be reviewed (first error: %s)", res.Tasks[0].Error)
 	}
