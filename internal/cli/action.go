@@ -40,7 +40,7 @@ job of its own: --prepare emits the next wave as a job matrix, --task Tn runs on
 task and publishes its result, --collect (if: always()) puts the results on the run
 branch and dispatches the next wave or opens the pull request. The input
 matrix-step (prepare, task, collect) with the input task does the same.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAction(cmd.Context(), stdio, finalize, verbose, m)
 		},

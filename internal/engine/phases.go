@@ -11,6 +11,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/prompt"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -98,6 +99,7 @@ func (e *Engine) common(s *session.Session, rc *RepoContext) prompt.Common {
 // analyze classifies the requirement and writes explore.csv. An agent
 // that fails or answers nothing usable falls back to the presets.
 func (e *Engine) analyze(ctx context.Context, s *session.Session, rc *RepoContext) error {
+	e.phase("analyze")
 	fmt.Fprintln(e.o.Out, "analyze: classifying the requirement")
 	var res agent.AnalyzeResult
 	p, err := e.prompts.Analyze(e.common(s, rc))
@@ -155,7 +157,7 @@ func (e *Engine) analyze(ctx context.Context, s *session.Session, rc *RepoContex
 	if err := s.SaveMeta(); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.o.Out, "analyze: %s, complexity %s, %d angle(s)\n", kind, complexity, len(rows))
+	fmt.Fprintf(e.o.Out, "analyze: %s, complexity %s, %s\n", kind, complexity, plural.Count(len(rows), "angle", "angles"))
 	return s.WriteExplore(rows)
 }
 
@@ -180,6 +182,7 @@ func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContex
 	if err != nil {
 		return err
 	}
+	e.phase("explore")
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var firstErr error
@@ -263,6 +266,7 @@ func (e *Engine) plan(ctx context.Context, s *session.Session, rc *RepoContext, 
 			done = append(done, r)
 		}
 	}
+	e.phase("plan")
 	if len(done) == 0 {
 		fmt.Fprintln(e.o.Out, "plan: no exploration succeeded; planning from the requirement alone")
 	}
@@ -315,7 +319,7 @@ func (e *Engine) plan(ctx context.Context, s *session.Session, rc *RepoContext, 
 		}
 		return fmt.Errorf("the agent's plan is not valid; edit %s and run planex --continue %s:\n%w", s.File(session.TasksFile), s.Meta.ID, err)
 	}
-	fmt.Fprintf(e.o.Out, "plan: %d task(s)\n", len(tasks))
+	fmt.Fprintf(e.o.Out, "plan: %s\n", plural.Count(len(tasks), "task", "tasks"))
 	return s.WriteTasks(tasks)
 }
 

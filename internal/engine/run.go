@@ -32,6 +32,7 @@ func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContex
 	if err := e.startBranch(ctx, s, ap); err != nil {
 		return err
 	}
+	fmt.Fprintf(e.o.Out, "execute: on branch %s\n", s.Meta.Branch)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -43,6 +44,7 @@ func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContex
 		if w.Number == 0 {
 			return nil
 		}
+		e.phase(fmt.Sprintf("wave %d: %s", w.Number, strings.Join(w.IDs(), ", ")))
 		fmt.Fprintf(e.o.Out, "wave %d: %s\n", w.Number, strings.Join(w.IDs(), ", "))
 		if err := e.runWave(ctx, s, rc, ap, tasks, w.Tasks, w.Base); err != nil {
 			return err
