@@ -298,6 +298,9 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 		return err
 	}
 	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: string(o.Status)}
+	if o.Status != plan.StatusCompleted {
+		r.Outputs.Failure = fmt.Sprintf("%s %s: %s", taskID, o.Status, oneLine(o.Error))
+	}
 	fmt.Fprintf(r.Out, "%s: %s%s; result on %s\n", taskID, o.Status, errSuffix(o.Error), taskRef(rec.SessionID, taskID))
 	return nil
 }

@@ -181,7 +181,7 @@ func diffFromFiles(files []*github.CommitFile) review.Diff {
 // agent sees the diff and the description as text, in an empty folder.
 func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error {
 	if !th.IsPR {
-		return userf("`%s review` works on pull requests.", r.Cfg.Trigger)
+		return refusef("`%s review` works on pull requests.", r.Cfg.Trigger)
 	}
 	if r.AgentErr != nil {
 		return userf("planex has no working agent configured: %v", r.AgentErr)
@@ -230,7 +230,7 @@ var findingKeyRe = regexp.MustCompile(`[0-9a-f]{10}`)
 // open until planex has replied that a task fixed it.
 func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
 	if !th.IsPR {
-		return userf("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
+		return refusef("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
 	reviews, err := r.GH.ListReviews(ctx, o, rp, th.Number)
@@ -248,7 +248,7 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 		}
 	}
 	if !found {
-		return userf("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
+		return refusef("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
 	}
 	comments, err := r.GH.ListReviewComments(ctx, o, rp, th.Number)
 	if err != nil {

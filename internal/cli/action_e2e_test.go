@@ -246,7 +246,7 @@ func TestActionPlanApprovePullRequest(t *testing.T) {
 	}
 	pr := prs[0]
 	if pr.Head != branch || pr.Base != "main" || !pr.Draft || !strings.Contains(pr.Body, "Closes #"+itoa(n)) ||
-		!strings.Contains(pr.Body, "| T4 | join | completed | true |") || !hasLabel(pr.RequestedReviewers, "maintainer") {
+		!strings.Contains(pr.Body, "| T4 | join | ✅ completed | ✅ passed |") || !hasLabel(pr.RequestedReviewers, "maintainer") {
 		t.Errorf("pull request = %+v", pr)
 	}
 	if r2.outputs["status"] != "done" || !strings.Contains(r2.outputs["pull-request-url"], "/pull/") {

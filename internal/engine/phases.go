@@ -182,7 +182,12 @@ func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContex
 	if err != nil {
 		return err
 	}
-	e.phase("explore")
+	for _, r := range rows {
+		if !r.Status.Done() {
+			e.phase("explore")
+			break
+		}
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var firstErr error

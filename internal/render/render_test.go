@@ -172,3 +172,14 @@ func TestReportsReadWell(t *testing.T) {
 		t.Errorf("singular forms:\n%s\n%s", outs["pr-one"], outs["plan-one"])
 	}
 }
+
+func TestPRBodyWithoutCIGolden(t *testing.T) {
+	body := PRBody(PRView{Report: sample(), Issue: 7, ApprovedBy: "octocat", NoCI: true})
+	golden(t, "pr-body-no-ci.md", body)
+	if !strings.Contains(body, "CI will not run on this pull request") || !strings.Contains(body, "]("+CIDocsURL+")") {
+		t.Errorf("the note is missing:\n%s", body)
+	}
+	if strings.Contains(PRBody(PRView{Report: sample(), Issue: 7}), "CI will not run") {
+		t.Error("the note is shown without NoCI")
+	}
+}
