@@ -21,6 +21,7 @@ type scriptedModel struct {
 	mu       sync.Mutex
 	requests int
 	keys     []string
+	bodies   []string
 }
 
 func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -43,6 +44,9 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} `json:"tools"`
 	}
 	b, _ := io.ReadAll(r.Body)
+	m.mu.Lock()
+	m.bodies = append(m.bodies, string(b))
+	m.mu.Unlock()
 	if err := json.Unmarshal(b, &req); err != nil {
 		m.t.Errorf("request: %v", err)
 	}

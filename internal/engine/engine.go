@@ -101,6 +101,9 @@ type Engine struct {
 	o       Options
 	prompts *prompt.Set
 	runner  *execute.Runner
+
+	guideMu sync.Mutex
+	guide   map[string]string // the guidance text by base commit
 }
 
 // New returns an engine for repo.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/guidance"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/prompt"
@@ -88,12 +89,33 @@ func fallbackAngles(req, kind string, n int) []agent.Angle {
 	return out
 }
 
-func (e *Engine) common(s *session.Session, rc *RepoContext) prompt.Common {
-	c := prompt.Common{Requirement: s.Meta.Requirement}
+func (e *Engine) common(ctx context.Context, s *session.Session, rc *RepoContext) prompt.Common {
+	c := prompt.Common{Requirement: s.Meta.Requirement, Guidance: e.guidance(ctx, s)}
 	if rc != nil {
 		c.RepoSummary, c.KeyFiles = rc.Summary, rc.KeyFiles
 	}
 	return c
+}
+
+// guidance is the repository's guidance for agents (AGENTS.md and the
+// like) as committed at the session's base, read once per engine. Every
+// step of every agent kind is given it; without it the run goes on.
+func (e *Engine) guidance(ctx context.Context, s *session.Session) string {
+	e.guideMu.Lock()
+	defer e.guideMu.Unlock()
+	if text, ok := e.guide[s.Meta.Base]; ok {
+		return text
+	}
+	docs, err := guidance.Load(ctx, e.repo, s.Meta.Base)
+	if err != nil {
+		e.o.Log.Warn("reading the repository's guidance for agents", "err", err)
+	}
+	text := guidance.Text(docs)
+	if e.guide == nil {
+		e.guide = map[string]string{}
+	}
+	e.guide[s.Meta.Base] = text
+	return text
 }
 
 // analyze classifies the requirement and writes explore.csv. An agent
@@ -102,7 +124,7 @@ func (e *Engine) analyze(ctx context.Context, s *session.Session, rc *RepoContex
 	e.phase("analyze")
 	fmt.Fprintln(e.o.Out, "analyze: classifying the requirement")
 	var res agent.AnalyzeResult
-	p, err := e.prompts.Analyze(e.common(s, rc))
+	p, err := e.prompts.Analyze(e.common(ctx, s, rc))
 	if err != nil {
 		return err
 	}
@@ -242,7 +264,7 @@ func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContex
 func (e *Engine) exploreOne(ctx context.Context, s *session.Session, rc *RepoContext, row plan.ExploreRow) (agent.ExploreResult, agent.Usage, error) {
 	var res agent.ExploreResult
 	angle := agent.Angle{ID: row.ID, Angle: row.Angle, Description: row.Description, Focus: row.Focus}
-	c := e.common(s, rc)
+	c := e.common(ctx, s, rc)
 	c.Discoveries = e.discoveriesText(s)
 	p, err := e.prompts.Explore(c, angle)
 	if err != nil {
@@ -275,7 +297,7 @@ func (e *Engine) plan(ctx context.Context, s *session.Session, rc *RepoContext, 
 	if len(done) == 0 {
 		fmt.Fprintln(e.o.Out, "plan: no exploration succeeded; planning from the requirement alone")
 	}
-	c := e.common(s, rc)
+	c := e.common(ctx, s, rc)
 	c.Discoveries = e.discoveriesText(s)
 	p, err := e.prompts.Plan(c, done, feedback)
 	if err != nil {

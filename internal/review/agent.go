@@ -13,6 +13,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/guidance"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/prompt"
@@ -97,13 +98,20 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 			r.Log.Warn("removing the review worktree", "err", err)
 		}
 	}()
+	// The repository's guidance as the run started from it: a task that
+	// rewrote AGENTS.md does not get to brief its own reviewer.
+	docs, err := guidance.Load(ctx, r.Repo, s.Meta.Base)
+	if err != nil {
+		r.Log.Warn("reading the repository's guidance for agents", "err", err)
+	}
+	common := prompt.Common{Requirement: s.Meta.Requirement, Guidance: guidance.Text(docs)}
 	failed := 0
 	for _, t := range todo {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		fmt.Fprintf(r.Out, "review %s: started\n", t.ID)
-		tr := r.reviewTask(ctx, ps, s, t, dir)
+		tr := r.reviewTask(ctx, ps, common, s, t, dir)
 		if tr.Error != "" {
 			failed++
 			fmt.Fprintf(r.Out, "review %s: not reviewed: %s\n", t.ID, tr.Error)
@@ -131,7 +139,7 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 	return nil
 }
 
-func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, s *session.Session, t plan.Task, dir string) TaskReview {
+func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, common prompt.Common, s *session.Session, t plan.Task, dir string) TaskReview {
 	tr := TaskReview{Task: t.ID, Title: t.Title, Commit: t.Commit}
 	diff, err := r.Repo.Git(ctx, "", "show", "--no-color", "--no-ext-diff", "--format=commit %H%n%n%B", t.Commit)
 	if err != nil {
@@ -139,7 +147,7 @@ func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, s *session.Se
 		return tr
 	}
 	diff, cut := clip(diff, r.MaxDiffBytes)
-	p, err := ps.Review(prompt.Common{Requirement: s.Meta.Requirement}, prompt.ReviewTask{Task: t, Approach: s.Meta.Approach, Summary: s.Meta.Summary, Diff: diff, Truncated: cut})
+	p, err := ps.Review(common, prompt.ReviewTask{Task: t, Approach: s.Meta.Approach, Summary: s.Meta.Summary, Diff: diff, Truncated: cut})
 	if err != nil {
 		tr.Error = oneLine(err.Error())
 		return tr
