@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -191,4 +192,29 @@ func TestTypoedCommandStartsNothing(t *testing.T) {
 		t.Fatalf("planex refactoring: exit %d\n%s\n%s", code, out, errOut)
 	}
 	f.sessionDir()
+}
+
+// TestReadmeDocumentsExitCodes: the README's exit code table has a row
+// for every code planex uses.
+func TestReadmeDocumentsExitCodes(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range []int{exitOK, exitFailed, exitUsage, exitWaiting, exitInterrupted} {
+		if !strings.Contains(string(b), "\n| "+strconv.Itoa(code)+" | ") {
+			t.Errorf("README.md has no row for exit code %d", code)
+		}
+	}
+}
+
+func TestVersionCommand(t *testing.T) {
+	var o bytes.Buffer
+	if code := Run(context.Background(), []string{"version"}, IO{Out: &o, Err: &o, Version: "v1.2.3", Getenv: func(string) string { return "" }}); code != 0 || o.String() != "planex version v1.2.3\n" {
+		t.Errorf("planex version: exit %d, %q", code, o.String())
+	}
+	o.Reset()
+	if code := Run(context.Background(), []string{"--version"}, IO{Out: &o, Err: &o, Version: "v1.2.3", Getenv: func(string) string { return "" }}); code != 0 || o.String() != "planex version v1.2.3\n" {
+		t.Errorf("planex --version: exit %d, %q", code, o.String())
+	}
 }
