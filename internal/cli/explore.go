@@ -100,7 +100,7 @@ summary. Plan and carry it out with an agent later:
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&repoDir, "repo", "C", ".", "the repository to explore")
+	cmd.Flags().StringVarP(&repoDir, "repo", "C", ".", "the repository `DIR` to explore")
 	cmd.Flags().IntVar(&top, "top", explore.DefaultTopK, "how many ranked files to start from")
 	cmd.Flags().IntVar(&angles, "angles", 3, "how many exploration angles (1-4)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log details to stderr")

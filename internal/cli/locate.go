@@ -72,7 +72,7 @@ text: given as arguments, or read from --query-file ("-" for stdin).
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&repo, "repo", "C", ".", "the repository to search")
+	f.StringVarP(&repo, "repo", "C", ".", "the repository `DIR` to search")
 	f.IntVarP(&top, "top", "k", 10, "how many files to print")
 	f.StringVar(&queryFile, "query-file", "", `read the query from FILE ("-" for stdin)`)
 	f.BoolVar(&explain, "explain", false, "show why each file ranked")

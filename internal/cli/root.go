@@ -119,7 +119,10 @@ The requirement is text, or a .md/.txt file holding it, or a plan.json / tasks.c
 you already have (planning is then skipped).
 
 Session state lives in .workflow/.lite-plan/<session>/ (explore.csv, tasks.csv,
-results.csv, discoveries.ndjson, context.md).`,
+results.csv, discoveries.ndjson, context.md).
+
+Exit codes: 0 done; 1 the run failed (a task, a budget, an error); 2 usage error;
+3 stopped at an approval gate, waiting for you (no terminal); 130 interrupted.`,
 		Example: `  planex --agent-cmd ./my-agent.sh "add rate limiting to the public API"
   planex -y -c 2 requirement.md
   planex --continue

@@ -49,7 +49,7 @@ func (o *runOptions) register(cmd *cobra.Command) {
 	f.IntVarP(&o.concurrency, "concurrency", "c", 4, "tasks (and angles) run at the same time")
 	f.StringVar(&o.continueID, "continue", "", "resume a session where it stopped: the newest, or the `SESSION_ID` given (--continue ID or --continue=ID)")
 	f.Lookup("continue").NoOptDefVal = continueLatest
-	f.StringVarP(&o.repoDir, "repo", "C", ".", "the repository to work in")
+	f.StringVarP(&o.repoDir, "repo", "C", ".", "the repository `DIR` to work in")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log details to stderr")
 	f.DurationVar(&o.exploreTimeout, "explore-timeout", 300*time.Second, "time limit of one exploration (and of analyze)")
 	f.DurationVar(&o.planTimeout, "plan-timeout", 300*time.Second, "time limit of the planning step")

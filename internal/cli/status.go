@@ -61,7 +61,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&repoDir, "repo", "C", ".", "the repository")
+	cmd.Flags().StringVarP(&repoDir, "repo", "C", ".", "the repository `DIR`")
 	cmd.Flags().BoolVar(&list, "list", false, "list session ids, oldest first")
 	return cmd
 }

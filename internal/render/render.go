@@ -276,7 +276,7 @@ func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTa
 	case !haveTasks:
 		phase("plan", "pending")
 	default:
-		phase("plan", fmt.Sprintf("%d tasks, plan %s", len(tasks), plan.ID(plan.Hash(tasks))))
+		phase("plan", fmt.Sprintf("%s, plan %s", plural.Count(len(tasks), "task", "tasks"), plan.ID(plan.Hash(tasks))))
 	}
 	c := plan.Count(tasks)
 	switch {
