@@ -23,6 +23,7 @@ import (
 	"github.com/planexhq/planex/internal/gfm"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/plural"
 )
 
 // GitHub is what the Action needs from GitHub; *gh.Client has it.
@@ -75,6 +76,10 @@ type Config struct {
 	MatrixWorkflow string
 	DispatchRef    string
 	RunID          string // GITHUB_RUN_ID
+	// DefaultToken: the token is the workflow's own GITHUB_TOKEN, whose
+	// pushes and pull requests start no workflow; the pull request body
+	// then says its CI will not run (docs/action.md).
+	DefaultToken bool
 }
 
 // Outputs are the step outputs.
@@ -85,6 +90,10 @@ type Outputs struct {
 	// Matrix mode, from --prepare: the matrix JSON, its max-parallel and
 	// whether there is anything to run ("true"/"false").
 	Matrix, MaxParallel, HasTasks string
+	// Failure says why this run failed (a failed task, a budget stop, an
+	// error reported on the thread); empty when it did not. The step
+	// exits non-zero when it is set.
+	Failure string
 }
 
 // Runner handles one event.
@@ -114,12 +123,21 @@ const (
 )
 
 // userError is a reason shown to people as is; any other error is
-// reported as an internal failure with a link to the run's log.
-type userError struct{ msg string }
+// reported as an internal failure with a link to the run's log. A
+// refusal is a command that does not apply here (nothing to cancel, a
+// fork): the user is told, and the run did not fail.
+type userError struct {
+	msg     string
+	refused bool
+}
 
 func (e *userError) Error() string { return e.msg }
 
-func userf(format string, args ...any) error { return &userError{fmt.Sprintf(format, args...)} }
+func userf(format string, args ...any) error { return &userError{msg: fmt.Sprintf(format, args...)} }
+
+func refusef(format string, args ...any) error {
+	return &userError{msg: fmt.Sprintf(format, args...), refused: true}
+}
 
 // Handle acts on an event.
 func (r *Runner) Handle(ctx context.Context, ev *event.Event) error {
@@ -259,7 +277,7 @@ func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 		req := cmd.Requirement
 		if strings.TrimSpace(req) == "" {
 			if ev.Issue == nil {
-				return userf("give a requirement: `%s <what to do>`", r.Cfg.Trigger)
+				return refusef("give a requirement: `%s <what to do>`", r.Cfg.Trigger)
 			}
 			req = issueRequirement(ev.Issue.Title, ev.Issue.Body)
 		}
@@ -358,7 +376,7 @@ func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
 		}
 		planned++
 	}
-	fmt.Fprintf(r.Out, "schedule: planned %d issue(s)\n", planned)
+	fmt.Fprintf(r.Out, "schedule: planned %s\n", plural.Count(planned, "issue", "issues"))
 	r.Outputs.Status = fmt.Sprintf("planned %d", planned)
 	return errors.Join(errs...)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/scope"
@@ -125,7 +126,7 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 	if found {
 		switch old.State {
 		case StateRunning:
-			return userf("plan `%s` is running; a new plan can start when it has finished", old.PlanID)
+			return refusef("plan `%s` is running; a new plan can start when it has finished", old.PlanID)
 		case StatePlanned:
 			rec.Superseded = append(old.Superseded, old.PlanID)
 		default:
@@ -238,7 +239,8 @@ func estimate(s *session.Session, tasks []plan.Task) string {
 		steps++
 	}
 	per := spent.CostUSD / float64(max(steps, 1))
-	return fmt.Sprintf("about $%.2f for the %d task(s) (from $%.4f spent on %d planning step(s) so far)", per*float64(len(tasks)), len(tasks), spent.CostUSD, steps)
+	return fmt.Sprintf("about %s for the %s (from %s spent on %s so far)", render.Dollars(per*float64(len(tasks))), plural.Count(len(tasks), "task", "tasks"),
+		render.Dollars(spent.CostUSD), plural.Count(steps, "planning step", "planning steps"))
 }
 
 // approve runs the plan with planID, but only that exact plan.
@@ -406,6 +408,7 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 
 // finish publishes a run: the branch, the pull request, labels, state.
 func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine.Outcome) error {
+	r.phase("publish")
 	s := out.Session
 	tasks, err := s.ReadTasks()
 	if err != nil {
@@ -437,7 +440,7 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 	if rec.PRNumber != 0 && rec.PRNumber != th.Number {
 		r.setLabel(ctx, rec.PRNumber, label)
 	}
-	note := fmt.Sprintf("%d of %d task(s) completed.", c.Completed, c.Total)
+	note := fmt.Sprintf("%d of %s completed.", c.Completed, plural.Count(c.Total, "task", "tasks"))
 	if c.Completed == 0 {
 		note += " No task completed, so no pull request was opened."
 	}
@@ -450,8 +453,37 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 	}
 	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: rec.State, PullRequestURL: rec.PRURL,
 		Summary: readFile(s.File(session.ContextFile))}
+	if rec.State == StateFailed {
+		r.Outputs.Failure = runFailure(rec.PlanID, out.Reason, tasks)
+	}
 	fmt.Fprintf(r.Out, "plan %s %s: %d completed, %d failed, %d skipped\n", rec.PlanID, rec.State, c.Completed, c.Failed, c.Skipped)
 	return nil
+}
+
+// runFailure says why a run ended failed: the stop, then each task that
+// failed or was skipped.
+func runFailure(planID, stop string, tasks []plan.Task) string {
+	c := plan.Count(tasks)
+	lines := []string{fmt.Sprintf("plan %s failed: %d of %s completed", planID, c.Completed, plural.Count(c.Total, "task", "tasks"))}
+	if stop != "" {
+		lines[0] += "; " + stop
+	}
+	sorted := append([]plan.Task(nil), tasks...)
+	plan.SortByID(sorted)
+	for _, t := range sorted {
+		if t.Status == plan.StatusFailed || t.Status == plan.StatusSkipped {
+			lines = append(lines, fmt.Sprintf("%s %s: %s", t.ID, t.Status, oneLine(t.Error)))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// phase tells the engine's phase hook (log groups in the Action) that
+// planex's own work on GitHub begins.
+func (r *Runner) phase(name string) {
+	if r.Engine.Phase != nil {
+		r.Engine.Phase(name)
+	}
 }
 
 // publishPR opens the run's pull request, or updates the one the branch
@@ -466,14 +498,14 @@ func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Repor
 		approver = ""
 	}
 	if rec.FollowUp {
-		body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver})
+		body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken})
 		if existing != nil {
 			rec.PRNumber, rec.PRURL = existing.GetNumber(), existing.GetHTMLURL()
 		}
 		_, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, "### Follow-up report\n\n"+body)
 		return err
 	}
-	body := render.PRBody(render.PRView{Report: report, Issue: rec.Issue, ApprovedBy: approver})
+	body := render.PRBody(render.PRView{Report: report, Issue: rec.Issue, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken})
 	if existing != nil {
 		pr, err := r.GH.UpdatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, existing.GetNumber(), gh.PRUpdate{Body: &body})
 		if err != nil {
@@ -503,10 +535,10 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 		return err
 	}
 	if !found || rec.State != StatePlanned {
-		return userf("There is no plan waiting for approval here to revise; start one with `%s <requirement>`.", r.Cfg.Trigger)
+		return refusef("There is no plan waiting for approval here to revise; start one with `%s <requirement>`.", r.Cfg.Trigger)
 	}
 	if strings.TrimSpace(feedback) == "" {
-		return userf("Say what to change: `%s revise <feedback>`.", r.Cfg.Trigger)
+		return refusef("Say what to change: `%s revise <feedback>`.", r.Cfg.Trigger)
 	}
 	eng, err := r.newEngine(rec.repo, false, 0, nil)
 	if err != nil {
@@ -560,7 +592,7 @@ func (r *Runner) cancel(ctx context.Context, th thread) error {
 		if found {
 			state = "plan `" + rec.PlanID + "` is " + rec.State
 		}
-		return userf("Nothing to cancel: %s. (A running plan is stopped by cancelling its workflow run.)", state)
+		return refusef("Nothing to cancel: %s. (A running plan is stopped by cancelling its workflow run.)", state)
 	}
 	rec.State = StateCancelled
 	r.updateStatus(ctx, rec, nil, "Cancelled by @"+th.Actor.Login+".")
@@ -582,7 +614,7 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 		return err
 	}
 	if !found || rec.State != StateFailed {
-		return userf("Nothing to retry: only a plan that failed (or was interrupted) can be retried.")
+		return refusef("Nothing to retry: only a plan that failed (or was interrupted) can be retried.")
 	}
 	r.Outputs.SessionID, r.Outputs.PlanID = rec.SessionID, rec.PlanID
 	if err := r.approvedBefore(ctx, rec); err != nil {

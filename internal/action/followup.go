@@ -37,16 +37,16 @@ func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, c
 			!strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName())
 	}
 	if fork {
-		return userf("planex does not work on pull requests from forks: their code is never checked out or run here.")
+		return refusef("planex does not work on pull requests from forks: their code is never checked out or run here.")
 	}
 	m := runBranchRe.FindStringSubmatch(head)
 	if m == nil {
-		return userf("planex plans follow-ups only on pull requests it opened (branch `planex/<issue>-…`). To plan work, comment `%s <requirement>` on an issue.", r.Cfg.Trigger)
+		return refusef("planex plans follow-ups only on pull requests it opened (branch `planex/<issue>-…`). To plan work, comment `%s <requirement>` on an issue.", r.Cfg.Trigger)
 	}
 	issue, _ := strconv.Atoi(m[1])
 	req = strings.TrimSpace(req)
 	if req == "" {
-		return userf("Say what to change: `%s <change>`.", r.Cfg.Trigger)
+		return refusef("Say what to change: `%s <change>`.", r.Cfg.Trigger)
 	}
 	if c := th.Comment; c != nil && c.Path != "" {
 		req += fmt.Sprintf("\n\n(This was asked in a review comment on `%s`", c.Path)

@@ -15,6 +15,7 @@ import (
 	"github.com/planexhq/planex/internal/execute"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 )
 
 // Matrix mode runs each task of a wave as its own job on its own runner:
@@ -297,6 +298,9 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 		return err
 	}
 	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: string(o.Status)}
+	if o.Status != plan.StatusCompleted {
+		r.Outputs.Failure = fmt.Sprintf("%s %s: %s", taskID, o.Status, oneLine(o.Error))
+	}
 	fmt.Fprintf(r.Out, "%s: %s%s; result on %s\n", taskID, o.Status, errSuffix(o.Error), taskRef(rec.SessionID, taskID))
 	return nil
 }
@@ -458,7 +462,7 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 	}
 	tasks, _ := r.sessionTasks(rec)
 	c := plan.Count(tasks)
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Wave %d collected (%d of %d task(s) completed so far); wave %d dispatched.", m.Wave, c.Completed, c.Total, w.Number))
+	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Wave %d collected (%d of %s completed so far); wave %d dispatched.", m.Wave, c.Completed, plural.Count(c.Total, "task", "tasks"), w.Number))
 	fmt.Fprintf(r.Out, "wave %d collected; wave %d dispatched\n", m.Wave, w.Number)
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/session"
@@ -110,13 +111,13 @@ func (r *Runner) publishReview(ctx context.Context, number int, res *review.Resu
 				return err
 			}
 		}
-		fmt.Fprintf(r.Out, "review: updated planex's summary on #%d, %d new inline comment(s)\n", number, len(drafts))
+		fmt.Fprintf(r.Out, "review: updated planex's summary on #%d, %s\n", number, plural.Count(len(drafts), "new inline comment", "new inline comments"))
 		return nil
 	}
 	if _, err := r.GH.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: summary, Comments: drafts}); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.Out, "review: posted on #%d with %d inline comment(s)\n", number, len(drafts))
+	fmt.Fprintf(r.Out, "review: posted on #%d with %s\n", number, plural.Count(len(drafts), "inline comment", "inline comments"))
 	return nil
 }
 
@@ -180,7 +181,7 @@ func diffFromFiles(files []*github.CommitFile) review.Diff {
 // agent sees the diff and the description as text, in an empty folder.
 func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error {
 	if !th.IsPR {
-		return userf("`%s review` works on pull requests.", r.Cfg.Trigger)
+		return refusef("`%s review` works on pull requests.", r.Cfg.Trigger)
 	}
 	if r.AgentErr != nil {
 		return userf("planex has no working agent configured: %v", r.AgentErr)
@@ -204,7 +205,7 @@ func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error
 	if strings.TrimSpace(text) == "" {
 		return userf("Pull request #%d has no diff to review.", th.Number)
 	}
-	fmt.Fprintf(r.Out, "review: pull request #%d (%d file(s)), from its diff only\n", th.Number, len(files))
+	fmt.Fprintf(r.Out, "review: pull request #%d (%s), from its diff only\n", th.Number, plural.Count(len(files), "file", "files"))
 	title, body := pullRequestText(pr.GetTitle(), pr.GetBody())
 	res, err := review.ReviewPullRequest(ctx, r.Engine.Agent, review.PullRequest{Number: th.Number, Title: title, Body: body,
 		Head: pr.GetHead().GetSHA(), Diff: text}, r.Engine.Timeouts[agent.PhaseReview], 0, r.Now())
@@ -229,7 +230,7 @@ var findingKeyRe = regexp.MustCompile(`[0-9a-f]{10}`)
 // open until planex has replied that a task fixed it.
 func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
 	if !th.IsPR {
-		return userf("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
+		return refusef("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
 	reviews, err := r.GH.ListReviews(ctx, o, rp, th.Number)
@@ -247,7 +248,7 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 		}
 	}
 	if !found {
-		return userf("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
+		return refusef("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
 	}
 	comments, err := r.GH.ListReviewComments(ctx, o, rp, th.Number)
 	if err != nil {

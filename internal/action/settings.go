@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -31,6 +33,36 @@ type Settings struct {
 	Label         *string  `yaml:"label"`
 }
 
+// SettingsError is a mistake in .github/planex.yml, with the line it is
+// on (0 when unknown), so the Action can annotate that line.
+type SettingsError struct {
+	Line int
+	Msg  string
+}
+
+func (e *SettingsError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s line %d: %s", SettingsPath, e.Line, e.Msg)
+	}
+	return SettingsPath + ": " + e.Msg
+}
+
+// Location is the file and line of the mistake.
+func (e *SettingsError) Location() (string, int) { return SettingsPath, e.Line }
+
+var yamlLineRe = regexp.MustCompile(`^line (\d+): `)
+
+// settingsError turns a YAML message ("line 3: field x not found") into a
+// SettingsError on that line.
+func settingsError(msg string) *SettingsError {
+	msg = strings.Replace(strings.TrimPrefix(msg, "yaml: "), " in type action.Settings", "", 1)
+	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return &SettingsError{Line: line, Msg: msg[len(m[0]):]}
+	}
+	return &SettingsError{Msg: msg}
+}
+
 // ParseSettings reads .github/planex.yml, naming the line of any unknown
 // key or wrong value.
 func ParseSettings(data []byte) (Settings, error) {
@@ -42,26 +74,44 @@ func ParseSettings(data []byte) (Settings, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
 		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			msgs := make([]string, len(te.Errors))
-			for i, m := range te.Errors {
-				msgs[i] = strings.Replace(m, " in type action.Settings", "", 1)
+		if errors.As(err, &te) && len(te.Errors) > 0 {
+			first := settingsError(te.Errors[0])
+			for _, m := range te.Errors[1:] {
+				first.Msg += "; " + strings.Replace(m, " in type action.Settings", "", 1)
 			}
-			return s, fmt.Errorf("%s: %s", SettingsPath, strings.Join(msgs, "; "))
+			return s, first
 		}
-		return s, fmt.Errorf("%s: %s", SettingsPath, strings.TrimPrefix(err.Error(), "yaml: "))
+		return s, settingsError(err.Error())
+	}
+	at := func(key, format string, args ...any) error {
+		return &SettingsError{Line: keyLine(data, key), Msg: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case s.Concurrency != nil && (*s.Concurrency < 1 || *s.Concurrency > command.MaxConcurrency):
-		return s, fmt.Errorf("%s: concurrency must be between 1 and %d, got %d", SettingsPath, command.MaxConcurrency, *s.Concurrency)
+		return s, at("concurrency", "concurrency must be between 1 and %d, got %d", command.MaxConcurrency, *s.Concurrency)
 	case s.MaxCostUSD != nil && *s.MaxCostUSD < 0:
-		return s, fmt.Errorf("%s: max-cost-usd must not be negative", SettingsPath)
+		return s, at("max-cost-usd", "max-cost-usd must not be negative")
 	case s.TriggerPhrase != nil && !strings.HasPrefix(*s.TriggerPhrase, "/"):
-		return s, fmt.Errorf("%s: trigger-phrase must start with '/', got %q", SettingsPath, *s.TriggerPhrase)
+		return s, at("trigger-phrase", "trigger-phrase must start with '/', got %q", *s.TriggerPhrase)
 	case s.MaxIssues != nil && *s.MaxIssues < 1:
-		return s, fmt.Errorf("%s: max-issues must be at least 1", SettingsPath)
+		return s, at("max-issues", "max-issues must be at least 1")
 	}
 	return s, nil
+}
+
+// keyLine is the line of a top-level key in a YAML document (0 if absent).
+func keyLine(data []byte, key string) int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i].Line
+		}
+	}
+	return 0
 }
 
 // Apply overrides the configuration with the settings that are set.

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -15,18 +16,27 @@ func TestParseSettings(t *testing.T) {
 	if c.Concurrency != 2 || c.MaxCostUSD != 1.5 || c.Draft || c.Trigger != "/bot" {
 		t.Errorf("config after settings = %+v", c)
 	}
-	bad := map[string]string{
-		"colour: red\n":            "line 1: field colour not found",
-		"concurrency: 0\n":         "concurrency must be between 1 and 64",
-		"concurrency: many\n":      "line 1",
-		"trigger-phrase: planex\n": "trigger-phrase must start with '/'",
-		"\n\nmax-cost-usd: -1\n":   "max-cost-usd must not be negative",
-		"draft: [true]\n":          "line 1",
-	}
-	for in, want := range bad {
-		_, err := ParseSettings([]byte(in))
-		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), ".github/planex.yml") {
-			t.Errorf("ParseSettings(%q) = %v, want %q", in, err, want)
+	for _, c := range []struct {
+		in   string
+		line int
+		want string
+	}{
+		{"colour: red\n", 1, "field colour not found"},
+		{"concurrency: 0\n", 1, "concurrency must be between 1 and 64"},
+		{"draft: true\nconcurrency: many\n", 2, "cannot unmarshal"},
+		{"trigger-phrase: planex\n", 1, "trigger-phrase must start with '/'"},
+		{"\n\nmax-cost-usd: -1\n", 3, "max-cost-usd must not be negative"},
+		{"draft: [true]\n", 1, "cannot unmarshal"},
+		{"draft: true\n  bad: indent\n", 2, "mapping values are not allowed"},
+	} {
+		_, err := ParseSettings([]byte(c.in))
+		var se *SettingsError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), ".github/planex.yml line ") {
+			t.Errorf("ParseSettings(%q) = %v, want %q", c.in, err, c.want)
+			continue
+		}
+		if file, line := se.Location(); file != SettingsPath || line != c.line {
+			t.Errorf("ParseSettings(%q): location %s:%d, want line %d", c.in, file, line, c.line)
 		}
 	}
 	if _, err := ParseSettings(nil); err != nil {

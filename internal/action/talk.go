@@ -121,7 +121,11 @@ func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) er
 			r.Log.Error("saving state after a failure", "err", serr)
 		}
 	}
-	r.Outputs.Status = "failed"
+	if ue != nil && ue.refused {
+		r.Outputs.Status = "refused"
+	} else {
+		r.Outputs.Status, r.Outputs.Failure = "failed", msg
+	}
 	if rerr := r.reply(ctx, th, msg); rerr != nil {
 		r.Log.Error("reporting the failure", "err", rerr)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -18,6 +19,8 @@ import (
 	"github.com/planexhq/planex/internal/explore"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/render/md"
 )
 
 func newActionCmd(stdio IO) *cobra.Command {
@@ -40,7 +43,7 @@ job of its own: --prepare emits the next wave as a job matrix, --task Tn runs on
 task and publishes its result, --collect (if: always()) puts the results on the run
 branch and dispatches the next wave or opens the pull request. The input
 matrix-step (prepare, task, collect) with the input task does the same.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runAction(cmd.Context(), stdio, finalize, verbose, m)
 		},
@@ -150,41 +153,135 @@ func (m *matrixFlags) check() error {
 	return nil
 }
 
+// runAction runs the Action step and reports it the way Actions users
+// expect: the log folded into a group per phase, failures as ::error
+// annotations, the report in the job summary, and a non-zero exit when
+// the run failed (a plan posted and waiting for approval is a success).
 func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFlags) error {
+	// Everything planex prints goes through these logs, which defuse
+	// workflow commands in text agents wrote.
+	alog := newActionLog(stdio.Out, stdio.Getenv)
+	elog := &actionLog{w: stdio.Err}
+	defer elog.close()
+	defer alog.close()
+	stdio.Out, stdio.Err = alog, elog
+	alog.group("setup")
+	runner, err := actionStep(ctx, stdio, alog, finalize, verbose, m)
+	alog.close()
+	gha := alog.gha
+	var o action.Outputs
+	if runner != nil {
+		o = runner.Outputs
+		for k, v := range map[string]string{"session-id": o.SessionID, "plan-id": o.PlanID, "status": o.Status, "pull-request-url": o.PullRequestURL} {
+			gha.SetOutput(k, v)
+		}
+		for k, v := range map[string]string{"matrix": o.Matrix, "max-parallel": o.MaxParallel, "has-tasks": o.HasTasks} {
+			if v != "" {
+				gha.SetOutput(k, v)
+			}
+		}
+	}
+	summary := o.Summary
+	switch {
+	case err != nil:
+		annotate(gha, err)
+		summary = joinSummary("### planex failed\n\n"+md.CodeBlock("", err.Error()), summary)
+	case o.Failure != "":
+		gha.WithFieldsMap(map[string]string{"title": "planex"}).Errorf("%s", o.Failure)
+		if o.Summary == "" {
+			summary = "### planex failed\n\n" + md.CodeBlock("", o.Failure)
+		}
+	}
+	if summary != "" && stdio.Getenv("GITHUB_STEP_SUMMARY") != "" {
+		gha.AddStepSummary(summary)
+	}
+	if err != nil {
+		fmt.Fprintf(elog, "planex: %v\n", err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return &exitError{code: ee.code}
+		}
+		return &exitError{code: exitFailed}
+	}
+	if o.Failure != "" {
+		return &exitError{code: exitFailed}
+	}
+	return nil
+}
+
+func joinSummary(parts ...string) string {
+	var keep []string
+	for _, p := range parts {
+		if strings.TrimSpace(p) != "" {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, "\n\n")
+}
+
+// annotate reports err as ::error annotations: one per problem that has a
+// file (and line) — a plan's validation problems, .github/planex.yml —
+// else one for the whole error.
+func annotate(gha *githubactions.Action, err error) {
+	var probs plan.Problems
+	if errors.As(err, &probs) {
+		for _, p := range probs {
+			annotate(gha, p)
+		}
+		return
+	}
+	fields := map[string]string{"title": "planex"}
+	var loc interface{ Location() (string, int) }
+	if errors.As(err, &loc) {
+		file, line := loc.Location()
+		fields["file"] = file
+		if line > 0 {
+			fields["line"] = strconv.Itoa(line)
+		}
+	}
+	gha.WithFieldsMap(fields).Errorf("%s", err.Error())
+}
+
+// actionStep reads the Actions environment and inputs and handles the
+// event. The runner is nil when it never got as far as handling it.
+func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbose bool, m matrixFlags) (*action.Runner, error) {
 	getenv := stdio.Getenv
-	gha := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdio.Out))
+	gha := alog.gha
 	in := actionInputs{gha: gha, getenv: getenv}
 	log := logger(stdio.Err, verbose)
 
 	full := getenv("GITHUB_REPOSITORY")
 	owner, repoName, ok := strings.Cut(full, "/")
 	if !ok || owner == "" || repoName == "" {
-		return fmt.Errorf("GITHUB_REPOSITORY is %q, expected owner/name (is this running in GitHub Actions?)", full)
+		return nil, fmt.Errorf("GITHUB_REPOSITORY is %q, expected owner/name (is this running in GitHub Actions?)", full)
 	}
 	ev, err := event.Load(getenv("GITHUB_EVENT_NAME"), getenv("GITHUB_EVENT_PATH"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ev.Owner == "" {
 		if err := ev.SetRepository(full); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	token := in.get("github-token")
+	tokenInput := in.get("github-token")
+	token := tokenInput
 	if token == "" {
 		token = getenv("GITHUB_TOKEN")
 	}
 	if token == "" {
-		return fmt.Errorf("no GitHub token: set the github-token input")
+		return nil, fmt.Errorf("no GitHub token: set the github-token input")
 	}
+	// The token, and the credential git sends derived from it.
 	gha.AddMask(token)
+	gha.AddMask(gitrepo.BasicCredential(token))
 	serverURL := getenv("GITHUB_SERVER_URL")
 	if serverURL == "" {
 		serverURL = "https://github.com"
 	}
 	client, err := gh.NewClient(ctx, gh.Options{Token: token, APIURL: getenv("GITHUB_API_URL"), ServerURL: serverURL, UserAgent: "planex", Logger: log})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ws := getenv("GITHUB_WORKSPACE")
 	if ws == "" {
@@ -192,10 +289,10 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 	}
 	repo, err := gitrepo.Open(ctx, ws)
 	if err != nil {
-		return fmt.Errorf("GITHUB_WORKSPACE must be a checkout of the repository (actions/checkout): %w", err)
+		return nil, fmt.Errorf("GITHUB_WORKSPACE must be a checkout of the repository (actions/checkout): %w", err)
 	}
 	if removed, err := repo.DropPersistedCredentials(ctx); err != nil {
-		return err
+		return nil, err
 	} else if len(removed) > 0 {
 		fmt.Fprintf(stdio.Out, "removed the token actions/checkout left in .git/config (%s), so agents cannot read it; set persist-credentials: false to avoid this\n", strings.Join(removed, ", "))
 	}
@@ -205,37 +302,38 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 	if id := getenv("GITHUB_RUN_ID"); id != "" {
 		cfg.RunURL = fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimSuffix(serverURL, "/"), full, id)
 	}
+	cfg.DefaultToken = usesDefaultToken(getenv, tokenInput)
 	if cfg.Concurrency, err = in.integer("concurrency", 4); err != nil {
-		return err
+		return nil, inputError(err)
 	}
 	if cfg.MaxIssues, err = in.integer("max-issues", 3); err != nil {
-		return err
+		return nil, inputError(err)
 	}
 	if cfg.Draft, err = in.boolean("draft", true); err != nil {
-		return err
+		return nil, inputError(err)
 	}
 	if cfg.AutoApprove, err = in.boolean("auto-approve", false); err != nil {
-		return err
+		return nil, inputError(err)
 	}
 	switch cfg.Mode = in.get("mode"); cfg.Mode {
 	case "", action.ModeSingle:
 		cfg.Mode = action.ModeSingle
 	case action.ModeMatrix:
 	default:
-		return fmt.Errorf("input mode: %q is not single or matrix", cfg.Mode)
+		return nil, inputError(fmt.Errorf("input mode: %q is not single or matrix", cfg.Mode))
 	}
 	cfg.MatrixWorkflow, cfg.RunID = in.get("matrix-workflow"), getenv("GITHUB_RUN_ID")
 	cfg.DispatchRef = getenv("GITHUB_REF_NAME")
 	if err := m.fromInputs(in); err != nil {
-		return err
+		return nil, inputError(err)
 	}
 	if v := in.get("max-cost-usd"); v != "" {
 		if cfg.MaxCostUSD, err = strconv.ParseFloat(v, 64); err != nil || cfg.MaxCostUSD < 0 {
-			return fmt.Errorf("input max-cost-usd: %q is not a non-negative number", v)
+			return nil, inputError(fmt.Errorf("input max-cost-usd: %q is not a non-negative number", v))
 		}
 	}
 	if cfg.Review, err = parseReviewMode(in.get("review")); err != nil {
-		return fmt.Errorf("input %w", err)
+		return nil, inputError(fmt.Errorf("input %w", err))
 	}
 
 	af := agentFlags{name: in.get("agent"), command: in.get("agent-command"), model: in.get("model"), baseURL: in.get("base-url"), apiKeyEnv: in.get("api-key-env")}
@@ -251,7 +349,7 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 	af.sandbox = in.get("sandbox")
 	contain, err := af.containment(ctx, repo, true, stdio.Err, getenv)
 	if err != nil {
-		return fmt.Errorf("input sandbox: %w", err)
+		return nil, fmt.Errorf("input sandbox: %w", err)
 	}
 	ag, agentErr := af.build(getenv, contain)
 	if agentErr != nil {
@@ -259,10 +357,10 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 		ag = agent.Func(func(context.Context, agent.Step) (agent.Result, error) { return agent.Result{}, agentErr })
 	}
 	runner := &action.Runner{Cfg: cfg, GH: client, Repo: repo, Out: stdio.Out, Log: log, AgentErr: agentErr,
-		Engine: engine.Options{Agent: ag, Mapper: explore.Mapper{Log: log}, Log: log, Contain: contain}}
+		Engine: engine.Options{Agent: ag, Mapper: explore.Mapper{Log: log}, Log: log, Contain: contain, Phase: alog.group}}
 	logStartup(stdio, getenv)
 	if err := runner.LoadSettings(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case finalize:
@@ -276,17 +374,22 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 	default:
 		err = runner.Handle(ctx, ev)
 	}
-	o := runner.Outputs
-	for k, v := range map[string]string{"session-id": o.SessionID, "plan-id": o.PlanID, "status": o.Status, "pull-request-url": o.PullRequestURL} {
-		gha.SetOutput(k, v)
+	return runner, err
+}
+
+// inputError is a bad input value: a usage error (exit 2).
+func inputError(err error) error { return &exitError{code: exitUsage, msg: err.Error()} }
+
+// usesDefaultToken says whether token is the workflow's own GITHUB_TOKEN.
+// action.yml compares the github-token input with github.token in the
+// workflow expression language and passes only the answer, "true" or
+// "false", as PLANEX_DEFAULT_TOKEN (the job token itself never reaches
+// planex). Without that answer (planex action run from a step of your
+// own), a token taken from the GITHUB_TOKEN variable, with no
+// github-token input, counts as the default one.
+func usesDefaultToken(getenv func(string) string, tokenInput string) bool {
+	if v, err := strconv.ParseBool(strings.TrimSpace(getenv("PLANEX_DEFAULT_TOKEN"))); err == nil {
+		return v
 	}
-	for k, v := range map[string]string{"matrix": o.Matrix, "max-parallel": o.MaxParallel, "has-tasks": o.HasTasks} {
-		if v != "" {
-			gha.SetOutput(k, v)
-		}
-	}
-	if o.Summary != "" && getenv("GITHUB_STEP_SUMMARY") != "" {
-		gha.AddStepSummary(o.Summary)
-	}
-	return err
+	return tokenInput == ""
 }

@@ -246,7 +246,7 @@ func TestActionPlanApprovePullRequest(t *testing.T) {
 	}
 	pr := prs[0]
 	if pr.Head != branch || pr.Base != "main" || !pr.Draft || !strings.Contains(pr.Body, "Closes #"+itoa(n)) ||
-		!strings.Contains(pr.Body, "| T4 | join | completed | true |") || !hasLabel(pr.RequestedReviewers, "maintainer") {
+		!strings.Contains(pr.Body, "| T4 | join | ✅ completed | ✅ passed |") || !hasLabel(pr.RequestedReviewers, "maintainer") {
 		t.Errorf("pull request = %+v", pr)
 	}
 	if r2.outputs["status"] != "done" || !strings.Contains(r2.outputs["pull-request-url"], "/pull/") {
@@ -412,7 +412,7 @@ func TestActionScheduleOverLabelledIssues(t *testing.T) {
 		p["schedule"] = "0 3 * * *"
 	})
 	r := g.run("schedule", ev)
-	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 3 issue(s)") {
+	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 3 issues") {
 		t.Fatalf("schedule: %d\n%s\n%s", r.code, r.out, r.err)
 	}
 	for _, n := range ns {
@@ -422,7 +422,7 @@ func TestActionScheduleOverLabelledIssues(t *testing.T) {
 	}
 	// The next run finds nothing new to plan.
 	r = g.run("schedule", ev)
-	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 0 issue(s)") {
+	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 0 issues") {
 		t.Errorf("second schedule run: %s", r.out)
 	}
 }

@@ -149,7 +149,7 @@ func TestActionCancelAndSettings(t *testing.T) {
 	}
 	g.fake.SetFile(ghRepo, "main", ".github/planex.yml", []byte("colour: blue\n"))
 	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/bot status"))
-	if r.code == 0 || !strings.Contains(r.err, ".github/planex.yml: line 1: field colour not found") {
+	if r.code == 0 || !strings.Contains(r.err, ".github/planex.yml line 1: field colour not found") {
 		t.Errorf("bad settings: %d %s", r.code, r.err)
 	}
 }

@@ -21,6 +21,7 @@ type scriptedModel struct {
 	mu       sync.Mutex
 	requests int
 	keys     []string
+	bodies   []string
 }
 
 func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -43,6 +44,9 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} `json:"tools"`
 	}
 	b, _ := io.ReadAll(r.Body)
+	m.mu.Lock()
+	m.bodies = append(m.bodies, string(b))
+	m.mu.Unlock()
 	if err := json.Unmarshal(b, &req); err != nil {
 		m.t.Errorf("request: %v", err)
 	}
@@ -125,7 +129,7 @@ func TestBuiltinOpenAIAgentEndToEnd(t *testing.T) {
 	report, _ := os.ReadFile(filepath.Join(f.sessionDir(), "context.md"))
 	// analyze + explore + plan + 3 execute turns, 1000 in / 100 out each,
 	// at $1 and $2 per million tokens.
-	for _, want := range []string{"| Tokens | 6000 in, 600 out |", "| Estimated cost | $0.0072 |", "- Tests passed: true"} {
+	for _, want := range []string{"| Tokens | 6000 in, 600 out |", "| Estimated cost | $0.01 |", "- Tests: ✅ passed"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("context.md lacks %q", want)
 		}

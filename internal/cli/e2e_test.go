@@ -215,7 +215,7 @@ func TestDiamondThreeWavesFourCommits(t *testing.T) {
 		t.Errorf("tasks.csv header: %s", strings.SplitN(string(tasksCSV), "\n", 2)[0])
 	}
 	report, _ := os.ReadFile(filepath.Join(sd, "context.md"))
-	for _, want := range []string{"4 completed, 0 failed", "### E1: patterns (completed)", "findings of E2", "### T4: join (completed)", "`d/t4.txt`"} {
+	for _, want := range []string{"4 completed, 0 failed", "### E1: patterns (✅ completed)", "findings of E2", "### T4: join (✅ completed)", "`d/t4.txt`"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("context.md lacks %q", want)
 		}
@@ -243,14 +243,14 @@ func TestFailureSkipsDependents(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(errOut, "1 task(s) failed and 1 were skipped") {
+	if !strings.Contains(errOut, "planex: 1 task failed and 1 task was skipped; see ") {
 		t.Errorf("stderr: %s", errOut)
 	}
 	if got := strings.Join(f.branchLog(), " "); got != "T1:_base|T1 T3:_right|T3" {
 		t.Errorf("branch = %s", got)
 	}
 	tasks, _ := os.ReadFile(filepath.Join(f.sessionDir(), "tasks.csv"))
-	for _, want := range []string{"could not do it", "skipped: dependency T2 failed"} {
+	for _, want := range []string{"could not do it", ",skipped,", ",dependency T2 failed,"} {
 		if !strings.Contains(string(tasks), want) {
 			t.Errorf("tasks.csv lacks %q", want)
 		}
@@ -296,12 +296,13 @@ func TestNoChangesAndDirectives(t *testing.T) {
 func TestGatesWithoutTerminal(t *testing.T) {
 	f := newFixture(t)
 	f.setPlan(diamond()...)
+	// Waiting at a gate without a terminal exits 3.
 	out, _, code := f.planex("add four files")
-	if code != 0 || !strings.Contains(out, "planex --continue ") || !strings.Contains(out, "explore.csv") {
+	if code != exitWaiting || !strings.Contains(out, "planex --continue ") || !strings.Contains(out, "explore.csv") {
 		t.Fatalf("first stop: exit %d\n%s", code, out)
 	}
 	out, _, code = f.planex("--continue")
-	if code != 0 || !strings.Contains(out, "tasks.csv") || !strings.Contains(out, "planex --continue ") {
+	if code != exitWaiting || !strings.Contains(out, "tasks.csv") || !strings.Contains(out, "planex --continue ") {
 		t.Fatalf("second stop: exit %d\n%s", code, out)
 	}
 	if n := len(f.branchLog()); n != 0 {
@@ -529,11 +530,12 @@ func TestBudgetStopsBeforeAStep(t *testing.T) {
 	cmd := f.command("-y", "--max-cost-usd", "1.2", "add four files")
 	cmd.Env = append(cmd.Env, "FAKE_COST=0.5")
 	out, err := cmd.CombinedOutput()
+	// A budget stop is a failed run: exit 1.
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 3 {
+	if !ok || ee.ExitCode() != exitFailed {
 		t.Fatalf("err %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "cost budget: $1.5000 spent of $1.20, and the next plan step is estimated at $0.5000") {
+	if !strings.Contains(string(out), "cost budget: $1.50 spent of $1.20, and the next plan step is estimated at $0.50") {
 		t.Errorf("output:\n%s", out)
 	}
 	report, _ := os.ReadFile(filepath.Join(f.sessionDir(), "context.md"))
@@ -550,7 +552,7 @@ func TestBudgetStopsBeforeAStep(t *testing.T) {
 		t.Fatalf("continue: %v\n%s", err, out)
 	}
 	report, _ = os.ReadFile(filepath.Join(f.sessionDir(), "context.md"))
-	if !strings.Contains(string(report), "| Estimated cost | $3.5000 |") || !strings.Contains(string(report), "| Tokens | 700 in, 70 out |") {
+	if !strings.Contains(string(report), "| Estimated cost | $3.50 |") || !strings.Contains(string(report), "| Tokens | 700 in, 70 out |") {
 		t.Errorf("context.md totals wrong:\n%s", report)
 	}
 	tasks, _ := os.ReadFile(filepath.Join(f.sessionDir(), "tasks.csv"))
@@ -572,10 +574,19 @@ func TestExploreWithoutAgentThenContinue(t *testing.T) {
 	if err != nil {
 		t.Fatalf("explore: %v\n%s", err, out)
 	}
-	for _, want := range []string{"## Repository", " 1. a/limits.py", "E1 patterns: Most relevant files: a/limits.py (rate_limit)", "planex --continue add-a-rate-limit-per-api-key-"} {
+	for _, want := range []string{"## Repository", " 1. a/limits.py", "## Exploration (feature requirement, 3 angles)", "E1 patterns: Most relevant files: a/limits.py (rate_limit)", "planex --continue add-a-rate-limit-per-api-key-"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("explore output lacks %q:\n%s", want, out)
 		}
+	}
+	// explore makes no branch, and does not say it did.
+	for _, wrong := range []string{"done:", "branch planex/", "(s)"} {
+		if strings.Contains(string(out), wrong) {
+			t.Errorf("explore output says %q:\n%s", wrong, out)
+		}
+	}
+	if b := strings.TrimSpace(f.git("branch", "--list", "planex/*")); b != "" {
+		t.Errorf("explore made a branch: %s", b)
 	}
 	explore, _ := os.ReadFile(filepath.Join(f.sessionDir(), "explore.csv"))
 	if !strings.HasPrefix(string(explore), "id,angle,description,focus,deps,wave,status,findings,key_files,error\n") || strings.Count(string(explore), ",completed,") != 3 {

@@ -10,6 +10,7 @@ import (
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/explore"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/session"
 )
 
@@ -31,7 +32,7 @@ func newExploreCmd(stdio IO) *cobra.Command {
 	var top, angles int
 	var verbose bool
 	cmd := &cobra.Command{
-		Use:   `explore [--repo DIR] [--top K] [--angles N] "<requirement>" | FILE`,
+		Use:   `explore [-C DIR] [--top K] [--angles N] "<requirement>" | FILE`,
 		Short: "Explore a requirement from the repository map alone (no model needed)",
 		Long: `explore maps the repository (languages, manifests, build and test commands,
 symbols, imports), ranks its files for the requirement, and writes a session whose
@@ -43,10 +44,13 @@ summary. Plan and carry it out with an agent later:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if len(args) == 0 {
-				return &exitError{code: 2, msg: "planex explore: give a requirement (text or a .md/.txt file)"}
+				return usageError(cmd, "explore: give a requirement (text or a .md/.txt file)")
 			}
 			if angles < 1 || angles > 4 {
-				return fmt.Errorf("--angles must be between 1 and 4, got %d", angles)
+				return usageError(cmd, "--angles must be between 1 and 4, got %d", angles)
+			}
+			if top < 1 {
+				return usageError(cmd, "--top must be at least 1, got %d", top)
 			}
 			req, err := readRequest(args)
 			if err != nil {
@@ -87,7 +91,7 @@ summary. Plan and carry it out with an agent later:
 			for i, r := range ranked {
 				fmt.Fprintf(out, "%2d. %s\n", i+1, r.Path)
 			}
-			fmt.Fprintf(out, "\n## Exploration (%s requirement, %d angle(s))\n", kind, len(rows))
+			fmt.Fprintf(out, "\n## Exploration (%s requirement, %s)\n", kind, plural.Count(len(rows), "angle", "angles"))
 			for _, r := range rows {
 				fmt.Fprintf(out, "\n%s %s: %s\n", r.ID, r.Angle, r.Findings)
 			}
@@ -96,7 +100,7 @@ summary. Plan and carry it out with an agent later:
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&repoDir, "repo", "C", ".", "the repository to explore")
+	cmd.Flags().StringVarP(&repoDir, "repo", "C", ".", "the repository `DIR` to explore")
 	cmd.Flags().IntVar(&top, "top", explore.DefaultTopK, "how many ranked files to start from")
 	cmd.Flags().IntVar(&angles, "angles", 3, "how many exploration angles (1-4)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log details to stderr")

@@ -23,7 +23,7 @@ func newLocateCmd() *cobra.Command {
 		baseline  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "locate [--repo DIR] [--top K] [--query-file FILE | QUERY...]",
+		Use:   "locate [-C DIR] [--top K] [--query-file FILE | QUERY...]",
 		Short: "Rank the files most relevant to an issue or requirement (no model needed)",
 		Long: `locate maps the repository (respecting .gitignore, skipping vendored,
 generated and binary files) and prints the files most relevant to the query,
@@ -31,12 +31,18 @@ best first, one repository-relative path per line. The query is the issue
 text: given as arguments, or read from --query-file ("-" for stdin).
 --explain shows, under each file, the evidence that ranked it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if queryFile != "" && len(args) > 0 {
+				return usageError(cmd, "locating files: give the query either as arguments or with --query-file, not both")
+			}
+			if top < 1 {
+				return usageError(cmd, "--top must be at least 1, got %d", top)
+			}
 			query, err := readQuery(cmd.InOrStdin(), queryFile, args)
 			if err != nil {
 				return err
 			}
 			if strings.TrimSpace(query) == "" {
-				return fmt.Errorf("locating files: %w (pass it as arguments or with --query-file)", locate.ErrEmptyQuery)
+				return usageError(cmd, "locating files: %v (pass it as arguments or with --query-file)", locate.ErrEmptyQuery)
 			}
 			m, err := repomap.Build(cmd.Context(), repo, repomap.Options{})
 			if err != nil {
@@ -66,7 +72,7 @@ text: given as arguments, or read from --query-file ("-" for stdin).
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&repo, "repo", ".", "repository directory")
+	f.StringVarP(&repo, "repo", "C", ".", "the repository `DIR` to search")
 	f.IntVarP(&top, "top", "k", 10, "how many files to print")
 	f.StringVar(&queryFile, "query-file", "", `read the query from FILE ("-" for stdin)`)
 	f.BoolVar(&explain, "explain", false, "show why each file ranked")
@@ -111,10 +117,10 @@ func newEvalLocateCmd() *cobra.Command {
 problem_statement, gold_files) as JSON lines, checks out each base commit from
 DIR/<owner>__<name> (a git directory or clone; plain trees are used as they
 are), ranks files with locate and with plain BM25, and prints a table.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if data == "" || repos == "" {
-				return errors.New("evaluating locate: --data and --repos are required")
+				return usageError(cmd, "evaluating locate: --data and --repos are required")
 			}
 			ins, err := locate.LoadInstances(data)
 			if err != nil {

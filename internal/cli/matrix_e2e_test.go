@@ -125,7 +125,11 @@ func (g *ghEnv) wave(issue int, runID string, beforeCollect func(procs map[strin
 			g.t.Errorf("task %s: exit %d\n%s", id, code, p.err.String())
 		}
 	}
-	g.step(issue, runID, "INPUT_MATRIX_STEP=collect")
+	// A collect that ends the plan failed exits 1 (the job shows red).
+	p := g.startAction("workflow_dispatch", g.dispatchEvent(issue), "GITHUB_RUN_ID="+runID, "INPUT_MATRIX_STEP=collect")
+	if out, code := p.wait(); code != 0 && (code != 1 || out["status"] != "failed") {
+		g.t.Fatalf("collect: exit %d, outputs %v\n%s\n%s", code, out, p.out.String(), p.err.String())
+	}
 	return ids
 }
 
@@ -228,7 +232,7 @@ func TestActionMatrixMatchesSingleJob(t *testing.T) {
 		t.Errorf("matrix branch differs from single-job mode:\n got %v\nwant %v", got, want)
 	}
 	prs := g.fake.PullRequests(ghRepo)
-	if len(prs) != 1 || prs[0].Head != branch || !strings.Contains(prs[0].Body, "| T4 | join | completed | true |") {
+	if len(prs) != 1 || prs[0].Head != branch || !strings.Contains(prs[0].Body, "| T4 | join | ✅ completed | ✅ passed |") {
 		t.Fatalf("pull requests = %+v", prs)
 	}
 	if !hasLabel(g.issueLabels(n), "planex:done") {
@@ -335,7 +339,7 @@ func TestActionMatrixDeadTaskRetryAndRacingCollects(t *testing.T) {
 		t.Errorf("the last wave dispatched again")
 	}
 	prs = g.fake.PullRequests(ghRepo)
-	if len(prs) != 1 || !strings.Contains(prs[0].Body, "| T2 | left | completed | true |") {
+	if len(prs) != 1 || !strings.Contains(prs[0].Body, "| T2 | left | ✅ completed | ✅ passed |") {
 		t.Errorf("pull requests after retry = %+v", prs)
 	}
 	if !hasLabel(g.issueLabels(n), "planex:done") {
@@ -396,7 +400,7 @@ func TestBenchWidePlan(t *testing.T) {
 		t.Fatalf("matrix wave = %v", ids)
 	}
 	results["matrix 8 jobs"] = time.Since(start)
-	if prs := g.fake.PullRequests(ghRepo); len(prs) != 1 || !strings.Contains(prs[0].Body, "| T8 | task 8 | completed") {
+	if prs := g.fake.PullRequests(ghRepo); len(prs) != 1 || !strings.Contains(prs[0].Body, "| T8 | task 8 | ✅ completed") {
 		t.Fatalf("matrix result: %+v", prs)
 	}
 	m := results["matrix 8 jobs"]

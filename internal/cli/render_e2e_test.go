@@ -79,7 +79,7 @@ func TestActionEscapesHostilePlan(t *testing.T) {
 		return ids
 	}
 	marker, _, _ := strings.Cut(plan, "\n")
-	planHTML := []string{marker, "<details>\n<summary>Exploration: 2 angle(s)</summary>", "</details>", "<details>\n<summary>Task details</summary>", "</details>"}
+	planHTML := []string{marker, "<details>\n<summary>Exploration: 2 angles</summary>", "</details>", "<details>\n<summary>Task details</summary>", "</details>"}
 	check("plan comment", plan, mdtest.Rules{OwnHTML: planHTML}, firstColumn)
 	check("job summary of the plan", r.summary, mdtest.Rules{OwnHTML: planHTML}, firstColumn)
 	if !strings.Contains(plan, "/planex approve "+id+"\n```") || strings.Count(plan, "<!-- planex:plan") != 1 {

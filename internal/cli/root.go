@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,15 @@ type IO struct {
 	// Version is printed by --version.
 	Version string
 }
+
+// Exit codes (README.md, "Exit codes").
+const (
+	exitOK          = 0   // done, or stopped where the user asked
+	exitFailed      = 1   // the run failed: a task failed or was skipped, a budget stop, an error
+	exitUsage       = 2   // unknown command or flag, bad value, bad arguments
+	exitWaiting     = 3   // stopped at an approval gate, waiting for the user (no terminal)
+	exitInterrupted = 130 // interrupted (SIGINT/SIGTERM); resume with --continue
+)
 
 // Run executes planex with args and returns the process exit code.
 func Run(ctx context.Context, args []string, stdio IO) int {
@@ -45,9 +55,9 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 			return ee.code
 		}
 		fmt.Fprintln(stdio.Err, "planex:", err)
-		return 1
+		return exitFailed
 	}
-	return 0
+	return exitOK
 }
 
 // exitError ends the program with a code and an optional message.
@@ -57,6 +67,43 @@ type exitError struct {
 }
 
 func (e *exitError) Error() string { return e.msg }
+
+// usageError is a usage mistake (exit 2): the message, and where to read
+// how cmd is used.
+func usageError(cmd *cobra.Command, format string, args ...any) error {
+	return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: "+format+"\nRun '%s --help' for usage.", append(args, cmd.CommandPath())...)}
+}
+
+// usageArgs makes cobra's argument checks usage errors.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError(cmd, "%v", err)
+		}
+		return nil
+	}
+}
+
+// unknownCommand refuses a one-word requirement that is a subcommand's
+// name mistyped (within cobra's edit distance of 2, or a prefix): planex
+// stauts must not start a paid run. Words far from every subcommand, and
+// names of existing files, are requirements.
+func unknownCommand(root *cobra.Command, args []string) error {
+	if len(args) != 1 || !commandLike.MatchString(args[0]) {
+		return nil
+	}
+	if _, err := os.Stat(args[0]); err == nil {
+		return nil
+	}
+	suggestions := root.SuggestionsFor(args[0])
+	if len(suggestions) == 0 {
+		return nil
+	}
+	return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: unknown command %q for %q\n\nDid you mean this?\n\t%s\n\nTo plan it as a requirement, say it in more than one word. Run 'planex --help' for usage.",
+		args[0], root.CommandPath(), strings.Join(suggestions, "\n\t"))}
+}
+
+var commandLike = regexp.MustCompile(`^[A-Za-z][A-Za-z-]*$`)
 
 func newRootCmd(stdio IO) *cobra.Command {
 	o := &runOptions{}
@@ -72,25 +119,49 @@ The requirement is text, or a .md/.txt file holding it, or a plan.json / tasks.c
 you already have (planning is then skipped).
 
 Session state lives in .workflow/.lite-plan/<session>/ (explore.csv, tasks.csv,
-results.csv, discoveries.ndjson, context.md).`,
+results.csv, discoveries.ndjson, context.md).
+
+Exit codes: 0 done; 1 the run failed (a task, a budget, an error); 2 usage error;
+3 stopped at an approval gate, waiting for you (no terminal); 130 interrupted.`,
 		Example: `  planex --agent-cmd ./my-agent.sh "add rate limiting to the public API"
   planex -y -c 2 requirement.md
   planex --continue
   planex status`,
-		Args:          cobra.ArbitraryArgs,
-		Version:       stdio.Version,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Args:    cobra.ArbitraryArgs,
+		Version: stdio.Version,
+		// Suggestions for mistyped subcommands (unknownCommand).
+		SuggestionsMinimumDistance: 2,
+		SilenceUsage:               true,
+		SilenceErrors:              true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMain(cmd, stdio, o, args)
 		},
 	}
 	o.register(root)
-	root.AddCommand(newStatusCmd(stdio))
+	root.AddCommand(newStatusCmd(stdio), newVersionCmd(stdio))
 	for _, extra := range extraCommands(stdio) {
 		root.AddCommand(extra)
 	}
+	// An unknown or malformed flag is a usage error, on every command.
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError(cmd, "%v", err) })
 	return root
+}
+
+// newVersionCmd is `planex version`, as --version: people type both.
+func newVersionCmd(stdio IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print planex's version",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v := stdio.Version
+			if v == "" {
+				v = "dev"
+			}
+			_, err := fmt.Fprintf(stdio.Out, "planex version %s\n", v)
+			return err
+		},
+	}
 }
 
 func logger(w io.Writer, verbose bool) *slog.Logger {

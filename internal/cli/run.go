@@ -17,6 +17,7 @@ import (
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/session"
 )
 
@@ -38,16 +39,17 @@ type runOptions struct {
 	review         string
 }
 
-// continueLatest is the flag value of a bare --continue.
-const continueLatest = "\x00latest"
+// continueLatest is the value of a bare --continue (and the id that
+// names the newest session). It is printable: it shows in --help.
+const continueLatest = "latest"
 
 func (o *runOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVarP(&o.yes, "yes", "y", false, "approve both gates (angles and tasks) without asking")
 	f.IntVarP(&o.concurrency, "concurrency", "c", 4, "tasks (and angles) run at the same time")
-	f.StringVar(&o.continueID, "continue", "", "resume the newest session, or the one named: --continue [SESSION_ID]")
+	f.StringVar(&o.continueID, "continue", "", "resume a session where it stopped: the newest, or the `SESSION_ID` given (--continue ID or --continue=ID)")
 	f.Lookup("continue").NoOptDefVal = continueLatest
-	f.StringVarP(&o.repoDir, "repo", "C", ".", "the repository to work in")
+	f.StringVarP(&o.repoDir, "repo", "C", ".", "the repository `DIR` to work in")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log details to stderr")
 	f.DurationVar(&o.exploreTimeout, "explore-timeout", 300*time.Second, "time limit of one exploration (and of analyze)")
 	f.DurationVar(&o.planTimeout, "plan-timeout", 300*time.Second, "time limit of the planning step")
@@ -63,11 +65,26 @@ func (o *runOptions) register(cmd *cobra.Command) {
 func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	ctx := cmd.Context()
 	if o.concurrency < 1 {
-		return fmt.Errorf("--concurrency must be at least 1, got %d", o.concurrency)
+		return usageError(cmd, "--concurrency must be at least 1, got %d", o.concurrency)
 	}
 	continuing := cmd.Flags().Changed("continue")
 	if !continuing && len(args) == 0 {
-		return &exitError{code: 2, msg: "planex: give a requirement (text or a file), or --continue; see planex --help"}
+		return usageError(cmd, "give a requirement (text or a file), or --continue")
+	}
+	if !continuing {
+		if err := unknownCommand(cmd.Root(), args); err != nil {
+			return err
+		}
+	}
+	if continuing && o.continueID != continueLatest && len(args) > 0 {
+		return usageError(cmd, "--continue does not take a requirement")
+	}
+	if continuing && len(args) > 1 {
+		return usageError(cmd, "--continue takes at most one session id")
+	}
+	reviewMode, err := parseReviewMode(o.review)
+	if err != nil {
+		return usageError(cmd, "--%v", err)
 	}
 	repo, err := gitrepo.Open(ctx, o.repoDir)
 	if err != nil {
@@ -81,14 +98,15 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	reviewMode, err := parseReviewMode(o.review)
-	if err != nil {
-		return &exitError{code: 2, msg: "planex: --" + err.Error()}
+	prompt := terminalGate(stdio)
+	var gate engine.Gate
+	if prompt != nil {
+		gate = prompt
 	}
 	eng, err := engine.New(repo, engine.Options{
 		Reviewer:    reviewerFor(reviewMode, ag, repo, o.executeTimeout, stdio.Out, logger(stdio.Err, o.verbose)),
 		Agent:       ag,
-		Gate:        terminalGate(stdio),
+		Gate:        gate,
 		Yes:         o.yes,
 		Concurrency: o.concurrency,
 		Timeouts: map[agent.Phase]time.Duration{
@@ -108,15 +126,11 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	var out *engine.Outcome
 	if continuing {
 		id := o.continueID
+		if id == continueLatest && len(args) == 1 {
+			id = args[0]
+		}
 		if id == continueLatest {
-			id = ""
-			if len(args) == 1 {
-				id = args[0]
-			} else if len(args) > 1 {
-				return &exitError{code: 2, msg: "planex: --continue takes at most one session id"}
-			}
-		} else if len(args) > 0 {
-			return &exitError{code: 2, msg: "planex: --continue does not take a requirement"}
+			id = "" // the newest
 		}
 		out, err = eng.Continue(ctx, id)
 	} else {
@@ -128,15 +142,17 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			return &exitError{code: 130, msg: "planex: interrupted; resume with planex --continue"}
+			return &exitError{code: exitInterrupted, msg: "planex: interrupted; resume with planex --continue"}
 		}
 		return err
 	}
-	return report(stdio, out)
+	return report(stdio, out, prompt != nil && prompt.modify)
 }
 
-// report explains where a run stopped and what to do next.
-func report(stdio IO, out *engine.Outcome) error {
+// report explains where a run stopped and what to do next, and sets the
+// exit code: 3 when it waits at a gate for the user, unless they chose
+// Modify at the prompt (they asked to stop); 1 when it failed.
+func report(stdio IO, out *engine.Outcome, modifying bool) error {
 	s := out.Session
 	switch out.Stage {
 	case engine.StageWaiting:
@@ -147,16 +163,26 @@ func report(stdio IO, out *engine.Outcome) error {
 		}
 		fmt.Fprintf(stdio.Out, "\nThe %s is in %s. Review (or edit) it, then continue with:\n  planex --continue %s\n",
 			what, s.File(file), s.Meta.ID)
-		return nil
+		if modifying {
+			return nil
+		}
+		return &exitError{code: exitWaiting}
 	case engine.StageCancelled:
 		fmt.Fprintf(stdio.Out, "cancelled: %s\n", out.Reason)
 		return nil
 	case engine.StageStopped:
-		return &exitError{code: 3, msg: "planex: " + out.Reason}
+		return &exitError{code: exitFailed, msg: "planex: " + out.Reason}
 	}
-	if out.Counts.Failed+out.Counts.Skipped > 0 {
-		return &exitError{code: 1, msg: fmt.Sprintf("planex: %d task(s) failed and %d were skipped; see %s (fix tasks.csv and run planex --continue %s to retry)",
-			out.Counts.Failed, out.Counts.Skipped, s.File(session.ContextFile), s.Meta.ID)}
+	if c := out.Counts; c.Failed+c.Skipped > 0 {
+		var what []string
+		if c.Failed > 0 {
+			what = append(what, plural.Count(c.Failed, "task failed", "tasks failed"))
+		}
+		if c.Skipped > 0 {
+			what = append(what, plural.Count(c.Skipped, "task was skipped", "tasks were skipped"))
+		}
+		return &exitError{code: exitFailed, msg: fmt.Sprintf("planex: %s; see %s (fix tasks.csv and run planex --continue %s to retry)",
+			strings.Join(what, " and "), s.File(session.ContextFile), s.Meta.ID)}
 	}
 	return nil
 }
@@ -223,7 +249,7 @@ func firstNonEmpty(vals ...string) string {
 
 // terminalGate asks Approve / Modify / Cancel on a terminal; without one
 // it returns nil, so the engine stops at the gate and says how to go on.
-func terminalGate(stdio IO) engine.Gate {
+func terminalGate(stdio IO) *promptGate {
 	if !stdio.IsTerminal {
 		return nil
 	}
@@ -233,6 +259,9 @@ func terminalGate(stdio IO) engine.Gate {
 type promptGate struct {
 	stdio IO
 	in    *bufio.Reader
+	// modify: the user chose Modify, so stopping at the gate is what they
+	// asked for.
+	modify bool
 }
 
 func (g *promptGate) Confirm(ctx context.Context, gate session.Gate, s *session.Session, preview string) (engine.Decision, error) {
@@ -247,6 +276,7 @@ func (g *promptGate) Confirm(ctx context.Context, gate session.Gate, s *session.
 		case "a", "approve", "y", "yes":
 			return engine.Approve, nil
 		case "m", "modify":
+			g.modify = true
 			return engine.Modify, nil
 		case "c", "cancel", "n", "no":
 			return engine.Cancel, nil

@@ -17,7 +17,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status [SESSION_ID]",
 		Short: "Show a session's phases, waves and each task's status",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			repo, err := gitrepo.Open(cmd.Context(), repoDir)
 			if err != nil {
@@ -61,7 +61,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&repoDir, "repo", "C", ".", "the repository")
+	cmd.Flags().StringVarP(&repoDir, "repo", "C", ".", "the repository `DIR`")
 	cmd.Flags().BoolVar(&list, "list", false, "list session ids, oldest first")
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/session"
 )
 
@@ -249,6 +250,6 @@ func (e *Engine) resetFailed(id, hash string) (*session.Session, int, error) {
 	if err := s.SaveMeta(); err != nil {
 		return nil, 0, err
 	}
-	fmt.Fprintf(e.o.Out, "retrying %d task(s)\n", n)
+	fmt.Fprintf(e.o.Out, "retrying %s\n", plural.Count(n, "task", "tasks"))
 	return s, n, nil
 }

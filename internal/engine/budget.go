@@ -6,6 +6,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/session"
 )
 
@@ -76,7 +77,7 @@ func (b Budget) check(s *session.Session, tasks []plan.Task, phase agent.Phase) 
 	spent := Spent(s, tasks)
 	next := estimate(s, tasks, phase)
 	if b.MaxCostUSD > 0 && spent.CostUSD+next.CostUSD > b.MaxCostUSD {
-		return &BudgetError{Msg: fmt.Sprintf("cost budget: $%.4f spent of $%.2f, and the next %s step is estimated at $%.4f; raise --max-cost-usd and run planex --continue %s", spent.CostUSD, b.MaxCostUSD, phase, next.CostUSD, s.Meta.ID)}
+		return &BudgetError{Msg: fmt.Sprintf("cost budget: %s spent of %s, and the next %s step is estimated at %s; raise --max-cost-usd and run planex --continue %s", render.Dollars(spent.CostUSD), render.Dollars(b.MaxCostUSD), phase, render.Dollars(next.CostUSD), s.Meta.ID)}
 	}
 	total := spent.InputTokens + spent.OutputTokens
 	nextTok := next.InputTokens + next.OutputTokens

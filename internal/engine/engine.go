@@ -19,6 +19,7 @@ import (
 	"github.com/planexhq/planex/internal/execute"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/prompt"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -82,6 +83,10 @@ type Options struct {
 	// Approver names who approves at this process's gates, for the
 	// approval record (default: the local user's name).
 	Approver string
+	// Phase, when set, is told as each phase begins ("analyze", "explore",
+	// "plan", "wave 2: T3, T4", "review"), between the phase's
+	// progress lines: the Action folds its log into groups with it.
+	Phase func(name string)
 }
 
 // Reviewer reviews a session's completed tasks and leaves its result in
@@ -96,6 +101,9 @@ type Engine struct {
 	o       Options
 	prompts *prompt.Set
 	runner  *execute.Runner
+
+	guideMu sync.Mutex
+	guide   map[string]string // the guidance text by base commit
 }
 
 // New returns an engine for repo.
@@ -208,7 +216,8 @@ func (e *Engine) newSession(ctx context.Context, req Request) (*session.Session,
 		}
 	}
 	if dirty, err := e.repo.Dirty(ctx); err == nil && len(dirty) > 0 {
-		fmt.Fprintf(e.o.Out, "note: %d uncommitted change(s) in your working tree are left alone and are not part of the run (it starts from %s)\n", len(dirty), short(head))
+		fmt.Fprintf(e.o.Out, "note: %s in your working tree %s left alone and not part of the run (it starts from %s)\n",
+			plural.Count(len(dirty), "uncommitted change", "uncommitted changes"), plural.Word(len(dirty), "is", "are"), short(head))
 	}
 	if err := e.repo.Exclude("/" + session.Dir + "/"); err != nil {
 		e.o.Log.Warn("could not exclude the session folder from git status", "err", err)
@@ -231,7 +240,7 @@ func (e *Engine) newSession(ctx context.Context, req Request) (*session.Session,
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(e.o.Out, "session %s (branch %s)\n", s.Meta.ID, s.Meta.Branch)
+	fmt.Fprintf(e.o.Out, "session %s\n", s.Meta.ID)
 	if len(req.Imported) > 0 {
 		if err := s.WriteTasks(req.Imported); err != nil {
 			return nil, err
@@ -466,7 +475,7 @@ func (e *Engine) run(ctx context.Context, s *session.Session, mode runMode) (*Ou
 		if ap, err = e.approval(s); err != nil {
 			return nil, err
 		}
-		if tasks, err = e.loadApproved(s, ap); err != nil {
+		if _, err = e.loadApproved(s, ap); err != nil {
 			return nil, err
 		}
 	} else {

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/guidance"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/prompt"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -87,20 +89,42 @@ func fallbackAngles(req, kind string, n int) []agent.Angle {
 	return out
 }
 
-func (e *Engine) common(s *session.Session, rc *RepoContext) prompt.Common {
-	c := prompt.Common{Requirement: s.Meta.Requirement}
+func (e *Engine) common(ctx context.Context, s *session.Session, rc *RepoContext) prompt.Common {
+	c := prompt.Common{Requirement: s.Meta.Requirement, Guidance: e.guidance(ctx, s)}
 	if rc != nil {
 		c.RepoSummary, c.KeyFiles = rc.Summary, rc.KeyFiles
 	}
 	return c
 }
 
+// guidance is the repository's guidance for agents (AGENTS.md and the
+// like) as committed at the session's base, read once per engine. Every
+// step of every agent kind is given it; without it the run goes on.
+func (e *Engine) guidance(ctx context.Context, s *session.Session) string {
+	e.guideMu.Lock()
+	defer e.guideMu.Unlock()
+	if text, ok := e.guide[s.Meta.Base]; ok {
+		return text
+	}
+	docs, err := guidance.Load(ctx, e.repo, s.Meta.Base)
+	if err != nil {
+		e.o.Log.Warn("reading the repository's guidance for agents", "err", err)
+	}
+	text := guidance.Text(docs)
+	if e.guide == nil {
+		e.guide = map[string]string{}
+	}
+	e.guide[s.Meta.Base] = text
+	return text
+}
+
 // analyze classifies the requirement and writes explore.csv. An agent
 // that fails or answers nothing usable falls back to the presets.
 func (e *Engine) analyze(ctx context.Context, s *session.Session, rc *RepoContext) error {
+	e.phase("analyze")
 	fmt.Fprintln(e.o.Out, "analyze: classifying the requirement")
 	var res agent.AnalyzeResult
-	p, err := e.prompts.Analyze(e.common(s, rc))
+	p, err := e.prompts.Analyze(e.common(ctx, s, rc))
 	if err != nil {
 		return err
 	}
@@ -155,7 +179,7 @@ func (e *Engine) analyze(ctx context.Context, s *session.Session, rc *RepoContex
 	if err := s.SaveMeta(); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.o.Out, "analyze: %s, complexity %s, %d angle(s)\n", kind, complexity, len(rows))
+	fmt.Fprintf(e.o.Out, "analyze: %s, complexity %s, %s\n", kind, complexity, plural.Count(len(rows), "angle", "angles"))
 	return s.WriteExplore(rows)
 }
 
@@ -179,6 +203,12 @@ func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContex
 	rows, err := s.ReadExplore()
 	if err != nil {
 		return err
+	}
+	for _, r := range rows {
+		if !r.Status.Done() {
+			e.phase("explore")
+			break
+		}
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -234,7 +264,7 @@ func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContex
 func (e *Engine) exploreOne(ctx context.Context, s *session.Session, rc *RepoContext, row plan.ExploreRow) (agent.ExploreResult, agent.Usage, error) {
 	var res agent.ExploreResult
 	angle := agent.Angle{ID: row.ID, Angle: row.Angle, Description: row.Description, Focus: row.Focus}
-	c := e.common(s, rc)
+	c := e.common(ctx, s, rc)
 	c.Discoveries = e.discoveriesText(s)
 	p, err := e.prompts.Explore(c, angle)
 	if err != nil {
@@ -263,10 +293,11 @@ func (e *Engine) plan(ctx context.Context, s *session.Session, rc *RepoContext, 
 			done = append(done, r)
 		}
 	}
+	e.phase("plan")
 	if len(done) == 0 {
 		fmt.Fprintln(e.o.Out, "plan: no exploration succeeded; planning from the requirement alone")
 	}
-	c := e.common(s, rc)
+	c := e.common(ctx, s, rc)
 	c.Discoveries = e.discoveriesText(s)
 	p, err := e.prompts.Plan(c, done, feedback)
 	if err != nil {
@@ -315,7 +346,7 @@ func (e *Engine) plan(ctx context.Context, s *session.Session, rc *RepoContext, 
 		}
 		return fmt.Errorf("the agent's plan is not valid; edit %s and run planex --continue %s:\n%w", s.File(session.TasksFile), s.Meta.ID, err)
 	}
-	fmt.Fprintf(e.o.Out, "plan: %d task(s)\n", len(tasks))
+	fmt.Fprintf(e.o.Out, "plan: %s\n", plural.Count(len(tasks), "task", "tasks"))
 	return s.WriteTasks(tasks)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/safefile"
@@ -44,10 +45,22 @@ func (e *Engine) aggregate(s *session.Session, tasks []plan.Task, stopReason str
 	if err := safefile.Write(s.File(session.ContextFile), []byte(md), 0o644); err != nil {
 		return err
 	}
+	if len(tasks) == 0 {
+		// Nothing ran (explore, or a stop before planning): no branch.
+		fmt.Fprintf(e.o.Out, "report: %s\n", s.File(session.ContextFile))
+		return nil
+	}
 	c := plan.Count(tasks)
 	fmt.Fprintf(e.o.Out, "done: %d completed, %d failed, %d skipped, %d pending of %d; branch %s; report %s\n",
 		c.Completed, c.Failed, c.Skipped, c.Pending, c.Total, s.Meta.Branch, s.File(session.ContextFile))
 	return nil
+}
+
+// phase tells Options.Phase that a phase begins.
+func (e *Engine) phase(name string) {
+	if e.o.Phase != nil {
+		e.o.Phase(name)
+	}
 }
 
 func previewAngles(rows []plan.ExploreRow) string {
@@ -64,7 +77,7 @@ func previewTasks(s *session.Session, tasks []plan.Task) string {
 	if s.Meta.Summary != "" {
 		fmt.Fprintf(&b, "Plan: %s\n", s.Meta.Summary)
 	}
-	fmt.Fprintf(&b, "Plan %s, %d task(s):\n", plan.ID(plan.Hash(tasks)), len(tasks))
+	fmt.Fprintf(&b, "Plan %s, %s:\n", plan.ID(plan.Hash(tasks)), plural.Count(len(tasks), "task", "tasks"))
 	b.WriteString(render.TaskTable(tasks))
 	return b.String()
 }
@@ -86,6 +99,7 @@ func (e *Engine) review(ctx context.Context, s *session.Session, tasks []plan.Ta
 		}
 		return
 	}
+	e.phase("review")
 	fmt.Fprintln(e.o.Out, "review: reviewing the run's changes")
 	if err := e.o.Reviewer.Review(ctx, s, tasks); err != nil {
 		e.o.Log.Warn("review failed", "session", s.Meta.ID, "err", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/planexhq/planex/internal/execute"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/prompt"
 	"github.com/planexhq/planex/internal/scope"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -32,6 +33,7 @@ func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContex
 	if err := e.startBranch(ctx, s, ap); err != nil {
 		return err
 	}
+	fmt.Fprintf(e.o.Out, "execute: on branch %s\n", s.Meta.Branch)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -43,6 +45,7 @@ func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContex
 		if w.Number == 0 {
 			return nil
 		}
+		e.phase(fmt.Sprintf("wave %d: %s", w.Number, strings.Join(w.IDs(), ", ")))
 		fmt.Fprintf(e.o.Out, "wave %d: %s\n", w.Number, strings.Join(w.IDs(), ", "))
 		if err := e.runWave(ctx, s, rc, ap, tasks, w.Tasks, w.Base); err != nil {
 			return err
@@ -108,13 +111,14 @@ func (e *Engine) nextWave(ctx context.Context, s *session.Session, ap *session.A
 
 // taskInputs is what every task of a wave is told besides its own row.
 type taskInputs struct {
+	common      prompt.Common
 	rc          *RepoContext
 	explore     []plan.ExploreRow
 	discoveries string
 }
 
-func (e *Engine) taskInputs(s *session.Session, rc *RepoContext) (taskInputs, error) {
-	in := taskInputs{rc: rc, explore: []plan.ExploreRow{}, discoveries: e.discoveriesText(s)}
+func (e *Engine) taskInputs(ctx context.Context, s *session.Session, rc *RepoContext) (taskInputs, error) {
+	in := taskInputs{common: e.common(ctx, s, rc), rc: rc, explore: []plan.ExploreRow{}, discoveries: e.discoveriesText(s)}
 	if s.Exists(session.ExploreFile) {
 		var err error
 		if in.explore, err = s.ReadExplore(); err != nil {
@@ -132,7 +136,7 @@ func (e *Engine) taskJob(s *session.Session, in taskInputs, tasks []plan.Task, t
 	if strings.TrimSpace(directives) == "" && in.rc != nil {
 		directives = in.rc.TestCommand
 	}
-	c := e.common(s, in.rc)
+	c := in.common
 	c.Discoveries = in.discoveries
 	p, err := e.prompts.Execute(c, t, plan.PrevContext(t, in.explore, tasks), directives)
 	if err != nil {
@@ -148,7 +152,7 @@ func (e *Engine) taskJob(s *session.Session, in taskInputs, tasks []plan.Task, t
 // each outcome is recorded; a change ends the wave, tasks still running
 // included, and nothing more is recorded.
 func (e *Engine) runWave(ctx context.Context, s *session.Session, rc *RepoContext, ap *session.Approval, tasks, ready []plan.Task, tip string) error {
-	in, err := e.taskInputs(s, rc)
+	in, err := e.taskInputs(ctx, s, rc)
 	if err != nil {
 		return err
 	}
@@ -299,7 +303,7 @@ func (e *Engine) RunTask(ctx context.Context, sessionID, taskID, base, hash stri
 	if !ok {
 		return execute.Outcome{}, fmt.Errorf("session %s has no task %q", s.Meta.ID, taskID)
 	}
-	in, err := e.taskInputs(s, e.repoContext(ctx, s))
+	in, err := e.taskInputs(ctx, s, e.repoContext(ctx, s))
 	if err != nil {
 		return execute.Outcome{}, err
 	}

@@ -20,13 +20,19 @@ func (r *Repo) WithAuth(serverURL, token string) *Repo {
 		return r
 	}
 	c := *r
-	header := "AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+token))
+	header := "AUTHORIZATION: basic " + BasicCredential(token)
 	key := "http.extraheader"
 	if u, err := url.Parse(serverURL); err == nil && u.Host != "" {
 		key = "http." + strings.TrimSuffix(u.Scheme+"://"+u.Host, "/") + "/.extraheader"
 	}
 	c.config = append(append([]setting{}, r.config...), setting{key, header})
 	return &c
+}
+
+// BasicCredential is the HTTP basic credential WithAuth sends for token:
+// a secret derived from it, which the Action masks in its log.
+func BasicCredential(token string) string {
+	return base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
 }
 
 // DropPersistedCredentials removes http.*.extraheader settings that

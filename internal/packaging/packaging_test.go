@@ -101,7 +101,7 @@ func TestWorkflowsPassActionlint(t *testing.T) {
 		".github/workflows/ci.yml", ".github/workflows/release.yml", ".github/workflows/planex.yml",
 		"examples/workflows/planex-comment.yml", "examples/workflows/planex-dispatch.yml",
 		"examples/workflows/planex-schedule.yml", "examples/workflows/planex-labeled.yml",
-		"examples/workflows/planex-matrix.yml",
+		"examples/workflows/planex-matrix.yml", "examples/workflows/planex-app-token.yml",
 	} {
 		if !contains(files, filepath.Join(root, want)) {
 			t.Errorf("%s is missing", want)

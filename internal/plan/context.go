@@ -55,7 +55,7 @@ func Cascade(tasks []Task) []string {
 				}
 				if s := tasks[j].Status; s == StatusFailed || s == StatusSkipped {
 					t.Status = StatusSkipped
-					t.Error = fmt.Sprintf("skipped: dependency %s %s", d, s)
+					t.Error = fmt.Sprintf("dependency %s %s", d, s) // the status column says skipped
 					changed = append(changed, t.ID)
 					again = true
 					break

@@ -29,6 +29,9 @@ type FileError struct {
 	Msg   string
 }
 
+// Location is the file and line of the problem (line 0: not known).
+func (e *FileError) Location() (string, int) { return e.File, e.Line }
+
 func (e *FileError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)

@@ -1,7 +1,9 @@
 // Package prompt renders the instructions planex gives agents. Untrusted
 // text (requirements, issue bodies, findings, repository content) is
 // always placed inside <data> blocks, and any block markers inside it are
-// neutralised so it cannot close the block early.
+// neutralised so it cannot close the block early. The repository's own
+// guidance for agents (AGENTS.md and the like) has a <guidance> block of
+// its own, which the rules rank below planex's.
 package prompt
 
 import (
@@ -41,6 +43,8 @@ type Common struct {
 	// Detached: the working directory is a scratch folder, not the
 	// repository (a pull request review from its diff alone).
 	Detached bool
+	// Guidance is the repository's guidance for agents (package guidance).
+	Guidance string
 }
 
 // Analyze renders the analyze prompt.
@@ -127,8 +131,12 @@ func (s *Set) render(name string, data any) (string, error) {
 	return b.String(), nil
 }
 
-// Defuse stops untrusted text from closing or opening a <data> block.
+// Defuse stops untrusted text from closing or opening a <data> or
+// <guidance> block.
 func Defuse(s string) string {
-	r := strings.NewReplacer("<data>", "<data\u200b>", "</data>", "</data\u200b>", "<DATA>", "<DATA\u200b>", "</DATA>", "</DATA\u200b>")
-	return r.Replace(s)
+	return defuser.Replace(s)
 }
+
+var defuser = strings.NewReplacer(
+	"<data>", "<data\u200b>", "</data>", "</data\u200b>", "<DATA>", "<DATA\u200b>", "</DATA>", "</DATA\u200b>",
+	"<guidance>", "<guidance\u200b>", "</guidance>", "</guidance\u200b>", "<GUIDANCE>", "<GUIDANCE\u200b>", "</GUIDANCE>", "</GUIDANCE\u200b>")

@@ -120,7 +120,7 @@ func TestHostilePlanComment(t *testing.T) {
 	d := parseDoc(t, body)
 	marker, _, _ := strings.Cut(body, "\n")
 	assertNoProblems(t, "plan comment", d, mdtest.Rules{Trigger: "/planex", OwnHTML: []string{marker,
-		"<details>\n<summary>Exploration: 2 angle(s)</summary>", "</details>", "<details>\n<summary>Task details</summary>", "</details>"}})
+		"<details>\n<summary>Exploration: 2 angles</summary>", "</details>", "<details>\n<summary>Task details</summary>", "</details>"}})
 	ids, err := firstCells(d.Tables(), 4)
 	if err != nil {
 		t.Fatal(err)

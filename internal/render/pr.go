@@ -17,7 +17,13 @@ type PRView struct {
 	Issue      int
 	ApprovedBy string
 	Summary    string
+	// NoCI: planex opened the pull request with the workflow's default
+	// GITHUB_TOKEN, so GitHub runs no workflow for it; the body says so.
+	NoCI bool
 }
+
+// CIDocsURL explains how to have CI run on planex's pull requests.
+const CIDocsURL = "https://github.com/planexhq/planex/blob/main/docs/action.md#pull-requests-that-run-ci"
 
 // PRBody renders the pull request body (the run's report), within
 // GitHub's size limit.
@@ -40,7 +46,8 @@ func PRBody(v PRView) string {
 		Counts      plan.Counts
 		SortedTasks []plan.Task
 		Problems    []plan.Task
-	}{v, plan.Count(v.Tasks), sorted, problems})
+		CIDocsURL   string
+	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL})
 	if err != nil {
 		panic(fmt.Sprintf("rendering pull request body: %v", err))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/render/md"
 	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/session"
@@ -57,7 +58,55 @@ func funcs() template.FuncMap {
 		"capIDs":    capIDs,
 		"idRanges":  idRanges,
 		"login":     login,
+		"mark":      Mark,
+		"passed":    testsMark,
+		"met":       metMark,
+		"reason":    reason,
+		"count":     plural.Count,
 	}
+}
+
+// Mark is a task's or exploration's status with its mark: ✅ completed,
+// ❌ failed, ⏭️ skipped. A status planex does not know is shown as
+// written (escaped), never as one it is not.
+func Mark(s plan.Status) string {
+	switch s {
+	case plan.StatusCompleted, plan.StatusFailed, plan.StatusSkipped, plan.StatusRunning, plan.StatusPending:
+		return statusIcon(s)
+	}
+	return md.Cell(string(s))
+}
+
+// testsMark shows tests_passed: ✅ passed, ❌ failed, or — when no test
+// ran (anything else is shown as written).
+func testsMark(v string) string {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		return "✅ passed"
+	case "false":
+		return "❌ failed"
+	case "":
+		return "—"
+	}
+	return md.Cell(v)
+}
+
+// metMark shows whether a review criterion is met.
+func metMark(met bool) string {
+	if met {
+		return "✅ yes"
+	}
+	return "❌ **no**"
+}
+
+// reason is a task's error without a repeated status label: a skipped
+// task's "skipped: dependency T2 failed" (as sessions written by earlier
+// versions say) reads "dependency T2 failed" after its ⏭️ skipped mark.
+func reason(s plan.Status, err string) string {
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(err), string(s)+":"); ok && s != "" {
+		err = rest
+	}
+	return md.Text(strings.TrimSpace(err))
 }
 
 // escaper lets a template apply f to any string-like value (statuses,
@@ -146,7 +195,7 @@ func TaskTable(tasks []plan.Task) string {
 	var b strings.Builder
 	b.WriteString("| Wave | Task | Title | Scope | Deps | Status |\n|---|---|---|---|---|---|\n")
 	for _, t := range sorted {
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", t.Wave, md.Cell(t.ID), md.Cell(t.Title), md.CodeCell(t.Scope), idList(t.Deps), md.Cell(string(t.Status)))
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s |\n", t.Wave, md.Cell(t.ID), md.Cell(t.Title), md.CodeCell(t.Scope), idList(t.Deps), Mark(t.Status))
 	}
 	return b.String()
 }
@@ -173,12 +222,23 @@ func Short(sha string) string {
 	return sha
 }
 
-// USD formats an estimated cost.
+// USD formats an estimated cost in a report, where zero means that no
+// agent reported one.
 func USD(c float64) string {
 	if c == 0 {
 		return "$0 (not reported)"
 	}
-	return fmt.Sprintf("$%.4f", c)
+	return Dollars(c)
+}
+
+// Dollars formats an amount of money. Every cost planex shows has this
+// one precision, cents; an amount above zero but below a cent is not
+// shown as nothing.
+func Dollars(c float64) string {
+	if c > 0 && c < 0.005 {
+		return "<$0.01"
+	}
+	return fmt.Sprintf("$%.2f", c)
 }
 
 func orDash(s string) string {
@@ -216,7 +276,7 @@ func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTa
 	case !haveTasks:
 		phase("plan", "pending")
 	default:
-		phase("plan", fmt.Sprintf("%d tasks, plan %s", len(tasks), plan.ID(plan.Hash(tasks))))
+		phase("plan", fmt.Sprintf("%s, plan %s", plural.Count(len(tasks), "task", "tasks"), plan.ID(plan.Hash(tasks))))
 	}
 	c := plan.Count(tasks)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -107,5 +108,78 @@ func TestStatus(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestMarksAndMoney(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Mark(plan.StatusCompleted), "✅ completed"},
+		{Mark(plan.StatusFailed), "❌ failed"},
+		{Mark(plan.StatusSkipped), "⏭️ skipped"},
+		{Mark(plan.StatusPending), "⏸️ pending"},
+		{Mark("weird|status"), `weird\|status`}, // not dressed up as a known one
+		{testsMark("true"), "✅ passed"},
+		{testsMark("FALSE"), "❌ failed"},
+		{testsMark(""), "—"},
+		{testsMark("partly"), "partly"},
+		{reason(plan.StatusSkipped, "skipped: dependency T2 failed"), "dependency T2 failed"},
+		{reason(plan.StatusSkipped, "dependency T2 failed"), "dependency T2 failed"},
+		{reason(plan.StatusFailed, "skipped: not me"), "skipped: not me"},
+		{reason(plan.StatusFailed, "failed: <b>x</b>"), "&lt;b>x&lt;/b>"},
+		{USD(0), "$0 (not reported)"},
+		{USD(0.05), "$0.05"},
+		{USD(0.012), "$0.01"},
+		{USD(0.0001), "<$0.01"},
+		{USD(12.345), "$12.35"},
+		{Dollars(0), "$0.00"},
+		{Dollars(1.2), "$1.20"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// TestReportsReadWell: no "(s)" plurals, no raw booleans in the tables, no
+// label twice, and one cost precision in every rendering.
+func TestReportsReadWell(t *testing.T) {
+	r := sample()
+	one := sample()
+	one.Tasks = one.Tasks[:1]
+	one.Explore = one.Explore[:1]
+	plan1, _ := PlanComment(PlanView{Summary: "s", Explore: one.Explore, Tasks: one.Tasks, Session: "s", Estimate: "about $0.01"})
+	outs := map[string]string{
+		"context":     Context(r),
+		"context-one": Context(one),
+		"pr":          PRBody(PRView{Report: r, Issue: 7}),
+		"pr-one":      PRBody(PRView{Report: one, Issue: 7}),
+		"plan-one":    plan1,
+	}
+	costRe := regexp.MustCompile(`\$[0-9]+(\.[0-9]+)?`)
+	for name, out := range outs {
+		for _, bad := range []string{"(s)", "| true |", "| false |", "skipped: skipped", "(skipped): skipped", "Error: skipped:"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s contains %q:\n%s", name, bad, out)
+			}
+		}
+		for _, m := range costRe.FindAllString(out, -1) {
+			if !regexp.MustCompile(`^\$[0-9]+\.[0-9]{2}$`).MatchString(m) {
+				t.Errorf("%s: cost %q is not in dollars and cents", name, m)
+			}
+		}
+	}
+	if !strings.Contains(outs["pr-one"], "1 of 1 task completed") || !strings.Contains(outs["plan-one"], "Exploration: 1 angle<") {
+		t.Errorf("singular forms:\n%s\n%s", outs["pr-one"], outs["plan-one"])
+	}
+}
+
+func TestPRBodyWithoutCIGolden(t *testing.T) {
+	body := PRBody(PRView{Report: sample(), Issue: 7, ApprovedBy: "octocat", NoCI: true})
+	golden(t, "pr-body-no-ci.md", body)
+	if !strings.Contains(body, "CI will not run on this pull request") || !strings.Contains(body, "]("+CIDocsURL+")") {
+		t.Errorf("the note is missing:\n%s", body)
+	}
+	if strings.Contains(PRBody(PRView{Report: sample(), Issue: 7}), "CI will not run") {
+		t.Error("the note is shown without NoCI")
 	}
 }

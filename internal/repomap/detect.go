@@ -447,9 +447,7 @@ func collectRuns(node any, key string, out *[]string) {
 	case string:
 		switch key {
 		case "run", "script", "before_script", "command", "install":
-			for _, line := range strings.Split(n, "\n") {
-				*out = append(*out, line)
-			}
+			*out = append(*out, strings.Split(n, "\n")...)
 		}
 	}
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/guidance"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/prompt"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -96,18 +98,25 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 			r.Log.Warn("removing the review worktree", "err", err)
 		}
 	}()
+	// The repository's guidance as the run started from it: a task that
+	// rewrote AGENTS.md does not get to brief its own reviewer.
+	docs, err := guidance.Load(ctx, r.Repo, s.Meta.Base)
+	if err != nil {
+		r.Log.Warn("reading the repository's guidance for agents", "err", err)
+	}
+	common := prompt.Common{Requirement: s.Meta.Requirement, Guidance: guidance.Text(docs)}
 	failed := 0
 	for _, t := range todo {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		fmt.Fprintf(r.Out, "review %s: started\n", t.ID)
-		tr := r.reviewTask(ctx, ps, s, t, dir)
+		tr := r.reviewTask(ctx, ps, common, s, t, dir)
 		if tr.Error != "" {
 			failed++
 			fmt.Fprintf(r.Out, "review %s: not reviewed: %s\n", t.ID, tr.Error)
 		} else {
-			fmt.Fprintf(r.Out, "review %s: %s, %d finding(s)\n", t.ID, tr.Verdict, len(tr.Findings))
+			fmt.Fprintf(r.Out, "review %s: %s, %s\n", t.ID, tr.Verdict, plural.Count(len(tr.Findings), "finding", "findings"))
 		}
 		s.AddUsage("review "+t.ID, tr.Usage)
 		res.Tasks = append(res.Tasks, tr)
@@ -123,14 +132,14 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 	if err := Save(path, res); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.Out, "review: %s (%d finding(s))\n", res.Verdict, len(res.Findings()))
+	fmt.Fprintf(r.Out, "review: %s (%s)\n", res.Verdict, plural.Count(len(res.Findings()), "finding", "findings"))
 	if failed == len(todo) {
 		return fmt.Errorf("no task could be reviewed (first error: %s)", res.Tasks[0].Error)
 	}
 	return nil
 }
 
-func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, s *session.Session, t plan.Task, dir string) TaskReview {
+func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, common prompt.Common, s *session.Session, t plan.Task, dir string) TaskReview {
 	tr := TaskReview{Task: t.ID, Title: t.Title, Commit: t.Commit}
 	diff, err := r.Repo.Git(ctx, "", "show", "--no-color", "--no-ext-diff", "--format=commit %H%n%n%B", t.Commit)
 	if err != nil {
@@ -138,7 +147,7 @@ func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, s *session.Se
 		return tr
 	}
 	diff, cut := clip(diff, r.MaxDiffBytes)
-	p, err := ps.Review(prompt.Common{Requirement: s.Meta.Requirement}, prompt.ReviewTask{Task: t, Approach: s.Meta.Approach, Summary: s.Meta.Summary, Diff: diff, Truncated: cut})
+	p, err := ps.Review(common, prompt.ReviewTask{Task: t, Approach: s.Meta.Approach, Summary: s.Meta.Summary, Diff: diff, Truncated: cut})
 	if err != nil {
 		tr.Error = oneLine(err.Error())
 		return tr

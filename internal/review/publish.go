@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/render/md"
 )
 
@@ -100,7 +101,7 @@ func FixedKeys(body string) []string {
 // of a re-run (the summary lives in planex's earlier review, updated in
 // place).
 func BatchBody(n int) string {
-	return fmt.Sprintf("planex re-reviewed this pull request: %d new inline finding(s). The summary is in planex's first review above, updated for this run.\n\n%s", n, batchMarker)
+	return fmt.Sprintf("planex re-reviewed this pull request: %s. The summary is in planex's first review above, updated for this run.\n\n%s", plural.Count(n, "new inline finding", "new inline findings"), batchMarker)
 }
 
 // Data is what the summary's marker carries for later runs: enough to plan
@@ -187,11 +188,11 @@ func Summary(r *Result, o SummaryOptions) string {
 		counts[f.Severity]++
 	}
 	b.WriteString("## planex review\n\n")
-	what := fmt.Sprintf("%d task(s) reviewed", len(r.Tasks))
+	what := plural.Count(len(r.Tasks), "task", "tasks") + " reviewed"
 	if r.Kind == KindPullRequest {
 		what = "the pull request's diff reviewed against its description"
 	}
-	fmt.Fprintf(&b, "**Verdict: %s** · %s · %d finding(s): %d high, %d medium, %d low", verdictText(r.Verdict), what, len(all), counts[High], counts[Medium], counts[Low])
+	fmt.Fprintf(&b, "**Verdict: %s** · %s · %s: %d high, %d medium, %d low", verdictText(r.Verdict), what, plural.Count(len(all), "finding", "findings"), counts[High], counts[Medium], counts[Low])
 	if r.Head != "" {
 		fmt.Fprintf(&b, " · at `%s`", short(r.Head))
 	}
@@ -262,7 +263,7 @@ func Summary(r *Result, o SummaryOptions) string {
 		bodyOnly = append(bodyOnly, f)
 	}
 	if inlineN > 0 {
-		fmt.Fprintf(&b, "\n%d finding(s) are inline comments on the lines they concern.\n", inlineN)
+		fmt.Fprintf(&b, "\n%s.\n", plural.Count(inlineN, "finding is an inline comment on the line it concerns", "findings are inline comments on the lines they concern"))
 	}
 	if len(bodyOnly) > 0 {
 		b.WriteString("\n### Findings not on a changed line\n\n")

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"encoding/base64"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// logLines splits a step's log the way the runner does: at \n and at \r.
+func logLines(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
+}
+
+// commands lists the lines the runner would read as workflow commands.
+func commands(log string) []string {
+	var out []string
+	for _, l := range logLines(log) {
+		if t := strings.TrimLeft(l, " \t"); strings.HasPrefix(t, "::") || strings.HasPrefix(t, "##[") {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// groups lists the log groups opened, and fails the test unless each is
+// closed before the next opens.
+func groups(t *testing.T, log string) []string {
+	t.Helper()
+	var names []string
+	open := false
+	for _, c := range commands(log) {
+		switch {
+		case strings.HasPrefix(c, "::group::"):
+			if open {
+				t.Errorf("group %q opened inside another", c)
+			}
+			open = true
+			names = append(names, strings.TrimPrefix(c, "::group::"))
+		case c == "::endgroup::":
+			if !open {
+				t.Error("::endgroup:: without a group")
+			}
+			open = false
+		}
+	}
+	if open {
+		t.Error("a group is left open")
+	}
+	return names
+}
+
+// TestActionConventions: a plan posted and waiting for approval is a
+// success; an approved run whose task fails exits 1 with an ::error
+// annotation and its report in the job summary; phases are log groups;
+// the token and the credential git derives from it are masked; a pull
+// request opened with the default token says CI will not run on it.
+func TestActionConventions(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(diamond()...)
+	g.write(g.fixture.fake, "T2.fail", "could not do it")
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "")
+
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add four files"), "PLANEX_DEFAULT_TOKEN=true")
+	if r.code != 0 || r.outputs["status"] != "planned" {
+		t.Fatalf("plan run: exit %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
+	}
+	if got := strings.Join(groups(t, r.out), " | "); got != "setup | analyze | explore | plan" {
+		t.Errorf("plan run groups = %s\n%s", got, r.out)
+	}
+	credential := base64.StdEncoding.EncodeToString([]byte("x-access-token:ghs_test"))
+	for _, mask := range []string{"::add-mask::ghs_test", "::add-mask::" + credential} {
+		if !strings.Contains(r.out, mask+"\n") {
+			t.Errorf("log lacks %q", mask)
+		}
+	}
+	if strings.Contains(r.out, "::error") || !strings.Contains(r.summary, "approve "+g.lastPlanID(n)) {
+		t.Errorf("plan run: errors or no plan in the summary\n%s\n--- summary ---\n%s", r.out, r.summary)
+	}
+
+	id := g.lastPlanID(n)
+	r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id), "PLANEX_DEFAULT_TOKEN=true")
+	if r.code != exitFailed || r.outputs["status"] != "failed" {
+		t.Fatalf("approve run with a failed task: exit %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
+	}
+	if got := strings.Join(groups(t, r.out), " | "); got != "setup | wave 1: T1 | wave 2: T2, T3 | review | publish" {
+		t.Errorf("approve run groups = %s\n%s", got, r.out)
+	}
+	wantErr := "::error title=planex::plan " + id + " failed: 2 of 4 tasks completed%0AT2 failed: could not do it%0AT4 skipped: dependency T2 failed"
+	if !strings.Contains(r.out, wantErr+"\n") {
+		t.Errorf("no ::error annotation %q in\n%s", wantErr, r.out)
+	}
+	if !strings.Contains(r.summary, "# planex report: ") || !strings.Contains(r.summary, "| 2 | T2 | left | `b/**` | T1 | ❌ failed |") {
+		t.Errorf("job summary:\n%s", r.summary)
+	}
+	prs := g.fake.PullRequests(ghRepo)
+	if len(prs) != 1 || !strings.Contains(prs[0].Body, "CI will not run on this pull request") || !strings.Contains(prs[0].Body, "docs/action.md#pull-requests-that-run-ci") {
+		t.Fatalf("pull request opened with the default token: %+v", prs)
+	}
+}
+
+// TestActionAppTokenPullRequestHasNoCINote: with another token (an app's)
+// the pull request says nothing about CI; and a settings mistake is
+// annotated on its file and line.
+func TestActionAppTokenPullRequestHasNoCINote(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	n := g.fake.AddIssue(ghRepo, "maintainer", "One file", "")
+	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file"), "PLANEX_DEFAULT_TOKEN=false"); r.code != 0 {
+		t.Fatalf("plan: %d\n%s", r.code, r.err)
+	}
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+g.lastPlanID(n)), "PLANEX_DEFAULT_TOKEN=false")
+	if r.code != 0 || r.outputs["status"] != "done" || strings.Contains(r.out, "::error") {
+		t.Fatalf("approve: exit %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
+	}
+	prs := g.fake.PullRequests(ghRepo)
+	if len(prs) != 1 || strings.Contains(prs[0].Body, "CI will not run") {
+		t.Fatalf("pull request opened with an app token: %+v", prs)
+	}
+
+	// A command that does not apply is refused, not failed.
+	r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex cancel"))
+	if r.code != 0 || r.outputs["status"] != "refused" || strings.Contains(r.out, "::error") {
+		t.Errorf("nothing to cancel: exit %d %v\n%s", r.code, r.outputs, r.out)
+	}
+	g.fake.SetFile(ghRepo, "main", ".github/planex.yml", []byte("draft: true\nconcurrency: 0\n"))
+	r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex status"))
+	want := "::error file=.github/planex.yml,line=2,title=planex::.github/planex.yml line 2: concurrency must be between 1 and 64, got 0\n"
+	if r.code != exitFailed || !strings.Contains(r.out, want) || !strings.Contains(r.summary, "planex failed") {
+		t.Errorf("bad settings: exit %d\n%s\n%s\n--- summary ---\n%s", r.code, r.out, r.err, r.summary)
+	}
+	// A bad input value is a usage error.
+	r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex status"), "INPUT_CONCURRENCY=lots")
+	if r.code != exitUsage || !strings.Contains(r.out, `::error title=planex::input concurrency: "lots" is not a positive whole number`) {
+		t.Errorf("bad input: exit %d\n%s\n%s", r.code, r.out, r.err)
+	}
+}
+
+// TestRedTeamActionAgentCannotIssueWorkflowCommands: an agent's text in
+// planex's log (its task's error, spread over lines, \r included) cannot
+// stop planex's workflow commands, set outputs or add annotations: no line
+// it wrote reads as a command.
+func TestRedTeamActionAgentCannotIssueWorkflowCommands(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	// JSON escapes: the agent's error holds real line breaks.
+	g.write(g.fixture.fake, "T1.fail", `gave up\n::stop-commands::agent-owned\n  ::set-output name=status::done\r::error::forged annotation\n##[set-output name=pull-request-url;]https://evil.example\n\t::endgroup::`)
+	n := g.fake.AddIssue(ghRepo, "maintainer", "One file", "")
+	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file")); r.code != 0 {
+		t.Fatalf("plan: %d\n%s", r.code, r.err)
+	}
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+g.lastPlanID(n)))
+	if r.code != exitFailed || r.outputs["status"] != "failed" {
+		t.Fatalf("approve: exit %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
+	}
+	if !strings.Contains(r.out, "» ::stop-commands::agent-owned") {
+		t.Fatalf("the agent's text is not in the log as text:\n%s", r.out)
+	}
+	own := regexp.MustCompile(`^::(group::|endgroup::$|add-mask::|error title=planex::)`)
+	for _, log := range []string{r.out, r.err} {
+		for _, c := range commands(log) {
+			if !own.MatchString(c) || strings.HasPrefix(c, "::error title=planex::forged") {
+				t.Errorf("a line the runner reads as a command: %q", c)
+			}
+		}
+	}
+	groups(t, r.out)
+	// planex's own annotation carries the text, escaped onto one line.
+	if !strings.Contains(r.out, "T1 failed: gave up ::stop-commands::agent-owned ::set-output name=status::done ::error::forged annotation") {
+		t.Errorf("annotation:\n%s", r.out)
+	}
+}

@@ -1,0 +1,129 @@
+// Package guidance reads a repository's own instructions for coding
+// agents (AGENTS.md, CLAUDE.md, .github/copilot-instructions.md,
+// GEMINI.md), so that every agent planex runs, whatever its kind, works
+// by them. They are the repository's data: the prompts label them as the
+// repository's guidance, under planex's rules, never above them.
+package guidance
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/planexhq/planex/internal/gfm"
+)
+
+// Files are the guidance files planex reads, in order of precedence: where
+// two disagree, the earlier wins. AGENTS.md is the tool-neutral one; the
+// others are written for one tool each.
+var Files = []string{"AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md", "GEMINI.md"}
+
+// MaxBytes caps the guidance given in one prompt (the files in order, cut
+// at a line). Codex uses the same cap for AGENTS.md.
+const MaxBytes = 32 << 10
+
+// maxFileBytes is the largest file read at all.
+const maxFileBytes = 1 << 20
+
+// Git runs git in the repository and returns its output; *gitrepo.Repo
+// has it.
+type Git interface {
+	Git(ctx context.Context, dir string, args ...string) (string, error)
+}
+
+// Doc is one guidance file as an agent sees it.
+type Doc struct {
+	Path string
+	Text string
+}
+
+// Load reads the guidance files of commit's tree: never the working tree,
+// where an agent may have written, and a symbolic link only when it leads
+// to a file inside the repository. What GitHub would not display (HTML
+// comments, invisible characters) is dropped, as for issue text; a file
+// that says nothing visible, is not text, or repeats an earlier one is
+// left out.
+func Load(ctx context.Context, g Git, commit string) ([]Doc, error) {
+	var docs []Doc
+	seen := map[string]bool{}
+	for _, p := range Files {
+		data, err := readBlob(ctx, g, commit, p, 1)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s at %s: %w", p, commit, err)
+		}
+		if data == nil || bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+			continue
+		}
+		text := gfm.Visible(string(data))
+		if text == "" || seen[text] {
+			continue
+		}
+		seen[text] = true
+		docs = append(docs, Doc{Path: p, Text: text})
+	}
+	return docs, nil
+}
+
+// readBlob returns the file at p in commit's tree, nil when there is none
+// (or it is a link out of the repository, a submodule, a directory or too
+// large). A link is followed at most links times.
+func readBlob(ctx context.Context, g Git, commit, p string, links int) ([]byte, error) {
+	out, err := g.Git(ctx, "", "ls-tree", "-z", "-l", commit, "--", p)
+	if err != nil {
+		return nil, err
+	}
+	for _, entry := range strings.Split(out, "\x00") {
+		meta, name, ok := strings.Cut(entry, "\t")
+		f := strings.Fields(meta)
+		if !ok || name != p || len(f) != 4 || f[1] != "blob" {
+			continue
+		}
+		size, err := strconv.Atoi(f[3])
+		if err != nil || size > maxFileBytes {
+			return nil, nil
+		}
+		blob, err := g.Git(ctx, "", "cat-file", "blob", f[2])
+		if err != nil {
+			return nil, err
+		}
+		if f[0] != "120000" {
+			return []byte(blob), nil
+		}
+		target := path.Clean(path.Join(path.Dir(p), blob))
+		if links == 0 || path.IsAbs(blob) || target == ".." || strings.HasPrefix(target, "../") || target == ".git" || strings.HasPrefix(target, ".git/") {
+			return nil, nil
+		}
+		return readBlob(ctx, g, commit, target, links-1)
+	}
+	return nil, nil
+}
+
+// Text is the guidance for a prompt: each file under its name, in the
+// order of precedence, cut at a line when it would pass MaxBytes.
+func Text(docs []Doc) string {
+	var b strings.Builder
+	for i, d := range docs {
+		part := fmt.Sprintf("From %s:\n\n%s\n", d.Path, d.Text)
+		if i > 0 {
+			part = "\n" + part
+		}
+		if b.Len()+len(part) > MaxBytes {
+			room := MaxBytes - b.Len()
+			if cut := strings.LastIndexByte(part[:max(room, 0)], '\n'); cut > 0 {
+				b.WriteString(part[:cut+1])
+			}
+			fmt.Fprintf(&b, "\n[The guidance is cut here: it is longer than %d KiB. The rest is in %s", MaxBytes>>10, d.Path)
+			for _, rest := range docs[i+1:] {
+				b.WriteString(", " + rest.Path)
+			}
+			b.WriteString(".]\n")
+			break
+		}
+		b.WriteString(part)
+	}
+	return b.String()
+}
