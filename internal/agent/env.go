@@ -72,23 +72,45 @@ func ScrubEnv(env []string, allow []string, secrets ...string) []string {
 	return out
 }
 
+// credentialPatterns name the variables whose values planex looks for in
+// what an agent produced: the ones that hold a credential, not every
+// scrubbed variable (INPUT_AGENT_COMMAND is scrubbed, but its value is a
+// command line the agent may well repeat).
+var credentialPatterns = []string{
+	"*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*_KEY", "*_APIKEY", "*_PAT",
+}
+
+func isCredential(name string) bool {
+	up := strings.ToUpper(name)
+	for _, p := range credentialPatterns {
+		if ok, _ := path.Match(p, up); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // minSecretLen is the shortest value looked for in an agent's output:
 // shorter ones ("1", "true") would match everywhere.
 const minSecretLen = 8
 
-// SecretValues maps the value of every secret in env (as ScrubEnv decides,
-// allowed names excepted) to its variable's name, so planex can refuse to
+// SecretValues maps the value of every credential in env (named like a
+// token, secret, password or key, or named in secrets; allowed names
+// excepted) to its variable's name, so planex can refuse to
 // commit or publish a value an agent got hold of anyway.
 func SecretValues(env []string, allow []string, secrets ...string) map[string]string {
-	kept := map[string]bool{}
-	for _, kv := range ScrubEnv(env, allow, secrets...) {
-		name, _, _ := strings.Cut(kv, "=")
-		kept[name] = true
+	allowed := make(map[string]bool, len(allow))
+	for _, a := range allow {
+		allowed[a] = true
+	}
+	named := make(map[string]bool, len(secrets))
+	for _, s := range secrets {
+		named[s] = true
 	}
 	out := map[string]string{}
 	for _, kv := range env {
 		name, value, _ := strings.Cut(kv, "=")
-		if kept[name] || neverPassed(name) || len(value) < minSecretLen {
+		if allowed[name] || !(named[name] || isCredential(name)) || len(value) < minSecretLen {
 			continue
 		}
 		out[value] = name

@@ -36,7 +36,8 @@ func TestScrubEnvRules(t *testing.T) {
 }
 
 func TestSecretValuesAndRedact(t *testing.T) {
-	env := []string{"PATH=/usr/bin:/bin", "GITHUB_TOKEN=ghs_abcdefgh", "SHORT_TOKEN=abc", "LLM=key-12345678", "OK_KEY=allowed-value", "GITHUB_ENV=/runner/env/file"}
+	env := []string{"PATH=/usr/bin:/bin", "GITHUB_TOKEN=ghs_abcdefgh", "SHORT_TOKEN=abc", "LLM=key-12345678", "OK_KEY=allowed-value",
+		"GITHUB_ENV=/runner/env/file", "INPUT_AGENT_COMMAND=/usr/bin/my-agent"}
 	got := SecretValues(env, []string{"OK_KEY"}, "LLM")
 	want := map[string]string{"ghs_abcdefgh": "GITHUB_TOKEN", "key-12345678": "LLM"}
 	if len(got) != len(want) || got["ghs_abcdefgh"] != "GITHUB_TOKEN" || got["key-12345678"] != "LLM" {
