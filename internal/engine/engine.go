@@ -473,6 +473,9 @@ func (e *Engine) run(ctx context.Context, s *session.Session, mode runMode) (*Ou
 		if tasks, err = e.loadTasks(s); err != nil {
 			return nil, err
 		}
+		if note := workflowsNote(s, tasks); note != "" {
+			fmt.Fprintln(e.o.Out, note)
+		}
 		ok, err := pass(session.GateTasks, previewTasks(s, tasks), tasks)
 		if err != nil || !ok {
 			return out, err
