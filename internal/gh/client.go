@@ -189,6 +189,14 @@ func (c *Client) ListIssuesByLabel(ctx context.Context, owner, repo, label, stat
 	}
 }
 
+// RecentIssues returns up to the 100 newest issues and pull requests
+// created in the repository, newest first.
+func (c *Client) RecentIssues(ctx context.Context, owner, repo string) ([]*github.Issue, error) {
+	page, _, err := c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{State: "all", Sort: "created", Direction: "desc",
+		ListOptions: github.ListOptions{PerPage: 100}})
+	return page, classify(fmt.Sprintf("listing the newest issues of %s/%s", owner, repo), "issues: read", err)
+}
+
 // CreateIssue opens an issue.
 func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body string, labels ...string) (*github.Issue, error) {
 	var out *github.Issue
