@@ -3,6 +3,7 @@ package proc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +62,10 @@ func TestCommandDiesWithAKilledParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	pids := waitPids(t, dir, helper, "fg", "bg", "setsid")
+	// The command's parent is the reaper, and says so.
+	if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ppid(pids[0]))); strings.TrimSpace(string(comm)) != "planex-reaper" {
+		t.Errorf("the command's parent is %q, not the reaper", comm)
+	}
 	helper.Process.Signal(syscall.SIGKILL)
 	helper.Wait()
 	assertDead(t, pids)
@@ -129,6 +134,18 @@ func assertDead(t *testing.T, pids []int) {
 			}
 		}
 	}
+}
+
+// ppid is pid's parent.
+func ppid(pid int) int {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
 }
 
 // alive reports whether pid is a live process (not gone, not a zombie).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,6 +54,9 @@ func underReaper(cmd *exec.Cmd) bool {
 
 // reaperMain runs path with argv under the reaper and exits as it does.
 func reaperMain(path string, argv []string) int {
+	// Named so in ps and /proc/<pid>/comm, not after planex's binary.
+	name := []byte(reaperArg0 + "\x00")
+	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "planex reaper: %v\n", err)
 		return 125
