@@ -505,7 +505,21 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 		return r.startMatrix(ctx, th, rec, a)
 	}
 	return r.runEngine(ctx, th, rec, concurrency, func(ctx context.Context, eng *engine.Engine) (*engine.Outcome, error) {
-		return eng.Approve(ctx, rec.SessionID, rec.PlanHash, a.engine(r.Cfg.Trigger))
+		if err := eng.ApprovePlan(ctx, rec.SessionID, rec.PlanHash, a.engine(r.Cfg.Trigger)); err != nil {
+			return nil, err
+		}
+		// The approval is in the session now: saved before the first task,
+		// a run that dies during it can be taken over and resumed.
+		r.runMu.Lock()
+		err := r.saveRecord(ctx, rec)
+		r.runMu.Unlock()
+		if errors.Is(err, errStateMoved) {
+			r.stopRun(errTakenOver)
+			return nil, err
+		} else if err != nil {
+			r.Log.Warn("saving state", "err", err)
+		}
+		return eng.Resume(ctx, rec.SessionID, rec.PlanHash)
 	})
 }
 

@@ -222,53 +222,61 @@ func (g *ghEnv) startBackground(eventPath string, extraEnv ...string) (*exec.Cmd
 	return cmd, out
 }
 
-// TestActionKilledRunIsTakenOver SIGKILLs the job running a plan mid-wave
-// (no finalize step runs). While GitHub says the job's workflow run goes
-// on, /planex retry leaves it alone; once the run has ended, a retry from
-// a new run takes it over and resumes from the last task commit: every
-// task committed once, one pull request, the plan done.
+// TestActionKilledRunIsTakenOver SIGKILLs the job running a plan, in the
+// middle of its first task and in the middle of a wave after a task was
+// committed (no finalize step runs). While GitHub says the job's workflow
+// run goes on, /planex retry leaves it alone; once the run has ended, a
+// retry from a new run takes it over and resumes from the last task
+// commit: every task committed once, one pull request, the plan done.
 func TestActionKilledRunIsTakenOver(t *testing.T) {
-	g := newGHEnv(t)
-	n, id := g.planned(diamond()...)
-	g.write(g.fake_dir(), "T3.block", "")
-	g.fake.SetWorkflowRun(ghRepo, ghfake.WorkflowRun{ID: 42, Status: "in_progress"})
-	cmd, out := g.startBackground(g.comment(n, false, "maintainer", "/planex approve "+id))
-	waitForFile(t, filepath.Join(g.fake_dir(), "T3.pid"), cmd, out)
-	branch := ""
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if refs := strings.Fields(g.originGit("for-each-ref", "--format=%(refname:short)", "refs/heads/planex/")); len(refs) == 1 {
-			branch = refs[0]
-			if len(g.branchCommits(branch)) == 2 {
-				break
+	for _, c := range []struct {
+		block     string
+		committed int
+	}{{"T1", 0}, {"T3", 2}} {
+		t.Run("killed in "+c.block, func(t *testing.T) {
+			g := newGHEnv(t)
+			n, id := g.planned(diamond()...)
+			g.write(g.fake_dir(), c.block+".block", "")
+			g.fake.SetWorkflowRun(ghRepo, ghfake.WorkflowRun{ID: 42, Status: "in_progress"})
+			cmd, out := g.startBackground(g.comment(n, false, "maintainer", "/planex approve "+id))
+			waitForFile(t, filepath.Join(g.fake_dir(), c.block+".pid"), cmd, out)
+			committed := func() int {
+				refs := strings.Fields(g.originGit("for-each-ref", "--format=%(refname:short)", "refs/heads/planex/"))
+				if len(refs) != 1 {
+					return 0
+				}
+				return len(g.branchCommits(refs[0]))
 			}
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("T2 never reached origin:\n%s", out.String())
-		}
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	agentsGone(t, g.fake_dir())
-	os.Remove(filepath.Join(g.fake_dir(), "T3.block"))
-	if l := g.issueLabels(n); !hasLabel(l, "planex:running") {
-		t.Fatalf("after the kill: labels %v", l)
-	}
+			for deadline := time.Now().Add(60 * time.Second); committed() < c.committed; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("%d task(s) never reached origin:\n%s", c.committed, out.String())
+				}
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			agentsGone(t, g.fake_dir())
+			os.Remove(filepath.Join(g.fake_dir(), c.block+".block"))
+			if l := g.issueLabels(n); !hasLabel(l, "planex:running") {
+				t.Fatalf("after the kill: labels %v", l)
+			}
 
-	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=43")
-	if r.code != 0 || !strings.Contains(g.lastComment(n), "is running in [workflow run 42]") {
-		t.Fatalf("retry while the run goes on: %d %q\n%s", r.code, g.lastComment(n), r.err)
-	}
-	if got := len(g.branchCommits(branch)); got != 2 {
-		t.Fatalf("a refused retry ran tasks: %d commits", got)
-	}
+			r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=43")
+			if r.code != 0 || !strings.Contains(g.lastComment(n), "is running in [workflow run 42]") {
+				t.Fatalf("retry while the run goes on: %d %q\n%s", r.code, g.lastComment(n), r.err)
+			}
+			if got := committed(); got != c.committed {
+				t.Fatalf("a refused retry ran tasks: %d commits", got)
+			}
 
-	g.fake.SetWorkflowRun(ghRepo, ghfake.WorkflowRun{ID: 42, Status: "completed", Conclusion: "cancelled"})
-	r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=44")
-	if !strings.Contains(r.out, "Taking over from [workflow run 42]") || !strings.Contains(r.out, "ended (cancelled)") {
-		t.Errorf("takeover not reported:\n%s", r.out)
+			g.fake.SetWorkflowRun(ghRepo, ghfake.WorkflowRun{ID: 42, Status: "completed", Conclusion: "cancelled"})
+			r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=44")
+			if !strings.Contains(r.out, "Taking over from [workflow run 42]") || !strings.Contains(r.out, "ended (cancelled)") {
+				t.Errorf("takeover not reported:\n%s", r.out)
+			}
+			g.assertDone(n, r)
+		})
 	}
-	g.assertDone(n, r)
 }
 
 // TestActionWorkflowPushRefused: GitHub refuses to push a workflow change

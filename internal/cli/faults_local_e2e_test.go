@@ -115,3 +115,20 @@ func TestAgentsDieWithPlanexWithoutSandbox(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkflowScopesAreFlagged: the CLI says before the tasks gate which
+// tasks can change workflow files.
+func TestWorkflowScopesAreFlagged(t *testing.T) {
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "docs", Scope: "a/**"}, task{ID: "T2", Title: "ci", Scope: ".github/workflows/**"})
+	out, errOut, code := f.planex("-y", "--review", "skip", "touch ci")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "warning: T2 can change files in .github/workflows/: pushing planex/") || !strings.Contains(out, "workflows permission") {
+		t.Errorf("no warning:\n%s", out)
+	}
+	if strings.Contains(out, "T1 can change") || strings.Contains(out, "T1, T2 can change") {
+		t.Errorf("T1 was flagged:\n%s", out)
+	}
+}
