@@ -140,13 +140,14 @@ func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) er
 	if err == nil || errors.As(err, &rep) {
 		return err
 	}
-	if ctx.Err() != nil {
+	cancelled := ctx.Err() != nil
+	if cancelled {
 		// The job is being cancelled: report with the little time left.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 		defer cancel()
 	}
-	msg, user := r.failureText(err)
+	msg, user := r.failureText(err, cancelled)
 	var ue *userError
 	switch {
 	case !user:
@@ -180,10 +181,11 @@ func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) er
 	return &reported{err}
 }
 
-// failureText is what the thread is told about err, and whether it is a
-// condition the people on the thread act on (true: the job did its duty
-// by telling them) rather than a failure of the job.
-func (r *Runner) failureText(err error) (string, bool) {
+// failureText is what the thread is told about err (cancelled: the job
+// is being cancelled), and whether it is a condition the people on the
+// thread act on (true: the job did its duty by telling them) rather than
+// a failure of the job.
+func (r *Runner) failureText(err error, cancelled bool) (string, bool) {
 	var ue *userError
 	var rl *gh.RateLimitError
 	var wp *gitrepo.WorkflowPushError
@@ -207,7 +209,7 @@ func (r *Runner) failureText(err error) (string, bool) {
 		}
 		return fmt.Sprintf("%s until %s, longer than planex waits. Nothing is lost: `%s retry` after %s continues from the first unfinished task.",
 			what, when, r.Cfg.Trigger, when), true
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+	case cancelled && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		return fmt.Sprintf("The workflow job was cancelled or timed out before planex finished. `%s retry` continues from the first unfinished task.", r.Cfg.Trigger), true
 	case errors.As(err, &pe):
 		// Told as it is, and the job fails: the workflow needs fixing.

@@ -279,6 +279,33 @@ func TestActionKilledRunIsTakenOver(t *testing.T) {
 	}
 }
 
+// TestActionCancelledJobEndsFailed: a job cancelled mid-wave (SIGTERM,
+// as GitHub sends it) reports the plan failed on its way out, without a
+// finalize step, and a retry finishes it.
+func TestActionCancelledJobEndsFailed(t *testing.T) {
+	g := newGHEnv(t)
+	n, id := g.planned(diamond()...)
+	g.write(g.fake_dir(), "T3.block", "")
+	cmd, out := g.startBackground(g.comment(n, false, "maintainer", "/planex approve "+id))
+	waitForFile(t, filepath.Join(g.fake_dir(), "T3.pid"), cmd, out)
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	agentsGone(t, g.fake_dir())
+	os.Remove(filepath.Join(g.fake_dir(), "T3.block"))
+	statuses := g.commentsWith(n, "<!-- planex:status -->")
+	if len(statuses) != 1 || !strings.Contains(statuses[0], "**failed**") || !strings.Contains(statuses[0], "cancelled or timed out") {
+		t.Fatalf("status comment after the cancel: %q\n%s", statuses, out.String())
+	}
+	if l := g.issueLabels(n); !hasLabel(l, "planex:failed") || hasLabel(l, "planex:running") {
+		t.Errorf("labels = %v", l)
+	}
+	if c := g.lastComment(n); strings.Contains(c, "internal error") {
+		t.Errorf("last comment: %s", c)
+	}
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=43")
+	g.assertDone(n, r)
+}
+
 // TestActionWorkflowPushRefused: GitHub refuses to push a workflow change
 // with a token that lacks the workflows permission. The plan warned; the
 // run ends failed with that reason, once, never as an internal error and
