@@ -422,3 +422,42 @@ func TestActionRedeliveredPlanEvent(t *testing.T) {
 		t.Errorf("the redelivery planned again: agent calls %q", strings.TrimPrefix(string(again), string(calls)))
 	}
 }
+
+// TestActionRerunDispatchDoesNotPlanAgain: a workflow_dispatch run with a
+// requirement, re-run (same run id), finds the issue it opened and its
+// plan instead of opening and planning another.
+func TestActionRerunDispatchDoesNotPlanAgain(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	ev := g.eventFrom("event.workflow_dispatch.json", func(p map[string]any) {
+		p["inputs"] = map[string]any{"requirement": "Add a health check"}
+		p["sender"].(map[string]any)["login"] = "maintainer"
+	})
+	// The first attempt loses the answer to its issue; the create is not
+	// repeated.
+	g.fake.InjectFault("POST /repos/{owner}/{repo}/issues", 1, ghfake.LostResponse(502))
+	first := g.run("workflow_dispatch", ev, "GITHUB_RUN_ID=77", "GITHUB_RUN_ATTEMPT=1")
+	if first.code != 0 || first.outputs["status"] != "planned" {
+		t.Fatalf("dispatch: %d %v\n%s", first.code, first.outputs, first.err)
+	}
+	again := g.run("workflow_dispatch", ev, "GITHUB_RUN_ID=77", "GITHUB_RUN_ATTEMPT=2")
+	if again.code != 0 || again.outputs["plan-id"] != first.outputs["plan-id"] || again.outputs["session-id"] != first.outputs["session-id"] {
+		t.Fatalf("re-run: %d %v, first %v\n%s", again.code, again.outputs, first.outputs, again.err)
+	}
+	issues := 0
+	for n := 1; ; n++ {
+		is, ok := g.fake.Issue(ghRepo, n)
+		if !ok {
+			break
+		}
+		if strings.HasPrefix(is.Title, "planex: ") {
+			issues++
+			if plans := g.commentsWith(n, "<!-- planex:plan "); len(plans) != 1 {
+				t.Errorf("#%d has %d plan comments", n, len(plans))
+			}
+		}
+	}
+	if issues != 1 {
+		t.Errorf("%d issues opened for one dispatch", issues)
+	}
+}
