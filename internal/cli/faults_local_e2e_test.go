@@ -107,7 +107,8 @@ func TestAgentsDieWithPlanexWithoutSandbox(t *testing.T) {
 			}
 			os.Remove(filepath.Join(f.fake, "T3.block"))
 			if o, e, code := f.planex("--continue", "--sandbox", "off"); code != 0 {
-				t.Fatalf("continue: %d\n%s\n%s", code, o, e)
+				tc, _ := os.ReadFile(filepath.Join(f.sessionDir(), "tasks.csv"))
+				t.Fatalf("continue: %d\n%s\n%s\nfirst run:\n%s\ntasks.csv:\n%s", code, o, e, out.String(), tc)
 			}
 			if n := len(f.branchLog()); n != 4 {
 				t.Errorf("%d commits after the continue", n)
