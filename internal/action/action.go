@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -32,6 +33,7 @@ type GitHub interface {
 	GetIssue(ctx context.Context, owner, repo string, number int) (*github.Issue, error)
 	CreateIssue(ctx context.Context, owner, repo, title, body string, labels ...string) (*github.Issue, error)
 	ListIssuesByLabel(ctx context.Context, owner, repo, label, state string) ([]*github.Issue, error)
+	RecentIssues(ctx context.Context, owner, repo string) ([]*github.Issue, error)
 	CreateComment(ctx context.Context, owner, repo string, number int, body string) (*github.IssueComment, error)
 	EditComment(ctx context.Context, owner, repo string, commentID int64, body string) (*github.IssueComment, error)
 	GetComment(ctx context.Context, owner, repo string, commentID int64) (*github.IssueComment, error)
@@ -47,6 +49,7 @@ type GitHub interface {
 	FindPRByHead(ctx context.Context, owner, repo, branch string) (*github.PullRequest, error)
 	RequestReviewers(ctx context.Context, owner, repo string, number int, logins ...string) error
 	CreateWorkflowDispatch(ctx context.Context, owner, repo, workflow, ref string, inputs map[string]string) error
+	GetWorkflowRun(ctx context.Context, owner, repo string, runID int64) (gh.WorkflowRun, error)
 	reviewAPI
 }
 
@@ -80,6 +83,13 @@ type Config struct {
 	// pushes and pull requests start no workflow; the pull request body
 	// then says its CI will not run (docs/action.md).
 	DefaultToken bool
+	RunAttempt   string // GITHUB_RUN_ATTEMPT
+	// HeartbeatInterval is how often a running plan's state is saved to
+	// show its owner is alive (DefaultHeartbeatInterval when zero);
+	// StaleAfter is how long an owner may be silent before its plan can
+	// be taken over (DefaultStaleAfter when zero). See owner.go.
+	HeartbeatInterval time.Duration
+	StaleAfter        time.Duration
 }
 
 // Outputs are the step outputs.
@@ -112,6 +122,12 @@ type Runner struct {
 	AgentErr error
 
 	Outputs Outputs
+
+	// runMu serialises saving the record between a running engine's
+	// progress callback and the heartbeat; stopRun (under runMu) cancels
+	// that run when another run has taken its plan over.
+	runMu   sync.Mutex
+	stopRun context.CancelCauseFunc
 }
 
 // Labels planex puts on issues and pull requests.
@@ -206,6 +222,12 @@ func (r *Runner) defaults() {
 	}
 	if r.Cfg.Concurrency <= 0 {
 		r.Cfg.Concurrency = 4
+	}
+	if r.Cfg.HeartbeatInterval <= 0 {
+		r.Cfg.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if r.Cfg.StaleAfter <= 0 {
+		r.Cfg.StaleAfter = DefaultStaleAfter
 	}
 }
 
@@ -329,11 +351,10 @@ func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) error {
 		return userf("workflow_dispatch needs the input `issue` or `requirement`")
 	}
 	if number == 0 {
-		is, err := r.GH.CreateIssue(ctx, ev.Owner, ev.Repo, "planex: "+firstLine(req), req)
-		if err != nil {
-			return fmt.Errorf("opening an issue for the requirement: %w", err)
+		var err error
+		if number, err = r.dispatchIssue(ctx, ev, req); err != nil {
+			return err
 		}
-		number = is.GetNumber()
 	} else if req == "" {
 		is, err := r.GH.GetIssue(ctx, ev.Owner, ev.Repo, number)
 		if err != nil {
@@ -346,6 +367,34 @@ func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) error {
 		return r.fail(ctx, th, nil, err)
 	}
 	return nil
+}
+
+// dispatchIssue opens the issue a requirement given to workflow_dispatch
+// is planned on. The issue carries the workflow run's id, so a re-run of
+// that run finds it instead of opening another.
+func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string) (int, error) {
+	marker := ""
+	if r.Cfg.RunID != "" {
+		marker = "<!-- planex:dispatch " + r.Cfg.RunID + " -->"
+		recent, err := r.GH.RecentIssues(ctx, ev.Owner, ev.Repo)
+		if err != nil {
+			return 0, fmt.Errorf("looking for the issue of an earlier attempt: %w", err)
+		}
+		for _, is := range recent {
+			if !is.IsPullRequest() && strings.Contains(is.GetBody(), marker) && authz.IsBot(is.GetUser().GetLogin(), is.GetUser().GetType()) {
+				return is.GetNumber(), nil
+			}
+		}
+	}
+	body := req
+	if marker != "" {
+		body += "\n\n" + marker
+	}
+	is, err := r.GH.CreateIssue(ctx, ev.Owner, ev.Repo, "planex: "+firstLine(req), body)
+	if err != nil {
+		return 0, fmt.Errorf("opening an issue for the requirement: %w", err)
+	}
+	return is.GetNumber(), nil
 }
 
 // onSchedule plans up to MaxIssues open issues labelled for automatic

@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/authz"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
@@ -62,11 +64,20 @@ func (r *Runner) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *R
 	if rec != nil {
 		// After every task: publish the commit, the state, the progress.
 		o.Progress = func(ctx context.Context, s *session.Session, tasks []plan.Task) {
+			r.runMu.Lock()
+			defer r.runMu.Unlock()
+			// The state first: its lease says whether this run still owns
+			// the plan.
+			if err := r.saveRecord(ctx, rec); errors.Is(err, errStateMoved) {
+				if r.stopRun != nil {
+					r.stopRun(errTakenOver)
+				}
+				return
+			} else if err != nil {
+				r.Log.Warn("saving state", "err", err)
+			}
 			if err := r.pushBranch(ctx, rec); err != nil {
 				r.Log.Warn("pushing run branch", "err", err)
-			}
-			if err := r.saveRecord(ctx, rec); err != nil {
-				r.Log.Warn("saving state", "err", err)
 			}
 			r.updateStatus(ctx, rec, tasks, "")
 		}
@@ -122,7 +133,12 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 	if err != nil {
 		return err
 	}
-	rec := &Record{Thread: th.Number, Issue: pr.Issue, State: StatePlanned, RequestedBy: pr.RequestedBy, FollowUp: pr.FollowUp, repo: r.Repo}
+	key := r.requestKey(th)
+	if found && key != "" && old.RequestKey == key {
+		return r.redelivered(ctx, th, old, pr)
+	}
+	rec := &Record{Thread: th.Number, Issue: pr.Issue, State: StatePlanned, RequestedBy: pr.RequestedBy, FollowUp: pr.FollowUp,
+		RequestKey: key, repo: r.Repo}
 	if found {
 		switch old.State {
 		case StateRunning:
@@ -173,17 +189,84 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 	hash := plan.Hash(tasks)
 	rec.PlanID, rec.PlanHash = plan.ID(hash), hash
 	rec.Answers = answersFor(tasks, pr.Cites, pr.ReplyTo)
+	// Saved before the plan comment is posted: the same event, redelivered
+	// or re-run after this job died, then finds the plan and posts its
+	// comment instead of planning again.
+	if err := r.saveRecord(ctx, rec); err != nil {
+		return err
+	}
+	return r.postPlan(ctx, th, rec, pr)
+}
+
+// requestKey names the event a thread's request came from: its comment,
+// or the workflow run (a label, a dispatch, a schedule; a re-run keeps
+// the run's id).
+func (r *Runner) requestKey(th thread) string {
+	if c := th.Comment; c != nil && c.ID != 0 {
+		return fmt.Sprintf("%s:%d", c.Kind, c.ID)
+	}
+	if r.Cfg.RunID != "" {
+		return "run:" + r.Cfg.RunID
+	}
+	return ""
+}
+
+// redelivered handles an event that already asked for old's plan: it
+// never plans again. It finishes what the job that handled it first may
+// have left undone: the plan comment, an automatic approval, a run whose
+// owner died.
+func (r *Runner) redelivered(ctx context.Context, th thread, old *Record, pr planRequest) error {
+	fmt.Fprintf(r.Out, "this event already asked for plan %s (%s); not planning again\n", old.PlanID, old.State)
+	r.Outputs = Outputs{SessionID: old.SessionID, PlanID: old.PlanID, Status: old.State}
+	switch {
+	case old.State == StatePlanned && old.PlanCommentID == 0:
+		return r.postPlan(ctx, th, old, pr)
+	case old.State == StatePlanned && (pr.Yes || r.Cfg.AutoApprove):
+		return r.autoApprove(ctx, th, old, pr)
+	case old.State == StateRunning:
+		if gone, _ := r.checkOwner(ctx, old); gone {
+			return r.retry(ctx, th, pr.RequestedBy)
+		}
+	}
+	return nil
+}
+
+// postPlan posts rec's plan comment, or adopts the one an earlier attempt
+// posted, labels the thread, and runs the plan when approval is
+// automatic.
+func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRequest) error {
+	s, err := r.session(rec)
+	if err != nil {
+		return err
+	}
+	tasks, err := s.ReadTasks()
+	if err != nil {
+		return err
+	}
+	if tasks, err = plan.AssignWaves(tasks); err != nil {
+		return err
+	}
+	if plan.Hash(tasks) != rec.PlanHash {
+		return fmt.Errorf("session %s no longer holds plan %s", rec.SessionID, rec.PlanID)
+	}
 	explore, _ := s.ReadExplore()
 	body, truncated := render.PlanComment(render.PlanView{
 		Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type, Complexity: s.Meta.Complexity,
 		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
 		Trigger: r.Cfg.Trigger, StateRef: stateRef(th.Number),
 	})
-	c, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
+	id, err := r.findPlanComment(ctx, rec)
 	if err != nil {
-		return fmt.Errorf("posting the plan: %w", err)
+		return err
 	}
-	rec.PlanCommentID = c.GetID()
+	if id == 0 {
+		c, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
+		if err != nil {
+			return fmt.Errorf("posting the plan: %w", err)
+		}
+		id = c.GetID()
+	}
+	rec.PlanCommentID = id
 	note := fmt.Sprintf("Waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID)
 	r.updateStatus(ctx, rec, tasks, note)
 	r.setLabel(ctx, th.Number, LabelPlanned)
@@ -193,19 +276,42 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatePlanned, Summary: planSummary(s, body, truncated)}
 	fmt.Fprintf(r.Out, "posted plan %s on #%d\n", rec.PlanID, th.Number)
 	if pr.Yes || r.Cfg.AutoApprove {
-		a := approval{By: pr.RequestedBy, Via: viaAutoApprove}
-		if pr.Yes {
-			a.Via, a.Comment = viaYes, th.Comment
-			if th.Comment == nil {
-				a.Via = viaDispatch
-			}
-		}
-		if a.By == "" {
-			a.By = "auto-approve"
-		}
-		return r.execute(ctx, th, rec, a, pr.Concurrency)
+		return r.autoApprove(ctx, th, rec, pr)
 	}
 	return nil
+}
+
+// findPlanComment returns the id of planex's comment for exactly rec's
+// plan on the thread, or 0.
+func (r *Runner) findPlanComment(ctx context.Context, rec *Record) (int64, error) {
+	cs, err := r.GH.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
+	if err != nil {
+		return 0, fmt.Errorf("looking for the plan comment: %w", err)
+	}
+	for i := len(cs) - 1; i >= 0; i-- {
+		c := cs[i]
+		m, ok := render.ParsePlanMarker(c.GetBody())
+		if ok && m.ID == rec.PlanID && m.SHA256 == rec.PlanHash && m.Session == rec.SessionID && authz.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+			return c.GetID(), nil
+		}
+	}
+	return 0, nil
+}
+
+// autoApprove runs a plan approved with its request (-y) or by the
+// auto-approve setting.
+func (r *Runner) autoApprove(ctx context.Context, th thread, rec *Record, pr planRequest) error {
+	a := approval{By: pr.RequestedBy, Via: viaAutoApprove}
+	if pr.Yes {
+		a.Via, a.Comment = viaYes, th.Comment
+		if th.Comment == nil {
+			a.Via = viaDispatch
+		}
+	}
+	if a.By == "" {
+		a.By = "auto-approve"
+	}
+	return r.execute(ctx, th, rec, a, pr.Concurrency)
 }
 
 // freeSessionID picks a session id whose run branch and state are unused.
@@ -266,6 +372,13 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	}
 	switch rec.State {
 	case StateRunning, StateDone, StateFailed:
+		if rec.State == StateRunning {
+			if gone, _ := r.checkOwner(ctx, rec); gone {
+				// The run that had it died: this approval takes it over,
+				// as a retry would.
+				return r.retry(ctx, th, approver)
+			}
+		}
 		if rec.State == StateFailed {
 			// A failed plan whose approval does not hold (refused, or
 			// never given) takes this approval as its first.
@@ -379,6 +492,7 @@ func (r *Runner) sessionTasks(rec *Record) ([]plan.Task, error) {
 // execute runs an approved plan and publishes the result.
 func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval, concurrency int) error {
 	rec.State, rec.Note = StateRunning, ""
+	r.claim(rec)
 	a.record(rec)
 	r.setLabel(ctx, th.Number, LabelRunning)
 	tasks, _ := r.sessionTasks(rec)
@@ -392,11 +506,50 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 	if r.Cfg.Mode == ModeMatrix {
 		return r.startMatrix(ctx, th, rec, a)
 	}
+	return r.runEngine(ctx, th, rec, concurrency, func(ctx context.Context, eng *engine.Engine) (*engine.Outcome, error) {
+		if err := eng.ApprovePlan(ctx, rec.SessionID, rec.PlanHash, a.engine(r.Cfg.Trigger)); err != nil {
+			return nil, err
+		}
+		// The approval is in the session now: saved before the first task,
+		// a run that dies during it can be taken over and resumed.
+		r.runMu.Lock()
+		err := r.saveRecord(ctx, rec)
+		r.runMu.Unlock()
+		if errors.Is(err, errStateMoved) {
+			r.stopRun(errTakenOver)
+			return nil, err
+		} else if err != nil {
+			r.Log.Warn("saving state", "err", err)
+		}
+		return eng.Resume(ctx, rec.SessionID, rec.PlanHash)
+	})
+}
+
+// runEngine runs rec's approved plan in this job (run is the engine call:
+// approve, retry or resume), refreshing the owner's heartbeat while it
+// works, and publishes the result. A run whose plan another run took over
+// stops and leaves the plan's state, labels and comments to that run.
+func (r *Runner) runEngine(ctx context.Context, th thread, rec *Record, concurrency int, run func(context.Context, *engine.Engine) (*engine.Outcome, error)) error {
 	eng, err := r.newEngine(rec.repo, false, concurrency, rec)
 	if err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	out, err := eng.Approve(ctx, rec.SessionID, rec.PlanHash, a.engine(r.Cfg.Trigger))
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.runMu.Lock()
+	r.stopRun = cancel
+	r.runMu.Unlock()
+	stop := r.heartbeat(runCtx, cancel, rec)
+	out, err := run(runCtx, eng)
+	stop()
+	r.runMu.Lock()
+	r.stopRun = nil
+	r.runMu.Unlock()
+	if errors.Is(context.Cause(runCtx), errTakenOver) && ctx.Err() == nil {
+		fmt.Fprintf(r.Out, "plan %s was taken over by another run; stopping and leaving it to that run\n", rec.PlanID)
+		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: "taken over"}
+		return nil
+	}
 	if isRefusal(err) {
 		return r.fail(ctx, th, rec, r.refuseUnapproved(rec, err))
 	}
@@ -407,6 +560,8 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 }
 
 // finish publishes a run: the branch, the pull request, labels, state.
+// The plan stays "running" until all of it is out, so a failure on the
+// way (a refused push, a rate limit) is reported as the run's failure.
 func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine.Outcome) error {
 	r.phase("publish")
 	s := out.Session
@@ -415,9 +570,9 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 		return r.fail(ctx, th, rec, err)
 	}
 	c := plan.Count(tasks)
-	rec.State = StateDone
+	final := StateDone
 	if c.Failed+c.Skipped+c.Pending > 0 || out.Stage == engine.StageStopped {
-		rec.State = StateFailed
+		final = StateFailed
 	}
 	if err := r.pushBranch(ctx, rec); err != nil {
 		return r.fail(ctx, th, rec, err)
@@ -432,6 +587,7 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 		r.postRunReview(ctx, rec, s)
 	}
 	r.answerThreads(ctx, rec, tasks)
+	rec.State = final
 	label := LabelDone
 	if rec.State == StateFailed {
 		label = LabelFailed
@@ -519,6 +675,13 @@ func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Repor
 	if err != nil {
 		return fmt.Errorf("opening the pull request: %w", err)
 	}
+	if pr.GetBody() != body {
+		// It existed already (another job opened it, or the answer to
+		// our create was lost): bring its report up to date.
+		if pr, err = r.GH.UpdatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), gh.PRUpdate{Body: &body}); err != nil {
+			return fmt.Errorf("updating pull request: %w", err)
+		}
+	}
 	rec.PRNumber, rec.PRURL = pr.GetNumber(), pr.GetHTMLURL()
 	if approver != "" {
 		if err := r.GH.RequestReviewers(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), approver); err != nil {
@@ -604,16 +767,28 @@ func (r *Runner) cancel(ctx context.Context, th thread) error {
 	return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is cancelled.", rec.PlanID))
 }
 
-// retry re-runs the failed and skipped tasks of a finished plan. It only
-// resumes a plan whose approval still holds: the plan comment and the
-// approving command on GitHub, and a session that is exactly that plan.
-// Anything else is refused with what to do instead, and nothing runs.
+// retry re-runs the failed and skipped tasks of a finished plan, or takes
+// over a running plan whose owner is gone (see owner.go) and resumes it
+// from its last task commit. It only resumes a plan whose approval still
+// holds: the plan comment and the approving command on GitHub, and a
+// session that is exactly that plan. Anything else is refused with what
+// to do instead, and nothing runs.
 func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 	rec, found, err := r.loadRecord(ctx, th.Number)
 	if err != nil {
 		return err
 	}
-	if !found || rec.State != StateFailed {
+	takeover := ""
+	switch {
+	case found && rec.State == StateRunning:
+		gone, why := r.checkOwner(ctx, rec)
+		if !gone {
+			r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateRunning}
+			return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is running in %s (last sign of life: %s). `%s retry` takes it over once that run has ended, or once it has been silent for %s.",
+				rec.PlanID, r.ownerText(rec), lastBeat(rec), r.Cfg.Trigger, r.Cfg.StaleAfter))
+		}
+		takeover = fmt.Sprintf("Taking over from %s: %s.", r.ownerText(rec), why)
+	case !found || rec.State != StateFailed:
 		return refusef("Nothing to retry: only a plan that failed (or was interrupted) can be retried.")
 	}
 	r.Outputs.SessionID, r.Outputs.PlanID = rec.SessionID, rec.PlanID
@@ -626,30 +801,44 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 		return r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
 	}
 	rec.State, rec.Note = StateRunning, ""
+	r.claim(rec)
 	r.setLabel(ctx, th.Number, LabelRunning)
-	r.updateStatus(ctx, rec, nil, "Retrying, asked by @"+actor+".")
+	note := "Retrying, asked by @" + actor + "."
+	if takeover != "" {
+		note = takeover + " Resuming from the last task commit, asked by @" + actor + "."
+		fmt.Fprintln(r.Out, takeover)
+	}
+	tasks, _ := r.sessionTasks(rec)
+	r.updateStatus(ctx, rec, tasks, note)
 	if err := r.saveRecord(ctx, rec); err != nil {
+		if errors.Is(err, errStateMoved) {
+			return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is already being handled by another run.", rec.PlanID))
+		}
 		return err
 	}
 	if r.Cfg.Mode == ModeMatrix {
 		return r.retryMatrix(ctx, th, rec)
 	}
-	eng, err := r.newEngine(rec.repo, false, 0, rec)
-	if err != nil {
-		return r.fail(ctx, th, rec, err)
+	return r.runEngine(ctx, th, rec, 0, func(ctx context.Context, eng *engine.Engine) (*engine.Outcome, error) {
+		out, err := eng.Retry(ctx, rec.SessionID, rec.PlanHash)
+		if errors.Is(err, engine.ErrNothingToRetry) {
+			// Interrupted before any task failed: just continue.
+			out, err = eng.Resume(ctx, rec.SessionID, rec.PlanHash)
+		}
+		return out, err
+	})
+}
+
+// lastBeat says when a running plan's owner last showed it was alive.
+func lastBeat(rec *Record) string {
+	t := rec.Heartbeat
+	if t.IsZero() {
+		t = rec.Updated
 	}
-	out, err := eng.Retry(ctx, rec.SessionID, rec.PlanHash)
-	if errors.Is(err, engine.ErrNothingToRetry) {
-		// Interrupted before any task failed: just continue.
-		out, err = eng.Resume(ctx, rec.SessionID, rec.PlanHash)
+	if t.IsZero() {
+		return "unknown"
 	}
-	if isRefusal(err) {
-		return r.fail(ctx, th, rec, r.refuseUnapproved(rec, err))
-	}
-	if err != nil {
-		return r.fail(ctx, th, rec, err)
-	}
-	return r.finish(ctx, th, rec, out)
+	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
 // status replies with the plan's progress.
@@ -689,6 +878,10 @@ func (r *Runner) Finalize(ctx context.Context, ev *event.Event) error {
 		return err
 	}
 	if rec.State != StateRunning {
+		return nil
+	}
+	if o := holder(rec); o.RunID != "" && r.Cfg.RunID != "" && o.RunID != r.Cfg.RunID {
+		fmt.Fprintf(r.Out, "plan %s is held by workflow run %s, not this one (%s); leaving it\n", rec.PlanID, o.RunID, r.Cfg.RunID)
 		return nil
 	}
 	rec.State = StateFailed

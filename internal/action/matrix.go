@@ -200,6 +200,7 @@ func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
 		attempt = rec.Matrix.Attempt + 1
 	}
 	rec.Matrix = &MatrixWave{Attempt: attempt, Wave: w.Number, Base: w.Base, Tasks: w.IDs(), RunID: r.Cfg.RunID}
+	r.claim(rec)
 	// The wave's base must be on origin for the task jobs.
 	if err := r.pushBranch(ctx, rec); err != nil {
 		return r.fail(ctx, th, rec, err)

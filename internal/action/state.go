@@ -45,6 +45,15 @@ type Record struct {
 	ApprovalCommentID   int64  `json:"approval_comment_id,omitempty"`
 	ApprovalCommentKind string `json:"approval_comment_kind,omitempty"`
 
+	// Owner is the workflow run that runs the plan while it is running,
+	// and Heartbeat when it last showed it was alive (see owner.go).
+	Owner     *Owner    `json:"owner,omitempty"`
+	Heartbeat time.Time `json:"heartbeat,omitempty"`
+	// RequestKey names the event that asked for the plan (its comment, or
+	// the workflow run of a label, dispatch or schedule), so that the same
+	// event, redelivered or re-run, never plans twice.
+	RequestKey string `json:"request_key,omitempty"`
+
 	// Matrix is the wave a matrix-mode run is working on.
 	Matrix *MatrixWave `json:"matrix,omitempty"`
 	// Answers link follow-up tasks to the review comments (and review
@@ -124,6 +133,9 @@ func (r *Runner) loadRecord(ctx context.Context, thread int) (*Record, bool, err
 // never both believe they own the plan.
 func (r *Runner) saveRecord(ctx context.Context, rec *Record) error {
 	rec.Updated = r.Now().UTC()
+	if rec.State == StateRunning {
+		rec.Heartbeat = rec.Updated
+	}
 	dir := filepath.Join(rec.repo.Root, session.Dir, rec.SessionID)
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {

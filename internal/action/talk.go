@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/planexhq/planex/internal/authz"
 	"github.com/planexhq/planex/internal/gh"
+	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render"
 )
@@ -70,14 +73,26 @@ func (r *Runner) setLabel(ctx context.Context, number int, label string) {
 	}
 }
 
-// updateStatus creates or edits the thread's status comment.
+// updateStatus creates or edits the thread's status comment. When the
+// record knows none (or it is gone), planex's newest status comment on
+// the thread is edited before a new one is posted: a run that died before
+// saving the comment's id must not leave a second one behind.
 func (r *Runner) updateStatus(ctx context.Context, rec *Record, tasks []plan.Task, note string) {
 	body := render.StatusComment(render.StatusView{Session: rec.SessionID, PlanID: rec.PlanID, State: rec.State,
 		Tasks: tasks, Note: note, PRURL: rec.PRURL, RunURL: r.Cfg.RunURL, Updated: r.Now()})
-	if rec.StatusCommentID != 0 {
-		if _, err := r.GH.EditComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.StatusCommentID, body); err == nil {
+	for _, id := range []int64{rec.StatusCommentID, -1} {
+		if id == -1 {
+			id = r.findStatusComment(ctx, rec)
+		}
+		if id == 0 {
+			continue
+		}
+		_, err := r.GH.EditComment(ctx, r.Cfg.Owner, r.Cfg.Repo, id, body)
+		if err == nil {
+			rec.StatusCommentID = id
 			return
-		} else if !gh.IsNotFound(err) {
+		}
+		if !gh.IsNotFound(err) {
 			r.Log.Warn("editing status comment", "err", err)
 			return
 		}
@@ -90,36 +105,70 @@ func (r *Runner) updateStatus(ctx context.Context, rec *Record, tasks []plan.Tas
 	rec.StatusCommentID = c.GetID()
 }
 
-// fail reports a failure in the thread, always: user errors as they are,
-// anything else as an internal error with a pointer to the log. It marks a
-// running record failed. The returned error is nil for user errors (the
-// user was told; the job itself did its duty) and the cause otherwise.
-func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) error {
-	var ue *userError
-	r.react(ctx, th, gh.ReactionConfused)
-	msg := ""
-	if errors.As(err, &ue) {
-		msg = ue.msg
-	} else {
-		r.Log.Error("planex failed", "err", err)
-		msg = "planex hit an internal error"
-		if r.Cfg.RunURL != "" {
-			msg += "; details are in the [workflow run](" + r.Cfg.RunURL + ")"
-		}
-		msg += "."
-		var pe *gh.PermissionError
-		if errors.As(err, &pe) {
-			msg = "planex could not act: " + oneLine(pe.Error())
+// findStatusComment returns the id of planex's newest status comment on
+// rec's thread other than the one on record, or 0.
+func (r *Runner) findStatusComment(ctx context.Context, rec *Record) int64 {
+	cs, err := r.GH.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
+	if err != nil {
+		r.Log.Warn("looking for the status comment", "err", err)
+		return 0
+	}
+	for i := len(cs) - 1; i >= 0; i-- {
+		c := cs[i]
+		if c.GetID() != rec.StatusCommentID && render.IsStatusComment(c.GetBody()) && authz.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+			return c.GetID()
 		}
 	}
+	return 0
+}
+
+// reported is an error fail has told the thread about already; a second
+// fail on it says nothing more.
+type reported struct{ err error }
+
+func (e *reported) Error() string { return e.err.Error() }
+func (e *reported) Unwrap() error { return e.err }
+
+// fail reports a failure in the thread, once: user errors as they are,
+// known conditions (a rate limit, a refused workflow push, a cancelled
+// job) with what to do, anything else as an internal error with a pointer
+// to the log. It marks a running record failed, so nothing is left
+// "running" by an error. The returned error is nil for user errors (the
+// user was told; the job itself did its duty) and the cause otherwise.
+func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) error {
+	var rep *reported
+	if err == nil || errors.As(err, &rep) {
+		return err
+	}
+	cancelled := ctx.Err() != nil
+	if cancelled {
+		// The job is being cancelled: report with the little time left.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+		defer cancel()
+	}
+	msg, user := r.failureText(err, cancelled)
+	var ue *userError
+	switch {
+	case !user:
+		r.Log.Error("planex failed", "err", err)
+	case !errors.As(err, &ue):
+		r.Log.Warn("planex stopped", "err", err)
+	}
+	r.react(ctx, th, gh.ReactionConfused)
 	if rec != nil && rec.State == StateRunning {
 		rec.State = StateFailed
 		rec.Note = msg
-		r.updateStatus(ctx, rec, nil, msg)
+		tasks, _ := r.sessionTasks(rec)
+		r.updateStatus(ctx, rec, tasks, msg)
 		r.setLabel(ctx, rec.Thread, LabelFailed)
+		if rec.PRNumber != 0 && rec.PRNumber != rec.Thread {
+			r.setLabel(ctx, rec.PRNumber, LabelFailed)
+		}
 		if serr := r.saveRecord(ctx, rec); serr != nil {
 			r.Log.Error("saving state after a failure", "err", serr)
 		}
+		r.Outputs.SessionID, r.Outputs.PlanID = rec.SessionID, rec.PlanID
 	}
 	if ue != nil && ue.refused {
 		r.Outputs.Status = "refused"
@@ -129,10 +178,51 @@ func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) er
 	if rerr := r.reply(ctx, th, msg); rerr != nil {
 		r.Log.Error("reporting the failure", "err", rerr)
 	}
-	if ue != nil {
+	if user {
 		return nil
 	}
-	return err
+	return &reported{err}
+}
+
+// failureText is what the thread is told about err (cancelled: the job
+// is being cancelled), and whether it is a condition the people on the
+// thread act on (true: the job did its duty by telling them) rather than
+// a failure of the job.
+func (r *Runner) failureText(err error, cancelled bool) (string, bool) {
+	var ue *userError
+	var rl *gh.RateLimitError
+	var wp *gitrepo.WorkflowPushError
+	var pe *gh.PermissionError
+	switch {
+	case errors.As(err, &ue):
+		return ue.msg, true
+	case errors.As(err, &wp):
+		return fmt.Sprintf("GitHub refused to push %s: it creates or changes the workflow file %s, and the token planex runs with lacks the `workflows` permission "+
+			"(the workflow's `GITHUB_TOKEN` can never have it). Give planex a GitHub App token with *Workflows: write* or a fine-grained personal access token "+
+			"with *Workflows: read and write* through the `github-token` input, then `%s retry`; or re-plan without changing workflows.",
+			render.Code(strings.TrimPrefix(wp.Ref, "refs/heads/")), render.Code(wp.Workflow), r.Cfg.Trigger), true
+	case errors.As(err, &rl):
+		when := rl.Reset.UTC().Format("15:04 UTC")
+		if rl.Reset.Sub(r.Now()) > 20*time.Hour {
+			when = rl.Reset.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		what := "GitHub's API rate limit for planex's token is used up"
+		if !rl.Primary {
+			what = "GitHub's secondary rate limit stopped planex"
+		}
+		return fmt.Sprintf("%s until %s, longer than planex waits. Nothing is lost: `%s retry` after %s continues from the first unfinished task.",
+			what, when, r.Cfg.Trigger, when), true
+	case cancelled && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return fmt.Sprintf("The workflow job was cancelled or timed out before planex finished. `%s retry` continues from the first unfinished task.", r.Cfg.Trigger), true
+	case errors.As(err, &pe):
+		// Told as it is, and the job fails: the workflow needs fixing.
+		return "planex could not act: " + oneLine(pe.Error()), false
+	}
+	msg := "planex hit an internal error"
+	if r.Cfg.RunURL != "" {
+		msg += "; details are in the [workflow run](" + r.Cfg.RunURL + ")"
+	}
+	return msg + ".", false
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

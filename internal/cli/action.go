@@ -322,7 +322,7 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	default:
 		return nil, inputError(fmt.Errorf("input mode: %q is not single or matrix", cfg.Mode))
 	}
-	cfg.MatrixWorkflow, cfg.RunID = in.get("matrix-workflow"), getenv("GITHUB_RUN_ID")
+	cfg.MatrixWorkflow, cfg.RunID, cfg.RunAttempt = in.get("matrix-workflow"), getenv("GITHUB_RUN_ID"), getenv("GITHUB_RUN_ATTEMPT")
 	cfg.DispatchRef = getenv("GITHUB_REF_NAME")
 	if err := m.fromInputs(in); err != nil {
 		return nil, inputError(err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,7 +20,11 @@ import (
 // separate process (needed to SIGKILL it mid-run) without a build step.
 func TestMain(m *testing.M) {
 	if os.Getenv("PLANEX_TEST_AS_MAIN") == "1" {
-		os.Exit(Run(context.Background(), os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}))
+		// As cmd/planex does: SIGINT and SIGTERM cancel the run.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv})
+		stop()
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

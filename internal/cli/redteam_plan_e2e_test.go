@@ -35,6 +35,14 @@ func redTeamPlan(t *testing.T, attack string) (f *fixture, out string, err error
 	// show that the plan check holds on its own.
 	cmd := f.command("-y", "--sandbox", "off", "add two files")
 	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD="+script, "RED_TEAM="+attack, "RED_TEAM_PLANEX="+comm)
+	if attack == "detached" {
+		tamper := exec.Command("setsid", filepath.Join(filepath.Dir(script), "redteam-plan-tamper.sh"), f.repo)
+		tamper.Env = append(os.Environ(), "FAKE_DIR="+f.fake)
+		if err := tamper.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer tamper.Wait()
+	}
 	b, err := cmd.CombinedOutput()
 	return f, string(b), err
 }
@@ -129,10 +137,12 @@ func TestRedTeamPlanEditDuringRun(t *testing.T) {
 	assertPlanHeld(t, f, "T1", "")
 }
 
-// TestRedTeamPlanDetachedProcessEdits: T1's agent leaves a process behind
-// that rewrites T2 after T1's step was recorded. Whether the rewrite lands
-// before the next wave (T2 never starts) or while T2 runs (T2 runs as
-// approved, and its outcome is not recorded), the rewrite never runs.
+// TestRedTeamPlanDetachedProcessEdits: a process outside planex rewrites
+// T2 after T1's step was recorded. (An agent cannot leave such a process
+// behind itself: its leftovers die with its step, see package proc.)
+// Whether the rewrite lands before the next wave (T2 never starts) or
+// while T2 runs (T2 runs as approved, and its outcome is not recorded),
+// the rewrite never runs.
 func TestRedTeamPlanDetachedProcessEdits(t *testing.T) {
 	f, out, err := redTeamPlan(t, "detached")
 	if err == nil || !strings.Contains(out, `tasks.csv changed after approval: T2 field scope ("b/**" → "**")`) {

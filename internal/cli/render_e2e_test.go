@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,7 +81,13 @@ func TestActionEscapesHostilePlan(t *testing.T) {
 	}
 	marker, _, _ := strings.Cut(plan, "\n")
 	planHTML := []string{marker, "<details>\n<summary>Exploration: 2 angles</summary>", "</details>", "<details>\n<summary>Task details</summary>", "</details>"}
-	check("plan comment", plan, mdtest.Rules{OwnHTML: planHTML}, firstColumn)
+	// The client's hidden marker, which finds the comment again after a
+	// lost answer, ends the posted comment (not the job summary).
+	reqMarker := regexp.MustCompile(`\n\n<!-- planex:req [0-9a-f]{16} -->$`).FindString(plan)
+	if reqMarker == "" {
+		t.Errorf("the plan comment does not end with the request marker:\n%s", plan)
+	}
+	check("plan comment", plan, mdtest.Rules{OwnHTML: append(planHTML, strings.TrimSpace(reqMarker))}, firstColumn)
 	check("job summary of the plan", r.summary, mdtest.Rules{OwnHTML: planHTML}, firstColumn)
 	if !strings.Contains(plan, "/planex approve "+id+"\n```") || strings.Count(plan, "<!-- planex:plan") != 1 {
 		t.Errorf("plan comment:\n%s", plan)

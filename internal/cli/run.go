@@ -119,6 +119,7 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 		Mapper:           newMapper(o.noMap, logger(stdio.Err, o.verbose)),
 		Out:              stdio.Out,
 		Log:              logger(stdio.Err, o.verbose),
+		LockSessions:     true,
 	})
 	if err != nil {
 		return err

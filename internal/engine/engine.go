@@ -87,6 +87,10 @@ type Options struct {
 	// "plan", "wave 2: T3, T4", "review"), between the phase's
 	// progress lines: the Action folds its log into groups with it.
 	Phase func(name string)
+	// LockSessions holds a session's lock (session.Lock) while Start or
+	// Continue runs it, so a second planex on the same session is refused
+	// at once instead of corrupting it.
+	LockSessions bool
 }
 
 // Reviewer reviews a session's completed tasks and leaves its result in
@@ -203,7 +207,27 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	release, err := e.lock(s)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	return e.run(ctx, s, modeStart)
+}
+
+// lock takes s's lock when the options ask for it.
+func (e *Engine) lock(s *session.Session) (release func(), err error) {
+	if !e.o.LockSessions {
+		return func() {}, nil
+	}
+	release, stale, err := session.Lock(s.Path)
+	if err != nil {
+		return nil, err
+	}
+	if stale != nil {
+		fmt.Fprintf(e.o.Out, "note: session %s was left locked by planex pid %d on %s, which is no longer running; taking it over\n", s.Meta.ID, stale.PID, stale.Host)
+	}
+	return release, nil
 }
 
 // newSession creates the session folder for a request.
@@ -291,6 +315,17 @@ func (e *Engine) Continue(ctx context.Context, id string) (*Outcome, error) {
 	s, err := session.Open(e.repo.Root, id)
 	if err != nil {
 		return nil, err
+	}
+	release, err := e.lock(s)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if e.o.LockSessions {
+		// Read it again under the lock: a holder may have changed it.
+		if s, err = session.Open(e.repo.Root, s.Meta.ID); err != nil {
+			return nil, err
+		}
 	}
 	return e.run(ctx, s, modeContinue)
 }
@@ -481,6 +516,9 @@ func (e *Engine) run(ctx context.Context, s *session.Session, mode runMode) (*Ou
 	} else {
 		if tasks, err = e.loadTasks(s); err != nil {
 			return nil, err
+		}
+		if note := workflowsNote(s, tasks); note != "" {
+			fmt.Fprintln(e.o.Out, note)
 		}
 		ok, err := pass(session.GateTasks, previewTasks(s, tasks), tasks)
 		if err != nil || !ok {

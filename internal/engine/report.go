@@ -82,6 +82,18 @@ func previewTasks(s *session.Session, tasks []plan.Task) string {
 	return b.String()
 }
 
+// workflowsNote warns, before a plan is approved, that some of its tasks
+// can change workflow files, which a push needs a special permission for.
+func workflowsNote(s *session.Session, tasks []plan.Task) string {
+	ids := plan.WorkflowTasks(tasks)
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("warning: %s can change files in %s/: pushing %s to GitHub needs a token with the workflows permission "+
+		"(a classic token's workflow scope, or Workflows: write for a GitHub App or fine-grained token); an Actions GITHUB_TOKEN cannot push it",
+		strings.Join(ids, ", "), plan.WorkflowsDir, s.Meta.Branch)
+}
+
 // review runs the optional reviewer. Its failure is written to
 // review.json (and so to the report), logged and shown, and the run goes
 // on: a review is advice, the tasks' own checks decide.

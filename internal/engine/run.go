@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/execute"
@@ -241,7 +242,12 @@ func (e *Engine) record(ctx context.Context, s *session.Session, ap *session.App
 		}
 	}
 	if o.Status == plan.StatusCompleted {
-		sha, err := e.runner.Commit(ctx, s.Meta.Branch, tip, s.Meta.ID, t, o)
+		// A task that completed is committed even when the run is being
+		// interrupted: cancelling its commit half-way recorded the task as
+		// failed, and --continue does not run failed tasks again.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		sha, err := e.runner.Commit(cctx, s.Meta.Branch, tip, s.Meta.ID, t, o)
+		cancel()
 		if err != nil {
 			o.Status, o.Error = plan.StatusFailed, err.Error()
 		} else {

@@ -1,8 +1,10 @@
 // Package gh is planex's GitHub client: a go-github client with the
 // transport a bot needs (token auth, GitHub Enterprise Server by URL alone,
-// retries of rate limits, 5xx and post-create 404s with bounded backoff)
-// and small, named methods for the calls planex makes. Writes are made one
-// at a time. Errors name what was being done and, when GitHub refuses for
+// a deadline per attempt, bounded waits for primary and secondary rate
+// limits, retries of 5xx, lost answers and post-create 404s with bounded
+// backoff) and small, named methods for the calls planex makes. Writes are
+// made one at a time, and creates are idempotent: after a lost answer the
+// client looks for what it created before creating it again. Errors name what was being done and, when GitHub refuses for
 // lack of permission, what to grant (see PermissionError).
 //
 // Consumers should declare small interfaces with only the methods they use
@@ -12,6 +14,7 @@ package gh
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -57,6 +60,8 @@ type Client struct {
 	serverURL string
 	log       *slog.Logger
 	writeMu   sync.Mutex
+	policy    RetryPolicy
+	retry     *retryTransport
 }
 
 // NewClient builds a client. Only the URLs decide between github.com and
@@ -96,13 +101,18 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if opts.HTTPClient != nil && opts.HTTPClient.Transport != nil {
 		transport = opts.HTTPClient.Transport
 	}
-	// Bottom to top: fresh body per attempt, auth, rate limits, retries.
+	// Bottom to top: fresh body per attempt, a deadline per attempt, auth,
+	// secondary rate limits (a shared cool-down for concurrent requests),
+	// retries and the primary rate limit. go-github's own primary limiter
+	// is not used: it fails every request until the reset instead of
+	// waiting for it.
+	policy := opts.Retry.withDefaults()
 	var rt http.RoundTripper = rewindTransport{base: transport}
+	rt = attemptTimeout{base: rt, d: policy.AttemptTimeout}
 	if opts.Token != "" {
 		rt = &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: opts.Token}), Base: rt}
 	}
-	policy := opts.Retry.withDefaults()
-	rt = github_ratelimit.New(rt,
+	rt = github_ratelimit.NewSecondaryLimiter(rt,
 		github_secondary_ratelimit.WithSingleSleepLimit(policy.MaxDelay, func(cc *github_secondary_ratelimit.CallbackContext) {
 			log.WarnContext(ctx, "github: secondary rate limit wait too long; not waiting", "reset", cc.ResetTime)
 		}),
@@ -113,7 +123,8 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 			log.InfoContext(ctx, "github: secondary rate limit; waiting", "until", cc.ResetTime)
 		}),
 	)
-	rt = &retryTransport{base: rt, policy: policy, log: log, sleep: sleepCtx}
+	retry := &retryTransport{base: rt, policy: policy, log: log, sleep: sleepCtx}
+	rt = retry
 
 	httpClient := &http.Client{Transport: rt}
 	if opts.HTTPClient != nil {
@@ -127,7 +138,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if gc.UserAgent == "" {
 		gc.UserAgent = "planex"
 	}
-	return &Client{gh: gc, serverURL: serverURL, log: log}, nil
+	return &Client{gh: gc, serverURL: serverURL, log: log, policy: policy, retry: retry}, nil
 }
 
 // GitHub exposes the underlying go-github client for calls without a
@@ -178,28 +189,72 @@ func (c *Client) ListIssuesByLabel(ctx context.Context, owner, repo, label, stat
 	}
 }
 
+// RecentIssues returns up to the 100 newest issues and pull requests
+// created in the repository, newest first.
+func (c *Client) RecentIssues(ctx context.Context, owner, repo string) ([]*github.Issue, error) {
+	page, _, err := c.gh.Issues.ListByRepo(ctx, owner, repo, &github.IssueListByRepoOptions{State: "all", Sort: "created", Direction: "desc",
+		ListOptions: github.ListOptions{PerPage: 100}})
+	return page, classify(fmt.Sprintf("listing the newest issues of %s/%s", owner, repo), "issues: read", err)
+}
+
 // CreateIssue opens an issue.
 func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body string, labels ...string) (*github.Issue, error) {
 	var out *github.Issue
-	req := &github.IssueRequest{Title: github.String(title), Body: github.String(body)}
+	marked, marker := withMarker(body)
+	req := &github.IssueRequest{Title: github.String(title), Body: github.String(marked)}
 	if len(labels) > 0 {
 		req.Labels = &labels
 	}
-	err := c.write(func() error {
+	since := time.Now().Add(-lookback)
+	err := c.createOnce(ctx, "issue", func() error {
 		var err error
 		out, _, err = c.gh.Issues.Create(ctx, owner, repo, req)
 		return err
+	}, func() (bool, error) {
+		opt := &github.IssueListByRepoOptions{State: "all", Since: since, Sort: "created", Direction: "desc", ListOptions: github.ListOptions{PerPage: 100}}
+		for {
+			page, resp, err := c.gh.Issues.ListByRepo(ctx, owner, repo, opt)
+			if err != nil {
+				return false, err
+			}
+			for _, is := range page {
+				if !is.IsPullRequest() && is.GetTitle() == title && sent(is.GetBody(), marked, marker) {
+					out = is
+					return true, nil
+				}
+			}
+			if resp.NextPage == 0 {
+				return false, nil
+			}
+			opt.Page = resp.NextPage
+		}
 	})
 	return out, classify(fmt.Sprintf("opening an issue in %s/%s", owner, repo), "issues: write", err)
 }
 
 // CreateComment posts a comment on an issue or pull request.
+// A comment whose answer was lost is looked for on the thread before it
+// is sent again, so it is never posted twice.
 func (c *Client) CreateComment(ctx context.Context, owner, repo string, number int, body string) (*github.IssueComment, error) {
 	var out *github.IssueComment
-	err := c.write(func() error {
+	marked, marker := withMarker(body)
+	since := time.Now().Add(-lookback)
+	err := c.createOnce(ctx, "comment", func() error {
 		var err error
-		out, _, err = c.gh.Issues.CreateComment(ctx, owner, repo, number, &github.IssueComment{Body: github.String(body)})
+		out, _, err = c.gh.Issues.CreateComment(ctx, owner, repo, number, &github.IssueComment{Body: github.String(marked)})
 		return err
+	}, func() (bool, error) {
+		cs, err := c.ListComments(ctx, owner, repo, number, since)
+		if err != nil {
+			return false, err
+		}
+		for i := len(cs) - 1; i >= 0; i-- {
+			if sent(cs[i].GetBody(), marked, marker) {
+				out = cs[i]
+				return true, nil
+			}
+		}
+		return false, nil
 	})
 	return out, classify(fmt.Sprintf("commenting on %s/%s#%d", owner, repo, number), "issues: write (pull-requests: write on a pull request)", err)
 }
@@ -263,7 +318,7 @@ const (
 // AddCommentReaction reacts to an issue comment (idempotent on GitHub).
 func (c *Client) AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error {
 	err := c.write(func() error {
-		_, _, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, owner, repo, commentID, content)
+		_, _, err := c.gh.Reactions.CreateIssueCommentReaction(replayable(ctx), owner, repo, commentID, content)
 		return err
 	})
 	return classify(fmt.Sprintf("reacting %q to comment %d in %s/%s", content, commentID, owner, repo), "issues: write (pull-requests: write on a pull request)", err)
@@ -272,7 +327,7 @@ func (c *Client) AddCommentReaction(ctx context.Context, owner, repo string, com
 // AddIssueReaction reacts to an issue or pull request itself.
 func (c *Client) AddIssueReaction(ctx context.Context, owner, repo string, number int, content string) error {
 	err := c.write(func() error {
-		_, _, err := c.gh.Reactions.CreateIssueReaction(ctx, owner, repo, number, content)
+		_, _, err := c.gh.Reactions.CreateIssueReaction(replayable(ctx), owner, repo, number, content)
 		return err
 	})
 	return classify(fmt.Sprintf("reacting %q to %s/%s#%d", content, owner, repo, number), "issues: write", err)
@@ -281,7 +336,7 @@ func (c *Client) AddIssueReaction(ctx context.Context, owner, repo string, numbe
 // AddReviewCommentReaction reacts to an inline pull request review comment.
 func (c *Client) AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error {
 	err := c.write(func() error {
-		_, _, err := c.gh.Reactions.CreatePullRequestCommentReaction(ctx, owner, repo, commentID, content)
+		_, _, err := c.gh.Reactions.CreatePullRequestCommentReaction(replayable(ctx), owner, repo, commentID, content)
 		return err
 	})
 	return classify(fmt.Sprintf("reacting %q to review comment %d in %s/%s", content, commentID, owner, repo), "pull-requests: write", err)
@@ -302,7 +357,8 @@ func (c *Client) AddLabels(ctx context.Context, owner, repo string, number int, 
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	err = c.write(func() error {
-		_, err := c.gh.Do(ctx, req, nil)
+		// Adding a label that is there already changes nothing.
+		_, err := c.gh.Do(replayable(ctx), req, nil)
 		return err
 	})
 	return classify(op, "issues: write (pull-requests: write on a pull request)", err)
@@ -401,17 +457,45 @@ type NewPR struct {
 	Draft                   bool
 }
 
-// CreatePR opens a pull request.
+// CreatePR opens a pull request. A branch has at most one open pull
+// request, so when one exists already (a create whose answer was lost,
+// another job) it is returned instead: the caller updates it.
 func (c *Client) CreatePR(ctx context.Context, owner, repo string, pr NewPR) (*github.PullRequest, error) {
 	var out *github.PullRequest
-	err := c.write(func() error {
+	find := func() (bool, error) {
+		existing, err := c.FindPRByHead(ctx, owner, repo, pr.Head)
+		if existing != nil {
+			out = existing
+		}
+		return existing != nil, err
+	}
+	err := c.createOnce(ctx, "pull request", func() error {
 		var err error
 		out, _, err = c.gh.PullRequests.Create(ctx, owner, repo, &github.NewPullRequest{
 			Title: github.String(pr.Title), Head: github.String(pr.Head), Base: github.String(pr.Base),
 			Body: github.String(pr.Body), Draft: github.Bool(pr.Draft)})
 		return err
-	})
+	}, find)
+	if isPRExists(err) {
+		if found, ferr := find(); ferr == nil && found {
+			c.log.InfoContext(ctx, "github: the branch has a pull request already; using it", "head", pr.Head, "number", out.GetNumber())
+			return out, nil
+		}
+	}
 	return out, classify(fmt.Sprintf("opening pull request %s → %s in %s/%s", pr.Head, pr.Base, owner, repo), "pull-requests: write", err)
+}
+
+// isPRExists recognises 422 "A pull request already exists for …".
+func isPRExists(err error) bool {
+	var er *github.ErrorResponse
+	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusUnprocessableEntity {
+		return false
+	}
+	all := er.Message
+	for _, e := range er.Errors {
+		all += " " + e.Message
+	}
+	return strings.Contains(all, "pull request already exists")
 }
 
 // PRUpdate lists the fields to change; nil fields stay. GitHub's REST API
@@ -461,7 +545,7 @@ func (c *Client) RequestReviewers(ctx context.Context, owner, repo string, numbe
 		return nil
 	}
 	err := c.write(func() error {
-		_, _, err := c.gh.PullRequests.RequestReviewers(ctx, owner, repo, number, github.ReviewersRequest{Reviewers: logins})
+		_, _, err := c.gh.PullRequests.RequestReviewers(replayable(ctx), owner, repo, number, github.ReviewersRequest{Reviewers: logins})
 		return err
 	})
 	return classify(fmt.Sprintf("requesting reviews from %v on %s/%s#%d", logins, owner, repo, number), "pull-requests: write", err)
@@ -532,10 +616,29 @@ func (c *Client) CreateReview(ctx context.Context, owner, repo string, number in
 		req.Comments = append(req.Comments, dc)
 	}
 	var out *github.PullRequestReview
-	err := c.write(func() error {
+	marked, marker := withMarker(r.Body)
+	req.Body = github.String(marked)
+	err := c.createOnce(ctx, "review", func() error {
 		var err error
 		out, _, err = c.gh.PullRequests.CreateReview(ctx, owner, repo, number, req)
 		return err
+	}, func() (bool, error) {
+		if marker == "" {
+			// Nothing tells this review from another: assume it was not
+			// posted rather than risk posting it twice.
+			return false, errors.New("the review carries no marker to look for")
+		}
+		rs, err := c.ListReviews(ctx, owner, repo, number)
+		if err != nil {
+			return false, err
+		}
+		for _, rv := range rs {
+			if sent(rv.GetBody(), marked, marker) {
+				out = rv
+				return true, nil
+			}
+		}
+		return false, nil
 	})
 	return out, classify(fmt.Sprintf("posting a review on %s/%s#%d", owner, repo, number), "pull-requests: write", err)
 }
@@ -588,15 +691,28 @@ func (c *Client) ReplyToReviewComment(ctx context.Context, owner, repo string, n
 	op := fmt.Sprintf("replying to review comment %d on %s/%s#%d", commentID, owner, repo, number)
 	// go-github's CreateCommentInReplyTo posts without commit_id and path,
 	// which the REST description requires; the replies endpoint does not.
-	req, err := c.gh.NewRequest(http.MethodPost, fmt.Sprintf("repos/%s/%s/pulls/%d/comments/%d/replies", owner, repo, number, commentID),
-		map[string]string{"body": body})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
+	marked, marker := withMarker(body)
 	out := new(github.PullRequestComment)
-	err = c.write(func() error {
-		_, err := c.gh.Do(ctx, req, out)
+	err := c.createOnce(ctx, "review reply", func() error {
+		req, err := c.gh.NewRequest(http.MethodPost, fmt.Sprintf("repos/%s/%s/pulls/%d/comments/%d/replies", owner, repo, number, commentID),
+			map[string]string{"body": marked})
+		if err != nil {
+			return err
+		}
+		_, err = c.gh.Do(ctx, req, out)
 		return err
+	}, func() (bool, error) {
+		cs, err := c.ListReviewComments(ctx, owner, repo, number)
+		if err != nil {
+			return false, err
+		}
+		for _, rc := range cs {
+			if rc.GetInReplyTo() == commentID && sent(rc.GetBody(), marked, marker) {
+				*out = *rc
+				return true, nil
+			}
+		}
+		return false, nil
 	})
 	if err != nil {
 		return nil, classify(op, "pull-requests: write", err)
@@ -613,8 +729,28 @@ func (c *Client) CreateWorkflowDispatch(ctx context.Context, owner, repo, workfl
 		in[k] = v
 	}
 	err := c.write(func() error {
-		_, err := c.gh.Actions.CreateWorkflowDispatchEventByFileName(ctx, owner, repo, workflow, github.CreateWorkflowDispatchEventRequest{Ref: ref, Inputs: in})
+		// A repeated dispatch starts a second run, which finds the wave
+		// prepared and leaves (see action/matrix.go).
+		_, err := c.gh.Actions.CreateWorkflowDispatchEventByFileName(replayable(ctx), owner, repo, workflow, github.CreateWorkflowDispatchEventRequest{Ref: ref, Inputs: in})
 		return err
 	})
 	return classify(fmt.Sprintf("dispatching workflow %s on %s in %s/%s", workflow, ref, owner, repo), "actions: write", err)
+}
+
+// WorkflowRun is what planex needs to know of an Actions workflow run.
+type WorkflowRun struct {
+	ID         int64
+	Attempt    int
+	Status     string // queued, in_progress, completed, …
+	Conclusion string
+}
+
+// GetWorkflowRun returns a workflow run of the repository. It needs the
+// token's `actions: read`.
+func (c *Client) GetWorkflowRun(ctx context.Context, owner, repo string, runID int64) (WorkflowRun, error) {
+	run, _, err := c.gh.Actions.GetWorkflowRunByID(ctx, owner, repo, runID)
+	if err != nil {
+		return WorkflowRun{}, classify(fmt.Sprintf("reading workflow run %d of %s/%s", runID, owner, repo), "actions: read", err)
+	}
+	return WorkflowRun{ID: run.GetID(), Attempt: run.GetRunAttempt(), Status: run.GetStatus(), Conclusion: run.GetConclusion()}, nil
 }

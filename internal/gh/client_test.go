@@ -86,7 +86,7 @@ func TestEnterpriseServerByURLAlone(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].Route != "POST /repos/{owner}/{repo}/issues/{issue_number}/comments" {
 		t.Fatalf("requests: %+v", reqs)
 	}
-	if got := f.Comments(full, n); len(got) != 1 || got[0].Body != "hello" {
+	if got := f.Comments(full, n); len(got) != 1 || !strings.HasPrefix(got[0].Body, "hello\n\n<!-- planex:req ") {
 		t.Fatalf("comments: %+v", got)
 	}
 }
@@ -134,7 +134,7 @@ func TestRetries(t *testing.T) {
 			if err != nil && !strings.Contains(err.Error(), "commenting on octo/widgets#1") {
 				t.Errorf("error does not say what was being done: %v", err)
 			}
-			if got := len(f.Requests()); got != tt.wantTries {
+			if got := countRoute(f, route); got != tt.wantTries {
 				t.Fatalf("%d requests, want %d", got, tt.wantTries)
 			}
 			wantComments := 0
@@ -146,6 +146,17 @@ func TestRetries(t *testing.T) {
 			}
 		})
 	}
+}
+
+// countRoute counts the requests the fake received for route.
+func countRoute(f *ghfake.Fake, route string) int {
+	n := 0
+	for _, r := range f.Requests() {
+		if r.Route == route {
+			n++
+		}
+	}
+	return n
 }
 
 func TestNotFoundAfterCreateIsRetried(t *testing.T) {

@@ -11,7 +11,9 @@
 //
 // The fake answers both at URL()+"/" (github.com style) and below
 // "/api/v3/" (GitHub Enterprise Server style). Faults can be scripted per
-// route with InjectFault to exercise retry logic.
+// route with InjectFault to exercise retry logic: refusals (5xx, primary
+// and secondary rate limits) and answers lost after the write was applied
+// (LostResponse, LostConnection, Timeout).
 package ghfake
 
 import (
@@ -82,6 +84,8 @@ type Fake struct {
 	writing     int
 	maxWriting  int
 	branchCheck func(repo, branch string) bool
+	// closing releases stalled answers when the test ends.
+	closing chan struct{}
 }
 
 type faultRule struct {
@@ -106,17 +110,21 @@ func New(t testing.TB, opts ...Option) *Fake {
 	}
 	f := &Fake{
 		t: t, spec: cfg.spec, now: cfg.now, report: cfg.invalid,
-		nextID: 1000,
-		users:  map[string]*User{},
-		tokens: map[string]string{},
-		repos:  map[string]*repoState{},
+		nextID:  1000,
+		users:   map[string]*User{},
+		tokens:  map[string]string{},
+		repos:   map[string]*repoState{},
+		closing: make(chan struct{}),
 	}
 	if f.report == nil {
 		f.report = func(msg string) { t.Errorf("ghfake: request GitHub would refuse: %s", msg) }
 	}
 	f.addUserLocked(DefaultActor, "Bot")
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serveHTTP))
-	t.Cleanup(f.srv.Close)
+	t.Cleanup(func() {
+		close(f.closing)
+		f.srv.Close()
+	})
 	return f
 }
 
@@ -212,6 +220,7 @@ func (f *Fake) AddRepo(fullName string, r Repo) {
 		reviews:    map[int64]*reviewState{},
 		reviewCmts: map[int64]*reviewCommentState{},
 		files:      map[string]map[string][]byte{},
+		runs:       map[int64]WorkflowRun{},
 	}
 }
 
@@ -242,6 +251,16 @@ func (f *Fake) SetFile(fullName, ref, path string, content []byte) {
 		r.files[ref] = map[string][]byte{}
 	}
 	r.files[ref][strings.TrimPrefix(path, "/")] = append([]byte(nil), content...)
+}
+
+// SetWorkflowRun records (or replaces) a workflow run of the repository.
+func (f *Fake) SetWorkflowRun(fullName string, run WorkflowRun) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if run.Attempt == 0 {
+		run.Attempt = 1
+	}
+	f.mustRepo(fullName).runs[run.ID] = run
 }
 
 // AddIssue opens an issue and returns its number.
@@ -336,6 +355,48 @@ func SecondaryRateLimit(retryAfter time.Duration) Fault {
 		Body:   `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}`,
 	}
 }
+
+// PrimaryRateLimit is GitHub's answer when the token's hourly budget
+// (the primary rate limit) is spent until reset: 403 with
+// x-ratelimit-remaining 0 and the reset time. Use status 429 for the
+// other form GitHub sends.
+func PrimaryRateLimit(status int, reset time.Time) Fault {
+	if status == 0 {
+		status = http.StatusForbidden
+	}
+	return Fault{
+		Status: status,
+		Header: map[string]string{
+			"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "5000",
+			"X-RateLimit-Reset": strconv.FormatInt(reset.Unix(), 10), "X-RateLimit-Resource": "core",
+		},
+		Body: `{"message":"API rate limit exceeded for installation ID 4242.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}`,
+	}
+}
+
+// LastRequestBeforeLimit serves the request and adds the headers GitHub
+// sends with the last request the primary rate limit allows: remaining 0
+// until reset.
+func LastRequestBeforeLimit(reset time.Time) Fault {
+	f := PrimaryRateLimit(0, reset)
+	return Fault{Applied: true, Header: f.Header}
+}
+
+// LostResponse serves the request (its write is applied) and then answers
+// status instead, as a proxy whose upstream timed out does (502, 504).
+func LostResponse(status int) Fault {
+	f := ServerError(status)
+	f.Applied = true
+	return f
+}
+
+// LostConnection serves the request and closes the connection without
+// answering (a reset connection).
+func LostConnection() Fault { return Fault{Applied: true, Disconnect: true} }
+
+// Timeout serves the request and never answers, until the client gives
+// up waiting.
+func Timeout() Fault { return Fault{Applied: true, Stall: true} }
 
 // ServerError is a bare 5xx answer such as 502 Bad Gateway.
 func ServerError(status int) Fault {
@@ -665,7 +726,14 @@ func (f *Fake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	f.mu.Unlock()
-	defer func() {
+	// finish logs the request once, before the client can see its
+	// answer (or its connection close) and ask the log about it.
+	finished := false
+	finish := func() {
+		if finished {
+			return
+		}
+		finished = true
 		f.mu.Lock()
 		if isWrite(r.Method) {
 			f.writing--
@@ -673,7 +741,8 @@ func (f *Fake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Status = c.status
 		f.requests = append(f.requests, rec)
 		f.mu.Unlock()
-	}()
+	}
+	defer finish()
 	// Let concurrent writers overlap long enough to be counted.
 	if isWrite(r.Method) {
 		time.Sleep(time.Millisecond)
@@ -699,18 +768,68 @@ func (f *Fake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.m = m
 
-	if fault := f.takeFault(m.route); fault != nil {
+	fault := f.takeFault(m.route)
+	if fault != nil && !fault.Applied {
+		writeFault(c, fault)
+		return
+	}
+	if fault == nil {
+		f.serve(c, m)
+		return
+	}
+	// Serve for real, then lose (or amend) the answer.
+	real := httptest.NewRecorder()
+	c.w = real
+	f.serve(c, m)
+	c.w = w
+	switch {
+	case fault.Disconnect:
+		rec.Lost = true
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				finish()
+				conn.Close()
+				return
+			}
+		}
+		c.status = http.StatusBadGateway
+		w.WriteHeader(http.StatusBadGateway)
+	case fault.Stall:
+		rec.Lost = true
+		finish()
+		select {
+		case <-r.Context().Done():
+		case <-f.closing:
+		}
+	case fault.Status == 0:
+		for k, vs := range real.Header() {
+			w.Header()[k] = vs
+		}
 		for k, v := range fault.Header {
 			w.Header().Set(k, v)
 		}
-		b := fault.Body
-		if b == "" {
-			b = fmt.Sprintf(`{"message":%q}`, http.StatusText(fault.Status))
-		}
-		c.text(fault.Status, "application/json; charset=utf-8", b)
-		return
+		w.WriteHeader(real.Code)
+		_, _ = w.Write(real.Body.Bytes())
+	default:
+		rec.Lost = true
+		writeFault(c, fault)
 	}
+}
 
+// writeFault answers with fault's status, headers and body.
+func writeFault(c *call, fault *Fault) {
+	for k, v := range fault.Header {
+		c.w.Header().Set(k, v)
+	}
+	b := fault.Body
+	if b == "" {
+		b = fmt.Sprintf(`{"message":%q}`, http.StatusText(fault.Status))
+	}
+	c.text(fault.Status, "application/json; charset=utf-8", b)
+}
+
+// serve runs the operation's handler against the fake's state.
+func (f *Fake) serve(c *call, m *match) {
 	h, ok := handlers[m.route]
 	if !ok {
 		msg := fmt.Sprintf("%s: the description has it but the fake does not serve it", m.route)
@@ -721,7 +840,7 @@ func (f *Fake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		c.fail(errNotFound())
 		return
 	}
-	if isWrite(r.Method) && c.actor == "" {
+	if isWrite(c.r.Method) && c.actor == "" {
 		c.fail(errStatus(http.StatusUnauthorized, "Requires authentication"))
 		return
 	}

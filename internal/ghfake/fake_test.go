@@ -450,3 +450,93 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+func TestLostAnswersAreAppliedFirst(t *testing.T) {
+	ctx := context.Background()
+	f, c := newFake(t)
+	n := f.AddIssue(repoName, "maint", "t", "b")
+	route := "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
+	post := func(ctx context.Context, body string) (*github.Response, error) {
+		_, resp, err := c.Issues.CreateComment(ctx, "octo", "widgets", n, &github.IssueComment{Body: github.String(body)})
+		return resp, err
+	}
+
+	f.InjectFault(route, 1, LostResponse(502))
+	if resp, err := post(ctx, "one"); resp == nil || resp.StatusCode != 502 {
+		t.Fatalf("lost response: %v", err)
+	}
+	f.InjectFault(route, 1, LostConnection())
+	if _, err := post(ctx, "two"); err == nil {
+		t.Fatal("a dropped connection answered")
+	}
+	f.InjectFault(route, 1, Timeout())
+	tctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	_, err := post(tctx, "three")
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("stalled answer: %v", err)
+	}
+	var bodies []string
+	for _, cm := range f.Comments(repoName, n) {
+		bodies = append(bodies, cm.Body)
+	}
+	if strings.Join(bodies, ",") != "one,two,three" {
+		t.Errorf("comments %v: every write was to be applied", bodies)
+	}
+	lost := 0
+	for _, r := range f.Requests() {
+		if r.Lost {
+			lost++
+		}
+	}
+	if lost != 3 {
+		t.Errorf("%d requests marked lost", lost)
+	}
+	// A fault that is not Applied refuses the write.
+	f.InjectFault(route, 1, ServerError(503))
+	post(ctx, "four")
+	if len(f.Comments(repoName, n)) != 3 {
+		t.Error("a refused write was applied")
+	}
+}
+
+func TestRateLimitFaults(t *testing.T) {
+	ctx := context.Background()
+	f, c := newFake(t)
+	n := f.AddIssue(repoName, "maint", "t", "b")
+	reset := time.Now().Add(time.Hour).Truncate(time.Second)
+	f.InjectFault("GET /repos/{owner}/{repo}/issues/{issue_number}", 1, PrimaryRateLimit(0, reset))
+	_, _, err := c.Issues.Get(ctx, "octo", "widgets", n)
+	var rl *github.RateLimitError
+	if !errors.As(err, &rl) || !rl.Rate.Reset.Time.Equal(reset) || rl.Response.StatusCode != 403 {
+		t.Fatalf("primary limit: %v", err)
+	}
+	// The last request of the budget succeeds and says it was the last.
+	c2 := f.Client("other")
+	f.InjectFault("GET /repos/{owner}/{repo}/issues/{issue_number}", 1, LastRequestBeforeLimit(reset))
+	is, resp, err := c2.Issues.Get(ctx, "octo", "widgets", n)
+	if err != nil || is.GetNumber() != n || resp.Rate.Remaining != 0 || !resp.Rate.Reset.Time.Equal(reset) {
+		t.Fatalf("last request: %v %v %+v", err, is, resp.Rate)
+	}
+}
+
+func TestWorkflowRuns(t *testing.T) {
+	ctx := context.Background()
+	f, c := newFake(t)
+	f.SetWorkflowRun(repoName, WorkflowRun{ID: 42, Status: "in_progress"})
+	run, _, err := c.Actions.GetWorkflowRunByID(ctx, "octo", "widgets", 42)
+	if err != nil || run.GetStatus() != "in_progress" || run.GetRunAttempt() != 1 || run.Conclusion != nil {
+		t.Fatalf("run: %v %+v", err, run)
+	}
+	f.SetWorkflowRun(repoName, WorkflowRun{ID: 42, Attempt: 2, Status: "completed", Conclusion: "cancelled"})
+	run, _, err = c.Actions.GetWorkflowRunByID(ctx, "octo", "widgets", 42)
+	if err != nil || run.GetStatus() != "completed" || run.GetConclusion() != "cancelled" || run.GetRunAttempt() != 2 {
+		t.Fatalf("run: %v %+v", err, run)
+	}
+	if _, _, err := c.Actions.GetWorkflowRunByID(ctx, "octo", "widgets", 7); !isStatus(err, 404) {
+		t.Fatalf("unknown run: %v", err)
+	}
+	if errs := f.Errors(); len(errs) > 0 {
+		t.Errorf("requests GitHub would refuse: %v", errs)
+	}
+}

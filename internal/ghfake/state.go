@@ -114,6 +114,16 @@ type ReviewComment struct {
 	CreatedAt time.Time
 }
 
+// WorkflowRun is a GitHub Actions workflow run the fake reports through
+// GET /repos/{owner}/{repo}/actions/runs/{run_id}; seed one with
+// SetWorkflowRun.
+type WorkflowRun struct {
+	ID         int64
+	Attempt    int    // run_attempt; 1 when zero
+	Status     string // queued, in_progress, completed, …
+	Conclusion string // success, failure, cancelled, … once completed
+}
+
 // Request is one request the fake received.
 type Request struct {
 	Method string
@@ -123,13 +133,28 @@ type Request struct {
 	Body   string
 	Actor  string
 	Status int
+	// Lost is set when the request was served but its answer was
+	// replaced by an injected fault (Fault.Applied).
+	Lost bool
 }
 
 // Fault is a scripted answer, see Fake.InjectFault.
+//
+// By default the request is not served: GitHub refused it (a rate limit,
+// a 5xx from the front end). With Applied it is served first, its writes
+// take effect, and then the answer is lost on the way back: replaced by
+// Status (a 502 from a proxy), by a closed connection (Disconnect) or by
+// no answer at all until the client gives up (Stall). Applied with
+// Status 0 and neither of those delivers the real answer with Header
+// added, for example rate-limit headers on a success.
 type Fault struct {
 	Status int
 	Header map[string]string
 	Body   string // JSON; {"message": <status text>} when empty
+
+	Applied    bool
+	Disconnect bool
+	Stall      bool
 }
 
 // Internal state.
@@ -148,6 +173,7 @@ type repoState struct {
 	reviews       map[int64]*reviewState
 	reviewCmts    map[int64]*reviewCommentState
 	files         map[string]map[string][]byte // ref -> path -> content
+	runs          map[int64]WorkflowRun
 }
 
 func (r *repoState) fullName() string { return r.owner + "/" + r.name }

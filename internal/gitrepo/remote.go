@@ -132,7 +132,10 @@ func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expe
 	if lease {
 		args = append(args, "--force-with-lease="+ref+":"+expected)
 	}
-	if _, err := r.remoteGit(ctx, remote, true, args, ref+":"+ref); err != nil {
+	if out, err := r.remoteGit(ctx, remote, true, args, ref+":"+ref); err != nil {
+		if we := workflowRefusal(ref, out+"\n"+err.Error()); we != nil {
+			return we
+		}
 		return fmt.Errorf("pushing %s: %w", ref, err)
 	}
 	return nil

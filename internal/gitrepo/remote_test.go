@@ -118,3 +118,70 @@ func TestDropPersistedCredentials(t *testing.T) {
 		t.Errorf("second call removed %v, %v", removed, err)
 	}
 }
+
+// TestWorkflowPushRefusal pushes to an origin that refuses workflow
+// changes the way GitHub does for a token without the workflows
+// permission, and checks that the refusal is recognised as that.
+func TestWorkflowPushRefusal(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, a := cloneOf(t, r)
+	hook, err := os.ReadFile("testdata/pre-receive-workflows.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(origin, "hooks", "pre-receive"), hook, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	head, _ := a.Head(ctx)
+	commit := func(path string) string {
+		wt := a.WorktreeDir("s", "T")
+		if err := a.AddWorktree(ctx, wt, head); err != nil {
+			t.Fatal(err)
+		}
+		defer a.RemoveWorktree(ctx, wt)
+		os.MkdirAll(filepath.Dir(filepath.Join(wt, path)), 0o755)
+		os.WriteFile(filepath.Join(wt, path), []byte("x\n"), 0o644)
+		_, changes, err := a.Snapshot(ctx, wt, head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sha, err := a.CommitChanges(ctx, head, changes, "T1: change "+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha
+	}
+	ok := commit("docs/x.md")
+	mustGit(t, a.Root, "update-ref", "refs/heads/planex/fine", ok)
+	if err := a.PushRef(ctx, "origin", "refs/heads/planex/fine", false, ""); err != nil {
+		t.Fatalf("an ordinary push was refused: %v", err)
+	}
+	bad := commit(".github/workflows/ci.yml")
+	mustGit(t, a.Root, "update-ref", "refs/heads/planex/wf", bad)
+	err = a.PushRef(ctx, "origin", "refs/heads/planex/wf", false, "")
+	var we *WorkflowPushError
+	if !errors.As(err, &we) || we.Workflow != ".github/workflows/ci.yml" || we.Ref != "refs/heads/planex/wf" ||
+		!strings.Contains(we.Message, "without `workflows` permission") {
+		t.Fatalf("want a WorkflowPushError naming the file, got %v", err)
+	}
+	if got := strings.TrimSpace(mustGit(t, origin, "for-each-ref", "refs/heads/planex/wf")); got != "" {
+		t.Errorf("the refused branch is on origin: %s", got)
+	}
+}
+
+func TestWorkflowRefusalWordings(t *testing.T) {
+	for _, out := range []string{
+		"!\trefs/heads/planex/x:refs/heads/planex/x\t[remote rejected] (refusing to allow a GitHub App to create or update workflow `.github/workflows/a.yml` without `workflows` permission)",
+		"remote: refusing to allow an OAuth App to create or update workflow `.github/workflows/a.yml` without `workflow` scope",
+		"refusing to allow a Personal Access Token to create or update workflow `.github/workflows/a.yml` without `workflow` scope",
+	} {
+		we := workflowRefusal("refs/heads/planex/x", out)
+		if we == nil || we.Workflow != ".github/workflows/a.yml" || strings.HasSuffix(we.Message, ")") {
+			t.Errorf("%q: %+v", out, we)
+		}
+	}
+	if we := workflowRefusal("r", "! [rejected] (non-fast-forward)"); we != nil {
+		t.Errorf("an ordinary rejection: %+v", we)
+	}
+}

@@ -84,7 +84,13 @@ func (r *Repo) AddWorktree(ctx context.Context, dir, commit string) error {
 	} else if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return fmt.Errorf("creating worktree parent: %w", err)
 	}
-	if _, err := r.Git(ctx, "", "worktree", "add", "--detach", "--force", dir, commit); err != nil {
+	unlock, err := r.lockWorktrees(ctx)
+	if err != nil {
+		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
+	}
+	_, err = r.Git(ctx, "", "worktree", "add", "--detach", "--force", dir, commit)
+	unlock()
+	if err != nil {
 		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
 	}
 	if _, err := r.worktreeGitDir(dir); err != nil {
@@ -105,6 +111,16 @@ func (r *Repo) RemoveWorktree(ctx context.Context, dir string) error {
 	if err := removeAll(dir); err != nil {
 		return fmt.Errorf("removing worktree %s: %w", dir, err)
 	}
+	if len(admins) == 0 {
+		return nil
+	}
+	// The admin entries go under the worktree lock, so that no `git
+	// worktree add` reads one half-deleted.
+	unlock, err := r.lockWorktrees(ctx)
+	if err != nil {
+		return fmt.Errorf("removing worktree %s: %w", dir, err)
+	}
+	defer unlock()
 	for _, a := range admins {
 		if err := os.RemoveAll(a); err != nil {
 			return fmt.Errorf("removing worktree %s: %w", dir, err)

@@ -2,9 +2,11 @@ package gitrepo
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -260,5 +262,58 @@ func TestRemoveWorktreeNeverFollowsSymlinks(t *testing.T) {
 	var st syscall.Stat_t
 	if err := syscall.Lstat(wt, &st); err == nil {
 		t.Error("the symlink is still there")
+	}
+}
+
+// TestConcurrentWorktreesDoNotRace adds, snapshots and removes many task
+// worktrees side by side, as a wide wave does, through two Repo values on
+// the same repository. Unserialised, `git worktree add` fails here with
+// "failed to read …/worktrees/<other>/commondir" within a few rounds.
+func TestConcurrentWorktreesDoNotRace(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	other, err := Open(ctx, r.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := r.Head(ctx)
+	const rounds, width = 12, 6
+	for round := 0; round < rounds; round++ {
+		var wg sync.WaitGroup
+		errs := make(chan error, width*3)
+		for i := 0; i < width; i++ {
+			repo := r
+			if i%2 == 1 {
+				repo = other
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				wt := repo.WorktreeDir(fmt.Sprintf("s%d", round), fmt.Sprintf("T%d", i))
+				if err := repo.AddWorktree(ctx, wt, head); err != nil {
+					errs <- err
+					return
+				}
+				os.WriteFile(filepath.Join(wt, fmt.Sprintf("t%d.txt", i)), []byte("x\n"), 0o644)
+				if _, changes, err := repo.Snapshot(ctx, wt, head); err != nil || len(changes) != 1 {
+					errs <- fmt.Errorf("snapshot of T%d: %v %v", i, changes, err)
+				}
+				if err := repo.RemoveWorktree(ctx, wt); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("round %d: %v", round, err)
+		}
+		if t.Failed() {
+			return
+		}
+	}
+	ents, _ := os.ReadDir(filepath.Join(r.CommonDir, "worktrees"))
+	if len(ents) != 0 {
+		t.Errorf("%d worktree admin entries left behind", len(ents))
 	}
 }

@@ -183,3 +183,17 @@ func TestPRBodyWithoutCIGolden(t *testing.T) {
 		t.Error("the note is shown without NoCI")
 	}
 }
+
+func TestPlanCommentWarnsAboutWorkflowScopes(t *testing.T) {
+	r := sample()
+	if body, _ := PlanComment(PlanView{Tasks: r.Tasks, Session: r.Meta.ID}); strings.Contains(body, "workflows") {
+		t.Errorf("a plan that cannot touch workflows warns about them:\n%s", body)
+	}
+	r.Tasks[2].Scope = "docs/**;.github/workflows/ci.yml"
+	body, _ := PlanComment(PlanView{Tasks: r.Tasks, Session: r.Meta.ID})
+	for _, want := range []string{"**T3 can change files in `.github/workflows/`.**", "`workflows` permission", "`GITHUB_TOKEN` can never have it", "`github-token` input"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("plan comment lacks %q:\n%s", want, body)
+		}
+	}
+}

@@ -6,9 +6,10 @@
 #              tasks.csv, then kill -9 planex (its nearest ancestor named
 #              $RED_TEAM_PLANEX)
 #   edit       the same rewrite, then finish the step normally
-#   detached   finish normally, leaving behind a detached process that makes
-#              the rewrite once planex has recorded T1 as completed; T2's
-#              step (if it starts) waits until the rewrite is done
+#   detached   finish normally; a process outside planex (the test starts
+#              redteam-plan-tamper.sh: an agent's own leftovers die with its
+#              step) makes the rewrite once planex has recorded T1 as
+#              completed; T2's step (if it starts) waits until it is done
 # The rewritten directive would create $FAKE_DIR/pwned. $FAKE_DIR/tampered
 # is written once tasks.csv holds the rewrite.
 set -eu
@@ -51,17 +52,6 @@ edit-kill)
   ;;
 edit)
   rewrite
-  ;;
-detached)
-  export tasks FAKE_DIR
-  setsid sh -c '
-    echo $$ > "$FAKE_DIR/detached.pid"
-    n=0
-    while ! grep -q "^T1,.*,completed," "$tasks" && [ $n -lt 1200 ]; do sleep 0.05; n=$((n + 1)); done
-    sed "s#^\(T2,[^,]*,[^,]*,[^,]*,[^,]*\),b/\*\*,\([^,]*\),[^,]*,#\1,**,\2,touch $FAKE_DIR/pwned,#" "$tasks" > "$tasks.new"
-    mv "$tasks.new" "$tasks"
-    grep -q "^T2,.*,\*\*,.*touch $FAKE_DIR/pwned" "$tasks" && touch "$FAKE_DIR/tampered"
-  ' < /dev/null > /dev/null 2>&1 &
   ;;
 esac
 exec "$here/scripted-agent.sh"

@@ -1,0 +1,91 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/session"
+)
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestHeartbeatKeepsTheStateFreshAndStopsOnTakeover runs the heartbeat
+// of a running plan against a real origin: it saves the state again and
+// again, and when another run moves the state ref it cancels its run with
+// errTakenOver.
+func TestHeartbeatKeepsTheStateFreshAndStopsOnTakeover(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	git(t, src, "init", "-q", "-b", "main")
+	git(t, src, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "initial")
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	git(t, src, "clone", "-q", "--bare", src, origin)
+	ws := filepath.Join(t.TempDir(), "ws")
+	git(t, src, "clone", "-q", origin, ws)
+	repo, err := gitrepo.Open(ctx, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, session.Dir, "s1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Cfg: Config{RunID: "42", RunAttempt: "1", HeartbeatInterval: 20 * time.Millisecond}, Repo: repo,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	r.defaults()
+	rec := &Record{Thread: 1, SessionID: "s1", State: StateRunning, repo: repo}
+	r.claim(rec)
+	if err := r.saveRecord(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	stateAt := func() string { return git(t, origin, "rev-parse", stateRef(1)) }
+	first := stateAt()
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := r.heartbeat(runCtx, cancel, rec)
+	defer stop()
+	for deadline := time.Now().Add(30 * time.Second); stateAt() == first; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the heartbeat never saved the state")
+		}
+	}
+	if runCtx.Err() != nil {
+		t.Fatalf("the run was cancelled while it owned the plan: %v", context.Cause(runCtx))
+	}
+	// Another run takes the plan over: the state ref moves under it.
+	other := filepath.Join(t.TempDir(), "other")
+	git(t, src, "clone", "-q", origin, other)
+	git(t, other, "fetch", "-q", "origin", "+"+stateRef(1)+":"+stateRef(1))
+	tree := git(t, other, "rev-parse", stateRef(1)+"^{tree}")
+	taken := git(t, other, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit-tree", tree, "-p", stateRef(1), "-m", "taken over by run 43")
+	git(t, other, "push", "-q", "--force", "origin", taken+":"+stateRef(1))
+	select {
+	case <-runCtx.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the heartbeat did not notice the takeover")
+	}
+	if cause := context.Cause(runCtx); !errors.Is(cause, errTakenOver) {
+		t.Errorf("cause = %v", cause)
+	}
+	if got := stateAt(); got != taken {
+		t.Errorf("the heartbeat overwrote the new owner's state: %s, want %s", got, taken)
+	}
+}

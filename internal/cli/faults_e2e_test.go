@@ -1,0 +1,463 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/planexhq/planex/internal/ghfake"
+)
+
+// Faults as a busy repository produces them: answers lost after GitHub
+// applied a write, 5xx bursts, rate limits, runs killed mid-wave, pushes
+// GitHub refuses. Nothing may be lost, duplicated or left "running".
+
+const (
+	routeComments = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
+	routePulls    = "POST /repos/{owner}/{repo}/pulls"
+)
+
+// commentsWith counts the comments on n that start with prefix.
+func (g *ghEnv) commentsWith(n int, prefix string) []string {
+	var out []string
+	for _, c := range g.fake.Comments(ghRepo, n) {
+		if strings.HasPrefix(c.Body, prefix) {
+			out = append(out, c.Body)
+		}
+	}
+	return out
+}
+
+// requests counts the requests the fake received for route.
+func (g *ghEnv) requests(route string) int {
+	n := 0
+	for _, r := range g.fake.Requests() {
+		if r.Route == route {
+			n++
+		}
+	}
+	return n
+}
+
+// lost counts the requests whose answer an injected fault lost.
+func (g *ghEnv) lost() int {
+	n := 0
+	for _, r := range g.fake.Requests() {
+		if r.Lost {
+			n++
+		}
+	}
+	return n
+}
+
+// planned posts a plan for the diamond on a new issue and returns the
+// issue and the plan id.
+func (g *ghEnv) planned(tasks ...task) (int, string) {
+	g.t.Helper()
+	g.setPlan(tasks...)
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "We need a, b, c and d.")
+	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add four files")); r.code != 0 {
+		g.t.Fatalf("plan run: %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	return n, g.lastPlanID(n)
+}
+
+// assertDone checks a run that finished: the four commits once each, one
+// pull request, one status comment saying done, the done label.
+func (g *ghEnv) assertDone(n int, r actionRun) {
+	g.t.Helper()
+	if r.code != 0 || r.outputs["status"] != "done" {
+		g.t.Fatalf("run: %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
+	}
+	prs := g.fake.PullRequests(ghRepo)
+	if len(prs) != 1 {
+		g.t.Fatalf("%d pull requests", len(prs))
+	}
+	if got := strings.Join(g.branchCommits(prs[0].Head), " | "); got != "T1: base | T2: left | T3: right | T4: join" {
+		g.t.Errorf("branch %s = %s", prs[0].Head, got)
+	}
+	if !strings.Contains(prs[0].Body, "Closes #"+itoa(n)) || !strings.Contains(prs[0].Body, "| T4 | join | ✅ completed |") {
+		g.t.Errorf("pull request body:\n%s", prs[0].Body)
+	}
+	statuses := g.commentsWith(n, "<!-- planex:status -->")
+	if len(statuses) != 1 || !strings.Contains(statuses[0], "**done**") {
+		g.t.Errorf("status comments: %q", statuses)
+	}
+	if l := g.issueLabels(n); !hasLabel(l, "planex:done") || hasLabel(l, "planex:running") || hasLabel(l, "planex:failed") {
+		g.t.Errorf("labels = %v", l)
+	}
+	if errs := g.fake.Errors(); len(errs) > 0 {
+		g.t.Errorf("requests GitHub would refuse: %v", errs)
+	}
+}
+
+func TestActionLostAnswersAreNotDuplicated(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(diamond()...)
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "We need a, b, c and d.")
+	// GitHub applies each of these writes; the answer never arrives.
+	g.fake.InjectFault(routeComments, 1, ghfake.LostResponse(502)) // the plan comment
+	g.fake.InjectFault(routeComments, 1, ghfake.LostConnection())  // the status comment
+	g.fake.InjectFault("POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", 1, ghfake.LostResponse(504))
+	g.fake.InjectFault("POST /repos/{owner}/{repo}/issues/{issue_number}/labels", 1, ghfake.LostConnection())
+	// And a burst of refusals on a read.
+	g.fake.InjectFault("GET /repos/{owner}/{repo}/issues/{issue_number}", 3, ghfake.ServerError(502))
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add four files"))
+	if r.code != 0 || r.outputs["status"] != "planned" {
+		t.Fatalf("plan run: %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
+	}
+	if plans := g.commentsWith(n, "<!-- planex:plan "); len(plans) != 1 {
+		t.Fatalf("%d plan comments", len(plans))
+	}
+	if statuses := g.commentsWith(n, "<!-- planex:status -->"); len(statuses) != 1 {
+		t.Fatalf("%d status comments", len(statuses))
+	}
+	if !hasLabel(g.issueLabels(n), "planex:planned") {
+		t.Errorf("labels = %v", g.issueLabels(n))
+	}
+	if got := g.lost(); got != 4 {
+		t.Errorf("%d answers were lost, want the 4 injected", got)
+	}
+
+	g.fake.InjectFault(routePulls, 1, ghfake.LostResponse(502))
+	g.fake.InjectFault("POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers", 1, ghfake.LostConnection())
+	g.fake.InjectFault("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}", 2, ghfake.ServerError(503))
+	r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+g.lastPlanID(n)))
+	g.assertDone(n, r)
+	if got := g.lost(); got != 6 {
+		t.Errorf("%d answers were lost, want the 6 injected", got)
+	}
+	if got := g.requests(routePulls); got != 1 {
+		t.Errorf("the pull request was sent %d times", got)
+	}
+	if pr := g.fake.PullRequests(ghRepo)[0]; !hasLabel(pr.RequestedReviewers, "maintainer") {
+		t.Errorf("reviewers = %v", pr.RequestedReviewers)
+	}
+}
+
+// TestActionPullRequestThatExistsIsAdopted: GitHub answers 422 "A pull
+// request already exists" (the branch has one the lookup missed); planex
+// adopts it and updates its report instead of failing.
+func TestActionPullRequestThatExistsIsAdopted(t *testing.T) {
+	g := newGHEnv(t)
+	n, id := g.planned(diamond()...)
+	session := g.commentsWith(n, "<!-- planex:plan ")[0]
+	session = session[strings.Index(session, `"session":"`)+len(`"session":"`):]
+	session = session[:strings.Index(session, `"`)]
+	// The branch must exist for GitHub to have a pull request from it.
+	g.originGit("update-ref", "refs/heads/planex/"+session, "main")
+	existing := g.fake.AddPullRequest(ghRepo, ghfake.PullRequest{Title: "planex: stale", Head: "planex/" + session, Base: "main", Body: "stale report"})
+	// The lookup before the create sees none (a lagging replica).
+	g.fake.InjectFault("GET /repos/{owner}/{repo}/pulls", 1, ghfake.Fault{Status: 200, Body: "[]"})
+	g.originGit("update-ref", "-d", "refs/heads/planex/"+session)
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
+	g.assertDone(n, r)
+	if pr := g.fake.PullRequests(ghRepo)[0]; pr.Number != existing {
+		t.Errorf("pull request #%d, want the existing #%d", pr.Number, existing)
+	}
+	if got := g.requests(routePulls); got != 1 {
+		t.Errorf("%d creates", got)
+	}
+}
+
+func TestActionPrimaryRateLimitIsWaitedFor(t *testing.T) {
+	g := newGHEnv(t)
+	n, id := g.planned(diamond()...)
+	g.fake.InjectFault(routePulls, 1, ghfake.PrimaryRateLimit(403, time.Now().Add(time.Second)))
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
+	g.assertDone(n, r)
+	if got := g.requests(routePulls); got != 2 {
+		t.Errorf("%d pull request creates, want the refused one and the one after the reset", got)
+	}
+}
+
+// TestActionRateLimitTooLongFailsTruthfully: a reset hours away is not
+// waited for; the run ends failed, saying until when, and a retry after
+// it finishes the run.
+func TestActionRateLimitTooLongFailsTruthfully(t *testing.T) {
+	g := newGHEnv(t)
+	n, id := g.planned(diamond()...)
+	reset := time.Now().Add(2 * time.Hour)
+	g.fake.InjectFault(routePulls, 1, ghfake.PrimaryRateLimit(429, reset))
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
+	if r.code != 1 || r.outputs["status"] != "failed" {
+		t.Fatalf("run: %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
+	}
+	when := reset.UTC().Format("15:04 UTC")
+	statuses := g.commentsWith(n, "<!-- planex:status -->")
+	if len(statuses) != 1 || !strings.Contains(statuses[0], "**failed**") || !strings.Contains(statuses[0], "rate limit") ||
+		!strings.Contains(statuses[0], "until "+when) || !strings.Contains(statuses[0], "/planex retry") {
+		t.Errorf("status comment:\n%s", strings.Join(statuses, "\n---\n"))
+	}
+	if c := g.lastComment(n); strings.Contains(c, "internal error") || !strings.Contains(c, "until "+when) {
+		t.Errorf("last comment: %s", c)
+	}
+	if l := g.issueLabels(n); !hasLabel(l, "planex:failed") || hasLabel(l, "planex:running") {
+		t.Errorf("labels = %v", l)
+	}
+	if !strings.Contains(r.summary, "rate limit") {
+		t.Errorf("job summary: %s", r.summary)
+	}
+	r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=43")
+	g.assertDone(n, r)
+}
+
+// startBackground starts `planex action` for an event in a fresh clone, in
+// the background.
+func (g *ghEnv) startBackground(eventPath string, extraEnv ...string) (*exec.Cmd, *syncBuffer) {
+	g.t.Helper()
+	ws := filepath.Join(g.t.TempDir(), "ws")
+	g.git("clone", "-q", g.origin, ws)
+	cmd := g.actionCmd(ws, "issue_comment", eventPath)
+	cmd.Env = append(cmd.Env, extraEnv...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		g.t.Fatal(err)
+	}
+	return cmd, out
+}
+
+// TestActionKilledRunIsTakenOver SIGKILLs the job running a plan, in the
+// middle of its first task and in the middle of a wave after a task was
+// committed (no finalize step runs). While GitHub says the job's workflow
+// run goes on, /planex retry leaves it alone; once the run has ended, a
+// retry from a new run takes it over and resumes from the last task
+// commit: every task committed once, one pull request, the plan done.
+func TestActionKilledRunIsTakenOver(t *testing.T) {
+	for _, c := range []struct {
+		block     string
+		committed int
+	}{{"T1", 0}, {"T3", 2}} {
+		t.Run("killed in "+c.block, func(t *testing.T) {
+			g := newGHEnv(t)
+			n, id := g.planned(diamond()...)
+			g.write(g.fake_dir(), c.block+".block", "")
+			g.fake.SetWorkflowRun(ghRepo, ghfake.WorkflowRun{ID: 42, Status: "in_progress"})
+			cmd, out := g.startBackground(g.comment(n, false, "maintainer", "/planex approve "+id))
+			waitForFile(t, filepath.Join(g.fake_dir(), c.block+".pid"), cmd, out)
+			committed := func() int {
+				refs := strings.Fields(g.originGit("for-each-ref", "--format=%(refname:short)", "refs/heads/planex/"))
+				if len(refs) != 1 {
+					return 0
+				}
+				return len(g.branchCommits(refs[0]))
+			}
+			for deadline := time.Now().Add(60 * time.Second); committed() < c.committed; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("%d task(s) never reached origin:\n%s", c.committed, out.String())
+				}
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			agentsGone(t, g.fake_dir())
+			os.Remove(filepath.Join(g.fake_dir(), c.block+".block"))
+			if l := g.issueLabels(n); !hasLabel(l, "planex:running") {
+				t.Fatalf("after the kill: labels %v", l)
+			}
+
+			r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=43")
+			if r.code != 0 || !strings.Contains(g.lastComment(n), "is running in [workflow run 42]") {
+				t.Fatalf("retry while the run goes on: %d %q\n%s", r.code, g.lastComment(n), r.err)
+			}
+			if got := committed(); got != c.committed {
+				t.Fatalf("a refused retry ran tasks: %d commits", got)
+			}
+
+			g.fake.SetWorkflowRun(ghRepo, ghfake.WorkflowRun{ID: 42, Status: "completed", Conclusion: "cancelled"})
+			r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=44")
+			if !strings.Contains(r.out, "Taking over from [workflow run 42]") || !strings.Contains(r.out, "ended (cancelled)") {
+				t.Errorf("takeover not reported:\n%s", r.out)
+			}
+			g.assertDone(n, r)
+		})
+	}
+}
+
+// TestActionCancelledJobEndsFailed: a job cancelled mid-wave (SIGTERM,
+// as GitHub sends it) reports the plan failed on its way out, without a
+// finalize step, and a retry finishes it.
+func TestActionCancelledJobEndsFailed(t *testing.T) {
+	g := newGHEnv(t)
+	n, id := g.planned(diamond()...)
+	g.write(g.fake_dir(), "T3.block", "")
+	cmd, out := g.startBackground(g.comment(n, false, "maintainer", "/planex approve "+id))
+	waitForFile(t, filepath.Join(g.fake_dir(), "T3.pid"), cmd, out)
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	agentsGone(t, g.fake_dir())
+	os.Remove(filepath.Join(g.fake_dir(), "T3.block"))
+	statuses := g.commentsWith(n, "<!-- planex:status -->")
+	if len(statuses) != 1 || !strings.Contains(statuses[0], "**failed**") || !strings.Contains(statuses[0], "cancelled or timed out") {
+		t.Fatalf("status comment after the cancel: %q\n%s", statuses, out.String())
+	}
+	if l := g.issueLabels(n); !hasLabel(l, "planex:failed") || hasLabel(l, "planex:running") {
+		t.Errorf("labels = %v", l)
+	}
+	if c := g.lastComment(n); strings.Contains(c, "internal error") {
+		t.Errorf("last comment: %s", c)
+	}
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=43")
+	g.assertDone(n, r)
+}
+
+// TestActionWorkflowPushRefused: GitHub refuses to push a workflow change
+// with a token that lacks the workflows permission. The plan warned; the
+// run ends failed with that reason, once, never as an internal error and
+// never left running.
+func TestActionWorkflowPushRefused(t *testing.T) {
+	g := newGHEnv(t)
+	hook, err := os.ReadFile("../gitrepo/testdata/pre-receive-workflows.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.write(g.origin, "hooks/pre-receive", string(hook))
+	os.Chmod(filepath.Join(g.origin, "hooks", "pre-receive"), 0o755)
+	n, id := g.planned(task{ID: "T1", Title: "docs", Scope: "a/**"}, task{ID: "T2", Title: "ci", Scope: ".github/workflows/**"})
+	plan := g.commentsWith(n, "<!-- planex:plan ")[0]
+	if !strings.Contains(plan, "**T2 can change files in `.github/workflows/`.**") || strings.Contains(plan, "T1 can change") {
+		t.Errorf("the plan does not warn about T2:\n%s", plan)
+	}
+	before := len(g.fake.Comments(ghRepo, n))
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
+	if r.code != 1 || r.outputs["status"] != "failed" {
+		t.Fatalf("run: %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
+	}
+	var replies []string
+	for _, c := range g.fake.Comments(ghRepo, n)[before:] {
+		if !strings.HasPrefix(c.Body, "<!--") && !strings.HasPrefix(c.Body, "/planex") {
+			replies = append(replies, c.Body)
+		}
+	}
+	if len(replies) != 1 || !strings.Contains(replies[0], "GitHub refused to push") || !strings.Contains(replies[0], "`.github/workflows/t2.txt`") ||
+		!strings.Contains(replies[0], "`workflows` permission") || strings.Contains(replies[0], "internal error") {
+		t.Errorf("failure replies: %q", replies)
+	}
+	statuses := g.commentsWith(n, "<!-- planex:status -->")
+	if len(statuses) != 1 || !strings.Contains(statuses[0], "**failed**") || !strings.Contains(statuses[0], "`workflows` permission") {
+		t.Errorf("status comment: %q", statuses)
+	}
+	if l := g.issueLabels(n); !hasLabel(l, "planex:failed") || hasLabel(l, "planex:running") || hasLabel(l, "planex:done") {
+		t.Errorf("labels = %v", l)
+	}
+	if len(g.fake.PullRequests(ghRepo)) != 0 {
+		t.Error("a pull request was opened for a branch GitHub refused")
+	}
+}
+
+// TestActionInternalErrorEndsFailedOnce: a push refused for a reason
+// planex does not know is an internal error: reported once, and the plan
+// ends failed, not running.
+func TestActionInternalErrorEndsFailedOnce(t *testing.T) {
+	g := newGHEnv(t)
+	g.write(g.origin, "hooks/pre-receive", "#!/bin/sh\nwhile read -r old new ref; do case $ref in refs/heads/planex/*) echo 'branch pushes are frozen' >&2; exit 1;; esac; done\n")
+	os.Chmod(filepath.Join(g.origin, "hooks", "pre-receive"), 0o755)
+	n, id := g.planned(task{ID: "T1", Title: "one", Scope: "a/**"})
+	before := len(g.fake.Comments(ghRepo, n))
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
+	if r.code == 0 || r.outputs["status"] != "failed" {
+		t.Fatalf("run: %d %v\n%s", r.code, r.outputs, r.err)
+	}
+	internal := 0
+	for _, c := range g.fake.Comments(ghRepo, n)[before:] {
+		if strings.HasPrefix(c.Body, "planex hit an internal error") {
+			internal++
+		}
+	}
+	if internal != 1 {
+		t.Errorf("%d internal-error comments, want 1", internal)
+	}
+	if l := g.issueLabels(n); !hasLabel(l, "planex:failed") || hasLabel(l, "planex:running") {
+		t.Errorf("labels = %v", l)
+	}
+	if s := g.commentsWith(n, "<!-- planex:status -->"); len(s) != 1 || !strings.Contains(s[0], "**failed**") {
+		t.Errorf("status: %q", s)
+	}
+}
+
+// TestActionRedeliveredPlanEvent: the same /planex comment delivered
+// twice plans once; and when the job died after saving the plan but
+// before its comment got out, the redelivery posts it.
+func TestActionRedeliveredPlanEvent(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(diamond()...)
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "")
+	ev := g.comment(n, false, "maintainer", "/planex add four files")
+	if r := g.run("issue_comment", ev); r.code != 0 {
+		t.Fatalf("plan: %s", r.err)
+	}
+	id := g.lastPlanID(n)
+	r := g.run("issue_comment", ev)
+	if r.code != 0 || r.outputs["plan-id"] != id || r.outputs["status"] != "planned" {
+		t.Fatalf("redelivery: %d %v\n%s", r.code, r.outputs, r.err)
+	}
+	if plans := g.commentsWith(n, "<!-- planex:plan "); len(plans) != 1 {
+		t.Errorf("%d plan comments after a redelivery", len(plans))
+	}
+
+	// GitHub refuses every attempt to post the plan of a second issue.
+	m := g.fake.AddIssue(ghRepo, "maintainer", "Add four files again", "")
+	ev = g.comment(m, false, "maintainer", "/planex add four files")
+	g.fake.InjectFault(routeComments, 5, ghfake.ServerError(502))
+	if r := g.run("issue_comment", ev); r.code == 0 {
+		t.Fatalf("a plan whose comment never got out succeeded:\n%s", r.out)
+	}
+	if plans := g.commentsWith(m, "<!-- planex:plan "); len(plans) != 0 {
+		t.Fatalf("%d plan comments", len(plans))
+	}
+	calls, _ := os.ReadFile(filepath.Join(g.fake_dir(), "agent-calls"))
+	r = g.run("issue_comment", ev)
+	if r.code != 0 || r.outputs["status"] != "planned" {
+		t.Fatalf("redelivery: %d %v\n%s", r.code, r.outputs, r.err)
+	}
+	if plans := g.commentsWith(m, "<!-- planex:plan "); len(plans) != 1 {
+		t.Errorf("%d plan comments after the redelivery", len(plans))
+	}
+	if again, _ := os.ReadFile(filepath.Join(g.fake_dir(), "agent-calls")); string(again) != string(calls) {
+		t.Errorf("the redelivery planned again: agent calls %q", strings.TrimPrefix(string(again), string(calls)))
+	}
+}
+
+// TestActionRerunDispatchDoesNotPlanAgain: a workflow_dispatch run with a
+// requirement, re-run (same run id), finds the issue it opened and its
+// plan instead of opening and planning another.
+func TestActionRerunDispatchDoesNotPlanAgain(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	ev := g.eventFrom("event.workflow_dispatch.json", func(p map[string]any) {
+		p["inputs"] = map[string]any{"requirement": "Add a health check"}
+		p["sender"].(map[string]any)["login"] = "maintainer"
+	})
+	// The first attempt loses the answer to its issue; the create is not
+	// repeated.
+	g.fake.InjectFault("POST /repos/{owner}/{repo}/issues", 1, ghfake.LostResponse(502))
+	first := g.run("workflow_dispatch", ev, "GITHUB_RUN_ID=77", "GITHUB_RUN_ATTEMPT=1")
+	if first.code != 0 || first.outputs["status"] != "planned" {
+		t.Fatalf("dispatch: %d %v\n%s", first.code, first.outputs, first.err)
+	}
+	again := g.run("workflow_dispatch", ev, "GITHUB_RUN_ID=77", "GITHUB_RUN_ATTEMPT=2")
+	if again.code != 0 || again.outputs["plan-id"] != first.outputs["plan-id"] || again.outputs["session-id"] != first.outputs["session-id"] {
+		t.Fatalf("re-run: %d %v, first %v\n%s", again.code, again.outputs, first.outputs, again.err)
+	}
+	issues := 0
+	for n := 1; ; n++ {
+		is, ok := g.fake.Issue(ghRepo, n)
+		if !ok {
+			break
+		}
+		if strings.HasPrefix(is.Title, "planex: ") {
+			issues++
+			if plans := g.commentsWith(n, "<!-- planex:plan "); len(plans) != 1 {
+				t.Errorf("#%d has %d plan comments", n, len(plans))
+			}
+		}
+	}
+	if issues != 1 {
+		t.Errorf("%d issues opened for one dispatch", issues)
+	}
+}
