@@ -73,10 +73,23 @@ func TestHeartbeatKeepsTheStateFreshAndStopsOnTakeover(t *testing.T) {
 	// Another run takes the plan over: the state ref moves under it.
 	other := filepath.Join(t.TempDir(), "other")
 	git(t, src, "clone", "-q", origin, other)
-	git(t, other, "fetch", "-q", "origin", "+"+stateRef(1)+":"+stateRef(1))
-	tree := git(t, other, "rev-parse", stateRef(1)+"^{tree}")
-	taken := git(t, other, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit-tree", tree, "-p", stateRef(1), "-m", "taken over by run 43")
-	git(t, other, "push", "-q", "--force", "origin", taken+":"+stateRef(1))
+	// The heartbeat keeps pushing meanwhile, so the takeover's push may lose
+	// a race for the ref's lock now and then: try again, as a real run would.
+	var taken string
+	for attempt := 0; ; attempt++ {
+		git(t, other, "fetch", "-q", "origin", "+"+stateRef(1)+":"+stateRef(1))
+		tree := git(t, other, "rev-parse", stateRef(1)+"^{tree}")
+		taken = git(t, other, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit-tree", tree, "-p", stateRef(1), "-m", "taken over by run 43")
+		push := exec.Command("git", "push", "-q", "--force", "origin", taken+":"+stateRef(1))
+		push.Dir = other
+		out, err := push.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if attempt == 50 {
+			t.Fatalf("the takeover could not push: %v\n%s", err, out)
+		}
+	}
 	select {
 	case <-runCtx.Done():
 	case <-time.After(30 * time.Second):
