@@ -79,9 +79,17 @@ func (o Outcome) Files() []string { return gitrepo.Paths(o.Changes) }
 // an Outcome with the reason, so it is always reported.
 func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	out := Outcome{ID: j.Task.ID, Status: plan.StatusFailed}
+	// What the agent's tooling reported (permission denials, refusals)
+	// explains a failure planex finds afterwards, so it goes with it.
+	var problems []string
 	fail := func(format string, args ...any) Outcome {
 		out.Status = plan.StatusFailed
-		out.Error = plan.Truncate(fmt.Sprintf(format, args...), 1000)
+		msg := fmt.Sprintf(format, args...)
+		if len(problems) > 0 {
+			msg += " (the agent reported: " + strings.Join(problems, "; ") + ")"
+		}
+		// Directive output (a test runner's colours) is text from outside.
+		out.Error = plan.Truncate(agent.CleanText(msg), 1000)
 		out.Changes = nil
 		return out
 	}
@@ -103,6 +111,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 		Scope: j.Task.Scope, Timeout: j.Timeout,
 	}, j.Board, r.log())
 	out.Usage = res.Usage
+	problems = res.Problems
 	if err != nil {
 		return fail("%v", err)
 	}
