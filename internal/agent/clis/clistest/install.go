@@ -78,7 +78,8 @@ func Ensure(ctx context.Context, exe, spec string) (string, error) {
 	}
 	dir := filepath.Join(cache, strings.ReplaceAll(spec, "/", "+"))
 	bin := filepath.Join(dir, "node_modules", ".bin")
-	if installed(bin, exe) {
+	// Only complete, working installations are moved into place.
+	if _, err := os.Stat(filepath.Join(bin, exe)); err == nil {
 		return bin, nil
 	}
 	npm, err := exec.LookPath("npm")
@@ -109,7 +110,7 @@ func Ensure(ctx context.Context, exe, spec string) (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("npm install %s: %v: %s", spec, err, lastLines(out, 10))
 	}
-	if !installed(filepath.Join(tmp, "node_modules", ".bin"), exe) {
+	if !works(filepath.Join(tmp, "node_modules", ".bin"), exe) {
 		return "", fmt.Errorf("npm install %s left no working %s executable", spec, exe)
 	}
 	// Everything inside must be readable by the contained CLI, which may
@@ -117,14 +118,14 @@ func Ensure(ctx context.Context, exe, spec string) (string, error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return "", err
 	}
-	if err := os.Rename(tmp, dir); err != nil && !installed(bin, exe) {
+	if err := os.Rename(tmp, dir); err != nil && !works(bin, exe) {
 		return "", fmt.Errorf("moving the %s installation into place: %w", exe, err)
 	}
 	return bin, nil
 }
 
-// installed reports whether bin holds the CLI and it starts.
-func installed(bin, name string) bool {
+// works reports whether bin holds the CLI and it starts.
+func works(bin, name string) bool {
 	exe := filepath.Join(bin, name)
 	if _, err := os.Stat(exe); err != nil {
 		return false
