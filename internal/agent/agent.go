@@ -68,6 +68,12 @@ func (u Usage) Add(o Usage) Usage {
 type Result struct {
 	Raw   json.RawMessage
 	Usage Usage
+	// Problems are what the agent's own tooling reported during a step
+	// that otherwise succeeded: tool calls it refused or was denied
+	// permission for, errors it recovered from. They explain a task that
+	// then fails planex's checks (no changes, tests), so they belong in
+	// its error.
+	Problems []string
 }
 
 // Agent runs steps. Implementations must honour ctx cancellation and

@@ -82,9 +82,18 @@ func (o Outcome) Files() []string { return gitrepo.Paths(o.Changes) }
 func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	out := Outcome{ID: j.Task.ID, Status: plan.StatusFailed}
 	secrets := r.Contain.Secrets()
+	// What the agent's tooling reported (permission denials, refusals)
+	// explains a failure planex finds afterwards, so it goes with it.
+	var problems []string
 	fail := func(format string, args ...any) Outcome {
 		out.Status = plan.StatusFailed
-		out.Error = plan.Truncate(agent.Redact(fmt.Sprintf(format, args...), secrets), 1000)
+		msg := fmt.Sprintf(format, args...)
+		if len(problems) > 0 {
+			msg += " (the agent reported: " + strings.Join(problems, "; ") + ")"
+		}
+		// Directive output (a test runner's colours) is text from outside;
+		// a secret an agent got hold of is never stored.
+		out.Error = plan.Truncate(agent.Redact(agent.CleanText(msg), secrets), 1000)
 		out.Changes = nil
 		return out
 	}
@@ -106,6 +115,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 		Scope: j.Task.Scope, Timeout: j.Timeout,
 	}, j.Board, r.log())
 	out.Usage = res.Usage
+	problems = res.Problems
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -13,12 +13,13 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
+	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/agent/tools"
 )
 
 // DefaultModel is used when the caller names none.
-const DefaultModel = "claude-sonnet-4-5"
+const DefaultModel = agent.DefaultAnthropicModel
 
 // Config selects the endpoint and credentials.
 type Config struct {

@@ -25,9 +25,14 @@ func knownPrices() []struct {
 		prefix string
 		price  Price
 	}{
-		// Anthropic
+		// Anthropic (the newer rows as Claude Code 2.1.330 prices them)
+		{"claude-opus-5-5", Price{4, 20}},
+		{"claude-opus-5", Price{5, 25}},
+		{"claude-opus-4-8", Price{5, 25}},
+		{"claude-opus-4-7", Price{5, 25}},
 		{"claude-opus-4-5", Price{5, 25}},
 		{"claude-opus-4-6", Price{5, 25}},
+		{"claude-sonnet-5", Price{2, 10}},
 		{"claude-opus-4", Price{15, 75}},
 		{"claude-sonnet-4", Price{3, 15}},
 		{"claude-3-7-sonnet", Price{3, 15}},

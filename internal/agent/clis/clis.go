@@ -1,58 +1,73 @@
 // Package clis drives the coding-agent CLIs people already use (Claude
-// Code, Codex, Gemini CLI) as planex agents. Each is run through the
-// command agent's contract (sh -c in the step directory, prompt on stdin,
-// secrets scrubbed, result as the last JSON object on stdout); this
-// package only knows each CLI's non-interactive flags.
+// Code, Codex, Gemini CLI) as planex agents. Each runs through the command
+// agent (sh -c in the step directory, prompt on stdin, secrets scrubbed,
+// contained by planex's sandbox); this package knows each CLI's
+// non-interactive flags, the configuration it needs to reach a chosen
+// endpoint, and how to read its JSON output: the final answer (which ends
+// with the step's JSON result), the tokens and cost, and the refusals,
+// permission denials and errors it reports.
 //
-// Flags were checked against the vendors' documentation:
-//   - Claude Code: -p/--print runs one prompt without the UI and reads it
-//     from stdin when no argument is given; --output-format text prints
-//     only the final answer; --permission-mode, --allowedTools and
-//     --disallowedTools decide which tools run without asking (in print
-//     mode anything that would need a prompt is denied); --max-turns and
-//     --model are optional.
-//   - Codex: `codex exec` is the non-interactive mode; progress goes to
-//     stderr and only the final agent message to stdout; a prompt of "-"
-//     is read from stdin; --sandbox read-only|workspace-write bounds what
-//     it may change; --skip-git-repo-check lets it run in a worktree it
-//     does not recognise as trusted.
-//   - Gemini CLI: -p/--prompt runs headless and appends piped stdin to
-//     the prompt; --output-format text prints the answer only;
-//     --approval-mode default|auto_edit|yolo decides which tools run
-//     unattended (in headless default mode, tools that need approval
-//     are not available).
-//
-// The JSON wrappers the CLIs can print (--output-format json) put the
-// model's answer inside a string field, which the command contract's
-// "last JSON object on stdout" would not unwrap, so plain text output is
-// used and the prompt asks the model to end with the bare JSON result.
-// Token usage is therefore not reported by these agents.
+// Versions, flags and output formats were checked against the CLIs
+// themselves, run against scripted model servers (see Tested and the
+// tests); docs/agents.md says how to move to newer versions.
 package clis
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"os/exec"
-	"strconv"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/agent/command"
 )
 
 // Names lists the supported CLIs.
 func Names() []string { return []string{"claude", "codex", "gemini"} }
 
+// Package is a CLI's npm package and the exact version planex is tested
+// with.
+type Package struct{ Name, Version string }
+
+// Spec is what npm installs: name@version.
+func (p Package) Spec() string { return p.Name + "@" + p.Version }
+
+// Tested returns the npm package and tested version of a CLI.
+func Tested(name string) (Package, bool) {
+	switch name {
+	case "claude":
+		return Package{"@anthropic-ai/claude-code", "2.1.330"}, true
+	case "codex":
+		return Package{"@openai/codex", "0.169.0"}, true
+	case "gemini":
+		return Package{"@google/gemini-cli", "0.61.0"}, true
+	}
+	return Package{}, false
+}
+
 // Config selects a CLI and how it runs.
 type Config struct {
 	// Name is claude, codex or gemini.
-	Name  string
+	Name string
+	// Model is passed to the CLI; empty means agent.DefaultModel(Name).
 	Model string
+	// BaseURL points the CLI at another endpoint (a gateway or a local
+	// server speaking the CLI's wire format).
+	BaseURL string
 	// MaxTurns is passed to CLIs that support a turn limit (claude).
 	MaxTurns int
+	// Price overrides the price table for the cost of a step; without it
+	// Claude Code's own cost is used, and the others' tokens are priced
+	// by model from the built-in table.
+	Price *builtin.Price
 	// Contain holds the CLI's processes; the credential variables the CLI
 	// itself needs are let through in addition to Contain.AllowEnv.
 	Contain  agent.Containment
@@ -61,81 +76,58 @@ type Config struct {
 	Env []string
 	// LookPath finds the binary; nil means exec.LookPath.
 	LookPath func(string) (string, error)
+	// Logger receives warnings (a model without a known price); nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// setup is what a CLI's configuration is made from for one step.
+type setup struct {
+	phase   agent.Phase
+	model   string
+	baseURL string
+	// home is a private, empty folder in the step's own folder for the
+	// configuration planex writes for the CLI.
+	home string
+	// keyVar is the credential variable that is set, if any.
+	keyVar string
+}
+
+// report is what a CLI's JSON output says about a step.
+type report struct {
+	// text is the model's final answer.
+	text string
+	// tokens per model; reportedCost is the CLI's own cost when it
+	// reports one (costKnown).
+	tokens       map[string]agent.Usage
+	reportedCost float64
+	costKnown    bool
+	// problems are denials, refusals and errors the CLI recovered from;
+	// failure, when set, says why the step failed.
+	problems []string
+	failure  string
 }
 
 type cli struct {
-	binary  string
-	install string
+	binary string
 	// credentials are the variables the CLI authenticates with; they are
 	// let through the secret filter because the CLI cannot work without.
 	credentials []string
-	args        func(phase agent.Phase, model string, maxTurns int) []string
+	args        func(s setup, maxTurns int) []string
+	// configure writes the CLI's configuration into s.home and returns
+	// the variables that point the CLI at it.
+	configure func(s setup) ([]string, error)
+	decode    func(stdout []byte) (report, error)
 }
 
 func lookup(name string) (cli, bool) {
 	switch name {
 	case "claude":
-		return cli{
-			binary:      "claude",
-			install:     "npm install -g @anthropic-ai/claude-code",
-			credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
-			args: func(p agent.Phase, model string, maxTurns int) []string {
-				a := []string{"-p", "--output-format", "text"}
-				if p.ReadOnly() {
-					a = append(a, "--permission-mode", "default",
-						"--allowedTools", "Read,Grep,Glob,LS",
-						"--disallowedTools", "Edit,MultiEdit,Write,NotebookEdit,Bash")
-				} else {
-					a = append(a, "--permission-mode", "acceptEdits",
-						"--allowedTools", "Read,Grep,Glob,LS,Edit,MultiEdit,Write,Bash")
-				}
-				if model != "" {
-					a = append(a, "--model", model)
-				}
-				if maxTurns > 0 {
-					a = append(a, "--max-turns", strconv.Itoa(maxTurns))
-				}
-				return a
-			},
-		}, true
+		return claudeCLI(), true
 	case "codex":
-		return cli{
-			binary:      "codex",
-			install:     "npm install -g @openai/codex",
-			credentials: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
-			args: func(p agent.Phase, model string, _ int) []string {
-				sandbox := "read-only"
-				if !p.ReadOnly() {
-					sandbox = "workspace-write"
-				}
-				// The commands Codex runs inherit only the basic variables,
-				// never its API key.
-				a := []string{"exec", "--sandbox", sandbox, "--skip-git-repo-check", "--color", "never",
-					"-c", `shell_environment_policy.inherit="core"`}
-				if model != "" {
-					a = append(a, "--model", model)
-				}
-				return append(a, "-")
-			},
-		}, true
+		return codexCLI(), true
 	case "gemini":
-		return cli{
-			binary:      "gemini",
-			install:     "npm install -g @google/gemini-cli",
-			credentials: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
-			args: func(p agent.Phase, model string, _ int) []string {
-				mode := "default"
-				if !p.ReadOnly() {
-					// Execute runs in its own worktree and needs the shell for tests.
-					mode = "yolo"
-				}
-				a := []string{"--prompt", "Carry out the instructions given on standard input.", "--output-format", "text", "--approval-mode", mode}
-				if model != "" {
-					a = append(a, "--model", model)
-				}
-				return a
-			},
-		}, true
+		return geminiCLI(), true
 	}
 	return cli{}, false
 }
@@ -153,25 +145,52 @@ func New(cfg Config) (*Agent, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown agent CLI %q (known: %s)", cfg.Name, strings.Join(Names(), ", "))
 	}
+	if cfg.Model == "" {
+		cfg.Model = agent.DefaultModel(cfg.Name)
+	}
 	look := cfg.LookPath
 	if look == nil {
 		look = exec.LookPath
 	}
 	path, err := look(c.binary)
 	if err != nil {
-		return nil, fmt.Errorf("the %s CLI was not found on PATH: install it with `%s`, pass --agent-cmd with its full path, "+
-			"or pick a built-in agent (--agent anthropic or --agent openai, which need only an API key)", c.binary, c.install)
+		pkg, _ := Tested(cfg.Name)
+		return nil, fmt.Errorf("the %s CLI was not found on PATH: install it with `npm install -g %s` (the version planex is tested with), "+
+			"or pick a built-in agent (--agent anthropic or --agent openai, which need only an API key)", c.binary, pkg.Spec())
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
 	}
 	return &Agent{cfg: cfg, cli: c, path: path}, nil
 }
 
-// CommandLine is the shell command run for a phase.
-func (a *Agent) CommandLine(phase agent.Phase) string {
+// CommandLine is the shell command run for a phase, with the CLI's own
+// configuration in home.
+func (a *Agent) CommandLine(phase agent.Phase, home string) string {
 	parts := []string{shellQuote(a.path)}
-	for _, arg := range a.cli.args(phase, a.cfg.Model, a.cfg.MaxTurns) {
+	for _, arg := range a.cli.args(a.setup(phase, home), a.cfg.MaxTurns) {
 		parts = append(parts, shellQuote(arg))
 	}
 	return strings.Join(parts, " ")
+}
+
+func (a *Agent) env() []string {
+	if a.cfg.Env == nil {
+		return os.Environ()
+	}
+	return a.cfg.Env
+}
+
+func (a *Agent) setup(phase agent.Phase, home string) setup {
+	s := setup{phase: phase, model: a.cfg.Model, baseURL: a.cfg.BaseURL, home: home}
+	env := a.env()
+	for _, name := range a.cli.credentials {
+		if lookupEnv(env, name) != "" {
+			s.keyVar = name
+			break
+		}
+	}
+	return s
 }
 
 // Run executes one step through the command agent.
@@ -180,20 +199,84 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	if err != nil {
 		return agent.Result{}, err
 	}
+	if step.TempDir == "" {
+		var cleanup func()
+		if step, cleanup, err = agent.PrepareStep(step); err != nil {
+			return agent.Result{}, err
+		}
+		defer cleanup()
+	}
+	home, err := os.MkdirTemp(step.TempDir, "cli-")
+	if err != nil {
+		return agent.Result{}, fmt.Errorf("%s agent: creating its configuration folder: %w", a.cli.binary, err)
+	}
+	s := a.setup(step.Phase, home)
+	extra, err := a.cli.configure(s)
+	if err != nil {
+		return agent.Result{}, fmt.Errorf("%s agent: writing its configuration: %w", a.cli.binary, err)
+	}
 	step.Prompt = step.Prompt + resultInstructions(step.Phase, schema)
 	contain := a.cfg.Contain
 	contain.AllowEnv = append(append([]string(nil), a.cli.credentials...), contain.AllowEnv...)
 	ca := command.New(command.Config{
-		Command:  a.CommandLine(step.Phase),
+		Command:  a.CommandLine(step.Phase, home),
 		Contain:  contain,
 		Timeouts: a.cfg.Timeouts,
 		Env:      a.cfg.Env,
+		ExtraEnv: extra,
+		// The CLI's own files (a Node program and its packages) may live
+		// under a home directory the sandbox hides.
+		Readable: installDirs(a.path, a.env()),
+		Decode:   a.decode,
 	})
 	res, err := ca.Run(ctx, step)
 	if err != nil {
 		return res, fmt.Errorf("%s agent: %w", a.cli.binary, err)
 	}
 	return res, nil
+}
+
+// decode reads the CLI's JSON output into what the command agent needs.
+func (a *Agent) decode(stdout []byte) (command.Output, error) {
+	r, err := a.cli.decode(stdout)
+	if err != nil {
+		return command.Output{}, err
+	}
+	// The command agent adds the problems to any error.
+	out := command.Output{Text: []byte(r.text), Problems: r.problems, Usage: a.usage(r)}
+	if r.failure != "" {
+		return out, errors.New(r.failure)
+	}
+	return out, nil
+}
+
+// usage totals a report's tokens and prices them: the user's price when
+// given, else the CLI's own cost, else the price table by model.
+func (a *Agent) usage(r report) agent.Usage {
+	var u agent.Usage
+	for model, t := range r.tokens {
+		if model == "" {
+			model = a.cfg.Model
+		}
+		u.InputTokens += t.InputTokens
+		u.OutputTokens += t.OutputTokens
+		switch {
+		case a.cfg.Price != nil || r.costKnown:
+		default:
+			p, ok := builtin.LookupPrice(model)
+			if !ok && (t.InputTokens > 0 || t.OutputTokens > 0) && a.cfg.Logger != nil {
+				a.cfg.Logger.Warn("no price known for model; its cost is recorded as 0 (set --price-in/--price-out)", "agent", a.cfg.Name, "model", model)
+			}
+			u.CostUSD += p.Cost(builtin.TokenUsage{InputTokens: t.InputTokens, OutputTokens: t.OutputTokens})
+		}
+	}
+	switch {
+	case a.cfg.Price != nil:
+		u.CostUSD = a.cfg.Price.Cost(builtin.TokenUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
+	case r.costKnown:
+		u.CostUSD = r.reportedCost
+	}
+	return u
 }
 
 func resultInstructions(p agent.Phase, schema []byte) string {
@@ -204,6 +287,96 @@ func resultInstructions(p agent.Phase, schema []byte) string {
 	}
 	return fmt.Sprintf("\n\n---\nWhen you are finished, end your final message with the %s result as one JSON object "+
 		"that matches this JSON Schema, and nothing after it:\n%s\n", p, compact.String())
+}
+
+// installDirs are the directories a contained CLI must read to start:
+// the node_modules folder its package lives in (npm links the binary
+// there) and the installation of the node that runs it. A directory that
+// is or holds a home directory is never among them: the sandbox hides
+// homes, and only the CLI's own files are let through.
+func installDirs(path string, env []string) []string {
+	var dirs []string
+	add := func(d string) {
+		if d == "" || d == "/" || holdsHome(d, env) {
+			return
+		}
+		dirs = append(dirs, d)
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		real = path
+	}
+	sep := string(filepath.Separator)
+	if i := strings.LastIndex(real, sep+"node_modules"+sep); i >= 0 {
+		add(real[:i+len(sep+"node_modules")])
+	} else {
+		add(filepath.Dir(real))
+	}
+	if path != real {
+		add(filepath.Dir(path))
+	}
+	if node, err := exec.LookPath("node"); err == nil {
+		if rn, err := filepath.EvalSymlinks(node); err == nil {
+			add(filepath.Dir(filepath.Dir(rn)))
+		}
+	}
+	return dirs
+}
+
+// holdsHome reports whether dir is a home directory or contains one.
+func holdsHome(dir string, env []string) bool {
+	homes := []string{lookupEnv(env, "HOME")}
+	if h, err := os.UserHomeDir(); err == nil {
+		homes = append(homes, h)
+	}
+	for _, h := range homes {
+		if h == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(dir, h); err == nil && !strings.HasPrefix(rel, "..") {
+			return true
+		}
+	}
+	return false
+}
+
+// writeFile writes a configuration file only its owner can read.
+func writeFile(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o600)
+}
+
+// jsonDocument finds the JSON document a CLI prints on stdout, after any
+// log lines: the whole output, or the last line starting an object
+// through to the end.
+func jsonDocument(stdout []byte) ([]byte, bool) {
+	out := bytes.TrimSpace(stdout)
+	if json.Valid(out) {
+		return out, true
+	}
+	for i := bytes.LastIndex(out, []byte("\n{")); i >= 0; i = bytes.LastIndex(out[:i], []byte("\n{")) {
+		if cand := out[i+1:]; json.Valid(cand) {
+			return cand, true
+		}
+	}
+	return nil, false
+}
+
+func lookupEnv(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// tomlString quotes s as a TOML basic string (JSON's escapes are TOML's).
+func tomlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // shellQuote quotes s for sh unless it is made only of safe characters.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +42,24 @@ type Config struct {
 	Env []string
 	// ExtraEnv is added after scrubbing (e.g. a named CLI's own settings).
 	ExtraEnv []string
+	// Readable lists more paths the program may read inside the sandbox
+	// (a named CLI's installation when it lives under a hidden home).
+	Readable []string
+	// Decode, when set, reads the program's own output format instead of
+	// the contract's (a named CLI's JSON output). It gets stdout once the
+	// program ended, whether or not it failed, and returns the text the
+	// result is taken from (its last JSON object), the usage and problems
+	// the output reports, and an error when the output says the step
+	// failed. The result file, when the program wrote one, still wins.
+	Decode func(stdout []byte) (Output, error)
+}
+
+// Output is what Config.Decode read from a program's output.
+type Output struct {
+	// Text holds the result as the last JSON object in it.
+	Text     []byte
+	Usage    agent.Usage
+	Problems []string
 }
 
 // Agent runs Config.Command for each step.
@@ -88,7 +107,8 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	if step.Phase == agent.PhaseExecute || step.Phase == agent.PhaseReview {
 		writable = append(writable, step.Dir)
 	}
-	cleanup, err := a.cfg.Contain.Prepare(cmd, a.cfg.Env, writable, []string{step.Dir})
+	readable := append([]string{step.Dir}, a.cfg.Readable...)
+	cleanup, err := a.cfg.Contain.Prepare(cmd, a.cfg.Env, writable, readable)
 	if err != nil {
 		return agent.Result{}, err
 	}
@@ -101,33 +121,99 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		"PLANEX_SCHEMA_FILE="+io.schema,
 		"PLANEX_SCOPE="+step.Scope,
 	)
-	if err := proc.Run(ctx, cmd); err != nil {
-		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			return agent.Result{}, fmt.Errorf("agent timed out after %s%s", timeout, stderrTail(&stderr))
-		case errors.Is(err, context.Canceled):
-			return agent.Result{}, fmt.Errorf("agent interrupted: %w", err)
+	runErr := proc.Run(ctx, cmd)
+	var out Output
+	var decodeErr error
+	if a.cfg.Decode != nil {
+		out, decodeErr = a.cfg.Decode(stdout.Bytes())
+		out.Problems = cleanAll(out.Problems)
+	}
+	// Whatever happens next, the tokens the program reported were spent.
+	failed := agent.Result{Usage: out.Usage}
+	if runErr != nil {
+		detail := stderrTail(&stderr)
+		if decodeErr != nil {
+			if detail != "" {
+				detail = "; stderr" + detail
+			}
+			detail = ": " + agent.CleanText(decodeErr.Error()) + detail
 		}
-		return agent.Result{}, fmt.Errorf("agent command failed (%v)%s", err, stderrTail(&stderr))
+		switch {
+		case errors.Is(runErr, context.DeadlineExceeded):
+			return failed, fmt.Errorf("agent timed out after %s%s", timeout, detail)
+		case errors.Is(runErr, context.Canceled):
+			return failed, fmt.Errorf("agent interrupted: %w", runErr)
+		}
+		return failed, fmt.Errorf("agent command failed (%v)%s", runErr, withProblems(detail, out.Problems))
+	}
+	if decodeErr != nil {
+		msg := agent.CleanText(decodeErr.Error())
+		if len(out.Problems) > 0 {
+			msg += "; " + strings.Join(out.Problems, "; ")
+		}
+		return failed, errors.New(msg)
 	}
 
 	raw, err := os.ReadFile(io.result)
 	if err != nil && !os.IsNotExist(err) {
-		return agent.Result{}, fmt.Errorf("reading agent result file: %w", err)
+		return failed, fmt.Errorf("reading agent result file: %w", err)
 	}
 	raw = bytes.TrimSpace(raw)
 	from := "result file"
 	if len(raw) == 0 {
-		raw = LastJSONObject(stdout.Bytes())
 		from = "stdout"
-		if raw == nil {
-			return agent.Result{}, fmt.Errorf("agent wrote no result: %s is empty and stdout holds no JSON object%s", "PLANEX_RESULT_FILE", stderrTail(&stderr))
+		if a.cfg.Decode != nil {
+			raw = LastJSONObject(out.Text)
+			if raw == nil {
+				return failed, fmt.Errorf("agent wrote no result: its answer holds no JSON object%s",
+					withProblems(textTail(out.Text), out.Problems))
+			}
+		} else if raw = LastJSONObject(stdout.Bytes()); raw == nil {
+			return failed, fmt.Errorf("agent wrote no result: %s is empty and stdout holds no JSON object%s", "PLANEX_RESULT_FILE", stderrTail(&stderr))
 		}
 	}
+	raw = agent.CleanJSON(raw)
 	if err := agent.Validate(step.Phase, raw); err != nil {
-		return agent.Result{}, fmt.Errorf("invalid agent result (from %s): %w", from, err)
+		return failed, fmt.Errorf("invalid agent result (from %s): %w", from, err)
 	}
-	return agent.Result{Raw: raw, Usage: usageFrom(raw)}, nil
+	usage := usageFrom(raw)
+	if a.cfg.Decode != nil {
+		usage = out.Usage
+	}
+	return agent.Result{Raw: raw, Usage: usage, Problems: out.Problems}, nil
+}
+
+// withProblems adds the problems a program reported to an error detail.
+func withProblems(detail string, problems []string) string {
+	if len(problems) == 0 {
+		return detail
+	}
+	if detail == "" {
+		return ": " + strings.Join(problems, "; ")
+	}
+	return detail + "; " + strings.Join(problems, "; ")
+}
+
+func cleanAll(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if s = strings.TrimSpace(agent.CleanText(s)); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// textTail quotes the end of a program's answer for an error message.
+func textTail(b []byte) string {
+	s := strings.TrimSpace(agent.CleanText(string(b)))
+	if s == "" {
+		return " (its answer was empty)"
+	}
+	if r := []rune(s); len(r) > 500 {
+		s = "…" + string(r[len(r)-500:])
+	}
+	return ": " + strconv.Quote(s)
 }
 
 type stepFiles struct {
@@ -163,7 +249,7 @@ func prepareFiles(step agent.Step) (stepFiles, error) {
 }
 
 func stderrTail(b *bytes.Buffer) string {
-	s := strings.TrimSpace(b.String())
+	s := strings.TrimSpace(agent.CleanText(b.String()))
 	if s == "" {
 		return ""
 	}

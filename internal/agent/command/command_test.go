@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,5 +132,62 @@ func TestNoCommand(t *testing.T) {
 	_, err := New(Config{}).Run(context.Background(), step(t, agent.PhaseAnalyze, ""))
 	if err == nil || !strings.Contains(err.Error(), "--agent-cmd") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestTerminalCodesNeverStored: a program's colours and control
+// characters are removed from the result's strings and from errors.
+func TestTerminalCodesNeverStored(t *testing.T) {
+	a := New(Config{Command: `printf '{"id":"T3","status":"completed","findings":"\\u001b[31mred\\u001b[0m\\u0007 done","tests_passed":true}\n'`})
+	res, err := a.Run(context.Background(), step(t, agent.PhaseExecute, "T3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var er agent.ExecuteResult
+	if err := agent.Decode(agent.PhaseExecute, res.Raw, &er); err != nil || er.Findings != "red done" {
+		t.Errorf("findings %q (%v)", er.Findings, err)
+	}
+	a = New(Config{Command: `printf '\033[1;31mfatal:\033[0m \033]0;title\007broken\r\n' >&2; exit 2`})
+	_, err = a.Run(context.Background(), step(t, agent.PhaseExecute, "T3"))
+	if err == nil || !strings.HasSuffix(err.Error(), "fatal: broken") {
+		t.Errorf("error %q", err)
+	}
+}
+
+// TestDecode: a program with its own output format (a named CLI) is read
+// through Config.Decode: the result comes from its text, its usage and
+// problems are reported, and a failure it reports keeps the usage.
+func TestDecode(t *testing.T) {
+	decode := func(stdout []byte) (Output, error) {
+		s := string(stdout)
+		out := Output{Usage: agent.Usage{InputTokens: 10, OutputTokens: 2, CostUSD: 0.5}, Problems: []string{"permission denied: \x1b[1mWrite\x1b[0m(x)"}}
+		if text, ok := strings.CutPrefix(s, "ANSWER "); ok {
+			out.Text = []byte(text)
+			return out, nil
+		}
+		return out, errors.New("the CLI said: " + strings.TrimSpace(s))
+	}
+	run := func(cmd string) (agent.Result, error) {
+		return New(Config{Command: cmd, Decode: decode}).Run(context.Background(), step(t, agent.PhaseExecute, "T3"))
+	}
+	res, err := run(`echo 'ANSWER done {"id":"T3","status":"completed","findings":"ok","tests_passed":true}'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Usage.InputTokens != 10 || res.Usage.CostUSD != 0.5 || len(res.Problems) != 1 || res.Problems[0] != "permission denied: Write(x)" {
+		t.Errorf("result %+v", res)
+	}
+	// A failure the output reports, with the program exiting non-zero.
+	res, err = run(`echo 'quota exceeded'; echo 'some log' >&2; exit 1`)
+	if err == nil || !strings.Contains(err.Error(), "the CLI said: quota exceeded; stderr: some log; permission denied: Write(x)") || res.Usage.InputTokens != 10 {
+		t.Errorf("failed run: %v, usage %+v", err, res.Usage)
+	}
+	// A failure the output reports although the program exited 0.
+	if res, err = run(`echo 'quota exceeded'`); err == nil || err.Error() != "the CLI said: quota exceeded; permission denied: Write(x)" || res.Usage.OutputTokens != 2 {
+		t.Errorf("reported failure: %v, usage %+v", err, res.Usage)
+	}
+	// An answer without a result quotes the answer.
+	if res, err = run(`echo 'ANSWER I will not.'`); err == nil || !strings.Contains(err.Error(), `its answer holds no JSON object: "I will not."`) || res.Usage.InputTokens != 10 {
+		t.Errorf("no result: %v, usage %+v", err, res.Usage)
 	}
 }

@@ -18,11 +18,12 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/builtin"
 )
 
 // DefaultModel is used when the caller names none.
-const DefaultModel = "gpt-5"
+const DefaultModel = agent.DefaultOpenAIModel
 
 // DefaultBaseURL is OpenAI's own endpoint.
 const DefaultBaseURL = "https://api.openai.com/v1/"

@@ -29,10 +29,11 @@ func Names() []string {
 // Options configure the selected agent. Fields that do not apply to it
 // are ignored.
 type Options struct {
-	// Model overrides the agent's default model.
+	// Model overrides the agent's default model (agent.DefaultModel).
 	Model string
-	// BaseURL points the built-in agents at another endpoint (a gateway,
-	// Azure OpenAI, OpenRouter, Gemini, vLLM, Ollama).
+	// BaseURL points the agent at another endpoint (a gateway, Azure
+	// OpenAI, OpenRouter, Gemini, vLLM, Ollama, or for a named CLI any
+	// server speaking that CLI's wire format).
 	BaseURL string
 	// APIKeyEnv names the variable holding the API key; the default is
 	// ANTHROPIC_API_KEY or OPENAI_API_KEY.
@@ -87,7 +88,12 @@ func New(name string, o Options) (agent.Agent, error) {
 		}
 		return builtin.New(p, builtinOptions("openai", p.Model(), o)), nil
 	case "claude", "codex", "gemini":
-		return clis.New(clis.Config{Name: name, Model: o.Model, MaxTurns: o.MaxTurns, Contain: o.Contain, Timeouts: o.Timeouts})
+		cfg := clis.Config{Name: name, Model: o.Model, BaseURL: o.BaseURL, MaxTurns: o.MaxTurns, Contain: o.Contain,
+			Timeouts: o.Timeouts, Logger: o.Logger}
+		if o.PricePerMTokIn > 0 || o.PricePerMTokOut > 0 {
+			cfg.Price = &builtin.Price{InPerMTok: o.PricePerMTokIn, OutPerMTok: o.PricePerMTokOut}
+		}
+		return clis.New(cfg)
 	case "command", "":
 		if strings.TrimSpace(o.Command) == "" {
 			return nil, errors.New("the command agent needs a command (--agent-cmd or PLANEX_AGENT_CMD)")

@@ -1,0 +1,405 @@
+package clis
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/agent/agenttest"
+	"github.com/planexhq/planex/internal/agent/builtin"
+	"github.com/planexhq/planex/internal/agent/clis/clistest"
+	"github.com/planexhq/planex/internal/sandbox"
+)
+
+// These tests run the real CLIs, at the versions Tested names, against the
+// scripted model servers of agenttest, contained by planex's sandbox
+// wherever this machine can make one.
+
+const testKey = "sk-planex-test-key"
+
+// realCLI is one CLI installed and pointed at a scripted server.
+type realCLI struct {
+	name  string
+	agent *Agent
+	srv   *agenttest.Server
+}
+
+func startReal(t *testing.T, name string, script agenttest.Script, model string) *realCLI {
+	t.Helper()
+	pkg, _ := Tested(name)
+	bin := clistest.Install(t, name, pkg.Spec())
+	srv := clistest.Server(t, name, agenttest.Usage{In: 1000, Out: 100}, script)
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Logf("running %s uncontained: %v", name, err)
+	}
+	env := append(os.Environ(),
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		clistest.KeyEnv(name)+"="+testKey,
+		"GITHUB_TOKEN=ghp_must_not_leak", "OTHER_API_KEY=other_must_not_leak")
+	cfg := Config{Name: name, Model: model, BaseURL: clistest.BaseURL(name, hs.URL), Env: env,
+		Contain: agent.Containment{Sandbox: box},
+		// The key is found on the test's PATH, not planex's.
+		LookPath: func(string) (string, error) { return filepath.Join(bin, name), nil }}
+	if name != "claude" {
+		// Codex and Gemini CLI report tokens only; price them.
+		cfg.Price = &builtin.Price{InPerMTok: 1, OutPerMTok: 2}
+	}
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &realCLI{name: name, agent: a, srv: srv}
+}
+
+func gitDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.email", "t@example.com"}, {"config", "user.name", "t"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# demo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func (r *realCLI) run(t *testing.T, step agent.Step) (agent.Result, error) {
+	t.Helper()
+	if step.Timeout == 0 {
+		step.Timeout = 3 * time.Minute
+	}
+	return r.agent.Run(context.Background(), step)
+}
+
+// shellTool is each CLI's own shell tool and its arguments, where the
+// scripted model can call one directly.
+func shellTool(name, command string) (agenttest.Action, bool) {
+	switch name {
+	case "claude":
+		return agenttest.Action{Tool: "Bash", Input: map[string]any{"command": command, "description": "list the environment"}}, true
+	case "gemini":
+		return agenttest.Action{Tool: "run_shell_command", Input: map[string]any{"command": command, "description": "list the environment"}}, true
+	}
+	return agenttest.Action{}, false
+}
+
+// TestRealCLIExecuteStep: each CLI writes a file with its own edit tool,
+// its answer becomes the validated result (terminal codes removed), its
+// tokens and cost are recorded, the default model and the base URL are
+// used, the model key is the only secret it holds, and the shell its
+// execute steps may use sees neither planex's secrets nor the user's home.
+func TestRealCLIExecuteStep(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			var envDump string
+			script := func(turn agenttest.Turn) agenttest.Action {
+				switch len(turn.Results) {
+				case 0:
+					return clistest.Write(name, turn, "a/hello.txt", "hello\n")
+				case 1:
+					if act, ok := shellTool(name, "env; echo HOME-IS=$HOME"); ok {
+						return act
+					}
+				case 2:
+					envDump = turn.Results[1]
+				}
+				return clistest.Answer(map[string]any{"id": "T1", "status": "completed", "findings": clistest.Colour("wrote a/hello.txt") + "\a",
+					"files_modified": []string{"a/hello.txt"}, "tests_passed": true})
+			}
+			r := startReal(t, name, script, "")
+			dir := gitDir(t)
+			res, err := r.run(t, agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1: greet\nwrite a/hello.txt",
+				Dir: dir, Scope: "a/**"})
+			if err != nil {
+				t.Fatalf("run: %v\nrequests: %v", err, r.srv.Requests())
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "a", "hello.txt")); err != nil || string(b) != "hello\n" {
+				t.Errorf("a/hello.txt = %q, %v", b, err)
+			}
+			var er agent.ExecuteResult
+			if err := agent.Decode(agent.PhaseExecute, res.Raw, &er); err != nil {
+				t.Fatal(err)
+			}
+			if er.Findings != "wrote a/hello.txt" {
+				t.Errorf("findings %q: terminal codes not removed", er.Findings)
+			}
+			turns := r.srv.Turns()
+			wantTurns := 3
+			if _, ok := shellTool(name, ""); !ok {
+				wantTurns = 2
+			}
+			if len(turns) != wantTurns {
+				t.Fatalf("%d model requests, want %d", len(turns), wantTurns)
+			}
+			if !strings.Contains(turns[1].Results[0], "hello.txt") {
+				t.Errorf("the write tool's result does not name the file: %q", turns[1].Results[0])
+			}
+			for i, turn := range turns {
+				if turn.Model != agent.DefaultModel(name) {
+					t.Errorf("request %d used model %q, want the default %q", i, turn.Model, agent.DefaultModel(name))
+				}
+			}
+			for _, k := range r.srv.Keys() {
+				if k != clistest.WantKey(name, testKey) {
+					t.Errorf("key sent %q", k)
+				}
+			}
+			wantUsage := agent.Usage{InputTokens: int64(1000 * wantTurns), OutputTokens: int64(100 * wantTurns)}
+			// Claude Code prices claude-sonnet-5-5 itself at $2/$10 per
+			// million; the others at the test's price, $1/$2.
+			if name == "claude" {
+				wantUsage.CostUSD = float64(wantTurns) * (1000*2 + 100*10) / 1e6
+			} else {
+				wantUsage.CostUSD = float64(wantTurns) * (1000*1 + 100*2) / 1e6
+			}
+			if res.Usage.InputTokens != wantUsage.InputTokens || res.Usage.OutputTokens != wantUsage.OutputTokens ||
+				res.Usage.CostUSD < wantUsage.CostUSD-1e-9 || res.Usage.CostUSD > wantUsage.CostUSD+1e-9 {
+				t.Errorf("usage %+v, want %+v", res.Usage, wantUsage)
+			}
+			if envDump != "" {
+				for _, leak := range []string{"ghp_must_not_leak", "other_must_not_leak"} {
+					if strings.Contains(envDump, leak) {
+						t.Errorf("the CLI's shell saw a secret %q", leak)
+					}
+				}
+				if home, err := os.UserHomeDir(); err == nil && r.agent.cfg.Contain.Sandbox != nil && strings.Contains(envDump, "HOME-IS="+home+"\n") {
+					t.Errorf("the contained shell runs in the user's home %s", home)
+				}
+				if !strings.Contains(envDump, "HOME-IS=") {
+					t.Errorf("the shell command did not run: %q", envDump)
+				}
+			}
+		})
+	}
+}
+
+// TestRealCLIReadOnlyStep: in a read-only step a CLI cannot change the
+// repository with its own edit tool (Claude Code is not offered it, Gemini
+// CLI's plan mode and Codex's read-only sandbox refuse it), and the step
+// still reports its result.
+func TestRealCLIReadOnlyStep(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			var toolResult string
+			script := func(turn agenttest.Turn) agenttest.Action {
+				if len(turn.Results) == 0 {
+					return clistest.Write(name, turn, "taken.txt", "taken over\n")
+				}
+				toolResult = turn.Results[0]
+				return clistest.Answer(map[string]any{"id": "E1", "status": "completed", "findings": "looked around"})
+			}
+			r := startReal(t, name, script, "")
+			dir := gitDir(t)
+			res, err := r.run(t, agent.Step{Phase: agent.PhaseExplore, ID: "E1", Prompt: "## Step: explore\nlook around", Dir: dir})
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "taken.txt")); !os.IsNotExist(err) {
+				t.Errorf("a read-only step wrote taken.txt (%v); tool result %q", err, toolResult)
+			}
+			if toolResult == "" {
+				t.Errorf("the refused write left no tool result")
+			}
+			for _, turn := range r.srv.Turns() {
+				for _, tool := range []string{"Write", "Edit", "Bash", "write_file", "replace", "run_shell_command"} {
+					if turn.Offers(tool) {
+						t.Errorf("read-only step offered %s: %v", tool, turn.Tools)
+					}
+				}
+			}
+			var er agent.ExploreResult
+			if err := agent.Decode(agent.PhaseExplore, res.Raw, &er); err != nil || er.Findings != "looked around" {
+				t.Errorf("result %s: %v", res.Raw, err)
+			}
+			t.Logf("%s refused the write with: %.300s; problems: %v", name, toolResult, res.Problems)
+		})
+	}
+}
+
+// TestRealCLIErrorsReachTheStep: an API error, a refusal and an answer
+// without a result end up in the step's error, without terminal codes,
+// and the tokens already spent are still reported.
+func TestRealCLIErrorsReachTheStep(t *testing.T) {
+	// How each CLI shows a refusal: Claude Code as a refusal, Gemini CLI
+	// as a blocked (safety) response, Codex not at all (no message).
+	refused := map[string]string{"claude": "the model refused", "codex": "without an answer", "gemini": "blocked due to safety"}
+	for _, name := range Names() {
+		t.Run(name+"/api-error", func(t *testing.T) {
+			script := func(turn agenttest.Turn) agenttest.Action {
+				// 400: an error no CLI retries.
+				return agenttest.Action{Status: 400, Text: "bad request \x1b[31mplanex-test-400\x1b[0m"}
+			}
+			r := startReal(t, name, script, "")
+			_, err := r.run(t, agent.Step{Phase: agent.PhasePlan, Prompt: "## Step: plan the work", Dir: gitDir(t)})
+			if err == nil || !strings.Contains(err.Error(), "planex-test-400") || strings.ContainsRune(err.Error(), 0x1b) {
+				t.Fatalf("error %v: want the API's message without terminal codes", err)
+			}
+			if !strings.HasPrefix(err.Error(), name+" agent:") {
+				t.Errorf("error does not name the agent: %v", err)
+			}
+		})
+		t.Run(name+"/refusal", func(t *testing.T) {
+			script := func(turn agenttest.Turn) agenttest.Action {
+				return agenttest.Action{Refuse: true, Text: "I will not do that."}
+			}
+			r := startReal(t, name, script, "")
+			res, err := r.run(t, agent.Step{Phase: agent.PhasePlan, Prompt: "## Step: plan the work", Dir: gitDir(t)})
+			if err == nil || !strings.Contains(err.Error(), refused[name]) {
+				t.Fatalf("error %v (result %s): want it to say %q", err, res.Raw, refused[name])
+			}
+			t.Logf("%v", err)
+			if res.Usage.InputTokens == 0 {
+				t.Errorf("the refused step's tokens were not reported: %+v", res.Usage)
+			}
+		})
+		t.Run(name+"/no-result", func(t *testing.T) {
+			script := func(turn agenttest.Turn) agenttest.Action {
+				return agenttest.Action{Text: "I won't plan this: \x1b[1mplanex-test-declined\x1b[0m."}
+			}
+			r := startReal(t, name, script, "")
+			res, err := r.run(t, agent.Step{Phase: agent.PhasePlan, Prompt: "## Step: plan the work", Dir: gitDir(t)})
+			if err == nil || !strings.Contains(err.Error(), "planex-test-declined") || strings.ContainsRune(err.Error(), 0x1b) {
+				t.Fatalf("error %v: want the model's answer, without terminal codes", err)
+			}
+			t.Logf("%v", err)
+			if res.Usage.InputTokens != 1000 || res.Usage.OutputTokens != 100 {
+				t.Errorf("usage %+v, want the one request's 1000/100 tokens", res.Usage)
+			}
+		})
+	}
+}
+
+// TestRealCLIConfigurationHoldsNoKey: the configuration planex writes for
+// Codex and Gemini CLI names the key variable but never holds the key.
+func TestRealCLIConfigurationHoldsNoKey(t *testing.T) {
+	for _, name := range []string{"codex", "gemini"} {
+		t.Run(name, func(t *testing.T) {
+			c, _ := lookup(name)
+			home := t.TempDir()
+			env, err := c.configure(setup{phase: agent.PhaseExecute, model: "m", baseURL: "http://127.0.0.1:9/x/", home: home, keyVar: c.credentials[0]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all strings.Builder
+			filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					b, _ := os.ReadFile(p)
+					all.Write(b)
+					if info, _ := d.Info(); info.Mode().Perm()&0o077 != 0 {
+						t.Errorf("%s is readable by others: %v", p, info.Mode())
+					}
+				}
+				return nil
+			})
+			if strings.Contains(all.String(), testKey) {
+				t.Errorf("configuration holds the key")
+			}
+			joined := strings.Join(env, " ")
+			switch name {
+			case "codex":
+				for _, want := range []string{`base_url = "http://127.0.0.1:9/x"`, `env_key = "OPENAI_API_KEY"`, `model = "m"`} {
+					if !strings.Contains(all.String(), want) {
+						t.Errorf("config.toml lacks %s:\n%s", want, all.String())
+					}
+				}
+				if !strings.Contains(joined, "CODEX_HOME="+home) {
+					t.Errorf("env %v", env)
+				}
+			case "gemini":
+				var settings struct {
+					Security struct {
+						Auth struct {
+							SelectedType string `json:"selectedType"`
+						} `json:"auth"`
+					} `json:"security"`
+				}
+				b, err := os.ReadFile(filepath.Join(home, "gemini", ".gemini", "settings.json"))
+				if err != nil || json.Unmarshal(b, &settings) != nil || settings.Security.Auth.SelectedType != "gemini-api-key" {
+					t.Errorf("settings.json %s: %v", b, err)
+				}
+				if !strings.Contains(joined, "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9/x") || !strings.Contains(joined, "GEMINI_CLI_HOME=") {
+					t.Errorf("env %v", env)
+				}
+			}
+		})
+	}
+}
+
+// TestRealCLIDeniedWriteIsReported: a write outside the task's worktree
+// does not land (the CLI's own rules or planex's sandbox stop it), and
+// what the CLI reports about a refusal comes back with the result, for
+// the task's error should the task then fail.
+func TestRealCLIDeniedWriteIsReported(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			outside := t.TempDir()
+			var toolResult string
+			script := func(turn agenttest.Turn) agenttest.Action {
+				if len(turn.Results) == 0 {
+					act := clistest.Write(name, turn, "x", "x")
+					switch name {
+					case "claude", "gemini":
+						act.Input.(map[string]any)["file_path"] = filepath.Join(outside, "escaped.txt")
+					case "codex":
+						act.Input = "*** Begin Patch\n*** Add File: " + filepath.Join(outside, "escaped.txt") + "\n+x\n*** End Patch\n"
+					}
+					return act
+				}
+				toolResult = turn.Results[0]
+				return clistest.Answer(map[string]any{"id": "T1", "status": "completed", "findings": "done", "tests_passed": true})
+			}
+			r := startReal(t, name, script, "")
+			res, err := r.run(t, agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1: x", Dir: gitDir(t), Scope: "a/**"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(outside, "escaped.txt")); !os.IsNotExist(err) {
+				t.Errorf("the write outside the worktree went through (%v)", err)
+			}
+			// Claude Code's rules allow writes only in the worktree, Gemini
+			// CLI's only in its workspace; Codex lets its patches write
+			// /tmp too, which inside planex's sandbox is the step's own.
+			want := map[string]string{"claude": "permission denied: Write(" + outside, "gemini": "write_file: 1 call(s) failed"}[name]
+			if want != "" && !strings.Contains(strings.Join(res.Problems, "\n"), want) {
+				t.Errorf("problems %q lack %q (tool result %.300q)", res.Problems, want, toolResult)
+			}
+		})
+	}
+}
+
+// TestRealClaudeUncontainedAsRoot: without planex's sandbox (--sandbox
+// off) Claude Code runs as planex's own user, root on CI machines; the
+// flags planex passes need no bypass mode, which Claude Code refuses to
+// root, so the step works there too.
+func TestRealClaudeUncontainedAsRoot(t *testing.T) {
+	script := func(turn agenttest.Turn) agenttest.Action {
+		if len(turn.Results) == 0 {
+			return clistest.Write("claude", turn, "a/hello.txt", "hello\n")
+		}
+		return clistest.Answer(map[string]any{"id": "T1", "status": "completed", "findings": "ok", "tests_passed": true})
+	}
+	r := startReal(t, "claude", script, "")
+	r.agent.cfg.Contain.Sandbox = nil
+	// Uncontained, Claude Code keeps its state in HOME: a fresh one.
+	r.agent.cfg.Env = append(r.agent.cfg.Env, "HOME="+t.TempDir())
+	t.Logf("running as uid %d", os.Getuid())
+	dir := gitDir(t)
+	if _, err := r.run(t, agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1", Dir: dir, Scope: "a/**"}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "a", "hello.txt")); err != nil || string(b) != "hello\n" {
+		t.Errorf("a/hello.txt = %q, %v", b, err)
+	}
+}

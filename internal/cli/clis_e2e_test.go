@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/agent/agenttest"
+	"github.com/planexhq/planex/internal/agent/clis"
+	"github.com/planexhq/planex/internal/agent/clis/clistest"
+)
+
+// TestNamedCLIsEndToEnd runs planex with each real CLI (the tested
+// versions from npm) against a scripted model server in the CLI's own
+// wire format: a two-task plan whose tasks write their files with the
+// CLI's own edit tool, inside planex's sandbox. The first run stops on its
+// token budget before T2; --continue finishes the plan. Checked: the
+// commits, the model and key that reached the server, the tokens and cost
+// in tasks.csv and the report, and that no terminal code the model sent
+// reaches tasks.csv, explore.csv or context.md.
+func TestNamedCLIsEndToEnd(t *testing.T) {
+	// Per CLI: the --model given, and the cost of 1000 input and 100
+	// output tokens (one model request). Claude Code prices
+	// claude-opus-5-5 itself ($4/$20 per million); the others are priced
+	// with --price-in 1 --price-out 2.
+	cases := map[string]struct {
+		model string
+		cost  float64
+		flags []string
+	}{
+		"claude": {"claude-opus-5-5", (1000*4 + 100*20) / 1e6, nil},
+		"codex":  {"gpt-6.1-terra", (1000*1 + 100*2) / 1e6, []string{"--price-in", "1", "--price-out", "2"}},
+		"gemini": {"gemini-2.5-pro", (1000*1 + 100*2) / 1e6, []string{"--price-in", "1", "--price-out", "2"}},
+	}
+	for _, name := range clis.Names() {
+		tc := cases[name]
+		t.Run(name, func(t *testing.T) {
+			pkg, _ := clis.Tested(name)
+			bin := clistest.Install(t, name, pkg.Spec())
+			f := newFixture(t)
+			run := &clistest.Run{CLI: name, Tasks: []clistest.Task{
+				{ID: "T1", Title: "Greet in a", Scope: "a/**", File: "a/t1.txt", Content: "hello from T1\n"},
+				{ID: "T2", Title: "Greet in b", Scope: "b/**", File: "b/t2.txt", Content: "hello from T2\n", Deps: []string{"T1"}},
+			}}
+			srv := clistest.Server(t, name, agenttest.Usage{In: 1000, Out: 100}, run.Script())
+			hs := httptest.NewServer(srv)
+			defer hs.Close()
+			const key = "sk-e2e-model-key"
+			planex := func(args ...string) (string, int) {
+				t.Helper()
+				args = append(append([]string{"--agent", name, "--model", tc.model, "--base-url", clistest.BaseURL(name, hs.URL),
+					"--sandbox", "on", "--review", "skip"}, tc.flags...), args...)
+				cmd := f.command(args...)
+				cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+					clistest.KeyEnv(name)+"="+key)
+				var out bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &out
+				err := cmd.Run()
+				code := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				return out.String(), code
+			}
+
+			// Analyze, explore and plan take one request each, T1 two: 5500
+			// tokens; T2 is estimated at T1's 2200, past a 6000 budget.
+			out, code := planex("-y", "--max-tokens", "6000", "add greetings")
+			if code != 3 || !strings.Contains(out, "stopped: token budget: 5500 tokens used of 6000, and the next execute step is estimated at 2200") {
+				t.Fatalf("first run: exit %d, want the budget stop (3)\n%s\nsteps: %v\nrequests: %v", code, out, run.Steps(), srv.Requests())
+			}
+			if got := strings.Join(f.branchLog(), " "); got != "T1:_Greet_in_a|T1" {
+				t.Fatalf("after the budget stop the branch is %q\n%s", got, out)
+			}
+
+			session := filepath.Base(f.sessionDir())
+			out, code = planex("--continue", session)
+			if code != 0 {
+				t.Fatalf("continue: exit %d\n%s", code, out)
+			}
+			if got := strings.Join(f.branchLog(), " "); got != "T1:_Greet_in_a|T1 T2:_Greet_in_b|T2" {
+				t.Fatalf("branch = %q\n%s", got, out)
+			}
+			branch := "planex/" + session
+			for file, want := range map[string]string{"a/t1.txt": "hello from T1\n", "b/t2.txt": "hello from T2\n"} {
+				if got := f.git("show", branch+":"+file); got != want {
+					t.Errorf("%s = %q", file, got)
+				}
+			}
+			wantSteps := "analyze explore plan execute T1 execute T1 execute T2 execute T2"
+			if got := strings.Join(run.Steps(), " "); got != wantSteps {
+				t.Errorf("model requests: %s, want %s", got, wantSteps)
+			}
+			for i, turn := range srv.Turns() {
+				if turn.Model != tc.model {
+					t.Errorf("request %d used model %q, want --model %q", i, turn.Model, tc.model)
+				}
+			}
+			for _, k := range srv.Keys() {
+				if k != clistest.WantKey(name, key) {
+					t.Errorf("the server got key %q", k)
+				}
+			}
+
+			// tasks.csv: each task's two requests, 2000 in, 200 out.
+			sd := f.sessionDir()
+			rows := readCSV(t, filepath.Join(sd, "tasks.csv"))
+			for _, id := range []string{"T1", "T2"} {
+				r := rows[id]
+				cost, _ := strconv.ParseFloat(r["cost_usd"], 64)
+				if r["status"] != "completed" || r["input_tokens"] != "2000" || r["output_tokens"] != "200" || !nearly(cost, 2*tc.cost) {
+					t.Errorf("%s: status %s, tokens %s/%s, cost %s; want completed, 2000/200, %.4f", id, r["status"], r["input_tokens"], r["output_tokens"], r["cost_usd"], 2*tc.cost)
+				}
+				if r["findings"] != "wrote "+map[string]string{"T1": "a/t1.txt", "T2": "b/t2.txt"}[id] {
+					t.Errorf("%s findings %q", id, r["findings"])
+				}
+			}
+			// The report (the pull request's body): 7 requests in all.
+			report, _ := os.ReadFile(filepath.Join(sd, "context.md"))
+			for _, want := range []string{"| Tokens | 7000 in, 700 out |", fmt.Sprintf("| Estimated cost | $%.4f |", 7*tc.cost)} {
+				if !strings.Contains(string(report), want) {
+					t.Errorf("context.md lacks %q", want)
+				}
+			}
+			for _, file := range []string{"tasks.csv", "explore.csv", "results.csv", "context.md"} {
+				b, err := os.ReadFile(filepath.Join(sd, file))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i := bytes.IndexFunc(b, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' && r != '\r' }); i >= 0 {
+					t.Errorf("%s holds a control character at %d: %q", file, i, b[max(0, i-20):min(len(b), i+20)])
+				}
+			}
+		})
+	}
+}
+
+// readCSV reads a session CSV into rows by id.
+func readCSV(t *testing.T, path string) map[string]map[string]string {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	recs, err := csv.NewReader(fh).ReadAll()
+	if err != nil || len(recs) < 1 {
+		t.Fatalf("%s: %v", path, err)
+	}
+	rows := map[string]map[string]string{}
+	for _, rec := range recs[1:] {
+		row := map[string]string{}
+		for i, h := range recs[0] {
+			if i < len(rec) {
+				row[h] = rec[i]
+			}
+		}
+		rows[row["id"]] = row
+	}
+	return rows
+}
+
+func nearly(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestClaudeDeniedWriteInTaskError: when Claude Code's permission rules
+// refuse a task's write (here one outside the task's worktree), the task
+// fails with "no changes" and its error in tasks.csv says what was denied,
+// rather than leaving the reason in Claude Code's output.
+func TestClaudeDeniedWriteInTaskError(t *testing.T) {
+	pkg, _ := clis.Tested("claude")
+	bin := clistest.Install(t, "claude", pkg.Spec())
+	f := newFixture(t)
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	run := &clistest.Run{CLI: "claude", Tasks: []clistest.Task{{ID: "T1", Title: "Escape", Scope: "a/**", File: outside, Content: "x\n"}}}
+	hs := httptest.NewServer(clistest.Server(t, "claude", agenttest.Usage{In: 1000, Out: 100}, run.Script()))
+	defer hs.Close()
+	cmd := f.command("-y", "--agent", "claude", "--base-url", hs.URL, "--sandbox", "on", "--review", "skip", "escape")
+	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "ANTHROPIC_API_KEY=sk-e2e")
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1 (a failed task)\n%s", err, out)
+	}
+	row := readCSV(t, filepath.Join(f.sessionDir(), "tasks.csv"))["T1"]
+	if want := "permission denied: Write(" + outside + ")"; row["status"] != "failed" || !strings.Contains(row["error"], "no changes") || !strings.Contains(row["error"], want) {
+		t.Errorf("T1: status %s, error %q; want failed with %q", row["status"], row["error"], want)
+	}
+	if _, err := os.Stat(outside); !os.IsNotExist(err) {
+		t.Errorf("the write outside the worktree went through: %v", err)
+	}
+}
