@@ -165,8 +165,9 @@ func TestRedTeamActionAgentCannotIssueWorkflowCommands(t *testing.T) {
 		}
 	}
 	groups(t, r.out)
-	// planex's own annotation carries the text, escaped onto one line.
-	if !strings.Contains(r.out, "T1 failed: gave up ::stop-commands::agent-owned ::set-output name=status::done ::error::forged annotation") {
+	// planex's own annotation carries the text, escaped onto one line (the
+	// carriage return is dropped with the other control characters).
+	if !strings.Contains(r.out, "T1 failed: gave up ::stop-commands::agent-owned ::set-output name=status::done::error::forged annotation") {
 		t.Errorf("annotation:\n%s", r.out)
 	}
 }

@@ -75,8 +75,8 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 			// Analyze, explore and plan take one request each, T1 two: 5500
 			// tokens; T2 is estimated at T1's 2200, past a 6000 budget.
 			out, code := planex("-y", "--max-tokens", "6000", "add greetings")
-			if code != 3 || !strings.Contains(out, "stopped: token budget: 5500 tokens used of 6000, and the next execute step is estimated at 2200") {
-				t.Fatalf("first run: exit %d, want the budget stop (3)\n%s\nsteps: %v\nrequests: %v", code, out, run.Steps(), srv.Requests())
+			if code != exitFailed || !strings.Contains(out, "stopped: token budget: 5500 tokens used of 6000, and the next execute step is estimated at 2200") {
+				t.Fatalf("first run: exit %d, want the budget stop (1)\n%s\nsteps: %v\nrequests: %v", code, out, run.Steps(), srv.Requests())
 			}
 			if got := strings.Join(f.branchLog(), " "); got != "T1:_Greet_in_a|T1" {
 				t.Fatalf("after the budget stop the branch is %q\n%s", got, out)
@@ -126,7 +126,7 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 			}
 			// The report (the pull request's body): 7 requests in all.
 			report, _ := os.ReadFile(filepath.Join(sd, "context.md"))
-			for _, want := range []string{"| Tokens | 7000 in, 700 out |", fmt.Sprintf("| Estimated cost | $%.4f |", 7*tc.cost)} {
+			for _, want := range []string{"| Tokens | 7000 in, 700 out |", fmt.Sprintf("| Estimated cost | $%.2f |", 7*tc.cost)} {
 				if !strings.Contains(string(report), want) {
 					t.Errorf("context.md lacks %q", want)
 				}
