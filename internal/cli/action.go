@@ -348,10 +348,19 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	}
 	af.sandbox = in.get("sandbox")
 	contain, err := af.containment(ctx, repo, true, stdio.Err, getenv)
-	if err != nil {
+	var usage *exitError
+	if errors.As(err, &usage) {
 		return nil, fmt.Errorf("input sandbox: %w", err)
 	}
-	ag, agentErr := af.build(getenv, contain)
+	var ag agent.Agent
+	agentErr := err
+	if agentErr != nil {
+		// No sandbox: no agent runs, and every flow that needs one fails
+		// with this reason; help, status and cancel still answer.
+		agentErr = fmt.Errorf("input sandbox: %w", err)
+	} else {
+		ag, agentErr = af.build(getenv, contain)
+	}
 	if agentErr != nil {
 		// Commands that need no agent (help, status, cancel) still work.
 		ag = agent.Func(func(context.Context, agent.Step) (agent.Result, error) { return agent.Result{}, agentErr })

@@ -346,3 +346,32 @@ func dropMaskLines(s string) string {
 	}
 	return strings.Join(keep, "\n")
 }
+
+// TestActionWithoutSandboxRunsNoAgent: on a runner that cannot make a
+// sandbox (here: no `true` to probe with on PATH), commands that need no
+// agent still answer, and a plan request fails the job with a reply that
+// names the opt-out; no agent runs uncontained.
+func TestActionWithoutSandboxRunsNoAgent(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	bin := t.TempDir()
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(gitPath, filepath.Join(bin, "git")); err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=" + bin
+	n := g.fake.AddIssue(ghRepo, "maintainer", "One file", "")
+	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex status"), path); r.code != 0 {
+		t.Fatalf("status without a sandbox: exit %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file"), path)
+	if r.code == 0 || !strings.Contains(g.lastComment(n), "sandbox: off") {
+		t.Fatalf("plan without a sandbox: exit %d, reply %q\n%s", r.code, g.lastComment(n), r.err)
+	}
+	if calls := g.agentCalls(); calls != "" {
+		t.Errorf("an agent ran without a sandbox: %q", calls)
+	}
+}
