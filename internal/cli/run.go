@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/apicommit"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
@@ -37,6 +38,7 @@ type runOptions struct {
 	maxTokens      int64
 	noMap          bool
 	review         string
+	commitSigning  string
 }
 
 // continueLatest is the value of a bare --continue (and the id that
@@ -59,6 +61,7 @@ func (o *runOptions) register(cmd *cobra.Command) {
 	f.Int64Var(&o.maxTokens, "max-tokens", 0, "stop before a step that would take the tokens used past this (0: no limit)")
 	f.BoolVar(&o.noMap, "no-map", false, "do not build the repository map before exploring")
 	f.StringVar(&o.review, "review", reviewAgent, "after the last wave: agent (the agent reviews each task's commit read-only) or skip")
+	f.StringVar(&o.commitSigning, "commit-signing", apicommit.ModeGit, "how task commits are made: git (locally) or api (by GitHub through its API, so they show as Verified; needs GITHUB_TOKEN and the origin remote on GitHub)")
 	o.agentFlags.register(f)
 }
 
@@ -86,9 +89,17 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if err != nil {
 		return usageError(cmd, "--%v", err)
 	}
+	signing, err := apicommit.ParseMode(o.commitSigning)
+	if err != nil {
+		return usageError(cmd, "--%v", err)
+	}
 	repo, err := gitrepo.Open(ctx, o.repoDir)
 	if err != nil {
 		return fmt.Errorf("planex works inside a git repository: %w", err)
+	}
+	publisher, err := commitPublisher(ctx, signing, repo, stdio.Getenv, logger(stdio.Err, o.verbose))
+	if err != nil {
+		return err
 	}
 	contain, err := o.agentFlags.containment(ctx, repo, false, stdio.Err, stdio.Getenv)
 	if err != nil {
@@ -120,6 +131,7 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 		Out:              stdio.Out,
 		Log:              logger(stdio.Err, o.verbose),
 		LockSessions:     true,
+		Publisher:        publisher,
 	})
 	if err != nil {
 		return err

@@ -91,6 +91,18 @@ type Options struct {
 	// Continue runs it, so a second planex on the same session is refused
 	// at once instead of corrupting it.
 	LockSessions bool
+	// Publisher, when set, makes each task's commit on GitHub through its
+	// API (commit-signing: api) instead of only locally; the run branch
+	// is first brought up to GitHub's (Sync) so a resumed run finds the
+	// tasks GitHub took before planex was killed.
+	Publisher Publisher
+}
+
+// Publisher makes task commits on the remote (see execute.Publisher) and
+// brings the local branch up to the remote's.
+type Publisher interface {
+	execute.Publisher
+	Sync(ctx context.Context, branch string) error
 }
 
 // Reviewer reviews a session's completed tasks and leaves its result in
@@ -138,6 +150,9 @@ func New(repo *gitrepo.Repo, o Options) (*Engine, error) {
 	}
 	e := &Engine{repo: repo, o: o, prompts: ps}
 	e.runner = &execute.Runner{Repo: repo, Agent: o.Agent, Contain: o.Contain, DirectiveTimeout: o.DirectiveTimeout, Log: o.Log}
+	if o.Publisher != nil {
+		e.runner.Publisher = o.Publisher
+	}
 	return e, nil
 }
 

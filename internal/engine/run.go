@@ -57,6 +57,11 @@ func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContex
 // startBranch creates the run branch at the session's base when it does
 // not exist yet, and makes tasks.csv agree with it.
 func (e *Engine) startBranch(ctx context.Context, s *session.Session, ap *session.Approval) error {
+	if e.o.Publisher != nil {
+		if err := e.o.Publisher.Sync(ctx, s.Meta.Branch); err != nil {
+			return err
+		}
+	}
 	tip, err := e.repo.ResolveBranch(ctx, s.Meta.Branch)
 	if err != nil {
 		return err

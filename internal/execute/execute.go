@@ -45,6 +45,17 @@ type Runner struct {
 	// DirectiveTimeout bounds the execution directives (default 10 min).
 	DirectiveTimeout time.Duration
 	Log              *slog.Logger
+	// Publisher, when set, makes each task's commit on the remote
+	// (commit-signing: api); the local branch then takes the remote's
+	// commit.
+	Publisher Publisher
+}
+
+// Publisher recreates a local commit on the remote: the same tree and
+// message on top of parent, the remote branch moved from parent to it.
+// It returns the remote's commit, present locally.
+type Publisher interface {
+	Publish(ctx context.Context, branch, parent, commit string) (string, error)
 }
 
 // Job is one task to run.
@@ -248,6 +259,11 @@ func (r *Runner) Commit(ctx context.Context, branch, tip, session string, t plan
 	sha, err := r.Repo.CommitChanges(ctx, tip, o.Changes, msg)
 	if err != nil {
 		return "", fmt.Errorf("committing %s: %w", t.ID, err)
+	}
+	if r.Publisher != nil {
+		if sha, err = r.Publisher.Publish(ctx, branch, tip, sha); err != nil {
+			return "", fmt.Errorf("committing %s through GitHub's API: %w", t.ID, err)
+		}
 	}
 	if err := r.Repo.UpdateBranch(ctx, branch, sha, tip, "planex: "+t.ID); err != nil {
 		return "", fmt.Errorf("committing %s: %w", t.ID, err)

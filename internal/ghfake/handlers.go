@@ -58,6 +58,13 @@ var handlers = map[string]handler{
 	"POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":             createReviewCommentReaction,
 	"POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches":        createWorkflowDispatch,
 	"GET /repos/{owner}/{repo}/actions/runs/{run_id}":                              getWorkflowRun,
+	"POST /repos/{owner}/{repo}/git/blobs":                                         createBlob,
+	"POST /repos/{owner}/{repo}/git/trees":                                         createTree,
+	"POST /repos/{owner}/{repo}/git/commits":                                       createGitCommit,
+	"GET /repos/{owner}/{repo}/git/commits/{commit_sha}":                           getGitCommit,
+	"GET /repos/{owner}/{repo}/git/ref/{ref}":                                      getGitRef,
+	"POST /repos/{owner}/{repo}/git/refs":                                          createGitRef,
+	"PATCH /repos/{owner}/{repo}/git/refs/{ref}":                                   updateGitRef,
 }
 
 // ---- authorisation inside the fake ----

@@ -104,11 +104,13 @@ func (e *validationError) Error() string { return e.msg }
 func (s *Spec) check(ctx context.Context, r *http.Request, apiPath string, body []byte) (*match, error) {
 	routePath := apiPath
 	var contentPath string
-	// The contents API takes a file path with slashes as one parameter; the
-	// router cannot match that, so route a placeholder and keep the path.
-	if owner, repo, rest, ok := splitContents(apiPath); ok {
-		contentPath = rest
-		routePath = "/repos/" + owner + "/" + repo + "/contents/placeholder"
+	// The contents and refs APIs take a path with slashes as one
+	// parameter; the router cannot match that, so route a placeholder and
+	// keep the path.
+	var restParam string
+	if owner, repo, kind, rest, ok := splitRest(apiPath); ok {
+		contentPath, restParam = rest, restParams[kind]
+		routePath = "/repos/" + owner + "/" + repo + "/" + kind + "/placeholder"
 	}
 	u := &url.URL{Scheme: "https", Host: specHost, Path: routePath, RawQuery: r.URL.RawQuery}
 	vr, err := http.NewRequestWithContext(ctx, r.Method, u.String(), bytes.NewReader(body))
@@ -124,7 +126,7 @@ func (s *Spec) check(ctx context.Context, r *http.Request, apiPath string, body 
 		return nil, fmt.Errorf("%s %s: %w", r.Method, apiPath, errUnknownRoute)
 	}
 	if contentPath != "" {
-		params["path"] = contentPath
+		params[restParam] = contentPath
 	}
 	for k, v := range params {
 		if u, err := url.PathUnescape(v); err == nil {
@@ -187,12 +189,27 @@ func statusFor(err error) int {
 	return http.StatusUnprocessableEntity
 }
 
-func splitContents(p string) (owner, repo, rest string, ok bool) {
+// restParams names the parameter that takes the rest of the path, by the
+// path segments before it.
+var restParams = map[string]string{"contents": "path", "git/ref": "ref", "git/refs": "ref"}
+
+func splitRest(p string) (owner, repo, kind, rest string, ok bool) {
 	parts := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 5)
-	if len(parts) == 5 && parts[0] == "repos" && parts[3] == "contents" && parts[4] != "" {
-		return parts[1], parts[2], parts[4], true
+	if len(parts) < 5 || parts[0] != "repos" {
+		return "", "", "", "", false
 	}
-	return "", "", "", false
+	owner, repo = parts[1], parts[2]
+	if parts[3] == "contents" && parts[4] != "" {
+		return owner, repo, "contents", parts[4], true
+	}
+	if parts[3] != "git" {
+		return "", "", "", "", false
+	}
+	kind, rest, _ = strings.Cut(parts[4], "/")
+	if (kind == "ref" || kind == "refs") && rest != "" {
+		return owner, repo, "git/" + kind, rest, true
+	}
+	return "", "", "", "", false
 }
 
 // summarize turns kin-openapi's verbose errors (which embed whole schemas)

@@ -174,6 +174,10 @@ type repoState struct {
 	reviewCmts    map[int64]*reviewCommentState
 	files         map[string]map[string][]byte // ref -> path -> content
 	runs          map[int64]WorkflowRun
+	// gitDir backs the Git Data API (SetGitDir); verified holds what
+	// GitHub says of the signatures of commits made through it.
+	gitDir   string
+	verified map[string]CommitVerification
 }
 
 func (r *repoState) fullName() string { return r.owner + "/" + r.name }

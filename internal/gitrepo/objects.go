@@ -1,0 +1,49 @@
+package gitrepo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Plumbing for recreating local commits elsewhere (commit-signing: api).
+
+// BlobSize returns the size in bytes of a blob.
+func (r *Repo) BlobSize(ctx context.Context, sha string) (int64, error) {
+	out, err := r.Git(ctx, "", "cat-file", "-s", sha)
+	if err != nil {
+		return 0, fmt.Errorf("reading the size of blob %s: %w", sha, err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("reading the size of blob %s: %w", sha, err)
+	}
+	return n, nil
+}
+
+// CommitMessage returns a commit's message exactly as recorded.
+func (r *Repo) CommitMessage(ctx context.Context, sha string) (string, error) {
+	out, err := r.Git(ctx, "", "cat-file", "commit", sha)
+	if err != nil {
+		return "", fmt.Errorf("reading commit %s: %w", sha, err)
+	}
+	// The headers end at the first empty line.
+	_, msg, ok := strings.Cut(out, "\n\n")
+	if !ok {
+		return "", nil
+	}
+	return msg, nil
+}
+
+// IsAncestor reports whether commit a is b or one of its ancestors.
+func (r *Repo) IsAncestor(ctx context.Context, a, b string) bool {
+	_, err := r.Git(ctx, "", "merge-base", "--is-ancestor", a, b)
+	return err == nil
+}
+
+// RemoteURL is where remote name pointed when the repository was opened
+// ("" when there was no such remote).
+func (r *Repo) RemoteURL(name string) string {
+	return r.remotes[name].fetch
+}
