@@ -90,6 +90,11 @@ type Config struct {
 	// be taken over (DefaultStaleAfter when zero). See owner.go.
 	HeartbeatInterval time.Duration
 	StaleAfter        time.Duration
+	// CommitSigning is apicommit.ModeGit (task commits pushed with git)
+	// or apicommit.ModeAPI: GitHub makes them through its API (the
+	// engine's Publisher, set by the caller) and the run branch is never
+	// pushed.
+	CommitSigning string
 }
 
 // Outputs are the step outputs.

@@ -444,7 +444,8 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 	if err != nil {
 		return err
 	}
-	if tip != remoteTip {
+	// With commit-signing: api, Integrate moved GitHub's branch itself.
+	if tip != remoteTip && !r.apiCommits() {
 		if err := r.Repo.PushRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch, true, remoteTip); err != nil {
 			return fmt.Errorf("%w: %v", errBranchMoved, err)
 		}

@@ -170,8 +170,13 @@ func (r *Runner) saveRecord(ctx context.Context, rec *Record) error {
 // errStateMoved means another job changed the thread's state first.
 var errStateMoved = errors.New("another planex run changed this plan's state first")
 
-// pushBranch pushes the run branch (fast-forward only).
+// pushBranch pushes the run branch (fast-forward only). When GitHub makes
+// the commits (commit-signing: api) nothing is pushed: the branch on
+// GitHub must already be the local one.
 func (r *Runner) pushBranch(ctx context.Context, rec *Record) error {
+	if r.apiCommits() {
+		return r.checkBranchOnGitHub(ctx, rec)
+	}
 	return r.Repo.PushRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch, false, "")
 }
 

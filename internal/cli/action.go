@@ -14,6 +14,7 @@ import (
 
 	"github.com/planexhq/planex/internal/action"
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/apicommit"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/explore"
@@ -335,6 +336,9 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	if cfg.Review, err = parseReviewMode(in.get("review")); err != nil {
 		return nil, inputError(fmt.Errorf("input %w", err))
 	}
+	if cfg.CommitSigning, err = apicommit.ParseMode(in.get("commit-signing")); err != nil {
+		return nil, inputError(fmt.Errorf("input %w", err))
+	}
 
 	af := agentFlags{name: in.get("agent"), command: in.get("agent-command"), model: in.get("model"), baseURL: in.get("base-url"), apiKeyEnv: in.get("api-key-env")}
 	if allow := in.get("allow-env"); allow != "" {
@@ -367,6 +371,9 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	}
 	runner := &action.Runner{Cfg: cfg, GH: client, Repo: repo, Out: stdio.Out, Log: log, AgentErr: agentErr,
 		Engine: engine.Options{Agent: ag, Mapper: explore.Mapper{Log: log}, Log: log, Contain: contain, Phase: alog.group}}
+	if cfg.CommitSigning == apicommit.ModeAPI {
+		runner.Engine.Publisher = &apicommit.Publisher{GH: client, Local: repo, Owner: owner, Repo: repoName, Remote: "origin", Log: log}
+	}
 	logStartup(stdio, getenv)
 	if err := runner.LoadSettings(ctx); err != nil {
 		return nil, err

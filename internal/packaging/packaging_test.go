@@ -38,6 +38,7 @@ var wantInputs = map[string]string{
 	"task":            "",
 	"review":          "agent",
 	"sandbox":         "auto",
+	"commit-signing":  "git",
 }
 
 var wantOutputs = []string{"session-id", "plan-id", "status", "pull-request-url", "matrix", "max-parallel", "has-tasks"}

@@ -1,0 +1,38 @@
+package action
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/planexhq/planex/internal/apicommit"
+)
+
+// apiCommits says whether GitHub makes the task commits (commit-signing:
+// api): the engine's Publisher creates each one through the Git Data API
+// and moves the run branch on GitHub, so planex never pushes it.
+func (r *Runner) apiCommits() bool { return r.Cfg.CommitSigning == apicommit.ModeAPI }
+
+// checkBranchOnGitHub makes sure that the run branch on GitHub is the
+// local one (or that there is nothing to publish yet), where git mode
+// would push it.
+func (r *Runner) checkBranchOnGitHub(ctx context.Context, rec *Record) error {
+	local, err := rec.repo.ResolveBranch(ctx, rec.Branch)
+	if err != nil {
+		return err
+	}
+	remote, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch)
+	if err != nil {
+		return err
+	}
+	if local == remote || (remote == "" && (local == "" || local == rec.Base)) {
+		return nil
+	}
+	return fmt.Errorf("run branch %s is at %s here but at %s on GitHub; with commit-signing: api planex only moves it through GitHub's API and does not push it", rec.Branch, abbrevSHA(local), orNothing(abbrevSHA(remote)))
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "nothing (no branch)"
+	}
+	return s
+}
