@@ -293,6 +293,9 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 		if err != nil {
 			return fmt.Errorf("committing %s: %w", taskID, err)
 		}
+		if sha, err = r.makeOnGitHub(ctx, m.Base, sha); err != nil {
+			return fmt.Errorf("committing %s through GitHub's API: %w", taskID, err)
+		}
 		res.Commit, parent = sha, sha
 	}
 	if err := r.publishResult(ctx, rec.repo, res, parent); err != nil {
@@ -374,6 +377,7 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 	if o.Changes, err = r.Repo.DiffTrees(ctx, m.Base, res.Commit); err != nil {
 		return execute.Outcome{}, false, err
 	}
+	r.offerToPublisher(res.Commit)
 	return o, true, nil
 }
 

@@ -36,3 +36,32 @@ func orNothing(s string) string {
 	}
 	return s
 }
+
+// commitMaker has GitHub make a commit without moving a branch, and takes
+// such commits as candidates when publishing; *apicommit.Publisher is one.
+type commitMaker interface {
+	Make(ctx context.Context, parent, commit string) (string, error)
+	Offer(sha string)
+}
+
+// makeOnGitHub has GitHub make a matrix task job's commit (on the wave's
+// base, no branch moved) when commit-signing is api; otherwise it returns
+// the local commit.
+func (r *Runner) makeOnGitHub(ctx context.Context, parent, commit string) (string, error) {
+	if !r.apiCommits() {
+		return commit, nil
+	}
+	m, ok := r.Engine.Publisher.(commitMaker)
+	if !ok {
+		return "", fmt.Errorf("commit-signing: api, but no way to make commits on GitHub was configured")
+	}
+	return m.Make(ctx, parent, commit)
+}
+
+// offerToPublisher lets collect put a task job's commit, which GitHub
+// made, on the run branch as it is when it sits on the branch's tip.
+func (r *Runner) offerToPublisher(sha string) {
+	if m, ok := r.Engine.Publisher.(commitMaker); ok && r.apiCommits() {
+		m.Offer(sha)
+	}
+}

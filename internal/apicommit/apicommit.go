@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/planexhq/planex/internal/gh"
@@ -72,6 +73,7 @@ type Local interface {
 	ResolveBranch(ctx context.Context, branch string) (string, error)
 	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
 	IsAncestor(ctx context.Context, a, b string) bool
+	Parents(ctx context.Context, sha string) ([]string, error)
 }
 
 // Publisher makes task commits on GitHub. It implements the engine's
@@ -82,6 +84,9 @@ type Publisher struct {
 	Owner, Repo string
 	Remote      string // the git remote that is this GitHub repository ("origin")
 	Log         *slog.Logger
+
+	mu     sync.Mutex
+	offers []string // commits GitHub made already (see Offer)
 }
 
 // ErrBlobTooLarge is a file larger than GitHub's API accepts.
@@ -90,7 +95,9 @@ var ErrBlobTooLarge = errors.New("too large for GitHub's API")
 // Publish makes on GitHub the commit that local commit is (its tree and
 // message) on top of parent, moves branch on GitHub from parent to it
 // (creating the branch when GitHub has none), fetches it and returns it.
-// The branch is never forced: a branch GitHub has elsewhere is an error.
+// A commit GitHub made already (see Offer) with that parent, tree and
+// message is taken as it is. The branch is never forced: a branch GitHub
+// has elsewhere is an error.
 func (p *Publisher) Publish(ctx context.Context, branch, parent, commit string) (string, error) {
 	remoteTip, err := p.GH.BranchTip(ctx, p.Owner, p.Repo, branch)
 	if err != nil {
@@ -99,6 +106,79 @@ func (p *Publisher) Publish(ctx context.Context, branch, parent, commit string) 
 	if remoteTip != "" && remoteTip != parent {
 		return "", fmt.Errorf("%w: branch %s on GitHub is at %s, not at %s where this commit goes; planex does not overwrite it", gh.ErrBranchMoved, branch, short(remoteTip), short(parent))
 	}
+	made, err := p.offered(ctx, parent, commit)
+	if err != nil {
+		return "", err
+	}
+	if made == "" {
+		if made, err = p.make(ctx, parent, commit, remoteTip == ""); err != nil {
+			return "", err
+		}
+	}
+	if err := p.GH.AdvanceBranch(ctx, p.Owner, p.Repo, branch, remoteTip, made); err != nil {
+		return "", err
+	}
+	if err := p.fetch(ctx, made, commit); err != nil {
+		return "", err
+	}
+	p.log().Info("branch moved on GitHub", "branch", branch, "commit", made)
+	return made, nil
+}
+
+// Make has GitHub make the commit that local commit is on top of parent,
+// without moving any branch (a matrix task job, whose commit collect puts
+// on the branch later), fetches it and returns it.
+func (p *Publisher) Make(ctx context.Context, parent, commit string) (string, error) {
+	made, err := p.make(ctx, parent, commit, false)
+	if err != nil {
+		return "", err
+	}
+	return made, p.fetch(ctx, made, commit)
+}
+
+// Offer makes a commit GitHub made earlier (a matrix task job's) a
+// candidate for Publish, which takes it instead of making the same commit
+// again when it has the parent, tree and message wanted.
+func (p *Publisher) Offer(sha string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.offers = append(p.offers, sha)
+}
+
+// offered finds an offered commit that is commit on parent.
+func (p *Publisher) offered(ctx context.Context, parent, commit string) (string, error) {
+	p.mu.Lock()
+	offers := append([]string(nil), p.offers...)
+	p.mu.Unlock()
+	if len(offers) == 0 {
+		return "", nil
+	}
+	tree, err := p.Local.TreeOf(ctx, commit)
+	if err != nil {
+		return "", err
+	}
+	msg, err := p.Local.CommitMessage(ctx, commit)
+	if err != nil {
+		return "", err
+	}
+	for _, o := range offers {
+		if ot, err := p.Local.TreeOf(ctx, o); err != nil || ot != tree {
+			continue
+		}
+		if om, err := p.Local.CommitMessage(ctx, o); err != nil || om != msg {
+			continue
+		}
+		if ps, err := p.Local.Parents(ctx, o); err != nil || len(ps) != 1 || ps[0] != parent {
+			continue
+		}
+		return o, nil
+	}
+	return "", nil
+}
+
+// make sends the changes from parent to commit and has GitHub make the
+// commit; newBranch says the run branch is not on GitHub yet.
+func (p *Publisher) make(ctx context.Context, parent, commit string, newBranch bool) (string, error) {
 	changes, err := p.Local.DiffTrees(ctx, parent, commit)
 	if err != nil {
 		return "", err
@@ -127,22 +207,28 @@ func (p *Publisher) Publish(ctx context.Context, branch, parent, commit string) 
 	}
 	made, err := p.GH.CreateCommit(ctx, p.Owner, p.Repo, msg, tree, parent)
 	if err != nil {
-		if remoteTip == "" {
+		if newBranch {
 			return "", fmt.Errorf("%w (is %s on GitHub? push it first: the run starts from it)", err, short(parent))
 		}
 		return "", err
 	}
-	if err := p.GH.AdvanceBranch(ctx, p.Owner, p.Repo, branch, remoteTip, made.SHA); err != nil {
-		return "", err
-	}
-	if err := p.Local.EnsureCommit(ctx, p.Remote, made.SHA); err != nil {
-		return "", fmt.Errorf("fetching the commit GitHub made (%s): %w", short(made.SHA), err)
-	}
-	if got, err := p.Local.TreeOf(ctx, made.SHA); err != nil || got != wantTree {
-		return "", fmt.Errorf("the commit GitHub made (%s) does not have tree %s: %v", short(made.SHA), short(wantTree), err)
-	}
-	p.log().Info("commit made by GitHub", "branch", branch, "commit", made.SHA, "verified", made.Verified)
+	p.log().Info("commit made by GitHub", "commit", made.SHA, "verified", made.Verified)
 	return made.SHA, nil
+}
+
+// fetch brings the commit GitHub made here and checks it is commit's tree.
+func (p *Publisher) fetch(ctx context.Context, made, commit string) error {
+	if err := p.Local.EnsureCommit(ctx, p.Remote, made); err != nil {
+		return fmt.Errorf("fetching the commit GitHub made (%s): %w", short(made), err)
+	}
+	want, err := p.Local.TreeOf(ctx, commit)
+	if err != nil {
+		return err
+	}
+	if got, err := p.Local.TreeOf(ctx, made); err != nil || got != want {
+		return fmt.Errorf("the commit GitHub made (%s) does not have tree %s: %v", short(made), short(want), err)
+	}
+	return nil
 }
 
 // Sync moves the local branch to GitHub's when GitHub's is ahead: a run

@@ -47,3 +47,12 @@ func (r *Repo) IsAncestor(ctx context.Context, a, b string) bool {
 func (r *Repo) RemoteURL(name string) string {
 	return r.remotes[name].fetch
 }
+
+// Parents returns a commit's parents.
+func (r *Repo) Parents(ctx context.Context, sha string) ([]string, error) {
+	out, err := r.Git(ctx, "", "rev-parse", sha+"^@")
+	if err != nil {
+		return nil, fmt.Errorf("reading the parents of %s: %w", sha, err)
+	}
+	return strings.Fields(out), nil
+}
