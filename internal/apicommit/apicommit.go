@@ -84,6 +84,12 @@ type Publisher struct {
 	Owner, Repo string
 	Remote      string // the git remote that is this GitHub repository ("origin")
 	Log         *slog.Logger
+	// MaxBlob is the largest file sent (MaxBlobSize when zero).
+	MaxBlob int64
+
+	// entriesPerTree bounds the entries of one tree request (maxEntries
+	// when zero); tests lower it.
+	entriesPerTree int
 
 	mu     sync.Mutex
 	offers []string // commits GitHub made already (see Offer)
@@ -266,8 +272,12 @@ func (p *Publisher) checkSizes(ctx context.Context, changes []gitrepo.Change) er
 		if err != nil {
 			return err
 		}
-		if n > MaxBlobSize {
-			return fmt.Errorf("%s is %d MB, %w (at most 100 MB per file); keep it out of the task or use commit-signing: git", c.Path, (n+(1<<20)-1)>>20, ErrBlobTooLarge)
+		limit := p.MaxBlob
+		if limit <= 0 {
+			limit = MaxBlobSize
+		}
+		if n > limit {
+			return fmt.Errorf("%s is %s, %w (at most %s per file); keep it out of the task or use commit-signing: git", c.Path, size(n), ErrBlobTooLarge, size(limit))
 		}
 	}
 	return nil
@@ -278,6 +288,10 @@ func isBlob(c gitrepo.Change) bool { return c.Mode != "000000" && c.Mode != "160
 // tree builds the new tree on GitHub from base with changes applied, in as
 // few requests as the limits allow, reusing every unchanged entry of base.
 func (p *Publisher) tree(ctx context.Context, base string, changes []gitrepo.Change) (string, error) {
+	perTree := p.entriesPerTree
+	if perTree <= 0 {
+		perTree = maxEntries
+	}
 	uploaded := map[string]bool{} // blobs sent already (the same content at two paths)
 	var batch []gh.TreeEntry
 	inlined := 0
@@ -321,7 +335,7 @@ func (p *Publisher) tree(ctx context.Context, base string, changes []gitrepo.Cha
 			uploaded[c.Blob] = true
 		}
 		batch = append(batch, e)
-		if len(batch) >= maxEntries || inlined >= inlineBudget {
+		if len(batch) >= perTree || inlined >= inlineBudget {
 			if err := flush(); err != nil {
 				return "", err
 			}
@@ -352,6 +366,14 @@ func (p *Publisher) log() *slog.Logger {
 		return slog.Default()
 	}
 	return p.Log
+}
+
+// size says a byte count in the unit GitHub's limit is stated in.
+func size(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func short(sha string) string {
