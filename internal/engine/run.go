@@ -250,7 +250,13 @@ func (e *Engine) record(ctx context.Context, s *session.Session, ap *session.App
 		// A task that completed is committed even when the run is being
 		// interrupted: cancelling its commit half-way recorded the task as
 		// failed, and --continue does not run failed tasks again.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		limit := time.Minute
+		if e.o.Publisher != nil {
+			// The commit is made through GitHub's API: many requests,
+			// rate-limit waits included.
+			limit = 15 * time.Minute
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 		sha, err := e.runner.Commit(cctx, s.Meta.Branch, tip, s.Meta.ID, t, o)
 		cancel()
 		if err != nil {

@@ -98,7 +98,8 @@ func (f *Fake) RefLog(fullName, ref string) []RefUpdate {
 
 // fakeGit runs git (with planex's protections) in the bare repository dir.
 func fakeGit(ctx context.Context, dir string, env []string, stdin []byte, args ...string) (string, error) {
-	cmd, err := gitrepo.Command(ctx, "", append([]string{"--git-dir=" + dir}, args...)...)
+	// Paths from requests are never patterns.
+	cmd, err := gitrepo.Command(ctx, "", append([]string{"--git-dir=" + dir, "--literal-pathspecs"}, args...)...)
 	if err != nil {
 		return "", err
 	}
