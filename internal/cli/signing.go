@@ -58,8 +58,8 @@ func githubRepoOf(remote string) string {
 	p := ""
 	if u, err := url.Parse(remote); err == nil && u.Host != "" {
 		p = u.Path
-	} else if _, rest, ok := strings.Cut(remote, ":"); ok && strings.Contains(remote[:strings.Index(remote, ":")], "@") {
-		p = rest
+	} else if host, rest, ok := strings.Cut(remote, ":"); ok && strings.Contains(host, "@") {
+		p = rest // scp-like: user@host:owner/name
 	}
 	p = strings.TrimSuffix(strings.Trim(p, "/"), ".git")
 	if strings.Count(p, "/") != 1 {
