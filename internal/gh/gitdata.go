@@ -119,17 +119,20 @@ func (c *Client) GetCommit(ctx context.Context, owner, repo, sha string) (GitCom
 }
 
 // BranchTip returns the commit branch points at, or "" when there is no
-// such branch.
+// such branch. It lists matching refs rather than reading the one ref: a
+// missing ref is then an empty list, not a 404 the client would retry
+// for a while after its own creates.
 func (c *Client) BranchTip(ctx context.Context, owner, repo, branch string) (string, error) {
-	ref, _, err := c.gh.Git.GetRef(ctx, owner, repo, "heads/"+branch)
+	refs, _, err := c.gh.Git.ListMatchingRefs(ctx, owner, repo, &github.ReferenceListOptions{Ref: "heads/" + branch})
 	if err != nil {
-		err = classify(fmt.Sprintf("reading branch %s of %s/%s", branch, owner, repo), "contents: read", err)
-		if IsNotFound(err) {
-			return "", nil
-		}
-		return "", err
+		return "", classify(fmt.Sprintf("reading branch %s of %s/%s", branch, owner, repo), "contents: read", err)
 	}
-	return ref.GetObject().GetSHA(), nil
+	for _, r := range refs {
+		if r.GetRef() == "refs/heads/"+branch {
+			return r.GetObject().GetSHA(), nil
+		}
+	}
+	return "", nil
 }
 
 // ErrBranchMoved means a branch was not where a fast-forward expected it.

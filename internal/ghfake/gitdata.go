@@ -527,6 +527,30 @@ func getGitRef(f *Fake, c *call, r *repoState) *apiError {
 	return nil
 }
 
+// listMatchingRefs lists the refs whose name (below refs/) starts with the
+// given string, as GitHub does: a prefix of the name, not of its path
+// components, and an empty list rather than 404 when none does.
+func listMatchingRefs(f *Fake, c *call, r *repoState) *apiError {
+	dir, e := gitDirOf(f, r)
+	if e != nil {
+		return e
+	}
+	out, err := fakeGit(c.r.Context(), dir, nil, nil, "for-each-ref", "--format=%(refname) %(objectname)", "refs/")
+	if err != nil {
+		return errStatus(http.StatusInternalServerError, err.Error())
+	}
+	prefix := "refs/" + c.param("ref")
+	list := []map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		name, sha, ok := strings.Cut(line, " ")
+		if ok && strings.HasPrefix(name, prefix) {
+			list = append(list, refJSON(c, r, name, sha))
+		}
+	}
+	c.json(http.StatusOK, list)
+	return nil
+}
+
 func createGitRef(f *Fake, c *call, r *repoState) *apiError {
 	dir, e := gitDirOf(f, r)
 	if e != nil {

@@ -97,6 +97,12 @@ func TestGitDataRefsFastForwardOnly(t *testing.T) {
 	if _, _, err := c.Git.GetRef(ctx, "octo", "widgets", "heads/nope"); !isStatus(err, http.StatusNotFound) {
 		t.Errorf("missing ref: %v", err)
 	}
+	for prefix, want := range map[string]int{"heads/planex/": 1, "heads/planex/x": 1, "heads/plan": 1, "heads/nope": 0} {
+		refs, _, err := c.Git.ListMatchingRefs(ctx, "octo", "widgets", &github.ReferenceListOptions{Ref: prefix})
+		if err != nil || len(refs) != want {
+			t.Errorf("matching %s: %d refs, %v; want %d", prefix, len(refs), err, want)
+		}
+	}
 	log := f.RefLog(repoName, "refs/heads/planex/x")
 	if len(log) != 2 || !log[0].API || !log[1].API || log[1].New != next.GetSHA() {
 		t.Errorf("ref log = %+v", log)

@@ -63,6 +63,7 @@ var handlers = map[string]handler{
 	"POST /repos/{owner}/{repo}/git/commits":                                       createGitCommit,
 	"GET /repos/{owner}/{repo}/git/commits/{commit_sha}":                           getGitCommit,
 	"GET /repos/{owner}/{repo}/git/ref/{ref}":                                      getGitRef,
+	"GET /repos/{owner}/{repo}/git/matching-refs/{ref}":                            listMatchingRefs,
 	"POST /repos/{owner}/{repo}/git/refs":                                          createGitRef,
 	"PATCH /repos/{owner}/{repo}/git/refs/{ref}":                                   updateGitRef,
 }

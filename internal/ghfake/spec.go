@@ -191,7 +191,7 @@ func statusFor(err error) int {
 
 // restParams names the parameter that takes the rest of the path, by the
 // path segments before it.
-var restParams = map[string]string{"contents": "path", "git/ref": "ref", "git/refs": "ref"}
+var restParams = map[string]string{"contents": "path", "git/ref": "ref", "git/refs": "ref", "git/matching-refs": "ref"}
 
 func splitRest(p string) (owner, repo, kind, rest string, ok bool) {
 	parts := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 5)
@@ -206,7 +206,7 @@ func splitRest(p string) (owner, repo, kind, rest string, ok bool) {
 		return "", "", "", "", false
 	}
 	kind, rest, _ = strings.Cut(parts[4], "/")
-	if (kind == "ref" || kind == "refs") && rest != "" {
+	if (kind == "ref" || kind == "refs" || kind == "matching-refs") && rest != "" {
 		return owner, repo, "git/" + kind, rest, true
 	}
 	return "", "", "", "", false
