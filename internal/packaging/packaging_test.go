@@ -38,6 +38,8 @@ var wantInputs = map[string]string{
 	"task":            "",
 	"review":          "agent",
 	"sandbox":         "auto",
+	"ci-fix":          "plan",
+	"ci-fix-attempts": "2",
 }
 
 var wantOutputs = []string{"session-id", "plan-id", "status", "pull-request-url", "matrix", "max-parallel", "has-tasks"}
