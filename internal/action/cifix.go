@@ -41,11 +41,11 @@ const DefaultCIFixAttempts = 2
 
 // Limits of what is read from CI.
 const (
-	maxCIRuns     = 3               // failed workflow runs of one commit
-	maxCIJobs     = 4               // failed jobs read, over all runs
-	maxLogBytes   = 4 << 20         // of each job log, its end
-	maxCIExcerpts = 16 * 1024       // all excerpts together
-	maxCommandLen = 200             // a failing command taken from a log
+	maxCIRuns     = 3         // failed workflow runs of one commit
+	maxCIJobs     = 4         // failed jobs read, over all runs
+	maxLogBytes   = 4 << 20   // of each job log, its end
+	maxCIExcerpts = 16 * 1024 // all excerpts together
+	maxCommandLen = 200       // a failing command taken from a log
 	ciSectionMark = "<!-- planex:ci-failure -->"
 )
 
