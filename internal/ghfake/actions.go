@@ -262,3 +262,15 @@ func (f *Fake) serveBlob(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(job.Log))
 	}
 }
+
+// SetPullRequestHead records that a pull request's head branch moved to
+// sha (the fake does not see git pushes).
+func (f *Fake) SetPullRequestHead(fullName string, number int, sha string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	is := f.mustRepo(fullName).issues[number]
+	if is == nil || is.pr == nil {
+		f.t.Fatalf("ghfake: SetPullRequestHead: %s#%d is not a pull request", fullName, number)
+	}
+	is.pr.headSHA = sha
+}
