@@ -511,6 +511,9 @@ func (r *Runner) extendPRReport(ctx context.Context, rec *Record, tasks []plan.T
 		}
 		b.WriteString(line + "\n")
 	}
+	if r.Cfg.DefaultToken {
+		fmt.Fprintf(&b, "\n> [!NOTE]\n> planex pushed these commits with the workflow's default `GITHUB_TOKEN`, so CI does not test them by itself and planex will not see it fail again ([pull requests that run CI](%s)).\n", render.CIDocsURL)
+	}
 	b.WriteString("<!-- /planex:ci-fix-round -->\n")
 	body = strings.TrimRight(body, "\n") + b.String()
 	if len(body) > render.MaxCommentBytes {
