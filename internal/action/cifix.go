@@ -431,7 +431,8 @@ func ciSection(f *CIFailure, room int) string {
 	}
 	var b strings.Builder
 	b.WriteString("\n\n" + ciSectionMark + "\n<details><summary>CI failure planex read (round ")
-	fmt.Fprintf(&b, "%d, commit %s)</summary>\n\n", f.Round, render.Code(short(f.HeadSHA)))
+	// Inside the HTML block Markdown is not read: plain text only.
+	fmt.Fprintf(&b, "%d, commit %s)</summary>\n\n", f.Round, hexOnly(short(f.HeadSHA)))
 	b.WriteString("This is what the planner was given, as data: the failing part of each failed job's log, with timestamps and colour codes removed.\n")
 	for _, run := range f.Runs {
 		b.WriteString("\n")
@@ -544,4 +545,14 @@ func short(sha string) string {
 		return sha[:7]
 	}
 	return sha
+}
+
+// hexOnly keeps the hex digits of a commit id, for text inside HTML.
+func hexOnly(s string) string {
+	return strings.Map(func(r rune) rune {
+		if strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return r
+		}
+		return -1
+	}, s)
 }
