@@ -674,7 +674,11 @@ func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Repor
 		if existing != nil {
 			rec.PRNumber, rec.PRURL = existing.GetNumber(), existing.GetHTMLURL()
 		}
-		if _, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, "### Follow-up report\n\n"+body); err != nil {
+		heading := "### Follow-up report"
+		if rec.CIFix != nil {
+			heading = fmt.Sprintf("### CI-fix round %d report", rec.CIFix.Round)
+		}
+		if _, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, heading+"\n\n"+body); err != nil {
 			return err
 		}
 		return r.extendPRReport(ctx, rec, report.Tasks)
@@ -738,6 +742,12 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 	}
 	if tasks, err = plan.AssignWaves(tasks); err != nil {
 		return err
+	}
+	if t, changed := withCIDirectives(tasks, rec.CIFix); changed {
+		if err := out.Session.WriteTasks(t); err != nil {
+			return fmt.Errorf("adding the failing command to the fix tasks: %w", err)
+		}
+		tasks = t
 	}
 	hash := plan.Hash(tasks)
 	if hash != rec.PlanHash {

@@ -183,6 +183,13 @@ func TestActionCIFixPlanApproveSameBranch(t *testing.T) {
 			t.Errorf("pull request body lacks %q:\n%s", want, prs[0].Body)
 		}
 	}
+	reported := false
+	for _, c := range g.fake.Comments(ghRepo, pr.Number) {
+		reported = reported || strings.HasPrefix(c.Body, "### CI-fix round 1 report")
+	}
+	if !reported {
+		t.Error("no CI-fix round report on the pull request")
+	}
 	if !strings.Contains(prs[0].Body, "Closes #") {
 		t.Errorf("the original report was lost:\n%s", prs[0].Body)
 	}
