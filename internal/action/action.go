@@ -51,6 +51,7 @@ type GitHub interface {
 	CreateWorkflowDispatch(ctx context.Context, owner, repo, workflow, ref string, inputs map[string]string) error
 	GetWorkflowRun(ctx context.Context, owner, repo string, runID int64) (gh.WorkflowRun, error)
 	reviewAPI
+	ciAPI
 }
 
 // Config is the Action's configuration after inputs and settings.
@@ -95,6 +96,12 @@ type Config struct {
 	// engine's Publisher, set by the caller) and the run branch is never
 	// pushed.
 	CommitSigning string
+	// CIFix is what a failed CI run on planex's pull request does:
+	// CIFixPlan (the default), CIFixAuto or CIFixOff; CIFixAttempts
+	// bounds the fix runs of one pull request (DefaultCIFixAttempts when
+	// zero). See cifix.go.
+	CIFix         string
+	CIFixAttempts int
 }
 
 // Outputs are the step outputs.
@@ -109,6 +116,9 @@ type Outputs struct {
 	// error reported on the thread); empty when it did not. The step
 	// exits non-zero when it is set.
 	Failure string
+	// Notice is one line saying why planex did nothing with the event
+	// (shown as a notice; the step stays green).
+	Notice string
 }
 
 // Runner handles one event.
@@ -172,9 +182,7 @@ func (r *Runner) Handle(ctx context.Context, ev *event.Event) error {
 func (r *Runner) handle(ctx context.Context, ev *event.Event) error {
 	r.defaults()
 	if ev.Ignored {
-		r.Log.Info("event ignored", "event", ev.Name, "reason", ev.IgnoreReason)
-		r.Outputs.Status = "ignored"
-		return nil
+		return r.ignore(ev, "%s", ev.IgnoreReason)
 	}
 	if ev.Owner == "" {
 		return errors.New("the event names no repository (GITHUB_REPOSITORY is empty)")
@@ -194,10 +202,10 @@ func (r *Runner) handle(ctx context.Context, ev *event.Event) error {
 		return r.onDispatch(ctx, ev)
 	case event.Schedule:
 		return r.onSchedule(ctx, ev)
+	case event.WorkflowRun:
+		return r.onWorkflowRun(ctx, ev)
 	}
-	r.Log.Info("event not handled", "event", ev.Name)
-	r.Outputs.Status = "ignored"
-	return nil
+	return r.ignore(ev, "planex does not handle this event")
 }
 
 func (r *Runner) defaults() {
@@ -323,6 +331,8 @@ func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 		return r.fix(ctx, ev, th, cmd)
 	case command.Review:
 		return r.reviewPR(ctx, ev, th)
+	case command.FixCI:
+		return r.fixCI(ctx, ev, th, cmd)
 	}
 	return r.reply(ctx, th, command.HelpText(r.Cfg.Trigger))
 }

@@ -31,6 +31,7 @@ const (
 	viaYes         = "yes"          // -y on the planning command
 	viaAutoApprove = "auto-approve" // the auto-approve setting
 	viaDispatch    = "dispatch"     // the auto-approve input of workflow_dispatch
+	viaCIFix       = "ci-fix"       // ci-fix: auto, for a failed CI run
 )
 
 // approval says who approved a plan, how, and with which comment.
@@ -51,7 +52,7 @@ func (a approval) record(rec *Record) {
 
 func (a approval) engine(trigger string) engine.Approver {
 	how := map[string]string{viaComment: trigger + " approve", viaYes: trigger + " -y", viaAutoApprove: "auto-approve setting",
-		viaDispatch: "workflow_dispatch auto-approve"}[a.Via]
+		viaDispatch: "workflow_dispatch auto-approve", viaCIFix: "ci-fix: auto"}[a.Via]
 	return engine.Approver{By: a.By, How: how}
 }
 
@@ -108,6 +109,11 @@ func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
 		return nil
 	case viaDispatch:
 		return problemf("it was approved through workflow_dispatch, which planex cannot check again")
+	case viaCIFix:
+		if rec.CIFix == nil || r.ciFixMode() != CIFixAuto {
+			return problemf("it was approved automatically as a CI fix, and ci-fix is not auto")
+		}
+		return nil
 	case viaComment, viaYes:
 	default:
 		return problemf("no approval is on record for it")
@@ -132,7 +138,7 @@ func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
 			return problemf("@%s's approval was written before plan `%s` was posted", rec.ApprovedBy, rec.PlanID)
 		}
 	} else {
-		if res.Kind != command.Run || cmd.Name != command.Plan || !cmd.Yes {
+		if res.Kind != command.Run || (cmd.Name != command.Plan && cmd.Name != command.Fix && cmd.Name != command.FixCI) || !cmd.Yes {
 			return problemf("@%s's comment is not a %s -y command", rec.ApprovedBy, r.Cfg.Trigger)
 		}
 		// -y approves the plan it asked for: the first plan planex posted

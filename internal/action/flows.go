@@ -41,6 +41,8 @@ type planRequest struct {
 	// review comment that asked for it (0: none).
 	Cites   []citation
 	ReplyTo int64
+	// CIFix is the CI failure a CI-fix plan answers.
+	CIFix *CIFailure
 }
 
 // newEngine makes an engine for one flow.
@@ -150,7 +152,9 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 		}
 		rec.StatusCommentID = old.StatusCommentID
 		rec.remote = old.remote
+		rec.CIFixRuns, rec.CIStopNoted = old.CIFixRuns, old.CIStopNoted
 	}
+	rec.CIFix = pr.CIFix
 	if pr.FollowUp {
 		rec.Branch, rec.Base, rec.SessionID, rec.repo = pr.Branch, pr.Base, pr.SessionID, pr.Repo
 		rec.BaseBranch = pr.Branch
@@ -185,6 +189,13 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 	}
 	if tasks, err = plan.AssignWaves(tasks); err != nil {
 		return err
+	}
+	if t, changed := withCIDirectives(tasks, pr.CIFix); changed {
+		// Before the hash: the approved plan is the one that runs them.
+		if err := s.WriteTasks(t); err != nil {
+			return fmt.Errorf("adding the failing command to the fix tasks: %w", err)
+		}
+		tasks = t
 	}
 	hash := plan.Hash(tasks)
 	rec.PlanID, rec.PlanHash = plan.ID(hash), hash
@@ -255,6 +266,7 @@ func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRe
 		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
 		Trigger: r.Cfg.Trigger, StateRef: stateRef(th.Number),
 	})
+	body += ciSection(rec.CIFix, render.MaxCommentBytes-len(body))
 	id, err := r.findPlanComment(ctx, rec)
 	if err != nil {
 		return err
@@ -307,6 +319,9 @@ func (r *Runner) autoApprove(ctx context.Context, th thread, rec *Record, pr pla
 		if th.Comment == nil {
 			a.Via = viaDispatch
 		}
+	}
+	if pr.Yes && th.Comment == nil && rec.CIFix != nil {
+		a.Via = viaCIFix
 	}
 	if a.By == "" {
 		a.By = "auto-approve"
@@ -494,6 +509,7 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 	rec.State, rec.Note = StateRunning, ""
 	r.claim(rec)
 	a.record(rec)
+	noteCIFixRun(rec)
 	r.setLabel(ctx, th.Number, LabelRunning)
 	tasks, _ := r.sessionTasks(rec)
 	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Approved by @%s; running.", a.By))
@@ -658,8 +674,14 @@ func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Repor
 		if existing != nil {
 			rec.PRNumber, rec.PRURL = existing.GetNumber(), existing.GetHTMLURL()
 		}
-		_, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, "### Follow-up report\n\n"+body)
-		return err
+		heading := "### Follow-up report"
+		if rec.CIFix != nil {
+			heading = fmt.Sprintf("### CI-fix round %d report", rec.CIFix.Round)
+		}
+		if _, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, heading+"\n\n"+body); err != nil {
+			return err
+		}
+		return r.extendPRReport(ctx, rec, report.Tasks)
 	}
 	body := render.PRBody(render.PRView{Report: report, Issue: rec.Issue, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken})
 	if existing != nil {
@@ -721,6 +743,12 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 	if tasks, err = plan.AssignWaves(tasks); err != nil {
 		return err
 	}
+	if t, changed := withCIDirectives(tasks, rec.CIFix); changed {
+		if err := out.Session.WriteTasks(t); err != nil {
+			return fmt.Errorf("adding the failing command to the fix tasks: %w", err)
+		}
+		tasks = t
+	}
 	hash := plan.Hash(tasks)
 	if hash != rec.PlanHash {
 		rec.Superseded = append(rec.Superseded, rec.PlanID)
@@ -731,6 +759,7 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 	body, truncated := render.PlanComment(render.PlanView{Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type,
 		Complexity: s.Meta.Complexity, Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base,
 		Estimate: estimate(s, tasks), Trigger: r.Cfg.Trigger, StateRef: stateRef(th.Number)})
+	body += ciSection(rec.CIFix, render.MaxCommentBytes-len(body))
 	c, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 	if err != nil {
 		return fmt.Errorf("posting the revised plan: %w", err)

@@ -17,13 +17,14 @@ var runBranchRe = regexp.MustCompile(`^planex/(\d+)-`)
 // followUp plans more work on a pull request planex opened: on its
 // branch, from its current tip. Fork branches are never touched.
 func (r *Runner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
-	return r.followUpPlan(ctx, ev, th, cmd, cmd.Requirement, nil)
+	return r.followUpPlan(ctx, ev, th, cmd, cmd.Requirement, nil, nil)
 }
 
 // followUpPlan plans req on a planex pull request's branch. cites are the
 // review findings the plan must answer; a request made in a review
-// comment is answered in that comment's thread.
-func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, cmd *command.Command, req string, cites []citation) error {
+// comment is answered in that comment's thread. ci is the CI failure a
+// CI-fix plan answers (nil otherwise).
+func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, cmd *command.Command, req string, cites []citation, ci *CIFailure) error {
 	head, fork := "", false
 	if ev.PR != nil {
 		head, fork = ev.PR.HeadRef, ev.PR.FromFork()
@@ -86,7 +87,7 @@ func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, c
 	}
 	return r.plan(ctx, th, planRequest{Requirement: req, Issue: issue, Yes: cmd.Yes, Concurrency: cmd.Concurrency,
 		RequestedBy: th.Actor.Login, FollowUp: true, Branch: head, Base: tip, SessionID: id, Repo: repo,
-		Cites: cites, ReplyTo: replyTo})
+		Cites: cites, ReplyTo: replyTo, CIFix: ci})
 }
 
 func readFile(p string) string {

@@ -306,7 +306,7 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 	if extra := strings.TrimSpace(cmd.Text); extra != "" {
 		fmt.Fprintf(&b, "\nThe maintainer adds: %s\n", extra)
 	}
-	return r.followUpPlan(ctx, ev, th, cmd, b.String(), cites)
+	return r.followUpPlan(ctx, ev, th, cmd, b.String(), cites, nil)
 }
 
 // answersFor links planned tasks to the findings they cite (by key, in

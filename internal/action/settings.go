@@ -31,6 +31,8 @@ type Settings struct {
 	BaseBranch    *string  `yaml:"base-branch"`
 	MaxIssues     *int     `yaml:"max-issues"`
 	Label         *string  `yaml:"label"`
+	CIFix         *string  `yaml:"ci-fix"`
+	CIFixAttempts *int     `yaml:"ci-fix-attempts"`
 }
 
 // SettingsError is a mistake in .github/planex.yml, with the line it is
@@ -95,6 +97,10 @@ func ParseSettings(data []byte) (Settings, error) {
 		return s, at("trigger-phrase", "trigger-phrase must start with '/', got %q", *s.TriggerPhrase)
 	case s.MaxIssues != nil && *s.MaxIssues < 1:
 		return s, at("max-issues", "max-issues must be at least 1")
+	case s.CIFix != nil && *s.CIFix != CIFixPlan && *s.CIFix != CIFixAuto && *s.CIFix != CIFixOff:
+		return s, at("ci-fix", "ci-fix must be plan, auto or off, got %q", *s.CIFix)
+	case s.CIFixAttempts != nil && *s.CIFixAttempts < 1:
+		return s, at("ci-fix-attempts", "ci-fix-attempts must be at least 1")
 	}
 	return s, nil
 }
@@ -124,6 +130,10 @@ func (s Settings) Apply(c *Config) {
 	set(&c.Trigger, s.TriggerPhrase)
 	set(&c.BaseBranch, s.BaseBranch)
 	set(&c.Label, s.Label)
+	set(&c.CIFix, s.CIFix)
+	if s.CIFixAttempts != nil {
+		c.CIFixAttempts = *s.CIFixAttempts
+	}
 	if s.Concurrency != nil {
 		c.Concurrency = *s.Concurrency
 	}

@@ -7,13 +7,13 @@ import (
 )
 
 func TestParseSettings(t *testing.T) {
-	s, err := ParseSettings([]byte("concurrency: 2\nmax-cost-usd: 1.5\ndraft: false\ntrigger-phrase: /bot\n"))
+	s, err := ParseSettings([]byte("concurrency: 2\nmax-cost-usd: 1.5\ndraft: false\ntrigger-phrase: /bot\nci-fix: auto\nci-fix-attempts: 3\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := Config{Concurrency: 4, Draft: true, Trigger: "/planex"}
+	c := Config{Concurrency: 4, Draft: true, Trigger: "/planex", CIFix: CIFixPlan, CIFixAttempts: 2}
 	s.Apply(&c)
-	if c.Concurrency != 2 || c.MaxCostUSD != 1.5 || c.Draft || c.Trigger != "/bot" {
+	if c.Concurrency != 2 || c.MaxCostUSD != 1.5 || c.Draft || c.Trigger != "/bot" || c.CIFix != CIFixAuto || c.CIFixAttempts != 3 {
 		t.Errorf("config after settings = %+v", c)
 	}
 	for _, c := range []struct {
@@ -28,6 +28,8 @@ func TestParseSettings(t *testing.T) {
 		{"\n\nmax-cost-usd: -1\n", 3, "max-cost-usd must not be negative"},
 		{"draft: [true]\n", 1, "cannot unmarshal"},
 		{"draft: true\n  bad: indent\n", 2, "mapping values are not allowed"},
+		{"draft: true\nci-fix: always\n", 2, `ci-fix must be plan, auto or off, got "always"`},
+		{"ci-fix-attempts: 0\n", 1, "ci-fix-attempts must be at least 1"},
 	} {
 		_, err := ParseSettings([]byte(c.in))
 		var se *SettingsError

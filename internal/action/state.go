@@ -61,6 +61,14 @@ type Record struct {
 	Answers []Answer  `json:"answers,omitempty"`
 	Updated time.Time `json:"updated"`
 
+	// CIFix is the CI failure this plan answers (see cifix.go).
+	// CIFixRuns are the CI-fix plans of this thread that ran, oldest
+	// first, carried from plan to plan for the ci-fix-attempts limit;
+	// CIStopNoted is how many there were when planex said it stopped.
+	CIFix       *CIFailure `json:"ci_fix,omitempty"`
+	CIFixRuns   []string   `json:"ci_fix_runs,omitempty"`
+	CIStopNoted int        `json:"ci_stop_noted,omitempty"`
+
 	// remote is the state ref's commit when loaded: the lease for saving.
 	remote string
 	// repo is where the session lives (a worktree for follow-ups).

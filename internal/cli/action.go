@@ -182,6 +182,9 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 			}
 		}
 	}
+	if o.Notice != "" && err == nil {
+		gha.Noticef("%s", o.Notice)
+	}
 	summary := o.Summary
 	switch {
 	case err != nil:
@@ -338,6 +341,16 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	}
 	if cfg.CommitSigning, err = apicommit.ParseMode(in.get("commit-signing")); err != nil {
 		return nil, inputError(fmt.Errorf("input %w", err))
+	}
+	switch cfg.CIFix = in.get("ci-fix"); cfg.CIFix {
+	case "":
+		cfg.CIFix = action.CIFixPlan
+	case action.CIFixPlan, action.CIFixAuto, action.CIFixOff:
+	default:
+		return nil, inputError(fmt.Errorf("input ci-fix: %q is not plan, auto or off", cfg.CIFix))
+	}
+	if cfg.CIFixAttempts, err = in.integer("ci-fix-attempts", action.DefaultCIFixAttempts); err != nil {
+		return nil, inputError(err)
 	}
 
 	af := agentFlags{name: in.get("agent"), command: in.get("agent-command"), model: in.get("model"), baseURL: in.get("base-url"), apiKeyEnv: in.get("api-key-env")}

@@ -17,7 +17,7 @@
 //     invisible characters are dropped (gfm.Visible), so no hidden text
 //     becomes an argument or a requirement.
 //   - If the first word after the trigger is one of the reserved words
-//     approve, revise, cancel, retry, status, help, fix, review (any case)
+//     approve, revise, cancel, retry, status, help, fix, review, fix-ci (any case)
 //     it is that command. Anything else is a requirement to plan: free text
 //     made of the rest of the trigger line and everything after it. An
 //     empty requirement means "plan the issue's title and body".
@@ -86,10 +86,11 @@ const (
 	Help    Name = "help"
 	Fix     Name = "fix"
 	Review  Name = "review"
+	FixCI   Name = "fix-ci"
 )
 
 // reserved lists the words that are commands when they come first.
-var reserved = []Name{Approve, Revise, Cancel, Retry, Status, Help, Fix, Review}
+var reserved = []Name{Approve, Revise, Cancel, Retry, Status, Help, Fix, Review, FixCI}
 
 // Command is a parsed, valid command.
 type Command struct {
@@ -262,7 +263,7 @@ func parsePlan(after, rest, trigger string) Result {
 func parseSub(n Name, args []string, rest, trigger string) Result {
 	var fl flags
 	var words []string
-	allowFlags := n == Approve || n == Retry || n == Fix || n == Revise
+	allowFlags := n == Approve || n == Retry || n == Fix || n == Revise || n == FixCI
 	for i := 0; i < len(args); {
 		if allowFlags && strings.HasPrefix(args[i], "-") && len(args[i]) > 1 {
 			used, msg := fl.parseFlag(args[i:])
@@ -298,7 +299,7 @@ func parseSub(n Name, args []string, rest, trigger string) Result {
 			return replyf(trigger, "`revise` needs feedback: `%s revise <what to change in the plan>`.", trigger)
 		}
 		cmd.Text = text
-	case Fix, Review:
+	case Fix, Review, FixCI:
 		cmd.Text = text
 	case Cancel, Status, Retry:
 		if len(words) > 0 {
@@ -331,6 +332,7 @@ func HelpText(trigger string) string {
 		fmt.Sprintf("| `%s status` | Show where the run is. |", t),
 		fmt.Sprintf("| `%s fix` | On planex's pull request: plan tasks from the open review findings. |", t),
 		fmt.Sprintf("| `%s review` | On a pull request: review its diff against its description. |", t),
+		fmt.Sprintf("| `%s fix-ci` | On planex's pull request: read the latest failed CI run of its head and plan the fix. |", t),
 		fmt.Sprintf("| `%s help` | Show this help. |", t),
 		"",
 		"Flags: `-y`/`--yes` runs the plan without waiting for approval; `-c N`/`--concurrency N` runs up to N tasks at once.",
@@ -338,15 +340,16 @@ func HelpText(trigger string) string {
 	}, "\n")
 }
 
-// nearest returns the reserved word within edit distance 2 of word (and
-// not equal to it), or "".
+// nearest returns the reserved word closest to word within edit distance
+// 2 (and not equal to it), or "".
 func nearest(word string) Name {
+	best, bestD := Name(""), 3
 	for _, n := range reserved {
-		if d := distance(word, string(n)); d > 0 && d <= 2 && len(word) >= 3 {
-			return n
+		if d := distance(word, string(n)); d > 0 && d < bestD && len(word) >= 3 {
+			best, bestD = n, d
 		}
 	}
-	return ""
+	return best
 }
 
 // distance is the Levenshtein distance between a and b.

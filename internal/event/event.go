@@ -27,6 +27,7 @@ const (
 	Schedule                 = "schedule"
 	PullRequestReviewComment = "pull_request_review_comment"
 	PullRequestReview        = "pull_request_review"
+	WorkflowRun              = "workflow_run"
 )
 
 // TriggerLabel is the label whose addition to an issue plans it, unless
@@ -108,6 +109,31 @@ type Inputs struct {
 	Raw map[string]string
 }
 
+// Run is the workflow run of a workflow_run event: another workflow
+// (the repository's CI) that completed.
+type Run struct {
+	ID         int64
+	Attempt    int
+	Name       string // the workflow's name
+	Path       string // its file, .github/workflows/…
+	Event      string // what started it: push, pull_request, …
+	Status     string
+	Conclusion string // success, failure, cancelled, …
+	HeadBranch string
+	HeadSHA    string
+	HeadRepo   string // "owner/name"; empty when unknown
+	HeadFork   bool
+	HTMLURL    string
+	// PullRequests are the run's pull requests in this repository
+	// (GitHub lists none for a fork's).
+	PullRequests []int
+}
+
+// FromFork reports whether the run's code came from another repository.
+func (r *Run) FromFork(repo string) bool {
+	return r.HeadFork || (r.HeadRepo != "" && !strings.EqualFold(r.HeadRepo, repo))
+}
+
 // Event is what started this run.
 type Event struct {
 	Name   string // GITHUB_EVENT_NAME
@@ -135,6 +161,7 @@ type Event struct {
 	Inputs  Inputs       // workflow_dispatch
 	Ref     string       // workflow_dispatch: the ref the workflow ran on
 	Cron    string       // schedule: the cron expression
+	Run     *Run         // workflow_run
 }
 
 // FullName is "owner/repo".
@@ -182,6 +209,25 @@ type payload struct {
 	Inputs     map[string]any         `json:"inputs"`
 	Ref        string                 `json:"ref"`
 	Schedule   string                 `json:"schedule"`
+	Run        *runJSON               `json:"workflow_run"`
+	Workflow   json.RawMessage        `json:"workflow"` // an object in workflow_run, a path in workflow_dispatch
+}
+
+type runJSON struct {
+	ID           int64     `json:"id"`
+	Attempt      int       `json:"run_attempt"`
+	Name         string    `json:"name"`
+	Path         string    `json:"path"`
+	Event        string    `json:"event"`
+	Status       string    `json:"status"`
+	Conclusion   *string   `json:"conclusion"`
+	HeadBranch   string    `json:"head_branch"`
+	HeadSHA      string    `json:"head_sha"`
+	HTMLURL      string    `json:"html_url"`
+	HeadRepo     *repoJSON `json:"head_repository"`
+	PullRequests []struct {
+		Number int `json:"number"`
+	} `json:"pull_requests"`
 }
 
 type repoJSON struct {
@@ -281,10 +327,15 @@ func Parse(name string, data []byte) (*Event, error) {
 		err = e.fromReviewComment(&p)
 	case PullRequestReview:
 		err = e.fromReview(&p)
+	case WorkflowRun:
+		err = e.fromWorkflowRun(&p)
 	case "":
 		return nil, errors.New("no event name (GITHUB_EVENT_NAME is empty)")
 	default:
-		return nil, fmt.Errorf("event %q is not one planex handles (issue_comment, issues, workflow_dispatch, schedule, pull_request_review_comment, pull_request_review)", name)
+		// A workflow may run planex on more events than it handles; those
+		// end quietly, and the step stays green.
+		e.ignore("planex does not handle the %s event (it handles issue_comment, issues, workflow_dispatch, schedule, pull_request_review_comment, pull_request_review and workflow_run)", name)
+		return e, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s payload: %w", name, err)
@@ -439,6 +490,41 @@ func (e *Event) fromReview(p *payload) error {
 		e.ignore("review was %s; only submitted reviews are read as commands", e.Action)
 	case strings.TrimSpace(e.Comment.Body) == "":
 		e.ignore("review has no body")
+	}
+	return nil
+}
+
+func (e *Event) fromWorkflowRun(p *payload) error {
+	w := p.Run
+	if w == nil {
+		return errors.New("no workflow_run object")
+	}
+	if w.ID == 0 {
+		return errors.New("workflow_run has no id")
+	}
+	run := &Run{ID: w.ID, Attempt: w.Attempt, Name: w.Name, Path: w.Path, Event: w.Event, Status: w.Status,
+		Conclusion: str(w.Conclusion), HeadBranch: w.HeadBranch, HeadSHA: w.HeadSHA, HTMLURL: w.HTMLURL}
+	var wf struct{ Path string }
+	if run.Path == "" && json.Unmarshal(p.Workflow, &wf) == nil {
+		run.Path = wf.Path
+	}
+	if w.HeadRepo != nil {
+		run.HeadRepo, run.HeadFork = w.HeadRepo.FullName, w.HeadRepo.Fork
+	}
+	for _, pr := range w.PullRequests {
+		run.PullRequests = append(run.PullRequests, pr.Number)
+	}
+	e.Run = run
+	if len(run.PullRequests) > 0 {
+		e.Number, e.IsPR = run.PullRequests[0], true
+	}
+	switch {
+	case e.Action != "completed":
+		e.ignore("workflow run %d was %s; only completed runs are read", run.ID, e.Action)
+	case run.Conclusion != "failure":
+		e.ignore("workflow run %d ended with %q; only failed runs are fixed", run.ID, run.Conclusion)
+	case run.FromFork(e.FullName()):
+		e.ignore("workflow run %d ran code from %s, a fork; planex never works on it", run.ID, run.HeadRepo)
 	}
 	return nil
 }

@@ -159,6 +159,33 @@ func TestLoad(t *testing.T) {
 			}},
 		{name: "review dismissed is ignored", event: PullRequestReview, fixture: "pull_request_review.dismissed.json",
 			check: ignored("review was dismissed")},
+		{name: "workflow run failed", event: WorkflowRun, fixture: "workflow_run.completed.json",
+			patch: func(p obj) { p["workflow_run"].(obj)["conclusion"] = "failure" },
+			check: func(t *testing.T, e *Event) {
+				r := e.Run
+				if e.Ignored || r == nil || r.ID != 289782451 || r.Conclusion != "failure" || r.HeadBranch != "master" ||
+					r.HeadSHA != "3484a3fb816e0859fd6e1cea078d76385ff50625" || r.HeadRepo != "octo-org/octo-repo" || r.Path != ".github/workflows/test.yml" ||
+					r.Event != "repository_dispatch" || len(r.PullRequests) != 1 || r.PullRequests[0] != 2 || e.Number != 2 || !e.IsPR ||
+					r.HTMLURL != "https://github.com/octo-org/octo-repo/actions/runs/289782451" || e.FullName() != "octo-org/octo-repo" {
+					t.Fatalf("%+v %+v", e, r)
+				}
+			}},
+		{name: "workflow run succeeded is ignored", event: WorkflowRun, fixture: "workflow_run.completed.json",
+			check: ignored(`ended with "success"; only failed runs are fixed`)},
+		{name: "workflow run requested is ignored", event: WorkflowRun, fixture: "workflow_run.requested.json",
+			check: ignored("was requested; only completed runs are read")},
+		{name: "workflow run of a fork is ignored", event: WorkflowRun, fixture: "workflow_run.completed.json",
+			patch: func(p obj) {
+				w := p["workflow_run"].(obj)
+				w["conclusion"] = "failure"
+				w["head_repository"].(obj)["full_name"] = "mallory/octo-repo"
+				w["head_repository"].(obj)["fork"] = true
+			},
+			check: ignored("ran code from mallory/octo-repo, a fork")},
+		{name: "workflow job is not handled", event: "workflow_job", fixture: "workflow_job.completed.json",
+			check: ignored("does not handle the workflow_job event")},
+		{name: "push is not handled", event: "push", fixture: "issues.opened.json",
+			check: ignored("does not handle the push event")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,7 +228,6 @@ func TestLoadErrors(t *testing.T) {
 		{"not JSON", IssueComment, write("bad.json", "{nope"), []string{"bad.json", "not valid JSON"}},
 		{"comment without issue", IssueComment, write("noissue.json", `{"action":"created","comment":{"id":1},"repository":{"full_name":"o/r"}}`), []string{"noissue.json", "no issue object"}},
 		{"no repository", Issues, write("norepo.json", `{"action":"labeled","issue":{"number":1},"label":{"name":"planex"}}`), []string{"norepo.json", "no repository"}},
-		{"unsupported event", "push", write("push.json", `{}`), []string{"push.json", `"push" is not one planex handles`}},
 		{"bad issue input", WorkflowDispatch, write("dispatch.json", `{"inputs":{"issue":"abc"},"repository":{"full_name":"o/r"}}`), []string{"dispatch.json", `input "issue" must be an issue number, got "abc"`}},
 		{"bad auto-approve", WorkflowDispatch, write("dispatch2.json", `{"inputs":{"auto-approve":"maybe"},"repository":{"full_name":"o/r"}}`), []string{`"auto-approve" must be true or false`}},
 	}

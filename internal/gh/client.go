@@ -62,6 +62,9 @@ type Client struct {
 	writeMu   sync.Mutex
 	policy    RetryPolicy
 	retry     *retryTransport
+	// plain fetches URLs the API redirects to (job logs): no token, so
+	// it never reaches storage outside the API.
+	plain *http.Client
 }
 
 // NewClient builds a client. Only the URLs decide between github.com and
@@ -138,7 +141,8 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 	if gc.UserAgent == "" {
 		gc.UserAgent = "planex"
 	}
-	return &Client{gh: gc, serverURL: serverURL, log: log, policy: policy, retry: retry}, nil
+	plain := &http.Client{Transport: attemptTimeout{base: transport, d: policy.AttemptTimeout}}
+	return &Client{gh: gc, serverURL: serverURL, log: log, policy: policy, retry: retry, plain: plain}, nil
 }
 
 // GitHub exposes the underlying go-github client for calls without a
@@ -743,6 +747,12 @@ type WorkflowRun struct {
 	Attempt    int
 	Status     string // queued, in_progress, completed, …
 	Conclusion string
+	// The rest is filled by ListWorkflowRuns (see actions.go).
+	Name, Event, HTMLURL string
+	HeadBranch, HeadSHA  string
+	HeadRepo             string // "owner/name"
+	HeadFork             bool
+	PullRequests         []int
 }
 
 // GetWorkflowRun returns a workflow run of the repository. It needs the
@@ -752,5 +762,5 @@ func (c *Client) GetWorkflowRun(ctx context.Context, owner, repo string, runID i
 	if err != nil {
 		return WorkflowRun{}, classify(fmt.Sprintf("reading workflow run %d of %s/%s", runID, owner, repo), "actions: read", err)
 	}
-	return WorkflowRun{ID: run.GetID(), Attempt: run.GetRunAttempt(), Status: run.GetStatus(), Conclusion: run.GetConclusion()}, nil
+	return workflowRun(run), nil
 }

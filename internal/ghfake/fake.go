@@ -257,10 +257,10 @@ func (f *Fake) SetFile(fullName, ref, path string, content []byte) {
 func (f *Fake) SetWorkflowRun(fullName string, run WorkflowRun) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if run.Attempt == 0 {
-		run.Attempt = 1
-	}
-	f.mustRepo(fullName).runs[run.ID] = run
+	r := f.mustRepo(fullName)
+	run.defaults(r)
+	run.Jobs = append([]WorkflowJob(nil), run.Jobs...)
+	r.runs[run.ID] = run
 }
 
 // AddIssue opens an issue and returns its number.
@@ -706,6 +706,10 @@ func isWrite(method string) bool {
 }
 
 func (f *Fake) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, logPathPrefix) {
+		f.serveBlob(w, r)
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	apiPath := r.URL.Path
 	base := "http://" + r.Host + "/"

@@ -66,6 +66,9 @@ var handlers = map[string]handler{
 	"GET /repos/{owner}/{repo}/git/matching-refs/{ref}":                            listMatchingRefs,
 	"POST /repos/{owner}/{repo}/git/refs":                                          createGitRef,
 	"PATCH /repos/{owner}/{repo}/git/refs/{ref}":                                   updateGitRef,
+	"GET /repos/{owner}/{repo}/actions/runs":                                       listWorkflowRuns,
+	"GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs":                         listRunJobs,
+	"GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs":                         jobLogs,
 }
 
 // ---- authorisation inside the fake ----
@@ -717,30 +720,5 @@ func createWorkflowDispatch(f *Fake, c *call, r *repoState) *apiError {
 		return errValidation("too many inputs", obj{"resource": "WorkflowDispatch", "field": "inputs", "code": "invalid"})
 	}
 	c.noContent()
-	return nil
-}
-
-func getWorkflowRun(f *Fake, c *call, r *repoState) *apiError {
-	id, e := c.int64Param("run_id")
-	if e != nil {
-		return e
-	}
-	run, ok := r.runs[id]
-	if !ok {
-		return errNotFound()
-	}
-	var conclusion any
-	if run.Conclusion != "" {
-		conclusion = run.Conclusion
-	}
-	api := c.apiBase + "repos/" + r.fullName() + "/actions/runs/" + strconv.FormatInt(id, 10)
-	now := f.now().UTC().Format(time.RFC3339)
-	c.json(http.StatusOK, obj{
-		"id": id, "run_attempt": run.Attempt, "status": run.Status, "conclusion": conclusion,
-		"name": "planex", "node_id": nodeID("WorkflowRun", id), "head_branch": r.defaultBranch,
-		"event": "issue_comment", "url": api, "created_at": now, "updated_at": now,
-		"html_url":   strings.TrimSuffix(c.apiBase, "/") + "/../" + r.fullName() + "/actions/runs/" + strconv.FormatInt(id, 10),
-		"repository": f.repoJSON(c, r),
-	})
 	return nil
 }

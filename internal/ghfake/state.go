@@ -115,13 +115,26 @@ type ReviewComment struct {
 }
 
 // WorkflowRun is a GitHub Actions workflow run the fake reports through
-// GET /repos/{owner}/{repo}/actions/runs/{run_id}; seed one with
-// SetWorkflowRun.
+// GET /repos/{owner}/{repo}/actions/runs (and /{run_id}, /{run_id}/jobs,
+// and each job's log); seed one with SetWorkflowRun.
 type WorkflowRun struct {
 	ID         int64
 	Attempt    int    // run_attempt; 1 when zero
 	Status     string // queued, in_progress, completed, …
 	Conclusion string // success, failure, cancelled, … once completed
+	Name       string // the workflow's name; "planex" when empty
+	Path       string // the workflow file; from Name when empty
+	Event      string // what started it; "issue_comment" when empty
+	HeadBranch string // the default branch when empty
+	HeadSHA    string
+	// HeadRepo is "owner/name" of the head repository; the repository
+	// itself when empty (a fork's name makes it a fork's run).
+	HeadRepo string
+	// PullRequests are the numbers of the run's pull requests (GitHub
+	// lists only pull requests from the repository itself).
+	PullRequests []int
+	Jobs         []WorkflowJob
+	Created      time.Time // the fake's clock when zero; newest first in lists
 }
 
 // Request is one request the fake received.

@@ -39,6 +39,8 @@ var wantInputs = map[string]string{
 	"review":          "agent",
 	"sandbox":         "auto",
 	"commit-signing":  "git",
+	"ci-fix":          "plan",
+	"ci-fix-attempts": "2",
 }
 
 var wantOutputs = []string{"session-id", "plan-id", "status", "pull-request-url", "matrix", "max-parallel", "has-tasks"}
@@ -103,6 +105,7 @@ func TestWorkflowsPassActionlint(t *testing.T) {
 		"examples/workflows/planex-comment.yml", "examples/workflows/planex-dispatch.yml",
 		"examples/workflows/planex-schedule.yml", "examples/workflows/planex-labeled.yml",
 		"examples/workflows/planex-matrix.yml", "examples/workflows/planex-app-token.yml",
+		"examples/workflows/planex-ci-fix.yml",
 	} {
 		if !contains(files, filepath.Join(root, want)) {
 			t.Errorf("%s is missing", want)
@@ -413,6 +416,10 @@ func TestWorkflowPolicy(t *testing.T) {
 			for k, v := range wantPerms {
 				want[k] = v
 			}
+			if readsCI(b) {
+				// workflow_run and `/planex fix-ci` read CI runs and logs.
+				want["actions"] = "read"
+			}
 			if matrix {
 				// Matrix mode dispatches the next wave's workflow run.
 				want["actions"] = "write"
@@ -432,6 +439,20 @@ func TestWorkflowPolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readsCI reports whether a workflow starts planex on failed CI runs or
+// on comments (which may say /planex fix-ci).
+func readsCI(workflow []byte) bool {
+	var wf struct {
+		On map[string]any `yaml:"on"`
+	}
+	if yaml.Unmarshal(workflow, &wf) != nil {
+		return false
+	}
+	_, run := wf.On["workflow_run"]
+	_, comment := wf.On["issue_comment"]
+	return run || comment
 }
 
 func hasFinalize(steps []struct {
