@@ -142,7 +142,7 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 
 func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, common prompt.Common, s *session.Session, t plan.Task, dir string) TaskReview {
 	tr := TaskReview{Task: t.ID, Title: t.Title, Commit: t.Commit}
-	diff, err := r.Repo.Git(ctx, "", "show", "--no-color", "--no-ext-diff", "--format=commit %H%n%n%B", t.Commit)
+	diff, err := r.Repo.ShowCommit(ctx, t.Commit)
 	if err != nil {
 		tr.Error = abbrev.OneLine(fmt.Sprintf("reading commit %s: %v", abbrev.SHA(t.Commit), err))
 		return tr
