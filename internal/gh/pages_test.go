@@ -48,6 +48,27 @@ func TestListsFollowPages(t *testing.T) {
 	}
 }
 
+// Looking for an issue whose answer was lost stops at the page that has
+// it: the newest come first, so one page is read however many there are.
+func TestLookupStopsAtTheFoundPage(t *testing.T) {
+	f, _ := setup(t)
+	c, _ := faultClient(t, f)
+	for i := range 150 {
+		f.AddIssue(full, "maint", fmt.Sprintf("older %d", i), "body")
+	}
+	f.InjectFault("POST /repos/{owner}/{repo}/issues", 1, ghfake.LostResponse(502))
+	is, err := c.CreateIssue(context.Background(), owner, name, "planex: x", "do x")
+	if err != nil || is.GetTitle() != "planex: x" {
+		t.Fatalf("CreateIssue = %v, %v", is, err)
+	}
+	if n := countRoute(f, "POST /repos/{owner}/{repo}/issues"); n != 1 {
+		t.Errorf("the issue was sent %d times", n)
+	}
+	if n := countRoute(f, "GET /repos/{owner}/{repo}/issues"); n != 1 {
+		t.Errorf("the lookup read %d pages, want 1", n)
+	}
+}
+
 // A failing page fails the whole list, naming what was being listed.
 func TestListPageErrorNamesTheList(t *testing.T) {
 	f, c := setup(t)
