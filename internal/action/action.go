@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/authz"
 	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/engine"
@@ -396,7 +397,7 @@ func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 			return 0, fmt.Errorf("looking for the issue of an earlier attempt: %w", err)
 		}
 		for _, is := range recent {
-			if !is.IsPullRequest() && strings.Contains(is.GetBody(), marker) && authz.IsBot(is.GetUser().GetLogin(), is.GetUser().GetType()) {
+			if !is.IsPullRequest() && strings.Contains(is.GetBody(), marker) && event.IsBot(is.GetUser().GetLogin(), is.GetUser().GetType()) {
 				return is.GetNumber(), nil
 			}
 		}
@@ -405,7 +406,7 @@ func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 	if marker != "" {
 		body += "\n\n" + marker
 	}
-	is, err := r.GH.CreateIssue(ctx, ev.Owner, ev.Repo, "planex: "+firstLine(req), body)
+	is, err := r.GH.CreateIssue(ctx, ev.Owner, ev.Repo, "planex: "+abbrev.Truncate(abbrev.FirstLine(req), 80), body)
 	if err != nil {
 		return 0, fmt.Errorf("opening an issue for the requirement: %w", err)
 	}
@@ -469,12 +470,4 @@ func issueRequirement(title, body string) string {
 // request, for its review.
 func pullRequestText(title, body string) (string, string) {
 	return strings.TrimSpace(gfm.StripInvisible(title)), gfm.Visible(body)
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	if len(l) > 80 {
-		l = l[:80]
-	}
-	return l
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/authz"
 	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/engine"
@@ -198,7 +199,7 @@ func (r *Runner) approvalComment(ctx context.Context, rec *Record, issueComments
 }
 
 func fromIssueComment(id int64, login, typ, body string, created time.Time) *postedComment {
-	return &postedComment{ID: id, Login: login, Bot: authz.IsBot(login, typ), Body: body, Created: created}
+	return &postedComment{ID: id, Login: login, Bot: event.IsBot(login, typ), Body: body, Created: created}
 }
 
 // after says whether a was written after b. Comments of one kind are
@@ -233,7 +234,7 @@ func (r *Runner) refuseUnapproved(rec *Record, err error) error {
 			"Nothing from the changed plan was run. Start a new plan with `%s <requirement>`.", rec.PlanID, what, r.Cfg.Trigger)
 	case errors.Is(err, engine.ErrPlanChanged):
 		return userf("Plan `%s` will not run: the stored plan is not plan `%s` (%s). Nothing was run. "+
-			"Start a new plan with `%s <requirement>`.", rec.PlanID, rec.PlanID, oneLine(err.Error()), r.Cfg.Trigger)
+			"Start a new plan with `%s <requirement>`.", rec.PlanID, rec.PlanID, abbrev.OneLine(err.Error()), r.Cfg.Trigger)
 	case errors.Is(err, engine.ErrNotApproved):
 		return userf("Plan `%s` was never approved, so nothing was run. To run it: `%s approve %s`",
 			rec.PlanID, r.Cfg.Trigger, rec.PlanID)

@@ -163,7 +163,7 @@ func notPlanexPR(pr *github.PullRequest, repo string) string {
 		return "comes from a fork"
 	case !runBranchRe.MatchString(head.GetRef()):
 		return "is not on a planex branch"
-	case !isBotUser(pr.GetUser()):
+	case !event.IsBot(pr.GetUser().GetLogin(), pr.GetUser().GetType()):
 		return "was not opened by planex"
 	}
 	return ""

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
-	"github.com/planexhq/planex/internal/authz"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
@@ -97,7 +97,7 @@ func (r *Runner) addReviewer(o *engine.Options, repo *gitrepo.Repo) {
 var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
 
 func slug(s string) string {
-	s = strings.Trim(slugRe.ReplaceAllString(strings.ToLower(firstLine(s)), "-"), "-")
+	s = strings.Trim(slugRe.ReplaceAllString(strings.ToLower(abbrev.Truncate(abbrev.FirstLine(s), 80)), "-"), "-")
 	if len(s) > 40 {
 		s = strings.Trim(s[:40], "-")
 	}
@@ -303,7 +303,7 @@ func (r *Runner) findPlanComment(ctx context.Context, rec *Record) (int64, error
 	for i := len(cs) - 1; i >= 0; i-- {
 		c := cs[i]
 		m, ok := render.ParsePlanMarker(c.GetBody())
-		if ok && m.ID == rec.PlanID && m.SHA256 == rec.PlanHash && m.Session == rec.SessionID && authz.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+		if ok && m.ID == rec.PlanID && m.SHA256 == rec.PlanHash && m.Session == rec.SessionID && event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
 			return c.GetID(), nil
 		}
 	}
@@ -644,7 +644,7 @@ func runFailure(planID, stop string, tasks []plan.Task) string {
 	plan.SortByID(sorted)
 	for _, t := range sorted {
 		if t.Status == plan.StatusFailed || t.Status == plan.StatusSkipped {
-			lines = append(lines, fmt.Sprintf("%s %s: %s", t.ID, t.Status, oneLine(t.Error)))
+			lines = append(lines, fmt.Sprintf("%s %s: %s", t.ID, t.Status, abbrev.OneLine(t.Error)))
 		}
 	}
 	return strings.Join(lines, "\n")
@@ -692,7 +692,7 @@ func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Repor
 		rec.PRNumber, rec.PRURL = pr.GetNumber(), pr.GetHTMLURL()
 		return nil
 	}
-	title := "planex: " + firstLine(report.Meta.Requirement)
+	title := "planex: " + abbrev.Truncate(abbrev.FirstLine(report.Meta.Requirement), 80)
 	pr, err := r.GH.CreatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, gh.NewPR{Title: title, Head: rec.Branch, Base: rec.BaseBranch, Body: body, Draft: r.Cfg.Draft})
 	if err != nil {
 		return fmt.Errorf("opening the pull request: %w", err)

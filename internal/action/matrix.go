@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
@@ -224,7 +225,7 @@ func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
 	r.Outputs.MaxParallel = strconv.Itoa(min(r.Cfg.Concurrency, len(w.Tasks)))
 	tasks, _ := r.sessionTasks(rec)
 	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Wave %d: %s, one job each.", w.Number, strings.Join(w.IDs(), ", ")))
-	fmt.Fprintf(r.Out, "wave %d (attempt %d) from %s: %s\n", w.Number, attempt, abbrevSHA(w.Base), strings.Join(w.IDs(), ", "))
+	fmt.Fprintf(r.Out, "wave %d (attempt %d) from %s: %s\n", w.Number, attempt, abbrev.SHA(w.Base), strings.Join(w.IDs(), ", "))
 	return nil
 }
 
@@ -251,7 +252,7 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 	}
 	for _, c := range commits {
 		if c.Session == rec.SessionID && c.Task == taskID {
-			fmt.Fprintf(r.Out, "%s is already on %s (%s); nothing to do\n", taskID, rec.Branch, abbrevSHA(c.SHA))
+			fmt.Fprintf(r.Out, "%s is already on %s (%s); nothing to do\n", taskID, rec.Branch, abbrev.SHA(c.SHA))
 			return nil
 		}
 	}
@@ -303,7 +304,7 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 	}
 	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: string(o.Status)}
 	if o.Status != plan.StatusCompleted {
-		r.Outputs.Failure = fmt.Sprintf("%s %s: %s", taskID, o.Status, oneLine(o.Error))
+		r.Outputs.Failure = fmt.Sprintf("%s %s: %s", taskID, o.Status, abbrev.OneLine(o.Error))
 	}
 	fmt.Fprintf(r.Out, "%s: %s%s; result on %s\n", taskID, o.Status, errSuffix(o.Error), taskRef(rec.SessionID, taskID))
 	return nil
@@ -371,7 +372,7 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 	// the task's change (the scope is checked again when it is integrated).
 	parent, err := r.Repo.Git(ctx, "", "rev-parse", res.Commit+"^")
 	if err != nil || strings.TrimSpace(parent) != m.Base {
-		o.Status, o.Error = plan.StatusFailed, fmt.Sprintf("its result commit %s does not start from the wave's base %s", abbrevSHA(res.Commit), abbrevSHA(m.Base))
+		o.Status, o.Error = plan.StatusFailed, fmt.Sprintf("its result commit %s does not start from the wave's base %s", abbrev.SHA(res.Commit), abbrev.SHA(m.Base))
 		return o, true, nil
 	}
 	if o.Changes, err = r.Repo.DiffTrees(ctx, m.Base, res.Commit); err != nil {
@@ -485,13 +486,6 @@ func errSuffix(s string) string {
 		return ""
 	}
 	return ": " + s
-}
-
-func abbrevSHA(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
 }
 
 // nextWave finds the plan's next wave. When there is none (or the budget

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-github/v60/github"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/event"
@@ -53,11 +54,6 @@ type citation struct {
 // reviewing reports whether runs are reviewed.
 func (r *Runner) reviewing() bool { return r.Cfg.Review != "skip" && r.AgentErr == nil }
 
-// isBotUser reports whether a GitHub user is a bot (planex posts as one).
-func isBotUser(u *github.User) bool {
-	return u.GetType() == "Bot" || strings.HasSuffix(u.GetLogin(), "[bot]")
-}
-
 // publishReview posts res as one pull request review (event COMMENT, never
 // APPROVE): the summary body and inline comments on lines the diff adds.
 //
@@ -74,7 +70,7 @@ func (r *Runner) publishReview(ctx context.Context, number int, res *review.Resu
 	}
 	var prev *github.PullRequestReview
 	for _, rv := range reviews {
-		if isBotUser(rv.GetUser()) && review.IsSummary(rv.GetBody()) {
+		if event.IsBot(rv.GetUser().GetLogin(), rv.GetUser().GetType()) && review.IsSummary(rv.GetBody()) {
 			prev = rv
 		}
 	}
@@ -84,7 +80,7 @@ func (r *Runner) publishReview(ctx context.Context, number int, res *review.Resu
 	}
 	have := map[string]bool{}
 	for _, c := range comments {
-		if k, ok := review.FindingKeyOf(c.GetBody()); ok && isBotUser(c.GetUser()) {
+		if k, ok := review.FindingKeyOf(c.GetBody()); ok && event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
 			have[k] = true
 		}
 	}
@@ -240,7 +236,7 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 	var data review.Data
 	found := false
 	for _, rv := range reviews {
-		if !isBotUser(rv.GetUser()) {
+		if !event.IsBot(rv.GetUser().GetLogin(), rv.GetUser().GetType()) {
 			continue
 		}
 		if d, ok := review.ParseSummary(rv.GetBody()); ok {
@@ -257,7 +253,7 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 	fixed := map[string]bool{}
 	thread := map[string]int64{}
 	for _, c := range comments {
-		if !isBotUser(c.GetUser()) {
+		if !event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
 			continue
 		}
 		for _, k := range review.FixedKeys(c.GetBody()) {
@@ -272,7 +268,7 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 		return err
 	}
 	for _, c := range conv {
-		if isBotUser(c.GetUser()) {
+		if event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
 			for _, k := range review.FixedKeys(c.GetBody()) {
 				fixed[k] = true
 			}
@@ -380,9 +376,9 @@ func (r *Runner) answerThreads(ctx context.Context, rec *Record, tasks []plan.Ta
 		g.idx = append(g.idx, i)
 		line := fmt.Sprintf("- %s (%s): %s", render.Text(t.ID), render.Text(t.Title), t.Status)
 		if t.Status == plan.StatusCompleted && t.Commit != "" {
-			line += fmt.Sprintf(" in `%s`", render.Short(t.Commit))
+			line += fmt.Sprintf(" in `%s`", abbrev.SHA(t.Commit))
 		} else if t.Error != "" {
-			line += ": " + render.Text(plan.Truncate(t.Error, 200))
+			line += ": " + render.Text(abbrev.Truncate(t.Error, 200))
 		}
 		if !slices.Contains(g.lines, line) {
 			g.lines = append(g.lines, line)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/apicommit"
 )
 
@@ -27,7 +28,7 @@ func (r *Runner) checkBranchOnGitHub(ctx context.Context, rec *Record) error {
 	if local == remote || (remote == "" && (local == "" || local == rec.Base)) {
 		return nil
 	}
-	return fmt.Errorf("run branch %s is at %s here but at %s on GitHub; with commit-signing: api planex only moves it through GitHub's API and does not push it", rec.Branch, abbrevSHA(local), orNothing(abbrevSHA(remote)))
+	return fmt.Errorf("run branch %s is at %s here but at %s on GitHub; with commit-signing: api planex only moves it through GitHub's API and does not push it", rec.Branch, abbrev.SHA(local), orNothing(abbrev.SHA(remote)))
 }
 
 func orNothing(s string) string {

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planexhq/planex/internal/authz"
+	"github.com/planexhq/planex/internal/abbrev"
+	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
@@ -115,7 +116,7 @@ func (r *Runner) findStatusComment(ctx context.Context, rec *Record) int64 {
 	}
 	for i := len(cs) - 1; i >= 0; i-- {
 		c := cs[i]
-		if c.GetID() != rec.StatusCommentID && render.IsStatusComment(c.GetBody()) && authz.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+		if c.GetID() != rec.StatusCommentID && render.IsStatusComment(c.GetBody()) && event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
 			return c.GetID()
 		}
 	}
@@ -216,7 +217,7 @@ func (r *Runner) failureText(err error, cancelled bool) (string, bool) {
 		return fmt.Sprintf("The workflow job was cancelled or timed out before planex finished. `%s retry` continues from the first unfinished task.", r.Cfg.Trigger), true
 	case errors.As(err, &pe):
 		// Told as it is, and the job fails: the workflow needs fixing.
-		return "planex could not act: " + oneLine(pe.Error()), false
+		return "planex could not act: " + abbrev.OneLine(pe.Error()), false
 	}
 	msg := "planex hit an internal error"
 	if r.Cfg.RunURL != "" {
@@ -224,5 +225,3 @@ func (r *Runner) failureText(err error, cancelled bool) (string, bool) {
 	}
 	return msg + ".", false
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

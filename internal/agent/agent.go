@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/planexhq/planex/internal/usage"
 )
 
 // Phase names the pipeline step an agent is asked to perform.
@@ -51,17 +53,9 @@ type Step struct {
 	Timeout time.Duration
 }
 
-// Usage is what a step consumed.
-type Usage struct {
-	InputTokens  int64   `json:"input_tokens"`
-	OutputTokens int64   `json:"output_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
-}
-
-// Add returns the sum of two usages.
-func (u Usage) Add(o Usage) Usage {
-	return Usage{u.InputTokens + o.InputTokens, u.OutputTokens + o.OutputTokens, u.CostUSD + o.CostUSD}
-}
+// Usage is what a step consumed (defined in package usage, which the
+// session shares without depending on the agents).
+type Usage = usage.Usage
 
 // Result is a step's outcome: the phase's JSON result, already validated
 // against the phase's schema, and what it cost.

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
 )
 
@@ -44,12 +45,6 @@ type Decision struct {
 	Role       string
 }
 
-// IsBot reports whether an account is a bot: type "Bot" in GitHub's
-// payloads, or an app login ending in "[bot]".
-func IsBot(login, userType string) bool {
-	return strings.EqualFold(userType, "Bot") || strings.HasSuffix(strings.ToLower(login), "[bot]")
-}
-
 var writeRoles = map[string]bool{"admin": true, "maintain": true, "write": true}
 
 // Check decides whether login (of type userType, as in the event payload)
@@ -64,7 +59,7 @@ func Check(ctx context.Context, client PermissionGetter, owner, repo, login, use
 	if action != Trigger && action != Approve {
 		return Decision{}, fmt.Errorf("authz: unknown action %q", action)
 	}
-	if action == Approve && IsBot(login, userType) {
+	if action == Approve && event.IsBot(login, userType) {
 		return Decision{Reason: fmt.Sprintf("@%s is a bot, and bots cannot approve plans; a maintainer has to approve.", login)}, nil
 	}
 	p, err := client.Permission(ctx, owner, repo, login)

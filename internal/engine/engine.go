@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/execute"
 	"github.com/planexhq/planex/internal/gitrepo"
@@ -256,7 +257,7 @@ func (e *Engine) newSession(ctx context.Context, req Request) (*session.Session,
 	}
 	if dirty, err := e.repo.Dirty(ctx); err == nil && len(dirty) > 0 {
 		fmt.Fprintf(e.o.Out, "note: %s in your working tree %s left alone and not part of the run (it starts from %s)\n",
-			plural.Count(len(dirty), "uncommitted change", "uncommitted changes"), plural.Word(len(dirty), "is", "are"), short(head))
+			plural.Count(len(dirty), "uncommitted change", "uncommitted changes"), plural.Word(len(dirty), "is", "are"), abbrev.SHA(head))
 	}
 	if err := e.repo.Exclude("/" + session.Dir + "/"); err != nil {
 		e.o.Log.Warn("could not exclude the session folder from git status", "err", err)
@@ -268,7 +269,7 @@ func (e *Engine) newSession(ctx context.Context, req Request) (*session.Session,
 	}
 	id := req.SessionID
 	if id == "" {
-		id = session.NewID(firstLine(idSource), now)
+		id = session.NewID(abbrev.FirstLine(idSource), now)
 	}
 	s, err := session.Create(e.repo.Root, session.Meta{
 		ID: id, Branch: req.Branch, Requirement: req.Requirement, Source: req.Source,
@@ -620,19 +621,6 @@ func (e *Engine) validTasks(s *session.Session, tasks []plan.Task) ([]plan.Task,
 }
 
 func (e *Engine) step(phase agent.Phase) time.Duration { return e.o.Timeouts[phase] }
-
-func short(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	l, _, _ := strings.Cut(s, "\n")
-	return l
-}
 
 type lockedWriter struct {
 	mu sync.Mutex

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/guidance"
 	"github.com/planexhq/planex/internal/plan"
@@ -82,7 +83,7 @@ func fallbackAngles(req, kind string, n int) []agent.Angle {
 	for i := 0; i < n && i < len(presets); i++ {
 		out = append(out, agent.Angle{
 			ID: fmt.Sprintf("E%d", i+1), Angle: presets[i],
-			Description: fmt.Sprintf("Explore the codebase from the %s angle for: %s", presets[i], plan.Truncate(firstLine(req), 120)),
+			Description: fmt.Sprintf("Explore the codebase from the %s angle for: %s", presets[i], abbrev.Truncate(abbrev.FirstLine(req), 120)),
 			Focus:       presets[i],
 		})
 	}
@@ -151,7 +152,7 @@ func (e *Engine) analyze(ctx context.Context, s *session.Session, rc *RepoContex
 	n := angleCount(complexity, len(angles))
 	if err != nil || len(angles) == 0 {
 		if err != nil {
-			fmt.Fprintf(e.o.Out, "analyze: agent gave no usable answer (%v); using the %s presets\n", oneLineErr(err), kind)
+			fmt.Fprintf(e.o.Out, "analyze: agent gave no usable answer (%v); using the %s presets\n", abbrev.OneLine(err.Error()), kind)
 		}
 		angles = fallbackAngles(s.Meta.Requirement, kind, n)
 	} else if len(angles) > n {
@@ -237,10 +238,10 @@ func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContex
 			defer mu.Unlock()
 			s.AddUsage(row.ID, usage)
 			if err != nil {
-				row.Status, row.Error = plan.StatusFailed, plan.Truncate(oneLineErr(err), 500)
+				row.Status, row.Error = plan.StatusFailed, abbrev.Truncate(abbrev.OneLine(err.Error()), 500)
 			} else {
 				row.Status = plan.Status(res.Status)
-				row.Findings = plan.Truncate(strings.TrimSpace(res.Findings), 800)
+				row.Findings = abbrev.Truncate(strings.TrimSpace(res.Findings), 800)
 				row.KeyFiles = res.KeyFiles
 				row.Error = res.Error
 			}
@@ -386,7 +387,7 @@ func (e *Engine) seedDiscoveries(s *session.Session, rc *RepoContext) {
 // runStep runs one agent step of a session; the agent writes discoveries
 // to a file of its own, which planex adds to the session's board.
 func (e *Engine) runStep(ctx context.Context, s *session.Session, step agent.Step) (agent.Result, error) {
-	return session.RunStep(ctx, e.o.Agent, step, s.File(session.DiscoveriesFile), e.o.Log)
+	return agent.RunStep(ctx, e.o.Agent, step, s.File(session.DiscoveriesFile), e.o.Log)
 }
 
 // discoveriesText renders the board for a prompt, capped in size.
@@ -407,10 +408,6 @@ func (e *Engine) discoveriesText(s *session.Session) string {
 		}
 	}
 	return b.String()
-}
-
-func oneLineErr(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func suffix(s string) string {

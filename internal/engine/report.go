@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/plural"
@@ -67,7 +68,7 @@ func previewAngles(rows []plan.ExploreRow) string {
 	var b strings.Builder
 	b.WriteString("Exploration angles:\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "  %s  %-20s %s\n", r.ID, r.Angle, plan.Truncate(r.Description, 90))
+		fmt.Fprintf(&b, "  %s  %-20s %s\n", r.ID, r.Angle, abbrev.Truncate(r.Description, 90))
 	}
 	return b.String()
 }

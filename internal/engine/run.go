@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/execute"
 	"github.com/planexhq/planex/internal/gitrepo"
@@ -241,7 +242,7 @@ func (e *Engine) record(ctx context.Context, s *session.Session, ap *session.App
 		// Checked again here: an outcome may come from another process.
 		if bad := scope.Outside(t.Scope, o.Files()); len(bad) > 0 {
 			o.Status, o.Changes = plan.StatusFailed, nil
-			o.Error = plan.Truncate(fmt.Sprintf("wrote outside its scope %q: %s", t.Scope, strings.Join(bad, ", ")), 1000)
+			o.Error = abbrev.Truncate(fmt.Sprintf("wrote outside its scope %q: %s", t.Scope, strings.Join(bad, ", ")), 1000)
 		} else if len(o.Changes) == 0 {
 			o.Status, o.Error = plan.StatusFailed, "no changes: the agent reported success but changed no file"
 		}
@@ -459,7 +460,7 @@ func (e *Engine) reconcile(ctx context.Context, s *session.Session, ap *session.
 				return err
 			}
 			if t.Status != plan.StatusCompleted {
-				fmt.Fprintf(e.o.Out, "%s: found its commit %s on %s; marking it completed\n", t.ID, short(c.SHA), s.Meta.Branch)
+				fmt.Fprintf(e.o.Out, "%s: found its commit %s on %s; marking it completed\n", t.ID, abbrev.SHA(c.SHA), s.Meta.Branch)
 				t.Findings = c.Body
 				t.TestsPassed = "true"
 				t.Error = ""

@@ -41,8 +41,12 @@ type User struct {
 }
 
 // IsBot reports whether the account is a bot.
-func (u User) IsBot() bool {
-	return strings.EqualFold(u.Type, "Bot") || strings.HasSuffix(strings.ToLower(u.Login), "[bot]")
+func (u User) IsBot() bool { return IsBot(u.Login, u.Type) }
+
+// IsBot reports whether an account is a bot: type "Bot" in GitHub's
+// payloads, or an app login ending in "[bot]".
+func IsBot(login, userType string) bool {
+	return strings.EqualFold(userType, "Bot") || strings.HasSuffix(strings.ToLower(login), "[bot]")
 }
 
 // CommentKind tells where a comment was written.

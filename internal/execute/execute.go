@@ -15,12 +15,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/proc"
 	"github.com/planexhq/planex/internal/scope"
-	"github.com/planexhq/planex/internal/session"
 )
 
 // Repo is what a task needs from git.
@@ -104,7 +104,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 		}
 		// Directive output (a test runner's colours) is text from outside;
 		// a secret an agent got hold of is never stored.
-		out.Error = plan.Truncate(agent.Redact(agent.CleanText(msg), secrets), 1000)
+		out.Error = abbrev.Truncate(agent.Redact(agent.CleanText(msg), secrets), 1000)
 		out.Changes = nil
 		return out
 	}
@@ -121,7 +121,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 		}
 	}()
 
-	res, err := session.RunStep(ctx, r.Agent, agent.Step{
+	res, err := agent.RunStep(ctx, r.Agent, agent.Step{
 		Phase: agent.PhaseExecute, ID: j.Task.ID, Prompt: j.Prompt, Dir: wt,
 		Scope: j.Task.Scope, Timeout: j.Timeout,
 	}, j.Board, r.log())
@@ -134,7 +134,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	if err := agent.Decode(agent.PhaseExecute, res.Raw, &er); err != nil {
 		return fail("%v", err)
 	}
-	out.Findings = plan.Truncate(agent.Redact(strings.TrimSpace(er.Findings), secrets), 500)
+	out.Findings = abbrev.Truncate(agent.Redact(strings.TrimSpace(er.Findings), secrets), 500)
 	out.AcceptanceMet = er.AcceptanceMet
 	if er.ID != "" && er.ID != j.Task.ID {
 		r.log().Warn("agent reported another task id", "task", j.Task.ID, "reported", er.ID)

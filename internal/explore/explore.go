@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/locate"
 	"github.com/planexhq/planex/internal/plan"
@@ -116,7 +117,7 @@ func Rows(m *repomap.Map, ranked []locate.Ranked, angles []string) []plan.Explor
 		rows[i] = plan.ExploreRow{
 			ID: fmt.Sprintf("E%d", i+1), Angle: a, Focus: a, Wave: 1, Status: plan.StatusCompleted,
 			Description: fmt.Sprintf("The %s angle, from the repository map (no agent)", a),
-			Findings:    plan.Truncate(findings, 800), KeyFiles: keys,
+			Findings:    abbrev.Truncate(findings, 800), KeyFiles: keys,
 		}
 	}
 	return rows

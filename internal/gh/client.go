@@ -173,24 +173,21 @@ func (c *Client) ListIssuesByLabel(ctx context.Context, owner, repo, label, stat
 	if state == "" {
 		state = "open"
 	}
-	opt := &github.IssueListByRepoOptions{Labels: []string{label}, State: state, Sort: "created", Direction: "asc",
-		ListOptions: github.ListOptions{PerPage: 100}}
+	opt := &github.IssueListByRepoOptions{Labels: []string{label}, State: state, Sort: "created", Direction: "asc"}
 	var out []*github.Issue
-	for {
-		page, resp, err := c.gh.Issues.ListByRepo(ctx, owner, repo, opt)
-		if err != nil {
-			return nil, classify(fmt.Sprintf("listing %s issues of %s/%s labelled %q", state, owner, repo, label), "issues: read", err)
+	err := eachPage(func(lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+		opt.ListOptions = lo
+		return c.gh.Issues.ListByRepo(ctx, owner, repo, opt)
+	}, func(is *github.Issue) bool {
+		if !is.IsPullRequest() {
+			out = append(out, is)
 		}
-		for _, is := range page {
-			if !is.IsPullRequest() {
-				out = append(out, is)
-			}
-		}
-		if resp.NextPage == 0 {
-			return out, nil
-		}
-		opt.Page = resp.NextPage
+		return true
+	})
+	if err != nil {
+		return nil, classify(fmt.Sprintf("listing %s issues of %s/%s labelled %q", state, owner, repo, label), "issues: read", err)
 	}
+	return out, nil
 }
 
 // RecentIssues returns up to the 100 newest issues and pull requests
@@ -215,23 +212,18 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 		out, _, err = c.gh.Issues.Create(ctx, owner, repo, req)
 		return err
 	}, func() (bool, error) {
-		opt := &github.IssueListByRepoOptions{State: "all", Since: since, Sort: "created", Direction: "desc", ListOptions: github.ListOptions{PerPage: 100}}
-		for {
-			page, resp, err := c.gh.Issues.ListByRepo(ctx, owner, repo, opt)
-			if err != nil {
-				return false, err
+		opt := &github.IssueListByRepoOptions{State: "all", Since: since, Sort: "created", Direction: "desc"}
+		found := false
+		err := eachPage(func(lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+			opt.ListOptions = lo
+			return c.gh.Issues.ListByRepo(ctx, owner, repo, opt)
+		}, func(is *github.Issue) bool {
+			if !is.IsPullRequest() && is.GetTitle() == title && sent(is.GetBody(), marked, marker) {
+				out, found = is, true
 			}
-			for _, is := range page {
-				if !is.IsPullRequest() && is.GetTitle() == title && sent(is.GetBody(), marked, marker) {
-					out = is
-					return true, nil
-				}
-			}
-			if resp.NextPage == 0 {
-				return false, nil
-			}
-			opt.Page = resp.NextPage
-		}
+			return !found
+		})
+		return found, err
 	})
 	return out, classify(fmt.Sprintf("opening an issue in %s/%s", owner, repo), "issues: write", err)
 }
@@ -292,22 +284,15 @@ func (c *Client) DeleteComment(ctx context.Context, owner, repo string, commentI
 // ListComments returns all comments of an issue or pull request in
 // creation order; with a non-zero since, only those updated at or after it.
 func (c *Client) ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error) {
-	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	opt := &github.IssueListCommentsOptions{}
 	if !since.IsZero() {
 		opt.Since = &since
 	}
-	var out []*github.IssueComment
-	for {
-		page, resp, err := c.gh.Issues.ListComments(ctx, owner, repo, number, opt)
-		if err != nil {
-			return nil, classify(fmt.Sprintf("listing comments of %s/%s#%d", owner, repo, number), "issues: read", err)
-		}
-		out = append(out, page...)
-		if resp.NextPage == 0 {
-			return out, nil
-		}
-		opt.Page = resp.NextPage
-	}
+	out, err := allPages(func(lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
+		opt.ListOptions = lo
+		return c.gh.Issues.ListComments(ctx, owner, repo, number, opt)
+	})
+	return out, classify(fmt.Sprintf("listing comments of %s/%s#%d", owner, repo, number), "issues: read", err)
 }
 
 // Reactions planex uses.
@@ -557,19 +542,10 @@ func (c *Client) RequestReviewers(ctx context.Context, owner, repo string, numbe
 
 // PRFiles returns a pull request's changed files (with patches).
 func (c *Client) PRFiles(ctx context.Context, owner, repo string, number int) ([]*github.CommitFile, error) {
-	opt := &github.ListOptions{PerPage: 100}
-	var out []*github.CommitFile
-	for {
-		page, resp, err := c.gh.PullRequests.ListFiles(ctx, owner, repo, number, opt)
-		if err != nil {
-			return nil, classify(fmt.Sprintf("listing files of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
-		}
-		out = append(out, page...)
-		if resp.NextPage == 0 {
-			return out, nil
-		}
-		opt.Page = resp.NextPage
-	}
+	out, err := allPages(func(lo github.ListOptions) ([]*github.CommitFile, *github.Response, error) {
+		return c.gh.PullRequests.ListFiles(ctx, owner, repo, number, &lo)
+	})
+	return out, classify(fmt.Sprintf("listing files of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
 }
 
 // PRDiff returns a pull request's unified diff.
@@ -649,19 +625,10 @@ func (c *Client) CreateReview(ctx context.Context, owner, repo string, number in
 
 // ListReviews returns a pull request's reviews in order.
 func (c *Client) ListReviews(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestReview, error) {
-	opt := &github.ListOptions{PerPage: 100}
-	var out []*github.PullRequestReview
-	for {
-		page, resp, err := c.gh.PullRequests.ListReviews(ctx, owner, repo, number, opt)
-		if err != nil {
-			return nil, classify(fmt.Sprintf("listing reviews of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
-		}
-		out = append(out, page...)
-		if resp.NextPage == 0 {
-			return out, nil
-		}
-		opt.Page = resp.NextPage
-	}
+	out, err := allPages(func(lo github.ListOptions) ([]*github.PullRequestReview, *github.Response, error) {
+		return c.gh.PullRequests.ListReviews(ctx, owner, repo, number, &lo)
+	})
+	return out, classify(fmt.Sprintf("listing reviews of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
 }
 
 // UpdateReview replaces a review's summary body.
@@ -675,19 +642,12 @@ func (c *Client) UpdateReview(ctx context.Context, owner, repo string, number in
 
 // ListReviewComments returns all inline review comments of a pull request.
 func (c *Client) ListReviewComments(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestComment, error) {
-	opt := &github.PullRequestListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
-	var out []*github.PullRequestComment
-	for {
-		page, resp, err := c.gh.PullRequests.ListComments(ctx, owner, repo, number, opt)
-		if err != nil {
-			return nil, classify(fmt.Sprintf("listing review comments of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
-		}
-		out = append(out, page...)
-		if resp.NextPage == 0 {
-			return out, nil
-		}
-		opt.Page = resp.NextPage
-	}
+	opt := &github.PullRequestListCommentsOptions{}
+	out, err := allPages(func(lo github.ListOptions) ([]*github.PullRequestComment, *github.Response, error) {
+		opt.ListOptions = lo
+		return c.gh.PullRequests.ListComments(ctx, owner, repo, number, opt)
+	})
+	return out, classify(fmt.Sprintf("listing review comments of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
 }
 
 // ReplyToReviewComment answers in an inline review thread.

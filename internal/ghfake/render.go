@@ -122,9 +122,14 @@ func (f *Fake) issueJSON(c *call, r *repoState, is *issueState) obj {
 }
 
 func countComments(r *repoState, number int) int {
+	return countWhere(r.comments, func(c *commentState) bool { return c.issue == number })
+}
+
+// countWhere counts the values of m that match.
+func countWhere[K comparable, V any](m map[K]V, match func(V) bool) int {
 	n := 0
-	for _, c := range r.comments {
-		if c.issue == number {
+	for _, v := range m {
+		if match(v) {
 			n++
 		}
 	}
@@ -199,13 +204,7 @@ func (f *Fake) prJSON(c *call, r *repoState, is *issueState) obj {
 }
 
 func countReviewComments(r *repoState, number int) int {
-	n := 0
-	for _, c := range r.reviewCmts {
-		if c.pr == number {
-			n++
-		}
-	}
-	return n
+	return countWhere(r.reviewCmts, func(c *reviewCommentState) bool { return c.pr == number })
 }
 
 func (f *Fake) reviewJSON(c *call, r *repoState, rv *reviewState) obj {

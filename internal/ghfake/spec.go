@@ -17,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/planexhq/planex/internal/abbrev"
 )
 
 // trimmedSpec is GitHub's official REST description reduced to the
@@ -247,25 +248,20 @@ func summarize(err error) string {
 					if errors.As(e, &se) {
 						parts = append(parts, where+" at /"+strings.Join(se.JSONPointer(), "/")+": "+se.Reason)
 					} else {
-						parts = append(parts, where+": "+firstLine(e.Error()))
+						parts = append(parts, where+": "+abbrev.FirstLine(e.Error()))
 					}
 				}
 				return
 			}
 			reason := re.Reason
 			if reason == "" && re.Err != nil {
-				reason = firstLine(re.Err.Error())
+				reason = abbrev.FirstLine(re.Err.Error())
 			}
 			parts = append(parts, where+": "+reason)
 			return
 		}
-		parts = append(parts, firstLine(err.Error()))
+		parts = append(parts, abbrev.FirstLine(err.Error()))
 	}
 	walk(err)
 	return strings.Join(parts, "; ")
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }

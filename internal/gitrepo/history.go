@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/planexhq/planex/internal/abbrev"
 )
 
 // Trailer keys planex writes on every task commit.
@@ -103,7 +104,7 @@ func ParseTaskCommit(sha, msg string) TaskCommit {
 // optional body, and the trailers that let a resumed run recognise it.
 func TaskMessage(session, task, title, body string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n", task, oneLine(title))
+	fmt.Fprintf(&b, "%s: %s\n", task, abbrev.Truncate(abbrev.OneLine(title), 72))
 	if body = strings.TrimSpace(body); body != "" {
 		// Agent-written text must not be able to forge a trailer.
 		body = strings.ReplaceAll(body, "\n\n", "\n")
@@ -112,12 +113,4 @@ func TaskMessage(session, task, title, body string) string {
 	}
 	fmt.Fprintf(&b, "\n%s: %s\n%s: %s\n", TrailerSession, session, TrailerTask, task)
 	return b.String()
-}
-
-func oneLine(s string) string {
-	r := []rune(strings.Join(strings.Fields(s), " "))
-	if len(r) > 72 {
-		r = append(r[:71], '…')
-	}
-	return string(r)
 }

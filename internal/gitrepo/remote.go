@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/planexhq/planex/internal/abbrev"
 )
 
 // WithAuth returns a copy of r whose git commands authenticate https
@@ -193,7 +195,7 @@ func (r *Repo) EnsureCommit(ctx context.Context, remote, sha string) error {
 		return nil
 	}
 	if _, err := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, sha); err != nil {
-		return fmt.Errorf("fetching commit %s: %w", short(sha), err)
+		return fmt.Errorf("fetching commit %s: %w", abbrev.SHA(sha), err)
 	}
 	return nil
 }
@@ -269,11 +271,4 @@ func (r *Repo) RestoreDir(ctx context.Context, ref, dir string) error {
 		return fmt.Errorf("restoring state %s: %w", ref, err)
 	}
 	return nil
-}
-
-func short(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
 }

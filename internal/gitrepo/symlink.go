@@ -8,6 +8,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/planexhq/planex/internal/abbrev"
 )
 
 // maxLinkHops bounds how many symlinks one resolution follows, as the
@@ -30,7 +32,7 @@ func (r *Repo) SymlinkEscapes(ctx context.Context, tree string, changes []Change
 	}
 	links, err := r.symlinks(ctx, tree)
 	if err != nil {
-		return nil, fmt.Errorf("reading the symlinks of %s: %w", short(tree), err)
+		return nil, fmt.Errorf("reading the symlinks of %s: %w", abbrev.SHA(tree), err)
 	}
 	var bad []string
 	for _, p := range added {

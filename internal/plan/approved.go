@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"strings"
+
+	"github.com/planexhq/planex/internal/abbrev"
 )
 
 // Planned is the part of a task that approval covers: the columns the plan
@@ -94,7 +96,7 @@ func (c Change) Where() string {
 }
 
 // quoteShort quotes a cell for a message, cutting long text.
-func quoteShort(s string) string { return fmt.Sprintf("%q", Truncate(s, 80)) }
+func quoteShort(s string) string { return fmt.Sprintf("%q", abbrev.Truncate(s, 80)) }
 
 // Compare lists how tasks differ from the approved plan in their planned
 // columns: changed fields, added and removed tasks, in id order. An empty

@@ -100,18 +100,6 @@ func SplitList(s string) []string {
 // JoinList is the inverse of SplitList.
 func JoinList(items []string) string { return strings.Join(items, ";") }
 
-// Truncate shortens s to at most n runes, marking the cut.
-func Truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	if n <= 1 {
-		return string(r[:n])
-	}
-	return string(r[:n-1]) + "…"
-}
-
 // Index maps ids to positions.
 func Index(tasks []Task) map[string]int {
 	m := make(map[string]int, len(tasks))

@@ -75,30 +75,13 @@ func reaperMain(path string, argv []string) int {
 		killDescendants()
 		os.Exit(128 + int(s.(syscall.Signal)))
 	}()
-	pid := cmd.Process.Pid
-	for {
-		var ws syscall.WaitStatus
-		got, err := syscall.Wait4(-1, &ws, 0, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "planex reaper: waiting: %v\n", err)
-			killDescendants()
-			return 125
-		}
-		if got != pid {
-			continue // an orphan re-parented here
-		}
-		killDescendants()
-		switch {
-		case ws.Exited():
-			return ws.ExitStatus()
-		case ws.Signaled():
-			return 128 + int(ws.Signal())
-		}
+	code, err := WaitReaping(cmd.Process.Pid)
+	killDescendants()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "planex reaper: waiting: %v\n", err)
 		return 125
 	}
+	return code
 }
 
 // killDescendants kills every live process below this one until none is

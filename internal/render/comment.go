@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render/md"
 )
@@ -120,10 +121,10 @@ func PlanComment(v PlanView) (body string, truncated bool) {
 		func() {
 			data.Full, data.Truncated = false, true
 			data.Mermaid = "graph TD\n  note[\"dependency graph omitted: plan too large\"]\n"
-			data.Summary, data.Approach = plan.Truncate(v.Summary, 2000), plan.Truncate(v.Approach, 1000)
+			data.Summary, data.Approach = abbrev.Truncate(v.Summary, 2000), abbrev.Truncate(v.Approach, 1000)
 			ex := make([]plan.ExploreRow, len(v.Explore))
 			for i, e := range v.Explore {
-				e.Findings = plan.Truncate(e.Findings, 200)
+				e.Findings = abbrev.Truncate(e.Findings, 200)
 				e.KeyFiles = nil
 				ex[i] = e
 			}
@@ -131,9 +132,9 @@ func PlanComment(v PlanView) (body string, truncated bool) {
 		},
 		func() { data.Explore, data.TitleMax, data.DepsMax = nil, 80, 10 },
 		func() {
-			data.Summary, data.Approach, data.TitleMax, data.DepsMax = plan.Truncate(v.Summary, 300), "", 30, 3
+			data.Summary, data.Approach, data.TitleMax, data.DepsMax = abbrev.Truncate(v.Summary, 300), "", 30, 3
 		},
-		func() { data.Summary, data.IDsOnly = plan.Truncate(v.Summary, 300), true },
+		func() { data.Summary, data.IDsOnly = abbrev.Truncate(v.Summary, 300), true },
 	}
 	for _, step := range steps {
 		step()
@@ -209,7 +210,7 @@ func Mermaid(tasks []plan.Task) string {
 	var b strings.Builder
 	b.WriteString("graph TD\n")
 	for _, t := range sorted {
-		fmt.Fprintf(&b, "  %s[\"%s: %s\"]\n", md.MermaidID(t.ID), md.MermaidLabel(t.ID), md.MermaidLabel(plan.Truncate(strings.Join(strings.Fields(t.Title), " "), 60)))
+		fmt.Fprintf(&b, "  %s[\"%s: %s\"]\n", md.MermaidID(t.ID), md.MermaidLabel(t.ID), md.MermaidLabel(abbrev.Truncate(strings.Join(strings.Fields(t.Title), " "), 60)))
 	}
 	for _, t := range sorted {
 		for _, d := range t.Deps {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render/md/mdtest"
 	"github.com/planexhq/planex/internal/review"
@@ -168,7 +169,7 @@ func TestHostileStatusComment(t *testing.T) {
 		t.Fatalf("tables %q", tables)
 	}
 	for i, row := range tables[0] {
-		want := r.Tasks[i].ID + ": " + strings.ReplaceAll(plan.Truncate(strings.Join(strings.Fields(r.Tasks[i].Title), " "), 60), "`", "")
+		want := r.Tasks[i].ID + ": " + strings.ReplaceAll(abbrev.Truncate(strings.Join(strings.Fields(r.Tasks[i].Title), " "), 60), "`", "")
 		if len(row) != 3 || row[1] != want {
 			t.Errorf("row %d = %q, want task %q", i, row, want)
 		}

@@ -7,6 +7,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render/md"
 )
@@ -114,7 +115,7 @@ func statusComment(v StatusView, titleMax int) string {
 			for _, t := range w.Tasks {
 				name := md.Cell(t.ID)
 				if titleMax > 0 {
-					name += ": " + md.Cell(plan.Truncate(t.Title, titleMax))
+					name += ": " + md.Cell(abbrev.Truncate(t.Title, titleMax))
 				}
 				fmt.Fprintf(&b, "| %d | %s | %s |\n", w.N, name, statusIcon(t.Status))
 			}

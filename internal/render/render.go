@@ -12,6 +12,7 @@ import (
 	"text/template"
 	"unicode"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/plural"
@@ -46,14 +47,14 @@ func funcs() template.FuncMap {
 		"quote":     escaper(md.Quote),
 		"code":      escaper(md.Code),
 		"codecell":  escaper(md.CodeCell),
-		"firstLine": func(s string) string { l, _, _ := strings.Cut(strings.TrimSpace(s), "\n"); return l },
-		"short":     Short,
+		"firstLine": abbrev.FirstLine,
+		"short":     abbrev.SHA,
 		"usd":       USD,
 		"planID":    func(ts []plan.Task) string { return plan.ID(plan.Hash(ts)) },
 		"list":      idList,
 		"codes":     codeList,
 		"table":     TaskTable,
-		"trunc":     func(s string, n int) string { return plan.Truncate(s, n) },
+		"trunc":     abbrev.Truncate,
 		"orDash":    orDash,
 		"capIDs":    capIDs,
 		"idRanges":  idRanges,
@@ -214,14 +215,6 @@ func Code(s string) string { return md.Code(s) }
 // md.CodeBlock).
 func CodeBlock(info, s string) string { return md.CodeBlock(info, s) }
 
-// Short abbreviates a commit id.
-func Short(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
-}
-
 // USD formats an estimated cost in a report, where zero means that no
 // agent reported one.
 func USD(c float64) string {
@@ -251,8 +244,8 @@ func orDash(s string) string {
 // Status renders `planex status`: phases, waves and each task.
 func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTasks bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "session  %s\nbranch   %s (from %s)\n", m.ID, m.Branch, Short(m.Base))
-	fmt.Fprintf(&b, "request  %s\n", plan.Truncate(plainLine(m.Requirement), 100))
+	fmt.Fprintf(&b, "session  %s\nbranch   %s (from %s)\n", m.ID, m.Branch, abbrev.SHA(m.Base))
+	fmt.Fprintf(&b, "request  %s\n", abbrev.Truncate(plainLine(m.Requirement), 100))
 	phase := func(name, state string) { fmt.Fprintf(&b, "  %-8s %s\n", name, state) }
 	b.WriteString("phases\n")
 	switch {
@@ -295,7 +288,7 @@ func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTa
 	if len(explore) > 0 {
 		b.WriteString("explorations\n")
 		for _, e := range explore {
-			fmt.Fprintf(&b, "  %-4s %-20s %-9s %s\n", plainLine(e.ID), plainLine(e.Angle), plainLine(string(e.Status)), plan.Truncate(plainLine(e.Error), 80))
+			fmt.Fprintf(&b, "  %-4s %-20s %-9s %s\n", plainLine(e.ID), plainLine(e.Angle), plainLine(string(e.Status)), abbrev.Truncate(plainLine(e.Error), 80))
 		}
 	}
 	if haveTasks {
@@ -311,11 +304,11 @@ func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTa
 			extra := ""
 			switch {
 			case t.Commit != "":
-				extra = "commit " + Short(t.Commit)
+				extra = "commit " + abbrev.SHA(t.Commit)
 			case t.Error != "":
-				extra = plan.Truncate(plainLine(t.Error), 80)
+				extra = abbrev.Truncate(plainLine(t.Error), 80)
 			}
-			fmt.Fprintf(&b, "  %-4s %-9s %-40s %s\n", plainLine(t.ID), plainLine(string(t.Status)), plan.Truncate(plainLine(t.Title), 40), extra)
+			fmt.Fprintf(&b, "  %-4s %-9s %-40s %s\n", plainLine(t.ID), plainLine(string(t.Status)), abbrev.Truncate(plainLine(t.Title), 40), extra)
 		}
 	}
 	return b.String()

@@ -1,16 +1,12 @@
 package repomap
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
 	"github.com/planexhq/planex/internal/gitrepo"
 )
@@ -67,10 +63,7 @@ func listGit(ctx context.Context, root string) ([]string, error) {
 // listWalk walks root applying .gitignore files (nested ones scoped to their
 // directory) and .git/info/exclude, for directories that are not work trees.
 func listWalk(ctx context.Context, root string) ([]string, error) {
-	var base []gitignore.Pattern
-	base = append(base, readIgnore(filepath.Join(root, ".git", "info", "exclude"), nil)...)
-	// patterns holds the accumulated patterns in effect for each directory.
-	patterns := map[string][]gitignore.Pattern{}
+	ig := gitrepo.NewIgnorer(root, filepath.Join(root, ".git", "info", "exclude"))
 	var files []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -88,27 +81,13 @@ func listWalk(ctx context.Context, root string) ([]string, error) {
 		}
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
-		parent := filepath.ToSlash(filepath.Dir(rel))
 		if d.IsDir() {
-			if rel == "." {
-				patterns["."] = append(base, readIgnore(filepath.Join(p, ".gitignore"), nil)...)
-				return nil
-			}
-			if vendoredDir(d.Name()) {
+			if rel != "." && (vendoredDir(d.Name()) || ig.Ignored(rel, true)) {
 				return fs.SkipDir
 			}
-			ps := patterns[parent]
-			if gitignore.NewMatcher(ps).Match(strings.Split(rel, "/"), true) {
-				return fs.SkipDir
-			}
-			own := readIgnore(filepath.Join(p, ".gitignore"), strings.Split(rel, "/"))
-			if len(own) > 0 {
-				ps = append(append([]gitignore.Pattern(nil), ps...), own...)
-			}
-			patterns[rel] = ps
 			return nil
 		}
-		if gitignore.NewMatcher(patterns[parent]).Match(strings.Split(rel, "/"), false) {
+		if ig.Ignored(rel, false) {
 			return nil
 		}
 		files = append(files, rel)
@@ -118,23 +97,4 @@ func listWalk(ctx context.Context, root string) ([]string, error) {
 		return nil, fmt.Errorf("walking %s: %w", root, err)
 	}
 	return files, nil
-}
-
-func readIgnore(path string, domain []string) []gitignore.Pattern {
-	f, err := os.Open(path)
-	if err != nil {
-		// Missing is normal; unreadable only makes the map larger.
-		return nil
-	}
-	defer f.Close()
-	var ps []gitignore.Pattern
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		ps = append(ps, gitignore.ParsePattern(line, domain))
-	}
-	return ps
 }

@@ -113,16 +113,9 @@ func recvName(e ast.Expr) string {
 // eachLine calls fn with each line (without the newline) and its 1-based number.
 func eachLine(data []byte, fn func(n int, line []byte)) {
 	n := 0
-	for len(data) > 0 {
+	for line := range bytes.Lines(data) {
 		n++
-		i := bytes.IndexByte(data, '\n')
-		var line []byte
-		if i < 0 {
-			line, data = data, nil
-		} else {
-			line, data = data[:i], data[i+1:]
-		}
-		fn(n, bytes.TrimRight(line, "\r"))
+		fn(n, bytes.TrimRight(line, "\r\n"))
 	}
 }
 

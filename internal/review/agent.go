@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/guidance"
@@ -141,18 +142,18 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 
 func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, common prompt.Common, s *session.Session, t plan.Task, dir string) TaskReview {
 	tr := TaskReview{Task: t.ID, Title: t.Title, Commit: t.Commit}
-	diff, err := r.Repo.Git(ctx, "", "show", "--no-color", "--no-ext-diff", "--format=commit %H%n%n%B", t.Commit)
+	diff, err := r.Repo.ShowCommit(ctx, t.Commit)
 	if err != nil {
-		tr.Error = oneLine(fmt.Sprintf("reading commit %s: %v", short(t.Commit), err))
+		tr.Error = abbrev.OneLine(fmt.Sprintf("reading commit %s: %v", abbrev.SHA(t.Commit), err))
 		return tr
 	}
 	diff, cut := clip(diff, r.MaxDiffBytes)
 	p, err := ps.Review(common, prompt.ReviewTask{Task: t, Approach: s.Meta.Approach, Summary: s.Meta.Summary, Diff: diff, Truncated: cut})
 	if err != nil {
-		tr.Error = oneLine(err.Error())
+		tr.Error = abbrev.OneLine(err.Error())
 		return tr
 	}
-	out, err := session.RunStep(ctx, r.Agent, agent.Step{Phase: agent.PhaseReview, ID: t.ID, Prompt: p, Dir: dir, Timeout: r.Timeout},
+	out, err := agent.RunStep(ctx, r.Agent, agent.Step{Phase: agent.PhaseReview, ID: t.ID, Prompt: p, Dir: dir, Timeout: r.Timeout},
 		s.File(session.DiscoveriesFile), r.Log)
 	tr.Usage = out.Usage
 	var ar AgentResult
@@ -163,7 +164,7 @@ func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, common prompt
 		err = fmt.Errorf("the review answers for %s, not %s", ar.ID, t.ID)
 	}
 	if err != nil {
-		tr.Error = plan.Truncate(oneLine(err.Error()), 500)
+		tr.Error = abbrev.Truncate(abbrev.OneLine(err.Error()), 500)
 		return tr
 	}
 	got := ar.TaskReview(t.ID, t.Title, t.Commit)
@@ -212,7 +213,7 @@ func ReviewPullRequest(ctx context.Context, ag agent.Agent, pr PullRequest, time
 	// The agent's step files live in a folder of their own, so the working
 	// directory holds exactly the two text files; there is no session, so
 	// no discovery board.
-	out, err := session.RunStep(ctx, ag, agent.Step{Phase: agent.PhaseReview, ID: "PR", Prompt: p, Dir: dir, Timeout: timeout}, "", nil)
+	out, err := agent.RunStep(ctx, ag, agent.Step{Phase: agent.PhaseReview, ID: "PR", Prompt: p, Dir: dir, Timeout: timeout}, "", nil)
 	var ar AgentResult
 	if err == nil {
 		err = agent.Decode(agent.PhaseReview, out.Raw, &ar)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/render/md"
 )
@@ -157,7 +158,7 @@ func marker(r *Result, inline map[string]bool) string {
 			break
 		}
 		d.Findings = append(d.Findings, DataFinding{ID: f.ID, Key: f.Key, Severity: f.Severity, File: f.File, Line: f.Line,
-			Inline: inline[f.Key], Explanation: trunc(f.Explanation, 400), Suggestion: trunc(f.Suggestion, 300)})
+			Inline: inline[f.Key], Explanation: abbrev.Truncate(f.Explanation, 400), Suggestion: abbrev.Truncate(f.Suggestion, 300)})
 	}
 	b, _ := json.Marshal(d)
 	return summaryMarker + "v1 " + base64.RawURLEncoding.EncodeToString(b) + " -->"
@@ -194,7 +195,7 @@ func Summary(r *Result, o SummaryOptions) string {
 	}
 	fmt.Fprintf(&b, "**Verdict: %s** · %s · %s: %d high, %d medium, %d low", verdictText(r.Verdict), what, plural.Count(len(all), "finding", "findings"), counts[High], counts[Medium], counts[Low])
 	if r.Head != "" {
-		fmt.Fprintf(&b, " · at `%s`", short(r.Head))
+		fmt.Fprintf(&b, " · at `%s`", abbrev.SHA(r.Head))
 	}
 	b.WriteString("\n\nplanex comments; it never approves. A person decides whether this merges.\n")
 	if r.Status == StatusFailed && r.Error != "" {
@@ -209,7 +210,7 @@ func Summary(r *Result, o SummaryOptions) string {
 			name += " " + t.Title
 		}
 		if t.Error != "" {
-			fmt.Fprintf(&b, "| %s | *not reviewed: %s* | — | — |\n", md.Cell(name), md.Cell(trunc(t.Error, 200)))
+			fmt.Fprintf(&b, "| %s | *not reviewed: %s* | — | — |\n", md.Cell(name), md.Cell(abbrev.Truncate(t.Error, 200)))
 			rows++
 			continue
 		}
@@ -231,9 +232,9 @@ func Summary(r *Result, o SummaryOptions) string {
 			if c.Evidence != "" {
 				ev = md.CodeCell(c.Evidence)
 			}
-			crit := md.Cell(trunc(c.Criterion, 200))
+			crit := md.Cell(abbrev.Truncate(c.Criterion, 200))
 			if c.Note != "" {
-				crit += " — " + md.Cell(trunc(c.Note, 200))
+				crit += " — " + md.Cell(abbrev.Truncate(c.Note, 200))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", label, crit, met, ev)
 			rows++
@@ -246,7 +247,7 @@ func Summary(r *Result, o SummaryOptions) string {
 	var verdicts []string
 	for _, t := range r.Tasks {
 		if t.Summary != "" || t.Verdict != "" {
-			verdicts = append(verdicts, fmt.Sprintf("- **%s** (%s): %s", md.Text(t.Task), verdictText(t.Verdict), md.Text(trunc(t.Summary, 600))))
+			verdicts = append(verdicts, fmt.Sprintf("- **%s** (%s): %s", md.Text(t.Task), verdictText(t.Verdict), md.Text(abbrev.Truncate(t.Summary, 600))))
 		}
 	}
 	if len(verdicts) > 0 {
@@ -268,9 +269,9 @@ func Summary(r *Result, o SummaryOptions) string {
 	if len(bodyOnly) > 0 {
 		b.WriteString("\n### Findings not on a changed line\n\n")
 		for _, f := range bodyOnly {
-			fmt.Fprintf(&b, "- %s **%s** %s (%s): %s", badge(f.Severity), md.Text(string(f.Severity)), md.Code(f.Where()), md.Text(f.ID), md.Text(trunc(f.Explanation, 800)))
+			fmt.Fprintf(&b, "- %s **%s** %s (%s): %s", badge(f.Severity), md.Text(string(f.Severity)), md.Code(f.Where()), md.Text(f.ID), md.Text(abbrev.Truncate(f.Explanation, 800)))
 			if f.Suggestion != "" {
-				fmt.Fprintf(&b, " *Suggested:* %s", md.Text(trunc(f.Suggestion, 500)))
+				fmt.Fprintf(&b, " *Suggested:* %s", md.Text(abbrev.Truncate(f.Suggestion, 500)))
 			}
 			b.WriteString("\n")
 			if b.Len() > maxBody-8000 {
@@ -310,19 +311,4 @@ func badge(s Severity) string {
 		return "🟠"
 	}
 	return "🟡"
-}
-
-func trunc(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-func short(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
 }

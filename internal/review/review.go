@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/safefile"
 )
@@ -245,8 +246,6 @@ func RecordFailure(path string, err error, now time.Time) error {
 	if lerr != nil || r == nil {
 		r = &Result{Kind: KindRun, Started: now}
 	}
-	r.Status, r.Error, r.Finished = StatusFailed, oneLine(err.Error()), now
+	r.Status, r.Error, r.Finished = StatusFailed, abbrev.OneLine(err.Error()), now
 	return Save(path, r)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -77,6 +77,19 @@ func TestParseUnified(t *testing.T) {
 	}
 }
 
+// A diff cut short (a byte limit, a lost connection) keeps the files
+// before the cut; the file cut in its hunk is not guessed at.
+func TestParseUnifiedCutShort(t *testing.T) {
+	cut := gitDiff[:strings.Index(gitDiff, "+another")]
+	d := ParseUnified(cut)
+	if !d.Added("src/new.go", 3) {
+		t.Error("the file before the cut is lost")
+	}
+	if d.Shown("README.md", 1) {
+		t.Error("the file cut short should be left out")
+	}
+}
+
 func TestParsePatch(t *testing.T) {
 	tests := []struct {
 		name  string

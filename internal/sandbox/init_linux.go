@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/planexhq/planex/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -72,26 +73,12 @@ func initMain(raw string) int {
 	}()
 	// Reap everything (orphans are re-parented to init) until the
 	// program itself ends.
-	for {
-		var ws syscall.WaitStatus
-		got, err := syscall.Wait4(-1, &ws, 0, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "planex sandbox: waiting: %v\n", err)
-			return exitSetup
-		}
-		if got != pid {
-			continue
-		}
-		switch {
-		case ws.Exited():
-			return ws.ExitStatus()
-		case ws.Signaled():
-			return 128 + int(ws.Signal())
-		}
+	code, err := proc.WaitReaping(pid)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: waiting: %v\n", err)
+		return exitSetup
 	}
+	return code
 }
 
 // buildRoot makes the mount namespace the program will see and moves

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/safefile"
+	"github.com/planexhq/planex/internal/usage"
 )
 
 // Dir is the sessions folder, relative to the repository root.
@@ -69,7 +69,7 @@ type Meta struct {
 	Cancelled   bool `json:"cancelled,omitempty"`
 	// Usage of steps that have no CSV row of their own (analyze, plan,
 	// explore rows), keyed by step: "analyze", "plan", "E1", …
-	Usage map[string]agent.Usage `json:"usage,omitempty"`
+	Usage map[string]usage.Usage `json:"usage,omitempty"`
 	// Finished is set once the report has been written.
 	Finished time.Time `json:"finished,omitempty"`
 }
@@ -215,9 +215,9 @@ func (s *Session) SaveMeta() error {
 }
 
 // AddUsage records a step's usage under key.
-func (s *Session) AddUsage(key string, u agent.Usage) {
+func (s *Session) AddUsage(key string, u usage.Usage) {
 	if s.Meta.Usage == nil {
-		s.Meta.Usage = map[string]agent.Usage{}
+		s.Meta.Usage = map[string]usage.Usage{}
 	}
 	s.Meta.Usage[key] = s.Meta.Usage[key].Add(u)
 }

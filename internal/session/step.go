@@ -3,7 +3,6 @@ package session
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/planexhq/planex/internal/agent"
 )
 
 // Limits on what one step may add to the discovery board.
@@ -26,35 +23,6 @@ const (
 	// maxStepDiscoveryBytes is how much of a step's file is read.
 	maxStepDiscoveryBytes = MaxStepDiscoveries * MaxDiscoveryLine
 )
-
-// RunStep runs one agent step in a private folder of its own (see
-// agent.PrepareStep), then adds the discoveries the step left in its
-// discoveries file to board, the session's discoveries.ndjson. With an
-// empty board the step gets no discoveries file.
-func RunStep(ctx context.Context, a agent.Agent, step agent.Step, board string, log *slog.Logger) (agent.Result, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	step, cleanup, err := agent.PrepareStep(step)
-	if err != nil {
-		return agent.Result{}, err
-	}
-	defer cleanup()
-	if board == "" {
-		step.DiscoveriesFile = ""
-	}
-	res, err := a.Run(ctx, step)
-	if board != "" {
-		worker := step.ID
-		if worker == "" {
-			worker = string(step.Phase)
-		}
-		if _, merr := MergeDiscoveries(board, step.DiscoveriesFile, worker, time.Now(), log); merr != nil {
-			log.Warn("adding the step's discoveries to the board", "step", worker, "err", merr)
-		}
-	}
-	return res, err
-}
 
 // MergeDiscoveries appends the valid lines of a step's discoveries file to
 // board and returns how many it added. Every line is checked: a JSON

@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
-	ignore "github.com/sabhiram/go-gitignore"
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // maxSearchFileBytes skips large files (generated, vendored, data) in search.
@@ -25,47 +25,14 @@ const maxSearchFileBytes = 1 << 20
 // maxLineChars cuts long lines in search output.
 const maxLineChars = 300
 
-// ignorer answers whether a repository-relative path is ignored by the
-// .gitignore files of its directory and the directories above it.
-type ignorer struct {
-	dir   string
-	cache map[string]*ignore.GitIgnore // by directory; nil when none
-}
+// ignorer answers whether a repository-relative path is ignored: under
+// .git, or by the .gitignore files of its directory and those above it.
+type ignorer struct{ gi *gitrepo.Ignorer }
 
-func newIgnorer(dir string) *ignorer {
-	return &ignorer{dir: dir, cache: map[string]*ignore.GitIgnore{}}
-}
-
-func (ig *ignorer) forDir(rel string) *ignore.GitIgnore {
-	if gi, ok := ig.cache[rel]; ok {
-		return gi
-	}
-	gi, err := ignore.CompileIgnoreFile(filepath.Join(ig.dir, filepath.FromSlash(rel), ".gitignore"))
-	if err != nil {
-		gi = nil
-	}
-	ig.cache[rel] = gi
-	return gi
-}
+func newIgnorer(dir string) *ignorer { return &ignorer{gitrepo.NewIgnorer(dir)} }
 
 func (ig *ignorer) ignored(rel string, isDir bool) bool {
-	if underGit(rel) {
-		return true
-	}
-	for d := path.Dir(rel); ; d = path.Dir(d) {
-		if gi := ig.forDir(d); gi != nil {
-			sub := rel
-			if d != "." {
-				sub = strings.TrimPrefix(rel, d+"/")
-			}
-			if gi.MatchesPath(sub) || (isDir && gi.MatchesPath(sub+"/")) {
-				return true
-			}
-		}
-		if d == "." {
-			return false
-		}
-	}
+	return underGit(rel) || ig.gi.Ignored(rel, isDir)
 }
 
 // walk visits the non-ignored regular files below rel (or rel itself when

@@ -1,0 +1,43 @@
+// Package abbrev shortens text for places that show one line: log lines,
+// errors in a CSV cell, titles, commit ids in reports. Everything that
+// cuts or folds text for display does it here, so every place cuts the
+// same way.
+package abbrev
+
+import "strings"
+
+// shaLen is how much of a commit id planex shows: enough to be unique in
+// any repository it is likely to meet.
+const shaLen = 10
+
+// SHA abbreviates a commit id to its first ten characters.
+func SHA(sha string) string {
+	if len(sha) > shaLen {
+		return sha[:shaLen]
+	}
+	return sha
+}
+
+// OneLine folds every run of white space, line breaks included, into one
+// space and trims both ends.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// FirstLine returns the first line of s once surrounding white space is
+// trimmed.
+func FirstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+// Truncate cuts s to at most n characters (runes, never inside one),
+// ending a cut text with "…".
+func Truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	if n <= 1 {
+		return string(r[:max(n, 0)])
+	}
+	return string(r[:n-1]) + "…"
+}
