@@ -27,30 +27,13 @@ import (
 	"github.com/planexhq/planex/internal/plural"
 )
 
-// GitHub is what the Action needs from GitHub; *gh.Client has it.
-type GitHub interface {
-	authz.PermissionGetter
+// intakeAPI is what finding the issue to plan needs: a dispatched
+// requirement's issue, the issues a schedule plans.
+type intakeAPI interface {
 	GetIssue(ctx context.Context, owner, repo string, number int) (*github.Issue, error)
 	CreateIssue(ctx context.Context, owner, repo, title, body string, labels ...string) (*github.Issue, error)
 	ListIssuesByLabel(ctx context.Context, owner, repo, label, state string) ([]*github.Issue, error)
 	RecentIssues(ctx context.Context, owner, repo string) ([]*github.Issue, error)
-	CreateComment(ctx context.Context, owner, repo string, number int, body string) (*github.IssueComment, error)
-	EditComment(ctx context.Context, owner, repo string, commentID int64, body string) (*github.IssueComment, error)
-	GetComment(ctx context.Context, owner, repo string, commentID int64) (*github.IssueComment, error)
-	AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
-	AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
-	AddLabels(ctx context.Context, owner, repo string, number int, labels ...string) error
-	RemoveLabel(ctx context.Context, owner, repo string, number int, label string) error
-	DefaultBranch(ctx context.Context, owner, repo string) (string, error)
-	GetFileContent(ctx context.Context, owner, repo, ref, path string) ([]byte, error)
-	CreatePR(ctx context.Context, owner, repo string, pr gh.NewPR) (*github.PullRequest, error)
-	UpdatePR(ctx context.Context, owner, repo string, number int, u gh.PRUpdate) (*github.PullRequest, error)
-	GetPR(ctx context.Context, owner, repo string, number int) (*github.PullRequest, error)
-	FindPRByHead(ctx context.Context, owner, repo, branch string) (*github.PullRequest, error)
-	RequestReviewers(ctx context.Context, owner, repo string, number int, logins ...string) error
-	CreateWorkflowDispatch(ctx context.Context, owner, repo, workflow, ref string, inputs map[string]string) error
-	GetWorkflowRun(ctx context.Context, owner, repo string, runID int64) (gh.WorkflowRun, error)
-	reviewAPI
 }
 
 // Config is the Action's configuration after inputs and settings.
@@ -271,7 +254,7 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event) error {
 	if cmd.Name == command.Approve {
 		action = authz.Approve
 	}
-	dec, err := authz.Check(ctx, r.GH, ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, action)
+	dec, err := authz.Check(ctx, r.GH.Access, ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, action)
 	if err != nil {
 		return r.fail(ctx, th, nil, fmt.Errorf("checking @%s's permission: %w", c.Author.Login, err))
 	}
@@ -325,7 +308,7 @@ func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 // onLabeled plans an issue that was given the planex label.
 func (r *Runner) onLabeled(ctx context.Context, ev *event.Event) error {
 	th := thread{Number: ev.Number, Actor: ev.Sender}
-	dec, err := authz.Check(ctx, r.GH, ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Trigger)
+	dec, err := authz.Check(ctx, r.GH.Access, ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Trigger)
 	if err != nil {
 		return r.fail(ctx, th, nil, err)
 	}
@@ -356,7 +339,7 @@ func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) error {
 			return err
 		}
 	} else if req == "" {
-		is, err := r.GH.GetIssue(ctx, ev.Owner, ev.Repo, number)
+		is, err := r.GH.Intake.GetIssue(ctx, ev.Owner, ev.Repo, number)
 		if err != nil {
 			return fmt.Errorf("reading issue #%d: %w", number, err)
 		}
@@ -376,7 +359,7 @@ func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 	marker := ""
 	if r.Cfg.RunID != "" {
 		marker = "<!-- planex:dispatch " + r.Cfg.RunID + " -->"
-		recent, err := r.GH.RecentIssues(ctx, ev.Owner, ev.Repo)
+		recent, err := r.GH.Intake.RecentIssues(ctx, ev.Owner, ev.Repo)
 		if err != nil {
 			return 0, fmt.Errorf("looking for the issue of an earlier attempt: %w", err)
 		}
@@ -390,7 +373,7 @@ func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 	if marker != "" {
 		body += "\n\n" + marker
 	}
-	is, err := r.GH.CreateIssue(ctx, ev.Owner, ev.Repo, "planex: "+firstLine(req), body)
+	is, err := r.GH.Intake.CreateIssue(ctx, ev.Owner, ev.Repo, "planex: "+firstLine(req), body)
 	if err != nil {
 		return 0, fmt.Errorf("opening an issue for the requirement: %w", err)
 	}
@@ -400,7 +383,7 @@ func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 // onSchedule plans up to MaxIssues open issues labelled for automatic
 // planning that have no plan yet.
 func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
-	issues, err := r.GH.ListIssuesByLabel(ctx, ev.Owner, ev.Repo, r.Cfg.AutoLabel, "open")
+	issues, err := r.GH.Intake.ListIssuesByLabel(ctx, ev.Owner, ev.Repo, r.Cfg.AutoLabel, "open")
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,15 @@ func (a approval) engine(trigger string) engine.Approver {
 	return engine.Approver{By: a.By, How: how}
 }
 
+// approvalAPI is what checking an approval on GitHub needs: the plan
+// comment and the command that approved it, wherever it was written.
+type approvalAPI interface {
+	GetComment(ctx context.Context, owner, repo string, commentID int64) (*github.IssueComment, error)
+	ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
+	ListReviewComments(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestComment, error)
+	ListReviews(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestReview, error)
+}
+
 // postedComment is a comment as GitHub has it now.
 type postedComment struct {
 	ID      int64
@@ -83,7 +92,7 @@ func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
 	if rec.PlanHash == "" || plan.ID(rec.PlanHash) != rec.PlanID {
 		return problemf("the record names no plan (or a plan id that is not its hash's)")
 	}
-	issueComments, err := r.GH.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
+	issueComments, err := r.GH.Approvals.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
 		return fmt.Errorf("reading the comments of #%d: %w", rec.Thread, err)
 	}
@@ -147,7 +156,7 @@ func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
 			}
 		}
 	}
-	dec, err := authz.Check(ctx, r.GH, r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
+	dec, err := authz.Check(ctx, r.GH.Access, r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
 	if err != nil {
 		return err
 	}
@@ -168,7 +177,7 @@ func (r *Runner) approvalComment(ctx context.Context, rec *Record, issueComments
 			}
 		}
 	case event.KindReviewComment:
-		cs, err := r.GH.ListReviewComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread)
+		cs, err := r.GH.Approvals.ListReviewComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread)
 		if err != nil {
 			return nil, fmt.Errorf("reading the review comments of #%d: %w", rec.Thread, err)
 		}
@@ -178,7 +187,7 @@ func (r *Runner) approvalComment(ctx context.Context, rec *Record, issueComments
 			}
 		}
 	case event.KindReview:
-		rs, err := r.GH.ListReviews(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread)
+		rs, err := r.GH.Approvals.ListReviews(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread)
 		if err != nil {
 			return nil, fmt.Errorf("reading the reviews of #%d: %w", rec.Thread, err)
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v60/github"
+
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/authz"
 	"github.com/planexhq/planex/internal/engine"
@@ -109,7 +111,7 @@ func slug(s string) string {
 func (r *Runner) baseCommit(ctx context.Context) (branch, sha string, err error) {
 	branch = r.Cfg.BaseBranch
 	if branch == "" {
-		if branch, err = r.GH.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo); err != nil {
+		if branch, err = r.GH.Repo.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo); err != nil {
 			return "", "", fmt.Errorf("reading the default branch: %w", err)
 		}
 	}
@@ -260,7 +262,7 @@ func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRe
 		return err
 	}
 	if id == 0 {
-		c, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
+		c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 		if err != nil {
 			return fmt.Errorf("posting the plan: %w", err)
 		}
@@ -284,7 +286,7 @@ func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRe
 // findPlanComment returns the id of planex's comment for exactly rec's
 // plan on the thread, or 0.
 func (r *Runner) findPlanComment(ctx context.Context, rec *Record) (int64, error) {
-	cs, err := r.GH.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
+	cs, err := r.GH.Thread.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
 		return 0, fmt.Errorf("looking for the plan comment: %w", err)
 	}
@@ -395,7 +397,7 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	case StateCancelled:
 		return refuse("Plan `%s` was cancelled. Start a new one with `%s <requirement>`.", rec.PlanID, r.Cfg.Trigger)
 	}
-	c, err := r.GH.GetComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PlanCommentID)
+	c, err := r.GH.Approvals.GetComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PlanCommentID)
 	if err != nil {
 		return fmt.Errorf("reading the plan comment: %w", err)
 	}
@@ -642,10 +644,20 @@ func (r *Runner) phase(name string) {
 	}
 }
 
+// pullAPI is what publishing a run needs: its pull request, found by
+// branch, opened or brought up to date, and its reviewer asked.
+type pullAPI interface {
+	GetPR(ctx context.Context, owner, repo string, number int) (*github.PullRequest, error)
+	FindPRByHead(ctx context.Context, owner, repo, branch string) (*github.PullRequest, error)
+	CreatePR(ctx context.Context, owner, repo string, pr gh.NewPR) (*github.PullRequest, error)
+	UpdatePR(ctx context.Context, owner, repo string, number int, u gh.PRUpdate) (*github.PullRequest, error)
+	RequestReviewers(ctx context.Context, owner, repo string, number int, logins ...string) error
+}
+
 // publishPR opens the run's pull request, or updates the one the branch
 // already has. A follow-up reports in a comment and leaves the body.
 func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Report) error {
-	existing, err := r.GH.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Branch)
+	existing, err := r.GH.Pulls.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Branch)
 	if err != nil {
 		return fmt.Errorf("looking for the pull request of %s: %w", rec.Branch, err)
 	}
@@ -658,12 +670,12 @@ func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Repor
 		if existing != nil {
 			rec.PRNumber, rec.PRURL = existing.GetNumber(), existing.GetHTMLURL()
 		}
-		_, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, "### Follow-up report\n\n"+body)
+		_, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, "### Follow-up report\n\n"+body)
 		return err
 	}
 	body := render.PRBody(render.PRView{Report: report, Issue: rec.Issue, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken})
 	if existing != nil {
-		pr, err := r.GH.UpdatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, existing.GetNumber(), gh.PRUpdate{Body: &body})
+		pr, err := r.GH.Pulls.UpdatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, existing.GetNumber(), gh.PRUpdate{Body: &body})
 		if err != nil {
 			return fmt.Errorf("updating pull request #%d: %w", existing.GetNumber(), err)
 		}
@@ -671,20 +683,20 @@ func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Repor
 		return nil
 	}
 	title := "planex: " + firstLine(report.Meta.Requirement)
-	pr, err := r.GH.CreatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, gh.NewPR{Title: title, Head: rec.Branch, Base: rec.BaseBranch, Body: body, Draft: r.Cfg.Draft})
+	pr, err := r.GH.Pulls.CreatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, gh.NewPR{Title: title, Head: rec.Branch, Base: rec.BaseBranch, Body: body, Draft: r.Cfg.Draft})
 	if err != nil {
 		return fmt.Errorf("opening the pull request: %w", err)
 	}
 	if pr.GetBody() != body {
 		// It existed already (another job opened it, or the answer to
 		// our create was lost): bring its report up to date.
-		if pr, err = r.GH.UpdatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), gh.PRUpdate{Body: &body}); err != nil {
+		if pr, err = r.GH.Pulls.UpdatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), gh.PRUpdate{Body: &body}); err != nil {
 			return fmt.Errorf("updating pull request: %w", err)
 		}
 	}
 	rec.PRNumber, rec.PRURL = pr.GetNumber(), pr.GetHTMLURL()
 	if approver != "" {
-		if err := r.GH.RequestReviewers(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), approver); err != nil {
+		if err := r.GH.Pulls.RequestReviewers(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), approver); err != nil {
 			r.Log.Warn("requesting review", "reviewer", approver, "err", err)
 		}
 	}
@@ -731,7 +743,7 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 	body, truncated := render.PlanComment(render.PlanView{Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type,
 		Complexity: s.Meta.Complexity, Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base,
 		Estimate: estimate(s, tasks), Trigger: r.Cfg.Trigger, StateRef: stateRef(th.Number)})
-	c, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
+	c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 	if err != nil {
 		return fmt.Errorf("posting the revised plan: %w", err)
 	}

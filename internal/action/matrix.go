@@ -13,6 +13,7 @@ import (
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/execute"
+	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/plural"
@@ -94,12 +95,19 @@ func (r *Runner) bareEngine(repo *gitrepo.Repo) (*engine.Engine, error) {
 	return engine.New(repo, o)
 }
 
+// workflowAPI is what matrix mode and owner checks need from Actions:
+// dispatching a wave, and the state of the run that holds a plan.
+type workflowAPI interface {
+	CreateWorkflowDispatch(ctx context.Context, owner, repo, workflow, ref string, inputs map[string]string) error
+	GetWorkflowRun(ctx context.Context, owner, repo string, runID int64) (gh.WorkflowRun, error)
+}
+
 // dispatchWave asks GitHub to run the matrix workflow for a thread.
 func (r *Runner) dispatchWave(ctx context.Context, rec *Record) error {
 	ref := r.Cfg.DispatchRef
 	if ref == "" {
 		var err error
-		if ref, err = r.GH.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo); err != nil {
+		if ref, err = r.GH.Repo.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo); err != nil {
 			return fmt.Errorf("reading the default branch: %w", err)
 		}
 	}
@@ -107,7 +115,7 @@ func (r *Runner) dispatchWave(ctx context.Context, rec *Record) error {
 	if wf == "" {
 		wf = "planex-matrix.yml"
 	}
-	if err := r.GH.CreateWorkflowDispatch(ctx, r.Cfg.Owner, r.Cfg.Repo, wf, ref, map[string]string{"issue": strconv.Itoa(rec.Thread)}); err != nil {
+	if err := r.GH.Workflows.CreateWorkflowDispatch(ctx, r.Cfg.Owner, r.Cfg.Repo, wf, ref, map[string]string{"issue": strconv.Itoa(rec.Thread)}); err != nil {
 		return err
 	}
 	fmt.Fprintf(r.Out, "dispatched %s on %s for #%d\n", wf, ref, rec.Thread)

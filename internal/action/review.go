@@ -22,7 +22,8 @@ import (
 	"github.com/planexhq/planex/internal/session"
 )
 
-// reviewAPI is what reviews need from GitHub; *gh.Client has it.
+// reviewAPI is what reviewing a pull request needs: its diff, and
+// planex's reviews and inline comments on it.
 type reviewAPI interface {
 	PRDiff(ctx context.Context, owner, repo string, number int) (string, error)
 	PRFiles(ctx context.Context, owner, repo string, number int) ([]*github.CommitFile, error)
@@ -31,7 +32,6 @@ type reviewAPI interface {
 	UpdateReview(ctx context.Context, owner, repo string, number int, reviewID int64, body string) error
 	ListReviewComments(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestComment, error)
 	ReplyToReviewComment(ctx context.Context, owner, repo string, number int, commentID int64, body string) (*github.PullRequestComment, error)
-	ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
 }
 
 // Answer links a follow-up task to what it answers: a review comment
@@ -68,7 +68,7 @@ func isBotUser(u *github.User) bool {
 // inline findings go in one small extra review that points at the summary.
 func (r *Runner) publishReview(ctx context.Context, number int, res *review.Result, diff review.Diff, fixable bool) error {
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
-	reviews, err := r.GH.ListReviews(ctx, o, rp, number)
+	reviews, err := r.GH.Reviews.ListReviews(ctx, o, rp, number)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (r *Runner) publishReview(ctx context.Context, number int, res *review.Resu
 			prev = rv
 		}
 	}
-	comments, err := r.GH.ListReviewComments(ctx, o, rp, number)
+	comments, err := r.GH.Reviews.ListReviewComments(ctx, o, rp, number)
 	if err != nil {
 		return err
 	}
@@ -103,18 +103,18 @@ func (r *Runner) publishReview(ctx context.Context, number int, res *review.Resu
 	}
 	summary := review.Summary(res, review.SummaryOptions{Inline: inlineKeys, Trigger: r.Cfg.Trigger, Fixable: fixable})
 	if prev != nil {
-		if err := r.GH.UpdateReview(ctx, o, rp, number, prev.GetID(), summary); err != nil {
+		if err := r.GH.Reviews.UpdateReview(ctx, o, rp, number, prev.GetID(), summary); err != nil {
 			return err
 		}
 		if len(drafts) > 0 {
-			if _, err := r.GH.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: review.BatchBody(len(drafts)), Comments: drafts}); err != nil {
+			if _, err := r.GH.Reviews.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: review.BatchBody(len(drafts)), Comments: drafts}); err != nil {
 				return err
 			}
 		}
 		fmt.Fprintf(r.Out, "review: updated planex's summary on #%d, %s\n", number, plural.Count(len(drafts), "new inline comment", "new inline comments"))
 		return nil
 	}
-	if _, err := r.GH.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: summary, Comments: drafts}); err != nil {
+	if _, err := r.GH.Reviews.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: summary, Comments: drafts}); err != nil {
 		return err
 	}
 	fmt.Fprintf(r.Out, "review: posted on #%d with %s\n", number, plural.Count(len(drafts), "inline comment", "inline comments"))
@@ -148,7 +148,7 @@ func (r *Runner) postRunReview(ctx context.Context, rec *Record, s *session.Sess
 	// API that gives none), the branch's own diff against its base stands
 	// in.
 	var d review.Diff
-	if files, ferr := r.GH.PRFiles(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber); ferr == nil && len(files) > 0 {
+	if files, ferr := r.GH.Reviews.PRFiles(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber); ferr == nil && len(files) > 0 {
 		d = diffFromFiles(files)
 	} else {
 		base := s.Meta.Base
@@ -186,15 +186,15 @@ func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error
 	if r.AgentErr != nil {
 		return userf("planex has no working agent configured: %v", r.AgentErr)
 	}
-	pr, err := r.GH.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
+	pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
 		return fmt.Errorf("reading pull request #%d: %w", th.Number, err)
 	}
-	text, err := r.GH.PRDiff(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
+	text, err := r.GH.Reviews.PRDiff(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
 		return err
 	}
-	files, err := r.GH.PRFiles(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
+	files, err := r.GH.Reviews.PRFiles(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 		return refusef("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
-	reviews, err := r.GH.ListReviews(ctx, o, rp, th.Number)
+	reviews, err := r.GH.Reviews.ListReviews(ctx, o, rp, th.Number)
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 	if !found {
 		return refusef("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
 	}
-	comments, err := r.GH.ListReviewComments(ctx, o, rp, th.Number)
+	comments, err := r.GH.Reviews.ListReviewComments(ctx, o, rp, th.Number)
 	if err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 			thread[k] = c.GetID()
 		}
 	}
-	conv, err := r.GH.ListComments(ctx, o, rp, th.Number, time.Time{})
+	conv, err := r.GH.Thread.ListComments(ctx, o, rp, th.Number, time.Time{})
 	if err != nil {
 		return err
 	}
@@ -410,9 +410,9 @@ func (r *Runner) answerThreads(ctx context.Context, rec *Record, tasks []plan.Ta
 		}
 		var err error
 		if id != 0 {
-			_, err = r.GH.ReplyToReviewComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, id, body)
+			_, err = r.GH.Reviews.ReplyToReviewComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, id, body)
 		} else {
-			_, err = r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, "Review findings answered by this follow-up.\n\n"+body)
+			_, err = r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, "Review findings answered by this follow-up.\n\n"+body)
 		}
 		if err != nil {
 			r.Log.Warn("replying to a review thread", "comment", id, "err", err)

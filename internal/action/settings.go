@@ -141,14 +141,20 @@ func (s Settings) Apply(c *Config) {
 	}
 }
 
+// repoAPI is what reading the repository's settings and base needs.
+type repoAPI interface {
+	DefaultBranch(ctx context.Context, owner, repo string) (string, error)
+	GetFileContent(ctx context.Context, owner, repo, ref, path string) ([]byte, error)
+}
+
 // LoadSettings reads .github/planex.yml from the default branch and
 // applies it; a missing file changes nothing.
 func (r *Runner) LoadSettings(ctx context.Context) error {
-	branch, err := r.GH.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo)
+	branch, err := r.GH.Repo.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo)
 	if err != nil {
 		return fmt.Errorf("reading the default branch: %w", err)
 	}
-	data, err := r.GH.GetFileContent(ctx, r.Cfg.Owner, r.Cfg.Repo, branch, SettingsPath)
+	data, err := r.GH.Repo.GetFileContent(ctx, r.Cfg.Owner, r.Cfg.Repo, branch, SettingsPath)
 	if gh.IsNotFound(err) {
 		return nil
 	}

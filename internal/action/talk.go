@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v60/github"
+
 	"github.com/planexhq/planex/internal/authz"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
@@ -14,13 +16,30 @@ import (
 	"github.com/planexhq/planex/internal/render"
 )
 
+// threadAPI is how planex talks on a thread: replies, reactions, and the
+// plan and status comments it posts and keeps up to date.
+type threadAPI interface {
+	CreateComment(ctx context.Context, owner, repo string, number int, body string) (*github.IssueComment, error)
+	EditComment(ctx context.Context, owner, repo string, commentID int64, body string) (*github.IssueComment, error)
+	ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
+	AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
+	AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
+}
+
+// labelAPI is what keeping one of planex's state labels on a thread needs.
+type labelAPI interface {
+	GetIssue(ctx context.Context, owner, repo string, number int) (*github.Issue, error)
+	AddLabels(ctx context.Context, owner, repo string, number int, labels ...string) error
+	RemoveLabel(ctx context.Context, owner, repo string, number int, label string) error
+}
+
 // reply posts a comment in the thread.
 func (r *Runner) reply(ctx context.Context, th thread, body string) error {
 	if th.Number == 0 {
 		fmt.Fprintln(r.Out, body)
 		return nil
 	}
-	if _, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body); err != nil {
+	if _, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body); err != nil {
 		return fmt.Errorf("replying on #%d: %w", th.Number, err)
 	}
 	return nil
@@ -33,9 +52,9 @@ func (r *Runner) react(ctx context.Context, th thread, content string) {
 	}
 	var err error
 	if th.Comment.Kind == "review_comment" {
-		err = r.GH.AddReviewCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
+		err = r.GH.Thread.AddReviewCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
 	} else if th.Comment.Kind != "review" {
-		err = r.GH.AddCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
+		err = r.GH.Thread.AddCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
 	}
 	if err != nil {
 		r.Log.Warn("reacting to comment", "comment", th.Comment.ID, "err", err)
@@ -49,7 +68,7 @@ func (r *Runner) setLabel(ctx context.Context, number int, label string) {
 	if number == 0 {
 		return
 	}
-	is, err := r.GH.GetIssue(ctx, r.Cfg.Owner, r.Cfg.Repo, number)
+	is, err := r.GH.Labels.GetIssue(ctx, r.Cfg.Owner, r.Cfg.Repo, number)
 	if err != nil {
 		r.Log.Warn("reading labels", "number", number, "err", err)
 		return
@@ -61,13 +80,13 @@ func (r *Runner) setLabel(ctx context.Context, number int, label string) {
 		case name == label:
 			has = true
 		case name == LabelPlanned || name == LabelRunning || name == LabelDone || name == LabelFailed:
-			if err := r.GH.RemoveLabel(ctx, r.Cfg.Owner, r.Cfg.Repo, number, name); err != nil {
+			if err := r.GH.Labels.RemoveLabel(ctx, r.Cfg.Owner, r.Cfg.Repo, number, name); err != nil {
 				r.Log.Warn("removing label", "label", name, "err", err)
 			}
 		}
 	}
 	if label != "" && !has {
-		if err := r.GH.AddLabels(ctx, r.Cfg.Owner, r.Cfg.Repo, number, label); err != nil {
+		if err := r.GH.Labels.AddLabels(ctx, r.Cfg.Owner, r.Cfg.Repo, number, label); err != nil {
 			r.Log.Warn("adding label", "label", label, "err", err)
 		}
 	}
@@ -87,7 +106,7 @@ func (r *Runner) updateStatus(ctx context.Context, rec *Record, tasks []plan.Tas
 		if id == 0 {
 			continue
 		}
-		_, err := r.GH.EditComment(ctx, r.Cfg.Owner, r.Cfg.Repo, id, body)
+		_, err := r.GH.Thread.EditComment(ctx, r.Cfg.Owner, r.Cfg.Repo, id, body)
 		if err == nil {
 			rec.StatusCommentID = id
 			return
@@ -97,7 +116,7 @@ func (r *Runner) updateStatus(ctx context.Context, rec *Record, tasks []plan.Tas
 			return
 		}
 	}
-	c, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, body)
+	c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, body)
 	if err != nil {
 		r.Log.Warn("posting status comment", "err", err)
 		return
@@ -108,7 +127,7 @@ func (r *Runner) updateStatus(ctx context.Context, rec *Record, tasks []plan.Tas
 // findStatusComment returns the id of planex's newest status comment on
 // rec's thread other than the one on record, or 0.
 func (r *Runner) findStatusComment(ctx context.Context, rec *Record) int64 {
-	cs, err := r.GH.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
+	cs, err := r.GH.Thread.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
 		r.Log.Warn("looking for the status comment", "err", err)
 		return 0

@@ -365,7 +365,7 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 		// Commands that need no agent (help, status, cancel) still work.
 		ag = agent.Func(func(context.Context, agent.Step) (agent.Result, error) { return agent.Result{}, agentErr })
 	}
-	runner := &action.Runner{Cfg: cfg, GH: client, Repo: repo, Out: stdio.Out, Log: log, AgentErr: agentErr,
+	runner := &action.Runner{Cfg: cfg, GH: action.NewGitHub(client), Repo: repo, Out: stdio.Out, Log: log, AgentErr: agentErr,
 		Engine: engine.Options{Agent: ag, Mapper: explore.Mapper{Log: log}, Log: log, Contain: contain, Phase: alog.group}}
 	logStartup(stdio, getenv)
 	if err := runner.LoadSettings(ctx); err != nil {
