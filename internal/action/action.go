@@ -44,13 +44,16 @@ type Config struct {
 	Remote      string // "origin"
 	Trigger     string
 	BaseBranch  string // "" = the repository's default branch
-	Draft       bool
-	AutoApprove bool
-	Concurrency int
-	MaxCostUSD  float64
-	MaxIssues   int    // schedule: issues planned per run
-	AutoLabel   string // schedule: "planex:auto"
-	Label       string // issues labeled with this are planned: "planex"
+	// DefaultBranch is the repository's default branch as the event
+	// names it; "" = ask GitHub.
+	DefaultBranch string
+	Draft         bool
+	AutoApprove   bool
+	Concurrency   int
+	MaxCostUSD    float64
+	MaxIssues     int    // schedule: issues planned per run
+	AutoLabel     string // schedule: "planex:auto"
+	Label         string // issues labeled with this are planned: "planex"
 	// Review is "agent" (the agent reviews each run; the default) or "skip".
 	Review string
 	// Mode is ModeSingle (every wave in one job) or ModeMatrix (one job
@@ -111,6 +114,12 @@ type Runner struct {
 	// that run when another run has taken its plan over.
 	runMu   sync.Mutex
 	stopRun context.CancelCauseFunc
+
+	// What this run knows from GitHub already, so it asks only once: the
+	// default branch, and what each status comment shows (see
+	// updateStatus).
+	defaultBranchName string
+	shownStatus       map[int64]string
 }
 
 // Labels planex puts on issues and pull requests.

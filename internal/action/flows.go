@@ -81,7 +81,9 @@ func (r *Runner) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *R
 			if err := r.pushBranch(ctx, rec); err != nil {
 				r.Log.Warn("pushing run branch", "err", err)
 			}
-			r.updateStatus(ctx, rec, tasks, "")
+			if progressNeedsStatus(tasks) {
+				r.updateStatus(ctx, rec, tasks, "")
+			}
 		}
 	}
 	return engine.New(repo, o)
@@ -111,8 +113,8 @@ func slug(s string) string {
 func (r *Runner) baseCommit(ctx context.Context) (branch, sha string, err error) {
 	branch = r.Cfg.BaseBranch
 	if branch == "" {
-		if branch, err = r.GH.Repo.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo); err != nil {
-			return "", "", fmt.Errorf("reading the default branch: %w", err)
+		if branch, err = r.defaultBranch(ctx); err != nil {
+			return "", "", err
 		}
 	}
 	sha, err = r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+branch)
@@ -140,7 +142,7 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 		return r.redelivered(ctx, th, old, pr)
 	}
 	rec := &Record{Thread: th.Number, Issue: pr.Issue, State: StatePlanned, RequestedBy: pr.RequestedBy, FollowUp: pr.FollowUp,
-		RequestKey: key, repo: r.Repo}
+		RequestKey: key, repo: r.Repo, fresh: !found}
 	if found {
 		switch old.State {
 		case StateRunning:
@@ -257,9 +259,11 @@ func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRe
 		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
 		Trigger: r.Cfg.Trigger, StateRef: stateRef(th.Number),
 	})
-	id, err := r.findPlanComment(ctx, rec)
-	if err != nil {
-		return err
+	var id int64
+	if !rec.fresh {
+		if id, err = r.findPlanComment(ctx, rec); err != nil {
+			return err
+		}
 	}
 	if id == 0 {
 		c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
@@ -657,48 +661,50 @@ type pullAPI interface {
 // publishPR opens the run's pull request, or updates the one the branch
 // already has. A follow-up reports in a comment and leaves the body.
 func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Report) error {
-	existing, err := r.GH.Pulls.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Branch)
-	if err != nil {
-		return fmt.Errorf("looking for the pull request of %s: %w", rec.Branch, err)
-	}
 	approver := rec.ApprovedBy
 	if approver == "auto-approve" {
 		approver = ""
 	}
 	if rec.FollowUp {
-		body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken})
-		if existing != nil {
-			rec.PRNumber, rec.PRURL = existing.GetNumber(), existing.GetHTMLURL()
-		}
-		_, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, "### Follow-up report\n\n"+body)
-		return err
+		return r.reportFollowUp(ctx, rec, report, approver)
 	}
 	body := render.PRBody(render.PRView{Report: report, Issue: rec.Issue, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken})
-	if existing != nil {
-		pr, err := r.GH.Pulls.UpdatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, existing.GetNumber(), gh.PRUpdate{Body: &body})
-		if err != nil {
-			return fmt.Errorf("updating pull request #%d: %w", existing.GetNumber(), err)
-		}
-		rec.PRNumber, rec.PRURL = pr.GetNumber(), pr.GetHTMLURL()
-		return nil
-	}
+	// Opening it finds the pull request the branch has already, if any
+	// (another job opened it, or the answer to an earlier create was
+	// lost); its report is then brought up to date.
 	title := "planex: " + firstLine(report.Meta.Requirement)
 	pr, err := r.GH.Pulls.CreatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, gh.NewPR{Title: title, Head: rec.Branch, Base: rec.BaseBranch, Body: body, Draft: r.Cfg.Draft})
 	if err != nil {
 		return fmt.Errorf("opening the pull request: %w", err)
 	}
-	if pr.GetBody() != body {
-		// It existed already (another job opened it, or the answer to
-		// our create was lost): bring its report up to date.
+	opened := pr.GetBody() == body
+	if !opened {
 		if pr, err = r.GH.Pulls.UpdatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), gh.PRUpdate{Body: &body}); err != nil {
-			return fmt.Errorf("updating pull request: %w", err)
+			return fmt.Errorf("updating pull request #%d: %w", pr.GetNumber(), err)
 		}
 	}
-	rec.PRNumber, rec.PRURL = pr.GetNumber(), pr.GetHTMLURL()
-	if approver != "" {
+	rec.PRNumber, rec.PRURL, rec.prOpened = pr.GetNumber(), pr.GetHTMLURL(), opened
+	if approver != "" && opened {
 		if err := r.GH.Pulls.RequestReviewers(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), approver); err != nil {
 			r.Log.Warn("requesting review", "reviewer", approver, "err", err)
 		}
+	}
+	return nil
+}
+
+// reportFollowUp reports a follow-up run in a comment on its pull
+// request, whose body stays as it is.
+func (r *Runner) reportFollowUp(ctx context.Context, rec *Record, report render.Report, approver string) error {
+	existing, err := r.GH.Pulls.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Branch)
+	if err != nil {
+		return fmt.Errorf("looking for the pull request of %s: %w", rec.Branch, err)
+	}
+	if existing != nil {
+		rec.PRNumber, rec.PRURL = existing.GetNumber(), existing.GetHTMLURL()
+	}
+	body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken})
+	if _, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, "### Follow-up report\n\n"+body); err != nil {
+		return fmt.Errorf("posting the follow-up report: %w", err)
 	}
 	return nil
 }

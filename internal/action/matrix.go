@@ -107,8 +107,8 @@ func (r *Runner) dispatchWave(ctx context.Context, rec *Record) error {
 	ref := r.Cfg.DispatchRef
 	if ref == "" {
 		var err error
-		if ref, err = r.GH.Repo.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo); err != nil {
-			return fmt.Errorf("reading the default branch: %w", err)
+		if ref, err = r.defaultBranch(ctx); err != nil {
+			return err
 		}
 	}
 	wf := r.Cfg.MatrixWorkflow
@@ -328,14 +328,13 @@ func (r *Runner) publishResult(ctx context.Context, repo *gitrepo.Repo, res task
 	if err != nil {
 		return fmt.Errorf("encoding the result of %s: %w", res.Task, err)
 	}
-	out, err := repo.Git(ctx, "", "commit-tree", parent+"^{tree}", "-p", parent, "-m", resultSubject+" "+res.Task, "-m", string(b))
+	sha, err := repo.NoteCommit(ctx, parent, resultSubject+" "+res.Task+"\n\n"+string(b)+"\n")
 	if err != nil {
 		return fmt.Errorf("recording the result of %s: %w", res.Task, err)
 	}
-	sha := strings.TrimSpace(out)
 	ref := taskRef(res.Session, res.Task)
-	if _, err := r.Repo.Git(ctx, "", "update-ref", ref, sha); err != nil {
-		return fmt.Errorf("updating %s: %w", ref, err)
+	if err := r.Repo.SetRef(ctx, ref, sha); err != nil {
+		return err
 	}
 	old, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, ref)
 	if err != nil {
@@ -353,9 +352,9 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 	if err != nil || !found {
 		return execute.Outcome{}, false, err
 	}
-	msg, err := r.Repo.Git(ctx, "", "log", "-1", "--format=%B", ref)
+	msg, err := r.Repo.CommitMessage(ctx, ref)
 	if err != nil {
-		return execute.Outcome{}, false, fmt.Errorf("reading %s: %w", ref, err)
+		return execute.Outcome{}, false, err
 	}
 	_, body, _ := strings.Cut(strings.TrimSpace(msg), "\n\n")
 	var res taskResult
@@ -374,8 +373,8 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 	}
 	// The task's commit must sit directly on the wave's base; its diff is
 	// the task's change (the scope is checked again when it is integrated).
-	parent, err := r.Repo.Git(ctx, "", "rev-parse", res.Commit+"^")
-	if err != nil || strings.TrimSpace(parent) != m.Base {
+	parent, err := r.Repo.Parent(ctx, res.Commit)
+	if err != nil || parent != m.Base {
 		o.Status, o.Error = plan.StatusFailed, fmt.Sprintf("its result commit %s does not start from the wave's base %s", abbrevSHA(res.Commit), abbrevSHA(m.Base))
 		return o, true, nil
 	}

@@ -66,26 +66,15 @@ func isBotUser(u *github.User) bool {
 // never deleted, since people may have answered them; a finding that
 // already has planex's inline comment is not commented again, and new
 // inline findings go in one small extra review that points at the summary.
-func (r *Runner) publishReview(ctx context.Context, number int, res *review.Result, diff review.Diff, fixable bool) error {
+// fresh: the pull request was opened in this run and has no review yet.
+func (r *Runner) publishReview(ctx context.Context, number int, res *review.Result, diff review.Diff, fixable, fresh bool) error {
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
-	reviews, err := r.GH.Reviews.ListReviews(ctx, o, rp, number)
-	if err != nil {
-		return err
-	}
 	var prev *github.PullRequestReview
-	for _, rv := range reviews {
-		if isBotUser(rv.GetUser()) && review.IsSummary(rv.GetBody()) {
-			prev = rv
-		}
-	}
-	comments, err := r.GH.Reviews.ListReviewComments(ctx, o, rp, number)
-	if err != nil {
-		return err
-	}
 	have := map[string]bool{}
-	for _, c := range comments {
-		if k, ok := review.FindingKeyOf(c.GetBody()); ok && isBotUser(c.GetUser()) {
-			have[k] = true
+	if !fresh {
+		var err error
+		if prev, have, err = r.priorReview(ctx, number); err != nil {
+			return err
 		}
 	}
 	findings := res.Findings()
@@ -121,6 +110,32 @@ func (r *Runner) publishReview(ctx context.Context, number int, res *review.Resu
 	return nil
 }
 
+// priorReview finds planex's earlier summary review on a pull request and
+// the findings it already has inline comments for.
+func (r *Runner) priorReview(ctx context.Context, number int) (*github.PullRequestReview, map[string]bool, error) {
+	reviews, err := r.GH.Reviews.ListReviews(ctx, r.Cfg.Owner, r.Cfg.Repo, number)
+	if err != nil {
+		return nil, nil, err
+	}
+	var prev *github.PullRequestReview
+	for _, rv := range reviews {
+		if isBotUser(rv.GetUser()) && review.IsSummary(rv.GetBody()) {
+			prev = rv
+		}
+	}
+	comments, err := r.GH.Reviews.ListReviewComments(ctx, r.Cfg.Owner, r.Cfg.Repo, number)
+	if err != nil {
+		return nil, nil, err
+	}
+	have := map[string]bool{}
+	for _, c := range comments {
+		if k, ok := review.FindingKeyOf(c.GetBody()); ok && isBotUser(c.GetUser()) {
+			have[k] = true
+		}
+	}
+	return prev, have, nil
+}
+
 // postRunReview publishes the review a run left in its session on the run's
 // pull request. Problems are logged and noted, never fatal: the pull
 // request stands without its review.
@@ -152,14 +167,14 @@ func (r *Runner) postRunReview(ctx context.Context, rec *Record, s *session.Sess
 		d = diffFromFiles(files)
 	} else {
 		base := s.Meta.Base
-		text, err := rec.repo.Git(ctx, "", "diff", "--no-color", "--no-ext-diff", base+"..."+head)
+		text, err := rec.repo.DiffText(ctx, base, head)
 		if err != nil {
 			r.Log.Warn("computing the pull request's diff", "err", err)
 			return
 		}
 		d = review.ParseUnified(text)
 	}
-	if err := r.publishReview(ctx, rec.PRNumber, res, d, true); err != nil {
+	if err := r.publishReview(ctx, rec.PRNumber, res, d, true, rec.prOpened); err != nil {
 		r.Log.Warn("posting the review", "err", err)
 		fmt.Fprintf(r.Out, "review: could not post it: %v\n", err)
 	}
@@ -214,7 +229,7 @@ func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error
 	}
 	fork := pr.GetHead().GetRepo().GetFullName() == "" || !strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName())
 	fixable := !fork && runBranchRe.MatchString(pr.GetHead().GetRef())
-	if err := r.publishReview(ctx, th.Number, res, diff, fixable); err != nil {
+	if err := r.publishReview(ctx, th.Number, res, diff, fixable, false); err != nil {
 		return err
 	}
 	r.react(ctx, th, gh.ReactionRocket)

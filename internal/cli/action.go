@@ -298,7 +298,7 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	}
 	repo = repo.WithAuth(serverURL, token)
 
-	cfg := action.Config{Owner: owner, Repo: repoName, ServerURL: serverURL, Trigger: in.get("trigger-phrase"), BaseBranch: in.get("base-branch"), Label: in.get("label")}
+	cfg := action.Config{Owner: owner, Repo: repoName, ServerURL: serverURL, DefaultBranch: ev.DefaultBranch, Trigger: in.get("trigger-phrase"), BaseBranch: in.get("base-branch"), Label: in.get("label")}
 	if id := getenv("GITHUB_RUN_ID"); id != "" {
 		cfg.RunURL = fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimSuffix(serverURL, "/"), full, id)
 	}
