@@ -158,31 +158,21 @@ func (r *Runner) Handle(ctx context.Context, ev *event.Event) error {
 
 func (r *Runner) handle(ctx context.Context, ev *event.Event) error {
 	r.defaults()
-	if ev.Ignored {
-		r.Log.Info("event ignored", "event", ev.Name, "reason", ev.IgnoreReason)
-		r.Outputs.Status = "ignored"
-		return nil
-	}
-	if ev.Owner == "" {
+	if ev.Owner == "" && !ev.Ignored {
 		return errors.New("the event names no repository (GITHUB_REPOSITORY is empty)")
 	}
-	switch ev.Name {
-	case event.IssueComment, event.PullRequestReviewComment, event.PullRequestReview:
-		return r.onComment(ctx, ev)
-	case event.Issues:
-		// GitHub compares label names without regard to case.
-		if !strings.EqualFold(ev.Label, r.Cfg.Label) {
-			r.Log.Info("event ignored", "event", ev.Name, "reason", fmt.Sprintf("label %q was added; %q plans an issue", ev.Label, r.Cfg.Label))
-			r.Outputs.Status = "ignored"
-			return nil
-		}
+	s := decide(ev, r.Cfg)
+	switch s.Kind {
+	case stepReply, stepCommand:
+		return r.onComment(ctx, ev, s)
+	case stepLabel:
 		return r.onLabeled(ctx, ev)
-	case event.WorkflowDispatch:
+	case stepDispatch:
 		return r.onDispatch(ctx, ev)
-	case event.Schedule:
+	case stepSchedule:
 		return r.onSchedule(ctx, ev)
 	}
-	r.Log.Info("event not handled", "event", ev.Name)
+	r.Log.Info("event ignored", "event", ev.Name, "reason", s.Reason)
 	r.Outputs.Status = "ignored"
 	return nil
 }
@@ -232,38 +222,21 @@ type thread struct {
 	Actor   event.User
 }
 
-// onComment handles a comment that may carry a command.
-func (r *Runner) onComment(ctx context.Context, ev *event.Event) error {
+// onComment answers a comment addressed to planex, or runs its command
+// when its author may.
+func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) error {
 	c := ev.Comment
-	if c == nil {
-		return nil
-	}
-	if c.Author.IsBot() {
-		// planex's own comments (and other bots') never trigger anything.
-		r.Outputs.Status = "ignored"
-		return nil
-	}
-	res := command.Parse(c.Body, r.Cfg.Trigger)
-	if res.Kind == command.Ignore {
-		r.Outputs.Status = "ignored"
-		return nil
-	}
 	th := thread{Number: ev.Number, IsPR: ev.IsPR || ev.PR != nil, Comment: c, Actor: c.Author}
 	r.react(ctx, th, gh.ReactionEyes)
-	if res.Kind == command.Reply {
+	if s.Kind == stepReply {
 		r.Outputs.Status = "replied"
-		if res.Refused {
+		if s.Refused {
 			r.react(ctx, th, gh.ReactionConfused)
 			r.Outputs.Status = "refused"
 		}
-		return r.reply(ctx, th, res.Reply)
+		return r.reply(ctx, th, s.Reply)
 	}
-	cmd := res.Command
-	action := authz.Trigger
-	if cmd.Name == command.Approve {
-		action = authz.Approve
-	}
-	dec, err := authz.Check(ctx, r.GH.Access, ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, action)
+	dec, err := authz.Check(ctx, r.GH.Access, ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, s.Need)
 	if err != nil {
 		return r.fail(ctx, th, nil, fmt.Errorf("checking @%s's permission: %w", c.Author.Login, err))
 	}
@@ -272,8 +245,7 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event) error {
 		r.Outputs.Status = "refused"
 		return r.reply(ctx, th, "@"+c.Author.Login+" "+dec.Reason)
 	}
-	err = r.dispatch(ctx, ev, th, cmd)
-	if err != nil {
+	if err := r.dispatch(ctx, ev, th, s.Command); err != nil {
 		return r.fail(ctx, th, nil, err)
 	}
 	return nil

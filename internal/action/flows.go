@@ -378,52 +378,68 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	}
 	switch rec.State {
 	case StateRunning, StateDone, StateFailed:
-		if rec.State == StateRunning {
-			if gone, _ := r.checkOwner(ctx, rec); gone {
-				// The run that had it died: this approval takes it over,
-				// as a retry would.
-				return r.retry(ctx, th, approver)
-			}
+		if handled, err := r.approveAgain(ctx, th, rec, approver); handled || err != nil {
+			return err
 		}
-		if rec.State == StateFailed {
-			// A failed plan whose approval does not hold (refused, or
-			// never given) takes this approval as its first.
-			if verr := r.approvedBefore(ctx, rec); verr != nil {
-				if !isRefusal(verr) {
-					return verr
-				}
-				break
-			}
-		}
-		// A repeated or redelivered approval: the plan already ran once.
-		r.Outputs.Status = rec.State
-		return r.reply(ctx, th, fmt.Sprintf("Plan `%s` was already approved by @%s and is %s; it runs only once. Use `%s retry` to re-run failed tasks.", rec.PlanID, rec.ApprovedBy, rec.State, r.Cfg.Trigger))
 	case StateCancelled:
 		return refuse("Plan `%s` was cancelled. Start a new one with `%s <requirement>`.", rec.PlanID, r.Cfg.Trigger)
 	}
-	c, err := r.GH.Approvals.GetComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PlanCommentID)
-	if err != nil {
-		return fmt.Errorf("reading the plan comment: %w", err)
-	}
-	m, ok := render.ParsePlanMarker(c.GetBody())
-	if !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || c.GetUser().GetType() != "Bot" && !strings.HasSuffix(c.GetUser().GetLogin(), "[bot]") {
-		return refuse("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger)
-	}
-	if moved, err := r.baseMoved(ctx, rec); err != nil {
+	if reason, err := r.approvable(ctx, rec); err != nil {
 		return err
-	} else if moved != "" {
-		return refuse("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, moved, r.Cfg.Trigger)
-	}
-	if reason, err := r.planUnchanged(ctx, rec); err != nil || reason != "" {
-		if err != nil {
-			return err
-		}
-		return refuse("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, reason, r.Cfg.Trigger)
+	} else if reason != "" {
+		return refuse("%s", reason)
 	}
 	// Only now, with permission, plan id, comment and hash checked, is the
 	// approval acknowledged as accepted.
 	r.react(ctx, th, gh.ReactionRocket)
 	return r.execute(ctx, th, rec, approval{By: approver, Via: viaComment, Comment: th.Comment}, concurrency)
+}
+
+// approveAgain handles an approval of a plan that already ran (or runs):
+// a run whose owner died is taken over, a failed plan whose approval does
+// not hold takes this one as its first (handled false: go on approving),
+// and anything else is told the plan runs only once.
+func (r *Runner) approveAgain(ctx context.Context, th thread, rec *Record, approver string) (bool, error) {
+	if rec.State == StateRunning {
+		if gone, _ := r.checkOwner(ctx, rec); gone {
+			// The run that had it died: this approval takes it over, as a
+			// retry would.
+			return true, r.retry(ctx, th, approver)
+		}
+	}
+	if rec.State == StateFailed {
+		if verr := r.approvedBefore(ctx, rec); verr != nil {
+			if !isRefusal(verr) {
+				return true, verr
+			}
+			return false, nil
+		}
+	}
+	// A repeated or redelivered approval: the plan already ran once.
+	r.Outputs.Status = rec.State
+	return true, r.reply(ctx, th, fmt.Sprintf("Plan `%s` was already approved by @%s and is %s; it runs only once. Use `%s retry` to re-run failed tasks.", rec.PlanID, rec.ApprovedBy, rec.State, r.Cfg.Trigger))
+}
+
+// approvable says why rec's plan cannot run now ("" when it can): its
+// comment must still be planex's for exactly this plan, the base must not
+// have moved under its scopes, and the session must still be the plan.
+func (r *Runner) approvable(ctx context.Context, rec *Record) (string, error) {
+	c, err := r.GH.Approvals.GetComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PlanCommentID)
+	if err != nil {
+		return "", fmt.Errorf("reading the plan comment: %w", err)
+	}
+	m, ok := render.ParsePlanMarker(c.GetBody())
+	if !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || !isBotUser(c.GetUser()) {
+		return fmt.Sprintf("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger), nil
+	}
+	reason, err := r.baseMoved(ctx, rec)
+	if err == nil && reason == "" {
+		reason, err = r.planUnchanged(ctx, rec)
+	}
+	if err != nil || reason == "" {
+		return "", err
+	}
+	return fmt.Sprintf("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, reason, r.Cfg.Trigger), nil
 }
 
 // approvedBefore checks that rec's plan was approved, that the approval

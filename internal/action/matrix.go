@@ -253,15 +253,8 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 		fmt.Fprintf(r.Out, "%s is not part of a wave being worked on for #%d; nothing to do\n", taskID, n)
 		return nil
 	}
-	commits, err := r.Repo.TaskCommits(ctx, rec.Branch, rec.Base)
-	if err != nil {
+	if done, err := r.taskOnBranch(ctx, rec, taskID); done || err != nil {
 		return err
-	}
-	for _, c := range commits {
-		if c.Session == rec.SessionID && c.Task == taskID {
-			fmt.Fprintf(r.Out, "%s is already on %s (%s); nothing to do\n", taskID, rec.Branch, abbrevSHA(c.SHA))
-			return nil
-		}
 	}
 	if err := rec.repo.EnsureCommit(ctx, r.Cfg.Remote, m.Base); err != nil {
 		return err
@@ -289,19 +282,10 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 		Findings: o.Findings, AcceptanceMet: o.AcceptanceMet, TestsPassed: o.TestsPassed, Error: o.Error, Usage: o.Usage, RunURL: r.Cfg.RunURL}
 	parent := m.Base
 	if o.Status == plan.StatusCompleted {
-		tasks, err := r.sessionTasks(rec)
-		if err != nil {
+		if res.Commit, err = r.commitTask(ctx, rec, m.Base, o); err != nil {
 			return err
 		}
-		title := taskID
-		if i, ok := plan.Index(tasks)[taskID]; ok {
-			title = tasks[i].Title
-		}
-		sha, err := rec.repo.CommitChanges(ctx, m.Base, o.Changes, gitrepo.TaskMessage(rec.SessionID, taskID, title, o.Findings))
-		if err != nil {
-			return fmt.Errorf("committing %s: %w", taskID, err)
-		}
-		res.Commit, parent = sha, sha
+		parent = res.Commit
 	}
 	if err := r.publishResult(ctx, rec.repo, res, parent); err != nil {
 		return err
@@ -312,6 +296,38 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 	}
 	fmt.Fprintf(r.Out, "%s: %s%s; result on %s\n", taskID, o.Status, errSuffix(o.Error), taskRef(rec.SessionID, taskID))
 	return nil
+}
+
+// taskOnBranch says whether the run branch has taskID's commit already.
+func (r *Runner) taskOnBranch(ctx context.Context, rec *Record, taskID string) (bool, error) {
+	commits, err := r.Repo.TaskCommits(ctx, rec.Branch, rec.Base)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range commits {
+		if c.Session == rec.SessionID && c.Task == taskID {
+			fmt.Fprintf(r.Out, "%s is already on %s (%s); nothing to do\n", taskID, rec.Branch, abbrevSHA(c.SHA))
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// commitTask commits a completed task's changes on the wave's base.
+func (r *Runner) commitTask(ctx context.Context, rec *Record, base string, o execute.Outcome) (string, error) {
+	tasks, err := r.sessionTasks(rec)
+	if err != nil {
+		return "", err
+	}
+	title := o.ID
+	if i, ok := plan.Index(tasks)[o.ID]; ok {
+		title = tasks[i].Title
+	}
+	sha, err := rec.repo.CommitChanges(ctx, base, o.Changes, gitrepo.TaskMessage(rec.SessionID, o.ID, title, o.Findings))
+	if err != nil {
+		return "", fmt.Errorf("committing %s: %w", o.ID, err)
+	}
+	return sha, nil
 }
 
 func (rec *Record) matrixWave() *MatrixWave {
@@ -425,17 +441,9 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 	if err != nil {
 		return err
 	}
-	var outcomes []execute.Outcome
-	for _, id := range m.Tasks {
-		o, ok, err := r.readResult(ctx, rec, m, id)
-		if err != nil {
-			return r.fail(ctx, th, rec, err)
-		}
-		if !ok {
-			o = execute.Outcome{ID: id, Status: plan.StatusFailed,
-				Error: "its job published no result: it died, timed out or was cancelled" + runRef(r.Cfg.RunURL)}
-		}
-		outcomes = append(outcomes, o)
+	outcomes, err := r.waveOutcomes(ctx, rec, m)
+	if err != nil {
+		return r.fail(ctx, th, rec, err)
 	}
 	eng, err := r.bareEngine(rec.repo)
 	if err != nil {
@@ -447,14 +455,8 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 		}
 		return r.fail(ctx, th, rec, err)
 	}
-	tip, err := rec.repo.ResolveBranch(ctx, rec.Branch)
-	if err != nil {
+	if err := r.pushCollected(ctx, rec, remoteTip); err != nil {
 		return err
-	}
-	if tip != remoteTip {
-		if err := r.Repo.PushRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch, true, remoteTip); err != nil {
-			return fmt.Errorf("%w: %v", errBranchMoved, err)
-		}
 	}
 	m.Collected = true
 	if err := r.saveRecord(ctx, rec); err != nil {
@@ -472,6 +474,38 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 	c := plan.Count(tasks)
 	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Wave %d collected (%d of %s completed so far); wave %d dispatched.", m.Wave, c.Completed, plural.Count(c.Total, "task", "tasks"), w.Number))
 	fmt.Fprintf(r.Out, "wave %d collected; wave %d dispatched\n", m.Wave, w.Number)
+	return nil
+}
+
+// waveOutcomes reads the results the wave's task jobs published; a task
+// without one failed.
+func (r *Runner) waveOutcomes(ctx context.Context, rec *Record, m *MatrixWave) ([]execute.Outcome, error) {
+	var outcomes []execute.Outcome
+	for _, id := range m.Tasks {
+		o, ok, err := r.readResult(ctx, rec, m, id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			o = execute.Outcome{ID: id, Status: plan.StatusFailed,
+				Error: "its job published no result: it died, timed out or was cancelled" + runRef(r.Cfg.RunURL)}
+		}
+		outcomes = append(outcomes, o)
+	}
+	return outcomes, nil
+}
+
+// pushCollected moves the run branch on origin from remoteTip to what
+// collect made of it, with a lease: errBranchMoved when another run moved
+// it first.
+func (r *Runner) pushCollected(ctx context.Context, rec *Record, remoteTip string) error {
+	tip, err := rec.repo.ResolveBranch(ctx, rec.Branch)
+	if err != nil || tip == remoteTip {
+		return err
+	}
+	if err := r.Repo.PushRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch, true, remoteTip); err != nil {
+		return fmt.Errorf("%w: %v", errBranchMoved, err)
+	}
 	return nil
 }
 

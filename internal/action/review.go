@@ -252,6 +252,29 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 	if err != nil {
 		return err
 	}
+	data, found := latestReviewData(reviews)
+	if !found {
+		return refusef("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
+	}
+	comments, err := r.GH.Reviews.ListReviewComments(ctx, o, rp, th.Number)
+	if err != nil {
+		return err
+	}
+	conv, err := r.GH.Thread.ListComments(ctx, o, rp, th.Number, time.Time{})
+	if err != nil {
+		return err
+	}
+	open, threads := openFindings(data, comments, conv)
+	if len(open) == 0 {
+		r.Outputs.Status = "replied"
+		return r.reply(ctx, th, "planex's review of this pull request has no open high-severity finding to fix.")
+	}
+	req, cites := fixRequest(open, threads, cmd.Text)
+	return r.followUpPlan(ctx, ev, th, cmd, req, cites)
+}
+
+// latestReviewData is the data of planex's newest summary review.
+func latestReviewData(reviews []*github.PullRequestReview) (review.Data, bool) {
 	var data review.Data
 	found := false
 	for _, rv := range reviews {
@@ -262,15 +285,15 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 			data, found = d, true
 		}
 	}
-	if !found {
-		return refusef("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
-	}
-	comments, err := r.GH.Reviews.ListReviewComments(ctx, o, rp, th.Number)
-	if err != nil {
-		return err
-	}
+	return data, found
+}
+
+// openFindings are the high-severity findings of a review that planex has
+// not yet replied were fixed (in a review thread or on the conversation),
+// and the review comment that opened each finding's thread.
+func openFindings(data review.Data, comments []*github.PullRequestComment, conv []*github.IssueComment) ([]review.DataFinding, map[string]int64) {
 	fixed := map[string]bool{}
-	thread := map[string]int64{}
+	threads := map[string]int64{}
 	for _, c := range comments {
 		if !isBotUser(c.GetUser()) {
 			continue
@@ -279,12 +302,8 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 			fixed[k] = true
 		}
 		if k, ok := review.FindingKeyOf(c.GetBody()); ok && c.GetInReplyTo() == 0 {
-			thread[k] = c.GetID()
+			threads[k] = c.GetID()
 		}
-	}
-	conv, err := r.GH.Thread.ListComments(ctx, o, rp, th.Number, time.Time{})
-	if err != nil {
-		return err
 	}
 	for _, c := range conv {
 		if isBotUser(c.GetUser()) {
@@ -299,10 +318,12 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 			open = append(open, f)
 		}
 	}
-	if len(open) == 0 {
-		r.Outputs.Status = "replied"
-		return r.reply(ctx, th, "planex's review of this pull request has no open high-severity finding to fix.")
-	}
+	return open, threads
+}
+
+// fixRequest is the requirement of a fix plan for open findings, and the
+// citations its tasks answer; extra is what the maintainer added.
+func fixRequest(open []review.DataFinding, threads map[string]int64, extra string) (string, []citation) {
 	var b strings.Builder
 	b.WriteString("Fix these findings of planex's review of this pull request. Each task must name, in its hints, the finding keys it addresses (\"answers: <key> …\").\n\n")
 	var cites []citation
@@ -316,12 +337,12 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 			fmt.Fprintf(&b, " Suggested: %s", f.Suggestion)
 		}
 		b.WriteString("\n")
-		cites = append(cites, citation{Key: f.Key, CommentID: thread[f.Key]})
+		cites = append(cites, citation{Key: f.Key, CommentID: threads[f.Key]})
 	}
-	if extra := strings.TrimSpace(cmd.Text); extra != "" {
+	if extra = strings.TrimSpace(extra); extra != "" {
 		fmt.Fprintf(&b, "\nThe maintainer adds: %s\n", extra)
 	}
-	return r.followUpPlan(ctx, ev, th, cmd, b.String(), cites)
+	return b.String(), cites
 }
 
 // answersFor links planned tasks to the findings they cite (by key, in
@@ -366,75 +387,92 @@ func (r *Runner) answerThreads(ctx context.Context, rec *Record, tasks []plan.Ta
 	if len(rec.Answers) == 0 || rec.PRNumber == 0 {
 		return
 	}
-	byID := map[string]plan.Task{}
-	for _, t := range tasks {
-		byID[t.ID] = t
-	}
-	type group struct {
-		lines []string
-		keys  map[string]bool
-		bad   map[string]bool
-		idx   []int
-	}
-	groups := map[int64]*group{}
-	var order []int64
-	for i, a := range rec.Answers {
-		if a.Replied {
-			continue
-		}
-		t, ok := byID[a.Task]
-		if !ok || !t.Status.Done() {
-			continue
-		}
-		g := groups[a.CommentID]
-		if g == nil {
-			g = &group{keys: map[string]bool{}, bad: map[string]bool{}}
-			groups[a.CommentID] = g
-			order = append(order, a.CommentID)
-		}
-		g.idx = append(g.idx, i)
-		line := fmt.Sprintf("- %s (%s): %s", render.Text(t.ID), render.Text(t.Title), t.Status)
-		if t.Status == plan.StatusCompleted && t.Commit != "" {
-			line += fmt.Sprintf(" in `%s`", render.Short(t.Commit))
-		} else if t.Error != "" {
-			line += ": " + render.Text(plan.Truncate(t.Error, 200))
-		}
-		if !slices.Contains(g.lines, line) {
-			g.lines = append(g.lines, line)
-		}
-		if a.FindingKey != "" {
-			if t.Status == plan.StatusCompleted {
-				g.keys[a.FindingKey] = true
-			} else {
-				g.bad[a.FindingKey] = true
-			}
-		}
-	}
-	for _, id := range order {
-		g := groups[id]
-		var keys []string
-		for k := range g.keys {
-			if !g.bad[k] {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
+	for _, g := range groupAnswers(rec.Answers, tasks) {
 		body := fmt.Sprintf("planex follow-up `%s` is %s:\n\n%s\n", rec.PlanID, rec.State, strings.Join(g.lines, "\n"))
-		for _, k := range keys {
+		for _, k := range g.fixed() {
 			body = review.FixedBody(body, k)
 		}
 		var err error
-		if id != 0 {
-			_, err = r.GH.Reviews.ReplyToReviewComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, id, body)
+		if g.comment != 0 {
+			_, err = r.GH.Reviews.ReplyToReviewComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, g.comment, body)
 		} else {
 			_, err = r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, "Review findings answered by this follow-up.\n\n"+body)
 		}
 		if err != nil {
-			r.Log.Warn("replying to a review thread", "comment", id, "err", err)
+			r.Log.Warn("replying to a review thread", "comment", g.comment, "err", err)
 			continue
 		}
 		for _, i := range g.idx {
 			rec.Answers[i].Replied = true
 		}
 	}
+}
+
+// answerGroup is one reply: the ended tasks that answer one review
+// comment (0: the review's body), and the findings they fixed or not.
+type answerGroup struct {
+	comment int64
+	lines   []string
+	keys    map[string]bool // findings a completed task answers
+	bad     map[string]bool // findings a task that did not complete answers
+	idx     []int           // the answers the reply covers
+}
+
+// fixed are the findings every answering task completed, sorted.
+func (g *answerGroup) fixed() []string {
+	var keys []string
+	for k := range g.keys {
+		if !g.bad[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// groupAnswers groups the answers not yet replied to whose task has
+// ended, by the comment they answer, in order of first appearance.
+func groupAnswers(answers []Answer, tasks []plan.Task) []*answerGroup {
+	byID := map[string]plan.Task{}
+	for _, t := range tasks {
+		byID[t.ID] = t
+	}
+	groups := map[int64]*answerGroup{}
+	var order []*answerGroup
+	for i, a := range answers {
+		t, ok := byID[a.Task]
+		if a.Replied || !ok || !t.Status.Done() {
+			continue
+		}
+		g := groups[a.CommentID]
+		if g == nil {
+			g = &answerGroup{comment: a.CommentID, keys: map[string]bool{}, bad: map[string]bool{}}
+			groups[a.CommentID] = g
+			order = append(order, g)
+		}
+		g.idx = append(g.idx, i)
+		if line := answerLine(t); !slices.Contains(g.lines, line) {
+			g.lines = append(g.lines, line)
+		}
+		if a.FindingKey == "" {
+			continue
+		}
+		if t.Status == plan.StatusCompleted {
+			g.keys[a.FindingKey] = true
+		} else {
+			g.bad[a.FindingKey] = true
+		}
+	}
+	return order
+}
+
+// answerLine says how one task ended, for a reply.
+func answerLine(t plan.Task) string {
+	line := fmt.Sprintf("- %s (%s): %s", render.Text(t.ID), render.Text(t.Title), t.Status)
+	if t.Status == plan.StatusCompleted && t.Commit != "" {
+		line += fmt.Sprintf(" in `%s`", render.Short(t.Commit))
+	} else if t.Error != "" {
+		line += ": " + render.Text(plan.Truncate(t.Error, 200))
+	}
+	return line
 }
