@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -201,6 +202,23 @@ type scriptedAgent struct {
 	tasks []wTask
 	fail  map[string]string
 	calls []string
+	// review is the review result ("__ID__" becomes the step's id); empty
+	// means a pass with one criterion met.
+	review string
+}
+
+var findingRe = regexp.MustCompile("finding `([0-9a-f]+)`")
+
+// fixPlan is the plan for a prompt that asks to fix review findings: one
+// task whose hints cite every finding key in the prompt.
+func fixPlan(prompt string) map[string]any {
+	var keys []string
+	for _, m := range findingRe.FindAllStringSubmatch(prompt, -1) {
+		keys = append(keys, m[1])
+	}
+	return map[string]any{"summary": "fix review findings", "approach": "one task", "tasks": []map[string]any{{
+		"id": "T1", "title": "Fix review findings", "description": "Address findings", "test": "gone", "acceptance_criteria": "addressed",
+		"scope": "fixes/**", "hints": "answers: " + strings.Join(keys, " "), "execution_directives": "", "deps": []string{}, "context_from": []string{}}}}
 }
 
 func (a *scriptedAgent) setPlan(tasks ...wTask) {
@@ -234,8 +252,15 @@ func diamond() []wTask {
 func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, error) {
 	a.mu.Lock()
 	a.calls = append(a.calls, string(s.Phase)+" "+s.ID)
-	tasks, why := a.tasks, a.fail[s.ID]
+	tasks, why, reviewJSON := a.tasks, a.fail[s.ID], a.review
 	a.mu.Unlock()
+	if s.Phase == agent.PhaseReview && reviewJSON != "" {
+		return agent.Result{Raw: json.RawMessage(strings.ReplaceAll(reviewJSON, "__ID__", s.ID))}, nil
+	}
+	if s.Phase == agent.PhasePlan && strings.Contains(s.Prompt, "findings of planex's review") {
+		raw, err := json.Marshal(fixPlan(s.Prompt))
+		return agent.Result{Raw: raw}, err
+	}
 	var v any
 	switch s.Phase {
 	case agent.PhaseAnalyze:
