@@ -93,7 +93,8 @@ func TestCommandsOnAPlannedThread(t *testing.T) {
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "only", Scope: "a/**"})
 	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
-	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+	planned, err := w.handle(w.comment(n, "maintainer", "/planex add a file"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	id := w.planID(n)
@@ -131,8 +132,8 @@ func TestCommandsOnAPlannedThread(t *testing.T) {
 			t.Errorf("%s: labels %v", c.name, w.labels(n))
 		}
 	}
-	if b := w.branch("planex/" + strings.TrimPrefix(w.commentsWith(n, "<!-- planex:plan ")[0], "")); len(b) != 0 {
-		t.Errorf("a refused command ran tasks: %v", b)
+	if run := "planex/" + planned.Outputs.SessionID; w.branchExists(run) {
+		t.Errorf("a refused or cancelled plan has a run branch: %s %v", run, w.branch(run))
 	}
 	w.noRefusedRequests()
 }

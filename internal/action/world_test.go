@@ -181,6 +181,12 @@ func (w *world) branch(name string) []string {
 	return strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(out)), " ", "_"))
 }
 
+func (w *world) branchExists(name string) bool {
+	cmd := exec.Command("git", "rev-parse", "--verify", "--quiet", "refs/heads/"+name)
+	cmd.Dir = w.origin
+	return cmd.Run() == nil
+}
+
 func (w *world) noRefusedRequests() {
 	w.t.Helper()
 	if errs := w.fake.Errors(); len(errs) > 0 {
