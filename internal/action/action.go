@@ -28,31 +28,13 @@ import (
 	"github.com/planexhq/planex/internal/plural"
 )
 
-// GitHub is what the Action needs from GitHub; *gh.Client has it.
-type GitHub interface {
-	authz.PermissionGetter
+// intakeAPI is what finding the issue to plan needs: a dispatched
+// requirement's issue, the issues a schedule plans.
+type intakeAPI interface {
 	GetIssue(ctx context.Context, owner, repo string, number int) (*github.Issue, error)
 	CreateIssue(ctx context.Context, owner, repo, title, body string, labels ...string) (*github.Issue, error)
 	ListIssuesByLabel(ctx context.Context, owner, repo, label, state string) ([]*github.Issue, error)
 	RecentIssues(ctx context.Context, owner, repo string) ([]*github.Issue, error)
-	CreateComment(ctx context.Context, owner, repo string, number int, body string) (*github.IssueComment, error)
-	EditComment(ctx context.Context, owner, repo string, commentID int64, body string) (*github.IssueComment, error)
-	GetComment(ctx context.Context, owner, repo string, commentID int64) (*github.IssueComment, error)
-	AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
-	AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
-	AddLabels(ctx context.Context, owner, repo string, number int, labels ...string) error
-	RemoveLabel(ctx context.Context, owner, repo string, number int, label string) error
-	DefaultBranch(ctx context.Context, owner, repo string) (string, error)
-	GetFileContent(ctx context.Context, owner, repo, ref, path string) ([]byte, error)
-	CreatePR(ctx context.Context, owner, repo string, pr gh.NewPR) (*github.PullRequest, error)
-	UpdatePR(ctx context.Context, owner, repo string, number int, u gh.PRUpdate) (*github.PullRequest, error)
-	GetPR(ctx context.Context, owner, repo string, number int) (*github.PullRequest, error)
-	FindPRByHead(ctx context.Context, owner, repo, branch string) (*github.PullRequest, error)
-	RequestReviewers(ctx context.Context, owner, repo string, number int, logins ...string) error
-	CreateWorkflowDispatch(ctx context.Context, owner, repo, workflow, ref string, inputs map[string]string) error
-	GetWorkflowRun(ctx context.Context, owner, repo string, runID int64) (gh.WorkflowRun, error)
-	reviewAPI
-	ciAPI
 }
 
 // Config is the Action's configuration after inputs and settings.
@@ -63,13 +45,16 @@ type Config struct {
 	Remote      string // "origin"
 	Trigger     string
 	BaseBranch  string // "" = the repository's default branch
-	Draft       bool
-	AutoApprove bool
-	Concurrency int
-	MaxCostUSD  float64
-	MaxIssues   int    // schedule: issues planned per run
-	AutoLabel   string // schedule: "planex:auto"
-	Label       string // issues labeled with this are planned: "planex"
+	// DefaultBranch is the repository's default branch as the event
+	// names it; "" = ask GitHub.
+	DefaultBranch string
+	Draft         bool
+	AutoApprove   bool
+	Concurrency   int
+	MaxCostUSD    float64
+	MaxIssues     int    // schedule: issues planned per run
+	AutoLabel     string // schedule: "planex:auto"
+	Label         string // issues labeled with this are planned: "planex"
 	// Review is "agent" (the agent reviews each run; the default) or "skip".
 	Review string
 	// Mode is ModeSingle (every wave in one job) or ModeMatrix (one job
@@ -144,6 +129,12 @@ type Runner struct {
 	// that run when another run has taken its plan over.
 	runMu   sync.Mutex
 	stopRun context.CancelCauseFunc
+
+	// What this run knows from GitHub already, so it asks only once: the
+	// default branch, and what each status comment shows (see
+	// updateStatus).
+	defaultBranchName string
+	shownStatus       map[int64]string
 }
 
 // Labels planex puts on issues and pull requests.
@@ -182,31 +173,23 @@ func (r *Runner) Handle(ctx context.Context, ev *event.Event) error {
 
 func (r *Runner) handle(ctx context.Context, ev *event.Event) error {
 	r.defaults()
-	if ev.Ignored {
-		return r.ignore(ev, "%s", ev.IgnoreReason)
-	}
-	if ev.Owner == "" {
+	if ev.Owner == "" && !ev.Ignored {
 		return errors.New("the event names no repository (GITHUB_REPOSITORY is empty)")
 	}
-	switch ev.Name {
-	case event.IssueComment, event.PullRequestReviewComment, event.PullRequestReview:
-		return r.onComment(ctx, ev)
-	case event.Issues:
-		// GitHub compares label names without regard to case.
-		if !strings.EqualFold(ev.Label, r.Cfg.Label) {
-			r.Log.Info("event ignored", "event", ev.Name, "reason", fmt.Sprintf("label %q was added; %q plans an issue", ev.Label, r.Cfg.Label))
-			r.Outputs.Status = "ignored"
-			return nil
-		}
+	s := decide(ev, r.Cfg)
+	switch s.Kind {
+	case stepReply, stepCommand:
+		return r.onComment(ctx, ev, s)
+	case stepLabel:
 		return r.onLabeled(ctx, ev)
-	case event.WorkflowDispatch:
+	case stepDispatch:
 		return r.onDispatch(ctx, ev)
-	case event.Schedule:
+	case stepSchedule:
 		return r.onSchedule(ctx, ev)
-	case event.WorkflowRun:
+	case stepWorkflowRun:
 		return r.onWorkflowRun(ctx, ev)
 	}
-	return r.ignore(ev, "planex does not handle this event")
+	return r.ignore(ev, "%s", s.Reason)
 }
 
 func (r *Runner) defaults() {
@@ -254,38 +237,21 @@ type thread struct {
 	Actor   event.User
 }
 
-// onComment handles a comment that may carry a command.
-func (r *Runner) onComment(ctx context.Context, ev *event.Event) error {
+// onComment answers a comment addressed to planex, or runs its command
+// when its author may.
+func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) error {
 	c := ev.Comment
-	if c == nil {
-		return nil
-	}
-	if c.Author.IsBot() {
-		// planex's own comments (and other bots') never trigger anything.
-		r.Outputs.Status = "ignored"
-		return nil
-	}
-	res := command.Parse(c.Body, r.Cfg.Trigger)
-	if res.Kind == command.Ignore {
-		r.Outputs.Status = "ignored"
-		return nil
-	}
 	th := thread{Number: ev.Number, IsPR: ev.IsPR || ev.PR != nil, Comment: c, Actor: c.Author}
 	r.react(ctx, th, gh.ReactionEyes)
-	if res.Kind == command.Reply {
+	if s.Kind == stepReply {
 		r.Outputs.Status = "replied"
-		if res.Refused {
+		if s.Refused {
 			r.react(ctx, th, gh.ReactionConfused)
 			r.Outputs.Status = "refused"
 		}
-		return r.reply(ctx, th, res.Reply)
+		return r.reply(ctx, th, s.Reply)
 	}
-	cmd := res.Command
-	action := authz.Trigger
-	if cmd.Name == command.Approve {
-		action = authz.Approve
-	}
-	dec, err := authz.Check(ctx, r.GH, ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, action)
+	dec, err := authz.Check(ctx, r.GH.Access, ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, s.Need)
 	if err != nil {
 		return r.fail(ctx, th, nil, fmt.Errorf("checking @%s's permission: %w", c.Author.Login, err))
 	}
@@ -294,8 +260,7 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event) error {
 		r.Outputs.Status = "refused"
 		return r.reply(ctx, th, "@"+c.Author.Login+" "+dec.Reason)
 	}
-	err = r.dispatch(ctx, ev, th, cmd)
-	if err != nil {
+	if err := r.dispatch(ctx, ev, th, s.Command); err != nil {
 		return r.fail(ctx, th, nil, err)
 	}
 	return nil
@@ -341,7 +306,7 @@ func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 // onLabeled plans an issue that was given the planex label.
 func (r *Runner) onLabeled(ctx context.Context, ev *event.Event) error {
 	th := thread{Number: ev.Number, Actor: ev.Sender}
-	dec, err := authz.Check(ctx, r.GH, ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Trigger)
+	dec, err := authz.Check(ctx, r.GH.Access, ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Trigger)
 	if err != nil {
 		return r.fail(ctx, th, nil, err)
 	}
@@ -372,7 +337,7 @@ func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) error {
 			return err
 		}
 	} else if req == "" {
-		is, err := r.GH.GetIssue(ctx, ev.Owner, ev.Repo, number)
+		is, err := r.GH.Intake.GetIssue(ctx, ev.Owner, ev.Repo, number)
 		if err != nil {
 			return fmt.Errorf("reading issue #%d: %w", number, err)
 		}
@@ -392,7 +357,7 @@ func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 	marker := ""
 	if r.Cfg.RunID != "" {
 		marker = "<!-- planex:dispatch " + r.Cfg.RunID + " -->"
-		recent, err := r.GH.RecentIssues(ctx, ev.Owner, ev.Repo)
+		recent, err := r.GH.Intake.RecentIssues(ctx, ev.Owner, ev.Repo)
 		if err != nil {
 			return 0, fmt.Errorf("looking for the issue of an earlier attempt: %w", err)
 		}
@@ -406,7 +371,7 @@ func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 	if marker != "" {
 		body += "\n\n" + marker
 	}
-	is, err := r.GH.CreateIssue(ctx, ev.Owner, ev.Repo, "planex: "+abbrev.Truncate(abbrev.FirstLine(req), 80), body)
+	is, err := r.GH.Intake.CreateIssue(ctx, ev.Owner, ev.Repo, "planex: "+abbrev.Truncate(abbrev.FirstLine(req), 80), body)
 	if err != nil {
 		return 0, fmt.Errorf("opening an issue for the requirement: %w", err)
 	}
@@ -416,7 +381,7 @@ func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 // onSchedule plans up to MaxIssues open issues labelled for automatic
 // planning that have no plan yet.
 func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
-	issues, err := r.GH.ListIssuesByLabel(ctx, ev.Owner, ev.Repo, r.Cfg.AutoLabel, "open")
+	issues, err := r.GH.Intake.ListIssuesByLabel(ctx, ev.Owner, ev.Repo, r.Cfg.AutoLabel, "open")
 	if err != nil {
 		return err
 	}

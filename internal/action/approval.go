@@ -57,6 +57,15 @@ func (a approval) engine(trigger string) engine.Approver {
 	return engine.Approver{By: a.By, How: how}
 }
 
+// approvalAPI is what checking an approval on GitHub needs: the plan
+// comment and the command that approved it, wherever it was written.
+type approvalAPI interface {
+	GetComment(ctx context.Context, owner, repo string, commentID int64) (*github.IssueComment, error)
+	ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
+	ListReviewComments(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestComment, error)
+	ListReviews(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestReview, error)
+}
+
 // postedComment is a comment as GitHub has it now.
 type postedComment struct {
 	ID      int64
@@ -85,14 +94,44 @@ func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
 	if rec.PlanHash == "" || plan.ID(rec.PlanHash) != rec.PlanID {
 		return problemf("the record names no plan (or a plan id that is not its hash's)")
 	}
-	issueComments, err := r.GH.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
+	issueComments, err := r.GH.Approvals.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
 		return fmt.Errorf("reading the comments of #%d: %w", rec.Thread, err)
 	}
-	var planComment *postedComment
+	var posted []*postedComment
 	for _, c := range issueComments {
-		if c.GetID() == rec.PlanCommentID {
-			planComment = fromIssueComment(c.GetID(), c.GetUser().GetLogin(), c.GetUser().GetType(), c.GetBody(), c.GetCreatedAt().Time)
+		posted = append(posted, fromIssueComment(c.GetID(), c.GetUser().GetLogin(), c.GetUser().GetType(), c.GetBody(), c.GetCreatedAt().Time))
+	}
+	var approving *postedComment
+	if rec.ApprovedVia == viaComment || rec.ApprovedVia == viaYes {
+		if approving, err = r.approvalComment(ctx, rec, issueComments); err != nil {
+			return err
+		}
+	}
+	if err := judgeApproval(rec, posted, approving, r.Cfg.Trigger, r.Cfg.AutoApprove, r.ciFixMode() == CIFixAuto); err != nil {
+		return err
+	}
+	if rec.ApprovedVia == viaAutoApprove {
+		return nil
+	}
+	dec, err := authz.Check(ctx, r.GH.Access, r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
+	if err != nil {
+		return err
+	}
+	if !dec.Allowed {
+		return problemf("@%s, who approved it, cannot approve plans (any more)", rec.ApprovedBy)
+	}
+	return nil
+}
+
+// judgeApproval decides, from the thread's comments as GitHub has them
+// and the approving comment (nil when there is none), whether the
+// approval rec claims holds; the approver's permission is checked apart.
+func judgeApproval(rec *Record, thread []*postedComment, approving *postedComment, trigger string, autoApprove, ciFixAuto bool) error {
+	var planComment *postedComment
+	for _, c := range thread {
+		if c.ID == rec.PlanCommentID {
+			planComment = c
 		}
 	}
 	if planComment == nil {
@@ -104,14 +143,14 @@ func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
 	}
 	switch rec.ApprovedVia {
 	case viaAutoApprove:
-		if !r.Cfg.AutoApprove {
+		if !autoApprove {
 			return problemf("it was approved automatically, and the auto-approve setting is off")
 		}
 		return nil
 	case viaDispatch:
 		return problemf("it was approved through workflow_dispatch, which planex cannot check again")
 	case viaCIFix:
-		if rec.CIFix == nil || r.ciFixMode() != CIFixAuto {
+		if rec.CIFix == nil || !ciFixAuto {
 			return problemf("it was approved automatically as a CI fix, and ci-fix is not auto")
 		}
 		return nil
@@ -119,47 +158,45 @@ func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
 	default:
 		return problemf("no approval is on record for it")
 	}
-	c, err := r.approvalComment(ctx, rec, issueComments)
-	if err != nil {
-		return err
-	}
-	if c == nil {
+	if approving == nil {
 		return problemf("the approving comment is not on #%d", rec.Thread)
 	}
-	if c.Bot || c.Login != rec.ApprovedBy {
+	if approving.Bot || approving.Login != rec.ApprovedBy {
 		return problemf("the approving comment is not @%s's", rec.ApprovedBy)
 	}
-	res := command.Parse(c.Body, r.Cfg.Trigger)
-	cmd := res.Command
 	if rec.ApprovedVia == viaComment {
-		if res.Kind != command.Run || cmd.Name != command.Approve || cmd.PlanID != rec.PlanID {
-			return problemf("@%s's comment does not approve plan `%s`", rec.ApprovedBy, rec.PlanID)
-		}
-		if !after(c, planComment) {
-			return problemf("@%s's approval was written before plan `%s` was posted", rec.ApprovedBy, rec.PlanID)
-		}
-	} else {
-		if res.Kind != command.Run || (cmd.Name != command.Plan && cmd.Name != command.Fix && cmd.Name != command.FixCI) || !cmd.Yes {
-			return problemf("@%s's comment is not a %s -y command", rec.ApprovedBy, r.Cfg.Trigger)
-		}
-		// -y approves the plan it asked for: the first plan planex posted
-		// after it, not a later one.
-		if !after(planComment, c) {
-			return problemf("plan `%s` was posted before @%s's %s -y", rec.PlanID, rec.ApprovedBy, r.Cfg.Trigger)
-		}
-		for _, ic := range issueComments {
-			pc := fromIssueComment(ic.GetID(), ic.GetUser().GetLogin(), ic.GetUser().GetType(), ic.GetBody(), ic.GetCreatedAt().Time)
-			if _, isPlan := render.ParsePlanMarker(pc.Body); isPlan && pc.Bot && pc.ID != planComment.ID && after(pc, c) && after(planComment, pc) {
-				return problemf("@%s's %s -y approved an earlier plan, not `%s`", rec.ApprovedBy, r.Cfg.Trigger, rec.PlanID)
-			}
-		}
+		return commentApproves(rec, approving, planComment, trigger)
 	}
-	dec, err := authz.Check(ctx, r.GH, r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
-	if err != nil {
-		return err
+	return yesApproves(rec, approving, planComment, thread, trigger)
+}
+
+// commentApproves checks an approve command: for this plan, written
+// after the plan was posted.
+func commentApproves(rec *Record, c, planComment *postedComment, trigger string) error {
+	res := command.Parse(c.Body, trigger)
+	if res.Kind != command.Run || res.Command.Name != command.Approve || res.Command.PlanID != rec.PlanID {
+		return problemf("@%s's comment does not approve plan `%s`", rec.ApprovedBy, rec.PlanID)
 	}
-	if !dec.Allowed {
-		return problemf("@%s, who approved it, cannot approve plans (any more)", rec.ApprovedBy)
+	if !after(c, planComment) {
+		return problemf("@%s's approval was written before plan `%s` was posted", rec.ApprovedBy, rec.PlanID)
+	}
+	return nil
+}
+
+// yesApproves checks a -y planning command: it approves the plan it
+// asked for, the first plan planex posted after it, not a later one.
+func yesApproves(rec *Record, c, planComment *postedComment, thread []*postedComment, trigger string) error {
+	res := command.Parse(c.Body, trigger)
+	if n := res.Command; res.Kind != command.Run || (n.Name != command.Plan && n.Name != command.Fix && n.Name != command.FixCI) || !n.Yes {
+		return problemf("@%s's comment is not a %s -y command", rec.ApprovedBy, trigger)
+	}
+	if !after(planComment, c) {
+		return problemf("plan `%s` was posted before @%s's %s -y", rec.PlanID, rec.ApprovedBy, trigger)
+	}
+	for _, pc := range thread {
+		if _, isPlan := render.ParsePlanMarker(pc.Body); isPlan && pc.Bot && pc.ID != planComment.ID && after(pc, c) && after(planComment, pc) {
+			return problemf("@%s's %s -y approved an earlier plan, not `%s`", rec.ApprovedBy, trigger, rec.PlanID)
+		}
 	}
 	return nil
 }
@@ -175,7 +212,7 @@ func (r *Runner) approvalComment(ctx context.Context, rec *Record, issueComments
 			}
 		}
 	case event.KindReviewComment:
-		cs, err := r.GH.ListReviewComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread)
+		cs, err := r.GH.Approvals.ListReviewComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread)
 		if err != nil {
 			return nil, fmt.Errorf("reading the review comments of #%d: %w", rec.Thread, err)
 		}
@@ -185,7 +222,7 @@ func (r *Runner) approvalComment(ctx context.Context, rec *Record, issueComments
 			}
 		}
 	case event.KindReview:
-		rs, err := r.GH.ListReviews(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread)
+		rs, err := r.GH.Approvals.ListReviews(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread)
 		if err != nil {
 			return nil, fmt.Errorf("reading the reviews of #%d: %w", rec.Thread, err)
 		}

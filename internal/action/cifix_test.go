@@ -38,7 +38,7 @@ func TestCISectionQuotesTheLogInert(t *testing.T) {
 		t.Fatal(err)
 	}
 	probs := doc.Problems(mdtest.Rules{
-		OwnHTML: []string{ciSectionMark, "<details><summary>CI failure planex read (round 2, commit 0123456)</summary>", "</details>"},
+		OwnHTML: []string{ciSectionMark, "<details><summary>CI failure planex read (round 2, commit 0123456789)</summary>", "</details>"},
 		Links:   []string{"https://github.com/octo/demo/actions/runs/77"},
 		Trigger: "/planex",
 	})

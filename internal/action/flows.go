@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v60/github"
+
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/engine"
@@ -81,7 +83,9 @@ func (r *Runner) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *R
 			if err := r.pushBranch(ctx, rec); err != nil {
 				r.Log.Warn("pushing run branch", "err", err)
 			}
-			r.updateStatus(ctx, rec, tasks, "")
+			if progressNeedsStatus(tasks) {
+				r.updateStatus(ctx, rec, tasks, "")
+			}
 		}
 	}
 	return engine.New(repo, o)
@@ -111,8 +115,8 @@ func slug(s string) string {
 func (r *Runner) baseCommit(ctx context.Context) (branch, sha string, err error) {
 	branch = r.Cfg.BaseBranch
 	if branch == "" {
-		if branch, err = r.GH.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo); err != nil {
-			return "", "", fmt.Errorf("reading the default branch: %w", err)
+		if branch, err = r.defaultBranch(ctx); err != nil {
+			return "", "", err
 		}
 	}
 	sha, err = r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+branch)
@@ -140,7 +144,7 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 		return r.redelivered(ctx, th, old, pr)
 	}
 	rec := &Record{Thread: th.Number, Issue: pr.Issue, State: StatePlanned, RequestedBy: pr.RequestedBy, FollowUp: pr.FollowUp,
-		RequestKey: key, repo: r.Repo}
+		RequestKey: key, repo: r.Repo, fresh: !found}
 	if found {
 		switch old.State {
 		case StateRunning:
@@ -267,12 +271,14 @@ func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRe
 		Trigger: r.Cfg.Trigger, StateRef: stateRef(th.Number),
 	})
 	body += ciSection(rec.CIFix, render.MaxCommentBytes-len(body))
-	id, err := r.findPlanComment(ctx, rec)
-	if err != nil {
-		return err
+	var id int64
+	if !rec.fresh {
+		if id, err = r.findPlanComment(ctx, rec); err != nil {
+			return err
+		}
 	}
 	if id == 0 {
-		c, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
+		c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 		if err != nil {
 			return fmt.Errorf("posting the plan: %w", err)
 		}
@@ -296,7 +302,7 @@ func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRe
 // findPlanComment returns the id of planex's comment for exactly rec's
 // plan on the thread, or 0.
 func (r *Runner) findPlanComment(ctx context.Context, rec *Record) (int64, error) {
-	cs, err := r.GH.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
+	cs, err := r.GH.Thread.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
 		return 0, fmt.Errorf("looking for the plan comment: %w", err)
 	}
@@ -387,52 +393,68 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	}
 	switch rec.State {
 	case StateRunning, StateDone, StateFailed:
-		if rec.State == StateRunning {
-			if gone, _ := r.checkOwner(ctx, rec); gone {
-				// The run that had it died: this approval takes it over,
-				// as a retry would.
-				return r.retry(ctx, th, approver)
-			}
+		if handled, err := r.approveAgain(ctx, th, rec, approver); handled || err != nil {
+			return err
 		}
-		if rec.State == StateFailed {
-			// A failed plan whose approval does not hold (refused, or
-			// never given) takes this approval as its first.
-			if verr := r.approvedBefore(ctx, rec); verr != nil {
-				if !isRefusal(verr) {
-					return verr
-				}
-				break
-			}
-		}
-		// A repeated or redelivered approval: the plan already ran once.
-		r.Outputs.Status = rec.State
-		return r.reply(ctx, th, fmt.Sprintf("Plan `%s` was already approved by @%s and is %s; it runs only once. Use `%s retry` to re-run failed tasks.", rec.PlanID, rec.ApprovedBy, rec.State, r.Cfg.Trigger))
 	case StateCancelled:
 		return refuse("Plan `%s` was cancelled. Start a new one with `%s <requirement>`.", rec.PlanID, r.Cfg.Trigger)
 	}
-	c, err := r.GH.GetComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PlanCommentID)
-	if err != nil {
-		return fmt.Errorf("reading the plan comment: %w", err)
-	}
-	m, ok := render.ParsePlanMarker(c.GetBody())
-	if !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || c.GetUser().GetType() != "Bot" && !strings.HasSuffix(c.GetUser().GetLogin(), "[bot]") {
-		return refuse("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger)
-	}
-	if moved, err := r.baseMoved(ctx, rec); err != nil {
+	if reason, err := r.approvable(ctx, rec); err != nil {
 		return err
-	} else if moved != "" {
-		return refuse("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, moved, r.Cfg.Trigger)
-	}
-	if reason, err := r.planUnchanged(ctx, rec); err != nil || reason != "" {
-		if err != nil {
-			return err
-		}
-		return refuse("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, reason, r.Cfg.Trigger)
+	} else if reason != "" {
+		return refuse("%s", reason)
 	}
 	// Only now, with permission, plan id, comment and hash checked, is the
 	// approval acknowledged as accepted.
 	r.react(ctx, th, gh.ReactionRocket)
 	return r.execute(ctx, th, rec, approval{By: approver, Via: viaComment, Comment: th.Comment}, concurrency)
+}
+
+// approveAgain handles an approval of a plan that already ran (or runs):
+// a run whose owner died is taken over, a failed plan whose approval does
+// not hold takes this one as its first (handled false: go on approving),
+// and anything else is told the plan runs only once.
+func (r *Runner) approveAgain(ctx context.Context, th thread, rec *Record, approver string) (bool, error) {
+	if rec.State == StateRunning {
+		if gone, _ := r.checkOwner(ctx, rec); gone {
+			// The run that had it died: this approval takes it over, as a
+			// retry would.
+			return true, r.retry(ctx, th, approver)
+		}
+	}
+	if rec.State == StateFailed {
+		if verr := r.approvedBefore(ctx, rec); verr != nil {
+			if !isRefusal(verr) {
+				return true, verr
+			}
+			return false, nil
+		}
+	}
+	// A repeated or redelivered approval: the plan already ran once.
+	r.Outputs.Status = rec.State
+	return true, r.reply(ctx, th, fmt.Sprintf("Plan `%s` was already approved by @%s and is %s; it runs only once. Use `%s retry` to re-run failed tasks.", rec.PlanID, rec.ApprovedBy, rec.State, r.Cfg.Trigger))
+}
+
+// approvable says why rec's plan cannot run now ("" when it can): its
+// comment must still be planex's for exactly this plan, the base must not
+// have moved under its scopes, and the session must still be the plan.
+func (r *Runner) approvable(ctx context.Context, rec *Record) (string, error) {
+	c, err := r.GH.Approvals.GetComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PlanCommentID)
+	if err != nil {
+		return "", fmt.Errorf("reading the plan comment: %w", err)
+	}
+	m, ok := render.ParsePlanMarker(c.GetBody())
+	if !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || !event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+		return fmt.Sprintf("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger), nil
+	}
+	reason, err := r.baseMoved(ctx, rec)
+	if err == nil && reason == "" {
+		reason, err = r.planUnchanged(ctx, rec)
+	}
+	if err != nil || reason == "" {
+		return "", err
+	}
+	return fmt.Sprintf("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, reason, r.Cfg.Trigger), nil
 }
 
 // approvedBefore checks that rec's plan was approved, that the approval
@@ -658,59 +680,69 @@ func (r *Runner) phase(name string) {
 	}
 }
 
+// pullAPI is what publishing a run needs: its pull request, found by
+// branch, opened or brought up to date, and its reviewer asked.
+type pullAPI interface {
+	GetPR(ctx context.Context, owner, repo string, number int) (*github.PullRequest, error)
+	FindPRByHead(ctx context.Context, owner, repo, branch string) (*github.PullRequest, error)
+	CreatePR(ctx context.Context, owner, repo string, pr gh.NewPR) (*github.PullRequest, error)
+	UpdatePR(ctx context.Context, owner, repo string, number int, u gh.PRUpdate) (*github.PullRequest, error)
+	RequestReviewers(ctx context.Context, owner, repo string, number int, logins ...string) error
+}
+
 // publishPR opens the run's pull request, or updates the one the branch
 // already has. A follow-up reports in a comment and leaves the body.
 func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Report) error {
-	existing, err := r.GH.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Branch)
-	if err != nil {
-		return fmt.Errorf("looking for the pull request of %s: %w", rec.Branch, err)
-	}
 	approver := rec.ApprovedBy
 	if approver == "auto-approve" {
 		approver = ""
 	}
 	if rec.FollowUp {
-		body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken})
-		if existing != nil {
-			rec.PRNumber, rec.PRURL = existing.GetNumber(), existing.GetHTMLURL()
-		}
-		heading := "### Follow-up report"
-		if rec.CIFix != nil {
-			heading = fmt.Sprintf("### CI-fix round %d report", rec.CIFix.Round)
-		}
-		if _, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, heading+"\n\n"+body); err != nil {
-			return err
-		}
-		return r.extendPRReport(ctx, rec, report.Tasks)
+		return r.reportFollowUp(ctx, rec, report, approver)
 	}
 	body := render.PRBody(render.PRView{Report: report, Issue: rec.Issue, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken})
-	if existing != nil {
-		pr, err := r.GH.UpdatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, existing.GetNumber(), gh.PRUpdate{Body: &body})
-		if err != nil {
-			return fmt.Errorf("updating pull request #%d: %w", existing.GetNumber(), err)
-		}
-		rec.PRNumber, rec.PRURL = pr.GetNumber(), pr.GetHTMLURL()
-		return nil
-	}
+	// Opening it finds the pull request the branch has already, if any
+	// (another job opened it, or the answer to an earlier create was
+	// lost); its report is then brought up to date.
 	title := "planex: " + abbrev.Truncate(abbrev.FirstLine(report.Meta.Requirement), 80)
-	pr, err := r.GH.CreatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, gh.NewPR{Title: title, Head: rec.Branch, Base: rec.BaseBranch, Body: body, Draft: r.Cfg.Draft})
+	pr, err := r.GH.Pulls.CreatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, gh.NewPR{Title: title, Head: rec.Branch, Base: rec.BaseBranch, Body: body, Draft: r.Cfg.Draft})
 	if err != nil {
 		return fmt.Errorf("opening the pull request: %w", err)
 	}
-	if pr.GetBody() != body {
-		// It existed already (another job opened it, or the answer to
-		// our create was lost): bring its report up to date.
-		if pr, err = r.GH.UpdatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), gh.PRUpdate{Body: &body}); err != nil {
-			return fmt.Errorf("updating pull request: %w", err)
+	opened := pr.GetBody() == body
+	if !opened {
+		if pr, err = r.GH.Pulls.UpdatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), gh.PRUpdate{Body: &body}); err != nil {
+			return fmt.Errorf("updating pull request #%d: %w", pr.GetNumber(), err)
 		}
 	}
-	rec.PRNumber, rec.PRURL = pr.GetNumber(), pr.GetHTMLURL()
-	if approver != "" {
-		if err := r.GH.RequestReviewers(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), approver); err != nil {
+	rec.PRNumber, rec.PRURL, rec.prOpened = pr.GetNumber(), pr.GetHTMLURL(), opened
+	if approver != "" && opened {
+		if err := r.GH.Pulls.RequestReviewers(ctx, r.Cfg.Owner, r.Cfg.Repo, pr.GetNumber(), approver); err != nil {
 			r.Log.Warn("requesting review", "reviewer", approver, "err", err)
 		}
 	}
 	return nil
+}
+
+// reportFollowUp reports a follow-up run in a comment on its pull
+// request, whose body stays as it is.
+func (r *Runner) reportFollowUp(ctx context.Context, rec *Record, report render.Report, approver string) error {
+	existing, err := r.GH.Pulls.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Branch)
+	if err != nil {
+		return fmt.Errorf("looking for the pull request of %s: %w", rec.Branch, err)
+	}
+	if existing != nil {
+		rec.PRNumber, rec.PRURL = existing.GetNumber(), existing.GetHTMLURL()
+	}
+	body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken})
+	heading := "### Follow-up report"
+	if rec.CIFix != nil {
+		heading = fmt.Sprintf("### CI-fix round %d report", rec.CIFix.Round)
+	}
+	if _, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, heading+"\n\n"+body); err != nil {
+		return fmt.Errorf("posting the follow-up report: %w", err)
+	}
+	return r.extendPRReport(ctx, rec, report.Tasks)
 }
 
 // revise re-plans with feedback; the old plan id stops being approvable.
@@ -760,7 +792,7 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 		Complexity: s.Meta.Complexity, Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base,
 		Estimate: estimate(s, tasks), Trigger: r.Cfg.Trigger, StateRef: stateRef(th.Number)})
 	body += ciSection(rec.CIFix, render.MaxCommentBytes-len(body))
-	c, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
+	c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 	if err != nil {
 		return fmt.Errorf("posting the revised plan: %w", err)
 	}

@@ -29,7 +29,7 @@ func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, c
 	if ev.PR != nil {
 		head, fork = ev.PR.HeadRef, ev.PR.FromFork()
 	} else {
-		pr, err := r.GH.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
+		pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 		if err != nil {
 			return fmt.Errorf("reading pull request #%d: %w", th.Number, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/execute"
+	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/plural"
@@ -95,20 +96,27 @@ func (r *Runner) bareEngine(repo *gitrepo.Repo) (*engine.Engine, error) {
 	return engine.New(repo, o)
 }
 
+// workflowAPI is what matrix mode and owner checks need from Actions:
+// dispatching a wave, and the state of the run that holds a plan.
+type workflowAPI interface {
+	CreateWorkflowDispatch(ctx context.Context, owner, repo, workflow, ref string, inputs map[string]string) error
+	GetWorkflowRun(ctx context.Context, owner, repo string, runID int64) (gh.WorkflowRun, error)
+}
+
 // dispatchWave asks GitHub to run the matrix workflow for a thread.
 func (r *Runner) dispatchWave(ctx context.Context, rec *Record) error {
 	ref := r.Cfg.DispatchRef
 	if ref == "" {
 		var err error
-		if ref, err = r.GH.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo); err != nil {
-			return fmt.Errorf("reading the default branch: %w", err)
+		if ref, err = r.defaultBranch(ctx); err != nil {
+			return err
 		}
 	}
 	wf := r.Cfg.MatrixWorkflow
 	if wf == "" {
 		wf = "planex-matrix.yml"
 	}
-	if err := r.GH.CreateWorkflowDispatch(ctx, r.Cfg.Owner, r.Cfg.Repo, wf, ref, map[string]string{"issue": strconv.Itoa(rec.Thread)}); err != nil {
+	if err := r.GH.Workflows.CreateWorkflowDispatch(ctx, r.Cfg.Owner, r.Cfg.Repo, wf, ref, map[string]string{"issue": strconv.Itoa(rec.Thread)}); err != nil {
 		return err
 	}
 	fmt.Fprintf(r.Out, "dispatched %s on %s for #%d\n", wf, ref, rec.Thread)
@@ -246,15 +254,8 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 		fmt.Fprintf(r.Out, "%s is not part of a wave being worked on for #%d; nothing to do\n", taskID, n)
 		return nil
 	}
-	commits, err := r.Repo.TaskCommits(ctx, rec.Branch, rec.Base)
-	if err != nil {
+	if done, err := r.taskOnBranch(ctx, rec, taskID); done || err != nil {
 		return err
-	}
-	for _, c := range commits {
-		if c.Session == rec.SessionID && c.Task == taskID {
-			fmt.Fprintf(r.Out, "%s is already on %s (%s); nothing to do\n", taskID, rec.Branch, abbrev.SHA(c.SHA))
-			return nil
-		}
 	}
 	if err := rec.repo.EnsureCommit(ctx, r.Cfg.Remote, m.Base); err != nil {
 		return err
@@ -282,22 +283,10 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 		Findings: o.Findings, AcceptanceMet: o.AcceptanceMet, TestsPassed: o.TestsPassed, Error: o.Error, Usage: o.Usage, RunURL: r.Cfg.RunURL}
 	parent := m.Base
 	if o.Status == plan.StatusCompleted {
-		tasks, err := r.sessionTasks(rec)
-		if err != nil {
+		if res.Commit, err = r.commitTask(ctx, rec, m.Base, o); err != nil {
 			return err
 		}
-		title := taskID
-		if i, ok := plan.Index(tasks)[taskID]; ok {
-			title = tasks[i].Title
-		}
-		sha, err := rec.repo.CommitChanges(ctx, m.Base, o.Changes, gitrepo.TaskMessage(rec.SessionID, taskID, title, o.Findings))
-		if err != nil {
-			return fmt.Errorf("committing %s: %w", taskID, err)
-		}
-		if sha, err = r.makeOnGitHub(ctx, m.Base, sha); err != nil {
-			return fmt.Errorf("committing %s through GitHub's API: %w", taskID, err)
-		}
-		res.Commit, parent = sha, sha
+		parent = res.Commit
 	}
 	if err := r.publishResult(ctx, rec.repo, res, parent); err != nil {
 		return err
@@ -308,6 +297,41 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 	}
 	fmt.Fprintf(r.Out, "%s: %s%s; result on %s\n", taskID, o.Status, errSuffix(o.Error), taskRef(rec.SessionID, taskID))
 	return nil
+}
+
+// taskOnBranch says whether the run branch has taskID's commit already.
+func (r *Runner) taskOnBranch(ctx context.Context, rec *Record, taskID string) (bool, error) {
+	commits, err := r.Repo.TaskCommits(ctx, rec.Branch, rec.Base)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range commits {
+		if c.Session == rec.SessionID && c.Task == taskID {
+			fmt.Fprintf(r.Out, "%s is already on %s (%s); nothing to do\n", taskID, rec.Branch, abbrev.SHA(c.SHA))
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// commitTask commits a completed task's changes on the wave's base.
+func (r *Runner) commitTask(ctx context.Context, rec *Record, base string, o execute.Outcome) (string, error) {
+	tasks, err := r.sessionTasks(rec)
+	if err != nil {
+		return "", err
+	}
+	title := o.ID
+	if i, ok := plan.Index(tasks)[o.ID]; ok {
+		title = tasks[i].Title
+	}
+	sha, err := rec.repo.CommitChanges(ctx, base, o.Changes, gitrepo.TaskMessage(rec.SessionID, o.ID, title, o.Findings))
+	if err != nil {
+		return "", fmt.Errorf("committing %s: %w", o.ID, err)
+	}
+	if sha, err = r.makeOnGitHub(ctx, base, sha); err != nil {
+		return "", fmt.Errorf("committing %s through GitHub's API: %w", o.ID, err)
+	}
+	return sha, nil
 }
 
 func (rec *Record) matrixWave() *MatrixWave {
@@ -324,14 +348,13 @@ func (r *Runner) publishResult(ctx context.Context, repo *gitrepo.Repo, res task
 	if err != nil {
 		return fmt.Errorf("encoding the result of %s: %w", res.Task, err)
 	}
-	out, err := repo.Git(ctx, "", "commit-tree", parent+"^{tree}", "-p", parent, "-m", resultSubject+" "+res.Task, "-m", string(b))
+	sha, err := repo.NoteCommit(ctx, parent, resultSubject+" "+res.Task+"\n\n"+string(b)+"\n")
 	if err != nil {
 		return fmt.Errorf("recording the result of %s: %w", res.Task, err)
 	}
-	sha := strings.TrimSpace(out)
 	ref := taskRef(res.Session, res.Task)
-	if _, err := r.Repo.Git(ctx, "", "update-ref", ref, sha); err != nil {
-		return fmt.Errorf("updating %s: %w", ref, err)
+	if err := r.Repo.SetRef(ctx, ref, sha); err != nil {
+		return err
 	}
 	old, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, ref)
 	if err != nil {
@@ -349,9 +372,9 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 	if err != nil || !found {
 		return execute.Outcome{}, false, err
 	}
-	msg, err := r.Repo.Git(ctx, "", "log", "-1", "--format=%B", ref)
+	msg, err := r.Repo.CommitMessage(ctx, ref)
 	if err != nil {
-		return execute.Outcome{}, false, fmt.Errorf("reading %s: %w", ref, err)
+		return execute.Outcome{}, false, err
 	}
 	_, body, _ := strings.Cut(strings.TrimSpace(msg), "\n\n")
 	var res taskResult
@@ -370,8 +393,8 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 	}
 	// The task's commit must sit directly on the wave's base; its diff is
 	// the task's change (the scope is checked again when it is integrated).
-	parent, err := r.Repo.Git(ctx, "", "rev-parse", res.Commit+"^")
-	if err != nil || strings.TrimSpace(parent) != m.Base {
+	parent, err := r.Repo.Parent(ctx, res.Commit)
+	if err != nil || parent != m.Base {
 		o.Status, o.Error = plan.StatusFailed, fmt.Sprintf("its result commit %s does not start from the wave's base %s", abbrev.SHA(res.Commit), abbrev.SHA(m.Base))
 		return o, true, nil
 	}
@@ -423,17 +446,9 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 	if err != nil {
 		return err
 	}
-	var outcomes []execute.Outcome
-	for _, id := range m.Tasks {
-		o, ok, err := r.readResult(ctx, rec, m, id)
-		if err != nil {
-			return r.fail(ctx, th, rec, err)
-		}
-		if !ok {
-			o = execute.Outcome{ID: id, Status: plan.StatusFailed,
-				Error: "its job published no result: it died, timed out or was cancelled" + runRef(r.Cfg.RunURL)}
-		}
-		outcomes = append(outcomes, o)
+	outcomes, err := r.waveOutcomes(ctx, rec, m)
+	if err != nil {
+		return r.fail(ctx, th, rec, err)
 	}
 	eng, err := r.bareEngine(rec.repo)
 	if err != nil {
@@ -445,15 +460,8 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 		}
 		return r.fail(ctx, th, rec, err)
 	}
-	tip, err := rec.repo.ResolveBranch(ctx, rec.Branch)
-	if err != nil {
+	if err := r.pushCollected(ctx, rec, remoteTip); err != nil {
 		return err
-	}
-	// With commit-signing: api, Integrate moved GitHub's branch itself.
-	if tip != remoteTip && !r.apiCommits() {
-		if err := r.Repo.PushRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch, true, remoteTip); err != nil {
-			return fmt.Errorf("%w: %v", errBranchMoved, err)
-		}
 	}
 	m.Collected = true
 	if err := r.saveRecord(ctx, rec); err != nil {
@@ -471,6 +479,39 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 	c := plan.Count(tasks)
 	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Wave %d collected (%d of %s completed so far); wave %d dispatched.", m.Wave, c.Completed, plural.Count(c.Total, "task", "tasks"), w.Number))
 	fmt.Fprintf(r.Out, "wave %d collected; wave %d dispatched\n", m.Wave, w.Number)
+	return nil
+}
+
+// waveOutcomes reads the results the wave's task jobs published; a task
+// without one failed.
+func (r *Runner) waveOutcomes(ctx context.Context, rec *Record, m *MatrixWave) ([]execute.Outcome, error) {
+	var outcomes []execute.Outcome
+	for _, id := range m.Tasks {
+		o, ok, err := r.readResult(ctx, rec, m, id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			o = execute.Outcome{ID: id, Status: plan.StatusFailed,
+				Error: "its job published no result: it died, timed out or was cancelled" + runRef(r.Cfg.RunURL)}
+		}
+		outcomes = append(outcomes, o)
+	}
+	return outcomes, nil
+}
+
+// pushCollected moves the run branch on origin from remoteTip to what
+// collect made of it, with a lease: errBranchMoved when another run moved
+// it first.
+func (r *Runner) pushCollected(ctx context.Context, rec *Record, remoteTip string) error {
+	tip, err := rec.repo.ResolveBranch(ctx, rec.Branch)
+	// With commit-signing: api, Integrate moved GitHub's branch itself.
+	if err != nil || tip == remoteTip || r.apiCommits() {
+		return err
+	}
+	if err := r.Repo.PushRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch, true, remoteTip); err != nil {
+		return fmt.Errorf("%w: %v", errBranchMoved, err)
+	}
 	return nil
 }
 

@@ -111,7 +111,7 @@ func (r *Runner) checkOwner(ctx context.Context, rec *Record) (bool, string) {
 	o := holder(rec)
 	var run *gh.WorkflowRun
 	if id, err := strconv.ParseInt(o.RunID, 10, 64); err == nil && o.RunID != r.Cfg.RunID {
-		got, err := r.GH.GetWorkflowRun(ctx, r.Cfg.Owner, r.Cfg.Repo, id)
+		got, err := r.GH.Workflows.GetWorkflowRun(ctx, r.Cfg.Owner, r.Cfg.Repo, id)
 		if err != nil {
 			r.Log.Warn("reading the owner's workflow run; going by the heartbeat alone", "run", id, "err", err)
 		} else {

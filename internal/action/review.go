@@ -23,7 +23,8 @@ import (
 	"github.com/planexhq/planex/internal/session"
 )
 
-// reviewAPI is what reviews need from GitHub; *gh.Client has it.
+// reviewAPI is what reviewing a pull request needs: its diff, and
+// planex's reviews and inline comments on it.
 type reviewAPI interface {
 	PRDiff(ctx context.Context, owner, repo string, number int) (string, error)
 	PRFiles(ctx context.Context, owner, repo string, number int) ([]*github.CommitFile, error)
@@ -32,7 +33,6 @@ type reviewAPI interface {
 	UpdateReview(ctx context.Context, owner, repo string, number int, reviewID int64, body string) error
 	ListReviewComments(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestComment, error)
 	ReplyToReviewComment(ctx context.Context, owner, repo string, number int, commentID int64, body string) (*github.PullRequestComment, error)
-	ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
 }
 
 // Answer links a follow-up task to what it answers: a review comment
@@ -62,26 +62,15 @@ func (r *Runner) reviewing() bool { return r.Cfg.Review != "skip" && r.AgentErr 
 // never deleted, since people may have answered them; a finding that
 // already has planex's inline comment is not commented again, and new
 // inline findings go in one small extra review that points at the summary.
-func (r *Runner) publishReview(ctx context.Context, number int, res *review.Result, diff review.Diff, fixable bool) error {
+// fresh: the pull request was opened in this run and has no review yet.
+func (r *Runner) publishReview(ctx context.Context, number int, res *review.Result, diff review.Diff, fixable, fresh bool) error {
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
-	reviews, err := r.GH.ListReviews(ctx, o, rp, number)
-	if err != nil {
-		return err
-	}
 	var prev *github.PullRequestReview
-	for _, rv := range reviews {
-		if event.IsBot(rv.GetUser().GetLogin(), rv.GetUser().GetType()) && review.IsSummary(rv.GetBody()) {
-			prev = rv
-		}
-	}
-	comments, err := r.GH.ListReviewComments(ctx, o, rp, number)
-	if err != nil {
-		return err
-	}
 	have := map[string]bool{}
-	for _, c := range comments {
-		if k, ok := review.FindingKeyOf(c.GetBody()); ok && event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
-			have[k] = true
+	if !fresh {
+		var err error
+		if prev, have, err = r.priorReview(ctx, number); err != nil {
+			return err
 		}
 	}
 	findings := res.Findings()
@@ -99,22 +88,48 @@ func (r *Runner) publishReview(ctx context.Context, number int, res *review.Resu
 	}
 	summary := review.Summary(res, review.SummaryOptions{Inline: inlineKeys, Trigger: r.Cfg.Trigger, Fixable: fixable})
 	if prev != nil {
-		if err := r.GH.UpdateReview(ctx, o, rp, number, prev.GetID(), summary); err != nil {
+		if err := r.GH.Reviews.UpdateReview(ctx, o, rp, number, prev.GetID(), summary); err != nil {
 			return err
 		}
 		if len(drafts) > 0 {
-			if _, err := r.GH.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: review.BatchBody(len(drafts)), Comments: drafts}); err != nil {
+			if _, err := r.GH.Reviews.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: review.BatchBody(len(drafts)), Comments: drafts}); err != nil {
 				return err
 			}
 		}
 		fmt.Fprintf(r.Out, "review: updated planex's summary on #%d, %s\n", number, plural.Count(len(drafts), "new inline comment", "new inline comments"))
 		return nil
 	}
-	if _, err := r.GH.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: summary, Comments: drafts}); err != nil {
+	if _, err := r.GH.Reviews.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: summary, Comments: drafts}); err != nil {
 		return err
 	}
 	fmt.Fprintf(r.Out, "review: posted on #%d with %s\n", number, plural.Count(len(drafts), "inline comment", "inline comments"))
 	return nil
+}
+
+// priorReview finds planex's earlier summary review on a pull request and
+// the findings it already has inline comments for.
+func (r *Runner) priorReview(ctx context.Context, number int) (*github.PullRequestReview, map[string]bool, error) {
+	reviews, err := r.GH.Reviews.ListReviews(ctx, r.Cfg.Owner, r.Cfg.Repo, number)
+	if err != nil {
+		return nil, nil, err
+	}
+	var prev *github.PullRequestReview
+	for _, rv := range reviews {
+		if event.IsBot(rv.GetUser().GetLogin(), rv.GetUser().GetType()) && review.IsSummary(rv.GetBody()) {
+			prev = rv
+		}
+	}
+	comments, err := r.GH.Reviews.ListReviewComments(ctx, r.Cfg.Owner, r.Cfg.Repo, number)
+	if err != nil {
+		return nil, nil, err
+	}
+	have := map[string]bool{}
+	for _, c := range comments {
+		if k, ok := review.FindingKeyOf(c.GetBody()); ok && event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+			have[k] = true
+		}
+	}
+	return prev, have, nil
 }
 
 // postRunReview publishes the review a run left in its session on the run's
@@ -144,18 +159,18 @@ func (r *Runner) postRunReview(ctx context.Context, rec *Record, s *session.Sess
 	// API that gives none), the branch's own diff against its base stands
 	// in.
 	var d review.Diff
-	if files, ferr := r.GH.PRFiles(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber); ferr == nil && len(files) > 0 {
+	if files, ferr := r.GH.Reviews.PRFiles(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber); ferr == nil && len(files) > 0 {
 		d = diffFromFiles(files)
 	} else {
 		base := s.Meta.Base
-		text, err := rec.repo.Git(ctx, "", "diff", "--no-color", "--no-ext-diff", base+"..."+head)
+		text, err := rec.repo.DiffText(ctx, base, head)
 		if err != nil {
 			r.Log.Warn("computing the pull request's diff", "err", err)
 			return
 		}
 		d = review.ParseUnified(text)
 	}
-	if err := r.publishReview(ctx, rec.PRNumber, res, d, true); err != nil {
+	if err := r.publishReview(ctx, rec.PRNumber, res, d, true, rec.prOpened); err != nil {
 		r.Log.Warn("posting the review", "err", err)
 		fmt.Fprintf(r.Out, "review: could not post it: %v\n", err)
 	}
@@ -182,15 +197,15 @@ func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error
 	if r.AgentErr != nil {
 		return userf("planex has no working agent configured: %v", r.AgentErr)
 	}
-	pr, err := r.GH.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
+	pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
 		return fmt.Errorf("reading pull request #%d: %w", th.Number, err)
 	}
-	text, err := r.GH.PRDiff(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
+	text, err := r.GH.Reviews.PRDiff(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
 		return err
 	}
-	files, err := r.GH.PRFiles(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
+	files, err := r.GH.Reviews.PRFiles(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
 		return err
 	}
@@ -210,7 +225,7 @@ func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error
 	}
 	fork := pr.GetHead().GetRepo().GetFullName() == "" || !strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName())
 	fixable := !fork && runBranchRe.MatchString(pr.GetHead().GetRef())
-	if err := r.publishReview(ctx, th.Number, res, diff, fixable); err != nil {
+	if err := r.publishReview(ctx, th.Number, res, diff, fixable, false); err != nil {
 		return err
 	}
 	r.react(ctx, th, gh.ReactionRocket)
@@ -229,10 +244,33 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 		return refusef("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
-	reviews, err := r.GH.ListReviews(ctx, o, rp, th.Number)
+	reviews, err := r.GH.Reviews.ListReviews(ctx, o, rp, th.Number)
 	if err != nil {
 		return err
 	}
+	data, found := latestReviewData(reviews)
+	if !found {
+		return refusef("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
+	}
+	comments, err := r.GH.Reviews.ListReviewComments(ctx, o, rp, th.Number)
+	if err != nil {
+		return err
+	}
+	conv, err := r.GH.Thread.ListComments(ctx, o, rp, th.Number, time.Time{})
+	if err != nil {
+		return err
+	}
+	open, threads := openFindings(data, comments, conv)
+	if len(open) == 0 {
+		r.Outputs.Status = "replied"
+		return r.reply(ctx, th, "planex's review of this pull request has no open high-severity finding to fix.")
+	}
+	req, cites := fixRequest(open, threads, cmd.Text)
+	return r.followUpPlan(ctx, ev, th, cmd, req, cites, nil)
+}
+
+// latestReviewData is the data of planex's newest summary review.
+func latestReviewData(reviews []*github.PullRequestReview) (review.Data, bool) {
 	var data review.Data
 	found := false
 	for _, rv := range reviews {
@@ -243,15 +281,15 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 			data, found = d, true
 		}
 	}
-	if !found {
-		return refusef("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
-	}
-	comments, err := r.GH.ListReviewComments(ctx, o, rp, th.Number)
-	if err != nil {
-		return err
-	}
+	return data, found
+}
+
+// openFindings are the high-severity findings of a review that planex has
+// not yet replied were fixed (in a review thread or on the conversation),
+// and the review comment that opened each finding's thread.
+func openFindings(data review.Data, comments []*github.PullRequestComment, conv []*github.IssueComment) ([]review.DataFinding, map[string]int64) {
 	fixed := map[string]bool{}
-	thread := map[string]int64{}
+	threads := map[string]int64{}
 	for _, c := range comments {
 		if !event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
 			continue
@@ -260,12 +298,8 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 			fixed[k] = true
 		}
 		if k, ok := review.FindingKeyOf(c.GetBody()); ok && c.GetInReplyTo() == 0 {
-			thread[k] = c.GetID()
+			threads[k] = c.GetID()
 		}
-	}
-	conv, err := r.GH.ListComments(ctx, o, rp, th.Number, time.Time{})
-	if err != nil {
-		return err
 	}
 	for _, c := range conv {
 		if event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
@@ -280,10 +314,12 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 			open = append(open, f)
 		}
 	}
-	if len(open) == 0 {
-		r.Outputs.Status = "replied"
-		return r.reply(ctx, th, "planex's review of this pull request has no open high-severity finding to fix.")
-	}
+	return open, threads
+}
+
+// fixRequest is the requirement of a fix plan for open findings, and the
+// citations its tasks answer; extra is what the maintainer added.
+func fixRequest(open []review.DataFinding, threads map[string]int64, extra string) (string, []citation) {
 	var b strings.Builder
 	b.WriteString("Fix these findings of planex's review of this pull request. Each task must name, in its hints, the finding keys it addresses (\"answers: <key> …\").\n\n")
 	var cites []citation
@@ -297,12 +333,12 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 			fmt.Fprintf(&b, " Suggested: %s", f.Suggestion)
 		}
 		b.WriteString("\n")
-		cites = append(cites, citation{Key: f.Key, CommentID: thread[f.Key]})
+		cites = append(cites, citation{Key: f.Key, CommentID: threads[f.Key]})
 	}
-	if extra := strings.TrimSpace(cmd.Text); extra != "" {
+	if extra = strings.TrimSpace(extra); extra != "" {
 		fmt.Fprintf(&b, "\nThe maintainer adds: %s\n", extra)
 	}
-	return r.followUpPlan(ctx, ev, th, cmd, b.String(), cites, nil)
+	return b.String(), cites
 }
 
 // answersFor links planned tasks to the findings they cite (by key, in
@@ -347,75 +383,92 @@ func (r *Runner) answerThreads(ctx context.Context, rec *Record, tasks []plan.Ta
 	if len(rec.Answers) == 0 || rec.PRNumber == 0 {
 		return
 	}
-	byID := map[string]plan.Task{}
-	for _, t := range tasks {
-		byID[t.ID] = t
-	}
-	type group struct {
-		lines []string
-		keys  map[string]bool
-		bad   map[string]bool
-		idx   []int
-	}
-	groups := map[int64]*group{}
-	var order []int64
-	for i, a := range rec.Answers {
-		if a.Replied {
-			continue
-		}
-		t, ok := byID[a.Task]
-		if !ok || !t.Status.Done() {
-			continue
-		}
-		g := groups[a.CommentID]
-		if g == nil {
-			g = &group{keys: map[string]bool{}, bad: map[string]bool{}}
-			groups[a.CommentID] = g
-			order = append(order, a.CommentID)
-		}
-		g.idx = append(g.idx, i)
-		line := fmt.Sprintf("- %s (%s): %s", render.Text(t.ID), render.Text(t.Title), t.Status)
-		if t.Status == plan.StatusCompleted && t.Commit != "" {
-			line += fmt.Sprintf(" in `%s`", abbrev.SHA(t.Commit))
-		} else if t.Error != "" {
-			line += ": " + render.Text(abbrev.Truncate(t.Error, 200))
-		}
-		if !slices.Contains(g.lines, line) {
-			g.lines = append(g.lines, line)
-		}
-		if a.FindingKey != "" {
-			if t.Status == plan.StatusCompleted {
-				g.keys[a.FindingKey] = true
-			} else {
-				g.bad[a.FindingKey] = true
-			}
-		}
-	}
-	for _, id := range order {
-		g := groups[id]
-		var keys []string
-		for k := range g.keys {
-			if !g.bad[k] {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
+	for _, g := range groupAnswers(rec.Answers, tasks) {
 		body := fmt.Sprintf("planex follow-up `%s` is %s:\n\n%s\n", rec.PlanID, rec.State, strings.Join(g.lines, "\n"))
-		for _, k := range keys {
+		for _, k := range g.fixed() {
 			body = review.FixedBody(body, k)
 		}
 		var err error
-		if id != 0 {
-			_, err = r.GH.ReplyToReviewComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, id, body)
+		if g.comment != 0 {
+			_, err = r.GH.Reviews.ReplyToReviewComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, g.comment, body)
 		} else {
-			_, err = r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, "Review findings answered by this follow-up.\n\n"+body)
+			_, err = r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PRNumber, "Review findings answered by this follow-up.\n\n"+body)
 		}
 		if err != nil {
-			r.Log.Warn("replying to a review thread", "comment", id, "err", err)
+			r.Log.Warn("replying to a review thread", "comment", g.comment, "err", err)
 			continue
 		}
 		for _, i := range g.idx {
 			rec.Answers[i].Replied = true
 		}
 	}
+}
+
+// answerGroup is one reply: the ended tasks that answer one review
+// comment (0: the review's body), and the findings they fixed or not.
+type answerGroup struct {
+	comment int64
+	lines   []string
+	keys    map[string]bool // findings a completed task answers
+	bad     map[string]bool // findings a task that did not complete answers
+	idx     []int           // the answers the reply covers
+}
+
+// fixed are the findings every answering task completed, sorted.
+func (g *answerGroup) fixed() []string {
+	var keys []string
+	for k := range g.keys {
+		if !g.bad[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// groupAnswers groups the answers not yet replied to whose task has
+// ended, by the comment they answer, in order of first appearance.
+func groupAnswers(answers []Answer, tasks []plan.Task) []*answerGroup {
+	byID := map[string]plan.Task{}
+	for _, t := range tasks {
+		byID[t.ID] = t
+	}
+	groups := map[int64]*answerGroup{}
+	var order []*answerGroup
+	for i, a := range answers {
+		t, ok := byID[a.Task]
+		if a.Replied || !ok || !t.Status.Done() {
+			continue
+		}
+		g := groups[a.CommentID]
+		if g == nil {
+			g = &answerGroup{comment: a.CommentID, keys: map[string]bool{}, bad: map[string]bool{}}
+			groups[a.CommentID] = g
+			order = append(order, g)
+		}
+		g.idx = append(g.idx, i)
+		if line := answerLine(t); !slices.Contains(g.lines, line) {
+			g.lines = append(g.lines, line)
+		}
+		if a.FindingKey == "" {
+			continue
+		}
+		if t.Status == plan.StatusCompleted {
+			g.keys[a.FindingKey] = true
+		} else {
+			g.bad[a.FindingKey] = true
+		}
+	}
+	return order
+}
+
+// answerLine says how one task ended, for a reply.
+func answerLine(t plan.Task) string {
+	line := fmt.Sprintf("- %s (%s): %s", render.Text(t.ID), render.Text(t.Title), t.Status)
+	if t.Status == plan.StatusCompleted && t.Commit != "" {
+		line += fmt.Sprintf(" in `%s`", abbrev.SHA(t.Commit))
+	} else if t.Error != "" {
+		line += ": " + render.Text(abbrev.Truncate(t.Error, 200))
+	}
+	return line
 }

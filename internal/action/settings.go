@@ -151,14 +151,20 @@ func (s Settings) Apply(c *Config) {
 	}
 }
 
+// repoAPI is what reading the repository's settings and base needs.
+type repoAPI interface {
+	DefaultBranch(ctx context.Context, owner, repo string) (string, error)
+	GetFileContent(ctx context.Context, owner, repo, ref, path string) ([]byte, error)
+}
+
 // LoadSettings reads .github/planex.yml from the default branch and
 // applies it; a missing file changes nothing.
 func (r *Runner) LoadSettings(ctx context.Context) error {
-	branch, err := r.GH.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo)
+	branch, err := r.defaultBranch(ctx)
 	if err != nil {
-		return fmt.Errorf("reading the default branch: %w", err)
+		return err
 	}
-	data, err := r.GH.GetFileContent(ctx, r.Cfg.Owner, r.Cfg.Repo, branch, SettingsPath)
+	data, err := r.GH.Repo.GetFileContent(ctx, r.Cfg.Owner, r.Cfg.Repo, branch, SettingsPath)
 	if gh.IsNotFound(err) {
 		return nil
 	}
@@ -171,4 +177,20 @@ func (r *Runner) LoadSettings(ctx context.Context) error {
 	}
 	s.Apply(&r.Cfg)
 	return nil
+}
+
+// defaultBranch is the repository's default branch: as the event named
+// it, else as GitHub says, asked once a run.
+func (r *Runner) defaultBranch(ctx context.Context) (string, error) {
+	if r.defaultBranchName == "" {
+		r.defaultBranchName = r.Cfg.DefaultBranch
+	}
+	if r.defaultBranchName == "" {
+		b, err := r.GH.Repo.DefaultBranch(ctx, r.Cfg.Owner, r.Cfg.Repo)
+		if err != nil {
+			return "", fmt.Errorf("reading the default branch: %w", err)
+		}
+		r.defaultBranchName = b
+	}
+	return r.defaultBranchName, nil
 }

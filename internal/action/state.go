@@ -73,6 +73,10 @@ type Record struct {
 	remote string
 	// repo is where the session lives (a worktree for follow-ups).
 	repo *gitrepo.Repo
+	// fresh: the thread had no record before this one, so it has no plan
+	// or status comment of planex's to look for. prOpened: this run
+	// opened the pull request, which has no review yet.
+	fresh, prOpened bool
 }
 
 // Record states.
@@ -154,12 +158,8 @@ func (r *Runner) saveRecord(ctx context.Context, rec *Record) error {
 	}
 	ref := stateRef(rec.Thread)
 	// Start the local ref from the remote value so history stays linear.
-	if rec.remote != "" {
-		if _, err := r.Repo.Git(ctx, "", "update-ref", ref, rec.remote); err != nil {
-			return fmt.Errorf("resetting %s: %w", ref, err)
-		}
-	} else {
-		r.Repo.Git(ctx, "", "update-ref", "-d", ref)
+	if err := r.Repo.SetRef(ctx, ref, rec.remote); err != nil {
+		return fmt.Errorf("resetting %s: %w", ref, err)
 	}
 	sha, err := r.Repo.SaveDir(ctx, ref, dir, fmt.Sprintf("planex: %s %s (%s)", rec.SessionID, rec.State, rec.PlanID))
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v60/github"
+
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
@@ -15,13 +17,30 @@ import (
 	"github.com/planexhq/planex/internal/render"
 )
 
+// threadAPI is how planex talks on a thread: replies, reactions, and the
+// plan and status comments it posts and keeps up to date.
+type threadAPI interface {
+	CreateComment(ctx context.Context, owner, repo string, number int, body string) (*github.IssueComment, error)
+	EditComment(ctx context.Context, owner, repo string, commentID int64, body string) (*github.IssueComment, error)
+	ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
+	AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
+	AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
+}
+
+// labelAPI is what keeping one of planex's state labels on a thread needs.
+type labelAPI interface {
+	GetIssue(ctx context.Context, owner, repo string, number int) (*github.Issue, error)
+	AddLabel(ctx context.Context, owner, repo string, number int, label string) ([]string, error)
+	RemoveLabel(ctx context.Context, owner, repo string, number int, label string) error
+}
+
 // reply posts a comment in the thread.
 func (r *Runner) reply(ctx context.Context, th thread, body string) error {
 	if th.Number == 0 {
 		fmt.Fprintln(r.Out, body)
 		return nil
 	}
-	if _, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body); err != nil {
+	if _, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body); err != nil {
 		return fmt.Errorf("replying on #%d: %w", th.Number, err)
 	}
 	return nil
@@ -34,44 +53,59 @@ func (r *Runner) react(ctx context.Context, th thread, content string) {
 	}
 	var err error
 	if th.Comment.Kind == "review_comment" {
-		err = r.GH.AddReviewCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
+		err = r.GH.Thread.AddReviewCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
 	} else if th.Comment.Kind != "review" {
-		err = r.GH.AddCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
+		err = r.GH.Thread.AddCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
 	}
 	if err != nil {
 		r.Log.Warn("reacting to comment", "comment", th.Comment.ID, "err", err)
 	}
 }
 
-// setLabel leaves exactly one of planex's state labels on a number. It
-// removes only labels the issue has: removing a missing one is a 404,
-// which the client would first retry as a possible replication delay.
+// setLabel leaves exactly one of planex's state labels on a number (none
+// when label is ""). The label is added first: GitHub's answer lists the
+// labels the number has, so the others are removed without reading the
+// issue, and only labels it has (removing a missing one is a 404, which
+// the client would first retry as a possible replication delay).
 func (r *Runner) setLabel(ctx context.Context, number int, label string) {
 	if number == 0 {
 		return
 	}
-	is, err := r.GH.GetIssue(ctx, r.Cfg.Owner, r.Cfg.Repo, number)
-	if err != nil {
-		r.Log.Warn("reading labels", "number", number, "err", err)
-		return
-	}
-	has := false
-	for _, l := range is.Labels {
-		name := l.GetName()
-		switch {
-		case name == label:
-			has = true
-		case name == LabelPlanned || name == LabelRunning || name == LabelDone || name == LabelFailed:
-			if err := r.GH.RemoveLabel(ctx, r.Cfg.Owner, r.Cfg.Repo, number, name); err != nil {
-				r.Log.Warn("removing label", "label", name, "err", err)
-			}
-		}
-	}
-	if label != "" && !has {
-		if err := r.GH.AddLabels(ctx, r.Cfg.Owner, r.Cfg.Repo, number, label); err != nil {
+	var have []string
+	if label != "" {
+		var err error
+		if have, err = r.GH.Labels.AddLabel(ctx, r.Cfg.Owner, r.Cfg.Repo, number, label); err != nil {
 			r.Log.Warn("adding label", "label", label, "err", err)
+			return
+		}
+	} else {
+		is, err := r.GH.Labels.GetIssue(ctx, r.Cfg.Owner, r.Cfg.Repo, number)
+		if err != nil {
+			r.Log.Warn("reading labels", "number", number, "err", err)
+			return
+		}
+		for _, l := range is.Labels {
+			have = append(have, l.GetName())
 		}
 	}
+	for _, name := range staleStateLabels(have, label) {
+		if err := r.GH.Labels.RemoveLabel(ctx, r.Cfg.Owner, r.Cfg.Repo, number, name); err != nil {
+			r.Log.Warn("removing label", "label", name, "err", err)
+		}
+	}
+}
+
+// staleStateLabels are the state labels among have other than keep.
+func staleStateLabels(have []string, keep string) []string {
+	var out []string
+	for _, name := range have {
+		switch name {
+		case keep:
+		case LabelPlanned, LabelRunning, LabelDone, LabelFailed:
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // updateStatus creates or edits the thread's status comment. When the
@@ -79,18 +113,27 @@ func (r *Runner) setLabel(ctx context.Context, number int, label string) {
 // the thread is edited before a new one is posted: a run that died before
 // saving the comment's id must not leave a second one behind.
 func (r *Runner) updateStatus(ctx context.Context, rec *Record, tasks []plan.Task, note string) {
-	body := render.StatusComment(render.StatusView{Session: rec.SessionID, PlanID: rec.PlanID, State: rec.State,
-		Tasks: tasks, Note: note, PRURL: rec.PRURL, RunURL: r.Cfg.RunURL, Updated: r.Now()})
+	view := render.StatusView{Session: rec.SessionID, PlanID: rec.PlanID, State: rec.State,
+		Tasks: tasks, Note: note, PRURL: rec.PRURL, RunURL: r.Cfg.RunURL}
+	// What the comment says, but for the time it says it: an edit that
+	// would change only that is not sent.
+	shown := render.StatusComment(view)
+	if rec.StatusCommentID != 0 && r.shownStatus[rec.StatusCommentID] == shown {
+		return
+	}
+	view.Updated = r.Now()
+	body := render.StatusComment(view)
 	for _, id := range []int64{rec.StatusCommentID, -1} {
-		if id == -1 {
+		if id == -1 && !rec.fresh {
 			id = r.findStatusComment(ctx, rec)
 		}
-		if id == 0 {
+		if id <= 0 {
 			continue
 		}
-		_, err := r.GH.EditComment(ctx, r.Cfg.Owner, r.Cfg.Repo, id, body)
+		_, err := r.GH.Thread.EditComment(ctx, r.Cfg.Owner, r.Cfg.Repo, id, body)
 		if err == nil {
 			rec.StatusCommentID = id
+			r.noteStatus(id, shown)
 			return
 		}
 		if !gh.IsNotFound(err) {
@@ -98,18 +141,39 @@ func (r *Runner) updateStatus(ctx context.Context, rec *Record, tasks []plan.Tas
 			return
 		}
 	}
-	c, err := r.GH.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, body)
+	c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, body)
 	if err != nil {
 		r.Log.Warn("posting status comment", "err", err)
 		return
 	}
 	rec.StatusCommentID = c.GetID()
+	r.noteStatus(c.GetID(), shown)
+}
+
+// noteStatus remembers what a status comment shows now.
+func (r *Runner) noteStatus(id int64, shown string) {
+	if r.shownStatus == nil {
+		r.shownStatus = map[int64]string{}
+	}
+	r.shownStatus[id] = shown
+}
+
+// progressNeedsStatus says whether a run's progress is worth an edit of
+// the status comment: not once every task has ended, since the run's end
+// edits it right after with the outcome.
+func progressNeedsStatus(tasks []plan.Task) bool {
+	for _, t := range tasks {
+		if !t.Status.Done() {
+			return true
+		}
+	}
+	return false
 }
 
 // findStatusComment returns the id of planex's newest status comment on
 // rec's thread other than the one on record, or 0.
 func (r *Runner) findStatusComment(ctx context.Context, rec *Record) int64 {
-	cs, err := r.GH.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
+	cs, err := r.GH.Thread.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
 		r.Log.Warn("looking for the status comment", "err", err)
 		return 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -302,57 +303,96 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	}
 	repo = repo.WithAuth(serverURL, token)
 
-	cfg := action.Config{Owner: owner, Repo: repoName, ServerURL: serverURL, Trigger: in.get("trigger-phrase"), BaseBranch: in.get("base-branch"), Label: in.get("label")}
+	cfg, err := actionConfig(in, getenv, owner, repoName, ev.DefaultBranch, serverURL, tokenInput)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.fromInputs(in); err != nil {
+		return nil, inputError(err)
+	}
+	ag, contain, agentErr, err := actionAgent(ctx, in, repo, stdio.Err, getenv)
+	if err != nil {
+		return nil, err
+	}
+	runner := &action.Runner{Cfg: cfg, GH: action.NewGitHub(client), Repo: repo, Out: stdio.Out, Log: log, AgentErr: agentErr,
+		Engine: engine.Options{Agent: ag, Mapper: explore.Mapper{Log: log}, Log: log, Contain: contain, Phase: alog.group}}
+	if cfg.CommitSigning == apicommit.ModeAPI {
+		runner.Engine.Publisher = &apicommit.Publisher{GH: client, Local: repo, Owner: owner, Repo: repoName, Remote: "origin", Log: log}
+	}
+	logStartup(stdio, getenv)
+	if err := runner.LoadSettings(ctx); err != nil {
+		return nil, err
+	}
+	return runner, runActionStep(ctx, runner, ev, finalize, m)
+}
+
+// actionConfig is the Action's configuration from the step's inputs and
+// the Actions environment; a bad input is a usage error naming it.
+func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, defaultBranch, serverURL, tokenInput string) (action.Config, error) {
+	full := owner + "/" + repoName
+	cfg := action.Config{Owner: owner, Repo: repoName, ServerURL: serverURL, DefaultBranch: defaultBranch,
+		Trigger: in.get("trigger-phrase"), BaseBranch: in.get("base-branch"), Label: in.get("label")}
 	if id := getenv("GITHUB_RUN_ID"); id != "" {
 		cfg.RunURL = fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimSuffix(serverURL, "/"), full, id)
 	}
 	cfg.DefaultToken = usesDefaultToken(getenv, tokenInput)
+	var err error
 	if cfg.Concurrency, err = in.integer("concurrency", 4); err != nil {
-		return nil, inputError(err)
+		return cfg, inputError(err)
 	}
 	if cfg.MaxIssues, err = in.integer("max-issues", 3); err != nil {
-		return nil, inputError(err)
+		return cfg, inputError(err)
 	}
 	if cfg.Draft, err = in.boolean("draft", true); err != nil {
-		return nil, inputError(err)
+		return cfg, inputError(err)
 	}
 	if cfg.AutoApprove, err = in.boolean("auto-approve", false); err != nil {
-		return nil, inputError(err)
+		return cfg, inputError(err)
 	}
 	switch cfg.Mode = in.get("mode"); cfg.Mode {
 	case "", action.ModeSingle:
 		cfg.Mode = action.ModeSingle
 	case action.ModeMatrix:
 	default:
-		return nil, inputError(fmt.Errorf("input mode: %q is not single or matrix", cfg.Mode))
+		return cfg, inputError(fmt.Errorf("input mode: %q is not single or matrix", cfg.Mode))
 	}
 	cfg.MatrixWorkflow, cfg.RunID, cfg.RunAttempt = in.get("matrix-workflow"), getenv("GITHUB_RUN_ID"), getenv("GITHUB_RUN_ATTEMPT")
 	cfg.DispatchRef = getenv("GITHUB_REF_NAME")
-	if err := m.fromInputs(in); err != nil {
-		return nil, inputError(err)
-	}
 	if v := in.get("max-cost-usd"); v != "" {
 		if cfg.MaxCostUSD, err = strconv.ParseFloat(v, 64); err != nil || cfg.MaxCostUSD < 0 {
-			return nil, inputError(fmt.Errorf("input max-cost-usd: %q is not a non-negative number", v))
+			return cfg, inputError(fmt.Errorf("input max-cost-usd: %q is not a non-negative number", v))
 		}
 	}
 	if cfg.Review, err = parseReviewMode(in.get("review")); err != nil {
-		return nil, inputError(fmt.Errorf("input %w", err))
+		return cfg, inputError(fmt.Errorf("input %w", err))
 	}
 	if cfg.CommitSigning, err = apicommit.ParseMode(in.get("commit-signing")); err != nil {
-		return nil, inputError(fmt.Errorf("input %w", err))
+		return cfg, inputError(fmt.Errorf("input %w", err))
 	}
-	switch cfg.CIFix = in.get("ci-fix"); cfg.CIFix {
+	if cfg.CIFix, cfg.CIFixAttempts, err = ciFixInputs(in); err != nil {
+		return cfg, inputError(err)
+	}
+	return cfg, nil
+}
+
+// ciFixInputs reads ci-fix and ci-fix-attempts.
+func ciFixInputs(in actionInputs) (string, int, error) {
+	mode := in.get("ci-fix")
+	switch mode {
 	case "":
-		cfg.CIFix = action.CIFixPlan
+		mode = action.CIFixPlan
 	case action.CIFixPlan, action.CIFixAuto, action.CIFixOff:
 	default:
-		return nil, inputError(fmt.Errorf("input ci-fix: %q is not plan, auto or off", cfg.CIFix))
+		return "", 0, fmt.Errorf("input ci-fix: %q is not plan, auto or off", mode)
 	}
-	if cfg.CIFixAttempts, err = in.integer("ci-fix-attempts", action.DefaultCIFixAttempts); err != nil {
-		return nil, inputError(err)
-	}
+	n, err := in.integer("ci-fix-attempts", action.DefaultCIFixAttempts)
+	return mode, n, err
+}
 
+// actionAgent builds the agent the inputs name, contained. Without a
+// sandbox no agent runs: agentErr says why, and every flow that needs an
+// agent fails with it while help, status and cancel still answer.
+func actionAgent(ctx context.Context, in actionInputs, repo *gitrepo.Repo, warn io.Writer, getenv func(string) string) (agent.Agent, agent.Containment, error, error) {
 	af := agentFlags{name: in.get("agent"), command: in.get("agent-command"), model: in.get("model"), baseURL: in.get("base-url"), apiKeyEnv: in.get("api-key-env")}
 	if allow := in.get("allow-env"); allow != "" {
 		af.allowEnv = strings.Split(allow, ",")
@@ -364,46 +404,38 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 		af.name = "anthropic"
 	}
 	af.sandbox = in.get("sandbox")
-	contain, err := af.containment(ctx, repo, true, stdio.Err, getenv)
+	contain, err := af.containment(ctx, repo, true, warn, getenv)
 	var usage *exitError
 	if errors.As(err, &usage) {
-		return nil, fmt.Errorf("input sandbox: %w", err)
+		return nil, agent.Containment{}, nil, fmt.Errorf("input sandbox: %w", err)
 	}
 	var ag agent.Agent
 	agentErr := err
 	if agentErr != nil {
-		// No sandbox: no agent runs, and every flow that needs one fails
-		// with this reason; help, status and cancel still answer.
 		agentErr = fmt.Errorf("input sandbox: %w", err)
 	} else {
 		ag, agentErr = af.build(getenv, contain)
 	}
 	if agentErr != nil {
-		// Commands that need no agent (help, status, cancel) still work.
 		ag = agent.Func(func(context.Context, agent.Step) (agent.Result, error) { return agent.Result{}, agentErr })
 	}
-	runner := &action.Runner{Cfg: cfg, GH: client, Repo: repo, Out: stdio.Out, Log: log, AgentErr: agentErr,
-		Engine: engine.Options{Agent: ag, Mapper: explore.Mapper{Log: log}, Log: log, Contain: contain, Phase: alog.group}}
-	if cfg.CommitSigning == apicommit.ModeAPI {
-		runner.Engine.Publisher = &apicommit.Publisher{GH: client, Local: repo, Owner: owner, Repo: repoName, Remote: "origin", Log: log}
-	}
-	logStartup(stdio, getenv)
-	if err := runner.LoadSettings(ctx); err != nil {
-		return nil, err
-	}
+	return ag, contain, agentErr, nil
+}
+
+// runActionStep runs the step the flags chose: finalize, a matrix step,
+// or the event.
+func runActionStep(ctx context.Context, runner *action.Runner, ev *event.Event, finalize bool, m matrixFlags) error {
 	switch {
 	case finalize:
-		err = runner.Finalize(ctx, ev)
+		return runner.Finalize(ctx, ev)
 	case m.prepare:
-		err = runner.Prepare(ctx, ev)
+		return runner.Prepare(ctx, ev)
 	case m.task != "":
-		err = runner.RunTask(ctx, ev, m.task)
+		return runner.RunTask(ctx, ev, m.task)
 	case m.collect:
-		err = runner.Collect(ctx, ev)
-	default:
-		err = runner.Handle(ctx, ev)
+		return runner.Collect(ctx, ev)
 	}
-	return runner, err
+	return runner.Handle(ctx, ev)
 }
 
 // inputError is a bad input value: a usage error (exit 2).

@@ -203,10 +203,12 @@ func TestActionPlanApprovePullRequest(t *testing.T) {
 	g := newGHEnv(t)
 	g.setPlan(diamond()...)
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "We need a, b, c and d.")
+	start := len(g.fake.Requests())
 	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add four files"))
 	if r.code != 0 {
 		t.Fatalf("plan run: %d\n%s\n%s", r.code, r.out, r.err)
 	}
+	planned := len(g.fake.Requests())
 	plan := ""
 	for _, c := range g.fake.Comments(ghRepo, n) {
 		if strings.HasPrefix(c.Body, "<!-- planex:plan ") {
@@ -232,10 +234,12 @@ func TestActionPlanApprovePullRequest(t *testing.T) {
 		t.Error("no state ref on origin")
 	}
 
+	approving := len(g.fake.Requests())
 	r2 := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
 	if r2.code != 0 {
 		t.Fatalf("approve run: %d\n%s\n%s", r2.code, r2.out, r2.err)
 	}
+	g.checkRequestBudget(g.fake.Requests()[start:planned], g.fake.Requests()[approving:], 4)
 	branch := "planex/" + r.outputs["session-id"]
 	if got := strings.Join(g.branchCommits(branch), " | "); got != "T1: base | T2: left | T3: right | T4: join" {
 		t.Errorf("origin %s = %s", branch, got)
@@ -434,4 +438,36 @@ func (g *ghEnv) lastPlanCommentOrEmpty(n int) string {
 		}
 	}
 	return ""
+}
+
+// checkRequestBudget holds plan → approve → pull request to its REST
+// budget (issue #15): at most 25 calls in all, no read repeated within a
+// run, and status comment edits at most one per task plus start and end.
+func (g *ghEnv) checkRequestBudget(planRun, approveRun []ghfake.Request, tasks int) {
+	g.t.Helper()
+	for name, run := range map[string][]ghfake.Request{"plan": planRun, "approve": approveRun} {
+		seen := map[string]bool{}
+		for _, q := range run {
+			key := q.Method + " " + q.Path + "?" + q.Query
+			if q.Method == "GET" && seen[key] {
+				g.t.Errorf("%s run: %s read twice", name, key)
+			}
+			seen[key] = true
+		}
+	}
+	edits := 0
+	for _, q := range approveRun {
+		if q.Route == "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}" {
+			edits++
+		}
+	}
+	total := len(planRun) + len(approveRun)
+	g.t.Logf("REST calls: plan %d + approve %d = %d (status edits while running: %d)", len(planRun), len(approveRun), total, edits)
+	if total > 25 || edits > tasks+2 {
+		var all []string
+		for _, q := range append(append([]ghfake.Request(nil), planRun...), approveRun...) {
+			all = append(all, q.Method+" "+q.Path)
+		}
+		g.t.Errorf("%d REST calls (want at most 25), %d status edits (want at most %d):\n%s", total, edits, tasks+2, strings.Join(all, "\n"))
+	}
 }

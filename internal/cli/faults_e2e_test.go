@@ -105,7 +105,7 @@ func TestActionLostAnswersAreNotDuplicated(t *testing.T) {
 	g.fake.InjectFault("POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", 1, ghfake.LostResponse(504))
 	g.fake.InjectFault("POST /repos/{owner}/{repo}/issues/{issue_number}/labels", 1, ghfake.LostConnection())
 	// And a burst of refusals on a read.
-	g.fake.InjectFault("GET /repos/{owner}/{repo}/issues/{issue_number}", 3, ghfake.ServerError(502))
+	g.fake.InjectFault("GET /repos/{owner}/{repo}/collaborators/{username}/permission", 3, ghfake.ServerError(502))
 	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add four files"))
 	if r.code != 0 || r.outputs["status"] != "planned" {
 		t.Fatalf("plan run: %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
@@ -140,8 +140,8 @@ func TestActionLostAnswersAreNotDuplicated(t *testing.T) {
 }
 
 // TestActionPullRequestThatExistsIsAdopted: GitHub answers 422 "A pull
-// request already exists" (the branch has one the lookup missed); planex
-// adopts it and updates its report instead of failing.
+// request already exists" (the branch has one already: another job opened
+// it); planex adopts it and updates its report instead of failing.
 func TestActionPullRequestThatExistsIsAdopted(t *testing.T) {
 	g := newGHEnv(t)
 	n, id := g.planned(diamond()...)
@@ -151,8 +151,6 @@ func TestActionPullRequestThatExistsIsAdopted(t *testing.T) {
 	// The branch must exist for GitHub to have a pull request from it.
 	g.originGit("update-ref", "refs/heads/planex/"+session, "main")
 	existing := g.fake.AddPullRequest(ghRepo, ghfake.PullRequest{Title: "planex: stale", Head: "planex/" + session, Base: "main", Body: "stale report"})
-	// The lookup before the create sees none (a lagging replica).
-	g.fake.InjectFault("GET /repos/{owner}/{repo}/pulls", 1, ghfake.Fault{Status: 200, Body: "[]"})
 	g.originGit("update-ref", "-d", "refs/heads/planex/"+session)
 	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
 	g.assertDone(n, r)

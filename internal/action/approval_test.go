@@ -1,0 +1,71 @@
+package action
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/render"
+)
+
+func TestJudgeApproval(t *testing.T) {
+	hash := strings.Repeat("ab", 32)
+	id := plan.ID(hash)
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	marker := func(planID, sha string) string {
+		body, _ := render.PlanComment(render.PlanView{Session: "s1", Tasks: []plan.Task{{ID: "T1", Title: "x", Scope: "a/**"}}, Trigger: "/planex"})
+		// The marker names the plan the comment shows; rewrite it to the
+		// plan under test.
+		m, _ := render.ParsePlanMarker(body)
+		return strings.Replace(strings.Replace(body, m.ID, planID, 1), m.SHA256, sha, 1)
+	}
+	bot := func(cid int64, at time.Duration, body string) *postedComment {
+		return &postedComment{ID: cid, Login: "planex[bot]", Bot: true, Body: body, Created: t0.Add(at)}
+	}
+	person := func(cid int64, at time.Duration, login, body string) *postedComment {
+		return &postedComment{ID: cid, Login: login, Body: body, Created: t0.Add(at)}
+	}
+	planC := bot(10, time.Minute, marker(id, hash))
+	approve := person(11, 2*time.Minute, "maintainer", "/planex approve "+id)
+	yes := person(9, 0, "maintainer", "/planex -y add a cache")
+	rec := func(via string, approvedBy string) *Record {
+		return &Record{Thread: 1, SessionID: "s1", PlanID: id, PlanHash: hash, PlanCommentID: 10, ApprovedVia: via, ApprovedBy: approvedBy}
+	}
+	cases := []struct {
+		name      string
+		rec       *Record
+		thread    []*postedComment
+		approving *postedComment
+		auto      bool
+		want      string // "" = holds
+	}{
+		{"an approve command after the plan", rec(viaComment, "maintainer"), []*postedComment{planC, approve}, approve, false, ""},
+		{"-y before the plan", rec(viaYes, "maintainer"), []*postedComment{yes, planC}, yes, false, ""},
+		{"auto-approve on", rec(viaAutoApprove, "auto-approve"), []*postedComment{planC}, nil, true, ""},
+		{"auto-approve turned off", rec(viaAutoApprove, "auto-approve"), []*postedComment{planC}, nil, false, "auto-approve setting is off"},
+		{"dispatch", rec(viaDispatch, "maintainer"), []*postedComment{planC}, nil, false, "workflow_dispatch"},
+		{"never approved", rec("", ""), []*postedComment{planC}, nil, false, "no approval is on record"},
+		{"plan comment gone", rec(viaComment, "maintainer"), []*postedComment{approve}, approve, false, "plan comment is not on #1"},
+		{"plan comment by a person", rec(viaComment, "maintainer"), []*postedComment{person(10, time.Minute, "mallory", planC.Body), approve}, approve, false, "not planex's comment"},
+		{"plan comment for another plan", rec(viaComment, "maintainer"), []*postedComment{bot(10, time.Minute, marker("0123456789", hash)), approve}, approve, false, "not planex's comment"},
+		{"approving comment gone", rec(viaComment, "maintainer"), []*postedComment{planC}, nil, false, "approving comment is not on #1"},
+		{"approved by someone else", rec(viaComment, "maintainer"), []*postedComment{planC, approve}, person(11, 2*time.Minute, "mallory", approve.Body), false, "not @maintainer's"},
+		{"approves another plan", rec(viaComment, "maintainer"), []*postedComment{planC}, person(11, 2*time.Minute, "maintainer", "/planex approve 0123456789"), false, "does not approve plan"},
+		{"approval before the plan", rec(viaComment, "maintainer"), []*postedComment{planC}, person(8, 0, "maintainer", approve.Body), false, "written before plan"},
+		{"-y that is not -y", rec(viaYes, "maintainer"), []*postedComment{planC}, person(9, 0, "maintainer", "/planex add a cache"), false, "not a /planex -y command"},
+		{"-y after the plan", rec(viaYes, "maintainer"), []*postedComment{planC}, person(12, 3*time.Minute, "maintainer", yes.Body), false, "posted before"},
+		{"-y approved an earlier plan", rec(viaYes, "maintainer"), []*postedComment{yes, bot(9, 30*time.Second, marker("1111111111", hash)), planC}, yes, false, "approved an earlier plan"},
+	}
+	for _, c := range cases {
+		err := judgeApproval(c.rec, c.thread, c.approving, "/planex", c.auto, false)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		case err != nil && !isRefusal(err):
+			t.Errorf("%s: %v is not a refusal", c.name, err)
+		}
+	}
+}
