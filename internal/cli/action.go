@@ -347,6 +347,8 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 		af.name = "anthropic"
 	}
 	af.sandbox = in.get("sandbox")
+	// A path in the repository, as checked out for the workflow.
+	af.mcpConfig, af.mcpDir, af.mcpInput = in.get("mcp-config"), repo.Root, "input mcp-config"
 	contain, err := af.containment(ctx, repo, true, stdio.Err, getenv)
 	var usage *exitError
 	if errors.As(err, &usage) {

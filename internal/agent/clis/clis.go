@@ -28,6 +28,7 @@ import (
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/agent/command"
+	"github.com/planexhq/planex/internal/agent/mcp"
 )
 
 // Names lists the supported CLIs.
@@ -76,6 +77,9 @@ type Config struct {
 	Env []string
 	// LookPath finds the binary; nil means exec.LookPath.
 	LookPath func(string) (string, error)
+	// MCP lists the user's MCP servers, written into the CLI's own
+	// configuration for each step.
+	MCP mcp.Config
 	// Logger receives warnings (a model without a known price); nil
 	// discards them.
 	Logger *slog.Logger
@@ -91,6 +95,8 @@ type setup struct {
 	home string
 	// keyVar is the credential variable that is set, if any.
 	keyVar string
+	// mcp lists the user's MCP servers.
+	mcp mcp.Config
 }
 
 // report is what a CLI's JSON output says about a step.
@@ -182,7 +188,7 @@ func (a *Agent) env() []string {
 }
 
 func (a *Agent) setup(phase agent.Phase, home string) setup {
-	s := setup{phase: phase, model: a.cfg.Model, baseURL: a.cfg.BaseURL, home: home}
+	s := setup{phase: phase, model: a.cfg.Model, baseURL: a.cfg.BaseURL, home: home, mcp: a.cfg.MCP}
 	env := a.env()
 	for _, name := range a.cli.credentials {
 		if lookupEnv(env, name) != "" {

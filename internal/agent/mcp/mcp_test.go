@@ -15,6 +15,7 @@ import (
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/mcp"
 	"github.com/planexhq/planex/internal/agent/mcp/mcptest"
+	"github.com/planexhq/planex/internal/sandbox"
 )
 
 func env(vars map[string]string) func(string) (string, bool) {
@@ -193,5 +194,40 @@ func TestSessionFailures(t *testing.T) {
 				t.Errorf("err %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestSessionSandboxed runs the server in the sandbox the step's other
+// processes run in: it works, and sees the step's directory but not a
+// file outside what it was given.
+func TestSessionSandboxed(t *testing.T) {
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil || box == nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	bin := mcptest.BuildServer(t)
+	dir := t.TempDir()
+	cfg, err := mcp.Parse([]byte(mcptest.Config(bin)), "test", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	contain := agent.Containment{Sandbox: box, Read: []string{filepath.Dir(bin)}}
+	s, err := mcp.Start(context.Background(), cfg, mcp.StartOptions{Dir: dir, Contain: contain,
+		Env: append(os.Environ(), "MY_SERVICE_TOKEN=planex-own-secret")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Call(context.Background(), "mcp__tickets__lookup_ticket", json.RawMessage(`{"key":"PX-1"}`))
+	if err != nil || res.Text != "PX-1: Widgets must be blue (tracker)" {
+		t.Errorf("call: %+v %v", res, err)
+	}
+	res, err = s.Call(context.Background(), "mcp__tickets__env", json.RawMessage(`{"name":"MY_SERVICE_TOKEN"}`))
+	if err != nil || res.Text != "(unset)" {
+		t.Errorf("the contained server saw planex's secret: %+v %v", res, err)
+	}
+	res, err = s.Call(context.Background(), "mcp__tickets__env", json.RawMessage(`{"name":"HOME"}`))
+	if home, _ := os.UserHomeDir(); err != nil || res.Text == home {
+		t.Errorf("the contained server has the real home: %+v %v", res, err)
 	}
 }
