@@ -21,7 +21,8 @@ import (
 //   - Codex reads no base-URL variable: planex gives it a CODEX_HOME of
 //     its own whose config.toml defines a model provider with the base
 //     URL and the name of the key variable (never the key itself). The
-//     user's ~/.codex (logins, MCP servers, profiles) is not used.
+//     user's ~/.codex (logins, MCP servers, profiles) is not used; the
+//     servers of --mcp-config are [mcp_servers.NAME] tables there.
 func codexCLI() cli {
 	return cli{
 		binary:      "codex",
@@ -66,6 +67,7 @@ func codexConfig(s setup) string {
 	if s.keyVar != "" {
 		fmt.Fprintf(&b, "env_key = %s\n", tomlString(s.keyVar))
 	}
+	b.WriteString(codexMCP(s.mcp))
 	return b.String()
 }
 

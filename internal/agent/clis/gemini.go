@@ -23,7 +23,8 @@ import (
 //     with API-key authentication selected in a settings file; planex
 //     gives it a GEMINI_CLI_HOME of its own whose .gemini/settings.json
 //     selects it (the key stays in GEMINI_API_KEY). The user's ~/.gemini
-//     (logins, extensions, MCP servers) is not used.
+//     (logins, extensions, MCP servers) is not used; the servers of
+//     --mcp-config are its mcpServers, their tools allowed by the policy.
 func geminiCLI() cli {
 	return cli{
 		binary:      "gemini",
@@ -42,6 +43,9 @@ func geminiCLI() cli {
 				"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 				"privacy":  map[string]any{"usageStatisticsEnabled": false},
 			}
+			if !s.mcp.Empty() {
+				settings["mcpServers"] = geminiMCP(s.mcp)
+			}
 			b, err := json.MarshalIndent(settings, "", "  ")
 			if err != nil {
 				return nil, err
@@ -53,7 +57,7 @@ func geminiCLI() cli {
 			if s.phase.ReadOnly() {
 				policy = geminiReadOnlyPolicy
 			}
-			if err := writeFile(geminiPolicyFile(s), policy); err != nil {
+			if err := writeFile(geminiPolicyFile(s), policy+geminiMCPPolicy(s.mcp)); err != nil {
 				return nil, err
 			}
 			env := []string{"GEMINI_CLI_HOME=" + home}
