@@ -83,6 +83,8 @@ type codexEvent struct {
 	} `json:"usage"`
 	Item *struct {
 		Type             string `json:"type"`
+		Server           string `json:"server"`
+		Tool             string `json:"tool"`
 		Text             string `json:"text"`
 		Message          string `json:"message"`
 		Command          string `json:"command"`
@@ -133,6 +135,11 @@ func decodeCodex(stdout []byte) (report, error) {
 			switch it.Type {
 			case "agent_message":
 				r.text = it.Text
+			case "mcp_tool_call":
+				if r.tools == nil {
+					r.tools = map[string]int{}
+				}
+				r.tools["mcp__"+it.Server+"__"+it.Tool]++
 			case "error":
 				r.problems = append(r.problems, "codex: "+it.Message)
 			case "command_execution":

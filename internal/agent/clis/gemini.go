@@ -110,6 +110,7 @@ type geminiOutput struct {
 		} `json:"models"`
 		Tools struct {
 			ByName map[string]struct {
+				Count     int `json:"count"`
 				Fail      int `json:"fail"`
 				Decisions struct {
 					Reject int `json:"reject"`
@@ -139,6 +140,12 @@ func decodeGemini(stdout []byte) (report, error) {
 	sort.Strings(names)
 	for _, n := range names {
 		t := o.Stats.Tools.ByName[n]
+		if strings.HasPrefix(n, "mcp_") && t.Count > 0 {
+			if r.tools == nil {
+				r.tools = map[string]int{}
+			}
+			r.tools[n] = t.Count
+		}
 		if t.Decisions.Reject > 0 {
 			r.problems = append(r.problems, fmt.Sprintf("%s: %d call(s) refused by the approval policy", n, t.Decisions.Reject))
 		}

@@ -3,6 +3,7 @@ package clis
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -465,6 +466,10 @@ func TestRealCLIMCP(t *testing.T) {
 			var er agent.ExploreResult
 			if err := agent.Decode(agent.PhaseExplore, res.Raw, &er); err != nil || er.Status != "completed" {
 				t.Errorf("result %s: %v", res.Raw, err)
+			}
+			// Claude Code's report names no tool calls.
+			if want := "[mcp__tickets__lookup_ticket]"; name != "claude" && fmt.Sprint(res.MCPCalls) != want {
+				t.Errorf("MCP calls %v, want %s", res.MCPCalls, want)
 			}
 			t.Logf("%s offered %s", name, offered)
 		})

@@ -60,6 +60,8 @@ type Output struct {
 	Text     []byte
 	Usage    agent.Usage
 	Problems []string
+	// MCPCalls names the MCP tools the program reports it called.
+	MCPCalls []string
 }
 
 // Agent runs Config.Command for each step.
@@ -129,7 +131,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		out.Problems = cleanAll(out.Problems)
 	}
 	// Whatever happens next, the tokens the program reported were spent.
-	failed := agent.Result{Usage: out.Usage}
+	failed := agent.Result{Usage: out.Usage, MCPCalls: out.MCPCalls}
 	if runErr != nil {
 		detail := stderrTail(&stderr)
 		if decodeErr != nil {
@@ -180,7 +182,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	if a.cfg.Decode != nil {
 		usage = out.Usage
 	}
-	return agent.Result{Raw: raw, Usage: usage, Problems: out.Problems}, nil
+	return agent.Result{Raw: raw, Usage: usage, Problems: out.Problems, MCPCalls: out.MCPCalls}, nil
 }
 
 // withProblems adds the problems a program reported to an error detail.

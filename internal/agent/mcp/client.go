@@ -371,18 +371,24 @@ func (v *server) alive() bool {
 	return v.cs.Ping(ctx, nil) == nil
 }
 
-// Called lists the tools called so far with how often, by name.
+// Called lists the tools called so far (see FormatCalls).
 func (s *Session) Called() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	names := make([]string, 0, len(s.calls))
-	for n := range s.calls {
+	return FormatCalls(s.calls)
+}
+
+// FormatCalls lists tool calls by name, with how often when more than
+// once: "mcp__a__x (2 calls)".
+func FormatCalls(calls map[string]int) []string {
+	names := make([]string, 0, len(calls))
+	for n := range calls {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	out := make([]string, 0, len(names))
 	for _, n := range names {
-		if c := s.calls[n]; c > 1 {
+		if c := calls[n]; c > 1 {
 			out = append(out, fmt.Sprintf("%s (%d calls)", n, c))
 		} else {
 			out = append(out, n)
