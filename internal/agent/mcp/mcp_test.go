@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/mcp"
@@ -229,5 +233,49 @@ func TestSessionSandboxed(t *testing.T) {
 	res, err = s.Call(context.Background(), "mcp__tickets__env", json.RawMessage(`{"name":"HOME"}`))
 	if home, _ := os.UserHomeDir(); err != nil || res.Text == home {
 		t.Errorf("the contained server has the real home: %+v %v", res, err)
+	}
+}
+
+// TestSessionHTTP reaches a streamable-HTTP server with the configured
+// headers, their ${VAR}s expanded; without them the server refuses and
+// the start fails naming it.
+func TestSessionHTTP(t *testing.T) {
+	server := sdk.NewServer(&sdk.Implementation{Name: "docs", Version: "1"}, nil)
+	sdk.AddTool(server, &sdk.Tool{Name: "search_docs", Description: "Search the docs."},
+		func(_ context.Context, _ *sdk.CallToolRequest, in struct {
+			Query string `json:"query"`
+		}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "found: " + in.Query}}}, nil, nil
+		})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer docs-token-123" {
+			http.Error(w, "no entry", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	doc := `{"mcpServers":{"docs":{"type":"http","url":"` + srv.URL + `","headers":{"Authorization":"Bearer ${DOCS_TOKEN}"}}}}`
+	cfg, err := mcp.Parse([]byte(doc), "test", env(map[string]string{"DOCS_TOKEN": "docs-token-123"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcp.Start(context.Background(), cfg, mcp.StartOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Call(context.Background(), "mcp__docs__search_docs", json.RawMessage(`{"query":"rate limits"}`))
+	if err != nil || res.Text != "found: rate limits" {
+		t.Errorf("call: %+v %v", res, err)
+	}
+
+	cfg, _ = mcp.Parse([]byte(doc), "test", env(map[string]string{"DOCS_TOKEN": "wrong"}))
+	if s, err := mcp.Start(context.Background(), cfg, mcp.StartOptions{Dir: t.TempDir(), StartTimeout: 5 * time.Second}); err == nil {
+		s.Close()
+		t.Error("started without the right header")
+	} else if !strings.Contains(err.Error(), `MCP server "docs"`) {
+		t.Errorf("err %v", err)
 	}
 }
