@@ -53,6 +53,10 @@ type Options struct {
 	// Tools tunes the tool set's caps; Phase, Dir, Scope and the like are
 	// filled in per step.
 	Tools tools.Config
+	// KeepOutputs sends every tool output whole on every turn, as planex
+	// did before it elided outputs the model has already seen (see
+	// elide); benchmarks compare the two.
+	KeepOutputs bool
 	// MCP lists the user's MCP servers: started for each step (stdio
 	// servers contained like run_command), their tools offered as
 	// mcp__SERVER__TOOL, stopped when the step ends.
@@ -161,7 +165,11 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err
 		MaxOutputTokens: a.opts.MaxOutputTokens,
 	}
 	for turn := 1; turn <= maxTurns; turn++ {
-		resp, err := a.send(ctx, req, log)
+		sent := req
+		if !a.opts.KeepOutputs {
+			sent.Messages = elide(req.Messages)
+		}
+		resp, err := a.send(ctx, sent, log)
 		used.InputTokens += resp.Usage.InputTokens
 		used.OutputTokens += resp.Usage.OutputTokens
 		if err != nil {
