@@ -107,10 +107,7 @@ func (s *Set) walk(rel string, fn func(file string) bool) error {
 }
 
 func (s *Set) listFiles(input json.RawMessage) Output {
-	var in struct {
-		Path string `json:"path"`
-		Glob string `json:"glob"`
-	}
+	var in listFilesInput
 	if err := decode(input, &in); err != nil {
 		return fail("%v", err)
 	}
@@ -150,11 +147,7 @@ func (s *Set) listFiles(input json.RawMessage) Output {
 }
 
 func (s *Set) readFile(input json.RawMessage) Output {
-	var in struct {
-		Path      string `json:"path"`
-		StartLine int    `json:"start_line"`
-		EndLine   int    `json:"end_line"`
-	}
+	var in readFileInput
 	if err := decode(input, &in); err != nil {
 		return fail("%v", err)
 	}
@@ -212,12 +205,7 @@ func (s *Set) readFile(input json.RawMessage) Output {
 }
 
 func (s *Set) search(ctx context.Context, input json.RawMessage) Output {
-	var in struct {
-		Pattern    string `json:"pattern"`
-		Path       string `json:"path"`
-		Glob       string `json:"glob"`
-		IgnoreCase bool   `json:"ignore_case"`
-	}
+	var in searchInput
 	if err := decode(input, &in); err != nil {
 		return fail("%v", err)
 	}
@@ -314,10 +302,7 @@ func clip(s string, n int) string {
 }
 
 func (s *Set) writeFile(input json.RawMessage) Output {
-	var in struct {
-		Path    *string `json:"path"`
-		Content *string `json:"content"`
-	}
+	var in writeFileInput
 	if err := decode(input, &in); err != nil {
 		return fail("%v", err)
 	}
@@ -359,11 +344,7 @@ func (s *Set) writeFile(input json.RawMessage) Output {
 }
 
 func (s *Set) editFile(input json.RawMessage) Output {
-	var in struct {
-		Path    string  `json:"path"`
-		OldText *string `json:"old_text"`
-		NewText *string `json:"new_text"`
-	}
+	var in editFileInput
 	if err := decode(input, &in); err != nil {
 		return fail("%v", err)
 	}
