@@ -83,8 +83,12 @@ type rawServer struct {
 	Headers map[string]string `json:"headers"`
 }
 
-// Parse reads a configuration; source names it in errors.
+// Parse reads a configuration; source names it in errors. A nil lookup
+// finds no variable set.
 func Parse(data []byte, source string, lookup func(string) (string, bool)) (Config, error) {
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
 	var doc struct {
 		Servers map[string]json.RawMessage `json:"mcpServers"`
 	}
