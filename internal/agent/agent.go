@@ -68,6 +68,10 @@ type Result struct {
 	// then fails planex's checks (no changes, tests), so they belong in
 	// its error.
 	Problems []string
+	// MCPCalls names the MCP tools the step called (mcp__SERVER__TOOL,
+	// with the number of calls when more than one), for the task's
+	// result and the report.
+	MCPCalls []string
 }
 
 // Agent runs steps. Implementations must honour ctx cancellation and

@@ -404,6 +404,8 @@ func actionAgent(ctx context.Context, in actionInputs, repo *gitrepo.Repo, warn 
 		af.name = "anthropic"
 	}
 	af.sandbox = in.get("sandbox")
+	// A path in the repository, as checked out for the workflow.
+	af.mcpConfig, af.mcpDir, af.mcpInput = in.get("mcp-config"), repo.Root, "input mcp-config"
 	contain, err := af.containment(ctx, repo, true, warn, getenv)
 	var usage *exitError
 	if errors.As(err, &usage) {

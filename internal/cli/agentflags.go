@@ -11,6 +11,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/command"
+	"github.com/planexhq/planex/internal/agent/mcp"
 	"github.com/planexhq/planex/internal/agent/registry"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/sandbox"
@@ -31,6 +32,13 @@ type agentFlags struct {
 	sandbox   string
 	readable  []string
 	writable  []string
+	mcpConfig string
+	// mcpInput names where the configuration came from in errors; empty
+	// means the flag.
+	mcpInput string
+	// mcpDir is what a relative --mcp-config path is relative to; empty
+	// means the current directory.
+	mcpDir string
 	// newSandbox makes the sandbox; nil means sandbox.New. Tests stand in
 	// a machine that cannot make one.
 	newSandbox func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error)
@@ -47,6 +55,7 @@ func (a *agentFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&a.maxOut, "max-output-tokens", 0, "output tokens per model reply for the built-in agents (default 8192)")
 	f.Float64Var(&a.priceIn, "price-in", 0, "input price in dollars per million tokens (models missing from the built-in table)")
 	f.Float64Var(&a.priceOut, "price-out", 0, "output price in dollars per million tokens")
+	f.StringVar(&a.mcpConfig, "mcp-config", "", "MCP servers for the agent: a .mcp.json-shaped file ({\"mcpServers\": …}) or inline JSON (docs/agents.md)")
 	f.StringVar(&a.sandbox, "sandbox", "auto", "contain agent processes: auto (when the machine allows; warn otherwise), on (fail without), off")
 	f.StringSliceVar(&a.readable, "sandbox-read", nil, "more directories contained agents may read, although under your home or /tmp (comma-separated; also $PLANEX_SANDBOX_READ, a list like PATH)")
 	f.StringSliceVar(&a.writable, "sandbox-write", nil, "more directories contained agents may write, such as a build cache (comma-separated; also $PLANEX_SANDBOX_WRITE, a list like PATH)")
@@ -104,7 +113,19 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 	if name == "" {
 		name = getenv("PLANEX_AGENT")
 	}
+	// ${VAR}s in the MCP configuration are planex's own variables, read
+	// here and given only to the server that names them.
+	servers, err := mcp.Load(a.mcpConfig, a.mcpDir, func(k string) (string, bool) {
+		v := getenv(k)
+		return v, v != ""
+	})
+	if err != nil {
+		return nil, &exitError{code: exitUsage, msg: a.mcpLabel() + ": " + err.Error()}
+	}
 	if name == "" || name == "command" {
+		if !servers.Empty() {
+			return nil, &exitError{code: exitUsage, msg: a.mcpLabel() + ": MCP servers work with --agent anthropic|openai|claude|codex|gemini, not with a command agent"}
+		}
 		if strings.TrimSpace(cmd) == "" {
 			return nil, fmt.Errorf("no agent configured: pass --agent-cmd CMD (or set PLANEX_AGENT_CMD), or --agent %s; `planex explore` works without an agent", strings.Join(registry.Names()[:5], "|"))
 		}
@@ -113,6 +134,13 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 	return registry.New(name, registry.Options{
 		Model: a.model, BaseURL: a.baseURL, APIKeyEnv: a.apiKeyEnv, Command: cmd, Contain: contain,
 		MaxTurns: a.maxTurns, MaxOutputTokens: a.maxOut, PricePerMTokIn: a.priceIn, PricePerMTokOut: a.priceOut,
-		Getenv: getenv,
+		Getenv: getenv, MCP: servers,
 	})
+}
+
+func (a *agentFlags) mcpLabel() string {
+	if a.mcpInput != "" {
+		return a.mcpInput
+	}
+	return "planex: --mcp-config"
 }

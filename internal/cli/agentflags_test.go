@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/sandbox"
 )
@@ -64,5 +67,36 @@ func TestContainmentWhenNoSandbox(t *testing.T) {
 	a := &agentFlags{sandbox: "maybe", newSandbox: unavailable}
 	if _, err := a.containment(context.Background(), repo, false, &bytes.Buffer{}, noEnv); !errors.As(err, &ee) || ee.code != 2 {
 		t.Errorf("a bad --sandbox value is not a usage error: %v", err)
+	}
+}
+
+// TestMCPConfigInput: the Action's mcp-config is a path in the
+// repository (not the working directory) or inline JSON, and its errors
+// name the input.
+func TestMCPConfigInput(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".github"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".github", "mcp.json"), []byte(`{"mcpServers":{"t":{"command":"tracker-mcp"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string {
+		if k == "OPENAI_API_KEY" {
+			return "sk-test"
+		}
+		return ""
+	}
+	for _, c := range []struct{ config, wantErr string }{
+		{".github/mcp.json", ""},
+		{`{"mcpServers":{"t":{"type":"http","url":"https://x.example/mcp"}}}`, ""},
+		{"missing.json", "input mcp-config: reading the MCP configuration: open " + filepath.Join(root, "missing.json")},
+		{`{"mcpServers":{"t":{"url":"ftp://x"}}}`, `input mcp-config: inline MCP configuration: server "t": url "ftp://x" is not an http:// or https:// address`},
+	} {
+		a := &agentFlags{name: "openai", mcpConfig: c.config, mcpDir: root, mcpInput: "input mcp-config"}
+		_, err := a.build(getenv, agent.Containment{})
+		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+			t.Errorf("%s: err %v, want %q", c.config, err, c.wantErr)
+		}
 	}
 }

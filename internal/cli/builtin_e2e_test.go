@@ -2,22 +2,29 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/planexhq/planex/internal/agent/mcp/mcptest"
 )
 
 // scriptedModel is a Chat Completions server that plays a model through
 // every phase: it answers by tool calls in OpenAI's wire format, choosing
 // them from the phase named in the prompt.
 type scriptedModel struct {
-	t        *testing.T
+	t *testing.T
+	// mcp: the execute step looks ticket PX-7 up with the MCP test
+	// server's tool and writes what it returned.
+	mcp      bool
 	mu       sync.Mutex
 	requests int
 	keys     []string
@@ -80,6 +87,20 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			map[string]any{"id": "T1", "title": "Add hello.txt", "description": "write a/hello.txt", "scope": "a/**",
 				"test": "file exists", "acceptance_criteria": "says hello", "execution_directives": "grep -q hello a/hello.txt",
 				"deps": []string{}, "context_from": []string{"E1"}}}})
+	case strings.Contains(text, "carry out task T1") && m.mcp:
+		switch toolTurns {
+		case 0:
+			if !offered["mcp__tickets__lookup_ticket"] {
+				m.t.Errorf("the MCP tool was not offered: %v", offered)
+			}
+			call("mcp__tickets__lookup_ticket", map[string]any{"key": "PX-7"})
+		case 1:
+			last := req.Messages[len(req.Messages)-1]
+			got, _ := last.Content.(string)
+			call("write_file", map[string]any{"path": "a/hello.txt", "content": "hello\n" + got + "\n"})
+		default:
+			call("report_result", map[string]any{"id": "T1", "status": "completed", "findings": "wrote a/hello.txt", "files_modified": []string{"a/hello.txt"}, "tests_passed": true, "acceptance_met": "yes"})
+		}
 	case strings.Contains(text, "carry out task T1"):
 		switch toolTurns {
 		case 0:
@@ -132,6 +153,65 @@ func TestBuiltinOpenAIAgentEndToEnd(t *testing.T) {
 	for _, want := range []string{"| Tokens | 6000 in, 600 out |", "| Estimated cost | $0.01 |", "- Tests: ✅ passed"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("context.md lacks %q", want)
+		}
+	}
+}
+
+// TestBuiltinAgentMCPEndToEnd runs planex with --mcp-config naming the
+// MCP test server: the model calls its tool in the execute step, what it
+// returned reaches the task's commit, and the task's findings and the
+// report say which tool was called.
+func TestBuiltinAgentMCPEndToEnd(t *testing.T) {
+	f := newFixture(t)
+	bin := mcptest.BuildServer(t)
+	model := &scriptedModel{t: t, mcp: true}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	cfgFile := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(cfgFile, []byte(mcptest.Config(bin)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := f.command("-y", "--agent", "openai", "--base-url", srv.URL+"/v1", "--model", "gpt-test",
+		"--mcp-config", cfgFile, "--review", "skip", "add a greeting")
+	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "OPENAI_API_KEY=sk-test-key", "PLANEX_TEST_TICKET_PREFIX=from-planex-env",
+		"PLANEX_SANDBOX_READ="+filepath.Dir(bin))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("planex: %v\n%s", err, out)
+	}
+	branch := "planex/" + filepath.Base(f.sessionDir())
+	if got := f.git("show", branch+":a/hello.txt"); got != "hello\nPX-7: Widgets must be blue (from-planex-env)\n" {
+		t.Errorf("a/hello.txt = %q", got)
+	}
+	tasks, _ := os.ReadFile(filepath.Join(f.sessionDir(), "tasks.csv"))
+	if !strings.Contains(string(tasks), "wrote a/hello.txt MCP tools called: mcp__tickets__lookup_ticket.") {
+		t.Errorf("tasks.csv does not name the MCP tool called:\n%s", tasks)
+	}
+	report, _ := os.ReadFile(filepath.Join(f.sessionDir(), "context.md"))
+	// Markdown escapes the underscores.
+	if !strings.Contains(strings.ReplaceAll(string(report), `\`, ""), "- Findings: wrote a/hello.txt MCP tools called: mcp__tickets__lookup_ticket.") {
+		t.Errorf("context.md does not name the MCP tool called:\n%s", report)
+	}
+}
+
+func TestMCPConfigErrors(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--agent", "openai", "--mcp-config", `{"mcpServers":{"t":{"command":"x","env":{"K":"${PLANEX_TEST_UNSET_VAR}"}}}}`},
+			`planex: --mcp-config: inline MCP configuration: server "t": env.K: ${PLANEX_TEST_UNSET_VAR} is not set`},
+		{[]string{"--agent", "openai", "--mcp-config", "no-such.json"}, "planex: --mcp-config: reading the MCP configuration"},
+		{[]string{"--agent-cmd", "true", "--mcp-config", `{"mcpServers":{"t":{"command":"x"}}}`}, "not with a command agent"},
+	}
+	for _, c := range cases {
+		cmd := f.command(append(c.args, "-y", "add a greeting")...)
+		cmd.Env = append(cmd.Env, "OPENAI_API_KEY=sk-test-key")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
+			t.Errorf("%v: %v\n%s\nwant %q", c.args, err, out, c.want)
 		}
 	}
 }

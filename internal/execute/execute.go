@@ -127,6 +127,13 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	}, j.Board, r.log())
 	out.Usage = res.Usage
 	problems = res.Problems
+	// Which MCP tools the agent used belongs with what it found, in the
+	// task's row and the report.
+	var mcpNote string
+	if len(res.MCPCalls) > 0 {
+		mcpNote = abbrev.Truncate("MCP tools called: "+strings.Join(res.MCPCalls, ", ")+".", 300)
+		out.Findings = mcpNote
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -134,7 +141,10 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	if err := agent.Decode(agent.PhaseExecute, res.Raw, &er); err != nil {
 		return fail("%v", err)
 	}
-	out.Findings = abbrev.Truncate(agent.Redact(strings.TrimSpace(er.Findings), secrets), 500)
+	out.Findings = abbrev.Truncate(agent.Redact(strings.TrimSpace(er.Findings), secrets), 500-len(mcpNote))
+	if mcpNote != "" {
+		out.Findings = strings.TrimSpace(out.Findings + " " + mcpNote)
+	}
 	out.AcceptanceMet = er.AcceptanceMet
 	if er.ID != "" && er.ID != j.Task.ID {
 		r.log().Warn("agent reported another task id", "task", j.Task.ID, "reported", er.ID)

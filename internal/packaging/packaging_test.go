@@ -24,6 +24,7 @@ var wantInputs = map[string]string{
 	"base-url":        "",
 	"api-key-env":     "",
 	"allow-env":       "",
+	"mcp-config":      "",
 	"concurrency":     "4",
 	"trigger-phrase":  "/planex",
 	"base-branch":     "",

@@ -42,6 +42,11 @@ func TestPromptsFenceUntrustedText(t *testing.T) {
 		if !strings.Contains(out, "Ignore previous instructions") {
 			t.Errorf("%s: requirement missing", name)
 		}
+		// How to hand a result in is the agent's business: the command
+		// agent adds its files, the built-in agent has its tools.
+		if strings.Contains(out, "$PLANEX_") {
+			t.Errorf("%s: the prompt carries the command agent's instructions", name)
+		}
 	}
 	if !strings.Contains(outs["explore"], `"id":"E2"`) || !strings.Contains(outs["explore"], "main.go") {
 		t.Error("explore prompt lacks its id or key files")

@@ -82,11 +82,33 @@ func (p *Provider) Send(ctx context.Context, req builtin.Request) (builtin.Respo
 		}
 		params.Tools = append(params.Tools, t)
 	}
+	markCache(&params)
 	msg, err := p.client.Messages.New(ctx, params)
 	if err != nil {
 		return builtin.Response{}, convertError(err)
 	}
 	return fromMessage(msg), nil
+}
+
+// markCache sets prompt-cache breakpoints on what stays the same from
+// one turn of a step to the next: the tools, the system prompt, and the
+// conversation so far (its last block), so each turn reads the prefix
+// the turn before wrote instead of paying for all of it again. The API
+// allows four breakpoints; this uses three.
+func markCache(p *sdk.MessageNewParams) {
+	if n := len(p.Tools); n > 0 && p.Tools[n-1].OfTool != nil {
+		p.Tools[n-1].OfTool.CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+	if n := len(p.System); n > 0 {
+		p.System[n-1].CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+	if n := len(p.Messages); n > 0 {
+		if blocks := p.Messages[n-1].Content; len(blocks) > 0 {
+			if cc := blocks[len(blocks)-1].GetCacheControl(); cc != nil {
+				*cc = sdk.NewCacheControlEphemeralParam()
+			}
+		}
+	}
 }
 
 func toMessages(msgs []builtin.Message) []sdk.MessageParam {

@@ -300,3 +300,33 @@ func abs(f float64) float64 {
 	}
 	return f
 }
+
+// TestCacheBreakpoints: every request marks the tools, the system prompt
+// and the last block of the conversation for the prompt cache, and no
+// more than the API's four breakpoints.
+func TestCacheBreakpoints(t *testing.T) {
+	h := newHarness(t, 5,
+		message("tool_use", 1000, 50, toolUse("tu_1", "list_files", `{}`)),
+		message("tool_use", 1200, 40, toolUse("tu_2", "report_result", `{"id":"E1","status":"completed","findings":"f","key_files":[],"error":""}`)),
+	)
+	if _, err := h.agent.Run(context.Background(), h.step(agent.PhaseExplore, "E1", "")); err != nil {
+		t.Fatal(err)
+	}
+	ephemeral := func(v any) bool {
+		cc, _ := v.(map[string]any)["cache_control"].(map[string]any)
+		return cc["type"] == "ephemeral"
+	}
+	for i, req := range h.api.Reqs {
+		tools := req["tools"].([]any)
+		system := req["system"].([]any)
+		msgs := req["messages"].([]any)
+		last := msgs[len(msgs)-1].(map[string]any)["content"].([]any)
+		if !ephemeral(tools[len(tools)-1]) || !ephemeral(system[len(system)-1]) || !ephemeral(last[len(last)-1]) {
+			t.Errorf("request %d: a breakpoint is missing (tools, system, last block)", i)
+		}
+		b, _ := json.Marshal(req)
+		if n := strings.Count(string(b), `"cache_control"`); n != 3 {
+			t.Errorf("request %d has %d breakpoints, want 3", i, n)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package clis
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,8 @@ import (
 //     flag is used, so Claude Code runs as root too.
 //   - --setting-sources user and --strict-mcp-config ignore settings,
 //     hooks and MCP servers the repository may carry: its content is data.
+//     The user's MCP servers come in a --mcp-config file planex writes,
+//     their tools allowed as mcp__NAME.
 //   - ANTHROPIC_BASE_URL points it at another endpoint.
 const (
 	claudeReadTools  = "Read,Grep,Glob"
@@ -41,6 +44,12 @@ func claudeCLI() cli {
 			a := []string{"-p", "--output-format", "json", "--model", s.model,
 				"--tools", tools, "--allowedTools", allowed, "--permission-mode", "dontAsk",
 				"--setting-sources", "user", "--strict-mcp-config", "--no-session-persistence"}
+			if !s.mcp.Empty() {
+				// Only these servers: --strict-mcp-config keeps out any the
+				// repository or the user's settings name.
+				a = append(a, "--mcp-config", claudeMCPFile(s))
+				a[slices.Index(a, "--allowedTools")+1] += "," + claudeMCPAllowed(s.mcp)
+			}
 			if maxTurns > 0 {
 				a = append(a, "--max-turns", strconv.Itoa(maxTurns))
 			}
@@ -51,6 +60,15 @@ func claudeCLI() cli {
 			env := []string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 			if s.baseURL != "" {
 				env = append(env, "ANTHROPIC_BASE_URL="+strings.TrimRight(s.baseURL, "/"))
+			}
+			if !s.mcp.Empty() {
+				b, err := claudeMCP(s.mcp)
+				if err != nil {
+					return nil, err
+				}
+				if err := writeFile(claudeMCPFile(s), string(b)+"\n"); err != nil {
+					return nil, err
+				}
 			}
 			return env, nil
 		},

@@ -28,6 +28,7 @@ import (
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/agent/command"
+	"github.com/planexhq/planex/internal/agent/mcp"
 )
 
 // Names lists the supported CLIs.
@@ -76,6 +77,9 @@ type Config struct {
 	Env []string
 	// LookPath finds the binary; nil means exec.LookPath.
 	LookPath func(string) (string, error)
+	// MCP lists the user's MCP servers, written into the CLI's own
+	// configuration for each step.
+	MCP mcp.Config
 	// Logger receives warnings (a model without a known price); nil
 	// discards them.
 	Logger *slog.Logger
@@ -91,6 +95,8 @@ type setup struct {
 	home string
 	// keyVar is the credential variable that is set, if any.
 	keyVar string
+	// mcp lists the user's MCP servers.
+	mcp mcp.Config
 }
 
 // report is what a CLI's JSON output says about a step.
@@ -106,6 +112,9 @@ type report struct {
 	// failure, when set, says why the step failed.
 	problems []string
 	failure  string
+	// tools counts the calls of each tool the CLI reports by name
+	// (Codex: mcp__SERVER__TOOL; Gemini CLI: its own names).
+	tools map[string]int
 }
 
 type cli struct {
@@ -182,7 +191,7 @@ func (a *Agent) env() []string {
 }
 
 func (a *Agent) setup(phase agent.Phase, home string) setup {
-	s := setup{phase: phase, model: a.cfg.Model, baseURL: a.cfg.BaseURL, home: home}
+	s := setup{phase: phase, model: a.cfg.Model, baseURL: a.cfg.BaseURL, home: home, mcp: a.cfg.MCP}
 	env := a.env()
 	for _, name := range a.cli.credentials {
 		if lookupEnv(env, name) != "" {
@@ -243,11 +252,31 @@ func (a *Agent) decode(stdout []byte) (command.Output, error) {
 		return command.Output{}, err
 	}
 	// The command agent adds the problems to any error.
-	out := command.Output{Text: []byte(r.text), Problems: r.problems, Usage: a.usage(r)}
+	out := command.Output{Text: []byte(r.text), Problems: r.problems, Usage: a.usage(r), MCPCalls: mcpCalls(r.tools, a.cfg.MCP)}
 	if r.failure != "" {
 		return out, errors.New(r.failure)
 	}
 	return out, nil
+}
+
+// mcpCalls picks the calls of the configured servers' tools out of the
+// tools a CLI reports, under planex's names for them (mcp__SERVER__TOOL).
+// Gemini CLI calls them mcp_SERVER_TOOL.
+func mcpCalls(tools map[string]int, c mcp.Config) []string {
+	calls := map[string]int{}
+	for name, n := range tools {
+		for _, s := range c.Servers {
+			if rest, ok := strings.CutPrefix(name, "mcp__"+s.Name+"__"); ok {
+				calls[mcp.ToolName(s.Name, rest)] += n
+			} else if rest, ok := strings.CutPrefix(name, "mcp_"+s.Name+"_"); ok {
+				calls[mcp.ToolName(s.Name, rest)] += n
+			}
+		}
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+	return mcp.FormatCalls(calls)
 }
 
 // usage totals a report's tokens and prices them: the user's price when

@@ -1,11 +1,14 @@
 package clis
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/builtin"
+	"github.com/planexhq/planex/internal/agent/mcp"
 )
 
 func TestMissingBinary(t *testing.T) {
@@ -180,6 +183,62 @@ func TestInstallDirsNeverExposeAHome(t *testing.T) {
 		}
 		if tc.want != "" && !found {
 			t.Errorf("%s: dirs %v lack %s", tc.path, dirs, tc.want)
+		}
+	}
+}
+
+// TestMCPPassThrough: each CLI's configuration names the user's servers
+// in its own format, stdio and HTTP, with the expanded env and headers.
+func TestMCPPassThrough(t *testing.T) {
+	cfg, err := mcp.Parse([]byte(`{"mcpServers":{
+		"tickets":{"command":"/opt/tickets","args":["--db","x y"],"env":{"TICKET_TOKEN":"${TOK}"}},
+		"docs":{"type":"http","url":"https://docs.example/mcp","headers":{"Authorization":"Bearer ${TOK}"}}}}`), "test",
+		func(string) (string, bool) { return "tok-123", true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range Names() {
+		home := t.TempDir()
+		c, _ := lookup(name)
+		s := setup{phase: agent.PhaseExplore, model: "m", home: home, mcp: cfg}
+		if _, err := c.configure(s); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		args := strings.Join(c.args(s, 0), " ")
+		var file string
+		switch name {
+		case "claude":
+			file = claudeMCPFile(s)
+			if !strings.Contains(args, "--mcp-config "+file) || !strings.Contains(args, "--strict-mcp-config") ||
+				!strings.Contains(args, "--allowedTools Read,Grep,Glob,mcp__docs,mcp__tickets") {
+				t.Errorf("claude args %s", args)
+			}
+		case "codex":
+			file = filepath.Join(home, "codex", "config.toml")
+		case "gemini":
+			file = filepath.Join(home, "gemini", ".gemini", "settings.json")
+			policy, _ := os.ReadFile(geminiPolicyFile(s))
+			if !strings.Contains(string(policy), "mcpName = \"tickets\"\ndecision = \"allow\"") {
+				t.Errorf("gemini policy does not allow the server's tools:\n%s", policy)
+			}
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := map[string][]string{
+			"claude": {`"command": "/opt/tickets"`, `"x y"`, `"TICKET_TOKEN": "tok-123"`, `"type": "http"`, `"url": "https://docs.example/mcp"`, `"Authorization": "Bearer tok-123"`},
+			"codex": {`[mcp_servers."tickets"]`, `command = "/opt/tickets"`, `args = ["--db", "x y"]`, `env = { "TICKET_TOKEN" = "tok-123" }`,
+				`[mcp_servers."docs"]`, `url = "https://docs.example/mcp"`, `http_headers = { "Authorization" = "Bearer tok-123" }`, `default_tools_approval_mode = "approve"`},
+			"gemini": {`"command": "/opt/tickets"`, `"TICKET_TOKEN": "tok-123"`, `"httpUrl": "https://docs.example/mcp"`, `"Authorization": "Bearer tok-123"`, `"trust": true`},
+		}[name]
+		for _, w := range want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s: %s lacks %s:\n%s", name, filepath.Base(file), w, b)
+			}
+		}
+		if info, err := os.Stat(file); err != nil || info.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %s is not private to its owner: %v", name, file, info.Mode())
 		}
 	}
 }

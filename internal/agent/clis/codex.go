@@ -21,7 +21,8 @@ import (
 //   - Codex reads no base-URL variable: planex gives it a CODEX_HOME of
 //     its own whose config.toml defines a model provider with the base
 //     URL and the name of the key variable (never the key itself). The
-//     user's ~/.codex (logins, MCP servers, profiles) is not used.
+//     user's ~/.codex (logins, MCP servers, profiles) is not used; the
+//     servers of --mcp-config are [mcp_servers.NAME] tables there.
 func codexCLI() cli {
 	return cli{
 		binary:      "codex",
@@ -66,6 +67,7 @@ func codexConfig(s setup) string {
 	if s.keyVar != "" {
 		fmt.Fprintf(&b, "env_key = %s\n", tomlString(s.keyVar))
 	}
+	b.WriteString(codexMCP(s.mcp))
 	return b.String()
 }
 
@@ -81,6 +83,8 @@ type codexEvent struct {
 	} `json:"usage"`
 	Item *struct {
 		Type             string `json:"type"`
+		Server           string `json:"server"`
+		Tool             string `json:"tool"`
 		Text             string `json:"text"`
 		Message          string `json:"message"`
 		Command          string `json:"command"`
@@ -131,6 +135,11 @@ func decodeCodex(stdout []byte) (report, error) {
 			switch it.Type {
 			case "agent_message":
 				r.text = it.Text
+			case "mcp_tool_call":
+				if r.tools == nil {
+					r.tools = map[string]int{}
+				}
+				r.tools["mcp__"+it.Server+"__"+it.Tool]++
 			case "error":
 				r.problems = append(r.problems, "codex: "+it.Message)
 			case "command_execution":

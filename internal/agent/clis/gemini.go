@@ -23,7 +23,8 @@ import (
 //     with API-key authentication selected in a settings file; planex
 //     gives it a GEMINI_CLI_HOME of its own whose .gemini/settings.json
 //     selects it (the key stays in GEMINI_API_KEY). The user's ~/.gemini
-//     (logins, extensions, MCP servers) is not used.
+//     (logins, extensions, MCP servers) is not used; the servers of
+//     --mcp-config are its mcpServers, their tools allowed by the policy.
 func geminiCLI() cli {
 	return cli{
 		binary:      "gemini",
@@ -42,6 +43,9 @@ func geminiCLI() cli {
 				"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 				"privacy":  map[string]any{"usageStatisticsEnabled": false},
 			}
+			if !s.mcp.Empty() {
+				settings["mcpServers"] = geminiMCP(s.mcp)
+			}
 			b, err := json.MarshalIndent(settings, "", "  ")
 			if err != nil {
 				return nil, err
@@ -53,7 +57,7 @@ func geminiCLI() cli {
 			if s.phase.ReadOnly() {
 				policy = geminiReadOnlyPolicy
 			}
-			if err := writeFile(geminiPolicyFile(s), policy); err != nil {
+			if err := writeFile(geminiPolicyFile(s), policy+geminiMCPPolicy(s.mcp)); err != nil {
 				return nil, err
 			}
 			env := []string{"GEMINI_CLI_HOME=" + home}
@@ -106,6 +110,7 @@ type geminiOutput struct {
 		} `json:"models"`
 		Tools struct {
 			ByName map[string]struct {
+				Count     int `json:"count"`
 				Fail      int `json:"fail"`
 				Decisions struct {
 					Reject int `json:"reject"`
@@ -135,6 +140,12 @@ func decodeGemini(stdout []byte) (report, error) {
 	sort.Strings(names)
 	for _, n := range names {
 		t := o.Stats.Tools.ByName[n]
+		if strings.HasPrefix(n, "mcp_") && t.Count > 0 {
+			if r.tools == nil {
+				r.tools = map[string]int{}
+			}
+			r.tools[n] = t.Count
+		}
 		if t.Decisions.Reject > 0 {
 			r.problems = append(r.problems, fmt.Sprintf("%s: %d call(s) refused by the approval policy", n, t.Decisions.Reject))
 		}

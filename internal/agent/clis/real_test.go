@@ -3,6 +3,7 @@ package clis
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 	"github.com/planexhq/planex/internal/agent/agenttest"
 	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/agent/clis/clistest"
+	"github.com/planexhq/planex/internal/agent/mcp"
+	"github.com/planexhq/planex/internal/agent/mcp/mcptest"
 	"github.com/planexhq/planex/internal/sandbox"
 )
 
@@ -32,6 +35,12 @@ type realCLI struct {
 }
 
 func startReal(t *testing.T, name string, script agenttest.Script, model string) *realCLI {
+	t.Helper()
+	return startRealWith(t, name, script, model, nil)
+}
+
+// startRealWith is startReal with a last change to the agent's Config.
+func startRealWith(t *testing.T, name string, script agenttest.Script, model string, change func(*Config)) *realCLI {
 	t.Helper()
 	pkg, _ := Tested(name)
 	bin := clistest.Install(t, name, pkg.Spec())
@@ -53,6 +62,9 @@ func startReal(t *testing.T, name string, script agenttest.Script, model string)
 	if name != "claude" {
 		// Codex and Gemini CLI report tokens only; price them.
 		cfg.Price = &builtin.Price{InPerMTok: 1, OutPerMTok: 2}
+	}
+	if change != nil {
+		change(&cfg)
 	}
 	a, err := New(cfg)
 	if err != nil {
@@ -401,5 +413,65 @@ func TestRealClaudeUncontainedAsRoot(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "a", "hello.txt")); err != nil || string(b) != "hello\n" {
 		t.Errorf("a/hello.txt = %q, %v", b, err)
+	}
+}
+
+// TestRealCLIMCP: each CLI gets the MCP test server from planex's
+// configuration, starts it inside the sandbox, offers its tool to the
+// model in a read-only step and hands the model what the tool returned.
+func TestRealCLIMCP(t *testing.T) {
+	bin := mcptest.BuildServer(t)
+	cfg, err := mcp.Parse([]byte(mcptest.Config(bin)), "test", func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			var offered, result string
+			script := func(turn agenttest.Turn) agenttest.Action {
+				if len(turn.Results) == 0 {
+					for _, tool := range turn.Tools {
+						if strings.Contains(tool, "lookup_ticket") {
+							offered = tool
+						}
+					}
+					if name == "codex" {
+						// Codex defers MCP tools: the model calls them from
+						// its JavaScript tool, exec.
+						offered = "exec → tools.mcp__tickets__lookup_ticket"
+						return agenttest.Action{Tool: "exec", Input: `const r = await tools.mcp__tickets__lookup_ticket({key: "PX-7"});` + "\ntext(r);\n"}
+					}
+					if offered == "" {
+						return clistest.Answer(map[string]any{"id": "E1", "status": "failed", "findings": "", "error": "no MCP tool"})
+					}
+					return agenttest.Action{Tool: offered, Input: map[string]any{"key": "PX-7"}}
+				}
+				result = turn.Results[0]
+				return clistest.Answer(map[string]any{"id": "E1", "status": "completed", "findings": "read the ticket"})
+			}
+			r := startRealWith(t, name, script, "", func(c *Config) {
+				c.MCP = cfg
+				c.Contain.Read = append(c.Contain.Read, filepath.Dir(bin))
+			})
+			res, err := r.run(t, agent.Step{Phase: agent.PhaseExplore, ID: "E1", Prompt: "## Step: explore\nlook the ticket up", Dir: gitDir(t)})
+			if err != nil {
+				t.Fatalf("run: %v; tools offered: %v", err, r.srv.Turns()[0].Tools)
+			}
+			if offered == "" {
+				t.Fatalf("no MCP tool offered: %v", r.srv.Turns()[0].Tools)
+			}
+			if !strings.Contains(result, "PX-7: Widgets must be blue (tracker)") {
+				t.Errorf("the tool %s returned %q", offered, result)
+			}
+			var er agent.ExploreResult
+			if err := agent.Decode(agent.PhaseExplore, res.Raw, &er); err != nil || er.Status != "completed" {
+				t.Errorf("result %s: %v", res.Raw, err)
+			}
+			// Claude Code's report names no tool calls.
+			if want := "[mcp__tickets__lookup_ticket]"; name != "claude" && fmt.Sprint(res.MCPCalls) != want {
+				t.Errorf("MCP calls %v, want %s", res.MCPCalls, want)
+			}
+			t.Logf("%s offered %s", name, offered)
+		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/proc"
+	"github.com/planexhq/planex/internal/session"
 )
 
 // DefaultTimeout applies when neither the step nor the config sets one:
@@ -60,6 +61,8 @@ type Output struct {
 	Text     []byte
 	Usage    agent.Usage
 	Problems []string
+	// MCPCalls names the MCP tools the program reports it called.
+	MCPCalls []string
 }
 
 // Agent runs Config.Command for each step.
@@ -97,7 +100,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 
 	cmd := exec.Command("sh", "-c", a.cfg.Command)
 	cmd.Dir = step.Dir
-	cmd.Stdin = strings.NewReader(step.Prompt)
+	cmd.Stdin = strings.NewReader(step.Prompt + a.contract(step))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -129,7 +132,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		out.Problems = cleanAll(out.Problems)
 	}
 	// Whatever happens next, the tokens the program reported were spent.
-	failed := agent.Result{Usage: out.Usage}
+	failed := agent.Result{Usage: out.Usage, MCPCalls: out.MCPCalls}
 	if runErr != nil {
 		detail := stderrTail(&stderr)
 		if decodeErr != nil {
@@ -180,7 +183,32 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	if a.cfg.Decode != nil {
 		usage = out.Usage
 	}
-	return agent.Result{Raw: raw, Usage: usage, Problems: out.Problems}, nil
+	return agent.Result{Raw: raw, Usage: usage, Problems: out.Problems, MCPCalls: out.MCPCalls}, nil
+}
+
+// contract tells the program how it hands its work in: through the files
+// the contract's variables name. It belongs to this agent, not to the
+// engine's prompts, which the built-in agent gets too (it hands in
+// through its tools). A named CLI (Decode set) answers in its final
+// message, which its own instructions ask for, and gets only the notes.
+func (a *Agent) contract(step agent.Step) string {
+	var b strings.Builder
+	if step.DiscoveriesFile != "" {
+		worker := step.ID
+		if worker == "" {
+			worker = string(step.Phase)
+		}
+		fmt.Fprintf(&b, "- Shared notes: you may append one-line JSON notes for other agents to the file named by $PLANEX_DISCOVERIES_FILE, each shaped "+
+			`{"ts":"<RFC 3339 time>","worker":%q,"type":"<%s>","data":{...}}. planex checks them after the step and shares the valid ones.`+"\n",
+			worker, strings.Join(session.DiscoveryTypes(), "|"))
+	}
+	if a.cfg.Decode == nil {
+		b.WriteString("- Finish by writing one JSON object that matches the schema in $PLANEX_SCHEMA_FILE to $PLANEX_RESULT_FILE (or print it as the last JSON object on stdout).\n")
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "\n\n## Handing in your work\n\n" + b.String()
 }
 
 // withProblems adds the problems a program reported to an error detail.

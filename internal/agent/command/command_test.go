@@ -36,7 +36,8 @@ func TestContract(t *testing.T) {
 			cmd: `test "$PLANEX_PHASE" = execute && test "$PLANEX_ID" = T3 && test -s "$PLANEX_SCHEMA_FILE" && test -z "${PLANEX_SESSION_DIR+set}" &&
 				test -f "$PLANEX_DISCOVERIES_FILE" && test "$PLANEX_DISCOVERIES_FILE" = "$WANT_DISCOVERIES" &&
 				test "$(dirname "$PLANEX_RESULT_FILE")" = "$WANT_TEMP" && test "$(dirname "$PLANEX_SCHEMA_FILE")" = "$WANT_TEMP" &&
-				grep -q 'PROMPT TEXT' && test "$(pwd)" = "$WANT_DIR" &&
+				prompt=$(cat) && test "${prompt#PROMPT TEXT}" != "$prompt" && test "$(pwd)" = "$WANT_DIR" &&
+				case "$prompt" in *'to $PLANEX_RESULT_FILE'*'"worker":"T3"'*) false ;; *'"worker":"T3"'*'to $PLANEX_RESULT_FILE'*) ;; *) false ;; esac &&
 				echo '{"id":"T3","status":"completed","findings":"ok","tests_passed":true,"usage":{"input_tokens":7,"output_tokens":3}}' > "$PLANEX_RESULT_FILE"`,
 			check: func(t *testing.T, s agent.Step, r agent.Result) {
 				if !strings.Contains(string(r.Raw), `"T3"`) || r.Usage.InputTokens != 7 || r.Usage.OutputTokens != 3 {

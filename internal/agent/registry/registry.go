@@ -18,6 +18,7 @@ import (
 	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/agent/clis"
 	"github.com/planexhq/planex/internal/agent/command"
+	"github.com/planexhq/planex/internal/agent/mcp"
 	"github.com/planexhq/planex/internal/agent/openai"
 )
 
@@ -53,6 +54,9 @@ type Options struct {
 	// per million tokens) when either is set.
 	PricePerMTokIn  float64
 	PricePerMTokOut float64
+	// MCP lists the user's MCP servers (--mcp-config): the built-in
+	// agents run them, the CLIs get them in their own configuration.
+	MCP mcp.Config
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
 	// Logger receives progress; nil discards it.
@@ -89,7 +93,7 @@ func New(name string, o Options) (agent.Agent, error) {
 		return builtin.New(p, builtinOptions("openai", p.Model(), o)), nil
 	case "claude", "codex", "gemini":
 		cfg := clis.Config{Name: name, Model: o.Model, BaseURL: o.BaseURL, MaxTurns: o.MaxTurns, Contain: o.Contain,
-			Timeouts: o.Timeouts, Logger: o.Logger}
+			Timeouts: o.Timeouts, Logger: o.Logger, MCP: o.MCP}
 		if o.PricePerMTokIn > 0 || o.PricePerMTokOut > 0 {
 			cfg.Price = &builtin.Price{InPerMTok: o.PricePerMTokIn, OutPerMTok: o.PricePerMTokOut}
 		}
@@ -98,10 +102,17 @@ func New(name string, o Options) (agent.Agent, error) {
 		if strings.TrimSpace(o.Command) == "" {
 			return nil, errors.New("the command agent needs a command (--agent-cmd or PLANEX_AGENT_CMD)")
 		}
+		if !o.MCP.Empty() {
+			return nil, errMCPCommand
+		}
 		return command.New(command.Config{Command: o.Command, Contain: o.Contain, Timeouts: o.Timeouts}), nil
 	}
 	return nil, fmt.Errorf("unknown agent %q (choose one of: %s)", name, strings.Join(Names(), ", "))
 }
+
+// errMCPCommand refuses MCP servers for the command agent, which has no
+// way to be given them.
+var errMCPCommand = errors.New("MCP servers (--mcp-config) work with the agents anthropic, openai, claude, codex and gemini, not with a command agent")
 
 // apiKey reads the key from APIKeyEnv or the default variable. It never
 // puts the key anywhere but the provider's request header.
@@ -144,6 +155,7 @@ func builtinOptions(name, model string, o Options) builtin.Options {
 		Timeouts:        o.Timeouts,
 		Contain:         o.Contain,
 		Logger:          o.Logger,
+		MCP:             o.MCP,
 	}
 	if o.PricePerMTokIn > 0 || o.PricePerMTokOut > 0 {
 		bo.Price = &builtin.Price{InPerMTok: o.PricePerMTokIn, OutPerMTok: o.PricePerMTokOut}

@@ -53,10 +53,7 @@ func (c *capBuffer) String() string {
 }
 
 func (s *Set) runCommand(ctx context.Context, input json.RawMessage) (Output, error) {
-	var in struct {
-		Command        string `json:"command"`
-		TimeoutSeconds int    `json:"timeout_seconds"`
-	}
+	var in runCommandInput
 	if err := decode(input, &in); err != nil {
 		return fail("%v", err), nil
 	}
@@ -111,10 +108,7 @@ func (s *Set) runCommand(ctx context.Context, input json.RawMessage) (Output, er
 }
 
 func (s *Set) appendDiscovery(input json.RawMessage) Output {
-	var in struct {
-		Type string          `json:"type"`
-		Data json.RawMessage `json:"data"`
-	}
+	var in appendDiscoveryInput
 	if err := decode(input, &in); err != nil {
 		return fail("%v", err)
 	}

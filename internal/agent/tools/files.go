@@ -74,10 +74,7 @@ func (s *Set) walk(rel string, fn func(file string) bool) error {
 }
 
 func (s *Set) listFiles(input json.RawMessage) Output {
-	var in struct {
-		Path string `json:"path"`
-		Glob string `json:"glob"`
-	}
+	var in listFilesInput
 	if err := decode(input, &in); err != nil {
 		return fail("%v", err)
 	}
@@ -117,11 +114,7 @@ func (s *Set) listFiles(input json.RawMessage) Output {
 }
 
 func (s *Set) readFile(input json.RawMessage) Output {
-	var in struct {
-		Path      string `json:"path"`
-		StartLine int    `json:"start_line"`
-		EndLine   int    `json:"end_line"`
-	}
+	var in readFileInput
 	if err := decode(input, &in); err != nil {
 		return fail("%v", err)
 	}
@@ -179,12 +172,7 @@ func (s *Set) readFile(input json.RawMessage) Output {
 }
 
 func (s *Set) search(ctx context.Context, input json.RawMessage) Output {
-	var in struct {
-		Pattern    string `json:"pattern"`
-		Path       string `json:"path"`
-		Glob       string `json:"glob"`
-		IgnoreCase bool   `json:"ignore_case"`
-	}
+	var in searchInput
 	if err := decode(input, &in); err != nil {
 		return fail("%v", err)
 	}
@@ -281,10 +269,7 @@ func clip(s string, n int) string {
 }
 
 func (s *Set) writeFile(input json.RawMessage) Output {
-	var in struct {
-		Path    *string `json:"path"`
-		Content *string `json:"content"`
-	}
+	var in writeFileInput
 	if err := decode(input, &in); err != nil {
 		return fail("%v", err)
 	}
@@ -326,11 +311,7 @@ func (s *Set) writeFile(input json.RawMessage) Output {
 }
 
 func (s *Set) editFile(input json.RawMessage) Output {
-	var in struct {
-		Path    string  `json:"path"`
-		OldText *string `json:"old_text"`
-		NewText *string `json:"new_text"`
-	}
+	var in editFileInput
 	if err := decode(input, &in); err != nil {
 		return fail("%v", err)
 	}

@@ -131,7 +131,10 @@ func New(cfg Config) (*Set, error) {
 		root.Close()
 		return nil, err
 	}
-	s.defs = s.buildDefs()
+	if s.defs, err = s.buildDefs(); err != nil {
+		root.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
