@@ -43,8 +43,8 @@ func BenchmarkSchedule(b *testing.B) {
 	}
 	n := time.Duration(b.N)
 	b.ReportMetric(float64(sum/n)/float64(bound), "ratio")
-	b.ReportMetric(float64((fullSum/n).Milliseconds()), "makespan-ms")
-	b.ReportMetric(float64((zeroSum/n).Milliseconds()), "zero-ms")
+	b.ReportMetric(float64((fullSum / n).Milliseconds()), "makespan-ms")
+	b.ReportMetric(float64((zeroSum / n).Milliseconds()), "zero-ms")
 	b.ReportMetric(float64(bound.Milliseconds()), "bound-ms")
 }
 
