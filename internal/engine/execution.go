@@ -163,7 +163,13 @@ func (x *execution) finished(ctx context.Context, o execute.Outcome) error {
 			return err
 		}
 	}
-	return x.flush(ctx)
+	if err := x.flush(ctx); err != nil {
+		return err
+	}
+	if x.held[i].ID != "" {
+		x.e.o.Log.Debug("task completed; its commit waits for the tasks before it", "task", o.ID)
+	}
+	return nil
 }
 
 // flush commits the held tasks the schedule lets through, in its order.

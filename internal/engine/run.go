@@ -36,6 +36,8 @@ func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContex
 		return err
 	}
 	fmt.Fprintf(e.o.Out, "execute: on branch %s\n", s.Meta.Branch)
+	// Worktrees are kept from task to task; they go when the run does.
+	defer e.runner.Close(ctx)
 	tasks, err := e.loadApproved(s, ap)
 	if err != nil {
 		return err
@@ -252,6 +254,7 @@ func (e *Engine) RunTask(ctx context.Context, sessionID, taskID, base, hash stri
 	}
 	fmt.Fprintf(e.o.Out, "  %s: started (%s)\n", taskID, tasks[i].Title)
 	o := e.runner.Run(ctx, job)
+	e.runner.Close(ctx)
 	fmt.Fprintf(e.o.Out, "  %s: %s%s\n", taskID, o.Status, suffix(o.Error))
 	return o, nil
 }
