@@ -184,6 +184,11 @@ func TestResumedRunGivesTheSameBranch(t *testing.T) {
 	if first != "T2 T1" && first != "T2" {
 		t.Fatalf("commits after the interrupt = %q", first)
 	}
+	// A killed run leaves its worktrees (named after tasks) behind.
+	stale := repo.WorktreeDir(s.Meta.ID, "T2")
+	if err := repo.AddWorktree(context.Background(), stale, s.Meta.Base); err != nil {
+		t.Fatal(err)
+	}
 	g = &gatedAgent{}
 	res, err = newConcurrentEngine(t, repo, g.agent()).Continue(context.Background(), s.Meta.ID)
 	if err != nil || res.Counts.Completed != 4 {
@@ -194,6 +199,9 @@ func TestResumedRunGivesTheSameBranch(t *testing.T) {
 	}
 	if got := branchTree(t, repo, s); got != want {
 		t.Errorf("resumed tree %s, uninterrupted %s", got, want)
+	}
+	if out, _ := repo.Git(context.Background(), "", "worktree", "list", "--porcelain"); strings.Count(out, "worktree ") != 1 {
+		t.Errorf("worktrees left behind:\n%s", out)
 	}
 	for _, id := range strings.Fields(first) {
 		for _, ran := range g.order {

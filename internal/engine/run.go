@@ -45,6 +45,11 @@ func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContex
 	if err := e.cascade(s, ap, tasks); err != nil {
 		return err
 	}
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	e.runner.RemoveStale(ctx, s.Meta.ID, ids)
 	tip, err := e.repo.ResolveBranch(ctx, s.Meta.Branch)
 	if err != nil {
 		return err

@@ -303,6 +303,18 @@ func (r *Runner) release(session, wt string) {
 	r.free[session] = append(r.free[session], wt)
 }
 
+// RemoveStale removes the worktrees a killed run of the session left
+// behind: they are named after tasks (see worktree). Only for a run that
+// holds the session alone: another process's task may be using one.
+func (r *Runner) RemoveStale(ctx context.Context, session string, taskIDs []string) {
+	for _, id := range taskIDs {
+		wt := r.Repo.WorktreeDir(session, id)
+		if err := r.Repo.RemoveWorktree(ctx, wt); err != nil {
+			r.log().Warn("removing a worktree left behind", "dir", wt, "err", err)
+		}
+	}
+}
+
 // Close removes the worktrees kept between tasks. No task may be running.
 func (r *Runner) Close(ctx context.Context) {
 	r.mu.Lock()
