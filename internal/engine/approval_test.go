@@ -18,7 +18,7 @@ import (
 )
 
 // testRepo makes a git repository with one commit.
-func testRepo(t *testing.T) *gitrepo.Repo {
+func testRepo(t testing.TB) *gitrepo.Repo {
 	t.Helper()
 	dir := t.TempDir()
 	for _, args := range [][]string{

@@ -421,6 +421,8 @@ const (
 	modeApprovedOnly
 )
 
+// run takes a session as far as it can go: the phases before the plan
+// (unless it was imported), the tasks gate, execution, review and report.
 func (e *Engine) run(ctx context.Context, s *session.Session, mode runMode) (*Outcome, error) {
 	if s.Meta.Cancelled {
 		return nil, fmt.Errorf("session %s was cancelled; start a new one", s.Meta.ID)
@@ -429,123 +431,21 @@ func (e *Engine) run(ctx context.Context, s *session.Session, mode runMode) (*Ou
 		return nil, fmt.Errorf("session %s: %w", s.Meta.ID, ErrNotApproved)
 	}
 	out := &Outcome{Session: s}
-	approveWaiting := mode == modeContinue && s.Meta.WaitingAt != ""
-	// pass asks for a gate; approving the tasks gate records tasks as the
-	// approved plan.
-	pass := func(g session.Gate, preview string, tasks []plan.Task) (bool, error) {
-		if s.Meta.Approved[g] {
-			return true, nil
-		}
-		d, how := Defer, ""
-		switch {
-		case mode == modeApprovedOnly:
-			return false, fmt.Errorf("session %s: the %s gate was not passed: %w", s.Meta.ID, g, ErrNotApproved)
-		case approveWaiting && s.Meta.WaitingAt == g:
-			d, how = Approve, "--continue at the gate"
-		case e.o.Yes:
-			d, how = Approve, "-y"
-		case s.Meta.AutoApprove:
-			d, how = Approve, "-y (remembered)"
-		case g == session.GateAngles && e.o.AutoAngles:
-			d = Approve
-		case e.o.Gate != nil:
-			var err error
-			if d, err = e.o.Gate.Confirm(ctx, g, s, preview); err != nil {
-				return false, err
-			}
-			how = "terminal prompt"
-		}
-		switch d {
-		case Approve:
-			if s.Meta.Approved == nil {
-				s.Meta.Approved = map[session.Gate]bool{}
-			}
-			s.Meta.Approved[g] = true
-			s.Meta.WaitingAt = ""
-			if g == session.GateTasks {
-				s.Meta.Approval = session.NewApproval(tasks, e.o.Approver, how, e.o.Now())
-				s.Meta.PlanHash = s.Meta.Approval.PlanHash
-			}
-			return true, s.SaveMeta()
-		case Cancel:
-			s.Meta.Cancelled = true
-			s.Meta.WaitingAt = ""
-			out.Stage, out.Reason = StageCancelled, "cancelled at the "+string(g)+" gate"
-			return false, s.SaveMeta()
-		default:
-			s.Meta.WaitingAt = g
-			out.Stage, out.Gate = StageWaiting, g
-			return false, s.SaveMeta()
-		}
-	}
-
-	var repoCtx *RepoContext
-	if e.o.Mapper != nil && (!s.Exists(session.TasksFile) || !s.Meta.Imported) {
-		rc, err := e.o.Mapper.Map(ctx, e.repo.Root, s.Meta.Requirement)
-		if err != nil {
-			e.o.Log.Warn("repository map unavailable", "err", err)
-		} else {
-			repoCtx = rc
-			e.seedDiscoveries(s, rc)
-		}
-	}
-
+	g := &gates{e: e, s: s, mode: mode, out: out, approveWaiting: mode == modeContinue && s.Meta.WaitingAt != ""}
+	rc := e.repoContext(ctx, s)
 	if !s.Meta.Imported {
-		if !s.Exists(session.ExploreFile) {
-			if err := e.analyze(ctx, s, repoCtx); err != nil {
-				return nil, err
-			}
-		}
-		rows, err := s.ReadExplore()
-		if err != nil {
-			return nil, err
-		}
-		ok, err := pass(session.GateAngles, previewAngles(rows), nil)
-		if err != nil || !ok {
-			return out, err
-		}
-		if err := e.explore(ctx, s, repoCtx); err != nil {
-			return e.stopped(out, err)
-		}
-		if !s.Exists(session.TasksFile) {
-			if s.Meta.Approved[session.GateTasks] {
-				return nil, fmt.Errorf("session %s: %s is missing, but its plan %s was approved; nothing runs without it", s.Meta.ID, s.File(session.TasksFile), plan.ID(s.Meta.PlanHash))
-			}
-			if err := e.plan(ctx, s, repoCtx, ""); err != nil {
-				return e.stopped(out, err)
-			}
+		if stopAt, stop, err := e.prepare(ctx, s, rc, g); stop {
+			return stopAt, err
 		}
 	}
-
-	var ap *session.Approval
-	var tasks []plan.Task
-	var err error
-	if s.Meta.Approved[session.GateTasks] {
-		// An approved plan runs only as approved: a remembered -y or a
-		// --continue approves nothing that changed since.
-		if ap, err = e.approval(s); err != nil {
-			return nil, err
-		}
-		if _, err = e.loadApproved(s, ap); err != nil {
-			return nil, err
-		}
-	} else {
-		if tasks, err = e.loadTasks(s); err != nil {
-			return nil, err
-		}
-		if note := workflowsNote(s, tasks); note != "" {
-			fmt.Fprintln(e.o.Out, note)
-		}
-		ok, err := pass(session.GateTasks, previewTasks(s, tasks), tasks)
-		if err != nil || !ok {
-			return out, err
-		}
-		ap = s.Meta.Approval
+	ap, stopAt, err := e.approvedPlan(ctx, s, g)
+	if ap == nil {
+		return stopAt, err
 	}
-	if err := e.execute(ctx, s, repoCtx, ap); err != nil {
+	if err := e.execute(ctx, s, rc, ap); err != nil {
 		return e.stopped(out, err)
 	}
-	tasks, err = e.loadApproved(s, ap)
+	tasks, err := e.loadApproved(s, ap)
 	if err != nil {
 		return nil, err
 	}
@@ -556,6 +456,139 @@ func (e *Engine) run(ctx context.Context, s *session.Session, mode runMode) (*Ou
 	out.Stage = StageDone
 	out.Counts = plan.Count(tasks)
 	return out, nil
+}
+
+// prepare runs the phases before the tasks gate that have not run yet:
+// analyze, the angles gate, explore and plan. When the run stops here
+// (at the angles gate, on a budget or an error) it says so, with what run
+// returns.
+func (e *Engine) prepare(ctx context.Context, s *session.Session, rc *RepoContext, g *gates) (*Outcome, bool, error) {
+	if !s.Exists(session.ExploreFile) {
+		if err := e.analyze(ctx, s, rc); err != nil {
+			return nil, true, err
+		}
+	}
+	rows, err := s.ReadExplore()
+	if err != nil {
+		return nil, true, err
+	}
+	if ok, err := g.pass(ctx, session.GateAngles, previewAngles(rows), nil); err != nil || !ok {
+		return g.out, true, err
+	}
+	if err := e.explore(ctx, s, rc); err != nil {
+		out, err := e.stopped(g.out, err)
+		return out, true, err
+	}
+	if s.Exists(session.TasksFile) {
+		return nil, false, nil
+	}
+	if s.Meta.Approved[session.GateTasks] {
+		return nil, true, fmt.Errorf("session %s: %s is missing, but its plan %s was approved; nothing runs without it", s.Meta.ID, s.File(session.TasksFile), plan.ID(s.Meta.PlanHash))
+	}
+	if err := e.plan(ctx, s, rc, ""); err != nil {
+		out, err := e.stopped(g.out, err)
+		return out, true, err
+	}
+	return nil, false, nil
+}
+
+// approvedPlan returns the approved plan to run: the one on record (an
+// approved plan runs only as approved: a remembered -y or a --continue
+// approves nothing that changed since), or tasks.csv once it passes the
+// tasks gate. Without one it returns what run returns.
+func (e *Engine) approvedPlan(ctx context.Context, s *session.Session, g *gates) (*session.Approval, *Outcome, error) {
+	if s.Meta.Approved[session.GateTasks] {
+		ap, err := e.approval(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err = e.loadApproved(s, ap); err != nil {
+			return nil, nil, err
+		}
+		return ap, nil, nil
+	}
+	tasks, err := e.loadTasks(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	if note := workflowsNote(s, tasks); note != "" {
+		fmt.Fprintln(e.o.Out, note)
+	}
+	if ok, err := g.pass(ctx, session.GateTasks, previewTasks(s, tasks), tasks); err != nil || !ok {
+		return nil, g.out, err
+	}
+	return s.Meta.Approval, nil, nil
+}
+
+// gates passes a run's gates as its mode and the options allow.
+type gates struct {
+	e              *Engine
+	s              *session.Session
+	mode           runMode
+	out            *Outcome
+	approveWaiting bool // --continue approves the gate the session waits at
+}
+
+// pass asks for gate g; approving the tasks gate records tasks as the
+// approved plan. It reports whether the run may go on.
+func (g *gates) pass(ctx context.Context, gate session.Gate, preview string, tasks []plan.Task) (bool, error) {
+	if g.s.Meta.Approved[gate] {
+		return true, nil
+	}
+	if g.mode == modeApprovedOnly {
+		return false, fmt.Errorf("session %s: the %s gate was not passed: %w", g.s.Meta.ID, gate, ErrNotApproved)
+	}
+	d, how, err := g.decide(ctx, gate, preview)
+	if err != nil {
+		return false, err
+	}
+	return g.apply(gate, d, how, tasks)
+}
+
+// decide finds the decision at a gate and says how it was made.
+func (g *gates) decide(ctx context.Context, gate session.Gate, preview string) (Decision, string, error) {
+	o := g.e.o
+	switch {
+	case g.approveWaiting && g.s.Meta.WaitingAt == gate:
+		return Approve, "--continue at the gate", nil
+	case o.Yes:
+		return Approve, "-y", nil
+	case g.s.Meta.AutoApprove:
+		return Approve, "-y (remembered)", nil
+	case gate == session.GateAngles && o.AutoAngles:
+		return Approve, "", nil
+	case o.Gate != nil:
+		d, err := o.Gate.Confirm(ctx, gate, g.s, preview)
+		return d, "terminal prompt", err
+	}
+	return Defer, "", nil
+}
+
+// apply records a decision in session.json.
+func (g *gates) apply(gate session.Gate, d Decision, how string, tasks []plan.Task) (bool, error) {
+	m := &g.s.Meta
+	switch d {
+	case Approve:
+		if m.Approved == nil {
+			m.Approved = map[session.Gate]bool{}
+		}
+		m.Approved[gate] = true
+		m.WaitingAt = ""
+		if gate == session.GateTasks {
+			m.Approval = session.NewApproval(tasks, g.e.o.Approver, how, g.e.o.Now())
+			m.PlanHash = m.Approval.PlanHash
+		}
+		return true, g.s.SaveMeta()
+	case Cancel:
+		m.Cancelled = true
+		m.WaitingAt = ""
+		g.out.Stage, g.out.Reason = StageCancelled, "cancelled at the "+string(gate)+" gate"
+		return false, g.s.SaveMeta()
+	default:
+		m.WaitingAt = gate
+		g.out.Stage, g.out.Gate = StageWaiting, gate
+		return false, g.s.SaveMeta()
+	}
 }
 
 // stopped turns a budget stop into an outcome (with the report written),

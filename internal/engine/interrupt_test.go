@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,10 +18,10 @@ import (
 )
 
 // TestInterruptKeepsACompletedTask interrupts a run (as SIGINT or SIGTERM
-// do) while T1 still works and T2 has completed but is not recorded yet:
-// T2 is committed and recorded completed (its commit is not cancelled
-// half-way, which recorded it failed), T1 is left pending, and --continue
-// runs T1 only.
+// do) while T1 still works and T2 has completed but is not committed yet
+// (it waits for T1, before it in plan order): T2 is committed and
+// recorded completed (its commit is not cancelled half-way, which
+// recorded it failed), T1 is left pending, and --continue runs T1 only.
 func TestInterruptKeepsACompletedTask(t *testing.T) {
 	repo := testRepo(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -28,7 +29,7 @@ func TestInterruptKeepsACompletedTask(t *testing.T) {
 	var mu sync.Mutex
 	var ran []string
 	interrupt := true
-	t2Returned := make(chan struct{})
+	t2Held := make(chan struct{})
 	a := agent.Func(func(_ context.Context, s agent.Step) (agent.Result, error) {
 		mu.Lock()
 		ran = append(ran, s.ID)
@@ -38,32 +39,23 @@ func TestInterruptKeepsACompletedTask(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(s.Dir, dir, s.ID+".txt"), []byte(s.ID), 0o644); err != nil {
 			return agent.Result{}, err
 		}
-		if s.ID == "T2" && interrupt {
-			defer close(t2Returned)
-		}
 		if s.ID == "T1" && interrupt {
-			// T2's step is over once its agent returned and its worktree
-			// is gone.
-			<-t2Returned
-			t2 := strings.TrimSuffix(s.Dir, "T1") + "T2"
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-				if _, err := os.Stat(t2); os.IsNotExist(err) {
-					break
-				}
-				if time.Now().After(deadline) {
-					return agent.Result{}, errors.New("T2 never finished")
-				}
+			select {
+			case <-t2Held:
+			case <-time.After(time.Minute):
+				return agent.Result{}, errors.New("T2 never finished")
 			}
 			cancel()
 		}
 		raw, _ := json.Marshal(map[string]any{"id": s.ID, "status": "completed", "findings": "done", "tests_passed": true})
 		return agent.Result{Raw: raw}, nil
 	})
+	log := slog.New(signalHandler{msg: "task completed; its commit waits for the tasks before it", ch: t2Held})
 	tasks := []plan.Task{
 		{ID: "T1", Title: "one", Description: "write a", Scope: "a/**", Status: plan.StatusPending},
 		{ID: "T2", Title: "two", Description: "write b", Scope: "b/**", Status: plan.StatusPending},
 	}
-	e, err := New(repo, Options{Agent: a, Yes: true, Approver: "tester", Concurrency: 2})
+	e, err := New(repo, Options{Agent: a, Yes: true, Approver: "tester", Concurrency: 2, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,3 +83,23 @@ func TestInterruptKeepsACompletedTask(t *testing.T) {
 		t.Fatalf("branch commits: %v %+v", err, commits)
 	}
 }
+
+// signalHandler closes ch when a record with message msg is logged.
+type signalHandler struct {
+	msg string
+	ch  chan struct{}
+}
+
+func (h signalHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h signalHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		select {
+		case <-h.ch:
+		default:
+			close(h.ch)
+		}
+	}
+	return nil
+}
+func (h signalHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h signalHandler) WithGroup(string) slog.Handler      { return h }

@@ -18,41 +18,55 @@ import (
 )
 
 // The execution of a plan is made of three building blocks, shared by the
-// single-process mode (execute → runWave) and the one-task-per-process
-// mode (PrepareWave → RunTask → Integrate):
+// single-process mode (execute, scheduled task by task) and the
+// one-task-per-process mode (PrepareWave → RunTask → Integrate, wave by
+// wave):
 //
-//   - nextWave: re-read tasks.csv, skip what can no longer run, pick the
-//     next wave and the branch tip it starts from;
+//   - nextWave / schedule: what can run now and from which branch tip;
 //   - taskJob: the prompt, context and directives of one task;
 //   - record: apply one task's outcome to tasks.csv and commit a completed
 //     task on top of the branch (compare-and-swap).
 //
-// Whichever mode ran the tasks, the branch gets the same commits (one per
-// completed task, in the order of tasks.csv) with the same trees.
+// Whichever mode ran the tasks, the branch gets one commit per completed
+// task, each holding the same changes, and the same final tree.
 
-// execute runs the waves of the approved plan on the session's branch.
+// execute runs the approved plan on the session's branch (see schedule
+// and execution).
 func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContext, ap *session.Approval) error {
 	if err := e.startBranch(ctx, s, ap); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.o.Out, "execute: on branch %s\n", s.Meta.Branch)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		w, tasks, err := e.nextWave(ctx, s, ap)
-		if err != nil {
-			return err
-		}
-		if w.Number == 0 {
-			return nil
-		}
-		e.phase(fmt.Sprintf("wave %d: %s", w.Number, strings.Join(w.IDs(), ", ")))
-		fmt.Fprintf(e.o.Out, "wave %d: %s\n", w.Number, strings.Join(w.IDs(), ", "))
-		if err := e.runWave(ctx, s, rc, ap, tasks, w.Tasks, w.Base); err != nil {
-			return err
-		}
+	// Worktrees are kept from task to task; they go when the run does.
+	defer e.runner.Close(ctx)
+	tasks, err := e.loadApproved(s, ap)
+	if err != nil {
+		return err
 	}
+	if err := e.cascade(s, ap, tasks); err != nil {
+		return err
+	}
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	e.runner.RemoveStale(ctx, s.Meta.ID, ids)
+	tip, err := e.repo.ResolveBranch(ctx, s.Meta.Branch)
+	if err != nil {
+		return err
+	}
+	return e.newExecution(s, ap, rc, tasks, tip).run(ctx)
+}
+
+// cascade skips the tasks whose dependencies did not complete, and writes
+// tasks.csv when it did.
+func (e *Engine) cascade(s *session.Session, ap *session.Approval, tasks []plan.Task) error {
+	skipped := plan.Cascade(tasks)
+	if len(skipped) == 0 {
+		return nil
+	}
+	fmt.Fprintf(e.o.Out, "skipped (a dependency did not complete): %s\n", strings.Join(skipped, ", "))
+	return writeTasks(s, ap, tasks)
 }
 
 // startBranch creates the run branch at the session's base when it does
@@ -99,11 +113,8 @@ func (e *Engine) nextWave(ctx context.Context, s *session.Session, ap *session.A
 	if err != nil {
 		return Wave{}, nil, err
 	}
-	if skipped := plan.Cascade(tasks); len(skipped) > 0 {
-		fmt.Fprintf(e.o.Out, "skipped (a dependency did not complete): %s\n", strings.Join(skipped, ", "))
-		if err := writeTasks(s, ap, tasks); err != nil {
-			return Wave{}, nil, err
-		}
+	if err := e.cascade(s, ap, tasks); err != nil {
+		return Wave{}, nil, err
 	}
 	ready, wave := plan.Ready(tasks)
 	if wave == 0 {
@@ -151,77 +162,6 @@ func (e *Engine) taskJob(s *session.Session, in taskInputs, tasks []plan.Task, t
 	}
 	return execute.Job{Task: t, Base: base, Prompt: p, Session: s.Meta.ID, Board: s.File(session.DiscoveriesFile),
 		Timeout: e.step(agent.PhaseExecute), Directives: directives}, nil
-}
-
-// runWave runs ready tasks concurrently and commits the completed ones in
-// id order, so the branch is the same whatever order they finish in. The
-// plan is checked against the approved one as each task starts and before
-// each outcome is recorded; a change ends the wave, tasks still running
-// included, and nothing more is recorded.
-func (e *Engine) runWave(ctx context.Context, s *session.Session, rc *RepoContext, ap *session.Approval, tasks, ready []plan.Task, tip string) error {
-	in, err := e.taskInputs(ctx, s, rc)
-	if err != nil {
-		return err
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	base := tip
-	results := make([]chan execute.Outcome, len(ready))
-	sem := make(chan struct{}, e.o.Concurrency)
-	var budgetErr, stopErr error
-	started := 0
-	// stop ends the tasks still running and waits for them.
-	stop := func(from int, err error) error {
-		cancel()
-		for j := from; j < started; j++ {
-			<-results[j]
-		}
-		return err
-	}
-	for i, t := range ready {
-		if err := e.o.Budget.check(s, tasks, agent.PhaseExecute); err != nil {
-			budgetErr = err
-			break
-		}
-		job, err := e.taskJob(s, in, tasks, t, base)
-		if err != nil {
-			stopErr = err
-			break
-		}
-		sem <- struct{}{}
-		if err := checkPlan(s, ap); err != nil {
-			<-sem
-			stopErr = err
-			break
-		}
-		results[i] = make(chan execute.Outcome, 1)
-		started++
-		go func(ch chan<- execute.Outcome) {
-			defer func() { <-sem }()
-			fmt.Fprintf(e.o.Out, "  %s: started (%s)\n", job.Task.ID, job.Task.Title)
-			ch <- e.runner.Run(wctx, job)
-		}(results[i])
-	}
-	if stopErr != nil {
-		return stop(0, stopErr)
-	}
-	for i := 0; i < started; i++ {
-		o := <-results[i]
-		if ctx.Err() != nil && o.Status != plan.StatusCompleted {
-			// Interrupted, not failed: leave it pending for --continue.
-			continue
-		}
-		if tip, err = e.record(ctx, s, ap, tasks, tip, o); err != nil {
-			return stop(i+1, err)
-		}
-		if e.o.Progress != nil {
-			e.o.Progress(ctx, s, tasks)
-		}
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return budgetErr
 }
 
 // record applies one task's outcome to tasks (in place): a completed task
@@ -331,6 +271,7 @@ func (e *Engine) RunTask(ctx context.Context, sessionID, taskID, base, hash stri
 	}
 	fmt.Fprintf(e.o.Out, "  %s: started (%s)\n", taskID, tasks[i].Title)
 	o := e.runner.Run(ctx, job)
+	e.runner.Close(ctx)
 	fmt.Fprintf(e.o.Out, "  %s: %s%s\n", taskID, o.Status, suffix(o.Error))
 	return o, nil
 }

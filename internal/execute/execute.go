@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/planexhq/planex/internal/abbrev"
@@ -28,11 +29,12 @@ type Repo interface {
 	WorktreeDir(session, task string) string
 	AddWorktree(ctx context.Context, dir, commit string) error
 	RemoveWorktree(ctx context.Context, dir string) error
+	ResetWorktree(ctx context.Context, dir, commit string) error
 	Snapshot(ctx context.Context, dir, base string) (string, []gitrepo.Change, error)
 	SymlinkEscapes(ctx context.Context, tree string, changes []gitrepo.Change) ([]string, error)
 	CommitChanges(ctx context.Context, parent string, changes []gitrepo.Change, message string) (string, error)
 	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
-	ReadBlob(ctx context.Context, sha string) ([]byte, error)
+	ReadBlobs(ctx context.Context, shas []string) (map[string][]byte, error)
 }
 
 // Runner runs tasks.
@@ -49,6 +51,12 @@ type Runner struct {
 	// (commit-signing: api); the local branch then takes the remote's
 	// commit.
 	Publisher Publisher
+
+	// Worktrees are kept between tasks and reset to the next task's base
+	// (far cheaper than a new one in a large repository) until Close.
+	mu   sync.Mutex
+	free map[string][]string // by session
+	kept []string
 }
 
 // Publisher recreates a local commit on the remote: the same tree and
@@ -108,18 +116,11 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 		out.Changes = nil
 		return out
 	}
-	wt := r.Repo.WorktreeDir(j.Session, j.Task.ID)
-	if err := r.Repo.AddWorktree(ctx, wt, j.Base); err != nil {
+	wt, err := r.worktree(ctx, j)
+	if err != nil {
 		return fail("preparing worktree: %v", err)
 	}
-	defer func() {
-		// A fresh context: cleaning up must happen even after cancellation.
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := r.Repo.RemoveWorktree(cctx, wt); err != nil {
-			r.log().Warn("removing worktree", "task", j.Task.ID, "err", err)
-		}
-	}()
+	defer r.release(j.Session, wt)
 
 	res, err := agent.RunStep(ctx, r.Agent, agent.Step{
 		Phase: agent.PhaseExecute, ID: j.Task.ID, Prompt: j.Prompt, Dir: wt,
@@ -207,14 +208,21 @@ func (r *Runner) leaks(ctx context.Context, changes []gitrepo.Change, secrets ma
 	if len(secrets) == 0 {
 		return nil, nil
 	}
+	var shas []string
+	for _, c := range changes {
+		if c.Mode != "000000" && c.Mode != "160000" { // a deletion or a submodule: no content of ours
+			shas = append(shas, c.Blob)
+		}
+	}
+	blobs, err := r.Repo.ReadBlobs(ctx, shas)
+	if err != nil {
+		return nil, err
+	}
 	var found []string
 	for _, c := range changes {
-		if c.Mode == "000000" || c.Mode == "160000" {
-			continue // a deletion or a submodule: no content of ours
-		}
-		b, err := r.Repo.ReadBlob(ctx, c.Blob)
-		if err != nil {
-			return nil, err
+		b, ok := blobs[c.Blob]
+		if !ok {
+			continue
 		}
 		for v, name := range secrets {
 			if bytes.Contains(b, []byte(v)) {
@@ -279,6 +287,74 @@ func (r *Runner) Commit(ctx context.Context, branch, tip, session string, t plan
 		return "", fmt.Errorf("committing %s: %w", t.ID, err)
 	}
 	return sha, nil
+}
+
+// worktree returns a worktree at j.Base for j: a kept one of the
+// session's reset there, or a new one. A kept one that cannot be reset
+// (the agent may have left anything in it) is replaced.
+func (r *Runner) worktree(ctx context.Context, j Job) (string, error) {
+	r.mu.Lock()
+	var wt string
+	if free := r.free[j.Session]; len(free) > 0 {
+		wt = free[len(free)-1]
+		r.free[j.Session] = free[:len(free)-1]
+	}
+	r.mu.Unlock()
+	if wt != "" {
+		err := r.Repo.ResetWorktree(ctx, wt, j.Base)
+		if err == nil {
+			return wt, nil
+		}
+		r.log().Warn("replacing a kept worktree", "task", j.Task.ID, "err", err)
+	} else {
+		// Named after the first task it serves: unique across processes
+		// running tasks of one session, and found again after a crash.
+		wt = r.Repo.WorktreeDir(j.Session, j.Task.ID)
+		r.mu.Lock()
+		r.kept = append(r.kept, wt)
+		r.mu.Unlock()
+	}
+	if err := r.Repo.AddWorktree(ctx, wt, j.Base); err != nil {
+		return "", err
+	}
+	return wt, nil
+}
+
+func (r *Runner) release(session, wt string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.free == nil {
+		r.free = map[string][]string{}
+	}
+	r.free[session] = append(r.free[session], wt)
+}
+
+// RemoveStale removes the worktrees a killed run of the session left
+// behind: they are named after tasks (see worktree). Only for a run that
+// holds the session alone: another process's task may be using one.
+func (r *Runner) RemoveStale(ctx context.Context, session string, taskIDs []string) {
+	for _, id := range taskIDs {
+		wt := r.Repo.WorktreeDir(session, id)
+		if err := r.Repo.RemoveWorktree(ctx, wt); err != nil {
+			r.log().Warn("removing a worktree left behind", "dir", wt, "err", err)
+		}
+	}
+}
+
+// Close removes the worktrees kept between tasks. No task may be running.
+func (r *Runner) Close(ctx context.Context) {
+	r.mu.Lock()
+	kept := r.kept
+	r.kept, r.free = nil, nil
+	r.mu.Unlock()
+	// A fresh deadline: cleaning up must happen even after cancellation.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	for _, wt := range kept {
+		if err := r.Repo.RemoveWorktree(ctx, wt); err != nil {
+			r.log().Warn("removing worktree", "dir", wt, "err", err)
+		}
+	}
 }
 
 func (r *Runner) log() *slog.Logger {

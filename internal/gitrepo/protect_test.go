@@ -249,6 +249,12 @@ func TestRedTeamGitRepoAPIRunsNoPlantedProgram(t *testing.T) {
 	if err := r.UpdateBranch(ctx, "planex/s1", sha, "", "planex: T1"); err != nil {
 		t.Fatal(err)
 	}
+	if blobs, err := r.ReadBlobs(ctx, []string{changes[0].Blob}); err != nil || string(blobs[changes[0].Blob]) != "new\n" {
+		t.Errorf("ReadBlobs = %q, %v", blobs, err)
+	}
+	if err := r.ResetWorktree(ctx, wt, sha); err != nil {
+		t.Fatal(err)
+	}
 	if tcs, err := r.TaskCommits(ctx, "planex/s1", head); err != nil || len(tcs) != 1 {
 		t.Errorf("TaskCommits = %v, %v", tcs, err)
 	}

@@ -93,10 +93,98 @@ func (r *Repo) AddWorktree(ctx context.Context, dir, commit string) error {
 	if err != nil {
 		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
 	}
-	if _, err := r.worktreeGitDir(dir); err != nil {
+	admin, err := r.worktreeGitDir(dir)
+	if err != nil {
+		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
+	}
+	// No agent has run in it yet: its index is planex's, and becomes the
+	// private index the worktree is snapshot and reset through.
+	if err := copyFile(filepath.Join(admin, "index"), indexFile(dir)); err != nil {
 		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
 	}
 	return nil
+}
+
+// indexFile is the private index planex keeps for the worktree at dir:
+// beside it, in planex's own folder, where a contained agent (which may
+// write only its worktree) cannot reach it. It always describes the
+// commit planex last checked the worktree out at, with the stat data git
+// needs to find what changed since without reading every file.
+func indexFile(dir string) string { return dir + ".index" }
+
+// copyFile writes a copy of src at dst, replacing (never following)
+// whatever is there.
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("copying the index: %w", err)
+	}
+	tmp := dst + ".tmp"
+	os.Remove(tmp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("copying the index: %w", err)
+	}
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, dst)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("copying the index: %w", werr)
+	}
+	return nil
+}
+
+// ResetWorktree moves a worktree made by AddWorktree to commit for the
+// next task, as a fresh one would be: tracked files as committed, nothing
+// untracked or ignored left, its .git file pointing at its own admin
+// directory again. Only files that differ are rewritten, which is what
+// makes keeping worktrees between tasks cheap in a large repository. Git
+// never writes through a symlink the agent left in place of a folder.
+// On an error the caller replaces the worktree (AddWorktree).
+func (r *Repo) ResetWorktree(ctx context.Context, dir, commit string) error {
+	admin, err := r.worktreeGitDir(dir)
+	if err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("resetting worktree %s: not a directory", filepath.Base(dir))
+	}
+	idx := indexFile(dir)
+	if fi, err := os.Lstat(idx); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("resetting worktree %s: no private index", filepath.Base(dir))
+	}
+	dotGit := filepath.Join(dir, ".git")
+	if err := removeAll(dotGit); err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
+	if err := os.WriteFile(dotGit, []byte("gitdir: "+admin+"\n"), 0o644); err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
+	env := append([]string{"GIT_DIR=" + admin, "GIT_WORK_TREE=" + dir, "GIT_INDEX_FILE=" + idx}, statEnv()...)
+	if _, err := r.git(ctx, dir, env, "checkout", "-q", "-f", "--detach", commit); err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
+	if _, err := r.git(ctx, dir, env, "clean", "-q", "-f", "-f", "-d", "-x"); err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
+	// The agent's own git in the worktree sees the same index.
+	if err := copyFile(idx, filepath.Join(admin, "index")); err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
+	return nil
+}
+
+// statEnv makes git judge a file unchanged from its index entry only on
+// full stat data, ctime included (which no process without the right to
+// set the clock can restore after a write), whatever the repository's
+// config says; and keeps no cache of untracked folders between calls.
+func statEnv() []string {
+	return []string{"GIT_CONFIG_PARAMETERS='core.trustctime=true' 'core.checkstat=default' 'core.untrackedcache=false' 'core.splitindex=false'"}
 }
 
 // RemoveWorktree deletes a linked worktree and its administrative files.
@@ -109,6 +197,9 @@ func (r *Repo) RemoveWorktree(ctx context.Context, dir string) error {
 		return err
 	}
 	if err := removeAll(dir); err != nil {
+		return fmt.Errorf("removing worktree %s: %w", dir, err)
+	}
+	if err := os.Remove(indexFile(dir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("removing worktree %s: %w", dir, err)
 	}
 	if len(admins) == 0 {
@@ -225,21 +316,28 @@ type Change struct {
 // .gitignore) as a tree and returns it with the paths that differ from
 // base. It trusts nothing in the worktree but its files: the git
 // directory is the worktree's admin entry in the common directory, and
-// the index is a private one seeded from base, never the worktree's own.
+// the index is planex's private one (see indexFile), describing base when
+// the worktree was made or reset there, never the worktree's own. Only
+// files whose stat data changed are read again. Without a private index
+// it starts from base's tree and reads every file.
 func (r *Repo) Snapshot(ctx context.Context, dir, base string) (tree string, changes []Change, err error) {
 	admin, err := r.worktreeGitDir(dir)
 	if err != nil {
 		return "", nil, fmt.Errorf("staging task changes: %w", err)
 	}
-	idx, done, err := tempIndex()
-	if err != nil {
-		return "", nil, err
+	idx := indexFile(dir)
+	if fi, serr := os.Lstat(idx); serr != nil || !fi.Mode().IsRegular() {
+		tmp, done, err := tempIndex()
+		if err != nil {
+			return "", nil, err
+		}
+		defer done()
+		idx = tmp
+		if _, err := r.git(ctx, dir, []string{"GIT_DIR=" + admin, "GIT_WORK_TREE=" + dir, "GIT_INDEX_FILE=" + idx}, "read-tree", base+"^{tree}"); err != nil {
+			return "", nil, fmt.Errorf("staging task changes: %w", err)
+		}
 	}
-	defer done()
-	env := []string{"GIT_DIR=" + admin, "GIT_WORK_TREE=" + dir, "GIT_INDEX_FILE=" + idx}
-	if _, err := r.git(ctx, dir, env, "read-tree", base+"^{tree}"); err != nil {
-		return "", nil, fmt.Errorf("staging task changes: %w", err)
-	}
+	env := append([]string{"GIT_DIR=" + admin, "GIT_WORK_TREE=" + dir, "GIT_INDEX_FILE=" + idx}, statEnv()...)
 	if _, err := r.git(ctx, dir, env, "add", "--all", "--", "."); err != nil {
 		return "", nil, fmt.Errorf("staging task changes: %w", err)
 	}
@@ -333,4 +431,58 @@ func (r *Repo) ReadBlob(ctx context.Context, sha string) ([]byte, error) {
 		return nil, fmt.Errorf("reading blob %s: %w", sha, err)
 	}
 	return []byte(out), nil
+}
+
+// ReadBlobs returns the contents of blobs by their ids, read by one `git
+// cat-file --batch` rather than a process per blob.
+func (r *Repo) ReadBlobs(ctx context.Context, shas []string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if len(shas) == 0 {
+		return out, nil
+	}
+	var in strings.Builder
+	for _, sha := range shas {
+		if !isHex(sha) {
+			return nil, fmt.Errorf("reading blobs: %q is not an object id", sha)
+		}
+		in.WriteString(sha + "\n")
+	}
+	raw, err := r.gitIn(ctx, r.Root, nil, []byte(in.String()), "cat-file", "--batch")
+	if err != nil {
+		return nil, fmt.Errorf("reading blobs: %w", err)
+	}
+	for rest := raw; rest != ""; {
+		header, body, ok := strings.Cut(rest, "\n")
+		if !ok {
+			return nil, fmt.Errorf("reading blobs: truncated output")
+		}
+		f := strings.Fields(header)
+		if len(f) != 3 || f[1] != "blob" {
+			return nil, fmt.Errorf("reading blobs: not a blob: %q", header)
+		}
+		var size int
+		if _, err := fmt.Sscan(f[2], &size); err != nil || size < 0 || size+1 > len(body) {
+			return nil, fmt.Errorf("reading blobs: bad size in %q", header)
+		}
+		out[f[0]] = []byte(body[:size])
+		rest = body[size+1:]
+	}
+	for _, sha := range shas {
+		if _, ok := out[sha]; !ok {
+			return nil, fmt.Errorf("reading blobs: %s missing from git's answer", sha)
+		}
+	}
+	return out, nil
+}
+
+func isHex(s string) bool {
+	if len(s) < 4 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,215 @@
+package gitrepo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRedTeamGitResetWorktreeLeavesNothingBehind: a worktree kept for the
+// next task is reset to that task's base whatever the last agent left in
+// it, and the reset neither runs anything the agent planted nor writes
+// outside the worktree.
+func TestRedTeamGitResetWorktreeLeavesNothingBehind(t *testing.T) {
+	cases := []struct {
+		name  string
+		leave func(t *testing.T, wt, outside string, e *evil)
+	}{
+		{"untracked, ignored and nested repository files", func(t *testing.T, wt, _ string, _ *evil) {
+			os.WriteFile(filepath.Join(wt, ".gitignore"), []byte("*.log\nbuild/\n"), 0o644)
+			os.MkdirAll(filepath.Join(wt, "build"), 0o755)
+			os.WriteFile(filepath.Join(wt, "build", "out.bin"), []byte("x"), 0o644)
+			os.WriteFile(filepath.Join(wt, "src", "debug.log"), []byte("x"), 0o644)
+			os.WriteFile(filepath.Join(wt, "src", "left.txt"), []byte("x"), 0o644)
+			cleanGit(t, wt, "init", "-q", filepath.Join(wt, "nested"))
+		}},
+		{"tracked files changed and deleted", func(t *testing.T, wt, _ string, _ *evil) {
+			os.WriteFile(filepath.Join(wt, "src", "old.txt"), []byte("changed\n"), 0o755)
+			os.Remove(filepath.Join(wt, "README.md"))
+		}},
+		{"its .git file pointed at a git directory of the agent's", func(t *testing.T, wt, _ string, e *evil) {
+			own := filepath.Join(t.TempDir(), "own.git")
+			cleanGit(t, wt, "init", "-q", "--bare", own)
+			appendFile(t, filepath.Join(own, "config"), e.config("own-"))
+			e.hooks(filepath.Join(own, "hooks"), "own-hook-")
+			os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+own+"\n"), 0o644)
+		}},
+		{"a tracked folder replaced by a symlink out of the worktree", func(t *testing.T, wt, outside string, _ *evil) {
+			os.RemoveAll(filepath.Join(wt, "src"))
+			if err := os.Symlink(outside, filepath.Join(wt, "src")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"attributes naming the repository's filters", func(t *testing.T, wt, _ string, _ *evil) {
+			os.WriteFile(filepath.Join(wt, ".gitattributes"), []byte("* filter=evil diff=evil\n"), 0o644)
+			os.WriteFile(filepath.Join(wt, "src", "old.txt"), []byte("changed\n"), 0o644)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newRepo(t)
+			e := newEvil(t)
+			appendFile(t, filepath.Join(r.CommonDir, "config"), e.config("repo-"))
+			head, _ := r.Head(ctx)
+			wt := r.WorktreeDir("s1", "T1")
+			if err := r.AddWorktree(ctx, wt, head); err != nil {
+				t.Fatal(err)
+			}
+			defer r.RemoveWorktree(ctx, wt)
+			// The next task's base: one more file.
+			os.WriteFile(filepath.Join(wt, "src", "next.txt"), []byte("next\n"), 0o644)
+			_, changes, err := r.Snapshot(ctx, wt, head)
+			if err != nil {
+				t.Fatal(err)
+			}
+			next, err := r.CommitChanges(ctx, head, changes, "next")
+			if err != nil {
+				t.Fatal(err)
+			}
+			outside := t.TempDir()
+			c.leave(t, wt, outside, e)
+
+			if err := r.ResetWorktree(ctx, wt, next); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Fields(cleanGit(t, wt, "ls-files", "-co")); strings.Join(got, " ") != "README.md src/next.txt src/old.txt" {
+				t.Errorf("files after the reset = %v", got)
+			}
+			if b, _ := os.ReadFile(filepath.Join(wt, "src", "old.txt")); string(b) != "old\n" {
+				t.Errorf("src/old.txt = %q", b)
+			}
+			if fi, err := os.Lstat(filepath.Join(wt, "src")); err != nil || !fi.IsDir() {
+				t.Errorf("src is not a folder: %v", err)
+			}
+			if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+				t.Errorf("the reset wrote outside the worktree: %v", ents)
+			}
+			if got := cleanGit(t, wt, "status", "--porcelain", "--ignored"); got != "" {
+				t.Errorf("status after the reset:\n%s", got)
+			}
+			// The next snapshot sees exactly the next task's work.
+			os.WriteFile(filepath.Join(wt, "src", "task.txt"), []byte("task\n"), 0o644)
+			if _, changes, err := r.Snapshot(ctx, wt, next); err != nil || strings.Join(Paths(changes), " ") != "src/task.txt" {
+				t.Errorf("snapshot after the reset = %v, %v", Paths(changes), err)
+			}
+			e.assertNothingRan()
+		})
+	}
+}
+
+// TestRedTeamGitSnapshotSeesChangesWithRestoredTimes: an agent that
+// rewrites a file with content of the same size and puts its modification
+// time back cannot hide the change from the snapshot, even when the
+// repository's config tells git to ignore change times: the private
+// index's stat data is trusted only with the change time too.
+func TestRedTeamGitSnapshotSeesChangesWithRestoredTimes(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	// The repository's config asks git to ignore the change time.
+	appendFile(t, filepath.Join(r.CommonDir, "config"), "[core]\n\ttrustctime = false\n\tcheckstat = minimal\n")
+	head, _ := r.Head(ctx)
+	wt := r.WorktreeDir("s1", "T1")
+	if err := r.AddWorktree(ctx, wt, head); err != nil {
+		t.Fatal(err)
+	}
+	defer r.RemoveWorktree(ctx, wt)
+	// An old modification time, recorded in the private index by a
+	// snapshot that finds nothing: the entry is then trusted on stat data
+	// (it is not "racily clean").
+	p := filepath.Join(wt, "src", "old.txt")
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, changes, err := r.Snapshot(ctx, wt, head); err != nil || len(changes) != 0 {
+		t.Fatalf("first snapshot = %v, %v", changes, err)
+	}
+	// Git keeps change times to the second.
+	time.Sleep(1100 * time.Millisecond)
+	if err := os.WriteFile(p, []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	_, changes, err := r.Snapshot(ctx, wt, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(Paths(changes), " "); got != "src/old.txt" {
+		t.Errorf("changes = %q, want src/old.txt", got)
+	}
+}
+
+func TestResetWorktreeRefusesWhatIsNotAKeptWorktree(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, _ := r.Head(ctx)
+	wt := r.WorktreeDir("s1", "T1")
+	cases := []struct {
+		name, want string
+		setup      func()
+	}{
+		{"no worktree", "is not a worktree", func() {}},
+		{"no private index", "no private index", func() {
+			if err := r.AddWorktree(ctx, wt, head); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(indexFile(wt))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.setup()
+			if err := r.ResetWorktree(ctx, wt, head); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("ResetWorktree = %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+	if err := r.RemoveWorktree(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadBlobs(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	readme := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD:README.md"))
+	old := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD:src/old.txt"))
+	tree := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD^{tree}"))
+	cases := []struct {
+		name    string
+		shas    []string
+		want    map[string]string
+		wantErr string
+	}{
+		{"none", nil, map[string]string{}, ""},
+		{"two blobs", []string{readme, old}, map[string]string{readme: "hello\n", old: "old\n"}, ""},
+		{"a tree", []string{tree}, nil, "not a blob"},
+		{"a missing object", []string{strings.Repeat("1", 40)}, nil, "not a blob"},
+		{"not an id", []string{"HEAD"}, nil, "is not an object id"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := r.ReadBlobs(ctx, c.shas)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("ReadBlobs = %v, want an error containing %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || len(got) != len(c.want) {
+				t.Fatalf("ReadBlobs = %q, %v", got, err)
+			}
+			for k, v := range c.want {
+				if string(got[k]) != v {
+					t.Errorf("%s = %q, want %q", k, got[k], v)
+				}
+			}
+		})
+	}
+}
