@@ -37,6 +37,8 @@ type Index struct {
 	depOff, depTo, rdepOff, rdepTo []uint32
 	// prior is PageRank over the import graph, log-scaled to [0,1].
 	prior []float32
+	// fromCache is set when Open loaded the index from disk.
+	fromCache bool
 }
 
 type fileEntry struct {

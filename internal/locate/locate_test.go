@@ -253,7 +253,7 @@ func TestEvaluate(t *testing.T) {
 	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0], "acme/missing") {
 		t.Errorf("skipped = %q", rep.Skipped)
 	}
-	for _, w := range []string{"Acc@1", "Acc@3", "Acc@5", "Acc@10", "MRR@10", "planex locate", "BM25 baseline", "acme/geo", "(all)", "seconds per instance", "skipped gone"} {
+	for _, w := range []string{"Acc@1", "Acc@3", "Acc@5", "Acc@10", "MRR@10", "planex locate", "BM25 baseline", "acme/geo", "(all)", "seconds per instance, map and index built (2)", "index loaded from cache (1)", "skipped gone"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("table lacks %q:\n%s", w, out.String())
 		}

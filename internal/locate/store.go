@@ -24,20 +24,27 @@ const keepIndexes = 8
 
 // Open returns the ranking index of the repository at root. An index built
 // for the same tree state is loaded from beside the map cache; otherwise the
-// map is built (or loaded) and the index built from it and saved.
+// map is built (or loaded) and the index built from it and saved. When
+// opts.Key and opts.CacheDir are both set, the caller vouches that the key
+// names the tree's state (an extracted commit that never changes).
 func Open(ctx context.Context, root string, opts repomap.Options) (*Index, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	key, dir, err := repomap.StateKey(ctx, root, opts)
-	if err != nil {
-		log.Debug("locate: no cache key", "err", err)
-		key = ""
+	key, dir := opts.Key, opts.CacheDir
+	if key == "" || dir == "" {
+		// The caller did not vouch for the tree's state: derive it.
+		var err error
+		if key, dir, err = repomap.StateKey(ctx, root, opts); err != nil {
+			log.Debug("locate: no cache key", "err", err)
+			key = ""
+		}
 	}
 	if key != "" {
 		ix, err := loadIndex(indexPath(dir, key))
 		if err == nil {
+			ix.fromCache = true
 			return ix, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) {
@@ -45,6 +52,9 @@ func Open(ctx context.Context, root string, opts repomap.Options) (*Index, error
 		}
 	}
 	opts.Key = key
+	// The index is what locate caches; encoding the map as well would
+	// cost a cold query more than building the index does.
+	opts.NoCacheWrite = true
 	m, err := repomap.Build(ctx, root, opts)
 	if err != nil {
 		return nil, err

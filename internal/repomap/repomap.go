@@ -41,6 +41,9 @@ type Options struct {
 	// Key, when set, is the tree-state key StateKey just returned for
 	// this root, so Build does not compute it again.
 	Key string
+	// NoCacheWrite reads a cached map but does not save a new one, for
+	// callers that cache what they derive from the map instead.
+	NoCacheWrite bool
 }
 
 // Map is the model-free picture of a repository.
@@ -200,7 +203,7 @@ func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 	}
 	m.Git = git != nil
 	m.Key = key
-	if cache != "" {
+	if cache != "" && !opts.NoCacheWrite {
 		if err := saveCache(cache, key, m); err != nil {
 			log.Warn("repomap: could not write cache", "dir", cache, "err", err)
 		}
