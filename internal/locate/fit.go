@@ -71,7 +71,7 @@ func (s *Sample) outcome(w *Weights, k int, system string) Outcome {
 // and data files are held back.
 var startWeights = Weights{
 	fContent: 1, fPath: 0.6, fSymbol: 0.6, fQuoted: 1.5, fFrame: 1.5, fDefines: 1, fModule: 0.8,
-	fTestLink: 0.5, fNeighbour: 0.15, fPrior: 0.1, fTest: -0.4, fDoc: -0.5, fData: -0.3,
+	fTestLink: 0.5, fNeighbour: 0.15, fPrior: 0.1, fTest: -0.4, fDoc: -0.5, fData: -0.3, fTitle: 0.3, fInnermost: 0.5,
 }
 
 // FitOptions tune Fit.

@@ -166,17 +166,7 @@ func NewIndex(m *repomap.Map) *Index {
 		last int
 	}
 	content := make([]acc, len(m.Vocab))
-	pathAcc, symAcc := map[string]*acc{}, map[string]*acc{}
-	add := func(into map[string]*acc, counts map[string]uint32, file int) {
-		for t, c := range counts {
-			a := into[t]
-			if a == nil {
-				a = &acc{}
-				into[t] = a
-			}
-			a.buf = appendPosting(a.buf, &a.last, file, c)
-		}
-	}
+	pathB, symB := newFieldBuilder(), newFieldBuilder()
 	defs := tableBuilder{}
 	modules := map[string]int{}
 	bases := tableBuilder{}
@@ -199,15 +189,12 @@ func NewIndex(m *repomap.Map) *Index {
 			}
 		}
 		// Path terms: directories and the file name without extension.
-		pc := map[string]uint32{}
-		repomap.EachTerm([]byte(strings.TrimSuffix(f.Path, path.Ext(f.Path))), func(t string) { pc[t]++; e.pathLen++ })
-		add(pathAcc, pc, i)
-		sc := map[string]uint32{}
+		e.pathLen = pathB.add(i, []byte(strings.TrimSuffix(f.Path, path.Ext(f.Path))))
 		for _, s := range f.Symbols {
-			repomap.EachTerm([]byte(s.Name), func(t string) { sc[t]++; e.symLen++ })
+			symB.text([]byte(s.Name))
 			defs[s.Name] = appendDef(defs[s.Name], symDef{file: i, kind: s.Kind, parent: s.Parent})
 		}
-		add(symAcc, sc, i)
+		e.symLen = symB.flush(i)
 		if f.Lang == repomap.LangPython {
 			if mod := repomap.PythonModule(f.Path, exists); mod != "" {
 				// Prefer the shortest path when two trees claim a module.
@@ -230,14 +217,7 @@ func NewIndex(m *repomap.Map) *Index {
 		}
 	}
 	ix.content = cb.build()
-	toTable := func(accs map[string]*acc) table {
-		b := make(tableBuilder, len(accs))
-		for t, a := range accs {
-			b[t] = a.buf
-		}
-		return b.build()
-	}
-	ix.pathTerms, ix.symTerms = toTable(pathAcc), toTable(symAcc)
+	ix.pathTerms, ix.symTerms = pathB.table(), symB.table()
 	ix.defs = defs.build()
 	mb := make(tableBuilder, len(modules))
 	for mod, i := range modules {
@@ -246,7 +226,10 @@ func NewIndex(m *repomap.Map) *Index {
 	ix.modules = mb.build()
 	ix.bases = bases.build()
 	nf := math.Max(1, float64(n))
-	ix.avgContent, ix.avgPath, ix.avgSym = math.Max(1, sumC/nf), math.Max(1, sumP/nf), math.Max(1, sumS/nf)
+	// Averages are kept at the precision the index file stores, so a
+	// loaded index ranks exactly as the one built.
+	avg := func(sum float64) float64 { return float64(float32(math.Max(1, sum/nf))) }
+	ix.avgContent, ix.avgPath, ix.avgSym = avg(sumC), avg(sumP), avg(sumS)
 
 	deps := make([][]int, n)
 	rdeps := make([][]int, n)
@@ -266,6 +249,64 @@ func NewIndex(m *repomap.Map) *Index {
 		ix.prior[i] = float32(v)
 	}
 	return ix
+}
+
+// fieldBuilder collects postings for a small per-file field (path or
+// symbol names) with term ids, so that building touches a string map once
+// per term occurrence without allocating.
+type fieldBuilder struct {
+	ids    map[string]int32
+	terms  []string
+	bufs   [][]byte
+	last   []int
+	counts map[int32]uint32 // the current file's
+	length uint32
+}
+
+func newFieldBuilder() *fieldBuilder {
+	return &fieldBuilder{ids: map[string]int32{}, counts: map[int32]uint32{}}
+}
+
+// text counts the terms of one piece of the current file's field.
+func (b *fieldBuilder) text(t []byte) {
+	repomap.EachTermBytes(t, func(term []byte) {
+		id, ok := b.ids[string(term)]
+		if !ok {
+			id = int32(len(b.terms))
+			s := string(term)
+			b.ids[s] = id
+			b.terms = append(b.terms, s)
+			b.bufs = append(b.bufs, nil)
+			b.last = append(b.last, 0)
+		}
+		b.counts[id]++
+		b.length++
+	})
+}
+
+// flush writes the current file's counts as postings and returns the
+// field's length in terms.
+func (b *fieldBuilder) flush(file int) uint32 {
+	for id, c := range b.counts {
+		b.bufs[id] = appendPosting(b.bufs[id], &b.last[id], file, c)
+	}
+	n := b.length
+	clear(b.counts)
+	b.length = 0
+	return n
+}
+
+func (b *fieldBuilder) add(file int, t []byte) uint32 {
+	b.text(t)
+	return b.flush(file)
+}
+
+func (b *fieldBuilder) table() table {
+	tb := make(tableBuilder, len(b.terms))
+	for id, t := range b.terms {
+		tb[t] = b.bufs[id]
+	}
+	return tb.build()
 }
 
 func flatten(lists [][]int) (off, to []uint32) {

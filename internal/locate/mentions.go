@@ -26,7 +26,7 @@ type pathMention struct {
 
 var (
 	urlRe       = regexp.MustCompile(`https?://\S+`)
-	tracebackRe = regexp.MustCompile(`File "([^"\n]+)", line \d+`)
+	tracebackRe = regexp.MustCompile(`File "([^"\n]+)", line \d+(?:, in ([A-Za-z_]\w*))?`)
 	pathRe      = regexp.MustCompile(`(?:^|[^\w.-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:py|pyi|pyx|go|js|jsx|mjs|ts|tsx|java|kt|rs|rb|php|c|h|cc|cpp|hpp|cs|scala|swift|sh|sql|ya?ml|toml|json|cfg|ini|md|rst|txt))(?::\d+)?\b`)
 	dottedRe    = regexp.MustCompile(`\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b`)
 	identRe     = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
@@ -45,11 +45,15 @@ func extractMentions(q string) mentions {
 	ms := mentions{idents: map[string]float64{}}
 	seen := map[string]bool{}
 	frame := 0
+	var frameFuncs []string
 	for _, m := range tracebackRe.FindAllStringSubmatch(q, -1) {
 		frame++
 		p := normPath(m[1])
 		ms.paths = append(ms.paths, pathMention{path: p, frame: frame})
 		seen[p] = true
+		if m[2] != "" && m[2] != "module" {
+			frameFuncs = append(frameFuncs, m[2])
+		}
 	}
 	for _, m := range pathRe.FindAllStringSubmatch(q, -1) {
 		p := normPath(m[1])
@@ -91,6 +95,11 @@ func extractMentions(q string) mentions {
 		if strength > ms.idents[id] {
 			ms.idents[id] = strength
 		}
+	}
+	// The functions a traceback passes through are code names as sure as
+	// backticked ones.
+	for _, f := range frameFuncs {
+		bump(f, 0.9)
 	}
 	for _, m := range backtickRe.FindAllStringSubmatch(text, -1) {
 		for _, id := range identRe.FindAllString(m[1], -1) {

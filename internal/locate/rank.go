@@ -117,6 +117,16 @@ func sortRanked(rs []Ranked) {
 
 func saturate(x float64) float64 { return 1 - math.Exp(-x) }
 
+// title is the first non-blank line of the query.
+func title(q string) string {
+	for _, line := range strings.Split(q, "\n") {
+		if strings.TrimSpace(line) != "" {
+			return line
+		}
+	}
+	return ""
+}
+
 // evidence is every signal for every file that has any, with the notes
 // that explain them.
 type evidence struct {
@@ -186,13 +196,30 @@ func (ix *Index) evidence(query string, qts []queryTerm) *evidence {
 		}
 	}
 
+	// The title names the subject most often: its words matched against
+	// what a file is called and what it defines.
+	if tqs := queryTerms(title(query)); len(tqs) > 0 {
+		tp, _ := ix.bm25(tqs, &ix.pathTerms, func(f *fileEntry) uint32 { return f.pathLen }, ix.avgPath)
+		ts, _ := ix.bm25(tqs, &ix.symTerms, func(f *fileEntry) uint32 { return f.symLen }, ix.avgSym)
+		for i := range tp {
+			tp[i] += ts[i]
+		}
+		if maxT := maxOf(tp); maxT > 0 {
+			for i, v := range tp {
+				if v > 0 && (fs[i][fPath] > 0 || fs[i][fSymbol] > 0) {
+					fs[i][fTitle] = v / maxT
+				}
+			}
+		}
+	}
+
 	ms := extractMentions(query)
 	ix.pathMentions(ms, ev)
 	ix.identDefinitions(ms, ev)
 	ix.dottedNames(ms, ev)
 
 	explicit := func(i int) float64 {
-		return fs[i][fQuoted] + fs[i][fFrame] + fs[i][fDefines] + fs[i][fModule]
+		return fs[i][fQuoted] + fs[i][fFrame] + fs[i][fInnermost] + fs[i][fDefines] + fs[i][fModule]
 	}
 	// Tests to the code they test: evidence that lands on a test file
 	// (a failing test's frame, its name) is passed on to the files it is
@@ -320,6 +347,9 @@ func (ix *Index) pathMentions(ms mentions, ev *evidence) {
 	for _, pm := range ms.paths {
 		maxFrame = max(maxFrame, pm.frame)
 	}
+	// The innermost frame that lands in the repository's own code (not a
+	// test) is where a crash most often needs fixing.
+	innermost, innermostFrame := -1, 0
 	for _, pm := range ms.paths {
 		weight, hits, feat, what := 1.0, quoted, fQuoted, "path quoted in the issue: "
 		if pm.frame > 0 {
@@ -342,6 +372,9 @@ func (ix *Index) pathMentions(ms mentions, ev *evidence) {
 				hits[i] += weight / float64(len(exact))
 				ev.note(feat, i, what+pm.path)
 			}
+			if pm.frame > innermostFrame && len(exact) == 1 && !ix.files[exact[0]].test() {
+				innermost, innermostFrame = exact[0], pm.frame
+			}
 			continue
 		}
 		for _, i := range cands {
@@ -352,6 +385,10 @@ func (ix *Index) pathMentions(ms mentions, ev *evidence) {
 	for i := range quoted {
 		ev.feats[i][fQuoted] = saturate(quoted[i])
 		ev.feats[i][fFrame] = saturate(frames[i])
+	}
+	if innermost >= 0 {
+		ev.feats[innermost][fInnermost] = 1
+		ev.note(fInnermost, innermost, fmt.Sprintf("innermost traceback frame in the repository's code (frame %d of %d)", innermostFrame, maxFrame))
 	}
 }
 

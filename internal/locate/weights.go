@@ -27,6 +27,8 @@ const (
 	fTest                     // lexical + defines evidence, when the file is a test
 	fDoc                      // the same, for documentation and examples
 	fData                     // the same, for files that are not code
+	fTitle                    // the title's words match the path or defined names
+	fInnermost                // the innermost traceback frame in non-test repository code
 	numFeatures
 )
 
@@ -46,6 +48,8 @@ var featureInfo = [numFeatures]struct{ name, label string }{
 	fTest:      {"test_file", "test file"},
 	fDoc:       {"doc_file", "documentation or example"},
 	fData:      {"data_file", "not source code"},
+	fTitle:     {"title", "title matches the path or symbols"},
+	fInnermost: {"innermost_frame", "innermost traceback frame"},
 }
 
 // Weights are the ranker's coefficients, one per feature.
