@@ -96,13 +96,12 @@ func Fit(samples []Sample, opts FitOptions) *Weights {
 	if l2 <= 0 {
 		l2 = 0.01
 	}
+	// Only the head of each ranking matters to the loss: fit on the
+	// best candidates under the starting weights, plus the gold files.
 	var use []*Sample
 	for i := range samples {
-		for _, g := range samples[i].Gold {
-			if g {
-				use = append(use, &samples[i])
-				break
-			}
+		if s := samples[i].head(&startWeights, fitCandidates); s != nil {
+			use = append(use, s)
 		}
 	}
 	// Start from hand-set weights, not the checked-in fitted ones, so a
@@ -152,6 +151,37 @@ func Fit(samples []Sample, opts FitOptions) *Weights {
 		}
 	}
 	return &w
+}
+
+// fitCandidates bounds the candidates per sample that Fit looks at.
+const fitCandidates = 150
+
+// head returns the sample cut to its k best candidates under w plus its
+// gold candidates, or nil when it has no gold candidate.
+func (s *Sample) head(w *Weights, k int) *Sample {
+	out := &Sample{InstanceID: s.InstanceID, Repo: s.Repo}
+	keep := map[int]bool{}
+	for _, i := range s.top(w, k) {
+		keep[i] = true
+	}
+	hasGold := false
+	for i, g := range s.Gold {
+		if g {
+			keep[i] = true
+			hasGold = true
+		}
+	}
+	if !hasGold {
+		return nil
+	}
+	for i := range s.Paths {
+		if keep[i] {
+			out.Paths = append(out.Paths, s.Paths[i])
+			out.Feats = append(out.Feats, s.Feats[i])
+			out.Gold = append(out.Gold, s.Gold[i])
+		}
+	}
+	return out
 }
 
 // LeaveOneRepoOut scores each repository's samples with weights fitted on
