@@ -149,7 +149,7 @@ weights fitted on all instances (internal/locate/weights.json is such a file).`,
 			}
 			if verbose {
 				for _, o := range rep.Outcomes {
-					fmt.Fprintf(out, "%s\t%s\trank %d\n", o.InstanceID, o.System, o.Rank)
+					fmt.Fprintf(out, "%s\t%s\trank %d\t%s\n", o.InstanceID, o.System, o.Rank, strings.Join(o.Top[:min(3, len(o.Top))], " "))
 				}
 			}
 			return nil

@@ -48,8 +48,10 @@ func TestFitLearnsTheSignal(t *testing.T) {
 	if before >= 1 || after != 1 {
 		t.Fatalf("Acc@1 before %.2f, after fitting %.2f (weights %v)", before, after, w)
 	}
-	if w[fQuoted] <= startWeights[fQuoted] {
-		t.Errorf("quoted-path weight did not grow: %.2f", w[fQuoted])
+	// The gold's quoted path (0.4) must now outweigh full content
+	// similarity of a decoy.
+	if 0.4*w[fQuoted] <= w[fContent] {
+		t.Errorf("quoted path %.2f does not outweigh content %.2f", w[fQuoted], w[fContent])
 	}
 	// Leave-one-repo-out fits without the scored repository, and the
 	// signal carries over.

@@ -32,7 +32,48 @@ var (
 	identRe     = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 	backtickRe  = regexp.MustCompile("`([^`\n]+)`")
 	fenceRe     = regexp.MustCompile("(?s)```.*?```")
+	// envLineRe is a "name: value" line as in version and environment
+	// reports (python: 3.8.1, OS: Linux, - Sphinx version: 3.1).
+	envLineRe = regexp.MustCompile(`^\s*(?:[-*]\s+)?[A-Za-z][\w .()/-]{0,40}:\s*\S.{0,80}$`)
 )
+
+// envRunMin is how many "name: value" lines in a row make a block an
+// environment report.
+const envRunMin = 4
+
+// dropEnvironment removes environment and version reports (runs of short
+// "name: value" lines, as show_versions() or an issue template's
+// "Environment" section print them) from an issue text. They name the
+// same installed packages in every issue, so their words point at whatever
+// file prints versions rather than at the fault.
+func dropEnvironment(q string) string {
+	lines := strings.Split(q, "\n")
+	keep := make([]bool, len(lines))
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && envLineRe.MatchString(lines[j]) && !strings.Contains(lines[j], "File \"") {
+			j++
+		}
+		if j-i < envRunMin {
+			for k := i; k < j; k++ {
+				keep[k] = true
+			}
+			if j == i {
+				keep[i] = true
+				j++
+			}
+		}
+		i = j
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if keep[i] {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
 
 var fileExts = map[string]bool{
 	"py": true, "pyi": true, "go": true, "js": true, "ts": true, "tsx": true, "jsx": true, "java": true,

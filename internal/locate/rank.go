@@ -75,8 +75,8 @@ func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
 	if len(ix.files) == 0 {
 		return nil, fmt.Errorf("ranking files: %w", repomap.ErrNoSourceFiles)
 	}
-	qts := queryTerms(query)
 	if opts.Baseline {
+		qts := queryTerms(query)
 		scores, top := ix.contentBM25(qts)
 		var scored []Ranked
 		for i, s := range scores {
@@ -92,7 +92,7 @@ func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
 	if w == nil {
 		w = DefaultWeights()
 	}
-	ev := ix.evidence(query, qts)
+	ev := ix.evidence(query)
 	var scored []Ranked
 	for _, c := range ev.cands {
 		scored = append(scored, Ranked{Path: ix.files[c].path, Score: w.score(&ev.feats[c])})
@@ -172,7 +172,9 @@ func (ev *evidence) explain(i int, w *Weights) []string {
 	return out
 }
 
-func (ix *Index) evidence(query string, qts []queryTerm) *evidence {
+func (ix *Index) evidence(query string) *evidence {
+	query = dropEnvironment(query)
+	qts := queryTerms(query)
 	n := len(ix.files)
 	ev := &evidence{feats: make([]features, n)}
 	fs := ev.feats
@@ -194,6 +196,19 @@ func (ix *Index) evidence(query string, qts []queryTerm) *evidence {
 			fs[i][fSymbol] = syms[i] / maxS
 			ev.note(fSymbol, i, "symbol names match "+quoteList(stop[i]))
 		}
+	}
+
+	// Position among the content matches, which a single outlier with a
+	// huge score does not flatten as it does the normalised score.
+	byContent := make([]int, 0, n)
+	for i, v := range content {
+		if v > 0 {
+			byContent = append(byContent, i)
+		}
+	}
+	sort.Slice(byContent, func(a, b int) bool { return content[byContent[a]] > content[byContent[b]] })
+	for r, i := range byContent {
+		fs[i][fContentRank] = 1 / math.Sqrt(float64(r+1))
 	}
 
 	// The title names the subject most often: its words matched against
@@ -268,6 +283,11 @@ func (ix *Index) evidence(query string, qts []queryTerm) *evidence {
 		ev.cands = append(ev.cands, i)
 		f[fPrior] = float64(ix.prior[i])
 		d := &ix.files[i]
+		if path.Base(d.path) == "__init__.py" {
+			// Package files collect every dotted-name hit on their
+			// package but seldom hold the code itself.
+			f[fPackageInit] = 1
+		}
 		switch {
 		case d.test():
 			f[fTest] = lexical + f[fDefines]
