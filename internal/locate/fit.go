@@ -1,6 +1,7 @@
 package locate
 
 import (
+	"log/slog"
 	"math"
 	"sort"
 )
@@ -19,9 +20,9 @@ type Sample struct {
 // sample computes the features of every candidate file for an instance.
 func (ix *Index) sample(in Instance) Sample {
 	s := Sample{InstanceID: in.InstanceID, Repo: in.Repo}
-	query := in.ProblemStatement
-	if len(query) > DefaultMaxQueryBytes {
-		query = query[:DefaultMaxQueryBytes]
+	query, err := prepareQuery(in.ProblemStatement, 0, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return s // an empty issue has no candidates
 	}
 	ev := ix.evidence(query)
 	gold := map[string]bool{}

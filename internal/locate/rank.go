@@ -56,21 +56,9 @@ func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
 	if k <= 0 {
 		k = 10
 	}
-	query = strings.ToValidUTF8(query, " ")
-	if strings.TrimSpace(query) == "" {
-		return nil, ErrEmptyQuery
-	}
-	limit := opts.MaxQueryBytes
-	if limit <= 0 {
-		limit = DefaultMaxQueryBytes
-	}
-	if len(query) > limit {
-		cut := limit
-		for cut > 0 && !utf8.RuneStart(query[cut]) {
-			cut--
-		}
-		log.Info("locate: query truncated", "bytes", len(query), "kept", cut)
-		query = query[:cut]
+	query, err := prepareQuery(query, opts.MaxQueryBytes, log)
+	if err != nil {
+		return nil, err
 	}
 	if len(ix.files) == 0 {
 		return nil, fmt.Errorf("ranking files: %w", repomap.ErrNoSourceFiles)
@@ -104,6 +92,27 @@ func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
 		scored[i].Reasons = ev.explain(f, w)
 	}
 	return scored, nil
+}
+
+// prepareQuery makes the query valid UTF-8 and cuts it to limit bytes (0
+// means DefaultMaxQueryBytes) on a character boundary.
+func prepareQuery(query string, limit int, log *slog.Logger) (string, error) {
+	query = strings.ToValidUTF8(query, " ")
+	if strings.TrimSpace(query) == "" {
+		return "", ErrEmptyQuery
+	}
+	if limit <= 0 {
+		limit = DefaultMaxQueryBytes
+	}
+	if len(query) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(query[cut]) {
+			cut--
+		}
+		log.Info("locate: query truncated", "bytes", len(query), "kept", cut)
+		query = query[:cut]
+	}
+	return query, nil
 }
 
 func sortRanked(rs []Ranked) {
