@@ -626,6 +626,57 @@ func TestLocateCommand(t *testing.T) {
 	}
 }
 
+// TestLocateExplain checks that --explain names, under each file, the
+// signals that put it there: a traceback frame in a test is passed on to the
+// code the test exercises, beside the identifiers and words that match.
+func TestLocateExplain(t *testing.T) {
+	f := newFixture(t)
+	f.write(f.repo, "shop/__init__.py", "")
+	f.write(f.repo, "shop/limits.py", "def rate_limit(key):\n    \"\"\"Allow a key a few requests a minute.\"\"\"\n    return True\n")
+	f.write(f.repo, "shop/cart.py", "from shop.limits import rate_limit\n\ndef checkout(cart):\n    return rate_limit(cart)\n")
+	f.write(f.repo, "tests/test_limits.py", "from shop.limits import rate_limit\n\ndef test_minute():\n    assert not rate_limit('k')\n")
+	f.git("add", ".")
+	f.git("commit", "-qm", "code")
+	query := "test_minute fails:\n\nTraceback (most recent call last):\n  File \"tests/test_limits.py\", line 4, in test_minute\n    assert not rate_limit('k')\nAssertionError\n\nThe limit per minute is never applied."
+	qdir := t.TempDir()
+	f.write(qdir, "query.txt", query)
+	out, errOut, code := f.planex("locate", "--explain", "--top", "3", "--query-file", filepath.Join(qdir, "query.txt"))
+	if code != 0 {
+		t.Fatalf("locate --explain: %d %q %q", code, out, errOut)
+	}
+	blocks := map[string]string{}
+	var cur string
+	for _, line := range strings.Split(out, "\n") {
+		if line != "" && !strings.HasPrefix(line, " ") {
+			cur = line
+			continue
+		}
+		blocks[cur] += line + "\n"
+	}
+	if !strings.HasPrefix(out, "shop/limits.py\n") {
+		t.Errorf("shop/limits.py not first:\n%s", out)
+	}
+	for file, want := range map[string][]string{
+		"shop/limits.py":       {"score ", "defines rate_limit", "tested by tests/test_limits.py", "content matches", "linked by imports to"},
+		"tests/test_limits.py": {"traceback frame 1 of 1: tests/test_limits.py", "test file"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(blocks[file], w) {
+				t.Errorf("%s: explanation lacks %q:\n%s", file, w, blocks[file])
+			}
+		}
+	}
+	// Every reason carries its signed contribution to the score.
+	for file, b := range blocks {
+		for _, line := range strings.Split(strings.TrimSpace(b), "\n") {
+			line = strings.TrimSpace(line)
+			if line != "" && !strings.HasPrefix(line, "score ") && !strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "-") {
+				t.Errorf("%s: reason without a contribution: %q", file, line)
+			}
+		}
+	}
+}
+
 // waitForFile waits for a blocking scripted agent to record its pid.
 func waitForFile(t *testing.T, path string, cmd *exec.Cmd, out *syncBuffer) {
 	t.Helper()

@@ -44,11 +44,11 @@ text: given as arguments, or read from --query-file ("-" for stdin).
 			if strings.TrimSpace(query) == "" {
 				return usageError(cmd, "locating files: %v (pass it as arguments or with --query-file)", locate.ErrEmptyQuery)
 			}
-			m, err := repomap.Build(cmd.Context(), repo, repomap.Options{})
+			ix, err := locate.Open(cmd.Context(), repo, repomap.Options{})
 			if err != nil {
 				return fmt.Errorf("mapping repository %s: %w", repo, err)
 			}
-			ranked, err := locate.Rank(m, query, top, locate.Options{Baseline: baseline})
+			ranked, err := ix.Rank(query, top, locate.Options{Baseline: baseline})
 			if err != nil {
 				return fmt.Errorf("ranking files in %s: %w", repo, err)
 			}
@@ -107,8 +107,9 @@ func readQuery(stdin io.Reader, file string, args []string) (string, error) {
 func newEvalLocateCmd() *cobra.Command {
 	var (
 		data, repos, workDir string
+		weightsFile, fitFile string
 		top                  int
-		verbose              bool
+		verbose, loo         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "eval-locate --data FILE --repos DIR [--top K]",
@@ -116,7 +117,10 @@ func newEvalLocateCmd() *cobra.Command {
 		Long: `eval-locate reads instances (instance_id, repo, base_commit,
 problem_statement, gold_files) as JSON lines, checks out each base commit from
 DIR/<owner>__<name> (a git directory or clone; plain trees are used as they
-are), ranks files with locate and with plain BM25, and prints a table.`,
+are), ranks files with locate and with plain BM25, and prints Acc@1/3/5/10
+and MRR overall and per repository. --leave-one-out adds, per repository,
+the scores of weights fitted without that repository; --fit FILE writes
+weights fitted on all instances (internal/locate/weights.json is such a file).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if data == "" || repos == "" {
@@ -127,13 +131,25 @@ are), ranks files with locate and with plain BM25, and prints a table.`,
 				return fmt.Errorf("evaluating locate: %w", err)
 			}
 			out := cmd.OutOrStdout()
-			rep, err := locate.Evaluate(cmd.Context(), ins, repos, top, locate.EvalOptions{WorkDir: workDir, Out: out})
+			opts := locate.EvalOptions{WorkDir: workDir, Out: out, LeaveOneOut: loo}
+			if weightsFile != "" {
+				if opts.Weights, err = locate.LoadWeights(weightsFile); err != nil {
+					return fmt.Errorf("evaluating locate: %w", err)
+				}
+			}
+			rep, err := locate.Evaluate(cmd.Context(), ins, repos, top, opts)
 			if err != nil {
 				return fmt.Errorf("evaluating locate on %s: %w", data, err)
 			}
+			if fitFile != "" {
+				if err := locate.SaveWeights(fitFile, locate.Fit(rep.Samples, locate.FitOptions{})); err != nil {
+					return fmt.Errorf("evaluating locate: %w", err)
+				}
+				fmt.Fprintf(out, "fitted weights written to %s\n", fitFile)
+			}
 			if verbose {
 				for _, o := range rep.Outcomes {
-					fmt.Fprintf(out, "%s\t%s\trank %d\n", o.InstanceID, o.System, o.Rank)
+					fmt.Fprintf(out, "%s\t%s\trank %d\t%s\n", o.InstanceID, o.System, o.Rank, strings.Join(o.Top[:min(3, len(o.Top))], " "))
 				}
 			}
 			return nil
@@ -142,8 +158,11 @@ are), ranks files with locate and with plain BM25, and prints a table.`,
 	f := cmd.Flags()
 	f.StringVar(&data, "data", "", "instances file (JSON lines)")
 	f.StringVar(&repos, "repos", "", "directory holding <owner>__<name> repositories")
-	f.IntVarP(&top, "top", "k", 10, "rank cut-off for MRR (at least 5)")
+	f.IntVarP(&top, "top", "k", 10, "rank cut-off for MRR (at least 10)")
 	f.StringVar(&workDir, "work-dir", "", "where to keep extracted base commits (default: a temp dir)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "also print each instance's rank")
+	f.BoolVar(&loo, "leave-one-out", false, "also score each repository with weights fitted on the others")
+	f.StringVar(&fitFile, "fit", "", "fit weights on all instances and write them to `FILE`")
+	f.StringVar(&weightsFile, "weights", "", "rank with the weights in `FILE` instead of the built-in ones")
 	return cmd
 }

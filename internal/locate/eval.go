@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/repomap"
@@ -57,27 +58,37 @@ func LoadInstances(path string) ([]Instance, error) {
 
 // EvalOptions tune Evaluate.
 type EvalOptions struct {
-	// WorkDir keeps extracted base commits between runs; "" means a
-	// directory under os.TempDir().
+	// WorkDir keeps extracted base commits and their indexes between
+	// runs; "" means a directory under os.TempDir().
 	WorkDir string
 	// Logger receives progress; nil means slog.Default().
 	Logger *slog.Logger
-	// Out, when set, receives the results table.
+	// Out, when set, receives the results tables.
 	Out io.Writer
+	// Weights score the full ranker; nil means DefaultWeights.
+	Weights *Weights
+	// LeaveOneOut also scores each repository with weights fitted on the
+	// other repositories' instances.
+	LeaveOneOut bool
 }
 
 // Metrics are the scores of one ranker over the evaluated instances.
 type Metrics struct {
 	System string
-	N      int
-	Acc1   float64
-	Acc5   float64
-	MRR    float64
+	// Repo is "" for all instances together.
+	Repo  string
+	N     int
+	Acc1  float64
+	Acc3  float64
+	Acc5  float64
+	Acc10 float64
+	MRR   float64
 }
 
 // Outcome is one instance's result for one ranker.
 type Outcome struct {
 	InstanceID string
+	Repo       string
 	System     string
 	// Rank is the 1-based position of the first gold file, 0 if not in the top k.
 	Rank int
@@ -86,38 +97,54 @@ type Outcome struct {
 
 // EvalReport is what Evaluate measured.
 type EvalReport struct {
-	K        int
+	K int
+	// Metrics hold, per system, all instances then each repository.
 	Metrics  []Metrics
 	Outcomes []Outcome
 	// Skipped lists instances that could not be evaluated, with why.
 	Skipped []string
+	// Samples are the full ranker's features per instance, for Fit.
+	Samples []Sample
+	// Cold and Cached time each instance (open the index, rank), split
+	// by whether the index had to be built or was loaded.
+	Cold, Cached Timing
 }
 
+// Timing is the time per instance in seconds.
+type Timing struct {
+	N           int
+	Mean, Worst float64
+}
+
+// System names in reports.
+const (
+	SystemLocate   = "planex locate"
+	SystemBaseline = "BM25 baseline"
+	SystemLOO      = "planex locate, leave-one-repo-out"
+)
+
 // Evaluate ranks every instance's repository at its base commit with the
-// full ranker and the BM25 baseline and scores Acc@1, Acc@5 and MRR (over
-// the top k). Repositories are read from reposDir/<owner>__<name>, which may
-// be a git directory, a clone, or (without base-commit checkout) a plain tree.
+// full ranker and the BM25 baseline and scores Acc@1/3/5/10 and MRR (over
+// the top k), overall and per repository. Repositories are read from
+// reposDir/<owner>__<name>, which may be a git directory, a clone, or
+// (without base-commit checkout) a plain tree.
 func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int, opts EvalOptions) (*EvalReport, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	if k < 5 {
-		k = 5 // Acc@5 needs at least five
+	if k < 10 {
+		k = 10 // Acc@10 needs at least ten
 	}
 	work := opts.WorkDir
 	if work == "" {
 		work = filepath.Join(os.TempDir(), "planex-eval")
 	}
-	systems := []struct {
-		name string
-		opts Options
-	}{{"planex locate", Options{Logger: log}}, {"BM25 baseline", Options{Baseline: true, Logger: log}}}
-	rep := &EvalReport{K: k}
-	sums := make([]Metrics, len(systems))
-	for s := range systems {
-		sums[s].System = systems[s].name
+	w := opts.Weights
+	if w == nil {
+		w = DefaultWeights()
 	}
+	rep := &EvalReport{K: k}
 	for _, in := range instances {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("evaluating: %w", err)
@@ -128,70 +155,171 @@ func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int,
 			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: %v", in.InstanceID, err))
 			continue
 		}
-		m, err := repomap.Build(ctx, tree, repomap.Options{Logger: log, CacheDir: filepath.Join(work, ".maps")})
+		start := time.Now()
+		// One cache directory per tree: a shared one keeps only the
+		// newest few maps, and every run would rebuild them all.
+		cache := filepath.Join(work, ".maps", filepath.Base(tree))
+		key := ""
+		if tree != filepath.Join(reposDir, strings.ReplaceAll(in.Repo, "/", "__")) {
+			key = treeKey(in) // extracted here, so it is exactly that commit
+		}
+		ix, err := Open(ctx, tree, repomap.Options{Logger: log, CacheDir: cache, Key: key})
 		if err != nil {
 			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: %v", in.InstanceID, err))
 			continue
 		}
-		ix := NewIndex(m)
-		gold := map[string]bool{}
-		for _, g := range in.GoldFiles {
-			gold[g] = true
+		if _, err := ix.Rank(in.ProblemStatement, k, Options{Logger: log, Weights: w}); err != nil {
+			return nil, fmt.Errorf("ranking %s: %w", in.InstanceID, err)
 		}
-		for s, sys := range systems {
-			ranked, err := ix.Rank(in.ProblemStatement, k, sys.opts)
-			if err != nil {
-				return nil, fmt.Errorf("ranking %s: %w", in.InstanceID, err)
-			}
-			o := Outcome{InstanceID: in.InstanceID, System: sys.name}
-			for i, r := range ranked {
-				o.Top = append(o.Top, r.Path)
-				if o.Rank == 0 && gold[r.Path] {
-					o.Rank = i + 1
-				}
-			}
-			rep.Outcomes = append(rep.Outcomes, o)
-			sums[s].N++
-			if o.Rank == 1 {
-				sums[s].Acc1++
-			}
-			if o.Rank >= 1 && o.Rank <= 5 {
-				sums[s].Acc5++
-			}
-			if o.Rank > 0 {
-				sums[s].MRR += 1 / float64(o.Rank)
-			}
+		secs := time.Since(start).Seconds()
+		t := &rep.Cold
+		if ix.fromCache {
+			t = &rep.Cached
 		}
-		log.Debug("eval: ranked", "instance", in.InstanceID, "files", len(m.Entries))
+		t.N++
+		t.Mean += secs
+		t.Worst = max(t.Worst, secs)
+		smp := ix.sample(in)
+		rep.Samples = append(rep.Samples, smp)
+		rep.Outcomes = append(rep.Outcomes, smp.outcome(w, k, SystemLocate))
+		base, err := ix.Rank(in.ProblemStatement, k, Options{Baseline: true, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("ranking %s: %w", in.InstanceID, err)
+		}
+		rep.Outcomes = append(rep.Outcomes, outcomeOf(in, SystemBaseline, pathsOf(base)))
+		log.Debug("eval: ranked", "instance", in.InstanceID, "files", ix.NumFiles(), "seconds", secs)
 	}
-	for _, s := range sums {
-		if s.N > 0 {
-			s.Acc1 /= float64(s.N)
-			s.Acc5 /= float64(s.N)
-			s.MRR /= float64(s.N)
+	for _, t := range []*Timing{&rep.Cold, &rep.Cached} {
+		if t.N > 0 {
+			t.Mean /= float64(t.N)
 		}
-		rep.Metrics = append(rep.Metrics, s)
 	}
+	if opts.LeaveOneOut {
+		rep.Outcomes = append(rep.Outcomes, LeaveOneRepoOut(rep.Samples, k, FitOptions{})...)
+	}
+	rep.Metrics = Score(rep.Outcomes)
 	if opts.Out != nil {
 		if err := rep.WriteTable(opts.Out); err != nil {
 			return nil, fmt.Errorf("writing results: %w", err)
 		}
 	}
-	if len(rep.Metrics) > 0 && rep.Metrics[0].N == 0 {
+	if len(rep.Samples) == 0 {
 		return rep, fmt.Errorf("evaluating: no instance could be evaluated (%d skipped)", len(rep.Skipped))
 	}
 	return rep, nil
 }
 
+func pathsOf(rs []Ranked) []string {
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, r.Path)
+	}
+	return out
+}
+
+func outcomeOf(in Instance, system string, top []string) Outcome {
+	o := Outcome{InstanceID: in.InstanceID, Repo: in.Repo, System: system, Top: top}
+	for i, p := range top {
+		for _, g := range in.GoldFiles {
+			if p == g {
+				o.Rank = i + 1
+				return o
+			}
+		}
+	}
+	return o
+}
+
+// Score aggregates outcomes per system, overall then per repository, in
+// the order systems and repositories first appear.
+func Score(outcomes []Outcome) []Metrics {
+	var order []string
+	acc := map[[2]string]*Metrics{}
+	get := func(sys, repo string) *Metrics {
+		key := [2]string{sys, repo}
+		m := acc[key]
+		if m == nil {
+			m = &Metrics{System: sys, Repo: repo}
+			acc[key] = m
+		}
+		return m
+	}
+	seen := map[string]bool{}
+	repoSeen := map[string]bool{}
+	var repos []string
+	for _, o := range outcomes {
+		if !seen[o.System] {
+			seen[o.System] = true
+			order = append(order, o.System)
+		}
+		if !repoSeen[o.Repo] {
+			repoSeen[o.Repo] = true
+			repos = append(repos, o.Repo)
+		}
+		for _, m := range []*Metrics{get(o.System, ""), get(o.System, o.Repo)} {
+			m.N++
+			r := o.Rank
+			if r == 1 {
+				m.Acc1++
+			}
+			if r >= 1 && r <= 3 {
+				m.Acc3++
+			}
+			if r >= 1 && r <= 5 {
+				m.Acc5++
+			}
+			if r >= 1 && r <= 10 {
+				m.Acc10++
+			}
+			if r > 0 {
+				m.MRR += 1 / float64(r)
+			}
+		}
+	}
+	var out []Metrics
+	for _, sys := range order {
+		for _, repo := range append([]string{""}, repos...) {
+			m, ok := acc[[2]string{sys, repo}]
+			if !ok {
+				continue
+			}
+			if n := float64(m.N); n > 0 {
+				m.Acc1 /= n
+				m.Acc3 /= n
+				m.Acc5 /= n
+				m.Acc10 /= n
+				m.MRR /= n
+			}
+			out = append(out, *m)
+		}
+	}
+	return out
+}
+
 // WriteTable prints the metrics as an aligned table, then what was skipped.
 func (r *EvalReport) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "system\tN\tAcc@1\tAcc@5\tMRR@%d\n", r.K)
+	fmt.Fprintf(tw, "system\trepository\tN\tAcc@1\tAcc@3\tAcc@5\tAcc@10\tMRR@%d\n", r.K)
 	for _, m := range r.Metrics {
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\n", m.System, m.N, m.Acc1, m.Acc5, m.MRR)
+		repo := m.Repo
+		if repo == "" {
+			repo = "(all)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", m.System, repo, m.N, m.Acc1, m.Acc3, m.Acc5, m.Acc10, m.MRR)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, t := range []struct {
+		what string
+		t    Timing
+	}{{"map and index built", r.Cold}, {"index loaded from cache", r.Cached}} {
+		if t.t.N == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "seconds per instance, %s (%d): mean %.3f, worst %.3f\n", t.what, t.t.N, t.t.Mean, t.t.Worst); err != nil {
+			return err
+		}
 	}
 	for _, s := range r.Skipped {
 		if _, err := fmt.Fprintf(w, "skipped %s\n", s); err != nil {
@@ -243,6 +371,15 @@ func materialise(ctx context.Context, reposDir, work string, in Instance) (strin
 		return "", fmt.Errorf("marking %s: %w", dest, err)
 	}
 	return dest, nil
+}
+
+// treeKey names an extracted base commit's tree state for the index cache:
+// the tree never changes once extracted, so the commit is enough.
+func treeKey(in Instance) string {
+	if in.BaseCommit == "" {
+		return ""
+	}
+	return "commit-" + safeName(in.BaseCommit)
 }
 
 func safeName(s string) string {

@@ -1,10 +1,13 @@
 // Package locate ranks a repository's files for an issue text without a
 // model: lexical relevance (BM25 over paths, symbol names and contents),
-// names the issue quotes (paths, tracebacks, dotted names, identifiers) and
-// the import graph.
+// names the issue quotes (paths, traceback frames, dotted names,
+// identifiers), links between tests and the code they test, and the import
+// graph, combined by a linear model whose weights are fitted offline
+// (weights.json, see Fit).
 package locate
 
 import (
+	"encoding/binary"
 	"math"
 	"path"
 	"sort"
@@ -13,38 +16,48 @@ import (
 	"github.com/planexhq/planex/internal/repomap"
 )
 
-// Index is a Map prepared for ranking. Building it costs one pass over the
-// map; reuse it for several queries on the same map.
+// Index is a repository map prepared for ranking: inverted postings for
+// contents, paths and symbol names, symbol definitions, Python modules and
+// the import graph. It is cached on disk beside the map (see Open) and
+// loaded lazily, so a repeated query reads one file and decodes only the
+// entries its terms touch.
 type Index struct {
-	m     *repomap.Map
-	vocab map[string]uint32
-	docs  []doc
-	// avg field lengths for BM25 length normalisation
-	avgContent, avgPath, avgSym float64
-	// defs maps a symbol name to the files defining it.
-	defs map[string][]symDef
-	// modules maps Python dotted module names to file indexes.
-	modules map[string]int
-	// byBase maps a file's base name to file indexes.
-	byBase map[string][]int
-	byPath map[string]int
-	// dependents[i] are files importing file i; deps[i] files i imports.
-	deps, dependents [][]int
-	prior            []float64 // PageRank over the import graph, max 1
+	files []fileEntry
+	// content, pathTerms and symTerms map a term to postings (file, count).
+	content, pathTerms, symTerms table
+	avgContent, avgPath, avgSym  float64
+	// defs maps a symbol name to its definitions (see appendDef).
+	defs table
+	// modules maps a Python dotted module name to its file.
+	modules table
+	// bases maps a file's base name to the files bearing it.
+	bases table
+	// deps and rdeps are the import graph and its reverse, as adjacency
+	// lists: file i's targets are to[off[i]:off[i+1]].
+	depOff, depTo, rdepOff, rdepTo []uint32
+	// prior is PageRank over the import graph, log-scaled to [0,1].
+	prior []float32
+	// fromCache is set when Open loaded the index from disk.
+	fromCache bool
 }
 
-type doc struct {
-	path    string
-	module  string
-	pathTF  map[string]int
-	pathLen int
-	symTF   map[string]int
-	symLen  int
-	test    bool
-	docFile bool
-	code    bool
+type fileEntry struct {
+	path                    string
+	length, pathLen, symLen uint32
+	flags                   uint8
 }
 
+const (
+	flagTest = 1 << iota
+	flagDoc
+	flagCode
+)
+
+func (f *fileEntry) test() bool { return f.flags&flagTest != 0 }
+func (f *fileEntry) doc() bool  { return f.flags&flagDoc != 0 }
+func (f *fileEntry) code() bool { return f.flags&flagCode != 0 }
+
+// symDef is one definition of a name.
 type symDef struct {
 	file int
 	kind string
@@ -52,75 +65,259 @@ type symDef struct {
 	parent string
 }
 
+var kindCodes = []string{"", "class", "type", "interface", "func", "method", "var", "module"}
+
+func kindCode(k string) byte {
+	for i, c := range kindCodes {
+		if c == k {
+			return byte(i)
+		}
+	}
+	return 0
+}
+
+func appendDef(buf []byte, d symDef) []byte {
+	buf = binary.AppendUvarint(buf, uint64(d.file))
+	buf = append(buf, kindCode(d.kind))
+	buf = binary.AppendUvarint(buf, uint64(len(d.parent)))
+	return append(buf, d.parent...)
+}
+
+// definitions decodes the definitions of name.
+func (ix *Index) definitions(name string) []symDef {
+	v := ix.defs.get(name)
+	var out []symDef
+	for len(v) > 0 {
+		f, n := binary.Uvarint(v)
+		if n <= 0 || len(v) < n+1 {
+			return out
+		}
+		k := v[n]
+		v = v[n+1:]
+		pl, n := binary.Uvarint(v)
+		if n <= 0 || uint64(len(v)-n) < pl {
+			return out
+		}
+		d := symDef{file: int(f), parent: string(v[n : n+int(pl)])}
+		if int(k) < len(kindCodes) {
+			d.kind = kindCodes[k]
+		}
+		v = v[n+int(pl):]
+		if d.file < len(ix.files) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// uvarints decodes a list of unsigned varints (files of a table value).
+func (ix *Index) fileList(v []byte) []int {
+	var out []int
+	for len(v) > 0 {
+		x, n := binary.Uvarint(v)
+		if n <= 0 {
+			break
+		}
+		v = v[n:]
+		if int(x) < len(ix.files) {
+			out = append(out, int(x))
+		}
+	}
+	return out
+}
+
+func (ix *Index) module(name string) (int, bool) {
+	fs := ix.fileList(ix.modules.get(name))
+	if len(fs) == 0 {
+		return 0, false
+	}
+	return fs[0], true
+}
+
+func (ix *Index) byBase(base string) []int { return ix.fileList(ix.bases.get(base)) }
+
+func (ix *Index) byPath(p string) (int, bool) {
+	i := sort.Search(len(ix.files), func(i int) bool { return ix.files[i].path >= p })
+	return i, i < len(ix.files) && ix.files[i].path == p
+}
+
+func adj(off, to []uint32, i int) []uint32 {
+	if i+1 >= len(off) {
+		return nil
+	}
+	return to[off[i]:off[i+1]]
+}
+
+func (ix *Index) deps(i int) []uint32       { return adj(ix.depOff, ix.depTo, i) }
+func (ix *Index) dependents(i int) []uint32 { return adj(ix.rdepOff, ix.rdepTo, i) }
+
+// NumFiles is the number of files the index ranks.
+func (ix *Index) NumFiles() int { return len(ix.files) }
+
 // NewIndex prepares m for ranking.
 func NewIndex(m *repomap.Map) *Index {
-	ix := &Index{
-		m:       m,
-		vocab:   make(map[string]uint32, len(m.Vocab)),
-		docs:    make([]doc, len(m.Entries)),
-		defs:    map[string][]symDef{},
-		modules: map[string]int{},
-		byBase:  map[string][]int{},
-		byPath:  make(map[string]int, len(m.Entries)),
+	n := len(m.Entries)
+	ix := &Index{files: make([]fileEntry, n)}
+	exists := func(p string) bool { _, ok := m.File(p); return ok }
+
+	// Content postings: invert each file's term ids.
+	type acc struct {
+		buf  []byte
+		last int
 	}
-	for i, t := range m.Vocab {
-		ix.vocab[t] = uint32(i)
-	}
-	for i, f := range m.Entries {
-		ix.byPath[f.Path] = i
-	}
-	exists := func(p string) bool { _, ok := ix.byPath[p]; return ok }
+	content := make([]acc, len(m.Vocab))
+	pathB, symB := newFieldBuilder(), newFieldBuilder()
+	defs := tableBuilder{}
+	modules := map[string]int{}
+	bases := tableBuilder{}
 	var sumC, sumP, sumS float64
 	for i, f := range m.Entries {
-		d := doc{
-			path:    f.Path,
-			pathTF:  map[string]int{},
-			symTF:   map[string]int{},
-			test:    f.Test,
-			docFile: repomap.IsDocPath(f.Path),
-			code:    repomap.IsCode(f.Lang),
+		e := fileEntry{path: f.Path, length: uint32(f.Length)}
+		if f.Test {
+			e.flags |= flagTest
+		}
+		if repomap.IsDocPath(f.Path) {
+			e.flags |= flagDoc
+		}
+		if repomap.IsCode(f.Lang) {
+			e.flags |= flagCode
+		}
+		for k, id := range f.TermIDs {
+			if int(id) < len(content) {
+				a := &content[id]
+				a.buf = appendPosting(a.buf, &a.last, i, f.TermFreqs[k])
+			}
 		}
 		// Path terms: directories and the file name without extension.
-		pathText := strings.TrimSuffix(f.Path, path.Ext(f.Path))
-		repomap.EachTerm([]byte(pathText), func(t string) { d.pathTF[t]++; d.pathLen++ })
+		e.pathLen = pathB.add(i, []byte(strings.TrimSuffix(f.Path, path.Ext(f.Path))))
 		for _, s := range f.Symbols {
-			repomap.EachTerm([]byte(s.Name), func(t string) { d.symTF[t]++; d.symLen++ })
-			ix.defs[s.Name] = append(ix.defs[s.Name], symDef{file: i, kind: s.Kind, parent: s.Parent})
+			symB.text([]byte(s.Name))
+			defs[s.Name] = appendDef(defs[s.Name], symDef{file: i, kind: s.Kind, parent: s.Parent})
 		}
+		e.symLen = symB.flush(i)
 		if f.Lang == repomap.LangPython {
-			d.module = repomap.PythonModule(f.Path, exists)
-			if d.module != "" {
-				if old, ok := ix.modules[d.module]; !ok || len(f.Path) < len(m.Entries[old].Path) {
-					ix.modules[d.module] = i
+			if mod := repomap.PythonModule(f.Path, exists); mod != "" {
+				// Prefer the shortest path when two trees claim a module.
+				if old, ok := modules[mod]; !ok || len(f.Path) < len(m.Entries[old].Path) {
+					modules[mod] = i
 				}
 			}
 		}
 		base := path.Base(f.Path)
-		ix.byBase[base] = append(ix.byBase[base], i)
+		bases[base] = binary.AppendUvarint(bases[base], uint64(i))
 		sumC += float64(f.Length)
-		sumP += float64(d.pathLen)
-		sumS += float64(d.symLen)
-		ix.docs[i] = d
+		sumP += float64(e.pathLen)
+		sumS += float64(e.symLen)
+		ix.files[i] = e
 	}
-	n := math.Max(1, float64(len(m.Entries)))
-	ix.avgContent, ix.avgPath, ix.avgSym = math.Max(1, sumC/n), math.Max(1, sumP/n), math.Max(1, sumS/n)
-	ix.buildGraph()
-	return ix
-}
+	cb := make(tableBuilder, len(m.Vocab))
+	for id, a := range content {
+		if len(a.buf) > 0 {
+			cb[m.Vocab[id]] = a.buf
+		}
+	}
+	ix.content = cb.build()
+	ix.pathTerms, ix.symTerms = pathB.table(), symB.table()
+	ix.defs = defs.build()
+	mb := make(tableBuilder, len(modules))
+	for mod, i := range modules {
+		mb[mod] = binary.AppendUvarint(nil, uint64(i))
+	}
+	ix.modules = mb.build()
+	ix.bases = bases.build()
+	nf := math.Max(1, float64(n))
+	// Averages are kept at the precision the index file stores, so a
+	// loaded index ranks exactly as the one built.
+	avg := func(sum float64) float64 { return float64(float32(math.Max(1, sum/nf))) }
+	ix.avgContent, ix.avgPath, ix.avgSym = avg(sumC), avg(sumP), avg(sumS)
 
-func (ix *Index) buildGraph() {
-	n := len(ix.docs)
-	ix.deps = make([][]int, n)
-	ix.dependents = make([][]int, n)
-	for i, f := range ix.m.Entries {
+	deps := make([][]int, n)
+	rdeps := make([][]int, n)
+	for i, f := range m.Entries {
 		for _, p := range f.Deps {
-			if j, ok := ix.byPath[p]; ok {
-				ix.deps[i] = append(ix.deps[i], j)
-				ix.dependents[j] = append(ix.dependents[j], i)
+			if j, ok := ix.byPath(p); ok && j != i {
+				deps[i] = append(deps[i], j)
+				rdeps[j] = append(rdeps[j], i)
 			}
 		}
 	}
-	ix.prior = pagerank(ix.deps, 20, 0.85)
+	ix.depOff, ix.depTo = flatten(deps)
+	ix.rdepOff, ix.rdepTo = flatten(rdeps)
+	pr := pagerank(deps, 20, 0.85)
+	ix.prior = make([]float32, n)
+	for i, v := range pr {
+		ix.prior[i] = float32(v)
+	}
+	return ix
+}
+
+// fieldBuilder collects postings for a small per-file field (path or
+// symbol names) with term ids, so that building touches a string map once
+// per term occurrence without allocating.
+type fieldBuilder struct {
+	ids    map[string]int32
+	terms  []string
+	bufs   [][]byte
+	last   []int
+	counts map[int32]uint32 // the current file's
+	length uint32
+}
+
+func newFieldBuilder() *fieldBuilder {
+	return &fieldBuilder{ids: map[string]int32{}, counts: map[int32]uint32{}}
+}
+
+// text counts the terms of one piece of the current file's field.
+func (b *fieldBuilder) text(t []byte) {
+	repomap.EachTermBytes(t, func(term []byte) {
+		id, ok := b.ids[string(term)]
+		if !ok {
+			id = int32(len(b.terms))
+			s := string(term)
+			b.ids[s] = id
+			b.terms = append(b.terms, s)
+			b.bufs = append(b.bufs, nil)
+			b.last = append(b.last, 0)
+		}
+		b.counts[id]++
+		b.length++
+	})
+}
+
+// flush writes the current file's counts as postings and returns the
+// field's length in terms.
+func (b *fieldBuilder) flush(file int) uint32 {
+	for id, c := range b.counts {
+		b.bufs[id] = appendPosting(b.bufs[id], &b.last[id], file, c)
+	}
+	n := b.length
+	clear(b.counts)
+	b.length = 0
+	return n
+}
+
+func (b *fieldBuilder) add(file int, t []byte) uint32 {
+	b.text(t)
+	return b.flush(file)
+}
+
+func (b *fieldBuilder) table() table {
+	tb := make(tableBuilder, len(b.terms))
+	for id, t := range b.terms {
+		tb[t] = b.bufs[id]
+	}
+	return tb.build()
+}
+
+func flatten(lists [][]int) (off, to []uint32) {
+	off = make([]uint32, 1, len(lists)+1)
+	for _, l := range lists {
+		for _, j := range l {
+			to = append(to, uint32(j))
+		}
+		off = append(off, uint32(len(to)))
+	}
+	return off, to
 }
 
 // pagerank scores files by how much of the code (transitively) imports
@@ -207,94 +404,53 @@ func queryTerms(q string) []queryTerm {
 	return out
 }
 
-// contentBM25 scores every file's content against the query terms and
+// bm25 scores every file against the query terms over one field and
 // returns, per file, the score and the best-contributing terms.
-func (ix *Index) contentBM25(qts []queryTerm) ([]float64, [][]string) {
-	n := len(ix.docs)
+func (ix *Index) bm25(qts []queryTerm, t *table, length func(*fileEntry) uint32, avg float64) ([]float64, [][]string) {
+	n := len(ix.files)
 	scores := make([]float64, n)
+	// The four best terms per file, kept in place: a map or per-file
+	// slices cost more than the scoring itself on large repositories.
+	const keep = 4
+	bestT := make([]int32, keep*n)
+	bestV := make([]float32, keep*n)
+	for qi, q := range qts {
+		v := t.get(q.term)
+		if v == nil {
+			continue
+		}
+		df := 0
+		eachPosting(v, func(int, uint32) { df++ })
+		w := q.weight * idf(n, df)
+		eachPosting(v, func(i int, tf uint32) {
+			if i >= n {
+				return
+			}
+			s := w * bm25tf(int(tf), int(length(&ix.files[i])), avg)
+			scores[i] += s
+			vs, ts := bestV[keep*i:keep*i+keep], bestT[keep*i:keep*i+keep]
+			for k := 0; k < keep; k++ {
+				if float32(s) > vs[k] {
+					copy(vs[k+1:], vs[k:keep-1])
+					copy(ts[k+1:], ts[k:keep-1])
+					vs[k], ts[k] = float32(s), int32(qi)
+					break
+				}
+			}
+		})
+	}
 	top := make([][]string, n)
-	type qid struct {
-		id     uint32
-		term   string
-		weight float64
-		idf    float64
-	}
-	var ids []qid
-	for _, qt := range qts {
-		if id, ok := ix.vocab[qt.term]; ok {
-			ids = append(ids, qid{id: id, term: qt.term, weight: qt.weight})
+	for i := range top {
+		if scores[i] == 0 {
+			continue
 		}
-	}
-	if len(ids) == 0 {
-		return scores, top
-	}
-	// Locate each query term in each file's sorted term ids; this avoids
-	// holding an inverted index in memory and is fast enough for tens of
-	// thousands of files.
-	tfs := make([][]uint32, len(ids))
-	for k := range ids {
-		tfs[k] = make([]uint32, n)
-	}
-	df := make([]int, len(ids))
-	for i, f := range ix.m.Entries {
-		for k, q := range ids {
-			j := sort.Search(len(f.TermIDs), func(x int) bool { return f.TermIDs[x] >= q.id })
-			if j < len(f.TermIDs) && f.TermIDs[j] == q.id {
-				tfs[k][i] = f.TermFreqs[j]
-				df[k]++
-			}
-		}
-	}
-	for k := range ids {
-		ids[k].idf = idf(n, df[k])
-	}
-	type contrib struct {
-		term string
-		v    float64
-	}
-	for i, f := range ix.m.Entries {
-		var cs []contrib
-		for k, q := range ids {
-			if tf := tfs[k][i]; tf > 0 {
-				v := q.weight * q.idf * bm25tf(int(tf), f.Length, ix.avgContent)
-				scores[i] += v
-				cs = append(cs, contrib{q.term, v})
-			}
-		}
-		if len(cs) > 0 {
-			sort.Slice(cs, func(a, b int) bool { return cs[a].v > cs[b].v })
-			for _, c := range cs[:min(4, len(cs))] {
-				top[i] = append(top[i], c.term)
-			}
+		for k := 0; k < keep && bestV[keep*i+k] > 0; k++ {
+			top[i] = append(top[i], qts[bestT[keep*i+k]].term)
 		}
 	}
 	return scores, top
 }
 
-// fieldBM25 scores a small per-file field (path or symbol terms).
-func (ix *Index) fieldBM25(qts []queryTerm, field func(*doc) (map[string]int, int), avg float64) ([]float64, [][]string) {
-	n := len(ix.docs)
-	scores := make([]float64, n)
-	top := make([][]string, n)
-	df := make([]int, len(qts))
-	for i := range ix.docs {
-		tf, _ := field(&ix.docs[i])
-		for k, q := range qts {
-			if tf[q.term] > 0 {
-				df[k]++
-			}
-		}
-	}
-	for i := range ix.docs {
-		tf, dl := field(&ix.docs[i])
-		for k, q := range qts {
-			if c := tf[q.term]; c > 0 {
-				scores[i] += q.weight * idf(n, df[k]) * bm25tf(c, dl, avg)
-				if len(top[i]) < 4 {
-					top[i] = append(top[i], q.term)
-				}
-			}
-		}
-	}
-	return scores, top
+func (ix *Index) contentBM25(qts []queryTerm) ([]float64, [][]string) {
+	return ix.bm25(qts, &ix.content, func(f *fileEntry) uint32 { return f.length }, ix.avgContent)
 }

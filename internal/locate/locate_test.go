@@ -50,7 +50,7 @@ func TestRankSignals(t *testing.T) {
 		want   string // expected first file
 		reason string // expected in the first file's reasons
 	}{
-		{"traceback", "Crash:\nTraceback (most recent call last):\n  File \"/home/u/app.py\", line 3, in <module>\n  File \"/usr/lib/python3/site-packages/geo/io/reader.py\", line 5, in read\nValueError", "geo/io/reader.py", "path quoted"},
+		{"traceback", "Crash:\nTraceback (most recent call last):\n  File \"/home/u/app.py\", line 3, in <module>\n  File \"/usr/lib/python3/site-packages/geo/io/reader.py\", line 5, in read\nValueError", "geo/io/reader.py", "traceback frame 2 of 2"},
 		{"file and line", "the bug is at geo/projection.py:2 when lat is 90", "geo/projection.py", "path quoted"},
 		{"backticked identifier", "`to_metres` returns wrong values for yards", "geo/units.py", "defines to_metres"},
 		{"dotted name", "geo.shapes.Polygon gives a wrong result for empty sides", "geo/shapes.py", "module geo.shapes"},
@@ -77,14 +77,6 @@ func TestRankSignals(t *testing.T) {
 			}
 		})
 	}
-}
-
-func pathsOf(rs []Ranked) []string {
-	var out []string
-	for _, r := range rs {
-		out = append(out, r.Path)
-	}
-	return out
 }
 
 func TestRankBaselineUsesContentOnly(t *testing.T) {
@@ -231,22 +223,37 @@ func TestEvaluate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := rep.Metrics[0]
+	metric := func(sys, repo string) Metrics {
+		for _, m := range rep.Metrics {
+			if m.System == sys && m.Repo == repo {
+				return m
+			}
+		}
+		t.Fatalf("no metrics for %s %q in %+v", sys, repo, rep.Metrics)
+		return Metrics{}
+	}
+	full := metric(SystemLocate, "")
 	if full.N != 3 || full.Acc1 < 0.66 || full.Acc1 > 0.67 {
 		t.Errorf("full ranker metrics = %+v", full)
+	}
+	if per := metric(SystemLocate, "acme/geo"); per.N != full.N || per.Acc1 != full.Acc1 || per.MRR != full.MRR {
+		t.Errorf("one repository: per-repository %+v differs from overall %+v", per, full)
 	}
 	// geo-3's gold file only imports the file that defines to_metres: it
 	// ranks below it, but within the top five.
 	if full.Acc5 != 1 || full.MRR >= 1 || full.MRR <= 2.0/3 {
 		t.Errorf("full ranker metrics = %+v (outcomes %+v)", full, rep.Outcomes)
 	}
-	if base := rep.Metrics[1]; base.System != "BM25 baseline" || base.N != 3 || base.MRR >= full.MRR {
+	if base := metric(SystemBaseline, ""); base.N != 3 || base.MRR >= full.MRR {
 		t.Errorf("baseline metrics = %+v", base)
+	}
+	if len(rep.Samples) != 3 {
+		t.Errorf("samples = %d, want 3", len(rep.Samples))
 	}
 	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0], "acme/missing") {
 		t.Errorf("skipped = %q", rep.Skipped)
 	}
-	for _, w := range []string{"Acc@1", "Acc@5", "MRR@10", "planex locate", "BM25 baseline", "skipped gone"} {
+	for _, w := range []string{"Acc@1", "Acc@3", "Acc@5", "Acc@10", "MRR@10", "planex locate", "BM25 baseline", "acme/geo", "(all)", "seconds per instance, map and index built (2)", "index loaded from cache (1)", "skipped gone"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("table lacks %q:\n%s", w, out.String())
 		}

@@ -26,13 +26,54 @@ type pathMention struct {
 
 var (
 	urlRe       = regexp.MustCompile(`https?://\S+`)
-	tracebackRe = regexp.MustCompile(`File "([^"\n]+)", line \d+`)
+	tracebackRe = regexp.MustCompile(`File "([^"\n]+)", line \d+(?:, in ([A-Za-z_]\w*))?`)
 	pathRe      = regexp.MustCompile(`(?:^|[^\w.-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:py|pyi|pyx|go|js|jsx|mjs|ts|tsx|java|kt|rs|rb|php|c|h|cc|cpp|hpp|cs|scala|swift|sh|sql|ya?ml|toml|json|cfg|ini|md|rst|txt))(?::\d+)?\b`)
 	dottedRe    = regexp.MustCompile(`\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b`)
 	identRe     = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 	backtickRe  = regexp.MustCompile("`([^`\n]+)`")
 	fenceRe     = regexp.MustCompile("(?s)```.*?```")
+	// envLineRe is a "name: value" line as in version and environment
+	// reports (python: 3.8.1, OS: Linux, - Sphinx version: 3.1).
+	envLineRe = regexp.MustCompile(`^\s*(?:[-*]\s+)?[A-Za-z][\w .()/-]{0,40}:\s*\S.{0,80}$`)
 )
+
+// envRunMin is how many "name: value" lines in a row make a block an
+// environment report.
+const envRunMin = 4
+
+// dropEnvironment removes environment and version reports (runs of short
+// "name: value" lines, as show_versions() or an issue template's
+// "Environment" section print them) from an issue text. They name the
+// same installed packages in every issue, so their words point at whatever
+// file prints versions rather than at the fault.
+func dropEnvironment(q string) string {
+	lines := strings.Split(q, "\n")
+	keep := make([]bool, len(lines))
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && envLineRe.MatchString(lines[j]) && !strings.Contains(lines[j], "File \"") {
+			j++
+		}
+		if j-i < envRunMin {
+			for k := i; k < j; k++ {
+				keep[k] = true
+			}
+			if j == i {
+				keep[i] = true
+				j++
+			}
+		}
+		i = j
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if keep[i] {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
 
 var fileExts = map[string]bool{
 	"py": true, "pyi": true, "go": true, "js": true, "ts": true, "tsx": true, "jsx": true, "java": true,
@@ -45,11 +86,15 @@ func extractMentions(q string) mentions {
 	ms := mentions{idents: map[string]float64{}}
 	seen := map[string]bool{}
 	frame := 0
+	var frameFuncs []string
 	for _, m := range tracebackRe.FindAllStringSubmatch(q, -1) {
 		frame++
 		p := normPath(m[1])
 		ms.paths = append(ms.paths, pathMention{path: p, frame: frame})
 		seen[p] = true
+		if m[2] != "" && m[2] != "module" {
+			frameFuncs = append(frameFuncs, m[2])
+		}
 	}
 	for _, m := range pathRe.FindAllStringSubmatch(q, -1) {
 		p := normPath(m[1])
@@ -91,6 +136,11 @@ func extractMentions(q string) mentions {
 		if strength > ms.idents[id] {
 			ms.idents[id] = strength
 		}
+	}
+	// The functions a traceback passes through are code names as sure as
+	// backticked ones.
+	for _, f := range frameFuncs {
+		bump(f, 0.9)
 	}
 	for _, m := range backtickRe.FindAllStringSubmatch(text, -1) {
 		for _, id := range identRe.FindAllString(m[1], -1) {

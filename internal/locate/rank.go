@@ -27,6 +27,8 @@ type Options struct {
 	MaxQueryBytes int
 	// Logger receives notes such as query truncation; nil means slog.Default().
 	Logger *slog.Logger
+	// Weights of the signals; nil means DefaultWeights (weights.json).
+	Weights *Weights
 }
 
 // Ranked is a file and why it ranked where it did.
@@ -35,23 +37,6 @@ type Ranked struct {
 	Score   float64
 	Reasons []string
 }
-
-// Weights of the signals in the full ranker. Lexical scores are normalised
-// to [0,1] by the best file, explicit mentions saturate towards 1, so the
-// weights read as "how much is one full signal worth".
-const (
-	wContent     = 1.0
-	wPath        = 0.6
-	wSymbols     = 0.6
-	wPathMention = 1.5
-	wDefines     = 1.0
-	wModule      = 0.8
-	wPrior       = 0.1
-	wNeighbour   = 0.15
-	testFactor   = 0.6
-	docFactor    = 0.5
-	dataFactor   = 0.7
-)
 
 // Rank orders the files of m for query, best first, returning at most k
 // (k <= 0 means 10). Files with no evidence at all are left out.
@@ -71,11 +56,51 @@ func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
 	if k <= 0 {
 		k = 10
 	}
+	query, err := prepareQuery(query, opts.MaxQueryBytes, log)
+	if err != nil {
+		return nil, err
+	}
+	if len(ix.files) == 0 {
+		return nil, fmt.Errorf("ranking files: %w", repomap.ErrNoSourceFiles)
+	}
+	if opts.Baseline {
+		qts := queryTerms(query)
+		scores, top := ix.contentBM25(qts)
+		var scored []Ranked
+		for i, s := range scores {
+			if s > 0 {
+				scored = append(scored, Ranked{Path: ix.files[i].path, Score: s,
+					Reasons: []string{fmt.Sprintf("bm25 %.2f on content (%s)", s, strings.Join(top[i], ", "))}})
+			}
+		}
+		sortRanked(scored)
+		return scored[:min(k, len(scored))], nil
+	}
+	w := opts.Weights
+	if w == nil {
+		w = DefaultWeights()
+	}
+	ev := ix.evidence(query)
+	var scored []Ranked
+	for _, c := range ev.cands {
+		scored = append(scored, Ranked{Path: ix.files[c].path, Score: w.score(&ev.feats[c])})
+	}
+	sortRanked(scored)
+	scored = scored[:min(k, len(scored))]
+	for i := range scored {
+		f, _ := ix.byPath(scored[i].Path)
+		scored[i].Reasons = ev.explain(f, w)
+	}
+	return scored, nil
+}
+
+// prepareQuery makes the query valid UTF-8 and cuts it to limit bytes (0
+// means DefaultMaxQueryBytes) on a character boundary.
+func prepareQuery(query string, limit int, log *slog.Logger) (string, error) {
 	query = strings.ToValidUTF8(query, " ")
 	if strings.TrimSpace(query) == "" {
-		return nil, ErrEmptyQuery
+		return "", ErrEmptyQuery
 	}
-	limit := opts.MaxQueryBytes
 	if limit <= 0 {
 		limit = DefaultMaxQueryBytes
 	}
@@ -87,160 +112,240 @@ func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
 		log.Info("locate: query truncated", "bytes", len(query), "kept", cut)
 		query = query[:cut]
 	}
-	if len(ix.docs) == 0 {
-		return nil, fmt.Errorf("ranking files: %w", repomap.ErrNoSourceFiles)
-	}
-	qts := queryTerms(query)
-	var scored []Ranked
-	if opts.Baseline {
-		scores, top := ix.contentBM25(qts)
-		for i, s := range scores {
-			if s > 0 {
-				scored = append(scored, Ranked{Path: ix.docs[i].path, Score: s,
-					Reasons: []string{fmt.Sprintf("bm25 %.2f on content (%s)", s, strings.Join(top[i], ", "))}})
-			}
+	return query, nil
+}
+
+func sortRanked(rs []Ranked) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		if rs[i].Score != rs[j].Score {
+			return rs[i].Score > rs[j].Score
 		}
-	} else {
-		scored = ix.full(query, qts)
-	}
-	sort.SliceStable(scored, func(i, j int) bool {
-		if scored[i].Score != scored[j].Score {
-			return scored[i].Score > scored[j].Score
-		}
-		return scored[i].Path < scored[j].Path
+		return rs[i].Path < rs[j].Path
 	})
-	if len(scored) > k {
-		scored = scored[:k]
-	}
-	return scored, nil
-}
-
-// reasoned accumulates one file's score with a note per contribution.
-type reasoned struct {
-	score   float64
-	parts   []part
-	explict float64 // score from explicit mentions (propagated to neighbours)
-}
-
-type part struct {
-	v    float64
-	note string
-}
-
-func (r *reasoned) add(v float64, note string) {
-	if v <= 0 {
-		return
-	}
-	r.score += v
-	r.parts = append(r.parts, part{v, note})
 }
 
 func saturate(x float64) float64 { return 1 - math.Exp(-x) }
 
-func (ix *Index) full(query string, qts []queryTerm) []Ranked {
-	n := len(ix.docs)
-	rs := make([]reasoned, n)
+// title is the first non-blank line of the query.
+func title(q string) string {
+	for _, line := range strings.Split(q, "\n") {
+		if strings.TrimSpace(line) != "" {
+			return line
+		}
+	}
+	return ""
+}
+
+// evidence is every signal for every file that has any, with the notes
+// that explain them.
+type evidence struct {
+	cands []int
+	feats []features
+	notes [numFeatures][]string
+}
+
+func (ev *evidence) note(f feature, i int, s string) {
+	if ev.notes[f] == nil {
+		ev.notes[f] = make([]string, len(ev.feats))
+	}
+	ev.notes[f][i] = appendNote(ev.notes[f][i], s)
+}
+
+// explain lists each signal's contribution to file i's score, largest first.
+func (ev *evidence) explain(i int, w *Weights) []string {
+	type part struct {
+		v    float64
+		note string
+	}
+	var parts []part
+	for f := feature(0); f < numFeatures; f++ {
+		v := w[f] * ev.feats[i][f]
+		if v == 0 {
+			continue
+		}
+		// Notes read on their own; signals without one use their label.
+		note := featureInfo[f].label
+		if ev.notes[f] != nil && ev.notes[f][i] != "" {
+			note = ev.notes[f][i]
+		}
+		if f == fPrior {
+			note = fmt.Sprintf("%s (%.2f)", note, ev.feats[i][f])
+		}
+		parts = append(parts, part{v, note})
+	}
+	sort.SliceStable(parts, func(a, b int) bool { return math.Abs(parts[a].v) > math.Abs(parts[b].v) })
+	out := make([]string, 0, len(parts))
+	for _, p := range parts {
+		out = append(out, fmt.Sprintf("%+.2f %s", p.v, p.note))
+	}
+	return out
+}
+
+func (ix *Index) evidence(query string) *evidence {
+	query = dropEnvironment(query)
+	qts := queryTerms(query)
+	n := len(ix.files)
+	ev := &evidence{feats: make([]features, n)}
+	fs := ev.feats
 
 	content, ctop := ix.contentBM25(qts)
-	paths, ptop := ix.fieldBM25(qts, func(d *doc) (map[string]int, int) { return d.pathTF, d.pathLen }, ix.avgPath)
-	syms, stop := ix.fieldBM25(qts, func(d *doc) (map[string]int, int) { return d.symTF, d.symLen }, ix.avgSym)
+	paths, ptop := ix.bm25(qts, &ix.pathTerms, func(f *fileEntry) uint32 { return f.pathLen }, ix.avgPath)
+	syms, stop := ix.bm25(qts, &ix.symTerms, func(f *fileEntry) uint32 { return f.symLen }, ix.avgSym)
 	maxC, maxP, maxS := maxOf(content), maxOf(paths), maxOf(syms)
-	lexical := make([]float64, n)
-	for i := range rs {
-		if maxC > 0 && content[i] > 0 {
-			v := wContent * content[i] / maxC
-			lexical[i] += v
-			rs[i].add(v, fmt.Sprintf("content matches %s", quoteList(ctop[i])))
+	for i := range fs {
+		if content[i] > 0 {
+			fs[i][fContent] = content[i] / maxC
+			ev.note(fContent, i, "content matches "+quoteList(ctop[i]))
 		}
-		if maxP > 0 && paths[i] > 0 {
-			v := wPath * paths[i] / maxP
-			lexical[i] += v
-			rs[i].add(v, fmt.Sprintf("path matches %s", quoteList(ptop[i])))
+		if paths[i] > 0 {
+			fs[i][fPath] = paths[i] / maxP
+			ev.note(fPath, i, "path terms match "+quoteList(ptop[i]))
 		}
-		if maxS > 0 && syms[i] > 0 {
-			v := wSymbols * syms[i] / maxS
-			lexical[i] += v
-			rs[i].add(v, fmt.Sprintf("symbol names match %s", quoteList(stop[i])))
+		if syms[i] > 0 {
+			fs[i][fSymbol] = syms[i] / maxS
+			ev.note(fSymbol, i, "symbol names match "+quoteList(stop[i]))
+		}
+	}
+
+	// Position among the content matches, which a single outlier with a
+	// huge score does not flatten as it does the normalised score.
+	byContent := make([]int, 0, n)
+	for i, v := range content {
+		if v > 0 {
+			byContent = append(byContent, i)
+		}
+	}
+	sort.Slice(byContent, func(a, b int) bool { return content[byContent[a]] > content[byContent[b]] })
+	for r, i := range byContent {
+		fs[i][fContentRank] = 1 / math.Sqrt(float64(r+1))
+	}
+
+	// The title names the subject most often: its words matched against
+	// what a file is called and what it defines.
+	if tqs := queryTerms(title(query)); len(tqs) > 0 {
+		tp, _ := ix.bm25(tqs, &ix.pathTerms, func(f *fileEntry) uint32 { return f.pathLen }, ix.avgPath)
+		ts, _ := ix.bm25(tqs, &ix.symTerms, func(f *fileEntry) uint32 { return f.symLen }, ix.avgSym)
+		for i := range tp {
+			tp[i] += ts[i]
+		}
+		if maxT := maxOf(tp); maxT > 0 {
+			for i, v := range tp {
+				if v > 0 && (fs[i][fPath] > 0 || fs[i][fSymbol] > 0) {
+					fs[i][fTitle] = v / maxT
+				}
+			}
 		}
 	}
 
 	ms := extractMentions(query)
-	pathHits, pathNotes := ix.pathMentions(ms)
-	defHits, defNotes := ix.identDefinitions(ms)
-	modHits, modNotes := ix.dottedNames(ms)
-	for i := range rs {
-		// Priors temper lexical and definition evidence; an explicitly
-		// quoted path is trusted as written.
-		factor := 1.0
-		var why string
-		d := &ix.docs[i]
-		switch {
-		case d.test:
-			factor, why = testFactor, "test file"
-		case d.docFile:
-			factor, why = docFactor, "documentation or example"
-		case !d.code:
-			factor, why = dataFactor, "not source code"
-		}
-		if factor != 1 && rs[i].score > 0 {
-			scaled := rs[i].score * (factor - 1)
-			rs[i].score += scaled
-			rs[i].parts = append(rs[i].parts, part{scaled, fmt.Sprintf("%s (×%.1f)", why, factor)})
-		}
-		if v := pathHits[i]; v > 0 {
-			s := wPathMention * saturate(v)
-			rs[i].add(s, pathNotes[i])
-			rs[i].explict += s
-		}
-		if v := defHits[i]; v > 0 {
-			s := wDefines * factor * saturate(v)
-			rs[i].add(s, defNotes[i])
-			rs[i].explict += s
-		}
-		if v := modHits[i]; v > 0 {
-			s := wModule * saturate(v)
-			rs[i].add(s, modNotes[i])
-			rs[i].explict += s
-		}
+	ix.pathMentions(ms, ev)
+	ix.identDefinitions(ms, ev)
+	ix.dottedNames(ms, ev)
+
+	explicit := func(i int) float64 {
+		return fs[i][fQuoted] + fs[i][fFrame] + fs[i][fInnermost] + fs[i][fDefines] + fs[i][fModule]
 	}
-	// Structure: explicit evidence spills a little onto the files that
-	// import or are imported by the file it names, and central files get
-	// a small prior. Only files with some lexical or explicit evidence
-	// are boosted, so the graph reorders candidates rather than adding
-	// unrelated hubs.
-	spill := make([]float64, n)
-	from := make([]int, n)
-	for i := range rs {
-		if rs[i].explict <= 0 {
+	// Tests to the code they test: evidence that lands on a test file
+	// (a failing test's frame, its name) is passed on to the files it is
+	// named after and the files it imports.
+	for t := range fs {
+		if !ix.files[t].test() {
 			continue
 		}
-		for _, j := range append(append([]int(nil), ix.deps[i]...), ix.dependents[i]...) {
-			if v := wNeighbour * rs[i].explict; v > spill[j] {
-				spill[j], from[j] = v, i
+		e := explicit(t)
+		if e <= 0 {
+			continue
+		}
+		for _, s := range ix.testedBy(t) {
+			if v := e * s.weight; v > fs[s.file][fTestLink] {
+				fs[s.file][fTestLink] = v
+				ev.note(fTestLink, s.file, "tested by "+ix.files[t].path+" ("+s.how+")")
 			}
 		}
 	}
-	var out []Ranked
-	for i := range rs {
-		if rs[i].score <= 0 && spill[i] <= 0 {
+	// Structure: explicit evidence spills onto the files that import or
+	// are imported by the file it names.
+	for i := range fs {
+		e := explicit(i)
+		if e <= 0 {
 			continue
 		}
-		if spill[i] > 0 && (lexical[i] > 0 || rs[i].explict > 0) {
-			rs[i].add(spill[i], "linked by imports to "+ix.docs[from[i]].path)
+		for _, list := range [][]uint32{ix.deps(i), ix.dependents(i)} {
+			for _, j := range list {
+				if e > fs[j][fNeighbour] {
+					fs[j][fNeighbour] = e
+					if ev.notes[fNeighbour] == nil {
+						ev.notes[fNeighbour] = make([]string, n)
+					}
+					ev.notes[fNeighbour][j] = "linked by imports to " + ix.files[i].path
+				}
+			}
 		}
-		if rs[i].score > 0 && ix.prior[i] > 0 {
-			rs[i].add(wPrior*ix.prior[i], fmt.Sprintf("central in the import graph (%.2f)", ix.prior[i]))
-		}
-		if rs[i].score <= 0 {
+	}
+	for i := range fs {
+		f := &fs[i]
+		lexical := f[fContent] + f[fPath] + f[fSymbol]
+		if lexical <= 0 && explicit(i) <= 0 && f[fTestLink] <= 0 {
+			*f = features{}
 			continue
 		}
-		parts := rs[i].parts
-		sort.SliceStable(parts, func(a, b int) bool { return math.Abs(parts[a].v) > math.Abs(parts[b].v) })
-		reasons := make([]string, 0, len(parts))
-		for _, p := range parts {
-			reasons = append(reasons, fmt.Sprintf("%+.2f %s", p.v, p.note))
+		ev.cands = append(ev.cands, i)
+		f[fPrior] = float64(ix.prior[i])
+		d := &ix.files[i]
+		if path.Base(d.path) == "__init__.py" {
+			// Package files collect every dotted-name hit on their
+			// package but seldom hold the code itself.
+			f[fPackageInit] = 1
 		}
-		out = append(out, Ranked{Path: ix.docs[i].path, Score: rs[i].score, Reasons: reasons})
+		switch {
+		case d.test():
+			f[fTest] = lexical + f[fDefines]
+		case d.doc():
+			f[fDoc] = lexical + f[fDefines]
+		case !d.code():
+			f[fData] = lexical + f[fDefines]
+		}
+	}
+	return ev
+}
+
+// link is a source file a test exercises.
+type link struct {
+	file   int
+	weight float64
+	how    string
+}
+
+// testedBy returns the source files test file t is about: those whose name
+// it carries (test_foo.py, foo_test.go -> foo.*) and those it imports.
+func (ix *Index) testedBy(t int) []link {
+	var out []link
+	p := ix.files[t].path
+	base := path.Base(p)
+	ext := path.Ext(base)
+	stem := strings.TrimSuffix(base, ext)
+	var subject string
+	switch {
+	case strings.HasPrefix(stem, "test_"):
+		subject = strings.TrimPrefix(stem, "test_")
+	case strings.HasSuffix(stem, "_test"):
+		subject = strings.TrimSuffix(stem, "_test")
+	case strings.HasSuffix(stem, "_tests"):
+		subject = strings.TrimSuffix(stem, "_tests")
+	}
+	if subject != "" {
+		for _, cand := range []string{subject + ext, subject + "s" + ext, strings.TrimSuffix(subject, "s") + ext} {
+			for _, f := range ix.byBase(cand) {
+				if !ix.files[f].test() {
+					out = append(out, link{f, 1, "named after it"})
+				}
+			}
+		}
+	}
+	for _, j := range ix.deps(t) {
+		if !ix.files[j].test() {
+			out = append(out, link{int(j), 0.5, "imports it"})
+		}
 	}
 	return out
 }
@@ -263,24 +368,30 @@ func quoteList(ts []string) string {
 // pathMentions matches quoted paths against the repository: a path that is
 // a suffix of the quoted one (or the reverse) on a component boundary is a
 // hit; a bare file name spreads its weight over the files sharing it.
-func (ix *Index) pathMentions(ms mentions) ([]float64, []string) {
-	hits := make([]float64, len(ix.docs))
-	notes := make([]string, len(ix.docs))
+// Traceback frames count apart from paths quoted in prose.
+func (ix *Index) pathMentions(ms mentions, ev *evidence) {
+	n := len(ix.files)
+	quoted, frames := make([]float64, n), make([]float64, n)
 	maxFrame := 0
 	for _, pm := range ms.paths {
 		maxFrame = max(maxFrame, pm.frame)
 	}
+	// The innermost frame that lands in the repository's own code (not a
+	// test) is where a crash most often needs fixing.
+	innermost, innermostFrame := -1, 0
 	for _, pm := range ms.paths {
-		weight := 1.0
+		weight, hits, feat, what := 1.0, quoted, fQuoted, "path quoted in the issue: "
 		if pm.frame > 0 {
 			// The innermost traceback frames are nearest the fault.
-			weight = 0.6 + 0.6*float64(pm.frame)/float64(maxFrame)
+			weight = 0.5 + 0.5*float64(pm.frame)/float64(maxFrame)
+			hits, feat = frames, fFrame
+			what = fmt.Sprintf("traceback frame %d of %d: ", pm.frame, maxFrame)
 		}
 		base := path.Base(pm.path)
-		cands := ix.byBase[base]
+		cands := ix.byBase(base)
 		var exact []int
 		for _, i := range cands {
-			p := ix.docs[i].path
+			p := ix.files[i].path
 			if p == pm.path || strings.HasSuffix(pm.path, "/"+p) || strings.HasSuffix(p, "/"+pm.path) {
 				exact = append(exact, i)
 			}
@@ -288,18 +399,26 @@ func (ix *Index) pathMentions(ms mentions) ([]float64, []string) {
 		if len(exact) > 0 && strings.Contains(pm.path, "/") {
 			for _, i := range exact {
 				hits[i] += weight / float64(len(exact))
-				notes[i] = appendNote(notes[i], "path quoted in the issue: "+pm.path)
+				ev.note(feat, i, what+pm.path)
+			}
+			if pm.frame > innermostFrame && len(exact) == 1 && !ix.files[exact[0]].test() {
+				innermost, innermostFrame = exact[0], pm.frame
 			}
 			continue
 		}
-		if len(cands) > 0 {
-			for _, i := range cands {
-				hits[i] += 0.7 * weight / float64(len(cands))
-				notes[i] = appendNote(notes[i], "file name quoted in the issue: "+base)
-			}
+		for _, i := range cands {
+			hits[i] += 0.7 * weight / float64(len(cands))
+			ev.note(feat, i, what+base+" (file name)")
 		}
 	}
-	return hits, notes
+	for i := range quoted {
+		ev.feats[i][fQuoted] = saturate(quoted[i])
+		ev.feats[i][fFrame] = saturate(frames[i])
+	}
+	if innermost >= 0 {
+		ev.feats[innermost][fInnermost] = 1
+		ev.note(fInnermost, innermost, fmt.Sprintf("innermost traceback frame in the repository's code (frame %d of %d)", innermostFrame, maxFrame))
+	}
 }
 
 func appendNote(s, note string) string {
@@ -324,58 +443,89 @@ func definitionWeight(kind string) float64 {
 	return 0.5
 }
 
-// identDefinitions credits files that define identifiers the issue names.
-// A name defined in many files says little about any one of them.
-func (ix *Index) identDefinitions(ms mentions) ([]float64, []string) {
-	hits := make([]float64, len(ix.docs))
-	named := make([][]string, len(ix.docs))
-	for id, strength := range ms.idents {
-		defs := ix.defs[id]
-		if len(defs) == 0 {
-			continue
+// identVariants are the spellings an identifier may have in code: the
+// name itself and its CamelCase or snake_case counterpart, which issues
+// often use for each other (a class InheritDocstrings, a module
+// inherit_docstrings).
+func identVariants(id string) []string {
+	out := []string{id}
+	parts := repomap.SplitIdent(id)
+	if len(parts) < 2 {
+		return out
+	}
+	var snake, camel strings.Builder
+	for i, p := range parts {
+		lp := strings.ToLower(p)
+		if i > 0 {
+			snake.WriteByte('_')
 		}
-		files := map[int]float64{}
-		for _, d := range defs {
-			w := definitionWeight(d.kind)
-			if strength < 0.5 && d.kind != "class" && d.kind != "type" && d.kind != "interface" {
-				// Capitalised prose words count only as class names.
+		snake.WriteString(lp)
+		camel.WriteString(strings.ToUpper(lp[:1]) + lp[1:])
+	}
+	for _, v := range []string{snake.String(), camel.String()} {
+		if v != id {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// identDefinitions credits files that define identifiers the issue names,
+// in any of their spellings. A name defined in many files says little
+// about any one of them.
+func (ix *Index) identDefinitions(ms mentions, ev *evidence) {
+	hits := make([]float64, len(ix.files))
+	named := map[int][]string{}
+	for id, strength := range ms.idents {
+		for vi, name := range identVariants(id) {
+			defs := ix.definitions(name)
+			if len(defs) == 0 {
 				continue
 			}
-			files[d.file] = math.Max(files[d.file], w)
-		}
-		if len(files) == 0 {
-			continue
-		}
-		spread := 1 / math.Sqrt(float64(len(files)))
-		for f, w := range files {
-			hits[f] += strength * w * spread
-			named[f] = append(named[f], id)
-		}
-	}
-	notes := make([]string, len(ix.docs))
-	for i, ids := range named {
-		if len(ids) > 0 {
-			sort.Strings(ids)
-			if len(ids) > 5 {
-				ids = append(ids[:5], "…")
+			files := map[int]float64{}
+			for _, d := range defs {
+				w := definitionWeight(d.kind)
+				if strength < 0.5 && d.kind != "class" && d.kind != "type" && d.kind != "interface" {
+					// Capitalised prose words count only as class names.
+					continue
+				}
+				files[d.file] = math.Max(files[d.file], w)
 			}
-			notes[i] = "defines " + strings.Join(ids, ", ") + " named in the issue"
+			if len(files) == 0 {
+				continue
+			}
+			spread := 1 / math.Sqrt(float64(len(files)))
+			if vi > 0 {
+				spread *= 0.6 // a respelling is weaker than the name as written
+			}
+			for f, w := range files {
+				hits[f] += strength * w * spread
+				named[f] = append(named[f], name)
+			}
 		}
 	}
-	return hits, notes
+	for i, h := range hits {
+		ev.feats[i][fDefines] = saturate(h)
+	}
+	for i, ids := range named {
+		sort.Strings(ids)
+		if len(ids) > 5 {
+			ids = append(ids[:5], "…")
+		}
+		ev.note(fDefines, i, "defines "+strings.Join(ids, ", ")+" named in the issue")
+	}
 }
 
 // dottedNames resolves pkg.module[.Symbol...] names to module files and to
 // the files defining the symbol that follows the module part.
-func (ix *Index) dottedNames(ms mentions) ([]float64, []string) {
-	hits := make([]float64, len(ix.docs))
-	notes := make([]string, len(ix.docs))
+func (ix *Index) dottedNames(ms mentions, ev *evidence) {
+	hits := make([]float64, len(ix.files))
 	for _, name := range ms.dotted {
 		parts := strings.Split(name, ".")
 		matched := false
 		for p := len(parts); p >= 1; p-- {
 			mod := strings.Join(parts[:p], ".")
-			fi, ok := ix.modules[mod]
+			fi, ok := ix.module(mod)
 			if !ok {
 				continue
 			}
@@ -384,23 +534,23 @@ func (ix *Index) dottedNames(ms mentions) ([]float64, []string) {
 			}
 			matched = true
 			hits[fi] += 0.5
-			notes[fi] = appendNote(notes[fi], "module "+mod+" named in the issue")
+			ev.note(fModule, fi, "module "+mod+" named in the issue")
 			if p == len(parts) {
 				break
 			}
 			sym := parts[p]
 			var definers []int
-			isPkg := strings.HasSuffix(ix.docs[fi].path, "__init__.py")
-			pkgDir := path.Dir(ix.docs[fi].path) + "/"
-			for _, d := range ix.defs[sym] {
-				if d.file == fi || (isPkg && strings.HasPrefix(ix.docs[d.file].path, pkgDir)) {
+			isPkg := strings.HasSuffix(ix.files[fi].path, "__init__.py")
+			pkgDir := path.Dir(ix.files[fi].path) + "/"
+			for _, d := range ix.definitions(sym) {
+				if d.file == fi || (isPkg && strings.HasPrefix(ix.files[d.file].path, pkgDir)) {
 					definers = append(definers, d.file)
 				}
 			}
 			definers = uniqueInts(definers)
 			for _, f := range definers {
 				hits[f] += 1.0 / math.Sqrt(float64(len(definers)))
-				notes[f] = appendNote(notes[f], "defines "+sym+" of "+mod+" named in the issue")
+				ev.note(fModule, f, "defines "+sym+" of "+mod+" named in the issue")
 			}
 			break
 		}
@@ -411,7 +561,7 @@ func (ix *Index) dottedNames(ms mentions) ([]float64, []string) {
 		// that method.
 		cls, meth := parts[len(parts)-2], parts[len(parts)-1]
 		var definers []int
-		for _, d := range ix.defs[meth] {
+		for _, d := range ix.definitions(meth) {
 			if d.parent == cls {
 				definers = append(definers, d.file)
 			}
@@ -419,10 +569,12 @@ func (ix *Index) dottedNames(ms mentions) ([]float64, []string) {
 		definers = uniqueInts(definers)
 		for _, f := range definers {
 			hits[f] += 0.8 / math.Sqrt(float64(len(definers)))
-			notes[f] = appendNote(notes[f], "defines "+cls+"."+meth+" named in the issue")
+			ev.note(fModule, f, "defines "+cls+"."+meth+" named in the issue")
 		}
 	}
-	return hits, notes
+	for i, h := range hits {
+		ev.feats[i][fModule] = saturate(h)
+	}
 }
 
 func uniqueInts(xs []int) []int {

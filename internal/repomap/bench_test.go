@@ -1,11 +1,7 @@
 package repomap
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -66,38 +62,13 @@ func BenchmarkGitLsFilesRead(b *testing.B) {
 		stop := peakHeap(b)
 		defer stop()
 		for i := 0; i < b.N; i++ {
-			out, err := exec.Command("git", "-C", dir, "ls-files", "-co", "--exclude-standard", "-z").Output()
-			if err != nil {
-				b.Fatal(err)
-			}
-			paths := bytes.Split(out, []byte{0})
-			var wg sync.WaitGroup
-			var total atomic.Int64
-			next := make(chan string)
-			for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for p := range next {
-						data, err := os.ReadFile(filepath.Join(dir, p))
-						if err == nil {
-							total.Add(int64(len(data)))
-						}
-					}
-				}()
-			}
-			for _, p := range paths {
-				if len(p) > 0 {
-					next <- string(p)
-				}
-			}
-			close(next)
-			wg.Wait()
-			b.SetBytes(total.Load())
+			b.SetBytes(repomaptest.ReadAll(b, dir))
 		}
 	})
 }
 
+// BenchmarkBuild maps the repository from scratch; x-floor is its time over
+// BenchmarkGitLsFilesRead's, measured in the same run.
 func BenchmarkBuild(b *testing.B) {
 	dir := generated(b)
 	for _, tc := range []struct {
@@ -108,8 +79,10 @@ func BenchmarkBuild(b *testing.B) {
 		{"walk+gitignore", Options{NoCache: true, NoGit: true}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
+			floor := repomaptest.Floor(b, dir)
 			stop := peakHeap(b)
 			defer stop()
+			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				m, err := Build(context.Background(), dir, tc.opts)
 				if err != nil {
@@ -119,20 +92,25 @@ func BenchmarkBuild(b *testing.B) {
 					b.Fatalf("mapped %d files", len(m.Entries))
 				}
 			}
+			repomaptest.ReportRatio(b, floor)
 		})
 	}
 }
 
+// BenchmarkBuildCached loads the map of an unchanged tree from the cache.
 func BenchmarkBuildCached(b *testing.B) {
 	dir := generated(b)
-	if _, err := Build(context.Background(), dir, Options{}); err != nil {
+	cache := b.TempDir()
+	if _, err := Build(context.Background(), dir, Options{CacheDir: cache}); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("files=20k", func(b *testing.B) {
+		floor := repomaptest.Floor(b, dir)
 		stop := peakHeap(b)
 		defer stop()
+		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			m, err := Build(context.Background(), dir, Options{})
+			m, err := Build(context.Background(), dir, Options{CacheDir: cache})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -140,5 +118,6 @@ func BenchmarkBuildCached(b *testing.B) {
 				b.Fatal("cache missed")
 			}
 		}
+		repomaptest.ReportRatio(b, floor)
 	})
 }

@@ -38,6 +38,12 @@ type Options struct {
 	Workers int
 	// Logger receives progress and skip notes; nil means slog.Default().
 	Logger *slog.Logger
+	// Key, when set, is the tree-state key StateKey just returned for
+	// this root, so Build does not compute it again.
+	Key string
+	// NoCacheWrite reads a cached map but does not save a new one, for
+	// callers that cache what they derive from the map instead.
+	NoCacheWrite bool
 }
 
 // Map is the model-free picture of a repository.
@@ -159,6 +165,8 @@ func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 		cache string
 	)
 	switch {
+	case git != nil && !opts.NoCache && opts.Key != "":
+		key = opts.Key
 	case git != nil && !opts.NoCache:
 		key, err = gitStateKey(ctx, abs, git, opts)
 		if err != nil {
@@ -195,13 +203,47 @@ func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 	}
 	m.Git = git != nil
 	m.Key = key
-	if cache != "" {
+	if cache != "" && !opts.NoCacheWrite {
 		if err := saveCache(cache, key, m); err != nil {
 			log.Warn("repomap: could not write cache", "dir", cache, "err", err)
 		}
 	}
 	log.Debug("repomap: built", "files", len(m.Entries), "listed", m.Listed, "took", time.Since(start))
 	return checkEmpty(root, m)
+}
+
+// StateKey returns the key identifying root's current tree state (what
+// Build caches its map under) and the cache directory Build would use, so
+// that data derived from a map can be cached beside it. The key is "" when
+// opts.NoCache is set.
+func StateKey(ctx context.Context, root string, opts Options) (key, dir string, err error) {
+	if opts.NoCache {
+		return "", "", nil
+	}
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = DefaultMaxFileBytes
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", "", fmt.Errorf("resolving %s: %w", root, err)
+	}
+	var git *gitInfo
+	if !opts.NoGit {
+		git = findGit(ctx, abs)
+	}
+	if git != nil {
+		key, err = gitStateKey(ctx, abs, git, opts)
+		if err != nil {
+			return "", "", err
+		}
+	} else {
+		files, err := listWalk(ctx, abs)
+		if err != nil {
+			return "", "", err
+		}
+		key = statKey(abs, files, opts)
+	}
+	return key, cacheDir(abs, git, opts), nil
 }
 
 func checkEmpty(root string, m *Map) (*Map, error) {

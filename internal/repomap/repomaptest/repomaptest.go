@@ -7,8 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Git runs git in dir with a fixed identity and fails the test on error.
@@ -19,7 +23,12 @@ func Git(tb testing.TB, dir string, args ...string) string {
 	cmd.Env = append(os.Environ(),
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
-		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null")
+		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null",
+		// A commit of thousands of files would otherwise start a detached
+		// "git gc --auto" that keeps writing into .git after the test or
+		// benchmark ends, racing its cleanup and later cache keys.
+		"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=gc.auto", "GIT_CONFIG_VALUE_0=0",
+		"GIT_CONFIG_KEY_1=maintenance.auto", "GIT_CONFIG_VALUE_1=false")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		tb.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -107,5 +116,67 @@ func GenerateRepo(tb testing.TB, dir string, n int) (target, query string) {
 	}
 	files["py/__init__.py"] = ""
 	InitRepo(tb, dir, files)
+	// Files written in the same second as the index are "racily clean":
+	// git re-reads them on every status until the index is rewritten
+	// later. A real work tree is older than its index, so refresh the
+	// index once a second has passed.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
+	Git(tb, dir, "update-index", "-q", "--refresh")
 	return target, query
+}
+
+// ReadAll is the floor a repository map is measured against: list the
+// files with git and read every one of them (in parallel, as the map
+// does), with no processing. It returns the bytes read.
+func ReadAll(tb testing.TB, dir string) int64 {
+	tb.Helper()
+	out, err := exec.Command("git", "-C", dir, "ls-files", "-co", "--exclude-standard", "-z").Output()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	paths := strings.Split(string(out), "\x00")
+	var wg sync.WaitGroup
+	var total atomic.Int64
+	next := make(chan string)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range next {
+				if data, err := os.ReadFile(filepath.Join(dir, p)); err == nil {
+					total.Add(int64(len(data)))
+				}
+			}
+		}()
+	}
+	for _, p := range paths {
+		if p != "" {
+			next <- p
+		}
+	}
+	close(next)
+	wg.Wait()
+	return total.Load()
+}
+
+// Floor times ReadAll a few times and returns the fastest run: on a shared
+// machine the minimum is the steadiest estimate of the real cost.
+func Floor(tb testing.TB, dir string) time.Duration {
+	tb.Helper()
+	best := time.Duration(1<<63 - 1)
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		ReadAll(tb, dir)
+		best = min(best, time.Since(start))
+	}
+	return best
+}
+
+// ReportRatio reports a benchmark's time per operation as a multiple of
+// floor, measured in the same run ("x-floor").
+func ReportRatio(b *testing.B, floor time.Duration) {
+	b.Helper()
+	if b.N > 0 && floor > 0 {
+		b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(floor), "x-floor")
+	}
 }

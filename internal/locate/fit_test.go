@@ -1,0 +1,87 @@
+package locate
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// synthetic builds samples in which the gold file is the one quoted in the
+// issue, while content similarity points at a decoy, so the starting
+// weights (content 1.0, quoted path 1.5 but saturating) get some wrong.
+func synthetic(repo string, n int) []Sample {
+	var out []Sample
+	for q := 0; q < n; q++ {
+		s := Sample{InstanceID: fmt.Sprintf("%s-%d", repo, q), Repo: repo}
+		for c := 0; c < 6; c++ {
+			var f features
+			f[fContent] = float64((c+q)%6) / 5
+			if c == q%6 {
+				f[fQuoted] = 0.4
+			}
+			s.Paths = append(s.Paths, fmt.Sprintf("f%d.py", c))
+			s.Feats = append(s.Feats, f)
+			s.Gold = append(s.Gold, c == q%6)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func acc1(samples []Sample, w *Weights) float64 {
+	hits := 0
+	for i := range samples {
+		if samples[i].outcome(w, 10, "t").Rank == 1 {
+			hits++
+		}
+	}
+	return float64(hits) / float64(len(samples))
+}
+
+func TestFitLearnsTheSignal(t *testing.T) {
+	samples := append(synthetic("a/x", 30), synthetic("b/y", 30)...)
+	before := acc1(samples, &startWeights)
+	w := Fit(samples, FitOptions{})
+	after := acc1(samples, w)
+	if before >= 1 || after != 1 {
+		t.Fatalf("Acc@1 before %.2f, after fitting %.2f (weights %v)", before, after, w)
+	}
+	// The gold's quoted path (0.4) must now outweigh full content
+	// similarity of a decoy.
+	if 0.4*w[fQuoted] <= w[fContent] {
+		t.Errorf("quoted path %.2f does not outweigh content %.2f", w[fQuoted], w[fContent])
+	}
+	// Leave-one-repo-out fits without the scored repository, and the
+	// signal carries over.
+	out := LeaveOneRepoOut(samples, 10, FitOptions{})
+	if len(out) != len(samples) {
+		t.Fatalf("outcomes = %d", len(out))
+	}
+	for _, o := range out {
+		if o.Rank != 1 || o.System != SystemLOO {
+			t.Fatalf("outcome %+v", o)
+		}
+	}
+}
+
+func TestWeightsFile(t *testing.T) {
+	w := DefaultWeights()
+	p := filepath.Join(t.TempDir(), "w.json")
+	if err := SaveWeights(p, w); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadWeights(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *back != *w {
+		t.Errorf("round trip: %v != %v", back, w)
+	}
+	var bad Weights
+	err = json.Unmarshal([]byte(`{"content": 1, "colour": 2}`), &bad)
+	if err == nil || !strings.Contains(err.Error(), "unknown features [colour]") || !strings.Contains(err.Error(), "missing [path") {
+		t.Errorf("bad weights error = %v", err)
+	}
+}

@@ -1,0 +1,222 @@
+package locate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/planexhq/planex/internal/repomap"
+)
+
+// indexMagic heads every index file; it changes with the format or with
+// what NewIndex derives from a map.
+const indexMagic = "planex-locate-index-v1\n"
+
+// keepIndexes bounds how many indexes stay on disk per cache directory.
+const keepIndexes = 8
+
+// Open returns the ranking index of the repository at root. An index built
+// for the same tree state is loaded from beside the map cache; otherwise the
+// map is built (or loaded) and the index built from it and saved. When
+// opts.Key and opts.CacheDir are both set, the caller vouches that the key
+// names the tree's state (an extracted commit that never changes).
+func Open(ctx context.Context, root string, opts repomap.Options) (*Index, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	key, dir := opts.Key, opts.CacheDir
+	if key == "" || dir == "" {
+		// The caller did not vouch for the tree's state: derive it.
+		var err error
+		if key, dir, err = repomap.StateKey(ctx, root, opts); err != nil {
+			log.Debug("locate: no cache key", "err", err)
+			key = ""
+		}
+	}
+	if key != "" {
+		ix, err := loadIndex(indexPath(dir, key))
+		if err == nil {
+			ix.fromCache = true
+			return ix, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			log.Debug("locate: index cache unusable, rebuilding", "err", err)
+		}
+	}
+	opts.Key = key
+	// The index is what locate caches; encoding the map as well would
+	// cost a cold query more than building the index does.
+	opts.NoCacheWrite = true
+	m, err := repomap.Build(ctx, root, opts)
+	if err != nil {
+		return nil, err
+	}
+	ix := NewIndex(m)
+	if key != "" {
+		if err := saveIndex(dir, indexPath(dir, key), ix); err != nil {
+			log.Warn("locate: could not write index cache", "dir", dir, "err", err)
+		}
+	}
+	return ix, nil
+}
+
+func indexPath(dir, key string) string { return filepath.Join(dir, "locate-"+key+".idx") }
+
+func (ix *Index) encode() []byte {
+	e := &encoder{buf: append(make([]byte, 0, 1<<20), indexMagic...)}
+	var paths strings.Builder
+	off := make([]uint32, 1, len(ix.files)+1)
+	lengths := make([]uint32, 0, len(ix.files))
+	pathLens := make([]uint32, 0, len(ix.files))
+	symLens := make([]uint32, 0, len(ix.files))
+	flags := make([]byte, 0, len(ix.files))
+	prior := make([]uint32, 0, len(ix.files))
+	for i, f := range ix.files {
+		paths.WriteString(f.path)
+		off = append(off, uint32(paths.Len()))
+		lengths = append(lengths, f.length)
+		pathLens = append(pathLens, f.pathLen)
+		symLens = append(symLens, f.symLen)
+		flags = append(flags, f.flags)
+		prior = append(prior, math.Float32bits(ix.prior[i]))
+	}
+	e.str(paths.String())
+	e.u32s(off)
+	e.u32s(lengths)
+	e.u32s(pathLens)
+	e.u32s(symLens)
+	e.bytes(flags)
+	e.u32s(prior)
+	for _, avg := range []float64{ix.avgContent, ix.avgPath, ix.avgSym} {
+		e.u32(math.Float32bits(float32(avg)))
+	}
+	for _, t := range []table{ix.content, ix.pathTerms, ix.symTerms, ix.defs, ix.modules, ix.bases} {
+		e.table(t)
+	}
+	for _, s := range [][]uint32{ix.depOff, ix.depTo, ix.rdepOff, ix.rdepTo} {
+		e.u32s(s)
+	}
+	return e.buf
+}
+
+func decodeIndex(data []byte) (*Index, error) {
+	if !bytes.HasPrefix(data, []byte(indexMagic)) {
+		return nil, errors.New("not an index of this version")
+	}
+	d := &decoder{buf: data[len(indexMagic):]}
+	paths := d.str()
+	off := d.u32s()
+	lengths, pathLens, symLens := d.u32s(), d.u32s(), d.u32s()
+	flags := d.bytes()
+	prior := d.u32s()
+	var avgs [3]float64
+	for i := range avgs {
+		avgs[i] = float64(math.Float32frombits(d.u32()))
+	}
+	ix := &Index{avgContent: avgs[0], avgPath: avgs[1], avgSym: avgs[2]}
+	for _, t := range []*table{&ix.content, &ix.pathTerms, &ix.symTerms, &ix.defs, &ix.modules, &ix.bases} {
+		*t = d.table()
+	}
+	ix.depOff, ix.depTo, ix.rdepOff, ix.rdepTo = d.u32s(), d.u32s(), d.u32s(), d.u32s()
+	if d.err != nil {
+		return nil, d.err
+	}
+	n := len(lengths)
+	if len(off) != n+1 || len(pathLens) != n || len(symLens) != n || len(flags) != n || len(prior) != n ||
+		len(ix.depOff) != n+1 || len(ix.rdepOff) != n+1 || int(off[n]) != len(paths) {
+		return nil, errors.New("index sections disagree on the number of files")
+	}
+	ix.files = make([]fileEntry, n)
+	ix.prior = make([]float32, n)
+	for i := range ix.files {
+		if off[i] > off[i+1] {
+			return nil, fmt.Errorf("index path offsets decrease at file %d", i)
+		}
+		ix.files[i] = fileEntry{path: paths[off[i]:off[i+1]], length: lengths[i], pathLen: pathLens[i], symLen: symLens[i], flags: flags[i]}
+		ix.prior[i] = math.Float32frombits(prior[i])
+	}
+	for _, g := range [][2][]uint32{{ix.depOff, ix.depTo}, {ix.rdepOff, ix.rdepTo}} {
+		for i := 0; i < n; i++ {
+			if g[0][i] > g[0][i+1] || int(g[0][i+1]) > len(g[1]) {
+				return nil, fmt.Errorf("index import graph is inconsistent at file %d", i)
+			}
+		}
+		for _, j := range g[1] {
+			if int(j) >= n {
+				return nil, errors.New("index import graph names a file out of range")
+			}
+		}
+	}
+	return ix, nil
+}
+
+func loadIndex(p string) (*Index, error) {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := decodeIndex(data)
+	if err != nil {
+		return nil, fmt.Errorf("reading index %s: %w", p, err)
+	}
+	return ix, nil
+}
+
+// saveIndex writes atomically, as the map cache does, and prunes old
+// indexes.
+func saveIndex(dir, p string, ix *Index) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating cache dir: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".locate-*.tmp")
+	if err != nil {
+		return fmt.Errorf("creating index file: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(ix.encode()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing index: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing index: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return fmt.Errorf("installing index: %w", err)
+	}
+	pruneIndexes(dir)
+	return nil
+}
+
+func pruneIndexes(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type aged struct {
+		name string
+		mod  int64
+	}
+	var idx []aged
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "locate-") && strings.HasSuffix(e.Name(), ".idx") {
+			if info, err := e.Info(); err == nil {
+				idx = append(idx, aged{e.Name(), info.ModTime().UnixNano()})
+			}
+		}
+	}
+	if len(idx) <= keepIndexes {
+		return
+	}
+	sort.Slice(idx, func(i, j int) bool { return idx[i].mod > idx[j].mod })
+	for _, a := range idx[keepIndexes:] {
+		os.Remove(filepath.Join(dir, a.name))
+	}
+}

@@ -1,0 +1,114 @@
+package locate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/planexhq/planex/internal/repomap"
+	"github.com/planexhq/planex/internal/repomap/repomaptest"
+)
+
+// TestOpenCachesIndex checks that a second query on an unchanged tree loads
+// the saved index (and ranks exactly as the built one), and that an edit
+// makes Open rebuild rather than answer from a stale index.
+func TestOpenCachesIndex(t *testing.T) {
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, project)
+	cache := t.TempDir()
+	ctx := context.Background()
+	opts := repomap.Options{CacheDir: cache}
+	q := "Traceback:\n  File \"geo/io/reader.py\", line 5, in read_geojson\n`to_metres` and mercator projection are wrong"
+
+	first, err := Open(ctx, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.fromCache {
+		t.Fatal("first open claims a cache hit")
+	}
+	idx, _ := filepath.Glob(filepath.Join(cache, "locate-*.idx"))
+	if len(idx) != 1 {
+		t.Fatalf("index files = %v", idx)
+	}
+	if maps, _ := filepath.Glob(filepath.Join(cache, "repomap-*.gob")); len(maps) != 0 {
+		t.Errorf("locate wrote a map cache too: %v", maps)
+	}
+	second, err := Open(ctx, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !second.fromCache {
+		t.Fatal("second open rebuilt the index")
+	}
+	want, err := first.Rank(q, 10, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := second.Rank(q, 10, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("cached index ranks differently:\n got %+v\nwant %+v", got, want)
+	}
+
+	// An edit in the work tree changes the state key.
+	repomaptest.WriteFiles(t, dir, map[string]string{"geo/projection.py": "def lambert(lat, lon):\n    return lat\n"})
+	third, err := Open(ctx, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.fromCache {
+		t.Fatal("edited tree answered from the old index")
+	}
+	rs, err := third.Rank("lambert projection", 3, Options{})
+	if err != nil || len(rs) == 0 || rs[0].Path != "geo/projection.py" {
+		t.Errorf("after edit: %v %v", pathsOf(rs), err)
+	}
+}
+
+// TestIndexFileDamage checks that a truncated or foreign index file is
+// refused with an error (and Open rebuilds), never read as an index.
+func TestIndexFileDamage(t *testing.T) {
+	ix := NewIndex(buildProject(t))
+	data := ix.encode()
+	back, err := decodeIndex(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.files, ix.files) || !reflect.DeepEqual(back.content, ix.content) || !reflect.DeepEqual(back.defs, ix.defs) {
+		t.Error("index does not survive encoding")
+	}
+	for _, n := range []int{0, 10, len(indexMagic) + 3, len(data) / 2, len(data) - 1} {
+		if _, err := decodeIndex(data[:n]); err == nil {
+			t.Errorf("index truncated to %d bytes accepted", n)
+		}
+	}
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, project)
+	cache := t.TempDir()
+	opts := repomap.Options{CacheDir: cache}
+	if _, err := Open(context.Background(), dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	idx, _ := filepath.Glob(filepath.Join(cache, "locate-*.idx"))
+	if len(idx) != 1 {
+		t.Fatalf("index files = %v", idx)
+	}
+	if err := os.WriteFile(idx[0], data[:len(data)/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(context.Background(), dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.fromCache {
+		t.Error("damaged index was loaded")
+	}
+	if rs, err := again.Rank("`to_metres`", 1, Options{}); err != nil || len(rs) == 0 || rs[0].Path != "geo/units.py" {
+		t.Errorf("after rebuild: %v %v", pathsOf(rs), err)
+	}
+}

@@ -1,0 +1,178 @@
+package locate
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// table maps sorted string keys to opaque byte values. It is the unit of the
+// on-disk index: loading one costs a copy of its offsets, and a lookup is a
+// binary search, so a query decodes only the entries it asks for.
+type table struct {
+	keys string   // keys concatenated, in sorted order
+	koff []uint32 // key i is keys[koff[i]:koff[i+1]]
+	vals []byte
+	voff []uint32
+}
+
+func (t *table) len() int { return len(t.koff) - 1 }
+
+func (t *table) key(i int) string { return t.keys[t.koff[i]:t.koff[i+1]] }
+
+func (t *table) val(i int) []byte { return t.vals[t.voff[i]:t.voff[i+1]] }
+
+// get returns the value stored under k, or nil.
+func (t *table) get(k string) []byte {
+	if t.len() <= 0 {
+		return nil
+	}
+	i := sort.Search(t.len(), func(i int) bool { return t.key(i) >= k })
+	if i < t.len() && t.key(i) == k {
+		return t.val(i)
+	}
+	return nil
+}
+
+// tableBuilder collects values per key; build sorts the keys.
+type tableBuilder map[string][]byte
+
+func (b tableBuilder) build() table {
+	keys := make([]string, 0, len(b))
+	for k := range b {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var t table
+	var sb strings.Builder
+	t.koff = make([]uint32, 0, len(keys)+1)
+	t.voff = make([]uint32, 0, len(keys)+1)
+	t.koff = append(t.koff, 0)
+	t.voff = append(t.voff, 0)
+	for _, k := range keys {
+		sb.WriteString(k)
+		t.koff = append(t.koff, uint32(sb.Len()))
+		t.vals = append(t.vals, b[k]...)
+		t.voff = append(t.voff, uint32(len(t.vals)))
+	}
+	t.keys = sb.String()
+	return t
+}
+
+// postings are (file, count) pairs, files ascending, varint coded with the
+// file as a delta.
+func appendPosting(buf []byte, last *int, file int, count uint32) []byte {
+	buf = binary.AppendUvarint(buf, uint64(file-*last))
+	*last = file
+	return binary.AppendUvarint(buf, uint64(count))
+}
+
+// eachPosting decodes a postings value.
+func eachPosting(v []byte, fn func(file int, count uint32)) {
+	file := 0
+	for len(v) > 0 {
+		d, n := binary.Uvarint(v)
+		if n <= 0 {
+			return
+		}
+		v = v[n:]
+		c, n := binary.Uvarint(v)
+		if n <= 0 {
+			return
+		}
+		v = v[n:]
+		file += int(d)
+		fn(file, uint32(c))
+	}
+}
+
+// encoder writes the index file: length-prefixed sections, little endian.
+type encoder struct{ buf []byte }
+
+func (e *encoder) u32(v uint32) { e.buf = binary.LittleEndian.AppendUint32(e.buf, v) }
+
+func (e *encoder) u32s(vs []uint32) {
+	e.u32(uint32(len(vs)))
+	for _, v := range vs {
+		e.u32(v)
+	}
+}
+
+func (e *encoder) bytes(b []byte) {
+	e.u32(uint32(len(b)))
+	e.buf = append(e.buf, b...)
+}
+
+func (e *encoder) str(s string) {
+	e.u32(uint32(len(s)))
+	e.buf = append(e.buf, s...)
+}
+
+func (e *encoder) table(t table) {
+	e.str(t.keys)
+	e.u32s(t.koff)
+	e.bytes(t.vals)
+	e.u32s(t.voff)
+}
+
+// decoder reads what encoder wrote; the first error sticks.
+type decoder struct {
+	buf []byte
+	err error
+}
+
+var errShortIndex = errors.New("index file is truncated")
+
+func (d *decoder) u32() uint32 {
+	if d.err != nil || len(d.buf) < 4 {
+		d.err = errShortIndex
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(d.buf)
+	d.buf = d.buf[4:]
+	return v
+}
+
+func (d *decoder) u32s() []uint32 {
+	n := int(d.u32())
+	if d.err != nil || len(d.buf) < 4*n {
+		d.err = errShortIndex
+		return nil
+	}
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(d.buf[4*i:])
+	}
+	d.buf = d.buf[4*n:]
+	return out
+}
+
+func (d *decoder) bytes() []byte {
+	n := int(d.u32())
+	if d.err != nil || len(d.buf) < n {
+		d.err = errShortIndex
+		return nil
+	}
+	b := d.buf[:n:n]
+	d.buf = d.buf[n:]
+	return b
+}
+
+func (d *decoder) str() string { return string(d.bytes()) }
+
+func (d *decoder) table() table {
+	t := table{keys: d.str(), koff: d.u32s(), vals: d.bytes(), voff: d.u32s()}
+	if d.err == nil && (len(t.koff) == 0 || len(t.koff) != len(t.voff) ||
+		int(t.koff[len(t.koff)-1]) != len(t.keys) || int(t.voff[len(t.voff)-1]) != len(t.vals)) {
+		d.err = fmt.Errorf("index table is inconsistent (%d keys, %d values)", len(t.koff), len(t.voff))
+		return t
+	}
+	for i := 1; d.err == nil && i < len(t.koff); i++ {
+		if t.koff[i] < t.koff[i-1] || t.voff[i] < t.voff[i-1] {
+			d.err = fmt.Errorf("index table offsets decrease at entry %d", i)
+		}
+	}
+	return t
+}
