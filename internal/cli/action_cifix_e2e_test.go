@@ -153,7 +153,7 @@ func TestActionCIFixPlanApproveSameBranch(t *testing.T) {
 			plan = c.Body
 		}
 	}
-	for _, want := range []string{"<details><summary>CI failure planex read (round 1, commit " + pr.HeadSHA[:7] + ")</summary>",
+	for _, want := range []string{"<details><summary>CI failure planex read (round 1, commit " + pr.HeadSHA[:10] + ")</summary>",
 		"```text\n", "limiter_test.go:42: Allowed() = false after reset, want true", "/actions/runs/501", "Verified by: `" + command + "`"} {
 		if !strings.Contains(plan, want) {
 			t.Errorf("plan comment lacks %q:\n%s", want, plan)
