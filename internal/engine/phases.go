@@ -278,6 +278,11 @@ func (e *Engine) exploreOne(ctx context.Context, s *session.Session, rc *RepoCon
 	if err := agent.Decode(agent.PhaseExplore, r.Raw, &res); err != nil {
 		return res, r.Usage, err
 	}
+	// As for tasks: the row says which MCP tools the step used, so a
+	// reviewer sees where findings came from.
+	if len(r.MCPCalls) > 0 {
+		res.Findings = strings.TrimSpace(res.Findings + " MCP tools called: " + strings.Join(r.MCPCalls, ", ") + ".")
+	}
 	return res, r.Usage, nil
 }
 

@@ -65,7 +65,11 @@ func (p *pipelineAgent) agent() agent.Agent {
 			return agent.Result{}, errors.New("unexpected phase " + string(s.Phase))
 		}
 		raw, _ := json.Marshal(v)
-		return agent.Result{Raw: raw, Usage: agent.Usage{InputTokens: 100, OutputTokens: 50, CostUSD: 0.01}}, nil
+		res := agent.Result{Raw: raw, Usage: agent.Usage{InputTokens: 100, OutputTokens: 50, CostUSD: 0.01}}
+		if s.Phase == agent.PhaseExplore && s.ID == "E2" {
+			res.MCPCalls = []string{"mcp__tickets__lookup_ticket"}
+		}
+		return res, nil
 	})
 }
 
@@ -130,6 +134,10 @@ func TestPipelineGates(t *testing.T) {
 				}
 				if !strings.Contains(p.prompts["execute:T2"], "findings of E1") || !strings.Contains(p.prompts["execute:T2"], "did T1") {
 					t.Errorf("T2's prompt lacks the context it draws on:\n%s", p.prompts["execute:T2"])
+				}
+				rows, err := s.ReadExplore()
+				if err != nil || len(rows) != 2 || rows[0].Findings != "findings of E1" || rows[1].Findings != "findings of E2 MCP tools called: mcp__tickets__lookup_ticket." {
+					t.Errorf("explore rows %+v (%v): E2's should name the MCP tool it called, E1's nothing", rows, err)
 				}
 			}
 			if c.wantStage == StageCancelled {
