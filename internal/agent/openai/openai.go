@@ -33,8 +33,8 @@ const DefaultBaseURL = "https://api.openai.com/v1/"
 // Config selects the endpoint and credentials.
 type Config struct {
 	// APIKey is sent as a bearer token; it may be empty for local servers
-	// (Ollama, vLLM) that do not check it. The SDK's environment lookup
-	// (OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID, …) is bypassed.
+	// (Ollama, vLLM) that do not check it. Nothing is read from the
+	// environment (OPENAI_API_KEY, OPENAI_BASE_URL, …): only Config counts.
 	APIKey  string
 	BaseURL string
 	Model   string
