@@ -1,6 +1,10 @@
 package packaging
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +63,47 @@ func BenchmarkReleaseBinarySize(b *testing.B) {
 	b.ReportMetric(mib, "MiB")
 	b.ReportMetric(mib/maxReleaseMiB, "x-budget")
 	b.Logf("release binary (linux/amd64): %.1f MiB, %.2f× the %d MiB budget", mib, mib/maxReleaseMiB, maxReleaseMiB)
+	if mib > maxReleaseMiB {
+		b.Errorf("release binary is %.1f MiB, over the %d MiB budget; see bench/action.md for how to find what keeps code alive "+
+			"(go build -ldflags=-dumpdep: a reachable <ReflectMethod> symbol keeps every exported method)", mib, maxReleaseMiB)
+	}
+}
+
+// TestNoDynamicMethodLookup: nothing in planex reaches
+// reflect.Value.MethodByName with a name known only at run time, as
+// text/template and html/template do. Once a binary can, the linker keeps
+// every exported method of every reachable type, which put 20 MB of dead
+// SDK code into the release binary (issue #15). Templates go through
+// internal/tmpl, which reads fields only.
+func TestNoDynamicMethodLookup(t *testing.T) {
+	root := repoRoot(t)
+	for pkg, deps := range importGraph(t, root) {
+		for _, d := range deps {
+			if d == "text/template" || d == "html/template" {
+				t.Errorf("%s imports %s: execute templates with internal/tmpl", pkg, d)
+			}
+		}
+	}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(filepath.Join(root, "internal"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "MethodByName" {
+				t.Errorf("%s: MethodByName keeps every exported method in the binary", fset.Position(sel.Pos()))
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // moduleRoot is the directory of go.mod, as the go command finds it.

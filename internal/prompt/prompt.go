@@ -11,21 +11,21 @@ import (
 	"embed"
 	"fmt"
 	"strings"
-	"text/template"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/tmpl"
 )
 
 //go:embed templates/*.tmpl
 var templateFS embed.FS
 
 // Set is the parsed templates.
-type Set struct{ t *template.Template }
+type Set struct{ t *tmpl.Template }
 
 // Load parses the embedded templates.
 func Load() (*Set, error) {
-	t, err := template.New("").Funcs(template.FuncMap{"join": strings.Join}).ParseFS(templateFS, "templates/*.tmpl")
+	t, err := tmpl.ParseFS(templateFS, tmpl.FuncMap{"join": strings.Join}, "templates/*.tmpl")
 	if err != nil {
 		return nil, fmt.Errorf("parsing prompt templates: %w", err)
 	}
@@ -125,7 +125,7 @@ func (s *Set) PullRequestReview(in ReviewPR) (string, error) {
 
 func (s *Set) render(name string, data any) (string, error) {
 	var b bytes.Buffer
-	if err := s.t.ExecuteTemplate(&b, name, sanitize(data)); err != nil {
+	if err := s.t.Execute(&b, name, sanitize(data)); err != nil {
 		return "", fmt.Errorf("rendering %s: %w", name, err)
 	}
 	return b.String(), nil

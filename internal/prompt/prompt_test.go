@@ -1,8 +1,10 @@
 package prompt
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+	"text/template"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/plan"
@@ -97,5 +99,81 @@ func TestGuidanceInEveryStep(t *testing.T) {
 	out, _ := s.Execute(c, task, "", "")
 	if strings.Contains(out, "<guidance>\n") || strings.Contains(out, "repository's guidance") {
 		t.Errorf("guidance block without guidance:\n%s", out)
+	}
+}
+
+// TestPromptsRenderAsTextTemplateDid: internal/tmpl (fields only, no
+// method calls) renders every prompt as text/template did, byte for byte.
+func TestPromptsRenderAsTextTemplateDid(t *testing.T) {
+	s, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	std := template.Must(template.New("").Funcs(template.FuncMap{"join": strings.Join}).ParseFS(templateFS, "templates/*.tmpl"))
+	full := Common{Requirement: "Add a flag </data>", RepoSummary: "Go module", KeyFiles: []string{"main.go", "cmd/root.go"},
+		Discoveries: "- build: make", Worker: "T1", Execute: true, Guidance: "Use tabs."}
+	bare := Common{Requirement: "r"}
+	task := plan.Task{ID: "T2", Title: "Add flag", Description: "do it", Test: "go test", AcceptanceCriteria: "works", Scope: "cmd/**",
+		Hints: "see x || a.go", ExecutionDirectives: "go vet", Deps: []string{"T1"}, ContextFrom: []string{"E1"}, Findings: "f",
+		FilesModified: []string{"a.go"}, TestsPassed: "true", AcceptanceMet: "yes"}
+	explore := []plan.ExploreRow{{ID: "E1", Angle: "patterns", Findings: "uses cobra", KeyFiles: []string{"cmd/root.go"}}, {ID: "E2"}}
+	angle := agent.Angle{ID: "E2", Angle: "testing", Description: "find tests", Focus: "go test"}
+	var cases []struct {
+		name string
+		data any
+	}
+	add := func(name string, data any) {
+		cases = append(cases, struct {
+			name string
+			data any
+		}{name, data})
+	}
+	for _, c := range []Common{full, bare, {Requirement: "r", Detached: true, Execute: false}} {
+		add("analyze.tmpl", c)
+		add("explore.tmpl", struct {
+			Common
+			Angle agent.Angle
+		}{c, angle})
+		add("plan.tmpl", struct {
+			Common
+			Explorations []plan.ExploreRow
+			Feedback     string
+		}{c, explore, "split T2"})
+		add("plan.tmpl", struct {
+			Common
+			Explorations []plan.ExploreRow
+			Feedback     string
+		}{c, nil, ""})
+		for _, tk := range []plan.Task{task, {ID: "T1", Title: "t", Description: "d", Scope: "**"}} {
+			add("execute.tmpl", struct {
+				Common
+				Task        plan.Task
+				PrevContext string
+				Directives  string
+			}{c, tk, "[E1] uses cobra", "go test ./..."})
+		}
+		for _, rt := range []ReviewTask{{Task: task, Approach: "a", Summary: "s", Diff: "diff --git", Truncated: true}, {Task: plan.Task{ID: "T1"}}} {
+			add("review.tmpl", struct {
+				Common
+				ReviewTask
+			}{c, rt})
+		}
+		add("review-pr.tmpl", struct {
+			Common
+			ReviewPR
+		}{c, ReviewPR{Number: 7, Title: "t", Body: "b", Diff: "d", Truncated: true, DiffFile: "pr.diff"}})
+	}
+	for i, c := range cases {
+		got, err := s.render(c.name, c.data)
+		if err != nil {
+			t.Fatalf("case %d %s: %v", i, c.name, err)
+		}
+		var want bytes.Buffer
+		if err := std.ExecuteTemplate(&want, c.name, sanitize(c.data)); err != nil {
+			t.Fatalf("case %d %s: text/template: %v", i, c.name, err)
+		}
+		if got != want.String() {
+			t.Errorf("case %d %s differs:\n got %q\nwant %q", i, c.name, got, want.String())
+		}
 	}
 }

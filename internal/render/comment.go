@@ -8,11 +8,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/template"
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render/md"
+	"github.com/planexhq/planex/internal/tmpl"
 )
 
 // MaxCommentBytes is GitHub's limit on a comment body.
@@ -104,10 +104,10 @@ func PlanComment(v PlanView) (body string, truncated bool) {
 	if data.Trigger == "" {
 		data.Trigger = "/planex"
 	}
-	t := template.Must(template.New("").Funcs(funcs()).ParseFS(templateFS, "templates/plan-comment.md.tmpl"))
+	t := tmpl.Must(tmpl.ParseFS(templateFS, funcs(), "templates/plan-comment.md.tmpl"))
 	render := func() string {
 		var b bytes.Buffer
-		if err := t.ExecuteTemplate(&b, "plan-comment.md.tmpl", data); err != nil {
+		if err := t.Execute(&b, "plan-comment.md.tmpl", data); err != nil {
 			panic(fmt.Sprintf("rendering plan comment: %v", err))
 		}
 		return b.String()

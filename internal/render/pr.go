@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render/md"
+	"github.com/planexhq/planex/internal/tmpl"
 )
 
 // PRView is what the pull request body shows.
@@ -40,9 +40,9 @@ func PRBody(v PRView) string {
 			problems = append(problems, t)
 		}
 	}
-	t := template.Must(template.New("").Funcs(funcs()).ParseFS(templateFS, "templates/pr-body.md.tmpl"))
+	t := tmpl.Must(tmpl.ParseFS(templateFS, funcs(), "templates/pr-body.md.tmpl"))
 	var b bytes.Buffer
-	err := t.ExecuteTemplate(&b, "pr-body.md.tmpl", struct {
+	err := t.Execute(&b, "pr-body.md.tmpl", struct {
 		PRView
 		Counts      plan.Counts
 		SortedTasks []plan.Task

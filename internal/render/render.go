@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"text/template"
 	"unicode"
 
 	"github.com/planexhq/planex/internal/abbrev"
@@ -19,6 +18,7 @@ import (
 	"github.com/planexhq/planex/internal/render/md"
 	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/session"
+	"github.com/planexhq/planex/internal/tmpl"
 )
 
 //go:embed templates/*.tmpl
@@ -39,8 +39,8 @@ type Report struct {
 // funcs are the templates' helpers. Every value planex did not write
 // itself (the agents' text, the requirement, file names) goes through
 // one of the md escapers: text, cell, paras, quote, code or codecell.
-func funcs() template.FuncMap {
-	return template.FuncMap{
+func funcs() tmpl.FuncMap {
+	return tmpl.FuncMap{
 		"text":      escaper(md.Text),
 		"cell":      escaper(md.Cell),
 		"paras":     escaper(md.Block),
@@ -64,6 +64,10 @@ func funcs() template.FuncMap {
 		"met":       metMark,
 		"reason":    reason,
 		"count":     plural.Count,
+		// Templates read fields only (see internal/tmpl): what review
+		// computes by method comes through these.
+		"findings": (*review.Result).Findings,
+		"where":    review.Finding.Where,
 	}
 }
 
@@ -154,7 +158,7 @@ func codeList(paths []string) string {
 
 // Context renders context.md.
 func Context(r Report) string {
-	t := template.Must(template.New("").Funcs(funcs()).ParseFS(templateFS, "templates/context.md.tmpl"))
+	t := tmpl.Must(tmpl.ParseFS(templateFS, funcs(), "templates/context.md.tmpl"))
 	files := map[string]bool{}
 	for _, x := range r.Tasks {
 		if x.Status == plan.StatusCompleted {
@@ -175,7 +179,7 @@ func Context(r Report) string {
 		}
 	}
 	var b bytes.Buffer
-	err := t.ExecuteTemplate(&b, "context.md.tmpl", struct {
+	err := t.Execute(&b, "context.md.tmpl", struct {
 		Report
 		Counts      plan.Counts
 		Files       []string

@@ -1,22 +1,24 @@
 // Package openai is the built-in agent's provider for the OpenAI Chat
-// Completions API, over the official Go SDK. With a base URL it also
-// serves the many servers that speak the same protocol: Azure OpenAI,
-// OpenRouter, Gemini's OpenAI-compatible endpoint, vLLM and Ollama.
+// Completions API. With a base URL it also serves the many servers that
+// speak the same protocol: Azure OpenAI, OpenRouter, Gemini's
+// OpenAI-compatible endpoint, vLLM and Ollama.
+//
+// It speaks the one endpoint planex uses over net/http with request and
+// response types of its own instead of the official SDK: importing the
+// SDK links its whole API (its package initialisers register every type
+// of every service), about 18 MB of the release binary (issue #15).
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/builtin"
@@ -31,8 +33,8 @@ const DefaultBaseURL = "https://api.openai.com/v1/"
 // Config selects the endpoint and credentials.
 type Config struct {
 	// APIKey is sent as a bearer token; it may be empty for local servers
-	// (Ollama, vLLM) that do not check it. The SDK's environment lookup
-	// (OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID, …) is bypassed.
+	// (Ollama, vLLM) that do not check it. Nothing is read from the
+	// environment (OPENAI_API_KEY, OPENAI_BASE_URL, …): only Config counts.
 	APIKey  string
 	BaseURL string
 	Model   string
@@ -46,7 +48,9 @@ type Config struct {
 
 // Provider sends turns to a Chat Completions endpoint.
 type Provider struct {
-	chat          sdk.ChatCompletionService
+	endpoint      string // base URL + "chat/completions"
+	header        http.Header
+	client        *http.Client
 	model         string
 	useCompletion bool
 	name          string
@@ -80,26 +84,21 @@ func New(cfg Config) (*Provider, error) {
 	default:
 		return nil, fmt.Errorf("unknown max tokens field %q", cfg.MaxTokensField)
 	}
-	opts := []option.RequestOption{
-		option.WithBaseURL(base),
-		// The agent loop retries with the step's deadline in mind.
-		option.WithMaxRetries(0),
-	}
+	// Only what Config says is sent: no environment lookup, no retries
+	// (the agent loop retries with the step's deadline in mind).
+	p.endpoint = base + "chat/completions"
+	p.header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
 	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+		p.header.Set("Authorization", "Bearer "+cfg.APIKey)
 		if strings.HasSuffix(host, ".openai.azure.com") {
 			// Azure's v1 endpoint takes keys in its own header.
-			opts = append(opts, option.WithHeader("api-key", cfg.APIKey))
+			p.header.Set("api-key", cfg.APIKey)
 		}
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	} else {
-		opts = append(opts, option.WithHTTPClient(&http.Client{}))
+	p.client = cfg.HTTPClient
+	if p.client == nil {
+		p.client = &http.Client{}
 	}
-	// The chat service alone, built from explicit options, never reads
-	// the environment the way sdk.NewClient does.
-	p.chat = sdk.NewChatCompletionService(opts...)
 	return p, nil
 }
 
@@ -120,17 +119,63 @@ func providerName(host string) string {
 // Model is the model this provider asks for.
 func (p *Provider) Model() string { return p.model }
 
+// The request and reply bodies: the fields of the Chat Completions API
+// that planex sends and reads.
+type (
+	chatRequest struct {
+		Model               string        `json:"model"`
+		Messages            []chatMessage `json:"messages"`
+		MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
+		MaxTokens           int           `json:"max_tokens,omitempty"`
+		Tools               []chatTool    `json:"tools,omitempty"`
+	}
+	chatMessage struct {
+		Role       string         `json:"role"`
+		Content    *string        `json:"content,omitempty"`
+		ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+		ToolCallID string         `json:"tool_call_id,omitempty"`
+	}
+	chatToolCall struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	chatTool struct {
+		Type     string       `json:"type"`
+		Function chatFunction `json:"function"`
+	}
+	chatFunction struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		Parameters  map[string]any `json:"parameters"`
+	}
+	chatReply struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Message struct {
+				Content   string         `json:"content"`
+				ToolCalls []chatToolCall `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens     int64 `json:"prompt_tokens"`
+			CompletionTokens int64 `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+)
+
 // Send implements builtin.Provider.
 func (p *Provider) Send(ctx context.Context, req builtin.Request) (builtin.Response, error) {
-	params := sdk.ChatCompletionNewParams{
-		Model:    shared.ChatModel(p.model),
-		Messages: toMessages(req),
-	}
+	body := chatRequest{Model: p.model, Messages: toMessages(req)}
 	if req.MaxOutputTokens > 0 {
 		if p.useCompletion {
-			params.MaxCompletionTokens = sdk.Int(int64(req.MaxOutputTokens))
+			body.MaxCompletionTokens = req.MaxOutputTokens
 		} else {
-			params.MaxTokens = sdk.Int(int64(req.MaxOutputTokens))
+			body.MaxTokens = req.MaxOutputTokens
 		}
 	}
 	for _, d := range req.Tools {
@@ -138,15 +183,12 @@ func (p *Provider) Send(ctx context.Context, req builtin.Request) (builtin.Respo
 		if err := json.Unmarshal(d.InputSchema, &schema); err != nil {
 			return builtin.Response{}, fmt.Errorf("tool %s has an invalid input schema: %w", d.Name, err)
 		}
-		params.Tools = append(params.Tools, sdk.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
-			Name:        d.Name,
-			Description: sdk.String(d.Description),
-			Parameters:  shared.FunctionParameters(schema),
-		}))
+		body.Tools = append(body.Tools, chatTool{Type: "function",
+			Function: chatFunction{Name: d.Name, Description: d.Description, Parameters: schema}})
 	}
-	resp, err := p.chat.New(ctx, params)
+	resp, err := p.post(ctx, body)
 	if err != nil {
-		return builtin.Response{}, p.convertError(err)
+		return builtin.Response{}, err
 	}
 	if len(resp.Choices) == 0 {
 		return builtin.Response{}, fmt.Errorf("%s returned no choices", p.name)
@@ -187,33 +229,70 @@ func (p *Provider) Send(ctx context.Context, req builtin.Request) (builtin.Respo
 	return out, nil
 }
 
-func toMessages(req builtin.Request) []sdk.ChatCompletionMessageParamUnion {
-	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
+// maxReplyBytes bounds what is read of one reply.
+const maxReplyBytes = 64 << 20
+
+// post sends one completion request and decodes the reply; an HTTP error
+// becomes a *builtin.APIError the agent loop can retry or explain.
+func (p *Provider) post(ctx context.Context, body chatRequest) (*chatReply, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the %s request: %w", p.name, err)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("calling the %s API: %w", p.name, err)
+	}
+	hreq.Header = p.header.Clone()
+	hresp, err := p.client.Do(hreq)
+	if err != nil {
+		return nil, fmt.Errorf("calling the %s API: %w", p.name, err)
+	}
+	defer hresp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(hresp.Body, maxReplyBytes))
+	if err != nil {
+		return nil, fmt.Errorf("calling the %s API: reading the reply: %w", p.name, err)
+	}
+	if hresp.StatusCode >= 400 {
+		return nil, &builtin.APIError{
+			Provider:   p.name,
+			StatusCode: hresp.StatusCode,
+			Message:    builtin.ErrorMessage(string(raw)),
+			RetryAfter: builtin.ParseRetryAfter(hresp.Header, time.Now()),
+		}
+	}
+	var out chatReply
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("calling the %s API: decoding the reply: %w", p.name, err)
+	}
+	return &out, nil
+}
+
+func toMessages(req builtin.Request) []chatMessage {
+	out := make([]chatMessage, 0, len(req.Messages)+1)
 	if req.System != "" {
-		out = append(out, sdk.SystemMessage(req.System))
+		out = append(out, chatMessage{Role: "system", Content: &req.System})
 	}
 	for _, m := range req.Messages {
 		if m.Role == builtin.RoleAssistant {
-			a := sdk.ChatCompletionAssistantMessageParam{}
+			a := chatMessage{Role: "assistant"}
 			if m.Text != "" {
-				a.Content.OfString = sdk.String(m.Text)
+				a.Content = &m.Text
 			}
 			for _, c := range m.ToolCalls {
 				args := string(c.Input)
 				if args == "" {
 					args = "{}"
 				}
-				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-						ID:       c.ID,
-						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args},
-					},
-				})
+				tc := chatToolCall{ID: c.ID, Type: "function"}
+				tc.Function.Name, tc.Function.Arguments = c.Name, args
+				a.ToolCalls = append(a.ToolCalls, tc)
 			}
 			if m.Text == "" && len(m.ToolCalls) == 0 {
-				a.Content.OfString = sdk.String("(no text)")
+				noText := "(no text)"
+				a.Content = &noText
 			}
-			out = append(out, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			out = append(out, a)
 			continue
 		}
 		for _, r := range m.ToolResults {
@@ -221,34 +300,11 @@ func toMessages(req builtin.Request) []sdk.ChatCompletionMessageParamUnion {
 			if r.IsError && !strings.HasPrefix(content, "error") {
 				content = "error: " + content
 			}
-			out = append(out, sdk.ToolMessage(content, r.CallID))
+			out = append(out, chatMessage{Role: "tool", Content: &content, ToolCallID: r.CallID})
 		}
 		if m.Text != "" {
-			out = append(out, sdk.UserMessage(m.Text))
+			out = append(out, chatMessage{Role: "user", Content: &m.Text})
 		}
 	}
 	return out
-}
-
-func (p *Provider) convertError(err error) error {
-	var apiErr *sdk.Error
-	if !errors.As(err, &apiErr) {
-		return fmt.Errorf("calling the %s API: %w", p.name, err)
-	}
-	status := apiErr.StatusCode
-	var header http.Header
-	if apiErr.Response != nil {
-		status = apiErr.Response.StatusCode
-		header = apiErr.Response.Header
-	}
-	msg := apiErr.Message
-	if msg == "" {
-		msg = builtin.ErrorMessage(apiErr.RawJSON())
-	}
-	return &builtin.APIError{
-		Provider:   p.name,
-		StatusCode: status,
-		Message:    msg,
-		RetryAfter: builtin.ParseRetryAfter(header, time.Now()),
-	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -258,5 +260,54 @@ func TestMaxTokensField(t *testing.T) {
 	}
 	if _, err := New(Config{BaseURL: "not a url"}); err == nil {
 		t.Error("bad base URL accepted")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestAzureRequest: an Azure base URL gets its key in api-key as well,
+// the path is the base URL's, and the request body is the protocol's.
+func TestAzureRequest(t *testing.T) {
+	var header http.Header
+	var path string
+	var body map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		header, path = r.Header.Clone(), r.URL.Path
+		json.NewDecoder(r.Body).Decode(&body)
+		io.WriteString(w, completion("stop", 5, 2, "hello").Body)
+	}))
+	t.Cleanup(srv.Close)
+	// The client sends the Azure host's request to the test server.
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r.URL.Scheme, r.URL.Host = "http", srv.Listener.Addr().String()
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	p, err := New(Config{APIKey: "az-key", BaseURL: "https://x.openai.azure.com/openai/v1", Model: "gpt-4.1", HTTPClient: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := p.Send(context.Background(), builtin.Request{System: "sys", MaxOutputTokens: 100,
+		Messages: []builtin.Message{{Role: builtin.RoleUser, Text: "hi"}, {Role: builtin.RoleAssistant}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Text != "hello" || resp.Stop != builtin.StopEndTurn || resp.Usage.InputTokens != 5 || resp.Usage.OutputTokens != 2 {
+		t.Errorf("response %+v", resp)
+	}
+	if header.Get("api-key") != "az-key" || header.Get("Authorization") != "Bearer az-key" || header.Get("Content-Type") != "application/json" {
+		t.Errorf("headers %v", header)
+	}
+	if path != "/openai/v1/chat/completions" {
+		t.Errorf("path %q", path)
+	}
+	msgs, _ := body["messages"].([]any)
+	want := `[{"content":"sys","role":"system"},{"content":"hi","role":"user"},{"content":"(no text)","role":"assistant"}]`
+	if b, _ := json.Marshal(msgs); string(b) != want {
+		t.Errorf("messages %s, want %s", b, want)
+	}
+	if body["max_completion_tokens"] != float64(100) || body["max_tokens"] != nil || body["tools"] != nil {
+		t.Errorf("body %v", body)
 	}
 }
