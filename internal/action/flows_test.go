@@ -167,7 +167,7 @@ func TestFailedTaskThenRetry(t *testing.T) {
 		t.Errorf("labels = %v", l)
 	}
 	// A repeated approval does not run it again.
-	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	_, err = w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
 	if err != nil || !strings.Contains(w.lastComment(n), "already approved by @maintainer") {
 		t.Errorf("repeated approve: %v %q", err, w.lastComment(n))
 	}
