@@ -143,63 +143,16 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 	if found && key != "" && old.RequestKey == key {
 		return r.redelivered(ctx, th, old, pr)
 	}
-	rec := &Record{Thread: th.Number, Issue: pr.Issue, State: StatePlanned, RequestedBy: pr.RequestedBy, FollowUp: pr.FollowUp,
-		RequestKey: key, repo: r.Repo, fresh: !found}
-	if found {
-		switch old.State {
-		case StateRunning:
-			return refusef("plan `%s` is running; a new plan can start when it has finished", old.PlanID)
-		case StatePlanned:
-			rec.Superseded = append(old.Superseded, old.PlanID)
-		default:
-			rec.Superseded = old.Superseded
-		}
-		rec.StatusCommentID = old.StatusCommentID
-		rec.remote = old.remote
-		rec.CIFixRuns, rec.CIStopNoted = old.CIFixRuns, old.CIStopNoted
-	}
-	rec.CIFix = pr.CIFix
-	if pr.FollowUp {
-		rec.Branch, rec.Base, rec.SessionID, rec.repo = pr.Branch, pr.Base, pr.SessionID, pr.Repo
-		rec.BaseBranch = pr.Branch
-	} else {
-		if rec.BaseBranch, rec.Base, err = r.baseCommit(ctx); err != nil {
-			return err
-		}
-		if rec.SessionID, err = r.freeSessionID(ctx, fmt.Sprintf("%d-%s", pr.Issue, slug(pr.Requirement))); err != nil {
-			return err
-		}
-		rec.Branch = "planex/" + rec.SessionID
-	}
-	eng, err := r.newEngine(rec.repo, false, pr.Concurrency, nil)
+	rec, err := r.newPlanRecord(th, pr, key, old, found)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(r.Out, "planning #%d as session %s\n", th.Number, rec.SessionID)
-	out, err := eng.Start(ctx, engine.Request{Requirement: pr.Requirement, SessionID: rec.SessionID, Branch: rec.Branch, Base: rec.Base})
-	if err != nil {
-		if plan.IsProblems(err) || strings.Contains(err.Error(), "not valid") {
-			return userf("planex could not make a valid plan:\n\n%s", render.CodeBlock("", err.Error()))
-		}
-		return fmt.Errorf("planning: %w", err)
-	}
-	s := out.Session
-	if out.Stage == engine.StageStopped {
-		return userf("planning stopped: %s", render.Text(out.Reason))
-	}
-	tasks, err := s.ReadTasks()
-	if err != nil {
+	if err := r.placePlan(ctx, rec, pr); err != nil {
 		return err
 	}
-	if tasks, err = plan.AssignWaves(tasks); err != nil {
+	tasks, err := r.makePlan(ctx, th, rec, pr)
+	if err != nil {
 		return err
-	}
-	if t, changed := withCIDirectives(tasks, pr.CIFix); changed {
-		// Before the hash: the approved plan is the one that runs them.
-		if err := s.WriteTasks(t); err != nil {
-			return fmt.Errorf("adding the failing command to the fix tasks: %w", err)
-		}
-		tasks = t
 	}
 	hash := plan.Hash(tasks)
 	rec.PlanID, rec.PlanHash = plan.ID(hash), hash
@@ -211,6 +164,85 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 		return err
 	}
 	return r.postPlan(ctx, th, rec, pr)
+}
+
+// newPlanRecord is the record of a new plan on the thread; old (when
+// found) is the thread's previous one, whose plan the new one supersedes
+// and whose comments and CI-fix count carry over. A running plan is not
+// replaced.
+func (r *Runner) newPlanRecord(th thread, pr planRequest, key string, old *Record, found bool) (*Record, error) {
+	rec := &Record{Thread: th.Number, Issue: pr.Issue, State: StatePlanned, RequestedBy: pr.RequestedBy, FollowUp: pr.FollowUp,
+		RequestKey: key, repo: r.Repo, fresh: !found}
+	if found {
+		switch old.State {
+		case StateRunning:
+			return nil, refusef("plan `%s` is running; a new plan can start when it has finished", old.PlanID)
+		case StatePlanned:
+			rec.Superseded = append(old.Superseded, old.PlanID)
+		default:
+			rec.Superseded = old.Superseded
+		}
+		rec.StatusCommentID = old.StatusCommentID
+		rec.remote = old.remote
+		rec.CIFixRuns, rec.CIStopNoted = old.CIFixRuns, old.CIStopNoted
+	}
+	rec.CIFix = pr.CIFix
+	return rec, nil
+}
+
+// placePlan sets where the plan runs: a follow-up on the pull request's
+// branch, else a new branch and session from the base branch's head.
+func (r *Runner) placePlan(ctx context.Context, rec *Record, pr planRequest) error {
+	if pr.FollowUp {
+		rec.Branch, rec.Base, rec.SessionID, rec.repo = pr.Branch, pr.Base, pr.SessionID, pr.Repo
+		rec.BaseBranch = pr.Branch
+		return nil
+	}
+	var err error
+	if rec.BaseBranch, rec.Base, err = r.baseCommit(ctx); err != nil {
+		return err
+	}
+	if rec.SessionID, err = r.freeSessionID(ctx, fmt.Sprintf("%d-%s", pr.Issue, slug(pr.Requirement))); err != nil {
+		return err
+	}
+	rec.Branch = "planex/" + rec.SessionID
+	return nil
+}
+
+// makePlan explores and plans in rec's session and returns the tasks in
+// waves, with a CI fix's failing command added to them.
+func (r *Runner) makePlan(ctx context.Context, th thread, rec *Record, pr planRequest) ([]plan.Task, error) {
+	eng, err := r.newEngine(rec.repo, false, pr.Concurrency, nil)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(r.Out, "planning #%d as session %s\n", th.Number, rec.SessionID)
+	out, err := eng.Start(ctx, engine.Request{Requirement: pr.Requirement, SessionID: rec.SessionID, Branch: rec.Branch, Base: rec.Base})
+	if err != nil {
+		if plan.IsProblems(err) || strings.Contains(err.Error(), "not valid") {
+			return nil, userf("planex could not make a valid plan:\n\n%s", render.CodeBlock("", err.Error()))
+		}
+		return nil, fmt.Errorf("planning: %w", err)
+	}
+	s := out.Session
+	if out.Stage == engine.StageStopped {
+		return nil, userf("planning stopped: %s", render.Text(out.Reason))
+	}
+	tasks, err := s.ReadTasks()
+	if err != nil {
+		return nil, err
+	}
+	if tasks, err = plan.AssignWaves(tasks); err != nil {
+		return nil, err
+	}
+	if t, changed := withCIDirectives(tasks, pr.CIFix); changed {
+		// Before the hash: the approved plan is the one that runs them.
+		if err := s.WriteTasks(t); err != nil {
+			return nil, fmt.Errorf("adding the failing command to the fix tasks: %w", err)
+		}
+		tasks = t
+	}
+	return tasks, nil
 }
 
 // requestKey names the event a thread's request came from: its comment,

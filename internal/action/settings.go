@@ -75,34 +75,46 @@ func ParseSettings(data []byte) (Settings, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) && len(te.Errors) > 0 {
-			first := settingsError(te.Errors[0])
-			for _, m := range te.Errors[1:] {
-				first.Msg += "; " + strings.Replace(m, " in type action.Settings", "", 1)
-			}
-			return s, first
-		}
-		return s, settingsError(err.Error())
+		return s, decodeError(err)
 	}
-	at := func(key, format string, args ...any) error {
-		return &SettingsError{Line: keyLine(data, key), Msg: fmt.Sprintf(format, args...)}
-	}
-	switch {
-	case s.Concurrency != nil && (*s.Concurrency < 1 || *s.Concurrency > command.MaxConcurrency):
-		return s, at("concurrency", "concurrency must be between 1 and %d, got %d", command.MaxConcurrency, *s.Concurrency)
-	case s.MaxCostUSD != nil && *s.MaxCostUSD < 0:
-		return s, at("max-cost-usd", "max-cost-usd must not be negative")
-	case s.TriggerPhrase != nil && !strings.HasPrefix(*s.TriggerPhrase, "/"):
-		return s, at("trigger-phrase", "trigger-phrase must start with '/', got %q", *s.TriggerPhrase)
-	case s.MaxIssues != nil && *s.MaxIssues < 1:
-		return s, at("max-issues", "max-issues must be at least 1")
-	case s.CIFix != nil && *s.CIFix != CIFixPlan && *s.CIFix != CIFixAuto && *s.CIFix != CIFixOff:
-		return s, at("ci-fix", "ci-fix must be plan, auto or off, got %q", *s.CIFix)
-	case s.CIFixAttempts != nil && *s.CIFixAttempts < 1:
-		return s, at("ci-fix-attempts", "ci-fix-attempts must be at least 1")
+	if key, msg := s.problem(); key != "" {
+		return s, &SettingsError{Line: keyLine(data, key), Msg: msg}
 	}
 	return s, nil
+}
+
+// decodeError turns the YAML decoder's error into a SettingsError on the
+// line of its first mistake, listing any others.
+func decodeError(err error) *SettingsError {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		first := settingsError(te.Errors[0])
+		for _, m := range te.Errors[1:] {
+			first.Msg += "; " + strings.Replace(m, " in type action.Settings", "", 1)
+		}
+		return first
+	}
+	return settingsError(err.Error())
+}
+
+// problem names the first key whose value is out of range and says what
+// is wrong with it; key is "" when all are fine.
+func (s Settings) problem() (key, msg string) {
+	switch {
+	case s.Concurrency != nil && (*s.Concurrency < 1 || *s.Concurrency > command.MaxConcurrency):
+		return "concurrency", fmt.Sprintf("concurrency must be between 1 and %d, got %d", command.MaxConcurrency, *s.Concurrency)
+	case s.MaxCostUSD != nil && *s.MaxCostUSD < 0:
+		return "max-cost-usd", "max-cost-usd must not be negative"
+	case s.TriggerPhrase != nil && !strings.HasPrefix(*s.TriggerPhrase, "/"):
+		return "trigger-phrase", fmt.Sprintf("trigger-phrase must start with '/', got %q", *s.TriggerPhrase)
+	case s.MaxIssues != nil && *s.MaxIssues < 1:
+		return "max-issues", "max-issues must be at least 1"
+	case s.CIFix != nil && *s.CIFix != CIFixPlan && *s.CIFix != CIFixAuto && *s.CIFix != CIFixOff:
+		return "ci-fix", fmt.Sprintf("ci-fix must be plan, auto or off, got %q", *s.CIFix)
+	case s.CIFixAttempts != nil && *s.CIFixAttempts < 1:
+		return "ci-fix-attempts", "ci-fix-attempts must be at least 1"
+	}
+	return "", ""
 }
 
 // keyLine is the line of a top-level key in a YAML document (0 if absent).

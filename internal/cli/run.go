@@ -67,23 +67,9 @@ func (o *runOptions) register(cmd *cobra.Command) {
 
 func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	ctx := cmd.Context()
-	if o.concurrency < 1 {
-		return usageError(cmd, "--concurrency must be at least 1, got %d", o.concurrency)
-	}
 	continuing := cmd.Flags().Changed("continue")
-	if !continuing && len(args) == 0 {
-		return usageError(cmd, "give a requirement (text or a file), or --continue")
-	}
-	if !continuing {
-		if err := unknownCommand(cmd.Root(), args); err != nil {
-			return err
-		}
-	}
-	if continuing && o.continueID != continueLatest && len(args) > 0 {
-		return usageError(cmd, "--continue does not take a requirement")
-	}
-	if continuing && len(args) > 1 {
-		return usageError(cmd, "--continue takes at most one session id")
+	if err := checkRunArgs(cmd, o, continuing, args); err != nil {
+		return err
 	}
 	reviewMode, err := parseReviewMode(o.review)
 	if err != nil {
@@ -97,24 +83,84 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if err != nil {
 		return fmt.Errorf("planex works inside a git repository: %w", err)
 	}
-	publisher, err := commitPublisher(ctx, signing, repo, stdio.Getenv, logger(stdio.Err, o.verbose))
+	prompt := terminalGate(stdio)
+	eng, err := newRunEngine(ctx, stdio, o, repo, reviewMode, signing, prompt)
 	if err != nil {
 		return err
+	}
+	var out *engine.Outcome
+	if continuing {
+		out, err = eng.Continue(ctx, continueSessionID(o.continueID, args))
+	} else {
+		req, rerr := readRequest(args)
+		if rerr != nil {
+			return rerr
+		}
+		out, err = eng.Start(ctx, req)
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return &exitError{code: exitInterrupted, msg: "planex: interrupted; resume with planex --continue"}
+		}
+		return err
+	}
+	return report(stdio, out, prompt != nil && prompt.modify)
+}
+
+// checkRunArgs rejects flag and argument combinations that make no sense:
+// a run needs a requirement, --continue takes at most a session id.
+func checkRunArgs(cmd *cobra.Command, o *runOptions, continuing bool, args []string) error {
+	if o.concurrency < 1 {
+		return usageError(cmd, "--concurrency must be at least 1, got %d", o.concurrency)
+	}
+	if !continuing && len(args) == 0 {
+		return usageError(cmd, "give a requirement (text or a file), or --continue")
+	}
+	if !continuing {
+		return unknownCommand(cmd.Root(), args)
+	}
+	if o.continueID != continueLatest && len(args) > 0 {
+		return usageError(cmd, "--continue does not take a requirement")
+	}
+	if len(args) > 1 {
+		return usageError(cmd, "--continue takes at most one session id")
+	}
+	return nil
+}
+
+// continueSessionID is the session --continue names: its value, or the
+// one argument after a bare --continue; "" means the newest.
+func continueSessionID(flag string, args []string) string {
+	id := flag
+	if id == continueLatest && len(args) == 1 {
+		id = args[0]
+	}
+	if id == continueLatest {
+		id = "" // the newest
+	}
+	return id
+}
+
+// newRunEngine builds the engine a run uses: the commit publisher, the
+// contained agent, the reviewer and the gate (prompt, when on a terminal).
+func newRunEngine(ctx context.Context, stdio IO, o *runOptions, repo *gitrepo.Repo, reviewMode, signing string, prompt *promptGate) (*engine.Engine, error) {
+	publisher, err := commitPublisher(ctx, signing, repo, stdio.Getenv, logger(stdio.Err, o.verbose))
+	if err != nil {
+		return nil, err
 	}
 	contain, err := o.agentFlags.containment(ctx, repo, false, stdio.Err, stdio.Getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ag, err := o.agentFlags.build(stdio.Getenv, contain)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	prompt := terminalGate(stdio)
 	var gate engine.Gate
 	if prompt != nil {
 		gate = prompt
 	}
-	eng, err := engine.New(repo, engine.Options{
+	return engine.New(repo, engine.Options{
 		Reviewer:    reviewerFor(reviewMode, ag, repo, o.executeTimeout, stdio.Out, logger(stdio.Err, o.verbose)),
 		Agent:       ag,
 		Gate:        gate,
@@ -133,33 +179,6 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 		LockSessions:     true,
 		Publisher:        publisher,
 	})
-	if err != nil {
-		return err
-	}
-	var out *engine.Outcome
-	if continuing {
-		id := o.continueID
-		if id == continueLatest && len(args) == 1 {
-			id = args[0]
-		}
-		if id == continueLatest {
-			id = "" // the newest
-		}
-		out, err = eng.Continue(ctx, id)
-	} else {
-		req, rerr := readRequest(args)
-		if rerr != nil {
-			return rerr
-		}
-		out, err = eng.Start(ctx, req)
-	}
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return &exitError{code: exitInterrupted, msg: "planex: interrupted; resume with planex --continue"}
-		}
-		return err
-	}
-	return report(stdio, out, prompt != nil && prompt.modify)
 }
 
 // report explains where a run stopped and what to do next, and sets the

@@ -261,22 +261,9 @@ func parsePlan(after, rest, trigger string) Result {
 // parseSub parses a reserved-word command; args are the trigger line's
 // words after it and rest the following lines.
 func parseSub(n Name, args []string, rest, trigger string) Result {
-	var fl flags
-	var words []string
-	allowFlags := n == Approve || n == Retry || n == Fix || n == Revise || n == FixCI
-	for i := 0; i < len(args); {
-		if allowFlags && strings.HasPrefix(args[i], "-") && len(args[i]) > 1 {
-			used, msg := fl.parseFlag(args[i:])
-			if msg != "" {
-				return replyf(trigger, "%s", msg)
-			}
-			if used > 0 {
-				i += used
-				continue
-			}
-		}
-		words = append(words, args[i])
-		i++
+	fl, words, msg := subArgs(n, args)
+	if msg != "" {
+		return replyf(trigger, "%s", msg)
 	}
 	cmd := &Command{Name: n, Yes: fl.yes, Concurrency: fl.concurrency}
 	text := strings.TrimSpace(strings.Join(words, " ") + "\n" + rest)
@@ -284,14 +271,8 @@ func parseSub(n Name, args []string, rest, trigger string) Result {
 	case Help:
 		return Result{Kind: Reply, Reply: HelpText(trigger)}
 	case Approve:
-		if len(words) == 0 {
-			return replyf(trigger, "`approve` needs the plan id: `%s approve <plan-id>` (the plan comment shows the exact command).", trigger)
-		}
-		if len(words) > 1 {
-			return replyf(trigger, "`approve` takes one plan id, got %d words: %q.", len(words), strings.Join(words, " "))
-		}
-		if !planIDPattern.MatchString(words[0]) {
-			return replyf(trigger, "%q is not a plan id; copy the approve command from the plan comment.", words[0])
+		if msg := planIDProblem(words, trigger); msg != "" {
+			return replyf(trigger, "%s", msg)
 		}
 		cmd.PlanID = words[0]
 	case Revise:
@@ -307,6 +288,42 @@ func parseSub(n Name, args []string, rest, trigger string) Result {
 		}
 	}
 	return Result{Kind: Run, Command: cmd}
+}
+
+// subArgs splits a reserved-word command's words into its flags (for the
+// commands that take any) and the other words; msg says what is wrong
+// with a flag.
+func subArgs(n Name, args []string) (fl flags, words []string, msg string) {
+	allowFlags := n == Approve || n == Retry || n == Fix || n == Revise || n == FixCI
+	for i := 0; i < len(args); {
+		if allowFlags && strings.HasPrefix(args[i], "-") && len(args[i]) > 1 {
+			used, msg := fl.parseFlag(args[i:])
+			if msg != "" {
+				return fl, nil, msg
+			}
+			if used > 0 {
+				i += used
+				continue
+			}
+		}
+		words = append(words, args[i])
+		i++
+	}
+	return fl, words, ""
+}
+
+// planIDProblem says what is wrong with approve's words, which must be
+// exactly one plan id, or "" when nothing is.
+func planIDProblem(words []string, trigger string) string {
+	switch {
+	case len(words) == 0:
+		return fmt.Sprintf("`approve` needs the plan id: `%s approve <plan-id>` (the plan comment shows the exact command).", trigger)
+	case len(words) > 1:
+		return fmt.Sprintf("`approve` takes one plan id, got %d words: %q.", len(words), strings.Join(words, " "))
+	case !planIDPattern.MatchString(words[0]):
+		return fmt.Sprintf("%q is not a plan id; copy the approve command from the plan comment.", words[0])
+	}
+	return ""
 }
 
 func replyf(trigger, format string, args ...any) Result {

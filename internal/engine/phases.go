@@ -42,17 +42,21 @@ var (
 )
 
 // guessType classifies a requirement by keywords, for the fallback.
+// The first class whose keywords match wins.
 func guessType(req string) string {
 	t := strings.ToLower(req)
-	switch {
-	case reArch.MatchString(t):
-		return "architecture"
-	case reSec.MatchString(t):
-		return "security"
-	case rePerf.MatchString(t):
-		return "performance"
-	case reBug.MatchString(t):
-		return "bugfix"
+	for _, c := range []struct {
+		typ      string
+		keywords *regexp.Regexp
+	}{
+		{"architecture", reArch},
+		{"security", reSec},
+		{"performance", rePerf},
+		{"bugfix", reBug},
+	} {
+		if c.keywords.MatchString(t) {
+			return c.typ
+		}
 	}
 	return "feature"
 }

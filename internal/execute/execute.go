@@ -156,24 +156,8 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	if err != nil {
 		return fail("reading the task's changes: %v", err)
 	}
-	// A committed link out of the repository would hand whoever checks
-	// the branch out (or a later step) a path to files elsewhere.
-	escapes, err := r.Repo.SymlinkEscapes(ctx, tree, changes)
-	if err != nil {
-		return fail("checking the task's symlinks: %v", err)
-	}
-	if len(escapes) > 0 {
-		return fail("symlinks point outside the repository: %s", strings.Join(escapes, ", "))
-	}
-	if bad := scope.Outside(j.Task.Scope, gitrepo.Paths(changes)); len(bad) > 0 {
-		return fail("wrote outside its scope %q: %s", j.Task.Scope, strings.Join(bad, ", "))
-	}
-	// Even an agent that got hold of a secret (no sandbox) cannot have
-	// planex commit and push it.
-	if leaks, err := r.leaks(ctx, changes, secrets); err != nil {
-		return fail("checking the task's changes for secrets: %v", err)
-	} else if len(leaks) > 0 {
-		return fail("the changes contain secret values, so nothing was committed: %s", strings.Join(leaks, ", "))
+	if why := r.refuseChanges(ctx, j.Task.Scope, tree, changes, secrets); why != "" {
+		return fail("%s", why)
 	}
 	if er.Status != string(plan.StatusCompleted) {
 		msg := strings.TrimSpace(er.Error)
@@ -200,6 +184,34 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	}
 	out.Status = plan.StatusCompleted
 	return out
+}
+
+// refuseChanges holds a task's changes against the trust boundary
+// whatever the agent reported: it says why they cannot be committed, or
+// returns "" when they may.
+func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, changes []gitrepo.Change, secrets map[string]string) string {
+	// A committed link out of the repository would hand whoever checks
+	// the branch out (or a later step) a path to files elsewhere.
+	escapes, err := r.Repo.SymlinkEscapes(ctx, tree, changes)
+	if err != nil {
+		return fmt.Sprintf("checking the task's symlinks: %v", err)
+	}
+	if len(escapes) > 0 {
+		return fmt.Sprintf("symlinks point outside the repository: %s", strings.Join(escapes, ", "))
+	}
+	if bad := scope.Outside(taskScope, gitrepo.Paths(changes)); len(bad) > 0 {
+		return fmt.Sprintf("wrote outside its scope %q: %s", taskScope, strings.Join(bad, ", "))
+	}
+	// Even an agent that got hold of a secret (no sandbox) cannot have
+	// planex commit and push it.
+	leaks, err := r.leaks(ctx, changes, secrets)
+	if err != nil {
+		return fmt.Sprintf("checking the task's changes for secrets: %v", err)
+	}
+	if len(leaks) > 0 {
+		return fmt.Sprintf("the changes contain secret values, so nothing was committed: %s", strings.Join(leaks, ", "))
+	}
+	return ""
 }
 
 // leaks names the changed files that hold the value of a secret, with the

@@ -164,18 +164,10 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
 		resp, err := t.base.RoundTrip(rewound(req))
 		if err != nil {
-			if ctx.Err() != nil {
+			wait, err := t.afterTransportError(req, err, attempt, start)
+			if err != nil {
 				return nil, err
 			}
-			if !canReplay(req) && !notSent(err) {
-				t.log.WarnContext(ctx, "github: answer lost", "method", req.Method, "url", req.URL.Redacted(), "err", err)
-				return nil, fmt.Errorf("%w: %w", ErrAmbiguous, err)
-			}
-			wait := t.policy.backoff(attempt)
-			if attempt >= t.policy.MaxAttempts || time.Since(start)+wait > t.policy.MaxElapsed {
-				return nil, err
-			}
-			t.log.InfoContext(ctx, "github: retrying", "reason", "transport error", "method", req.Method, "url", req.URL.Redacted(), "err", err, "attempt", attempt, "wait", wait)
 			if err := t.sleep(ctx, wait); err != nil {
 				return nil, err
 			}
@@ -187,16 +179,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.mu.Unlock()
 		}
 		if reset, ok := primaryLimit(resp); ok {
-			wait := time.Until(reset) + time.Second
-			msg := errorMessage(resp)
-			drain(resp)
-			if limitWaited+wait > t.policy.MaxRateLimitWait {
-				t.log.WarnContext(ctx, "github: primary rate limit resets too late to wait", "method", req.Method, "url", req.URL.Redacted(), "reset", reset)
-				return nil, &RateLimitError{Primary: true, Reset: reset, Message: msg}
-			}
-			t.log.InfoContext(ctx, "github: primary rate limit; waiting for the reset", "method", req.Method, "url", req.URL.Redacted(), "reset", reset, "wait", wait)
-			limitWaited += wait
-			if err := t.sleep(ctx, wait); err != nil {
+			if err := t.awaitReset(req, resp, reset, &limitWaited); err != nil {
 				return nil, err
 			}
 			attempt-- // waiting for a reset is not a failed attempt
@@ -211,14 +194,8 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// The client decides: the write may have been applied.
 			return resp, nil
 		}
-		if attempt >= t.policy.MaxAttempts || time.Since(start)+wait > t.policy.MaxElapsed {
-			t.log.WarnContext(ctx, "github: giving up", "reason", reason, "method", req.Method, "url", req.URL.Redacted(), "status", resp.StatusCode, "attempts", attempt, "wait", wait)
-			if reason == "secondary rate limit" {
-				msg := errorMessage(resp)
-				drain(resp)
-				return nil, &RateLimitError{Reset: time.Now().Add(wait), Message: msg}
-			}
-			return resp, nil
+		if t.exhausted(attempt, start, wait) {
+			return t.giveUp(req, resp, reason, attempt, wait)
 		}
 		drain(resp)
 		t.log.InfoContext(ctx, "github: retrying", "reason", reason, "method", req.Method, "url", req.URL.Redacted(), "status", resp.StatusCode, "attempt", attempt, "wait", wait)
@@ -226,6 +203,60 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// exhausted says whether another attempt, after waiting wait, would go
+// past the policy's attempts or time.
+func (t *retryTransport) exhausted(attempt int, start time.Time, wait time.Duration) bool {
+	return attempt >= t.policy.MaxAttempts || time.Since(start)+wait > t.policy.MaxElapsed
+}
+
+// afterTransportError decides what follows a request that got no answer:
+// how long to wait before sending it again, or the error to return (a
+// write that may have been applied is ErrAmbiguous, never re-sent).
+func (t *retryTransport) afterTransportError(req *http.Request, err error, attempt int, start time.Time) (time.Duration, error) {
+	ctx := req.Context()
+	if ctx.Err() != nil {
+		return 0, err
+	}
+	if !canReplay(req) && !notSent(err) {
+		t.log.WarnContext(ctx, "github: answer lost", "method", req.Method, "url", req.URL.Redacted(), "err", err)
+		return 0, fmt.Errorf("%w: %w", ErrAmbiguous, err)
+	}
+	wait := t.policy.backoff(attempt)
+	if t.exhausted(attempt, start, wait) {
+		return 0, err
+	}
+	t.log.InfoContext(ctx, "github: retrying", "reason", "transport error", "method", req.Method, "url", req.URL.Redacted(), "err", err, "attempt", attempt, "wait", wait)
+	return wait, nil
+}
+
+// awaitReset waits for a spent primary rate limit to reset, unless the
+// waits of this request would then exceed the policy's limit.
+func (t *retryTransport) awaitReset(req *http.Request, resp *http.Response, reset time.Time, waited *time.Duration) error {
+	ctx := req.Context()
+	wait := time.Until(reset) + time.Second
+	msg := errorMessage(resp)
+	drain(resp)
+	if *waited+wait > t.policy.MaxRateLimitWait {
+		t.log.WarnContext(ctx, "github: primary rate limit resets too late to wait", "method", req.Method, "url", req.URL.Redacted(), "reset", reset)
+		return &RateLimitError{Primary: true, Reset: reset, Message: msg}
+	}
+	t.log.InfoContext(ctx, "github: primary rate limit; waiting for the reset", "method", req.Method, "url", req.URL.Redacted(), "reset", reset, "wait", wait)
+	*waited += wait
+	return t.sleep(ctx, wait)
+}
+
+// giveUp returns the last answer of a request retried as often as the
+// policy allows; a secondary rate limit becomes a RateLimitError.
+func (t *retryTransport) giveUp(req *http.Request, resp *http.Response, reason string, attempt int, wait time.Duration) (*http.Response, error) {
+	t.log.WarnContext(req.Context(), "github: giving up", "reason", reason, "method", req.Method, "url", req.URL.Redacted(), "status", resp.StatusCode, "attempts", attempt, "wait", wait)
+	if reason == "secondary rate limit" {
+		msg := errorMessage(resp)
+		drain(resp)
+		return nil, &RateLimitError{Reset: time.Now().Add(wait), Message: msg}
+	}
+	return resp, nil
 }
 
 // awaitBudget waits, before a request, for a primary budget that an

@@ -717,35 +717,9 @@ func (f *Fake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		apiPath = "/" + p
 		base += "api/v3/"
 	}
-	rec := Request{Method: r.Method, Path: apiPath, Query: r.URL.RawQuery, Body: string(body)}
+	rec := &Request{Method: r.Method, Path: apiPath, Query: r.URL.RawQuery, Body: string(body)}
 	c := &call{w: w, r: r, body: body, apiBase: base, apiPath: apiPath}
-
-	f.mu.Lock()
-	c.actor = f.actorLocked(r)
-	rec.Actor = c.actor
-	if isWrite(r.Method) {
-		f.writing++
-		if f.writing > f.maxWriting {
-			f.maxWriting = f.writing
-		}
-	}
-	f.mu.Unlock()
-	// finish logs the request once, before the client can see its
-	// answer (or its connection close) and ask the log about it.
-	finished := false
-	finish := func() {
-		if finished {
-			return
-		}
-		finished = true
-		f.mu.Lock()
-		if isWrite(r.Method) {
-			f.writing--
-		}
-		rec.Status = c.status
-		f.requests = append(f.requests, rec)
-		f.mu.Unlock()
-	}
+	finish := f.begin(c, rec)
 	defer finish()
 	// Let concurrent writers overlap long enough to be counted.
 	if isWrite(r.Method) {
@@ -757,31 +731,73 @@ func (f *Fake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Route = m.route
 	}
 	if err != nil {
-		msg := fmt.Sprintf("%s %s: %v", r.Method, r.URL.RequestURI(), err)
-		f.mu.Lock()
-		f.errs = append(f.errs, msg)
-		f.mu.Unlock()
-		f.report(msg)
-		var ve *validationError
-		if errors.As(err, &ve) {
-			c.fail(&apiError{ve.status, map[string]any{"message": "Invalid request.\n\n" + ve.msg, "documentation_url": "https://docs.github.com/rest"}})
-			return
-		}
-		c.fail(errNotFound())
+		f.rejectInvalid(c, err)
 		return
 	}
 	c.m = m
 
 	fault := f.takeFault(m.route)
-	if fault != nil && !fault.Applied {
-		writeFault(c, fault)
-		return
-	}
-	if fault == nil {
+	switch {
+	case fault == nil:
 		f.serve(c, m)
+	case !fault.Applied:
+		writeFault(c, fault)
+	default:
+		f.serveThenFault(c, m, fault, rec, finish)
+	}
+}
+
+// begin notes the caller and one more write in flight, and returns the
+// function that logs the request once, before the client can see its
+// answer (or its connection close) and ask the log about it.
+func (f *Fake) begin(c *call, rec *Request) (finish func()) {
+	write := isWrite(c.r.Method)
+	f.mu.Lock()
+	c.actor = f.actorLocked(c.r)
+	rec.Actor = c.actor
+	if write {
+		f.writing++
+		if f.writing > f.maxWriting {
+			f.maxWriting = f.writing
+		}
+	}
+	f.mu.Unlock()
+	finished := false
+	return func() {
+		if finished {
+			return
+		}
+		finished = true
+		f.mu.Lock()
+		if write {
+			f.writing--
+		}
+		rec.Status = c.status
+		f.requests = append(f.requests, *rec)
+		f.mu.Unlock()
+	}
+}
+
+// rejectInvalid records a request the REST description does not allow
+// and answers it as GitHub would.
+func (f *Fake) rejectInvalid(c *call, err error) {
+	msg := fmt.Sprintf("%s %s: %v", c.r.Method, c.r.URL.RequestURI(), err)
+	f.mu.Lock()
+	f.errs = append(f.errs, msg)
+	f.mu.Unlock()
+	f.report(msg)
+	var ve *validationError
+	if errors.As(err, &ve) {
+		c.fail(&apiError{ve.status, map[string]any{"message": "Invalid request.\n\n" + ve.msg, "documentation_url": "https://docs.github.com/rest"}})
 		return
 	}
-	// Serve for real, then lose (or amend) the answer.
+	c.fail(errNotFound())
+}
+
+// serveThenFault serves the request for real, then loses (or amends) the
+// answer as fault says; finish logs the request.
+func (f *Fake) serveThenFault(c *call, m *match, fault *Fault, rec *Request, finish func()) {
+	w := c.w
 	real := httptest.NewRecorder()
 	c.w = real
 	f.serve(c, m)
@@ -802,7 +818,7 @@ func (f *Fake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Lost = true
 		finish()
 		select {
-		case <-r.Context().Done():
+		case <-c.r.Context().Done():
 		case <-f.closing:
 		}
 	case fault.Status == 0:

@@ -223,7 +223,6 @@ func createTree(f *Fake, c *call, r *repoState) *apiError {
 	if e != nil {
 		return e
 	}
-	ctx := c.r.Context()
 	var in struct {
 		BaseTree string      `json:"base_tree"`
 		Tree     []treeEntry `json:"tree"`
@@ -236,78 +235,26 @@ func createTree(f *Fake, c *call, r *repoState) *apiError {
 		return errStatus(http.StatusInternalServerError, err.Error())
 	}
 	defer os.RemoveAll(tmp)
-	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
+	ix := &scratchIndex{ctx: c.r.Context(), dir: dir, env: []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}}
 	if in.BaseTree != "" {
-		if objectType(ctx, dir, in.BaseTree) != "tree" {
+		if objectType(ix.ctx, dir, in.BaseTree) != "tree" {
 			return errValidation("Invalid tree info", map[string]any{"resource": "Tree", "field": "base_tree", "code": "invalid"})
 		}
-		if _, err := fakeGit(ctx, dir, env, nil, "read-tree", in.BaseTree); err != nil {
-			return errStatus(http.StatusInternalServerError, err.Error())
+		if e := ix.git(nil, "read-tree", in.BaseTree); e != nil {
+			return e
 		}
 	}
 	for i, ent := range in.Tree {
-		where := fmt.Sprintf("tree.%d", i)
-		p := strings.Trim(ent.Path, "/")
-		if p == "" || strings.Contains("/"+p+"/", "/../") || strings.Contains("/"+p+"/", "/./") || strings.Contains(p, "//") {
-			return errValidation(where + ".path is invalid")
-		}
-		var sha string
-		deleted := ent.Deleted
-		if ent.Sha != nil {
-			sha = *ent.Sha
-		}
-		// Whatever was at the path goes first (a file, or a directory).
-		if out, err := fakeGit(ctx, dir, env, nil, "ls-files", "-z", "--", p); err == nil && out != "" {
-			var gone strings.Builder
-			for _, q := range strings.Split(strings.TrimSuffix(out, "\x00"), "\x00") {
-				fmt.Fprintf(&gone, "0 %s\t%s\x00", strings.Repeat("0", 40), q)
-			}
-			if _, err := fakeGit(ctx, dir, env, []byte(gone.String()), "update-index", "-z", "--index-info"); err != nil {
-				return errStatus(http.StatusInternalServerError, err.Error())
-			}
-		}
-		if deleted {
-			continue
-		}
-		wantType := map[string]string{"100644": "blob", "100755": "blob", "120000": "blob", "160000": "commit", "040000": "tree"}[ent.Mode]
-		if wantType == "" || (ent.Type != "" && ent.Type != wantType) {
-			return errValidation(fmt.Sprintf("%s: mode %q and type %q do not go together", where, ent.Mode, ent.Type))
-		}
-		switch {
-		case ent.Content != nil && sha != "":
-			return errValidation(where + ": give either sha or content, not both")
-		case ent.Content != nil:
-			if wantType != "blob" {
-				return errValidation(where + ": content is only for blobs")
-			}
-			out, err := fakeGit(ctx, dir, nil, []byte(*ent.Content), "hash-object", "-w", "--stdin")
-			if err != nil {
-				return errStatus(http.StatusInternalServerError, err.Error())
-			}
-			sha = strings.TrimSpace(out)
-		case sha == "":
-			return errValidation(where + ": sha or content is required")
-		case wantType != "commit" && objectType(ctx, dir, sha) != wantType:
-			// Submodule commits live elsewhere; everything else must exist.
-			return errValidation(fmt.Sprintf("%s.sha %s is not a valid %s", where, sha, wantType))
-		}
-		if wantType == "tree" {
-			if _, err := fakeGit(ctx, dir, env, nil, "read-tree", "--prefix="+p+"/", sha); err != nil {
-				return errStatus(http.StatusInternalServerError, err.Error())
-			}
-			continue
-		}
-		info := fmt.Sprintf("%s %s\t%s\x00", ent.Mode, sha, p)
-		if _, err := fakeGit(ctx, dir, env, []byte(info), "update-index", "--add", "-z", "--index-info"); err != nil {
-			return errStatus(http.StatusInternalServerError, err.Error())
+		if e := ix.apply(fmt.Sprintf("tree.%d", i), ent); e != nil {
+			return e
 		}
 	}
-	out, err := fakeGit(ctx, dir, env, nil, "write-tree")
+	out, err := fakeGit(ix.ctx, dir, ix.env, nil, "write-tree")
 	if err != nil {
 		return errStatus(http.StatusInternalServerError, err.Error())
 	}
 	sha := strings.TrimSpace(out)
-	entries, err := treeEntries(ctx, dir, sha)
+	entries, err := treeEntries(ix.ctx, dir, sha)
 	if err != nil {
 		return errStatus(http.StatusInternalServerError, err.Error())
 	}
@@ -316,6 +263,111 @@ func createTree(f *Fake, c *call, r *repoState) *apiError {
 	}
 	c.json(http.StatusCreated, map[string]any{"sha": sha, "url": c.gitURL(r, "trees", sha), "tree": entries, "truncated": false})
 	return nil
+}
+
+// scratchIndex is the temporary git index a tree is built in, so the
+// repository's own index is never touched.
+type scratchIndex struct {
+	ctx context.Context
+	dir string
+	env []string
+}
+
+// git runs git against the scratch index; a failure is the fake's own (500).
+func (ix *scratchIndex) git(stdin []byte, args ...string) *apiError {
+	if _, err := fakeGit(ix.ctx, ix.dir, ix.env, stdin, args...); err != nil {
+		return errStatus(http.StatusInternalServerError, err.Error())
+	}
+	return nil
+}
+
+// modeType is the object type a tree-entry mode GitHub accepts goes with,
+// or "" for a mode it does not accept.
+func modeType(mode string) string {
+	switch mode {
+	case "100644", "100755", "120000":
+		return "blob"
+	case "160000":
+		return "commit"
+	case "040000":
+		return "tree"
+	}
+	return ""
+}
+
+// validTreePath reports whether p (already trimmed of slashes) names a
+// path inside the tree: not empty, no "." or ".." parts, no empty parts.
+func validTreePath(p string) bool {
+	return p != "" && !strings.Contains("/"+p+"/", "/../") && !strings.Contains("/"+p+"/", "/./") && !strings.Contains(p, "//")
+}
+
+// apply puts one entry of a create-tree request into the index: whatever
+// was at its path goes first, then the new object (unless it is a deletion).
+func (ix *scratchIndex) apply(where string, ent treeEntry) *apiError {
+	p := strings.Trim(ent.Path, "/")
+	if !validTreePath(p) {
+		return errValidation(where + ".path is invalid")
+	}
+	if e := ix.remove(p); e != nil {
+		return e
+	}
+	if ent.Deleted {
+		return nil
+	}
+	wantType := modeType(ent.Mode)
+	if wantType == "" || (ent.Type != "" && ent.Type != wantType) {
+		return errValidation(fmt.Sprintf("%s: mode %q and type %q do not go together", where, ent.Mode, ent.Type))
+	}
+	sha, e := ix.entryObject(where, ent, wantType)
+	if e != nil {
+		return e
+	}
+	if wantType == "tree" {
+		return ix.git(nil, "read-tree", "--prefix="+p+"/", sha)
+	}
+	info := fmt.Sprintf("%s %s\t%s\x00", ent.Mode, sha, p)
+	return ix.git([]byte(info), "update-index", "--add", "-z", "--index-info")
+}
+
+// remove drops whatever the index holds at p (a file, or a directory).
+func (ix *scratchIndex) remove(p string) *apiError {
+	out, err := fakeGit(ix.ctx, ix.dir, ix.env, nil, "ls-files", "-z", "--", p)
+	if err != nil || out == "" {
+		return nil
+	}
+	var gone strings.Builder
+	for _, q := range strings.Split(strings.TrimSuffix(out, "\x00"), "\x00") {
+		fmt.Fprintf(&gone, "0 %s\t%s\x00", strings.Repeat("0", 40), q)
+	}
+	return ix.git([]byte(gone.String()), "update-index", "-z", "--index-info")
+}
+
+// entryObject returns the object an entry points at: its sha, checked to
+// exist with the right type, or a blob written from its content.
+func (ix *scratchIndex) entryObject(where string, ent treeEntry, wantType string) (string, *apiError) {
+	var sha string
+	if ent.Sha != nil {
+		sha = *ent.Sha
+	}
+	switch {
+	case ent.Content != nil && sha != "":
+		return "", errValidation(where + ": give either sha or content, not both")
+	case ent.Content != nil:
+		if wantType != "blob" {
+			return "", errValidation(where + ": content is only for blobs")
+		}
+		out, err := fakeGit(ix.ctx, ix.dir, nil, []byte(*ent.Content), "hash-object", "-w", "--stdin")
+		if err != nil {
+			return "", errStatus(http.StatusInternalServerError, err.Error())
+		}
+		return strings.TrimSpace(out), nil
+	case sha == "":
+		return "", errValidation(where + ": sha or content is required")
+	case wantType != "commit" && objectType(ix.ctx, ix.dir, sha) != wantType:
+		// Submodule commits live elsewhere; everything else must exist.
+		return "", errValidation(fmt.Sprintf("%s.sha %s is not a valid %s", where, sha, wantType))
+	}
+	return sha, nil
 }
 
 // treeEntries lists a tree's top-level entries as GitHub shows them.

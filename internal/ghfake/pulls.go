@@ -311,24 +311,8 @@ func createReview(f *Fake, c *call, r *repoState) *apiError {
 		return e
 	}
 	state := map[string]string{"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED", "": "PENDING"}[in.Event]
-	if in.Event == "APPROVE" || in.Event == "REQUEST_CHANGES" {
-		if strings.EqualFold(c.actor, is.author) {
-			verb := map[string]string{"APPROVE": "approve", "REQUEST_CHANGES": "request changes on"}[in.Event]
-			return errValidation("Unprocessable Entity", "Can not "+verb+" your own pull request")
-		}
-		if in.Event == "APPROVE" && r.noActionsPRs && f.isBot(c.actor) {
-			return errValidation("Unprocessable Entity", "GitHub Actions is not permitted to approve pull requests.")
-		}
-	}
-	if (in.Event == "COMMENT" || in.Event == "REQUEST_CHANGES") && in.Body == "" && len(in.Comments) == 0 {
-		return errValidation("Unprocessable Entity", "Review body is required for event "+in.Event)
-	}
-	if state == "PENDING" {
-		for _, rv := range r.reviews {
-			if rv.pr == is.number && rv.state == "PENDING" && strings.EqualFold(rv.author, c.actor) {
-				return errValidation("Unprocessable Entity", "User can only have one pending review per pull request")
-			}
-		}
+	if msg := f.reviewRefusal(c, r, is, in.Event, in.Body, len(in.Comments)); msg != "" {
+		return errValidation("Unprocessable Entity", msg)
 	}
 	commit := in.CommitID
 	if commit == "" {
@@ -355,6 +339,31 @@ func createReview(f *Fake, c *call, r *repoState) *apiError {
 	}
 	c.json(http.StatusOK, f.reviewJSON(c, r, rv))
 	return nil
+}
+
+// reviewRefusal is GitHub's complaint about a new review with this event
+// and body from the caller, or "" when the review may be created.
+func (f *Fake) reviewRefusal(c *call, r *repoState, is *issueState, event, body string, comments int) string {
+	if event == "APPROVE" || event == "REQUEST_CHANGES" {
+		if strings.EqualFold(c.actor, is.author) {
+			verb := map[string]string{"APPROVE": "approve", "REQUEST_CHANGES": "request changes on"}[event]
+			return "Can not " + verb + " your own pull request"
+		}
+		if event == "APPROVE" && r.noActionsPRs && f.isBot(c.actor) {
+			return "GitHub Actions is not permitted to approve pull requests."
+		}
+	}
+	if (event == "COMMENT" || event == "REQUEST_CHANGES") && body == "" && comments == 0 {
+		return "Review body is required for event " + event
+	}
+	if event == "" {
+		for _, rv := range r.reviews {
+			if rv.pr == is.number && rv.state == "PENDING" && strings.EqualFold(rv.author, c.actor) {
+				return "User can only have one pending review per pull request"
+			}
+		}
+	}
+	return ""
 }
 
 // placeComment checks a draft inline comment against the pull request's

@@ -56,3 +56,42 @@ func (r *Repo) Parents(ctx context.Context, sha string) ([]string, error) {
 	}
 	return strings.Fields(out), nil
 }
+
+// TreeFile is one entry of a commit's tree.
+type TreeFile struct {
+	Mode   string // "100644", "120000" (a symbolic link), "160000" …
+	Type   string // "blob", "tree" or "commit"
+	Object string // the object's id
+	Size   int64  // a blob's size in bytes; -1 for other types
+}
+
+// FileAt returns the entry at path p of commit's tree; ok is false when
+// the tree has none.
+func (r *Repo) FileAt(ctx context.Context, commit, p string) (f TreeFile, ok bool, err error) {
+	out, err := r.Git(ctx, "", "ls-tree", "-z", "-l", commit, "--", p)
+	if err != nil {
+		return TreeFile{}, false, fmt.Errorf("listing %s at %s: %w", p, commit, err)
+	}
+	for _, entry := range strings.Split(out, "\x00") {
+		meta, name, found := strings.Cut(entry, "\t")
+		fields := strings.Fields(meta)
+		if !found || name != p || len(fields) != 4 {
+			continue
+		}
+		size, err := strconv.ParseInt(fields[3], 10, 64)
+		if err != nil {
+			size = -1 // "-": not a blob
+		}
+		return TreeFile{Mode: fields[0], Type: fields[1], Object: fields[2], Size: size}, true, nil
+	}
+	return TreeFile{}, false, nil
+}
+
+// Blob returns a blob's content.
+func (r *Repo) Blob(ctx context.Context, sha string) ([]byte, error) {
+	out, err := r.Git(ctx, "", "cat-file", "blob", sha)
+	if err != nil {
+		return nil, fmt.Errorf("reading blob %s: %w", sha, err)
+	}
+	return []byte(out), nil
+}

@@ -10,11 +10,11 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/planexhq/planex/internal/gfm"
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // Files are the guidance files planex reads, in order of precedence: where
@@ -29,10 +29,10 @@ const MaxBytes = 32 << 10
 // maxFileBytes is the largest file read at all.
 const maxFileBytes = 1 << 20
 
-// Git runs git in the repository and returns its output; *gitrepo.Repo
-// has it.
-type Git interface {
-	Git(ctx context.Context, dir string, args ...string) (string, error)
+// Tree reads files of a commit's tree; *gitrepo.Repo has it.
+type Tree interface {
+	FileAt(ctx context.Context, commit, path string) (gitrepo.TreeFile, bool, error)
+	Blob(ctx context.Context, sha string) ([]byte, error)
 }
 
 // Doc is one guidance file as an agent sees it.
@@ -47,7 +47,7 @@ type Doc struct {
 // comments, invisible characters) is dropped, as for issue text; a file
 // that says nothing visible, is not text, or repeats an earlier one is
 // left out.
-func Load(ctx context.Context, g Git, commit string) ([]Doc, error) {
+func Load(ctx context.Context, g Tree, commit string) ([]Doc, error) {
 	var docs []Doc
 	seen := map[string]bool{}
 	for _, p := range Files {
@@ -71,35 +71,27 @@ func Load(ctx context.Context, g Git, commit string) ([]Doc, error) {
 // readBlob returns the file at p in commit's tree, nil when there is none
 // (or it is a link out of the repository, a submodule, a directory or too
 // large). A link is followed at most links times.
-func readBlob(ctx context.Context, g Git, commit, p string, links int) ([]byte, error) {
-	out, err := g.Git(ctx, "", "ls-tree", "-z", "-l", commit, "--", p)
+func readBlob(ctx context.Context, g Tree, commit, p string, links int) ([]byte, error) {
+	f, ok, err := g.FileAt(ctx, commit, p)
 	if err != nil {
 		return nil, err
 	}
-	for _, entry := range strings.Split(out, "\x00") {
-		meta, name, ok := strings.Cut(entry, "\t")
-		f := strings.Fields(meta)
-		if !ok || name != p || len(f) != 4 || f[1] != "blob" {
-			continue
-		}
-		size, err := strconv.Atoi(f[3])
-		if err != nil || size > maxFileBytes {
-			return nil, nil
-		}
-		blob, err := g.Git(ctx, "", "cat-file", "blob", f[2])
-		if err != nil {
-			return nil, err
-		}
-		if f[0] != "120000" {
-			return []byte(blob), nil
-		}
-		target := path.Clean(path.Join(path.Dir(p), blob))
-		if links == 0 || path.IsAbs(blob) || target == ".." || strings.HasPrefix(target, "../") || target == ".git" || strings.HasPrefix(target, ".git/") {
-			return nil, nil
-		}
-		return readBlob(ctx, g, commit, target, links-1)
+	if !ok || f.Type != "blob" || f.Size < 0 || f.Size > maxFileBytes {
+		return nil, nil
 	}
-	return nil, nil
+	blob, err := g.Blob(ctx, f.Object)
+	if err != nil {
+		return nil, err
+	}
+	if f.Mode != "120000" {
+		return blob, nil
+	}
+	link := string(blob)
+	target := path.Clean(path.Join(path.Dir(p), link))
+	if links == 0 || path.IsAbs(link) || target == ".." || strings.HasPrefix(target, "../") || target == ".git" || strings.HasPrefix(target, ".git/") {
+		return nil, nil
+	}
+	return readBlob(ctx, g, commit, target, links-1)
 }
 
 // Text is the guidance for a prompt: each file under its name, in the

@@ -31,10 +31,6 @@ func (p Problems) Error() string {
 // waves. file names the CSV in messages. It returns the tasks with Wave
 // set, or Problems.
 func Validate(file string, tasks []Task, explore []ExploreRow) ([]Task, error) {
-	var probs Problems
-	add := func(t Task, field, format string, args ...any) {
-		probs = append(probs, &FileError{File: file, Line: t.Line, Row: t.ID, Field: field, Msg: fmt.Sprintf(format, args...)})
-	}
 	if len(tasks) == 0 {
 		return nil, Problems{&FileError{File: file, Msg: "the plan has no tasks"}}
 	}
@@ -44,79 +40,101 @@ func Validate(file string, tasks []Task, explore []ExploreRow) ([]Task, error) {
 			tasks[i].Status = StatusPending
 		}
 	}
+	p := &problemList{file: file}
 	seen := map[string]Task{}
 	for _, t := range tasks {
-		switch {
-		case t.ID == "":
-			add(t, "id", "id is empty")
-		case !taskIDRe.MatchString(t.ID):
-			add(t, "id", "%q is not a task id (T1, T2, …)", t.ID)
-		default:
-			if prev, dup := seen[t.ID]; dup {
-				add(t, "id", "duplicate id %s (first defined on line %d)", t.ID, prev.Line)
-			} else {
-				seen[t.ID] = t
-			}
-		}
-		if strings.TrimSpace(t.Title) == "" {
-			add(t, "title", "title is empty")
-		}
-		if strings.TrimSpace(t.Description) == "" {
-			add(t, "description", "description is empty")
-		}
-		if err := scope.Validate(t.Scope); err != nil {
-			add(t, "scope", "%v", err)
-		}
-		if !t.Status.Done() && t.Status != StatusPending && t.Status != StatusRunning {
-			add(t, "status", "%q is not a status (pending, completed, failed, skipped)", t.Status)
-		}
+		p.checkFields(t, seen)
 	}
 	exp := map[string]bool{}
 	for _, e := range explore {
 		exp[e.ID] = true
 	}
 	for _, t := range tasks {
-		for _, d := range t.Deps {
-			switch {
-			case d == t.ID:
-				add(t, "deps", "%s depends on itself", t.ID)
-			case !taskIDRe.MatchString(d):
-				add(t, "deps", "%q is not a task id", d)
-			default:
-				if _, ok := seen[d]; !ok {
-					add(t, "deps", "unknown task %s", d)
-				}
-			}
-		}
-		for _, c := range t.ContextFrom {
-			switch {
-			case exploreIDRe.MatchString(c):
-				if !exp[c] {
-					add(t, "context_from", "unknown exploration %s", c)
-				}
-			case taskIDRe.MatchString(c):
-				if _, ok := seen[c]; !ok {
-					add(t, "context_from", "unknown task %s", c)
-				} else if c == t.ID {
-					add(t, "context_from", "%s names itself", c)
-				}
-			default:
-				add(t, "context_from", "%q is neither an exploration (E1…) nor a task (T1…) id", c)
-			}
-		}
+		p.checkLinks(t, seen, exp)
 	}
-	if len(probs) > 0 {
-		return nil, probs
+	if len(p.probs) > 0 {
+		return nil, p.probs
 	}
 	out, err := AssignWaves(tasks)
 	if err != nil {
 		return nil, Problems{&FileError{File: file, Field: "deps", Msg: err.Error()}}
 	}
-	probs = append(probs, scopeOverlaps(file, out)...)
-	if len(probs) > 0 {
+	if probs := scopeOverlaps(file, out); len(probs) > 0 {
 		return nil, probs
 	}
 	return out, nil
+}
+
+// problemList gathers the problems of one plan file.
+type problemList struct {
+	file  string
+	probs Problems
+}
+
+func (p *problemList) add(t Task, field, format string, args ...any) {
+	p.probs = append(p.probs, &FileError{File: p.file, Line: t.Line, Row: t.ID, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// checkFields checks t's own fields and records its id in seen (the first
+// row with an id wins; later ones are duplicates).
+func (p *problemList) checkFields(t Task, seen map[string]Task) {
+	switch {
+	case t.ID == "":
+		p.add(t, "id", "id is empty")
+	case !taskIDRe.MatchString(t.ID):
+		p.add(t, "id", "%q is not a task id (T1, T2, …)", t.ID)
+	default:
+		if prev, dup := seen[t.ID]; dup {
+			p.add(t, "id", "duplicate id %s (first defined on line %d)", t.ID, prev.Line)
+		} else {
+			seen[t.ID] = t
+		}
+	}
+	if strings.TrimSpace(t.Title) == "" {
+		p.add(t, "title", "title is empty")
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		p.add(t, "description", "description is empty")
+	}
+	if err := scope.Validate(t.Scope); err != nil {
+		p.add(t, "scope", "%v", err)
+	}
+	if !t.Status.Done() && t.Status != StatusPending && t.Status != StatusRunning {
+		p.add(t, "status", "%q is not a status (pending, completed, failed, skipped)", t.Status)
+	}
+}
+
+// checkLinks checks that t's deps name other tasks and its context_from
+// names known explorations or tasks.
+func (p *problemList) checkLinks(t Task, tasks map[string]Task, explore map[string]bool) {
+	for _, d := range t.Deps {
+		switch {
+		case d == t.ID:
+			p.add(t, "deps", "%s depends on itself", t.ID)
+		case !taskIDRe.MatchString(d):
+			p.add(t, "deps", "%q is not a task id", d)
+		default:
+			if _, ok := tasks[d]; !ok {
+				p.add(t, "deps", "unknown task %s", d)
+			}
+		}
+	}
+	for _, c := range t.ContextFrom {
+		switch {
+		case exploreIDRe.MatchString(c):
+			if !explore[c] {
+				p.add(t, "context_from", "unknown exploration %s", c)
+			}
+		case taskIDRe.MatchString(c):
+			if _, ok := tasks[c]; !ok {
+				p.add(t, "context_from", "unknown task %s", c)
+			} else if c == t.ID {
+				p.add(t, "context_from", "%s names itself", c)
+			}
+		default:
+			p.add(t, "context_from", "%q is neither an exploration (E1…) nor a task (T1…) id", c)
+		}
+	}
 }
 
 // scopeOverlaps reports tasks of one wave whose scopes can touch the same

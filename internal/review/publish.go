@@ -188,34 +188,56 @@ func Summary(r *Result, o SummaryOptions) string {
 	for _, f := range all {
 		counts[f.Severity]++
 	}
+	writeSummaryHead(&b, r, len(all), counts)
+	writeCriteriaTable(&b, r.Tasks)
+	writeTaskVerdicts(&b, r.Tasks)
+	writeBodyFindings(&b, all, o.Inline)
+	if o.Fixable && counts[High] > 0 {
+		trigger := o.Trigger
+		if trigger == "" {
+			trigger = "/planex"
+		}
+		fmt.Fprintf(&b, "\n`%s fix` plans follow-up tasks on this branch for the open high-severity findings.\n", trigger)
+	}
+	b.WriteString("\n" + marker(r, o.Inline) + "\n")
+	return b.String()
+}
+
+// writeSummaryHead writes the heading, the verdict line and, for a review
+// that did not finish, why.
+func writeSummaryHead(b *strings.Builder, r *Result, findings int, counts map[Severity]int) {
 	b.WriteString("## planex review\n\n")
 	what := plural.Count(len(r.Tasks), "task", "tasks") + " reviewed"
 	if r.Kind == KindPullRequest {
 		what = "the pull request's diff reviewed against its description"
 	}
-	fmt.Fprintf(&b, "**Verdict: %s** · %s · %s: %d high, %d medium, %d low", verdictText(r.Verdict), what, plural.Count(len(all), "finding", "findings"), counts[High], counts[Medium], counts[Low])
+	fmt.Fprintf(b, "**Verdict: %s** · %s · %s: %d high, %d medium, %d low", verdictText(r.Verdict), what, plural.Count(findings, "finding", "findings"), counts[High], counts[Medium], counts[Low])
 	if r.Head != "" {
-		fmt.Fprintf(&b, " · at `%s`", abbrev.SHA(r.Head))
+		fmt.Fprintf(b, " · at `%s`", abbrev.SHA(r.Head))
 	}
 	b.WriteString("\n\nplanex comments; it never approves. A person decides whether this merges.\n")
 	if r.Status == StatusFailed && r.Error != "" {
-		fmt.Fprintf(&b, "\n> **The review did not finish:** %s\n", md.Text(r.Error))
+		fmt.Fprintf(b, "\n> **The review did not finish:** %s\n", md.Text(r.Error))
 	}
+}
 
+// writeCriteriaTable writes the table of tasks × criteria: one row a
+// criterion, or one row for a task that was not reviewed or had none.
+func writeCriteriaTable(b *strings.Builder, tasks []TaskReview) {
 	b.WriteString("\n| Task | Criterion | Met | Evidence |\n|---|---|---|---|\n")
 	rows := 0
-	for _, t := range r.Tasks {
+	for _, t := range tasks {
 		name := t.Task
 		if t.Title != "" && t.Task != "PR" {
 			name += " " + t.Title
 		}
 		if t.Error != "" {
-			fmt.Fprintf(&b, "| %s | *not reviewed: %s* | — | — |\n", md.Cell(name), md.Cell(abbrev.Truncate(t.Error, 200)))
+			fmt.Fprintf(b, "| %s | *not reviewed: %s* | — | — |\n", md.Cell(name), md.Cell(abbrev.Truncate(t.Error, 200)))
 			rows++
 			continue
 		}
 		if len(t.Criteria) == 0 {
-			fmt.Fprintf(&b, "| %s | *no criteria given* | — | — |\n", md.Cell(name))
+			fmt.Fprintf(b, "| %s | *no criteria given* | — | — |\n", md.Cell(name))
 			rows++
 			continue
 		}
@@ -236,16 +258,19 @@ func Summary(r *Result, o SummaryOptions) string {
 			if c.Note != "" {
 				crit += " — " + md.Cell(abbrev.Truncate(c.Note, 200))
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", label, crit, met, ev)
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", label, crit, met, ev)
 			rows++
 		}
 	}
 	if rows == 0 {
 		b.WriteString("| — | *nothing was reviewed* | — | — |\n")
 	}
+}
 
+// writeTaskVerdicts lists each task's own verdict and summary, if any.
+func writeTaskVerdicts(b *strings.Builder, tasks []TaskReview) {
 	var verdicts []string
-	for _, t := range r.Tasks {
+	for _, t := range tasks {
 		if t.Summary != "" || t.Verdict != "" {
 			verdicts = append(verdicts, fmt.Sprintf("- **%s** (%s): %s", md.Text(t.Task), verdictText(t.Verdict), md.Text(abbrev.Truncate(t.Summary, 600))))
 		}
@@ -253,42 +278,38 @@ func Summary(r *Result, o SummaryOptions) string {
 	if len(verdicts) > 0 {
 		b.WriteString("\n### Verdicts\n\n" + strings.Join(verdicts, "\n") + "\n")
 	}
+}
 
+// writeBodyFindings counts the findings posted inline and lists the
+// others, stopping well before the body would outgrow GitHub's limit.
+func writeBodyFindings(b *strings.Builder, all []Finding, inline map[string]bool) {
 	var bodyOnly []Finding
 	inlineN := 0
 	for _, f := range all {
-		if o.Inline[f.Key] {
+		if inline[f.Key] {
 			inlineN++
 			continue
 		}
 		bodyOnly = append(bodyOnly, f)
 	}
 	if inlineN > 0 {
-		fmt.Fprintf(&b, "\n%s.\n", plural.Count(inlineN, "finding is an inline comment on the line it concerns", "findings are inline comments on the lines they concern"))
+		fmt.Fprintf(b, "\n%s.\n", plural.Count(inlineN, "finding is an inline comment on the line it concerns", "findings are inline comments on the lines they concern"))
 	}
-	if len(bodyOnly) > 0 {
-		b.WriteString("\n### Findings not on a changed line\n\n")
-		for _, f := range bodyOnly {
-			fmt.Fprintf(&b, "- %s **%s** %s (%s): %s", badge(f.Severity), md.Text(string(f.Severity)), md.Code(f.Where()), md.Text(f.ID), md.Text(abbrev.Truncate(f.Explanation, 800)))
-			if f.Suggestion != "" {
-				fmt.Fprintf(&b, " *Suggested:* %s", md.Text(abbrev.Truncate(f.Suggestion, 500)))
-			}
-			b.WriteString("\n")
-			if b.Len() > maxBody-8000 {
-				b.WriteString("- … (more findings are in review.json of the run)\n")
-				break
-			}
+	if len(bodyOnly) == 0 {
+		return
+	}
+	b.WriteString("\n### Findings not on a changed line\n\n")
+	for _, f := range bodyOnly {
+		fmt.Fprintf(b, "- %s **%s** %s (%s): %s", badge(f.Severity), md.Text(string(f.Severity)), md.Code(f.Where()), md.Text(f.ID), md.Text(abbrev.Truncate(f.Explanation, 800)))
+		if f.Suggestion != "" {
+			fmt.Fprintf(b, " *Suggested:* %s", md.Text(abbrev.Truncate(f.Suggestion, 500)))
+		}
+		b.WriteString("\n")
+		if b.Len() > maxBody-8000 {
+			b.WriteString("- … (more findings are in review.json of the run)\n")
+			break
 		}
 	}
-	if o.Fixable && counts[High] > 0 {
-		trigger := o.Trigger
-		if trigger == "" {
-			trigger = "/planex"
-		}
-		fmt.Fprintf(&b, "\n`%s fix` plans follow-up tasks on this branch for the open high-severity findings.\n", trigger)
-	}
-	b.WriteString("\n" + marker(r, o.Inline) + "\n")
-	return b.String()
 }
 
 func verdictText(v string) string {

@@ -86,47 +86,85 @@ func initMain(raw string) int {
 // and /dev/shm, hidden and masked paths, the writable directories, and a
 // /proc that shows only this namespace's processes.
 func buildRoot(c config) error {
+	r := c.Root
+	if err := bindHostReadOnly(r); err != nil {
+		return err
+	}
+	sealLater, err := coverPlaces(r, c.Hide, c.Mask)
+	if err != nil {
+		return err
+	}
+	if err := bindReadOnly(r, c.ReadOnly); err != nil {
+		return err
+	}
+	if err := bindWritable(r, c.Writable); err != nil {
+		return err
+	}
+	seal := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	for _, d := range sealLater {
+		if err := unix.MountSetattr(-1, d, 0, &seal); err != nil {
+			return fmt.Errorf("sealing %s: %w", d, err)
+		}
+	}
+	return enterRoot(r)
+}
+
+// readOnlyAttr is what every read-only bind gets: no writes, no set-id.
+func readOnlyAttr() *unix.MountAttr {
+	return &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}
+}
+
+// bindHostReadOnly binds the host's file system at r, read-only.
+func bindHostReadOnly(r string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making mounts private: %w", err)
 	}
-	r := c.Root
 	if err := unix.Mount("/", r, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("binding the file system: %w", err)
 	}
 	// One call makes the whole tree read-only, locked mounts included;
 	// a flag only added can never be removed from inside.
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}
-	if err := unix.MountSetattr(-1, r, unix.AT_RECURSIVE, &attr); err != nil {
+	if err := unix.MountSetattr(-1, r, unix.AT_RECURSIVE, readOnlyAttr()); err != nil {
 		return fmt.Errorf("making the file system read-only (needs Linux 5.12 or later): %w", err)
 	}
+	return nil
+}
+
+// coverPlaces mounts fresh /tmp, /var/tmp and /dev/shm under r and covers
+// the hidden and masked paths. It returns the covers to seal read-only
+// once the binds below them exist: until then they stay writable.
+func coverPlaces(r string, hide, masked []string) (sealLater []string, err error) {
 	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
 		if isDir(filepath.Join(r, d)) {
 			if err := tmpfs(filepath.Join(r, d), "1777", 0); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	// Hidden places stay writable until the binds below them exist, then
-	// become read-only so nothing can be left in them.
-	var sealLater []string
-	for _, d := range c.Hide {
+	for _, d := range hide {
 		if isDir(filepath.Join(r, d)) {
 			if err := tmpfs(filepath.Join(r, d), "0755", 0); err != nil {
-				return err
+				return nil, err
 			}
 			sealLater = append(sealLater, filepath.Join(r, d))
 		}
 	}
-	for _, m := range c.Mask {
+	for _, m := range masked {
 		sealed, err := mask(filepath.Join(r, m))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if sealed {
 			sealLater = append(sealLater, filepath.Join(r, m))
 		}
 	}
-	for _, ro := range c.ReadOnly {
+	return sealLater, nil
+}
+
+// bindReadOnly binds each directory at its place under r, read-only
+// (it may lie below a hidden place).
+func bindReadOnly(r string, dirs []string) error {
+	for _, ro := range dirs {
 		target := filepath.Join(r, ro)
 		if err := os.MkdirAll(target, 0o700); err != nil {
 			return fmt.Errorf("preparing read-only %s: %w", ro, err)
@@ -134,11 +172,16 @@ func buildRoot(c config) error {
 		if err := unix.Mount(ro, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("binding read-only %s: %w", ro, err)
 		}
-		if err := unix.MountSetattr(-1, target, unix.AT_RECURSIVE, &attr); err != nil {
+		if err := unix.MountSetattr(-1, target, unix.AT_RECURSIVE, readOnlyAttr()); err != nil {
 			return fmt.Errorf("making %s read-only: %w", ro, err)
 		}
 	}
-	for _, w := range c.Writable {
+	return nil
+}
+
+// bindWritable binds each directory at its place under r, writable.
+func bindWritable(r string, dirs []string) error {
+	for _, w := range dirs {
 		target := filepath.Join(r, w)
 		if err := os.MkdirAll(target, 0o700); err != nil {
 			return fmt.Errorf("preparing writable %s: %w", w, err)
@@ -147,12 +190,12 @@ func buildRoot(c config) error {
 			return fmt.Errorf("binding writable %s: %w", w, err)
 		}
 	}
-	seal := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-	for _, d := range sealLater {
-		if err := unix.MountSetattr(-1, d, 0, &seal); err != nil {
-			return fmt.Errorf("sealing %s: %w", d, err)
-		}
-	}
+	return nil
+}
+
+// enterRoot mounts a /proc of this namespace's processes under r and
+// makes r the root, with no path back to the host's file system.
+func enterRoot(r string) error {
 	if err := unix.Mount("proc", filepath.Join(r, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
 	}

@@ -103,22 +103,11 @@ var ErrNoResult = errors.New("no result")
 // Run executes one step: it offers the phase's tools, lets the model
 // work, and returns once report_result accepted a result.
 func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err error) {
-	timeout := step.Timeout
-	if timeout == 0 {
-		timeout = a.opts.Timeouts[step.Phase]
-	}
-	if timeout == 0 {
-		timeout = command.DefaultTimeout(step.Phase)
-	}
+	timeout := command.StepTimeout(step, a.opts.Timeouts)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	tc := a.opts.Tools
-	tc.Phase, tc.Worker, tc.Dir, tc.DiscoveriesFile, tc.Scope = step.Phase, step.ID, step.Dir, step.DiscoveriesFile, step.Scope
-	tc.Env, tc.Contain = a.opts.Env, a.opts.Contain
-	if tc.Logger == nil {
-		tc.Logger = a.opts.Logger
-	}
+	tc := a.toolConfig(step)
 	set, err := tools.New(tc)
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("preparing tools for %s: %w", step.Phase, err)
@@ -142,13 +131,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err
 	}
 
 	log := a.opts.Logger.With("agent", a.opts.Name, "phase", step.Phase, "id", step.ID)
-	maxTurns := a.opts.MaxTurns
-	if maxTurns <= 0 {
-		maxTurns = DefaultMaxTurnsReadOnly
-		if !step.Phase.ReadOnly() {
-			maxTurns = DefaultMaxTurnsExecute
-		}
-	}
+	maxTurns := a.maxTurns(step.Phase)
 	price, priced := a.price()
 	if !priced {
 		log.Warn("no price known for model; cost is recorded as 0", "model", a.opts.Model)
@@ -185,15 +168,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err
 		}
 		reply := Message{Role: RoleUser}
 		for _, c := range resp.ToolCalls {
-			var out tools.Output
-			var err error
-			if servers != nil && servers.Has(c.Name) {
-				var r mcp.Result
-				r, err = servers.Call(ctx, c.Name, c.Input)
-				out = tools.Output{Text: r.Text, IsError: r.IsError}
-			} else {
-				out, err = set.Call(ctx, c.Name, c.Input)
-			}
+			out, err := callTool(ctx, set, servers, c)
 			if err != nil {
 				return agent.Result{}, a.stepError(ctx, timeout, fmt.Errorf("turn %d, tool %s: %w", turn, c.Name, err))
 			}
@@ -209,6 +184,38 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err
 		req.Messages = append(req.Messages, reply)
 	}
 	return agent.Result{}, fmt.Errorf("%s agent: %w after %d turns: the model never called report_result with a valid result", a.opts.Name, ErrNoResult, maxTurns)
+}
+
+// toolConfig is the agent's tool settings for one step.
+func (a *Agent) toolConfig(step agent.Step) tools.Config {
+	tc := a.opts.Tools
+	tc.Phase, tc.Worker, tc.Dir, tc.DiscoveriesFile, tc.Scope = step.Phase, step.ID, step.Dir, step.DiscoveriesFile, step.Scope
+	tc.Env, tc.Contain = a.opts.Env, a.opts.Contain
+	if tc.Logger == nil {
+		tc.Logger = a.opts.Logger
+	}
+	return tc
+}
+
+// maxTurns is the configured turn limit, else the default for the phase.
+func (a *Agent) maxTurns(phase agent.Phase) int {
+	if a.opts.MaxTurns > 0 {
+		return a.opts.MaxTurns
+	}
+	if !phase.ReadOnly() {
+		return DefaultMaxTurnsExecute
+	}
+	return DefaultMaxTurnsReadOnly
+}
+
+// callTool runs one tool call: on the MCP server that offers the tool
+// (servers may be nil), else from the built-in set.
+func callTool(ctx context.Context, set *tools.Set, servers *mcp.Session, c ToolCall) (tools.Output, error) {
+	if servers != nil && servers.Has(c.Name) {
+		r, err := servers.Call(ctx, c.Name, c.Input)
+		return tools.Output{Text: r.Text, IsError: r.IsError}, err
+	}
+	return set.Call(ctx, c.Name, c.Input)
 }
 
 // stepError explains a failure, naming the time limit when it was the cause.

@@ -81,20 +81,23 @@ type codexEvent struct {
 		Input  int64 `json:"input_tokens"`
 		Output int64 `json:"output_tokens"`
 	} `json:"usage"`
-	Item *struct {
-		Type             string `json:"type"`
-		Server           string `json:"server"`
-		Tool             string `json:"tool"`
-		Text             string `json:"text"`
-		Message          string `json:"message"`
-		Command          string `json:"command"`
-		Status           string `json:"status"`
-		ExitCode         *int   `json:"exit_code"`
-		AggregatedOutput string `json:"aggregated_output"`
-		Changes          []struct {
-			Path string `json:"path"`
-		} `json:"changes"`
-	} `json:"item"`
+	Item *codexItem `json:"item"`
+}
+
+// codexItem is one finished step of a codex turn.
+type codexItem struct {
+	Type             string `json:"type"`
+	Server           string `json:"server"`
+	Tool             string `json:"tool"`
+	Text             string `json:"text"`
+	Message          string `json:"message"`
+	Command          string `json:"command"`
+	Status           string `json:"status"`
+	ExitCode         *int   `json:"exit_code"`
+	AggregatedOutput string `json:"aggregated_output"`
+	Changes          []struct {
+		Path string `json:"path"`
+	} `json:"changes"`
 }
 
 func decodeCodex(stdout []byte) (report, error) {
@@ -128,32 +131,8 @@ func decodeCodex(stdout []byte) (report, error) {
 		case "error":
 			errs = append(errs, e.Message)
 		case "item.completed":
-			if e.Item == nil {
-				continue
-			}
-			it := e.Item
-			switch it.Type {
-			case "agent_message":
-				r.text = it.Text
-			case "mcp_tool_call":
-				if r.tools == nil {
-					r.tools = map[string]int{}
-				}
-				r.tools["mcp__"+it.Server+"__"+it.Tool]++
-			case "error":
-				r.problems = append(r.problems, "codex: "+it.Message)
-			case "command_execution":
-				if it.Status == "declined" {
-					r.problems = append(r.problems, "command declined: "+it.Command)
-				}
-			case "file_change":
-				if it.Status == "failed" {
-					var paths []string
-					for _, c := range it.Changes {
-						paths = append(paths, c.Path)
-					}
-					r.problems = append(r.problems, "patch failed: "+strings.Join(paths, ", "))
-				}
+			if e.Item != nil {
+				r.addCodexItem(e.Item)
 			}
 		}
 	}
@@ -161,6 +140,41 @@ func decodeCodex(stdout []byte) (report, error) {
 		return r, fmt.Errorf("codex printed no JSON events%s", quoteTail(stdout))
 	}
 	r.problems = limit(r.problems, 5)
+	r.settleCodex(completed, failed, errs)
+	return r, nil
+}
+
+// addCodexItem records what a finished item tells: the answer, a tool
+// used, or a problem worth showing.
+func (r *report) addCodexItem(it *codexItem) {
+	switch it.Type {
+	case "agent_message":
+		r.text = it.Text
+	case "mcp_tool_call":
+		if r.tools == nil {
+			r.tools = map[string]int{}
+		}
+		r.tools["mcp__"+it.Server+"__"+it.Tool]++
+	case "error":
+		r.problems = append(r.problems, "codex: "+it.Message)
+	case "command_execution":
+		if it.Status == "declined" {
+			r.problems = append(r.problems, "command declined: "+it.Command)
+		}
+	case "file_change":
+		if it.Status == "failed" {
+			var paths []string
+			for _, c := range it.Changes {
+				paths = append(paths, c.Path)
+			}
+			r.problems = append(r.problems, "patch failed: "+strings.Join(paths, ", "))
+		}
+	}
+}
+
+// settleCodex decides from how the turn ended whether the run failed; the
+// errors codex printed are the failure or, if it did not fail, problems.
+func (r *report) settleCodex(completed, failed bool, errs []string) {
 	switch {
 	case failed || (!completed && len(errs) > 0):
 		r.failure = strings.Join(nonEmpty(errs, "codex reported a failed turn"), "; ")
@@ -172,7 +186,6 @@ func decodeCodex(stdout []byte) (report, error) {
 	case len(errs) > 0:
 		r.problems = append(r.problems, errs...)
 	}
-	return r, nil
 }
 
 func nonEmpty(items []string, fallback string) []string {

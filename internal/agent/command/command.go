@@ -79,13 +79,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	if strings.TrimSpace(a.cfg.Command) == "" {
 		return agent.Result{}, errors.New("no agent command configured (set --agent-cmd or PLANEX_AGENT_CMD)")
 	}
-	timeout := step.Timeout
-	if timeout == 0 {
-		timeout = a.cfg.Timeouts[step.Phase]
-	}
-	if timeout == 0 {
-		timeout = DefaultTimeout(step.Phase)
-	}
+	timeout := StepTimeout(step, a.cfg.Timeouts)
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -133,47 +127,12 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	}
 	// Whatever happens next, the tokens the program reported were spent.
 	failed := agent.Result{Usage: out.Usage, MCPCalls: out.MCPCalls}
-	if runErr != nil {
-		detail := stderrTail(&stderr)
-		if decodeErr != nil {
-			if detail != "" {
-				detail = "; stderr" + detail
-			}
-			detail = ": " + agent.CleanText(decodeErr.Error()) + detail
-		}
-		switch {
-		case errors.Is(runErr, context.DeadlineExceeded):
-			return failed, fmt.Errorf("agent timed out after %s%s", timeout, detail)
-		case errors.Is(runErr, context.Canceled):
-			return failed, fmt.Errorf("agent interrupted: %w", runErr)
-		}
-		return failed, fmt.Errorf("agent command failed (%v)%s", runErr, withProblems(detail, out.Problems))
+	if err := runFailure(runErr, decodeErr, &stderr, timeout, out.Problems); err != nil {
+		return failed, err
 	}
-	if decodeErr != nil {
-		msg := agent.CleanText(decodeErr.Error())
-		if len(out.Problems) > 0 {
-			msg += "; " + strings.Join(out.Problems, "; ")
-		}
-		return failed, errors.New(msg)
-	}
-
-	raw, err := os.ReadFile(io.result)
-	if err != nil && !os.IsNotExist(err) {
-		return failed, fmt.Errorf("reading agent result file: %w", err)
-	}
-	raw = bytes.TrimSpace(raw)
-	from := "result file"
-	if len(raw) == 0 {
-		from = "stdout"
-		if a.cfg.Decode != nil {
-			raw = LastJSONObject(out.Text)
-			if raw == nil {
-				return failed, fmt.Errorf("agent wrote no result: its answer holds no JSON object%s",
-					withProblems(textTail(out.Text), out.Problems))
-			}
-		} else if raw = LastJSONObject(stdout.Bytes()); raw == nil {
-			return failed, fmt.Errorf("agent wrote no result: %s is empty and stdout holds no JSON object%s", "PLANEX_RESULT_FILE", stderrTail(&stderr))
-		}
+	raw, from, err := a.result(io.result, out, &stdout, &stderr)
+	if err != nil {
+		return failed, err
 	}
 	raw = agent.CleanJSON(raw)
 	if err := agent.Validate(step.Phase, raw); err != nil {
@@ -184,6 +143,74 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		usage = out.Usage
 	}
 	return agent.Result{Raw: raw, Usage: usage, Problems: out.Problems, MCPCalls: out.MCPCalls}, nil
+}
+
+// StepTimeout is the step's own time limit, else the one configured for
+// its phase, else DefaultTimeout.
+func StepTimeout(step agent.Step, timeouts map[agent.Phase]time.Duration) time.Duration {
+	timeout := step.Timeout
+	if timeout == 0 {
+		timeout = timeouts[step.Phase]
+	}
+	if timeout == 0 {
+		timeout = DefaultTimeout(step.Phase)
+	}
+	return timeout
+}
+
+// runFailure is the error a finished program stands for: its exit (or
+// time-out) with what stderr and the decoder said, or what the decoder
+// found wrong in its output; nil when neither failed.
+func runFailure(runErr, decodeErr error, stderr *bytes.Buffer, timeout time.Duration, problems []string) error {
+	if runErr != nil {
+		detail := stderrTail(stderr)
+		if decodeErr != nil {
+			if detail != "" {
+				detail = "; stderr" + detail
+			}
+			detail = ": " + agent.CleanText(decodeErr.Error()) + detail
+		}
+		switch {
+		case errors.Is(runErr, context.DeadlineExceeded):
+			return fmt.Errorf("agent timed out after %s%s", timeout, detail)
+		case errors.Is(runErr, context.Canceled):
+			return fmt.Errorf("agent interrupted: %w", runErr)
+		}
+		return fmt.Errorf("agent command failed (%v)%s", runErr, withProblems(detail, problems))
+	}
+	if decodeErr != nil {
+		msg := agent.CleanText(decodeErr.Error())
+		if len(problems) > 0 {
+			msg += "; " + strings.Join(problems, "; ")
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// result finds the program's JSON result: the result file when it wrote
+// one, else the last JSON object of its answer (decoded output) or of its
+// stdout. from says which, for messages.
+func (a *Agent) result(resultFile string, out Output, stdout, stderr *bytes.Buffer) (raw []byte, from string, err error) {
+	raw, err = os.ReadFile(resultFile)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, "", fmt.Errorf("reading agent result file: %w", err)
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 {
+		return raw, "result file", nil
+	}
+	if a.cfg.Decode != nil {
+		if raw = LastJSONObject(out.Text); raw == nil {
+			return nil, "", fmt.Errorf("agent wrote no result: its answer holds no JSON object%s",
+				withProblems(textTail(out.Text), out.Problems))
+		}
+		return raw, "stdout", nil
+	}
+	if raw = LastJSONObject(stdout.Bytes()); raw == nil {
+		return nil, "", fmt.Errorf("agent wrote no result: %s is empty and stdout holds no JSON object%s", "PLANEX_RESULT_FILE", stderrTail(stderr))
+	}
+	return raw, "stdout", nil
 }
 
 // contract tells the program how it hands its work in: through the files

@@ -139,27 +139,13 @@ func New(cfg Config) (*Set, error) {
 }
 
 func setDefaults(c *Config) {
-	if c.MaxReadBytes <= 0 {
-		c.MaxReadBytes = DefaultMaxReadBytes
-	}
-	if c.MaxReadLines <= 0 {
-		c.MaxReadLines = DefaultMaxReadLines
-	}
-	if c.MaxWriteBytes <= 0 {
-		c.MaxWriteBytes = DefaultMaxWriteBytes
-	}
-	if c.MaxOutputBytes <= 0 {
-		c.MaxOutputBytes = DefaultMaxOutputBytes
-	}
-	if c.MaxSearchResults <= 0 {
-		c.MaxSearchResults = DefaultMaxSearchResults
-	}
-	if c.MaxListEntries <= 0 {
-		c.MaxListEntries = DefaultMaxListEntries
-	}
-	if c.CommandTimeout <= 0 {
-		c.CommandTimeout = DefaultCommandTimeout
-	}
+	positiveOr(&c.MaxReadBytes, DefaultMaxReadBytes)
+	positiveOr(&c.MaxReadLines, DefaultMaxReadLines)
+	positiveOr(&c.MaxWriteBytes, DefaultMaxWriteBytes)
+	positiveOr(&c.MaxOutputBytes, DefaultMaxOutputBytes)
+	positiveOr(&c.MaxSearchResults, DefaultMaxSearchResults)
+	positiveOr(&c.MaxListEntries, DefaultMaxListEntries)
+	positiveOr(&c.CommandTimeout, DefaultCommandTimeout)
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -168,6 +154,13 @@ func setDefaults(c *Config) {
 	}
 	if c.Worker == "" {
 		c.Worker = string(c.Phase)
+	}
+}
+
+// positiveOr sets a cap that is not positive (unset) to its default.
+func positiveOr[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }
 

@@ -193,51 +193,68 @@ func escapeText(b *strings.Builder, s string, prev rune) {
 		if i+utf8.RuneLen(r) >= len(s) {
 			next = 0
 		}
-		switch r {
-		case '\\', '*', '~', '[', ']', '|', '$':
-			// Emphasis, strikethrough, links and images, footnotes,
-			// table pipes, math, and escapes of the author's own.
-			b.WriteByte('\\')
+		escapeRune(b, r, prev, next)
+		prev = r
+	}
+}
+
+// escapeRune writes r escaped as its neighbours prev and next (0 at the
+// ends) require.
+func escapeRune(b *strings.Builder, r, prev, next rune) {
+	switch r {
+	case '\\', '*', '~', '[', ']', '|', '$':
+		// Emphasis, strikethrough, links and images, footnotes,
+		// table pipes, math, and escapes of the author's own.
+		b.WriteByte('\\')
+		b.WriteRune(r)
+	case '_':
+		// Inside a word (snake_case) "_" is never emphasis; elsewhere
+		// it could be.
+		if isWordRune(prev) && isWordRune(next) {
 			b.WriteRune(r)
-		case '_':
-			// Inside a word (snake_case) "_" is never emphasis; elsewhere
-			// it could be.
-			if isWordRune(prev) && isWordRune(next) {
-				b.WriteRune(r)
-			} else {
-				b.WriteString(`\_`)
-			}
-		case '<':
-			// Raw HTML, HTML comments and autolinks all start here.
-			b.WriteString("&lt;")
-		case '&':
-			// An entity could spell "<" or "@" after the escapes above.
-			if next == '#' || next < utf8.RuneSelf && isAlpha(byte(next)) {
-				b.WriteString("&amp;")
-			} else {
-				b.WriteRune(r)
-			}
-		case '@':
-			b.WriteRune(r)
-			afterWord := prev < utf8.RuneSelf && (isAlnum(byte(prev)) || prev == '_') // as in an e-mail address
-			if next < utf8.RuneSelf && isAlnum(byte(next)) && !afterWord {
-				b.WriteString(zwj) // @user would notify the user
-			}
-		case '#':
-			b.WriteRune(r)
-			if next >= '0' && next <= '9' {
-				b.WriteString(zwj) // #12 links the issue and "fixes #12" closes it
-			}
-		case '-':
-			ref := next >= '0' && next <= '9' && endsWithGH(b.String())
-			b.WriteRune(r)
-			if ref {
-				b.WriteString(zwj) // GH-12 is an issue reference too
-			}
-		default:
+		} else {
+			b.WriteString(`\_`)
+		}
+	case '<':
+		// Raw HTML, HTML comments and autolinks all start here.
+		b.WriteString("&lt;")
+	case '&':
+		// An entity could spell "<" or "@" after the escapes above.
+		if next == '#' || next < utf8.RuneSelf && isAlpha(byte(next)) {
+			b.WriteString("&amp;")
+		} else {
 			b.WriteRune(r)
 		}
-		prev = r
+	case '@', '#', '-':
+		escapeReference(b, r, prev, next)
+	default:
+		b.WriteRune(r)
+	}
+}
+
+// escapeReference writes r, one of the characters that start a mention
+// or an issue reference, and breaks the reference with a zero-width
+// joiner where GitHub would otherwise link (and notify or close).
+func escapeReference(b *strings.Builder, r, prev, next rune) {
+	digit := next >= '0' && next <= '9'
+	switch r {
+	case '@':
+		b.WriteRune(r)
+		afterWord := prev < utf8.RuneSelf && (isAlnum(byte(prev)) || prev == '_') // as in an e-mail address
+		if next < utf8.RuneSelf && isAlnum(byte(next)) && !afterWord {
+			b.WriteString(zwj) // @user would notify the user
+		}
+	case '#':
+		b.WriteRune(r)
+		if digit {
+			b.WriteString(zwj) // #12 links the issue and "fixes #12" closes it
+		}
+	case '-':
+		ref := digit && endsWithGH(b.String())
+		b.WriteRune(r)
+		if ref {
+			b.WriteString(zwj) // GH-12 is an issue reference too
+		}
 	}
 }
 
