@@ -235,61 +235,75 @@ func tomlSectionBody(doc, name string) (string, bool) {
 }
 
 func (d *detector) pythonCommands() {
-	pyproject := d.read("pyproject.toml")
-	setupCfg := d.read("setup.cfg")
-	setupPy := d.read("setup.py")
-	tox := d.read("tox.ini")
-	if pyproject == "" && setupCfg == "" && setupPy == "" && tox == "" && !d.has("requirements.txt") && d.m.Languages[LangPython] == 0 {
-		return
-	}
 	if d.m.Languages[LangPython] == 0 {
 		return
 	}
-	all := pyproject + setupCfg + setupPy + tox + d.read("requirements.txt") + d.read("requirements-dev.txt") + d.read("requirements_dev.txt")
-	if strings.Contains(pyproject, "[build-system]") {
+	py := pythonFiles{pyproject: d.read("pyproject.toml"), setupCfg: d.read("setup.cfg"), setupPy: d.read("setup.py"), tox: d.read("tox.ini")}
+	d.pythonBuildAndLint(py)
+	d.pythonTestCommands(py)
+	d.pythonScripts(py)
+}
+
+// pythonFiles holds the Python project files commands are read from.
+type pythonFiles struct{ pyproject, setupCfg, setupPy, tox string }
+
+func (d *detector) pythonBuildAndLint(py pythonFiles) {
+	if strings.Contains(py.pyproject, "[build-system]") {
 		d.cmd("build", "python -m build", "pyproject.toml")
-	} else if setupPy != "" {
+	} else if py.setupPy != "" {
 		d.cmd("build", "python setup.py build", "setup.py")
 	}
-	if _, ok := tomlSectionBody(pyproject, "tool.ruff"); ok || d.has("ruff.toml") || d.has(".ruff.toml") {
+	if _, ok := tomlSectionBody(py.pyproject, "tool.ruff"); ok || d.has("ruff.toml") || d.has(".ruff.toml") {
 		d.cmd("lint", "ruff check .", firstOf(d, "ruff.toml", ".ruff.toml", "pyproject.toml"))
 	}
-	if d.has(".flake8") || strings.Contains(setupCfg, "[flake8]") || strings.Contains(tox, "[flake8]") {
+	if d.has(".flake8") || strings.Contains(py.setupCfg, "[flake8]") || strings.Contains(py.tox, "[flake8]") {
 		d.cmd("lint", "flake8", firstOf(d, ".flake8", "setup.cfg", "tox.ini"))
 	}
-	if d.has("mypy.ini") || strings.Contains(pyproject, "[tool.mypy]") || strings.Contains(setupCfg, "[mypy") {
+	if d.has("mypy.ini") || strings.Contains(py.pyproject, "[tool.mypy]") || strings.Contains(py.setupCfg, "[mypy") {
 		d.cmd("lint", "mypy .", firstOf(d, "mypy.ini", "pyproject.toml", "setup.cfg"))
 	}
-	usesPytest := d.has("pytest.ini") || d.has("conftest.py") || strings.Contains(all, "pytest")
-	if !usesPytest {
-		for p := range d.listed {
-			if strings.HasSuffix(p, "/conftest.py") {
-				usesPytest = true
-				break
-			}
-		}
-	}
+}
+
+func (d *detector) pythonTestCommands(py pythonFiles) {
 	switch {
-	case usesPytest:
+	case d.usesPytest(py):
 		d.cmd("test", "pytest", firstOf(d, "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "setup.py", "conftest.py", "requirements.txt"))
 	case d.hasPythonTests():
 		d.cmd("test", "python -m unittest discover", "test layout")
 	}
-	if tox != "" {
+	if py.tox != "" {
 		d.cmd("test", "tox", "tox.ini")
 	}
-	// Console scripts are the Python entry points users run.
-	if body, ok := tomlSectionBody(pyproject, "project.scripts"); ok {
-		for _, mm := range scriptsLine.FindAllStringSubmatch(body, -1) {
-			d.m.EntryPoints = append(d.m.EntryPoints, fmt.Sprintf("%s (script %s)", mm[2], mm[1]))
+}
+
+// usesPytest: a pytest configuration, a conftest.py anywhere, or pytest
+// named in the project's files or requirements.
+func (d *detector) usesPytest(py pythonFiles) bool {
+	if d.has("pytest.ini") || d.has("conftest.py") {
+		return true
+	}
+	all := py.pyproject + py.setupCfg + py.setupPy + py.tox + d.read("requirements.txt") + d.read("requirements-dev.txt") + d.read("requirements_dev.txt")
+	if strings.Contains(all, "pytest") {
+		return true
+	}
+	for p := range d.listed {
+		if strings.HasSuffix(p, "/conftest.py") {
+			return true
 		}
 	}
-	if body, ok := tomlSectionBody(pyproject, "tool.poetry.scripts"); ok {
-		for _, mm := range scriptsLine.FindAllStringSubmatch(body, -1) {
-			d.m.EntryPoints = append(d.m.EntryPoints, fmt.Sprintf("%s (script %s)", mm[2], mm[1]))
+	return false
+}
+
+// pythonScripts records console scripts: the Python entry points users run.
+func (d *detector) pythonScripts(py pythonFiles) {
+	for _, section := range []string{"project.scripts", "tool.poetry.scripts"} {
+		if body, ok := tomlSectionBody(py.pyproject, section); ok {
+			for _, mm := range scriptsLine.FindAllStringSubmatch(body, -1) {
+				d.m.EntryPoints = append(d.m.EntryPoints, fmt.Sprintf("%s (script %s)", mm[2], mm[1]))
+			}
 		}
 	}
-	for _, src := range []string{setupPy, setupCfg} {
+	for _, src := range []string{py.setupPy, py.setupCfg} {
 		if i := strings.Index(src, "console_scripts"); i >= 0 {
 			chunk := src[i:min(len(src), i+600)]
 			for _, mm := range consoleLine.FindAllStringSubmatch(chunk, 8) {

@@ -35,73 +35,15 @@ func PythonModule(p string, exists func(string) bool) string {
 // resolveImports fills File.Deps with the repository files each file
 // imports, for the languages whose import syntax maps onto paths.
 func resolveImports(m *Map) {
-	exists := make(map[string]bool, len(m.Entries))
-	for _, f := range m.Entries {
-		exists[f.Path] = true
-	}
-	has := func(p string) bool { return exists[p] }
-
-	goDirs := map[string][]string{}
-	pyMods := map[string]string{}
-	fileMod := map[string]string{}
-	javaBySuffix := map[string][]string{}
-	for _, f := range m.Entries {
-		switch f.Lang {
-		case LangGo:
-			if !strings.HasSuffix(f.Path, "_test.go") {
-				d := path.Dir(f.Path)
-				goDirs[d] = append(goDirs[d], f.Path)
-			}
-		case LangPython:
-			if mod := PythonModule(f.Path, has); mod != "" {
-				fileMod[f.Path] = mod
-				// Prefer the shortest path when two trees claim a module
-				// (a package and a copy under docs/ or build/).
-				if old, ok := pyMods[mod]; !ok || len(f.Path) < len(old) {
-					pyMods[mod] = f.Path
-				}
-			}
-		case LangJava:
-			javaBySuffix[path.Base(f.Path)] = append(javaBySuffix[path.Base(f.Path)], f.Path)
-		}
-	}
-	goMod := m.goModulePath()
-
+	ix := newImportIndex(m)
 	for i := range m.Entries {
 		f := &m.Entries[i]
 		deps := map[string]bool{}
-		add := func(p string) {
-			if p != "" && p != f.Path && exists[p] {
-				deps[p] = true
-			}
-		}
 		for _, imp := range f.Imports {
-			switch f.Lang {
-			case LangGo:
-				if goMod != "" && (imp == goMod || strings.HasPrefix(imp, goMod+"/")) {
-					dir := strings.TrimPrefix(strings.TrimPrefix(imp, goMod), "/")
-					if dir == "" {
-						dir = "."
-					}
-					for _, p := range goDirs[dir] {
-						add(p)
-					}
+			for _, p := range ix.targets(f, imp) {
+				if p != "" && p != f.Path && ix.exists[p] {
+					deps[p] = true
 				}
-			case LangPython:
-				add(resolvePython(imp, fileMod[f.Path], strings.HasSuffix(f.Path, "__init__.py"), pyMods))
-			case LangJavaScript, LangTypeScript:
-				add(resolveJS(f.Path, imp, has))
-			case LangJava:
-				name := strings.TrimSuffix(imp, ".*")
-				parts := strings.Split(name, ".")
-				want := strings.Join(parts, "/") + ".java"
-				for _, p := range javaBySuffix[parts[len(parts)-1]+".java"] {
-					if strings.HasSuffix(p, want) {
-						add(p)
-					}
-				}
-			case LangRust:
-				add(resolveRust(f.Path, imp, has))
 			}
 		}
 		f.Deps = f.Deps[:0]
@@ -110,6 +52,80 @@ func resolveImports(m *Map) {
 		}
 		sort.Strings(f.Deps)
 	}
+}
+
+// importIndex is what resolving imports looks paths up in.
+type importIndex struct {
+	exists       map[string]bool
+	goMod        string
+	goDirs       map[string][]string // non-test Go files by directory
+	pyMods       map[string]string   // dotted module -> file
+	fileMod      map[string]string   // Python file -> dotted module
+	javaBySuffix map[string][]string // Java files by base name
+}
+
+func newImportIndex(m *Map) *importIndex {
+	ix := &importIndex{exists: make(map[string]bool, len(m.Entries)), goMod: m.goModulePath(),
+		goDirs: map[string][]string{}, pyMods: map[string]string{}, fileMod: map[string]string{}, javaBySuffix: map[string][]string{}}
+	for _, f := range m.Entries {
+		ix.exists[f.Path] = true
+	}
+	for _, f := range m.Entries {
+		switch f.Lang {
+		case LangGo:
+			if !strings.HasSuffix(f.Path, "_test.go") {
+				d := path.Dir(f.Path)
+				ix.goDirs[d] = append(ix.goDirs[d], f.Path)
+			}
+		case LangPython:
+			if mod := PythonModule(f.Path, ix.has); mod != "" {
+				ix.fileMod[f.Path] = mod
+				// Prefer the shortest path when two trees claim a module
+				// (a package and a copy under docs/ or build/).
+				if old, ok := ix.pyMods[mod]; !ok || len(f.Path) < len(old) {
+					ix.pyMods[mod] = f.Path
+				}
+			}
+		case LangJava:
+			ix.javaBySuffix[path.Base(f.Path)] = append(ix.javaBySuffix[path.Base(f.Path)], f.Path)
+		}
+	}
+	return ix
+}
+
+func (ix *importIndex) has(p string) bool { return ix.exists[p] }
+
+// targets are the files one import of f may name (unchecked: the caller
+// keeps those that exist).
+func (ix *importIndex) targets(f *File, imp string) []string {
+	switch f.Lang {
+	case LangGo:
+		if ix.goMod == "" || (imp != ix.goMod && !strings.HasPrefix(imp, ix.goMod+"/")) {
+			return nil
+		}
+		dir := strings.TrimPrefix(strings.TrimPrefix(imp, ix.goMod), "/")
+		if dir == "" {
+			dir = "."
+		}
+		return ix.goDirs[dir]
+	case LangPython:
+		return []string{resolvePython(imp, ix.fileMod[f.Path], strings.HasSuffix(f.Path, "__init__.py"), ix.pyMods)}
+	case LangJavaScript, LangTypeScript:
+		return []string{resolveJS(f.Path, imp, ix.has)}
+	case LangJava:
+		parts := strings.Split(strings.TrimSuffix(imp, ".*"), ".")
+		want := strings.Join(parts, "/") + ".java"
+		var out []string
+		for _, p := range ix.javaBySuffix[parts[len(parts)-1]+".java"] {
+			if strings.HasSuffix(p, want) {
+				out = append(out, p)
+			}
+		}
+		return out
+	case LangRust:
+		return []string{resolveRust(f.Path, imp, ix.has)}
+	}
+	return nil
 }
 
 func (m *Map) goModulePath() string { return m.GoModule }
