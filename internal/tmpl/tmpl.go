@@ -395,26 +395,8 @@ func (s *state) call(dot reflect.Value, name string, args []parse.Node, final re
 	if len(args) > 1 {
 		operands = args[1:]
 	}
-	switch name {
-	case "and", "or":
-		// Short-circuit, as text/template does.
-		var v reflect.Value
-		for i := 0; i < len(operands)+1; i++ {
-			if i < len(operands) {
-				v = s.arg(dot, operands[i])
-			} else if final != missing {
-				v = final
-			} else {
-				break
-			}
-			if truth(v) == (name == "or") {
-				return v
-			}
-		}
-		if len(operands) == 0 && final == missing {
-			s.errorf("%s needs arguments", name)
-		}
-		return v
+	if name == "and" || name == "or" {
+		return s.andOr(dot, name, operands, final)
 	}
 	vals := make([]reflect.Value, 0, len(operands)+1)
 	for _, a := range operands {
@@ -434,6 +416,33 @@ func (s *state) call(dot reflect.Value, name string, args []parse.Node, final re
 	if !ok {
 		s.errorf("function %q not defined", name)
 	}
+	return s.callFunc(name, fn, vals)
+}
+
+// andOr short-circuits, as text/template does: the first operand that
+// decides the result, else the last.
+func (s *state) andOr(dot reflect.Value, name string, operands []parse.Node, final reflect.Value) reflect.Value {
+	var v reflect.Value
+	for i := 0; i < len(operands)+1; i++ {
+		if i < len(operands) {
+			v = s.arg(dot, operands[i])
+		} else if final != missing {
+			v = final
+		} else {
+			break
+		}
+		if truth(v) == (name == "or") {
+			return v
+		}
+	}
+	if len(operands) == 0 && final == missing {
+		s.errorf("%s needs arguments", name)
+	}
+	return v
+}
+
+// callFunc calls one of the FuncMap with vals fitted to its parameters.
+func (s *state) callFunc(name string, fn reflect.Value, vals []reflect.Value) reflect.Value {
 	ft := fn.Type()
 	if n := ft.NumIn(); len(vals) < n && !(ft.IsVariadic() && len(vals) >= n-1) {
 		s.errorf("%s: too few arguments (%d, wants %d)", name, len(vals), n)
