@@ -405,24 +405,9 @@ func isGitDir(p string) bool {
 // in the source. Blobs absent from a partial clone or snapshot (usually
 // large binaries) are skipped rather than failing the whole tree.
 func extractCommit(ctx context.Context, gitDir, commit, dest string) error {
-	list, err := gitrepo.Output(ctx, "", "--git-dir="+gitDir, "ls-tree", "-r", "-z", "--full-tree", commit)
+	entries, err := commitBlobs(ctx, gitDir, commit)
 	if err != nil {
-		return fmt.Errorf("listing commit %s of %s: %w", commit, gitDir, err)
-	}
-	type entry struct{ sha, path string }
-	var entries []entry
-	for _, rec := range bytes.Split(list, []byte{0}) {
-		meta, p, ok := bytes.Cut(rec, []byte{'\t'})
-		if !ok {
-			continue
-		}
-		f := strings.Fields(string(meta))
-		if len(f) != 3 || f[1] != "blob" || (f[0] != "100644" && f[0] != "100755") {
-			continue // symlinks and submodules are not mapped
-		}
-		if rel := filepath.FromSlash(string(p)); filepath.IsLocal(rel) {
-			entries = append(entries, entry{f[2], rel})
-		}
+		return err
 	}
 	cmd, err := gitrepo.Command(ctx, "", "--git-dir="+gitDir, "cat-file", "--batch")
 	if err != nil {
@@ -448,12 +433,48 @@ func extractCommit(ctx context.Context, gitDir, commit, dest string) error {
 		stdin.Close()
 	}()
 	r := bufio.NewReaderSize(stdout, 1<<16)
-	var werr error
+	werr := writeBlobs(r, entries, dest)
+	_, _ = io.Copy(io.Discard, r)
+	if err := cmd.Wait(); err != nil && werr == nil {
+		werr = fmt.Errorf("reading objects of %s: %w", commit, err)
+	}
+	return werr
+}
+
+// blobEntry is a regular file of a commit: its blob and local path.
+type blobEntry struct{ sha, path string }
+
+// commitBlobs lists a commit's regular files; symlinks and submodules
+// are not mapped, and a path that would leave dest is dropped.
+func commitBlobs(ctx context.Context, gitDir, commit string) ([]blobEntry, error) {
+	list, err := gitrepo.Output(ctx, "", "--git-dir="+gitDir, "ls-tree", "-r", "-z", "--full-tree", commit)
+	if err != nil {
+		return nil, fmt.Errorf("listing commit %s of %s: %w", commit, gitDir, err)
+	}
+	var entries []blobEntry
+	for _, rec := range bytes.Split(list, []byte{0}) {
+		meta, p, ok := bytes.Cut(rec, []byte{'\t'})
+		if !ok {
+			continue
+		}
+		f := strings.Fields(string(meta))
+		if len(f) != 3 || f[1] != "blob" || (f[0] != "100644" && f[0] != "100755") {
+			continue
+		}
+		if rel := filepath.FromSlash(string(p)); filepath.IsLocal(rel) {
+			entries = append(entries, blobEntry{f[2], rel})
+		}
+	}
+	return entries, nil
+}
+
+// writeBlobs writes each entry's content from cat-file --batch output
+// under dest, in order; a missing object is skipped.
+func writeBlobs(r *bufio.Reader, entries []blobEntry, dest string) error {
 	for _, e := range entries {
 		header, err := r.ReadString('\n')
 		if err != nil {
-			werr = fmt.Errorf("reading object %s: %w", e.sha, err)
-			break
+			return fmt.Errorf("reading object %s: %w", e.sha, err)
 		}
 		f := strings.Fields(header)
 		if len(f) == 2 && f[1] == "missing" {
@@ -461,27 +482,19 @@ func extractCommit(ctx context.Context, gitDir, commit, dest string) error {
 		}
 		var size int64
 		if len(f) != 3 {
-			werr = fmt.Errorf("unexpected cat-file header %q", header)
-			break
+			return fmt.Errorf("unexpected cat-file header %q", header)
 		}
 		if _, err := fmt.Sscan(f[2], &size); err != nil {
-			werr = fmt.Errorf("unexpected cat-file header %q", header)
-			break
+			return fmt.Errorf("unexpected cat-file header %q", header)
 		}
 		if err := writeFile(filepath.Join(dest, e.path), io.LimitReader(r, size)); err != nil {
-			werr = fmt.Errorf("extracting %s: %w", e.path, err)
-			break
+			return fmt.Errorf("extracting %s: %w", e.path, err)
 		}
 		if _, err := r.Discard(1); err != nil { // trailing newline
-			werr = fmt.Errorf("reading object %s: %w", e.sha, err)
-			break
+			return fmt.Errorf("reading object %s: %w", e.sha, err)
 		}
 	}
-	_, _ = io.Copy(io.Discard, r)
-	if err := cmd.Wait(); err != nil && werr == nil {
-		werr = fmt.Errorf("reading objects of %s: %w", commit, err)
-	}
-	return werr
+	return nil
 }
 
 func writeFile(p string, r io.Reader) error {

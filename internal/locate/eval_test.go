@@ -4,7 +4,11 @@ import (
 	"context"
 	"flag"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/planexhq/planex/internal/repomap/repomaptest"
 )
 
 // The SWE-bench evaluation needs the upstream repositories, which are not
@@ -32,5 +36,34 @@ func TestEvalSWEBenchLite(t *testing.T) {
 	}
 	if rep.Metrics[0].N == 0 {
 		t.Fatal("nothing evaluated")
+	}
+}
+
+// TestExtractCommit: a commit's regular files come out with their
+// content, a symbolic link does not, and the checkout is left alone.
+func TestExtractCommit(t *testing.T) {
+	repo := t.TempDir()
+	repomaptest.InitRepo(t, repo, map[string]string{"pkg/mod.py": "def f():\n    return 1\n", "README.md": "# demo\n"})
+	if err := os.Symlink("/etc/passwd", filepath.Join(repo, "leak")); err != nil {
+		t.Fatal(err)
+	}
+	repomaptest.Git(t, repo, "add", "leak")
+	repomaptest.Git(t, repo, "commit", "-qm", "link")
+	head := strings.TrimSpace(repomaptest.Git(t, repo, "rev-parse", "HEAD"))
+	dest := t.TempDir()
+	if err := extractCommit(context.Background(), filepath.Join(repo, ".git"), head, dest); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"pkg/mod.py": "def f():\n    return 1\n", "README.md": "# demo\n"} {
+		got, err := os.ReadFile(filepath.Join(dest, p))
+		if err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v; want %q", p, got, err, want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dest, "leak")); !os.IsNotExist(err) {
+		t.Errorf("the symbolic link was extracted: %v", err)
+	}
+	if err := extractCommit(context.Background(), filepath.Join(repo, ".git"), "0000000000000000000000000000000000000000", dest); err == nil {
+		t.Error("a missing commit extracted without an error")
 	}
 }
