@@ -57,19 +57,8 @@ func eachTermBytes(text []byte, fn func(term []byte)) {
 		if len(word) < 2 || len(word) > 64 {
 			continue
 		}
-		// Joined, lowercased form without underscores.
-		joined = joined[:0]
-		hasSplit := false
-		for k, c := range word {
-			if c == '_' {
-				hasSplit = true
-				continue
-			}
-			if k > 0 && isUpper(c) && isLower(word[k-1]) || k > 1 && isLower(c) && isUpper(word[k-1]) && isUpper(word[k-2]) {
-				hasSplit = true
-			}
-			joined = append(joined, lower(c))
-		}
+		var hasSplit bool
+		joined, hasSplit = foldWord(joined[:0], word)
 		if len(joined) < 2 || allDigits(joined) {
 			continue
 		}
@@ -77,23 +66,47 @@ func eachTermBytes(text []byte, fn func(term []byte)) {
 		if !stopwordBytes(joined) {
 			fn(full)
 		}
-		if !hasSplit {
+		if hasSplit {
+			part = eachPartTerm(word, joined, part, fn)
+		}
+	}
+}
+
+// foldWord appends word lowercased and without underscores to buf, and
+// says whether it has parts of its own (snake_case or camelCase).
+func foldWord(buf, word []byte) ([]byte, bool) {
+	hasSplit := false
+	for k, c := range word {
+		if c == '_' {
+			hasSplit = true
 			continue
 		}
-		eachPart(word, func(p []byte) {
-			if len(p) < 2 || allDigits(p) {
-				return
-			}
-			part = part[:0]
-			for _, c := range p {
-				part = append(part, lower(c))
-			}
-			if string(part) == string(joined) || stopwordBytes(part) {
-				return
-			}
-			fn(stemBytes(part))
-		})
+		if k > 0 && isUpper(c) && isLower(word[k-1]) || k > 1 && isLower(c) && isUpper(word[k-1]) && isUpper(word[k-2]) {
+			hasSplit = true
+		}
+		buf = append(buf, lower(c))
 	}
+	return buf, hasSplit
+}
+
+// eachPartTerm passes each part of word that is a term of its own (not
+// the whole word again, not a stopword) to fn, lowercased and stemmed in
+// part, which it returns for reuse.
+func eachPartTerm(word, joined, part []byte, fn func([]byte)) []byte {
+	eachPart(word, func(p []byte) {
+		if len(p) < 2 || allDigits(p) {
+			return
+		}
+		part = part[:0]
+		for _, c := range p {
+			part = append(part, lower(c))
+		}
+		if string(part) == string(joined) || stopwordBytes(part) {
+			return
+		}
+		fn(stemBytes(part))
+	})
+	return part
 }
 
 func lower(c byte) byte {
@@ -137,24 +150,35 @@ func stopwordBytes(b []byte) bool { return len(b) <= 6 && stopword(string(b)) }
 // stemBytes applies Stem's rules in place (stemming only ever shortens a
 // word, or swaps "ies" for "y").
 func stemBytes(w []byte) []byte {
+	if s, ok := stemPlural(w); ok {
+		return s
+	}
+	n := len(w)
+	switch {
+	case n > 6 && string(w[n-3:]) == "ing":
+		return w[:n-3]
+	case n > 5 && string(w[n-2:]) == "ed" && w[n-3] != 'e':
+		return w[:n-2]
+	}
+	return w
+}
+
+// stemPlural is stemBytes' rules for plurals, which it tries first.
+func stemPlural(w []byte) ([]byte, bool) {
 	n := len(w)
 	has := func(suf string) bool { return n >= len(suf) && string(w[n-len(suf):]) == suf }
 	switch {
 	case n > 5 && has("ies"):
 		w[n-3] = 'y'
-		return w[:n-2]
+		return w[:n-2], true
 	case n > 5 && has("sses"):
-		return w[:n-2]
+		return w[:n-2], true
 	case n > 4 && has("es") && (w[n-3] == 's' || w[n-3] == 'x' || w[n-3] == 'h'):
-		return w[:n-2]
+		return w[:n-2], true
 	case n > 3 && w[n-1] == 's' && w[n-2] != 's' && w[n-2] != 'u' && w[n-2] != 'i':
-		return w[:n-1]
-	case n > 6 && has("ing"):
-		return w[:n-3]
-	case n > 5 && has("ed") && w[n-3] != 'e':
-		return w[:n-2]
+		return w[:n-1], true
 	}
-	return w
+	return w, false
 }
 
 func allDigits(b []byte) bool {
