@@ -144,18 +144,27 @@ func decodeIndex(data []byte) (*Index, error) {
 		ix.prior[i] = math.Float32frombits(prior[i])
 	}
 	for _, g := range [][2][]uint32{{ix.depOff, ix.depTo}, {ix.rdepOff, ix.rdepTo}} {
-		for i := 0; i < n; i++ {
-			if g[0][i] > g[0][i+1] || int(g[0][i+1]) > len(g[1]) {
-				return nil, fmt.Errorf("index import graph is inconsistent at file %d", i)
-			}
-		}
-		for _, j := range g[1] {
-			if int(j) >= n {
-				return nil, errors.New("index import graph names a file out of range")
-			}
+		if err := checkGraph(n, g[0], g[1]); err != nil {
+			return nil, err
 		}
 	}
 	return ix, nil
+}
+
+// checkGraph checks one direction of the stored import graph: offsets
+// that never decrease and stay inside to, and file numbers below n.
+func checkGraph(n int, off, to []uint32) error {
+	for i := 0; i < n; i++ {
+		if off[i] > off[i+1] || int(off[i+1]) > len(to) {
+			return fmt.Errorf("index import graph is inconsistent at file %d", i)
+		}
+	}
+	for _, j := range to {
+		if int(j) >= n {
+			return errors.New("index import graph names a file out of range")
+		}
+	}
+	return nil
 }
 
 func loadIndex(p string) (*Index, error) {
