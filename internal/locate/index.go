@@ -166,7 +166,25 @@ func NewIndex(m *repomap.Map) *Index {
 		last int
 	}
 	content := make([]acc, len(m.Vocab))
-	pathB, symB := newFieldBuilder(), newFieldBuilder()
+
+	// Path and symbol-name postings are built on a second goroutine: they
+	// tokenise every path and name, about half of the work here.
+	pathLens, symLens := make([]uint32, n), make([]uint32, n)
+	fields := make(chan struct{})
+	go func() {
+		defer close(fields)
+		pathB, symB := newFieldBuilder(), newFieldBuilder()
+		for i, f := range m.Entries {
+			// Path terms: directories and the file name without extension.
+			pathLens[i] = pathB.add(i, []byte(strings.TrimSuffix(f.Path, path.Ext(f.Path))))
+			for _, s := range f.Symbols {
+				symB.text([]byte(s.Name))
+			}
+			symLens[i] = symB.flush(i)
+		}
+		ix.pathTerms, ix.symTerms = pathB.table(), symB.table()
+	}()
+
 	defs := tableBuilder{}
 	modules := map[string]int{}
 	bases := tableBuilder{}
@@ -188,13 +206,9 @@ func NewIndex(m *repomap.Map) *Index {
 				a.buf = appendPosting(a.buf, &a.last, i, f.TermFreqs[k])
 			}
 		}
-		// Path terms: directories and the file name without extension.
-		e.pathLen = pathB.add(i, []byte(strings.TrimSuffix(f.Path, path.Ext(f.Path))))
 		for _, s := range f.Symbols {
-			symB.text([]byte(s.Name))
 			defs[s.Name] = appendDef(defs[s.Name], symDef{file: i, kind: s.Kind, parent: s.Parent})
 		}
-		e.symLen = symB.flush(i)
 		if f.Lang == repomap.LangPython {
 			if mod := repomap.PythonModule(f.Path, exists); mod != "" {
 				// Prefer the shortest path when two trees claim a module.
@@ -206,8 +220,6 @@ func NewIndex(m *repomap.Map) *Index {
 		base := path.Base(f.Path)
 		bases[base] = binary.AppendUvarint(bases[base], uint64(i))
 		sumC += float64(f.Length)
-		sumP += float64(e.pathLen)
-		sumS += float64(e.symLen)
 		ix.files[i] = e
 	}
 	cb := make(tableBuilder, len(m.Vocab))
@@ -217,7 +229,6 @@ func NewIndex(m *repomap.Map) *Index {
 		}
 	}
 	ix.content = cb.build()
-	ix.pathTerms, ix.symTerms = pathB.table(), symB.table()
 	ix.defs = defs.build()
 	mb := make(tableBuilder, len(modules))
 	for mod, i := range modules {
@@ -225,6 +236,12 @@ func NewIndex(m *repomap.Map) *Index {
 	}
 	ix.modules = mb.build()
 	ix.bases = bases.build()
+	<-fields
+	for i := range ix.files {
+		ix.files[i].pathLen, ix.files[i].symLen = pathLens[i], symLens[i]
+		sumP += float64(pathLens[i])
+		sumS += float64(symLens[i])
+	}
 	nf := math.Max(1, float64(n))
 	// Averages are kept at the precision the index file stores, so a
 	// loaded index ranks exactly as the one built.
