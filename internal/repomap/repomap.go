@@ -9,11 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -277,6 +279,8 @@ type result struct {
 // reading: interning terms per worker rather than per file allocates each
 // distinct term once and leaves build one lookup per term and worker.
 type termCounter struct {
+	// buf holds the file being read; nothing kept from a file refers to it.
+	buf     []byte
 	ids     map[string]uint32
 	terms   []string
 	counts  []uint32
@@ -419,7 +423,8 @@ func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCou
 	case st.Size() > maxBytes:
 		return result{skip: "too large"}
 	}
-	data, err := os.ReadFile(full)
+	data, err := readInto(tc.buf[:0], full, st.Size())
+	tc.buf = data
 	if err != nil {
 		log.Debug("repomap: skipping unreadable file", "path", rel, "err", err)
 		return result{skip: "unreadable"}
@@ -440,4 +445,29 @@ func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCou
 	f.Main = p.isMain
 	f.TermIDs, f.TermFreqs, f.Length = tc.count(data)
 	return result{file: f}
+}
+
+// readInto reads the file at name into buf, growing it as needed; size is
+// the expected length. Reusing one buffer per worker spares the collector
+// a copy of every file.
+func readInto(buf []byte, name string, size int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	buf = slices.Grow(buf, int(size)+1)
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 4096)
+		}
+	}
 }

@@ -94,7 +94,11 @@ func parsePython(data []byte) parsed {
 			classes = classes[:len(classes)-1]
 		}
 		switch trimmed[0] {
+		// Cheap prefix tests keep the regular expressions off most lines.
 		case 'd', 'a':
+			if !bytes.HasPrefix(trimmed, []byte("def")) && !bytes.HasPrefix(trimmed, []byte("async")) {
+				break
+			}
 			if m := pyDef.FindSubmatch(line); m != nil {
 				s := Symbol{Name: string(m[2]), Kind: "func", Line: n}
 				if len(classes) > 0 {
@@ -104,6 +108,9 @@ func parsePython(data []byte) parsed {
 				return
 			}
 		case 'c':
+			if !bytes.HasPrefix(trimmed, []byte("class")) {
+				break
+			}
 			if m := pyClass.FindSubmatch(line); m != nil {
 				s := Symbol{Name: string(m[2]), Kind: "class", Line: n}
 				if len(classes) > 0 {
@@ -114,20 +121,25 @@ func parsePython(data []byte) parsed {
 				return
 			}
 		case 'i':
-			if m := pyImport.FindSubmatch(line); m != nil && bytes.HasPrefix(trimmed, []byte("import ")) {
-				for _, part := range strings.Split(string(m[1]), ",") {
-					f := strings.Fields(part)
-					if len(f) > 0 && !strings.HasPrefix(f[0], "#") {
-						out.imports = append(out.imports, f[0])
+			if bytes.HasPrefix(trimmed, []byte("import ")) {
+				if m := pyImport.FindSubmatch(line); m != nil {
+					for _, part := range strings.Split(string(m[1]), ",") {
+						f := strings.Fields(part)
+						if len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+							out.imports = append(out.imports, f[0])
+						}
 					}
+					return
 				}
-				return
 			}
-			if indent == 0 && pyMainGuard.Match(line) {
+			if indent == 0 && bytes.HasPrefix(trimmed, []byte("if")) && pyMainGuard.Match(line) {
 				out.isMain = true
 				return
 			}
 		case 'f':
+			if !bytes.HasPrefix(trimmed, []byte("from")) {
+				break
+			}
 			if m := pyFrom.FindSubmatch(line); m != nil {
 				mod := string(m[1])
 				rest := string(m[2])
@@ -144,7 +156,7 @@ func parsePython(data []byte) parsed {
 				return
 			}
 		}
-		if indent == 0 {
+		if indent == 0 && bytes.IndexByte(line, '=') > 0 {
 			if m := pyAssign.FindSubmatch(line); m != nil {
 				out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "var", Line: n})
 			}
