@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -222,13 +223,18 @@ func NewIndex(m *repomap.Map) *Index {
 		sumC += float64(f.Length)
 		ix.files[i] = e
 	}
-	cb := make(tableBuilder, len(m.Vocab))
+	// Vocabulary terms are distinct: sorting their ids gives the table's
+	// order without a map from term to postings.
+	order := make([]uint32, 0, len(content))
 	for id, a := range content {
 		if len(a.buf) > 0 {
-			cb[m.Vocab[id]] = a.buf
+			order = append(order, uint32(id))
 		}
 	}
-	ix.content = cb.build()
+	slices.SortFunc(order, func(a, b uint32) int { return strings.Compare(m.Vocab[a], m.Vocab[b]) })
+	ix.content = sortedTable(len(order),
+		func(i int) string { return m.Vocab[order[i]] },
+		func(i int) []byte { return content[order[i]].buf })
 	ix.defs = defs.build()
 	mb := make(tableBuilder, len(modules))
 	for mod, i := range modules {
@@ -319,11 +325,12 @@ func (b *fieldBuilder) add(file int, t []byte) uint32 {
 }
 
 func (b *fieldBuilder) table() table {
-	tb := make(tableBuilder, len(b.terms))
-	for id, t := range b.terms {
-		tb[t] = b.bufs[id]
+	order := make([]int, len(b.terms))
+	for id := range order {
+		order[id] = id
 	}
-	return tb.build()
+	slices.SortFunc(order, func(x, y int) int { return strings.Compare(b.terms[x], b.terms[y]) })
+	return sortedTable(len(order), func(i int) string { return b.terms[order[i]] }, func(i int) []byte { return b.bufs[order[i]] })
 }
 
 func flatten(lists [][]int) (off, to []uint32) {
