@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -166,7 +167,25 @@ func NewIndex(m *repomap.Map) *Index {
 		last int
 	}
 	content := make([]acc, len(m.Vocab))
-	pathB, symB := newFieldBuilder(), newFieldBuilder()
+
+	// Path and symbol-name postings are built on a second goroutine: they
+	// tokenise every path and name, about half of the work here.
+	pathLens, symLens := make([]uint32, n), make([]uint32, n)
+	fields := make(chan struct{})
+	go func() {
+		defer close(fields)
+		pathB, symB := newFieldBuilder(), newFieldBuilder()
+		for i, f := range m.Entries {
+			// Path terms: directories and the file name without extension.
+			pathLens[i] = pathB.add(i, []byte(strings.TrimSuffix(f.Path, path.Ext(f.Path))))
+			for _, s := range f.Symbols {
+				symB.text([]byte(s.Name))
+			}
+			symLens[i] = symB.flush(i)
+		}
+		ix.pathTerms, ix.symTerms = pathB.table(), symB.table()
+	}()
+
 	defs := tableBuilder{}
 	modules := map[string]int{}
 	bases := tableBuilder{}
@@ -188,13 +207,9 @@ func NewIndex(m *repomap.Map) *Index {
 				a.buf = appendPosting(a.buf, &a.last, i, f.TermFreqs[k])
 			}
 		}
-		// Path terms: directories and the file name without extension.
-		e.pathLen = pathB.add(i, []byte(strings.TrimSuffix(f.Path, path.Ext(f.Path))))
 		for _, s := range f.Symbols {
-			symB.text([]byte(s.Name))
 			defs[s.Name] = appendDef(defs[s.Name], symDef{file: i, kind: s.Kind, parent: s.Parent})
 		}
-		e.symLen = symB.flush(i)
 		if f.Lang == repomap.LangPython {
 			if mod := repomap.PythonModule(f.Path, exists); mod != "" {
 				// Prefer the shortest path when two trees claim a module.
@@ -206,18 +221,20 @@ func NewIndex(m *repomap.Map) *Index {
 		base := path.Base(f.Path)
 		bases[base] = binary.AppendUvarint(bases[base], uint64(i))
 		sumC += float64(f.Length)
-		sumP += float64(e.pathLen)
-		sumS += float64(e.symLen)
 		ix.files[i] = e
 	}
-	cb := make(tableBuilder, len(m.Vocab))
+	// Vocabulary terms are distinct: sorting their ids gives the table's
+	// order without a map from term to postings.
+	order := make([]uint32, 0, len(content))
 	for id, a := range content {
 		if len(a.buf) > 0 {
-			cb[m.Vocab[id]] = a.buf
+			order = append(order, uint32(id))
 		}
 	}
-	ix.content = cb.build()
-	ix.pathTerms, ix.symTerms = pathB.table(), symB.table()
+	slices.SortFunc(order, func(a, b uint32) int { return strings.Compare(m.Vocab[a], m.Vocab[b]) })
+	ix.content = sortedTable(len(order),
+		func(i int) string { return m.Vocab[order[i]] },
+		func(i int) []byte { return content[order[i]].buf })
 	ix.defs = defs.build()
 	mb := make(tableBuilder, len(modules))
 	for mod, i := range modules {
@@ -225,6 +242,12 @@ func NewIndex(m *repomap.Map) *Index {
 	}
 	ix.modules = mb.build()
 	ix.bases = bases.build()
+	<-fields
+	for i := range ix.files {
+		ix.files[i].pathLen, ix.files[i].symLen = pathLens[i], symLens[i]
+		sumP += float64(pathLens[i])
+		sumS += float64(symLens[i])
+	}
 	nf := math.Max(1, float64(n))
 	// Averages are kept at the precision the index file stores, so a
 	// loaded index ranks exactly as the one built.
@@ -302,11 +325,12 @@ func (b *fieldBuilder) add(file int, t []byte) uint32 {
 }
 
 func (b *fieldBuilder) table() table {
-	tb := make(tableBuilder, len(b.terms))
-	for id, t := range b.terms {
-		tb[t] = b.bufs[id]
+	order := make([]int, len(b.terms))
+	for id := range order {
+		order[id] = id
 	}
-	return tb.build()
+	slices.SortFunc(order, func(x, y int) int { return strings.Compare(b.terms[x], b.terms[y]) })
+	return sortedTable(len(order), func(i int) string { return b.terms[order[i]] }, func(i int) []byte { return b.bufs[order[i]] })
 }
 
 func flatten(lists [][]int) (off, to []uint32) {

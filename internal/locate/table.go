@@ -45,16 +45,24 @@ func (b tableBuilder) build() table {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var t table
+	return sortedTable(len(keys), func(i int) string { return keys[i] }, func(i int) []byte { return b[keys[i]] })
+}
+
+// sortedTable builds a table of n entries whose keys come in ascending
+// order without repeats.
+func sortedTable(n int, key func(int) string, val func(int) []byte) table {
+	klen, vlen := 0, 0
+	for i := 0; i < n; i++ {
+		klen += len(key(i))
+		vlen += len(val(i))
+	}
+	t := table{koff: make([]uint32, 1, n+1), voff: make([]uint32, 1, n+1), vals: make([]byte, 0, vlen)}
 	var sb strings.Builder
-	t.koff = make([]uint32, 0, len(keys)+1)
-	t.voff = make([]uint32, 0, len(keys)+1)
-	t.koff = append(t.koff, 0)
-	t.voff = append(t.voff, 0)
-	for _, k := range keys {
-		sb.WriteString(k)
+	sb.Grow(klen)
+	for i := 0; i < n; i++ {
+		sb.WriteString(key(i))
 		t.koff = append(t.koff, uint32(sb.Len()))
-		t.vals = append(t.vals, b[k]...)
+		t.vals = append(t.vals, val(i)...)
 		t.voff = append(t.voff, uint32(len(t.vals)))
 	}
 	t.keys = sb.String()

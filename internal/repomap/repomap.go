@@ -9,11 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -98,8 +100,8 @@ type File struct {
 	Imports []string
 	// Deps are repository files this file imports, when resolvable.
 	Deps []string
-	// TermIDs and TermFreqs are the content terms (ids into Map.Vocab)
-	// and their counts, sorted by id.
+	// TermIDs and TermFreqs are the content terms (ids into Map.Vocab,
+	// in no particular order) and their counts.
 	TermIDs   []uint32
 	TermFreqs []uint32
 	// Length is the number of term occurrences in the file.
@@ -265,11 +267,55 @@ func skippedSummary(s map[string]int) string {
 	return "skipped: " + strings.Join(parts, ", ")
 }
 
-// result is one worker's output for one file.
+// result is one worker's output for one file. The file's TermIDs are
+// ids in that worker's termCounter until build renumbers them.
 type result struct {
-	file  File
-	terms map[string]uint32
-	skip  string
+	file   File
+	worker int
+	skip   string
+}
+
+// termCounter is one worker's vocabulary and the counts of the file it is
+// reading: interning terms per worker rather than per file allocates each
+// distinct term once and leaves build one lookup per term and worker.
+type termCounter struct {
+	// buf holds the file being read; nothing kept from a file refers to it.
+	buf     []byte
+	ids     map[string]uint32
+	terms   []string
+	counts  []uint32
+	touched []uint32
+}
+
+func newTermCounter() *termCounter { return &termCounter{ids: make(map[string]uint32, 1<<14)} }
+
+// count tallies the terms of data and returns their ids, counts and total.
+func (tc *termCounter) count(data []byte) (ids, freqs []uint32, length int) {
+	eachTermBytes(data, func(t []byte) {
+		// Look up without allocating; only new terms become strings.
+		id, ok := tc.ids[string(t)]
+		if !ok {
+			id = uint32(len(tc.terms))
+			s := string(t)
+			tc.ids[s] = id
+			tc.terms = append(tc.terms, s)
+			tc.counts = append(tc.counts, 0)
+		}
+		if tc.counts[id] == 0 {
+			tc.touched = append(tc.touched, id)
+		}
+		tc.counts[id]++
+		length++
+	})
+	n := len(tc.touched)
+	buf := make([]uint32, 2*n)
+	ids, freqs = buf[:n:n], buf[n:]
+	for k, id := range tc.touched {
+		ids[k], freqs[k] = id, tc.counts[id]
+		tc.counts[id] = 0
+	}
+	tc.touched = tc.touched[:0]
+	return ids, freqs, length
 }
 
 func build(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger) (*Map, error) {
@@ -291,14 +337,17 @@ func build(ctx context.Context, root string, listed []string, opts Options, log 
 	sort.Strings(todo)
 
 	results := make([]result, len(todo))
+	counters := make([]*termCounter, opts.Workers)
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for w := 0; w < opts.Workers; w++ {
+	for w := range counters {
+		counters[w] = newTermCounter()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = processFile(root, todo[i], opts.MaxFileBytes, log)
+				results[i] = processFile(root, todo[i], opts.MaxFileBytes, log, counters[w])
+				results[i].worker = w
 			}
 		}()
 	}
@@ -318,7 +367,24 @@ feed:
 		return nil, fmt.Errorf("mapping %s: %w", root, cerr)
 	}
 
-	vocab := map[string]uint32{}
+	// The first worker's vocabulary becomes the map's; the others' terms
+	// are renumbered into it.
+	vocab := counters[0].ids
+	m.Vocab = counters[0].terms
+	remap := make([][]uint32, len(counters))
+	for w, tc := range counters[1:] {
+		ids := make([]uint32, len(tc.terms))
+		for local, t := range tc.terms {
+			id, ok := vocab[t]
+			if !ok {
+				id = uint32(len(m.Vocab))
+				vocab[t] = id
+				m.Vocab = append(m.Vocab, t)
+			}
+			ids[local] = id
+		}
+		remap[w+1] = ids
+	}
 	for i := range results {
 		r := &results[i]
 		if r.skip != "" {
@@ -326,23 +392,11 @@ feed:
 			continue
 		}
 		f := r.file
-		ids := make([]uint32, 0, len(r.terms))
-		for t := range r.terms {
-			id, ok := vocab[t]
-			if !ok {
-				id = uint32(len(m.Vocab))
-				vocab[t] = id
-				m.Vocab = append(m.Vocab, t)
+		if ids := remap[r.worker]; ids != nil {
+			for k, id := range f.TermIDs {
+				f.TermIDs[k] = ids[id]
 			}
-			ids = append(ids, id)
 		}
-		sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
-		f.TermIDs = ids
-		f.TermFreqs = make([]uint32, len(ids))
-		for k, id := range ids {
-			f.TermFreqs[k] = r.terms[m.Vocab[id]]
-		}
-		r.terms = nil
 		m.Languages[f.Lang]++
 		m.Entries = append(m.Entries, f)
 	}
@@ -352,7 +406,7 @@ feed:
 	return m, nil
 }
 
-func processFile(root, rel string, maxBytes int64, log *slog.Logger) result {
+func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCounter) result {
 	full := filepath.Join(root, filepath.FromSlash(rel))
 	st, err := os.Lstat(full)
 	switch {
@@ -369,7 +423,8 @@ func processFile(root, rel string, maxBytes int64, log *slog.Logger) result {
 	case st.Size() > maxBytes:
 		return result{skip: "too large"}
 	}
-	data, err := os.ReadFile(full)
+	data, err := readInto(tc.buf[:0], full, st.Size())
+	tc.buf = data
 	if err != nil {
 		log.Debug("repomap: skipping unreadable file", "path", rel, "err", err)
 		return result{skip: "unreadable"}
@@ -388,15 +443,31 @@ func processFile(root, rel string, maxBytes int64, log *slog.Logger) result {
 		f.Imports = append(f.Imports, validUTF8(imp))
 	}
 	f.Main = p.isMain
-	terms := make(map[string]uint32, 64)
-	eachTermBytes(data, func(t []byte) {
-		// Look up without allocating; only new terms become strings.
-		if c, ok := terms[string(t)]; ok {
-			terms[string(t)] = c + 1
-		} else {
-			terms[string(t)] = 1
+	f.TermIDs, f.TermFreqs, f.Length = tc.count(data)
+	return result{file: f}
+}
+
+// readInto reads the file at name into buf, growing it as needed; size is
+// the expected length. Reusing one buffer per worker spares the collector
+// a copy of every file.
+func readInto(buf []byte, name string, size int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	buf = slices.Grow(buf, int(size)+1)
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
 		}
-		f.Length++
-	})
-	return result{file: f, terms: terms}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 4096)
+		}
+	}
 }

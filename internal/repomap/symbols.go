@@ -2,11 +2,7 @@ package repomap
 
 import (
 	"bytes"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -32,7 +28,7 @@ type parsed struct {
 func parseFile(lang, p string, data []byte) parsed {
 	switch lang {
 	case LangGo:
-		return parseGo(p, data)
+		return parseGo(data)
 	case LangPython:
 		return parsePython(data)
 	case LangJavaScript, LangTypeScript:
@@ -43,71 +39,6 @@ func parseFile(lang, p string, data []byte) parsed {
 		return parseRust(data)
 	}
 	return parsed{}
-}
-
-func parseGo(p string, data []byte) parsed {
-	var out parsed
-	fset := token.NewFileSet()
-	// Partial ASTs are still useful: keep whatever parsed before an error.
-	f, _ := parser.ParseFile(fset, p, data, parser.SkipObjectResolution)
-	if f == nil {
-		return out
-	}
-	if f.Name != nil {
-		out.pkg = f.Name.Name
-		out.isMain = f.Name.Name == "main"
-	}
-	for _, imp := range f.Imports {
-		if s, err := strconv.Unquote(imp.Path.Value); err == nil {
-			out.imports = append(out.imports, s)
-		}
-	}
-	for _, d := range f.Decls {
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			s := Symbol{Name: d.Name.Name, Kind: "func", Line: fset.Position(d.Pos()).Line}
-			if d.Recv != nil && len(d.Recv.List) > 0 {
-				s.Kind = "method"
-				s.Parent = recvName(d.Recv.List[0].Type)
-			}
-			out.symbols = append(out.symbols, s)
-		case *ast.GenDecl:
-			for _, spec := range d.Specs {
-				switch spec := spec.(type) {
-				case *ast.TypeSpec:
-					kind := "type"
-					if _, ok := spec.Type.(*ast.InterfaceType); ok {
-						kind = "interface"
-					}
-					out.symbols = append(out.symbols, Symbol{Name: spec.Name.Name, Kind: kind, Line: fset.Position(spec.Pos()).Line})
-				case *ast.ValueSpec:
-					if d.Tok != token.CONST && d.Tok != token.VAR {
-						continue
-					}
-					for _, n := range spec.Names {
-						if n.Name != "_" && ast.IsExported(n.Name) {
-							out.symbols = append(out.symbols, Symbol{Name: n.Name, Kind: "var", Line: fset.Position(n.Pos()).Line})
-						}
-					}
-				}
-			}
-		}
-	}
-	return out
-}
-
-func recvName(e ast.Expr) string {
-	switch t := e.(type) {
-	case *ast.StarExpr:
-		return recvName(t.X)
-	case *ast.Ident:
-		return t.Name
-	case *ast.IndexExpr:
-		return recvName(t.X)
-	case *ast.IndexListExpr:
-		return recvName(t.X)
-	}
-	return ""
 }
 
 // eachLine calls fn with each line (without the newline) and its 1-based number.
@@ -163,7 +94,11 @@ func parsePython(data []byte) parsed {
 			classes = classes[:len(classes)-1]
 		}
 		switch trimmed[0] {
+		// Cheap prefix tests keep the regular expressions off most lines.
 		case 'd', 'a':
+			if !bytes.HasPrefix(trimmed, []byte("def")) && !bytes.HasPrefix(trimmed, []byte("async")) {
+				break
+			}
 			if m := pyDef.FindSubmatch(line); m != nil {
 				s := Symbol{Name: string(m[2]), Kind: "func", Line: n}
 				if len(classes) > 0 {
@@ -173,6 +108,9 @@ func parsePython(data []byte) parsed {
 				return
 			}
 		case 'c':
+			if !bytes.HasPrefix(trimmed, []byte("class")) {
+				break
+			}
 			if m := pyClass.FindSubmatch(line); m != nil {
 				s := Symbol{Name: string(m[2]), Kind: "class", Line: n}
 				if len(classes) > 0 {
@@ -183,20 +121,25 @@ func parsePython(data []byte) parsed {
 				return
 			}
 		case 'i':
-			if m := pyImport.FindSubmatch(line); m != nil && bytes.HasPrefix(trimmed, []byte("import ")) {
-				for _, part := range strings.Split(string(m[1]), ",") {
-					f := strings.Fields(part)
-					if len(f) > 0 && !strings.HasPrefix(f[0], "#") {
-						out.imports = append(out.imports, f[0])
+			if bytes.HasPrefix(trimmed, []byte("import ")) {
+				if m := pyImport.FindSubmatch(line); m != nil {
+					for _, part := range strings.Split(string(m[1]), ",") {
+						f := strings.Fields(part)
+						if len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+							out.imports = append(out.imports, f[0])
+						}
 					}
+					return
 				}
-				return
 			}
-			if indent == 0 && pyMainGuard.Match(line) {
+			if indent == 0 && bytes.HasPrefix(trimmed, []byte("if")) && pyMainGuard.Match(line) {
 				out.isMain = true
 				return
 			}
 		case 'f':
+			if !bytes.HasPrefix(trimmed, []byte("from")) {
+				break
+			}
 			if m := pyFrom.FindSubmatch(line); m != nil {
 				mod := string(m[1])
 				rest := string(m[2])
@@ -213,7 +156,7 @@ func parsePython(data []byte) parsed {
 				return
 			}
 		}
-		if indent == 0 {
+		if indent == 0 && bytes.IndexByte(line, '=') > 0 {
 			if m := pyAssign.FindSubmatch(line); m != nil {
 				out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "var", Line: n})
 			}

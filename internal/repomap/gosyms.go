@@ -1,0 +1,333 @@
+package repomap
+
+import (
+	"go/token"
+	"strconv"
+)
+
+// Go files' declarations come from a one-pass lexer rather than go/parser:
+// a map needs only the package name, imports and top-level names, and
+// building a full syntax tree for every function body was most of a cold
+// map's CPU. The lexer knows enough Go (comments, string, raw string and
+// rune literals, bracket nesting, automatic semicolons) to find the
+// top-level declarations of any file go/parser accepts; TestParseGoMatchesParser
+// checks it against go/parser on real code.
+
+// goTok is one Go token. kind is 'i' identifier, 's' string literal, 'n'
+// number, 'r' rune literal, ';' (written or automatic), 0 at the end, or
+// the punctuation byte itself.
+type goTok struct {
+	kind  byte
+	text  []byte
+	line  int
+	depth int // bracket nesting within the spec being collected
+}
+
+type goLexer struct {
+	data []byte
+	pos  int
+	line int
+	// semi is set when a newline here would end the statement.
+	semi bool
+}
+
+func isGoIdentByte(c byte) bool { return IsIdentByte(c) || c >= 0x80 }
+
+func (l *goLexer) next() goTok {
+	for l.pos < len(l.data) {
+		c := l.data[l.pos]
+		switch {
+		case c == '\n':
+			l.pos++
+			l.line++
+			if l.semi {
+				l.semi = false
+				return goTok{kind: ';', line: l.line - 1}
+			}
+			continue
+		case c == ' ' || c == '\t' || c == '\r':
+			l.pos++
+			continue
+		case c == '/' && l.pos+1 < len(l.data) && l.data[l.pos+1] == '/':
+			for l.pos < len(l.data) && l.data[l.pos] != '\n' {
+				l.pos++
+			}
+			continue
+		case c == '/' && l.pos+1 < len(l.data) && l.data[l.pos+1] == '*':
+			l.pos += 2
+			newline := false
+			for l.pos < len(l.data) && !(l.data[l.pos] == '*' && l.pos+1 < len(l.data) && l.data[l.pos+1] == '/') {
+				if l.data[l.pos] == '\n' {
+					l.line++
+					newline = true
+				}
+				l.pos++
+			}
+			l.pos += 2
+			if newline && l.semi {
+				l.semi = false
+				return goTok{kind: ';', line: l.line}
+			}
+			continue
+		}
+		start, line := l.pos, l.line
+		switch {
+		case c == '"' || c == '\'':
+			l.pos++
+			for l.pos < len(l.data) && l.data[l.pos] != c && l.data[l.pos] != '\n' {
+				if l.data[l.pos] == '\\' {
+					l.pos++
+				}
+				l.pos++
+			}
+			if l.pos < len(l.data) && l.data[l.pos] == c {
+				l.pos++
+			}
+			l.pos = min(l.pos, len(l.data))
+			l.semi = true
+			kind := byte('s')
+			if c == '\'' {
+				kind = 'r'
+			}
+			return goTok{kind: kind, text: l.data[start:l.pos], line: line}
+		case c == '`':
+			l.pos++
+			for l.pos < len(l.data) && l.data[l.pos] != '`' {
+				if l.data[l.pos] == '\n' {
+					l.line++
+				}
+				l.pos++
+			}
+			l.pos = min(l.pos+1, len(l.data))
+			l.semi = true
+			return goTok{kind: 's', text: l.data[start:l.pos], line: line}
+		case isDigit(c) || c == '.' && l.pos+1 < len(l.data) && isDigit(l.data[l.pos+1]):
+			for l.pos < len(l.data) && (isGoIdentByte(l.data[l.pos]) || l.data[l.pos] == '.') {
+				l.pos++
+			}
+			l.semi = true
+			return goTok{kind: 'n', text: l.data[start:l.pos], line: line}
+		case isGoIdentByte(c):
+			for l.pos < len(l.data) && isGoIdentByte(l.data[l.pos]) {
+				l.pos++
+			}
+			word := l.data[start:l.pos]
+			l.semi = !goKeyword(word)
+			return goTok{kind: 'i', text: word, line: line}
+		}
+		l.pos++
+		switch c {
+		case ')', ']', '}':
+			l.semi = true
+		case '+', '-':
+			l.semi = l.pos < len(l.data) && l.data[l.pos] == c
+			if l.semi {
+				l.pos++
+			}
+		default:
+			l.semi = false
+		}
+		return goTok{kind: c, text: l.data[start:l.pos], line: line}
+	}
+	if l.semi {
+		l.semi = false
+		return goTok{kind: ';', line: l.line}
+	}
+	return goTok{line: l.line}
+}
+
+// goKeyword reports keywords after which a newline does not end a
+// statement (all but break, continue, fallthrough and return).
+func goKeyword(w []byte) bool {
+	switch string(w) {
+	case "case", "chan", "const", "default", "defer", "else", "for", "func",
+		"go", "goto", "if", "import", "interface", "map", "package", "range",
+		"select", "struct", "switch", "type", "var":
+		return true
+	}
+	return false
+}
+
+func opens(k byte) bool  { return k == '(' || k == '[' || k == '{' }
+func closes(k byte) bool { return k == ')' || k == ']' || k == '}' }
+
+// skipStatement consumes tokens up to the end of the statement t starts.
+func (l *goLexer) skipStatement(t goTok) {
+	depth := 0
+	for ; t.kind != 0; t = l.next() {
+		switch {
+		case opens(t.kind):
+			depth++
+		case closes(t.kind):
+			depth = max(depth-1, 0)
+		case t.kind == ';' && depth == 0:
+			return
+		}
+	}
+}
+
+// spec collects the tokens of one spec starting with t, into buf. It stops
+// at a ';' outside brackets or, inside a group, at the group's ')'; closed
+// reports the latter.
+func (l *goLexer) spec(t goTok, buf []goTok, group bool) (toks []goTok, closed bool) {
+	depth := 0
+	for ; t.kind != 0; t = l.next() {
+		switch {
+		case opens(t.kind):
+			t.depth = depth
+			depth++
+		case closes(t.kind):
+			if depth == 0 && group && t.kind == ')' {
+				return buf, true
+			}
+			depth = max(depth-1, 0)
+			t.depth = depth
+		case t.kind == ';' && depth == 0:
+			return buf, false
+		default:
+			t.depth = depth
+		}
+		buf = append(buf, t)
+	}
+	return buf, false
+}
+
+func parseGo(data []byte) parsed {
+	var out parsed
+	l := &goLexer{data: data, line: 1}
+	var buf []goTok
+	for t := l.next(); t.kind != 0; t = l.next() {
+		if t.kind != 'i' {
+			l.skipStatement(t)
+			continue
+		}
+		switch string(t.text) {
+		case "package":
+			t = l.next()
+			if t.kind == 'i' {
+				out.pkg = string(t.text)
+				out.isMain = out.pkg == "main"
+			}
+			l.skipStatement(t)
+		case "func":
+			out.symbols = l.funcDecl(t.line, out.symbols)
+		case "import", "type", "var", "const":
+			kw := string(t.text)
+			t = l.next()
+			group := t.kind == '('
+			if group {
+				t = l.next()
+			}
+			for t.kind != 0 {
+				var closed bool
+				buf, closed = l.spec(t, buf[:0], group)
+				out = goSpec(kw, buf, out)
+				if !group || closed {
+					break
+				}
+				t = l.next()
+			}
+			if group {
+				l.skipStatement(l.next())
+			}
+		default:
+			l.skipStatement(t)
+		}
+	}
+	return out
+}
+
+// funcDecl reads a function or method declaration after its func keyword.
+func (l *goLexer) funcDecl(line int, syms []Symbol) []Symbol {
+	t := l.next()
+	recv, method := "", false
+	if t.kind == '(' {
+		// The receiver's type is its last name outside type arguments;
+		// empty parentheses declare no receiver.
+		for depth := 1; depth > 0; {
+			t = l.next()
+			method = method || depth > 1 || !closes(t.kind)
+			switch {
+			case t.kind == 0:
+				return syms
+			case opens(t.kind):
+				depth++
+			case closes(t.kind):
+				depth--
+			case t.kind == 'i' && depth == 1:
+				recv = string(t.text)
+			}
+		}
+		t = l.next()
+	}
+	if t.kind == 'i' {
+		s := Symbol{Name: string(t.text), Kind: "func", Line: line}
+		if method {
+			s.Kind, s.Parent = "method", recv
+		}
+		syms = append(syms, s)
+		t = l.next()
+	}
+	l.skipStatement(t)
+	return syms
+}
+
+// goSpec records what one import, type, var or const spec declares.
+func goSpec(kw string, toks []goTok, out parsed) parsed {
+	if len(toks) == 0 {
+		return out
+	}
+	switch kw {
+	case "import":
+		for _, t := range toks {
+			if t.kind == 's' {
+				if s, err := strconv.Unquote(string(t.text)); err == nil {
+					out.imports = append(out.imports, s)
+				}
+				break
+			}
+		}
+	case "type":
+		if toks[0].kind != 'i' {
+			return out
+		}
+		i := 1
+		if i+2 < len(toks) && toks[i].kind == '[' && typeParams(toks[i+1], toks[i+2]) {
+			// Skip the type parameters.
+			for i++; i < len(toks) && !(toks[i].kind == ']' && toks[i].depth == 0); i++ {
+			}
+			i++
+		}
+		if i < len(toks) && toks[i].kind == '=' {
+			i++
+		}
+		kind := "type"
+		if i < len(toks) && toks[i].kind == 'i' && string(toks[i].text) == "interface" {
+			kind = "interface"
+		}
+		out.symbols = append(out.symbols, Symbol{Name: string(toks[0].text), Kind: kind, Line: toks[0].line})
+	case "var", "const":
+		for i := 0; i < len(toks) && toks[i].kind == 'i'; i += 2 {
+			if name := string(toks[i].text); name != "_" && token.IsExported(name) {
+				out.symbols = append(out.symbols, Symbol{Name: name, Kind: "var", Line: toks[i].line})
+			}
+			if i+1 >= len(toks) || toks[i+1].kind != ',' {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// typeParams tells "type T[P any] ..." (a parameter name followed by a
+// constraint or another name) from an array type "type T [N]int".
+func typeParams(a, b goTok) bool {
+	if a.kind != 'i' {
+		return false
+	}
+	switch b.kind {
+	case 'i', ',', '~', '[':
+		return true
+	}
+	return false
+}
