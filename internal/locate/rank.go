@@ -184,10 +184,28 @@ func (ev *evidence) explain(i int, w *Weights) []string {
 func (ix *Index) evidence(query string) *evidence {
 	query = dropEnvironment(query)
 	qts := queryTerms(query)
-	n := len(ix.files)
-	ev := &evidence{feats: make([]features, n)}
-	fs := ev.feats
+	ev := &evidence{feats: make([]features, len(ix.files))}
 
+	content := ix.lexicalFeatures(qts, ev)
+	contentRanks(content, ev)
+	ix.titleFeatures(query, ev)
+
+	ms := extractMentions(query)
+	ix.pathMentions(ms, ev)
+	ix.identDefinitions(ms, ev)
+	ix.dottedNames(ms, ev)
+
+	ix.testLinks(ev)
+	ix.neighbours(ev)
+	ix.candidates(ev)
+	return ev
+}
+
+// lexicalFeatures sets the BM25 signals on content, path terms and symbol
+// names, each normalised by its best file, and returns the raw content
+// scores.
+func (ix *Index) lexicalFeatures(qts []queryTerm, ev *evidence) []float64 {
+	fs := ev.feats
 	content, ctop := ix.contentBM25(qts)
 	paths, ptop := ix.bm25(qts, &ix.pathTerms, func(f *fileEntry) uint32 { return f.pathLen }, ix.avgPath)
 	syms, stop := ix.bm25(qts, &ix.symTerms, func(f *fileEntry) uint32 { return f.symLen }, ix.avgSym)
@@ -206,10 +224,14 @@ func (ix *Index) evidence(query string) *evidence {
 			ev.note(fSymbol, i, "symbol names match "+quoteList(stop[i]))
 		}
 	}
+	return content
+}
 
-	// Position among the content matches, which a single outlier with a
-	// huge score does not flatten as it does the normalised score.
-	byContent := make([]int, 0, n)
+// contentRanks sets each file's position among the content matches, which
+// a single outlier with a huge score does not flatten as it does the
+// normalised score.
+func contentRanks(content []float64, ev *evidence) {
+	byContent := make([]int, 0, len(content))
 	for i, v := range content {
 		if v > 0 {
 			byContent = append(byContent, i)
@@ -217,42 +239,47 @@ func (ix *Index) evidence(query string) *evidence {
 	}
 	sort.Slice(byContent, func(a, b int) bool { return content[byContent[a]] > content[byContent[b]] })
 	for r, i := range byContent {
-		fs[i][fContentRank] = 1 / math.Sqrt(float64(r+1))
+		ev.feats[i][fContentRank] = 1 / math.Sqrt(float64(r+1))
 	}
+}
 
-	// The title names the subject most often: its words matched against
-	// what a file is called and what it defines.
-	if tqs := queryTerms(title(query)); len(tqs) > 0 {
-		tp, _ := ix.bm25(tqs, &ix.pathTerms, func(f *fileEntry) uint32 { return f.pathLen }, ix.avgPath)
-		ts, _ := ix.bm25(tqs, &ix.symTerms, func(f *fileEntry) uint32 { return f.symLen }, ix.avgSym)
-		for i := range tp {
-			tp[i] += ts[i]
-		}
-		if maxT := maxOf(tp); maxT > 0 {
-			for i, v := range tp {
-				if v > 0 && (fs[i][fPath] > 0 || fs[i][fSymbol] > 0) {
-					fs[i][fTitle] = v / maxT
-				}
+// titleFeatures matches the title, which names the subject most often,
+// against what a file is called and what it defines.
+func (ix *Index) titleFeatures(query string, ev *evidence) {
+	tqs := queryTerms(title(query))
+	if len(tqs) == 0 {
+		return
+	}
+	fs := ev.feats
+	tp, _ := ix.bm25(tqs, &ix.pathTerms, func(f *fileEntry) uint32 { return f.pathLen }, ix.avgPath)
+	ts, _ := ix.bm25(tqs, &ix.symTerms, func(f *fileEntry) uint32 { return f.symLen }, ix.avgSym)
+	for i := range tp {
+		tp[i] += ts[i]
+	}
+	if maxT := maxOf(tp); maxT > 0 {
+		for i, v := range tp {
+			if v > 0 && (fs[i][fPath] > 0 || fs[i][fSymbol] > 0) {
+				fs[i][fTitle] = v / maxT
 			}
 		}
 	}
+}
 
-	ms := extractMentions(query)
-	ix.pathMentions(ms, ev)
-	ix.identDefinitions(ms, ev)
-	ix.dottedNames(ms, ev)
+// explicit is the evidence that names a file outright.
+func (f *features) explicit() float64 {
+	return f[fQuoted] + f[fFrame] + f[fInnermost] + f[fDefines] + f[fModule]
+}
 
-	explicit := func(i int) float64 {
-		return fs[i][fQuoted] + fs[i][fFrame] + fs[i][fInnermost] + fs[i][fDefines] + fs[i][fModule]
-	}
-	// Tests to the code they test: evidence that lands on a test file
-	// (a failing test's frame, its name) is passed on to the files it is
-	// named after and the files it imports.
+// testLinks passes evidence that lands on a test file (a failing test's
+// frame, its name) on to the files it is named after and the files it
+// imports.
+func (ix *Index) testLinks(ev *evidence) {
+	fs := ev.feats
 	for t := range fs {
 		if !ix.files[t].test() {
 			continue
 		}
-		e := explicit(t)
+		e := fs[t].explicit()
 		if e <= 0 {
 			continue
 		}
@@ -263,10 +290,14 @@ func (ix *Index) evidence(query string) *evidence {
 			}
 		}
 	}
-	// Structure: explicit evidence spills onto the files that import or
-	// are imported by the file it names.
+}
+
+// neighbours spills explicit evidence onto the files that import or are
+// imported by the file it names.
+func (ix *Index) neighbours(ev *evidence) {
+	fs := ev.feats
 	for i := range fs {
-		e := explicit(i)
+		e := fs[i].explicit()
 		if e <= 0 {
 			continue
 		}
@@ -275,17 +306,24 @@ func (ix *Index) evidence(query string) *evidence {
 				if e > fs[j][fNeighbour] {
 					fs[j][fNeighbour] = e
 					if ev.notes[fNeighbour] == nil {
-						ev.notes[fNeighbour] = make([]string, n)
+						ev.notes[fNeighbour] = make([]string, len(fs))
 					}
 					ev.notes[fNeighbour][j] = "linked by imports to " + ix.files[i].path
 				}
 			}
 		}
 	}
+}
+
+// candidates keeps the files with any lexical, explicit or test-link
+// evidence, clearing the rest, and sets the candidates' prior and
+// file-kind signals.
+func (ix *Index) candidates(ev *evidence) {
+	fs := ev.feats
 	for i := range fs {
 		f := &fs[i]
 		lexical := f[fContent] + f[fPath] + f[fSymbol]
-		if lexical <= 0 && explicit(i) <= 0 && f[fTestLink] <= 0 {
+		if lexical <= 0 && f.explicit() <= 0 && f[fTestLink] <= 0 {
 			*f = features{}
 			continue
 		}
@@ -306,7 +344,6 @@ func (ix *Index) evidence(query string) *evidence {
 			f[fData] = lexical + f[fDefines]
 		}
 	}
-	return ev
 }
 
 // link is a source file a test exercises.
