@@ -83,14 +83,25 @@ var fileExts = map[string]bool{
 }
 
 func extractMentions(q string) mentions {
-	ms := mentions{idents: map[string]float64{}}
+	ms := mentions{}
+	var frameFuncs []string
+	ms.paths, frameFuncs = mentionedPaths(q)
+	// Names below come from prose and code, not from links.
+	text := urlRe.ReplaceAllString(q, " ")
+	ms.dotted = dottedMentions(text)
+	ms.idents = identMentions(text, frameFuncs)
+	return ms
+}
+
+// mentionedPaths returns the file paths q quotes, traceback frames first,
+// and the functions those frames are in.
+func mentionedPaths(q string) (paths []pathMention, frameFuncs []string) {
 	seen := map[string]bool{}
 	frame := 0
-	var frameFuncs []string
 	for _, m := range tracebackRe.FindAllStringSubmatch(q, -1) {
 		frame++
 		p := normPath(m[1])
-		ms.paths = append(ms.paths, pathMention{path: p, frame: frame})
+		paths = append(paths, pathMention{path: p, frame: frame})
 		seen[p] = true
 		if m[2] != "" && m[2] != "module" {
 			frameFuncs = append(frameFuncs, m[2])
@@ -102,11 +113,15 @@ func extractMentions(q string) mentions {
 			continue
 		}
 		seen[p] = true
-		ms.paths = append(ms.paths, pathMention{path: p})
+		paths = append(paths, pathMention{path: p})
 	}
+	return paths, frameFuncs
+}
 
-	// Names below come from prose and code, not from links.
-	text := urlRe.ReplaceAllString(q, " ")
+// dottedMentions returns the distinct dotted names in text that are not
+// file names, abbreviations or version numbers.
+func dottedMentions(text string) []string {
+	var dotted []string
 	dseen := map[string]bool{}
 	for _, d := range dottedRe.FindAllString(text, -1) {
 		parts := strings.Split(d, ".")
@@ -114,27 +129,37 @@ func extractMentions(q string) mentions {
 			continue
 		}
 		// "e.g", "i.e" and version-ish fragments carry nothing.
-		short := true
-		for _, p := range parts {
-			if len(p) > 2 {
-				short = false
-			}
-		}
-		if short {
+		if allShort(parts) {
 			continue
 		}
 		dseen[d] = true
-		ms.dotted = append(ms.dotted, d)
+		dotted = append(dotted, d)
 	}
+	return dotted
+}
 
+// allShort says whether every part is at most two bytes long.
+func allShort(parts []string) bool {
+	for _, p := range parts {
+		if len(p) > 2 {
+			return false
+		}
+	}
+	return true
+}
+
+// identMentions maps the code-looking identifiers of text, and the
+// functions of traceback frames, to how strongly they look like code.
+func identMentions(text string, frameFuncs []string) map[string]float64 {
+	idents := map[string]float64{}
 	counts := map[string]int{}
 	bump := func(id string, strength float64) {
 		if len(id) < 3 || strings.Trim(id, "_") == "" {
 			return
 		}
 		counts[id]++
-		if strength > ms.idents[id] {
-			ms.idents[id] = strength
+		if strength > idents[id] {
+			idents[id] = strength
 		}
 	}
 	// The functions a traceback passes through are code names as sure as
@@ -166,11 +191,11 @@ func extractMentions(q string) mentions {
 			bump(id, s)
 		}
 	}
-	for id, s := range ms.idents {
+	for id, s := range idents {
 		// Repetition is evidence, with diminishing returns.
-		ms.idents[id] = s * (1 + 0.25*math.Log(float64(counts[id])))
+		idents[id] = s * (1 + 0.25*math.Log(float64(counts[id])))
 	}
-	return ms
+	return idents
 }
 
 // identShape says how much a word looks like a code identifier.
