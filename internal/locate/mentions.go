@@ -200,35 +200,49 @@ func identMentions(text string, frameFuncs []string) map[string]float64 {
 
 // identShape says how much a word looks like a code identifier.
 func identShape(id string) float64 {
-	hasLower, hasUpper, hasUnderscore, hump := false, false, false, false
+	c := identCases(id)
+	switch {
+	case c.underscore && (c.lower || c.upper):
+		return 0.8
+	case c.hump:
+		return 0.8
+	case c.upper && !c.lower && len(id) >= 3:
+		// ALLCAPS words are mostly shouting or acronyms in prose.
+		return 0.2
+	case c.upper && id[0] >= 'A' && id[0] <= 'Z':
+		return 0.4
+	}
+	return 0
+}
+
+// letterCases is what identCases finds in a word.
+type letterCases struct {
+	// lower and upper: an ASCII letter of that case; underscore: one
+	// inside the word; hump: a capital after a lower-case letter.
+	lower, upper, underscore, hump bool
+}
+
+// identCases scans id for the letter cases and separators identShape
+// weighs.
+func identCases(id string) letterCases {
+	var lc letterCases
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		switch {
 		case c >= 'a' && c <= 'z':
-			hasLower = true
+			lc.lower = true
 		case c >= 'A' && c <= 'Z':
-			hasUpper = true
+			lc.upper = true
 			if i > 0 && id[i-1] >= 'a' && id[i-1] <= 'z' {
-				hump = true
+				lc.hump = true
 			}
 		case c == '_':
 			if i > 0 && i < len(id)-1 {
-				hasUnderscore = true
+				lc.underscore = true
 			}
 		}
 	}
-	switch {
-	case hasUnderscore && (hasLower || hasUpper):
-		return 0.8
-	case hump:
-		return 0.8
-	case hasUpper && !hasLower && len(id) >= 3:
-		// ALLCAPS words are mostly shouting or acronyms in prose.
-		return 0.2
-	case hasUpper && id[0] >= 'A' && id[0] <= 'Z':
-		return 0.4
-	}
-	return 0
+	return lc
 }
 
 // normPath trims what precedes a repository path in quoted text.
