@@ -159,14 +159,6 @@ func (ix *Index) NumFiles() int { return len(ix.files) }
 func NewIndex(m *repomap.Map) *Index {
 	n := len(m.Entries)
 	ix := &Index{files: make([]fileEntry, n)}
-	exists := func(p string) bool { _, ok := m.File(p); return ok }
-
-	// Content postings: invert each file's term ids.
-	type acc struct {
-		buf  []byte
-		last int
-	}
-	content := make([]acc, len(m.Vocab))
 
 	// Path and symbol-name postings are built on a second goroutine: they
 	// tokenise every path and name, about half of the work here.
@@ -174,33 +166,74 @@ func NewIndex(m *repomap.Map) *Index {
 	fields := make(chan struct{})
 	go func() {
 		defer close(fields)
-		pathB, symB := newFieldBuilder(), newFieldBuilder()
-		for i, f := range m.Entries {
-			// Path terms: directories and the file name without extension.
-			pathLens[i] = pathB.add(i, []byte(strings.TrimSuffix(f.Path, path.Ext(f.Path))))
-			for _, s := range f.Symbols {
-				symB.text([]byte(s.Name))
-			}
-			symLens[i] = symB.flush(i)
-		}
-		ix.pathTerms, ix.symTerms = pathB.table(), symB.table()
+		ix.pathTerms, ix.symTerms = fieldTables(m, pathLens, symLens)
 	}()
 
+	sumC := ix.fileTables(m)
+	<-fields
+	var sumP, sumS float64
+	for i := range ix.files {
+		ix.files[i].pathLen, ix.files[i].symLen = pathLens[i], symLens[i]
+		sumP += float64(pathLens[i])
+		sumS += float64(symLens[i])
+	}
+	nf := math.Max(1, float64(n))
+	// Averages are kept at the precision the index file stores, so a
+	// loaded index ranks exactly as the one built.
+	avg := func(sum float64) float64 { return float64(float32(math.Max(1, sum/nf))) }
+	ix.avgContent, ix.avgPath, ix.avgSym = avg(sumC), avg(sumP), avg(sumS)
+
+	ix.importGraph(m)
+	return ix
+}
+
+// fieldTables builds the path-term and symbol-name postings of m's files,
+// recording each file's field lengths in pathLens and symLens.
+func fieldTables(m *repomap.Map, pathLens, symLens []uint32) (pathTerms, symTerms table) {
+	pathB, symB := newFieldBuilder(), newFieldBuilder()
+	for i, f := range m.Entries {
+		// Path terms: directories and the file name without extension.
+		pathLens[i] = pathB.add(i, []byte(strings.TrimSuffix(f.Path, path.Ext(f.Path))))
+		for _, s := range f.Symbols {
+			symB.text([]byte(s.Name))
+		}
+		symLens[i] = symB.flush(i)
+	}
+	return pathB.table(), symB.table()
+}
+
+// newFileEntry is f's entry without its field lengths.
+func newFileEntry(f *repomap.File) fileEntry {
+	e := fileEntry{path: f.Path, length: uint32(f.Length)}
+	if f.Test {
+		e.flags |= flagTest
+	}
+	if repomap.IsDocPath(f.Path) {
+		e.flags |= flagDoc
+	}
+	if repomap.IsCode(f.Lang) {
+		e.flags |= flagCode
+	}
+	return e
+}
+
+// postingAcc collects one content term's postings.
+type postingAcc struct {
+	buf  []byte
+	last int
+}
+
+// fileTables fills the file entries and the content, definition, module
+// and file-name tables, and returns the total content length.
+func (ix *Index) fileTables(m *repomap.Map) (sumC float64) {
+	exists := func(p string) bool { _, ok := m.File(p); return ok }
+	// Content postings: invert each file's term ids.
+	content := make([]postingAcc, len(m.Vocab))
 	defs := tableBuilder{}
 	modules := map[string]int{}
 	bases := tableBuilder{}
-	var sumC, sumP, sumS float64
 	for i, f := range m.Entries {
-		e := fileEntry{path: f.Path, length: uint32(f.Length)}
-		if f.Test {
-			e.flags |= flagTest
-		}
-		if repomap.IsDocPath(f.Path) {
-			e.flags |= flagDoc
-		}
-		if repomap.IsCode(f.Lang) {
-			e.flags |= flagCode
-		}
+		e := newFileEntry(&m.Entries[i])
 		for k, id := range f.TermIDs {
 			if int(id) < len(content) {
 				a := &content[id]
@@ -223,6 +256,19 @@ func NewIndex(m *repomap.Map) *Index {
 		sumC += float64(f.Length)
 		ix.files[i] = e
 	}
+	ix.content = contentTable(m.Vocab, content)
+	ix.defs = defs.build()
+	mb := make(tableBuilder, len(modules))
+	for mod, i := range modules {
+		mb[mod] = binary.AppendUvarint(nil, uint64(i))
+	}
+	ix.modules = mb.build()
+	ix.bases = bases.build()
+	return sumC
+}
+
+// contentTable is the table of the vocabulary terms with postings.
+func contentTable(vocab []string, content []postingAcc) table {
 	// Vocabulary terms are distinct: sorting their ids gives the table's
 	// order without a map from term to postings.
 	order := make([]uint32, 0, len(content))
@@ -231,29 +277,16 @@ func NewIndex(m *repomap.Map) *Index {
 			order = append(order, uint32(id))
 		}
 	}
-	slices.SortFunc(order, func(a, b uint32) int { return strings.Compare(m.Vocab[a], m.Vocab[b]) })
-	ix.content = sortedTable(len(order),
-		func(i int) string { return m.Vocab[order[i]] },
+	slices.SortFunc(order, func(a, b uint32) int { return strings.Compare(vocab[a], vocab[b]) })
+	return sortedTable(len(order),
+		func(i int) string { return vocab[order[i]] },
 		func(i int) []byte { return content[order[i]].buf })
-	ix.defs = defs.build()
-	mb := make(tableBuilder, len(modules))
-	for mod, i := range modules {
-		mb[mod] = binary.AppendUvarint(nil, uint64(i))
-	}
-	ix.modules = mb.build()
-	ix.bases = bases.build()
-	<-fields
-	for i := range ix.files {
-		ix.files[i].pathLen, ix.files[i].symLen = pathLens[i], symLens[i]
-		sumP += float64(pathLens[i])
-		sumS += float64(symLens[i])
-	}
-	nf := math.Max(1, float64(n))
-	// Averages are kept at the precision the index file stores, so a
-	// loaded index ranks exactly as the one built.
-	avg := func(sum float64) float64 { return float64(float32(math.Max(1, sum/nf))) }
-	ix.avgContent, ix.avgPath, ix.avgSym = avg(sumC), avg(sumP), avg(sumS)
+}
 
+// importGraph stores the import edges between m's files, both ways, and
+// the PageRank prior over them.
+func (ix *Index) importGraph(m *repomap.Map) {
+	n := len(m.Entries)
 	deps := make([][]int, n)
 	rdeps := make([][]int, n)
 	for i, f := range m.Entries {
@@ -271,7 +304,6 @@ func NewIndex(m *repomap.Map) *Index {
 	for i, v := range pr {
 		ix.prior[i] = float32(v)
 	}
-	return ix
 }
 
 // fieldBuilder collects postings for a small per-file field (path or
