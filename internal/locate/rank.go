@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -513,7 +515,10 @@ func identVariants(id string) []string {
 func (ix *Index) identDefinitions(ms mentions, ev *evidence) {
 	hits := make([]float64, len(ix.files))
 	named := map[int][]string{}
-	for id, strength := range ms.idents {
+	// In a fixed order: a float sum in map order differs in its last bits
+	// from run to run, and ties between files could flip with it.
+	for _, id := range slices.Sorted(maps.Keys(ms.idents)) {
+		strength := ms.idents[id]
 		for vi, name := range identVariants(id) {
 			defs := ix.definitions(name)
 			if len(defs) == 0 {
