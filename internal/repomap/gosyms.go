@@ -36,104 +36,150 @@ func isGoIdentByte(c byte) bool { return IsIdentByte(c) || c >= 0x80 }
 func (l *goLexer) next() goTok {
 	for l.pos < len(l.data) {
 		c := l.data[l.pos]
-		switch {
-		case c == '\n':
-			l.pos++
-			l.line++
-			if l.semi {
-				l.semi = false
-				return goTok{kind: ';', line: l.line - 1}
-			}
-			continue
-		case c == ' ' || c == '\t' || c == '\r':
-			l.pos++
-			continue
-		case c == '/' && l.pos+1 < len(l.data) && l.data[l.pos+1] == '/':
-			for l.pos < len(l.data) && l.data[l.pos] != '\n' {
-				l.pos++
-			}
-			continue
-		case c == '/' && l.pos+1 < len(l.data) && l.data[l.pos+1] == '*':
-			l.pos += 2
-			newline := false
-			for l.pos < len(l.data) && !(l.data[l.pos] == '*' && l.pos+1 < len(l.data) && l.data[l.pos+1] == '/') {
-				if l.data[l.pos] == '\n' {
-					l.line++
-					newline = true
-				}
-				l.pos++
-			}
-			l.pos += 2
-			if newline && l.semi {
-				l.semi = false
-				return goTok{kind: ';', line: l.line}
+		if l.atSpace(c) {
+			if t, ok := l.space(c); ok {
+				return t
 			}
 			continue
 		}
 		start, line := l.pos, l.line
 		switch {
 		case c == '"' || c == '\'':
-			l.pos++
-			for l.pos < len(l.data) && l.data[l.pos] != c && l.data[l.pos] != '\n' {
-				if l.data[l.pos] == '\\' {
-					l.pos++
-				}
-				l.pos++
-			}
-			if l.pos < len(l.data) && l.data[l.pos] == c {
-				l.pos++
-			}
-			l.pos = min(l.pos, len(l.data))
-			l.semi = true
-			kind := byte('s')
-			if c == '\'' {
-				kind = 'r'
-			}
-			return goTok{kind: kind, text: l.data[start:l.pos], line: line}
+			return l.quoted(c, start, line)
 		case c == '`':
-			l.pos++
-			for l.pos < len(l.data) && l.data[l.pos] != '`' {
-				if l.data[l.pos] == '\n' {
-					l.line++
-				}
-				l.pos++
-			}
-			l.pos = min(l.pos+1, len(l.data))
-			l.semi = true
-			return goTok{kind: 's', text: l.data[start:l.pos], line: line}
+			return l.rawString(start, line)
 		case isDigit(c) || c == '.' && l.pos+1 < len(l.data) && isDigit(l.data[l.pos+1]):
-			for l.pos < len(l.data) && (isGoIdentByte(l.data[l.pos]) || l.data[l.pos] == '.') {
-				l.pos++
-			}
-			l.semi = true
-			return goTok{kind: 'n', text: l.data[start:l.pos], line: line}
+			return l.number(start, line)
 		case isGoIdentByte(c):
-			for l.pos < len(l.data) && isGoIdentByte(l.data[l.pos]) {
-				l.pos++
-			}
-			word := l.data[start:l.pos]
-			l.semi = !goKeyword(word)
-			return goTok{kind: 'i', text: word, line: line}
+			return l.ident(start, line)
 		}
-		l.pos++
-		switch c {
-		case ')', ']', '}':
-			l.semi = true
-		case '+', '-':
-			l.semi = l.pos < len(l.data) && l.data[l.pos] == c
-			if l.semi {
-				l.pos++
-			}
-		default:
-			l.semi = false
-		}
-		return goTok{kind: c, text: l.data[start:l.pos], line: line}
+		return l.punct(c, start, line)
 	}
 	if l.semi {
 		l.semi = false
 		return goTok{kind: ';', line: l.line}
 	}
 	return goTok{line: l.line}
+}
+
+// atSpace reports whether c at l.pos starts a newline, blank or comment.
+func (l *goLexer) atSpace(c byte) bool {
+	return c == '\n' || c == ' ' || c == '\t' || c == '\r' ||
+		c == '/' && l.pos+1 < len(l.data) && (l.data[l.pos+1] == '/' || l.data[l.pos+1] == '*')
+}
+
+// space consumes one newline, blank or comment starting with c at l.pos.
+// It returns an automatic semicolon and true when the newline (or a
+// newline inside a general comment) ends a statement.
+func (l *goLexer) space(c byte) (goTok, bool) {
+	switch {
+	case c == '\n':
+		l.pos++
+		l.line++
+		if l.semi {
+			l.semi = false
+			return goTok{kind: ';', line: l.line - 1}, true
+		}
+	case c == ' ' || c == '\t' || c == '\r':
+		l.pos++
+	case l.data[l.pos+1] == '/':
+		for l.pos < len(l.data) && l.data[l.pos] != '\n' {
+			l.pos++
+		}
+	default:
+		return l.generalComment()
+	}
+	return goTok{}, false
+}
+
+// generalComment consumes a /* */ comment at l.pos.
+func (l *goLexer) generalComment() (goTok, bool) {
+	l.pos += 2
+	newline := false
+	for l.pos < len(l.data) && !(l.data[l.pos] == '*' && l.pos+1 < len(l.data) && l.data[l.pos+1] == '/') {
+		if l.data[l.pos] == '\n' {
+			l.line++
+			newline = true
+		}
+		l.pos++
+	}
+	l.pos += 2
+	if newline && l.semi {
+		l.semi = false
+		return goTok{kind: ';', line: l.line}, true
+	}
+	return goTok{}, false
+}
+
+// quoted scans a string or rune literal opened by quote c.
+func (l *goLexer) quoted(c byte, start, line int) goTok {
+	l.pos++
+	for l.pos < len(l.data) && l.data[l.pos] != c && l.data[l.pos] != '\n' {
+		if l.data[l.pos] == '\\' {
+			l.pos++
+		}
+		l.pos++
+	}
+	if l.pos < len(l.data) && l.data[l.pos] == c {
+		l.pos++
+	}
+	l.pos = min(l.pos, len(l.data))
+	l.semi = true
+	kind := byte('s')
+	if c == '\'' {
+		kind = 'r'
+	}
+	return goTok{kind: kind, text: l.data[start:l.pos], line: line}
+}
+
+// rawString scans a `raw string`.
+func (l *goLexer) rawString(start, line int) goTok {
+	l.pos++
+	for l.pos < len(l.data) && l.data[l.pos] != '`' {
+		if l.data[l.pos] == '\n' {
+			l.line++
+		}
+		l.pos++
+	}
+	l.pos = min(l.pos+1, len(l.data))
+	l.semi = true
+	return goTok{kind: 's', text: l.data[start:l.pos], line: line}
+}
+
+// number scans a numeric literal.
+func (l *goLexer) number(start, line int) goTok {
+	for l.pos < len(l.data) && (isGoIdentByte(l.data[l.pos]) || l.data[l.pos] == '.') {
+		l.pos++
+	}
+	l.semi = true
+	return goTok{kind: 'n', text: l.data[start:l.pos], line: line}
+}
+
+// ident scans an identifier or keyword.
+func (l *goLexer) ident(start, line int) goTok {
+	for l.pos < len(l.data) && isGoIdentByte(l.data[l.pos]) {
+		l.pos++
+	}
+	word := l.data[start:l.pos]
+	l.semi = !goKeyword(word)
+	return goTok{kind: 'i', text: word, line: line}
+}
+
+// punct scans one punctuation byte c (or ++ and --).
+func (l *goLexer) punct(c byte, start, line int) goTok {
+	l.pos++
+	switch c {
+	case ')', ']', '}':
+		l.semi = true
+	case '+', '-':
+		l.semi = l.pos < len(l.data) && l.data[l.pos] == c
+		if l.semi {
+			l.pos++
+		}
+	default:
+		l.semi = false
+	}
+	return goTok{kind: c, text: l.data[start:l.pos], line: line}
 }
 
 // goKeyword reports keywords after which a newline does not end a
