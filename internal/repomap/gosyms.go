@@ -325,44 +325,61 @@ func goSpec(kw string, toks []goTok, out parsed) parsed {
 	}
 	switch kw {
 	case "import":
-		for _, t := range toks {
-			if t.kind == 's' {
-				if s, err := strconv.Unquote(string(t.text)); err == nil {
-					out.imports = append(out.imports, s)
-				}
-				break
-			}
-		}
+		out.imports = goImportSpec(toks, out.imports)
 	case "type":
-		if toks[0].kind != 'i' {
-			return out
-		}
-		i := 1
-		if i+2 < len(toks) && toks[i].kind == '[' && typeParams(toks[i+1], toks[i+2]) {
-			// Skip the type parameters.
-			for i++; i < len(toks) && !(toks[i].kind == ']' && toks[i].depth == 0); i++ {
-			}
-			i++
-		}
-		if i < len(toks) && toks[i].kind == '=' {
-			i++
-		}
-		kind := "type"
-		if i < len(toks) && toks[i].kind == 'i' && string(toks[i].text) == "interface" {
-			kind = "interface"
-		}
-		out.symbols = append(out.symbols, Symbol{Name: string(toks[0].text), Kind: kind, Line: toks[0].line})
+		out.symbols = goTypeSpec(toks, out.symbols)
 	case "var", "const":
-		for i := 0; i < len(toks) && toks[i].kind == 'i'; i += 2 {
-			if name := string(toks[i].text); name != "_" && token.IsExported(name) {
-				out.symbols = append(out.symbols, Symbol{Name: name, Kind: "var", Line: toks[i].line})
-			}
-			if i+1 >= len(toks) || toks[i+1].kind != ',' {
-				break
-			}
-		}
+		out.symbols = goValueSpec(toks, out.symbols)
 	}
 	return out
+}
+
+// goImportSpec appends the path of an import spec.
+func goImportSpec(toks []goTok, imports []string) []string {
+	for _, t := range toks {
+		if t.kind == 's' {
+			if s, err := strconv.Unquote(string(t.text)); err == nil {
+				imports = append(imports, s)
+			}
+			break
+		}
+	}
+	return imports
+}
+
+// goTypeSpec appends the type a non-empty type spec declares.
+func goTypeSpec(toks []goTok, syms []Symbol) []Symbol {
+	if toks[0].kind != 'i' {
+		return syms
+	}
+	i := 1
+	if i+2 < len(toks) && toks[i].kind == '[' && typeParams(toks[i+1], toks[i+2]) {
+		// Skip the type parameters.
+		for i++; i < len(toks) && !(toks[i].kind == ']' && toks[i].depth == 0); i++ {
+		}
+		i++
+	}
+	if i < len(toks) && toks[i].kind == '=' {
+		i++
+	}
+	kind := "type"
+	if i < len(toks) && toks[i].kind == 'i' && string(toks[i].text) == "interface" {
+		kind = "interface"
+	}
+	return append(syms, Symbol{Name: string(toks[0].text), Kind: kind, Line: toks[0].line})
+}
+
+// goValueSpec appends the exported names a var or const spec declares.
+func goValueSpec(toks []goTok, syms []Symbol) []Symbol {
+	for i := 0; i < len(toks) && toks[i].kind == 'i'; i += 2 {
+		if name := string(toks[i].text); name != "_" && token.IsExported(name) {
+			syms = append(syms, Symbol{Name: name, Kind: "var", Line: toks[i].line})
+		}
+		if i+1 >= len(toks) || toks[i+1].kind != ',' {
+			break
+		}
+	}
+	return syms
 }
 
 // typeParams tells "type T[P any] ..." (a parameter name followed by a
