@@ -36,8 +36,22 @@ func isGoIdentByte(c byte) bool { return IsIdentByte(c) || c >= 0x80 }
 func (l *goLexer) next() goTok {
 	for l.pos < len(l.data) {
 		c := l.data[l.pos]
-		if l.atSpace(c) {
-			if t, ok := l.space(c); ok {
+		switch {
+		// Blanks, newlines and identifiers, the commonest cases, stay here
+		// rather than in calls.
+		case isBlank(c):
+			l.pos++
+			continue
+		case c == '\n':
+			l.pos++
+			l.line++
+			if l.semi {
+				l.semi = false
+				return goTok{kind: ';', line: l.line - 1}
+			}
+			continue
+		case l.atComment(c):
+			if t, ok := l.comment(); ok {
 				return t
 			}
 			continue
@@ -48,12 +62,18 @@ func (l *goLexer) next() goTok {
 			return l.quoted(c, start, line)
 		case c == '`':
 			return l.rawString(start, line)
-		case isDigit(c) || c == '.' && l.pos+1 < len(l.data) && isDigit(l.data[l.pos+1]):
+		case l.atNumber(c):
 			return l.number(start, line)
 		case isGoIdentByte(c):
-			return l.ident(start, line)
+			for l.pos < len(l.data) && isGoIdentByte(l.data[l.pos]) {
+				l.pos++
+			}
+			word := l.data[start:l.pos]
+			l.semi = !goKeyword(word)
+			return goTok{kind: 'i', text: word, line: line}
 		}
-		return l.punct(c, start, line)
+		l.punct(c)
+		return goTok{kind: c, text: l.data[start:l.pos], line: line}
 	}
 	if l.semi {
 		l.semi = false
@@ -62,32 +82,26 @@ func (l *goLexer) next() goTok {
 	return goTok{line: l.line}
 }
 
-// atSpace reports whether c at l.pos starts a newline, blank or comment.
-func (l *goLexer) atSpace(c byte) bool {
-	return c == '\n' || c == ' ' || c == '\t' || c == '\r' ||
-		c == '/' && l.pos+1 < len(l.data) && (l.data[l.pos+1] == '/' || l.data[l.pos+1] == '*')
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
+
+// atNumber reports whether c at l.pos starts a number.
+func (l *goLexer) atNumber(c byte) bool {
+	return isDigit(c) || c == '.' && l.pos+1 < len(l.data) && isDigit(l.data[l.pos+1])
 }
 
-// space consumes one newline, blank or comment starting with c at l.pos.
-// It returns an automatic semicolon and true when the newline (or a
-// newline inside a general comment) ends a statement.
-func (l *goLexer) space(c byte) (goTok, bool) {
-	switch {
-	case c == '\n':
-		l.pos++
-		l.line++
-		if l.semi {
-			l.semi = false
-			return goTok{kind: ';', line: l.line - 1}, true
-		}
-	case c == ' ' || c == '\t' || c == '\r':
-		l.pos++
-	case l.data[l.pos+1] == '/':
-		for l.pos < len(l.data) && l.data[l.pos] != '\n' {
-			l.pos++
-		}
-	default:
+// atComment reports whether c at l.pos starts a comment.
+func (l *goLexer) atComment(c byte) bool {
+	return c == '/' && l.pos+1 < len(l.data) && (l.data[l.pos+1] == '/' || l.data[l.pos+1] == '*')
+}
+
+// comment consumes the comment at l.pos. It returns an automatic semicolon
+// and true when a newline inside a general comment ends a statement.
+func (l *goLexer) comment() (goTok, bool) {
+	if l.data[l.pos+1] == '*' {
 		return l.generalComment()
+	}
+	for l.pos < len(l.data) && l.data[l.pos] != '\n' {
+		l.pos++
 	}
 	return goTok{}, false
 }
@@ -155,18 +169,8 @@ func (l *goLexer) number(start, line int) goTok {
 	return goTok{kind: 'n', text: l.data[start:l.pos], line: line}
 }
 
-// ident scans an identifier or keyword.
-func (l *goLexer) ident(start, line int) goTok {
-	for l.pos < len(l.data) && isGoIdentByte(l.data[l.pos]) {
-		l.pos++
-	}
-	word := l.data[start:l.pos]
-	l.semi = !goKeyword(word)
-	return goTok{kind: 'i', text: word, line: line}
-}
-
-// punct scans one punctuation byte c (or ++ and --).
-func (l *goLexer) punct(c byte, start, line int) goTok {
+// punct consumes one punctuation byte c (or ++ and --).
+func (l *goLexer) punct(c byte) {
 	l.pos++
 	switch c {
 	case ')', ']', '}':
@@ -179,7 +183,6 @@ func (l *goLexer) punct(c byte, start, line int) goTok {
 	default:
 		l.semi = false
 	}
-	return goTok{kind: c, text: l.data[start:l.pos], line: line}
 }
 
 // goKeyword reports keywords after which a newline does not end a
