@@ -37,6 +37,11 @@ func (l *goLexer) next() goTok {
 	for l.pos < len(l.data) {
 		c := l.data[l.pos]
 		switch {
+		// Blanks, newlines and identifiers, the commonest cases, stay here
+		// rather than in calls.
+		case isBlank(c):
+			l.pos++
+			continue
 		case c == '\n':
 			l.pos++
 			l.line++
@@ -45,68 +50,20 @@ func (l *goLexer) next() goTok {
 				return goTok{kind: ';', line: l.line - 1}
 			}
 			continue
-		case c == ' ' || c == '\t' || c == '\r':
-			l.pos++
-			continue
-		case c == '/' && l.pos+1 < len(l.data) && l.data[l.pos+1] == '/':
-			for l.pos < len(l.data) && l.data[l.pos] != '\n' {
-				l.pos++
-			}
-			continue
-		case c == '/' && l.pos+1 < len(l.data) && l.data[l.pos+1] == '*':
-			l.pos += 2
-			newline := false
-			for l.pos < len(l.data) && !(l.data[l.pos] == '*' && l.pos+1 < len(l.data) && l.data[l.pos+1] == '/') {
-				if l.data[l.pos] == '\n' {
-					l.line++
-					newline = true
-				}
-				l.pos++
-			}
-			l.pos += 2
-			if newline && l.semi {
-				l.semi = false
-				return goTok{kind: ';', line: l.line}
+		case l.atComment(c):
+			if t, ok := l.comment(); ok {
+				return t
 			}
 			continue
 		}
 		start, line := l.pos, l.line
 		switch {
 		case c == '"' || c == '\'':
-			l.pos++
-			for l.pos < len(l.data) && l.data[l.pos] != c && l.data[l.pos] != '\n' {
-				if l.data[l.pos] == '\\' {
-					l.pos++
-				}
-				l.pos++
-			}
-			if l.pos < len(l.data) && l.data[l.pos] == c {
-				l.pos++
-			}
-			l.pos = min(l.pos, len(l.data))
-			l.semi = true
-			kind := byte('s')
-			if c == '\'' {
-				kind = 'r'
-			}
-			return goTok{kind: kind, text: l.data[start:l.pos], line: line}
+			return l.quoted(c, start, line)
 		case c == '`':
-			l.pos++
-			for l.pos < len(l.data) && l.data[l.pos] != '`' {
-				if l.data[l.pos] == '\n' {
-					l.line++
-				}
-				l.pos++
-			}
-			l.pos = min(l.pos+1, len(l.data))
-			l.semi = true
-			return goTok{kind: 's', text: l.data[start:l.pos], line: line}
-		case isDigit(c) || c == '.' && l.pos+1 < len(l.data) && isDigit(l.data[l.pos+1]):
-			for l.pos < len(l.data) && (isGoIdentByte(l.data[l.pos]) || l.data[l.pos] == '.') {
-				l.pos++
-			}
-			l.semi = true
-			return goTok{kind: 'n', text: l.data[start:l.pos], line: line}
+			return l.rawString(start, line)
+		case l.atNumber(c):
+			return l.number(start, line)
 		case isGoIdentByte(c):
 			for l.pos < len(l.data) && isGoIdentByte(l.data[l.pos]) {
 				l.pos++
@@ -115,18 +72,7 @@ func (l *goLexer) next() goTok {
 			l.semi = !goKeyword(word)
 			return goTok{kind: 'i', text: word, line: line}
 		}
-		l.pos++
-		switch c {
-		case ')', ']', '}':
-			l.semi = true
-		case '+', '-':
-			l.semi = l.pos < len(l.data) && l.data[l.pos] == c
-			if l.semi {
-				l.pos++
-			}
-		default:
-			l.semi = false
-		}
+		l.punct(c)
 		return goTok{kind: c, text: l.data[start:l.pos], line: line}
 	}
 	if l.semi {
@@ -134,6 +80,109 @@ func (l *goLexer) next() goTok {
 		return goTok{kind: ';', line: l.line}
 	}
 	return goTok{line: l.line}
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
+
+// atNumber reports whether c at l.pos starts a number.
+func (l *goLexer) atNumber(c byte) bool {
+	return isDigit(c) || c == '.' && l.pos+1 < len(l.data) && isDigit(l.data[l.pos+1])
+}
+
+// atComment reports whether c at l.pos starts a comment.
+func (l *goLexer) atComment(c byte) bool {
+	return c == '/' && l.pos+1 < len(l.data) && (l.data[l.pos+1] == '/' || l.data[l.pos+1] == '*')
+}
+
+// comment consumes the comment at l.pos. It returns an automatic semicolon
+// and true when a newline inside a general comment ends a statement.
+func (l *goLexer) comment() (goTok, bool) {
+	if l.data[l.pos+1] == '*' {
+		return l.generalComment()
+	}
+	for l.pos < len(l.data) && l.data[l.pos] != '\n' {
+		l.pos++
+	}
+	return goTok{}, false
+}
+
+// generalComment consumes a /* */ comment at l.pos.
+func (l *goLexer) generalComment() (goTok, bool) {
+	l.pos += 2
+	newline := false
+	for l.pos < len(l.data) && !(l.data[l.pos] == '*' && l.pos+1 < len(l.data) && l.data[l.pos+1] == '/') {
+		if l.data[l.pos] == '\n' {
+			l.line++
+			newline = true
+		}
+		l.pos++
+	}
+	l.pos += 2
+	if newline && l.semi {
+		l.semi = false
+		return goTok{kind: ';', line: l.line}, true
+	}
+	return goTok{}, false
+}
+
+// quoted scans a string or rune literal opened by quote c.
+func (l *goLexer) quoted(c byte, start, line int) goTok {
+	l.pos++
+	for l.pos < len(l.data) && l.data[l.pos] != c && l.data[l.pos] != '\n' {
+		if l.data[l.pos] == '\\' {
+			l.pos++
+		}
+		l.pos++
+	}
+	if l.pos < len(l.data) && l.data[l.pos] == c {
+		l.pos++
+	}
+	l.pos = min(l.pos, len(l.data))
+	l.semi = true
+	kind := byte('s')
+	if c == '\'' {
+		kind = 'r'
+	}
+	return goTok{kind: kind, text: l.data[start:l.pos], line: line}
+}
+
+// rawString scans a `raw string`.
+func (l *goLexer) rawString(start, line int) goTok {
+	l.pos++
+	for l.pos < len(l.data) && l.data[l.pos] != '`' {
+		if l.data[l.pos] == '\n' {
+			l.line++
+		}
+		l.pos++
+	}
+	l.pos = min(l.pos+1, len(l.data))
+	l.semi = true
+	return goTok{kind: 's', text: l.data[start:l.pos], line: line}
+}
+
+// number scans a numeric literal.
+func (l *goLexer) number(start, line int) goTok {
+	for l.pos < len(l.data) && (isGoIdentByte(l.data[l.pos]) || l.data[l.pos] == '.') {
+		l.pos++
+	}
+	l.semi = true
+	return goTok{kind: 'n', text: l.data[start:l.pos], line: line}
+}
+
+// punct consumes one punctuation byte c (or ++ and --).
+func (l *goLexer) punct(c byte) {
+	l.pos++
+	switch c {
+	case ')', ']', '}':
+		l.semi = true
+	case '+', '-':
+		l.semi = l.pos < len(l.data) && l.data[l.pos] == c
+		if l.semi {
+			l.pos++
+		}
+	default:
+		l.semi = false
+	}
 }
 
 // goKeyword reports keywords after which a newline does not end a
@@ -279,44 +328,61 @@ func goSpec(kw string, toks []goTok, out parsed) parsed {
 	}
 	switch kw {
 	case "import":
-		for _, t := range toks {
-			if t.kind == 's' {
-				if s, err := strconv.Unquote(string(t.text)); err == nil {
-					out.imports = append(out.imports, s)
-				}
-				break
-			}
-		}
+		out.imports = goImportSpec(toks, out.imports)
 	case "type":
-		if toks[0].kind != 'i' {
-			return out
-		}
-		i := 1
-		if i+2 < len(toks) && toks[i].kind == '[' && typeParams(toks[i+1], toks[i+2]) {
-			// Skip the type parameters.
-			for i++; i < len(toks) && !(toks[i].kind == ']' && toks[i].depth == 0); i++ {
-			}
-			i++
-		}
-		if i < len(toks) && toks[i].kind == '=' {
-			i++
-		}
-		kind := "type"
-		if i < len(toks) && toks[i].kind == 'i' && string(toks[i].text) == "interface" {
-			kind = "interface"
-		}
-		out.symbols = append(out.symbols, Symbol{Name: string(toks[0].text), Kind: kind, Line: toks[0].line})
+		out.symbols = goTypeSpec(toks, out.symbols)
 	case "var", "const":
-		for i := 0; i < len(toks) && toks[i].kind == 'i'; i += 2 {
-			if name := string(toks[i].text); name != "_" && token.IsExported(name) {
-				out.symbols = append(out.symbols, Symbol{Name: name, Kind: "var", Line: toks[i].line})
-			}
-			if i+1 >= len(toks) || toks[i+1].kind != ',' {
-				break
-			}
-		}
+		out.symbols = goValueSpec(toks, out.symbols)
 	}
 	return out
+}
+
+// goImportSpec appends the path of an import spec.
+func goImportSpec(toks []goTok, imports []string) []string {
+	for _, t := range toks {
+		if t.kind == 's' {
+			if s, err := strconv.Unquote(string(t.text)); err == nil {
+				imports = append(imports, s)
+			}
+			break
+		}
+	}
+	return imports
+}
+
+// goTypeSpec appends the type a non-empty type spec declares.
+func goTypeSpec(toks []goTok, syms []Symbol) []Symbol {
+	if toks[0].kind != 'i' {
+		return syms
+	}
+	i := 1
+	if i+2 < len(toks) && toks[i].kind == '[' && typeParams(toks[i+1], toks[i+2]) {
+		// Skip the type parameters.
+		for i++; i < len(toks) && !(toks[i].kind == ']' && toks[i].depth == 0); i++ {
+		}
+		i++
+	}
+	if i < len(toks) && toks[i].kind == '=' {
+		i++
+	}
+	kind := "type"
+	if i < len(toks) && toks[i].kind == 'i' && string(toks[i].text) == "interface" {
+		kind = "interface"
+	}
+	return append(syms, Symbol{Name: string(toks[0].text), Kind: kind, Line: toks[0].line})
+}
+
+// goValueSpec appends the exported names a var or const spec declares.
+func goValueSpec(toks []goTok, syms []Symbol) []Symbol {
+	for i := 0; i < len(toks) && toks[i].kind == 'i'; i += 2 {
+		if name := string(toks[i].text); name != "_" && token.IsExported(name) {
+			syms = append(syms, Symbol{Name: name, Kind: "var", Line: toks[i].line})
+		}
+		if i+1 >= len(toks) || toks[i+1].kind != ',' {
+			break
+		}
+	}
+	return syms
 }
 
 // typeParams tells "type T[P any] ..." (a parameter name followed by a

@@ -136,24 +136,10 @@ func (m *Map) File(p string) (File, bool) {
 // common dir (or the user cache dir outside git) keyed by the tree state.
 func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 	start := time.Now()
-	if opts.MaxFileBytes <= 0 {
-		opts.MaxFileBytes = DefaultMaxFileBytes
-	}
-	if opts.Workers <= 0 {
-		opts.Workers = runtime.GOMAXPROCS(0)
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	abs, err := filepath.Abs(root)
+	opts, log := buildDefaults(opts)
+	abs, err := repoDir(root)
 	if err != nil {
-		return nil, fmt.Errorf("resolving %s: %w", root, err)
-	}
-	if st, err := os.Stat(abs); err != nil {
-		return nil, fmt.Errorf("opening repository %s: %w", root, err)
-	} else if !st.IsDir() {
-		return nil, fmt.Errorf("opening repository %s: not a directory", root)
+		return nil, err
 	}
 
 	var git *gitInfo
@@ -161,27 +147,11 @@ func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 		git = findGit(ctx, abs)
 	}
 
-	var (
-		files []string
-		key   string
-		cache string
-	)
-	switch {
-	case git != nil && !opts.NoCache && opts.Key != "":
-		key = opts.Key
-	case git != nil && !opts.NoCache:
-		key, err = gitStateKey(ctx, abs, git, opts)
-		if err != nil {
-			log.Debug("repomap: no cache key", "err", err)
-		}
-	case git == nil:
-		if files, err = listWalk(ctx, abs); err != nil {
-			return nil, err
-		}
-		if !opts.NoCache {
-			key = statKey(abs, files, opts)
-		}
+	files, key, err := buildKey(ctx, abs, git, opts, log)
+	if err != nil {
+		return nil, err
 	}
+	var cache string
 	if !opts.NoCache && key != "" {
 		cache = cacheDir(abs, git, opts)
 		if m, err := loadCache(cache, key); err == nil {
@@ -212,6 +182,57 @@ func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 	}
 	log.Debug("repomap: built", "files", len(m.Entries), "listed", m.Listed, "took", time.Since(start))
 	return checkEmpty(root, m)
+}
+
+// buildDefaults fills in Build's unset options and its logger.
+func buildDefaults(opts Options) (Options, *slog.Logger) {
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return opts, log
+}
+
+// repoDir returns root's absolute path, checking it is a directory.
+func repoDir(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s: %w", root, err)
+	}
+	if st, err := os.Stat(abs); err != nil {
+		return "", fmt.Errorf("opening repository %s: %w", root, err)
+	} else if !st.IsDir() {
+		return "", fmt.Errorf("opening repository %s: not a directory", root)
+	}
+	return abs, nil
+}
+
+// buildKey returns the cache key for the tree at abs ("" when there is
+// none) and, outside git, the walked file list the key was computed from.
+func buildKey(ctx context.Context, abs string, git *gitInfo, opts Options, log *slog.Logger) (files []string, key string, err error) {
+	switch {
+	case git != nil && !opts.NoCache && opts.Key != "":
+		key = opts.Key
+	case git != nil && !opts.NoCache:
+		key, err = gitStateKey(ctx, abs, git, opts)
+		if err != nil {
+			log.Debug("repomap: no cache key", "err", err)
+		}
+	case git == nil:
+		if files, err = listWalk(ctx, abs); err != nil {
+			return nil, "", err
+		}
+		if !opts.NoCache {
+			key = statKey(abs, files, opts)
+		}
+	}
+	return files, key, nil
 }
 
 // StateKey returns the key identifying root's current tree state (what

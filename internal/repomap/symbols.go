@@ -59,110 +59,154 @@ var (
 	pyMainGuard = regexp.MustCompile(`^if\s+__name__\s*==\s*["']__main__["']`)
 )
 
-func parsePython(data []byte) parsed {
-	var out parsed
+// pyParser holds parsePython's state between lines.
+type pyParser struct {
+	out parsed
 	// classes tracks the indentation of enclosing classes, so defs below a
 	// class are recorded as its methods.
-	type open struct {
-		indent int
-		name   string
+	classes     []pyClassOpen
+	inFromParen bool
+	fromMod     string
+}
+
+type pyClassOpen struct {
+	indent int
+	name   string
+}
+
+func parsePython(data []byte) parsed {
+	var p pyParser
+	eachLine(data, p.line)
+	return p.out
+}
+
+// line reads line n.
+func (p *pyParser) line(n int, line []byte) {
+	if p.inFromParen {
+		p.fromContinuation(line)
+		return
 	}
-	var classes []open
-	inFromParen := false
-	var fromMod string
-	eachLine(data, func(n int, line []byte) {
-		if inFromParen {
-			// Continuation of "from x import (a, b," – names only.
-			s := string(line)
-			end := strings.Contains(s, ")")
-			s = strings.SplitN(s, ")", 2)[0]
-			for _, name := range strings.Split(s, ",") {
-				name = strings.TrimSpace(strings.SplitN(strings.TrimSpace(name), " ", 2)[0])
-				if name != "" && !strings.HasPrefix(name, "#") {
-					out.imports = append(out.imports, fromMod+":"+name)
-				}
-			}
-			inFromParen = !end
-			return
+	trimmed := bytes.TrimLeft(line, " \t")
+	if len(trimmed) == 0 || trimmed[0] == '#' {
+		return
+	}
+	indent := len(line) - len(trimmed)
+	for len(p.classes) > 0 && indent <= p.classes[len(p.classes)-1].indent {
+		p.classes = p.classes[:len(p.classes)-1]
+	}
+	if p.statement(n, line, trimmed, indent) {
+		return
+	}
+	if indent == 0 && bytes.IndexByte(line, '=') > 0 {
+		if m := pyAssign.FindSubmatch(line); m != nil {
+			p.out.symbols = append(p.out.symbols, Symbol{Name: string(m[1]), Kind: "var", Line: n})
 		}
-		trimmed := bytes.TrimLeft(line, " \t")
-		if len(trimmed) == 0 || trimmed[0] == '#' {
-			return
+	}
+}
+
+// fromContinuation reads a continuation of "from x import (a, b," – names
+// only.
+func (p *pyParser) fromContinuation(line []byte) {
+	s := string(line)
+	end := strings.Contains(s, ")")
+	s = strings.SplitN(s, ")", 2)[0]
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(strings.SplitN(strings.TrimSpace(name), " ", 2)[0])
+		if name != "" && !strings.HasPrefix(name, "#") {
+			p.out.imports = append(p.out.imports, p.fromMod+":"+name)
 		}
-		indent := len(line) - len(trimmed)
-		for len(classes) > 0 && indent <= classes[len(classes)-1].indent {
-			classes = classes[:len(classes)-1]
+	}
+	p.inFromParen = !end
+}
+
+// statement records a def, class, import, from or __main__ guard on line
+// n, reporting whether it found one.
+func (p *pyParser) statement(n int, line, trimmed []byte, indent int) bool {
+	switch trimmed[0] {
+	// Cheap prefix tests keep the regular expressions off most lines.
+	case 'd', 'a':
+		if bytes.HasPrefix(trimmed, []byte("def")) || bytes.HasPrefix(trimmed, []byte("async")) {
+			return p.def(n, line)
 		}
-		switch trimmed[0] {
-		// Cheap prefix tests keep the regular expressions off most lines.
-		case 'd', 'a':
-			if !bytes.HasPrefix(trimmed, []byte("def")) && !bytes.HasPrefix(trimmed, []byte("async")) {
-				break
-			}
-			if m := pyDef.FindSubmatch(line); m != nil {
-				s := Symbol{Name: string(m[2]), Kind: "func", Line: n}
-				if len(classes) > 0 {
-					s.Kind, s.Parent = "method", classes[len(classes)-1].name
-				}
-				out.symbols = append(out.symbols, s)
-				return
-			}
-		case 'c':
-			if !bytes.HasPrefix(trimmed, []byte("class")) {
-				break
-			}
-			if m := pyClass.FindSubmatch(line); m != nil {
-				s := Symbol{Name: string(m[2]), Kind: "class", Line: n}
-				if len(classes) > 0 {
-					s.Parent = classes[len(classes)-1].name
-				}
-				out.symbols = append(out.symbols, s)
-				classes = append(classes, open{indent, s.Name})
-				return
-			}
-		case 'i':
-			if bytes.HasPrefix(trimmed, []byte("import ")) {
-				if m := pyImport.FindSubmatch(line); m != nil {
-					for _, part := range strings.Split(string(m[1]), ",") {
-						f := strings.Fields(part)
-						if len(f) > 0 && !strings.HasPrefix(f[0], "#") {
-							out.imports = append(out.imports, f[0])
-						}
-					}
-					return
-				}
-			}
-			if indent == 0 && bytes.HasPrefix(trimmed, []byte("if")) && pyMainGuard.Match(line) {
-				out.isMain = true
-				return
-			}
-		case 'f':
-			if !bytes.HasPrefix(trimmed, []byte("from")) {
-				break
-			}
-			if m := pyFrom.FindSubmatch(line); m != nil {
-				mod := string(m[1])
-				rest := string(m[2])
-				if strings.Contains(string(trimmed), "(") && !strings.Contains(rest, ")") {
-					inFromParen, fromMod = true, mod
-				}
-				rest = strings.SplitN(rest, ")", 2)[0]
-				for _, name := range strings.Split(rest, ",") {
-					name = strings.TrimSpace(strings.SplitN(strings.TrimSpace(name), " ", 2)[0])
-					if name != "" && name != "\\" {
-						out.imports = append(out.imports, mod+":"+name)
-					}
-				}
-				return
-			}
+	case 'c':
+		if bytes.HasPrefix(trimmed, []byte("class")) {
+			return p.class(n, line, indent)
 		}
-		if indent == 0 && bytes.IndexByte(line, '=') > 0 {
-			if m := pyAssign.FindSubmatch(line); m != nil {
-				out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "var", Line: n})
-			}
+	case 'i':
+		if bytes.HasPrefix(trimmed, []byte("import ")) && p.importLine(line) {
+			return true
 		}
-	})
-	return out
+		if indent == 0 && bytes.HasPrefix(trimmed, []byte("if")) && pyMainGuard.Match(line) {
+			p.out.isMain = true
+			return true
+		}
+	case 'f':
+		if bytes.HasPrefix(trimmed, []byte("from")) {
+			return p.fromLine(line, trimmed)
+		}
+	}
+	return false
+}
+
+func (p *pyParser) def(n int, line []byte) bool {
+	m := pyDef.FindSubmatch(line)
+	if m == nil {
+		return false
+	}
+	s := Symbol{Name: string(m[2]), Kind: "func", Line: n}
+	if len(p.classes) > 0 {
+		s.Kind, s.Parent = "method", p.classes[len(p.classes)-1].name
+	}
+	p.out.symbols = append(p.out.symbols, s)
+	return true
+}
+
+func (p *pyParser) class(n int, line []byte, indent int) bool {
+	m := pyClass.FindSubmatch(line)
+	if m == nil {
+		return false
+	}
+	s := Symbol{Name: string(m[2]), Kind: "class", Line: n}
+	if len(p.classes) > 0 {
+		s.Parent = p.classes[len(p.classes)-1].name
+	}
+	p.out.symbols = append(p.out.symbols, s)
+	p.classes = append(p.classes, pyClassOpen{indent, s.Name})
+	return true
+}
+
+func (p *pyParser) importLine(line []byte) bool {
+	m := pyImport.FindSubmatch(line)
+	if m == nil {
+		return false
+	}
+	for _, part := range strings.Split(string(m[1]), ",") {
+		f := strings.Fields(part)
+		if len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+			p.out.imports = append(p.out.imports, f[0])
+		}
+	}
+	return true
+}
+
+func (p *pyParser) fromLine(line, trimmed []byte) bool {
+	m := pyFrom.FindSubmatch(line)
+	if m == nil {
+		return false
+	}
+	mod := string(m[1])
+	rest := string(m[2])
+	if strings.Contains(string(trimmed), "(") && !strings.Contains(rest, ")") {
+		p.inFromParen, p.fromMod = true, mod
+	}
+	rest = strings.SplitN(rest, ")", 2)[0]
+	for _, name := range strings.Split(rest, ",") {
+		name = strings.TrimSpace(strings.SplitN(strings.TrimSpace(name), " ", 2)[0])
+		if name != "" && name != "\\" {
+			p.out.imports = append(p.out.imports, mod+":"+name)
+		}
+	}
+	return true
 }
 
 var (
