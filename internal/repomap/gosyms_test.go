@@ -6,9 +6,9 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,8 +23,13 @@ func TestParseGoMatchesParser(t *testing.T) {
 	if dir := os.Getenv("PLANEX_GOSYMS_ROOT"); dir != "" {
 		roots = []string{dir}
 	} else {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			t.Fatalf("go env GOROOT: %v", err)
+		}
+		goroot := strings.TrimSpace(string(out))
 		for _, d := range []string{"go", "net/http", "strconv", "slices", "encoding/json", "runtime"} {
-			roots = append(roots, filepath.Join(runtime.GOROOT(), "src", d))
+			roots = append(roots, filepath.Join(goroot, "src", d))
 		}
 	}
 	files := 0
