@@ -393,8 +393,8 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 	}
 	// The task's commit must sit directly on the wave's base; its diff is
 	// the task's change (the scope is checked again when it is integrated).
-	parent, err := r.Repo.Parent(ctx, res.Commit)
-	if err != nil || parent != m.Base {
+	parents, err := r.Repo.Parents(ctx, res.Commit)
+	if err != nil || len(parents) != 1 || parents[0] != m.Base {
 		o.Status, o.Error = plan.StatusFailed, fmt.Sprintf("its result commit %s does not start from the wave's base %s", abbrev.SHA(res.Commit), abbrev.SHA(m.Base))
 		return o, true, nil
 	}

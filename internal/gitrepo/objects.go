@@ -86,12 +86,3 @@ func (r *Repo) FileAt(ctx context.Context, commit, p string) (f TreeFile, ok boo
 	}
 	return TreeFile{}, false, nil
 }
-
-// Blob returns a blob's content.
-func (r *Repo) Blob(ctx context.Context, sha string) ([]byte, error) {
-	out, err := r.Git(ctx, "", "cat-file", "blob", sha)
-	if err != nil {
-		return nil, fmt.Errorf("reading blob %s: %w", sha, err)
-	}
-	return []byte(out), nil
-}

@@ -39,9 +39,9 @@ func TestFileAtAndBlob(t *testing.T) {
 		if tc.typ != "blob" {
 			continue
 		}
-		b, err := r.Blob(ctx, f.Object)
+		b, err := r.ReadBlob(ctx, f.Object)
 		if err != nil || string(b) != tc.content {
-			t.Errorf("Blob(%s) = %q, %v; want %q", tc.path, b, err, tc.content)
+			t.Errorf("ReadBlob(%s) = %q, %v; want %q", tc.path, b, err, tc.content)
 		}
 	}
 	// Neither a missing path nor a prefix of a file's name is an entry.
@@ -53,7 +53,7 @@ func TestFileAtAndBlob(t *testing.T) {
 	if _, _, err := r.FileAt(ctx, "0000000000000000000000000000000000000000", "README.md"); err == nil {
 		t.Error("FileAt of a commit that does not exist: no error")
 	}
-	if _, err := r.Blob(ctx, "0000000000000000000000000000000000000000"); err == nil {
+	if _, err := r.ReadBlob(ctx, "0000000000000000000000000000000000000000"); err == nil {
 		t.Error("Blob of an object that does not exist: no error")
 	}
 }

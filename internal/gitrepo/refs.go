@@ -41,15 +41,6 @@ func (r *Repo) NoteCommit(ctx context.Context, parent, message string) (string, 
 	return strings.TrimSpace(out), nil
 }
 
-// Parent is the first parent of a commit.
-func (r *Repo) Parent(ctx context.Context, sha string) (string, error) {
-	out, err := r.Git(ctx, "", "rev-parse", "--verify", "--quiet", sha+"^")
-	if err != nil {
-		return "", fmt.Errorf("finding the parent of %s: %w", abbrev.SHA(sha), err)
-	}
-	return strings.TrimSpace(out), nil
-}
-
 // DiffText is the unified diff of head against its merge base with base,
 // as a pull request from head into base shows it.
 func (r *Repo) DiffText(ctx context.Context, base, head string) (string, error) {

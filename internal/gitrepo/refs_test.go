@@ -21,7 +21,7 @@ func TestRefsNotesAndDiffs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := r.Parent(ctx, note); err != nil || p != base {
+	if p, err := r.Parents(ctx, note); err != nil || len(p) != 1 || p[0] != base {
 		t.Errorf("Parent(note) = %q, %v; want %s", p, err, base)
 	}
 	tb, _ := r.TreeOf(ctx, base)
@@ -45,7 +45,7 @@ func TestRefsNotesAndDiffs(t *testing.T) {
 	if err := r.SetRef(ctx, ref, ""); err != nil {
 		t.Errorf("deleting a missing ref: %v", err)
 	}
-	if _, err := r.Parent(ctx, "0123456789012345678901234567890123456789"); err == nil {
+	if _, err := r.Parents(ctx, "0123456789012345678901234567890123456789"); err == nil {
 		t.Error("Parent of a missing commit succeeded")
 	}
 

@@ -32,7 +32,7 @@ const maxFileBytes = 1 << 20
 // Tree reads files of a commit's tree; *gitrepo.Repo has it.
 type Tree interface {
 	FileAt(ctx context.Context, commit, path string) (gitrepo.TreeFile, bool, error)
-	Blob(ctx context.Context, sha string) ([]byte, error)
+	ReadBlob(ctx context.Context, sha string) ([]byte, error)
 }
 
 // Doc is one guidance file as an agent sees it.
@@ -79,7 +79,7 @@ func readBlob(ctx context.Context, g Tree, commit, p string, links int) ([]byte,
 	if !ok || f.Type != "blob" || f.Size < 0 || f.Size > maxFileBytes {
 		return nil, nil
 	}
-	blob, err := g.Blob(ctx, f.Object)
+	blob, err := g.ReadBlob(ctx, f.Object)
 	if err != nil {
 		return nil, err
 	}
