@@ -25,6 +25,22 @@ var neverPass = []string{
 	"BASH_ENV", "ENV",
 }
 
+// planexCredentials are the GitHub and Actions credentials planex itself
+// holds: no configuration may hand them on to a process an agent reaches.
+var planexCredentials = []string{"GITHUB_TOKEN", "GH_TOKEN", "INPUT_*", "ACTIONS_*"}
+
+// IsPlanexCredential reports whether name is one of planex's own GitHub
+// or Actions credentials (the token it pushes and comments with).
+func IsPlanexCredential(name string) bool {
+	up := strings.ToUpper(name)
+	for _, p := range planexCredentials {
+		if ok, _ := path.Match(p, up); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // IsSecretEnv reports whether an environment variable name looks like a
 // secret that agents must not see.
 func IsSecretEnv(name string) bool {

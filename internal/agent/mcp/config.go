@@ -16,6 +16,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/planexhq/planex/internal/agent"
 )
 
 // Server types.
@@ -172,8 +174,13 @@ func expandAll(in map[string]string, field string, lookup func(string) (string, 
 	out := make(map[string]string, len(in))
 	for k, v := range in {
 		var missing []string
+		var guarded string
 		out[k] = varRef.ReplaceAllStringFunc(v, func(ref string) string {
 			m := varRef.FindStringSubmatch(ref)
+			if agent.IsPlanexCredential(m[1]) {
+				guarded = m[1]
+				return ""
+			}
 			if val, ok := lookup(m[1]); ok && val != "" {
 				return val
 			}
@@ -183,6 +190,11 @@ func expandAll(in map[string]string, field string, lookup func(string) (string, 
 			missing = append(missing, m[1])
 			return ""
 		})
+		if guarded != "" {
+			// With a CLI agent the expanded value lands in a file the
+			// agent's shell can read: planex's own token never goes there.
+			return nil, fmt.Errorf("%s.%s: ${%s} is planex's own GitHub credential, which no MCP server gets; give the server a token of its own under another name", field, k, guarded)
+		}
 		if len(missing) > 0 {
 			return nil, fmt.Errorf("%s.%s: ${%s} is not set in planex's environment", field, k, missing[0])
 		}

@@ -27,7 +27,7 @@ func env(vars map[string]string) func(string) (string, bool) {
 }
 
 func TestParse(t *testing.T) {
-	lookup := env(map[string]string{"TRACKER_TOKEN": "s3cret-value", "HOST": "tracker.example"})
+	lookup := env(map[string]string{"TRACKER_TOKEN": "s3cret-value", "HOST": "tracker.example", "GITHUB_TOKEN": "ghs_planex_job_token"})
 	c, err := mcp.Parse([]byte(`{"mcpServers": {
 		"tracker": {"type": "http", "url": "https://tracker.example/mcp", "headers": {"Authorization": "Bearer ${TRACKER_TOKEN}"}},
 		"docs": {"command": "npx", "args": ["-y", "docs-server"], "env": {"DOCS_HOST": "${HOST}", "MODE": "${MODE:-fast}", "PLAIN": "x"}, "timeout": 5}
@@ -59,6 +59,11 @@ func TestParse(t *testing.T) {
 		{`{"mcpServers": {"a": {"type": "ws", "url": "https://x"}}}`, `unknown type "ws"`},
 		{`{"mcpServers": {"a": {"command": "x", "env": {"K": "${MISSING}"}}}}`, `server "a": env.K: ${MISSING} is not set`},
 		{`{"mcpServers": {"a": {"type": "http", "url": "https://x", "headers": {"H": "${NOPE}"}}}}`, `headers.H: ${NOPE} is not set`},
+		// A configuration (a repository file, say) that tries to hand
+		// planex's own token to a server is refused, set or not.
+		{`{"mcpServers": {"a": {"command": "x", "env": {"T": "${GITHUB_TOKEN}"}}}}`, `env.T: ${GITHUB_TOKEN} is planex's own GitHub credential`},
+		{`{"mcpServers": {"a": {"type": "http", "url": "https://x", "headers": {"Authorization": "Bearer ${INPUT_GITHUB-TOKEN:-x}${GH_TOKEN}"}}}}`, `${GH_TOKEN} is planex's own GitHub credential`},
+		{`{"mcpServers": {"a": {"command": "x", "env": {"R": "${ACTIONS_RUNTIME_TOKEN:-none}"}}}}`, `${ACTIONS_RUNTIME_TOKEN} is planex's own`},
 	}
 	for _, b := range bad {
 		_, err := mcp.Parse([]byte(b.doc), "f.json", lookup)
