@@ -113,17 +113,8 @@ func fakeID(seed string) int64 {
 	return n
 }
 
-func getWorkflowRun(f *Fake, c *call, r *repoState) *apiError {
-	id, e := c.int64Param("run_id")
-	if e != nil {
-		return e
-	}
-	run, ok := r.runs[id]
-	if !ok {
-		return errNotFound()
-	}
-	c.json(http.StatusOK, f.runJSON(c, r, run))
-	return nil
+func (f *Fake) runFor(c *call, r *repoState) (WorkflowRun, *apiError) {
+	return lookup(c, "run_id", r.runs)
 }
 
 // statusValues are the values of the status query parameter that name a
@@ -152,11 +143,7 @@ func listWorkflowRuns(f *Fake, c *call, r *repoState) *apiError {
 		}
 		return out[a].ID > out[b].ID
 	})
-	page := paginate(c, out)
-	runs := make([]obj, 0, len(page))
-	for _, run := range page {
-		runs = append(runs, f.runJSON(c, r, run))
-	}
+	runs := pageJSON(c, out, func(run WorkflowRun) obj { return f.runJSON(c, r, run) })
 	c.json(http.StatusOK, obj{"total_count": len(out), "workflow_runs": runs})
 	return nil
 }
@@ -189,19 +176,11 @@ func (f *Fake) jobJSON(c *call, r *repoState, run WorkflowRun, j WorkflowJob) ob
 
 // listRunJobs lists the jobs of a workflow run.
 func listRunJobs(f *Fake, c *call, r *repoState) *apiError {
-	id, e := c.int64Param("run_id")
+	run, e := f.runFor(c, r)
 	if e != nil {
 		return e
 	}
-	run, ok := r.runs[id]
-	if !ok {
-		return errNotFound()
-	}
-	page := paginate(c, run.Jobs)
-	jobs := make([]obj, 0, len(page))
-	for _, j := range page {
-		jobs = append(jobs, f.jobJSON(c, r, run, j))
-	}
+	jobs := pageJSON(c, run.Jobs, func(j WorkflowJob) obj { return f.jobJSON(c, r, run, j) })
 	c.json(http.StatusOK, obj{"total_count": len(run.Jobs), "jobs": jobs})
 	return nil
 }

@@ -652,14 +652,6 @@ type call struct {
 
 func (c *call) param(name string) string { return c.m.params[name] }
 
-func (c *call) intParam(name string) (int, *apiError) {
-	n, err := strconv.Atoi(c.m.params[name])
-	if err != nil {
-		return 0, errNotFound()
-	}
-	return n, nil
-}
-
 func (c *call) int64Param(name string) (int64, *apiError) {
 	n, err := strconv.ParseInt(c.m.params[name], 10, 64)
 	if err != nil {

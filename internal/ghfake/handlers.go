@@ -12,6 +12,42 @@ import (
 
 type handler func(f *Fake, c *call, r *repoState) *apiError
 
+// finder looks up the object a request's path names, such as
+// (*Fake).issueFor.
+type finder[T any] func(f *Fake, c *call, r *repoState) (T, *apiError)
+
+// on makes a handler of h, which acts on the object find looks up.
+func on[T any](find finder[T], h func(f *Fake, c *call, r *repoState, v T) *apiError) handler {
+	return func(f *Fake, c *call, r *repoState) *apiError {
+		v, e := find(f, c, r)
+		if e != nil {
+			return e
+		}
+		return h(f, c, r, v)
+	}
+}
+
+// show makes a handler that answers with the object find looks up, as
+// render renders it.
+func show[T any](find finder[T], render func(f *Fake, c *call, r *repoState, v T) obj) handler {
+	return on(find, func(f *Fake, c *call, r *repoState, v T) *apiError {
+		c.json(http.StatusOK, render(f, c, r, v))
+		return nil
+	})
+}
+
+// lookup finds the entry of store that the path parameter param names. An
+// id that is not a number, or that store lacks, is a 404, as on GitHub.
+func lookup[K ~int | ~int64, V any](c *call, param string, store map[K]V) (V, *apiError) {
+	n, err := strconv.ParseInt(c.param(param), 10, 64)
+	v, ok := store[K(n)]
+	if err != nil || !ok {
+		var zero V
+		return zero, errNotFound()
+	}
+	return v, nil
+}
+
 // handlers maps "METHOD /template" (as in routes.txt) to its implementation.
 // Handlers run with f.mu held.
 var handlers = map[string]handler{
@@ -20,17 +56,17 @@ var handlers = map[string]handler{
 	"GET /repos/{owner}/{repo}/collaborators/{username}/permission":                getPermission,
 	"GET /repos/{owner}/{repo}/issues":                                             listIssues,
 	"POST /repos/{owner}/{repo}/issues":                                            createIssue,
-	"GET /repos/{owner}/{repo}/issues/{issue_number}":                              getIssue,
+	"GET /repos/{owner}/{repo}/issues/{issue_number}":                              show((*Fake).issueFor, (*Fake).issueJSON),
 	"PATCH /repos/{owner}/{repo}/issues/{issue_number}":                            editIssue,
 	"GET /repos/{owner}/{repo}/issues/{issue_number}/comments":                     listComments,
 	"POST /repos/{owner}/{repo}/issues/{issue_number}/comments":                    createComment,
-	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}":                       getComment,
+	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}":                       show((*Fake).commentFor, (*Fake).commentJSON),
 	"PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}":                     editComment,
 	"DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}":                    deleteComment,
-	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":             listCommentReactions,
-	"POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":            createCommentReaction,
-	"GET /repos/{owner}/{repo}/issues/{issue_number}/reactions":                    listIssueReactions,
-	"POST /repos/{owner}/{repo}/issues/{issue_number}/reactions":                   createIssueReaction,
+	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":             on((*Fake).commentFor, listReactions),
+	"POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":            on((*Fake).commentFor, createReaction),
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/reactions":                    on((*Fake).issueFor, listReactions),
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/reactions":                   on((*Fake).issueFor, createReaction),
 	"GET /repos/{owner}/{repo}/issues/{issue_number}/labels":                       listIssueLabels,
 	"POST /repos/{owner}/{repo}/issues/{issue_number}/labels":                      addIssueLabels,
 	"PUT /repos/{owner}/{repo}/issues/{issue_number}/labels":                       setIssueLabels,
@@ -47,17 +83,17 @@ var handlers = map[string]handler{
 	"POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers":           requestReviewers,
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews":                        listReviews,
 	"POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews":                       createReview,
-	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}":            getReview,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}":            show((*Fake).reviewFor, (*Fake).reviewJSON),
 	"PUT /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}":            updateReview,
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments":   listReviewCommentsOfReview,
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}/comments":                       listReviewComments,
 	"POST /repos/{owner}/{repo}/pulls/{pull_number}/comments":                      createReviewComment,
 	"POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies": replyReviewComment,
-	"GET /repos/{owner}/{repo}/pulls/comments/{comment_id}":                        getReviewComment,
-	"GET /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":              listReviewCommentReactions,
-	"POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":             createReviewCommentReaction,
+	"GET /repos/{owner}/{repo}/pulls/comments/{comment_id}":                        show((*Fake).reviewCommentFor, (*Fake).reviewCommentJSON),
+	"GET /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":              on((*Fake).reviewCommentFor, listReactions),
+	"POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":             on((*Fake).reviewCommentFor, createReaction),
 	"POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches":        createWorkflowDispatch,
-	"GET /repos/{owner}/{repo}/actions/runs/{run_id}":                              getWorkflowRun,
+	"GET /repos/{owner}/{repo}/actions/runs/{run_id}":                              show((*Fake).runFor, (*Fake).runJSON),
 	"POST /repos/{owner}/{repo}/git/blobs":                                         createBlob,
 	"POST /repos/{owner}/{repo}/git/trees":                                         createTree,
 	"POST /repos/{owner}/{repo}/git/commits":                                       createGitCommit,
@@ -169,15 +205,7 @@ func getPermission(f *Fake, c *call, r *repoState) *apiError {
 // ---- issues ----
 
 func (f *Fake) issueFor(c *call, r *repoState) (*issueState, *apiError) {
-	n, e := c.intParam("issue_number")
-	if e != nil {
-		return nil, e
-	}
-	is := r.issues[n]
-	if is == nil {
-		return nil, errNotFound()
-	}
-	return is, nil
+	return lookup(c, "issue_number", r.issues)
 }
 
 func listIssues(f *Fake, c *call, r *repoState) *apiError {
@@ -223,12 +251,7 @@ func listIssues(f *Fake, c *call, r *repoState) *apiError {
 		}
 	}
 	sortIssues(out, q.Get("sort"), q.Get("direction"))
-	page := paginate(c, out)
-	res := make([]obj, 0, len(page))
-	for _, is := range page {
-		res = append(res, f.issueJSON(c, r, is))
-	}
-	c.json(http.StatusOK, res)
+	c.json(http.StatusOK, pageJSON(c, out, func(is *issueState) obj { return f.issueJSON(c, r, is) }))
 	return nil
 }
 
@@ -276,15 +299,6 @@ func createIssue(f *Fake, c *call, r *repoState) *apiError {
 		}
 	}
 	c.json(http.StatusCreated, f.issueJSON(c, r, is))
-	return nil
-}
-
-func getIssue(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.issueFor(c, r)
-	if e != nil {
-		return e
-	}
-	c.json(http.StatusOK, f.issueJSON(c, r, is))
 	return nil
 }
 
@@ -358,12 +372,7 @@ func listComments(f *Fake, c *call, r *repoState) *apiError {
 	all := sortedComments(r.comments, func(cm *commentState) bool {
 		return cm.issue == is.number && (since.IsZero() || !cm.updated.Before(since))
 	})
-	page := paginate(c, all)
-	out := make([]obj, 0, len(page))
-	for _, cm := range page {
-		out = append(out, f.commentJSON(c, r, cm))
-	}
-	c.json(http.StatusOK, out)
+	c.json(http.StatusOK, pageJSON(c, all, func(cm *commentState) obj { return f.commentJSON(c, r, cm) }))
 	return nil
 }
 
@@ -395,24 +404,7 @@ func createComment(f *Fake, c *call, r *repoState) *apiError {
 }
 
 func (f *Fake) commentFor(c *call, r *repoState) (*commentState, *apiError) {
-	id, e := c.int64Param("comment_id")
-	if e != nil {
-		return nil, e
-	}
-	cm := r.comments[id]
-	if cm == nil {
-		return nil, errNotFound()
-	}
-	return cm, nil
-}
-
-func getComment(f *Fake, c *call, r *repoState) *apiError {
-	cm, e := f.commentFor(c, r)
-	if e != nil {
-		return e
-	}
-	c.json(http.StatusOK, f.commentJSON(c, r, cm))
-	return nil
+	return lookup(c, "comment_id", r.comments)
 }
 
 func editComment(f *Fake, c *call, r *repoState) *apiError {
@@ -458,25 +450,33 @@ func deleteComment(f *Fake, c *call, r *repoState) *apiError {
 
 // ---- reactions ----
 
-func (f *Fake) listReactions(c *call, rs []*reactionState) {
+// reactable is what people react to: an issue (or pull request), an issue
+// comment or a review comment.
+type reactable interface {
+	reactionList() *[]*reactionState
+}
+
+func (i *issueState) reactionList() *[]*reactionState         { return &i.reactions }
+func (c *commentState) reactionList() *[]*reactionState       { return &c.reactions }
+func (c *reviewCommentState) reactionList() *[]*reactionState { return &c.reactions }
+
+// listReactions lists the reactions to v, filtered by content when asked.
+func listReactions[T reactable](f *Fake, c *call, r *repoState, v T) *apiError {
 	content := c.r.URL.Query().Get("content")
 	var keep []*reactionState
-	for _, rc := range rs {
+	for _, rc := range *v.reactionList() {
 		if content == "" || rc.content == content {
 			keep = append(keep, rc)
 		}
 	}
-	page := paginate(c, keep)
-	out := make([]obj, 0, len(page))
-	for _, rc := range page {
-		out = append(out, f.reactionJSON(c, rc))
-	}
-	c.json(http.StatusOK, out)
+	c.json(http.StatusOK, pageJSON(c, keep, func(rc *reactionState) obj { return f.reactionJSON(c, rc) }))
+	return nil
 }
 
-// addReaction answers 200 with the existing reaction when the actor
+// createReaction answers 200 with the existing reaction when the actor
 // already reacted with that content, as GitHub does, and 201 otherwise.
-func (f *Fake) addReaction(c *call, rs *[]*reactionState) *apiError {
+func createReaction[T reactable](f *Fake, c *call, r *repoState, v T) *apiError {
+	rs := v.reactionList()
 	var in struct {
 		Content string `json:"content"`
 	}
@@ -493,40 +493,6 @@ func (f *Fake) addReaction(c *call, rs *[]*reactionState) *apiError {
 	*rs = append(*rs, rc)
 	c.json(http.StatusCreated, f.reactionJSON(c, rc))
 	return nil
-}
-
-func listCommentReactions(f *Fake, c *call, r *repoState) *apiError {
-	cm, e := f.commentFor(c, r)
-	if e != nil {
-		return e
-	}
-	f.listReactions(c, cm.reactions)
-	return nil
-}
-
-func createCommentReaction(f *Fake, c *call, r *repoState) *apiError {
-	cm, e := f.commentFor(c, r)
-	if e != nil {
-		return e
-	}
-	return f.addReaction(c, &cm.reactions)
-}
-
-func listIssueReactions(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.issueFor(c, r)
-	if e != nil {
-		return e
-	}
-	f.listReactions(c, is.reactions)
-	return nil
-}
-
-func createIssueReaction(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.issueFor(c, r)
-	if e != nil {
-		return e
-	}
-	return f.addReaction(c, &is.reactions)
 }
 
 // ---- labels ----
@@ -581,29 +547,16 @@ func listIssueLabels(f *Fake, c *call, r *repoState) *apiError {
 }
 
 func addIssueLabels(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.issueFor(c, r)
-	if e != nil {
-		return e
-	}
-	if e := f.need(r, c, "triage"); e != nil {
-		return e
-	}
-	names, e := c.labelsBody()
-	if e != nil {
-		return e
-	}
-	for _, name := range names {
-		l := f.ensureLabelLocked(r, name)
-		if !is.hasLabel(name) {
-			is.labels = append(is.labels, l.name)
-		}
-	}
-	is.updated = f.now().UTC()
-	f.issueLabelsReply(c, r, is, http.StatusOK)
-	return nil
+	return f.labelIssue(c, r, false)
 }
 
 func setIssueLabels(f *Fake, c *call, r *repoState) *apiError {
+	return f.labelIssue(c, r, true)
+}
+
+// labelIssue adds the labels of the request body to an issue, in place of
+// the ones it has when replace is set.
+func (f *Fake) labelIssue(c *call, r *repoState, replace bool) *apiError {
 	is, e := f.issueFor(c, r)
 	if e != nil {
 		return e
@@ -615,7 +568,9 @@ func setIssueLabels(f *Fake, c *call, r *repoState) *apiError {
 	if e != nil {
 		return e
 	}
-	is.labels = nil
+	if replace {
+		is.labels = nil
+	}
 	for _, name := range names {
 		l := f.ensureLabelLocked(r, name)
 		if !is.hasLabel(name) {
@@ -655,13 +610,7 @@ func removeIssueLabel(f *Fake, c *call, r *repoState) *apiError {
 }
 
 func listLabels(f *Fake, c *call, r *repoState) *apiError {
-	all := sortedLabels(r)
-	page := paginate(c, all)
-	out := make([]obj, 0, len(page))
-	for _, l := range page {
-		out = append(out, labelJSON(c, r, l))
-	}
-	c.json(http.StatusOK, out)
+	c.json(http.StatusOK, pageJSON(c, sortedLabels(r), func(l *labelState) obj { return labelJSON(c, r, l) }))
 	return nil
 }
 

@@ -8,15 +8,11 @@ import (
 )
 
 func (f *Fake) pullFor(c *call, r *repoState) (*issueState, *apiError) {
-	n, e := c.intParam("pull_number")
-	if e != nil {
-		return nil, e
-	}
-	is := r.issues[n]
-	if is == nil || is.pr == nil {
+	is, e := lookup(c, "pull_number", r.issues)
+	if e == nil && is.pr == nil {
 		return nil, errNotFound()
 	}
-	return is, nil
+	return is, e
 }
 
 func (f *Fake) isBot(login string) bool {
@@ -66,12 +62,7 @@ func listPulls(f *Fake, c *call, r *repoState) *apiError {
 		out = append(out, is)
 	}
 	sortIssues(out, q.Get("sort"), q.Get("direction"))
-	page := paginate(c, out)
-	res := make([]obj, 0, len(page))
-	for _, is := range page {
-		res = append(res, f.prJSON(c, r, is))
-	}
-	c.json(http.StatusOK, res)
+	c.json(http.StatusOK, pageJSON(c, out, func(is *issueState) obj { return f.prJSON(c, r, is) }))
 	return nil
 }
 
@@ -196,18 +187,14 @@ func listPullFiles(f *Fake, c *call, r *repoState) *apiError {
 	if e != nil {
 		return e
 	}
-	page := paginate(c, is.pr.files)
-	out := make([]obj, 0, len(page))
-	for _, pf := range page {
-		sha := fakeSHA(pf.Filename + pf.Patch)
-		out = append(out, obj{"sha": sha, "filename": pf.Filename, "status": pf.Status,
+	c.json(http.StatusOK, pageJSON(c, is.pr.files, func(pf PRFile) obj {
+		return obj{"sha": fakeSHA(pf.Filename + pf.Patch), "filename": pf.Filename, "status": pf.Status,
 			"additions": pf.Additions, "deletions": pf.Deletions, "changes": pf.Additions + pf.Deletions,
 			"patch":        pf.Patch,
 			"blob_url":     f.ServerURL() + "/" + r.fullName() + "/blob/" + is.pr.headSHA + "/" + pf.Filename,
 			"raw_url":      f.ServerURL() + "/" + r.fullName() + "/raw/" + is.pr.headSHA + "/" + pf.Filename,
-			"contents_url": c.apiBase + "repos/" + r.fullName() + "/contents/" + pf.Filename + "?ref=" + is.pr.headSHA})
-	}
-	c.json(http.StatusOK, out)
+			"contents_url": c.apiBase + "repos/" + r.fullName() + "/contents/" + pf.Filename + "?ref=" + is.pr.headSHA}
+	}))
 	return nil
 }
 
@@ -277,12 +264,7 @@ func listReviews(f *Fake, c *call, r *repoState) *apiError {
 			visible = append(visible, rv)
 		}
 	}
-	page := paginate(c, visible)
-	out := make([]obj, 0, len(page))
-	for _, rv := range page {
-		out = append(out, f.reviewJSON(c, r, rv))
-	}
-	c.json(http.StatusOK, out)
+	c.json(http.StatusOK, pageJSON(c, visible, func(rv *reviewState) obj { return f.reviewJSON(c, r, rv) }))
 	return nil
 }
 
@@ -491,37 +473,21 @@ func (d patchInfo) hunkUpToIndex(idx int) string {
 	return strings.Join(d.lines[start:idx+1], "\n")
 }
 
-func (f *Fake) reviewFor(c *call, r *repoState, pr int) (*reviewState, *apiError) {
-	id, e := c.int64Param("review_id")
+// reviewFor looks up a review of the pull request the path names.
+func (f *Fake) reviewFor(c *call, r *repoState) (*reviewState, *apiError) {
+	is, e := f.pullFor(c, r)
 	if e != nil {
 		return nil, e
 	}
-	rv := r.reviews[id]
-	if rv == nil || rv.pr != pr {
+	rv, e := lookup(c, "review_id", r.reviews)
+	if e == nil && rv.pr != is.number {
 		return nil, errNotFound()
 	}
-	return rv, nil
-}
-
-func getReview(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
-		return e
-	}
-	rv, e := f.reviewFor(c, r, is.number)
-	if e != nil {
-		return e
-	}
-	c.json(http.StatusOK, f.reviewJSON(c, r, rv))
-	return nil
+	return rv, e
 }
 
 func updateReview(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
-		return e
-	}
-	rv, e := f.reviewFor(c, r, is.number)
+	rv, e := f.reviewFor(c, r)
 	if e != nil {
 		return e
 	}
@@ -541,20 +507,11 @@ func updateReview(f *Fake, c *call, r *repoState) *apiError {
 
 func (f *Fake) replyList(c *call, r *repoState, keep func(*reviewCommentState) bool) {
 	all := sortedReviewComments(r, keep)
-	page := paginate(c, all)
-	out := make([]obj, 0, len(page))
-	for _, rc := range page {
-		out = append(out, f.reviewCommentJSON(c, r, rc))
-	}
-	c.json(http.StatusOK, out)
+	c.json(http.StatusOK, pageJSON(c, all, func(rc *reviewCommentState) obj { return f.reviewCommentJSON(c, r, rc) }))
 }
 
 func listReviewCommentsOfReview(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
-		return e
-	}
-	rv, e := f.reviewFor(c, r, is.number)
+	rv, e := f.reviewFor(c, r)
 	if e != nil {
 		return e
 	}
@@ -580,12 +537,18 @@ func (f *Fake) reply(c *call, r *repoState, is *issueState, parentID int64, body
 	for parent.inReplyTo != 0 && r.reviewCmts[parent.inReplyTo] != nil {
 		parent = r.reviewCmts[parent.inReplyTo]
 	}
-	now := f.now().UTC()
-	rv := &reviewState{id: f.id(), pr: is.number, author: c.actor, state: "COMMENTED", commitID: parent.commitID, submitted: now}
-	r.reviews[rv.id] = rv
-	rc := &reviewCommentState{id: f.id(), pr: is.number, reviewID: rv.id, inReplyTo: parent.id, author: c.actor,
+	return f.commentAlone(c, r, is, &reviewCommentState{inReplyTo: parent.id,
 		path: parent.path, line: parent.line, startLine: parent.startLine, side: parent.side, position: parent.position,
-		body: body, commitID: parent.commitID, diffHunk: parent.diffHunk, created: now, updated: now}
+		body: body, commitID: parent.commitID, diffHunk: parent.diffHunk})
+}
+
+// commentAlone posts rc, placed but not yet recorded, by the actor in a
+// review of its own, as GitHub does with a comment made outside a review.
+func (f *Fake) commentAlone(c *call, r *repoState, is *issueState, rc *reviewCommentState) *apiError {
+	now := f.now().UTC()
+	rv := &reviewState{id: f.id(), pr: is.number, author: c.actor, state: "COMMENTED", commitID: rc.commitID, submitted: now}
+	r.reviews[rv.id] = rv
+	rc.id, rc.pr, rc.reviewID, rc.author, rc.created, rc.updated = f.id(), is.number, rv.id, c.actor, now, now
 	r.reviewCmts[rc.id] = rc
 	c.json(http.StatusCreated, f.reviewCommentJSON(c, r, rc))
 	return nil
@@ -611,17 +574,11 @@ func createReviewComment(f *Fake, c *call, r *repoState) *apiError {
 	if msg != "" {
 		return errValidation("Unprocessable Entity", msg)
 	}
-	now := f.now().UTC()
-	commit := in.CommitID
-	if commit == "" {
-		commit = is.pr.headSHA
+	rc.commitID = in.CommitID
+	if rc.commitID == "" {
+		rc.commitID = is.pr.headSHA
 	}
-	rv := &reviewState{id: f.id(), pr: is.number, author: c.actor, state: "COMMENTED", commitID: commit, submitted: now}
-	r.reviews[rv.id] = rv
-	rc.id, rc.pr, rc.reviewID, rc.author, rc.commitID, rc.created, rc.updated = f.id(), is.number, rv.id, c.actor, commit, now, now
-	r.reviewCmts[rc.id] = rc
-	c.json(http.StatusCreated, f.reviewCommentJSON(c, r, rc))
-	return nil
+	return f.commentAlone(c, r, is, rc)
 }
 
 func replyReviewComment(f *Fake, c *call, r *repoState) *apiError {
@@ -643,39 +600,5 @@ func replyReviewComment(f *Fake, c *call, r *repoState) *apiError {
 }
 
 func (f *Fake) reviewCommentFor(c *call, r *repoState) (*reviewCommentState, *apiError) {
-	id, e := c.int64Param("comment_id")
-	if e != nil {
-		return nil, e
-	}
-	rc := r.reviewCmts[id]
-	if rc == nil {
-		return nil, errNotFound()
-	}
-	return rc, nil
-}
-
-func getReviewComment(f *Fake, c *call, r *repoState) *apiError {
-	rc, e := f.reviewCommentFor(c, r)
-	if e != nil {
-		return e
-	}
-	c.json(http.StatusOK, f.reviewCommentJSON(c, r, rc))
-	return nil
-}
-
-func listReviewCommentReactions(f *Fake, c *call, r *repoState) *apiError {
-	rc, e := f.reviewCommentFor(c, r)
-	if e != nil {
-		return e
-	}
-	f.listReactions(c, rc.reactions)
-	return nil
-}
-
-func createReviewCommentReaction(f *Fake, c *call, r *repoState) *apiError {
-	rc, e := f.reviewCommentFor(c, r)
-	if e != nil {
-		return e
-	}
-	return f.addReaction(c, &rc.reactions)
+	return lookup(c, "comment_id", r.reviewCmts)
 }

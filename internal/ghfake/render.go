@@ -277,6 +277,16 @@ func sortedReviewComments(r *repoState, keep func(*reviewCommentState) bool) []*
 	return out
 }
 
+// pageJSON renders the page of items the request asks for (see paginate).
+func pageJSON[T any](c *call, items []T, render func(T) obj) []obj {
+	page := paginate(c, items)
+	out := make([]obj, 0, len(page))
+	for _, v := range page {
+		out = append(out, render(v))
+	}
+	return out
+}
+
 // paginate cuts items by the page and per_page query parameters and sets
 // GitHub's Link header.
 func paginate[T any](c *call, items []T) []T {
