@@ -57,38 +57,38 @@ var handlers = map[string]handler{
 	"GET /repos/{owner}/{repo}/issues":                                             listIssues,
 	"POST /repos/{owner}/{repo}/issues":                                            createIssue,
 	"GET /repos/{owner}/{repo}/issues/{issue_number}":                              show((*Fake).issueFor, (*Fake).issueJSON),
-	"PATCH /repos/{owner}/{repo}/issues/{issue_number}":                            editIssue,
-	"GET /repos/{owner}/{repo}/issues/{issue_number}/comments":                     listComments,
-	"POST /repos/{owner}/{repo}/issues/{issue_number}/comments":                    createComment,
+	"PATCH /repos/{owner}/{repo}/issues/{issue_number}":                            on((*Fake).issueFor, editIssue),
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/comments":                     on((*Fake).issueFor, listComments),
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/comments":                    on((*Fake).issueFor, createComment),
 	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}":                       show((*Fake).commentFor, (*Fake).commentJSON),
-	"PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}":                     editComment,
-	"DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}":                    deleteComment,
+	"PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}":                     on((*Fake).commentFor, editComment),
+	"DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}":                    on((*Fake).commentFor, deleteComment),
 	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":             on((*Fake).commentFor, listReactions),
 	"POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":            on((*Fake).commentFor, createReaction),
 	"GET /repos/{owner}/{repo}/issues/{issue_number}/reactions":                    on((*Fake).issueFor, listReactions),
 	"POST /repos/{owner}/{repo}/issues/{issue_number}/reactions":                   on((*Fake).issueFor, createReaction),
-	"GET /repos/{owner}/{repo}/issues/{issue_number}/labels":                       listIssueLabels,
-	"POST /repos/{owner}/{repo}/issues/{issue_number}/labels":                      addIssueLabels,
-	"PUT /repos/{owner}/{repo}/issues/{issue_number}/labels":                       setIssueLabels,
-	"DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}":             removeIssueLabel,
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/labels":                       on((*Fake).issueFor, listIssueLabels),
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/labels":                      on((*Fake).issueFor, addIssueLabels),
+	"PUT /repos/{owner}/{repo}/issues/{issue_number}/labels":                       on((*Fake).issueFor, setIssueLabels),
+	"DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}":             on((*Fake).issueFor, removeIssueLabel),
 	"GET /repos/{owner}/{repo}/labels":                                             listLabels,
 	"POST /repos/{owner}/{repo}/labels":                                            createLabel,
 	"GET /repos/{owner}/{repo}/labels/{name}":                                      getLabel,
 	"GET /repos/{owner}/{repo}/pulls":                                              listPulls,
 	"POST /repos/{owner}/{repo}/pulls":                                             createPull,
-	"GET /repos/{owner}/{repo}/pulls/{pull_number}":                                getPull,
-	"PATCH /repos/{owner}/{repo}/pulls/{pull_number}":                              editPull,
-	"GET /repos/{owner}/{repo}/pulls/{pull_number}/files":                          listPullFiles,
-	"GET /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers":            listRequestedReviewers,
-	"POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers":           requestReviewers,
-	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews":                        listReviews,
-	"POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews":                       createReview,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}":                                on((*Fake).pullFor, getPull),
+	"PATCH /repos/{owner}/{repo}/pulls/{pull_number}":                              on((*Fake).pullFor, editPull),
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/files":                          on((*Fake).pullFor, listPullFiles),
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers":            on((*Fake).pullFor, listRequestedReviewers),
+	"POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers":           on((*Fake).pullFor, requestReviewers),
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews":                        on((*Fake).pullFor, listReviews),
+	"POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews":                       on((*Fake).pullFor, createReview),
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}":            show((*Fake).reviewFor, (*Fake).reviewJSON),
-	"PUT /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}":            updateReview,
-	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments":   listReviewCommentsOfReview,
-	"GET /repos/{owner}/{repo}/pulls/{pull_number}/comments":                       listReviewComments,
-	"POST /repos/{owner}/{repo}/pulls/{pull_number}/comments":                      createReviewComment,
-	"POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies": replyReviewComment,
+	"PUT /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}":            on((*Fake).reviewFor, updateReview),
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments":   on((*Fake).reviewFor, listReviewCommentsOfReview),
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/comments":                       on((*Fake).pullFor, listReviewComments),
+	"POST /repos/{owner}/{repo}/pulls/{pull_number}/comments":                      on((*Fake).pullFor, createReviewComment),
+	"POST /repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies": on((*Fake).pullFor, replyReviewComment),
 	"GET /repos/{owner}/{repo}/pulls/comments/{comment_id}":                        show((*Fake).reviewCommentFor, (*Fake).reviewCommentJSON),
 	"GET /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":              on((*Fake).reviewCommentFor, listReactions),
 	"POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":             on((*Fake).reviewCommentFor, createReaction),
@@ -103,7 +103,7 @@ var handlers = map[string]handler{
 	"POST /repos/{owner}/{repo}/git/refs":                                          createGitRef,
 	"PATCH /repos/{owner}/{repo}/git/refs/{ref}":                                   updateGitRef,
 	"GET /repos/{owner}/{repo}/actions/runs":                                       listWorkflowRuns,
-	"GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs":                         listRunJobs,
+	"GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs":                         on((*Fake).runFor, listRunJobs),
 	"GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs":                         jobLogs,
 }
 
@@ -128,6 +128,15 @@ func (f *Fake) need(r *repoState, c *call, role string) *apiError {
 		return errNotFound()
 	}
 	return errStatus(http.StatusForbidden, "Must have "+role+" access to repository")
+}
+
+// needUnlessAuthor lets the author of what a request changes change it,
+// and anyone else who holds role.
+func (f *Fake) needUnlessAuthor(r *repoState, c *call, author, role string) *apiError {
+	if strings.EqualFold(author, c.actor) {
+		return nil
+	}
+	return f.need(r, c, role)
 }
 
 // ---- repository, contents, permissions ----
@@ -302,19 +311,13 @@ func createIssue(f *Fake, c *call, r *repoState) *apiError {
 	return nil
 }
 
-func editIssue(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.issueFor(c, r)
-	if e != nil {
-		return e
-	}
+func editIssue(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	var in map[string]json.RawMessage
 	if e := c.decode(&in); e != nil {
 		return e
 	}
-	if !strings.EqualFold(c.actor, is.author) {
-		if e := f.need(r, c, "triage"); e != nil {
-			return e
-		}
+	if e := f.needUnlessAuthor(r, c, is.author, "triage"); e != nil {
+		return e
 	}
 	str := func(k string) (string, bool) {
 		raw, ok := in[k]
@@ -356,11 +359,7 @@ func editIssue(f *Fake, c *call, r *repoState) *apiError {
 
 // ---- issue comments ----
 
-func listComments(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.issueFor(c, r)
-	if e != nil {
-		return e
-	}
+func listComments(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	var since time.Time
 	if s := c.r.URL.Query().Get("since"); s != "" {
 		t, err := time.Parse(time.RFC3339, s)
@@ -376,11 +375,7 @@ func listComments(f *Fake, c *call, r *repoState) *apiError {
 	return nil
 }
 
-func createComment(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.issueFor(c, r)
-	if e != nil {
-		return e
-	}
+func createComment(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	var in struct {
 		Body string `json:"body"`
 	}
@@ -407,15 +402,9 @@ func (f *Fake) commentFor(c *call, r *repoState) (*commentState, *apiError) {
 	return lookup(c, "comment_id", r.comments)
 }
 
-func editComment(f *Fake, c *call, r *repoState) *apiError {
-	cm, e := f.commentFor(c, r)
-	if e != nil {
+func editComment(f *Fake, c *call, r *repoState, cm *commentState) *apiError {
+	if e := f.needUnlessAuthor(r, c, cm.author, "write"); e != nil {
 		return e
-	}
-	if !strings.EqualFold(cm.author, c.actor) {
-		if e := f.need(r, c, "write"); e != nil {
-			return e
-		}
 	}
 	var in struct {
 		Body string `json:"body"`
@@ -433,15 +422,9 @@ func editComment(f *Fake, c *call, r *repoState) *apiError {
 	return nil
 }
 
-func deleteComment(f *Fake, c *call, r *repoState) *apiError {
-	cm, e := f.commentFor(c, r)
-	if e != nil {
+func deleteComment(f *Fake, c *call, r *repoState, cm *commentState) *apiError {
+	if e := f.needUnlessAuthor(r, c, cm.author, "write"); e != nil {
 		return e
-	}
-	if !strings.EqualFold(cm.author, c.actor) {
-		if e := f.need(r, c, "write"); e != nil {
-			return e
-		}
 	}
 	delete(r.comments, cm.id)
 	c.noContent()
@@ -536,31 +519,23 @@ func (f *Fake) issueLabelsReply(c *call, r *repoState, is *issueState, status in
 	c.json(status, f.issueLabels(c, r, is))
 }
 
-func listIssueLabels(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.issueFor(c, r)
-	if e != nil {
-		return e
-	}
+func listIssueLabels(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	labels := f.issueLabels(c, r, is)
 	c.json(http.StatusOK, paginate(c, labels))
 	return nil
 }
 
-func addIssueLabels(f *Fake, c *call, r *repoState) *apiError {
-	return f.labelIssue(c, r, false)
+func addIssueLabels(f *Fake, c *call, r *repoState, is *issueState) *apiError {
+	return f.labelIssue(c, r, is, false)
 }
 
-func setIssueLabels(f *Fake, c *call, r *repoState) *apiError {
-	return f.labelIssue(c, r, true)
+func setIssueLabels(f *Fake, c *call, r *repoState, is *issueState) *apiError {
+	return f.labelIssue(c, r, is, true)
 }
 
-// labelIssue adds the labels of the request body to an issue, in place of
-// the ones it has when replace is set.
-func (f *Fake) labelIssue(c *call, r *repoState, replace bool) *apiError {
-	is, e := f.issueFor(c, r)
-	if e != nil {
-		return e
-	}
+// labelIssue adds the labels of the request body to is, in place of the
+// ones it has when replace is set.
+func (f *Fake) labelIssue(c *call, r *repoState, is *issueState, replace bool) *apiError {
 	if e := f.need(r, c, "triage"); e != nil {
 		return e
 	}
@@ -582,11 +557,7 @@ func (f *Fake) labelIssue(c *call, r *repoState, replace bool) *apiError {
 	return nil
 }
 
-func removeIssueLabel(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.issueFor(c, r)
-	if e != nil {
-		return e
-	}
+func removeIssueLabel(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	if e := f.need(r, c, "triage"); e != nil {
 		return e
 	}

@@ -120,11 +120,7 @@ func createPull(f *Fake, c *call, r *repoState) *apiError {
 	return nil
 }
 
-func getPull(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
-		return e
-	}
+func getPull(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	accept := c.r.Header.Get("Accept")
 	switch {
 	case strings.Contains(accept, ".diff"):
@@ -138,15 +134,9 @@ func getPull(f *Fake, c *call, r *repoState) *apiError {
 	return nil
 }
 
-func editPull(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
+func editPull(f *Fake, c *call, r *repoState, is *issueState) *apiError {
+	if e := f.needUnlessAuthor(r, c, is.author, "write"); e != nil {
 		return e
-	}
-	if !strings.EqualFold(c.actor, is.author) {
-		if e := f.need(r, c, "write"); e != nil {
-			return e
-		}
 	}
 	var in struct {
 		Title               *string `json:"title"`
@@ -182,11 +172,7 @@ func editPull(f *Fake, c *call, r *repoState) *apiError {
 	return nil
 }
 
-func listPullFiles(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
-		return e
-	}
+func listPullFiles(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	c.json(http.StatusOK, pageJSON(c, is.pr.files, func(pf PRFile) obj {
 		return obj{"sha": fakeSHA(pf.Filename + pf.Patch), "filename": pf.Filename, "status": pf.Status,
 			"additions": pf.Additions, "deletions": pf.Deletions, "changes": pf.Additions + pf.Deletions,
@@ -200,11 +186,7 @@ func listPullFiles(f *Fake, c *call, r *repoState) *apiError {
 
 // ---- reviewers ----
 
-func listRequestedReviewers(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
-		return e
-	}
+func listRequestedReviewers(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	users := []obj{}
 	for _, login := range is.pr.requested {
 		users = append(users, f.userJSON(c, login))
@@ -213,11 +195,7 @@ func listRequestedReviewers(f *Fake, c *call, r *repoState) *apiError {
 	return nil
 }
 
-func requestReviewers(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
-		return e
-	}
+func requestReviewers(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	if e := f.need(r, c, "triage"); e != nil {
 		return e
 	}
@@ -251,11 +229,7 @@ func requestReviewers(f *Fake, c *call, r *repoState) *apiError {
 
 // ---- reviews ----
 
-func listReviews(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
-		return e
-	}
+func listReviews(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	all := sortedReviews(r, is.number)
 	var visible []*reviewState
 	for _, rv := range all {
@@ -278,11 +252,7 @@ type draftComment struct {
 	StartSide string `json:"start_side"`
 }
 
-func createReview(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
-		return e
-	}
+func createReview(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	var in struct {
 		CommitID string         `json:"commit_id"`
 		Body     string         `json:"body"`
@@ -486,11 +456,7 @@ func (f *Fake) reviewFor(c *call, r *repoState) (*reviewState, *apiError) {
 	return rv, e
 }
 
-func updateReview(f *Fake, c *call, r *repoState) *apiError {
-	rv, e := f.reviewFor(c, r)
-	if e != nil {
-		return e
-	}
+func updateReview(f *Fake, c *call, r *repoState, rv *reviewState) *apiError {
 	if !strings.EqualFold(rv.author, c.actor) {
 		return errStatus(http.StatusForbidden, "You can only update your own reviews")
 	}
@@ -510,20 +476,12 @@ func (f *Fake) replyList(c *call, r *repoState, keep func(*reviewCommentState) b
 	c.json(http.StatusOK, pageJSON(c, all, func(rc *reviewCommentState) obj { return f.reviewCommentJSON(c, r, rc) }))
 }
 
-func listReviewCommentsOfReview(f *Fake, c *call, r *repoState) *apiError {
-	rv, e := f.reviewFor(c, r)
-	if e != nil {
-		return e
-	}
+func listReviewCommentsOfReview(f *Fake, c *call, r *repoState, rv *reviewState) *apiError {
 	f.replyList(c, r, func(rc *reviewCommentState) bool { return rc.reviewID == rv.id })
 	return nil
 }
 
-func listReviewComments(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
-		return e
-	}
+func listReviewComments(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	f.replyList(c, r, func(rc *reviewCommentState) bool { return rc.pr == is.number })
 	return nil
 }
@@ -554,11 +512,7 @@ func (f *Fake) commentAlone(c *call, r *repoState, is *issueState, rc *reviewCom
 	return nil
 }
 
-func createReviewComment(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
-		return e
-	}
+func createReviewComment(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	var in struct {
 		draftComment
 		CommitID  string `json:"commit_id"`
@@ -581,11 +535,7 @@ func createReviewComment(f *Fake, c *call, r *repoState) *apiError {
 	return f.commentAlone(c, r, is, rc)
 }
 
-func replyReviewComment(f *Fake, c *call, r *repoState) *apiError {
-	is, e := f.pullFor(c, r)
-	if e != nil {
-		return e
-	}
+func replyReviewComment(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	id, e := c.int64Param("comment_id")
 	if e != nil {
 		return e
