@@ -19,13 +19,20 @@ type AnalyzeResult struct {
 	Angles     []Angle `json:"angles"`
 }
 
+// Report is what an agent reports on every item it worked on: which item
+// (an angle or a task), whether it completed or failed, what it found, and
+// why it failed.
+type Report struct {
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Findings string `json:"findings"`
+	Error    string `json:"error"`
+}
+
 // ExploreResult is one angle's findings.
 type ExploreResult struct {
-	ID       string   `json:"id"`
-	Status   string   `json:"status"`
-	Findings string   `json:"findings"`
+	Report
 	KeyFiles []string `json:"key_files"`
-	Error    string   `json:"error"`
 }
 
 // PlannedTask is one task proposed by the plan phase: the planned columns
@@ -41,11 +48,8 @@ type PlanResult struct {
 
 // ExecuteResult is what an agent reports after working on one task.
 type ExecuteResult struct {
-	ID            string   `json:"id"`
-	Status        string   `json:"status"`
-	Findings      string   `json:"findings"`
+	Report
 	FilesModified []string `json:"files_modified"`
 	TestsPassed   bool     `json:"tests_passed"`
 	AcceptanceMet string   `json:"acceptance_met"`
-	Error         string   `json:"error"`
 }

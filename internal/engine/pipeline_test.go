@@ -43,14 +43,14 @@ func (p *pipelineAgent) agent() agent.Agent {
 				{ID: "E1", Angle: "patterns", Description: "look for patterns", Focus: "src"},
 				{ID: "E2", Angle: "tests", Description: "look at tests", Focus: "tests"}}}
 		case agent.PhaseExplore:
-			v = agent.ExploreResult{ID: s.ID, Status: "completed", Findings: "findings of " + s.ID, KeyFiles: []string{"README.md"}}
+			v = agent.ExploreResult{Report: agent.Report{ID: s.ID, Status: "completed", Findings: "findings of " + s.ID}, KeyFiles: []string{"README.md"}}
 		case agent.PhasePlan:
 			v = agent.PlanResult{Summary: "two files", Approach: "one then the other", Tasks: []agent.PlannedTask{
 				{ID: "T1", Title: "first", Description: "write a", Scope: "a/**", Deps: []string{}, ContextFrom: []string{}},
 				{ID: "T2", Title: "second", Description: "write b", Scope: "b/**", Deps: []string{"T1"}, ContextFrom: []string{"E1", "T1"}}}}
 		case agent.PhaseExecute:
 			if fail {
-				v = agent.ExecuteResult{ID: s.ID, Status: "failed", Error: "could not do " + s.ID, FilesModified: []string{}}
+				v = agent.ExecuteResult{Report: agent.Report{ID: s.ID, Status: "failed", Error: "could not do " + s.ID}, FilesModified: []string{}}
 				break
 			}
 			dir := filepath.Join(s.Dir, strings.TrimSuffix(s.Scope, "/**"))
@@ -60,7 +60,7 @@ func (p *pipelineAgent) agent() agent.Agent {
 			if err := os.WriteFile(filepath.Join(dir, s.ID+".txt"), []byte(s.ID), 0o644); err != nil {
 				return agent.Result{}, err
 			}
-			v = agent.ExecuteResult{ID: s.ID, Status: "completed", Findings: "did " + s.ID, TestsPassed: true, FilesModified: []string{}}
+			v = agent.ExecuteResult{Report: agent.Report{ID: s.ID, Status: "completed", Findings: "did " + s.ID}, TestsPassed: true, FilesModified: []string{}}
 		default:
 			return agent.Result{}, errors.New("unexpected phase " + string(s.Phase))
 		}
