@@ -223,12 +223,23 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.runLocked(ctx, s, modeStart)
+}
+
+// runLocked runs s holding its lock, when the options ask for locks.
+func (e *Engine) runLocked(ctx context.Context, s *session.Session, mode runMode) (*Outcome, error) {
 	release, err := e.lock(s)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return e.run(ctx, s, modeStart)
+	if e.o.LockSessions {
+		// Read it again under the lock: a holder may have changed it.
+		if s, err = session.Open(e.repo.Root, s.Meta.ID); err != nil {
+			return nil, err
+		}
+	}
+	return e.run(ctx, s, mode)
 }
 
 // lock takes s's lock when the options ask for it.
@@ -332,18 +343,7 @@ func (e *Engine) Continue(ctx context.Context, id string) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	release, err := e.lock(s)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	if e.o.LockSessions {
-		// Read it again under the lock: a holder may have changed it.
-		if s, err = session.Open(e.repo.Root, s.Meta.ID); err != nil {
-			return nil, err
-		}
-	}
-	return e.run(ctx, s, modeContinue)
+	return e.runLocked(ctx, s, modeContinue)
 }
 
 // Approver says who approved a plan, and how, for the approval record.
@@ -402,11 +402,10 @@ func (e *Engine) Replan(ctx context.Context, id, feedback string) (*Outcome, err
 // continues. It never approves anything: a plan that is not approved, or
 // changed since, is refused.
 func (e *Engine) Retry(ctx context.Context, id, hash string) (*Outcome, error) {
-	s, _, err := e.resetFailed(id, hash)
-	if err != nil {
+	if _, err := e.ResetFailed(ctx, id, hash); err != nil {
 		return nil, err
 	}
-	return e.run(ctx, s, modeApprovedOnly)
+	return e.Resume(ctx, id, hash)
 }
 
 // runMode says which gates a run may pass by itself.
