@@ -115,7 +115,9 @@ func fakeGit(ctx context.Context, dir string, env []string, stdin []byte, args .
 	return stdout.String(), nil
 }
 
-func gitDirOf(f *Fake, r *repoState) (string, *apiError) {
+// gitDirOf finds what the Git Data handlers act on: the repository's
+// backing git directory.
+func gitDirOf(f *Fake, _ *call, r *repoState) (string, *apiError) {
 	if r.gitDir == "" {
 		msg := r.fullName() + ": the Git Data API needs a backing repository (ghfake.SetGitDir)"
 		f.errs = append(f.errs, msg)
@@ -153,11 +155,7 @@ func (c *call) gitURL(r *repoState, kind, sha string) string {
 	return c.apiBase + "repos/" + r.fullName() + "/git/" + kind + "/" + sha
 }
 
-func createBlob(f *Fake, c *call, r *repoState) *apiError {
-	dir, e := gitDirOf(f, r)
-	if e != nil {
-		return e
-	}
+func createBlob(f *Fake, c *call, r *repoState, dir string) *apiError {
 	var in struct {
 		Content  string `json:"content"`
 		Encoding string `json:"encoding"`
@@ -218,11 +216,7 @@ func (e *treeEntry) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func createTree(f *Fake, c *call, r *repoState) *apiError {
-	dir, e := gitDirOf(f, r)
-	if e != nil {
-		return e
-	}
+func createTree(f *Fake, c *call, r *repoState, dir string) *apiError {
 	var in struct {
 		BaseTree string      `json:"base_tree"`
 		Tree     []treeEntry `json:"tree"`
@@ -398,11 +392,7 @@ type gitPerson struct {
 	Date  string `json:"date"`
 }
 
-func createGitCommit(f *Fake, c *call, r *repoState) *apiError {
-	dir, e := gitDirOf(f, r)
-	if e != nil {
-		return e
-	}
+func createGitCommit(f *Fake, c *call, r *repoState, dir string) *apiError {
 	ctx := c.r.Context()
 	var in struct {
 		Message   string     `json:"message"`
@@ -487,11 +477,7 @@ func botEmail(f *Fake, login string) string {
 	return fmt.Sprintf("%d+%s@users.noreply.github.com", id, login)
 }
 
-func getGitCommit(f *Fake, c *call, r *repoState) *apiError {
-	dir, e := gitDirOf(f, r)
-	if e != nil {
-		return e
-	}
+func getGitCommit(f *Fake, c *call, r *repoState, dir string) *apiError {
 	sha := c.param("commit_sha")
 	if objectType(c.r.Context(), dir, sha) != "commit" {
 		return errNotFound()
@@ -562,11 +548,7 @@ func validRefName(ctx context.Context, dir, ref string) bool {
 	return err == nil
 }
 
-func getGitRef(f *Fake, c *call, r *repoState) *apiError {
-	dir, e := gitDirOf(f, r)
-	if e != nil {
-		return e
-	}
+func getGitRef(f *Fake, c *call, r *repoState, dir string) *apiError {
 	ref := "refs/" + c.param("ref")
 	if !validRefName(c.r.Context(), dir, ref) {
 		return errNotFound()
@@ -582,11 +564,7 @@ func getGitRef(f *Fake, c *call, r *repoState) *apiError {
 // listMatchingRefs lists the refs whose name (below refs/) starts with the
 // given string, as GitHub does: a prefix of the name, not of its path
 // components, and an empty list rather than 404 when none does.
-func listMatchingRefs(f *Fake, c *call, r *repoState) *apiError {
-	dir, e := gitDirOf(f, r)
-	if e != nil {
-		return e
-	}
+func listMatchingRefs(f *Fake, c *call, r *repoState, dir string) *apiError {
 	out, err := fakeGit(c.r.Context(), dir, nil, nil, "for-each-ref", "--format=%(refname) %(objectname)", "refs/")
 	if err != nil {
 		return errStatus(http.StatusInternalServerError, err.Error())
@@ -603,11 +581,7 @@ func listMatchingRefs(f *Fake, c *call, r *repoState) *apiError {
 	return nil
 }
 
-func createGitRef(f *Fake, c *call, r *repoState) *apiError {
-	dir, e := gitDirOf(f, r)
-	if e != nil {
-		return e
-	}
+func createGitRef(f *Fake, c *call, r *repoState, dir string) *apiError {
 	ctx := c.r.Context()
 	var in struct {
 		Ref string `json:"ref"`
@@ -632,11 +606,7 @@ func createGitRef(f *Fake, c *call, r *repoState) *apiError {
 	return nil
 }
 
-func updateGitRef(f *Fake, c *call, r *repoState) *apiError {
-	dir, e := gitDirOf(f, r)
-	if e != nil {
-		return e
-	}
+func updateGitRef(f *Fake, c *call, r *repoState, dir string) *apiError {
 	ctx := c.r.Context()
 	var in struct {
 		Sha   string `json:"sha"`

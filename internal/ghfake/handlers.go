@@ -12,11 +12,11 @@ import (
 
 type handler func(f *Fake, c *call, r *repoState) *apiError
 
-// finder looks up the object a request's path names, such as
-// (*Fake).issueFor.
+// finder looks up what a request acts on: the object its path names, such
+// as (*Fake).issueFor, or the repository's git directory (gitDirOf).
 type finder[T any] func(f *Fake, c *call, r *repoState) (T, *apiError)
 
-// on makes a handler of h, which acts on the object find looks up.
+// on makes a handler of h, which acts on what find looks up.
 func on[T any](find finder[T], h func(f *Fake, c *call, r *repoState, v T) *apiError) handler {
 	return func(f *Fake, c *call, r *repoState) *apiError {
 		v, e := find(f, c, r)
@@ -94,14 +94,14 @@ var handlers = map[string]handler{
 	"POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions":             on((*Fake).reviewCommentFor, createReaction),
 	"POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches":        createWorkflowDispatch,
 	"GET /repos/{owner}/{repo}/actions/runs/{run_id}":                              show((*Fake).runFor, (*Fake).runJSON),
-	"POST /repos/{owner}/{repo}/git/blobs":                                         createBlob,
-	"POST /repos/{owner}/{repo}/git/trees":                                         createTree,
-	"POST /repos/{owner}/{repo}/git/commits":                                       createGitCommit,
-	"GET /repos/{owner}/{repo}/git/commits/{commit_sha}":                           getGitCommit,
-	"GET /repos/{owner}/{repo}/git/ref/{ref}":                                      getGitRef,
-	"GET /repos/{owner}/{repo}/git/matching-refs/{ref}":                            listMatchingRefs,
-	"POST /repos/{owner}/{repo}/git/refs":                                          createGitRef,
-	"PATCH /repos/{owner}/{repo}/git/refs/{ref}":                                   updateGitRef,
+	"POST /repos/{owner}/{repo}/git/blobs":                                         on(gitDirOf, createBlob),
+	"POST /repos/{owner}/{repo}/git/trees":                                         on(gitDirOf, createTree),
+	"POST /repos/{owner}/{repo}/git/commits":                                       on(gitDirOf, createGitCommit),
+	"GET /repos/{owner}/{repo}/git/commits/{commit_sha}":                           on(gitDirOf, getGitCommit),
+	"GET /repos/{owner}/{repo}/git/ref/{ref}":                                      on(gitDirOf, getGitRef),
+	"GET /repos/{owner}/{repo}/git/matching-refs/{ref}":                            on(gitDirOf, listMatchingRefs),
+	"POST /repos/{owner}/{repo}/git/refs":                                          on(gitDirOf, createGitRef),
+	"PATCH /repos/{owner}/{repo}/git/refs/{ref}":                                   on(gitDirOf, updateGitRef),
 	"GET /repos/{owner}/{repo}/actions/runs":                                       listWorkflowRuns,
 	"GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs":                         on((*Fake).runFor, listRunJobs),
 	"GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs":                         jobLogs,
