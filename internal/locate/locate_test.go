@@ -54,7 +54,7 @@ func TestRankSignals(t *testing.T) {
 		{"file and line", "the bug is at geo/projection.py:2 when lat is 90", "geo/projection.py", "path quoted"},
 		{"backticked identifier", "`to_metres` returns wrong values for yards", "geo/units.py", "defines to_metres"},
 		{"dotted name", "geo.shapes.Polygon gives a wrong result for empty sides", "geo/shapes.py", "module geo.shapes"},
-		{"class.method", "Calling Circle.area on a unit circle is off", "geo/shapes.py", "Circle"},
+		{"class.method", "Calling Circle.area on a circle of radius one is off", "geo/shapes.py", "Circle"},
 		{"plain words", "reading a geojson file fails", "geo/io/reader.py", "content matches"},
 		{"prose over docs", "mercator projection of latitude is wrong", "geo/projection.py", "content matches"},
 	}

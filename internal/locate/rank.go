@@ -31,6 +31,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Weights of the signals; nil means DefaultWeights (weights.json).
 	Weights *Weights
+	// Root is the directory the index describes; the second stage reads
+	// the best candidates from it. Empty skips that stage (Rank on a map
+	// uses the map's root).
+	Root string
 }
 
 // Ranked is a file and why it ranked where it did.
@@ -45,6 +49,9 @@ type Ranked struct {
 func Rank(m *repomap.Map, query string, k int, opts Options) ([]Ranked, error) {
 	if m == nil {
 		return nil, errors.New("ranking files: no repository map")
+	}
+	if opts.Root == "" {
+		opts.Root = m.Root
 	}
 	return NewIndex(m).Rank(query, k, opts)
 }
@@ -82,7 +89,7 @@ func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
 	if w == nil {
 		w = DefaultWeights()
 	}
-	ev := ix.evidence(query)
+	ev := ix.evidence(query, opts.Root)
 	var scored []Ranked
 	for _, c := range ev.cands {
 		scored = append(scored, Ranked{Path: ix.files[c].path, Score: w.score(&ev.feats[c])})
@@ -183,7 +190,7 @@ func (ev *evidence) explain(i int, w *Weights) []string {
 	return out
 }
 
-func (ix *Index) evidence(query string) *evidence {
+func (ix *Index) evidence(query, root string) *evidence {
 	query = dropEnvironment(query)
 	qts := queryTerms(query)
 	ev := &evidence{feats: make([]features, len(ix.files))}
@@ -191,6 +198,8 @@ func (ix *Index) evidence(query string) *evidence {
 	content := ix.lexicalFeatures(qts, ev)
 	contentRanks(content, ev)
 	ix.titleFeatures(query, ev)
+	ix.partContent(queryTerms(title(query)), fTitleContent, ev)
+	ix.partContent(queryTerms(issueCode(query)), fCodeContent, ev)
 
 	ms := extractMentions(query)
 	ix.pathMentions(ms, ev)
@@ -200,6 +209,7 @@ func (ix *Index) evidence(query string) *evidence {
 	ix.testLinks(ev)
 	ix.neighbours(ev)
 	ix.candidates(ev)
+	ix.passages(root, query, qts, ev)
 	return ev
 }
 
@@ -267,6 +277,34 @@ func (ix *Index) titleFeatures(query string, ev *evidence) {
 	}
 }
 
+// partContent sets feature f to the content BM25 of a part of the issue
+// (its title, its code), normalised by the best file's.
+func (ix *Index) partContent(qts []queryTerm, f feature, ev *evidence) {
+	if len(qts) == 0 {
+		return
+	}
+	scores, _ := ix.contentBM25(qts)
+	if m := maxOf(scores); m > 0 {
+		for i, v := range scores {
+			ev.feats[i][f] = v / m
+		}
+	}
+}
+
+// issueCode is the text of the issue's fenced blocks and inline code.
+func issueCode(q string) string {
+	var b strings.Builder
+	for _, block := range fenceRe.FindAllString(q, -1) {
+		b.WriteString(block)
+		b.WriteByte('\n')
+	}
+	for _, m := range backtickRe.FindAllStringSubmatch(fenceRe.ReplaceAllString(q, " "), -1) {
+		b.WriteString(m[1])
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
 // explicit is the evidence that names a file outright.
 func (f *features) explicit() float64 {
 	return f[fQuoted] + f[fFrame] + f[fInnermost] + f[fDefines] + f[fModule]
@@ -322,6 +360,7 @@ func (ix *Index) neighbours(ev *evidence) {
 // file-kind signals.
 func (ix *Index) candidates(ev *evidence) {
 	fs := ev.feats
+	mainExt := ix.mainCodeExt()
 	for i := range fs {
 		f := &fs[i]
 		lexical := f[fContent] + f[fPath] + f[fSymbol]
@@ -344,8 +383,30 @@ func (ix *Index) candidates(ev *evidence) {
 			f[fDoc] = lexical + f[fDefines]
 		case !d.code():
 			f[fData] = lexical + f[fDefines]
+		case path.Ext(d.path) != mainExt:
+			f[fOtherLang] = lexical + f[fDefines]
 		}
 	}
+}
+
+// mainCodeExt is the file extension most of the repository's code files
+// carry: an issue is seldom fixed in a language the project barely uses
+// (a vendored script, a build helper).
+func (ix *Index) mainCodeExt() string {
+	counts := map[string]int{}
+	best, bestN := "", 0
+	for i := range ix.files {
+		d := &ix.files[i]
+		if !d.code() || d.test() || d.doc() {
+			continue
+		}
+		e := path.Ext(d.path)
+		counts[e]++
+		if n := counts[e]; n > bestN || n == bestN && e < best {
+			best, bestN = e, n
+		}
+	}
+	return best
 }
 
 // link is a source file a test exercises.

@@ -14,46 +14,60 @@ import (
 type feature int
 
 const (
-	fContent     feature = iota // BM25 of the contents, over the best file's
-	fPath                       // BM25 of the path's words
-	fSymbol                     // BM25 of the names the file defines
-	fQuoted                     // the issue quotes the file's path or name
-	fFrame                      // a traceback frame is in the file, innermost weighs most
-	fDefines                    // the file defines identifiers the issue names
-	fModule                     // the issue names the file's dotted module or Class.method
-	fTestLink                   // a test with explicit evidence is named after or imports it
-	fNeighbour                  // a file with explicit evidence imports it or is imported by it
-	fPrior                      // centrality in the import graph
-	fTest                       // lexical + defines evidence, when the file is a test
-	fDoc                        // the same, for documentation and examples
-	fData                       // the same, for files that are not code
-	fTitle                      // the title's words match the path or defined names
-	fInnermost                  // the innermost traceback frame in non-test repository code
-	fContentRank                // 1/sqrt(position) among files ordered by content BM25
-	fPackageInit                // the file is a Python package's __init__.py
+	fContent      feature = iota // BM25 of the contents, over the best file's
+	fPath                        // BM25 of the path's words
+	fSymbol                      // BM25 of the names the file defines
+	fQuoted                      // the issue quotes the file's path or name
+	fFrame                       // a traceback frame is in the file, innermost weighs most
+	fDefines                     // the file defines identifiers the issue names
+	fModule                      // the issue names the file's dotted module or Class.method
+	fTestLink                    // a test with explicit evidence is named after or imports it
+	fNeighbour                   // a file with explicit evidence imports it or is imported by it
+	fPrior                       // centrality in the import graph
+	fTest                        // lexical + defines evidence, when the file is a test
+	fDoc                         // the same, for documentation and examples
+	fData                        // the same, for files that are not code
+	fTitle                       // the title's words match the path or defined names
+	fInnermost                   // the innermost traceback frame in non-test repository code
+	fContentRank                 // 1/sqrt(position) among files ordered by content BM25
+	fPackageInit                 // the file is a Python package's __init__.py
+	fPassage                     // BM25 of the file's best window of lines, over the best read file's
+	fPhrase                      // a line of the file holds three of the issue's terms in its order
+	fOtherLang                   // lexical evidence, when the file's language is not the repository's main one
+	fPassageRank                 // 1/sqrt(position) among the read files ordered by passage
+	fTitlePassage                // BM25 of the file's best window over the title's terms, over the best read file's
+	fTitleContent                // BM25 of the contents over the title's terms, over the best file's
+	fCodeContent                 // BM25 of the contents over the terms of the issue's code, over the best file's
 	numFeatures
 )
 
 type features [numFeatures]float64
 
 var featureInfo = [numFeatures]struct{ name, label string }{
-	fContent:     {"content", "content matches"},
-	fPath:        {"path", "path terms match"},
-	fSymbol:      {"symbols", "symbol names match"},
-	fQuoted:      {"quoted_path", "mentioned"},
-	fFrame:       {"traceback_frame", "traceback"},
-	fDefines:     {"defines", "defines symbols named in the issue"},
-	fModule:      {"dotted_name", "dotted name in the issue"},
-	fTestLink:    {"test_link", "test-to-source link"},
-	fNeighbour:   {"imports", "linked by imports to"},
-	fPrior:       {"centrality", "central in the import graph"},
-	fTest:        {"test_file", "test file"},
-	fDoc:         {"doc_file", "documentation or example"},
-	fData:        {"data_file", "not source code"},
-	fTitle:       {"title", "title matches the path or symbols"},
-	fInnermost:   {"innermost_frame", "innermost traceback frame"},
-	fContentRank: {"content_rank", "high among content matches"},
-	fPackageInit: {"package_init", "package __init__.py"},
+	fContent:      {"content", "content matches"},
+	fPath:         {"path", "path terms match"},
+	fSymbol:       {"symbols", "symbol names match"},
+	fQuoted:       {"quoted_path", "mentioned"},
+	fFrame:        {"traceback_frame", "traceback"},
+	fDefines:      {"defines", "defines symbols named in the issue"},
+	fModule:       {"dotted_name", "dotted name in the issue"},
+	fTestLink:     {"test_link", "test-to-source link"},
+	fNeighbour:    {"imports", "linked by imports to"},
+	fPrior:        {"centrality", "central in the import graph"},
+	fTest:         {"test_file", "test file"},
+	fDoc:          {"doc_file", "documentation or example"},
+	fData:         {"data_file", "not source code"},
+	fTitle:        {"title", "title matches the path or symbols"},
+	fInnermost:    {"innermost_frame", "innermost traceback frame"},
+	fContentRank:  {"content_rank", "high among content matches"},
+	fPackageInit:  {"package_init", "package __init__.py"},
+	fPassage:      {"passage", "closest passage"},
+	fPhrase:       {"phrase", "shares phrases with the issue"},
+	fOtherLang:    {"other_language", "not in the repository's main language"},
+	fPassageRank:  {"passage_rank", "high among closest passages"},
+	fTitlePassage: {"title_passage", "a passage matches the title"},
+	fTitleContent: {"title_content", "content matches the title"},
+	fCodeContent:  {"code_content", "content matches the issue's code"},
 }
 
 // Weights are the ranker's coefficients, one per feature.

@@ -1,0 +1,204 @@
+package locate
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/planexhq/planex/internal/repomap"
+)
+
+// The second stage reads the best first-stage candidates from disk and
+// looks at them closer than whole-file statistics can: a fix sits in one
+// function, and a large file whose words are spread thin scores as well
+// as a small one that holds the words in one place.
+const (
+	// passageFiles is how many first-stage candidates are read.
+	passageFiles = 40
+	// passageLines is the window's height; windows overlap by half.
+	passageLines = 40
+	// phraseScale is the summed rarity of shared phrases that sets the
+	// phrase signal to 1-1/e.
+	phraseScale = 10.0
+	// passageMaxBytes caps what is read of one file.
+	passageMaxBytes = 1 << 20
+)
+
+// passages sets the passage and phrase signals on the best candidates
+// under the hand-set starting weights (fixed, so that fitting never
+// changes which files get the signals). root is the tree the index
+// describes; without one the stage is skipped.
+func (ix *Index) passages(root, query string, qts []queryTerm, ev *evidence) {
+	if root == "" || len(ev.cands) == 0 {
+		return
+	}
+	idfs := ix.termIDFs(qts)
+	tidfs := map[string]float64{}
+	for _, t := range repomap.Terms(title(query)) {
+		if v, ok := idfs[t]; ok {
+			tidfs[t] = v
+		}
+	}
+	phrases := queryPhrases(query, idfs)
+	best, tbest := make(map[int]float64), make(map[int]float64)
+	maxBest, maxT := 0.0, 0.0
+	for _, c := range ix.firstStage(ev, passageFiles) {
+		text, err := readHead(filepath.Join(root, filepath.FromSlash(ix.files[c].path)), passageMaxBytes)
+		if err != nil {
+			continue // deleted or unreadable since the map: no signal
+		}
+		lines := bytes.Split(text, []byte("\n"))
+		terms := lineTerms(lines)
+		if s, at := bestWindow(terms, idfs); s > 0 {
+			best[c] = s
+			maxBest = math.Max(maxBest, s)
+			ev.note(fPassage, c, fmt.Sprintf("closest passage at lines %d–%d", at+1, min(at+passageLines, len(lines))))
+		}
+		if s, _ := bestWindow(terms, tidfs); s > 0 {
+			tbest[c] = s
+			maxT = math.Max(maxT, s)
+		}
+		if v, n := phraseHits(terms, phrases); n > 0 {
+			ev.feats[c][fPhrase] = saturate(v / phraseScale)
+			ev.note(fPhrase, c, fmt.Sprintf("a line shares words in the issue's order (%d phrases)", n))
+		}
+	}
+	order := make([]int, 0, len(best))
+	for c, s := range best {
+		ev.feats[c][fPassage] = s / maxBest
+		order = append(order, c)
+	}
+	sort.Slice(order, func(a, b int) bool {
+		if best[order[a]] != best[order[b]] {
+			return best[order[a]] > best[order[b]]
+		}
+		return order[a] < order[b]
+	})
+	for r, c := range order {
+		ev.feats[c][fPassageRank] = 1 / math.Sqrt(float64(r+1))
+	}
+	for c, s := range tbest {
+		ev.feats[c][fTitlePassage] = s / maxT
+	}
+}
+
+// firstStage returns up to k candidates, best first under startWeights.
+func (ix *Index) firstStage(ev *evidence, k int) []int {
+	cs := append([]int(nil), ev.cands...)
+	scores := make(map[int]float64, len(cs))
+	for _, c := range cs {
+		scores[c] = startWeights.score(&ev.feats[c])
+	}
+	sort.SliceStable(cs, func(a, b int) bool {
+		if scores[cs[a]] != scores[cs[b]] {
+			return scores[cs[a]] > scores[cs[b]]
+		}
+		return ix.files[cs[a]].path < ix.files[cs[b]].path
+	})
+	return cs[:min(k, len(cs))]
+}
+
+// termIDFs weighs each query term by its rarity among the repository's
+// contents, as the content BM25 does.
+func (ix *Index) termIDFs(qts []queryTerm) map[string]float64 {
+	n := len(ix.files)
+	out := make(map[string]float64, len(qts))
+	for _, q := range qts {
+		df := 0
+		eachPosting(ix.content.get(q.term), func(int, uint32) { df++ })
+		if df > 0 {
+			out[q.term] = q.weight * idf(n, df)
+		}
+	}
+	return out
+}
+
+func readHead(p string, limit int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// lineTerms is each line's terms, as the index tokenises contents.
+func lineTerms(lines [][]byte) [][]string {
+	out := make([][]string, len(lines))
+	for i, l := range lines {
+		repomap.EachTerm(l, func(t string) { out[i] = append(out[i], t) })
+	}
+	return out
+}
+
+// bestWindow scores windows of passageLines lines (half overlapping) with
+// BM25 over the query's terms and returns the best score and the first
+// line of its window.
+func bestWindow(terms [][]string, idfs map[string]float64) (float64, int) {
+	step := passageLines / 2
+	best, at := 0.0, 0
+	tf := map[string]int{}
+	for start := 0; start < len(terms); start += step {
+		clear(tf)
+		end := min(start+passageLines, len(terms))
+		for _, ts := range terms[start:end] {
+			for _, t := range ts {
+				if _, ok := idfs[t]; ok {
+					tf[t]++
+				}
+			}
+		}
+		s := 0.0
+		for t, n := range tf {
+			// Every window has the same height, so no length norm.
+			s += idfs[t] * float64(n) * (bm25K1 + 1) / (float64(n) + bm25K1)
+		}
+		if s > best {
+			best, at = s, start
+		}
+		if end == len(terms) {
+			break
+		}
+	}
+	return best, at
+}
+
+// queryPhrases are the pairs of consecutive terms (in code
+// quoted from the repository or an error message it prints, most often),
+// keyed as the terms joined by a space, each worth the lesser rarity of
+// its two terms.
+func queryPhrases(query string, idfs map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for _, line := range strings.Split(query, "\n") {
+		ts := repomap.Terms(line)
+		for i := 0; i+2 <= len(ts); i++ {
+			out[ts[i]+" "+ts[i+1]] = math.Min(idfs[ts[i]], idfs[ts[i+1]])
+		}
+	}
+	return out
+}
+
+// phraseHits sums the worth of the distinct query phrases that stand on
+// one line of the file.
+func phraseHits(terms [][]string, phrases map[string]float64) (float64, int) {
+	if len(phrases) == 0 {
+		return 0, 0
+	}
+	seen := map[string]bool{}
+	total := 0.0
+	for _, ts := range terms {
+		for i := 0; i+2 <= len(ts); i++ {
+			k := ts[i] + " " + ts[i+1]
+			if v, ok := phrases[k]; ok && !seen[k] {
+				seen[k] = true
+				total += v
+			}
+		}
+	}
+	return total, len(seen)
+}

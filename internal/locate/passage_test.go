@@ -1,0 +1,197 @@
+package locate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/repomap"
+	"github.com/planexhq/planex/internal/repomap/repomaptest"
+)
+
+// spreadAndDense is a repository where two large modules hold the same
+// words: scattered over hundreds of lines in one, side by side in one
+// function of the other. Whole-file statistics cannot tell them apart;
+// a window of lines can.
+func spreadAndDense() map[string]string {
+	filler := func(tag string, n int) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "def %s_helper_%d(x):\n    return x + %d\n\n", tag, i, i)
+		}
+		return b.String()
+	}
+	spread := "def load_calendar(x):\n    return x\n\n" + filler("a", 60) +
+		"def parse_offset(x):\n    return x\n\n" + filler("b", 60) +
+		"def timezone_name(x):\n    return x\n"
+	dense := filler("c", 60) +
+		"def shift(calendar, offset):\n    # parse the offset, load the calendar: an offset loses the timezone name unless kept\n    return calendar, offset\n\n" +
+		filler("d", 60)
+	return map[string]string{
+		"pkg/__init__.py": "",
+		"pkg/spread.py":   spread,
+		"pkg/dense.py":    dense,
+		"pkg/other.py":    "def unrelated():\n    pass\n",
+	}
+}
+
+func TestBestWindowPrefersWordsTogether(t *testing.T) {
+	idfs := map[string]float64{"calendar": 1, "offset": 1, "timezon": 1}
+	lines := func(text string) [][]string {
+		return lineTerms(bytesLines(text))
+	}
+	together := lines(strings.Repeat("x = 1\n", 100) + "calendar offset timezone\n" + strings.Repeat("x = 1\n", 100))
+	apart := lines("calendar\n" + strings.Repeat("x = 1\n", 100) + "offset\n" + strings.Repeat("x = 1\n", 100) + "timezone\n")
+	st, at := bestWindow(together, idfs)
+	sa, _ := bestWindow(apart, idfs)
+	if st <= sa {
+		t.Fatalf("together %.3f <= apart %.3f", st, sa)
+	}
+	// The window reported must hold line 101.
+	if at > 100 || at+passageLines <= 100 {
+		t.Errorf("best window starts at line %d, does not hold line 101", at+1)
+	}
+	if s, _ := bestWindow(together, map[string]float64{"nothing": 1}); s != 0 {
+		t.Errorf("no query term: score %.3f", s)
+	}
+}
+
+func bytesLines(s string) [][]byte {
+	var out [][]byte
+	for _, l := range strings.Split(s, "\n") {
+		out = append(out, []byte(l))
+	}
+	return out
+}
+
+func TestPassageStageReadsTheTree(t *testing.T) {
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, spreadAndDense())
+	m, err := repomap.Build(context.Background(), dir, repomap.Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := NewIndex(m)
+	q := "shifting by an offset loses the timezone name of the calendar"
+
+	ev := ix.evidence(q, dir)
+	dense, _ := ix.byPath("pkg/dense.py")
+	spread, _ := ix.byPath("pkg/spread.py")
+	if ev.feats[dense][fPassage] != 1 || ev.feats[spread][fPassage] >= 1 {
+		t.Errorf("passage: dense %.3f, spread %.3f; want the dense file best",
+			ev.feats[dense][fPassage], ev.feats[spread][fPassage])
+	}
+	if ev.feats[dense][fPassageRank] != 1 {
+		t.Errorf("passage rank of the dense file = %.3f", ev.feats[dense][fPassageRank])
+	}
+	// Both have "timezone name"; only the dense file's comment has more
+	// of the issue's word pairs ("offset loses", "loses the timezone").
+	if ev.feats[dense][fPhrase] <= ev.feats[spread][fPhrase] {
+		t.Errorf("phrase: dense %.3f, spread %.3f; the dense file shares more of the issue's word pairs",
+			ev.feats[dense][fPhrase], ev.feats[spread][fPhrase])
+	}
+	if got := ev.notes[fPassage][dense]; !strings.Contains(got, "closest passage at lines 161–200") {
+		t.Errorf("passage note = %q", got)
+	}
+
+	// Without a root there is nothing to read: no second-stage signal.
+	ev = ix.evidence(q, "")
+	for _, f := range []feature{fPassage, fPassageRank, fPhrase, fTitlePassage} {
+		if ev.feats[dense][f] != 0 {
+			t.Errorf("%s set without a root", featureInfo[f].name)
+		}
+	}
+
+	// A file gone since the map was built is skipped, not an error.
+	if err := os.Remove(filepath.Join(dir, "pkg", "dense.py")); err != nil {
+		t.Fatal(err)
+	}
+	ev = ix.evidence(q, dir)
+	if ev.feats[dense][fPassage] != 0 || ev.feats[spread][fPassage] != 1 {
+		t.Errorf("after removal: dense %.3f, spread %.3f", ev.feats[dense][fPassage], ev.feats[spread][fPassage])
+	}
+}
+
+func TestRankExplainsPassages(t *testing.T) {
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, spreadAndDense())
+	m, err := repomap.Build(context.Background(), dir, repomap.Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The package-level Rank reads the map's own root.
+	got, err := Rank(m, "parse the offset, load the calendar, keep the timezone name", 3, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 || got[0].Path != "pkg/dense.py" {
+		t.Fatalf("top = %v, want pkg/dense.py", pathsOf(got))
+	}
+	why := strings.Join(got[0].Reasons, "\n")
+	for _, want := range []string{"closest passage at lines", "a line shares words in the issue's order"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("reasons %q lack %q", got[0].Reasons, want)
+		}
+	}
+}
+
+func TestPhrasesWeighRareWords(t *testing.T) {
+	issue := "ERROR: at column 23: unexpected character \"\\\""
+	idfs := map[string]float64{}
+	for i, term := range repomap.Terms(issue) {
+		idfs[term] = float64(i + 1)
+	}
+	ph := queryPhrases(issue, idfs)
+	msg := strings.Join(repomap.Terms("unexpected character"), " ")
+	if ph[msg] == 0 {
+		t.Fatalf("phrases = %v, lack %q", ph, msg)
+	}
+	// The error message as the code spells it, with a placeholder.
+	file := lineTerms(bytesLines("msg = f'unexpected character \"{c}\"'\n"))
+	v, n := phraseHits(file, ph)
+	if n != 1 || v != ph[msg] {
+		t.Errorf("hits = %v, %d; want the message's pair worth %v", v, n, ph[msg])
+	}
+	if v, n := phraseHits(lineTerms(bytesLines("character unexpected\n")), ph); n != 0 || v != 0 {
+		t.Errorf("reversed words matched: %v, %d", v, n)
+	}
+}
+
+func TestIssueCode(t *testing.T) {
+	q := "Title\nCalling `ds.rolling(dim)` fails:\n```python\nimport xarray as xr\nxr.concat([a, b])\n```\nand `x`."
+	got := issueCode(q)
+	for _, want := range []string{"ds.rolling(dim)", "xr.concat([a, b])", "x\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("issueCode = %q, lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "Title") || strings.Contains(got, "fails") {
+		t.Errorf("issueCode kept prose: %q", got)
+	}
+}
+
+func TestOtherLanguageIsMarked(t *testing.T) {
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, map[string]string{
+		"app/a.py":           "def render_table(rows):\n    return rows\n",
+		"app/b.py":           "def sort_rows(rows):\n    return sorted(rows)\n",
+		"app/static/grid.js": "function renderTable(rows) { return rows; }\n",
+	})
+	m, err := repomap.Build(context.Background(), dir, repomap.Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := NewIndex(m)
+	if got := ix.mainCodeExt(); got != ".py" {
+		t.Fatalf("main extension = %q", got)
+	}
+	ev := ix.evidence("render table rows", dir)
+	js, _ := ix.byPath("app/static/grid.js")
+	py, _ := ix.byPath("app/a.py")
+	if ev.feats[js][fOtherLang] <= 0 || ev.feats[py][fOtherLang] != 0 {
+		t.Errorf("other_language: js %.3f, py %.3f", ev.feats[js][fOtherLang], ev.feats[py][fOtherLang])
+	}
+}
