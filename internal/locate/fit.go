@@ -170,29 +170,6 @@ func listwiseGradient(samples []*Sample, w *Weights) Weights {
 	return g
 }
 
-// goldRank is the 1-based position of the best gold candidate under w, as
-// top would order them, without sorting.
-func (s *Sample) goldRank(w *Weights) int {
-	scores := make([]float64, len(s.Feats))
-	g := -1
-	for i := range s.Feats {
-		scores[i] = w.score(&s.Feats[i])
-		if s.Gold[i] && (g < 0 || scores[i] > scores[g] || scores[i] == scores[g] && s.Paths[i] < s.Paths[g]) {
-			g = i
-		}
-	}
-	if g < 0 {
-		return len(s.Feats) + 1
-	}
-	rank := 1
-	for i := range scores {
-		if scores[i] > scores[g] || scores[i] == scores[g] && s.Paths[i] < s.Paths[g] {
-			rank++
-		}
-	}
-	return rank
-}
-
 // fitCandidates bounds the candidates per sample that Fit looks at.
 const fitCandidates = 150
 
