@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/planexhq/planex/internal/repomap"
 )
@@ -118,12 +119,22 @@ func (ix *Index) termIDFs(qts []queryTerm) map[string]float64 {
 	return out
 }
 
+// readHead reads up to limit bytes of the regular file at p. It follows
+// no symbolic link and does not wait on a FIFO or device: the tree may
+// have changed since it was mapped, and its content is not trusted.
 func readHead(p string, limit int64) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", p)
+	}
 	return io.ReadAll(io.LimitReader(f, limit))
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/planexhq/planex/internal/repomap"
@@ -102,6 +103,32 @@ func TestPassageStageReadsTheTree(t *testing.T) {
 	for _, f := range []feature{fPassage, fPassageRank, fPhrase, fTitlePassage} {
 		if ev.feats[dense][f] != 0 {
 			t.Errorf("%s set without a root", featureInfo[f].name)
+		}
+	}
+
+	// A file turned into a FIFO or a link since the map was built is not
+	// read (a FIFO would block, a link could point out of the tree).
+	densePath := filepath.Join(dir, "pkg", "dense.py")
+	outside := filepath.Join(t.TempDir(), "secret.py")
+	if err := os.WriteFile(outside, []byte(spreadAndDense()["pkg/dense.py"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, swap := range []struct {
+		name string
+		make func() error
+	}{
+		{"fifo", func() error { return syscall.Mkfifo(densePath, 0o600) }},
+		{"symlink", func() error { return os.Symlink(outside, densePath) }},
+	} {
+		if err := os.Remove(densePath); err != nil {
+			t.Fatal(err)
+		}
+		if err := swap.make(); err != nil {
+			t.Fatal(err)
+		}
+		ev = ix.evidence(q, dir)
+		if ev.feats[dense][fPassage] != 0 || ev.feats[dense][fPhrase] != 0 {
+			t.Errorf("%s was read: passage %.3f, phrase %.3f", swap.name, ev.feats[dense][fPassage], ev.feats[dense][fPhrase])
 		}
 	}
 
