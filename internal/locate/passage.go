@@ -60,9 +60,10 @@ func (ix *Index) passages(root, query string, qts []queryTerm, ev *evidence) {
 			maxBest = math.Max(maxBest, s)
 			ev.note(fPassage, c, fmt.Sprintf("closest passage at lines %d–%d", at+1, min(at+passageLines, len(lines))))
 		}
-		if s, _ := bestWindow(terms, tidfs); s > 0 {
+		if s, at := bestWindow(terms, tidfs); s > 0 {
 			tbest[c] = s
 			maxT = math.Max(maxT, s)
+			ev.note(fTitlePassage, c, fmt.Sprintf("closest passage to the title at lines %d–%d", at+1, min(at+passageLines, len(lines))))
 		}
 		if v, n := phraseHits(terms, phrases); n > 0 {
 			ev.feats[c][fPhrase] = saturate(v / phraseScale)

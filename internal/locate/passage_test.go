@@ -158,7 +158,7 @@ func TestRankExplainsPassages(t *testing.T) {
 		t.Fatalf("top = %v, want pkg/dense.py", pathsOf(got))
 	}
 	why := strings.Join(got[0].Reasons, "\n")
-	for _, want := range []string{"closest passage at lines", "a line shares words in the issue's order"} {
+	for _, want := range []string{"closest passage at lines", "a line shares words in the issue's order", "closest passage to the title at lines", "content matches the title's words “"} {
 		if !strings.Contains(why, want) {
 			t.Errorf("reasons %q lack %q", got[0].Reasons, want)
 		}

@@ -198,8 +198,8 @@ func (ix *Index) evidence(query, root string) *evidence {
 	content := ix.lexicalFeatures(qts, ev)
 	contentRanks(content, ev)
 	ix.titleFeatures(query, ev)
-	ix.partContent(queryTerms(title(query)), fTitleContent, ev)
-	ix.partContent(queryTerms(issueCode(query)), fCodeContent, ev)
+	ix.partContent(queryTerms(title(query)), fTitleContent, "the title's words", ev)
+	ix.partContent(queryTerms(issueCode(query)), fCodeContent, "the words of the issue's code", ev)
 
 	ms := extractMentions(query)
 	ix.pathMentions(ms, ev)
@@ -279,14 +279,17 @@ func (ix *Index) titleFeatures(query string, ev *evidence) {
 
 // partContent sets feature f to the content BM25 of a part of the issue
 // (its title, its code), normalised by the best file's.
-func (ix *Index) partContent(qts []queryTerm, f feature, ev *evidence) {
+func (ix *Index) partContent(qts []queryTerm, f feature, part string, ev *evidence) {
 	if len(qts) == 0 {
 		return
 	}
-	scores, _ := ix.contentBM25(qts)
+	scores, top := ix.contentBM25(qts)
 	if m := maxOf(scores); m > 0 {
 		for i, v := range scores {
-			ev.feats[i][f] = v / m
+			if v > 0 {
+				ev.feats[i][f] = v / m
+				ev.note(f, i, "content matches "+part+" "+quoteList(top[i]))
+			}
 		}
 	}
 }
