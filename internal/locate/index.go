@@ -308,46 +308,30 @@ func (ix *Index) importGraph(m *repomap.Map) {
 
 // fieldBuilder collects postings for a small per-file field (path or
 // symbol names) with term ids, so that building touches a string map once
-// per term occurrence without allocating.
+// per word without allocating.
 type fieldBuilder struct {
-	ids    map[string]int32
-	terms  []string
-	bufs   [][]byte
-	last   []int
-	counts map[int32]uint32 // the current file's
-	length uint32
+	vocab *repomap.Vocabulary
+	bag   repomap.Bag
+	bufs  [][]byte
+	last  []int
 }
 
-func newFieldBuilder() *fieldBuilder {
-	return &fieldBuilder{ids: map[string]int32{}, counts: map[int32]uint32{}}
-}
+func newFieldBuilder() *fieldBuilder { return &fieldBuilder{vocab: repomap.NewVocabulary()} }
 
 // text counts the terms of one piece of the current file's field.
-func (b *fieldBuilder) text(t []byte) {
-	repomap.EachTermBytes(t, func(term []byte) {
-		id, ok := b.ids[string(term)]
-		if !ok {
-			id = int32(len(b.terms))
-			s := string(term)
-			b.ids[s] = id
-			b.terms = append(b.terms, s)
-			b.bufs = append(b.bufs, nil)
-			b.last = append(b.last, 0)
-		}
-		b.counts[id]++
-		b.length++
-	})
-}
+func (b *fieldBuilder) text(t []byte) { b.vocab.Add(&b.bag, t) }
 
 // flush writes the current file's counts as postings and returns the
 // field's length in terms.
 func (b *fieldBuilder) flush(file int) uint32 {
-	for id, c := range b.counts {
-		b.bufs[id] = appendPosting(b.bufs[id], &b.last[id], file, c)
+	if n := b.vocab.Len(); n > len(b.bufs) {
+		b.bufs = append(b.bufs, make([][]byte, n-len(b.bufs))...)
+		b.last = append(b.last, make([]int, n-len(b.last))...)
 	}
-	n := b.length
-	clear(b.counts)
-	b.length = 0
+	n := uint32(b.bag.Len)
+	b.bag.Drain(func(id, c uint32) {
+		b.bufs[id] = appendPosting(b.bufs[id], &b.last[id], file, c)
+	})
 	return n
 }
 
@@ -357,12 +341,13 @@ func (b *fieldBuilder) add(file int, t []byte) uint32 {
 }
 
 func (b *fieldBuilder) table() table {
-	order := make([]int, len(b.terms))
+	terms := b.vocab.Terms()
+	order := make([]int, len(terms))
 	for id := range order {
 		order[id] = id
 	}
-	slices.SortFunc(order, func(x, y int) int { return strings.Compare(b.terms[x], b.terms[y]) })
-	return sortedTable(len(order), func(i int) string { return b.terms[order[i]] }, func(i int) []byte { return b.bufs[order[i]] })
+	slices.SortFunc(order, func(x, y int) int { return strings.Compare(terms[x], terms[y]) })
+	return sortedTable(len(order), func(i int) string { return terms[order[i]] }, func(i int) []byte { return b.bufs[order[i]] })
 }
 
 func flatten(lists [][]int) (off, to []uint32) {

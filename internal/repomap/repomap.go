@@ -9,13 +9,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -289,53 +287,37 @@ func skippedSummary(s map[string]int) string {
 }
 
 // result is one worker's output for one file. The file's TermIDs are
-// ids in that worker's termCounter until build renumbers them.
+// ids in that worker's vocabulary until build renumbers them.
 type result struct {
 	file   File
 	worker int
 	skip   string
 }
 
-// termCounter is one worker's vocabulary and the counts of the file it is
+// termCounter is one worker's vocabulary and the bag of the file it is
 // reading: interning terms per worker rather than per file allocates each
 // distinct term once and leaves build one lookup per term and worker.
 type termCounter struct {
 	// buf holds the file being read; nothing kept from a file refers to it.
-	buf     []byte
-	ids     map[string]uint32
-	terms   []string
-	counts  []uint32
-	touched []uint32
+	buf   []byte
+	vocab *Vocabulary
+	bag   Bag
 }
 
-func newTermCounter() *termCounter { return &termCounter{ids: make(map[string]uint32, 1<<14)} }
+func newTermCounter() *termCounter { return &termCounter{vocab: NewVocabulary()} }
 
 // count tallies the terms of data and returns their ids, counts and total.
 func (tc *termCounter) count(data []byte) (ids, freqs []uint32, length int) {
-	eachTermBytes(data, func(t []byte) {
-		// Look up without allocating; only new terms become strings.
-		id, ok := tc.ids[string(t)]
-		if !ok {
-			id = uint32(len(tc.terms))
-			s := string(t)
-			tc.ids[s] = id
-			tc.terms = append(tc.terms, s)
-			tc.counts = append(tc.counts, 0)
-		}
-		if tc.counts[id] == 0 {
-			tc.touched = append(tc.touched, id)
-		}
-		tc.counts[id]++
-		length++
-	})
-	n := len(tc.touched)
+	tc.vocab.Add(&tc.bag, data)
+	length = tc.bag.Len
+	n := tc.bag.Distinct()
 	buf := make([]uint32, 2*n)
 	ids, freqs = buf[:n:n], buf[n:]
-	for k, id := range tc.touched {
-		ids[k], freqs[k] = id, tc.counts[id]
-		tc.counts[id] = 0
-	}
-	tc.touched = tc.touched[:0]
+	k := 0
+	tc.bag.Drain(func(id, c uint32) {
+		ids[k], freqs[k] = id, c
+		k++
+	})
 	return ids, freqs, length
 }
 
@@ -390,22 +372,12 @@ feed:
 
 	// The first worker's vocabulary becomes the map's; the others' terms
 	// are renumbered into it.
-	vocab := counters[0].ids
-	m.Vocab = counters[0].terms
+	vocab := counters[0].vocab
 	remap := make([][]uint32, len(counters))
 	for w, tc := range counters[1:] {
-		ids := make([]uint32, len(tc.terms))
-		for local, t := range tc.terms {
-			id, ok := vocab[t]
-			if !ok {
-				id = uint32(len(m.Vocab))
-				vocab[t] = id
-				m.Vocab = append(m.Vocab, t)
-			}
-			ids[local] = id
-		}
-		remap[w+1] = ids
+		remap[w+1] = vocab.Merge(tc.vocab)
 	}
+	m.Vocab = vocab.Terms()
 	for i := range results {
 		r := &results[i]
 		if r.skip != "" {
@@ -429,26 +401,13 @@ feed:
 
 func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCounter) result {
 	full := filepath.Join(root, filepath.FromSlash(rel))
-	st, err := os.Lstat(full)
-	switch {
-	case err != nil:
-		// Listed but gone (deleted in the work tree) or unreadable.
-		log.Debug("repomap: skipping", "path", rel, "err", err)
-		return result{skip: "unreadable"}
-	case st.Mode()&os.ModeSymlink != 0:
-		// Symlinks may dangle or leave the repository; their targets
-		// inside the repository are mapped on their own.
-		return result{skip: "symlink"}
-	case !st.Mode().IsRegular():
-		return result{skip: "not a regular file"}
-	case st.Size() > maxBytes:
-		return result{skip: "too large"}
-	}
-	data, err := readInto(tc.buf[:0], full, st.Size())
+	data, size, skip, err := readRegular(tc.buf, full, maxBytes)
 	tc.buf = data
-	if err != nil {
-		log.Debug("repomap: skipping unreadable file", "path", rel, "err", err)
-		return result{skip: "unreadable"}
+	if skip != "" {
+		if err != nil {
+			log.Debug("repomap: skipping", "path", rel, "err", err)
+		}
+		return result{skip: skip}
 	}
 	if binary(data) {
 		return result{skip: "binary"}
@@ -457,7 +416,7 @@ func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCou
 		return result{skip: "generated"}
 	}
 	lang := DetectLanguage(rel)
-	f := File{Path: rel, Lang: lang, Size: st.Size(), Test: IsTestPath(rel)}
+	f := File{Path: rel, Lang: lang, Size: size, Test: IsTestPath(rel)}
 	p := parseFile(lang, rel, data)
 	f.Symbols = p.symbols
 	for _, imp := range p.imports {
@@ -466,29 +425,4 @@ func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCou
 	f.Main = p.isMain
 	f.TermIDs, f.TermFreqs, f.Length = tc.count(data)
 	return result{file: f}
-}
-
-// readInto reads the file at name into buf, growing it as needed; size is
-// the expected length. Reusing one buffer per worker spares the collector
-// a copy of every file.
-func readInto(buf []byte, name string, size int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return buf, err
-	}
-	defer f.Close()
-	buf = slices.Grow(buf, int(size)+1)
-	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, 4096)
-		}
-	}
 }
