@@ -77,7 +77,7 @@ type Map struct {
 	Listed int
 	// GoModule is the module path in the root go.mod, if any.
 	GoModule string
-	// Vocab maps content term ids (File.TermIDs) to terms.
+	// Vocab maps term ids (File.Content, PathTerms, SymbolTerms) to terms.
 	Vocab []string
 	// FromCache is set when the map was loaded from the cache.
 	FromCache bool `json:"-"`
@@ -98,12 +98,27 @@ type File struct {
 	Imports []string
 	// Deps are repository files this file imports, when resolvable.
 	Deps []string
-	// TermIDs and TermFreqs are the content terms (ids into Map.Vocab,
-	// in no particular order) and their counts.
-	TermIDs   []uint32
-	TermFreqs []uint32
-	// Length is the number of term occurrences in the file.
+	// Content, PathTerms and SymbolTerms are the terms of the file's
+	// contents, of its path without the extension, and of its symbols'
+	// names: what a lexical ranker indexes.
+	Content, PathTerms, SymbolTerms TermCounts
+	// Length is the number of term occurrences in the contents.
 	Length int
+}
+
+// TermCounts are one text's distinct terms, as ids into Map.Vocab in no
+// particular order, and how often each occurs.
+type TermCounts struct {
+	IDs, Freqs []uint32
+}
+
+// Len is the number of term occurrences counted.
+func (c TermCounts) Len() int {
+	n := 0
+	for _, f := range c.Freqs {
+		n += int(f)
+	}
+	return n
 }
 
 // Command is a detected way to build, lint or test the project.
@@ -286,7 +301,7 @@ func skippedSummary(s map[string]int) string {
 	return "skipped: " + strings.Join(parts, ", ")
 }
 
-// result is one worker's output for one file. The file's TermIDs are
+// result is one worker's output for one file. The file's term ids are
 // ids in that worker's vocabulary until build renumbers them.
 type result struct {
 	file   File
@@ -294,31 +309,50 @@ type result struct {
 	skip   string
 }
 
-// termCounter is one worker's vocabulary and the bag of the file it is
+// termCounter is one worker's vocabulary and the bags of the file it is
 // reading: interning terms per worker rather than per file allocates each
 // distinct term once and leaves build one lookup per term and worker.
+// Symbol names and path words mostly occur in the contents too, so their
+// terms are usually known by the time they are counted.
 type termCounter struct {
 	// buf holds the file being read; nothing kept from a file refers to it.
-	buf   []byte
-	vocab *Vocabulary
-	bag   Bag
+	buf                  []byte
+	vocab                *Vocabulary
+	content, path, names Bag
+	scratch              []byte
 }
 
 func newTermCounter() *termCounter { return &termCounter{vocab: NewVocabulary()} }
 
-// count tallies the terms of data and returns their ids, counts and total.
-func (tc *termCounter) count(data []byte) (ids, freqs []uint32, length int) {
-	tc.vocab.Add(&tc.bag, data)
-	length = tc.bag.Len
-	n := tc.bag.Distinct()
-	buf := make([]uint32, 2*n)
-	ids, freqs = buf[:n:n], buf[n:]
+// count sets f's term counts from its contents (data), path and symbols.
+func (tc *termCounter) count(f *File, data []byte) {
+	v := tc.vocab
+	v.Add(&tc.content, data)
+	tc.scratch = append(tc.scratch[:0], f.Path[:len(f.Path)-len(path.Ext(f.Path))]...)
+	v.Add(&tc.path, tc.scratch)
+	for _, s := range f.Symbols {
+		tc.scratch = append(tc.scratch[:0], s.Name...)
+		v.Add(&tc.names, tc.scratch)
+	}
+	f.Length = tc.content.Len
+	// One allocation holds the three fields.
+	buf := make([]uint32, 0, 2*(tc.content.Distinct()+tc.path.Distinct()+tc.names.Distinct()))
+	f.Content, buf = drainCounts(&tc.content, buf)
+	f.PathTerms, buf = drainCounts(&tc.path, buf)
+	f.SymbolTerms, _ = drainCounts(&tc.names, buf)
+}
+
+// drainCounts empties b into the free capacity of buf and returns the
+// counts and what remains of buf.
+func drainCounts(b *Bag, buf []uint32) (TermCounts, []uint32) {
+	n := b.Distinct()
+	ids, freqs := buf[len(buf):len(buf)+n:len(buf)+n], buf[len(buf)+n:len(buf)+2*n:len(buf)+2*n]
 	k := 0
-	tc.bag.Drain(func(id, c uint32) {
+	b.Drain(func(id, c uint32) {
 		ids[k], freqs[k] = id, c
 		k++
 	})
-	return ids, freqs, length
+	return TermCounts{IDs: ids, Freqs: freqs}, buf[:len(buf)+2*n]
 }
 
 func build(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger) (*Map, error) {
@@ -386,8 +420,10 @@ feed:
 		}
 		f := r.file
 		if ids := remap[r.worker]; ids != nil {
-			for k, id := range f.TermIDs {
-				f.TermIDs[k] = ids[id]
+			for _, c := range []TermCounts{f.Content, f.PathTerms, f.SymbolTerms} {
+				for k, id := range c.IDs {
+					c.IDs[k] = ids[id]
+				}
 			}
 		}
 		m.Languages[f.Lang]++
@@ -423,6 +459,6 @@ func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCou
 		f.Imports = append(f.Imports, validUTF8(imp))
 	}
 	f.Main = p.isMain
-	f.TermIDs, f.TermFreqs, f.Length = tc.count(data)
+	tc.count(&f, data)
 	return result{file: f}
 }
