@@ -8,16 +8,19 @@ package repomap
 type Vocabulary struct {
 	ids   map[string]uint32
 	terms []string
-	// words maps a word (a run of identifier bytes, as written) to its
-	// entry in wordIDs: the number of terms, then their ids.
-	words   map[string]uint32
-	wordIDs []uint32
-	scratch termScratch
+	// words finds a word (a run of identifier bytes, as written) by its
+	// hash; word w's terms' ids are wordIDs[wordStart[w]:wordStart[w+1]].
+	words     []wordSlot
+	nwords    int
+	wordStr   []string
+	wordStart []uint32
+	wordIDs   []uint32
+	scratch   termScratch
 }
 
 // NewVocabulary returns an empty vocabulary.
 func NewVocabulary() *Vocabulary {
-	return &Vocabulary{ids: make(map[string]uint32, 1<<12), words: make(map[string]uint32, 1<<12)}
+	return &Vocabulary{ids: make(map[string]uint32, 1<<12), words: make([]wordSlot, 1<<12), wordStart: []uint32{0}}
 }
 
 // Terms returns the interned terms; a term's id is its index.
@@ -71,8 +74,11 @@ func (v *Vocabulary) Add(b *Bag, text []byte) {
 			i++
 			continue
 		}
+		// The word is hashed as it is scanned.
+		h := uint32(text[i])
 		j := i + 1
 		for j < len(text) && identByte(text[j]) {
+			h = h*31 + uint32(text[j])
 			j++
 		}
 		word := text[i:j]
@@ -81,27 +87,73 @@ func (v *Vocabulary) Add(b *Bag, text []byte) {
 			// Such words yield no terms (see termScratch.word).
 			continue
 		}
-		at, ok := v.words[string(word)]
-		if !ok {
-			at = v.learn(word)
-		}
-		n := v.wordIDs[at]
-		for _, id := range v.wordIDs[at+1 : at+1+n] {
+		w := v.word(word, h)
+		for _, id := range v.wordIDs[v.wordStart[w]:v.wordStart[w+1]] {
 			b.add(id)
 		}
 	}
 }
 
+// wordSlot is an entry of Vocabulary.words: a word's hash and its
+// number plus one (0 marks a free slot).
+type wordSlot struct{ hash, w1 uint32 }
+
+// word returns the number of word, learning it if it is new; h is the
+// hash Add computed while scanning it. Words are found by open addressing
+// (linear probing, at most half full) rather than in a Go map: this is the
+// innermost lookup of a cold map, once per word of every file.
+func (v *Vocabulary) word(word []byte, h uint32) uint32 {
+	h = mix32(h)
+	mask := uint32(len(v.words) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := v.words[i]
+		if s.w1 == 0 {
+			w := v.learn(word)
+			v.words[i] = wordSlot{hash: h, w1: w + 1}
+			if v.nwords++; 2*v.nwords > len(v.words) {
+				v.growWords()
+			}
+			return w
+		}
+		if s.hash == h && v.wordStr[s.w1-1] == string(word) {
+			return s.w1 - 1
+		}
+	}
+}
+
+// mix32 spreads a hash's bits (MurmurHash3's finaliser).
+func mix32(h uint32) uint32 {
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	return h ^ h>>16
+}
+
+// growWords doubles the word table.
+func (v *Vocabulary) growWords() {
+	old := v.words
+	v.words = make([]wordSlot, 2*len(old))
+	mask := uint32(len(v.words) - 1)
+	for _, s := range old {
+		if s.w1 == 0 {
+			continue
+		}
+		i := s.hash & mask
+		for v.words[i].w1 != 0 {
+			i = (i + 1) & mask
+		}
+		v.words[i] = s
+	}
+}
+
 // learn records the terms of a word seen for the first time.
 func (v *Vocabulary) learn(word []byte) uint32 {
-	at := uint32(len(v.wordIDs))
-	v.wordIDs = append(v.wordIDs, 0)
-	v.scratch.word(word, func(t []byte) {
-		v.wordIDs = append(v.wordIDs, v.ID(t))
-		v.wordIDs[at]++
-	})
-	v.words[string(word)] = at
-	return at
+	w := uint32(len(v.wordStr))
+	v.scratch.word(word, func(t []byte) { v.wordIDs = append(v.wordIDs, v.ID(t)) })
+	v.wordStr = append(v.wordStr, string(word))
+	v.wordStart = append(v.wordStart, uint32(len(v.wordIDs)))
+	return w
 }
 
 // identByte is IsIdentByte as two bit sets, for the innermost loop.
