@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/planexhq/planex/internal/repomap"
 )
@@ -161,22 +162,27 @@ func NewIndex(m *repomap.Map) *Index {
 	ix := &Index{files: make([]fileEntry, n)}
 
 	// The map has counted every file's terms already; the index inverts
-	// them into postings. Sorting the vocabulary (the tables' key order)
-	// and the two small fields run on a second goroutine beside the
-	// contents and the rest.
+	// them into postings. Sorting the vocabulary (the tables' key order),
+	// the two small fields and the name tables run on other goroutines
+	// beside the contents and the rest.
 	var order []uint32
 	var pathAcc, symAcc []postingAcc
-	fields := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
-		defer close(fields)
+		defer wg.Done()
 		order = sortedTerms(m.Vocab)
 		pathAcc = invert(m, func(f *repomap.File) repomap.TermCounts { return f.PathTerms })
 		symAcc = invert(m, func(f *repomap.File) repomap.TermCounts { return f.SymbolTerms })
 	}()
+	go func() {
+		defer wg.Done()
+		ix.defs, ix.bases = nameTables(m)
+	}()
 	content := invert(m, func(f *repomap.File) repomap.TermCounts { return f.Content })
 	sumC, sumP, sumS := ix.fileTables(m)
 	ix.importGraph(m)
-	<-fields
+	wg.Wait()
 	ix.content = termTable(m.Vocab, order, content)
 	ix.pathTerms = termTable(m.Vocab, order, pathAcc)
 	ix.symTerms = termTable(m.Vocab, order, symAcc)
@@ -227,19 +233,13 @@ func invert(m *repomap.Map, field func(*repomap.File) repomap.TermCounts) []post
 	return acc
 }
 
-// fileTables fills the file entries and the definition, module and
-// file-name tables, and returns the total content, path and symbol
-// lengths.
+// fileTables fills the file entries and the module table, and returns
+// the total content, path and symbol lengths.
 func (ix *Index) fileTables(m *repomap.Map) (sumC, sumP, sumS float64) {
 	exists := func(p string) bool { _, ok := m.File(p); return ok }
-	defs := tableBuilder{}
 	modules := map[string]int{}
-	bases := tableBuilder{}
 	for i, f := range m.Entries {
 		e := newFileEntry(&m.Entries[i])
-		for _, s := range f.Symbols {
-			defs[s.Name] = appendDef(defs[s.Name], symDef{file: i, kind: s.Kind, parent: s.Parent})
-		}
 		if f.Lang == repomap.LangPython {
 			if mod := repomap.PythonModule(f.Path, exists); mod != "" {
 				// Prefer the shortest path when two trees claim a module.
@@ -248,21 +248,30 @@ func (ix *Index) fileTables(m *repomap.Map) (sumC, sumP, sumS float64) {
 				}
 			}
 		}
-		base := path.Base(f.Path)
-		bases[base] = binary.AppendUvarint(bases[base], uint64(i))
 		sumC += float64(e.length)
 		sumP += float64(e.pathLen)
 		sumS += float64(e.symLen)
 		ix.files[i] = e
 	}
-	ix.defs = defs.build()
 	mb := make(tableBuilder, len(modules))
 	for mod, i := range modules {
 		mb[mod] = binary.AppendUvarint(nil, uint64(i))
 	}
 	ix.modules = mb.build()
-	ix.bases = bases.build()
 	return sumC, sumP, sumS
+}
+
+// nameTables builds the symbol definitions and file base name tables.
+func nameTables(m *repomap.Map) (defs, bases table) {
+	db, bb := tableBuilder{}, tableBuilder{}
+	for i, f := range m.Entries {
+		for _, s := range f.Symbols {
+			db[s.Name] = appendDef(db[s.Name], symDef{file: i, kind: s.Kind, parent: s.Parent})
+		}
+		base := path.Base(f.Path)
+		bb[base] = binary.AppendUvarint(bb[base], uint64(i))
+	}
+	return db.build(), bb.build()
 }
 
 // sortedTerms returns the vocabulary's ids in the order of their terms.
