@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -373,66 +374,90 @@ func build(ctx context.Context, root string, listed []string, opts Options, log 
 	}
 	sort.Strings(todo)
 
-	results := make([]result, len(todo))
-	counters := make([]*termCounter, opts.Workers)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := range counters {
-		counters[w] = newTermCounter()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i] = processFile(root, todo[i], opts.MaxFileBytes, log, counters[w])
-				results[i].worker = w
-			}
-		}()
+	results, counters, err := mapFiles(ctx, root, todo, opts, log)
+	if err != nil {
+		return nil, err
 	}
-	var cerr error
-feed:
-	for i := range todo {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			cerr = ctx.Err()
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if cerr != nil {
-		return nil, fmt.Errorf("mapping %s: %w", root, cerr)
-	}
-
-	// The first worker's vocabulary becomes the map's; the others' terms
-	// are renumbered into it.
-	vocab := counters[0].vocab
-	remap := make([][]uint32, len(counters))
-	for w, tc := range counters[1:] {
-		remap[w+1] = vocab.Merge(tc.vocab)
-	}
-	m.Vocab = vocab.Terms()
+	owners := make([]int, 0, len(results))
 	for i := range results {
 		r := &results[i]
 		if r.skip != "" {
 			m.Skipped[r.skip]++
 			continue
 		}
-		f := r.file
-		if ids := remap[r.worker]; ids != nil {
-			for _, c := range []TermCounts{f.Content, f.PathTerms, f.SymbolTerms} {
-				for k, id := range c.IDs {
-					c.IDs[k] = ids[id]
-				}
-			}
-		}
-		m.Languages[f.Lang]++
-		m.Entries = append(m.Entries, f)
+		m.Languages[r.file.Lang]++
+		m.Entries = append(m.Entries, r.file)
+		owners = append(owners, r.worker)
 	}
 	delete(m.Languages, "")
+	// Term ids are renumbered beside import resolution: neither reads
+	// what the other writes.
+	renumbered := make(chan struct{})
+	go func() {
+		defer close(renumbered)
+		m.Vocab = mergeVocabularies(m.Entries, owners, counters)
+	}()
 	detect(m, listed) // sets GoModule, which import resolution needs
 	resolveImports(m)
+	<-renumbered
 	return m, nil
+}
+
+// mapFiles reads and parses todo's files on opts.Workers goroutines. Each
+// result's term ids are in the vocabulary of counters[result.worker].
+func mapFiles(ctx context.Context, root string, todo []string, opts Options, log *slog.Logger) ([]result, []*termCounter, error) {
+	results := make([]result, len(todo))
+	counters := make([]*termCounter, opts.Workers)
+	var wg sync.WaitGroup
+	// Workers take the next file from a shared counter: files come in
+	// path order to each worker without a channel hand-off per file.
+	var next atomic.Int64
+	done := ctx.Done()
+	for w := range counters {
+		counters[w] = newTermCounter()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(todo); i = int(next.Add(1) - 1) {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				results[i] = processFile(root, todo[i], opts.MaxFileBytes, log, counters[w])
+				results[i].worker = w
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("mapping %s: %w", root, err)
+	}
+	return results, counters, nil
+}
+
+// mergeVocabularies renumbers the term ids of entries (entries[i] was
+// counted by counters[owners[i]]) into one vocabulary, the first
+// worker's, and returns its terms.
+func mergeVocabularies(entries []File, owners []int, counters []*termCounter) []string {
+	vocab := counters[0].vocab
+	remap := make([][]uint32, len(counters))
+	for w, tc := range counters[1:] {
+		remap[w+1] = vocab.Merge(tc.vocab)
+	}
+	for i := range entries {
+		ids := remap[owners[i]]
+		if ids == nil {
+			continue
+		}
+		f := &entries[i]
+		for _, c := range []TermCounts{f.Content, f.PathTerms, f.SymbolTerms} {
+			for k, id := range c.IDs {
+				c.IDs[k] = ids[id]
+			}
+		}
+	}
+	return vocab.Terms()
 }
 
 func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCounter) result {
