@@ -305,9 +305,15 @@ func (ix *Index) importGraph(m *repomap.Map) {
 	n := len(m.Entries)
 	deps := make([][]int, n)
 	rdeps := make([][]int, n)
+	// One map lookup per edge: a binary search over the paths costs
+	// several string comparisons for each of a large tree's many edges.
+	byPath := make(map[string]int, n)
+	for i := range ix.files {
+		byPath[ix.files[i].path] = i
+	}
 	for i, f := range m.Entries {
 		for _, p := range f.Deps {
-			if j, ok := ix.byPath(p); ok && j != i {
+			if j, ok := byPath[p]; ok && j != i {
 				deps[i] = append(deps[i], j)
 				rdeps[j] = append(rdeps[j], i)
 			}
