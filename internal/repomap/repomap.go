@@ -318,12 +318,12 @@ type result struct {
 type termCounter struct {
 	// buf holds the file being read; nothing kept from a file refers to it.
 	buf                  []byte
-	vocab                *Vocabulary
-	content, path, names Bag
+	vocab                *vocabulary
+	content, path, names termBag
 	scratch              []byte
 }
 
-func newTermCounter() *termCounter { return &termCounter{vocab: NewVocabulary()} }
+func newTermCounter() *termCounter { return &termCounter{vocab: newVocabulary()} }
 
 // count sets f's term counts from its contents (data), path and symbols.
 func (tc *termCounter) count(f *File, data []byte) {
@@ -345,7 +345,7 @@ func (tc *termCounter) count(f *File, data []byte) {
 
 // drainCounts empties b into the free capacity of buf and returns the
 // counts and what remains of buf.
-func drainCounts(b *Bag, buf []uint32) (TermCounts, []uint32) {
+func drainCounts(b *termBag, buf []uint32) (TermCounts, []uint32) {
 	n := b.Distinct()
 	ids, freqs := buf[len(buf):len(buf)+n:len(buf)+n], buf[len(buf)+n:len(buf)+2*n:len(buf)+2*n]
 	k := 0
@@ -378,7 +378,14 @@ func build(ctx context.Context, root string, listed []string, opts Options, log 
 	if err != nil {
 		return nil, err
 	}
-	owners := make([]int, 0, len(results))
+	kept := 0
+	for i := range results {
+		if results[i].skip == "" {
+			kept++
+		}
+	}
+	m.Entries = make([]File, 0, kept)
+	owners := make([]int, 0, kept)
 	for i := range results {
 		r := &results[i]
 		if r.skip != "" {
@@ -442,6 +449,10 @@ func mapFiles(ctx context.Context, root string, todo []string, opts Options, log
 func mergeVocabularies(entries []File, owners []int, counters []*termCounter) []string {
 	vocab := counters[0].vocab
 	remap := make([][]uint32, len(counters))
+	for _, tc := range counters {
+		tc.vocab.forgetWords()
+		tc.buf = nil
+	}
 	for w, tc := range counters[1:] {
 		remap[w+1] = vocab.Merge(tc.vocab)
 	}

@@ -27,10 +27,6 @@ func EachTerm(text []byte, fn func(term string)) {
 	eachTermBytes(text, func(t []byte) { fn(string(t)) })
 }
 
-// EachTermBytes is EachTerm without allocating: the slice passed to fn is
-// valid only during the call.
-func EachTermBytes(text []byte, fn func(term []byte)) { eachTermBytes(text, fn) }
-
 // Terms returns the index terms of s in order (with repeats).
 func Terms(s string) []string {
 	var out []string

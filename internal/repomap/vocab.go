@@ -1,11 +1,11 @@
 package repomap
 
-// Vocabulary interns index terms as dense ids and remembers which terms
+// vocabulary interns index terms as dense ids and remembers which terms
 // each word of the text yields. Source code repeats its words, so folding,
 // splitting, stemming and interning run once per distinct word instead of
 // once per occurrence; every later occurrence costs one lookup. A
-// Vocabulary is not safe for concurrent use: give each goroutine its own.
-type Vocabulary struct {
+// vocabulary is not safe for concurrent use: give each goroutine its own.
+type vocabulary struct {
 	ids   map[string]uint32
 	terms []string
 	// words finds a word (a run of identifier bytes, as written) by its
@@ -18,19 +18,16 @@ type Vocabulary struct {
 	scratch   termScratch
 }
 
-// NewVocabulary returns an empty vocabulary.
-func NewVocabulary() *Vocabulary {
-	return &Vocabulary{ids: make(map[string]uint32, 1<<12), words: make([]wordSlot, 1<<12), wordStart: []uint32{0}}
+// newVocabulary returns an empty vocabulary.
+func newVocabulary() *vocabulary {
+	return &vocabulary{ids: make(map[string]uint32, 1<<12), words: make([]wordSlot, 1<<12), wordStart: []uint32{0}}
 }
 
 // Terms returns the interned terms; a term's id is its index.
-func (v *Vocabulary) Terms() []string { return v.terms }
-
-// Len is the number of terms interned so far.
-func (v *Vocabulary) Len() int { return len(v.terms) }
+func (v *vocabulary) Terms() []string { return v.terms }
 
 // ID returns the id of term, interning it if it is new.
-func (v *Vocabulary) ID(term []byte) uint32 {
+func (v *vocabulary) ID(term []byte) uint32 {
 	// Look up without allocating; only new terms become strings.
 	if id, ok := v.ids[string(term)]; ok {
 		return id
@@ -39,7 +36,7 @@ func (v *Vocabulary) ID(term []byte) uint32 {
 }
 
 // intern adds a term that is not in the vocabulary yet.
-func (v *Vocabulary) intern(term string) uint32 {
+func (v *vocabulary) intern(term string) uint32 {
 	id := uint32(len(v.terms))
 	v.ids[term] = id
 	v.terms = append(v.terms, term)
@@ -48,7 +45,7 @@ func (v *Vocabulary) intern(term string) uint32 {
 
 // Merge interns other's terms and returns, for each of other's ids, the
 // same term's id here.
-func (v *Vocabulary) Merge(other *Vocabulary) []uint32 {
+func (v *vocabulary) Merge(other *vocabulary) []uint32 {
 	ids := make([]uint32, len(other.terms))
 	for local, t := range other.terms {
 		id, ok := v.ids[t]
@@ -60,14 +57,8 @@ func (v *Vocabulary) Merge(other *Vocabulary) []uint32 {
 	return ids
 }
 
-// Lookup returns the id of term if it has been interned.
-func (v *Vocabulary) Lookup(term string) (uint32, bool) {
-	id, ok := v.ids[term]
-	return id, ok
-}
-
 // Add counts the terms of text (those EachTerm yields) into b.
-func (v *Vocabulary) Add(b *Bag, text []byte) {
+func (v *vocabulary) Add(b *termBag, text []byte) {
 	i := 0
 	for i < len(text) {
 		if !identByte(text[i]) {
@@ -94,7 +85,7 @@ func (v *Vocabulary) Add(b *Bag, text []byte) {
 	}
 }
 
-// wordSlot is an entry of Vocabulary.words: a word's hash and its
+// wordSlot is an entry of vocabulary.words: a word's hash and its
 // number plus one (0 marks a free slot).
 type wordSlot struct{ hash, w1 uint32 }
 
@@ -102,7 +93,7 @@ type wordSlot struct{ hash, w1 uint32 }
 // hash Add computed while scanning it. Words are found by open addressing
 // (linear probing, at most half full) rather than in a Go map: this is the
 // innermost lookup of a cold map, once per word of every file.
-func (v *Vocabulary) word(word []byte, h uint32) uint32 {
+func (v *vocabulary) word(word []byte, h uint32) uint32 {
 	h = mix32(h)
 	mask := uint32(len(v.words) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
@@ -131,7 +122,7 @@ func mix32(h uint32) uint32 {
 }
 
 // growWords doubles the word table.
-func (v *Vocabulary) growWords() {
+func (v *vocabulary) growWords() {
 	old := v.words
 	v.words = make([]wordSlot, 2*len(old))
 	mask := uint32(len(v.words) - 1)
@@ -147,8 +138,14 @@ func (v *Vocabulary) growWords() {
 	}
 }
 
+// forgetWords drops what the vocabulary remembers about words, keeping
+// its terms: once a map's files are counted only the terms are needed.
+func (v *vocabulary) forgetWords() {
+	v.words, v.wordStr, v.wordStart, v.wordIDs = nil, nil, nil, nil
+}
+
 // learn records the terms of a word seen for the first time.
-func (v *Vocabulary) learn(word []byte) uint32 {
+func (v *vocabulary) learn(word []byte) uint32 {
 	w := uint32(len(v.wordStr))
 	v.scratch.word(word, func(t []byte) { v.wordIDs = append(v.wordIDs, v.ID(t)) })
 	v.wordStr = append(v.wordStr, string(word))
@@ -171,16 +168,16 @@ func identByte(c byte) bool {
 	return c < 128 && high>>(c-64)&1 != 0
 }
 
-// Bag counts the terms of one document (a file's contents, its path, its
+// termBag counts the terms of one document (a file's contents, its path, its
 // symbol names) by vocabulary id.
-type Bag struct {
+type termBag struct {
 	counts  []uint32
 	touched []uint32
 	// Len is the number of term occurrences counted.
 	Len int
 }
 
-func (b *Bag) add(id uint32) {
+func (b *termBag) add(id uint32) {
 	if int(id) >= len(b.counts) {
 		b.counts = append(b.counts, make([]uint32, int(id)+1-len(b.counts))...)
 	}
@@ -193,7 +190,7 @@ func (b *Bag) add(id uint32) {
 
 // Drain calls fn with each distinct term counted, in the order each was
 // first seen, and empties the bag.
-func (b *Bag) Drain(fn func(id, count uint32)) {
+func (b *termBag) Drain(fn func(id, count uint32)) {
 	for _, id := range b.touched {
 		fn(id, b.counts[id])
 		b.counts[id] = 0
@@ -203,4 +200,4 @@ func (b *Bag) Drain(fn func(id, count uint32)) {
 }
 
 // Distinct is the number of distinct terms counted.
-func (b *Bag) Distinct() int { return len(b.touched) }
+func (b *termBag) Distinct() int { return len(b.touched) }

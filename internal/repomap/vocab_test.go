@@ -21,7 +21,7 @@ func termCounts(text []byte) (map[string]uint32, int) {
 }
 
 // bagCounts counts text's terms through v and a bag.
-func bagCounts(v *Vocabulary, b *Bag, text []byte) (map[string]uint32, int) {
+func bagCounts(v *vocabulary, b *termBag, text []byte) (map[string]uint32, int) {
 	v.Add(b, text)
 	n := b.Len
 	counts := map[string]uint32{}
@@ -75,8 +75,8 @@ func TestVocabularyMatchesTerms(t *testing.T) {
 	}
 	// One vocabulary for all texts, as a worker uses it: words learnt on
 	// one file are reused on the next.
-	v := NewVocabulary()
-	var b Bag
+	v := newVocabulary()
+	var b termBag
 	for name, text := range texts {
 		want, wantN := termCounts(text)
 		got, gotN := bagCounts(v, &b, text)
@@ -85,15 +85,15 @@ func TestVocabularyMatchesTerms(t *testing.T) {
 		}
 	}
 	for id, term := range v.Terms() {
-		if got, ok := v.Lookup(term); !ok || got != uint32(id) {
-			t.Errorf("Lookup(%q) = %d, %v; want %d", term, got, ok, id)
+		if got, ok := v.ids[term]; !ok || got != uint32(id) {
+			t.Errorf("id of %q = %d, %v; want %d", term, got, ok, id)
 		}
 	}
 }
 
 func TestVocabularyMerge(t *testing.T) {
-	a, b := NewVocabulary(), NewVocabulary()
-	var bag Bag
+	a, b := newVocabulary(), newVocabulary()
+	var bag termBag
 	a.Add(&bag, []byte("alpha beta"))
 	b.Add(&bag, []byte("gamma alpha"))
 	ids := a.Merge(b)
@@ -102,7 +102,7 @@ func TestVocabularyMerge(t *testing.T) {
 			t.Errorf("merged id of %q names %q", term, a.Terms()[ids[local]])
 		}
 	}
-	if a.Len() != 3 {
-		t.Errorf("merged vocabulary has %d terms, want 3: %q", a.Len(), a.Terms())
+	if len(a.Terms()) != 3 {
+		t.Errorf("merged vocabulary has %d terms, want 3: %q", len(a.Terms()), a.Terms())
 	}
 }
