@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/planexhq/planex/internal/repomap/repomaptest"
 )
 
 // TestReadRegular checks what a single O_NOFOLLOW open and fstat let
@@ -12,22 +14,12 @@ import (
 // work tree) is skipped without blocking the open.
 func TestReadRegular(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	ok := write("ok.py", "x = 1\n")
-	big := write("big.txt", "0123456789")
+	repomaptest.WriteFiles(t, dir, map[string]string{"ok.py": "x = 1\n", "big.txt": "0123456789", "sub/keep": ""})
+	ok, big := filepath.Join(dir, "ok.py"), filepath.Join(dir, "big.txt")
 	if err := os.Symlink(ok, filepath.Join(dir, "link.py")); err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 0, 2) // smaller than ok.py: reading must grow it
