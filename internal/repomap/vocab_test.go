@@ -106,3 +106,11 @@ func TestVocabularyMerge(t *testing.T) {
 		t.Errorf("merged vocabulary has %d terms, want 3: %q", len(a.Terms()), a.Terms())
 	}
 }
+
+func TestIdentByte(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		if identByte(byte(c)) != IsIdentByte(byte(c)) {
+			t.Errorf("identByte(%q) = %v, IsIdentByte says %v", rune(c), identByte(byte(c)), IsIdentByte(byte(c)))
+		}
+	}
+}
