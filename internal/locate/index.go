@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/planexhq/planex/internal/repomap"
 )
@@ -160,51 +161,44 @@ func NewIndex(m *repomap.Map) *Index {
 	n := len(m.Entries)
 	ix := &Index{files: make([]fileEntry, n)}
 
-	// Path and symbol-name postings are built on a second goroutine: they
-	// tokenise every path and name, about half of the work here.
-	pathLens, symLens := make([]uint32, n), make([]uint32, n)
-	fields := make(chan struct{})
+	// The map has counted every file's terms already; the index inverts
+	// them into postings. Sorting the vocabulary (the tables' key order),
+	// the two small fields and the name tables run on other goroutines
+	// beside the contents and the rest.
+	var order []uint32
+	var pathAcc, symAcc []postingAcc
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
-		defer close(fields)
-		ix.pathTerms, ix.symTerms = fieldTables(m, pathLens, symLens)
+		defer wg.Done()
+		order = sortedTerms(m.Vocab)
+		pathAcc = invert(m, func(f *repomap.File) repomap.TermCounts { return f.PathTerms })
+		symAcc = invert(m, func(f *repomap.File) repomap.TermCounts { return f.SymbolTerms })
 	}()
+	go func() {
+		defer wg.Done()
+		ix.defs, ix.bases = nameTables(m)
+	}()
+	content := invert(m, func(f *repomap.File) repomap.TermCounts { return f.Content })
+	sumC, sumP, sumS := ix.fileTables(m)
+	ix.importGraph(m)
+	wg.Wait()
+	ix.content = termTable(m.Vocab, order, content)
+	ix.pathTerms = termTable(m.Vocab, order, pathAcc)
+	ix.symTerms = termTable(m.Vocab, order, symAcc)
 
-	sumC := ix.fileTables(m)
-	<-fields
-	var sumP, sumS float64
-	for i := range ix.files {
-		ix.files[i].pathLen, ix.files[i].symLen = pathLens[i], symLens[i]
-		sumP += float64(pathLens[i])
-		sumS += float64(symLens[i])
-	}
 	nf := math.Max(1, float64(n))
 	// Averages are kept at the precision the index file stores, so a
 	// loaded index ranks exactly as the one built.
 	avg := func(sum float64) float64 { return float64(float32(math.Max(1, sum/nf))) }
 	ix.avgContent, ix.avgPath, ix.avgSym = avg(sumC), avg(sumP), avg(sumS)
-
-	ix.importGraph(m)
 	return ix
 }
 
-// fieldTables builds the path-term and symbol-name postings of m's files,
-// recording each file's field lengths in pathLens and symLens.
-func fieldTables(m *repomap.Map, pathLens, symLens []uint32) (pathTerms, symTerms table) {
-	pathB, symB := newFieldBuilder(), newFieldBuilder()
-	for i, f := range m.Entries {
-		// Path terms: directories and the file name without extension.
-		pathLens[i] = pathB.add(i, []byte(strings.TrimSuffix(f.Path, path.Ext(f.Path))))
-		for _, s := range f.Symbols {
-			symB.text([]byte(s.Name))
-		}
-		symLens[i] = symB.flush(i)
-	}
-	return pathB.table(), symB.table()
-}
-
-// newFileEntry is f's entry without its field lengths.
+// newFileEntry is f's entry.
 func newFileEntry(f *repomap.File) fileEntry {
-	e := fileEntry{path: f.Path, length: uint32(f.Length)}
+	e := fileEntry{path: f.Path, length: uint32(f.Length),
+		pathLen: uint32(f.PathTerms.Len()), symLen: uint32(f.SymbolTerms.Len())}
 	if f.Test {
 		e.flags |= flagTest
 	}
@@ -217,32 +211,35 @@ func newFileEntry(f *repomap.File) fileEntry {
 	return e
 }
 
-// postingAcc collects one content term's postings.
+// postingAcc collects one term's postings.
 type postingAcc struct {
 	buf  []byte
 	last int
 }
 
-// fileTables fills the file entries and the content, definition, module
-// and file-name tables, and returns the total content length.
-func (ix *Index) fileTables(m *repomap.Map) (sumC float64) {
-	exists := func(p string) bool { _, ok := m.File(p); return ok }
-	// Content postings: invert each file's term ids.
-	content := make([]postingAcc, len(m.Vocab))
-	defs := tableBuilder{}
-	modules := map[string]int{}
-	bases := tableBuilder{}
-	for i, f := range m.Entries {
-		e := newFileEntry(&m.Entries[i])
-		for k, id := range f.TermIDs {
-			if int(id) < len(content) {
-				a := &content[id]
-				a.buf = appendPosting(a.buf, &a.last, i, f.TermFreqs[k])
+// invert turns one field's per-file term counts into per-term postings,
+// indexed by vocabulary id.
+func invert(m *repomap.Map, field func(*repomap.File) repomap.TermCounts) []postingAcc {
+	acc := make([]postingAcc, len(m.Vocab))
+	for i := range m.Entries {
+		c := field(&m.Entries[i])
+		for k, id := range c.IDs {
+			if int(id) < len(acc) {
+				a := &acc[id]
+				a.buf = appendPosting(a.buf, &a.last, i, c.Freqs[k])
 			}
 		}
-		for _, s := range f.Symbols {
-			defs[s.Name] = appendDef(defs[s.Name], symDef{file: i, kind: s.Kind, parent: s.Parent})
-		}
+	}
+	return acc
+}
+
+// fileTables fills the file entries and the module table, and returns
+// the total content, path and symbol lengths.
+func (ix *Index) fileTables(m *repomap.Map) (sumC, sumP, sumS float64) {
+	exists := func(p string) bool { _, ok := m.File(p); return ok }
+	modules := map[string]int{}
+	for i, f := range m.Entries {
+		e := newFileEntry(&m.Entries[i])
 		if f.Lang == repomap.LangPython {
 			if mod := repomap.PythonModule(f.Path, exists); mod != "" {
 				// Prefer the shortest path when two trees claim a module.
@@ -251,36 +248,55 @@ func (ix *Index) fileTables(m *repomap.Map) (sumC float64) {
 				}
 			}
 		}
-		base := path.Base(f.Path)
-		bases[base] = binary.AppendUvarint(bases[base], uint64(i))
-		sumC += float64(f.Length)
+		sumC += float64(e.length)
+		sumP += float64(e.pathLen)
+		sumS += float64(e.symLen)
 		ix.files[i] = e
 	}
-	ix.content = contentTable(m.Vocab, content)
-	ix.defs = defs.build()
 	mb := make(tableBuilder, len(modules))
 	for mod, i := range modules {
 		mb[mod] = binary.AppendUvarint(nil, uint64(i))
 	}
 	ix.modules = mb.build()
-	ix.bases = bases.build()
-	return sumC
+	return sumC, sumP, sumS
 }
 
-// contentTable is the table of the vocabulary terms with postings.
-func contentTable(vocab []string, content []postingAcc) table {
-	// Vocabulary terms are distinct: sorting their ids gives the table's
-	// order without a map from term to postings.
-	order := make([]uint32, 0, len(content))
-	for id, a := range content {
-		if len(a.buf) > 0 {
-			order = append(order, uint32(id))
+// nameTables builds the symbol definitions and file base name tables.
+func nameTables(m *repomap.Map) (defs, bases table) {
+	db, bb := tableBuilder{}, tableBuilder{}
+	for i, f := range m.Entries {
+		for _, s := range f.Symbols {
+			db[s.Name] = appendDef(db[s.Name], symDef{file: i, kind: s.Kind, parent: s.Parent})
 		}
+		base := path.Base(f.Path)
+		bb[base] = binary.AppendUvarint(bb[base], uint64(i))
+	}
+	return db.build(), bb.build()
+}
+
+// sortedTerms returns the vocabulary's ids in the order of their terms.
+func sortedTerms(vocab []string) []uint32 {
+	order := make([]uint32, len(vocab))
+	for id := range order {
+		order[id] = uint32(id)
 	}
 	slices.SortFunc(order, func(a, b uint32) int { return strings.Compare(vocab[a], vocab[b]) })
-	return sortedTable(len(order),
-		func(i int) string { return vocab[order[i]] },
-		func(i int) []byte { return content[order[i]].buf })
+	return order
+}
+
+// termTable is the table of the terms with postings in acc; order is the
+// vocabulary sorted (sortedTerms). Vocabulary terms are distinct, so the
+// table's keys ascend without a map from term to postings.
+func termTable(vocab []string, order []uint32, acc []postingAcc) table {
+	used := make([]uint32, 0, len(order))
+	for _, id := range order {
+		if len(acc[id].buf) > 0 {
+			used = append(used, id)
+		}
+	}
+	return sortedTable(len(used),
+		func(i int) string { return vocab[used[i]] },
+		func(i int) []byte { return acc[used[i]].buf })
 }
 
 // importGraph stores the import edges between m's files, both ways, and
@@ -289,9 +305,15 @@ func (ix *Index) importGraph(m *repomap.Map) {
 	n := len(m.Entries)
 	deps := make([][]int, n)
 	rdeps := make([][]int, n)
+	// One map lookup per edge: a binary search over the paths costs
+	// several string comparisons for each of a large tree's many edges.
+	byPath := make(map[string]int, n)
+	for i := range ix.files {
+		byPath[ix.files[i].path] = i
+	}
 	for i, f := range m.Entries {
 		for _, p := range f.Deps {
-			if j, ok := ix.byPath(p); ok && j != i {
+			if j, ok := byPath[p]; ok && j != i {
 				deps[i] = append(deps[i], j)
 				rdeps[j] = append(rdeps[j], i)
 			}
@@ -304,65 +326,6 @@ func (ix *Index) importGraph(m *repomap.Map) {
 	for i, v := range pr {
 		ix.prior[i] = float32(v)
 	}
-}
-
-// fieldBuilder collects postings for a small per-file field (path or
-// symbol names) with term ids, so that building touches a string map once
-// per term occurrence without allocating.
-type fieldBuilder struct {
-	ids    map[string]int32
-	terms  []string
-	bufs   [][]byte
-	last   []int
-	counts map[int32]uint32 // the current file's
-	length uint32
-}
-
-func newFieldBuilder() *fieldBuilder {
-	return &fieldBuilder{ids: map[string]int32{}, counts: map[int32]uint32{}}
-}
-
-// text counts the terms of one piece of the current file's field.
-func (b *fieldBuilder) text(t []byte) {
-	repomap.EachTermBytes(t, func(term []byte) {
-		id, ok := b.ids[string(term)]
-		if !ok {
-			id = int32(len(b.terms))
-			s := string(term)
-			b.ids[s] = id
-			b.terms = append(b.terms, s)
-			b.bufs = append(b.bufs, nil)
-			b.last = append(b.last, 0)
-		}
-		b.counts[id]++
-		b.length++
-	})
-}
-
-// flush writes the current file's counts as postings and returns the
-// field's length in terms.
-func (b *fieldBuilder) flush(file int) uint32 {
-	for id, c := range b.counts {
-		b.bufs[id] = appendPosting(b.bufs[id], &b.last[id], file, c)
-	}
-	n := b.length
-	clear(b.counts)
-	b.length = 0
-	return n
-}
-
-func (b *fieldBuilder) add(file int, t []byte) uint32 {
-	b.text(t)
-	return b.flush(file)
-}
-
-func (b *fieldBuilder) table() table {
-	order := make([]int, len(b.terms))
-	for id := range order {
-		order[id] = id
-	}
-	slices.SortFunc(order, func(x, y int) int { return strings.Compare(b.terms[x], b.terms[y]) })
-	return sortedTable(len(order), func(i int) string { return b.terms[order[i]] }, func(i int) []byte { return b.bufs[order[i]] })
 }
 
 func flatten(lists [][]int) (off, to []uint32) {

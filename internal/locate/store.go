@@ -71,7 +71,16 @@ func Open(ctx context.Context, root string, opts repomap.Options) (*Index, error
 func indexPath(dir, key string) string { return filepath.Join(dir, "locate-"+key+".idx") }
 
 func (ix *Index) encode() []byte {
-	e := &encoder{buf: append(make([]byte, 0, 1<<20), indexMagic...)}
+	tables := []table{ix.content, ix.pathTerms, ix.symTerms, ix.defs, ix.modules, ix.bases}
+	// Sized up front: growing a buffer of this size copies it several times.
+	size := len(indexMagic) + 64 + 4*(8*len(ix.files)+len(ix.depTo)+len(ix.rdepTo))
+	for _, f := range ix.files {
+		size += len(f.path)
+	}
+	for _, t := range tables {
+		size += tableSize(t)
+	}
+	e := &encoder{buf: append(make([]byte, 0, size), indexMagic...)}
 	var paths strings.Builder
 	off := make([]uint32, 1, len(ix.files)+1)
 	lengths := make([]uint32, 0, len(ix.files))
@@ -98,7 +107,7 @@ func (ix *Index) encode() []byte {
 	for _, avg := range []float64{ix.avgContent, ix.avgPath, ix.avgSym} {
 		e.u32(math.Float32bits(float32(avg)))
 	}
-	for _, t := range []table{ix.content, ix.pathTerms, ix.symTerms, ix.defs, ix.modules, ix.bases} {
+	for _, t := range tables {
 		e.table(t)
 	}
 	for _, s := range [][]uint32{ix.depOff, ix.depTo, ix.rdepOff, ix.rdepTo} {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -103,8 +104,10 @@ func (e *encoder) u32(v uint32) { e.buf = binary.LittleEndian.AppendUint32(e.buf
 
 func (e *encoder) u32s(vs []uint32) {
 	e.u32(uint32(len(vs)))
-	for _, v := range vs {
-		e.u32(v)
+	off := len(e.buf)
+	e.buf = slices.Grow(e.buf, 4*len(vs))[:off+4*len(vs)]
+	for i, v := range vs {
+		binary.LittleEndian.PutUint32(e.buf[off+4*i:], v)
 	}
 }
 
@@ -116,6 +119,11 @@ func (e *encoder) bytes(b []byte) {
 func (e *encoder) str(s string) {
 	e.u32(uint32(len(s)))
 	e.buf = append(e.buf, s...)
+}
+
+// tableSize is how many bytes table writes for t.
+func tableSize(t table) int {
+	return 16 + len(t.keys) + len(t.vals) + 4*(len(t.koff)+len(t.voff))
 }
 
 func (e *encoder) table(t table) {

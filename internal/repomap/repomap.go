@@ -9,16 +9,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -79,7 +78,7 @@ type Map struct {
 	Listed int
 	// GoModule is the module path in the root go.mod, if any.
 	GoModule string
-	// Vocab maps content term ids (File.TermIDs) to terms.
+	// Vocab maps term ids (File.Content, PathTerms, SymbolTerms) to terms.
 	Vocab []string
 	// FromCache is set when the map was loaded from the cache.
 	FromCache bool `json:"-"`
@@ -100,12 +99,27 @@ type File struct {
 	Imports []string
 	// Deps are repository files this file imports, when resolvable.
 	Deps []string
-	// TermIDs and TermFreqs are the content terms (ids into Map.Vocab,
-	// in no particular order) and their counts.
-	TermIDs   []uint32
-	TermFreqs []uint32
-	// Length is the number of term occurrences in the file.
+	// Content, PathTerms and SymbolTerms are the terms of the file's
+	// contents, of its path without the extension, and of its symbols'
+	// names: what a lexical ranker indexes.
+	Content, PathTerms, SymbolTerms TermCounts
+	// Length is the number of term occurrences in the contents.
 	Length int
+}
+
+// TermCounts are one text's distinct terms, as ids into Map.Vocab in no
+// particular order, and how often each occurs.
+type TermCounts struct {
+	IDs, Freqs []uint32
+}
+
+// Len is the number of term occurrences counted.
+func (c TermCounts) Len() int {
+	n := 0
+	for _, f := range c.Freqs {
+		n += int(f)
+	}
+	return n
 }
 
 // Command is a detected way to build, lint or test the project.
@@ -288,55 +302,58 @@ func skippedSummary(s map[string]int) string {
 	return "skipped: " + strings.Join(parts, ", ")
 }
 
-// result is one worker's output for one file. The file's TermIDs are
-// ids in that worker's termCounter until build renumbers them.
+// result is one worker's output for one file. The file's term ids are
+// ids in that worker's vocabulary until build renumbers them.
 type result struct {
 	file   File
 	worker int
 	skip   string
 }
 
-// termCounter is one worker's vocabulary and the counts of the file it is
+// termCounter is one worker's vocabulary and the bags of the file it is
 // reading: interning terms per worker rather than per file allocates each
 // distinct term once and leaves build one lookup per term and worker.
+// Symbol names and path words mostly occur in the contents too, so their
+// terms are usually known by the time they are counted.
 type termCounter struct {
 	// buf holds the file being read; nothing kept from a file refers to it.
-	buf     []byte
-	ids     map[string]uint32
-	terms   []string
-	counts  []uint32
-	touched []uint32
+	buf                  []byte
+	vocab                *vocabulary
+	content, path, names termBag
+	scratch              []byte
 }
 
-func newTermCounter() *termCounter { return &termCounter{ids: make(map[string]uint32, 1<<14)} }
+func newTermCounter() *termCounter { return &termCounter{vocab: newVocabulary()} }
 
-// count tallies the terms of data and returns their ids, counts and total.
-func (tc *termCounter) count(data []byte) (ids, freqs []uint32, length int) {
-	eachTermBytes(data, func(t []byte) {
-		// Look up without allocating; only new terms become strings.
-		id, ok := tc.ids[string(t)]
-		if !ok {
-			id = uint32(len(tc.terms))
-			s := string(t)
-			tc.ids[s] = id
-			tc.terms = append(tc.terms, s)
-			tc.counts = append(tc.counts, 0)
-		}
-		if tc.counts[id] == 0 {
-			tc.touched = append(tc.touched, id)
-		}
-		tc.counts[id]++
-		length++
-	})
-	n := len(tc.touched)
-	buf := make([]uint32, 2*n)
-	ids, freqs = buf[:n:n], buf[n:]
-	for k, id := range tc.touched {
-		ids[k], freqs[k] = id, tc.counts[id]
-		tc.counts[id] = 0
+// count sets f's term counts from its contents (data), path and symbols.
+func (tc *termCounter) count(f *File, data []byte) {
+	v := tc.vocab
+	v.Add(&tc.content, data)
+	tc.scratch = append(tc.scratch[:0], f.Path[:len(f.Path)-len(path.Ext(f.Path))]...)
+	v.Add(&tc.path, tc.scratch)
+	for _, s := range f.Symbols {
+		tc.scratch = append(tc.scratch[:0], s.Name...)
+		v.Add(&tc.names, tc.scratch)
 	}
-	tc.touched = tc.touched[:0]
-	return ids, freqs, length
+	f.Length = tc.content.Len
+	// One allocation holds the three fields.
+	buf := make([]uint32, 0, 2*(tc.content.Distinct()+tc.path.Distinct()+tc.names.Distinct()))
+	f.Content, buf = drainCounts(&tc.content, buf)
+	f.PathTerms, buf = drainCounts(&tc.path, buf)
+	f.SymbolTerms, _ = drainCounts(&tc.names, buf)
+}
+
+// drainCounts empties b into the free capacity of buf and returns the
+// counts and what remains of buf.
+func drainCounts(b *termBag, buf []uint32) (TermCounts, []uint32) {
+	n := b.Distinct()
+	ids, freqs := buf[len(buf):len(buf)+n:len(buf)+n], buf[len(buf)+n:len(buf)+2*n:len(buf)+2*n]
+	k := 0
+	b.Drain(func(id, c uint32) {
+		ids[k], freqs[k] = id, c
+		k++
+	})
+	return TermCounts{IDs: ids, Freqs: freqs}, buf[:len(buf)+2*n]
 }
 
 func build(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger) (*Map, error) {
@@ -357,98 +374,112 @@ func build(ctx context.Context, root string, listed []string, opts Options, log 
 	}
 	sort.Strings(todo)
 
-	results := make([]result, len(todo))
-	counters := make([]*termCounter, opts.Workers)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := range counters {
-		counters[w] = newTermCounter()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i] = processFile(root, todo[i], opts.MaxFileBytes, log, counters[w])
-				results[i].worker = w
-			}
-		}()
+	results, counters, err := mapFiles(ctx, root, todo, opts, log)
+	if err != nil {
+		return nil, err
 	}
-	var cerr error
-feed:
-	for i := range todo {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			cerr = ctx.Err()
-			break feed
+	kept := 0
+	for i := range results {
+		if results[i].skip == "" {
+			kept++
 		}
 	}
-	close(next)
-	wg.Wait()
-	if cerr != nil {
-		return nil, fmt.Errorf("mapping %s: %w", root, cerr)
-	}
-
-	// The first worker's vocabulary becomes the map's; the others' terms
-	// are renumbered into it.
-	vocab := counters[0].ids
-	m.Vocab = counters[0].terms
-	remap := make([][]uint32, len(counters))
-	for w, tc := range counters[1:] {
-		ids := make([]uint32, len(tc.terms))
-		for local, t := range tc.terms {
-			id, ok := vocab[t]
-			if !ok {
-				id = uint32(len(m.Vocab))
-				vocab[t] = id
-				m.Vocab = append(m.Vocab, t)
-			}
-			ids[local] = id
-		}
-		remap[w+1] = ids
-	}
+	m.Entries = make([]File, 0, kept)
+	owners := make([]int, 0, kept)
 	for i := range results {
 		r := &results[i]
 		if r.skip != "" {
 			m.Skipped[r.skip]++
 			continue
 		}
-		f := r.file
-		if ids := remap[r.worker]; ids != nil {
-			for k, id := range f.TermIDs {
-				f.TermIDs[k] = ids[id]
-			}
-		}
-		m.Languages[f.Lang]++
-		m.Entries = append(m.Entries, f)
+		m.Languages[r.file.Lang]++
+		m.Entries = append(m.Entries, r.file)
+		owners = append(owners, r.worker)
 	}
 	delete(m.Languages, "")
+	// Term ids are renumbered beside import resolution: neither reads
+	// what the other writes.
+	renumbered := make(chan struct{})
+	go func() {
+		defer close(renumbered)
+		m.Vocab = mergeVocabularies(m.Entries, owners, counters)
+	}()
 	detect(m, listed) // sets GoModule, which import resolution needs
 	resolveImports(m)
+	<-renumbered
 	return m, nil
+}
+
+// mapFiles reads and parses todo's files on opts.Workers goroutines. Each
+// result's term ids are in the vocabulary of counters[result.worker].
+func mapFiles(ctx context.Context, root string, todo []string, opts Options, log *slog.Logger) ([]result, []*termCounter, error) {
+	results := make([]result, len(todo))
+	counters := make([]*termCounter, opts.Workers)
+	var wg sync.WaitGroup
+	// Workers take the next file from a shared counter: files come in
+	// path order to each worker without a channel hand-off per file.
+	var next atomic.Int64
+	done := ctx.Done()
+	for w := range counters {
+		counters[w] = newTermCounter()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(todo); i = int(next.Add(1) - 1) {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				results[i] = processFile(root, todo[i], opts.MaxFileBytes, log, counters[w])
+				results[i].worker = w
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("mapping %s: %w", root, err)
+	}
+	return results, counters, nil
+}
+
+// mergeVocabularies renumbers the term ids of entries (entries[i] was
+// counted by counters[owners[i]]) into one vocabulary, the first
+// worker's, and returns its terms.
+func mergeVocabularies(entries []File, owners []int, counters []*termCounter) []string {
+	vocab := counters[0].vocab
+	remap := make([][]uint32, len(counters))
+	for _, tc := range counters {
+		tc.vocab.forgetWords()
+		tc.buf = nil
+	}
+	for w, tc := range counters[1:] {
+		remap[w+1] = vocab.Merge(tc.vocab)
+	}
+	for i := range entries {
+		ids := remap[owners[i]]
+		if ids == nil {
+			continue
+		}
+		f := &entries[i]
+		for _, c := range []TermCounts{f.Content, f.PathTerms, f.SymbolTerms} {
+			for k, id := range c.IDs {
+				c.IDs[k] = ids[id]
+			}
+		}
+	}
+	return vocab.Terms()
 }
 
 func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCounter) result {
 	full := filepath.Join(root, filepath.FromSlash(rel))
-	st, err := os.Lstat(full)
-	switch {
-	case err != nil:
-		// Listed but gone (deleted in the work tree) or unreadable.
-		log.Debug("repomap: skipping", "path", rel, "err", err)
-		return result{skip: "unreadable"}
-	case st.Mode()&os.ModeSymlink != 0:
-		// Symlinks may dangle or leave the repository; their targets
-		// inside the repository are mapped on their own.
-		return result{skip: "symlink"}
-	case !st.Mode().IsRegular():
-		return result{skip: "not a regular file"}
-	case st.Size() > maxBytes:
-		return result{skip: "too large"}
-	}
-	data, err := readInto(tc.buf[:0], full, st.Size())
+	data, size, skip, err := readRegular(tc.buf, full, maxBytes)
 	tc.buf = data
-	if err != nil {
-		log.Debug("repomap: skipping unreadable file", "path", rel, "err", err)
-		return result{skip: "unreadable"}
+	if skip != "" {
+		if err != nil {
+			log.Debug("repomap: skipping", "path", rel, "err", err)
+		}
+		return result{skip: skip}
 	}
 	if binary(data) {
 		return result{skip: "binary"}
@@ -457,38 +488,13 @@ func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCou
 		return result{skip: "generated"}
 	}
 	lang := DetectLanguage(rel)
-	f := File{Path: rel, Lang: lang, Size: st.Size(), Test: IsTestPath(rel)}
+	f := File{Path: rel, Lang: lang, Size: size, Test: IsTestPath(rel)}
 	p := parseFile(lang, rel, data)
 	f.Symbols = p.symbols
 	for _, imp := range p.imports {
 		f.Imports = append(f.Imports, validUTF8(imp))
 	}
 	f.Main = p.isMain
-	f.TermIDs, f.TermFreqs, f.Length = tc.count(data)
+	tc.count(&f, data)
 	return result{file: f}
-}
-
-// readInto reads the file at name into buf, growing it as needed; size is
-// the expected length. Reusing one buffer per worker spares the collector
-// a copy of every file.
-func readInto(buf []byte, name string, size int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return buf, err
-	}
-	defer f.Close()
-	buf = slices.Grow(buf, int(size)+1)
-	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, 4096)
-		}
-	}
 }

@@ -51,8 +51,6 @@ func eachLine(data []byte, fn func(n int, line []byte)) {
 }
 
 var (
-	pyDef       = regexp.MustCompile(`^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)`)
-	pyClass     = regexp.MustCompile(`^(\s*)class\s+([A-Za-z_]\w*)`)
 	pyAssign    = regexp.MustCompile(`^([A-Za-z_]\w*)\s*(?::[^=]+)?=[^=]`)
 	pyImport    = regexp.MustCompile(`^\s*import\s+(.+)`)
 	pyFrom      = regexp.MustCompile(`^\s*from\s+(\.*[\w.]*)\s+import\s+\(?\s*([^#]*)`)
@@ -149,11 +147,11 @@ func (p *pyParser) statement(n int, line, trimmed []byte, indent int) bool {
 }
 
 func (p *pyParser) def(n int, line []byte) bool {
-	m := pyDef.FindSubmatch(line)
-	if m == nil {
+	name := pyDeclName(line, "def", true)
+	if name == nil {
 		return false
 	}
-	s := Symbol{Name: string(m[2]), Kind: "func", Line: n}
+	s := Symbol{Name: string(name), Kind: "func", Line: n}
 	if len(p.classes) > 0 {
 		s.Kind, s.Parent = "method", p.classes[len(p.classes)-1].name
 	}
@@ -162,17 +160,58 @@ func (p *pyParser) def(n int, line []byte) bool {
 }
 
 func (p *pyParser) class(n int, line []byte, indent int) bool {
-	m := pyClass.FindSubmatch(line)
-	if m == nil {
+	name := pyDeclName(line, "class", false)
+	if name == nil {
 		return false
 	}
-	s := Symbol{Name: string(m[2]), Kind: "class", Line: n}
+	s := Symbol{Name: string(name), Kind: "class", Line: n}
 	if len(p.classes) > 0 {
 		s.Parent = p.classes[len(p.classes)-1].name
 	}
 	p.out.symbols = append(p.out.symbols, s)
 	p.classes = append(p.classes, pyClassOpen{indent, s.Name})
 	return true
+}
+
+// pyDeclName returns the name a def or class line declares, or nil: what
+// `^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)` (async only for def) captures,
+// without a regular expression, since every def line of every Python file
+// goes through it.
+func pyDeclName(line []byte, keyword string, async bool) []byte {
+	i := skipRESpace(line, 0)
+	if async && bytes.HasPrefix(line[i:], []byte("async")) {
+		// "async" must be followed by space and then the keyword.
+		j := i + len("async")
+		if k := skipRESpace(line, j); k > j {
+			i = k
+		}
+	}
+	if !bytes.HasPrefix(line[i:], []byte(keyword)) {
+		return nil
+	}
+	j := i + len(keyword)
+	k := skipRESpace(line, j)
+	if k == j || k == len(line) || !(isUpper(line[k]) || isLower(line[k]) || line[k] == '_') {
+		return nil
+	}
+	end := k + 1
+	for end < len(line) && IsIdentByte(line[end]) {
+		end++
+	}
+	return line[k:end]
+}
+
+// skipRESpace skips what \s matches in a regular expression from line[i].
+func skipRESpace(line []byte, i int) int {
+	for i < len(line) {
+		switch line[i] {
+		case ' ', '\t', '\n', '\f', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
 }
 
 func (p *pyParser) importLine(line []byte) bool {

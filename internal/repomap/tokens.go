@@ -27,10 +27,6 @@ func EachTerm(text []byte, fn func(term string)) {
 	eachTermBytes(text, func(t []byte) { fn(string(t)) })
 }
 
-// EachTermBytes is EachTerm without allocating: the slice passed to fn is
-// valid only during the call.
-func EachTermBytes(text []byte, fn func(term []byte)) { eachTermBytes(text, fn) }
-
 // Terms returns the index terms of s in order (with repeats).
 func Terms(s string) []string {
 	var out []string
@@ -41,7 +37,7 @@ func Terms(s string) []string {
 // eachTermBytes is EachTerm without allocation: the slice passed to fn is
 // only valid during the call.
 func eachTermBytes(text []byte, fn func(term []byte)) {
-	var joined, part []byte
+	var s termScratch
 	i := 0
 	for i < len(text) {
 		if !IsIdentByte(text[i]) {
@@ -52,23 +48,33 @@ func eachTermBytes(text []byte, fn func(term []byte)) {
 		for j < len(text) && IsIdentByte(text[j]) {
 			j++
 		}
-		word := text[i:j]
+		s.word(text[i:j], fn)
 		i = j
-		if len(word) < 2 || len(word) > 64 {
-			continue
-		}
-		var hasSplit bool
-		joined, hasSplit = foldWord(joined[:0], word)
-		if len(joined) < 2 || allDigits(joined) {
-			continue
-		}
-		full := stemBytes(append(part[:0], joined...))
-		if !stopwordBytes(joined) {
-			fn(full)
-		}
-		if hasSplit {
-			part = eachPartTerm(word, joined, part, fn)
-		}
+	}
+}
+
+// termScratch holds the buffers a word is folded and split into.
+type termScratch struct{ joined, part []byte }
+
+// word passes the index terms of word, a whole run of identifier bytes,
+// to fn: the word folded and stemmed unless it is a stopword, then its
+// parts (see eachPartTerm).
+func (s *termScratch) word(word []byte, fn func(term []byte)) {
+	if len(word) < 2 || len(word) > 64 {
+		return
+	}
+	var hasSplit bool
+	s.joined, hasSplit = foldWord(s.joined[:0], word)
+	if len(s.joined) < 2 || allDigits(s.joined) {
+		return
+	}
+	s.part = append(s.part[:0], s.joined...)
+	full := stemBytes(s.part)
+	if !stopwordBytes(s.joined) {
+		fn(full)
+	}
+	if hasSplit {
+		s.part = eachPartTerm(word, s.joined, s.part, fn)
 	}
 }
 

@@ -1,0 +1,105 @@
+package locate
+
+import (
+	"context"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/repomap"
+)
+
+// postingsOf decodes a table of postings into term -> file -> count,
+// failing on a list whose files do not strictly ascend.
+func postingsOf(t *testing.T, name string, tb *table) map[string]map[int]uint32 {
+	t.Helper()
+	out := map[string]map[int]uint32{}
+	for k := 0; k < tb.len(); k++ {
+		term, files := tb.key(k), map[int]uint32{}
+		last := -1
+		eachPosting(tb.val(k), func(file int, count uint32) {
+			if file <= last {
+				t.Errorf("%s postings of %q: file %d after %d", name, term, file, last)
+			}
+			last = file
+			files[file] = count
+		})
+		out[term] = files
+	}
+	return out
+}
+
+// refCounts adds the terms of text (as repomap.Terms yields them) for file
+// to want and returns how many there were.
+func refCounts(want map[string]map[int]uint32, file int, text string) uint32 {
+	terms := repomap.Terms(text)
+	for _, term := range terms {
+		if want[term] == nil {
+			want[term] = map[int]uint32{}
+		}
+		want[term][file]++
+	}
+	return uint32(len(terms))
+}
+
+// TestIndexPostingsMatchTerms checks the index built from a map of this
+// repository against postings computed directly from repomap.Terms on each
+// file's contents, path and symbol names: the map counts terms through
+// per-worker vocabularies and the index through its own, and neither may
+// change what ranking sees.
+func TestIndexPostingsMatchTerms(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := repomap.Build(context.Background(), root, repomap.Options{NoCache: true, Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Entries) < 100 {
+		t.Fatalf("map of %s has only %d files", root, len(m.Entries))
+	}
+	ix := NewIndex(m)
+	content, paths, syms := map[string]map[int]uint32{}, map[string]map[int]uint32{}, map[string]map[int]uint32{}
+	for i, f := range m.Entries {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range f.Symbols {
+			names = append(names, s.Name)
+		}
+		e := ix.files[i]
+		lengths := [3]uint32{e.length, e.pathLen, e.symLen}
+		want := [3]uint32{
+			refCounts(content, i, string(data)),
+			refCounts(paths, i, strings.TrimSuffix(f.Path, path.Ext(f.Path))),
+			// Names are separate words: a space joins them safely.
+			refCounts(syms, i, strings.Join(names, " ")),
+		}
+		if lengths != want {
+			t.Errorf("%s: content, path and symbol lengths %v, want %v", f.Path, lengths, want)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		tb   *table
+		want map[string]map[int]uint32
+	}{{"content", &ix.content, content}, {"path", &ix.pathTerms, paths}, {"symbol", &ix.symTerms, syms}} {
+		got := postingsOf(t, c.name, c.tb)
+		if !reflect.DeepEqual(got, c.want) {
+			n := 0
+			for term, files := range c.want {
+				if !reflect.DeepEqual(got[term], files) && n < 5 {
+					t.Errorf("%s postings of %q = %v, want %v", c.name, term, got[term], files)
+					n++
+				}
+			}
+			t.Errorf("%s postings differ: %d terms, want %d", c.name, len(got), len(c.want))
+		}
+	}
+}

@@ -1,0 +1,63 @@
+//go:build unix
+
+package repomap
+
+import (
+	"errors"
+	"syscall"
+)
+
+// readRegular reads the regular file name into buf (reused, grown as
+// needed) unless it is larger than maxBytes. skip names why a file is left
+// out ("" when it was read). One open with O_NOFOLLOW and an fstat of the
+// open file replace lstat then open: half the path lookups, no os.File
+// (poller registration, finalizer), and no window between check and open.
+// O_NONBLOCK keeps a FIFO from blocking the open; fstat then skips it.
+func readRegular(buf []byte, name string, maxBytes int64) (data []byte, size int64, skip string, err error) {
+	var fd int
+	for {
+		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		// Symlinks may dangle or leave the repository; their targets
+		// inside the repository are mapped on their own.
+		return buf, 0, "symlink", nil
+	case err != nil:
+		// Listed but gone (deleted in the work tree) or unreadable.
+		return buf, 0, "unreadable", err
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return buf, 0, "unreadable", err
+	}
+	switch {
+	case st.Mode&syscall.S_IFMT != syscall.S_IFREG:
+		return buf, 0, "not a regular file", nil
+	case st.Size > maxBytes:
+		return buf, 0, "too large", nil
+	}
+	buf = buf[:0]
+	if c := int(st.Size) + 1; cap(buf) < c {
+		buf = make([]byte, 0, c)
+	}
+	for {
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			return buf, 0, "unreadable", err
+		case n == 0:
+			return buf, st.Size, "", nil
+		}
+		buf = buf[:len(buf)+n]
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}

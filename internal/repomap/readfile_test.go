@@ -1,0 +1,47 @@
+package repomap
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/planexhq/planex/internal/repomap/repomaptest"
+)
+
+// TestReadRegular checks what a single O_NOFOLLOW open and fstat let
+// through: regular files only, and a FIFO (which an agent can create in a
+// work tree) is skipped without blocking the open.
+func TestReadRegular(t *testing.T) {
+	dir := t.TempDir()
+	repomaptest.WriteFiles(t, dir, map[string]string{"ok.py": "x = 1\n", "big.txt": "0123456789", "sub/keep": ""})
+	ok, big := filepath.Join(dir, "ok.py"), filepath.Join(dir, "big.txt")
+	if err := os.Symlink(ok, filepath.Join(dir, "link.py")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 0, 2) // smaller than ok.py: reading must grow it
+	for _, tc := range []struct {
+		name, skip, data string
+	}{
+		{ok, "", "x = 1\n"},
+		{big, "too large", ""},
+		{filepath.Join(dir, "link.py"), "symlink", ""},
+		{filepath.Join(dir, "fifo"), "not a regular file", ""},
+		{filepath.Join(dir, "sub"), "not a regular file", ""},
+		{filepath.Join(dir, "gone.py"), "unreadable", ""},
+	} {
+		data, size, skip, err := readRegular(buf, tc.name, 9)
+		if skip != tc.skip {
+			t.Errorf("%s: skip %q (err %v), want %q", filepath.Base(tc.name), skip, err, tc.skip)
+		}
+		if tc.skip == "" && (string(data) != tc.data || size != int64(len(tc.data)) || err != nil) {
+			t.Errorf("%s: read %q, size %d, err %v; want %q", filepath.Base(tc.name), data, size, err, tc.data)
+		}
+		if tc.skip == "unreadable" && err == nil {
+			t.Errorf("%s: unreadable without an error", filepath.Base(tc.name))
+		}
+	}
+}

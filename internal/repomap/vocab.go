@@ -1,0 +1,203 @@
+package repomap
+
+// vocabulary interns index terms as dense ids and remembers which terms
+// each word of the text yields. Source code repeats its words, so folding,
+// splitting, stemming and interning run once per distinct word instead of
+// once per occurrence; every later occurrence costs one lookup. A
+// vocabulary is not safe for concurrent use: give each goroutine its own.
+type vocabulary struct {
+	ids   map[string]uint32
+	terms []string
+	// words finds a word (a run of identifier bytes, as written) by its
+	// hash; word w's terms' ids are wordIDs[wordStart[w]:wordStart[w+1]].
+	words     []wordSlot
+	nwords    int
+	wordStr   []string
+	wordStart []uint32
+	wordIDs   []uint32
+	scratch   termScratch
+}
+
+// newVocabulary returns an empty vocabulary.
+func newVocabulary() *vocabulary {
+	return &vocabulary{ids: make(map[string]uint32, 1<<12), words: make([]wordSlot, 1<<12), wordStart: []uint32{0}}
+}
+
+// Terms returns the interned terms; a term's id is its index.
+func (v *vocabulary) Terms() []string { return v.terms }
+
+// ID returns the id of term, interning it if it is new.
+func (v *vocabulary) ID(term []byte) uint32 {
+	// Look up without allocating; only new terms become strings.
+	if id, ok := v.ids[string(term)]; ok {
+		return id
+	}
+	return v.intern(string(term))
+}
+
+// intern adds a term that is not in the vocabulary yet.
+func (v *vocabulary) intern(term string) uint32 {
+	id := uint32(len(v.terms))
+	v.ids[term] = id
+	v.terms = append(v.terms, term)
+	return id
+}
+
+// Merge interns other's terms and returns, for each of other's ids, the
+// same term's id here.
+func (v *vocabulary) Merge(other *vocabulary) []uint32 {
+	ids := make([]uint32, len(other.terms))
+	for local, t := range other.terms {
+		id, ok := v.ids[t]
+		if !ok {
+			id = v.intern(t)
+		}
+		ids[local] = id
+	}
+	return ids
+}
+
+// Add counts the terms of text (those EachTerm yields) into b.
+func (v *vocabulary) Add(b *termBag, text []byte) {
+	i := 0
+	for i < len(text) {
+		if !identByte(text[i]) {
+			i++
+			continue
+		}
+		// The word is hashed as it is scanned.
+		h := uint32(text[i])
+		j := i + 1
+		for j < len(text) && identByte(text[j]) {
+			h = h*31 + uint32(text[j])
+			j++
+		}
+		word := text[i:j]
+		i = j
+		if len(word) < 2 || len(word) > 64 {
+			// Such words yield no terms (see termScratch.word).
+			continue
+		}
+		w := v.word(word, h)
+		for _, id := range v.wordIDs[v.wordStart[w]:v.wordStart[w+1]] {
+			b.add(id)
+		}
+	}
+}
+
+// wordSlot is an entry of vocabulary.words: a word's hash and its
+// number plus one (0 marks a free slot).
+type wordSlot struct{ hash, w1 uint32 }
+
+// word returns the number of word, learning it if it is new; h is the
+// hash Add computed while scanning it. Words are found by open addressing
+// (linear probing, at most half full) rather than in a Go map: this is the
+// innermost lookup of a cold map, once per word of every file.
+func (v *vocabulary) word(word []byte, h uint32) uint32 {
+	h = mix32(h)
+	mask := uint32(len(v.words) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := v.words[i]
+		if s.w1 == 0 {
+			w := v.learn(word)
+			v.words[i] = wordSlot{hash: h, w1: w + 1}
+			if v.nwords++; 2*v.nwords > len(v.words) {
+				v.growWords()
+			}
+			return w
+		}
+		if s.hash == h && v.wordStr[s.w1-1] == string(word) {
+			return s.w1 - 1
+		}
+	}
+}
+
+// mix32 spreads a hash's bits (MurmurHash3's finaliser).
+func mix32(h uint32) uint32 {
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	return h ^ h>>16
+}
+
+// growWords doubles the word table.
+func (v *vocabulary) growWords() {
+	old := v.words
+	v.words = make([]wordSlot, 2*len(old))
+	mask := uint32(len(v.words) - 1)
+	for _, s := range old {
+		if s.w1 == 0 {
+			continue
+		}
+		i := s.hash & mask
+		for v.words[i].w1 != 0 {
+			i = (i + 1) & mask
+		}
+		v.words[i] = s
+	}
+}
+
+// forgetWords drops what the vocabulary remembers about words, keeping
+// its terms: once a map's files are counted only the terms are needed.
+func (v *vocabulary) forgetWords() {
+	v.words, v.wordStr, v.wordStart, v.wordIDs = nil, nil, nil, nil
+}
+
+// learn records the terms of a word seen for the first time.
+func (v *vocabulary) learn(word []byte) uint32 {
+	w := uint32(len(v.wordStr))
+	v.scratch.word(word, func(t []byte) { v.wordIDs = append(v.wordIDs, v.ID(t)) })
+	v.wordStr = append(v.wordStr, string(word))
+	v.wordStart = append(v.wordStart, uint32(len(v.wordIDs)))
+	return w
+}
+
+// identByte is IsIdentByte as two bit sets, for the innermost loop.
+func identByte(c byte) bool {
+	const (
+		// Digits (48-57) among bytes 0-63.
+		low = (1<<10 - 1) << 48
+		// Upper case (65-90), '_' (95) and lower case (97-122) among
+		// bytes 64-127.
+		high = (1<<26-1)<<1 | 1<<31 | (1<<26-1)<<33
+	)
+	if c < 64 {
+		return low>>c&1 != 0
+	}
+	return c < 128 && high>>(c-64)&1 != 0
+}
+
+// termBag counts the terms of one document (a file's contents, its path, its
+// symbol names) by vocabulary id.
+type termBag struct {
+	counts  []uint32
+	touched []uint32
+	// Len is the number of term occurrences counted.
+	Len int
+}
+
+func (b *termBag) add(id uint32) {
+	if int(id) >= len(b.counts) {
+		b.counts = append(b.counts, make([]uint32, int(id)+1-len(b.counts))...)
+	}
+	if b.counts[id] == 0 {
+		b.touched = append(b.touched, id)
+	}
+	b.counts[id]++
+	b.Len++
+}
+
+// Drain calls fn with each distinct term counted, in the order each was
+// first seen, and empties the bag.
+func (b *termBag) Drain(fn func(id, count uint32)) {
+	for _, id := range b.touched {
+		fn(id, b.counts[id])
+		b.counts[id] = 0
+	}
+	b.touched = b.touched[:0]
+	b.Len = 0
+}
+
+// Distinct is the number of distinct terms counted.
+func (b *termBag) Distinct() int { return len(b.touched) }

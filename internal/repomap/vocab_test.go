@@ -1,0 +1,116 @@
+package repomap
+
+import (
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// termCounts counts text's terms as EachTerm yields them.
+func termCounts(text []byte) (map[string]uint32, int) {
+	counts := map[string]uint32{}
+	n := 0
+	EachTerm(text, func(t string) {
+		counts[t]++
+		n++
+	})
+	return counts, n
+}
+
+// bagCounts counts text's terms through v and a bag.
+func bagCounts(v *vocabulary, b *termBag, text []byte) (map[string]uint32, int) {
+	v.Add(b, text)
+	n := b.Len
+	counts := map[string]uint32{}
+	b.Drain(func(id, c uint32) {
+		if _, dup := counts[v.Terms()[id]]; dup {
+			panic("term drained twice: " + v.Terms()[id])
+		}
+		counts[v.Terms()[id]] = c
+	})
+	return counts, n
+}
+
+// TestVocabularyMatchesTerms checks that counting through a vocabulary
+// (which remembers each word's terms) gives every file of this module, and
+// some awkward texts, exactly the terms and counts EachTerm gives.
+func TestVocabularyMatchesTerms(t *testing.T) {
+	texts := map[string][]byte{
+		"camel":     []byte("getUserName parseHTTPRequest_v2 XMLServer aliases aliases"),
+		"digits":    []byte("the 12345 of L031 x1 1x __ _a a_ _"),
+		"bytes":     []byte("caf\xe9 ok \x00\xff na\xefve"),
+		"long word": []byte(strings.Repeat("a", 64) + " " + strings.Repeat("b", 65) + " " + strings.Repeat("aB", 40)),
+		"stems":     []byte("parsing parsed classes boxes libraries buses"),
+	}
+	files := 0
+	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		texts[p] = data
+		files++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 {
+		t.Fatalf("only %d files found under ../..", files)
+	}
+	// One vocabulary for all texts, as a worker uses it: words learnt on
+	// one file are reused on the next.
+	v := newVocabulary()
+	var b termBag
+	for name, text := range texts {
+		want, wantN := termCounts(text)
+		got, gotN := bagCounts(v, &b, text)
+		if gotN != wantN || !maps.Equal(got, want) {
+			t.Errorf("%s: %d terms through the vocabulary, %d by EachTerm; counts equal: %v", name, gotN, wantN, maps.Equal(got, want))
+		}
+	}
+	for id, term := range v.Terms() {
+		if got, ok := v.ids[term]; !ok || got != uint32(id) {
+			t.Errorf("id of %q = %d, %v; want %d", term, got, ok, id)
+		}
+	}
+}
+
+func TestVocabularyMerge(t *testing.T) {
+	a, b := newVocabulary(), newVocabulary()
+	var bag termBag
+	a.Add(&bag, []byte("alpha beta"))
+	b.Add(&bag, []byte("gamma alpha"))
+	ids := a.Merge(b)
+	for local, term := range b.Terms() {
+		if a.Terms()[ids[local]] != term {
+			t.Errorf("merged id of %q names %q", term, a.Terms()[ids[local]])
+		}
+	}
+	if len(a.Terms()) != 3 {
+		t.Errorf("merged vocabulary has %d terms, want 3: %q", len(a.Terms()), a.Terms())
+	}
+}
+
+func TestIdentByte(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		if identByte(byte(c)) != IsIdentByte(byte(c)) {
+			t.Errorf("identByte(%q) = %v, IsIdentByte says %v", rune(c), identByte(byte(c)), IsIdentByte(byte(c)))
+		}
+	}
+}
