@@ -168,7 +168,7 @@ func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int,
 			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: %v", in.InstanceID, err))
 			continue
 		}
-		if _, err := ix.Rank(in.ProblemStatement, k, Options{Logger: log, Weights: w, Root: tree}); err != nil {
+		if _, err := ix.Rank(in.ProblemStatement, k, Options{Logger: log, Weights: w}); err != nil {
 			return nil, fmt.Errorf("ranking %s: %w", in.InstanceID, err)
 		}
 		secs := time.Since(start).Seconds()
@@ -179,7 +179,7 @@ func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int,
 		t.N++
 		t.Mean += secs
 		t.Worst = max(t.Worst, secs)
-		smp := ix.sample(in, tree)
+		smp := ix.sample(in)
 		rep.Samples = append(rep.Samples, smp)
 		rep.Outcomes = append(rep.Outcomes, smp.outcome(w, k, SystemLocate))
 		base, err := ix.Rank(in.ProblemStatement, k, Options{Baseline: true, Logger: log})

@@ -18,13 +18,13 @@ type Sample struct {
 }
 
 // sample computes the features of every candidate file for an instance.
-func (ix *Index) sample(in Instance, root string) Sample {
+func (ix *Index) sample(in Instance) Sample {
 	s := Sample{InstanceID: in.InstanceID, Repo: in.Repo}
 	query, err := prepareQuery(in.ProblemStatement, 0, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return s // an empty issue has no candidates
 	}
-	ev := ix.evidence(query, root)
+	ev := ix.evidence(query, ix.root)
 	gold := map[string]bool{}
 	for _, g := range in.GoldFiles {
 		gold[g] = true

@@ -41,6 +41,9 @@ type Index struct {
 	prior []float32
 	// fromCache is set when Open loaded the index from disk.
 	fromCache bool
+	// root is the directory the index describes, where the second stage
+	// reads its candidates; "" skips that stage.
+	root string
 }
 
 type fileEntry struct {
@@ -159,7 +162,7 @@ func (ix *Index) NumFiles() int { return len(ix.files) }
 // NewIndex prepares m for ranking.
 func NewIndex(m *repomap.Map) *Index {
 	n := len(m.Entries)
-	ix := &Index{files: make([]fileEntry, n)}
+	ix := &Index{files: make([]fileEntry, n), root: m.Root}
 
 	// The map has counted every file's terms already; the index inverts
 	// them into postings. Sorting the vocabulary (the tables' key order),

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -91,18 +93,12 @@ func (ix *Index) passages(root, query string, qts []queryTerm, ev *evidence) {
 
 // firstStage returns up to k candidates, best first under startWeights.
 func (ix *Index) firstStage(ev *evidence, k int) []int {
-	cs := append([]int(nil), ev.cands...)
-	scores := make(map[int]float64, len(cs))
-	for _, c := range cs {
-		scores[c] = startWeights.score(&ev.feats[c])
+	best := bestFiles(ev.cands, func(c int) float64 { return startWeights.score(&ev.feats[c]) }, k)
+	out := make([]int, len(best))
+	for i, b := range best {
+		out[i] = b.file
 	}
-	sort.SliceStable(cs, func(a, b int) bool {
-		if scores[cs[a]] != scores[cs[b]] {
-			return scores[cs[a]] > scores[cs[b]]
-		}
-		return ix.files[cs[a]].path < ix.files[cs[b]].path
-	})
-	return cs[:min(k, len(cs))]
+	return out
 }
 
 // termIDFs weighs each query term by its rarity among the repository's
@@ -152,23 +148,32 @@ func lineTerms(lines [][]byte) [][]string {
 // BM25 over the query's terms and returns the best score and the first
 // line of its window.
 func bestWindow(terms [][]string, idfs map[string]float64) (float64, int) {
+	// The query's terms in a fixed order: a float sum in map order
+	// differs in its last bits from run to run, and so could ties.
+	keys := slices.Sorted(maps.Keys(idfs))
+	id := make(map[string]int, len(keys))
+	for i, k := range keys {
+		id[k] = i
+	}
+	tf := make([]int, len(keys))
 	step := passageLines / 2
 	best, at := 0.0, 0
-	tf := map[string]int{}
 	for start := 0; start < len(terms); start += step {
 		clear(tf)
 		end := min(start+passageLines, len(terms))
 		for _, ts := range terms[start:end] {
 			for _, t := range ts {
-				if _, ok := idfs[t]; ok {
-					tf[t]++
+				if i, ok := id[t]; ok {
+					tf[i]++
 				}
 			}
 		}
 		s := 0.0
-		for t, n := range tf {
-			// Every window has the same height, so no length norm.
-			s += idfs[t] * float64(n) * (bm25K1 + 1) / (float64(n) + bm25K1)
+		for i, n := range tf {
+			if n > 0 {
+				// Every window has the same height, so no length norm.
+				s += idfs[keys[i]] * float64(n) * (bm25K1 + 1) / (float64(n) + bm25K1)
+			}
 		}
 		if s > best {
 			best, at = s, start

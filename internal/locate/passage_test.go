@@ -222,3 +222,25 @@ func TestOtherLanguageIsMarked(t *testing.T) {
 		t.Errorf("other_language: js %.3f, py %.3f", ev.feats[js][fOtherLang], ev.feats[py][fOtherLang])
 	}
 }
+
+func TestOpenedIndexReadsPassages(t *testing.T) {
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, spreadAndDense())
+	cache := t.TempDir()
+	for _, want := range []bool{false, true} {
+		ix, err := Open(context.Background(), dir, repomap.Options{CacheDir: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ix.fromCache != want {
+			t.Fatalf("fromCache = %v, want %v", ix.fromCache, want)
+		}
+		got, err := ix.Rank("parse the offset, load the calendar, keep the timezone name", 1, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 || !strings.Contains(strings.Join(got[0].Reasons, "\n"), "closest passage at lines") {
+			t.Errorf("fromCache %v: %v has no passage reason", want, got)
+		}
+	}
+}

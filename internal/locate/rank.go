@@ -1,6 +1,7 @@
 package locate
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,10 +32,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Weights of the signals; nil means DefaultWeights (weights.json).
 	Weights *Weights
-	// Root is the directory the index describes; the second stage reads
-	// the best candidates from it. Empty skips that stage (Rank on a map
-	// uses the map's root).
-	Root string
 }
 
 // Ranked is a file and why it ranked where it did.
@@ -49,9 +46,6 @@ type Ranked struct {
 func Rank(m *repomap.Map, query string, k int, opts Options) ([]Ranked, error) {
 	if m == nil {
 		return nil, errors.New("ranking files: no repository map")
-	}
-	if opts.Root == "" {
-		opts.Root = m.Root
 	}
 	return NewIndex(m).Rank(query, k, opts)
 }
@@ -75,32 +69,52 @@ func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
 	if opts.Baseline {
 		qts := queryTerms(query)
 		scores, top := ix.contentBM25(qts)
-		var scored []Ranked
+		var matched []int
 		for i, s := range scores {
 			if s > 0 {
-				scored = append(scored, Ranked{Path: ix.files[i].path, Score: s,
-					Reasons: []string{fmt.Sprintf("bm25 %.2f on content (%s)", s, strings.Join(top[i], ", "))}})
+				matched = append(matched, i)
 			}
 		}
-		sortRanked(scored)
-		return scored[:min(k, len(scored))], nil
+		var scored []Ranked
+		for _, b := range bestFiles(matched, func(i int) float64 { return scores[i] }, k) {
+			scored = append(scored, Ranked{Path: ix.files[b.file].path, Score: b.score,
+				Reasons: []string{fmt.Sprintf("bm25 %.2f on content (%s)", b.score, strings.Join(top[b.file], ", "))}})
+		}
+		return scored, nil
 	}
 	w := opts.Weights
 	if w == nil {
 		w = DefaultWeights()
 	}
-	ev := ix.evidence(query, opts.Root)
+	ev := ix.evidence(query, ix.root)
 	var scored []Ranked
-	for _, c := range ev.cands {
-		scored = append(scored, Ranked{Path: ix.files[c].path, Score: w.score(&ev.feats[c])})
-	}
-	sortRanked(scored)
-	scored = scored[:min(k, len(scored))]
-	for i := range scored {
-		f, _ := ix.byPath(scored[i].Path)
-		scored[i].Reasons = ev.explain(f, w)
+	for _, b := range bestFiles(ev.cands, func(c int) float64 { return w.score(&ev.feats[c]) }, k) {
+		scored = append(scored, Ranked{Path: ix.files[b.file].path, Score: b.score, Reasons: ev.explain(b.file, w)})
 	}
 	return scored, nil
+}
+
+// scoredFile is a file index and its score.
+type scoredFile struct {
+	file  int
+	score float64
+}
+
+// bestFiles returns the k best of files under score, best first, ties by
+// path (files are numbered in path order). Only the head is wanted, out
+// of thousands of candidates on a large repository.
+func bestFiles(files []int, score func(int) float64, k int) []scoredFile {
+	all := make([]scoredFile, len(files))
+	for i, f := range files {
+		all[i] = scoredFile{f, score(f)}
+	}
+	slices.SortFunc(all, func(a, b scoredFile) int {
+		if a.score != b.score {
+			return cmp.Compare(b.score, a.score)
+		}
+		return cmp.Compare(a.file, b.file)
+	})
+	return all[:min(k, len(all))]
 }
 
 // prepareQuery makes the query valid UTF-8 and cuts it to limit bytes (0
@@ -124,15 +138,6 @@ func prepareQuery(query string, limit int, log *slog.Logger) (string, error) {
 	return query, nil
 }
 
-func sortRanked(rs []Ranked) {
-	sort.SliceStable(rs, func(i, j int) bool {
-		if rs[i].Score != rs[j].Score {
-			return rs[i].Score > rs[j].Score
-		}
-		return rs[i].Path < rs[j].Path
-	})
-}
-
 func saturate(x float64) float64 { return 1 - math.Exp(-x) }
 
 // title is the first non-blank line of the query.
@@ -151,6 +156,11 @@ type evidence struct {
 	cands []int
 	feats []features
 	notes [numFeatures][]string
+	// matched holds, for the BM25 signals, each file's best-matching
+	// terms, and matchedNote the words before them; the note is written
+	// only for the files explained, not for every file that matched.
+	matched     [numFeatures][][]string
+	matchedNote [numFeatures]string
 }
 
 func (ev *evidence) note(f feature, i int, s string) {
@@ -176,6 +186,8 @@ func (ev *evidence) explain(i int, w *Weights) []string {
 		note := featureInfo[f].label
 		if ev.notes[f] != nil && ev.notes[f][i] != "" {
 			note = ev.notes[f][i]
+		} else if ev.matched[f] != nil && len(ev.matched[f][i]) > 0 {
+			note = ev.matchedNote[f] + " " + quoteList(ev.matched[f][i])
 		}
 		if f == fPrior {
 			note = fmt.Sprintf("%s (%.2f)", note, ev.feats[i][f])
@@ -225,17 +237,17 @@ func (ix *Index) lexicalFeatures(qts []queryTerm, ev *evidence) []float64 {
 	for i := range fs {
 		if content[i] > 0 {
 			fs[i][fContent] = content[i] / maxC
-			ev.note(fContent, i, "content matches "+quoteList(ctop[i]))
 		}
 		if paths[i] > 0 {
 			fs[i][fPath] = paths[i] / maxP
-			ev.note(fPath, i, "path terms match "+quoteList(ptop[i]))
 		}
 		if syms[i] > 0 {
 			fs[i][fSymbol] = syms[i] / maxS
-			ev.note(fSymbol, i, "symbol names match "+quoteList(stop[i]))
 		}
 	}
+	ev.matched[fContent], ev.matchedNote[fContent] = ctop, "content matches"
+	ev.matched[fPath], ev.matchedNote[fPath] = ptop, "path terms match"
+	ev.matched[fSymbol], ev.matchedNote[fSymbol] = stop, "symbol names match"
 	return content
 }
 
@@ -288,9 +300,9 @@ func (ix *Index) partContent(qts []queryTerm, f feature, part string, ev *eviden
 		for i, v := range scores {
 			if v > 0 {
 				ev.feats[i][f] = v / m
-				ev.note(f, i, "content matches "+part+" "+quoteList(top[i]))
 			}
 		}
+		ev.matched[f], ev.matchedNote[f] = top, "content matches "+part
 	}
 }
 

@@ -45,6 +45,7 @@ func Open(ctx context.Context, root string, opts repomap.Options) (*Index, error
 		ix, err := loadIndex(indexPath(dir, key))
 		if err == nil {
 			ix.fromCache = true
+			ix.root = root
 			return ix, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) {
