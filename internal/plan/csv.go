@@ -164,21 +164,12 @@ func ReadTasks(file string, data []byte) ([]Task, error) {
 		if err != nil {
 			return nil, err
 		}
-		in, err := atoi(file, line, id, "input_tokens", m["input_tokens"])
-		if err != nil {
-			return nil, err
-		}
-		out, err := atoi(file, line, id, "output_tokens", m["output_tokens"])
-		if err != nil {
-			return nil, err
-		}
-		cacheRead, err := atoi(file, line, id, "cache_read_tokens", m["cache_read_tokens"])
-		if err != nil {
-			return nil, err
-		}
-		cacheWrite, err := atoi(file, line, id, "cache_write_tokens", m["cache_write_tokens"])
-		if err != nil {
-			return nil, err
+		// input, output, cache read and cache write tokens
+		var n [4]int64
+		for j, col := range []string{"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"} {
+			if n[j], err = atoi(file, line, id, col, m[col]); err != nil {
+				return nil, err
+			}
 		}
 		var cost float64
 		if s := strings.TrimSpace(m["cost_usd"]); s != "" {
@@ -197,8 +188,8 @@ func ReadTasks(file string, data []byte) ([]Task, error) {
 			ContextFrom: SplitList(m["context_from"]), Wave: int(w), Status: parseStatus(m["status"]),
 			Findings: m["findings"], FilesModified: SplitList(m["files_modified"]), TestsPassed: tp,
 			AcceptanceMet: m["acceptance_met"], Error: m["error"],
-			InputTokens: in, OutputTokens: out, CostUSD: cost, Commit: strings.TrimSpace(m["commit"]),
-			CacheReadTokens: cacheRead, CacheWriteTokens: cacheWrite,
+			InputTokens: n[0], OutputTokens: n[1], CostUSD: cost, Commit: strings.TrimSpace(m["commit"]),
+			CacheReadTokens: n[2], CacheWriteTokens: n[3],
 			Line: line,
 		})
 	}
