@@ -26,18 +26,21 @@ import (
 // in tasks.csv and the report, and that no terminal code the model sent
 // reaches tasks.csv, explore.csv or context.md.
 func TestNamedCLIsEndToEnd(t *testing.T) {
-	// Per CLI: the --model given, and the cost of 1000 input and 100
-	// output tokens (one model request). Claude Code prices
-	// claude-opus-5-5 itself ($4/$20 per million); the others are priced
-	// with --price-in 1 --price-out 2.
+	// Per CLI: the --model given, and the cost of 1000 input tokens, 800
+	// of them read from the prompt cache, and 100 output tokens (one model
+	// request). Claude Code prices claude-opus-5-5 itself ($4 in, $0.20
+	// cache read, $20 out per million); the others are priced with
+	// --price-in/--price-out, cache reads at the table's ratio for the
+	// model's family (0.1× for Gemini 2.5), or at the input price for a
+	// model the table does not know.
 	cases := map[string]struct {
 		model string
 		cost  float64
 		flags []string
 	}{
-		"claude": {"claude-opus-5-5", (1000*4 + 100*20) / 1e6, nil},
+		"claude": {"claude-opus-5-5", (200*4 + 800*0.2 + 100*20) / 1e6, nil},
 		"codex":  {"gpt-6.1-terra", (1000*1 + 100*2) / 1e6, []string{"--price-in", "1", "--price-out", "2"}},
-		"gemini": {"gemini-2.5-pro", (1000*1 + 100*2) / 1e6, []string{"--price-in", "1", "--price-out", "2"}},
+		"gemini": {"gemini-2.5-pro", (200*10 + 800*1 + 100*20) / 1e6, []string{"--price-in", "10", "--price-out", "20"}},
 	}
 	for _, name := range clis.Names() {
 		tc := cases[name]
@@ -49,7 +52,7 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 				{ID: "T1", Title: "Greet in a", Scope: "a/**", File: "a/t1.txt", Content: "hello from T1\n"},
 				{ID: "T2", Title: "Greet in b", Scope: "b/**", File: "b/t2.txt", Content: "hello from T2\n", Deps: []string{"T1"}},
 			}}
-			srv := clistest.Server(t, name, agenttest.Usage{In: 1000, Out: 100}, run.Script())
+			srv := clistest.Server(t, name, agenttest.Usage{In: 1000, Out: 100, CacheRead: 800}, run.Script())
 			hs := httptest.NewServer(srv)
 			defer hs.Close()
 			const key = "sk-e2e-model-key"
@@ -111,14 +114,15 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 				}
 			}
 
-			// tasks.csv: each task's two requests, 2000 in, 200 out.
+			// tasks.csv: each task's two requests, 2000 in (1600 from the
+			// cache), 200 out.
 			sd := f.sessionDir()
 			rows := readCSV(t, filepath.Join(sd, "tasks.csv"))
 			for _, id := range []string{"T1", "T2"} {
 				r := rows[id]
 				cost, _ := strconv.ParseFloat(r["cost_usd"], 64)
-				if r["status"] != "completed" || r["input_tokens"] != "2000" || r["output_tokens"] != "200" || !nearly(cost, 2*tc.cost) {
-					t.Errorf("%s: status %s, tokens %s/%s, cost %s; want completed, 2000/200, %.4f", id, r["status"], r["input_tokens"], r["output_tokens"], r["cost_usd"], 2*tc.cost)
+				if r["status"] != "completed" || r["input_tokens"] != "2000" || r["cache_read_tokens"] != "1600" || r["output_tokens"] != "200" || !nearly(cost, 2*tc.cost) {
+					t.Errorf("%s: status %s, tokens %s (%s cached)/%s, cost %s; want completed, 2000 (1600)/200, %.6f", id, r["status"], r["input_tokens"], r["cache_read_tokens"], r["output_tokens"], r["cost_usd"], 2*tc.cost)
 				}
 				if r["findings"] != "wrote "+map[string]string{"T1": "a/t1.txt", "T2": "b/t2.txt"}[id] {
 					t.Errorf("%s findings %q", id, r["findings"])
@@ -126,7 +130,7 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 			}
 			// The report (the pull request's body): 7 requests in all.
 			report, _ := os.ReadFile(filepath.Join(sd, "context.md"))
-			for _, want := range []string{"| Tokens | 7000 in, 700 out |", fmt.Sprintf("| Estimated cost | $%.2f |", 7*tc.cost)} {
+			for _, want := range []string{"| Tokens | 7000 in (5600 read from cache), 700 out |", fmt.Sprintf("| Estimated cost | $%.2f |", 7*tc.cost)} {
 				if !strings.Contains(string(report), want) {
 					t.Errorf("context.md lacks %q", want)
 				}
@@ -181,7 +185,7 @@ func TestClaudeDeniedWriteInTaskError(t *testing.T) {
 	f := newFixture(t)
 	outside := filepath.Join(t.TempDir(), "outside.txt")
 	run := &clistest.Run{CLI: "claude", Tasks: []clistest.Task{{ID: "T1", Title: "Escape", Scope: "a/**", File: outside, Content: "x\n"}}}
-	hs := httptest.NewServer(clistest.Server(t, "claude", agenttest.Usage{In: 1000, Out: 100}, run.Script()))
+	hs := httptest.NewServer(clistest.Server(t, "claude", agenttest.Usage{In: 1000, Out: 100, CacheRead: 800}, run.Script()))
 	defer hs.Close()
 	cmd := f.command("-y", "--agent", "claude", "--base-url", hs.URL, "--sandbox", "on", "--review", "skip", "escape")
 	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "ANTHROPIC_API_KEY=sk-e2e")

@@ -29,9 +29,15 @@ func Spent(s *session.Session, tasks []plan.Task) agent.Usage {
 		u = u.Add(v)
 	}
 	for _, t := range tasks {
-		u = u.Add(agent.Usage{InputTokens: t.InputTokens, OutputTokens: t.OutputTokens, CostUSD: t.CostUSD})
+		u = u.Add(taskUsage(t))
 	}
 	return u
+}
+
+// taskUsage is the usage recorded in a task's accounting columns.
+func taskUsage(t plan.Task) agent.Usage {
+	return agent.Usage{InputTokens: t.InputTokens, OutputTokens: t.OutputTokens, CostUSD: t.CostUSD,
+		CacheReadTokens: t.CacheReadTokens, CacheWriteTokens: t.CacheWriteTokens}
 }
 
 // estimate predicts the next step of a phase from the mean of the steps of
@@ -48,7 +54,7 @@ func estimate(s *session.Session, tasks []plan.Task, phase agent.Phase) agent.Us
 		if t.InputTokens == 0 && t.OutputTokens == 0 && t.CostUSD == 0 {
 			continue
 		}
-		u := agent.Usage{InputTokens: t.InputTokens, OutputTokens: t.OutputTokens, CostUSD: t.CostUSD}
+		u := taskUsage(t)
 		all = append(all, u)
 		if phase == agent.PhaseExecute {
 			same = append(same, u)

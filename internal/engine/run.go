@@ -216,6 +216,8 @@ func (e *Engine) record(ctx context.Context, s *session.Session, ap *session.App
 	t.InputTokens += o.Usage.InputTokens
 	t.OutputTokens += o.Usage.OutputTokens
 	t.CostUSD += o.Usage.CostUSD
+	t.CacheReadTokens += o.Usage.CacheReadTokens
+	t.CacheWriteTokens += o.Usage.CacheWriteTokens
 	tasks[i] = t
 	fmt.Fprintf(e.o.Out, "  %s: %s%s\n", t.ID, t.Status, suffix(t.Error))
 	return tip, writeTasks(s, ap, tasks)

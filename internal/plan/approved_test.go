@@ -84,6 +84,7 @@ func TestCompareIgnoresPlanexColumnsAndOrder(t *testing.T) {
 		tasks[i].AcceptanceMet = "no"
 		tasks[i].Error = "boom"
 		tasks[i].InputTokens, tasks[i].OutputTokens, tasks[i].CostUSD = 10, 5, 0.1
+		tasks[i].CacheReadTokens, tasks[i].CacheWriteTokens = 6, 2
 		tasks[i].Commit = "abc"
 		tasks[i].Line = 40 + i
 	}

@@ -17,8 +17,9 @@ var ExploreColumns = []string{"id", "angle", "description", "focus", "deps", "wa
 var TaskColumns = []string{"id", "title", "description", "test", "acceptance_criteria", "scope", "hints", "execution_directives", "deps", "context_from", "wave", "status", "findings", "files_modified", "tests_passed", "acceptance_met", "error"}
 
 // TaskExtraColumns follow the design's columns; files without them are
-// accepted.
-var TaskExtraColumns = []string{"input_tokens", "output_tokens", "cost_usd", "commit"}
+// accepted. The cache columns are the parts of input_tokens read from
+// and written to the provider's prompt cache.
+var TaskExtraColumns = []string{"input_tokens", "output_tokens", "cost_usd", "commit", "cache_read_tokens", "cache_write_tokens"}
 
 // FileError locates a problem in a CSV file.
 type FileError struct {
@@ -163,13 +164,12 @@ func ReadTasks(file string, data []byte) ([]Task, error) {
 		if err != nil {
 			return nil, err
 		}
-		in, err := atoi(file, line, id, "input_tokens", m["input_tokens"])
-		if err != nil {
-			return nil, err
-		}
-		out, err := atoi(file, line, id, "output_tokens", m["output_tokens"])
-		if err != nil {
-			return nil, err
+		// input, output, cache read and cache write tokens
+		var n [4]int64
+		for j, col := range []string{"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"} {
+			if n[j], err = atoi(file, line, id, col, m[col]); err != nil {
+				return nil, err
+			}
 		}
 		var cost float64
 		if s := strings.TrimSpace(m["cost_usd"]); s != "" {
@@ -188,7 +188,8 @@ func ReadTasks(file string, data []byte) ([]Task, error) {
 			ContextFrom: SplitList(m["context_from"]), Wave: int(w), Status: parseStatus(m["status"]),
 			Findings: m["findings"], FilesModified: SplitList(m["files_modified"]), TestsPassed: tp,
 			AcceptanceMet: m["acceptance_met"], Error: m["error"],
-			InputTokens: in, OutputTokens: out, CostUSD: cost, Commit: strings.TrimSpace(m["commit"]),
+			InputTokens: n[0], OutputTokens: n[1], CostUSD: cost, Commit: strings.TrimSpace(m["commit"]),
+			CacheReadTokens: n[2], CacheWriteTokens: n[3],
 			Line: line,
 		})
 	}
@@ -221,7 +222,8 @@ func WriteTasks(tasks []Task) []byte {
 	w := csv.NewWriter(&b)
 	w.Write(append(append([]string{}, TaskColumns...), TaskExtraColumns...))
 	for _, t := range tasks {
-		w.Write(append(taskCells(t), itoa(t.InputTokens), itoa(t.OutputTokens), costString(t.CostUSD), t.Commit))
+		w.Write(append(taskCells(t), itoa(t.InputTokens), itoa(t.OutputTokens), costString(t.CostUSD), t.Commit,
+			itoa(t.CacheReadTokens), itoa(t.CacheWriteTokens)))
 	}
 	w.Flush()
 	return b.Bytes()

@@ -66,6 +66,10 @@ type Task struct {
 	OutputTokens int64
 	CostUSD      float64
 	Commit       string
+	// CacheReadTokens and CacheWriteTokens are parts of InputTokens (see
+	// usage.Usage).
+	CacheReadTokens  int64
+	CacheWriteTokens int64
 
 	Line int
 }

@@ -102,6 +102,7 @@ func TestRoundTrip(t *testing.T) {
 	in[0].Status = StatusCompleted
 	in[0].TestsPassed = "true"
 	in[0].InputTokens, in[0].OutputTokens, in[0].CostUSD, in[0].Commit = 1200, 300, 0.0123, "abc123"
+	in[0].CacheReadTokens, in[0].CacheWriteTokens = 900, 200
 	in[1].Hints = "reuse the helper || a/x.go;b/y.go"
 	out, err := ReadTasks("tasks.csv", WriteTasks(in))
 	if err != nil {
@@ -126,6 +127,22 @@ func TestRoundTrip(t *testing.T) {
 	back, err := ReadExplore("explore.csv", WriteExplore(ex))
 	if err != nil || len(back) != 1 || back[0].KeyFiles[0] != "a.go" || back[0].Status != StatusCompleted {
 		t.Fatalf("explore round trip: %+v, %v", back, err)
+	}
+}
+
+// TestOlderTasksFile: a tasks.csv written before the cache columns
+// existed still reads, with no cache tokens; a bad count names its field.
+func TestOlderTasksFile(t *testing.T) {
+	head := strings.Join(TaskColumns, ",") + ",input_tokens,output_tokens,cost_usd,commit\n"
+	row := "T1,t,d,go test,ok,a/**,,,,,1,completed,,,,,,1200,300,0.012,abc\n"
+	out, err := ReadTasks("tasks.csv", []byte(head+row))
+	if err != nil || len(out) != 1 || out[0].InputTokens != 1200 || out[0].CacheReadTokens != 0 {
+		t.Fatalf("older file: %+v, %v", out, err)
+	}
+	head = strings.Join(append(append([]string{}, TaskColumns...), TaskExtraColumns...), ",") + "\n"
+	_, err = ReadTasks("tasks.csv", []byte(head+strings.TrimSuffix(row, "\n")+",many,\n"))
+	if err == nil || !strings.Contains(err.Error(), "cache_read_tokens") || !strings.Contains(err.Error(), "T1") {
+		t.Errorf("bad cache count: %v", err)
 	}
 }
 

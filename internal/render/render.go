@@ -50,6 +50,7 @@ func funcs() tmpl.FuncMap {
 		"firstLine": abbrev.FirstLine,
 		"short":     abbrev.SHA,
 		"usd":       USD,
+		"inTokens":  InputTokens,
 		"planID":    func(ts []plan.Task) string { return plan.ID(plan.Hash(ts)) },
 		"list":      idList,
 		"codes":     codeList,
@@ -226,6 +227,24 @@ func USD(c float64) string {
 		return "$0 (not reported)"
 	}
 	return Dollars(c)
+}
+
+// InputTokens formats a count of input tokens, naming the parts read from
+// and written to the provider's prompt cache when there are any: they are
+// billed at other rates than the rest, so the cost reads right only with
+// them.
+func InputTokens(in, cacheRead, cacheWrite int64) string {
+	var parts []string
+	if cacheRead > 0 {
+		parts = append(parts, fmt.Sprintf("%d read from cache", cacheRead))
+	}
+	if cacheWrite > 0 {
+		parts = append(parts, fmt.Sprintf("%d written to cache", cacheWrite))
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("%d in", in)
+	}
+	return fmt.Sprintf("%d in (%s)", in, strings.Join(parts, ", "))
 }
 
 // Dollars formats an amount of money. Every cost planex shows has this

@@ -46,12 +46,12 @@ func sample() Report {
 			{ID: "E2", Angle: "testing", Description: "Test layout", Status: plan.StatusFailed, Error: "agent timed out after 5m0s"},
 		},
 		Tasks: []plan.Task{
-			{ID: "T1", Title: "Limiter middleware", Description: "Write it", Scope: "api/limit/**", Wave: 1, Status: plan.StatusCompleted, TestsPassed: "true", AcceptanceMet: "all met", FilesModified: []string{"api/limit/limit.go", "api/limit/limit_test.go"}, Commit: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", InputTokens: 1000, OutputTokens: 200, CostUSD: 0.012},
+			{ID: "T1", Title: "Limiter middleware", Description: "Write it", Scope: "api/limit/**", Wave: 1, Status: plan.StatusCompleted, TestsPassed: "true", AcceptanceMet: "all met", FilesModified: []string{"api/limit/limit.go", "api/limit/limit_test.go"}, Commit: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", InputTokens: 1000, OutputTokens: 200, CostUSD: 0.012, CacheReadTokens: 600},
 			{ID: "T2", Title: "Wire into router", Description: "Use it", Scope: "api/router.go", Deps: []string{"T1"}, ContextFrom: []string{"E1", "T1"}, Wave: 2, Status: plan.StatusFailed, TestsPassed: "false", Error: "execution directives failed: exit status 1"},
 			{ID: "T3", Title: "Docs", Description: "Document \"limits\"", Scope: "docs/**", Deps: []string{"T2"}, Wave: 3, Status: plan.StatusSkipped, Error: "skipped: dependency T2 failed"},
 		},
 		Discoveries: []session.Discovery{{TS: "2026-11-22T09:01:00Z", Worker: "E1", Type: "test_command", Data: json.RawMessage(`{"command":"go test ./..."}`)}},
-		Spent:       agent.Usage{InputTokens: 5000, OutputTokens: 900, CostUSD: 0.05},
+		Spent:       agent.Usage{InputTokens: 5000, OutputTokens: 900, CostUSD: 0.05, CacheReadTokens: 3000, CacheWriteTokens: 400},
 		Review: &review.Result{Kind: review.KindRun, Status: review.StatusCompleted, Verdict: review.VerdictConcerns, Head: "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
 			Tasks: []review.TaskReview{{Task: "T1", Title: "Limiter middleware", Verdict: review.VerdictConcerns, Summary: "Works; one edge case.",
 				Criteria: []review.Criterion{{Criterion: "limits per key", Met: true, Evidence: "api/limit/limit.go:12"}, {Criterion: "burst | refill tested", Met: false, Note: "no refill test"}},
@@ -89,6 +89,24 @@ func TestStatusCommentGolden(t *testing.T) {
 	golden(t, "status-comment.md", body)
 	if !IsStatusComment(body) || IsStatusComment("hello") {
 		t.Error("IsStatusComment is wrong")
+	}
+}
+
+// TestInputTokens: the cache parts appear only when there are some, so
+// reports of runs without caching read as before.
+func TestInputTokens(t *testing.T) {
+	for _, tc := range []struct {
+		in, read, write int64
+		want            string
+	}{
+		{5000, 0, 0, "5000 in"},
+		{5000, 3000, 0, "5000 in (3000 read from cache)"},
+		{5000, 0, 400, "5000 in (400 written to cache)"},
+		{5000, 3000, 400, "5000 in (3000 read from cache, 400 written to cache)"},
+	} {
+		if got := InputTokens(tc.in, tc.read, tc.write); got != tc.want {
+			t.Errorf("InputTokens(%d, %d, %d) = %q, want %q", tc.in, tc.read, tc.write, got, tc.want)
+		}
 	}
 }
 

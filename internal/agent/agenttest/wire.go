@@ -59,8 +59,11 @@ type Action struct {
 // Script decides the model's next reply.
 type Script func(Turn) Action
 
-// Usage is the fixed token count every reply reports.
-type Usage struct{ In, Out int64 }
+// Usage is the fixed token count every reply reports. In counts the
+// whole prompt; CacheRead and CacheWrite are the parts of it served from
+// and written to the prompt cache, reported in each format's own way
+// (CacheWrite only by Anthropic's, the one format that reports writes).
+type Usage struct{ In, Out, CacheRead, CacheWrite int64 }
 
 // Server is a scripted model server for one wire format; mount it with
 // httptest.NewServer.
@@ -286,7 +289,9 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request, body []byte) 
 		block = map[string]any{"type": "text", "text": ""}
 		delta = map[string]any{"type": "text_delta", "text": act.Text}
 	}
-	usage := map[string]any{"input_tokens": s.usage.In, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	// Anthropic's input_tokens leaves out the cached parts of the prompt.
+	usage := map[string]any{"input_tokens": s.usage.In - s.usage.CacheRead - s.usage.CacheWrite, "output_tokens": 1,
+		"cache_creation_input_tokens": s.usage.CacheWrite, "cache_read_input_tokens": s.usage.CacheRead}
 	if !req.Stream {
 		if act.Tool != "" {
 			block["input"] = act.Input
@@ -382,7 +387,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, body []byte) 
 				"content": []any{part}}
 		}
 	}
-	usage := map[string]any{"input_tokens": s.usage.In, "input_tokens_details": map[string]any{"cached_tokens": 0},
+	usage := map[string]any{"input_tokens": s.usage.In, "input_tokens_details": map[string]any{"cached_tokens": s.usage.CacheRead},
 		"output_tokens": s.usage.Out, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
 		"total_tokens": s.usage.In + s.usage.Out}
 	send := sse(w)
@@ -477,6 +482,10 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte) {
 		"usageMetadata": map[string]any{"promptTokenCount": s.usage.In, "candidatesTokenCount": s.usage.Out,
 			"totalTokenCount": s.usage.In + s.usage.Out},
 		"modelVersion": model,
+	}
+	if s.usage.CacheRead > 0 {
+		// Part of promptTokenCount; the API leaves zero counts out.
+		chunk["usageMetadata"].(map[string]any)["cachedContentTokenCount"] = s.usage.CacheRead
 	}
 	if method == "streamGenerateContent" {
 		sse(w)("", chunk)

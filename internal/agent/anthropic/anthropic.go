@@ -172,10 +172,12 @@ func fromMessage(msg *sdk.Message) builtin.Response {
 	r := builtin.Response{
 		Model: msg.Model,
 		Usage: builtin.TokenUsage{
-			// Cached prompt tokens are billed too (at other rates); count
-			// them as input so budgets are not undercounted.
-			InputTokens:  msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens,
-			OutputTokens: msg.Usage.OutputTokens,
+			// The API's input_tokens leaves out cached prompt tokens;
+			// they are input too, priced at their own rates.
+			InputTokens:      msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens,
+			OutputTokens:     msg.Usage.OutputTokens,
+			CacheReadTokens:  msg.Usage.CacheReadInputTokens,
+			CacheWriteTokens: msg.Usage.CacheCreationInputTokens,
 		},
 	}
 	for _, b := range msg.Content {

@@ -330,3 +330,38 @@ func TestCacheBreakpoints(t *testing.T) {
 		}
 	}
 }
+
+// cachedMessage is a Messages API reply whose usage reports prompt-cache
+// writes and reads apart from input_tokens, as the API does.
+func cachedMessage(stop string, in, write, read, out int, blocks ...string) reply {
+	return reply{Body: fmt.Sprintf(`{"id":"msg_x","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",`+
+		`"content":[%s],"stop_reason":%q,"stop_sequence":null,"usage":{"input_tokens":%d,"cache_creation_input_tokens":%d,`+
+		`"cache_read_input_tokens":%d,"output_tokens":%d,"cache_creation":{"ephemeral_5m_input_tokens":%d,"ephemeral_1h_input_tokens":0}}}`,
+		strings.Join(blocks, ","), stop, in, write, read, out, write)}
+}
+
+// TestCacheUsagePriced: the first turn writes the prompt cache, the
+// second reads it; both count as input, and the step costs what the API
+// bills for them (reads at 0.1×, writes at 1.25× the input price), well
+// below the same tokens uncached.
+func TestCacheUsagePriced(t *testing.T) {
+	h := newHarness(t, 5,
+		cachedMessage("tool_use", 200, 4000, 0, 50, toolUse("tu_1", "list_files", `{}`)),
+		cachedMessage("tool_use", 300, 500, 4000, 40, toolUse("tu_2", "report_result", `{"id":"E1","status":"completed","findings":"f","key_files":[],"error":""}`)),
+	)
+	res, err := h.agent.Run(context.Background(), h.step(agent.PhaseExplore, "E1", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := agent.Usage{InputTokens: 9000, OutputTokens: 90, CacheReadTokens: 4000, CacheWriteTokens: 4500}
+	// sonnet: $3 in, $0.30 cache read, $3.75 cache write, $15 out per MTok
+	want.CostUSD = (500*3 + 4000*0.3 + 4500*3.75 + 90*15) / 1e6
+	if res.Usage.InputTokens != want.InputTokens || res.Usage.OutputTokens != want.OutputTokens ||
+		res.Usage.CacheReadTokens != want.CacheReadTokens || res.Usage.CacheWriteTokens != want.CacheWriteTokens ||
+		abs(res.Usage.CostUSD-want.CostUSD) > 1e-9 {
+		t.Errorf("usage %+v, want %+v", res.Usage, want)
+	}
+	if uncached := (9000*3 + 90*15) / 1e6; res.Usage.CostUSD >= uncached {
+		t.Errorf("cost %v is not below the uncached %v", res.Usage.CostUSD, uncached)
+	}
+}

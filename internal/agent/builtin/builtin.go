@@ -138,7 +138,8 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err
 	}
 	var used TokenUsage
 	defer func() {
-		res.Usage = agent.Usage{InputTokens: used.InputTokens, OutputTokens: used.OutputTokens, CostUSD: price.Cost(used)}
+		res.Usage = agent.Usage{InputTokens: used.InputTokens, OutputTokens: used.OutputTokens, CostUSD: price.Cost(used),
+			CacheReadTokens: used.CacheReadTokens, CacheWriteTokens: used.CacheWriteTokens}
 	}()
 
 	req := Request{
@@ -153,8 +154,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err
 			sent.Messages = elide(req.Messages)
 		}
 		resp, err := a.send(ctx, sent, log)
-		used.InputTokens += resp.Usage.InputTokens
-		used.OutputTokens += resp.Usage.OutputTokens
+		used = used.add(resp.Usage)
 		if err != nil {
 			return agent.Result{}, a.stepError(ctx, timeout, fmt.Errorf("turn %d: %w", turn, err))
 		}
@@ -175,7 +175,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err
 			reply.ToolResults = append(reply.ToolResults, ToolResult{CallID: c.ID, Name: c.Name, Content: out.Text, IsError: out.IsError})
 		}
 		if raw, ok := set.Result(); ok {
-			log.Info("step finished", "turns", turn, "input_tokens", used.InputTokens, "output_tokens", used.OutputTokens)
+			log.Info("step finished", "turns", turn, "input_tokens", used.InputTokens, "cache_read_tokens", used.CacheReadTokens, "output_tokens", used.OutputTokens)
 			return agent.Result{Raw: raw}, nil
 		}
 		if left := maxTurns - turn; left > 0 && left <= 2 {

@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -92,9 +93,9 @@ func TestErrorMessage(t *testing.T) {
 
 func TestLoopLimits(t *testing.T) {
 	dir := t.TempDir()
-	cut := Response{Stop: StopMaxTokens, Text: "partial", Usage: TokenUsage{10, 100}}
+	cut := Response{Stop: StopMaxTokens, Text: "partial", Usage: TokenUsage{InputTokens: 10, OutputTokens: 100}}
 	p := &scripted{resps: []Response{cut, cut}}
-	a := New(p, Options{Name: "fake", MaxTurns: 2, MaxOutputTokens: 100, Price: &Price{1, 1}})
+	a := New(p, Options{Name: "fake", MaxTurns: 2, MaxOutputTokens: 100, Price: &Price{InPerMTok: 1, OutPerMTok: 1}})
 	res, err := a.Run(context.Background(), agent.Step{Phase: agent.PhasePlan, Prompt: "plan", Dir: dir, Timeout: time.Minute})
 	if err == nil || !strings.Contains(err.Error(), "fake agent: no result after 2 turns") {
 		t.Fatalf("err %v", err)
@@ -137,5 +138,58 @@ func TestTimeout(t *testing.T) {
 	_, err := a.Run(context.Background(), agent.Step{Phase: agent.PhasePlan, Prompt: "p", Dir: dir, Timeout: 50 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "slow agent timed out after 50ms") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// TestCost: cache reads and writes are parts of the input, each priced at
+// its own rate; a missing cache rate falls back to the input price.
+func TestCost(t *testing.T) {
+	sonnet := Price{InPerMTok: 3, OutPerMTok: 15, CacheReadPerMTok: 0.3, CacheWritePerMTok: 3.75}
+	const m = 1_000_000
+	cases := []struct {
+		name  string
+		price Price
+		u     TokenUsage
+		want  float64
+	}{
+		{"uncached", sonnet, TokenUsage{InputTokens: m, OutputTokens: m}, 3 + 15},
+		{"all cache reads", sonnet, TokenUsage{InputTokens: m, CacheReadTokens: m}, 0.3},
+		{"mixed", sonnet, TokenUsage{InputTokens: 10 * m, CacheReadTokens: 8 * m, CacheWriteTokens: m, OutputTokens: m}, 3 + 8*0.3 + 3.75 + 15},
+		{"cache write premium", sonnet, TokenUsage{InputTokens: m, CacheWriteTokens: m}, 3.75},
+		{"no cache rates: input price", Price{InPerMTok: 2, OutPerMTok: 8}, TokenUsage{InputTokens: 2 * m, CacheReadTokens: m, CacheWriteTokens: m}, 4},
+		{"cache counted outside input", sonnet, TokenUsage{InputTokens: 0, CacheReadTokens: m}, 0.3},
+		{"user price, table ratios", UserPrice(10, 20, "claude-sonnet-4-5"), TokenUsage{InputTokens: 3 * m, CacheReadTokens: m, CacheWriteTokens: m}, 10 + 1 + 12.5},
+		{"user price, unknown model", UserPrice(10, 20, "llama3.1:8b"), TokenUsage{InputTokens: 3 * m, CacheReadTokens: m, CacheWriteTokens: m}, 30},
+		{"user price, OpenAI family", UserPrice(4, 16, "gpt-4.1"), TokenUsage{InputTokens: 2 * m, CacheReadTokens: m, CacheWriteTokens: 0}, 4 + 1},
+	}
+	for _, c := range cases {
+		if got := c.price.Cost(c.u); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: Cost = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestPriceTableCacheRates: every row's cache reads are cheaper than its
+// input and its cache writes never cheaper, so no estimate drops below
+// what the provider bills for an uncached prompt of the same size, and
+// the Anthropic rows keep the published 0.1× and 1.25× (0.05× for Opus 5.5).
+func TestPriceTableCacheRates(t *testing.T) {
+	for _, e := range knownPrices() {
+		p := e.price
+		if p.CacheReadPerMTok <= 0 || p.CacheReadPerMTok >= p.InPerMTok {
+			t.Errorf("%s: cache read %v not below input %v", e.prefix, p.CacheReadPerMTok, p.InPerMTok)
+		}
+		if p.CacheWritePerMTok != 0 && p.CacheWritePerMTok < p.InPerMTok {
+			t.Errorf("%s: cache write %v below input %v", e.prefix, p.CacheWritePerMTok, p.InPerMTok)
+		}
+	}
+	for model, want := range map[string][2]float64{
+		"claude-sonnet-4-5": {0.1, 1.25}, "claude-opus-4-1": {0.1, 1.25}, "claude-haiku-4-5": {0.1, 1.25},
+		"claude-sonnet-5-5": {0.1, 1.25}, "claude-opus-5-5": {0.05, 1.25},
+	} {
+		p, _ := LookupPrice(model)
+		if r, w := p.CacheReadPerMTok/p.InPerMTok, p.CacheWritePerMTok/p.InPerMTok; math.Abs(r-want[0]) > 1e-9 || math.Abs(w-want[1]) > 1e-9 {
+			t.Errorf("%s: cache ratios %v, %v, want %v", model, r, w, want)
+		}
 	}
 }

@@ -60,7 +60,7 @@ func TestMCPTools(t *testing.T) {
 				"files_modified": []string{"a/ticket.txt"}, "tests_passed": true, "acceptance_met": "yes", "error": ""})
 		}
 	})
-	a := New(p, Options{Name: "fake", MCP: cfg, Price: &Price{1, 1}})
+	a := New(p, Options{Name: "fake", MCP: cfg, Price: &Price{InPerMTok: 1, OutPerMTok: 1}})
 	res, err := a.Run(context.Background(), agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "do T1", Dir: dir, Scope: "a/**", Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -6,17 +6,64 @@ import "strings"
 type Price struct {
 	InPerMTok  float64
 	OutPerMTok float64
+	// CacheReadPerMTok and CacheWritePerMTok price the input tokens read
+	// from and written to the provider's prompt cache. Zero means the
+	// input price: a cost is never made cheaper on a rate nobody knows.
+	CacheReadPerMTok  float64
+	CacheWritePerMTok float64
 }
 
-// Cost estimates the dollars of a usage at price p.
+// Cost estimates the dollars of a usage at price p. Cache reads and
+// writes are parts of the input tokens and are priced at their own
+// rates; the rest of the input at the input price.
 func (p Price) Cost(u TokenUsage) float64 {
-	return float64(u.InputTokens)/1e6*p.InPerMTok + float64(u.OutputTokens)/1e6*p.OutPerMTok
+	read, write := p.CacheReadPerMTok, p.CacheWritePerMTok
+	if read == 0 {
+		read = p.InPerMTok
+	}
+	if write == 0 {
+		write = p.InPerMTok
+	}
+	// A source that counts cache tokens outside its input total would
+	// make this negative; its cache tokens are still priced below.
+	plain := max(u.InputTokens-u.CacheReadTokens-u.CacheWriteTokens, 0)
+	return (float64(plain)*p.InPerMTok + float64(u.CacheReadTokens)*read +
+		float64(u.CacheWriteTokens)*write + float64(u.OutputTokens)*p.OutPerMTok) / 1e6
+}
+
+// UserPrice is the price the user gave (--price-in/--price-out) for
+// model. Cache reads and writes keep the ratios to the input price that
+// the built-in table has for the model's family (say 0.1× and 1.25× for
+// Claude), so an override of the list price does not lose the cache
+// discount; for a model the table does not know they cost the input price.
+func UserPrice(in, out float64, model string) Price {
+	p := Price{InPerMTok: in, OutPerMTok: out}
+	if known, ok := LookupPrice(model); ok && known.InPerMTok > 0 {
+		if known.CacheReadPerMTok > 0 {
+			p.CacheReadPerMTok = in * known.CacheReadPerMTok / known.InPerMTok
+		}
+		if known.CacheWritePerMTok > 0 {
+			p.CacheWritePerMTok = in * known.CacheWritePerMTok / known.InPerMTok
+		}
+	}
+	return p
 }
 
 // knownPrices returns the built-in price table, keyed by model-name
 // prefix. Figures are public list prices at the time of writing and only
 // feed estimates; --price-in/--price-out (Options.Price) override them.
-// Cached-input discounts are ignored, so estimates err on the high side.
+// The columns are input, output, cache read and cache write.
+//
+//   - Anthropic bills cache reads at 0.1× input and five-minute cache
+//     writes (the kind planex's cache_control breakpoints make) at 1.25×
+//     (Opus 5.5 reads at 0.05×), as on the models' pricing pages.
+//   - OpenAI caches automatically and bills cached input at 0.1× for the
+//     GPT-5 family, 0.25× for GPT-4.1, o3 and o4-mini, 0.5× for GPT-4o
+//     and o3-mini. It charges no premium for writing the cache, and its
+//     usage does not report writes, so they stay at the input price.
+//   - Google bills implicit cache hits of Gemini 2.5 at 0.1× input and
+//     context-cache reads of Gemini 2.0 Flash at 0.25×; writing the cache
+//     costs the input price (explicit-cache storage fees are not counted).
 func knownPrices() []struct {
 	prefix string
 	price  Price
@@ -26,37 +73,37 @@ func knownPrices() []struct {
 		price  Price
 	}{
 		// Anthropic (the newer rows as Claude Code 2.1.330 prices them)
-		{"claude-opus-5-5", Price{4, 20}},
-		{"claude-opus-5", Price{5, 25}},
-		{"claude-opus-4-8", Price{5, 25}},
-		{"claude-opus-4-7", Price{5, 25}},
-		{"claude-opus-4-5", Price{5, 25}},
-		{"claude-opus-4-6", Price{5, 25}},
-		{"claude-sonnet-5", Price{2, 10}},
-		{"claude-opus-4", Price{15, 75}},
-		{"claude-sonnet-4", Price{3, 15}},
-		{"claude-3-7-sonnet", Price{3, 15}},
-		{"claude-3-5-sonnet", Price{3, 15}},
-		{"claude-haiku-4", Price{1, 5}},
-		{"claude-3-5-haiku", Price{0.8, 4}},
-		{"claude-3-haiku", Price{0.25, 1.25}},
+		{"claude-opus-5-5", Price{4, 20, 0.2, 5}},
+		{"claude-opus-5", Price{5, 25, 0.5, 6.25}},
+		{"claude-opus-4-8", Price{5, 25, 0.5, 6.25}},
+		{"claude-opus-4-7", Price{5, 25, 0.5, 6.25}},
+		{"claude-opus-4-5", Price{5, 25, 0.5, 6.25}},
+		{"claude-opus-4-6", Price{5, 25, 0.5, 6.25}},
+		{"claude-sonnet-5", Price{2, 10, 0.2, 2.5}},
+		{"claude-opus-4", Price{15, 75, 1.5, 18.75}},
+		{"claude-sonnet-4", Price{3, 15, 0.3, 3.75}},
+		{"claude-3-7-sonnet", Price{3, 15, 0.3, 3.75}},
+		{"claude-3-5-sonnet", Price{3, 15, 0.3, 3.75}},
+		{"claude-haiku-4", Price{1, 5, 0.1, 1.25}},
+		{"claude-3-5-haiku", Price{0.8, 4, 0.08, 1}},
+		{"claude-3-haiku", Price{0.25, 1.25, 0.03, 0.3}},
 		// OpenAI
-		{"gpt-5-nano", Price{0.05, 0.4}},
-		{"gpt-5-mini", Price{0.25, 2}},
-		{"gpt-5", Price{1.25, 10}},
-		{"gpt-4.1-nano", Price{0.1, 0.4}},
-		{"gpt-4.1-mini", Price{0.4, 1.6}},
-		{"gpt-4.1", Price{2, 8}},
-		{"gpt-4o-mini", Price{0.15, 0.6}},
-		{"gpt-4o", Price{2.5, 10}},
-		{"o4-mini", Price{1.1, 4.4}},
-		{"o3-mini", Price{1.1, 4.4}},
-		{"o3", Price{2, 8}},
+		{"gpt-5-nano", Price{0.05, 0.4, 0.005, 0}},
+		{"gpt-5-mini", Price{0.25, 2, 0.025, 0}},
+		{"gpt-5", Price{1.25, 10, 0.125, 0}},
+		{"gpt-4.1-nano", Price{0.1, 0.4, 0.025, 0}},
+		{"gpt-4.1-mini", Price{0.4, 1.6, 0.1, 0}},
+		{"gpt-4.1", Price{2, 8, 0.5, 0}},
+		{"gpt-4o-mini", Price{0.15, 0.6, 0.075, 0}},
+		{"gpt-4o", Price{2.5, 10, 1.25, 0}},
+		{"o4-mini", Price{1.1, 4.4, 0.275, 0}},
+		{"o3-mini", Price{1.1, 4.4, 0.55, 0}},
+		{"o3", Price{2, 8, 0.5, 0}},
 		// Google (OpenAI-compatible endpoint)
-		{"gemini-2.5-pro", Price{1.25, 10}},
-		{"gemini-2.5-flash-lite", Price{0.1, 0.4}},
-		{"gemini-2.5-flash", Price{0.3, 2.5}},
-		{"gemini-2.0-flash", Price{0.1, 0.4}},
+		{"gemini-2.5-pro", Price{1.25, 10, 0.125, 0}},
+		{"gemini-2.5-flash-lite", Price{0.1, 0.4, 0.01, 0}},
+		{"gemini-2.5-flash", Price{0.3, 2.5, 0.03, 0}},
+		{"gemini-2.0-flash", Price{0.1, 0.4, 0.025, 0}},
 	}
 }
 

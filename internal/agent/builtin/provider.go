@@ -81,10 +81,19 @@ type Response struct {
 	Model string
 }
 
-// TokenUsage counts the tokens of one call.
+// TokenUsage counts the tokens of one call. InputTokens counts the whole
+// prompt; CacheReadTokens and CacheWriteTokens are the parts of it read
+// from and written to the provider's prompt cache.
 type TokenUsage struct {
-	InputTokens  int64
-	OutputTokens int64
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+}
+
+func (u TokenUsage) add(o TokenUsage) TokenUsage {
+	return TokenUsage{u.InputTokens + o.InputTokens, u.OutputTokens + o.OutputTokens,
+		u.CacheReadTokens + o.CacheReadTokens, u.CacheWriteTokens + o.CacheWriteTokens}
 }
 
 // APIError is an HTTP error from a model API.

@@ -103,6 +103,11 @@ type claudeOutput struct {
 	} `json:"permission_denials"`
 }
 
+func claudeUsage(in, cacheRead, cacheWrite, out int64) agent.Usage {
+	return agent.Usage{InputTokens: in + cacheRead + cacheWrite, OutputTokens: out,
+		CacheReadTokens: cacheRead, CacheWriteTokens: cacheWrite}
+}
+
 func decodeClaude(stdout []byte) (report, error) {
 	doc, ok := jsonDocument(stdout)
 	if !ok {
@@ -113,13 +118,14 @@ func decodeClaude(stdout []byte) (report, error) {
 		return report{}, fmt.Errorf("reading claude's JSON report: %w", err)
 	}
 	r := report{text: o.Result, tokens: map[string]agent.Usage{}}
-	// Cache reads and writes are input too, as for the built-in agents.
+	// Claude's input counts leave out cache reads and writes; they are
+	// input too, as for the built-in agents, priced at their own rates.
 	if len(o.ModelUsage) > 0 {
 		for m, u := range o.ModelUsage {
-			r.tokens[m] = agent.Usage{InputTokens: u.Input + u.CacheRead + u.CacheCreation, OutputTokens: u.Output}
+			r.tokens[m] = claudeUsage(u.Input, u.CacheRead, u.CacheCreation, u.Output)
 		}
 	} else {
-		r.tokens[""] = agent.Usage{InputTokens: o.Usage.Input + o.Usage.CacheRead + o.Usage.CacheCreation, OutputTokens: o.Usage.Output}
+		r.tokens[""] = claudeUsage(o.Usage.Input, o.Usage.CacheRead, o.Usage.CacheCreation, o.Usage.Output)
 	}
 	if o.CostUSD != nil {
 		r.reportedCost, r.costKnown = *o.CostUSD, true

@@ -287,8 +287,8 @@ func (a *Agent) usage(r report) agent.Usage {
 		if model == "" {
 			model = a.cfg.Model
 		}
-		u.InputTokens += t.InputTokens
-		u.OutputTokens += t.OutputTokens
+		u = u.Add(agent.Usage{InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
+			CacheReadTokens: t.CacheReadTokens, CacheWriteTokens: t.CacheWriteTokens})
 		switch {
 		case a.cfg.Price != nil || r.costKnown:
 		default:
@@ -296,16 +296,21 @@ func (a *Agent) usage(r report) agent.Usage {
 			if !ok && (t.InputTokens > 0 || t.OutputTokens > 0) && a.cfg.Logger != nil {
 				a.cfg.Logger.Warn("no price known for model; its cost is recorded as 0 (set --price-in/--price-out)", "agent", a.cfg.Name, "model", model)
 			}
-			u.CostUSD += p.Cost(builtin.TokenUsage{InputTokens: t.InputTokens, OutputTokens: t.OutputTokens})
+			u.CostUSD += p.Cost(tokenUsage(t))
 		}
 	}
 	switch {
 	case a.cfg.Price != nil:
-		u.CostUSD = a.cfg.Price.Cost(builtin.TokenUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
+		u.CostUSD = a.cfg.Price.Cost(tokenUsage(u))
 	case r.costKnown:
 		u.CostUSD = r.reportedCost
 	}
 	return u
+}
+
+func tokenUsage(u agent.Usage) builtin.TokenUsage {
+	return builtin.TokenUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
 }
 
 func resultInstructions(p agent.Phase, schema []byte) string {

@@ -50,8 +50,8 @@ func TestDecodeClaude(t *testing.T) {
 	if r.text != "Done.\n{\"id\":\"T1\"}" || r.failure != "" || !r.costKnown || r.reportedCost != 0.006 {
 		t.Errorf("report %+v", r)
 	}
-	if u := r.tokens["claude-sonnet-5-5"]; u.InputTokens != 2000 || u.OutputTokens != 200 {
-		t.Errorf("tokens %+v: cache reads and writes count as input", r.tokens)
+	if u := r.tokens["claude-sonnet-5-5"]; u.InputTokens != 2000 || u.OutputTokens != 200 || u.CacheReadTokens != 400 || u.CacheWriteTokens != 100 {
+		t.Errorf("tokens %+v: cache reads and writes count as input, and apart", r.tokens)
 	}
 	if len(r.problems) != 1 || r.problems[0] != "permission denied: Write(/etc/passwd)" {
 		t.Errorf("problems %q", r.problems)
@@ -84,7 +84,7 @@ func TestDecodeCodex(t *testing.T) {
 	if r.text != `final {"id":"T1"}` || r.failure != "" || r.costKnown {
 		t.Errorf("report %+v", r)
 	}
-	if u := r.tokens[""]; u.InputTokens != 3000 || u.OutputTokens != 300 {
+	if u := r.tokens[""]; u.InputTokens != 3000 || u.OutputTokens != 300 || u.CacheReadTokens != 500 || u.CacheWriteTokens != 0 {
 		t.Errorf("tokens %+v", r.tokens)
 	}
 	if strings.Join(r.problems, "|") != "codex: Model metadata for `m` not found.|command declined: rm -rf /" {
@@ -122,10 +122,10 @@ func TestDecodeGemini(t *testing.T) {
 	if r.text != `Done {"id":"T1"}` || r.failure != "" {
 		t.Errorf("report %+v", r)
 	}
-	if u := r.tokens["gemini-2.5-flash"]; u.InputTokens != 2000 || u.OutputTokens != 250 {
+	if u := r.tokens["gemini-2.5-flash"]; u.InputTokens != 2000 || u.OutputTokens != 250 || u.CacheReadTokens != 500 {
 		t.Errorf("tokens %+v", r.tokens)
 	}
-	if u := r.tokens["gemini-3.8-flash"]; u.InputTokens != 15 || u.OutputTokens != 1 {
+	if u := r.tokens["gemini-3.8-flash"]; u.InputTokens != 15 || u.OutputTokens != 1 || u.CacheReadTokens != 0 {
 		t.Errorf("tokens %+v", r.tokens)
 	}
 	if strings.Join(r.problems, "|") != "write_file: 1 call(s) refused by the approval policy|write_file: 1 call(s) failed" {
@@ -151,6 +151,17 @@ func TestUsagePricing(t *testing.T) {
 	a.cfg.Price = &builtin.Price{InPerMTok: 1, OutPerMTok: 10}
 	if u := a.usage(report{tokens: tokens, costKnown: true, reportedCost: 1.25}); !near(u.CostUSD, 2+10) {
 		t.Errorf("user's price: %+v", u)
+	}
+	// Cache reads cost the table's cached rate ($0.03 rather than $0.30 for
+	// gemini-2.5-flash), and the sum keeps them apart.
+	cachedTokens := map[string]agent.Usage{"gemini-2.5-flash": {InputTokens: 2_000_000, CacheReadTokens: 1_000_000}, "gemini-2.5-pro": {InputTokens: 1_000_000, CacheReadTokens: 1_000_000}}
+	if u := (&Agent{cfg: Config{Name: "gemini"}}).usage(report{tokens: cachedTokens}); u.InputTokens != 3_000_000 || u.CacheReadTokens != 2_000_000 || !near(u.CostUSD, 0.3+0.03+0.125) {
+		t.Errorf("cached, table: %+v", u)
+	}
+	// The user's price keeps the family's cache ratio (0.1× for Gemini 2.5).
+	a.cfg.Price = &builtin.Price{InPerMTok: 1, OutPerMTok: 10, CacheReadPerMTok: 0.1}
+	if u := a.usage(report{tokens: cachedTokens, costKnown: true, reportedCost: 1.25}); !near(u.CostUSD, 1+0.1+0.1) {
+		t.Errorf("cached, user's price: %+v", u)
 	}
 	codex := &Agent{cfg: Config{Name: "codex", Model: "gpt-5-mini"}}
 	if u := codex.usage(report{tokens: map[string]agent.Usage{"": {InputTokens: 1_000_000}}}); !near(u.CostUSD, 0.25) {

@@ -78,7 +78,9 @@ type codexEvent struct {
 		Message string `json:"message"`
 	} `json:"error"`
 	Usage *struct {
+		// Input includes Cached, the prompt tokens served from the cache.
 		Input  int64 `json:"input_tokens"`
+		Cached int64 `json:"cached_input_tokens"`
 		Output int64 `json:"output_tokens"`
 	} `json:"usage"`
 	Item *codexItem `json:"item"`
@@ -120,8 +122,7 @@ func decodeCodex(stdout []byte) (report, error) {
 		case "turn.completed":
 			completed = true
 			if e.Usage != nil {
-				u := r.tokens[""]
-				r.tokens[""] = agent.Usage{InputTokens: u.InputTokens + e.Usage.Input, OutputTokens: u.OutputTokens + e.Usage.Output}
+				r.tokens[""] = r.tokens[""].Add(agent.Usage{InputTokens: e.Usage.Input, OutputTokens: e.Usage.Output, CacheReadTokens: e.Usage.Cached})
 			}
 		case "turn.failed":
 			failed = true

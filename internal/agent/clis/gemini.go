@@ -103,6 +103,7 @@ type geminiOutput struct {
 		Models map[string]struct {
 			Tokens struct {
 				Prompt     int64 `json:"prompt"`
+				Cached     int64 `json:"cached"` // part of Prompt
 				Candidates int64 `json:"candidates"`
 				Thoughts   int64 `json:"thoughts"`
 				Tool       int64 `json:"tool"`
@@ -131,7 +132,8 @@ func decodeGemini(stdout []byte) (report, error) {
 	}
 	r := report{text: o.Response, tokens: map[string]agent.Usage{}}
 	for m, u := range o.Stats.Models {
-		r.tokens[m] = agent.Usage{InputTokens: u.Tokens.Prompt + u.Tokens.Tool, OutputTokens: u.Tokens.Candidates + u.Tokens.Thoughts}
+		r.tokens[m] = agent.Usage{InputTokens: u.Tokens.Prompt + u.Tokens.Tool, OutputTokens: u.Tokens.Candidates + u.Tokens.Thoughts,
+			CacheReadTokens: u.Tokens.Cached}
 	}
 	names := make([]string, 0, len(o.Stats.Tools.ByName))
 	for n := range o.Stats.Tools.ByName {

@@ -44,7 +44,7 @@ func startRealWith(t *testing.T, name string, script agenttest.Script, model str
 	t.Helper()
 	pkg, _ := Tested(name)
 	bin := clistest.Install(t, name, pkg.Spec())
-	srv := clistest.Server(t, name, agenttest.Usage{In: 1000, Out: 100}, script)
+	srv := clistest.Server(t, name, agenttest.Usage{In: 1000, Out: 100, CacheRead: 600, CacheWrite: 100}, script)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
@@ -61,7 +61,7 @@ func startRealWith(t *testing.T, name string, script agenttest.Script, model str
 		LookPath: func(string) (string, error) { return filepath.Join(bin, name), nil }}
 	if name != "claude" {
 		// Codex and Gemini CLI report tokens only; price them.
-		cfg.Price = &builtin.Price{InPerMTok: 1, OutPerMTok: 2}
+		cfg.Price = &builtin.Price{InPerMTok: 1, OutPerMTok: 2, CacheReadPerMTok: 0.1}
 	}
 	if change != nil {
 		change(&cfg)
@@ -168,15 +168,21 @@ func TestRealCLIExecuteStep(t *testing.T) {
 					t.Errorf("key sent %q", k)
 				}
 			}
-			wantUsage := agent.Usage{InputTokens: int64(1000 * wantTurns), OutputTokens: int64(100 * wantTurns)}
-			// Claude Code prices claude-sonnet-5-5 itself at $2/$10 per
-			// million; the others at the test's price, $1/$2.
+			// Each request reads 600 of its 1000 prompt tokens from the
+			// cache and writes 100 to it (only Anthropic's format reports
+			// writes). Claude Code prices claude-sonnet-5-5 itself at $2 in,
+			// $0.10 cache read (half the $0.20 Anthropic publishes), $2.50
+			// cache write, $10 out per million, and its own cost is kept;
+			// the others at the test's price, $1 in, $0.10 cache read, $2 out.
+			wantUsage := agent.Usage{InputTokens: int64(1000 * wantTurns), OutputTokens: int64(100 * wantTurns), CacheReadTokens: int64(600 * wantTurns)}
 			if name == "claude" {
-				wantUsage.CostUSD = float64(wantTurns) * (1000*2 + 100*10) / 1e6
+				wantUsage.CacheWriteTokens = int64(100 * wantTurns)
+				wantUsage.CostUSD = float64(wantTurns) * (300*2 + 600*0.1 + 100*2.5 + 100*10) / 1e6
 			} else {
-				wantUsage.CostUSD = float64(wantTurns) * (1000*1 + 100*2) / 1e6
+				wantUsage.CostUSD = float64(wantTurns) * (400*1 + 600*0.1 + 100*2) / 1e6
 			}
 			if res.Usage.InputTokens != wantUsage.InputTokens || res.Usage.OutputTokens != wantUsage.OutputTokens ||
+				res.Usage.CacheReadTokens != wantUsage.CacheReadTokens || res.Usage.CacheWriteTokens != wantUsage.CacheWriteTokens ||
 				res.Usage.CostUSD < wantUsage.CostUSD-1e-9 || res.Usage.CostUSD > wantUsage.CostUSD+1e-9 {
 				t.Errorf("usage %+v, want %+v", res.Usage, wantUsage)
 			}

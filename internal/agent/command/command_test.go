@@ -38,9 +38,9 @@ func TestContract(t *testing.T) {
 				test "$(dirname "$PLANEX_RESULT_FILE")" = "$WANT_TEMP" && test "$(dirname "$PLANEX_SCHEMA_FILE")" = "$WANT_TEMP" &&
 				prompt=$(cat) && test "${prompt#PROMPT TEXT}" != "$prompt" && test "$(pwd)" = "$WANT_DIR" &&
 				case "$prompt" in *'to $PLANEX_RESULT_FILE'*'"worker":"T3"'*) false ;; *'"worker":"T3"'*'to $PLANEX_RESULT_FILE'*) ;; *) false ;; esac &&
-				echo '{"id":"T3","status":"completed","findings":"ok","tests_passed":true,"usage":{"input_tokens":7,"output_tokens":3}}' > "$PLANEX_RESULT_FILE"`,
+				echo '{"id":"T3","status":"completed","findings":"ok","tests_passed":true,"usage":{"input_tokens":7,"output_tokens":3,"cache_read_tokens":5}}' > "$PLANEX_RESULT_FILE"`,
 			check: func(t *testing.T, s agent.Step, r agent.Result) {
-				if !strings.Contains(string(r.Raw), `"T3"`) || r.Usage.InputTokens != 7 || r.Usage.OutputTokens != 3 {
+				if !strings.Contains(string(r.Raw), `"T3"`) || r.Usage.InputTokens != 7 || r.Usage.OutputTokens != 3 || r.Usage.CacheReadTokens != 5 {
 					t.Errorf("result %s usage %+v", r.Raw, r.Usage)
 				}
 			},

@@ -164,6 +164,11 @@ type (
 		Usage struct {
 			PromptTokens     int64 `json:"prompt_tokens"`
 			CompletionTokens int64 `json:"completion_tokens"`
+			// cached_tokens are part of prompt_tokens (OpenAI, Gemini's
+			// compatible endpoint); servers without caching omit them.
+			PromptDetails struct {
+				Cached int64 `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
 		} `json:"usage"`
 	}
 )
@@ -197,7 +202,8 @@ func (p *Provider) Send(ctx context.Context, req builtin.Request) (builtin.Respo
 	out := builtin.Response{
 		Model: resp.Model,
 		Text:  ch.Message.Content,
-		Usage: builtin.TokenUsage{InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens},
+		Usage: builtin.TokenUsage{InputTokens: resp.Usage.PromptTokens, OutputTokens: resp.Usage.CompletionTokens,
+			CacheReadTokens: resp.Usage.PromptDetails.Cached},
 	}
 	for i, c := range ch.Message.ToolCalls {
 		if c.Type != "" && c.Type != "function" {

@@ -311,3 +311,28 @@ func TestAzureRequest(t *testing.T) {
 		t.Errorf("body %v", body)
 	}
 }
+
+// TestCachedPromptTokensPriced: Chat Completions reports cached prompt
+// tokens inside prompt_tokens (prompt_tokens_details.cached_tokens); they
+// count as input and cost gpt-4.1's cached rate ($0.50 rather than $2).
+func TestCachedPromptTokensPriced(t *testing.T) {
+	cached := func(r reply, cachedTokens int) reply {
+		r.Body = strings.Replace(r.Body, `"total_tokens"`, fmt.Sprintf(`"prompt_tokens_details":{"cached_tokens":%d,"audio_tokens":0},"total_tokens"`, cachedTokens), 1)
+		return r
+	}
+	h := newHarness(t, 5,
+		cached(completion("tool_calls", 3000, 30, "", call{"call_1", "write_file", `{"path":"src/a.txt","content":"A\n"}`}), 0),
+		cached(completion("tool_calls", 4000, 20, "", call{"call_2", "report_result", validExec}), 2944),
+	)
+	res, err := h.run(agent.PhaseExecute, "T1", "src/**")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Usage.InputTokens != 7000 || res.Usage.CacheReadTokens != 2944 || res.Usage.CacheWriteTokens != 0 || res.Usage.OutputTokens != 50 {
+		t.Errorf("usage %+v", res.Usage)
+	}
+	want := ((7000-2944)*2 + 2944*0.5 + 50*8) / 1e6
+	if res.Usage.CostUSD < want-1e-9 || res.Usage.CostUSD > want+1e-9 {
+		t.Errorf("cost %v want %v", res.Usage.CostUSD, want)
+	}
+}

@@ -94,9 +94,7 @@ func New(name string, o Options) (agent.Agent, error) {
 	case "claude", "codex", "gemini":
 		cfg := clis.Config{Name: name, Model: o.Model, BaseURL: o.BaseURL, MaxTurns: o.MaxTurns, Contain: o.Contain,
 			Timeouts: o.Timeouts, Logger: o.Logger, MCP: o.MCP}
-		if o.PricePerMTokIn > 0 || o.PricePerMTokOut > 0 {
-			cfg.Price = &builtin.Price{InPerMTok: o.PricePerMTokIn, OutPerMTok: o.PricePerMTokOut}
-		}
+		cfg.Price = userPrice(o, o.Model)
 		return clis.New(cfg)
 	case "command", "":
 		if strings.TrimSpace(o.Command) == "" {
@@ -157,8 +155,16 @@ func builtinOptions(name, model string, o Options) builtin.Options {
 		Logger:          o.Logger,
 		MCP:             o.MCP,
 	}
-	if o.PricePerMTokIn > 0 || o.PricePerMTokOut > 0 {
-		bo.Price = &builtin.Price{InPerMTok: o.PricePerMTokIn, OutPerMTok: o.PricePerMTokOut}
-	}
+	bo.Price = userPrice(o, model)
 	return bo
+}
+
+// userPrice is the price the user set, if any; see builtin.UserPrice for
+// how its cache rates follow.
+func userPrice(o Options, model string) *builtin.Price {
+	if o.PricePerMTokIn <= 0 && o.PricePerMTokOut <= 0 {
+		return nil
+	}
+	p := builtin.UserPrice(o.PricePerMTokIn, o.PricePerMTokOut, model)
+	return &p
 }

@@ -72,7 +72,7 @@ func TestKeyOnlyInHeader(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		switch turn {
 		case 1:
-			io.WriteString(w, `{"id":"m","type":"message","role":"assistant","model":"m","stop_reason":"tool_use","usage":{"input_tokens":1000000,"output_tokens":0},
+			io.WriteString(w, `{"id":"m","type":"message","role":"assistant","model":"m","stop_reason":"tool_use","usage":{"input_tokens":1000000,"cache_read_input_tokens":1000000,"output_tokens":0},
 				"content":[{"type":"tool_use","id":"t1","name":"run_command","input":{"command":"echo key=[$MY_SECRET_KEY]"}}]}`)
 		default:
 			io.WriteString(w, `{"id":"m","type":"message","role":"assistant","model":"m","stop_reason":"tool_use","usage":{"input_tokens":0,"output_tokens":1000000},
@@ -100,7 +100,8 @@ func TestKeyOnlyInHeader(t *testing.T) {
 			t.Errorf("key leaked into a request body")
 		}
 	}
-	if res.Usage.CostUSD != 12 {
-		t.Errorf("cost with override %v, want 12", res.Usage.CostUSD)
+	// The override keeps Anthropic's cache-read ratio (0.1× input).
+	if res.Usage.CostUSD < 12.2-1e-9 || res.Usage.CostUSD > 12.2+1e-9 || res.Usage.CacheReadTokens != 1000000 {
+		t.Errorf("usage with override %+v, want cost 12.2 for 1M input, 1M cache reads, 1M output", res.Usage)
 	}
 }
