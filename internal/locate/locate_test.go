@@ -33,12 +33,7 @@ var project = map[string]string{
 
 func buildProject(t *testing.T) *repomap.Map {
 	t.Helper()
-	dir := t.TempDir()
-	repomaptest.InitRepo(t, dir, project)
-	m, err := repomap.Build(context.Background(), dir, repomap.Options{NoCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, m := mapTree(t, project)
 	return m
 }
 

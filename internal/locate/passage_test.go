@@ -39,6 +39,18 @@ func spreadAndDense() map[string]string {
 	}
 }
 
+// mapTree writes files into a new repository and maps it.
+func mapTree(t *testing.T, files map[string]string) (string, *repomap.Map) {
+	t.Helper()
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, files)
+	m, err := repomap.Build(context.Background(), dir, repomap.Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, m
+}
+
 func TestBestWindowPrefersWordsTogether(t *testing.T) {
 	idfs := map[string]float64{"calendar": 1, "offset": 1, "timezon": 1}
 	lines := func(text string) [][]string {
@@ -69,12 +81,7 @@ func bytesLines(s string) [][]byte {
 }
 
 func TestPassageStageReadsTheTree(t *testing.T) {
-	dir := t.TempDir()
-	repomaptest.InitRepo(t, dir, spreadAndDense())
-	m, err := repomap.Build(context.Background(), dir, repomap.Options{NoCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, m := mapTree(t, spreadAndDense())
 	ix := NewIndex(m)
 	q := "shifting by an offset loses the timezone name of the calendar"
 
@@ -143,12 +150,7 @@ func TestPassageStageReadsTheTree(t *testing.T) {
 }
 
 func TestRankExplainsPassages(t *testing.T) {
-	dir := t.TempDir()
-	repomaptest.InitRepo(t, dir, spreadAndDense())
-	m, err := repomap.Build(context.Background(), dir, repomap.Options{NoCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, m := mapTree(t, spreadAndDense())
 	// The package-level Rank reads the map's own root.
 	got, err := Rank(m, "parse the offset, load the calendar, keep the timezone name", 3, Options{})
 	if err != nil {
@@ -201,16 +203,11 @@ func TestIssueCode(t *testing.T) {
 }
 
 func TestOtherLanguageIsMarked(t *testing.T) {
-	dir := t.TempDir()
-	repomaptest.InitRepo(t, dir, map[string]string{
+	dir, m := mapTree(t, map[string]string{
 		"app/a.py":           "def render_table(rows):\n    return rows\n",
 		"app/b.py":           "def sort_rows(rows):\n    return sorted(rows)\n",
 		"app/static/grid.js": "function renderTable(rows) { return rows; }\n",
 	})
-	m, err := repomap.Build(context.Background(), dir, repomap.Options{NoCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ix := NewIndex(m)
 	if got := ix.mainCodeExt(); got != ".py" {
 		t.Fatalf("main extension = %q", got)
