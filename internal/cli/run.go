@@ -83,6 +83,9 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if err != nil {
 		return fmt.Errorf("planex works inside a git repository: %w", err)
 	}
+	if continuing && !cmd.Flags().Changed("commit-signing") {
+		signing = recordedSigning(repo.Root, continueSessionID(o.continueID, args), signing)
+	}
 	prompt := terminalGate(stdio)
 	eng, err := newRunEngine(ctx, stdio, o, repo, reviewMode, signing, prompt)
 	if err != nil {
@@ -178,7 +181,22 @@ func newRunEngine(ctx context.Context, stdio IO, o *runOptions, repo *gitrepo.Re
 		Log:              logger(stdio.Err, o.verbose),
 		LockSessions:     true,
 		Publisher:        publisher,
+		CommitSigning:    signing,
 	})
+}
+
+// recordedSigning is the commit-signing mode the session being continued
+// was started with, or def when it recorded none (or cannot be read:
+// Continue reports that itself).
+func recordedSigning(root, id, def string) string {
+	s, err := session.Open(root, id)
+	if err != nil || s.Meta.CommitSigning == "" {
+		return def
+	}
+	if mode, err := apicommit.ParseMode(s.Meta.CommitSigning); err == nil {
+		return mode
+	}
+	return def
 }
 
 // report explains where a run stopped and what to do next, and sets the

@@ -165,8 +165,9 @@ func TestCommitSigningAPIMakesVerifiedCommitsWithGitModesTrees(t *testing.T) {
 
 // TestCommitSigningAPIResumeFindsTasksGitHubTook: planex is killed while
 // T2 runs, after GitHub took T1's commit; the local branch is rewound as
-// if the kill had come before planex recorded it. --continue finds T1 on
-// GitHub by its trailers and does not make it again.
+// if the kill had come before planex recorded it. --continue (without the
+// flag: the session remembers api mode) finds T1 on GitHub by its
+// trailers and does not make it again.
 func TestCommitSigningAPIResumeFindsTasksGitHubTook(t *testing.T) {
 	g := signingEnv(t)
 	g.write(g.fake_dir(), "T2.block", "")
@@ -189,7 +190,12 @@ func TestCommitSigningAPIResumeFindsTasksGitHubTook(t *testing.T) {
 	g.git("update-ref", "refs/heads/"+branch, g.base)
 	os.Remove(filepath.Join(g.fake_dir(), "T2.block"))
 
-	o2, e2, code := g.signingArgs("--continue", "--review", "skip", "--commit-signing", "api")
+	// The session remembers api mode: continuing it in git mode is refused
+	// before anything runs, and a bare --continue keeps api mode.
+	if o, e, code := g.signingArgs("--continue", "--review", "skip", "--commit-signing", "git"); code == 0 || !strings.Contains(o+e, "makes its task commits with --commit-signing api") {
+		t.Fatalf("continue in git mode: exit %d\n%s\n%s", code, o, e)
+	}
+	o2, e2, code := g.signingArgs("--continue", "--review", "skip")
 	if code != 0 {
 		t.Fatalf("continue: exit %d\n%s\n%s\nfirst run:\n%s", code, o2, e2, out.String())
 	}

@@ -239,3 +239,29 @@ func TestRetryAndResumeNeverApprove(t *testing.T) {
 		t.Errorf("approval = %+v", ap)
 	}
 }
+
+// TestContinueKeepsCommitSigning: a session records how its commits are
+// made, and Continue refuses to finish it another way (a branch made
+// locally cannot be finished through GitHub's API, nor the reverse).
+func TestContinueKeepsCommitSigning(t *testing.T) {
+	repo := testRepo(t)
+	base, err := repo.Head(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Create(repo.Root, session.Meta{ID: "signed", Branch: "planex/signed", Base: base, Requirement: "x", CommitSigning: "api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(repo, Options{Agent: (&stepLog{}).agent(), Approver: "tester", Concurrency: 1, CommitSigning: "git"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Continue(context.Background(), s.Meta.ID)
+	if err == nil || !strings.Contains(err.Error(), "session signed makes its task commits with --commit-signing api; continue it with --commit-signing api") {
+		t.Fatalf("continue in git mode: %v", err)
+	}
+	if tip, err := repo.ResolveBranch(context.Background(), "planex/signed"); err != nil || tip != "" {
+		t.Errorf("the refused continue made the run branch (%q, %v)", tip, err)
+	}
+}

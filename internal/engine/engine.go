@@ -97,6 +97,11 @@ type Options struct {
 	// is first brought up to GitHub's (Sync) so a resumed run finds the
 	// tasks GitHub took before planex was killed.
 	Publisher Publisher
+	// CommitSigning names how task commits are made (the CLI's
+	// --commit-signing); Start records it in the session and Continue
+	// refuses a session recorded with another one, since a run branch
+	// made locally cannot be finished through GitHub's API or the reverse.
+	CommitSigning string
 }
 
 // Publisher makes task commits on the remote (see execute.Publisher) and
@@ -286,7 +291,7 @@ func (e *Engine) newSession(ctx context.Context, req Request) (*session.Session,
 		ID: id, Branch: req.Branch, Requirement: req.Requirement, Source: req.Source,
 		Created: now, Base: head, BaseBranch: e.repo.CurrentBranch(ctx),
 		Summary: req.Summary, Approach: req.Approach, Imported: len(req.Imported) > 0,
-		AutoApprove: e.o.Yes,
+		AutoApprove: e.o.Yes, CommitSigning: e.o.CommitSigning,
 	})
 	if err != nil {
 		return nil, err
@@ -342,6 +347,10 @@ func (e *Engine) Continue(ctx context.Context, id string) (*Outcome, error) {
 	s, err := session.Open(e.repo.Root, id)
 	if err != nil {
 		return nil, err
+	}
+	if rec := s.Meta.CommitSigning; rec != "" && e.o.CommitSigning != "" && rec != e.o.CommitSigning {
+		return nil, fmt.Errorf("session %s makes its task commits with --commit-signing %s; continue it with --commit-signing %s (or without the flag), not %s",
+			s.Meta.ID, rec, rec, e.o.CommitSigning)
 	}
 	return e.runLocked(ctx, s, modeContinue)
 }

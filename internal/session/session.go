@@ -66,7 +66,11 @@ type Meta struct {
 	Approval *Approval `json:"approval,omitempty"`
 	// AutoApprove remembers -y, so --continue keeps the run's mode.
 	AutoApprove bool `json:"auto_approve,omitempty"`
-	Cancelled   bool `json:"cancelled,omitempty"`
+	// CommitSigning is how the run's task commits are made (the CLI's
+	// --commit-signing: "git" or "api"), so --continue makes the rest the
+	// same way; empty in sessions written before it was recorded.
+	CommitSigning string `json:"commit_signing,omitempty"`
+	Cancelled     bool   `json:"cancelled,omitempty"`
 	// Usage of steps that have no CSV row of their own (analyze, plan,
 	// explore rows), keyed by step: "analyze", "plan", "E1", …
 	Usage map[string]usage.Usage `json:"usage,omitempty"`
