@@ -9,10 +9,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/planexhq/planex/internal/repomap"
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 // indexMagic heads every index file; it changes with the format or with
@@ -189,53 +189,15 @@ func loadIndex(p string) (*Index, error) {
 	return ix, nil
 }
 
-// saveIndex writes atomically, as the map cache does, and prunes old
-// indexes.
+// saveIndex writes the index atomically (a reader sees the old file or
+// the whole new one) and prunes old indexes.
 func saveIndex(dir, p string, ix *Index) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating cache dir: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".locate-*.tmp")
-	if err != nil {
-		return fmt.Errorf("creating index file: %w", err)
+	if err := safefile.Write(p, ix.encode(), 0o644); err != nil {
+		return fmt.Errorf("saving index: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(ix.encode()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing index: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing index: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		return fmt.Errorf("installing index: %w", err)
-	}
-	pruneIndexes(dir)
+	repomap.PruneCache(dir, "locate-", ".idx", keepIndexes)
 	return nil
-}
-
-func pruneIndexes(dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	type aged struct {
-		name string
-		mod  int64
-	}
-	var idx []aged
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "locate-") && strings.HasSuffix(e.Name(), ".idx") {
-			if info, err := e.Info(); err == nil {
-				idx = append(idx, aged{e.Name(), info.ModTime().UnixNano()})
-			}
-		}
-	}
-	if len(idx) <= keepIndexes {
-		return
-	}
-	sort.Slice(idx, func(i, j int) bool { return idx[i].mod > idx[j].mod })
-	for _, a := range idx[keepIndexes:] {
-		os.Remove(filepath.Join(dir, a.name))
-	}
 }

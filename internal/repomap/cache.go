@@ -136,13 +136,15 @@ func saveCache(dir, key string, m *Map) error {
 	if err := os.Rename(tmp.Name(), cachePath(dir, key)); err != nil {
 		return fmt.Errorf("installing cache: %w", err)
 	}
-	pruneCache(dir)
+	PruneCache(dir, "repomap-", ".gob", keepCaches)
 	return nil
 }
 
-// pruneCache keeps the newest few maps; older tree states are unlikely to
-// be asked about again.
-func pruneCache(dir string) {
+// PruneCache keeps the keep newest files of dir whose names have the
+// given prefix and suffix (maps, and locate's indexes beside them) and
+// removes the rest: older tree states are unlikely to be asked about
+// again. Failures only leave files behind.
+func PruneCache(dir, prefix, suffix string, keep int) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -151,20 +153,20 @@ func pruneCache(dir string) {
 		name string
 		mod  int64
 	}
-	var caches []aged
+	var files []aged
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "repomap-") || !strings.HasSuffix(e.Name(), ".gob") {
+		if !strings.HasPrefix(e.Name(), prefix) || !strings.HasSuffix(e.Name(), suffix) {
 			continue
 		}
 		if info, err := e.Info(); err == nil {
-			caches = append(caches, aged{e.Name(), info.ModTime().UnixNano()})
+			files = append(files, aged{e.Name(), info.ModTime().UnixNano()})
 		}
 	}
-	if len(caches) <= keepCaches {
+	if len(files) <= keep {
 		return
 	}
-	sort.Slice(caches, func(i, j int) bool { return caches[i].mod > caches[j].mod })
-	for _, c := range caches[keepCaches:] {
-		os.Remove(filepath.Join(dir, c.name))
+	sort.Slice(files, func(i, j int) bool { return files[i].mod > files[j].mod })
+	for _, f := range files[keep:] {
+		os.Remove(filepath.Join(dir, f.name))
 	}
 }
