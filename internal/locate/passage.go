@@ -3,15 +3,11 @@ package locate
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/planexhq/planex/internal/repomap"
 )
@@ -28,7 +24,8 @@ const (
 	// phraseScale is the summed rarity of shared phrases that sets the
 	// phrase signal to 1-1/e.
 	phraseScale = 10.0
-	// passageMaxBytes caps what is read of one file.
+	// passageMaxBytes skips larger files (more than the map keeps by
+	// default, so only maps built with a higher limit have any).
 	passageMaxBytes = 1 << 20
 )
 
@@ -48,21 +45,26 @@ func (ix *Index) passages(root, query string, qts []queryTerm, ev *evidence) {
 		}
 	}
 	phrases := queryPhrases(query, idfs)
+	body, head := newWindowScorer(idfs), newWindowScorer(tidfs)
 	best, tbest := make(map[int]float64), make(map[int]float64)
 	maxBest, maxT := 0.0, 0.0
+	var buf []byte
 	for _, c := range ix.firstStage(ev, passageFiles) {
-		text, err := readHead(filepath.Join(root, filepath.FromSlash(ix.files[c].path)), passageMaxBytes)
-		if err != nil {
-			continue // deleted or unreadable since the map: no signal
+		// Regular files only, no link followed, no wait on a FIFO: the
+		// tree may have changed since it was mapped.
+		text, _, skip, err := repomap.ReadRegular(buf, filepath.Join(root, filepath.FromSlash(ix.files[c].path)), passageMaxBytes)
+		buf = text
+		if err != nil || skip != "" {
+			continue // gone, replaced or unreadable since the map: no signal
 		}
 		lines := bytes.Split(text, []byte("\n"))
-		terms := lineTerms(lines)
-		if s, at := bestWindow(terms, idfs); s > 0 {
+		terms := lineTerms(lines) // copies the terms out: buf is reused
+		if s, at := body.best(terms); s > 0 {
 			best[c] = s
 			maxBest = math.Max(maxBest, s)
 			ev.note(fPassage, c, fmt.Sprintf("closest passage at lines %d–%d", at+1, min(at+passageLines, len(lines))))
 		}
-		if s, at := bestWindow(terms, tidfs); s > 0 {
+		if s, at := head.best(terms); s > 0 {
 			tbest[c] = s
 			maxT = math.Max(maxT, s)
 			ev.note(fTitlePassage, c, fmt.Sprintf("closest passage to the title at lines %d–%d", at+1, min(at+passageLines, len(lines))))
@@ -72,19 +74,12 @@ func (ix *Index) passages(root, query string, qts []queryTerm, ev *evidence) {
 			ev.note(fPhrase, c, fmt.Sprintf("a line shares words in the issue's order (%d phrases)", n))
 		}
 	}
-	order := make([]int, 0, len(best))
 	for c, s := range best {
 		ev.feats[c][fPassage] = s / maxBest
-		order = append(order, c)
 	}
-	sort.Slice(order, func(a, b int) bool {
-		if best[order[a]] != best[order[b]] {
-			return best[order[a]] > best[order[b]]
-		}
-		return order[a] < order[b]
-	})
-	for r, c := range order {
-		ev.feats[c][fPassageRank] = 1 / math.Sqrt(float64(r+1))
+	read := slices.Collect(maps.Keys(best))
+	for r, b := range bestFiles(read, func(c int) float64 { return best[c] }, len(read)) {
+		ev.feats[b.file][fPassageRank] = 1 / math.Sqrt(float64(r+1))
 	}
 	for c, s := range tbest {
 		ev.feats[c][fTitlePassage] = s / maxT
@@ -116,25 +111,6 @@ func (ix *Index) termIDFs(qts []queryTerm) map[string]float64 {
 	return out
 }
 
-// readHead reads up to limit bytes of the regular file at p. It follows
-// no symbolic link and does not wait on a FIFO or device: the tree may
-// have changed since it was mapped, and its content is not trusted.
-func readHead(p string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", p)
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
-}
-
 // lineTerms is each line's terms, as the index tokenises contents.
 func lineTerms(lines [][]byte) [][]string {
 	out := make([][]string, len(lines))
@@ -144,35 +120,45 @@ func lineTerms(lines [][]byte) [][]string {
 	return out
 }
 
-// bestWindow scores windows of passageLines lines (half overlapping) with
-// BM25 over the query's terms and returns the best score and the first
-// line of its window.
-func bestWindow(terms [][]string, idfs map[string]float64) (float64, int) {
-	// The query's terms in a fixed order: a float sum in map order
+// windowScorer scores windows of passageLines lines (half overlapping)
+// with BM25 over a fixed set of query terms; one is built per query.
+type windowScorer struct {
+	// keys are the terms in a fixed order: a float sum in map order
 	// differs in its last bits from run to run, and so could ties.
-	keys := slices.Sorted(maps.Keys(idfs))
-	id := make(map[string]int, len(keys))
-	for i, k := range keys {
-		id[k] = i
+	keys []string
+	idfs map[string]float64
+	id   map[string]int
+	tf   []int
+}
+
+func newWindowScorer(idfs map[string]float64) *windowScorer {
+	w := &windowScorer{keys: slices.Sorted(maps.Keys(idfs)), idfs: idfs, id: make(map[string]int, len(idfs))}
+	for i, k := range w.keys {
+		w.id[k] = i
 	}
-	tf := make([]int, len(keys))
+	w.tf = make([]int, len(w.keys))
+	return w
+}
+
+// best returns the best window's score and its first line.
+func (w *windowScorer) best(terms [][]string) (float64, int) {
 	step := passageLines / 2
 	best, at := 0.0, 0
 	for start := 0; start < len(terms); start += step {
-		clear(tf)
+		clear(w.tf)
 		end := min(start+passageLines, len(terms))
 		for _, ts := range terms[start:end] {
 			for _, t := range ts {
-				if i, ok := id[t]; ok {
-					tf[i]++
+				if i, ok := w.id[t]; ok {
+					w.tf[i]++
 				}
 			}
 		}
 		s := 0.0
-		for i, n := range tf {
+		for i, n := range w.tf {
 			if n > 0 {
 				// Every window has the same height, so no length norm.
-				s += idfs[keys[i]] * float64(n) * (bm25K1 + 1) / (float64(n) + bm25K1)
+				s += w.idfs[w.keys[i]] * float64(n) * (bm25K1 + 1) / (float64(n) + bm25K1)
 			}
 		}
 		if s > best {

@@ -58,8 +58,8 @@ func TestBestWindowPrefersWordsTogether(t *testing.T) {
 	}
 	together := lines(strings.Repeat("x = 1\n", 100) + "calendar offset timezone\n" + strings.Repeat("x = 1\n", 100))
 	apart := lines("calendar\n" + strings.Repeat("x = 1\n", 100) + "offset\n" + strings.Repeat("x = 1\n", 100) + "timezone\n")
-	st, at := bestWindow(together, idfs)
-	sa, _ := bestWindow(apart, idfs)
+	st, at := newWindowScorer(idfs).best(together)
+	sa, _ := newWindowScorer(idfs).best(apart)
 	if st <= sa {
 		t.Fatalf("together %.3f <= apart %.3f", st, sa)
 	}
@@ -67,7 +67,7 @@ func TestBestWindowPrefersWordsTogether(t *testing.T) {
 	if at > 100 || at+passageLines <= 100 {
 		t.Errorf("best window starts at line %d, does not hold line 101", at+1)
 	}
-	if s, _ := bestWindow(together, map[string]float64{"nothing": 1}); s != 0 {
+	if s, _ := newWindowScorer(map[string]float64{"nothing": 1}).best(together); s != 0 {
 		t.Errorf("no query term: score %.3f", s)
 	}
 }

@@ -7,13 +7,13 @@ import (
 	"syscall"
 )
 
-// readRegular reads the regular file name into buf (reused, grown as
+// ReadRegular reads the regular file name into buf (reused, grown as
 // needed) unless it is larger than maxBytes. skip names why a file is left
 // out ("" when it was read). One open with O_NOFOLLOW and an fstat of the
 // open file replace lstat then open: half the path lookups, no os.File
 // (poller registration, finalizer), and no window between check and open.
 // O_NONBLOCK keeps a FIFO from blocking the open; fstat then skips it.
-func readRegular(buf []byte, name string, maxBytes int64) (data []byte, size int64, skip string, err error) {
+func ReadRegular(buf []byte, name string, maxBytes int64) (data []byte, size int64, skip string, err error) {
 	var fd int
 	for {
 		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)

@@ -33,7 +33,7 @@ func TestReadRegular(t *testing.T) {
 		{filepath.Join(dir, "sub"), "not a regular file", ""},
 		{filepath.Join(dir, "gone.py"), "unreadable", ""},
 	} {
-		data, size, skip, err := readRegular(buf, tc.name, 9)
+		data, size, skip, err := ReadRegular(buf, tc.name, 9)
 		if skip != tc.skip {
 			t.Errorf("%s: skip %q (err %v), want %q", filepath.Base(tc.name), skip, err, tc.skip)
 		}

@@ -473,7 +473,7 @@ func mergeVocabularies(entries []File, owners []int, counters []*termCounter) []
 
 func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCounter) result {
 	full := filepath.Join(root, filepath.FromSlash(rel))
-	data, size, skip, err := readRegular(tc.buf, full, maxBytes)
+	data, size, skip, err := ReadRegular(tc.buf, full, maxBytes)
 	tc.buf = data
 	if skip != "" {
 		if err != nil {
