@@ -163,7 +163,9 @@ func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int,
 		if tree != filepath.Join(reposDir, strings.ReplaceAll(in.Repo, "/", "__")) {
 			key = treeKey(in) // extracted here, so it is exactly that commit
 		}
-		ix, err := Open(ctx, tree, repomap.Options{Logger: log, CacheDir: cache, Key: key})
+		// The history is the mirror's, up to the instance's commit.
+		hist := historySource{dir: filepath.Join(reposDir, strings.ReplaceAll(in.Repo, "/", "__")), rev: in.BaseCommit}
+		ix, err := open(ctx, tree, repomap.Options{Logger: log, CacheDir: cache, Key: key}, hist)
 		if err != nil {
 			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: %v", in.InstanceID, err))
 			continue

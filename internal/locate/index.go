@@ -30,6 +30,9 @@ type Index struct {
 	avgContent, avgPath, avgSym  float64
 	// defs maps a symbol name to its definitions (see appendDef).
 	defs table
+	// exports maps a Python name to postings (file, importers): the files
+	// defining it that other files import it from.
+	exports table
 	// modules maps a Python dotted module name to its file.
 	modules table
 	// bases maps a file's base name to the files bearing it.
@@ -37,6 +40,8 @@ type Index struct {
 	// deps and rdeps are the import graph and its reverse, as adjacency
 	// lists: file i's targets are to[off[i]:off[i+1]].
 	depOff, depTo, rdepOff, rdepTo []uint32
+	// hist holds past commits' messages and changed files.
+	hist history
 	// prior is PageRank over the import graph, log-scaled to [0,1].
 	prior []float32
 	// fromCache is set when Open loaded the index from disk.
@@ -162,7 +167,8 @@ func (ix *Index) NumFiles() int { return len(ix.files) }
 // NewIndex prepares m for ranking.
 func NewIndex(m *repomap.Map) *Index {
 	n := len(m.Entries)
-	ix := &Index{files: make([]fileEntry, n), root: m.Root}
+	ix := &Index{files: make([]fileEntry, n), root: m.Root,
+		hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}}}
 
 	// The map has counted every file's terms already; the index inverts
 	// them into postings. Sorting the vocabulary (the tables' key order),
@@ -181,6 +187,7 @@ func NewIndex(m *repomap.Map) *Index {
 	go func() {
 		defer wg.Done()
 		ix.defs, ix.bases = nameTables(m)
+		ix.exports = exportTable(m)
 	}()
 	content := invert(m, func(f *repomap.File) repomap.TermCounts { return f.Content })
 	sumC, sumP, sumS := ix.fileTables(m)
@@ -275,6 +282,20 @@ func nameTables(m *repomap.Map) (defs, bases table) {
 		bb[base] = binary.AppendUvarint(bb[base], uint64(i))
 	}
 	return db.build(), bb.build()
+}
+
+// exportTable builds the exports table from the map's from-imports.
+func exportTable(m *repomap.Map) table {
+	b := tableBuilder{}
+	for name, list := range repomap.PythonNameImports(m) {
+		var buf []byte
+		last := 0
+		for _, ni := range list {
+			buf = appendPosting(buf, &last, ni.File, uint32(ni.Importers))
+		}
+		b[name] = buf
+	}
+	return b.build()
 }
 
 // sortedTerms returns the vocabulary's ids in the order of their terms.

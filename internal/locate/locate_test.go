@@ -52,6 +52,9 @@ func TestRankSignals(t *testing.T) {
 		{"class.method", "Calling Circle.area on a circle of radius one is off", "geo/shapes.py", "Circle"},
 		{"plain words", "reading a geojson file fails", "geo/io/reader.py", "content matches"},
 		{"prose over docs", "mercator projection of latitude is wrong", "geo/projection.py", "content matches"},
+		// Two tests and the package import to_metres from geo/units.py.
+		{"name in the title", "to_metres gives wrong values\nsomething about yards", "geo/units.py", "home of to_metres, named in the title"},
+		{"imported name", "The `Polygon` perimeter is off for squares", "geo/shapes.py", "other files import Polygon from here"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -217,9 +217,12 @@ func (ix *Index) evidence(query, root string) *evidence {
 	ix.pathMentions(ms, ev)
 	ix.identDefinitions(ms, ev)
 	ix.dottedNames(ms, ev)
+	ix.importedNames(ms, ev)
+	ix.titleNames(title(query), ev)
 
 	ix.testLinks(ev)
 	ix.neighbours(ev)
+	ix.historyFeature(qts, ev)
 	ix.candidates(ev)
 	ix.passages(root, query, qts, ev)
 	return ev
@@ -631,6 +634,89 @@ func (ix *Index) identDefinitions(ms mentions, ev *evidence) {
 			ids = append(ids[:5], "…")
 		}
 		ev.note(fDefines, i, "defines "+strings.Join(ids, ", ")+" named in the issue")
+	}
+}
+
+// importedNames credits the files other files import the issue's
+// identifiers from: of the many files defining "where", the one the
+// package exports it from. Each name's credit is shared by its homes in
+// proportion to their importers.
+func (ix *Index) importedNames(ms mentions, ev *evidence) {
+	hits := make([]float64, len(ix.files))
+	named := map[int][]string{}
+	for _, id := range slices.Sorted(maps.Keys(ms.idents)) {
+		v := ix.exports.get(id)
+		if v == nil {
+			continue
+		}
+		total := 0.0
+		eachPosting(v, func(_ int, c uint32) { total += float64(c) })
+		strength := ms.idents[id]
+		eachPosting(v, func(f int, c uint32) {
+			if f < len(hits) {
+				hits[f] += strength * float64(c) / total
+				named[f] = append(named[f], id)
+			}
+		})
+	}
+	for i, h := range hits {
+		ev.feats[i][fExported] = saturate(h)
+	}
+	for i, ids := range named {
+		if len(ids) > 5 {
+			ids = append(ids[:5], "…")
+		}
+		ev.note(fExported, i, "other files import "+strings.Join(ids, ", ")+" from here")
+	}
+}
+
+// titleNames credits the homes of the names a title uses: a title is
+// short and usually names the function or class at fault, often as a
+// plain word ("concat changes variable order"). A name's home is where
+// other files import it from or, when nobody imports it, the files that
+// define it at top level; a plain word counts less than a code-shaped one.
+func (ix *Index) titleNames(t string, ev *evidence) {
+	hits := make([]float64, len(ix.files))
+	named := map[int][]string{}
+	seen := map[string]bool{}
+	for _, id := range identRe.FindAllString(t, -1) {
+		if len(id) < 3 || seen[id] || repomap.Stopword(strings.ToLower(id)) {
+			continue
+		}
+		seen[id] = true
+		strength := 0.6
+		if identShape(id) >= 0.8 {
+			strength = 1
+		}
+		homes := map[int]float64{}
+		if v := ix.exports.get(id); v != nil {
+			total := 0.0
+			eachPosting(v, func(_ int, c uint32) { total += float64(c) })
+			eachPosting(v, func(f int, c uint32) { homes[f] = float64(c) / total })
+		} else {
+			var defs []int
+			for _, d := range ix.definitions(id) {
+				if d.parent == "" && d.kind != "method" && d.kind != "var" && !ix.files[d.file].test() {
+					defs = append(defs, d.file)
+				}
+			}
+			defs = uniqueInts(defs)
+			for _, f := range defs {
+				homes[f] = 1 / float64(len(defs))
+			}
+		}
+		for f, share := range homes {
+			if f < len(hits) {
+				hits[f] += strength * share
+				named[f] = append(named[f], id)
+			}
+		}
+	}
+	for i, h := range hits {
+		ev.feats[i][fTitleName] = saturate(h)
+	}
+	for i, ids := range named {
+		ev.note(fTitleName, i, "home of "+strings.Join(ids, ", ")+", named in the title")
 	}
 }
 

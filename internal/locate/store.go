@@ -17,7 +17,7 @@ import (
 
 // indexMagic heads every index file; it changes with the format or with
 // what NewIndex derives from a map.
-const indexMagic = "planex-locate-index-v1\n"
+const indexMagic = "planex-locate-index-v2\n"
 
 // keepIndexes bounds how many indexes stay on disk per cache directory.
 const keepIndexes = 8
@@ -28,6 +28,12 @@ const keepIndexes = 8
 // opts.Key and opts.CacheDir are both set, the caller vouches that the key
 // names the tree's state (an extracted commit that never changes).
 func Open(ctx context.Context, root string, opts repomap.Options) (*Index, error) {
+	return open(ctx, root, opts, historySource{dir: root, rev: "HEAD"})
+}
+
+// open is Open reading the history from hist (Evaluate's trees are
+// extracted without one; their history is in the mirror they came from).
+func open(ctx context.Context, root string, opts repomap.Options, hist historySource) (*Index, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -56,11 +62,30 @@ func Open(ctx context.Context, root string, opts repomap.Options) (*Index, error
 	// The index is what locate caches; encoding the map as well would
 	// cost a cold query more than building the index does.
 	opts.NoCacheWrite = true
+	// git reads the history while the map is built: on a cold query
+	// the two take about as long as each other.
+	type logResult struct {
+		out []byte
+		err error
+	}
+	logged := make(chan logResult, 1)
+	go func() {
+		out, err := gitLog(ctx, hist)
+		logged <- logResult{out, err}
+	}()
 	m, err := repomap.Build(ctx, root, opts)
 	if err != nil {
+		<-logged
 		return nil, err
 	}
 	ix := NewIndex(m)
+	if l := <-logged; l.err != nil {
+		// Not a repository, no commit yet: the ranking goes on without
+		// history.
+		log.Debug("locate: no history", "err", l.err)
+	} else {
+		ix.setHistory(l.out)
+	}
 	if key != "" {
 		if err := saveIndex(dir, indexPath(dir, key), ix); err != nil {
 			log.Warn("locate: could not write index cache", "dir", dir, "err", err)
@@ -72,7 +97,7 @@ func Open(ctx context.Context, root string, opts repomap.Options) (*Index, error
 func indexPath(dir, key string) string { return filepath.Join(dir, "locate-"+key+".idx") }
 
 func (ix *Index) encode() []byte {
-	tables := []table{ix.content, ix.pathTerms, ix.symTerms, ix.defs, ix.modules, ix.bases}
+	tables := []table{ix.content, ix.pathTerms, ix.symTerms, ix.defs, ix.modules, ix.bases, ix.exports}
 	// Sized up front: growing a buffer of this size copies it several times.
 	size := len(indexMagic) + 64 + 4*(8*len(ix.files)+len(ix.depTo)+len(ix.rdepTo))
 	for _, f := range ix.files {
@@ -114,6 +139,13 @@ func (ix *Index) encode() []byte {
 	for _, s := range [][]uint32{ix.depOff, ix.depTo, ix.rdepOff, ix.rdepTo} {
 		e.u32s(s)
 	}
+	h := &ix.hist
+	e.table(h.terms)
+	for _, s := range [][]uint32{h.fileOff, h.fileTo, h.lengths} {
+		e.u32s(s)
+	}
+	e.u32(math.Float32bits(float32(h.avg)))
+	e.str(h.subjects)
 	return e.buf
 }
 
@@ -132,10 +164,15 @@ func decodeIndex(data []byte) (*Index, error) {
 		avgs[i] = float64(math.Float32frombits(d.u32()))
 	}
 	ix := &Index{avgContent: avgs[0], avgPath: avgs[1], avgSym: avgs[2]}
-	for _, t := range []*table{&ix.content, &ix.pathTerms, &ix.symTerms, &ix.defs, &ix.modules, &ix.bases} {
+	for _, t := range []*table{&ix.content, &ix.pathTerms, &ix.symTerms, &ix.defs, &ix.modules, &ix.bases, &ix.exports} {
 		*t = d.table()
 	}
 	ix.depOff, ix.depTo, ix.rdepOff, ix.rdepTo = d.u32s(), d.u32s(), d.u32s(), d.u32s()
+	h := &ix.hist
+	h.terms = d.table()
+	h.fileOff, h.fileTo, h.lengths = d.u32s(), d.u32s(), d.u32s()
+	h.avg = float64(math.Float32frombits(d.u32()))
+	h.subjects = d.str()
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -158,6 +195,9 @@ func decodeIndex(data []byte) (*Index, error) {
 			return nil, err
 		}
 	}
+	if err := checkHistory(n, h); err != nil {
+		return nil, err
+	}
 	return ix, nil
 }
 
@@ -172,6 +212,26 @@ func checkGraph(n int, off, to []uint32) error {
 	for _, j := range to {
 		if int(j) >= n {
 			return errors.New("index import graph names a file out of range")
+		}
+	}
+	return nil
+}
+
+// checkHistory checks the stored commits: one offset more than commits,
+// offsets that never decrease and stay inside fileTo, files below n.
+func checkHistory(n int, h *history) error {
+	c := len(h.lengths)
+	if len(h.fileOff) != c+1 {
+		return errors.New("index history sections disagree on the number of commits")
+	}
+	for i := 0; i < c; i++ {
+		if h.fileOff[i] > h.fileOff[i+1] || int(h.fileOff[i+1]) > len(h.fileTo) {
+			return fmt.Errorf("index history is inconsistent at commit %d", i)
+		}
+	}
+	for _, f := range h.fileTo {
+		if int(f) >= n {
+			return errors.New("index history names a file out of range")
 		}
 	}
 	return nil

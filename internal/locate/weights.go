@@ -38,6 +38,9 @@ const (
 	fTitlePassage                // BM25 of the file's best window over the title's terms, over the best read file's
 	fTitleContent                // BM25 of the contents over the title's terms, over the best file's
 	fCodeContent                 // BM25 of the contents over the terms of the issue's code, over the best file's
+	fExported                    // other files import a name the issue uses from this file
+	fTitleName                   // the file is the home of a name in the title (imported from or defined at top level)
+	fHistory                     // past commits whose messages match the issue changed the file
 	numFeatures
 )
 
@@ -68,6 +71,9 @@ var featureInfo = [numFeatures]struct{ name, label string }{
 	fTitlePassage: {"title_passage", "a passage matches the title"},
 	fTitleContent: {"title_content", "content matches the title"},
 	fCodeContent:  {"code_content", "content matches the issue's code"},
+	fExported:     {"imported_from", "the place other files import a named symbol from"},
+	fTitleName:    {"title_name", "home of a name in the title"},
+	fHistory:      {"history", "changed by similar past commits"},
 }
 
 // Weights are the ranker's coefficients, one per feature.

@@ -1,0 +1,223 @@
+package locate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/repomap"
+)
+
+// A repository's history says where its maintainers fixed things like the
+// issue before: commits whose messages share the issue's words point at
+// the files they changed. The index keeps the recent commits' message
+// terms and changed files, so a query scores them like any other field.
+const (
+	// historyCommits bounds the commits read (newest first).
+	historyCommits = 5000
+	// historyMaxFiles skips sweeping commits (renames, formatting runs)
+	// whose many files say nothing about any one of them.
+	historyMaxFiles = 50
+	// historyTop is how many best-matching commits lend their files the
+	// history signal.
+	historyTop = 50
+	// historySubject bounds the subject kept per commit for --explain.
+	historySubject = 72
+)
+
+// historySource names where a tree's history is read: a repository
+// (work tree or bare) and the revision whose ancestors count. An empty
+// dir reads no history.
+type historySource struct {
+	dir, rev string
+}
+
+// history is the index's part for past commits.
+type history struct {
+	// terms maps a message term to postings (commit, count).
+	terms table
+	// fileOff and fileTo list each commit's changed files (indexes into
+	// Index.files): commit c changed fileTo[fileOff[c]:fileOff[c+1]].
+	fileOff, fileTo []uint32
+	// lengths are the commits' message lengths in terms; avg their mean.
+	lengths []uint32
+	avg     float64
+	// subjects are the commits' short hashes and first lines, one a line.
+	subjects string
+}
+
+func (h *history) commits() int { return len(h.lengths) }
+
+// gitLog reads the newest historyCommits non-merge commits reachable from
+// src.rev: records of NUL, short hash, \x01, message, \x02 and the changed
+// paths one a line. No source, no log.
+func gitLog(ctx context.Context, src historySource) ([]byte, error) {
+	if src.dir == "" {
+		return nil, nil
+	}
+	rev := src.rev
+	if rev == "" {
+		rev = "HEAD"
+	}
+	out, err := gitrepo.Output(ctx, src.dir, "-c", "core.quotepath=off", "log", "-n", fmt.Sprint(historyCommits),
+		"--no-merges", "--no-show-signature", "--no-renames", "--relative", "--format=%x00%h%x01%B%x02", "--name-only", rev, "--")
+	if err != nil {
+		return nil, fmt.Errorf("reading history: %w", err)
+	}
+	return out, nil
+}
+
+// setHistory indexes a gitLog output, keeping the commits that changed at
+// least one indexed file and at most historyMaxFiles files.
+func (ix *Index) setHistory(out []byte) {
+	byPath := make(map[string]int, len(ix.files))
+	for i := range ix.files {
+		byPath[ix.files[i].path] = i
+	}
+	postings := map[string][]byte{}
+	last := map[string]int{}
+	h := &history{fileOff: []uint32{0}}
+	var subjects strings.Builder
+	sum := 0
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		hash, rest, ok := bytes.Cut(rec, []byte{1})
+		if !ok {
+			continue
+		}
+		msg, names, ok := bytes.Cut(rest, []byte{2})
+		if !ok {
+			continue
+		}
+		var files []uint32
+		lines := bytes.Split(names, []byte("\n"))
+		for _, name := range lines {
+			if f, ok := byPath[string(bytes.TrimSpace(name))]; ok {
+				files = append(files, uint32(f))
+			}
+		}
+		if len(files) == 0 || len(files) > historyMaxFiles {
+			continue
+		}
+		c := h.commits()
+		counts := map[string]uint32{}
+		n := 0
+		repomap.EachTerm(msg, func(t string) { counts[t]++; n++ })
+		for t, k := range counts {
+			l := last[t]
+			postings[t] = appendPosting(postings[t], &l, c, k)
+			last[t] = l
+		}
+		sum += n
+		h.lengths = append(h.lengths, uint32(n))
+		h.fileTo = append(h.fileTo, files...)
+		h.fileOff = append(h.fileOff, uint32(len(h.fileTo)))
+		subject, _, _ := strings.Cut(strings.TrimSpace(string(msg)), "\n")
+		subjects.WriteString(string(hash) + " " + truncate(printable(subject), historySubject) + "\n")
+	}
+	h.terms = tableBuilder(postings).build()
+	h.subjects = subjects.String()
+	if len(h.lengths) > 0 {
+		h.avg = float64(float32(math.Max(1, float64(sum)/float64(len(h.lengths)))))
+	}
+	ix.hist = *h
+}
+
+// printable is s as valid UTF-8 with control characters (a terminal's
+// escape sequences among them) turned into spaces: a commit message is
+// the repository's text, shown by --explain.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
+}
+
+// truncate cuts s to at most n bytes on a character boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8Start(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// historyFeature sets the history signal: commits are scored with BM25
+// over their messages, and the historyTop best lend each changed source
+// file their score over the best's, divided by the square root of how
+// many files they changed.
+func (ix *Index) historyFeature(qts []queryTerm, ev *evidence) {
+	h := &ix.hist
+	n := h.commits()
+	if n == 0 {
+		return
+	}
+	scores := make([]float64, n)
+	for _, q := range qts {
+		v := h.terms.get(q.term)
+		if v == nil {
+			continue
+		}
+		df := 0
+		eachPosting(v, func(int, uint32) { df++ })
+		w := q.weight * idf(n, df)
+		eachPosting(v, func(c int, tf uint32) {
+			if c < n {
+				scores[c] += w * bm25tf(int(tf), int(h.lengths[c]), h.avg)
+			}
+		})
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	top := bestFiles(all, func(c int) float64 { return scores[c] }, historyTop)
+	if len(top) == 0 || top[0].score <= 0 {
+		return
+	}
+	credit := map[int]float64{}
+	why := map[int][]int{}
+	for _, c := range top {
+		if c.score <= 0 {
+			break
+		}
+		files := h.fileTo[h.fileOff[c.file]:h.fileOff[c.file+1]]
+		share := c.score / top[0].score / math.Sqrt(float64(len(files)))
+		for _, f := range files {
+			if int(f) < len(ix.files) && ix.files[f].code() {
+				credit[int(f)] += share
+				why[int(f)] = append(why[int(f)], c.file)
+			}
+		}
+	}
+	best := 0.0
+	for _, v := range credit {
+		best = math.Max(best, v)
+	}
+	subjects := strings.Split(h.subjects, "\n")
+	files := make([]int, 0, len(credit))
+	for f := range credit {
+		files = append(files, f)
+	}
+	sort.Ints(files)
+	for _, f := range files {
+		ev.feats[f][fHistory] = credit[f] / best
+		cs := why[f]
+		subject := ""
+		if cs[0] < len(subjects) {
+			subject = subjects[cs[0]]
+		}
+		note := fmt.Sprintf("changed by %d past commits like the issue, best %s", len(cs), subject)
+		ev.note(fHistory, f, note)
+	}
+}

@@ -1,0 +1,117 @@
+package locate
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/repomap"
+	"github.com/planexhq/planex/internal/repomap/repomaptest"
+)
+
+// historyRepo is the project with past commits: a fix to the projection
+// whose message shares the words of a later issue, an unrelated change to
+// the units, and a sweeping reformat of more files than a commit may touch
+// and still say something about each.
+func historyRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, project)
+	commit := func(msg string, files map[string]string) {
+		repomaptest.WriteFiles(t, dir, files)
+		repomaptest.Git(t, dir, "add", "-A")
+		repomaptest.Git(t, dir, "commit", "-q", "-m", msg, "--no-gpg-sign")
+	}
+	commit("Fix polar singularity near the poles\n\nLatitudes of exactly 90 degrees overflowed.", map[string]string{
+		"geo/projection.py": project["geo/projection.py"] + "\n# clamp near the poles\n",
+	})
+	commit("Round yards in conversions", map[string]string{"geo/units.py": project["geo/units.py"] + "\n# yards\n"})
+	sweep := map[string]string{"geo/units.py": project["geo/units.py"] + "\n# poles singularity\n"}
+	for i := 0; i < historyMaxFiles; i++ {
+		sweep[fmt.Sprintf("gen/mod%02d.py", i)] = "x = 1\n"
+	}
+	commit("Reformat everything: polar singularity poles", sweep)
+	return dir
+}
+
+// TestHistorySignal checks that a file changed by a past commit like the
+// issue gets the history signal and its --explain line, that a sweeping
+// commit lends nothing, and that the history survives the index file.
+func TestHistorySignal(t *testing.T) {
+	dir := historyRepo(t)
+	ix, err := Open(context.Background(), dir, repomap.Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ix.hist.commits(); got != 3 { // the sweep is left out
+		t.Fatalf("commits kept = %d, want 3 (initial, fix, units)", got)
+	}
+	w := DefaultWeights()
+	w[fHistory] = 2 // whatever the fitted weight, the signal must show
+	rs, err := ix.Rank("Crash at the poles: singularity when latitude is 90", 5, Options{Weights: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]Ranked{}
+	for _, r := range rs {
+		byPath[r.Path] = r
+	}
+	proj, ok := byPath["geo/projection.py"]
+	if !ok || rs[0].Path != "geo/projection.py" {
+		t.Fatalf("ranking %v, want geo/projection.py first", pathsOf(rs))
+	}
+	why := strings.Join(proj.Reasons, "\n")
+	if !strings.Contains(why, "Fix polar singularity near the poles") || !strings.Contains(why, "past commits") {
+		t.Errorf("reasons %q do not name the past commit", proj.Reasons)
+	}
+	if units, ok := byPath["geo/units.py"]; ok && strings.Contains(strings.Join(units.Reasons, "\n"), "past commits") {
+		t.Errorf("the sweeping commit lent units.py history: %q", units.Reasons)
+	}
+
+	back, err := decodeIndex(ix.encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.hist, ix.hist) {
+		t.Error("history does not survive encoding")
+	}
+}
+
+// TestHistoryAbsent checks that a tree outside git, or one whose history
+// names no file it holds, ranks without the signal and without an error.
+func TestHistoryAbsent(t *testing.T) {
+	dir := t.TempDir()
+	repomaptest.WriteFiles(t, dir, project)
+	ix, err := Open(context.Background(), dir, repomap.Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.hist.commits() != 0 {
+		t.Errorf("a directory outside git has %d commits", ix.hist.commits())
+	}
+	rs, err := ix.Rank("mercator projection of latitude is wrong", 3, Options{})
+	if err != nil || len(rs) == 0 || rs[0].Path != "geo/projection.py" {
+		t.Errorf("without history: %v %v", pathsOf(rs), err)
+	}
+	if _, err := decodeIndex(ix.encode()); err != nil {
+		t.Errorf("an index without history does not decode: %v", err)
+	}
+}
+
+func TestPrintableSubject(t *testing.T) {
+	for in, want := range map[string]string{
+		"Fix \x1b[31mred\x1b[0m":  "Fix  [31mred [0m",
+		"tab\there\rcr":           "tab here cr",
+		"bad \xff byte":           "bad ? byte",
+		"plain — unicode subject": "plain — unicode subject",
+	} {
+		if got := printable(in); got != want {
+			t.Errorf("printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := truncate(strings.Repeat("é", 50), 9); got != "éééé…" {
+		t.Errorf("truncate cut a character: %q", got)
+	}
+}

@@ -1,0 +1,128 @@
+package repomap
+
+import (
+	"sort"
+	"strings"
+)
+
+// NameImport counts how many files import one name from one file.
+type NameImport struct {
+	// File is the index in Map.Entries of the file that defines the name.
+	File int
+	// Importers is how many other files import the name from it, directly
+	// or through packages that re-export it.
+	Importers int
+}
+
+// maxReexportHops bounds how many "from .x import name" re-exports are
+// followed from an importer to the file that defines the name.
+const maxReexportHops = 4
+
+// PythonNameImports maps each name that Python files import with
+// "from M import name" to the files that define it at module level and
+// how many files import it from each. Re-exports are followed, so
+// "from pkg import where" counts for pkg/core/computation.py when
+// pkg/__init__.py takes where from there. A name many files import from
+// one place marks that place as the name's home, however many other files
+// define a method or local of the same name.
+func PythonNameImports(m *Map) map[string][]NameImport {
+	r := newNameResolver(m)
+	counts := map[string]map[int]int{}
+	for i := range m.Entries {
+		f := &m.Entries[i]
+		if f.Lang != LangPython {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, imp := range f.Imports {
+			mod, name, ok := strings.Cut(imp, ":")
+			if !ok || name == "*" || seen[name] {
+				continue
+			}
+			def := r.definer(i, mod, name, 0)
+			if def < 0 || def == i {
+				continue
+			}
+			seen[name] = true
+			if counts[name] == nil {
+				counts[name] = map[int]int{}
+			}
+			counts[name][def]++
+		}
+	}
+	out := make(map[string][]NameImport, len(counts))
+	for name, byFile := range counts {
+		list := make([]NameImport, 0, len(byFile))
+		for f, n := range byFile {
+			list = append(list, NameImport{File: f, Importers: n})
+		}
+		sort.Slice(list, func(a, b int) bool { return list[a].File < list[b].File })
+		out[name] = list
+	}
+	return out
+}
+
+// nameResolver follows from-imports to the files that define names.
+type nameResolver struct {
+	m      *Map
+	ix     *importIndex
+	byPath map[string]int
+	// topLevel caches each visited file's module-level names.
+	topLevel map[int]map[string]bool
+}
+
+func newNameResolver(m *Map) *nameResolver {
+	r := &nameResolver{m: m, ix: newImportIndex(m), byPath: make(map[string]int, len(m.Entries)), topLevel: map[int]map[string]bool{}}
+	for i := range m.Entries {
+		r.byPath[m.Entries[i].Path] = i
+	}
+	return r
+}
+
+// definer is the file that defines name when file `from` imports it from
+// mod, or -1: a submodule of that name, an unresolved module or a chain
+// longer than maxReexportHops name no definition.
+func (r *nameResolver) definer(from int, mod, name string, hops int) int {
+	f := &r.m.Entries[from]
+	selfMod := r.ix.fileMod[f.Path]
+	isPkg := strings.HasSuffix(f.Path, "__init__.py")
+	modPath := resolvePython(mod, selfMod, isPkg, r.ix.pyMods)
+	if modPath == "" {
+		return -1
+	}
+	if p := resolvePython(mod+":"+name, selfMod, isPkg, r.ix.pyMods); p != modPath {
+		return -1 // "from pkg import submodule"
+	}
+	t, ok := r.byPath[modPath]
+	if !ok || t == from {
+		return -1
+	}
+	if r.defines(t, name) {
+		return t
+	}
+	if hops >= maxReexportHops {
+		return -1
+	}
+	for _, imp := range r.m.Entries[t].Imports {
+		m2, n2, ok := strings.Cut(imp, ":")
+		if ok && n2 == name {
+			return r.definer(t, m2, name, hops+1)
+		}
+	}
+	return -1
+}
+
+// defines says whether file i defines name at module level.
+func (r *nameResolver) defines(i int, name string) bool {
+	names, ok := r.topLevel[i]
+	if !ok {
+		names = map[string]bool{}
+		for _, s := range r.m.Entries[i].Symbols {
+			if s.Parent == "" && s.Kind != "method" {
+				names[s.Name] = true
+			}
+		}
+		r.topLevel[i] = names
+	}
+	return names[name]
+}
