@@ -152,11 +152,12 @@ func truncate(s string, n int) string {
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
-// historyFeature sets the history signal: commits are scored with BM25
-// over their messages, and the historyTop best lend each changed source
-// file their score over the best's, divided by the square root of how
-// many files they changed.
-func (ix *Index) historyFeature(qts []queryTerm, ev *evidence) {
+// historyFeature sets a history signal (fHistory for the whole issue,
+// fTitleHistory for its title, which reads much like a commit subject):
+// commits are scored with BM25 over their messages, and the historyTop
+// best lend each changed source file their score over the best's, divided
+// by the square root of how many files they changed.
+func (ix *Index) historyFeature(qts []queryTerm, feat feature, what string, ev *evidence) {
 	h := &ix.hist
 	n := h.commits()
 	if n == 0 {
@@ -211,13 +212,12 @@ func (ix *Index) historyFeature(qts []queryTerm, ev *evidence) {
 	}
 	sort.Ints(files)
 	for _, f := range files {
-		ev.feats[f][fHistory] = credit[f] / best
+		ev.feats[f][feat] = credit[f] / best
 		cs := why[f]
 		subject := ""
 		if cs[0] < len(subjects) {
 			subject = subjects[cs[0]]
 		}
-		note := fmt.Sprintf("changed by %d past commits like the issue, best %s", len(cs), subject)
-		ev.note(fHistory, f, note)
+		ev.note(feat, f, fmt.Sprintf("changed by %d past commits like %s, best %s", len(cs), what, subject))
 	}
 }

@@ -222,7 +222,8 @@ func (ix *Index) evidence(query, root string) *evidence {
 
 	ix.testLinks(ev)
 	ix.neighbours(ev)
-	ix.historyFeature(qts, ev)
+	ix.historyFeature(qts, fHistory, "the issue", ev)
+	ix.historyFeature(queryTerms(title(query)), fTitleHistory, "the title", ev)
 	ix.candidates(ev)
 	ix.passages(root, query, qts, ev)
 	return ev

@@ -41,6 +41,7 @@ const (
 	fExported                    // other files import a name the issue uses from this file
 	fTitleName                   // the file is the home of a name in the title (imported from or defined at top level)
 	fHistory                     // past commits whose messages match the issue changed the file
+	fTitleHistory                // past commits whose messages match the title changed the file
 	numFeatures
 )
 
@@ -74,6 +75,7 @@ var featureInfo = [numFeatures]struct{ name, label string }{
 	fExported:     {"imported_from", "the place other files import a named symbol from"},
 	fTitleName:    {"title_name", "home of a name in the title"},
 	fHistory:      {"history", "changed by similar past commits"},
+	fTitleHistory: {"title_history", "changed by past commits like the title"},
 }
 
 // Weights are the ranker's coefficients, one per feature.
