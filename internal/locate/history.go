@@ -169,14 +169,7 @@ func (ix *Index) historyFeature(qts []queryTerm, feat feature, what string, ev *
 		if v == nil {
 			continue
 		}
-		df := 0
-		eachPosting(v, func(int, uint32) { df++ })
-		w := q.weight * idf(n, df)
-		eachPosting(v, func(c int, tf uint32) {
-			if c < n {
-				scores[c] += w * bm25tf(int(tf), int(h.lengths[c]), h.avg)
-			}
-		})
+		bm25Term(v, n, q.weight, func(c int) int { return int(h.lengths[c]) }, h.avg, func(c int, s float64) { scores[c] += s })
 	}
 	all := make([]int, n)
 	for i := range all {

@@ -462,14 +462,7 @@ func (ix *Index) bm25(qts []queryTerm, t *table, length func(*fileEntry) uint32,
 		if v == nil {
 			continue
 		}
-		df := 0
-		eachPosting(v, func(int, uint32) { df++ })
-		w := q.weight * idf(n, df)
-		eachPosting(v, func(i int, tf uint32) {
-			if i >= n {
-				return
-			}
-			s := w * bm25tf(int(tf), int(length(&ix.files[i])), avg)
+		bm25Term(v, n, q.weight, func(i int) int { return int(length(&ix.files[i])) }, avg, func(i int, s float64) {
 			scores[i] += s
 			vs, ts := bestV[keep*i:keep*i+keep], bestT[keep*i:keep*i+keep]
 			for k := 0; k < keep; k++ {
@@ -492,6 +485,19 @@ func (ix *Index) bm25(qts []queryTerm, t *table, length func(*fileEntry) uint32,
 		}
 	}
 	return scores, top
+}
+
+// bm25Term scores one query term of the given weight over a field's
+// postings v among n documents, passing add each document's share.
+func bm25Term(v []byte, n int, weight float64, length func(i int) int, avg float64, add func(i int, s float64)) {
+	df := 0
+	eachPosting(v, func(int, uint32) { df++ })
+	w := weight * idf(n, df)
+	eachPosting(v, func(i int, tf uint32) {
+		if i < n {
+			add(i, w*bm25tf(int(tf), length(i), avg))
+		}
+	})
 }
 
 func (ix *Index) contentBM25(qts []queryTerm) ([]float64, [][]string) {

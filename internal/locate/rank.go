@@ -626,16 +626,40 @@ func (ix *Index) identDefinitions(ms mentions, ev *evidence) {
 			}
 		}
 	}
+	ev.setNamed(fDefines, hits, named, func(ids string) string { return "defines " + ids + " named in the issue" })
+}
+
+// setNamed sets a signal that names credit: each file's summed credit,
+// saturated, and a note listing the first few names.
+func (ev *evidence) setNamed(feat feature, hits []float64, named map[int][]string, note func(ids string) string) {
 	for i, h := range hits {
-		ev.feats[i][fDefines] = saturate(h)
+		ev.feats[i][feat] = saturate(h)
 	}
 	for i, ids := range named {
 		sort.Strings(ids)
 		if len(ids) > 5 {
 			ids = append(ids[:5], "…")
 		}
-		ev.note(fDefines, i, "defines "+strings.Join(ids, ", ")+" named in the issue")
+		ev.note(feat, i, note(strings.Join(ids, ", ")))
 	}
+}
+
+// exportShares maps the files other files import name from to their share
+// of its importers; nil when nobody imports it.
+func (ix *Index) exportShares(name string) map[int]float64 {
+	v := ix.exports.get(name)
+	if v == nil {
+		return nil
+	}
+	total := 0.0
+	eachPosting(v, func(_ int, c uint32) { total += float64(c) })
+	out := map[int]float64{}
+	eachPosting(v, func(f int, c uint32) {
+		if f < len(ix.files) {
+			out[f] = float64(c) / total
+		}
+	})
+	return out
 }
 
 // importedNames credits the files other files import the issue's
@@ -646,29 +670,14 @@ func (ix *Index) importedNames(ms mentions, ev *evidence) {
 	hits := make([]float64, len(ix.files))
 	named := map[int][]string{}
 	for _, id := range slices.Sorted(maps.Keys(ms.idents)) {
-		v := ix.exports.get(id)
-		if v == nil {
-			continue
+		// In file order: hits must add up the same way on every run.
+		shares := ix.exportShares(id)
+		for _, f := range slices.Sorted(maps.Keys(shares)) {
+			hits[f] += ms.idents[id] * shares[f]
+			named[f] = append(named[f], id)
 		}
-		total := 0.0
-		eachPosting(v, func(_ int, c uint32) { total += float64(c) })
-		strength := ms.idents[id]
-		eachPosting(v, func(f int, c uint32) {
-			if f < len(hits) {
-				hits[f] += strength * float64(c) / total
-				named[f] = append(named[f], id)
-			}
-		})
 	}
-	for i, h := range hits {
-		ev.feats[i][fExported] = saturate(h)
-	}
-	for i, ids := range named {
-		if len(ids) > 5 {
-			ids = append(ids[:5], "…")
-		}
-		ev.note(fExported, i, "other files import "+strings.Join(ids, ", ")+" from here")
-	}
+	ev.setNamed(fExported, hits, named, func(ids string) string { return "other files import " + ids + " from here" })
 }
 
 // titleNames credits the homes of the names a title uses: a title is
@@ -689,12 +698,9 @@ func (ix *Index) titleNames(t string, ev *evidence) {
 		if identShape(id) >= 0.8 {
 			strength = 1
 		}
-		homes := map[int]float64{}
-		if v := ix.exports.get(id); v != nil {
-			total := 0.0
-			eachPosting(v, func(_ int, c uint32) { total += float64(c) })
-			eachPosting(v, func(f int, c uint32) { homes[f] = float64(c) / total })
-		} else {
+		homes := ix.exportShares(id)
+		if homes == nil {
+			homes = map[int]float64{}
 			var defs []int
 			for _, d := range ix.definitions(id) {
 				if d.parent == "" && d.kind != "method" && d.kind != "var" && !ix.files[d.file].test() {
@@ -706,19 +712,12 @@ func (ix *Index) titleNames(t string, ev *evidence) {
 				homes[f] = 1 / float64(len(defs))
 			}
 		}
-		for f, share := range homes {
-			if f < len(hits) {
-				hits[f] += strength * share
-				named[f] = append(named[f], id)
-			}
+		for _, f := range slices.Sorted(maps.Keys(homes)) {
+			hits[f] += strength * homes[f]
+			named[f] = append(named[f], id)
 		}
 	}
-	for i, h := range hits {
-		ev.feats[i][fTitleName] = saturate(h)
-	}
-	for i, ids := range named {
-		ev.note(fTitleName, i, "home of "+strings.Join(ids, ", ")+", named in the title")
-	}
+	ev.setNamed(fTitleName, hits, named, func(ids string) string { return "home of " + ids + ", named in the title" })
 }
 
 // dottedNames resolves pkg.module[.Symbol...] names to module files and to
