@@ -207,10 +207,11 @@ func (ix *Index) historyFeature(qts []queryTerm, feat feature, what string, ev *
 	for _, f := range files {
 		ev.feats[f][feat] = credit[f] / best
 		cs := why[f]
-		subject := ""
+		example := ""
 		if cs[0] < len(subjects) {
-			subject = subjects[cs[0]]
+			hash, subject, _ := strings.Cut(subjects[cs[0]], " ")
+			example = fmt.Sprintf(", best %s “%s”", hash, subject)
 		}
-		ev.note(feat, f, fmt.Sprintf("changed by %d past commits like %s, best %s", len(cs), what, subject))
+		ev.note(feat, f, fmt.Sprintf("changed by %d past commits like %s%s", len(cs), what, example))
 	}
 }
