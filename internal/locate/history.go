@@ -26,6 +26,9 @@ const (
 	// historyTop is how many best-matching commits lend their files the
 	// history signal.
 	historyTop = 50
+	// historyAgeScale sets how fast a commit's credit fades with age:
+	// the kept commit with n newer kept ones lends 1/sqrt(1+n/historyAgeScale).
+	historyAgeScale = 500
 	// historySubject bounds the subject kept per commit for --explain.
 	historySubject = 72
 )
@@ -156,7 +159,7 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // fTitleHistory for its title, which reads much like a commit subject):
 // commits are scored with BM25 over their messages, and the historyTop
 // best lend each changed source file their score over the best's, divided
-// by the square root of how many files they changed.
+// by the square root of how many files they changed and of their age.
 func (ix *Index) historyFeature(qts []queryTerm, feat feature, what string, ev *evidence) {
 	h := &ix.hist
 	n := h.commits()
@@ -186,7 +189,8 @@ func (ix *Index) historyFeature(qts []queryTerm, feat feature, what string, ev *
 			break
 		}
 		files := h.fileTo[h.fileOff[c.file]:h.fileOff[c.file+1]]
-		share := c.score / top[0].score / math.Sqrt(float64(len(files)))
+		// Older commits count less: the code they changed may have moved.
+		share := c.score / top[0].score / math.Sqrt(float64(len(files))*(1+float64(c.file)/historyAgeScale))
 		for _, f := range files {
 			if int(f) < len(ix.files) && ix.files[f].code() {
 				credit[int(f)] += share
