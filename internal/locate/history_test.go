@@ -115,3 +115,30 @@ func TestPrintableSubject(t *testing.T) {
 		t.Errorf("truncate cut a character: %q", got)
 	}
 }
+
+// TestHistoryCacheFollowsHead checks that commits which leave the tree as it
+// was (a change and its revert) still reach the cached index's history.
+func TestHistoryCacheFollowsHead(t *testing.T) {
+	dir := historyRepo(t)
+	opts := repomap.Options{CacheDir: t.TempDir()}
+	first, err := Open(context.Background(), dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := first.hist.commits()
+	if again, err := Open(context.Background(), dir, opts); err != nil || !again.fromCache {
+		t.Fatalf("an unchanged repository did not reuse its index: %v", err)
+	}
+	units := project["geo/units.py"] + "\n# poles singularity\n"
+	repomaptest.WriteFiles(t, dir, map[string]string{"geo/units.py": units + "# tried\n"})
+	repomaptest.Git(t, dir, "commit", "-q", "-am", "Try a units fix", "--no-gpg-sign")
+	repomaptest.WriteFiles(t, dir, map[string]string{"geo/units.py": units})
+	repomaptest.Git(t, dir, "commit", "-q", "-am", "Revert the units fix", "--no-gpg-sign")
+	after, err := Open(context.Background(), dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.fromCache || after.hist.commits() != before+2 {
+		t.Errorf("after two commits back to the same tree: from cache %v, %d commits (was %d)", after.fromCache, after.hist.commits(), before)
+	}
+}

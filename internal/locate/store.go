@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/repomap"
 	"github.com/planexhq/planex/internal/safefile"
 )
@@ -39,6 +40,7 @@ func open(ctx context.Context, root string, opts repomap.Options, hist historySo
 		log = slog.Default()
 	}
 	key, dir := opts.Key, opts.CacheDir
+	idxKey := key
 	if key == "" || dir == "" {
 		// The caller did not vouch for the tree's state: derive it.
 		var err error
@@ -46,9 +48,15 @@ func open(ctx context.Context, root string, opts repomap.Options, hist historySo
 			log.Debug("locate: no cache key", "err", err)
 			key = ""
 		}
+		// The index holds HEAD's history too, which a commit can change
+		// without changing the tree (an empty commit, a revert pair).
+		idxKey = key
+		if head, err := gitrepo.Output(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil && key != "" && len(bytes.TrimSpace(head)) >= 12 {
+			idxKey = key + "-" + string(bytes.TrimSpace(head)[:12])
+		}
 	}
 	if key != "" {
-		ix, err := loadIndex(indexPath(dir, key))
+		ix, err := loadIndex(indexPath(dir, idxKey))
 		if err == nil {
 			ix.fromCache = true
 			ix.root = root
@@ -87,7 +95,7 @@ func open(ctx context.Context, root string, opts repomap.Options, hist historySo
 		ix.setHistory(l.out)
 	}
 	if key != "" {
-		if err := saveIndex(dir, indexPath(dir, key), ix); err != nil {
+		if err := saveIndex(dir, indexPath(dir, idxKey), ix); err != nil {
 			log.Warn("locate: could not write index cache", "dir", dir, "err", err)
 		}
 	}
