@@ -46,7 +46,16 @@ func (mp Mapper) Build(ctx context.Context, root, query string) (*repomap.Map, [
 	if opts.Logger == nil {
 		opts.Logger = mp.Log
 	}
-	m, err := repomap.Build(ctx, root, opts)
+	if strings.TrimSpace(query) == "" {
+		m, err := repomap.Build(ctx, root, opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("mapping the repository: %w", err)
+		}
+		return m, nil, nil
+	}
+	// locate builds the map with its ranking index, so the ranking has
+	// the repository's history as well as its files.
+	m, ix, err := locate.Build(ctx, root, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mapping the repository: %w", err)
 	}
@@ -54,10 +63,7 @@ func (mp Mapper) Build(ctx context.Context, root, query string) (*repomap.Map, [
 	if k <= 0 {
 		k = DefaultTopK
 	}
-	if strings.TrimSpace(query) == "" {
-		return m, nil, nil
-	}
-	ranked, err := locate.Rank(m, query, k, locate.Options{Logger: mp.Log})
+	ranked, err := ix.Rank(query, k, locate.Options{Logger: mp.Log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("ranking files: %w", err)
 	}

@@ -79,3 +79,28 @@ func TestEmptyQueryGivesMapOnly(t *testing.T) {
 		t.Errorf("findings = %q", rows[0].Findings)
 	}
 }
+
+// TestRankingUsesHistory checks that the ranking a plan starts from counts
+// past commits: of two files that match the requirement equally, the one a
+// past fix like it changed comes first and says why.
+func TestRankingUsesHistory(t *testing.T) {
+	dir := t.TempDir()
+	same := "def handle(request):\n    return request\n"
+	repomaptest.InitRepo(t, dir, map[string]string{
+		"app/orders.py":   same,
+		"app/invoices.py": same,
+		"setup.py":        "from setuptools import setup\n",
+	})
+	repomaptest.WriteFiles(t, dir, map[string]string{"app/invoices.py": same + "# rounding\n"})
+	repomaptest.Git(t, dir, "commit", "-q", "-am", "Fix rounding of totals on refunds", "--no-gpg-sign")
+	_, ranked, err := Mapper{Options: repomap.Options{NoCache: true}}.Build(context.Background(), dir, "Refund totals are rounded wrong in handle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ranked) == 0 || ranked[0].Path != "app/invoices.py" {
+		t.Fatalf("ranked = %+v, want app/invoices.py first", ranked)
+	}
+	if why := strings.Join(ranked[0].Reasons, "\n"); !strings.Contains(why, "Fix rounding of totals on refunds") {
+		t.Errorf("reasons %q do not name the past commit", ranked[0].Reasons)
+	}
+}

@@ -35,10 +35,7 @@ func Open(ctx context.Context, root string, opts repomap.Options) (*Index, error
 // open is Open reading the history from hist (Evaluate's trees are
 // extracted without one; their history is in the mirror they came from).
 func open(ctx context.Context, root string, opts repomap.Options, hist historySource) (*Index, error) {
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+	log := logger(opts)
 	key, dir := opts.Key, opts.CacheDir
 	idxKey := key
 	if key == "" || dir == "" {
@@ -51,8 +48,10 @@ func open(ctx context.Context, root string, opts repomap.Options, hist historySo
 		// The index holds HEAD's history too, which a commit can change
 		// without changing the tree (an empty commit, a revert pair).
 		idxKey = key
-		if head, err := gitrepo.Output(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil && key != "" && len(bytes.TrimSpace(head)) >= 12 {
-			idxKey = key + "-" + string(bytes.TrimSpace(head)[:12])
+		if key != "" {
+			if head, err := gitrepo.Output(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil && len(bytes.TrimSpace(head)) >= 12 {
+				idxKey = key + "-" + string(bytes.TrimSpace(head)[:12])
+			}
 		}
 	}
 	if key != "" {
@@ -70,8 +69,29 @@ func open(ctx context.Context, root string, opts repomap.Options, hist historySo
 	// The index is what locate caches; encoding the map as well would
 	// cost a cold query more than building the index does.
 	opts.NoCacheWrite = true
-	// git reads the history while the map is built: on a cold query
-	// the two take about as long as each other.
+	_, ix, err := build(ctx, root, opts, hist)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		if err := saveIndex(dir, indexPath(dir, idxKey), ix); err != nil {
+			log.Warn("locate: could not write index cache", "dir", dir, "err", err)
+		}
+	}
+	return ix, nil
+}
+
+// Build maps the repository at root and prepares its index, history
+// included: what Open does on a cache miss, for callers that need the map
+// as well (exploration). It caches nothing itself beyond what opts asks of
+// the map.
+func Build(ctx context.Context, root string, opts repomap.Options) (*repomap.Map, *Index, error) {
+	return build(ctx, root, opts, historySource{dir: root, rev: "HEAD"})
+}
+
+// build is Build reading the history from hist. git reads it while the
+// map is built: on a cold query the two take about as long as each other.
+func build(ctx context.Context, root string, opts repomap.Options, hist historySource) (*repomap.Map, *Index, error) {
 	type logResult struct {
 		out []byte
 		err error
@@ -84,22 +104,24 @@ func open(ctx context.Context, root string, opts repomap.Options, hist historySo
 	m, err := repomap.Build(ctx, root, opts)
 	if err != nil {
 		<-logged
-		return nil, err
+		return nil, nil, err
 	}
 	ix := NewIndex(m)
 	if l := <-logged; l.err != nil {
 		// Not a repository, no commit yet: the ranking goes on without
 		// history.
-		log.Debug("locate: no history", "err", l.err)
+		logger(opts).Debug("locate: no history", "err", l.err)
 	} else {
 		ix.setHistory(l.out)
 	}
-	if key != "" {
-		if err := saveIndex(dir, indexPath(dir, idxKey), ix); err != nil {
-			log.Warn("locate: could not write index cache", "dir", dir, "err", err)
-		}
+	return m, ix, nil
+}
+
+func logger(opts repomap.Options) *slog.Logger {
+	if opts.Logger != nil {
+		return opts.Logger
 	}
-	return ix, nil
+	return slog.Default()
 }
 
 func indexPath(dir, key string) string { return filepath.Join(dir, "locate-"+key+".idx") }
