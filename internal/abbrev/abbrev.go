@@ -4,7 +4,10 @@
 // same way.
 package abbrev
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // shaLen is how much of a commit id planex shows: enough to be unique in
 // any repository it is likely to meet.
@@ -40,4 +43,16 @@ func Truncate(s string, n int) string {
 		return string(r[:max(n, 0)])
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// PlainLine puts text on one line for plain-text output (a terminal, or a
+// code block in a comment): white space collapses and control characters,
+// escape sequences' ESC among them, are dropped.
+func PlainLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, OneLine(s))
 }

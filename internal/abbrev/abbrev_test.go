@@ -60,3 +60,16 @@ func TestTruncate(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"Fix \x1b[31mred\x1b[0m": "Fix [31mred[0m",
+		"tab\there\r\ncr":        "tab here cr",
+		"\x1b]0;title\x07 set":   "]0;title set",
+		"plain — unicode":        "plain — unicode",
+	} {
+		if got := PlainLine(in); got != want {
+			t.Errorf("PlainLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -637,6 +637,10 @@ func TestLocateExplain(t *testing.T) {
 	f.write(f.repo, "tests/test_limits.py", "from shop.limits import rate_limit\n\ndef test_minute():\n    assert not rate_limit('k')\n")
 	f.git("add", ".")
 	f.git("commit", "-qm", "code")
+	// A past fix whose subject carries terminal escape sequences: the
+	// repository's text, which --explain quotes without them.
+	f.write(f.repo, "shop/limits.py", "def rate_limit(key):\n    \"\"\"Allow a key a few requests a minute.\"\"\"\n    return True  # per minute\n")
+	f.git("commit", "-qam", "\x1b]0;owned\x07Fix the per-minute limit \x1b[2J never applied")
 	query := "test_minute fails:\n\nTraceback (most recent call last):\n  File \"tests/test_limits.py\", line 4, in test_minute\n    assert not rate_limit('k')\nAssertionError\n\nThe limit per minute is never applied."
 	qdir := t.TempDir()
 	f.write(qdir, "query.txt", query)
@@ -656,8 +660,11 @@ func TestLocateExplain(t *testing.T) {
 	if !strings.HasPrefix(out, "shop/limits.py\n") {
 		t.Errorf("shop/limits.py not first:\n%s", out)
 	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("--explain passed a commit's control characters to the terminal: %q", out)
+	}
 	for file, want := range map[string][]string{
-		"shop/limits.py":       {"score ", "defines rate_limit", "tested by tests/test_limits.py", "content matches", "linked by imports to"},
+		"shop/limits.py":       {"score ", "defines rate_limit", "tested by tests/test_limits.py", "content matches", "linked by imports to", "]0;ownedFix the per-minute limit [2J never applied"},
 		"tests/test_limits.py": {"traceback frame 1 of 1: tests/test_limits.py", "test file"},
 	} {
 		for _, w := range want {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/planexhq/planex/internal/abbrev"
 	"io"
 	"os"
 	"strings"
@@ -64,7 +65,9 @@ text: given as arguments, or read from --query-file ("-" for stdin).
 				if explain {
 					fmt.Fprintf(out, "    score %.3f\n", r.Score)
 					for _, why := range r.Reasons {
-						fmt.Fprintf(out, "    %s\n", why)
+						// Reasons quote the repository's text (commit
+						// subjects): no escape sequence reaches the terminal.
+						fmt.Fprintf(out, "    %s\n", abbrev.PlainLine(why))
 					}
 				}
 			}

@@ -7,8 +7,8 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"unicode"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/repomap"
 )
@@ -119,8 +119,7 @@ func (ix *Index) setHistory(out []byte) {
 		h.lengths = append(h.lengths, uint32(n))
 		h.fileTo = append(h.fileTo, files...)
 		h.fileOff = append(h.fileOff, uint32(len(h.fileTo)))
-		subject, _, _ := strings.Cut(strings.TrimSpace(string(msg)), "\n")
-		subjects.WriteString(string(hash) + " " + truncate(printable(subject), historySubject) + "\n")
+		subjects.WriteString(string(hash) + " " + abbrev.Truncate(abbrev.FirstLine(string(msg)), historySubject) + "\n")
 	}
 	h.terms = tableBuilder(postings).build()
 	h.subjects = subjects.String()
@@ -129,31 +128,6 @@ func (ix *Index) setHistory(out []byte) {
 	}
 	ix.hist = *h
 }
-
-// printable is s as valid UTF-8 with control characters (a terminal's
-// escape sequences among them) turned into spaces: a commit message is
-// the repository's text, shown by --explain.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(s, "?"))
-}
-
-// truncate cuts s to at most n bytes on a character boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8Start(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // historyFeature sets a history signal (fHistory for the whole issue,
 // fTitleHistory for its title, which reads much like a commit subject):

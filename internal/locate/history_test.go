@@ -100,22 +100,6 @@ func TestHistoryAbsent(t *testing.T) {
 	}
 }
 
-func TestPrintableSubject(t *testing.T) {
-	for in, want := range map[string]string{
-		"Fix \x1b[31mred\x1b[0m":  "Fix  [31mred [0m",
-		"tab\there\rcr":           "tab here cr",
-		"bad \xff byte":           "bad ? byte",
-		"plain — unicode subject": "plain — unicode subject",
-	} {
-		if got := printable(in); got != want {
-			t.Errorf("printable(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := truncate(strings.Repeat("é", 50), 9); got != "éééé…" {
-		t.Errorf("truncate cut a character: %q", got)
-	}
-}
-
 // TestHistoryCacheFollowsHead checks that commits which leave the tree as it
 // was (a change and its revert) still reach the cached index's history.
 func TestHistoryCacheFollowsHead(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
@@ -268,7 +267,7 @@ func orDash(s string) string {
 func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTasks bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "session  %s\nbranch   %s (from %s)\n", m.ID, m.Branch, abbrev.SHA(m.Base))
-	fmt.Fprintf(&b, "request  %s\n", abbrev.Truncate(plainLine(m.Requirement), 100))
+	fmt.Fprintf(&b, "request  %s\n", abbrev.Truncate(abbrev.PlainLine(m.Requirement), 100))
 	phase := func(name, state string) { fmt.Fprintf(&b, "  %-8s %s\n", name, state) }
 	b.WriteString("phases\n")
 	switch {
@@ -279,7 +278,7 @@ func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTa
 		phase("analyze", "pending")
 		phase("explore", "pending")
 	default:
-		phase("analyze", fmt.Sprintf("done (%s, %s)", orDash(plainLine(m.Type)), orDash(plainLine(m.Complexity))))
+		phase("analyze", fmt.Sprintf("done (%s, %s)", orDash(abbrev.PlainLine(m.Type)), orDash(abbrev.PlainLine(m.Complexity))))
 		done := 0
 		for _, e := range explore {
 			if e.Status.Done() {
@@ -311,7 +310,7 @@ func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTa
 	if len(explore) > 0 {
 		b.WriteString("explorations\n")
 		for _, e := range explore {
-			fmt.Fprintf(&b, "  %-4s %-20s %-9s %s\n", plainLine(e.ID), plainLine(e.Angle), plainLine(string(e.Status)), abbrev.Truncate(plainLine(e.Error), 80))
+			fmt.Fprintf(&b, "  %-4s %-20s %-9s %s\n", abbrev.PlainLine(e.ID), abbrev.PlainLine(e.Angle), abbrev.PlainLine(string(e.Status)), abbrev.Truncate(abbrev.PlainLine(e.Error), 80))
 		}
 	}
 	if haveTasks {
@@ -329,22 +328,10 @@ func Status(m session.Meta, explore []plan.ExploreRow, tasks []plan.Task, haveTa
 			case t.Commit != "":
 				extra = "commit " + abbrev.SHA(t.Commit)
 			case t.Error != "":
-				extra = abbrev.Truncate(plainLine(t.Error), 80)
+				extra = abbrev.Truncate(abbrev.PlainLine(t.Error), 80)
 			}
-			fmt.Fprintf(&b, "  %-4s %-9s %-40s %s\n", plainLine(t.ID), plainLine(string(t.Status)), abbrev.Truncate(plainLine(t.Title), 40), extra)
+			fmt.Fprintf(&b, "  %-4s %-9s %-40s %s\n", abbrev.PlainLine(t.ID), abbrev.PlainLine(string(t.Status)), abbrev.Truncate(abbrev.PlainLine(t.Title), 40), extra)
 		}
 	}
 	return b.String()
-}
-
-// plainLine puts text on one line for plain-text output (a terminal, or
-// a code block in a comment): whitespace collapses and control
-// characters, escape sequences' ESC among them, are dropped.
-func plainLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, strings.Join(strings.Fields(s), " "))
 }
