@@ -78,10 +78,6 @@ func gitLog(ctx context.Context, src historySource) ([]byte, error) {
 // setHistory indexes a gitLog output, keeping the commits that changed at
 // least one indexed file and at most historyMaxFiles files.
 func (ix *Index) setHistory(out []byte) {
-	byPath := make(map[string]int, len(ix.files))
-	for i := range ix.files {
-		byPath[ix.files[i].path] = i
-	}
 	postings := map[string][]byte{}
 	last := map[string]int{}
 	h := &history{fileOff: []uint32{0}}
@@ -99,7 +95,7 @@ func (ix *Index) setHistory(out []byte) {
 		var files []uint32
 		lines := bytes.Split(names, []byte("\n"))
 		for _, name := range lines {
-			if f, ok := byPath[string(bytes.TrimSpace(name))]; ok {
+			if f, ok := ix.byPath(string(bytes.TrimSpace(name))); ok {
 				files = append(files, uint32(f))
 			}
 		}
@@ -148,20 +144,19 @@ func (ix *Index) historyFeature(qts []queryTerm, feat feature, what string, ev *
 		}
 		bm25Term(v, n, q.weight, func(c int) int { return int(h.lengths[c]) }, h.avg, func(c int, s float64) { scores[c] += s })
 	}
-	all := make([]int, n)
-	for i := range all {
-		all[i] = i
+	var matched []int
+	for c, v := range scores {
+		if v > 0 {
+			matched = append(matched, c)
+		}
 	}
-	top := bestFiles(all, func(c int) float64 { return scores[c] }, historyTop)
-	if len(top) == 0 || top[0].score <= 0 {
+	top := bestFiles(matched, func(c int) float64 { return scores[c] }, historyTop)
+	if len(top) == 0 {
 		return
 	}
 	credit := map[int]float64{}
 	why := map[int][]int{}
 	for _, c := range top {
-		if c.score <= 0 {
-			break
-		}
 		files := h.fileTo[h.fileOff[c.file]:h.fileOff[c.file+1]]
 		// Older commits count less: the code they changed may have moved.
 		share := c.score / top[0].score / math.Sqrt(float64(len(files))*(1+float64(c.file)/historyAgeScale))

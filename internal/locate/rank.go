@@ -644,19 +644,22 @@ func (ev *evidence) setNamed(feat feature, hits []float64, named map[int][]strin
 	}
 }
 
-// exportShares maps the files other files import name from to their share
-// of its importers; nil when nobody imports it.
-func (ix *Index) exportShares(name string) map[int]float64 {
+// fileShare is one file's share of a name's credit.
+type fileShare struct {
+	file  int
+	share float64
+}
+
+// exportShares lists, in file order, the files other files import name
+// from with their share of its importers; nil when nobody imports it.
+func (ix *Index) exportShares(name string) []fileShare {
 	v := ix.exports.get(name)
-	if v == nil {
-		return nil
-	}
 	total := 0.0
 	eachPosting(v, func(_ int, c uint32) { total += float64(c) })
-	out := map[int]float64{}
+	var out []fileShare
 	eachPosting(v, func(f int, c uint32) {
 		if f < len(ix.files) {
-			out[f] = float64(c) / total
+			out = append(out, fileShare{f, float64(c) / total})
 		}
 	})
 	return out
@@ -670,11 +673,9 @@ func (ix *Index) importedNames(ms mentions, ev *evidence) {
 	hits := make([]float64, len(ix.files))
 	named := map[int][]string{}
 	for _, id := range slices.Sorted(maps.Keys(ms.idents)) {
-		// In file order: hits must add up the same way on every run.
-		shares := ix.exportShares(id)
-		for _, f := range slices.Sorted(maps.Keys(shares)) {
-			hits[f] += ms.idents[id] * shares[f]
-			named[f] = append(named[f], id)
+		for _, h := range ix.exportShares(id) {
+			hits[h.file] += ms.idents[id] * h.share
+			named[h.file] = append(named[h.file], id)
 		}
 	}
 	ev.setNamed(fExported, hits, named, func(ids string) string { return "other files import " + ids + " from here" })
@@ -700,24 +701,31 @@ func (ix *Index) titleNames(t string, ev *evidence) {
 		}
 		homes := ix.exportShares(id)
 		if homes == nil {
-			homes = map[int]float64{}
-			var defs []int
-			for _, d := range ix.definitions(id) {
-				if d.parent == "" && d.kind != "method" && d.kind != "var" && !ix.files[d.file].test() {
-					defs = append(defs, d.file)
-				}
-			}
-			defs = uniqueInts(defs)
-			for _, f := range defs {
-				homes[f] = 1 / float64(len(defs))
-			}
+			homes = ix.topLevelDefiners(id)
 		}
-		for _, f := range slices.Sorted(maps.Keys(homes)) {
-			hits[f] += strength * homes[f]
-			named[f] = append(named[f], id)
+		for _, h := range homes {
+			hits[h.file] += strength * h.share
+			named[h.file] = append(named[h.file], id)
 		}
 	}
 	ev.setNamed(fTitleName, hits, named, func(ids string) string { return "home of " + ids + ", named in the title" })
+}
+
+// topLevelDefiners lists, in file order, the non-test files that define
+// name at top level (no method, no variable), sharing its credit equally.
+func (ix *Index) topLevelDefiners(name string) []fileShare {
+	var defs []int
+	for _, d := range ix.definitions(name) {
+		if d.parent == "" && d.kind != "method" && d.kind != "var" && !ix.files[d.file].test() {
+			defs = append(defs, d.file)
+		}
+	}
+	defs = uniqueInts(defs)
+	out := make([]fileShare, len(defs))
+	for i, f := range defs {
+		out[i] = fileShare{f, 1 / float64(len(defs))}
+	}
+	return out
 }
 
 // dottedNames resolves pkg.module[.Symbol...] names to module files and to

@@ -64,19 +64,14 @@ func PythonNameImports(m *Map) map[string][]NameImport {
 
 // nameResolver follows from-imports to the files that define names.
 type nameResolver struct {
-	m      *Map
-	ix     *importIndex
-	byPath map[string]int
+	m  *Map
+	ix *importIndex
 	// topLevel caches each visited file's module-level names.
 	topLevel map[int]map[string]bool
 }
 
 func newNameResolver(m *Map) *nameResolver {
-	r := &nameResolver{m: m, ix: newImportIndex(m), byPath: make(map[string]int, len(m.Entries)), topLevel: map[int]map[string]bool{}}
-	for i := range m.Entries {
-		r.byPath[m.Entries[i].Path] = i
-	}
-	return r
+	return &nameResolver{m: m, ix: m.importIndex(), topLevel: map[int]map[string]bool{}}
 }
 
 // definer is the file that defines name when file `from` imports it from
@@ -93,7 +88,7 @@ func (r *nameResolver) definer(from int, mod, name string, hops int) int {
 	if p := resolvePython(mod+":"+name, selfMod, isPkg, r.ix.pyMods); p != modPath {
 		return -1 // "from pkg import submodule"
 	}
-	t, ok := r.byPath[modPath]
+	t, ok := r.m.entry(modPath)
 	if !ok || t == from {
 		return -1
 	}

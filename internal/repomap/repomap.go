@@ -57,6 +57,9 @@ type Map struct {
 	Git bool
 	// Entries are the files kept, sorted by path.
 	Entries []File
+	// imports is the lookup import resolution builds, kept for the name
+	// imports locate asks for later (not encoded: a cached map rebuilds it).
+	imports *importIndex
 	// Languages counts kept files per language.
 	Languages map[string]int
 	// Manifests are package/build manifests (go.mod, package.json, ...).
@@ -139,11 +142,16 @@ func (m *Map) Files() []File { return m.Entries }
 
 // File returns the entry for a repository-relative path.
 func (m *Map) File(p string) (File, bool) {
-	i := sort.Search(len(m.Entries), func(i int) bool { return m.Entries[i].Path >= p })
-	if i < len(m.Entries) && m.Entries[i].Path == p {
+	if i, ok := m.entry(p); ok {
 		return m.Entries[i], true
 	}
 	return File{}, false
+}
+
+// entry is the index in Entries of the file at path p.
+func (m *Map) entry(p string) (int, bool) {
+	i := sort.Search(len(m.Entries), func(i int) bool { return m.Entries[i].Path >= p })
+	return i, i < len(m.Entries) && m.Entries[i].Path == p
 }
 
 // Build maps the repository at root. The result is cached under the git

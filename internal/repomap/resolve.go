@@ -35,7 +35,7 @@ func PythonModule(p string, exists func(string) bool) string {
 // resolveImports fills File.Deps with the repository files each file
 // imports, for the languages whose import syntax maps onto paths.
 func resolveImports(m *Map) {
-	ix := newImportIndex(m)
+	ix := m.importIndex()
 	for i := range m.Entries {
 		f := &m.Entries[i]
 		deps := map[string]bool{}
@@ -52,6 +52,14 @@ func resolveImports(m *Map) {
 		}
 		sort.Strings(f.Deps)
 	}
+}
+
+// importIndex returns the map's import lookup, built on first use.
+func (m *Map) importIndex() *importIndex {
+	if m.imports == nil {
+		m.imports = newImportIndex(m)
+	}
+	return m.imports
 }
 
 // importIndex is what resolving imports looks paths up in.
