@@ -271,6 +271,14 @@ func TestRedTeamGitRepoAPIRunsNoPlantedProgram(t *testing.T) {
 	if out, err := Output(ctx, r.Root, "ls-files", "-co", "--exclude-standard"); err != nil || !strings.Contains(string(out), "README.md") {
 		t.Errorf("Output(ls-files) = %q, %v", out, err)
 	}
+	// What locate reads the history and the cache key with.
+	if out, err := Output(ctx, r.Root, "-c", "core.quotepath=off", "log", "-n", "5000", "--no-merges", "--no-show-signature",
+		"--no-renames", "--relative", "--format=%x00%h%x01%B%x02", "--name-only", "HEAD", "--"); err != nil || !strings.Contains(string(out), "src/") {
+		t.Errorf("Output(log --name-only) = %q, %v", out, err)
+	}
+	if _, err := Output(ctx, r.Root, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
+		t.Errorf("Output(rev-parse HEAD) = %v", err)
+	}
 	state := t.TempDir()
 	os.WriteFile(filepath.Join(state, "tasks.csv"), []byte("id\n"), 0o644)
 	if _, err := r.SaveDir(ctx, "refs/planex/state/1", state, "planex: state"); err != nil {
