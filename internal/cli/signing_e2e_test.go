@@ -50,9 +50,9 @@ func (g *ghEnv) signingArgs(args ...string) (string, string, int) {
 	return out.String(), errOut.String(), code
 }
 
-// runBranches lists planex's run branches in the local repository.
+// runBranches lists planex's run branches in the local repository, by name.
 func (g *ghEnv) runBranches() []string {
-	return strings.Fields(g.git("for-each-ref", "--sort=creatordate", "--format=%(refname:short)", "refs/heads/planex/"))
+	return strings.Fields(g.git("for-each-ref", "--format=%(refname:short)", "refs/heads/planex/"))
 }
 
 // taskCommits lists a branch's commits since the base, oldest first.
@@ -86,8 +86,16 @@ func TestCommitSigningAPIMakesVerifiedCommitsWithGitModesTrees(t *testing.T) {
 	if out, errOut, code := g.signingArgs("-y", "--review", "skip", "--commit-signing", "api", "signing in api mode"); code != 0 {
 		t.Fatalf("api mode: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// Picked by name: both runs can start within the same second, so the
+	// branches' creation dates do not order them.
 	branches := g.runBranches()
 	if len(branches) != 2 {
+		t.Fatalf("run branches: %v", branches)
+	}
+	if strings.Contains(branches[0], "api-mode") {
+		branches[0], branches[1] = branches[1], branches[0]
+	}
+	if !strings.Contains(branches[0], "git-mode") || !strings.Contains(branches[1], "api-mode") {
 		t.Fatalf("run branches: %v", branches)
 	}
 	gitMode, apiMode := g.taskCommits(branches[0]), g.taskCommits(branches[1])
