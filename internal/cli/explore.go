@@ -12,6 +12,7 @@ import (
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/session"
+	"github.com/planexhq/planex/internal/termsafe"
 )
 
 // extraCommands are the subcommands beyond run and status.
@@ -89,7 +90,7 @@ summary. Plan and carry it out with an agent later:
 				fmt.Fprintln(out, "(no file matched the requirement's words)")
 			}
 			for i, r := range ranked {
-				fmt.Fprintf(out, "%2d. %s\n", i+1, r.Path)
+				fmt.Fprintf(out, "%2d. %s\n", i+1, termsafe.Path(r.Path))
 			}
 			fmt.Fprintf(out, "\n## Exploration (%s requirement, %s)\n", kind, plural.Count(len(rows), "angle", "angles"))
 			for _, r := range rows {

@@ -3,15 +3,16 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/planexhq/planex/internal/abbrev"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/locate"
 	"github.com/planexhq/planex/internal/repomap"
+	"github.com/planexhq/planex/internal/termsafe"
 )
 
 // newLocateCmd ranks the repository's files for an issue text, with no model.
@@ -28,7 +29,8 @@ func newLocateCmd() *cobra.Command {
 		Short: "Rank the files most relevant to an issue or requirement (no model needed)",
 		Long: `locate maps the repository (respecting .gitignore, skipping vendored,
 generated and binary files) and prints the files most relevant to the query,
-best first, one repository-relative path per line. The query is the issue
+best first, one repository-relative path per line (a path holding control
+characters is printed in double quotes with Go's escapes). The query is the issue
 text: given as arguments, or read from --query-file ("-" for stdin).
 --explain shows, under each file, the evidence that ranked it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,7 +61,9 @@ text: given as arguments, or read from --query-file ("-" for stdin).
 				return nil
 			}
 			for _, r := range ranked {
-				if _, err := fmt.Fprintln(out, r.Path); err != nil {
+				// A file name with control characters is printed quoted,
+				// so the line still names the file exactly.
+				if _, err := fmt.Fprintln(out, termsafe.Path(r.Path)); err != nil {
 					return fmt.Errorf("writing results: %w", err)
 				}
 				if explain {

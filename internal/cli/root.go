@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/planexhq/planex/internal/termsafe"
 )
 
 // IO is where a command reads and writes.
@@ -41,6 +43,9 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 	if stdio.Getenv == nil {
 		stdio.Getenv = os.Getenv
 	}
+	// Everything planex prints can quote agents' and repositories' text:
+	// none of it may drive the terminal (or the Action's log viewer).
+	stdio.Out, stdio.Err = termsafe.NewWriter(stdio.Out), termsafe.NewWriter(stdio.Err)
 	root := newRootCmd(stdio)
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
