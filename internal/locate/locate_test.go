@@ -54,6 +54,10 @@ func TestRankSignals(t *testing.T) {
 		{"prose over docs", "mercator projection of latitude is wrong", "geo/projection.py", "content matches"},
 		// Two tests and the package import to_metres from geo/units.py.
 		{"name in the title", "to_metres gives wrong values\nsomething about yards", "geo/units.py", "home of to_metres, named in the title"},
+		// Nobody imports mercator: its home is the file defining it.
+		{"defined name in the title", "mercator fails near the poles\nlatitude 90", "geo/projection.py", "home of mercator, named in the title"},
+		// A title's capitalised first word names the function.
+		{"capitalised first word of the title", "Mercator fails near the poles\nlatitude 90", "geo/projection.py", "home of mercator, named in the title"},
 		{"imported name", "The `Polygon` perimeter is off for squares", "geo/shapes.py", "other files import Polygon from here"},
 	}
 	for _, tc := range cases {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/planexhq/planex/internal/repomap"
@@ -699,16 +700,40 @@ func (ix *Index) titleNames(t string, ev *evidence) {
 		if identShape(id) >= 0.8 {
 			strength = 1
 		}
-		homes := ix.exportShares(id)
-		if homes == nil {
-			homes = ix.topLevelDefiners(id)
+		name, homes := id, ix.homes(id)
+		if len(homes) == 0 && sentenceCase(id) && !seen[strings.ToLower(id)] {
+			// A title's first word is capitalised: "Posify ignores …"
+			// names posify.
+			name = strings.ToLower(id)
+			seen[name] = true
+			homes = ix.homes(name)
 		}
 		for _, h := range homes {
 			hits[h.file] += strength * h.share
-			named[h.file] = append(named[h.file], id)
+			named[h.file] = append(named[h.file], name)
 		}
 	}
 	ev.setNamed(fTitleName, hits, named, func(ids string) string { return "home of " + ids + ", named in the title" })
+}
+
+// homes are the files a name is imported from or, when nobody imports
+// it, the files that define it at top level.
+func (ix *Index) homes(name string) []fileShare {
+	if h := ix.exportShares(name); len(h) > 0 {
+		return h
+	}
+	return ix.topLevelDefiners(name)
+}
+
+// sentenceCase reports whether word is one capital letter followed by
+// lower-case letters only ("Posify", not "DataArray" or "HTML").
+func sentenceCase(word string) bool {
+	for i, r := range word {
+		if (i == 0) != unicode.IsUpper(r) || (i > 0 && !unicode.IsLower(r)) {
+			return false
+		}
+	}
+	return word != ""
 }
 
 // topLevelDefiners lists, in file order, the non-test files that define
