@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/planexhq/planex/internal/termsafe"
 )
 
 // CleanText removes terminal escape sequences (colours, cursor moves,
@@ -13,7 +15,7 @@ import (
 // context.md or a comment, and shows in a terminal, is plain text that
 // cannot repaint a screen or hide what follows it.
 func CleanText(s string) string {
-	if !strings.ContainsFunc(s, isControl) && utf8.ValidString(s) {
+	if !strings.ContainsFunc(s, termsafe.Drops) && utf8.ValidString(s) {
 		return s
 	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
@@ -29,7 +31,7 @@ func CleanText(s string) string {
 		case r == 0x9b: // the one-character form of ESC [
 			i = skipCSI(s, i+size)
 			continue
-		case isControl(r):
+		case termsafe.Drops(r):
 			// Dropped, CR included: a lone CR redraws the line.
 		default:
 			b.WriteString(s[i : i+size])
@@ -37,12 +39,6 @@ func CleanText(s string) string {
 		i += size
 	}
 	return b.String()
-}
-
-// isControl reports the C0 and C1 control characters and DEL, except
-// newline and tab.
-func isControl(r rune) bool {
-	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
 }
 
 // skipEscape returns the index after the escape sequence starting at

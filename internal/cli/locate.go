@@ -70,7 +70,7 @@ text: given as arguments, or read from --query-file ("-" for stdin).
 					fmt.Fprintf(out, "    score %.3f\n", r.Score)
 					for _, why := range r.Reasons {
 						// Reasons quote the repository's text (commit
-						// subjects): no escape sequence reaches the terminal.
+						// subjects): one line each, whatever it holds.
 						fmt.Fprintf(out, "    %s\n", abbrev.PlainLine(why))
 					}
 				}

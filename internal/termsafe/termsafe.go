@@ -18,7 +18,9 @@ import (
 // on: C0 controls other than tab and newline (ESC, BEL, carriage return,
 // backspace among them), DEL, and the C1 controls (U+0080–U+009F, which
 // some terminals read as ESC sequences). Everything else is passed as it
-// is, invalid UTF-8 included. It is safe for concurrent use.
+// is, invalid UTF-8 included (but for a lone 0xC2 as the very last byte
+// written, held back in case a C1 control's second byte follows). It is
+// safe for concurrent use.
 type Writer struct {
 	mu      sync.Mutex
 	w       io.Writer
@@ -47,9 +49,7 @@ func (t *Writer) Write(p []byte) (int, error) {
 	for ; i < len(p); i++ {
 		c := p[i]
 		switch {
-		case c == '\n' || c == '\t':
-			out = append(out, c)
-		case c < 0x20 || c == 0x7f:
+		case c < 0x80 && Drops(rune(c)):
 			// dropped
 		case c == 0xC2 && i+1 == len(p):
 			t.pending = true
@@ -66,6 +66,13 @@ func (t *Writer) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// Drops reports whether r is a control character a terminal acts on: C0
+// other than newline and tab, DEL, and C1. What planex prints never holds
+// one (Writer); text planex stores from agents is cleaned of them too.
+func Drops(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
 }
 
 // isC1Tail reports whether b, after 0xC2, makes a C1 control (U+0080–U+009F).

@@ -72,3 +72,14 @@ func TestPath(t *testing.T) {
 		}
 	}
 }
+
+func TestDrops(t *testing.T) {
+	for r, want := range map[rune]bool{
+		'\n': false, '\t': false, 'a': false, 'é': false, '\u00a0': false, '—': false,
+		'\x00': true, '\x1b': true, '\a': true, '\r': true, '\b': true, '\x7f': true, '\u0085': true, '\u009b': true, '\u009f': true,
+	} {
+		if got := Drops(r); got != want {
+			t.Errorf("Drops(%U) = %v, want %v", r, got, want)
+		}
+	}
+}
