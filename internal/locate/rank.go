@@ -226,6 +226,7 @@ func (ix *Index) evidence(query, root string) *evidence {
 	ix.historyFeature(qts, fHistory, "the issue", ev)
 	ix.historyFeature(queryTerms(title(query)), fTitleHistory, "the title", ev)
 	ix.candidates(ev)
+	ix.quotedText(root, query, ev)
 	ix.passages(root, query, qts, ev)
 	return ev
 }

@@ -42,6 +42,7 @@ const (
 	fTitleName                   // the file is the home of a name in the title (imported from or defined at top level)
 	fHistory                     // past commits whose messages match the issue changed the file
 	fTitleHistory                // past commits whose messages match the title changed the file
+	fQuotedText                  // the file holds a rare phrase the issue quotes, verbatim
 	numFeatures
 )
 
@@ -76,6 +77,7 @@ var featureInfo = [numFeatures]struct{ name, label string }{
 	fTitleName:    {"title_name", "home of a name in the title"},
 	fHistory:      {"history", "changed by similar past commits"},
 	fTitleHistory: {"title_history", "changed by past commits like the title"},
+	fQuotedText:   {"quoted_text", "holds words the issue quotes"},
 }
 
 // Weights are the ranker's coefficients, one per feature.
