@@ -1,8 +1,8 @@
 // Package locate ranks a repository's files for an issue text without a
 // model: lexical relevance (BM25 over paths, symbol names and contents),
 // names the issue quotes (paths, traceback frames, dotted names,
-// identifiers), links between tests and the code they test, and the import
-// graph, combined by a linear model whose weights are fitted offline
+// identifiers), words it quotes found verbatim, links between tests and
+// the code they test, the import graph and past commits, combined by a linear model whose weights are fitted offline
 // (weights.json, see Fit).
 package locate
 
