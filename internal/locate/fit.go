@@ -72,7 +72,7 @@ func (s *Sample) outcome(w *Weights, k int, system string) Outcome {
 // are held back. They choose the candidates a fit looks at and the files
 // the second stage reads, so neither depends on fitted weights.
 var startWeights = Weights{
-	fContent: 1, fPath: 0.6, fSymbol: 0.6, fQuoted: 1.5, fFrame: 1.5, fDefines: 1, fModule: 0.8,
+	fContent: 1, fPath: 0.6, fSymbol: 0.6, fQuoted: 1.5, fFrame: 1.5, fDefines: 1, fModule: 0.8, fMethod: 0.8,
 	fTestLink: 0.5, fNeighbour: 0.15, fPrior: 0.1, fTest: -0.4, fDoc: -0.5, fData: -0.3, fTitle: 0.3, fInnermost: 0.5, fContentRank: 0.2, fPackageInit: -0.2,
 	fPassage: 0.3, fPhrase: 0.3, fOtherLang: -0.3, fPassageRank: 0.1, fTitlePassage: 0.1,
 	fTitleContent: 0.1, fCodeContent: 0.1,
@@ -111,25 +111,43 @@ func Fit(samples []Sample, opts FitOptions) *Weights {
 		w = startWeights
 		return &w
 	}
+	// Two stages: the late features (at zero) first stay out while the
+	// others are fitted, then they are fitted with the others held.
+	adam(use, &w, steps, func(k int) bool { return !lateFeature[k] })
+	adam(use, &w, steps, func(k int) bool { return lateFeature[k] })
+	for k := range w {
+		w[k] = roundTo(w[k], 4)
+	}
+	return &w
+}
+
+// lateFeature marks the features Fit fits after the others, with the
+// others held: each fires on few issues (cited_issue: an issue that cites
+// an earlier one), and fitted together with the rest it moves their
+// weights, and with them the ranking of the many issues it never touches.
+var lateFeature = [numFeatures]bool{fIssueRefs: true}
+
+// adam takes steps Adam steps on the listwise loss from w, changing only
+// the weights free reports.
+func adam(use []*Sample, w *Weights, steps int, free func(k int) bool) {
 	const (
 		rate         = 0.05
 		beta1, beta2 = 0.9, 0.999
 	)
 	var m, v Weights
 	for t := 1; t <= steps; t++ {
-		g := listwiseGradient(use, &w)
+		g := listwiseGradient(use, w)
 		c1 := 1 - math.Pow(beta1, float64(t))
 		c2 := 1 - math.Pow(beta2, float64(t))
 		for k := range w {
+			if !free(k) {
+				continue
+			}
 			m[k] = beta1*m[k] + (1-beta1)*g[k]
 			v[k] = beta2*v[k] + (1-beta2)*g[k]*g[k]
 			w[k] -= rate * (m[k] / c1) / (math.Sqrt(v[k]/c2) + 1e-8)
 		}
 	}
-	for k := range w {
-		w[k] = roundTo(w[k], 4)
-	}
-	return &w
 }
 
 // listwiseGradient is the mean over samples of the gradient of

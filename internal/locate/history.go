@@ -52,6 +52,12 @@ type history struct {
 	avg     float64
 	// subjects are the commits' short hashes and first lines, one a line.
 	subjects string
+	// refs maps a number commit messages cite (#123) to postings (cited
+	// commit, 1); cited commit c changed refTo[refOff[c]:refOff[c+1]],
+	// and refSubjects holds its hash and first line (see refs.go).
+	refs          table
+	refOff, refTo []uint32
+	refSubjects   string
 }
 
 func (h *history) commits() int { return len(h.lengths) }
@@ -92,13 +98,7 @@ func (ix *Index) setHistory(out []byte) {
 		if !ok {
 			continue
 		}
-		var files []uint32
-		lines := bytes.Split(names, []byte("\n"))
-		for _, name := range lines {
-			if f, ok := ix.byPath(string(bytes.TrimSpace(name))); ok {
-				files = append(files, uint32(f))
-			}
-		}
+		files := ix.changedFiles(names)
 		if len(files) == 0 || len(files) > historyMaxFiles {
 			continue
 		}

@@ -168,7 +168,7 @@ func (ix *Index) NumFiles() int { return len(ix.files) }
 func NewIndex(m *repomap.Map) *Index {
 	n := len(m.Entries)
 	ix := &Index{files: make([]fileEntry, n), root: m.Root,
-		hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}}}
+		hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}, refs: tableBuilder{}.build(), refOff: []uint32{0}, refTo: []uint32{}}}
 
 	// The map has counted every file's terms already; the index inverts
 	// them into postings. Sorting the vocabulary (the tables' key order),

@@ -225,6 +225,7 @@ func (ix *Index) evidence(query, root string) *evidence {
 	ix.neighbours(ev)
 	ix.historyFeature(qts, fHistory, "the issue", ev)
 	ix.historyFeature(queryTerms(title(query)), fTitleHistory, "the title", ev)
+	ix.citedChanges(query, ev)
 	ix.candidates(ev)
 	ix.quotedText(root, query, ev)
 	ix.passages(root, query, qts, ev)
@@ -328,7 +329,7 @@ func issueCode(q string) string {
 
 // explicit is the evidence that names a file outright.
 func (f *features) explicit() float64 {
-	return f[fQuoted] + f[fFrame] + f[fInnermost] + f[fDefines] + f[fModule]
+	return f[fQuoted] + f[fFrame] + f[fInnermost] + f[fDefines] + f[fModule] + f[fMethod]
 }
 
 // testLinks passes evidence that lands on a test file (a failing test's
@@ -757,7 +758,11 @@ func (ix *Index) topLevelDefiners(name string) []fileShare {
 // dottedNames resolves pkg.module[.Symbol...] names to module files and to
 // the files defining the symbol that follows the module part.
 func (ix *Index) dottedNames(ms mentions, ev *evidence) {
+	// Module mentions and Class.method names are kept apart: an issue
+	// names many modules in passing (configuration, imports), while a
+	// Class.method it names is the file at fault about half the time.
 	hits := make([]float64, len(ix.files))
+	mhits := make([]float64, len(ix.files))
 	for _, name := range ms.dotted {
 		parts := strings.Split(name, ".")
 		matched := false
@@ -806,12 +811,13 @@ func (ix *Index) dottedNames(ms mentions, ev *evidence) {
 		}
 		definers = uniqueInts(definers)
 		for _, f := range definers {
-			hits[f] += 0.8 / math.Sqrt(float64(len(definers)))
-			ev.note(fModule, f, "defines "+cls+"."+meth+" named in the issue")
+			mhits[f] += 1 / math.Sqrt(float64(len(definers)))
+			ev.note(fMethod, f, "defines "+cls+"."+meth+" named in the issue")
 		}
 	}
-	for i, h := range hits {
-		ev.feats[i][fModule] = saturate(h)
+	for i := range hits {
+		ev.feats[i][fModule] = saturate(hits[i])
+		ev.feats[i][fMethod] = saturate(mhits[i])
 	}
 }
 

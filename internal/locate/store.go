@@ -18,7 +18,7 @@ import (
 
 // indexMagic heads every index file; it changes with the format or with
 // what NewIndex derives from a map.
-const indexMagic = "planex-locate-index-v2\n"
+const indexMagic = "planex-locate-index-v3\n"
 
 // keepIndexes bounds how many indexes stay on disk per cache directory.
 const keepIndexes = 8
@@ -96,14 +96,19 @@ func build(ctx context.Context, root string, opts repomap.Options, hist historyS
 		out []byte
 		err error
 	}
-	logged := make(chan logResult, 1)
+	logged, cited := make(chan logResult, 1), make(chan logResult, 1)
 	go func() {
 		out, err := gitLog(ctx, hist)
 		logged <- logResult{out, err}
 	}()
+	go func() {
+		out, err := gitRefLog(ctx, hist)
+		cited <- logResult{out, err}
+	}()
 	m, err := repomap.Build(ctx, root, opts)
 	if err != nil {
 		<-logged
+		<-cited
 		return nil, nil, err
 	}
 	ix := NewIndex(m)
@@ -114,6 +119,12 @@ func build(ctx context.Context, root string, opts repomap.Options, hist historyS
 	} else {
 		ix.setHistory(l.out)
 	}
+	// After setHistory, which replaces the history part whole.
+	l := <-cited
+	if l.err != nil {
+		logger(opts).Debug("locate: no cited commits", "err", l.err)
+	}
+	ix.setRefs(l.out) // none on an error, but in a consistent state
 	return m, ix, nil
 }
 
@@ -176,6 +187,10 @@ func (ix *Index) encode() []byte {
 	}
 	e.u32(math.Float32bits(float32(h.avg)))
 	e.str(h.subjects)
+	e.table(h.refs)
+	e.u32s(h.refOff)
+	e.u32s(h.refTo)
+	e.str(h.refSubjects)
 	return e.buf
 }
 
@@ -203,6 +218,9 @@ func decodeIndex(data []byte) (*Index, error) {
 	h.fileOff, h.fileTo, h.lengths = d.u32s(), d.u32s(), d.u32s()
 	h.avg = float64(math.Float32frombits(d.u32()))
 	h.subjects = d.str()
+	h.refs = d.table()
+	h.refOff, h.refTo = d.u32s(), d.u32s()
+	h.refSubjects = d.str()
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -263,6 +281,22 @@ func checkHistory(n int, h *history) error {
 		if int(f) >= n {
 			return errors.New("index history names a file out of range")
 		}
+	}
+	if len(h.refOff) == 0 {
+		return errors.New("index has no cited-commit offsets")
+	}
+	for i := 0; i+1 < len(h.refOff); i++ {
+		if h.refOff[i] > h.refOff[i+1] || int(h.refOff[i+1]) > len(h.refTo) {
+			return fmt.Errorf("index cited commits are inconsistent at commit %d", i)
+		}
+	}
+	for _, f := range h.refTo {
+		if int(f) >= n {
+			return errors.New("index cited commits name a file out of range")
+		}
+	}
+	if strings.Count(h.refSubjects, "\n") != len(h.refOff)-1 {
+		return errors.New("index cited commits and their subjects disagree")
 	}
 	return nil
 }

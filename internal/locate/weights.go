@@ -20,7 +20,7 @@ const (
 	fQuoted                      // the issue quotes the file's path or name
 	fFrame                       // a traceback frame is in the file, innermost weighs most
 	fDefines                     // the file defines identifiers the issue names
-	fModule                      // the issue names the file's dotted module or Class.method
+	fModule                      // the issue names the file's dotted module (or a name in it)
 	fTestLink                    // a test with explicit evidence is named after or imports it
 	fNeighbour                   // a file with explicit evidence imports it or is imported by it
 	fPrior                       // centrality in the import graph
@@ -43,6 +43,8 @@ const (
 	fHistory                     // past commits whose messages match the issue changed the file
 	fTitleHistory                // past commits whose messages match the title changed the file
 	fQuotedText                  // the file holds a rare phrase the issue quotes, verbatim
+	fMethod                      // the issue names Class.method and the file's class defines it
+	fIssueRefs                   // a past commit citing an issue the issue cites changed the file
 	numFeatures
 )
 
@@ -78,6 +80,8 @@ var featureInfo = [numFeatures]struct{ name, label string }{
 	fHistory:      {"history", "changed by similar past commits"},
 	fTitleHistory: {"title_history", "changed by past commits like the title"},
 	fQuotedText:   {"quoted_text", "holds words the issue quotes"},
+	fMethod:       {"class_method", "defines a Class.method the issue names"},
+	fIssueRefs:    {"cited_issue", "changed by a commit citing the same issue"},
 }
 
 // Weights are the ranker's coefficients, one per feature.
