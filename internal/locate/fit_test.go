@@ -85,3 +85,34 @@ func TestWeightsFile(t *testing.T) {
 		t.Errorf("bad weights error = %v", err)
 	}
 }
+
+// TestFitHoldsOtherWeightsForLateFeatures checks the second stage: a
+// feature that fires on few issues is fitted with the others held, so the
+// others come out as if it did not exist, and it still learns its weight.
+func TestFitHoldsOtherWeightsForLateFeatures(t *testing.T) {
+	samples := append(synthetic("a/x", 30), synthetic("b/y", 30)...)
+	without := Fit(samples, FitOptions{})
+	// In one sample in six the gold file is also marked by a citing
+	// commit, which the content decoy never is.
+	with := make([]Sample, len(samples))
+	for i, s := range samples {
+		s.Feats = append([]features(nil), s.Feats...)
+		if i%6 == 0 {
+			for c := range s.Feats {
+				if s.Gold[c] {
+					s.Feats[c][fIssueRefs] = 1
+				}
+			}
+		}
+		with[i] = s
+	}
+	w := Fit(with, FitOptions{})
+	for k := range w {
+		if !lateFeature[k] && w[k] != without[k] {
+			t.Errorf("%s: %v with the late feature, %v without", featureInfo[k].name, w[k], without[k])
+		}
+	}
+	if w[fIssueRefs] <= 0 {
+		t.Errorf("cited_issue weight %v, want positive: it only ever marks gold files", w[fIssueRefs])
+	}
+}
