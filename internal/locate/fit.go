@@ -80,8 +80,9 @@ var startWeights = Weights{
 
 // FitOptions tune Fit.
 type FitOptions struct {
-	// Steps of gradient descent; 0 means 300 (more fit the tuning set
-	// better and the left-out repositories no better).
+	// Steps of gradient descent in each of Fit's two stages; 0 means 300
+	// (more fit the tuning set better and the left-out repositories no
+	// better).
 	Steps int
 }
 

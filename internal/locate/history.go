@@ -52,20 +52,22 @@ type history struct {
 	avg     float64
 	// subjects are the commits' short hashes and first lines, one a line.
 	subjects string
-	// refs maps a number commit messages cite (#123) to postings (cited
-	// commit, 1); cited commit c changed refTo[refOff[c]:refOff[c+1]],
-	// and refSubjects holds its hash and first line (see refs.go).
-	refs          table
-	refOff, refTo []uint32
-	refSubjects   string
 }
 
 func (h *history) commits() int { return len(h.lengths) }
 
 // gitLog reads the newest historyCommits non-merge commits reachable from
-// src.rev: records of NUL, short hash, \x01, message, \x02 and the changed
-// paths one a line. No source, no log.
+// src.rev (see readLog).
 func gitLog(ctx context.Context, src historySource) ([]byte, error) {
+	return readLog(ctx, src, historyCommits, "--no-merges", "history")
+}
+
+// readLog reads the newest n commits reachable from src.rev that merges
+// selects ("--no-merges", or "--diff-merges=first-parent" for merges too,
+// by their change against the first parent): records of NUL, short hash,
+// \x01, message, \x02 and the changed paths one a line (eachCommit reads
+// them). No source, no log.
+func readLog(ctx context.Context, src historySource, n int, merges, what string) ([]byte, error) {
 	if src.dir == "" {
 		return nil, nil
 	}
@@ -73,12 +75,38 @@ func gitLog(ctx context.Context, src historySource) ([]byte, error) {
 	if rev == "" {
 		rev = "HEAD"
 	}
-	out, err := gitrepo.Output(ctx, src.dir, "-c", "core.quotepath=off", "log", "-n", fmt.Sprint(historyCommits),
-		"--no-merges", "--no-show-signature", "--no-renames", "--relative", "--format=%x00%h%x01%B%x02", "--name-only", rev, "--")
+	out, err := gitrepo.Output(ctx, src.dir, "-c", "core.quotepath=off", "log", "-n", fmt.Sprint(n),
+		merges, "--no-show-signature", "--no-renames", "--relative", "--format=%x00%h%x01%B%x02", "--name-only", rev, "--")
 	if err != nil {
-		return nil, fmt.Errorf("reading history: %w", err)
+		return nil, fmt.Errorf("reading %s: %w", what, err)
 	}
 	return out, nil
+}
+
+// eachCommit calls fn with each record of a readLog output that changed
+// between one and historyMaxFiles indexed files, and its one-line subject
+// for --explain.
+func (ix *Index) eachCommit(out []byte, fn func(subject string, msg []byte, files []uint32)) {
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		hash, rest, ok := bytes.Cut(rec, []byte{1})
+		if !ok {
+			continue
+		}
+		msg, names, ok := bytes.Cut(rest, []byte{2})
+		if !ok {
+			continue
+		}
+		var files []uint32
+		for _, name := range bytes.Split(names, []byte("\n")) {
+			if f, ok := ix.byPath(string(bytes.TrimSpace(name))); ok {
+				files = append(files, uint32(f))
+			}
+		}
+		if len(files) == 0 || len(files) > historyMaxFiles {
+			continue
+		}
+		fn(string(hash)+" "+abbrev.Truncate(abbrev.FirstLine(string(msg)), historySubject), msg, files)
+	}
 }
 
 // setHistory indexes a gitLog output, keeping the commits that changed at
@@ -89,19 +117,7 @@ func (ix *Index) setHistory(out []byte) {
 	h := &history{fileOff: []uint32{0}}
 	var subjects strings.Builder
 	sum := 0
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		hash, rest, ok := bytes.Cut(rec, []byte{1})
-		if !ok {
-			continue
-		}
-		msg, names, ok := bytes.Cut(rest, []byte{2})
-		if !ok {
-			continue
-		}
-		files := ix.changedFiles(names)
-		if len(files) == 0 || len(files) > historyMaxFiles {
-			continue
-		}
+	ix.eachCommit(out, func(subject string, msg []byte, files []uint32) {
 		c := h.commits()
 		counts := map[string]uint32{}
 		n := 0
@@ -115,8 +131,8 @@ func (ix *Index) setHistory(out []byte) {
 		h.lengths = append(h.lengths, uint32(n))
 		h.fileTo = append(h.fileTo, files...)
 		h.fileOff = append(h.fileOff, uint32(len(h.fileTo)))
-		subjects.WriteString(string(hash) + " " + abbrev.Truncate(abbrev.FirstLine(string(msg)), historySubject) + "\n")
-	}
+		subjects.WriteString(subject + "\n")
+	})
 	h.terms = tableBuilder(postings).build()
 	h.subjects = subjects.String()
 	if len(h.lengths) > 0 {

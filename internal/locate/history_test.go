@@ -19,21 +19,33 @@ func historyRepo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	repomaptest.InitRepo(t, dir, project)
-	commit := func(msg string, files map[string]string) {
-		repomaptest.WriteFiles(t, dir, files)
-		repomaptest.Git(t, dir, "add", "-A")
-		repomaptest.Git(t, dir, "commit", "-q", "-m", msg, "--no-gpg-sign")
-	}
+	commit := func(msg string, files map[string]string) { commitFiles(t, dir, msg, files) }
 	commit("Fix polar singularity near the poles\n\nLatitudes of exactly 90 degrees overflowed.", map[string]string{
 		"geo/projection.py": project["geo/projection.py"] + "\n# clamp near the poles\n",
 	})
 	commit("Round yards in conversions", map[string]string{"geo/units.py": project["geo/units.py"] + "\n# yards\n"})
-	sweep := map[string]string{"geo/units.py": project["geo/units.py"] + "\n# poles singularity\n"}
+	sweep := sweeping("geo/units.py")
+	sweep["geo/units.py"] = project["geo/units.py"] + "\n# poles singularity\n"
+	commit("Reformat everything: polar singularity poles", sweep)
+	return dir
+}
+
+// commitFiles writes files into the repository at dir and commits them.
+func commitFiles(t *testing.T, dir, msg string, files map[string]string) {
+	t.Helper()
+	repomaptest.WriteFiles(t, dir, files)
+	repomaptest.Git(t, dir, "add", "-A")
+	repomaptest.Git(t, dir, "commit", "-q", "-m", msg, "--no-gpg-sign")
+}
+
+// sweeping is a change to one project file and more generated files than
+// a commit may touch and still say something about each.
+func sweeping(file string) map[string]string {
+	sweep := map[string]string{file: project[file] + "\n# sweep\n"}
 	for i := 0; i < historyMaxFiles; i++ {
 		sweep[fmt.Sprintf("gen/mod%02d.py", i)] = "x = 1\n"
 	}
-	commit("Reformat everything: polar singularity poles", sweep)
-	return dir
+	return sweep
 }
 
 // TestHistorySignal checks that a file changed by a past commit like the

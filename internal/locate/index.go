@@ -42,6 +42,8 @@ type Index struct {
 	depOff, depTo, rdepOff, rdepTo []uint32
 	// hist holds past commits' messages and changed files.
 	hist history
+	// cited holds past commits that cite issue numbers (refs.go).
+	cited cited
 	// prior is PageRank over the import graph, log-scaled to [0,1].
 	prior []float32
 	// fromCache is set when Open loaded the index from disk.
@@ -168,7 +170,7 @@ func (ix *Index) NumFiles() int { return len(ix.files) }
 func NewIndex(m *repomap.Map) *Index {
 	n := len(m.Entries)
 	ix := &Index{files: make([]fileEntry, n), root: m.Root,
-		hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}, refs: tableBuilder{}.build(), refOff: []uint32{0}, refTo: []uint32{}}}
+		hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}}, cited: emptyCited()}
 
 	// The map has counted every file's terms already; the index inverts
 	// them into postings. Sorting the vocabulary (the tables' key order),

@@ -122,7 +122,7 @@ func (ix *Index) quotedText(root, query string, ev *evidence) {
 // one of terms (none for no terms).
 func (ix *Index) filesWithAll(terms []string) []int {
 	var out []int
-	for i, t := range uniqueStrings(terms) {
+	for i, t := range slices.Compact(slices.Sorted(slices.Values(terms))) {
 		v := ix.content.get(t)
 		if v == nil {
 			return nil
@@ -140,16 +140,6 @@ func (ix *Index) filesWithAll(terms []string) []int {
 		out = has
 		if len(out) == 0 {
 			return nil
-		}
-	}
-	return out
-}
-
-func uniqueStrings(xs []string) []string {
-	var out []string
-	for _, x := range xs {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
 		}
 	}
 	return out

@@ -1,15 +1,11 @@
 package locate
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/planexhq/planex/internal/abbrev"
-	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // An issue that cites an earlier one ("related to #4422", a link to
@@ -44,98 +40,73 @@ func issueRefs(q string) []string {
 	return out
 }
 
-// gitRefLog reads the newest refCommits commits reachable from src.rev,
-// merges with their changes against the first parent: records of NUL,
-// short hash, \x01, message, \x02 and the changed paths one a line. No
-// source, no log.
-func gitRefLog(ctx context.Context, src historySource) ([]byte, error) {
-	if src.dir == "" {
-		return nil, nil
-	}
-	rev := src.rev
-	if rev == "" {
-		rev = "HEAD"
-	}
-	out, err := gitrepo.Output(ctx, src.dir, "-c", "core.quotepath=off", "log", "-n", fmt.Sprint(refCommits),
-		"--diff-merges=first-parent", "--no-show-signature", "--no-renames", "--relative", "--format=%x00%h%x01%B%x02", "--name-only", rev, "--")
-	if err != nil {
-		return nil, fmt.Errorf("reading cited commits: %w", err)
-	}
-	return out, nil
+// cited is the index's part for past commits that cite numbers.
+type cited struct {
+	// terms maps a cited number (#123 → "123") to postings (commit, 1).
+	terms table
+	// off and to list each commit's changed files: commit c changed
+	// to[off[c]:off[c+1]].
+	off, to []uint32
+	// subjects are the commits' short hashes and first lines, one a line.
+	subjects string
 }
 
-// setRefs indexes a gitRefLog output: each commit whose message cites a
+func emptyCited() cited {
+	return cited{terms: tableBuilder{}.build(), off: []uint32{0}, to: []uint32{}}
+}
+
+// gitRefLog reads the newest refCommits commits reachable from src.rev,
+// merges included (see readLog).
+func gitRefLog(ctx context.Context, src historySource) ([]byte, error) {
+	return readLog(ctx, src, refCommits, "--diff-merges=first-parent", "cited commits")
+}
+
+// setCited indexes a gitRefLog output: each commit whose message cites a
 // number and that changed between one and historyMaxFiles indexed files.
-func (ix *Index) setRefs(out []byte) {
-	h := &ix.hist
+func (ix *Index) setCited(out []byte) {
+	ct := emptyCited()
 	postings := map[string][]byte{}
 	last := map[string]int{}
-	h.refOff = []uint32{0}
-	h.refTo = []uint32{}
 	var subjects strings.Builder
-	c := 0
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		hash, rest, ok := bytes.Cut(rec, []byte{1})
-		if !ok {
-			continue
-		}
-		msg, names, ok := bytes.Cut(rest, []byte{2})
-		if !ok {
-			continue
-		}
-		var cited []string
+	ix.eachCommit(out, func(subject string, msg []byte, files []uint32) {
+		var nums []string
 		for _, m := range commitRefRe.FindAllSubmatch(msg, -1) {
-			if n := strings.TrimLeft(string(m[1]), "0"); n != "" && !slices.Contains(cited, n) {
-				cited = append(cited, n)
+			if n := strings.TrimLeft(string(m[1]), "0"); n != "" && !slices.Contains(nums, n) {
+				nums = append(nums, n)
 			}
 		}
-		if len(cited) == 0 {
-			continue
+		if len(nums) == 0 {
+			return
 		}
-		files := ix.changedFiles(names)
-		if len(files) == 0 || len(files) > historyMaxFiles {
-			continue
-		}
-		for _, n := range cited {
+		c := len(ct.off) - 1
+		for _, n := range nums {
 			l := last[n]
 			postings[n] = appendPosting(postings[n], &l, c, 1)
 			last[n] = l
 		}
-		h.refTo = append(h.refTo, files...)
-		h.refOff = append(h.refOff, uint32(len(h.refTo)))
-		subjects.WriteString(string(hash) + " " + abbrev.Truncate(abbrev.FirstLine(string(msg)), historySubject) + "\n")
-		c++
-	}
-	h.refs = tableBuilder(postings).build()
-	h.refSubjects = subjects.String()
-}
-
-// changedFiles maps a commit's changed paths, one a line, to the indexed
-// files among them.
-func (ix *Index) changedFiles(names []byte) []uint32 {
-	var files []uint32
-	for _, name := range bytes.Split(names, []byte("\n")) {
-		if f, ok := ix.byPath(string(bytes.TrimSpace(name))); ok {
-			files = append(files, uint32(f))
-		}
-	}
-	return files
+		ct.to = append(ct.to, files...)
+		ct.off = append(ct.off, uint32(len(ct.to)))
+		subjects.WriteString(subject + "\n")
+	})
+	ct.terms = tableBuilder(postings).build()
+	ct.subjects = subjects.String()
+	ix.cited = ct
 }
 
 // citedChanges sets fIssueRefs on the files changed by past commits that
 // cite a number the issue cites.
 func (ix *Index) citedChanges(query string, ev *evidence) {
-	h := &ix.hist
-	if len(h.refOff) < 2 {
+	ct := &ix.cited
+	if len(ct.off) < 2 {
 		return
 	}
-	subjects := strings.Split(h.refSubjects, "\n")
+	subjects := strings.Split(ct.subjects, "\n")
 	for _, n := range issueRefs(query) {
-		eachPosting(h.refs.get(n), func(c int, _ uint32) {
-			if c+1 >= len(h.refOff) {
+		eachPosting(ct.terms.get(n), func(c int, _ uint32) {
+			if c+1 >= len(ct.off) {
 				return
 			}
-			for _, f := range h.refTo[h.refOff[c]:h.refOff[c+1]] {
+			for _, f := range ct.to[ct.off[c]:ct.off[c+1]] {
 				if int(f) >= len(ev.feats) || ev.feats[f][fIssueRefs] > 0 {
 					continue
 				}

@@ -2,7 +2,6 @@ package locate
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -38,22 +37,14 @@ func citingRepo(t *testing.T) string {
 	dir := t.TempDir()
 	repomaptest.InitRepo(t, dir, project)
 	git := func(args ...string) { repomaptest.Git(t, dir, args...) }
-	commit := func(msg string, files map[string]string) {
-		repomaptest.WriteFiles(t, dir, files)
-		git("add", "-A")
-		git("commit", "-q", "-m", msg, "--no-gpg-sign")
-	}
+	commit := func(msg string, files map[string]string) { commitFiles(t, dir, msg, files) }
 	commit("Round yards in conversions (#321)", map[string]string{"geo/units.py": project["geo/units.py"] + "\n# yards\n"})
 	git("checkout", "-q", "-b", "poles")
 	commit("Clamp latitudes near the poles", map[string]string{"geo/projection.py": project["geo/projection.py"] + "\n# clamp\n"})
 	git("checkout", "-q", "-")
 	commit("Unrelated reader tweak", map[string]string{"geo/io/reader.py": project["geo/io/reader.py"] + "\n# tweak\n"})
 	git("merge", "-q", "--no-ff", "--no-gpg-sign", "-m", "Merge pull request #654 from someone/poles", "poles")
-	sweep := map[string]string{"geo/shapes.py": project["geo/shapes.py"] + "\n# sweep\n"}
-	for i := 0; i < historyMaxFiles; i++ {
-		sweep[fmt.Sprintf("gen/mod%02d.py", i)] = "x = 1\n"
-	}
-	commit("Reformat everything (#777)", sweep)
+	commit("Reformat everything (#777)", sweeping("geo/shapes.py"))
 	return dir
 }
 
@@ -104,13 +95,13 @@ func TestCitedIssueSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(back.hist, ix.hist) {
+	if !reflect.DeepEqual(back.cited, ix.cited) {
 		t.Error("cited commits do not survive encoding")
 	}
-	h := back.hist
-	h.refOff = append([]uint32(nil), h.refOff...)
-	h.refOff[len(h.refOff)-1] = uint32(len(h.refTo) + 1)
-	if err := checkHistory(len(back.files), &h); err == nil {
+	ct := back.cited
+	off := append([]uint32(nil), ct.off...)
+	off[len(off)-1] = uint32(len(ct.to) + 1)
+	if err := checkLists("cited commits", len(off)-1, off, ct.to, len(back.files)); err == nil {
 		t.Error("a cited-commit offset past its files passed the check")
 	}
 }

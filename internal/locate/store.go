@@ -119,12 +119,11 @@ func build(ctx context.Context, root string, opts repomap.Options, hist historyS
 	} else {
 		ix.setHistory(l.out)
 	}
-	// After setHistory, which replaces the history part whole.
-	l := <-cited
-	if l.err != nil {
+	if l := <-cited; l.err != nil {
 		logger(opts).Debug("locate: no cited commits", "err", l.err)
+	} else {
+		ix.setCited(l.out)
 	}
-	ix.setRefs(l.out) // none on an error, but in a consistent state
 	return m, ix, nil
 }
 
@@ -187,10 +186,10 @@ func (ix *Index) encode() []byte {
 	}
 	e.u32(math.Float32bits(float32(h.avg)))
 	e.str(h.subjects)
-	e.table(h.refs)
-	e.u32s(h.refOff)
-	e.u32s(h.refTo)
-	e.str(h.refSubjects)
+	e.table(ix.cited.terms)
+	e.u32s(ix.cited.off)
+	e.u32s(ix.cited.to)
+	e.str(ix.cited.subjects)
 	return e.buf
 }
 
@@ -218,9 +217,10 @@ func decodeIndex(data []byte) (*Index, error) {
 	h.fileOff, h.fileTo, h.lengths = d.u32s(), d.u32s(), d.u32s()
 	h.avg = float64(math.Float32frombits(d.u32()))
 	h.subjects = d.str()
-	h.refs = d.table()
-	h.refOff, h.refTo = d.u32s(), d.u32s()
-	h.refSubjects = d.str()
+	ct := &ix.cited
+	ct.terms = d.table()
+	ct.off, ct.to = d.u32s(), d.u32s()
+	ct.subjects = d.str()
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -239,64 +239,42 @@ func decodeIndex(data []byte) (*Index, error) {
 		ix.prior[i] = math.Float32frombits(prior[i])
 	}
 	for _, g := range [][2][]uint32{{ix.depOff, ix.depTo}, {ix.rdepOff, ix.rdepTo}} {
-		if err := checkGraph(n, g[0], g[1]); err != nil {
+		if err := checkLists("import graph", n, g[0], g[1], n); err != nil {
 			return nil, err
 		}
 	}
-	if err := checkHistory(n, h); err != nil {
+	if err := checkLists("history", len(h.lengths), h.fileOff, h.fileTo, n); err != nil {
 		return nil, err
+	}
+	if len(ct.off) == 0 {
+		return nil, errors.New("index has no cited-commit offsets")
+	}
+	if err := checkLists("cited commits", len(ct.off)-1, ct.off, ct.to, n); err != nil {
+		return nil, err
+	}
+	if strings.Count(ct.subjects, "\n") != len(ct.off)-1 {
+		return nil, errors.New("index cited commits and their subjects disagree")
 	}
 	return ix, nil
 }
 
-// checkGraph checks one direction of the stored import graph: offsets
-// that never decrease and stay inside to, and file numbers below n.
-func checkGraph(n int, off, to []uint32) error {
-	for i := 0; i < n; i++ {
+// checkLists checks stored lists, row r's entries being
+// to[off[r]:off[r+1]] (a file's imports, a commit's files): one offset more
+// than rows, offsets that never decrease and stay inside to, and entries
+// below n.
+func checkLists(what string, rows int, off, to []uint32, n int) error {
+	if len(off) != rows+1 {
+		return fmt.Errorf("index %s: %d offsets for %d rows", what, len(off), rows)
+	}
+	for i := 0; i < rows; i++ {
 		if off[i] > off[i+1] || int(off[i+1]) > len(to) {
-			return fmt.Errorf("index import graph is inconsistent at file %d", i)
+			return fmt.Errorf("index %s is inconsistent at row %d", what, i)
 		}
 	}
 	for _, j := range to {
 		if int(j) >= n {
-			return errors.New("index import graph names a file out of range")
+			return fmt.Errorf("index %s names a file out of range", what)
 		}
-	}
-	return nil
-}
-
-// checkHistory checks the stored commits: one offset more than commits,
-// offsets that never decrease and stay inside fileTo, files below n.
-func checkHistory(n int, h *history) error {
-	c := len(h.lengths)
-	if len(h.fileOff) != c+1 {
-		return errors.New("index history sections disagree on the number of commits")
-	}
-	for i := 0; i < c; i++ {
-		if h.fileOff[i] > h.fileOff[i+1] || int(h.fileOff[i+1]) > len(h.fileTo) {
-			return fmt.Errorf("index history is inconsistent at commit %d", i)
-		}
-	}
-	for _, f := range h.fileTo {
-		if int(f) >= n {
-			return errors.New("index history names a file out of range")
-		}
-	}
-	if len(h.refOff) == 0 {
-		return errors.New("index has no cited-commit offsets")
-	}
-	for i := 0; i+1 < len(h.refOff); i++ {
-		if h.refOff[i] > h.refOff[i+1] || int(h.refOff[i+1]) > len(h.refTo) {
-			return fmt.Errorf("index cited commits are inconsistent at commit %d", i)
-		}
-	}
-	for _, f := range h.refTo {
-		if int(f) >= n {
-			return errors.New("index cited commits name a file out of range")
-		}
-	}
-	if strings.Count(h.refSubjects, "\n") != len(h.refOff)-1 {
-		return errors.New("index cited commits and their subjects disagree")
 	}
 	return nil
 }
