@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,4 +333,59 @@ func Command(ctx context.Context, dir string, args ...string) (*exec.Cmd, error)
 func Output(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	out, err := run(ctx, call{dir: dir, args: args})
 	return []byte(out), err
+}
+
+// stream runs git in Root (with the repository named as r.Git names it)
+// and hands its stdout to fn as it comes, for output too large to hold:
+// history. When fn fails, git is stopped.
+func (r *Repo) stream(ctx context.Context, args []string, fn func(io.Reader) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	env := append(r.gitEnv(r.Root), r.env...)
+	cmd, err := command(ctx, call{dir: r.Root, env: env, config: r.config, args: args})
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	stderr := &headBuffer{max: 64 << 10}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	ferr := fn(stdout)
+	if ferr != nil {
+		cancel()
+	} else {
+		// Whatever fn left unread still has to drain for git to exit.
+		_, ferr = io.Copy(io.Discard, stdout)
+	}
+	werr := cmd.Wait()
+	if ferr != nil {
+		return ferr
+	}
+	if werr != nil {
+		msg := strings.TrimSpace(stderr.b.String())
+		if msg == "" {
+			msg = werr.Error()
+		}
+		return fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+	return nil
+}
+
+// headBuffer keeps the first max bytes written to it and drops the rest,
+// so a chatty git cannot grow planex's memory.
+type headBuffer struct {
+	b   bytes.Buffer
+	max int
+}
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	if room := h.max - h.b.Len(); room > 0 {
+		h.b.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
 }

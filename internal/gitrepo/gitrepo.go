@@ -1,6 +1,8 @@
-// Package gitrepo is planex's view of a git repository. Mutations go
-// through the git CLI (linked worktrees and plumbing are faster and more
-// complete there); reading history uses go-git.
+// Package gitrepo is planex's view of a git repository. Every read and
+// write goes through the git CLI (linked worktrees and plumbing are
+// complete there, and it opens SHA-1 and SHA-256 repositories alike);
+// only .gitignore matching uses go-git's pattern code, which touches no
+// repository.
 package gitrepo
 
 import (
@@ -22,7 +24,9 @@ type Repo struct {
 	// gitDir is Root's own git directory (CommonDir, or a linked
 	// worktree's admin directory), pinned when the repository was opened
 	// so that a rewritten .git file never redirects planex's git.
-	gitDir  string
+	gitDir string
+	// format is the repository's object format: how long its ids are.
+	format  ObjectFormat
 	env     []string
 	config  []setting
 	remotes map[string]remoteURL
@@ -37,15 +41,19 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", dir, err)
 	}
-	out, err := run(ctx, call{dir: abs, args: []string{"rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"}})
+	out, err := run(ctx, call{dir: abs, args: []string{"rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-object-format"}})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (%v)", dir, ErrNotRepo, err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 || lines[0] == "" {
+	if len(lines) != 4 || lines[0] == "" {
 		return nil, fmt.Errorf("%s: %w (bare repository?)", dir, ErrNotRepo)
 	}
-	r := &Repo{Root: lines[0], gitDir: filepath.Clean(lines[1]), CommonDir: lines[2]}
+	format, err := ParseObjectFormat(lines[3])
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", dir, err)
+	}
+	r := &Repo{Root: lines[0], gitDir: filepath.Clean(lines[1]), CommonDir: lines[2], format: format}
 	if !filepath.IsAbs(r.CommonDir) {
 		r.CommonDir = filepath.Join(abs, r.CommonDir)
 	}
@@ -167,7 +175,7 @@ var ErrRefMoved = errors.New("branch moved underneath planex")
 func (r *Repo) UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error {
 	old := oldSHA
 	if old == "" {
-		old = strings.Repeat("0", 40)
+		old = r.format.Zero()
 	}
 	if _, err := r.Git(ctx, "", "update-ref", "-m", reason, "refs/heads/"+branch, newSHA, old); err != nil {
 		return fmt.Errorf("updating %s: %w: %v", branch, ErrRefMoved, err)

@@ -1,18 +1,14 @@
 package gitrepo
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
-	"github.com/go-git/go-billy/v5/osfs"
-	git "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/planexhq/planex/internal/abbrev"
 )
 
@@ -31,48 +27,76 @@ type TaskCommit struct {
 	Body    string
 }
 
-// TaskCommits walks branch from its tip back to (not including) base and
-// returns the planex task commits, oldest first. The repository is read
-// from the common git directory (where branches and objects live), not
-// through the worktree's .git entry, which planex does not trust.
+// maxMessage bounds the commit message TaskCommits keeps in memory; a
+// longer one (planex writes a few kilobytes at most) stops the read with
+// ErrLongMessage rather than growing without limit.
+const maxMessage = 1 << 20
+
+// ErrLongMessage is returned when a commit on a run branch has a message
+// longer than planex reads.
+var ErrLongMessage = errors.New("commit message too long")
+
+// TaskCommits lists the planex task commits on branch that base does not
+// have, oldest first (no commit before its parents); nil when the branch
+// does not exist. History is read by `git log` through the repository's
+// own git directory, never through the worktree's .git entry, which
+// planex does not trust, and one commit at a time, so memory stays
+// bounded however long the branch is.
 func (r *Repo) TaskCommits(ctx context.Context, branch, base string) ([]TaskCommit, error) {
-	repo, err := git.Open(filesystem.NewStorage(osfs.New(r.CommonDir), cache.NewObjectLRUDefault()), nil)
-	if err != nil {
-		return nil, fmt.Errorf("opening repository: %w", err)
-	}
-	ref, err := repo.Reference(plumbing.NewBranchReferenceName(branch), true)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return nil, nil
-	}
+	tip, err := r.ResolveBranch(ctx, branch)
 	if err != nil {
 		return nil, fmt.Errorf("reading branch %s: %w", branch, err)
 	}
-	iter, err := repo.Log(&git.LogOptions{From: ref.Hash(), Order: git.LogOrderCommitterTime})
-	if err != nil {
-		return nil, fmt.Errorf("reading history of %s: %w", branch, err)
+	if tip == "" {
+		return nil, nil
 	}
-	defer iter.Close()
+	// -z ends each commit with a NUL; the id is the first line of the record.
+	args := []string{"log", "-z", "--format=%H%n%B", "--date-order", "--reverse", tip}
+	if base != "" {
+		args = append(args, "^"+base)
+	}
 	var out []TaskCommit
-	err = iter.ForEach(func(c *object.Commit) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if c.Hash.String() == base {
-			return storer.ErrStop
-		}
-		tc := ParseTaskCommit(c.Hash.String(), c.Message)
-		if tc.Task != "" {
-			out = append(out, tc)
-		}
-		return nil
+	err = r.stream(ctx, append(args, "--"), func(out0 io.Reader) error {
+		return eachRecord(out0, func(rec []byte) error {
+			sha, msg, _ := bytes.Cut(rec, []byte("\n"))
+			if !r.format.IsID(string(sha)) {
+				return fmt.Errorf("git log printed %q where a commit id belongs", abbrev.Truncate(string(sha), 80))
+			}
+			if tc := ParseTaskCommit(string(sha), string(msg)); tc.Task != "" {
+				out = append(out, tc)
+			}
+			return nil
+		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("walking %s: %w", branch, err)
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
+		return nil, fmt.Errorf("reading the history of %s: %w", branch, err)
 	}
 	return out, nil
+}
+
+// eachRecord calls fn with each NUL-terminated record of r, refusing a
+// record longer than maxMessage.
+func eachRecord(r io.Reader, fn func([]byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxMessage)
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		if i := bytes.IndexByte(data, 0); i >= 0 {
+			return i + 1, data[:i], nil
+		}
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	})
+	for sc.Scan() {
+		if err := fn(sc.Bytes()); err != nil {
+			return err
+		}
+	}
+	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		return fmt.Errorf("%w (over %d bytes)", ErrLongMessage, maxMessage)
+	}
+	return sc.Err()
 }
 
 // ParseTaskCommit reads planex's trailers from the last paragraph of a

@@ -243,7 +243,7 @@ func (r *Repo) SaveDir(ctx context.Context, ref, dir, message string) (string, e
 	sha := strings.TrimSpace(out)
 	old := parent
 	if old == "" {
-		old = strings.Repeat("0", 40)
+		old = r.format.Zero()
 	}
 	if _, err := r.Git(ctx, "", "update-ref", ref, sha, old); err != nil {
 		return "", fmt.Errorf("updating %s: %w", ref, err)

@@ -395,7 +395,7 @@ func (r *Repo) CommitChanges(ctx context.Context, parent string, changes []Chang
 	var info strings.Builder
 	for _, c := range changes {
 		if c.Mode == "000000" {
-			fmt.Fprintf(&info, "0 %s\t%s\x00", strings.Repeat("0", 40), c.Path)
+			fmt.Fprintf(&info, "0 %s\t%s\x00", r.format.Zero(), c.Path)
 		} else {
 			fmt.Fprintf(&info, "%s %s\t%s\x00", c.Mode, c.Blob, c.Path)
 		}
@@ -442,8 +442,8 @@ func (r *Repo) ReadBlobs(ctx context.Context, shas []string) (map[string][]byte,
 	}
 	var in strings.Builder
 	for _, sha := range shas {
-		if !isHex(sha) {
-			return nil, fmt.Errorf("reading blobs: %q is not an object id", sha)
+		if !r.format.IsID(sha) {
+			return nil, fmt.Errorf("reading blobs: %q is not an object id (this repository's are %d hex digits)", sha, r.format.HexLen())
 		}
 		in.WriteString(sha + "\n")
 	}
@@ -473,16 +473,4 @@ func (r *Repo) ReadBlobs(ctx context.Context, shas []string) (map[string][]byte,
 		}
 	}
 	return out, nil
-}
-
-func isHex(s string) bool {
-	if len(s) < 4 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
