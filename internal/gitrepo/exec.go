@@ -335,14 +335,13 @@ func Output(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return []byte(out), err
 }
 
-// stream runs git in Root (with the repository named as r.Git names it)
-// and hands its stdout to fn as it comes, for output too large to hold:
-// history. When fn fails, git is stopped.
-func (r *Repo) stream(ctx context.Context, args []string, fn func(io.Reader) error) error {
+// stream runs c and hands git's stdout to fn as it comes, for output too
+// large to hold (history). When fn fails, git is stopped.
+func stream(ctx context.Context, c call, fn func(io.Reader) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	env := append(r.gitEnv(r.Root), r.env...)
-	cmd, err := command(ctx, call{dir: r.Root, env: env, config: r.config, args: args})
+	args := c.args
+	cmd, err := command(ctx, c)
 	if err != nil {
 		return err
 	}

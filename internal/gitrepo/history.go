@@ -56,8 +56,9 @@ func (r *Repo) TaskCommits(ctx context.Context, branch, base string) ([]TaskComm
 		args = append(args, "^"+base)
 	}
 	var out []TaskCommit
-	err = r.stream(ctx, append(args, "--"), func(out0 io.Reader) error {
-		return eachRecord(out0, func(rec []byte) error {
+	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, args: append(args, "--")}
+	err = stream(ctx, c, func(log io.Reader) error {
+		return eachRecord(log, func(rec []byte) error {
 			sha, msg, _ := bytes.Cut(rec, []byte("\n"))
 			if !r.format.IsID(string(sha)) {
 				return fmt.Errorf("git log printed %q where a commit id belongs", abbrev.Truncate(string(sha), 80))

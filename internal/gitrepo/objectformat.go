@@ -55,6 +55,3 @@ func (f ObjectFormat) IsID(s string) bool {
 	}
 	return true
 }
-
-// ObjectFormat is the repository's object format.
-func (r *Repo) ObjectFormat() ObjectFormat { return r.format }

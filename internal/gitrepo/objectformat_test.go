@@ -95,8 +95,8 @@ func TestFormatsEndToEnd(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			r := newFormatRepo(t, format)
-			if r.ObjectFormat() != format {
-				t.Fatalf("ObjectFormat = %q, want %q", r.ObjectFormat(), format)
+			if r.format != format {
+				t.Fatalf("the repository's format = %q, want %q", r.format, format)
 			}
 			head, err := r.Head(ctx)
 			if err != nil || !format.IsID(head) {
