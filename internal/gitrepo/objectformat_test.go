@@ -84,11 +84,11 @@ func TestObjectIDs(t *testing.T) {
 	}
 }
 
-// TestFormatsEndToEnd runs, in a repository of each object format, every
-// gitrepo call a run makes with object ids: a task's worktree, snapshot,
-// commit (with a deletion, which names the zero id), branch creation and
-// compare-and-swap, history, blobs, and the state kept on a ref.
-func TestFormatsEndToEnd(t *testing.T) {
+// TestFormatsWorktreeAndCommit runs, in a repository of each object
+// format, what executing a task does with object ids: its worktree, the
+// snapshot, the commit (with a deletion, which names the zero id),
+// creating the run branch (the zero id again) and reading blobs.
+func TestFormatsWorktreeAndCommit(t *testing.T) {
 	t.Parallel()
 	for _, format := range formats {
 		t.Run(string(format), func(t *testing.T) {
@@ -102,7 +102,6 @@ func TestFormatsEndToEnd(t *testing.T) {
 			if err != nil || !format.IsID(head) {
 				t.Fatalf("Head = %q, %v; want a %d-digit id", head, err, format.HexLen())
 			}
-
 			wt := filepath.Join(t.TempDir(), "wt", "T1")
 			if err := r.AddWorktree(ctx, wt, head); err != nil {
 				t.Fatal(err)
@@ -129,7 +128,6 @@ func TestFormatsEndToEnd(t *testing.T) {
 			if err := r.UpdateBranch(ctx, "planex/s1", c1, "", "again"); !errors.Is(err, ErrRefMoved) {
 				t.Fatalf("creating the branch again = %v, want ErrRefMoved", err)
 			}
-
 			blobs, err := r.ReadBlobs(ctx, []string{changes[0].Blob})
 			if err != nil || string(blobs[changes[0].Blob]) != "package src\n" {
 				t.Fatalf("ReadBlobs = %q, %v", blobs, err)
@@ -141,15 +139,38 @@ func TestFormatsEndToEnd(t *testing.T) {
 			if _, err := r.ReadBlobs(ctx, []string{other}); err == nil {
 				t.Errorf("ReadBlobs took an id of the other format, %s", other)
 			}
+			if err := r.RemoveWorktree(ctx, wt); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
 
-			// A commit that is not a task's, then T2: history lists the
-			// task commits only, oldest first, with full ids.
+// TestFormatsHistoryAndState: in a repository of each object format, the
+// history a resumed run reads lists the task commits only, oldest first,
+// by their full ids; the branch moves only from where it is; the state
+// kept on a ref is created (from the zero id), updated and restored.
+func TestFormatsHistoryAndState(t *testing.T) {
+	t.Parallel()
+	for _, format := range formats {
+		t.Run(string(format), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			r := newFormatRepo(t, format)
+			head, _ := r.Head(ctx)
+			c1, err := r.CommitChanges(ctx, head, nil, TaskMessage("s1", "T1", "first", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
 			note, err := r.NoteCommit(ctx, c1, "a note\n")
 			if err != nil {
 				t.Fatal(err)
 			}
-			c2, err := r.CommitChanges(ctx, note, nil, TaskMessage("s1", "T2", "nothing", "why\n\nPlanex-Task: T9"))
+			c2, err := r.CommitChanges(ctx, note, nil, TaskMessage("s1", "T2", "second", "why\n\nPlanex-Task: T9"))
 			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.UpdateBranch(ctx, "planex/s1", c1, "", "planex: T1"); err != nil {
 				t.Fatal(err)
 			}
 			if err := r.UpdateBranch(ctx, "planex/s1", c2, c1, "planex: T2"); err != nil {
@@ -178,8 +199,7 @@ func TestFormatsEndToEnd(t *testing.T) {
 
 			state := t.TempDir()
 			os.WriteFile(filepath.Join(state, "meta.csv"), []byte("a,b\n"), 0o644)
-			s1, err := r.SaveDir(ctx, "refs/planex/state", state, "state 1")
-			if err != nil || !format.IsID(s1) {
+			if s1, err := r.SaveDir(ctx, "refs/planex/state", state, "state 1"); err != nil || !format.IsID(s1) {
 				t.Fatalf("first SaveDir = %q, %v", s1, err)
 			}
 			os.WriteFile(filepath.Join(state, "meta.csv"), []byte("a,c\n"), 0o644)
@@ -192,9 +212,6 @@ func TestFormatsEndToEnd(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(filepath.Join(back, "meta.csv")); string(b) != "a,c\n" {
 				t.Errorf("restored state = %q", b)
-			}
-			if err := r.RemoveWorktree(ctx, wt); err != nil {
-				t.Fatal(err)
 			}
 		})
 	}

@@ -77,10 +77,10 @@ func BenchmarkReleaseBinarySize(b *testing.B) {
 // internal/tmpl, which reads fields only.
 func TestNoDynamicMethodLookup(t *testing.T) {
 	root := repoRoot(t)
-	for pkg, deps := range importGraph(t, root) {
-		for _, d := range deps {
+	for _, p := range mustSource(t).sorted() {
+		for _, d := range p.imports() {
 			if d == "text/template" || d == "html/template" {
-				t.Errorf("%s imports %s: execute templates with internal/tmpl", pkg, d)
+				t.Errorf("%s imports %s: execute templates with internal/tmpl", p.dir, d)
 			}
 		}
 	}
