@@ -196,6 +196,15 @@ func TestFormatsHistoryAndState(t *testing.T) {
 			if commits, err := r.TaskCommits(ctx, "planex/none", head); err != nil || commits != nil {
 				t.Errorf("TaskCommits of a missing branch = %+v, %v", commits, err)
 			}
+			wrongLength := head[:40] // a SHA-1-long prefix of a SHA-256 id
+			if format == SHA1 {
+				wrongLength = head + strings.Repeat("0", 24)
+			}
+			for _, base := range []string{wrongLength, "HEAD~1", "--all"} {
+				if _, err := r.TaskCommits(ctx, "planex/s1", base); err == nil || !strings.Contains(err.Error(), "is not a commit id") {
+					t.Errorf("TaskCommits from base %q = %v, want it refused", base, err)
+				}
+			}
 
 			state := t.TempDir()
 			os.WriteFile(filepath.Join(state, "meta.csv"), []byte("a,b\n"), 0o644)

@@ -201,9 +201,14 @@ func TestCyclomaticComplexity(t *testing.T) {
 
 func parseFunc(t *testing.T, src string) *ast.FuncDecl {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "x.go", "package x\n"+src, 0)
+	return parseFile(t, "package x\n"+src).Decls[0].(*ast.FuncDecl)
+}
+
+func parseFile(t *testing.T, src string) *ast.File {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "x.go", src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f.Decls[0].(*ast.FuncDecl)
+	return f
 }
