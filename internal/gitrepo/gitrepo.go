@@ -49,7 +49,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if len(lines) != 4 || lines[0] == "" {
 		return nil, fmt.Errorf("%s: %w (bare repository?)", dir, ErrNotRepo)
 	}
-	format, err := ParseObjectFormat(lines[3])
+	format, err := reportedFormat(lines[3])
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", dir, err)
 	}

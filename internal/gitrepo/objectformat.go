@@ -30,6 +30,16 @@ func ParseObjectFormat(s string) (ObjectFormat, error) {
 	}
 }
 
+// reportedFormat reads the line `git rev-parse --show-object-format`
+// printed. A git older than 2.28 does not know the option and prints it
+// back; such a git reads SHA-1 repositories only.
+func reportedFormat(line string) (ObjectFormat, error) {
+	if strings.TrimSpace(line) == "--show-object-format" {
+		return SHA1, nil
+	}
+	return ParseObjectFormat(line)
+}
+
 // HexLen is the length of a full object id in hex digits: 40 or 64.
 func (f ObjectFormat) HexLen() int {
 	if f == SHA256 {

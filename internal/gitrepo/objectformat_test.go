@@ -45,14 +45,15 @@ func TestParseObjectFormat(t *testing.T) {
 		{"SHA256", "", true},
 		{"blake3", "", true},
 		{"", "", true},
+		{"--show-object-format", SHA1, false}, // a git too old to know the option
 	}
 	for _, c := range cases {
-		got, err := ParseObjectFormat(c.in)
+		got, err := reportedFormat(c.in)
 		if got != c.want || (err != nil) != c.err {
-			t.Errorf("ParseObjectFormat(%q) = %q, %v; want %q (error %v)", c.in, got, err, c.want, c.err)
+			t.Errorf("reportedFormat(%q) = %q, %v; want %q (error %v)", c.in, got, err, c.want, c.err)
 		}
 		if err != nil && !errors.Is(err, ErrObjectFormat) {
-			t.Errorf("ParseObjectFormat(%q): %v is not ErrObjectFormat", c.in, err)
+			t.Errorf("reportedFormat(%q): %v is not ErrObjectFormat", c.in, err)
 		}
 	}
 }
