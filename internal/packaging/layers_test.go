@@ -508,3 +508,75 @@ func topLevelNames(f *ast.File) map[string]bool {
 	}
 	return out
 }
+
+// TestRowOf: a package belongs to the row naming its longest prefix.
+func TestRowOf(t *testing.T) {
+	t.Parallel()
+	ls := readLayers(t)
+	cases := map[string]string{
+		"internal/render":            "pipeline",
+		"internal/render/md":         "text",
+		"internal/render/md/mdtest":  "text",
+		"internal/agent/mcp/mcptest": "agents",
+		"internal/command":           "entry",
+		"internal/gitrepo":           "repository",
+		"internal/renderer":          "",
+		"cmd/planex":                 "",
+	}
+	for pkg, want := range cases {
+		got := ""
+		if l, ok := ls.rowOf(pkg); ok {
+			got = l.name
+		}
+		if got != want {
+			t.Errorf("rowOf(%s) = %q, want %q", pkg, got, want)
+		}
+	}
+}
+
+// TestStartsGitFound: what counts as starting git, and what does not.
+func TestStartsGitFound(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		src  string
+		want int
+	}{
+		{`import "os/exec"; var _ = exec.Command("git", "status")`, 1},
+		{`import "os/exec"; func f(ctx context.Context) { exec.CommandContext(ctx, "/usr/bin/git", "log") }`, 1},
+		{`import x "os/exec"; var _, _ = x.LookPath("git")`, 1},
+		{`import "syscall"; var _ = syscall.Exec("/usr/bin/git", nil, nil)`, 1},
+		{`import "os/exec"; var _ = exec.Command("sh", "-c", "git status")`, 0},
+		{`import "os/exec"; func f(exec fake) { exec.Command("git") }`, 0},
+		{`var _ = gitrepo.Command(ctx, "", "log")`, 0},
+	}
+	for _, c := range cases {
+		if got := len(startsGit(parseFile(t, "package x\n"+c.src))); got != c.want {
+			t.Errorf("%s: %d found, want %d", c.src, got, c.want)
+		}
+	}
+}
+
+// TestCountMethods: embedded interfaces count with their methods, from
+// the same package and from another of the module.
+func TestCountMethods(t *testing.T) {
+	t.Parallel()
+	s := &source{pkgs: map[string]*srcPkg{
+		"internal/a": {dir: "internal/a", files: []*ast.File{parseFile(t, `package a
+import "`+module+`internal/b"
+type small interface{ A(); B() }
+type big interface { small; C(); b.I }
+type notIface struct{}`)}},
+		"internal/b": {dir: "internal/b", files: []*ast.File{parseFile(t, "package b\ntype I interface{ D(); E() }")}},
+	}}
+	cases := []struct {
+		name string
+		want int
+		err  bool
+	}{{"small", 2, false}, {"big", 5, false}, {"notIface", 0, true}, {"missing", 0, true}}
+	for _, c := range cases {
+		n, _, err := countMethods(s, "internal/a", c.name)
+		if n != c.want || (err != nil) != c.err {
+			t.Errorf("countMethods(%s) = %d, %v; want %d (error %v)", c.name, n, err, c.want, c.err)
+		}
+	}
+}
