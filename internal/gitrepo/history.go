@@ -39,10 +39,10 @@ var ErrLongMessage = errors.New("commit message too long")
 // TaskCommits lists the planex task commits on branch that base does not
 // have, oldest first (no commit before its parents); nil when the branch
 // does not exist. base is a full commit id, or "" for the whole history.
-// History is read by `git log` through the repository's
-// own git directory, never through the worktree's .git entry, which
-// planex does not trust, and one commit at a time, so memory stays
-// bounded however long the branch is.
+// History is read by `git log` through the repository's own git
+// directory, never through the worktree's .git entry, which planex does
+// not trust, and one commit at a time, so memory stays bounded however
+// long the branch is.
 func (r *Repo) TaskCommits(ctx context.Context, branch, base string) ([]TaskCommit, error) {
 	if base != "" && !r.format.IsID(base) {
 		return nil, fmt.Errorf("reading the history of %s: the base %q is not a commit id (this repository's are %d hex digits)", branch, abbrev.Truncate(base, 80), r.format.HexLen())
