@@ -2,8 +2,10 @@ package gitrepo
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -209,6 +211,51 @@ func TestReadBlobs(t *testing.T) {
 				if string(got[k]) != v {
 					t.Errorf("%s = %q, want %q", k, got[k], v)
 				}
+			}
+		})
+	}
+}
+
+func TestStreamBlobs(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	readme := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD:README.md"))
+	old := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD:src/old.txt"))
+	tree := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD^{tree}"))
+	cases := []struct {
+		name string
+		shas []string
+		// read is how many bytes of each blob fn reads (-1: all).
+		read    int
+		want    []string
+		wantErr string
+	}{
+		{"none", nil, -1, nil, ""},
+		{"two blobs read whole", []string{readme, old}, -1, []string{"hello\n", "old\n"}, ""},
+		{"two blobs read in part, the rest skipped", []string{readme, old, readme}, 2, []string{"he", "ol", "he"}, ""},
+		{"a tree", []string{tree}, -1, nil, "not a blob"},
+		{"a missing object", []string{readme, strings.Repeat("1", 40)}, -1, nil, "not a blob"},
+		{"not an id", []string{"HEAD"}, -1, nil, "is not an object id"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			err := r.StreamBlobs(ctx, c.shas, func(sha string, content io.Reader) error {
+				if c.read >= 0 {
+					content = io.LimitReader(content, int64(c.read))
+				}
+				b, err := io.ReadAll(content)
+				got = append(got, string(b))
+				return err
+			})
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("StreamBlobs = %v, want an error containing %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Fatalf("StreamBlobs = %q, %v; want %q", got, err, c.want)
 			}
 		})
 	}

@@ -1,15 +1,19 @@
 package gitrepo
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -485,4 +489,77 @@ func isHex(s string) bool {
 		}
 	}
 	return true
+}
+
+// StreamBlobs hands each blob to fn as a reader of its content, read by
+// one `git cat-file --batch`, without holding any blob in memory: what
+// fn leaves unread is skipped. fn may not keep the reader.
+func (r *Repo) StreamBlobs(ctx context.Context, shas []string, fn func(sha string, content io.Reader) error) error {
+	if len(shas) == 0 {
+		return nil
+	}
+	var in strings.Builder
+	for _, sha := range shas {
+		if !isHex(sha) {
+			return fmt.Errorf("reading blobs: %q is not an object id", sha)
+		}
+		in.WriteString(sha + "\n")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd, err := command(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config,
+		stdin: []byte(in.String()), args: []string{"cat-file", "--batch"}})
+	if err != nil {
+		return fmt.Errorf("reading blobs: %w", err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("reading blobs: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("reading blobs: %w", err)
+	}
+	readErr := readBatch(bufio.NewReaderSize(out, 64<<10), shas, fn)
+	if readErr != nil {
+		cancel()
+	}
+	waitErr := cmd.Wait()
+	switch {
+	case readErr != nil:
+		return readErr
+	case waitErr != nil:
+		return fmt.Errorf("reading blobs: git cat-file: %v: %s", waitErr, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// readBatch reads `git cat-file --batch` output for shas, in order.
+func readBatch(br *bufio.Reader, shas []string, fn func(string, io.Reader) error) error {
+	for _, want := range shas {
+		header, err := br.ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("reading blobs: truncated output")
+		}
+		f := strings.Fields(header)
+		if len(f) != 3 || f[1] != "blob" || f[0] != want {
+			return fmt.Errorf("reading blobs: not a blob: %q", strings.TrimSpace(header))
+		}
+		size, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil || size < 0 {
+			return fmt.Errorf("reading blobs: bad size in %q", strings.TrimSpace(header))
+		}
+		body := io.LimitReader(br, size)
+		if err := fn(want, body); err != nil {
+			return err
+		}
+		if _, err := io.Copy(io.Discard, body); err != nil {
+			return fmt.Errorf("reading blobs: %w", err)
+		}
+		if b, err := br.ReadByte(); err != nil || b != '\n' {
+			return fmt.Errorf("reading blobs: truncated output")
+		}
+	}
+	return nil
 }
