@@ -160,3 +160,38 @@ func TestMatcherChunkBoundary(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalizeMatchesBytewise: the eight-at-a-time path drops exactly
+// the bytes the byte-by-byte rule drops.
+func TestNormalizeMatchesBytewise(t *testing.T) {
+	t.Parallel()
+	alphabet := []byte("ab+\"'`\\ \t\n\x00\x01\x1f!\x7f\x80\xffZ09=/")
+	src := make([]byte, 4099)
+	seed := uint32(1)
+	for i := range src {
+		seed = seed*1664525 + 1013904223
+		src[i] = alphabet[int(seed>>16)%len(alphabet)]
+	}
+	copy(src[100:], make([]byte, 64)) // a run of NULs
+	copy(src[300:], strings.Repeat("plainTEXT", 8))
+	var want []byte
+	for _, c := range src {
+		if !ignored(c) {
+			want = append(want, c)
+		}
+	}
+	for start := 0; start < 9; start++ {
+		var w2 []byte
+		for _, c := range src[start:] {
+			if !ignored(c) {
+				w2 = append(w2, c)
+			}
+		}
+		if got := normalize(nil, src[start:]); string(got) != string(w2) {
+			t.Fatalf("from %d: normalize differs from the byte-by-byte rule", start)
+		}
+	}
+	if got := normalize(nil, src); string(got) != string(want) {
+		t.Fatal("normalize differs from the byte-by-byte rule")
+	}
+}

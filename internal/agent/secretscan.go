@@ -45,18 +45,57 @@ func dedupe(in []string) []string {
 }
 
 // ignored reports the bytes a Matcher skips on both sides: white space
-// (a value split across lines or indented) and the quotes, plus signs
-// and backslashes that join the pieces of a string split in source code.
+// and control bytes (a value split across lines or indented) and the
+// quotes, plus signs and backslashes that join the pieces of a string
+// split in source code.
 func ignored(c byte) bool {
 	switch c {
-	case ' ', '\t', '\r', '\n', '\v', '\f', '"', '\'', '`', '+', '\\':
+	case '"', '\'', '`', '+', '\\', 0x7f:
 		return true
 	}
-	return false
+	return c <= ' '
 }
 
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// hasByte reports whether any byte of w is c.
+func hasByte(w uint64, c byte) bool {
+	x := w ^ (ones * uint64(c))
+	return (x-ones)&^x&highs != 0
+}
+
+// plain reports whether no byte of w is one the Matcher ignores (false
+// may be wrong the other way: the caller then looks at each byte).
+func plain(w uint64) bool {
+	const below = ones * 0x21 // a byte under '!' is white space or control
+	if (w-below)&^w&highs != 0 {
+		return false
+	}
+	return !hasByte(w, '"') && !hasByte(w, '\'') && !hasByte(w, '`') && !hasByte(w, '+') && !hasByte(w, '\\') && !hasByte(w, 0x7f)
+}
+
+// normalize appends src to dst without the ignored bytes, eight at a time
+// where it can.
 func normalize(dst, src []byte) []byte {
-	for _, c := range src {
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		w := binary.LittleEndian.Uint64(src[i:])
+		switch {
+		case w&(ones*0xe0) == 0: // every byte a control byte (NULs of a sparse file)
+		case plain(w):
+			dst = append(dst, src[i:i+8]...)
+		default:
+			for _, c := range src[i : i+8] {
+				if !ignored(c) {
+					dst = append(dst, c)
+				}
+			}
+		}
+	}
+	for _, c := range src[i:] {
 		if !ignored(c) {
 			dst = append(dst, c)
 		}

@@ -5,10 +5,10 @@
 package execute
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os/exec"
 	"sort"
@@ -34,7 +34,7 @@ type Repo interface {
 	SymlinkEscapes(ctx context.Context, tree string, changes []gitrepo.Change) ([]string, error)
 	CommitChanges(ctx context.Context, parent string, changes []gitrepo.Change, message string) (string, error)
 	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
-	ReadBlobs(ctx context.Context, shas []string) (map[string][]byte, error)
+	StreamBlobs(ctx context.Context, shas []string, fn func(sha string, content io.Reader) error) error
 }
 
 // Runner runs tasks.
@@ -214,33 +214,40 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 	return ""
 }
 
-// leaks names the changed files that hold the value of a secret, with the
-// variable it belongs to (never the value).
+// leaks names the changed files whose path or content holds the value of
+// a secret (or a form of it, see agent.Matcher), with the variable it
+// belongs to (never the value). Contents are streamed, so a file of any
+// size costs a bounded amount of memory.
 func (r *Runner) leaks(ctx context.Context, changes []gitrepo.Change, secrets map[string]string) ([]string, error) {
 	if len(secrets) == 0 {
 		return nil, nil
 	}
-	var shas []string
-	for _, c := range changes {
-		if c.Mode != "000000" && c.Mode != "160000" { // a deletion or a submodule: no content of ours
-			shas = append(shas, c.Blob)
-		}
-	}
-	blobs, err := r.Repo.ReadBlobs(ctx, shas)
-	if err != nil {
-		return nil, err
-	}
+	m := agent.NewMatcher(secrets)
 	var found []string
+	var shas []string
+	paths := map[string][]string{}
 	for _, c := range changes {
-		b, ok := blobs[c.Blob]
-		if !ok {
-			continue
+		for _, name := range m.FindString(c.Path) {
+			found = append(found, "the name of "+c.Path+" ("+name+")")
 		}
-		for v, name := range secrets {
-			if bytes.Contains(b, []byte(v)) {
-				found = append(found, c.Path+" ("+name+")")
+		if c.Mode != "000000" && c.Mode != "160000" { // a deletion or a submodule: no content of ours
+			if paths[c.Blob] == nil {
+				shas = append(shas, c.Blob)
+			}
+			paths[c.Blob] = append(paths[c.Blob], c.Path)
+		}
+	}
+	err := r.Repo.StreamBlobs(ctx, shas, func(sha string, content io.Reader) error {
+		names, err := m.Find(content)
+		for _, name := range names {
+			for _, p := range paths[sha] {
+				found = append(found, p+" ("+name+")")
 			}
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Strings(found)
 	return found, nil
@@ -262,9 +269,11 @@ func (r *Runner) runDirectives(ctx context.Context, dir, script string) error {
 		return err
 	}
 	defer cleanup()
-	var buf bytes.Buffer
-	cmd.Stdout = &buf
-	cmd.Stderr = &buf
+	// Only the end of the output is kept (and quoted): a test runner may
+	// print without end.
+	buf := proc.NewTail(64 << 10)
+	cmd.Stdout = buf
+	cmd.Stderr = buf
 	err = proc.Run(ctx, cmd)
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("timed out after %s", timeout)
@@ -285,7 +294,9 @@ func (r *Runner) runDirectives(ctx context.Context, dir, script string) error {
 // Commit records a completed task as one commit on top of tip and moves
 // the branch there (compare-and-swap). It returns the new tip.
 func (r *Runner) Commit(ctx context.Context, branch, tip, session string, t plan.Task, o Outcome) (string, error) {
-	msg := gitrepo.TaskMessage(session, t.ID, t.Title, o.Findings)
+	// The title comes from the plan, which an agent wrote: no value planex
+	// holds goes into the message either.
+	msg := agent.Redact(gitrepo.TaskMessage(session, t.ID, t.Title, o.Findings), r.Contain.Secrets())
 	sha, err := r.Repo.CommitChanges(ctx, tip, o.Changes, msg)
 	if err != nil {
 		return "", fmt.Errorf("committing %s: %w", t.ID, err)
