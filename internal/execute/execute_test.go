@@ -284,3 +284,78 @@ func vmHWM(t *testing.T) uint64 {
 	t.Fatal("no VmHWM in /proc/self/status")
 	return 0
 }
+
+// TestRedTeamKeptWorktreeForgetsLastAgent: a failed task's agent leaves
+// an ignored .gitattributes (CRLF line endings, another encoding) and
+// .gitmodules in the worktree kept for the next task; the next task's checkout writes
+// files as committed, and its commit changes only what its own agent
+// wrote.
+func TestRedTeamKeptWorktreeForgetsLastAgent(t *testing.T) {
+	ctx := context.Background()
+	repo, _ := testRepo(t)
+	// Both tasks' base holds a text file the reset's checkout may rewrite.
+	gitIn := func(args ...string) string {
+		out, err := repo.Git(ctx, "", args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
+	}
+	os.Mkdir(filepath.Join(repo.Root, "src"), 0o755)
+	if err := os.WriteFile(filepath.Join(repo.Root, "src", "a.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn("add", "src/a.txt")
+	gitIn("commit", "-q", "-m", "a.txt")
+	second := gitIn("rev-parse", "HEAD")
+	if err := os.WriteFile(filepath.Join(repo.Root, "src", "b.txt"), []byte("three\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn("add", "src/b.txt")
+	gitIn("commit", "-q", "-m", "third")
+	third := gitIn("rev-parse", "HEAD")
+	var seen, seenB []byte
+	a := agent.Func(func(_ context.Context, s agent.Step) (agent.Result, error) {
+		status := "completed"
+		if s.ID == "T1" {
+			// Ignored, so that the task's snapshot does not take them in.
+			os.WriteFile(filepath.Join(s.Dir, ".gitignore"), []byte(".gitattributes\n.gitmodules\n"), 0o644)
+			os.WriteFile(filepath.Join(s.Dir, ".gitattributes"), []byte("* text eol=crlf\n"), 0o644)
+			os.WriteFile(filepath.Join(s.Dir, "src", ".gitattributes"), []byte("*.txt text working-tree-encoding=UTF-16LE\n"), 0o644)
+			os.WriteFile(filepath.Join(s.Dir, ".gitmodules"), []byte("[submodule \"x\"]\n\tpath = x\n\turl = ../x\n"), 0o644)
+			status = "failed"
+		} else {
+			seen, _ = os.ReadFile(filepath.Join(s.Dir, "src", "a.txt"))
+			seenB, _ = os.ReadFile(filepath.Join(s.Dir, "src", "b.txt"))
+			os.WriteFile(filepath.Join(s.Dir, "T2.md"), []byte("two\n"), 0o644)
+		}
+		raw, _ := json.Marshal(map[string]any{"id": s.ID, "status": status, "findings": "", "tests_passed": true})
+		return agent.Result{Raw: raw}, nil
+	})
+	r := &Runner{Repo: repo, Agent: a}
+	defer r.Close(ctx)
+	if err := repo.UpdateBranch(ctx, "run", third, "", "start"); err != nil {
+		t.Fatal(err)
+	}
+	if o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "T1", Scope: "**"}, Base: second, Session: "s", Timeout: time.Minute}); o.Status != plan.StatusFailed {
+		t.Fatalf("T1: %s, want failed", o.Status)
+	}
+	task := plan.Task{ID: "T2", Title: "T2", Scope: "**"}
+	o := r.Run(ctx, Job{Task: task, Base: third, Session: "s", Timeout: time.Minute})
+	if o.Status != plan.StatusCompleted || strings.Join(o.Files(), " ") != "T2.md" {
+		t.Fatalf("T2: %s %q changed %v, want only T2.md", o.Status, o.Error, o.Files())
+	}
+	if string(seen) != "one\ntwo\n" || string(seenB) != "three\n" {
+		t.Errorf("T2's agent found a.txt = %q and b.txt = %q, not as committed", seen, seenB)
+	}
+	sha, err := r.Commit(ctx, "run", third, "s", task, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gitIn("cat-file", "blob", sha+":src/a.txt"); got != "one\ntwo" {
+		t.Errorf("a.txt in T2's commit = %q", got)
+	}
+	if got := gitIn("diff-tree", "-r", "--name-only", "--no-commit-id", third, sha); got != "T2.md" {
+		t.Errorf("T2's commit changed %q", got)
+	}
+}

@@ -45,6 +45,15 @@ func TestRedTeamGitResetWorktreeLeavesNothingBehind(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"untracked attributes re-encoding what the next checkout writes", func(t *testing.T, wt, _ string, _ *evil) {
+			os.WriteFile(filepath.Join(wt, ".gitattributes"), []byte("* text eol=crlf\n"), 0o644)
+			os.WriteFile(filepath.Join(wt, "src", ".gitattributes"), []byte("*.txt text working-tree-encoding=UTF-16LE\n"), 0o644)
+		}},
+		{"ignored attributes and modules files", func(t *testing.T, wt, _ string, _ *evil) {
+			os.WriteFile(filepath.Join(wt, ".gitignore"), []byte(".gitattributes\n.gitmodules\n"), 0o644)
+			os.WriteFile(filepath.Join(wt, ".gitattributes"), []byte("* text eol=crlf\n"), 0o644)
+			os.WriteFile(filepath.Join(wt, ".gitmodules"), []byte("[submodule \"x\"]\n\tpath = src\n\turl = ../evil\n"), 0o644)
+		}},
 		{"attributes naming the repository's filters", func(t *testing.T, wt, _ string, _ *evil) {
 			os.WriteFile(filepath.Join(wt, ".gitattributes"), []byte("* filter=evil diff=evil\n"), 0o644)
 			os.WriteFile(filepath.Join(wt, "src", "old.txt"), []byte("changed\n"), 0o644)
@@ -83,6 +92,10 @@ func TestRedTeamGitResetWorktreeLeavesNothingBehind(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(filepath.Join(wt, "src", "old.txt")); string(b) != "old\n" {
 				t.Errorf("src/old.txt = %q", b)
+			}
+			// What the reset's checkout wrote is the blob, byte for byte.
+			if b, _ := os.ReadFile(filepath.Join(wt, "src", "next.txt")); string(b) != "next\n" {
+				t.Errorf("src/next.txt = %q, want the committed bytes", b)
 			}
 			if fi, err := os.Lstat(filepath.Join(wt, "src")); err != nil || !fi.IsDir() {
 				t.Errorf("src is not a folder: %v", err)

@@ -170,12 +170,18 @@ func (r *Repo) ResetWorktree(ctx context.Context, dir, commit string) error {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
 	}
 	env := append([]string{"GIT_DIR=" + admin, "GIT_WORK_TREE=" + dir, "GIT_INDEX_FILE=" + idx}, statEnv()...)
-	if _, err := r.git(ctx, dir, env, "checkout", "-q", "-f", "--detach", commit); err != nil {
-		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
-	}
+	// Everything untracked or ignored goes first: git's checkout honours
+	// a .gitattributes it finds in the working tree (line endings, an
+	// encoding), so one the last agent left, even a failed task's, would
+	// re-encode what this checkout writes for the next task.
 	if _, err := r.git(ctx, dir, env, "clean", "-q", "-f", "-f", "-d", "-x"); err != nil {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
 	}
+	if _, err := r.git(ctx, dir, env, "checkout", "-q", "-f", "--detach", commit); err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
+	// A forced checkout removes what the old base tracked and the new one
+	// does not, changed or not: nothing untracked is left.
 	// The agent's own git in the worktree sees the same index.
 	if err := copyFile(idx, filepath.Join(admin, "index")); err != nil {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
