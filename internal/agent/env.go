@@ -137,12 +137,14 @@ func ScrubEnv(env []string, allow []string, secrets ...string) []string {
 // shorter ones ("1", "true") would match everywhere.
 const minSecretLen = 8
 
-// settingInputs are the Action's inputs that hold planex's own settings
-// (names, numbers, modes, a branch), never a credential: their values are
-// text a task may well write ("main", a model's name), so they are not
-// looked for. An input that could hold one (the token, the agent command,
-// the base URL, an inline MCP configuration) is.
-var settingInputs = map[string]bool{
+// settingVars are planex's own settings (the Action's inputs and
+// variables holding names, numbers, modes, a branch, folders), never a
+// credential: their values are text a task may well write ("main", a
+// model's name), so they are not looked for. One that could hold a
+// credential (the token, the agent command, the base URL, an inline MCP
+// configuration) is.
+var settingVars = map[string]bool{
+	"PLANEX_ALLOW_ENV": true, "PLANEX_SANDBOX_READ": true, "PLANEX_SANDBOX_WRITE": true,
 	"INPUT_AGENT": true, "INPUT_MODEL": true, "INPUT_API_KEY_ENV": true, "INPUT_ALLOW_ENV": true,
 	"INPUT_CONCURRENCY": true, "INPUT_TRIGGER_PHRASE": true, "INPUT_BASE_BRANCH": true, "INPUT_DRAFT": true,
 	"INPUT_AUTO_APPROVE": true, "INPUT_MAX_COST_USD": true, "INPUT_MAX_ISSUES": true, "INPUT_LABEL": true,
@@ -156,7 +158,7 @@ var settingInputs = map[string]bool{
 // so planex can refuse to commit or publish a value an agent got hold of
 // anyway. Left out: values shorter than minSecretLen, values the agent
 // was given anyway (they occur in a variable that is passed on), and the
-// Action's setting inputs (settingInputs).
+// planex's own settings (settingVars).
 func SecretValues(env []string, allow []string, secrets ...string) map[string]string {
 	return heldValues(env, allow, secrets, nil)
 }
@@ -174,7 +176,7 @@ func heldValues(env []string, allow, secrets []string, isPath func(string) bool)
 	out := map[string]string{}
 	for _, kv := range env {
 		name, value, _ := strings.Cut(kv, "=")
-		if f.passes(name) || len(value) < minSecretLen || settingInputs[strings.ToUpper(strings.ReplaceAll(name, "-", "_"))] {
+		if f.passes(name) || len(value) < minSecretLen || settingVars[strings.ToUpper(strings.ReplaceAll(name, "-", "_"))] {
 			continue
 		}
 		if seenIn(passed, value) || (isPath != nil && strings.HasPrefix(value, "/") && isPath(value)) {

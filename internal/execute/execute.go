@@ -215,20 +215,20 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 }
 
 // leaks names the changed files whose path or content holds the value of
-// a secret (or a form of it, see agent.Matcher), with the variable it
-// belongs to (never the value). Contents are streamed, so a file of any
-// size costs a bounded amount of memory.
+// a secret (or a form of it, see agent.Matcher), each with the variables
+// it belongs to (never the value); names first. Contents are streamed,
+// so a file of any size costs a bounded amount of memory.
 func (r *Runner) leaks(ctx context.Context, changes []gitrepo.Change, secrets map[string]string) ([]string, error) {
 	if len(secrets) == 0 {
 		return nil, nil
 	}
 	m := agent.NewMatcher(secrets)
-	var found []string
+	var inNames, inContent []string
 	var shas []string
 	paths := map[string][]string{}
 	for _, c := range changes {
-		for _, name := range m.FindString(c.Path) {
-			found = append(found, "the name of "+c.Path+" ("+name+")")
+		if names := m.FindString(c.Path); len(names) > 0 {
+			inNames = append(inNames, "the name of "+c.Path+" ("+strings.Join(names, ", ")+")")
 		}
 		if c.Mode != "000000" && c.Mode != "160000" { // a deletion or a submodule: no content of ours
 			if paths[c.Blob] == nil {
@@ -239,9 +239,9 @@ func (r *Runner) leaks(ctx context.Context, changes []gitrepo.Change, secrets ma
 	}
 	err := r.Repo.StreamBlobs(ctx, shas, func(sha string, content io.Reader) error {
 		names, err := m.Find(content)
-		for _, name := range names {
+		if len(names) > 0 {
 			for _, p := range paths[sha] {
-				found = append(found, p+" ("+name+")")
+				inContent = append(inContent, p+" ("+strings.Join(names, ", ")+")")
 			}
 		}
 		return err
@@ -249,8 +249,9 @@ func (r *Runner) leaks(ctx context.Context, changes []gitrepo.Change, secrets ma
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(found)
-	return found, nil
+	sort.Strings(inNames)
+	sort.Strings(inContent)
+	return append(inNames, inContent...), nil
 }
 
 // runDirectives runs the task's verification commands as one shell

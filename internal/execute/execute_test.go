@@ -137,7 +137,7 @@ func TestRedTeamRunnerRefusesSecretsInChanges(t *testing.T) {
 	var names []string
 	for name, value := range heldSecrets {
 		all = append(all, value)
-		names = append(names, "all.txt ("+name+")")
+		names = append(names, name)
 	}
 	sort.Strings(names)
 	dbPass := heldSecrets["DB_PASS"]
@@ -147,7 +147,7 @@ func TestRedTeamRunnerRefusesSecretsInChanges(t *testing.T) {
 		want  string
 	}{
 		{"every value the issue lists", map[string]string{"all.txt": strings.Join(all, "\n")},
-			"the changes contain secret values, so nothing was committed: " + strings.Join(names, ", ")},
+			"the changes contain secret values, so nothing was committed: all.txt (" + strings.Join(names, ", ") + ")"},
 		{"a value split across lines", map[string]string{"a.go": "p := \"" + dbPass[:7] + "\" +\n\t\"" + dbPass[7:] + "\"\n"},
 			"the changes contain secret values, so nothing was committed: a.go (DB_PASS)"},
 		{"a value base64-encoded", map[string]string{"b.txt": base64.StdEncoding.EncodeToString([]byte("user:" + dbPass))},
