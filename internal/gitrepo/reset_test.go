@@ -190,45 +190,6 @@ func TestResetWorktreeRefusesWhatIsNotAKeptWorktree(t *testing.T) {
 	}
 }
 
-func TestReadBlobs(t *testing.T) {
-	ctx := context.Background()
-	r := newRepo(t)
-	readme := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD:README.md"))
-	old := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD:src/old.txt"))
-	tree := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD^{tree}"))
-	cases := []struct {
-		name    string
-		shas    []string
-		want    map[string]string
-		wantErr string
-	}{
-		{"none", nil, map[string]string{}, ""},
-		{"two blobs", []string{readme, old}, map[string]string{readme: "hello\n", old: "old\n"}, ""},
-		{"a tree", []string{tree}, nil, "not a blob"},
-		{"a missing object", []string{strings.Repeat("1", 40)}, nil, "not a blob"},
-		{"not an id", []string{"HEAD"}, nil, "is not an object id"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, err := r.ReadBlobs(ctx, c.shas)
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("ReadBlobs = %v, want an error containing %q", err, c.wantErr)
-				}
-				return
-			}
-			if err != nil || len(got) != len(c.want) {
-				t.Fatalf("ReadBlobs = %q, %v", got, err)
-			}
-			for k, v := range c.want {
-				if string(got[k]) != v {
-					t.Errorf("%s = %q, want %q", k, got[k], v)
-				}
-			}
-		})
-	}
-}
-
 func TestStreamBlobs(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t)

@@ -443,48 +443,6 @@ func (r *Repo) ReadBlob(ctx context.Context, sha string) ([]byte, error) {
 	return []byte(out), nil
 }
 
-// ReadBlobs returns the contents of blobs by their ids, read by one `git
-// cat-file --batch` rather than a process per blob.
-func (r *Repo) ReadBlobs(ctx context.Context, shas []string) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	if len(shas) == 0 {
-		return out, nil
-	}
-	var in strings.Builder
-	for _, sha := range shas {
-		if !isHex(sha) {
-			return nil, fmt.Errorf("reading blobs: %q is not an object id", sha)
-		}
-		in.WriteString(sha + "\n")
-	}
-	raw, err := r.gitIn(ctx, r.Root, nil, []byte(in.String()), "cat-file", "--batch")
-	if err != nil {
-		return nil, fmt.Errorf("reading blobs: %w", err)
-	}
-	for rest := raw; rest != ""; {
-		header, body, ok := strings.Cut(rest, "\n")
-		if !ok {
-			return nil, fmt.Errorf("reading blobs: truncated output")
-		}
-		f := strings.Fields(header)
-		if len(f) != 3 || f[1] != "blob" {
-			return nil, fmt.Errorf("reading blobs: not a blob: %q", header)
-		}
-		var size int
-		if _, err := fmt.Sscan(f[2], &size); err != nil || size < 0 || size+1 > len(body) {
-			return nil, fmt.Errorf("reading blobs: bad size in %q", header)
-		}
-		out[f[0]] = []byte(body[:size])
-		rest = body[size+1:]
-	}
-	for _, sha := range shas {
-		if _, ok := out[sha]; !ok {
-			return nil, fmt.Errorf("reading blobs: %s missing from git's answer", sha)
-		}
-	}
-	return out, nil
-}
-
 func isHex(s string) bool {
 	if len(s) < 4 {
 		return false
