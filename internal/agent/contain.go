@@ -103,10 +103,14 @@ func lookup(env []string, name string) string {
 }
 
 // Secrets maps the value of every variable planex holds and does not pass
-// on to its name (see SecretValues); absolute paths that exist are left
-// out.
+// on to its name (see SecretValues); values that name an existing file
+// (absolute, or relative to planex's working directory, such as the
+// Action's mcp-config path) are left out.
 func (c Containment) Secrets() map[string]string {
 	return heldValues(os.Environ(), c.AllowEnv, c.SecretEnv, func(p string) bool {
+		if strings.ContainsAny(p, "\x00\n") {
+			return false
+		}
 		_, err := os.Lstat(p)
 		return err == nil
 	})

@@ -163,8 +163,9 @@ func SecretValues(env []string, allow []string, secrets ...string) map[string]st
 	return heldValues(env, allow, secrets, nil)
 }
 
-// heldValues is SecretValues that also leaves out the absolute paths
-// isPath says exist (a path names a file, it is no secret).
+// heldValues is SecretValues that also leaves out the values isPath says
+// name an existing file (a file's name is no secret: an agent can list
+// it).
 func heldValues(env []string, allow, secrets []string, isPath func(string) bool) map[string]string {
 	f := newEnvFilter(allow, secrets)
 	var passed []string
@@ -179,7 +180,7 @@ func heldValues(env []string, allow, secrets []string, isPath func(string) bool)
 		if f.passes(name) || len(value) < minSecretLen || settingVars[strings.ToUpper(strings.ReplaceAll(name, "-", "_"))] {
 			continue
 		}
-		if seenIn(passed, value) || (isPath != nil && strings.HasPrefix(value, "/") && isPath(value)) {
+		if seenIn(passed, value) || (isPath != nil && isPath(value)) {
 			continue
 		}
 		out[value] = name

@@ -69,11 +69,13 @@ func TestSecretValues(t *testing.T) {
 		"OK_KEY=allowed-value", "PWD=/home/runner", // the agent has that value through HOME
 		"INPUT_MODEL=claude-sonnet-4", "INPUT_AGENT_COMMAND=/usr/bin/my-agent --key sk-12345678",
 		"INPUT_GITHUB-TOKEN=ghs_inputtoken1", "EXISTING=/etc/passwd", "MISSING=/no/such/file/at/all",
+		"INPUT_MCP_CONFIG=.mcp.json", `INPUT_MCP_CONFIG_INLINE={"mcpServers":{}}`,
 	}, leakedInIssue29...)
-	got := heldValues(env, []string{"OK_KEY"}, nil, func(p string) bool { return p == "/etc/passwd" })
+	got := heldValues(env, []string{"OK_KEY"}, nil, func(p string) bool { return p == "/etc/passwd" || p == ".mcp.json" })
 	want := map[string]string{
 		"ghs_abcdefgh": "GITHUB_TOKEN", "/usr/bin/my-agent --key sk-12345678": "INPUT_AGENT_COMMAND",
 		"ghs_inputtoken1": "INPUT_GITHUB-TOKEN", "/no/such/file/at/all": "MISSING",
+		`{"mcpServers":{}}`: "INPUT_MCP_CONFIG_INLINE",
 	}
 	for _, kv := range leakedInIssue29 {
 		name, value, _ := strings.Cut(kv, "=")
