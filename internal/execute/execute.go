@@ -128,13 +128,16 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	}, j.Board, r.log())
 	out.Usage = res.Usage
 	problems = res.Problems
-	// Which MCP tools the agent used belongs with what it found, in the
-	// task's row and the report.
-	var mcpNote string
+	// Which MCP tools the agent used, and that its output was cut, belong
+	// with what it found, in the task's row and the report.
+	var note string
 	if len(res.MCPCalls) > 0 {
-		mcpNote = abbrev.Truncate("MCP tools called: "+strings.Join(res.MCPCalls, ", ")+".", 300)
-		out.Findings = mcpNote
+		note = abbrev.Truncate("MCP tools called: "+strings.Join(res.MCPCalls, ", ")+".", 300)
 	}
+	if res.OutputDropped > 0 {
+		note = strings.TrimSpace(note + fmt.Sprintf(" The agent's output was cut: planex kept only its end (%d bytes were dropped).", res.OutputDropped))
+	}
+	out.Findings = note
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -142,9 +145,9 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	if err := agent.Decode(agent.PhaseExecute, res.Raw, &er); err != nil {
 		return fail("%v", err)
 	}
-	out.Findings = abbrev.Truncate(agent.Redact(strings.TrimSpace(er.Findings), secrets), 500-len(mcpNote))
-	if mcpNote != "" {
-		out.Findings = strings.TrimSpace(out.Findings + " " + mcpNote)
+	out.Findings = abbrev.Truncate(agent.Redact(strings.TrimSpace(er.Findings), secrets), 500-len(note))
+	if note != "" {
+		out.Findings = strings.TrimSpace(out.Findings + " " + note)
 	}
 	out.AcceptanceMet = er.AcceptanceMet
 	if er.ID != "" && er.ID != j.Task.ID {

@@ -359,3 +359,23 @@ func TestRedTeamKeptWorktreeForgetsLastAgent(t *testing.T) {
 		t.Errorf("T2's commit changed %q", got)
 	}
 }
+
+// TestRunnerSaysOutputWasCut: a task whose agent's output planex cut says
+// so in its findings.
+func TestRunnerSaysOutputWasCut(t *testing.T) {
+	ctx := context.Background()
+	repo, tip := testRepo(t)
+	var dirs []string
+	w := writer(nil, &dirs, nil)
+	a := agent.Func(func(ctx context.Context, s agent.Step) (agent.Result, error) {
+		res, err := w.Run(ctx, s)
+		res.OutputDropped = 1 << 30
+		return res, err
+	})
+	r := &Runner{Repo: repo, Agent: a}
+	defer r.Close(ctx)
+	o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "T1", Scope: "**"}, Base: tip, Session: "s", Timeout: time.Minute})
+	if o.Status != plan.StatusCompleted || !strings.Contains(o.Findings, "planex kept only its end (1073741824 bytes were dropped)") {
+		t.Errorf("%s %q: findings %q", o.Status, o.Error, o.Findings)
+	}
+}

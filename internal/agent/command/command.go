@@ -141,7 +141,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		out.Problems = append(out.Problems, fmt.Sprintf("the agent printed %d bytes to stdout; planex kept only the last %d MiB", n+maxStdout, maxStdout>>20))
 	}
 	// Whatever happens next, the tokens the program reported were spent.
-	failed := agent.Result{Usage: out.Usage, MCPCalls: out.MCPCalls}
+	failed := agent.Result{Usage: out.Usage, MCPCalls: out.MCPCalls, OutputDropped: stdout.Dropped()}
 	if err := runFailure(runErr, decodeErr, stderr, timeout, out.Problems); err != nil {
 		return failed, err
 	}
@@ -157,7 +157,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	if a.cfg.Decode != nil {
 		usage = out.Usage
 	}
-	return agent.Result{Raw: raw, Usage: usage, Problems: out.Problems, MCPCalls: out.MCPCalls}, nil
+	return agent.Result{Raw: raw, Usage: usage, Problems: out.Problems, MCPCalls: out.MCPCalls, OutputDropped: stdout.Dropped()}, nil
 }
 
 // StepTimeout is the step's own time limit, else the one configured for
