@@ -139,7 +139,7 @@ func (f *fixture) planex(args ...string) (stdout, stderr string, code int) {
 
 // testAllowEnv lets the test agents' own variables through planex's
 // environment allow-list (they name the fixture's folders and attacks).
-const testAllowEnv = "PLANEX_ALLOW_ENV=FAKE_DIR,RED_TEAM,RED_TEAM_PLANEX"
+const testAllowEnv = "PLANEX_ALLOW_ENV=FAKE_DIR,FAKE_COST,RED_TEAM,RED_TEAM_PLANEX"
 
 func (f *fixture) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
