@@ -72,6 +72,9 @@ type Result struct {
 	// with the number of calls when more than one), for the task's
 	// result and the report.
 	MCPCalls []string
+	// OutputDropped is how many bytes of the program's output planex did
+	// not keep (it keeps a bounded tail), for the task's result.
+	OutputDropped int64
 }
 
 // Agent runs steps. Implementations must honour ctx cancellation and

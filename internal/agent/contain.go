@@ -11,11 +11,13 @@ import (
 
 // Containment is how the processes of a step are held: which variables
 // they may see and, with a sandbox, what they may read and write. The
-// zero value scrubs secrets and contains nothing else (`--sandbox off`).
+// zero value passes only the default variables (see ScrubEnv) and
+// contains nothing else (`--sandbox off`).
 type Containment struct {
 	// Sandbox is nil when processes run uncontained.
 	Sandbox *sandbox.Sandbox
-	// AllowEnv names secret-looking variables the user lets through.
+	// AllowEnv names more variables the user lets through (--allow-env),
+	// besides those passed by default; never one of neverPass.
 	AllowEnv []string
 	// SecretEnv names more variables to remove whatever they are called
 	// (the one --api-key-env names).
@@ -29,7 +31,7 @@ type Containment struct {
 }
 
 // Prepare readies cmd, not yet started, to run for a step: its
-// environment is base without secrets and, with a sandbox, it may write
+// environment is the part of base ScrubEnv lets through and, with a sandbox, it may write
 // only the writable directories and a private home, and read the file
 // system except the user's home, where only the readable directories
 // stay visible. Call cleanup after the command ended.
@@ -100,8 +102,16 @@ func lookup(env []string, name string) string {
 	return ""
 }
 
-// Secrets maps the values of planex's own secret variables to their
-// names (see SecretValues).
+// Secrets maps the value of every variable planex holds and does not pass
+// on to its name (see SecretValues); values that name an existing file
+// (absolute, or relative to planex's working directory, such as the
+// Action's mcp-config path) are left out.
 func (c Containment) Secrets() map[string]string {
-	return SecretValues(os.Environ(), c.AllowEnv, c.SecretEnv...)
+	return heldValues(os.Environ(), c.AllowEnv, c.SecretEnv, func(p string) bool {
+		if strings.ContainsAny(p, "\x00\n") {
+			return false
+		}
+		_, err := os.Lstat(p)
+		return err == nil
+	})
 }

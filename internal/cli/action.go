@@ -284,10 +284,6 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	if serverURL == "" {
 		serverURL = "https://github.com"
 	}
-	client, err := gh.NewClient(ctx, gh.Options{Token: token, APIURL: getenv("GITHUB_API_URL"), ServerURL: serverURL, UserAgent: "planex", Logger: log})
-	if err != nil {
-		return nil, err
-	}
 	ws := getenv("GITHUB_WORKSPACE")
 	if ws == "" {
 		ws = "."
@@ -311,6 +307,18 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 		return nil, inputError(err)
 	}
 	ag, contain, agentErr, err := actionAgent(ctx, in, repo, stdio.Err, getenv)
+	if err != nil {
+		return nil, err
+	}
+	// No value planex holds and does not pass to agents reaches a comment,
+	// issue, pull request or review, nor the job's log, whatever an agent
+	// wrote.
+	secrets := contain.Secrets()
+	for v := range secrets {
+		gha.AddMask(v)
+	}
+	client, err := gh.NewClient(ctx, gh.Options{Token: token, APIURL: getenv("GITHUB_API_URL"), ServerURL: serverURL, UserAgent: "planex", Logger: log,
+		Publish: func(s string) string { return agent.Redact(s, secrets) }})
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ func (a *agentFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&a.model, "model", "", "model for --agent anthropic|openai|claude|codex|gemini (defaults: docs/agents.md)")
 	f.StringVar(&a.baseURL, "base-url", "", "API base URL for the agent's model (gateways, proxies, compatible or local servers)")
 	f.StringVar(&a.apiKeyEnv, "api-key-env", "", "environment variable holding the API key")
-	f.StringSliceVar(&a.allowEnv, "allow-env", nil, "secret-looking environment variables the agent may see (comma-separated names)")
+	f.StringSliceVar(&a.allowEnv, "allow-env", nil, "more environment variables agent processes may see, besides the default allow-list (comma-separated names; never GITHUB_TOKEN, INPUT_*, ACTIONS_*)")
 	f.IntVar(&a.maxTurns, "max-turns", 0, "model turns per step for the built-in agents and claude (default 40, 80 for execute; claude: its own)")
 	f.IntVar(&a.maxOut, "max-output-tokens", 0, "output tokens per model reply for the built-in agents (default 8192)")
 	f.Float64Var(&a.priceIn, "price-in", 0, "input price in dollars per million tokens (models missing from the built-in table)")

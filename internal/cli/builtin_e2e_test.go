@@ -172,8 +172,11 @@ func TestBuiltinAgentMCPEndToEnd(t *testing.T) {
 	if err := os.WriteFile(cfgFile, []byte(mcptest.Config(bin)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The server's ticket prefix is meant to reach the commit: allowed, it
+	// is no secret of planex's (a value planex holds and does not pass on
+	// would fail the task).
 	cmd := f.command("-y", "--agent", "openai", "--base-url", srv.URL+"/v1", "--model", "gpt-test",
-		"--mcp-config", cfgFile, "--review", "skip", "add a greeting")
+		"--mcp-config", cfgFile, "--review", "skip", "--allow-env", "PLANEX_TEST_TICKET_PREFIX", "add a greeting")
 	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "OPENAI_API_KEY=sk-test-key", "PLANEX_TEST_TICKET_PREFIX=from-planex-env",
 		"PLANEX_SANDBOX_READ="+filepath.Dir(bin))
 	out, err := cmd.CombinedOutput()

@@ -137,10 +137,14 @@ func (f *fixture) planex(args ...string) (stdout, stderr string, code int) {
 	return o.String(), e.String(), code
 }
 
+// testAllowEnv lets the test agents' own variables through planex's
+// environment allow-list (they name the fixture's folders and attacks).
+const testAllowEnv = "PLANEX_ALLOW_ENV=FAKE_DIR,FAKE_COST,RED_TEAM,RED_TEAM_PLANEX"
+
 func (f *fixture) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = f.repo
-	cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+f.fake, "PLANEX_SANDBOX_WRITE="+f.fake, "PLANEX_SANDBOX_READ="+testdataDir(f.t), "PLANEX_AGENT_CMD="+f.agent, "GITHUB_TOKEN=must-not-leak")
+	cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+f.fake, testAllowEnv, "PLANEX_SANDBOX_WRITE="+f.fake, "PLANEX_SANDBOX_READ="+testdataDir(f.t), "PLANEX_AGENT_CMD="+f.agent, "GITHUB_TOKEN=must-not-leak")
 	return cmd
 }
 

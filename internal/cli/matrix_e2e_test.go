@@ -58,7 +58,7 @@ func (g *ghEnv) startAction(eventName, eventPath string, env ...string) *matrixP
 	p := &matrixProc{outFile: filepath.Join(g.t.TempDir(), "output")}
 	p.cmd = exec.Command(os.Args[0], "action")
 	p.cmd.Dir = ws
-	p.cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+g.fixture.fake, "PLANEX_SANDBOX_WRITE="+g.fixture.fake, "PLANEX_SANDBOX_READ="+testdataDir(g.fixture.t),
+	p.cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+g.fixture.fake, testAllowEnv, "PLANEX_SANDBOX_WRITE="+g.fixture.fake, "PLANEX_SANDBOX_READ="+testdataDir(g.fixture.t),
 		"GITHUB_EVENT_NAME="+eventName, "GITHUB_EVENT_PATH="+eventPath, "GITHUB_REPOSITORY="+ghRepo,
 		"GITHUB_WORKSPACE="+ws, "GITHUB_API_URL="+g.fake.URL(), "GITHUB_SERVER_URL="+g.fake.ServerURL(),
 		"GITHUB_RUN_ID=42", "GITHUB_OUTPUT="+p.outFile, "INPUT_GITHUB_TOKEN=ghs_test", "INPUT_AGENT=command",

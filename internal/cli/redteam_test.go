@@ -23,6 +23,18 @@ var redTeamSecrets = map[string]string{
 	"ANTHROPIC_API_KEY":     "sk-ant-redteam-key",
 	"AWS_SECRET_ACCESS_KEY": "redteam-aws-secret",
 	"LLM_GATEWAY":           "redteam-gateway-key", // named by --api-key-env
+	// Named like nothing secret: the deny-list let them all through
+	// (issue 29); the allow-list passes none of them.
+	"DATABASE_URL":       "postgres://app:redteam-db-password@db.internal:5432/app",
+	"DB_PASS":            "redteam-db-pass",
+	"SMTP_PWD":           "redteam-smtp-pwd",
+	"DOCKER_AUTH_CONFIG": `{"auths":{"registry.example":{"auth":"cmVkdGVhbS1kb2NrZXI="}}}`,
+	"APIKEY":             "redteam-apikey",
+	"PRIVATE_KEY_PEM":    "-----BEGIN PRIVATE KEY-----redteam-pem-body",
+	"AWS_ACCESS_KEY_ID":  "AKIAREDTEAMEXAMPLE01",
+	"SENTRY_DSN":         "https://redteam-sentry-key@o1.ingest.sentry.io/42",
+	"NPM_AUTH":           "redteam-npm-auth",
+	"SESSION_COOKIE":     "redteam-session-cookie",
 }
 
 // redTeam is one malicious agent: T1's agent sources script (placeholders
@@ -273,8 +285,17 @@ func hashCheckout(t *testing.T, repo string) map[string]string {
 func TestRedTeamSecretsWithoutSandbox(t *testing.T) {
 	r := runRedTeam(t, "steal-secrets.sh", "off")
 	r.noSecretAnywhere(t)
-	if r.code != 1 || !strings.Contains(r.out, "T1: failed: the changes contain secret values, so nothing was committed: a/loot.txt (") {
-		t.Errorf("exit %d; want T1 refused for its loot:\n%s", r.code, r.out)
+	// Every variable planex holds and does not pass on, whatever its name,
+	// is found: in a file's name, in the loot and in its base64 form.
+	const refused = "T1: failed: the changes contain secret values, so nothing was committed: the name of a/[redacted SESSION_COOKIE].txt (SESSION_COOKIE), a/loot.b64 ("
+	if r.code != 1 || !strings.Contains(r.out, refused) {
+		t.Fatalf("exit %d; want T1 refused for its loot:\n%s", r.code, r.out)
+	}
+	loot, _, _ := strings.Cut(r.out[strings.Index(r.out, refused)+len(refused):], ")")
+	for name := range redTeamSecrets {
+		if !strings.Contains(loot, name) {
+			t.Errorf("the refusal does not name %s in a/loot.b64: %s", name, loot)
+		}
 	}
 	if log := r.f.branchLog(); len(log) != 0 {
 		t.Errorf("commits on the run branch: %v", log)

@@ -378,3 +378,28 @@ func TestStartExploredAndPresets(t *testing.T) {
 		t.Error("an empty requirement was accepted")
 	}
 }
+
+// TestRedTeamReportRedactsHeldValues: a plan (written by an agent) whose
+// task title holds the value of a variable planex holds and does not pass
+// on: the report holds only the variable's name.
+func TestRedTeamReportRedactsHeldValues(t *testing.T) {
+	ctx := context.Background()
+	repo := testRepo(t)
+	const dsn = "https://redteam-key@o1.ingest.sentry.io/42"
+	t.Setenv("SENTRY_DSN", dsn)
+	p := &pipelineAgent{}
+	e := newTestEngine(t, repo, p.agent(), true)
+	tasks := twoTasks()
+	tasks[0].Title = "report to " + dsn
+	out, err := e.Start(ctx, Request{Requirement: "two files", Imported: tasks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(out.Session.File(session.ContextFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(md), dsn) || !strings.Contains(string(md), "[redacted SENTRY_DSN]") {
+		t.Errorf("context.md:\n%s", md)
+	}
+}

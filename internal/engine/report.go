@@ -43,6 +43,9 @@ func (e *Engine) aggregate(s *session.Session, tasks []plan.Task, stopReason str
 		rv = &review.Result{Status: review.StatusFailed, Error: err.Error()}
 	}
 	md := render.Context(render.Report{Meta: s.Meta, Explore: explore, Tasks: tasks, Discoveries: ds, Spent: Spent(s, tasks), StopReason: stopReason, Review: rv})
+	// Titles, findings, discoveries and reviews are agents' text: no value
+	// planex holds and does not pass on goes into the report.
+	md = agent.Redact(md, e.o.Contain.Secrets())
 	if err := safefile.Write(s.File(session.ContextFile), []byte(md), 0o644); err != nil {
 		return err
 	}

@@ -5,10 +5,10 @@
 package execute
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os/exec"
 	"sort"
@@ -34,7 +34,7 @@ type Repo interface {
 	SymlinkEscapes(ctx context.Context, tree string, changes []gitrepo.Change) ([]string, error)
 	CommitChanges(ctx context.Context, parent string, changes []gitrepo.Change, message string) (string, error)
 	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
-	ReadBlobs(ctx context.Context, shas []string) (map[string][]byte, error)
+	StreamBlobs(ctx context.Context, shas []string, fn func(sha string, content io.Reader) error) error
 }
 
 // Runner runs tasks.
@@ -128,13 +128,16 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	}, j.Board, r.log())
 	out.Usage = res.Usage
 	problems = res.Problems
-	// Which MCP tools the agent used belongs with what it found, in the
-	// task's row and the report.
-	var mcpNote string
+	// Which MCP tools the agent used, and that its output was cut, belong
+	// with what it found, in the task's row and the report.
+	var note string
 	if len(res.MCPCalls) > 0 {
-		mcpNote = abbrev.Truncate("MCP tools called: "+strings.Join(res.MCPCalls, ", ")+".", 300)
-		out.Findings = mcpNote
+		note = abbrev.Truncate("MCP tools called: "+strings.Join(res.MCPCalls, ", ")+".", 300)
 	}
+	if res.OutputDropped > 0 {
+		note = strings.TrimSpace(note + fmt.Sprintf(" The agent's output was cut: planex kept only its end (%d bytes were dropped).", res.OutputDropped))
+	}
+	out.Findings = note
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -142,9 +145,9 @@ func (r *Runner) Run(ctx context.Context, j Job) Outcome {
 	if err := agent.Decode(agent.PhaseExecute, res.Raw, &er); err != nil {
 		return fail("%v", err)
 	}
-	out.Findings = abbrev.Truncate(agent.Redact(strings.TrimSpace(er.Findings), secrets), 500-len(mcpNote))
-	if mcpNote != "" {
-		out.Findings = strings.TrimSpace(out.Findings + " " + mcpNote)
+	out.Findings = abbrev.Truncate(agent.Redact(strings.TrimSpace(er.Findings), secrets), 500-len(note))
+	if note != "" {
+		out.Findings = strings.TrimSpace(out.Findings + " " + note)
 	}
 	out.AcceptanceMet = er.AcceptanceMet
 	if er.ID != "" && er.ID != j.Task.ID {
@@ -214,36 +217,44 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 	return ""
 }
 
-// leaks names the changed files that hold the value of a secret, with the
-// variable it belongs to (never the value).
+// leaks names the changed files whose path or content holds the value of
+// a secret (or a form of it, see agent.Matcher), each with the variables
+// it belongs to (never the value); names first. Contents are streamed,
+// so a file of any size costs a bounded amount of memory.
 func (r *Runner) leaks(ctx context.Context, changes []gitrepo.Change, secrets map[string]string) ([]string, error) {
 	if len(secrets) == 0 {
 		return nil, nil
 	}
+	m := agent.NewMatcher(secrets)
+	var inNames, inContent []string
 	var shas []string
+	paths := map[string][]string{}
 	for _, c := range changes {
+		if names := m.FindString(c.Path); len(names) > 0 {
+			inNames = append(inNames, "the name of "+c.Path+" ("+strings.Join(names, ", ")+")")
+		}
 		if c.Mode != "000000" && c.Mode != "160000" { // a deletion or a submodule: no content of ours
-			shas = append(shas, c.Blob)
+			if paths[c.Blob] == nil {
+				shas = append(shas, c.Blob)
+			}
+			paths[c.Blob] = append(paths[c.Blob], c.Path)
 		}
 	}
-	blobs, err := r.Repo.ReadBlobs(ctx, shas)
+	err := r.Repo.StreamBlobs(ctx, shas, func(sha string, content io.Reader) error {
+		names, err := m.Find(content)
+		if len(names) > 0 {
+			for _, p := range paths[sha] {
+				inContent = append(inContent, p+" ("+strings.Join(names, ", ")+")")
+			}
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	var found []string
-	for _, c := range changes {
-		b, ok := blobs[c.Blob]
-		if !ok {
-			continue
-		}
-		for v, name := range secrets {
-			if bytes.Contains(b, []byte(v)) {
-				found = append(found, c.Path+" ("+name+")")
-			}
-		}
-	}
-	sort.Strings(found)
-	return found, nil
+	sort.Strings(inNames)
+	sort.Strings(inContent)
+	return append(inNames, inContent...), nil
 }
 
 // runDirectives runs the task's verification commands as one shell
@@ -262,9 +273,11 @@ func (r *Runner) runDirectives(ctx context.Context, dir, script string) error {
 		return err
 	}
 	defer cleanup()
-	var buf bytes.Buffer
-	cmd.Stdout = &buf
-	cmd.Stderr = &buf
+	// Only the end of the output is kept (and quoted): a test runner may
+	// print without end.
+	buf := proc.NewTail(64 << 10)
+	cmd.Stdout = buf
+	cmd.Stderr = buf
 	err = proc.Run(ctx, cmd)
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("timed out after %s", timeout)
@@ -285,7 +298,9 @@ func (r *Runner) runDirectives(ctx context.Context, dir, script string) error {
 // Commit records a completed task as one commit on top of tip and moves
 // the branch there (compare-and-swap). It returns the new tip.
 func (r *Runner) Commit(ctx context.Context, branch, tip, session string, t plan.Task, o Outcome) (string, error) {
-	msg := gitrepo.TaskMessage(session, t.ID, t.Title, o.Findings)
+	// The title comes from the plan, which an agent wrote: no value planex
+	// holds goes into the message either.
+	msg := agent.Redact(gitrepo.TaskMessage(session, t.ID, t.Title, o.Findings), r.Contain.Secrets())
 	sha, err := r.Repo.CommitChanges(ctx, tip, o.Changes, msg)
 	if err != nil {
 		return "", fmt.Errorf("committing %s: %w", t.ID, err)

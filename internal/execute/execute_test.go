@@ -2,10 +2,14 @@ package execute
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -107,25 +111,271 @@ func TestRunnerKeepsWorktreesBetweenTasks(t *testing.T) {
 	}
 }
 
-func TestRunnerRefusesSecretsInChanges(t *testing.T) {
-	ctx := context.Background()
-	repo, tip := testRepo(t)
+// heldSecrets are variables planex holds that are not passed to agents
+// and whose names look like nothing secret (the red-team round of issue
+// 29 found each reaching the agent and being committed).
+var heldSecrets = map[string]string{
+	"DATABASE_URL": "postgres://app:hunter2-db-pass@db.internal:5432/app", "DB_PASS": "db-pass-0123456789",
+	"SMTP_PWD": "smtp-pwd-0123456789", "DOCKER_AUTH_CONFIG": `{"auths":{"r":{"auth":"ZG9ja2VyOnB3ZDEyMzQ="}}}`,
+	"APIKEY": "apikey-0123456789", "PRIVATE_KEY_PEM": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+	"AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE", "SENTRY_DSN": "https://abc123def@o1.ingest.sentry.io/1",
+	"NPM_AUTH": "npm-auth-0123456789", "SESSION_COOKIE": "session-cookie-0123456789",
+}
+
+// TestRedTeamRunnerRefusesSecretsInChanges: an agent that got hold of the
+// value of any variable planex holds and does not pass on, whatever its
+// name, cannot have it committed: not as it is, split across lines,
+// base64-encoded, nor in a file name; a value the user passes on is no
+// secret.
+func TestRedTeamRunnerRefusesSecretsInChanges(t *testing.T) {
+	for name, value := range heldSecrets {
+		t.Setenv(name, value)
+	}
 	t.Setenv("PLANEX_TEST_TOKEN", "s3cr3t-value-123456")
-	var dirs []string
-	a := writer(map[string]string{"T1": "token s3cr3t-value-123456 here"}, &dirs, nil)
-	r := &Runner{Repo: repo, Agent: a, Contain: agent.Containment{SecretEnv: []string{"PLANEX_TEST_TOKEN"}}}
-	defer r.Close(ctx)
+	t.Setenv("SHARED_SETTING", "shared-setting-value")
+	var all []string
+	var names []string
+	for name, value := range heldSecrets {
+		all = append(all, value)
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	dbPass := heldSecrets["DB_PASS"]
 	cases := []struct {
-		id, want string
-		status   plan.Status
+		name  string
+		files map[string]string
+		want  string
 	}{
-		{"T1", "the changes contain secret values, so nothing was committed: T1.txt (PLANEX_TEST_TOKEN)", plan.StatusFailed},
-		{"T2", "", plan.StatusCompleted},
+		{"every value the issue lists", map[string]string{"all.txt": strings.Join(all, "\n")},
+			"the changes contain secret values, so nothing was committed: all.txt (" + strings.Join(names, ", ") + ")"},
+		{"a value split across lines", map[string]string{"a.go": "p := \"" + dbPass[:7] + "\" +\n\t\"" + dbPass[7:] + "\"\n"},
+			"the changes contain secret values, so nothing was committed: a.go (DB_PASS)"},
+		{"a value base64-encoded", map[string]string{"b.txt": base64.StdEncoding.EncodeToString([]byte("user:" + dbPass))},
+			"the changes contain secret values, so nothing was committed: b.txt (DB_PASS)"},
+		{"a value as a file name", map[string]string{heldSecrets["SESSION_COOKIE"] + ".txt": "x"},
+			"the changes contain secret values, so nothing was committed: the name of [redacted SESSION_COOKIE].txt (SESSION_COOKIE)"},
+		{"the --api-key-env variable", map[string]string{"k.txt": "token s3cr3t-value-123456 here"},
+			"the changes contain secret values, so nothing was committed: k.txt (PLANEX_TEST_TOKEN)"},
+		{"a value passed on with --allow-env is no secret", map[string]string{"ok.txt": "shared-setting-value"}, ""},
 	}
 	for _, c := range cases {
-		o := r.Run(ctx, Job{Task: plan.Task{ID: c.id, Title: c.id, Scope: "**"}, Base: tip, Session: "s", Timeout: time.Minute})
-		if o.Status != c.status || o.Error != c.want {
-			t.Errorf("%s: %s %q, want %s %q", c.id, o.Status, o.Error, c.status, c.want)
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			repo, tip := testRepo(t)
+			a := agent.Func(func(_ context.Context, s agent.Step) (agent.Result, error) {
+				for name, text := range c.files {
+					if err := os.WriteFile(filepath.Join(s.Dir, name), []byte(text), 0o644); err != nil {
+						return agent.Result{}, err
+					}
+				}
+				raw, _ := json.Marshal(map[string]any{"id": s.ID, "status": "completed", "findings": "ok", "tests_passed": true})
+				return agent.Result{Raw: raw}, nil
+			})
+			r := &Runner{Repo: repo, Agent: a, Contain: agent.Containment{SecretEnv: []string{"PLANEX_TEST_TOKEN"}, AllowEnv: []string{"SHARED_SETTING"}}}
+			defer r.Close(ctx)
+			o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "T1", Scope: "**"}, Base: tip, Session: "s", Timeout: time.Minute})
+			if c.want == "" {
+				if o.Status != plan.StatusCompleted {
+					t.Fatalf("%s %q, want completed", o.Status, o.Error)
+				}
+				return
+			}
+			if o.Status != plan.StatusFailed || o.Error != c.want {
+				t.Errorf("%s %q, want failed %q", o.Status, o.Error, c.want)
+			}
+			for _, v := range heldSecrets {
+				if strings.Contains(o.Error, v) {
+					t.Errorf("the error quotes a secret value: %q", o.Error)
+				}
+			}
+		})
+	}
+}
+
+// TestRedTeamRunnerRedactsCommitMessage: a task title (written by the
+// planning agent) or findings holding a held value are committed with
+// the value redacted.
+func TestRedTeamRunnerRedactsCommitMessage(t *testing.T) {
+	ctx := context.Background()
+	repo, tip := testRepo(t)
+	t.Setenv("DB_PASS", heldSecrets["DB_PASS"])
+	var dirs []string
+	r := &Runner{Repo: repo, Agent: writer(nil, &dirs, nil)}
+	defer r.Close(ctx)
+	if err := repo.UpdateBranch(ctx, "run", tip, "", "start"); err != nil {
+		t.Fatal(err)
+	}
+	task := plan.Task{ID: "T1", Title: "use " + heldSecrets["DB_PASS"], Scope: "**"}
+	o := r.Run(ctx, Job{Task: task, Base: tip, Session: "s", Timeout: time.Minute})
+	if o.Status != plan.StatusCompleted {
+		t.Fatalf("%s %s", o.Status, o.Error)
+	}
+	o.Findings = "found " + base64.StdEncoding.EncodeToString([]byte(heldSecrets["DB_PASS"]))
+	sha, err := r.Commit(ctx, "run", tip, "s", task, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := repo.Git(ctx, "", "cat-file", "commit", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(msg, heldSecrets["DB_PASS"]) || strings.Contains(msg, base64.StdEncoding.EncodeToString([]byte(heldSecrets["DB_PASS"]))) ||
+		!strings.Contains(msg, "[redacted DB_PASS]") {
+		t.Errorf("commit message:\n%s", msg)
+	}
+}
+
+// bigBlobRepo is the real repository with a changed blob whose content is
+// a 1.5 GiB stream (zeros, then a secret): the size a committed file may
+// have, without writing it to disk.
+type bigBlobRepo struct {
+	*gitrepo.Repo
+	secret string
+}
+
+func (b bigBlobRepo) StreamBlobs(ctx context.Context, shas []string, fn func(string, io.Reader) error) error {
+	for _, sha := range shas {
+		if err := fn(sha, io.MultiReader(io.LimitReader(zeros{}, 3<<29), strings.NewReader(b.secret))); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestRedTeamSecretCheckStreamsHugeFile: the secret check reads a 1.5 GiB
+// file in the task's changes as a stream: the value at its very end is
+// found and planex's peak RSS stays under 512 MiB.
+func TestRedTeamSecretCheckStreamsHugeFile(t *testing.T) {
+	ctx := context.Background()
+	repo, tip := testRepo(t)
+	t.Setenv("DB_PASS", heldSecrets["DB_PASS"])
+	var dirs []string
+	r := &Runner{Repo: bigBlobRepo{repo, heldSecrets["DB_PASS"]}, Agent: writer(nil, &dirs, nil)}
+	defer r.Close(ctx)
+	o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "T1", Scope: "**"}, Base: tip, Session: "s", Timeout: time.Minute})
+	if want := "the changes contain secret values, so nothing was committed: T1.txt (DB_PASS)"; o.Error != want {
+		t.Errorf("%s %q, want %q", o.Status, o.Error, want)
+	}
+	if hwm := vmHWM(t); hwm > 512<<20 {
+		t.Errorf("peak RSS %d MiB, want under 512 MiB", hwm>>20)
+	}
+}
+
+// vmHWM is this process's peak resident set size, from /proc.
+func vmHWM(t *testing.T) uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status to read the peak RSS from: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb uint64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
+
+// TestRedTeamKeptWorktreeForgetsLastAgent: a failed task's agent leaves
+// an ignored .gitattributes (CRLF line endings, another encoding) and
+// .gitmodules in the worktree kept for the next task; the next task's checkout writes
+// files as committed, and its commit changes only what its own agent
+// wrote.
+func TestRedTeamKeptWorktreeForgetsLastAgent(t *testing.T) {
+	ctx := context.Background()
+	repo, _ := testRepo(t)
+	// Both tasks' base holds a text file the reset's checkout may rewrite.
+	gitIn := func(args ...string) string {
+		out, err := repo.Git(ctx, "", args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(out)
+	}
+	os.Mkdir(filepath.Join(repo.Root, "src"), 0o755)
+	if err := os.WriteFile(filepath.Join(repo.Root, "src", "a.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn("add", "src/a.txt")
+	gitIn("commit", "-q", "-m", "a.txt")
+	second := gitIn("rev-parse", "HEAD")
+	if err := os.WriteFile(filepath.Join(repo.Root, "src", "b.txt"), []byte("three\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn("add", "src/b.txt")
+	gitIn("commit", "-q", "-m", "third")
+	third := gitIn("rev-parse", "HEAD")
+	var seen, seenB []byte
+	a := agent.Func(func(_ context.Context, s agent.Step) (agent.Result, error) {
+		status := "completed"
+		if s.ID == "T1" {
+			// Ignored, so that the task's snapshot does not take them in.
+			os.WriteFile(filepath.Join(s.Dir, ".gitignore"), []byte(".gitattributes\n.gitmodules\n"), 0o644)
+			os.WriteFile(filepath.Join(s.Dir, ".gitattributes"), []byte("* text eol=crlf\n"), 0o644)
+			os.WriteFile(filepath.Join(s.Dir, "src", ".gitattributes"), []byte("*.txt text working-tree-encoding=UTF-16LE\n"), 0o644)
+			os.WriteFile(filepath.Join(s.Dir, ".gitmodules"), []byte("[submodule \"x\"]\n\tpath = x\n\turl = ../x\n"), 0o644)
+			status = "failed"
+		} else {
+			seen, _ = os.ReadFile(filepath.Join(s.Dir, "src", "a.txt"))
+			seenB, _ = os.ReadFile(filepath.Join(s.Dir, "src", "b.txt"))
+			os.WriteFile(filepath.Join(s.Dir, "T2.md"), []byte("two\n"), 0o644)
+		}
+		raw, _ := json.Marshal(map[string]any{"id": s.ID, "status": status, "findings": "", "tests_passed": true})
+		return agent.Result{Raw: raw}, nil
+	})
+	r := &Runner{Repo: repo, Agent: a}
+	defer r.Close(ctx)
+	if err := repo.UpdateBranch(ctx, "run", third, "", "start"); err != nil {
+		t.Fatal(err)
+	}
+	if o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "T1", Scope: "**"}, Base: second, Session: "s", Timeout: time.Minute}); o.Status != plan.StatusFailed {
+		t.Fatalf("T1: %s, want failed", o.Status)
+	}
+	task := plan.Task{ID: "T2", Title: "T2", Scope: "**"}
+	o := r.Run(ctx, Job{Task: task, Base: third, Session: "s", Timeout: time.Minute})
+	if o.Status != plan.StatusCompleted || strings.Join(o.Files(), " ") != "T2.md" {
+		t.Fatalf("T2: %s %q changed %v, want only T2.md", o.Status, o.Error, o.Files())
+	}
+	if string(seen) != "one\ntwo\n" || string(seenB) != "three\n" {
+		t.Errorf("T2's agent found a.txt = %q and b.txt = %q, not as committed", seen, seenB)
+	}
+	sha, err := r.Commit(ctx, "run", third, "s", task, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gitIn("cat-file", "blob", sha+":src/a.txt"); got != "one\ntwo" {
+		t.Errorf("a.txt in T2's commit = %q", got)
+	}
+	if got := gitIn("diff-tree", "-r", "--name-only", "--no-commit-id", third, sha); got != "T2.md" {
+		t.Errorf("T2's commit changed %q", got)
+	}
+}
+
+// TestRunnerSaysOutputWasCut: a task whose agent's output planex cut says
+// so in its findings.
+func TestRunnerSaysOutputWasCut(t *testing.T) {
+	ctx := context.Background()
+	repo, tip := testRepo(t)
+	var dirs []string
+	w := writer(nil, &dirs, nil)
+	a := agent.Func(func(ctx context.Context, s agent.Step) (agent.Result, error) {
+		res, err := w.Run(ctx, s)
+		res.OutputDropped = 1 << 30
+		return res, err
+	})
+	r := &Runner{Repo: repo, Agent: a}
+	defer r.Close(ctx)
+	o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "T1", Scope: "**"}, Base: tip, Session: "s", Timeout: time.Minute})
+	if o.Status != plan.StatusCompleted || !strings.Contains(o.Findings, "planex kept only its end (1073741824 bytes were dropped)") {
+		t.Errorf("%s %q: findings %q", o.Status, o.Error, o.Findings)
 	}
 }

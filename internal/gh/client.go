@@ -52,6 +52,11 @@ type Options struct {
 	Retry RetryPolicy
 	// Logger receives retry and rate-limit notices (slog.Default when nil).
 	Logger *slog.Logger
+	// Publish filters every text planex publishes through the client:
+	// the titles and bodies of issues, comments, pull requests and
+	// reviews (the Action redacts secret values with it). Nil publishes
+	// text as it is.
+	Publish func(string) string
 }
 
 // Client talks to one GitHub (github.com or an Enterprise Server).
@@ -65,6 +70,16 @@ type Client struct {
 	// plain fetches URLs the API redirects to (job logs): no token, so
 	// it never reaches storage outside the API.
 	plain *http.Client
+	// publish is Options.Publish.
+	publish func(string) string
+}
+
+// out is text as planex publishes it (Options.Publish).
+func (c *Client) out(s string) string {
+	if c.publish == nil {
+		return s
+	}
+	return c.publish(s)
 }
 
 // NewClient builds a client. Only the URLs decide between github.com and
@@ -142,7 +157,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		gc.UserAgent = "planex"
 	}
 	plain := &http.Client{Transport: attemptTimeout{base: transport, d: policy.AttemptTimeout}}
-	return &Client{gh: gc, serverURL: serverURL, log: log, policy: policy, retry: retry, plain: plain}, nil
+	return &Client{gh: gc, serverURL: serverURL, log: log, policy: policy, retry: retry, plain: plain, publish: opts.Publish}, nil
 }
 
 // GitHub exposes the underlying go-github client for calls without a
@@ -200,6 +215,7 @@ func (c *Client) RecentIssues(ctx context.Context, owner, repo string) ([]*githu
 
 // CreateIssue opens an issue.
 func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body string, labels ...string) (*github.Issue, error) {
+	title, body = c.out(title), c.out(body)
 	var out *github.Issue
 	marked, marker := withMarker(body)
 	req := &github.IssueRequest{Title: github.String(title), Body: github.String(marked)}
@@ -232,6 +248,7 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 // A comment whose answer was lost is looked for on the thread before it
 // is sent again, so it is never posted twice.
 func (c *Client) CreateComment(ctx context.Context, owner, repo string, number int, body string) (*github.IssueComment, error) {
+	body = c.out(body)
 	var out *github.IssueComment
 	marked, marker := withMarker(body)
 	since := time.Now().Add(-lookback)
@@ -257,6 +274,7 @@ func (c *Client) CreateComment(ctx context.Context, owner, repo string, number i
 
 // EditComment replaces a comment's body.
 func (c *Client) EditComment(ctx context.Context, owner, repo string, commentID int64, body string) (*github.IssueComment, error) {
+	body = c.out(body)
 	var out *github.IssueComment
 	err := c.write(func() error {
 		var err error
@@ -450,6 +468,7 @@ type NewPR struct {
 // request, so when one exists already (a create whose answer was lost,
 // another job) it is returned instead: the caller updates it.
 func (c *Client) CreatePR(ctx context.Context, owner, repo string, pr NewPR) (*github.PullRequest, error) {
+	pr.Title, pr.Body = c.out(pr.Title), c.out(pr.Body)
 	var out *github.PullRequest
 	find := func() (bool, error) {
 		existing, err := c.FindPRByHead(ctx, owner, repo, pr.Head)
@@ -495,6 +514,12 @@ type PRUpdate struct {
 
 // UpdatePR edits a pull request.
 func (c *Client) UpdatePR(ctx context.Context, owner, repo string, number int, u PRUpdate) (*github.PullRequest, error) {
+	for _, f := range []**string{&u.Title, &u.Body} {
+		if *f != nil {
+			v := c.out(**f)
+			*f = &v
+		}
+	}
 	var out *github.PullRequest
 	err := c.write(func() error {
 		var err error
@@ -578,6 +603,7 @@ type NewReview struct {
 
 // CreateReview posts a pull request review.
 func (c *Client) CreateReview(ctx context.Context, owner, repo string, number int, r NewReview) (*github.PullRequestReview, error) {
+	r.Body = c.out(r.Body)
 	req := &github.PullRequestReviewRequest{Body: github.String(r.Body), Event: github.String(r.Event)}
 	if r.CommitID != "" {
 		req.CommitID = github.String(r.CommitID)
@@ -587,7 +613,7 @@ func (c *Client) CreateReview(ctx context.Context, owner, repo string, number in
 		if side == "" {
 			side = "RIGHT"
 		}
-		dc := &github.DraftReviewComment{Path: github.String(rc.Path), Body: github.String(rc.Body),
+		dc := &github.DraftReviewComment{Path: github.String(rc.Path), Body: github.String(c.out(rc.Body)),
 			Line: github.Int(rc.Line), Side: github.String(side)}
 		if rc.StartLine > 0 && rc.StartLine < rc.Line {
 			dc.StartLine = github.Int(rc.StartLine)
@@ -633,6 +659,7 @@ func (c *Client) ListReviews(ctx context.Context, owner, repo string, number int
 
 // UpdateReview replaces a review's summary body.
 func (c *Client) UpdateReview(ctx context.Context, owner, repo string, number int, reviewID int64, body string) error {
+	body = c.out(body)
 	err := c.write(func() error {
 		_, _, err := c.gh.PullRequests.UpdateReview(ctx, owner, repo, number, reviewID, body)
 		return err
@@ -655,7 +682,7 @@ func (c *Client) ReplyToReviewComment(ctx context.Context, owner, repo string, n
 	op := fmt.Sprintf("replying to review comment %d on %s/%s#%d", commentID, owner, repo, number)
 	// go-github's CreateCommentInReplyTo posts without commit_id and path,
 	// which the REST description requires; the replies endpoint does not.
-	marked, marker := withMarker(body)
+	marked, marker := withMarker(c.out(body))
 	out := new(github.PullRequestComment)
 	err := c.createOnce(ctx, "review reply", func() error {
 		req, err := c.gh.NewRequest(http.MethodPost, fmt.Sprintf("repos/%s/%s/pulls/%d/comments/%d/replies", owner, repo, number, commentID),

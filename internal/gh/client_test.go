@@ -391,3 +391,61 @@ func TestPullRequestHelpers(t *testing.T) {
 		t.Fatalf("review comments: %v %d", err, len(comments))
 	}
 }
+
+// TestPublishFiltersEveryText: with Options.Publish, every title and body
+// planex sends (issues, comments, their edits, pull requests and their
+// updates, reviews and review comments) passes through it first.
+func TestPublishFiltersEveryText(t *testing.T) {
+	ctx := context.Background()
+	f := ghfake.New(t)
+	f.AddRepo(full, ghfake.Repo{DefaultBranch: "trunk"})
+	c, err := NewClient(ctx, Options{Token: "secret", APIURL: f.URL(), ServerURL: f.ServerURL(), HTTPClient: f.HTTPClient(), Retry: fastRetry,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Publish: func(s string) string { return strings.ReplaceAll(s, "hunter2", "[redacted]") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue, err := c.CreateIssue(ctx, owner, name, "title hunter2", "body hunter2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := c.CreateComment(ctx, owner, name, issue.GetNumber(), "comment hunter2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.EditComment(ctx, owner, name, cm.GetID(), "edited hunter2"); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := c.CreatePR(ctx, owner, name, NewPR{Title: "pr hunter2", Head: "planex/1-x", Base: "trunk", Body: "report hunter2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "report v2 hunter2"
+	if _, err := c.UpdatePR(ctx, owner, name, pr.GetNumber(), PRUpdate{Body: &body}); err != nil {
+		t.Fatal(err)
+	}
+	f.SetPRFiles(full, pr.GetNumber(), []ghfake.PRFile{{Filename: "x.go", Status: "modified", Additions: 1, Patch: patch}}, "diff --git a/x.go b/x.go\n"+patch)
+	if _, err := c.CreateReview(ctx, owner, name, pr.GetNumber(), NewReview{Event: "COMMENT", Body: "review hunter2",
+		Comments: []ReviewComment{{Path: "x.go", Line: 2, Body: "line hunter2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	var sent []string
+	if i, ok := f.Issue(full, issue.GetNumber()); ok {
+		sent = append(sent, i.Title, i.Body)
+	}
+	for _, r := range f.Reviews(full, pr.GetNumber()) {
+		sent = append(sent, r.Body)
+	}
+	for _, rc := range f.ReviewComments(full, pr.GetNumber()) {
+		sent = append(sent, rc.Body)
+	}
+	for _, cm := range f.Comments(full, issue.GetNumber()) {
+		sent = append(sent, cm.Body)
+	}
+	for _, p := range f.PullRequests(full) {
+		sent = append(sent, p.Title, p.Body)
+	}
+	all := strings.Join(sent, "\n")
+	if strings.Contains(all, "hunter2") || strings.Count(all, "[redacted]") != 7 {
+		t.Errorf("published:\n%s", all)
+	}
+}

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -249,8 +250,13 @@ func TestRedTeamGitRepoAPIRunsNoPlantedProgram(t *testing.T) {
 	if err := r.UpdateBranch(ctx, "planex/s1", sha, "", "planex: T1"); err != nil {
 		t.Fatal(err)
 	}
-	if blobs, err := r.ReadBlobs(ctx, []string{changes[0].Blob}); err != nil || string(blobs[changes[0].Blob]) != "new\n" {
-		t.Errorf("ReadBlobs = %q, %v", blobs, err)
+	var blob []byte
+	if err := r.StreamBlobs(ctx, []string{changes[0].Blob}, func(_ string, content io.Reader) error {
+		var err error
+		blob, err = io.ReadAll(content)
+		return err
+	}); err != nil || string(blob) != "new\n" {
+		t.Errorf("StreamBlobs = %q, %v", blob, err)
 	}
 	if err := r.ResetWorktree(ctx, wt, sha); err != nil {
 		t.Fatal(err)

@@ -2,8 +2,10 @@ package gitrepo
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +45,15 @@ func TestRedTeamGitResetWorktreeLeavesNothingBehind(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"untracked attributes re-encoding what the next checkout writes", func(t *testing.T, wt, _ string, _ *evil) {
+			os.WriteFile(filepath.Join(wt, ".gitattributes"), []byte("* text eol=crlf\n"), 0o644)
+			os.WriteFile(filepath.Join(wt, "src", ".gitattributes"), []byte("*.txt text working-tree-encoding=UTF-16LE\n"), 0o644)
+		}},
+		{"ignored attributes and modules files", func(t *testing.T, wt, _ string, _ *evil) {
+			os.WriteFile(filepath.Join(wt, ".gitignore"), []byte(".gitattributes\n.gitmodules\n"), 0o644)
+			os.WriteFile(filepath.Join(wt, ".gitattributes"), []byte("* text eol=crlf\n"), 0o644)
+			os.WriteFile(filepath.Join(wt, ".gitmodules"), []byte("[submodule \"x\"]\n\tpath = src\n\turl = ../evil\n"), 0o644)
+		}},
 		{"attributes naming the repository's filters", func(t *testing.T, wt, _ string, _ *evil) {
 			os.WriteFile(filepath.Join(wt, ".gitattributes"), []byte("* filter=evil diff=evil\n"), 0o644)
 			os.WriteFile(filepath.Join(wt, "src", "old.txt"), []byte("changed\n"), 0o644)
@@ -81,6 +92,10 @@ func TestRedTeamGitResetWorktreeLeavesNothingBehind(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(filepath.Join(wt, "src", "old.txt")); string(b) != "old\n" {
 				t.Errorf("src/old.txt = %q", b)
+			}
+			// What the reset's checkout wrote is the blob, byte for byte.
+			if b, _ := os.ReadFile(filepath.Join(wt, "src", "next.txt")); string(b) != "next\n" {
+				t.Errorf("src/next.txt = %q, want the committed bytes", b)
 			}
 			if fi, err := os.Lstat(filepath.Join(wt, "src")); err != nil || !fi.IsDir() {
 				t.Errorf("src is not a folder: %v", err)
@@ -175,40 +190,46 @@ func TestResetWorktreeRefusesWhatIsNotAKeptWorktree(t *testing.T) {
 	}
 }
 
-func TestReadBlobs(t *testing.T) {
+func TestStreamBlobs(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t)
 	readme := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD:README.md"))
 	old := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD:src/old.txt"))
 	tree := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD^{tree}"))
 	cases := []struct {
-		name    string
-		shas    []string
-		want    map[string]string
+		name string
+		shas []string
+		// read is how many bytes of each blob fn reads (-1: all).
+		read    int
+		want    []string
 		wantErr string
 	}{
-		{"none", nil, map[string]string{}, ""},
-		{"two blobs", []string{readme, old}, map[string]string{readme: "hello\n", old: "old\n"}, ""},
-		{"a tree", []string{tree}, nil, "not a blob"},
-		{"a missing object", []string{strings.Repeat("1", 40)}, nil, "not a blob"},
-		{"not an id", []string{"HEAD"}, nil, "is not an object id"},
+		{"none", nil, -1, nil, ""},
+		{"two blobs read whole", []string{readme, old}, -1, []string{"hello\n", "old\n"}, ""},
+		{"two blobs read in part, the rest skipped", []string{readme, old, readme}, 2, []string{"he", "ol", "he"}, ""},
+		{"a tree", []string{tree}, -1, nil, "not a blob"},
+		{"a missing object", []string{readme, strings.Repeat("1", 40)}, -1, nil, "not a blob"},
+		{"not an id", []string{"HEAD"}, -1, nil, "is not an object id"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := r.ReadBlobs(ctx, c.shas)
+			var got []string
+			err := r.StreamBlobs(ctx, c.shas, func(sha string, content io.Reader) error {
+				if c.read >= 0 {
+					content = io.LimitReader(content, int64(c.read))
+				}
+				b, err := io.ReadAll(content)
+				got = append(got, string(b))
+				return err
+			})
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("ReadBlobs = %v, want an error containing %q", err, c.wantErr)
+					t.Fatalf("StreamBlobs = %v, want an error containing %q", err, c.wantErr)
 				}
 				return
 			}
-			if err != nil || len(got) != len(c.want) {
-				t.Fatalf("ReadBlobs = %q, %v", got, err)
-			}
-			for k, v := range c.want {
-				if string(got[k]) != v {
-					t.Errorf("%s = %q, want %q", k, got[k], v)
-				}
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Fatalf("StreamBlobs = %q, %v; want %q", got, err, c.want)
 			}
 		})
 	}

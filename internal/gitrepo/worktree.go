@@ -1,15 +1,19 @@
 package gitrepo
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -166,12 +170,18 @@ func (r *Repo) ResetWorktree(ctx context.Context, dir, commit string) error {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
 	}
 	env := append([]string{"GIT_DIR=" + admin, "GIT_WORK_TREE=" + dir, "GIT_INDEX_FILE=" + idx}, statEnv()...)
-	if _, err := r.git(ctx, dir, env, "checkout", "-q", "-f", "--detach", commit); err != nil {
-		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
-	}
+	// Everything untracked or ignored goes first: git's checkout honours
+	// a .gitattributes it finds in the working tree (line endings, an
+	// encoding), so one the last agent left, even a failed task's, would
+	// re-encode what this checkout writes for the next task.
 	if _, err := r.git(ctx, dir, env, "clean", "-q", "-f", "-f", "-d", "-x"); err != nil {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
 	}
+	if _, err := r.git(ctx, dir, env, "checkout", "-q", "-f", "--detach", commit); err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
+	// A forced checkout removes what the old base tracked and the new one
+	// does not, changed or not: nothing untracked is left.
 	// The agent's own git in the worktree sees the same index.
 	if err := copyFile(idx, filepath.Join(admin, "index")); err != nil {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
@@ -433,44 +443,75 @@ func (r *Repo) ReadBlob(ctx context.Context, sha string) ([]byte, error) {
 	return []byte(out), nil
 }
 
-// ReadBlobs returns the contents of blobs by their ids, read by one `git
-// cat-file --batch` rather than a process per blob.
-func (r *Repo) ReadBlobs(ctx context.Context, shas []string) (map[string][]byte, error) {
-	out := map[string][]byte{}
+// StreamBlobs hands each blob to fn as a reader of its content, read by
+// one `git cat-file --batch`, without holding any blob in memory: what
+// fn leaves unread is skipped. fn may not keep the reader.
+func (r *Repo) StreamBlobs(ctx context.Context, shas []string, fn func(sha string, content io.Reader) error) error {
 	if len(shas) == 0 {
-		return out, nil
+		return nil
 	}
 	var in strings.Builder
 	for _, sha := range shas {
 		if !r.format.IsID(sha) {
-			return nil, fmt.Errorf("reading blobs: %q is not an object id (this repository's are %d hex digits)", sha, r.format.HexLen())
+			return fmt.Errorf("reading blobs: %q is not an object id (this repository's are %d hex digits)", sha, r.format.HexLen())
 		}
 		in.WriteString(sha + "\n")
 	}
-	raw, err := r.gitIn(ctx, r.Root, nil, []byte(in.String()), "cat-file", "--batch")
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd, err := command(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config,
+		stdin: []byte(in.String()), args: []string{"cat-file", "--batch"}})
 	if err != nil {
-		return nil, fmt.Errorf("reading blobs: %w", err)
+		return fmt.Errorf("reading blobs: %w", err)
 	}
-	for rest := raw; rest != ""; {
-		header, body, ok := strings.Cut(rest, "\n")
-		if !ok {
-			return nil, fmt.Errorf("reading blobs: truncated output")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("reading blobs: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("reading blobs: %w", err)
+	}
+	readErr := readBatch(bufio.NewReaderSize(out, 64<<10), shas, fn)
+	if readErr != nil {
+		cancel()
+	}
+	waitErr := cmd.Wait()
+	switch {
+	case readErr != nil:
+		return readErr
+	case waitErr != nil:
+		return fmt.Errorf("reading blobs: git cat-file: %v: %s", waitErr, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// readBatch reads `git cat-file --batch` output for shas, in order.
+func readBatch(br *bufio.Reader, shas []string, fn func(string, io.Reader) error) error {
+	for _, want := range shas {
+		header, err := br.ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("reading blobs: truncated output")
 		}
 		f := strings.Fields(header)
-		if len(f) != 3 || f[1] != "blob" {
-			return nil, fmt.Errorf("reading blobs: not a blob: %q", header)
+		if len(f) != 3 || f[1] != "blob" || f[0] != want {
+			return fmt.Errorf("reading blobs: not a blob: %q", strings.TrimSpace(header))
 		}
-		var size int
-		if _, err := fmt.Sscan(f[2], &size); err != nil || size < 0 || size+1 > len(body) {
-			return nil, fmt.Errorf("reading blobs: bad size in %q", header)
+		size, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil || size < 0 {
+			return fmt.Errorf("reading blobs: bad size in %q", strings.TrimSpace(header))
 		}
-		out[f[0]] = []byte(body[:size])
-		rest = body[size+1:]
+		body := io.LimitReader(br, size)
+		if err := fn(want, body); err != nil {
+			return err
+		}
+		if _, err := io.Copy(io.Discard, body); err != nil {
+			return fmt.Errorf("reading blobs: %w", err)
+		}
+		if b, err := br.ReadByte(); err != nil || b != '\n' {
+			return fmt.Errorf("reading blobs: truncated output")
+		}
 	}
-	for _, sha := range shas {
-		if _, ok := out[sha]; !ok {
-			return nil, fmt.Errorf("reading blobs: %s missing from git's answer", sha)
-		}
-	}
-	return out, nil
+	return nil
 }

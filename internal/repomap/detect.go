@@ -3,7 +3,6 @@ package repomap
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -47,8 +46,10 @@ type detector struct {
 }
 
 func (d *detector) read(p string) string {
-	data, err := os.ReadFile(filepath.Join(d.m.Root, filepath.FromSlash(p)))
-	if err != nil || binary(data) || len(data) > 1<<20 {
+	// Never through a link (a committed Makefile -> /dev/zero), never a
+	// FIFO or device, never more than 1 MiB.
+	data, _, skip, err := ReadRegular(nil, filepath.Join(d.m.Root, filepath.FromSlash(p)), 1<<20)
+	if err != nil || skip != "" || binary(data) {
 		return ""
 	}
 	return string(data)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -32,7 +33,9 @@ const (
 // The lines are appended in one write, so steps finishing at the same
 // time never lose or interleave lines.
 func MergeDiscoveries(board, from, worker string, now time.Time, log *slog.Logger) (int, error) {
-	f, err := os.Open(from)
+	// The step may have replaced its file: never through a link, never
+	// waiting on a FIFO or reading a device.
+	f, err := os.OpenFile(from, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if os.IsNotExist(err) {
 		return 0, nil
 	}
@@ -40,6 +43,9 @@ func MergeDiscoveries(board, from, worker string, now time.Time, log *slog.Logge
 		return 0, fmt.Errorf("reading the step's discoveries: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return 0, fmt.Errorf("reading the step's discoveries: %s is not a regular file", filepath.Base(from))
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxStepDiscoveryBytes+1))
 	if err != nil {
 		return 0, fmt.Errorf("reading the step's discoveries: %w", err)

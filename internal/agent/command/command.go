@@ -9,11 +9,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
@@ -71,8 +74,17 @@ type Agent struct{ cfg Config }
 // New returns a command agent.
 func New(cfg Config) *Agent { return &Agent{cfg: cfg} }
 
-// tailBytes is how much of stderr is kept for error messages.
+// tailBytes is how much of stderr is quoted in error messages.
 const tailBytes = 2000
+
+// Bounds on what planex keeps of a program's output, whatever it prints:
+// the end of stdout (where the result and a CLI's report are) and of
+// stderr, and the largest result file read.
+const (
+	maxStdout     = 8 << 20
+	maxStderr     = 64 << 10
+	maxResultFile = 8 << 20
+)
 
 // Run executes one step.
 func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) {
@@ -86,21 +98,21 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		defer cancel()
 	}
 
-	io, err := prepareFiles(step)
+	files, err := prepareFiles(step)
 	if err != nil {
 		return agent.Result{}, err
 	}
-	defer io.cleanup()
+	defer files.cleanup()
 
 	cmd := exec.Command("sh", "-c", a.cfg.Command)
 	cmd.Dir = step.Dir
 	cmd.Stdin = strings.NewReader(step.Prompt + a.contract(step))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
+	stdout, stderr := proc.NewTail(maxStdout), proc.NewTail(maxStderr)
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
 	// The program may write its step folder and, when the step changes
 	// code, its directory (the task's worktree); it reads the rest.
-	writable := []string{io.dir}
+	writable := []string{files.dir}
 	if step.Phase == agent.PhaseExecute || step.Phase == agent.PhaseReview {
 		writable = append(writable, step.Dir)
 	}
@@ -114,8 +126,8 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		"PLANEX_PHASE="+string(step.Phase),
 		"PLANEX_ID="+step.ID,
 		"PLANEX_DISCOVERIES_FILE="+step.DiscoveriesFile,
-		"PLANEX_RESULT_FILE="+io.result,
-		"PLANEX_SCHEMA_FILE="+io.schema,
+		"PLANEX_RESULT_FILE="+files.result,
+		"PLANEX_SCHEMA_FILE="+files.schema,
 		"PLANEX_SCOPE="+step.Scope,
 	)
 	runErr := proc.Run(ctx, cmd)
@@ -125,12 +137,15 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		out, decodeErr = a.cfg.Decode(stdout.Bytes())
 		out.Problems = cleanAll(out.Problems)
 	}
+	if n := stdout.Dropped(); n > 0 {
+		out.Problems = append(out.Problems, fmt.Sprintf("the agent printed %d bytes to stdout; planex kept only the last %d MiB", n+maxStdout, maxStdout>>20))
+	}
 	// Whatever happens next, the tokens the program reported were spent.
-	failed := agent.Result{Usage: out.Usage, MCPCalls: out.MCPCalls}
-	if err := runFailure(runErr, decodeErr, &stderr, timeout, out.Problems); err != nil {
+	failed := agent.Result{Usage: out.Usage, MCPCalls: out.MCPCalls, OutputDropped: stdout.Dropped()}
+	if err := runFailure(runErr, decodeErr, stderr, timeout, out.Problems); err != nil {
 		return failed, err
 	}
-	raw, from, err := a.result(io.result, out, &stdout, &stderr)
+	raw, from, err := a.result(files.result, out, stdout, stderr)
 	if err != nil {
 		return failed, err
 	}
@@ -142,7 +157,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	if a.cfg.Decode != nil {
 		usage = out.Usage
 	}
-	return agent.Result{Raw: raw, Usage: usage, Problems: out.Problems, MCPCalls: out.MCPCalls}, nil
+	return agent.Result{Raw: raw, Usage: usage, Problems: out.Problems, MCPCalls: out.MCPCalls, OutputDropped: stdout.Dropped()}, nil
 }
 
 // StepTimeout is the step's own time limit, else the one configured for
@@ -161,7 +176,7 @@ func StepTimeout(step agent.Step, timeouts map[agent.Phase]time.Duration) time.D
 // runFailure is the error a finished program stands for: its exit (or
 // time-out) with what stderr and the decoder said, or what the decoder
 // found wrong in its output; nil when neither failed.
-func runFailure(runErr, decodeErr error, stderr *bytes.Buffer, timeout time.Duration, problems []string) error {
+func runFailure(runErr, decodeErr error, stderr *proc.Tail, timeout time.Duration, problems []string) error {
 	if runErr != nil {
 		detail := stderrTail(stderr)
 		if decodeErr != nil {
@@ -191,9 +206,9 @@ func runFailure(runErr, decodeErr error, stderr *bytes.Buffer, timeout time.Dura
 // result finds the program's JSON result: the result file when it wrote
 // one, else the last JSON object of its answer (decoded output) or of its
 // stdout. from says which, for messages.
-func (a *Agent) result(resultFile string, out Output, stdout, stderr *bytes.Buffer) (raw []byte, from string, err error) {
-	raw, err = os.ReadFile(resultFile)
-	if err != nil && !os.IsNotExist(err) {
+func (a *Agent) result(resultFile string, out Output, stdout, stderr *proc.Tail) (raw []byte, from string, err error) {
+	raw, err = readResultFile(resultFile)
+	if err != nil {
 		return nil, "", fmt.Errorf("reading agent result file: %w", err)
 	}
 	raw = bytes.TrimSpace(raw)
@@ -303,7 +318,32 @@ func prepareFiles(step agent.Step) (stepFiles, error) {
 	return f, nil
 }
 
-func stderrTail(b *bytes.Buffer) string {
+// readResultFile reads the result file the program may have replaced:
+// only a regular file (never through a link, never a FIFO or device),
+// at most maxResultFile bytes. A missing file is an empty result.
+func readResultFile(name string) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(name))
+	}
+	if st.Size() > maxResultFile {
+		return nil, fmt.Errorf("%s holds %d bytes, more than the %d MiB a result may", filepath.Base(name), st.Size(), maxResultFile>>20)
+	}
+	return io.ReadAll(io.LimitReader(f, maxResultFile))
+}
+
+func stderrTail(b *proc.Tail) string {
 	s := strings.TrimSpace(agent.CleanText(b.String()))
 	if s == "" {
 		return ""

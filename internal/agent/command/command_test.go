@@ -3,8 +3,10 @@ package command
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -59,10 +61,28 @@ func TestContract(t *testing.T) {
 		{name: "invalid result", cmd: `echo '{"id":"T3","status":"weird","findings":"","tests_passed":true}'`, wantErr: "invalid agent result (from stdout): result does not match the execute schema: at /status"},
 		{name: "timeout kills the group", cmd: "sleep 30 & sleep 30", timeout: 300 * time.Millisecond, wantErr: "agent timed out after 300ms"},
 		{
-			name:  "secrets scrubbed unless allowed",
-			cmd:   `test -z "$GITHUB_TOKEN" && test -z "$OPENAI_API_KEY" && test "$EXTRA_API_KEY" = ok && test "$PATH" != "" && echo '{"id":"T3","status":"completed","findings":"","tests_passed":true}'`,
-			env:   []string{"GITHUB_TOKEN=secret", "OPENAI_API_KEY=secret", "EXTRA_API_KEY=ok"},
+			name: "only the allow-listed environment passes",
+			cmd: `test -z "$GITHUB_TOKEN" && test -z "$OPENAI_API_KEY" && test -z "$DATABASE_URL" && test -z "$SESSION_COOKIE" &&
+				test "$EXTRA_API_KEY" = ok && test "$PATH" != "" && test "$GITHUB_REPOSITORY" = o/r &&
+				echo '{"id":"T3","status":"completed","findings":"","tests_passed":true}'`,
+			env: []string{"GITHUB_TOKEN=secret", "OPENAI_API_KEY=secret", "EXTRA_API_KEY=ok", "GITHUB_REPOSITORY=o/r",
+				"DATABASE_URL=postgres://u:p@h/db", "SESSION_COOKIE=abcdefgh"},
 			allow: []string{"EXTRA_API_KEY"},
+		},
+		{
+			name:    "a result file replaced by a link to /dev/zero is refused, not read",
+			cmd:     `rm -f "$PLANEX_RESULT_FILE" && ln -s /dev/zero "$PLANEX_RESULT_FILE"`,
+			wantErr: "reading agent result file",
+		},
+		{
+			name:    "a result file replaced by a FIFO is refused, not waited for",
+			cmd:     `rm -f "$PLANEX_RESULT_FILE" && mkfifo "$PLANEX_RESULT_FILE"`,
+			wantErr: "is not a regular file",
+		},
+		{
+			name:    "a result file larger than the bound is refused",
+			cmd:     `truncate -s 9M "$PLANEX_RESULT_FILE"`,
+			wantErr: "more than the 8 MiB a result may",
 		},
 	}
 	for _, c := range cases {
@@ -72,7 +92,8 @@ func TestContract(t *testing.T) {
 			env := append(os.Environ(), "WANT_DIR="+s.Dir, "WANT_TEMP="+s.TempDir, "WANT_DISCOVERIES="+s.DiscoveriesFile)
 			env = append(env, c.env...)
 			start := time.Now()
-			r, err := New(Config{Command: c.cmd, Env: env, Contain: agent.Containment{AllowEnv: c.allow}}).Run(context.Background(), s)
+			allow := append([]string{"WANT_DIR", "WANT_TEMP", "WANT_DISCOVERIES"}, c.allow...)
+			r, err := New(Config{Command: c.cmd, Env: env, Contain: agent.Containment{AllowEnv: allow}}).Run(context.Background(), s)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("error %v, want %q", err, c.wantErr)
@@ -191,4 +212,61 @@ func TestDecode(t *testing.T) {
 	if res, err = run(`echo 'ANSWER I will not.'`); err == nil || !strings.Contains(err.Error(), `its answer holds no JSON object: "I will not."`) || res.Usage.InputTokens != 10 {
 		t.Errorf("no result: %v, usage %+v", err, res.Usage)
 	}
+}
+
+// TestRedTeamOutputFloodKeepsMemoryBounded: an agent printing 1 GiB to
+// stdout and 64 MiB to stderr before its result costs planex a bounded
+// tail: the heap stays small, the result (at the end) is still found,
+// and the step says output was dropped.
+func TestRedTeamOutputFloodKeepsMemoryBounded(t *testing.T) {
+	s := step(t, agent.PhaseExecute, "T3")
+	cmd := `head -c 67108864 /dev/zero >&2; head -c 1073741824 /dev/zero | tr '\0' x; echo; echo '{"id":"T3","status":"completed","findings":"","tests_passed":true}'`
+	var peak uint64
+	done := make(chan struct{})
+	go func() {
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapInuse)
+			}
+		}
+	}()
+	r, err := New(Config{Command: cmd}).Run(context.Background(), s)
+	close(done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(r.Raw), `"T3"`) {
+		t.Errorf("result %s", r.Raw)
+	}
+	if r.OutputDropped < 1000<<20 || !strings.Contains(strings.Join(r.Problems, "; "), "planex kept only the last 8 MiB") {
+		t.Errorf("problems %q do not say output was dropped", r.Problems)
+	}
+	if peak > 128<<20 {
+		t.Errorf("heap in use reached %d MiB while the agent printed 1 GiB", peak>>20)
+	}
+	if hwm := vmHWM(t); hwm > 512<<20 {
+		t.Errorf("peak RSS %d MiB, want under 512 MiB", hwm>>20)
+	}
+}
+
+// vmHWM is this process's peak resident set size, from /proc.
+func vmHWM(t *testing.T) uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status to read the peak RSS from: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb uint64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -21,6 +22,9 @@ import (
 
 // maxSearchFileBytes skips large files (generated, vendored, data) in search.
 const maxSearchFileBytes = 1 << 20
+
+// maxEditFileBytes is the largest file edit_file reads into memory.
+const maxEditFileBytes = 16 << 20
 
 // maxLineChars cuts long lines in search output.
 const maxLineChars = 300
@@ -122,13 +126,16 @@ func (s *Set) readFile(input json.RawMessage) Output {
 	if err != nil {
 		return fail("%v", err)
 	}
-	f, err := s.root.Open(rel)
+	// Non-blocking, so that a FIFO is refused rather than waited on.
+	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return fail("reading %s: %s", rel, s.describe(err))
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		return fail("%s is a directory; use list_files", rel)
+	} else if err == nil && !st.Mode().IsRegular() {
+		return fail("%s is not a regular file", rel)
 	}
 	start := max(in.StartLine, 1)
 	end := in.EndLine
@@ -246,13 +253,13 @@ func (s *Set) search(ctx context.Context, input json.RawMessage) Output {
 // readSmall reads a file through the root, skipping files that are too
 // large to be worth searching.
 func (s *Set) readSmall(rel string) ([]byte, error) {
-	f, err := s.root.Open(rel)
+	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || st.Size() > maxSearchFileBytes {
+	if err != nil || !st.Mode().IsRegular() || st.Size() > maxSearchFileBytes {
 		return nil, fmt.Errorf("skipped")
 	}
 	return io.ReadAll(f)
@@ -331,6 +338,14 @@ func (s *Set) editFile(input json.RawMessage) Output {
 	st, err := s.root.Stat(rel)
 	if err != nil {
 		return fail("editing %s: %s", rel, s.describe(err))
+	}
+	// Edited in memory: only a regular file of bounded size (planex's own
+	// memory must not follow what a repository holds).
+	if !st.Mode().IsRegular() {
+		return fail("editing %s: not a regular file", rel)
+	}
+	if st.Size() > maxEditFileBytes {
+		return fail("editing %s: %d bytes, more than the %d MiB edit_file works on; use run_command", rel, st.Size(), maxEditFileBytes>>20)
 	}
 	data, err := s.root.ReadFile(rel)
 	if err != nil {

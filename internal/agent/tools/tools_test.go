@@ -64,7 +64,7 @@ func gitRepo(t *testing.T) (repo, outside string) {
 func newSet(t *testing.T, phase agent.Phase, repo, scope string) *Set {
 	t.Helper()
 	s, err := New(Config{Phase: phase, Worker: "T1", Dir: repo, DiscoveriesFile: filepath.Join(t.TempDir(), "discoveries.ndjson"), Scope: scope,
-		Env: []string{"PATH=" + os.Getenv("PATH"), "OPENAI_API_KEY=sk-secret", "HOME=/tmp", "KEEP=1"},
+		Env: []string{"PATH=" + os.Getenv("PATH"), "OPENAI_API_KEY=sk-secret", "HOME=/tmp", "KEEP=1", "LANG=C.keep"},
 		Now: func() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
@@ -242,8 +242,9 @@ func TestWriteAndEdit(t *testing.T) {
 func TestRunCommand(t *testing.T) {
 	repo, _ := gitRepo(t)
 	s := newSet(t, agent.PhaseExecute, repo, "src")
-	out := call(t, s, RunCommand, map[string]any{"command": "echo key=$OPENAI_API_KEY keep=$KEEP; pwd"})
-	if out.IsError || !strings.Contains(out.Text, "key= keep=1") || !strings.Contains(out.Text, "exit code 0") {
+	// Only the allow-listed environment reaches the command.
+	out := call(t, s, RunCommand, map[string]any{"command": "echo key=$OPENAI_API_KEY keep=$KEEP lang=$LANG; pwd"})
+	if out.IsError || !strings.Contains(out.Text, "key= keep= lang=C.keep") || !strings.Contains(out.Text, "exit code 0") {
 		t.Errorf("env: %q", out.Text)
 	}
 	out = call(t, s, RunCommand, map[string]any{"command": "echo oops >&2; exit 3"})

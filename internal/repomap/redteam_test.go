@@ -1,0 +1,107 @@
+//go:build linux
+
+package repomap
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/planexhq/planex/internal/repomap/repomaptest"
+)
+
+// hostileRepo is a repository whose files try to make whoever maps it
+// read without end: committed links to /dev/zero and /dev/urandom where
+// the project files are read (Makefile, go.mod, package.json), a link to
+// a source-looking device, a FIFO, a sparse file of 3 GiB and, as root, a
+// device node of its own.
+func hostileRepo(t *testing.T, git bool) string {
+	t.Helper()
+	d := t.TempDir()
+	main := map[string]string{"main.go": "package main\n\nfunc Serve() {}\n"}
+	if git {
+		repomaptest.InitRepo(t, d, main)
+	} else {
+		repomaptest.WriteFiles(t, d, main)
+	}
+	for name, target := range map[string]string{"Makefile": "/dev/zero", "go.mod": "/dev/zero", "package.json": "/dev/urandom", "dev.go": "/dev/zero"} {
+		if err := os.Symlink(target, filepath.Join(d, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(d, "pipe.go"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, "huge.go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(d, "huge.go"), 3<<30); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getuid() == 0 {
+		// /dev/zero's numbers (1, 5); only root may make a device node.
+		if err := syscall.Mknod(filepath.Join(d, "node.go"), syscall.S_IFCHR|0o644, 1<<8|5); err != nil {
+			t.Logf("no device node (%v): that row is left out", err)
+		}
+	}
+	if git {
+		repomaptest.Git(t, d, "add", "Makefile", "go.mod", "package.json", "dev.go")
+		repomaptest.Git(t, d, "commit", "-q", "-m", "links")
+	}
+	return d
+}
+
+// TestRedTeamMapReadsNoLinkDeviceOrHugeFile: mapping a hostile repository
+// ends promptly, maps its one real file, reads no link, FIFO or device
+// and no file past the per-file cap, and planex's peak RSS stays under
+// 512 MiB.
+// (git does not list a FIFO or device node; the walk of a folder that is
+// no repository does.)
+func TestRedTeamMapReadsNoLinkDeviceOrHugeFile(t *testing.T) {
+	for _, git := range []bool{true, false} {
+		t.Run(fmt.Sprintf("git=%v", git), func(t *testing.T) {
+			d := hostileRepo(t, git)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			m, err := Build(ctx, d, Options{NoCache: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mapped []string
+			for _, f := range m.Files() {
+				mapped = append(mapped, f.Path)
+			}
+			if strings.Join(mapped, " ") != "main.go" {
+				t.Errorf("mapped %v, want only main.go", mapped)
+			}
+			if m.Skipped["symlink"] != 4 || m.Skipped["too large"] != 1 || !git && m.Skipped["not a regular file"] < 1 {
+				t.Errorf("skipped %v", m.Skipped)
+			}
+			if hwm := peakRSS(t); hwm > 512<<20 {
+				t.Errorf("peak RSS %d MiB, want under 512 MiB", hwm>>20)
+			}
+		})
+	}
+}
+
+// peakRSS is this process's peak resident set size (VmHWM).
+func peakRSS(t *testing.T) uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status to read the peak RSS from: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb uint64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
