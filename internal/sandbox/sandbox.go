@@ -14,6 +14,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -72,3 +73,10 @@ var defaultMasks = []string{
 
 // DefaultMasks returns the sockets hidden from every contained process.
 func DefaultMasks() []string { return append([]string(nil), defaultMasks...) }
+
+// sortedCopy returns a sorted copy of s.
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	slices.Sort(out)
+	return out
+}
