@@ -65,10 +65,15 @@ func initMain(raw string) int {
 	cmd.SysProcAttr = programAttr(c)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	if err := withLimits(cmd, c.Limits); err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "planex sandbox: starting %s: %v\n", c.Path, err)
 		return 127
 	}
+	watching := watch()
 	pid := cmd.Process.Pid
 	go func() {
 		for s := range sigs {
@@ -82,6 +87,7 @@ func initMain(raw string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: waiting: %v\n", err)
 		return exitSetup
 	}
+	reportLimits(c.Limits, watching.finish(code))
 	return code
 }
 

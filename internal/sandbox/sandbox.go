@@ -61,6 +61,9 @@ type Policy struct {
 	// Mask lists files replaced by an empty one (sockets that lead out of
 	// the sandbox, such as the Docker daemon's or an ssh agent's).
 	Mask []string
+	// Limits bound what the step may use (limits.go); zero fields take
+	// the defaults.
+	Limits Limits
 }
 
 // DefaultMasks are sockets whose owner would act for a contained

@@ -94,6 +94,7 @@ type config struct {
 	Mask     []string `json:"mask"`
 	UID      int      `json:"uid"`
 	GID      int      `json:"gid"`
+	Limits   Limits   `json:"limits"`
 	// Outer is the init's id the program's uid and gid map to (ids_linux.go).
 	Outer int `json:"outer"`
 }
@@ -127,7 +128,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 			return noop, fmt.Errorf("sandbox: working directory: %w", err)
 		}
 	}
-	c := config{Path: path, Args: cmd.Args, UID: innerID(os.Getuid()), GID: innerID(os.Getgid())}
+	c := config{Path: path, Args: cmd.Args, UID: innerID(os.Getuid()), GID: innerID(os.Getgid()), Limits: p.Limits.WithDefaults()}
 	if c.Dir, err = canonical(dir); err != nil {
 		return noop, fmt.Errorf("sandbox: working directory: %w", err)
 	}
