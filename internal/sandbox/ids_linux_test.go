@@ -177,3 +177,63 @@ func TestLendingIsHeldWhileAnyProgramRuns(t *testing.T) {
 		t.Errorf("not given back after the last program: owner %d", uid)
 	}
 }
+
+// TestChownTree: lending changes what planex owns below the root and
+// nothing a link leads to; giving back changes only what the sandbox's
+// uid owns.
+func TestChownTree(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	root, outside := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(outside, "target"), "x", 0o644)
+	if err := os.MkdirAll(filepath.Join(root, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "a", "b", "f"), "x", 0o644)
+	writeFile(t, filepath.Join(root, "theirs"), "x", 0o644)
+	if err := os.Chown(filepath.Join(root, "theirs"), 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink(filepath.Join(outside, "target"), filepath.Join(root, "link")))
+	must(os.Symlink(outside, filepath.Join(root, "a", "dirlink")))
+	must(os.Link(filepath.Join(outside, "target"), filepath.Join(root, "hard")))
+	must(syscall.Mkfifo(filepath.Join(root, "fifo"), 0o600))
+
+	must(chownTree(root, owner{0, 0}, owner{SandboxID, SandboxID}, true))
+	for p, want := range map[string]uint32{
+		".": SandboxID, "a": SandboxID, "a/b": SandboxID, "a/b/f": SandboxID, "link": SandboxID, "a/dirlink": SandboxID,
+		"hard": 0, "fifo": 0, "theirs": 4242,
+	} {
+		if uid, gid := ownerOf(t, filepath.Join(root, p)); uid != want || (want == SandboxID && gid != SandboxID) {
+			t.Errorf("lent: %s owned by %d:%d, want %d", p, uid, gid, want)
+		}
+	}
+	if uid, _ := ownerOf(t, filepath.Join(outside, "target")); uid != 0 {
+		t.Errorf("lending followed a link: the target is owned by %d", uid)
+	}
+	if uid, _ := ownerOf(t, outside); uid != 0 {
+		t.Errorf("lending followed a directory link: owned by %d", uid)
+	}
+	must(chownTree(root, owner{SandboxID, SandboxID}, owner{0, 0}, false))
+	for p, want := range map[string]uint32{".": 0, "a/b/f": 0, "link": 0, "hard": 0, "theirs": 4242} {
+		if uid, _ := ownerOf(t, filepath.Join(root, p)); uid != want {
+			t.Errorf("given back: %s owned by %d, want %d", p, uid, want)
+		}
+	}
+	// A root that is itself a link is refused, not followed.
+	if err := chownTree(filepath.Join(root, "a", "dirlink"), owner{0, 0}, owner{SandboxID, SandboxID}, true); err == nil {
+		t.Error("chownTree followed a link given as its root")
+	}
+	if _, err := os.Stat(filepath.Join(root, "missing")); err == nil {
+		t.Fatal("unexpected")
+	}
+	if err := chownTree(filepath.Join(root, "missing"), owner{0, 0}, owner{1, 1}, true); err == nil {
+		t.Error("chownTree of nothing succeeded")
+	}
+}

@@ -87,7 +87,7 @@ func initMain(raw string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: waiting: %v\n", err)
 		return exitSetup
 	}
-	reportLimits(c.Limits, watching.finish(code))
+	reportLimits(os.Stderr, c.Limits, watching.finish(code))
 	return code
 }
 

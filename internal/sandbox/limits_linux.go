@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,8 +174,8 @@ func parseStatus(b []byte) (threads, vmPeak int64) {
 }
 
 // reportLimits tells the step's error output which limits the step hit.
-func reportLimits(l Limits, u usage) {
+func reportLimits(w io.Writer, l Limits, u usage) {
 	for _, h := range limitsHit(l, u) {
-		fmt.Fprintf(os.Stderr, "planex sandbox: %s (--sandbox-limits, docs/security.md)\n", h)
+		fmt.Fprintf(w, "planex sandbox: %s (--sandbox-limits, docs/security.md)\n", h)
 	}
 }
