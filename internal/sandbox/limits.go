@@ -27,11 +27,15 @@ type Limits struct {
 const Unlimited int64 = -1
 
 // The defaults: generous for builds and test suites, small enough that a
-// runaway step cannot fill the disk or the process table.
+// runaway step cannot fill the disk or the process table. Memory is off
+// by default: an address-space limit counts reservations, not use, and
+// Node.js reserves about 10 GiB for each WebAssembly instance (Gemini CLI
+// and Codex start several), so no default would both let them run and
+// bound anything on a runner with less memory than that.
 const (
 	DefaultFileSize  int64 = 2 << 30
 	DefaultProcesses int64 = 4096
-	DefaultMemory    int64 = 8 << 30
+	DefaultMemory          = Unlimited
 )
 
 // The smallest limits accepted: below them the sandbox's own init, or

@@ -55,8 +55,8 @@ func TestLimitsWithDefaultsAndString(t *testing.T) {
 		in   Limits
 		want string
 	}{
-		{Limits{}, "file-size=2G,processes=4096,memory=8G"},
-		{Limits{FileSize: Unlimited, Processes: 100}, "file-size=off,processes=100,memory=8G"},
+		{Limits{}, "file-size=2G,processes=4096,memory=off"},
+		{Limits{FileSize: Unlimited, Processes: 100}, "file-size=off,processes=100,memory=off"},
 		{Limits{FileSize: 1<<20 + 1, Memory: 3 << 30}, "file-size=1048577,processes=4096,memory=3G"},
 		{Limits{Memory: 1536 << 20}, "file-size=2G,processes=4096,memory=1536M"},
 	} {
