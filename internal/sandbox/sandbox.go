@@ -6,9 +6,11 @@
 // On Linux a contained process runs in its own user, PID, mount and IPC
 // namespaces: it sees only its own processes (a fresh /proc), the whole
 // file system read-only except the directories its step may write, an
-// empty /tmp, and an empty directory where the real home was. It keeps
-// the network. When the step's first process ends, every process it left
-// behind is killed with it.
+// empty /tmp, an empty directory where the real home was, and a /dev of
+// a few harmless devices. It keeps the network. It runs as an ordinary
+// user (never as host root: see ids_linux.go), with no descriptor but its
+// standard streams and under resource limits (limits.go). When the step's
+// first process ends, every process it left behind is killed with it.
 package sandbox
 
 import (
