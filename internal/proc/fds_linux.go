@@ -12,7 +12,8 @@ import (
 // close-on-exec, but a descriptor planex's caller left open (a secret
 // file as fd 7, say) is inherited by planex as it is, and exec passes it
 // on. The sandbox's init and the reaper call it before they start the
-// program; both still use their own descriptors until then.
+// program; both still use their own descriptors until then. planex calls
+// it as it starts (cli.Run), for every program it runs on any system.
 func CloseInherited() error {
 	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	if err == nil {

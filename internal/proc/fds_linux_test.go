@@ -16,6 +16,17 @@ import (
 // through /proc/self/fd/7 and to list it.
 func TestInheritedDescriptorDoesNotReachTheCommand(t *testing.T) {
 	t.Parallel()
+	// reaper: Run's reaper closes it; direct: CloseInherited, as planex
+	// calls it when it starts, closes it for a plain exec too.
+	for _, mode := range []string{"reaper", "direct"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			inheritedDescriptor(t, mode)
+		})
+	}
+}
+
+func inheritedDescriptor(t *testing.T, mode string) {
 	const secret = "fd7-secret-4711"
 	path := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(path, []byte(secret), 0o600); err != nil {
@@ -28,7 +39,7 @@ func TestInheritedDescriptorDoesNotReachTheCommand(t *testing.T) {
 	defer f.Close()
 	// The helper stands in for planex: it starts with the file as fd 7.
 	helper := exec.Command(os.Args[0], "-test.run=^TestFDHelper$")
-	helper.Env = append(os.Environ(), "PLANEX_FD_HELPER=1")
+	helper.Env = append(os.Environ(), "PLANEX_FD_HELPER="+mode)
 	helper.ExtraFiles = []*os.File{nil, nil, nil, nil, f}
 	out, err := helper.CombinedOutput()
 	if err != nil {
@@ -54,7 +65,19 @@ func TestFDHelper(t *testing.T) {
 	fmt.Printf("helper holds fd 7: %s (%v)\n", b, err)
 	// ls's own descriptor for the directory is the last one it lists.
 	cmd := exec.Command("sh", "-c", `printf 'command read: '; cat /proc/self/fd/7 2>&1; echo; printf 'command fds: '; for f in /proc/self/fd/*; do n=${f##*/}; [ "$n" -le 2 ] && printf '%s ' "$n"; [ "$n" -gt 2 ] && [ -e "$f" ] && [ "$(readlink "$f")" != "/proc/$$/fd" ] && printf '%s ' "$n"; done; echo`)
-	out, err := runOutput(cmd)
+	var out string
+	if os.Getenv("PLANEX_FD_HELPER") == "direct" {
+		if err := CloseInherited(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := cmd.CombinedOutput()
+		out = string(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		out, err = runOutput(cmd)
+	}
 	fmt.Print(out)
 	if err != nil {
 		t.Fatal(err)
