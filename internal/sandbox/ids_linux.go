@@ -74,9 +74,12 @@ func (p idPlan) apply(attr *syscall.SysProcAttr) {
 
 // programAttr is how the init starts the program: in a nested user
 // namespace that maps the program's uid and gid to c.Outer, and, when that
-// is not the init's own id, switched to it.
+// is not the init's own id, switched to it; in a session of its own, so
+// that it has no controlling terminal (/dev/tty opens none, and there is
+// no terminal to push input into with TIOCSTI).
 func programAttr(c config) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{
+		Setsid:      true,
 		Cloneflags:  syscall.CLONE_NEWUSER,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: c.UID, HostID: c.Outer, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: c.GID, HostID: c.Outer, Size: 1}},

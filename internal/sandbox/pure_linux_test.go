@@ -41,7 +41,7 @@ func TestPlanIDs(t *testing.T) {
 func TestProgramAttr(t *testing.T) {
 	t.Parallel()
 	a := programAttr(config{UID: 1000, GID: 100})
-	if a.Cloneflags != syscall.CLONE_NEWUSER || a.Credential != nil ||
+	if a.Cloneflags != syscall.CLONE_NEWUSER || a.Credential != nil || !a.Setsid ||
 		a.UidMappings[0] != (syscall.SysProcIDMap{ContainerID: 1000, HostID: 0, Size: 1}) || a.GidMappings[0] != (syscall.SysProcIDMap{ContainerID: 100, HostID: 0, Size: 1}) {
 		t.Errorf("an ordinary user's program: %+v", a)
 	}
