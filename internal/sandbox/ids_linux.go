@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -31,6 +33,39 @@ import (
 // and to containers (/etc/subuid, systemd's container range), below 2³¹.
 const SandboxID = 2_000_000_000
 
+// fallbackID (nobody) stands in for SandboxID where planex's own user
+// namespace does not map it: root of a rootless container, whose
+// namespace maps only 65536 ids.
+const fallbackID = 65534
+
+// rootProgramID is the host id root's program runs as: SandboxID when
+// planex's user namespace maps it as a uid and a gid, else fallbackID.
+func rootProgramID() int {
+	uids, _ := os.ReadFile("/proc/self/uid_map")
+	gids, _ := os.ReadFile("/proc/self/gid_map")
+	if mapsID(string(uids), SandboxID) && mapsID(string(gids), SandboxID) {
+		return SandboxID
+	}
+	return fallbackID
+}
+
+// mapsID reports whether a /proc/<pid>/uid_map (or gid_map) maps id, an
+// id of the namespace it describes (the first column).
+func mapsID(m string, id int) bool {
+	for _, line := range strings.Split(m, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		inside, err1 := strconv.ParseInt(f[0], 10, 64)
+		count, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 == nil && err2 == nil && inside <= int64(id) && int64(id) < inside+count {
+			return true
+		}
+	}
+	return false
+}
+
 // outerID is the id that stands for SandboxID in the sandbox's first user
 // namespace, where the init runs as 0 (planex's own uid).
 const outerID = 65534
@@ -43,9 +78,15 @@ type idPlan struct {
 	setgroups bool
 	// outer is the init's id (uid and gid) the program is mapped to.
 	outer int
+	// host is the host id the program runs as and its writable
+	// directories are lent to; 0 when planex is not root (nothing is
+	// lent).
+	host int
 }
 
-func planIDs(uid, gid int) idPlan {
+// planIDs plans the mappings for a planex running as uid, gid; host is
+// the id root's program runs as (rootProgramID).
+func planIDs(uid, gid, host int) idPlan {
 	if uid != 0 {
 		return idPlan{
 			uids: []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
@@ -53,10 +94,11 @@ func planIDs(uid, gid int) idPlan {
 		}
 	}
 	return idPlan{
-		uids:      []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: outerID, HostID: SandboxID, Size: 1}},
-		gids:      []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}, {ContainerID: outerID, HostID: SandboxID, Size: 1}},
+		uids:      []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: outerID, HostID: host, Size: 1}},
+		gids:      []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}, {ContainerID: outerID, HostID: host, Size: 1}},
 		setgroups: true,
 		outer:     outerID,
+		host:      host,
 	}
 }
 
@@ -99,13 +141,14 @@ type lender struct {
 	held map[string]int
 }
 
-// lend gives dirs to SandboxID when planex runs as root (else it does
-// nothing) and returns what gives them back.
-func (s *Sandbox) lend(dirs []string) (giveBack func(), err error) {
+// lend gives dirs to host, the program's id when planex runs as root
+// (with 0 it does nothing), and returns what gives them back.
+func (s *Sandbox) lend(dirs []string, host int) (giveBack func(), err error) {
 	uid, gid := os.Getuid(), os.Getgid()
-	if uid != 0 || len(dirs) == 0 {
+	if host == 0 || len(dirs) == 0 {
 		return func() {}, nil
 	}
+	to := owner{host, host}
 	l := &s.lent
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -115,9 +158,9 @@ func (s *Sandbox) lend(dirs []string) (giveBack func(), err error) {
 	var done []string
 	for _, d := range dirs {
 		if l.held[d] == 0 {
-			if err := chownTree(d, owner{uid, gid}, owner{SandboxID, SandboxID}, true); err != nil {
-				l.unlend(done, owner{uid, gid})
-				return func() {}, fmt.Errorf("sandbox: lending %s to the sandbox's uid %d: %w", d, SandboxID, err)
+			if err := chownTree(d, owner{uid, gid}, to, true); err != nil {
+				l.unlend(done, to, owner{uid, gid})
+				return func() {}, fmt.Errorf("sandbox: lending %s to the sandbox's uid %d: %w", d, host, err)
 			}
 		}
 		l.held[d]++
@@ -126,13 +169,13 @@ func (s *Sandbox) lend(dirs []string) (giveBack func(), err error) {
 	return func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		l.unlend(done, owner{uid, gid})
+		l.unlend(done, to, owner{uid, gid})
 	}, nil
 }
 
 // unlend drops one hold on each of dirs and gives back those no longer
 // held. Called with l.mu held.
-func (l *lender) unlend(dirs []string, back owner) {
+func (l *lender) unlend(dirs []string, lent, back owner) {
 	for _, d := range dirs {
 		l.held[d]--
 		if l.held[d] > 0 {
@@ -140,9 +183,9 @@ func (l *lender) unlend(dirs []string, back owner) {
 		}
 		delete(l.held, d)
 		// The program is gone: nothing changes the tree meanwhile. A
-		// failure leaves files to SandboxID, which planex's git still
-		// reads (it names the worktree safe); say so.
-		if err := chownTree(d, owner{SandboxID, SandboxID}, back, false); err != nil {
+		// failure leaves files to the program's id, which planex's git
+		// still reads (it names the worktree safe); say so.
+		if err := chownTree(d, lent, back, false); err != nil {
 			fmt.Fprintf(os.Stderr, "planex: warning: giving %s back to uid %d after the sandbox: %v\n", d, back.uid, err)
 		}
 	}

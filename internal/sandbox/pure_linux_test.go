@@ -16,8 +16,8 @@ import (
 
 func TestPlanIDs(t *testing.T) {
 	t.Parallel()
-	user := planIDs(1000, 100)
-	if user.outer != 0 || user.setgroups || len(user.uids) != 1 || user.uids[0] != (syscall.SysProcIDMap{ContainerID: 0, HostID: 1000, Size: 1}) ||
+	user := planIDs(1000, 100, SandboxID)
+	if user.outer != 0 || user.host != 0 || user.setgroups || len(user.uids) != 1 || user.uids[0] != (syscall.SysProcIDMap{ContainerID: 0, HostID: 1000, Size: 1}) ||
 		user.gids[0] != (syscall.SysProcIDMap{ContainerID: 0, HostID: 100, Size: 1}) {
 		t.Errorf("an ordinary user: %+v", user)
 	}
@@ -26,9 +26,9 @@ func TestPlanIDs(t *testing.T) {
 	if attr.Credential != nil || attr.GidMappingsEnableSetgroups {
 		t.Errorf("an ordinary user's init changes credentials: %+v", attr)
 	}
-	root := planIDs(0, 0)
+	root := planIDs(0, 0, SandboxID)
 	wantU := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: outerID, HostID: SandboxID, Size: 1}}
-	if root.outer != outerID || !root.setgroups || !slices.Equal(root.uids, wantU) || !slices.Equal(root.gids, wantU) {
+	if root.outer != outerID || root.host != SandboxID || !root.setgroups || !slices.Equal(root.uids, wantU) || !slices.Equal(root.gids, wantU) {
 		t.Errorf("root: %+v", root)
 	}
 	attr = syscall.SysProcAttr{}
@@ -292,7 +292,7 @@ func TestLendRefusesWhatItCannotWalk(t *testing.T) {
 	t.Parallel()
 	s := &Sandbox{exe: "/planex"}
 	ok := t.TempDir()
-	if _, err := s.lend([]string{ok, filepath.Join(ok, "gone")}); err == nil || !strings.Contains(err.Error(), "lending") {
+	if _, err := s.lend([]string{ok, filepath.Join(ok, "gone")}, SandboxID); err == nil || !strings.Contains(err.Error(), "lending") {
 		t.Fatalf("lend = %v, want an error naming the lending", err)
 	}
 	if uid, _ := ownerOf(t, ok); uid != 0 {
@@ -300,5 +300,29 @@ func TestLendRefusesWhatItCannotWalk(t *testing.T) {
 	}
 	if len(s.lent.held) != 0 {
 		t.Errorf("holds left: %v", s.lent.held)
+	}
+}
+
+func TestRootProgramID(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		m    string
+		want bool
+	}{
+		{"         0          0 4294967295\n", true},
+		{"         0       1000          1\n         1     100000      65536\n", false}, // rootless container
+		{"0 0 1\n1999999999 5 2\n", true},
+		{"0 0 1\n2000000001 5 2\n", false},
+		{"", false},
+		{"garbage\n0 x 1\n", false},
+	} {
+		if got := mapsID(c.m, SandboxID); got != c.want {
+			t.Errorf("mapsID(%q) = %v, want %v", c.m, got, c.want)
+		}
+	}
+	// This machine: planex's namespace is the host's here, or a
+	// container's; either way the answer is one of the two.
+	if id := rootProgramID(); id != SandboxID && id != fallbackID {
+		t.Errorf("rootProgramID() = %d", id)
 	}
 }

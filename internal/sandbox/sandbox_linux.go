@@ -156,7 +156,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 			c.Mask = append(c.Mask, cm)
 		}
 	}
-	ids := planIDs(os.Getuid(), os.Getgid())
+	ids := planIDs(os.Getuid(), os.Getgid(), rootProgramID())
 	c.Outer = ids.outer
 	root, err := os.MkdirTemp("", "planex-sandbox-")
 	if err != nil {
@@ -179,7 +179,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	// If planex dies, so does the init, and with it every process of
 	// the step.
 	attr.Pdeathsig = syscall.SIGKILL
-	giveBack, err := s.lend(c.Writable)
+	giveBack, err := s.lend(c.Writable, ids.host)
 	if err != nil {
 		os.Remove(root)
 		return noop, err
