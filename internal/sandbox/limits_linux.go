@@ -24,7 +24,7 @@ const limitsArg0 = "planex-sandbox-limits"
 
 func init() {
 	if len(os.Args) >= 4 && os.Args[0] == limitsArg0 {
-		os.Exit(limitsMain(os.Args[1], os.Args[2], os.Args[3:]))
+		os.Exit(limitsMain(os.Stderr, os.Args[1], os.Args[2], os.Args[3:]))
 	}
 }
 
@@ -44,18 +44,18 @@ func withLimits(cmd *exec.Cmd, l Limits) error {
 }
 
 // limitsMain sets the limits, then executes the program in its place.
-func limitsMain(raw, path string, argv []string) int {
+func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 	var l Limits
 	if err := json.Unmarshal([]byte(raw), &l); err != nil {
-		fmt.Fprintf(os.Stderr, "planex sandbox: reading the limits: %v\n", err)
+		fmt.Fprintf(stderr, "planex sandbox: reading the limits: %v\n", err)
 		return exitSetup
 	}
 	if err := applyLimits(l); err != nil {
-		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
+		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}
 	err := syscall.Exec(path, argv, os.Environ())
-	fmt.Fprintf(os.Stderr, "planex sandbox: starting %s: %v\n", path, err)
+	fmt.Fprintf(stderr, "planex sandbox: starting %s: %v\n", path, err)
 	return 127
 }
 

@@ -243,8 +243,9 @@ func TestWithLimits(t *testing.T) {
 	if err := json.Unmarshal([]byte(cmd.Args[1]), &back); err != nil || back != l {
 		t.Errorf("limits passed as %q: %+v, %v", cmd.Args[1], back, err)
 	}
-	if code := limitsMain("{", "/bin/true", []string{"true"}); code != exitSetup {
-		t.Errorf("bad limits: exit %d, want %d", code, exitSetup)
+	var stderr strings.Builder
+	if code := limitsMain(&stderr, "{", "/bin/true", []string{"true"}); code != exitSetup || !strings.Contains(stderr.String(), "reading the limits") {
+		t.Errorf("bad limits: exit %d (%q), want %d", code, stderr.String(), exitSetup)
 	}
 }
 
