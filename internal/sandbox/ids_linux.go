@@ -135,7 +135,9 @@ func programAttr(c config) *syscall.SysProcAttr {
 // lender lends writable directories to SandboxID while at least one
 // contained program may write them (a step's agent and its MCP servers
 // share a worktree), and gives them back when the last one ended, so no
-// contained program runs while they are given back.
+// contained program runs while they are given back. Lending may run
+// while another program holds the directory: every change is made
+// through a descriptor of the inode checked (see treeWalk).
 type lender struct {
 	mu   sync.Mutex
 	held map[string]int
@@ -157,11 +159,12 @@ func (s *Sandbox) lend(dirs []string, host int) (giveBack func(), err error) {
 	}
 	var done []string
 	for _, d := range dirs {
-		if l.held[d] == 0 {
-			if err := chownTree(d, owner{uid, gid}, to, true); err != nil {
-				l.unlend(done, to, owner{uid, gid})
-				return func() {}, fmt.Errorf("sandbox: lending %s to the sandbox's uid %d: %w", d, host, err)
-			}
+		// Also when already held: planex (a built-in agent's file tools)
+		// may have written files there since, which the program must be
+		// able to change too.
+		if err := chownTree(d, owner{uid, gid}, to, true); err != nil {
+			l.unlend(done, to, owner{uid, gid})
+			return func() {}, fmt.Errorf("sandbox: lending %s to the sandbox's uid %d: %w", d, host, err)
 		}
 		l.held[d]++
 		done = append(done, d)
@@ -270,6 +273,9 @@ func (w treeWalk) entry(dirfd int, dirName, n string, depth int) error {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		sub, err := unix.Openat(dirfd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if gone(err) {
+			return nil // replaced meanwhile (by a link, say): left alone
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -281,15 +287,43 @@ func (w treeWalk) entry(dirfd int, dirName, n string, depth int) error {
 		}
 		return w.dir(sub, path, depth+1)
 	case unix.S_IFREG, unix.S_IFLNK:
-		if int(st.Uid) != w.from.uid || (w.lending && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1) {
-			return nil
-		}
-		if err := unix.Fchownat(dirfd, n, w.to.uid, w.to.gid, unix.AT_SYMLINK_NOFOLLOW); err != nil && !errors.Is(err, unix.ENOENT) {
-			return fmt.Errorf("%s: %w", path, err)
-		}
+		return w.file(dirfd, n, path)
 	}
 	// Devices, sockets and fifos keep their owner.
 	return nil
+}
+
+// file changes a regular file or symlink through a descriptor of its own
+// (O_PATH, not following a link), checked and changed as one inode: a
+// name swapped meanwhile for another file changes nothing else.
+func (w treeWalk) file(dirfd int, n, path string) error {
+	fd, err := unix.Openat(dirfd, n, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if gone(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	kind := st.Mode & unix.S_IFMT
+	if st.Dev != w.dev || int(st.Uid) != w.from.uid || (kind != unix.S_IFREG && kind != unix.S_IFLNK) ||
+		(w.lending && kind == unix.S_IFREG && st.Nlink > 1) {
+		return nil
+	}
+	if err := unix.Fchownat(fd, "", w.to.uid, w.to.gid, unix.AT_EMPTY_PATH); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// gone reports an entry that vanished or changed kind between listing
+// and opening.
+func gone(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR)
 }
 
 // lendStdio gives the anonymous pipes the program's standard streams are

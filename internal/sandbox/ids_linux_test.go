@@ -164,17 +164,25 @@ func TestLendingIsHeldWhileAnyProgramRuns(t *testing.T) {
 		}
 		return done
 	}
-	first, second := wrap(), wrap()
-	if uid, _ := ownerOf(t, filepath.Join(work, "f")); uid != SandboxID {
-		t.Fatalf("lent file owned by %d, want %d", uid, SandboxID)
+	first := wrap()
+	// planex writes a file meanwhile (a built-in agent's file tool);
+	// the next program must be able to change it too.
+	writeFile(t, filepath.Join(work, "g"), "y", 0o644)
+	second := wrap()
+	for _, f := range []string{"f", "g"} {
+		if uid, _ := ownerOf(t, filepath.Join(work, f)); uid != SandboxID {
+			t.Fatalf("lent file %s owned by %d, want %d", f, uid, SandboxID)
+		}
 	}
 	first()
 	if uid, _ := ownerOf(t, filepath.Join(work, "f")); uid != SandboxID {
 		t.Errorf("given back while another program held it: owner %d", uid)
 	}
 	second()
-	if uid, _ := ownerOf(t, filepath.Join(work, "f")); uid != 0 {
-		t.Errorf("not given back after the last program: owner %d", uid)
+	for _, f := range []string{"f", "g"} {
+		if uid, _ := ownerOf(t, filepath.Join(work, f)); uid != 0 {
+			t.Errorf("%s not given back after the last program: owner %d", f, uid)
+		}
 	}
 }
 
