@@ -28,6 +28,9 @@ type Containment struct {
 	// Write lists more directories they may write (a build cache the
 	// user chose to share: --sandbox-write).
 	Write []string
+	// Limits bound what each contained step may use (--sandbox-limits);
+	// zero fields take the sandbox's defaults.
+	Limits sandbox.Limits
 }
 
 // Prepare readies cmd, not yet started, to run for a step: its
@@ -52,6 +55,7 @@ func (c Containment) Prepare(cmd *exec.Cmd, base []string, writable, readable []
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
 		Hide:     homes(base),
+		Limits:   c.Limits,
 	}
 	if sock := lookup(base, "SSH_AUTH_SOCK"); sock != "" {
 		p.Mask = append(p.Mask, sock)

@@ -32,6 +32,7 @@ type agentFlags struct {
 	sandbox   string
 	readable  []string
 	writable  []string
+	limits    string
 	mcpConfig string
 	// mcpInput names where the configuration came from in errors; empty
 	// means the flag.
@@ -58,6 +59,7 @@ func (a *agentFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&a.mcpConfig, "mcp-config", "", "MCP servers for the agent: a .mcp.json-shaped file ({\"mcpServers\": …}) or inline JSON (docs/agents.md)")
 	f.StringVar(&a.sandbox, "sandbox", "auto", "contain agent processes: auto (when the machine allows; warn otherwise), on (fail without), off")
 	f.StringSliceVar(&a.readable, "sandbox-read", nil, "more directories contained agents may read, although under your home or /tmp (comma-separated; also $PLANEX_SANDBOX_READ, a list like PATH)")
+	f.StringVar(&a.limits, "sandbox-limits", "", "limits for each contained step, e.g. file-size=2G,processes=4096,memory=8G (off turns one off; defaults in docs/security.md; also $PLANEX_SANDBOX_LIMITS)")
 	f.StringSliceVar(&a.writable, "sandbox-write", nil, "more directories contained agents may write, such as a build cache (comma-separated; also $PLANEX_SANDBOX_WRITE, a list like PATH)")
 }
 
@@ -80,6 +82,13 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 	mode, err := sandbox.ParseMode(a.sandbox)
 	if err != nil {
 		return c, &exitError{code: 2, msg: "planex: --" + err.Error()}
+	}
+	spec := a.limits
+	if spec == "" {
+		spec = getenv("PLANEX_SANDBOX_LIMITS")
+	}
+	if c.Limits, err = sandbox.ParseLimits(spec); err != nil {
+		return c, &exitError{code: 2, msg: "planex: --sandbox-limits (or PLANEX_SANDBOX_LIMITS): " + err.Error()}
 	}
 	newSandbox := a.newSandbox
 	if newSandbox == nil {

@@ -149,7 +149,7 @@ func TestRedTeamAgents(t *testing.T) {
 
 // runRedTeam runs planex -y on a two-task plan (T2 depends on T1) whose
 // T1 agent runs the named attack script, contained by the sandbox.
-func runRedTeam(t *testing.T, script string, sandbox string) *redTeamRun {
+func runRedTeam(t *testing.T, script string, sandbox string, adjust ...func(*exec.Cmd)) *redTeamRun {
 	t.Helper()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"}, task{ID: "T2", Title: "left", Scope: "b/**", Deps: []string{"T1"}, Directives: "test -f b/t2.txt"})
@@ -180,6 +180,9 @@ func runRedTeam(t *testing.T, script string, sandbox string) *redTeamRun {
 	}
 	for name, p := range r.runnerFiles {
 		cmd.Env = append(cmd.Env, name+"="+p)
+	}
+	for _, a := range adjust {
+		a(cmd)
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/planexhq/planex/internal/proc"
 	"github.com/planexhq/planex/internal/termsafe"
 )
 
@@ -42,6 +43,11 @@ const (
 func Run(ctx context.Context, args []string, stdio IO) int {
 	if stdio.Getenv == nil {
 		stdio.Getenv = os.Getenv
+	}
+	// A descriptor planex's caller left open (a secret file as fd 7)
+	// reaches no program planex starts, contained or not.
+	if err := proc.CloseInherited(); err != nil {
+		fmt.Fprintf(stdio.Err, "planex: warning: marking inherited descriptors close-on-exec: %v\n", err)
 	}
 	// Everything planex prints can quote agents' and repositories' text:
 	// none of it may drive the terminal (or the Action's log viewer).

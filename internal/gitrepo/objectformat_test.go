@@ -1,9 +1,9 @@
 package gitrepo
 
 import (
-	"io"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"

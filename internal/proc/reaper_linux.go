@@ -61,6 +61,10 @@ func reaperMain(path string, argv []string) int {
 		fmt.Fprintf(os.Stderr, "planex reaper: %v\n", err)
 		return 125
 	}
+	if err := CloseInherited(); err != nil {
+		fmt.Fprintf(os.Stderr, "planex reaper: closing inherited descriptors: %v\n", err)
+		return 125
+	}
 	sigs := make(chan os.Signal, 4)
 	// (Had planex died before this, its SIGTERM would have ended the
 	// reaper before the command started.)

@@ -38,6 +38,14 @@ func initMain(raw string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: reading configuration: %v\n", err)
 		return exitSetup
 	}
+	if err := proc.CloseInherited(); err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: closing inherited descriptors: %v\n", err)
+		return exitSetup
+	}
+	if err := lendStdio(c); err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
 	if err := buildRoot(c); err != nil {
 		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
 		return exitSetup
@@ -54,17 +62,18 @@ func initMain(raw string) int {
 	}
 	cmd := &exec.Cmd{Path: c.Path, Args: c.Args, Dir: c.Dir, Env: os.Environ(),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: c.UID, HostID: 0, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: c.GID, HostID: 0, Size: 1}},
-	}
+	cmd.SysProcAttr = programAttr(c)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	if err := withLimits(cmd, c.Limits); err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "planex sandbox: starting %s: %v\n", c.Path, err)
 		return 127
 	}
+	watching := watch()
 	pid := cmd.Process.Pid
 	go func() {
 		for s := range sigs {
@@ -78,6 +87,7 @@ func initMain(raw string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: waiting: %v\n", err)
 		return exitSetup
 	}
+	reportLimits(os.Stderr, c.Limits, watching.finish(code))
 	return code
 }
 
@@ -88,6 +98,9 @@ func initMain(raw string) int {
 func buildRoot(c config) error {
 	r := c.Root
 	if err := bindHostReadOnly(r); err != nil {
+		return err
+	}
+	if err := minimalDev(r); err != nil {
 		return err
 	}
 	sealLater, err := coverPlaces(r, c.Hide, c.Mask)
@@ -166,7 +179,7 @@ func coverPlaces(r string, hide, masked []string) (sealLater []string, err error
 func bindReadOnly(r string, dirs []string) error {
 	for _, ro := range dirs {
 		target := filepath.Join(r, ro)
-		if err := os.MkdirAll(target, 0o700); err != nil {
+		if err := os.MkdirAll(target, 0o755); err != nil {
 			return fmt.Errorf("preparing read-only %s: %w", ro, err)
 		}
 		if err := unix.Mount(ro, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
@@ -183,7 +196,7 @@ func bindReadOnly(r string, dirs []string) error {
 func bindWritable(r string, dirs []string) error {
 	for _, w := range dirs {
 		target := filepath.Join(r, w)
-		if err := os.MkdirAll(target, 0o700); err != nil {
+		if err := os.MkdirAll(target, 0o755); err != nil {
 			return fmt.Errorf("preparing writable %s: %w", w, err)
 		}
 		if err := unix.Mount(w, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {

@@ -6,14 +6,17 @@
 // On Linux a contained process runs in its own user, PID, mount and IPC
 // namespaces: it sees only its own processes (a fresh /proc), the whole
 // file system read-only except the directories its step may write, an
-// empty /tmp, and an empty directory where the real home was. It keeps
-// the network. When the step's first process ends, every process it left
-// behind is killed with it.
+// empty /tmp, an empty directory where the real home was, and a /dev of
+// a few harmless devices. It keeps the network. It runs as an ordinary
+// user (never as host root: see ids_linux.go), with no descriptor but its
+// standard streams and under resource limits (limits.go). When the step's
+// first process ends, every process it left behind is killed with it.
 package sandbox
 
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -60,6 +63,9 @@ type Policy struct {
 	// Mask lists files replaced by an empty one (sockets that lead out of
 	// the sandbox, such as the Docker daemon's or an ssh agent's).
 	Mask []string
+	// Limits bound what the step may use (limits.go); zero fields take
+	// the defaults.
+	Limits Limits
 }
 
 // DefaultMasks are sockets whose owner would act for a contained
@@ -72,3 +78,10 @@ var defaultMasks = []string{
 
 // DefaultMasks returns the sockets hidden from every contained process.
 func DefaultMasks() []string { return append([]string(nil), defaultMasks...) }
+
+// sortedCopy returns a sorted copy of s.
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	slices.Sort(out)
+	return out
+}

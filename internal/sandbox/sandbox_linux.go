@@ -24,6 +24,7 @@ type Sandbox struct {
 
 	once   sync.Once
 	probed error
+	lent   lender
 }
 
 // New returns a sandbox for mode: nil for ModeOff; for ModeOn an error
@@ -93,6 +94,9 @@ type config struct {
 	Mask     []string `json:"mask"`
 	UID      int      `json:"uid"`
 	GID      int      `json:"gid"`
+	Limits   Limits   `json:"limits"`
+	// Outer is the init's id the program's uid and gid map to (ids_linux.go).
+	Outer int `json:"outer"`
 }
 
 // Wrap turns cmd, not yet started, into the same command run inside a
@@ -124,7 +128,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 			return noop, fmt.Errorf("sandbox: working directory: %w", err)
 		}
 	}
-	c := config{Path: path, Args: cmd.Args, UID: innerID(os.Getuid()), GID: innerID(os.Getgid())}
+	c := config{Path: path, Args: cmd.Args, UID: innerID(os.Getuid()), GID: innerID(os.Getgid()), Limits: p.Limits.WithDefaults()}
 	if c.Dir, err = canonical(dir); err != nil {
 		return noop, fmt.Errorf("sandbox: working directory: %w", err)
 	}
@@ -152,6 +156,8 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 			c.Mask = append(c.Mask, cm)
 		}
 	}
+	ids := planIDs(os.Getuid(), os.Getgid(), rootProgramID())
+	c.Outer = ids.outer
 	root, err := os.MkdirTemp("", "planex-sandbox-")
 	if err != nil {
 		return noop, fmt.Errorf("sandbox: creating its root: %w", err)
@@ -169,13 +175,16 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	}
 	attr := cmd.SysProcAttr
 	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
-	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
-	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
-	attr.GidMappingsEnableSetgroups = false
+	ids.apply(attr)
 	// If planex dies, so does the init, and with it every process of
 	// the step.
 	attr.Pdeathsig = syscall.SIGKILL
-	return func() { os.Remove(root) }, nil
+	giveBack, err := s.lend(c.Writable, ids.host)
+	if err != nil {
+		os.Remove(root)
+		return noop, err
+	}
+	return func() { os.Remove(root); giveBack() }, nil
 }
 
 // innerID is the uid (or gid) the contained program runs as: the real one

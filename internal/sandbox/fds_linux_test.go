@@ -1,0 +1,66 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInheritedDescriptorDoesNotReachTheProgram: planex's caller had a
+// secret file open as fd 7 (not close-on-exec); a contained program tries
+// to read it through /proc/self/fd/7 and lists what it holds.
+func TestInheritedDescriptorDoesNotReachTheProgram(t *testing.T) {
+	newSandbox(t)
+	const secret = "fd7-sandbox-secret-4711"
+	path := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(path, []byte(secret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	helper := exec.Command(os.Args[0], "-test.run=^TestSandboxFDHelper$")
+	helper.Env = append(os.Environ(), "PLANEX_SANDBOX_FD_HELPER=1")
+	helper.ExtraFiles = []*os.File{nil, nil, nil, nil, f}
+	out, err := helper.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "helper holds fd 7: "+secret) {
+		t.Fatalf("the helper did not get fd 7, so the test shows nothing:\n%s", out)
+	}
+	if strings.Contains(string(out), "program read: "+secret) {
+		t.Errorf("the contained program read the inherited descriptor:\n%s", out)
+	}
+	if !strings.Contains(string(out), "program fds: 0 1 2 \n") {
+		t.Errorf("the contained program has descriptors other than 0, 1 and 2:\n%s", out)
+	}
+}
+
+// TestSandboxFDHelper is the planex of
+// TestInheritedDescriptorDoesNotReachTheProgram.
+func TestSandboxFDHelper(t *testing.T) {
+	if os.Getenv("PLANEX_SANDBOX_FD_HELPER") == "" {
+		t.Skip("a helper process of TestInheritedDescriptorDoesNotReachTheProgram")
+	}
+	b, err := os.ReadFile("/proc/self/fd/7")
+	fmt.Printf("helper holds fd 7: %s (%v)\n", b, err)
+	s, err := New(context.Background(), ModeOn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=" + os.Getenv("PATH")},
+		`printf 'program read: '; cat /proc/self/fd/7 2>&1; echo; printf 'program fds: '; for f in /proc/self/fd/*; do n=${f##*/}; [ -e "$f" ] && printf '%s ' "$n"; done; echo`)
+	fmt.Print(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+}

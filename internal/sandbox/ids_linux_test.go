@@ -1,0 +1,247 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// needRoot skips tests of what planex does when it runs as root (as CI
+// does): only root can map the program to SandboxID and lend it files.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root: planex maps a program to an unprivileged uid only when it runs as root (an ordinary user's program stays that user)")
+	}
+}
+
+func ownerOf(t *testing.T, p string) (uid, gid uint32) {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	return st.Uid, st.Gid
+}
+
+func writeFile(t *testing.T, p, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gitCmd(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	// No global configuration, so no safe.directory of the user's.
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir(),
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// TestRootDoesNotMakeTheProgramRoot: planex runs as root; the contained
+// program tries what host root's uid would allow, and to use the lending
+// of its writable directories to get files outside them.
+func TestRootDoesNotMakeTheProgramRoot(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	const secret = "root-only-secret-4711"
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "secret"), secret, 0o600)
+	writeFile(t, filepath.Join(outside, "group-secret"), secret, 0o640)
+	writeFile(t, filepath.Join(outside, "linked"), "original\n", 0o644)
+	writeFile(t, filepath.Join(outside, "theirs"), "theirs\n", 0o600)
+	if err := os.Chown(filepath.Join(outside, "theirs"), 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+
+	work, step, home := t.TempDir(), t.TempDir(), t.TempDir()
+	gitCmd(t, work, "init", "-q")
+	writeFile(t, filepath.Join(work, "tracked.txt"), "v1\n", 0o644)
+	gitCmd(t, work, "add", ".")
+	gitCmd(t, work, "commit", "-qm", "init")
+	// Left by an earlier step: links out of the worktree, which lending
+	// must not follow, and a second name of a file outside it.
+	for name, target := range map[string]string{"planted": filepath.Join(outside, "secret"), "planted-dir": outside} {
+		if err := os.Symlink(target, filepath.Join(work, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(outside, "linked"), filepath.Join(work, "hardlink")); err != nil {
+		t.Fatal(err)
+	}
+
+	p := Policy{Writable: []string{work, step, home}, ReadOnly: []string{outside}}
+	script := `id -u; grep '^Groups' /proc/self/status
+cat /etc/shadow ` + outside + `/secret ` + outside + `/group-secret work-link planted 2>/dev/null
+echo tampered > hardlink; echo tampered > planted; echo tampered > planted-dir/linked
+chmod 0666 planted 2>/dev/null; chmod 0666 hardlink 2>/dev/null
+echo changed > tracked.txt && echo new > new.txt && mkdir -p sub && echo deep > sub/f && chmod u+s new.txt
+echo result > ` + step + `/result.json && echo cfg > ` + home + `/.cfg && echo wrote-all
+ln -s ` + outside + `/theirs take-theirs; ln -s ` + outside + `/linked take-linked; ln -s / take-root
+ln ` + outside + `/linked hl2 2>/dev/null && echo HARDLINKED; true`
+	out, err := run(t, s, p, work, []string{"PATH=" + os.Getenv("PATH")}, script)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	id, _, _ := strings.Cut(out, "\n")
+	if id != "65534" || strings.Contains(out, secret) || strings.Contains(out, "HARDLINKED") {
+		t.Errorf("the program was root-like (uid %q) or read a root-only file:\n%s", id, out)
+	}
+	if groups := strings.Fields(strings.TrimPrefix(strings.SplitN(out, "\n", 3)[1], "Groups:")); len(groups) != 0 {
+		t.Errorf("the program kept supplementary groups %v", groups)
+	}
+	if !strings.Contains(out, "wrote-all") {
+		t.Errorf("the program could not write its worktree, step folder and home:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "linked")); string(b) != "original\n" {
+		t.Errorf("a file outside the worktree was changed through a second name: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "secret")); string(b) != secret {
+		t.Errorf("a file outside the worktree was changed through a link: %q", b)
+	}
+	// Given back: every file of the writable directories is root's
+	// again, set-id bits gone; files outside kept their owners.
+	for _, d := range []string{work, step, home} {
+		filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if uid, gid := ownerOf(t, p); uid != 0 || gid != 0 {
+				t.Errorf("%s is owned by %d:%d after the step, want 0:0", p, uid, gid)
+			}
+			return nil
+		})
+	}
+	if fi, err := os.Stat(filepath.Join(work, "new.txt")); err != nil || fi.Mode()&os.ModeSetuid != 0 {
+		t.Errorf("new.txt after the step: %v, %v", fi, err)
+	}
+	for name, want := range map[string]uint32{"secret": 0, "linked": 0, "theirs": 4242, ".": 0} {
+		if uid, _ := ownerOf(t, filepath.Join(outside, name)); uid != want {
+			t.Errorf("outside/%s is owned by %d after the step, want %d", name, uid, want)
+		}
+	}
+	if fi, _ := os.Stat(filepath.Join(outside, "secret")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("outside/secret's mode changed to %v", fi.Mode())
+	}
+	// planex's git, as root, still works on the worktree afterwards:
+	// git refuses a repository another user owns.
+	if st := gitCmd(t, work, "status", "--porcelain"); !strings.Contains(st, "new.txt") || !strings.Contains(st, " M tracked.txt") {
+		t.Errorf("git status after the step: %q", st)
+	}
+}
+
+// TestLendingIsHeldWhileAnyProgramRuns: two contained processes share a
+// worktree (an agent and its MCP server); the first to end must not take
+// it back from the other.
+func TestLendingIsHeldWhileAnyProgramRuns(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	work := t.TempDir()
+	writeFile(t, filepath.Join(work, "f"), "x", 0o644)
+	wrap := func() func() {
+		cmd := exec.CommandContext(context.Background(), "true")
+		done, err := s.Wrap(cmd, Policy{Writable: []string{work}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return done
+	}
+	first := wrap()
+	// planex writes a file meanwhile (a built-in agent's file tool);
+	// the next program must be able to change it too.
+	writeFile(t, filepath.Join(work, "g"), "y", 0o644)
+	second := wrap()
+	for _, f := range []string{"f", "g"} {
+		if uid, _ := ownerOf(t, filepath.Join(work, f)); uid != SandboxID {
+			t.Fatalf("lent file %s owned by %d, want %d", f, uid, SandboxID)
+		}
+	}
+	first()
+	if uid, _ := ownerOf(t, filepath.Join(work, "f")); uid != SandboxID {
+		t.Errorf("given back while another program held it: owner %d", uid)
+	}
+	second()
+	for _, f := range []string{"f", "g"} {
+		if uid, _ := ownerOf(t, filepath.Join(work, f)); uid != 0 {
+			t.Errorf("%s not given back after the last program: owner %d", f, uid)
+		}
+	}
+}
+
+// TestChownTree: lending changes what planex owns below the root and
+// nothing a link leads to; giving back changes only what the sandbox's
+// uid owns.
+func TestChownTree(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	root, outside := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(outside, "target"), "x", 0o644)
+	if err := os.MkdirAll(filepath.Join(root, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "a", "b", "f"), "x", 0o644)
+	writeFile(t, filepath.Join(root, "theirs"), "x", 0o644)
+	if err := os.Chown(filepath.Join(root, "theirs"), 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink(filepath.Join(outside, "target"), filepath.Join(root, "link")))
+	must(os.Symlink(outside, filepath.Join(root, "a", "dirlink")))
+	must(os.Link(filepath.Join(outside, "target"), filepath.Join(root, "hard")))
+	must(syscall.Mkfifo(filepath.Join(root, "fifo"), 0o600))
+
+	must(chownTree(root, owner{0, 0}, owner{SandboxID, SandboxID}, true))
+	for p, want := range map[string]uint32{
+		".": SandboxID, "a": SandboxID, "a/b": SandboxID, "a/b/f": SandboxID, "link": SandboxID, "a/dirlink": SandboxID,
+		"hard": 0, "fifo": 0, "theirs": 4242,
+	} {
+		if uid, gid := ownerOf(t, filepath.Join(root, p)); uid != want || (want == SandboxID && gid != SandboxID) {
+			t.Errorf("lent: %s owned by %d:%d, want %d", p, uid, gid, want)
+		}
+	}
+	if uid, _ := ownerOf(t, filepath.Join(outside, "target")); uid != 0 {
+		t.Errorf("lending followed a link: the target is owned by %d", uid)
+	}
+	if uid, _ := ownerOf(t, outside); uid != 0 {
+		t.Errorf("lending followed a directory link: owned by %d", uid)
+	}
+	must(chownTree(root, owner{SandboxID, SandboxID}, owner{0, 0}, false))
+	for p, want := range map[string]uint32{".": 0, "a/b/f": 0, "link": 0, "hard": 0, "theirs": 4242} {
+		if uid, _ := ownerOf(t, filepath.Join(root, p)); uid != want {
+			t.Errorf("given back: %s owned by %d, want %d", p, uid, want)
+		}
+	}
+	// A root that is itself a link is refused, not followed.
+	if err := chownTree(filepath.Join(root, "a", "dirlink"), owner{0, 0}, owner{SandboxID, SandboxID}, true); err == nil {
+		t.Error("chownTree followed a link given as its root")
+	}
+	if _, err := os.Stat(filepath.Join(root, "missing")); err == nil {
+		t.Fatal("unexpected")
+	}
+	if err := chownTree(filepath.Join(root, "missing"), owner{0, 0}, owner{1, 1}, true); err == nil {
+		t.Error("chownTree of nothing succeeded")
+	}
+}

@@ -1,0 +1,203 @@
+package sandbox
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Limits bound what one contained step may use. A zero field takes its
+// default; Unlimited turns a limit off. They are set as hard resource
+// limits (rlimits) on the step's processes, which can lower but never
+// raise them.
+type Limits struct {
+	// FileSize is the largest file a process may write, in bytes
+	// (RLIMIT_FSIZE): a write beyond it stops the writer with SIGXFSZ.
+	FileSize int64 `json:"file_size,omitempty"`
+	// Processes is how many processes and threads the step may have at
+	// once (RLIMIT_NPROC, counted per user namespace): a fork beyond it
+	// fails.
+	Processes int64 `json:"processes,omitempty"`
+	// Memory is the address space of each process, in bytes (RLIMIT_AS):
+	// an allocation beyond it fails.
+	Memory int64 `json:"memory,omitempty"`
+}
+
+// Unlimited in a field of Limits turns that limit off.
+const Unlimited int64 = -1
+
+// The defaults: generous for builds and test suites, small enough that a
+// runaway step cannot fill the disk or the process table. Memory is off
+// by default: an address-space limit counts reservations, not use, and
+// Node.js reserves about 10 GiB for each WebAssembly instance (Gemini CLI
+// and Codex start several), so no default would both let them run and
+// bound anything on a runner with less memory than that.
+const (
+	DefaultFileSize  int64 = 2 << 30
+	DefaultProcesses int64 = 4096
+	DefaultMemory          = Unlimited
+)
+
+// The smallest limits accepted: below them the sandbox's own init, or
+// any Go program (which reserves about 700 MiB of address space when it
+// starts), could not run.
+const (
+	minFileSize  int64 = 1 << 20
+	minProcesses int64 = 32
+	minMemory    int64 = 1 << 30
+)
+
+// limitKind names one field of Limits; the set is closed.
+type limitKind string
+
+const (
+	limitFileSize  limitKind = "file-size"
+	limitProcesses limitKind = "processes"
+	limitMemory    limitKind = "memory"
+)
+
+// field returns the field of l that k names, its default and its minimum.
+func (l *Limits) field(k limitKind) (p *int64, def, lowest int64) {
+	switch k {
+	case limitFileSize:
+		return &l.FileSize, DefaultFileSize, minFileSize
+	case limitProcesses:
+		return &l.Processes, DefaultProcesses, minProcesses
+	case limitMemory:
+		return &l.Memory, DefaultMemory, minMemory
+	}
+	return nil, 0, 0
+}
+
+var limitKinds = []limitKind{limitFileSize, limitProcesses, limitMemory}
+
+// WithDefaults fills the zero fields of l with the defaults.
+func (l Limits) WithDefaults() Limits {
+	for _, k := range limitKinds {
+		if p, def, _ := l.field(k); *p == 0 {
+			*p = def
+		}
+	}
+	return l
+}
+
+// ParseLimits reads a --sandbox-limits value: comma-separated name=value
+// pairs, where a name is file-size, processes or memory and a value a
+// count, a size with a K, M, G or T suffix (powers of 1024), or "off". An
+// empty string sets nothing (the defaults).
+func ParseLimits(s string) (Limits, error) {
+	var l Limits
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(item, "=")
+		k := limitKind(strings.ToLower(strings.TrimSpace(name)))
+		p, _, lowest := l.field(k)
+		if !ok || p == nil {
+			return Limits{}, fmt.Errorf("sandbox limits: %q is not name=value with a name of file-size, processes, memory", item)
+		}
+		n, err := parseSize(strings.TrimSpace(value), k != limitProcesses)
+		if err != nil {
+			return Limits{}, fmt.Errorf("sandbox limits: %s: %w", k, err)
+		}
+		if n != Unlimited && n < lowest {
+			return Limits{}, fmt.Errorf("sandbox limits: %s=%s is below the smallest allowed, %s", k, value, formatLimit(k, lowest))
+		}
+		*p = n
+	}
+	return l, nil
+}
+
+// parseSize reads a count, or with sized a count of bytes that may end in
+// K, M, G or T; "off" and "unlimited" are Unlimited.
+func parseSize(v string, sized bool) (int64, error) {
+	switch strings.ToLower(v) {
+	case "off", "unlimited", "none":
+		return Unlimited, nil
+	}
+	shift := 0
+	if sized && v != "" {
+		if i := strings.IndexByte("KMGT", upper(v[len(v)-1])); i >= 0 {
+			shift = 10 * (i + 1)
+			v = v[:len(v)-1]
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a positive number%s or off", v, map[bool]string{true: " (K, M, G, T allowed)"}[sized])
+	}
+	if n > (1<<62)>>shift {
+		return 0, fmt.Errorf("%q is too large", v)
+	}
+	return n << shift, nil
+}
+
+func upper(b byte) byte {
+	if 'a' <= b && b <= 'z' {
+		return b - 'a' + 'A'
+	}
+	return b
+}
+
+// String writes l as ParseLimits reads it.
+func (l Limits) String() string {
+	var parts []string
+	for _, k := range limitKinds {
+		if p, _, _ := l.field(k); *p != 0 {
+			parts = append(parts, string(k)+"="+formatLimit(k, *p))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// formatLimit writes a limit for people: sizes in the largest unit that
+// divides them.
+func formatLimit(k limitKind, n int64) string {
+	if n == Unlimited {
+		return "off"
+	}
+	if k == limitProcesses {
+		return strconv.FormatInt(n, 10)
+	}
+	for i := 4; i >= 1; i-- {
+		if unit := int64(1) << (10 * i); n%unit == 0 {
+			return strconv.FormatInt(n/unit, 10) + string("KMGT"[i-1])
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// usage is what the sandbox's init saw of a step while it ran.
+type usage struct {
+	// status is the program's exit status as a shell reports it.
+	status int
+	// tasks is the most processes and threads seen at once.
+	tasks int64
+	// peakMemory is the largest address space a process reached.
+	peakMemory int64
+}
+
+// sigXFSZ is SIGXFSZ's number on Linux (also on the BSDs and macOS).
+const sigXFSZ = 25
+
+// limitsHit names, in sentences for people, the limits a step reached.
+// A file-size stop shows as death by SIGXFSZ of the program, or of a
+// command whose shell passed on its status (128+25); the others show as
+// a process count at the limit (within a sixteenth: a count taken while
+// processes start and end is not exact), or an address space within a
+// tenth of it, while the step ran.
+func limitsHit(l Limits, u usage) []string {
+	var hit []string
+	if l.FileSize > 0 && u.status == 128+sigXFSZ {
+		hit = append(hit, fmt.Sprintf("file size limit %s hit: a process of the step was stopped writing a larger file (SIGXFSZ)", formatLimit(limitFileSize, l.FileSize)))
+	}
+	if l.Processes > 0 && u.tasks >= l.Processes-1-l.Processes/16 {
+		hit = append(hit, fmt.Sprintf("process limit %d hit: the step could start no more processes or threads", l.Processes))
+	}
+	if l.Memory > 0 && u.peakMemory >= l.Memory-l.Memory/10 {
+		hit = append(hit, fmt.Sprintf("memory limit %s hit: a process of the step reached %s of address space, where allocations fail", formatLimit(limitMemory, l.Memory), formatLimit(limitMemory, u.peakMemory&^(1<<20-1))))
+	}
+	return hit
+}

@@ -1,0 +1,181 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// limitsArg0 marks planex re-executed, inside the sandbox, to set the
+// step's limits on itself and then become the program.
+const limitsArg0 = "planex-sandbox-limits"
+
+func init() {
+	if len(os.Args) >= 4 && os.Args[0] == limitsArg0 {
+		os.Exit(limitsMain(os.Stderr, os.Args[1], os.Args[2], os.Args[3:]))
+	}
+}
+
+// withLimits makes cmd start through planex's limit setter. The init
+// cannot set the limits on itself for its child to inherit: the
+// program's processes also count against the init's process limit, so
+// the init could then no longer start a thread of its own. /proc/self/exe
+// reaches planex's binary even where the new root does not show it.
+func withLimits(cmd *exec.Cmd, l Limits) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("encoding the limits: %w", err)
+	}
+	cmd.Args = append([]string{limitsArg0, string(b), cmd.Path}, cmd.Args...)
+	cmd.Path = "/proc/self/exe"
+	return nil
+}
+
+// limitsMain sets the limits, then executes the program in its place.
+func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
+	var l Limits
+	if err := json.Unmarshal([]byte(raw), &l); err != nil {
+		fmt.Fprintf(stderr, "planex sandbox: reading the limits: %v\n", err)
+		return exitSetup
+	}
+	if err := applyLimits(l); err != nil {
+		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
+	err := syscall.Exec(path, argv, os.Environ())
+	fmt.Fprintf(stderr, "planex sandbox: starting %s: %v\n", path, err)
+	return 127
+}
+
+// applyLimits sets l on this process, soft and hard alike, so that
+// neither it nor what it starts can raise them. Core dumps are always
+// off: a dump holds the memory of a process that may hold a key, in a
+// file the next step could read.
+func applyLimits(l Limits) error {
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+		return fmt.Errorf("turning core dumps off: %w", err)
+	}
+	for _, r := range []struct {
+		name string
+		res  int
+		v    int64
+	}{{"file size", unix.RLIMIT_FSIZE, l.FileSize}, {"process", unix.RLIMIT_NPROC, l.Processes}, {"memory", unix.RLIMIT_AS, l.Memory}} {
+		if r.v <= 0 {
+			continue
+		}
+		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: uint64(r.v), Max: uint64(r.v)}); err != nil {
+			return fmt.Errorf("setting the %s limit to %d: %w", r.name, r.v, err)
+		}
+	}
+	return nil
+}
+
+// watchInterval is how often the init looks at the step's processes.
+const watchInterval = 200 * time.Millisecond
+
+// watcher follows how many tasks the step has and the largest address
+// space among them, from the namespace's own /proc, until stopped.
+type watcher struct {
+	stop chan struct{}
+	done chan usage
+}
+
+func watch() *watcher {
+	w := &watcher{stop: make(chan struct{}), done: make(chan usage, 1)}
+	go func() {
+		var u usage
+		t := time.NewTicker(watchInterval)
+		defer t.Stop()
+		for {
+			tasks, mem := sampleProcs("/proc")
+			u.tasks = max(u.tasks, tasks)
+			u.peakMemory = max(u.peakMemory, mem)
+			select {
+			case <-w.stop:
+				// What the program left running is still there: one
+				// last look.
+				tasks, mem := sampleProcs("/proc")
+				u.tasks = max(u.tasks, tasks)
+				u.peakMemory = max(u.peakMemory, mem)
+				w.done <- u
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return w
+}
+
+// finish stops the watcher and returns what it saw, with the program's
+// status.
+func (w *watcher) finish(status int) usage {
+	close(w.stop)
+	u := <-w.done
+	u.status = status
+	return u
+}
+
+// sampleProcs counts the tasks (threads) of every process under proc but
+// the init (pid 1), and returns the largest VmPeak among them, in bytes.
+func sampleProcs(proc string) (tasks, peak int64) {
+	ents, err := os.ReadDir(proc)
+	if err != nil {
+		return 0, 0
+	}
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil || e.Name() == "1" {
+			continue
+		}
+		// A process caught starting or ending still counts, as one.
+		b, _ := os.ReadFile(filepath.Join(proc, e.Name(), "status"))
+		threads, vmPeak := parseStatus(b)
+		tasks += max(threads, 1)
+		peak = max(peak, vmPeak)
+	}
+	return tasks, peak
+}
+
+// parseStatus reads Threads and VmPeak (kB) from a /proc/<pid>/status.
+func parseStatus(b []byte) (threads, vmPeak int64) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		key, val, ok := bytes.Cut(sc.Bytes(), []byte(":"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(val)
+		if len(f) == 0 {
+			continue
+		}
+		n, err := strconv.ParseInt(string(f[0]), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch string(key) {
+		case "Threads":
+			threads = n
+		case "VmPeak":
+			vmPeak = n << 10
+		}
+	}
+	return threads, vmPeak
+}
+
+// reportLimits tells the step's error output which limits the step hit.
+func reportLimits(w io.Writer, l Limits, u usage) {
+	for _, h := range limitsHit(l, u) {
+		fmt.Fprintf(w, "planex sandbox: %s (--sandbox-limits, docs/security.md)\n", h)
+	}
+}
