@@ -6,8 +6,9 @@
 // On Linux a contained process runs in its own user, PID, mount and IPC
 // namespaces: it sees only its own processes (a fresh /proc), the whole
 // file system read-only except the directories its step may write, an
-// empty /tmp, and an empty directory where the real home was. It keeps
-// the network. When the step's first process ends, every process it left
+// empty /tmp, and an empty directory where the real home was. It has
+// only loopback of a network of its own unless its policy opens the
+// network (Policy.Network). When the step's first process ends, every process it left
 // behind is killed with it.
 package sandbox
 
@@ -60,6 +61,12 @@ type Policy struct {
 	// Mask lists files replaced by an empty one (sockets that lead out of
 	// the sandbox, such as the Docker daemon's or an ssh agent's).
 	Mask []string
+	// Network is what the process may reach; the zero value contains it
+	// (see net.go).
+	Network Network
+	// Forward lists the ports inside a contained network that lead to
+	// sockets of planex outside (its egress proxy, its model gateway).
+	Forward []Forward
 }
 
 // DefaultMasks are sockets whose owner would act for a contained

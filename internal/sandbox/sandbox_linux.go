@@ -24,6 +24,8 @@ type Sandbox struct {
 
 	once   sync.Once
 	probed error
+	// net is ProbeNetwork's answer, found once.
+	net netProbe
 }
 
 // New returns a sandbox for mode: nil for ModeOff; for ModeOn an error
@@ -60,7 +62,7 @@ func (s *Sandbox) Probe(ctx context.Context) error {
 		cmd.Dir = "/"
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
-		cleanup, err := s.Wrap(cmd, Policy{})
+		cleanup, err := s.Wrap(cmd, Policy{Network: NetworkOpen})
 		if err != nil {
 			s.probed = fmt.Errorf("%w: %v", ErrUnavailable, err)
 			return
@@ -93,6 +95,8 @@ type config struct {
 	Mask     []string `json:"mask"`
 	UID      int      `json:"uid"`
 	GID      int      `json:"gid"`
+
+	Net netConfig `json:"net"`
 }
 
 // Wrap turns cmd, not yet started, into the same command run inside a
@@ -152,6 +156,10 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 			c.Mask = append(c.Mask, cm)
 		}
 	}
+	netFlags, err := setNetwork(&c, p)
+	if err != nil {
+		return noop, err
+	}
 	root, err := os.MkdirTemp("", "planex-sandbox-")
 	if err != nil {
 		return noop, fmt.Errorf("sandbox: creating its root: %w", err)
@@ -168,7 +176,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	attr := cmd.SysProcAttr
-	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
+	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | netFlags
 	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
 	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 	attr.GidMappingsEnableSetgroups = false
