@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,6 +27,12 @@ type Containment struct {
 	// Write lists more directories they may write (a build cache the
 	// user chose to share: --sandbox-write).
 	Write []string
+
+	// Network is what contained processes may reach; the zero value
+	// gives each a network of its own (network.go).
+	Network sandbox.Network
+	// Egress is a contained network's way out; nil leaves loopback only.
+	Egress *Egress
 }
 
 // Prepare readies cmd, not yet started, to run for a step: its
@@ -34,6 +41,12 @@ type Containment struct {
 // system except the user's home, where only the readable directories
 // stay visible. Call cleanup after the command ended.
 func (c Containment) Prepare(cmd *exec.Cmd, base []string, writable, readable []string) (cleanup func(), err error) {
+	return c.PrepareContext(context.Background(), cmd, base, writable, readable)
+}
+
+// PrepareContext is Prepare for a step whose context may carry its own
+// log of refused network destinations (WithEgressLog).
+func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []string, writable, readable []string) (cleanup func(), err error) {
 	if base == nil {
 		base = os.Environ()
 	}
@@ -55,12 +68,18 @@ func (c Containment) Prepare(cmd *exec.Cmd, base []string, writable, readable []
 		p.Mask = append(p.Mask, sock)
 	}
 	cmd.Env = privateHome(env, home)
+	stopNet, err := c.network(ctx, cmd, &p)
+	if err != nil {
+		os.RemoveAll(home)
+		return func() {}, err
+	}
 	done, err := c.Sandbox.Wrap(cmd, p)
 	if err != nil {
+		stopNet()
 		os.RemoveAll(home)
 		return func() {}, fmt.Errorf("containing the agent: %w", err)
 	}
-	return func() { done(); os.RemoveAll(home) }, nil
+	return func() { done(); stopNet(); os.RemoveAll(home) }, nil
 }
 
 // homes are the real home directories to hide: planex's own and the one

@@ -404,6 +404,10 @@ func actionAgent(ctx context.Context, in actionInputs, repo *gitrepo.Repo, warn 
 		af.name = "anthropic"
 	}
 	af.sandbox = in.get("sandbox")
+	af.network = in.get("network")
+	if hosts := in.get("allow-hosts"); hosts != "" {
+		af.allowHosts = []string{hosts}
+	}
 	// A path in the repository, as checked out for the workflow.
 	af.mcpConfig, af.mcpDir, af.mcpInput = in.get("mcp-config"), repo.Root, "input mcp-config"
 	contain, err := af.containment(ctx, repo, true, warn, getenv)

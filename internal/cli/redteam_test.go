@@ -139,6 +139,20 @@ func TestRedTeamAgents(t *testing.T) {
 // T1 agent runs the named attack script, contained by the sandbox.
 func runRedTeam(t *testing.T, script string, sandbox string) *redTeamRun {
 	t.Helper()
+	return runRedTeamWith(t, script, sandbox, redTeamExtra{})
+}
+
+// redTeamExtra is what some rows add to a red-team run: placeholders
+// for the script, flags and variables for planex.
+type redTeamExtra struct {
+	repl []string
+	args []string
+	// read lists more folders the agent may read.
+	read []string
+}
+
+func runRedTeamWith(t *testing.T, script string, sandbox string, extra redTeamExtra) *redTeamRun {
+	t.Helper()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"}, task{ID: "T2", Title: "left", Scope: "b/**", Deps: []string{"T1"}, Directives: "test -f b/t2.txt"})
 	r := &redTeamRun{f: f, mark: t.TempDir(), realHome: t.TempDir(), runnerFiles: map[string]string{},
@@ -153,16 +167,17 @@ func runRedTeam(t *testing.T, script string, sandbox string) *redTeamRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repl := []string{"@MARK@", r.mark, "@REALHOME@", r.realHome, "@TAG@", r.tag}
+	repl := append([]string{"@MARK@", r.mark, "@REALHOME@", r.realHome, "@TAG@", r.tag}, extra.repl...)
 	for name, p := range r.runnerFiles {
 		repl = append(repl, "@"+name+"@", p)
 	}
 	f.write(f.fake, "T1.sh", strings.NewReplacer(repl...).Replace(string(body)))
 	r.before = hashCheckout(t, f.repo)
 
-	cmd := f.command("-y", "--sandbox", sandbox, "--review", "skip", "--api-key-env", "LLM_GATEWAY", "add two files")
+	cmd := f.command(append(append([]string{"-y", "--sandbox", sandbox, "--review", "skip", "--api-key-env", "LLM_GATEWAY"}, extra.args...), "add two files")...)
 	// The agent may read the fixture's scripts but write nothing of the test's.
-	cmd.Env = append(cmd.Env, "PLANEX_SANDBOX_WRITE=", "PLANEX_SANDBOX_READ="+f.fake+string(os.PathListSeparator)+testdataDir(t), "HOME="+r.realHome)
+	read := strings.Join(append([]string{f.fake, testdataDir(t)}, extra.read...), string(os.PathListSeparator))
+	cmd.Env = append(cmd.Env, "PLANEX_SANDBOX_WRITE=", "PLANEX_SANDBOX_READ="+read, "HOME="+r.realHome)
 	for k, v := range redTeamSecrets {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -17,9 +18,30 @@ type Refusal struct {
 
 // String is "host:port" with the count when above one.
 func (r Refusal) String() string {
-	s := r.Host + ":" + strconv.Itoa(r.Port)
+	s := r.Host
+	if r.Port != 0 {
+		s += ":" + strconv.Itoa(r.Port)
+	}
 	if r.Count > 1 {
 		s += fmt.Sprintf(" (%d times)", r.Count)
+	}
+	return s
+}
+
+// Format lists refusals for a report: "host:port (N times), …", cut
+// to 500 bytes.
+func Format(rs []Refusal) string {
+	parts := make([]string, 0, len(rs))
+	for _, r := range rs {
+		parts = append(parts, r.String())
+	}
+	s := strings.Join(parts, ", ")
+	if len(s) > 500 {
+		cut := strings.LastIndex(s[:500], ", ")
+		if cut < 0 {
+			cut = 0
+		}
+		s = s[:cut] + ", …"
 	}
 	return s
 }
@@ -41,6 +63,9 @@ type Log struct {
 func (l *Log) Add(host string, port int) {
 	if len(host) > 255 {
 		host = host[:255]
+	}
+	if strings.Trim(strings.ToLower(host), "abcdefghijklmnopqrstuvwxyz0123456789.-_:[]") != "" {
+		host = strconv.QuoteToASCII(host) // a malformed host, shown as the agent sent it, escaped
 	}
 	k := Refusal{Host: host, Port: port}
 	l.mu.Lock()
