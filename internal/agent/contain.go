@@ -33,6 +33,15 @@ type Containment struct {
 	Network sandbox.Network
 	// Egress is a contained network's way out; nil leaves loopback only.
 	Egress *Egress
+	// Forward lists more ports of a contained network that lead to
+	// planex outside (a named CLI's model gateway).
+	Forward []sandbox.Forward
+}
+
+// NetworkContained reports whether prepared processes get a network of
+// their own (a sandbox, and the network not opened).
+func (c Containment) NetworkContained() bool {
+	return c.Sandbox != nil && !c.Network.Open()
 }
 
 // Prepare readies cmd, not yet started, to run for a step: its

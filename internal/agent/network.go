@@ -16,8 +16,12 @@ import (
 )
 
 // ProxyPort is the loopback port, inside a contained step's own network,
-// where planex's egress proxy answers.
-const ProxyPort = 3128
+// where planex's egress proxy answers; GatewayPort is where a named CLI
+// finds planex's model gateway.
+const (
+	ProxyPort   = 3128
+	GatewayPort = 3129
+)
 
 // Egress is the way out of a contained network: planex's allow-list
 // proxy, one per process it prepares, so a refusal is recorded for the
@@ -55,6 +59,9 @@ func (e *Egress) egressLog(ctx context.Context) *egress.Log {
 // variables pointing at it. stop ends the proxy once the command ended.
 func (c Containment) network(ctx context.Context, cmd *exec.Cmd, p *sandbox.Policy) (stop func(), err error) {
 	p.Network = c.Network
+	if !c.Network.Open() {
+		p.Forward = append(p.Forward, c.Forward...)
+	}
 	if c.Network.Open() || c.Egress == nil {
 		cmd.Env = withoutProxy(cmd.Env, c.Network.Open())
 		return func() {}, nil
