@@ -131,7 +131,7 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 		return nil, &exitError{code: exitUsage, msg: a.mcpLabel() + ": " + err.Error()}
 	}
 	if contain.Egress != nil {
-		rules, err := endpointRules(name, a.baseURL, servers)
+		rules, err := endpointRules(name, servers)
 		if err != nil {
 			return nil, &exitError{code: exitUsage, msg: "planex: " + err.Error()}
 		}

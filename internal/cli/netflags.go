@@ -61,45 +61,32 @@ func (a *agentFlags) networkContainment(ctx context.Context, c *agent.Containmen
 }
 
 // endpointRules are the destinations a named CLI reaches from inside the
-// sandbox: its model endpoint (the base URL's host and port, or the
-// provider's host) and the MCP HTTP servers it is given.
-func endpointRules(name, baseURL string, servers mcp.Config) ([]egress.Rule, error) {
+// sandbox through the proxy: the MCP HTTP servers it is given. Its model
+// it reaches through planex's gateway (clis), which calls the endpoint
+// from outside, so the model's host needs no rule; a built-in agent calls
+// its model from planex, and a command agent names its hosts itself.
+func endpointRules(name string, servers mcp.Config) ([]egress.Rule, error) {
+	if name != "claude" && name != "codex" && name != "gemini" {
+		return nil, nil
+	}
 	var out []egress.Rule
-	add := func(raw string) error {
-		u, err := url.Parse(raw)
+	for _, s := range servers.Servers {
+		if s.Type != mcp.TypeHTTP {
+			continue
+		}
+		u, err := url.Parse(s.URL)
 		if err != nil || u.Hostname() == "" {
-			return fmt.Errorf("%q is not a URL with a host", raw)
+			return nil, fmt.Errorf("MCP server %s: %q is not a URL with a host", strconv.Quote(s.Name), s.URL)
 		}
 		port := u.Port()
 		if port == "" {
-			port = "443"
-			if u.Scheme == "http" {
-				port = "80"
-			}
+			port = map[bool]string{true: "80", false: "443"}[u.Scheme == "http"]
 		}
 		r, err := egress.ParseRule(net.JoinHostPort(u.Hostname(), port))
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("MCP server %s: %w", strconv.Quote(s.Name), err)
 		}
 		out = append(out, r)
-		return nil
-	}
-	host := map[string]string{"claude": "https://api.anthropic.com", "codex": "https://api.openai.com", "gemini": "https://generativelanguage.googleapis.com"}[name]
-	if host == "" {
-		return nil, nil // a built-in agent calls its model from planex; a command agent names its own hosts
-	}
-	if baseURL != "" {
-		host = baseURL
-	}
-	if err := add(host); err != nil {
-		return nil, fmt.Errorf("--base-url: %w", err)
-	}
-	for _, s := range servers.Servers {
-		if s.Type == mcp.TypeHTTP {
-			if err := add(s.URL); err != nil {
-				return nil, fmt.Errorf("MCP server %s: %w", strconv.Quote(s.Name), err)
-			}
-		}
 	}
 	return out, nil
 }
