@@ -15,6 +15,12 @@ import (
 	"github.com/planexhq/planex/internal/sandbox"
 )
 
+// networkError is a failure of the network part of containment, told
+// apart so the Action names the input it comes from.
+type networkError struct{ error }
+
+func (e *networkError) Unwrap() error { return e.error }
+
 // networkContainment decides the network part of c (whose sandbox is
 // already chosen): contained behind planex's proxy with the user's
 // allowed hosts, or the host's network, with the warnings and failures
@@ -24,11 +30,11 @@ import (
 func (a *agentFlags) networkContainment(ctx context.Context, c *agent.Containment, mode sandbox.Mode, strict, sandboxWarned bool, warn io.Writer) error {
 	network, err := sandbox.ParseNetwork(a.network)
 	if err != nil {
-		return &exitError{code: exitUsage, msg: "planex: --" + err.Error()}
+		return &networkError{&exitError{code: exitUsage, msg: "planex: --" + err.Error()}}
 	}
 	rules, err := egress.ParseRules(a.allowHosts...)
 	if err != nil {
-		return &exitError{code: exitUsage, msg: "planex: --allow-host: " + err.Error()}
+		return &networkError{&exitError{code: exitUsage, msg: "planex: --allow-host: " + err.Error()}}
 	}
 	c.Network = network
 	if network.Open() {
@@ -37,7 +43,7 @@ func (a *agentFlags) networkContainment(ctx context.Context, c *agent.Containmen
 	}
 	if c.Sandbox == nil {
 		if strict {
-			return errors.New("the network cannot be contained without the sandbox; set the input `network: open` to run agents with the runner's network")
+			return &networkError{errors.New("the network cannot be contained without the sandbox; set the input `network: open` to run agents with the runner's network")}
 		}
 		if !sandboxWarned {
 			fmt.Fprintln(warn, "planex: warning: without the sandbox agents use this machine's network; pass --network open to run so without this warning")
@@ -50,13 +56,14 @@ func (a *agentFlags) networkContainment(ctx context.Context, c *agent.Containmen
 		case mode == sandbox.ModeOn:
 			return fmt.Errorf("--sandbox on: %w", err)
 		case strict:
-			return fmt.Errorf("%w; set the input `network: open` to run agents with the runner's network (see docs/security.md)", err)
+			return &networkError{fmt.Errorf("%w; set the input `network: open` to run agents with the runner's network (see docs/security.md)", err)}
 		}
 		fmt.Fprintf(warn, "planex: warning: %v; agents use this machine's network. Pass --network open to run so without this warning; see docs/security.md\n", err)
 		c.Network = sandbox.NetworkOpen
 		return nil
 	}
-	c.Egress = &agent.Egress{Rules: rules, Log: &egress.Log{}}
+	// Every refusal is also logged as it happens, whichever step made it.
+	c.Egress = &agent.Egress{Rules: rules, Log: &egress.Log{}, Logger: logger(warn, false)}
 	return nil
 }
 
