@@ -42,6 +42,10 @@ type agentFlags struct {
 	// network and allowHosts are --network and --allow-host (netflags.go).
 	network    string
 	allowHosts []string
+	// probeNetwork asks whether the sandbox can contain the network; nil
+	// means Sandbox.ProbeNetwork. Tests stand in a machine without
+	// network namespaces.
+	probeNetwork func(context.Context, *sandbox.Sandbox) error
 	// newSandbox makes the sandbox; nil means sandbox.New. Tests stand in
 	// a machine that cannot make one.
 	newSandbox func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error)

@@ -51,7 +51,11 @@ func (a *agentFlags) networkContainment(ctx context.Context, c *agent.Containmen
 		c.Network = sandbox.NetworkOpen
 		return nil
 	}
-	if err := c.Sandbox.ProbeNetwork(ctx); err != nil {
+	probe := a.probeNetwork
+	if probe == nil {
+		probe = func(ctx context.Context, s *sandbox.Sandbox) error { return s.ProbeNetwork(ctx) }
+	}
+	if err := probe(ctx, c.Sandbox); err != nil {
 		switch {
 		case mode == sandbox.ModeOn:
 			return fmt.Errorf("--sandbox on: %w", err)
