@@ -153,6 +153,7 @@ func TestProxyAttacks(t *testing.T) {
 		{"relative request to the proxy itself", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", "400", "absolute URLs", ""},
 		{"another scheme", "GET ftp://allowed.test/ HTTP/1.1\r\nHost: x\r\n\r\n", "400", "not proxied", ""},
 		{"header too large", "GET http://allowed.test/ HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("a", 64<<10) + "\r\n\r\n", "431", "", ""},
+		{"CONNECT with a Host header naming another host", "CONNECT allowed.test:80 HTTP/1.1\r\nHost: evil.test:80\r\n\r\n", "200", "", ""},
 		{"loopback allowed by address", "CONNECT " + loopUp.Addr().String() + " HTTP/1.1\r\n\r\n", "200", "", ""},
 	}
 	dialed := 0
