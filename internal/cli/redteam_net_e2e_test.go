@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -56,6 +57,32 @@ func newPathRecorder(t *testing.T) *pathRecorder {
 	return p
 }
 
+// netAttack adjusts a red-team run's command: the script's placeholders
+// filled in (in the fixture's copy, FAKE_DIR/T1.sh), flags before the
+// requirement, more folders the agent may read.
+func netAttack(t *testing.T, repl []string, args []string, read ...string) func(*exec.Cmd) {
+	return func(cmd *exec.Cmd) {
+		env := map[string]int{}
+		for i, kv := range cmd.Env {
+			k, _, _ := strings.Cut(kv, "=")
+			env[k] = i
+		}
+		fake := strings.TrimPrefix(cmd.Env[env["FAKE_DIR"]], "FAKE_DIR=")
+		script := filepath.Join(fake, "T1.sh")
+		b, err := os.ReadFile(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(script, []byte(strings.NewReplacer(repl...).Replace(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		i := env["PLANEX_SANDBOX_READ"]
+		cmd.Env[i] += string(os.PathListSeparator) + strings.Join(read, string(os.PathListSeparator))
+		last := len(cmd.Args) - 1
+		cmd.Args = append(append(cmd.Args[:last:last], args...), cmd.Args[last])
+	}
+}
+
 func (p *pathRecorder) got() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -79,8 +106,7 @@ func TestRedTeamNetwork(t *testing.T) {
 	readable := []string{filepath.Dir(probe)}
 
 	t.Run("contained", func(t *testing.T) {
-		r := runRedTeamWith(t, "network.sh", "on", redTeamExtra{repl: repl, read: readable,
-			args: []string{"--allow-host", net.JoinHostPort(other, strconv.Itoa(allowed.port))}})
+		r := runRedTeam(t, "network.sh", "on", netAttack(t, repl, []string{"--allow-host", net.JoinHostPort(other, strconv.Itoa(allowed.port))}, readable...))
 		r.noSecretAnywhere(t)
 		r.mustHaveRun(t, "a/t1.txt")
 		got := map[string]string{}
@@ -117,7 +143,7 @@ func TestRedTeamNetwork(t *testing.T) {
 		}
 	})
 	t.Run("open", func(t *testing.T) {
-		r := runRedTeamWith(t, "network-open.sh", "on", redTeamExtra{repl: repl, read: readable, args: []string{"--network", "open"}})
+		r := runRedTeam(t, "network-open.sh", "on", netAttack(t, repl, []string{"--network", "open"}, readable...))
 		r.mustHaveRun(t, "a/t1.txt")
 		if got := r.show(t, "a/net.txt"); !strings.Contains(got, "ok: pong") || !strings.Contains(strings.Join(loop.Got(), " "), "loot-open") {
 			t.Errorf("with --network open the direct connection failed: %q (listener got %q)", got, loop.Got())

@@ -137,21 +137,7 @@ func TestRedTeamAgents(t *testing.T) {
 
 // runRedTeam runs planex -y on a two-task plan (T2 depends on T1) whose
 // T1 agent runs the named attack script, contained by the sandbox.
-func runRedTeam(t *testing.T, script string, sandbox string) *redTeamRun {
-	t.Helper()
-	return runRedTeamWith(t, script, sandbox, redTeamExtra{})
-}
-
-// redTeamExtra is what some rows add to a red-team run: placeholders
-// for the script, flags and variables for planex.
-type redTeamExtra struct {
-	repl []string
-	args []string
-	// read lists more folders the agent may read.
-	read []string
-}
-
-func runRedTeamWith(t *testing.T, script string, sandbox string, extra redTeamExtra) *redTeamRun {
+func runRedTeam(t *testing.T, script string, sandbox string, adjust ...func(*exec.Cmd)) *redTeamRun {
 	t.Helper()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"}, task{ID: "T2", Title: "left", Scope: "b/**", Deps: []string{"T1"}, Directives: "test -f b/t2.txt"})
@@ -167,22 +153,24 @@ func runRedTeamWith(t *testing.T, script string, sandbox string, extra redTeamEx
 	if err != nil {
 		t.Fatal(err)
 	}
-	repl := append([]string{"@MARK@", r.mark, "@REALHOME@", r.realHome, "@TAG@", r.tag}, extra.repl...)
+	repl := []string{"@MARK@", r.mark, "@REALHOME@", r.realHome, "@TAG@", r.tag}
 	for name, p := range r.runnerFiles {
 		repl = append(repl, "@"+name+"@", p)
 	}
 	f.write(f.fake, "T1.sh", strings.NewReplacer(repl...).Replace(string(body)))
 	r.before = hashCheckout(t, f.repo)
 
-	cmd := f.command(append(append([]string{"-y", "--sandbox", sandbox, "--review", "skip", "--api-key-env", "LLM_GATEWAY"}, extra.args...), "add two files")...)
+	cmd := f.command("-y", "--sandbox", sandbox, "--review", "skip", "--api-key-env", "LLM_GATEWAY", "add two files")
 	// The agent may read the fixture's scripts but write nothing of the test's.
-	read := strings.Join(append([]string{f.fake, testdataDir(t)}, extra.read...), string(os.PathListSeparator))
-	cmd.Env = append(cmd.Env, "PLANEX_SANDBOX_WRITE=", "PLANEX_SANDBOX_READ="+read, "HOME="+r.realHome)
+	cmd.Env = append(cmd.Env, "PLANEX_SANDBOX_WRITE=", "PLANEX_SANDBOX_READ="+f.fake+string(os.PathListSeparator)+testdataDir(t), "HOME="+r.realHome)
 	for k, v := range redTeamSecrets {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	for name, p := range r.runnerFiles {
 		cmd.Env = append(cmd.Env, name+"="+p)
+	}
+	for _, a := range adjust {
+		a(cmd)
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
