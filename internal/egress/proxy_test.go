@@ -95,7 +95,10 @@ func (w *world) raw(t *testing.T, req string) (status, rest string) {
 		return "", err.Error()
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	var b []byte
+	if method != http.MethodConnect || resp.StatusCode != http.StatusOK {
+		b, _ = io.ReadAll(resp.Body) // an open tunnel has no body to end
+	}
 	var hd strings.Builder
 	resp.Header.Write(&hd)
 	return resp.Proto + " " + resp.Status, hd.String() + "\r\n" + string(b)
