@@ -64,6 +64,8 @@ type taskResult struct {
 	Error         string      `json:"error,omitempty"`
 	Usage         agent.Usage `json:"usage"`
 	RunURL        string      `json:"run_url,omitempty"`
+	// NetworkRefused is what the egress proxy refused the task's processes.
+	NetworkRefused string `json:"network_refused,omitempty"`
 }
 
 const resultSubject = "planex task result"
@@ -280,7 +282,8 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 		return err
 	}
 	res := taskResult{Session: rec.SessionID, Task: taskID, Attempt: m.Attempt, Base: m.Base, Status: o.Status,
-		Findings: o.Findings, AcceptanceMet: o.AcceptanceMet, TestsPassed: o.TestsPassed, Error: o.Error, Usage: o.Usage, RunURL: r.Cfg.RunURL}
+		Findings: o.Findings, AcceptanceMet: o.AcceptanceMet, TestsPassed: o.TestsPassed, Error: o.Error, Usage: o.Usage, RunURL: r.Cfg.RunURL,
+		NetworkRefused: o.NetworkRefused}
 	parent := m.Base
 	if o.Status == plan.StatusCompleted {
 		if res.Commit, err = r.commitTask(ctx, rec, m.Base, o); err != nil {
@@ -387,7 +390,7 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 		return execute.Outcome{}, false, nil
 	}
 	o := execute.Outcome{ID: task, Status: res.Status, Findings: res.Findings, AcceptanceMet: res.AcceptanceMet,
-		TestsPassed: res.TestsPassed, Error: res.Error, Usage: res.Usage}
+		TestsPassed: res.TestsPassed, Error: res.Error, Usage: res.Usage, NetworkRefused: res.NetworkRefused}
 	if res.Status != plan.StatusCompleted {
 		return o, true, nil
 	}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,6 +32,21 @@ type Containment struct {
 	// Limits bound what each contained step may use (--sandbox-limits);
 	// zero fields take the sandbox's defaults.
 	Limits sandbox.Limits
+
+	// Network is what contained processes may reach; the zero value
+	// gives each a network of its own (network.go).
+	Network sandbox.Network
+	// Egress is a contained network's way out; nil leaves loopback only.
+	Egress *Egress
+	// Forward lists more ports of a contained network that lead to
+	// planex outside (a named CLI's model gateway).
+	Forward []sandbox.Forward
+}
+
+// NetworkContained reports whether prepared processes get a network of
+// their own (a sandbox, and the network not opened).
+func (c Containment) NetworkContained() bool {
+	return c.Sandbox != nil && !c.Network.Open()
 }
 
 // Prepare readies cmd, not yet started, to run for a step: its
@@ -39,6 +55,12 @@ type Containment struct {
 // system except the user's home, where only the readable directories
 // stay visible. Call cleanup after the command ended.
 func (c Containment) Prepare(cmd *exec.Cmd, base []string, writable, readable []string) (cleanup func(), err error) {
+	return c.PrepareContext(context.Background(), cmd, base, writable, readable)
+}
+
+// PrepareContext is Prepare for a step whose context may carry its own
+// log of refused network destinations (WithEgressLog).
+func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []string, writable, readable []string) (cleanup func(), err error) {
 	if base == nil {
 		base = os.Environ()
 	}
@@ -61,12 +83,18 @@ func (c Containment) Prepare(cmd *exec.Cmd, base []string, writable, readable []
 		p.Mask = append(p.Mask, sock)
 	}
 	cmd.Env = privateHome(env, home)
+	stopNet, err := c.network(ctx, cmd, &p)
+	if err != nil {
+		os.RemoveAll(home)
+		return func() {}, err
+	}
 	done, err := c.Sandbox.Wrap(cmd, p)
 	if err != nil {
+		stopNet()
 		os.RemoveAll(home)
 		return func() {}, fmt.Errorf("containing the agent: %w", err)
 	}
-	return func() { done(); os.RemoveAll(home) }, nil
+	return func() { done(); stopNet(); os.RemoveAll(home) }, nil
 }
 
 // homes are the real home directories to hide: planex's own and the one

@@ -412,17 +412,25 @@ func actionAgent(ctx context.Context, in actionInputs, repo *gitrepo.Repo, warn 
 		af.name = "anthropic"
 	}
 	af.sandbox = in.get("sandbox")
+	af.network = in.get("network")
+	if hosts := in.get("allow-hosts"); hosts != "" {
+		af.allowHosts = []string{hosts}
+	}
 	// A path in the repository, as checked out for the workflow.
 	af.mcpConfig, af.mcpDir, af.mcpInput = in.get("mcp-config"), repo.Root, "input mcp-config"
 	contain, err := af.containment(ctx, repo, true, warn, getenv)
+	input := "input sandbox"
+	if ne := (*networkError)(nil); errors.As(err, &ne) {
+		input = "input network"
+	}
 	var usage *exitError
 	if errors.As(err, &usage) {
-		return nil, agent.Containment{}, nil, fmt.Errorf("input sandbox: %w", err)
+		return nil, agent.Containment{}, nil, fmt.Errorf("%s: %w", input, err)
 	}
 	var ag agent.Agent
 	agentErr := err
 	if agentErr != nil {
-		agentErr = fmt.Errorf("input sandbox: %w", err)
+		agentErr = fmt.Errorf("%s: %w", input, err)
 	} else {
 		ag, agentErr = af.build(getenv, contain)
 	}

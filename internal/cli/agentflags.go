@@ -40,6 +40,13 @@ type agentFlags struct {
 	// mcpDir is what a relative --mcp-config path is relative to; empty
 	// means the current directory.
 	mcpDir string
+	// network and allowHosts are --network and --allow-host (netflags.go).
+	network    string
+	allowHosts []string
+	// probeNetwork asks whether the sandbox can contain the network; nil
+	// means Sandbox.ProbeNetwork. Tests stand in a machine without
+	// network namespaces.
+	probeNetwork func(context.Context, *sandbox.Sandbox) error
 	// newSandbox makes the sandbox; nil means sandbox.New. Tests stand in
 	// a machine that cannot make one.
 	newSandbox func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error)
@@ -61,6 +68,8 @@ func (a *agentFlags) register(f *pflag.FlagSet) {
 	f.StringSliceVar(&a.readable, "sandbox-read", nil, "more directories contained agents may read, although under your home or /tmp (comma-separated; also $PLANEX_SANDBOX_READ, a list like PATH)")
 	f.StringVar(&a.limits, "sandbox-limits", "", "limits for each contained step, e.g. file-size=2G,processes=4096,memory=8G (off turns one off; defaults in docs/security.md; also $PLANEX_SANDBOX_LIMITS)")
 	f.StringSliceVar(&a.writable, "sandbox-write", nil, "more directories contained agents may write, such as a build cache (comma-separated; also $PLANEX_SANDBOX_WRITE, a list like PATH)")
+	f.StringVar(&a.network, "network", "contained", "agents' network: contained (only through planex's allow-list proxy) or open (this machine's network)")
+	f.StringArrayVar(&a.allowHosts, "allow-host", nil, "let contained agents reach HOST[:PORT] through planex's proxy (repeatable; *.example.com wildcards; without a port, 80 and 443)")
 }
 
 // containment builds what holds agent processes: the secret filter and,
@@ -109,6 +118,9 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		c.Read = append([]string{repo.Root, repo.CommonDir}, read...)
 		c.Write = write
 	}
+	if err := a.networkContainment(ctx, &c, mode, strict, err != nil, warn); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 
@@ -130,6 +142,13 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 	})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, msg: a.mcpLabel() + ": " + err.Error()}
+	}
+	if contain.Egress != nil {
+		rules, err := endpointRules(name, servers)
+		if err != nil {
+			return nil, &exitError{code: exitUsage, msg: "planex: " + err.Error()}
+		}
+		contain.Egress.Rules = append(contain.Egress.Rules, rules...)
 	}
 	if name == "" || name == "command" {
 		if !servers.Empty() {

@@ -28,6 +28,7 @@ func TestContainmentWhenNoSandbox(t *testing.T) {
 	noEnv := func(string) string { return "" }
 	for _, c := range []struct {
 		mode     string
+		network  string
 		strict   bool
 		wantErr  string
 		wantWarn string
@@ -36,11 +37,15 @@ func TestContainmentWhenNoSandbox(t *testing.T) {
 		{mode: "auto", strict: true, wantErr: "set the input `sandbox: off`"},
 		{mode: "on", strict: false, wantErr: "--sandbox on: the agent sandbox is not available"},
 		{mode: "on", strict: true, wantErr: "--sandbox on: the agent sandbox is not available"},
-		{mode: "off", strict: true},
+		{mode: "off", strict: true, wantErr: "set the input `network: open`"},
+		{mode: "off", strict: true, network: "open", wantWarn: "--network open"},
+		{mode: "off", strict: false, wantWarn: "pass --network open"},
+		{mode: "off", strict: false, network: "open", wantWarn: "--network open"},
+		{mode: "auto", strict: false, network: "wide", wantErr: `"wide" is not one of contained, open`},
 		{mode: "maybe", wantErr: `"maybe" is not one of auto, on, off`},
 	} {
-		t.Run(fmt.Sprintf("%s strict=%v", c.mode, c.strict), func(t *testing.T) {
-			a := &agentFlags{sandbox: c.mode, apiKeyEnv: "LLM_KEY", newSandbox: unavailable}
+		t.Run(fmt.Sprintf("%s %s strict=%v", c.mode, c.network, c.strict), func(t *testing.T) {
+			a := &agentFlags{sandbox: c.mode, network: c.network, apiKeyEnv: "LLM_KEY", newSandbox: unavailable}
 			var warn bytes.Buffer
 			contain, err := a.containment(context.Background(), repo, c.strict, &warn, noEnv)
 			if c.wantErr != "" {

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/planexhq/planex/internal/agent/agenttest"
 	"github.com/planexhq/planex/internal/agent/clis"
@@ -23,8 +27,10 @@ import (
 // CLI's own edit tool, inside planex's sandbox. The first run stops on its
 // token budget before T2; --continue finishes the plan. Checked: the
 // commits, the model and key that reached the server, the tokens and cost
-// in tasks.csv and the report, and that no terminal code the model sent
-// reaches tasks.csv, explore.csv or context.md.
+// in tasks.csv and the report, that no terminal code the model sent
+// reaches tasks.csv, explore.csv or context.md, and that at each model
+// request no process but planex holds the real key (the CLI has a
+// placeholder; planex's gateway swaps the key in).
 func TestNamedCLIsEndToEnd(t *testing.T) {
 	// Per CLI: the --model given, and the cost of 1000 input tokens, 800
 	// of them read from the prompt cache, and 100 output tokens (one model
@@ -53,9 +59,17 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 				{ID: "T2", Title: "Greet in b", Scope: "b/**", File: "b/t2.txt", Content: "hello from T2\n", Deps: []string{"T1"}},
 			}}
 			srv := clistest.Server(t, name, agenttest.Usage{In: 1000, Out: 100, CacheRead: 800}, run.Script())
-			hs := httptest.NewServer(srv)
+			// A key of this run's own (other runs on the machine use
+			// theirs); at every model request, while the CLI and all it
+			// started are alive, no process but planex may hold it.
+			key := fmt.Sprintf("sk-e2e-model-key-%d-%d", os.Getpid(), time.Now().UnixNano())
+			var planexPID atomic.Int64
+			var holders keyScan
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				holders.scan(key, int(planexPID.Load()))
+				srv.ServeHTTP(w, r)
+			}))
 			defer hs.Close()
-			const key = "sk-e2e-model-key"
 			planex := func(args ...string) (string, int) {
 				t.Helper()
 				args = append(append([]string{"--agent", name, "--model", tc.model, "--base-url", clistest.BaseURL(name, hs.URL),
@@ -65,7 +79,11 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 					clistest.KeyEnv(name)+"="+key)
 				var out bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &out, &out
-				err := cmd.Run()
+				err := cmd.Start()
+				if err == nil {
+					planexPID.Store(int64(cmd.Process.Pid))
+					err = cmd.Wait()
+				}
 				code := 0
 				if ee, ok := err.(*exec.ExitError); ok {
 					code = ee.ExitCode()
@@ -112,6 +130,9 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 				if k != clistest.WantKey(name, key) {
 					t.Errorf("the server got key %q", k)
 				}
+			}
+			if scans, found := holders.result(); scans == 0 || len(found) > 0 {
+				t.Errorf("%d scans of every process during the run; holding the real key besides planex: %v", scans, found)
 			}
 
 			// tasks.csv: each task's two requests, 2000 in (1600 from the
@@ -200,4 +221,41 @@ func TestClaudeDeniedWriteInTaskError(t *testing.T) {
 	if _, err := os.Stat(outside); !os.IsNotExist(err) {
 		t.Errorf("the write outside the worktree went through: %v", err)
 	}
+}
+
+// keyScan looks through every process's environment and command line
+// for a key, each time it is asked, and keeps what it found.
+type keyScan struct {
+	mu    sync.Mutex
+	scans int
+	found []string
+}
+
+// scan records the processes holding key, this test's own and planex's
+// (pid) aside.
+func (k *keyScan) scan(key string, pid int) {
+	entries, _ := os.ReadDir("/proc")
+	var found []string
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n == os.Getpid() || n == pid {
+			continue
+		}
+		for _, f := range []string{"environ", "cmdline"} {
+			if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f)); err == nil && bytes.Contains(b, []byte(key)) {
+				cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+				found = append(found, e.Name()+" ("+f+"): "+strings.ReplaceAll(string(cmd), "\x00", " "))
+			}
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.scans++
+	k.found = append(k.found, found...)
+}
+
+func (k *keyScan) result() (int, []string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.scans, append([]string(nil), k.found...)
 }

@@ -213,6 +213,7 @@ func (e *Engine) record(ctx context.Context, s *session.Session, ap *session.App
 	t.TestsPassed = o.TestsPassed
 	t.AcceptanceMet = o.AcceptanceMet
 	t.Error = o.Error
+	t.NetworkRefused = o.NetworkRefused
 	t.InputTokens += o.Usage.InputTokens
 	t.OutputTokens += o.Usage.OutputTokens
 	t.CostUSD += o.Usage.CostUSD
@@ -220,6 +221,9 @@ func (e *Engine) record(ctx context.Context, s *session.Session, ap *session.App
 	t.CacheWriteTokens += o.Usage.CacheWriteTokens
 	tasks[i] = t
 	fmt.Fprintf(e.o.Out, "  %s: %s%s\n", t.ID, t.Status, suffix(t.Error))
+	if t.NetworkRefused != "" {
+		fmt.Fprintf(e.o.Out, "  %s: network refused: %s\n", t.ID, t.NetworkRefused)
+	}
 	return tip, writeTasks(s, ap, tasks)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/egress"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/proc"
@@ -91,14 +92,25 @@ type Outcome struct {
 	Error         string
 	Changes       []gitrepo.Change
 	Usage         agent.Usage
+	// NetworkRefused lists what the egress proxy refused the task's
+	// processes (egress.Format).
+	NetworkRefused string
 }
 
 // Files lists the paths the task changed.
 func (o Outcome) Files() []string { return gitrepo.Paths(o.Changes) }
 
 // Run carries out one task. It never returns an error: every failure is
-// an Outcome with the reason, so it is always reported.
+// an Outcome with the reason, so it is always reported, with the network
+// destinations its processes were refused.
 func (r *Runner) Run(ctx context.Context, j Job) Outcome {
+	var refused egress.Log
+	out := r.run(agent.WithEgressLog(ctx, &refused), j)
+	out.NetworkRefused = egress.Format(refused.Refusals())
+	return out
+}
+
+func (r *Runner) run(ctx context.Context, j Job) Outcome {
 	out := Outcome{ID: j.Task.ID, Status: plan.StatusFailed}
 	secrets := r.Contain.Secrets()
 	// What the agent's tooling reported (permission denials, refusals)
@@ -268,7 +280,7 @@ func (r *Runner) runDirectives(ctx context.Context, dir, script string) error {
 	defer cancel()
 	cmd := exec.Command("sh", "-e", "-c", script)
 	cmd.Dir = dir
-	cleanup, err := r.Contain.Prepare(cmd, nil, []string{dir}, []string{dir})
+	cleanup, err := r.Contain.PrepareContext(ctx, cmd, nil, []string{dir}, []string{dir})
 	if err != nil {
 		return err
 	}

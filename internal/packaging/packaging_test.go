@@ -39,6 +39,8 @@ var wantInputs = map[string]string{
 	"task":            "",
 	"review":          "agent",
 	"sandbox":         "auto",
+	"network":         "contained",
+	"allow-hosts":     "",
 	"commit-signing":  "git",
 	"ci-fix":          "plan",
 	"ci-fix-attempts": "2",

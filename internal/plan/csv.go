@@ -19,7 +19,7 @@ var TaskColumns = []string{"id", "title", "description", "test", "acceptance_cri
 // TaskExtraColumns follow the design's columns; files without them are
 // accepted. The cache columns are the parts of input_tokens read from
 // and written to the provider's prompt cache.
-var TaskExtraColumns = []string{"input_tokens", "output_tokens", "cost_usd", "commit", "cache_read_tokens", "cache_write_tokens"}
+var TaskExtraColumns = []string{"input_tokens", "output_tokens", "cost_usd", "commit", "cache_read_tokens", "cache_write_tokens", "network_refused"}
 
 // FileError locates a problem in a CSV file.
 type FileError struct {
@@ -189,7 +189,7 @@ func ReadTasks(file string, data []byte) ([]Task, error) {
 			Findings: m["findings"], FilesModified: SplitList(m["files_modified"]), TestsPassed: tp,
 			AcceptanceMet: m["acceptance_met"], Error: m["error"],
 			InputTokens: n[0], OutputTokens: n[1], CostUSD: cost, Commit: strings.TrimSpace(m["commit"]),
-			CacheReadTokens: n[2], CacheWriteTokens: n[3],
+			CacheReadTokens: n[2], CacheWriteTokens: n[3], NetworkRefused: m["network_refused"],
 			Line: line,
 		})
 	}
@@ -223,7 +223,7 @@ func WriteTasks(tasks []Task) []byte {
 	w.Write(append(append([]string{}, TaskColumns...), TaskExtraColumns...))
 	for _, t := range tasks {
 		w.Write(append(taskCells(t), itoa(t.InputTokens), itoa(t.OutputTokens), costString(t.CostUSD), t.Commit,
-			itoa(t.CacheReadTokens), itoa(t.CacheWriteTokens)))
+			itoa(t.CacheReadTokens), itoa(t.CacheWriteTokens), t.NetworkRefused))
 	}
 	w.Flush()
 	return b.Bytes()

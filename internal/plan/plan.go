@@ -70,6 +70,9 @@ type Task struct {
 	// usage.Usage).
 	CacheReadTokens  int64
 	CacheWriteTokens int64
+	// NetworkRefused lists the destinations planex's egress proxy refused
+	// the task's processes ("host:port (N times), …"; see egress).
+	NetworkRefused string
 
 	Line int
 }

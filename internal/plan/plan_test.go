@@ -140,7 +140,7 @@ func TestOlderTasksFile(t *testing.T) {
 		t.Fatalf("older file: %+v, %v", out, err)
 	}
 	head = strings.Join(append(append([]string{}, TaskColumns...), TaskExtraColumns...), ",") + "\n"
-	_, err = ReadTasks("tasks.csv", []byte(head+strings.TrimSuffix(row, "\n")+",many,\n"))
+	_, err = ReadTasks("tasks.csv", []byte(head+strings.TrimSuffix(row, "\n")+",many,,\n"))
 	if err == nil || !strings.Contains(err.Error(), "cache_read_tokens") || !strings.Contains(err.Error(), "T1") {
 		t.Errorf("bad cache count: %v", err)
 	}

@@ -35,7 +35,9 @@ func PRBody(v PRView) string {
 	sorted := append([]plan.Task(nil), v.Tasks...)
 	plan.SortByID(sorted)
 	var problems []plan.Task
+	refused := false
 	for _, t := range sorted {
+		refused = refused || t.NetworkRefused != ""
 		if t.Status == plan.StatusFailed || t.Status == plan.StatusSkipped {
 			problems = append(problems, t)
 		}
@@ -48,7 +50,8 @@ func PRBody(v PRView) string {
 		SortedTasks []plan.Task
 		Problems    []plan.Task
 		CIDocsURL   string
-	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL})
+		Refused     bool
+	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL, refused})
 	if err != nil {
 		panic(fmt.Sprintf("rendering pull request body: %v", err))
 	}

@@ -60,6 +60,10 @@ func initMain(raw string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}
+	if err := startNetwork(c.Net); err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
 	cmd := &exec.Cmd{Path: c.Path, Args: c.Args, Dir: c.Dir, Env: os.Environ(),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	cmd.SysProcAttr = programAttr(c)

@@ -7,10 +7,12 @@
 // namespaces: it sees only its own processes (a fresh /proc), the whole
 // file system read-only except the directories its step may write, an
 // empty /tmp, an empty directory where the real home was, and a /dev of
-// a few harmless devices. It keeps the network. It runs as an ordinary
-// user (never as host root: see ids_linux.go), with no descriptor but its
-// standard streams and under resource limits (limits.go). When the step's
-// first process ends, every process it left behind is killed with it.
+// a few harmless devices. It has only loopback of a network of its own
+// unless its policy opens the network (Policy.Network). It runs as an
+// ordinary user (never as host root: see ids_linux.go), with no
+// descriptor but its standard streams and under resource limits
+// (limits.go). When the step's first process ends, every process it left
+// behind is killed with it.
 package sandbox
 
 import (
@@ -66,6 +68,12 @@ type Policy struct {
 	// Limits bound what the step may use (limits.go); zero fields take
 	// the defaults.
 	Limits Limits
+	// Network is what the process may reach; the zero value contains it
+	// (see net.go).
+	Network Network
+	// Forward lists the ports inside a contained network that lead to
+	// sockets of planex outside (its egress proxy, its model gateway).
+	Forward []Forward
 }
 
 // DefaultMasks are sockets whose owner would act for a contained

@@ -25,6 +25,8 @@ type Sandbox struct {
 	once   sync.Once
 	probed error
 	lent   lender
+	// net is ProbeNetwork's answer, found once.
+	net netProbe
 }
 
 // New returns a sandbox for mode: nil for ModeOff; for ModeOn an error
@@ -61,7 +63,7 @@ func (s *Sandbox) Probe(ctx context.Context) error {
 		cmd.Dir = "/"
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
-		cleanup, err := s.Wrap(cmd, Policy{})
+		cleanup, err := s.Wrap(cmd, Policy{Network: NetworkOpen})
 		if err != nil {
 			s.probed = fmt.Errorf("%w: %v", ErrUnavailable, err)
 			return
@@ -97,6 +99,7 @@ type config struct {
 	Limits   Limits   `json:"limits"`
 	// Outer is the init's id the program's uid and gid map to (ids_linux.go).
 	Outer int `json:"outer"`
+	Net netConfig `json:"net"`
 }
 
 // Wrap turns cmd, not yet started, into the same command run inside a
@@ -158,6 +161,10 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	}
 	ids := planIDs(os.Getuid(), os.Getgid(), rootProgramID())
 	c.Outer = ids.outer
+	netFlags, err := setNetwork(&c, p)
+	if err != nil {
+		return noop, err
+	}
 	root, err := os.MkdirTemp("", "planex-sandbox-")
 	if err != nil {
 		return noop, fmt.Errorf("sandbox: creating its root: %w", err)
@@ -174,7 +181,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	attr := cmd.SysProcAttr
-	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC
+	attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | netFlags
 	ids.apply(attr)
 	// If planex dies, so does the init, and with it every process of
 	// the step.

@@ -29,6 +29,7 @@ import (
 	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/agent/command"
 	"github.com/planexhq/planex/internal/agent/mcp"
+	"github.com/planexhq/planex/internal/sandbox"
 )
 
 // Names lists the supported CLIs.
@@ -220,13 +221,27 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		return agent.Result{}, fmt.Errorf("%s agent: creating its configuration folder: %w", a.cli.binary, err)
 	}
 	s := a.setup(step.Phase, home)
+	contain := a.cfg.Contain
+	var keyEnv []string
+	if contain.NetworkContained() && s.keyVar != "" {
+		// The key stays with planex: the CLI gets a placeholder and the
+		// gateway's address, which swaps the key in outside the sandbox.
+		gw, err := a.startGateway(ctx, s)
+		if err != nil {
+			return agent.Result{}, fmt.Errorf("%s agent: %w", a.cli.binary, err)
+		}
+		defer gw.stop()
+		s.baseURL, keyEnv = gw.baseURL, []string{gw.keyEnv}
+		contain.Forward = append(append([]sandbox.Forward(nil), contain.Forward...), gw.forward)
+	} else {
+		contain.AllowEnv = append(append([]string(nil), a.cli.credentials...), contain.AllowEnv...)
+	}
 	extra, err := a.cli.configure(s)
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("%s agent: writing its configuration: %w", a.cli.binary, err)
 	}
+	extra = append(extra, keyEnv...)
 	step.Prompt = step.Prompt + resultInstructions(step.Phase, schema)
-	contain := a.cfg.Contain
-	contain.AllowEnv = append(append([]string(nil), a.cli.credentials...), contain.AllowEnv...)
 	ca := command.New(command.Config{
 		Command:  a.CommandLine(step.Phase, home),
 		Contain:  contain,

@@ -117,7 +117,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		writable = append(writable, step.Dir)
 	}
 	readable := append([]string{step.Dir}, a.cfg.Readable...)
-	cleanup, err := a.cfg.Contain.Prepare(cmd, a.cfg.Env, writable, readable)
+	cleanup, err := a.cfg.Contain.PrepareContext(ctx, cmd, a.cfg.Env, writable, readable)
 	if err != nil {
 		return agent.Result{}, err
 	}

@@ -141,7 +141,7 @@ func (s *Session) start(ctx context.Context, sc Server) (*server, []Tool, error)
 	default:
 		var err error
 		var proc *process
-		if proc, err = s.spawn(sc); err != nil {
+		if proc, err = s.spawn(ctx, sc); err != nil {
 			return nil, nil, err
 		}
 		srv.stop, exited, stderr = proc.stop, proc.exited, proc.stderr
@@ -230,14 +230,14 @@ type process struct {
 // spawn starts a stdio server contained like the step's other processes:
 // its environment without planex's secrets plus its own env, in the
 // step's sandbox, killed with everything it started when stopped.
-func (s *Session) spawn(sc Server) (*process, error) {
+func (s *Session) spawn(ctx context.Context, sc Server) (*process, error) {
 	cmd := exec.Command(sc.Command, sc.Args...)
 	cmd.Dir = s.opts.Dir
 	var writable []string
 	if s.opts.Writable {
 		writable = []string{s.opts.Dir}
 	}
-	cleanup, err := s.opts.Contain.Prepare(cmd, s.opts.Env, writable, []string{s.opts.Dir})
+	cleanup, err := s.opts.Contain.PrepareContext(ctx, cmd, s.opts.Env, writable, []string{s.opts.Dir})
 	if err != nil {
 		return nil, err
 	}

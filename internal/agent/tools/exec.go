@@ -73,7 +73,7 @@ func (s *Set) runCommand(ctx context.Context, input json.RawMessage) (Output, er
 	if s.cfg.Phase == agent.PhaseExecute || s.cfg.Phase == agent.PhaseReview {
 		writable = []string{s.dir}
 	}
-	cleanup, err := s.cfg.Contain.Prepare(cmd, s.cfg.Env, writable, []string{s.dir})
+	cleanup, err := s.cfg.Contain.PrepareContext(ctx, cmd, s.cfg.Env, writable, []string{s.dir})
 	if err != nil {
 		return fail("%v", err), nil
 	}

@@ -2,11 +2,17 @@
 package sandboxtest
 
 import (
+	"bufio"
 	"bytes"
+	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // Processes lists the host's processes whose command line contains arg,
@@ -26,4 +32,70 @@ func Processes(t testing.TB, arg string) []string {
 		}
 	}
 	return found
+}
+
+// NetProbe builds the netprobe command (see its package) into a folder of
+// its own and returns the binary's path; contained programs need that
+// folder in their policy's read-only list, since tests' folders lie under
+// /tmp.
+func NetProbe(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "netprobe")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/planexhq/planex/internal/sandbox/sandboxtest/netprobe")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building netprobe: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// Listener is a TCP or Unix listener that records what arrives: an
+// attack's check is that nothing did.
+type Listener struct {
+	net.Listener
+	mu   sync.Mutex
+	got  []string
+	done chan struct{}
+}
+
+// Listen starts a Listener on network and address ("tcp",
+// "127.0.0.1:0"; "unix", "@name" for an abstract socket); it answers
+// each connection with "pong" and records its first line.
+func Listen(t testing.TB, network, address string) *Listener {
+	t.Helper()
+	if network == "unix" && strings.HasPrefix(address, "@") {
+		address = "\x00" + address[1:]
+	}
+	ln, err := net.Listen(network, address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Listener{Listener: ln, done: make(chan struct{})}
+	go l.serve()
+	t.Cleanup(func() { ln.Close(); <-l.done })
+	return l
+}
+
+func (l *Listener) serve() {
+	defer close(l.done)
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		l.mu.Lock()
+		l.got = append(l.got, strings.TrimSpace(line))
+		l.mu.Unlock()
+		_, _ = io.WriteString(c, "pong")
+		c.Close()
+	}
+}
+
+// Got returns the first lines of the connections that arrived.
+func (l *Listener) Got() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.got...)
 }

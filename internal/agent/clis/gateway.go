@@ -1,0 +1,97 @@
+package clis
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/egress"
+	"github.com/planexhq/planex/internal/sandbox"
+)
+
+// upstream is the model API a CLI calls: its base URL's, or the
+// provider's own.
+func (a *Agent) upstream() (*url.URL, egress.Provider, error) {
+	base, provider := a.cfg.BaseURL, egress.ProviderAnthropic
+	switch a.cfg.Name {
+	case "codex":
+		provider = egress.ProviderOpenAI
+		if base == "" {
+			base = "https://api.openai.com/v1"
+		}
+	case "gemini":
+		provider = egress.ProviderGemini
+		if base == "" {
+			base = "https://generativelanguage.googleapis.com"
+		}
+	default:
+		if base == "" {
+			base = "https://api.anthropic.com"
+		}
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, "", fmt.Errorf("the base URL %q is not an http(s) URL", base)
+	}
+	return u, provider, nil
+}
+
+// gatewayed is a step whose CLI reaches its model through planex's
+// gateway: the contained network's forward, the base URL and the
+// placeholder key the CLI gets instead of the real one.
+type gatewayed struct {
+	forward sandbox.Forward
+	baseURL string
+	keyEnv  string
+	stop    func()
+}
+
+// startGateway starts the model gateway for one step of a contained CLI
+// whose key is in s.keyVar: outside the sandbox, on a Unix socket the
+// sandbox forwards GatewayPort to. The CLI gets a random placeholder in
+// the key's variable and the gateway's address as its base URL.
+func (a *Agent) startGateway(ctx context.Context, s setup) (*gatewayed, error) {
+	up, provider, err := a.upstream()
+	if err != nil {
+		return nil, err
+	}
+	placeholder, err := egress.NewPlaceholder()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "planex-gateway-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the model gateway's folder: %w", err)
+	}
+	sock := filepath.Join(dir, "gateway.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting the model gateway: %w", err)
+	}
+	gw := &egress.Gateway{Provider: provider, Upstream: up, Key: lookupEnv(a.env(), s.keyVar), Placeholder: placeholder}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := gw.Serve(ctx, ln); err != nil && a.cfg.Logger != nil {
+			a.cfg.Logger.Warn("model gateway stopped", "agent", a.cfg.Name, "err", err)
+		}
+	}()
+	return &gatewayed{
+		forward: sandbox.Forward{Port: agent.GatewayPort, Socket: sock},
+		baseURL: "http://127.0.0.1:" + strconv.Itoa(agent.GatewayPort) + up.EscapedPath(),
+		keyEnv:  s.keyVar + "=" + placeholder,
+		stop: func() {
+			cancel()
+			ln.Close()
+			<-done
+			os.RemoveAll(dir)
+		},
+	}, nil
+}

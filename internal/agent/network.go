@@ -1,0 +1,142 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/planexhq/planex/internal/egress"
+	"github.com/planexhq/planex/internal/sandbox"
+)
+
+// ProxyPort is the loopback port, inside a contained step's own network,
+// where planex's egress proxy answers; GatewayPort is where a named CLI
+// finds planex's model gateway.
+const (
+	ProxyPort   = 3128
+	GatewayPort = 3129
+)
+
+// Egress is the way out of a contained network: planex's allow-list
+// proxy, one per process it prepares, so a refusal is recorded for the
+// step that made it.
+type Egress struct {
+	// Rules are the destinations allowed: the model endpoint a named CLI
+	// needs, its MCP HTTP servers and what the user allowed.
+	Rules []egress.Rule
+	// Log receives the refusals of processes whose context carries no
+	// log of its own (see WithEgressLog).
+	Log *egress.Log
+	// Logger receives a record of each refusal; nil discards them.
+	Logger *slog.Logger
+}
+
+type egressLogKey struct{}
+
+// WithEgressLog returns ctx carrying log: processes prepared with it
+// record their refusals there (the engine gives each task its own).
+func WithEgressLog(ctx context.Context, log *egress.Log) context.Context {
+	return context.WithValue(ctx, egressLogKey{}, log)
+}
+
+// egressLog is ctx's refusal log, else the Egress's own.
+func (e *Egress) egressLog(ctx context.Context) *egress.Log {
+	if l, ok := ctx.Value(egressLogKey{}).(*egress.Log); ok && l != nil {
+		return l
+	}
+	return e.Log
+}
+
+// network sets the network part of p for cmd: the host's network when
+// the containment opens it, else a network of its own whose only way out
+// is a proxy planex starts here, outside the sandbox, and the proxy
+// variables pointing at it. stop ends the proxy once the command ended.
+func (c Containment) network(ctx context.Context, cmd *exec.Cmd, p *sandbox.Policy) (stop func(), err error) {
+	p.Network = c.Network
+	if !c.Network.Open() {
+		p.Forward = append(p.Forward, c.Forward...)
+	}
+	if c.Network.Open() || c.Egress == nil {
+		cmd.Env = withoutProxy(cmd.Env, c.Network.Open())
+		return func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "planex-egress-")
+	if err != nil {
+		return func() {}, fmt.Errorf("creating the egress proxy's folder: %w", err)
+	}
+	sock := filepath.Join(dir, "proxy.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		os.RemoveAll(dir)
+		return func() {}, fmt.Errorf("starting the egress proxy: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	proxy := &egress.Proxy{Rules: c.Egress.Rules, Log: c.Egress.egressLog(ctx), Logger: c.Egress.Logger}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := proxy.Serve(ctx, ln); err != nil && c.Egress.Logger != nil {
+			c.Egress.Logger.Warn("egress proxy stopped", "err", err)
+		}
+	}()
+	p.Forward = append(p.Forward, sandbox.Forward{Port: ProxyPort, Socket: sock})
+	cmd.Env = withProxy(cmd.Env, ProxyPort)
+	return func() {
+		cancel()
+		ln.Close()
+		<-done
+		os.RemoveAll(dir)
+	}, nil
+}
+
+// proxyVars are the variables programs read their proxy from.
+func proxyVars() []string {
+	return []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"}
+}
+
+// withoutProxy drops the host's proxy settings from env when the network
+// is contained (they lead nowhere from inside); an open network keeps
+// them.
+func withoutProxy(env []string, open bool) []string {
+	if open {
+		return env
+	}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !isProxyVar(name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func isProxyVar(name string) bool {
+	for _, v := range proxyVars() {
+		if name == v {
+			return true
+		}
+	}
+	return false
+}
+
+// withProxy points every proxy variable, in both cases, at the proxy on
+// port inside the step's network; loopback goes direct.
+func withProxy(env []string, port int) []string {
+	env = withoutProxy(env, false)
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	for _, v := range proxyVars() {
+		val := url
+		if strings.EqualFold(v, "NO_PROXY") {
+			val = "127.0.0.1,localhost,::1"
+		}
+		env = append(env, v+"="+val)
+	}
+	return env
+}

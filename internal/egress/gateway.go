@@ -1,0 +1,192 @@
+package egress
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"golang.org/x/net/netutil"
+)
+
+// Provider is a model API whose key a Gateway holds: it decides where the
+// key travels in a request and which calls are let through.
+type Provider string
+
+// The providers of the named CLIs.
+const (
+	ProviderAnthropic Provider = "anthropic" // Claude Code
+	ProviderOpenAI    Provider = "openai"    // Codex (the Responses API)
+	ProviderGemini    Provider = "gemini"    // Gemini CLI
+)
+
+// Gateway stands between a CLI in the sandbox and its model API: the CLI
+// holds only Placeholder; the gateway, outside the sandbox, checks it,
+// puts Key in its place and forwards the request to Upstream, streaming
+// the answer back as it arrives. Only the calls a CLI makes to its model
+// pass, so the key cannot be used for anything else through it.
+type Gateway struct {
+	Provider Provider
+	// Upstream is the real base URL (the provider's or --base-url); the
+	// CLI's base URL is the gateway's with Upstream's path.
+	Upstream *url.URL
+	// Key is the real key; Placeholder what the CLI was given instead.
+	Key, Placeholder string
+	// Transport sends the requests on; nil means http.DefaultTransport.
+	Transport http.RoundTripper
+}
+
+// NewPlaceholder returns a random stand-in for a key, unlike any real one.
+func NewPlaceholder() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("making a placeholder key: %w", err)
+	}
+	return "planex-placeholder-" + hex.EncodeToString(b), nil
+}
+
+// authHeaders are where a provider's clients put a key.
+func (g *Gateway) authHeaders() []string {
+	switch g.Provider {
+	case ProviderAnthropic:
+		return []string{"X-Api-Key", "Authorization"}
+	case ProviderGemini:
+		return []string{"X-Goog-Api-Key", "Authorization"}
+	}
+	return []string{"Authorization"}
+}
+
+// geminiCall is a model call of the Gemini API, below the base path.
+func geminiCall() *regexp.Regexp {
+	return regexp.MustCompile(`^/v1(beta|alpha)?/models/[A-Za-z0-9._-]+:(generateContent|streamGenerateContent|countTokens)$`)
+}
+
+// allowedCall says whether method and path (below Upstream's path) are a
+// model call of the provider's.
+func (g *Gateway) allowedCall(method, rel string) bool {
+	switch g.Provider {
+	case ProviderAnthropic:
+		return method == http.MethodPost && (rel == "/v1/messages" || rel == "/v1/messages/count_tokens")
+	case ProviderOpenAI:
+		return method == http.MethodPost && (rel == "/responses" || rel == "/chat/completions") ||
+			method == http.MethodGet && rel == "/models"
+	case ProviderGemini:
+		return method == http.MethodPost && geminiCall().MatchString(rel)
+	}
+	return false
+}
+
+// ErrPlaceholder marks a request that did not carry the placeholder.
+var ErrPlaceholder = errors.New("the request does not carry the key planex gave this step")
+
+// swapKey finds the placeholder where the provider's clients put a key,
+// removes every other credential and puts the real key in its place.
+func (g *Gateway) swapKey(h http.Header, q url.Values) error {
+	var carried string
+	for _, name := range g.authHeaders() {
+		v := h.Get(name)
+		if v == "" {
+			continue
+		}
+		token, bearer := strings.CutPrefix(v, "Bearer ")
+		if subtle.ConstantTimeCompare([]byte(token), []byte(g.Placeholder)) == 1 {
+			carried = name
+			if bearer {
+				carried += " bearer"
+			}
+		}
+		h.Del(name)
+	}
+	if g.Provider == ProviderGemini && q.Has("key") {
+		if subtle.ConstantTimeCompare([]byte(q.Get("key")), []byte(g.Placeholder)) == 1 && carried == "" {
+			carried = "X-Goog-Api-Key"
+		}
+		q.Del("key")
+	}
+	switch name, bearer := strings.CutSuffix(carried, " bearer"); {
+	case carried == "":
+		return ErrPlaceholder
+	case bearer:
+		h.Set(name, "Bearer "+g.Key)
+	default:
+		h.Set(name, g.Key)
+	}
+	return nil
+}
+
+// ServeHTTP forwards one model call.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	base := strings.TrimRight(g.Upstream.Path, "/")
+	rel, ok := strings.CutPrefix(r.URL.Path, base)
+	if !ok || !g.allowedCall(r.Method, rel) {
+		http.Error(w, fmt.Sprintf("planex model gateway: %s %s is not a model call planex passes on", r.Method, r.URL.Path), http.StatusForbidden)
+		return
+	}
+	out := r.Clone(r.Context())
+	out.RequestURI = ""
+	q := out.URL.Query()
+	if err := g.swapKey(out.Header, q); err != nil {
+		http.Error(w, "planex model gateway: "+err.Error(), http.StatusUnauthorized)
+		return
+	}
+	out.URL = &url.URL{Scheme: g.Upstream.Scheme, Host: g.Upstream.Host, Path: r.URL.Path, RawQuery: q.Encode()}
+	out.Host = g.Upstream.Host
+	dropHop(out.Header)
+	rt := g.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	resp, err := rt.RoundTrip(out)
+	if err != nil {
+		http.Error(w, "planex model gateway: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	streamResponse(w, resp)
+}
+
+// streamResponse copies a response's header and body, flushing every
+// chunk as it arrives (server-sent events reach the client unbuffered).
+func streamResponse(w http.ResponseWriter, resp *http.Response) {
+	dropHop(resp.Header)
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			_ = rc.Flush()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Serve answers model calls on ln until ctx ends or ln is closed.
+func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: g, ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	stop := context.AfterFunc(ctx, func() { srv.Close() })
+	defer stop()
+	err := srv.Serve(netutil.LimitListener(ln, DefaultMaxConns))
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,404 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/netutil"
+)
+
+// Defaults for the Proxy's limits.
+const (
+	DefaultMaxConns    = 64
+	DefaultIdleTimeout = 5 * time.Minute
+	maxHeaderBytes     = 16 << 10
+	headerTimeout      = 10 * time.Second
+	dialTimeout        = 15 * time.Second
+)
+
+// Proxy is an allow-list HTTP proxy for one step. The zero value refuses
+// everything; set Rules to let destinations through.
+type Proxy struct {
+	Rules []Rule
+	// Log receives every refusal; nil records none.
+	Log *Log
+	// Resolve finds a name's addresses; nil uses the system's resolver.
+	Resolve func(ctx context.Context, name string) ([]netip.Addr, error)
+	// Dial connects to an address the proxy checked; nil dials TCP.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Own lists the machine's own addresses, which a name may not lead
+	// to; nil reads them from the network interfaces when Serve starts.
+	Own []netip.Addr
+	// MaxConns bounds the connections served at once (DefaultMaxConns).
+	MaxConns int
+	// IdleTimeout ends a tunnel or forward silent both ways this long
+	// (DefaultIdleTimeout).
+	IdleTimeout time.Duration
+	// HeaderTimeout bounds the time to send a request's header (10 s).
+	HeaderTimeout time.Duration
+	// Logger receives refusals as log records; nil discards them.
+	Logger *slog.Logger
+}
+
+// refusal is a destination the policy turns away, and why.
+type refusal struct {
+	host string
+	port int
+	why  string
+}
+
+func (r *refusal) Error() string {
+	return fmt.Sprintf("planex refused to connect to %s: %s", net.JoinHostPort(r.host, strconv.Itoa(r.port)), r.why)
+}
+
+// ErrRefused marks a destination refused by the allow-list or by the
+// addresses it leads to.
+var ErrRefused = errors.New("refused by planex's egress allow-list")
+
+func (r *refusal) Is(target error) bool { return target == ErrRefused }
+
+// Serve answers proxy requests on ln until ctx ends or ln is closed.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	s := *p
+	if s.Own == nil {
+		s.Own = ownAddrs()
+	}
+	if s.MaxConns <= 0 {
+		s.MaxConns = DefaultMaxConns
+	}
+	if s.IdleTimeout <= 0 {
+		s.IdleTimeout = DefaultIdleTimeout
+	}
+	if s.HeaderTimeout <= 0 {
+		s.HeaderTimeout = headerTimeout
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	h := &handler{p: &s, ctx: ctx}
+	h.transport = &http.Transport{
+		Proxy:               nil,
+		DialContext:         h.dialChecked,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     30 * time.Second,
+		TLSHandshakeTimeout: dialTimeout,
+	}
+	defer h.transport.CloseIdleConnections()
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: s.HeaderTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		IdleTimeout:       s.IdleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          nil,
+	}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	err := srv.Serve(netutil.LimitListener(ln, s.MaxConns))
+	cancel()
+	h.tunnels.Wait()
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// ownAddrs lists the addresses of this machine's interfaces.
+func ownAddrs() []netip.Addr {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(ipn.IP); ok {
+				out = append(out, ip.Unmap())
+			}
+		}
+	}
+	return out
+}
+
+type handler struct {
+	p         *Proxy
+	ctx       context.Context
+	transport *http.Transport
+	tunnels   sync.WaitGroup
+}
+
+// ServeHTTP tunnels CONNECT requests and forwards absolute-form ones.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host, port, err := target(r)
+	if err != nil {
+		http.Error(w, "planex egress proxy: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	addrs, err := h.check(r.Context(), host, port)
+	var ref *refusal
+	switch {
+	case errors.As(err, &ref):
+		h.refuse(w, ref)
+		return
+	case err != nil:
+		http.Error(w, "planex egress proxy: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	if r.Method == http.MethodConnect {
+		h.connect(w, r, addrs, port)
+		return
+	}
+	h.forward(w, r)
+}
+
+// target is the host and port a request asks for: a CONNECT's authority
+// or an absolute URL's. Userinfo, relative URLs and other schemes are
+// refused as malformed.
+func target(r *http.Request) (string, int, error) {
+	if r.URL.User != nil {
+		return "", 0, errors.New("user information in the request target is not accepted")
+	}
+	if r.Method == http.MethodConnect {
+		host, p, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			return "", 0, fmt.Errorf("CONNECT needs host:port, not %q", r.Host)
+		}
+		port, err := strconv.Atoi(p)
+		if err != nil || port < 1 || port > 65535 {
+			return "", 0, fmt.Errorf("CONNECT port %q is not a port number", p)
+		}
+		return host, port, nil
+	}
+	if !r.URL.IsAbs() || r.URL.Host == "" {
+		return "", 0, errors.New("this is a proxy: send absolute URLs (http://host/path) or CONNECT")
+	}
+	port := 80
+	switch r.URL.Scheme {
+	case "http":
+	case "https":
+		port = 443
+	default:
+		return "", 0, fmt.Errorf("scheme %q is not proxied", r.URL.Scheme)
+	}
+	if p := r.URL.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return "", 0, fmt.Errorf("port %q is not a port number", p)
+		}
+		port = n
+	}
+	return r.URL.Hostname(), port, nil
+}
+
+// check decides whether host:port may be reached and returns the
+// addresses to dial: an address rule's own, or a name's resolved ones
+// when none of them is forbidden. A refusal is a *refusal.
+func (h *handler) check(ctx context.Context, host string, port int) ([]netip.Addr, error) {
+	d, err := ParseDest(host)
+	if err != nil {
+		return nil, &refusal{host: host, port: port, why: err.Error()}
+	}
+	shown := d.Name
+	if d.Addr.IsValid() {
+		shown = d.Addr.String()
+	}
+	m := Allowed(h.p.Rules, d, port)
+	if !m.OK {
+		return nil, &refusal{host: shown, port: port, why: "it is not on this step's allow-list"}
+	}
+	if d.Addr.IsValid() {
+		return []netip.Addr{d.Addr}, nil
+	}
+	resolve := h.p.Resolve
+	if resolve == nil {
+		resolve = func(ctx context.Context, name string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
+		}
+	}
+	addrs, err := resolve(ctx, d.Name)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", d.Name, err)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("resolving %s: no address", d.Name)
+	}
+	for _, a := range addrs {
+		if why := forbidden(a, m.Rule.Wildcard, h.p.Own); why != "" {
+			return nil, &refusal{host: shown, port: port,
+				why: fmt.Sprintf("the name leads to a %s address (%s); allow that address itself if it is meant", why, a)}
+		}
+	}
+	return addrs, nil
+}
+
+// refuse answers 403, naming the destination and how to allow it, and
+// records the refusal.
+func (h *handler) refuse(w http.ResponseWriter, ref *refusal) {
+	if h.p.Log != nil {
+		h.p.Log.Add(ref.host, ref.port)
+	}
+	if h.p.Logger != nil {
+		h.p.Logger.Warn("egress refused", "host", ref.host, "port", ref.port, "why", ref.why)
+	}
+	hp := net.JoinHostPort(ref.host, strconv.Itoa(ref.port))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(http.StatusForbidden)
+	fmt.Fprintf(w, "%s.\nIf the step needs it, allow it with --allow-host %s (Action input allow-hosts); see docs/security.md.\n", ref.Error(), hp)
+}
+
+// dial connects to the first address that answers.
+func (h *handler) dial(ctx context.Context, addrs []netip.Addr, port int) (net.Conn, error) {
+	dial := h.p.Dial
+	if dial == nil {
+		d := &net.Dialer{Timeout: dialTimeout}
+		dial = d.DialContext
+	}
+	var errs []error
+	for _, a := range addrs {
+		c, err := dial(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// dialChecked is the forwarding transport's dialer: it checks the
+// destination again and dials only the addresses it checked.
+func (h *handler) dialChecked(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, _ := strconv.Atoi(p)
+	addrs, err := h.check(ctx, host, port)
+	if err != nil {
+		return nil, err
+	}
+	return h.dial(ctx, addrs, port)
+}
+
+// hopHeaders are a single connection's own and never forwarded.
+func hopHeaders() []string {
+	return []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+		"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+}
+
+func dropHop(hd http.Header) {
+	for _, f := range hd.Values("Connection") {
+		for _, name := range strings.Split(f, ",") {
+			hd.Del(strings.TrimSpace(name))
+		}
+	}
+	for _, name := range hopHeaders() {
+		hd.Del(name)
+	}
+}
+
+// forward sends an absolute-form request on and streams the answer back,
+// flushing each chunk. The Host the server sees is the URL's, whatever
+// Host header the client sent.
+func (h *handler) forward(w http.ResponseWriter, r *http.Request) {
+	out := r.Clone(r.Context())
+	out.RequestURI = ""
+	out.Host = r.URL.Host
+	dropHop(out.Header)
+	resp, err := h.transport.RoundTrip(out)
+	var ref *refusal
+	switch {
+	case errors.As(err, &ref):
+		h.refuse(w, ref)
+		return
+	case err != nil:
+		http.Error(w, "planex egress proxy: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	streamResponse(w, resp)
+}
+
+// connect opens the tunnel: dials the checked addresses, answers 200 and
+// copies both ways until both sides end or the tunnel idles.
+func (h *handler) connect(w http.ResponseWriter, r *http.Request, addrs []netip.Addr, port int) {
+	up, err := h.dial(r.Context(), addrs, port)
+	if err != nil {
+		http.Error(w, "planex egress proxy: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	conn, rw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		up.Close()
+		return
+	}
+	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		conn.Close()
+		up.Close()
+		return
+	}
+	h.tunnels.Add(1)
+	go func() {
+		defer h.tunnels.Done()
+		tunnel(h.ctx, conn, rw.Reader, up, h.p.IdleTimeout)
+	}()
+}
+
+// tunnel copies client→up (reading through br, which may hold bytes the
+// client sent early) and up→client until both directions end, the
+// tunnel is idle both ways for idle, or ctx ends.
+func tunnel(ctx context.Context, client net.Conn, br io.Reader, up net.Conn, idle time.Duration) {
+	var last atomic.Int64
+	last.Store(time.Now().UnixNano())
+	stop := context.AfterFunc(ctx, func() { client.Close(); up.Close() })
+	defer stop()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); pipe(up, br, client, idle, &last) }()
+	go func() { defer wg.Done(); pipe(client, up, up, idle, &last) }()
+	wg.Wait()
+	client.Close()
+	up.Close()
+}
+
+// pipe copies src (whose connection is srcConn) to dst through one
+// fixed buffer; a read that times out ends the copy only when neither
+// direction moved for idle.
+func pipe(dst net.Conn, src io.Reader, srcConn net.Conn, idle time.Duration, last *atomic.Int64) {
+	buf := make([]byte, 32<<10)
+	for {
+		_ = srcConn.SetReadDeadline(time.Now().Add(idle))
+		n, err := src.Read(buf)
+		if n > 0 {
+			last.Store(time.Now().UnixNano())
+			_ = dst.SetWriteDeadline(time.Now().Add(idle))
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && time.Since(time.Unix(0, last.Load())) < idle {
+				continue
+			}
+			break
+		}
+	}
+	if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	} else {
+		dst.Close()
+	}
+}

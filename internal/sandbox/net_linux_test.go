@@ -1,0 +1,113 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
+)
+
+// hostAddress is one of the machine's own addresses other than loopback,
+// or "" when it has none.
+func hostAddress(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+			return ipn.IP.String()
+		}
+	}
+	return ""
+}
+
+// TestNetworkContainment: a contained program tries every way out of its
+// network namespace that a host process has; only the forwarded port
+// leads out, and with the network open the direct connection works.
+func TestNetworkContainment(t *testing.T) {
+	s := newSandbox(t)
+	if err := s.ProbeNetwork(context.Background()); err != nil {
+		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
+	}
+	probe := sandboxtest.NetProbe(t)
+	loop := sandboxtest.Listen(t, "tcp", "127.0.0.1:0")
+	all := sandboxtest.Listen(t, "tcp", "0.0.0.0:0")
+	abstract := sandboxtest.Listen(t, "unix", fmt.Sprintf("@planex-test-%d", loop.Addr().(*net.TCPAddr).Port))
+	sockDir := t.TempDir() // under /tmp, which the sandbox replaces
+	forwarded := sandboxtest.Listen(t, "unix", filepath.Join(sockDir, "egress.sock"))
+	allPort := all.Addr().(*net.TCPAddr).Port
+	other := hostAddress(t)
+	if other == "" {
+		t.Log("no address besides loopback on this machine; the other-address row dials loopback instead")
+		other = "127.0.0.1"
+	}
+	base := Policy{ReadOnly: []string{filepath.Dir(probe)}}
+	rows := []struct {
+		name    string
+		network Network
+		forward []Forward
+		args    string
+		l       *sandboxtest.Listener
+		reach   bool
+	}{
+		{"host loopback", NetworkContained, nil, "tcp " + loop.Addr().String() + " loopback", loop, false},
+		{"machine's own address", "", nil, fmt.Sprintf("tcp %s:%d other", other, allPort), all, false},
+		{"host abstract socket", NetworkContained, nil, "unix " + strings.Replace(abstract.Addr().String(), "\x00", "@", 1) + " abstract", abstract, false},
+		{"forwarded port leads to its socket", NetworkContained, []Forward{{Port: 3128, Socket: filepath.Join(sockDir, "egress.sock")}}, "tcp 127.0.0.1:3128 forwarded", forwarded, true},
+		{"open network reaches host loopback", NetworkOpen, nil, "tcp " + loop.Addr().String() + " open", loop, true},
+	}
+	for _, row := range rows {
+		p := base
+		p.Network, p.Forward = row.network, row.forward
+		out, err := run(t, s, p, "/", nil, probe+" "+row.args)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", row.name, err, out)
+		}
+		msg := row.args[strings.LastIndex(row.args, " ")+1:]
+		arrived := strings.Contains(strings.Join(row.l.Got(), "\n"), msg)
+		if row.reach != arrived || row.reach != strings.HasPrefix(out, "ok: pong") {
+			t.Errorf("%s: want reached=%v; the program said %q, the listener got %q", row.name, row.reach, out, row.l.Got())
+		}
+	}
+}
+
+func TestForwardNeedsContainedNetwork(t *testing.T) {
+	s := newSandbox(t)
+	sock := filepath.Join(t.TempDir(), "x.sock")
+	for name, p := range map[string]Policy{
+		"open network":  {Network: NetworkOpen, Forward: []Forward{{Port: 80, Socket: sock}}},
+		"port zero":     {Forward: []Forward{{Port: 0, Socket: sock}}},
+		"port too high": {Forward: []Forward{{Port: 70000, Socket: sock}}},
+		"twice":         {Forward: []Forward{{Port: 80, Socket: sock}, {Port: 80, Socket: sock}}},
+	} {
+		cleanup, err := s.Wrap(exec.Command("true"), p)
+		cleanup()
+		if err == nil {
+			t.Errorf("%s: Wrap accepted %+v", name, p.Forward)
+		}
+	}
+}
+
+func TestParseNetwork(t *testing.T) {
+	for in, want := range map[string]Network{"": NetworkContained, "contained": NetworkContained, " OPEN ": NetworkOpen} {
+		if got, err := ParseNetwork(in); err != nil || got != want {
+			t.Errorf("ParseNetwork(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseNetwork("host"); err == nil || !strings.Contains(err.Error(), `"host"`) {
+		t.Errorf("ParseNetwork(host) error = %v, want one naming the value", err)
+	}
+	var zero Policy
+	if zero.Network.Open() || zero.Network.String() != "contained" {
+		t.Errorf("the zero policy's network is %q, want contained", zero.Network)
+	}
+}
