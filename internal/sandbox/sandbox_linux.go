@@ -98,8 +98,8 @@ type config struct {
 	GID      int      `json:"gid"`
 	Limits   Limits   `json:"limits"`
 	// Outer is the init's id the program's uid and gid map to (ids_linux.go).
-	Outer int `json:"outer"`
-	Net netConfig `json:"net"`
+	Outer int       `json:"outer"`
+	Net   netConfig `json:"net"`
 }
 
 // Wrap turns cmd, not yet started, into the same command run inside a
