@@ -65,6 +65,11 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		base = os.Environ()
 	}
 	env := ScrubEnv(base, c.AllowEnv, c.SecretEnv...)
+	if c.Sandbox == nil || c.Network.Open() {
+		// The host's network is the step's: so is its way through a
+		// proxy the machine needs.
+		env = append(env, hostProxy(base)...)
+	}
 	if c.Sandbox == nil {
 		cmd.Env = env
 		return func() {}, nil

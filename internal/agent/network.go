@@ -117,6 +117,18 @@ func withoutProxy(env []string, open bool) []string {
 	return out
 }
 
+// hostProxy returns base's proxy variables, for a step that keeps the
+// host's network (no sandbox, or --network open) and so its proxy too.
+func hostProxy(base []string) []string {
+	var out []string
+	for _, kv := range base {
+		if name, _, _ := strings.Cut(kv, "="); isProxyVar(name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 func isProxyVar(name string) bool {
 	for _, v := range proxyVars() {
 		if name == v {

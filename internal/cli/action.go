@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -270,25 +271,15 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 		}
 	}
 	tokenInput := in.get("github-token")
-	token := tokenInput
-	if token == "" {
-		token = getenv("GITHUB_TOKEN")
-	}
+	token := cmp.Or(tokenInput, getenv("GITHUB_TOKEN"))
 	if token == "" {
 		return nil, fmt.Errorf("no GitHub token: set the github-token input")
 	}
 	// The token, and the credential git sends derived from it.
 	gha.AddMask(token)
 	gha.AddMask(gitrepo.BasicCredential(token))
-	serverURL := getenv("GITHUB_SERVER_URL")
-	if serverURL == "" {
-		serverURL = "https://github.com"
-	}
-	ws := getenv("GITHUB_WORKSPACE")
-	if ws == "" {
-		ws = "."
-	}
-	repo, err := gitrepo.Open(ctx, ws)
+	serverURL := cmp.Or(getenv("GITHUB_SERVER_URL"), "https://github.com")
+	repo, err := gitrepo.Open(ctx, cmp.Or(getenv("GITHUB_WORKSPACE"), "."))
 	if err != nil {
 		return nil, fmt.Errorf("GITHUB_WORKSPACE must be a checkout of the repository (actions/checkout): %w", err)
 	}

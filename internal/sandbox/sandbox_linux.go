@@ -135,29 +135,8 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	if c.Dir, err = canonical(dir); err != nil {
 		return noop, fmt.Errorf("sandbox: working directory: %w", err)
 	}
-	for _, w := range p.Writable {
-		cw, err := canonical(w)
-		if err != nil {
-			return noop, fmt.Errorf("sandbox: writable directory: %w", err)
-		}
-		c.Writable = append(c.Writable, cw)
-	}
-	for _, ro := range p.ReadOnly {
-		cr, err := canonical(ro)
-		if err != nil {
-			return noop, fmt.Errorf("sandbox: read-only directory: %w", err)
-		}
-		c.ReadOnly = append(c.ReadOnly, cr)
-	}
-	for _, h := range p.Hide {
-		if ch, err := canonical(h); err == nil {
-			c.Hide = append(c.Hide, ch)
-		}
-	}
-	for _, m := range append(DefaultMasks(), p.Mask...) {
-		if cm, err := canonical(m); err == nil {
-			c.Mask = append(c.Mask, cm)
-		}
+	if err := c.setPaths(p); err != nil {
+		return noop, err
 	}
 	ids := planIDs(os.Getuid(), os.Getgid(), rootProgramID())
 	c.Outer = ids.outer
@@ -192,6 +171,37 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 		return noop, err
 	}
 	return func() { os.Remove(root); giveBack() }, nil
+}
+
+// setPaths puts p's directories and files into c as the contained process
+// will see them (links resolved); hidden and masked paths that do not
+// exist are left out.
+func (c *config) setPaths(p Policy) error {
+	for _, w := range p.Writable {
+		cw, err := canonical(w)
+		if err != nil {
+			return fmt.Errorf("sandbox: writable directory: %w", err)
+		}
+		c.Writable = append(c.Writable, cw)
+	}
+	for _, ro := range p.ReadOnly {
+		cr, err := canonical(ro)
+		if err != nil {
+			return fmt.Errorf("sandbox: read-only directory: %w", err)
+		}
+		c.ReadOnly = append(c.ReadOnly, cr)
+	}
+	for _, h := range p.Hide {
+		if ch, err := canonical(h); err == nil {
+			c.Hide = append(c.Hide, ch)
+		}
+	}
+	for _, m := range append(DefaultMasks(), p.Mask...) {
+		if cm, err := canonical(m); err == nil {
+			c.Mask = append(c.Mask, cm)
+		}
+	}
+	return nil
 }
 
 // innerID is the uid (or gid) the contained program runs as: the real one

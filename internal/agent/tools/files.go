@@ -117,6 +117,29 @@ func (s *Set) listFiles(input json.RawMessage) Output {
 	return ok("%s", out)
 }
 
+// openRegular opens rel for reading if it is a regular file; otherwise it
+// returns nil and the reason to give the model.
+func (s *Set) openRegular(rel string) (*os.File, Output) {
+	// Non-blocking, so that a FIFO is refused rather than waited on.
+	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fail("reading %s: %s", rel, s.describe(err))
+	}
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		f.Close()
+		return nil, fail("reading %s: %s", rel, s.describe(err))
+	case st.IsDir():
+		f.Close()
+		return nil, fail("%s is a directory; use list_files", rel)
+	case !st.Mode().IsRegular():
+		f.Close()
+		return nil, fail("%s is not a regular file", rel)
+	}
+	return f, Output{}
+}
+
 func (s *Set) readFile(input json.RawMessage) Output {
 	var in readFileInput
 	if err := decode(input, &in); err != nil {
@@ -126,17 +149,11 @@ func (s *Set) readFile(input json.RawMessage) Output {
 	if err != nil {
 		return fail("%v", err)
 	}
-	// Non-blocking, so that a FIFO is refused rather than waited on.
-	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return fail("reading %s: %s", rel, s.describe(err))
+	f, out := s.openRegular(rel)
+	if f == nil {
+		return out
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return fail("%s is a directory; use list_files", rel)
-	} else if err == nil && !st.Mode().IsRegular() {
-		return fail("%s is not a regular file", rel)
-	}
 	start := max(in.StartLine, 1)
 	end := in.EndLine
 	if end > 0 && end < start {
