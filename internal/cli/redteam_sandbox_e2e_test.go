@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/planexhq/planex/internal/sandbox"
+	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
 )
 
 // TestRedTeamSandboxHostAccess: planex's caller holds a secret file open
@@ -48,5 +49,35 @@ func TestRedTeamSandboxHostAccess(t *testing.T) {
 	first, _, _ := strings.Cut(loot, "\n")
 	if os.Getuid() == 0 && strings.Join(strings.Fields(first), " ") != "uid 65534 groups Groups:" {
 		t.Errorf("root's agent is not an unprivileged user without groups:\n%s", loot)
+	}
+}
+
+// TestRedTeamSandboxRunawayStep: under small limits (--sandbox-limits
+// through PLANEX_SANDBOX_LIMITS) the agent forks without end, or writes a
+// huge file; the step is stopped, its failure names the limit, and planex
+// itself finishes the run normally.
+func TestRedTeamSandboxRunawayStep(t *testing.T) {
+	for _, row := range []struct{ script, limits, want string }{
+		{"fork-bomb.sh", "processes=64", "process limit 64 hit"},
+		{"huge-file.sh", "file-size=1M", "file size limit 1M hit"},
+	} {
+		t.Run(row.script, func(t *testing.T) {
+			if _, err := exec.LookPath("perl"); err != nil && row.script == "fork-bomb.sh" {
+				t.Skip("the fork bomb is perl's `fork while 1` (a shell gives up when a fork fails); no perl here")
+			}
+			r := runRedTeam(t, row.script, "on", func(cmd *exec.Cmd) {
+				cmd.Env = append(cmd.Env, "PLANEX_SANDBOX_LIMITS="+row.limits)
+			})
+			if r.code != 1 || !strings.Contains(r.out, "T1: failed") || !strings.Contains(r.out, row.want) ||
+				!strings.Contains(r.out, "done: 0 completed, 1 failed, 1 skipped") {
+				t.Errorf("want planex to finish (exit 1) with T1 failed on %q, got exit %d:\n%s", row.want, r.code, r.out)
+			}
+			if got := r.f.branchLog(); len(got) != 0 {
+				t.Errorf("the stopped task committed: %v", got)
+			}
+			if left := sandboxtest.Processes(t, r.tag); len(left) > 0 {
+				t.Errorf("processes outlived the step: %d, first %s", len(left), left[0])
+			}
+		})
 	}
 }
