@@ -136,6 +136,33 @@ type Runner struct {
 	// updateStatus).
 	defaultBranchName string
 	shownStatus       map[int64]string
+	// permissions are the permissions read in this run, by login: one
+	// event is judged on one answer per person.
+	permissions map[string]gh.Permission
+}
+
+// access is r.GH.Access, asked at most once per person in a run.
+func (r *Runner) access() authz.PermissionGetter { return runAccess{r} }
+
+type runAccess struct{ r *Runner }
+
+func (a runAccess) Permission(ctx context.Context, owner, repo, login string) (gh.Permission, error) {
+	key := strings.ToLower(owner + "/" + repo + "@" + login)
+	if p, ok := a.r.permissions[key]; ok {
+		return p, nil
+	}
+	if a.r.GH.Access == nil {
+		return gh.Permission{}, errors.New("no permission client")
+	}
+	p, err := a.r.GH.Access.Permission(ctx, owner, repo, login)
+	if err != nil {
+		return p, err
+	}
+	if a.r.permissions == nil {
+		a.r.permissions = map[string]gh.Permission{}
+	}
+	a.r.permissions[key] = p
+	return p, nil
 }
 
 // Labels planex puts on issues and pull requests.
@@ -250,7 +277,7 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) error {
 		// once (refuseOnce), not answered at every comment.
 		need = authz.Trigger
 	}
-	dec, err := authz.Check(ctx, r.GH.Access, ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, need)
+	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, need)
 	if err != nil {
 		return r.fail(ctx, th, nil, fmt.Errorf("checking @%s's permission: %w", c.Author.Login, err))
 	}
@@ -312,7 +339,7 @@ func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 // onLabeled plans an issue that was given the planex label.
 func (r *Runner) onLabeled(ctx context.Context, ev *event.Event) error {
 	th := thread{Number: ev.Number, Actor: ev.Sender}
-	dec, err := authz.Check(ctx, r.GH.Access, ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Trigger)
+	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Trigger)
 	if err != nil {
 		return r.fail(ctx, th, nil, err)
 	}
@@ -367,7 +394,7 @@ func (r *Runner) dispatchRefused(ctx context.Context, ev *event.Event, number in
 	if !ev.Inputs.AutoApprove && !r.Cfg.AutoApprove {
 		return false, nil
 	}
-	dec, err := authz.Check(ctx, r.GH.Access, ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Approve)
+	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Approve)
 	if err != nil {
 		return true, fmt.Errorf("checking the permission of @%s, who dispatched the workflow: %w", ev.Sender.Login, err)
 	}
@@ -479,7 +506,7 @@ func (r *Runner) scheduleLabeller(ctx context.Context, n int) (string, string, e
 	if r.Cfg.AutoApprove {
 		need = authz.Approve
 	}
-	dec, err := authz.Check(ctx, r.GH.Access, r.Cfg.Owner, r.Cfg.Repo, last.Actor, last.ActorType, need)
+	dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, last.Actor, last.ActorType, need)
 	if err != nil {
 		return "", "", fmt.Errorf("checking who labelled #%d: %w", n, err)
 	}

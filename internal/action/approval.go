@@ -114,7 +114,7 @@ func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
 	if rec.ApprovedVia == viaAutoApprove {
 		return nil
 	}
-	dec, err := authz.Check(ctx, r.GH.Access, r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
+	dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func TestPlanApprovePullRequestWithinItsRESTBudget(t *testing.T) {
 	approving := len(w.fake.Requests())
 	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+id))
 	if err != nil || r.Outputs.Status != StateDone {
-		t.Fatalf("approve: %v, outputs %+v", err, r.Outputs)
+		t.Fatalf("approve: %v, outputs %+v\n%s", err, r.Outputs, w.lastComment(n))
 	}
 	reqs := w.fake.Requests()
 	planRun, approveRun := reqs[start:planned], reqs[approving:]

@@ -18,15 +18,19 @@ import (
 // Record is what the Action remembers about a thread's plan, beside the
 // session files, in refs/planex/state/<thread>.
 type Record struct {
-	Thread          int      `json:"thread"`
-	Issue           int      `json:"issue"` // the issue the pull request closes
-	SessionID       string   `json:"session_id"`
-	Branch          string   `json:"branch"`
-	Base            string   `json:"base"`
-	BaseBranch      string   `json:"base_branch"`
-	PlanID          string   `json:"plan_id"`
-	PlanHash        string   `json:"plan_hash"`
-	PlanCommentID   int64    `json:"plan_comment_id"`
+	Thread        int    `json:"thread"`
+	Issue         int    `json:"issue"` // the issue the pull request closes
+	SessionID     string `json:"session_id"`
+	Branch        string `json:"branch"`
+	Base          string `json:"base"`
+	BaseBranch    string `json:"base_branch"`
+	PlanID        string `json:"plan_id"`
+	PlanHash      string `json:"plan_hash"`
+	PlanCommentID int64  `json:"plan_comment_id"`
+	// PlanBodyHash is the sha256 of the exact plan comment planex posted:
+	// an approval of a comment whose text changed since is refused (what
+	// the approver read is not what was posted).
+	PlanBodyHash    string   `json:"plan_body_sha256,omitempty"`
 	StatusCommentID int64    `json:"status_comment_id,omitempty"`
 	State           string   `json:"state"` // planned, running, done, failed, cancelled
 	Superseded      []string `json:"superseded,omitempty"`

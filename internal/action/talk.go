@@ -22,6 +22,7 @@ import (
 type threadAPI interface {
 	CreateComment(ctx context.Context, owner, repo string, number int, body string) (*github.IssueComment, error)
 	EditComment(ctx context.Context, owner, repo string, commentID int64, body string) (*github.IssueComment, error)
+	DeleteComment(ctx context.Context, owner, repo string, commentID int64) error
 	ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
 	AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
 	AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
