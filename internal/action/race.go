@@ -77,7 +77,7 @@ func (r *Runner) repostPlan(ctx context.Context, th thread, rec *Record, current
 	body, _ := r.planCommentBody(rec, s, tasks)
 	what := "its text"
 	if bodyHash(body) == rec.PlanBodyHash {
-		what = changedLines(body, postedText(current))
+		what = changedLines(postedText(body), postedText(current))
 	}
 	c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/planexhq/planex/internal/gitrepo"
@@ -106,10 +107,14 @@ func (r *Runner) loadRecord(ctx context.Context, thread int) (*Record, bool, err
 	if !found {
 		return nil, false, nil
 	}
-	remote, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, ref)
+	// The lease for saving is the commit just fetched, the state read
+	// below: asking the remote again could name a newer state another job
+	// pushed meanwhile, which this one never read (nor has).
+	out, err := r.Repo.Git(ctx, "", "rev-parse", "--verify", ref+"^{commit}")
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("reading the fetched %s: %w", ref, err)
 	}
+	remote := strings.TrimSpace(out)
 	tmp, err := os.MkdirTemp(filepath.Join(r.Repo.CommonDir), "planex-state-")
 	if err != nil {
 		return nil, false, fmt.Errorf("restoring planex state: %w", err)
