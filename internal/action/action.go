@@ -339,7 +339,12 @@ func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 // onLabeled plans an issue that was given the planex label.
 func (r *Runner) onLabeled(ctx context.Context, ev *event.Event) error {
 	th := thread{Number: ev.Number, Actor: ev.Sender}
-	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Trigger)
+	need := authz.Trigger
+	if r.Cfg.AutoApprove {
+		// The label then runs the plan: the labeller approves it.
+		need = authz.Approve
+	}
+	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, need)
 	if err != nil {
 		return r.fail(ctx, th, nil, err)
 	}

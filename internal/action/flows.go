@@ -452,14 +452,15 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	case StateCancelled:
 		return refuse("Plan `%s` was cancelled. Start a new one with `%s <requirement>`.", rec.PlanID, r.Cfg.Trigger)
 	}
-	if reason, err := r.approvable(ctx, th, rec); err != nil {
+	reason, seen, err := r.approvable(ctx, th, rec)
+	if err != nil {
 		return err
 	} else if reason != "" {
 		return refuse("%s", reason)
 	}
 	// The approval is acknowledged (🚀) by execute, once it has won the
 	// plan's state.
-	return r.execute(ctx, th, rec, approval{By: approver, Via: viaComment, Comment: th.Comment}, concurrency)
+	return r.execute(ctx, th, rec, approval{By: approver, Via: viaComment, Comment: th.Comment, seen: seen}, concurrency)
 }
 
 // approveAgain handles an approval of a plan that already ran (or runs):
@@ -490,31 +491,33 @@ func (r *Runner) approveAgain(ctx context.Context, th thread, rec *Record, appro
 // approvable says why rec's plan cannot run now ("" when it can): its
 // comment must still be planex's for exactly this plan, the base must not
 // have moved under its scopes, and the session must still be the plan.
-func (r *Runner) approvable(ctx context.Context, th thread, rec *Record) (string, error) {
-	c, err := r.GH.Approvals.GetComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PlanCommentID)
-	if gh.IsNotFound(err) {
-		return fmt.Sprintf("The comment of plan `%s` was deleted, so nobody can read what would run. Re-plan with `%s revise <feedback>`, or start a new plan with `%s <requirement>`.",
-			rec.PlanID, r.Cfg.Trigger, r.Cfg.Trigger), nil
-	}
+func (r *Runner) approvable(ctx context.Context, th thread, rec *Record) (string, []*github.IssueComment, error) {
+	cs, err := r.GH.Approvals.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
-		return "", fmt.Errorf("reading the plan comment: %w", err)
+		return "", nil, fmt.Errorf("reading the comments of #%d: %w", rec.Thread, err)
 	}
+	i := slices.IndexFunc(cs, func(c *github.IssueComment) bool { return c.GetID() == rec.PlanCommentID })
+	if i < 0 {
+		return fmt.Sprintf("The comment of plan `%s` was deleted, so nobody can read what would run. Re-plan with `%s revise <feedback>`, or start a new plan with `%s <requirement>`.",
+			rec.PlanID, r.Cfg.Trigger, r.Cfg.Trigger), nil, nil
+	}
+	c := cs[i]
 	m, ok := render.ParsePlanMarker(c.GetBody())
 	if !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || !event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
-		return fmt.Sprintf("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger), nil
+		return fmt.Sprintf("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger), nil, nil
 	}
 	if rec.PlanBodyHash != "" && bodyHash(c.GetBody()) != rec.PlanBodyHash {
-		return r.repostPlan(ctx, th, rec, c.GetBody())
+		reason, err := r.repostPlan(ctx, th, rec, c.GetBody())
+		return reason, nil, err
 	}
-
 	reason, err := r.baseMoved(ctx, rec)
 	if err == nil && reason == "" {
 		reason, err = r.planUnchanged(ctx, rec)
 	}
 	if err != nil || reason == "" {
-		return "", err
+		return "", cs, err
 	}
-	return fmt.Sprintf("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, reason, r.Cfg.Trigger), nil
+	return fmt.Sprintf("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, reason, r.Cfg.Trigger), nil, nil
 }
 
 // approvedBefore checks that rec's plan was approved, that the approval
@@ -594,7 +597,7 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 		// dispatchRefused, and cannot be checked again later).
 		cand := *rec
 		a.record(&cand)
-		if err := r.checkApproval(ctx, &cand); err != nil {
+		if err := r.checkApprovalIn(ctx, &cand, a.seen); err != nil {
 			if isRefusal(err) {
 				r.react(ctx, th, gh.ReactionRefused)
 				r.Outputs.Status = "refused"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -87,6 +88,9 @@ func (r *Runner) repostPlan(ctx context.Context, th thread, rec *Record, current
 	rec.PlanCommentID, rec.PlanBodyHash = c.GetID(), bodyHash(body)
 	if err := r.saveRecord(ctx, rec); err != nil {
 		r.unpost(ctx, c.GetID())
+		if errors.Is(err, errStateMoved) {
+			return "Another planex run handled this thread's plan at the same time, so this approval did nothing.", nil
+		}
 		return "", err
 	}
 	fmt.Fprintf(r.Out, "plan comment %d of plan %s was edited (%s); posted it again as %d\n", old, rec.PlanID, what, c.GetID())

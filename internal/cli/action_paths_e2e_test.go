@@ -519,3 +519,37 @@ func TestRedTeamActionApprovalElsewhere(t *testing.T) {
 	}
 	g.noInternalErrors(n)
 }
+
+// TestRedTeamActionLabelPath: the planex label plans only when added by
+// someone with write access; with auto-approve on it runs the plan, so a
+// bot's label (whatever its permission) is refused like a bot's approval.
+func TestRedTeamActionLabelPath(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	g.markRuns("T1")
+	g.fake.SetPermission(ghRepo, "helper", "triage")
+	g.fake.AddUser("automation[bot]", "Bot")
+	g.fake.SetPermission(ghRepo, "automation[bot]", "write")
+	n := g.fake.AddIssue(ghRepo, "reader", "Rewrite everything", "")
+	labeled := func(sender, typ string) string {
+		return g.eventFrom("event.issues_labeled.json", func(p map[string]any) {
+			i := p["issue"].(map[string]any)
+			i["number"], i["title"], i["body"] = n, "Rewrite everything", ""
+			p["label"].(map[string]any)["name"] = "planex"
+			p["sender"].(map[string]any)["login"] = sender
+			p["sender"].(map[string]any)["type"] = typ
+		})
+	}
+	for _, c := range []struct{ login, typ string }{{"helper", "User"}, {"automation[bot]", "Bot"}} {
+		if r := g.run("issues", labeled(c.login, c.typ), "INPUT_AUTO_APPROVE=true"); r.code != 0 || r.outputs["status"] != "refused" || !strings.Contains(g.lastComment(n), "@"+c.login) {
+			t.Errorf("label by %s: %d %v\n%s\n%s", c.login, r.code, r.outputs, g.lastComment(n), r.err)
+		}
+	}
+	if g.ran("T1") || g.lastPlanCommentOrEmpty(n) != "" {
+		t.Fatal("a refused label planned or ran something")
+	}
+	if r := g.run("issues", labeled("maintainer", "User"), "INPUT_AUTO_APPROVE=true"); r.outputs["status"] != "done" || !g.ran("T1") {
+		t.Fatalf("label by a maintainer: %v\n%s", r.outputs, r.err)
+	}
+	g.noInternalErrors(n)
+}
