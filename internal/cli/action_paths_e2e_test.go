@@ -553,3 +553,61 @@ func TestRedTeamActionLabelPath(t *testing.T) {
 	}
 	g.noInternalErrors(n)
 }
+
+// TestActionMatrixTaskRedelivered: a matrix task job GitHub delivers
+// twice runs its agent once; the wave still collects and completes.
+func TestActionMatrixTaskRedelivered(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	n, branch := approveMatrix(t, g)
+	prep := g.step(n, "7", "INPUT_MATRIX_STEP=prepare")
+	if prep["has-tasks"] != "true" {
+		t.Fatalf("prepare: %v", prep)
+	}
+	g.clearAgentCalls()
+	for i := 0; i < 2; i++ {
+		g.step(n, "7", "INPUT_MATRIX_STEP=task", "INPUT_TASK=T1")
+	}
+	if calls := strings.Count(g.agentCalls(), "execute T1"); calls != 1 {
+		t.Fatalf("T1's agent ran %d times:\n%s", calls, g.agentCalls())
+	}
+	out := g.step(n, "7", "INPUT_MATRIX_STEP=collect")
+	if out["status"] != "done" || strings.Join(g.branchCommits(branch), " | ") != "T1: one" {
+		t.Fatalf("collect: %v, branch %v", out, g.branchCommits(branch))
+	}
+}
+
+// TestRedTeamActionRaceTwoPlans: two planning requests on a fresh issue
+// handled at once leave one plan, one plan comment, one status comment.
+func TestRedTeamActionRaceTwoPlans(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	for round := 0; round < 2; round++ {
+		n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
+		pa, pb := g.together(round, g.comment(n, false, "maintainer", "/planex add a file"), g.comment(n, false, "owner", "/planex add one file"))
+		if pa.code != 0 || pb.code != 0 {
+			t.Fatalf("round %d: exits %d %d\n%s\n%s", round, pa.code, pb.code, pa.stderror, pb.stderror)
+		}
+		bots := g.botComments(n)
+		won := 0
+		for _, p := range []*proc{pa, pb} {
+			if p.outputs["status"] == "planned" {
+				won++
+			}
+		}
+		if won == 2 {
+			// One ran after the other had finished: two plans in turn,
+			// the first superseded by the second.
+			if countWith(bots, "<!-- planex:plan ") != 2 {
+				t.Errorf("round %d: both planned, %d plan comments", round, countWith(bots, "<!-- planex:plan "))
+			}
+		} else if won != 1 || countWith(bots, "<!-- planex:plan ") != 1 || countWith(bots, lostRace) != 1 {
+			t.Errorf("round %d: %d won; comments:\n%s", round, won, strings.Join(bots, "\n---\n"))
+		}
+		g.statusSays(n)
+		if !hasLabel(g.issueLabels(n), "planex:planned") {
+			t.Errorf("round %d: labels %v", round, g.issueLabels(n))
+		}
+		g.noInternalErrors(n)
+	}
+}
