@@ -611,3 +611,36 @@ func TestRedTeamActionRaceTwoPlans(t *testing.T) {
 		g.noInternalErrors(n)
 	}
 }
+
+// TestRedTeamActionRaceTwoRetries: two /planex retry of a failed plan
+// handled at once re-run it once.
+func TestRedTeamActionRaceTwoRetries(t *testing.T) {
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	for round := 0; round < 2; round++ {
+		g.write(g.fixture.fake, "T1.fail", "not yet")
+		n, id := g.plannedOne("Add a file")
+		if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id)); r.outputs["status"] != "failed" {
+			t.Fatalf("round %d: approve: %v\n%s", round, r.outputs, r.err)
+		}
+		os.Remove(filepath.Join(g.fixture.fake, "T1.fail"))
+		g.clearAgentCalls()
+		pa, pb := g.together(round, g.comment(n, false, "maintainer", "/planex retry"), g.comment(n, false, "owner", "/planex retry"))
+		if pa.code != 0 || pb.code != 0 {
+			t.Fatalf("round %d: exits %d %d\n%s\n%s", round, pa.code, pb.code, pa.stderror, pb.stderror)
+		}
+		done := 0
+		for _, p := range []*proc{pa, pb} {
+			if p.outputs["status"] == "done" {
+				done++
+			}
+		}
+		if calls := strings.Count(g.agentCalls(), "execute T1"); done != 1 || calls != 1 {
+			t.Errorf("round %d: %d retries done, T1 ran %d times; %v %v", round, done, calls, pa.outputs, pb.outputs)
+		}
+		if !strings.Contains(g.statusSays(n), "**done**") || !hasLabel(g.issueLabels(n), "planex:done") || hasLabel(g.issueLabels(n), "planex:running") {
+			t.Errorf("round %d: status or labels disagree: %v", round, g.issueLabels(n))
+		}
+		g.noInternalErrors(n)
+	}
+}
