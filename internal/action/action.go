@@ -35,6 +35,7 @@ type intakeAPI interface {
 	CreateIssue(ctx context.Context, owner, repo, title, body string, labels ...string) (*github.Issue, error)
 	ListIssuesByLabel(ctx context.Context, owner, repo, label, state string) ([]*github.Issue, error)
 	RecentIssues(ctx context.Context, owner, repo string) ([]*github.Issue, error)
+	LabelEvents(ctx context.Context, owner, repo string, number int, label string) ([]gh.LabelEvent, error)
 }
 
 // Config is the Action's configuration after inputs and settings.
@@ -135,6 +136,33 @@ type Runner struct {
 	// updateStatus).
 	defaultBranchName string
 	shownStatus       map[int64]string
+	// permissions are the permissions read in this run, by login: one
+	// event is judged on one answer per person.
+	permissions map[string]gh.Permission
+}
+
+// access is r.GH.Access, asked at most once per person in a run.
+func (r *Runner) access() authz.PermissionGetter { return runAccess{r} }
+
+type runAccess struct{ r *Runner }
+
+func (a runAccess) Permission(ctx context.Context, owner, repo, login string) (gh.Permission, error) {
+	key := strings.ToLower(owner + "/" + repo + "@" + login)
+	if p, ok := a.r.permissions[key]; ok {
+		return p, nil
+	}
+	if a.r.GH.Access == nil {
+		return gh.Permission{}, errors.New("no permission client")
+	}
+	p, err := a.r.GH.Access.Permission(ctx, owner, repo, login)
+	if err != nil {
+		return p, err
+	}
+	if a.r.permissions == nil {
+		a.r.permissions = map[string]gh.Permission{}
+	}
+	a.r.permissions[key] = p
+	return p, nil
 }
 
 // Labels planex puts on issues and pull requests.
@@ -243,6 +271,20 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) error {
 	c := ev.Comment
 	th := thread{Number: ev.Number, IsPR: ev.IsPR || ev.PR != nil, Comment: c, Actor: c.Author}
 	r.react(ctx, th, gh.ReactionEyes)
+	need := s.Need
+	if s.Kind == stepReply {
+		// Answers go to people who may use planex: anyone else is told
+		// once (refuseOnce), not answered at every comment.
+		need = authz.Trigger
+	}
+	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, need)
+	if err != nil {
+		return r.fail(ctx, th, nil, fmt.Errorf("checking @%s's permission: %w", c.Author.Login, err))
+	}
+	if !dec.Allowed {
+		r.react(ctx, th, gh.ReactionRefused)
+		return r.refuseOnce(ctx, th, c.Author.Login, dec.Reason)
+	}
 	if s.Kind == stepReply {
 		r.Outputs.Status = "replied"
 		if s.Refused {
@@ -250,15 +292,6 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) error {
 			r.Outputs.Status = "refused"
 		}
 		return r.reply(ctx, th, s.Reply)
-	}
-	dec, err := authz.Check(ctx, r.GH.Access, ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, s.Need)
-	if err != nil {
-		return r.fail(ctx, th, nil, fmt.Errorf("checking @%s's permission: %w", c.Author.Login, err))
-	}
-	if !dec.Allowed {
-		r.react(ctx, th, gh.ReactionRefused)
-		r.Outputs.Status = "refused"
-		return r.reply(ctx, th, "@"+c.Author.Login+" "+dec.Reason)
 	}
 	if err := r.dispatch(ctx, ev, th, s.Command); err != nil {
 		return r.fail(ctx, th, nil, err)
@@ -306,13 +339,17 @@ func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 // onLabeled plans an issue that was given the planex label.
 func (r *Runner) onLabeled(ctx context.Context, ev *event.Event) error {
 	th := thread{Number: ev.Number, Actor: ev.Sender}
-	dec, err := authz.Check(ctx, r.GH.Access, ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Trigger)
+	need := authz.Trigger
+	if r.Cfg.AutoApprove {
+		// The label then runs the plan: the labeller approves it.
+		need = authz.Approve
+	}
+	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, need)
 	if err != nil {
 		return r.fail(ctx, th, nil, err)
 	}
 	if !dec.Allowed {
-		r.Outputs.Status = "refused"
-		return r.reply(ctx, th, "@"+ev.Sender.Login+" "+dec.Reason)
+		return r.refuseOnce(ctx, th, ev.Sender.Login, dec.Reason)
 	}
 	if ev.Issue == nil {
 		return errors.New("the issues event carries no issue")
@@ -331,6 +368,9 @@ func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) error {
 	if number == 0 && req == "" {
 		return userf("workflow_dispatch needs the input `issue` or `requirement`")
 	}
+	if refused, err := r.dispatchRefused(ctx, ev, number); refused || err != nil {
+		return err
+	}
 	if number == 0 {
 		var err error
 		if number, err = r.dispatchIssue(ctx, ev, req); err != nil {
@@ -348,6 +388,31 @@ func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) error {
 		return r.fail(ctx, th, nil, err)
 	}
 	return nil
+}
+
+// dispatchRefused checks, when the dispatched plan would be approved
+// automatically, that its sender may approve plans: GitHub lets only
+// write users dispatch today, and a change in who may must not let
+// anyone else run a plan. A refusal is told on the issue (if any) and in
+// a notice; nothing is planned.
+func (r *Runner) dispatchRefused(ctx context.Context, ev *event.Event, number int) (bool, error) {
+	if !ev.Inputs.AutoApprove && !r.Cfg.AutoApprove {
+		return false, nil
+	}
+	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Approve)
+	if err != nil {
+		return true, fmt.Errorf("checking the permission of @%s, who dispatched the workflow: %w", ev.Sender.Login, err)
+	}
+	if dec.Allowed {
+		return false, nil
+	}
+	r.Outputs.Status = "refused"
+	r.Outputs.Notice = "workflow_dispatch with auto-approve refused: " + dec.Reason
+	if number == 0 {
+		fmt.Fprintln(r.Out, r.Outputs.Notice)
+		return true, nil
+	}
+	return true, r.reply(ctx, thread{Number: number}, "@"+ev.Sender.Login+" "+dec.Reason+" (a dispatch with auto-approve runs the plan, so its sender must be allowed to approve it.)")
 }
 
 // dispatchIssue opens the issue a requirement given to workflow_dispatch
@@ -379,7 +444,9 @@ func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 }
 
 // onSchedule plans up to MaxIssues open issues labelled for automatic
-// planning that have no plan yet.
+// planning that have no plan yet, each only when whoever last added the
+// label may (see scheduleLabeller); the others are skipped with a line
+// in the job summary.
 func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
 	issues, err := r.GH.Intake.ListIssuesByLabel(ctx, ev.Owner, ev.Repo, r.Cfg.AutoLabel, "open")
 	if err != nil {
@@ -387,6 +454,7 @@ func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
 	}
 	planned := 0
 	var errs []error
+	var skipped []string
 	for _, is := range issues {
 		if planned == r.Cfg.MaxIssues {
 			break
@@ -398,8 +466,17 @@ func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
 		if _, found, err := r.loadRecord(ctx, n); err != nil || found {
 			continue
 		}
-		th := thread{Number: n}
-		err := r.plan(ctx, th, planRequest{Requirement: issueRequirement(is.GetTitle(), is.GetBody()), Issue: n})
+		by, why, err := r.scheduleLabeller(ctx, n)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if why != "" {
+			skipped = append(skipped, fmt.Sprintf("- #%d: %s", n, why))
+			continue
+		}
+		th := thread{Number: n, Actor: event.User{Login: by}}
+		err = r.plan(ctx, th, planRequest{Requirement: issueRequirement(is.GetTitle(), is.GetBody()), Issue: n, RequestedBy: by})
 		if err != nil {
 			errs = append(errs, r.fail(ctx, th, nil, err))
 			continue
@@ -407,8 +484,65 @@ func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
 		planned++
 	}
 	fmt.Fprintf(r.Out, "schedule: planned %s\n", plural.Count(planned, "issue", "issues"))
+	if len(skipped) > 0 {
+		fmt.Fprintf(r.Out, "schedule: skipped %s\n%s\n", plural.Count(len(skipped), "issue", "issues"), strings.Join(skipped, "\n"))
+		note := fmt.Sprintf("### planex schedule: skipped %s\n\n%s", plural.Count(len(skipped), "issue", "issues"), strings.Join(skipped, "\n"))
+		r.Outputs.Summary = strings.TrimSpace(note + "\n\n" + r.Outputs.Summary)
+	}
 	r.Outputs.Status = fmt.Sprintf("planned %d", planned)
 	return errors.Join(errs...)
+}
+
+// scheduleLabeller finds who last added the auto label to issue n and
+// whether they may have it planned: the same rule as the label path
+// (write access), and, when plans are approved automatically, the rule
+// for approving (no bots). It returns their login, or why the issue is
+// skipped.
+func (r *Runner) scheduleLabeller(ctx context.Context, n int) (string, string, error) {
+	evs, err := r.GH.Intake.LabelEvents(ctx, r.Cfg.Owner, r.Cfg.Repo, n, r.Cfg.AutoLabel)
+	if err != nil {
+		return "", "", err
+	}
+	last, ok := lastLabeller(evs)
+	if !ok {
+		return "", fmt.Sprintf("its events do not show who added `%s`", r.Cfg.AutoLabel), nil
+	}
+	need := authz.Trigger
+	if r.Cfg.AutoApprove {
+		need = authz.Approve
+	}
+	dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, last.Actor, last.ActorType, need)
+	if err != nil {
+		return "", "", fmt.Errorf("checking who labelled #%d: %w", n, err)
+	}
+	if !dec.Allowed {
+		return "", fmt.Sprintf("`%s` was last added by @%s, who may not have it planned (%s)", r.Cfg.AutoLabel, last.Actor, accessOf(dec)), nil
+	}
+	return last.Actor, "", nil
+}
+
+// lastLabeller is the newest addition of a label among its additions and
+// removals (oldest first); false when there is none, or the label was
+// removed after it (the events and the issue disagree: nobody is
+// trusted).
+func lastLabeller(evs []gh.LabelEvent) (gh.LabelEvent, bool) {
+	if len(evs) == 0 || !evs[len(evs)-1].Labeled || evs[len(evs)-1].Actor == "" {
+		return gh.LabelEvent{}, false
+	}
+	return evs[len(evs)-1], true
+}
+
+// accessOf names the access a refused user has, for the job summary.
+func accessOf(dec authz.Decision) string {
+	switch {
+	case dec.Role != "" && dec.Role != "none":
+		return dec.Role + " access"
+	case dec.Permission != "" && dec.Permission != "none":
+		return dec.Permission + " access"
+	case dec.Permission == "" && dec.Role == "":
+		return "a bot"
+	}
+	return "no access"
 }
 
 func hasAnyLabel(is *github.Issue, names ...string) bool {

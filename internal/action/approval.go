@@ -40,6 +40,9 @@ type approval struct {
 	By      string
 	Via     string
 	Comment *event.Comment // nil for auto-approve and dispatch
+	// seen are the thread's comments as the approving flow just read
+	// them (nil: execute reads them).
+	seen []*github.IssueComment
 }
 
 // record notes an approval in rec.
@@ -91,13 +94,22 @@ func problemf(format string, args ...any) error {
 // write access. An *approvalProblem says what does not hold; other errors
 // are failures to find out.
 func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
+	return r.checkApprovalIn(ctx, rec, nil)
+}
+
+// checkApprovalIn is checkApproval given the thread's comments as this
+// job has just read them (nil: read them now).
+func (r *Runner) checkApprovalIn(ctx context.Context, rec *Record, issueComments []*github.IssueComment) error {
 	if rec.PlanHash == "" || plan.ID(rec.PlanHash) != rec.PlanID {
 		return problemf("the record names no plan (or a plan id that is not its hash's)")
 	}
-	issueComments, err := r.GH.Approvals.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
-	if err != nil {
-		return fmt.Errorf("reading the comments of #%d: %w", rec.Thread, err)
+	if issueComments == nil {
+		var err error
+		if issueComments, err = r.GH.Approvals.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{}); err != nil {
+			return fmt.Errorf("reading the comments of #%d: %w", rec.Thread, err)
+		}
 	}
+	var err error
 	var posted []*postedComment
 	for _, c := range issueComments {
 		posted = append(posted, fromIssueComment(c.GetID(), c.GetUser().GetLogin(), c.GetUser().GetType(), c.GetBody(), c.GetCreatedAt().Time))
@@ -114,7 +126,7 @@ func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
 	if rec.ApprovedVia == viaAutoApprove {
 		return nil
 	}
-	dec, err := authz.Check(ctx, r.GH.Access, r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
+	dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
 	if err != nil {
 		return err
 	}

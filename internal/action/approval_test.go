@@ -53,6 +53,9 @@ func TestJudgeApproval(t *testing.T) {
 		{"approved by someone else", rec(viaComment, "maintainer"), []*postedComment{planC, approve}, person(11, 2*time.Minute, "mallory", approve.Body), false, "not @maintainer's"},
 		{"approves another plan", rec(viaComment, "maintainer"), []*postedComment{planC}, person(11, 2*time.Minute, "maintainer", "/planex approve 0123456789"), false, "does not approve plan"},
 		{"approval before the plan", rec(viaComment, "maintainer"), []*postedComment{planC}, person(8, 0, "maintainer", approve.Body), false, "written before plan"},
+		{"approval in the plan's second, older id", rec(viaComment, "maintainer"), []*postedComment{planC}, person(9, time.Minute, "maintainer", approve.Body), false, "written before plan"},
+		{"approval before a re-posted plan", &Record{Thread: 1, SessionID: "s1", PlanID: id, PlanHash: hash, PlanCommentID: 12, ApprovedVia: viaComment, ApprovedBy: "maintainer"},
+			[]*postedComment{planC, approve, bot(12, 3*time.Minute, planC.Body)}, approve, false, "written before plan"},
 		{"-y that is not -y", rec(viaYes, "maintainer"), []*postedComment{planC}, person(9, 0, "maintainer", "/planex add a cache"), false, "not a /planex -y command"},
 		{"-y after the plan", rec(viaYes, "maintainer"), []*postedComment{planC}, person(12, 3*time.Minute, "maintainer", yes.Body), false, "posted before"},
 		{"-y approved an earlier plan", rec(viaYes, "maintainer"), []*postedComment{yes, bot(9, 30*time.Second, marker("1111111111", hash)), planC}, yes, false, "approved an earlier plan"},
@@ -66,6 +69,30 @@ func TestJudgeApproval(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		case err != nil && !isRefusal(err):
 			t.Errorf("%s: %v is not a refusal", c.name, err)
+		}
+	}
+}
+
+// TestAfter: GitHub's times order comments; equal or missing times fall
+// back on ids, which only grow. An edit (updated_at) never counts.
+func TestAfter(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	c := func(id int64, at time.Duration) *postedComment { return &postedComment{ID: id, Created: t0.Add(at)} }
+	cases := []struct {
+		name string
+		a, b *postedComment
+		want bool
+	}{
+		{"later time", c(1, time.Second), c(2, 0), true},
+		{"earlier time, larger id (another id space)", c(9, 0), c(2, time.Second), false},
+		{"same second, larger id", c(3, 0), c(2, 0), true},
+		{"same second, smaller id", c(1, 0), c(2, 0), false},
+		{"no time", &postedComment{ID: 5}, c(4, time.Hour), true},
+	}
+	for _, k := range cases {
+		if got := after(k.a, k.b); got != k.want {
+			t.Errorf("%s: %v", k.name, got)
 		}
 	}
 }

@@ -161,6 +161,9 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 	// or re-run after this job died, then finds the plan and posts its
 	// comment instead of planning again.
 	if err := r.saveRecord(ctx, rec); err != nil {
+		if errors.Is(err, errStateMoved) {
+			return r.lostRace(ctx, th, "request")
+		}
 		return err
 	}
 	return r.postPlan(ctx, th, rec, pr)
@@ -296,31 +299,37 @@ func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRe
 	if plan.Hash(tasks) != rec.PlanHash {
 		return fmt.Errorf("session %s no longer holds plan %s", rec.SessionID, rec.PlanID)
 	}
-	explore, _ := s.ReadExplore()
-	body, truncated := render.PlanComment(render.PlanView{
-		Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type, Complexity: s.Meta.Complexity,
-		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
-		Trigger: r.Cfg.Trigger, StateRef: stateRef(th.Number),
-	})
-	body += ciSection(rec.CIFix, render.MaxCommentBytes-len(body))
+	body, truncated := r.planCommentBody(rec, s, tasks)
 	var id int64
 	if !rec.fresh {
 		if id, err = r.findPlanComment(ctx, rec); err != nil {
 			return err
 		}
 	}
-	if id == 0 {
+	posted := id == 0
+	if posted {
 		c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 		if err != nil {
 			return fmt.Errorf("posting the plan: %w", err)
 		}
 		id = c.GetID()
 	}
-	rec.PlanCommentID = id
+	rec.PlanCommentID, rec.PlanBodyHash = id, bodyHash(body)
+	// The state first: a run that lost it takes its comment back and
+	// leaves the thread to the winner.
+	if err := r.saveRecord(ctx, rec); err != nil {
+		if errors.Is(err, errStateMoved) {
+			if posted {
+				r.unpost(ctx, id)
+			}
+			return r.lostRace(ctx, th, "request")
+		}
+		return err
+	}
 	note := fmt.Sprintf("Waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID)
 	r.updateStatus(ctx, rec, tasks, note)
 	r.setLabel(ctx, th.Number, LabelPlanned)
-	if err := r.saveRecord(ctx, rec); err != nil {
+	if err := r.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
 		return err
 	}
 	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatePlanned, Summary: planSummary(s, body, truncated)}
@@ -346,6 +355,18 @@ func (r *Runner) findPlanComment(ctx context.Context, rec *Record) (int64, error
 		}
 	}
 	return 0, nil
+}
+
+// planCommentBody is the plan comment of rec's plan, as planex posts it
+// (and whether the plan was too large for it).
+func (r *Runner) planCommentBody(rec *Record, s *session.Session, tasks []plan.Task) (string, bool) {
+	explore, _ := s.ReadExplore()
+	body, truncated := render.PlanComment(render.PlanView{
+		Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type, Complexity: s.Meta.Complexity,
+		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
+		Trigger: r.Cfg.Trigger, StateRef: stateRef(rec.Thread),
+	})
+	return body + ciSection(rec.CIFix, render.MaxCommentBytes-len(body)), truncated
 }
 
 // autoApprove runs a plan approved with its request (-y) or by the
@@ -431,15 +452,15 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	case StateCancelled:
 		return refuse("Plan `%s` was cancelled. Start a new one with `%s <requirement>`.", rec.PlanID, r.Cfg.Trigger)
 	}
-	if reason, err := r.approvable(ctx, rec); err != nil {
+	reason, seen, err := r.approvable(ctx, th, rec)
+	if err != nil {
 		return err
 	} else if reason != "" {
 		return refuse("%s", reason)
 	}
-	// Only now, with permission, plan id, comment and hash checked, is the
-	// approval acknowledged as accepted.
-	r.react(ctx, th, gh.ReactionRocket)
-	return r.execute(ctx, th, rec, approval{By: approver, Via: viaComment, Comment: th.Comment}, concurrency)
+	// The approval is acknowledged (🚀) by execute, once it has won the
+	// plan's state.
+	return r.execute(ctx, th, rec, approval{By: approver, Via: viaComment, Comment: th.Comment, seen: seen}, concurrency)
 }
 
 // approveAgain handles an approval of a plan that already ran (or runs):
@@ -470,23 +491,33 @@ func (r *Runner) approveAgain(ctx context.Context, th thread, rec *Record, appro
 // approvable says why rec's plan cannot run now ("" when it can): its
 // comment must still be planex's for exactly this plan, the base must not
 // have moved under its scopes, and the session must still be the plan.
-func (r *Runner) approvable(ctx context.Context, rec *Record) (string, error) {
-	c, err := r.GH.Approvals.GetComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.PlanCommentID)
+func (r *Runner) approvable(ctx context.Context, th thread, rec *Record) (string, []*github.IssueComment, error) {
+	cs, err := r.GH.Approvals.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
-		return "", fmt.Errorf("reading the plan comment: %w", err)
+		return "", nil, fmt.Errorf("reading the comments of #%d: %w", rec.Thread, err)
 	}
+	i := slices.IndexFunc(cs, func(c *github.IssueComment) bool { return c.GetID() == rec.PlanCommentID })
+	if i < 0 {
+		return fmt.Sprintf("The comment of plan `%s` was deleted, so nobody can read what would run. Re-plan with `%s revise <feedback>`, or start a new plan with `%s <requirement>`.",
+			rec.PlanID, r.Cfg.Trigger, r.Cfg.Trigger), nil, nil
+	}
+	c := cs[i]
 	m, ok := render.ParsePlanMarker(c.GetBody())
 	if !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || !event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
-		return fmt.Sprintf("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger), nil
+		return fmt.Sprintf("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger), nil, nil
+	}
+	if rec.PlanBodyHash != "" && bodyHash(c.GetBody()) != rec.PlanBodyHash {
+		reason, err := r.repostPlan(ctx, th, rec, c.GetBody())
+		return reason, nil, err
 	}
 	reason, err := r.baseMoved(ctx, rec)
 	if err == nil && reason == "" {
 		reason, err = r.planUnchanged(ctx, rec)
 	}
 	if err != nil || reason == "" {
-		return "", err
+		return "", cs, err
 	}
-	return fmt.Sprintf("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, reason, r.Cfg.Trigger), nil
+	return fmt.Sprintf("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, reason, r.Cfg.Trigger), nil, nil
 }
 
 // approvedBefore checks that rec's plan was approved, that the approval
@@ -560,19 +591,39 @@ func (r *Runner) sessionTasks(rec *Record) ([]plan.Task, error) {
 
 // execute runs an approved plan and publishes the result.
 func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval, concurrency int) error {
+	if a.Via != viaDispatch {
+		// One rule for every path to a run: the approval must hold as
+		// /planex retry would judge it (dispatches are checked by
+		// dispatchRefused, and cannot be checked again later).
+		cand := *rec
+		a.record(&cand)
+		if err := r.checkApprovalIn(ctx, &cand, a.seen); err != nil {
+			if isRefusal(err) {
+				r.react(ctx, th, gh.ReactionRefused)
+				r.Outputs.Status = "refused"
+				return r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
+			}
+			return err
+		}
+	}
 	rec.State, rec.Note = StateRunning, ""
 	r.claim(rec)
 	a.record(rec)
 	noteCIFixRun(rec)
-	r.setLabel(ctx, th.Number, LabelRunning)
-	tasks, _ := r.sessionTasks(rec)
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Approved by @%s; running.", a.By))
+	// The state first (compare-and-swap on the state ref): only the run
+	// that moved the plan to running reacts, labels and edits the status.
 	if err := r.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
-			return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is already being handled by another run.", rec.PlanID))
+			return r.lostRace(ctx, th, "approval")
 		}
 		return err
 	}
+	if a.Via == viaComment {
+		r.react(ctx, th, gh.ReactionRocket)
+	}
+	r.setLabel(ctx, th.Number, LabelRunning)
+	tasks, _ := r.sessionTasks(rec)
+	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Approved by @%s; running.", a.By))
 	if r.Cfg.Mode == ModeMatrix {
 		return r.startMatrix(ctx, th, rec, a)
 	}
@@ -818,19 +869,31 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 		rec.Superseded = append(rec.Superseded, rec.PlanID)
 	}
 	rec.PlanID, rec.PlanHash = plan.ID(hash), hash
+	// The revised plan is the thread's state before anyone is asked to
+	// approve it: a run that approved or cancelled the old plan first
+	// wins, and this one posts nothing.
+	if err := r.saveRecord(ctx, rec); err != nil {
+		if errors.Is(err, errStateMoved) {
+			return r.lostRace(ctx, th, "revision")
+		}
+		return err
+	}
 	s := out.Session
-	explore, _ := s.ReadExplore()
-	body, truncated := render.PlanComment(render.PlanView{Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type,
-		Complexity: s.Meta.Complexity, Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base,
-		Estimate: estimate(s, tasks), Trigger: r.Cfg.Trigger, StateRef: stateRef(th.Number)})
-	body += ciSection(rec.CIFix, render.MaxCommentBytes-len(body))
+	body, truncated := r.planCommentBody(rec, s, tasks)
 	c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 	if err != nil {
 		return fmt.Errorf("posting the revised plan: %w", err)
 	}
-	rec.PlanCommentID = c.GetID()
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Revised; waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID))
+	rec.PlanCommentID, rec.PlanBodyHash = c.GetID(), bodyHash(body)
 	if err := r.saveRecord(ctx, rec); err != nil {
+		if errors.Is(err, errStateMoved) {
+			r.unpost(ctx, c.GetID())
+			return r.lostRace(ctx, th, "revision")
+		}
+		return err
+	}
+	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Revised; waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID))
+	if err := r.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
 		return err
 	}
 	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatePlanned, Summary: planSummary(s, body, truncated)}
@@ -851,11 +914,14 @@ func (r *Runner) cancel(ctx context.Context, th thread) error {
 		return refusef("Nothing to cancel: %s. (A running plan is stopped by cancelling its workflow run.)", state)
 	}
 	rec.State = StateCancelled
-	r.updateStatus(ctx, rec, nil, "Cancelled by @"+th.Actor.Login+".")
-	r.setLabel(ctx, th.Number, "")
 	if err := r.saveRecord(ctx, rec); err != nil {
+		if errors.Is(err, errStateMoved) {
+			return r.lostRace(ctx, th, "cancel")
+		}
 		return err
 	}
+	r.updateStatus(ctx, rec, nil, "Cancelled by @"+th.Actor.Login+".")
+	r.setLabel(ctx, th.Number, "")
 	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateCancelled}
 	return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is cancelled.", rec.PlanID))
 }
@@ -895,6 +961,12 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 	}
 	rec.State, rec.Note = StateRunning, ""
 	r.claim(rec)
+	if err := r.saveRecord(ctx, rec); err != nil {
+		if errors.Is(err, errStateMoved) {
+			return r.lostRace(ctx, th, "retry")
+		}
+		return err
+	}
 	r.setLabel(ctx, th.Number, LabelRunning)
 	note := "Retrying, asked by @" + actor + "."
 	if takeover != "" {
@@ -903,12 +975,6 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 	}
 	tasks, _ := r.sessionTasks(rec)
 	r.updateStatus(ctx, rec, tasks, note)
-	if err := r.saveRecord(ctx, rec); err != nil {
-		if errors.Is(err, errStateMoved) {
-			return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is already being handled by another run.", rec.PlanID))
-		}
-		return err
-	}
 	if r.Cfg.Mode == ModeMatrix {
 		return r.retryMatrix(ctx, th, rec)
 	}

@@ -34,7 +34,7 @@ func TestPlanApprovePullRequestWithinItsRESTBudget(t *testing.T) {
 	approving := len(w.fake.Requests())
 	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+id))
 	if err != nil || r.Outputs.Status != StateDone {
-		t.Fatalf("approve: %v, outputs %+v", err, r.Outputs)
+		t.Fatalf("approve: %v, outputs %+v\n%s", err, r.Outputs, w.lastComment(n))
 	}
 	reqs := w.fake.Requests()
 	planRun, approveRun := reqs[start:planned], reqs[approving:]
@@ -107,7 +107,8 @@ func TestCommandsOnAPlannedThread(t *testing.T) {
 		{"help", "maintainer", "/planex help", "replied", "approve", ""},
 		{"status", "maintainer", "/planex status", StatePlanned, "is **planned**", ""},
 		{"a reader cannot approve", "reader", "/planex approve " + id, "refused", "@reader", ""},
-		{"a reader cannot plan", "reader", "/planex do more", "refused", "@reader", ""},
+		// Told once already (above): only a reaction, no second reply.
+		{"a reader refused again", "reader", "/planex do more", "refused", "/planex do more", ""},
 		{"unknown plan id", "maintainer", "/planex approve 0000000000", "refused", "There is no plan `0000000000` here; the current plan is `" + id + "`", ""},
 		{"retry needs a failed plan", "maintainer", "/planex retry", "refused", "Nothing to retry", ""},
 		{"revise needs feedback", "maintainer", "/planex revise", "refused", "needs feedback", ""},
@@ -237,7 +238,8 @@ func TestOtherEvents(t *testing.T) {
 		t.Errorf("%d issues opened for one dispatched requirement", issues)
 	}
 
-	auto := w.fake.AddIssue(wRepo, "maintainer", "Auto", "Scheduled.", "planex:auto")
+	auto := w.fake.AddIssue(wRepo, "maintainer", "Auto", "Scheduled.")
+	w.fake.LabelIssue(wRepo, auto, "maintainer", "planex:auto")
 	sched := &event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName}
 	if r, err := w.handle(sched); err != nil || r.Outputs.Status != "planned 1" || !slices.Contains(w.labels(auto), LabelPlanned) {
 		t.Errorf("schedule: %v %+v labels %v", err, r.Outputs, w.labels(auto))

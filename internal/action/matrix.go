@@ -262,6 +262,15 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 	if err := rec.repo.EnsureCommit(ctx, r.Cfg.Remote, m.Base); err != nil {
 		return err
 	}
+	// A redelivered (or re-run) task job finds the result its first
+	// delivery published for this attempt and does not run the agent again.
+	if o, has, err := r.readResult(ctx, rec, m, taskID); err != nil {
+		return err
+	} else if has {
+		fmt.Fprintf(r.Out, "%s already has a result for attempt %d on %s (%s); not running it again\n", taskID, m.Attempt, taskRef(rec.SessionID, taskID), o.Status)
+		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: string(o.Status)}
+		return nil
+	}
 	// Each task job checks the approval again: the state it was handed
 	// may have been rewritten since the wave was prepared.
 	if err := r.checkApproval(ctx, rec); err != nil {

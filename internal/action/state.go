@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/planexhq/planex/internal/gitrepo"
@@ -18,15 +19,19 @@ import (
 // Record is what the Action remembers about a thread's plan, beside the
 // session files, in refs/planex/state/<thread>.
 type Record struct {
-	Thread          int      `json:"thread"`
-	Issue           int      `json:"issue"` // the issue the pull request closes
-	SessionID       string   `json:"session_id"`
-	Branch          string   `json:"branch"`
-	Base            string   `json:"base"`
-	BaseBranch      string   `json:"base_branch"`
-	PlanID          string   `json:"plan_id"`
-	PlanHash        string   `json:"plan_hash"`
-	PlanCommentID   int64    `json:"plan_comment_id"`
+	Thread        int    `json:"thread"`
+	Issue         int    `json:"issue"` // the issue the pull request closes
+	SessionID     string `json:"session_id"`
+	Branch        string `json:"branch"`
+	Base          string `json:"base"`
+	BaseBranch    string `json:"base_branch"`
+	PlanID        string `json:"plan_id"`
+	PlanHash      string `json:"plan_hash"`
+	PlanCommentID int64  `json:"plan_comment_id"`
+	// PlanBodyHash is the sha256 of the exact plan comment planex posted:
+	// an approval of a comment whose text changed since is refused (what
+	// the approver read is not what was posted).
+	PlanBodyHash    string   `json:"plan_body_sha256,omitempty"`
 	StatusCommentID int64    `json:"status_comment_id,omitempty"`
 	State           string   `json:"state"` // planned, running, done, failed, cancelled
 	Superseded      []string `json:"superseded,omitempty"`
@@ -102,10 +107,14 @@ func (r *Runner) loadRecord(ctx context.Context, thread int) (*Record, bool, err
 	if !found {
 		return nil, false, nil
 	}
-	remote, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, ref)
+	// The lease for saving is the commit just fetched, the state read
+	// below: asking the remote again could name a newer state another job
+	// pushed meanwhile, which this one never read (nor has).
+	out, err := r.Repo.Git(ctx, "", "rev-parse", "--verify", ref+"^{commit}")
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("reading the fetched %s: %w", ref, err)
 	}
+	remote := strings.TrimSpace(out)
 	tmp, err := os.MkdirTemp(filepath.Join(r.Repo.CommonDir), "planex-state-")
 	if err != nil {
 		return nil, false, fmt.Errorf("restoring planex state: %w", err)

@@ -22,6 +22,7 @@ import (
 type threadAPI interface {
 	CreateComment(ctx context.Context, owner, repo string, number int, body string) (*github.IssueComment, error)
 	EditComment(ctx context.Context, owner, repo string, commentID int64, body string) (*github.IssueComment, error)
+	DeleteComment(ctx context.Context, owner, repo string, commentID int64) error
 	ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
 	AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
 	AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
@@ -288,4 +289,43 @@ func (r *Runner) failureText(err error, cancelled bool) (string, bool) {
 		msg += "; details are in the [workflow run](" + r.Cfg.RunURL + ")"
 	}
 	return msg + ".", false
+}
+
+// refusedMarker marks planex's reply refusing login on a thread.
+func refusedMarker(login string) string {
+	return "<!-- planex:refused " + strings.ToLower(login) + " -->"
+}
+
+// refuseOnce tells login, once per thread, why planex will not act for
+// them; later refusals of the same person on the thread are only the
+// reaction already given, so nobody can make planex reply to every
+// comment they write.
+func (r *Runner) refuseOnce(ctx context.Context, th thread, login, reason string) error {
+	r.Outputs.Status = "refused"
+	if th.Number != 0 {
+		told, err := r.toldBefore(ctx, th.Number, refusedMarker(login))
+		if err != nil {
+			return err
+		}
+		if told {
+			r.Outputs.Notice = fmt.Sprintf("@%s was refused on #%d before; not replying again: %s", login, th.Number, reason)
+			fmt.Fprintln(r.Out, r.Outputs.Notice)
+			return nil
+		}
+	}
+	return r.reply(ctx, th, "@"+login+" "+reason+"\n\n"+refusedMarker(login))
+}
+
+// toldBefore says whether planex's own comments on a thread carry marker.
+func (r *Runner) toldBefore(ctx context.Context, number int, marker string) (bool, error) {
+	cs, err := r.GH.Thread.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, number, time.Time{})
+	if err != nil {
+		return false, fmt.Errorf("reading the comments of #%d: %w", number, err)
+	}
+	for _, c := range cs {
+		if event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) && strings.Contains(c.GetBody(), marker) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

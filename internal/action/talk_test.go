@@ -45,6 +45,12 @@ func (m *memThread) EditComment(_ context.Context, _, _ string, id int64, body s
 	return &github.IssueComment{ID: github.Int64(id), Body: github.String(body)}, nil
 }
 
+func (m *memThread) DeleteComment(_ context.Context, _, _ string, id int64) error {
+	m.calls = append(m.calls, "delete")
+	delete(m.comments, id)
+	return nil
+}
+
 func (m *memThread) ListComments(context.Context, string, string, int, time.Time) ([]*github.IssueComment, error) {
 	m.calls = append(m.calls, "list")
 	var out []*github.IssueComment

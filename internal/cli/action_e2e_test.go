@@ -406,7 +406,9 @@ func TestActionScheduleOverLabelledIssues(t *testing.T) {
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	var ns []int
 	for _, title := range []string{"Fix the cart", "Speed up search", "Document the API"} {
-		ns = append(ns, g.fake.AddIssue(ghRepo, "maintainer", title, "details", "planex:auto"))
+		n := g.fake.AddIssue(ghRepo, "maintainer", title, "details")
+		g.fake.LabelIssue(ghRepo, n, "maintainer", "planex:auto")
+		ns = append(ns, n)
 	}
 	g.fake.AddIssue(ghRepo, "maintainer", "Not for planex", "")
 	ev := g.payload("schedule", func(p map[string]any) {

@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -909,4 +910,61 @@ func (f *Fake) takeFault(route string) *Fault {
 		return &fault
 	}
 	return nil
+}
+
+// noteLabelEventLocked records that actor added (labeled) or removed
+// (unlabeled) a label on is.
+func (f *Fake) noteLabelEventLocked(is *issueState, kind, label, actor string) {
+	is.events = append(is.events, &issueEventState{id: f.id(), event: kind, label: label, actor: actor, created: f.now().UTC()})
+}
+
+// LabelIssue adds a label to an issue as actor would, with its labeled
+// event; UnlabelIssue removes one, with its unlabeled event.
+func (f *Fake) LabelIssue(fullName string, number int, actor, label string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.mustRepo(fullName)
+	is := r.issues[number]
+	if is == nil {
+		f.t.Fatalf("ghfake: LabelIssue: %s#%d does not exist", fullName, number)
+	}
+	f.addUserLocked(actor, "")
+	l := f.ensureLabelLocked(r, label)
+	if !is.hasLabel(label) {
+		is.labels = append(is.labels, l.name)
+	}
+	f.noteLabelEventLocked(is, "labeled", l.name, actor)
+}
+
+// UnlabelIssue removes a label from an issue as actor would.
+func (f *Fake) UnlabelIssue(fullName string, number int, actor, label string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.mustRepo(fullName)
+	is := r.issues[number]
+	if is == nil {
+		f.t.Fatalf("ghfake: UnlabelIssue: %s#%d does not exist", fullName, number)
+	}
+	is.labels = slices.DeleteFunc(is.labels, func(l string) bool { return strings.EqualFold(l, label) })
+	f.noteLabelEventLocked(is, "unlabeled", label, actor)
+}
+
+// EditComment changes an issue comment's body as a person editing it on
+// GitHub would (its updated_at moves, its created_at stays).
+func (f *Fake) EditComment(fullName string, id int64, body string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.mustRepo(fullName)
+	cm := r.comments[id]
+	if cm == nil {
+		f.t.Fatalf("ghfake: EditComment: comment %d of %s does not exist", id, fullName)
+	}
+	cm.body, cm.updated = body, f.now().UTC()
+}
+
+// DeleteComment deletes an issue comment as a person would on GitHub.
+func (f *Fake) DeleteComment(fullName string, id int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.mustRepo(fullName).comments, id)
 }

@@ -540,3 +540,69 @@ func TestWorkflowRuns(t *testing.T) {
 		t.Errorf("requests GitHub would refuse: %v", errs)
 	}
 }
+
+// TestIssueLabelEvents: labels added and removed, through the API or as a
+// person on GitHub, are the issue's labeled/unlabeled events, oldest
+// first, with who did it, a page at a time.
+func TestIssueLabelEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, c := newFake(t)
+	n := f.AddIssue(repoName, "reader", "a", "")
+	f.LabelIssue(repoName, n, "maint", "planex:auto")
+	f.UnlabelIssue(repoName, n, "maint", "planex:auto")
+	f.SetPermission(repoName, "helper", "triage")
+	f.LabelIssue(repoName, n, "helper", "planex:auto")
+	req, _ := c.NewRequest("POST", fmt.Sprintf("repos/octo/widgets/issues/%d/labels", n), map[string][]string{"labels": {"planex:planned"}})
+	if _, err := c.Do(ctx, req, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	opt := &github.ListOptions{PerPage: 2}
+	for pages := 0; ; pages++ {
+		evs, resp, err := c.Issues.ListIssueEvents(ctx, "octo", "widgets", n, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			got = append(got, ev.GetEvent()+" "+ev.GetLabel().GetName()+" by "+ev.GetActor().GetLogin())
+		}
+		if resp.NextPage == 0 {
+			if pages != 1 {
+				t.Errorf("%d pages, want 2", pages+1)
+			}
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	want := []string{"labeled planex:auto by maint", "unlabeled planex:auto by maint", "labeled planex:auto by helper", "labeled planex:planned by " + DefaultActor}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if errs := f.Errors(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+}
+
+// TestCommentEditAndDelete: a person's edit keeps created_at and moves
+// updated_at; a deleted comment is gone (404).
+func TestCommentEditAndDelete(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f, c := newFake(t, WithClock(func() time.Time { now = now.Add(time.Minute); return now }))
+	n := f.AddIssue(repoName, "maint", "a", "")
+	id := f.AddComment(repoName, n, "maint", "one")
+	f.EditComment(repoName, id, "two")
+	cm, _, err := c.Issues.GetComment(ctx, "octo", "widgets", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.GetBody() != "two" || !cm.GetUpdatedAt().After(cm.GetCreatedAt().Time) {
+		t.Fatalf("edited comment: %q created %v updated %v", cm.GetBody(), cm.GetCreatedAt(), cm.GetUpdatedAt())
+	}
+	f.DeleteComment(repoName, id)
+	if _, _, err := c.Issues.GetComment(ctx, "octo", "widgets", id); !isStatus(err, 404) {
+		t.Fatalf("deleted comment: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +68,7 @@ var handlers = map[string]handler{
 	"POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":            on((*Fake).commentFor, createReaction),
 	"GET /repos/{owner}/{repo}/issues/{issue_number}/reactions":                    on((*Fake).issueFor, listReactions),
 	"POST /repos/{owner}/{repo}/issues/{issue_number}/reactions":                   on((*Fake).issueFor, createReaction),
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/events":                       on((*Fake).issueFor, listIssueEvents),
 	"GET /repos/{owner}/{repo}/issues/{issue_number}/labels":                       on((*Fake).issueFor, listIssueLabels),
 	"POST /repos/{owner}/{repo}/issues/{issue_number}/labels":                      on((*Fake).issueFor, addIssueLabels),
 	"PUT /repos/{owner}/{repo}/issues/{issue_number}/labels":                       on((*Fake).issueFor, setIssueLabels),
@@ -544,12 +546,18 @@ func (f *Fake) labelIssue(c *call, r *repoState, is *issueState, replace bool) *
 		return e
 	}
 	if replace {
+		for _, old := range is.labels {
+			if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, old) }) {
+				f.noteLabelEventLocked(is, "unlabeled", old, c.actor)
+			}
+		}
 		is.labels = nil
 	}
 	for _, name := range names {
 		l := f.ensureLabelLocked(r, name)
 		if !is.hasLabel(name) {
 			is.labels = append(is.labels, l.name)
+			f.noteLabelEventLocked(is, "labeled", l.name, c.actor)
 		}
 	}
 	is.updated = f.now().UTC()
@@ -575,6 +583,7 @@ func removeIssueLabel(f *Fake, c *call, r *repoState, is *issueState) *apiError 
 		return &apiError{http.StatusNotFound, map[string]any{"message": "Label does not exist", "documentation_url": "https://docs.github.com/rest"}}
 	}
 	is.labels = kept
+	f.noteLabelEventLocked(is, "unlabeled", name, c.actor)
 	is.updated = f.now().UTC()
 	f.issueLabelsReply(c, r, is, http.StatusOK)
 	return nil
@@ -640,5 +649,12 @@ func createWorkflowDispatch(f *Fake, c *call, r *repoState) *apiError {
 		return errValidation("too many inputs", obj{"resource": "WorkflowDispatch", "field": "inputs", "code": "invalid"})
 	}
 	c.noContent()
+	return nil
+}
+
+// listIssueEvents lists an issue's label events, oldest first, a page at
+// a time as GitHub does.
+func listIssueEvents(f *Fake, c *call, r *repoState, is *issueState) *apiError {
+	c.json(http.StatusOK, pageJSON(c, is.events, func(ev *issueEventState) obj { return f.issueEventJSON(c, r, ev) }))
 	return nil
 }

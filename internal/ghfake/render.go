@@ -329,3 +329,17 @@ func paginate[T any](c *call, items []T) []T {
 	end := min(start+per, len(items))
 	return items[start:end]
 }
+
+func (f *Fake) issueEventJSON(c *call, r *repoState, ev *issueEventState) obj {
+	color := "ededed"
+	if l, ok := r.labels[strings.ToLower(ev.label)]; ok {
+		color = l.color
+	}
+	return obj{
+		"id": ev.id, "node_id": nodeID("LE_", ev.id),
+		"url":   c.apiBase + "repos/" + r.fullName() + "/issues/events/" + strconv.FormatInt(ev.id, 10),
+		"actor": f.userJSON(c, ev.actor), "event": ev.event, "commit_id": nil, "commit_url": nil,
+		"created_at": ts(ev.created), "performed_via_github_app": nil,
+		"label": obj{"name": ev.label, "color": color},
+	}
+}

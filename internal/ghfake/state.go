@@ -209,6 +209,18 @@ type issueState struct {
 	updated   time.Time
 	closed    time.Time
 	pr        *prState
+	// events are the issue's labeled and unlabeled events, oldest first.
+	events []*issueEventState
+}
+
+// issueEventState is one entry of an issue's events: who added or
+// removed which label, when.
+type issueEventState struct {
+	id      int64
+	event   string // "labeled" or "unlabeled"
+	label   string
+	actor   string
+	created time.Time
 }
 
 type prState struct {
