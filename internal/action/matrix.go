@@ -290,11 +290,22 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 	if err != nil {
 		return err
 	}
+	if err := r.publishTask(ctx, rec, m, taskID, o); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.Out, "%s: %s%s; result on %s\n", taskID, o.Status, errSuffix(o.Error), taskRef(rec.SessionID, taskID))
+	return nil
+}
+
+// publishTask commits a completed task on the wave's base and publishes
+// its result, whatever its status, for the wave's collector.
+func (r *Runner) publishTask(ctx context.Context, rec *Record, m *MatrixWave, taskID string, o execute.Outcome) error {
 	res := taskResult{Session: rec.SessionID, Task: taskID, Attempt: m.Attempt, Base: m.Base, Status: o.Status,
 		Findings: o.Findings, AcceptanceMet: o.AcceptanceMet, TestsPassed: o.TestsPassed, Error: o.Error, Usage: o.Usage, RunURL: r.Cfg.RunURL,
 		NetworkRefused: o.NetworkRefused}
 	parent := m.Base
 	if o.Status == plan.StatusCompleted {
+		var err error
 		if res.Commit, err = r.commitTask(ctx, rec, m.Base, o); err != nil {
 			return err
 		}
@@ -307,7 +318,6 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 	if o.Status != plan.StatusCompleted {
 		r.Outputs.Failure = fmt.Sprintf("%s %s: %s", taskID, o.Status, abbrev.OneLine(o.Error))
 	}
-	fmt.Fprintf(r.Out, "%s: %s%s; result on %s\n", taskID, o.Status, errSuffix(o.Error), taskRef(rec.SessionID, taskID))
 	return nil
 }
 

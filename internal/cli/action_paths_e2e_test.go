@@ -12,8 +12,8 @@ import (
 // they read, and two jobs handling one thread at once. Each runs
 // `planex action` as GitHub would, against the fake GitHub.
 
-// proc is a `planex action` process started in its own clone.
-type proc struct {
+// actionProc is a `planex action` process started in its own clone.
+type actionProc struct {
 	p        *matrixProc
 	sumFile  string
 	outputs  map[string]string
@@ -24,11 +24,11 @@ type proc struct {
 
 // start starts `planex action` (single mode) for an event as workflow
 // run runID, without waiting for it.
-func (g *ghEnv) start(eventName, eventPath, runID string, env ...string) *proc {
+func (g *ghEnv) start(eventName, eventPath, runID string, env ...string) *actionProc {
 	g.t.Helper()
 	ws := filepath.Join(g.t.TempDir(), "ws")
 	g.git("clone", "-q", g.origin, ws)
-	pr := &proc{p: &matrixProc{outFile: filepath.Join(g.t.TempDir(), "output")}, sumFile: filepath.Join(g.t.TempDir(), "summary")}
+	pr := &actionProc{p: &matrixProc{outFile: filepath.Join(g.t.TempDir(), "output")}, sumFile: filepath.Join(g.t.TempDir(), "summary")}
 	cmd := g.actionCmd(ws, eventName, eventPath)
 	cmd.Env = append(cmd.Env, "GITHUB_OUTPUT="+pr.p.outFile, "GITHUB_STEP_SUMMARY="+pr.sumFile, "GITHUB_RUN_ID="+runID)
 	cmd.Env = append(cmd.Env, env...)
@@ -40,7 +40,7 @@ func (g *ghEnv) start(eventName, eventPath, runID string, env ...string) *proc {
 	return pr
 }
 
-func (pr *proc) wait() *proc {
+func (pr *actionProc) wait() *actionProc {
 	pr.outputs, pr.code = pr.p.wait()
 	pr.stdout, pr.stderror = pr.p.out.String(), pr.p.err.String()
 	return pr
@@ -125,8 +125,8 @@ func (g *ghEnv) noInternalErrors(n int) {
 
 // together starts two events as two workflow runs at once (b first on
 // odd rounds, so either may win) and waits for both.
-func (g *ghEnv) together(round int, a, b string) (*proc, *proc) {
-	var pa, pb *proc
+func (g *ghEnv) together(round int, a, b string) (*actionProc, *actionProc) {
+	var pa, pb *actionProc
 	if round%2 == 1 {
 		pb = g.start("issue_comment", b, "502")
 		pa = g.start("issue_comment", a, "501")
@@ -252,7 +252,7 @@ func TestRedTeamActionRaceTwoApprovals(t *testing.T) {
 			t.Fatalf("round %d: exits %d %d\n%s\n%s", round, pa.code, pb.code, pa.stderror, pb.stderror)
 		}
 		done := 0
-		for _, p := range []*proc{pa, pb} {
+		for _, p := range []*actionProc{pa, pb} {
 			if p.outputs["status"] == "done" {
 				done++
 			}
@@ -590,7 +590,7 @@ func TestRedTeamActionRaceTwoPlans(t *testing.T) {
 		}
 		bots := g.botComments(n)
 		won := 0
-		for _, p := range []*proc{pa, pb} {
+		for _, p := range []*actionProc{pa, pb} {
 			if p.outputs["status"] == "planned" {
 				won++
 			}
@@ -630,7 +630,7 @@ func TestRedTeamActionRaceTwoRetries(t *testing.T) {
 			t.Fatalf("round %d: exits %d %d\n%s\n%s", round, pa.code, pb.code, pa.stderror, pb.stderror)
 		}
 		done := 0
-		for _, p := range []*proc{pa, pb} {
+		for _, p := range []*actionProc{pa, pb} {
 			if p.outputs["status"] == "done" {
 				done++
 			}
