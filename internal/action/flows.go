@@ -235,7 +235,7 @@ func (r *Runner) makePlan(ctx context.Context, th thread, rec *Record, pr planRe
 	if tasks, err = plan.AssignWaves(tasks); err != nil {
 		return nil, err
 	}
-	if t, changed := withCIDirectives(tasks, pr.CIFix); changed {
+	if t, changed := withCIDirectives(tasks, pr.CIFix, pr.Yes); changed {
 		// Before the hash: the approved plan is the one that runs them.
 		if err := s.WriteTasks(t); err != nil {
 			return nil, fmt.Errorf("adding the failing command to the fix tasks: %w", err)
@@ -547,7 +547,7 @@ func (r *Runner) baseMoved(ctx context.Context, rec *Record) (string, error) {
 }
 
 func (r *Runner) session(rec *Record) (*session.Session, error) {
-	return session.Open(rec.repo.Root, rec.SessionID)
+	return session.Open(session.StoreFor(rec.repo.Root, rec.repo.CommonDir), rec.SessionID)
 }
 
 func (r *Runner) sessionTasks(rec *Record) ([]plan.Task, error) {
@@ -807,7 +807,7 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 	if tasks, err = plan.AssignWaves(tasks); err != nil {
 		return err
 	}
-	if t, changed := withCIDirectives(tasks, rec.CIFix); changed {
+	if t, changed := withCIDirectives(tasks, rec.CIFix, false); changed {
 		if err := out.Session.WriteTasks(t); err != nil {
 			return fmt.Errorf("adding the failing command to the fix tasks: %w", err)
 		}

@@ -26,6 +26,9 @@ type Containment struct {
 	// Write lists more directories they may write (a build cache the
 	// user chose to share: --sandbox-write).
 	Write []string
+	// Conceal lists directories contained processes may neither read nor
+	// write, even below Read (the repository's session store and its key).
+	Conceal []string
 }
 
 // Prepare readies cmd, not yet started, to run for a step: its
@@ -51,6 +54,7 @@ func (c Containment) Prepare(cmd *exec.Cmd, base []string, writable, readable []
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
 		Hide:     homes(base),
 	}
+	p.Mask = append(p.Mask, c.Conceal...)
 	if sock := lookup(base, "SSH_AUTH_SOCK"); sock != "" {
 		p.Mask = append(p.Mask, sock)
 	}
