@@ -39,7 +39,7 @@ func hiddenInline(src []byte, root ast.Node) []span {
 		case *ast.CodeSpan:
 			if s, ok := textExtent(n); ok {
 				// $`…`$ is GitHub's other inline math syntax.
-				if s.start > 1 && s.end < len(src) && src[s.start-2] == '$' && src[s.end+1] == '$' && mathHiding.Match(src[s.start:s.end]) {
+				if s.start > 1 && s.end+1 < len(src) && src[s.start-2] == '$' && src[s.end+1] == '$' && mathHiding.Match(src[s.start:s.end]) {
 					out = append(out, span{s.start - 2, s.end + 2})
 				}
 				code = append(code, span{s.start - 1, s.end + 1})

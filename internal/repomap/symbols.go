@@ -26,19 +26,26 @@ type parsed struct {
 }
 
 func parseFile(lang, p string, data []byte) parsed {
+	var out parsed
 	switch lang {
 	case LangGo:
-		return parseGo(data)
+		out = parseGo(data)
 	case LangPython:
-		return parsePython(data)
+		out = parsePython(data)
 	case LangJavaScript, LangTypeScript:
-		return parseJS(data)
+		out = parseJS(data)
 	case LangJava:
-		return parseJava(data)
+		out = parseJava(data)
 	case LangRust:
-		return parseRust(data)
+		out = parseRust(data)
 	}
-	return parsed{}
+	// Import paths are cut out of the raw bytes: one cut inside a
+	// multi-byte character (found by FuzzParseFile) must not carry
+	// invalid UTF-8 into the map and its JSON cache.
+	for i, imp := range out.imports {
+		out.imports[i] = validUTF8(imp)
+	}
+	return out
 }
 
 // eachLine calls fn with each line (without the newline) and its 1-based number.
