@@ -75,6 +75,9 @@ func TestRedTeamWorkflowSymlink(t *testing.T) {
 	if !strings.HasPrefix(f.sessionDir(), filepath.Join(f.repo, ".git", "planex", "sessions")) {
 		t.Errorf("session at %s", f.sessionDir())
 	}
+	if out, errOut, code := f.planex("status"); code != 0 || !strings.Contains(out, "folder   "+f.sessionDir()+"\n") {
+		t.Errorf("status does not say where the session is: exit %d\n%s%s", code, out, errOut)
+	}
 }
 
 // TestRedTeamForeignSession: a session.json copied from another clone,

@@ -62,6 +62,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 				}
 			}
 			fmt.Fprint(stdio.Out, render.Status(s.Meta, explore, tasks, have))
+			fmt.Fprintf(stdio.Out, "folder   %s\n", s.Path)
 			return nil
 		},
 	}
