@@ -1,7 +1,9 @@
 package event
 
 import (
+	"encoding/json"
 	"os"
+	"strings"
 	"path/filepath"
 	"testing"
 )
@@ -31,6 +33,17 @@ func FuzzParse(f *testing.F) {
 		}
 		if ev == nil || ev.Name != name {
 			t.Fatalf("Parse(%q) = %+v", name, ev)
+		}
+		// The repository planex acts on is the payload's, whole.
+		var raw struct {
+			Repository *struct {
+				FullName string `json:"full_name"`
+			} `json:"repository"`
+		}
+		if json.Unmarshal(data, &raw) == nil && raw.Repository != nil && strings.Contains(raw.Repository.FullName, "/") {
+			if ev.Owner+"/"+ev.Repo != raw.Repository.FullName || ev.Owner == "" || ev.Repo == "" {
+				t.Fatalf("repository %q read as %q / %q", raw.Repository.FullName, ev.Owner, ev.Repo)
+			}
 		}
 	})
 }
