@@ -65,6 +65,9 @@ func (r *Runner) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *R
 	o.Out = r.Out
 	o.Log = r.Log
 	r.addReviewer(&o, repo)
+	// A CI fix nobody reviewed runs the workflow file's command (or
+	// nothing), never one the repository map picked (withCIDirectives).
+	o.ApprovedDirectivesOnly = rec != nil && rec.CIFix != nil && rec.ApprovedVia != viaComment
 	if rec != nil {
 		// After every task: publish the commit, the state, the progress.
 		o.Progress = func(ctx context.Context, s *session.Session, tasks []plan.Task) {

@@ -265,3 +265,28 @@ func TestContinueKeepsCommitSigning(t *testing.T) {
 		t.Errorf("the refused continue made the run branch (%q, %v)", tip, err)
 	}
 }
+
+// TestApprovedDirectivesOnly: with the option, a task without directives
+// runs none; without it, the repository's test command.
+func TestApprovedDirectivesOnly(t *testing.T) {
+	t.Parallel()
+	repo := testRepo(t)
+	rc := &RepoContext{Summary: "Go", TestCommand: "make test"}
+	for only, want := range map[bool]string{false: "make test", true: ""} {
+		e := newTestEngine(t, repo, nil, true)
+		e.o.ApprovedDirectivesOnly = only
+		for _, task := range []plan.Task{{ID: "T1"}, {ID: "T2", ExecutionDirectives: "go vet ./..."}} {
+			job, err := e.taskJob(&session.Session{}, taskInputs{rc: rc}, []plan.Task{task}, task, "HEAD")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := want
+			if task.ExecutionDirectives != "" {
+				w = task.ExecutionDirectives
+			}
+			if job.Directives != w {
+				t.Errorf("only=%v %s: directives %q, want %q", only, task.ID, job.Directives, w)
+			}
+		}
+	}
+}

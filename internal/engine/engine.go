@@ -68,9 +68,14 @@ type Options struct {
 	Contain agent.Containment
 	Budget  Budget
 	Mapper  Mapper
-	Out     io.Writer // progress for humans; nil discards
-	Log     *slog.Logger
-	Now     func() time.Time
+	// ApprovedDirectivesOnly runs each task's execution directives as
+	// approved and nothing else: a task without any runs none, instead of
+	// the repository's test command (an unattended CI fix runs only the
+	// workflow file's command).
+	ApprovedDirectivesOnly bool
+	Out                    io.Writer // progress for humans; nil discards
+	Log                    *slog.Logger
+	Now                    func() time.Time
 	// AutoAngles passes the angles gate without asking (the Action's plan
 	// comment is its only gate).
 	AutoAngles bool

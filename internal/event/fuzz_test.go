@@ -3,8 +3,8 @@ package event
 import (
 	"encoding/json"
 	"os"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
