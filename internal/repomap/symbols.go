@@ -39,11 +39,15 @@ func parseFile(lang, p string, data []byte) parsed {
 	case LangRust:
 		out = parseRust(data)
 	}
-	// Import paths are cut out of the raw bytes: one cut inside a
-	// multi-byte character (found by FuzzParseFile) must not carry
-	// invalid UTF-8 into the map and its JSON cache.
+	// Names and import paths are cut out of the raw bytes: one cut inside
+	// a multi-byte character, or a Go identifier of bytes that are not
+	// UTF-8 (both found by FuzzParseFile), must not carry invalid UTF-8
+	// into the map and its JSON cache.
 	for i, imp := range out.imports {
 		out.imports[i] = validUTF8(imp)
+	}
+	for i := range out.symbols {
+		out.symbols[i].Name, out.symbols[i].Parent = validUTF8(out.symbols[i].Name), validUTF8(out.symbols[i].Parent)
 	}
 	return out
 }
