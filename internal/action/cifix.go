@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/google/go-github/v60/github"
@@ -145,7 +146,7 @@ func (r *Runner) onWorkflowRun(ctx context.Context, ev *event.Event) error {
 		return r.ignore(ev, "run %d tested %s; pull request #%d has moved on to %s", run.ID, abbrev.SHA(run.HeadSHA), number, abbrev.SHA(sha))
 	}
 	th := thread{Number: number, IsPR: true, Actor: ev.Sender}
-	first := gh.WorkflowRun{ID: run.ID, Name: run.Name, HTMLURL: run.HTMLURL, HeadBranch: run.HeadBranch, HeadSHA: run.HeadSHA, Conclusion: run.Conclusion}
+	first := gh.WorkflowRun{ID: run.ID, Name: run.Name, Path: run.Path, HTMLURL: run.HTMLURL, HeadBranch: run.HeadBranch, HeadSHA: run.HeadSHA, Conclusion: run.Conclusion}
 	cmd := &command.Command{Name: command.FixCI, Yes: r.ciFixMode() == CIFixAuto}
 	if err := r.planCIFix(ctx, ev, th, pr, &first, cmd, true); err != nil {
 		return r.fail(ctx, th, nil, err)
@@ -319,6 +320,7 @@ func (r *Runner) readCIFailure(ctx context.Context, branch, sha string, first *g
 			}
 			jobs++
 			cj := CIJob{Name: j.Name, Step: j.FailedStep(), URL: j.HTMLURL}
+			cj.Command = r.stepCommand(ctx, sha, run.Path, j.Name, cj.Step)
 			text, err := r.GH.CI.JobLog(ctx, o, rp, j.ID, maxLogBytes)
 			switch {
 			case gh.IsNotFound(err):
@@ -327,7 +329,7 @@ func (r *Runner) readCIFailure(ctx context.Context, branch, sha string, first *g
 				return nil, err
 			default:
 				ex := cilog.Extract(text, cilog.Options{Step: cj.Step, MaxBytes: min(cilog.DefaultMaxBytes, max(budget, 512))})
-				cj.Excerpt, cj.Command = ex.Text, safeCommand(ex.Command)
+				cj.Excerpt = ex.Text
 				budget -= len(ex.Text)
 			}
 			cr.Jobs = append(cr.Jobs, cj)
@@ -337,15 +339,46 @@ func (r *Runner) readCIFailure(ctx context.Context, branch, sha string, first *g
 	return f, nil
 }
 
-// safeCommand keeps a command read from a log only when it is one plain
-// line: it may become a task's execution directive, which the approver
-// sees and the sandbox contains.
-func safeCommand(c string) string {
-	c = strings.TrimSpace(c)
-	if c == "" || len(c) > maxCommandLen || strings.ContainsAny(c, "\n\r`") {
+// stepCommand is the command of a failed step as the workflow file at
+// the tested commit defines it, read through git (never the working tree,
+// which the fix itself changes), or "" when the file names none: the log
+// is never asked, since the code under test writes it.
+func (r *Runner) stepCommand(ctx context.Context, sha, path, job, step string) string {
+	if path == "" || step == "" || !workflowPathRe.MatchString(path) || strings.Contains(path, "..") {
+		return ""
+	}
+	src, err := r.workflowFile(ctx, sha, path)
+	if err != nil {
+		r.Log.Info("no command from the workflow file", "path", path, "commit", sha, "err", err)
+		return ""
+	}
+	c, err := cilog.StepCommand(src, job, step)
+	if err != nil {
+		r.Log.Info("no command from the workflow file", "path", path, "job", job, "step", step, "err", err)
 		return ""
 	}
 	return c
+}
+
+var workflowPathRe = regexp.MustCompile(`^\.github/workflows/[A-Za-z0-9._-]+\.ya?ml$`)
+
+// workflowFile reads a workflow file as commit sha has it.
+func (r *Runner) workflowFile(ctx context.Context, sha, path string) ([]byte, error) {
+	if err := r.Repo.EnsureCommit(ctx, r.Cfg.Remote, sha); err != nil {
+		return nil, err
+	}
+	f, ok, err := r.Repo.FileAt(ctx, sha, path)
+	switch {
+	case err != nil:
+		return nil, err
+	case !ok:
+		return nil, fmt.Errorf("%s is not in commit %s", path, abbrev.SHA(sha))
+	case f.Type != "blob" || (f.Mode != "100644" && f.Mode != "100755"):
+		return nil, fmt.Errorf("%s is not a regular file in commit %s", path, abbrev.SHA(sha))
+	case f.Size > cilog.MaxWorkflowBytes:
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, cilog.MaxWorkflowBytes)
+	}
+	return r.Repo.ReadBlob(ctx, f.Object)
 }
 
 // command is the failing command of the first job whose log showed one.
@@ -404,19 +437,20 @@ func ciRequirement(f *CIFailure, extra string) string {
 	return b.String()
 }
 
-// withCIDirectives gives the failing command to the tasks of a CI-fix
-// plan that name no execution directive of their own.
-func withCIDirectives(tasks []plan.Task, f *CIFailure) ([]plan.Task, bool) {
-	c := ""
-	if f != nil {
-		c = f.command()
-	}
-	if c == "" {
+// withCIDirectives gives the failing command (from the workflow file) to
+// the tasks of a CI-fix plan that name no execution directive of their
+// own. A plan nobody reviews before it runs (unattended: ci-fix auto, or
+// fix-ci -y) runs that command and nothing else: directives the planner
+// wrote, which the log it read may have steered, are replaced.
+func withCIDirectives(tasks []plan.Task, f *CIFailure, unattended bool) ([]plan.Task, bool) {
+	if f == nil {
 		return tasks, false
 	}
+	c := f.command()
 	changed := false
 	for i := range tasks {
-		if strings.TrimSpace(tasks[i].ExecutionDirectives) == "" {
+		d := strings.TrimSpace(tasks[i].ExecutionDirectives)
+		if (unattended && d != c) || (d == "" && c != "") {
 			tasks[i].ExecutionDirectives = c
 			changed = true
 		}

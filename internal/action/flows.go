@@ -65,6 +65,9 @@ func (r *Runner) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *R
 	o.Out = r.Out
 	o.Log = r.Log
 	r.addReviewer(&o, repo)
+	// A CI fix nobody reviewed runs the workflow file's command (or
+	// nothing), never one the repository map picked (withCIDirectives).
+	o.ApprovedDirectivesOnly = rec != nil && rec.CIFix != nil && rec.ApprovedVia != viaComment
 	if rec != nil {
 		// After every task: publish the commit, the state, the progress.
 		o.Progress = func(ctx context.Context, s *session.Session, tasks []plan.Task) {
@@ -238,7 +241,7 @@ func (r *Runner) makePlan(ctx context.Context, th thread, rec *Record, pr planRe
 	if tasks, err = plan.AssignWaves(tasks); err != nil {
 		return nil, err
 	}
-	if t, changed := withCIDirectives(tasks, pr.CIFix); changed {
+	if t, changed := withCIDirectives(tasks, pr.CIFix, pr.Yes); changed {
 		// Before the hash: the approved plan is the one that runs them.
 		if err := s.WriteTasks(t); err != nil {
 			return nil, fmt.Errorf("adding the failing command to the fix tasks: %w", err)
@@ -578,7 +581,7 @@ func (r *Runner) baseMoved(ctx context.Context, rec *Record) (string, error) {
 }
 
 func (r *Runner) session(rec *Record) (*session.Session, error) {
-	return session.Open(rec.repo.Root, rec.SessionID)
+	return session.Open(session.StoreFor(rec.repo.Root, rec.repo.CommonDir), rec.SessionID)
 }
 
 func (r *Runner) sessionTasks(rec *Record) ([]plan.Task, error) {
@@ -858,7 +861,7 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 	if tasks, err = plan.AssignWaves(tasks); err != nil {
 		return err
 	}
-	if t, changed := withCIDirectives(tasks, rec.CIFix); changed {
+	if t, changed := withCIDirectives(tasks, rec.CIFix, false); changed {
 		if err := out.Session.WriteTasks(t); err != nil {
 			return fmt.Errorf("adding the failing command to the fix tasks: %w", err)
 		}

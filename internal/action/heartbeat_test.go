@@ -44,7 +44,7 @@ func TestHeartbeatKeepsTheStateFreshAndStopsOnTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(ws, session.Dir, "s1"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(repo.CommonDir, session.SessionDir, "s1"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	r := &Runner{Cfg: Config{RunID: "42", RunAttempt: "1", HeartbeatInterval: 20 * time.Millisecond}, Repo: repo,

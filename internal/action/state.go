@@ -138,9 +138,19 @@ func (r *Runner) loadRecord(ctx context.Context, thread int) (*Record, bool, err
 			return nil, false, err
 		}
 	}
-	dir := filepath.Join(rec.repo.Root, session.Dir, rec.SessionID)
+	store := session.StoreFor(rec.repo.Root, rec.repo.CommonDir)
+	dir, err := store.Folder(rec.SessionID)
+	if err != nil {
+		return nil, false, fmt.Errorf("state %s: %w", ref, err)
+	}
 	if err := rec.repo.RestoreDir(ctx, ref, dir); err != nil {
 		return nil, false, err
+	}
+	// The state ref is the bot's own record; what it approves is checked
+	// against GitHub again before anything runs (checkApproval), so the
+	// session it holds is sealed as this runner's.
+	if err := session.Adopt(store, rec.SessionID); err != nil {
+		return nil, false, fmt.Errorf("state %s: %w", ref, err)
 	}
 	// The run branch holds the commits; a fresh runner needs it to resume.
 	if _, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch); err != nil {
@@ -157,7 +167,10 @@ func (r *Runner) saveRecord(ctx context.Context, rec *Record) error {
 	if rec.State == StateRunning {
 		rec.Heartbeat = rec.Updated
 	}
-	dir := filepath.Join(rec.repo.Root, session.Dir, rec.SessionID)
+	dir, err := session.StoreFor(rec.repo.Root, rec.repo.CommonDir).Folder(rec.SessionID)
+	if err != nil {
+		return fmt.Errorf("saving planex state: %w", err)
+	}
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", recordFile, err)

@@ -32,6 +32,9 @@ type Containment struct {
 	// Limits bound what each contained step may use (--sandbox-limits);
 	// zero fields take the sandbox's defaults.
 	Limits sandbox.Limits
+	// Conceal lists directories contained processes may neither read nor
+	// write, even below Read (the repository's session store and its key).
+	Conceal []string
 
 	// Network is what contained processes may reach; the zero value
 	// gives each a network of its own (network.go).
@@ -84,6 +87,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		Hide:     homes(base),
 		Limits:   c.Limits,
 	}
+	p.Mask = append(p.Mask, c.Conceal...)
 	if sock := lookup(base, "SSH_AUTH_SOCK"); sock != "" {
 		p.Mask = append(p.Mask, sock)
 	}

@@ -12,7 +12,10 @@
 // step are kept even when the tail does not reach them.
 //
 // The text is the output of code under test and must be treated as
-// untrusted data, like an issue body: never as instructions.
+// untrusted data, like an issue body: never as instructions, and never as
+// a command. Code under test can print "##[group]Run <anything>" itself,
+// so the log's echo of a step's command only helps find the step's lines;
+// the command a fix runs comes from the workflow file (StepCommand).
 package cilog
 
 import (
@@ -43,9 +46,6 @@ type Options struct {
 type Excerpt struct {
 	// Text is the cleaned excerpt, lines joined with "\n".
 	Text string
-	// Command is the failing step's command as the log echoes it (the
-	// first line of its script), or "" when the log does not show one.
-	Command string
 	// Truncated reports that lines were left out.
 	Truncated bool
 }
@@ -112,6 +112,11 @@ func split(log string) []*step {
 		case inHeader && strings.HasPrefix(line, "##[endgroup]"):
 			inHeader = false
 			continue
+		case inHeader && (strings.HasPrefix(line, "##[error]") || strings.HasPrefix(line, "::error")):
+			// The runner echoes no errors in a step's header: this is
+			// output (of a group the code under test opened and never
+			// closed, to hide the failure in a header).
+			inHeader = false
 		case inHeader:
 			cur.header = append(cur.header, line)
 			continue
@@ -145,7 +150,7 @@ func Extract(log string, o Options) Excerpt {
 		return Excerpt{}
 	}
 	lines := trimBlank(s.output)
-	ex := Excerpt{Command: s.command}
+	ex := Excerpt{}
 	ex.Text, ex.Truncated = cut(lines, o.MaxLines, o.MaxBytes)
 	return ex
 }

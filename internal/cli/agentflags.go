@@ -15,6 +15,7 @@ import (
 	"github.com/planexhq/planex/internal/agent/registry"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/sandbox"
+	"github.com/planexhq/planex/internal/session"
 )
 
 // agentFlags choose and configure the agent.
@@ -117,6 +118,8 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 	if box != nil {
 		c.Read = append([]string{repo.Root, repo.CommonDir}, read...)
 		c.Write = write
+		// The sessions and the key that seals them stay out of sight.
+		c.Conceal = []string{session.StoreFor(repo.Root, repo.CommonDir).Private()}
 	}
 	if err := a.networkContainment(ctx, &c, mode, strict, err != nil, warn); err != nil {
 		return c, err

@@ -178,7 +178,7 @@ func TestTypoedCommandStartsNothing(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut, `unknown command "stauts" for "planex"`) || !strings.Contains(errOut, "Did you mean this?\n\tstatus") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(f.repo, ".workflow")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(f.repo, ".git", "planex", "sessions")); !os.IsNotExist(err) {
 		t.Errorf("a session folder was made: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(f.fake, "agent-calls")); !os.IsNotExist(err) {

@@ -161,11 +161,11 @@ func testdataDir(t *testing.T) string {
 }
 
 func (f *fixture) sessionDir() string {
-	ents, err := os.ReadDir(filepath.Join(f.repo, ".workflow", ".lite-plan"))
+	ents, err := os.ReadDir(filepath.Join(f.repo, ".git", "planex", "sessions"))
 	if err != nil || len(ents) != 1 {
 		f.t.Fatalf("sessions: %v %v", ents, err)
 	}
-	return filepath.Join(f.repo, ".workflow", ".lite-plan", ents[0].Name())
+	return filepath.Join(f.repo, ".git", "planex", "sessions", ents[0].Name())
 }
 
 // branchLog returns the run branch's commits, oldest first, as

@@ -75,6 +75,24 @@ func TestRedTeamAgents(t *testing.T) {
 				t.Errorf("branch = %q", got)
 			}
 		}},
+		{"reads the session key and forges an approval in the session store", "forge-session.sh", func(t *testing.T, r *redTeamRun) {
+			r.mustHaveRun(t, "a/attempt.txt")
+			attempt := r.show(t, "a/attempt.txt")
+			key, err := os.ReadFile(filepath.Join(r.f.repo, ".git", "planex", "key"))
+			if err != nil || len(bytes.TrimSpace(key)) != 64 {
+				t.Fatalf("the session key is gone or changed: %q %v", key, err)
+			}
+			if strings.Contains(attempt, strings.TrimSpace(string(key))) || strings.Contains(attempt, "\"seal\"") || !strings.Contains(attempt, "key: cat:") {
+				t.Errorf("the agent read the session store:\n%s", attempt)
+			}
+			if _, err := os.Stat(filepath.Join(r.f.repo, ".git", "planex", "sessions", "forged")); err == nil {
+				t.Error("the agent made a session in the store")
+			}
+			// The session it could not reach is still planex's own and sealed.
+			if _, errOut, code := r.f.planex("status"); code != 0 {
+				t.Errorf("status after the attack: exit %d: %s", code, errOut)
+			}
+		}},
 		{"plants hooks and fsmonitor and filters and a git dir of its own", "plant-git-programs.sh", func(t *testing.T, r *redTeamRun) {
 			r.mustHaveRun(t, "a/attempt.txt")
 			common := filepath.Join(r.f.repo, ".git")
@@ -230,7 +248,7 @@ func (r *redTeamRun) noSecretAnywhere(t *testing.T) {
 	if b, err := cmd.Output(); err == nil {
 		places = append(places, "history:"+string(b))
 	}
-	for _, dir := range []string{filepath.Join(r.f.repo, ".workflow"), r.f.fake} {
+	for _, dir := range []string{filepath.Join(r.f.repo, ".git", "planex"), r.f.fake} {
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && d.Type().IsRegular() {
 				if b, err := os.ReadFile(p); err == nil {

@@ -129,8 +129,10 @@ branch, index and working tree are never touched.
 The requirement is text, or a .md/.txt file holding it, or a plan.json / tasks.csv
 you already have (planning is then skipped).
 
-Session state lives in .workflow/.lite-plan/<session>/ (explore.csv, tasks.csv,
-results.csv, discoveries.ndjson, context.md).
+Session state lives in the git directory, .git/planex/sessions/<session>/ (explore.csv,
+tasks.csv, results.csv, discoveries.ndjson, context.md, session.json); planex status
+shows where. A session committed to the repository or copied from another clone is
+never resumed.
 
 Exit codes: 0 done; 1 the run failed (a task, a budget, an error); 2 usage error;
 3 stopped at an approval gate, waiting for you (no terminal); 130 interrupted.`,

@@ -84,7 +84,7 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 		return fmt.Errorf("planex works inside a git repository: %w", err)
 	}
 	if continuing && !cmd.Flags().Changed("commit-signing") {
-		signing = recordedSigning(repo.Root, continueSessionID(o.continueID, args), signing)
+		signing = recordedSigning(session.StoreFor(repo.Root, repo.CommonDir), continueSessionID(o.continueID, args), signing)
 	}
 	prompt := terminalGate(stdio)
 	eng, err := newRunEngine(ctx, stdio, o, repo, reviewMode, signing, prompt)
@@ -188,8 +188,8 @@ func newRunEngine(ctx context.Context, stdio IO, o *runOptions, repo *gitrepo.Re
 // recordedSigning is the commit-signing mode the session being continued
 // was started with, or def when it recorded none (or cannot be read:
 // Continue reports that itself).
-func recordedSigning(root, id, def string) string {
-	s, err := session.Open(root, id)
+func recordedSigning(st session.Store, id, def string) string {
+	s, err := session.Open(st, id)
 	if err != nil || s.Meta.CommitSigning == "" {
 		return def
 	}

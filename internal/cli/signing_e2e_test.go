@@ -243,7 +243,7 @@ func TestCommitSigningAPINeedsGitHub(t *testing.T) {
 	if _, _, code := f.planex("-y", "--commit-signing", "gpg", "bad mode"); code != 2 {
 		t.Errorf("--commit-signing gpg: exit %d, want 2", code)
 	}
-	if _, err := os.Stat(filepath.Join(f.repo, ".workflow")); err == nil {
+	if _, err := os.Stat(filepath.Join(f.repo, ".git", "planex", "sessions")); err == nil {
 		t.Error("a session was started")
 	}
 }

@@ -23,8 +23,12 @@ func newStatusCmd(stdio IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			store := session.StoreFor(repo.Root, repo.CommonDir)
+			if note := store.LegacyNote(); note != "" {
+				fmt.Fprintln(stdio.Err, note)
+			}
 			if list {
-				ids, err := session.List(repo.Root)
+				ids, err := session.List(store)
 				if err != nil {
 					return err
 				}
@@ -37,7 +41,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 			if len(args) == 1 {
 				id = args[0]
 			}
-			s, err := session.Open(repo.Root, id)
+			s, err := session.Open(store, id)
 			if err != nil {
 				return err
 			}
@@ -58,6 +62,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 				}
 			}
 			fmt.Fprint(stdio.Out, render.Status(s.Meta, explore, tasks, have))
+			fmt.Fprintf(stdio.Out, "folder   %s\n", s.Path)
 			return nil
 		},
 	}

@@ -122,7 +122,7 @@ var ErrNotApproved = errors.New("the plan is not approved")
 // of the given hash (any, when empty), and whose tasks.csv is still that
 // plan.
 func (e *Engine) openApproved(id, hash string) (*session.Session, *session.Approval, error) {
-	s, err := session.Open(e.repo.Root, id)
+	s, err := session.Open(e.sessions(), id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,7 +168,7 @@ func (e *Engine) ApprovePlan(ctx context.Context, id, hash string, who Approver)
 }
 
 func (e *Engine) approvePlan(id, hash string, who Approver) (*session.Session, error) {
-	s, err := session.Open(e.repo.Root, id)
+	s, err := session.Open(e.sessions(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (e *Engine) approvePlan(id, hash string, who Approver) (*session.Session, e
 // PlanMatches checks, approving nothing, that a session's tasks are the
 // plan with hash.
 func (e *Engine) PlanMatches(id, hash string) error {
-	s, err := session.Open(e.repo.Root, id)
+	s, err := session.Open(e.sessions(), id)
 	if err != nil {
 		return err
 	}

@@ -142,7 +142,7 @@ func TestChangeDuringRunStopsBeforeTheNextTask(t *testing.T) {
 
 	// The approval names who and how; a remembered -y does not approve
 	// the change on --continue.
-	again, err := session.Open(repo.Root, sess.Meta.ID)
+	again, err := session.Open(session.StoreFor(repo.Root, repo.CommonDir), sess.Meta.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestTamperedApprovalRecordIsRefused(t *testing.T) {
 	if err := e.ApprovePlan(context.Background(), s.Meta.ID, plan.Hash(twoTasks()), Approver{By: "m", How: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	s, _ = session.Open(repo.Root, s.Meta.ID)
+	s, _ = session.Open(session.StoreFor(repo.Root, repo.CommonDir), s.Meta.ID)
 	editTask(t, s, "T2", func(x *plan.Task) { x.ExecutionDirectives = "touch pwned" })
 	s.Meta.Approval.Tasks[1].ExecutionDirectives = "touch pwned"
 	if err := s.SaveMeta(); err != nil {
@@ -228,13 +228,13 @@ func TestRetryAndResumeNeverApprove(t *testing.T) {
 	}
 	// The user edits the plan at the gate, then continues: that approves
 	// the edited plan, as the user made it.
-	s, _ := session.Open(repo.Root, id)
+	s, _ := session.Open(session.StoreFor(repo.Root, repo.CommonDir), id)
 	editTask(t, s, "T1", func(x *plan.Task) { x.Status = plan.StatusPending; x.Title = "one, renamed" })
 	out, err = newTestEngine(t, repo, log.agent(), false).Continue(context.Background(), id)
 	if err != nil || out.Counts.Completed != 2 {
 		t.Fatalf("continue at the gate: %+v %v", out, err)
 	}
-	s, _ = session.Open(repo.Root, id)
+	s, _ = session.Open(session.StoreFor(repo.Root, repo.CommonDir), id)
 	if ap := s.Meta.Approval; ap == nil || ap.How != "--continue at the gate" || ap.Tasks[0].Title != "one, renamed" {
 		t.Errorf("approval = %+v", ap)
 	}
@@ -249,7 +249,7 @@ func TestContinueKeepsCommitSigning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := session.Create(repo.Root, session.Meta{ID: "signed", Branch: "planex/signed", Base: base, Requirement: "x", CommitSigning: "api"})
+	s, err := session.Create(session.StoreFor(repo.Root, repo.CommonDir), session.Meta{ID: "signed", Branch: "planex/signed", Base: base, Requirement: "x", CommitSigning: "api"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,5 +263,30 @@ func TestContinueKeepsCommitSigning(t *testing.T) {
 	}
 	if tip, err := repo.ResolveBranch(context.Background(), "planex/signed"); err != nil || tip != "" {
 		t.Errorf("the refused continue made the run branch (%q, %v)", tip, err)
+	}
+}
+
+// TestApprovedDirectivesOnly: with the option, a task without directives
+// runs none; without it, the repository's test command.
+func TestApprovedDirectivesOnly(t *testing.T) {
+	t.Parallel()
+	repo := testRepo(t)
+	rc := &RepoContext{Summary: "Go", TestCommand: "make test"}
+	for only, want := range map[bool]string{false: "make test", true: ""} {
+		e := newTestEngine(t, repo, nil, true)
+		e.o.ApprovedDirectivesOnly = only
+		for _, task := range []plan.Task{{ID: "T1"}, {ID: "T2", ExecutionDirectives: "go vet ./..."}} {
+			job, err := e.taskJob(&session.Session{}, taskInputs{rc: rc}, []plan.Task{task}, task, "HEAD")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := want
+			if task.ExecutionDirectives != "" {
+				w = task.ExecutionDirectives
+			}
+			if job.Directives != w {
+				t.Errorf("only=%v %s: directives %q, want %q", only, task.ID, job.Directives, w)
+			}
+		}
 	}
 }

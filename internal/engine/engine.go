@@ -68,9 +68,14 @@ type Options struct {
 	Contain agent.Containment
 	Budget  Budget
 	Mapper  Mapper
-	Out     io.Writer // progress for humans; nil discards
-	Log     *slog.Logger
-	Now     func() time.Time
+	// ApprovedDirectivesOnly runs each task's execution directives as
+	// approved and nothing else: a task without any runs none, instead of
+	// the repository's test command (an unattended CI fix runs only the
+	// workflow file's command).
+	ApprovedDirectivesOnly bool
+	Out                    io.Writer // progress for humans; nil discards
+	Log                    *slog.Logger
+	Now                    func() time.Time
 	// AutoAngles passes the angles gate without asking (the Action's plan
 	// comment is its only gate).
 	AutoAngles bool
@@ -162,6 +167,12 @@ func New(repo *gitrepo.Repo, o Options) (*Engine, error) {
 	return e, nil
 }
 
+// sessions is where the repository's sessions live: in its git common
+// directory, never in the work tree.
+func (e *Engine) sessions() session.Store {
+	return session.StoreFor(e.repo.Root, e.repo.CommonDir)
+}
+
 // Request starts a session.
 type Request struct {
 	Requirement string
@@ -240,7 +251,7 @@ func (e *Engine) runLocked(ctx context.Context, s *session.Session, mode runMode
 	defer release()
 	if e.o.LockSessions {
 		// Read it again under the lock: a holder may have changed it.
-		if s, err = session.Open(e.repo.Root, s.Meta.ID); err != nil {
+		if s, err = session.Open(e.sessions(), s.Meta.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -275,9 +286,6 @@ func (e *Engine) newSession(ctx context.Context, req Request) (*session.Session,
 		fmt.Fprintf(e.o.Out, "note: %s in your working tree %s left alone and not part of the run (it starts from %s)\n",
 			plural.Count(len(dirty), "uncommitted change", "uncommitted changes"), plural.Word(len(dirty), "is", "are"), abbrev.SHA(head))
 	}
-	if err := e.repo.Exclude("/" + session.Dir + "/"); err != nil {
-		e.o.Log.Warn("could not exclude the session folder from git status", "err", err)
-	}
 	now := e.o.Now().UTC()
 	idSource := req.Requirement
 	if idSource == "" {
@@ -287,7 +295,7 @@ func (e *Engine) newSession(ctx context.Context, req Request) (*session.Session,
 	if id == "" {
 		id = session.NewID(abbrev.FirstLine(idSource), now)
 	}
-	s, err := session.Create(e.repo.Root, session.Meta{
+	s, err := session.Create(e.sessions(), session.Meta{
 		ID: id, Branch: req.Branch, Requirement: req.Requirement, Source: req.Source,
 		Created: now, Base: head, BaseBranch: e.repo.CurrentBranch(ctx),
 		Summary: req.Summary, Approach: req.Approach, Imported: len(req.Imported) > 0,
@@ -344,7 +352,7 @@ func PresetAngles(requirement string, n int) (kind string, angles []string) {
 // Continue resumes a session (the newest when id is empty). Continuing a
 // session that waits at a gate approves that gate.
 func (e *Engine) Continue(ctx context.Context, id string) (*Outcome, error) {
-	s, err := session.Open(e.repo.Root, id)
+	s, err := session.Open(e.sessions(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +392,7 @@ var ErrPlanChanged = errors.New("the plan changed")
 // Replan throws the session's tasks away and plans again with feedback;
 // the new plan waits at the tasks gate.
 func (e *Engine) Replan(ctx context.Context, id, feedback string) (*Outcome, error) {
-	s, err := session.Open(e.repo.Root, id)
+	s, err := session.Open(e.sessions(), id)
 	if err != nil {
 		return nil, err
 	}

@@ -176,7 +176,7 @@ func TestResumedRunGivesTheSameBranch(t *testing.T) {
 	if _, err := newConcurrentEngine(t, repo, g.agent()).Start(ctx, Request{Requirement: "chain", Imported: issuePlan()}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: %v", err)
 	}
-	s, err := session.Open(repo.Root, "")
+	s, err := session.Open(session.StoreFor(repo.Root, repo.CommonDir), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func TestInterruptKeepsACompletedTask(t *testing.T) {
 	if _, err := e.Start(ctx, Request{Requirement: "two files", Imported: tasks}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("run error = %v", err)
 	}
-	s, err := session.Open(repo.Root, "")
+	s, err := session.Open(session.StoreFor(repo.Root, repo.CommonDir), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func TestPipelineGates(t *testing.T) {
 			if got := p.ran(); got != c.wantSteps {
 				t.Errorf("steps = %s, want %s", got, c.wantSteps)
 			}
-			s, _ := session.Open(repo.Root, out.Session.Meta.ID)
+			s, _ := session.Open(session.StoreFor(repo.Root, repo.CommonDir), out.Session.Meta.ID)
 			if c.wantStage == StageDone {
 				if s.Meta.Approval == nil || s.Meta.Approval.How != c.wantHow || out.Counts.Completed != 2 {
 					t.Errorf("approval %+v, counts %+v", s.Meta.Approval, out.Counts)
@@ -298,7 +298,7 @@ func TestMatrixModeMatchesSingleProcess(t *testing.T) {
 	if err != nil || res.Stage != StageDone || res.Counts.Completed != 2 {
 		t.Fatalf("conclude: %+v %v", res, err)
 	}
-	s, _ := session.Open(repo.Root, id)
+	s, _ := session.Open(session.StoreFor(repo.Root, repo.CommonDir), id)
 	if got := branchTasks(t, repo, s); got != "T1 T2" {
 		t.Errorf("commits = %s", got)
 	}

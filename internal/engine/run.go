@@ -151,7 +151,7 @@ func (e *Engine) taskInputs(ctx context.Context, s *session.Session, rc *RepoCon
 // task's own, or the repository's test command).
 func (e *Engine) taskJob(s *session.Session, in taskInputs, tasks []plan.Task, t plan.Task, base string) (execute.Job, error) {
 	directives := t.ExecutionDirectives
-	if strings.TrimSpace(directives) == "" && in.rc != nil {
+	if strings.TrimSpace(directives) == "" && in.rc != nil && !e.o.ApprovedDirectivesOnly {
 		directives = in.rc.TestCommand
 	}
 	c := in.common

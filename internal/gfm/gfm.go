@@ -2,8 +2,9 @@
 // parses comments with a CommonMark/GFM parser (goldmark) and knows which
 // parts of the source a reader never sees: HTML comments, link reference
 // definitions, raw HTML tags and the content of elements GitHub drops
-// (<script>, <style>, …), and invisible Unicode (zero-width, bidi
-// controls, the tag block, variation selectors). Text people wrote on
+// (<script>, <style>, …), image alt texts, link titles, math that draws
+// itself invisible ($\color{white}…$, \phantom, …), and invisible Unicode
+// (zero-width, bidi controls, the tag block, variation selectors). Text people wrote on
 // GitHub reaches agents only through Visible, so what an agent is asked to
 // do is what the approver could read.
 //
@@ -57,7 +58,7 @@ func Parse(s string) *Doc {
 	md := goldmark.New(goldmark.WithParser(p), goldmark.WithExtensions(extension.GFM))
 	root := md.Parser().Parse(text.NewReader(src))
 	d := &Doc{Source: src, Root: root}
-	d.hidden = merge(append(refs.removed, hiddenHTML(src, root)...))
+	d.hidden = merge(append(append(refs.removed, hiddenHTML(src, root)...), hiddenInline(src, root)...))
 	return d
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 
 	"github.com/google/go-github/v60/github"
 )
@@ -36,14 +37,33 @@ type RunFilter struct {
 // that match f (one page of up to 30, newest first). It needs the
 // token's `actions: read`.
 func (c *Client) ListWorkflowRuns(ctx context.Context, owner, repo string, f RunFilter) ([]WorkflowRun, error) {
-	runs, _, err := c.gh.Actions.ListRepositoryWorkflowRuns(ctx, owner, repo, &github.ListWorkflowRunsOptions{
-		Branch: f.Branch, HeadSHA: f.HeadSHA, Status: f.Status, ListOptions: github.ListOptions{PerPage: 30}})
+	q := url.Values{"per_page": {"30"}}
+	for k, v := range map[string]string{"branch": f.Branch, "head_sha": f.HeadSHA, "status": f.Status} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	what := fmt.Sprintf("listing workflow runs of %s/%s", owner, repo)
+	req, err := c.gh.NewRequest("GET", fmt.Sprintf("repos/%s/%s/actions/runs?%s", url.PathEscape(owner), url.PathEscape(repo), q.Encode()), nil)
 	if err != nil {
-		return nil, classify(fmt.Sprintf("listing workflow runs of %s/%s", owner, repo), "actions: read", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	// go-github's WorkflowRun has no path (the workflow file); the
+	// response does.
+	var runs struct {
+		WorkflowRuns []struct {
+			github.WorkflowRun
+			Path string `json:"path"`
+		} `json:"workflow_runs"`
+	}
+	if _, err := c.gh.Do(ctx, req, &runs); err != nil {
+		return nil, classify(what, "actions: read", err)
 	}
 	out := make([]WorkflowRun, 0, len(runs.WorkflowRuns))
 	for _, run := range runs.WorkflowRuns {
-		out = append(out, workflowRun(run))
+		w := workflowRun(&run.WorkflowRun)
+		w.Path = run.Path
+		out = append(out, w)
 	}
 	return out, nil
 }

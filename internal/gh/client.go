@@ -736,6 +736,7 @@ type WorkflowRun struct {
 	Conclusion string
 	// The rest is filled by ListWorkflowRuns (see actions.go).
 	Name, Event, HTMLURL string
+	Path                 string // the workflow file, .github/workflows/…
 	HeadBranch, HeadSHA  string
 	HeadRepo             string // "owner/name"
 	HeadFork             bool

@@ -26,19 +26,30 @@ type parsed struct {
 }
 
 func parseFile(lang, p string, data []byte) parsed {
+	var out parsed
 	switch lang {
 	case LangGo:
-		return parseGo(data)
+		out = parseGo(data)
 	case LangPython:
-		return parsePython(data)
+		out = parsePython(data)
 	case LangJavaScript, LangTypeScript:
-		return parseJS(data)
+		out = parseJS(data)
 	case LangJava:
-		return parseJava(data)
+		out = parseJava(data)
 	case LangRust:
-		return parseRust(data)
+		out = parseRust(data)
 	}
-	return parsed{}
+	// Names and import paths are cut out of the raw bytes: one cut inside
+	// a multi-byte character, or a Go identifier of bytes that are not
+	// UTF-8 (both found by FuzzParseFile), must not carry invalid UTF-8
+	// into the map and its JSON cache.
+	for i, imp := range out.imports {
+		out.imports[i] = validUTF8(imp)
+	}
+	for i := range out.symbols {
+		out.symbols[i].Name, out.symbols[i].Parent = validUTF8(out.symbols[i].Name), validUTF8(out.symbols[i].Parent)
+	}
+	return out
 }
 
 // eachLine calls fn with each line (without the newline) and its 1-based number.

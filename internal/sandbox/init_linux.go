@@ -107,7 +107,7 @@ func buildRoot(c config) error {
 	if err := minimalDev(r); err != nil {
 		return err
 	}
-	sealLater, err := coverPlaces(r, c.Hide, c.Mask)
+	sealLater, err := coverPlaces(r, c.Hide)
 	if err != nil {
 		return err
 	}
@@ -117,6 +117,13 @@ func buildRoot(c config) error {
 	if err := bindWritable(r, c.Writable); err != nil {
 		return err
 	}
+	// Masks come last, so a read-only bind (the repository's git
+	// directory) cannot uncover one (its planex folder).
+	masked, err := maskPlaces(r, c.Mask)
+	if err != nil {
+		return err
+	}
+	sealLater = append(sealLater, masked...)
 	seal := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	for _, d := range sealLater {
 		if err := unix.MountSetattr(-1, d, 0, &seal); err != nil {
@@ -148,9 +155,9 @@ func bindHostReadOnly(r string) error {
 }
 
 // coverPlaces mounts fresh /tmp, /var/tmp and /dev/shm under r and covers
-// the hidden and masked paths. It returns the covers to seal read-only
+// the hidden paths. It returns the covers to seal read-only
 // once the binds below them exist: until then they stay writable.
-func coverPlaces(r string, hide, masked []string) (sealLater []string, err error) {
+func coverPlaces(r string, hide []string) (sealLater []string, err error) {
 	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
 		if isDir(filepath.Join(r, d)) {
 			if err := tmpfs(filepath.Join(r, d), "1777", 0); err != nil {
@@ -166,6 +173,12 @@ func coverPlaces(r string, hide, masked []string) (sealLater []string, err error
 			sealLater = append(sealLater, filepath.Join(r, d))
 		}
 	}
+	return sealLater, nil
+}
+
+// maskPlaces covers the masked paths under r, returning the covers to
+// seal read-only.
+func maskPlaces(r string, masked []string) (sealLater []string, err error) {
 	for _, m := range masked {
 		sealed, err := mask(filepath.Join(r, m))
 		if err != nil {

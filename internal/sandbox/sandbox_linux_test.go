@@ -92,9 +92,18 @@ func TestContainment(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".git-credentials"), []byte(secret), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A folder masked below a read-only one (the session store in the git
+	// directory) stays masked although the read-only bind comes after.
+	concealed := filepath.Join(readonly, "planex")
+	if err := os.MkdirAll(concealed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(concealed, "key"), []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	hostTmpMarker := filepath.Join(os.TempDir(), "planex-sandbox-test-marker")
 	os.Remove(hostTmpMarker)
-	p := Policy{Writable: []string{work}, ReadOnly: []string{readonly}, Hide: []string{home}}
+	p := Policy{Writable: []string{work}, ReadOnly: []string{readonly}, Hide: []string{home}, Mask: []string{concealed}}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}
 
 	rows := []struct {
@@ -117,6 +126,17 @@ func TestContainment(t *testing.T) {
 		{"cannot read hidden home", `ls -A ` + home + `; cat ` + home + `/.git-credentials`, func(t *testing.T, out string, err error) {
 			if strings.Contains(out, secret) || strings.Contains(out, ".git-credentials\n") {
 				t.Errorf("hidden home readable: %q", out)
+			}
+		}},
+		{"cannot read or write a masked folder below a read-only one", `ls -A ` + concealed + `; cat ` + concealed + `/key; echo forged > ` + concealed + `/key; echo x > ` + concealed + `/new`, func(t *testing.T, out string, err error) {
+			if strings.Contains(out, secret) || strings.Contains(out, "key\n") {
+				t.Errorf("masked folder readable: %q", out)
+			}
+			if b, _ := os.ReadFile(filepath.Join(concealed, "key")); string(b) != secret {
+				t.Errorf("masked key changed to %q", b)
+			}
+			if _, err := os.Stat(filepath.Join(concealed, "new")); err == nil {
+				t.Error("created a file in a masked folder")
 			}
 		}},
 		{"cannot edit read-only files", `echo tampered > ` + readonly + `/plan.csv; echo x > ` + readonly + `/new`, func(t *testing.T, out string, err error) {

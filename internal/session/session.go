@@ -1,26 +1,26 @@
-// Package session owns a run's folder, .workflow/.lite-plan/{id}/: the
-// CSVs (the source of truth), the discovery board, the report and a small
-// session.json with what the CSVs do not hold. Every write is atomic.
+// Package session owns a run's folder, <git common dir>/planex/sessions/{id}/:
+// the CSVs (the source of truth), the discovery board, the report and a
+// small session.json with what the CSVs do not hold, sealed with a key
+// that never leaves the machine (see Store). Every write is atomic.
 package session
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/safefile"
 	"github.com/planexhq/planex/internal/usage"
 )
-
-// Dir is the sessions folder, relative to the repository root.
-const Dir = ".workflow/.lite-plan"
 
 // File names inside a session folder.
 const (
@@ -76,12 +76,16 @@ type Meta struct {
 	Usage map[string]usage.Usage `json:"usage,omitempty"`
 	// Finished is set once the report has been written.
 	Finished time.Time `json:"finished,omitempty"`
+	// Seal is the HMAC of the rest under the repository's session key
+	// (Store): a session.json planex did not write here seals nothing.
+	Seal string `json:"seal,omitempty"`
 }
 
 // Session is an open session folder.
 type Session struct {
 	Path string // absolute folder
 	Meta Meta
+	key  []byte
 }
 
 var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
@@ -99,16 +103,22 @@ func NewID(requirement string, now time.Time) string {
 	return slug + "-" + now.Format("2006-01-02")
 }
 
-// Create makes a new session folder under root, adding a numeric suffix
-// when the id is taken.
-func Create(root string, meta Meta) (*Session, error) {
-	base := filepath.Join(root, Dir)
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", base, err)
+// Create makes a new session folder in st, adding a numeric suffix when
+// the id is taken.
+func Create(st Store, meta Meta) (*Session, error) {
+	key, err := st.key(true)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.ensure(); err != nil {
+		return nil, err
 	}
 	id := meta.ID
+	if !validID(id) {
+		return nil, fmt.Errorf("session id %q is not a folder name", id)
+	}
 	for n := 2; ; n++ {
-		err := os.Mkdir(filepath.Join(base, id), 0o755)
+		err := os.Mkdir(filepath.Join(st.Dir, id), 0o700)
 		if err == nil {
 			break
 		}
@@ -121,33 +131,61 @@ func Create(root string, meta Meta) (*Session, error) {
 	if meta.Branch == "" {
 		meta.Branch = "planex/" + id
 	}
-	s := &Session{Path: filepath.Join(base, id), Meta: meta}
+	s := &Session{Path: filepath.Join(st.Dir, id), Meta: meta, key: key}
 	if err := s.SaveMeta(); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// Open loads a session by id, or the newest one when id is empty.
-func Open(root, id string) (*Session, error) {
-	base := filepath.Join(root, Dir)
+func validID(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, "/\\\x00")
+}
+
+// Open loads a session of st by id, or the newest one when id is empty.
+// It refuses (ErrUntrusted) a session reached through a symlink, one whose
+// session.json this machine did not seal, and one found only in the work
+// tree's old .workflow/.lite-plan folder.
+func Open(st Store, id string) (*Session, error) {
 	if id == "" {
-		ids, err := List(root)
+		ids, err := List(st)
 		if err != nil {
 			return nil, err
 		}
 		if len(ids) == 0 {
-			return nil, fmt.Errorf("no planex session in %s; start one with: planex \"<requirement>\"", base)
+			if len(st.legacyIDs()) > 0 {
+				return nil, st.legacyError("")
+			}
+			return nil, fmt.Errorf("no planex session in %s; start one with: planex \"<requirement>\"", st.Dir)
 		}
 		id = ids[len(ids)-1]
 	}
-	if strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+	if !validID(id) {
 		return nil, fmt.Errorf("session id %q is not a folder name", id)
 	}
-	s := &Session{Path: filepath.Join(base, id)}
-	b, err := os.ReadFile(s.File(MetaFile))
+	s := &Session{Path: filepath.Join(st.Dir, id)}
+	if _, err := os.Lstat(s.Path); errors.Is(err, os.ErrNotExist) {
+		if _, lerr := os.Lstat(filepath.Join(st.Legacy, id)); lerr == nil {
+			return nil, st.legacyError(id)
+		}
+		return nil, fmt.Errorf("no session %q in %s", id, st.Dir)
+	}
+	for _, d := range []string{st.private, st.Dir, s.Path} {
+		if err := ownDir(d); err != nil {
+			return nil, err
+		}
+	}
+	key, err := st.key(false)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &UntrustedError{Path: s.Path, Reason: "this repository has no session key (" + st.keyPath + "), so planex made no session here"}
+		}
+		return nil, err
+	}
+	s.key = key
+	b, err := readMeta(s.File(MetaFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no session %q in %s", id, base)
+		return nil, fmt.Errorf("no session %q in %s", id, st.Dir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading session %s: %w", id, err)
@@ -155,13 +193,66 @@ func Open(root, id string) (*Session, error) {
 	if err := json.Unmarshal(b, &s.Meta); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.File(MetaFile), err)
 	}
+	if err := s.verify(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
-// List returns session ids, oldest first.
-func List(root string) ([]string, error) {
-	base := filepath.Join(root, Dir)
-	ents, err := os.ReadDir(base)
+// Adopt seals the session.json of folder id in st with this machine's
+// key, whoever wrote it. Only the Action calls it, for the session it
+// restores from its own state ref, whose approval it checks against
+// GitHub before anything runs (docs/security.md).
+func Adopt(st Store, id string) error {
+	key, err := st.key(true)
+	if err != nil {
+		return err
+	}
+	if !validID(id) {
+		return fmt.Errorf("session id %q is not a folder name", id)
+	}
+	s := &Session{Path: filepath.Join(st.Dir, id), key: key}
+	for _, d := range []string{st.private, st.Dir, s.Path} {
+		if err := ownDir(d); err != nil {
+			return err
+		}
+	}
+	b, err := readMeta(s.File(MetaFile))
+	if err != nil {
+		return fmt.Errorf("reading session %s: %w", id, err)
+	}
+	if err := json.Unmarshal(b, &s.Meta); err != nil {
+		return fmt.Errorf("%s: %w", s.File(MetaFile), err)
+	}
+	return s.SaveMeta()
+}
+
+// maxMeta bounds the session.json planex reads.
+const maxMeta = 8 << 20
+
+// readMeta reads a session.json that is a regular file, not a link.
+func readMeta(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, &UntrustedError{Path: path, Reason: "it is a symlink"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, &UntrustedError{Path: path, Reason: "it is not a regular file"}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxMeta+1))
+	if err == nil && len(b) > maxMeta {
+		err = fmt.Errorf("%s is larger than %d bytes", path, maxMeta)
+	}
+	return b, err
+}
+
+// List returns the ids of st's sessions, oldest first.
+func List(st Store) ([]string, error) {
+	ents, err := os.ReadDir(st.Dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -177,7 +268,7 @@ func List(root string) ([]string, error) {
 		if !e.IsDir() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(base, e.Name(), MetaFile))
+		b, err := readMeta(filepath.Join(st.Dir, e.Name(), MetaFile))
 		if err != nil {
 			continue
 		}
@@ -211,11 +302,19 @@ func (s *Session) Exists(name string) bool {
 
 // SaveMeta writes session.json atomically.
 func (s *Session) SaveMeta() error {
+	if s.key == nil {
+		return fmt.Errorf("session %s: session.json is written only through Create or Open", s.Meta.ID)
+	}
+	sl, err := seal(s.key, filepath.Base(s.Path), s.Meta)
+	if err != nil {
+		return err
+	}
+	s.Meta.Seal = sl
 	b, err := json.MarshalIndent(s.Meta, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding session: %w", err)
 	}
-	return safefile.Write(s.File(MetaFile), append(b, '\n'), 0o644)
+	return safefile.Write(s.File(MetaFile), append(b, '\n'), 0o600)
 }
 
 // AddUsage records a step's usage under key.

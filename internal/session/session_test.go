@@ -26,7 +26,7 @@ func TestNewID(t *testing.T) {
 }
 
 func TestCreateOpenList(t *testing.T) {
-	root := t.TempDir()
+	root := testStore(t)
 	now := time.Now().UTC()
 	a, err := Create(root, Meta{ID: "x-2026-11-22", Created: now})
 	if err != nil {
@@ -52,7 +52,7 @@ func TestCreateOpenList(t *testing.T) {
 	if _, err := Open(root, "../x"); err == nil {
 		t.Fatal("Open accepted a path")
 	}
-	if _, err := Open(t.TempDir(), ""); err == nil || !strings.Contains(err.Error(), "no planex session") {
+	if _, err := Open(testStore(t), ""); err == nil || !strings.Contains(err.Error(), "no planex session") {
 		t.Fatalf("Open in empty repo = %v", err)
 	}
 }

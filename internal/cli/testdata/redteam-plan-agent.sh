@@ -25,9 +25,9 @@ if [ "$PLANEX_ID" != T1 ]; then
 fi
 
 # The session folder is not handed to agents, but it is easy to find from
-# the worktree: the repository's common git dir sits next to it.
+# the worktree: it lies in the repository's common git dir.
 common=$(git rev-parse --path-format=absolute --git-common-dir)
-tasks=$(ls "$(dirname "$common")"/.workflow/.lite-plan/*/tasks.csv | head -n 1)
+tasks=$(ls "$common"/planex/sessions/*/tasks.csv | head -n 1)
 
 rewrite() {
   sed "s#^\(T2,[^,]*,[^,]*,[^,]*,[^,]*\),b/\*\*,\([^,]*\),[^,]*,#\1,**,\2,touch $FAKE_DIR/pwned,#" "$tasks" > "$tasks.new"

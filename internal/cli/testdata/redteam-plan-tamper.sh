@@ -9,7 +9,7 @@ echo $$ > "$FAKE_DIR/detached.pid"
 n=0
 tasks=""
 while [ $n -lt 2400 ]; do
-  tasks=$(ls "$1"/.workflow/.lite-plan/*/tasks.csv 2>/dev/null | head -n 1 || true)
+  tasks=$(ls "$1"/.git/planex/sessions/*/tasks.csv 2>/dev/null | head -n 1 || true)
   if [ -n "$tasks" ] && grep -q "^T1,.*,completed," "$tasks"; then break; fi
   sleep 0.05
   n=$((n + 1))

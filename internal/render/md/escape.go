@@ -11,7 +11,8 @@
 // follows nor forge one of planex's markers), cannot start a block of
 // its own (heading, list, quote, fence, table, math), cannot leave its
 // table cell, code span or code block, cannot make links or images,
-// cannot mention a user or reference an issue, and cannot begin a line
+// cannot mention a user or reference an issue (nor close one), cannot
+// make a bare URL GitHub links (http://, https://, www.), and cannot begin a line
 // with something that looks like a `/command`. Ordinary text still
 // reads as written once rendered: backslash escapes and entities do not
 // show, and code spans the author wrote stay code spans.
@@ -227,6 +228,19 @@ func escapeRune(b *strings.Builder, r, prev, next rune) {
 		}
 	case '@', '#', '-':
 		escapeReference(b, r, prev, next)
+	case ':':
+		// http:// and https:// start a bare URL GitHub links (and an
+		// issue's URL after "fixes" closes it).
+		b.WriteRune(r)
+		if low := strings.ToLower(tail(b.String(), 6)); next == '/' && (strings.HasSuffix(low, "http:") || strings.HasSuffix(low, "https:")) {
+			b.WriteString(zwj)
+		}
+	case '.':
+		// So does "www.".
+		if strings.EqualFold(tail(b.String(), 3), "www") {
+			b.WriteString(zwj)
+		}
+		b.WriteRune(r)
 	default:
 		b.WriteRune(r)
 	}
@@ -447,6 +461,9 @@ func endsWithGH(s string) bool {
 	c := s[len(s)-3]
 	return !isAlnum(c) && c != '_'
 }
+
+// tail is the last n bytes of s (all of it when shorter).
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 

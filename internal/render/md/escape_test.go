@@ -2,6 +2,7 @@ package md
 
 import (
 	"bytes"
+	"github.com/planexhq/planex/internal/render/md/mdtest"
 	"regexp"
 	"strings"
 	"testing"
@@ -550,6 +551,45 @@ func TestCellsSplitLikeCmarkGFM(t *testing.T) {
 			if n := cmarkCells("| " + cell + " |"); n != 1 {
 				t.Errorf("%s(%q) = %q is %d cells for cmark-gfm", name, s, cell, n)
 			}
+		}
+	}
+}
+
+// TestBareURLsAndClosingReferencesAreNeutral: agent text that names an
+// issue by URL or by owner/repo#N, after a closing keyword or not, links
+// nothing and closes nothing, and reads as written.
+func TestBareURLsAndClosingReferencesAreNeutral(t *testing.T) {
+	t.Parallel()
+	cases := []string{
+		"Fixes https://github.com/octo/demo/issues/12",
+		"closes HTTP://github.com/octo/demo/pull/3 and resolves www.github.com/octo/demo/issues/4",
+		"Closes octo/demo#12, fixes octo/other#7",
+		"see https://evil.example/x?a=b#frag (and http://localhost:8080/)",
+		"mail ops@example.com or visit WWW.example.com.",
+		"`https://in.code/span` stays code, outside https://is.neutral",
+	}
+	for _, in := range cases {
+		out := Text(in)
+		doc, err := mdtest.Parse(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if probs := doc.Problems(mdtest.Rules{}); len(probs) > 0 {
+			t.Errorf("Text(%q) = %q: %v", in, out, probs)
+		}
+		if got := strings.ReplaceAll(strings.Join(doc.Paragraphs(), "\n"), zwj, ""); got != strings.ReplaceAll(in, "`", "") {
+			t.Errorf("Text(%q) reads %q", in, got)
+		}
+	}
+	for in, want := range map[string]string{
+		"https://x.example": "https:" + zwj + "//x.example",
+		"www.x.example":     "www" + zwj + ".x.example",
+		"awww.x":            "awww" + zwj + ".x",
+		"xhttps://y":        "xhttps:" + zwj + "//y",
+		"ratio 3:2/4":       "ratio 3:2/4",
+	} {
+		if got := Text(in); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -2,8 +2,8 @@
 # new task T9 gets a directive that drops a marker, and a detached helper
 # tries again after the step has ended.
 set +e # an attacker keeps going when a step is refused
-root=$(cd "$(git rev-parse --git-common-dir)/.." && pwd)
-csv=$(ls "$root"/.workflow/.lite-plan/*/tasks.csv)
+common=$(cd "$(git rev-parse --git-common-dir)" && pwd)
+csv=$(ls "$common"/planex/sessions/*/tasks.csv)
 mkdir -p a
 {
   sed -i 's|b/\*\*|**|' "$csv"

@@ -64,8 +64,10 @@ type Rules struct {
 var (
 	// As GitHub's filters find them: after the start or a non-word
 	// character.
-	mentionRe  = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])(@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][A-Za-z0-9-]*)?)`)
-	issueRefRe = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])((?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?(?:#|GH-|gh-)[0-9]+)`)
+	mentionRe = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])(@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9][A-Za-z0-9-]*)?)`)
+	// owner/repo#N and #N; GH-N only on its own (GitHub has no
+	// owner/repo GH-N form).
+	issueRefRe = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])((?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)?#[0-9]+|(?:GH|gh)-[0-9]+)`)
 )
 
 // Problems lists what the document does that planex did not mean to:

@@ -1,0 +1,27 @@
+#!/bin/sh
+# Fuzzes every native Go fuzz target (func FuzzX in internal/**/*_test.go)
+# for a set time each, one after the other. A failing input is written to
+# the package's testdata/fuzz/FuzzX/ by go test: commit it with the fix, so
+# it stays a seed that every `go test` runs.
+#
+#   scripts/fuzz.sh [SECONDS] [PATTERN]
+#
+# SECONDS per target (default 60); PATTERN picks targets by name (a grep -E
+# pattern, default all). CI runs `scripts/fuzz.sh 3`.
+set -eu
+secs=${1:-60}
+pattern=${2:-.}
+cd "$(dirname "$0")/.."
+failed=0
+for file in $(grep -rl --include='*_test.go' '^func Fuzz' internal | sort); do
+  pkg=./$(dirname "$file")
+  for target in $(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$file"); do
+    echo "$target" | grep -Eq "$pattern" || continue
+    echo "== $pkg $target (${secs}s)"
+    if ! go test "$pkg" -run '^$' -fuzz "^$target\$" -fuzztime "${secs}s" -parallel "${FUZZ_PARALLEL:-2}"; then
+      echo "FAIL: $pkg $target (the failing input is in $pkg/testdata/fuzz/$target/)"
+      failed=1
+    fi
+  done
+done
+exit $failed
