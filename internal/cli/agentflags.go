@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/agent/command"
 	"github.com/planexhq/planex/internal/agent/mcp"
 	"github.com/planexhq/planex/internal/agent/registry"
@@ -104,7 +106,7 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 }
 
 // build selects the agent from the flags and environment.
-func (a *agentFlags) build(getenv func(string) string, contain agent.Containment) (agent.Agent, error) {
+func (a *agentFlags) build(getenv func(string) string, contain agent.Containment, log *slog.Logger) (agent.Agent, error) {
 	cmd := a.command
 	if cmd == "" {
 		cmd = getenv("PLANEX_AGENT_CMD")
@@ -134,7 +136,7 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 	return registry.New(name, registry.Options{
 		Model: a.model, BaseURL: a.baseURL, APIKeyEnv: a.apiKeyEnv, Command: cmd, Contain: contain,
 		MaxTurns: a.maxTurns, MaxOutputTokens: a.maxOut, PricePerMTokIn: a.priceIn, PricePerMTokOut: a.priceOut,
-		Getenv: getenv, MCP: servers,
+		Getenv: getenv, MCP: servers, Logger: log,
 	})
 }
 
@@ -143,4 +145,26 @@ func (a *agentFlags) mcpLabel() string {
 		return a.mcpInput
 	}
 	return "planex: --mcp-config"
+}
+
+// checkPrice refuses a cost budget that cannot hold: with --max-cost-usd
+// set, a named agent whose model has no price in planex's table (and no
+// --price-in/--price-out) would count every step as $0 and never stop.
+// It runs before any model call. A command agent reports its own cost.
+func (a *agentFlags) checkPrice(maxCost float64, getenv func(string) string, how string) error {
+	name := a.name
+	if name == "" {
+		name = getenv("PLANEX_AGENT")
+	}
+	if maxCost <= 0 || name == "" || name == "command" || a.priceIn > 0 || a.priceOut > 0 {
+		return nil
+	}
+	model := a.model
+	if model == "" {
+		model = agent.DefaultModel(name)
+	}
+	if _, ok := builtin.LookupPrice(model); ok {
+		return nil
+	}
+	return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the cost budget cannot be kept: model %q of agent %s has no price in planex's table, so its steps would count as $0. %s", model, name, how)}
 }

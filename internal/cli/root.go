@@ -174,7 +174,7 @@ func logger(w io.Writer, verbose bool) *slog.Logger {
 	if verbose {
 		level = slog.LevelDebug
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(newPlainHandler(w, level))
 }
 
 // joinArgs turns the positional words into one requirement.

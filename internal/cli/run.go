@@ -151,11 +151,14 @@ func newRunEngine(ctx context.Context, stdio IO, o *runOptions, repo *gitrepo.Re
 	if err != nil {
 		return nil, err
 	}
+	if err := o.agentFlags.checkPrice(o.maxCost, stdio.Getenv, "Pass its prices with --price-in and --price-out (dollars per million tokens), choose a priced model with --model, or leave out --max-cost-usd."); err != nil {
+		return nil, err
+	}
 	contain, err := o.agentFlags.containment(ctx, repo, false, stdio.Err, stdio.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	ag, err := o.agentFlags.build(stdio.Getenv, contain)
+	ag, err := o.agentFlags.build(stdio.Getenv, contain, logger(stdio.Err, o.verbose))
 	if err != nil {
 		return nil, err
 	}
