@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -132,6 +133,9 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 			return nil, fmt.Errorf("no agent configured: pass --agent-cmd CMD (or set PLANEX_AGENT_CMD), or --agent %s; `planex explore` works without an agent", strings.Join(registry.Names()[:5], "|"))
 		}
 		return command.New(command.Config{Command: cmd, Contain: contain}), nil
+	}
+	if !slices.Contains(registry.Names(), name) {
+		return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("planex: unknown agent %q (choose one of: %s)", name, strings.Join(registry.Names(), ", "))}
 	}
 	return registry.New(name, registry.Options{
 		Model: a.model, BaseURL: a.baseURL, APIKeyEnv: a.apiKeyEnv, Command: cmd, Contain: contain,

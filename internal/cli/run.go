@@ -86,6 +86,17 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if continuing && !cmd.Flags().Changed("commit-signing") {
 		signing = recordedSigning(repo.Root, continueSessionID(o.continueID, args), signing)
 	}
+	// The requirement is read before anything starts: a missing file or an
+	// empty requirement is the user's mistake (exit 2), found at once.
+	var req engine.Request
+	if !continuing {
+		if req, err = readRequest(args); err != nil {
+			return &exitError{code: exitUsage, msg: "planex: " + err.Error()}
+		}
+		if strings.TrimSpace(req.Requirement) == "" && len(req.Imported) == 0 {
+			return usageError(cmd, "the requirement is empty: say what to change, or name a file holding it")
+		}
+	}
 	prompt := terminalGate(stdio)
 	eng, err := newRunEngine(ctx, stdio, o, repo, reviewMode, signing, prompt)
 	if err != nil {
@@ -95,10 +106,6 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if continuing {
 		out, err = eng.Continue(ctx, continueSessionID(o.continueID, args))
 	} else {
-		req, rerr := readRequest(args)
-		if rerr != nil {
-			return rerr
-		}
 		out, err = eng.Start(ctx, req)
 	}
 	if err != nil {
