@@ -146,8 +146,8 @@ func TestUnknownCommandSuggestions(t *testing.T) {
 		{[]string{"explor", "add a cache"}, "explore"},
 		{[]string{"locat", "foo"}, "locate"},
 		{[]string{"fix", "the", "cache"}, ""}, // a first word far from every command
-		{[]string{"fix stauts"}, ""},     // one argument of several words
-		{[]string{"stauts.md"}, ""},      // a file name
+		{[]string{"fix stauts"}, ""},          // one argument of several words
+		{[]string{"stauts.md"}, ""},           // a file name
 	} {
 		err := unknownCommand(root, c.args)
 		switch {
