@@ -146,7 +146,7 @@ Exit codes: 0 done; 1 the run failed (a task, a budget, an error); 2 usage error
 		},
 	}
 	o.register(root)
-	root.AddCommand(newStatusCmd(stdio), newVersionCmd(stdio))
+	root.AddCommand(newStatusCmd(stdio), newRetryCmd(stdio), newVersionCmd(stdio))
 	for _, extra := range extraCommands(stdio) {
 		root.AddCommand(extra)
 	}

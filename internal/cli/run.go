@@ -241,7 +241,7 @@ func report(stdio IO, out *engine.Outcome, modifying bool) error {
 		if c.Skipped > 0 {
 			what = append(what, plural.Count(c.Skipped, "task was skipped", "tasks were skipped"))
 		}
-		return &exitError{code: exitFailed, msg: fmt.Sprintf("planex: %s; see %s (fix tasks.csv and run planex --continue %s to retry)",
+		return &exitError{code: exitFailed, msg: fmt.Sprintf("planex: %s; see %s. To run them again as approved: planex retry %s",
 			strings.Join(what, " and "), s.File(session.ContextFile), s.Meta.ID)}
 	}
 	return nil

@@ -195,6 +195,8 @@ type Outcome struct {
 	Gate    session.Gate // when waiting
 	Counts  plan.Counts
 	Reason  string // why it stopped, when not done
+	// AlreadyFinished: the session had finished before; nothing ran.
+	AlreadyFinished bool
 }
 
 // Start creates a session and runs it as far as it can go.
@@ -352,7 +354,26 @@ func (e *Engine) Continue(ctx context.Context, id string) (*Outcome, error) {
 		return nil, fmt.Errorf("session %s makes its task commits with --commit-signing %s; continue it with --commit-signing %s (or without the flag), not %s",
 			s.Meta.ID, rec, rec, e.o.CommitSigning)
 	}
+	if done := e.finished(s); done != nil {
+		return done, nil
+	}
 	return e.runLocked(ctx, s, modeContinue)
+}
+
+// finished is the outcome of a session whose approved plan has run to its
+// report: continuing it has nothing left to do (no model call, no second
+// review), and says so. Failed tasks are retried with Retry.
+func (e *Engine) finished(s *session.Session) *Outcome {
+	if s.Meta.Finished.IsZero() || !s.Meta.Approved[session.GateTasks] || !s.Exists(session.TasksFile) {
+		return nil
+	}
+	tasks, err := s.ReadTasks()
+	if err != nil {
+		return nil
+	}
+	fmt.Fprintf(e.o.Out, "session %s is finished (%s); nothing left to do. Its report: %s\n",
+		s.Meta.ID, s.Meta.Finished.Local().Format("2006-01-02 15:04"), s.File(session.ContextFile))
+	return &Outcome{Session: s, Stage: StageDone, Counts: plan.Count(tasks), AlreadyFinished: true}
 }
 
 // Approver says who approved a plan, and how, for the approval record.
@@ -411,10 +432,19 @@ func (e *Engine) Replan(ctx context.Context, id, feedback string) (*Outcome, err
 // continues. It never approves anything: a plan that is not approved, or
 // changed since, is refused.
 func (e *Engine) Retry(ctx context.Context, id, hash string) (*Outcome, error) {
-	if _, err := e.ResetFailed(ctx, id, hash); err != nil {
+	s, err := session.Open(e.repo.Root, id)
+	if err != nil {
 		return nil, err
 	}
-	return e.Resume(ctx, id, hash)
+	release, err := e.lock(s)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if _, err := e.ResetFailed(ctx, s.Meta.ID, hash); err != nil {
+		return nil, err
+	}
+	return e.Resume(ctx, s.Meta.ID, hash)
 }
 
 // runMode says which gates a run may pass by itself.
