@@ -102,6 +102,15 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 	if box != nil {
 		c.Read = append([]string{repo.Root, repo.CommonDir}, read...)
 		c.Write = write
+		cmd := a.command
+		if cmd == "" {
+			cmd = getenv("PLANEX_AGENT_CMD")
+		}
+		if name := a.name; cmd != "" && (name == "" || name == "command") {
+			if err := checkCommandVisible(cmd, c.Read, getenv); err != nil {
+				return c, err
+			}
+		}
 	}
 	return c, nil
 }

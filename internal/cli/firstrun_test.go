@@ -1,11 +1,17 @@
 package cli
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/sandbox"
 )
 
 // gitRepo makes an empty git repository with one commit.
@@ -45,5 +51,55 @@ func TestBadRequirementAndAgentExit2(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(repo, ".workflow")); !os.IsNotExist(err) {
 		t.Errorf("a session folder was made: %v", err)
+	}
+}
+
+// An agent command under /tmp or the home, which the sandbox replaces with
+// empty folders, is refused before the first step, naming the path and
+// --sandbox-read; made readable, it passes.
+func TestHiddenAgentCommandIsRefusedOnce(t *testing.T) {
+	available := func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error) { return &sandbox.Sandbox{}, nil }
+	repo := &gitrepo.Repo{Root: t.TempDir(), CommonDir: t.TempDir()}
+	scripts := t.TempDir() // under /tmp, apart from the repository
+	script := filepath.Join(scripts, "my-agent.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	homeAgent := filepath.Join(home, "bin", "agent")
+	env := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		name     string
+		command  string
+		readable []string
+		hidden   string
+	}{
+		{"script under /tmp", script + " --fast", nil, script},
+		{"quoted script under /tmp", "'" + script + "'", nil, script},
+		{"script under the home", homeAgent, nil, homeAgent},
+		{"script under ~", "~/bin/agent", nil, homeAgent},
+		{"made readable", script, []string{scripts}, ""},
+		{"a program on the system", "sh -c true", nil, ""},
+		{"a script in the task's worktree", "./agent.sh", nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := &agentFlags{sandbox: "auto", command: c.command, readable: c.readable, newSandbox: available}
+			_, err := a.containment(context.Background(), repo, false, io.Discard, env)
+			if c.hidden == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var ee *exitError
+			if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(ee.msg, c.hidden) || !strings.Contains(ee.msg, "--sandbox-read") {
+				t.Fatalf("err = %v, want exit 2 naming %s and --sandbox-read", err, c.hidden)
+			}
+		})
 	}
 }
