@@ -126,6 +126,8 @@ type Engine struct {
 
 	guideMu sync.Mutex
 	guide   map[string]string // the guidance text by base commit
+
+	reach *reach // stops the run after a step could not reach its model
 }
 
 // New returns an engine for repo.
@@ -154,7 +156,9 @@ func New(repo *gitrepo.Repo, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{repo: repo, o: o, prompts: ps}
+	e := &Engine{repo: repo, prompts: ps, reach: &reach{}}
+	o.Agent = e.reach.guard(o.Agent)
+	e.o = o
 	e.runner = &execute.Runner{Repo: repo, Agent: o.Agent, Contain: o.Contain, DirectiveTimeout: o.DirectiveTimeout, Log: o.Log}
 	if o.Publisher != nil {
 		e.runner.Publisher = o.Publisher

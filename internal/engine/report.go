@@ -103,7 +103,7 @@ func (e *Engine) review(ctx context.Context, s *session.Session, tasks []plan.Ta
 		return
 	}
 	path := s.File(session.ReviewFile)
-	if err := e.o.Budget.check(s, tasks, agent.PhaseReview); err != nil {
+	if err := e.canStart(s, tasks, agent.PhaseReview); err != nil {
 		msg := "not started: " + err.Error()
 		fmt.Fprintf(e.o.Out, "review: %s\n", msg)
 		res := &review.Result{Kind: review.KindRun, Session: s.Meta.ID, Status: review.StatusFailed, Error: msg, Started: e.o.Now().UTC()}
