@@ -85,6 +85,10 @@ func TestRetryFailedTasksAndContinueFinished(t *testing.T) {
 	if got := f.agentCalls(); got != calls {
 		t.Errorf("--continue on a finished session called the agent:\n%s", strings.TrimPrefix(got, calls))
 	}
+	out, _, code = f.planex("status", id)
+	if code != exitOK || !strings.Contains(out, "So far: ") {
+		t.Errorf("status does not say what the session spent: exit %d\n%s", code, out)
+	}
 	out, _, code = f.planex("retry", id)
 	if code != exitOK || !strings.Contains(out, "nothing to do") {
 		t.Errorf("retry with nothing failed: exit %d\n%s", code, out)
