@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/planexhq/planex/internal/engine"
+	"github.com/planexhq/planex/internal/session"
 )
 
 // A cost budget with a model planex cannot price is refused before any
@@ -69,5 +72,21 @@ func TestLoggerWritesSentences(t *testing.T) {
 	logger(&v, true).DebugContext(context.Background(), "step started")
 	if v.String() != "planex: step started\n" {
 		t.Errorf("verbose log = %q", v.String())
+	}
+}
+
+// The gate message agrees with what waits there.
+func TestGateMessageAgrees(t *testing.T) {
+	t.Parallel()
+	s := &session.Session{Path: t.TempDir(), Meta: session.Meta{ID: "s1"}}
+	for gate, want := range map[session.Gate]string{
+		session.GateAngles: "The exploration angles are in ",
+		session.GateTasks:  "The plan is in ",
+	} {
+		var out bytes.Buffer
+		report(IO{Out: &out, Err: &out}, &engine.Outcome{Session: s, Stage: engine.StageWaiting, Gate: gate}, false)
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s gate: %q, want %q", gate, out.String(), want)
+		}
 	}
 }

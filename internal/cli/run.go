@@ -217,12 +217,12 @@ func report(stdio IO, out *engine.Outcome, modifying bool) error {
 	switch out.Stage {
 	case engine.StageWaiting:
 		file := session.ExploreFile
-		what := "exploration angles"
+		what, verb, pronoun := "exploration angles", "are", "them"
 		if out.Gate == session.GateTasks {
-			file, what = session.TasksFile, "plan"
+			file, what, verb, pronoun = session.TasksFile, "plan", "is", "it"
 		}
-		fmt.Fprintf(stdio.Out, "\nThe %s is in %s. Review (or edit) it, then continue with:\n  planex --continue %s\n",
-			what, s.File(file), s.Meta.ID)
+		fmt.Fprintf(stdio.Out, "\nThe %s %s in %s. Review (or edit) %s, then continue with:\n  planex --continue %s\n",
+			what, verb, s.File(file), pronoun, s.Meta.ID)
 		if modifying {
 			return nil
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/planexhq/planex/internal/agent/command"
 	"github.com/planexhq/planex/internal/agent/mcp"
 	"github.com/planexhq/planex/internal/agent/tools"
+	"github.com/planexhq/planex/internal/plural"
 )
 
 // Defaults for Options left at zero.
@@ -270,11 +271,11 @@ func (a *Agent) send(ctx context.Context, req Request, log *slog.Logger) (Respon
 		// gets two quick retries, not minutes of them.
 		unreachable := !errors.As(err, &apiErr) && isUnreachable(err)
 		if unreachable && attempt >= maxUnreachableRetries {
-			return resp, fmt.Errorf("%w (model %s, %d tries): %w", agent.ErrModelUnreachable, a.opts.Model, attempt+1, err)
+			return resp, fmt.Errorf("%w (model %s, %s): %w", agent.ErrModelUnreachable, a.opts.Model, plural.Count(attempt+1, "try", "tries"), err)
 		}
 		if !retryable || attempt >= a.opts.MaxRetries {
 			if retryable {
-				return resp, fmt.Errorf("giving up after %d retries: %w", attempt, err)
+				return resp, fmt.Errorf("giving up after %s: %w", plural.Count(attempt, "retry", "retries"), err)
 			}
 			return resp, err
 		}
