@@ -22,6 +22,10 @@ type plainHandler struct {
 	group string
 }
 
+// LogHandler writes warnings and errors to w as sentences; for the
+// process's default logger.
+func LogHandler(w io.Writer) slog.Handler { return newPlainHandler(w, slog.LevelWarn) }
+
 func newPlainHandler(w io.Writer, level slog.Leveler) *plainHandler {
 	return &plainHandler{mu: &sync.Mutex{}, w: w, level: level}
 }
