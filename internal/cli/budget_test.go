@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -88,5 +91,42 @@ func TestGateMessageAgrees(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("%s gate: %q, want %q", gate, out.String(), want)
 		}
+	}
+}
+
+// The agent the CLI builds gets the CLI's logger: its retries reach the
+// terminal as sentences, and an endpoint nobody answers at ends the step
+// within seconds.
+func TestAgentLogsRetriesToTheTerminal(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	env := func(k string) string {
+		if k == "OPENAI_API_KEY" {
+			return "sk-test"
+		}
+		return ""
+	}
+	var log bytes.Buffer
+	a := agentFlags{name: "openai", model: "gpt-6.1-sol", baseURL: base}
+	ag, err := a.build(env, agent.Containment{}, logger(&log, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = ag.Run(context.Background(), agent.Step{Phase: agent.PhasePlan, Prompt: "plan", Dir: t.TempDir(), Timeout: time.Minute})
+	if !errors.Is(err, agent.ErrModelUnreachable) {
+		t.Fatalf("err = %v, want the endpoint reported unreachable", err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %s to give up on a closed port", d)
+	}
+	got := log.String()
+	if !strings.Contains(got, "planex: warning: the call to model gpt-6.1-sol failed") || !strings.Contains(got, "trying again in") || strings.Contains(got, "level=") {
+		t.Errorf("retries on the terminal:\n%s", got)
 	}
 }
