@@ -299,3 +299,40 @@ func TestDependencyUpdates(t *testing.T) {
 		t.Errorf("package.json has %d dependencies, want the 3 tested CLIs", len(pkg.Dependencies))
 	}
 }
+
+// action.yml's download step checks the archive's build provenance where
+// gh can, beside its checksum, and never runs an archive that fails it.
+func TestActionVerifiesProvenance(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a struct {
+		Runs struct {
+			Steps []struct {
+				ID  string `yaml:"id"`
+				Run string `yaml:"run"`
+			} `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	if err := yaml.Unmarshal(b, &a); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range a.Runs.Steps {
+		if s.ID != "install" {
+			continue
+		}
+		verify := strings.Index(s.Run, `gh attestation verify "$dl/$asset" --repo "$repo"`)
+		checksum := strings.Index(s.Run, `sha256 "$dl/$asset"`)
+		unpack := strings.Index(s.Run, `tar -xzf "$dl/$asset"`)
+		if verify < 0 || checksum < 0 || unpack < 0 || verify > unpack || checksum > unpack {
+			t.Errorf("the install step does not check checksum and provenance before unpacking (checksum %d, verify %d, unpack %d)", checksum, verify, unpack)
+		}
+		if !strings.Contains(s.Run[verify:unpack], `build "the provenance of`) {
+			t.Error("an archive whose provenance fails is not replaced by a build from source")
+		}
+		return
+	}
+	t.Fatal("action.yml has no install step")
+}
