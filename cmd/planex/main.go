@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -18,6 +19,9 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Parts given no logger of their own write sentences too, not
+	// "2026/01/02 15:04:05 WARN …" lines.
+	slog.SetDefault(slog.New(cli.LogHandler(os.Stderr)))
 	code := cli.Run(ctx, os.Args[1:], cli.IO{
 		Version: version,
 		In:      os.Stdin, Out: os.Stdout, Err: os.Stderr,

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -198,8 +199,12 @@ func seenIn(values []string, v string) bool {
 }
 
 // Redact replaces every secret value in s, and the base64 forms of each
-// (see Variants), with the name of its variable.
-// Longer forms go first, so a value holding another is redacted whole.
+// (see Variants), with the name of its variable, also where characters
+// that show as nothing (zero-width spaces and joiners, word joiners, byte
+// order marks) stand between its characters, as the Markdown escaper puts
+// them into URLs and as an agent could to slip a value past a plain
+// search. Longer forms go first, so a value holding another is redacted
+// whole.
 func Redact(s string, values map[string]string) string {
 	type form struct{ text, name string }
 	var forms []form
@@ -214,10 +219,39 @@ func Redact(s string, values map[string]string) string {
 		}
 		return forms[i].text < forms[j].text
 	})
+	invisible := strings.ContainsFunc(s, isInvisible)
 	for _, f := range forms {
-		if strings.Contains(s, f.text) {
+		switch {
+		case strings.Contains(s, f.text):
 			s = strings.ReplaceAll(s, f.text, "[redacted "+f.name+"]")
+			if invisible {
+				s = spacedForm(f.text).ReplaceAllLiteralString(s, "[redacted "+f.name+"]")
+			}
+		case invisible:
+			s = spacedForm(f.text).ReplaceAllLiteralString(s, "[redacted "+f.name+"]")
 		}
 	}
 	return s
+}
+
+// isInvisible reports the characters Redact looks through.
+func isInvisible(r rune) bool {
+	switch r {
+	case '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff':
+		return true
+	}
+	return false
+}
+
+// spacedForm matches text with any run of invisible characters between
+// two of its characters.
+func spacedForm(text string) *regexp.Regexp {
+	var b strings.Builder
+	for i, r := range text {
+		if i > 0 {
+			b.WriteString(`[\x{200B}-\x{200D}\x{2060}\x{FEFF}]*`)
+		}
+		b.WriteString(regexp.QuoteMeta(string(r)))
+	}
+	return regexp.MustCompile(b.String())
 }

@@ -99,6 +99,10 @@ func TestRedact(t *testing.T) {
 		{"key-12345678-long", "[redacted LONG]"},
 		{"auth " + base64.StdEncoding.EncodeToString([]byte("key-12345678")), "auth [redacted LLM]"},
 		{"nothing here", "nothing here"},
+		// The Markdown escaper's joiner in a URL, or an agent's own.
+		{"see ghs_\u200dabcdefgh and key-\u200b1234\u20605678", "see [redacted GITHUB_TOKEN] and [redacted LLM]"},
+		{"both key-12345678 and key-1234\ufeff5678", "both [redacted LLM] and [redacted LLM]"},
+		{"joiner\u200d alone", "joiner\u200d alone"},
 	}
 	for _, c := range cases {
 		if got := Redact(c.in, values); got != c.want {

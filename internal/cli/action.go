@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"strconv"
 	"strings"
@@ -297,7 +298,7 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	if err := m.fromInputs(in); err != nil {
 		return nil, inputError(err)
 	}
-	ag, contain, agentErr, err := actionAgent(ctx, in, repo, stdio.Err, getenv)
+	ag, contain, agentErr, err := actionAgent(ctx, in, repo, stdio.Err, getenv, cfg.MaxCostUSD, log)
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +392,7 @@ func ciFixInputs(in actionInputs) (string, int, error) {
 // actionAgent builds the agent the inputs name, contained. Without a
 // sandbox no agent runs: agentErr says why, and every flow that needs an
 // agent fails with it while help, status and cancel still answer.
-func actionAgent(ctx context.Context, in actionInputs, repo *gitrepo.Repo, warn io.Writer, getenv func(string) string) (agent.Agent, agent.Containment, error, error) {
+func actionAgent(ctx context.Context, in actionInputs, repo *gitrepo.Repo, warn io.Writer, getenv func(string) string, maxCost float64, log *slog.Logger) (agent.Agent, agent.Containment, error, error) {
 	af := agentFlags{name: in.get("agent"), command: in.get("agent-command"), model: in.get("model"), baseURL: in.get("base-url"), apiKeyEnv: in.get("api-key-env")}
 	if allow := in.get("allow-env"); allow != "" {
 		af.allowEnv = strings.Split(allow, ",")
@@ -422,8 +423,8 @@ func actionAgent(ctx context.Context, in actionInputs, repo *gitrepo.Repo, warn 
 	agentErr := err
 	if agentErr != nil {
 		agentErr = fmt.Errorf("%s: %w", input, err)
-	} else {
-		ag, agentErr = af.build(getenv, contain)
+	} else if agentErr = af.checkPrice(maxCost, getenv, "Set the input model to a model planex has a price for, or leave out max-cost-usd."); agentErr == nil {
+		ag, agentErr = af.build(getenv, contain, log)
 	}
 	if agentErr != nil {
 		ag = agent.Func(func(context.Context, agent.Step) (agent.Result, error) { return agent.Result{}, agentErr })

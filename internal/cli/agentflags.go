@@ -1,15 +1,19 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/agent/command"
 	"github.com/planexhq/planex/internal/agent/mcp"
 	"github.com/planexhq/planex/internal/agent/registry"
@@ -77,6 +81,16 @@ func (a *agentFlags) register(f *pflag.FlagSet) {
 // unless turned off, the sandbox. Without a sandbox, `auto` warns once
 // locally; in the Action (strict) it fails and names the opt-out, since a
 // job there holds a write token.
+// checkAgentVisible refuses, before any step, a command agent the
+// sandbox cannot see (a script under /tmp or a hidden home).
+func (a *agentFlags) checkAgentVisible(read []string, getenv func(string) string) error {
+	cmd := cmp.Or(a.command, getenv("PLANEX_AGENT_CMD"))
+	if cmd == "" || (a.name != "" && a.name != "command") {
+		return nil
+	}
+	return checkCommandVisible(cmd, read, getenv)
+}
+
 func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict bool, warn io.Writer, getenv func(string) string) (agent.Containment, error) {
 	if extra := getenv("PLANEX_ALLOW_ENV"); extra != "" {
 		a.allowEnv = append(a.allowEnv, strings.Split(extra, ",")...)
@@ -120,6 +134,9 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		c.Write = write
 		// The sessions and the key that seals them stay out of sight.
 		c.Conceal = []string{session.StoreFor(repo.Root, repo.CommonDir).Private()}
+		if err := a.checkAgentVisible(c.Read, getenv); err != nil {
+			return c, err
+		}
 	}
 	if err := a.networkContainment(ctx, &c, mode, strict, err != nil, warn); err != nil {
 		return c, err
@@ -128,7 +145,7 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 }
 
 // build selects the agent from the flags and environment.
-func (a *agentFlags) build(getenv func(string) string, contain agent.Containment) (agent.Agent, error) {
+func (a *agentFlags) build(getenv func(string) string, contain agent.Containment, log *slog.Logger) (agent.Agent, error) {
 	cmd := a.command
 	if cmd == "" {
 		cmd = getenv("PLANEX_AGENT_CMD")
@@ -162,10 +179,13 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 		}
 		return command.New(command.Config{Command: cmd, Contain: contain}), nil
 	}
+	if !slices.Contains(registry.Names(), name) {
+		return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("planex: unknown agent %q (choose one of: %s)", name, strings.Join(registry.Names(), ", "))}
+	}
 	return registry.New(name, registry.Options{
 		Model: a.model, BaseURL: a.baseURL, APIKeyEnv: a.apiKeyEnv, Command: cmd, Contain: contain,
 		MaxTurns: a.maxTurns, MaxOutputTokens: a.maxOut, PricePerMTokIn: a.priceIn, PricePerMTokOut: a.priceOut,
-		Getenv: getenv, MCP: servers,
+		Getenv: getenv, MCP: servers, Logger: log,
 	})
 }
 
@@ -174,4 +194,26 @@ func (a *agentFlags) mcpLabel() string {
 		return a.mcpInput
 	}
 	return "planex: --mcp-config"
+}
+
+// checkPrice refuses a cost budget that cannot hold: with --max-cost-usd
+// set, a named agent whose model has no price in planex's table (and no
+// --price-in/--price-out) would count every step as $0 and never stop.
+// It runs before any model call. A command agent reports its own cost.
+func (a *agentFlags) checkPrice(maxCost float64, getenv func(string) string, how string) error {
+	name := a.name
+	if name == "" {
+		name = getenv("PLANEX_AGENT")
+	}
+	if maxCost <= 0 || name == "" || name == "command" || a.priceIn > 0 || a.priceOut > 0 {
+		return nil
+	}
+	model := a.model
+	if model == "" {
+		model = agent.DefaultModel(name)
+	}
+	if _, ok := builtin.LookupPrice(model); ok {
+		return nil
+	}
+	return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the cost budget cannot be kept: model %q of agent %s has no price in planex's table, so its steps would count as $0. %s", model, name, how)}
 }

@@ -99,7 +99,7 @@ func TestMCPConfigInput(t *testing.T) {
 		{`{"mcpServers":{"t":{"url":"ftp://x"}}}`, `input mcp-config: inline MCP configuration: server "t": url "ftp://x" is not an http:// or https:// address`},
 	} {
 		a := &agentFlags{name: "openai", mcpConfig: c.config, mcpDir: root, mcpInput: "input mcp-config"}
-		_, err := a.build(getenv, agent.Containment{})
+		_, err := a.build(getenv, agent.Containment{}, nil)
 		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
 			t.Errorf("%s: err %v, want %q", c.config, err, c.wantErr)
 		}

@@ -142,9 +142,12 @@ func TestUnknownCommandSuggestions(t *testing.T) {
 		{[]string{"cleanup"}, ""},
 		{[]string{"documentation"}, ""},
 		{[]string{"typos"}, ""},
-		{[]string{"stauts", "page"}, ""}, // two words: a requirement
-		{[]string{"fix stauts"}, ""},     // one argument of several words
-		{[]string{"stauts.md"}, ""},      // a file name
+		{[]string{"stauts", "page"}, "status"}, // two words: still a typed command
+		{[]string{"explor", "add a cache"}, "explore"},
+		{[]string{"locat", "foo"}, "locate"},
+		{[]string{"fix", "the", "cache"}, ""}, // a first word far from every command
+		{[]string{"fix stauts"}, ""},          // one argument of several words
+		{[]string{"stauts.md"}, ""},           // a file name
 	} {
 		err := unknownCommand(root, c.args)
 		switch {

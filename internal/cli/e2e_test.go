@@ -729,7 +729,9 @@ func agentsGone(t *testing.T, fakeDir string) {
 		}
 	}
 	for _, pid := range left {
-		syscall.Kill(pid, syscall.SIGKILL)
+		if p, err := os.FindProcess(pid); err == nil {
+			p.Kill()
+		}
 	}
 	if len(left) > 0 {
 		t.Errorf("agent processes outlived planex: %v", left)

@@ -100,7 +100,10 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 // stauts must not start a paid run. Words far from every subcommand, and
 // names of existing files, are requirements.
 func unknownCommand(root *cobra.Command, args []string) error {
-	if len(args) != 1 || !commandLike.MatchString(args[0]) {
+	// The first word decides: `planex explor "add a cache"` and `planex
+	// locat foo` are typed commands as much as `planex stauts` is. A
+	// requirement of several words comes as one quoted argument.
+	if len(args) == 0 || !commandLike.MatchString(args[0]) {
 		return nil
 	}
 	if _, err := os.Stat(args[0]); err == nil {
@@ -110,8 +113,8 @@ func unknownCommand(root *cobra.Command, args []string) error {
 	if len(suggestions) == 0 {
 		return nil
 	}
-	return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: unknown command %q for %q\n\nDid you mean this?\n\t%s\n\nTo plan it as a requirement, say it in more than one word. Run 'planex --help' for usage.",
-		args[0], root.CommandPath(), strings.Join(suggestions, "\n\t"))}
+	return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: unknown command %q for %q\n\nDid you mean this?\n\t%s\n\nTo plan it as a requirement, give the whole requirement as one quoted argument of more than one word (planex %q). Run 'planex --help' for usage.",
+		args[0], root.CommandPath(), strings.Join(suggestions, "\n\t"), strings.Join(append(args[:1:1], "…"), " "))}
 }
 
 var commandLike = regexp.MustCompile(`^[A-Za-z][A-Za-z-]*$`)
@@ -151,7 +154,7 @@ Exit codes: 0 done; 1 the run failed (a task, a budget, an error); 2 usage error
 		},
 	}
 	o.register(root)
-	root.AddCommand(newStatusCmd(stdio), newVersionCmd(stdio))
+	root.AddCommand(newStatusCmd(stdio), newRetryCmd(stdio), newVersionCmd(stdio))
 	for _, extra := range extraCommands(stdio) {
 		root.AddCommand(extra)
 	}
@@ -182,7 +185,7 @@ func logger(w io.Writer, verbose bool) *slog.Logger {
 	if verbose {
 		level = slog.LevelDebug
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(newPlainHandler(w, level))
 }
 
 // joinArgs turns the positional words into one requirement.

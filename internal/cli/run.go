@@ -86,6 +86,17 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if continuing && !cmd.Flags().Changed("commit-signing") {
 		signing = recordedSigning(session.StoreFor(repo.Root, repo.CommonDir), continueSessionID(o.continueID, args), signing)
 	}
+	// The requirement is read before anything starts: a missing file or an
+	// empty requirement is the user's mistake (exit 2), found at once.
+	var req engine.Request
+	if !continuing {
+		if req, err = readRequest(args); err != nil {
+			return &exitError{code: exitUsage, msg: "planex: " + err.Error()}
+		}
+		if strings.TrimSpace(req.Requirement) == "" && len(req.Imported) == 0 {
+			return usageError(cmd, "the requirement is empty: say what to change, or name a file holding it")
+		}
+	}
 	prompt := terminalGate(stdio)
 	eng, err := newRunEngine(ctx, stdio, o, repo, reviewMode, signing, prompt)
 	if err != nil {
@@ -95,10 +106,6 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if continuing {
 		out, err = eng.Continue(ctx, continueSessionID(o.continueID, args))
 	} else {
-		req, rerr := readRequest(args)
-		if rerr != nil {
-			return rerr
-		}
 		out, err = eng.Start(ctx, req)
 	}
 	if err != nil {
@@ -151,11 +158,14 @@ func newRunEngine(ctx context.Context, stdio IO, o *runOptions, repo *gitrepo.Re
 	if err != nil {
 		return nil, err
 	}
+	if err := o.agentFlags.checkPrice(o.maxCost, stdio.Getenv, "Pass its prices with --price-in and --price-out (dollars per million tokens), choose a priced model with --model, or leave out --max-cost-usd."); err != nil {
+		return nil, err
+	}
 	contain, err := o.agentFlags.containment(ctx, repo, false, stdio.Err, stdio.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	ag, err := o.agentFlags.build(stdio.Getenv, contain)
+	ag, err := o.agentFlags.build(stdio.Getenv, contain, logger(stdio.Err, o.verbose))
 	if err != nil {
 		return nil, err
 	}
@@ -207,12 +217,12 @@ func report(stdio IO, out *engine.Outcome, modifying bool) error {
 	switch out.Stage {
 	case engine.StageWaiting:
 		file := session.ExploreFile
-		what := "exploration angles"
+		what, verb, pronoun := "exploration angles", "are", "them"
 		if out.Gate == session.GateTasks {
-			file, what = session.TasksFile, "plan"
+			file, what, verb, pronoun = session.TasksFile, "plan", "is", "it"
 		}
-		fmt.Fprintf(stdio.Out, "\nThe %s is in %s. Review (or edit) it, then continue with:\n  planex --continue %s\n",
-			what, s.File(file), s.Meta.ID)
+		fmt.Fprintf(stdio.Out, "\nThe %s %s in %s. Review (or edit) %s, then continue with:\n  planex --continue %s\n",
+			what, verb, s.File(file), pronoun, s.Meta.ID)
 		if modifying {
 			return nil
 		}
@@ -231,7 +241,7 @@ func report(stdio IO, out *engine.Outcome, modifying bool) error {
 		if c.Skipped > 0 {
 			what = append(what, plural.Count(c.Skipped, "task was skipped", "tasks were skipped"))
 		}
-		return &exitError{code: exitFailed, msg: fmt.Sprintf("planex: %s; see %s (fix tasks.csv and run planex --continue %s to retry)",
+		return &exitError{code: exitFailed, msg: fmt.Sprintf("planex: %s; see %s. To run them again as approved: planex retry %s",
 			strings.Join(what, " and "), s.File(session.ContextFile), s.Meta.ID)}
 	}
 	return nil

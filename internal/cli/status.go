@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render"
@@ -63,6 +64,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 			}
 			fmt.Fprint(stdio.Out, render.Status(s.Meta, explore, tasks, have))
 			fmt.Fprintf(stdio.Out, "folder   %s\n", s.Path)
+			fmt.Fprintf(stdio.Out, "So far: %s.\n", engine.SpentLine(engine.Spent(s, tasks)))
 			return nil
 		},
 	}

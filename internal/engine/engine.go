@@ -131,6 +131,8 @@ type Engine struct {
 
 	guideMu sync.Mutex
 	guide   map[string]string // the guidance text by base commit
+
+	reach *reach // stops the run after a step could not reach its model
 }
 
 // New returns an engine for repo.
@@ -159,7 +161,9 @@ func New(repo *gitrepo.Repo, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{repo: repo, o: o, prompts: ps}
+	e := &Engine{repo: repo, prompts: ps, reach: &reach{}}
+	o.Agent = e.reach.guard(o.Agent)
+	e.o = o
 	e.runner = &execute.Runner{Repo: repo, Agent: o.Agent, Contain: o.Contain, DirectiveTimeout: o.DirectiveTimeout, Log: o.Log}
 	if o.Publisher != nil {
 		e.runner.Publisher = o.Publisher
@@ -206,6 +210,8 @@ type Outcome struct {
 	Gate    session.Gate // when waiting
 	Counts  plan.Counts
 	Reason  string // why it stopped, when not done
+	// AlreadyFinished: the session had finished before; nothing ran.
+	AlreadyFinished bool
 }
 
 // Start creates a session and runs it as far as it can go.
@@ -360,7 +366,26 @@ func (e *Engine) Continue(ctx context.Context, id string) (*Outcome, error) {
 		return nil, fmt.Errorf("session %s makes its task commits with --commit-signing %s; continue it with --commit-signing %s (or without the flag), not %s",
 			s.Meta.ID, rec, rec, e.o.CommitSigning)
 	}
+	if done := e.finished(s); done != nil {
+		return done, nil
+	}
 	return e.runLocked(ctx, s, modeContinue)
+}
+
+// finished is the outcome of a session whose approved plan has run to its
+// report: continuing it has nothing left to do (no model call, no second
+// review), and says so. Failed tasks are retried with Retry.
+func (e *Engine) finished(s *session.Session) *Outcome {
+	if s.Meta.Finished.IsZero() || !s.Meta.Approved[session.GateTasks] || !s.Exists(session.TasksFile) {
+		return nil
+	}
+	tasks, err := s.ReadTasks()
+	if err != nil {
+		return nil
+	}
+	fmt.Fprintf(e.o.Out, "session %s is finished (%s); nothing left to do. Its report: %s\n",
+		s.Meta.ID, s.Meta.Finished.Local().Format("2006-01-02 15:04"), s.File(session.ContextFile))
+	return &Outcome{Session: s, Stage: StageDone, Counts: plan.Count(tasks), AlreadyFinished: true}
 }
 
 // Approver says who approved a plan, and how, for the approval record.
@@ -419,10 +444,19 @@ func (e *Engine) Replan(ctx context.Context, id, feedback string) (*Outcome, err
 // continues. It never approves anything: a plan that is not approved, or
 // changed since, is refused.
 func (e *Engine) Retry(ctx context.Context, id, hash string) (*Outcome, error) {
-	if _, err := e.ResetFailed(ctx, id, hash); err != nil {
+	s, err := session.Open(e.sessions(), id)
+	if err != nil {
 		return nil, err
 	}
-	return e.Resume(ctx, id, hash)
+	release, err := e.lock(s)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if _, err := e.ResetFailed(ctx, s.Meta.ID, hash); err != nil {
+		return nil, err
+	}
+	return e.Resume(ctx, s.Meta.ID, hash)
 }
 
 // runMode says which gates a run may pass by itself.

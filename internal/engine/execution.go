@@ -90,7 +90,7 @@ func (x *execution) startReady(ctx, wctx context.Context) (budget, err error) {
 		if !ok {
 			return nil, nil
 		}
-		if err := x.e.o.Budget.check(x.s, x.tasks, agent.PhaseExecute); err != nil {
+		if err := x.e.canStart(x.s, x.tasks, agent.PhaseExecute); err != nil {
 			return err, nil
 		}
 		if err := x.start(ctx, wctx, i); err != nil {

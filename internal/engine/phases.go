@@ -133,7 +133,7 @@ func (e *Engine) analyze(ctx context.Context, s *session.Session, rc *RepoContex
 	if err != nil {
 		return err
 	}
-	if err := e.o.Budget.check(s, nil, agent.PhaseAnalyze); err != nil {
+	if err := e.canStart(s, nil, agent.PhaseAnalyze); err != nil {
 		return err
 	}
 	r, err := e.runStep(ctx, s, agent.Step{Phase: agent.PhaseAnalyze, Prompt: p, Dir: e.repo.Root, Timeout: e.step(agent.PhaseAnalyze)})
@@ -223,7 +223,11 @@ func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContex
 		if rows[i].Status.Done() {
 			continue
 		}
-		if err := e.o.Budget.check(s, nil, agent.PhaseExplore); err != nil {
+		// A free slot first: the check then sees what the steps before
+		// it spent, and whether they reached their model.
+		sem <- struct{}{}
+		if err := e.canStart(s, nil, agent.PhaseExplore); err != nil {
+			<-sem
 			mu.Lock()
 			firstErr = err
 			mu.Unlock()
@@ -231,7 +235,6 @@ func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContex
 		}
 		i := i
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
@@ -313,7 +316,7 @@ func (e *Engine) plan(ctx context.Context, s *session.Session, rc *RepoContext, 
 	if err != nil {
 		return err
 	}
-	if err := e.o.Budget.check(s, nil, agent.PhasePlan); err != nil {
+	if err := e.canStart(s, nil, agent.PhasePlan); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.o.Out, "plan: synthesizing tasks")

@@ -55,8 +55,8 @@ func (e *Engine) aggregate(s *session.Session, tasks []plan.Task, stopReason str
 		return nil
 	}
 	c := plan.Count(tasks)
-	fmt.Fprintf(e.o.Out, "done: %d completed, %d failed, %d skipped, %d pending of %d; branch %s; report %s\n",
-		c.Completed, c.Failed, c.Skipped, c.Pending, c.Total, s.Meta.Branch, s.File(session.ContextFile))
+	fmt.Fprintf(e.o.Out, "done: %d completed, %d failed, %d skipped, %d pending of %d; %s; branch %s; report %s\n",
+		c.Completed, c.Failed, c.Skipped, c.Pending, c.Total, SpentLine(Spent(s, tasks)), s.Meta.Branch, s.File(session.ContextFile))
 	return nil
 }
 
@@ -83,7 +83,36 @@ func previewTasks(s *session.Session, tasks []plan.Task) string {
 	}
 	fmt.Fprintf(&b, "Plan %s, %s:\n", plan.ID(plan.Hash(tasks)), plural.Count(len(tasks), "task", "tasks"))
 	b.WriteString(render.TaskTable(tasks))
+	// What the Action's plan comment shows: each task in full, and the
+	// commands its execution directives will run.
+	for _, t := range tasks {
+		fmt.Fprintf(&b, "\n%s  %s\n", t.ID, abbrev.OneLine(t.Title))
+		for _, f := range []struct{ label, text string }{
+			{"what", t.Description}, {"scope", t.Scope}, {"tests", t.Test},
+			{"done when", t.AcceptanceCriteria}, {"runs after it", t.ExecutionDirectives},
+		} {
+			if strings.TrimSpace(f.text) != "" {
+				fmt.Fprintf(&b, "    %-14s %s\n", f.label+":", abbrev.Truncate(abbrev.OneLine(f.text), 400))
+			}
+		}
+	}
+	if est := PlanEstimate(s, tasks); est != "" {
+		fmt.Fprintf(&b, "\nEstimated cost: %s.\n", est)
+	}
 	return b.String()
+}
+
+// PlanEstimate prices the tasks of a plan from what the steps before it
+// (analyze, explore, plan) cost on average: "" when nothing was priced.
+func PlanEstimate(s *session.Session, tasks []plan.Task) string {
+	spent := Spent(s, tasks)
+	if spent.CostUSD == 0 || len(s.Meta.Usage) == 0 {
+		return ""
+	}
+	steps := len(s.Meta.Usage)
+	per := spent.CostUSD / float64(steps)
+	return fmt.Sprintf("about %s for the %s (from %s spent on %s so far)", render.Dollars(per*float64(len(tasks))),
+		plural.Count(len(tasks), "task", "tasks"), render.Dollars(spent.CostUSD), plural.Count(steps, "planning step", "planning steps"))
 }
 
 // workflowsNote warns, before a plan is approved, that some of its tasks
@@ -106,7 +135,7 @@ func (e *Engine) review(ctx context.Context, s *session.Session, tasks []plan.Ta
 		return
 	}
 	path := s.File(session.ReviewFile)
-	if err := e.o.Budget.check(s, tasks, agent.PhaseReview); err != nil {
+	if err := e.canStart(s, tasks, agent.PhaseReview); err != nil {
 		msg := "not started: " + err.Error()
 		fmt.Fprintf(e.o.Out, "review: %s\n", msg)
 		res := &review.Result{Kind: review.KindRun, Session: s.Meta.ID, Status: review.StatusFailed, Error: msg, Started: e.o.Now().UTC()}
@@ -124,4 +153,18 @@ func (e *Engine) review(ctx context.Context, s *session.Session, tasks []plan.Ta
 			e.o.Log.Warn("recording the failed review", "err", rerr)
 		}
 	}
+}
+
+// SpentLine says what a session has spent so far: its cost, or "cost
+// unknown" when no step had a price, and its tokens.
+func SpentLine(u agent.Usage) string {
+	n := u.InputTokens + u.OutputTokens
+	tokens := plural.Count(int(n), "token", "tokens")
+	switch {
+	case n == 0 && u.CostUSD == 0:
+		return "no model usage reported"
+	case u.CostUSD == 0:
+		return "spent " + tokens + " (cost unknown)"
+	}
+	return "spent " + render.Dollars(u.CostUSD) + " (" + tokens + ")"
 }

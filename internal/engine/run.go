@@ -244,7 +244,7 @@ func (e *Engine) PrepareWave(ctx context.Context, sessionID, hash string) (Wave,
 	if err != nil || w.Number == 0 {
 		return w, err
 	}
-	if err := e.o.Budget.check(s, tasks, agent.PhaseExecute); err != nil {
+	if err := e.canStart(s, tasks, agent.PhaseExecute); err != nil {
 		return Wave{}, err
 	}
 	return w, nil

@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -85,4 +86,40 @@ func (r *Repo) FileAt(ctx context.Context, commit, p string) (f TreeFile, ok boo
 		return TreeFile{Mode: fields[0], Type: fields[1], Object: fields[2], Size: size}, true, nil
 	}
 	return TreeFile{}, false, nil
+}
+
+// ReadBlobPrefix returns at most the first n bytes of a blob, reading no
+// more than that however large the blob is.
+func (r *Repo) ReadBlobPrefix(ctx context.Context, sha string, n int64) ([]byte, error) {
+	if !r.format.IsID(sha) {
+		return nil, fmt.Errorf("reading blob %q: not an object id (this repository's are %d hex digits)", sha, r.format.HexLen())
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	env := append(r.gitEnv(r.Root), r.env...)
+	cmd, err := command(ctx, call{dir: r.Root, env: env, config: r.config, args: []string{"cat-file", "blob", sha}})
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("reading blob %s: %w", sha, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("reading blob %s: %w", sha, err)
+	}
+	data, rerr := io.ReadAll(io.LimitReader(out, n))
+	full := int64(len(data)) == n
+	if full {
+		// The rest is not wanted: stop git rather than read it.
+		cancel()
+	}
+	werr := cmd.Wait()
+	if rerr != nil {
+		return nil, fmt.Errorf("reading blob %s: %w", sha, rerr)
+	}
+	if !full && werr != nil {
+		return nil, fmt.Errorf("reading blob %s: %w", sha, werr)
+	}
+	return data, nil
 }

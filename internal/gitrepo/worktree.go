@@ -15,7 +15,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 // WorktreeDir is where planex keeps a task's linked worktree: outside the
@@ -62,8 +63,8 @@ func privateDir(dir string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("refusing to use %s for worktrees: not a directory", dir)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("refusing to use %s for worktrees: owned by uid %d, not by this user", dir, st.Uid)
+	if uid, other := ownedByOther(fi); other {
+		return fmt.Errorf("refusing to use %s for worktrees: owned by uid %d, not by this user", dir, uid)
 	}
 	if fi.Mode().Perm() != 0o700 {
 		if err := os.Chmod(dir, 0o700); err != nil {
@@ -125,7 +126,7 @@ func copyFile(src, dst string) error {
 	}
 	tmp := dst + ".tmp"
 	os.Remove(tmp)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|safefile.NoFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("copying the index: %w", err)
 	}

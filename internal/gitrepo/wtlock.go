@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 // worktreeLockFile serialises changes to <common>/worktrees/. `git
@@ -22,20 +23,20 @@ const worktreeLockFile = "planex-worktree.lock"
 // and returns its release.
 func (r *Repo) lockWorktrees(ctx context.Context) (func(), error) {
 	p := filepath.Join(r.CommonDir, worktreeLockFile)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|safefile.NoFollow, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening the worktree lock: %w", err)
 	}
 	wait := time.Millisecond
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
+		ok, err := safefile.TryLock(f)
+		if ok {
 			return func() {
-				syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				safefile.Unlock(f)
 				f.Close()
 			}, nil
 		}
-		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("taking the worktree lock %s: %w", p, err)
 		}

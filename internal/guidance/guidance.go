@@ -33,12 +33,15 @@ const maxFileBytes = 1 << 20
 type Tree interface {
 	FileAt(ctx context.Context, commit, path string) (gitrepo.TreeFile, bool, error)
 	ReadBlob(ctx context.Context, sha string) ([]byte, error)
+	ReadBlobPrefix(ctx context.Context, sha string, n int64) ([]byte, error)
 }
 
 // Doc is one guidance file as an agent sees it.
 type Doc struct {
 	Path string
 	Text string
+	// Cut: the file is larger than planex reads, and Text is its start.
+	Cut bool
 }
 
 // Load reads the guidance files of commit's tree: never the working tree,
@@ -51,9 +54,16 @@ func Load(ctx context.Context, g Tree, commit string) ([]Doc, error) {
 	var docs []Doc
 	seen := map[string]bool{}
 	for _, p := range Files {
-		data, err := readBlob(ctx, g, commit, p, 1)
+		data, cut, err := readBlob(ctx, g, commit, p, 1)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s at %s: %w", p, commit, err)
+		}
+		if cut {
+			// A multi-byte character may have been split at the cut.
+			data = bytes.ToValidUTF8(data, nil)
+			if i := bytes.LastIndexByte(data, '\n'); i > 0 {
+				data = data[:i+1]
+			}
 		}
 		if data == nil || bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 			continue
@@ -63,35 +73,44 @@ func Load(ctx context.Context, g Tree, commit string) ([]Doc, error) {
 			continue
 		}
 		seen[text] = true
-		docs = append(docs, Doc{Path: p, Text: text})
+		docs = append(docs, Doc{Path: p, Text: text, Cut: cut})
 	}
 	return docs, nil
 }
 
 // readBlob returns the file at p in commit's tree, nil when there is none
-// (or it is a link out of the repository, a submodule, a directory or too
-// large). A link is followed at most links times.
-func readBlob(ctx context.Context, g Tree, commit, p string, links int) ([]byte, error) {
+// (or it is a link out of the repository, a submodule or a directory). Of
+// a file larger than maxFileBytes only the start is read, and cut says so.
+// A link is followed at most links times.
+func readBlob(ctx context.Context, g Tree, commit, p string, links int) (data []byte, cut bool, err error) {
 	f, ok, err := g.FileAt(ctx, commit, p)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if !ok || f.Type != "blob" || f.Size < 0 || f.Size > maxFileBytes {
-		return nil, nil
+	if !ok || f.Type != "blob" || f.Size < 0 {
+		return nil, false, nil
+	}
+	if f.Mode == "120000" {
+		if f.Size > maxFileBytes {
+			return nil, false, nil
+		}
+		blob, err := g.ReadBlob(ctx, f.Object)
+		if err != nil {
+			return nil, false, err
+		}
+		link := string(blob)
+		target := path.Clean(path.Join(path.Dir(p), link))
+		if links == 0 || path.IsAbs(link) || target == ".." || strings.HasPrefix(target, "../") || target == ".git" || strings.HasPrefix(target, ".git/") {
+			return nil, false, nil
+		}
+		return readBlob(ctx, g, commit, target, links-1)
+	}
+	if f.Size > maxFileBytes {
+		blob, err := g.ReadBlobPrefix(ctx, f.Object, maxFileBytes)
+		return blob, true, err
 	}
 	blob, err := g.ReadBlob(ctx, f.Object)
-	if err != nil {
-		return nil, err
-	}
-	if f.Mode != "120000" {
-		return blob, nil
-	}
-	link := string(blob)
-	target := path.Clean(path.Join(path.Dir(p), link))
-	if links == 0 || path.IsAbs(link) || target == ".." || strings.HasPrefix(target, "../") || target == ".git" || strings.HasPrefix(target, ".git/") {
-		return nil, nil
-	}
-	return readBlob(ctx, g, commit, target, links-1)
+	return blob, false, err
 }
 
 // Text is the guidance for a prompt: each file under its name, in the
@@ -100,6 +119,9 @@ func Text(docs []Doc) string {
 	var b strings.Builder
 	for i, d := range docs {
 		part := fmt.Sprintf("From %s:\n\n%s\n", d.Path, d.Text)
+		if d.Cut {
+			part += fmt.Sprintf("[%s is cut here: it is larger than %d KiB, and only its start was read.]\n", d.Path, maxFileBytes>>10)
+		}
 		if i > 0 {
 			part = "\n" + part
 		}

@@ -72,16 +72,16 @@ func TestLoad(t *testing.T) {
 			".github/copilot-instructions.md": "Copilot: write tests.",
 			"CLAUDE.md":                       "Claude: keep commits small.\u200b",
 		}, []Doc{
-			{"AGENTS.md", "# Conventions\n\nUse tabs."},
-			{"CLAUDE.md", "Claude: keep commits small."},
-			{".github/copilot-instructions.md", "Copilot: write tests."},
-			{"GEMINI.md", "Gemini: run make."},
+			{Path: "AGENTS.md", Text: "# Conventions\n\nUse tabs."},
+			{Path: "CLAUDE.md", Text: "Claude: keep commits small."},
+			{Path: ".github/copilot-instructions.md", Text: "Copilot: write tests."},
+			{Path: "GEMINI.md", Text: "Gemini: run make."},
 		}},
 		{"a link inside the repository is followed; a repeat is left out", map[string]string{
 			"docs/agents.md": "Run go test ./...",
 			"AGENTS.md":      "->docs/agents.md",
 			"CLAUDE.md":      "->AGENTS.md",
-		}, []Doc{{"AGENTS.md", "Run go test ./..."}}},
+		}, []Doc{{Path: "AGENTS.md", Text: "Run go test ./..."}}},
 		{"links out of the repository are not followed", map[string]string{
 			"AGENTS.md": "->" + secret,
 			"CLAUDE.md": "->../../../../../../../../" + strings.TrimPrefix(secret, "/"),
@@ -92,6 +92,9 @@ func TestLoad(t *testing.T) {
 			"CLAUDE.md": "bin\x00ary",
 		}, nil},
 		{"a directory of the name", map[string]string{"AGENTS.md/x.md": "no"}, nil},
+		{"a file over the size cap is read up to it, cut at a line", map[string]string{
+			"AGENTS.md": "Use tabs.\n" + strings.Repeat("Write small functions.\n", (maxFileBytes/23)+10),
+		}, []Doc{{Path: "AGENTS.md", Text: strings.TrimSuffix("Use tabs.\n"+strings.Repeat("Write small functions.\n", (maxFileBytes-10)/23), "\n"), Cut: true}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, commit := repo(t, c.files)
@@ -100,11 +103,11 @@ func TestLoad(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(got) != len(c.want) {
-				t.Fatalf("Load = %q, want %q", got, c.want)
+				t.Fatalf("Load = %+v, want %+v", got, c.want)
 			}
 			for i := range got {
 				if got[i] != c.want[i] {
-					t.Errorf("doc %d = %q, want %q", i, got[i], c.want[i])
+					t.Errorf("doc %d = %+v, want %+v", i, got[i], c.want[i])
 				}
 			}
 		})
@@ -123,12 +126,12 @@ func TestLoadReadsTheCommitNotTheWorkingTree(t *testing.T) {
 	}
 	got, err := Load(context.Background(), r, commit)
 	if err != nil || len(got) != 1 || got[0].Text != "Committed guidance." {
-		t.Fatalf("Load = %q, %v", got, err)
+		t.Fatalf("Load = %+v, %v", got, err)
 	}
 }
 
 func TestText(t *testing.T) {
-	docs := []Doc{{"AGENTS.md", "Use tabs."}, {"CLAUDE.md", "Small commits."}}
+	docs := []Doc{{Path: "AGENTS.md", Text: "Use tabs."}, {Path: "CLAUDE.md", Text: "Small commits."}}
 	if got, want := Text(docs), "From AGENTS.md:\n\nUse tabs.\n\nFrom CLAUDE.md:\n\nSmall commits.\n"; got != want {
 		t.Errorf("Text = %q, want %q", got, want)
 	}
@@ -136,9 +139,18 @@ func TestText(t *testing.T) {
 		t.Error("no docs, some text")
 	}
 	long := strings.Repeat("A line of guidance.\n", 3000) // 60 KB
-	out := Text([]Doc{{"AGENTS.md", "First."}, {"CLAUDE.md", long}, {"GEMINI.md", "Last."}})
+	out := Text([]Doc{{Path: "AGENTS.md", Text: "First."}, {Path: "CLAUDE.md", Text: long}, {Path: "GEMINI.md", Text: "Last."}})
 	if len(out) > MaxBytes+200 || !strings.HasPrefix(out, "From AGENTS.md:\n\nFirst.\n") ||
 		!strings.HasSuffix(out, "A line of guidance.\n\n[The guidance is cut here: it is longer than 32 KiB. The rest is in CLAUDE.md, GEMINI.md.]\n") {
 		t.Errorf("cut text: %d bytes, ends %q", len(out), out[max(0, len(out)-200):])
+	}
+}
+
+// A file read only in part says so where it ends.
+func TestTextSaysWhereAFileWasCut(t *testing.T) {
+	out := Text([]Doc{{Path: "AGENTS.md", Text: "Use tabs.", Cut: true}, {Path: "GEMINI.md", Text: "Run make."}})
+	want := "From AGENTS.md:\n\nUse tabs.\n[AGENTS.md is cut here: it is larger than 1024 KiB, and only its start was read.]\n\nFrom GEMINI.md:\n\nRun make.\n"
+	if out != want {
+		t.Errorf("Text = %q, want %q", out, want)
 	}
 }

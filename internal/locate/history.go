@@ -10,6 +10,7 @@ import (
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/repomap"
 )
 
@@ -201,6 +202,6 @@ func (ix *Index) historyFeature(qts []queryTerm, feat feature, what string, ev *
 			hash, subject, _ := strings.Cut(subjects[cs[0]], " ")
 			example = fmt.Sprintf(", best %s “%s”", hash, subject)
 		}
-		ev.note(feat, f, fmt.Sprintf("changed by %d past commits like %s%s", len(cs), what, example))
+		ev.note(feat, f, fmt.Sprintf("changed by %s like %s%s", plural.Count(len(cs), "past commit", "past commits"), what, example))
 	}
 }

@@ -75,10 +75,10 @@ func TestHistorySignal(t *testing.T) {
 		t.Fatalf("ranking %v, want geo/projection.py first", pathsOf(rs))
 	}
 	why := strings.Join(proj.Reasons, "\n")
-	if !strings.Contains(why, "Fix polar singularity near the poles") || !strings.Contains(why, "past commits") {
+	if !strings.Contains(why, "Fix polar singularity near the poles") || !strings.Contains(why, "changed by 1 past commit like") {
 		t.Errorf("reasons %q do not name the past commit", proj.Reasons)
 	}
-	if units, ok := byPath["geo/units.py"]; ok && strings.Contains(strings.Join(units.Reasons, "\n"), "past commits") {
+	if units, ok := byPath["geo/units.py"]; ok && strings.Contains(strings.Join(units.Reasons, "\n"), "past commit") {
 		t.Errorf("the sweeping commit lent units.py history: %q", units.Reasons)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/repomap"
 )
 
@@ -71,7 +72,7 @@ func (ix *Index) passages(root, query string, qts []queryTerm, ev *evidence) {
 		}
 		if v, n := phraseHits(terms, phrases); n > 0 {
 			ev.feats[c][fPhrase] = saturate(v / phraseScale)
-			ev.note(fPhrase, c, fmt.Sprintf("a line shares words in the issue's order (%d phrases)", n))
+			ev.note(fPhrase, c, fmt.Sprintf("a line shares words in the issue's order (%s)", plural.Count(n, "phrase", "phrases")))
 		}
 	}
 	for c, s := range best {

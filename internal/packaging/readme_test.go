@@ -58,3 +58,22 @@ func TestReadmeLayoutListsEveryPackage(t *testing.T) {
 		t.Errorf("only %d packages found under internal/", pkgs)
 	}
 }
+
+// The README says what the first test run costs and how to run the fast
+// part alone, with a command that leaves out the end-to-end package and
+// the CLI downloads.
+func TestReadmeSaysWhatTestsCost(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, want := range []string{
+		"What the first `go test ./...` costs", "two cores", "~/.cache/planex-test-clis", "MB installed",
+		"go test -short $(go list ./... | grep -v '/internal/cli$')",
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md does not say %q", want)
+		}
+	}
+}

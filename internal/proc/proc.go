@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"syscall"
 	"time"
 )
 
@@ -27,10 +26,7 @@ const reaperGrace = 5 * time.Second
 // told to, and when planex dies, SIGKILL included. (A command in the
 // sandbox has the sandbox's init for that.)
 func Run(ctx context.Context, cmd *exec.Cmd) error {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
+	ownGroup(cmd)
 	path := cmd.Path
 	reaped := underReaper(cmd)
 	if err := cmd.Start(); err != nil {
@@ -45,7 +41,7 @@ func Run(ctx context.Context, cmd *exec.Cmd) error {
 		finished := false
 		if reaped {
 			// The reaper also reaches what left the process group.
-			syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
+			terminate(cmd.Process.Pid)
 			t := time.NewTimer(reaperGrace)
 			select {
 			case <-done:
@@ -54,12 +50,12 @@ func Run(ctx context.Context, cmd *exec.Cmd) error {
 			}
 			t.Stop()
 		}
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		if !finished {
 			<-done
 		}
 		err = ctx.Err()
 	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(cmd)
 	return err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/render/md"
 	"github.com/planexhq/planex/internal/tmpl"
 )
@@ -145,7 +146,7 @@ func PlanComment(v PlanView) (body string, truncated bool) {
 	// Thousands of tasks with scattered ids: cut at a line, below the
 	// limit, and say where the whole plan is.
 	cut := strings.LastIndexByte(out[:MaxCommentBytes-400], '\n')
-	return out[:cut] + fmt.Sprintf("\n\n> **This plan has %d tasks: too many to list in a comment.** It is in the job summary and in %s.\n", len(v.Tasks), md.Code(v.StateRef)), true
+	return out[:cut] + fmt.Sprintf("\n\n> **This plan has %s: too many to list in a comment.** It is in the job summary and in %s.\n", plural.Count(len(v.Tasks), "task", "tasks"), md.Code(v.StateRef)), true
 }
 
 // capIDs keeps the first n ids and says how many more there are.

@@ -441,11 +441,62 @@ func (d *detector) ciCommands(ci string) {
 		if line == "" || strings.HasPrefix(line, "#") || len(line) > 160 || strings.Contains(line, "${{") {
 			continue
 		}
-		if kind := classifyCommand(line); kind != "" {
-			d.cmd(kind, line, ci)
+		if kind, cmd := classifyLine(line); kind != "" {
+			d.cmd(kind, cmd, ci)
 		}
 	}
 }
+
+// shellLines splits a script into its commands' lines, joining a line
+// that ends with a backslash to the next, as the shell does.
+func shellLines(script string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, l := range strings.Split(script, "\n") {
+		if rest, ok := strings.CutSuffix(strings.TrimRight(l, " \t"), "\\"); ok {
+			cur.WriteString(strings.TrimSpace(rest) + " ")
+			continue
+		}
+		cur.WriteString(strings.TrimSpace(l))
+		out = append(out, cur.String())
+		cur.Reset()
+	}
+	if cur.Len() > 0 {
+		out = append(out, strings.TrimSpace(cur.String()))
+	}
+	return out
+}
+
+// installCmd is a command that installs tools (pip install pytest), which
+// names a test runner without running it.
+var installCmd = regexp.MustCompile(`^(sudo )?(pip3?|python3? -m pip|uv pip|pipx|npm|pnpm|yarn|apt(-get)?|brew|gem|go|cargo|poetry|conda|bundle) (install|ci|add)(\s|$)`)
+
+// classifyLine classifies the commands of one shell line (a && b; c) by
+// the first that tests, lints or builds. It returns the whole line, or
+// only that command when the line also installs something (pip install
+// pytest && pytest): an install names a test runner without running it.
+func classifyLine(line string) (kind, cmd string) {
+	parts := shellSeparator.Split(line, -1)
+	installs := false
+	for _, part := range parts {
+		installs = installs || installCmd.MatchString(strings.TrimSpace(part))
+	}
+	for _, part := range parts {
+		part = strings.TrimSpace(part)
+		if part == "" || installCmd.MatchString(part) {
+			continue
+		}
+		if k := classifyCommand(part); k != "" {
+			if installs {
+				return k, part
+			}
+			return k, line
+		}
+	}
+	return "", ""
+}
+
+var shellSeparator = regexp.MustCompile(`&&|\|\||;`)
 
 // collectRuns gathers shell commands from GitHub Actions "run:" keys and
 // GitLab/Travis/CircleCI "script:"-style keys.
@@ -462,7 +513,7 @@ func collectRuns(node any, key string, out *[]string) {
 	case string:
 		switch key {
 		case "run", "script", "before_script", "command", "install":
-			*out = append(*out, strings.Split(n, "\n")...)
+			*out = append(*out, shellLines(n)...)
 		}
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/planexhq/planex/internal/plural"
 )
 
 // DefaultMaxFileBytes is the size above which files are left out of the map.
@@ -293,7 +295,7 @@ func StateKey(ctx context.Context, root string, opts Options) (key, dir string, 
 
 func checkEmpty(root string, m *Map) (*Map, error) {
 	if len(m.Entries) == 0 {
-		return nil, fmt.Errorf("mapping %s (%d files listed, %s): %w", root, m.Listed, skippedSummary(m.Skipped), ErrNoSourceFiles)
+		return nil, fmt.Errorf("mapping %s (%s listed, %s): %w", root, plural.Count(m.Listed, "file", "files"), skippedSummary(m.Skipped), ErrNoSourceFiles)
 	}
 	return m, nil
 }

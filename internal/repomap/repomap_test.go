@@ -359,6 +359,8 @@ func TestDetectCommands(t *testing.T) {
 		{"gradle wrapper", map[string]string{"build.gradle.kts": "", "gradlew": "#!/bin/sh\n", "src/A.kt": "class A"}, "./gradlew test", "./gradlew build", ""},
 		{"makefile only", map[string]string{"Makefile": "all: build\nbuild:\n\tcc x.c\ncheck:\n\t./run\n", "x.c": "int main(){}"}, "make check", "make build", ""},
 		{"gitlab ci", map[string]string{".gitlab-ci.yml": "test:\n  script:\n    - pip install .\n    - pytest -x tests\n", "a.rb": "x"}, "pytest -x tests", "", ""},
+		{"an install is not a test command; a continued line is one command", map[string]string{".github/workflows/ci.yml": "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pip install pytest pytest-cov\n      - run: |\n          pytest -x \\\n            --cov=pkg tests\n", "a.rb": "x"}, "pytest -x --cov=pkg tests", "", ""},
+		{"install then test on one line", map[string]string{".gitlab-ci.yml": "test:\n  script:\n    - pip install pytest && pytest -q\n", "a.rb": "x"}, "pytest -q", "", ""},
 		{"ruby rspec", map[string]string{"Gemfile": "source 'x'\n", "spec/a_spec.rb": "x", "lib/a.rb": "x", ".rubocop.yml": ""}, "bundle exec rspec", "", "bundle exec rubocop"},
 	}
 	for _, tc := range cases {

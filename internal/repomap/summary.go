@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/planexhq/planex/internal/plural"
 )
 
 // Discovery is a finding handed to the planning pipeline.
@@ -60,7 +62,7 @@ func (m *Map) TestCommand() string {
 // Summary is a readable multi-line description for people and prompts.
 func (m *Map) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Repository map of %s: %d files", m.Root, len(m.Entries))
+	fmt.Fprintf(&b, "Repository map of %s: %s", m.Root, plural.Count(len(m.Entries), "file", "files"))
 	if total := sumSkipped(m.Skipped); total > 0 {
 		fmt.Fprintf(&b, " (%s)", skippedSummary(m.Skipped))
 	}
@@ -147,7 +149,7 @@ func (m *Map) layout() []string {
 	var out []string
 	for _, n := range names {
 		d := dirs[n]
-		line := fmt.Sprintf("%s/ %d files", n, d.n)
+		line := fmt.Sprintf("%s/ %s", n, plural.Count(d.n, "file", "files"))
 		best, bestN := "", 0
 		for _, l := range sortedKeys(d.langs) {
 			if d.langs[l] > bestN {
@@ -160,7 +162,7 @@ func (m *Map) layout() []string {
 		out = append(out, line)
 	}
 	if rootFiles > 0 {
-		out = append(out, fmt.Sprintf("./ %d files at the top level", rootFiles))
+		out = append(out, fmt.Sprintf("./ %s at the top level", plural.Count(rootFiles, "file", "files")))
 	}
 	return out
 }

@@ -2,12 +2,12 @@ package session
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 // LockFile marks a session folder as held by a running planex.
@@ -51,13 +51,13 @@ func orUnknown(s string) string {
 func Lock(dir string) (release func(), stale *Holder, err error) {
 	p := filepath.Join(dir, LockFile)
 	for range 5 {
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|safefile.NoFollow, 0o644)
 		if err != nil {
 			return nil, nil, fmt.Errorf("locking session %s: %w", filepath.Base(dir), err)
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if ok, err := safefile.TryLock(f); err != nil || !ok {
 			f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
+			if err == nil {
 				return nil, nil, &LockedError{Session: filepath.Base(dir), Holder: readHolder(p)}
 			}
 			return nil, nil, fmt.Errorf("locking session %s: %w", filepath.Base(dir), err)
@@ -79,7 +79,7 @@ func Lock(dir string) (release func(), stale *Holder, err error) {
 		}
 		return func() {
 			os.Remove(p)
-			syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			safefile.Unlock(f)
 			f.Close()
 		}, stale, nil
 	}

@@ -232,7 +232,7 @@ const maxMeta = 8 << 20
 
 // readMeta reads a session.json that is a regular file, not a link.
 func readMeta(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|safefile.NoFollow|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, &UntrustedError{Path: path, Reason: "it is a symlink"}
 	}

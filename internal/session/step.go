@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 // Limits on what one step may add to the discovery board.
@@ -35,7 +37,7 @@ const (
 func MergeDiscoveries(board, from, worker string, now time.Time, log *slog.Logger) (int, error) {
 	// The step may have replaced its file: never through a link, never
 	// waiting on a FIFO or reading a device.
-	f, err := os.OpenFile(from, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(from, os.O_RDONLY|safefile.NoFollow|syscall.O_NONBLOCK, 0)
 	if os.IsNotExist(err) {
 		return 0, nil
 	}

@@ -11,8 +11,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
+
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 // Where a repository's sessions live, relative to its git common
@@ -115,8 +118,8 @@ func ownDir(d string) error {
 	if !fi.IsDir() {
 		return &UntrustedError{Path: d, Reason: "it is not a folder"}
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return &UntrustedError{Path: d, Reason: fmt.Sprintf("it belongs to uid %d, not to this user", st.Uid)}
+	if uid, ok := safefile.Owner(fi); ok && uid != os.Geteuid() {
+		return &UntrustedError{Path: d, Reason: fmt.Sprintf("it belongs to uid %d, not to this user", uid)}
 	}
 	return nil
 }
@@ -135,7 +138,7 @@ func (st Store) key(create bool) ([]byte, error) {
 	if _, err := rand.Read(k); err != nil {
 		return nil, fmt.Errorf("making the session key: %w", err)
 	}
-	f, err := os.OpenFile(st.keyPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(st.keyPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL|safefile.NoFollow, 0o600)
 	if errors.Is(err, os.ErrExist) {
 		return readKey(st.keyPath) // another planex made it first
 	}
@@ -156,7 +159,7 @@ func (st Store) key(create bool) ([]byte, error) {
 // readKey reads a key file that must be a regular file of this user that
 // no one else may read.
 func readKey(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|safefile.NoFollow, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, &UntrustedError{Path: path, Reason: "the session key is a symlink"}
@@ -168,11 +171,12 @@ func readKey(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the session key: %w", err)
 	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 {
+	// Windows keeps no such mode bits (every file reads 0666 there).
+	if !fi.Mode().IsRegular() || (runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0) {
 		return nil, &UntrustedError{Path: path, Reason: fmt.Sprintf("the session key must be a regular file of mode 0600 (it is %s)", fi.Mode())}
 	}
-	if s, ok := fi.Sys().(*syscall.Stat_t); ok && int(s.Uid) != os.Geteuid() {
-		return nil, &UntrustedError{Path: path, Reason: fmt.Sprintf("the session key belongs to uid %d, not to this user", s.Uid)}
+	if uid, ok := safefile.Owner(fi); ok && uid != os.Geteuid() {
+		return nil, &UntrustedError{Path: path, Reason: fmt.Sprintf("the session key belongs to uid %d, not to this user", uid)}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 4*keyLen))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/planexhq/planex/internal/agent/command"
 	"github.com/planexhq/planex/internal/agent/mcp"
 	"github.com/planexhq/planex/internal/agent/tools"
+	"github.com/planexhq/planex/internal/plural"
 )
 
 // Defaults for Options left at zero.
@@ -265,21 +267,47 @@ func (a *Agent) send(ctx context.Context, req Request, log *slog.Logger) (Respon
 				wait = apiErr.RetryAfter
 			}
 		}
+		// An endpoint nobody answers at (a wrong --base-url, no network)
+		// gets two quick retries, not minutes of them.
+		unreachable := !errors.As(err, &apiErr) && isUnreachable(err)
+		if unreachable && attempt >= maxUnreachableRetries {
+			return resp, fmt.Errorf("%w (model %s, %s): %w", agent.ErrModelUnreachable, a.opts.Model, plural.Count(attempt+1, "try", "tries"), err)
+		}
 		if !retryable || attempt >= a.opts.MaxRetries {
 			if retryable {
-				return resp, fmt.Errorf("giving up after %d retries: %w", attempt, err)
+				return resp, fmt.Errorf("giving up after %s: %w", plural.Count(attempt, "retry", "retries"), err)
 			}
 			return resp, err
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 			return resp, fmt.Errorf("%w; waiting %s more would pass the step's time limit", err, wait.Round(time.Second))
 		}
-		log.Warn("model call failed; retrying", "attempt", attempt+1, "wait", wait, "err", err)
+		limit := a.opts.MaxRetries
+		if unreachable {
+			limit = maxUnreachableRetries
+		}
+		log.Warn(fmt.Sprintf("the call to model %s failed (%v); trying again in %s (retry %d of %d)",
+			a.opts.Model, err, wait.Round(100*time.Millisecond), attempt+1, limit))
 		if err := a.opts.Sleep(ctx, wait); err != nil {
 			return resp, err
 		}
 		backoff = min(backoff*2, 30*time.Second)
 	}
+}
+
+// maxUnreachableRetries bounds the retries of a call whose endpoint
+// could not be reached at all: 1 s and 2 s, then the step fails.
+const maxUnreachableRetries = 2
+
+// isUnreachable reports whether err says the endpoint could not be
+// reached at all: no such host, or no connection could be made.
+func isUnreachable(err error) bool {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns.IsNotFound || !dns.IsTemporary
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -172,7 +172,8 @@ func TestCost(t *testing.T) {
 // TestPriceTableCacheRates: every row's cache reads are cheaper than its
 // input and its cache writes never cheaper, so no estimate drops below
 // what the provider bills for an uncached prompt of the same size, and
-// the Anthropic rows keep the published 0.1× and 1.25× (0.05× for Opus 5.5).
+// the Anthropic rows keep the published 0.1× and 1.25× (0.05× for Opus 5.5,
+// and for Sonnet 5.5 since Anthropic cut its cache reads on 2026-10-07).
 func TestPriceTableCacheRates(t *testing.T) {
 	for _, e := range knownPrices() {
 		p := e.price
@@ -185,7 +186,7 @@ func TestPriceTableCacheRates(t *testing.T) {
 	}
 	for model, want := range map[string][2]float64{
 		"claude-sonnet-4-5": {0.1, 1.25}, "claude-opus-4-1": {0.1, 1.25}, "claude-haiku-4-5": {0.1, 1.25},
-		"claude-sonnet-5-5": {0.1, 1.25}, "claude-opus-5-5": {0.05, 1.25},
+		"claude-sonnet-5-5": {0.05, 1.25}, "claude-sonnet-5": {0.1, 1.25}, "claude-opus-5-5": {0.05, 1.25},
 	} {
 		p, _ := LookupPrice(model)
 		if r, w := p.CacheReadPerMTok/p.InPerMTok, p.CacheWritePerMTok/p.InPerMTok; math.Abs(r-want[0]) > 1e-9 || math.Abs(w-want[1]) > 1e-9 {

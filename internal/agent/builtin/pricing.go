@@ -72,6 +72,21 @@ func knownPrices() []struct {
 		prefix string
 		price  Price
 	}{
+		// The default model of every agent (agent.DefaultModel) has a row:
+		// without one, a cost budget cannot hold. Checked 2026-11-27
+		// against the providers' model and pricing pages:
+		//   - claude-sonnet-5-5: $2 in, $10 out, 5-minute cache write $2.50;
+		//     cache reads $0.10 since 2026-10-07 (Anthropic's pricing page).
+		//   - gpt-6.1-sol: $2 in, $10 out, cached input $0.10 up to 272K
+		//     input tokens (OpenAI's model page; longer prompts cost 2× in,
+		//     1.5× out, not modelled here).
+		//   - gemini-3.8-flash: $0.75 in, $3.75 out, cache reads $0.075,
+		//     Google's introductory price through 2026-12-31; from
+		//     2027-01-01 it is $1.50 / $7.50: change the row then.
+		{"claude-sonnet-5-5", Price{2, 10, 0.1, 2.5}},
+		{"gpt-6.1-sol", Price{2, 10, 0.1, 0}},
+		{"gpt-6-sol", Price{2, 10, 0.2, 0}},
+		{"gemini-3.8-flash", Price{0.75, 3.75, 0.075, 0}},
 		// Anthropic (the newer rows as Claude Code 2.1.330 prices them)
 		{"claude-opus-5-5", Price{4, 20, 0.2, 5}},
 		{"claude-opus-5", Price{5, 25, 0.5, 6.25}},

@@ -21,6 +21,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/proc"
+	"github.com/planexhq/planex/internal/safefile"
 	"github.com/planexhq/planex/internal/session"
 )
 
@@ -322,7 +323,7 @@ func prepareFiles(step agent.Step) (stepFiles, error) {
 // only a regular file (never through a link, never a FIFO or device),
 // at most maxResultFile bytes. A missing file is an empty result.
 func readResultFile(name string) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(name, os.O_RDONLY|safefile.NoFollow|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

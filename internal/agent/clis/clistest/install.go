@@ -42,9 +42,12 @@ func CacheDir() (string, error) {
 // tested with: clis.Tested) is installed in the cache and returns the
 // folder holding its executable exe (node_modules/.bin), to be put first
 // on PATH. Without npm, or when the registry cannot be reached, the test
-// is skipped saying so, unless RequireEnv is set.
+// is skipped saying so, unless RequireEnv is set; so is it with -short.
 func Install(t testing.TB, exe, spec string) string {
 	t.Helper()
+	if testing.Short() && os.Getenv(RequireEnv) != "1" {
+		t.Skipf("skipping the real %s CLI in -short mode (its first install downloads it from npm)", exe)
+	}
 	bin, err := Ensure(context.Background(), exe, spec)
 	if err != nil {
 		var skip *unavailableError

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// sandboxCovered are the places the sandbox replaces with empty ones:
+// what an agent finds there is not what planex sees.
+var sandboxCovered = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+// hiddenProgram returns the program of an agent command (its first word,
+// found on PATH when it has no slash) and the hidden folder it is under,
+// when the sandbox would not show it to the agent: under /tmp, /var/tmp,
+// /dev/shm or a home, and under no folder made readable. A relative path
+// is left alone (it names a file of the task's worktree).
+func hiddenProgram(command string, readable, homes []string, lookPath func(string) (string, error)) (program, under string) {
+	fields := strings.Fields(command)
+	if len(fields) == 0 {
+		return "", ""
+	}
+	prog := strings.Trim(fields[0], `'"`)
+	if rest, ok := strings.CutPrefix(prog, "~/"); ok && len(homes) > 0 {
+		prog = filepath.Join(homes[0], rest)
+	}
+	if !strings.Contains(prog, "/") {
+		found, err := lookPath(prog)
+		if err != nil {
+			return "", ""
+		}
+		prog = found
+	}
+	if !filepath.IsAbs(prog) {
+		return "", ""
+	}
+	prog = filepath.Clean(prog)
+	for _, r := range readable {
+		if abs, err := filepath.Abs(r); err == nil && within(prog, abs) {
+			return "", ""
+		}
+	}
+	for _, h := range append(append([]string(nil), sandboxCovered...), homes...) {
+		if h != "" && h != "/" && within(prog, filepath.Clean(h)) {
+			return prog, h
+		}
+	}
+	return "", ""
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// checkCommandVisible refuses, before the first step, an agent command
+// whose program the sandbox hides: otherwise every step fails with a bare
+// "sh: 1: …: not found".
+func checkCommandVisible(command string, readable []string, getenv func(string) string) error {
+	// The shell expands ~ with the environment's HOME: it comes first.
+	var homes []string
+	if h := getenv("HOME"); h != "" {
+		homes = append(homes, h)
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		homes = append(homes, h)
+	}
+	prog, under := hiddenProgram(command, readable, homes, exec.LookPath)
+	if prog == "" {
+		return nil
+	}
+	return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the agent command's program %s is under %s, which the sandbox hides from agents (they get an empty one). Let them read it with --sandbox-read %s, or move the program elsewhere.",
+		prog, under, filepath.Dir(prog))}
+}

@@ -1,0 +1,51 @@
+//go:build !unix
+
+package repomap
+
+import (
+	"io"
+	"os"
+)
+
+// ReadRegular reads the regular file name into buf (reused, grown as
+// needed) unless it is larger than maxBytes; skip names why a file is left
+// out ("" when it was read). Without O_NOFOLLOW (Windows) the file is
+// checked with Lstat first, and the read stops at maxBytes whatever the
+// file grew to in between.
+func ReadRegular(buf []byte, name string, maxBytes int64) (data []byte, size int64, skip string, err error) {
+	fi, err := os.Lstat(name)
+	switch {
+	case err != nil:
+		return buf, 0, "unreadable", err
+	case fi.Mode()&os.ModeSymlink != 0:
+		return buf, 0, "symlink", nil
+	case !fi.Mode().IsRegular():
+		return buf, 0, "not a regular file", nil
+	case fi.Size() > maxBytes:
+		return buf, 0, "too large", nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return buf, 0, "unreadable", err
+	}
+	defer f.Close()
+	buf = buf[:0]
+	if c := int(fi.Size()) + 1; cap(buf) < c {
+		buf = make([]byte, 0, c)
+	}
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case err == io.EOF:
+			return buf, int64(len(buf)), "", nil
+		case err != nil:
+			return buf, 0, "unreadable", err
+		case int64(len(buf)) > maxBytes:
+			return buf, 0, "too large", nil
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}
