@@ -3,10 +3,14 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,9 +142,76 @@ func programAttr(c config) *syscall.SysProcAttr {
 // contained program runs while they are given back. Lending may run
 // while another program holds the directory: every change is made
 // through a descriptor of the inode checked (see treeWalk).
+//
+// Two planex processes may lend the same directory (a cache both name
+// with --sandbox-write, a test's shared folder): each holds a shared
+// flock on a lock file of that directory while it lends it, and gives
+// the directory back only when it can take the lock exclusively, that is
+// when no other process still lends it.
 type lender struct {
 	mu   sync.Mutex
-	held map[string]int
+	held map[string]*hold
+}
+
+// hold is this process's lending of one directory: how many contained
+// programs use it, and the lock file that tells other processes so.
+type hold struct {
+	count int
+	lock  int    // descriptor of the lock file, shared-locked
+	name  string // the lock file
+}
+
+// lendLockDir is where the lock files of lent directories live: a folder
+// only root can enter, so no other user can hold a lock to stall planex.
+func lendLockDir() (string, error) {
+	d := filepath.Join(os.TempDir(), "planex-lend")
+	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	fi, err := os.Lstat(d)
+	if err != nil {
+		return "", err
+	}
+	if uid, ok := fileOwner(fi); !fi.IsDir() || !ok || uid != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("%s is not a folder of mode 0700 owned by planex's user", d)
+	}
+	return d, nil
+}
+
+// lockShared opens dir's lock file and takes a shared lock on it,
+// waiting while another process gives dir back. The giver removes the
+// file while it holds it exclusively, so a lock taken on a file no
+// longer at its name is taken again on the new one.
+func lockShared(dir string) (fd int, name string, err error) {
+	ld, err := lendLockDir()
+	if err != nil {
+		return -1, "", fmt.Errorf("sandbox: the lending locks: %w", err)
+	}
+	sum := sha256.Sum256([]byte(dir))
+	name = filepath.Join(ld, hex.EncodeToString(sum[:16]))
+	for {
+		fd, err = unix.Open(name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return -1, "", fmt.Errorf("sandbox: the lending lock of %s: %w", dir, err)
+		}
+		if err := unix.Flock(fd, unix.LOCK_SH); err != nil {
+			unix.Close(fd)
+			return -1, "", fmt.Errorf("sandbox: the lending lock of %s: %w", dir, err)
+		}
+		var held, named unix.Stat_t
+		if unix.Fstat(fd, &held) == nil && unix.Lstat(name, &named) == nil && held.Ino == named.Ino && held.Dev == named.Dev {
+			return fd, name, nil
+		}
+		unix.Close(fd)
+	}
+}
+
+func fileOwner(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
 }
 
 // lend gives dirs to host, the program's id when planex runs as root
@@ -155,10 +226,22 @@ func (s *Sandbox) lend(dirs []string, host int) (giveBack func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.held == nil {
-		l.held = map[string]int{}
+		l.held = map[string]*hold{}
 	}
 	var done []string
 	for _, d := range dirs {
+		h := l.held[d]
+		if h == nil {
+			fd, name, err := lockShared(d)
+			if err != nil {
+				l.unlend(done, to, owner{uid, gid})
+				return func() {}, err
+			}
+			h = &hold{lock: fd, name: name}
+			l.held[d] = h
+		}
+		h.count++
+		done = append(done, d)
 		// Also when already held: planex (a built-in agent's file tools)
 		// may have written files there since, which the program must be
 		// able to change too.
@@ -166,8 +249,6 @@ func (s *Sandbox) lend(dirs []string, host int) (giveBack func(), err error) {
 			l.unlend(done, to, owner{uid, gid})
 			return func() {}, fmt.Errorf("sandbox: lending %s to the sandbox's uid %d: %w", d, host, err)
 		}
-		l.held[d]++
-		done = append(done, d)
 	}
 	return func() {
 		l.mu.Lock()
@@ -180,17 +261,26 @@ func (s *Sandbox) lend(dirs []string, host int) (giveBack func(), err error) {
 // held. Called with l.mu held.
 func (l *lender) unlend(dirs []string, lent, back owner) {
 	for _, d := range dirs {
-		l.held[d]--
-		if l.held[d] > 0 {
+		h := l.held[d]
+		h.count--
+		if h.count > 0 {
 			continue
 		}
 		delete(l.held, d)
+		// Another planex process still lends d: the last one gives it
+		// back.
+		if err := unix.Flock(h.lock, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			unix.Close(h.lock)
+			continue
+		}
 		// The program is gone: nothing changes the tree meanwhile. A
 		// failure leaves files to the program's id, which planex's git
 		// still reads (it names the worktree safe); say so.
 		if err := chownTree(d, lent, back, false); err != nil {
 			fmt.Fprintf(os.Stderr, "planex: warning: giving %s back to uid %d after the sandbox: %v\n", d, back.uid, err)
 		}
+		os.Remove(h.name)
+		unix.Close(h.lock)
 	}
 }
 

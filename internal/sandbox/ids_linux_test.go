@@ -186,6 +186,38 @@ func TestLendingIsHeldWhileAnyProgramRuns(t *testing.T) {
 	}
 }
 
+// TestLendingIsHeldAcrossProcesses: two planex processes (two Sandboxes
+// here: their lock files are opened apart, as by two processes) lending
+// one folder, a cache both share with --sandbox-write; the first to end
+// gives nothing back while the other's program still writes there.
+func TestLendingIsHeldAcrossProcesses(t *testing.T) {
+	needRoot(t)
+	a, b := newSandbox(t), newSandbox(t)
+	shared := t.TempDir()
+	writeFile(t, filepath.Join(shared, "f"), "x", 0o644)
+	wrap := func(s *Sandbox) func() {
+		done, err := s.Wrap(exec.CommandContext(context.Background(), "true"), Policy{Writable: []string{shared}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return done
+	}
+	first, second := wrap(a), wrap(b)
+	first()
+	if uid, _ := ownerOf(t, filepath.Join(shared, "f")); uid != SandboxID {
+		t.Errorf("given back while another process's program held it: owner %d", uid)
+	}
+	second()
+	if uid, _ := ownerOf(t, filepath.Join(shared, "f")); uid != 0 {
+		t.Errorf("not given back after the last process: owner %d", uid)
+	}
+	// The lock is free again: a third lending and its end give back too.
+	wrap(a)()
+	if uid, _ := ownerOf(t, filepath.Join(shared, "f")); uid != 0 {
+		t.Errorf("not given back after a later lending: owner %d", uid)
+	}
+}
+
 // TestChownTree: lending changes what planex owns below the root and
 // nothing a link leads to; giving back changes only what the sandbox's
 // uid owns.

@@ -100,8 +100,14 @@ func TestKeyOnlyInHeader(t *testing.T) {
 			t.Errorf("key leaked into a request body")
 		}
 	}
-	// The override keeps Anthropic's cache-read ratio (0.1× input).
-	if res.Usage.CostUSD < 12.2-1e-9 || res.Usage.CostUSD > 12.2+1e-9 || res.Usage.CacheReadTokens != 1000000 {
-		t.Errorf("usage with override %+v, want cost 12.2 for 1M input, 1M cache reads, 1M output", res.Usage)
+	// The override keeps the cache-read ratio the table has for the
+	// default model (its cache reads against its input price).
+	listed, ok := builtin.LookupPrice(agent.DefaultModel("anthropic"))
+	if !ok || listed.CacheReadPerMTok <= 0 || listed.CacheReadPerMTok >= listed.InPerMTok {
+		t.Fatalf("the default Anthropic model's row %+v has no cache discount to keep", listed)
+	}
+	want := 2 + 2*listed.CacheReadPerMTok/listed.InPerMTok + 10
+	if res.Usage.CostUSD < want-1e-9 || res.Usage.CostUSD > want+1e-9 || res.Usage.CacheReadTokens != 1000000 {
+		t.Errorf("usage with override %+v, want cost %.4f for 1M input, 1M cache reads, 1M output", res.Usage, want)
 	}
 }
