@@ -60,16 +60,19 @@ const (
 	votePath     = 1.0
 	voteStyle    = 0.2
 	voteStyleMax = 1.0
-	// voteDefined is the most one name defined in the repository adds
-	// (times how code-like the name looks).
-	voteDefined = 0.5
+	// voteDefined is what one name the issue uses adds, shared among the
+	// families of the files that define it (times how code-like the name
+	// looks): a name only Python files define is as good as a quoted path.
+	voteDefined = 1.0
 	// votePrior is the weight of the repository's own mix of languages,
-	// spread by each family's share of its code: a weak prior that any
-	// evidence from the issue outweighs.
+	// spread by each family's share of its code: a weak prior, which sets
+	// the direction when the issue has no evidence.
 	votePrior = 0.5
-	// voteScale is the total evidence that makes the hold-back 1-1/e of
-	// its full strength.
-	voteScale = 2.0
+	// priorHold is the hold-back's strength with no evidence from the
+	// issue; voteScale is the evidence that takes it most of the way to
+	// full strength (1-(1-priorHold)/e).
+	priorHold = 0.2
+	voteScale = 1.0
 )
 
 // formatCue is a line shape that one language's runtime or toolchain
@@ -220,8 +223,9 @@ func (ix *Index) definedVotes(ms mentions, v langVotes) {
 // langHoldBack is, per language family of the repository, how far the
 // issue's evidence points away from it: 0 for the family it points at
 // most, up to 1 for one it does not point at, scaled by how much evidence
-// there is. Evidence for families the repository has no code in is
-// ignored, and the repository's own mix counts as a weak prior.
+// there is (priorHold with none). Evidence for families the repository
+// has no code in is ignored, and the repository's own mix counts as a
+// weak prior.
 func (ix *Index) langHoldBack(query string, ms mentions) (holdBack map[string]float64, votes langVotes) {
 	counts := ix.codeFamilies()
 	total := 0
@@ -234,13 +238,13 @@ func (ix *Index) langHoldBack(query string, ms mentions) (holdBack map[string]fl
 	}
 	issue := issueLanguageVotes(query, ms)
 	ix.definedVotes(ms, issue)
-	sum, best := 0.0, 0.0
+	evidence, best := 0.0, 0.0
 	for f, n := range counts {
+		evidence += issue[f]
 		votes[f] = issue[f] + votePrior*float64(n)/float64(total)
-		sum += votes[f]
 		best = math.Max(best, votes[f])
 	}
-	strength := saturate(sum / voteScale)
+	strength := 1 - (1-priorHold)*math.Exp(-evidence/voteScale)
 	holdBack = make(map[string]float64, len(counts))
 	for f := range counts {
 		holdBack[f] = strength * (1 - votes[f]/best)
@@ -248,13 +252,19 @@ func (ix *Index) langHoldBack(query string, ms mentions) (holdBack map[string]fl
 	return holdBack, votes
 }
 
-// leading is the family the votes point at most ("" for none).
+// leading is the family the votes point at most ("" for none or a tie).
 func (v langVotes) leading() string {
-	best, bestV := "", 0.0
-	for _, f := range slices.Sorted(maps.Keys(v)) {
-		if v[f] > bestV {
-			best, bestV = f, v[f]
+	best, bestV, tie := "", 0.0, false
+	for f, x := range v {
+		switch {
+		case x > bestV:
+			best, bestV, tie = f, x, false
+		case x == bestV:
+			tie = true
 		}
+	}
+	if tie {
+		return ""
 	}
 	return best
 }

@@ -171,6 +171,9 @@ var polyglotIssues = []polyglotIssue{
 	{"python prose", "Python", "SDK: refresh_lease on a revoked token should not call the server\n\n" +
 		"With the Python SDK, `session.refresh_lease(key)` still calls the server after the token was revoked.\n```python\nfrom acme.session import SessionToken\nt = SessionToken(s)\nt.refresh_lease(\"k\")\n```\n",
 		"sdk/python/acme/session/token.py"},
+	{"python traceback in user code only", "Python", "verify fails for a missing chunk\n\n```\nTraceback (most recent call last):\n  File \"upload_all.py\", line 12, in <module>\n    chunk.verify_checksum(key)\n" +
+		"TypeError: checksum must be bytes, not NoneType\n```\n",
+		"sdk/python/acme/upload/chunk.py"},
 	{"go panic", "Go", "Service crashes when refreshing a lease\n\n```\npanic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a1b2c]\n\n" +
 		"goroutine 42 [running]:\ngithub.com/acme/platform/services/session.(*Token).RefreshLease(0x0, {0xc0000a2000, 0x3})\n\t/build/services/session/token.go:31 +0x1d\n" +
 		"github.com/acme/platform/services/session.Handler.ServeHTTP({0x0}, {0x7f1, 0xc0001}, 0xc000180000)\n\t/build/services/session/handler.go:12 +0x8a\n```\n",
@@ -181,12 +184,18 @@ var polyglotIssues = []polyglotIssue{
 	{"go error text", "Go", "upload service: verify checksum fails for every chunk\n\n" +
 		"Every request to the upload service answers 404 with `verify checksum \"abc\": no checksum for chunk`, from `(*Chunk).VerifyChecksum`.",
 		"services/upload/chunk.go"},
+	{"go name mirrored in every language", "Go", "ReserveAllowance answers an error for a key that exists\n\n" +
+		"The quota service's ReserveAllowance says the allowance is missing right after ChargeAllowance stored it.",
+		"services/quota/ledger.go"},
 	{"typescript stack", "TypeScript", "Delivery panel is blank\n\n```\nUncaught TypeError: Cannot read properties of undefined (reading 'length')\n" +
 		"    at DeliveryPanel.renderSignature (webpack:///./src/webhook/DeliveryPanel.ts:9:51)\n    at render (webpack:///./src/app.ts:30:7)\n```\n",
 		"web/src/webhook/DeliveryPanel.ts"},
 	{"typescript prose", "TypeScript", "Invoice panel shows the discount twice\n\n" +
 		"In the web app, `renderDiscount()` on the invoice panel prints the discount's length and then the discount again; `applyDiscount` looks fine.",
 		"web/src/billing/InvoicePanel.ts"},
+	{"typescript name the SDK respells", "TypeScript", "flushSample never resolves in the gauge panel\n\n" +
+		"`flushSample()` on the metrics gauge panel hangs when the API is slow.",
+		"web/src/metrics/GaugePanel.ts"},
 	{"rust panic", "Rust", "search crate: subtract with overflow when merging postings\n\n```\nthread 'main' panicked at 'attempt to subtract with overflow', crates/search/src/lib.rs:22:9\n" +
 		"note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n```\n",
 		"crates/search/src/lib.rs"},
@@ -195,6 +204,9 @@ var polyglotIssues = []polyglotIssue{
 	{"java stack", "Java", "NullPointerException replaying an audit trail\n\n```\nException in thread \"main\" java.lang.NullPointerException\n" +
 		"\tat com.acme.audit.EventClient.replayTrail(EventClient.java:21)\n\tat com.acme.Main.main(Main.java:9)\n```\n",
 		"clients/java/src/main/java/com/acme/audit/EventClient.java"},
+	{"java class.method a TypeScript file shares", "Java", "InvoiceClient.totalDiscount hands out the cached array\n\n" +
+		"`InvoiceClient.totalDiscount(key)` returns a clone, but callers of `applyDiscount` see shared bytes.",
+		"clients/java/src/main/java/com/acme/billing/InvoiceClient.java"},
 	{"java prose", "Java", "Java client: revokeLease throws on an unknown key\n\n`TokenClient.revokeLease(\"missing\")` throws a NullPointerException from `lease.clone()`.",
 		"clients/java/src/main/java/com/acme/session/TokenClient.java"},
 }
