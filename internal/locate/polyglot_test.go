@@ -215,6 +215,7 @@ var polyglotIssues = []polyglotIssue{
 type langFigures struct{ n, at1, at5 int }
 
 func TestPolyglotCorpus(t *testing.T) {
+	t.Parallel()
 	dir, m := mapTree(t, polyglotRepo())
 	ix := NewIndex(m)
 	ix.root = dir
@@ -255,4 +256,24 @@ func TestPolyglotCorpus(t *testing.T) {
 		f := figs[l]
 		t.Logf("%-10s N %d  Acc@1 %.3f  Acc@5 %.3f", l, f.n, float64(f.at1)/float64(f.n), float64(f.at5)/float64(f.n))
 	}
+}
+
+// TestOtherLanguageExplained checks that --explain says why a file in
+// another language was held back.
+func TestOtherLanguageExplained(t *testing.T) {
+	t.Parallel()
+	_, m := mapTree(t, polyglotRepo())
+	got, err := NewIndex(m).Rank(polyglotIssues[0].query, 200, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got {
+		if r.Path == "services/limits/printer.go" {
+			if why := strings.Join(r.Reasons, "\n"); !strings.Contains(why, "in Go, while the issue points at Python") {
+				t.Errorf("reasons of %s lack the hold-back: %q", r.Path, r.Reasons)
+			}
+			return
+		}
+	}
+	t.Errorf("services/limits/printer.go not ranked: %v", pathsOf(got))
 }

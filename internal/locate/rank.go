@@ -411,10 +411,18 @@ func (ix *Index) candidates(query string, ms mentions, ev *evidence) {
 			// points away from the file's language.
 			if fam := fileFamily(d.path); hold[fam] > 0 {
 				f[fOtherLang] = hold[fam] * (lexical + f[fDefines])
-				ev.note(fOtherLang, i, fmt.Sprintf("in %s, while the issue points at %s", fam, lead))
+				ev.note(fOtherLang, i, otherLangNote(fam, lead))
 			}
 		}
 	}
+}
+
+// otherLangNote explains the hold-back of a file in family fam.
+func otherLangNote(fam, lead string) string {
+	if lead == "" {
+		return "in " + fam + ", which the issue's evidence points away from"
+	}
+	return "in " + fam + ", while the issue points at " + lead
 }
 
 // link is a source file a test exercises.
