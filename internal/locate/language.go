@@ -86,7 +86,9 @@ var formatCues = []formatCue{
 	{regexp.MustCompile(`Traceback \(most recent call last\)`), repomap.LangPython},
 	{regexp.MustCompile(`(?m)^\s*>>> \S`), repomap.LangPython},
 	{regexp.MustCompile(`(?m)^\s*In \[\d+\]: \S`), repomap.LangPython},
-	{regexp.MustCompile(`\b(?:AttributeError|ModuleNotFoundError|ImportError|KeyError|IndexError|NameError|ZeroDivisionError|NoneType)\b`), repomap.LangPython},
+	// Only exception names no other common runtime uses (Ruby has
+	// NameError, KeyError and IndexError too).
+	{regexp.MustCompile(`\b(?:AttributeError|ModuleNotFoundError|ImportError|NoneType)\b`), repomap.LangPython},
 	{regexp.MustCompile(`(?m)^panic: |\bgoroutine \d+ \[|^fatal error: all goroutines`), repomap.LangGo},
 	{regexp.MustCompile(`(?m)^\s+at (?:async )?[\w$.<>\[\] ]+ \(.*\.(?:[cm]?js|jsx|tsx?):\d+:\d+\)|Cannot read propert(?:y|ies) of (?:undefined|null)|\bis not a function\b|\bUncaught \w*Error\b`), repomap.LangJavaScript},
 	{regexp.MustCompile(`(?m)^\s+at [\w$.]+\([\w$]+\.(?:java|kt):\d+\)|Exception in thread "|\bjava\.lang\.\w+`), repomap.LangJava},

@@ -19,6 +19,7 @@ func TestIssueLanguageVotes(t *testing.T) {
 		{"python prompt", "Wrong sum\n>>> total([1, 2])\n4\n", "Python", nil, []string{"Go"}},
 		{"ipython prompt", "In [3]: x.plot()\n", "Python", nil, nil},
 		{"python exception name", "it raises an AttributeError on NoneType", "Python", nil, []string{"Go"}},
+		{"exception names Ruby shares are no evidence", "it raises NameError, then KeyError and IndexError", "", nil, []string{"Python"}},
 		{"go panic", "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 7 [running]:\nmain.main()\n", "Go", nil, []string{"Python"}},
 		{"go path and line", "the check at internal/store/save.go:41 is inverted", "Go", nil, []string{"Python"}},
 		{"node stack", "TypeError: x is not a function\n    at Object.render (/app/src/view.ts:12:5)\n", "JavaScript", nil, []string{"Python", "Go"}},
