@@ -112,15 +112,22 @@ var fenceLang = map[string]string{
 
 var fenceInfoRe = regexp.MustCompile("(?m)^\\s*```+\\s*([\\w#+-]+)")
 
+// nameStyle is a convention for spelling function and method names.
+type nameStyle int
+
+const (
+	styleNone       nameStyle = iota // fits every language
+	styleSnake                       // lower_case_with_underscores
+	styleCamel                       // lowerCamelCase
+	stylePascalCall                  // pkg.Exported( and value.Method(
+)
+
 // styleFamilies are the language families whose conventions spell a
 // function or method each way.
-var styleFamilies = map[string][]string{
-	// snake_case functions and methods
-	"snake": {repomap.LangPython, repomap.LangRust, "Ruby", "C"},
-	// lowerCamelCase functions and methods
-	"camel": {repomap.LangJavaScript, repomap.LangJava, repomap.LangGo, "Swift"},
-	// pkg.Exported( and value.Method( calls
-	"pascalCall": {repomap.LangGo, "C#"},
+var styleFamilies = [...][]string{
+	styleSnake:      {repomap.LangPython, repomap.LangRust, "Ruby", "C"},
+	styleCamel:      {repomap.LangJavaScript, repomap.LangJava, repomap.LangGo, "Swift"},
+	stylePascalCall: {repomap.LangGo, "C#"},
 }
 
 // calledRe finds a name right before "(", with what precedes it.
@@ -142,9 +149,9 @@ func issueLanguageVotes(q string, ms mentions) langVotes {
 	for _, pm := range ms.paths {
 		v.add(fileFamily(pm.path), votePath)
 	}
-	styles := map[string]float64{}
+	var styles [len(styleFamilies)]float64
 	for _, m := range calledRe.FindAllStringSubmatch(urlRe.ReplaceAllString(q, " "), -1) {
-		if s := callStyle(m[2], m[1] != ""); s != "" {
+		if s := callStyle(m[2], m[1] != ""); s != styleNone {
 			styles[s] = math.Min(voteStyleMax, styles[s]+voteStyle)
 		}
 	}
@@ -157,21 +164,20 @@ func issueLanguageVotes(q string, ms mentions) langVotes {
 	return v
 }
 
-// callStyle names the spelling convention of a called name: "snake" for
-// lower_case_with_underscores, "camel" for lowerCamelCase, "pascalCall"
-// for a capitalised method or package function (after a dot); "" when
-// the spelling fits every language.
-func callStyle(name string, afterDot bool) string {
+// callStyle names the spelling convention of a called name; a
+// capitalised name counts as a method or package function only after a
+// dot (alone it may be any language's class or constructor).
+func callStyle(name string, afterDot bool) nameStyle {
 	c := identCases(name)
 	switch {
 	case c.underscore && c.lower && !c.upper:
-		return "snake"
+		return styleSnake
 	case c.hump && name[0] >= 'a' && name[0] <= 'z' && !c.underscore:
-		return "camel"
+		return styleCamel
 	case afterDot && c.lower && !c.underscore && name[0] >= 'A' && name[0] <= 'Z':
-		return "pascalCall"
+		return stylePascalCall
 	}
-	return ""
+	return styleNone
 }
 
 // codeFamilies counts the repository's non-test code files per language
@@ -241,7 +247,10 @@ func (ix *Index) langHoldBack(query string, ms mentions) (holdBack map[string]fl
 	issue := issueLanguageVotes(query, ms)
 	ix.definedVotes(ms, issue)
 	evidence, best := 0.0, 0.0
-	for f, n := range counts {
+	// In a fixed order: a float sum in map order differs in its last
+	// bits from run to run, and ties between files could flip with it.
+	for _, f := range slices.Sorted(maps.Keys(counts)) {
+		n := counts[f]
 		evidence += issue[f]
 		votes[f] = issue[f] + votePrior*float64(n)/float64(total)
 		best = math.Max(best, votes[f])

@@ -65,20 +65,20 @@ func TestCallStyle(t *testing.T) {
 	cases := []struct {
 		name     string
 		afterDot bool
-		want     string
+		want     nameStyle
 	}{
-		{"lookup_digest", true, "snake"},
-		{"lookup_digest", false, "snake"},
-		{"lookupDigest", true, "camel"},
-		{"LookupDigest", true, "pascalCall"},
-		{"LookupDigest", false, ""}, // a constructor or class: any language
-		{"lookup", true, ""},
-		{"MAX_SIZE", false, ""},
-		{"Lookup_digest", false, ""},
+		{"lookup_digest", true, styleSnake},
+		{"lookup_digest", false, styleSnake},
+		{"lookupDigest", true, styleCamel},
+		{"LookupDigest", true, stylePascalCall},
+		{"LookupDigest", false, styleNone}, // a constructor or class: any language
+		{"lookup", true, styleNone},
+		{"MAX_SIZE", false, styleNone},
+		{"Lookup_digest", false, styleNone},
 	}
 	for _, tc := range cases {
 		if got := callStyle(tc.name, tc.afterDot); got != tc.want {
-			t.Errorf("callStyle(%q, %v) = %q, want %q", tc.name, tc.afterDot, got, tc.want)
+			t.Errorf("callStyle(%q, %v) = %d, want %d", tc.name, tc.afterDot, got, tc.want)
 		}
 	}
 }
