@@ -114,8 +114,8 @@ func Fit(samples []Sample, opts FitOptions) *Weights {
 	}
 	// Two stages: the late features (at zero) first stay out while the
 	// others are fitted, then they are fitted with the others held.
-	adam(use, &w, steps, func(k int) bool { return !lateFeature[k] })
-	adam(use, &w, steps, func(k int) bool { return lateFeature[k] })
+	adam(use, &w, steps, func(k int) bool { return !lateFeature[k] && !unweighted[k] })
+	adam(use, &w, steps, func(k int) bool { return lateFeature[k] && !unweighted[k] })
 	for k := range w {
 		w[k] = roundTo(w[k], 4)
 	}
@@ -127,6 +127,16 @@ func Fit(samples []Sample, opts FitOptions) *Weights {
 // an earlier one), and fitted together with the rest it moves their
 // weights, and with them the ranking of the many issues it never touches.
 var lateFeature = [numFeatures]bool{fIssueRefs: true}
+
+// unweighted marks the features Fit keeps at weight zero: they still
+// feed other signals, but add nothing to a score of their own.
+// traceback_frame: a traceback frame in a file is evidence for it, yet
+// fitted on the 17 tuning issues with frames it took a negative weight
+// (what it says, the innermost frame, the tests and neighbours it feeds
+// already say), which would hold back the files a traceback names in a
+// repository it never saw. Kept at zero it scored better both fitted and
+// in-fold (bench/repomap-locate.md).
+var unweighted = [numFeatures]bool{fFrame: true}
 
 // adam takes steps Adam steps on the listwise loss from w, changing only
 // the weights free reports.

@@ -116,3 +116,28 @@ func TestFitHoldsOtherWeightsForLateFeatures(t *testing.T) {
 		t.Errorf("cited_issue weight %v, want positive: it only ever marks gold files", w[fIssueRefs])
 	}
 }
+
+// TestFitKeepsUnweightedFeaturesAtZero checks that a feature Fit keeps out
+// of the score stays at weight zero even when it marks every gold file.
+func TestFitKeepsUnweightedFeaturesAtZero(t *testing.T) {
+	t.Parallel()
+	samples := append(synthetic("a/x", 30), synthetic("b/y", 30)...)
+	for i := range samples {
+		s := &samples[i]
+		s.Feats = append([]features(nil), s.Feats...)
+		for c := range s.Feats {
+			if s.Gold[c] {
+				s.Feats[c][fFrame] = 1
+			}
+		}
+	}
+	w := Fit(samples, FitOptions{})
+	for k := range w {
+		if unweighted[k] && w[k] != 0 {
+			t.Errorf("%s: weight %v, want 0", featureInfo[k].name, w[k])
+		}
+	}
+	if w[fContent] == 0 {
+		t.Error("the other weights were not fitted")
+	}
+}

@@ -130,24 +130,6 @@ func TestIssueCode(t *testing.T) {
 	}
 }
 
-func TestOtherLanguageIsMarked(t *testing.T) {
-	dir, m := mapTree(t, map[string]string{
-		"app/a.py":           "def render_table(rows):\n    return rows\n",
-		"app/b.py":           "def sort_rows(rows):\n    return sorted(rows)\n",
-		"app/static/grid.js": "function renderTable(rows) { return rows; }\n",
-	})
-	ix := NewIndex(m)
-	if got := ix.mainCodeExt(); got != ".py" {
-		t.Fatalf("main extension = %q", got)
-	}
-	ev := ix.evidence("render table rows", dir)
-	js, _ := ix.byPath("app/static/grid.js")
-	py, _ := ix.byPath("app/a.py")
-	if ev.feats[js][fOtherLang] <= 0 || ev.feats[py][fOtherLang] != 0 {
-		t.Errorf("other_language: js %.3f, py %.3f", ev.feats[js][fOtherLang], ev.feats[py][fOtherLang])
-	}
-}
-
 func TestOpenedIndexReadsPassages(t *testing.T) {
 	dir := t.TempDir()
 	repomaptest.InitRepo(t, dir, spreadAndDense())

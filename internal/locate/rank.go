@@ -180,7 +180,10 @@ func (ev *evidence) explain(i int, w *Weights) []string {
 	var parts []part
 	for f := feature(0); f < numFeatures; f++ {
 		v := w[f] * ev.feats[i][f]
-		if v == 0 {
+		// An unweighted signal adds nothing, but what it found (a
+		// traceback frame in the file) still explains the file.
+		shown := unweighted[f] && ev.feats[i][f] != 0 && ev.notes[f] != nil && ev.notes[f][i] != ""
+		if v == 0 && !shown {
 			continue
 		}
 		// Notes read on their own; signals without one use their label.
@@ -226,7 +229,7 @@ func (ix *Index) evidence(query, root string) *evidence {
 	ix.historyFeature(qts, fHistory, "the issue", ev)
 	ix.historyFeature(queryTerms(title(query)), fTitleHistory, "the title", ev)
 	ix.citedChanges(query, ev)
-	ix.candidates(ev)
+	ix.candidates(query, ms, ev)
 	ix.quotedText(root, query, ev)
 	ix.passages(root, query, qts, ev)
 	return ev
@@ -380,9 +383,10 @@ func (ix *Index) neighbours(ev *evidence) {
 // candidates keeps the files with any lexical, explicit or test-link
 // evidence, clearing the rest, and sets the candidates' prior and
 // file-kind signals.
-func (ix *Index) candidates(ev *evidence) {
+func (ix *Index) candidates(query string, ms mentions, ev *evidence) {
 	fs := ev.feats
-	mainExt := ix.mainCodeExt()
+	hold, votes := ix.langHoldBack(query, ms)
+	lead := votes.leading()
 	for i := range fs {
 		f := &fs[i]
 		lexical := f[fContent] + f[fPath] + f[fSymbol]
@@ -405,30 +409,23 @@ func (ix *Index) candidates(ev *evidence) {
 			f[fDoc] = lexical + f[fDefines]
 		case !d.code():
 			f[fData] = lexical + f[fDefines]
-		case path.Ext(d.path) != mainExt:
-			f[fOtherLang] = lexical + f[fDefines]
+		default:
+			// Held back by how far the issue's language evidence
+			// points away from the file's language.
+			if fam := fileFamily(d.path); hold[fam] > 0 {
+				f[fOtherLang] = hold[fam] * (lexical + f[fDefines])
+				ev.note(fOtherLang, i, otherLangNote(fam, lead))
+			}
 		}
 	}
 }
 
-// mainCodeExt is the file extension most of the repository's code files
-// carry: an issue is seldom fixed in a language the project barely uses
-// (a vendored script, a build helper).
-func (ix *Index) mainCodeExt() string {
-	counts := map[string]int{}
-	best, bestN := "", 0
-	for i := range ix.files {
-		d := &ix.files[i]
-		if !d.code() || d.test() || d.doc() {
-			continue
-		}
-		e := path.Ext(d.path)
-		counts[e]++
-		if n := counts[e]; n > bestN || n == bestN && e < best {
-			best, bestN = e, n
-		}
+// otherLangNote explains the hold-back of a file in family fam.
+func otherLangNote(fam, lead string) string {
+	if lead == "" {
+		return "in " + fam + ", which the issue's evidence points away from"
 	}
-	return best
+	return "in " + fam + ", while the issue points at " + lead
 }
 
 // link is a source file a test exercises.

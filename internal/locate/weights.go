@@ -33,7 +33,7 @@ const (
 	fPackageInit                 // the file is a Python package's __init__.py
 	fPassage                     // BM25 of the file's best window of lines, over the best read file's
 	fPhrase                      // a line of the file holds three of the issue's terms in its order
-	fOtherLang                   // lexical evidence, when the file's language is not the repository's main one
+	fOtherLang                   // lexical evidence, scaled by how far the issue's language evidence points away from the file's language
 	fPassageRank                 // 1/sqrt(position) among the read files ordered by passage
 	fTitlePassage                // BM25 of the file's best window over the title's terms, over the best read file's
 	fTitleContent                // BM25 of the contents over the title's terms, over the best file's
@@ -70,7 +70,7 @@ var featureInfo = [numFeatures]struct{ name, label string }{
 	fPackageInit:  {"package_init", "package __init__.py"},
 	fPassage:      {"passage", "closest passage"},
 	fPhrase:       {"phrase", "shares phrases with the issue"},
-	fOtherLang:    {"other_language", "not in the repository's main language"},
+	fOtherLang:    {"other_language", "not in the language the issue points at"},
 	fPassageRank:  {"passage_rank", "high among closest passages"},
 	fTitlePassage: {"title_passage", "a passage matches the title"},
 	fTitleContent: {"title_content", "content matches the title"},
