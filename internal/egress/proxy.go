@@ -147,13 +147,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addrs, err := h.check(r.Context(), host, port)
-	var ref *refusal
-	switch {
-	case errors.As(err, &ref):
-		h.refuse(w, ref)
-		return
-	case err != nil:
-		http.Error(w, "planex egress proxy: "+err.Error(), http.StatusBadGateway)
+	if h.failed(w, err) {
 		return
 	}
 	if r.Method == http.MethodConnect {
@@ -245,6 +239,19 @@ func (h *handler) check(ctx context.Context, host string, port int) ([]netip.Add
 
 // refuse answers 403, naming the destination and how to allow it, and
 // records the refusal.
+// failed answers a request that err stopped: a refusal with the
+// proxy's 403, any other error with 502. It reports whether err stopped it.
+func (h *handler) failed(w http.ResponseWriter, err error) bool {
+	var ref *refusal
+	switch {
+	case errors.As(err, &ref):
+		h.refuse(w, ref)
+	case err != nil:
+		http.Error(w, "planex egress proxy: "+err.Error(), http.StatusBadGateway)
+	}
+	return err != nil
+}
+
 func (h *handler) refuse(w http.ResponseWriter, ref *refusal) {
 	if h.p.Log != nil {
 		h.p.Log.Add(ref.host, ref.port)
@@ -318,13 +325,7 @@ func (h *handler) forward(w http.ResponseWriter, r *http.Request) {
 	out.Host = r.URL.Host
 	dropHop(out.Header)
 	resp, err := h.transport.RoundTrip(out)
-	var ref *refusal
-	switch {
-	case errors.As(err, &ref):
-		h.refuse(w, ref)
-		return
-	case err != nil:
-		http.Error(w, "planex egress proxy: "+err.Error(), http.StatusBadGateway)
+	if h.failed(w, err) {
 		return
 	}
 	defer resp.Body.Close()

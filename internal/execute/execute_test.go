@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -17,6 +17,7 @@ import (
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/proc"
 )
 
 func testRepo(t *testing.T) (*gitrepo.Repo, string) {
@@ -268,21 +269,17 @@ func TestRedTeamSecretCheckStreamsHugeFile(t *testing.T) {
 	}
 }
 
-// vmHWM is this process's peak resident set size, from /proc.
+// vmHWM is this process's peak resident set size (proc.PeakRSS).
 func vmHWM(t *testing.T) uint64 {
-	b, err := os.ReadFile("/proc/self/status")
+	t.Helper()
+	hwm, err := proc.PeakRSS()
+	if errors.Is(err, proc.ErrNoPeakRSS) {
+		t.Skipf("no peak RSS to measure with: %v", err)
+	}
 	if err != nil {
-		t.Skipf("no /proc/self/status to read the peak RSS from: %v", err)
+		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb uint64
-			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc/self/status")
-	return 0
+	return hwm
 }
 
 // TestRedTeamKeptWorktreeForgetsLastAgent: a failed task's agent leaves

@@ -4,6 +4,7 @@ package repomap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planexhq/planex/internal/proc"
 	"github.com/planexhq/planex/internal/repomap/repomaptest"
 )
 
@@ -89,19 +91,15 @@ func TestRedTeamMapReadsNoLinkDeviceOrHugeFile(t *testing.T) {
 	}
 }
 
-// peakRSS is this process's peak resident set size (VmHWM).
+// peakRSS is this process's peak resident set size (proc.PeakRSS).
 func peakRSS(t *testing.T) uint64 {
-	b, err := os.ReadFile("/proc/self/status")
+	t.Helper()
+	hwm, err := proc.PeakRSS()
+	if errors.Is(err, proc.ErrNoPeakRSS) {
+		t.Skipf("no peak RSS to measure with: %v", err)
+	}
 	if err != nil {
-		t.Skipf("no /proc/self/status to read the peak RSS from: %v", err)
+		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb uint64
-			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc/self/status")
-	return 0
+	return hwm
 }

@@ -3,7 +3,6 @@ package command
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/proc"
 )
 
 func step(t *testing.T, phase agent.Phase, id string) agent.Step {
@@ -254,19 +254,15 @@ func TestRedTeamOutputFloodKeepsMemoryBounded(t *testing.T) {
 	}
 }
 
-// vmHWM is this process's peak resident set size, from /proc.
+// vmHWM is this process's peak resident set size (proc.PeakRSS).
 func vmHWM(t *testing.T) uint64 {
-	b, err := os.ReadFile("/proc/self/status")
+	t.Helper()
+	hwm, err := proc.PeakRSS()
+	if errors.Is(err, proc.ErrNoPeakRSS) {
+		t.Skipf("no peak RSS to measure with: %v", err)
+	}
 	if err != nil {
-		t.Skipf("no /proc/self/status to read the peak RSS from: %v", err)
+		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb uint64
-			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc/self/status")
-	return 0
+	return hwm
 }
