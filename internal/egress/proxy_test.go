@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -295,5 +296,71 @@ func TestProxySlowAndMany(t *testing.T) {
 	third.SetReadDeadline(time.Now().Add(3 * time.Second))
 	if line, _ := bufio.NewReader(third).ReadString('\n'); !strings.Contains(line, " 200 ") {
 		t.Errorf("the third connection was not served once a slot was free: %q", line)
+	}
+}
+
+// TestProxyPipelinedAndDisguised: an allowed request first, then on the
+// same connection a request for a host that is not allowed (pipelined
+// in one write, or hidden in the first's body by conflicting framing),
+// and addresses spelled as IPv6 forms of a refused IPv4 one: each
+// destination is checked on its own and nothing but the allowed host is
+// dialled.
+func TestProxyPipelinedAndDisguised(t *testing.T) {
+	t.Parallel()
+	rules, err := ParseRules("allowed.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t, &Proxy{Rules: rules}, echoHost())
+	pipelined := "GET http://allowed.test/a HTTP/1.1\r\nHost: allowed.test\r\n\r\n" +
+		"GET http://evil.test/b HTTP/1.1\r\nHost: allowed.test\r\n\r\n" +
+		"CONNECT evil.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n"
+	smuggled := "POST http://allowed.test/a HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 60\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		"0\r\n\r\nGET http://evil.test/c HTTP/1.1\r\nHost: evil.test\r\n\r\n"
+	for _, tc := range []struct {
+		name, req string
+		want      []string // status code of each response, in order
+	}{
+		// A refusal closes the connection: the CONNECT after it is never read.
+		{"pipelined after an allowed request", pipelined, []string{"200", "403"}},
+		// Chunked framing wins (RFC 9112 6.3): the hidden request is a
+		// request of its own, checked like any other.
+		{"smuggled by Content-Length and chunked framing", smuggled, []string{"200", "403"}},
+	} {
+		c, err := net.Dial("unix", w.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(3 * time.Second))
+		io.WriteString(c, tc.req)
+		br := bufio.NewReader(c)
+		var got []string
+		for range len(tc.want) + 1 {
+			resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+			if err != nil {
+				break
+			}
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got = append(got, strconv.Itoa(resp.StatusCode))
+		}
+		c.Close()
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%s: statuses %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	for _, addr := range []string{"[::ffff:127.0.0.1]:443", "[::ffff:7f00:1]:443", "[::ffff:169.254.169.254]:80", "[64:ff9b::7f00:1]:443", "[::1]:443", "[fe80::1%25lo]:443"} {
+		if status, rest := w.raw(t, "CONNECT "+addr+" HTTP/1.1\r\n\r\n"); strings.Contains(status, " 200 ") {
+			t.Errorf("CONNECT %s went through: %s\n%s", addr, status, rest)
+		}
+	}
+	for _, d := range w.dials() {
+		if d != "203.0.113.10:80" {
+			t.Errorf("the proxy dialed %s", d)
+		}
+	}
+	refused := fmt.Sprint(w.log.Refusals())
+	if !strings.Contains(refused, "evil.test:80 (2 times)") {
+		t.Errorf("the pipelined refusals were not recorded: %s", refused)
 	}
 }
