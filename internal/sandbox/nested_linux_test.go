@@ -76,3 +76,34 @@ set -- /proc/[0-9]*; echo procs=$#
 		t.Errorf("the nested namespace's forks were not held at the step's process limit:\n%s", out)
 	}
 }
+
+// TestInitIsOutOfReach: the program looks at and pokes the sandbox's
+// first process (planex re-executed, which holds the forwarded ports'
+// listeners and runs as a more privileged user than the program): its
+// descriptors, root, memory map, environment, and signals that would stop or
+// end it. Nothing is readable and the step runs on to its end.
+func TestInitIsOutOfReach(t *testing.T) {
+	s := newSandbox(t)
+	sockDir := t.TempDir()
+	sandboxtest.Listen(t, "unix", filepath.Join(sockDir, "egress.sock"))
+	p := Policy{Forward: []Forward{{Port: 3128, Socket: filepath.Join(sockDir, "egress.sock")}}}
+	script := `ls /proc/1/fd/ 2>/dev/null | grep . && echo FDS-LISTED
+ls /proc/1/root/ 2>/dev/null | grep . && echo ROOT-LISTED
+cat /proc/1/environ 2>/dev/null | grep -q . && echo ENVIRON-READ
+grep -q . /proc/1/maps 2>/dev/null && echo MAPS-READ
+for fd in 0 1 2 3 4 5 6 7 8 9; do (: </proc/1/fd/$fd) 2>/dev/null && echo FD-OPENED; done
+kill -STOP 1 2>/dev/null; kill -TERM 1 2>/dev/null; kill -KILL 1 2>/dev/null
+sleep 0.2; echo survived`
+	out, err := run(t, s, p, "/", []string{"PATH=" + os.Getenv("PATH")}, script)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, bad := range []string{"FDS-LISTED", "ROOT-LISTED", "ENVIRON-READ", "MAPS-READ", "FD-OPENED"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the program reached the init: %s\n%s", bad, out)
+		}
+	}
+	if !strings.HasSuffix(out, "survived\n") {
+		t.Errorf("the step did not run to its end after signalling the init:\n%s", out)
+	}
+}
