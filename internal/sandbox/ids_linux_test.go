@@ -245,3 +245,39 @@ func TestChownTree(t *testing.T) {
 		t.Error("chownTree of nothing succeeded")
 	}
 }
+
+// TestDeepTreeStopsNoStep: the program (or a commit it made, checked out
+// for the next task) leaves directories nested deeper than the lending
+// walk descends. Giving back still gives back everything else, and the
+// next step on the same worktree still starts: a deep tree is left as it
+// is below the walk's depth, not a reason to refuse every later step.
+func TestDeepTreeStopsNoStep(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	work := t.TempDir()
+	for _, d := range []string{"a", "z"} {
+		if err := os.Mkdir(filepath.Join(work, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(work, d, "f"), "x", 0o644)
+	}
+	deep := strings.Repeat("d/", maxDepth+40)
+	p := Policy{Writable: []string{work}}
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	out, err := run(t, s, p, work, env, `mkdir -p `+deep+` && echo bottom > `+deep+`f && echo new > a/new && echo new > z/new && echo made`)
+	if err != nil || !strings.Contains(out, "made") {
+		t.Fatalf("the program could not make its tree: %v\n%s", err, out)
+	}
+	for _, f := range []string{"a", "a/f", "a/new", "z", "z/new", "d", "d/d"} {
+		if uid, _ := ownerOf(t, filepath.Join(work, f)); uid != 0 {
+			t.Errorf("%s is owned by %d after the step, want it given back to 0", f, uid)
+		}
+	}
+	out, err = run(t, s, p, work, env, `echo again > z/new && cat `+deep+`f`)
+	if err != nil || !strings.Contains(out, "bottom") {
+		t.Errorf("the next step on the worktree did not start or run: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(work, "z", "new")); string(b) != "again\n" {
+		t.Errorf("the next step could not write its worktree: %q", b)
+	}
+}
