@@ -97,8 +97,9 @@ func initMain(raw string) int {
 
 // buildRoot makes the mount namespace the program will see and moves
 // into it: the host's file system bound read-only, fresh /tmp, /var/tmp
-// and /dev/shm, hidden and masked paths, the writable directories, and a
-// /proc that shows only this namespace's processes.
+// and /dev/shm, hidden and masked paths (in a contained network also
+// every host service's socket under /run), the writable directories, and
+// a /proc that shows only this namespace's processes.
 func buildRoot(c config) error {
 	r := c.Root
 	if err := bindHostReadOnly(r); err != nil {
@@ -107,7 +108,11 @@ func buildRoot(c config) error {
 	if err := minimalDev(r); err != nil {
 		return err
 	}
-	sealLater, err := coverPlaces(r, c.Hide, c.Mask)
+	masks := c.Mask
+	if c.Net.Contained {
+		masks = append(masks, runSockets(r)...)
+	}
+	sealLater, err := coverPlaces(r, c.Hide, masks)
 	if err != nil {
 		return err
 	}
