@@ -281,3 +281,44 @@ func TestDeepTreeStopsNoStep(t *testing.T) {
 		t.Errorf("the next step could not write its worktree: %q", b)
 	}
 }
+
+// TestFileCapabilitiesDoNotOutliveTheStep: as root of a user namespace
+// of its own, the program gives a program of its worktree file
+// capabilities and set-id bits, hoping planex or a later step runs it.
+// After the step the file is root's with neither.
+func TestFileCapabilitiesDoNotOutliveTheStep(t *testing.T) {
+	needRoot(t)
+	for _, tool := range []string{"unshare", "setcap", "getcap"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the attack uses %s; not installed here", tool)
+		}
+	}
+	s := newSandbox(t)
+	work := t.TempDir()
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `cp ` + truePath + ` capbin && chmod 6755 capbin
+unshare -Ur setcap cap_net_raw,cap_dac_override+ep capbin 2>/dev/null && echo CAPSET
+getcap capbin`
+	out, err := run(t, s, Policy{Writable: []string{work}}, work, []string{"PATH=" + os.Getenv("PATH")}, script)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("inside: %s", out)
+	caps, err := exec.Command("getcap", filepath.Join(work, "capbin")).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(caps)) != "" {
+		t.Errorf("capbin keeps file capabilities after the step: %q, %v", caps, err)
+	}
+	fi, err := os.Stat(filepath.Join(work, "capbin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+		t.Errorf("capbin keeps set-id bits after the step: %v", fi.Mode())
+	}
+	if uid, _ := ownerOf(t, filepath.Join(work, "capbin")); uid != 0 {
+		t.Errorf("capbin is owned by %d after the step", uid)
+	}
+}
