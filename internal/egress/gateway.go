@@ -129,7 +129,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serve forwards one model call; scans, when not nil, bounds how many
-// bodies are checked at once (each check may hold one large string).
+// bodies are spooled and checked at once (each takes up to 64 MiB of
+// disk and may hold one large string in memory).
 func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struct{}) {
 	base := strings.TrimRight(g.Upstream.Path, "/")
 	rel, ok := strings.CutPrefix(r.URL.Path, base)
@@ -182,18 +183,17 @@ func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int6
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		return nil, 0, errBody
 	}
-	f, size, err := spoolBody(r.Body)
-	if err != nil {
-		return nil, 0, err
-	}
 	if scans != nil {
 		select {
 		case scans <- struct{}{}:
 			defer func() { <-scans }()
 		case <-r.Context().Done():
-			f.Close()
 			return nil, 0, r.Context().Err()
 		}
+	}
+	f, size, err := spoolBody(r.Body)
+	if err != nil {
+		return nil, 0, err
 	}
 	err = checkModelBody(g.Provider, f)
 	if err == nil {
