@@ -323,3 +323,53 @@ func TestGatewayEncodedBody(t *testing.T) {
 		t.Errorf("the upstream saw %q, want only the identity call with its length", got)
 	}
 }
+
+// TestGatewayKeyStaysPut: the upstream (or whatever answers for it)
+// redirects a model call elsewhere, or fails: the real key goes to no
+// other host, and no answer the CLI gets (a redirect, the gateway's own
+// errors) holds it.
+func TestGatewayKeyStaysPut(t *testing.T) {
+	t.Parallel()
+	const key = "sk-real-key-4711"
+	var mu sync.Mutex
+	var elsewhere []string
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		elsewhere = append(elsewhere, fmt.Sprint(r.Header))
+		mu.Unlock()
+	}))
+	defer attacker.Close()
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, attacker.URL+"/v1/messages", http.StatusTemporaryRedirect)
+	}))
+	defer redirecting.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+	for _, base := range []string{redirecting.URL, closedURL} {
+		u, _ := url.Parse(base)
+		client := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: key, Placeholder: "p"})
+		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		req, _ := http.NewRequest("POST", "http://gateway/v1/messages", strings.NewReader(`{"model":"m"}`))
+		req.Header.Set("X-Api-Key", "p")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var hd strings.Builder
+		resp.Header.Write(&hd)
+		if strings.Contains(string(body)+hd.String(), key) {
+			t.Errorf("%s: the answer holds the real key: %s\n%s", base, hd.String(), body)
+		}
+		if base == redirecting.URL && resp.StatusCode != http.StatusTemporaryRedirect {
+			t.Errorf("the redirect was not passed back as it is: %d", resp.StatusCode)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(elsewhere) > 0 {
+		t.Errorf("the gateway followed a redirect to another host: %v", elsewhere)
+	}
+}
