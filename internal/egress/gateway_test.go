@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // upstreamRecorder is a model API that records what reached it.
@@ -371,5 +372,86 @@ func TestGatewayKeyStaysPut(t *testing.T) {
 	defer mu.Unlock()
 	if len(elsewhere) > 0 {
 		t.Errorf("the gateway followed a redirect to another host: %v", elsewhere)
+	}
+}
+
+// TestGatewayRequestLineGames: requests written by hand, as a command the
+// CLI runs could send them: an absolute URL naming another host, a Host
+// header naming one, encoded slashes and dot segments, and a second
+// request pipelined after a model call. The key only ever goes to the
+// upstream, and only with a model call's path.
+func TestGatewayRequestLineGames(t *testing.T) {
+	t.Parallel()
+	up := &upstreamRecorder{}
+	hostSeen := make(chan string, 16)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hostSeen <- r.Host
+		up.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	sock := filepath.Join(t.TempDir(), "gw.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "p"}
+	go func() { defer close(done); g.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	body := `{"model":"m"}`
+	call := func(target, host string) string {
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nX-Api-Key: p\r\nContent-Length: %d\r\n\r\n%s", target, host, len(body), body)
+	}
+	for _, row := range []struct {
+		name, req string
+		statuses  []int
+		paths     []string // what the upstream saw, in order
+	}{
+		{"absolute URL naming another host", call("http://evil.test/v1/messages", "evil.test"), []int{200}, []string{"POST /v1/messages?"}},
+		{"Host header naming another host", call("/v1/messages", "evil.test"), []int{200}, []string{"POST /v1/messages?"}},
+		{"encoded dot segments", call("/v1/messages%2F..%2F..%2Fv1%2Ffiles", "x"), []int{403}, nil},
+		{"dot segments", call("/v1/./messages/../../v1/files", "x"), []int{403}, nil},
+		{"double slash", call("//v1/messages", "x"), []int{403}, nil},
+		{"pipelined after a model call", call("/v1/messages", "x") + "GET /v1/files HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\n\r\n", []int{200, 403}, []string{"POST /v1/messages?"}},
+	} {
+		n := len(up.seen)
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, row.req)
+		br := bufio.NewReader(c)
+		var got []int
+		for range row.statuses {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				break
+			}
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got = append(got, resp.StatusCode)
+		}
+		c.Close()
+		if fmt.Sprint(got) != fmt.Sprint(row.statuses) {
+			t.Errorf("%s: statuses %v, want %v", row.name, got, row.statuses)
+		}
+		up.mu.Lock()
+		seen := up.seen[n:]
+		up.mu.Unlock()
+		if len(seen) != len(row.paths) {
+			t.Errorf("%s: the upstream saw %q, want %q", row.name, seen, row.paths)
+			continue
+		}
+		for i, p := range row.paths {
+			if !strings.HasPrefix(seen[i], p) {
+				t.Errorf("%s: the upstream saw %q, want %q", row.name, seen[i], p)
+			}
+			if h := <-hostSeen; h != u.Host {
+				t.Errorf("%s: the upstream was asked for host %q, want %q", row.name, h, u.Host)
+			}
+		}
 	}
 }
