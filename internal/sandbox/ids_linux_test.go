@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"io/fs"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -320,5 +321,55 @@ getcap capbin`
 	}
 	if uid, _ := ownerOf(t, filepath.Join(work, "capbin")); uid != 0 {
 		t.Errorf("capbin is owned by %d after the step", uid)
+	}
+}
+
+// TestLendingRacesALinkSwap: while the program runs, planex lends its
+// worktree again (another contained process starting on it), over and
+// over, and the program swaps a folder of the worktree for a link to a
+// root-owned folder outside, and back, as fast as it can. No lending
+// walk follows the link: the folder outside and its files stay root's.
+func TestLendingRacesALinkSwap(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	work, outside := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(outside, "victim"), "x", 0o644)
+	if err := os.Mkdir(filepath.Join(work, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(work, "sub", "f"), "x", 0o644)
+	p := Policy{Writable: []string{work}, ReadOnly: []string{outside}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	swapper := exec.CommandContext(ctx, "sh", "-c", `while :; do
+mv sub real 2>/dev/null; ln -s `+outside+` sub 2>/dev/null
+rm -f sub; mv real sub 2>/dev/null
+done`)
+	swapper.Dir = work
+	swapper.Env = []string{"PATH=" + os.Getenv("PATH")}
+	done, err := s.Wrap(swapper, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := swapper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		// planex writes root-owned files meanwhile, which each
+		// lending hands over again.
+		writeFile(t, filepath.Join(work, fmt.Sprintf("planex-%d", i)), "y", 0o644)
+		again, err := s.Wrap(exec.CommandContext(ctx, "true"), p)
+		if err != nil {
+			t.Fatalf("lending again during the swaps: %v", err)
+		}
+		again()
+	}
+	cancel()
+	swapper.Wait()
+	done()
+	for _, f := range []string{".", "victim"} {
+		if uid, _ := ownerOf(t, filepath.Join(outside, f)); uid != 0 {
+			t.Errorf("outside/%s is owned by %d: a lending walk followed the swapped link", f, uid)
+		}
 	}
 }
