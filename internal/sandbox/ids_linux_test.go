@@ -4,8 +4,8 @@ package sandbox
 
 import (
 	"context"
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
