@@ -42,6 +42,10 @@ func initMain(raw string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: closing inherited descriptors: %v\n", err)
 		return exitSetup
 	}
+	if err := leaveSessionKeyring(); err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
 	if err := lendStdio(c); err != nil {
 		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
 		return exitSetup
