@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -381,3 +382,39 @@ func TestProxyPipelinedAndDisguised(t *testing.T) {
 		t.Errorf("the pipelined refusals were not recorded: %s", refused)
 	}
 }
+
+// TestProxyRefusalsLoggedOnce: an agent retries a refused destination in
+// a loop and sprays hundreds of others: planex's log gets one warning per
+// destination it keeps (and one for the rest), not one per request,
+// while the counts stay exact.
+func TestProxyRefusalsLoggedOnce(t *testing.T) {
+	t.Parallel()
+	var logged strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.Write(b)
+	}), nil))
+	w := newWorld(t, &Proxy{Logger: logger}, echoHost())
+	for i := 0; i < 300; i++ {
+		w.raw(t, "CONNECT evil.test:443 HTTP/1.1\r\n\r\n")
+	}
+	for i := 0; i < 2*maxDistinct; i++ {
+		w.raw(t, fmt.Sprintf("CONNECT h%d.evil.test:443 HTTP/1.1\r\n\r\n", i))
+	}
+	mu.Lock()
+	lines := strings.Count(logged.String(), "egress refused")
+	mu.Unlock()
+	if lines > maxDistinct+1 {
+		t.Errorf("%d warnings for %d refusals of %d destinations, want at most %d", lines, 300+2*maxDistinct, 1+2*maxDistinct, maxDistinct+1)
+	}
+	rs := w.log.Refusals()
+	if len(rs) == 0 || rs[0].Host != "evil.test" || rs[0].Count != 300 {
+		t.Errorf("the retried destination's count is not exact: %v", rs)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
