@@ -131,13 +131,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 	}
 	if top.obj && top.key == "" {
 		name, _ := tok.(string)
-		top.key = fold(name)
-		switch {
-		case len(w.stack) == 1 && top.key == "mcpservers",
-			w.p == ProviderGemini && w.inTool() && top.key == "urlcontext":
-			return fmt.Errorf("%w (%q)", ErrServerFetch, name)
-		}
-		return nil
+		return w.member(top, name)
 	}
 	under := top.url || top.obj && urlKey(top.key)
 	if d, ok := tok.(json.Delim); ok {
@@ -151,10 +145,25 @@ func (w *bodyWalk) step(tok json.Token) error {
 	if top.obj {
 		top.key = ""
 	}
-	v, ok := tok.(string)
-	if !ok {
-		return nil
+	if v, ok := tok.(string); ok {
+		return w.value(key, v, under)
 	}
+	return nil
+}
+
+// member takes the name of the next member of the innermost object.
+func (w *bodyWalk) member(top *frame, name string) error {
+	top.key = fold(name)
+	if len(w.stack) == 1 && top.key == "mcpservers" ||
+		w.p == ProviderGemini && w.inTool() && top.key == "urlcontext" {
+		return fmt.Errorf("%w (%q)", ErrServerFetch, name)
+	}
+	return nil
+}
+
+// value takes a string value, the member key's (folded; "" in an
+// array); under says it lies below a member naming a download source.
+func (w *bodyWalk) value(key, v string, under bool) error {
 	switch {
 	case key == "type" && fold(v) == "url":
 		return fmt.Errorf("%w (a source of type %q)", ErrServerFetch, v)
