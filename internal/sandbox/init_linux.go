@@ -114,7 +114,7 @@ func buildRoot(c config) error {
 	}
 	masks := c.Mask
 	if c.Net.Contained {
-		masks = append(masks, runSockets(r)...)
+		masks = append(masks, runSockets(r, append(append([]string(nil), c.Mask...), c.Hide...))...)
 	}
 	sealLater, err := coverPlaces(r, c.Hide, masks)
 	if err != nil {

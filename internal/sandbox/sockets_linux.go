@@ -25,7 +25,14 @@ var errWalkBudget = errors.New("walk budget spent")
 // varlink socket, nscd and avahi resolve any name for the asker (a DNS
 // query for <data>.attacker.example carries data out), and others
 // (snapd, databases) make connections of their own.
-func runSockets(r string) []string {
+//
+// Folders in covered (hidden or masked anyway, like /run/user, where a
+// desktop's FUSE mounts live) are not entered.
+func runSockets(r string, covered []string) []string {
+	skip := map[string]bool{}
+	for _, c := range covered {
+		skip[filepath.Join(r, c)] = true
+	}
 	var out []string
 	for _, dir := range []string{"/run", "/var/run"} {
 		root := filepath.Join(r, dir)
@@ -43,7 +50,7 @@ func runSockets(r string) []string {
 			if seen++; seen > socketWalkEntries {
 				return errWalkBudget
 			}
-			if d.IsDir() && strings.Count(strings.TrimPrefix(p, root), "/") >= socketWalkDepth {
+			if d.IsDir() && (skip[p] || strings.Count(strings.TrimPrefix(p, root), "/") >= socketWalkDepth) {
 				return fs.SkipDir
 			}
 			if d.Type()&fs.ModeSocket != 0 {

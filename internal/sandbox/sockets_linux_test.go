@@ -62,3 +62,27 @@ func TestHostServiceSocketsOutOfReach(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSockets: the walk finds sockets at any depth it allows, not
+// files, links or folders, and does not enter covered folders.
+func TestRunSockets(t *testing.T) {
+	t.Parallel()
+	r := t.TempDir()
+	for _, d := range []string{"run/a/b", "run/user/1000", "run/" + strings.Repeat("d/", socketWalkDepth+1)} {
+		if err := os.MkdirAll(filepath.Join(r, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(r, "run", "a", "file"), "x", 0o644)
+	if err := os.Symlink("/run/a/b/svc", filepath.Join(r, "run", "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"run/top.sock", "run/a/b/svc", "run/user/1000/bus", "run/" + strings.Repeat("d/", socketWalkDepth+1) + "deep"} {
+		sandboxtest.Listen(t, "unix", filepath.Join(r, s))
+	}
+	got := runSockets(r, []string{"/run/user"})
+	want := []string{"/run/a/b/svc", "/run/top.sock"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("runSockets = %q, want %q", got, want)
+	}
+}
