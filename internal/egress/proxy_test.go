@@ -331,6 +331,11 @@ func TestProxyPipelinedAndDisguised(t *testing.T) {
 		// Chunked framing wins (RFC 9112 6.3): the hidden request is a
 		// request of its own, checked like any other.
 		{"smuggled by Content-Length and chunked framing", smuggled, []string{"200", "403"}},
+		// Not HTTP at all: a TLS hello meant for some server, an SSH
+		// banner, a SOCKS5 greeting.
+		{"TLS hello", "\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03evil.test\r\n\r\n", []string{"400"}},
+		{"SSH banner", "SSH-2.0-OpenSSH_9.6\r\n\r\n", []string{"400"}},
+		{"SOCKS5 greeting", "\x05\x01\x00\x05\x01\x00\x03\x09evil.test\x01\xbb\r\n\r\n", []string{"400"}},
 	} {
 		c, err := net.Dial("unix", w.sock)
 		if err != nil {
