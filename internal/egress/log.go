@@ -58,9 +58,11 @@ type Log struct {
 	others int
 }
 
-// Add records one refusal of host:port. The host is kept as the request
-// spelled it, cut to 255 bytes.
-func (l *Log) Add(host string, port int) {
+// Add records one refusal of host:port and reports whether it is the
+// first of that destination (or the first beyond the kept ones), so a
+// caller logs each destination once however often an agent retries. The
+// host is kept as the request spelled it, cut to 255 bytes.
+func (l *Log) Add(host string, port int) (first bool) {
 	if len(host) > 255 {
 		host = host[:255]
 	}
@@ -75,9 +77,10 @@ func (l *Log) Add(host string, port int) {
 	}
 	if _, ok := l.counts[k]; !ok && len(l.counts) >= maxDistinct {
 		l.others++
-		return
+		return l.others == 1
 	}
 	l.counts[k]++
+	return l.counts[k] == 1
 }
 
 // Refusals lists the refused destinations, most refused first; refusals

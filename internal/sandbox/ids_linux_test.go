@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -275,5 +276,132 @@ func TestChownTree(t *testing.T) {
 	}
 	if err := chownTree(filepath.Join(root, "missing"), owner{0, 0}, owner{1, 1}, true); err == nil {
 		t.Error("chownTree of nothing succeeded")
+	}
+}
+
+// TestDeepTreeStopsNoStep: the program (or a commit it made, checked out
+// for the next task) leaves directories nested deeper than the lending
+// walk descends. Giving back still gives back everything else, and the
+// next step on the same worktree still starts: a deep tree is left as it
+// is below the walk's depth, not a reason to refuse every later step.
+func TestDeepTreeStopsNoStep(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	work := t.TempDir()
+	for _, d := range []string{"a", "z"} {
+		if err := os.Mkdir(filepath.Join(work, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(work, d, "f"), "x", 0o644)
+	}
+	deep := strings.Repeat("d/", maxDepth+40)
+	p := Policy{Writable: []string{work}}
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	out, err := run(t, s, p, work, env, `mkdir -p `+deep+` && echo bottom > `+deep+`f && echo new > a/new && echo new > z/new && echo made`)
+	if err != nil || !strings.Contains(out, "made") {
+		t.Fatalf("the program could not make its tree: %v\n%s", err, out)
+	}
+	for _, f := range []string{"a", "a/f", "a/new", "z", "z/new", "d", "d/d"} {
+		if uid, _ := ownerOf(t, filepath.Join(work, f)); uid != 0 {
+			t.Errorf("%s is owned by %d after the step, want it given back to 0", f, uid)
+		}
+	}
+	out, err = run(t, s, p, work, env, `echo again > z/new && cat `+deep+`f`)
+	if err != nil || !strings.Contains(out, "bottom") {
+		t.Errorf("the next step on the worktree did not start or run: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(work, "z", "new")); string(b) != "again\n" {
+		t.Errorf("the next step could not write its worktree: %q", b)
+	}
+}
+
+// TestFileCapabilitiesDoNotOutliveTheStep: as root of a user namespace
+// of its own, the program gives a program of its worktree file
+// capabilities and set-id bits, hoping planex or a later step runs it.
+// After the step the file is root's with neither.
+func TestFileCapabilitiesDoNotOutliveTheStep(t *testing.T) {
+	needRoot(t)
+	for _, tool := range []string{"unshare", "setcap", "getcap"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the attack uses %s; not installed here", tool)
+		}
+	}
+	s := newSandbox(t)
+	work := t.TempDir()
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `cp ` + truePath + ` capbin && chmod 6755 capbin
+unshare -Ur setcap cap_net_raw,cap_dac_override+ep capbin 2>/dev/null && echo CAPSET
+getcap capbin`
+	out, err := run(t, s, Policy{Writable: []string{work}}, work, []string{"PATH=" + os.Getenv("PATH")}, script)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("inside: %s", out)
+	caps, err := exec.Command("getcap", filepath.Join(work, "capbin")).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(caps)) != "" {
+		t.Errorf("capbin keeps file capabilities after the step: %q, %v", caps, err)
+	}
+	fi, err := os.Stat(filepath.Join(work, "capbin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+		t.Errorf("capbin keeps set-id bits after the step: %v", fi.Mode())
+	}
+	if uid, _ := ownerOf(t, filepath.Join(work, "capbin")); uid != 0 {
+		t.Errorf("capbin is owned by %d after the step", uid)
+	}
+}
+
+// TestLendingRacesALinkSwap: while the program runs, planex lends its
+// worktree again (another contained process starting on it), over and
+// over, and the program swaps a folder of the worktree for a link to a
+// root-owned folder outside, and back, as fast as it can. No lending
+// walk follows the link: the folder outside and its files stay root's.
+func TestLendingRacesALinkSwap(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	work, outside := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(outside, "victim"), "x", 0o644)
+	if err := os.Mkdir(filepath.Join(work, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(work, "sub", "f"), "x", 0o644)
+	p := Policy{Writable: []string{work}, ReadOnly: []string{outside}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	swapper := exec.CommandContext(ctx, "sh", "-c", `while :; do
+mv sub real 2>/dev/null; ln -s `+outside+` sub 2>/dev/null
+rm -f sub; mv real sub 2>/dev/null
+done`)
+	swapper.Dir = work
+	swapper.Env = []string{"PATH=" + os.Getenv("PATH")}
+	done, err := s.Wrap(swapper, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := swapper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		// planex writes root-owned files meanwhile, which each
+		// lending hands over again.
+		writeFile(t, filepath.Join(work, fmt.Sprintf("planex-%d", i)), "y", 0o644)
+		again, err := s.Wrap(exec.CommandContext(ctx, "true"), p)
+		if err != nil {
+			t.Fatalf("lending again during the swaps: %v", err)
+		}
+		again()
+	}
+	cancel()
+	swapper.Wait()
+	done()
+	for _, f := range []string{".", "victim"} {
+		if uid, _ := ownerOf(t, filepath.Join(outside, f)); uid != 0 {
+			t.Errorf("outside/%s is owned by %d: a lending walk followed the swapped link", f, uid)
+		}
 	}
 }

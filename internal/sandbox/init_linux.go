@@ -42,6 +42,10 @@ func initMain(raw string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: closing inherited descriptors: %v\n", err)
 		return exitSetup
 	}
+	if err := leaveSessionKeyring(); err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
 	if err := lendStdio(c); err != nil {
 		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
 		return exitSetup
@@ -97,8 +101,9 @@ func initMain(raw string) int {
 
 // buildRoot makes the mount namespace the program will see and moves
 // into it: the host's file system bound read-only, fresh /tmp, /var/tmp
-// and /dev/shm, hidden and masked paths, the writable directories, and a
-// /proc that shows only this namespace's processes.
+// and /dev/shm, hidden and masked paths (in a contained network also
+// every host service's socket under /run), the writable directories, and
+// a /proc that shows only this namespace's processes.
 func buildRoot(c config) error {
 	r := c.Root
 	if err := bindHostReadOnly(r); err != nil {
@@ -106,6 +111,10 @@ func buildRoot(c config) error {
 	}
 	if err := minimalDev(r); err != nil {
 		return err
+	}
+	masks := c.Mask
+	if c.Net.Contained {
+		masks = append(masks, runSockets(r, append(append([]string(nil), c.Mask...), c.Hide...))...)
 	}
 	sealLater, err := coverPlaces(r, c.Hide)
 	if err != nil {
@@ -119,7 +128,7 @@ func buildRoot(c config) error {
 	}
 	// Masks come last, so a read-only bind (the repository's git
 	// directory) cannot uncover one (its planex folder).
-	masked, err := maskPlaces(r, c.Mask)
+	masked, err := maskPlaces(r, masks)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,194 @@
+package egress
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// maxModelBody bounds the body of one model call the gateway reads
+// before passing it on (the providers' own limits are about 32 MiB).
+const maxModelBody = 64 << 20
+
+// ErrServerFetch marks a model call that asks the provider to reach a
+// place of the request's choosing (a remote MCP server, a URL fetch tool):
+// the provider's servers would carry what the agent put in the request
+// past the step's allow-list.
+var ErrServerFetch = errors.New("the model call asks the provider to connect to a place of the request's choosing")
+
+// errBody marks a body the gateway cannot read as one JSON object.
+var errBody = errors.New("the body of a model call must be one JSON object, nested at most 512 deep, without content encoding, of at most 64 MiB")
+
+// spoolBody reads r's body, up to maxModelBody, into an unlinked
+// temporary file (not memory: a call may carry megabytes of images)
+// and returns it rewound, with its size.
+func spoolBody(body io.Reader) (*os.File, int64, error) {
+	f, err := os.CreateTemp("", "planex-gateway-body-")
+	if err != nil {
+		return nil, 0, fmt.Errorf("spooling a model call: %w", err)
+	}
+	os.Remove(f.Name())
+	n, err := io.Copy(f, io.LimitReader(body, maxModelBody+1))
+	if err == nil && n > maxModelBody {
+		err = errBody
+	}
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("reading a model call's body: %w", err)
+	}
+	return f, n, nil
+}
+
+// fold spells a JSON member name the way lenient readers match it: lower
+// case, without underscores (Gemini's API reads url_context and
+// urlContext alike).
+func fold(s string) string {
+	return strings.ReplaceAll(strings.ToLower(s), "_", "")
+}
+
+// checkModelBody reads a model call's JSON body and refuses, with
+// ErrServerFetch, the parts that make the provider connect somewhere the
+// request names: Anthropic's mcp_servers and its MCP and web fetch tools,
+// OpenAI's MCP tool, Gemini's URL context tool, and anywhere in the body a
+// media or file source given as a web address for the provider to
+// download (Anthropic's {"type":"url"} sources, OpenAI's image_url and
+// file_url, Gemini's fileUri). Web search tools pass (Codex sends one by
+// default): docs/security.md counts them with the model provider as a way
+// out. An empty body passes (a GET). The body is read token by token,
+// without recursion and at most maxNesting deep, so neither its size nor
+// its nesting costs memory beyond its largest string.
+func checkModelBody(p Provider, body io.Reader) error {
+	dec := json.NewDecoder(bufio.NewReaderSize(body, 32<<10))
+	tok, err := dec.Token()
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	if err != nil || tok != json.Delim('{') {
+		return errBody
+	}
+	w := bodyWalk{p: p, stack: []frame{{obj: true}}}
+	for len(w.stack) > 0 {
+		tok, err := dec.Token()
+		if err != nil {
+			return errBody
+		}
+		if err := w.step(tok); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errBody
+	}
+	return nil
+}
+
+// maxNesting bounds how deep a model call's JSON may nest (the walk keeps
+// one frame per level); real calls stay far below it.
+const maxNesting = 512
+
+// frame is one open object or array of a body being walked.
+type frame struct {
+	obj bool
+	// key is the member being read (objects), folded; "" between members.
+	key string
+	// url says the values below are a source the provider would fetch.
+	url bool
+}
+
+type bodyWalk struct {
+	p     Provider
+	stack []frame
+}
+
+// urlKeys are members whose web addresses a provider downloads.
+func urlKey(key string) bool {
+	return key == "imageurl" || key == "fileurl" || key == "fileuri"
+}
+
+// inTool says whether the innermost object is an entry of the top-level
+// tools array.
+func (w *bodyWalk) inTool() bool {
+	n := len(w.stack)
+	return n == 3 && w.stack[0].key == "tools" && !w.stack[1].obj && w.stack[2].obj
+}
+
+// step takes the next token of the body.
+func (w *bodyWalk) step(tok json.Token) error {
+	top := &w.stack[len(w.stack)-1]
+	if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+		w.stack = w.stack[:len(w.stack)-1]
+		if len(w.stack) > 0 {
+			w.stack[len(w.stack)-1].key = ""
+		}
+		return nil
+	}
+	if top.obj && top.key == "" {
+		name, _ := tok.(string)
+		return w.member(top, name)
+	}
+	under := top.url || top.obj && urlKey(top.key)
+	if d, ok := tok.(json.Delim); ok {
+		if len(w.stack) >= maxNesting {
+			return errBody
+		}
+		w.stack = append(w.stack, frame{obj: d == '{', url: under})
+		return nil
+	}
+	key := top.key
+	if top.obj {
+		top.key = ""
+	}
+	if v, ok := tok.(string); ok {
+		return w.value(key, v, under)
+	}
+	return nil
+}
+
+// member takes the name of the next member of the innermost object.
+func (w *bodyWalk) member(top *frame, name string) error {
+	top.key = fold(name)
+	if len(w.stack) == 1 && top.key == "mcpservers" ||
+		w.p == ProviderGemini && w.inTool() && top.key == "urlcontext" {
+		return fmt.Errorf("%w (%q)", ErrServerFetch, name)
+	}
+	return nil
+}
+
+// value takes a string value, the member key's (folded; "" in an
+// array); under says it lies below a member naming a download source.
+func (w *bodyWalk) value(key, v string, under bool) error {
+	switch {
+	case key == "type" && fold(v) == "url":
+		return fmt.Errorf("%w (a source of type %q)", ErrServerFetch, v)
+	case key == "type" && w.inTool():
+		return checkToolType(v)
+	case under && webAddress(v):
+		return fmt.Errorf("%w (a source the provider would download from %.60q)", ErrServerFetch, v)
+	}
+	return nil
+}
+
+// webAddress says whether s is an http(s) URL (a data: URL carries its
+// content and is fine).
+func webAddress(s string) bool {
+	s = strings.ToLower(strings.TrimSpace(s))
+	return strings.HasPrefix(s, "http:") || strings.HasPrefix(s, "https:") || strings.HasPrefix(s, "//")
+}
+
+// checkToolType refuses a tool type that connects to an address the
+// request gives: MCP (Anthropic's toolset, OpenAI's remote server) and
+// URL fetch.
+func checkToolType(typ string) error {
+	t := fold(typ)
+	if strings.HasPrefix(t, "mcp") || strings.HasPrefix(t, "webfetch") {
+		return fmt.Errorf("%w (a tool of type %q)", ErrServerFetch, typ)
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
+)
+
+// TestNestedNamespaceGainsNothing: the program makes user, mount and
+// network namespaces of its own (unshare -Urmn), where it is root with
+// every capability, and tries to use that: raise its hard limits, fork
+// past the process limit, make the read-only file system writable again,
+// and reach the host from a network it administers. None of it works:
+// rlimits and the process count hold across nested namespaces (the
+// kernel counts a nested namespace's processes against every parent's
+// limit), the mounts are locked read-only, and a new network is as
+// empty as the step's. (Mounting over a folder in its own mount
+// namespace changes only its own view.)
+func TestNestedNamespaceGainsNothing(t *testing.T) {
+	s := newSandbox(t)
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("the attack is util-linux's unshare; not installed here")
+	}
+	if err := s.ProbeNetwork(context.Background()); err != nil {
+		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
+	}
+	probe := sandboxtest.NetProbe(t)
+	loop := sandboxtest.Listen(t, "tcp", "127.0.0.1:0")
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "kept"), "original\n", 0o644)
+	work := t.TempDir()
+	p := Policy{Writable: []string{work}, ReadOnly: []string{filepath.Dir(probe), outside}, Limits: Limits{Processes: 48, FileSize: 1 << 20}}
+	script := `unshare -Urmn sh -c '
+id -u
+ulimit -H -f unlimited 2>/dev/null && echo RAISED-FSIZE
+ulimit -H -u unlimited 2>/dev/null && echo RAISED-NPROC
+mount -o remount,rw / 2>/dev/null; mount -o remount,rw ` + outside + ` 2>/dev/null
+echo tampered > ` + outside + `/kept 2>/dev/null && echo WROTE-OUTSIDE
+ip link set lo up 2>/dev/null
+` + probe + ` tcp ` + loop.Addr().String() + ` nested
+n=0; i=0
+while [ $i -lt 120 ]; do sleep 5 2>/dev/null & [ $? -eq 0 ] && n=$((n+1)); i=$((i+1)); done
+set -- /proc/[0-9]*; echo procs=$#
+'`
+	out, err := run(t, s, p, work, []string{"PATH=" + os.Getenv("PATH")}, script)
+	if strings.HasPrefix(out, "unshare:") {
+		t.Logf("nested namespaces are refused here, which also holds: %s", out)
+	}
+	for _, bad := range []string{"RAISED-FSIZE", "RAISED-NPROC", "WROTE-OUTSIDE", "ok: pong"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("from a nested namespace the program got %s:\n%s (%v)", bad, out, err)
+		}
+	}
+	if got := loop.Got(); len(got) > 0 {
+		t.Errorf("the host's loopback listener heard from the nested network: %q", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "kept")); string(b) != "original\n" {
+		t.Errorf("a read-only file was changed: %q", b)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "procs="); ok {
+			if n, _ := strconv.Atoi(v); n > 48+2 {
+				t.Errorf("the nested namespace ran %d processes past the limit of 48:\n%s", n, out)
+			}
+		}
+	}
+	if !strings.Contains(out, "process limit 48 hit") {
+		t.Errorf("the nested namespace's forks were not held at the step's process limit:\n%s", out)
+	}
+}
+
+// TestInitIsOutOfReach: the program looks at and pokes the sandbox's
+// first process (planex re-executed, which holds the forwarded ports'
+// listeners and runs as a more privileged user than the program): its
+// descriptors, root, memory map, environment, and signals that would stop or
+// end it. Nothing is readable and the step runs on to its end.
+func TestInitIsOutOfReach(t *testing.T) {
+	s := newSandbox(t)
+	sockDir := t.TempDir()
+	sandboxtest.Listen(t, "unix", filepath.Join(sockDir, "egress.sock"))
+	p := Policy{Forward: []Forward{{Port: 3128, Socket: filepath.Join(sockDir, "egress.sock")}}}
+	script := `ls /proc/1/fd/ 2>/dev/null | grep . && echo FDS-LISTED
+ls /proc/1/root/ 2>/dev/null | grep . && echo ROOT-LISTED
+cat /proc/1/environ 2>/dev/null | grep -q . && echo ENVIRON-READ
+grep -q . /proc/1/maps 2>/dev/null && echo MAPS-READ
+for fd in 0 1 2 3 4 5 6 7 8 9; do (: </proc/1/fd/$fd) 2>/dev/null && echo FD-OPENED; done
+kill -STOP 1 2>/dev/null; kill -TERM 1 2>/dev/null; kill -KILL 1 2>/dev/null
+sleep 0.2; echo survived`
+	out, err := run(t, s, p, "/", []string{"PATH=" + os.Getenv("PATH")}, script)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, bad := range []string{"FDS-LISTED", "ROOT-LISTED", "ENVIRON-READ", "MAPS-READ", "FD-OPENED"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the program reached the init: %s\n%s", bad, out)
+		}
+	}
+	if !strings.HasSuffix(out, "survived\n") {
+		t.Errorf("the step did not run to its end after signalling the init:\n%s", out)
+	}
+}

@@ -1,0 +1,88 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
+)
+
+// TestHostServiceSocketsOutOfReach: a host service listening on a Unix
+// socket under /run, open to every user (as systemd-resolved's varlink
+// socket is on GitHub's Ubuntu runners: it resolves any name, so a query
+// for <data>.attacker.example carries data out), is a way around a
+// contained network, since a path socket is a file, not part of the
+// network namespace. With the network contained the program cannot
+// connect to it; with --network open it can.
+func TestHostServiceSocketsOutOfReach(t *testing.T) {
+	needRoot(t) // only root may make a folder under /run
+	s := newSandbox(t)
+	if err := s.ProbeNetwork(context.Background()); err != nil {
+		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
+	}
+	if !isDir("/run") {
+		t.Skip("no /run on this machine")
+	}
+	dir, err := os.MkdirTemp("/run", "planex-redteam-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "resolve"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "resolve", "io.systemd.Resolve")
+	l := sandboxtest.Listen(t, "unix", sock)
+	if err := os.Chmod(sock, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	probe := sandboxtest.NetProbe(t)
+	p := Policy{ReadOnly: []string{filepath.Dir(probe)}}
+	for _, row := range []struct {
+		network Network
+		msg     string
+		reach   bool
+	}{{NetworkContained, "contained", false}, {NetworkOpen, "open", true}} {
+		p.Network = row.network
+		out, err := run(t, s, p, "/", nil, probe+" unix "+sock+" "+row.msg)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", row.network, err, out)
+		}
+		arrived := strings.Contains(strings.Join(l.Got(), "\n"), row.msg)
+		if arrived != row.reach || strings.HasPrefix(out, "ok:") != row.reach {
+			t.Errorf("%s network: want reached=%v; the program said %q, the service got %q", row.network, row.reach, out, l.Got())
+		}
+	}
+}
+
+// TestRunSockets: the walk finds sockets at any depth it allows, not
+// files, links or folders, and does not enter covered folders.
+func TestRunSockets(t *testing.T) {
+	t.Parallel()
+	r := t.TempDir()
+	for _, d := range []string{"run/a/b", "run/user/1000", "run/" + strings.Repeat("d/", socketWalkDepth+1)} {
+		if err := os.MkdirAll(filepath.Join(r, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(r, "run", "a", "file"), "x", 0o644)
+	if err := os.Symlink("/run/a/b/svc", filepath.Join(r, "run", "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"run/top.sock", "run/a/b/svc", "run/user/1000/bus", "run/" + strings.Repeat("d/", socketWalkDepth+1) + "deep"} {
+		sandboxtest.Listen(t, "unix", filepath.Join(r, s))
+	}
+	got := runSockets(r, []string{"/run/user"})
+	want := []string{"/run/a/b/svc", "/run/top.sock"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("runSockets = %q, want %q", got, want)
+	}
+}
