@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,13 +119,23 @@ func withoutProxy(env []string, open bool) []string {
 }
 
 // hostProxy returns base's proxy variables, for a step that keeps the
-// host's network (no sandbox, or --network open) and so its proxy too.
+// host's network (no sandbox, or --network open) and so its proxy too;
+// not one that carries a user name or password, which is a credential
+// like any other (name it in --allow-env to pass it knowingly).
 func hostProxy(base []string) []string {
 	var out []string
 	for _, kv := range base {
-		if name, _, _ := strings.Cut(kv, "="); isProxyVar(name) {
-			out = append(out, kv)
+		name, value, _ := strings.Cut(kv, "=")
+		if !isProxyVar(name) {
+			continue
 		}
+		if u, err := url.Parse(value); err == nil && u.User != nil {
+			continue
+		}
+		if strings.Contains(value, "@") && !strings.HasPrefix(strings.ToUpper(name), "NO_PROXY") {
+			continue // a value url.Parse could not read but that may hold one
+		}
+		out = append(out, kv)
 	}
 	return out
 }

@@ -75,3 +75,21 @@ func TestPreparedProcessNetwork(t *testing.T) {
 		t.Errorf("with the network open the host's loopback and proxy settings should stay: %q", out)
 	}
 }
+
+// TestHostProxyKeepsNoCredential: a step that keeps the host's network
+// keeps its proxy settings, but not a proxy URL that holds a password.
+func TestHostProxyKeepsNoCredential(t *testing.T) {
+	t.Parallel()
+	base := []string{
+		"PATH=/bin",
+		"HTTPS_PROXY=http://corp-proxy:3128",
+		"http_proxy=http://user:hunter22@corp-proxy:3128",
+		"ALL_PROXY=socks5://user@corp-proxy:1080",
+		"https_proxy=corp%@proxy:3128",
+		"NO_PROXY=localhost,.internal",
+	}
+	got := strings.Join(hostProxy(base), " ")
+	if got != "HTTPS_PROXY=http://corp-proxy:3128 NO_PROXY=localhost,.internal" {
+		t.Errorf("hostProxy = %q", got)
+	}
+}

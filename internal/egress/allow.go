@@ -186,14 +186,31 @@ func Allowed(rules []Rule, d Dest, port int) Match {
 	return Match{}
 }
 
+// isMetadata reports the addresses outside link-local where clouds
+// answer a machine about itself, its credentials included: Azure's
+// WireServer (GitHub's hosted runners are Azure machines), Alibaba
+// Cloud's metadata service, and AWS's over IPv6.
+func isMetadata(a netip.Addr) bool {
+	switch a {
+	case netip.AddrFrom4([4]byte{168, 63, 129, 16}), netip.AddrFrom4([4]byte{100, 100, 100, 200}),
+		netip.AddrFrom16([16]byte{0xfd, 0x00, 0x0e, 0xc2, 14: 0x02, 15: 0x54}):
+		return true
+	}
+	return false
+}
+
 // forbidden says why a name's address may not be connected to: the
 // machine itself (loopback, its own addresses), link-local (the cloud
 // metadata service at 169.254.169.254), unspecified and multicast, and
-// for a wildcard's names also private networks. An address rule lets any
-// address through; a name never reaches one of these.
+// for a wildcard's names also private networks; and the cloud services
+// that answer a machine at addresses of their own (metadataAddrs). An
+// address rule lets any address through; a name never reaches one of
+// these.
 func forbidden(a netip.Addr, wildcard bool, own []netip.Addr) string {
 	a = a.Unmap()
 	switch {
+	case isMetadata(a):
+		return "a cloud metadata service"
 	case a.IsLoopback():
 		return "loopback"
 	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():

@@ -98,8 +98,11 @@ func TestForbidden(t *testing.T) {
 		"192.0.2.2":        {true, true}, // this machine
 		"10.0.0.5":         {false, true},
 		"192.168.1.1":      {false, true},
-		"100.100.100.200":  {false, true}, // a cloud's metadata in shared address space
-		"fd00:ec2::254":    {false, true},
+		"100.100.100.200":  {true, true}, // Alibaba Cloud's metadata
+		"fd00:ec2::254":    {true, true}, // AWS's metadata over IPv6
+		"168.63.129.16":    {true, true}, // Azure's WireServer (GitHub's hosted runners)
+		"100.100.100.201":  {false, true},
+		"fd00:ec2::255":    {false, true},
 		"203.0.113.10":     {false, false},
 	}
 	for a, want := range rows {
