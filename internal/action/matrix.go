@@ -153,8 +153,8 @@ func (r *Runner) handOver(ctx context.Context, th thread, rec *Record) error {
 	if err := r.dispatchWave(ctx, rec); err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	tasks, _ := r.sessionTasks(rec)
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Approved by @%s; running in matrix mode (one job per task).", rec.ApprovedBy))
+	tasks, unread := r.statusTasks(rec)
+	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Approved by @%s; running in matrix mode (one job per task).", rec.ApprovedBy), unread))
 	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateRunning}
 	return nil
 }
@@ -233,8 +233,8 @@ func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
 	}
 	r.Outputs.Matrix, r.Outputs.HasTasks = string(b), "true"
 	r.Outputs.MaxParallel = strconv.Itoa(min(r.Cfg.Concurrency, len(w.Tasks)))
-	tasks, _ := r.sessionTasks(rec)
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Wave %d: %s, one job each.", w.Number, strings.Join(w.IDs(), ", ")))
+	tasks, unread := r.statusTasks(rec)
+	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d: %s, one job each.", w.Number, strings.Join(w.IDs(), ", ")), unread))
 	fmt.Fprintf(r.Out, "wave %d (attempt %d) from %s: %s\n", w.Number, attempt, abbrev.SHA(w.Base), strings.Join(w.IDs(), ", "))
 	return nil
 }
@@ -497,9 +497,9 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 	if err := r.dispatchWave(ctx, rec); err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	tasks, _ := r.sessionTasks(rec)
+	tasks, unread := r.statusTasks(rec)
 	c := plan.Count(tasks)
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Wave %d collected (%d of %s completed so far); wave %d dispatched.", m.Wave, c.Completed, plural.Count(c.Total, "task", "tasks"), w.Number))
+	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d collected (%d of %s completed so far); wave %d dispatched.", m.Wave, c.Completed, plural.Count(c.Total, "task", "tasks"), w.Number), unread))
 	fmt.Fprintf(r.Out, "wave %d collected; wave %d dispatched\n", m.Wave, w.Number)
 	return nil
 }

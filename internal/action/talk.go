@@ -225,8 +225,8 @@ func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) er
 	if rec != nil && rec.State == StateRunning {
 		rec.State = StateFailed
 		rec.Note = msg
-		tasks, _ := r.sessionTasks(rec)
-		r.updateStatus(ctx, rec, tasks, msg)
+		tasks, unread := r.statusTasks(rec)
+		r.updateStatus(ctx, rec, tasks, withNote(msg, unread))
 		r.setLabel(ctx, rec.Thread, LabelFailed)
 		if rec.PRNumber != 0 && rec.PRNumber != rec.Thread {
 			r.setLabel(ctx, rec.PRNumber, LabelFailed)

@@ -1,0 +1,44 @@
+package action
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestWithNote(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		note  string
+		extra []string
+		want  string
+	}{
+		{"Running.", nil, "Running."},
+		{"Running.", []string{""}, "Running."},
+		{"Running.", []string{"Tasks unreadable."}, "Running. Tasks unreadable."},
+		{"", []string{"", "Explore unreadable."}, "Explore unreadable."},
+		{"", []string{"A.", "B."}, "A. B."},
+	}
+	for _, c := range cases {
+		if got := withNote(c.note, c.extra...); got != c.want {
+			t.Errorf("withNote(%q, %q) = %q, want %q", c.note, c.extra, got, c.want)
+		}
+	}
+}
+
+// TestUnreadableIsLoggedAndShown: a failed read of session state is
+// logged and comes back as a sentence for people, its text escaped.
+func TestUnreadableIsLoggedAndShown(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	r := &Runner{Log: slog.New(slog.NewTextHandler(&log, nil))}
+	got := r.unreadable("the plan's tasks", "7-x", errors.New("reading tasks.csv: *bad* row"))
+	if !strings.Contains(got, "could not read the plan's tasks of session 7-x") || strings.Contains(got, "*bad*") {
+		t.Errorf("note = %q", got)
+	}
+	if !strings.Contains(log.String(), "level=ERROR") || !strings.Contains(log.String(), "bad") {
+		t.Errorf("log = %q", log.String())
+	}
+}
