@@ -19,13 +19,13 @@ import (
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/authz"
-	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gfm"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plural"
+	"github.com/planexhq/planex/internal/slash"
 )
 
 // intakeAPI is what finding the issue to plan needs: a dispatched
@@ -234,7 +234,7 @@ func (r *Runner) defaults() {
 		r.Cfg.Remote = "origin"
 	}
 	if r.Cfg.Trigger == "" {
-		r.Cfg.Trigger = command.DefaultTrigger
+		r.Cfg.Trigger = slash.DefaultTrigger
 	}
 	if r.Cfg.Label == "" {
 		r.Cfg.Label = event.TriggerLabel
@@ -299,12 +299,12 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) error {
 	return nil
 }
 
-func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
+func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
 	switch cmd.Name {
-	case command.Help:
+	case slash.Help:
 		r.Outputs.Status = "replied"
-		return r.reply(ctx, th, command.HelpText(r.Cfg.Trigger))
-	case command.Plan:
+		return r.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
+	case slash.Plan:
 		if th.IsPR {
 			return r.followUp(ctx, ev, th, cmd)
 		}
@@ -316,24 +316,24 @@ func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 			req = issueRequirement(ev.Issue.Title, ev.Issue.Body)
 		}
 		return r.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes, Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login})
-	case command.Approve:
+	case slash.Approve:
 		return r.approve(ctx, th, cmd.PlanID, th.Actor.Login, cmd.Concurrency)
-	case command.Revise:
+	case slash.Revise:
 		return r.revise(ctx, th, cmd.Text)
-	case command.Cancel:
+	case slash.Cancel:
 		return r.cancel(ctx, th)
-	case command.Retry:
+	case slash.Retry:
 		return r.retry(ctx, th, th.Actor.Login)
-	case command.Status:
+	case slash.Status:
 		return r.status(ctx, th)
-	case command.Fix:
+	case slash.Fix:
 		return r.fix(ctx, ev, th, cmd)
-	case command.Review:
+	case slash.Review:
 		return r.reviewPR(ctx, ev, th)
-	case command.FixCI:
+	case slash.FixCI:
 		return r.fixCI(ctx, ev, th, cmd)
 	}
-	return r.reply(ctx, th, command.HelpText(r.Cfg.Trigger))
+	return r.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
 }
 
 // onLabeled plans an issue that was given the planex label.
@@ -557,7 +557,7 @@ func hasAnyLabel(is *github.Issue, names ...string) bool {
 }
 
 // issueRequirement is the requirement of an issue: its title and what
-// GitHub displays of its body. This, command.Parse (comments) and
+// GitHub displays of its body. This, slash.Parse (comments) and
 // pullRequestText are the doors through which text people wrote on GitHub
 // reaches agents; each lets through only what a reader of the issue sees
 // (gfm.Visible).

@@ -852,7 +852,7 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 	}
 	out, err := eng.Replan(ctx, rec.SessionID, feedback)
 	if err != nil {
-		if plan.IsProblems(err) || errors.Is(err, engine.ErrInvalidPlan) {
+		if errors.Is(err, engine.ErrInvalidPlan) {
 			return userf("planex could not make a valid revised plan:\n\n%s", render.CodeBlock("", err.Error()))
 		}
 		return fmt.Errorf("re-planning: %w", err)

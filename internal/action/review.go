@@ -13,7 +13,6 @@ import (
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
-	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/plan"
@@ -21,6 +20,7 @@ import (
 	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/session"
+	"github.com/planexhq/planex/internal/slash"
 )
 
 // reviewAPI is what reviewing a pull request needs: its diff, and
@@ -239,7 +239,7 @@ var findingKeyRe = regexp.MustCompile(`[0-9a-f]{10}`)
 // fix is `/planex fix`: plan follow-up tasks on a planex pull request for
 // the open high-severity findings of planex's latest review. A finding is
 // open until planex has replied that a task fixed it.
-func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
+func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
 	if !th.IsPR {
 		return refusef("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
