@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -93,12 +94,17 @@ type Config struct {
 
 // Outputs are the step outputs.
 type Outputs struct {
-	SessionID, PlanID, Status, PullRequestURL string
+	SessionID, PlanID, PullRequestURL string
+	// Status is the `status` output, one of Statuses().
+	Status Status
 	// Summary is Markdown for the job summary.
 	Summary string
 	// Matrix mode, from --prepare: the matrix JSON, its max-parallel and
 	// whether there is anything to run ("true"/"false").
 	Matrix, MaxParallel, HasTasks string
+	// PlannedIssues is, for a schedule run, how many issues it planned
+	// (the status says planned when there was at least one).
+	PlannedIssues string
 	// Failure says why this run failed (a failed task, a budget stop, an
 	// error reported on the thread); empty when it did not. The step
 	// exits non-zero when it is set.
@@ -194,7 +200,7 @@ func refusef(format string, args ...any) error {
 func (r *Runner) Handle(ctx context.Context, ev *event.Event) error {
 	err := r.handle(ctx, ev)
 	if err != nil && r.Outputs.Status == "" {
-		r.Outputs.Status = "failed"
+		r.Outputs.Status = StatusFailed
 	}
 	return err
 }
@@ -286,10 +292,10 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) error {
 		return r.refuseOnce(ctx, th, c.Author.Login, dec.Reason)
 	}
 	if s.Kind == stepReply {
-		r.Outputs.Status = "replied"
+		r.Outputs.Status = StatusReplied
 		if s.Refused {
 			r.react(ctx, th, gh.ReactionConfused)
-			r.Outputs.Status = "refused"
+			r.Outputs.Status = StatusRefused
 		}
 		return r.reply(ctx, th, s.Reply)
 	}
@@ -302,7 +308,7 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) error {
 func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
 	switch cmd.Name {
 	case slash.Help:
-		r.Outputs.Status = "replied"
+		r.Outputs.Status = StatusReplied
 		return r.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
 	case slash.Plan:
 		if th.IsPR {
@@ -406,7 +412,7 @@ func (r *Runner) dispatchRefused(ctx context.Context, ev *event.Event, number in
 	if dec.Allowed {
 		return false, nil
 	}
-	r.Outputs.Status = "refused"
+	r.Outputs.Status = StatusRefused
 	r.Outputs.Notice = "workflow_dispatch with auto-approve refused: " + dec.Reason
 	if number == 0 {
 		fmt.Fprintln(r.Out, r.Outputs.Notice)
@@ -489,7 +495,14 @@ func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
 		note := fmt.Sprintf("### planex schedule: skipped %s\n\n%s", plural.Count(len(skipped), "issue", "issues"), strings.Join(skipped, "\n"))
 		r.Outputs.Summary = strings.TrimSpace(note + "\n\n" + r.Outputs.Summary)
 	}
-	r.Outputs.Status = fmt.Sprintf("planned %d", planned)
+	r.Outputs.PlannedIssues = strconv.Itoa(planned)
+	switch {
+	case planned > 0:
+		r.Outputs.Status = StatusPlanned
+	case len(errs) == 0:
+		r.Outputs.Status = StatusIgnored
+		r.Outputs.Notice = fmt.Sprintf("schedule: no issue planned (open issues labelled %s without a plan: %d, skipped: %d)", r.Cfg.AutoLabel, len(issues), len(skipped))
+	}
 	return errors.Join(errs...)
 }
 

@@ -100,7 +100,7 @@ func (r *Runner) ciFixAttempts() int {
 func (r *Runner) ignore(ev *event.Event, format string, args ...any) error {
 	reason := fmt.Sprintf(format, args...)
 	r.Log.Info("event ignored", "event", ev.Name, "reason", reason)
-	r.Outputs.Status = "ignored"
+	r.Outputs.Status = StatusIgnored
 	r.Outputs.Notice = "planex: " + ev.Name + " ignored: " + reason
 	return nil
 }
@@ -270,7 +270,7 @@ func (r *Runner) stopCIFix(ctx context.Context, ev *event.Event, th thread, rec 
 	if err := r.saveRecord(ctx, rec); err != nil {
 		return err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: "stopped",
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusStopped,
 		Notice: fmt.Sprintf("planex: stopped fixing CI on #%d after %s", th.Number, pluralRuns(n))}
 	return nil
 }

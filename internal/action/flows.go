@@ -270,7 +270,7 @@ func (r *Runner) requestKey(th thread) string {
 // owner died.
 func (r *Runner) redelivered(ctx context.Context, th thread, old *Record, pr planRequest) error {
 	fmt.Fprintf(r.Out, "this event already asked for plan %s (%s); not planning again\n", old.PlanID, old.State)
-	r.Outputs = Outputs{SessionID: old.SessionID, PlanID: old.PlanID, Status: old.State}
+	r.Outputs = Outputs{SessionID: old.SessionID, PlanID: old.PlanID, Status: recordStatus(old.State)}
 	switch {
 	case old.State == StatePlanned && old.PlanCommentID == 0:
 		return r.postPlan(ctx, th, old, pr)
@@ -335,7 +335,7 @@ func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRe
 	if err := r.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
 		return err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatePlanned, Summary: planSummary(s, body, truncated)}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusPlanned, Summary: planSummary(s, body, truncated)}
 	fmt.Fprintf(r.Out, "posted plan %s on #%d\n", rec.PlanID, th.Number)
 	if pr.Yes || r.Cfg.AutoApprove {
 		return r.autoApprove(ctx, th, rec, pr)
@@ -434,7 +434,7 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	}
 	refuse := func(format string, args ...any) error {
 		r.react(ctx, th, gh.ReactionRefused)
-		r.Outputs.Status = "refused"
+		r.Outputs.Status = StatusRefused
 		return r.reply(ctx, th, fmt.Sprintf(format, args...))
 	}
 	if !found {
@@ -487,7 +487,7 @@ func (r *Runner) approveAgain(ctx context.Context, th thread, rec *Record, appro
 		}
 	}
 	// A repeated or redelivered approval: the plan already ran once.
-	r.Outputs.Status = rec.State
+	r.Outputs.Status = recordStatus(rec.State)
 	return true, r.reply(ctx, th, fmt.Sprintf("Plan `%s` was already approved by @%s and is %s; it runs only once. Use `%s retry` to re-run failed tasks.", rec.PlanID, rec.ApprovedBy, rec.State, r.Cfg.Trigger))
 }
 
@@ -603,7 +603,7 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 		if err := r.checkApprovalIn(ctx, &cand, a.seen); err != nil {
 			if isRefusal(err) {
 				r.react(ctx, th, gh.ReactionRefused)
-				r.Outputs.Status = "refused"
+				r.Outputs.Status = StatusRefused
 				return r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
 			}
 			return err
@@ -671,7 +671,7 @@ func (r *Runner) runEngine(ctx context.Context, th thread, rec *Record, concurre
 	r.runMu.Unlock()
 	if errors.Is(context.Cause(runCtx), errTakenOver) && ctx.Err() == nil {
 		fmt.Fprintf(r.Out, "plan %s was taken over by another run; stopping and leaving it to that run\n", rec.PlanID)
-		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: "taken over"}
+		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusSuperseded}
 		return nil
 	}
 	if isRefusal(err) {
@@ -734,7 +734,7 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 	if err := r.saveRecord(ctx, rec); err != nil {
 		return err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: rec.State, PullRequestURL: rec.PRURL,
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: recordStatus(rec.State), PullRequestURL: rec.PRURL,
 		Summary: readFile(s.File(session.ContextFile))}
 	if rec.State == StateFailed {
 		r.Outputs.Failure = runFailure(rec.PlanID, out.Reason, tasks)
@@ -902,7 +902,7 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 	if err := r.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
 		return err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatePlanned, Summary: planSummary(s, body, truncated)}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusPlanned, Summary: planSummary(s, body, truncated)}
 	return nil
 }
 
@@ -928,7 +928,7 @@ func (r *Runner) cancel(ctx context.Context, th thread) error {
 	}
 	r.updateStatus(ctx, rec, nil, "Cancelled by @"+th.Actor.Login+".")
 	r.setLabel(ctx, th.Number, "")
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateCancelled}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusCancelled}
 	return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is cancelled.", rec.PlanID))
 }
 
@@ -948,7 +948,7 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 	case found && rec.State == StateRunning:
 		gone, why := r.checkOwner(ctx, rec)
 		if !gone {
-			r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateRunning}
+			r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusRunning}
 			return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is running in %s (last sign of life: %s). `%s retry` takes it over once that run has ended, or once it has been silent for %s.",
 				rec.PlanID, r.ownerText(rec), lastBeat(rec), r.Cfg.Trigger, r.Cfg.StaleAfter))
 		}
@@ -962,7 +962,7 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 			return err
 		}
 		r.react(ctx, th, gh.ReactionRefused)
-		r.Outputs.Status = "refused"
+		r.Outputs.Status = StatusRefused
 		return r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
 	}
 	rec.State, rec.Note = StateRunning, ""
@@ -1026,7 +1026,7 @@ func (r *Runner) status(ctx context.Context, th thread) error {
 	}
 	explore, unreadExplore := r.shownExplore(s)
 	text := render.Status(s.Meta, explore, tasks, s.Exists(session.TasksFile))
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: rec.State, PullRequestURL: rec.PRURL}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: recordStatus(rec.State), PullRequestURL: rec.PRURL}
 	reply := fmt.Sprintf("Plan `%s` is **%s**.\n\n%s", rec.PlanID, rec.State, render.CodeBlock("", text))
 	if note := withNote("", unreadTasks, unreadExplore); note != "" {
 		reply += "\n\n" + note
@@ -1062,7 +1062,7 @@ func (r *Runner) Finalize(ctx context.Context, ev *event.Event) error {
 	tasks, unread := r.statusTasks(rec)
 	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("The workflow job ended before the plan finished. `%s retry` continues from the first unfinished task.", r.Cfg.Trigger), unread))
 	r.setLabel(ctx, number, LabelFailed)
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateFailed}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusFailed}
 	return r.saveRecord(ctx, rec)
 }
 

@@ -155,7 +155,7 @@ func (r *Runner) handOver(ctx context.Context, th thread, rec *Record) error {
 	}
 	tasks, unread := r.statusTasks(rec)
 	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Approved by @%s; running in matrix mode (one job per task).", rec.ApprovedBy), unread))
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateRunning}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusRunning}
 	return nil
 }
 
@@ -192,7 +192,7 @@ func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
 		fmt.Fprintf(r.Out, "#%d has no running plan; nothing to prepare\n", n)
 		return nil
 	}
-	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, rec.State
+	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, recordStatus(rec.State)
 	if m := rec.Matrix; m != nil && !m.Collected {
 		fmt.Fprintf(r.Out, "wave %d (attempt %d, run %s) is still being worked on; not preparing another\n", m.Wave, m.Attempt, m.RunID)
 		return nil
@@ -268,7 +268,7 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 		return err
 	} else if has {
 		fmt.Fprintf(r.Out, "%s already has a result for attempt %d on %s (%s); not running it again\n", taskID, m.Attempt, taskRef(rec.SessionID, taskID), o.Status)
-		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: string(o.Status)}
+		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: taskStatus(o.Status)}
 		return nil
 	}
 	// Each task job checks the approval again: the state it was handed
@@ -314,7 +314,7 @@ func (r *Runner) publishTask(ctx context.Context, rec *Record, m *MatrixWave, ta
 	if err := r.publishResult(ctx, rec.repo, res, parent); err != nil {
 		return err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: string(o.Status)}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: taskStatus(o.Status)}
 	if o.Status != plan.StatusCompleted {
 		r.Outputs.Failure = fmt.Sprintf("%s %s: %s", taskID, o.Status, abbrev.OneLine(o.Error))
 	}
@@ -462,7 +462,7 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 		fmt.Fprintf(r.Out, "wave %d belongs to workflow run %s, not this one (%s); leaving it to that run\n", m.Wave, m.RunID, r.Cfg.RunID)
 		return nil
 	}
-	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, rec.State
+	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, recordStatus(rec.State)
 	th := thread{Number: n, Actor: ev.Sender}
 	remoteTip, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch)
 	if err != nil {

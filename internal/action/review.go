@@ -229,7 +229,7 @@ func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error
 		return err
 	}
 	r.react(ctx, th, gh.ReactionRocket)
-	r.Outputs.Status = "reviewed"
+	r.Outputs.Status = StatusReviewed
 	r.Outputs.Summary = review.Summary(res, review.SummaryOptions{Trigger: r.Cfg.Trigger})
 	return nil
 }
@@ -262,7 +262,7 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *slash
 	}
 	open, threads := openFindings(data, comments, conv)
 	if len(open) == 0 {
-		r.Outputs.Status = "replied"
+		r.Outputs.Status = StatusReplied
 		return r.reply(ctx, th, "planex's review of this pull request has no open high-severity finding to fix.")
 	}
 	req, cites := fixRequest(open, threads, cmd.Text)
