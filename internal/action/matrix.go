@@ -52,18 +52,18 @@ type MatrixWave struct {
 // ref points at (a commit whose parent is the task's commit, or the base
 // when the task did not complete, and whose tree is its parent's).
 type taskResult struct {
-	Session       string      `json:"session"`
-	Task          string      `json:"task"`
-	Attempt       int         `json:"attempt"`
-	Base          string      `json:"base"`
-	Status        plan.Status `json:"status"`
-	Commit        string      `json:"commit,omitempty"`
-	Findings      string      `json:"findings,omitempty"`
-	AcceptanceMet string      `json:"acceptance_met,omitempty"`
-	TestsPassed   string      `json:"tests_passed,omitempty"`
-	Error         string      `json:"error,omitempty"`
-	Usage         agent.Usage `json:"usage"`
-	RunURL        string      `json:"run_url,omitempty"`
+	Session       string          `json:"session"`
+	Task          string          `json:"task"`
+	Attempt       int             `json:"attempt"`
+	Base          string          `json:"base"`
+	Status        plan.Status     `json:"status"`
+	Commit        string          `json:"commit,omitempty"`
+	Findings      string          `json:"findings,omitempty"`
+	AcceptanceMet string          `json:"acceptance_met,omitempty"`
+	TestsPassed   plan.TestResult `json:"tests_passed,omitempty"`
+	Error         string          `json:"error,omitempty"`
+	Usage         agent.Usage     `json:"usage"`
+	RunURL        string          `json:"run_url,omitempty"`
 	// NetworkRefused is what the egress proxy refused the task's processes.
 	NetworkRefused string `json:"network_refused,omitempty"`
 }

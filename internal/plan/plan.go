@@ -58,7 +58,7 @@ type Task struct {
 	Status              Status
 	Findings            string
 	FilesModified       []string
-	TestsPassed         string // "true", "false" or "" (not run)
+	TestsPassed         TestResult
 	AcceptanceMet       string
 	Error               string
 
