@@ -349,7 +349,7 @@ func answersFor(tasks []plan.Task, cites []citation, replyTo int64) []Answer {
 	var out []Answer
 	cited := map[string]bool{}
 	for _, t := range tasks {
-		text := strings.Join([]string{t.Title, t.Description, t.Hints, t.AcceptanceCriteria, t.Test}, "\n")
+		text := strings.Join([]string{t.Title, t.Description, t.Hints.String(), t.AcceptanceCriteria, t.Test}, "\n")
 		keys := map[string]bool{}
 		for _, k := range findingKeyRe.FindAllString(text, -1) {
 			keys[k] = true

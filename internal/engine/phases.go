@@ -369,7 +369,7 @@ func TasksFromPlan(res agent.PlanResult) []plan.Task {
 	for i, t := range res.Tasks {
 		tasks[i] = plan.Task{
 			ID: t.ID, Title: t.Title, Description: t.Description, Test: t.Test,
-			AcceptanceCriteria: t.AcceptanceCriteria, Scope: t.Scope, Hints: t.Hints,
+			AcceptanceCriteria: t.AcceptanceCriteria, Scope: t.Scope, Hints: plan.ParseHints(t.Hints),
 			ExecutionDirectives: t.ExecutionDirectives, Deps: t.Deps, ContextFrom: t.ContextFrom,
 			Status: plan.StatusPending,
 		}

@@ -87,3 +87,35 @@ func TestTestResultWireFormat(t *testing.T) {
 		t.Errorf("marshalled %s", b)
 	}
 }
+
+func TestHintsCell(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		cell  string
+		want  Hints
+		canon string // String() of the parsed cell
+	}{
+		{"reuse the helper || a/x.go;b/y.go", Hints{"reuse the helper", []string{"a/x.go", "b/y.go"}}, "reuse the helper || a/x.go;b/y.go"},
+		{"just a tip", Hints{Tips: "just a tip"}, "just a tip"},
+		{"|| a.go", Hints{Files: []string{"a.go"}}, "|| a.go"},
+		{" tip ||a.go; b.go ;", Hints{"tip", []string{"a.go", "b.go"}}, "tip || a.go;b.go"},
+		{"", Hints{}, ""},
+		{"tip ||", Hints{Tips: "tip"}, "tip"},
+		{"a || b || c", Hints{"a", []string{"b || c"}}, "a || b || c"},
+	}
+	for _, c := range cases {
+		got := ParseHints(c.cell)
+		if got.Tips != c.want.Tips || strings.Join(got.Files, "\n") != strings.Join(c.want.Files, "\n") {
+			t.Errorf("ParseHints(%q) = %+v, want %+v", c.cell, got, c.want)
+		}
+		if s := got.String(); s != c.canon {
+			t.Errorf("ParseHints(%q).String() = %q, want %q", c.cell, s, c.canon)
+		}
+		if again := ParseHints(got.String()).String(); again != c.canon {
+			t.Errorf("%q: the canonical form does not read back to itself: %q", c.cell, again)
+		}
+		if got.Empty() != (c.canon == "") {
+			t.Errorf("%q: Empty() = %v", c.cell, got.Empty())
+		}
+	}
+}
