@@ -152,7 +152,7 @@ var plannedFields = []struct {
 	{"test", func(p Planned) string { return p.Test }},
 	{"acceptance_criteria", func(p Planned) string { return p.AcceptanceCriteria }},
 	{"scope", func(p Planned) string { return p.Scope }},
-	{"hints", func(p Planned) string { return p.Hints }},
+	{"hints", func(p Planned) string { return ParseHints(p.Hints).String() }}, // as read, so that spacing is no change
 	{"execution_directives", func(p Planned) string { return p.ExecutionDirectives }},
 	{"deps", func(p Planned) string { return JoinList(p.Deps) }},
 	{"context_from", func(p Planned) string { return JoinList(p.ContextFrom) }},
