@@ -2,10 +2,13 @@ package action
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 func TestWithNote(t *testing.T) {
@@ -40,5 +43,30 @@ func TestUnreadableIsLoggedAndShown(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "level=ERROR") || !strings.Contains(log.String(), "bad") {
 		t.Errorf("log = %q", log.String())
+	}
+}
+
+// TestStatusTasksReportsAnUnreadableSession: when a record's session
+// cannot be read, the status comment's tasks are empty and the note says
+// why, and the log has it; nothing is silently dropped.
+func TestStatusTasksReportsAnUnreadableSession(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	run(t, dir, "init", "-q", "-b", "main")
+	repo, err := gitrepo.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	r := &Runner{Log: slog.New(slog.NewTextHandler(&log, nil))}
+	tasks, note := r.statusTasks(&Record{SessionID: "9-missing", repo: repo})
+	if tasks != nil || !strings.Contains(note, "could not read the plan's tasks of session 9-missing") {
+		t.Errorf("tasks %v, note %q", tasks, note)
+	}
+	if !strings.Contains(log.String(), "9-missing") {
+		t.Errorf("not logged: %q", log.String())
+	}
+	if got := withNote("Approved by @m; running.", note); !strings.HasPrefix(got, "Approved by @m; running. planex could not read") {
+		t.Errorf("status note %q", got)
 	}
 }
