@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,13 +20,13 @@ import (
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/authz"
-	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gfm"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plural"
+	"github.com/planexhq/planex/internal/slash"
 )
 
 // intakeAPI is what finding the issue to plan needs: a dispatched
@@ -93,12 +94,17 @@ type Config struct {
 
 // Outputs are the step outputs.
 type Outputs struct {
-	SessionID, PlanID, Status, PullRequestURL string
+	SessionID, PlanID, PullRequestURL string
+	// Status is the `status` output, one of Statuses().
+	Status Status
 	// Summary is Markdown for the job summary.
 	Summary string
 	// Matrix mode, from --prepare: the matrix JSON, its max-parallel and
 	// whether there is anything to run ("true"/"false").
 	Matrix, MaxParallel, HasTasks string
+	// PlannedIssues is, for a schedule run, how many issues it planned
+	// (the status says planned when there was at least one).
+	PlannedIssues string
 	// Failure says why this run failed (a failed task, a budget stop, an
 	// error reported on the thread); empty when it did not. The step
 	// exits non-zero when it is set.
@@ -194,7 +200,7 @@ func refusef(format string, args ...any) error {
 func (r *Runner) Handle(ctx context.Context, ev *event.Event) error {
 	err := r.handle(ctx, ev)
 	if err != nil && r.Outputs.Status == "" {
-		r.Outputs.Status = "failed"
+		r.Outputs.Status = StatusFailed
 	}
 	return err
 }
@@ -234,7 +240,7 @@ func (r *Runner) defaults() {
 		r.Cfg.Remote = "origin"
 	}
 	if r.Cfg.Trigger == "" {
-		r.Cfg.Trigger = command.DefaultTrigger
+		r.Cfg.Trigger = slash.DefaultTrigger
 	}
 	if r.Cfg.Label == "" {
 		r.Cfg.Label = event.TriggerLabel
@@ -286,10 +292,10 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) error {
 		return r.refuseOnce(ctx, th, c.Author.Login, dec.Reason)
 	}
 	if s.Kind == stepReply {
-		r.Outputs.Status = "replied"
+		r.Outputs.Status = StatusReplied
 		if s.Refused {
 			r.react(ctx, th, gh.ReactionConfused)
-			r.Outputs.Status = "refused"
+			r.Outputs.Status = StatusRefused
 		}
 		return r.reply(ctx, th, s.Reply)
 	}
@@ -299,12 +305,12 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) error {
 	return nil
 }
 
-func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
+func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
 	switch cmd.Name {
-	case command.Help:
-		r.Outputs.Status = "replied"
-		return r.reply(ctx, th, command.HelpText(r.Cfg.Trigger))
-	case command.Plan:
+	case slash.Help:
+		r.Outputs.Status = StatusReplied
+		return r.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
+	case slash.Plan:
 		if th.IsPR {
 			return r.followUp(ctx, ev, th, cmd)
 		}
@@ -316,24 +322,24 @@ func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 			req = issueRequirement(ev.Issue.Title, ev.Issue.Body)
 		}
 		return r.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes, Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login})
-	case command.Approve:
+	case slash.Approve:
 		return r.approve(ctx, th, cmd.PlanID, th.Actor.Login, cmd.Concurrency)
-	case command.Revise:
+	case slash.Revise:
 		return r.revise(ctx, th, cmd.Text)
-	case command.Cancel:
+	case slash.Cancel:
 		return r.cancel(ctx, th)
-	case command.Retry:
+	case slash.Retry:
 		return r.retry(ctx, th, th.Actor.Login)
-	case command.Status:
+	case slash.Status:
 		return r.status(ctx, th)
-	case command.Fix:
+	case slash.Fix:
 		return r.fix(ctx, ev, th, cmd)
-	case command.Review:
+	case slash.Review:
 		return r.reviewPR(ctx, ev, th)
-	case command.FixCI:
+	case slash.FixCI:
 		return r.fixCI(ctx, ev, th, cmd)
 	}
-	return r.reply(ctx, th, command.HelpText(r.Cfg.Trigger))
+	return r.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
 }
 
 // onLabeled plans an issue that was given the planex label.
@@ -406,7 +412,7 @@ func (r *Runner) dispatchRefused(ctx context.Context, ev *event.Event, number in
 	if dec.Allowed {
 		return false, nil
 	}
-	r.Outputs.Status = "refused"
+	r.Outputs.Status = StatusRefused
 	r.Outputs.Notice = "workflow_dispatch with auto-approve refused: " + dec.Reason
 	if number == 0 {
 		fmt.Fprintln(r.Out, r.Outputs.Notice)
@@ -489,7 +495,14 @@ func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
 		note := fmt.Sprintf("### planex schedule: skipped %s\n\n%s", plural.Count(len(skipped), "issue", "issues"), strings.Join(skipped, "\n"))
 		r.Outputs.Summary = strings.TrimSpace(note + "\n\n" + r.Outputs.Summary)
 	}
-	r.Outputs.Status = fmt.Sprintf("planned %d", planned)
+	r.Outputs.PlannedIssues = strconv.Itoa(planned)
+	switch {
+	case planned > 0:
+		r.Outputs.Status = StatusPlanned
+	case len(errs) == 0:
+		r.Outputs.Status = StatusIgnored
+		r.Outputs.Notice = fmt.Sprintf("schedule: no issue planned (open issues labelled %s without a plan: %d, skipped: %d)", r.Cfg.AutoLabel, len(issues), len(skipped))
+	}
 	return errors.Join(errs...)
 }
 
@@ -557,7 +570,7 @@ func hasAnyLabel(is *github.Issue, names ...string) bool {
 }
 
 // issueRequirement is the requirement of an issue: its title and what
-// GitHub displays of its body. This, command.Parse (comments) and
+// GitHub displays of its body. This, slash.Parse (comments) and
 // pullRequestText are the doors through which text people wrote on GitHub
 // reaches agents; each lets through only what a reader of the issue sees
 // (gfm.Visible).

@@ -11,11 +11,11 @@ import (
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/authz"
-	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render"
+	"github.com/planexhq/planex/internal/slash"
 )
 
 // Whatever can push to the repository can rewrite a thread's state ref,
@@ -185,8 +185,8 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 // commentApproves checks an approve command: for this plan, written
 // after the plan was posted.
 func commentApproves(rec *Record, c, planComment *postedComment, trigger string) error {
-	res := command.Parse(c.Body, trigger)
-	if res.Kind != command.Run || res.Command.Name != command.Approve || res.Command.PlanID != rec.PlanID {
+	res := slash.Parse(c.Body, trigger)
+	if res.Kind != slash.Run || res.Command.Name != slash.Approve || res.Command.PlanID != rec.PlanID {
 		return problemf("@%s's comment does not approve plan `%s`", rec.ApprovedBy, rec.PlanID)
 	}
 	if !after(c, planComment) {
@@ -198,8 +198,8 @@ func commentApproves(rec *Record, c, planComment *postedComment, trigger string)
 // yesApproves checks a -y planning command: it approves the plan it
 // asked for, the first plan planex posted after it, not a later one.
 func yesApproves(rec *Record, c, planComment *postedComment, thread []*postedComment, trigger string) error {
-	res := command.Parse(c.Body, trigger)
-	if n := res.Command; res.Kind != command.Run || (n.Name != command.Plan && n.Name != command.Fix && n.Name != command.FixCI) || !n.Yes {
+	res := slash.Parse(c.Body, trigger)
+	if n := res.Command; res.Kind != slash.Run || (n.Name != slash.Plan && n.Name != slash.Fix && n.Name != slash.FixCI) || !n.Yes {
 		return problemf("@%s's comment is not a %s -y command", rec.ApprovedBy, trigger)
 	}
 	if !after(planComment, c) {

@@ -11,11 +11,11 @@ import (
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/cilog"
-	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render"
+	"github.com/planexhq/planex/internal/slash"
 )
 
 // Fixing failed CI on planex's own pull requests: a failed workflow_run
@@ -100,7 +100,7 @@ func (r *Runner) ciFixAttempts() int {
 func (r *Runner) ignore(ev *event.Event, format string, args ...any) error {
 	reason := fmt.Sprintf(format, args...)
 	r.Log.Info("event ignored", "event", ev.Name, "reason", reason)
-	r.Outputs.Status = "ignored"
+	r.Outputs.Status = StatusIgnored
 	r.Outputs.Notice = "planex: " + ev.Name + " ignored: " + reason
 	return nil
 }
@@ -147,7 +147,7 @@ func (r *Runner) onWorkflowRun(ctx context.Context, ev *event.Event) error {
 	}
 	th := thread{Number: number, IsPR: true, Actor: ev.Sender}
 	first := gh.WorkflowRun{ID: run.ID, Name: run.Name, Path: run.Path, HTMLURL: run.HTMLURL, HeadBranch: run.HeadBranch, HeadSHA: run.HeadSHA, Conclusion: run.Conclusion}
-	cmd := &command.Command{Name: command.FixCI, Yes: r.ciFixMode() == CIFixAuto}
+	cmd := &slash.Command{Name: slash.FixCI, Yes: r.ciFixMode() == CIFixAuto}
 	if err := r.planCIFix(ctx, ev, th, pr, &first, cmd, true); err != nil {
 		return r.fail(ctx, th, nil, err)
 	}
@@ -174,7 +174,7 @@ func notPlanexPR(pr *github.PullRequest, repo string) string {
 // fixCI answers `/planex fix-ci`: the newest failed runs of the pull
 // request's head commit are read and a fix planned, whatever ci-fix and
 // the attempt limit say (a person asked).
-func (r *Runner) fixCI(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
+func (r *Runner) fixCI(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
 	if !th.IsPR {
 		return refusef("`%s fix-ci` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
@@ -192,7 +192,7 @@ func (r *Runner) fixCI(ctx context.Context, ev *event.Event, th thread, cmd *com
 // event named) and plans its fix on the pull request's branch. automatic
 // is a failed run's own event: it obeys the attempt limit and stays
 // silent when there is nothing new to do.
-func (r *Runner) planCIFix(ctx context.Context, ev *event.Event, th thread, pr *github.PullRequest, first *gh.WorkflowRun, cmd *command.Command, automatic bool) error {
+func (r *Runner) planCIFix(ctx context.Context, ev *event.Event, th thread, pr *github.PullRequest, first *gh.WorkflowRun, cmd *slash.Command, automatic bool) error {
 	rec, found, err := r.loadRecord(ctx, th.Number)
 	if err != nil {
 		return err
@@ -270,7 +270,7 @@ func (r *Runner) stopCIFix(ctx context.Context, ev *event.Event, th thread, rec 
 	if err := r.saveRecord(ctx, rec); err != nil {
 		return err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: "stopped",
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusStopped,
 		Notice: fmt.Sprintf("planex: stopped fixing CI on #%d after %s", th.Number, pluralRuns(n))}
 	return nil
 }

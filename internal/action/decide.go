@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/planexhq/planex/internal/authz"
-	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/slash"
 )
 
 // What an event asks of the Action.
@@ -31,7 +31,7 @@ type step struct {
 	Reply   string
 	Refused bool
 	// stepCommand: the command and what its author must be allowed.
-	Command *command.Command
+	Command *slash.Command
 	Need    authz.Action
 }
 
@@ -69,15 +69,15 @@ func decideComment(c *event.Comment, trigger string) step {
 	if c.Author.IsBot() {
 		return step{Kind: stepIgnore, Reason: "written by a bot"}
 	}
-	res := command.Parse(c.Body, trigger)
+	res := slash.Parse(c.Body, trigger)
 	switch res.Kind {
-	case command.Ignore:
+	case slash.Ignore:
 		return step{Kind: stepIgnore, Reason: res.Reason}
-	case command.Reply:
+	case slash.Reply:
 		return step{Kind: stepReply, Reply: res.Reply, Refused: res.Refused}
 	}
 	need := authz.Trigger
-	if res.Command.Name == command.Approve {
+	if res.Command.Name == slash.Approve {
 		need = authz.Approve
 	}
 	return step{Kind: stepCommand, Command: res.Command, Need: need}

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/planexhq/planex/internal/authz"
-	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/slash"
 )
 
 func TestDecide(t *testing.T) {
@@ -20,7 +20,7 @@ func TestDecide(t *testing.T) {
 		name    string
 		ev      *event.Event
 		kind    stepKind
-		command command.Name
+		command slash.Name
 		need    authz.Action
 		text    string // in Reason or Reply
 		refused bool
@@ -31,11 +31,11 @@ func TestDecide(t *testing.T) {
 		{"no comment", &event.Event{Name: event.PullRequestReview}, stepIgnore, "", "", "no comment", false},
 		{"help", comment("/planex help", person), stepReply, "", "", "approve", false},
 		{"unknown command", comment("/planex approv", person), stepReply, "", "", "", true},
-		{"plan", comment("/planex add a cache", person), stepCommand, command.Plan, authz.Trigger, "", false},
-		{"approve needs approval rights", comment("/planex approve 0123456789", person), stepCommand, command.Approve, authz.Approve, "", false},
-		{"retry", comment("/planex retry", person), stepCommand, command.Retry, authz.Trigger, "", false},
+		{"plan", comment("/planex add a cache", person), stepCommand, slash.Plan, authz.Trigger, "", false},
+		{"approve needs approval rights", comment("/planex approve 0123456789", person), stepCommand, slash.Approve, authz.Approve, "", false},
+		{"retry", comment("/planex retry", person), stepCommand, slash.Retry, authz.Trigger, "", false},
 		{"review comment", &event.Event{Name: event.PullRequestReviewComment, Comment: &event.Comment{Kind: event.KindReviewComment, Body: "/planex fix", Author: person}},
-			stepCommand, command.Fix, authz.Trigger, "", false},
+			stepCommand, slash.Fix, authz.Trigger, "", false},
 		{"the planex label", &event.Event{Name: event.Issues, Label: "PlanEx"}, stepLabel, "", authz.Trigger, "", false},
 		{"another label", &event.Event{Name: event.Issues, Label: "bug"}, stepIgnore, "", "", `label "bug" was added`, false},
 		{"dispatch", &event.Event{Name: event.WorkflowDispatch}, stepDispatch, "", "", "", false},

@@ -225,7 +225,7 @@ func (r *Runner) makePlan(ctx context.Context, th thread, rec *Record, pr planRe
 	fmt.Fprintf(r.Out, "planning #%d as session %s\n", th.Number, rec.SessionID)
 	out, err := eng.Start(ctx, engine.Request{Requirement: pr.Requirement, SessionID: rec.SessionID, Branch: rec.Branch, Base: rec.Base})
 	if err != nil {
-		if plan.IsProblems(err) || strings.Contains(err.Error(), "not valid") {
+		if plan.IsProblems(err) || errors.Is(err, engine.ErrInvalidPlan) {
 			return nil, userf("planex could not make a valid plan:\n\n%s", render.CodeBlock("", err.Error()))
 		}
 		return nil, fmt.Errorf("planning: %w", err)
@@ -270,7 +270,7 @@ func (r *Runner) requestKey(th thread) string {
 // owner died.
 func (r *Runner) redelivered(ctx context.Context, th thread, old *Record, pr planRequest) error {
 	fmt.Fprintf(r.Out, "this event already asked for plan %s (%s); not planning again\n", old.PlanID, old.State)
-	r.Outputs = Outputs{SessionID: old.SessionID, PlanID: old.PlanID, Status: old.State}
+	r.Outputs = Outputs{SessionID: old.SessionID, PlanID: old.PlanID, Status: recordStatus(old.State)}
 	switch {
 	case old.State == StatePlanned && old.PlanCommentID == 0:
 		return r.postPlan(ctx, th, old, pr)
@@ -335,7 +335,7 @@ func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRe
 	if err := r.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
 		return err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatePlanned, Summary: planSummary(s, body, truncated)}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusPlanned, Summary: planSummary(s, body, truncated)}
 	fmt.Fprintf(r.Out, "posted plan %s on #%d\n", rec.PlanID, th.Number)
 	if pr.Yes || r.Cfg.AutoApprove {
 		return r.autoApprove(ctx, th, rec, pr)
@@ -363,7 +363,7 @@ func (r *Runner) findPlanComment(ctx context.Context, rec *Record) (int64, error
 // planCommentBody is the plan comment of rec's plan, as planex posts it
 // (and whether the plan was too large for it).
 func (r *Runner) planCommentBody(rec *Record, s *session.Session, tasks []plan.Task) (string, bool) {
-	explore, _ := s.ReadExplore()
+	explore, _ := r.shownExplore(s) // logged; the plan comment shows the tasks without it
 	body, truncated := render.PlanComment(render.PlanView{
 		Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type, Complexity: s.Meta.Complexity,
 		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
@@ -434,7 +434,7 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	}
 	refuse := func(format string, args ...any) error {
 		r.react(ctx, th, gh.ReactionRefused)
-		r.Outputs.Status = "refused"
+		r.Outputs.Status = StatusRefused
 		return r.reply(ctx, th, fmt.Sprintf(format, args...))
 	}
 	if !found {
@@ -487,7 +487,7 @@ func (r *Runner) approveAgain(ctx context.Context, th thread, rec *Record, appro
 		}
 	}
 	// A repeated or redelivered approval: the plan already ran once.
-	r.Outputs.Status = rec.State
+	r.Outputs.Status = recordStatus(rec.State)
 	return true, r.reply(ctx, th, fmt.Sprintf("Plan `%s` was already approved by @%s and is %s; it runs only once. Use `%s retry` to re-run failed tasks.", rec.PlanID, rec.ApprovedBy, rec.State, r.Cfg.Trigger))
 }
 
@@ -603,7 +603,7 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 		if err := r.checkApprovalIn(ctx, &cand, a.seen); err != nil {
 			if isRefusal(err) {
 				r.react(ctx, th, gh.ReactionRefused)
-				r.Outputs.Status = "refused"
+				r.Outputs.Status = StatusRefused
 				return r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
 			}
 			return err
@@ -625,8 +625,8 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 		r.react(ctx, th, gh.ReactionRocket)
 	}
 	r.setLabel(ctx, th.Number, LabelRunning)
-	tasks, _ := r.sessionTasks(rec)
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Approved by @%s; running.", a.By))
+	tasks, unread := r.statusTasks(rec)
+	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Approved by @%s; running.", a.By), unread))
 	if r.Cfg.Mode == ModeMatrix {
 		return r.startMatrix(ctx, th, rec, a)
 	}
@@ -671,7 +671,7 @@ func (r *Runner) runEngine(ctx context.Context, th thread, rec *Record, concurre
 	r.runMu.Unlock()
 	if errors.Is(context.Cause(runCtx), errTakenOver) && ctx.Err() == nil {
 		fmt.Fprintf(r.Out, "plan %s was taken over by another run; stopping and leaving it to that run\n", rec.PlanID)
-		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: "taken over"}
+		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusSuperseded}
 		return nil
 	}
 	if isRefusal(err) {
@@ -701,8 +701,11 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 	if err := r.pushBranch(ctx, rec); err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	explore, _ := s.ReadExplore()
-	ds, _ := session.ReadDiscoveries(s.File(session.DiscoveriesFile), r.Log)
+	explore, _ := r.shownExplore(s) // logged; the report goes out without it
+	ds, err := session.ReadDiscoveries(s.File(session.DiscoveriesFile), r.Log)
+	if err != nil {
+		r.unreadable("the discovery board", s.Meta.ID, err) // logged; the report goes out without it
+	}
 	report := render.Report{Meta: s.Meta, Explore: explore, Tasks: tasks, Discoveries: ds, Spent: engine.Spent(s, tasks), StopReason: out.Reason}
 	if c.Completed > 0 {
 		if err := r.publishPR(ctx, rec, report); err != nil {
@@ -731,7 +734,7 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 	if err := r.saveRecord(ctx, rec); err != nil {
 		return err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: rec.State, PullRequestURL: rec.PRURL,
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: recordStatus(rec.State), PullRequestURL: rec.PRURL,
 		Summary: readFile(s.File(session.ContextFile))}
 	if rec.State == StateFailed {
 		r.Outputs.Failure = runFailure(rec.PlanID, out.Reason, tasks)
@@ -849,7 +852,7 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 	}
 	out, err := eng.Replan(ctx, rec.SessionID, feedback)
 	if err != nil {
-		if strings.Contains(err.Error(), "not valid") {
+		if errors.Is(err, engine.ErrInvalidPlan) {
 			return userf("planex could not make a valid revised plan:\n\n%s", render.CodeBlock("", err.Error()))
 		}
 		return fmt.Errorf("re-planning: %w", err)
@@ -899,7 +902,7 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 	if err := r.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
 		return err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatePlanned, Summary: planSummary(s, body, truncated)}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusPlanned, Summary: planSummary(s, body, truncated)}
 	return nil
 }
 
@@ -925,7 +928,7 @@ func (r *Runner) cancel(ctx context.Context, th thread) error {
 	}
 	r.updateStatus(ctx, rec, nil, "Cancelled by @"+th.Actor.Login+".")
 	r.setLabel(ctx, th.Number, "")
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateCancelled}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusCancelled}
 	return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is cancelled.", rec.PlanID))
 }
 
@@ -945,7 +948,7 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 	case found && rec.State == StateRunning:
 		gone, why := r.checkOwner(ctx, rec)
 		if !gone {
-			r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateRunning}
+			r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusRunning}
 			return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is running in %s (last sign of life: %s). `%s retry` takes it over once that run has ended, or once it has been silent for %s.",
 				rec.PlanID, r.ownerText(rec), lastBeat(rec), r.Cfg.Trigger, r.Cfg.StaleAfter))
 		}
@@ -959,7 +962,7 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 			return err
 		}
 		r.react(ctx, th, gh.ReactionRefused)
-		r.Outputs.Status = "refused"
+		r.Outputs.Status = StatusRefused
 		return r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
 	}
 	rec.State, rec.Note = StateRunning, ""
@@ -976,8 +979,8 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 		note = takeover + " Resuming from the last task commit, asked by @" + actor + "."
 		fmt.Fprintln(r.Out, takeover)
 	}
-	tasks, _ := r.sessionTasks(rec)
-	r.updateStatus(ctx, rec, tasks, note)
+	tasks, unread := r.statusTasks(rec)
+	r.updateStatus(ctx, rec, tasks, withNote(note, unread))
 	if r.Cfg.Mode == ModeMatrix {
 		return r.retryMatrix(ctx, th, rec)
 	}
@@ -1016,11 +1019,19 @@ func (r *Runner) status(ctx context.Context, th thread) error {
 	if err != nil {
 		return err
 	}
-	tasks, _ := s.ReadTasks()
-	explore, _ := s.ReadExplore()
+	var unreadTasks string
+	tasks, err := s.ReadTasks()
+	if err != nil && s.Exists(session.TasksFile) {
+		unreadTasks = r.unreadable("the plan's tasks", rec.SessionID, err)
+	}
+	explore, unreadExplore := r.shownExplore(s)
 	text := render.Status(s.Meta, explore, tasks, s.Exists(session.TasksFile))
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: rec.State, PullRequestURL: rec.PRURL}
-	return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is **%s**.\n\n%s", rec.PlanID, rec.State, render.CodeBlock("", text)))
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: recordStatus(rec.State), PullRequestURL: rec.PRURL}
+	reply := fmt.Sprintf("Plan `%s` is **%s**.\n\n%s", rec.PlanID, rec.State, render.CodeBlock("", text))
+	if note := withNote("", unreadTasks, unreadExplore); note != "" {
+		reply += "\n\n" + note
+	}
+	return r.reply(ctx, th, reply)
 }
 
 // Finalize reports a job that ended before its run did (cancelled or
@@ -1048,10 +1059,10 @@ func (r *Runner) Finalize(ctx context.Context, ev *event.Event) error {
 	}
 	rec.State = StateFailed
 	rec.Note = "the job ended (cancelled or timed out) before the plan finished"
-	tasks, _ := r.sessionTasks(rec)
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("The workflow job ended before the plan finished. `%s retry` continues from the first unfinished task.", r.Cfg.Trigger))
+	tasks, unread := r.statusTasks(rec)
+	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("The workflow job ended before the plan finished. `%s retry` continues from the first unfinished task.", r.Cfg.Trigger), unread))
 	r.setLabel(ctx, number, LabelFailed)
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateFailed}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusFailed}
 	return r.saveRecord(ctx, rec)
 }
 

@@ -100,7 +100,7 @@ func TestCommandsOnAPlannedThread(t *testing.T) {
 	id := w.planID(n)
 	cases := []struct {
 		name, login, body string
-		status            string // Outputs.Status
+		status            Status // Outputs.Status
 		reply             string // in the newest comment
 		label             string // the state label after it ("" = unchanged)
 	}{
@@ -241,10 +241,10 @@ func TestOtherEvents(t *testing.T) {
 	auto := w.fake.AddIssue(wRepo, "maintainer", "Auto", "Scheduled.")
 	w.fake.LabelIssue(wRepo, auto, "maintainer", "planex:auto")
 	sched := &event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName}
-	if r, err := w.handle(sched); err != nil || r.Outputs.Status != "planned 1" || !slices.Contains(w.labels(auto), LabelPlanned) {
+	if r, err := w.handle(sched); err != nil || r.Outputs.Status != StatusPlanned || r.Outputs.PlannedIssues != "1" || !slices.Contains(w.labels(auto), LabelPlanned) {
 		t.Errorf("schedule: %v %+v labels %v", err, r.Outputs, w.labels(auto))
 	}
-	if r, err := w.handle(sched); err != nil || r.Outputs.Status != "planned 0" {
+	if r, err := w.handle(sched); err != nil || r.Outputs.Status != StatusIgnored || r.Outputs.PlannedIssues != "0" || r.Outputs.Notice == "" {
 		t.Errorf("schedule again: %v %+v", err, r.Outputs)
 	}
 

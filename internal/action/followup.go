@@ -8,15 +8,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/slash"
 )
 
 var runBranchRe = regexp.MustCompile(`^planex/(\d+)-`)
 
 // followUp plans more work on a pull request planex opened: on its
 // branch, from its current tip. Fork branches are never touched.
-func (r *Runner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
+func (r *Runner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
 	return r.followUpPlan(ctx, ev, th, cmd, cmd.Requirement, nil, nil)
 }
 
@@ -24,7 +24,7 @@ func (r *Runner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *
 // review findings the plan must answer; a request made in a review
 // comment is answered in that comment's thread. ci is the CI failure a
 // CI-fix plan answers (nil otherwise).
-func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, cmd *command.Command, req string, cites []citation, ci *CIFailure) error {
+func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command, req string, cites []citation, ci *CIFailure) error {
 	head, fork := "", false
 	if ev.PR != nil {
 		head, fork = ev.PR.HeadRef, ev.PR.FromFork()

@@ -52,18 +52,18 @@ type MatrixWave struct {
 // ref points at (a commit whose parent is the task's commit, or the base
 // when the task did not complete, and whose tree is its parent's).
 type taskResult struct {
-	Session       string      `json:"session"`
-	Task          string      `json:"task"`
-	Attempt       int         `json:"attempt"`
-	Base          string      `json:"base"`
-	Status        plan.Status `json:"status"`
-	Commit        string      `json:"commit,omitempty"`
-	Findings      string      `json:"findings,omitempty"`
-	AcceptanceMet string      `json:"acceptance_met,omitempty"`
-	TestsPassed   string      `json:"tests_passed,omitempty"`
-	Error         string      `json:"error,omitempty"`
-	Usage         agent.Usage `json:"usage"`
-	RunURL        string      `json:"run_url,omitempty"`
+	Session       string          `json:"session"`
+	Task          string          `json:"task"`
+	Attempt       int             `json:"attempt"`
+	Base          string          `json:"base"`
+	Status        plan.Status     `json:"status"`
+	Commit        string          `json:"commit,omitempty"`
+	Findings      string          `json:"findings,omitempty"`
+	AcceptanceMet string          `json:"acceptance_met,omitempty"`
+	TestsPassed   plan.TestResult `json:"tests_passed,omitempty"`
+	Error         string          `json:"error,omitempty"`
+	Usage         agent.Usage     `json:"usage"`
+	RunURL        string          `json:"run_url,omitempty"`
 	// NetworkRefused is what the egress proxy refused the task's processes.
 	NetworkRefused string `json:"network_refused,omitempty"`
 }
@@ -153,9 +153,9 @@ func (r *Runner) handOver(ctx context.Context, th thread, rec *Record) error {
 	if err := r.dispatchWave(ctx, rec); err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	tasks, _ := r.sessionTasks(rec)
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Approved by @%s; running in matrix mode (one job per task).", rec.ApprovedBy))
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StateRunning}
+	tasks, unread := r.statusTasks(rec)
+	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Approved by @%s; running in matrix mode (one job per task).", rec.ApprovedBy), unread))
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusRunning}
 	return nil
 }
 
@@ -192,7 +192,7 @@ func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
 		fmt.Fprintf(r.Out, "#%d has no running plan; nothing to prepare\n", n)
 		return nil
 	}
-	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, rec.State
+	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, recordStatus(rec.State)
 	if m := rec.Matrix; m != nil && !m.Collected {
 		fmt.Fprintf(r.Out, "wave %d (attempt %d, run %s) is still being worked on; not preparing another\n", m.Wave, m.Attempt, m.RunID)
 		return nil
@@ -233,8 +233,8 @@ func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
 	}
 	r.Outputs.Matrix, r.Outputs.HasTasks = string(b), "true"
 	r.Outputs.MaxParallel = strconv.Itoa(min(r.Cfg.Concurrency, len(w.Tasks)))
-	tasks, _ := r.sessionTasks(rec)
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Wave %d: %s, one job each.", w.Number, strings.Join(w.IDs(), ", ")))
+	tasks, unread := r.statusTasks(rec)
+	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d: %s, one job each.", w.Number, strings.Join(w.IDs(), ", ")), unread))
 	fmt.Fprintf(r.Out, "wave %d (attempt %d) from %s: %s\n", w.Number, attempt, abbrev.SHA(w.Base), strings.Join(w.IDs(), ", "))
 	return nil
 }
@@ -268,7 +268,7 @@ func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) er
 		return err
 	} else if has {
 		fmt.Fprintf(r.Out, "%s already has a result for attempt %d on %s (%s); not running it again\n", taskID, m.Attempt, taskRef(rec.SessionID, taskID), o.Status)
-		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: string(o.Status)}
+		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: taskStatus(o.Status)}
 		return nil
 	}
 	// Each task job checks the approval again: the state it was handed
@@ -314,7 +314,7 @@ func (r *Runner) publishTask(ctx context.Context, rec *Record, m *MatrixWave, ta
 	if err := r.publishResult(ctx, rec.repo, res, parent); err != nil {
 		return err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: string(o.Status)}
+	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: taskStatus(o.Status)}
 	if o.Status != plan.StatusCompleted {
 		r.Outputs.Failure = fmt.Sprintf("%s %s: %s", taskID, o.Status, abbrev.OneLine(o.Error))
 	}
@@ -462,7 +462,7 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 		fmt.Fprintf(r.Out, "wave %d belongs to workflow run %s, not this one (%s); leaving it to that run\n", m.Wave, m.RunID, r.Cfg.RunID)
 		return nil
 	}
-	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, rec.State
+	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, recordStatus(rec.State)
 	th := thread{Number: n, Actor: ev.Sender}
 	remoteTip, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch)
 	if err != nil {
@@ -497,9 +497,9 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error 
 	if err := r.dispatchWave(ctx, rec); err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	tasks, _ := r.sessionTasks(rec)
+	tasks, unread := r.statusTasks(rec)
 	c := plan.Count(tasks)
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Wave %d collected (%d of %s completed so far); wave %d dispatched.", m.Wave, c.Completed, plural.Count(c.Total, "task", "tasks"), w.Number))
+	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d collected (%d of %s completed so far); wave %d dispatched.", m.Wave, c.Completed, plural.Count(c.Total, "task", "tasks"), w.Number), unread))
 	fmt.Fprintf(r.Out, "wave %d collected; wave %d dispatched\n", m.Wave, w.Number)
 	return nil
 }

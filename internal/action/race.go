@@ -34,7 +34,7 @@ func (r *Runner) lostRace(ctx context.Context, th thread, what string) error {
 		r.Outputs.SessionID, r.Outputs.PlanID = now.SessionID, now.PlanID
 		msg = fmt.Sprintf("Another planex run handled this thread's plan at the same time (plan `%s` is now %s), so this %s did nothing.", now.PlanID, now.State, what)
 	}
-	r.Outputs.Status = "superseded"
+	r.Outputs.Status = StatusSuperseded
 	r.Outputs.Notice = msg
 	fmt.Fprintln(r.Out, msg)
 	return r.reply(ctx, th, msg)

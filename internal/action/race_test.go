@@ -113,7 +113,7 @@ func TestScheduleChecksWhoLabelled(t *testing.T) {
 	byFormer := issue("former writer", [2]string{"former"})
 	ok := issue("ok", [2]string{"maintainer"})
 	r, err := w.handle(&event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName}, func(c *Config) { c.AutoApprove = true; c.MaxIssues = 10 })
-	if err != nil || r.Outputs.Status != "planned 1" {
+	if err != nil || r.Outputs.Status != StatusPlanned || r.Outputs.PlannedIssues != "1" {
 		t.Fatalf("schedule: %v %+v", err, r.Outputs)
 	}
 	for _, n := range []int{byTriage, relabelled, byBot, byFormer} {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/agent"
-	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/plan"
@@ -21,6 +20,7 @@ import (
 	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/session"
+	"github.com/planexhq/planex/internal/slash"
 )
 
 // reviewAPI is what reviewing a pull request needs: its diff, and
@@ -229,7 +229,7 @@ func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error
 		return err
 	}
 	r.react(ctx, th, gh.ReactionRocket)
-	r.Outputs.Status = "reviewed"
+	r.Outputs.Status = StatusReviewed
 	r.Outputs.Summary = review.Summary(res, review.SummaryOptions{Trigger: r.Cfg.Trigger})
 	return nil
 }
@@ -239,7 +239,7 @@ var findingKeyRe = regexp.MustCompile(`[0-9a-f]{10}`)
 // fix is `/planex fix`: plan follow-up tasks on a planex pull request for
 // the open high-severity findings of planex's latest review. A finding is
 // open until planex has replied that a task fixed it.
-func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *command.Command) error {
+func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
 	if !th.IsPR {
 		return refusef("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
@@ -262,7 +262,7 @@ func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *comma
 	}
 	open, threads := openFindings(data, comments, conv)
 	if len(open) == 0 {
-		r.Outputs.Status = "replied"
+		r.Outputs.Status = StatusReplied
 		return r.reply(ctx, th, "planex's review of this pull request has no open high-severity finding to fix.")
 	}
 	req, cites := fixRequest(open, threads, cmd.Text)
@@ -349,7 +349,7 @@ func answersFor(tasks []plan.Task, cites []citation, replyTo int64) []Answer {
 	var out []Answer
 	cited := map[string]bool{}
 	for _, t := range tasks {
-		text := strings.Join([]string{t.Title, t.Description, t.Hints, t.AcceptanceCriteria, t.Test}, "\n")
+		text := strings.Join([]string{t.Title, t.Description, t.Hints.String(), t.AcceptanceCriteria, t.Test}, "\n")
 		keys := map[string]bool{}
 		for _, k := range findingKeyRe.FindAllString(text, -1) {
 			keys[k] = true

@@ -11,8 +11,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/planexhq/planex/internal/command"
 	"github.com/planexhq/planex/internal/gh"
+	"github.com/planexhq/planex/internal/slash"
 )
 
 // SettingsPath is the repository's planex configuration, read from the
@@ -101,8 +101,8 @@ func decodeError(err error) *SettingsError {
 // is wrong with it; key is "" when all are fine.
 func (s Settings) problem() (key, msg string) {
 	switch {
-	case s.Concurrency != nil && (*s.Concurrency < 1 || *s.Concurrency > command.MaxConcurrency):
-		return "concurrency", fmt.Sprintf("concurrency must be between 1 and %d, got %d", command.MaxConcurrency, *s.Concurrency)
+	case s.Concurrency != nil && (*s.Concurrency < 1 || *s.Concurrency > slash.MaxConcurrency):
+		return "concurrency", fmt.Sprintf("concurrency must be between 1 and %d, got %d", slash.MaxConcurrency, *s.Concurrency)
 	case s.MaxCostUSD != nil && *s.MaxCostUSD < 0:
 		return "max-cost-usd", "max-cost-usd must not be negative"
 	case s.TriggerPhrase != nil && !strings.HasPrefix(*s.TriggerPhrase, "/"):

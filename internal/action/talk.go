@@ -225,8 +225,8 @@ func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) er
 	if rec != nil && rec.State == StateRunning {
 		rec.State = StateFailed
 		rec.Note = msg
-		tasks, _ := r.sessionTasks(rec)
-		r.updateStatus(ctx, rec, tasks, msg)
+		tasks, unread := r.statusTasks(rec)
+		r.updateStatus(ctx, rec, tasks, withNote(msg, unread))
 		r.setLabel(ctx, rec.Thread, LabelFailed)
 		if rec.PRNumber != 0 && rec.PRNumber != rec.Thread {
 			r.setLabel(ctx, rec.PRNumber, LabelFailed)
@@ -237,9 +237,9 @@ func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) er
 		r.Outputs.SessionID, r.Outputs.PlanID = rec.SessionID, rec.PlanID
 	}
 	if ue != nil && ue.refused {
-		r.Outputs.Status = "refused"
+		r.Outputs.Status = StatusRefused
 	} else {
-		r.Outputs.Status, r.Outputs.Failure = "failed", msg
+		r.Outputs.Status, r.Outputs.Failure = StatusFailed, msg
 	}
 	if rerr := r.reply(ctx, th, msg); rerr != nil {
 		r.Log.Error("reporting the failure", "err", rerr)
@@ -301,7 +301,7 @@ func refusedMarker(login string) string {
 // reaction already given, so nobody can make planex reply to every
 // comment they write.
 func (r *Runner) refuseOnce(ctx context.Context, th thread, login, reason string) error {
-	r.Outputs.Status = "refused"
+	r.Outputs.Status = StatusRefused
 	if th.Number != 0 {
 		told, err := r.toldBefore(ctx, th.Number, refusedMarker(login))
 		if err != nil {

@@ -176,10 +176,10 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 	var o action.Outputs
 	if runner != nil {
 		o = runner.Outputs
-		for k, v := range map[string]string{"session-id": o.SessionID, "plan-id": o.PlanID, "status": o.Status, "pull-request-url": o.PullRequestURL} {
+		for k, v := range map[string]string{"session-id": o.SessionID, "plan-id": o.PlanID, "status": string(o.Status), "pull-request-url": o.PullRequestURL} {
 			gha.SetOutput(k, v)
 		}
-		for k, v := range map[string]string{"matrix": o.Matrix, "max-parallel": o.MaxParallel, "has-tasks": o.HasTasks} {
+		for k, v := range map[string]string{"matrix": o.Matrix, "max-parallel": o.MaxParallel, "has-tasks": o.HasTasks, "planned-issues": o.PlannedIssues} {
 			if v != "" {
 				gha.SetOutput(k, v)
 			}

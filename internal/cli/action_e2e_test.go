@@ -421,6 +421,9 @@ func TestActionScheduleOverLabelledIssues(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 3 issues") {
 		t.Fatalf("schedule: %d\n%s\n%s", r.code, r.out, r.err)
 	}
+	if r.outputs["status"] != "planned" || r.outputs["planned-issues"] != "3" {
+		t.Errorf("outputs status %q, planned-issues %q; want planned and 3", r.outputs["status"], r.outputs["planned-issues"])
+	}
 	for _, n := range ns {
 		if !strings.HasPrefix(g.lastPlanCommentOrEmpty(n), "<!-- planex:plan") || !hasLabel(g.issueLabels(n), "planex:planned") {
 			t.Errorf("issue #%d was not planned", n)
@@ -430,6 +433,9 @@ func TestActionScheduleOverLabelledIssues(t *testing.T) {
 	r = g.run("schedule", ev)
 	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 0 issues") {
 		t.Errorf("second schedule run: %s", r.out)
+	}
+	if r.outputs["status"] != "ignored" || r.outputs["planned-issues"] != "0" || !strings.Contains(r.out, "::notice") {
+		t.Errorf("second run: outputs status %q, planned-issues %q; want ignored, 0 and a notice", r.outputs["status"], r.outputs["planned-issues"])
 	}
 }
 

@@ -236,7 +236,7 @@ func (e *Engine) resetFailed(id, hash string) (*session.Session, int, error) {
 	n := 0
 	for i := range tasks {
 		if tasks[i].Status == plan.StatusFailed || tasks[i].Status == plan.StatusSkipped {
-			tasks[i].Status, tasks[i].Error, tasks[i].TestsPassed = plan.StatusPending, "", ""
+			tasks[i].Status, tasks[i].Error, tasks[i].TestsPassed = plan.StatusPending, "", plan.TestsNotRun
 			n++
 		}
 	}

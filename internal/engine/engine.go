@@ -237,7 +237,7 @@ func (e *Engine) Start(ctx context.Context, req Request) (*Outcome, error) {
 		// Refuse a bad plan before anything is created.
 		valid, err := plan.Validate(name, req.Imported, nil)
 		if err != nil {
-			return nil, fmt.Errorf("the plan is not valid:\n%w", err)
+			return nil, &InvalidPlanError{What: "the plan is not valid", Err: err}
 		}
 		req.Imported = valid
 	}
@@ -413,6 +413,24 @@ func (e *Engine) Resume(ctx context.Context, id, hash string) (*Outcome, error) 
 
 // ErrPlanChanged means the plan on disk is not the one being approved.
 var ErrPlanChanged = errors.New("the plan changed")
+
+// ErrInvalidPlan matches (errors.Is) every *InvalidPlanError.
+var ErrInvalidPlan = errors.New("the plan is not valid")
+
+// InvalidPlanError is a plan (the agent's, a revised one or an imported
+// one) that failed plan.Validate. What says which plan and what to do;
+// Err lists the problems.
+type InvalidPlanError struct {
+	What string
+	Err  error
+}
+
+func (e *InvalidPlanError) Error() string { return e.What + ":\n" + e.Err.Error() }
+
+func (e *InvalidPlanError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrInvalidPlan) true.
+func (e *InvalidPlanError) Is(target error) bool { return target == ErrInvalidPlan }
 
 // Replan throws the session's tasks away and plans again with feedback;
 // the new plan waits at the tasks gate.

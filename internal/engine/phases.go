@@ -357,7 +357,7 @@ func (e *Engine) plan(ctx context.Context, s *session.Session, rc *RepoContext, 
 		if werr := s.WriteTasks(tasks); werr != nil {
 			return werr
 		}
-		return fmt.Errorf("the agent's plan is not valid; edit %s and run planex --continue %s:\n%w", s.File(session.TasksFile), s.Meta.ID, err)
+		return &InvalidPlanError{What: fmt.Sprintf("the agent's plan is not valid; edit %s and run planex --continue %s", s.File(session.TasksFile), s.Meta.ID), Err: err}
 	}
 	fmt.Fprintf(e.o.Out, "plan: %s\n", plural.Count(len(tasks), "task", "tasks"))
 	return s.WriteTasks(tasks)
@@ -369,7 +369,7 @@ func TasksFromPlan(res agent.PlanResult) []plan.Task {
 	for i, t := range res.Tasks {
 		tasks[i] = plan.Task{
 			ID: t.ID, Title: t.Title, Description: t.Description, Test: t.Test,
-			AcceptanceCriteria: t.AcceptanceCriteria, Scope: t.Scope, Hints: t.Hints,
+			AcceptanceCriteria: t.AcceptanceCriteria, Scope: t.Scope, Hints: plan.ParseHints(t.Hints),
 			ExecutionDirectives: t.ExecutionDirectives, Deps: t.Deps, ContextFrom: t.ContextFrom,
 			Status: plan.StatusPending,
 		}

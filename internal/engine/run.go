@@ -409,7 +409,7 @@ func (e *Engine) reconcile(ctx context.Context, s *session.Session, ap *session.
 			if t.Status != plan.StatusCompleted {
 				fmt.Fprintf(e.o.Out, "%s: found its commit %s on %s; marking it completed\n", t.ID, abbrev.SHA(c.SHA), s.Meta.Branch)
 				t.Findings = c.Body
-				t.TestsPassed = "true"
+				t.TestsPassed = plan.TestsPass
 				t.Error = ""
 			}
 			t.Status = plan.StatusCompleted

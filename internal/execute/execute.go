@@ -88,7 +88,7 @@ type Outcome struct {
 	Status        plan.Status
 	Findings      string
 	AcceptanceMet string
-	TestsPassed   string
+	TestsPassed   plan.TestResult
 	Error         string
 	Changes       []gitrepo.Change
 	Usage         agent.Usage
@@ -179,22 +179,22 @@ func (r *Runner) run(ctx context.Context, j Job) Outcome {
 		if msg == "" {
 			msg = "the agent reported the task as " + er.Status
 		}
-		out.TestsPassed = fmt.Sprint(er.TestsPassed)
+		out.TestsPassed = plan.TestsFrom(er.TestsPassed)
 		return fail("%s", msg)
 	}
 	if len(changes) == 0 {
 		return fail("no changes: the agent reported success but changed no file")
 	}
 	out.Changes = changes
-	out.TestsPassed = fmt.Sprint(er.TestsPassed)
+	out.TestsPassed = plan.TestsFrom(er.TestsPassed)
 	if strings.TrimSpace(j.Directives) != "" {
 		if derr := r.runDirectives(ctx, wt, j.Directives); derr != nil {
-			out.TestsPassed = "false"
+			out.TestsPassed = plan.TestsFail
 			return fail("execution directives failed: %v", derr)
 		}
-		out.TestsPassed = "true"
+		out.TestsPassed = plan.TestsPass
 	}
-	if out.TestsPassed != "true" {
+	if !out.TestsPassed.Passed() {
 		return fail("tests did not pass (reported by the agent)")
 	}
 	out.Status = plan.StatusCompleted

@@ -8,13 +8,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/planexhq/planex/internal/backoff"
 )
 
 // RetryPolicy bounds how the client retries transient failures.
@@ -75,15 +76,10 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	return p
 }
 
-// backoff is the wait before attempt+1 when GitHub names none:
-// exponential, capped, with up to 25% jitter so that parallel jobs do not
-// retry in lockstep.
+// backoff is the wait before attempt+1 when GitHub names none (see
+// backoff.Policy: exponential, capped, with jitter).
 func (p RetryPolicy) backoff(attempt int) time.Duration {
-	d := p.BaseDelay << (attempt - 1)
-	if d > p.MaxDelay || d <= 0 {
-		d = p.MaxDelay
-	}
-	return d - time.Duration(rand.Int64N(int64(d)/4+1))
+	return backoff.Policy{Base: p.BaseDelay, Max: p.MaxDelay}.Delay(attempt)
 }
 
 // ErrAmbiguous marks a write whose answer was lost (a reset connection,
@@ -324,7 +320,7 @@ func (t *retryTransport) retryable(resp *http.Response, attempt int) (time.Durat
 		return t.delay(resp, attempt), "server error"
 	case resp.StatusCode == http.StatusTooManyRequests || (resp.StatusCode == http.StatusForbidden && isSecondaryLimit(resp)):
 		d := t.delay(resp, attempt)
-		if resp.Header.Get("Retry-After") == "" && d < time.Minute {
+		if _, named := backoff.RetryAfter(resp.Header, time.Now()); !named && d < time.Minute {
 			// GitHub asks for at least a minute when it names no wait.
 			d = min(time.Minute, t.policy.MaxDelay)
 		}
@@ -343,13 +339,8 @@ func (t *retryTransport) retryable(resp *http.Response, attempt int) (time.Durat
 // delay honours Retry-After (seconds or an HTTP date) and otherwise backs
 // off exponentially with jitter.
 func (t *retryTransport) delay(resp *http.Response, attempt int) time.Duration {
-	if ra := resp.Header.Get("Retry-After"); ra != "" {
-		if secs, err := strconv.Atoi(strings.TrimSpace(ra)); err == nil && secs >= 0 {
-			return time.Duration(secs) * time.Second
-		}
-		if when, err := http.ParseTime(ra); err == nil {
-			return max(0, time.Until(when))
-		}
+	if d, ok := backoff.RetryAfter(resp.Header, time.Now()); ok {
+		return d
 	}
 	return t.policy.backoff(attempt)
 }

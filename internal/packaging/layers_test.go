@@ -518,7 +518,7 @@ func TestRowOf(t *testing.T) {
 		"internal/render/md":         "text",
 		"internal/render/md/mdtest":  "text",
 		"internal/agent/mcp/mcptest": "agents",
-		"internal/command":           "entry",
+		"internal/slash":             "entry",
 		"internal/gitrepo":           "repository",
 		"internal/renderer":          "",
 		"cmd/planex":                 "",

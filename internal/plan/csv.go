@@ -177,13 +177,13 @@ func ReadTasks(file string, data []byte) ([]Task, error) {
 				return nil, &FileError{File: file, Line: line, Row: id, Field: "cost_usd", Msg: fmt.Sprintf("%q is not a number", s)}
 			}
 		}
-		tp := strings.ToLower(strings.TrimSpace(m["tests_passed"]))
-		if tp != "" && tp != "true" && tp != "false" {
-			return nil, &FileError{File: file, Line: line, Row: id, Field: "tests_passed", Msg: fmt.Sprintf("%q must be true, false or empty", m["tests_passed"])}
+		tp, err := ParseTestResult(m["tests_passed"])
+		if err != nil {
+			return nil, &FileError{File: file, Line: line, Row: id, Field: "tests_passed", Msg: err.Error()}
 		}
 		tasks = append(tasks, Task{
 			ID: id, Title: m["title"], Description: m["description"], Test: m["test"],
-			AcceptanceCriteria: m["acceptance_criteria"], Scope: strings.TrimSpace(m["scope"]), Hints: m["hints"],
+			AcceptanceCriteria: m["acceptance_criteria"], Scope: strings.TrimSpace(m["scope"]), Hints: ParseHints(m["hints"]),
 			ExecutionDirectives: m["execution_directives"], Deps: SplitList(m["deps"]),
 			ContextFrom: SplitList(m["context_from"]), Wave: int(w), Status: parseStatus(m["status"]),
 			Findings: m["findings"], FilesModified: SplitList(m["files_modified"]), TestsPassed: tp,
@@ -234,9 +234,9 @@ func WriteTasks(tasks []Task) []byte {
 func WriteResults(tasks []Task) []byte { return WriteTasks(tasks) }
 
 func taskCells(t Task) []string {
-	return []string{t.ID, t.Title, t.Description, t.Test, t.AcceptanceCriteria, t.Scope, t.Hints, t.ExecutionDirectives,
+	return []string{t.ID, t.Title, t.Description, t.Test, t.AcceptanceCriteria, t.Scope, t.Hints.String(), t.ExecutionDirectives,
 		JoinList(t.Deps), JoinList(t.ContextFrom), itoa(int64(t.Wave)), string(t.Status), t.Findings,
-		JoinList(t.FilesModified), t.TestsPassed, t.AcceptanceMet, t.Error}
+		JoinList(t.FilesModified), string(t.TestsPassed), t.AcceptanceMet, t.Error}
 }
 
 func itoa(n int64) string {

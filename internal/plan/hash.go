@@ -18,7 +18,7 @@ func Hash(tasks []Task) string {
 	}
 	rows := make([]in, len(sorted))
 	for i, t := range sorted {
-		rows[i] = in{t.ID, t.Title, t.Description, t.Test, t.AcceptanceCriteria, t.Scope, t.Hints, t.ExecutionDirectives, t.Deps, t.ContextFrom}
+		rows[i] = in{t.ID, t.Title, t.Description, t.Test, t.AcceptanceCriteria, t.Scope, t.Hints.String(), t.ExecutionDirectives, t.Deps, t.ContextFrom}
 	}
 	b, _ := json.Marshal(rows) // plain structs of strings cannot fail to marshal
 	sum := sha256.Sum256(b)

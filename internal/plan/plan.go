@@ -50,7 +50,7 @@ type Task struct {
 	Test                string
 	AcceptanceCriteria  string
 	Scope               string
-	Hints               string
+	Hints               Hints
 	ExecutionDirectives string
 	Deps                []string
 	ContextFrom         []string
@@ -58,7 +58,7 @@ type Task struct {
 	Status              Status
 	Findings            string
 	FilesModified       []string
-	TestsPassed         string // "true", "false" or "" (not run)
+	TestsPassed         TestResult
 	AcceptanceMet       string
 	Error               string
 
@@ -77,21 +77,38 @@ type Task struct {
 	Line int
 }
 
-// HintFiles returns the reference files of the hints column
-// ("tips || file1;file2").
-func (t Task) HintFiles() []string {
-	_, files, ok := strings.Cut(t.Hints, "||")
-	if !ok {
-		return nil
-	}
-	return SplitList(files)
+// Hints are what the plan tells a task's agent besides its description:
+// tips in prose and reference files to read first. In tasks.csv, the
+// approval record and the agent's plan result they are one cell,
+// "tips || file1;file2" (either part optional); ParseHints and String
+// convert, and nothing else looks inside that text.
+type Hints struct {
+	Tips  string
+	Files []string
 }
 
-// HintTips returns the tips part of the hints column.
-func (t Task) HintTips() string {
-	tips, _, _ := strings.Cut(t.Hints, "||")
-	return strings.TrimSpace(tips)
+// ParseHints reads a hints cell: the tips before the first "||", the
+// ';'-separated files after it.
+func ParseHints(s string) Hints {
+	tips, files, _ := strings.Cut(s, "||")
+	return Hints{Tips: strings.TrimSpace(tips), Files: SplitList(files)}
 }
+
+// String is the hints cell: "tips || file1;file2", "tips" alone, or
+// "|| file1;file2" when there are files and no tips.
+func (h Hints) String() string {
+	files := strings.Join(h.Files, ";")
+	switch {
+	case files == "":
+		return h.Tips
+	case h.Tips == "":
+		return "|| " + files
+	}
+	return h.Tips + " || " + files
+}
+
+// Empty reports whether there are no hints.
+func (h Hints) Empty() bool { return h.Tips == "" && len(h.Files) == 0 }
 
 // SplitList splits a ';'-separated cell, dropping blanks.
 func SplitList(s string) []string {

@@ -114,7 +114,7 @@ func TestPromptsRenderAsTextTemplateDid(t *testing.T) {
 		Discoveries: "- build: make", Worker: "T1", Execute: true, Guidance: "Use tabs."}
 	bare := Common{Requirement: "r"}
 	task := plan.Task{ID: "T2", Title: "Add flag", Description: "do it", Test: "go test", AcceptanceCriteria: "works", Scope: "cmd/**",
-		Hints: "see x || a.go", ExecutionDirectives: "go vet", Deps: []string{"T1"}, ContextFrom: []string{"E1"}, Findings: "f",
+		Hints: plan.Hints{Tips: "see x", Files: []string{"a.go"}}, ExecutionDirectives: "go vet", Deps: []string{"T1"}, ContextFrom: []string{"E1"}, Findings: "f",
 		FilesModified: []string{"a.go"}, TestsPassed: "true", AcceptanceMet: "yes"}
 	explore := []plan.ExploreRow{{ID: "E1", Angle: "patterns", Findings: "uses cobra", KeyFiles: []string{"cmd/root.go"}}, {ID: "E2"}}
 	angle := agent.Angle{ID: "E2", Angle: "testing", Description: "find tests", Focus: "go test"}

@@ -83,17 +83,15 @@ func Mark(s plan.Status) string {
 }
 
 // testsMark shows tests_passed: ✅ passed, ❌ failed, or — when no test
-// ran (anything else is shown as written).
-func testsMark(v string) string {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true":
+// ran.
+func testsMark(v plan.TestResult) string {
+	switch v {
+	case plan.TestsPass:
 		return "✅ passed"
-	case "false":
+	case plan.TestsFail:
 		return "❌ failed"
-	case "":
-		return "—"
 	}
-	return md.Cell(v)
+	return "—"
 }
 
 // metMark shows whether a review criterion is met.

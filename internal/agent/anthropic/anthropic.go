@@ -16,6 +16,7 @@ import (
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/agent/tools"
+	"github.com/planexhq/planex/internal/backoff"
 )
 
 // DefaultModel is used when the caller names none.
@@ -215,10 +216,11 @@ func convertError(err error) error {
 		status = apiErr.Response.StatusCode
 		header = apiErr.Response.Header
 	}
+	wait, _ := backoff.RetryAfter(header, time.Now()) // zero: none asked for
 	return &builtin.APIError{
 		Provider:   "Anthropic",
 		StatusCode: status,
 		Message:    builtin.ErrorMessage(apiErr.RawJSON()),
-		RetryAfter: builtin.ParseRetryAfter(header, time.Now()),
+		RetryAfter: wait,
 	}
 }

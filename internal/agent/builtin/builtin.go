@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/planexhq/planex/internal/agent/command"
 	"github.com/planexhq/planex/internal/agent/mcp"
 	"github.com/planexhq/planex/internal/agent/tools"
+	"github.com/planexhq/planex/internal/backoff"
 	"github.com/planexhq/planex/internal/plural"
 )
 
@@ -249,7 +249,6 @@ func (a *Agent) price() (Price, bool) {
 // exponential backoff or the server's Retry-After, but never sleeping past
 // the step's deadline.
 func (a *Agent) send(ctx context.Context, req Request, log *slog.Logger) (Response, error) {
-	backoff := time.Second
 	for attempt := 0; ; attempt++ {
 		resp, err := a.p.Send(ctx, req)
 		if err == nil {
@@ -260,7 +259,8 @@ func (a *Agent) send(ctx context.Context, req Request, log *slog.Logger) (Respon
 		}
 		var apiErr *APIError
 		retryable := true
-		wait := backoff + time.Duration(rand.Int64N(int64(backoff/4)+1))
+		// About 1 s, 2 s, 4 s, … up to 30 s, unless the provider names a wait.
+		wait := backoff.Policy{Base: time.Second, Max: 30 * time.Second}.Delay(attempt + 1)
 		if errors.As(err, &apiErr) {
 			retryable = apiErr.Retryable()
 			if apiErr.RetryAfter > 0 {
@@ -291,7 +291,6 @@ func (a *Agent) send(ctx context.Context, req Request, log *slog.Logger) (Respon
 		if err := a.opts.Sleep(ctx, wait); err != nil {
 			return resp, err
 		}
-		backoff = min(backoff*2, 30*time.Second)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -52,26 +51,6 @@ func TestLookupPrice(t *testing.T) {
 		p, ok := LookupPrice(c.model)
 		if ok != c.ok || p.InPerMTok != c.in {
 			t.Errorf("%s: %+v %v", c.model, p, ok)
-		}
-	}
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	cases := []struct {
-		h    http.Header
-		want time.Duration
-	}{
-		{http.Header{"Retry-After": {"3"}}, 3 * time.Second},
-		{http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond},
-		{http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond},
-		{http.Header{"Retry-After": {now.Add(10 * time.Second).Format(http.TimeFormat)}}, 10 * time.Second},
-		{http.Header{"Retry-After": {"soon"}}, 0},
-		{nil, 0},
-	}
-	for _, c := range cases {
-		if got := ParseRetryAfter(c.h, now); got != c.want {
-			t.Errorf("%v: %v, want %v", c.h, got, c.want)
 		}
 	}
 }

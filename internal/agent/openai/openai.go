@@ -22,6 +22,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/builtin"
+	"github.com/planexhq/planex/internal/backoff"
 )
 
 // DefaultModel is used when the caller names none.
@@ -260,11 +261,12 @@ func (p *Provider) post(ctx context.Context, body chatRequest) (*chatReply, erro
 		return nil, fmt.Errorf("calling the %s API: reading the reply: %w", p.name, err)
 	}
 	if hresp.StatusCode >= 400 {
+		wait, _ := backoff.RetryAfter(hresp.Header, time.Now()) // zero: none asked for
 		return nil, &builtin.APIError{
 			Provider:   p.name,
 			StatusCode: hresp.StatusCode,
 			Message:    builtin.ErrorMessage(string(raw)),
-			RetryAfter: builtin.ParseRetryAfter(hresp.Header, time.Now()),
+			RetryAfter: wait,
 		}
 	}
 	var out chatReply

@@ -1,4 +1,4 @@
-// Package command parses planex commands out of GitHub comments. It is
+// Package slash parses planex commands out of GitHub comments. It is
 // pure: no I/O, no GitHub types.
 //
 // A comment is read as GitHub Flavored Markdown (package gfm), the way
@@ -28,7 +28,7 @@
 //     the command's arguments on the trigger line.
 //   - A lone word close to a reserved word ("/planex aprove") is taken for
 //     a mistyped command and answered with the help text, not planned.
-package command
+package slash
 
 import (
 	"bytes"

@@ -1,0 +1,72 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/gitrepo"
+)
+
+func TestWithNote(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		note  string
+		extra []string
+		want  string
+	}{
+		{"Running.", nil, "Running."},
+		{"Running.", []string{""}, "Running."},
+		{"Running.", []string{"Tasks unreadable."}, "Running. Tasks unreadable."},
+		{"", []string{"", "Explore unreadable."}, "Explore unreadable."},
+		{"", []string{"A.", "B."}, "A. B."},
+	}
+	for _, c := range cases {
+		if got := withNote(c.note, c.extra...); got != c.want {
+			t.Errorf("withNote(%q, %q) = %q, want %q", c.note, c.extra, got, c.want)
+		}
+	}
+}
+
+// TestUnreadableIsLoggedAndShown: a failed read of session state is
+// logged and comes back as a sentence for people, its text escaped.
+func TestUnreadableIsLoggedAndShown(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	r := &Runner{Log: slog.New(slog.NewTextHandler(&log, nil))}
+	got := r.unreadable("the plan's tasks", "7-x", errors.New("reading tasks.csv: *bad* row"))
+	if !strings.Contains(got, "could not read the plan's tasks of session 7-x") || strings.Contains(got, "*bad*") {
+		t.Errorf("note = %q", got)
+	}
+	if !strings.Contains(log.String(), "level=ERROR") || !strings.Contains(log.String(), "bad") {
+		t.Errorf("log = %q", log.String())
+	}
+}
+
+// TestStatusTasksReportsAnUnreadableSession: when a record's session
+// cannot be read, the status comment's tasks are empty and the note says
+// why, and the log has it; nothing is silently dropped.
+func TestStatusTasksReportsAnUnreadableSession(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	run(t, dir, "init", "-q", "-b", "main")
+	repo, err := gitrepo.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	r := &Runner{Log: slog.New(slog.NewTextHandler(&log, nil))}
+	tasks, note := r.statusTasks(&Record{SessionID: "9-missing", repo: repo})
+	if tasks != nil || !strings.Contains(note, "could not read the plan's tasks of session 9-missing") {
+		t.Errorf("tasks %v, note %q", tasks, note)
+	}
+	if !strings.Contains(log.String(), "9-missing") {
+		t.Errorf("not logged: %q", log.String())
+	}
+	if got := withNote("Approved by @m; running.", note); !strings.HasPrefix(got, "Approved by @m; running. planex could not read") {
+		t.Errorf("status note %q", got)
+	}
+}
