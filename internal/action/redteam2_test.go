@@ -1,0 +1,50 @@
+package action
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRedTeamPlanCommentEditedAndChangedBack: someone who may edit
+// comments changes the visible text of planex's plan comment, lets an
+// approver read it and approve, then puts the text back before the
+// approval's job reads the comment. The text's hash matches again, but
+// what the approver read was not the plan: nothing runs and the plan is
+// posted again.
+func TestRedTeamPlanCommentEditedAndChangedBack(t *testing.T) {
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "only", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	id := w.planID(n)
+	var planComment int64
+	var original string
+	for _, c := range w.fake.Comments(wRepo, n) {
+		if strings.HasPrefix(c.Body, "<!-- planex:plan ") {
+			planComment, original = c.ID, c.Body
+		}
+	}
+	// GitHub's times have whole seconds: the edit comes a second later.
+	time.Sleep(1100 * time.Millisecond)
+	w.fake.EditComment(wRepo, planComment, strings.Replace(original, "only", "only (and delete the tests)", 1))
+	approve := w.comment(n, "maintainer", "/planex approve "+id)
+	w.fake.EditComment(wRepo, planComment, original)
+	r, err := w.handle(approve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Outputs.Status != "refused" || w.branchExists("planex/"+r.Outputs.SessionID) {
+		t.Fatalf("an approval of a plan comment edited and changed back ran: status %q\n%s", r.Outputs.Status, w.lastComment(n))
+	}
+	if plans := w.commentsWith(n, "<!-- planex:plan "); len(plans) != 2 || !strings.Contains(w.lastComment(n), "edited") {
+		t.Fatalf("plan comments %d; last comment:\n%s", len(plans), w.lastComment(n))
+	}
+	// The plan as posted again runs on a fresh approval.
+	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+id))
+	if err != nil || r.Outputs.Status != StateDone {
+		t.Fatalf("approval of the re-posted plan: %v %q\n%s", err, r.Outputs.Status, w.lastComment(n))
+	}
+}
