@@ -1,9 +1,13 @@
 package action
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/ghfake"
 )
 
 // TestRedTeamPlanCommentEditedAndChangedBack: someone who may edit
@@ -46,5 +50,35 @@ func TestRedTeamPlanCommentEditedAndChangedBack(t *testing.T) {
 	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+id))
 	if err != nil || r.Outputs.Status != StateDone {
 		t.Fatalf("approval of the re-posted plan: %v %q\n%s", err, r.Outputs.Status, w.lastComment(n))
+	}
+}
+
+// TestRedTeamScheduleLabellerPastFirstPage: a triage user buries their
+// addition of the auto label under more than a page of other label
+// events, after a maintainer's earlier addition; another issue's events
+// cannot be read at all. Neither is planned.
+func TestRedTeamScheduleLabellerPastFirstPage(t *testing.T) {
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	w.fake.SetPermission(wRepo, "helper", "triage")
+	buried := w.fake.AddIssue(wRepo, "reader", "buried", "")
+	w.fake.LabelIssue(wRepo, buried, "maintainer", "planex:auto")
+	for i := range 150 {
+		w.fake.LabelIssue(wRepo, buried, "helper", "x-"+strconv.Itoa(i))
+	}
+	w.fake.UnlabelIssue(wRepo, buried, "helper", "planex:auto")
+	w.fake.LabelIssue(wRepo, buried, "helper", "planex:auto")
+	r, err := w.handle(&event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName}, func(c *Config) { c.AutoApprove = true; c.MaxIssues = 10 })
+	if err != nil || r.Outputs.Status != "planned 0" || len(w.fake.Comments(wRepo, buried)) != 0 ||
+		!strings.Contains(r.Outputs.Summary, "#"+strconv.Itoa(buried)+": `planex:auto` was last added by @helper") {
+		t.Fatalf("buried labelling: %v %+v", err, r.Outputs)
+	}
+
+	unreadable := w.fake.AddIssue(wRepo, "reader", "unreadable", "")
+	w.fake.LabelIssue(wRepo, unreadable, "maintainer", "planex:auto")
+	w.fake.InjectFault("GET /repos/{owner}/{repo}/issues/{issue_number}/events", 1000, ghfake.Fault{Status: 403})
+	r, err = w.handle(&event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName}, func(c *Config) { c.AutoApprove = true; c.MaxIssues = 10 })
+	if err == nil || r.Outputs.Status != "planned 0" || len(w.fake.Comments(wRepo, unreadable)) != 0 || w.branchExists("planex/"+r.Outputs.SessionID) {
+		t.Fatalf("unreadable events: %v %+v comments %d", err, r.Outputs, len(w.fake.Comments(wRepo, unreadable)))
 	}
 }
