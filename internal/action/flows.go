@@ -510,9 +510,10 @@ func (r *Runner) approvable(ctx context.Context, th thread, rec *Record) (string
 		return fmt.Sprintf("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger), nil, nil
 	}
 	// planex never edits its plan comment: one edited and changed back
-	// (its hash matches again) may still have been read as edited.
+	// (its hash matches again) may still have been read as edited, and
+	// so may one whose hash a record of an older planex does not hold.
 	edited := c.GetUpdatedAt().After(c.GetCreatedAt().Time)
-	if rec.PlanBodyHash != "" && (edited || bodyHash(c.GetBody()) != rec.PlanBodyHash) {
+	if edited || (rec.PlanBodyHash != "" && bodyHash(c.GetBody()) != rec.PlanBodyHash) {
 		reason, err := r.repostPlan(ctx, th, rec, c.GetBody())
 		return reason, nil, err
 	}

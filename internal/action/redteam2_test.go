@@ -1,6 +1,7 @@
 package action
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,12 @@ import (
 // what the approver read was not the plan: nothing runs and the plan is
 // posted again.
 func TestRedTeamPlanCommentEditedAndChangedBack(t *testing.T) {
+	t.Run("hash kept", func(t *testing.T) { editedAndChangedBack(t, false) })
+	// A plan posted by a planex that kept no hash of the comment.
+	t.Run("no hash kept", func(t *testing.T) { editedAndChangedBack(t, true) })
+}
+
+func editedAndChangedBack(t *testing.T, noHash bool) {
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "only", Scope: "a/**"})
 	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
@@ -24,6 +31,18 @@ func TestRedTeamPlanCommentEditedAndChangedBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := w.planID(n)
+	if noHash {
+		r, _ := w.job()
+		r.defaults()
+		rec, found, err := r.loadRecord(context.Background(), n)
+		if err != nil || !found {
+			t.Fatalf("record: %v %v", found, err)
+		}
+		rec.PlanBodyHash = ""
+		if err := r.saveRecord(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var planComment int64
 	var original string
 	for _, c := range w.fake.Comments(wRepo, n) {
