@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/gfm"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/tmpl"
 )
@@ -72,8 +73,14 @@ func (s *Set) Plan(c Common, explorations []plan.ExploreRow, feedback string) (s
 	}{c, explorations, feedback})
 }
 
-// Execute renders a task's prompt.
+// Execute renders a task's prompt. The task's text is given as the
+// approver read it in the plan comment: characters that display as
+// nothing (tag characters, bidi controls, zero-width ones) are dropped, so
+// a planner cannot pass the executor instructions nobody could see.
 func (s *Set) Execute(c Common, t plan.Task, prevContext, directives string) (string, error) {
+	for _, f := range []*string{&t.ID, &t.Title, &t.Description, &t.Test, &t.AcceptanceCriteria, &t.Scope, &t.Hints} {
+		*f = gfm.StripInvisible(*f)
+	}
 	c.Worker = t.ID
 	c.Execute = true
 	return s.render("execute.tmpl", struct {
