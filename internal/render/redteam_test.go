@@ -6,10 +6,11 @@ import (
 )
 
 // TestRedTeamPlanCommentShowsWhatTheExecutorReads: every field of a task
-// that the executing agent's context shows (hints included: the planner,
-// an agent, writes them) is in the plan comment the approver reads, so a
-// planner steered by an issue cannot pass the executor instructions no
-// approver saw.
+// that the executing agent's prompt holds (internal/prompt's execute
+// template: description, test, acceptance criteria, hints, directives;
+// the planner, an agent, writes them all) is in the plan comment the
+// approver reads, so a planner steered by an issue cannot pass the
+// executor instructions no approver saw.
 func TestRedTeamPlanCommentShowsWhatTheExecutorReads(t *testing.T) {
 	t.Parallel()
 	r := sample()
@@ -21,10 +22,9 @@ func TestRedTeamPlanCommentShowsWhatTheExecutorReads(t *testing.T) {
 	if truncated {
 		t.Fatal("a one-task plan was truncated")
 	}
-	ctx := Context(r)
 	for _, field := range []string{"DESCRIPTIONTEXT", "TESTTEXT", "ACCEPTANCETEXT", "DIRECTIVE", "HINTTEXT", "REFFILE.go"} {
-		if strings.Contains(ctx, field) && !strings.Contains(body, field) {
-			t.Errorf("the executor's context shows %s, the plan comment does not:\n%s", field, body)
+		if !strings.Contains(body, field) {
+			t.Errorf("the executor's prompt holds %s, the plan comment does not:\n%s", field, body)
 		}
 	}
 }
