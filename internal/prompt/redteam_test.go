@@ -47,4 +47,12 @@ func TestRedTeamExecutePromptHoldsNoInvisibleText(t *testing.T) {
 			t.Errorf("the prompt lost %q", keep)
 		}
 	}
+	// The reviewer of the task's commit reads the task as shown too.
+	out, err = s.Review(Common{Requirement: "r"}, ReviewTask{Task: task, Diff: "+x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.IndexFunc(out, gfm.Invisible); i >= 0 {
+		t.Fatalf("the review prompt holds an invisible character at %d:\n%q", i, out)
+	}
 }
