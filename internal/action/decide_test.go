@@ -38,6 +38,10 @@ func TestDecide(t *testing.T) {
 			stepCommand, slash.Fix, authz.Trigger, "", false},
 		{"the planex label", &event.Event{Name: event.Issues, Label: "PlanEx"}, stepLabel, "", authz.Trigger, "", false},
 		{"another label", &event.Event{Name: event.Issues, Label: "bug"}, stepIgnore, "", "", `label "bug" was added`, false},
+		// Red team: labels that only look like planex's.
+		{"a Cyrillic lookalike label", &event.Event{Name: event.Issues, Label: "plаnex"}, stepIgnore, "", "", `label "plаnex" was added`, false},
+		{"a label with a zero-width space", &event.Event{Name: event.Issues, Label: "planex\u200b"}, stepIgnore, "", "", "was added", false},
+		{"a fullwidth label", &event.Event{Name: event.Issues, Label: "ｐｌａｎｅｘ"}, stepIgnore, "", "", "was added", false},
 		{"dispatch", &event.Event{Name: event.WorkflowDispatch}, stepDispatch, "", "", "", false},
 		{"schedule", &event.Event{Name: event.Schedule}, stepSchedule, "", "", "", false},
 		{"push", &event.Event{Name: "push"}, stepIgnore, "", "", "does not handle push", false},

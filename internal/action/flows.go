@@ -509,7 +509,11 @@ func (r *Runner) approvable(ctx context.Context, th thread, rec *Record) (string
 	if !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || !event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
 		return fmt.Sprintf("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger), nil, nil
 	}
-	if rec.PlanBodyHash != "" && bodyHash(c.GetBody()) != rec.PlanBodyHash {
+	// planex never edits its plan comment: one edited and changed back
+	// (its hash matches again) may still have been read as edited, and
+	// so may one whose hash a record of an older planex does not hold.
+	edited := c.GetUpdatedAt().After(c.GetCreatedAt().Time)
+	if edited || (rec.PlanBodyHash != "" && bodyHash(c.GetBody()) != rec.PlanBodyHash) {
 		reason, err := r.repostPlan(ctx, th, rec, c.GetBody())
 		return reason, nil, err
 	}

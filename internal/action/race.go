@@ -80,6 +80,9 @@ func (r *Runner) repostPlan(ctx context.Context, th thread, rec *Record, current
 	if bodyHash(body) == rec.PlanBodyHash {
 		what = changedLines(postedText(body), postedText(current))
 	}
+	if what == "nothing" {
+		what = "its text was changed and then put back"
+	}
 	c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 	if err != nil {
 		return "", fmt.Errorf("posting the plan again: %w", err)

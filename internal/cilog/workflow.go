@@ -36,6 +36,7 @@ type defaultsDef struct {
 
 type jobDef struct {
 	Name     string      `yaml:"name"`
+	Uses     string      `yaml:"uses"` // a called (reusable) workflow
 	Defaults defaultsDef `yaml:"defaults"`
 	Steps    []stepDef   `yaml:"steps"`
 }
@@ -117,12 +118,14 @@ func plainCommand(s stepDef, dir, shell string) (string, error) {
 }
 
 // matchJob finds the one job the API's name stands for: its id or name,
-// a matrix job's "<name> (<values>)", or a name with expressions.
+// a matrix job's "<name> (<values>)", or a name with expressions. A job
+// that calls a reusable workflow stands for "<its name> / <a job there>":
+// its steps are in another file, so a match there gives no command.
 func matchJob(jobs map[string]jobDef, api string) (jobDef, bool) {
 	var hit jobDef
 	n := 0
 	for id, j := range jobs {
-		if nameMatches(j.Name, id, api) {
+		if nameMatches(j.Name, id, api) || (j.Uses != "" && exprMatches(first(j.Name, id)+" / ${{ called }}", api)) {
 			hit = j
 			n++
 		}

@@ -13,8 +13,12 @@ import (
 // no size). Visible drops them as it drops HTML comments.
 
 // mathHiding are the TeX commands that can make math text invisible or
-// move it out of sight; math that uses one is hidden whole.
-var mathHiding = regexp.MustCompile(`\\(?:color|textcolor|colorbox|fcolorbox|pagecolor|phantom|hphantom|vphantom|smash|llap|rlap|clap|mathllap|mathrlap|mathclap|style|class|cssId|tiny|scriptsize|scriptscriptstyle|hspace|kern|mkern|mskip|raise|lower|moveleft|moveright|opacity)(?:[^A-Za-z]|$)`)
+// move it out of sight, or show only part of what is written (macro
+// definitions whose body or argument is never shown, labels,
+// \mathchoice's other styles, MathJax's tooltips and toggles), and the
+// comment sign % (not escaped: after an even run of backslashes); math
+// that uses one is hidden whole.
+var mathHiding = regexp.MustCompile(`\\(?:color|textcolor|colorbox|fcolorbox|pagecolor|phantom|hphantom|vphantom|smash|llap|rlap|clap|mathllap|mathrlap|mathclap|style|class|cssId|tiny|scriptsize|scriptscriptstyle|hspace|hskip|mspace|kern|mkern|mskip|raise|lower|moveleft|moveright|opacity|def|gdef|edef|xdef|let|newcommand|renewcommand|newenvironment|renewenvironment|DeclareMathOperator|label|mathchoice|mathtip|texttip|toggle|mmlToken)(?:[^A-Za-z]|$)|(?:^|[^\\])(?:\\\\)*%`)
 
 // maxMath bounds how far an inline math span may reach.
 const maxMath = 4096
@@ -188,6 +192,7 @@ func hidingMath(src []byte, code []span) []span {
 		}
 		return 0, false
 	}
+	var dead [3]int // by delimiter length: no unbounded search before
 	for i := 0; i < len(src); i++ {
 		if end, ok := inCode(i); ok {
 			i = end - 1
@@ -205,7 +210,15 @@ func hidingMath(src []byte, code []span) []span {
 			delim = []byte("$$")
 		}
 		body := i + len(delim)
-		end := closingDollar(src, body, delim)
+		limit := min(len(src), body+maxMath)
+		end, stop := closingDollar(src, body, delim, limit)
+		if end < 0 && stop == limit && limit < len(src) && body >= dead[len(delim)] && mathHiding.Match(src[body:limit]) {
+			// Hiding math longer than the bound: find its end anyway.
+			// Openers before where this search failed would fail there too.
+			if end, stop = closingDollar(src, body, delim, len(src)); end < 0 {
+				dead[len(delim)] = stop
+			}
+		}
 		if end < 0 {
 			i = body - 1
 			continue
@@ -219,18 +232,18 @@ func hidingMath(src []byte, code []span) []span {
 }
 
 // closingDollar is where delim closes math that starts at from, or -1:
-// not escaped, within maxMath bytes, and inline math not past a blank line.
-func closingDollar(src []byte, from int, delim []byte) int {
-	limit := min(len(src), from+maxMath)
+// not escaped, before limit, and inline math not past a blank line. stop
+// is where the search ended.
+func closingDollar(src []byte, from int, delim []byte, limit int) (end, stop int) {
 	for j := from; j < limit; j++ {
 		switch {
 		case src[j] == '\\':
 			j++
 		case len(delim) == 1 && src[j] == '\n' && j+1 < len(src) && src[j+1] == '\n':
-			return -1
+			return -1, j
 		case bytes.HasPrefix(src[j:], delim) && j > from:
-			return j
+			return j, j
 		}
 	}
-	return -1
+	return -1, limit
 }

@@ -133,13 +133,35 @@ func ParseTaskCommit(sha, msg string) TaskCommit {
 // optional body, and the trailers that let a resumed run recognise it.
 func TaskMessage(session, task, title, body string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s\n", task, abbrev.Truncate(abbrev.OneLine(title), 72))
-	if body = strings.TrimSpace(body); body != "" {
+	fmt.Fprintf(&b, "%s: %s\n", task, defuseRefs(abbrev.Truncate(abbrev.OneLine(title), 72)))
+	if body = defuseRefs(strings.TrimSpace(body)); body != "" {
 		// Agent-written text must not be able to forge a trailer.
 		body = strings.ReplaceAll(body, "\n\n", "\n")
 		body = strings.ReplaceAll(body, "Planex-", "Planex‑")
 		b.WriteString("\n" + body + "\n")
 	}
 	fmt.Fprintf(&b, "\n%s: %s\n%s: %s\n", TrailerSession, session, TrailerTask, task)
+	return b.String()
+}
+
+// defuseRefs keeps an agent's text in a commit message from referencing
+// issues: "#12", "GH-12" and "owner/repo#12" get a zero-width joiner
+// after their "#" or "-", and "://" one after its ":", so that "fixes #12"
+// or "closes https://github.com/o/r/issues/12" closes nothing when the
+// commit reaches the default branch (nor links the issue).
+func defuseRefs(s string) string {
+	const zwj = "\u200d"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		b.WriteByte(c)
+		digit := i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9'
+		switch {
+		case c == '#' && digit,
+			c == '-' && digit && i >= 2 && strings.EqualFold(s[i-2:i], "GH"),
+			c == ':' && strings.HasPrefix(s[i+1:], "//"):
+			b.WriteString(zwj)
+		}
+	}
 	return b.String()
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/gfm"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/tmpl"
 )
@@ -72,8 +73,10 @@ func (s *Set) Plan(c Common, explorations []plan.ExploreRow, feedback string) (s
 	}{c, explorations, feedback})
 }
 
-// Execute renders a task's prompt.
+// Execute renders a task's prompt, with the task's text as the approver
+// read it (visibleTask).
 func (s *Set) Execute(c Common, t plan.Task, prevContext, directives string) (string, error) {
+	t = visibleTask(t)
 	c.Worker = t.ID
 	c.Execute = true
 	return s.render("execute.tmpl", struct {
@@ -94,8 +97,22 @@ type ReviewTask struct {
 	Truncated bool
 }
 
-// Review renders the prompt that reviews one task's commit read-only.
+// visibleTask is t's text as the approver read it in the plan comment:
+// characters that display as nothing (tag characters, bidi controls,
+// zero-width ones) are dropped, so a planner cannot pass the agents that
+// carry out or review a task instructions nobody could see.
+func visibleTask(t plan.Task) plan.Task {
+	for _, f := range []*string{&t.ID, &t.Title, &t.Description, &t.Test, &t.AcceptanceCriteria, &t.Scope, &t.Hints} {
+		*f = gfm.StripInvisible(*f)
+	}
+	return t
+}
+
+// Review renders the prompt that reviews one task's commit read-only,
+// with the task's text as the approver read it (visibleTask); the diff
+// is shown as it is.
 func (s *Set) Review(c Common, in ReviewTask) (string, error) {
+	in.Task = visibleTask(in.Task)
 	c.Worker = "review"
 	return s.render("review.tmpl", struct {
 		Common

@@ -157,9 +157,10 @@ func (st Store) key(create bool) ([]byte, error) {
 }
 
 // readKey reads a key file that must be a regular file of this user that
-// no one else may read.
+// no one else may read. It opens without waiting: a FIFO in its place is
+// refused, not waited on.
 func readKey(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|safefile.NoFollow, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|safefile.NoFollow|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, &UntrustedError{Path: path, Reason: "the session key is a symlink"}
