@@ -88,7 +88,7 @@ func TestRedTeamScheduleLabellerPastFirstPage(t *testing.T) {
 	w.fake.UnlabelIssue(wRepo, buried, "helper", "planex:auto")
 	w.fake.LabelIssue(wRepo, buried, "helper", "planex:auto")
 	r, err := w.handle(&event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName}, func(c *Config) { c.AutoApprove = true; c.MaxIssues = 10 })
-	if err != nil || r.Outputs.Status != "planned 0" || len(w.fake.Comments(wRepo, buried)) != 0 ||
+	if err != nil || r.Outputs.Status != StatusIgnored || r.Outputs.PlannedIssues != "0" || len(w.fake.Comments(wRepo, buried)) != 0 ||
 		!strings.Contains(r.Outputs.Summary, "#"+strconv.Itoa(buried)+": `planex:auto` was last added by @helper") {
 		t.Fatalf("buried labelling: %v %+v", err, r.Outputs)
 	}
@@ -97,7 +97,7 @@ func TestRedTeamScheduleLabellerPastFirstPage(t *testing.T) {
 	w.fake.LabelIssue(wRepo, unreadable, "maintainer", "planex:auto")
 	w.fake.InjectFault("GET /repos/{owner}/{repo}/issues/{issue_number}/events", 1000, ghfake.Fault{Status: 403})
 	r, err = w.handle(&event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName}, func(c *Config) { c.AutoApprove = true; c.MaxIssues = 10 })
-	if err == nil || r.Outputs.Status != "planned 0" || len(w.fake.Comments(wRepo, unreadable)) != 0 || w.branchExists("planex/"+r.Outputs.SessionID) {
+	if err == nil || r.Outputs.Status != StatusFailed || len(w.fake.Comments(wRepo, unreadable)) != 0 || w.branchExists("planex/"+r.Outputs.SessionID) {
 		t.Fatalf("unreadable events: %v %+v comments %d", err, r.Outputs, len(w.fake.Comments(wRepo, unreadable)))
 	}
 }

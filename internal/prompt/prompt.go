@@ -102,9 +102,14 @@ type ReviewTask struct {
 // zero-width ones) are dropped, so a planner cannot pass the agents that
 // carry out or review a task instructions nobody could see.
 func visibleTask(t plan.Task) plan.Task {
-	for _, f := range []*string{&t.ID, &t.Title, &t.Description, &t.Test, &t.AcceptanceCriteria, &t.Scope, &t.Hints} {
+	for _, f := range []*string{&t.ID, &t.Title, &t.Description, &t.Test, &t.AcceptanceCriteria, &t.Scope, &t.Hints.Tips} {
 		*f = gfm.StripInvisible(*f)
 	}
+	files := make([]string, len(t.Hints.Files))
+	for i, f := range t.Hints.Files {
+		files[i] = gfm.StripInvisible(f)
+	}
+	t.Hints.Files = files
 	return t
 }
 
