@@ -173,31 +173,31 @@ func NewIndex(m *repomap.Map) *Index {
 		hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}}, cited: emptyCited()}
 
 	// The map has counted every file's terms already; the index inverts
-	// them into postings. Sorting the vocabulary (the tables' key order),
-	// the two small fields and the name tables run on other goroutines
-	// beside the contents and the rest.
-	var order []uint32
-	var pathAcc, symAcc []postingAcc
+	// them into postings, written straight into each table in its key
+	// order (see fieldTable). Sorting the vocabulary runs beside sizing
+	// the contents' postings; the two small fields and the name tables
+	// run on other goroutines beside the contents and the rest.
+	contentOf := func(f *repomap.File) repomap.TermCounts { return f.Content }
+	ordered := make(chan []uint32, 1)
+	go func() { ordered <- sortedTerms(m.Vocab) }()
+	contentSizes := postingSizes(m, contentOf)
+	order := <-ordered
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		order = sortedTerms(m.Vocab)
-		pathAcc = invert(m, func(f *repomap.File) repomap.TermCounts { return f.PathTerms })
-		symAcc = invert(m, func(f *repomap.File) repomap.TermCounts { return f.SymbolTerms })
+		ix.pathTerms = fieldTable(m, func(f *repomap.File) repomap.TermCounts { return f.PathTerms }, order, nil)
+		ix.symTerms = fieldTable(m, func(f *repomap.File) repomap.TermCounts { return f.SymbolTerms }, order, nil)
 	}()
 	go func() {
 		defer wg.Done()
 		ix.defs, ix.bases = nameTables(m)
 		ix.exports = exportTable(m)
 	}()
-	content := invert(m, func(f *repomap.File) repomap.TermCounts { return f.Content })
+	ix.content = fieldTable(m, contentOf, order, contentSizes)
 	sumC, sumP, sumS := ix.fileTables(m)
 	ix.importGraph(m)
 	wg.Wait()
-	ix.content = termTable(m.Vocab, order, content)
-	ix.pathTerms = termTable(m.Vocab, order, pathAcc)
-	ix.symTerms = termTable(m.Vocab, order, symAcc)
 
 	nf := math.Max(1, float64(n))
 	// Averages are kept at the precision the index file stores, so a
@@ -223,26 +223,79 @@ func newFileEntry(f *repomap.File) fileEntry {
 	return e
 }
 
-// postingAcc collects one term's postings.
-type postingAcc struct {
-	buf  []byte
-	last int
-}
-
-// invert turns one field's per-file term counts into per-term postings,
-// indexed by vocabulary id.
-func invert(m *repomap.Map, field func(*repomap.File) repomap.TermCounts) []postingAcc {
-	acc := make([]postingAcc, len(m.Vocab))
+// postingSizes returns the bytes each vocabulary id's postings take in
+// one field (see appendPosting): the first of fieldTable's two passes.
+func postingSizes(m *repomap.Map, field func(*repomap.File) repomap.TermCounts) []uint32 {
+	sizes := make([]uint32, len(m.Vocab))
+	last := make([]int32, len(m.Vocab))
 	for i := range m.Entries {
 		c := field(&m.Entries[i])
 		for k, id := range c.IDs {
-			if int(id) < len(acc) {
-				a := &acc[id]
-				a.buf = appendPosting(a.buf, &a.last, i, c.Freqs[k])
+			if int(id) < len(sizes) {
+				sizes[id] += uint32(uvarintLen(uint64(i-int(last[id]))) + uvarintLen(uint64(c.Freqs[k])))
+				last[id] = int32(i)
 			}
 		}
 	}
-	return acc
+	return sizes
+}
+
+// uvarintLen is the length of x's uvarint encoding.
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+// fieldTable inverts one field's per-file term counts into the table of
+// its terms' postings; order is the vocabulary sorted (sortedTerms) and
+// sizes what postingSizes returns (nil computes it). Sizing first lets
+// every posting be written once, in place, into the table's one value
+// buffer: no growing buffer per term, and no second copy into the table.
+// Vocabulary terms are distinct, so the keys ascend without a map.
+func fieldTable(m *repomap.Map, field func(*repomap.File) repomap.TermCounts, order, sizes []uint32) table {
+	if sizes == nil {
+		sizes = postingSizes(m, field)
+	}
+	used, total, klen := 0, 0, 0
+	for _, id := range order {
+		if sizes[id] > 0 {
+			used++
+			total += int(sizes[id])
+			klen += len(m.Vocab[id])
+		}
+	}
+	t := table{koff: make([]uint32, 1, used+1), voff: make([]uint32, 1, used+1), vals: make([]byte, total)}
+	var sb strings.Builder
+	sb.Grow(klen)
+	// sizes becomes each id's write position in vals.
+	at := uint32(0)
+	for _, id := range order {
+		if size := sizes[id]; size > 0 {
+			sb.WriteString(m.Vocab[id])
+			t.koff = append(t.koff, uint32(sb.Len()))
+			sizes[id] = at
+			at += size
+			t.voff = append(t.voff, at)
+		}
+	}
+	t.keys = sb.String()
+	last := make([]int32, len(m.Vocab))
+	for i := range m.Entries {
+		c := field(&m.Entries[i])
+		for k, id := range c.IDs {
+			if int(id) < len(sizes) {
+				w := sizes[id]
+				w += uint32(binary.PutUvarint(t.vals[w:], uint64(i-int(last[id]))))
+				w += uint32(binary.PutUvarint(t.vals[w:], uint64(c.Freqs[k])))
+				sizes[id], last[id] = w, int32(i)
+			}
+		}
+	}
+	return t
 }
 
 // fileTables fills the file entries and the module table, and returns
@@ -308,21 +361,6 @@ func sortedTerms(vocab []string) []uint32 {
 	}
 	slices.SortFunc(order, func(a, b uint32) int { return strings.Compare(vocab[a], vocab[b]) })
 	return order
-}
-
-// termTable is the table of the terms with postings in acc; order is the
-// vocabulary sorted (sortedTerms). Vocabulary terms are distinct, so the
-// table's keys ascend without a map from term to postings.
-func termTable(vocab []string, order []uint32, acc []postingAcc) table {
-	used := make([]uint32, 0, len(order))
-	for _, id := range order {
-		if len(acc[id].buf) > 0 {
-			used = append(used, id)
-		}
-	}
-	return sortedTable(len(used),
-		func(i int) string { return vocab[used[i]] },
-		func(i int) []byte { return acc[used[i]].buf })
 }
 
 // importGraph stores the import edges between m's files, both ways, and
