@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -17,7 +16,7 @@ import (
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
-	"github.com/planexhq/planex/internal/proc"
+	"github.com/planexhq/planex/internal/proc/proctest"
 )
 
 func testRepo(t *testing.T) (*gitrepo.Repo, string) {
@@ -264,22 +263,7 @@ func TestRedTeamSecretCheckStreamsHugeFile(t *testing.T) {
 	if want := "the changes contain secret values, so nothing was committed: T1.txt (DB_PASS)"; o.Error != want {
 		t.Errorf("%s %q, want %q", o.Status, o.Error, want)
 	}
-	if hwm := vmHWM(t); hwm > 512<<20 {
-		t.Errorf("peak RSS %d MiB, want under 512 MiB", hwm>>20)
-	}
-}
-
-// vmHWM is this process's peak resident set size (proc.PeakRSS).
-func vmHWM(t *testing.T) uint64 {
-	t.Helper()
-	hwm, err := proc.PeakRSS()
-	if errors.Is(err, proc.ErrNoPeakRSS) {
-		t.Skipf("no peak RSS to measure with: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hwm
+	proctest.CheckPeakRSS(t)
 }
 
 // TestRedTeamKeptWorktreeForgetsLastAgent: a failed task's agent leaves

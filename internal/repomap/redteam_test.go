@@ -4,7 +4,6 @@ package repomap
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planexhq/planex/internal/proc"
+	"github.com/planexhq/planex/internal/proc/proctest"
 	"github.com/planexhq/planex/internal/repomap/repomaptest"
 )
 
@@ -84,22 +83,7 @@ func TestRedTeamMapReadsNoLinkDeviceOrHugeFile(t *testing.T) {
 			if m.Skipped["symlink"] != 4 || m.Skipped["too large"] != 1 || !git && m.Skipped["not a regular file"] < 1 {
 				t.Errorf("skipped %v", m.Skipped)
 			}
-			if hwm := peakRSS(t); hwm > 512<<20 {
-				t.Errorf("peak RSS %d MiB, want under 512 MiB", hwm>>20)
-			}
+			proctest.CheckPeakRSS(t)
 		})
 	}
-}
-
-// peakRSS is this process's peak resident set size (proc.PeakRSS).
-func peakRSS(t *testing.T) uint64 {
-	t.Helper()
-	hwm, err := proc.PeakRSS()
-	if errors.Is(err, proc.ErrNoPeakRSS) {
-		t.Skipf("no peak RSS to measure with: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hwm
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
-	"github.com/planexhq/planex/internal/proc"
+	"github.com/planexhq/planex/internal/proc/proctest"
 )
 
 func step(t *testing.T, phase agent.Phase, id string) agent.Step {
@@ -249,20 +249,5 @@ func TestRedTeamOutputFloodKeepsMemoryBounded(t *testing.T) {
 	if peak > 128<<20 {
 		t.Errorf("heap in use reached %d MiB while the agent printed 1 GiB", peak>>20)
 	}
-	if hwm := vmHWM(t); hwm > 512<<20 {
-		t.Errorf("peak RSS %d MiB, want under 512 MiB", hwm>>20)
-	}
-}
-
-// vmHWM is this process's peak resident set size (proc.PeakRSS).
-func vmHWM(t *testing.T) uint64 {
-	t.Helper()
-	hwm, err := proc.PeakRSS()
-	if errors.Is(err, proc.ErrNoPeakRSS) {
-		t.Skipf("no peak RSS to measure with: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hwm
+	proctest.CheckPeakRSS(t)
 }
