@@ -42,7 +42,7 @@ func TestRedTeamExecutePromptHoldsNoInvisibleText(t *testing.T) {
 			}
 		}
 	}
-	for _, keep := range []string{"Add a flag", "Add the flag.", "go test", "works", "see x || a.go"} {
+	for _, keep := range []string{"Add a flag", "Add the flag.", "go test", "works", "see x", "a.go"} {
 		if !strings.Contains(out, keep) {
 			t.Errorf("the prompt lost %q", keep)
 		}
