@@ -16,17 +16,11 @@ import (
 )
 
 // machineAddress is one of this machine's IPv4 addresses besides
-// loopback.
+// loopback; the test skips on a machine with none.
 func machineAddress(t *testing.T) string {
 	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
-			return ipn.IP.String()
-		}
+	if a := sandboxtest.MachineAddress(t); a != "" {
+		return a
 	}
 	t.Skip("this machine has no address besides loopback, so no destination outside the sandbox to allow")
 	return ""

@@ -14,22 +14,6 @@ import (
 	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
 )
 
-// hostAddress is one of the machine's own addresses other than loopback,
-// or "" when it has none.
-func hostAddress(t *testing.T) string {
-	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
-			return ipn.IP.String()
-		}
-	}
-	return ""
-}
-
 // TestNetworkContainment: a contained program tries every way out of its
 // network namespace that a host process has; only the forwarded port
 // leads out, and with the network open the direct connection works.
@@ -45,7 +29,7 @@ func TestNetworkContainment(t *testing.T) {
 	sockDir := t.TempDir() // under /tmp, which the sandbox replaces
 	forwarded := sandboxtest.Listen(t, "unix", filepath.Join(sockDir, "egress.sock"))
 	allPort := all.Addr().(*net.TCPAddr).Port
-	other := hostAddress(t)
+	other := sandboxtest.MachineAddress(t)
 	if other == "" {
 		t.Log("no address besides loopback on this machine; the other-address row dials loopback instead")
 		other = "127.0.0.1"

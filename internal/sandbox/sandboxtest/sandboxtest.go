@@ -99,3 +99,20 @@ func (l *Listener) Got() []string {
 	defer l.mu.Unlock()
 	return append([]string(nil), l.got...)
 }
+
+// MachineAddress is one of this machine's IPv4 addresses other than
+// loopback, or "" when it has none: a destination outside a contained
+// network that is not the host's loopback.
+func MachineAddress(t testing.TB) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+			return ipn.IP.String()
+		}
+	}
+	return ""
+}
