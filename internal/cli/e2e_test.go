@@ -445,15 +445,11 @@ func TestNoAgentConfigured(t *testing.T) {
 // TestKilledRunResumes SIGKILLs planex while a wave is in flight and
 // checks that --continue reaches the same branch as a run that was never
 // interrupted, with no duplicate commits.
-func TestKilledRunResumes(t *testing.T) {
-	ref := newFixture(t)
-	ref.setPlan(diamond()...)
-	if out, errOut, code := ref.planex("-y", "add four files"); code != 0 {
-		t.Fatalf("reference run: %d\n%s\n%s", code, out, errOut)
-	}
-
-	f := newFixture(t)
-	f.setPlan(diamond()...)
+// killAfterT2 runs the diamond plan of f with T3 blocked, SIGKILLs planex
+// once T2 is committed, and checks the branch then holds T1 and T2 alone
+// and no agent outlived planex.
+func killAfterT2(t *testing.T, f *fixture) {
+	t.Helper()
 	f.write(f.fake, "T3.block", "")
 	cmd := f.command("-y", "add four files")
 	out := &syncBuffer{}
@@ -475,6 +471,18 @@ func TestKilledRunResumes(t *testing.T) {
 	if got := strings.Join(f.branchLog(), " "); got != "T1:_base|T1 T2:_left|T2" {
 		t.Fatalf("after the kill the branch is %q\n%s", got, out.String())
 	}
+}
+
+func TestKilledRunResumes(t *testing.T) {
+	ref := newFixture(t)
+	ref.setPlan(diamond()...)
+	if out, errOut, code := ref.planex("-y", "add four files"); code != 0 {
+		t.Fatalf("reference run: %d\n%s\n%s", code, out, errOut)
+	}
+
+	f := newFixture(t)
+	f.setPlan(diamond()...)
+	killAfterT2(t, f)
 
 	o2, e2, code := f.planex("--continue")
 	if code != 0 {

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // TestSHA256RepositoryRunKillContinue runs planex in a repository made
@@ -35,26 +32,7 @@ func TestSHA256RepositoryRunKillContinue(t *testing.T) {
 		t.Fatalf("the fixture is not a SHA-256 repository: HEAD is %q", f.base)
 	}
 	f.setPlan(diamond()...)
-	f.write(f.fake, "T3.block", "")
-
-	cmd := f.command("-y", "add four files")
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitForFile(t, filepath.Join(f.fake, "T3.pid"), cmd, out)
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) && !strings.Contains(out.String(), "T2: completed") {
-		time.Sleep(20 * time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	agentsGone(t, f.fake)
-	os.Remove(filepath.Join(f.fake, "T3.block"))
-	if got := strings.Join(f.branchLog(), " "); got != "T1:_base|T1 T2:_left|T2" {
-		t.Fatalf("after the kill the branch is %q\n%s", got, out.String())
-	}
+	killAfterT2(t, f)
 
 	o2, e2, code := f.planex("--continue")
 	if code != 0 {
