@@ -8,6 +8,8 @@ package locate
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"path"
 	"slices"
@@ -38,8 +40,10 @@ type Index struct {
 	// bases maps a file's base name to the files bearing it.
 	bases table
 	// deps and rdeps are the import graph and its reverse, as adjacency
-	// lists: file i's targets are to[off[i]:off[i+1]].
+	// lists: file i's targets are to[off[i]:off[i+1]]. An index loaded
+	// from a file reads them from there instead (depLists, rdepLists).
 	depOff, depTo, rdepOff, rdepTo []uint32
+	depLists, rdepLists            *diskLists
 	// hist holds past commits' messages and changed files.
 	hist history
 	// cited holds past commits that cite issue numbers (refs.go).
@@ -51,6 +55,8 @@ type Index struct {
 	// root is the directory the index describes, where the second stage
 	// reads its candidates; "" skips that stage.
 	root string
+	// src is the index file a loaded index reads its tables from.
+	src *indexFile
 }
 
 type fileEntry struct {
@@ -160,8 +166,49 @@ func adj(off, to []uint32, i int) []uint32 {
 	return to[off[i]:off[i+1]]
 }
 
-func (ix *Index) deps(i int) []uint32       { return adj(ix.depOff, ix.depTo, i) }
-func (ix *Index) dependents(i int) []uint32 { return adj(ix.rdepOff, ix.rdepTo, i) }
+func (ix *Index) deps(i int) []uint32 {
+	if ix.depLists != nil {
+		return ix.depLists.row(i)
+	}
+	return adj(ix.depOff, ix.depTo, i)
+}
+
+func (ix *Index) dependents(i int) []uint32 {
+	if ix.rdepLists != nil {
+		return ix.rdepLists.row(i)
+	}
+	return adj(ix.rdepOff, ix.rdepTo, i)
+}
+
+// Rank orders the index's files for query, best first, returning at most
+// k (k <= 0 means 10). Files with no evidence at all are left out. An
+// index loaded from its file fails the query if a part of the file it
+// needed could not be read.
+func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
+	rs, err := ix.rank(query, k, opts)
+	if err != nil {
+		return nil, err
+	}
+	if ix.src != nil {
+		if err := ix.src.readErr(); err != nil {
+			return nil, fmt.Errorf("ranking files: %w", err)
+		}
+	}
+	return rs, nil
+}
+
+// Close releases the index file a loaded index reads from; an index
+// built in memory holds none. Ranking after Close fails.
+func (ix *Index) Close() error {
+	if ix.src == nil || ix.src.closer == nil {
+		return nil
+	}
+	ix.src.fail(errors.New("index is closed"))
+	if err := ix.src.closer.Close(); err != nil {
+		return fmt.Errorf("closing index file: %w", err)
+	}
+	return nil
+}
 
 // NumFiles is the number of files the index ranks.
 func (ix *Index) NumFiles() int { return len(ix.files) }
