@@ -411,51 +411,60 @@ func sortedTerms(vocab []string) []uint32 {
 }
 
 // importGraph stores the import edges between m's files, both ways, and
-// the PageRank prior over them.
+// the PageRank prior over them. The lists are written straight into their
+// flat form (file i's targets are to[off[i]:off[i+1]]), the reverse one
+// by counting each file's importers first: no list per file.
 func (ix *Index) importGraph(m *repomap.Map) {
 	n := len(m.Entries)
-	deps := make([][]int, n)
-	rdeps := make([][]int, n)
 	// One map lookup per edge: a binary search over the paths costs
 	// several string comparisons for each of a large tree's many edges.
-	byPath := make(map[string]int, n)
+	byPath := make(map[string]uint32, n)
 	for i := range ix.files {
-		byPath[ix.files[i].path] = i
+		byPath[ix.files[i].path] = uint32(i)
 	}
-	for i, f := range m.Entries {
-		for _, p := range f.Deps {
-			if j, ok := byPath[p]; ok && j != i {
-				deps[i] = append(deps[i], j)
-				rdeps[j] = append(rdeps[j], i)
+	edges := 0
+	for i := range m.Entries {
+		edges += len(m.Entries[i].Deps)
+	}
+	depOff, depTo := make([]uint32, 1, n+1), make([]uint32, 0, edges)
+	// rdepOff[j+1] counts j's importers, then becomes their offsets.
+	rdepOff := make([]uint32, n+1)
+	for i := range m.Entries {
+		for _, p := range m.Entries[i].Deps {
+			if j, ok := byPath[p]; ok && int(j) != i {
+				depTo = append(depTo, j)
+				rdepOff[j+1]++
 			}
 		}
+		depOff = append(depOff, uint32(len(depTo)))
 	}
-	ix.depOff, ix.depTo = flatten(deps)
-	ix.rdepOff, ix.rdepTo = flatten(rdeps)
-	pr := pagerank(deps, 20, 0.85)
+	for j := 1; j <= n; j++ {
+		rdepOff[j] += rdepOff[j-1]
+	}
+	// Importers are written in file order, as each file's own imports.
+	rdepTo := make([]uint32, len(depTo))
+	next := slices.Clone(rdepOff[:n])
+	for i := 0; i < n; i++ {
+		for _, j := range depTo[depOff[i]:depOff[i+1]] {
+			rdepTo[next[j]] = uint32(i)
+			next[j]++
+		}
+	}
+	ix.depOff, ix.depTo, ix.rdepOff, ix.rdepTo = depOff, depTo, rdepOff, rdepTo
+	pr := pagerank(depOff, depTo, 20, 0.85)
 	ix.prior = make([]float32, n)
 	for i, v := range pr {
 		ix.prior[i] = float32(v)
 	}
 }
 
-func flatten(lists [][]int) (off, to []uint32) {
-	off = make([]uint32, 1, len(lists)+1)
-	for _, l := range lists {
-		for _, j := range l {
-			to = append(to, uint32(j))
-		}
-		off = append(off, uint32(len(to)))
-	}
-	return off, to
-}
-
 // pagerank scores files by how much of the code (transitively) imports
-// them; tests count as importers like any other file.
-func pagerank(out [][]int, iters int, damping float64) []float64 {
-	n := len(out)
+// them; tests count as importers like any other file. File i imports
+// to[off[i]:off[i+1]].
+func pagerank(off, to []uint32, iters int, damping float64) []float64 {
+	n := len(off) - 1
 	pr := make([]float64, n)
-	if n == 0 {
+	if n <= 0 {
 		return pr
 	}
 	for i := range pr {
@@ -467,7 +476,8 @@ func pagerank(out [][]int, iters int, damping float64) []float64 {
 		for i := range next {
 			next[i] = 0
 		}
-		for i, targets := range out {
+		for i := 0; i < n; i++ {
+			targets := to[off[i]:off[i+1]]
 			if len(targets) == 0 {
 				dangling += pr[i]
 				continue
