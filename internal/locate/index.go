@@ -375,15 +375,90 @@ func (ix *Index) fileTables(m *repomap.Map) (sumC, sumP, sumS float64) {
 
 // nameTables builds the symbol definitions and file base name tables.
 func nameTables(m *repomap.Map) (defs, bases table) {
-	db, bb := tableBuilder{}, tableBuilder{}
-	for i, f := range m.Entries {
-		for _, s := range f.Symbols {
-			db[s.Name] = appendDef(db[s.Name], symDef{file: i, kind: s.Kind, parent: s.Parent})
-		}
-		base := path.Base(f.Path)
-		bb[base] = binary.AppendUvarint(bb[base], uint64(i))
+	return defsTable(m), basesTable(m)
+}
+
+// symRef is one symbol of the map: m.Entries[file].Symbols[sym].
+type symRef struct{ file, sym int32 }
+
+// defsTable maps each symbol name to its definitions (appendDef), in file
+// order and, within a file, in the order the file defines them.
+func defsTable(m *repomap.Map) table {
+	n := 0
+	for i := range m.Entries {
+		n += len(m.Entries[i].Symbols)
 	}
-	return db.build(), bb.build()
+	refs := make([]symRef, 0, n)
+	for i := range m.Entries {
+		for k := range m.Entries[i].Symbols {
+			refs = append(refs, symRef{int32(i), int32(k)})
+		}
+	}
+	sym := func(i int) *repomap.Symbol { return &m.Entries[refs[i].file].Symbols[refs[i].sym] }
+	return keyedTable(len(refs), func(i int) string { return sym(i).Name }, func(buf []byte, i int) []byte {
+		s := sym(i)
+		return appendDef(buf, symDef{file: int(refs[i].file), kind: s.Kind, parent: s.Parent})
+	})
+}
+
+// basesTable maps each file base name to the files bearing it, in file
+// order (uvarints).
+func basesTable(m *repomap.Map) table {
+	return keyedTable(len(m.Entries), func(i int) string { return path.Base(m.Entries[i].Path) }, func(buf []byte, i int) []byte {
+		return binary.AppendUvarint(buf, uint64(i))
+	})
+}
+
+// keyedTable builds the table of n items: each distinct key's value is
+// what put appends for each of its items, in item order. Like fieldTable
+// it sizes every value first and then writes each item once, in place,
+// into the table's one value buffer: a key's number is all a map holds,
+// not a growing value per key. put runs twice per item.
+func keyedTable(n int, key func(int) string, put func([]byte, int) []byte) table {
+	ids := map[string]uint32{}
+	of := make([]uint32, n)
+	var names []string
+	var sizes []uint32
+	var scratch []byte
+	for i := 0; i < n; i++ {
+		k := key(i)
+		id, ok := ids[k]
+		if !ok {
+			id = uint32(len(names))
+			ids[k] = id
+			names, sizes = append(names, k), append(sizes, 0)
+		}
+		of[i] = id
+		scratch = put(scratch[:0], i)
+		sizes[id] += uint32(len(scratch))
+	}
+	clear(ids)
+	klen, total := 0, 0
+	for id, k := range names {
+		klen += len(k)
+		total += int(sizes[id])
+	}
+	t := table{koff: make([]uint32, 1, len(names)+1), voff: make([]uint32, 1, len(names)+1), vals: make([]byte, total)}
+	var sb strings.Builder
+	sb.Grow(klen)
+	// sizes becomes each key's write position in vals.
+	at := uint32(0)
+	for _, id := range sortedTerms(names) {
+		sb.WriteString(names[id])
+		t.koff = append(t.koff, uint32(sb.Len()))
+		size := sizes[id]
+		sizes[id] = at
+		at += size
+		t.voff = append(t.voff, at)
+	}
+	t.keys = sb.String()
+	for i, id := range of {
+		// Appending to an empty slice of vals at the key's position
+		// writes in place: the sizes leave it room.
+		w := sizes[id]
+		sizes[id] += uint32(len(put(t.vals[w:w], i)))
+	}
+	return t
 }
 
 // exportTable builds the exports table from the map's from-imports.
