@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/planexhq/planex/internal/plural"
 )
@@ -38,6 +39,8 @@ type indexFile struct {
 
 	mu  sync.Mutex
 	err error
+	// bytesRead counts what read returned, for the tests.
+	bytesRead atomic.Int64
 }
 
 func (f *indexFile) fail(err error) {
@@ -68,6 +71,7 @@ func (f *indexFile) read(off int64, n int) []byte {
 		f.fail(fmt.Errorf("reading index: %w", err))
 		return nil
 	}
+	f.bytesRead.Add(int64(n))
 	return buf
 }
 
