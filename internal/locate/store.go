@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/planexhq/planex/internal/gitrepo"
@@ -73,6 +74,12 @@ func open(ctx context.Context, root string, opts repomap.Options, hist historySo
 	if err != nil {
 		return nil, err
 	}
+	// The map is garbage now, but the collector set its next goal while
+	// map and index were both live, so encoding the index and ranking
+	// would grow the heap on top of the map's memory before it runs again.
+	// Collecting here lets them reuse it: on a large tree one collection
+	// of the index alone costs far less than the memory it saves.
+	runtime.GC()
 	if key != "" {
 		if err := saveIndex(dir, indexPath(dir, idxKey), ix); err != nil {
 			log.Warn("locate: could not write index cache", "dir", dir, "err", err)
