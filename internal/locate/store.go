@@ -118,6 +118,14 @@ func build(ctx context.Context, root string, opts repomap.Options, hist historyS
 		<-cited
 		return nil, nil, err
 	}
+	// Building the index allocates about a third of what the map holds
+	// while the map stays live; the collector's next goal is twice what
+	// was live at its last run, so without a collection here those
+	// allocations stack on what building the map left behind (workers'
+	// vocabularies and buffers, the listing) instead of reusing it. One
+	// collection costs a fraction of a second of CPU on a large tree and
+	// lowers a cold query's peak.
+	runtime.GC()
 	ix := NewIndex(m)
 	if l := <-logged; l.err != nil {
 		// Not a repository, no commit yet: the ranking goes on without
