@@ -203,7 +203,8 @@ func (c *cursor) u32() uint32 {
 func (c *cursor) skip(width int64) (at int64, count int) {
 	count = int(c.u32())
 	at = c.pos
-	if c.err == nil && int64(count) > (c.f.size-at)/width {
+	// A count past int's range on a 32-bit platform reads as negative.
+	if c.err == nil && (count < 0 || int64(count) > (c.f.size-at)/width) {
 		c.err = errShortIndex
 	}
 	if c.err != nil {
