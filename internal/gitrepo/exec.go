@@ -163,6 +163,11 @@ func run(ctx context.Context, c call) (string, error) {
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
+		// A call cut short by ctx says so in a way errors.Is can tell
+		// (the CLI reports an interrupted run by it), not only in text.
+		if cerr := ctx.Err(); cerr != nil {
+			return stdout.String(), fmt.Errorf("git %s: %w", strings.Join(c.args, " "), cerr)
+		}
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			msg = err.Error()

@@ -87,6 +87,9 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 	if err != nil {
 		return fmt.Errorf("review: reading %s: %w", s.Meta.Branch, err)
 	}
+	if head == "" {
+		return fmt.Errorf("review: the run branch %s does not exist", s.Meta.Branch)
+	}
 	res.Head = head
 	// The agent reads the branch as the run left it, in a worktree of its
 	// own; the user's checkout stays untouched.
