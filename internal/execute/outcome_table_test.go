@@ -456,16 +456,28 @@ func TestRedTeamContainedDirectives(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sandbox unavailable as root: %v", err)
 	}
-	// A target outside /tmp (which the sandbox replaces), visible
-	// read-only inside.
-	outside, err := os.MkdirTemp("/var/tmp", "planex-execute-")
-	if err != nil {
-		t.Fatal(err)
+	// A target the sandbox shows, read-only: not under /tmp, /var/tmp
+	// or /dev/shm, which it replaces with empty ones.
+	var outside string
+	for _, parent := range []string{"/run", "/srv", "/mnt"} {
+		if d, err := os.MkdirTemp(parent, "planex-execute-"); err == nil {
+			outside = d
+			break
+		}
+	}
+	if outside == "" {
+		t.Skip("no folder outside /tmp to put the target in")
 	}
 	t.Cleanup(func() { os.RemoveAll(outside) })
 	target := filepath.Join(outside, "target")
 	if err := os.WriteFile(target, []byte("original\n"), 0o666); err != nil {
 		t.Fatal(err)
+	}
+	// Open to every user, so that only the sandbox stands in the way.
+	for p, mode := range map[string]os.FileMode{outside: 0o777, target: 0o666} {
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
 	}
 	repo, tip := parallelRepo(t)
 	r := &Runner{Repo: repo, Agent: step{files: map[string]string{"a.txt": "a"}}.agent(), Contain: agent.Containment{Sandbox: sb}}
@@ -473,6 +485,7 @@ func TestRedTeamContainedDirectives(t *testing.T) {
 	script := "echo pwned >> " + target + " || true\n" +
 		"echo pwned > " + filepath.Join(outside, "new") + " || true\n" +
 		"echo pwned > " + filepath.Join(repo.Root, "planted") + " || true\n" +
+		"cat " + target + " > seen.log\n" +
 		"echo built > build.log\n" +
 		"test -f a.txt\n"
 	o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "t", Scope: "**"}, Base: tip, Session: "s", Directives: script})
@@ -487,7 +500,11 @@ func TestRedTeamContainedDirectives(t *testing.T) {
 			t.Errorf("the directive created %s: %v", p, err)
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(repo.WorktreeDir("s", "T1"), "build.log")); err != nil || string(b) != "built\n" {
+	wt := repo.WorktreeDir("s", "T1")
+	if b, err := os.ReadFile(filepath.Join(wt, "build.log")); err != nil || string(b) != "built\n" {
 		t.Errorf("the directive's own output in its worktree: %q, %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(wt, "seen.log")); string(b) != "original\n" {
+		t.Errorf("the directive could not read the target (%q), so the test proves nothing about writing it", b)
 	}
 }
