@@ -97,21 +97,19 @@ func (r *Runner) ciFixAttempts() int {
 
 // ignore ends the step successfully without acting, with a one-line
 // notice of why.
-func (r *Runner) ignore(ev *event.Event, format string, args ...any) error {
+func (r *Runner) ignore(ev *event.Event, format string, args ...any) (Outputs, error) {
 	reason := fmt.Sprintf(format, args...)
 	r.Log.Info("event ignored", "event", ev.Name, "reason", reason)
-	r.Outputs.Status = StatusIgnored
-	r.Outputs.Notice = "planex: " + ev.Name + " ignored: " + reason
-	return nil
+	return Outputs{Status: StatusIgnored, Notice: "planex: " + ev.Name + " ignored: " + reason}, nil
 }
 
 // onWorkflowRun answers a failed CI run on a pull request planex opened.
 // Everything else (another branch, a fork, a pull request planex did not
 // open, an outdated commit) is ignored before anything is written.
-func (r *Runner) onWorkflowRun(ctx context.Context, ev *event.Event) error {
+func (r *Runner) onWorkflowRun(ctx context.Context, ev *event.Event) (Outputs, error) {
 	run := ev.Run
 	if run == nil {
-		return errors.New("the workflow_run event carries no run")
+		return Outputs{}, errors.New("the workflow_run event carries no run")
 	}
 	if r.ciFixMode() == CIFixOff {
 		return r.ignore(ev, "ci-fix is off")
@@ -125,7 +123,7 @@ func (r *Runner) onWorkflowRun(ctx context.Context, ev *event.Event) error {
 	} else {
 		pr, err := r.GH.Pulls.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, run.HeadBranch)
 		if err != nil {
-			return fmt.Errorf("looking for the pull request of %s: %w", run.HeadBranch, err)
+			return Outputs{}, fmt.Errorf("looking for the pull request of %s: %w", run.HeadBranch, err)
 		}
 		if pr == nil {
 			return r.ignore(ev, "no open pull request has the head %s", render.Code(run.HeadBranch))
@@ -134,7 +132,7 @@ func (r *Runner) onWorkflowRun(ctx context.Context, ev *event.Event) error {
 	}
 	pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, number)
 	if err != nil {
-		return fmt.Errorf("reading pull request #%d: %w", number, err)
+		return Outputs{}, fmt.Errorf("reading pull request #%d: %w", number, err)
 	}
 	if why := notPlanexPR(pr, r.Cfg.Owner+"/"+r.Cfg.Repo); why != "" {
 		return r.ignore(ev, "pull request #%d %s", number, why)
@@ -148,10 +146,8 @@ func (r *Runner) onWorkflowRun(ctx context.Context, ev *event.Event) error {
 	th := thread{Number: number, IsPR: true, Actor: ev.Sender}
 	first := gh.WorkflowRun{ID: run.ID, Name: run.Name, Path: run.Path, HTMLURL: run.HTMLURL, HeadBranch: run.HeadBranch, HeadSHA: run.HeadSHA, Conclusion: run.Conclusion}
 	cmd := &slash.Command{Name: slash.FixCI, Yes: r.ciFixMode() == CIFixAuto}
-	if err := r.planCIFix(ctx, ev, th, pr, &first, cmd, true); err != nil {
-		return r.fail(ctx, th, nil, err)
-	}
-	return nil
+	o, err := r.planCIFix(ctx, ev, th, pr, &first, cmd, true)
+	return r.failAfter(ctx, th, nil, o, err)
 }
 
 // notPlanexPR says why a pull request is not one planex opened and may
@@ -174,16 +170,16 @@ func notPlanexPR(pr *github.PullRequest, repo string) string {
 // fixCI answers `/planex fix-ci`: the newest failed runs of the pull
 // request's head commit are read and a fix planned, whatever ci-fix and
 // the attempt limit say (a person asked).
-func (r *Runner) fixCI(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
+func (r *Runner) fixCI(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
 	if !th.IsPR {
-		return refusef("`%s fix-ci` works on pull requests planex opened.", r.Cfg.Trigger)
+		return Outputs{}, refusef("`%s fix-ci` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
 	pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
-		return fmt.Errorf("reading pull request #%d: %w", th.Number, err)
+		return Outputs{}, fmt.Errorf("reading pull request #%d: %w", th.Number, err)
 	}
 	if why := notPlanexPR(pr, r.Cfg.Owner+"/"+r.Cfg.Repo); why != "" {
-		return refusef("`%s fix-ci` works on open pull requests planex opened; this one %s.", r.Cfg.Trigger, why)
+		return Outputs{}, refusef("`%s fix-ci` works on open pull requests planex opened; this one %s.", r.Cfg.Trigger, why)
 	}
 	return r.planCIFix(ctx, ev, th, pr, nil, cmd, false)
 }
@@ -192,10 +188,10 @@ func (r *Runner) fixCI(ctx context.Context, ev *event.Event, th thread, cmd *sla
 // event named) and plans its fix on the pull request's branch. automatic
 // is a failed run's own event: it obeys the attempt limit and stays
 // silent when there is nothing new to do.
-func (r *Runner) planCIFix(ctx context.Context, ev *event.Event, th thread, pr *github.PullRequest, first *gh.WorkflowRun, cmd *slash.Command, automatic bool) error {
+func (r *Runner) planCIFix(ctx context.Context, ev *event.Event, th thread, pr *github.PullRequest, first *gh.WorkflowRun, cmd *slash.Command, automatic bool) (Outputs, error) {
 	rec, found, err := r.loadRecord(ctx, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	var ran []string
 	if found {
@@ -204,7 +200,7 @@ func (r *Runner) planCIFix(ctx context.Context, ev *event.Event, th thread, pr *
 			if automatic {
 				return r.ignore(ev, "plan %s is running on #%d; its own commits will be tested", rec.PlanID, th.Number)
 			}
-			return refusef("Plan `%s` is running on this pull request; ask again when it has finished.", rec.PlanID)
+			return Outputs{}, refusef("Plan `%s` is running on this pull request; ask again when it has finished.", rec.PlanID)
 		}
 	}
 	sha := pr.GetHead().GetSHA()
@@ -217,10 +213,10 @@ func (r *Runner) planCIFix(ctx context.Context, ev *event.Event, th thread, pr *
 	}
 	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if len(failure.Runs) == 0 {
-		return refusef("No workflow run failed on the head commit %s of this pull request.", render.Code(abbrev.SHA(sha)))
+		return Outputs{}, refusef("No workflow run failed on the head commit %s of this pull request.", render.Code(abbrev.SHA(sha)))
 	}
 	failure.Round = len(ran) + 1
 	fmt.Fprintf(r.Out, "CI-fix round %d on #%d: %s\n", failure.Round, th.Number, failure.summary())
@@ -251,7 +247,7 @@ func (f *CIFailure) summary() string {
 
 // stopCIFix says once, on the pull request, that planex has stopped
 // answering its CI failures.
-func (r *Runner) stopCIFix(ctx context.Context, ev *event.Event, th thread, rec *Record, run *gh.WorkflowRun) error {
+func (r *Runner) stopCIFix(ctx context.Context, ev *event.Event, th thread, rec *Record, run *gh.WorkflowRun) (Outputs, error) {
 	n := len(rec.CIFixRuns)
 	if rec.CIStopNoted == n {
 		return r.ignore(ev, "planex stopped fixing CI on #%d after %d runs", th.Number, n)
@@ -264,15 +260,15 @@ func (r *Runner) stopCIFix(ctx context.Context, ev *event.Event, th thread, rec 
 		"Look at the failure yourself, or comment `%s fix-ci` to have planex plan one more fix.",
 		pluralRuns(n), what, r.Cfg.Trigger)
 	if err := r.reply(ctx, th, msg); err != nil {
-		return err
+		return Outputs{}, err
 	}
 	rec.CIStopNoted = n
 	if err := r.saveRecord(ctx, rec); err != nil {
-		return err
+		return Outputs{}, err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusStopped,
-		Notice: fmt.Sprintf("planex: stopped fixing CI on #%d after %s", th.Number, pluralRuns(n))}
-	return nil
+	o := planOutputs(rec, StatusStopped)
+	o.Notice = fmt.Sprintf("planex: stopped fixing CI on #%d after %s", th.Number, pluralRuns(n))
+	return o, nil
 }
 
 func pluralRuns(n int) string {

@@ -137,10 +137,10 @@ func (r *Runner) baseCommit(ctx context.Context) (branch, sha string, err error)
 
 // plan explores and plans, posts the plan comment, and (when approval is
 // automatic) goes straight on to execute it.
-func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
+func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) (Outputs, error) {
 	old, found, err := r.loadRecord(ctx, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	key := r.requestKey(th)
 	if found && key != "" && old.RequestKey == key {
@@ -148,14 +148,14 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 	}
 	rec, err := r.newPlanRecord(th, pr, key, old, found)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if err := r.placePlan(ctx, rec, pr); err != nil {
-		return err
+		return Outputs{}, err
 	}
 	tasks, err := r.makePlan(ctx, th, rec, pr)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	hash := plan.Hash(tasks)
 	rec.PlanID, rec.PlanHash = plan.ID(hash), hash
@@ -167,7 +167,7 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) error {
 		if errors.Is(err, errStateMoved) {
 			return r.lostRace(ctx, th, "request")
 		}
-		return err
+		return Outputs{}, err
 	}
 	return r.postPlan(ctx, th, rec, pr)
 }
@@ -268,52 +268,44 @@ func (r *Runner) requestKey(th thread) string {
 // never plans again. It finishes what the job that handled it first may
 // have left undone: the plan comment, an automatic approval, a run whose
 // owner died.
-func (r *Runner) redelivered(ctx context.Context, th thread, old *Record, pr planRequest) error {
+func (r *Runner) redelivered(ctx context.Context, th thread, old *Record, pr planRequest) (Outputs, error) {
 	fmt.Fprintf(r.Out, "this event already asked for plan %s (%s); not planning again\n", old.PlanID, old.State)
-	r.Outputs = Outputs{SessionID: old.SessionID, PlanID: old.PlanID, Status: recordStatus(old.State)}
+	o := planOutputs(old, recordStatus(old.State))
 	switch {
 	case old.State == StatePlanned && old.PlanCommentID == 0:
 		return r.postPlan(ctx, th, old, pr)
 	case old.State == StatePlanned && (pr.Yes || r.Cfg.AutoApprove):
-		return r.autoApprove(ctx, th, old, pr)
+		next, err := r.autoApprove(ctx, th, old, pr)
+		return o.with(next), err
 	case old.State == StateRunning:
 		if gone, _ := r.checkOwner(ctx, old); gone {
-			return r.retry(ctx, th, pr.RequestedBy)
+			next, err := r.retry(ctx, th, pr.RequestedBy)
+			return o.with(next), err
 		}
 	}
-	return nil
+	return o, nil
 }
 
 // postPlan posts rec's plan comment, or adopts the one an earlier attempt
 // posted, labels the thread, and runs the plan when approval is
 // automatic.
-func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRequest) error {
-	s, err := r.session(rec)
+func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRequest) (Outputs, error) {
+	s, tasks, err := r.postedPlan(rec)
 	if err != nil {
-		return err
-	}
-	tasks, err := s.ReadTasks()
-	if err != nil {
-		return err
-	}
-	if tasks, err = plan.AssignWaves(tasks); err != nil {
-		return err
-	}
-	if plan.Hash(tasks) != rec.PlanHash {
-		return fmt.Errorf("session %s no longer holds plan %s", rec.SessionID, rec.PlanID)
+		return Outputs{}, err
 	}
 	body, truncated := r.planCommentBody(rec, s, tasks)
 	var id int64
 	if !rec.fresh {
 		if id, err = r.findPlanComment(ctx, rec); err != nil {
-			return err
+			return Outputs{}, err
 		}
 	}
 	posted := id == 0
 	if posted {
 		c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 		if err != nil {
-			return fmt.Errorf("posting the plan: %w", err)
+			return Outputs{}, fmt.Errorf("posting the plan: %w", err)
 		}
 		id = c.GetID()
 	}
@@ -327,20 +319,42 @@ func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRe
 			}
 			return r.lostRace(ctx, th, "request")
 		}
-		return err
+		return Outputs{}, err
 	}
 	note := fmt.Sprintf("Waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID)
 	r.updateStatus(ctx, rec, tasks, note)
 	r.setLabel(ctx, th.Number, LabelPlanned)
 	if err := r.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
-		return err
+		return Outputs{}, err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusPlanned, Summary: planSummary(s, body, truncated)}
+	o := planOutputs(rec, StatusPlanned)
+	o.Summary = planSummary(s, body, truncated)
 	fmt.Fprintf(r.Out, "posted plan %s on #%d\n", rec.PlanID, th.Number)
 	if pr.Yes || r.Cfg.AutoApprove {
-		return r.autoApprove(ctx, th, rec, pr)
+		next, err := r.autoApprove(ctx, th, rec, pr)
+		return o.with(next), err
 	}
-	return nil
+	return o, nil
+}
+
+// postedPlan reads rec's session and its tasks in waves, and checks that
+// they are still the plan rec names.
+func (r *Runner) postedPlan(rec *Record) (*session.Session, []plan.Task, error) {
+	s, err := r.session(rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	tasks, err := s.ReadTasks()
+	if err != nil {
+		return nil, nil, err
+	}
+	if tasks, err = plan.AssignWaves(tasks); err != nil {
+		return nil, nil, err
+	}
+	if plan.Hash(tasks) != rec.PlanHash {
+		return nil, nil, fmt.Errorf("session %s no longer holds plan %s", rec.SessionID, rec.PlanID)
+	}
+	return s, tasks, nil
 }
 
 // findPlanComment returns the id of planex's comment for exactly rec's
@@ -374,7 +388,7 @@ func (r *Runner) planCommentBody(rec *Record, s *session.Session, tasks []plan.T
 
 // autoApprove runs a plan approved with its request (-y) or by the
 // auto-approve setting.
-func (r *Runner) autoApprove(ctx context.Context, th thread, rec *Record, pr planRequest) error {
+func (r *Runner) autoApprove(ctx context.Context, th thread, rec *Record, pr planRequest) (Outputs, error) {
 	a := approval{By: pr.RequestedBy, Via: viaAutoApprove}
 	if pr.Yes {
 		a.Via, a.Comment = viaYes, th.Comment
@@ -427,20 +441,21 @@ func estimate(s *session.Session, tasks []plan.Task) string {
 }
 
 // approve runs the plan with planID, but only that exact plan.
-func (r *Runner) approve(ctx context.Context, th thread, planID, approver string, concurrency int) error {
+func (r *Runner) approve(ctx context.Context, th thread, planID, approver string, concurrency int) (Outputs, error) {
 	rec, found, err := r.loadRecord(ctx, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
-	refuse := func(format string, args ...any) error {
+	var o Outputs
+	refuse := func(format string, args ...any) (Outputs, error) {
 		r.react(ctx, th, gh.ReactionRefused)
-		r.Outputs.Status = StatusRefused
-		return r.reply(ctx, th, fmt.Sprintf(format, args...))
+		o.Status = StatusRefused
+		return o, r.reply(ctx, th, fmt.Sprintf(format, args...))
 	}
 	if !found {
 		return refuse("There is no plan to approve here. Start one with `%s <requirement>`.", r.Cfg.Trigger)
 	}
-	r.Outputs.SessionID, r.Outputs.PlanID = rec.SessionID, rec.PlanID
+	o = planOutputs(rec, "")
 	if planID != rec.PlanID {
 		if slices.Contains(rec.Superseded, planID) {
 			return refuse("Plan `%s` was replaced by plan `%s` after a revision, so it cannot run. To run the current plan: `%s approve %s`", planID, rec.PlanID, r.Cfg.Trigger, rec.PlanID)
@@ -449,46 +464,47 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	}
 	switch rec.State {
 	case StateRunning, StateDone, StateFailed:
-		if handled, err := r.approveAgain(ctx, th, rec, approver); handled || err != nil {
-			return err
+		if next, handled, err := r.approveAgain(ctx, th, rec, approver); handled || err != nil {
+			return o.with(next), err
 		}
 	case StateCancelled:
 		return refuse("Plan `%s` was cancelled. Start a new one with `%s <requirement>`.", rec.PlanID, r.Cfg.Trigger)
 	}
 	reason, seen, err := r.approvable(ctx, th, rec)
 	if err != nil {
-		return err
+		return o, err
 	} else if reason != "" {
 		return refuse("%s", reason)
 	}
 	// The approval is acknowledged (🚀) by execute, once it has won the
 	// plan's state.
-	return r.execute(ctx, th, rec, approval{By: approver, Via: viaComment, Comment: th.Comment, seen: seen}, concurrency)
+	next, err := r.execute(ctx, th, rec, approval{By: approver, Via: viaComment, Comment: th.Comment, seen: seen}, concurrency)
+	return o.with(next), err
 }
 
 // approveAgain handles an approval of a plan that already ran (or runs):
 // a run whose owner died is taken over, a failed plan whose approval does
 // not hold takes this one as its first (handled false: go on approving),
 // and anything else is told the plan runs only once.
-func (r *Runner) approveAgain(ctx context.Context, th thread, rec *Record, approver string) (bool, error) {
+func (r *Runner) approveAgain(ctx context.Context, th thread, rec *Record, approver string) (Outputs, bool, error) {
 	if rec.State == StateRunning {
 		if gone, _ := r.checkOwner(ctx, rec); gone {
 			// The run that had it died: this approval takes it over, as a
 			// retry would.
-			return true, r.retry(ctx, th, approver)
+			o, err := r.retry(ctx, th, approver)
+			return o, true, err
 		}
 	}
 	if rec.State == StateFailed {
 		if verr := r.approvedBefore(ctx, rec); verr != nil {
 			if !isRefusal(verr) {
-				return true, verr
+				return Outputs{}, true, verr
 			}
-			return false, nil
+			return Outputs{}, false, nil
 		}
 	}
 	// A repeated or redelivered approval: the plan already ran once.
-	r.Outputs.Status = recordStatus(rec.State)
-	return true, r.reply(ctx, th, fmt.Sprintf("Plan `%s` was already approved by @%s and is %s; it runs only once. Use `%s retry` to re-run failed tasks.", rec.PlanID, rec.ApprovedBy, rec.State, r.Cfg.Trigger))
+	return Outputs{Status: recordStatus(rec.State)}, true, r.reply(ctx, th, fmt.Sprintf("Plan `%s` was already approved by @%s and is %s; it runs only once. Use `%s retry` to re-run failed tasks.", rec.PlanID, rec.ApprovedBy, rec.State, r.Cfg.Trigger))
 }
 
 // approvable says why rec's plan cannot run now ("" when it can): its
@@ -597,7 +613,7 @@ func (r *Runner) sessionTasks(rec *Record) ([]plan.Task, error) {
 }
 
 // execute runs an approved plan and publishes the result.
-func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval, concurrency int) error {
+func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval, concurrency int) (Outputs, error) {
 	if a.Via != viaDispatch {
 		// One rule for every path to a run: the approval must hold as
 		// /planex retry would judge it (dispatches are checked by
@@ -607,10 +623,9 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 		if err := r.checkApprovalIn(ctx, &cand, a.seen); err != nil {
 			if isRefusal(err) {
 				r.react(ctx, th, gh.ReactionRefused)
-				r.Outputs.Status = StatusRefused
-				return r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
+				return Outputs{Status: StatusRefused}, r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
 			}
-			return err
+			return Outputs{}, err
 		}
 	}
 	rec.State, rec.Note = StateRunning, ""
@@ -623,7 +638,7 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 		if errors.Is(err, errStateMoved) {
 			return r.lostRace(ctx, th, "approval")
 		}
-		return err
+		return Outputs{}, err
 	}
 	if a.Via == viaComment {
 		r.react(ctx, th, gh.ReactionRocket)
@@ -657,7 +672,7 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 // approve, retry or resume), refreshing the owner's heartbeat while it
 // works, and publishes the result. A run whose plan another run took over
 // stops and leaves the plan's state, labels and comments to that run.
-func (r *Runner) runEngine(ctx context.Context, th thread, rec *Record, concurrency int, run func(context.Context, *engine.Engine) (*engine.Outcome, error)) error {
+func (r *Runner) runEngine(ctx context.Context, th thread, rec *Record, concurrency int, run func(context.Context, *engine.Engine) (*engine.Outcome, error)) (Outputs, error) {
 	eng, err := r.newEngine(rec.repo, false, concurrency, rec)
 	if err != nil {
 		return r.fail(ctx, th, rec, err)
@@ -675,8 +690,7 @@ func (r *Runner) runEngine(ctx context.Context, th thread, rec *Record, concurre
 	r.runMu.Unlock()
 	if errors.Is(context.Cause(runCtx), errTakenOver) && ctx.Err() == nil {
 		fmt.Fprintf(r.Out, "plan %s was taken over by another run; stopping and leaving it to that run\n", rec.PlanID)
-		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusSuperseded}
-		return nil
+		return planOutputs(rec, StatusSuperseded), nil
 	}
 	if isRefusal(err) {
 		return r.fail(ctx, th, rec, r.refuseUnapproved(rec, err))
@@ -690,7 +704,7 @@ func (r *Runner) runEngine(ctx context.Context, th thread, rec *Record, concurre
 // finish publishes a run: the branch, the pull request, labels, state.
 // The plan stays "running" until all of it is out, so a failure on the
 // way (a refused push, a rate limit) is reported as the run's failure.
-func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine.Outcome) error {
+func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine.Outcome) (Outputs, error) {
 	r.phase("publish")
 	s := out.Session
 	tasks, err := s.ReadTasks()
@@ -705,12 +719,7 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 	if err := r.pushBranch(ctx, rec); err != nil {
 		return r.fail(ctx, th, rec, err)
 	}
-	explore, _ := r.shownExplore(s) // logged; the report goes out without it
-	ds, err := session.ReadDiscoveries(s.File(session.DiscoveriesFile), r.Log)
-	if err != nil {
-		r.unreadable("the discovery board", s.Meta.ID, err) // logged; the report goes out without it
-	}
-	report := render.Report{Meta: s.Meta, Explore: explore, Tasks: tasks, Discoveries: ds, Spent: engine.Spent(s, tasks), StopReason: out.Reason}
+	report, unread := r.runReport(s, tasks, out.Reason)
 	if c.Completed > 0 {
 		if err := r.publishPR(ctx, rec, report); err != nil {
 			return r.fail(ctx, th, rec, err)
@@ -734,17 +743,31 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 	if rec.State == StateFailed {
 		note += fmt.Sprintf(" `%s retry` re-runs the failed and skipped tasks.", r.Cfg.Trigger)
 	}
-	r.updateStatus(ctx, rec, tasks, note)
+	r.updateStatus(ctx, rec, tasks, withNote(note, unread...))
 	if err := r.saveRecord(ctx, rec); err != nil {
-		return err
+		return Outputs{}, err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: recordStatus(rec.State), PullRequestURL: rec.PRURL,
-		Summary: readFile(s.File(session.ContextFile))}
+	o := planOutputs(rec, recordStatus(rec.State))
+	o.PullRequestURL, o.Summary = rec.PRURL, readFile(s.File(session.ContextFile))
 	if rec.State == StateFailed {
-		r.Outputs.Failure = runFailure(rec.PlanID, out.Reason, tasks)
+		o.Failure = runFailure(rec.PlanID, out.Reason, tasks)
 	}
 	fmt.Fprintf(r.Out, "plan %s %s: %d completed, %d failed, %d skipped\n", rec.PlanID, rec.State, c.Completed, c.Failed, c.Skipped)
-	return nil
+	return o, nil
+}
+
+// runReport is the report of a finished run, and a sentence for each
+// part of the session that could not be read (logged, and shown in the
+// status comment; the report goes out without that part).
+func (r *Runner) runReport(s *session.Session, tasks []plan.Task, stop string) (render.Report, []string) {
+	explore, unreadExplore := r.shownExplore(s)
+	ds, err := session.ReadDiscoveries(s.File(session.DiscoveriesFile), r.Log)
+	unreadBoard := ""
+	if err != nil {
+		unreadBoard = r.unreadable("the discovery board", s.Meta.ID, err)
+	}
+	report := render.Report{Meta: s.Meta, Explore: explore, Tasks: tasks, Discoveries: ds, Spent: engine.Spent(s, tasks), StopReason: stop}
+	return report, []string{unreadExplore, unreadBoard}
 }
 
 // runFailure says why a run ended failed: the stop, then each task that
@@ -839,40 +862,20 @@ func (r *Runner) reportFollowUp(ctx context.Context, rec *Record, report render.
 }
 
 // revise re-plans with feedback; the old plan id stops being approvable.
-func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
+func (r *Runner) revise(ctx context.Context, th thread, feedback string) (Outputs, error) {
 	rec, found, err := r.loadRecord(ctx, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if !found || rec.State != StatePlanned {
-		return refusef("There is no plan waiting for approval here to revise; start one with `%s <requirement>`.", r.Cfg.Trigger)
+		return Outputs{}, refusef("There is no plan waiting for approval here to revise; start one with `%s <requirement>`.", r.Cfg.Trigger)
 	}
 	if strings.TrimSpace(feedback) == "" {
-		return refusef("Say what to change: `%s revise <feedback>`.", r.Cfg.Trigger)
+		return Outputs{}, refusef("Say what to change: `%s revise <feedback>`.", r.Cfg.Trigger)
 	}
-	eng, err := r.newEngine(rec.repo, false, 0, nil)
+	s, tasks, err := r.replan(ctx, rec, feedback)
 	if err != nil {
-		return err
-	}
-	out, err := eng.Replan(ctx, rec.SessionID, feedback)
-	if err != nil {
-		if errors.Is(err, engine.ErrInvalidPlan) {
-			return userf("planex could not make a valid revised plan:\n\n%s", render.CodeBlock("", err.Error()))
-		}
-		return fmt.Errorf("re-planning: %w", err)
-	}
-	tasks, err := out.Session.ReadTasks()
-	if err != nil {
-		return err
-	}
-	if tasks, err = plan.AssignWaves(tasks); err != nil {
-		return err
-	}
-	if t, changed := withCIDirectives(tasks, rec.CIFix, false); changed {
-		if err := out.Session.WriteTasks(t); err != nil {
-			return fmt.Errorf("adding the failing command to the fix tasks: %w", err)
-		}
-		tasks = t
+		return Outputs{}, err
 	}
 	hash := plan.Hash(tasks)
 	if hash != rec.PlanHash {
@@ -886,13 +889,12 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 		if errors.Is(err, errStateMoved) {
 			return r.lostRace(ctx, th, "revision")
 		}
-		return err
+		return Outputs{}, err
 	}
-	s := out.Session
 	body, truncated := r.planCommentBody(rec, s, tasks)
 	c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 	if err != nil {
-		return fmt.Errorf("posting the revised plan: %w", err)
+		return Outputs{}, fmt.Errorf("posting the revised plan: %w", err)
 	}
 	rec.PlanCommentID, rec.PlanBodyHash = c.GetID(), bodyHash(body)
 	if err := r.saveRecord(ctx, rec); err != nil {
@@ -900,40 +902,70 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) error {
 			r.unpost(ctx, c.GetID())
 			return r.lostRace(ctx, th, "revision")
 		}
-		return err
+		return Outputs{}, err
 	}
 	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Revised; waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID))
 	if err := r.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
-		return err
+		return Outputs{}, err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusPlanned, Summary: planSummary(s, body, truncated)}
-	return nil
+	o := planOutputs(rec, StatusPlanned)
+	o.Summary = planSummary(s, body, truncated)
+	return o, nil
+}
+
+// replan re-plans rec's session with feedback and returns it with the
+// revised tasks in waves (a CI fix's failing command added to them).
+func (r *Runner) replan(ctx context.Context, rec *Record, feedback string) (*session.Session, []plan.Task, error) {
+	eng, err := r.newEngine(rec.repo, false, 0, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := eng.Replan(ctx, rec.SessionID, feedback)
+	if err != nil {
+		if errors.Is(err, engine.ErrInvalidPlan) {
+			return nil, nil, userf("planex could not make a valid revised plan:\n\n%s", render.CodeBlock("", err.Error()))
+		}
+		return nil, nil, fmt.Errorf("re-planning: %w", err)
+	}
+	tasks, err := out.Session.ReadTasks()
+	if err != nil {
+		return nil, nil, err
+	}
+	if tasks, err = plan.AssignWaves(tasks); err != nil {
+		return nil, nil, err
+	}
+	if t, changed := withCIDirectives(tasks, rec.CIFix, false); changed {
+		if err := out.Session.WriteTasks(t); err != nil {
+			return nil, nil, fmt.Errorf("adding the failing command to the fix tasks: %w", err)
+		}
+		tasks = t
+	}
+	return out.Session, tasks, nil
 }
 
 // cancel drops a plan that waits for approval.
-func (r *Runner) cancel(ctx context.Context, th thread) error {
+func (r *Runner) cancel(ctx context.Context, th thread) (Outputs, error) {
 	rec, found, err := r.loadRecord(ctx, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if !found || rec.State != StatePlanned {
 		state := "no plan"
 		if found {
 			state = "plan `" + rec.PlanID + "` is " + rec.State
 		}
-		return refusef("Nothing to cancel: %s. (A running plan is stopped by cancelling its workflow run.)", state)
+		return Outputs{}, refusef("Nothing to cancel: %s. (A running plan is stopped by cancelling its workflow run.)", state)
 	}
 	rec.State = StateCancelled
 	if err := r.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
 			return r.lostRace(ctx, th, "cancel")
 		}
-		return err
+		return Outputs{}, err
 	}
 	r.updateStatus(ctx, rec, nil, "Cancelled by @"+th.Actor.Login+".")
 	r.setLabel(ctx, th.Number, "")
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusCancelled}
-	return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is cancelled.", rec.PlanID))
+	return planOutputs(rec, StatusCancelled), r.reply(ctx, th, fmt.Sprintf("Plan `%s` is cancelled.", rec.PlanID))
 }
 
 // retry re-runs the failed and skipped tasks of a finished plan, or takes
@@ -942,40 +974,40 @@ func (r *Runner) cancel(ctx context.Context, th thread) error {
 // holds: the plan comment and the approving command on GitHub, and a
 // session that is exactly that plan. Anything else is refused with what
 // to do instead, and nothing runs.
-func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
+func (r *Runner) retry(ctx context.Context, th thread, actor string) (Outputs, error) {
 	rec, found, err := r.loadRecord(ctx, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	takeover := ""
 	switch {
 	case found && rec.State == StateRunning:
 		gone, why := r.checkOwner(ctx, rec)
 		if !gone {
-			r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusRunning}
-			return r.reply(ctx, th, fmt.Sprintf("Plan `%s` is running in %s (last sign of life: %s). `%s retry` takes it over once that run has ended, or once it has been silent for %s.",
+			return planOutputs(rec, StatusRunning), r.reply(ctx, th, fmt.Sprintf("Plan `%s` is running in %s (last sign of life: %s). `%s retry` takes it over once that run has ended, or once it has been silent for %s.",
 				rec.PlanID, r.ownerText(rec), lastBeat(rec), r.Cfg.Trigger, r.Cfg.StaleAfter))
 		}
 		takeover = fmt.Sprintf("Taking over from %s: %s.", r.ownerText(rec), why)
 	case !found || rec.State != StateFailed:
-		return refusef("Nothing to retry: only a plan that failed (or was interrupted) can be retried.")
+		return Outputs{}, refusef("Nothing to retry: only a plan that failed (or was interrupted) can be retried.")
 	}
-	r.Outputs.SessionID, r.Outputs.PlanID = rec.SessionID, rec.PlanID
+	o := planOutputs(rec, "")
 	if err := r.approvedBefore(ctx, rec); err != nil {
 		if !isRefusal(err) {
-			return err
+			return o, err
 		}
 		r.react(ctx, th, gh.ReactionRefused)
-		r.Outputs.Status = StatusRefused
-		return r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
+		o.Status = StatusRefused
+		return o, r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
 	}
 	rec.State, rec.Note = StateRunning, ""
 	r.claim(rec)
 	if err := r.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
-			return r.lostRace(ctx, th, "retry")
+			next, err := r.lostRace(ctx, th, "retry")
+			return o.with(next), err
 		}
-		return err
+		return o, err
 	}
 	r.setLabel(ctx, th.Number, LabelRunning)
 	note := "Retrying, asked by @" + actor + "."
@@ -985,17 +1017,20 @@ func (r *Runner) retry(ctx context.Context, th thread, actor string) error {
 	}
 	tasks, unread := r.statusTasks(rec)
 	r.updateStatus(ctx, rec, tasks, withNote(note, unread))
+	var next Outputs
 	if r.Cfg.Mode == ModeMatrix {
-		return r.retryMatrix(ctx, th, rec)
+		next, err = r.retryMatrix(ctx, th, rec)
+	} else {
+		next, err = r.runEngine(ctx, th, rec, 0, func(ctx context.Context, eng *engine.Engine) (*engine.Outcome, error) {
+			out, err := eng.Retry(ctx, rec.SessionID, rec.PlanHash)
+			if errors.Is(err, engine.ErrNothingToRetry) {
+				// Interrupted before any task failed: just continue.
+				out, err = eng.Resume(ctx, rec.SessionID, rec.PlanHash)
+			}
+			return out, err
+		})
 	}
-	return r.runEngine(ctx, th, rec, 0, func(ctx context.Context, eng *engine.Engine) (*engine.Outcome, error) {
-		out, err := eng.Retry(ctx, rec.SessionID, rec.PlanHash)
-		if errors.Is(err, engine.ErrNothingToRetry) {
-			// Interrupted before any task failed: just continue.
-			out, err = eng.Resume(ctx, rec.SessionID, rec.PlanHash)
-		}
-		return out, err
-	})
+	return o.with(next), err
 }
 
 // lastBeat says when a running plan's owner last showed it was alive.
@@ -1011,17 +1046,17 @@ func lastBeat(rec *Record) string {
 }
 
 // status replies with the plan's progress.
-func (r *Runner) status(ctx context.Context, th thread) error {
+func (r *Runner) status(ctx context.Context, th thread) (Outputs, error) {
 	rec, found, err := r.loadRecord(ctx, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if !found {
-		return r.reply(ctx, th, fmt.Sprintf("No plan here yet. Start one with `%s <requirement>`.", r.Cfg.Trigger))
+		return Outputs{}, r.reply(ctx, th, fmt.Sprintf("No plan here yet. Start one with `%s <requirement>`.", r.Cfg.Trigger))
 	}
 	s, err := r.session(rec)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	var unreadTasks string
 	tasks, err := s.ReadTasks()
@@ -1030,12 +1065,13 @@ func (r *Runner) status(ctx context.Context, th thread) error {
 	}
 	explore, unreadExplore := r.shownExplore(s)
 	text := render.Status(s.Meta, explore, tasks, s.Exists(session.TasksFile))
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: recordStatus(rec.State), PullRequestURL: rec.PRURL}
+	o := planOutputs(rec, recordStatus(rec.State))
+	o.PullRequestURL = rec.PRURL
 	reply := fmt.Sprintf("Plan `%s` is **%s**.\n\n%s", rec.PlanID, rec.State, render.CodeBlock("", text))
 	if note := withNote("", unreadTasks, unreadExplore); note != "" {
 		reply += "\n\n" + note
 	}
-	return r.reply(ctx, th, reply)
+	return o, r.reply(ctx, th, reply)
 }
 
 // Finalize reports a job that ended before its run did (cancelled or
@@ -1043,31 +1079,34 @@ func (r *Runner) status(ctx context.Context, th thread) error {
 // labels say so. It is meant for an `if: cancelled() || failure()` step.
 func (r *Runner) Finalize(ctx context.Context, ev *event.Event) error {
 	r.defaults()
+	return r.step(r.finalize(ctx, ev))
+}
+
+func (r *Runner) finalize(ctx context.Context, ev *event.Event) (Outputs, error) {
 	number := ev.Number
 	if number == 0 {
 		number = ev.Inputs.Issue
 	}
 	if number == 0 {
-		return nil
+		return Outputs{}, nil
 	}
 	rec, found, err := r.loadRecord(ctx, number)
 	if err != nil || !found {
-		return err
+		return Outputs{}, err
 	}
 	if rec.State != StateRunning {
-		return nil
+		return Outputs{}, nil
 	}
 	if o := holder(rec); o.RunID != "" && r.Cfg.RunID != "" && o.RunID != r.Cfg.RunID {
 		fmt.Fprintf(r.Out, "plan %s is held by workflow run %s, not this one (%s); leaving it\n", rec.PlanID, o.RunID, r.Cfg.RunID)
-		return nil
+		return Outputs{}, nil
 	}
 	rec.State = StateFailed
 	rec.Note = "the job ended (cancelled or timed out) before the plan finished"
 	tasks, unread := r.statusTasks(rec)
 	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("The workflow job ended before the plan finished. `%s retry` continues from the first unfinished task.", r.Cfg.Trigger), unread))
 	r.setLabel(ctx, number, LabelFailed)
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusFailed}
-	return r.saveRecord(ctx, rec)
+	return planOutputs(rec, StatusFailed), r.saveRecord(ctx, rec)
 }
 
 var followUpSeqRe = regexp.MustCompile(`-f(\d+)$`)

@@ -127,7 +127,7 @@ func (r *Runner) dispatchWave(ctx context.Context, rec *Record) error {
 
 // startMatrix approves the plan in the session and hands it to the matrix
 // workflow; execute has already recorded it as running.
-func (r *Runner) startMatrix(ctx context.Context, th thread, rec *Record, a approval) error {
+func (r *Runner) startMatrix(ctx context.Context, th thread, rec *Record, a approval) (Outputs, error) {
 	eng, err := r.bareEngine(rec.repo)
 	if err != nil {
 		return r.fail(ctx, th, rec, err)
@@ -142,7 +142,7 @@ func (r *Runner) startMatrix(ctx context.Context, th thread, rec *Record, a appr
 }
 
 // handOver saves the session and dispatches the matrix workflow.
-func (r *Runner) handOver(ctx context.Context, th thread, rec *Record) error {
+func (r *Runner) handOver(ctx context.Context, th thread, rec *Record) (Outputs, error) {
 	if rec.Matrix != nil {
 		// Whatever wave was outstanding is abandoned; prepare starts afresh.
 		rec.Matrix.Collected = true
@@ -155,12 +155,11 @@ func (r *Runner) handOver(ctx context.Context, th thread, rec *Record) error {
 	}
 	tasks, unread := r.statusTasks(rec)
 	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Approved by @%s; running in matrix mode (one job per task).", rec.ApprovedBy), unread))
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusRunning}
-	return nil
+	return planOutputs(rec, StatusRunning), nil
 }
 
 // retryMatrix puts failed and skipped tasks back and dispatches a wave.
-func (r *Runner) retryMatrix(ctx context.Context, th thread, rec *Record) error {
+func (r *Runner) retryMatrix(ctx context.Context, th thread, rec *Record) (Outputs, error) {
 	eng, err := r.bareEngine(rec.repo)
 	if err != nil {
 		return r.fail(ctx, th, rec, err)
@@ -179,32 +178,39 @@ func (r *Runner) retryMatrix(ctx context.Context, th thread, rec *Record) error 
 // has-tasks. With nothing left to run it publishes the result instead.
 func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
 	r.defaults()
-	r.Outputs.HasTasks = "false"
+	o, err := r.prepare(ctx, ev)
+	if o.HasTasks == "" {
+		o.HasTasks = "false"
+	}
+	return r.step(o, err)
+}
+
+func (r *Runner) prepare(ctx context.Context, ev *event.Event) (Outputs, error) {
 	n := threadOf(ev)
 	if n == 0 {
-		return userf("prepare needs the issue number (workflow_dispatch input `issue`)")
+		return Outputs{}, userf("prepare needs the issue number (workflow_dispatch input `issue`)")
 	}
 	rec, found, err := r.loadRecord(ctx, n)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if !found || rec.State != StateRunning {
 		fmt.Fprintf(r.Out, "#%d has no running plan; nothing to prepare\n", n)
-		return nil
+		return Outputs{}, nil
 	}
-	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, recordStatus(rec.State)
+	o := planOutputs(rec, recordStatus(rec.State))
 	if m := rec.Matrix; m != nil && !m.Collected {
 		fmt.Fprintf(r.Out, "wave %d (attempt %d, run %s) is still being worked on; not preparing another\n", m.Wave, m.Attempt, m.RunID)
-		return nil
+		return o, nil
 	}
 	th := thread{Number: n, Actor: ev.Sender}
 	eng, err := r.bareEngine(rec.repo)
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.failAfter(ctx, th, rec, o, err)
 	}
-	w, done, err := r.nextWave(ctx, th, rec, eng)
+	w, next, done, err := r.nextWave(ctx, th, rec, eng)
 	if done || err != nil {
-		return err
+		return o.with(next), err
 	}
 	attempt := 1
 	if rec.Matrix != nil {
@@ -214,87 +220,101 @@ func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
 	r.claim(rec)
 	// The wave's base must be on origin for the task jobs.
 	if err := r.pushBranch(ctx, rec); err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.failAfter(ctx, th, rec, o, err)
 	}
 	if err := r.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
 			fmt.Fprintln(r.Out, "another run prepared this plan first; not preparing a wave")
-			return nil
+			return o, nil
 		}
-		return r.fail(ctx, th, rec, err)
+		return r.failAfter(ctx, th, rec, o, err)
 	}
-	include := make([]map[string]string, len(w.Tasks))
-	for i, id := range w.IDs() {
+	if o.Matrix, err = matrixJSON(w.IDs()); err != nil {
+		return o, err
+	}
+	o.HasTasks, o.MaxParallel = "true", strconv.Itoa(min(r.Cfg.Concurrency, len(w.Tasks)))
+	tasks, unread := r.statusTasks(rec)
+	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d: %s, one job each.", w.Number, strings.Join(w.IDs(), ", ")), unread))
+	fmt.Fprintf(r.Out, "wave %d (attempt %d) from %s: %s\n", w.Number, attempt, abbrev.SHA(w.Base), strings.Join(w.IDs(), ", "))
+	return o, nil
+}
+
+// matrixJSON is the matrix output of a wave: {"include":[{"task":"T1"},…]}.
+func matrixJSON(ids []string) (string, error) {
+	include := make([]map[string]string, len(ids))
+	for i, id := range ids {
 		include[i] = map[string]string{"task": id}
 	}
 	b, err := json.Marshal(map[string]any{"include": include})
 	if err != nil {
-		return fmt.Errorf("encoding the matrix: %w", err)
+		return "", fmt.Errorf("encoding the matrix: %w", err)
 	}
-	r.Outputs.Matrix, r.Outputs.HasTasks = string(b), "true"
-	r.Outputs.MaxParallel = strconv.Itoa(min(r.Cfg.Concurrency, len(w.Tasks)))
-	tasks, unread := r.statusTasks(rec)
-	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d: %s, one job each.", w.Number, strings.Join(w.IDs(), ", ")), unread))
-	fmt.Fprintf(r.Out, "wave %d (attempt %d) from %s: %s\n", w.Number, attempt, abbrev.SHA(w.Base), strings.Join(w.IDs(), ", "))
-	return nil
+	return string(b), nil
 }
 
 // RunTask runs one task of the prepared wave and publishes its result on
 // refs/planex/tasks/<session>/<task>. It never touches the run branch.
 func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) error {
 	r.defaults()
+	return r.step(r.runTask(ctx, ev, taskID))
+}
+
+func (r *Runner) runTask(ctx context.Context, ev *event.Event, taskID string) (Outputs, error) {
 	n := threadOf(ev)
 	if n == 0 {
-		return userf("--task needs the issue number (workflow_dispatch input `issue`)")
+		return Outputs{}, userf("--task needs the issue number (workflow_dispatch input `issue`)")
 	}
 	rec, found, err := r.loadRecord(ctx, n)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	m := rec.matrixWave()
 	if !found || rec.State != StateRunning || m == nil || m.Collected || !slices.Contains(m.Tasks, taskID) {
 		fmt.Fprintf(r.Out, "%s is not part of a wave being worked on for #%d; nothing to do\n", taskID, n)
-		return nil
+		return Outputs{}, nil
 	}
 	if done, err := r.taskOnBranch(ctx, rec, taskID); done || err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if err := rec.repo.EnsureCommit(ctx, r.Cfg.Remote, m.Base); err != nil {
-		return err
+		return Outputs{}, err
 	}
 	// A redelivered (or re-run) task job finds the result its first
 	// delivery published for this attempt and does not run the agent again.
 	if o, has, err := r.readResult(ctx, rec, m, taskID); err != nil {
-		return err
+		return Outputs{}, err
 	} else if has {
 		fmt.Fprintf(r.Out, "%s already has a result for attempt %d on %s (%s); not running it again\n", taskID, m.Attempt, taskRef(rec.SessionID, taskID), o.Status)
-		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: taskStatus(o.Status)}
-		return nil
+		return planOutputs(rec, taskStatus(o.Status)), nil
 	}
 	// Each task job checks the approval again: the state it was handed
 	// may have been rewritten since the wave was prepared.
 	if err := r.checkApproval(ctx, rec); err != nil {
 		if isRefusal(err) {
-			return r.refuseUnapproved(rec, err)
+			return Outputs{}, r.refuseUnapproved(rec, err)
 		}
-		return err
+		return Outputs{}, err
 	}
 	eng, err := r.newEngine(rec.repo, false, 0, nil)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	o, err := eng.RunTask(ctx, rec.SessionID, taskID, m.Base, rec.PlanHash)
 	if isRefusal(err) {
-		return r.refuseUnapproved(rec, err)
+		return Outputs{}, r.refuseUnapproved(rec, err)
 	}
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if err := r.publishTask(ctx, rec, m, taskID, o); err != nil {
-		return err
+		return Outputs{}, err
 	}
 	fmt.Fprintf(r.Out, "%s: %s%s; result on %s\n", taskID, o.Status, errSuffix(o.Error), taskRef(rec.SessionID, taskID))
-	return nil
+	out := planOutputs(rec, taskStatus(o.Status))
+	if o.Status != plan.StatusCompleted {
+		out.Failure = fmt.Sprintf("%s %s: %s", taskID, o.Status, abbrev.OneLine(o.Error))
+	}
+	return out, nil
 }
 
 // publishTask commits a completed task on the wave's base and publishes
@@ -311,14 +331,7 @@ func (r *Runner) publishTask(ctx context.Context, rec *Record, m *MatrixWave, ta
 		}
 		parent = res.Commit
 	}
-	if err := r.publishResult(ctx, rec.repo, res, parent); err != nil {
-		return err
-	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: taskStatus(o.Status)}
-	if o.Status != plan.StatusCompleted {
-		r.Outputs.Failure = fmt.Sprintf("%s %s: %s", taskID, o.Status, abbrev.OneLine(o.Error))
-	}
-	return nil
+	return r.publishResult(ctx, rec.repo, res, parent)
 }
 
 // taskOnBranch says whether the run branch has taskID's commit already.
@@ -432,15 +445,21 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 // job that runs always (if: always()), after every task job.
 func (r *Runner) Collect(ctx context.Context, ev *event.Event) error {
 	r.defaults()
+	return r.step(r.collect(ctx, ev))
+}
+
+func (r *Runner) collect(ctx context.Context, ev *event.Event) (Outputs, error) {
 	n := threadOf(ev)
 	if n == 0 {
-		return userf("--collect needs the issue number (workflow_dispatch input `issue`)")
+		return Outputs{}, userf("--collect needs the issue number (workflow_dispatch input `issue`)")
 	}
 	const tries = 4
+	var o Outputs
 	for try := 1; ; try++ {
-		err := r.collectOnce(ctx, ev, n)
+		next, err := r.collectOnce(ctx, ev, n)
+		o = o.with(next)
 		if !errors.Is(err, errStateMoved) && !errors.Is(err, errBranchMoved) || try == tries {
-			return err
+			return o, err
 		}
 		fmt.Fprintf(r.Out, "another run moved the plan's state or branch (%v); collecting again\n", err)
 	}
@@ -448,60 +467,60 @@ func (r *Runner) Collect(ctx context.Context, ev *event.Event) error {
 
 var errBranchMoved = errors.New("the run branch moved")
 
-func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error {
+func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) (Outputs, error) {
 	rec, found, err := r.loadRecord(ctx, n)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	m := rec.matrixWave()
 	if !found || rec.State != StateRunning || m == nil || m.Collected {
 		fmt.Fprintf(r.Out, "#%d has no wave waiting to be collected; nothing to do\n", n)
-		return nil
+		return Outputs{}, nil
 	}
 	if m.RunID != "" && r.Cfg.RunID != "" && m.RunID != r.Cfg.RunID {
 		fmt.Fprintf(r.Out, "wave %d belongs to workflow run %s, not this one (%s); leaving it to that run\n", m.Wave, m.RunID, r.Cfg.RunID)
-		return nil
+		return Outputs{}, nil
 	}
-	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, recordStatus(rec.State)
+	o := planOutputs(rec, recordStatus(rec.State))
 	th := thread{Number: n, Actor: ev.Sender}
 	remoteTip, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch)
 	if err != nil {
-		return err
+		return o, err
 	}
 	outcomes, err := r.waveOutcomes(ctx, rec, m)
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.failAfter(ctx, th, rec, o, err)
 	}
 	eng, err := r.bareEngine(rec.repo)
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.failAfter(ctx, th, rec, o, err)
 	}
 	if err := eng.Integrate(ctx, rec.SessionID, outcomes, rec.PlanHash); err != nil {
 		if isRefusal(err) {
 			err = r.refuseUnapproved(rec, err)
 		}
-		return r.fail(ctx, th, rec, err)
+		return r.failAfter(ctx, th, rec, o, err)
 	}
 	if err := r.pushCollected(ctx, rec, remoteTip); err != nil {
-		return err
+		return o, err
 	}
 	m.Collected = true
 	if err := r.saveRecord(ctx, rec); err != nil {
-		return err
+		return o, err
 	}
 	// Only the collect that recorded the wave goes on from here.
-	w, done, err := r.nextWave(ctx, th, rec, eng)
+	w, next, done, err := r.nextWave(ctx, th, rec, eng)
 	if done || err != nil {
-		return err
+		return o.with(next), err
 	}
 	if err := r.dispatchWave(ctx, rec); err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.failAfter(ctx, th, rec, o, err)
 	}
 	tasks, unread := r.statusTasks(rec)
 	c := plan.Count(tasks)
 	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d collected (%d of %s completed so far); wave %d dispatched.", m.Wave, c.Completed, plural.Count(c.Total, "task", "tasks"), w.Number), unread))
 	fmt.Fprintf(r.Out, "wave %d collected; wave %d dispatched\n", m.Wave, w.Number)
-	return nil
+	return o, nil
 }
 
 // waveOutcomes reads the results the wave's task jobs published; a task
@@ -555,30 +574,35 @@ func errSuffix(s string) string {
 // allows no more), it concludes the run and publishes it, and done is true.
 // Before every wave the approval is checked on GitHub again and the
 // session against the approved plan.
-func (r *Runner) nextWave(ctx context.Context, th thread, rec *Record, eng *engine.Engine) (w engine.Wave, done bool, err error) {
+func (r *Runner) nextWave(ctx context.Context, th thread, rec *Record, eng *engine.Engine) (w engine.Wave, o Outputs, done bool, err error) {
 	if err := r.checkApproval(ctx, rec); err != nil {
 		if isRefusal(err) {
 			err = r.refuseUnapproved(rec, err)
 		}
-		return w, true, r.fail(ctx, th, rec, err)
+		o, err = r.fail(ctx, th, rec, err)
+		return w, o, true, err
 	}
 	w, err = eng.PrepareWave(ctx, rec.SessionID, rec.PlanHash)
 	if isRefusal(err) {
-		return w, true, r.fail(ctx, th, rec, r.refuseUnapproved(rec, err))
+		o, err = r.fail(ctx, th, rec, r.refuseUnapproved(rec, err))
+		return w, o, true, err
 	}
 	var be *engine.BudgetError
 	if errors.As(err, &be) || (err == nil && w.Number == 0) {
 		out, cerr := eng.Conclude(ctx, rec.SessionID, rec.PlanHash)
 		if cerr != nil {
-			return w, true, r.fail(ctx, th, rec, cerr)
+			o, err = r.fail(ctx, th, rec, cerr)
+			return w, o, true, err
 		}
 		if be != nil {
 			out.Stage, out.Reason = engine.StageStopped, be.Error()
 		}
-		return w, true, r.finish(ctx, th, rec, out)
+		o, err = r.finish(ctx, th, rec, out)
+		return w, o, true, err
 	}
 	if err != nil {
-		return w, true, r.fail(ctx, th, rec, err)
+		o, err = r.fail(ctx, th, rec, err)
+		return w, o, true, err
 	}
-	return w, false, nil
+	return w, Outputs{}, false, nil
 }

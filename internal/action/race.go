@@ -24,20 +24,20 @@ import (
 
 // lostRace tells the thread, once, that another run changed the plan's
 // state first and that what asked (an approval, a cancel, …) did nothing.
-func (r *Runner) lostRace(ctx context.Context, th thread, what string) error {
+func (r *Runner) lostRace(ctx context.Context, th thread, what string) (Outputs, error) {
 	now, found, err := r.loadRecord(ctx, th.Number)
 	if err != nil {
 		r.Log.Warn("reading the state another run saved", "err", err)
 	}
 	msg := fmt.Sprintf("Another planex run handled this thread's plan at the same time, so this %s did nothing.", what)
+	var o Outputs
 	if found && err == nil {
-		r.Outputs.SessionID, r.Outputs.PlanID = now.SessionID, now.PlanID
+		o.SessionID, o.PlanID = now.SessionID, now.PlanID
 		msg = fmt.Sprintf("Another planex run handled this thread's plan at the same time (plan `%s` is now %s), so this %s did nothing.", now.PlanID, now.State, what)
 	}
-	r.Outputs.Status = StatusSuperseded
-	r.Outputs.Notice = msg
+	o.Status, o.Notice = StatusSuperseded, msg
 	fmt.Fprintln(r.Out, msg)
-	return r.reply(ctx, th, msg)
+	return o, r.reply(ctx, th, msg)
 }
 
 // unpost deletes a comment this run posted before it lost the state.

@@ -190,48 +190,46 @@ func diffFromFiles(files []*github.CommitFile) review.Diff {
 // reviewPR is `/planex review`: review any pull request from its diff,
 // read-only. The pull request's code is never checked out or run; the
 // agent sees the diff and the description as text, in an empty folder.
-func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error {
+func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) (Outputs, error) {
 	if !th.IsPR {
-		return refusef("`%s review` works on pull requests.", r.Cfg.Trigger)
+		return Outputs{}, refusef("`%s review` works on pull requests.", r.Cfg.Trigger)
 	}
 	if r.AgentErr != nil {
-		return userf("planex has no working agent configured: %v", r.AgentErr)
+		return Outputs{}, userf("planex has no working agent configured: %v", r.AgentErr)
 	}
 	pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
-		return fmt.Errorf("reading pull request #%d: %w", th.Number, err)
+		return Outputs{}, fmt.Errorf("reading pull request #%d: %w", th.Number, err)
 	}
 	text, err := r.GH.Reviews.PRDiff(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	files, err := r.GH.Reviews.PRFiles(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	diff := diffFromFiles(files)
 	if len(diff) == 0 {
 		diff = review.ParseUnified(text)
 	}
 	if strings.TrimSpace(text) == "" {
-		return userf("Pull request #%d has no diff to review.", th.Number)
+		return Outputs{}, userf("Pull request #%d has no diff to review.", th.Number)
 	}
 	fmt.Fprintf(r.Out, "review: pull request #%d (%s), from its diff only\n", th.Number, plural.Count(len(files), "file", "files"))
 	title, body := pullRequestText(pr.GetTitle(), pr.GetBody())
 	res, err := review.ReviewPullRequest(ctx, r.Engine.Agent, review.PullRequest{Number: th.Number, Title: title, Body: body,
 		Head: pr.GetHead().GetSHA(), Diff: text}, r.Engine.Timeouts[agent.PhaseReview], 0, r.Now())
 	if err != nil {
-		return userf("planex could not review this pull request: %s", render.Text(err.Error()))
+		return Outputs{}, userf("planex could not review this pull request: %s", render.Text(err.Error()))
 	}
 	fork := pr.GetHead().GetRepo().GetFullName() == "" || !strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName())
 	fixable := !fork && runBranchRe.MatchString(pr.GetHead().GetRef())
 	if err := r.publishReview(ctx, th.Number, res, diff, fixable, false); err != nil {
-		return err
+		return Outputs{}, err
 	}
 	r.react(ctx, th, gh.ReactionRocket)
-	r.Outputs.Status = StatusReviewed
-	r.Outputs.Summary = review.Summary(res, review.SummaryOptions{Trigger: r.Cfg.Trigger})
-	return nil
+	return Outputs{Status: StatusReviewed, Summary: review.Summary(res, review.SummaryOptions{Trigger: r.Cfg.Trigger})}, nil
 }
 
 var findingKeyRe = regexp.MustCompile(`[0-9a-f]{10}`)
@@ -239,31 +237,30 @@ var findingKeyRe = regexp.MustCompile(`[0-9a-f]{10}`)
 // fix is `/planex fix`: plan follow-up tasks on a planex pull request for
 // the open high-severity findings of planex's latest review. A finding is
 // open until planex has replied that a task fixed it.
-func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
+func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
 	if !th.IsPR {
-		return refusef("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
+		return Outputs{}, refusef("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
 	reviews, err := r.GH.Reviews.ListReviews(ctx, o, rp, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	data, found := latestReviewData(reviews)
 	if !found {
-		return refusef("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
+		return Outputs{}, refusef("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
 	}
 	comments, err := r.GH.Reviews.ListReviewComments(ctx, o, rp, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	conv, err := r.GH.Thread.ListComments(ctx, o, rp, th.Number, time.Time{})
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	open, threads := openFindings(data, comments, conv)
 	if len(open) == 0 {
-		r.Outputs.Status = StatusReplied
-		return r.reply(ctx, th, "planex's review of this pull request has no open high-severity finding to fix.")
+		return Outputs{Status: StatusReplied}, r.reply(ctx, th, "planex's review of this pull request has no open high-severity finding to fix.")
 	}
 	req, cites := fixRequest(open, threads, cmd.Text)
 	return r.followUpPlan(ctx, ev, th, cmd, req, cites, nil)

@@ -199,12 +199,14 @@ func (e *reported) Unwrap() error { return e.err }
 // known conditions (a rate limit, a refused workflow push, a cancelled
 // job) with what to do, anything else as an internal error with a pointer
 // to the log. It marks a running record failed, so nothing is left
-// "running" by an error. The returned error is nil for user errors (the
-// user was told; the job itself did its duty) and the cause otherwise.
-func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) error {
+// "running" by an error. It returns the run's outputs for the failure
+// (none for an error told already), and an error that is nil for user
+// errors (the user was told; the job itself did its duty) and the cause
+// otherwise.
+func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) (Outputs, error) {
 	var rep *reported
 	if err == nil || errors.As(err, &rep) {
-		return err
+		return Outputs{}, err
 	}
 	cancelled := ctx.Err() != nil
 	if cancelled {
@@ -222,6 +224,7 @@ func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) er
 		r.Log.Warn("planex stopped", "err", err)
 	}
 	r.react(ctx, th, gh.ReactionConfused)
+	var o Outputs
 	if rec != nil && rec.State == StateRunning {
 		rec.State = StateFailed
 		rec.Note = msg
@@ -234,20 +237,30 @@ func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) er
 		if serr := r.saveRecord(ctx, rec); serr != nil {
 			r.Log.Error("saving state after a failure", "err", serr)
 		}
-		r.Outputs.SessionID, r.Outputs.PlanID = rec.SessionID, rec.PlanID
+		o.SessionID, o.PlanID = rec.SessionID, rec.PlanID
 	}
 	if ue != nil && ue.refused {
-		r.Outputs.Status = StatusRefused
+		o.Status = StatusRefused
 	} else {
-		r.Outputs.Status, r.Outputs.Failure = StatusFailed, msg
+		o.Status, o.Failure = StatusFailed, msg
 	}
 	if rerr := r.reply(ctx, th, msg); rerr != nil {
 		r.Log.Error("reporting the failure", "err", rerr)
 	}
 	if user {
-		return nil
+		return o, nil
 	}
-	return &reported{err}
+	return o, &reported{err}
+}
+
+// failAfter is fail for a flow that had found o before err: the failure's
+// outputs are laid over o. A nil err leaves o as it is.
+func (r *Runner) failAfter(ctx context.Context, th thread, rec *Record, o Outputs, err error) (Outputs, error) {
+	if err == nil {
+		return o, nil
+	}
+	fo, ferr := r.fail(ctx, th, rec, err)
+	return o.with(fo), ferr
 }
 
 // failureText is what the thread is told about err (cancelled: the job
@@ -300,20 +313,20 @@ func refusedMarker(login string) string {
 // them; later refusals of the same person on the thread are only the
 // reaction already given, so nobody can make planex reply to every
 // comment they write.
-func (r *Runner) refuseOnce(ctx context.Context, th thread, login, reason string) error {
-	r.Outputs.Status = StatusRefused
+func (r *Runner) refuseOnce(ctx context.Context, th thread, login, reason string) (Outputs, error) {
+	o := Outputs{Status: StatusRefused}
 	if th.Number != 0 {
 		told, err := r.toldBefore(ctx, th.Number, refusedMarker(login))
 		if err != nil {
-			return err
+			return o, err
 		}
 		if told {
-			r.Outputs.Notice = fmt.Sprintf("@%s was refused on #%d before; not replying again: %s", login, th.Number, reason)
-			fmt.Fprintln(r.Out, r.Outputs.Notice)
-			return nil
+			o.Notice = fmt.Sprintf("@%s was refused on #%d before; not replying again: %s", login, th.Number, reason)
+			fmt.Fprintln(r.Out, o.Notice)
+			return o, nil
 		}
 	}
-	return r.reply(ctx, th, "@"+login+" "+reason+"\n\n"+refusedMarker(login))
+	return o, r.reply(ctx, th, "@"+login+" "+reason+"\n\n"+refusedMarker(login))
 }
 
 // toldBefore says whether planex's own comments on a thread carry marker.
