@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -114,7 +113,9 @@ type Outputs struct {
 	Notice string
 }
 
-// Runner handles one event.
+// Runner handles one event: its entry points (Handle, Finalize, Prepare,
+// RunTask, Collect) hand the event to a flow (see flowset.go) and write
+// the outputs the flow returns.
 type Runner struct {
 	Cfg  Config
 	GH   GitHub
@@ -129,28 +130,27 @@ type Runner struct {
 	// report it to the user.
 	AgentErr error
 
+	// Outputs are the step outputs, written by step alone.
 	Outputs Outputs
 
-	// runMu serialises saving the record between a running engine's
-	// progress callback and the heartbeat; stopRun (under runMu) cancels
-	// that run when another run has taken its plan over.
-	runMu   sync.Mutex
-	stopRun context.CancelCauseFunc
+	env   *env // what this run's flows share, made on first use
+	parts *flowSet
+}
 
-	// What this run knows from GitHub already, so it asks only once: the
-	// default branch, and what each status comment shows (see
-	// updateStatus).
-	defaultBranchName string
-	shownStatus       map[int64]string
-	// permissions are the permissions read in this run, by login: one
-	// event is judged on one answer per person.
-	permissions map[string]gh.Permission
+// flows is the run's flows, wired on first use to what the runner holds.
+func (r *Runner) flows() *flowSet {
+	r.defaults()
+	if r.parts == nil {
+		r.env = &env{Cfg: &r.Cfg, GH: r.GH, Repo: r.Repo, Engine: r.Engine, Out: r.Out, Log: r.Log, Now: r.Now, AgentErr: r.AgentErr}
+		r.parts = newFlowSet(r.env)
+	}
+	return r.parts
 }
 
 // access is r.GH.Access, asked at most once per person in a run.
-func (r *Runner) access() authz.PermissionGetter { return runAccess{r} }
+func (r *env) access() authz.PermissionGetter { return runAccess{r} }
 
-type runAccess struct{ r *Runner }
+type runAccess struct{ r *env }
 
 func (a runAccess) Permission(ctx context.Context, owner, repo, login string) (gh.Permission, error) {
 	key := strings.ToLower(owner + "/" + repo + "@" + login)
@@ -198,7 +198,7 @@ func refusef(format string, args ...any) error {
 
 // Handle acts on an event.
 func (r *Runner) Handle(ctx context.Context, ev *event.Event) error {
-	o, err := r.handle(ctx, ev)
+	o, err := r.flows().intake.handle(ctx, ev)
 	return r.step(handleOutputs(o, err), err)
 }
 
@@ -209,12 +209,11 @@ func (r *Runner) step(o Outputs, err error) error {
 	return err
 }
 
-func (r *Runner) handle(ctx context.Context, ev *event.Event) (Outputs, error) {
-	r.defaults()
+func (r *intake) handle(ctx context.Context, ev *event.Event) (Outputs, error) {
 	if ev.Owner == "" && !ev.Ignored {
 		return Outputs{}, errors.New("the event names no repository (GITHUB_REPOSITORY is empty)")
 	}
-	s := decide(ev, r.Cfg)
+	s := decide(ev, *r.Cfg)
 	switch s.Kind {
 	case stepReply, stepCommand:
 		return r.onComment(ctx, ev, s)
@@ -225,9 +224,9 @@ func (r *Runner) handle(ctx context.Context, ev *event.Event) (Outputs, error) {
 	case stepSchedule:
 		return r.onSchedule(ctx, ev)
 	case stepWorkflowRun:
-		return r.onWorkflowRun(ctx, ev)
+		return r.ci.onWorkflowRun(ctx, ev)
 	}
-	return r.ignore(ev, "%s", s.Reason)
+	return r.talk.ignore(ev, "%s", s.Reason)
 }
 
 func (r *Runner) defaults() {
@@ -277,10 +276,10 @@ type thread struct {
 
 // onComment answers a comment addressed to planex, or runs its command
 // when its author may.
-func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) (Outputs, error) {
+func (r *intake) onComment(ctx context.Context, ev *event.Event, s step) (Outputs, error) {
 	c := ev.Comment
 	th := thread{Number: ev.Number, IsPR: ev.IsPR || ev.PR != nil, Comment: c, Actor: c.Author}
-	r.react(ctx, th, gh.ReactionEyes)
+	r.talk.react(ctx, th, gh.ReactionEyes)
 	need := s.Need
 	if s.Kind == stepReply {
 		// Answers go to people who may use planex: anyone else is told
@@ -289,31 +288,31 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) (Output
 	}
 	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, need)
 	if err != nil {
-		return r.fail(ctx, th, nil, fmt.Errorf("checking @%s's permission: %w", c.Author.Login, err))
+		return r.talk.fail(ctx, th, nil, fmt.Errorf("checking @%s's permission: %w", c.Author.Login, err))
 	}
 	if !dec.Allowed {
-		r.react(ctx, th, gh.ReactionRefused)
-		return r.refuseOnce(ctx, th, c.Author.Login, dec.Reason)
+		r.talk.react(ctx, th, gh.ReactionRefused)
+		return r.talk.refuseOnce(ctx, th, c.Author.Login, dec.Reason)
 	}
 	if s.Kind == stepReply {
 		o := Outputs{Status: StatusReplied}
 		if s.Refused {
-			r.react(ctx, th, gh.ReactionConfused)
+			r.talk.react(ctx, th, gh.ReactionConfused)
 			o.Status = StatusRefused
 		}
-		return o, r.reply(ctx, th, s.Reply)
+		return o, r.talk.reply(ctx, th, s.Reply)
 	}
 	o, err := r.dispatch(ctx, ev, th, s.Command)
-	return r.failAfter(ctx, th, nil, o, err)
+	return r.talk.failAfter(ctx, th, nil, o, err)
 }
 
-func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
+func (r *intake) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
 	switch cmd.Name {
 	case slash.Help:
-		return Outputs{Status: StatusReplied}, r.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
+		return Outputs{Status: StatusReplied}, r.talk.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
 	case slash.Plan:
 		if th.IsPR {
-			return r.followUp(ctx, ev, th, cmd)
+			return r.plans.followUp(ctx, ev, th, cmd)
 		}
 		req := cmd.Requirement
 		if strings.TrimSpace(req) == "" {
@@ -322,29 +321,29 @@ func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 			}
 			req = issueRequirement(ev.Issue.Title, ev.Issue.Body)
 		}
-		return r.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes, Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login})
+		return r.plans.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes, Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login})
 	case slash.Approve:
-		return r.approve(ctx, th, cmd.PlanID, th.Actor.Login, cmd.Concurrency)
+		return r.runs.approve(ctx, th, cmd.PlanID, th.Actor.Login, cmd.Concurrency)
 	case slash.Revise:
-		return r.revise(ctx, th, cmd.Text)
+		return r.plans.revise(ctx, th, cmd.Text)
 	case slash.Cancel:
-		return r.cancel(ctx, th)
+		return r.plans.cancel(ctx, th)
 	case slash.Retry:
-		return r.retry(ctx, th, th.Actor.Login)
+		return r.runs.retry(ctx, th, th.Actor.Login)
 	case slash.Status:
-		return r.status(ctx, th)
+		return r.plans.status(ctx, th)
 	case slash.Fix:
-		return r.fix(ctx, ev, th, cmd)
+		return r.reviews.fix(ctx, ev, th, cmd)
 	case slash.Review:
-		return r.reviewPR(ctx, ev, th)
+		return r.reviews.reviewPR(ctx, ev, th)
 	case slash.FixCI:
-		return r.fixCI(ctx, ev, th, cmd)
+		return r.ci.fixCI(ctx, ev, th, cmd)
 	}
-	return Outputs{}, r.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
+	return Outputs{}, r.talk.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
 }
 
 // onLabeled plans an issue that was given the planex label.
-func (r *Runner) onLabeled(ctx context.Context, ev *event.Event) (Outputs, error) {
+func (r *intake) onLabeled(ctx context.Context, ev *event.Event) (Outputs, error) {
 	th := thread{Number: ev.Number, Actor: ev.Sender}
 	need := authz.Trigger
 	if r.Cfg.AutoApprove {
@@ -353,20 +352,20 @@ func (r *Runner) onLabeled(ctx context.Context, ev *event.Event) (Outputs, error
 	}
 	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, need)
 	if err != nil {
-		return r.fail(ctx, th, nil, err)
+		return r.talk.fail(ctx, th, nil, err)
 	}
 	if !dec.Allowed {
-		return r.refuseOnce(ctx, th, ev.Sender.Login, dec.Reason)
+		return r.talk.refuseOnce(ctx, th, ev.Sender.Login, dec.Reason)
 	}
 	if ev.Issue == nil {
 		return Outputs{}, errors.New("the issues event carries no issue")
 	}
-	o, err := r.plan(ctx, th, planRequest{Requirement: issueRequirement(ev.Issue.Title, ev.Issue.Body), Issue: ev.Number, RequestedBy: ev.Sender.Login})
-	return r.failAfter(ctx, th, nil, o, err)
+	o, err := r.plans.plan(ctx, th, planRequest{Requirement: issueRequirement(ev.Issue.Title, ev.Issue.Body), Issue: ev.Number, RequestedBy: ev.Sender.Login})
+	return r.talk.failAfter(ctx, th, nil, o, err)
 }
 
 // onDispatch plans an issue (or a requirement) named in the inputs.
-func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) (Outputs, error) {
+func (r *intake) onDispatch(ctx context.Context, ev *event.Event) (Outputs, error) {
 	in := ev.Inputs
 	number := in.Issue
 	req := gfm.Visible(in.Requirement)
@@ -389,8 +388,8 @@ func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) (Outputs, erro
 		req = issueRequirement(is.GetTitle(), is.GetBody())
 	}
 	th := thread{Number: number, Actor: ev.Sender}
-	o, err := r.plan(ctx, th, planRequest{Requirement: req, Issue: number, Yes: in.AutoApprove, RequestedBy: ev.Sender.Login})
-	return r.failAfter(ctx, th, nil, o, err)
+	o, err := r.plans.plan(ctx, th, planRequest{Requirement: req, Issue: number, Yes: in.AutoApprove, RequestedBy: ev.Sender.Login})
+	return r.talk.failAfter(ctx, th, nil, o, err)
 }
 
 // dispatchRefused checks, when the dispatched plan would be approved
@@ -398,7 +397,7 @@ func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) (Outputs, erro
 // write users dispatch today, and a change in who may must not let
 // anyone else run a plan. A refusal is told on the issue (if any) and in
 // a notice; nothing is planned.
-func (r *Runner) dispatchRefused(ctx context.Context, ev *event.Event, number int) (Outputs, bool, error) {
+func (r *intake) dispatchRefused(ctx context.Context, ev *event.Event, number int) (Outputs, bool, error) {
 	if !ev.Inputs.AutoApprove && !r.Cfg.AutoApprove {
 		return Outputs{}, false, nil
 	}
@@ -414,13 +413,13 @@ func (r *Runner) dispatchRefused(ctx context.Context, ev *event.Event, number in
 		fmt.Fprintln(r.Out, o.Notice)
 		return o, true, nil
 	}
-	return o, true, r.reply(ctx, thread{Number: number}, "@"+ev.Sender.Login+" "+dec.Reason+" (a dispatch with auto-approve runs the plan, so its sender must be allowed to approve it.)")
+	return o, true, r.talk.reply(ctx, thread{Number: number}, "@"+ev.Sender.Login+" "+dec.Reason+" (a dispatch with auto-approve runs the plan, so its sender must be allowed to approve it.)")
 }
 
 // dispatchIssue opens the issue a requirement given to workflow_dispatch
 // is planned on. The issue carries the workflow run's id, so a re-run of
 // that run finds it instead of opening another.
-func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string) (int, error) {
+func (r *intake) dispatchIssue(ctx context.Context, ev *event.Event, req string) (int, error) {
 	marker := ""
 	if r.Cfg.RunID != "" {
 		marker = "<!-- planex:dispatch " + r.Cfg.RunID + " -->"
@@ -449,7 +448,7 @@ func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 // planning that have no plan yet, each only when whoever last added the
 // label may (see scheduleLabeller); the others are skipped with a line
 // in the job summary.
-func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) (Outputs, error) {
+func (r *intake) onSchedule(ctx context.Context, ev *event.Event) (Outputs, error) {
 	issues, err := r.GH.Intake.ListIssuesByLabel(ctx, ev.Owner, ev.Repo, r.Cfg.AutoLabel, "open")
 	if err != nil {
 		return Outputs{}, err
@@ -478,10 +477,10 @@ func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) (Outputs, erro
 			continue
 		}
 		th := thread{Number: n, Actor: event.User{Login: by}}
-		po, err := r.plan(ctx, th, planRequest{Requirement: issueRequirement(is.GetTitle(), is.GetBody()), Issue: n, RequestedBy: by})
+		po, err := r.plans.plan(ctx, th, planRequest{Requirement: issueRequirement(is.GetTitle(), is.GetBody()), Issue: n, RequestedBy: by})
 		o = o.with(po)
 		if err != nil {
-			fo, ferr := r.fail(ctx, th, nil, err)
+			fo, ferr := r.talk.fail(ctx, th, nil, err)
 			o = o.with(fo)
 			errs = append(errs, ferr) // nil when the issue was told why
 			continue
@@ -499,8 +498,8 @@ const hasPlan = "it has a plan"
 // asked for it (see scheduleLabeller), or why not. An issue whose state
 // cannot be read is skipped with the reason in the job summary (and the
 // log), never planned over a state planex could not see.
-func (r *Runner) schedulable(ctx context.Context, n int) (string, string, error) {
-	_, found, err := r.loadRecord(ctx, n)
+func (r *intake) schedulable(ctx context.Context, n int) (string, string, error) {
+	_, found, err := r.store.loadRecord(ctx, n)
 	if err != nil {
 		r.Log.Error("reading an issue's planex state for the schedule", "issue", n, "err", err)
 		return "", "its planex state could not be read (" + abbrev.OneLine(err.Error()) + ")", nil
@@ -513,7 +512,7 @@ func (r *Runner) schedulable(ctx context.Context, n int) (string, string, error)
 
 // scheduleOutputs are a schedule run's outputs: the last plan's, the
 // count of planned issues, and the skipped issues ahead of the summary.
-func (r *Runner) scheduleOutputs(o Outputs, open, planned, failed int, skipped []string) Outputs {
+func (r *intake) scheduleOutputs(o Outputs, open, planned, failed int, skipped []string) Outputs {
 	fmt.Fprintf(r.Out, "schedule: planned %s\n", plural.Count(planned, "issue", "issues"))
 	if len(skipped) > 0 {
 		fmt.Fprintf(r.Out, "schedule: skipped %s\n%s\n", plural.Count(len(skipped), "issue", "issues"), strings.Join(skipped, "\n"))
@@ -536,7 +535,7 @@ func (r *Runner) scheduleOutputs(o Outputs, open, planned, failed int, skipped [
 // (write access), and, when plans are approved automatically, the rule
 // for approving (no bots). It returns their login, or why the issue is
 // skipped.
-func (r *Runner) scheduleLabeller(ctx context.Context, n int) (string, string, error) {
+func (r *intake) scheduleLabeller(ctx context.Context, n int) (string, string, error) {
 	evs, err := r.GH.Intake.LabelEvents(ctx, r.Cfg.Owner, r.Cfg.Repo, n, r.Cfg.AutoLabel)
 	if err != nil {
 		return "", "", err

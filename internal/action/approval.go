@@ -93,13 +93,13 @@ func problemf(format string, args ...any) error {
 // (or the -y of the command that asked for it), and rec.ApprovedBy has
 // write access. An *approvalProblem says what does not hold; other errors
 // are failures to find out.
-func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
+func (r *gate) checkApproval(ctx context.Context, rec *Record) error {
 	return r.checkApprovalIn(ctx, rec, nil)
 }
 
 // checkApprovalIn is checkApproval given the thread's comments as this
 // job has just read them (nil: read them now).
-func (r *Runner) checkApprovalIn(ctx context.Context, rec *Record, issueComments []*github.IssueComment) error {
+func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments []*github.IssueComment) error {
 	if rec.PlanHash == "" || plan.ID(rec.PlanHash) != rec.PlanID {
 		return problemf("the record names no plan (or a plan id that is not its hash's)")
 	}
@@ -215,7 +215,7 @@ func yesApproves(rec *Record, c, planComment *postedComment, thread []*postedCom
 
 // approvalComment finds the comment that approved rec's plan: an issue
 // comment, a review comment or a review body on the thread.
-func (r *Runner) approvalComment(ctx context.Context, rec *Record, issueComments []*github.IssueComment) (*postedComment, error) {
+func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments []*github.IssueComment) (*postedComment, error) {
 	switch event.CommentKind(rec.ApprovalCommentKind) {
 	case event.KindIssueComment, "":
 		for _, c := range issueComments {
@@ -262,7 +262,7 @@ func after(a, b *postedComment) bool {
 
 // refuseUnapproved explains why a plan will not run and what to do,
 // given why its approval or the plan on record does not hold.
-func (r *Runner) refuseUnapproved(rec *Record, err error) error {
+func (r *gate) refuseUnapproved(rec *Record, err error) error {
 	var p *approvalProblem
 	var changed *engine.ChangedError
 	switch {
@@ -299,7 +299,7 @@ func isRefusal(err error) bool {
 
 // verifyRun checks, before anything of rec's plan runs, that its approval
 // holds on GitHub and that the session is still the approved plan.
-func (r *Runner) verifyRun(ctx context.Context, rec *Record, eng *engine.Engine) error {
+func (r *gate) verifyRun(ctx context.Context, rec *Record, eng *engine.Engine) error {
 	if err := r.checkApproval(ctx, rec); err != nil {
 		return err
 	}
@@ -310,8 +310,8 @@ func (r *Runner) verifyRun(ctx context.Context, rec *Record, eng *engine.Engine)
 // hash the record (and the plan comment) carry, before an approval is
 // acknowledged. It returns why not, for the approver, or an internal
 // error. The engine checks the hash again before it runs anything.
-func (r *Runner) planUnchanged(ctx context.Context, rec *Record) (string, error) {
-	eng, err := r.bareEngine(rec.repo)
+func (r *gate) planUnchanged(ctx context.Context, rec *Record) (string, error) {
+	eng, err := r.engines.bareEngine(rec.repo)
 	if err != nil {
 		return "", err
 	}

@@ -48,7 +48,7 @@ type planRequest struct {
 }
 
 // newEngine makes an engine for one flow.
-func (r *Runner) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *Record) (*engine.Engine, error) {
+func (r *engines) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *Record) (*engine.Engine, error) {
 	if r.AgentErr != nil {
 		return nil, userf("planex has no working agent configured: %v", r.AgentErr)
 	}
@@ -75,7 +75,7 @@ func (r *Runner) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *R
 			defer r.runMu.Unlock()
 			// The state first: its lease says whether this run still owns
 			// the plan.
-			if err := r.saveRecord(ctx, rec); errors.Is(err, errStateMoved) {
+			if err := r.store.saveRecord(ctx, rec); errors.Is(err, errStateMoved) {
 				if r.stopRun != nil {
 					r.stopRun(errTakenOver)
 				}
@@ -83,11 +83,11 @@ func (r *Runner) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *R
 			} else if err != nil {
 				r.Log.Warn("saving state", "err", err)
 			}
-			if err := r.pushBranch(ctx, rec); err != nil {
+			if err := r.store.pushBranch(ctx, rec); err != nil {
 				r.Log.Warn("pushing run branch", "err", err)
 			}
 			if progressNeedsStatus(tasks) {
-				r.updateStatus(ctx, rec, tasks, "")
+				r.talk.updateStatus(ctx, rec, tasks, "")
 			}
 		}
 	}
@@ -95,7 +95,7 @@ func (r *Runner) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *R
 }
 
 // addReviewer lets the engine review a run's changes when reviews are on.
-func (r *Runner) addReviewer(o *engine.Options, repo *gitrepo.Repo) {
+func (r *engines) addReviewer(o *engine.Options, repo *gitrepo.Repo) {
 	if r.reviewing() {
 		o.Reviewer = &review.Reviewer{Agent: o.Agent, Repo: repo, Timeout: o.Timeouts[agent.PhaseReview], Out: r.Out, Log: r.Log}
 	}
@@ -115,7 +115,7 @@ func slug(s string) string {
 }
 
 // baseCommit resolves the base branch and its current commit.
-func (r *Runner) baseCommit(ctx context.Context) (branch, sha string, err error) {
+func (r *planner) baseCommit(ctx context.Context) (branch, sha string, err error) {
 	branch = r.Cfg.BaseBranch
 	if branch == "" {
 		if branch, err = r.defaultBranch(ctx); err != nil {
@@ -137,8 +137,8 @@ func (r *Runner) baseCommit(ctx context.Context) (branch, sha string, err error)
 
 // plan explores and plans, posts the plan comment, and (when approval is
 // automatic) goes straight on to execute it.
-func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) (Outputs, error) {
-	old, found, err := r.loadRecord(ctx, th.Number)
+func (r *planner) plan(ctx context.Context, th thread, pr planRequest) (Outputs, error) {
+	old, found, err := r.store.loadRecord(ctx, th.Number)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -163,9 +163,9 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) (Outputs, 
 	// Saved before the plan comment is posted: the same event, redelivered
 	// or re-run after this job died, then finds the plan and posts its
 	// comment instead of planning again.
-	if err := r.saveRecord(ctx, rec); err != nil {
+	if err := r.store.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
-			return r.lostRace(ctx, th, "request")
+			return r.talk.lostRace(ctx, th, "request")
 		}
 		return Outputs{}, err
 	}
@@ -176,7 +176,7 @@ func (r *Runner) plan(ctx context.Context, th thread, pr planRequest) (Outputs, 
 // found) is the thread's previous one, whose plan the new one supersedes
 // and whose comments and CI-fix count carry over. A running plan is not
 // replaced.
-func (r *Runner) newPlanRecord(th thread, pr planRequest, key string, old *Record, found bool) (*Record, error) {
+func (r *planner) newPlanRecord(th thread, pr planRequest, key string, old *Record, found bool) (*Record, error) {
 	rec := &Record{Thread: th.Number, Issue: pr.Issue, State: StatePlanned, RequestedBy: pr.RequestedBy, FollowUp: pr.FollowUp,
 		RequestKey: key, repo: r.Repo, fresh: !found}
 	if found {
@@ -198,7 +198,7 @@ func (r *Runner) newPlanRecord(th thread, pr planRequest, key string, old *Recor
 
 // placePlan sets where the plan runs: a follow-up on the pull request's
 // branch, else a new branch and session from the base branch's head.
-func (r *Runner) placePlan(ctx context.Context, rec *Record, pr planRequest) error {
+func (r *planner) placePlan(ctx context.Context, rec *Record, pr planRequest) error {
 	if pr.FollowUp {
 		rec.Branch, rec.Base, rec.SessionID, rec.repo = pr.Branch, pr.Base, pr.SessionID, pr.Repo
 		rec.BaseBranch = pr.Branch
@@ -217,8 +217,8 @@ func (r *Runner) placePlan(ctx context.Context, rec *Record, pr planRequest) err
 
 // makePlan explores and plans in rec's session and returns the tasks in
 // waves, with a CI fix's failing command added to them.
-func (r *Runner) makePlan(ctx context.Context, th thread, rec *Record, pr planRequest) ([]plan.Task, error) {
-	eng, err := r.newEngine(rec.repo, false, pr.Concurrency, nil)
+func (r *planner) makePlan(ctx context.Context, th thread, rec *Record, pr planRequest) ([]plan.Task, error) {
+	eng, err := r.engines.newEngine(rec.repo, false, pr.Concurrency, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func (r *Runner) makePlan(ctx context.Context, th thread, rec *Record, pr planRe
 // requestKey names the event a thread's request came from: its comment,
 // or the workflow run (a label, a dispatch, a schedule; a re-run keeps
 // the run's id).
-func (r *Runner) requestKey(th thread) string {
+func (r *env) requestKey(th thread) string {
 	if c := th.Comment; c != nil && c.ID != 0 {
 		return fmt.Sprintf("%s:%d", c.Kind, c.ID)
 	}
@@ -268,7 +268,7 @@ func (r *Runner) requestKey(th thread) string {
 // never plans again. It finishes what the job that handled it first may
 // have left undone: the plan comment, an automatic approval, a run whose
 // owner died.
-func (r *Runner) redelivered(ctx context.Context, th thread, old *Record, pr planRequest) (Outputs, error) {
+func (r *planner) redelivered(ctx context.Context, th thread, old *Record, pr planRequest) (Outputs, error) {
 	fmt.Fprintf(r.Out, "this event already asked for plan %s (%s); not planning again\n", old.PlanID, old.State)
 	o := planOutputs(old, recordStatus(old.State))
 	switch {
@@ -278,8 +278,8 @@ func (r *Runner) redelivered(ctx context.Context, th thread, old *Record, pr pla
 		next, err := r.autoApprove(ctx, th, old, pr)
 		return o.with(next), err
 	case old.State == StateRunning:
-		if gone, _ := r.checkOwner(ctx, old); gone {
-			next, err := r.retry(ctx, th, pr.RequestedBy)
+		if gone, _ := r.engines.checkOwner(ctx, old); gone {
+			next, err := r.runs.retry(ctx, th, pr.RequestedBy)
 			return o.with(next), err
 		}
 	}
@@ -289,7 +289,7 @@ func (r *Runner) redelivered(ctx context.Context, th thread, old *Record, pr pla
 // postPlan posts rec's plan comment, or adopts the one an earlier attempt
 // posted, labels the thread, and runs the plan when approval is
 // automatic.
-func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRequest) (Outputs, error) {
+func (r *planner) postPlan(ctx context.Context, th thread, rec *Record, pr planRequest) (Outputs, error) {
 	s, tasks, err := r.postedPlan(rec)
 	if err != nil {
 		return Outputs{}, err
@@ -312,19 +312,19 @@ func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRe
 	rec.PlanCommentID, rec.PlanBodyHash = id, bodyHash(body)
 	// The state first: a run that lost it takes its comment back and
 	// leaves the thread to the winner.
-	if err := r.saveRecord(ctx, rec); err != nil {
+	if err := r.store.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
 			if posted {
-				r.unpost(ctx, id)
+				r.talk.unpost(ctx, id)
 			}
-			return r.lostRace(ctx, th, "request")
+			return r.talk.lostRace(ctx, th, "request")
 		}
 		return Outputs{}, err
 	}
 	note := fmt.Sprintf("Waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID)
-	r.updateStatus(ctx, rec, tasks, note)
-	r.setLabel(ctx, th.Number, LabelPlanned)
-	if err := r.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
+	r.talk.updateStatus(ctx, rec, tasks, note)
+	r.talk.setLabel(ctx, th.Number, LabelPlanned)
+	if err := r.store.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
 		return Outputs{}, err
 	}
 	o := planOutputs(rec, StatusPlanned)
@@ -339,8 +339,8 @@ func (r *Runner) postPlan(ctx context.Context, th thread, rec *Record, pr planRe
 
 // postedPlan reads rec's session and its tasks in waves, and checks that
 // they are still the plan rec names.
-func (r *Runner) postedPlan(rec *Record) (*session.Session, []plan.Task, error) {
-	s, err := r.session(rec)
+func (r *planner) postedPlan(rec *Record) (*session.Session, []plan.Task, error) {
+	s, err := r.store.session(rec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -359,7 +359,7 @@ func (r *Runner) postedPlan(rec *Record) (*session.Session, []plan.Task, error) 
 
 // findPlanComment returns the id of planex's comment for exactly rec's
 // plan on the thread, or 0.
-func (r *Runner) findPlanComment(ctx context.Context, rec *Record) (int64, error) {
+func (r *planner) findPlanComment(ctx context.Context, rec *Record) (int64, error) {
 	cs, err := r.GH.Thread.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
 		return 0, fmt.Errorf("looking for the plan comment: %w", err)
@@ -376,8 +376,8 @@ func (r *Runner) findPlanComment(ctx context.Context, rec *Record) (int64, error
 
 // planCommentBody is the plan comment of rec's plan, as planex posts it
 // (and whether the plan was too large for it).
-func (r *Runner) planCommentBody(rec *Record, s *session.Session, tasks []plan.Task) (string, bool) {
-	explore, _ := r.shownExplore(s) // logged; the plan comment shows the tasks without it
+func (r *planner) planCommentBody(rec *Record, s *session.Session, tasks []plan.Task) (string, bool) {
+	explore, _ := r.store.shownExplore(s) // logged; the plan comment shows the tasks without it
 	body, truncated := render.PlanComment(render.PlanView{
 		Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type, Complexity: s.Meta.Complexity,
 		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
@@ -388,7 +388,7 @@ func (r *Runner) planCommentBody(rec *Record, s *session.Session, tasks []plan.T
 
 // autoApprove runs a plan approved with its request (-y) or by the
 // auto-approve setting.
-func (r *Runner) autoApprove(ctx context.Context, th thread, rec *Record, pr planRequest) (Outputs, error) {
+func (r *planner) autoApprove(ctx context.Context, th thread, rec *Record, pr planRequest) (Outputs, error) {
 	a := approval{By: pr.RequestedBy, Via: viaAutoApprove}
 	if pr.Yes {
 		a.Via, a.Comment = viaYes, th.Comment
@@ -402,11 +402,11 @@ func (r *Runner) autoApprove(ctx context.Context, th thread, rec *Record, pr pla
 	if a.By == "" {
 		a.By = "auto-approve"
 	}
-	return r.execute(ctx, th, rec, a, pr.Concurrency)
+	return r.runs.execute(ctx, th, rec, a, pr.Concurrency)
 }
 
 // freeSessionID picks a session id whose run branch and state are unused.
-func (r *Runner) freeSessionID(ctx context.Context, id string) (string, error) {
+func (r *planner) freeSessionID(ctx context.Context, id string) (string, error) {
 	refs, err := r.Repo.ListRemoteRefs(ctx, r.Cfg.Remote, "refs/heads/planex/*")
 	if err != nil {
 		return "", err
@@ -441,16 +441,16 @@ func estimate(s *session.Session, tasks []plan.Task) string {
 }
 
 // approve runs the plan with planID, but only that exact plan.
-func (r *Runner) approve(ctx context.Context, th thread, planID, approver string, concurrency int) (Outputs, error) {
-	rec, found, err := r.loadRecord(ctx, th.Number)
+func (r *executor) approve(ctx context.Context, th thread, planID, approver string, concurrency int) (Outputs, error) {
+	rec, found, err := r.store.loadRecord(ctx, th.Number)
 	if err != nil {
 		return Outputs{}, err
 	}
 	var o Outputs
 	refuse := func(format string, args ...any) (Outputs, error) {
-		r.react(ctx, th, gh.ReactionRefused)
+		r.talk.react(ctx, th, gh.ReactionRefused)
 		o.Status = StatusRefused
-		return o, r.reply(ctx, th, fmt.Sprintf(format, args...))
+		return o, r.talk.reply(ctx, th, fmt.Sprintf(format, args...))
 	}
 	if !found {
 		return refuse("There is no plan to approve here. Start one with `%s <requirement>`.", r.Cfg.Trigger)
@@ -470,7 +470,7 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 	case StateCancelled:
 		return refuse("Plan `%s` was cancelled. Start a new one with `%s <requirement>`.", rec.PlanID, r.Cfg.Trigger)
 	}
-	reason, seen, err := r.approvable(ctx, th, rec)
+	reason, seen, err := r.gate.approvable(ctx, th, rec)
 	if err != nil {
 		return o, err
 	} else if reason != "" {
@@ -486,9 +486,9 @@ func (r *Runner) approve(ctx context.Context, th thread, planID, approver string
 // a run whose owner died is taken over, a failed plan whose approval does
 // not hold takes this one as its first (handled false: go on approving),
 // and anything else is told the plan runs only once.
-func (r *Runner) approveAgain(ctx context.Context, th thread, rec *Record, approver string) (Outputs, bool, error) {
+func (r *executor) approveAgain(ctx context.Context, th thread, rec *Record, approver string) (Outputs, bool, error) {
 	if rec.State == StateRunning {
-		if gone, _ := r.checkOwner(ctx, rec); gone {
+		if gone, _ := r.engines.checkOwner(ctx, rec); gone {
 			// The run that had it died: this approval takes it over, as a
 			// retry would.
 			o, err := r.retry(ctx, th, approver)
@@ -496,7 +496,7 @@ func (r *Runner) approveAgain(ctx context.Context, th thread, rec *Record, appro
 		}
 	}
 	if rec.State == StateFailed {
-		if verr := r.approvedBefore(ctx, rec); verr != nil {
+		if verr := r.gate.approvedBefore(ctx, rec); verr != nil {
 			if !isRefusal(verr) {
 				return Outputs{}, true, verr
 			}
@@ -504,13 +504,13 @@ func (r *Runner) approveAgain(ctx context.Context, th thread, rec *Record, appro
 		}
 	}
 	// A repeated or redelivered approval: the plan already ran once.
-	return Outputs{Status: recordStatus(rec.State)}, true, r.reply(ctx, th, fmt.Sprintf("Plan `%s` was already approved by @%s and is %s; it runs only once. Use `%s retry` to re-run failed tasks.", rec.PlanID, rec.ApprovedBy, rec.State, r.Cfg.Trigger))
+	return Outputs{Status: recordStatus(rec.State)}, true, r.talk.reply(ctx, th, fmt.Sprintf("Plan `%s` was already approved by @%s and is %s; it runs only once. Use `%s retry` to re-run failed tasks.", rec.PlanID, rec.ApprovedBy, rec.State, r.Cfg.Trigger))
 }
 
 // approvable says why rec's plan cannot run now ("" when it can): its
 // comment must still be planex's for exactly this plan, the base must not
 // have moved under its scopes, and the session must still be the plan.
-func (r *Runner) approvable(ctx context.Context, th thread, rec *Record) (string, []*github.IssueComment, error) {
+func (r *gate) approvable(ctx context.Context, th thread, rec *Record) (string, []*github.IssueComment, error) {
 	cs, err := r.GH.Approvals.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
 		return "", nil, fmt.Errorf("reading the comments of #%d: %w", rec.Thread, err)
@@ -545,8 +545,8 @@ func (r *Runner) approvable(ctx context.Context, th thread, rec *Record) (string
 
 // approvedBefore checks that rec's plan was approved, that the approval
 // holds on GitHub, and that the session is still that plan.
-func (r *Runner) approvedBefore(ctx context.Context, rec *Record) error {
-	eng, err := r.bareEngine(rec.repo)
+func (r *gate) approvedBefore(ctx context.Context, rec *Record) error {
+	eng, err := r.engines.bareEngine(rec.repo)
 	if err != nil {
 		return err
 	}
@@ -556,7 +556,7 @@ func (r *Runner) approvedBefore(ctx context.Context, rec *Record) error {
 // baseMoved says why a plan no longer fits its base, or "" when it does:
 // it does not fit when commits since the plan was made touched files in
 // the scope of one of its tasks.
-func (r *Runner) baseMoved(ctx context.Context, rec *Record) (string, error) {
+func (r *gate) baseMoved(ctx context.Context, rec *Record) (string, error) {
 	head, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.BaseBranch)
 	if err != nil {
 		return "", err
@@ -578,7 +578,7 @@ func (r *Runner) baseMoved(ctx context.Context, rec *Record) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tasks, err := r.sessionTasks(rec)
+	tasks, err := r.store.sessionTasks(rec)
 	if err != nil {
 		return "", err
 	}
@@ -600,11 +600,11 @@ func (r *Runner) baseMoved(ctx context.Context, rec *Record) (string, error) {
 	return fmt.Sprintf("`%s` moved since the plan was made and changed files in its tasks' scopes: %s", rec.BaseBranch, strings.Join(hits, ", ")), nil
 }
 
-func (r *Runner) session(rec *Record) (*session.Session, error) {
+func (r *stateStore) session(rec *Record) (*session.Session, error) {
 	return session.Open(session.StoreFor(rec.repo.Root, rec.repo.CommonDir), rec.SessionID)
 }
 
-func (r *Runner) sessionTasks(rec *Record) ([]plan.Task, error) {
+func (r *stateStore) sessionTasks(rec *Record) ([]plan.Task, error) {
 	s, err := r.session(rec)
 	if err != nil {
 		return nil, err
@@ -613,17 +613,17 @@ func (r *Runner) sessionTasks(rec *Record) ([]plan.Task, error) {
 }
 
 // execute runs an approved plan and publishes the result.
-func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval, concurrency int) (Outputs, error) {
+func (r *executor) execute(ctx context.Context, th thread, rec *Record, a approval, concurrency int) (Outputs, error) {
 	if a.Via != viaDispatch {
 		// One rule for every path to a run: the approval must hold as
 		// /planex retry would judge it (dispatches are checked by
 		// dispatchRefused, and cannot be checked again later).
 		cand := *rec
 		a.record(&cand)
-		if err := r.checkApprovalIn(ctx, &cand, a.seen); err != nil {
+		if err := r.gate.checkApprovalIn(ctx, &cand, a.seen); err != nil {
 			if isRefusal(err) {
-				r.react(ctx, th, gh.ReactionRefused)
-				return Outputs{Status: StatusRefused}, r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
+				r.talk.react(ctx, th, gh.ReactionRefused)
+				return Outputs{Status: StatusRefused}, r.talk.reply(ctx, th, r.gate.refuseUnapproved(rec, err).Error())
 			}
 			return Outputs{}, err
 		}
@@ -634,20 +634,20 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 	noteCIFixRun(rec)
 	// The state first (compare-and-swap on the state ref): only the run
 	// that moved the plan to running reacts, labels and edits the status.
-	if err := r.saveRecord(ctx, rec); err != nil {
+	if err := r.store.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
-			return r.lostRace(ctx, th, "approval")
+			return r.talk.lostRace(ctx, th, "approval")
 		}
 		return Outputs{}, err
 	}
 	if a.Via == viaComment {
-		r.react(ctx, th, gh.ReactionRocket)
+		r.talk.react(ctx, th, gh.ReactionRocket)
 	}
-	r.setLabel(ctx, th.Number, LabelRunning)
-	tasks, unread := r.statusTasks(rec)
-	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Approved by @%s; running.", a.By), unread))
+	r.talk.setLabel(ctx, th.Number, LabelRunning)
+	tasks, unread := r.store.statusTasks(rec)
+	r.talk.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Approved by @%s; running.", a.By), unread))
 	if r.Cfg.Mode == ModeMatrix {
-		return r.startMatrix(ctx, th, rec, a)
+		return r.matrix.startMatrix(ctx, th, rec, a)
 	}
 	return r.runEngine(ctx, th, rec, concurrency, func(ctx context.Context, eng *engine.Engine) (*engine.Outcome, error) {
 		if err := eng.ApprovePlan(ctx, rec.SessionID, rec.PlanHash, a.engine(r.Cfg.Trigger)); err != nil {
@@ -656,7 +656,7 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 		// The approval is in the session now: saved before the first task,
 		// a run that dies during it can be taken over and resumed.
 		r.runMu.Lock()
-		err := r.saveRecord(ctx, rec)
+		err := r.store.saveRecord(ctx, rec)
 		r.runMu.Unlock()
 		if errors.Is(err, errStateMoved) {
 			r.stopRun(errTakenOver)
@@ -672,17 +672,17 @@ func (r *Runner) execute(ctx context.Context, th thread, rec *Record, a approval
 // approve, retry or resume), refreshing the owner's heartbeat while it
 // works, and publishes the result. A run whose plan another run took over
 // stops and leaves the plan's state, labels and comments to that run.
-func (r *Runner) runEngine(ctx context.Context, th thread, rec *Record, concurrency int, run func(context.Context, *engine.Engine) (*engine.Outcome, error)) (Outputs, error) {
-	eng, err := r.newEngine(rec.repo, false, concurrency, rec)
+func (r *executor) runEngine(ctx context.Context, th thread, rec *Record, concurrency int, run func(context.Context, *engine.Engine) (*engine.Outcome, error)) (Outputs, error) {
+	eng, err := r.engines.newEngine(rec.repo, false, concurrency, rec)
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.runMu.Lock()
 	r.stopRun = cancel
 	r.runMu.Unlock()
-	stop := r.heartbeat(runCtx, cancel, rec)
+	stop := r.engines.heartbeat(runCtx, cancel, rec)
 	out, err := run(runCtx, eng)
 	stop()
 	r.runMu.Lock()
@@ -693,10 +693,10 @@ func (r *Runner) runEngine(ctx context.Context, th thread, rec *Record, concurre
 		return planOutputs(rec, StatusSuperseded), nil
 	}
 	if isRefusal(err) {
-		return r.fail(ctx, th, rec, r.refuseUnapproved(rec, err))
+		return r.talk.fail(ctx, th, rec, r.gate.refuseUnapproved(rec, err))
 	}
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	return r.finish(ctx, th, rec, out)
 }
@@ -704,37 +704,37 @@ func (r *Runner) runEngine(ctx context.Context, th thread, rec *Record, concurre
 // finish publishes a run: the branch, the pull request, labels, state.
 // The plan stays "running" until all of it is out, so a failure on the
 // way (a refused push, a rate limit) is reported as the run's failure.
-func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine.Outcome) (Outputs, error) {
+func (r *executor) finish(ctx context.Context, th thread, rec *Record, out *engine.Outcome) (Outputs, error) {
 	r.phase("publish")
 	s := out.Session
 	tasks, err := s.ReadTasks()
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	c := plan.Count(tasks)
 	final := StateDone
 	if c.Failed+c.Skipped+c.Pending > 0 || out.Stage == engine.StageStopped {
 		final = StateFailed
 	}
-	if err := r.pushBranch(ctx, rec); err != nil {
-		return r.fail(ctx, th, rec, err)
+	if err := r.store.pushBranch(ctx, rec); err != nil {
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	report, unread := r.runReport(s, tasks, out.Reason)
 	if c.Completed > 0 {
 		if err := r.publishPR(ctx, rec, report); err != nil {
-			return r.fail(ctx, th, rec, err)
+			return r.talk.fail(ctx, th, rec, err)
 		}
-		r.postRunReview(ctx, rec, s)
+		r.reviews.postRunReview(ctx, rec, s)
 	}
-	r.answerThreads(ctx, rec, tasks)
+	r.reviews.answerThreads(ctx, rec, tasks)
 	rec.State = final
 	label := LabelDone
 	if rec.State == StateFailed {
 		label = LabelFailed
 	}
-	r.setLabel(ctx, th.Number, label)
+	r.talk.setLabel(ctx, th.Number, label)
 	if rec.PRNumber != 0 && rec.PRNumber != th.Number {
-		r.setLabel(ctx, rec.PRNumber, label)
+		r.talk.setLabel(ctx, rec.PRNumber, label)
 	}
 	note := fmt.Sprintf("%d of %s completed.", c.Completed, plural.Count(c.Total, "task", "tasks"))
 	if c.Completed == 0 {
@@ -743,8 +743,8 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 	if rec.State == StateFailed {
 		note += fmt.Sprintf(" `%s retry` re-runs the failed and skipped tasks.", r.Cfg.Trigger)
 	}
-	r.updateStatus(ctx, rec, tasks, withNote(note, unread...))
-	if err := r.saveRecord(ctx, rec); err != nil {
+	r.talk.updateStatus(ctx, rec, tasks, withNote(note, unread...))
+	if err := r.store.saveRecord(ctx, rec); err != nil {
 		return Outputs{}, err
 	}
 	o := planOutputs(rec, recordStatus(rec.State))
@@ -759,8 +759,8 @@ func (r *Runner) finish(ctx context.Context, th thread, rec *Record, out *engine
 // runReport is the report of a finished run, and a sentence for each
 // part of the session that could not be read (logged, and shown in the
 // status comment; the report goes out without that part).
-func (r *Runner) runReport(s *session.Session, tasks []plan.Task, stop string) (render.Report, []string) {
-	explore, unreadExplore := r.shownExplore(s)
+func (r *executor) runReport(s *session.Session, tasks []plan.Task, stop string) (render.Report, []string) {
+	explore, unreadExplore := r.store.shownExplore(s)
 	ds, err := session.ReadDiscoveries(s.File(session.DiscoveriesFile), r.Log)
 	unreadBoard := ""
 	if err != nil {
@@ -790,7 +790,7 @@ func runFailure(planID, stop string, tasks []plan.Task) string {
 
 // phase tells the engine's phase hook (log groups in the Action) that
 // planex's own work on GitHub begins.
-func (r *Runner) phase(name string) {
+func (r *env) phase(name string) {
 	if r.Engine.Phase != nil {
 		r.Engine.Phase(name)
 	}
@@ -808,7 +808,7 @@ type pullAPI interface {
 
 // publishPR opens the run's pull request, or updates the one the branch
 // already has. A follow-up reports in a comment and leaves the body.
-func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Report) error {
+func (r *executor) publishPR(ctx context.Context, rec *Record, report render.Report) error {
 	approver := rec.ApprovedBy
 	if approver == "auto-approve" {
 		approver = ""
@@ -842,7 +842,7 @@ func (r *Runner) publishPR(ctx context.Context, rec *Record, report render.Repor
 
 // reportFollowUp reports a follow-up run in a comment on its pull
 // request, whose body stays as it is.
-func (r *Runner) reportFollowUp(ctx context.Context, rec *Record, report render.Report, approver string) error {
+func (r *executor) reportFollowUp(ctx context.Context, rec *Record, report render.Report, approver string) error {
 	existing, err := r.GH.Pulls.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Branch)
 	if err != nil {
 		return fmt.Errorf("looking for the pull request of %s: %w", rec.Branch, err)
@@ -858,12 +858,12 @@ func (r *Runner) reportFollowUp(ctx context.Context, rec *Record, report render.
 	if _, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, heading+"\n\n"+body); err != nil {
 		return fmt.Errorf("posting the follow-up report: %w", err)
 	}
-	return r.extendPRReport(ctx, rec, report.Tasks)
+	return r.ci.extendPRReport(ctx, rec, report.Tasks)
 }
 
 // revise re-plans with feedback; the old plan id stops being approvable.
-func (r *Runner) revise(ctx context.Context, th thread, feedback string) (Outputs, error) {
-	rec, found, err := r.loadRecord(ctx, th.Number)
+func (r *planner) revise(ctx context.Context, th thread, feedback string) (Outputs, error) {
+	rec, found, err := r.store.loadRecord(ctx, th.Number)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -885,9 +885,9 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) (Output
 	// The revised plan is the thread's state before anyone is asked to
 	// approve it: a run that approved or cancelled the old plan first
 	// wins, and this one posts nothing.
-	if err := r.saveRecord(ctx, rec); err != nil {
+	if err := r.store.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
-			return r.lostRace(ctx, th, "revision")
+			return r.talk.lostRace(ctx, th, "revision")
 		}
 		return Outputs{}, err
 	}
@@ -897,15 +897,15 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) (Output
 		return Outputs{}, fmt.Errorf("posting the revised plan: %w", err)
 	}
 	rec.PlanCommentID, rec.PlanBodyHash = c.GetID(), bodyHash(body)
-	if err := r.saveRecord(ctx, rec); err != nil {
+	if err := r.store.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
-			r.unpost(ctx, c.GetID())
-			return r.lostRace(ctx, th, "revision")
+			r.talk.unpost(ctx, c.GetID())
+			return r.talk.lostRace(ctx, th, "revision")
 		}
 		return Outputs{}, err
 	}
-	r.updateStatus(ctx, rec, tasks, fmt.Sprintf("Revised; waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID))
-	if err := r.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
+	r.talk.updateStatus(ctx, rec, tasks, fmt.Sprintf("Revised; waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID))
+	if err := r.store.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
 		return Outputs{}, err
 	}
 	o := planOutputs(rec, StatusPlanned)
@@ -915,8 +915,8 @@ func (r *Runner) revise(ctx context.Context, th thread, feedback string) (Output
 
 // replan re-plans rec's session with feedback and returns it with the
 // revised tasks in waves (a CI fix's failing command added to them).
-func (r *Runner) replan(ctx context.Context, rec *Record, feedback string) (*session.Session, []plan.Task, error) {
-	eng, err := r.newEngine(rec.repo, false, 0, nil)
+func (r *planner) replan(ctx context.Context, rec *Record, feedback string) (*session.Session, []plan.Task, error) {
+	eng, err := r.engines.newEngine(rec.repo, false, 0, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -944,8 +944,8 @@ func (r *Runner) replan(ctx context.Context, rec *Record, feedback string) (*ses
 }
 
 // cancel drops a plan that waits for approval.
-func (r *Runner) cancel(ctx context.Context, th thread) (Outputs, error) {
-	rec, found, err := r.loadRecord(ctx, th.Number)
+func (r *planner) cancel(ctx context.Context, th thread) (Outputs, error) {
+	rec, found, err := r.store.loadRecord(ctx, th.Number)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -957,15 +957,15 @@ func (r *Runner) cancel(ctx context.Context, th thread) (Outputs, error) {
 		return Outputs{}, refusef("Nothing to cancel: %s. (A running plan is stopped by cancelling its workflow run.)", state)
 	}
 	rec.State = StateCancelled
-	if err := r.saveRecord(ctx, rec); err != nil {
+	if err := r.store.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
-			return r.lostRace(ctx, th, "cancel")
+			return r.talk.lostRace(ctx, th, "cancel")
 		}
 		return Outputs{}, err
 	}
-	r.updateStatus(ctx, rec, nil, "Cancelled by @"+th.Actor.Login+".")
-	r.setLabel(ctx, th.Number, "")
-	return planOutputs(rec, StatusCancelled), r.reply(ctx, th, fmt.Sprintf("Plan `%s` is cancelled.", rec.PlanID))
+	r.talk.updateStatus(ctx, rec, nil, "Cancelled by @"+th.Actor.Login+".")
+	r.talk.setLabel(ctx, th.Number, "")
+	return planOutputs(rec, StatusCancelled), r.talk.reply(ctx, th, fmt.Sprintf("Plan `%s` is cancelled.", rec.PlanID))
 }
 
 // retry re-runs the failed and skipped tasks of a finished plan, or takes
@@ -974,52 +974,52 @@ func (r *Runner) cancel(ctx context.Context, th thread) (Outputs, error) {
 // holds: the plan comment and the approving command on GitHub, and a
 // session that is exactly that plan. Anything else is refused with what
 // to do instead, and nothing runs.
-func (r *Runner) retry(ctx context.Context, th thread, actor string) (Outputs, error) {
-	rec, found, err := r.loadRecord(ctx, th.Number)
+func (r *executor) retry(ctx context.Context, th thread, actor string) (Outputs, error) {
+	rec, found, err := r.store.loadRecord(ctx, th.Number)
 	if err != nil {
 		return Outputs{}, err
 	}
 	takeover := ""
 	switch {
 	case found && rec.State == StateRunning:
-		gone, why := r.checkOwner(ctx, rec)
+		gone, why := r.engines.checkOwner(ctx, rec)
 		if !gone {
-			return planOutputs(rec, StatusRunning), r.reply(ctx, th, fmt.Sprintf("Plan `%s` is running in %s (last sign of life: %s). `%s retry` takes it over once that run has ended, or once it has been silent for %s.",
-				rec.PlanID, r.ownerText(rec), lastBeat(rec), r.Cfg.Trigger, r.Cfg.StaleAfter))
+			return planOutputs(rec, StatusRunning), r.talk.reply(ctx, th, fmt.Sprintf("Plan `%s` is running in %s (last sign of life: %s). `%s retry` takes it over once that run has ended, or once it has been silent for %s.",
+				rec.PlanID, r.engines.ownerText(rec), lastBeat(rec), r.Cfg.Trigger, r.Cfg.StaleAfter))
 		}
-		takeover = fmt.Sprintf("Taking over from %s: %s.", r.ownerText(rec), why)
+		takeover = fmt.Sprintf("Taking over from %s: %s.", r.engines.ownerText(rec), why)
 	case !found || rec.State != StateFailed:
 		return Outputs{}, refusef("Nothing to retry: only a plan that failed (or was interrupted) can be retried.")
 	}
 	o := planOutputs(rec, "")
-	if err := r.approvedBefore(ctx, rec); err != nil {
+	if err := r.gate.approvedBefore(ctx, rec); err != nil {
 		if !isRefusal(err) {
 			return o, err
 		}
-		r.react(ctx, th, gh.ReactionRefused)
+		r.talk.react(ctx, th, gh.ReactionRefused)
 		o.Status = StatusRefused
-		return o, r.reply(ctx, th, r.refuseUnapproved(rec, err).Error())
+		return o, r.talk.reply(ctx, th, r.gate.refuseUnapproved(rec, err).Error())
 	}
 	rec.State, rec.Note = StateRunning, ""
 	r.claim(rec)
-	if err := r.saveRecord(ctx, rec); err != nil {
+	if err := r.store.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
-			next, err := r.lostRace(ctx, th, "retry")
+			next, err := r.talk.lostRace(ctx, th, "retry")
 			return o.with(next), err
 		}
 		return o, err
 	}
-	r.setLabel(ctx, th.Number, LabelRunning)
+	r.talk.setLabel(ctx, th.Number, LabelRunning)
 	note := "Retrying, asked by @" + actor + "."
 	if takeover != "" {
 		note = takeover + " Resuming from the last task commit, asked by @" + actor + "."
 		fmt.Fprintln(r.Out, takeover)
 	}
-	tasks, unread := r.statusTasks(rec)
-	r.updateStatus(ctx, rec, tasks, withNote(note, unread))
+	tasks, unread := r.store.statusTasks(rec)
+	r.talk.updateStatus(ctx, rec, tasks, withNote(note, unread))
 	var next Outputs
 	if r.Cfg.Mode == ModeMatrix {
-		next, err = r.retryMatrix(ctx, th, rec)
+		next, err = r.matrix.retryMatrix(ctx, th, rec)
 	} else {
 		next, err = r.runEngine(ctx, th, rec, 0, func(ctx context.Context, eng *engine.Engine) (*engine.Outcome, error) {
 			out, err := eng.Retry(ctx, rec.SessionID, rec.PlanHash)
@@ -1046,15 +1046,15 @@ func lastBeat(rec *Record) string {
 }
 
 // status replies with the plan's progress.
-func (r *Runner) status(ctx context.Context, th thread) (Outputs, error) {
-	rec, found, err := r.loadRecord(ctx, th.Number)
+func (r *planner) status(ctx context.Context, th thread) (Outputs, error) {
+	rec, found, err := r.store.loadRecord(ctx, th.Number)
 	if err != nil {
 		return Outputs{}, err
 	}
 	if !found {
-		return Outputs{}, r.reply(ctx, th, fmt.Sprintf("No plan here yet. Start one with `%s <requirement>`.", r.Cfg.Trigger))
+		return Outputs{}, r.talk.reply(ctx, th, fmt.Sprintf("No plan here yet. Start one with `%s <requirement>`.", r.Cfg.Trigger))
 	}
-	s, err := r.session(rec)
+	s, err := r.store.session(rec)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -1063,7 +1063,7 @@ func (r *Runner) status(ctx context.Context, th thread) (Outputs, error) {
 	if err != nil && s.Exists(session.TasksFile) {
 		unreadTasks = r.unreadable("the plan's tasks", rec.SessionID, err)
 	}
-	explore, unreadExplore := r.shownExplore(s)
+	explore, unreadExplore := r.store.shownExplore(s)
 	text := render.Status(s.Meta, explore, tasks, s.Exists(session.TasksFile))
 	o := planOutputs(rec, recordStatus(rec.State))
 	o.PullRequestURL = rec.PRURL
@@ -1071,18 +1071,17 @@ func (r *Runner) status(ctx context.Context, th thread) (Outputs, error) {
 	if note := withNote("", unreadTasks, unreadExplore); note != "" {
 		reply += "\n\n" + note
 	}
-	return o, r.reply(ctx, th, reply)
+	return o, r.talk.reply(ctx, th, reply)
 }
 
 // Finalize reports a job that ended before its run did (cancelled or
 // timed out): a running plan is marked failed, and the status comment and
 // labels say so. It is meant for an `if: cancelled() || failure()` step.
 func (r *Runner) Finalize(ctx context.Context, ev *event.Event) error {
-	r.defaults()
-	return r.step(r.finalize(ctx, ev))
+	return r.step(r.flows().runs.finalize(ctx, ev))
 }
 
-func (r *Runner) finalize(ctx context.Context, ev *event.Event) (Outputs, error) {
+func (r *executor) finalize(ctx context.Context, ev *event.Event) (Outputs, error) {
 	number := ev.Number
 	if number == 0 {
 		number = ev.Inputs.Issue
@@ -1090,7 +1089,7 @@ func (r *Runner) finalize(ctx context.Context, ev *event.Event) (Outputs, error)
 	if number == 0 {
 		return Outputs{}, nil
 	}
-	rec, found, err := r.loadRecord(ctx, number)
+	rec, found, err := r.store.loadRecord(ctx, number)
 	if err != nil || !found {
 		return Outputs{}, err
 	}
@@ -1103,10 +1102,10 @@ func (r *Runner) finalize(ctx context.Context, ev *event.Event) (Outputs, error)
 	}
 	rec.State = StateFailed
 	rec.Note = "the job ended (cancelled or timed out) before the plan finished"
-	tasks, unread := r.statusTasks(rec)
-	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("The workflow job ended before the plan finished. `%s retry` continues from the first unfinished task.", r.Cfg.Trigger), unread))
-	r.setLabel(ctx, number, LabelFailed)
-	return planOutputs(rec, StatusFailed), r.saveRecord(ctx, rec)
+	tasks, unread := r.store.statusTasks(rec)
+	r.talk.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("The workflow job ended before the plan finished. `%s retry` continues from the first unfinished task.", r.Cfg.Trigger), unread))
+	r.talk.setLabel(ctx, number, LabelFailed)
+	return planOutputs(rec, StatusFailed), r.store.saveRecord(ctx, rec)
 }
 
 var followUpSeqRe = regexp.MustCompile(`-f(\d+)$`)

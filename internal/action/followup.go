@@ -16,7 +16,7 @@ var runBranchRe = regexp.MustCompile(`^planex/(\d+)-`)
 
 // followUp plans more work on a pull request planex opened: on its
 // branch, from its current tip. Fork branches are never touched.
-func (r *Runner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
+func (r *planner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
 	return r.followUpPlan(ctx, ev, th, cmd, cmd.Requirement, nil, nil)
 }
 
@@ -24,7 +24,7 @@ func (r *Runner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *
 // review findings the plan must answer; a request made in a review
 // comment is answered in that comment's thread. ci is the CI failure a
 // CI-fix plan answers (nil otherwise).
-func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command, req string, cites []citation, ci *CIFailure) (Outputs, error) {
+func (r *planner) followUpPlan(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command, req string, cites []citation, ci *CIFailure) (Outputs, error) {
 	head, fork := "", false
 	if ev.PR != nil {
 		head, fork = ev.PR.HeadRef, ev.PR.FromFork()
@@ -67,13 +67,13 @@ func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, c
 		return Outputs{}, err
 	}
 	previous := ""
-	if old, found, err := r.loadRecord(ctx, th.Number); err != nil {
+	if old, found, err := r.store.loadRecord(ctx, th.Number); err != nil {
 		return Outputs{}, err
 	} else if found {
 		previous = old.SessionID
 	}
 	id := nextFollowUpID(strings.TrimPrefix(head, "planex/"), previous)
-	repo, err := r.followUpRepo(ctx, id, tip)
+	repo, err := r.store.followUpRepo(ctx, id, tip)
 	if err != nil {
 		return Outputs{}, err
 	}

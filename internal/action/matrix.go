@@ -86,7 +86,7 @@ func threadOf(ev *event.Event) int {
 }
 
 // bareEngine is an engine for steps that run no agent (prepare, collect).
-func (r *Runner) bareEngine(repo *gitrepo.Repo) (*engine.Engine, error) {
+func (r *engines) bareEngine(repo *gitrepo.Repo) (*engine.Engine, error) {
 	o := r.Engine
 	o.Out, o.Log, o.Progress = r.Out, r.Log, nil
 	o.AutoAngles = true
@@ -106,7 +106,7 @@ type workflowAPI interface {
 }
 
 // dispatchWave asks GitHub to run the matrix workflow for a thread.
-func (r *Runner) dispatchWave(ctx context.Context, rec *Record) error {
+func (r *matrixFlow) dispatchWave(ctx context.Context, rec *Record) error {
 	ref := r.Cfg.DispatchRef
 	if ref == "" {
 		var err error
@@ -127,48 +127,48 @@ func (r *Runner) dispatchWave(ctx context.Context, rec *Record) error {
 
 // startMatrix approves the plan in the session and hands it to the matrix
 // workflow; execute has already recorded it as running.
-func (r *Runner) startMatrix(ctx context.Context, th thread, rec *Record, a approval) (Outputs, error) {
-	eng, err := r.bareEngine(rec.repo)
+func (r *matrixFlow) startMatrix(ctx context.Context, th thread, rec *Record, a approval) (Outputs, error) {
+	eng, err := r.engines.bareEngine(rec.repo)
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	if err := eng.ApprovePlan(ctx, rec.SessionID, rec.PlanHash, a.engine(r.Cfg.Trigger)); err != nil {
 		if isRefusal(err) {
-			err = r.refuseUnapproved(rec, err)
+			err = r.gate.refuseUnapproved(rec, err)
 		}
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	return r.handOver(ctx, th, rec)
 }
 
 // handOver saves the session and dispatches the matrix workflow.
-func (r *Runner) handOver(ctx context.Context, th thread, rec *Record) (Outputs, error) {
+func (r *matrixFlow) handOver(ctx context.Context, th thread, rec *Record) (Outputs, error) {
 	if rec.Matrix != nil {
 		// Whatever wave was outstanding is abandoned; prepare starts afresh.
 		rec.Matrix.Collected = true
 	}
-	if err := r.saveRecord(ctx, rec); err != nil {
-		return r.fail(ctx, th, rec, err)
+	if err := r.store.saveRecord(ctx, rec); err != nil {
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	if err := r.dispatchWave(ctx, rec); err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
-	tasks, unread := r.statusTasks(rec)
-	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Approved by @%s; running in matrix mode (one job per task).", rec.ApprovedBy), unread))
+	tasks, unread := r.store.statusTasks(rec)
+	r.talk.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Approved by @%s; running in matrix mode (one job per task).", rec.ApprovedBy), unread))
 	return planOutputs(rec, StatusRunning), nil
 }
 
 // retryMatrix puts failed and skipped tasks back and dispatches a wave.
-func (r *Runner) retryMatrix(ctx context.Context, th thread, rec *Record) (Outputs, error) {
-	eng, err := r.bareEngine(rec.repo)
+func (r *matrixFlow) retryMatrix(ctx context.Context, th thread, rec *Record) (Outputs, error) {
+	eng, err := r.engines.bareEngine(rec.repo)
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	if _, err := eng.ResetFailed(ctx, rec.SessionID, rec.PlanHash); err != nil && !errors.Is(err, engine.ErrNothingToRetry) {
 		if isRefusal(err) {
-			err = r.refuseUnapproved(rec, err)
+			err = r.gate.refuseUnapproved(rec, err)
 		}
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	return r.handOver(ctx, th, rec)
 }
@@ -177,20 +177,19 @@ func (r *Runner) retryMatrix(ctx context.Context, th thread, rec *Record) (Outpu
 // matrix reads: matrix ({"include":[{"task":"T1"},…]}), max-parallel and
 // has-tasks. With nothing left to run it publishes the result instead.
 func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
-	r.defaults()
-	o, err := r.prepare(ctx, ev)
+	o, err := r.flows().matrix.prepare(ctx, ev)
 	if o.HasTasks == "" {
 		o.HasTasks = "false"
 	}
 	return r.step(o, err)
 }
 
-func (r *Runner) prepare(ctx context.Context, ev *event.Event) (Outputs, error) {
+func (r *matrixFlow) prepare(ctx context.Context, ev *event.Event) (Outputs, error) {
 	n := threadOf(ev)
 	if n == 0 {
 		return Outputs{}, userf("prepare needs the issue number (workflow_dispatch input `issue`)")
 	}
-	rec, found, err := r.loadRecord(ctx, n)
+	rec, found, err := r.store.loadRecord(ctx, n)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -204,9 +203,9 @@ func (r *Runner) prepare(ctx context.Context, ev *event.Event) (Outputs, error) 
 		return o, nil
 	}
 	th := thread{Number: n, Actor: ev.Sender}
-	eng, err := r.bareEngine(rec.repo)
+	eng, err := r.engines.bareEngine(rec.repo)
 	if err != nil {
-		return r.failAfter(ctx, th, rec, o, err)
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
 	w, next, done, err := r.nextWave(ctx, th, rec, eng)
 	if done || err != nil {
@@ -219,22 +218,22 @@ func (r *Runner) prepare(ctx context.Context, ev *event.Event) (Outputs, error) 
 	rec.Matrix = &MatrixWave{Attempt: attempt, Wave: w.Number, Base: w.Base, Tasks: w.IDs(), RunID: r.Cfg.RunID}
 	r.claim(rec)
 	// The wave's base must be on origin for the task jobs.
-	if err := r.pushBranch(ctx, rec); err != nil {
-		return r.failAfter(ctx, th, rec, o, err)
+	if err := r.store.pushBranch(ctx, rec); err != nil {
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
-	if err := r.saveRecord(ctx, rec); err != nil {
+	if err := r.store.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
 			fmt.Fprintln(r.Out, "another run prepared this plan first; not preparing a wave")
 			return o, nil
 		}
-		return r.failAfter(ctx, th, rec, o, err)
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
 	if o.Matrix, err = matrixJSON(w.IDs()); err != nil {
 		return o, err
 	}
 	o.HasTasks, o.MaxParallel = "true", strconv.Itoa(min(r.Cfg.Concurrency, len(w.Tasks)))
-	tasks, unread := r.statusTasks(rec)
-	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d: %s, one job each.", w.Number, strings.Join(w.IDs(), ", ")), unread))
+	tasks, unread := r.store.statusTasks(rec)
+	r.talk.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d: %s, one job each.", w.Number, strings.Join(w.IDs(), ", ")), unread))
 	fmt.Fprintf(r.Out, "wave %d (attempt %d) from %s: %s\n", w.Number, attempt, abbrev.SHA(w.Base), strings.Join(w.IDs(), ", "))
 	return o, nil
 }
@@ -255,16 +254,15 @@ func matrixJSON(ids []string) (string, error) {
 // RunTask runs one task of the prepared wave and publishes its result on
 // refs/planex/tasks/<session>/<task>. It never touches the run branch.
 func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) error {
-	r.defaults()
-	return r.step(r.runTask(ctx, ev, taskID))
+	return r.step(r.flows().matrix.runTask(ctx, ev, taskID))
 }
 
-func (r *Runner) runTask(ctx context.Context, ev *event.Event, taskID string) (Outputs, error) {
+func (r *matrixFlow) runTask(ctx context.Context, ev *event.Event, taskID string) (Outputs, error) {
 	n := threadOf(ev)
 	if n == 0 {
 		return Outputs{}, userf("--task needs the issue number (workflow_dispatch input `issue`)")
 	}
-	rec, found, err := r.loadRecord(ctx, n)
+	rec, found, err := r.store.loadRecord(ctx, n)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -289,19 +287,19 @@ func (r *Runner) runTask(ctx context.Context, ev *event.Event, taskID string) (O
 	}
 	// Each task job checks the approval again: the state it was handed
 	// may have been rewritten since the wave was prepared.
-	if err := r.checkApproval(ctx, rec); err != nil {
+	if err := r.gate.checkApproval(ctx, rec); err != nil {
 		if isRefusal(err) {
-			return Outputs{}, r.refuseUnapproved(rec, err)
+			return Outputs{}, r.gate.refuseUnapproved(rec, err)
 		}
 		return Outputs{}, err
 	}
-	eng, err := r.newEngine(rec.repo, false, 0, nil)
+	eng, err := r.engines.newEngine(rec.repo, false, 0, nil)
 	if err != nil {
 		return Outputs{}, err
 	}
 	o, err := eng.RunTask(ctx, rec.SessionID, taskID, m.Base, rec.PlanHash)
 	if isRefusal(err) {
-		return Outputs{}, r.refuseUnapproved(rec, err)
+		return Outputs{}, r.gate.refuseUnapproved(rec, err)
 	}
 	if err != nil {
 		return Outputs{}, err
@@ -319,7 +317,7 @@ func (r *Runner) runTask(ctx context.Context, ev *event.Event, taskID string) (O
 
 // publishTask commits a completed task on the wave's base and publishes
 // its result, whatever its status, for the wave's collector.
-func (r *Runner) publishTask(ctx context.Context, rec *Record, m *MatrixWave, taskID string, o execute.Outcome) error {
+func (r *matrixFlow) publishTask(ctx context.Context, rec *Record, m *MatrixWave, taskID string, o execute.Outcome) error {
 	res := taskResult{Session: rec.SessionID, Task: taskID, Attempt: m.Attempt, Base: m.Base, Status: o.Status,
 		Findings: o.Findings, AcceptanceMet: o.AcceptanceMet, TestsPassed: o.TestsPassed, Error: o.Error, Usage: o.Usage, RunURL: r.Cfg.RunURL,
 		NetworkRefused: o.NetworkRefused}
@@ -335,7 +333,7 @@ func (r *Runner) publishTask(ctx context.Context, rec *Record, m *MatrixWave, ta
 }
 
 // taskOnBranch says whether the run branch has taskID's commit already.
-func (r *Runner) taskOnBranch(ctx context.Context, rec *Record, taskID string) (bool, error) {
+func (r *matrixFlow) taskOnBranch(ctx context.Context, rec *Record, taskID string) (bool, error) {
 	commits, err := r.Repo.TaskCommits(ctx, rec.Branch, rec.Base)
 	if err != nil {
 		return false, err
@@ -350,8 +348,8 @@ func (r *Runner) taskOnBranch(ctx context.Context, rec *Record, taskID string) (
 }
 
 // commitTask commits a completed task's changes on the wave's base.
-func (r *Runner) commitTask(ctx context.Context, rec *Record, base string, o execute.Outcome) (string, error) {
-	tasks, err := r.sessionTasks(rec)
+func (r *matrixFlow) commitTask(ctx context.Context, rec *Record, base string, o execute.Outcome) (string, error) {
+	tasks, err := r.store.sessionTasks(rec)
 	if err != nil {
 		return "", err
 	}
@@ -363,7 +361,7 @@ func (r *Runner) commitTask(ctx context.Context, rec *Record, base string, o exe
 	if err != nil {
 		return "", fmt.Errorf("committing %s: %w", o.ID, err)
 	}
-	if sha, err = r.makeOnGitHub(ctx, base, sha); err != nil {
+	if sha, err = r.engines.makeOnGitHub(ctx, base, sha); err != nil {
 		return "", fmt.Errorf("committing %s through GitHub's API: %w", o.ID, err)
 	}
 	return sha, nil
@@ -378,7 +376,7 @@ func (rec *Record) matrixWave() *MatrixWave {
 
 // publishResult records res as a commit on top of parent (same tree) and
 // pushes it to the task's ref, replacing an earlier result with a lease.
-func (r *Runner) publishResult(ctx context.Context, repo *gitrepo.Repo, res taskResult, parent string) error {
+func (r *matrixFlow) publishResult(ctx context.Context, repo *gitrepo.Repo, res taskResult, parent string) error {
 	b, err := json.Marshal(res)
 	if err != nil {
 		return fmt.Errorf("encoding the result of %s: %w", res.Task, err)
@@ -401,7 +399,7 @@ func (r *Runner) publishResult(ctx context.Context, repo *gitrepo.Repo, res task
 // readResult fetches a task's published result; ok is false when there is
 // none for this attempt (the job died, timed out, was cancelled, or this
 // is an older attempt's result).
-func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, task string) (execute.Outcome, bool, error) {
+func (r *matrixFlow) readResult(ctx context.Context, rec *Record, m *MatrixWave, task string) (execute.Outcome, bool, error) {
 	ref := taskRef(rec.SessionID, task)
 	found, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, ref)
 	if err != nil || !found {
@@ -436,7 +434,7 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 	if o.Changes, err = r.Repo.DiffTrees(ctx, m.Base, res.Commit); err != nil {
 		return execute.Outcome{}, false, err
 	}
-	r.offerToPublisher(res.Commit)
+	r.engines.offerToPublisher(res.Commit)
 	return o, true, nil
 }
 
@@ -444,11 +442,10 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 // then dispatches the next wave or publishes the result. It is meant for a
 // job that runs always (if: always()), after every task job.
 func (r *Runner) Collect(ctx context.Context, ev *event.Event) error {
-	r.defaults()
-	return r.step(r.collect(ctx, ev))
+	return r.step(r.flows().matrix.collect(ctx, ev))
 }
 
-func (r *Runner) collect(ctx context.Context, ev *event.Event) (Outputs, error) {
+func (r *matrixFlow) collect(ctx context.Context, ev *event.Event) (Outputs, error) {
 	n := threadOf(ev)
 	if n == 0 {
 		return Outputs{}, userf("--collect needs the issue number (workflow_dispatch input `issue`)")
@@ -467,8 +464,8 @@ func (r *Runner) collect(ctx context.Context, ev *event.Event) (Outputs, error) 
 
 var errBranchMoved = errors.New("the run branch moved")
 
-func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) (Outputs, error) {
-	rec, found, err := r.loadRecord(ctx, n)
+func (r *matrixFlow) collectOnce(ctx context.Context, ev *event.Event, n int) (Outputs, error) {
+	rec, found, err := r.store.loadRecord(ctx, n)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -489,23 +486,23 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) (Outpu
 	}
 	outcomes, err := r.waveOutcomes(ctx, rec, m)
 	if err != nil {
-		return r.failAfter(ctx, th, rec, o, err)
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
-	eng, err := r.bareEngine(rec.repo)
+	eng, err := r.engines.bareEngine(rec.repo)
 	if err != nil {
-		return r.failAfter(ctx, th, rec, o, err)
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
 	if err := eng.Integrate(ctx, rec.SessionID, outcomes, rec.PlanHash); err != nil {
 		if isRefusal(err) {
-			err = r.refuseUnapproved(rec, err)
+			err = r.gate.refuseUnapproved(rec, err)
 		}
-		return r.failAfter(ctx, th, rec, o, err)
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
 	if err := r.pushCollected(ctx, rec, remoteTip); err != nil {
 		return o, err
 	}
 	m.Collected = true
-	if err := r.saveRecord(ctx, rec); err != nil {
+	if err := r.store.saveRecord(ctx, rec); err != nil {
 		return o, err
 	}
 	// Only the collect that recorded the wave goes on from here.
@@ -514,18 +511,18 @@ func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) (Outpu
 		return o.with(next), err
 	}
 	if err := r.dispatchWave(ctx, rec); err != nil {
-		return r.failAfter(ctx, th, rec, o, err)
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
-	tasks, unread := r.statusTasks(rec)
+	tasks, unread := r.store.statusTasks(rec)
 	c := plan.Count(tasks)
-	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d collected (%d of %s completed so far); wave %d dispatched.", m.Wave, c.Completed, plural.Count(c.Total, "task", "tasks"), w.Number), unread))
+	r.talk.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d collected (%d of %s completed so far); wave %d dispatched.", m.Wave, c.Completed, plural.Count(c.Total, "task", "tasks"), w.Number), unread))
 	fmt.Fprintf(r.Out, "wave %d collected; wave %d dispatched\n", m.Wave, w.Number)
 	return o, nil
 }
 
 // waveOutcomes reads the results the wave's task jobs published; a task
 // without one failed.
-func (r *Runner) waveOutcomes(ctx context.Context, rec *Record, m *MatrixWave) ([]execute.Outcome, error) {
+func (r *matrixFlow) waveOutcomes(ctx context.Context, rec *Record, m *MatrixWave) ([]execute.Outcome, error) {
 	var outcomes []execute.Outcome
 	for _, id := range m.Tasks {
 		o, ok, err := r.readResult(ctx, rec, m, id)
@@ -544,7 +541,7 @@ func (r *Runner) waveOutcomes(ctx context.Context, rec *Record, m *MatrixWave) (
 // pushCollected moves the run branch on origin from remoteTip to what
 // collect made of it, with a lease: errBranchMoved when another run moved
 // it first.
-func (r *Runner) pushCollected(ctx context.Context, rec *Record, remoteTip string) error {
+func (r *matrixFlow) pushCollected(ctx context.Context, rec *Record, remoteTip string) error {
 	tip, err := rec.repo.ResolveBranch(ctx, rec.Branch)
 	// With commit-signing: api, Integrate moved GitHub's branch itself.
 	if err != nil || tip == remoteTip || r.apiCommits() {
@@ -574,34 +571,34 @@ func errSuffix(s string) string {
 // allows no more), it concludes the run and publishes it, and done is true.
 // Before every wave the approval is checked on GitHub again and the
 // session against the approved plan.
-func (r *Runner) nextWave(ctx context.Context, th thread, rec *Record, eng *engine.Engine) (w engine.Wave, o Outputs, done bool, err error) {
-	if err := r.checkApproval(ctx, rec); err != nil {
+func (r *matrixFlow) nextWave(ctx context.Context, th thread, rec *Record, eng *engine.Engine) (w engine.Wave, o Outputs, done bool, err error) {
+	if err := r.gate.checkApproval(ctx, rec); err != nil {
 		if isRefusal(err) {
-			err = r.refuseUnapproved(rec, err)
+			err = r.gate.refuseUnapproved(rec, err)
 		}
-		o, err = r.fail(ctx, th, rec, err)
+		o, err = r.talk.fail(ctx, th, rec, err)
 		return w, o, true, err
 	}
 	w, err = eng.PrepareWave(ctx, rec.SessionID, rec.PlanHash)
 	if isRefusal(err) {
-		o, err = r.fail(ctx, th, rec, r.refuseUnapproved(rec, err))
+		o, err = r.talk.fail(ctx, th, rec, r.gate.refuseUnapproved(rec, err))
 		return w, o, true, err
 	}
 	var be *engine.BudgetError
 	if errors.As(err, &be) || (err == nil && w.Number == 0) {
 		out, cerr := eng.Conclude(ctx, rec.SessionID, rec.PlanHash)
 		if cerr != nil {
-			o, err = r.fail(ctx, th, rec, cerr)
+			o, err = r.talk.fail(ctx, th, rec, cerr)
 			return w, o, true, err
 		}
 		if be != nil {
 			out.Stage, out.Reason = engine.StageStopped, be.Error()
 		}
-		o, err = r.finish(ctx, th, rec, out)
+		o, err = r.runs.finish(ctx, th, rec, out)
 		return w, o, true, err
 	}
 	if err != nil {
-		o, err = r.fail(ctx, th, rec, err)
+		o, err = r.talk.fail(ctx, th, rec, err)
 		return w, o, true, err
 	}
 	return w, Outputs{}, false, nil

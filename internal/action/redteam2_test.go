@@ -33,13 +33,13 @@ func editedAndChangedBack(t *testing.T, noHash bool) {
 	id := w.planID(n)
 	if noHash {
 		r, _ := w.job()
-		r.defaults()
-		rec, found, err := r.loadRecord(context.Background(), n)
+		store := r.flows().store
+		rec, found, err := store.loadRecord(context.Background(), n)
 		if err != nil || !found {
 			t.Fatalf("record: %v %v", found, err)
 		}
 		rec.PlanBodyHash = ""
-		if err := r.saveRecord(context.Background(), rec); err != nil {
+		if err := store.saveRecord(context.Background(), rec); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -172,7 +172,7 @@ type repoAPI interface {
 // LoadSettings reads .github/planex.yml from the default branch and
 // applies it; a missing file changes nothing.
 func (r *Runner) LoadSettings(ctx context.Context) error {
-	branch, err := r.defaultBranch(ctx)
+	branch, err := r.flows().intake.defaultBranch(ctx)
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func (r *Runner) LoadSettings(ctx context.Context) error {
 
 // defaultBranch is the repository's default branch: as the event named
 // it, else as GitHub says, asked once a run.
-func (r *Runner) defaultBranch(ctx context.Context) (string, error) {
+func (r *env) defaultBranch(ctx context.Context) (string, error) {
 	if r.defaultBranchName == "" {
 		r.defaultBranchName = r.Cfg.DefaultBranch
 	}

@@ -98,7 +98,7 @@ const recordFile = "github.json"
 func stateRef(thread int) string { return "refs/planex/state/" + strconv.Itoa(thread) }
 
 // loadRecord fetches a thread's state and restores its session folder.
-func (r *Runner) loadRecord(ctx context.Context, thread int) (*Record, bool, error) {
+func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool, error) {
 	ref := stateRef(thread)
 	found, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, ref)
 	if err != nil {
@@ -162,7 +162,7 @@ func (r *Runner) loadRecord(ctx context.Context, thread int) (*Record, bool, err
 // saveRecord writes the record into the session folder, commits the folder
 // to the thread's state ref and pushes it with a lease, so two jobs can
 // never both believe they own the plan.
-func (r *Runner) saveRecord(ctx context.Context, rec *Record) error {
+func (r *stateStore) saveRecord(ctx context.Context, rec *Record) error {
 	rec.Updated = r.Now().UTC()
 	if rec.State == StateRunning {
 		rec.Heartbeat = rec.Updated
@@ -203,7 +203,7 @@ var errStateMoved = errors.New("another planex run changed this plan's state fir
 // pushBranch pushes the run branch (fast-forward only). When GitHub makes
 // the commits (commit-signing: api) nothing is pushed: the branch on
 // GitHub must already be the local one.
-func (r *Runner) pushBranch(ctx context.Context, rec *Record) error {
+func (r *stateStore) pushBranch(ctx context.Context, rec *Record) error {
 	if r.apiCommits() {
 		return r.checkBranchOnGitHub(ctx, rec)
 	}
@@ -212,7 +212,7 @@ func (r *Runner) pushBranch(ctx context.Context, rec *Record) error {
 
 // followUpRepo prepares a worktree at base for a follow-up session, so
 // exploration sees the pull request's code rather than the default branch.
-func (r *Runner) followUpRepo(ctx context.Context, sessionID, base string) (*gitrepo.Repo, error) {
+func (r *stateStore) followUpRepo(ctx context.Context, sessionID, base string) (*gitrepo.Repo, error) {
 	if err := r.Repo.EnsureCommit(ctx, r.Cfg.Remote, base); err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ type labelAPI interface {
 }
 
 // reply posts a comment in the thread.
-func (r *Runner) reply(ctx context.Context, th thread, body string) error {
+func (r *talker) reply(ctx context.Context, th thread, body string) error {
 	if th.Number == 0 {
 		fmt.Fprintln(r.Out, body)
 		return nil
@@ -48,7 +48,7 @@ func (r *Runner) reply(ctx context.Context, th thread, body string) error {
 }
 
 // react acknowledges the comment that spoke; failures only log.
-func (r *Runner) react(ctx context.Context, th thread, content string) {
+func (r *talker) react(ctx context.Context, th thread, content string) {
 	if th.Comment == nil || th.Comment.ID == 0 {
 		return
 	}
@@ -68,7 +68,7 @@ func (r *Runner) react(ctx context.Context, th thread, content string) {
 // labels the number has, so the others are removed without reading the
 // issue, and only labels it has (removing a missing one is a 404, which
 // the client would first retry as a possible replication delay).
-func (r *Runner) setLabel(ctx context.Context, number int, label string) {
+func (r *talker) setLabel(ctx context.Context, number int, label string) {
 	if number == 0 {
 		return
 	}
@@ -113,7 +113,7 @@ func staleStateLabels(have []string, keep string) []string {
 // record knows none (or it is gone), planex's newest status comment on
 // the thread is edited before a new one is posted: a run that died before
 // saving the comment's id must not leave a second one behind.
-func (r *Runner) updateStatus(ctx context.Context, rec *Record, tasks []plan.Task, note string) {
+func (r *talker) updateStatus(ctx context.Context, rec *Record, tasks []plan.Task, note string) {
 	view := render.StatusView{Session: rec.SessionID, PlanID: rec.PlanID, State: rec.State,
 		Tasks: tasks, Note: note, PRURL: rec.PRURL, RunURL: r.Cfg.RunURL}
 	// What the comment says, but for the time it says it: an edit that
@@ -152,7 +152,7 @@ func (r *Runner) updateStatus(ctx context.Context, rec *Record, tasks []plan.Tas
 }
 
 // noteStatus remembers what a status comment shows now.
-func (r *Runner) noteStatus(id int64, shown string) {
+func (r *talker) noteStatus(id int64, shown string) {
 	if r.shownStatus == nil {
 		r.shownStatus = map[int64]string{}
 	}
@@ -173,7 +173,7 @@ func progressNeedsStatus(tasks []plan.Task) bool {
 
 // findStatusComment returns the id of planex's newest status comment on
 // rec's thread other than the one on record, or 0.
-func (r *Runner) findStatusComment(ctx context.Context, rec *Record) int64 {
+func (r *talker) findStatusComment(ctx context.Context, rec *Record) int64 {
 	cs, err := r.GH.Thread.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
 		r.Log.Warn("looking for the status comment", "err", err)
@@ -203,7 +203,7 @@ func (e *reported) Unwrap() error { return e.err }
 // (none for an error told already), and an error that is nil for user
 // errors (the user was told; the job itself did its duty) and the cause
 // otherwise.
-func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) (Outputs, error) {
+func (r *talker) fail(ctx context.Context, th thread, rec *Record, err error) (Outputs, error) {
 	var rep *reported
 	if err == nil || errors.As(err, &rep) {
 		return Outputs{}, err
@@ -228,13 +228,13 @@ func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) (O
 	if rec != nil && rec.State == StateRunning {
 		rec.State = StateFailed
 		rec.Note = msg
-		tasks, unread := r.statusTasks(rec)
+		tasks, unread := r.store.statusTasks(rec)
 		r.updateStatus(ctx, rec, tasks, withNote(msg, unread))
 		r.setLabel(ctx, rec.Thread, LabelFailed)
 		if rec.PRNumber != 0 && rec.PRNumber != rec.Thread {
 			r.setLabel(ctx, rec.PRNumber, LabelFailed)
 		}
-		if serr := r.saveRecord(ctx, rec); serr != nil {
+		if serr := r.store.saveRecord(ctx, rec); serr != nil {
 			r.Log.Error("saving state after a failure", "err", serr)
 		}
 		o.SessionID, o.PlanID = rec.SessionID, rec.PlanID
@@ -255,7 +255,7 @@ func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) (O
 
 // failAfter is fail for a flow that had found o before err: the failure's
 // outputs are laid over o. A nil err leaves o as it is.
-func (r *Runner) failAfter(ctx context.Context, th thread, rec *Record, o Outputs, err error) (Outputs, error) {
+func (r *talker) failAfter(ctx context.Context, th thread, rec *Record, o Outputs, err error) (Outputs, error) {
 	if err == nil {
 		return o, nil
 	}
@@ -267,7 +267,7 @@ func (r *Runner) failAfter(ctx context.Context, th thread, rec *Record, o Output
 // is being cancelled), and whether it is a condition the people on the
 // thread act on (true: the job did its duty by telling them) rather than
 // a failure of the job.
-func (r *Runner) failureText(err error, cancelled bool) (string, bool) {
+func (r *talker) failureText(err error, cancelled bool) (string, bool) {
 	var ue *userError
 	var rl *gh.RateLimitError
 	var wp *gitrepo.WorkflowPushError
@@ -313,7 +313,7 @@ func refusedMarker(login string) string {
 // them; later refusals of the same person on the thread are only the
 // reaction already given, so nobody can make planex reply to every
 // comment they write.
-func (r *Runner) refuseOnce(ctx context.Context, th thread, login, reason string) (Outputs, error) {
+func (r *talker) refuseOnce(ctx context.Context, th thread, login, reason string) (Outputs, error) {
 	o := Outputs{Status: StatusRefused}
 	if th.Number != 0 {
 		told, err := r.toldBefore(ctx, th.Number, refusedMarker(login))
@@ -330,7 +330,7 @@ func (r *Runner) refuseOnce(ctx context.Context, th thread, login, reason string
 }
 
 // toldBefore says whether planex's own comments on a thread carry marker.
-func (r *Runner) toldBefore(ctx context.Context, number int, marker string) (bool, error) {
+func (r *talker) toldBefore(ctx context.Context, number int, marker string) (bool, error) {
 	cs, err := r.GH.Thread.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, number, time.Time{})
 	if err != nil {
 		return false, fmt.Errorf("reading the comments of #%d: %w", number, err)
