@@ -81,6 +81,9 @@ func (r *engines) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *
 				}
 				return
 			} else if err != nil {
+				// Logged, and not lost: the next save (the next task, the
+				// heartbeat) writes the same record again, and the run's end
+				// saves it or reports that it could not.
 				r.Log.Warn("saving state", "err", err)
 			}
 			if err := r.store.pushBranch(ctx, rec); err != nil {
@@ -324,11 +327,15 @@ func (r *planner) postPlan(ctx context.Context, th thread, rec *Record, pr planR
 	note := fmt.Sprintf("Waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID)
 	r.talk.updateStatus(ctx, rec, tasks, note)
 	r.talk.setLabel(ctx, th.Number, LabelPlanned)
+	// Saves the status comment's id. A state moved since is another run
+	// acting on the posted plan (an approval, a cancel): the plan is out,
+	// and that run owns what follows; an automatic approval below then
+	// loses the state and says so.
 	if err := r.store.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
 		return Outputs{}, err
 	}
 	o := planOutputs(rec, StatusPlanned)
-	o.Summary = planSummary(s, body, truncated)
+	o.Summary = r.planSummary(s, body, truncated)
 	fmt.Fprintf(r.Out, "posted plan %s on #%d\n", rec.PlanID, th.Number)
 	if pr.Yes || r.Cfg.AutoApprove {
 		next, err := r.autoApprove(ctx, th, rec, pr)
@@ -377,7 +384,11 @@ func (r *planner) findPlanComment(ctx context.Context, rec *Record) (int64, erro
 // planCommentBody is the plan comment of rec's plan, as planex posts it
 // (and whether the plan was too large for it).
 func (r *planner) planCommentBody(rec *Record, s *session.Session, tasks []plan.Task) (string, bool) {
-	explore, _ := r.store.shownExplore(s) // logged; the plan comment shows the tasks without it
+	// An unreadable exploration is logged (shownExplore) and the comment
+	// shows the tasks without it. Its note stays out of the comment: the
+	// comment's text is what an approval is checked against (bodyHash),
+	// and must come out the same when it is made again (repostPlan).
+	explore, _ := r.store.shownExplore(s)
 	body, truncated := render.PlanComment(render.PlanView{
 		Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type, Complexity: s.Meta.Complexity,
 		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
@@ -418,11 +429,13 @@ func (r *planner) freeSessionID(ctx context.Context, id string) (string, error) 
 	return cand, nil
 }
 
-func planSummary(s *session.Session, body string, truncated bool) string {
+// planSummary is the job summary of a posted plan: its comment, or its
+// whole report when the comment had to leave part of it out.
+func (r *planner) planSummary(s *session.Session, body string, truncated bool) string {
 	if !truncated {
 		return body
 	}
-	return "The plan was too large for one comment; here it is in full.\n\n" + readFile(s.File(session.ContextFile))
+	return "The plan was too large for one comment; here it is in full.\n\n" + r.store.reportText(s)
 }
 
 // estimate prices the rest of the run from what exploration cost so far.
@@ -662,6 +675,8 @@ func (r *executor) execute(ctx context.Context, th thread, rec *Record, a approv
 			r.stopRun(errTakenOver)
 			return nil, err
 		} else if err != nil {
+			// Logged; the first task's progress saves it again, and the
+			// run's end saves it or reports that it could not.
 			r.Log.Warn("saving state", "err", err)
 		}
 		return eng.Resume(ctx, rec.SessionID, rec.PlanHash)
@@ -748,7 +763,7 @@ func (r *executor) finish(ctx context.Context, th thread, rec *Record, out *engi
 		return Outputs{}, err
 	}
 	o := planOutputs(rec, recordStatus(rec.State))
-	o.PullRequestURL, o.Summary = rec.PRURL, readFile(s.File(session.ContextFile))
+	o.PullRequestURL, o.Summary = rec.PRURL, r.store.reportText(s)
 	if rec.State == StateFailed {
 		o.Failure = runFailure(rec.PlanID, out.Reason, tasks)
 	}
@@ -905,11 +920,13 @@ func (r *planner) revise(ctx context.Context, th thread, feedback string) (Outpu
 		return Outputs{}, err
 	}
 	r.talk.updateStatus(ctx, rec, tasks, fmt.Sprintf("Revised; waiting for approval: `%s approve %s`", r.Cfg.Trigger, rec.PlanID))
+	// Saves the status comment's id; a state moved since is another run
+	// acting on the revised plan, which is posted and recorded already.
 	if err := r.store.saveRecord(ctx, rec); err != nil && !errors.Is(err, errStateMoved) {
 		return Outputs{}, err
 	}
 	o := planOutputs(rec, StatusPlanned)
-	o.Summary = planSummary(s, body, truncated)
+	o.Summary = r.planSummary(s, body, truncated)
 	return o, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/session"
 	"github.com/planexhq/planex/internal/slash"
 )
 
@@ -44,7 +45,10 @@ func (r *planner) followUpPlan(ctx context.Context, ev *event.Event, th thread, 
 	if m == nil {
 		return Outputs{}, refusef("planex plans follow-ups only on pull requests it opened (branch `planex/<issue>-…`). To plan work, comment `%s <requirement>` on an issue.", r.Cfg.Trigger)
 	}
-	issue, _ := strconv.Atoi(m[1])
+	issue, err := strconv.Atoi(m[1])
+	if err != nil {
+		return Outputs{}, refusef("The branch `%s` of this pull request names no issue planex can read (%v).", head, err)
+	}
 	req = strings.TrimSpace(req)
 	if req == "" {
 		return Outputs{}, refusef("Say what to change: `%s <change>`.", r.Cfg.Trigger)
@@ -90,10 +94,12 @@ func (r *planner) followUpPlan(ctx context.Context, ev *event.Event, th thread, 
 		Cites: cites, ReplyTo: replyTo, CIFix: ci})
 }
 
-func readFile(p string) string {
-	b, err := os.ReadFile(p)
+// reportText is the text of s's report (context.md) for the job summary.
+// When it cannot be read, the log has why and the summary says so.
+func (r *stateStore) reportText(s *session.Session) string {
+	b, err := os.ReadFile(s.File(session.ContextFile))
 	if err != nil {
-		return ""
+		return r.unreadable("the report", s.Meta.ID, err)
 	}
 	return string(b)
 }

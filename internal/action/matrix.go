@@ -412,6 +412,9 @@ func (r *matrixFlow) readResult(ctx context.Context, rec *Record, m *MatrixWave,
 	_, body, _ := strings.Cut(strings.TrimSpace(msg), "\n\n")
 	var res taskResult
 	if err := json.Unmarshal([]byte(strings.TrimSpace(body)), &res); err != nil {
+		// Logged, and read as no result: the task job runs the task again,
+		// and the collector records the task failed, which the status
+		// comment and the run's failure output tell.
 		r.Log.Warn("unreadable task result", "ref", ref, "err", err)
 		return execute.Outcome{}, false, nil
 	}

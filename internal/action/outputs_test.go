@@ -345,3 +345,30 @@ func recvName(e ast.Expr) string {
 	}
 	return "?"
 }
+
+// TestScheduleSkipsUnreadableState: an issue whose state ref cannot be
+// read is not planned over, and not passed over in silence either: the
+// job summary names it and why.
+func TestScheduleSkipsUnreadableState(t *testing.T) {
+	w := newParallelWorld(t)
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	w.fake.LabelIssue(wRepo, n, "maintainer", "planex:auto")
+	empty := run(t, w.origin, "hash-object", "-t", "tree", "/dev/null")
+	commit := run(t, w.origin, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit-tree", empty, "-m", "not a planex state")
+	run(t, w.origin, "update-ref", stateRef(n), commit)
+
+	r, err := w.handle(&event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := r.Outputs
+	if o.Status != StatusIgnored || o.PlannedIssues != "0" || !strings.Contains(o.Notice, "skipped: 1") {
+		t.Errorf("outputs %+v", o)
+	}
+	if want := "#" + strconv.Itoa(n) + ": its planex state could not be read"; !strings.Contains(o.Summary, want) {
+		t.Errorf("summary:\n%s\nwant %q", o.Summary, want)
+	}
+	if len(w.fake.Comments(wRepo, n)) != 0 {
+		t.Errorf("the issue was written to: %v", w.fake.Comments(wRepo, n))
+	}
+}

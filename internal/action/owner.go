@@ -162,6 +162,9 @@ func (r *engines) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 				return
 			}
 			if err != nil {
+				// Logged; the next beat tries again. A plan whose beats
+				// all fail looks silent, and retry then says so on its
+				// thread before it takes the plan over.
 				r.Log.Warn("saving the heartbeat", "err", err)
 			}
 		}

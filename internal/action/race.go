@@ -27,6 +27,8 @@ import (
 func (r *talker) lostRace(ctx context.Context, th thread, what string) (Outputs, error) {
 	now, found, err := r.store.loadRecord(ctx, th.Number)
 	if err != nil {
+		// Logged; the reply then says what is sure (another run handled
+		// the plan) without the state this run could not read.
 		r.Log.Warn("reading the state another run saved", "err", err)
 	}
 	msg := fmt.Sprintf("Another planex run handled this thread's plan at the same time, so this %s did nothing.", what)

@@ -235,7 +235,10 @@ func (r *talker) fail(ctx context.Context, th thread, rec *Record, err error) (O
 			r.setLabel(ctx, rec.PRNumber, LabelFailed)
 		}
 		if serr := r.store.saveRecord(ctx, rec); serr != nil {
+			// The thread hears it too: its state may still say running.
 			r.Log.Error("saving state after a failure", "err", serr)
+			msg += " planex could not record the failure in the plan's state either (" + render.Text(abbrev.OneLine(serr.Error())) + "); " +
+				"if the plan still shows as running, `" + r.Cfg.Trigger + " retry` takes it over once this run has ended."
 		}
 		o.SessionID, o.PlanID = rec.SessionID, rec.PlanID
 	}
