@@ -133,16 +133,17 @@ type Runner struct {
 	// Outputs are the step outputs, written by step alone.
 	Outputs Outputs
 
-	env   *env // what this run's flows share, made on first use
-	parts *flowSet
+	parts *flowSet // the run's flows, made on first use
 }
 
-// flows is the run's flows, wired on first use to what the runner holds.
+// flows is the run's flows, wired on first use (LoadSettings or an entry
+// point) to what the runner holds then: the fields above but Cfg (which
+// the flows share with the runner) are set before that and not changed
+// after.
 func (r *Runner) flows() *flowSet {
 	r.defaults()
 	if r.parts == nil {
-		r.env = &env{Cfg: &r.Cfg, GH: r.GH, Repo: r.Repo, Engine: r.Engine, Out: r.Out, Log: r.Log, Now: r.Now, AgentErr: r.AgentErr}
-		r.parts = newFlowSet(r.env)
+		r.parts = newFlowSet(&env{Cfg: &r.Cfg, GH: r.GH, Repo: r.Repo, Engine: r.Engine, Out: r.Out, Log: r.Log, Now: r.Now, AgentErr: r.AgentErr})
 	}
 	return r.parts
 }

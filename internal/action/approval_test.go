@@ -10,6 +10,7 @@ import (
 )
 
 func TestJudgeApproval(t *testing.T) {
+	t.Parallel()
 	hash := strings.Repeat("ab", 32)
 	id := plan.ID(hash)
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)

@@ -90,7 +90,7 @@ func TestPlanApprovePullRequestWithinItsRESTBudget(t *testing.T) {
 // commands people type, each in a job of its own, and checks the answer
 // on the thread, the outputs and the state each leaves.
 func TestCommandsOnAPlannedThread(t *testing.T) {
-	w := newWorld(t)
+	w := newParallelWorld(t) // no task runs
 	w.agent.setPlan(wTask{ID: "T1", Title: "only", Scope: "a/**"})
 	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
 	planned, err := w.handle(w.comment(n, "maintainer", "/planex add a file"))

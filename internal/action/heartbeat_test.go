@@ -32,6 +32,7 @@ func git(t *testing.T, dir string, args ...string) string {
 // again, and when another run moves the state ref it cancels its run with
 // errTakenOver.
 func TestHeartbeatKeepsTheStateFreshAndStopsOnTakeover(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src := t.TempDir()
 	git(t, src, "init", "-q", "-b", "main")

@@ -80,6 +80,7 @@ func TestReviewFixFollowUp(t *testing.T) {
 }
 
 func TestGroupAnswers(t *testing.T) {
+	t.Parallel()
 	tasks := []plan.Task{
 		{ID: "T1", Title: "one", Status: plan.StatusCompleted, Commit: "0123456789abcdef"},
 		{ID: "T2", Title: "two", Status: plan.StatusFailed, Error: "broke"},

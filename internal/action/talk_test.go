@@ -75,6 +75,7 @@ func (m *memThread) AddReviewCommentReaction(context.Context, string, string, in
 // edited only when what it shows changes; progress after the last task
 // leaves the edit to the run's end.
 func TestStatusEditsAreCoalesced(t *testing.T) {
+	t.Parallel()
 	mem := &memThread{}
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	r := &Runner{GH: GitHub{Thread: mem}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -116,6 +117,7 @@ func TestStatusEditsAreCoalesced(t *testing.T) {
 }
 
 func TestStaleStateLabels(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		have []string
 		keep string
@@ -134,6 +136,7 @@ func TestStaleStateLabels(t *testing.T) {
 }
 
 func TestFailureText(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	r := &Runner{Cfg: Config{Trigger: "/planex", RunURL: "https://example.com/run/1"}, Now: func() time.Time { return now }}
 	cases := []struct {
@@ -162,6 +165,7 @@ func TestFailureText(t *testing.T) {
 }
 
 func TestSmallTextHelpers(t *testing.T) {
+	t.Parallel()
 	if got := slug("Add rate limiting to the public API!\nmore"); got != "add-rate-limiting-to-the-public-api" {
 		t.Errorf("slug = %q", got)
 	}
