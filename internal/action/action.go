@@ -60,7 +60,7 @@ type Config struct {
 	Review string
 	// Mode is ModeSingle (every wave in one job) or ModeMatrix (one job
 	// per task, see matrix.go).
-	Mode string
+	Mode Mode
 	// MatrixWorkflow is the workflow file dispatched for each wave in
 	// matrix mode (default planex-matrix.yml), on DispatchRef (default:
 	// the repository's default branch).
@@ -87,7 +87,7 @@ type Config struct {
 	// CIFixPlan (the default), CIFixAuto or CIFixOff; CIFixAttempts
 	// bounds the fix runs of one pull request (DefaultCIFixAttempts when
 	// zero). See cifix.go.
-	CIFix         string
+	CIFix         CIFixMode
 	CIFixAttempts int
 }
 

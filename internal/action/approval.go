@@ -26,19 +26,23 @@ import (
 // checkApproval reads them again before a plan is resumed, and the engine
 // checks that the session still holds exactly the plan with that sha256.
 
-// Ways a plan is approved (Record.ApprovedVia).
+// ApprovalVia is how a plan was approved (Record.ApprovedVia): a closed
+// set; a value planex does not know is no approval (judgeApproval).
+type ApprovalVia string
+
+// Ways a plan is approved.
 const (
-	viaComment     = "comment"      // `/planex approve <id>`
-	viaYes         = "yes"          // -y on the planning command
-	viaAutoApprove = "auto-approve" // the auto-approve setting
-	viaDispatch    = "dispatch"     // the auto-approve input of workflow_dispatch
-	viaCIFix       = "ci-fix"       // ci-fix: auto, for a failed CI run
+	viaComment     ApprovalVia = "comment"      // `/planex approve <id>`
+	viaYes         ApprovalVia = "yes"          // -y on the planning command
+	viaAutoApprove ApprovalVia = "auto-approve" // the auto-approve setting
+	viaDispatch    ApprovalVia = "dispatch"     // the auto-approve input of workflow_dispatch
+	viaCIFix       ApprovalVia = "ci-fix"       // ci-fix: auto, for a failed CI run
 )
 
 // approval says who approved a plan, how, and with which comment.
 type approval struct {
 	By      string
-	Via     string
+	Via     ApprovalVia
 	Comment *event.Comment // nil for auto-approve and dispatch
 	// seen are the thread's comments as the approving flow just read
 	// them (nil: execute reads them).
@@ -50,12 +54,12 @@ func (a approval) record(rec *Record) {
 	rec.ApprovedBy, rec.ApprovedVia = a.By, a.Via
 	rec.ApprovalCommentID, rec.ApprovalCommentKind = 0, ""
 	if a.Comment != nil {
-		rec.ApprovalCommentID, rec.ApprovalCommentKind = a.Comment.ID, string(a.Comment.Kind)
+		rec.ApprovalCommentID, rec.ApprovalCommentKind = a.Comment.ID, a.Comment.Kind
 	}
 }
 
 func (a approval) engine(trigger string) engine.Approver {
-	how := map[string]string{viaComment: trigger + " approve", viaYes: trigger + " -y", viaAutoApprove: "auto-approve setting",
+	how := map[ApprovalVia]string{viaComment: trigger + " approve", viaYes: trigger + " -y", viaAutoApprove: "auto-approve setting",
 		viaDispatch: "workflow_dispatch auto-approve", viaCIFix: "ci-fix: auto"}[a.Via]
 	return engine.Approver{By: a.By, How: how}
 }
@@ -216,7 +220,7 @@ func yesApproves(rec *Record, c, planComment *postedComment, thread []*postedCom
 // approvalComment finds the comment that approved rec's plan: an issue
 // comment, a review comment or a review body on the thread.
 func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments []*github.IssueComment) (*postedComment, error) {
-	switch event.CommentKind(rec.ApprovalCommentKind) {
+	switch rec.ApprovalCommentKind {
 	case event.KindIssueComment, "":
 		for _, c := range issueComments {
 			if c.GetID() == rec.ApprovalCommentID {

@@ -30,11 +30,15 @@ type ciAPI interface {
 	JobLog(ctx context.Context, owner, repo string, jobID int64, maxBytes int) (string, error)
 }
 
-// The ci-fix input: what a failed CI run on planex's pull request does.
+// CIFixMode is the ci-fix input: what a failed CI run on planex's pull
+// request does. A closed set.
+type CIFixMode string
+
+// The values of ci-fix.
 const (
-	CIFixPlan = "plan" // post a fix plan and wait for approval (the default)
-	CIFixAuto = "auto" // run the fix at once
-	CIFixOff  = "off"  // ignore failed runs; `/planex fix-ci` still works
+	CIFixPlan CIFixMode = "plan" // post a fix plan and wait for approval (the default)
+	CIFixAuto CIFixMode = "auto" // run the fix at once
+	CIFixOff  CIFixMode = "off"  // ignore failed runs; `/planex fix-ci` still works
 )
 
 // DefaultCIFixAttempts is how many CI-fix runs a pull request gets
@@ -81,7 +85,7 @@ type CIJob struct {
 }
 
 // ciFixMode is the configured ci-fix value.
-func (r *env) ciFixMode() string {
+func (r *env) ciFixMode() CIFixMode {
 	if r.Cfg.CIFix == "" {
 		return CIFixPlan
 	}

@@ -969,7 +969,7 @@ func (r *planner) cancel(ctx context.Context, th thread) (Outputs, error) {
 	if !found || rec.State != StatePlanned {
 		state := "no plan"
 		if found {
-			state = "plan `" + rec.PlanID + "` is " + rec.State
+			state = "plan `" + rec.PlanID + "` is " + string(rec.State)
 		}
 		return Outputs{}, refusef("Nothing to cancel: %s. (A running plan is stopped by cancelling its workflow run.)", state)
 	}

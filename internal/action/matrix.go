@@ -32,10 +32,13 @@ import (
 // recognises tasks already on it by their trailers, so racing or repeated
 // collects never commit a task twice.
 
+// Mode is how an approved plan runs (the mode input): a closed set.
+type Mode string
+
 // Modes of execution.
 const (
-	ModeSingle = "single"
-	ModeMatrix = "matrix"
+	ModeSingle Mode = "single" // every wave in one job
+	ModeMatrix Mode = "matrix" // one job per task (see above)
 )
 
 // MatrixWave is the wave a matrix run is working on.

@@ -67,7 +67,7 @@ func editedAndChangedBack(t *testing.T, noHash bool) {
 	}
 	// The plan as posted again runs on a fresh approval.
 	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+id))
-	if err != nil || r.Outputs.Status != StateDone {
+	if err != nil || r.Outputs.Status != StatusDone {
 		t.Fatalf("approval of the re-posted plan: %v %q\n%s", err, r.Outputs.Status, w.lastComment(n))
 	}
 }

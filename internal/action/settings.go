@@ -23,16 +23,16 @@ const SettingsPath = ".github/planex.yml"
 // Settings are the keys .github/planex.yml may set. They take precedence
 // over the workflow's inputs.
 type Settings struct {
-	TriggerPhrase *string  `yaml:"trigger-phrase"`
-	Concurrency   *int     `yaml:"concurrency"`
-	MaxCostUSD    *float64 `yaml:"max-cost-usd"`
-	Draft         *bool    `yaml:"draft"`
-	AutoApprove   *bool    `yaml:"auto-approve"`
-	BaseBranch    *string  `yaml:"base-branch"`
-	MaxIssues     *int     `yaml:"max-issues"`
-	Label         *string  `yaml:"label"`
-	CIFix         *string  `yaml:"ci-fix"`
-	CIFixAttempts *int     `yaml:"ci-fix-attempts"`
+	TriggerPhrase *string    `yaml:"trigger-phrase"`
+	Concurrency   *int       `yaml:"concurrency"`
+	MaxCostUSD    *float64   `yaml:"max-cost-usd"`
+	Draft         *bool      `yaml:"draft"`
+	AutoApprove   *bool      `yaml:"auto-approve"`
+	BaseBranch    *string    `yaml:"base-branch"`
+	MaxIssues     *int       `yaml:"max-issues"`
+	Label         *string    `yaml:"label"`
+	CIFix         *CIFixMode `yaml:"ci-fix"`
+	CIFixAttempts *int       `yaml:"ci-fix-attempts"`
 }
 
 // SettingsError is a mistake in .github/planex.yml, with the line it is
@@ -142,7 +142,9 @@ func (s Settings) Apply(c *Config) {
 	set(&c.Trigger, s.TriggerPhrase)
 	set(&c.BaseBranch, s.BaseBranch)
 	set(&c.Label, s.Label)
-	set(&c.CIFix, s.CIFix)
+	if s.CIFix != nil {
+		c.CIFix = *s.CIFix
+	}
 	if s.CIFixAttempts != nil {
 		c.CIFixAttempts = *s.CIFixAttempts
 	}

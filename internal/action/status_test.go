@@ -139,7 +139,7 @@ func literalStatuses(f *ast.File) []token.Pos {
 
 func TestRecordAndTaskStatus(t *testing.T) {
 	t.Parallel()
-	records := map[string]Status{StatePlanned: StatusPlanned, StateRunning: StatusRunning, StateDone: StatusDone,
+	records := map[State]Status{StatePlanned: StatusPlanned, StateRunning: StatusRunning, StateDone: StatusDone,
 		StateFailed: StatusFailed, StateCancelled: StatusCancelled, "": StatusFailed, "weird": StatusFailed}
 	for state, want := range records {
 		if got := recordStatus(state); got != want {

@@ -114,7 +114,7 @@ func staleStateLabels(have []string, keep string) []string {
 // the thread is edited before a new one is posted: a run that died before
 // saving the comment's id must not leave a second one behind.
 func (r *talker) updateStatus(ctx context.Context, rec *Record, tasks []plan.Task, note string) {
-	view := render.StatusView{Session: rec.SessionID, PlanID: rec.PlanID, State: rec.State,
+	view := render.StatusView{Session: rec.SessionID, PlanID: rec.PlanID, State: string(rec.State),
 		Tasks: tasks, Note: note, PRURL: rec.PRURL, RunURL: r.Cfg.RunURL}
 	// What the comment says, but for the time it says it: an edit that
 	// would change only that is not sent.
