@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render"
+	"github.com/planexhq/planex/internal/scope"
 	"github.com/planexhq/planex/internal/slash"
 )
 
@@ -327,4 +329,97 @@ func (r *gate) planUnchanged(ctx context.Context, rec *Record) (string, error) {
 		return "", fmt.Errorf("checking plan %s against its hash: %w", rec.PlanID, err)
 	}
 	return "", nil
+}
+
+// approvable says why rec's plan cannot run now ("" when it can): its
+// comment must still be planex's for exactly this plan, the base must not
+// have moved under its scopes, and the session must still be the plan.
+func (r *gate) approvable(ctx context.Context, th thread, rec *Record) (string, []*github.IssueComment, error) {
+	cs, err := r.GH.Approvals.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
+	if err != nil {
+		return "", nil, fmt.Errorf("reading the comments of #%d: %w", rec.Thread, err)
+	}
+	i := slices.IndexFunc(cs, func(c *github.IssueComment) bool { return c.GetID() == rec.PlanCommentID })
+	if i < 0 {
+		return fmt.Sprintf("The comment of plan `%s` was deleted, so nobody can read what would run. Re-plan with `%s revise <feedback>`, or start a new plan with `%s <requirement>`.",
+			rec.PlanID, r.Cfg.Trigger, r.Cfg.Trigger), nil, nil
+	}
+	c := cs[i]
+	m, ok := render.ParsePlanMarker(c.GetBody())
+	if !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || !event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+		return fmt.Sprintf("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger), nil, nil
+	}
+	// planex never edits its plan comment: one edited and changed back
+	// (its hash matches again) may still have been read as edited, and
+	// so may one whose hash a record of an older planex does not hold.
+	edited := c.GetUpdatedAt().After(c.GetCreatedAt().Time)
+	if edited || (rec.PlanBodyHash != "" && bodyHash(c.GetBody()) != rec.PlanBodyHash) {
+		reason, err := r.repostPlan(ctx, th, rec, c.GetBody())
+		return reason, nil, err
+	}
+	reason, err := r.baseMoved(ctx, rec)
+	if err == nil && reason == "" {
+		reason, err = r.planUnchanged(ctx, rec)
+	}
+	if err != nil || reason == "" {
+		return "", cs, err
+	}
+	return fmt.Sprintf("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, reason, r.Cfg.Trigger), nil, nil
+}
+
+// approvedBefore checks that rec's plan was approved, that the approval
+// holds on GitHub, and that the session is still that plan.
+func (r *gate) approvedBefore(ctx context.Context, rec *Record) error {
+	eng, err := r.engines.bareEngine(rec.repo)
+	if err != nil {
+		return err
+	}
+	return r.verifyRun(ctx, rec, eng)
+}
+
+// baseMoved says why a plan no longer fits its base, or "" when it does:
+// it does not fit when commits since the plan was made touched files in
+// the scope of one of its tasks.
+func (r *gate) baseMoved(ctx context.Context, rec *Record) (string, error) {
+	head, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.BaseBranch)
+	if err != nil {
+		return "", err
+	}
+	if rec.FollowUp {
+		// The pull request branch itself: our own commits are expected.
+		return "", nil
+	}
+	if head == "" {
+		return fmt.Sprintf("the base branch `%s` no longer exists", rec.BaseBranch), nil
+	}
+	if head == rec.Base {
+		return "", nil
+	}
+	if err := r.Repo.EnsureCommit(ctx, r.Cfg.Remote, head); err != nil {
+		return "", err
+	}
+	changed, err := r.Repo.ChangedPaths(ctx, rec.Base, head)
+	if err != nil {
+		return "", err
+	}
+	tasks, err := r.store.sessionTasks(rec)
+	if err != nil {
+		return "", err
+	}
+	var hits []string
+	for _, p := range changed {
+		for _, t := range tasks {
+			if scope.Match(t.Scope, p) {
+				hits = append(hits, fmt.Sprintf("`%s` (%s)", p, t.ID))
+				break
+			}
+		}
+	}
+	if len(hits) == 0 {
+		return "", nil
+	}
+	if len(hits) > 10 {
+		hits = append(hits[:10], fmt.Sprintf("and %d more", len(hits)-10))
+	}
+	return fmt.Sprintf("`%s` moved since the plan was made and changed files in its tasks' scopes: %s", rec.BaseBranch, strings.Join(hits, ", ")), nil
 }

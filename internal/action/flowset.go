@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -14,16 +15,16 @@ import (
 
 // The Action is split by concern into small parts that share one env:
 //
-//	intake     action.go   an event to a flow: comments, labels, dispatches, schedules
-//	plans      flows.go    plan, revise, cancel, status, follow-ups
-//	runs       flows.go    approve, retry, running a plan in this job, publishing it, finalize
-//	matrix     matrix.go   matrix mode: prepare a wave, run a task, collect a wave
-//	ci         cifix.go    fixing failed CI on planex's pull requests
-//	reviews    review.go   reviews of pull requests, /planex fix, answers to review threads
-//	gate       approval.go whether an approval holds, on GitHub and in the session
-//	engines    flows.go    engines for a flow, the run's owner and heartbeat
-//	store      state.go    the thread's record (state ref) and session reads
-//	talk       talk.go     replies, reactions, labels, the status comment, failures
+//	intake   action.go               an event to a flow: comments, labels, dispatches, schedules
+//	plans    plan.go, followup.go    plan, revise, cancel, status, follow-ups
+//	runs     run.go                  approve, retry, running a plan in this job, publishing it, finalize
+//	matrix   matrix.go               matrix mode: prepare a wave, run a task, collect a wave
+//	ci       cifix.go                fixing failed CI on planex's pull requests
+//	reviews  review.go               reviews of pull requests, /planex fix, answers to review threads
+//	gate     approval.go, race.go    whether an approval holds, on GitHub and in the session
+//	engines  engines.go, owner.go    engines for a flow, the run's owner and heartbeat
+//	store    state.go, stateread.go  the thread's record (state ref) and session reads
+//	talk     talk.go, race.go        replies, reactions, labels, the status comment, failures
 //
 // Each part names the parts it uses as fields, so a reader sees what a
 // flow depends on. Flows return the outputs they determined (outputs.go);
@@ -154,4 +155,25 @@ func newFlowSet(e *env) *flowSet {
 	f.runs.matrix, f.plans.runs = f.matrix, f.runs
 	f.intake = &intake{env: e, ci: f.ci, plans: f.plans, reviews: f.reviews, runs: f.runs, store: f.store, talk: f.talk}
 	return f
+}
+
+// requestKey names the event a thread's request came from: its comment,
+// or the workflow run (a label, a dispatch, a schedule; a re-run keeps
+// the run's id).
+func (r *env) requestKey(th thread) string {
+	if c := th.Comment; c != nil && c.ID != 0 {
+		return fmt.Sprintf("%s:%d", c.Kind, c.ID)
+	}
+	if r.Cfg.RunID != "" {
+		return "run:" + r.Cfg.RunID
+	}
+	return ""
+}
+
+// phase tells the engine's phase hook (log groups in the Action) that
+// planex's own work on GitHub begins.
+func (r *env) phase(name string) {
+	if r.Engine.Phase != nil {
+		r.Engine.Phase(name)
+	}
 }

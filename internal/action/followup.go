@@ -103,3 +103,15 @@ func (r *stateStore) reportText(s *session.Session) string {
 	}
 	return string(b)
 }
+
+var followUpSeqRe = regexp.MustCompile(`-f(\d+)$`)
+
+// nextFollowUpID names the next follow-up session of a run branch.
+func nextFollowUpID(branchID string, previous string) string {
+	n := 1
+	if m := followUpSeqRe.FindStringSubmatch(previous); m != nil {
+		k, _ := strconv.Atoi(m[1])
+		n = k + 1
+	}
+	return fmt.Sprintf("%s-f%d", followUpSeqRe.ReplaceAllString(branchID, ""), n)
+}

@@ -20,18 +20,6 @@ import (
 	"github.com/planexhq/planex/internal/plural"
 )
 
-// Matrix mode runs each task of a wave as its own job on its own runner:
-//
-//	approve/retry  → records the plan as running and dispatches the matrix workflow
-//	--prepare      → picks the next wave, records it (base, tasks, attempt), emits the matrix
-//	--task Tn      → runs Tn at the wave's base, pushes refs/planex/tasks/<session>/Tn
-//	--collect      → commits the results onto the run branch in plan order, records dead
-//	                 jobs as failed, then dispatches the next wave or opens the pull request
-//
-// The run branch is only ever moved by collect, with a lease, and collect
-// recognises tasks already on it by their trailers, so racing or repeated
-// collects never commit a task twice.
-
 // Mode is how an approved plan runs (the mode input): a closed set.
 type Mode string
 
@@ -86,19 +74,6 @@ func threadOf(ev *event.Event) int {
 		return ev.Number
 	}
 	return ev.Inputs.Issue
-}
-
-// bareEngine is an engine for steps that run no agent (prepare, collect).
-func (r *engines) bareEngine(repo *gitrepo.Repo) (*engine.Engine, error) {
-	o := r.Engine
-	o.Out, o.Log, o.Progress = r.Out, r.Log, nil
-	o.AutoAngles = true
-	o.Concurrency = r.Cfg.Concurrency
-	if r.Cfg.MaxCostUSD > 0 {
-		o.Budget.MaxCostUSD = r.Cfg.MaxCostUSD
-	}
-	r.addReviewer(&o, repo)
-	return engine.New(repo, o)
 }
 
 // workflowAPI is what matrix mode and owner checks need from Actions:

@@ -59,3 +59,15 @@ func withNote(note string, extra ...string) string {
 	}
 	return note
 }
+
+func (r *stateStore) session(rec *Record) (*session.Session, error) {
+	return session.Open(session.StoreFor(rec.repo.Root, rec.repo.CommonDir), rec.SessionID)
+}
+
+func (r *stateStore) sessionTasks(rec *Record) ([]plan.Task, error) {
+	s, err := r.session(rec)
+	if err != nil {
+		return nil, err
+	}
+	return s.ReadTasks()
+}
