@@ -140,10 +140,14 @@ func (r *reviewer) postRunReview(ctx context.Context, rec *Record, s *session.Se
 		return
 	}
 	res, err := review.Load(s.File(session.ReviewFile))
-	if err != nil || res == nil {
-		if err != nil {
-			r.Log.Warn("reading the run's review", "err", err)
-		}
+	if err != nil {
+		// The pull request stands without its review; the job's log says
+		// why, as it does when posting the review fails.
+		r.Log.Warn("reading the run's review", "err", err)
+		fmt.Fprintf(r.Out, "review: could not read the run's review: %v\n", err)
+		return
+	}
+	if res == nil {
 		return
 	}
 	head, err := rec.repo.ResolveBranch(ctx, rec.Branch)
