@@ -114,6 +114,21 @@ func TestFlowOutputs(t *testing.T) {
 			}
 			return f.runs.approve(ctx, thread{Number: n}, "0123456789", "maintainer", 0)
 		}, want: Outputs{SessionID: anyValue, PlanID: anyValue, Status: StatusRefused}, said: "There is no plan `0123456789` here"},
+		{name: "approve in matrix mode", cfg: matrixMode("7"), flow: func(w *world, f *flowSet, n int) (Outputs, error) {
+			if _, err := f.intake.handle(ctx, w.comment(n, "maintainer", "/planex add a file")); err != nil {
+				return Outputs{}, err
+			}
+			return f.intake.handle(ctx, w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+		}, want: Outputs{SessionID: anyValue, PlanID: anyValue, Status: StatusRunning}},
+		{name: "prepare a wave", cfg: matrixMode("7"), flow: func(w *world, f *flowSet, n int) (Outputs, error) {
+			if _, err := f.intake.handle(ctx, w.comment(n, "maintainer", "/planex add a file")); err != nil {
+				return Outputs{}, err
+			}
+			if _, err := f.intake.handle(ctx, w.comment(n, "maintainer", "/planex approve "+w.planID(n))); err != nil {
+				return Outputs{}, err
+			}
+			return f.matrix.prepare(ctx, &event.Event{Number: n})
+		}, want: Outputs{SessionID: anyValue, PlanID: anyValue, Status: StatusRunning, Matrix: `{"include":[{"task":"T1"}]}`, MaxParallel: "1", HasTasks: "true"}},
 		{name: "dispatch with auto-approve by someone who may not approve", flow: func(w *world, f *flowSet, n int) (Outputs, error) {
 			return f.intake.handle(ctx, &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName,
 				Sender: event.User{Login: "reader", Type: "User"}, Inputs: event.Inputs{Requirement: "add a file", AutoApprove: true}})
