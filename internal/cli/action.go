@@ -349,7 +349,7 @@ func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, 
 	if cfg.AutoApprove, err = in.boolean("auto-approve", false); err != nil {
 		return cfg, inputError(err)
 	}
-	switch cfg.Mode = in.get("mode"); cfg.Mode {
+	switch cfg.Mode = action.Mode(in.get("mode")); cfg.Mode {
 	case "", action.ModeSingle:
 		cfg.Mode = action.ModeSingle
 	case action.ModeMatrix:
@@ -376,8 +376,8 @@ func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, 
 }
 
 // ciFixInputs reads ci-fix and ci-fix-attempts.
-func ciFixInputs(in actionInputs) (string, int, error) {
-	mode := in.get("ci-fix")
+func ciFixInputs(in actionInputs) (action.CIFixMode, int, error) {
+	mode := action.CIFixMode(in.get("ci-fix"))
 	switch mode {
 	case "":
 		mode = action.CIFixPlan
