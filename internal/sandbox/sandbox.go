@@ -82,6 +82,11 @@ var defaultMasks = []string{
 	"/var/run/docker.sock", "/run/docker.sock",
 	"/run/containerd/containerd.sock", "/run/podman/podman.sock",
 	"/run/user", "/var/run/dbus/system_bus_socket", "/run/dbus/system_bus_socket",
+	// Files, not sockets: a Kubernetes pod's service account token
+	// (kubernetes.io/serviceaccount/token, readable by every uid: an
+	// Actions Runner Controller runner's account may create pods) and
+	// Docker's and Compose's secrets.
+	"/run/secrets", "/var/run/secrets",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.
