@@ -38,20 +38,60 @@ func BasicCredential(token string) string {
 }
 
 // DropPersistedCredentials removes http.*.extraheader settings that
-// actions/checkout may have left in the repository's config, so that no
-// agent can read the token from .git/config. It returns what it removed.
+// actions/checkout may have left for later steps, so that no agent can
+// read the token: from .git/config (checkout v4 and earlier) and from
+// every file .git/config includes by an absolute path (checkout v6
+// writes the header to $RUNNER_TEMP/git-credentials-<uuid>.config and
+// includes it with includeIf.gitdir, for the repository and for its
+// worktrees, planex's among them). It returns what it removed, a key of
+// an included file as FILE:KEY.
 func (r *Repo) DropPersistedCredentials(ctx context.Context) ([]string, error) {
-	out, err := r.Git(ctx, "", "config", "--local", "--name-only", "--get-regexp", `^http\..*extraheader$`)
+	removed, err := r.dropExtraHeaders(ctx, "--local", "", ".git/config")
+	if err != nil {
+		return removed, err
+	}
+	// --local reads .git/config alone, includes unfollowed: the include
+	// entries themselves are what it lists.
+	// -z: a gitdir pattern in a key may hold spaces.
+	out, err := r.Git(ctx, "", "config", "--local", "-z", "--get-regexp", `^include(if\..*)?\.path$`)
+	if err != nil {
+		return removed, nil // no include at all
+	}
+	seen := map[string]bool{}
+	for _, entry := range strings.Split(out, "\x00") {
+		_, file, ok := strings.Cut(entry, "\n")
+		if !ok || !filepath.IsAbs(file) || seen[file] {
+			continue // relative and ~ paths are not what checkout writes
+		}
+		seen[file] = true
+		fi, err := os.Lstat(file)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // gone already, or not a file planex edits
+		}
+		more, err := r.dropExtraHeaders(ctx, "--file="+file, file+":", file)
+		removed = append(removed, more...)
+		if err != nil {
+			return removed, err
+		}
+	}
+	return removed, nil
+}
+
+// dropExtraHeaders unsets every http.*.extraheader key of one config
+// file (where names it: --local or --file=PATH), returning the keys
+// removed, each with prefix.
+func (r *Repo) dropExtraHeaders(ctx context.Context, where, prefix, shown string) ([]string, error) {
+	out, err := r.Git(ctx, "", "config", where, "--name-only", "--get-regexp", `^http\..*extraheader$`)
 	if err != nil {
 		// Exit status 1 means "no such key".
 		return nil, nil
 	}
 	var removed []string
 	for _, key := range strings.Fields(out) {
-		if _, err := r.Git(ctx, "", "config", "--local", "--unset-all", key); err != nil {
-			return removed, fmt.Errorf("removing %s from .git/config: %w", key, err)
+		if _, err := r.Git(ctx, "", "config", where, "--unset-all", key); err != nil {
+			return removed, fmt.Errorf("removing %s from %s: %w", key, shown, err)
 		}
-		removed = append(removed, key)
+		removed = append(removed, prefix+key)
 	}
 	return removed, nil
 }
