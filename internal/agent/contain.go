@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/planexhq/planex/internal/sandbox"
@@ -84,7 +85,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
-		Hide:     homes(base),
+		Hide:     append(homes(base), runnerTemp(base)...),
 		Limits:   c.Limits,
 	}
 	p.Mask = append(p.Mask, c.Conceal...)
@@ -117,6 +118,20 @@ func homes(env []string) []string {
 		out = append(out, h)
 	}
 	return out
+}
+
+// runnerTemp is the Actions runner's temporary folder, hidden like a
+// home: what earlier steps of the job left there is theirs and the
+// runner's, not the agent's. actions/checkout v6 keeps the job's token
+// there (git-credentials-<uuid>.config) and its ssh key, and the runner
+// its command files and the event; on a self-hosted runner it often lies
+// outside every home. planex's task worktrees, below it, are bound
+// again (writable) over the cover.
+func runnerTemp(env []string) []string {
+	if t := lookup(env, "RUNNER_TEMP"); t != "" && t != "/" && filepath.IsAbs(t) {
+		return []string{t}
+	}
+	return nil
 }
 
 // privateHome points HOME and the XDG folders at a fresh directory the

@@ -67,6 +67,10 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 	if h, err := os.UserHomeDir(); err == nil {
 		homes = append(homes, h)
 	}
+	// The runner's temporary folder is hidden like a home.
+	if t := getenv("RUNNER_TEMP"); t != "" {
+		homes = append(homes, t)
+	}
 	prog, under := hiddenProgram(command, readable, homes, exec.LookPath)
 	if prog == "" {
 		return nil

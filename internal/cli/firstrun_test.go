@@ -67,9 +67,15 @@ func TestHiddenAgentCommandIsRefusedOnce(t *testing.T) {
 	}
 	home := t.TempDir()
 	homeAgent := filepath.Join(home, "bin", "agent")
+	// A self-hosted runner's temporary folder, outside every home: the
+	// sandbox hides it too (it holds checkout's token).
+	const runnerTemp = "/srv/actions-runner/_work/_temp"
 	env := func(k string) string {
-		if k == "HOME" {
+		switch k {
+		case "HOME":
 			return home
+		case "RUNNER_TEMP":
+			return runnerTemp
 		}
 		return ""
 	}
@@ -83,6 +89,7 @@ func TestHiddenAgentCommandIsRefusedOnce(t *testing.T) {
 		{"quoted script under /tmp", "'" + script + "'", nil, script},
 		{"script under the home", homeAgent, nil, homeAgent},
 		{"script under ~", "~/bin/agent", nil, homeAgent},
+		{"script under RUNNER_TEMP", runnerTemp + "/agent.sh", nil, runnerTemp + "/agent.sh"},
 		{"made readable", script, []string{scripts}, ""},
 		{"a program on the system", "sh -c true", nil, ""},
 		{"a script in the task's worktree", "./agent.sh", nil, ""},

@@ -46,7 +46,7 @@ func BasicCredential(token string) string {
 // worktrees, planex's among them). It returns what it removed, a key of
 // an included file as FILE:KEY.
 func (r *Repo) DropPersistedCredentials(ctx context.Context) ([]string, error) {
-	removed, err := r.dropExtraHeaders(ctx, "--local", "", ".git/config")
+	removed, err := dropExtraHeaders(ctx, r, "--local", "", ".git/config")
 	if err != nil {
 		return removed, err
 	}
@@ -68,7 +68,7 @@ func (r *Repo) DropPersistedCredentials(ctx context.Context) ([]string, error) {
 		if err != nil || !fi.Mode().IsRegular() {
 			continue // gone already, or not a file planex edits
 		}
-		more, err := r.dropExtraHeaders(ctx, "--file="+file, file+":", file)
+		more, err := dropExtraHeaders(ctx, r, "--file="+file, file+":", file)
 		removed = append(removed, more...)
 		if err != nil {
 			return removed, err
@@ -80,7 +80,7 @@ func (r *Repo) DropPersistedCredentials(ctx context.Context) ([]string, error) {
 // dropExtraHeaders unsets every http.*.extraheader key of one config
 // file (where names it: --local or --file=PATH), returning the keys
 // removed, each with prefix.
-func (r *Repo) dropExtraHeaders(ctx context.Context, where, prefix, shown string) ([]string, error) {
+func dropExtraHeaders(ctx context.Context, r *Repo, where, prefix, shown string) ([]string, error) {
 	out, err := r.Git(ctx, "", "config", where, "--name-only", "--get-regexp", `^http\..*extraheader$`)
 	if err != nil {
 		// Exit status 1 means "no such key".
