@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/planexhq/planex/internal/sandbox"
@@ -36,6 +37,10 @@ type Containment struct {
 	// Conceal lists directories contained processes may neither read nor
 	// write, even below Read (the repository's session store and its key).
 	Conceal []string
+	// Overlay lists files contained processes are shown, read-only, in
+	// place of the real ones (the repository's git config without the
+	// credentials CI systems leave there).
+	Overlay []FileOverlay
 
 	// Network is what contained processes may reach; the zero value
 	// gives each a network of its own (network.go).
@@ -89,22 +94,60 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		Limits:   c.Limits,
 	}
 	p.Mask = append(p.Mask, c.Conceal...)
+	overlays, dropOverlays, err := writeOverlays(c.Overlay)
+	if err != nil {
+		os.RemoveAll(home)
+		return func() {}, err
+	}
+	p.Overlay = overlays
 	if sock := lookup(base, "SSH_AUTH_SOCK"); sock != "" {
 		p.Mask = append(p.Mask, sock)
 	}
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
 	if err != nil {
+		dropOverlays()
 		os.RemoveAll(home)
 		return func() {}, err
 	}
 	done, err := c.Sandbox.Wrap(cmd, p)
 	if err != nil {
 		stopNet()
+		dropOverlays()
 		os.RemoveAll(home)
 		return func() {}, fmt.Errorf("containing the agent: %w", err)
 	}
-	return func() { done(); stopNet(); os.RemoveAll(home) }, nil
+	return func() { done(); stopNet(); dropOverlays(); os.RemoveAll(home) }, nil
+}
+
+// FileOverlay is a file contained processes see at Path instead of the
+// real one: Content, read-only.
+type FileOverlay struct {
+	Path    string
+	Content []byte
+}
+
+// writeOverlays writes each overlay's content to a file of a fresh
+// folder, for the sandbox to show; drop removes the folder.
+func writeOverlays(overlays []FileOverlay) (out []sandbox.Overlay, drop func(), err error) {
+	if len(overlays) == 0 {
+		return nil, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "planex-overlay-")
+	if err != nil {
+		return nil, func() {}, fmt.Errorf("creating the folder of the agent's overlays: %w", err)
+	}
+	drop = func() { os.RemoveAll(dir) }
+	for i, o := range overlays {
+		src := filepath.Join(dir, strconv.Itoa(i))
+		// Readable by the program's uid, which is not planex's as root.
+		if err := os.WriteFile(src, o.Content, 0o644); err != nil {
+			drop()
+			return nil, func() {}, fmt.Errorf("writing the overlay of %s: %w", o.Path, err)
+		}
+		out = append(out, sandbox.Overlay{Path: o.Path, Source: src})
+	}
+	return out, drop, nil
 }
 
 // homes are the real home directories to hide: planex's own and the one

@@ -62,3 +62,52 @@ func TestRedTeamRunnerTempHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamGitConfigCredentials: the repository's own .git/config,
+// which a contained agent may read (it is the repository's git
+// directory), is where CI systems and tools leave credentials: GitLab CI
+// clones with https://gitlab-ci-token:TOKEN@…, Azure Pipelines and
+// actions/checkout (up to v4) persist an http extraheader, a developer's
+// remote may carry a token, sendemail keeps a password. The agent reads
+// the file and asks git in its worktree: it finds none of them, and its
+// git still reads the repository (HEAD, the remotes without their
+// credentials).
+func TestRedTeamGitConfigCredentials(t *testing.T) {
+	creds := map[string]string{
+		"remote.upstream.url":                                       "https://gitlab-ci-token:glcbt-redteam-job-token@gitlab.example/g/app.git",
+		"http.https://gitlab.example/.extraheader":                  "AUTHORIZATION: basic cmVkdGVhbS1henVyZS1oZWFkZXI=",
+		"url.https://x:ghp_redteam_insteadof@github.com/.insteadOf": "https://github.com/",
+		"sendemail.smtpPass":                                        "redteam-smtp-password",
+	}
+	secrets := []string{"glcbt-redteam-job-token", "cmVkdGVhbS1henVyZS1oZWFkZXI", "ghp_redteam_insteadof", "redteam-smtp-password"}
+	var base string
+	r := runRedTeam(t, "git-config-creds.sh", "on", func(cmd *exec.Cmd) {
+		for k, v := range creds {
+			if out, err := exec.Command("git", "-C", cmd.Dir, "config", "--local", k, v).CombinedOutput(); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+		}
+		out, err := exec.Command("git", "-C", cmd.Dir, "rev-parse", "HEAD").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		base = strings.TrimSpace(string(out))
+	})
+	r.noSecretAnywhere(t)
+	r.mustHaveRun(t, "a/t1.txt")
+	loot := r.show(t, "a/loot.txt")
+	if !strings.Contains(loot, "common: ") || !strings.Contains(loot, "head: "+base) ||
+		!strings.Contains(loot, "upstream\thttps://gitlab.example/g/app.git (fetch)") {
+		t.Errorf("the agent's git no longer reads the repository:\n%s", loot)
+	}
+	for _, s := range secrets {
+		if strings.Contains(loot, s) {
+			t.Errorf("the agent read %q from the repository's config:\n%s", s, loot)
+		}
+	}
+	// planex's own view of the config is untouched.
+	cfg, err := os.ReadFile(filepath.Join(r.f.repo, ".git", "config"))
+	if err != nil || !strings.Contains(string(cfg), "glcbt-redteam-job-token") {
+		t.Errorf("the repository's own config changed: %v\n%s", err, cfg)
+	}
+}

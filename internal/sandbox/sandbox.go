@@ -65,6 +65,10 @@ type Policy struct {
 	// Mask lists files replaced by an empty one (sockets that lead out of
 	// the sandbox, such as the Docker daemon's or an ssh agent's).
 	Mask []string
+	// Overlay lists files shown, read-only, in place of others: a file
+	// planex wrote over one the process may read only in part (the
+	// repository's git config without its credentials).
+	Overlay []Overlay
 	// Limits bound what the step may use (limits.go); zero fields take
 	// the defaults.
 	Limits Limits
@@ -74,6 +78,13 @@ type Policy struct {
 	// Forward lists the ports inside a contained network that lead to
 	// sockets of planex outside (its egress proxy, its model gateway).
 	Forward []Forward
+}
+
+// Overlay shows the file Source at Path, read-only. A Path that does not
+// exist, or is not a regular file, is left as it is.
+type Overlay struct {
+	Path   string `json:"path"`
+	Source string `json:"source"`
 }
 
 // DefaultMasks are sockets whose owner would act for a contained
