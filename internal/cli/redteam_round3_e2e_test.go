@@ -68,8 +68,9 @@ func TestRedTeamRunnerTempHidden(t *testing.T) {
 // directory), is where CI systems and tools leave credentials: GitLab CI
 // clones with https://gitlab-ci-token:TOKEN@…, Azure Pipelines and
 // actions/checkout (up to v4) persist an http extraheader, a developer's
-// remote may carry a token, sendemail keeps a password. The agent reads
-// the file and asks git in its worktree: it finds none of them, and its
+// remote may carry a token, sendemail keeps a password; a submodule's
+// config (.git/modules/<name>/config) holds its own. The agent reads
+// them and asks git in its worktree: it finds none of them, and its
 // git still reads the repository (HEAD, the remotes without their
 // credentials).
 func TestRedTeamGitConfigCredentials(t *testing.T) {
@@ -79,13 +80,24 @@ func TestRedTeamGitConfigCredentials(t *testing.T) {
 		"url.https://x:ghp_redteam_insteadof@github.com/.insteadOf": "https://github.com/",
 		"sendemail.smtpPass":                                        "redteam-smtp-password",
 	}
-	secrets := []string{"glcbt-redteam-job-token", "cmVkdGVhbS1henVyZS1oZWFkZXI", "ghp_redteam_insteadof", "redteam-smtp-password"}
+	secrets := []string{"glcbt-redteam-job-token", "cmVkdGVhbS1henVyZS1oZWFkZXI", "ghp_redteam_insteadof", "redteam-smtp-password", "glcbt-redteam-submodule-token"}
 	var base string
 	r := runRedTeam(t, "git-config-creds.sh", "on", func(cmd *exec.Cmd) {
 		for k, v := range creds {
 			if out, err := exec.Command("git", "-C", cmd.Dir, "config", "--local", k, v).CombinedOutput(); err != nil {
 				t.Fatalf("%v: %s", err, out)
 			}
+		}
+		// A submodule's git directory, cloned with the job's token.
+		mod := filepath.Join(cmd.Dir, ".git", "modules", "vendored")
+		if err := os.MkdirAll(mod, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mod, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mod, "config"), []byte("[remote \"origin\"]\n\turl = https://gitlab-ci-token:glcbt-redteam-submodule-token@gitlab.example/g/lib.git\n"), 0o644); err != nil {
+			t.Fatal(err)
 		}
 		out, err := exec.Command("git", "-C", cmd.Dir, "rev-parse", "HEAD").Output()
 		if err != nil {
@@ -97,6 +109,7 @@ func TestRedTeamGitConfigCredentials(t *testing.T) {
 	r.mustHaveRun(t, "a/t1.txt")
 	loot := r.show(t, "a/loot.txt")
 	if !strings.Contains(loot, "common: ") || !strings.Contains(loot, "head: "+base) ||
+		!strings.Contains(loot, "https://gitlab.example/g/lib.git") ||
 		!strings.Contains(loot, "upstream\thttps://gitlab.example/g/app.git (fetch)") {
 		t.Errorf("the agent's git no longer reads the repository:\n%s", loot)
 	}

@@ -27,6 +27,67 @@ var agentConfigSections = map[string]bool{
 	"commit": true, "tag": true, "i18n": true, "rebase": true, "worktree": true,
 }
 
+// Bounds of ConfigFiles' walk.
+const (
+	maxModuleDepth  = 8
+	maxConfigFiles  = 256
+	maxModulesEntry = 4096
+)
+
+// ConfigFiles lists the repository's own config file, when it exists,
+// and the config files of its submodules' git directories
+// (modules/<name>/config, nested submodules' modules/…/modules/…/config
+// too), found by a walk that follows no link and stops at
+// maxModuleDepth levels, maxConfigFiles files or maxModulesEntry
+// entries read.
+func ConfigFiles(r *Repo) []string {
+	var files []string
+	own := filepath.Join(r.CommonDir, "config")
+	if fi, err := os.Lstat(own); err == nil && fi.Mode().IsRegular() {
+		files = append(files, own)
+	}
+	budget := maxModulesEntry
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		if depth > maxModuleDepth || len(files) >= maxConfigFiles || budget <= 0 {
+			return
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		budget -= len(entries)
+		for _, e := range entries {
+			if !e.IsDir() || len(files) >= maxConfigFiles {
+				continue // e.IsDir is false for a link, which is not followed
+			}
+			sub := filepath.Join(dir, e.Name())
+			if isGitDir(sub) {
+				// A submodule's git directory: its own submodules are
+				// in its modules folder, nothing else of it is a config.
+				files = append(files, filepath.Join(sub, "config"))
+				walk(filepath.Join(sub, "modules"), depth+1)
+				continue
+			}
+			// A submodule named a/b lives at modules/a/b.
+			walk(sub, depth+1)
+		}
+	}
+	walk(filepath.Join(r.CommonDir, "modules"), 1)
+	return files
+}
+
+// isGitDir reports whether dir holds a git directory's HEAD and a
+// regular config file.
+func isGitDir(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, "config"))
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	_, err = os.Lstat(filepath.Join(dir, "HEAD"))
+	return err == nil
+}
+
 // AgentConfig returns the repository's config file (never what it
 // includes) as a contained agent may read it: only the sections in
 // agentConfigSections, and no user name or password in any URL (a remote
@@ -34,7 +95,12 @@ var agentConfigSections = map[string]bool{
 // The sandbox shows it in place of the real one.
 // A repository without a config file gives nil.
 func AgentConfig(ctx context.Context, r *Repo) ([]byte, error) {
-	file := filepath.Join(r.CommonDir, "config")
+	return AgentConfigOf(ctx, r, filepath.Join(r.CommonDir, "config"))
+}
+
+// AgentConfigOf is AgentConfig for one config file of the repository (a
+// submodule's: see ConfigFiles).
+func AgentConfigOf(ctx context.Context, r *Repo, file string) ([]byte, error) {
 	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -165,6 +165,45 @@ func TestDropPersistedCredentialsIncluded(t *testing.T) {
 	}
 }
 
+// TestDropPersistedCredentialsSubmodules: actions/checkout v4 with
+// submodules: true writes the header into every submodule's config
+// (.git/modules/<name>/config), which an agent reads like the rest of
+// the git directory; nested submodules' configs too. All are cleaned.
+func TestDropPersistedCredentialsSubmodules(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	sub := newRepo(t)
+	mustGit(t, r.Root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.Root, "libs/core")
+	mustGit(t, r.Root, "commit", "-qm", "add a submodule")
+	const header = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46c3VibW9kdWxl"
+	configs := []string{
+		filepath.Join(r.CommonDir, "modules", "libs", "core", "config"),
+		// A nested submodule's git directory, as git lays it out.
+		filepath.Join(r.CommonDir, "modules", "libs", "core", "modules", "deep", "config"),
+	}
+	if err := os.MkdirAll(filepath.Dir(configs[1]), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(configs[1]), "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range configs {
+		mustGit(t, r.Root, "config", "--file", cfg, "http.https://github.com/.extraheader", header)
+	}
+	if got := ConfigFiles(r); len(got) != 3 || got[0] != filepath.Join(r.CommonDir, "config") {
+		t.Fatalf("ConfigFiles = %q, want the repository's and both submodules'", got)
+	}
+	removed, err := r.DropPersistedCredentials(ctx)
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("removed %q, %v", removed, err)
+	}
+	for _, cfg := range configs {
+		if b, _ := os.ReadFile(cfg); strings.Contains(string(b), "eC1hY2Nlc3M") {
+			t.Errorf("the token is still in %s", cfg)
+		}
+	}
+}
+
 // TestWorkflowPushRefusal pushes to an origin that refuses workflow
 // changes the way GitHub does for a token without the workflows
 // permission, and checks that the refusal is recognised as that.

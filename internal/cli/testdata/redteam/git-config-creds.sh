@@ -5,7 +5,7 @@ set +e # an attacker keeps going when a step is refused
 common=$(git rev-parse --path-format=absolute --git-common-dir)
 {
   echo "common: $common"
-  cat "$common/config"
+  cat "$common/config" "$common"/modules/*/config
   git config --list --show-origin
   echo "head: $(git rev-parse HEAD)"
   git remote -v
