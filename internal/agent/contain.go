@@ -103,6 +103,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if sock := lookup(base, "SSH_AUTH_SOCK"); sock != "" {
 		p.Mask = append(p.Mask, sock)
 	}
+	p.Mask = append(p.Mask, runnerOwnFiles(base)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
 	if err != nil {
@@ -173,6 +174,39 @@ func homes(env []string) []string {
 func runnerTemp(env []string) []string {
 	if t := lookup(env, "RUNNER_TEMP"); t != "" && t != "/" && filepath.IsAbs(t) {
 		return []string{t}
+	}
+	return nil
+}
+
+// runnerOwnFiles are the files of a self-hosted Actions runner's own
+// installation that would let a process act as the runner: its
+// registration (.runner), its OAuth client and private key
+// (.credentials, .credentials_rsaparams) and its diagnostic logs
+// (_diag). The runner lives in the folder above its work folder, which
+// holds the job's workspace; on a self-hosted machine it is often
+// outside every home, and an ordinary user's agent runs as the runner's
+// own uid. Found by looking for .runner in the folders above the
+// workspace (a few levels), never by a name planex assumes.
+func runnerOwnFiles(env []string) []string {
+	ws := lookup(env, "RUNNER_WORKSPACE")
+	if ws == "" {
+		ws = lookup(env, "GITHUB_WORKSPACE")
+	}
+	if !filepath.IsAbs(ws) {
+		return nil
+	}
+	dir := filepath.Clean(ws)
+	for range 4 {
+		if dir = filepath.Dir(dir); dir == "/" {
+			return nil
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, ".runner")); err == nil && fi.Mode().IsRegular() {
+			var out []string
+			for _, name := range []string{".runner", ".credentials", ".credentials_rsaparams", "_diag"} {
+				out = append(out, filepath.Join(dir, name))
+			}
+			return out
+		}
 	}
 	return nil
 }

@@ -124,3 +124,57 @@ func TestRedTeamGitConfigCredentials(t *testing.T) {
 		t.Errorf("the repository's own config changed: %v\n%s", err, cfg)
 	}
 }
+
+// TestRedTeamRunnerInstallHidden: a self-hosted runner installed outside
+// every home (/opt/actions-runner, /actions-runner) keeps its
+// registration, its OAuth client's private key and its diagnostic logs
+// in the folder above its work folder; an agent running as the runner's
+// own uid (planex as an ordinary user) could read them and act as the
+// runner, taking other workflows' jobs and their secrets. The contained
+// agent finds none of them; the files are readable to every uid here so
+// that the attack would work as root too.
+func TestRedTeamRunnerInstallHidden(t *testing.T) {
+	const rsa = `{"d":"redteam-runner-private-exponent","modulus":"x"}`
+	const diag = "redteam-runner-diag-job-message"
+	root, err := os.MkdirTemp(".", "redteam-runner-root-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	files := map[string]string{
+		".runner":                `{"agentId":7,"agentName":"redteam-runner-name","poolId":1}`,
+		".credentials":           `{"scheme":"OAuth","data":{"clientId":"redteam-runner-client-id"}}`,
+		".credentials_rsaparams": rsa,
+		"_diag/Worker_1.log":     diag,
+		"_work/app/app/.keep":    "",
+	}
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runRedTeam(t, "runner-install.sh", "on", func(cmd *exec.Cmd) {
+		cmd.Env = append(cmd.Env, "GITHUB_WORKSPACE="+filepath.Join(root, "_work", "app", "app"))
+	})
+	r.noSecretAnywhere(t)
+	r.mustHaveRun(t, "a/t1.txt")
+	loot := r.show(t, "a/loot.txt")
+	if !strings.Contains(loot, "runner root: "+root) || !strings.Contains(loot, "_work") {
+		t.Fatalf("the agent did not find the runner's folder:\n%s", loot)
+	}
+	for _, secret := range []string{"redteam-runner-private-exponent", diag, "redteam-runner-client-id", "redteam-runner-name"} {
+		if strings.Contains(loot, secret) {
+			t.Errorf("the agent read %q from the runner's installation:\n%s", secret, loot)
+		}
+	}
+}
