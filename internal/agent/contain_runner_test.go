@@ -1,0 +1,45 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestRunnerOwnFiles: the runner's credentials are found above the
+// workspace only where a .runner file marks its installation, a few
+// levels up at most; a link named .runner or a relative workspace finds
+// nothing.
+func TestRunnerOwnFiles(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "_work", "app", "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".runner"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := t.TempDir()
+	if err := os.Symlink(filepath.Join(root, ".runner"), filepath.Join(linked, ".runner")); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(root, ".runner"), filepath.Join(root, ".credentials"), filepath.Join(root, ".credentials_rsaparams"), filepath.Join(root, "_diag")}
+	for _, c := range []struct {
+		name string
+		env  []string
+		want []string
+	}{
+		{"RUNNER_WORKSPACE", []string{"RUNNER_WORKSPACE=" + filepath.Join(root, "_work", "app")}, want},
+		{"GITHUB_WORKSPACE", []string{"GITHUB_WORKSPACE=" + filepath.Join(root, "_work", "app", "app")}, want},
+		{"too deep", []string{"GITHUB_WORKSPACE=" + filepath.Join(root, "_work", "a", "b", "c", "d")}, nil},
+		{"no runner here", []string{"GITHUB_WORKSPACE=" + filepath.Join(t.TempDir(), "_work", "app", "app")}, nil},
+		{"a link named .runner", []string{"GITHUB_WORKSPACE=" + filepath.Join(linked, "_work", "app", "app")}, nil},
+		{"relative", []string{"GITHUB_WORKSPACE=_work/app/app"}, nil},
+		{"none", nil, nil},
+	} {
+		if got := runnerOwnFiles(c.env); !slices.Equal(got, c.want) {
+			t.Errorf("%s: runnerOwnFiles = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
