@@ -3,6 +3,9 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/base64"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,6 +178,94 @@ func TestRedTeamRunnerInstallHidden(t *testing.T) {
 	for _, secret := range []string{"redteam-runner-private-exponent", diag, "redteam-runner-client-id", "redteam-runner-name"} {
 		if strings.Contains(loot, secret) {
 			t.Errorf("the agent read %q from the runner's installation:\n%s", secret, loot)
+		}
+	}
+}
+
+// TestRedTeamActionCheckoutToken: the Action's workspace as
+// actions/checkout leaves it: v6's credentials file in $RUNNER_TEMP,
+// included by .git/config for the repository and all its worktrees, and
+// v4's header in a submodule's config (submodules: true). planex removes
+// the token from both before any agent runs (and says so), so the agent,
+// which reads every config and asks git in its worktree, finds it
+// nowhere, and nor does any later step of the job.
+func TestRedTeamActionCheckoutToken(t *testing.T) {
+	const token = "ghs_redteamCheckoutToken"
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
+	body, err := os.ReadFile(filepath.Join("testdata", "redteam", "checkout-token.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.write(g.fake_dir(), "T1.sh", string(body))
+	runnerTemp := os.Getenv("RUNNER_TEMP") // newFixture's
+	// run is g.run in a workspace checked out as actions/checkout does
+	// with persist-credentials (the default).
+	run := func(event string) (actionRun, []string) {
+		t.Helper()
+		ws := filepath.Join(t.TempDir(), "ws")
+		g.git("clone", "-q", g.origin, ws)
+		creds, err := os.CreateTemp(runnerTemp, "git-credentials-*.config")
+		if err != nil {
+			t.Fatal(err)
+		}
+		creds.Close()
+		gitDir := filepath.Join(ws, ".git")
+		module := filepath.Join(gitDir, "modules", "vendored")
+		g.write(module, "HEAD", "ref: refs/heads/main\n")
+		g.write(module, "config", "[core]\n\tbare = false\n")
+		for _, c := range [][]string{
+			{"--file", creds.Name(), "http.https://github.com/.extraheader", "AUTHORIZATION: basic " + basic},
+			{"--file", filepath.Join(gitDir, "config"), "includeIf.gitdir:" + gitDir + ".path", creds.Name()},
+			{"--file", filepath.Join(gitDir, "config"), "includeIf.gitdir:" + gitDir + "/worktrees/*.path", creds.Name()},
+			{"--file", filepath.Join(module, "config"), "http.https://github.com/.extraheader", "AUTHORIZATION: basic " + basic},
+		} {
+			gitIn(t, ws, nil, append([]string{"config"}, c...)...)
+		}
+		out, err := os.CreateTemp(t.TempDir(), "output")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Close()
+		cmd := g.actionCmd(ws, "issue_comment", event)
+		cmd.Env = append(cmd.Env, "GITHUB_OUTPUT="+out.Name(), "RUNNER_TEMP="+runnerTemp)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		r := actionRun{}
+		if err := cmd.Run(); err != nil {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatal(err)
+			}
+			r.code = ee.ExitCode()
+		}
+		r.out, r.err, r.outputs = o.String(), e.String(), readOutputs(out.Name())
+		return r, []string{creds.Name(), filepath.Join(module, "config"), filepath.Join(gitDir, "config")}
+	}
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
+	if r, _ := run(g.comment(n, false, "maintainer", "/planex add a file")); r.code != 0 {
+		t.Fatalf("plan: %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	r, files := run(g.comment(n, false, "maintainer", "/planex approve "+g.lastPlanID(n)))
+	if r.code != 0 {
+		t.Fatalf("approve: %d\n%s\n%s", r.code, r.out, r.err)
+	}
+	if !strings.Contains(r.out, "removed the token actions/checkout left for later steps") {
+		t.Errorf("planex did not say it removed the token:\n%s", r.out)
+	}
+	loot := g.originGit("show", "planex/"+r.outputs["session-id"]+":a/loot.txt")
+	if !strings.Contains(loot, "common: ") {
+		t.Fatalf("the attack left no loot:\n%s", loot)
+	}
+	for _, secret := range []string{token, basic} {
+		if strings.Contains(loot, secret) {
+			t.Errorf("the agent found the checkout's token:\n%s", loot)
+		}
+		for _, f := range files {
+			if b, _ := os.ReadFile(f); strings.Contains(string(b), secret) {
+				t.Errorf("the token is still in %s after planex ran", f)
+			}
 		}
 	}
 }
