@@ -90,7 +90,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
-		Hide:     append(homes(base), runnerTemp(base)...),
+		Hide:     append(homes(base), CITempDirs(base)...),
 		Limits:   c.Limits,
 	}
 	p.Mask = append(p.Mask, c.Conceal...)
@@ -164,18 +164,35 @@ func homes(env []string) []string {
 	return out
 }
 
-// runnerTemp is the Actions runner's temporary folder, hidden like a
-// home: what earlier steps of the job left there is theirs and the
-// runner's, not the agent's. actions/checkout v6 keeps the job's token
-// there (git-credentials-<uuid>.config) and its ssh key, and the runner
-// its command files and the event; on a self-hosted runner it often lies
-// outside every home. planex's task worktrees, below it, are bound
-// again (writable) over the cover.
-func runnerTemp(env []string) []string {
-	if t := lookup(env, "RUNNER_TEMP"); t != "" && t != "/" && filepath.IsAbs(t) {
-		return []string{t}
+// CITempDirs are the temporary folders CI systems keep beside a job,
+// hidden like a home: what the job's earlier steps and the CI system
+// left there is theirs, not the agent's, and secrets live there.
+//   - $RUNNER_TEMP (GitHub Actions): actions/checkout v6 keeps the job's
+//     token there (git-credentials-<uuid>.config) and its ssh key, and
+//     the runner its command files; on a self-hosted runner it often
+//     lies outside every home.
+//   - $CI_PROJECT_DIR.tmp (GitLab CI): every CI/CD variable of type File
+//     (a kubeconfig, a cloud key) is a file there.
+//   - $WORKSPACE@tmp (Jenkins): withCredentials writes secret files
+//     there.
+//
+// planex's task worktrees, when below one, are bound again (writable)
+// over the cover.
+func CITempDirs(env []string) []string {
+	var out []string
+	add := func(p string) {
+		if p != "" && filepath.IsAbs(p) && filepath.Clean(p) != "/" {
+			out = append(out, filepath.Clean(p))
+		}
 	}
-	return nil
+	add(lookup(env, "RUNNER_TEMP"))
+	if d := lookup(env, "CI_PROJECT_DIR"); d != "" && lookup(env, "GITLAB_CI") != "" {
+		add(filepath.Clean(d) + ".tmp")
+	}
+	if d := lookup(env, "WORKSPACE"); d != "" && lookup(env, "JENKINS_URL") != "" {
+		add(filepath.Clean(d) + "@tmp")
+	}
+	return out
 }
 
 // runnerOwnFiles are the files of a self-hosted Actions runner's own

@@ -43,3 +43,27 @@ func TestRunnerOwnFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestCITempDirs: each CI system's temporary folder is found from its
+// own variables, only when that system's marker variable says the job
+// runs there; relative paths and / are never hidden.
+func TestCITempDirs(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		env  []string
+		want []string
+	}{
+		{"GitHub Actions", []string{"RUNNER_TEMP=/srv/runner/_work/_temp/"}, []string{"/srv/runner/_work/_temp"}},
+		{"GitLab CI", []string{"GITLAB_CI=true", "CI_PROJECT_DIR=/builds/group/app"}, []string{"/builds/group/app.tmp"}},
+		{"Jenkins", []string{"JENKINS_URL=https://ci.example/", "WORKSPACE=/var/lib/jenkins/workspace/app"}, []string{"/var/lib/jenkins/workspace/app@tmp"}},
+		{"a WORKSPACE outside Jenkins", []string{"WORKSPACE=/home/me/ws"}, nil},
+		{"a CI_PROJECT_DIR outside GitLab", []string{"CI_PROJECT_DIR=/home/me/app"}, nil},
+		{"relative and root", []string{"RUNNER_TEMP=tmp", "GITLAB_CI=true", "CI_PROJECT_DIR=/"}, []string{"/.tmp"}},
+		{"RUNNER_TEMP is /", []string{"RUNNER_TEMP=/"}, nil},
+	} {
+		if got := CITempDirs(c.env); !slices.Equal(got, c.want) {
+			t.Errorf("%s: CITempDirs = %q, want %q", c.name, got, c.want)
+		}
+	}
+}

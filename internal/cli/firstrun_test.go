@@ -76,6 +76,10 @@ func TestHiddenAgentCommandIsRefusedOnce(t *testing.T) {
 			return home
 		case "RUNNER_TEMP":
 			return runnerTemp
+		case "GITLAB_CI":
+			return "true"
+		case "CI_PROJECT_DIR":
+			return "/builds/group/app"
 		}
 		return ""
 	}
@@ -90,6 +94,7 @@ func TestHiddenAgentCommandIsRefusedOnce(t *testing.T) {
 		{"script under the home", homeAgent, nil, homeAgent},
 		{"script under ~", "~/bin/agent", nil, homeAgent},
 		{"script under RUNNER_TEMP", runnerTemp + "/agent.sh", nil, runnerTemp + "/agent.sh"},
+		{"script in GitLab CI's folder beside the job", "/builds/group/app.tmp/agent.sh", nil, "/builds/group/app.tmp/agent.sh"},
 		{"made readable", script, []string{scripts}, ""},
 		{"a program on the system", "sh -c true", nil, ""},
 		{"a script in the task's worktree", "./agent.sh", nil, ""},

@@ -269,3 +269,54 @@ func TestRedTeamActionCheckoutToken(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamCITempHidden: planex as a CLI in GitLab CI or Jenkins, whose
+// temporary folders beside the job hold secret files (GitLab CI writes
+// every CI/CD variable of type File to $CI_PROJECT_DIR.tmp/<NAME>, a
+// kubeconfig say; Jenkins' withCredentials writes to $WORKSPACE@tmp).
+// The contained agent reads them: it finds nothing.
+func TestRedTeamCITempHidden(t *testing.T) {
+	root, err := os.MkdirTemp(".", "redteam-ci-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	secrets := map[string]string{
+		filepath.Join(root, "builds", "app.tmp", "KUBECONFIG"):                       "redteam-gitlab-file-variable-kubeconfig",
+		filepath.Join(root, "jenkins", "app@tmp", "secretFiles", "3f2a", "key.json"): "redteam-jenkins-secret-file",
+	}
+	var paths []string
+	for p, content := range secrets {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	for _, d := range []string{root, filepath.Join(root, "builds"), filepath.Join(root, "jenkins")} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runRedTeam(t, "ci-temp.sh", "on", func(cmd *exec.Cmd) {
+		cmd.Env = append(cmd.Env, "GITLAB_CI=true", "CI_PROJECT_DIR="+filepath.Join(root, "builds", "app"),
+			"JENKINS_URL=https://ci.example/", "WORKSPACE="+filepath.Join(root, "jenkins", "app"),
+			"RED_TEAM="+strings.Join(paths, " "))
+	})
+	r.noSecretAnywhere(t)
+	r.mustHaveRun(t, "a/t1.txt")
+	loot := r.show(t, "a/loot.txt")
+	if !strings.Contains(loot, "looked") || !strings.Contains(loot, "KUBECONFIG") {
+		t.Fatalf("the agent did not look:\n%s", loot)
+	}
+	for _, secret := range secrets {
+		if strings.Contains(loot, secret) {
+			t.Errorf("the agent read %q:\n%s", secret, loot)
+		}
+	}
+}
