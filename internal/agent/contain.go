@@ -175,6 +175,8 @@ func homes(env []string) []string {
 //     (a kubeconfig, a cloud key) is a file there.
 //   - $WORKSPACE@tmp (Jenkins): withCredentials writes secret files
 //     there.
+//   - $AGENT_TEMPDIRECTORY (Azure Pipelines): the DownloadSecureFile task
+//     puts secure files there.
 //
 // planex's task worktrees, when below one, are bound again (writable)
 // over the cover.
@@ -191,6 +193,9 @@ func CITempDirs(env []string) []string {
 	}
 	if d := lookup(env, "WORKSPACE"); d != "" && lookup(env, "JENKINS_URL") != "" {
 		add(filepath.Clean(d) + "@tmp")
+	}
+	if strings.EqualFold(lookup(env, "TF_BUILD"), "true") {
+		add(lookup(env, "AGENT_TEMPDIRECTORY"))
 	}
 	return out
 }

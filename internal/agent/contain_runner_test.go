@@ -57,6 +57,8 @@ func TestCITempDirs(t *testing.T) {
 		{"GitHub Actions", []string{"RUNNER_TEMP=/srv/runner/_work/_temp/"}, []string{"/srv/runner/_work/_temp"}},
 		{"GitLab CI", []string{"GITLAB_CI=true", "CI_PROJECT_DIR=/builds/group/app"}, []string{"/builds/group/app.tmp"}},
 		{"Jenkins", []string{"JENKINS_URL=https://ci.example/", "WORKSPACE=/var/lib/jenkins/workspace/app"}, []string{"/var/lib/jenkins/workspace/app@tmp"}},
+		{"Azure Pipelines", []string{"TF_BUILD=True", "AGENT_TEMPDIRECTORY=/home/vsts/work/_temp"}, []string{"/home/vsts/work/_temp"}},
+		{"an AGENT_TEMPDIRECTORY outside Azure", []string{"AGENT_TEMPDIRECTORY=/srv/x"}, nil},
 		{"a WORKSPACE outside Jenkins", []string{"WORKSPACE=/home/me/ws"}, nil},
 		{"a CI_PROJECT_DIR outside GitLab", []string{"CI_PROJECT_DIR=/home/me/app"}, nil},
 		{"relative and root", []string{"RUNNER_TEMP=tmp", "GITLAB_CI=true", "CI_PROJECT_DIR=/"}, []string{"/.tmp"}},

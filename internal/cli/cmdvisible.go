@@ -71,7 +71,7 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 	}
 	// CI systems' temporary folders are hidden like a home.
 	var env []string
-	for _, k := range []string{"RUNNER_TEMP", "CI_PROJECT_DIR", "GITLAB_CI", "WORKSPACE", "JENKINS_URL"} {
+	for _, k := range []string{"RUNNER_TEMP", "CI_PROJECT_DIR", "GITLAB_CI", "WORKSPACE", "JENKINS_URL", "TF_BUILD", "AGENT_TEMPDIRECTORY"} {
 		env = append(env, k+"="+getenv(k))
 	}
 	homes = append(homes, agent.CITempDirs(env)...)
