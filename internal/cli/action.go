@@ -287,7 +287,7 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	if removed, err := repo.DropPersistedCredentials(ctx); err != nil {
 		return nil, err
 	} else if len(removed) > 0 {
-		fmt.Fprintf(stdio.Out, "removed the token actions/checkout left in .git/config (%s), so agents cannot read it; set persist-credentials: false to avoid this\n", strings.Join(removed, ", "))
+		fmt.Fprintf(stdio.Out, "removed the token actions/checkout left for later steps (%s), so agents cannot read it; set persist-credentials: false to avoid this\n", strings.Join(removed, ", "))
 	}
 	repo = repo.WithAuth(serverURL, token)
 
