@@ -140,7 +140,7 @@ func TestMatrixTaskRedelivered(t *testing.T) {
 	if _, err := w.handle(w.comment(n, "maintainer", "/planex one file"), matrixMode("1")); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1")); err != nil || r.Outputs.Status != StateRunning {
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1")); err != nil || r.Outputs.Status != StatusRunning {
 		t.Fatalf("approve: %v %+v", err, r.Outputs)
 	}
 	ctx := context.Background()
@@ -173,7 +173,7 @@ func TestMatrixTaskRedelivered(t *testing.T) {
 		t.Errorf("the task's agent ran %d times", got)
 	}
 	collect, _ := w.job(matrixMode("2"))
-	if err := collect.Collect(ctx, ev); err != nil || collect.Outputs.Status != StateDone {
+	if err := collect.Collect(ctx, ev); err != nil || collect.Outputs.Status != StatusDone {
 		t.Fatalf("collect: %v %+v", err, collect.Outputs)
 	}
 }

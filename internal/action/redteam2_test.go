@@ -33,13 +33,13 @@ func editedAndChangedBack(t *testing.T, noHash bool) {
 	id := w.planID(n)
 	if noHash {
 		r, _ := w.job()
-		r.defaults()
-		rec, found, err := r.loadRecord(context.Background(), n)
+		store := r.flows().store
+		rec, found, err := store.loadRecord(context.Background(), n)
 		if err != nil || !found {
 			t.Fatalf("record: %v %v", found, err)
 		}
 		rec.PlanBodyHash = ""
-		if err := r.saveRecord(context.Background(), rec); err != nil {
+		if err := store.saveRecord(context.Background(), rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -67,7 +67,7 @@ func editedAndChangedBack(t *testing.T, noHash bool) {
 	}
 	// The plan as posted again runs on a fresh approval.
 	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+id))
-	if err != nil || r.Outputs.Status != StateDone {
+	if err != nil || r.Outputs.Status != StatusDone {
 		t.Fatalf("approval of the re-posted plan: %v %q\n%s", err, r.Outputs.Status, w.lastComment(n))
 	}
 }

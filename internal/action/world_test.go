@@ -43,6 +43,21 @@ const (
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	t.Setenv("RUNNER_TEMP", t.TempDir())
+	return buildWorld(t)
+}
+
+// newParallelWorld is a world for a test that runs in parallel with
+// others (it calls t.Parallel): one in which no task runs and no
+// follow-up is planned, since those make worktrees under $RUNNER_TEMP,
+// which only newWorld points at the test's own folder.
+func newParallelWorld(t *testing.T) *world {
+	t.Helper()
+	t.Parallel()
+	return buildWorld(t)
+}
+
+func buildWorld(t *testing.T) *world {
+	t.Helper()
 	src := t.TempDir()
 	run(t, src, "init", "-q", "-b", "main")
 	if err := os.WriteFile(filepath.Join(src, "README.md"), []byte("# demo\n"), 0o644); err != nil {

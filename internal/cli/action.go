@@ -287,7 +287,7 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	if removed, err := repo.DropPersistedCredentials(ctx); err != nil {
 		return nil, err
 	} else if len(removed) > 0 {
-		fmt.Fprintf(stdio.Out, "removed the token actions/checkout left in .git/config (%s), so agents cannot read it; set persist-credentials: false to avoid this\n", strings.Join(removed, ", "))
+		fmt.Fprintf(stdio.Out, "removed the token actions/checkout left for later steps (%s), so agents cannot read it; set persist-credentials: false to avoid this\n", strings.Join(removed, ", "))
 	}
 	repo = repo.WithAuth(serverURL, token)
 
@@ -349,7 +349,7 @@ func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, 
 	if cfg.AutoApprove, err = in.boolean("auto-approve", false); err != nil {
 		return cfg, inputError(err)
 	}
-	switch cfg.Mode = in.get("mode"); cfg.Mode {
+	switch cfg.Mode = action.Mode(in.get("mode")); cfg.Mode {
 	case "", action.ModeSingle:
 		cfg.Mode = action.ModeSingle
 	case action.ModeMatrix:
@@ -376,8 +376,8 @@ func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, 
 }
 
 // ciFixInputs reads ci-fix and ci-fix-attempts.
-func ciFixInputs(in actionInputs) (string, int, error) {
-	mode := in.get("ci-fix")
+func ciFixInputs(in actionInputs) (action.CIFixMode, int, error) {
+	mode := action.CIFixMode(in.get("ci-fix"))
 	switch mode {
 	case "":
 		mode = action.CIFixPlan
