@@ -32,6 +32,10 @@ type world struct {
 	fake   *ghfake.Fake
 	origin string
 	agent  *scriptedAgent
+	// tmp is where the world's jobs keep task worktrees: the
+	// repository's TempDir, which a workflow's runner fills from
+	// $RUNNER_TEMP. Each world has its own, so worlds run side by side.
+	tmp string
 }
 
 const (
@@ -40,16 +44,15 @@ const (
 	wRepo  = wOwner + "/" + wName
 )
 
+// newWorld is a world of its own: it shares no folder, port or
+// environment with any other, so the test may call t.Parallel.
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	t.Setenv("RUNNER_TEMP", t.TempDir())
 	return buildWorld(t)
 }
 
-// newParallelWorld is a world for a test that runs in parallel with
-// others (it calls t.Parallel): one in which no task runs and no
-// follow-up is planned, since those make worktrees under $RUNNER_TEMP,
-// which only newWorld points at the test's own folder.
+// newParallelWorld is newWorld for a test that runs in parallel with
+// others: it calls t.Parallel first.
 func newParallelWorld(t *testing.T) *world {
 	t.Helper()
 	t.Parallel()
@@ -65,7 +68,7 @@ func buildWorld(t *testing.T) *world {
 	}
 	run(t, src, "add", "README.md")
 	run(t, src, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "initial")
-	w := &world{t: t, fake: ghfake.New(t), origin: filepath.Join(t.TempDir(), "origin.git"), agent: &scriptedAgent{}}
+	w := &world{t: t, fake: ghfake.New(t), origin: filepath.Join(t.TempDir(), "origin.git"), agent: &scriptedAgent{}, tmp: t.TempDir()}
 	run(t, src, "clone", "-q", "--bare", src, w.origin)
 	w.fake.AddRepo(wRepo, ghfake.Repo{DefaultBranch: "main"})
 	for login, role := range map[string]string{"maintainer": "write", "reader": "read"} {
@@ -101,6 +104,7 @@ func (w *world) job(mutate ...func(*Config)) (*Runner, *strings.Builder) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	repo.TempDir = w.tmp
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	client, err := gh.NewClient(ctx, gh.Options{Token: "ghs_test", APIURL: w.fake.URL(), ServerURL: w.fake.ServerURL(), Logger: log,
 		Retry: gh.RetryPolicy{SettleWindow: -1}})

@@ -280,7 +280,7 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	gha.AddMask(token)
 	gha.AddMask(gitrepo.BasicCredential(token))
 	serverURL := cmp.Or(getenv("GITHUB_SERVER_URL"), "https://github.com")
-	repo, err := gitrepo.Open(ctx, cmp.Or(getenv("GITHUB_WORKSPACE"), "."))
+	repo, err := openRepo(ctx, cmp.Or(getenv("GITHUB_WORKSPACE"), "."), getenv)
 	if err != nil {
 		return nil, fmt.Errorf("GITHUB_WORKSPACE must be a checkout of the repository (actions/checkout): %w", err)
 	}

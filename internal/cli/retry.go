@@ -8,7 +8,6 @@ import (
 
 	"github.com/planexhq/planex/internal/apicommit"
 	"github.com/planexhq/planex/internal/engine"
-	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/session"
 )
 
@@ -54,7 +53,7 @@ func retryMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error
 		return usageError(cmd, "--%v", err)
 	}
 	ctx := cmd.Context()
-	repo, err := gitrepo.Open(ctx, o.repoDir)
+	repo, err := openRepo(ctx, o.repoDir, stdio.Getenv)
 	if err != nil {
 		return fmt.Errorf("planex works inside a git repository: %w", err)
 	}

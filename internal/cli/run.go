@@ -79,7 +79,7 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if err != nil {
 		return usageError(cmd, "--%v", err)
 	}
-	repo, err := gitrepo.Open(ctx, o.repoDir)
+	repo, err := openRepo(ctx, o.repoDir, stdio.Getenv)
 	if err != nil {
 		return fmt.Errorf("planex works inside a git repository: %w", err)
 	}
