@@ -52,7 +52,7 @@ func editedAndChangedBack(t *testing.T, noHash bool) {
 		}
 	}
 	// GitHub's times have whole seconds: the edit comes a second later.
-	time.Sleep(1100 * time.Millisecond)
+	w.clock.advance(1100 * time.Millisecond)
 	w.fake.EditComment(wRepo, planComment, strings.Replace(original, "only", "only (and delete the tests)", 1))
 	approve := w.comment(n, "maintainer", "/planex approve "+id)
 	w.fake.EditComment(wRepo, planComment, original)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/engine"
@@ -36,6 +37,28 @@ type world struct {
 	// repository's TempDir, which a workflow's runner fills from
 	// $RUNNER_TEMP. Each world has its own, so worlds run side by side.
 	tmp string
+	// clock is the world's time, shared by the fake GitHub's timestamps
+	// and every job's Runner: a test moves it on instead of sleeping.
+	clock *worldClock
+}
+
+// worldClock is the wall clock moved on by what tests skip ahead.
+type worldClock struct {
+	mu   sync.Mutex
+	skip time.Duration
+}
+
+func (c *worldClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.skip)
+}
+
+// advance moves the world's time on by d, as if d had passed.
+func (c *worldClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.skip += d
 }
 
 const (
@@ -68,7 +91,9 @@ func buildWorld(t *testing.T) *world {
 	}
 	run(t, src, "add", "README.md")
 	run(t, src, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "initial")
-	w := &world{t: t, fake: ghfake.New(t), origin: filepath.Join(t.TempDir(), "origin.git"), agent: &scriptedAgent{}, tmp: t.TempDir()}
+	clock := &worldClock{}
+	w := &world{t: t, fake: ghfake.New(t, ghfake.WithClock(clock.now)), origin: filepath.Join(t.TempDir(), "origin.git"),
+		agent: &scriptedAgent{}, tmp: t.TempDir(), clock: clock}
 	run(t, src, "clone", "-q", "--bare", src, w.origin)
 	w.fake.AddRepo(wRepo, ghfake.Repo{DefaultBranch: "main"})
 	for login, role := range map[string]string{"maintainer": "write", "reader": "read"} {
@@ -116,7 +141,7 @@ func (w *world) job(mutate ...func(*Config)) (*Runner, *strings.Builder) {
 		m(&cfg)
 	}
 	out := &strings.Builder{}
-	r := &Runner{Cfg: cfg, GH: NewGitHub(client), Repo: repo, Out: &lockedWriter{w: out}, Log: log,
+	r := &Runner{Cfg: cfg, GH: NewGitHub(client), Repo: repo, Out: &lockedWriter{w: out}, Log: log, Now: w.clock.now,
 		Engine: engine.Options{Agent: w.agent, Mapper: explore.Mapper{Log: log}, Log: log}}
 	return r, out
 }
