@@ -22,6 +22,7 @@ import (
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/ghfake"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/review"
 )
 
 // world is one repository as the Action sees it: a fake GitHub (stateful,
@@ -136,7 +137,7 @@ func (w *world) job(mutate ...func(*Config)) (*Runner, *strings.Builder) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	cfg := Config{Owner: wOwner, Repo: wName, RunID: "42", RunAttempt: "1", DefaultBranch: "main", Review: "skip"}
+	cfg := Config{Owner: wOwner, Repo: wName, RunID: "42", RunAttempt: "1", DefaultBranch: "main", Review: review.ModeSkip}
 	for _, m := range mutate {
 		m(&cfg)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render/md"
+	"github.com/planexhq/planex/internal/review"
 )
 
 func newActionCmd(stdio IO) *cobra.Command {
@@ -363,7 +364,7 @@ func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, 
 			return cfg, inputError(fmt.Errorf("input max-cost-usd: %q is not a non-negative number", v))
 		}
 	}
-	if cfg.Review, err = parseReviewMode(in.get("review")); err != nil {
+	if cfg.Review, err = review.ParseMode(in.get("review")); err != nil {
 		return cfg, inputError(fmt.Errorf("input %w", err))
 	}
 	if cfg.CommitSigning, err = apicommit.ParseMode(in.get("commit-signing")); err != nil {
