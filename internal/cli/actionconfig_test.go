@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/sethvargo/go-githubactions"
@@ -35,6 +39,32 @@ func TestActionConfigReview(t *testing.T) {
 		}
 		if err != nil || cfg.Review != review.Mode(c.want) {
 			t.Errorf("review %q: Review = %q, %v; want %q", c.input, cfg.Review, err, c.want)
+		}
+	}
+}
+
+// TestOpenRepoKeepsWorktreesUnderRunnerTemp: the command line is what
+// reads $RUNNER_TEMP; every repository it opens keeps its task worktrees
+// in a folder directly under it, or under the OS temp dir without it.
+func TestOpenRepoKeepsWorktreesUnderRunnerTemp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	runnerTemp := t.TempDir()
+	for _, c := range []struct{ env, want string }{{runnerTemp, runnerTemp}, {"", os.TempDir()}} {
+		repo, err := openRepo(context.Background(), dir, func(k string) string {
+			if k == "RUNNER_TEMP" {
+				return c.env
+			}
+			return ""
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := filepath.Dir(filepath.Dir(repo.WorktreeDir("s1", "T1"))); got != c.want {
+			t.Errorf("RUNNER_TEMP=%q: worktrees under %s, want %s", c.env, got, c.want)
 		}
 	}
 }
