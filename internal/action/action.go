@@ -25,6 +25,7 @@ import (
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plural"
+	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/slash"
 )
 
@@ -56,8 +57,9 @@ type Config struct {
 	MaxIssues     int    // schedule: issues planned per run
 	AutoLabel     string // schedule: "planex:auto"
 	Label         string // issues labeled with this are planned: "planex"
-	// Review is "agent" (the agent reviews each run; the default) or "skip".
-	Review string
+	// Review is review.ModeAgent (the agent reviews each run; the default,
+	// also when empty) or review.ModeSkip.
+	Review review.Mode
 	// Mode is ModeSingle (every wave in one job) or ModeMatrix (one job
 	// per task, see matrix.go).
 	Mode Mode

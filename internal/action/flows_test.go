@@ -17,6 +17,7 @@ var planIDRe = regexp.MustCompile("approve ([0-9a-f]{10})")
 // #15): at most 25 calls, no read repeated within a job, and status edits
 // at most one per task plus start and end.
 func TestPlanApprovePullRequestWithinItsRESTBudget(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(diamond()...)
 	n := w.fake.AddIssue(wRepo, "maintainer", "Add four files", "We need a, b, c and d.")
@@ -142,6 +143,7 @@ func TestCommandsOnAPlannedThread(t *testing.T) {
 // TestFailedTaskThenRetry: a failed task fails the run (labels, status,
 // Failure output), and a retry after the cause is gone finishes it.
 func TestFailedTaskThenRetry(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"}, wTask{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
 	w.agent.failTask("T2", "the tests did not pass")
@@ -178,6 +180,7 @@ func TestFailedTaskThenRetry(t *testing.T) {
 // TestReviseSupersedesThePlan: a revision posts a new plan; the old id
 // is refused with the new one named, and the new one runs.
 func TestReviseSupersedesThePlan(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "first idea", Scope: "a/**"})
 	n := w.fake.AddIssue(wRepo, "maintainer", "Something", "")
@@ -203,6 +206,7 @@ func TestReviseSupersedesThePlan(t *testing.T) {
 // TestOtherEvents: a label, a dispatch with a requirement (and its
 // re-run), a schedule, and -y on the planning command.
 func TestOtherEvents(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
 	n := w.fake.AddIssue(wRepo, "maintainer", "Labelled", "Plan me.")

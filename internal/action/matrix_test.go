@@ -66,6 +66,7 @@ func (w *world) runWave(n int, run string) (*Runner, []string) {
 // and dispatches the next wave, and the last collect opens the pull
 // request.
 func TestMatrixModeRunsWaveByWave(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(diamond()...)
 	n := w.fake.AddIssue(wRepo, "maintainer", "Four files", "")
@@ -110,6 +111,7 @@ func TestMatrixModeRunsWaveByWave(t *testing.T) {
 // TestMatrixFinalizeThenRetry: a job that ended mid-plan is finalized as
 // failed; a retry hands the plan to the matrix workflow again.
 func TestMatrixFinalizeThenRetry(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
 	n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")

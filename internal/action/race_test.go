@@ -90,6 +90,7 @@ func TestAccessOf(t *testing.T) {
 // whoever last added planex:auto may; with auto-approve, a bot labeller
 // is refused too.
 func TestScheduleChecksWhoLabelled(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
 	w.fake.SetPermission(wRepo, "helper", "triage")
@@ -134,6 +135,7 @@ func TestScheduleChecksWhoLabelled(t *testing.T) {
 // TestMatrixTaskRedelivered: a task job delivered twice runs its agent
 // once; the second finds the published result.
 func TestMatrixTaskRedelivered(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
 	n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")

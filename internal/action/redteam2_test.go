@@ -18,9 +18,10 @@ import (
 // what the approver read was not the plan: nothing runs and the plan is
 // posted again.
 func TestRedTeamPlanCommentEditedAndChangedBack(t *testing.T) {
-	t.Run("hash kept", func(t *testing.T) { editedAndChangedBack(t, false) })
+	t.Parallel()
+	t.Run("hash kept", func(t *testing.T) { t.Parallel(); editedAndChangedBack(t, false) })
 	// A plan posted by a planex that kept no hash of the comment.
-	t.Run("no hash kept", func(t *testing.T) { editedAndChangedBack(t, true) })
+	t.Run("no hash kept", func(t *testing.T) { t.Parallel(); editedAndChangedBack(t, true) })
 }
 
 func editedAndChangedBack(t *testing.T, noHash bool) {
@@ -51,7 +52,7 @@ func editedAndChangedBack(t *testing.T, noHash bool) {
 		}
 	}
 	// GitHub's times have whole seconds: the edit comes a second later.
-	time.Sleep(1100 * time.Millisecond)
+	w.clock.advance(1100 * time.Millisecond)
 	w.fake.EditComment(wRepo, planComment, strings.Replace(original, "only", "only (and delete the tests)", 1))
 	approve := w.comment(n, "maintainer", "/planex approve "+id)
 	w.fake.EditComment(wRepo, planComment, original)
@@ -77,6 +78,7 @@ func editedAndChangedBack(t *testing.T, noHash bool) {
 // events, after a maintainer's earlier addition; another issue's events
 // cannot be read at all. Neither is planned.
 func TestRedTeamScheduleLabellerPastFirstPage(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
 	w.fake.SetPermission(wRepo, "helper", "triage")

@@ -52,7 +52,7 @@ type citation struct {
 }
 
 // reviewing reports whether runs are reviewed.
-func (r *env) reviewing() bool { return r.Cfg.Review != "skip" && r.AgentErr == nil }
+func (r *env) reviewing() bool { return r.Cfg.Review != review.ModeSkip && r.AgentErr == nil }
 
 // publishReview posts res as one pull request review (event COMMENT, never
 // APPROVE): the summary body and inline comments on lines the diff adds.

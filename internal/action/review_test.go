@@ -22,6 +22,7 @@ func reviewed(c *Config) { c.Review = "agent" }
 // follow-up's run answers in the finding's thread; then nothing is left
 // to fix. /planex review reviews the pull request from its diff.
 func TestReviewFixFollowUp(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "base", Scope: "a/**"})
 	w.agent.review = reviewWithFindings

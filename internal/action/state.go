@@ -230,5 +230,6 @@ func (r *stateStore) followUpRepo(ctx context.Context, sessionID, base string) (
 	if err != nil {
 		return nil, err
 	}
+	wt.TempDir = r.Repo.TempDir
 	return wt, nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render/md"
+	"github.com/planexhq/planex/internal/review"
 )
 
 func newActionCmd(stdio IO) *cobra.Command {
@@ -280,7 +281,7 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	gha.AddMask(token)
 	gha.AddMask(gitrepo.BasicCredential(token))
 	serverURL := cmp.Or(getenv("GITHUB_SERVER_URL"), "https://github.com")
-	repo, err := gitrepo.Open(ctx, cmp.Or(getenv("GITHUB_WORKSPACE"), "."))
+	repo, err := openRepo(ctx, cmp.Or(getenv("GITHUB_WORKSPACE"), "."), getenv)
 	if err != nil {
 		return nil, fmt.Errorf("GITHUB_WORKSPACE must be a checkout of the repository (actions/checkout): %w", err)
 	}
@@ -363,7 +364,7 @@ func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, 
 			return cfg, inputError(fmt.Errorf("input max-cost-usd: %q is not a non-negative number", v))
 		}
 	}
-	if cfg.Review, err = parseReviewMode(in.get("review")); err != nil {
+	if cfg.Review, err = review.ParseMode(in.get("review")); err != nil {
 		return cfg, inputError(fmt.Errorf("input %w", err))
 	}
 	if cfg.CommitSigning, err = apicommit.ParseMode(in.get("commit-signing")); err != nil {
