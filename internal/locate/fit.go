@@ -124,9 +124,10 @@ func Fit(samples []Sample, opts FitOptions) *Weights {
 
 // lateFeature marks the features Fit fits after the others, with the
 // others held: each fires on few issues (cited_issue: an issue that cites
-// an earlier one), and fitted together with the rest it moves their
+// an earlier one; error_text: an issue showing an error its repository
+// prints), and fitted together with the rest it moves their
 // weights, and with them the ranking of the many issues it never touches.
-var lateFeature = [numFeatures]bool{fIssueRefs: true}
+var lateFeature = [numFeatures]bool{fIssueRefs: true, fErrorText: true}
 
 // unweighted marks the features Fit keeps at weight zero: they still
 // feed other signals, but add nothing to a score of their own.
@@ -137,6 +138,33 @@ var lateFeature = [numFeatures]bool{fIssueRefs: true}
 // repository it never saw. Kept at zero it scored better both fitted and
 // in-fold (bench/repomap-locate.md).
 var unweighted = [numFeatures]bool{fFrame: true}
+
+// direction is the sign each weight must keep, known before any fit: +1
+// for evidence that a file is at fault (a match of the issue's words, a
+// name or path it quotes, a link to such a file), -1 for what holds a file
+// back (a test, documentation, data, another language, a package's
+// __init__.py), 0 where either sign has a reason (the import graph's
+// centrality; the rank transforms, which reshape the scores they restate).
+// A fit that wants a weight across zero is trading one correlated signal
+// against another on the issues it sees; on a repository it never saw,
+// that trade would push down the very files an issue names. Fit keeps such
+// a weight at zero instead.
+var direction = [numFeatures]int8{
+	fContent: 1, fPath: 1, fSymbol: 1, fQuoted: 1, fFrame: 1, fDefines: 1, fModule: 1, fTestLink: 1,
+	fNeighbour: 1, fTitle: 1, fInnermost: 1, fPassage: 1, fPhrase: 1, fTitlePassage: 1, fTitleContent: 1,
+	fCodeContent: 1, fExported: 1, fTitleName: 1, fHistory: 1, fTitleHistory: 1, fQuotedText: 1, fMethod: 1,
+	fIssueRefs: 1, fErrorText: 1,
+	fTest: -1, fDoc: -1, fData: -1, fOtherLang: -1, fPackageInit: -1,
+}
+
+// keepDirection sets w to zero when it has crossed to the sign direction
+// forbids for feature k.
+func keepDirection(k int, w float64) float64 {
+	if float64(direction[k])*w < 0 {
+		return 0
+	}
+	return w
+}
 
 // adam takes steps Adam steps on the listwise loss from w, changing only
 // the weights free reports.
@@ -156,7 +184,7 @@ func adam(use []*Sample, w *Weights, steps int, free func(k int) bool) {
 			}
 			m[k] = beta1*m[k] + (1-beta1)*g[k]
 			v[k] = beta2*v[k] + (1-beta2)*g[k]*g[k]
-			w[k] -= rate * (m[k] / c1) / (math.Sqrt(v[k]/c2) + 1e-8)
+			w[k] = keepDirection(k, w[k]-rate*(m[k]/c1)/(math.Sqrt(v[k]/c2)+1e-8))
 		}
 	}
 }

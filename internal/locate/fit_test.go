@@ -137,7 +137,49 @@ func TestFitKeepsUnweightedFeaturesAtZero(t *testing.T) {
 			t.Errorf("%s: weight %v, want 0", featureInfo[k].name, w[k])
 		}
 	}
-	if w[fContent] == 0 {
+	if w[fQuoted] == 0 {
 		t.Error("the other weights were not fitted")
+	}
+}
+
+// TestFitKeepsEachWeightsDirection checks that a feature whose direction is
+// known stays on its side of zero even when, on the samples fitted, it
+// points the wrong way; a feature with no direction fitted on the same
+// samples does cross zero, so the samples do pull the weight across.
+func TestFitKeepsEachWeightsDirection(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		feat feature
+		// onGold sets the feature on the gold file, else on the
+		// strongest decoy (content 1.0).
+		onGold bool
+		want   func(w float64) bool
+	}{
+		{"evidence marking decoys stays at zero", fModule, false, func(w float64) bool { return w == 0 }},
+		{"a definition marking decoys stays at zero", fDefines, false, func(w float64) bool { return w == 0 }},
+		{"a hold-back marking gold files stays at zero", fTest, true, func(w float64) bool { return w == 0 }},
+		{"a hold-back marking decoys goes negative", fDoc, false, func(w float64) bool { return w < 0 }},
+		{"a free feature marking decoys goes negative", fPrior, false, func(w float64) bool { return w < 0 }},
+		{"a free feature marking gold files goes positive", fContentRank, true, func(w float64) bool { return w > 0 }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			samples := append(synthetic("a/x", 30), synthetic("b/y", 30)...)
+			for i := range samples {
+				s := &samples[i]
+				s.Feats = append([]features(nil), s.Feats...)
+				for j := range s.Feats {
+					if (c.onGold && s.Gold[j]) || (!c.onGold && !s.Gold[j] && s.Feats[j][fContent] == 1) {
+						s.Feats[j][c.feat] += 1
+					}
+				}
+			}
+			w := Fit(samples, FitOptions{})
+			if !c.want(w[c.feat]) {
+				t.Errorf("%s: weight %v (direction %d)", featureInfo[c.feat].name, w[c.feat], direction[c.feat])
+			}
+		})
 	}
 }

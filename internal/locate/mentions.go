@@ -1,8 +1,11 @@
 package locate
 
 import (
+	"cmp"
 	"math"
+	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -34,7 +37,16 @@ var (
 	fenceRe     = regexp.MustCompile("(?s)```.*?```")
 	// envLineRe is a "name: value" line as in version and environment
 	// reports (python: 3.8.1, OS: Linux, - Sphinx version: 3.1).
-	envLineRe = regexp.MustCompile(`^\s*(?:[-*]\s+)?[A-Za-z][\w .()/-]{0,40}:\s*\S.{0,80}$`)
+	// innerFirstFrameRe is a stack frame line of a language that prints
+	// the innermost frame first, capturing its file: Go (a tab, then
+	// /src/pkg/file.go:12 +0x1d), JavaScript and TypeScript (at f
+	// (src/x.ts:12:5), at webpack:///./src/x.js:3:1) and Rust backtraces
+	// (at ./src/lib.rs:12:5).
+	innerFirstFrameRe = regexp.MustCompile(`(?m)^[ \t]*(?:at[ \t]+(?:[^\s(]+[ \t]+\()?)?(?:[a-z]+:/+)?([\w.@~+/\\-]*\.(?:go|js|jsx|mjs|cjs|ts|tsx|rs)):\d+(?::\d+)?\)?(?:[ \t]+\+0x[0-9a-f]+)?[ \t]*\r?$`)
+	// javaFrameRe is a JVM stack frame, at pkg.Class.method(Class.java:12),
+	// capturing the class's dotted name and its file.
+	javaFrameRe = regexp.MustCompile(`(?m)^[ \t]*at[ \t]+((?:[\w$]+\.)+)[\w$<>]+\(([\w$]+\.(?:java|kt|scala)):\d+\)`)
+	envLineRe   = regexp.MustCompile(`^\s*(?:[-*]\s+)?[A-Za-z][\w .()/-]{0,40}:\s*\S.{0,80}$`)
 )
 
 // envRunMin is how many "name: value" lines in a row make a block an
@@ -107,6 +119,17 @@ func mentionedPaths(q string) (paths []pathMention, frameFuncs []string) {
 			frameFuncs = append(frameFuncs, m[2])
 		}
 	}
+	// Frames of the languages that print the innermost first are
+	// numbered after Python's, from the last printed (outermost) up.
+	inner := innerFirstFrames(q)
+	for i, p := range inner {
+		if !seen[p] {
+			seen[p] = true
+			paths = append(paths, pathMention{path: p, frame: frame + len(inner) - i})
+		}
+		// A JVM frame also prints its file's bare name, the same file.
+		seen[path.Base(p)] = true
+	}
 	for _, m := range pathRe.FindAllStringSubmatch(q, -1) {
 		p := normPath(m[1])
 		if seen[p] || strings.Count(p, ".") == len(p) {
@@ -116,6 +139,38 @@ func mentionedPaths(q string) (paths []pathMention, frameFuncs []string) {
 		paths = append(paths, pathMention{path: p})
 	}
 	return paths, frameFuncs
+}
+
+// innerFirstFrames returns the files of the stack frames in q of the
+// languages that print the innermost frame first (Go, JavaScript and
+// TypeScript, Rust, the JVM's), in the order printed. A JVM frame names
+// its class's package, which is the file's directory: at
+// com.acme.audit.EventClient.replay(EventClient.java:21) is in
+// com/acme/audit/EventClient.java.
+func innerFirstFrames(q string) []string {
+	type hit struct {
+		at   int
+		path string
+	}
+	var hits []hit
+	for _, m := range innerFirstFrameRe.FindAllStringSubmatchIndex(q, -1) {
+		hits = append(hits, hit{m[0], normPath(q[m[2]:m[3]])})
+	}
+	for _, m := range javaFrameRe.FindAllStringSubmatchIndex(q, -1) {
+		class := strings.Split(strings.TrimSuffix(q[m[2]:m[3]], "."), ".")
+		dir := strings.Join(class[:len(class)-1], "/")
+		p := q[m[4]:m[5]]
+		if dir != "" {
+			p = dir + "/" + p
+		}
+		hits = append(hits, hit{m[0], p})
+	}
+	slices.SortStableFunc(hits, func(a, b hit) int { return cmp.Compare(a.at, b.at) })
+	out := make([]string, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, h.path)
+	}
+	return out
 }
 
 // dottedMentions returns the distinct dotted names in text that are not

@@ -35,6 +35,46 @@ var (
 	quoteCodeRe = regexp.MustCompile(`[()=\[\]/<>]|\.(py|rst|txt|cfg)\b|^import |^from `)
 )
 
+// The message of an error or warning the issue shows (in a traceback, a
+// log, a compiler's output) was written by a string literal in the code that
+// raised it, in every language. The words between its run-time values
+// (quoted names, numbers, paths, reprs) are found verbatim there.
+var (
+	// errorLineRe finds a printed error or warning and captures its
+	// message: Python, JavaScript and Java exception names
+	// (ValueError:, java.lang.IllegalStateException:), and log and
+	// compiler prefixes (WARNING:, error[E0308]:, panic:).
+	errorLineRe = regexp.MustCompile(`(?m)(?:^|[\s:"'])(?:(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception|Warning)|(?i:error|warning|fatal|panic))(?:\[\w+\])?: +(.+?)\s*$`)
+	// errorValueRe marks what a program fills in at run time, or where a
+	// literal may have been cut in two, which the words between them are
+	// split at: quoted values, reprs and brackets, hexadecimal and decimal
+	// numbers, paths, and sentence or clause ends.
+	errorValueRe = regexp.MustCompile("\\B'[^'\n]*'\\B|\"[^\"\n]*\"|`[^`\n]*`|<[^>\n]*>|[()\\[\\]{}=]|\\b0x[0-9a-fA-F]+\\b|[-+]?\\d[\\w.]*|\\S*/\\S*|[.;:!?](?:\\s|$)|\\.\\.\\.|…|%s|%r|%d")
+)
+
+// errorMessageWords is how many words of two letters or more a piece of
+// an error message needs: fewer is the glue between two values ("of
+// column", "got"), found everywhere.
+const errorMessageWords = 3
+
+// errorPhrases returns the pieces of the error and warning messages an
+// issue shows, lower-cased with spaces collapsed, in first-seen order.
+func errorPhrases(query string) []string {
+	var out []string
+	for _, m := range errorLineRe.FindAllStringSubmatch(query, -1) {
+		for _, part := range errorValueRe.Split(m[1], -1) {
+			p := strings.Trim(strings.Join(strings.Fields(strings.ToLower(part)), " "), " .:,;")
+			if len(quoteWordRe.FindAllString(p, -1)) < errorMessageWords {
+				continue
+			}
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 // quotedPhrases returns the prose quotes of an issue (backticks or
 // quotation marks outside fenced code) that read as printed words: two
 // words or more, not code-shaped, lower-cased with spaces collapsed and cut
@@ -57,12 +97,14 @@ func quotedPhrases(query string) []string {
 	return out
 }
 
-// quotedText sets the quoted-text signal on the candidates that hold a
-// rare quote of the issue verbatim (case and spacing aside). root is the
-// tree the index describes; without one the signal is skipped.
+// quotedText sets two signals on the files that hold a rare phrase of the
+// issue verbatim (case and spacing aside): the quoted-text signal for its
+// prose quotes and the error-text signal for the messages of the errors it
+// shows, which are weighed apart since a message is also held by every
+// file that checks or documents it. root is the tree the index describes;
+// without one the signals are skipped.
 func (ix *Index) quotedText(root, query string, ev *evidence) {
-	phrases := quotedPhrases(query)
-	if root == "" || len(phrases) == 0 {
+	if root == "" {
 		return
 	}
 	texts := map[int]string{} // normalised text of each file read
@@ -85,12 +127,26 @@ func (ix *Index) quotedText(root, query string, ev *evidence) {
 		texts[f] = t
 		return t, true
 	}
+	all := func(int) bool { return true }
+	ix.phraseSignal(quotedPhrases(query), fQuotedText, "holds words the issue quotes", all, read, ev)
+	// A message is raised by code; the tests that check it and the
+	// documents that explain it are not where it is raised.
+	raises := func(f int) bool { d := &ix.files[f]; return d.code() && !d.test() && !d.doc() }
+	ix.phraseSignal(errorPhrases(query), fErrorText, "holds the message of an error the issue shows", raises, read, ev)
+}
+
+// phraseSignal sets feature feat on the files keep accepts that, read with
+// read, hold one of phrases, crediting each phrase by its rarity among them.
+func (ix *Index) phraseSignal(phrases []string, feat feature, what string, keep func(int) bool, read func(int) (string, bool), ev *evidence) {
 	credit := map[int]float64{}
 	named := map[int][]string{}
 	n := float64(len(ix.files))
 	for _, p := range phrases {
 		var holders []int
 		for _, f := range ix.filesWithAll(repomap.Terms(p)) {
+			if !keep(f) {
+				continue
+			}
 			t, ok := read(f)
 			if !ok {
 				break
@@ -109,12 +165,12 @@ func (ix *Index) quotedText(root, query string, ev *evidence) {
 		}
 	}
 	for f, v := range credit {
-		ev.feats[f][fQuotedText] = saturate(v / quoteScale)
+		ev.feats[f][feat] = saturate(v / quoteScale)
 		ids := named[f]
 		if len(ids) > 3 {
 			ids = append(ids[:3], "…")
 		}
-		ev.note(fQuotedText, f, fmt.Sprintf("holds words the issue quotes: %s", strings.Join(ids, ", ")))
+		ev.note(feat, f, fmt.Sprintf("%s: %s", what, strings.Join(ids, ", ")))
 	}
 }
 

@@ -32,6 +32,83 @@ func TestQuotedPhrases(t *testing.T) {
 	}
 }
 
+func TestErrorPhrases(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, issue string
+		want        []string
+	}{
+		{"python traceback's last line, cut at quoted values", "```\nTraceback (most recent call last):\n  File \"x.py\", line 1\nValueError: datatype 'datetime64' of column 'tbs' is not in allowed values ('bool', 'int8')\r\n```",
+			[]string{"is not in allowed values"}},
+		{"numbers, reprs and sentence ends", "TypeError: cannot reshape array of size 6 into shape <Shape 4>. Expected a positive length",
+			[]string{"cannot reshape array of size", "expected a positive length"}},
+		{"a dotted Java exception", `Exception in thread "main" java.lang.IllegalStateException: connection pool is already closed`,
+			[]string{"connection pool is already closed"}},
+		{"a JavaScript error", "Uncaught TypeError: handler is not a function\n    at dispatch (src/bus.ts:12:5)",
+			[]string{"handler is not a function"}},
+		{"a Go panic, cut at its runtime prefix", "panic: runtime error: invalid memory address or nil pointer dereference",
+			[]string{"invalid memory address or nil pointer dereference"}},
+		{"a Rust compiler error", "error[E0599]: no method named `frobnicate` found for struct `Widget` in the current scope",
+			[]string{"no method named", "found for struct", "in the current scope"}},
+		{"a logged warning after a path", "/docs/index.rst:3: WARNING: duplicate label intro, other instance in usage.rst",
+			[]string{"duplicate label intro, other instance in usage.rst"}},
+		{"paths are values", "OSError: unable to open /tmp/data/file.h5 for reading now",
+			[]string{"unable to open", "for reading now"}},
+		{"an apostrophe is not a quote", "UnicodeDecodeError: 'ascii' codec can't decode byte 0xcf in position 140",
+			[]string{"codec can't decode byte"}},
+		{"glue between two values is dropped", "KeyError: 'a' not in 'b'", nil},
+		{"prose that only mentions an error is no message", "this raises a ValueError when the list is empty", nil},
+		{"each piece once", "ValueError: the frame is empty here\nValueError: The frame is  empty here", []string{"the frame is empty here"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if got := errorPhrases(c.issue); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("errorPhrases(%q) = %q, want %q", c.issue, got, c.want)
+			}
+		})
+	}
+}
+
+// TestQuotedTextFindsTheErrorMessage checks that the message of an error
+// the issue shows in a traceback credits the code whose literal prints it,
+// in any language, while a file that only shares its words, a test that
+// checks the message and a document that explains it are not credited.
+func TestQuotedTextFindsTheErrorMessage(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"pkg/coerce.py":      "def coerce(col):\n    raise ValueError(f\"datatype {col.dtype!r} of column {col.name!r} is not in allowed values {ALLOWED}\")\n",
+		"pkg/allowed.py":     "# allowed values: is the column not in there?\nALLOWED = ('bool',)\n",
+		"server/pool.go":     "package server\n\nfunc (p *Pool) Get() error {\n\treturn fmt.Errorf(\"connection pool is already closed\")\n}\n",
+		"server/poolconf.go": "package server\n\n// a pool of connections; closed is already a state\nvar closed = true\n",
+		// A test checks the message and a document explains it; neither
+		// raises it.
+		"tests/test_coerce.py": "import pytest\n\ndef test_coerce():\n    with pytest.raises(ValueError, match='is not in allowed values'):\n        coerce(None)\n",
+		"docs/errors.rst":      "Errors\n======\n\nconnection pool is already closed: call open first.\n",
+	}
+	root, m := mapTree(t, files)
+	ix := NewIndex(m)
+	cases := []struct {
+		issue, holder, other string
+	}{
+		{"Writing fails\n```\nTraceback (most recent call last):\n  File \"w.py\", line 3, in <module>\nValueError: datatype 'datetime64' of column 'start' is not in allowed values ('bool', 'int8')\n```",
+			"pkg/coerce.py", "pkg/allowed.py"},
+		{"Get after shutdown\n```\nError: connection pool is already closed\n```", "server/pool.go", "server/poolconf.go"},
+	}
+	for _, c := range cases {
+		ev := ix.evidence(c.issue, root)
+		for p, want := range map[string]bool{c.holder: true, c.other: false, "tests/test_coerce.py": false, "docs/errors.rst": false} {
+			i, ok := ix.byPath(p)
+			if !ok {
+				t.Fatalf("%s is not in the index", p)
+			}
+			if got := ev.feats[i][fErrorText] > 0; got != want {
+				t.Errorf("%s: error_text %v, want credit %v (issue %q)", p, ev.feats[i][fErrorText], want, c.issue)
+			}
+		}
+	}
+}
+
 func TestQuotedTextCreditsTheFileHoldingTheQuote(t *testing.T) {
 	files := map[string]string{
 		"frames/merge.py": "def merge(a, b):\n    if not a and not b:\n        raise ValueError(\"\"\"Cannot merge two\n            empty frames\"\"\")\n",

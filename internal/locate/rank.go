@@ -180,9 +180,10 @@ func (ev *evidence) explain(i int, w *Weights) []string {
 	var parts []part
 	for f := feature(0); f < numFeatures; f++ {
 		v := w[f] * ev.feats[i][f]
-		// An unweighted signal adds nothing, but what it found (a
-		// traceback frame in the file) still explains the file.
-		shown := unweighted[f] && ev.feats[i][f] != 0 && ev.notes[f] != nil && ev.notes[f][i] != ""
+		// A signal at weight zero adds nothing, but what it found (a
+		// traceback frame in the file, a module the issue names) still
+		// explains the file, and it feeds the signals of its neighbours.
+		shown := w[f] == 0 && ev.feats[i][f] != 0 && ev.notes[f] != nil && ev.notes[f][i] != ""
 		if v == 0 && !shown {
 			continue
 		}

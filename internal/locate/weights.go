@@ -45,6 +45,7 @@ const (
 	fQuotedText                  // the file holds a rare phrase the issue quotes, verbatim
 	fMethod                      // the issue names Class.method and the file's class defines it
 	fIssueRefs                   // a past commit citing an issue the issue cites changed the file
+	fErrorText                   // the file holds the message of an error the issue shows, verbatim
 	numFeatures
 )
 
@@ -82,6 +83,7 @@ var featureInfo = [numFeatures]struct{ name, label string }{
 	fQuotedText:   {"quoted_text", "holds words the issue quotes"},
 	fMethod:       {"class_method", "defines a Class.method the issue names"},
 	fIssueRefs:    {"cited_issue", "changed by a commit citing the same issue"},
+	fErrorText:    {"error_text", "holds the message of an error the issue shows"},
 }
 
 // Weights are the ranker's coefficients, one per feature.
