@@ -92,9 +92,7 @@ func TestRealCLIIgnoresShippedConfig(t *testing.T) {
 				var envDump string
 				script := func(turn agenttest.Turn) agenttest.Action {
 					if len(turn.Results) == 0 && phase == agent.PhaseExecute {
-						if act, ok := shellTool(name, "env"); ok {
-							return act
-						}
+						return shippedShell(name, "env")
 					}
 					if len(turn.Results) > 0 {
 						envDump = turn.Results[0]
@@ -126,7 +124,7 @@ func TestRealCLIIgnoresShippedConfig(t *testing.T) {
 					}
 				}
 				if phase == agent.PhaseExecute {
-					if _, ok := shellTool(name, ""); ok && !strings.Contains(envDump, "PATH=") {
+					if !strings.Contains(envDump, "PATH=") {
 						t.Errorf("the shell command did not run (err %v): %q", err, envDump)
 					}
 					return
@@ -141,6 +139,15 @@ func TestRealCLIIgnoresShippedConfig(t *testing.T) {
 			})
 		}
 	}
+}
+
+// shippedShell is the call of each CLI's shell tool that runs command
+// (Codex's is exec_command).
+func shippedShell(name, command string) agenttest.Action {
+	if act, ok := shellTool(name, command); ok {
+		return act
+	}
+	return agenttest.Action{Tool: "exec_command", Input: map[string]any{"cmd": command}}
 }
 
 func writeJSONFile(t *testing.T, path string, v any) {
