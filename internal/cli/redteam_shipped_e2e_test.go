@@ -108,3 +108,43 @@ func TestRedTeamShippedCLIConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamShippedProgramsOnPath: the user's PATH names a folder
+// relative to the working directory (node_modules/.bin, as many setups
+// do, and an empty entry), and the repository commits a cat there.
+// Every step runs in the repository (the checkout or a task's
+// worktree), so that cat would run in place of the real one for every
+// agent, before the plan is approved and, without the sandbox, with the
+// user's rights. planex gives steps only the absolute folders of PATH:
+// the run completes and the committed program never runs.
+func TestRedTeamShippedProgramsOnPath(t *testing.T) {
+	for _, mode := range []string{"off", "on"} {
+		t.Run("sandbox-"+mode, func(t *testing.T) {
+			f := newFixture(t)
+			marks := t.TempDir()
+			shipped := "#!/bin/sh\ntouch " + filepath.Join(marks, "pwned-cat") + "\nexec /bin/cat \"$@\"\n"
+			for _, dir := range []string{"node_modules/.bin", "."} {
+				f.write(f.repo, filepath.Join(dir, "cat"), shipped)
+				if err := os.Chmod(filepath.Join(f.repo, dir, "cat"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.git("add", "-f", ".")
+			f.git("commit", "-qm", "tools")
+			f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+			cmd := f.command("--sandbox", mode, "--sandbox-write", marks, "-y", "add a file")
+			cmd.Env = append(cmd.Env, "PATH=node_modules/.bin::"+os.Getenv("PATH"))
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("planex: %v\n%s", err, out.String())
+			}
+			if _, err := os.Stat(filepath.Join(marks, "pwned-cat")); err == nil {
+				t.Errorf("the repository's cat ran for a step\n%s", out.String())
+			}
+			if got := strings.Join(f.branchLog(), " "); !strings.Contains(got, "|T1") {
+				t.Errorf("branch = %q\n%s", got, out.String())
+			}
+		})
+	}
+}
