@@ -2,10 +2,11 @@ package agent
 
 import (
 	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // passedNames are the variables every process a step starts receives
@@ -132,28 +133,11 @@ func ScrubEnv(env []string, allow []string, secrets ...string) []string {
 			continue
 		}
 		if name == "PATH" {
-			kv = "PATH=" + AbsolutePath(value)
+			kv = "PATH=" + gitrepo.AbsolutePath(value)
 		}
 		out = append(out, kv)
 	}
 	return out
-}
-
-// AbsolutePath is a PATH value without its relative entries. An empty
-// entry, ".", "bin" or "node_modules/.bin" names a folder below the
-// working directory, which for a step is the repository under work: a
-// program committed there (a node, a git, a cat) would run in place of
-// the one meant, before any plan was approved (`#!/usr/bin/env node`
-// starts every agent CLI), and with the user's rights without the
-// sandbox.
-func AbsolutePath(path string) string {
-	var keep []string
-	for _, dir := range filepath.SplitList(path) {
-		if filepath.IsAbs(dir) {
-			keep = append(keep, dir)
-		}
-	}
-	return strings.Join(keep, string(filepath.ListSeparator))
 }
 
 // minSecretLen is the shortest value looked for in an agent's output:
