@@ -208,3 +208,38 @@ func TestRealGeminiShippedEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestRealCLIUncontainedRunsNoShippedProgram: without the sandbox (no
+// folder of the repository's can be hidden then) the programs a
+// repository's CLI configuration names still never run, in an execute
+// step, where each CLI also runs its shell.
+func TestRealCLIUncontainedRunsNoShippedProgram(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			script := func(turn agenttest.Turn) agenttest.Action {
+				if len(turn.Results) == 0 {
+					return shippedShell(name, "true")
+				}
+				return clistest.Answer(map[string]any{"id": "T1", "status": "completed", "findings": "done", "tests_passed": true})
+			}
+			home := t.TempDir()
+			r := startRealWith(t, name, script, "", func(c *Config) {
+				c.Contain = agent.Containment{}
+				// Uncontained, a CLI keeps its state in HOME: a fresh one.
+				c.Env = append(c.Env, "HOME="+home)
+			})
+			dir := gitDir(t)
+			shipConfigs(t, dir)
+			if _, err := r.run(t, agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1", Dir: dir, Scope: "a/**"}); err != nil {
+				t.Logf("run: %v", err)
+			}
+			if n := len(r.srv.Turns()); n != 2 {
+				t.Errorf("%d model requests, want 2 (the shell call and the answer)", n)
+			}
+			pwned, _ := filepath.Glob(filepath.Join(dir, "pwned-*"))
+			for _, p := range pwned {
+				t.Errorf("a program the repository named ran: %s", filepath.Base(p))
+			}
+		})
+	}
+}
