@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // passedNames are the variables every process a step starts receives
@@ -126,10 +128,14 @@ func ScrubEnv(env []string, allow []string, secrets ...string) []string {
 	f := newEnvFilter(allow, secrets)
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if f.passes(name) {
-			out = append(out, kv)
+		name, value, _ := strings.Cut(kv, "=")
+		if !f.passes(name) {
+			continue
 		}
+		if name == "PATH" {
+			kv = "PATH=" + gitrepo.AbsolutePath(value)
+		}
+		out = append(out, kv)
 	}
 	return out
 }

@@ -46,6 +46,9 @@ func TestScrubEnv(t *testing.T) {
 			append(slices.Clone(defaults[:11]), "SSH_AUTH_SOCK=/s", "KEYBOARD=us", "ANTHROPIC_API_KEY=9")},
 		{"the --api-key-env variable is dropped even from the default list", []string{"PATH=/bin", "HOME=/h"}, nil, []string{"HOME"}, []string{"PATH=/bin"}},
 		{"the --api-key-env variable passes when allowed by name", []string{"LLM_GATEWAY=k"}, []string{"LLM_GATEWAY"}, []string{"LLM_GATEWAY"}, []string{"LLM_GATEWAY=k"}},
+		{"PATH keeps only its absolute folders: an empty entry, . or node_modules/.bin is the repository",
+			[]string{"PATH=node_modules/.bin::/usr/local/bin:.:bin:./tools:/usr/bin:"}, nil, nil, []string{"PATH=/usr/local/bin:/usr/bin"}},
+		{"a PATH of only relative folders is empty", []string{"PATH=.:node_modules/.bin"}, nil, nil, []string{"PATH="}},
 		{"names are exact: no prefix or case folding", []string{"PATHX=1", "path=2", "HOMEDIR=3", "LC=4", "LC_=5"}, nil, nil, []string{"LC_=5"}},
 	}
 	for _, c := range cases {

@@ -94,6 +94,10 @@ func sanitizeEnv(environ []string, userConfig bool) []string {
 			continue
 		case strings.HasPrefix(name, "GIT_") && !keptGitVars[name] && !(userConfig && userConfigVars[name]):
 			continue
+		case name == "PATH":
+			// git runs ssh, gpg and the shell's commands by name, from
+			// the repository.
+			kv = "PATH=" + AbsolutePath(strings.TrimPrefix(kv, "PATH="))
 		}
 		out = append(out, kv)
 	}
@@ -446,4 +450,22 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 		h.b.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
+}
+
+// AbsolutePath is a PATH value without its relative entries, the PATH
+// every process planex starts gets (its git, an agent's step). An empty
+// entry, ".", "bin" or "node_modules/.bin" names a folder below the
+// working directory, which is the repository under work: a program
+// committed there (an ssh for git, a node for every agent CLI's
+// `#!/usr/bin/env node`, a cat for a script) would run in place of the
+// one meant, with planex's environment or, for a step, before any plan
+// was approved and, without the sandbox, with the user's rights.
+func AbsolutePath(path string) string {
+	var keep []string
+	for _, dir := range filepath.SplitList(path) {
+		if filepath.IsAbs(dir) {
+			keep = append(keep, dir)
+		}
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
 }

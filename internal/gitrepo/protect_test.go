@@ -476,3 +476,37 @@ func TestRedTeamGitRemoteRewritten(t *testing.T) {
 	}
 	e.assertNothingRan()
 }
+
+// TestRedTeamGitProgramsOnRelativePath: the user's PATH names folders
+// relative to the working directory (., node_modules/.bin, an empty
+// entry) and the repository commits an ssh and a gpg there. git runs
+// both by name through PATH, from the repository, with planex's
+// environment (its token included): planex's git gets PATH's absolute
+// folders only, so neither runs when planex talks to an ssh remote.
+func TestRedTeamGitProgramsOnRelativePath(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	e := newEvil(t)
+	for _, dir := range []string{".", "node_modules/.bin", "bin"} {
+		if err := os.MkdirAll(filepath.Join(r.Root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"ssh", "gpg", "git-upload-pack"} {
+			// Unlike e.prog's, it reads no input: git would wait for it.
+			mark := filepath.Join(e.markers, strings.ReplaceAll(dir, "/", "-")+"-"+name)
+			if err := os.WriteFile(filepath.Join(r.Root, dir, name), []byte("#!/bin/sh\nenv > '"+mark+"'\nexit 1\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Setenv("PATH", ".:node_modules/.bin::bin:"+os.Getenv("PATH"))
+	mustGit(t, r.Root, "remote", "add", "far", "ssh://git@example.invalid/octo/demo.git")
+	r, err := Open(ctx, r.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.RemoteRef(ctx, "far", "refs/heads/main"); err == nil {
+		t.Errorf("RemoteRef over ssh to example.invalid worked")
+	}
+	e.assertNothingRan()
+}

@@ -128,6 +128,11 @@ type cli struct {
 	// the variables that point the CLI at it.
 	configure func(s setup) ([]string, error)
 	decode    func(stdout []byte) (report, error)
+	// projectConfig lists the paths, relative to the step's working
+	// directory, where the CLI reads configuration of its own in a phase
+	// that no flag or variable turns off. They are the repository's
+	// content, so a contained step sees them empty (nil: none).
+	projectConfig func(agent.Phase) []string
 }
 
 func lookup(name string) (cli, bool) {
@@ -241,6 +246,9 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		return agent.Result{}, fmt.Errorf("%s agent: writing its configuration: %w", a.cli.binary, err)
 	}
 	extra = append(extra, keyEnv...)
+	if contain.Sandbox != nil && a.cli.projectConfig != nil {
+		contain.Conceal = append(append([]string(nil), contain.Conceal...), projectPaths(step.Dir, a.cli.projectConfig(step.Phase))...)
+	}
 	step.Prompt = step.Prompt + resultInstructions(step.Phase, schema)
 	ca := command.New(command.Config{
 		Command:  a.CommandLine(step.Phase, home),
@@ -258,6 +266,20 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		return res, fmt.Errorf("%s agent: %w", a.cli.binary, err)
 	}
 	return res, nil
+}
+
+// projectPaths are the paths of rel below dir (the sandbox resolves a
+// link and skips what does not exist).
+func projectPaths(dir string, rel []string) []string {
+	out := make([]string, 0, len(rel))
+	for _, r := range rel {
+		p, err := filepath.Abs(filepath.Join(dir, r))
+		if err != nil {
+			continue // no working directory to be relative to: nothing read there either
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // decode reads the CLI's JSON output into what the command agent needs.

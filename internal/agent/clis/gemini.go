@@ -10,6 +10,9 @@ import (
 	"github.com/planexhq/planex/internal/agent"
 )
 
+// geminiDefaultBaseURL is Gemini's API, the endpoint when --base-url names none.
+const geminiDefaultBaseURL = "https://generativelanguage.googleapis.com"
+
 // Gemini CLI (`gemini -p`), checked with 0.61.0:
 //   - --output-format json prints one object: the answer in "response",
 //     tokens per model in "stats.models", tool calls and the decisions on
@@ -25,10 +28,18 @@ import (
 //     selects it (the key stays in GEMINI_API_KEY). The user's ~/.gemini
 //     (logins, extensions, MCP servers) is not used; the servers of
 //     --mcp-config are its mcpServers, their tools allowed by the policy.
+//   - A trusted folder's .gemini/.env (else the nearest .env) fills in
+//     every variable not already set, before anything else runs: a
+//     repository's file would choose the endpoint its key goes to, or a
+//     proxy with certificate checks off. planex sets the endpoint and
+//     certificate checks itself, and a contained step sees the worktree's
+//     .gemini folder empty and read-only (its settings, agents, commands
+//     and .env), and in a read-only phase its .env empty too.
 func geminiCLI() cli {
 	return cli{
-		binary:      "gemini",
-		credentials: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+		projectConfig: geminiProjectConfig,
+		binary:        "gemini",
+		credentials:   []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		args: func(s setup, _ int) []string {
 			a := []string{"--prompt", "Carry out the instructions given on standard input.",
 				"--output-format", "json", "--skip-trust", "--model", s.model}
@@ -60,14 +71,29 @@ func geminiCLI() cli {
 			if err := writeFile(geminiPolicyFile(s), policy+geminiMCPPolicy(s.mcp)); err != nil {
 				return nil, err
 			}
-			env := []string{"GEMINI_CLI_HOME=" + home}
-			if s.baseURL != "" {
-				env = append(env, "GOOGLE_GEMINI_BASE_URL="+strings.TrimRight(s.baseURL, "/"))
+			base := s.baseURL
+			if base == "" {
+				base = geminiDefaultBaseURL
 			}
+			// Set, so that no .env of the repository's can set them.
+			env := []string{"GEMINI_CLI_HOME=" + home, "GOOGLE_GEMINI_BASE_URL=" + strings.TrimRight(base, "/"),
+				"NODE_TLS_REJECT_UNAUTHORIZED=1"}
 			return env, nil
 		},
 		decode: decodeGemini,
 	}
+}
+
+// geminiProjectConfig is what Gemini CLI reads from a trusted worktree
+// on start. The root .env stays visible to an execute step, whose agent
+// may have to edit it (a file masked there would take its writes
+// without keeping them) and which sets any variable for its own shell
+// anyway; a read-only step, which has no shell, does not see it.
+func geminiProjectConfig(phase agent.Phase) []string {
+	if phase.ReadOnly() {
+		return []string{".gemini", ".env"}
+	}
+	return []string{".gemini"}
 }
 
 func geminiPolicyFile(s setup) string { return filepath.Join(s.home, "gemini", "planex-policy.toml") }
