@@ -57,6 +57,7 @@ type redTeamRun struct {
 }
 
 func TestRedTeamAgents(t *testing.T) {
+	t.Parallel()
 	rows := []redTeam{
 		{"steals secrets from environments, /proc and the home", "steal-secrets.sh", func(t *testing.T, r *redTeamRun) {
 			r.mustHaveRun(t, "a/loot.txt")
@@ -151,6 +152,7 @@ func TestRedTeamAgents(t *testing.T) {
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
 			r := runRedTeam(t, row.script, "on")
 			r.noSecretAnywhere(t)
 			if entries, _ := os.ReadDir(r.mark); len(entries) > 0 {
@@ -304,6 +306,7 @@ func hashCheckout(t *testing.T, repo string) map[string]string {
 // read planex's environment, but planex still refuses to commit a change
 // that holds a secret's value, and redacts what the agent reports.
 func TestRedTeamSecretsWithoutSandbox(t *testing.T) {
+	t.Parallel()
 	r := runRedTeam(t, "steal-secrets.sh", "off")
 	r.noSecretAnywhere(t)
 	// Every variable planex holds and does not pass on, whatever its name,
@@ -328,6 +331,7 @@ func TestRedTeamSecretsWithoutSandbox(t *testing.T) {
 // environment and credential it can reach and commits the loot. Nothing
 // of it may reach origin, a comment, the pull request or the job's files.
 func TestRedTeamActionSecretsStayOut(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"}, task{ID: "T2", Title: "left", Scope: "b/**", Deps: []string{"T1"}})
 	realHome := t.TempDir()
@@ -394,6 +398,7 @@ func dropMaskLines(s string) string {
 // agent still answer, and a plan request fails the job with a reply that
 // names the opt-out; no agent runs uncontained.
 func TestActionWithoutSandboxRunsNoAgent(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	bin := t.TempDir()
