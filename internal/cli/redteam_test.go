@@ -173,8 +173,12 @@ func runRedTeam(t *testing.T, script string, sandbox string, adjust ...func(*exe
 	t.Helper()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"}, task{ID: "T2", Title: "left", Scope: "b/**", Deps: []string{"T1"}, Directives: "test -f b/t2.txt"})
+	// The tag marks the attack's processes: this process's and this test's
+	// own (rows run side by side), of one width so that no tag is part of
+	// another.
+	name := sha256.Sum256([]byte(t.Name()))
 	r := &redTeamRun{f: f, mark: t.TempDir(), realHome: t.TempDir(), runnerFiles: map[string]string{},
-		tag: fmt.Sprintf("%d.%d", 700000+os.Getpid()%100000, len(script))}
+		tag: fmt.Sprintf("%d.%06d", 700000+os.Getpid()%100000, (int(name[0])<<16|int(name[1])<<8|int(name[2]))%1000000)}
 	f.write(r.realHome, ".git-credentials", "https://x:"+redTeamSecrets["GITHUB_TOKEN"]+"@github.com\n")
 	runner := t.TempDir()
 	for _, name := range []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"} {
