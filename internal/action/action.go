@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -26,6 +25,7 @@ import (
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plural"
+	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/slash"
 )
 
@@ -57,11 +57,12 @@ type Config struct {
 	MaxIssues     int    // schedule: issues planned per run
 	AutoLabel     string // schedule: "planex:auto"
 	Label         string // issues labeled with this are planned: "planex"
-	// Review is "agent" (the agent reviews each run; the default) or "skip".
-	Review string
+	// Review is review.ModeAgent (the agent reviews each run; the default,
+	// also when empty) or review.ModeSkip.
+	Review review.Mode
 	// Mode is ModeSingle (every wave in one job) or ModeMatrix (one job
 	// per task, see matrix.go).
-	Mode string
+	Mode Mode
 	// MatrixWorkflow is the workflow file dispatched for each wave in
 	// matrix mode (default planex-matrix.yml), on DispatchRef (default:
 	// the repository's default branch).
@@ -88,7 +89,7 @@ type Config struct {
 	// CIFixPlan (the default), CIFixAuto or CIFixOff; CIFixAttempts
 	// bounds the fix runs of one pull request (DefaultCIFixAttempts when
 	// zero). See cifix.go.
-	CIFix         string
+	CIFix         CIFixMode
 	CIFixAttempts int
 }
 
@@ -114,7 +115,9 @@ type Outputs struct {
 	Notice string
 }
 
-// Runner handles one event.
+// Runner handles one event: its entry points (Handle, Finalize, Prepare,
+// RunTask, Collect) hand the event to a flow (see flowset.go) and write
+// the outputs the flow returns.
 type Runner struct {
 	Cfg  Config
 	GH   GitHub
@@ -129,28 +132,28 @@ type Runner struct {
 	// report it to the user.
 	AgentErr error
 
+	// Outputs are the step outputs, written by step alone.
 	Outputs Outputs
 
-	// runMu serialises saving the record between a running engine's
-	// progress callback and the heartbeat; stopRun (under runMu) cancels
-	// that run when another run has taken its plan over.
-	runMu   sync.Mutex
-	stopRun context.CancelCauseFunc
+	parts *flowSet // the run's flows, made on first use
+}
 
-	// What this run knows from GitHub already, so it asks only once: the
-	// default branch, and what each status comment shows (see
-	// updateStatus).
-	defaultBranchName string
-	shownStatus       map[int64]string
-	// permissions are the permissions read in this run, by login: one
-	// event is judged on one answer per person.
-	permissions map[string]gh.Permission
+// flows is the run's flows, wired on first use (LoadSettings or an entry
+// point) to what the runner holds then: the fields above but Cfg (which
+// the flows share with the runner) are set before that and not changed
+// after.
+func (r *Runner) flows() *flowSet {
+	r.defaults()
+	if r.parts == nil {
+		r.parts = newFlowSet(&env{Cfg: &r.Cfg, GH: r.GH, Repo: r.Repo, Engine: r.Engine, Out: r.Out, Log: r.Log, Now: r.Now, AgentErr: r.AgentErr})
+	}
+	return r.parts
 }
 
 // access is r.GH.Access, asked at most once per person in a run.
-func (r *Runner) access() authz.PermissionGetter { return runAccess{r} }
+func (r *env) access() authz.PermissionGetter { return runAccess{r} }
 
-type runAccess struct{ r *Runner }
+type runAccess struct{ r *env }
 
 func (a runAccess) Permission(ctx context.Context, owner, repo, login string) (gh.Permission, error) {
 	key := strings.ToLower(owner + "/" + repo + "@" + login)
@@ -198,19 +201,22 @@ func refusef(format string, args ...any) error {
 
 // Handle acts on an event.
 func (r *Runner) Handle(ctx context.Context, ev *event.Event) error {
-	err := r.handle(ctx, ev)
-	if err != nil && r.Outputs.Status == "" {
-		r.Outputs.Status = StatusFailed
-	}
+	o, err := r.flows().intake.handle(ctx, ev)
+	return r.step(handleOutputs(o, err), err)
+}
+
+// step ends an entry point: it writes the outputs the flow returned, the
+// one place Runner.Outputs is written, and passes its error on.
+func (r *Runner) step(o Outputs, err error) error {
+	r.Outputs = o
 	return err
 }
 
-func (r *Runner) handle(ctx context.Context, ev *event.Event) error {
-	r.defaults()
+func (r *intake) handle(ctx context.Context, ev *event.Event) (Outputs, error) {
 	if ev.Owner == "" && !ev.Ignored {
-		return errors.New("the event names no repository (GITHUB_REPOSITORY is empty)")
+		return Outputs{}, errors.New("the event names no repository (GITHUB_REPOSITORY is empty)")
 	}
-	s := decide(ev, r.Cfg)
+	s := decide(ev, *r.Cfg)
 	switch s.Kind {
 	case stepReply, stepCommand:
 		return r.onComment(ctx, ev, s)
@@ -221,9 +227,9 @@ func (r *Runner) handle(ctx context.Context, ev *event.Event) error {
 	case stepSchedule:
 		return r.onSchedule(ctx, ev)
 	case stepWorkflowRun:
-		return r.onWorkflowRun(ctx, ev)
+		return r.ci.onWorkflowRun(ctx, ev)
 	}
-	return r.ignore(ev, "%s", s.Reason)
+	return r.talk.ignore(ev, "%s", s.Reason)
 }
 
 func (r *Runner) defaults() {
@@ -273,10 +279,10 @@ type thread struct {
 
 // onComment answers a comment addressed to planex, or runs its command
 // when its author may.
-func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) error {
+func (r *intake) onComment(ctx context.Context, ev *event.Event, s step) (Outputs, error) {
 	c := ev.Comment
 	th := thread{Number: ev.Number, IsPR: ev.IsPR || ev.PR != nil, Comment: c, Actor: c.Author}
-	r.react(ctx, th, gh.ReactionEyes)
+	r.talk.react(ctx, th, gh.ReactionEyes)
 	need := s.Need
 	if s.Kind == stepReply {
 		// Answers go to people who may use planex: anyone else is told
@@ -285,65 +291,62 @@ func (r *Runner) onComment(ctx context.Context, ev *event.Event, s step) error {
 	}
 	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, need)
 	if err != nil {
-		return r.fail(ctx, th, nil, fmt.Errorf("checking @%s's permission: %w", c.Author.Login, err))
+		return r.talk.fail(ctx, th, nil, fmt.Errorf("checking @%s's permission: %w", c.Author.Login, err))
 	}
 	if !dec.Allowed {
-		r.react(ctx, th, gh.ReactionRefused)
-		return r.refuseOnce(ctx, th, c.Author.Login, dec.Reason)
+		r.talk.react(ctx, th, gh.ReactionRefused)
+		return r.talk.refuseOnce(ctx, th, c.Author.Login, dec.Reason)
 	}
 	if s.Kind == stepReply {
-		r.Outputs.Status = StatusReplied
+		o := Outputs{Status: StatusReplied}
 		if s.Refused {
-			r.react(ctx, th, gh.ReactionConfused)
-			r.Outputs.Status = StatusRefused
+			r.talk.react(ctx, th, gh.ReactionConfused)
+			o.Status = StatusRefused
 		}
-		return r.reply(ctx, th, s.Reply)
+		return o, r.talk.reply(ctx, th, s.Reply)
 	}
-	if err := r.dispatch(ctx, ev, th, s.Command); err != nil {
-		return r.fail(ctx, th, nil, err)
-	}
-	return nil
+	o, err := r.dispatch(ctx, ev, th, s.Command)
+	return r.talk.failAfter(ctx, th, nil, o, err)
 }
 
-func (r *Runner) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
+func (r *intake) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
 	switch cmd.Name {
 	case slash.Help:
-		r.Outputs.Status = StatusReplied
-		return r.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
+		return Outputs{Status: StatusReplied}, r.talk.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
 	case slash.Plan:
 		if th.IsPR {
-			return r.followUp(ctx, ev, th, cmd)
+			return r.plans.followUp(ctx, ev, th, cmd)
 		}
 		req := cmd.Requirement
 		if strings.TrimSpace(req) == "" {
 			if ev.Issue == nil {
-				return refusef("give a requirement: `%s <what to do>`", r.Cfg.Trigger)
+				return Outputs{}, refusef("give a requirement: `%s <what to do>`", r.Cfg.Trigger)
 			}
 			req = issueRequirement(ev.Issue.Title, ev.Issue.Body)
 		}
-		return r.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes, Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login})
+		return r.plans.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes, Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login})
 	case slash.Approve:
-		return r.approve(ctx, th, cmd.PlanID, th.Actor.Login, cmd.Concurrency)
+		return r.runs.approve(ctx, th, cmd.PlanID, th.Actor.Login, cmd.Concurrency)
 	case slash.Revise:
-		return r.revise(ctx, th, cmd.Text)
+		return r.plans.revise(ctx, th, cmd.Text)
 	case slash.Cancel:
-		return r.cancel(ctx, th)
+		return r.plans.cancel(ctx, th)
 	case slash.Retry:
-		return r.retry(ctx, th, th.Actor.Login)
+		return r.runs.retry(ctx, th, th.Actor.Login)
 	case slash.Status:
-		return r.status(ctx, th)
+		return r.plans.status(ctx, th)
 	case slash.Fix:
-		return r.fix(ctx, ev, th, cmd)
+		return r.reviews.fix(ctx, ev, th, cmd)
 	case slash.Review:
-		return r.reviewPR(ctx, ev, th)
+		return r.reviews.reviewPR(ctx, ev, th)
 	case slash.FixCI:
-		return r.fixCI(ctx, ev, th, cmd)
+		return r.ci.fixCI(ctx, ev, th, cmd)
 	}
-	return r.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
+	return Outputs{}, r.talk.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
 }
 
 // onLabeled plans an issue that was given the planex label.
-func (r *Runner) onLabeled(ctx context.Context, ev *event.Event) error {
+func (r *intake) onLabeled(ctx context.Context, ev *event.Event) (Outputs, error) {
 	th := thread{Number: ev.Number, Actor: ev.Sender}
 	need := authz.Trigger
 	if r.Cfg.AutoApprove {
@@ -352,48 +355,44 @@ func (r *Runner) onLabeled(ctx context.Context, ev *event.Event) error {
 	}
 	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, need)
 	if err != nil {
-		return r.fail(ctx, th, nil, err)
+		return r.talk.fail(ctx, th, nil, err)
 	}
 	if !dec.Allowed {
-		return r.refuseOnce(ctx, th, ev.Sender.Login, dec.Reason)
+		return r.talk.refuseOnce(ctx, th, ev.Sender.Login, dec.Reason)
 	}
 	if ev.Issue == nil {
-		return errors.New("the issues event carries no issue")
+		return Outputs{}, errors.New("the issues event carries no issue")
 	}
-	if err := r.plan(ctx, th, planRequest{Requirement: issueRequirement(ev.Issue.Title, ev.Issue.Body), Issue: ev.Number, RequestedBy: ev.Sender.Login}); err != nil {
-		return r.fail(ctx, th, nil, err)
-	}
-	return nil
+	o, err := r.plans.plan(ctx, th, planRequest{Requirement: issueRequirement(ev.Issue.Title, ev.Issue.Body), Issue: ev.Number, RequestedBy: ev.Sender.Login})
+	return r.talk.failAfter(ctx, th, nil, o, err)
 }
 
 // onDispatch plans an issue (or a requirement) named in the inputs.
-func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) error {
+func (r *intake) onDispatch(ctx context.Context, ev *event.Event) (Outputs, error) {
 	in := ev.Inputs
 	number := in.Issue
 	req := gfm.Visible(in.Requirement)
 	if number == 0 && req == "" {
-		return userf("workflow_dispatch needs the input `issue` or `requirement`")
+		return Outputs{}, userf("workflow_dispatch needs the input `issue` or `requirement`")
 	}
-	if refused, err := r.dispatchRefused(ctx, ev, number); refused || err != nil {
-		return err
+	if o, refused, err := r.dispatchRefused(ctx, ev, number); refused || err != nil {
+		return o, err
 	}
 	if number == 0 {
 		var err error
 		if number, err = r.dispatchIssue(ctx, ev, req); err != nil {
-			return err
+			return Outputs{}, err
 		}
 	} else if req == "" {
 		is, err := r.GH.Intake.GetIssue(ctx, ev.Owner, ev.Repo, number)
 		if err != nil {
-			return fmt.Errorf("reading issue #%d: %w", number, err)
+			return Outputs{}, fmt.Errorf("reading issue #%d: %w", number, err)
 		}
 		req = issueRequirement(is.GetTitle(), is.GetBody())
 	}
 	th := thread{Number: number, Actor: ev.Sender}
-	if err := r.plan(ctx, th, planRequest{Requirement: req, Issue: number, Yes: in.AutoApprove, RequestedBy: ev.Sender.Login}); err != nil {
-		return r.fail(ctx, th, nil, err)
-	}
-	return nil
+	o, err := r.plans.plan(ctx, th, planRequest{Requirement: req, Issue: number, Yes: in.AutoApprove, RequestedBy: ev.Sender.Login})
+	return r.talk.failAfter(ctx, th, nil, o, err)
 }
 
 // dispatchRefused checks, when the dispatched plan would be approved
@@ -401,30 +400,29 @@ func (r *Runner) onDispatch(ctx context.Context, ev *event.Event) error {
 // write users dispatch today, and a change in who may must not let
 // anyone else run a plan. A refusal is told on the issue (if any) and in
 // a notice; nothing is planned.
-func (r *Runner) dispatchRefused(ctx context.Context, ev *event.Event, number int) (bool, error) {
+func (r *intake) dispatchRefused(ctx context.Context, ev *event.Event, number int) (Outputs, bool, error) {
 	if !ev.Inputs.AutoApprove && !r.Cfg.AutoApprove {
-		return false, nil
+		return Outputs{}, false, nil
 	}
 	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Approve)
 	if err != nil {
-		return true, fmt.Errorf("checking the permission of @%s, who dispatched the workflow: %w", ev.Sender.Login, err)
+		return Outputs{}, true, fmt.Errorf("checking the permission of @%s, who dispatched the workflow: %w", ev.Sender.Login, err)
 	}
 	if dec.Allowed {
-		return false, nil
+		return Outputs{}, false, nil
 	}
-	r.Outputs.Status = StatusRefused
-	r.Outputs.Notice = "workflow_dispatch with auto-approve refused: " + dec.Reason
+	o := Outputs{Status: StatusRefused, Notice: "workflow_dispatch with auto-approve refused: " + dec.Reason}
 	if number == 0 {
-		fmt.Fprintln(r.Out, r.Outputs.Notice)
-		return true, nil
+		fmt.Fprintln(r.Out, o.Notice)
+		return o, true, nil
 	}
-	return true, r.reply(ctx, thread{Number: number}, "@"+ev.Sender.Login+" "+dec.Reason+" (a dispatch with auto-approve runs the plan, so its sender must be allowed to approve it.)")
+	return o, true, r.talk.reply(ctx, thread{Number: number}, "@"+ev.Sender.Login+" "+dec.Reason+" (a dispatch with auto-approve runs the plan, so its sender must be allowed to approve it.)")
 }
 
 // dispatchIssue opens the issue a requirement given to workflow_dispatch
 // is planned on. The issue carries the workflow run's id, so a re-run of
 // that run finds it instead of opening another.
-func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string) (int, error) {
+func (r *intake) dispatchIssue(ctx context.Context, ev *event.Event, req string) (int, error) {
 	marker := ""
 	if r.Cfg.RunID != "" {
 		marker = "<!-- planex:dispatch " + r.Cfg.RunID + " -->"
@@ -453,11 +451,12 @@ func (r *Runner) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 // planning that have no plan yet, each only when whoever last added the
 // label may (see scheduleLabeller); the others are skipped with a line
 // in the job summary.
-func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
+func (r *intake) onSchedule(ctx context.Context, ev *event.Event) (Outputs, error) {
 	issues, err := r.GH.Intake.ListIssuesByLabel(ctx, ev.Owner, ev.Repo, r.Cfg.AutoLabel, "open")
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
+	var o Outputs
 	planned := 0
 	var errs []error
 	var skipped []string
@@ -469,41 +468,69 @@ func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
 			continue
 		}
 		n := is.GetNumber()
-		if _, found, err := r.loadRecord(ctx, n); err != nil || found {
-			continue
-		}
-		by, why, err := r.scheduleLabeller(ctx, n)
+		by, why, err := r.schedulable(ctx, n)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		if why != "" {
-			skipped = append(skipped, fmt.Sprintf("- #%d: %s", n, why))
+			if why != hasPlan {
+				skipped = append(skipped, fmt.Sprintf("- #%d: %s", n, why))
+			}
 			continue
 		}
 		th := thread{Number: n, Actor: event.User{Login: by}}
-		err = r.plan(ctx, th, planRequest{Requirement: issueRequirement(is.GetTitle(), is.GetBody()), Issue: n, RequestedBy: by})
+		po, err := r.plans.plan(ctx, th, planRequest{Requirement: issueRequirement(is.GetTitle(), is.GetBody()), Issue: n, RequestedBy: by})
+		o = o.with(po)
 		if err != nil {
-			errs = append(errs, r.fail(ctx, th, nil, err))
+			fo, ferr := r.talk.fail(ctx, th, nil, err)
+			o = o.with(fo)
+			errs = append(errs, ferr) // nil when the issue was told why
 			continue
 		}
 		planned++
 	}
+	return r.scheduleOutputs(o, len(issues), planned, len(errs), skipped), errors.Join(errs...)
+}
+
+// hasPlan is schedulable's reason for an issue that has a plan already:
+// it is passed over without a line in the summary.
+const hasPlan = "it has a plan"
+
+// schedulable says whether the schedule may plan issue n: it returns who
+// asked for it (see scheduleLabeller), or why not. An issue whose state
+// cannot be read is skipped with the reason in the job summary (and the
+// log), never planned over a state planex could not see.
+func (r *intake) schedulable(ctx context.Context, n int) (string, string, error) {
+	_, found, err := r.store.loadRecord(ctx, n)
+	if err != nil {
+		r.Log.Error("reading an issue's planex state for the schedule", "issue", n, "err", err)
+		return "", "its planex state could not be read (" + abbrev.OneLine(err.Error()) + ")", nil
+	}
+	if found {
+		return "", hasPlan, nil
+	}
+	return r.scheduleLabeller(ctx, n)
+}
+
+// scheduleOutputs are a schedule run's outputs: the last plan's, the
+// count of planned issues, and the skipped issues ahead of the summary.
+func (r *intake) scheduleOutputs(o Outputs, open, planned, failed int, skipped []string) Outputs {
 	fmt.Fprintf(r.Out, "schedule: planned %s\n", plural.Count(planned, "issue", "issues"))
 	if len(skipped) > 0 {
 		fmt.Fprintf(r.Out, "schedule: skipped %s\n%s\n", plural.Count(len(skipped), "issue", "issues"), strings.Join(skipped, "\n"))
 		note := fmt.Sprintf("### planex schedule: skipped %s\n\n%s", plural.Count(len(skipped), "issue", "issues"), strings.Join(skipped, "\n"))
-		r.Outputs.Summary = strings.TrimSpace(note + "\n\n" + r.Outputs.Summary)
+		o.Summary = strings.TrimSpace(note + "\n\n" + o.Summary)
 	}
-	r.Outputs.PlannedIssues = strconv.Itoa(planned)
+	o.PlannedIssues = strconv.Itoa(planned)
 	switch {
 	case planned > 0:
-		r.Outputs.Status = StatusPlanned
-	case len(errs) == 0:
-		r.Outputs.Status = StatusIgnored
-		r.Outputs.Notice = fmt.Sprintf("schedule: no issue planned (open issues labelled %s without a plan: %d, skipped: %d)", r.Cfg.AutoLabel, len(issues), len(skipped))
+		o.Status = StatusPlanned
+	case failed == 0:
+		o.Status = StatusIgnored
+		o.Notice = fmt.Sprintf("schedule: no issue planned (open issues labelled %s without a plan: %d, skipped: %d)", r.Cfg.AutoLabel, open, len(skipped))
 	}
-	return errors.Join(errs...)
+	return o
 }
 
 // scheduleLabeller finds who last added the auto label to issue n and
@@ -511,7 +538,7 @@ func (r *Runner) onSchedule(ctx context.Context, ev *event.Event) error {
 // (write access), and, when plans are approved automatically, the rule
 // for approving (no bots). It returns their login, or why the issue is
 // skipped.
-func (r *Runner) scheduleLabeller(ctx context.Context, n int) (string, string, error) {
+func (r *intake) scheduleLabeller(ctx context.Context, n int) (string, string, error) {
 	evs, err := r.GH.Intake.LabelEvents(ctx, r.Cfg.Owner, r.Cfg.Repo, n, r.Cfg.AutoLabel)
 	if err != nil {
 		return "", "", err

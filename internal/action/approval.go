@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render"
+	"github.com/planexhq/planex/internal/scope"
 	"github.com/planexhq/planex/internal/slash"
 )
 
@@ -26,19 +28,23 @@ import (
 // checkApproval reads them again before a plan is resumed, and the engine
 // checks that the session still holds exactly the plan with that sha256.
 
-// Ways a plan is approved (Record.ApprovedVia).
+// ApprovalVia is how a plan was approved (Record.ApprovedVia): a closed
+// set; a value planex does not know is no approval (judgeApproval).
+type ApprovalVia string
+
+// Ways a plan is approved.
 const (
-	viaComment     = "comment"      // `/planex approve <id>`
-	viaYes         = "yes"          // -y on the planning command
-	viaAutoApprove = "auto-approve" // the auto-approve setting
-	viaDispatch    = "dispatch"     // the auto-approve input of workflow_dispatch
-	viaCIFix       = "ci-fix"       // ci-fix: auto, for a failed CI run
+	viaComment     ApprovalVia = "comment"      // `/planex approve <id>`
+	viaYes         ApprovalVia = "yes"          // -y on the planning command
+	viaAutoApprove ApprovalVia = "auto-approve" // the auto-approve setting
+	viaDispatch    ApprovalVia = "dispatch"     // the auto-approve input of workflow_dispatch
+	viaCIFix       ApprovalVia = "ci-fix"       // ci-fix: auto, for a failed CI run
 )
 
 // approval says who approved a plan, how, and with which comment.
 type approval struct {
 	By      string
-	Via     string
+	Via     ApprovalVia
 	Comment *event.Comment // nil for auto-approve and dispatch
 	// seen are the thread's comments as the approving flow just read
 	// them (nil: execute reads them).
@@ -50,12 +56,12 @@ func (a approval) record(rec *Record) {
 	rec.ApprovedBy, rec.ApprovedVia = a.By, a.Via
 	rec.ApprovalCommentID, rec.ApprovalCommentKind = 0, ""
 	if a.Comment != nil {
-		rec.ApprovalCommentID, rec.ApprovalCommentKind = a.Comment.ID, string(a.Comment.Kind)
+		rec.ApprovalCommentID, rec.ApprovalCommentKind = a.Comment.ID, a.Comment.Kind
 	}
 }
 
 func (a approval) engine(trigger string) engine.Approver {
-	how := map[string]string{viaComment: trigger + " approve", viaYes: trigger + " -y", viaAutoApprove: "auto-approve setting",
+	how := map[ApprovalVia]string{viaComment: trigger + " approve", viaYes: trigger + " -y", viaAutoApprove: "auto-approve setting",
 		viaDispatch: "workflow_dispatch auto-approve", viaCIFix: "ci-fix: auto"}[a.Via]
 	return engine.Approver{By: a.By, How: how}
 }
@@ -93,13 +99,13 @@ func problemf(format string, args ...any) error {
 // (or the -y of the command that asked for it), and rec.ApprovedBy has
 // write access. An *approvalProblem says what does not hold; other errors
 // are failures to find out.
-func (r *Runner) checkApproval(ctx context.Context, rec *Record) error {
+func (r *gate) checkApproval(ctx context.Context, rec *Record) error {
 	return r.checkApprovalIn(ctx, rec, nil)
 }
 
 // checkApprovalIn is checkApproval given the thread's comments as this
 // job has just read them (nil: read them now).
-func (r *Runner) checkApprovalIn(ctx context.Context, rec *Record, issueComments []*github.IssueComment) error {
+func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments []*github.IssueComment) error {
 	if rec.PlanHash == "" || plan.ID(rec.PlanHash) != rec.PlanID {
 		return problemf("the record names no plan (or a plan id that is not its hash's)")
 	}
@@ -215,8 +221,8 @@ func yesApproves(rec *Record, c, planComment *postedComment, thread []*postedCom
 
 // approvalComment finds the comment that approved rec's plan: an issue
 // comment, a review comment or a review body on the thread.
-func (r *Runner) approvalComment(ctx context.Context, rec *Record, issueComments []*github.IssueComment) (*postedComment, error) {
-	switch event.CommentKind(rec.ApprovalCommentKind) {
+func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments []*github.IssueComment) (*postedComment, error) {
+	switch rec.ApprovalCommentKind {
 	case event.KindIssueComment, "":
 		for _, c := range issueComments {
 			if c.GetID() == rec.ApprovalCommentID {
@@ -262,7 +268,7 @@ func after(a, b *postedComment) bool {
 
 // refuseUnapproved explains why a plan will not run and what to do,
 // given why its approval or the plan on record does not hold.
-func (r *Runner) refuseUnapproved(rec *Record, err error) error {
+func (r *gate) refuseUnapproved(rec *Record, err error) error {
 	var p *approvalProblem
 	var changed *engine.ChangedError
 	switch {
@@ -299,7 +305,7 @@ func isRefusal(err error) bool {
 
 // verifyRun checks, before anything of rec's plan runs, that its approval
 // holds on GitHub and that the session is still the approved plan.
-func (r *Runner) verifyRun(ctx context.Context, rec *Record, eng *engine.Engine) error {
+func (r *gate) verifyRun(ctx context.Context, rec *Record, eng *engine.Engine) error {
 	if err := r.checkApproval(ctx, rec); err != nil {
 		return err
 	}
@@ -310,8 +316,8 @@ func (r *Runner) verifyRun(ctx context.Context, rec *Record, eng *engine.Engine)
 // hash the record (and the plan comment) carry, before an approval is
 // acknowledged. It returns why not, for the approver, or an internal
 // error. The engine checks the hash again before it runs anything.
-func (r *Runner) planUnchanged(ctx context.Context, rec *Record) (string, error) {
-	eng, err := r.bareEngine(rec.repo)
+func (r *gate) planUnchanged(ctx context.Context, rec *Record) (string, error) {
+	eng, err := r.engines.bareEngine(rec.repo)
 	if err != nil {
 		return "", err
 	}
@@ -323,4 +329,97 @@ func (r *Runner) planUnchanged(ctx context.Context, rec *Record) (string, error)
 		return "", fmt.Errorf("checking plan %s against its hash: %w", rec.PlanID, err)
 	}
 	return "", nil
+}
+
+// approvable says why rec's plan cannot run now ("" when it can): its
+// comment must still be planex's for exactly this plan, the base must not
+// have moved under its scopes, and the session must still be the plan.
+func (r *gate) approvable(ctx context.Context, th thread, rec *Record) (string, []*github.IssueComment, error) {
+	cs, err := r.GH.Approvals.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
+	if err != nil {
+		return "", nil, fmt.Errorf("reading the comments of #%d: %w", rec.Thread, err)
+	}
+	i := slices.IndexFunc(cs, func(c *github.IssueComment) bool { return c.GetID() == rec.PlanCommentID })
+	if i < 0 {
+		return fmt.Sprintf("The comment of plan `%s` was deleted, so nobody can read what would run. Re-plan with `%s revise <feedback>`, or start a new plan with `%s <requirement>`.",
+			rec.PlanID, r.Cfg.Trigger, r.Cfg.Trigger), nil, nil
+	}
+	c := cs[i]
+	m, ok := render.ParsePlanMarker(c.GetBody())
+	if !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || !event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+		return fmt.Sprintf("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger), nil, nil
+	}
+	// planex never edits its plan comment: one edited and changed back
+	// (its hash matches again) may still have been read as edited, and
+	// so may one whose hash a record of an older planex does not hold.
+	edited := c.GetUpdatedAt().After(c.GetCreatedAt().Time)
+	if edited || (rec.PlanBodyHash != "" && bodyHash(c.GetBody()) != rec.PlanBodyHash) {
+		reason, err := r.repostPlan(ctx, th, rec, c.GetBody())
+		return reason, nil, err
+	}
+	reason, err := r.baseMoved(ctx, rec)
+	if err == nil && reason == "" {
+		reason, err = r.planUnchanged(ctx, rec)
+	}
+	if err != nil || reason == "" {
+		return "", cs, err
+	}
+	return fmt.Sprintf("Plan `%s` cannot run: %s. Re-plan with `%s revise <feedback>`.", rec.PlanID, reason, r.Cfg.Trigger), nil, nil
+}
+
+// approvedBefore checks that rec's plan was approved, that the approval
+// holds on GitHub, and that the session is still that plan.
+func (r *gate) approvedBefore(ctx context.Context, rec *Record) error {
+	eng, err := r.engines.bareEngine(rec.repo)
+	if err != nil {
+		return err
+	}
+	return r.verifyRun(ctx, rec, eng)
+}
+
+// baseMoved says why a plan no longer fits its base, or "" when it does:
+// it does not fit when commits since the plan was made touched files in
+// the scope of one of its tasks.
+func (r *gate) baseMoved(ctx context.Context, rec *Record) (string, error) {
+	head, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.BaseBranch)
+	if err != nil {
+		return "", err
+	}
+	if rec.FollowUp {
+		// The pull request branch itself: our own commits are expected.
+		return "", nil
+	}
+	if head == "" {
+		return fmt.Sprintf("the base branch `%s` no longer exists", rec.BaseBranch), nil
+	}
+	if head == rec.Base {
+		return "", nil
+	}
+	if err := r.Repo.EnsureCommit(ctx, r.Cfg.Remote, head); err != nil {
+		return "", err
+	}
+	changed, err := r.Repo.ChangedPaths(ctx, rec.Base, head)
+	if err != nil {
+		return "", err
+	}
+	tasks, err := r.store.sessionTasks(rec)
+	if err != nil {
+		return "", err
+	}
+	var hits []string
+	for _, p := range changed {
+		for _, t := range tasks {
+			if scope.Match(t.Scope, p) {
+				hits = append(hits, fmt.Sprintf("`%s` (%s)", p, t.ID))
+				break
+			}
+		}
+	}
+	if len(hits) == 0 {
+		return "", nil
+	}
+	if len(hits) > 10 {
+		hits = append(hits[:10], fmt.Sprintf("and %d more", len(hits)-10))
+	}
+	return fmt.Sprintf("`%s` moved since the plan was made and changed files in its tasks' scopes: %s", rec.BaseBranch, strings.Join(hits, ", ")), nil
 }

@@ -10,6 +10,7 @@ import (
 )
 
 func TestJudgeApproval(t *testing.T) {
+	t.Parallel()
 	hash := strings.Repeat("ab", 32)
 	id := plan.ID(hash)
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -29,7 +30,7 @@ func TestJudgeApproval(t *testing.T) {
 	planC := bot(10, time.Minute, marker(id, hash))
 	approve := person(11, 2*time.Minute, "maintainer", "/planex approve "+id)
 	yes := person(9, 0, "maintainer", "/planex -y add a cache")
-	rec := func(via string, approvedBy string) *Record {
+	rec := func(via ApprovalVia, approvedBy string) *Record {
 		return &Record{Thread: 1, SessionID: "s1", PlanID: id, PlanHash: hash, PlanCommentID: 10, ApprovedVia: via, ApprovedBy: approvedBy}
 	}
 	cases := []struct {

@@ -30,11 +30,15 @@ type ciAPI interface {
 	JobLog(ctx context.Context, owner, repo string, jobID int64, maxBytes int) (string, error)
 }
 
-// The ci-fix input: what a failed CI run on planex's pull request does.
+// CIFixMode is the ci-fix input: what a failed CI run on planex's pull
+// request does. A closed set.
+type CIFixMode string
+
+// The values of ci-fix.
 const (
-	CIFixPlan = "plan" // post a fix plan and wait for approval (the default)
-	CIFixAuto = "auto" // run the fix at once
-	CIFixOff  = "off"  // ignore failed runs; `/planex fix-ci` still works
+	CIFixPlan CIFixMode = "plan" // post a fix plan and wait for approval (the default)
+	CIFixAuto CIFixMode = "auto" // run the fix at once
+	CIFixOff  CIFixMode = "off"  // ignore failed runs; `/planex fix-ci` still works
 )
 
 // DefaultCIFixAttempts is how many CI-fix runs a pull request gets
@@ -81,14 +85,14 @@ type CIJob struct {
 }
 
 // ciFixMode is the configured ci-fix value.
-func (r *Runner) ciFixMode() string {
+func (r *env) ciFixMode() CIFixMode {
 	if r.Cfg.CIFix == "" {
 		return CIFixPlan
 	}
 	return r.Cfg.CIFix
 }
 
-func (r *Runner) ciFixAttempts() int {
+func (r *env) ciFixAttempts() int {
 	if r.Cfg.CIFixAttempts <= 0 {
 		return DefaultCIFixAttempts
 	}
@@ -97,27 +101,25 @@ func (r *Runner) ciFixAttempts() int {
 
 // ignore ends the step successfully without acting, with a one-line
 // notice of why.
-func (r *Runner) ignore(ev *event.Event, format string, args ...any) error {
+func (r *talker) ignore(ev *event.Event, format string, args ...any) (Outputs, error) {
 	reason := fmt.Sprintf(format, args...)
 	r.Log.Info("event ignored", "event", ev.Name, "reason", reason)
-	r.Outputs.Status = StatusIgnored
-	r.Outputs.Notice = "planex: " + ev.Name + " ignored: " + reason
-	return nil
+	return Outputs{Status: StatusIgnored, Notice: "planex: " + ev.Name + " ignored: " + reason}, nil
 }
 
 // onWorkflowRun answers a failed CI run on a pull request planex opened.
 // Everything else (another branch, a fork, a pull request planex did not
 // open, an outdated commit) is ignored before anything is written.
-func (r *Runner) onWorkflowRun(ctx context.Context, ev *event.Event) error {
+func (r *ciFixer) onWorkflowRun(ctx context.Context, ev *event.Event) (Outputs, error) {
 	run := ev.Run
 	if run == nil {
-		return errors.New("the workflow_run event carries no run")
+		return Outputs{}, errors.New("the workflow_run event carries no run")
 	}
 	if r.ciFixMode() == CIFixOff {
-		return r.ignore(ev, "ci-fix is off")
+		return r.talk.ignore(ev, "ci-fix is off")
 	}
 	if !runBranchRe.MatchString(run.HeadBranch) {
-		return r.ignore(ev, "run %d is on %s, not a branch planex works on", run.ID, render.Code(run.HeadBranch))
+		return r.talk.ignore(ev, "run %d is on %s, not a branch planex works on", run.ID, render.Code(run.HeadBranch))
 	}
 	number := 0
 	if len(run.PullRequests) > 0 {
@@ -125,33 +127,31 @@ func (r *Runner) onWorkflowRun(ctx context.Context, ev *event.Event) error {
 	} else {
 		pr, err := r.GH.Pulls.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, run.HeadBranch)
 		if err != nil {
-			return fmt.Errorf("looking for the pull request of %s: %w", run.HeadBranch, err)
+			return Outputs{}, fmt.Errorf("looking for the pull request of %s: %w", run.HeadBranch, err)
 		}
 		if pr == nil {
-			return r.ignore(ev, "no open pull request has the head %s", render.Code(run.HeadBranch))
+			return r.talk.ignore(ev, "no open pull request has the head %s", render.Code(run.HeadBranch))
 		}
 		number = pr.GetNumber()
 	}
 	pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, number)
 	if err != nil {
-		return fmt.Errorf("reading pull request #%d: %w", number, err)
+		return Outputs{}, fmt.Errorf("reading pull request #%d: %w", number, err)
 	}
 	if why := notPlanexPR(pr, r.Cfg.Owner+"/"+r.Cfg.Repo); why != "" {
-		return r.ignore(ev, "pull request #%d %s", number, why)
+		return r.talk.ignore(ev, "pull request #%d %s", number, why)
 	}
 	if pr.GetHead().GetRef() != run.HeadBranch {
-		return r.ignore(ev, "run %d is on %s, pull request #%d on %s", run.ID, run.HeadBranch, number, pr.GetHead().GetRef())
+		return r.talk.ignore(ev, "run %d is on %s, pull request #%d on %s", run.ID, run.HeadBranch, number, pr.GetHead().GetRef())
 	}
 	if sha := pr.GetHead().GetSHA(); sha != run.HeadSHA {
-		return r.ignore(ev, "run %d tested %s; pull request #%d has moved on to %s", run.ID, abbrev.SHA(run.HeadSHA), number, abbrev.SHA(sha))
+		return r.talk.ignore(ev, "run %d tested %s; pull request #%d has moved on to %s", run.ID, abbrev.SHA(run.HeadSHA), number, abbrev.SHA(sha))
 	}
 	th := thread{Number: number, IsPR: true, Actor: ev.Sender}
 	first := gh.WorkflowRun{ID: run.ID, Name: run.Name, Path: run.Path, HTMLURL: run.HTMLURL, HeadBranch: run.HeadBranch, HeadSHA: run.HeadSHA, Conclusion: run.Conclusion}
 	cmd := &slash.Command{Name: slash.FixCI, Yes: r.ciFixMode() == CIFixAuto}
-	if err := r.planCIFix(ctx, ev, th, pr, &first, cmd, true); err != nil {
-		return r.fail(ctx, th, nil, err)
-	}
-	return nil
+	o, err := r.planCIFix(ctx, ev, th, pr, &first, cmd, true)
+	return r.talk.failAfter(ctx, th, nil, o, err)
 }
 
 // notPlanexPR says why a pull request is not one planex opened and may
@@ -174,16 +174,16 @@ func notPlanexPR(pr *github.PullRequest, repo string) string {
 // fixCI answers `/planex fix-ci`: the newest failed runs of the pull
 // request's head commit are read and a fix planned, whatever ci-fix and
 // the attempt limit say (a person asked).
-func (r *Runner) fixCI(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
+func (r *ciFixer) fixCI(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
 	if !th.IsPR {
-		return refusef("`%s fix-ci` works on pull requests planex opened.", r.Cfg.Trigger)
+		return Outputs{}, refusef("`%s fix-ci` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
 	pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
-		return fmt.Errorf("reading pull request #%d: %w", th.Number, err)
+		return Outputs{}, fmt.Errorf("reading pull request #%d: %w", th.Number, err)
 	}
 	if why := notPlanexPR(pr, r.Cfg.Owner+"/"+r.Cfg.Repo); why != "" {
-		return refusef("`%s fix-ci` works on open pull requests planex opened; this one %s.", r.Cfg.Trigger, why)
+		return Outputs{}, refusef("`%s fix-ci` works on open pull requests planex opened; this one %s.", r.Cfg.Trigger, why)
 	}
 	return r.planCIFix(ctx, ev, th, pr, nil, cmd, false)
 }
@@ -192,39 +192,39 @@ func (r *Runner) fixCI(ctx context.Context, ev *event.Event, th thread, cmd *sla
 // event named) and plans its fix on the pull request's branch. automatic
 // is a failed run's own event: it obeys the attempt limit and stays
 // silent when there is nothing new to do.
-func (r *Runner) planCIFix(ctx context.Context, ev *event.Event, th thread, pr *github.PullRequest, first *gh.WorkflowRun, cmd *slash.Command, automatic bool) error {
-	rec, found, err := r.loadRecord(ctx, th.Number)
+func (r *ciFixer) planCIFix(ctx context.Context, ev *event.Event, th thread, pr *github.PullRequest, first *gh.WorkflowRun, cmd *slash.Command, automatic bool) (Outputs, error) {
+	rec, found, err := r.store.loadRecord(ctx, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	var ran []string
 	if found {
 		ran = rec.CIFixRuns
 		if rec.State == StateRunning {
 			if automatic {
-				return r.ignore(ev, "plan %s is running on #%d; its own commits will be tested", rec.PlanID, th.Number)
+				return r.talk.ignore(ev, "plan %s is running on #%d; its own commits will be tested", rec.PlanID, th.Number)
 			}
-			return refusef("Plan `%s` is running on this pull request; ask again when it has finished.", rec.PlanID)
+			return Outputs{}, refusef("Plan `%s` is running on this pull request; ask again when it has finished.", rec.PlanID)
 		}
 	}
 	sha := pr.GetHead().GetSHA()
 	if automatic && found && rec.CIFix != nil && rec.CIFix.HeadSHA == sha && first != nil && rec.CIFix.hasRun(first.ID) &&
 		rec.State != StateCancelled {
-		return r.ignore(ev, "plan %s already answers run %d", rec.PlanID, first.ID)
+		return r.talk.ignore(ev, "plan %s already answers run %d", rec.PlanID, first.ID)
 	}
 	if automatic && len(ran) >= r.ciFixAttempts() {
 		return r.stopCIFix(ctx, ev, th, rec, first)
 	}
 	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if len(failure.Runs) == 0 {
-		return refusef("No workflow run failed on the head commit %s of this pull request.", render.Code(abbrev.SHA(sha)))
+		return Outputs{}, refusef("No workflow run failed on the head commit %s of this pull request.", render.Code(abbrev.SHA(sha)))
 	}
 	failure.Round = len(ran) + 1
 	fmt.Fprintf(r.Out, "CI-fix round %d on #%d: %s\n", failure.Round, th.Number, failure.summary())
-	return r.followUpPlan(ctx, ev, th, cmd, ciRequirement(failure, cmd.Text), nil, failure)
+	return r.plans.followUpPlan(ctx, ev, th, cmd, ciRequirement(failure, cmd.Text), nil, failure)
 }
 
 func (f *CIFailure) hasRun(id int64) bool {
@@ -251,10 +251,10 @@ func (f *CIFailure) summary() string {
 
 // stopCIFix says once, on the pull request, that planex has stopped
 // answering its CI failures.
-func (r *Runner) stopCIFix(ctx context.Context, ev *event.Event, th thread, rec *Record, run *gh.WorkflowRun) error {
+func (r *ciFixer) stopCIFix(ctx context.Context, ev *event.Event, th thread, rec *Record, run *gh.WorkflowRun) (Outputs, error) {
 	n := len(rec.CIFixRuns)
 	if rec.CIStopNoted == n {
-		return r.ignore(ev, "planex stopped fixing CI on #%d after %d runs", th.Number, n)
+		return r.talk.ignore(ev, "planex stopped fixing CI on #%d after %d runs", th.Number, n)
 	}
 	what := "CI still fails"
 	if run != nil && run.HTMLURL != "" {
@@ -263,16 +263,16 @@ func (r *Runner) stopCIFix(ctx context.Context, ev *event.Event, th thread, rec 
 	msg := fmt.Sprintf("planex has stopped fixing CI on this pull request: it has made %s (the `ci-fix-attempts` limit) and %s. "+
 		"Look at the failure yourself, or comment `%s fix-ci` to have planex plan one more fix.",
 		pluralRuns(n), what, r.Cfg.Trigger)
-	if err := r.reply(ctx, th, msg); err != nil {
-		return err
+	if err := r.talk.reply(ctx, th, msg); err != nil {
+		return Outputs{}, err
 	}
 	rec.CIStopNoted = n
-	if err := r.saveRecord(ctx, rec); err != nil {
-		return err
+	if err := r.store.saveRecord(ctx, rec); err != nil {
+		return Outputs{}, err
 	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusStopped,
-		Notice: fmt.Sprintf("planex: stopped fixing CI on #%d after %s", th.Number, pluralRuns(n))}
-	return nil
+	o := planOutputs(rec, StatusStopped)
+	o.Notice = fmt.Sprintf("planex: stopped fixing CI on #%d after %s", th.Number, pluralRuns(n))
+	return o, nil
 }
 
 func pluralRuns(n int) string {
@@ -285,7 +285,7 @@ func pluralRuns(n int) string {
 // readCIFailure reads the failed runs of a commit (first, then the
 // newest others) and, of each, the failed jobs and their logs' failing
 // part.
-func (r *Runner) readCIFailure(ctx context.Context, branch, sha string, first *gh.WorkflowRun) (*CIFailure, error) {
+func (r *ciFixer) readCIFailure(ctx context.Context, branch, sha string, first *gh.WorkflowRun) (*CIFailure, error) {
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
 	runs, err := r.GH.CI.ListWorkflowRuns(ctx, o, rp, gh.RunFilter{Branch: branch, HeadSHA: sha, Status: "failure"})
 	if err != nil {
@@ -343,7 +343,7 @@ func (r *Runner) readCIFailure(ctx context.Context, branch, sha string, first *g
 // the tested commit defines it, read through git (never the working tree,
 // which the fix itself changes), or "" when the file names none: the log
 // is never asked, since the code under test writes it.
-func (r *Runner) stepCommand(ctx context.Context, sha, path, job, step string) string {
+func (r *ciFixer) stepCommand(ctx context.Context, sha, path, job, step string) string {
 	if path == "" || step == "" || !workflowPathRe.MatchString(path) || strings.Contains(path, "..") {
 		return ""
 	}
@@ -363,7 +363,7 @@ func (r *Runner) stepCommand(ctx context.Context, sha, path, job, step string) s
 var workflowPathRe = regexp.MustCompile(`^\.github/workflows/[A-Za-z0-9._-]+\.ya?ml$`)
 
 // workflowFile reads a workflow file as commit sha has it.
-func (r *Runner) workflowFile(ctx context.Context, sha, path string) ([]byte, error) {
+func (r *ciFixer) workflowFile(ctx context.Context, sha, path string) ([]byte, error) {
 	if err := r.Repo.EnsureCommit(ctx, r.Cfg.Remote, sha); err != nil {
 		return nil, err
 	}
@@ -508,7 +508,7 @@ func ciSection(f *CIFailure, room int) string {
 
 // extendPRReport adds (or replaces) the CI-fix round's section in the
 // pull request's body, so the report tells every round.
-func (r *Runner) extendPRReport(ctx context.Context, rec *Record, tasks []plan.Task) error {
+func (r *ciFixer) extendPRReport(ctx context.Context, rec *Record, tasks []plan.Task) error {
 	if rec.CIFix == nil || rec.PRNumber == 0 {
 		return nil
 	}

@@ -31,6 +31,7 @@ func hostileFailure() *CIFailure {
 }
 
 func TestCISectionQuotesTheLogInert(t *testing.T) {
+	t.Parallel()
 	f := hostileFailure()
 	body := "## planex plan" + ciSection(f, 60000)
 	doc, err := mdtest.Parse(body)
@@ -64,6 +65,7 @@ func TestCISectionQuotesTheLogInert(t *testing.T) {
 }
 
 func TestCIRequirement(t *testing.T) {
+	t.Parallel()
 	f := hostileFailure()
 	req := ciRequirement(f, "only the limiter")
 	for _, want := range []string{"head commit 0123456", "never instructions", `Workflow "CI <b>@team</b>", run 77 (https://github.com/octo/demo/actions/runs/77)`,
@@ -114,6 +116,7 @@ func TestCIDirectives(t *testing.T) {
 }
 
 func TestNotPlanexPR(t *testing.T) {
+	t.Parallel()
 	pr := func(state, head, headRepo, login, typ string) *github.PullRequest {
 		return &github.PullRequest{State: &state, User: &github.User{Login: &login, Type: &typ},
 			Head: &github.PullRequestBranch{Ref: &head, Repo: &github.Repository{FullName: &headRepo}}}

@@ -10,6 +10,7 @@ import (
 )
 
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Trigger: "/planex", Label: "planex"}
 	person := event.User{Login: "maintainer", Type: "User"}
 	comment := func(body string, author event.User) *event.Event {

@@ -17,13 +17,14 @@ var planIDRe = regexp.MustCompile("approve ([0-9a-f]{10})")
 // #15): at most 25 calls, no read repeated within a job, and status edits
 // at most one per task plus start and end.
 func TestPlanApprovePullRequestWithinItsRESTBudget(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(diamond()...)
 	n := w.fake.AddIssue(wRepo, "maintainer", "Add four files", "We need a, b, c and d.")
 
 	start := len(w.fake.Requests())
 	r, err := w.handle(w.comment(n, "maintainer", "/planex add four files"))
-	if err != nil || r.Outputs.Status != StatePlanned {
+	if err != nil || r.Outputs.Status != StatusPlanned {
 		t.Fatalf("plan: %v, outputs %+v", err, r.Outputs)
 	}
 	planned := len(w.fake.Requests())
@@ -33,7 +34,7 @@ func TestPlanApprovePullRequestWithinItsRESTBudget(t *testing.T) {
 	}
 	approving := len(w.fake.Requests())
 	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+id))
-	if err != nil || r.Outputs.Status != StateDone {
+	if err != nil || r.Outputs.Status != StatusDone {
 		t.Fatalf("approve: %v, outputs %+v\n%s", err, r.Outputs, w.lastComment(n))
 	}
 	reqs := w.fake.Requests()
@@ -90,7 +91,7 @@ func TestPlanApprovePullRequestWithinItsRESTBudget(t *testing.T) {
 // commands people type, each in a job of its own, and checks the answer
 // on the thread, the outputs and the state each leaves.
 func TestCommandsOnAPlannedThread(t *testing.T) {
-	w := newWorld(t)
+	w := newParallelWorld(t) // no task runs
 	w.agent.setPlan(wTask{ID: "T1", Title: "only", Scope: "a/**"})
 	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
 	planned, err := w.handle(w.comment(n, "maintainer", "/planex add a file"))
@@ -105,7 +106,7 @@ func TestCommandsOnAPlannedThread(t *testing.T) {
 		label             string // the state label after it ("" = unchanged)
 	}{
 		{"help", "maintainer", "/planex help", "replied", "approve", ""},
-		{"status", "maintainer", "/planex status", StatePlanned, "is **planned**", ""},
+		{"status", "maintainer", "/planex status", StatusPlanned, "is **planned**", ""},
 		{"a reader cannot approve", "reader", "/planex approve " + id, "refused", "@reader", ""},
 		// Told once already (above): only a reaction, no second reply.
 		{"a reader refused again", "reader", "/planex do more", "refused", "/planex do more", ""},
@@ -113,7 +114,7 @@ func TestCommandsOnAPlannedThread(t *testing.T) {
 		{"retry needs a failed plan", "maintainer", "/planex retry", "refused", "Nothing to retry", ""},
 		{"revise needs feedback", "maintainer", "/planex revise", "refused", "needs feedback", ""},
 		{"a plain comment is ignored", "maintainer", "thanks!", "ignored", "thanks!", ""},
-		{"cancel", "maintainer", "/planex cancel", StateCancelled, "is cancelled", "none"},
+		{"cancel", "maintainer", "/planex cancel", StatusCancelled, "is cancelled", "none"},
 		{"approve after cancel", "maintainer", "/planex approve " + id, "refused", "was cancelled", ""},
 		{"cancel again", "maintainer", "/planex cancel", "refused", "Nothing to cancel", ""},
 	}
@@ -142,6 +143,7 @@ func TestCommandsOnAPlannedThread(t *testing.T) {
 // TestFailedTaskThenRetry: a failed task fails the run (labels, status,
 // Failure output), and a retry after the cause is gone finishes it.
 func TestFailedTaskThenRetry(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"}, wTask{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
 	w.agent.failTask("T2", "the tests did not pass")
@@ -150,7 +152,7 @@ func TestFailedTaskThenRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
-	if err != nil || r.Outputs.Status != StateFailed || !strings.Contains(r.Outputs.Failure, "T2 failed: the tests did not pass") {
+	if err != nil || r.Outputs.Status != StatusFailed || !strings.Contains(r.Outputs.Failure, "T2 failed: the tests did not pass") {
 		t.Fatalf("approve: %v %+v", err, r.Outputs)
 	}
 	if l := w.labels(n); !slices.Equal(l, []string{LabelFailed}) {
@@ -158,7 +160,7 @@ func TestFailedTaskThenRetry(t *testing.T) {
 	}
 	w.agent.failTask("T2", "")
 	r, err = w.handle(w.comment(n, "maintainer", "/planex retry"))
-	if err != nil || r.Outputs.Status != StateDone {
+	if err != nil || r.Outputs.Status != StatusDone {
 		t.Fatalf("retry: %v %+v", err, r.Outputs)
 	}
 	if got := w.branch("planex/" + r.Outputs.SessionID); len(got) != 2 {
@@ -178,6 +180,7 @@ func TestFailedTaskThenRetry(t *testing.T) {
 // TestReviseSupersedesThePlan: a revision posts a new plan; the old id
 // is refused with the new one named, and the new one runs.
 func TestReviseSupersedesThePlan(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "first idea", Scope: "a/**"})
 	n := w.fake.AddIssue(wRepo, "maintainer", "Something", "")
@@ -187,14 +190,14 @@ func TestReviseSupersedesThePlan(t *testing.T) {
 	old := w.planID(n)
 	w.agent.setPlan(wTask{ID: "T1", Title: "better idea", Scope: "a/**"})
 	r, err := w.handle(w.comment(n, "maintainer", "/planex revise use a better idea"))
-	if err != nil || r.Outputs.Status != StatePlanned || r.Outputs.PlanID == old {
+	if err != nil || r.Outputs.Status != StatusPlanned || r.Outputs.PlanID == old {
 		t.Fatalf("revise: %v %+v", err, r.Outputs)
 	}
 	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+old)); err != nil || !strings.Contains(w.lastComment(n), "was replaced by plan `"+r.Outputs.PlanID+"`") {
 		t.Errorf("old id: %v %q", err, w.lastComment(n))
 	}
 	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+r.Outputs.PlanID))
-	if err != nil || r.Outputs.Status != StateDone {
+	if err != nil || r.Outputs.Status != StatusDone {
 		t.Errorf("approve the revision: %v %+v", err, r.Outputs)
 	}
 	w.noRefusedRequests()
@@ -203,13 +206,14 @@ func TestReviseSupersedesThePlan(t *testing.T) {
 // TestOtherEvents: a label, a dispatch with a requirement (and its
 // re-run), a schedule, and -y on the planning command.
 func TestOtherEvents(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
 	n := w.fake.AddIssue(wRepo, "maintainer", "Labelled", "Plan me.")
 	sender := event.User{Login: "maintainer", Type: "User"}
 	labeled := &event.Event{Name: event.Issues, Action: "labeled", Owner: wOwner, Repo: wName, DefaultBranch: "main", Number: n,
 		Sender: sender, Label: "planex", Issue: &event.Issue{Number: n, Title: "Labelled", Body: "Plan me."}}
-	if r, err := w.handle(labeled); err != nil || r.Outputs.Status != StatePlanned {
+	if r, err := w.handle(labeled); err != nil || r.Outputs.Status != StatusPlanned {
 		t.Errorf("labeled: %v %+v", err, r.Outputs)
 	}
 	other := *labeled
@@ -221,11 +225,11 @@ func TestOtherEvents(t *testing.T) {
 	dispatch := &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName, DefaultBranch: "main", Sender: sender,
 		Inputs: event.Inputs{Requirement: "Write a file", AutoApprove: true}}
 	r, err := w.handle(dispatch, func(c *Config) { c.RunID = "77" })
-	if err != nil || r.Outputs.Status != StateDone {
+	if err != nil || r.Outputs.Status != StatusDone {
 		t.Fatalf("dispatch: %v %+v", err, r.Outputs)
 	}
 	// A re-run of the same workflow run finds its issue and its plan.
-	if r, err := w.handle(dispatch, func(c *Config) { c.RunID = "77" }); err != nil || r.Outputs.Status != StateDone {
+	if r, err := w.handle(dispatch, func(c *Config) { c.RunID = "77" }); err != nil || r.Outputs.Status != StatusDone {
 		t.Errorf("dispatch re-run: %v %+v", err, r.Outputs)
 	}
 	issues := 0
@@ -249,7 +253,7 @@ func TestOtherEvents(t *testing.T) {
 	}
 
 	y := w.fake.AddIssue(wRepo, "maintainer", "Yes", "")
-	if r, err := w.handle(w.comment(y, "maintainer", "/planex -y write it")); err != nil || r.Outputs.Status != StateDone {
+	if r, err := w.handle(w.comment(y, "maintainer", "/planex -y write it")); err != nil || r.Outputs.Status != StatusDone {
 		t.Errorf("-y: %v %+v", err, r.Outputs)
 	}
 	w.noRefusedRequests()

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/session"
 	"github.com/planexhq/planex/internal/slash"
 )
 
@@ -16,7 +17,7 @@ var runBranchRe = regexp.MustCompile(`^planex/(\d+)-`)
 
 // followUp plans more work on a pull request planex opened: on its
 // branch, from its current tip. Fork branches are never touched.
-func (r *Runner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
+func (r *planner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
 	return r.followUpPlan(ctx, ev, th, cmd, cmd.Requirement, nil, nil)
 }
 
@@ -24,30 +25,33 @@ func (r *Runner) followUp(ctx context.Context, ev *event.Event, th thread, cmd *
 // review findings the plan must answer; a request made in a review
 // comment is answered in that comment's thread. ci is the CI failure a
 // CI-fix plan answers (nil otherwise).
-func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command, req string, cites []citation, ci *CIFailure) error {
+func (r *planner) followUpPlan(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command, req string, cites []citation, ci *CIFailure) (Outputs, error) {
 	head, fork := "", false
 	if ev.PR != nil {
 		head, fork = ev.PR.HeadRef, ev.PR.FromFork()
 	} else {
 		pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 		if err != nil {
-			return fmt.Errorf("reading pull request #%d: %w", th.Number, err)
+			return Outputs{}, fmt.Errorf("reading pull request #%d: %w", th.Number, err)
 		}
 		head = pr.GetHead().GetRef()
 		fork = pr.GetHead().GetRepo().GetFullName() == "" ||
 			!strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName())
 	}
 	if fork {
-		return refusef("planex does not work on pull requests from forks: their code is never checked out or run here.")
+		return Outputs{}, refusef("planex does not work on pull requests from forks: their code is never checked out or run here.")
 	}
 	m := runBranchRe.FindStringSubmatch(head)
 	if m == nil {
-		return refusef("planex plans follow-ups only on pull requests it opened (branch `planex/<issue>-…`). To plan work, comment `%s <requirement>` on an issue.", r.Cfg.Trigger)
+		return Outputs{}, refusef("planex plans follow-ups only on pull requests it opened (branch `planex/<issue>-…`). To plan work, comment `%s <requirement>` on an issue.", r.Cfg.Trigger)
 	}
-	issue, _ := strconv.Atoi(m[1])
+	issue, err := strconv.Atoi(m[1])
+	if err != nil {
+		return Outputs{}, refusef("The branch `%s` of this pull request names no issue planex can read (%v).", head, err)
+	}
 	req = strings.TrimSpace(req)
 	if req == "" {
-		return refusef("Say what to change: `%s <change>`.", r.Cfg.Trigger)
+		return Outputs{}, refusef("Say what to change: `%s <change>`.", r.Cfg.Trigger)
 	}
 	if c := th.Comment; c != nil && c.Path != "" {
 		req += fmt.Sprintf("\n\n(This was asked in a review comment on `%s`", c.Path)
@@ -58,24 +62,24 @@ func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, c
 	}
 	tip, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+head)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if tip == "" {
-		return userf("The branch `%s` of this pull request no longer exists.", head)
+		return Outputs{}, userf("The branch `%s` of this pull request no longer exists.", head)
 	}
 	if _, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, "refs/heads/"+head); err != nil {
-		return err
+		return Outputs{}, err
 	}
 	previous := ""
-	if old, found, err := r.loadRecord(ctx, th.Number); err != nil {
-		return err
+	if old, found, err := r.store.loadRecord(ctx, th.Number); err != nil {
+		return Outputs{}, err
 	} else if found {
 		previous = old.SessionID
 	}
 	id := nextFollowUpID(strings.TrimPrefix(head, "planex/"), previous)
-	repo, err := r.followUpRepo(ctx, id, tip)
+	repo, err := r.store.followUpRepo(ctx, id, tip)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	var replyTo int64
 	if c := th.Comment; c != nil && c.Kind == event.KindReviewComment {
@@ -90,10 +94,24 @@ func (r *Runner) followUpPlan(ctx context.Context, ev *event.Event, th thread, c
 		Cites: cites, ReplyTo: replyTo, CIFix: ci})
 }
 
-func readFile(p string) string {
-	b, err := os.ReadFile(p)
+// reportText is the text of s's report (context.md) for the job summary.
+// When it cannot be read, the log has why and the summary says so.
+func (r *stateStore) reportText(s *session.Session) string {
+	b, err := os.ReadFile(s.File(session.ContextFile))
 	if err != nil {
-		return ""
+		return r.unreadable("the report", s.Meta.ID, err)
 	}
 	return string(b)
+}
+
+var followUpSeqRe = regexp.MustCompile(`-f(\d+)$`)
+
+// nextFollowUpID names the next follow-up session of a run branch.
+func nextFollowUpID(branchID string, previous string) string {
+	n := 1
+	if m := followUpSeqRe.FindStringSubmatch(previous); m != nil {
+		k, _ := strconv.Atoi(m[1])
+		n = k + 1
+	}
+	return fmt.Sprintf("%s-f%d", followUpSeqRe.ReplaceAllString(branchID, ""), n)
 }

@@ -19,7 +19,7 @@ type GitHub struct {
 	Access    authz.PermissionGetter // who may trigger and approve
 	Intake    intakeAPI              // action.go: the issues a plan starts from
 	Approvals approvalAPI            // approval.go: the plan comment and approving command
-	Pulls     pullAPI                // flows.go: the run's pull request
+	Pulls     pullAPI                // run.go: the run's pull request
 	Reviews   reviewAPI              // review.go: pull request reviews
 	Repo      repoAPI                // settings.go: the default branch and its files
 	Workflows workflowAPI            // matrix.go, owner.go: dispatches and run states

@@ -32,6 +32,7 @@ func git(t *testing.T, dir string, args ...string) string {
 // again, and when another run moves the state ref it cancels its run with
 // errTakenOver.
 func TestHeartbeatKeepsTheStateFreshAndStopsOnTakeover(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src := t.TempDir()
 	git(t, src, "init", "-q", "-b", "main")
@@ -49,10 +50,10 @@ func TestHeartbeatKeepsTheStateFreshAndStopsOnTakeover(t *testing.T) {
 	}
 	r := &Runner{Cfg: Config{RunID: "42", RunAttempt: "1", HeartbeatInterval: 20 * time.Millisecond}, Repo: repo,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	r.defaults()
+	f := r.flows()
 	rec := &Record{Thread: 1, SessionID: "s1", State: StateRunning, repo: repo}
-	r.claim(rec)
-	if err := r.saveRecord(ctx, rec); err != nil {
+	f.runs.claim(rec)
+	if err := f.store.saveRecord(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
 	stateAt := func() string { return git(t, origin, "rev-parse", stateRef(1)) }
@@ -60,7 +61,7 @@ func TestHeartbeatKeepsTheStateFreshAndStopsOnTakeover(t *testing.T) {
 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := r.heartbeat(runCtx, cancel, rec)
+	stop := f.engines.heartbeat(runCtx, cancel, rec)
 	defer stop()
 	for deadline := time.Now().Add(30 * time.Second); stateAt() == first; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -20,22 +20,13 @@ import (
 	"github.com/planexhq/planex/internal/plural"
 )
 
-// Matrix mode runs each task of a wave as its own job on its own runner:
-//
-//	approve/retry  → records the plan as running and dispatches the matrix workflow
-//	--prepare      → picks the next wave, records it (base, tasks, attempt), emits the matrix
-//	--task Tn      → runs Tn at the wave's base, pushes refs/planex/tasks/<session>/Tn
-//	--collect      → commits the results onto the run branch in plan order, records dead
-//	                 jobs as failed, then dispatches the next wave or opens the pull request
-//
-// The run branch is only ever moved by collect, with a lease, and collect
-// recognises tasks already on it by their trailers, so racing or repeated
-// collects never commit a task twice.
+// Mode is how an approved plan runs (the mode input): a closed set.
+type Mode string
 
 // Modes of execution.
 const (
-	ModeSingle = "single"
-	ModeMatrix = "matrix"
+	ModeSingle Mode = "single" // every wave in one job
+	ModeMatrix Mode = "matrix" // one job per task (see above)
 )
 
 // MatrixWave is the wave a matrix run is working on.
@@ -85,19 +76,6 @@ func threadOf(ev *event.Event) int {
 	return ev.Inputs.Issue
 }
 
-// bareEngine is an engine for steps that run no agent (prepare, collect).
-func (r *Runner) bareEngine(repo *gitrepo.Repo) (*engine.Engine, error) {
-	o := r.Engine
-	o.Out, o.Log, o.Progress = r.Out, r.Log, nil
-	o.AutoAngles = true
-	o.Concurrency = r.Cfg.Concurrency
-	if r.Cfg.MaxCostUSD > 0 {
-		o.Budget.MaxCostUSD = r.Cfg.MaxCostUSD
-	}
-	r.addReviewer(&o, repo)
-	return engine.New(repo, o)
-}
-
 // workflowAPI is what matrix mode and owner checks need from Actions:
 // dispatching a wave, and the state of the run that holds a plan.
 type workflowAPI interface {
@@ -106,7 +84,7 @@ type workflowAPI interface {
 }
 
 // dispatchWave asks GitHub to run the matrix workflow for a thread.
-func (r *Runner) dispatchWave(ctx context.Context, rec *Record) error {
+func (r *matrixFlow) dispatchWave(ctx context.Context, rec *Record) error {
 	ref := r.Cfg.DispatchRef
 	if ref == "" {
 		var err error
@@ -127,49 +105,48 @@ func (r *Runner) dispatchWave(ctx context.Context, rec *Record) error {
 
 // startMatrix approves the plan in the session and hands it to the matrix
 // workflow; execute has already recorded it as running.
-func (r *Runner) startMatrix(ctx context.Context, th thread, rec *Record, a approval) error {
-	eng, err := r.bareEngine(rec.repo)
+func (r *matrixFlow) startMatrix(ctx context.Context, th thread, rec *Record, a approval) (Outputs, error) {
+	eng, err := r.engines.bareEngine(rec.repo)
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	if err := eng.ApprovePlan(ctx, rec.SessionID, rec.PlanHash, a.engine(r.Cfg.Trigger)); err != nil {
 		if isRefusal(err) {
-			err = r.refuseUnapproved(rec, err)
+			err = r.gate.refuseUnapproved(rec, err)
 		}
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	return r.handOver(ctx, th, rec)
 }
 
 // handOver saves the session and dispatches the matrix workflow.
-func (r *Runner) handOver(ctx context.Context, th thread, rec *Record) error {
+func (r *matrixFlow) handOver(ctx context.Context, th thread, rec *Record) (Outputs, error) {
 	if rec.Matrix != nil {
 		// Whatever wave was outstanding is abandoned; prepare starts afresh.
 		rec.Matrix.Collected = true
 	}
-	if err := r.saveRecord(ctx, rec); err != nil {
-		return r.fail(ctx, th, rec, err)
+	if err := r.store.saveRecord(ctx, rec); err != nil {
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	if err := r.dispatchWave(ctx, rec); err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
-	tasks, unread := r.statusTasks(rec)
-	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Approved by @%s; running in matrix mode (one job per task).", rec.ApprovedBy), unread))
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: StatusRunning}
-	return nil
+	tasks, unread := r.store.statusTasks(rec)
+	r.talk.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Approved by @%s; running in matrix mode (one job per task).", rec.ApprovedBy), unread))
+	return planOutputs(rec, StatusRunning), nil
 }
 
 // retryMatrix puts failed and skipped tasks back and dispatches a wave.
-func (r *Runner) retryMatrix(ctx context.Context, th thread, rec *Record) error {
-	eng, err := r.bareEngine(rec.repo)
+func (r *matrixFlow) retryMatrix(ctx context.Context, th thread, rec *Record) (Outputs, error) {
+	eng, err := r.engines.bareEngine(rec.repo)
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	if _, err := eng.ResetFailed(ctx, rec.SessionID, rec.PlanHash); err != nil && !errors.Is(err, engine.ErrNothingToRetry) {
 		if isRefusal(err) {
-			err = r.refuseUnapproved(rec, err)
+			err = r.gate.refuseUnapproved(rec, err)
 		}
-		return r.fail(ctx, th, rec, err)
+		return r.talk.fail(ctx, th, rec, err)
 	}
 	return r.handOver(ctx, th, rec)
 }
@@ -178,33 +155,39 @@ func (r *Runner) retryMatrix(ctx context.Context, th thread, rec *Record) error 
 // matrix reads: matrix ({"include":[{"task":"T1"},…]}), max-parallel and
 // has-tasks. With nothing left to run it publishes the result instead.
 func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
-	r.defaults()
-	r.Outputs.HasTasks = "false"
+	o, err := r.flows().matrix.prepare(ctx, ev)
+	if o.HasTasks == "" {
+		o.HasTasks = "false"
+	}
+	return r.step(o, err)
+}
+
+func (r *matrixFlow) prepare(ctx context.Context, ev *event.Event) (Outputs, error) {
 	n := threadOf(ev)
 	if n == 0 {
-		return userf("prepare needs the issue number (workflow_dispatch input `issue`)")
+		return Outputs{}, userf("prepare needs the issue number (workflow_dispatch input `issue`)")
 	}
-	rec, found, err := r.loadRecord(ctx, n)
+	rec, found, err := r.store.loadRecord(ctx, n)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if !found || rec.State != StateRunning {
 		fmt.Fprintf(r.Out, "#%d has no running plan; nothing to prepare\n", n)
-		return nil
+		return Outputs{}, nil
 	}
-	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, recordStatus(rec.State)
+	o := planOutputs(rec, recordStatus(rec.State))
 	if m := rec.Matrix; m != nil && !m.Collected {
 		fmt.Fprintf(r.Out, "wave %d (attempt %d, run %s) is still being worked on; not preparing another\n", m.Wave, m.Attempt, m.RunID)
-		return nil
+		return o, nil
 	}
 	th := thread{Number: n, Actor: ev.Sender}
-	eng, err := r.bareEngine(rec.repo)
+	eng, err := r.engines.bareEngine(rec.repo)
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
-	w, done, err := r.nextWave(ctx, th, rec, eng)
+	w, next, done, err := r.nextWave(ctx, th, rec, eng)
 	if done || err != nil {
-		return err
+		return o.with(next), err
 	}
 	attempt := 1
 	if rec.Matrix != nil {
@@ -213,93 +196,106 @@ func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
 	rec.Matrix = &MatrixWave{Attempt: attempt, Wave: w.Number, Base: w.Base, Tasks: w.IDs(), RunID: r.Cfg.RunID}
 	r.claim(rec)
 	// The wave's base must be on origin for the task jobs.
-	if err := r.pushBranch(ctx, rec); err != nil {
-		return r.fail(ctx, th, rec, err)
+	if err := r.store.pushBranch(ctx, rec); err != nil {
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
-	if err := r.saveRecord(ctx, rec); err != nil {
+	if err := r.store.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {
 			fmt.Fprintln(r.Out, "another run prepared this plan first; not preparing a wave")
-			return nil
+			return o, nil
 		}
-		return r.fail(ctx, th, rec, err)
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
-	include := make([]map[string]string, len(w.Tasks))
-	for i, id := range w.IDs() {
+	if o.Matrix, err = matrixJSON(w.IDs()); err != nil {
+		return o, err
+	}
+	o.HasTasks, o.MaxParallel = "true", strconv.Itoa(min(r.Cfg.Concurrency, len(w.Tasks)))
+	tasks, unread := r.store.statusTasks(rec)
+	r.talk.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d: %s, one job each.", w.Number, strings.Join(w.IDs(), ", ")), unread))
+	fmt.Fprintf(r.Out, "wave %d (attempt %d) from %s: %s\n", w.Number, attempt, abbrev.SHA(w.Base), strings.Join(w.IDs(), ", "))
+	return o, nil
+}
+
+// matrixJSON is the matrix output of a wave: {"include":[{"task":"T1"},…]}.
+func matrixJSON(ids []string) (string, error) {
+	include := make([]map[string]string, len(ids))
+	for i, id := range ids {
 		include[i] = map[string]string{"task": id}
 	}
 	b, err := json.Marshal(map[string]any{"include": include})
 	if err != nil {
-		return fmt.Errorf("encoding the matrix: %w", err)
+		return "", fmt.Errorf("encoding the matrix: %w", err)
 	}
-	r.Outputs.Matrix, r.Outputs.HasTasks = string(b), "true"
-	r.Outputs.MaxParallel = strconv.Itoa(min(r.Cfg.Concurrency, len(w.Tasks)))
-	tasks, unread := r.statusTasks(rec)
-	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d: %s, one job each.", w.Number, strings.Join(w.IDs(), ", ")), unread))
-	fmt.Fprintf(r.Out, "wave %d (attempt %d) from %s: %s\n", w.Number, attempt, abbrev.SHA(w.Base), strings.Join(w.IDs(), ", "))
-	return nil
+	return string(b), nil
 }
 
 // RunTask runs one task of the prepared wave and publishes its result on
 // refs/planex/tasks/<session>/<task>. It never touches the run branch.
 func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) error {
-	r.defaults()
+	return r.step(r.flows().matrix.runTask(ctx, ev, taskID))
+}
+
+func (r *matrixFlow) runTask(ctx context.Context, ev *event.Event, taskID string) (Outputs, error) {
 	n := threadOf(ev)
 	if n == 0 {
-		return userf("--task needs the issue number (workflow_dispatch input `issue`)")
+		return Outputs{}, userf("--task needs the issue number (workflow_dispatch input `issue`)")
 	}
-	rec, found, err := r.loadRecord(ctx, n)
+	rec, found, err := r.store.loadRecord(ctx, n)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	m := rec.matrixWave()
 	if !found || rec.State != StateRunning || m == nil || m.Collected || !slices.Contains(m.Tasks, taskID) {
 		fmt.Fprintf(r.Out, "%s is not part of a wave being worked on for #%d; nothing to do\n", taskID, n)
-		return nil
+		return Outputs{}, nil
 	}
 	if done, err := r.taskOnBranch(ctx, rec, taskID); done || err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if err := rec.repo.EnsureCommit(ctx, r.Cfg.Remote, m.Base); err != nil {
-		return err
+		return Outputs{}, err
 	}
 	// A redelivered (or re-run) task job finds the result its first
 	// delivery published for this attempt and does not run the agent again.
 	if o, has, err := r.readResult(ctx, rec, m, taskID); err != nil {
-		return err
+		return Outputs{}, err
 	} else if has {
 		fmt.Fprintf(r.Out, "%s already has a result for attempt %d on %s (%s); not running it again\n", taskID, m.Attempt, taskRef(rec.SessionID, taskID), o.Status)
-		r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: taskStatus(o.Status)}
-		return nil
+		return planOutputs(rec, taskStatus(o.Status)), nil
 	}
 	// Each task job checks the approval again: the state it was handed
 	// may have been rewritten since the wave was prepared.
-	if err := r.checkApproval(ctx, rec); err != nil {
+	if err := r.gate.checkApproval(ctx, rec); err != nil {
 		if isRefusal(err) {
-			return r.refuseUnapproved(rec, err)
+			return Outputs{}, r.gate.refuseUnapproved(rec, err)
 		}
-		return err
+		return Outputs{}, err
 	}
-	eng, err := r.newEngine(rec.repo, false, 0, nil)
+	eng, err := r.engines.newEngine(rec.repo, false, 0, nil)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	o, err := eng.RunTask(ctx, rec.SessionID, taskID, m.Base, rec.PlanHash)
 	if isRefusal(err) {
-		return r.refuseUnapproved(rec, err)
+		return Outputs{}, r.gate.refuseUnapproved(rec, err)
 	}
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	if err := r.publishTask(ctx, rec, m, taskID, o); err != nil {
-		return err
+		return Outputs{}, err
 	}
 	fmt.Fprintf(r.Out, "%s: %s%s; result on %s\n", taskID, o.Status, errSuffix(o.Error), taskRef(rec.SessionID, taskID))
-	return nil
+	out := planOutputs(rec, taskStatus(o.Status))
+	if o.Status != plan.StatusCompleted {
+		out.Failure = fmt.Sprintf("%s %s: %s", taskID, o.Status, abbrev.OneLine(o.Error))
+	}
+	return out, nil
 }
 
 // publishTask commits a completed task on the wave's base and publishes
 // its result, whatever its status, for the wave's collector.
-func (r *Runner) publishTask(ctx context.Context, rec *Record, m *MatrixWave, taskID string, o execute.Outcome) error {
+func (r *matrixFlow) publishTask(ctx context.Context, rec *Record, m *MatrixWave, taskID string, o execute.Outcome) error {
 	res := taskResult{Session: rec.SessionID, Task: taskID, Attempt: m.Attempt, Base: m.Base, Status: o.Status,
 		Findings: o.Findings, AcceptanceMet: o.AcceptanceMet, TestsPassed: o.TestsPassed, Error: o.Error, Usage: o.Usage, RunURL: r.Cfg.RunURL,
 		NetworkRefused: o.NetworkRefused}
@@ -311,18 +307,11 @@ func (r *Runner) publishTask(ctx context.Context, rec *Record, m *MatrixWave, ta
 		}
 		parent = res.Commit
 	}
-	if err := r.publishResult(ctx, rec.repo, res, parent); err != nil {
-		return err
-	}
-	r.Outputs = Outputs{SessionID: rec.SessionID, PlanID: rec.PlanID, Status: taskStatus(o.Status)}
-	if o.Status != plan.StatusCompleted {
-		r.Outputs.Failure = fmt.Sprintf("%s %s: %s", taskID, o.Status, abbrev.OneLine(o.Error))
-	}
-	return nil
+	return r.publishResult(ctx, rec.repo, res, parent)
 }
 
 // taskOnBranch says whether the run branch has taskID's commit already.
-func (r *Runner) taskOnBranch(ctx context.Context, rec *Record, taskID string) (bool, error) {
+func (r *matrixFlow) taskOnBranch(ctx context.Context, rec *Record, taskID string) (bool, error) {
 	commits, err := r.Repo.TaskCommits(ctx, rec.Branch, rec.Base)
 	if err != nil {
 		return false, err
@@ -337,8 +326,8 @@ func (r *Runner) taskOnBranch(ctx context.Context, rec *Record, taskID string) (
 }
 
 // commitTask commits a completed task's changes on the wave's base.
-func (r *Runner) commitTask(ctx context.Context, rec *Record, base string, o execute.Outcome) (string, error) {
-	tasks, err := r.sessionTasks(rec)
+func (r *matrixFlow) commitTask(ctx context.Context, rec *Record, base string, o execute.Outcome) (string, error) {
+	tasks, err := r.store.sessionTasks(rec)
 	if err != nil {
 		return "", err
 	}
@@ -350,7 +339,7 @@ func (r *Runner) commitTask(ctx context.Context, rec *Record, base string, o exe
 	if err != nil {
 		return "", fmt.Errorf("committing %s: %w", o.ID, err)
 	}
-	if sha, err = r.makeOnGitHub(ctx, base, sha); err != nil {
+	if sha, err = r.engines.makeOnGitHub(ctx, base, sha); err != nil {
 		return "", fmt.Errorf("committing %s through GitHub's API: %w", o.ID, err)
 	}
 	return sha, nil
@@ -365,7 +354,7 @@ func (rec *Record) matrixWave() *MatrixWave {
 
 // publishResult records res as a commit on top of parent (same tree) and
 // pushes it to the task's ref, replacing an earlier result with a lease.
-func (r *Runner) publishResult(ctx context.Context, repo *gitrepo.Repo, res taskResult, parent string) error {
+func (r *matrixFlow) publishResult(ctx context.Context, repo *gitrepo.Repo, res taskResult, parent string) error {
 	b, err := json.Marshal(res)
 	if err != nil {
 		return fmt.Errorf("encoding the result of %s: %w", res.Task, err)
@@ -388,7 +377,7 @@ func (r *Runner) publishResult(ctx context.Context, repo *gitrepo.Repo, res task
 // readResult fetches a task's published result; ok is false when there is
 // none for this attempt (the job died, timed out, was cancelled, or this
 // is an older attempt's result).
-func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, task string) (execute.Outcome, bool, error) {
+func (r *matrixFlow) readResult(ctx context.Context, rec *Record, m *MatrixWave, task string) (execute.Outcome, bool, error) {
 	ref := taskRef(rec.SessionID, task)
 	found, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, ref)
 	if err != nil || !found {
@@ -401,6 +390,9 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 	_, body, _ := strings.Cut(strings.TrimSpace(msg), "\n\n")
 	var res taskResult
 	if err := json.Unmarshal([]byte(strings.TrimSpace(body)), &res); err != nil {
+		// Logged, and read as no result: the task job runs the task again,
+		// and the collector records the task failed, which the status
+		// comment and the run's failure output tell.
 		r.Log.Warn("unreadable task result", "ref", ref, "err", err)
 		return execute.Outcome{}, false, nil
 	}
@@ -423,7 +415,7 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 	if o.Changes, err = r.Repo.DiffTrees(ctx, m.Base, res.Commit); err != nil {
 		return execute.Outcome{}, false, err
 	}
-	r.offerToPublisher(res.Commit)
+	r.engines.offerToPublisher(res.Commit)
 	return o, true, nil
 }
 
@@ -431,16 +423,21 @@ func (r *Runner) readResult(ctx context.Context, rec *Record, m *MatrixWave, tas
 // then dispatches the next wave or publishes the result. It is meant for a
 // job that runs always (if: always()), after every task job.
 func (r *Runner) Collect(ctx context.Context, ev *event.Event) error {
-	r.defaults()
+	return r.step(r.flows().matrix.collect(ctx, ev))
+}
+
+func (r *matrixFlow) collect(ctx context.Context, ev *event.Event) (Outputs, error) {
 	n := threadOf(ev)
 	if n == 0 {
-		return userf("--collect needs the issue number (workflow_dispatch input `issue`)")
+		return Outputs{}, userf("--collect needs the issue number (workflow_dispatch input `issue`)")
 	}
 	const tries = 4
+	var o Outputs
 	for try := 1; ; try++ {
-		err := r.collectOnce(ctx, ev, n)
+		next, err := r.collectOnce(ctx, ev, n)
+		o = o.with(next)
 		if !errors.Is(err, errStateMoved) && !errors.Is(err, errBranchMoved) || try == tries {
-			return err
+			return o, err
 		}
 		fmt.Fprintf(r.Out, "another run moved the plan's state or branch (%v); collecting again\n", err)
 	}
@@ -448,65 +445,65 @@ func (r *Runner) Collect(ctx context.Context, ev *event.Event) error {
 
 var errBranchMoved = errors.New("the run branch moved")
 
-func (r *Runner) collectOnce(ctx context.Context, ev *event.Event, n int) error {
-	rec, found, err := r.loadRecord(ctx, n)
+func (r *matrixFlow) collectOnce(ctx context.Context, ev *event.Event, n int) (Outputs, error) {
+	rec, found, err := r.store.loadRecord(ctx, n)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	m := rec.matrixWave()
 	if !found || rec.State != StateRunning || m == nil || m.Collected {
 		fmt.Fprintf(r.Out, "#%d has no wave waiting to be collected; nothing to do\n", n)
-		return nil
+		return Outputs{}, nil
 	}
 	if m.RunID != "" && r.Cfg.RunID != "" && m.RunID != r.Cfg.RunID {
 		fmt.Fprintf(r.Out, "wave %d belongs to workflow run %s, not this one (%s); leaving it to that run\n", m.Wave, m.RunID, r.Cfg.RunID)
-		return nil
+		return Outputs{}, nil
 	}
-	r.Outputs.SessionID, r.Outputs.PlanID, r.Outputs.Status = rec.SessionID, rec.PlanID, recordStatus(rec.State)
+	o := planOutputs(rec, recordStatus(rec.State))
 	th := thread{Number: n, Actor: ev.Sender}
 	remoteTip, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.Branch)
 	if err != nil {
-		return err
+		return o, err
 	}
 	outcomes, err := r.waveOutcomes(ctx, rec, m)
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
-	eng, err := r.bareEngine(rec.repo)
+	eng, err := r.engines.bareEngine(rec.repo)
 	if err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
 	if err := eng.Integrate(ctx, rec.SessionID, outcomes, rec.PlanHash); err != nil {
 		if isRefusal(err) {
-			err = r.refuseUnapproved(rec, err)
+			err = r.gate.refuseUnapproved(rec, err)
 		}
-		return r.fail(ctx, th, rec, err)
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
 	if err := r.pushCollected(ctx, rec, remoteTip); err != nil {
-		return err
+		return o, err
 	}
 	m.Collected = true
-	if err := r.saveRecord(ctx, rec); err != nil {
-		return err
+	if err := r.store.saveRecord(ctx, rec); err != nil {
+		return o, err
 	}
 	// Only the collect that recorded the wave goes on from here.
-	w, done, err := r.nextWave(ctx, th, rec, eng)
+	w, next, done, err := r.nextWave(ctx, th, rec, eng)
 	if done || err != nil {
-		return err
+		return o.with(next), err
 	}
 	if err := r.dispatchWave(ctx, rec); err != nil {
-		return r.fail(ctx, th, rec, err)
+		return r.talk.failAfter(ctx, th, rec, o, err)
 	}
-	tasks, unread := r.statusTasks(rec)
+	tasks, unread := r.store.statusTasks(rec)
 	c := plan.Count(tasks)
-	r.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d collected (%d of %s completed so far); wave %d dispatched.", m.Wave, c.Completed, plural.Count(c.Total, "task", "tasks"), w.Number), unread))
+	r.talk.updateStatus(ctx, rec, tasks, withNote(fmt.Sprintf("Wave %d collected (%d of %s completed so far); wave %d dispatched.", m.Wave, c.Completed, plural.Count(c.Total, "task", "tasks"), w.Number), unread))
 	fmt.Fprintf(r.Out, "wave %d collected; wave %d dispatched\n", m.Wave, w.Number)
-	return nil
+	return o, nil
 }
 
 // waveOutcomes reads the results the wave's task jobs published; a task
 // without one failed.
-func (r *Runner) waveOutcomes(ctx context.Context, rec *Record, m *MatrixWave) ([]execute.Outcome, error) {
+func (r *matrixFlow) waveOutcomes(ctx context.Context, rec *Record, m *MatrixWave) ([]execute.Outcome, error) {
 	var outcomes []execute.Outcome
 	for _, id := range m.Tasks {
 		o, ok, err := r.readResult(ctx, rec, m, id)
@@ -525,7 +522,7 @@ func (r *Runner) waveOutcomes(ctx context.Context, rec *Record, m *MatrixWave) (
 // pushCollected moves the run branch on origin from remoteTip to what
 // collect made of it, with a lease: errBranchMoved when another run moved
 // it first.
-func (r *Runner) pushCollected(ctx context.Context, rec *Record, remoteTip string) error {
+func (r *matrixFlow) pushCollected(ctx context.Context, rec *Record, remoteTip string) error {
 	tip, err := rec.repo.ResolveBranch(ctx, rec.Branch)
 	// With commit-signing: api, Integrate moved GitHub's branch itself.
 	if err != nil || tip == remoteTip || r.apiCommits() {
@@ -555,30 +552,35 @@ func errSuffix(s string) string {
 // allows no more), it concludes the run and publishes it, and done is true.
 // Before every wave the approval is checked on GitHub again and the
 // session against the approved plan.
-func (r *Runner) nextWave(ctx context.Context, th thread, rec *Record, eng *engine.Engine) (w engine.Wave, done bool, err error) {
-	if err := r.checkApproval(ctx, rec); err != nil {
+func (r *matrixFlow) nextWave(ctx context.Context, th thread, rec *Record, eng *engine.Engine) (w engine.Wave, o Outputs, done bool, err error) {
+	if err := r.gate.checkApproval(ctx, rec); err != nil {
 		if isRefusal(err) {
-			err = r.refuseUnapproved(rec, err)
+			err = r.gate.refuseUnapproved(rec, err)
 		}
-		return w, true, r.fail(ctx, th, rec, err)
+		o, err = r.talk.fail(ctx, th, rec, err)
+		return w, o, true, err
 	}
 	w, err = eng.PrepareWave(ctx, rec.SessionID, rec.PlanHash)
 	if isRefusal(err) {
-		return w, true, r.fail(ctx, th, rec, r.refuseUnapproved(rec, err))
+		o, err = r.talk.fail(ctx, th, rec, r.gate.refuseUnapproved(rec, err))
+		return w, o, true, err
 	}
 	var be *engine.BudgetError
 	if errors.As(err, &be) || (err == nil && w.Number == 0) {
 		out, cerr := eng.Conclude(ctx, rec.SessionID, rec.PlanHash)
 		if cerr != nil {
-			return w, true, r.fail(ctx, th, rec, cerr)
+			o, err = r.talk.fail(ctx, th, rec, cerr)
+			return w, o, true, err
 		}
 		if be != nil {
 			out.Stage, out.Reason = engine.StageStopped, be.Error()
 		}
-		return w, true, r.finish(ctx, th, rec, out)
+		o, err = r.runs.finish(ctx, th, rec, out)
+		return w, o, true, err
 	}
 	if err != nil {
-		return w, true, r.fail(ctx, th, rec, err)
+		o, err = r.talk.fail(ctx, th, rec, err)
+		return w, o, true, err
 	}
-	return w, false, nil
+	return w, Outputs{}, false, nil
 }

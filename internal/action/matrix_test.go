@@ -66,6 +66,7 @@ func (w *world) runWave(n int, run string) (*Runner, []string) {
 // and dispatches the next wave, and the last collect opens the pull
 // request.
 func TestMatrixModeRunsWaveByWave(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(diamond()...)
 	n := w.fake.AddIssue(wRepo, "maintainer", "Four files", "")
@@ -73,7 +74,7 @@ func TestMatrixModeRunsWaveByWave(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1"))
-	if err != nil || r.Outputs.Status != StateRunning || w.dispatches() != 1 {
+	if err != nil || r.Outputs.Status != StatusRunning || w.dispatches() != 1 {
 		t.Fatalf("approve: %v %+v, %d dispatches", err, r.Outputs, w.dispatches())
 	}
 	var waves [][]string
@@ -84,7 +85,7 @@ func TestMatrixModeRunsWaveByWave(t *testing.T) {
 			break
 		}
 		waves, last = append(waves, ids), collect
-		if collect.Outputs.Status == StateDone {
+		if collect.Outputs.Status == StatusDone {
 			break
 		}
 		if w.dispatches() != i+2 {
@@ -94,7 +95,7 @@ func TestMatrixModeRunsWaveByWave(t *testing.T) {
 	if got := len(waves); got != 3 || !slices.Equal(waves[1], []string{"T2", "T3"}) {
 		t.Fatalf("waves = %v", waves)
 	}
-	if last.Outputs.Status != StateDone || !strings.Contains(last.Outputs.PullRequestURL, "/pull/") {
+	if last.Outputs.Status != StatusDone || !strings.Contains(last.Outputs.PullRequestURL, "/pull/") {
 		t.Errorf("last collect: %+v", last.Outputs)
 	}
 	if got := strings.Join(w.branch("planex/"+last.Outputs.SessionID), " "); got != "T1:_base T2:_left T3:_right T4:_join" {
@@ -110,6 +111,7 @@ func TestMatrixModeRunsWaveByWave(t *testing.T) {
 // TestMatrixFinalizeThenRetry: a job that ended mid-plan is finalized as
 // failed; a retry hands the plan to the matrix workflow again.
 func TestMatrixFinalizeThenRetry(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
 	n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")
@@ -126,18 +128,18 @@ func TestMatrixFinalizeThenRetry(t *testing.T) {
 		t.Errorf("finalize by another run: %v %+v", err, other.Outputs)
 	}
 	fin, _ := w.job(matrixMode("1"))
-	if err := fin.Finalize(context.Background(), ev); err != nil || fin.Outputs.Status != StateFailed {
+	if err := fin.Finalize(context.Background(), ev); err != nil || fin.Outputs.Status != StatusFailed {
 		t.Fatalf("finalize: %v %+v", err, fin.Outputs)
 	}
 	if l := w.labels(n); !slices.Equal(l, []string{LabelFailed}) {
 		t.Errorf("labels after finalize = %v", l)
 	}
 	r, err := w.handle(w.comment(n, "maintainer", "/planex retry"), matrixMode("2"))
-	if err != nil || r.Outputs.Status != StateRunning || w.dispatches() != 2 {
+	if err != nil || r.Outputs.Status != StatusRunning || w.dispatches() != 2 {
 		t.Fatalf("retry: %v %+v, %d dispatches", err, r.Outputs, w.dispatches())
 	}
 	collect, ids := w.runWave(n, "3")
-	if !slices.Equal(ids, []string{"T1"}) || collect.Outputs.Status != StateDone {
+	if !slices.Equal(ids, []string{"T1"}) || collect.Outputs.Status != StatusDone {
 		t.Errorf("wave after retry: %v %+v", ids, collect.Outputs)
 	}
 	w.noRefusedRequests()

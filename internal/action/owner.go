@@ -39,7 +39,7 @@ const (
 var errTakenOver = errors.New("another planex run took this plan over")
 
 // claim records this workflow run as the owner of rec.
-func (r *Runner) claim(rec *Record) {
+func (r *env) claim(rec *Record) {
 	rec.Owner = &Owner{RunID: r.Cfg.RunID, RunAttempt: r.Cfg.RunAttempt}
 }
 
@@ -107,7 +107,7 @@ func orUnknown(s string) string {
 // checkOwner asks GitHub about a running plan's owner and says whether it
 // is gone, and why (see ownerGone). When the Actions API cannot be asked
 // (the token lacks `actions: read`), the heartbeat alone decides.
-func (r *Runner) checkOwner(ctx context.Context, rec *Record) (bool, string) {
+func (r *engines) checkOwner(ctx context.Context, rec *Record) (bool, string) {
 	o := holder(rec)
 	var run *gh.WorkflowRun
 	if id, err := strconv.ParseInt(o.RunID, 10, 64); err == nil && o.RunID != r.Cfg.RunID {
@@ -122,7 +122,7 @@ func (r *Runner) checkOwner(ctx context.Context, rec *Record) (bool, string) {
 }
 
 // ownerText names a running plan's owner for a reply.
-func (r *Runner) ownerText(rec *Record) string {
+func (r *engines) ownerText(rec *Record) string {
 	o := holder(rec)
 	if o.RunID == "" {
 		return "another run"
@@ -138,7 +138,7 @@ func (r *Runner) ownerText(rec *Record) string {
 // under r.runMu (which the progress callback holds too). When the save
 // finds the state moved by another run, the run is cancelled with
 // errTakenOver. stop ends it and waits for it.
-func (r *Runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, rec *Record) (stop func()) {
+func (r *engines) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, rec *Record) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -155,13 +155,16 @@ func (r *Runner) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, 
 			case <-t.C:
 			}
 			r.runMu.Lock()
-			err := r.saveRecord(ctx, rec)
+			err := r.store.saveRecord(ctx, rec)
 			r.runMu.Unlock()
 			if errors.Is(err, errStateMoved) {
 				cancel(errTakenOver)
 				return
 			}
 			if err != nil {
+				// Logged; the next beat tries again. A plan whose beats
+				// all fail looks silent, and retry then says so on its
+				// thread before it takes the plan over.
 				r.Log.Warn("saving the heartbeat", "err", err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestOwnerGone(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	self := Owner{RunID: "50", RunAttempt: "1"}
 	running := func(beat time.Duration, owner Owner) *Record {

@@ -24,24 +24,26 @@ import (
 
 // lostRace tells the thread, once, that another run changed the plan's
 // state first and that what asked (an approval, a cancel, …) did nothing.
-func (r *Runner) lostRace(ctx context.Context, th thread, what string) error {
-	now, found, err := r.loadRecord(ctx, th.Number)
+func (r *talker) lostRace(ctx context.Context, th thread, what string) (Outputs, error) {
+	now, found, err := r.store.loadRecord(ctx, th.Number)
 	if err != nil {
+		// Logged; the reply then says what is sure (another run handled
+		// the plan) without the state this run could not read.
 		r.Log.Warn("reading the state another run saved", "err", err)
 	}
 	msg := fmt.Sprintf("Another planex run handled this thread's plan at the same time, so this %s did nothing.", what)
+	var o Outputs
 	if found && err == nil {
-		r.Outputs.SessionID, r.Outputs.PlanID = now.SessionID, now.PlanID
+		o.SessionID, o.PlanID = now.SessionID, now.PlanID
 		msg = fmt.Sprintf("Another planex run handled this thread's plan at the same time (plan `%s` is now %s), so this %s did nothing.", now.PlanID, now.State, what)
 	}
-	r.Outputs.Status = StatusSuperseded
-	r.Outputs.Notice = msg
+	o.Status, o.Notice = StatusSuperseded, msg
 	fmt.Fprintln(r.Out, msg)
-	return r.reply(ctx, th, msg)
+	return o, r.reply(ctx, th, msg)
 }
 
 // unpost deletes a comment this run posted before it lost the state.
-func (r *Runner) unpost(ctx context.Context, id int64) {
+func (r *talker) unpost(ctx context.Context, id int64) {
 	if err := r.GH.Thread.DeleteComment(ctx, r.Cfg.Owner, r.Cfg.Repo, id); err != nil && !gh.IsNotFound(err) {
 		r.Log.Warn("deleting a comment of a run that lost the state", "comment", id, "err", err)
 	}
@@ -66,16 +68,16 @@ func bodyHash(body string) string {
 // since planex posted it: nothing runs; the plan is posted again as
 // planex made it, the record points at the new comment, and the approver
 // is told which lines of the comment changed and to approve again.
-func (r *Runner) repostPlan(ctx context.Context, th thread, rec *Record, current string) (string, error) {
-	s, err := r.session(rec)
+func (r *gate) repostPlan(ctx context.Context, th thread, rec *Record, current string) (string, error) {
+	s, err := r.store.session(rec)
 	if err != nil {
 		return "", err
 	}
-	tasks, err := r.wavedTasks(rec)
+	tasks, err := r.store.wavedTasks(rec)
 	if err != nil {
 		return "", err
 	}
-	body, _ := r.planCommentBody(rec, s, tasks)
+	body, _ := r.plans.planCommentBody(rec, s, tasks)
 	what := "its text"
 	if bodyHash(body) == rec.PlanBodyHash {
 		what = changedLines(postedText(body), postedText(current))
@@ -89,8 +91,8 @@ func (r *Runner) repostPlan(ctx context.Context, th thread, rec *Record, current
 	}
 	old := rec.PlanCommentID
 	rec.PlanCommentID, rec.PlanBodyHash = c.GetID(), bodyHash(body)
-	if err := r.saveRecord(ctx, rec); err != nil {
-		r.unpost(ctx, c.GetID())
+	if err := r.store.saveRecord(ctx, rec); err != nil {
+		r.talk.unpost(ctx, c.GetID())
 		if errors.Is(err, errStateMoved) {
 			return "Another planex run handled this thread's plan at the same time, so this approval did nothing.", nil
 		}
@@ -104,7 +106,7 @@ func (r *Runner) repostPlan(ctx context.Context, th thread, rec *Record, current
 
 // wavedTasks reads rec's tasks with their waves, as the plan comment
 // shows them.
-func (r *Runner) wavedTasks(rec *Record) ([]plan.Task, error) {
+func (r *stateStore) wavedTasks(rec *Record) ([]plan.Task, error) {
 	tasks, err := r.sessionTasks(rec)
 	if err != nil {
 		return nil, err

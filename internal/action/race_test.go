@@ -90,6 +90,7 @@ func TestAccessOf(t *testing.T) {
 // whoever last added planex:auto may; with auto-approve, a bot labeller
 // is refused too.
 func TestScheduleChecksWhoLabelled(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
 	w.fake.SetPermission(wRepo, "helper", "triage")
@@ -134,13 +135,14 @@ func TestScheduleChecksWhoLabelled(t *testing.T) {
 // TestMatrixTaskRedelivered: a task job delivered twice runs its agent
 // once; the second finds the published result.
 func TestMatrixTaskRedelivered(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
 	n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")
 	if _, err := w.handle(w.comment(n, "maintainer", "/planex one file"), matrixMode("1")); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1")); err != nil || r.Outputs.Status != StateRunning {
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1")); err != nil || r.Outputs.Status != StatusRunning {
 		t.Fatalf("approve: %v %+v", err, r.Outputs)
 	}
 	ctx := context.Background()
@@ -173,7 +175,7 @@ func TestMatrixTaskRedelivered(t *testing.T) {
 		t.Errorf("the task's agent ran %d times", got)
 	}
 	collect, _ := w.job(matrixMode("2"))
-	if err := collect.Collect(ctx, ev); err != nil || collect.Outputs.Status != StateDone {
+	if err := collect.Collect(ctx, ev); err != nil || collect.Outputs.Status != StatusDone {
 		t.Fatalf("collect: %v %+v", err, collect.Outputs)
 	}
 }

@@ -18,9 +18,10 @@ import (
 // what the approver read was not the plan: nothing runs and the plan is
 // posted again.
 func TestRedTeamPlanCommentEditedAndChangedBack(t *testing.T) {
-	t.Run("hash kept", func(t *testing.T) { editedAndChangedBack(t, false) })
+	t.Parallel()
+	t.Run("hash kept", func(t *testing.T) { t.Parallel(); editedAndChangedBack(t, false) })
 	// A plan posted by a planex that kept no hash of the comment.
-	t.Run("no hash kept", func(t *testing.T) { editedAndChangedBack(t, true) })
+	t.Run("no hash kept", func(t *testing.T) { t.Parallel(); editedAndChangedBack(t, true) })
 }
 
 func editedAndChangedBack(t *testing.T, noHash bool) {
@@ -33,13 +34,13 @@ func editedAndChangedBack(t *testing.T, noHash bool) {
 	id := w.planID(n)
 	if noHash {
 		r, _ := w.job()
-		r.defaults()
-		rec, found, err := r.loadRecord(context.Background(), n)
+		store := r.flows().store
+		rec, found, err := store.loadRecord(context.Background(), n)
 		if err != nil || !found {
 			t.Fatalf("record: %v %v", found, err)
 		}
 		rec.PlanBodyHash = ""
-		if err := r.saveRecord(context.Background(), rec); err != nil {
+		if err := store.saveRecord(context.Background(), rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,7 +52,7 @@ func editedAndChangedBack(t *testing.T, noHash bool) {
 		}
 	}
 	// GitHub's times have whole seconds: the edit comes a second later.
-	time.Sleep(1100 * time.Millisecond)
+	w.clock.advance(1100 * time.Millisecond)
 	w.fake.EditComment(wRepo, planComment, strings.Replace(original, "only", "only (and delete the tests)", 1))
 	approve := w.comment(n, "maintainer", "/planex approve "+id)
 	w.fake.EditComment(wRepo, planComment, original)
@@ -67,7 +68,7 @@ func editedAndChangedBack(t *testing.T, noHash bool) {
 	}
 	// The plan as posted again runs on a fresh approval.
 	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+id))
-	if err != nil || r.Outputs.Status != StateDone {
+	if err != nil || r.Outputs.Status != StatusDone {
 		t.Fatalf("approval of the re-posted plan: %v %q\n%s", err, r.Outputs.Status, w.lastComment(n))
 	}
 }
@@ -77,6 +78,7 @@ func editedAndChangedBack(t *testing.T, noHash bool) {
 // events, after a maintainer's earlier addition; another issue's events
 // cannot be read at all. Neither is planned.
 func TestRedTeamScheduleLabellerPastFirstPage(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
 	w.fake.SetPermission(wRepo, "helper", "triage")

@@ -52,7 +52,7 @@ type citation struct {
 }
 
 // reviewing reports whether runs are reviewed.
-func (r *Runner) reviewing() bool { return r.Cfg.Review != "skip" && r.AgentErr == nil }
+func (r *env) reviewing() bool { return r.Cfg.Review != review.ModeSkip && r.AgentErr == nil }
 
 // publishReview posts res as one pull request review (event COMMENT, never
 // APPROVE): the summary body and inline comments on lines the diff adds.
@@ -63,7 +63,7 @@ func (r *Runner) reviewing() bool { return r.Cfg.Review != "skip" && r.AgentErr 
 // already has planex's inline comment is not commented again, and new
 // inline findings go in one small extra review that points at the summary.
 // fresh: the pull request was opened in this run and has no review yet.
-func (r *Runner) publishReview(ctx context.Context, number int, res *review.Result, diff review.Diff, fixable, fresh bool) error {
+func (r *reviewer) publishReview(ctx context.Context, number int, res *review.Result, diff review.Diff, fixable, fresh bool) error {
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
 	var prev *github.PullRequestReview
 	have := map[string]bool{}
@@ -108,7 +108,7 @@ func (r *Runner) publishReview(ctx context.Context, number int, res *review.Resu
 
 // priorReview finds planex's earlier summary review on a pull request and
 // the findings it already has inline comments for.
-func (r *Runner) priorReview(ctx context.Context, number int) (*github.PullRequestReview, map[string]bool, error) {
+func (r *reviewer) priorReview(ctx context.Context, number int) (*github.PullRequestReview, map[string]bool, error) {
 	reviews, err := r.GH.Reviews.ListReviews(ctx, r.Cfg.Owner, r.Cfg.Repo, number)
 	if err != nil {
 		return nil, nil, err
@@ -135,15 +135,19 @@ func (r *Runner) priorReview(ctx context.Context, number int) (*github.PullReque
 // postRunReview publishes the review a run left in its session on the run's
 // pull request. Problems are logged and noted, never fatal: the pull
 // request stands without its review.
-func (r *Runner) postRunReview(ctx context.Context, rec *Record, s *session.Session) {
+func (r *reviewer) postRunReview(ctx context.Context, rec *Record, s *session.Session) {
 	if rec.PRNumber == 0 {
 		return
 	}
 	res, err := review.Load(s.File(session.ReviewFile))
-	if err != nil || res == nil {
-		if err != nil {
-			r.Log.Warn("reading the run's review", "err", err)
-		}
+	if err != nil {
+		// The pull request stands without its review; the job's log says
+		// why, as it does when posting the review fails.
+		r.Log.Warn("reading the run's review", "err", err)
+		fmt.Fprintf(r.Out, "review: could not read the run's review: %v\n", err)
+		return
+	}
+	if res == nil {
 		return
 	}
 	head, err := rec.repo.ResolveBranch(ctx, rec.Branch)
@@ -190,48 +194,46 @@ func diffFromFiles(files []*github.CommitFile) review.Diff {
 // reviewPR is `/planex review`: review any pull request from its diff,
 // read-only. The pull request's code is never checked out or run; the
 // agent sees the diff and the description as text, in an empty folder.
-func (r *Runner) reviewPR(ctx context.Context, ev *event.Event, th thread) error {
+func (r *reviewer) reviewPR(ctx context.Context, ev *event.Event, th thread) (Outputs, error) {
 	if !th.IsPR {
-		return refusef("`%s review` works on pull requests.", r.Cfg.Trigger)
+		return Outputs{}, refusef("`%s review` works on pull requests.", r.Cfg.Trigger)
 	}
 	if r.AgentErr != nil {
-		return userf("planex has no working agent configured: %v", r.AgentErr)
+		return Outputs{}, userf("planex has no working agent configured: %v", r.AgentErr)
 	}
 	pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
-		return fmt.Errorf("reading pull request #%d: %w", th.Number, err)
+		return Outputs{}, fmt.Errorf("reading pull request #%d: %w", th.Number, err)
 	}
 	text, err := r.GH.Reviews.PRDiff(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	files, err := r.GH.Reviews.PRFiles(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	diff := diffFromFiles(files)
 	if len(diff) == 0 {
 		diff = review.ParseUnified(text)
 	}
 	if strings.TrimSpace(text) == "" {
-		return userf("Pull request #%d has no diff to review.", th.Number)
+		return Outputs{}, userf("Pull request #%d has no diff to review.", th.Number)
 	}
 	fmt.Fprintf(r.Out, "review: pull request #%d (%s), from its diff only\n", th.Number, plural.Count(len(files), "file", "files"))
 	title, body := pullRequestText(pr.GetTitle(), pr.GetBody())
 	res, err := review.ReviewPullRequest(ctx, r.Engine.Agent, review.PullRequest{Number: th.Number, Title: title, Body: body,
 		Head: pr.GetHead().GetSHA(), Diff: text}, r.Engine.Timeouts[agent.PhaseReview], 0, r.Now())
 	if err != nil {
-		return userf("planex could not review this pull request: %s", render.Text(err.Error()))
+		return Outputs{}, userf("planex could not review this pull request: %s", render.Text(err.Error()))
 	}
 	fork := pr.GetHead().GetRepo().GetFullName() == "" || !strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName())
 	fixable := !fork && runBranchRe.MatchString(pr.GetHead().GetRef())
 	if err := r.publishReview(ctx, th.Number, res, diff, fixable, false); err != nil {
-		return err
+		return Outputs{}, err
 	}
-	r.react(ctx, th, gh.ReactionRocket)
-	r.Outputs.Status = StatusReviewed
-	r.Outputs.Summary = review.Summary(res, review.SummaryOptions{Trigger: r.Cfg.Trigger})
-	return nil
+	r.talk.react(ctx, th, gh.ReactionRocket)
+	return Outputs{Status: StatusReviewed, Summary: review.Summary(res, review.SummaryOptions{Trigger: r.Cfg.Trigger})}, nil
 }
 
 var findingKeyRe = regexp.MustCompile(`[0-9a-f]{10}`)
@@ -239,34 +241,33 @@ var findingKeyRe = regexp.MustCompile(`[0-9a-f]{10}`)
 // fix is `/planex fix`: plan follow-up tasks on a planex pull request for
 // the open high-severity findings of planex's latest review. A finding is
 // open until planex has replied that a task fixed it.
-func (r *Runner) fix(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) error {
+func (r *reviewer) fix(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
 	if !th.IsPR {
-		return refusef("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
+		return Outputs{}, refusef("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
 	reviews, err := r.GH.Reviews.ListReviews(ctx, o, rp, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	data, found := latestReviewData(reviews)
 	if !found {
-		return refusef("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
+		return Outputs{}, refusef("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
 	}
 	comments, err := r.GH.Reviews.ListReviewComments(ctx, o, rp, th.Number)
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	conv, err := r.GH.Thread.ListComments(ctx, o, rp, th.Number, time.Time{})
 	if err != nil {
-		return err
+		return Outputs{}, err
 	}
 	open, threads := openFindings(data, comments, conv)
 	if len(open) == 0 {
-		r.Outputs.Status = StatusReplied
-		return r.reply(ctx, th, "planex's review of this pull request has no open high-severity finding to fix.")
+		return Outputs{Status: StatusReplied}, r.talk.reply(ctx, th, "planex's review of this pull request has no open high-severity finding to fix.")
 	}
 	req, cites := fixRequest(open, threads, cmd.Text)
-	return r.followUpPlan(ctx, ev, th, cmd, req, cites, nil)
+	return r.plans.followUpPlan(ctx, ev, th, cmd, req, cites, nil)
 }
 
 // latestReviewData is the data of planex's newest summary review.
@@ -379,7 +380,7 @@ func answersFor(tasks []plan.Task, cites []citation, replyTo int64) []Answer {
 // review comment's thread, and for findings that only the review's body
 // named, in one comment on the pull request. A finding is marked fixed
 // only when every task that answers it completed.
-func (r *Runner) answerThreads(ctx context.Context, rec *Record, tasks []plan.Task) {
+func (r *reviewer) answerThreads(ctx context.Context, rec *Record, tasks []plan.Task) {
 	if len(rec.Answers) == 0 || rec.PRNumber == 0 {
 		return
 	}

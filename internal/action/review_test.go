@@ -22,12 +22,13 @@ func reviewed(c *Config) { c.Review = "agent" }
 // follow-up's run answers in the finding's thread; then nothing is left
 // to fix. /planex review reviews the pull request from its diff.
 func TestReviewFixFollowUp(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "base", Scope: "a/**"})
 	w.agent.review = reviewWithFindings
 	n := w.fake.AddIssue(wRepo, "maintainer", "A file", "")
 	r, err := w.handle(w.comment(n, "maintainer", "/planex -y a file"), reviewed)
-	if err != nil || r.Outputs.Status != StateDone {
+	if err != nil || r.Outputs.Status != StatusDone {
 		t.Fatalf("run: %v %+v", err, r.Outputs)
 	}
 	pr := w.fake.PullRequests(wRepo)[0]
@@ -39,11 +40,11 @@ func TestReviewFixFollowUp(t *testing.T) {
 
 	w.agent.review = ""
 	r, err = w.handle(w.comment(pr.Number, "maintainer", "/planex fix"), reviewed)
-	if err != nil || r.Outputs.Status != StatePlanned {
+	if err != nil || r.Outputs.Status != StatusPlanned {
 		t.Fatalf("fix: %v %+v\n%s", err, r.Outputs, w.lastComment(pr.Number))
 	}
 	r, err = w.handle(w.comment(pr.Number, "maintainer", "/planex approve "+w.planID(pr.Number)), reviewed)
-	if err != nil || r.Outputs.Status != StateDone {
+	if err != nil || r.Outputs.Status != StatusDone {
 		t.Fatalf("approve the fix: %v %+v", err, r.Outputs)
 	}
 	var reply *ghfake.ReviewComment
@@ -80,6 +81,7 @@ func TestReviewFixFollowUp(t *testing.T) {
 }
 
 func TestGroupAnswers(t *testing.T) {
+	t.Parallel()
 	tasks := []plan.Task{
 		{ID: "T1", Title: "one", Status: plan.StatusCompleted, Commit: "0123456789abcdef"},
 		{ID: "T2", Title: "two", Status: plan.StatusFailed, Error: "broke"},

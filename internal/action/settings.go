@@ -23,16 +23,16 @@ const SettingsPath = ".github/planex.yml"
 // Settings are the keys .github/planex.yml may set. They take precedence
 // over the workflow's inputs.
 type Settings struct {
-	TriggerPhrase *string  `yaml:"trigger-phrase"`
-	Concurrency   *int     `yaml:"concurrency"`
-	MaxCostUSD    *float64 `yaml:"max-cost-usd"`
-	Draft         *bool    `yaml:"draft"`
-	AutoApprove   *bool    `yaml:"auto-approve"`
-	BaseBranch    *string  `yaml:"base-branch"`
-	MaxIssues     *int     `yaml:"max-issues"`
-	Label         *string  `yaml:"label"`
-	CIFix         *string  `yaml:"ci-fix"`
-	CIFixAttempts *int     `yaml:"ci-fix-attempts"`
+	TriggerPhrase *string    `yaml:"trigger-phrase"`
+	Concurrency   *int       `yaml:"concurrency"`
+	MaxCostUSD    *float64   `yaml:"max-cost-usd"`
+	Draft         *bool      `yaml:"draft"`
+	AutoApprove   *bool      `yaml:"auto-approve"`
+	BaseBranch    *string    `yaml:"base-branch"`
+	MaxIssues     *int       `yaml:"max-issues"`
+	Label         *string    `yaml:"label"`
+	CIFix         *CIFixMode `yaml:"ci-fix"`
+	CIFixAttempts *int       `yaml:"ci-fix-attempts"`
 }
 
 // SettingsError is a mistake in .github/planex.yml, with the line it is
@@ -142,7 +142,9 @@ func (s Settings) Apply(c *Config) {
 	set(&c.Trigger, s.TriggerPhrase)
 	set(&c.BaseBranch, s.BaseBranch)
 	set(&c.Label, s.Label)
-	set(&c.CIFix, s.CIFix)
+	if s.CIFix != nil {
+		c.CIFix = *s.CIFix
+	}
 	if s.CIFixAttempts != nil {
 		c.CIFixAttempts = *s.CIFixAttempts
 	}
@@ -172,7 +174,7 @@ type repoAPI interface {
 // LoadSettings reads .github/planex.yml from the default branch and
 // applies it; a missing file changes nothing.
 func (r *Runner) LoadSettings(ctx context.Context) error {
-	branch, err := r.defaultBranch(ctx)
+	branch, err := r.flows().intake.defaultBranch(ctx)
 	if err != nil {
 		return err
 	}
@@ -193,7 +195,7 @@ func (r *Runner) LoadSettings(ctx context.Context) error {
 
 // defaultBranch is the repository's default branch: as the event named
 // it, else as GitHub says, asked once a run.
-func (r *Runner) defaultBranch(ctx context.Context) (string, error) {
+func (r *env) defaultBranch(ctx context.Context) (string, error) {
 	if r.defaultBranchName == "" {
 		r.defaultBranchName = r.Cfg.DefaultBranch
 	}

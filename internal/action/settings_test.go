@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseSettings(t *testing.T) {
+	t.Parallel()
 	s, err := ParseSettings([]byte("concurrency: 2\nmax-cost-usd: 1.5\ndraft: false\ntrigger-phrase: /bot\nci-fix: auto\nci-fix-attempts: 3\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +48,7 @@ func TestParseSettings(t *testing.T) {
 }
 
 func TestNextFollowUpID(t *testing.T) {
+	t.Parallel()
 	cases := [][3]string{
 		{"7-add-x", "", "7-add-x-f1"},
 		{"7-add-x", "7-add-x", "7-add-x-f1"},

@@ -11,12 +11,12 @@ import (
 // apiCommits says whether GitHub makes the task commits (commit-signing:
 // api): the engine's Publisher creates each one through the Git Data API
 // and moves the run branch on GitHub, so planex never pushes it.
-func (r *Runner) apiCommits() bool { return r.Cfg.CommitSigning == apicommit.ModeAPI }
+func (r *env) apiCommits() bool { return r.Cfg.CommitSigning == apicommit.ModeAPI }
 
 // checkBranchOnGitHub makes sure that the run branch on GitHub is the
 // local one (or that there is nothing to publish yet), where git mode
 // would push it.
-func (r *Runner) checkBranchOnGitHub(ctx context.Context, rec *Record) error {
+func (r *stateStore) checkBranchOnGitHub(ctx context.Context, rec *Record) error {
 	local, err := rec.repo.ResolveBranch(ctx, rec.Branch)
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ type commitMaker interface {
 // makeOnGitHub has GitHub make a matrix task job's commit (on the wave's
 // base, no branch moved) when commit-signing is api; otherwise it returns
 // the local commit.
-func (r *Runner) makeOnGitHub(ctx context.Context, parent, commit string) (string, error) {
+func (r *engines) makeOnGitHub(ctx context.Context, parent, commit string) (string, error) {
 	if !r.apiCommits() {
 		return commit, nil
 	}
@@ -61,7 +61,7 @@ func (r *Runner) makeOnGitHub(ctx context.Context, parent, commit string) (strin
 
 // offerToPublisher lets collect put a task job's commit, which GitHub
 // made, on the run branch as it is when it sits on the branch's tip.
-func (r *Runner) offerToPublisher(sha string) {
+func (r *engines) offerToPublisher(sha string) {
 	if m, ok := r.Engine.Publisher.(commitMaker); ok && r.apiCommits() {
 		m.Offer(sha)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/safefile"
 	"github.com/planexhq/planex/internal/session"
@@ -33,7 +34,7 @@ type Record struct {
 	// the approver read is not what was posted).
 	PlanBodyHash    string   `json:"plan_body_sha256,omitempty"`
 	StatusCommentID int64    `json:"status_comment_id,omitempty"`
-	State           string   `json:"state"` // planned, running, done, failed, cancelled
+	State           State    `json:"state"`
 	Superseded      []string `json:"superseded,omitempty"`
 	RequestedBy     string   `json:"requested_by,omitempty"`
 	ApprovedBy      string   `json:"approved_by,omitempty"`
@@ -46,9 +47,9 @@ type Record struct {
 	// ApprovalCommentID the command that approved it, a comment of
 	// ApprovalCommentKind (an event.CommentKind): /planex retry checks
 	// them on GitHub again.
-	ApprovedVia         string `json:"approved_via,omitempty"`
-	ApprovalCommentID   int64  `json:"approval_comment_id,omitempty"`
-	ApprovalCommentKind string `json:"approval_comment_kind,omitempty"`
+	ApprovedVia         ApprovalVia       `json:"approved_via,omitempty"`
+	ApprovalCommentID   int64             `json:"approval_comment_id,omitempty"`
+	ApprovalCommentKind event.CommentKind `json:"approval_comment_kind,omitempty"`
 
 	// Owner is the workflow run that runs the plan while it is running,
 	// and Heartbeat when it last showed it was alive (see owner.go).
@@ -84,13 +85,18 @@ type Record struct {
 	fresh, prOpened bool
 }
 
+// State is where a thread's plan stands in its record: a closed set.
+// recordStatus maps it to the `status` output; a value planex does not
+// know (a record someone else wrote) reads as failed there.
+type State string
+
 // Record states.
 const (
-	StatePlanned   = "planned"
-	StateRunning   = "running"
-	StateDone      = "done"
-	StateFailed    = "failed"
-	StateCancelled = "cancelled"
+	StatePlanned   State = "planned"   // posted, waiting for approval
+	StateRunning   State = "running"   // approved and running (see Record.Owner)
+	StateDone      State = "done"      // every task completed
+	StateFailed    State = "failed"    // a task failed or was skipped, or the run stopped
+	StateCancelled State = "cancelled" // cancelled before it ran
 )
 
 const recordFile = "github.json"
@@ -98,7 +104,7 @@ const recordFile = "github.json"
 func stateRef(thread int) string { return "refs/planex/state/" + strconv.Itoa(thread) }
 
 // loadRecord fetches a thread's state and restores its session folder.
-func (r *Runner) loadRecord(ctx context.Context, thread int) (*Record, bool, error) {
+func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool, error) {
 	ref := stateRef(thread)
 	found, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, ref)
 	if err != nil {
@@ -162,7 +168,7 @@ func (r *Runner) loadRecord(ctx context.Context, thread int) (*Record, bool, err
 // saveRecord writes the record into the session folder, commits the folder
 // to the thread's state ref and pushes it with a lease, so two jobs can
 // never both believe they own the plan.
-func (r *Runner) saveRecord(ctx context.Context, rec *Record) error {
+func (r *stateStore) saveRecord(ctx context.Context, rec *Record) error {
 	rec.Updated = r.Now().UTC()
 	if rec.State == StateRunning {
 		rec.Heartbeat = rec.Updated
@@ -203,7 +209,7 @@ var errStateMoved = errors.New("another planex run changed this plan's state fir
 // pushBranch pushes the run branch (fast-forward only). When GitHub makes
 // the commits (commit-signing: api) nothing is pushed: the branch on
 // GitHub must already be the local one.
-func (r *Runner) pushBranch(ctx context.Context, rec *Record) error {
+func (r *stateStore) pushBranch(ctx context.Context, rec *Record) error {
 	if r.apiCommits() {
 		return r.checkBranchOnGitHub(ctx, rec)
 	}
@@ -212,7 +218,7 @@ func (r *Runner) pushBranch(ctx context.Context, rec *Record) error {
 
 // followUpRepo prepares a worktree at base for a follow-up session, so
 // exploration sees the pull request's code rather than the default branch.
-func (r *Runner) followUpRepo(ctx context.Context, sessionID, base string) (*gitrepo.Repo, error) {
+func (r *stateStore) followUpRepo(ctx context.Context, sessionID, base string) (*gitrepo.Repo, error) {
 	if err := r.Repo.EnsureCommit(ctx, r.Cfg.Remote, base); err != nil {
 		return nil, err
 	}
@@ -224,5 +230,6 @@ func (r *Runner) followUpRepo(ctx context.Context, sessionID, base string) (*git
 	if err != nil {
 		return nil, err
 	}
+	wt.TempDir = r.Repo.TempDir
 	return wt, nil
 }

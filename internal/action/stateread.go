@@ -17,7 +17,7 @@ import (
 
 // statusTasks reads rec's tasks for a status comment. When they cannot be
 // read it logs why and returns a note saying so for the comment.
-func (r *Runner) statusTasks(rec *Record) ([]plan.Task, string) {
+func (r *stateStore) statusTasks(rec *Record) ([]plan.Task, string) {
 	tasks, err := r.sessionTasks(rec)
 	if err != nil {
 		return nil, r.unreadable("the plan's tasks", rec.SessionID, err)
@@ -27,7 +27,7 @@ func (r *Runner) statusTasks(rec *Record) ([]plan.Task, string) {
 
 // shownExplore reads s's explore.csv; a session without one (an imported
 // plan) has no rows and no note.
-func (r *Runner) shownExplore(s *session.Session) ([]plan.ExploreRow, string) {
+func (r *stateStore) shownExplore(s *session.Session) ([]plan.ExploreRow, string) {
 	rows, err := s.ReadExplore()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ""
@@ -40,7 +40,7 @@ func (r *Runner) shownExplore(s *session.Session) ([]plan.ExploreRow, string) {
 
 // unreadable logs a failed read of what (in session id) and returns the
 // sentence to show for it.
-func (r *Runner) unreadable(what, id string, err error) string {
+func (r *env) unreadable(what, id string, err error) string {
 	r.Log.Error("reading session state to show it", "what", what, "session", id, "err", err)
 	return fmt.Sprintf("planex could not read %s of session %s: %s", what, id, render.Text(err.Error()))
 }
@@ -58,4 +58,16 @@ func withNote(note string, extra ...string) string {
 		}
 	}
 	return note
+}
+
+func (r *stateStore) session(rec *Record) (*session.Session, error) {
+	return session.Open(session.StoreFor(rec.repo.Root, rec.repo.CommonDir), rec.SessionID)
+}
+
+func (r *stateStore) sessionTasks(rec *Record) ([]plan.Task, error) {
+	s, err := r.session(rec)
+	if err != nil {
+		return nil, err
+	}
+	return s.ReadTasks()
 }

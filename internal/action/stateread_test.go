@@ -37,7 +37,7 @@ func TestUnreadableIsLoggedAndShown(t *testing.T) {
 	t.Parallel()
 	var log bytes.Buffer
 	r := &Runner{Log: slog.New(slog.NewTextHandler(&log, nil))}
-	got := r.unreadable("the plan's tasks", "7-x", errors.New("reading tasks.csv: *bad* row"))
+	got := r.flows().store.unreadable("the plan's tasks", "7-x", errors.New("reading tasks.csv: *bad* row"))
 	if !strings.Contains(got, "could not read the plan's tasks of session 7-x") || strings.Contains(got, "*bad*") {
 		t.Errorf("note = %q", got)
 	}
@@ -59,7 +59,7 @@ func TestStatusTasksReportsAnUnreadableSession(t *testing.T) {
 	}
 	var log bytes.Buffer
 	r := &Runner{Log: slog.New(slog.NewTextHandler(&log, nil))}
-	tasks, note := r.statusTasks(&Record{SessionID: "9-missing", repo: repo})
+	tasks, note := r.flows().store.statusTasks(&Record{SessionID: "9-missing", repo: repo})
 	if tasks != nil || !strings.Contains(note, "could not read the plan's tasks of session 9-missing") {
 		t.Errorf("tasks %v, note %q", tasks, note)
 	}

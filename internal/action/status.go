@@ -32,7 +32,7 @@ func Statuses() []Status {
 // recordStatus is the output for a record in state (one of the State
 // constants). A state planex does not know reads as failed: the output
 // must stay in the set, and such a record cannot be run as it is.
-func recordStatus(state string) Status {
+func recordStatus(state State) Status {
 	switch state {
 	case StatePlanned:
 		return StatusPlanned

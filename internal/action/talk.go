@@ -36,7 +36,7 @@ type labelAPI interface {
 }
 
 // reply posts a comment in the thread.
-func (r *Runner) reply(ctx context.Context, th thread, body string) error {
+func (r *talker) reply(ctx context.Context, th thread, body string) error {
 	if th.Number == 0 {
 		fmt.Fprintln(r.Out, body)
 		return nil
@@ -48,7 +48,7 @@ func (r *Runner) reply(ctx context.Context, th thread, body string) error {
 }
 
 // react acknowledges the comment that spoke; failures only log.
-func (r *Runner) react(ctx context.Context, th thread, content string) {
+func (r *talker) react(ctx context.Context, th thread, content string) {
 	if th.Comment == nil || th.Comment.ID == 0 {
 		return
 	}
@@ -68,7 +68,7 @@ func (r *Runner) react(ctx context.Context, th thread, content string) {
 // labels the number has, so the others are removed without reading the
 // issue, and only labels it has (removing a missing one is a 404, which
 // the client would first retry as a possible replication delay).
-func (r *Runner) setLabel(ctx context.Context, number int, label string) {
+func (r *talker) setLabel(ctx context.Context, number int, label string) {
 	if number == 0 {
 		return
 	}
@@ -113,8 +113,8 @@ func staleStateLabels(have []string, keep string) []string {
 // record knows none (or it is gone), planex's newest status comment on
 // the thread is edited before a new one is posted: a run that died before
 // saving the comment's id must not leave a second one behind.
-func (r *Runner) updateStatus(ctx context.Context, rec *Record, tasks []plan.Task, note string) {
-	view := render.StatusView{Session: rec.SessionID, PlanID: rec.PlanID, State: rec.State,
+func (r *talker) updateStatus(ctx context.Context, rec *Record, tasks []plan.Task, note string) {
+	view := render.StatusView{Session: rec.SessionID, PlanID: rec.PlanID, State: string(rec.State),
 		Tasks: tasks, Note: note, PRURL: rec.PRURL, RunURL: r.Cfg.RunURL}
 	// What the comment says, but for the time it says it: an edit that
 	// would change only that is not sent.
@@ -152,7 +152,7 @@ func (r *Runner) updateStatus(ctx context.Context, rec *Record, tasks []plan.Tas
 }
 
 // noteStatus remembers what a status comment shows now.
-func (r *Runner) noteStatus(id int64, shown string) {
+func (r *talker) noteStatus(id int64, shown string) {
 	if r.shownStatus == nil {
 		r.shownStatus = map[int64]string{}
 	}
@@ -173,7 +173,7 @@ func progressNeedsStatus(tasks []plan.Task) bool {
 
 // findStatusComment returns the id of planex's newest status comment on
 // rec's thread other than the one on record, or 0.
-func (r *Runner) findStatusComment(ctx context.Context, rec *Record) int64 {
+func (r *talker) findStatusComment(ctx context.Context, rec *Record) int64 {
 	cs, err := r.GH.Thread.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
 		r.Log.Warn("looking for the status comment", "err", err)
@@ -199,12 +199,14 @@ func (e *reported) Unwrap() error { return e.err }
 // known conditions (a rate limit, a refused workflow push, a cancelled
 // job) with what to do, anything else as an internal error with a pointer
 // to the log. It marks a running record failed, so nothing is left
-// "running" by an error. The returned error is nil for user errors (the
-// user was told; the job itself did its duty) and the cause otherwise.
-func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) error {
+// "running" by an error. It returns the run's outputs for the failure
+// (none for an error told already), and an error that is nil for user
+// errors (the user was told; the job itself did its duty) and the cause
+// otherwise.
+func (r *talker) fail(ctx context.Context, th thread, rec *Record, err error) (Outputs, error) {
 	var rep *reported
 	if err == nil || errors.As(err, &rep) {
-		return err
+		return Outputs{}, err
 	}
 	cancelled := ctx.Err() != nil
 	if cancelled {
@@ -222,39 +224,53 @@ func (r *Runner) fail(ctx context.Context, th thread, rec *Record, err error) er
 		r.Log.Warn("planex stopped", "err", err)
 	}
 	r.react(ctx, th, gh.ReactionConfused)
+	var o Outputs
 	if rec != nil && rec.State == StateRunning {
 		rec.State = StateFailed
 		rec.Note = msg
-		tasks, unread := r.statusTasks(rec)
+		tasks, unread := r.store.statusTasks(rec)
 		r.updateStatus(ctx, rec, tasks, withNote(msg, unread))
 		r.setLabel(ctx, rec.Thread, LabelFailed)
 		if rec.PRNumber != 0 && rec.PRNumber != rec.Thread {
 			r.setLabel(ctx, rec.PRNumber, LabelFailed)
 		}
-		if serr := r.saveRecord(ctx, rec); serr != nil {
+		if serr := r.store.saveRecord(ctx, rec); serr != nil {
+			// The thread hears it too: its state may still say running.
 			r.Log.Error("saving state after a failure", "err", serr)
+			msg += " planex could not record the failure in the plan's state either (" + render.Text(abbrev.OneLine(serr.Error())) + "); " +
+				"if the plan still shows as running, `" + r.Cfg.Trigger + " retry` takes it over once this run has ended."
 		}
-		r.Outputs.SessionID, r.Outputs.PlanID = rec.SessionID, rec.PlanID
+		o.SessionID, o.PlanID = rec.SessionID, rec.PlanID
 	}
 	if ue != nil && ue.refused {
-		r.Outputs.Status = StatusRefused
+		o.Status = StatusRefused
 	} else {
-		r.Outputs.Status, r.Outputs.Failure = StatusFailed, msg
+		o.Status, o.Failure = StatusFailed, msg
 	}
 	if rerr := r.reply(ctx, th, msg); rerr != nil {
 		r.Log.Error("reporting the failure", "err", rerr)
 	}
 	if user {
-		return nil
+		return o, nil
 	}
-	return &reported{err}
+	return o, &reported{err}
+}
+
+// failAfter is fail for a flow that had found o before err: the failure's
+// outputs are laid over o. A nil err leaves o as it is.
+func (r *talker) failAfter(ctx context.Context, th thread, rec *Record, o Outputs, err error) (Outputs, error) {
+	if err == nil {
+		return o, nil
+	}
+	fo, ferr := r.fail(ctx, th, rec, err)
+	return o.with(fo), ferr
 }
 
 // failureText is what the thread is told about err (cancelled: the job
 // is being cancelled), and whether it is a condition the people on the
 // thread act on (true: the job did its duty by telling them) rather than
 // a failure of the job.
-func (r *Runner) failureText(err error, cancelled bool) (string, bool) {
+func (r *talker) failureText(err error, cancelled bool) (string, bool) {
 	var ue *userError
 	var rl *gh.RateLimitError
 	var wp *gitrepo.WorkflowPushError
@@ -300,24 +316,24 @@ func refusedMarker(login string) string {
 // them; later refusals of the same person on the thread are only the
 // reaction already given, so nobody can make planex reply to every
 // comment they write.
-func (r *Runner) refuseOnce(ctx context.Context, th thread, login, reason string) error {
-	r.Outputs.Status = StatusRefused
+func (r *talker) refuseOnce(ctx context.Context, th thread, login, reason string) (Outputs, error) {
+	o := Outputs{Status: StatusRefused}
 	if th.Number != 0 {
 		told, err := r.toldBefore(ctx, th.Number, refusedMarker(login))
 		if err != nil {
-			return err
+			return o, err
 		}
 		if told {
-			r.Outputs.Notice = fmt.Sprintf("@%s was refused on #%d before; not replying again: %s", login, th.Number, reason)
-			fmt.Fprintln(r.Out, r.Outputs.Notice)
-			return nil
+			o.Notice = fmt.Sprintf("@%s was refused on #%d before; not replying again: %s", login, th.Number, reason)
+			fmt.Fprintln(r.Out, o.Notice)
+			return o, nil
 		}
 	}
-	return r.reply(ctx, th, "@"+login+" "+reason+"\n\n"+refusedMarker(login))
+	return o, r.reply(ctx, th, "@"+login+" "+reason+"\n\n"+refusedMarker(login))
 }
 
 // toldBefore says whether planex's own comments on a thread carry marker.
-func (r *Runner) toldBefore(ctx context.Context, number int, marker string) (bool, error) {
+func (r *talker) toldBefore(ctx context.Context, number int, marker string) (bool, error) {
 	cs, err := r.GH.Thread.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, number, time.Time{})
 	if err != nil {
 		return false, fmt.Errorf("reading the comments of #%d: %w", number, err)

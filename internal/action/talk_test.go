@@ -75,28 +75,30 @@ func (m *memThread) AddReviewCommentReaction(context.Context, string, string, in
 // edited only when what it shows changes; progress after the last task
 // leaves the edit to the run's end.
 func TestStatusEditsAreCoalesced(t *testing.T) {
+	t.Parallel()
 	mem := &memThread{}
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	r := &Runner{GH: GitHub{Thread: mem}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now: func() time.Time { now = now.Add(time.Second); return now }}
+	talk := r.flows().talk
 	rec := &Record{Thread: 1, SessionID: "s1", PlanID: "p1", State: StateRunning, fresh: true}
 	tasks := []plan.Task{{ID: "T1", Title: "one", Status: plan.StatusPending}, {ID: "T2", Title: "two", Status: plan.StatusPending}}
 	ctx := context.Background()
 
-	r.updateStatus(ctx, rec, tasks, "Approved; running.")
-	r.updateStatus(ctx, rec, tasks, "Approved; running.") // nothing new: no edit
+	talk.updateStatus(ctx, rec, tasks, "Approved; running.")
+	talk.updateStatus(ctx, rec, tasks, "Approved; running.") // nothing new: no edit
 	tasks[0].Status = plan.StatusCompleted
 	if !progressNeedsStatus(tasks) {
 		t.Fatal("progress with a task pending needs no status?")
 	}
-	r.updateStatus(ctx, rec, tasks, "")
-	r.updateStatus(ctx, rec, tasks, "") // the wave's end: nothing new
+	talk.updateStatus(ctx, rec, tasks, "")
+	talk.updateStatus(ctx, rec, tasks, "") // the wave's end: nothing new
 	tasks[1].Status = plan.StatusFailed
 	if progressNeedsStatus(tasks) {
 		t.Error("progress after the last task edits the status; the run's end does that")
 	}
 	rec.State = StateFailed
-	r.updateStatus(ctx, rec, tasks, "1 of 2 tasks completed.")
+	talk.updateStatus(ctx, rec, tasks, "1 of 2 tasks completed.")
 	if got := strings.Join(mem.calls, " "); got != "create edit edit" {
 		t.Errorf("calls = %s, want create edit edit", got)
 	}
@@ -108,13 +110,14 @@ func TestStatusEditsAreCoalesced(t *testing.T) {
 	// is adopted, else a new one is posted.
 	delete(mem.comments, rec.StatusCommentID)
 	mem.calls, rec.fresh = nil, false
-	r.updateStatus(ctx, rec, tasks, "again")
+	talk.updateStatus(ctx, rec, tasks, "again")
 	if got := strings.Join(mem.calls, " "); got != "edit list create" {
 		t.Errorf("calls after the comment was deleted = %s", got)
 	}
 }
 
 func TestStaleStateLabels(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		have []string
 		keep string
@@ -133,6 +136,7 @@ func TestStaleStateLabels(t *testing.T) {
 }
 
 func TestFailureText(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	r := &Runner{Cfg: Config{Trigger: "/planex", RunURL: "https://example.com/run/1"}, Now: func() time.Time { return now }}
 	cases := []struct {
@@ -153,7 +157,7 @@ func TestFailureText(t *testing.T) {
 		{"anything else", errors.New("boom"), false, false, "internal error; details are in the [workflow run](https://example.com/run/1)"},
 	}
 	for _, c := range cases {
-		msg, user := r.failureText(c.err, c.cancelled)
+		msg, user := r.flows().talk.failureText(c.err, c.cancelled)
 		if user != c.user || !strings.Contains(msg, c.want) {
 			t.Errorf("%s: %q (user %v), want %q (user %v)", c.name, msg, user, c.want, c.user)
 		}
@@ -161,6 +165,7 @@ func TestFailureText(t *testing.T) {
 }
 
 func TestSmallTextHelpers(t *testing.T) {
+	t.Parallel()
 	if got := slug("Add rate limiting to the public API!\nmore"); got != "add-rate-limiting-to-the-public-api" {
 		t.Errorf("slug = %q", got)
 	}

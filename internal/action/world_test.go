@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/engine"
@@ -21,6 +22,7 @@ import (
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/ghfake"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/review"
 )
 
 // world is one repository as the Action sees it: a fake GitHub (stateful,
@@ -32,6 +34,32 @@ type world struct {
 	fake   *ghfake.Fake
 	origin string
 	agent  *scriptedAgent
+	// tmp is where the world's jobs keep task worktrees: the
+	// repository's TempDir, which a workflow's runner fills from
+	// $RUNNER_TEMP. Each world has its own, so worlds run side by side.
+	tmp string
+	// clock is the world's time, shared by the fake GitHub's timestamps
+	// and every job's Runner: a test moves it on instead of sleeping.
+	clock *worldClock
+}
+
+// worldClock is the wall clock moved on by what tests skip ahead.
+type worldClock struct {
+	mu   sync.Mutex
+	skip time.Duration
+}
+
+func (c *worldClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.skip)
+}
+
+// advance moves the world's time on by d, as if d had passed.
+func (c *worldClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.skip += d
 }
 
 const (
@@ -40,9 +68,23 @@ const (
 	wRepo  = wOwner + "/" + wName
 )
 
+// newWorld is a world of its own: it shares no folder, port or
+// environment with any other, so the test may call t.Parallel.
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	t.Setenv("RUNNER_TEMP", t.TempDir())
+	return buildWorld(t)
+}
+
+// newParallelWorld is newWorld for a test that runs in parallel with
+// others: it calls t.Parallel first.
+func newParallelWorld(t *testing.T) *world {
+	t.Helper()
+	t.Parallel()
+	return buildWorld(t)
+}
+
+func buildWorld(t *testing.T) *world {
+	t.Helper()
 	src := t.TempDir()
 	run(t, src, "init", "-q", "-b", "main")
 	if err := os.WriteFile(filepath.Join(src, "README.md"), []byte("# demo\n"), 0o644); err != nil {
@@ -50,7 +92,9 @@ func newWorld(t *testing.T) *world {
 	}
 	run(t, src, "add", "README.md")
 	run(t, src, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "initial")
-	w := &world{t: t, fake: ghfake.New(t), origin: filepath.Join(t.TempDir(), "origin.git"), agent: &scriptedAgent{}}
+	clock := &worldClock{}
+	w := &world{t: t, fake: ghfake.New(t, ghfake.WithClock(clock.now)), origin: filepath.Join(t.TempDir(), "origin.git"),
+		agent: &scriptedAgent{}, tmp: t.TempDir(), clock: clock}
 	run(t, src, "clone", "-q", "--bare", src, w.origin)
 	w.fake.AddRepo(wRepo, ghfake.Repo{DefaultBranch: "main"})
 	for login, role := range map[string]string{"maintainer": "write", "reader": "read"} {
@@ -86,18 +130,19 @@ func (w *world) job(mutate ...func(*Config)) (*Runner, *strings.Builder) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	repo.TempDir = w.tmp
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	client, err := gh.NewClient(ctx, gh.Options{Token: "ghs_test", APIURL: w.fake.URL(), ServerURL: w.fake.ServerURL(), Logger: log,
 		Retry: gh.RetryPolicy{SettleWindow: -1}})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	cfg := Config{Owner: wOwner, Repo: wName, RunID: "42", RunAttempt: "1", DefaultBranch: "main", Review: "skip"}
+	cfg := Config{Owner: wOwner, Repo: wName, RunID: "42", RunAttempt: "1", DefaultBranch: "main", Review: review.ModeSkip}
 	for _, m := range mutate {
 		m(&cfg)
 	}
 	out := &strings.Builder{}
-	r := &Runner{Cfg: cfg, GH: NewGitHub(client), Repo: repo, Out: &lockedWriter{w: out}, Log: log,
+	r := &Runner{Cfg: cfg, GH: NewGitHub(client), Repo: repo, Out: &lockedWriter{w: out}, Log: log, Now: w.clock.now,
 		Engine: engine.Options{Agent: w.agent, Mapper: explore.Mapper{Log: log}, Log: log}}
 	return r, out
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/planexhq/planex/internal/sandbox"
@@ -35,6 +37,10 @@ type Containment struct {
 	// Conceal lists directories contained processes may neither read nor
 	// write, even below Read (the repository's session store and its key).
 	Conceal []string
+	// Overlay lists files contained processes are shown, read-only, in
+	// place of the real ones (the repository's git config without the
+	// credentials CI systems leave there).
+	Overlay []FileOverlay
 
 	// Network is what contained processes may reach; the zero value
 	// gives each a network of its own (network.go).
@@ -84,26 +90,65 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
-		Hide:     homes(base),
+		Hide:     append(homes(base), CITempDirs(base)...),
 		Limits:   c.Limits,
 	}
 	p.Mask = append(p.Mask, c.Conceal...)
+	overlays, dropOverlays, err := writeOverlays(c.Overlay)
+	if err != nil {
+		os.RemoveAll(home)
+		return func() {}, err
+	}
+	p.Overlay = overlays
 	if sock := lookup(base, "SSH_AUTH_SOCK"); sock != "" {
 		p.Mask = append(p.Mask, sock)
 	}
+	p.Mask = append(p.Mask, runnerOwnFiles(base)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
 	if err != nil {
+		dropOverlays()
 		os.RemoveAll(home)
 		return func() {}, err
 	}
 	done, err := c.Sandbox.Wrap(cmd, p)
 	if err != nil {
 		stopNet()
+		dropOverlays()
 		os.RemoveAll(home)
 		return func() {}, fmt.Errorf("containing the agent: %w", err)
 	}
-	return func() { done(); stopNet(); os.RemoveAll(home) }, nil
+	return func() { done(); stopNet(); dropOverlays(); os.RemoveAll(home) }, nil
+}
+
+// FileOverlay is a file contained processes see at Path instead of the
+// real one: Content, read-only.
+type FileOverlay struct {
+	Path    string
+	Content []byte
+}
+
+// writeOverlays writes each overlay's content to a file of a fresh
+// folder, for the sandbox to show; drop removes the folder.
+func writeOverlays(overlays []FileOverlay) (out []sandbox.Overlay, drop func(), err error) {
+	if len(overlays) == 0 {
+		return nil, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "planex-overlay-")
+	if err != nil {
+		return nil, func() {}, fmt.Errorf("creating the folder of the agent's overlays: %w", err)
+	}
+	drop = func() { os.RemoveAll(dir) }
+	for i, o := range overlays {
+		src := filepath.Join(dir, strconv.Itoa(i))
+		// Readable by the program's uid, which is not planex's as root.
+		if err := os.WriteFile(src, o.Content, 0o644); err != nil {
+			drop()
+			return nil, func() {}, fmt.Errorf("writing the overlay of %s: %w", o.Path, err)
+		}
+		out = append(out, sandbox.Overlay{Path: o.Path, Source: src})
+	}
+	return out, drop, nil
 }
 
 // homes are the real home directories to hide: planex's own and the one
@@ -117,6 +162,75 @@ func homes(env []string) []string {
 		out = append(out, h)
 	}
 	return out
+}
+
+// CITempDirs are the temporary folders CI systems keep beside a job,
+// hidden like a home: what the job's earlier steps and the CI system
+// left there is theirs, not the agent's, and secrets live there.
+//   - $RUNNER_TEMP (GitHub Actions): actions/checkout v6 keeps the job's
+//     token there (git-credentials-<uuid>.config) and its ssh key, and
+//     the runner its command files; on a self-hosted runner it often
+//     lies outside every home.
+//   - $CI_PROJECT_DIR.tmp (GitLab CI): every CI/CD variable of type File
+//     (a kubeconfig, a cloud key) is a file there.
+//   - $WORKSPACE@tmp (Jenkins): withCredentials writes secret files
+//     there.
+//   - $AGENT_TEMPDIRECTORY (Azure Pipelines): the DownloadSecureFile task
+//     puts secure files there.
+//
+// planex's task worktrees, when below one, are bound again (writable)
+// over the cover.
+func CITempDirs(env []string) []string {
+	var out []string
+	add := func(p string) {
+		if p != "" && filepath.IsAbs(p) && filepath.Clean(p) != "/" {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	add(lookup(env, "RUNNER_TEMP"))
+	if d := lookup(env, "CI_PROJECT_DIR"); d != "" && lookup(env, "GITLAB_CI") != "" {
+		add(filepath.Clean(d) + ".tmp")
+	}
+	if d := lookup(env, "WORKSPACE"); d != "" && lookup(env, "JENKINS_URL") != "" {
+		add(filepath.Clean(d) + "@tmp")
+	}
+	if strings.EqualFold(lookup(env, "TF_BUILD"), "true") {
+		add(lookup(env, "AGENT_TEMPDIRECTORY"))
+	}
+	return out
+}
+
+// runnerOwnFiles are the files of a self-hosted Actions runner's own
+// installation that would let a process act as the runner: its
+// registration (.runner), its OAuth client and private key
+// (.credentials, .credentials_rsaparams) and its diagnostic logs
+// (_diag). The runner lives in the folder above its work folder, which
+// holds the job's workspace; on a self-hosted machine it is often
+// outside every home, and an ordinary user's agent runs as the runner's
+// own uid. Found by looking for .runner in the folders above the
+// workspace (a few levels), never by a name planex assumes.
+func runnerOwnFiles(env []string) []string {
+	ws := lookup(env, "RUNNER_WORKSPACE")
+	if ws == "" {
+		ws = lookup(env, "GITHUB_WORKSPACE")
+	}
+	if !filepath.IsAbs(ws) {
+		return nil
+	}
+	dir := filepath.Clean(ws)
+	for range 4 {
+		if dir = filepath.Dir(dir); dir == "/" {
+			return nil
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, ".runner")); err == nil && fi.Mode().IsRegular() {
+			var out []string
+			for _, name := range []string{".runner", ".credentials", ".credentials_rsaparams", "_diag"} {
+				out = append(out, filepath.Join(dir, name))
+			}
+			return out
+		}
+	}
+	return nil
 }
 
 // privateHome points HOME and the XDG folders at a fresh directory the

@@ -90,6 +90,9 @@ type Publisher struct {
 	// entriesPerTree bounds the entries of one tree request (maxEntries
 	// when zero); tests lower it.
 	entriesPerTree int
+	// inlinePerTree bounds the text bytes one tree request carries
+	// (inlineBudget when zero); tests lower it.
+	inlinePerTree int
 
 	mu     sync.Mutex
 	offers []string // commits GitHub made already (see Offer)
@@ -292,6 +295,10 @@ func (p *Publisher) tree(ctx context.Context, base string, changes []gitrepo.Cha
 	if perTree <= 0 {
 		perTree = maxEntries
 	}
+	budget := p.inlinePerTree
+	if budget <= 0 {
+		budget = inlineBudget
+	}
 	uploaded := map[string]bool{} // blobs sent already (the same content at two paths)
 	var batch []gh.TreeEntry
 	inlined := 0
@@ -319,7 +326,14 @@ func (p *Publisher) tree(ctx context.Context, base string, changes []gitrepo.Cha
 			if err != nil {
 				return "", err
 			}
-			if len(content) <= inlineMax && inlineText(content) && inlined+len(content) <= inlineBudget {
+			if len(content) <= inlineMax && inlineText(content) {
+				// A request whose inline budget is spent goes first, and
+				// the text travels in the next (not as a blob request).
+				if inlined+len(content) > budget {
+					if err := flush(); err != nil {
+						return "", err
+					}
+				}
 				s := string(content)
 				e.SHA, e.Content = "", &s
 				inlined += len(content)
@@ -335,7 +349,7 @@ func (p *Publisher) tree(ctx context.Context, base string, changes []gitrepo.Cha
 			uploaded[c.Blob] = true
 		}
 		batch = append(batch, e)
-		if len(batch) >= perTree || inlined >= inlineBudget {
+		if len(batch) >= perTree || inlined >= budget {
 			if err := flush(); err != nil {
 				return "", err
 			}

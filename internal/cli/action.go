@@ -25,6 +25,7 @@ import (
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render/md"
+	"github.com/planexhq/planex/internal/review"
 )
 
 func newActionCmd(stdio IO) *cobra.Command {
@@ -280,14 +281,14 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	gha.AddMask(token)
 	gha.AddMask(gitrepo.BasicCredential(token))
 	serverURL := cmp.Or(getenv("GITHUB_SERVER_URL"), "https://github.com")
-	repo, err := gitrepo.Open(ctx, cmp.Or(getenv("GITHUB_WORKSPACE"), "."))
+	repo, err := openRepo(ctx, cmp.Or(getenv("GITHUB_WORKSPACE"), "."), getenv)
 	if err != nil {
 		return nil, fmt.Errorf("GITHUB_WORKSPACE must be a checkout of the repository (actions/checkout): %w", err)
 	}
 	if removed, err := repo.DropPersistedCredentials(ctx); err != nil {
 		return nil, err
 	} else if len(removed) > 0 {
-		fmt.Fprintf(stdio.Out, "removed the token actions/checkout left in .git/config (%s), so agents cannot read it; set persist-credentials: false to avoid this\n", strings.Join(removed, ", "))
+		fmt.Fprintf(stdio.Out, "removed the token actions/checkout left for later steps (%s), so agents cannot read it; set persist-credentials: false to avoid this\n", strings.Join(removed, ", "))
 	}
 	repo = repo.WithAuth(serverURL, token)
 
@@ -349,7 +350,7 @@ func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, 
 	if cfg.AutoApprove, err = in.boolean("auto-approve", false); err != nil {
 		return cfg, inputError(err)
 	}
-	switch cfg.Mode = in.get("mode"); cfg.Mode {
+	switch cfg.Mode = action.Mode(in.get("mode")); cfg.Mode {
 	case "", action.ModeSingle:
 		cfg.Mode = action.ModeSingle
 	case action.ModeMatrix:
@@ -363,7 +364,7 @@ func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, 
 			return cfg, inputError(fmt.Errorf("input max-cost-usd: %q is not a non-negative number", v))
 		}
 	}
-	if cfg.Review, err = parseReviewMode(in.get("review")); err != nil {
+	if cfg.Review, err = review.ParseMode(in.get("review")); err != nil {
 		return cfg, inputError(fmt.Errorf("input %w", err))
 	}
 	if cfg.CommitSigning, err = apicommit.ParseMode(in.get("commit-signing")); err != nil {
@@ -376,8 +377,8 @@ func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, 
 }
 
 // ciFixInputs reads ci-fix and ci-fix-attempts.
-func ciFixInputs(in actionInputs) (string, int, error) {
-	mode := in.get("ci-fix")
+func ciFixInputs(in actionInputs) (action.CIFixMode, int, error) {
+	mode := action.CIFixMode(in.get("ci-fix"))
 	switch mode {
 	case "":
 		mode = action.CIFixPlan

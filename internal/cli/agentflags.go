@@ -137,6 +137,16 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		if err := a.checkAgentVisible(c.Read, getenv); err != nil {
 			return c, err
 		}
+		// The repository's config and its submodules' are shown without
+		// the credentials CI systems and tools keep there (a token in a
+		// remote's URL, an extraheader, an included credentials file).
+		for _, file := range gitrepo.ConfigFiles(repo) {
+			cfg, cfgErr := gitrepo.AgentConfigOf(ctx, repo, file)
+			if cfgErr != nil {
+				return c, cfgErr
+			}
+			c.Overlay = append(c.Overlay, agent.FileOverlay{Path: file, Content: cfg})
+		}
 	}
 	if err := a.networkContainment(ctx, &c, mode, strict, err != nil, warn); err != nil {
 		return c, err

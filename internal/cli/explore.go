@@ -9,7 +9,6 @@ import (
 
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/explore"
-	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/session"
 	"github.com/planexhq/planex/internal/termsafe"
@@ -63,7 +62,7 @@ summary. Plan and carry it out with an agent later:
 			if strings.TrimSpace(req.Requirement) == "" {
 				return fmt.Errorf("the requirement is empty")
 			}
-			repo, err := gitrepo.Open(ctx, repoDir)
+			repo, err := openRepo(ctx, repoDir, stdio.Getenv)
 			if err != nil {
 				return fmt.Errorf("planex works inside a git repository: %w", err)
 			}

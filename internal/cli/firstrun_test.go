@@ -69,9 +69,19 @@ func TestHiddenAgentCommandIsRefusedOnce(t *testing.T) {
 	}
 	home := t.TempDir()
 	homeAgent := filepath.Join(home, "bin", "agent")
+	// A self-hosted runner's temporary folder, outside every home: the
+	// sandbox hides it too (it holds checkout's token).
+	const runnerTemp = "/srv/actions-runner/_work/_temp"
 	env := func(k string) string {
-		if k == "HOME" {
+		switch k {
+		case "HOME":
 			return home
+		case "RUNNER_TEMP":
+			return runnerTemp
+		case "GITLAB_CI":
+			return "true"
+		case "CI_PROJECT_DIR":
+			return "/builds/group/app"
 		}
 		return ""
 	}
@@ -85,6 +95,8 @@ func TestHiddenAgentCommandIsRefusedOnce(t *testing.T) {
 		{"quoted script under /tmp", "'" + script + "'", nil, script},
 		{"script under the home", homeAgent, nil, homeAgent},
 		{"script under ~", "~/bin/agent", nil, homeAgent},
+		{"script under RUNNER_TEMP", runnerTemp + "/agent.sh", nil, runnerTemp + "/agent.sh"},
+		{"script in GitLab CI's folder beside the job", "/builds/group/app.tmp/agent.sh", nil, "/builds/group/app.tmp/agent.sh"},
 		{"made readable", script, []string{scripts}, ""},
 		{"a program on the system", "sh -c true", nil, ""},
 		{"a script in the task's worktree", "./agent.sh", nil, ""},

@@ -51,6 +51,7 @@ text: given as arguments, or read from --query-file ("-" for stdin).
 			if err != nil {
 				return fmt.Errorf("mapping repository %s: %w", repo, err)
 			}
+			defer ix.Close() // a loaded index reads its file until then
 			ranked, err := ix.Rank(query, top, locate.Options{Baseline: baseline})
 			if err != nil {
 				return fmt.Errorf("ranking files in %s: %w", repo, err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/planexhq/planex/internal/apicommit"
 	"github.com/planexhq/planex/internal/engine"
-	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/session"
 )
 
@@ -45,7 +45,7 @@ func retryMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error
 	if o.concurrency < 1 {
 		return usageError(cmd, "--concurrency must be at least 1, got %d", o.concurrency)
 	}
-	reviewMode, err := parseReviewMode(o.review)
+	reviewMode, err := review.ParseMode(o.review)
 	if err != nil {
 		return usageError(cmd, "--%v", err)
 	}
@@ -54,7 +54,7 @@ func retryMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error
 		return usageError(cmd, "--%v", err)
 	}
 	ctx := cmd.Context()
-	repo, err := gitrepo.Open(ctx, o.repoDir)
+	repo, err := openRepo(ctx, o.repoDir, stdio.Getenv)
 	if err != nil {
 		return fmt.Errorf("planex works inside a git repository: %w", err)
 	}

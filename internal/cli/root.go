@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/proc"
 	"github.com/planexhq/planex/internal/termsafe"
 )
@@ -189,4 +190,16 @@ func logger(w io.Writer, verbose bool) *slog.Logger {
 }
 
 // joinArgs turns the positional words into one requirement.
+// openRepo opens the repository containing dir, with task worktrees kept
+// under $RUNNER_TEMP when the environment names one (a workflow's runner
+// cleans it between jobs) and under the OS temp dir otherwise.
+func openRepo(ctx context.Context, dir string, getenv func(string) string) (*gitrepo.Repo, error) {
+	repo, err := gitrepo.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	repo.TempDir = getenv("RUNNER_TEMP")
+	return repo, nil
+}
+
 func joinArgs(args []string) string { return strings.TrimSpace(strings.Join(args, " ")) }

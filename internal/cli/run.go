@@ -19,6 +19,7 @@ import (
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/plural"
+	"github.com/planexhq/planex/internal/review"
 	"github.com/planexhq/planex/internal/session"
 )
 
@@ -60,7 +61,7 @@ func (o *runOptions) register(cmd *cobra.Command) {
 	f.Float64Var(&o.maxCost, "max-cost-usd", 0, "stop before a step that would take the estimated cost past this (0: no limit)")
 	f.Int64Var(&o.maxTokens, "max-tokens", 0, "stop before a step that would take the tokens used past this (0: no limit)")
 	f.BoolVar(&o.noMap, "no-map", false, "do not build the repository map before exploring")
-	f.StringVar(&o.review, "review", reviewAgent, "after the last wave: agent (the agent reviews each task's commit read-only) or skip")
+	f.StringVar(&o.review, "review", string(review.ModeAgent), "after the last wave: agent (the agent reviews each task's commit read-only) or skip")
 	f.StringVar(&o.commitSigning, "commit-signing", apicommit.ModeGit, "how task commits are made: git (locally) or api (by GitHub through its API, so they show as Verified; needs GITHUB_TOKEN and the origin remote on GitHub)")
 	o.agentFlags.register(f)
 }
@@ -71,7 +72,7 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if err := checkRunArgs(cmd, o, continuing, args); err != nil {
 		return err
 	}
-	reviewMode, err := parseReviewMode(o.review)
+	reviewMode, err := review.ParseMode(o.review)
 	if err != nil {
 		return usageError(cmd, "--%v", err)
 	}
@@ -79,7 +80,7 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	if err != nil {
 		return usageError(cmd, "--%v", err)
 	}
-	repo, err := gitrepo.Open(ctx, o.repoDir)
+	repo, err := openRepo(ctx, o.repoDir, stdio.Getenv)
 	if err != nil {
 		return fmt.Errorf("planex works inside a git repository: %w", err)
 	}
@@ -153,7 +154,7 @@ func continueSessionID(flag string, args []string) string {
 
 // newRunEngine builds the engine a run uses: the commit publisher, the
 // contained agent, the reviewer and the gate (prompt, when on a terminal).
-func newRunEngine(ctx context.Context, stdio IO, o *runOptions, repo *gitrepo.Repo, reviewMode, signing string, prompt *promptGate) (*engine.Engine, error) {
+func newRunEngine(ctx context.Context, stdio IO, o *runOptions, repo *gitrepo.Repo, reviewMode review.Mode, signing string, prompt *promptGate) (*engine.Engine, error) {
 	publisher, err := commitPublisher(ctx, signing, repo, stdio.Getenv, logger(stdio.Err, o.verbose))
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/planexhq/planex/internal/engine"
-	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/session"
@@ -20,7 +19,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 		Short: "Show a session's phases, waves and each task's status",
 		Args:  usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			repo, err := gitrepo.Open(cmd.Context(), repoDir)
+			repo, err := openRepo(cmd.Context(), repoDir, stdio.Getenv)
 			if err != nil {
 				return err
 			}

@@ -199,6 +199,29 @@ func isMetadata(a netip.Addr) bool {
 	return false
 }
 
+// embeddedIPv4 is the IPv4 address an IPv6 one carries in its last 32
+// bits where a translator on the path, or the kernel, may deliver it
+// there: NAT64's well-known and local-use prefixes (64:ff9b::/96,
+// 64:ff9b:1::/48) and the old IPv4-compatible form (::a.b.c.d). A name
+// that resolves to 64:ff9b::a9fe:a9fe asks a NAT64 gateway for the
+// metadata service.
+func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() || a.Is4In6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	v4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	for _, p := range []string{"64:ff9b::/96", "64:ff9b:1::/48", "::/96"} {
+		if netip.MustParsePrefix(p).Contains(a) {
+			if p == "::/96" && (a.IsUnspecified() || a.IsLoopback()) {
+				return netip.Addr{}, false // ::, ::1: themselves
+			}
+			return v4, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
 // forbidden says why a name's address may not be connected to: the
 // machine itself (loopback, its own addresses), link-local (the cloud
 // metadata service at 169.254.169.254), unspecified and multicast, and
@@ -208,6 +231,11 @@ func isMetadata(a netip.Addr) bool {
 // these.
 func forbidden(a netip.Addr, wildcard bool, own []netip.Addr) string {
 	a = a.Unmap()
+	if v4, ok := embeddedIPv4(a); ok {
+		if why := forbidden(v4, wildcard, own); why != "" {
+			return why + " (embedded in " + a.String() + ")"
+		}
+	}
 	switch {
 	case isMetadata(a):
 		return "a cloud metadata service"
@@ -215,7 +243,8 @@ func forbidden(a netip.Addr, wildcard bool, own []netip.Addr) string {
 		return "loopback"
 	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
 		return "link-local"
-	case a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast():
+	case a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
+		netip.MustParsePrefix("0.0.0.0/8").Contains(a):
 		return "not a host address"
 	case wildcard && (a.IsPrivate() || netip.MustParsePrefix("100.64.0.0/10").Contains(a)):
 		return "private"

@@ -104,6 +104,18 @@ func TestForbidden(t *testing.T) {
 		"100.100.100.201":  {false, true},
 		"fd00:ec2::255":    {false, true},
 		"203.0.113.10":     {false, false},
+		// IPv4 carried in IPv6, which a NAT64 gateway (or the kernel,
+		// for the IPv4-compatible form) delivers to the IPv4 address.
+		"64:ff9b::7f00:1":      {true, true},  // loopback
+		"64:ff9b::a9fe:a9fe":   {true, true},  // the metadata service
+		"64:ff9b:1::a83f:8110": {true, true},  // Azure's WireServer, local-use prefix
+		"64:ff9b::c000:202":    {true, true},  // this machine
+		"64:ff9b::a00:5":       {false, true}, // private: a wildcard's only
+		"::127.0.0.1":          {true, true},
+		"::169.254.169.254":    {true, true},
+		"64:ff9b::cb00:710a":   {false, false}, // 203.0.113.10, public
+		"2001:db8::a9fe:a9fe":  {false, false}, // no translation prefix
+		"0.1.2.3":              {true, true},   // 0.0.0.0/8 is "this network"
 	}
 	for a, want := range rows {
 		addr := netip.MustParseAddr(a)

@@ -43,7 +43,8 @@ func newWorld(t *testing.T, p *Proxy, upstream http.Handler) *world {
 	t.Cleanup(func() { srv.Close() })
 	w.upstream = up.Addr().String()
 	dns := map[string]string{"allowed.test": "203.0.113.10", "meta.test": "169.254.169.254", "loop.test": "127.0.0.1",
-		"x.corp.test": "10.0.0.5", "own.test": "192.0.2.2", "api.corp.test": "203.0.113.10"}
+		"x.corp.test": "10.0.0.5", "own.test": "192.0.2.2", "api.corp.test": "203.0.113.10",
+		"nat64.test": "64:ff9b::a9fe:a9fe"}
 	p.Log = w.log
 	p.Own = []netip.Addr{netip.MustParseAddr("192.0.2.2")}
 	p.Resolve = func(_ context.Context, name string) ([]netip.Addr, error) {
@@ -132,7 +133,7 @@ func TestProxyAttacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer loopUp.Close()
-	rules, err := ParseRules("allowed.test, meta.test, loop.test, own.test, *.corp.test, " + loopUp.Addr().String())
+	rules, err := ParseRules("allowed.test, meta.test, loop.test, own.test, nat64.test, *.corp.test, " + loopUp.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +157,7 @@ func TestProxyAttacks(t *testing.T) {
 		{"short address", "CONNECT 127.1:443 HTTP/1.1\r\n\r\n", "403", "numeric form", "127.1:443"},
 		{"allowed name, another port", "CONNECT allowed.test:22 HTTP/1.1\r\n\r\n", "403", "--allow-host allowed.test:22", "allowed.test:22"},
 		{"name leading to the metadata service", "CONNECT meta.test:443 HTTP/1.1\r\n\r\n", "403", "link-local", "meta.test:443"},
+		{"name leading to the metadata service through NAT64", "CONNECT nat64.test:443 HTTP/1.1\r\n\r\n", "403", "link-local (embedded in 64:ff9b::a9fe:a9fe)", "nat64.test:443"},
 		{"name leading to loopback", "GET http://loop.test/ HTTP/1.1\r\nHost: x\r\n\r\n", "403", "loopback", "loop.test:80"},
 		{"name leading to this machine", "CONNECT own.test:443 HTTP/1.1\r\n\r\n", "403", "this machine's own", "own.test:443"},
 		{"wildcard name leading to a private network", "CONNECT x.corp.test:443 HTTP/1.1\r\n\r\n", "403", "private", "x.corp.test:443"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/planexhq/planex/internal/plan"
@@ -49,7 +50,7 @@ func (e *ChangedError) Is(target error) bool { return target == ErrPlanChanged }
 // passed. A session approved before approvals were recorded keeps only
 // the plan's hash; its approval is rebuilt from tasks.csv when the file
 // still has that hash.
-func (e *Engine) approval(s *session.Session) (*session.Approval, error) {
+func (g *approvedPlans) approval(s *session.Session) (*session.Approval, error) {
 	if !s.Meta.Approved[session.GateTasks] {
 		return nil, fmt.Errorf("session %s: %w", s.Meta.ID, ErrNotApproved)
 	}
@@ -67,7 +68,7 @@ func (e *Engine) approval(s *session.Session) (*session.Approval, error) {
 		return nil, &ChangedError{Session: s.Meta.ID, File: s.File(session.TasksFile), Meta: s.File(session.MetaFile),
 			Was: plan.ID(s.Meta.PlanHash), Now: plan.ID(now)}
 	}
-	s.Meta.Approval = session.NewApproval(tasks, "", "recorded from the approved plan hash", e.o.Now())
+	s.Meta.Approval = session.NewApproval(tasks, "", "recorded from the approved plan hash", g.now())
 	return s.Meta.Approval, s.SaveMeta()
 }
 
@@ -81,7 +82,7 @@ func unchanged(s *session.Session, ap *session.Approval, tasks []plan.Task) erro
 
 // loadApproved reads tasks.csv, refuses it when it differs from the
 // approved plan, and validates it (see loadTasks).
-func (e *Engine) loadApproved(s *session.Session, ap *session.Approval) ([]plan.Task, error) {
+func (g *approvedPlans) loadApproved(s *session.Session, ap *session.Approval) ([]plan.Task, error) {
 	if ap == nil {
 		return nil, fmt.Errorf("session %s: %w", s.Meta.ID, ErrNotApproved)
 	}
@@ -92,7 +93,7 @@ func (e *Engine) loadApproved(s *session.Session, ap *session.Approval) ([]plan.
 	if err := unchanged(s, ap, tasks); err != nil {
 		return nil, err
 	}
-	return e.validTasks(s, tasks)
+	return validTasks(s, tasks)
 }
 
 // checkPlan reads tasks.csv again and compares it with the approved plan:
@@ -115,14 +116,22 @@ func writeTasks(s *session.Session, ap *session.Approval, tasks []plan.Task) err
 	return s.WriteTasks(tasks)
 }
 
+// approvedPlans reads and records the approval of sessions' plans: the
+// gate every run passes before a task of a plan runs.
+type approvedPlans struct {
+	store session.Store
+	now   func() time.Time
+	out   io.Writer
+}
+
 // ErrNotApproved means a session's plan has not passed the tasks gate.
 var ErrNotApproved = errors.New("the plan is not approved")
 
 // openApproved opens a session whose tasks gate was passed, with the plan
 // of the given hash (any, when empty), and whose tasks.csv is still that
 // plan.
-func (e *Engine) openApproved(id, hash string) (*session.Session, *session.Approval, error) {
-	s, err := session.Open(e.sessions(), id)
+func (g *approvedPlans) openApproved(id, hash string) (*session.Session, *session.Approval, error) {
+	s, err := session.Open(g.store, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -138,7 +147,7 @@ func (e *Engine) openApproved(id, hash string) (*session.Session, *session.Appro
 		}
 		return nil, nil, fmt.Errorf("session %s: %w", s.Meta.ID, ErrNotApproved)
 	}
-	ap, err := e.approval(s)
+	ap, err := g.approval(s)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -155,7 +164,7 @@ func (e *Engine) openApproved(id, hash string) (*session.Session, *session.Appro
 // approved and is unchanged since: nil, or an error that wraps
 // ErrNotApproved or ErrPlanChanged (a *ChangedError names the changes).
 func (e *Engine) CheckApproved(id, hash string) error {
-	_, _, err := e.openApproved(id, hash)
+	_, _, err := e.plans.openApproved(id, hash)
 	return err
 }
 
@@ -163,19 +172,19 @@ func (e *Engine) CheckApproved(id, hash string) error {
 // has the given hash, without running anything (the tasks then run through
 // PrepareWave, RunTask and Integrate).
 func (e *Engine) ApprovePlan(ctx context.Context, id, hash string, who Approver) error {
-	_, err := e.approvePlan(id, hash, who)
+	_, err := e.plans.approvePlan(id, hash, who)
 	return err
 }
 
-func (e *Engine) approvePlan(id, hash string, who Approver) (*session.Session, error) {
-	s, err := session.Open(e.sessions(), id)
+func (g *approvedPlans) approvePlan(id, hash string, who Approver) (*session.Session, error) {
+	s, err := session.Open(g.store, id)
 	if err != nil {
 		return nil, err
 	}
 	if s.Meta.Cancelled {
 		return nil, fmt.Errorf("session %s was cancelled", s.Meta.ID)
 	}
-	tasks, err := e.loadTasks(s)
+	tasks, err := loadTasks(s)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +196,7 @@ func (e *Engine) approvePlan(id, hash string, who Approver) (*session.Session, e
 	}
 	s.Meta.Approved[session.GateAngles] = true
 	s.Meta.Approved[session.GateTasks] = true
-	s.Meta.Approval = session.NewApproval(tasks, who.By, who.How, e.o.Now())
+	s.Meta.Approval = session.NewApproval(tasks, who.By, who.How, g.now())
 	s.Meta.PlanHash = hash
 	s.Meta.WaitingAt = ""
 	if err := s.SaveMeta(); err != nil {
@@ -203,7 +212,7 @@ func (e *Engine) PlanMatches(id, hash string) error {
 	if err != nil {
 		return err
 	}
-	tasks, err := e.loadTasks(s)
+	tasks, err := loadTasks(s)
 	if err != nil {
 		return err
 	}
@@ -217,15 +226,15 @@ func (e *Engine) PlanMatches(id, hash string) error {
 // (see Retry) back to pending without running them, and reports how many
 // there were.
 func (e *Engine) ResetFailed(ctx context.Context, id, hash string) (int, error) {
-	_, n, err := e.resetFailed(id, hash)
+	_, n, err := e.plans.resetFailed(id, hash)
 	return n, err
 }
 
 // ErrNothingToRetry means a session has no failed or skipped task.
 var ErrNothingToRetry = errors.New("no failed or skipped task to retry")
 
-func (e *Engine) resetFailed(id, hash string) (*session.Session, int, error) {
-	s, ap, err := e.openApproved(id, hash)
+func (g *approvedPlans) resetFailed(id, hash string) (*session.Session, int, error) {
+	s, ap, err := g.openApproved(id, hash)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -250,6 +259,6 @@ func (e *Engine) resetFailed(id, hash string) (*session.Session, int, error) {
 	if err := s.SaveMeta(); err != nil {
 		return nil, 0, err
 	}
-	fmt.Fprintf(e.o.Out, "retrying %s\n", plural.Count(n, "task", "tasks"))
+	fmt.Fprintf(g.out, "retrying %s\n", plural.Count(n, "task", "tasks"))
 	return s, n, nil
 }

@@ -133,6 +133,8 @@ type Engine struct {
 	guide   map[string]string // the guidance text by base commit
 
 	reach *reach // stops the run after a step could not reach its model
+
+	plans *approvedPlans // the approval gate of the repository's sessions
 }
 
 // New returns an engine for repo.
@@ -164,6 +166,7 @@ func New(repo *gitrepo.Repo, o Options) (*Engine, error) {
 	e := &Engine{repo: repo, prompts: ps, reach: &reach{}}
 	o.Agent = e.reach.guard(o.Agent)
 	e.o = o
+	e.plans = &approvedPlans{store: session.StoreFor(repo.Root, repo.CommonDir), now: o.Now, out: o.Out}
 	e.runner = &execute.Runner{Repo: repo, Agent: o.Agent, Contain: o.Contain, DirectiveTimeout: o.DirectiveTimeout, Log: o.Log}
 	if o.Publisher != nil {
 		e.runner.Publisher = o.Publisher
@@ -394,7 +397,7 @@ type Approver struct{ By, How string }
 // Approve approves the tasks gate of a session only if its plan still has
 // the given hash, then runs it. This is how a pinned plan is executed.
 func (e *Engine) Approve(ctx context.Context, id, hash string, who Approver) (*Outcome, error) {
-	s, err := e.approvePlan(id, hash, who)
+	s, err := e.plans.approvePlan(id, hash, who)
 	if err != nil {
 		return nil, err
 	}
@@ -404,7 +407,7 @@ func (e *Engine) Approve(ctx context.Context, id, hash string, who Approver) (*O
 // Resume continues a session whose plan was approved (with the given hash,
 // when not empty) and is unchanged since; it never passes a gate itself.
 func (e *Engine) Resume(ctx context.Context, id, hash string) (*Outcome, error) {
-	s, _, err := e.openApproved(id, hash)
+	s, _, err := e.plans.openApproved(id, hash)
 	if err != nil {
 		return nil, err
 	}
@@ -513,7 +516,7 @@ func (e *Engine) run(ctx context.Context, s *session.Session, mode runMode) (*Ou
 	if err := e.execute(ctx, s, rc, ap); err != nil {
 		return e.stopped(out, err)
 	}
-	tasks, err := e.loadApproved(s, ap)
+	tasks, err := e.plans.loadApproved(s, ap)
 	if err != nil {
 		return nil, err
 	}
@@ -566,16 +569,16 @@ func (e *Engine) prepare(ctx context.Context, s *session.Session, rc *RepoContex
 // tasks gate. Without one it returns what run returns.
 func (e *Engine) approvedPlan(ctx context.Context, s *session.Session, g *gates) (*session.Approval, *Outcome, error) {
 	if s.Meta.Approved[session.GateTasks] {
-		ap, err := e.approval(s)
+		ap, err := e.plans.approval(s)
 		if err != nil {
 			return nil, nil, err
 		}
-		if _, err = e.loadApproved(s, ap); err != nil {
+		if _, err = e.plans.loadApproved(s, ap); err != nil {
 			return nil, nil, err
 		}
 		return ap, nil, nil
 	}
-	tasks, err := e.loadTasks(s)
+	tasks, err := loadTasks(s)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -685,17 +688,17 @@ func (e *Engine) stopped(out *Outcome, err error) (*Outcome, error) {
 
 // loadTasks reads and validates tasks.csv, writing computed waves back
 // when they differ from the file's.
-func (e *Engine) loadTasks(s *session.Session) ([]plan.Task, error) {
+func loadTasks(s *session.Session) ([]plan.Task, error) {
 	tasks, err := s.ReadTasks()
 	if err != nil {
 		return nil, err
 	}
-	return e.validTasks(s, tasks)
+	return validTasks(s, tasks)
 }
 
 // validTasks validates tasks read from tasks.csv, writing computed waves
 // back when they differ from the file's.
-func (e *Engine) validTasks(s *session.Session, tasks []plan.Task) ([]plan.Task, error) {
+func validTasks(s *session.Session, tasks []plan.Task) ([]plan.Task, error) {
 	var explore []plan.ExploreRow
 	var err error
 	if s.Exists(session.ExploreFile) {

@@ -39,7 +39,7 @@ func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContex
 	fmt.Fprintf(e.o.Out, "execute: on branch %s\n", s.Meta.Branch)
 	// Worktrees are kept from task to task; they go when the run does.
 	defer e.runner.Close(ctx)
-	tasks, err := e.loadApproved(s, ap)
+	tasks, err := e.plans.loadApproved(s, ap)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (w Wave) IDs() []string {
 // it if its plan is not the approved one, skips the tasks whose
 // dependencies did not complete, and returns the next wave with the tasks.
 func (e *Engine) nextWave(ctx context.Context, s *session.Session, ap *session.Approval) (Wave, []plan.Task, error) {
-	tasks, err := e.loadApproved(s, ap)
+	tasks, err := e.plans.loadApproved(s, ap)
 	if err != nil {
 		return Wave{}, nil, err
 	}
@@ -233,7 +233,7 @@ func (e *Engine) record(ctx context.Context, s *session.Session, ap *session.App
 // tasks.csv, and tasks whose dependencies did not complete are skipped.
 // Wave.Number is 0 when nothing is left to run.
 func (e *Engine) PrepareWave(ctx context.Context, sessionID, hash string) (Wave, error) {
-	s, ap, err := e.openApproved(sessionID, hash)
+	s, ap, err := e.plans.openApproved(sessionID, hash)
 	if err != nil {
 		return Wave{}, err
 	}
@@ -255,11 +255,11 @@ func (e *Engine) PrepareWave(ctx context.Context, sessionID, hash string) (Wave,
 // and directives), and returns its outcome without committing it. The
 // outcome's changes are relative to base.
 func (e *Engine) RunTask(ctx context.Context, sessionID, taskID, base, hash string) (execute.Outcome, error) {
-	s, ap, err := e.openApproved(sessionID, hash)
+	s, ap, err := e.plans.openApproved(sessionID, hash)
 	if err != nil {
 		return execute.Outcome{}, err
 	}
-	tasks, err := e.loadApproved(s, ap)
+	tasks, err := e.plans.loadApproved(s, ap)
 	if err != nil {
 		return execute.Outcome{}, err
 	}
@@ -292,7 +292,7 @@ func (e *Engine) RunTask(ctx context.Context, sessionID, taskID, base, hash stri
 // blobs present in the repository. The plan must be the one approved with
 // the given hash.
 func (e *Engine) Integrate(ctx context.Context, sessionID string, outcomes []execute.Outcome, hash string) error {
-	s, ap, err := e.openApproved(sessionID, hash)
+	s, ap, err := e.plans.openApproved(sessionID, hash)
 	if err != nil {
 		return err
 	}
@@ -300,7 +300,7 @@ func (e *Engine) Integrate(ctx context.Context, sessionID string, outcomes []exe
 	if err := e.startBranch(ctx, s, ap); err != nil {
 		return err
 	}
-	tasks, err := e.loadApproved(s, ap)
+	tasks, err := e.plans.loadApproved(s, ap)
 	if err != nil {
 		return err
 	}
@@ -341,11 +341,11 @@ func (e *Engine) Integrate(ctx context.Context, sessionID string, outcomes []exe
 // PrepareWave/RunTask/Integrate (its plan approved with the given hash)
 // and says where it stands.
 func (e *Engine) Conclude(ctx context.Context, sessionID, hash string) (*Outcome, error) {
-	s, ap, err := e.openApproved(sessionID, hash)
+	s, ap, err := e.plans.openApproved(sessionID, hash)
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := e.loadApproved(s, ap)
+	tasks, err := e.plans.loadApproved(s, ap)
 	if err != nil {
 		return nil, err
 	}
@@ -382,7 +382,7 @@ func (e *Engine) repoContext(ctx context.Context, s *session.Session) *RepoConte
 // whose commit is on the branch is completed (the commit is the proof),
 // and a "completed" task without one runs again.
 func (e *Engine) reconcile(ctx context.Context, s *session.Session, ap *session.Approval) error {
-	tasks, err := e.loadApproved(s, ap)
+	tasks, err := e.plans.loadApproved(s, ap)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,6 @@ import (
 func testRepo(t *testing.T) (*gitrepo.Repo, string) {
 	t.Helper()
 	dir := t.TempDir()
-	t.Setenv("RUNNER_TEMP", t.TempDir())
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "T"}, {"config", "user.email", "t@example.com"},
 		{"commit", "-q", "--allow-empty", "-m", "initial"}} {
 		cmd := exec.Command("git", args...)
@@ -35,6 +34,7 @@ func testRepo(t *testing.T) (*gitrepo.Repo, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	repo.TempDir = t.TempDir()
 	head, err := repo.Head(context.Background())
 	if err != nil {
 		t.Fatal(err)

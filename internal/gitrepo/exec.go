@@ -163,6 +163,11 @@ func run(ctx context.Context, c call) (string, error) {
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
+		// A call cut short by ctx says so in a way errors.Is can tell
+		// (the CLI reports an interrupted run by it), not only in text.
+		if cerr := ctx.Err(); cerr != nil {
+			return stdout.String(), fmt.Errorf("git %s: %w", strings.Join(c.args, " "), cerr)
+		}
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			msg = err.Error()
@@ -170,6 +175,60 @@ func run(ctx context.Context, c call) (string, error) {
 		return stdout.String(), fmt.Errorf("git %s: %s", strings.Join(c.args, " "), msg)
 	}
 	return stdout.String(), nil
+}
+
+// runCapped is run keeping at most max bytes of stdout: once git has
+// written more it is stopped, and the output is what came before the
+// last line break within max, with cut set. A patch is as large as what
+// an agent committed (many files just under core.bigFileThreshold, each
+// diffed as text), which planex must not hold in memory whole.
+func runCapped(ctx context.Context, c call, max int) (out string, cut bool, err error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	cmd, err := command(ctx, c)
+	if err != nil {
+		return "", false, err
+	}
+	stdout := &cappedBuffer{max: max, full: stop}
+	stderr := &cappedBuffer{max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err = cmd.Run()
+	if stdout.cut {
+		text := stdout.b.String()
+		if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+			text = text[:i+1]
+		}
+		return text, true, nil
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.b.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return stdout.b.String(), false, fmt.Errorf("git %s: %s", strings.Join(c.args, " "), msg)
+	}
+	return stdout.b.String(), false, nil
+}
+
+// cappedBuffer keeps the first max bytes written to it and drops the
+// rest, calling full (when set) the first time it drops any.
+type cappedBuffer struct {
+	b    bytes.Buffer
+	max  int
+	cut  bool
+	full func()
+}
+
+func (w *cappedBuffer) Write(p []byte) (int, error) {
+	if room := w.max - w.b.Len(); room < len(p) {
+		w.b.Write(p[:max(room, 0)])
+		if !w.cut && w.full != nil {
+			w.full()
+		}
+		w.cut = true
+		return len(p), nil
+	}
+	return w.b.Write(p)
 }
 
 func configEnv(settings []setting) []string {

@@ -21,6 +21,11 @@ type Repo struct {
 	Root string
 	// CommonDir is the git directory shared by all worktrees.
 	CommonDir string
+	// TempDir is the folder under which planex keeps this repository's
+	// worktree folder (see WorktreeDir). The caller sets it once, before
+	// any worktree is made: the command line fills it from $RUNNER_TEMP,
+	// tests give each repository its own. Empty means the OS temp dir.
+	TempDir string
 	// gitDir is Root's own git directory (CommonDir, or a linked
 	// worktree's admin directory), pinned when the repository was opened
 	// so that a rewritten .git file never redirects planex's git.

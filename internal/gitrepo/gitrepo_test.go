@@ -13,7 +13,6 @@ import (
 func newRepo(t *testing.T) *Repo {
 	t.Helper()
 	dir := t.TempDir()
-	t.Setenv("RUNNER_TEMP", t.TempDir())
 	for _, args := range [][]string{
 		{"init", "-q", "-b", "main"},
 		{"config", "user.name", "Test"},
@@ -30,6 +29,7 @@ func newRepo(t *testing.T) *Repo {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.TempDir = t.TempDir()
 	return r
 }
 

@@ -11,9 +11,9 @@ import (
 )
 
 // newFormatRepo makes a repository of the given object format with one
-// commit (README.md, src/old.txt) and opens it. It sets no environment,
-// so tests using it run in parallel; their worktrees go under t's own
-// temporary folder, not under RUNNER_TEMP.
+// commit (README.md, src/old.txt) and opens it, with its worktrees kept
+// under t's own temporary folder (TempDir). It sets no environment, so
+// tests using it run in parallel.
 func newFormatRepo(t *testing.T, format ObjectFormat) *Repo {
 	t.Helper()
 	dir := t.TempDir()
@@ -29,6 +29,7 @@ func newFormatRepo(t *testing.T, format ObjectFormat) *Repo {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.TempDir = t.TempDir()
 	return r
 }
 

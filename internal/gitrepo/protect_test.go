@@ -216,10 +216,12 @@ func TestRedTeamGitRepoAPIRunsNoPlantedProgram(t *testing.T) {
 	}
 
 	// Everything planex does with a repository.
+	tmp := r.TempDir
 	r, err = Open(ctx, r.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.TempDir = tmp
 	if got, err := r.Head(ctx); err != nil || got != head {
 		t.Fatalf("Head = %s, %v; want %s", got, err, head)
 	}

@@ -38,20 +38,81 @@ func BasicCredential(token string) string {
 }
 
 // DropPersistedCredentials removes http.*.extraheader settings that
-// actions/checkout may have left in the repository's config, so that no
-// agent can read the token from .git/config. It returns what it removed.
+// actions/checkout may have left for later steps, so that no agent can
+// read the token: from the repository's config and its submodules'
+// (checkout v4 and earlier, which with submodules: true writes the
+// header into every .git/modules/…/config too), and from every file
+// those include by an absolute path (checkout v6 writes the header to
+// $RUNNER_TEMP/git-credentials-<uuid>.config and includes it with
+// includeIf.gitdir, for the repository, its worktrees, planex's among
+// them, and its submodules). It returns what it removed: a key of the
+// repository's own config by name, any other as FILE:KEY.
 func (r *Repo) DropPersistedCredentials(ctx context.Context) ([]string, error) {
-	out, err := r.Git(ctx, "", "config", "--local", "--name-only", "--get-regexp", `^http\..*extraheader$`)
+	var removed []string
+	own := filepath.Join(r.CommonDir, "config")
+	seen := map[string]bool{}
+	for _, cfg := range ConfigFiles(r) {
+		prefix := cfg + ":"
+		if cfg == own {
+			prefix = ""
+		}
+		more, err := dropExtraHeaders(ctx, r, cfg, prefix)
+		removed = append(removed, more...)
+		if err != nil {
+			return removed, err
+		}
+		for _, file := range includedFiles(ctx, r, cfg) {
+			if seen[file] {
+				continue
+			}
+			seen[file] = true
+			more, err := dropExtraHeaders(ctx, r, file, file+":")
+			removed = append(removed, more...)
+			if err != nil {
+				return removed, err
+			}
+		}
+	}
+	return removed, nil
+}
+
+// includedFiles lists the regular files a config file includes by an
+// absolute path (include.path, includeIf.*.path), read from that file
+// alone, includes unfollowed.
+func includedFiles(ctx context.Context, r *Repo, cfg string) []string {
+	// -z: a gitdir pattern in a key may hold spaces.
+	out, err := r.Git(ctx, "", "config", "--file", cfg, "-z", "--get-regexp", `^include(if\..*)?\.path$`)
+	if err != nil {
+		return nil // no include at all
+	}
+	var files []string
+	for _, entry := range strings.Split(out, "\x00") {
+		_, file, ok := strings.Cut(entry, "\n")
+		if !ok || !filepath.IsAbs(file) {
+			continue // relative and ~ paths are not what checkout writes
+		}
+		if fi, err := os.Lstat(file); err == nil && fi.Mode().IsRegular() {
+			files = append(files, file) // not one gone already, nor a link planex would edit through
+		}
+	}
+	return files
+}
+
+// dropExtraHeaders unsets every http.*.extraheader key of one config
+// file, returning the keys removed, each with prefix.
+func dropExtraHeaders(ctx context.Context, r *Repo, file, prefix string) ([]string, error) {
+	where := "--file=" + file
+	out, err := r.Git(ctx, "", "config", where, "--name-only", "--get-regexp", `^http\..*extraheader$`)
 	if err != nil {
 		// Exit status 1 means "no such key".
 		return nil, nil
 	}
 	var removed []string
 	for _, key := range strings.Fields(out) {
-		if _, err := r.Git(ctx, "", "config", "--local", "--unset-all", key); err != nil {
-			return removed, fmt.Errorf("removing %s from .git/config: %w", key, err)
+		if _, err := r.Git(ctx, "", "config", where, "--unset-all", key); err != nil {
+			return removed, fmt.Errorf("removing %s from %s: %w", key, file, err)
 		}
-		removed = append(removed, key)
+		removed = append(removed, prefix+key)
 	}
 	return removed, nil
 }

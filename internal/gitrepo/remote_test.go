@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,6 +117,90 @@ func TestDropPersistedCredentials(t *testing.T) {
 	}
 	if removed, err := r.DropPersistedCredentials(ctx); err != nil || len(removed) != 0 {
 		t.Errorf("second call removed %v, %v", removed, err)
+	}
+}
+
+// TestDropPersistedCredentialsIncluded is actions/checkout v6's layout:
+// the header lives in $RUNNER_TEMP/git-credentials-<uuid>.config, which
+// .git/config includes for the repository and for its worktrees (so
+// planex's task worktrees, where agents run, read it too). The token
+// must be gone from that file, and git, asked from a worktree of the
+// repository, must find no header any more.
+func TestDropPersistedCredentialsIncluded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	runnerTemp := filepath.Join(t.TempDir(), "runner temp")
+	if err := os.MkdirAll(runnerTemp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	creds := filepath.Join(runnerTemp, "git-credentials-1b4e28ba.config")
+	const header = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzLXYtc2l4LXRva2Vu"
+	mustGit(t, r.Root, "config", "--file", creds, "http.https://github.com/.extraheader", header)
+	gitDir := filepath.Join(r.Root, ".git")
+	mustGit(t, r.Root, "config", "--local", "includeIf.gitdir:"+gitDir+".path", creds)
+	mustGit(t, r.Root, "config", "--local", "includeIf.gitdir:"+gitDir+"/worktrees/*.path", creds)
+	mustGit(t, r.Root, "config", "--local", "includeIf.gitdir:/github/workspace/.git.path", "/github/runner_temp/git-credentials-1b4e28ba.config")
+	wt := filepath.Join(t.TempDir(), "wt")
+	mustGit(t, r.Root, "worktree", "add", "--detach", wt)
+	if got := mustGit(t, wt, "config", "--get-regexp", "extraheader"); !strings.Contains(got, header) {
+		t.Fatalf("the setup does not reach the worktree's config: %q", got)
+	}
+
+	removed, err := r.DropPersistedCredentials(ctx)
+	if err != nil || len(removed) != 1 || removed[0] != creds+":http.https://github.com/.extraheader" {
+		t.Fatalf("removed %q, %v", removed, err)
+	}
+	if b, _ := os.ReadFile(creds); strings.Contains(string(b), "eC1hY2Nlc3M") {
+		t.Errorf("the token is still in %s:\n%s", creds, b)
+	}
+	for _, dir := range []string{r.Root, wt} {
+		cmd := exec.Command("git", "config", "--get-regexp", "extraheader")
+		cmd.Dir = dir
+		if out, err := cmd.Output(); err == nil || len(out) > 0 {
+			t.Errorf("git in %s still finds a header: %q", dir, out)
+		}
+	}
+	if again, err := r.DropPersistedCredentials(ctx); err != nil || len(again) != 0 {
+		t.Errorf("second call removed %v, %v", again, err)
+	}
+}
+
+// TestDropPersistedCredentialsSubmodules: actions/checkout v4 with
+// submodules: true writes the header into every submodule's config
+// (.git/modules/<name>/config), which an agent reads like the rest of
+// the git directory; nested submodules' configs too. All are cleaned.
+func TestDropPersistedCredentialsSubmodules(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	sub := newRepo(t)
+	mustGit(t, r.Root, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.Root, "libs/core")
+	mustGit(t, r.Root, "commit", "-qm", "add a submodule")
+	const header = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46c3VibW9kdWxl"
+	configs := []string{
+		filepath.Join(r.CommonDir, "modules", "libs", "core", "config"),
+		// A nested submodule's git directory, as git lays it out.
+		filepath.Join(r.CommonDir, "modules", "libs", "core", "modules", "deep", "config"),
+	}
+	if err := os.MkdirAll(filepath.Dir(configs[1]), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(configs[1]), "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range configs {
+		mustGit(t, r.Root, "config", "--file", cfg, "http.https://github.com/.extraheader", header)
+	}
+	if got := ConfigFiles(r); len(got) != 3 || got[0] != filepath.Join(r.CommonDir, "config") {
+		t.Fatalf("ConfigFiles = %q, want the repository's and both submodules'", got)
+	}
+	removed, err := r.DropPersistedCredentials(ctx)
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("removed %q, %v", removed, err)
+	}
+	for _, cfg := range configs {
+		if b, _ := os.ReadFile(cfg); strings.Contains(string(b), "eC1hY2Nlc3M") {
+			t.Errorf("the token is still in %s", cfg)
+		}
 	}
 }
 

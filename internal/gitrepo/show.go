@@ -12,13 +12,37 @@ import (
 // message, then its patch as a plain unified diff (no colour, no external
 // diff program). sha comes from a plan file, so one that git could read
 // as an option is refused before git sees it.
+//
+// The text is at most MaxPatchBytes long: a longer patch is cut at a line
+// and ends with a line saying so.
 func (r *Repo) ShowCommit(ctx context.Context, sha string) (string, error) {
+	return showCommit(ctx, r, sha, MaxPatchBytes)
+}
+
+// MaxPatchBytes caps the text ShowCommit and DiffText return: a commit an
+// agent made can hold gigabytes of diff.
+const MaxPatchBytes = 16 << 20
+
+// patchCut ends a patch planex cut short.
+const patchCut = "… (planex read only the first part of this patch)\n"
+
+func showCommit(ctx context.Context, r *Repo, sha string, max int) (string, error) {
 	if sha == "" || strings.HasPrefix(sha, "-") {
 		return "", fmt.Errorf("showing commit %q: not a commit id", sha)
 	}
-	out, err := r.Git(ctx, "", "show", "--no-color", "--no-ext-diff", "--format=commit %H%n%n%B", sha, "--")
+	out, cut, err := gitCapped(ctx, r, max, "show", "--no-color", "--no-ext-diff", "--format=commit %H%n%n%B", sha, "--")
 	if err != nil {
 		return "", fmt.Errorf("showing commit %s: %w", abbrev.SHA(sha), err)
 	}
+	if cut {
+		out += patchCut
+	}
 	return out, nil
+}
+
+// gitCapped is Git in the repository's root keeping at most max bytes of
+// the output (runCapped).
+func gitCapped(ctx context.Context, r *Repo, max int, args ...string) (string, bool, error) {
+	env := append(r.gitEnv(r.Root), r.env...)
+	return runCapped(ctx, call{dir: r.Root, env: env, config: r.config, args: args}, max)
 }

@@ -39,3 +39,43 @@ func TestShowCommit(t *testing.T) {
 		t.Errorf("git wrote %s", out)
 	}
 }
+
+// TestRedTeamPatchBounded: an agent commits a patch far larger than
+// planex keeps (files just under core.bigFileThreshold are diffed as
+// text, so gigabytes are possible); the review's ShowCommit and the pull
+// request's DiffText return at most their cap, cut at a line.
+func TestRedTeamPatchBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	base, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Repeat("x", 99) + "\n"
+	for _, name := range []string{"a.txt", "b.txt", "c.txt"} {
+		if err := os.WriteFile(filepath.Join(r.Root, name), []byte(strings.Repeat(line, 80_000)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustGit(t, r.Root, "add", ".")
+	mustGit(t, r.Root, "commit", "-qm", "T1: 24 MB of text")
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const small = 1 << 20
+	got, err := showCommit(ctx, r, head, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) > small+len(patchCut) || !strings.HasPrefix(got, "commit "+head) || !strings.HasSuffix(got, "\n+"+line+patchCut) {
+		t.Errorf("showCommit kept %d bytes (cap %d), ending %q", len(got), small, got[max(0, len(got)-200):])
+	}
+	diff, err := r.DiffText(ctx, base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diff) > MaxPatchBytes || len(diff) < MaxPatchBytes-len(line)-1 || !strings.HasSuffix(diff, "\n+"+line) {
+		t.Errorf("DiffText kept %d bytes (cap %d)", len(diff), MaxPatchBytes)
+	}
+}

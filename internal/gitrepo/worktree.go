@@ -22,7 +22,7 @@ import (
 // WorktreeDir is where planex keeps a task's linked worktree: outside the
 // repository and its git directory (agents' tools refuse to write under
 // .git, and nothing an agent writes may land in the user's checkout), in a
-// per-repository folder under $RUNNER_TEMP or the OS temp dir that only
+// per-repository folder under TempDir (or the OS temp dir) that only
 // this user may enter. The path is stable, so an interrupted run's
 // worktree is found and replaced; it is one level deep, so that tasks
 // starting and finishing side by side share no folder but that one.
@@ -41,7 +41,7 @@ func pathSafe(s string) string {
 }
 
 func (r *Repo) worktreeBase() string {
-	tmp := os.Getenv("RUNNER_TEMP")
+	tmp := r.TempDir
 	if tmp == "" {
 		tmp = os.TempDir()
 	}

@@ -24,9 +24,9 @@ func TestWorktreeLivesOutsideTheRepository(t *testing.T) {
 			if c.runnerTemp != "" {
 				want = filepath.Join(want, c.runnerTemp)
 				os.Mkdir(want, 0o755)
-				t.Setenv("RUNNER_TEMP", want)
+				r.TempDir = want
 			} else {
-				t.Setenv("RUNNER_TEMP", "")
+				r.TempDir = ""
 				t.Setenv("TMPDIR", want)
 			}
 			head, _ := r.Head(ctx)
@@ -49,7 +49,9 @@ func TestWorktreeLivesOutsideTheRepository(t *testing.T) {
 				t.Errorf("worktree not checked out: %v", err)
 			}
 			// Another repository gets a folder of its own.
-			if o := newRepo(t); o.WorktreeDir("s1", "T1") == wt {
+			o := newRepo(t)
+			o.TempDir = r.TempDir
+			if o.WorktreeDir("s1", "T1") == wt {
 				t.Error("two repositories share a worktree path")
 			}
 			if err := r.RemoveWorktree(ctx, wt); err != nil {
@@ -274,6 +276,7 @@ func TestConcurrentWorktreesDoNotRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	other.TempDir = r.TempDir
 	head, _ := r.Head(ctx)
 	const rounds, width = 12, 6
 	for round := 0; round < rounds; round++ {

@@ -189,6 +189,9 @@ func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int,
 			return nil, fmt.Errorf("ranking %s: %w", in.InstanceID, err)
 		}
 		rep.Outcomes = append(rep.Outcomes, outcomeOf(in, SystemBaseline, pathsOf(base)))
+		if err := ix.Close(); err != nil {
+			return nil, fmt.Errorf("ranking %s: %w", in.InstanceID, err)
+		}
 		log.Debug("eval: ranked", "instance", in.InstanceID, "files", ix.NumFiles(), "seconds", secs)
 	}
 	for _, t := range []*Timing{&rep.Cold, &rep.Cached} {

@@ -8,6 +8,8 @@ package locate
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"path"
 	"slices"
@@ -38,8 +40,10 @@ type Index struct {
 	// bases maps a file's base name to the files bearing it.
 	bases table
 	// deps and rdeps are the import graph and its reverse, as adjacency
-	// lists: file i's targets are to[off[i]:off[i+1]].
+	// lists: file i's targets are to[off[i]:off[i+1]]. An index loaded
+	// from a file reads them from there instead (depLists, rdepLists).
 	depOff, depTo, rdepOff, rdepTo []uint32
+	depLists, rdepLists            *diskLists
 	// hist holds past commits' messages and changed files.
 	hist history
 	// cited holds past commits that cite issue numbers (refs.go).
@@ -51,6 +55,8 @@ type Index struct {
 	// root is the directory the index describes, where the second stage
 	// reads its candidates; "" skips that stage.
 	root string
+	// src is the index file a loaded index reads its tables from.
+	src *indexFile
 }
 
 type fileEntry struct {
@@ -160,8 +166,49 @@ func adj(off, to []uint32, i int) []uint32 {
 	return to[off[i]:off[i+1]]
 }
 
-func (ix *Index) deps(i int) []uint32       { return adj(ix.depOff, ix.depTo, i) }
-func (ix *Index) dependents(i int) []uint32 { return adj(ix.rdepOff, ix.rdepTo, i) }
+func (ix *Index) deps(i int) []uint32 {
+	if ix.depLists != nil {
+		return ix.depLists.row(i)
+	}
+	return adj(ix.depOff, ix.depTo, i)
+}
+
+func (ix *Index) dependents(i int) []uint32 {
+	if ix.rdepLists != nil {
+		return ix.rdepLists.row(i)
+	}
+	return adj(ix.rdepOff, ix.rdepTo, i)
+}
+
+// Rank orders the index's files for query, best first, returning at most
+// k (k <= 0 means 10). Files with no evidence at all are left out. An
+// index loaded from its file fails the query if a part of the file it
+// needed could not be read.
+func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
+	rs, err := ix.rank(query, k, opts)
+	if err != nil {
+		return nil, err
+	}
+	if ix.src != nil {
+		if err := ix.src.readErr(); err != nil {
+			return nil, fmt.Errorf("ranking files: %w", err)
+		}
+	}
+	return rs, nil
+}
+
+// Close releases the index file a loaded index reads from; an index
+// built in memory holds none. Ranking after Close fails.
+func (ix *Index) Close() error {
+	if ix.src == nil || ix.src.closer == nil {
+		return nil
+	}
+	ix.src.fail(errors.New("index is closed"))
+	if err := ix.src.closer.Close(); err != nil {
+		return fmt.Errorf("closing index file: %w", err)
+	}
+	return nil
+}
 
 // NumFiles is the number of files the index ranks.
 func (ix *Index) NumFiles() int { return len(ix.files) }
@@ -328,15 +375,90 @@ func (ix *Index) fileTables(m *repomap.Map) (sumC, sumP, sumS float64) {
 
 // nameTables builds the symbol definitions and file base name tables.
 func nameTables(m *repomap.Map) (defs, bases table) {
-	db, bb := tableBuilder{}, tableBuilder{}
-	for i, f := range m.Entries {
-		for _, s := range f.Symbols {
-			db[s.Name] = appendDef(db[s.Name], symDef{file: i, kind: s.Kind, parent: s.Parent})
-		}
-		base := path.Base(f.Path)
-		bb[base] = binary.AppendUvarint(bb[base], uint64(i))
+	return defsTable(m), basesTable(m)
+}
+
+// symRef is one symbol of the map: m.Entries[file].Symbols[sym].
+type symRef struct{ file, sym int32 }
+
+// defsTable maps each symbol name to its definitions (appendDef), in file
+// order and, within a file, in the order the file defines them.
+func defsTable(m *repomap.Map) table {
+	n := 0
+	for i := range m.Entries {
+		n += len(m.Entries[i].Symbols)
 	}
-	return db.build(), bb.build()
+	refs := make([]symRef, 0, n)
+	for i := range m.Entries {
+		for k := range m.Entries[i].Symbols {
+			refs = append(refs, symRef{int32(i), int32(k)})
+		}
+	}
+	sym := func(i int) *repomap.Symbol { return &m.Entries[refs[i].file].Symbols[refs[i].sym] }
+	return keyedTable(len(refs), func(i int) string { return sym(i).Name }, func(buf []byte, i int) []byte {
+		s := sym(i)
+		return appendDef(buf, symDef{file: int(refs[i].file), kind: s.Kind, parent: s.Parent})
+	})
+}
+
+// basesTable maps each file base name to the files bearing it, in file
+// order (uvarints).
+func basesTable(m *repomap.Map) table {
+	return keyedTable(len(m.Entries), func(i int) string { return path.Base(m.Entries[i].Path) }, func(buf []byte, i int) []byte {
+		return binary.AppendUvarint(buf, uint64(i))
+	})
+}
+
+// keyedTable builds the table of n items: each distinct key's value is
+// what put appends for each of its items, in item order. Like fieldTable
+// it sizes every value first and then writes each item once, in place,
+// into the table's one value buffer: a key's number is all a map holds,
+// not a growing value per key. put runs twice per item.
+func keyedTable(n int, key func(int) string, put func([]byte, int) []byte) table {
+	ids := map[string]uint32{}
+	of := make([]uint32, n)
+	var names []string
+	var sizes []uint32
+	var scratch []byte
+	for i := 0; i < n; i++ {
+		k := key(i)
+		id, ok := ids[k]
+		if !ok {
+			id = uint32(len(names))
+			ids[k] = id
+			names, sizes = append(names, k), append(sizes, 0)
+		}
+		of[i] = id
+		scratch = put(scratch[:0], i)
+		sizes[id] += uint32(len(scratch))
+	}
+	clear(ids)
+	klen, total := 0, 0
+	for id, k := range names {
+		klen += len(k)
+		total += int(sizes[id])
+	}
+	t := table{koff: make([]uint32, 1, len(names)+1), voff: make([]uint32, 1, len(names)+1), vals: make([]byte, total)}
+	var sb strings.Builder
+	sb.Grow(klen)
+	// sizes becomes each key's write position in vals.
+	at := uint32(0)
+	for _, id := range sortedTerms(names) {
+		sb.WriteString(names[id])
+		t.koff = append(t.koff, uint32(sb.Len()))
+		size := sizes[id]
+		sizes[id] = at
+		at += size
+		t.voff = append(t.voff, at)
+	}
+	t.keys = sb.String()
+	for i, id := range of {
+		// Appending to an empty slice of vals at the key's position
+		// writes in place: the sizes leave it room.
+		w := sizes[id]
+		sizes[id] += uint32(len(put(t.vals[w:w], i)))
+	}
+	return t
 }
 
 // exportTable builds the exports table from the map's from-imports.
@@ -364,51 +486,60 @@ func sortedTerms(vocab []string) []uint32 {
 }
 
 // importGraph stores the import edges between m's files, both ways, and
-// the PageRank prior over them.
+// the PageRank prior over them. The lists are written straight into their
+// flat form (file i's targets are to[off[i]:off[i+1]]), the reverse one
+// by counting each file's importers first: no list per file.
 func (ix *Index) importGraph(m *repomap.Map) {
 	n := len(m.Entries)
-	deps := make([][]int, n)
-	rdeps := make([][]int, n)
 	// One map lookup per edge: a binary search over the paths costs
 	// several string comparisons for each of a large tree's many edges.
-	byPath := make(map[string]int, n)
+	byPath := make(map[string]uint32, n)
 	for i := range ix.files {
-		byPath[ix.files[i].path] = i
+		byPath[ix.files[i].path] = uint32(i)
 	}
-	for i, f := range m.Entries {
-		for _, p := range f.Deps {
-			if j, ok := byPath[p]; ok && j != i {
-				deps[i] = append(deps[i], j)
-				rdeps[j] = append(rdeps[j], i)
+	edges := 0
+	for i := range m.Entries {
+		edges += len(m.Entries[i].Deps)
+	}
+	depOff, depTo := make([]uint32, 1, n+1), make([]uint32, 0, edges)
+	// rdepOff[j+1] counts j's importers, then becomes their offsets.
+	rdepOff := make([]uint32, n+1)
+	for i := range m.Entries {
+		for _, p := range m.Entries[i].Deps {
+			if j, ok := byPath[p]; ok && int(j) != i {
+				depTo = append(depTo, j)
+				rdepOff[j+1]++
 			}
 		}
+		depOff = append(depOff, uint32(len(depTo)))
 	}
-	ix.depOff, ix.depTo = flatten(deps)
-	ix.rdepOff, ix.rdepTo = flatten(rdeps)
-	pr := pagerank(deps, 20, 0.85)
+	for j := 1; j <= n; j++ {
+		rdepOff[j] += rdepOff[j-1]
+	}
+	// Importers are written in file order, as each file's own imports.
+	rdepTo := make([]uint32, len(depTo))
+	next := slices.Clone(rdepOff[:n])
+	for i := 0; i < n; i++ {
+		for _, j := range depTo[depOff[i]:depOff[i+1]] {
+			rdepTo[next[j]] = uint32(i)
+			next[j]++
+		}
+	}
+	ix.depOff, ix.depTo, ix.rdepOff, ix.rdepTo = depOff, depTo, rdepOff, rdepTo
+	pr := pagerank(depOff, depTo, 20, 0.85)
 	ix.prior = make([]float32, n)
 	for i, v := range pr {
 		ix.prior[i] = float32(v)
 	}
 }
 
-func flatten(lists [][]int) (off, to []uint32) {
-	off = make([]uint32, 1, len(lists)+1)
-	for _, l := range lists {
-		for _, j := range l {
-			to = append(to, uint32(j))
-		}
-		off = append(off, uint32(len(to)))
-	}
-	return off, to
-}
-
 // pagerank scores files by how much of the code (transitively) imports
-// them; tests count as importers like any other file.
-func pagerank(out [][]int, iters int, damping float64) []float64 {
-	n := len(out)
+// them; tests count as importers like any other file. File i imports
+// to[off[i]:off[i+1]].
+func pagerank(off, to []uint32, iters int, damping float64) []float64 {
+	n := len(off) - 1
 	pr := make([]float64, n)
-	if n == 0 {
+	if n <= 0 {
 		return pr
 	}
 	for i := range pr {
@@ -420,7 +551,8 @@ func pagerank(out [][]int, iters int, damping float64) []float64 {
 		for i := range next {
 			next[i] = 0
 		}
-		for i, targets := range out {
+		for i := 0; i < n; i++ {
+			targets := to[off[i]:off[i+1]]
 			if len(targets) == 0 {
 				dangling += pr[i]
 				continue

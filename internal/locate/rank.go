@@ -51,8 +51,8 @@ func Rank(m *repomap.Map, query string, k int, opts Options) ([]Ranked, error) {
 	return NewIndex(m).Rank(query, k, opts)
 }
 
-// Rank is Rank on a prepared index.
-func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
+// rank is Index.Rank before the index file's read errors are checked.
+func (ix *Index) rank(query string, k int, opts Options) ([]Ranked, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()

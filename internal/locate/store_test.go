@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/planexhq/planex/internal/repomap"
@@ -79,8 +81,18 @@ func TestIndexFileDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(back.files, ix.files) || !reflect.DeepEqual(back.content, ix.content) || !reflect.DeepEqual(back.defs, ix.defs) {
-		t.Error("index does not survive encoding")
+	if !reflect.DeepEqual(back.files, ix.files) || !reflect.DeepEqual(back.prior, ix.prior) {
+		t.Error("file table does not survive encoding")
+	}
+	for name, pair := range map[string][2]*table{"content": {&ix.content, &back.content}, "paths": {&ix.pathTerms, &back.pathTerms},
+		"symbols": {&ix.symTerms, &back.symTerms}, "definitions": {&ix.defs, &back.defs}, "modules": {&ix.modules, &back.modules},
+		"base names": {&ix.bases, &back.bases}, "exports": {&ix.exports, &back.exports}} {
+		sameTable(t, name, pair[0], pair[1])
+	}
+	for i := range ix.files {
+		if !slices.Equal(back.deps(i), ix.deps(i)) || !slices.Equal(back.dependents(i), ix.dependents(i)) {
+			t.Errorf("imports of %s do not survive encoding: %v %v, want %v %v", ix.files[i].path, back.deps(i), back.dependents(i), ix.deps(i), ix.dependents(i))
+		}
 	}
 	for _, n := range []int{0, 10, len(indexMagic) + 3, len(data) / 2, len(data) - 1} {
 		if _, err := decodeIndex(data[:n]); err == nil {
@@ -110,5 +122,31 @@ func TestIndexFileDamage(t *testing.T) {
 	}
 	if rs, err := again.Rank("`to_metres`", 1, Options{}); err != nil || len(rs) == 0 || rs[0].Path != "geo/units.py" {
 		t.Errorf("after rebuild: %v %v", pathsOf(rs), err)
+	}
+}
+
+// sameTable checks that got, a table read back from an index file, holds
+// exactly want's keys and values: each key of want, in order, and keys
+// before, between and after them that it does not hold.
+func sameTable(t *testing.T, name string, want, got *table) {
+	t.Helper()
+	if want.disk != nil || got.disk == nil {
+		t.Fatalf("%s: want a built table and a loaded one", name)
+	}
+	absent := []string{"", "\x00", strings.Repeat("~", 40)}
+	for i := 0; i < want.len(); i++ {
+		k := want.key(i)
+		if v := got.get(k); string(v) != string(want.val(i)) || v == nil {
+			t.Errorf("%s[%q] = %x, want %x", name, k, v, want.val(i))
+		}
+		absent = append(absent, k+"\x00")
+	}
+	for _, k := range absent {
+		if want.get(k) == nil && got.get(k) != nil {
+			t.Errorf("%s holds %q, which it was not given", name, k)
+		}
+	}
+	if err := got.disk.f.readErr(); err != nil {
+		t.Errorf("%s: %v", name, err)
 	}
 }

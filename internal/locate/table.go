@@ -2,21 +2,23 @@ package locate
 
 import (
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
 )
 
 // table maps sorted string keys to opaque byte values. It is the unit of the
-// on-disk index: loading one costs a copy of its offsets, and a lookup is a
-// binary search, so a query decodes only the entries it asks for.
+// on-disk index. A table NewIndex builds is held in memory; one loaded
+// from an index file stays there (disk) and a lookup reads only the block
+// of keys its term falls in and that term's value (see diskTable).
 type table struct {
 	keys string   // keys concatenated, in sorted order
 	koff []uint32 // key i is keys[koff[i]:koff[i+1]]
 	vals []byte
 	voff []uint32
+	// disk, when set, answers get from an index file; the fields above
+	// are then empty.
+	disk *diskTable
 }
 
 func (t *table) len() int { return len(t.koff) - 1 }
@@ -27,6 +29,9 @@ func (t *table) val(i int) []byte { return t.vals[t.voff[i]:t.voff[i+1]] }
 
 // get returns the value stored under k, or nil.
 func (t *table) get(k string) []byte {
+	if t.disk != nil {
+		return t.disk.get(k)
+	}
 	if t.len() <= 0 {
 		return nil
 	}
@@ -121,74 +126,17 @@ func (e *encoder) str(s string) {
 	e.buf = append(e.buf, s...)
 }
 
-// tableSize is how many bytes table writes for t.
+// tableSize is how many bytes table writes for t, its sample aside
+// (sample keys are a small share of the keys).
 func tableSize(t table) int {
-	return 16 + len(t.keys) + len(t.vals) + 4*(len(t.koff)+len(t.voff))
+	return 24 + len(t.keys)*(tableBlock+1)/tableBlock + len(t.vals) + 4*(len(t.koff)+len(t.voff)+len(t.koff)/tableBlock+1)
 }
 
+// table writes t's sections, then its sample (see cursor.table).
 func (e *encoder) table(t table) {
 	e.str(t.keys)
 	e.u32s(t.koff)
 	e.bytes(t.vals)
 	e.u32s(t.voff)
-}
-
-// decoder reads what encoder wrote; the first error sticks.
-type decoder struct {
-	buf []byte
-	err error
-}
-
-var errShortIndex = errors.New("index file is truncated")
-
-func (d *decoder) u32() uint32 {
-	if d.err != nil || len(d.buf) < 4 {
-		d.err = errShortIndex
-		return 0
-	}
-	v := binary.LittleEndian.Uint32(d.buf)
-	d.buf = d.buf[4:]
-	return v
-}
-
-func (d *decoder) u32s() []uint32 {
-	n := int(d.u32())
-	if d.err != nil || len(d.buf) < 4*n {
-		d.err = errShortIndex
-		return nil
-	}
-	out := make([]uint32, n)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint32(d.buf[4*i:])
-	}
-	d.buf = d.buf[4*n:]
-	return out
-}
-
-func (d *decoder) bytes() []byte {
-	n := int(d.u32())
-	if d.err != nil || len(d.buf) < n {
-		d.err = errShortIndex
-		return nil
-	}
-	b := d.buf[:n:n]
-	d.buf = d.buf[n:]
-	return b
-}
-
-func (d *decoder) str() string { return string(d.bytes()) }
-
-func (d *decoder) table() table {
-	t := table{keys: d.str(), koff: d.u32s(), vals: d.bytes(), voff: d.u32s()}
-	if d.err == nil && (len(t.koff) == 0 || len(t.koff) != len(t.voff) ||
-		int(t.koff[len(t.koff)-1]) != len(t.keys) || int(t.voff[len(t.voff)-1]) != len(t.vals)) {
-		d.err = fmt.Errorf("index table is inconsistent (%d keys, %d values)", len(t.koff), len(t.voff))
-		return t
-	}
-	for i := 1; d.err == nil && i < len(t.koff); i++ {
-		if t.koff[i] < t.koff[i-1] || t.voff[i] < t.voff[i-1] {
-			d.err = fmt.Errorf("index table offsets decrease at entry %d", i)
-		}
-	}
-	return t
+	e.sample(t)
 }

@@ -95,18 +95,27 @@ func killDescendants() {
 	for range 200 {
 		pids := descendants(self)
 		if len(pids) == 0 {
+			// All below are dead, and a dead one's children were
+			// re-parented here before it died: what is left to reap is
+			// ours, including any that died after the last round's reap.
+			reapEnded()
 			return
 		}
 		for _, p := range pids {
 			syscall.Kill(p, syscall.SIGKILL)
 		}
-		for {
-			got, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
-			if got <= 0 || err != nil {
-				break
-			}
-		}
+		reapEnded()
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// reapEnded reaps the children that have ended, without waiting.
+func reapEnded() {
+	for {
+		got, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+		if got <= 0 || err != nil {
+			return
+		}
 	}
 }
 

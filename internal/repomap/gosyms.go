@@ -289,7 +289,8 @@ func parseGo(data []byte) parsed {
 // funcDecl reads a function or method declaration after its func keyword.
 func (l *goLexer) funcDecl(line int, syms []Symbol) []Symbol {
 	t := l.next()
-	recv, method := "", false
+	var recv []byte
+	method := false
 	if t.kind == '(' {
 		// The receiver's type is its last name outside type arguments;
 		// empty parentheses declare no receiver.
@@ -304,7 +305,7 @@ func (l *goLexer) funcDecl(line int, syms []Symbol) []Symbol {
 			case closes(t.kind):
 				depth--
 			case t.kind == 'i' && depth == 1:
-				recv = string(t.text)
+				recv = t.text
 			}
 		}
 		t = l.next()
@@ -312,13 +313,29 @@ func (l *goLexer) funcDecl(line int, syms []Symbol) []Symbol {
 	if t.kind == 'i' {
 		s := Symbol{Name: string(t.text), Kind: "func", Line: line}
 		if method {
-			s.Kind, s.Parent = "method", recv
+			s.Kind, s.Parent = "method", receiverName(recv, syms)
 		}
 		syms = append(syms, s)
 		t = l.next()
 	}
 	l.skipStatement(t)
 	return syms
+}
+
+// receiverName is recv as a string, shared with the last symbol's parent
+// when it is the same type (a file's methods mostly come together), so a
+// type's many methods hold one copy of its name.
+func receiverName(recv []byte, syms []Symbol) string {
+	if len(syms) > 0 {
+		last := &syms[len(syms)-1]
+		if last.Parent == string(recv) {
+			return last.Parent
+		}
+		if last.Name == string(recv) {
+			return last.Name
+		}
+	}
+	return string(recv)
 }
 
 // goSpec records what one import, type, var or const spec declares.

@@ -312,14 +312,6 @@ func skippedSummary(s map[string]int) string {
 	return "skipped: " + strings.Join(parts, ", ")
 }
 
-// result is one worker's output for one file. The file's term ids are
-// ids in that worker's vocabulary until build renumbers them.
-type result struct {
-	file   File
-	worker int
-	skip   string
-}
-
 // termCounter is one worker's vocabulary and the bags of the file it is
 // reading: interning terms per worker rather than per file allocates each
 // distinct term once and leaves build one lookup per term and worker.
@@ -384,28 +376,24 @@ func build(ctx context.Context, root string, listed []string, opts Options, log 
 	}
 	sort.Strings(todo)
 
-	results, counters, err := mapFiles(ctx, root, todo, opts, log)
+	mapped, err := mapFiles(ctx, root, todo, opts, log)
 	if err != nil {
 		return nil, err
 	}
-	kept := 0
-	for i := range results {
-		if results[i].skip == "" {
-			kept++
-		}
-	}
-	m.Entries = make([]File, 0, kept)
-	owners := make([]int, 0, kept)
-	for i := range results {
-		r := &results[i]
-		if r.skip != "" {
-			m.Skipped[r.skip]++
+	// The kept files move down in place: no second array of files.
+	files, owners, kept := mapped.files, mapped.owners, 0
+	for i := range files {
+		if skip := mapped.skips[i]; skip != "" {
+			m.Skipped[skip]++
 			continue
 		}
-		m.Languages[r.file.Lang]++
-		m.Entries = append(m.Entries, r.file)
-		owners = append(owners, r.worker)
+		m.Languages[files[i].Lang]++
+		files[kept], owners[kept] = files[i], owners[i]
+		kept++
 	}
+	clear(files[kept:])
+	m.Entries, owners = files[:kept], owners[:kept]
+	counters := mapped.counters
 	delete(m.Languages, "")
 	// Term ids are renumbered beside import resolution: neither reads
 	// what the other writes.
@@ -420,18 +408,28 @@ func build(ctx context.Context, root string, listed []string, opts Options, log 
 	return m, nil
 }
 
-// mapFiles reads and parses todo's files on opts.Workers goroutines. Each
-// result's term ids are in the vocabulary of counters[result.worker].
-func mapFiles(ctx context.Context, root string, todo []string, opts Options, log *slog.Logger) ([]result, []*termCounter, error) {
-	results := make([]result, len(todo))
-	counters := make([]*termCounter, opts.Workers)
+// mapped is what mapFiles gives back, one slot per file it was given:
+// the file, why it was skipped ("" if kept) and which worker counted its
+// terms (the ids are in counters[owner]'s vocabulary).
+type mapped struct {
+	files    []File
+	skips    []string
+	owners   []int32
+	counters []*termCounter
+}
+
+// mapFiles reads and parses todo's files on opts.Workers goroutines,
+// each writing its files straight into their slots.
+func mapFiles(ctx context.Context, root string, todo []string, opts Options, log *slog.Logger) (mapped, error) {
+	out := mapped{files: make([]File, len(todo)), skips: make([]string, len(todo)), owners: make([]int32, len(todo)),
+		counters: make([]*termCounter, opts.Workers)}
 	var wg sync.WaitGroup
 	// Workers take the next file from a shared counter: files come in
 	// path order to each worker without a channel hand-off per file.
 	var next atomic.Int64
 	done := ctx.Done()
-	for w := range counters {
-		counters[w] = newTermCounter()
+	for w := range out.counters {
+		out.counters[w] = newTermCounter()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -441,22 +439,22 @@ func mapFiles(ctx context.Context, root string, todo []string, opts Options, log
 					return
 				default:
 				}
-				results[i] = processFile(root, todo[i], opts.MaxFileBytes, log, counters[w])
-				results[i].worker = w
+				out.skips[i] = processFile(&out.files[i], root, todo[i], opts.MaxFileBytes, log, out.counters[w])
+				out.owners[i] = int32(w)
 			}
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("mapping %s: %w", root, err)
+		return mapped{}, fmt.Errorf("mapping %s: %w", root, err)
 	}
-	return results, counters, nil
+	return out, nil
 }
 
 // mergeVocabularies renumbers the term ids of entries (entries[i] was
 // counted by counters[owners[i]]) into one vocabulary, the first
 // worker's, and returns its terms.
-func mergeVocabularies(entries []File, owners []int, counters []*termCounter) []string {
+func mergeVocabularies(entries []File, owners []int32, counters []*termCounter) []string {
 	vocab := counters[0].vocab
 	remap := make([][]uint32, len(counters))
 	for _, tc := range counters {
@@ -481,7 +479,9 @@ func mergeVocabularies(entries []File, owners []int, counters []*termCounter) []
 	return vocab.Terms()
 }
 
-func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCounter) result {
+// processFile maps the file at rel into f and returns "", or returns why
+// it was skipped.
+func processFile(f *File, root, rel string, maxBytes int64, log *slog.Logger, tc *termCounter) string {
 	full := filepath.Join(root, filepath.FromSlash(rel))
 	data, size, skip, err := ReadRegular(tc.buf, full, maxBytes)
 	tc.buf = data
@@ -489,22 +489,22 @@ func processFile(root, rel string, maxBytes int64, log *slog.Logger, tc *termCou
 		if err != nil {
 			log.Debug("repomap: skipping", "path", rel, "err", err)
 		}
-		return result{skip: skip}
+		return skip
 	}
 	if binary(data) {
-		return result{skip: "binary"}
+		return "binary"
 	}
 	if generatedContent(rel, data) {
-		return result{skip: "generated"}
+		return "generated"
 	}
 	lang := DetectLanguage(rel)
-	f := File{Path: rel, Lang: lang, Size: size, Test: IsTestPath(rel)}
+	*f = File{Path: rel, Lang: lang, Size: size, Test: IsTestPath(rel)}
 	p := parseFile(lang, rel, data)
 	f.Symbols = p.symbols
 	for _, imp := range p.imports {
 		f.Imports = append(f.Imports, validUTF8(imp))
 	}
 	f.Main = p.isMain
-	tc.count(&f, data)
-	return result{file: f}
+	tc.count(f, data)
+	return ""
 }

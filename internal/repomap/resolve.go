@@ -2,7 +2,7 @@ package repomap
 
 import (
 	"path"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -33,24 +33,27 @@ func PythonModule(p string, exists func(string) bool) string {
 }
 
 // resolveImports fills File.Deps with the repository files each file
-// imports, for the languages whose import syntax maps onto paths.
+// imports, for the languages whose import syntax maps onto paths, sorted
+// and without repeats. The targets are gathered in one scratch list
+// reused across files and each file keeps an exact copy: no set per file.
 func resolveImports(m *Map) {
 	ix := m.importIndex()
+	var scratch []string
 	for i := range m.Entries {
 		f := &m.Entries[i]
-		deps := map[string]bool{}
+		scratch = scratch[:0]
 		for _, imp := range f.Imports {
 			for _, p := range ix.targets(f, imp) {
 				if p != "" && p != f.Path && ix.exists[p] {
-					deps[p] = true
+					scratch = append(scratch, p)
 				}
 			}
 		}
-		f.Deps = f.Deps[:0]
-		for p := range deps {
-			f.Deps = append(f.Deps, p)
+		f.Deps = nil
+		if len(scratch) > 0 {
+			slices.Sort(scratch)
+			f.Deps = slices.Clone(slices.Compact(scratch))
 		}
-		sort.Strings(f.Deps)
 	}
 }
 

@@ -83,9 +83,9 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 		res.Conclude()
 		return Save(path, res)
 	}
-	head, err := r.Repo.ResolveBranch(ctx, s.Meta.Branch)
+	head, err := r.runHead(ctx, s.Meta.Branch)
 	if err != nil {
-		return fmt.Errorf("review: reading %s: %w", s.Meta.Branch, err)
+		return err
 	}
 	res.Head = head
 	// The agent reads the branch as the run left it, in a worktree of its
@@ -138,6 +138,19 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 		return fmt.Errorf("no task could be reviewed (first error: %s)", res.Tasks[0].Error)
 	}
 	return nil
+}
+
+// runHead is the commit the run branch is at; a branch that is not there
+// is an error naming it, not an empty commit for git to refuse later.
+func (r *Reviewer) runHead(ctx context.Context, branch string) (string, error) {
+	head, err := r.Repo.ResolveBranch(ctx, branch)
+	if err != nil {
+		return "", fmt.Errorf("review: reading %s: %w", branch, err)
+	}
+	if head == "" {
+		return "", fmt.Errorf("review: the run branch %s does not exist", branch)
+	}
+	return head, nil
 }
 
 func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, common prompt.Common, s *session.Session, t plan.Task, dir string) TaskReview {

@@ -126,6 +126,9 @@ func buildRoot(c config) error {
 	if err := bindWritable(r, c.Writable); err != nil {
 		return err
 	}
+	if err := overlayFiles(r, c.Overlay); err != nil {
+		return err
+	}
 	// Masks come last, so a read-only bind (the repository's git
 	// directory) cannot uncover one (its planex folder).
 	masked, err := maskPlaces(r, masks)
@@ -213,6 +216,25 @@ func bindReadOnly(r string, dirs []string) error {
 		}
 		if err := unix.MountSetattr(-1, target, unix.AT_RECURSIVE, readOnlyAttr()); err != nil {
 			return fmt.Errorf("making %s read-only: %w", ro, err)
+		}
+	}
+	return nil
+}
+
+// overlayFiles binds each overlay's source, read-only, over its path
+// under r (after the read-only and writable binds, which would otherwise
+// cover it), where that path is a regular file.
+func overlayFiles(r string, overlays []Overlay) error {
+	for _, o := range overlays {
+		target := filepath.Join(r, o.Path)
+		if fi, err := os.Lstat(target); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if err := unix.Mount(o.Source, target, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("showing %s in place of %s: %w", o.Source, o.Path, err)
+		}
+		if err := unix.MountSetattr(-1, target, 0, readOnlyAttr()); err != nil {
+			return fmt.Errorf("making %s read-only: %w", o.Path, err)
 		}
 	}
 	return nil

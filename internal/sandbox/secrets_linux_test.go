@@ -1,0 +1,49 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMountedSecretsHidden: a Kubernetes runner pod (Actions Runner
+// Controller) holds its service account's token at
+// /run/secrets/kubernetes.io/serviceaccount/token, readable by every
+// uid, and Docker puts a service's secrets under /run/secrets. A
+// contained program that reads them (to commit the token, say) finds
+// nothing there, whatever its network.
+func TestMountedSecretsHidden(t *testing.T) {
+	needRoot(t) // only root may make a folder under /run
+	s := newSandbox(t)
+	const token = "eyJhbGciOiJSUzI1NiJ9.redteam-service-account-token"
+	dir := "/run/secrets"
+	if _, err := os.Lstat(dir); err == nil {
+		d, err := os.MkdirTemp(dir, "planex-redteam-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = d
+	} else if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot make %s on this machine: %v", dir, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sa := filepath.Join(dir, "kubernetes.io", "serviceaccount")
+	if err := os.MkdirAll(sa, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(sa, "token"), token, 0o644)
+	// Readable to any uid outside the sandbox: the attack is real.
+	for _, network := range []Network{NetworkContained, NetworkOpen} {
+		out, err := run(t, s, Policy{Network: network}, "/", nil,
+			"cat "+filepath.Join(sa, "token")+" /var/run/secrets/kubernetes.io/serviceaccount/token; echo \"listed: $(ls -A /run/secrets | tr '\\n' ' ')end\"")
+		if err != nil && !strings.Contains(out, "listed: ") {
+			t.Fatalf("%s: %v\n%s", network, err, out)
+		}
+		if strings.Contains(out, token) || !strings.Contains(out, "listed: end") {
+			t.Errorf("%s network: the program read the mounted secrets:\n%s", network, out)
+		}
+	}
+}
