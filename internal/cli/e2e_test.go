@@ -82,6 +82,17 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// envValue is the value f.env gives name, "" if none: what planex sees.
+func (f *fixture) envValue(name string) string {
+	v := ""
+	for _, kv := range f.env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
+}
+
 func (f *fixture) write(dir, rel, content string) {
 	f.t.Helper()
 	p := filepath.Join(dir, rel)
