@@ -126,6 +126,7 @@ func (g *ghEnv) fixPlan() {
 }
 
 func TestActionCIFixPlanApproveSameBranch(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	// The failing command proves it ran as the fix task's directive.
 	ran := filepath.Join(g.fake_dir(), "directive-ran")
@@ -214,6 +215,7 @@ func TestActionCIFixPlanApproveSameBranch(t *testing.T) {
 }
 
 func TestActionCIFixAutoThenAttemptLimit(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	pr := ciPR(t, g, "test -f fix/t1.txt")
 	g.fixPlan()
@@ -268,6 +270,7 @@ func TestActionCIFixAutoThenAttemptLimit(t *testing.T) {
 }
 
 func TestActionCIFixIgnoresWhatIsNotPlanexs(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	pr := ciPR(t, g)
 	g.fixPlan()
@@ -324,6 +327,7 @@ func TestActionCIFixIgnoresWhatIsNotPlanexs(t *testing.T) {
 }
 
 func TestActionFixCICommand(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	// (The workflow's command must pass here: the first plan runs it too.)
 	pr := ciPR(t, g, "test ! -e limit/broken")

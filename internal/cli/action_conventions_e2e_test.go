@@ -56,6 +56,7 @@ func groups(t *testing.T, log string) []string {
 // the token and the credential git derives from it are masked; a pull
 // request opened with the default token says CI will not run on it.
 func TestActionConventions(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(diamond()...)
 	g.write(g.fixture.fake, "T2.fail", "could not do it")
@@ -103,6 +104,7 @@ func TestActionConventions(t *testing.T) {
 // the pull request says nothing about CI; and a settings mistake is
 // annotated on its file and line.
 func TestActionAppTokenPullRequestHasNoCINote(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "One file", "")
@@ -141,6 +143,7 @@ func TestActionAppTokenPullRequestHasNoCINote(t *testing.T) {
 // stop planex's workflow commands, set outputs or add annotations: no line
 // it wrote reads as a command.
 func TestRedTeamActionAgentCannotIssueWorkflowCommands(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	// JSON escapes: the agent's error holds real line breaks.

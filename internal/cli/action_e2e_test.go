@@ -98,6 +98,7 @@ func (g *ghEnv) actionCmd(ws, eventName, eventPath string, args ...string) *exec
 		"GITHUB_EVENT_NAME="+eventName, "GITHUB_EVENT_PATH="+eventPath, "GITHUB_REPOSITORY="+ghRepo,
 		"GITHUB_WORKSPACE="+ws, "GITHUB_API_URL="+g.fake.URL(), "GITHUB_SERVER_URL="+g.fake.ServerURL(),
 		"GITHUB_RUN_ID=42", "INPUT_GITHUB_TOKEN=ghs_test", "INPUT_AGENT=command", "INPUT_AGENT_COMMAND="+g.agent, "GITHUB_TOKEN=ghs_test")
+	cmd.Env = append(cmd.Env, g.env...)
 	return cmd
 }
 
@@ -200,6 +201,7 @@ func (g *ghEnv) issueLabels(n int) []string {
 }
 
 func TestActionPlanApprovePullRequest(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(diamond()...)
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "We need a, b, c and d.")
@@ -293,6 +295,7 @@ func TestActionPlanApprovePullRequest(t *testing.T) {
 }
 
 func TestActionRefusals(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(diamond()...)
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "")
@@ -328,6 +331,7 @@ func TestActionRefusals(t *testing.T) {
 }
 
 func TestActionReviseThenApproveOldID(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "first idea", Scope: "a/**"})
 	revised, _ := json.Marshal(map[string]any{"summary": "revised", "approach": "two files", "tasks": []map[string]any{
@@ -368,6 +372,7 @@ func r0(g *ghEnv, n int) string {
 }
 
 func TestActionFollowUpOnPullRequest(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
@@ -402,6 +407,7 @@ func TestActionFollowUpOnPullRequest(t *testing.T) {
 }
 
 func TestActionScheduleOverLabelledIssues(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	var ns []int

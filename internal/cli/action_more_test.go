@@ -35,6 +35,7 @@ func (g *ghEnv) eventFrom(fixture string, mutate func(p map[string]any)) string 
 }
 
 func TestActionLabeledIssueIsPlanned(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Cache the results", "They are slow.")
@@ -63,6 +64,7 @@ func TestActionLabeledIssueIsPlanned(t *testing.T) {
 }
 
 func TestActionDispatch(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	dispatch := func(inputs map[string]any) string {
@@ -87,6 +89,7 @@ func TestActionDispatch(t *testing.T) {
 }
 
 func TestActionCommandsWithoutAPlan(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Idea", "")
 	cases := []struct{ body, want string }{
@@ -128,6 +131,7 @@ func TestActionCommandsWithoutAPlan(t *testing.T) {
 }
 
 func TestActionCancelAndSettings(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	g.fake.SetFile(ghRepo, "main", ".github/planex.yml", []byte("trigger-phrase: /bot\n"))
@@ -157,6 +161,7 @@ func TestActionCancelAndSettings(t *testing.T) {
 // TestActionFinalizeAfterKilledJob kills the job mid-run, as a timeout
 // would, then runs the final-status step and /planex retry.
 func TestActionFinalizeAfterKilledJob(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(diamond()...)
 	g.write(g.fake_dir(), "T3.block", "")
@@ -223,6 +228,7 @@ func (g *ghEnv) pushToMain(path, content string) {
 }
 
 func TestActionBaseMovedUnderThePlan(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Idea", "")
@@ -244,6 +250,7 @@ func TestActionBaseMovedUnderThePlan(t *testing.T) {
 }
 
 func TestActionBaseMovedElsewhereStillRuns(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Idea", "")

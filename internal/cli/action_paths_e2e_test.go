@@ -145,6 +145,7 @@ const raceRounds = 3
 // once. Exactly one wins; the thread, labels, reactions and outputs say
 // what happened and nothing else.
 func TestRedTeamActionRaceApproveCancel(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	g.markRuns("T1")
@@ -192,6 +193,7 @@ func TestRedTeamActionRaceApproveCancel(t *testing.T) {
 // once. Either the approved plan runs and no second plan invites an
 // approval, or the revised plan waits and nothing ran.
 func TestRedTeamActionRaceApproveRevise(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	for round := 0; round < raceRounds; round++ {
 		g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
@@ -241,6 +243,7 @@ func TestRedTeamActionRaceApproveRevise(t *testing.T) {
 // TestRedTeamActionRaceTwoApprovals: two approvals handled at once run
 // the plan once, with one 🚀.
 func TestRedTeamActionRaceTwoApprovals(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	for round := 0; round < raceRounds; round++ {
@@ -282,6 +285,7 @@ func TestRedTeamActionRaceTwoApprovals(t *testing.T) {
 // was posted, is refused by the same rule /planex retry uses; nothing
 // runs, and a fresh approval then runs the plan.
 func TestRedTeamActionStaleApproval(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	g.markRuns("T1")
@@ -309,6 +313,7 @@ func TestRedTeamActionStaleApproval(t *testing.T) {
 // the plan is posted again as planex made it, the reply names the
 // changed line, and an approval of the re-posted plan runs it.
 func TestRedTeamActionEditedPlanComment(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	g.markRuns("T1")
@@ -360,6 +365,7 @@ func postedPart(body string) string {
 // TestActionDeletedPlanComment: an approval of a plan whose comment was
 // deleted is told to re-plan, not "internal error".
 func TestActionDeletedPlanComment(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	g.markRuns("T1")
@@ -379,6 +385,7 @@ func TestActionDeletedPlanComment(t *testing.T) {
 // TestRedTeamActionReaderCommentFlood: a read-only user who keeps
 // writing commands gets one refusal reply, then reactions only.
 func TestRedTeamActionReaderCommentFlood(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	n := g.fake.AddIssue(ghRepo, "reader", "Idea", "")
 	for i, body := range []string{"/planex do it", "/planex do it now", "/planex help", "/planex aprove"} {
@@ -405,6 +412,7 @@ func TestRedTeamActionReaderCommentFlood(t *testing.T) {
 // TestRedTeamActionDispatchSender: a workflow_dispatch with auto-approve
 // from a sender who may not approve plans runs nothing.
 func TestRedTeamActionDispatchSender(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	g.markRuns("T1")
@@ -450,6 +458,7 @@ func TestRedTeamActionDispatchSender(t *testing.T) {
 // a write user's label was removed, is skipped with a note in the job
 // summary.
 func TestRedTeamActionScheduleLabeller(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	g.fake.SetPermission(ghRepo, "helper", "triage")
@@ -499,6 +508,7 @@ func TestRedTeamActionScheduleLabeller(t *testing.T) {
 // id written on another issue, or by someone whose write access was
 // removed since the plan was posted, runs nothing.
 func TestRedTeamActionApprovalElsewhere(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	g.markRuns("T1")
@@ -524,6 +534,7 @@ func TestRedTeamActionApprovalElsewhere(t *testing.T) {
 // someone with write access; with auto-approve on it runs the plan, so a
 // bot's label (whatever its permission) is refused like a bot's approval.
 func TestRedTeamActionLabelPath(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	g.markRuns("T1")
@@ -557,6 +568,7 @@ func TestRedTeamActionLabelPath(t *testing.T) {
 // TestActionMatrixTaskRedelivered: a matrix task job GitHub delivers
 // twice runs its agent once; the wave still collects and completes.
 func TestActionMatrixTaskRedelivered(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	n, branch := approveMatrix(t, g)
@@ -580,6 +592,7 @@ func TestActionMatrixTaskRedelivered(t *testing.T) {
 // TestRedTeamActionRaceTwoPlans: two planning requests on a fresh issue
 // handled at once leave one plan, one plan comment, one status comment.
 func TestRedTeamActionRaceTwoPlans(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	for round := 0; round < 2; round++ {
@@ -615,6 +628,7 @@ func TestRedTeamActionRaceTwoPlans(t *testing.T) {
 // TestRedTeamActionRaceTwoRetries: two /planex retry of a failed plan
 // handled at once re-run it once.
 func TestRedTeamActionRaceTwoRetries(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	for round := 0; round < 2; round++ {

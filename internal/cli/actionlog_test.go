@@ -6,6 +6,7 @@ import (
 )
 
 func TestActionLogDefusesCommands(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		writes []string
 		want   string
@@ -35,6 +36,7 @@ func TestActionLogDefusesCommands(t *testing.T) {
 }
 
 func TestActionLogGroupsEndLines(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	l := newActionLog(&out, func(string) string { return "" })
 	l.group("analyze")

@@ -18,6 +18,7 @@ import (
 // TestContainmentWhenNoSandbox: what each mode does on a machine that
 // cannot make a sandbox, locally and in the Action.
 func TestContainmentWhenNoSandbox(t *testing.T) {
+	t.Parallel()
 	unavailable := func(_ context.Context, m sandbox.Mode) (*sandbox.Sandbox, error) {
 		if m == sandbox.ModeOff {
 			return nil, nil
@@ -79,6 +80,7 @@ func TestContainmentWhenNoSandbox(t *testing.T) {
 // repository (not the working directory) or inline JSON, and its errors
 // name the input.
 func TestMCPConfigInput(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, ".github"), 0o755); err != nil {
 		t.Fatal(err)

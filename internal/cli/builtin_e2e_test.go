@@ -121,6 +121,7 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestBuiltinOpenAIAgentEndToEnd(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	model := &scriptedModel{t: t}
 	srv := httptest.NewServer(model)
@@ -163,6 +164,7 @@ func TestBuiltinOpenAIAgentEndToEnd(t *testing.T) {
 // returned reaches the task's commit, and the task's findings and the
 // report say which tool was called.
 func TestBuiltinAgentMCPEndToEnd(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	bin := mcptest.BuildServer(t)
 	model := &scriptedModel{t: t, mcp: true}
@@ -199,6 +201,7 @@ func TestBuiltinAgentMCPEndToEnd(t *testing.T) {
 }
 
 func TestMCPConfigErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cases := []struct {
 		args []string

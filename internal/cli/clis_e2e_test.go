@@ -32,6 +32,7 @@ import (
 // request no process but planex holds the real key (the CLI has a
 // placeholder; planex's gateway swaps the key in).
 func TestNamedCLIsEndToEnd(t *testing.T) {
+	t.Parallel()
 	// Per CLI: the --model given, and the cost of 1000 input tokens, 800
 	// of them read from the prompt cache, and 100 output tokens (one model
 	// request). Claude Code prices claude-opus-5-5 itself ($4 in, $0.20
@@ -51,6 +52,7 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 	for _, name := range clis.Names() {
 		tc := cases[name]
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			pkg, _ := clis.Tested(name)
 			bin := clistest.Install(t, name, pkg.Spec())
 			f := newFixture(t)
@@ -201,6 +203,7 @@ func nearly(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 // fails with "no changes" and its error in tasks.csv says what was denied,
 // rather than leaving the reason in Claude Code's output.
 func TestClaudeDeniedWriteInTaskError(t *testing.T) {
+	t.Parallel()
 	pkg, _ := clis.Tested("claude")
 	bin := clistest.Install(t, "claude", pkg.Spec())
 	f := newFixture(t)

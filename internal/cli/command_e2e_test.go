@@ -81,6 +81,7 @@ var hostileForms = []struct{ name, format string }{
 // leaves no comment, reaction, label, branch or state behind, and no agent
 // runs.
 func TestActionHostileCommentFormsRunNothing(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
@@ -142,6 +143,7 @@ func TestActionHostileCommentFormsRunNothing(t *testing.T) {
 // TestActionReviewCommentHostileFormsRunNothing: review comments go
 // through the same parser.
 func TestActionReviewCommentHostileFormsRunNothing(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
@@ -195,6 +197,7 @@ func (g *ghEnv) reviewCommentEvent(pr ghfake.PullRequest, cid int64, body string
 // approval that passed permission, plan id, comment and hash checks, and
 // 👎 or 😕 with a reason on every refusal.
 func TestActionReactionsTellTheTruth(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
@@ -260,6 +263,7 @@ func TestActionReactionsTellTheTruth(t *testing.T) {
 // stored tasks no longer hash to the approved id (a forged state ref) is
 // refused before it is acknowledged, and nothing runs.
 func TestActionTamperedPlanApprovalGetsNoRocket(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
@@ -319,6 +323,7 @@ func TestActionTamperedPlanApprovalGetsNoRocket(t *testing.T) {
 // TestActionLabelInput: the label input names the label that plans an
 // issue; GitHub compares label names without regard to case.
 func TestActionLabelInput(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Cache the results", "They are slow.")
@@ -349,6 +354,7 @@ func TestActionLabelInput(t *testing.T) {
 // content, image alt texts, link titles, math drawn invisible, invisible
 // characters) is in no prompt and in no stored state.
 func TestActionHiddenTextNeverReachesThePrompt(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	body := "Cache the search results.\n\n" +

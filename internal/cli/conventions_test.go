@@ -41,6 +41,7 @@ func commandPaths() [][]string {
 }
 
 func TestHelpTextIsClean(t *testing.T) {
+	t.Parallel()
 	paths := commandPaths()
 	if len(paths) < 8 {
 		t.Fatalf("only %d commands found: %v", len(paths), paths)
@@ -71,6 +72,7 @@ func TestHelpTextIsClean(t *testing.T) {
 // TestRepositoryCommandsTakeC: every command that works on a repository
 // names it with -C DIR (and --repo DIR).
 func TestRepositoryCommandsTakeC(t *testing.T) {
+	t.Parallel()
 	root := newRootCmd(IO{Getenv: func(string) string { return "" }})
 	repoCommands := map[string]*cobra.Command{"planex": root}
 	for _, c := range root.Commands() {
@@ -91,6 +93,7 @@ func TestRepositoryCommandsTakeC(t *testing.T) {
 }
 
 func TestUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -175,6 +178,7 @@ func TestUnknownCommandSuggestions(t *testing.T) {
 // TestTypoedCommandStartsNothing: `planex stauts` with an agent
 // configured exits 2 with the suggestion; no session, no agent call.
 func TestTypoedCommandStartsNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(diamond()...)
 	out, errOut, code := f.planex("stauts")
@@ -200,6 +204,7 @@ func TestTypoedCommandStartsNothing(t *testing.T) {
 // TestReadmeDocumentsExitCodes: the README's exit code table has a row
 // for every code planex uses.
 func TestReadmeDocumentsExitCodes(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +217,7 @@ func TestReadmeDocumentsExitCodes(t *testing.T) {
 }
 
 func TestVersionCommand(t *testing.T) {
+	t.Parallel()
 	var o bytes.Buffer
 	if code := Run(context.Background(), []string{"version"}, IO{Out: &o, Err: &o, Version: "v1.2.3", Getenv: func(string) string { return "" }}); code != 0 || o.String() != "planex version v1.2.3\n" {
 		t.Errorf("planex version: exit %d, %q", code, o.String())

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +28,22 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	flag.Parse()
+	parallelByDefault()
 	os.Exit(m.Run())
+}
+
+// parallelByDefault lets more of this package's tests run at once than
+// Go's default of one per CPU, unless -parallel was given: most of an
+// end-to-end test's time is spent waiting on the planex, git and agent
+// processes it starts (and on GitHub client backoffs), not running on a
+// CPU, so one test per CPU leaves the CPUs idle.
+func parallelByDefault() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
 }
 
 type fixture struct {
@@ -35,6 +52,10 @@ type fixture struct {
 	fake  string
 	agent string
 	base  string
+	// env is added to the environment of every planex process and of the
+	// test's own git: what a test would otherwise set with t.Setenv, which
+	// the process shares with every test running in parallel.
+	env []string
 }
 
 // newFixture makes a repository with a few files and a scripted agent.
@@ -42,7 +63,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{t: t, repo: t.TempDir(), fake: t.TempDir()}
 	// Task worktrees go under RUNNER_TEMP; keep them with the test's files.
-	t.Setenv("RUNNER_TEMP", t.TempDir())
+	f.env = []string{"RUNNER_TEMP=" + t.TempDir()}
 	abs, err := filepath.Abs("testdata/scripted-agent.sh")
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +82,17 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// envValue is the value f.env gives name, "" if none: what planex sees.
+func (f *fixture) envValue(name string) string {
+	v := ""
+	for _, kv := range f.env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
+}
+
 func (f *fixture) write(dir, rel, content string) {
 	f.t.Helper()
 	p := filepath.Join(dir, rel)
@@ -76,6 +108,9 @@ func (f *fixture) git(args ...string) string {
 	f.t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = f.repo
+	if len(f.env) > 0 {
+		cmd.Env = append(os.Environ(), f.env...)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		f.t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -145,6 +180,7 @@ func (f *fixture) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = f.repo
 	cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+f.fake, testAllowEnv, "PLANEX_SANDBOX_WRITE="+f.fake, "PLANEX_SANDBOX_READ="+testdataDir(f.t), "PLANEX_AGENT_CMD="+f.agent, "GITHUB_TOKEN=must-not-leak")
+	cmd.Env = append(cmd.Env, f.env...)
 	return cmd
 }
 
@@ -180,6 +216,7 @@ func (f *fixture) branchLog() []string {
 }
 
 func TestDiamondThreeWavesFourCommits(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(diamond()...)
 	f.write(f.repo, "README.md", "# demo\nuncommitted user work\n")
@@ -245,6 +282,7 @@ func TestDiamondThreeWavesFourCommits(t *testing.T) {
 }
 
 func TestFailureSkipsDependents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(diamond()...)
 	f.write(f.fake, "T2.fail", "could not do it")
@@ -267,6 +305,7 @@ func TestFailureSkipsDependents(t *testing.T) {
 }
 
 func TestOutOfScopeWriteIsCaught(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "sneaky", Scope: "a/**"}, task{ID: "T2", Title: "fine", Scope: "b/**"})
 	f.write(f.fake, "T1.sh", "echo x > a/ok.txt; echo y > README.md; mkdir -p z && echo z > z/new.txt\n")
@@ -283,6 +322,7 @@ func TestOutOfScopeWriteIsCaught(t *testing.T) {
 }
 
 func TestNoChangesAndDirectives(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(
 		task{ID: "T1", Title: "lazy", Scope: "a/**"},
@@ -303,6 +343,7 @@ func TestNoChangesAndDirectives(t *testing.T) {
 }
 
 func TestGatesWithoutTerminal(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(diamond()...)
 	// Waiting at a gate without a terminal exits 3.
@@ -338,6 +379,7 @@ func TestGatesWithoutTerminal(t *testing.T) {
 }
 
 func TestBadPlansAreRefused(t *testing.T) {
+	t.Parallel()
 	header := "id,title,description,test,acceptance_criteria,scope,hints,execution_directives,deps,context_from,wave,status,findings,files_modified,tests_passed,acceptance_met,error\n"
 	cases := []struct{ name, rows, want string }{
 		{"duplicate", "T1,a,d,,,a/**,,,,,,,,,,,\nT1,b,d,,,b/**,,,,,,,,,,,\n", `line 3 (T1), field "id": duplicate id T1`},
@@ -351,6 +393,7 @@ func TestBadPlansAreRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t)
 			p := filepath.Join(t.TempDir(), "tasks.csv")
 			os.WriteFile(p, []byte(header+c.rows), 0o644)
@@ -369,6 +412,7 @@ func TestBadPlansAreRefused(t *testing.T) {
 }
 
 func TestHandEditedTasksCSVIsRefusedBeforeRunning(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(diamond()...)
 	f.planex("add four files")
@@ -393,6 +437,7 @@ func TestHandEditedTasksCSVIsRefusedBeforeRunning(t *testing.T) {
 }
 
 func TestImportedPlanJSON(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	out, errOut, code := f.planex("-y", filepath.Join(f.fake, "plan.json"))
@@ -408,6 +453,7 @@ func TestImportedPlanJSON(t *testing.T) {
 }
 
 func TestRequirementFromMarkdownFile(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	p := filepath.Join(t.TempDir(), "req.md")
@@ -422,6 +468,7 @@ func TestRequirementFromMarkdownFile(t *testing.T) {
 }
 
 func TestAllExplorationsFailStillPlans(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	f.write(f.fake, "E1.fail", "x")
@@ -433,6 +480,7 @@ func TestAllExplorationsFailStillPlans(t *testing.T) {
 }
 
 func TestNoAgentConfigured(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cmd := f.command("-y", "x")
 	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=")
@@ -474,6 +522,7 @@ func killAfterT2(t *testing.T, f *fixture) {
 }
 
 func TestKilledRunResumes(t *testing.T) {
+	t.Parallel()
 	ref := newFixture(t)
 	ref.setPlan(diamond()...)
 	if out, errOut, code := ref.planex("-y", "add four files"); code != 0 {
@@ -521,6 +570,7 @@ func (s *syncBuffer) String() string {
 }
 
 func TestAgentSelectionErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cases := []struct {
 		args []string
@@ -542,6 +592,7 @@ func TestAgentSelectionErrors(t *testing.T) {
 }
 
 func TestBudgetStopsBeforeAStep(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(diamond()...)
 	cmd := f.command("-y", "--max-cost-usd", "1.2", "add four files")
@@ -579,6 +630,7 @@ func TestBudgetStopsBeforeAStep(t *testing.T) {
 }
 
 func TestExploreWithoutAgentThenContinue(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(f.repo, "a/limits.py", "def rate_limit(key):\n    return True\n")
 	f.git("add", ".")
@@ -624,6 +676,7 @@ func TestExploreWithoutAgentThenContinue(t *testing.T) {
 }
 
 func TestLocateCommand(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(f.repo, "a/limits.py", "def rate_limit(key):\n    return True\n")
 	f.git("add", ".")
@@ -642,6 +695,7 @@ func TestLocateCommand(t *testing.T) {
 // signals that put it there: a traceback frame in a test is passed on to the
 // code the test exercises, beside the identifiers and words that match.
 func TestLocateExplain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(f.repo, "shop/__init__.py", "")
 	f.write(f.repo, "shop/limits.py", "def rate_limit(key):\n    \"\"\"Allow a key a few requests a minute.\"\"\"\n    return True\n")

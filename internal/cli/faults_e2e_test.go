@@ -96,6 +96,7 @@ func (g *ghEnv) assertDone(n int, r actionRun) {
 }
 
 func TestActionLostAnswersAreNotDuplicated(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(diamond()...)
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "We need a, b, c and d.")
@@ -143,6 +144,7 @@ func TestActionLostAnswersAreNotDuplicated(t *testing.T) {
 // request already exists" (the branch has one already: another job opened
 // it); planex adopts it and updates its report instead of failing.
 func TestActionPullRequestThatExistsIsAdopted(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	n, id := g.planned(diamond()...)
 	session := g.commentsWith(n, "<!-- planex:plan ")[0]
@@ -163,6 +165,7 @@ func TestActionPullRequestThatExistsIsAdopted(t *testing.T) {
 }
 
 func TestActionPrimaryRateLimitIsWaitedFor(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	n, id := g.planned(diamond()...)
 	g.fake.InjectFault(routePulls, 1, ghfake.PrimaryRateLimit(403, time.Now().Add(time.Second)))
@@ -177,6 +180,7 @@ func TestActionPrimaryRateLimitIsWaitedFor(t *testing.T) {
 // waited for; the run ends failed, saying until when, and a retry after
 // it finishes the run.
 func TestActionRateLimitTooLongFailsTruthfully(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	n, id := g.planned(diamond()...)
 	reset := time.Now().Add(2 * time.Hour)
@@ -227,11 +231,13 @@ func (g *ghEnv) startBackground(eventPath string, extraEnv ...string) (*exec.Cmd
 // retry from a new run takes it over and resumes from the last task
 // commit: every task committed once, one pull request, the plan done.
 func TestActionKilledRunIsTakenOver(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		block     string
 		committed int
 	}{{"T1", 0}, {"T3", 2}} {
 		t.Run("killed in "+c.block, func(t *testing.T) {
+			t.Parallel()
 			g := newGHEnv(t)
 			n, id := g.planned(diamond()...)
 			g.write(g.fake_dir(), c.block+".block", "")
@@ -281,6 +287,7 @@ func TestActionKilledRunIsTakenOver(t *testing.T) {
 // as GitHub sends it) reports the plan failed on its way out, without a
 // finalize step, and a retry finishes it.
 func TestActionCancelledJobEndsFailed(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	n, id := g.planned(diamond()...)
 	g.write(g.fake_dir(), "T3.block", "")
@@ -309,6 +316,7 @@ func TestActionCancelledJobEndsFailed(t *testing.T) {
 // run ends failed with that reason, once, never as an internal error and
 // never left running.
 func TestActionWorkflowPushRefused(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	hook, err := os.ReadFile("../gitrepo/testdata/pre-receive-workflows.sh")
 	if err != nil {
@@ -352,6 +360,7 @@ func TestActionWorkflowPushRefused(t *testing.T) {
 // planex does not know is an internal error: reported once, and the plan
 // ends failed, not running.
 func TestActionInternalErrorEndsFailedOnce(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.write(g.origin, "hooks/pre-receive", "#!/bin/sh\nwhile read -r old new ref; do case $ref in refs/heads/planex/*) echo 'branch pushes are frozen' >&2; exit 1;; esac; done\n")
 	os.Chmod(filepath.Join(g.origin, "hooks", "pre-receive"), 0o755)
@@ -382,6 +391,7 @@ func TestActionInternalErrorEndsFailedOnce(t *testing.T) {
 // twice plans once; and when the job died after saving the plan but
 // before its comment got out, the redelivery posts it.
 func TestActionRedeliveredPlanEvent(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(diamond()...)
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "")
@@ -425,6 +435,7 @@ func TestActionRedeliveredPlanEvent(t *testing.T) {
 // requirement, re-run (same run id), finds the issue it opened and its
 // plan instead of opening and planning another.
 func TestActionRerunDispatchDoesNotPlanAgain(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	ev := g.eventFrom("event.workflow_dispatch.json", func(p map[string]any) {

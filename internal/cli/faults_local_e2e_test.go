@@ -14,6 +14,7 @@ import (
 // session, a second `planex --continue` exits at once naming the holder;
 // once the holder is killed, its lock is taken over.
 func TestSecondContinueIsRefusedWhileRunning(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(diamond()...)
 	f.write(f.fake, "T3.block", "")
@@ -53,6 +54,7 @@ func TestSecondContinueIsRefusedWhileRunning(t *testing.T) {
 // TestWideWavesDoNotRace runs a four-task wave with -c 4 many times in
 // one repository; task worktrees are created side by side every time.
 func TestWideWavesDoNotRace(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(
 		task{ID: "T1", Title: "a", Scope: "a/**"}, task{ID: "T2", Title: "b", Scope: "b/**"},
@@ -81,8 +83,10 @@ func TestWideWavesDoNotRace(t *testing.T) {
 // planex is stopped (SIGTERM) or killed outright (SIGKILL): the agent
 // runs under planex's reaper.
 func TestAgentsDieWithPlanexWithoutSandbox(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t)
 			f.setPlan(diamond()...)
 			f.write(f.fake, "T3.block", "")
@@ -120,6 +124,7 @@ func TestAgentsDieWithPlanexWithoutSandbox(t *testing.T) {
 // TestWorkflowScopesAreFlagged: the CLI says before the tasks gate which
 // tasks can change workflow files.
 func TestWorkflowScopesAreFlagged(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "docs", Scope: "a/**"}, task{ID: "T2", Title: "ci", Scope: ".github/workflows/**"})
 	out, errOut, code := f.planex("-y", "--review", "skip", "touch ci")

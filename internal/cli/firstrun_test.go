@@ -34,6 +34,7 @@ func gitRepo(t *testing.T) string {
 // Mistakes in what the user typed are usage errors (exit 2), found before
 // a session starts, as the README's exit code table says.
 func TestBadRequirementAndAgentExit2(t *testing.T) {
+	t.Parallel()
 	repo := gitRepo(t)
 	for _, c := range []struct {
 		args []string
@@ -58,6 +59,7 @@ func TestBadRequirementAndAgentExit2(t *testing.T) {
 // empty folders, is refused before the first step, naming the path and
 // --sandbox-read; made readable, it passes.
 func TestHiddenAgentCommandIsRefusedOnce(t *testing.T) {
+	t.Parallel()
 	available := func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error) { return &sandbox.Sandbox{}, nil }
 	repo := &gitrepo.Repo{Root: t.TempDir(), CommonDir: t.TempDir()}
 	scripts := t.TempDir() // under /tmp, apart from the repository

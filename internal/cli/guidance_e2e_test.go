@@ -29,6 +29,7 @@ const wantGuidance = "## The repository's guidance for agents\n<guidance>\nFrom 
 // comment; a task that rewrites AGENTS.md does not change what its
 // reviewer (or a later task) is told.
 func TestGuidanceReachesEveryStep(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.commitGuidance()
 	f.setPlan(task{ID: "T1", Title: "rewrite the guidance", Scope: "AGENTS.md"}, task{ID: "T2", Title: "later", Scope: "b/**", Deps: []string{"T1"}})
@@ -87,6 +88,7 @@ func texts(v any, out *[]string) {
 // TestGuidanceReachesTheBuiltinAgent: planex's own agent loop sends the
 // same guidance to the model in every step.
 func TestGuidanceReachesTheBuiltinAgent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.commitGuidance()
 	model := &scriptedModel{t: t}

@@ -63,6 +63,7 @@ func (g *ghEnv) startAction(eventName, eventPath string, env ...string) *matrixP
 		"GITHUB_WORKSPACE="+ws, "GITHUB_API_URL="+g.fake.URL(), "GITHUB_SERVER_URL="+g.fake.ServerURL(),
 		"GITHUB_RUN_ID=42", "GITHUB_OUTPUT="+p.outFile, "INPUT_GITHUB_TOKEN=ghs_test", "INPUT_AGENT=command",
 		"INPUT_AGENT_COMMAND="+g.agent, "GITHUB_TOKEN=ghs_test", "INPUT_MODE=matrix")
+	p.cmd.Env = append(p.cmd.Env, g.env...)
 	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
 	if err := p.cmd.Start(); err != nil {
@@ -178,6 +179,7 @@ func approveMatrix(t *testing.T, g *ghEnv) (int, string) {
 }
 
 func TestActionMatrixMatchesSingleJob(t *testing.T) {
+	t.Parallel()
 	// The reference: single-job mode on the same plan and agent results.
 	single := newGHEnv(t)
 	single.setPlan(diamond()...)
@@ -253,6 +255,7 @@ func TestActionMatrixMatchesSingleJob(t *testing.T) {
 }
 
 func TestActionMatrixDeadTaskRetryAndRacingCollects(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(diamond()...)
 	n, branch := approveMatrix(t, g)

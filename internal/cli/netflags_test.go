@@ -18,6 +18,7 @@ import (
 // failure, in the Action a failure naming `network: open`; `open` runs
 // with one warning naming the choice. --allow-host values are checked.
 func TestNetworkWithoutNamespaces(t *testing.T) {
+	t.Parallel()
 	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
 	if err != nil {
 		t.Skipf("no sandbox on this machine, so nothing whose network could be missing: %v", err)

@@ -143,6 +143,7 @@ func approveInSession(t *testing.T, dir string) string {
 // state ref marks it failed and approved. /planex retry must refuse, say
 // what to do, and run nothing.
 func TestRedTeamActionForgedStateRetry(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		forge func(g *ghEnv, n int, dir string, rec map[string]any, ids map[string]int64)
@@ -173,6 +174,7 @@ func TestRedTeamActionForgedStateRetry(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			g := newGHEnv(t)
 			g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"}, task{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
 			g.markRuns("T1", "T2")
@@ -212,6 +214,7 @@ func TestRedTeamActionForgedStateRetry(t *testing.T) {
 // says to approve the plan; doing so runs the plan that was posted, not
 // the forged one.
 func TestRedTeamActionForgedStateThenApprove(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
@@ -243,6 +246,7 @@ func TestRedTeamActionForgedStateThenApprove(t *testing.T) {
 // under the plan comment; the approval is refused on the hash, and a retry
 // afterwards is refused too.
 func TestRedTeamActionRefusedApprovalThenRetry(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"}, task{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
 	g.markRuns("T1", "T2")
@@ -270,6 +274,7 @@ func TestRedTeamActionRefusedApprovalThenRetry(t *testing.T) {
 // state is forged between waves to carry another plan. Neither the
 // prepare step nor a task job runs it.
 func TestRedTeamActionMatrixForgedState(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"}, task{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
 	g.markRuns("T1", "T2")

@@ -17,6 +17,7 @@ import (
 // workflow file's command for the failed step (at the tested commit), or
 // nothing.
 func TestRedTeamCILogChoosesNoCommand(t *testing.T) {
+	t.Parallel()
 	const real = "test -f fix/t1.txt"
 	cases := []struct {
 		name string
@@ -34,6 +35,7 @@ func TestRedTeamCILogChoosesNoCommand(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			g := newGHEnv(t)
 			pwned := filepath.Join(g.fake_dir(), "pwned")
 			pr := ciPR(t, g, c.workflow...)

@@ -29,8 +29,7 @@ func newGitRedTeam(t *testing.T, attacks ...string) *gitRedTeam {
 	t.Helper()
 	f := newFixture(t)
 	rt := &gitRedTeam{fixture: f, home: t.TempDir()}
-	t.Setenv("HOME", rt.home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(rt.home, ".config"))
+	f.env = append(f.env, "HOME="+rt.home, "XDG_CONFIG_HOME="+filepath.Join(rt.home, ".config"))
 	agent, err := filepath.Abs("testdata/redteam-git-agent.sh")
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +77,7 @@ func (rt *gitRedTeam) safeGit(args ...string) string {
 		"-c", "filter.proc.process=", "-c", "diff.evil.textconv=", "-c", "log.showSignature=false"}
 	cmd := exec.Command("git", append(off, args...)...)
 	cmd.Dir = rt.repo
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	cmd.Env = append(append(os.Environ(), rt.env...), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		rt.t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -109,6 +108,7 @@ func (rt *gitRedTeam) commitFiles(branch string) []string {
 // every chance to run them: worktree checkout, snapshots, commits,
 // branch updates, diffs.
 func TestRedTeamGitPlantedPrograms(t *testing.T) {
+	t.Parallel()
 	honest := []string{"T1: a/t1.txt=T1 was here", "T2: b/t2.txt=T2 was here"}
 	for _, c := range []struct {
 		name    string
@@ -125,6 +125,7 @@ func TestRedTeamGitPlantedPrograms(t *testing.T) {
 		{"crafted worktree index", []string{"index"}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			rt := newGitRedTeam(t, c.attacks...)
 			rt.setPlan(task{ID: "T1", Title: "first", Scope: "a/**"}, task{ID: "T2", Title: "second", Scope: "b/**", Deps: []string{"T1"}})
 			out, errOut, code := rt.run("-y", "two files")
@@ -151,6 +152,7 @@ func TestRedTeamGitPlantedPrograms(t *testing.T) {
 // TestRedTeamGitSymlinkEscape: a task that links out of the repository
 // or into .git fails naming each link, and nothing of it is committed.
 func TestRedTeamGitSymlinkEscape(t *testing.T) {
+	t.Parallel()
 	rt := newGitRedTeam(t, "symlinks")
 	rt.setPlan(task{ID: "T1", Title: "links", Scope: "a/**"}, task{ID: "T2", Title: "other", Scope: "b/**"})
 	out, errOut, code := rt.run("-y", "links")
@@ -177,6 +179,7 @@ func TestRedTeamGitSymlinkEscape(t *testing.T) {
 // repository are refused at validation, naming the file, line, task and
 // field, before any agent starts — from a plan file or from the agent.
 func TestRedTeamGitScopeValidation(t *testing.T) {
+	t.Parallel()
 	header := "id,title,description,test,acceptance_criteria,scope,hints,execution_directives,deps,context_from,wave,status,findings,files_modified,tests_passed,acceptance_met,error\n"
 	for _, c := range []struct{ name, scope, want string }{
 		{"into .git", ".git/hooks/**", `scope glob ".git/hooks/**" reaches into .git`},
@@ -188,6 +191,7 @@ func TestRedTeamGitScopeValidation(t *testing.T) {
 		{"home", "~/.ssh/*", `scope glob "~/.ssh/*" starts with ~`},
 	} {
 		t.Run("tasks.csv "+c.name, func(t *testing.T) {
+			t.Parallel()
 			rt := newGitRedTeam(t)
 			p := filepath.Join(t.TempDir(), "tasks.csv")
 			os.WriteFile(p, []byte(header+"T1,fine,d,,,a/**,,,,,,,,,,,\nT2,bad,d,,,"+c.scope+",,,,,,,,,,,\n"), 0o644)
@@ -202,6 +206,7 @@ func TestRedTeamGitScopeValidation(t *testing.T) {
 		})
 	}
 	t.Run("from the agent's plan", func(t *testing.T) {
+		t.Parallel()
 		rt := newGitRedTeam(t)
 		rt.setPlan(task{ID: "T1", Title: "fine", Scope: "a/**"}, task{ID: "T2", Title: "hooks", Scope: ".git/hooks/**"})
 		_, errOut, code := rt.run("-y", "plant hooks")
@@ -220,6 +225,7 @@ func TestRedTeamGitScopeValidation(t *testing.T) {
 // a run, even with staged, unstaged, untracked and stat-stale files that
 // tempt git into refreshing the index.
 func TestRedTeamGitUserCheckoutUntouched(t *testing.T) {
+	t.Parallel()
 	rt := newGitRedTeam(t)
 	rt.setPlan(diamond()...)
 	// The user's own hooks (which planex's git must not run either).

@@ -19,6 +19,7 @@ import (
 // explore` finish promptly, rank the real file, and their peak RSS (the
 // child's rusage) stays under 512 MiB.
 func TestRedTeamHostileFilesKeepLocateSmall(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(f.repo, "limits.py", "def rate_limit(key):\n    return True\n")
 	for name, target := range map[string]string{"Makefile": "/dev/zero", "go.mod": "/dev/zero", "package.json": "/dev/urandom", "rate.py": "/dev/zero"} {

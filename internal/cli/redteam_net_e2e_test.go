@@ -88,6 +88,7 @@ func (p *pathRecorder) got() string {
 // each refusal is reported. With --network open the direct connection
 // works: the rows prove the containment, not a broken probe.
 func TestRedTeamNetwork(t *testing.T) {
+	t.Parallel()
 	other := machineAddress(t)
 	probe := sandboxtest.NetProbe(t)
 	loop := sandboxtest.Listen(t, "tcp", "127.0.0.1:0")

@@ -108,6 +108,7 @@ func assertPlanHeld(t *testing.T, f *fixture, executed, committed string) {
 // with SIGKILL; --continue with the remembered -y must not approve the
 // rewrite.
 func TestRedTeamPlanEditThenKill(t *testing.T) {
+	t.Parallel()
 	f, out, err := redTeamPlan(t, "edit-kill")
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {
@@ -129,6 +130,7 @@ func TestRedTeamPlanEditThenKill(t *testing.T) {
 // TestRedTeamPlanEditDuringRun: T1's agent rewrites T2 and finishes; the
 // run stops before recording T1 or starting T2.
 func TestRedTeamPlanEditDuringRun(t *testing.T) {
+	t.Parallel()
 	f, out, err := redTeamPlan(t, "edit")
 	if err == nil || !strings.Contains(out, `tasks.csv changed after approval: T2 field scope ("b/**" → "**")`) {
 		t.Fatalf("planex: %v\n%s", err, out)
@@ -146,6 +148,7 @@ func TestRedTeamPlanEditDuringRun(t *testing.T) {
 // while T2 runs (T2 runs as approved, and its outcome is not recorded),
 // the rewrite never runs.
 func TestRedTeamPlanDetachedProcessEdits(t *testing.T) {
+	t.Parallel()
 	f, out, err := redTeamPlan(t, "detached")
 	if err == nil || !strings.Contains(out, `tasks.csv changed after approval: T2 field scope ("b/**" → "**")`) {
 		t.Fatalf("planex: %v\n%s", err, out)

@@ -22,6 +22,7 @@ import (
 // header: it finds none of them, and its task still runs (the worktree,
 // below $RUNNER_TEMP, stays the agent's).
 func TestRedTeamRunnerTempHidden(t *testing.T) {
+	t.Parallel()
 	const token = "ghs-redteam-checkout-v6-token"
 	const sshKey = "-----BEGIN OPENSSH PRIVATE KEY-----redteam-deploy-key"
 	// Not under /tmp or a home, which the sandbox covers anyway.
@@ -77,6 +78,7 @@ func TestRedTeamRunnerTempHidden(t *testing.T) {
 // git still reads the repository (HEAD, the remotes without their
 // credentials).
 func TestRedTeamGitConfigCredentials(t *testing.T) {
+	t.Parallel()
 	creds := map[string]string{
 		"remote.upstream.url":                                       "https://gitlab-ci-token:glcbt-redteam-job-token@gitlab.example/g/app.git",
 		"http.https://gitlab.example/.extraheader":                  "AUTHORIZATION: basic cmVkdGVhbS1henVyZS1oZWFkZXI=",
@@ -137,6 +139,7 @@ func TestRedTeamGitConfigCredentials(t *testing.T) {
 // agent finds none of them; the files are readable to every uid here so
 // that the attack would work as root too.
 func TestRedTeamRunnerInstallHidden(t *testing.T) {
+	t.Parallel()
 	const rsa = `{"d":"redteam-runner-private-exponent","modulus":"x"}`
 	const diag = "redteam-runner-diag-job-message"
 	root, err := os.MkdirTemp(".", "redteam-runner-root-")
@@ -190,6 +193,7 @@ func TestRedTeamRunnerInstallHidden(t *testing.T) {
 // which reads every config and asks git in its worktree, finds it
 // nowhere, and nor does any later step of the job.
 func TestRedTeamActionCheckoutToken(t *testing.T) {
+	t.Parallel()
 	const token = "ghs_redteamCheckoutToken"
 	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
 	g := newGHEnv(t)
@@ -199,7 +203,7 @@ func TestRedTeamActionCheckoutToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.write(g.fake_dir(), "T1.sh", string(body))
-	runnerTemp := os.Getenv("RUNNER_TEMP") // newFixture's
+	runnerTemp := g.envValue("RUNNER_TEMP") // newFixture's
 	// run is g.run in a workspace checked out as actions/checkout does
 	// with persist-credentials (the default).
 	run := func(event string) (actionRun, []string) {
@@ -276,6 +280,7 @@ func TestRedTeamActionCheckoutToken(t *testing.T) {
 // kubeconfig say; Jenkins' withCredentials writes to $WORKSPACE@tmp).
 // The contained agent reads them: it finds nothing.
 func TestRedTeamCITempHidden(t *testing.T) {
+	t.Parallel()
 	root, err := os.MkdirTemp(".", "redteam-ci-")
 	if err != nil {
 		t.Fatal(err)

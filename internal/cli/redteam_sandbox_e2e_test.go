@@ -20,6 +20,7 @@ import (
 // the task still commits, so planex's git works on the worktree the
 // sandbox's uid wrote.
 func TestRedTeamSandboxHostAccess(t *testing.T) {
+	t.Parallel()
 	const callerSecret = "caller-fd7-secret-31337"
 	p := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(p, []byte(callerSecret), 0o600); err != nil {
@@ -59,11 +60,13 @@ func TestRedTeamSandboxHostAccess(t *testing.T) {
 // huge file; the step is stopped, its failure names the limit, and planex
 // itself finishes the run normally.
 func TestRedTeamSandboxRunawayStep(t *testing.T) {
+	t.Parallel()
 	for _, row := range []struct{ script, limits, want string }{
 		{"fork-bomb.sh", "processes=64", "process limit 64 hit"},
 		{"huge-file.sh", "file-size=1M", "file size limit 1M hit"},
 	} {
 		t.Run(row.script, func(t *testing.T) {
+			t.Parallel()
 			if _, err := exec.LookPath("perl"); err != nil && row.script == "fork-bomb.sh" {
 				t.Skip("the fork bomb is perl's `fork while 1` (a shell gives up when a fork fails); no perl here")
 			}

@@ -23,6 +23,7 @@ func pendingTasks(dir string) string {
 // (dated in the future, -y remembered, tasks pending) in the old work-tree
 // folder; --continue with and without its id refuses it by path and reason.
 func TestRedTeamCommittedSession(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	id := "evil-2099-01-01"
 	dir := filepath.Join(".workflow", ".lite-plan", id)
@@ -58,6 +59,7 @@ func TestRedTeamCommittedSession(t *testing.T) {
 // of the repository receives nothing; the run works and its session is in
 // the git directory.
 func TestRedTeamWorkflowSymlink(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(f.repo, ".workflow")); err != nil {
@@ -83,6 +85,7 @@ func TestRedTeamWorkflowSymlink(t *testing.T) {
 // TestRedTeamForeignSession: a session.json copied from another clone,
 // and one edited after planex wrote it, approve nothing.
 func TestRedTeamForeignSession(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		forge func(t *testing.T, mine, other *fixture) string // returns the session id
@@ -131,6 +134,7 @@ func TestRedTeamForeignSession(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			mine, other := newFixture(t), newFixture(t)
 			id := c.forge(t, mine, other)
 			os.Remove(filepath.Join(mine.fake, "pwned"))

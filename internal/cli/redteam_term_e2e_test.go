@@ -27,6 +27,7 @@ func assertNoTerminalControls(t *testing.T, what, out string) {
 // planex prints its progress, the failure and the status without any of
 // them, yet still shows the text around them.
 func TestRedTeamAgentCannotDriveTheTerminal(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	analyze, _ := json.Marshal(map[string]any{"type": "feature", "complexity": "Medium", "angles": []map[string]string{
 		{"id": "E1", "angle": "pat\x1b[2Jterns", "description": "find patterns", "focus": "code"},
@@ -61,6 +62,7 @@ func TestRedTeamAgentCannotDriveTheTerminal(t *testing.T) {
 // by locate and explore quoted with Go's escapes, so the line still names
 // the file exactly and the terminal is left alone.
 func TestRedTeamFileNamesCannotDriveTheTerminal(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	evil := "evil\x1b]52;c;ZXZpbA==\x07\x1b[2J.py"
 	f.write(f.repo, evil, "def rate_limit(key):\n    return True\n")

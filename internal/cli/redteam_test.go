@@ -57,6 +57,7 @@ type redTeamRun struct {
 }
 
 func TestRedTeamAgents(t *testing.T) {
+	t.Parallel()
 	rows := []redTeam{
 		{"steals secrets from environments, /proc and the home", "steal-secrets.sh", func(t *testing.T, r *redTeamRun) {
 			r.mustHaveRun(t, "a/loot.txt")
@@ -151,6 +152,7 @@ func TestRedTeamAgents(t *testing.T) {
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
 			r := runRedTeam(t, row.script, "on")
 			r.noSecretAnywhere(t)
 			if entries, _ := os.ReadDir(r.mark); len(entries) > 0 {
@@ -171,8 +173,12 @@ func runRedTeam(t *testing.T, script string, sandbox string, adjust ...func(*exe
 	t.Helper()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"}, task{ID: "T2", Title: "left", Scope: "b/**", Deps: []string{"T1"}, Directives: "test -f b/t2.txt"})
+	// The tag marks the attack's processes: this process's and this test's
+	// own (rows run side by side), of one width so that no tag is part of
+	// another.
+	name := sha256.Sum256([]byte(t.Name()))
 	r := &redTeamRun{f: f, mark: t.TempDir(), realHome: t.TempDir(), runnerFiles: map[string]string{},
-		tag: fmt.Sprintf("%d.%d", 700000+os.Getpid()%100000, len(script))}
+		tag: fmt.Sprintf("%d.%06d", 700000+os.Getpid()%100000, (int(name[0])<<16|int(name[1])<<8|int(name[2]))%1000000)}
 	f.write(r.realHome, ".git-credentials", "https://x:"+redTeamSecrets["GITHUB_TOKEN"]+"@github.com\n")
 	runner := t.TempDir()
 	for _, name := range []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"} {
@@ -304,6 +310,7 @@ func hashCheckout(t *testing.T, repo string) map[string]string {
 // read planex's environment, but planex still refuses to commit a change
 // that holds a secret's value, and redacts what the agent reports.
 func TestRedTeamSecretsWithoutSandbox(t *testing.T) {
+	t.Parallel()
 	r := runRedTeam(t, "steal-secrets.sh", "off")
 	r.noSecretAnywhere(t)
 	// Every variable planex holds and does not pass on, whatever its name,
@@ -328,6 +335,7 @@ func TestRedTeamSecretsWithoutSandbox(t *testing.T) {
 // environment and credential it can reach and commits the loot. Nothing
 // of it may reach origin, a comment, the pull request or the job's files.
 func TestRedTeamActionSecretsStayOut(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"}, task{ID: "T2", Title: "left", Scope: "b/**", Deps: []string{"T1"}})
 	realHome := t.TempDir()
@@ -394,6 +402,7 @@ func dropMaskLines(s string) string {
 // agent still answer, and a plan request fails the job with a reply that
 // names the opt-out; no agent runs uncontained.
 func TestActionWithoutSandboxRunsNoAgent(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	bin := t.TempDir()

@@ -15,6 +15,7 @@ import (
 // pull request and the job summary escaped: every task is listed and
 // nothing of it acts as HTML, a mention or a command.
 func TestActionEscapesHostilePlan(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	titles := []string{
 		"base <!-- the next tasks are hidden",

@@ -32,6 +32,7 @@ func (f *fixture) planHash() string {
 // their commits. `planex --continue` on a finished session calls no agent
 // and says the session is finished.
 func TestRetryFailedTasksAndContinueFinished(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(diamond()...)
 	f.write(f.fake, "T2.fail", "could not do it")

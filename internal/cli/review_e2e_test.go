@@ -68,6 +68,7 @@ func runWithReview(t *testing.T, g *ghEnv) ghfake.PullRequest {
 }
 
 func TestActionRunPostsReviewInlineOnAddedLinesOnly(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	pr := runWithReview(t, g)
 	rs := g.fake.Reviews(ghRepo, pr.Number)
@@ -134,6 +135,7 @@ func TestActionRunPostsReviewInlineOnAddedLinesOnly(t *testing.T) {
 }
 
 func TestActionReviewForkPullRequestFromDiffOnly(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	marker := filepath.Join(g.fake_dir(), "pwned")
 	patch := "@@ -0,0 +1,3 @@\n+#!/bin/sh\n+touch " + marker + "\n+echo done"
@@ -188,6 +190,7 @@ func TestActionReviewForkPullRequestFromDiffOnly(t *testing.T) {
 }
 
 func TestActionFixPlansFromHighFindings(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	pr := runWithReview(t, g)
 	inline := g.fake.ReviewComments(ghRepo, pr.Number)
@@ -244,6 +247,7 @@ func TestActionFixPlansFromHighFindings(t *testing.T) {
 }
 
 func TestRunReviewFailureIsReportedNotFatal(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
 	f.write(f.fake, "review.json", `{"id":"__ID__","verdict":"maybe"}`) // not the schema
@@ -267,6 +271,7 @@ func TestRunReviewFailureIsReportedNotFatal(t *testing.T) {
 }
 
 func TestRunReviewSkip(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
 	out, errOut, code := f.planex("-y", "--review", "skip", "add a file")
@@ -285,6 +290,7 @@ func TestRunReviewSkip(t *testing.T) {
 }
 
 func TestActionReviewCommentFollowUpIsAnsweredInItsThread(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")

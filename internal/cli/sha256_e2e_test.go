@@ -11,8 +11,9 @@ import (
 // while a wave is in flight, and --continue finds the committed tasks by
 // their 64-digit ids and finishes the branch with no task done twice.
 func TestSHA256RepositoryRunKillContinue(t *testing.T) {
+	t.Parallel()
 	f := &fixture{t: t, repo: t.TempDir(), fake: t.TempDir()}
-	t.Setenv("RUNNER_TEMP", t.TempDir())
+	f.env = []string{"RUNNER_TEMP=" + t.TempDir()}
 	abs, err := filepath.Abs("testdata/scripted-agent.sh")
 	if err != nil {
 		t.Fatal(err)

@@ -76,6 +76,7 @@ func (g *ghEnv) countRequests(route string) int {
 // account, with planex's message and trailers), the branch on GitHub was
 // only ever moved through the API, and the local branch is GitHub's.
 func TestCommitSigningAPIMakesVerifiedCommitsWithGitModesTrees(t *testing.T) {
+	t.Parallel()
 	g := signingEnv(t)
 	if out, errOut, code := g.signingArgs("-y", "--review", "skip", "signing in git mode"); code != 0 {
 		t.Fatalf("git mode: exit %d\n%s\n%s", code, out, errOut)
@@ -177,6 +178,7 @@ func TestCommitSigningAPIMakesVerifiedCommitsWithGitModesTrees(t *testing.T) {
 // flag: the session remembers api mode) finds T1 on GitHub by its
 // trailers and does not make it again.
 func TestCommitSigningAPIResumeFindsTasksGitHubTook(t *testing.T) {
+	t.Parallel()
 	g := signingEnv(t)
 	g.write(g.fake_dir(), "T2.block", "")
 	cmd := g.command("-y", "--review", "skip", "--commit-signing", "api", "signing resumed")
@@ -230,6 +232,7 @@ func TestCommitSigningAPIResumeFindsTasksGitHubTook(t *testing.T) {
 // TestCommitSigningAPINeedsGitHub: api mode without a token or remote is
 // refused before anything runs, naming what is missing.
 func TestCommitSigningAPINeedsGitHub(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "x", Scope: "a/**"})
 	cmd := f.command("-y", "--commit-signing", "api", "no github")
@@ -255,6 +258,7 @@ func TestCommitSigningAPINeedsGitHub(t *testing.T) {
 // opened on it. (The trees of both modes are compared by
 // TestCommitSigningAPIMakesVerifiedCommitsWithGitModesTrees.)
 func TestActionCommitSigningAPI(t *testing.T) {
+	t.Parallel()
 	g := newGHEnv(t)
 	g.fake.SetGitDir(ghRepo, g.origin)
 	g.setPlan(diamond()...)
@@ -307,8 +311,9 @@ func TestActionCommitSigningAPI(t *testing.T) {
 // own commit when it sits on the tip (the first task of a wave), to a
 // commit GitHub makes again on the tip for the tasks after it.
 func TestActionMatrixCommitSigningAPI(t *testing.T) {
-	t.Setenv("INPUT_COMMIT_SIGNING", "api")
+	t.Parallel()
 	g := newGHEnv(t)
+	g.env = append(g.env, "INPUT_COMMIT_SIGNING=api")
 	g.fake.SetGitDir(ghRepo, g.origin)
 	g.setPlan(diamond()...)
 	n, branch := approveMatrix(t, g)

@@ -3,6 +3,7 @@ package cli
 import "testing"
 
 func TestGitHubRepoOfRemoteURLs(t *testing.T) {
+	t.Parallel()
 	for url, want := range map[string]string{
 		"https://github.com/octo/demo.git":        "octo/demo",
 		"https://github.com/octo/demo":            "octo/demo",

@@ -29,6 +29,7 @@ func TestMissingBinary(t *testing.T) {
 }
 
 func TestShellQuote(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"abc": "abc", "a b": "'a b'", "it's": `'it'\''s'`, "": "''", "Read,Grep": "Read,Grep"} {
 		if got := shellQuote(in); got != want {
 			t.Errorf("%q → %q, want %q", in, got, want)
@@ -39,6 +40,7 @@ func TestShellQuote(t *testing.T) {
 // The decoders read output captured from the tested CLI versions (cut
 // down to the fields that matter).
 func TestDecodeClaude(t *testing.T) {
+	t.Parallel()
 	ok := `{"type":"result","subtype":"success","is_error":false,"result":"Done.\n{\"id\":\"T1\"}","total_cost_usd":0.006,` +
 		`"usage":{"input_tokens":2000,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":200},` +
 		`"modelUsage":{"claude-sonnet-5-5":{"inputTokens":1500,"outputTokens":200,"cacheReadInputTokens":400,"cacheCreationInputTokens":100,"costUSD":0.006}},` +
@@ -67,6 +69,7 @@ func TestDecodeClaude(t *testing.T) {
 }
 
 func TestDecodeCodex(t *testing.T) {
+	t.Parallel()
 	out := `WARNING: proceeding, even though we could not create PATH aliases
 {"type":"thread.started","thread_id":"x"}
 {"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for ` + "`m`" + ` not found."}}
@@ -103,6 +106,7 @@ func TestDecodeCodex(t *testing.T) {
 }
 
 func TestDecodeGemini(t *testing.T) {
+	t.Parallel()
 	out := `Warning: 256-color support not detected.
 {
   "session_id": "s",
@@ -140,6 +144,7 @@ func TestDecodeGemini(t *testing.T) {
 // TestUsagePricing: the user's price wins, then the CLI's own cost, then
 // the table by model; a model without a price costs 0.
 func TestUsagePricing(t *testing.T) {
+	t.Parallel()
 	tokens := map[string]agent.Usage{"gemini-2.5-flash": {InputTokens: 1_000_000, OutputTokens: 1_000_000}, "mystery-model": {InputTokens: 1_000_000}}
 	a := &Agent{cfg: Config{Name: "gemini", Model: "gemini-2.5-flash"}}
 	if u := a.usage(report{tokens: tokens}); u.InputTokens != 2_000_000 || u.OutputTokens != 1_000_000 || !near(u.CostUSD, 0.3+2.5) {
@@ -172,6 +177,7 @@ func TestUsagePricing(t *testing.T) {
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
 func TestInstallDirsNeverExposeAHome(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	env := []string{"HOME=" + home}
 	for _, tc := range []struct {
@@ -201,6 +207,7 @@ func TestInstallDirsNeverExposeAHome(t *testing.T) {
 // TestMCPPassThrough: each CLI's configuration names the user's servers
 // in its own format, stdio and HTTP, with the expanded env and headers.
 func TestMCPPassThrough(t *testing.T) {
+	t.Parallel()
 	cfg, err := mcp.Parse([]byte(`{"mcpServers":{
 		"tickets":{"command":"/opt/tickets","args":["--db","x y"],"env":{"TICKET_TOKEN":"${TOK}"}},
 		"docs":{"type":"http","url":"https://docs.example/mcp","headers":{"Authorization":"Bearer ${TOK}"}}}}`), "test",

@@ -44,11 +44,13 @@ func keyHolders(key string) []string {
 // /proc/*/environ it can read finds only the placeholder; the model
 // server still receives the real key.
 func TestRealCLIKeyStaysWithPlanex(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/environ"); err != nil {
 		t.Skip("no /proc to scan for the key on this machine")
 	}
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			// A key of this run's own: other test runs on the machine use
 			// testKey in their CLIs' environments.
 			key := fmt.Sprintf("%s-%d-%d", testKey, os.Getpid(), time.Now().UnixNano())

@@ -113,8 +113,10 @@ func shellTool(name, command string) (agenttest.Action, bool) {
 // used, the model key is the only secret it holds, and the shell its
 // execute steps may use sees neither planex's secrets nor the user's home.
 func TestRealCLIExecuteStep(t *testing.T) {
+	t.Parallel()
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			var envDump string
 			script := func(turn agenttest.Turn) agenttest.Action {
 				switch len(turn.Results) {
@@ -208,8 +210,10 @@ func TestRealCLIExecuteStep(t *testing.T) {
 // CLI's plan mode and Codex's read-only sandbox refuse it), and the step
 // still reports its result.
 func TestRealCLIReadOnlyStep(t *testing.T) {
+	t.Parallel()
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			var toolResult string
 			script := func(turn agenttest.Turn) agenttest.Action {
 				if len(turn.Results) == 0 {
@@ -250,11 +254,13 @@ func TestRealCLIReadOnlyStep(t *testing.T) {
 // without a result end up in the step's error, without terminal codes,
 // and the tokens already spent are still reported.
 func TestRealCLIErrorsReachTheStep(t *testing.T) {
+	t.Parallel()
 	// How each CLI shows a refusal: Claude Code as a refusal, Gemini CLI
 	// as a blocked (safety) response, Codex not at all (no message).
 	refused := map[string]string{"claude": "the model refused", "codex": "without an answer", "gemini": "blocked due to safety"}
 	for _, name := range Names() {
 		t.Run(name+"/api-error", func(t *testing.T) {
+			t.Parallel()
 			script := func(turn agenttest.Turn) agenttest.Action {
 				// 400: an error no CLI retries.
 				return agenttest.Action{Status: 400, Text: "bad request \x1b[31mplanex-test-400\x1b[0m"}
@@ -269,6 +275,7 @@ func TestRealCLIErrorsReachTheStep(t *testing.T) {
 			}
 		})
 		t.Run(name+"/refusal", func(t *testing.T) {
+			t.Parallel()
 			script := func(turn agenttest.Turn) agenttest.Action {
 				return agenttest.Action{Refuse: true, Text: "I will not do that."}
 			}
@@ -283,6 +290,7 @@ func TestRealCLIErrorsReachTheStep(t *testing.T) {
 			}
 		})
 		t.Run(name+"/no-result", func(t *testing.T) {
+			t.Parallel()
 			script := func(turn agenttest.Turn) agenttest.Action {
 				return agenttest.Action{Text: "I won't plan this: \x1b[1mplanex-test-declined\x1b[0m."}
 			}
@@ -302,8 +310,10 @@ func TestRealCLIErrorsReachTheStep(t *testing.T) {
 // TestRealCLIConfigurationHoldsNoKey: the configuration planex writes for
 // Codex and Gemini CLI names the key variable but never holds the key.
 func TestRealCLIConfigurationHoldsNoKey(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"codex", "gemini"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			c, _ := lookup(name)
 			home := t.TempDir()
 			env, err := c.configure(setup{phase: agent.PhaseExecute, model: "m", baseURL: "http://127.0.0.1:9/x/", home: home, keyVar: c.credentials[0]})
@@ -360,8 +370,10 @@ func TestRealCLIConfigurationHoldsNoKey(t *testing.T) {
 // what the CLI reports about a refusal comes back with the result, for
 // the task's error should the task then fail.
 func TestRealCLIDeniedWriteIsReported(t *testing.T) {
+	t.Parallel()
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			outside := t.TempDir()
 			var toolResult string
 			script := func(turn agenttest.Turn) agenttest.Action {
@@ -402,6 +414,7 @@ func TestRealCLIDeniedWriteIsReported(t *testing.T) {
 // flags planex passes need no bypass mode, which Claude Code refuses to
 // root, so the step works there too.
 func TestRealClaudeUncontainedAsRoot(t *testing.T) {
+	t.Parallel()
 	script := func(turn agenttest.Turn) agenttest.Action {
 		if len(turn.Results) == 0 {
 			return clistest.Write("claude", turn, "a/hello.txt", "hello\n")
@@ -426,6 +439,7 @@ func TestRealClaudeUncontainedAsRoot(t *testing.T) {
 // configuration, starts it inside the sandbox, offers its tool to the
 // model in a read-only step and hands the model what the tool returned.
 func TestRealCLIMCP(t *testing.T) {
+	t.Parallel()
 	bin := mcptest.BuildServer(t)
 	cfg, err := mcp.Parse([]byte(mcptest.Config(bin)), "test", func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -433,6 +447,7 @@ func TestRealCLIMCP(t *testing.T) {
 	}
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			var offered, result string
 			script := func(turn agenttest.Turn) agenttest.Action {
 				if len(turn.Results) == 0 {

@@ -35,8 +35,10 @@ var repoConfigs = map[string]string{
 // names, which --skip-trust does not make it), so a CLI version that
 // starts loading them fails here.
 func TestRealCLIRepositoryConfigRunsNothing(t *testing.T) {
+	t.Parallel()
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			script := func(turn agenttest.Turn) agenttest.Action {
 				return clistest.Answer(map[string]any{"id": "T1", "status": "completed", "findings": "nothing to do",
 					"files_modified": []string{}, "tests_passed": true})
