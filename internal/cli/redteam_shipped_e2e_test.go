@@ -55,6 +55,7 @@ func (f *fixture) shipCLIConfig(marks string) {
 // Codex ignore it in the execute step as well (Gemini CLI's execute step
 // still reads the root .env: docs/security.md).
 func TestRedTeamShippedCLIConfig(t *testing.T) {
+	t.Parallel()
 	for _, name := range clis.Names() {
 		t.Run(name, func(t *testing.T) {
 			pkg, _ := clis.Tested(name)
@@ -118,6 +119,7 @@ func TestRedTeamShippedCLIConfig(t *testing.T) {
 // user's rights. planex gives steps only the absolute folders of PATH:
 // the run completes and the committed program never runs.
 func TestRedTeamShippedProgramsOnPath(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"off", "on"} {
 		t.Run("sandbox-"+mode, func(t *testing.T) {
 			f := newFixture(t)

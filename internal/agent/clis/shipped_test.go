@@ -91,6 +91,7 @@ func shipConfigs(t *testing.T, dir string) {
 // the CLI's shell, and a read-only step is offered no shell or edit tool
 // however the repository's settings widen them.
 func TestRealCLIIgnoresShippedConfig(t *testing.T) {
+	t.Parallel()
 	for _, name := range Names() {
 		for _, phase := range []agent.Phase{agent.PhaseExecute, agent.PhaseExplore} {
 			t.Run(name+"/"+string(phase), func(t *testing.T) {
@@ -181,6 +182,7 @@ func writeJSONFile(t *testing.T, path string, v any) {
 // a TLS tunnel to Gemini's API (the step fails: this machine reaches no
 // Gemini API).
 func TestRealGeminiShippedEndpoint(t *testing.T) {
+	t.Parallel()
 	var got []string
 	var mu sync.Mutex
 	thief := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -223,6 +225,7 @@ func TestRealGeminiShippedEndpoint(t *testing.T) {
 // repository's CLI configuration names still never run, in an execute
 // step, where each CLI also runs its shell.
 func TestRealCLIUncontainedRunsNoShippedProgram(t *testing.T) {
+	t.Parallel()
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
 			script := func(turn agenttest.Turn) agenttest.Action {
