@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,33 +18,6 @@ import (
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/sandbox"
 )
-
-// parallelRepo is testRepo without t.Setenv, for tests that run in
-// parallel: each repository's worktrees get a folder of their own under
-// the OS temp dir (keyed by its git directory), removed at the end.
-func parallelRepo(t *testing.T) (*gitrepo.Repo, string) {
-	t.Helper()
-	dir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "T"}, {"config", "user.email", "t@example.com"},
-		{"commit", "-q", "--allow-empty", "-m", "initial"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	ctx := context.Background()
-	repo, err := gitrepo.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, err := repo.Head(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(repo.WorktreeDir("s", "T1"))) })
-	return repo, head
-}
 
 // step is what a scripted agent does: files to write (a value starting
 // with "->" makes a symlink to the rest), and the result it reports.
@@ -145,7 +117,7 @@ func TestRunOutcomes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			repo, tip := parallelRepo(t)
+			repo, tip := testRepo(t)
 			r := &Runner{Repo: repo, Agent: tc.step.agent(), DirectiveTimeout: tc.timeout}
 			defer r.Close(ctx)
 			scope := tc.scope
@@ -244,7 +216,7 @@ func TestRunRepoFailures(t *testing.T) {
 		t.Run(method, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			repo, tip := parallelRepo(t)
+			repo, tip := testRepo(t)
 			r := &Runner{Repo: failing{repo, method}, Agent: step{files: map[string]string{"a.txt": "a"}}.agent()}
 			defer r.Close(ctx)
 			o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "t", Scope: "**"}, Base: tip, Session: "s"})
@@ -298,7 +270,7 @@ func TestCommitOutcomes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			repo, tip := parallelRepo(t)
+			repo, tip := testRepo(t)
 			if err := repo.UpdateBranch(ctx, "run", tip, "", "start"); err != nil {
 				t.Fatal(err)
 			}
@@ -365,7 +337,7 @@ func TestCommitOutcomes(t *testing.T) {
 func TestRemoveStaleAndClose(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	repo, tip := parallelRepo(t)
+	repo, tip := testRepo(t)
 	// A killed run's two tasks side by side: two worktrees, never closed.
 	var dirs []string
 	for _, id := range []string{"T1", "T2"} {
@@ -417,7 +389,7 @@ func TestRedTeamDirectivesRedactHeldValues(t *testing.T) {
 	const secret = "hunter2-0123456789-deploy"
 	t.Setenv("DEPLOY_PASSWORD", secret)
 	ctx := context.Background()
-	repo, tip := parallelRepo(t)
+	repo, tip := testRepo(t)
 	r := &Runner{Repo: repo, Agent: step{files: map[string]string{"p1": secret[:9], "p2": secret[9:]}}.agent()}
 	defer r.Close(ctx)
 	script := `echo "env: [$DEPLOY_PASSWORD]"; printf 'value: %s%s\n' "$(cat p1)" "$(cat p2)"; exit 1`
@@ -431,7 +403,7 @@ func TestRedTeamDirectivesRedactHeldValues(t *testing.T) {
 
 	// With a value held, every changed file is scanned for it; a scan
 	// that cannot read the files fails the task rather than pass it.
-	repo2, tip2 := parallelRepo(t)
+	repo2, tip2 := testRepo(t)
 	r2 := &Runner{Repo: failing{repo2, "StreamBlobs"}, Agent: step{files: map[string]string{"a.txt": "a"}}.agent()}
 	defer r2.Close(ctx)
 	o = r2.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "t", Scope: "**"}, Base: tip2, Session: "s"})
@@ -479,7 +451,7 @@ func TestRedTeamContainedDirectives(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	repo, tip := parallelRepo(t)
+	repo, tip := testRepo(t)
 	r := &Runner{Repo: repo, Agent: step{files: map[string]string{"a.txt": "a"}}.agent(), Contain: agent.Containment{Sandbox: sb}}
 	defer r.Close(ctx)
 	script := "echo pwned >> " + target + " || true\n" +
