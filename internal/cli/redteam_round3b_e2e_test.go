@@ -1,0 +1,143 @@
+//go:build linux
+
+package cli
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// outsideTemp makes a folder readable by every uid that lies outside
+// /tmp and every home (the sandbox covers those anyway): in the package's
+// own folder, as the other red-team rows do.
+func outsideTemp(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(".", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// writeReadable writes content at p, readable by every uid, making its
+// folders.
+func writeReadable(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRedTeamTmpdirHidden: planex keeps each step's private folder, its
+// map cache and its egress sockets in $TMPDIR, and so do other programs
+// of the same user; when $TMPDIR is set outside /tmp and every home (a
+// CI image's /scratch, a user's /data/tmp), the sandbox's fresh /tmp did
+// not cover it, and a step of planex run as an ordinary user (same uid)
+// read other steps' folders there. Here another step's result, readable
+// by every uid so the attack would work as root too, waits in $TMPDIR:
+// the contained agent lists and reads the folder and finds nothing but
+// what it was granted, and its task still runs (its own step folder,
+// below $TMPDIR, stays its own).
+func TestRedTeamTmpdirHidden(t *testing.T) {
+	const secret = "redteam-other-step-result-in-tmpdir"
+	tmp := outsideTemp(t, "redteam-tmpdir-")
+	writeReadable(t, filepath.Join(tmp, "planex-execute-T9-4242", "result.json"), `{"findings":"`+secret+`"}`)
+	writeReadable(t, filepath.Join(tmp, "build-cache", "token.json"), `{"token":"`+secret+`"}`)
+	r := runRedTeam(t, "tmpdir.sh", "on", func(cmd *exec.Cmd) {
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp, "RED_TEAM="+tmp)
+	})
+	r.noSecretAnywhere(t)
+	r.mustHaveRun(t, "a/t1.txt")
+	loot := r.show(t, "a/loot.txt")
+	if !strings.Contains(loot, "tmpdir: "+tmp) || !strings.Contains(loot, "own folder: discoveries.ndjson") {
+		t.Fatalf("the agent did not look in $TMPDIR or lost its own folder:\n%s", loot)
+	}
+	for _, found := range []string{secret, "planex-execute-T9-4242", "build-cache"} {
+		if strings.Contains(loot, found) {
+			t.Errorf("the agent found %q in $TMPDIR:\n%s", found, loot)
+		}
+	}
+}
+
+// TestRedTeamSystemGitConfig: the git configuration outside the
+// repository is where CI images and users keep credentials: an
+// http.extraheader in the system config (GIT_CONFIG_SYSTEM, else
+// /etc/gitconfig), a url.<token URL>.insteadOf and a credential store in
+// the global one (GIT_CONFIG_GLOBAL, $XDG_CONFIG_HOME/git/config), files
+// they include. The contained agent reads each file, what it includes,
+// the store its helper names, and asks git for a credential: it finds
+// none of them, while the settings git needs (user.name) are still shown.
+func TestRedTeamSystemGitConfig(t *testing.T) {
+	root := outsideTemp(t, "redteam-gitconfig-")
+	system := filepath.Join(root, "system.gitconfig")
+	global := filepath.Join(root, "global.gitconfig")
+	xdg := filepath.Join(root, "xdg", "git", "config")
+	store := filepath.Join(root, "credential-store")
+	included := filepath.Join(root, "included.config")
+	writeReadable(t, system, "[core]\n\tautocrlf = false\n[http \"https://git.example/\"]\n\textraheader = AUTHORIZATION: bearer redteam-system-extraheader\n")
+	writeReadable(t, global, "[user]\n\tname = Redteam Visible\n"+
+		"[url \"https://x:redteam-insteadof-token@git.example/\"]\n\tinsteadOf = https://git.example/\n"+
+		"[credential]\n\thelper = store --file "+store+"\n"+
+		"[include]\n\tpath = "+included+"\n")
+	writeReadable(t, xdg, "[http]\n\textraheader = AUTHORIZATION: basic redteam-xdg-header\n")
+	writeReadable(t, store, "https://bot:redteam-store-password@git.example\n")
+	writeReadable(t, included, "[sendemail]\n\tsmtpPass = redteam-included-password\n")
+	secrets := []string{"redteam-system-extraheader", "redteam-insteadof-token", "redteam-xdg-header", "redteam-store-password", "redteam-included-password"}
+	r := runRedTeam(t, "system-gitconfig.sh", "on", func(cmd *exec.Cmd) {
+		cmd.Env = append(cmd.Env, "GIT_CONFIG_SYSTEM="+system, "GIT_CONFIG_GLOBAL="+global,
+			"XDG_CONFIG_HOME="+filepath.Join(root, "xdg"), "RED_TEAM="+strings.Join([]string{system, global, xdg}, " "))
+	})
+	r.noSecretAnywhere(t)
+	r.mustHaveRun(t, "a/t1.txt")
+	loot := r.show(t, "a/loot.txt")
+	if !strings.Contains(loot, "== "+xdg) || !strings.Contains(loot, "user: Redteam Visible") {
+		t.Fatalf("the agent did not look, or its git lost the settings it needs:\n%s", loot)
+	}
+	for _, s := range secrets {
+		if strings.Contains(loot, s) {
+			t.Errorf("the agent read %q:\n%s", s, loot)
+		}
+	}
+	// The machine's own /etc/gitconfig is shown cleaned too: no credential
+	// section (this machine's names a helper).
+	etc, _, _ := strings.Cut(strings.TrimPrefix(loot, "== /etc/gitconfig\n"), "\n== ")
+	if strings.Contains(etc, "credential") || strings.Contains(etc, "helper") || strings.Contains(etc, "extraheader") {
+		t.Errorf("the agent's /etc/gitconfig keeps a credential setting:\n%s", etc)
+	}
+	// planex's own files are untouched.
+	if b, _ := os.ReadFile(store); !strings.Contains(string(b), "redteam-store-password") {
+		t.Errorf("the credential store changed: %q", b)
+	}
+}
+
+// TestCommandUnderTmpdirRefused: an agent command whose program lies in
+// a $TMPDIR the sandbox hides is refused before the first step, naming
+// the folder and the --sandbox-read that would show it; one made
+// readable is not.
+func TestCommandUnderTmpdirRefused(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"TMPDIR": "/scratch/me", "HOME": "/home/me"}
+	getenv := func(k string) string { return env[k] }
+	err := checkCommandVisible("/scratch/me/agent.sh --fast", nil, getenv)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(ee.msg, "under /scratch/me") || !strings.Contains(ee.msg, "--sandbox-read /scratch/me") {
+		t.Fatalf("a program in the hidden $TMPDIR: %v", err)
+	}
+	if err := checkCommandVisible("/scratch/me/agent.sh", []string{"/scratch/me"}, getenv); err != nil {
+		t.Errorf("a program made readable was refused: %v", err)
+	}
+}
