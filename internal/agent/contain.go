@@ -35,8 +35,10 @@ type Containment struct {
 	// Limits bound what each contained step may use (--sandbox-limits);
 	// zero fields take the sandbox's defaults.
 	Limits sandbox.Limits
-	// Conceal lists directories contained processes may neither read nor
-	// write, even below Read (the repository's session store and its key).
+	// Conceal lists directories and files contained processes may
+	// neither read nor write, even below Read (the repository's session
+	// store and its key, the files git's configs include or keep
+	// credentials in).
 	Conceal []string
 	// Overlay lists files contained processes are shown, read-only, in
 	// place of the real ones (the repository's git config without the

@@ -99,12 +99,12 @@ func TestRedTeamSystemGitConfig(t *testing.T) {
 	secrets := []string{"redteam-system-extraheader", "redteam-insteadof-token", "redteam-xdg-header", "redteam-store-password", "redteam-included-password"}
 	r := runRedTeam(t, "system-gitconfig.sh", "on", func(cmd *exec.Cmd) {
 		cmd.Env = append(cmd.Env, "GIT_CONFIG_SYSTEM="+system, "GIT_CONFIG_GLOBAL="+global,
-			"XDG_CONFIG_HOME="+filepath.Join(root, "xdg"), "RED_TEAM="+strings.Join([]string{system, global, xdg}, " "))
+			"XDG_CONFIG_HOME="+filepath.Join(root, "xdg"), "RED_TEAM="+strings.Join([]string{system, global, xdg, store, included}, " "))
 	})
 	r.noSecretAnywhere(t)
 	r.mustHaveRun(t, "a/t1.txt")
 	loot := r.show(t, "a/loot.txt")
-	if !strings.Contains(loot, "== "+xdg) || !strings.Contains(loot, "user: Redteam Visible") {
+	if !strings.Contains(loot, "== "+xdg) || !strings.Contains(loot, "== "+store) || !strings.Contains(loot, "user: Redteam Visible") {
 		t.Fatalf("the agent did not look, or its git lost the settings it needs:\n%s", loot)
 	}
 	for _, s := range secrets {

@@ -101,14 +101,24 @@ func AgentConfig(ctx context.Context, r *Repo) ([]byte, error) {
 // AgentConfigOf is AgentConfig for one config file of the repository (a
 // submodule's: see ConfigFiles).
 func AgentConfigOf(ctx context.Context, r *Repo, file string) ([]byte, error) {
+	out, err := configList(ctx, r, file)
+	if err != nil || out == "" {
+		return nil, err
+	}
+	return renderAgentConfig(out), nil
+}
+
+// configList is `git config --list -z` of one config file, its includes
+// not followed; "" for a file that does not exist.
+func configList(ctx context.Context, r *Repo, file string) (string, error) {
 	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return "", nil
 	}
 	out, err := r.Git(ctx, "", "config", "--file", file, "--no-includes", "--list", "-z")
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", file, err)
+		return "", fmt.Errorf("reading %s: %w", file, err)
 	}
-	return renderAgentConfig(out), nil
+	return out, nil
 }
 
 // renderAgentConfig writes the kept entries of `git config --list -z`

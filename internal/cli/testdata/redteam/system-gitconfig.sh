@@ -1,9 +1,10 @@
 # Reads the git configuration outside the repository that CI images and
 # users fill with credentials: /etc/gitconfig, the files GIT_CONFIG_SYSTEM
-# and GIT_CONFIG_GLOBAL name and $XDG_CONFIG_HOME/git/config ($RED_TEAM
-# lists them, since planex passes none of those variables on), what they
-# include and the store their credential helper names; then asks git,
-# pointed at them, for every value and for a credential.
+# and GIT_CONFIG_GLOBAL name and $XDG_CONFIG_HOME/git/config, then what
+# they include and the store their credential helper names ($RED_TEAM
+# lists them all, since planex passes none of those variables on and an
+# attacker may know the paths); then asks git, pointed at them, for every
+# value and for a credential.
 set +e # an attacker keeps going when a step is refused
 {
   for f in /etc/gitconfig $RED_TEAM; do echo "== $f"; cat "$f"; done
