@@ -87,17 +87,8 @@ func ReferencedFiles(ctx context.Context, r *Repo, file, home string) ([]string,
 	}
 	for _, entry := range strings.Split(own, "\x00") {
 		key, value, _ := strings.Cut(entry, "\n")
-		key = strings.ToLower(key)
-		switch {
-		case (strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif.")) && strings.HasSuffix(key, ".path"):
-			if !strings.HasPrefix(value, "~/") && !filepath.IsAbs(value) {
-				value = filepath.Join(filepath.Dir(file), value)
-			}
-			add(value)
-		case strings.HasPrefix(key, "credential.") && strings.HasSuffix(key, ".helper"), key == "credential.helper":
-			for _, p := range helperPaths(value) {
-				add(p)
-			}
+		for _, p := range entryPaths(key, value, filepath.Dir(file)) {
+			add(p)
 		}
 	}
 	// What git itself includes from here, nested includes too.
@@ -111,13 +102,31 @@ func ReferencedFiles(ctx context.Context, r *Repo, file, home string) ([]string,
 			add(origin)
 		}
 		key, value, _ := strings.Cut(fields[i+1], "\n")
-		if strings.HasPrefix(strings.ToLower(key), "credential.") && strings.HasSuffix(strings.ToLower(key), ".helper") {
-			for _, p := range helperPaths(value) {
-				add(p)
-			}
+		for _, p := range entryPaths(key, value, "") {
+			add(p)
 		}
 	}
 	return out, nil
+}
+
+// entryPaths are the files one config entry names: an include's path
+// (a relative one relative to dir; none when dir is "") or the paths a
+// credential helper is given.
+func entryPaths(key, value, dir string) []string {
+	key = strings.ToLower(key)
+	switch {
+	case (strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif.")) && strings.HasSuffix(key, ".path"):
+		if !strings.HasPrefix(value, "~/") && !filepath.IsAbs(value) {
+			if dir == "" {
+				return nil
+			}
+			value = filepath.Join(dir, value)
+		}
+		return []string{value}
+	case strings.HasPrefix(key, "credential.") && strings.HasSuffix(key, ".helper"):
+		return helperPaths(value)
+	}
+	return nil
 }
 
 // helperPaths are the paths a credential helper's command line gives
