@@ -3,12 +3,15 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // outsideTemp makes a folder readable by every uid that lies outside
@@ -139,5 +142,38 @@ func TestCommandUnderTmpdirRefused(t *testing.T) {
 	}
 	if err := checkCommandVisible("/scratch/me/agent.sh", []string{"/scratch/me"}, getenv); err != nil {
 		t.Errorf("a program made readable was refused: %v", err)
+	}
+}
+
+// TestRedTeamMCPConfigNotAFile: the MCP configuration is a path, in the
+// Action relative to the repository, so a repository can commit it as a
+// link to /dev/zero, and anyone who can write the folder can leave a FIFO
+// there. planex refuses either at once (exit 2), naming the file, instead
+// of reading without end or waiting for a writer.
+func TestRedTeamMCPConfigNotAFile(t *testing.T) {
+	f := newFixture(t)
+	if err := os.Symlink("/dev/zero", filepath.Join(f.repo, ".mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	f.git("add", ".mcp.json")
+	f.git("commit", "-qm", "MCP servers")
+	if err := syscall.Mkfifo(filepath.Join(f.repo, "mcp-fifo.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".mcp.json", "mcp-fifo.json"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := f.command("-y", "--sandbox", "off", "--agent", "anthropic", "--mcp-config", name, "add a file")
+		cmd = exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+		cmd.Dir, cmd.Env = f.repo, append(f.command().Env, "ANTHROPIC_API_KEY=redteam-unused-key")
+		out, err := cmd.CombinedOutput()
+		timedOut := ctx.Err() != nil
+		cancel()
+		var ee *exec.ExitError
+		if timedOut {
+			t.Fatalf("%s: planex still reading after 60 s:\n%s", name, out)
+		}
+		if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), name) || !strings.Contains(string(out), "not a regular file") {
+			t.Errorf("%s: %v, want exit %d naming the file as not a regular file:\n%s", name, err, exitUsage, out)
+		}
 	}
 }
