@@ -177,3 +177,39 @@ func TestRedTeamMCPConfigNotAFile(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamWorktreeConfigCredentials: with extensions.worktreeConfig
+// set, `git config --worktree` keeps settings in the main worktree's
+// .git/config.worktree and in each linked worktree's
+// .git/worktrees/<name>/config.worktree, inside the git directory a
+// contained agent may read; a developer's or CI's credential put there
+// (an extraheader, a token in an insteadOf URL) is shown to the agent
+// without it, and its git still reads the repository.
+func TestRedTeamWorktreeConfigCredentials(t *testing.T) {
+	secrets := []string{"redteam-wt-main-header", "redteam-wt-linked-token"}
+	linked := filepath.Join(t.TempDir(), "linked")
+	r := runRedTeam(t, "worktree-config.sh", "on", func(cmd *exec.Cmd) {
+		for _, args := range [][]string{
+			{"-C", cmd.Dir, "config", "extensions.worktreeConfig", "true"},
+			{"-C", cmd.Dir, "worktree", "add", "-q", "--detach", linked},
+			{"-C", cmd.Dir, "config", "--worktree", "http.extraheader", "AUTHORIZATION: bearer " + secrets[0]},
+			{"-C", linked, "config", "--worktree", "url.https://x:" + secrets[1] + "@git.example/.insteadOf", "https://git.example/"},
+			{"-C", linked, "config", "--worktree", "core.sparseCheckout", "false"},
+		} {
+			if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v: %s", args, err, out)
+			}
+		}
+	})
+	r.noSecretAnywhere(t)
+	r.mustHaveRun(t, "a/t1.txt")
+	loot := r.show(t, "a/loot.txt")
+	if !strings.Contains(loot, "worktrees/linked/config.worktree") || !strings.Contains(loot, "head: "+r.f.base) {
+		t.Fatalf("the agent did not look, or its git no longer reads the repository:\n%s", loot)
+	}
+	for _, s := range secrets {
+		if strings.Contains(loot, s) {
+			t.Errorf("the agent read %q from a worktree's config:\n%s", s, loot)
+		}
+	}
+}

@@ -71,3 +71,58 @@ func TestReferencedFiles(t *testing.T) {
 		t.Errorf("a config that does not exist: %q, %v", got, err)
 	}
 }
+
+// TestConfigFilesWorktreeConfig: with extensions.worktreeConfig, `git
+// config --worktree` keeps settings (a credential too) in the main
+// worktree's config.worktree and in each linked worktree's; ConfigFiles
+// lists both, and the agent's copy of each keeps none of the credential
+// while git still reads its settings.
+func TestConfigFilesWorktreeConfig(t *testing.T) {
+	r := newRepo(t) // sets RUNNER_TEMP: not parallel
+	ctx := context.Background()
+	linked := filepath.Join(t.TempDir(), "linked")
+	mustGit(t, r.Root, "config", "extensions.worktreeConfig", "true")
+	mustGit(t, r.Root, "worktree", "add", "-q", "--detach", linked)
+	mustGit(t, r.Root, "config", "--worktree", "http.extraheader", "AUTHORIZATION: bearer wt-main-token")
+	mustGit(t, linked, "config", "--worktree", "url.https://x:wt-linked-token@git.example/.insteadOf", "https://git.example/")
+	mustGit(t, linked, "config", "--worktree", "core.sparseCheckout", "true")
+	files := ConfigFiles(r)
+	perWorktree := []string{filepath.Join(r.CommonDir, "config.worktree"), filepath.Join(r.CommonDir, "worktrees", "linked", "config.worktree")}
+	for _, want := range perWorktree {
+		if !slices.Contains(files, want) {
+			t.Errorf("ConfigFiles = %q, missing %s", files, want)
+		}
+	}
+	for _, file := range perWorktree {
+		cfg, err := AgentConfigOf(ctx, r, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(cfg), "wt-main-token") || strings.Contains(string(cfg), "wt-linked-token") {
+			t.Errorf("the agent's copy of %s keeps a credential:\n%s", file, cfg)
+		}
+	}
+	cfg, _ := AgentConfigOf(ctx, r, perWorktree[1])
+	if !strings.Contains(string(cfg), "sparsecheckout") && !strings.Contains(string(cfg), "sparseCheckout") {
+		t.Errorf("the linked worktree's settings are lost:\n%s", cfg)
+	}
+	// A task worktree planex adds later gets git's copy of the main
+	// worktree's config.worktree, without the credential.
+	mustGit(t, r.Root, "config", "--worktree", "core.sparseCheckout", "false")
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := filepath.Join(t.TempDir(), "task")
+	if err := r.AddWorktree(ctx, task, head); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := r.worktreeGitDir(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := os.ReadFile(filepath.Join(admin, "config.worktree"))
+	if err != nil || strings.Contains(string(copied), "wt-main-token") || !strings.Contains(strings.ToLower(string(copied)), "sparsecheckout") {
+		t.Errorf("the task worktree's config.worktree: %v\n%s", err, copied)
+	}
+}
