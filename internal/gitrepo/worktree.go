@@ -102,7 +102,7 @@ func (r *Repo) AddWorktree(ctx context.Context, dir, commit string) error {
 	if err != nil {
 		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
 	}
-	if err := r.cleanWorktreeConfig(ctx, admin); err != nil {
+	if err := cleanWorktreeConfig(ctx, r, admin); err != nil {
 		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
 	}
 	// No agent has run in it yet: its index is planex's, and becomes the
@@ -120,7 +120,7 @@ func (r *Repo) AddWorktree(ctx context.Context, dir, commit string) error {
 // whatever credential `git config --worktree` left there, and the task's
 // agent reads its own admin directory. The file, made after the sandbox's
 // overlays were chosen, is planex's; what git needs of it stays.
-func (r *Repo) cleanWorktreeConfig(ctx context.Context, admin string) error {
+func cleanWorktreeConfig(ctx context.Context, r *Repo, admin string) error {
 	file := filepath.Join(admin, "config.worktree")
 	fi, err := os.Lstat(file)
 	if errors.Is(err, fs.ErrNotExist) {
