@@ -267,6 +267,12 @@ func agentGitConfig(ctx context.Context, repo *gitrepo.Repo, getenv func(string)
 	conceal = append(conceal, gitrepo.CredentialStores(getenv)...)
 	kept := conceal[:0]
 	for _, p := range conceal {
+		// Files and sockets only: a folder named by mistake (an include
+		// of /etc) is no credential store, and covering it would hide
+		// what programs need.
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			continue
+		}
 		if !within(p, repo.Root) || within(p, repo.CommonDir) {
 			kept = append(kept, p)
 		}

@@ -8,10 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // outsideTemp makes a folder readable by every uid that lies outside
@@ -211,5 +214,58 @@ func TestRedTeamWorktreeConfigCredentials(t *testing.T) {
 		if strings.Contains(loot, s) {
 			t.Errorf("the agent read %q from a worktree's config:\n%s", s, loot)
 		}
+	}
+}
+
+// TestAgentGitConfigConceals: what the repository's config names for
+// credentials is concealed (a credential store, an included file outside
+// the work tree), but not a file of the work tree an include names (the
+// repository's own committed .gitconfig) nor a folder a global config's
+// include names by mistake.
+func TestAgentGitConfigConceals(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	outside := t.TempDir()
+	store := filepath.Join(outside, "store")
+	included := filepath.Join(outside, "creds.config")
+	for _, p := range []string{store, included} {
+		writeReadable(t, p, "")
+	}
+	writeReadable(t, filepath.Join(dir, ".gitconfig"), "[core]\n\tautocrlf = false\n")
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"config", "--add", "include.path", "../.gitconfig"},
+		{"config", "--add", "include.path", included},
+		{"config", "credential.helper", "store --file " + store},
+	} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	repo, err := gitrepo.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A global config (planex's own git never reads it) may name a
+	// folder by mistake; git refuses to write such an include itself.
+	global := filepath.Join(outside, "global.gitconfig")
+	writeReadable(t, global, "[include]\n\tpath = /etc\n")
+	env := map[string]string{"HOME": t.TempDir(), "GIT_CONFIG_GLOBAL": global}
+	overlays, conceal, err := agentGitConfig(context.Background(), repo, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{store, included} {
+		if !slices.Contains(conceal, want) {
+			t.Errorf("conceal = %q, missing %s", conceal, want)
+		}
+	}
+	for _, not := range []string{filepath.Join(dir, ".gitconfig"), "/etc"} {
+		if slices.Contains(conceal, not) {
+			t.Errorf("conceal = %q holds %s", conceal, not)
+		}
+	}
+	if len(overlays) == 0 || overlays[0].Path != filepath.Join(repo.CommonDir, "config") || strings.Contains(string(overlays[0].Content), "store") {
+		t.Errorf("the repository's config is not shown cleaned first: %+v", overlays)
 	}
 }
