@@ -269,3 +269,52 @@ func TestAgentGitConfigConceals(t *testing.T) {
 		t.Errorf("the repository's config is not shown cleaned first: %+v", overlays)
 	}
 }
+
+// TestRedTeamCredentialCacheSocket: git's credential cache keeps
+// passwords in a daemon that answers whoever connects to its socket,
+// $XDG_CACHE_HOME/git/credential/socket by default, and XDG_CACHE_HOME
+// may lie outside every home (a CI image's /cache). A contained agent of
+// the same uid (planex as an ordinary user; the socket is opened to
+// every uid here so the attack would work as root too) asks it: the
+// socket is covered, and it gets nothing.
+func TestRedTeamCredentialCacheSocket(t *testing.T) {
+	const password = "redteam-cache-password"
+	root := outsideTemp(t, "redteam-cache-")
+	dir := filepath.Join(root, "cache", "git", "credential")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "socket")
+	store := exec.Command("git", "credential-cache", "--socket", sock, "--timeout", "300", "store")
+	store.Stdin = strings.NewReader("protocol=https\nhost=git.example\nusername=bot\npassword=" + password + "\n\n")
+	if out, err := store.CombinedOutput(); err != nil {
+		t.Skipf("no git credential cache here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("git", "credential-cache", "--socket", sock, "exit").Run() })
+	// The daemon checks its folder is private when it starts; open it now.
+	for _, p := range []string{filepath.Join(root, "cache"), filepath.Join(root, "cache", "git"), dir} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(sock, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	get := exec.Command("git", "credential-cache", "--socket", sock, "get")
+	get.Stdin = strings.NewReader("protocol=https\nhost=git.example\n\n")
+	if out, _ := get.Output(); !strings.Contains(string(out), password) {
+		t.Fatalf("the cache does not hold the password: %q", out)
+	}
+	r := runRedTeam(t, "credential-cache.sh", "on", func(cmd *exec.Cmd) {
+		cmd.Env = append(cmd.Env, "XDG_CACHE_HOME="+filepath.Join(root, "cache"), "RED_TEAM="+sock)
+	})
+	r.noSecretAnywhere(t)
+	r.mustHaveRun(t, "a/t1.txt")
+	loot := r.show(t, "a/loot.txt")
+	if !strings.Contains(loot, "socket: "+sock) || !strings.Contains(loot, "asked") {
+		t.Fatalf("the agent did not ask:\n%s", loot)
+	}
+	if strings.Contains(loot, password) {
+		t.Errorf("the agent got the cached password:\n%s", loot)
+	}
+}

@@ -44,16 +44,24 @@ func OutsideConfigFiles(getenv func(string) string) []string {
 	return out
 }
 
-// CredentialStores lists the files git's store helper keeps passwords in
-// when its configuration names none: $XDG_CONFIG_HOME/git/credentials
-// (or ~/.config/git/credentials) and ~/.git-credentials.
+// CredentialStores lists where git's credential helpers keep passwords
+// when their configuration names no place: the store helper's files,
+// $XDG_CONFIG_HOME/git/credentials (or ~/.config/git/credentials) and
+// ~/.git-credentials, and the cache helper's daemon socket,
+// $XDG_CACHE_HOME/git/credential/socket (or ~/.cache/…, or
+// ~/.git-credential-cache/socket), which answers anyone who can connect
+// to it with the passwords it holds.
 func CredentialStores(getenv func(string) string) []string {
 	var out []string
 	if xdg := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(xdg) {
 		out = append(out, filepath.Join(xdg, "git", "credentials"))
 	}
+	if xdg := getenv("XDG_CACHE_HOME"); filepath.IsAbs(xdg) {
+		out = append(out, filepath.Join(xdg, "git", "credential", "socket"))
+	}
 	if home := getenv("HOME"); filepath.IsAbs(home) {
-		out = append(out, filepath.Join(home, ".config", "git", "credentials"), filepath.Join(home, ".git-credentials"))
+		out = append(out, filepath.Join(home, ".config", "git", "credentials"), filepath.Join(home, ".git-credentials"),
+			filepath.Join(home, ".cache", "git", "credential", "socket"), filepath.Join(home, ".git-credential-cache", "socket"))
 	}
 	return out
 }

@@ -126,3 +126,20 @@ func TestConfigFilesWorktreeConfig(t *testing.T) {
 		t.Errorf("the task worktree's config.worktree: %v\n%s", err, copied)
 	}
 }
+
+// TestCredentialStores: the store helper's default files and the cache
+// helper's default socket, under XDG's folders when set (often outside
+// the home, which the sandbox hides anyway) and the home's.
+func TestCredentialStores(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"XDG_CONFIG_HOME": "/srv/cfg", "XDG_CACHE_HOME": "/srv/cache", "HOME": "/home/ci"}
+	got := CredentialStores(func(k string) string { return env[k] })
+	want := []string{"/srv/cfg/git/credentials", "/srv/cache/git/credential/socket", "/home/ci/.config/git/credentials",
+		"/home/ci/.git-credentials", "/home/ci/.cache/git/credential/socket", "/home/ci/.git-credential-cache/socket"}
+	if !slices.Equal(got, want) {
+		t.Errorf("CredentialStores = %q, want %q", got, want)
+	}
+	if got := CredentialStores(func(string) string { return "relative" }); got != nil {
+		t.Errorf("relative folders: %q", got)
+	}
+}
