@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,8 +35,10 @@ type Containment struct {
 	// Limits bound what each contained step may use (--sandbox-limits);
 	// zero fields take the sandbox's defaults.
 	Limits sandbox.Limits
-	// Conceal lists directories contained processes may neither read nor
-	// write, even below Read (the repository's session store and its key).
+	// Conceal lists directories and files contained processes may
+	// neither read nor write, even below Read (the repository's session
+	// store and its key, the files git's configs include or keep
+	// credentials in).
 	Conceal []string
 	// Overlay lists files contained processes are shown, read-only, in
 	// place of the real ones (the repository's git config without the
@@ -90,7 +93,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
-		Hide:     append(homes(base), CITempDirs(base)...),
+		Hide:     append(homes(base), HiddenTempDirs(base)...),
 		Limits:   c.Limits,
 	}
 	p.Mask = append(p.Mask, c.Conceal...)
@@ -198,6 +201,52 @@ func CITempDirs(env []string) []string {
 		add(lookup(env, "AGENT_TEMPDIRECTORY"))
 	}
 	return out
+}
+
+// HiddenTempDirs are the temporary folders the sandbox hides like a
+// home: the CI systems' (CITempDirs) and $TMPDIR, as the environment
+// names it and as planex itself uses it (os.TempDir), where that lies
+// outside the places the sandbox covers anyway (/tmp, /var/tmp,
+// /dev/shm). planex keeps there each step's private folder, the agents'
+// homes, its egress sockets and its map cache, and other programs of the
+// same user their own files: a step of planex run as an ordinary user
+// (the same uid as every other step) could read them all. The folders a
+// step is granted below it are bound again over the cover. A $TMPDIR of
+// / or one holding the system's own folders (/usr, /etc, /var, …) is
+// left visible: covering it would hide the programs themselves.
+func HiddenTempDirs(env []string) []string {
+	out := CITempDirs(env)
+	for _, d := range []string{lookup(env, "TMPDIR"), os.TempDir()} {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		if hideableTemp(d) && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// systemDirs are folders programs need: a temporary folder that is one
+// of them, or holds one, is not hidden.
+var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/nix", "/opt", "/proc", "/run", "/sbin", "/snap", "/sys", "/usr", "/var"}
+
+// hideableTemp reports whether the clean absolute folder d may be
+// hidden as a temporary folder: not one the sandbox covers already, not
+// /, not a system folder or one above it.
+func hideableTemp(d string) bool {
+	for _, covered := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
+		if d == covered || strings.HasPrefix(d, covered+"/") {
+			return false
+		}
+	}
+	for _, sys := range systemDirs {
+		if d == "/" || d == sys || strings.HasPrefix(sys, d+"/") {
+			return false
+		}
+	}
+	return true
 }
 
 // runnerOwnFiles are the files of a self-hosted Actions runner's own

@@ -69,3 +69,36 @@ func TestCITempDirs(t *testing.T) {
 		}
 	}
 }
+
+// TestHiddenTempDirs: $TMPDIR is hidden beside the CI systems' folders
+// wherever the sandbox does not cover it already, and never where
+// covering it would hide / or the system's own folders.
+func TestHiddenTempDirs(t *testing.T) {
+	t.Parallel()
+	own := os.TempDir() // this process's; added when hideable
+	for _, c := range []struct {
+		name string
+		env  []string
+		want []string
+	}{
+		{"outside /tmp", []string{"TMPDIR=/scratch/me/"}, []string{"/scratch/me"}},
+		{"beside RUNNER_TEMP", []string{"RUNNER_TEMP=/srv/_temp", "TMPDIR=/srv/tmp"}, []string{"/srv/_temp", "/srv/tmp"}},
+		{"the same as RUNNER_TEMP", []string{"RUNNER_TEMP=/srv/_temp", "TMPDIR=/srv/_temp/"}, []string{"/srv/_temp"}},
+		{"below a system folder", []string{"TMPDIR=/var/lib/ci/tmp"}, []string{"/var/lib/ci/tmp"}},
+		{"under /tmp", []string{"TMPDIR=/tmp/user/1000"}, nil},
+		{"/var/tmp", []string{"TMPDIR=/var/tmp"}, nil},
+		{"/dev/shm", []string{"TMPDIR=/dev/shm/x"}, nil},
+		{"a system folder", []string{"TMPDIR=/usr"}, nil},
+		{"above the system's folders", []string{"TMPDIR=/"}, nil},
+		{"relative", []string{"TMPDIR=tmp"}, nil},
+		{"none", nil, nil},
+	} {
+		want := c.want
+		if hideableTemp(filepath.Clean(own)) && !slices.Contains(want, filepath.Clean(own)) {
+			want = append(want, filepath.Clean(own))
+		}
+		if got := HiddenTempDirs(c.env); !slices.Equal(got, want) {
+			t.Errorf("%s: HiddenTempDirs = %q, want %q", c.name, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -137,16 +138,12 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		if err := a.checkAgentVisible(c.Read, getenv); err != nil {
 			return c, err
 		}
-		// The repository's config and its submodules' are shown without
-		// the credentials CI systems and tools keep there (a token in a
-		// remote's URL, an extraheader, an included credentials file).
-		for _, file := range gitrepo.ConfigFiles(repo) {
-			cfg, cfgErr := gitrepo.AgentConfigOf(ctx, repo, file)
-			if cfgErr != nil {
-				return c, cfgErr
-			}
-			c.Overlay = append(c.Overlay, agent.FileOverlay{Path: file, Content: cfg})
+		overlays, conceal, err := agentGitConfig(ctx, repo, getenv)
+		if err != nil {
+			return c, err
 		}
+		c.Overlay = append(c.Overlay, overlays...)
+		c.Conceal = append(c.Conceal, conceal...)
 	}
 	if err := a.networkContainment(ctx, &c, mode, strict, err != nil, warn); err != nil {
 		return c, err
@@ -226,4 +223,59 @@ func (a *agentFlags) checkPrice(maxCost float64, getenv func(string) string, how
 		return nil
 	}
 	return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the cost budget cannot be kept: model %q of agent %s has no price in planex's table, so its steps would count as $0. %s", model, name, how)}
+}
+
+// agentGitConfig is how a contained agent sees git's configuration: the
+// repository's config and its submodules', and the system and global
+// configs outside it (/etc/gitconfig, GIT_CONFIG_SYSTEM's and
+// GIT_CONFIG_GLOBAL's files, $XDG_CONFIG_HOME/git/config), each shown
+// without the credentials CI systems, images and tools keep there (a
+// token in a remote's URL, an extraheader, a url.<token>.insteadOf, a
+// credential helper); and the files those configs include or give their
+// credential helpers, and the default credential stores, to conceal. A
+// referenced file of the repository's work tree (a committed .gitconfig
+// an include names) is the repository's content and stays visible.
+func agentGitConfig(ctx context.Context, repo *gitrepo.Repo, getenv func(string) string) (overlays []agent.FileOverlay, conceal []string, err error) {
+	for _, file := range gitrepo.ConfigFiles(repo) {
+		cfg, err := gitrepo.AgentConfigOf(ctx, repo, file)
+		if err != nil {
+			return nil, nil, err
+		}
+		overlays = append(overlays, agent.FileOverlay{Path: file, Content: cfg})
+		refs, err := gitrepo.ReferencedFiles(ctx, repo, file, getenv("HOME"))
+		if err != nil {
+			return nil, nil, err
+		}
+		conceal = append(conceal, refs...)
+	}
+	for _, file := range gitrepo.OutsideConfigFiles(getenv) {
+		if fi, statErr := os.Stat(file); statErr != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		// One planex cannot read is shown empty: git would refuse it.
+		cfg, cfgErr := gitrepo.AgentConfigOf(ctx, repo, file)
+		overlays = append(overlays, agent.FileOverlay{Path: file, Content: cfg})
+		if cfgErr != nil {
+			continue
+		}
+		refs, err := gitrepo.ReferencedFiles(ctx, repo, file, getenv("HOME"))
+		if err != nil {
+			return nil, nil, err
+		}
+		conceal = append(conceal, refs...)
+	}
+	conceal = append(conceal, gitrepo.CredentialStores(getenv)...)
+	kept := conceal[:0]
+	for _, p := range conceal {
+		// Files and sockets only: a folder named by mistake (an include
+		// of /etc) is no credential store, and covering it would hide
+		// what programs need.
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			continue
+		}
+		if !within(p, repo.Root) || within(p, repo.CommonDir) {
+			kept = append(kept, p)
+		}
+	}
+	return overlays, kept, nil
 }

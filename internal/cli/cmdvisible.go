@@ -69,12 +69,12 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 	if h, err := os.UserHomeDir(); err == nil {
 		homes = append(homes, h)
 	}
-	// CI systems' temporary folders are hidden like a home.
+	// CI systems' temporary folders and $TMPDIR are hidden like a home.
 	var env []string
-	for _, k := range []string{"RUNNER_TEMP", "CI_PROJECT_DIR", "GITLAB_CI", "WORKSPACE", "JENKINS_URL", "TF_BUILD", "AGENT_TEMPDIRECTORY"} {
+	for _, k := range []string{"TMPDIR", "RUNNER_TEMP", "CI_PROJECT_DIR", "GITLAB_CI", "WORKSPACE", "JENKINS_URL", "TF_BUILD", "AGENT_TEMPDIRECTORY"} {
 		env = append(env, k+"="+getenv(k))
 	}
-	homes = append(homes, agent.CITempDirs(env)...)
+	homes = append(homes, agent.HiddenTempDirs(env)...)
 	prog, under := hiddenProgram(command, readable, homes, exec.LookPath)
 	if prog == "" {
 		return nil

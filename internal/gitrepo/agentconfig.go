@@ -35,18 +35,34 @@ const (
 )
 
 // ConfigFiles lists the repository's own config file, when it exists,
-// and the config files of its submodules' git directories
-// (modules/<name>/config, nested submodules' modules/…/modules/…/config
-// too), found by a walk that follows no link and stops at
-// maxModuleDepth levels, maxConfigFiles files or maxModulesEntry
-// entries read.
+// its per-worktree config files (config.worktree of the main worktree
+// and worktrees/<name>/config.worktree, read by git where
+// extensions.worktreeConfig is set, and where `git config --worktree`
+// can leave a credential as well as in the shared config), and the
+// config files of its submodules' git directories (modules/<name>/config,
+// nested submodules' modules/…/modules/…/config too), found by a walk
+// that follows no link and stops at maxModuleDepth levels,
+// maxConfigFiles files or maxModulesEntry entries read.
 func ConfigFiles(r *Repo) []string {
 	var files []string
-	own := filepath.Join(r.CommonDir, "config")
-	if fi, err := os.Lstat(own); err == nil && fi.Mode().IsRegular() {
-		files = append(files, own)
+	regular := func(p string) bool {
+		fi, err := os.Lstat(p)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	for _, p := range []string{filepath.Join(r.CommonDir, "config"), filepath.Join(r.CommonDir, "config.worktree")} {
+		if regular(p) {
+			files = append(files, p)
+		}
 	}
 	budget := maxModulesEntry
+	if entries, err := os.ReadDir(filepath.Join(r.CommonDir, "worktrees")); err == nil {
+		budget -= len(entries)
+		for _, e := range entries {
+			if p := filepath.Join(r.CommonDir, "worktrees", e.Name(), "config.worktree"); e.IsDir() && len(files) < maxConfigFiles && regular(p) {
+				files = append(files, p)
+			}
+		}
+	}
 	var walk func(dir string, depth int)
 	walk = func(dir string, depth int) {
 		if depth > maxModuleDepth || len(files) >= maxConfigFiles || budget <= 0 {
@@ -101,14 +117,24 @@ func AgentConfig(ctx context.Context, r *Repo) ([]byte, error) {
 // AgentConfigOf is AgentConfig for one config file of the repository (a
 // submodule's: see ConfigFiles).
 func AgentConfigOf(ctx context.Context, r *Repo, file string) ([]byte, error) {
+	out, err := configList(ctx, r, file)
+	if err != nil || out == "" {
+		return nil, err
+	}
+	return renderAgentConfig(out), nil
+}
+
+// configList is `git config --list -z` of one config file, its includes
+// not followed; "" for a file that does not exist.
+func configList(ctx context.Context, r *Repo, file string) (string, error) {
 	if _, err := os.Lstat(file); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return "", nil
 	}
 	out, err := r.Git(ctx, "", "config", "--file", file, "--no-includes", "--list", "-z")
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", file, err)
+		return "", fmt.Errorf("reading %s: %w", file, err)
 	}
-	return renderAgentConfig(out), nil
+	return out, nil
 }
 
 // renderAgentConfig writes the kept entries of `git config --list -z`

@@ -102,12 +102,41 @@ func (r *Repo) AddWorktree(ctx context.Context, dir, commit string) error {
 	if err != nil {
 		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
 	}
+	if err := cleanWorktreeConfig(ctx, r, admin); err != nil {
+		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
+	}
 	// No agent has run in it yet: its index is planex's, and becomes the
 	// private index the worktree is snapshot and reset through.
 	if err := copyFile(filepath.Join(admin, "index"), indexFile(dir)); err != nil {
 		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
 	}
 	return nil
+}
+
+// cleanWorktreeConfig rewrites the config.worktree of the linked
+// worktree whose admin directory is admin as a contained agent may read
+// it (AgentConfigOf): with extensions.worktreeConfig set, `git worktree
+// add` copies the main worktree's config.worktree into the new one, with
+// whatever credential `git config --worktree` left there, and the task's
+// agent reads its own admin directory. The file, made after the sandbox's
+// overlays were chosen, is planex's; what git needs of it stays.
+func cleanWorktreeConfig(ctx context.Context, r *Repo, admin string) error {
+	file := filepath.Join(admin, "config.worktree")
+	fi, err := os.Lstat(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", file, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", file)
+	}
+	cfg, err := AgentConfigOf(ctx, r, file)
+	if err != nil {
+		return err
+	}
+	return safefile.Write(file, cfg, fi.Mode().Perm())
 }
 
 // indexFile is the private index planex keeps for the worktree at dir:

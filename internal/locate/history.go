@@ -1,9 +1,11 @@
 package locate
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strings"
@@ -63,11 +65,26 @@ func gitLog(ctx context.Context, src historySource) ([]byte, error) {
 	return readLog(ctx, src, historyCommits, "--no-merges", "history")
 }
 
+// Bounds of what readLog keeps of git's log, whatever the repository's
+// history holds (a commit message of hundreds of megabytes is one `git
+// commit -F` away): a record's message beyond logMessageMax bytes is
+// dropped (its terms are in the first ones), a record whose changed
+// paths pass logNamesMax bytes keeps none (thousands of files: a sweeping
+// commit, which eachCommit would skip anyway), and reading stops, git
+// killed, before the kept records pass logTotalMax bytes.
+const (
+	logHashMax    = 128
+	logMessageMax = 64 << 10
+	logNamesMax   = 256 << 10
+	logTotalMax   = 32 << 20
+)
+
 // readLog reads the newest n commits reachable from src.rev that merges
 // selects ("--no-merges", or "--diff-merges=first-parent" for merges too,
 // by their change against the first parent): records of NUL, short hash,
 // \x01, message, \x02 and the changed paths one a line (eachCommit reads
-// them). No source, no log.
+// them), streamed from git and bounded (logMessageMax and the others).
+// No source, no log.
 func readLog(ctx context.Context, src historySource, n int, merges, what string) ([]byte, error) {
 	if src.dir == "" {
 		return nil, nil
@@ -76,12 +93,122 @@ func readLog(ctx context.Context, src historySource, n int, merges, what string)
 	if rev == "" {
 		rev = "HEAD"
 	}
-	out, err := gitrepo.Output(ctx, src.dir, "-c", "core.quotepath=off", "log", "-n", fmt.Sprint(n),
-		merges, "--no-show-signature", "--no-renames", "--relative", "--format=%x00%h%x01%B%x02", "--name-only", rev, "--")
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	args := []string{"-c", "core.quotepath=off", "log", "-n", fmt.Sprint(n),
+		merges, "--no-show-signature", "--no-renames", "--relative", "--format=%x00%h%x01%B%x02", "--name-only", rev, "--"}
+	cmd, err := gitrepo.Command(ctx, src.dir, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", what, err)
 	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, err)
+	}
+	stderr := &logStderr{max: 16 << 10}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, err)
+	}
+	out, full, readErr := boundedLog(stdout, logTotalMax)
+	if full {
+		stop() // enough kept: git need not write the rest
+	}
+	io.Copy(io.Discard, stdout)
+	waitErr := cmd.Wait()
+	switch {
+	case readErr != nil:
+		return nil, fmt.Errorf("reading %s: %w", what, readErr)
+	case full:
+		return out, nil
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("reading %s: %w", what, ctx.Err())
+	case waitErr != nil:
+		msg := strings.TrimSpace(string(stderr.b))
+		if msg == "" {
+			msg = waitErr.Error()
+		}
+		return nil, fmt.Errorf("reading %s: git log: %s", what, msg)
+	}
 	return out, nil
+}
+
+// boundedLog copies readLog's records from r, each cut to the bounds
+// above, until r ends or the next record would pass total bytes (full).
+func boundedLog(r io.Reader, total int) (out []byte, full bool, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	// Whatever precedes the first record's NUL is no record.
+	if _, _, err := readField(br, nil, 0, 0); err != nil {
+		return nil, false, eofIsEnd(err)
+	}
+	var rec []byte
+	for {
+		rec = append(rec[:0], 0)
+		var over bool
+		if rec, _, err = readField(br, rec, 1, logHashMax); err != nil {
+			return out, false, eofIsEnd(err) // a cut record is dropped
+		}
+		rec = append(rec, 1)
+		if rec, _, err = readField(br, rec, 2, logMessageMax); err != nil {
+			return out, false, eofIsEnd(err)
+		}
+		rec = append(rec, 2)
+		names := len(rec)
+		rec, over, err = readField(br, rec, 0, logNamesMax)
+		if err != nil && err != io.EOF {
+			return out, false, err
+		}
+		if over {
+			rec = rec[:names]
+		}
+		if len(out)+len(rec) > total {
+			return out, true, nil
+		}
+		out = append(out, rec...)
+		if err == io.EOF {
+			return out, false, nil
+		}
+	}
+}
+
+// readField appends to dst what br holds up to the next delim (consumed,
+// not appended), at most max bytes of it; the rest is read and dropped,
+// and over says some was. At the end of br it returns io.EOF with what
+// came before.
+func readField(br *bufio.Reader, dst []byte, delim byte, max int) ([]byte, bool, error) {
+	kept, over := 0, false
+	for {
+		chunk, err := br.ReadSlice(delim)
+		if err == nil {
+			chunk = chunk[:len(chunk)-1]
+		}
+		take := min(len(chunk), max-kept)
+		dst = append(dst, chunk[:take]...)
+		kept += take
+		over = over || take < len(chunk)
+		if err != bufio.ErrBufferFull {
+			return dst, over, err
+		}
+	}
+}
+
+// logStderr keeps the first max bytes of git's stderr for its error.
+type logStderr struct {
+	b   []byte
+	max int
+}
+
+func (w *logStderr) Write(p []byte) (int, error) {
+	w.b = append(w.b, p[:min(len(p), max(w.max-len(w.b), 0))]...)
+	return len(p), nil
+}
+
+// eofIsEnd reads the end of git's output as the end of the log.
+func eofIsEnd(err error) error {
+	if err == io.EOF {
+		return nil
+	}
+	return err
 }
 
 // eachCommit calls fn with each record of a readLog output that changed

@@ -11,13 +11,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 // Server types.
@@ -52,6 +52,10 @@ func (c Config) Empty() bool { return len(c.Servers) == 0 }
 // names (mcp__NAME__TOOL), which model APIs limit to these characters.
 var serverName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
 
+// maxConfigFile bounds a configuration file: servers take a few hundred
+// bytes each.
+const maxConfigFile = 1 << 20
+
 // Load reads a configuration given as inline JSON (starting with "{") or
 // as the path of a file, relative to dir when not absolute. lookup reads
 // the variables ${VAR} names.
@@ -67,7 +71,11 @@ func Load(arg, dir string, lookup func(string) (string, bool)) (Config, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	data, err := os.ReadFile(path)
+	// Only a regular file, read up to maxConfigFile: a configuration
+	// linked to /dev/zero or a FIFO (a repository can commit either
+	// where the Action's mcp-config input points) neither fills memory
+	// nor blocks.
+	data, err := safefile.ReadRegular(path, maxConfigFile)
 	if err != nil {
 		return Config{}, fmt.Errorf("reading the MCP configuration: %w", err)
 	}

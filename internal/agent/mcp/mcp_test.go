@@ -21,6 +21,7 @@ import (
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/mcp"
 	"github.com/planexhq/planex/internal/agent/mcp/mcptest"
+	"github.com/planexhq/planex/internal/safefile"
 	"github.com/planexhq/planex/internal/sandbox"
 )
 
@@ -92,6 +93,45 @@ func TestLoad(t *testing.T) {
 	}
 	if c, err := mcp.Load("", dir, none); err != nil || !c.Empty() {
 		t.Errorf("empty: %+v %v", c, err)
+	}
+}
+
+// TestLoadRefusesWhatIsNoFile: a configuration file a repository (or
+// anyone) replaced with a link to /dev/zero, a FIFO no one writes, or a
+// file of gigabytes is refused at once, with an error naming the file and
+// told apart by safefile's errors; planex neither blocks nor fills memory.
+func TestLoadRefusesWhatIsNoFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	huge, err := os.Create(filepath.Join(dir, "huge.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sparse: 4 GiB that take no disk.
+	if err := huge.Truncate(4 << 30); err != nil {
+		t.Fatal(err)
+	}
+	huge.Close()
+	for name, want := range map[string]error{"zero.json": safefile.ErrNotRegular, "fifo.json": safefile.ErrNotRegular, "huge.json": safefile.ErrTooLarge} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := mcp.Load(name, dir, env(nil))
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, want) || !strings.Contains(err.Error(), filepath.Join(dir, name)) {
+				t.Errorf("%s: %v, want %v naming the file", name, err, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: Load still reading after 10 s", name)
+		}
 	}
 }
 

@@ -1,0 +1,194 @@
+package gitrepo
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// systemConfigs are where git installations keep their system config
+// when GIT_CONFIG_SYSTEM names none: a distribution's git, and one built
+// from source under /usr/local.
+var systemConfigs = []string{"/etc/gitconfig", "/usr/local/etc/gitconfig"}
+
+// OutsideConfigFiles lists the git config files outside the repository
+// that a process on this machine may read and git would use: the system
+// config (the file GIT_CONFIG_SYSTEM names, and the installation's, which
+// a program can read whatever its environment says) and the global ones
+// (the file GIT_CONFIG_GLOBAL names, $XDG_CONFIG_HOME/git/config or
+// ~/.config/git/config, and ~/.gitconfig). CI images and users keep
+// credentials there as in the repository's config: an http.extraheader,
+// a url.<token URL>.insteadOf, a credential helper's store. Paths are
+// absolute and cleaned; whether each exists is for the caller to see.
+func OutsideConfigFiles(getenv func(string) string) []string {
+	var out []string
+	add := func(p string) {
+		if p != "" && filepath.IsAbs(p) && !slices.Contains(out, filepath.Clean(p)) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	add(getenv("GIT_CONFIG_SYSTEM"))
+	for _, p := range systemConfigs {
+		add(p)
+	}
+	add(getenv("GIT_CONFIG_GLOBAL"))
+	home := getenv("HOME")
+	if xdg := getenv("XDG_CONFIG_HOME"); xdg != "" {
+		add(filepath.Join(xdg, "git", "config"))
+	}
+	if home != "" {
+		add(filepath.Join(home, ".config", "git", "config"))
+		add(filepath.Join(home, ".gitconfig"))
+	}
+	return out
+}
+
+// CredentialStores lists where git's credential helpers keep passwords
+// when their configuration names no place: the store helper's files,
+// $XDG_CONFIG_HOME/git/credentials (or ~/.config/git/credentials) and
+// ~/.git-credentials, and the cache helper's daemon socket,
+// $XDG_CACHE_HOME/git/credential/socket (or ~/.cache/…, or
+// ~/.git-credential-cache/socket), which answers anyone who can connect
+// to it with the passwords it holds.
+func CredentialStores(getenv func(string) string) []string {
+	var out []string
+	if xdg := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(xdg) {
+		out = append(out, filepath.Join(xdg, "git", "credentials"))
+	}
+	if xdg := getenv("XDG_CACHE_HOME"); filepath.IsAbs(xdg) {
+		out = append(out, filepath.Join(xdg, "git", "credential", "socket"))
+	}
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		out = append(out, filepath.Join(home, ".config", "git", "credentials"), filepath.Join(home, ".git-credentials"),
+			filepath.Join(home, ".cache", "git", "credential", "socket"), filepath.Join(home, ".git-credential-cache", "socket"))
+	}
+	return out
+}
+
+// ReferencedFiles lists the files the config file names that can hold
+// credentials: the files it includes (include.path and includeIf.*.path,
+// whatever their condition, and what those include in turn, as git
+// reads them from the repository's root) and the files and sockets its
+// credential helpers are given (store --file, cache --socket). A
+// contained agent is shown the config without them (AgentConfigOf), but
+// it could still open them by name. home expands a leading ~/. Relative
+// include paths are relative to the config file's folder, as git reads
+// them; a helper's relative path is left out (it names no file
+// outside the step). The config is read without running anything.
+func ReferencedFiles(ctx context.Context, r *Repo, file, home string) ([]string, error) {
+	var out []string
+	add := func(p string) {
+		if strings.HasPrefix(p, "~/") {
+			if home == "" {
+				return
+			}
+			p = filepath.Join(home, p[2:])
+		}
+		if p != "" && filepath.IsAbs(p) && !slices.Contains(out, filepath.Clean(p)) && filepath.Clean(p) != filepath.Clean(file) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	own, err := configList(ctx, r, file)
+	if err != nil || own == "" {
+		return nil, err
+	}
+	for _, entry := range strings.Split(own, "\x00") {
+		key, value, _ := strings.Cut(entry, "\n")
+		for _, p := range entryPaths(key, value, filepath.Dir(file)) {
+			add(p)
+		}
+	}
+	// What git itself includes from here, nested includes too.
+	withIncludes, err := r.Git(ctx, "", "config", "--file", file, "--includes", "--list", "--show-origin", "-z")
+	if err != nil {
+		return out, nil // an include git cannot read: the ones named above are covered
+	}
+	fields := strings.Split(withIncludes, "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		if origin, ok := strings.CutPrefix(fields[i], "file:"); ok {
+			add(origin)
+		}
+		key, value, _ := strings.Cut(fields[i+1], "\n")
+		for _, p := range entryPaths(key, value, "") {
+			add(p)
+		}
+	}
+	return out, nil
+}
+
+// entryPaths are the files one config entry names: an include's path
+// (a relative one relative to dir; none when dir is "") or the paths a
+// credential helper is given.
+func entryPaths(key, value, dir string) []string {
+	key = strings.ToLower(key)
+	switch {
+	case (strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif.")) && strings.HasSuffix(key, ".path"):
+		if !strings.HasPrefix(value, "~/") && !filepath.IsAbs(value) {
+			if dir == "" {
+				return nil
+			}
+			value = filepath.Join(dir, value)
+		}
+		return []string{value}
+	case strings.HasPrefix(key, "credential.") && strings.HasSuffix(key, ".helper"):
+		return helperPaths(value)
+	}
+	return nil
+}
+
+// helperPaths are the paths a credential helper's command line gives
+// with --file or --socket (git credential-store and credential-cache).
+func helperPaths(helper string) []string {
+	var out []string
+	words := shellWords(helper)
+	for i, w := range words {
+		for _, opt := range []string{"--file", "--socket"} {
+			if v, ok := strings.CutPrefix(w, opt+"="); ok {
+				out = append(out, v)
+			} else if w == opt && i+1 < len(words) {
+				out = append(out, words[i+1])
+			}
+		}
+	}
+	return out
+}
+
+// shellWords splits a command line as a shell would for plain words:
+// at unquoted blanks, with single and double quotes and backslashes
+// removed. Expansions are left as they are.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	escaped := false
+	for _, c := range s {
+		switch {
+		case escaped:
+			cur.WriteRune(c)
+			escaped = false
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == '\'':
+			cur.WriteRune(c)
+		case c == '\\':
+			escaped, inWord = true, true
+		case quote == 0 && (c == '\'' || c == '"'):
+			quote, inWord = c, true
+		case quote == 0 && (c == ' ' || c == '\t' || c == '\n'):
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
