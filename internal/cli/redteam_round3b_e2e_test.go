@@ -59,6 +59,7 @@ func writeReadable(t *testing.T, p, content string) {
 // what it was granted, and its task still runs (its own step folder,
 // below $TMPDIR, stays its own).
 func TestRedTeamTmpdirHidden(t *testing.T) {
+	t.Parallel()
 	const secret = "redteam-other-step-result-in-tmpdir"
 	tmp := outsideTemp(t, "redteam-tmpdir-")
 	writeReadable(t, filepath.Join(tmp, "planex-execute-T9-4242", "result.json"), `{"findings":"`+secret+`"}`)
@@ -88,6 +89,7 @@ func TestRedTeamTmpdirHidden(t *testing.T) {
 // the store its helper names, and asks git for a credential: it finds
 // none of them, while the settings git needs (user.name) are still shown.
 func TestRedTeamSystemGitConfig(t *testing.T) {
+	t.Parallel()
 	root := outsideTemp(t, "redteam-gitconfig-")
 	system := filepath.Join(root, "system.gitconfig")
 	global := filepath.Join(root, "global.gitconfig")
@@ -154,6 +156,7 @@ func TestCommandUnderTmpdirRefused(t *testing.T) {
 // there. planex refuses either at once (exit 2), naming the file, instead
 // of reading without end or waiting for a writer.
 func TestRedTeamMCPConfigNotAFile(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	if err := os.Symlink("/dev/zero", filepath.Join(f.repo, ".mcp.json")); err != nil {
 		t.Fatal(err)
@@ -189,6 +192,7 @@ func TestRedTeamMCPConfigNotAFile(t *testing.T) {
 // (an extraheader, a token in an insteadOf URL) is shown to the agent
 // without it, and its git still reads the repository.
 func TestRedTeamWorktreeConfigCredentials(t *testing.T) {
+	t.Parallel()
 	secrets := []string{"redteam-wt-main-header", "redteam-wt-linked-token"}
 	linked := filepath.Join(t.TempDir(), "linked")
 	r := runRedTeam(t, "worktree-config.sh", "on", func(cmd *exec.Cmd) {
@@ -278,6 +282,7 @@ func TestAgentGitConfigConceals(t *testing.T) {
 // every uid here so the attack would work as root too) asks it: the
 // socket is covered, and it gets nothing.
 func TestRedTeamCredentialCacheSocket(t *testing.T) {
+	t.Parallel()
 	const password = "redteam-cache-password"
 	root := outsideTemp(t, "redteam-cache-")
 	dir := filepath.Join(root, "cache", "git", "credential")
