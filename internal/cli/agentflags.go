@@ -137,6 +137,9 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		if err := a.checkAgentVisible(c.Read, getenv); err != nil {
 			return c, err
 		}
+		if err := hideIgnored(ctx, &c, repo, cmp.Or(a.command, getenv("PLANEX_AGENT_CMD")), append(append([]string(nil), read...), write...), getenv); err != nil {
+			return c, err
+		}
 		// The repository's config and its submodules' are shown without
 		// the credentials CI systems and tools keep there (a token in a
 		// remote's URL, an extraheader, an included credentials file).
@@ -173,6 +176,7 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 	if err != nil {
 		return nil, &exitError{code: exitUsage, msg: a.mcpLabel() + ": " + err.Error()}
 	}
+	keepMCPServers(&contain, servers)
 	if contain.Egress != nil {
 		rules, err := endpointRules(name, servers)
 		if err != nil {
