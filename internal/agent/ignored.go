@@ -95,6 +95,11 @@ func (m *masker) cover(p string) error {
 		// Gone, or a link: what it leads to is shown or hidden where it is.
 		return nil
 	}
+	if n := len(m.out); n > 0 && within(p, m.out[n-1]) {
+		// Already covered: git lists a folder holding only ignored files,
+		// then those files.
+		return nil
+	}
 	below := false
 	for _, k := range m.keep {
 		if within(p, k) {

@@ -34,7 +34,7 @@ func TestRedTeamReadOnlyStepsIgnoredFiles(t *testing.T) {
 		"cache/deep/.npmrc-not-given": "npmrc-secret-5b6a02",
 	}
 	visible := map[string]string{
-		"notes.txt":         "untracked-notes-visible-19c4",
+		"notes.txt":                 "untracked-notes-visible-19c4",
 		"cache/granted/granted.txt": "granted-cache-visible-8e27",
 	}
 	f := newFixture(t)
@@ -116,4 +116,3 @@ func readTree(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
-
