@@ -18,7 +18,7 @@ import (
 // user's checkout, where a local .env or a key file lies), but for what
 // the user granted and the agent command names.
 func hideIgnored(ctx context.Context, c *agent.Containment, repo *gitrepo.Repo, command string, granted []string, getenv func(string) string) error {
-	paths, more, err := repo.Ignored(ctx, agent.MaxIgnoredMasks)
+	paths, more, err := gitrepo.Ignored(ctx, repo, agent.MaxIgnoredMasks)
 	if err != nil {
 		return err
 	}

@@ -15,11 +15,11 @@ import (
 // was read.
 var errEnoughIgnored = errors.New("enough ignored entries")
 
-// Ignored lists the git-ignored files and folders of the checkout, as
+// Ignored lists the git-ignored files and folders of r's checkout, as
 // absolute paths, a folder whose whole content is ignored once (git's
 // --directory). It reads at most max+1 entries; more reports that the
 // checkout holds more than max, and paths then holds only the first max.
-func (r *Repo) Ignored(ctx context.Context, max int) (paths []string, more bool, err error) {
+func Ignored(ctx context.Context, r *Repo, max int) (paths []string, more bool, err error) {
 	env := append(r.gitEnv(r.Root), r.env...)
 	c := call{dir: r.Root, env: env, config: r.config,
 		args: []string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}}

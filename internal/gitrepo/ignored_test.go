@@ -31,7 +31,7 @@ func TestIgnored(t *testing.T) {
 	write("src/key.pem", "k")
 	write("src/new.go", "package new\n") // untracked, not ignored
 	write("with space/x.pem", "k")
-	got, more, err := r.Ignored(context.Background(), 100)
+	got, more, err := Ignored(context.Background(), r, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestIgnored(t *testing.T) {
 	if more || !slices.Equal(got, want) {
 		t.Errorf("Ignored = %q, more %v; want %q", got, more, want)
 	}
-	got, more, err = r.Ignored(context.Background(), 2)
+	got, more, err = Ignored(context.Background(), r, 2)
 	if err != nil || !more || len(got) != 2 {
 		t.Errorf("bounded at 2: %q, more %v, %v; want two and more", got, more, err)
 	}
