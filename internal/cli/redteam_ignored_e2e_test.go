@@ -70,6 +70,10 @@ func TestRedTeamReadOnlyStepsIgnoredFiles(t *testing.T) {
 	if !strings.Contains(session, "LOOT:") {
 		t.Fatalf("the agent's loot is not in the plan, the attack did not run:\n%s", out.String())
 	}
+	explore, err := os.ReadFile(filepath.Join(f.sessionDir(), "explore.csv"))
+	if err != nil || !strings.Contains(string(explore), visible["notes.txt"]) {
+		t.Fatalf("the explore steps' findings lack the agent's loot (%v):\n%s", err, explore)
+	}
 	for rel, v := range visible {
 		if !strings.Contains(session, v) {
 			t.Errorf("%s, which the agent may read, is not in the session's files: the sandbox hid it", rel)
