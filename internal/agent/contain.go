@@ -44,6 +44,9 @@ type Containment struct {
 	// place of the real ones (the repository's git config without the
 	// credentials CI systems leave there).
 	Overlay []FileOverlay
+	// Ignored are the user's checkout's git-ignored files, hidden from
+	// contained processes but for what planex must show (ignored.go).
+	Ignored Ignored
 
 	// Network is what contained processes may reach; the zero value
 	// gives each a network of its own (network.go).
@@ -86,6 +89,10 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		cmd.Env = env
 		return func() {}, nil
 	}
+	ignored, err := c.Ignored.masks(append(append([]string(nil), writable...), c.Write...), append(append([]string(nil), readable...), c.Read...))
+	if err != nil {
+		return func() {}, fmt.Errorf("hiding the checkout's ignored files: %w", err)
+	}
 	home, err := os.MkdirTemp("", "planex-home-")
 	if err != nil {
 		return func() {}, fmt.Errorf("creating the agent's home: %w", err)
@@ -96,7 +103,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		Hide:     append(homes(base), HiddenTempDirs(base)...),
 		Limits:   c.Limits,
 	}
-	p.Mask = append(p.Mask, c.Conceal...)
+	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
 	overlays, dropOverlays, err := writeOverlays(c.Overlay)
 	if err != nil {
 		os.RemoveAll(home)

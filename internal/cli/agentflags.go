@@ -138,6 +138,9 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		if err := a.checkAgentVisible(c.Read, getenv); err != nil {
 			return c, err
 		}
+		if err := hideIgnored(ctx, &c, repo, cmp.Or(a.command, getenv("PLANEX_AGENT_CMD")), append(append([]string(nil), read...), write...), getenv); err != nil {
+			return c, err
+		}
 		overlays, conceal, err := agentGitConfig(ctx, repo, getenv)
 		if err != nil {
 			return c, err
@@ -170,6 +173,7 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 	if err != nil {
 		return nil, &exitError{code: exitUsage, msg: a.mcpLabel() + ": " + err.Error()}
 	}
+	keepMCPServers(&contain, servers)
 	if contain.Egress != nil {
 		rules, err := endpointRules(name, servers)
 		if err != nil {

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/planexhq/planex/internal/agent"
-	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/sandbox"
 )
 
@@ -25,7 +24,7 @@ func TestContainmentWhenNoSandbox(t *testing.T) {
 		}
 		return nil, fmt.Errorf("%w: user namespaces are disabled", sandbox.ErrUnavailable)
 	}
-	repo := &gitrepo.Repo{Root: t.TempDir(), CommonDir: t.TempDir()}
+	repo := emptyRepo(t)
 	noEnv := func(string) string { return "" }
 	for _, c := range []struct {
 		mode     string

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/sandbox"
 )
 
@@ -61,7 +60,7 @@ func TestBadRequirementAndAgentExit2(t *testing.T) {
 func TestHiddenAgentCommandIsRefusedOnce(t *testing.T) {
 	t.Parallel()
 	available := func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error) { return &sandbox.Sandbox{}, nil }
-	repo := &gitrepo.Repo{Root: t.TempDir(), CommonDir: t.TempDir()}
+	repo := emptyRepo(t)
 	scripts := t.TempDir() // under /tmp, apart from the repository
 	script := filepath.Join(scripts, "my-agent.sh")
 	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755); err != nil {

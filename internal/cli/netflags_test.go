@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/sandbox"
 )
 
@@ -27,7 +26,7 @@ func TestNetworkWithoutNamespaces(t *testing.T) {
 		return fmt.Errorf("%w: operation not permitted", sandbox.ErrNoNetworkNamespace)
 	}
 	have := func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error) { return box, nil }
-	repo := &gitrepo.Repo{Root: t.TempDir(), CommonDir: t.TempDir()}
+	repo := emptyRepo(t)
 	for _, c := range []struct {
 		mode, network string
 		hosts         []string

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/sandbox"
 )
 
@@ -16,7 +15,7 @@ import (
 func TestSandboxLimitsFlag(t *testing.T) {
 	t.Parallel()
 	none := func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error) { return nil, nil }
-	repo := &gitrepo.Repo{Root: t.TempDir(), CommonDir: t.TempDir()}
+	repo := emptyRepo(t)
 	for _, c := range []struct {
 		name, flag, env string
 		want            sandbox.Limits

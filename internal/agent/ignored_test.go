@@ -1,0 +1,96 @@
+package agent
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// TestIgnoredMasks covers ignored entries but what planex must show:
+// granted paths at, above or below an ignored entry, the step's
+// writable folders, readable folders only where they lie in an ignored
+// place, and links; past the bound it refuses.
+func TestIgnoredMasks(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, rel := range []string{".env", "secrets/key.pem", "node_modules/a/x.js", "node_modules/b/y.js",
+		"node_modules/tool/bin/t", "vendor/cache/.npmrc", "src/main.go", "build/out/o", "build/other/o"} {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/etc", filepath.Join(root, "etc-link")); err != nil {
+		t.Fatal(err)
+	}
+	in := func(rels ...string) []string {
+		var out []string
+		for _, r := range rels {
+			out = append(out, filepath.Join(root, r))
+		}
+		return out
+	}
+	ignored := in(".env", "secrets", "secrets/key.pem", "node_modules", "vendor/cache/.npmrc", "build", "etc-link", "gone.txt")
+	for _, row := range []struct {
+		name              string
+		keep, write, read []string
+		want              []string
+	}{
+		{name: "everything covered, links and missing entries left",
+			want: in(".env", "secrets", "node_modules", "vendor/cache/.npmrc", "build")},
+		{name: "a granted ignored folder, a granted folder above an ignored file",
+			keep: in("secrets", "vendor"),
+			want: in(".env", "node_modules", "build")},
+		{name: "a granted program below an ignored folder opens it",
+			keep: in("node_modules/tool/bin/t"),
+			want: in(".env", "secrets", "node_modules/a", "node_modules/b", "vendor/cache/.npmrc", "build")},
+		{name: "the checkout itself and paths outside it grant nothing",
+			keep: []string{root, "/usr"}, read: []string{root},
+			want: in(".env", "secrets", "node_modules", "vendor/cache/.npmrc", "build")},
+		{name: "a writable folder below an ignored one stays; a readable one only there",
+			write: in("build/out"), read: in("vendor", "node_modules/a"),
+			want: in(".env", "secrets", "node_modules/b", "node_modules/tool", "vendor/cache/.npmrc", "build/other")},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Ignored{Root: root, Paths: ignored, Keep: row.keep}.masks(row.write, row.read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Clone(row.want)
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("masks = %q\nwant    %q", got, want)
+			}
+		})
+	}
+}
+
+// TestIgnoredMasksBound refuses a checkout whose ignored entries need
+// more masks than MaxIgnoredMasks, also when opening a folder adds them.
+func TestIgnoredMasksBound(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	var paths []string
+	for i := range MaxIgnoredMasks + 1 {
+		p := filepath.Join(root, "f"+strconv.Itoa(i))
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	if _, err := (Ignored{Root: root, Paths: paths}).masks(nil, nil); !errors.Is(err, ErrTooManyIgnored) {
+		t.Errorf("%d entries: err = %v, want ErrTooManyIgnored", len(paths), err)
+	}
+	got, err := Ignored{Root: root, Paths: paths[:MaxIgnoredMasks]}.masks(nil, nil)
+	if err != nil || len(got) != MaxIgnoredMasks {
+		t.Errorf("%d entries: %d masks, %v", MaxIgnoredMasks, len(got), err)
+	}
+}

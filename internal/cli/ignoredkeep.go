@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/agent/mcp"
+	"github.com/planexhq/planex/internal/gitrepo"
+)
+
+// hideIgnored fills c.Ignored: the checkout's git-ignored files, which
+// contained agents must not read (the read-only phases run in the
+// user's checkout, where a local .env or a key file lies), but for what
+// the user granted and the agent command names.
+func hideIgnored(ctx context.Context, c *agent.Containment, repo *gitrepo.Repo, command string, granted []string, getenv func(string) string) error {
+	paths, more, err := gitrepo.Ignored(ctx, repo, agent.MaxIgnoredMasks)
+	if err != nil {
+		return err
+	}
+	if more {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the checkout %s holds more than %d git-ignored files and folders (outside wholly ignored folders); the sandbox hides each from agents and will not mount that many. Remove what you do not need (`git clean -ndX` lists it), or ignore whole folders instead of files scattered through the tree (docs/security.md)", repo.Root, agent.MaxIgnoredMasks)}
+	}
+	c.Ignored = agent.Ignored{Root: repo.Root, Paths: paths, Keep: append(append([]string(nil), granted...), namedPaths(strings.Fields(command), repo.Root, getenv("HOME"))...)}
+	return nil
+}
+
+// namedPaths are the files the words of a command line name that exist:
+// its program (found on PATH when it has no slash) and every word naming
+// a path, relative ones taken from dir, where read-only steps run.
+func namedPaths(words []string, dir, home string) []string {
+	var out []string
+	for i, w := range words {
+		w = strings.Trim(w, `'"`)
+		if rest, ok := strings.CutPrefix(w, "~/"); ok && home != "" {
+			w = filepath.Join(home, rest)
+		}
+		if i == 0 && !strings.Contains(w, "/") {
+			if found, err := exec.LookPath(w); err == nil && filepath.IsAbs(found) {
+				out = append(out, found)
+			}
+		}
+		p := w
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// keepMCPServers adds the programs and path arguments of the stdio MCP
+// servers to what stays visible.
+func keepMCPServers(c *agent.Containment, servers mcp.Config) {
+	if c.Ignored.Root == "" {
+		return
+	}
+	for _, s := range servers.Servers {
+		if s.Type != mcp.TypeStdio {
+			continue
+		}
+		words := append([]string{s.Command}, s.Args...)
+		c.Ignored.Keep = append(c.Ignored.Keep, namedPaths(words, c.Ignored.Root, "")...)
+	}
+}

@@ -1,0 +1,122 @@
+//go:build linux
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/sandbox"
+)
+
+// TestRedTeamReadOnlyStepsIgnoredFiles: the read-only phases (analyze,
+// explore, plan) run in the user's own checkout. A malicious command
+// agent there reads the checkout's git-ignored .env and a key inside an
+// ignored folder, by relative and absolute path, and puts what it read
+// in its output, its findings, its discoveries and the plan. None of it
+// may reach planex's output, the session's files or the repository; the
+// untracked (not ignored) notes.txt and cache/granted/granted.txt, ignored but
+// granted with --sandbox-read, must still be read: they show the agent
+// read and reported what it could.
+func TestRedTeamReadOnlyStepsIgnoredFiles(t *testing.T) {
+	if _, err := sandbox.New(context.Background(), sandbox.ModeOn); err != nil {
+		t.Skipf("needs planex's sandbox (user namespaces: root, or unprivileged ones allowed): %v", err)
+	}
+	secrets := map[string]string{
+		".env":                        "dotenv-secret-4d1c9e",
+		"secrets/credentials.json":    "credentials-secret-77ab20",
+		"secrets/deep/key.pem":        "pem-secret-0f3e91",
+		"cache/deep/.npmrc-not-given": "npmrc-secret-5b6a02",
+	}
+	visible := map[string]string{
+		"notes.txt":                 "untracked-notes-visible-19c4",
+		"cache/granted/granted.txt": "granted-cache-visible-8e27",
+	}
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
+	f.write(f.repo, ".gitignore", ".env\nsecrets/\ncache/\n")
+	f.git("add", ".gitignore")
+	f.git("commit", "-qm", "ignore local files")
+	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
+	for rel, v := range secrets {
+		f.write(f.repo, rel, "TOKEN="+v+"\n")
+	}
+	for rel, v := range visible {
+		f.write(f.repo, rel, v+"\n")
+	}
+	body, err := os.ReadFile(filepath.Join("testdata", "redteam", "read-ignored.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(f.fake, "agent.sh", strings.NewReplacer("@REPO@", f.repo, "@AGENT@", f.agent).Replace(string(body)))
+
+	// Only cache/granted is granted, not all of cache/: the rest of it
+	// stays hidden (cache/deep).
+	granted := filepath.Join(f.repo, "cache", "granted")
+	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "add a file")
+	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=sh "+filepath.Join(f.fake, "agent.sh"), "PLANEX_SANDBOX_WRITE=",
+		"PLANEX_SANDBOX_READ="+strings.Join([]string{f.fake, testdataDir(t), granted}, string(os.PathListSeparator)))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("planex: %v\n%s", err, out.String())
+	}
+	session := readTree(t, f.sessionDir())
+	if !strings.Contains(session, "LOOT:") {
+		t.Fatalf("the agent's loot is not in the plan, the attack did not run:\n%s", out.String())
+	}
+	explore, err := os.ReadFile(filepath.Join(f.sessionDir(), "explore.csv"))
+	if err != nil || !strings.Contains(string(explore), visible["notes.txt"]) {
+		t.Fatalf("the explore steps' findings lack the agent's loot (%v):\n%s", err, explore)
+	}
+	for rel, v := range visible {
+		if !strings.Contains(session, v) {
+			t.Errorf("%s, which the agent may read, is not in the session's files: the sandbox hid it", rel)
+		}
+	}
+	history := f.git("log", "-p", "--all", "--format=%H %B")
+	places := map[string]string{"planex's output": out.String(), "the session's files": session,
+		"the repository's history": history, "the fixture's folder": readTree(t, f.fake)}
+	for rel, v := range secrets {
+		for where, text := range places {
+			if strings.Contains(text, v) {
+				t.Errorf("the ignored %s reached %s", rel, where)
+			}
+		}
+	}
+	// The masks are the sandbox's: the user's files are left as they were.
+	for rel, v := range secrets {
+		if b, err := os.ReadFile(filepath.Join(f.repo, rel)); err != nil || string(b) != "TOKEN="+v+"\n" {
+			t.Errorf("%s changed: %q, %v", rel, b, err)
+		}
+	}
+}
+
+// readTree returns every regular file under dir, each after its path.
+func readTree(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			b.WriteString(p + ":\n")
+			b.Write(data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}

@@ -1,0 +1,58 @@
+package gitrepo
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// errEnoughIgnored stops the listing once more than the caller's bound
+// was read.
+var errEnoughIgnored = errors.New("enough ignored entries")
+
+// Ignored lists the git-ignored files and folders of r's checkout, as
+// absolute paths, a folder whose whole content is ignored once (git's
+// --directory). It reads at most max+1 entries; more reports that the
+// checkout holds more than max, and paths then holds only the first max.
+func Ignored(ctx context.Context, r *Repo, max int) (paths []string, more bool, err error) {
+	env := append(r.gitEnv(r.Root), r.env...)
+	c := call{dir: r.Root, env: env, config: r.config,
+		args: []string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}}
+	err = stream(ctx, c, func(out io.Reader) error {
+		s := bufio.NewScanner(out)
+		s.Buffer(make([]byte, 0, 64<<10), 64<<10)
+		s.Split(splitNUL)
+		for s.Scan() {
+			if len(paths) == max {
+				more = true
+				return errEnoughIgnored
+			}
+			rel := strings.TrimSuffix(s.Text(), "/")
+			if rel == "" {
+				continue
+			}
+			paths = append(paths, filepath.Join(r.Root, filepath.FromSlash(rel)))
+		}
+		return s.Err()
+	})
+	if err != nil && !errors.Is(err, errEnoughIgnored) {
+		return nil, false, fmt.Errorf("listing the checkout's ignored files: %w", err)
+	}
+	return paths, more, nil
+}
+
+// splitNUL splits git's -z output at its NUL bytes.
+func splitNUL(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}

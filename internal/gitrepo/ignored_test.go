@@ -1,0 +1,48 @@
+package gitrepo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestIgnored lists ignored files and wholly ignored folders once, leaves
+// out tracked and untracked-but-not-ignored files, and stops at the bound.
+// An untracked folder holding only ignored files is listed too (git's
+// --directory does so), then its files.
+func TestIgnored(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	write := func(rel, content string) {
+		p := filepath.Join(r.Root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".gitignore", ".env\nbuild/\n*.pem\n")
+	write(".env", "K=v\n")
+	write("build/a/b.o", "x")
+	write("build/c.o", "x")
+	write("src/key.pem", "k")
+	write("src/new.go", "package new\n") // untracked, not ignored
+	write("with space/x.pem", "k")
+	got, more, err := Ignored(context.Background(), r, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want := []string{filepath.Join(r.Root, ".env"), filepath.Join(r.Root, "build"),
+		filepath.Join(r.Root, "src", "key.pem"), filepath.Join(r.Root, "with space"), filepath.Join(r.Root, "with space", "x.pem")}
+	if more || !slices.Equal(got, want) {
+		t.Errorf("Ignored = %q, more %v; want %q", got, more, want)
+	}
+	got, more, err = Ignored(context.Background(), r, 2)
+	if err != nil || !more || len(got) != 2 {
+		t.Errorf("bounded at 2: %q, more %v, %v; want two and more", got, more, err)
+	}
+}
