@@ -24,6 +24,7 @@ import (
 // granted with --sandbox-read, must still be read: they show the agent
 // read and reported what it could.
 func TestRedTeamReadOnlyStepsIgnoredFiles(t *testing.T) {
+	t.Parallel()
 	if _, err := sandbox.New(context.Background(), sandbox.ModeOn); err != nil {
 		t.Skipf("needs planex's sandbox (user namespaces: root, or unprivileged ones allowed): %v", err)
 	}
