@@ -26,14 +26,7 @@ func TestRedTeamRunnerTempHidden(t *testing.T) {
 	const token = "ghs-redteam-checkout-v6-token"
 	const sshKey = "-----BEGIN OPENSSH PRIVATE KEY-----redteam-deploy-key"
 	// Not under /tmp or a home, which the sandbox covers anyway.
-	runnerTemp, err := os.MkdirTemp(".", "redteam-runner-temp-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if runnerTemp, err = filepath.Abs(runnerTemp); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(runnerTemp) })
+	runnerTemp := outsideTemp(t, "redteam-runner-temp-")
 	if err := os.Chmod(runnerTemp, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +135,7 @@ func TestRedTeamRunnerInstallHidden(t *testing.T) {
 	t.Parallel()
 	const rsa = `{"d":"redteam-runner-private-exponent","modulus":"x"}`
 	const diag = "redteam-runner-diag-job-message"
-	root, err := os.MkdirTemp(".", "redteam-runner-root-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if root, err = filepath.Abs(root); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
+	root := outsideTemp(t, "redteam-runner-root-")
 	files := map[string]string{
 		".runner":                `{"agentId":7,"agentName":"redteam-runner-name","poolId":1}`,
 		".credentials":           `{"scheme":"OAuth","data":{"clientId":"redteam-runner-client-id"}}`,
@@ -281,14 +267,7 @@ func TestRedTeamActionCheckoutToken(t *testing.T) {
 // The contained agent reads them: it finds nothing.
 func TestRedTeamCITempHidden(t *testing.T) {
 	t.Parallel()
-	root, err := os.MkdirTemp(".", "redteam-ci-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if root, err = filepath.Abs(root); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
+	root := outsideTemp(t, "redteam-ci-")
 	secrets := map[string]string{
 		filepath.Join(root, "builds", "app.tmp", "KUBECONFIG"):                       "redteam-gitlab-file-variable-kubeconfig",
 		filepath.Join(root, "jenkins", "app@tmp", "secretFiles", "3f2a", "key.json"): "redteam-jenkins-secret-file",

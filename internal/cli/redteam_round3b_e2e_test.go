@@ -18,22 +18,47 @@ import (
 )
 
 // outsideTemp makes a folder readable by every uid that lies outside
-// /tmp and every home (the sandbox covers those anyway): in the package's
-// own folder, as the other red-team rows do.
+// /tmp, /var/tmp and every home (the sandbox covers those anyway, so a row
+// whose files sat there would pass without planex doing anything): in the
+// package's own folder when the checkout is not under one of them, else
+// under /srv or /mnt (root, as in CI, may make one there).
 func outsideTemp(t *testing.T, prefix string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp(".", prefix)
-	if err != nil {
-		t.Fatal(err)
+	var parents []string
+	if wd, err := os.Getwd(); err == nil && !underCovered(wd) {
+		parents = append(parents, wd)
 	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		t.Fatal(err)
+	for _, parent := range append(parents, "/srv", "/mnt") {
+		dir, err := os.MkdirTemp(parent, prefix)
+		if err != nil {
+			continue
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
+	t.Skip("no folder outside /tmp and the homes to put the attacked files in (the checkout is under one, and /srv and /mnt are not writable: run as root)")
+	return ""
+}
+
+// underCovered says whether dir lies where the sandbox shows an empty
+// folder or nothing: the temporary folders and the homes.
+func underCovered(dir string) bool {
+	covered := []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm", "/root", "/home"}
+	if home, err := os.UserHomeDir(); err == nil {
+		covered = append(covered, home)
 	}
-	return dir
+	for _, c := range covered {
+		if c == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(c, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return true
+		}
+	}
+	return false
 }
 
 // writeReadable writes content at p, readable by every uid, making its
