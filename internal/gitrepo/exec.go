@@ -114,6 +114,8 @@ type call struct {
 	// userConfig reads the user's system and global config too; only for
 	// `git config --get`, which runs nothing.
 	userConfig bool
+	// scans is the Repo's remembered driver scans; nil scans every time.
+	scans *scanCache
 }
 
 // command builds the protected exec.Cmd for c. Commands that may read
@@ -140,7 +142,7 @@ func command(ctx context.Context, c call) (*exec.Cmd, error) {
 		}
 	}
 	if needsDriverScan(c.args) {
-		names, err := driverNames(ctx, c)
+		names, err := c.scans.drivers(ctx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -331,40 +333,45 @@ func withDiffFlags(args []string) []string {
 var driverKey = regexp.MustCompile(`^(filter|diff|merge)\.(.+)\.[^.]+$`)
 
 // driverNames lists the filter, diff and merge drivers c's repository
-// defines, reading config the way c itself will.
-func driverNames(ctx context.Context, c call) (map[string][]string, error) {
+// defines, reading config the way c itself will, and whether the config
+// has include directives (which name files beyond the repository's own).
+func driverNames(ctx context.Context, c call) (names map[string][]string, includes bool, err error) {
 	global, _, _ := splitArgs(c.args)
 	scan := c
 	scan.stdin = nil
-	scan.args = append(append([]string{}, global...), "config", "--name-only", "--get-regexp", `^(filter|diff|merge)\.`)
+	scan.args = append(append([]string{}, global...), "config", "--name-only", "--get-regexp", `^(filter|diff|merge|include|includeif)\.`)
 	cmd, err := command(ctx, scan)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.Len() == 0 {
-			return nil, nil // no such keys
+			return nil, false, nil // no such keys
 		}
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, fmt.Errorf("listing the repository's git drivers: %s", msg)
+		return nil, false, fmt.Errorf("listing the repository's git drivers: %s", msg)
 	}
-	names := map[string][]string{}
+	names = map[string][]string{}
 	seen := map[string]bool{}
 	for _, key := range strings.Split(stdout.String(), "\n") {
-		m := driverKey.FindStringSubmatch(strings.TrimSpace(key))
+		key = strings.TrimSpace(key)
+		if strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif.") {
+			includes = true
+		}
+		m := driverKey.FindStringSubmatch(key)
 		if m == nil || seen[m[1]+"."+m[2]] {
 			continue
 		}
 		seen[m[1]+"."+m[2]] = true
 		names[m[1]] = append(names[m[1]], m[2])
 	}
-	return names, nil
+	return names, includes, nil
 }
 
 // neutralise switches off every driver by name. An empty command is no

@@ -35,6 +35,8 @@ type Repo struct {
 	env     []string
 	config  []setting
 	remotes map[string]remoteURL
+	// scans remembers driver scans while the config is unchanged.
+	scans *scanCache
 }
 
 // ErrNotRepo is returned when a directory is not inside a git work tree.
@@ -58,7 +60,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", dir, err)
 	}
-	r := &Repo{Root: lines[0], gitDir: filepath.Clean(lines[1]), CommonDir: lines[2], format: format}
+	r := &Repo{Root: lines[0], gitDir: filepath.Clean(lines[1]), CommonDir: lines[2], format: format, scans: newScanCache()}
 	if !filepath.IsAbs(r.CommonDir) {
 		r.CommonDir = filepath.Join(abs, r.CommonDir)
 	}
@@ -125,7 +127,7 @@ func (r *Repo) git(ctx context.Context, dir string, extraEnv []string, args ...s
 
 func (r *Repo) gitIn(ctx context.Context, dir string, extraEnv []string, stdin []byte, args ...string) (string, error) {
 	env := append(append(r.gitEnv(r.Root), r.env...), extraEnv...)
-	return run(ctx, call{dir: dir, env: env, config: r.config, stdin: stdin, args: args})
+	return run(ctx, call{dir: dir, env: env, config: r.config, stdin: stdin, args: args, scans: r.scans})
 }
 
 // Head returns the commit checked out in the main worktree.

@@ -60,7 +60,7 @@ func (r *Repo) TaskCommits(ctx context.Context, branch, base string) ([]TaskComm
 		args = append(args, "^"+base)
 	}
 	var out []TaskCommit
-	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, args: append(args, "--")}
+	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, args: append(args, "--"), scans: r.scans}
 	err = stream(ctx, c, func(log io.Reader) error {
 		return eachRecord(log, func(rec []byte) error {
 			sha, msg, _ := bytes.Cut(rec, []byte("\n"))

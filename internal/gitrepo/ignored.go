@@ -22,7 +22,7 @@ var errEnoughIgnored = errors.New("enough ignored entries")
 func Ignored(ctx context.Context, r *Repo, max int) (paths []string, more bool, err error) {
 	env := append(r.gitEnv(r.Root), r.env...)
 	c := call{dir: r.Root, env: env, config: r.config,
-		args: []string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}}
+		args: []string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}, scans: r.scans}
 	err = stream(ctx, c, func(out io.Reader) error {
 		s := bufio.NewScanner(out)
 		s.Buffer(make([]byte, 0, 64<<10), 64<<10)

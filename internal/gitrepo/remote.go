@@ -170,7 +170,7 @@ func (r *Repo) remoteGit(ctx context.Context, remote string, push bool, args []s
 	}
 	args = append(append(args[:len(args):len(args)], target), refs...)
 	env := append(r.gitEnv(r.Root), r.env...)
-	return run(ctx, call{dir: r.Root, env: env, config: cfg, args: args})
+	return run(ctx, call{dir: r.Root, env: env, config: cfg, args: args, scans: r.scans})
 }
 
 func localURL(u string) bool {

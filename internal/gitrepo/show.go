@@ -44,5 +44,5 @@ func showCommit(ctx context.Context, r *Repo, sha string, max int) (string, erro
 // the output (runCapped).
 func gitCapped(ctx context.Context, r *Repo, max int, args ...string) (string, bool, error) {
 	env := append(r.gitEnv(r.Root), r.env...)
-	return runCapped(ctx, call{dir: r.Root, env: env, config: r.config, args: args}, max)
+	return runCapped(ctx, call{dir: r.Root, env: env, config: r.config, args: args, scans: r.scans}, max)
 }
