@@ -1,0 +1,117 @@
+package gitrepo
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// countGit puts a git first on PATH that logs each of its invocations and
+// then runs the real one, and returns a function reading the log: one
+// line per git process, its arguments.
+func countGit(t *testing.T) func() []string {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "calls.log")
+	shim := "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "git"), []byte(shim), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return func() []string {
+		b, err := os.ReadFile(log)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		calls := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(calls) == 1 && calls[0] == "" {
+			return nil
+		}
+		os.Remove(log)
+		return calls
+	}
+}
+
+// commitTask is what planex does for one task: open the repository, make
+// the task's worktree, snapshot what the agent left, commit it and move
+// the run branch. remember false makes the Repo scan for drivers before
+// every call, as planex did before it reused scans.
+func commitTask(t *testing.T, dir, task string, remember bool) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.TempDir = t.TempDir()
+	if !remember {
+		r.scans = nil
+	}
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := r.WorktreeDir("s1", task)
+	if err := r.AddWorktree(ctx, wt, head); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt, task+".txt"), []byte(task+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, changes, err := r.Snapshot(ctx, wt, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.CommitChanges(ctx, head, changes, TaskMessage("s1", task, "Add "+task, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpdateBranch(ctx, "planex/"+task, c, "", "planex: "+task); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGitProcessesPerTaskCommit guards the number of git processes one
+// task commit starts. Measured on git 2.39: 20 when every call scans for
+// drivers first (6 scans), 16 with a Repo reusing its scan while the
+// config is unchanged (2 scans: one for the main worktree's git
+// directory, one for the task worktree's). The limit, 18, leaves room
+// for two more calls; a change that needs more should say why here.
+func TestGitProcessesPerTaskCommit(t *testing.T) {
+	// Not parallel: the counting git is put on this process's PATH.
+	r := newRepo(t)
+	settle()
+	calls := countGit(t)
+	commitTask(t, r.Root, "T1", false)
+	before := calls()
+	commitTask(t, r.Root, "T2", true)
+	got := calls()
+	const limit = 18
+	if len(got) > limit {
+		t.Errorf("one task commit started %d git processes, more than %d:\n%s", len(got), limit, strings.Join(got, "\n"))
+	}
+	if len(got) >= len(before) {
+		t.Errorf("reusing driver scans saved nothing: %d git processes, %d without", len(got), len(before))
+	}
+	if scans(got) == 0 {
+		t.Errorf("no driver scan among the calls; the count shows nothing:\n%s", strings.Join(got, "\n"))
+	}
+	t.Logf("%d git processes (%d driver scans); %d (%d) scanning before every call", len(got), scans(got), len(before), scans(before))
+}
+
+func scans(calls []string) int {
+	n := 0
+	for _, c := range calls {
+		if strings.Contains(c, "--get-regexp ^(filter|diff|merge") {
+			n++
+		}
+	}
+	return n
+}
