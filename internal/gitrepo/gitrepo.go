@@ -72,19 +72,22 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 
 // identity carries the user's name and email into planex's commits. Git
 // reads neither system nor global config for planex, so they are read
-// here once, by `git config --get`, which runs nothing. When there is
-// none (fresh CI runners) a planex identity is supplied, so plumbing
-// commits never fail on it.
+// here once, by one `git config --get-regexp`, which runs nothing. When
+// there is none (fresh CI runners) a planex identity is supplied, so
+// plumbing commits never fail on it.
 func identity(ctx context.Context, dir string, gitEnv []string) ([]setting, []string) {
 	var config []setting
 	var env []string
-	get := func(key string) string {
-		out, err := run(ctx, call{dir: dir, env: gitEnv, userConfig: true, args: []string{"config", "--get", key}})
-		if err != nil {
-			return ""
+	// The last value of a key wins, as for `git config --get`.
+	values := map[string]string{}
+	out, err := run(ctx, call{dir: dir, env: gitEnv, userConfig: true, args: []string{"config", "-z", "--get-regexp", `^user\.(name|email)$`}})
+	if err == nil {
+		for _, entry := range strings.Split(out, "\x00") {
+			key, value, _ := strings.Cut(entry, "\n")
+			values[key] = strings.TrimSpace(value)
 		}
-		return strings.TrimSpace(out)
 	}
+	get := func(key string) string { return values[key] }
 	fallback := func(vars ...string) {
 		for _, kv := range vars {
 			name, _, _ := strings.Cut(kv, "=")
