@@ -29,9 +29,15 @@ type Ignored struct {
 	Paths []string
 	// Keep lists paths contained processes must still reach although
 	// ignored or below an ignored folder: what the user granted
-	// (--sandbox-read, --sandbox-write) and the programs planex runs
-	// (the agent command's files, MCP servers).
+	// (--sandbox-read, --sandbox-write).
 	Keep []string
+	// Named lists the paths the words of the agent command and of the
+	// MCP servers name (their programs and file arguments). A word is no
+	// grant: a repository can commit a file or a link under any name, so
+	// a named path is kept only where it is itself an ignored entry or
+	// lies below one (named with its last element unresolved), and a link
+	// there keeps what it leads to only when that is ignored too.
+	Named []string
 }
 
 // masks returns the paths to cover for a step that may write writable
@@ -61,6 +67,9 @@ func (ig Ignored) masks(writable, readable []string) ([]string, error) {
 	for _, p := range readable {
 		add(p, true)
 	}
+	for _, p := range ig.Named {
+		keep = append(keep, ig.named(root, p)...)
+	}
 	m := masker{keep: keep, limit: MaxIgnoredMasks}
 	for _, p := range ig.Paths {
 		if err := m.cover(realIn(root, ig.Root, p)); err != nil {
@@ -68,6 +77,35 @@ func (ig Ignored) masks(writable, readable []string) ([]string, error) {
 		}
 	}
 	return m.out, nil
+}
+
+// named returns what of p, a path the agent command or an MCP server
+// names, stays visible: p where it is an ignored entry or below one, and
+// where it is a link, its target where that is ignored as well.
+func (ig Ignored) named(root, p string) []string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if named := realIn(root, ig.Root, p); within(named, root) {
+		p = named
+	} else {
+		p = filepath.Join(realPath(filepath.Dir(p)), filepath.Base(p))
+	}
+	// A link on the way inside the checkout (one a repository commits)
+	// could lead the name anywhere in it.
+	if realPath(filepath.Dir(p)) != filepath.Dir(p) {
+		return nil
+	}
+	if p == root || !within(p, root) || !ig.inIgnored(root, p) {
+		return nil
+	}
+	out := []string{p}
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if t := realPath(p); t != root && within(t, root) && ig.inIgnored(root, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // inIgnored reports whether p is an ignored entry or lies below one.

@@ -26,8 +26,13 @@ func TestIgnoredMasks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Symlink("/etc", filepath.Join(root, "etc-link")); err != nil {
-		t.Fatal(err)
+	// sh: a link a repository commits under the name of a word of the
+	// agent command, leading to the ignored .env; secrets/run: an ignored
+	// link to an ignored file, as node_modules/.bin holds.
+	for link, to := range map[string]string{"etc-link": "/etc", "sh": ".env", "secrets/run": "key.pem", "src/up": ".."} {
+		if err := os.Symlink(to, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	in := func(rels ...string) []string {
 		var out []string
@@ -40,6 +45,7 @@ func TestIgnoredMasks(t *testing.T) {
 	for _, row := range []struct {
 		name              string
 		keep, write, read []string
+		named             []string
 		want              []string
 	}{
 		{name: "everything covered, links and missing entries left",
@@ -56,10 +62,19 @@ func TestIgnoredMasks(t *testing.T) {
 		{name: "a writable folder below an ignored one stays; a readable one only there",
 			write: in("build/out"), read: in("vendor", "node_modules/a"),
 			want: in(".env", "secrets", "node_modules/b", "node_modules/tool", "vendor/cache/.npmrc", "build/other")},
+		{name: "a named program below an ignored folder opens it",
+			named: in("node_modules/tool/bin/t"),
+			want:  in(".env", "secrets", "node_modules/a", "node_modules/b", "vendor/cache/.npmrc", "build")},
+		{name: "a named ignored link keeps its ignored target",
+			named: in("secrets/run"),
+			want:  in(".env", "node_modules", "vendor/cache/.npmrc", "build")},
+		{name: "a named tracked link to an ignored file, a tracked folder, a link to the checkout keep nothing",
+			named: in("sh", "src", "src/up", "vendor", "src/up/.env"),
+			want:  in(".env", "secrets", "node_modules", "vendor/cache/.npmrc", "build")},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Ignored{Root: root, Paths: ignored, Keep: row.keep}.masks(row.write, row.read)
+			got, err := Ignored{Root: root, Paths: ignored, Keep: row.keep, Named: row.named}.masks(row.write, row.read)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,65 @@
+//go:build linux
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/sandbox"
+)
+
+// TestRedTeamIgnoredNamedByCommandWord: the agent command's words name
+// files planex keeps visible although ignored (its program, its file
+// arguments), looked up relative to the checkout. A repository commits a
+// link named like a word of the command ("sh", of `sh agent.sh`) leading
+// to the ignored .env, and a command agent in the read-only phases reads
+// .env and puts it in the plan. The link must exempt nothing: .env stays
+// covered, while the untracked notes.txt is read (the attack ran).
+func TestRedTeamIgnoredNamedByCommandWord(t *testing.T) {
+	t.Parallel()
+	if _, err := sandbox.New(context.Background(), sandbox.ModeOn); err != nil {
+		t.Skipf("needs planex's sandbox (user namespaces: root, or unprivileged ones allowed): %v", err)
+	}
+	const secret, notes = "dotenv-secret-via-link-3a9f", "untracked-notes-visible-c1d0"
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
+	f.write(f.repo, ".gitignore", ".env\n")
+	if err := os.Symlink(".env", filepath.Join(f.repo, "sh")); err != nil {
+		t.Fatal(err)
+	}
+	f.git("add", ".gitignore", "sh")
+	f.git("commit", "-qm", "a link named like the agent command's program")
+	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
+	f.write(f.repo, ".env", "TOKEN="+secret+"\n")
+	f.write(f.repo, "notes.txt", notes+"\n")
+	body, err := os.ReadFile(filepath.Join("testdata", "redteam", "read-ignored.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(f.fake, "agent.sh", strings.NewReplacer("@REPO@", f.repo, "@AGENT@", f.agent).Replace(string(body)))
+
+	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "add a file")
+	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=sh "+filepath.Join(f.fake, "agent.sh"), "PLANEX_SANDBOX_WRITE=",
+		"PLANEX_SANDBOX_READ="+strings.Join([]string{f.fake, testdataDir(t)}, string(os.PathListSeparator)))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("planex: %v\n%s", err, out.String())
+	}
+	session := readTree(t, f.sessionDir())
+	if !strings.Contains(session, "LOOT:") || !strings.Contains(session, notes) {
+		t.Fatalf("the agent's loot (with the visible notes.txt) is not in the plan, the attack did not run:\n%s", out.String())
+	}
+	places := map[string]string{"planex's output": out.String(), "the session's files": session,
+		"the repository's history": f.git("log", "-p", "--all", "--format=%H %B"), "the fixture's folder": readTree(t, f.fake)}
+	for where, text := range places {
+		if strings.Contains(text, secret) {
+			t.Errorf("the ignored .env, named through the committed link sh, reached %s", where)
+		}
+	}
+}
