@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,6 +61,48 @@ func TestRedTeamIgnoredNamedByCommandWord(t *testing.T) {
 	for where, text := range places {
 		if strings.Contains(text, secret) {
 			t.Errorf("the ignored .env, named through the committed link sh, reached %s", where)
+		}
+	}
+}
+
+// TestRedTeamConfigNamedKeyFiles: the repository's config names files
+// that are credentials themselves: actions/checkout's ssh-key input
+// writes the key and sets core.sshCommand to `ssh -i KEY`, and a
+// self-hosted setup may set http.sslKey and http.cookieFile. The config
+// the agent is shown keeps core.sshCommand, so it knows where the key
+// is; a contained agent reads all three by name. It must get none.
+func TestRedTeamConfigNamedKeyFiles(t *testing.T) {
+	t.Parallel()
+	root := outsideTemp(t, "redteam-keys-")
+	secrets := map[string]string{"id_checkout": "ssh-private-key-7c21e0", "client.key": "tls-client-key-93d4aa", "cookies.txt": "session-cookie-5f08b1"}
+	for name, v := range secrets {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(v+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runRedTeam(t, "config-named-keys.sh", "on", func(cmd *exec.Cmd) {
+		for _, kv := range [][2]string{
+			{"core.sshCommand", `"/usr/bin/ssh" -i "` + filepath.Join(root, "id_checkout") + `" -o StrictHostKeyChecking=yes`},
+			{"http.https://git.example/.sslKey", filepath.Join(root, "client.key")},
+			{"http.cookieFile", filepath.Join(root, "cookies.txt")},
+		} {
+			set := exec.Command("git", "config", kv[0], kv[1])
+			set.Dir = cmd.Dir
+			if out, err := set.CombinedOutput(); err != nil {
+				t.Fatalf("git config %s: %v: %s", kv[0], err, out)
+			}
+		}
+		cmd.Env = append(cmd.Env, "RED_TEAM="+root)
+	})
+	r.noSecretAnywhere(t)
+	r.mustHaveRun(t, "a/t1.txt")
+	loot := r.show(t, "a/loot.txt")
+	if !strings.Contains(loot, "id_checkout") || !strings.Contains(loot, "read") {
+		t.Fatalf("the agent did not find the key's name or did not read:\n%s", loot)
+	}
+	for name, v := range secrets {
+		if strings.Contains(loot, v) {
+			t.Errorf("the agent read %s, which the repository's config names:\n%s", name, loot)
 		}
 	}
 }
