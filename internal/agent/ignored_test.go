@@ -109,3 +109,48 @@ func TestIgnoredMasksBound(t *testing.T) {
 		t.Errorf("%d entries: %d masks, %v", MaxIgnoredMasks, len(got), err)
 	}
 }
+
+// TestIgnoredMasksLinkedOutside: an ignored .env that is a link to a
+// file outside the checkout (a secrets folder) would show that file
+// through the link's name: the file it leads to is covered, unless
+// granted; a link to a folder or to a file in the checkout is not.
+func TestIgnoredMasksLinkedOutside(t *testing.T) {
+	t.Parallel()
+	root, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "app.env")
+	if err := os.WriteFile(secret, []byte("TOKEN=x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "local.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	python := filepath.Join(outside, "python3")
+	for _, f := range []string{python, filepath.Join(root, "venv", "bin", "agent")} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// venv/bin/python: a link inside an ignored folder opened for the
+	// agent command's program; .passwd: one into the system's folders.
+	for link, to := range map[string]string{".env": secret, "shared": outside, "inside": "local.txt", "venv/bin/python": python, ".passwd": "/etc/passwd"} {
+		if err := os.Symlink(to, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := []string{filepath.Join(root, ".env"), filepath.Join(root, "shared"), filepath.Join(root, "inside"), filepath.Join(root, "venv"), filepath.Join(root, ".passwd")}
+	realSecret, err := filepath.EvalSymlinks(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Ignored{Root: root, Paths: paths, Named: []string{filepath.Join(root, "venv", "bin", "agent")}}.masks(nil, nil)
+	if err != nil || !slices.Equal(got, []string{realSecret}) {
+		t.Errorf("masks = %q, %v; want only %s", got, err, realSecret)
+	}
+	got, err = Ignored{Root: root, Paths: paths[:3], Keep: []string{outside}}.masks(nil, nil)
+	if err != nil || len(got) != 0 {
+		t.Errorf("with the secrets folder granted: masks = %q, %v; want none", got, err)
+	}
+}

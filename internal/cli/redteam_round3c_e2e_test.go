@@ -106,3 +106,58 @@ func TestRedTeamConfigNamedKeyFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamIgnoredLinkToOutsideSecret: the user's ignored .env is a
+// link to a file in a secrets folder outside the checkout (and outside
+// the homes, which are hidden anyway). A command agent in the read-only
+// phases reads .env: the link's name gives the secret away unless the
+// file it leads to is covered too.
+func TestRedTeamIgnoredLinkToOutsideSecret(t *testing.T) {
+	t.Parallel()
+	if _, err := sandbox.New(context.Background(), sandbox.ModeOn); err != nil {
+		t.Skipf("needs planex's sandbox (user namespaces: root, or unprivileged ones allowed): %v", err)
+	}
+	const secret, notes = "linked-dotenv-secret-e41b", "untracked-notes-visible-77f3"
+	store := outsideTemp(t, "redteam-linked-env-")
+	target := filepath.Join(store, "app.env")
+	if err := os.WriteFile(target, []byte("TOKEN="+secret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
+	f.write(f.repo, ".gitignore", ".env\n")
+	f.git("add", ".gitignore")
+	f.git("commit", "-qm", "ignore the local .env")
+	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
+	if err := os.Symlink(target, filepath.Join(f.repo, ".env")); err != nil {
+		t.Fatal(err)
+	}
+	f.write(f.repo, "notes.txt", notes+"\n")
+	body, err := os.ReadFile(filepath.Join("testdata", "redteam", "read-ignored.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(f.fake, "agent.sh", strings.NewReplacer("@REPO@", f.repo, "@AGENT@", f.agent).Replace(string(body)))
+	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "add a file")
+	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=sh "+filepath.Join(f.fake, "agent.sh"), "PLANEX_SANDBOX_WRITE=",
+		"PLANEX_SANDBOX_READ="+strings.Join([]string{f.fake, testdataDir(t)}, string(os.PathListSeparator)))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("planex: %v\n%s", err, out.String())
+	}
+	session := readTree(t, f.sessionDir())
+	if !strings.Contains(session, "LOOT:") || !strings.Contains(session, notes) {
+		t.Fatalf("the agent's loot (with the visible notes.txt) is not in the plan, the attack did not run:\n%s", out.String())
+	}
+	places := map[string]string{"planex's output": out.String(), "the session's files": session,
+		"the repository's history": f.git("log", "-p", "--all", "--format=%H %B"), "the fixture's folder": readTree(t, f.fake)}
+	for where, text := range places {
+		if strings.Contains(text, secret) {
+			t.Errorf("the secret the ignored .env links to reached %s", where)
+		}
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "TOKEN="+secret+"\n" {
+		t.Errorf("the linked file changed: %q, %v", b, err)
+	}
+}
