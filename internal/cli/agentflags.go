@@ -138,6 +138,9 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		if err := a.checkAgentVisible(c.Read, getenv); err != nil {
 			return c, err
 		}
+		if err := checkTempHidden([]string{repo.Root, repo.CommonDir}, getenv); err != nil {
+			return c, err
+		}
 		if err := hideIgnored(ctx, &c, repo, cmp.Or(a.command, getenv("PLANEX_AGENT_CMD")), append(append([]string(nil), read...), write...), getenv); err != nil {
 			return c, err
 		}

@@ -5,6 +5,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,5 +160,36 @@ func TestRedTeamIgnoredLinkToOutsideSecret(t *testing.T) {
 	}
 	if b, err := os.ReadFile(target); err != nil || string(b) != "TOKEN="+secret+"\n" {
 		t.Errorf("the linked file changed: %q, %v", b, err)
+	}
+}
+
+// TestCheckTempHidden: a $TMPDIR (or a CI's temporary folder) that is
+// the checkout or its git directory cannot be hidden, since the sandbox
+// shows those folders over the cover: each step's private folder and
+// home would be in sight of the others. planex refuses it before any
+// step, naming it; one above or below the checkout is hidden.
+func TestCheckTempHidden(t *testing.T) {
+	t.Parallel()
+	shown := []string{"/srv/work/repo", "/srv/work/repo/.git"}
+	for _, row := range []struct {
+		name   string
+		env    map[string]string
+		refuse bool
+	}{
+		{"TMPDIR is the checkout", map[string]string{"TMPDIR": "/srv/work/repo/"}, true},
+		{"TMPDIR is the git directory", map[string]string{"TMPDIR": "/srv/work/repo/.git"}, true},
+		{"RUNNER_TEMP is the checkout", map[string]string{"RUNNER_TEMP": "/srv/work/repo"}, true},
+		{"TMPDIR above the checkout", map[string]string{"TMPDIR": "/srv/work"}, false},
+		{"TMPDIR below the checkout", map[string]string{"TMPDIR": "/srv/work/repo/.tmp"}, false},
+		{"TMPDIR beside it", map[string]string{"TMPDIR": "/srv/tmp"}, false},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			err := checkTempHidden(shown, func(k string) string { return row.env[k] })
+			var ee *exitError
+			if row.refuse != (err != nil) || (err != nil && (!errors.As(err, &ee) || ee.code != exitUsage)) {
+				t.Errorf("checkTempHidden = %v, want a refusal: %v", err, row.refuse)
+			}
+		})
 	}
 }
