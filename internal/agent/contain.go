@@ -26,6 +26,12 @@ type Containment struct {
 	// SecretEnv names more variables to remove whatever they are called
 	// (the one --api-key-env names).
 	SecretEnv []string
+	// RepoDirs are the folders of the repository under work (the
+	// checkout, its git directory): a PATH folder inside one of them, or
+	// inside the step's own folder, is dropped from the step's PATH, as
+	// the programs there are the repository's (a workflow's
+	// $GITHUB_WORKSPACE/node_modules/.bin).
+	RepoDirs []string
 	// Read lists more directories contained processes may read although
 	// a fresh /tmp or the hidden home would cover them (--sandbox-read).
 	Read []string
@@ -79,7 +85,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if base == nil {
 		base = os.Environ()
 	}
-	env := ScrubEnv(base, c.AllowEnv, c.SecretEnv...)
+	env := pathOutside(ScrubEnv(base, c.AllowEnv, c.SecretEnv...), append([]string{cmd.Dir}, c.RepoDirs...))
 	if c.Sandbox == nil || c.Network.Open() {
 		// The host's network is the step's: so is its way through a
 		// proxy the machine needs.
@@ -325,4 +331,29 @@ func (c Containment) Secrets() map[string]string {
 		_, err := os.Lstat(p)
 		return err == nil
 	})
+}
+
+// pathOutside drops from env's PATH the folders at or below one of dirs.
+func pathOutside(env []string, dirs []string) []string {
+	var roots []string
+	for _, d := range dirs {
+		if r := realPath(d); d != "" && r != "/" {
+			roots = append(roots, r)
+		}
+	}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		value, isPath := strings.CutPrefix(kv, "PATH=")
+		if isPath {
+			var keep []string
+			for _, d := range filepath.SplitList(value) {
+				if !slices.ContainsFunc(roots, func(r string) bool { return within(realPath(d), r) }) {
+					keep = append(keep, d)
+				}
+			}
+			kv = "PATH=" + strings.Join(keep, string(filepath.ListSeparator))
+		}
+		out = append(out, kv)
+	}
+	return out
 }

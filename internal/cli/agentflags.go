@@ -96,7 +96,7 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 	if extra := getenv("PLANEX_ALLOW_ENV"); extra != "" {
 		a.allowEnv = append(a.allowEnv, strings.Split(extra, ",")...)
 	}
-	c := agent.Containment{AllowEnv: a.allowEnv}
+	c := agent.Containment{AllowEnv: a.allowEnv, RepoDirs: []string{repo.Root, repo.CommonDir}}
 	read, write := a.readable, a.writable
 	// Path lists, like PATH: directory names may hold commas.
 	read = append(read, filepath.SplitList(getenv("PLANEX_SANDBOX_READ"))...)

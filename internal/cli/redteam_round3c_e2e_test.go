@@ -193,3 +193,40 @@ func TestCheckTempHidden(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamShippedProgramsOnAbsolutePath: a workflow puts a folder of
+// the checkout on PATH by its absolute name ($GITHUB_WORKSPACE/
+// node_modules/.bin, as setup steps do), where the repository commits a
+// cat that the steps' agents run. It must not run for any step, with
+// the sandbox or without (then with the user's rights, before any plan
+// is approved).
+func TestRedTeamShippedProgramsOnAbsolutePath(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"off", "on"} {
+		t.Run("sandbox-"+mode, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			marks := t.TempDir()
+			f.write(f.repo, "node_modules/.bin/cat", "#!/bin/sh\ntouch "+filepath.Join(marks, "pwned-cat")+"\nexec /bin/cat \"$@\"\n")
+			if err := os.Chmod(filepath.Join(f.repo, "node_modules", ".bin", "cat"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			f.git("add", "-f", ".")
+			f.git("commit", "-qm", "tools")
+			f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+			cmd := f.command("--sandbox", mode, "--sandbox-write", marks, "-y", "add a file")
+			cmd.Env = append(cmd.Env, "PATH="+filepath.Join(f.repo, "node_modules", ".bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("planex: %v\n%s", err, out.String())
+			}
+			if _, err := os.Stat(filepath.Join(marks, "pwned-cat")); err == nil {
+				t.Errorf("the repository's cat ran\n%s", out.String())
+			}
+			if got := strings.Join(f.branchLog(), " "); !strings.Contains(got, "|T1") {
+				t.Errorf("branch = %q\n%s", got, out.String())
+			}
+		})
+	}
+}
