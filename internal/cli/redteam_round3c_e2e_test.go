@@ -207,9 +207,13 @@ func TestRedTeamShippedProgramsOnAbsolutePath(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			marks := t.TempDir()
-			f.write(f.repo, "node_modules/.bin/cat", "#!/bin/sh\ntouch "+filepath.Join(marks, "pwned-cat")+"\nexec /bin/cat \"$@\"\n")
-			if err := os.Chmod(filepath.Join(f.repo, "node_modules", ".bin", "cat"), 0o755); err != nil {
-				t.Fatal(err)
+			// cat, which the agent runs; sh, which planex starts a command
+			// agent with, found on its own PATH.
+			for _, prog := range []string{"cat", "sh"} {
+				f.write(f.repo, "node_modules/.bin/"+prog, "#!/bin/sh\ntouch "+filepath.Join(marks, "pwned-"+prog)+"\nexec /bin/"+prog+" \"$@\"\n")
+				if err := os.Chmod(filepath.Join(f.repo, "node_modules", ".bin", prog), 0o755); err != nil {
+					t.Fatal(err)
+				}
 			}
 			f.git("add", "-f", ".")
 			f.git("commit", "-qm", "tools")
@@ -221,8 +225,10 @@ func TestRedTeamShippedProgramsOnAbsolutePath(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("planex: %v\n%s", err, out.String())
 			}
-			if _, err := os.Stat(filepath.Join(marks, "pwned-cat")); err == nil {
-				t.Errorf("the repository's cat ran\n%s", out.String())
+			for _, prog := range []string{"cat", "sh"} {
+				if _, err := os.Stat(filepath.Join(marks, "pwned-"+prog)); err == nil {
+					t.Errorf("the repository's %s ran\n%s", prog, out.String())
+				}
 			}
 			if got := strings.Join(f.branchLog(), " "); !strings.Contains(got, "|T1") {
 				t.Errorf("branch = %q\n%s", got, out.String())
