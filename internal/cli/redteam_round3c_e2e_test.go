@@ -236,3 +236,46 @@ func TestRedTeamShippedProgramsOnAbsolutePath(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamIgnoredByGlobalExcludes: the user's .env is ignored only by
+// their global excludes file (core.excludesFile in their global config),
+// not by any .gitignore of the repository. A command agent in the
+// read-only phases reads it: it must stay covered like any ignored file.
+func TestRedTeamIgnoredByGlobalExcludes(t *testing.T) {
+	t.Parallel()
+	if _, err := sandbox.New(context.Background(), sandbox.ModeOn); err != nil {
+		t.Skipf("needs planex's sandbox (user namespaces: root, or unprivileged ones allowed): %v", err)
+	}
+	const secret, notes = "globally-ignored-secret-2b7d", "untracked-notes-visible-5e9a"
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
+	cfg := t.TempDir()
+	f.write(cfg, "ignore", ".env\n")
+	f.write(cfg, "gitconfig", "[core]\n\texcludesFile = "+filepath.Join(cfg, "ignore")+"\n")
+	f.write(f.repo, ".env", "TOKEN="+secret+"\n")
+	f.write(f.repo, "notes.txt", notes+"\n")
+	body, err := os.ReadFile(filepath.Join("testdata", "redteam", "read-ignored.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(f.fake, "agent.sh", strings.NewReplacer("@REPO@", f.repo, "@AGENT@", f.agent).Replace(string(body)))
+	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "add a file")
+	cmd.Env = append(cmd.Env, "GIT_CONFIG_GLOBAL="+filepath.Join(cfg, "gitconfig"), "PLANEX_AGENT_CMD=sh "+filepath.Join(f.fake, "agent.sh"), "PLANEX_SANDBOX_WRITE=",
+		"PLANEX_SANDBOX_READ="+strings.Join([]string{f.fake, testdataDir(t)}, string(os.PathListSeparator)))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("planex: %v\n%s", err, out.String())
+	}
+	session := readTree(t, f.sessionDir())
+	if !strings.Contains(session, "LOOT:") || !strings.Contains(session, notes) {
+		t.Fatalf("the agent's loot (with the visible notes.txt) is not in the plan, the attack did not run:\n%s", out.String())
+	}
+	places := map[string]string{"planex's output": out.String(), "the session's files": session,
+		"the repository's history": f.git("log", "-p", "--all", "--format=%H %B"), "the fixture's folder": readTree(t, f.fake)}
+	for where, text := range places {
+		if strings.Contains(text, secret) {
+			t.Errorf("the .env the user's global excludes file ignores reached %s", where)
+		}
+	}
+}
