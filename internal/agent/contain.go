@@ -26,6 +26,12 @@ type Containment struct {
 	// SecretEnv names more variables to remove whatever they are called
 	// (the one --api-key-env names).
 	SecretEnv []string
+	// RepoDirs are the folders of the repository under work (the
+	// checkout, its git directory): a PATH folder inside one of them, or
+	// inside the step's own folder, is dropped from the step's PATH, as
+	// the programs there are the repository's (a workflow's
+	// $GITHUB_WORKSPACE/node_modules/.bin).
+	RepoDirs []string
 	// Read lists more directories contained processes may read although
 	// a fresh /tmp or the hidden home would cover them (--sandbox-read).
 	Read []string
@@ -79,7 +85,9 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if base == nil {
 		base = os.Environ()
 	}
-	env := ScrubEnv(base, c.AllowEnv, c.SecretEnv...)
+	roots := repoRoots(append([]string{cmd.Dir}, c.RepoDirs...))
+	env := pathOutside(ScrubEnv(base, c.AllowEnv, c.SecretEnv...), roots)
+	programOutside(cmd, env, roots)
 	if c.Sandbox == nil || c.Network.Open() {
 		// The host's network is the step's: so is its way through a
 		// proxy the machine needs.
@@ -325,4 +333,58 @@ func (c Containment) Secrets() map[string]string {
 		_, err := os.Lstat(p)
 		return err == nil
 	})
+}
+
+// repoRoots are dirs resolved, without empty names and /.
+func repoRoots(dirs []string) []string {
+	var roots []string
+	for _, d := range dirs {
+		if r := realPath(d); d != "" && r != "/" {
+			roots = append(roots, r)
+		}
+	}
+	return roots
+}
+
+// inRoots reports whether p, resolved, lies at or below one of roots.
+func inRoots(p string, roots []string) bool {
+	p = realPath(p)
+	return slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
+}
+
+// programOutside finds cmd's program again on env's PATH when planex's
+// own lookup (exec.Command's, on planex's PATH) took it from a folder of
+// roots: "sh" from a committed node_modules/.bin/sh.
+func programOutside(cmd *exec.Cmd, env []string, roots []string) {
+	if cmd.Path == "" || !inRoots(cmd.Path, roots) || !slices.Contains(filepath.SplitList(os.Getenv("PATH")), filepath.Dir(cmd.Path)) {
+		return
+	}
+	name := filepath.Base(cmd.Path)
+	for _, d := range filepath.SplitList(lookup(env, "PATH")) {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && filepath.IsAbs(p) {
+			cmd.Path = p
+			return
+		}
+	}
+	cmd.Err = fmt.Errorf("%s: found only in %s, inside the repository, whose programs steps do not run", name, filepath.Dir(cmd.Path))
+}
+
+// pathOutside drops from env's PATH the folders at or below one of roots.
+func pathOutside(env []string, roots []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		value, isPath := strings.CutPrefix(kv, "PATH=")
+		if isPath {
+			var keep []string
+			for _, d := range filepath.SplitList(value) {
+				if !inRoots(d, roots) {
+					keep = append(keep, d)
+				}
+			}
+			kv = "PATH=" + strings.Join(keep, string(filepath.ListSeparator))
+		}
+		out = append(out, kv)
+	}
+	return out
 }

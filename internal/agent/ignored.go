@@ -29,9 +29,15 @@ type Ignored struct {
 	Paths []string
 	// Keep lists paths contained processes must still reach although
 	// ignored or below an ignored folder: what the user granted
-	// (--sandbox-read, --sandbox-write) and the programs planex runs
-	// (the agent command's files, MCP servers).
+	// (--sandbox-read, --sandbox-write).
 	Keep []string
+	// Named lists the paths the words of the agent command and of the
+	// MCP servers name (their programs and file arguments). A word is no
+	// grant: a repository can commit a file or a link under any name, so
+	// a named path is kept only where it is itself an ignored entry or
+	// lies below one (named with its last element unresolved), and a link
+	// there keeps what it leads to only when that is ignored too.
+	Named []string
 }
 
 // masks returns the paths to cover for a step that may write writable
@@ -47,8 +53,13 @@ func (ig Ignored) masks(writable, readable []string) ([]string, error) {
 	var keep []string
 	add := func(p string, onlyIgnored bool) {
 		p = realPath(p)
-		if p == root || !within(p, root) {
-			return // the checkout itself, or outside it
+		if within(root, p) {
+			return // the checkout itself, or a folder above it
+		}
+		if !within(p, root) {
+			// Outside: it keeps visible a file an ignored link leads to.
+			keep = append(keep, p)
+			return
 		}
 		if onlyIgnored && !ig.inIgnored(root, p) {
 			return // the step's own folder: its ignored files stay hidden
@@ -61,13 +72,45 @@ func (ig Ignored) masks(writable, readable []string) ([]string, error) {
 	for _, p := range readable {
 		add(p, true)
 	}
-	m := masker{keep: keep, limit: MaxIgnoredMasks}
+	for _, p := range ig.Named {
+		keep = append(keep, ig.named(root, p)...)
+	}
+	m := masker{root: root, keep: keep, limit: MaxIgnoredMasks}
 	for _, p := range ig.Paths {
-		if err := m.cover(realIn(root, ig.Root, p)); err != nil {
+		if err := m.cover(realIn(root, ig.Root, p), true); err != nil {
 			return nil, err
 		}
 	}
 	return m.out, nil
+}
+
+// named returns what of p, a path the agent command or an MCP server
+// names, stays visible: p where it is an ignored entry or below one, and
+// where it is a link, its target where that is ignored as well.
+func (ig Ignored) named(root, p string) []string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if named := realIn(root, ig.Root, p); within(named, root) {
+		p = named
+	} else {
+		p = filepath.Join(realPath(filepath.Dir(p)), filepath.Base(p))
+	}
+	// A link on the way inside the checkout (one a repository commits)
+	// could lead the name anywhere in it.
+	if realPath(filepath.Dir(p)) != filepath.Dir(p) {
+		return nil
+	}
+	if p == root || !within(p, root) || !ig.inIgnored(root, p) {
+		return nil
+	}
+	out := []string{p}
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if t := realPath(p); t != root && within(t, root) && ig.inIgnored(root, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // inIgnored reports whether p is an ignored entry or lies below one.
@@ -82,6 +125,7 @@ func (ig Ignored) inIgnored(root, p string) bool {
 
 // masker collects the covers of ignored entries around the kept paths.
 type masker struct {
+	root  string
 	keep  []string
 	limit int
 	out   []string
@@ -89,11 +133,23 @@ type masker struct {
 
 // cover covers p, opens it when a kept path lies below it, or leaves it
 // when it lies at or below a kept path.
-func (m *masker) cover(p string) error {
+func (m *masker) cover(p string, listed bool) error {
 	fi, err := os.Lstat(p)
-	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-		// Gone, or a link: what it leads to is shown or hidden where it is.
-		return nil
+	if err != nil {
+		return nil // gone
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		// A link: what it leads to in the checkout is shown or hidden
+		// where it is; a file outside it (a .env linked to a secrets
+		// folder) is covered, as the link's name gives it away.
+		// Only a link git listed itself: one inside an opened folder (a
+		// virtualenv's bin/python) leads to a program steps run, and
+		// never one leading into the system's folders.
+		t := realPath(p)
+		if ti, err := os.Stat(t); !listed || err != nil || !ti.Mode().IsRegular() || within(t, m.root) || inSystemDir(t) {
+			return nil
+		}
+		p = t
 	}
 	if n := len(m.out); n > 0 && within(p, m.out[n-1]) {
 		// Already covered: git lists a folder holding only ignored files,
@@ -121,11 +177,21 @@ func (m *masker) cover(p string) error {
 		return fmt.Errorf("reading ignored folder %s: %w", p, err)
 	}
 	for _, e := range entries {
-		if err := m.cover(filepath.Join(p, e.Name())); err != nil {
+		if err := m.cover(filepath.Join(p, e.Name()), false); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// inSystemDir reports whether p lies in one of the system's folders.
+func inSystemDir(p string) bool {
+	for _, d := range systemDirs {
+		if within(p, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // within reports whether p is dir or lies below it (both clean).

@@ -96,7 +96,7 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 	if extra := getenv("PLANEX_ALLOW_ENV"); extra != "" {
 		a.allowEnv = append(a.allowEnv, strings.Split(extra, ",")...)
 	}
-	c := agent.Containment{AllowEnv: a.allowEnv}
+	c := agent.Containment{AllowEnv: a.allowEnv, RepoDirs: []string{repo.Root, repo.CommonDir}}
 	read, write := a.readable, a.writable
 	// Path lists, like PATH: directory names may hold commas.
 	read = append(read, filepath.SplitList(getenv("PLANEX_SANDBOX_READ"))...)
@@ -136,6 +136,9 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		// The sessions and the key that seals them stay out of sight.
 		c.Conceal = []string{session.StoreFor(repo.Root, repo.CommonDir).Private()}
 		if err := a.checkAgentVisible(c.Read, getenv); err != nil {
+			return c, err
+		}
+		if err := checkTempHidden([]string{repo.Root, repo.CommonDir}, getenv); err != nil {
 			return c, err
 		}
 		if err := hideIgnored(ctx, &c, repo, cmp.Or(a.command, getenv("PLANEX_AGENT_CMD")), append(append([]string(nil), read...), write...), getenv); err != nil {

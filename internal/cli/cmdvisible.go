@@ -70,15 +70,52 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 		homes = append(homes, h)
 	}
 	// CI systems' temporary folders and $TMPDIR are hidden like a home.
-	var env []string
-	for _, k := range []string{"TMPDIR", "RUNNER_TEMP", "CI_PROJECT_DIR", "GITLAB_CI", "WORKSPACE", "JENKINS_URL", "TF_BUILD", "AGENT_TEMPDIRECTORY"} {
-		env = append(env, k+"="+getenv(k))
-	}
-	homes = append(homes, agent.HiddenTempDirs(env)...)
+	homes = append(homes, hiddenTemps(getenv)...)
 	prog, under := hiddenProgram(command, readable, homes, exec.LookPath)
 	if prog == "" {
 		return nil
 	}
 	return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the agent command's program %s is under %s, which the sandbox hides from agents (they get an empty one). Let them read it with --sandbox-read %s, or move the program elsewhere.",
 		prog, under, filepath.Dir(prog))}
+}
+
+// hiddenTemps are the temporary folders the sandbox hides like a home
+// (agent.HiddenTempDirs) for the environment getenv reads.
+func hiddenTemps(getenv func(string) string) []string {
+	var env []string
+	for _, k := range []string{"TMPDIR", "RUNNER_TEMP", "CI_PROJECT_DIR", "GITLAB_CI", "WORKSPACE", "JENKINS_URL", "TF_BUILD", "AGENT_TEMPDIRECTORY"} {
+		env = append(env, k+"="+getenv(k))
+	}
+	return agent.HiddenTempDirs(env)
+}
+
+// checkTempHidden refuses, before the first step, a temporary folder
+// ($TMPDIR, a CI's) that is itself a folder agents are shown (the
+// checkout, its git directory, a granted one): the sandbox binds that
+// folder over the cover, and every step's private folder and home,
+// which planex keeps there, would be in sight of every other step.
+func checkTempHidden(shown []string, getenv func(string) string) error {
+	for _, tmp := range hiddenTemps(getenv) {
+		for _, dir := range shown {
+			if dir != "" && sameFolder(tmp, dir) {
+				return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the temporary folder %s ($TMPDIR or the CI's) is %s, which agents are shown; planex keeps each step's private files there, and the sandbox could not hide them from the other steps. Point TMPDIR at another folder (one beside the checkout will do).", tmp, dir)}
+			}
+		}
+	}
+	return nil
+}
+
+// sameFolder reports whether a and b name one folder, links resolved
+// where they exist.
+func sameFolder(a, b string) bool {
+	resolve := func(p string) string {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	return resolve(a) == resolve(b)
 }

@@ -25,7 +25,7 @@ func hideIgnored(ctx context.Context, c *agent.Containment, repo *gitrepo.Repo, 
 	if more {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the checkout %s holds more than %d git-ignored files and folders (outside wholly ignored folders); the sandbox hides each from agents and will not mount that many. Remove what you do not need (`git clean -ndX` lists it), or ignore whole folders instead of files scattered through the tree (docs/security.md)", repo.Root, agent.MaxIgnoredMasks)}
 	}
-	c.Ignored = agent.Ignored{Root: repo.Root, Paths: paths, Keep: append(append([]string(nil), granted...), namedPaths(strings.Fields(command), repo.Root, getenv("HOME"))...)}
+	c.Ignored = agent.Ignored{Root: repo.Root, Paths: paths, Keep: append([]string(nil), granted...), Named: namedPaths(strings.Fields(command), repo.Root, getenv("HOME"))}
 	return nil
 }
 
@@ -66,6 +66,6 @@ func keepMCPServers(c *agent.Containment, servers mcp.Config) {
 			continue
 		}
 		words := append([]string{s.Command}, s.Args...)
-		c.Ignored.Keep = append(c.Ignored.Keep, namedPaths(words, c.Ignored.Root, "")...)
+		c.Ignored.Named = append(c.Ignored.Named, namedPaths(words, c.Ignored.Root, "")...)
 	}
 }

@@ -150,7 +150,8 @@ func command(ctx context.Context, c call) (*exec.Cmd, error) {
 	}
 	settings = append(settings, c.config...)
 	env = append(env, configEnv(settings)...)
-	cmd := exec.CommandContext(ctx, "git", withDiffFlags(c.args)...)
+	env, gitProg := outsideRepoPath(env, c.dir)
+	cmd := exec.CommandContext(ctx, gitProg, withDiffFlags(c.args)...)
 	cmd.Dir = c.dir
 	cmd.Env = env
 	if c.stdin != nil {
@@ -270,6 +271,69 @@ func explicitGitDir(c call) bool {
 	global, _, _ := splitArgs(c.args)
 	for _, a := range global {
 		if a == "--git-dir" || strings.HasPrefix(a, "--git-dir=") {
+			return true
+		}
+	}
+	return false
+}
+
+// outsideRepoPath drops from env's PATH the folders inside the
+// repository the call works on (dir's, and the work tree and main
+// checkout its variables name): a workflow may put one on PATH by its
+// absolute name ($GITHUB_WORKSPACE/node_modules/.bin), and the ssh, gpg
+// or git committed there would run in place of the system's. It also
+// returns the git found on that PATH ("git" when none is).
+func outsideRepoPath(env []string, dir string) ([]string, string) {
+	roots := []string{discoverRoot(dir)}
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "GIT_WORK_TREE":
+			roots = append(roots, value)
+		case name == "GIT_COMMON_DIR" && filepath.Base(value) == ".git":
+			roots = append(roots, filepath.Dir(value))
+		}
+	}
+	var real []string
+	for _, r := range roots {
+		if r == "" {
+			continue
+		}
+		if abs, err := filepath.EvalSymlinks(r); err == nil {
+			real = append(real, abs)
+		}
+	}
+	out := make([]string, 0, len(env))
+	prog := "git"
+	for _, kv := range env {
+		value, isPath := strings.CutPrefix(kv, "PATH=")
+		if !isPath {
+			out = append(out, kv)
+			continue
+		}
+		var keep []string
+		for _, d := range filepath.SplitList(value) {
+			if inAny(d, real) {
+				continue
+			}
+			keep = append(keep, d)
+			if fi, err := os.Stat(filepath.Join(d, "git")); prog == "git" && err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				prog = filepath.Join(d, "git")
+			}
+		}
+		out = append(out, "PATH="+strings.Join(keep, string(filepath.ListSeparator)))
+	}
+	return out, prog
+}
+
+// inAny reports whether folder d, resolved, is one of roots or lies
+// below one.
+func inAny(d string, roots []string) bool {
+	if r, err := filepath.EvalSymlinks(d); err == nil {
+		d = r
+	}
+	for _, root := range roots {
+		if d == root || strings.HasPrefix(d, root+string(filepath.Separator)) {
 			return true
 		}
 	}

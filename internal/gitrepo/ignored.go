@@ -21,7 +21,15 @@ var errEnoughIgnored = errors.New("enough ignored entries")
 // checkout holds more than max, and paths then holds only the first max.
 func Ignored(ctx context.Context, r *Repo, max int) (paths []string, more bool, err error) {
 	env := append(r.gitEnv(r.Root), r.env...)
-	c := call{dir: r.Root, env: env, config: r.config,
+	config := r.config
+	// planex's git reads no global config, where users name their own
+	// excludes file (core.excludesFile): what it ignores is the user's
+	// local files as much as what .gitignore names. `git config --get`
+	// runs nothing.
+	if out, err := run(ctx, call{dir: r.Root, env: env, userConfig: true, args: []string{"config", "--get", "--path", "core.excludesFile"}}); err == nil && strings.TrimSpace(out) != "" {
+		config = append(append([]setting(nil), r.config...), setting{"core.excludesFile", strings.TrimSpace(out)})
+	}
+	c := call{dir: r.Root, env: env, config: config,
 		args: []string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}, scans: r.scans}
 	err = stream(ctx, c, func(out io.Reader) error {
 		s := bufio.NewScanner(out)

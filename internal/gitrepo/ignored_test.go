@@ -46,3 +46,41 @@ func TestIgnored(t *testing.T) {
 		t.Errorf("bounded at 2: %q, more %v, %v; want two and more", got, more, err)
 	}
 }
+
+// TestIgnoredGlobalExcludes: a user's global excludes file
+// (core.excludesFile in ~/.gitconfig, as `git config --global
+// core.excludesfile ~/.gitignore_global` sets it) ignores a .env no
+// .gitignore of the repository names. planex's git reads no global
+// config, but the listing must still count that .env as ignored, or a
+// contained agent is shown it as untracked work.
+func TestIgnoredGlobalExcludes(t *testing.T) {
+	r := newRepo(t) // sets RUNNER_TEMP; t.Setenv below: not parallel
+	dir := t.TempDir()
+	excludes := filepath.Join(dir, "gitignore_global")
+	if err := os.WriteFile(excludes, []byte(".env\n*.pem\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	global := filepath.Join(dir, "gitconfig")
+	if err := os.WriteFile(global, []byte("[core]\n\texcludesFile = "+excludes+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	for _, rel := range []string{".env", "keys/id.pem", "notes.txt"} {
+		p := filepath.Join(r.Root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, more, err := Ignored(context.Background(), r, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want := []string{filepath.Join(r.Root, ".env"), filepath.Join(r.Root, "keys"), filepath.Join(r.Root, "keys", "id.pem")}
+	if more || !slices.Equal(got, want) {
+		t.Errorf("Ignored = %q, more %v; want %q", got, more, want)
+	}
+}

@@ -510,3 +510,39 @@ func TestRedTeamGitProgramsOnRelativePath(t *testing.T) {
 	}
 	e.assertNothingRan()
 }
+
+// TestRedTeamGitProgramsOnAbsolutePathInRepo: a workflow puts a folder
+// of the checkout on PATH by its absolute name ($GITHUB_WORKSPACE/
+// node_modules/.bin, a project's bin), where the repository commits an
+// ssh, a gpg, a git-upload-pack and a git. planex's own git, and the
+// git planex starts, must run none of them: they would run outside the
+// sandbox with planex's environment.
+func TestRedTeamGitProgramsOnAbsolutePathInRepo(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	e := newEvil(t)
+	var dirs []string
+	for _, dir := range []string{"node_modules/.bin", "bin"} {
+		abs := filepath.Join(r.Root, dir)
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, abs)
+		for _, name := range []string{"ssh", "gpg", "git-upload-pack", "git"} {
+			mark := filepath.Join(e.markers, strings.ReplaceAll(dir, "/", "-")+"-"+name)
+			if err := os.WriteFile(filepath.Join(abs, name), []byte("#!/bin/sh\nenv > '"+mark+"'\nexit 1\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mustGit(t, r.Root, "remote", "add", "far", "ssh://git@example.invalid/octo/demo.git")
+	t.Setenv("PATH", strings.Join(append(dirs, os.Getenv("PATH")), string(os.PathListSeparator)))
+	r, err := Open(ctx, r.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.RemoteRef(ctx, "far", "refs/heads/main"); err == nil {
+		t.Errorf("RemoteRef over ssh to example.invalid worked")
+	}
+	e.assertNothingRan()
+}

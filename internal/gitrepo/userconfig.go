@@ -133,8 +133,48 @@ func entryPaths(key, value, dir string) []string {
 		return []string{value}
 	case strings.HasPrefix(key, "credential.") && strings.HasSuffix(key, ".helper"):
 		return helperPaths(value)
+	case strings.HasPrefix(key, "http.") && (strings.HasSuffix(key, ".sslkey") || strings.HasSuffix(key, ".sslcert") || strings.HasSuffix(key, ".cookiefile")):
+		// A TLS client key (a certificate file may hold it too) and a
+		// cookie file are credentials themselves.
+		return []string{value}
+	case key == "core.sshcommand":
+		return sshKeyPaths(value)
 	}
 	return nil
+}
+
+// sshKeyPaths are the identity files an ssh command line names (-i FILE,
+// -iFILE, -o IdentityFile=FILE): actions/checkout's ssh-key input, for
+// one, writes the key and names it in core.sshCommand.
+func sshKeyPaths(command string) []string {
+	var out []string
+	words := shellWords(command)
+	for i, w := range words {
+		switch {
+		case w == "-i" && i+1 < len(words):
+			out = append(out, words[i+1])
+		case strings.HasPrefix(w, "-i") && len(w) > 2:
+			out = append(out, w[2:])
+		case w == "-o" && i+1 < len(words):
+			out = append(out, identityOption(words[i+1])...)
+		case strings.HasPrefix(w, "-o") && len(w) > 2:
+			out = append(out, identityOption(w[2:])...)
+		}
+	}
+	return out
+}
+
+// identityOption is the file of an ssh -o IdentityFile=FILE (or
+// "IdentityFile FILE") option.
+func identityOption(opt string) []string {
+	name, value, ok := strings.Cut(opt, "=")
+	if !ok {
+		name, value, ok = strings.Cut(opt, " ")
+	}
+	if !ok || !strings.EqualFold(strings.TrimSpace(name), "identityfile") {
+		return nil
+	}
+	return []string{strings.TrimSpace(value)}
 }
 
 // helperPaths are the paths a credential helper's command line gives

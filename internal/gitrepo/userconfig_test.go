@@ -143,3 +143,34 @@ func TestCredentialStores(t *testing.T) {
 		t.Errorf("relative folders: %q", got)
 	}
 }
+
+// TestReferencedFilesKeysAndCookies: besides includes and credential
+// helpers, a config names files that are credentials themselves: the
+// ssh key actions/checkout's ssh-key input writes and names in
+// core.sshCommand (-i), a TLS client key (http.sslKey, per URL too) and
+// a cookie file holding a session (http.cookieFile). A contained agent
+// must not open them by name either, so they are listed.
+func TestReferencedFilesKeysAndCookies(t *testing.T) {
+	r := newRepo(t) // sets RUNNER_TEMP: not parallel
+	dir := t.TempDir()
+	home := t.TempDir()
+	cfg := filepath.Join(dir, "config")
+	if err := os.WriteFile(cfg, []byte(strings.Join([]string{
+		"[core]", `	sshCommand = \"/usr/bin/ssh\" -i \"/srv/ci/key one\" -o StrictHostKeyChecking=yes -i/srv/ci/key2 -oIdentityFile=/srv/ci/key3`,
+		"[http]", "\tsslKey = /srv/tls/client.key", "\tcookieFile = ~/.gitcookies",
+		`[http "https://git.example/"]`, "\tsslKey = /srv/tls/example.key", "\tcookieFile = /srv/cookies.txt", "\tsslCert = /srv/tls/example.pem",
+		"[user]", "\tname = Someone", ""}, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReferencedFiles(context.Background(), r, cfg, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want := []string{"/srv/ci/key one", "/srv/ci/key2", "/srv/ci/key3", "/srv/tls/client.key", filepath.Join(home, ".gitcookies"),
+		"/srv/tls/example.key", "/srv/cookies.txt", "/srv/tls/example.pem"}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("ReferencedFiles =\n%q\nwant\n%q", got, want)
+	}
+}

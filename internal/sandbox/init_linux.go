@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/planexhq/planex/internal/proc"
@@ -116,7 +117,9 @@ func buildRoot(c config) error {
 	if c.Net.Contained {
 		masks = append(masks, runSockets(r, append(append([]string(nil), c.Mask...), c.Hide...))...)
 	}
-	sealLater, err := coverPlaces(r, c.Hide)
+	binds := append(append([]string(nil), c.ReadOnly...), c.Writable...)
+	early, late := splitHidden(c.Hide, binds)
+	sealLater, err := coverPlaces(r, early)
 	if err != nil {
 		return err
 	}
@@ -125,6 +128,22 @@ func buildRoot(c config) error {
 	}
 	if err := bindWritable(r, c.Writable); err != nil {
 		return err
+	}
+	if len(late) > 0 {
+		// A hidden folder below a bound one (a $TMPDIR inside the
+		// checkout) is covered after that bind, which would uncover it,
+		// and what is granted below it is bound again.
+		covered, err := coverHidden(r, late)
+		if err != nil {
+			return err
+		}
+		sealLater = append(sealLater, covered...)
+		if err := bindReadOnly(r, below(c.ReadOnly, late)); err != nil {
+			return err
+		}
+		if err := bindWritable(r, below(c.Writable, late)); err != nil {
+			return err
+		}
 	}
 	if err := overlayFiles(r, c.Overlay); err != nil {
 		return err
@@ -177,6 +196,12 @@ func coverPlaces(r string, hide []string) (sealLater []string, err error) {
 			}
 		}
 	}
+	return coverHidden(r, hide)
+}
+
+// coverHidden puts an empty tmpfs over each folder of hide under r,
+// returning the covers to seal read-only.
+func coverHidden(r string, hide []string) (sealLater []string, err error) {
 	for _, d := range hide {
 		if isDir(filepath.Join(r, d)) {
 			if err := tmpfs(filepath.Join(r, d), "0755", 0); err != nil {
@@ -186,6 +211,43 @@ func coverPlaces(r string, hide []string) (sealLater []string, err error) {
 		}
 	}
 	return sealLater, nil
+}
+
+// splitHidden parts hide into the folders covered before the binds and
+// those lying strictly below a bound folder, covered after them.
+func splitHidden(hide, binds []string) (early, late []string) {
+	for _, h := range hide {
+		if strictlyBelowAny(h, binds) {
+			late = append(late, h)
+		} else {
+			early = append(early, h)
+		}
+	}
+	return early, late
+}
+
+// strictlyBelowAny reports whether p lies below one of dirs (not at it).
+func strictlyBelowAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// below returns the paths of dirs at or below one of tops.
+func below(dirs, tops []string) []string {
+	var out []string
+	for _, d := range dirs {
+		for _, t := range tops {
+			if d == t || strings.HasPrefix(d, strings.TrimSuffix(t, "/")+"/") {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // maskPlaces covers the masked paths under r, returning the covers to
