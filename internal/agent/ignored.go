@@ -17,8 +17,9 @@ const MaxIgnoredMasks = 4096
 // folders need more masks than MaxIgnoredMasks.
 var ErrTooManyIgnored = errors.New("too many ignored files to hide from agents")
 
-// Ignored are the git-ignored files and folders of the user's checkout,
-// which contained processes must not read (a local .env, an .npmrc with
+// Ignored are the git-ignored files and folders of the user's checkout
+// (in the Action, every untracked one), which contained processes must
+// not read (a local .env, an .npmrc with
 // a token, keys): each is covered by an empty, read-only one, except
 // what planex must show.
 type Ignored struct {

@@ -141,7 +141,7 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		if err := checkTempHidden([]string{repo.Root, repo.CommonDir}, getenv); err != nil {
 			return c, err
 		}
-		if err := hideIgnored(ctx, &c, repo, cmp.Or(a.command, getenv("PLANEX_AGENT_CMD")), append(append([]string(nil), read...), write...), getenv); err != nil {
+		if err := hideIgnored(ctx, &c, repo, cmp.Or(a.command, getenv("PLANEX_AGENT_CMD")), append(append([]string(nil), read...), write...), getenv, strict); err != nil {
 			return c, err
 		}
 		overlays, conceal, err := agentGitConfig(ctx, repo, getenv)

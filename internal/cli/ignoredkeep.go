@@ -17,13 +17,22 @@ import (
 // contained agents must not read (the read-only phases run in the
 // user's checkout, where a local .env or a key file lies), but for what
 // the user granted and the agent command names.
-func hideIgnored(ctx context.Context, c *agent.Containment, repo *gitrepo.Repo, command string, granted []string, getenv func(string) string) error {
-	paths, more, err := gitrepo.Ignored(ctx, repo, agent.MaxIgnoredMasks)
+//
+// In the Action (untracked) every untracked file is hidden, ignored or
+// not: the checkout is fresh, so what is untracked there came from the
+// workflow's earlier steps, such as a cloud login's credentials file that
+// no .gitignore names, and is not the user's work.
+func hideIgnored(ctx context.Context, c *agent.Containment, repo *gitrepo.Repo, command string, granted []string, getenv func(string) string, untracked bool) error {
+	list, what, clean := gitrepo.Ignored, "git-ignored", "git clean -ndX"
+	if untracked {
+		list, what, clean = gitrepo.Untracked, "untracked", "git clean -ndx"
+	}
+	paths, more, err := list(ctx, repo, agent.MaxIgnoredMasks)
 	if err != nil {
 		return err
 	}
 	if more {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the checkout %s holds more than %d git-ignored files and folders (outside wholly ignored folders); the sandbox hides each from agents and will not mount that many. Remove what you do not need (`git clean -ndX` lists it), or ignore whole folders instead of files scattered through the tree (docs/security.md)", repo.Root, agent.MaxIgnoredMasks)}
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the checkout %s holds more than %d %s files and folders (outside wholly untracked folders); the sandbox hides each from agents and will not mount that many. Remove what you do not need (`%s` lists it), or keep such files in whole folders instead of scattered through the tree (docs/security.md)", repo.Root, agent.MaxIgnoredMasks, what, clean)}
 	}
 	c.Ignored = agent.Ignored{Root: repo.Root, Paths: paths, Keep: append([]string(nil), granted...), Named: namedPaths(strings.Fields(command), repo.Root, getenv("HOME"))}
 	return nil

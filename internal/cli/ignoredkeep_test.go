@@ -6,8 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"testing"
 
+	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
 )
 
@@ -57,5 +59,70 @@ func TestNamedPaths(t *testing.T) {
 		if got := namedPaths(row.words, dir, "/nonexistent-home"); !slices.Equal(got, row.want) {
 			t.Errorf("namedPaths(%q) = %q, want %q", row.words, got, row.want)
 		}
+	}
+}
+
+// TestHideUntrackedInTheAction: a local run hides only the checkout's
+// ignored files (untracked ones are the user's new work, which the plan
+// should see), while the Action hides every untracked one: its checkout
+// is fresh, so a file that no .gitignore names there, such as the
+// credentials file a cloud login step writes at the workspace's root,
+// came from an earlier step of the workflow.
+func TestHideUntrackedInTheAction(t *testing.T) {
+	t.Parallel()
+	repo := emptyRepo(t)
+	root := repo.Root
+	for rel, content := range map[string]string{
+		".gitignore":              ".env\n",
+		"main.go":                 "package main\n",
+		".env":                    "TOKEN=ignored-secret\n",
+		"gha-creds-1f2e.json":     `{"private_key":"untracked-secret"}`,
+		"build/out/cache.bin":     "x",
+		"notes/new-idea.md":       "the user's new work\n",
+		"notes/also-untracked.md": "more\n",
+	} {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"add", ".gitignore", "main.go"}, {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "initial"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	rel := func(paths []string) []string {
+		var out []string
+		for _, p := range paths {
+			r, err := filepath.Rel(root, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, filepath.ToSlash(r))
+		}
+		sort.Strings(out)
+		return out
+	}
+	for _, c := range []struct {
+		name      string
+		untracked bool
+		want      []string
+	}{
+		{"local run", false, []string{".env"}},
+		{"Action", true, []string{".env", "build", "gha-creds-1f2e.json", "notes"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var contain agent.Containment
+			if err := hideIgnored(context.Background(), &contain, repo, "", nil, func(string) string { return "" }, c.untracked); err != nil {
+				t.Fatal(err)
+			}
+			if got := rel(contain.Ignored.Paths); !slices.Equal(got, c.want) {
+				t.Errorf("hidden: %q, want %q", got, c.want)
+			}
+		})
 	}
 }

@@ -20,6 +20,19 @@ var errEnoughIgnored = errors.New("enough ignored entries")
 // --directory). It reads at most max+1 entries; more reports that the
 // checkout holds more than max, and paths then holds only the first max.
 func Ignored(ctx context.Context, r *Repo, max int) (paths []string, more bool, err error) {
+	return others(ctx, r, max, true)
+}
+
+// Untracked lists every file and folder of r's checkout that git does not
+// track, ignored or not, like Ignored. In CI the checkout is fresh, so
+// what is untracked there was put by the workflow's earlier steps (a
+// cloud login's credentials file at the workspace's root, say), not by
+// the user.
+func Untracked(ctx context.Context, r *Repo, max int) (paths []string, more bool, err error) {
+	return others(ctx, r, max, false)
+}
+
+func others(ctx context.Context, r *Repo, max int, ignoredOnly bool) (paths []string, more bool, err error) {
 	env := append(r.gitEnv(r.Root), r.env...)
 	config := r.config
 	// planex's git reads no global config, where users name their own
@@ -29,8 +42,11 @@ func Ignored(ctx context.Context, r *Repo, max int) (paths []string, more bool, 
 	if out, err := run(ctx, call{dir: r.Root, env: env, userConfig: true, args: []string{"config", "--get", "--path", "core.excludesFile"}}); err == nil && strings.TrimSpace(out) != "" {
 		config = append(append([]setting(nil), r.config...), setting{"core.excludesFile", strings.TrimSpace(out)})
 	}
-	c := call{dir: r.Root, env: env, config: config,
-		args: []string{"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"}, scans: r.scans}
+	args := []string{"ls-files", "-z", "--others", "--directory"}
+	if ignoredOnly {
+		args = append(args, "--ignored", "--exclude-standard")
+	}
+	c := call{dir: r.Root, env: env, config: config, args: args, scans: r.scans}
 	err = stream(ctx, c, func(out io.Reader) error {
 		s := bufio.NewScanner(out)
 		s.Buffer(make([]byte, 0, 64<<10), 64<<10)
@@ -49,7 +65,7 @@ func Ignored(ctx context.Context, r *Repo, max int) (paths []string, more bool, 
 		return s.Err()
 	})
 	if err != nil && !errors.Is(err, errEnoughIgnored) {
-		return nil, false, fmt.Errorf("listing the checkout's ignored files: %w", err)
+		return nil, false, fmt.Errorf("listing the checkout's untracked files: %w", err)
 	}
 	return paths, more, nil
 }
