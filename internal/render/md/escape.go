@@ -253,8 +253,12 @@ func escapeReference(b *strings.Builder, r, prev, next rune) {
 	digit := next >= '0' && next <= '9'
 	switch r {
 	case '@':
+		// After a word character the "@" is an e-mail address's, which
+		// pings nobody, unless the word already holds an "@": an address
+		// before it ("a@b.c@user") becomes a link of its own, and the text
+		// after that link starts with "@user", a mention to GitHub.
+		afterWord := prev < utf8.RuneSelf && (isAlnum(byte(prev)) || prev == '_') && !strings.Contains(lastWord(b.String()), "@")
 		b.WriteRune(r)
-		afterWord := prev < utf8.RuneSelf && (isAlnum(byte(prev)) || prev == '_') // as in an e-mail address
 		if next < utf8.RuneSelf && isAlnum(byte(next)) && !afterWord {
 			b.WriteString(zwj) // @user would notify the user
 		}
@@ -270,6 +274,16 @@ func escapeReference(b *strings.Builder, r, prev, next rune) {
 			b.WriteString(zwj) // GH-12 is an issue reference too
 		}
 	}
+}
+
+// lastWord is the end of s from its last white space on.
+func lastWord(s string) string {
+	i := strings.LastIndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s
+	}
+	_, size := utf8.DecodeRuneInString(s[i:])
+	return s[i+size:]
 }
 
 // escapeStart escapes what would start a block when s begins a line: a
