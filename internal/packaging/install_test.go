@@ -133,6 +133,15 @@ type installResult struct {
 func (e *installEnv) run(ref, repo, actionPath string, extra ...string) installResult {
 	t := e.t
 	work := t.TempDir()
+	// The script may run go with this home: telemetry off, so no go process
+	// is still writing under it when the test removes it.
+	telemetry := filepath.Join(work, ".config", "go", "telemetry")
+	if err := os.MkdirAll(telemetry, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(telemetry, "mode"), []byte("off\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	outFile := filepath.Join(work, "output")
 	pathFile := filepath.Join(work, "path")
 	os.Remove(e.log)
