@@ -50,27 +50,10 @@ func TestRedTeamReadOnlyStepsIgnoredFiles(t *testing.T) {
 	for rel, v := range visible {
 		f.write(f.repo, rel, v+"\n")
 	}
-	body, err := os.ReadFile(filepath.Join("testdata", "redteam", "read-ignored.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.write(f.fake, "agent.sh", strings.NewReplacer("@REPO@", f.repo, "@AGENT@", f.agent).Replace(string(body)))
-
 	// Only cache/granted is granted, not all of cache/: the rest of it
 	// stays hidden (cache/deep).
 	granted := filepath.Join(f.repo, "cache", "granted")
-	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "add a file")
-	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=sh "+filepath.Join(f.fake, "agent.sh"), "PLANEX_SANDBOX_WRITE=",
-		"PLANEX_SANDBOX_READ="+strings.Join([]string{f.fake, testdataDir(t), granted}, string(os.PathListSeparator)))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("planex: %v\n%s", err, out.String())
-	}
-	session := readTree(t, f.sessionDir())
-	if !strings.Contains(session, "LOOT:") {
-		t.Fatalf("the agent's loot is not in the plan, the attack did not run:\n%s", out.String())
-	}
+	session, places := f.runReadIgnored(t, nil, []string{granted}, "LOOT:")
 	explore, err := os.ReadFile(filepath.Join(f.sessionDir(), "explore.csv"))
 	if err != nil || !strings.Contains(string(explore), visible["notes.txt"]) {
 		t.Fatalf("the explore steps' findings lack the agent's loot (%v):\n%s", err, explore)
@@ -80,9 +63,6 @@ func TestRedTeamReadOnlyStepsIgnoredFiles(t *testing.T) {
 			t.Errorf("%s, which the agent may read, is not in the session's files: the sandbox hid it", rel)
 		}
 	}
-	history := f.git("log", "-p", "--all", "--format=%H %B")
-	places := map[string]string{"planex's output": out.String(), "the session's files": session,
-		"the repository's history": history, "the fixture's folder": readTree(t, f.fake)}
 	for rel, v := range secrets {
 		for where, text := range places {
 			if strings.Contains(text, v) {
@@ -120,4 +100,33 @@ func readTree(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// runReadIgnored runs planex, sandbox on, with testdata/redteam/read-ignored.sh
+// as the agent (allowed to read the fixture's folder, testdata and the
+// paths in read; env added to planex's), fails the test unless the
+// attack ran (its loot, holding mustSee, is in the plan), and returns the
+// session's files and every place what the agent found could reach.
+func (f *fixture) runReadIgnored(t *testing.T, env, read []string, mustSee string) (session string, places map[string]string) {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("testdata", "redteam", "read-ignored.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(f.fake, "agent.sh", strings.NewReplacer("@REPO@", f.repo, "@AGENT@", f.agent).Replace(string(body)))
+	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "add a file")
+	readable := append([]string{f.fake, testdataDir(t)}, read...)
+	cmd.Env = append(append(cmd.Env, env...), "PLANEX_AGENT_CMD=sh "+filepath.Join(f.fake, "agent.sh"), "PLANEX_SANDBOX_WRITE=",
+		"PLANEX_SANDBOX_READ="+strings.Join(readable, string(os.PathListSeparator)))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("planex: %v\n%s", err, out.String())
+	}
+	session = readTree(t, f.sessionDir())
+	if !strings.Contains(session, "LOOT:") || !strings.Contains(session, mustSee) {
+		t.Fatalf("the agent's loot (with %q) is not in the plan, the attack did not run:\n%s", mustSee, out.String())
+	}
+	return session, map[string]string{"planex's output": out.String(), "the session's files": session,
+		"the repository's history": f.git("log", "-p", "--all", "--format=%H %B"), "the fixture's folder": readTree(t, f.fake)}
 }

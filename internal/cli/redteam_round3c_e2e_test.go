@@ -39,26 +39,7 @@ func TestRedTeamIgnoredNamedByCommandWord(t *testing.T) {
 	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
 	f.write(f.repo, ".env", "TOKEN="+secret+"\n")
 	f.write(f.repo, "notes.txt", notes+"\n")
-	body, err := os.ReadFile(filepath.Join("testdata", "redteam", "read-ignored.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.write(f.fake, "agent.sh", strings.NewReplacer("@REPO@", f.repo, "@AGENT@", f.agent).Replace(string(body)))
-
-	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "add a file")
-	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=sh "+filepath.Join(f.fake, "agent.sh"), "PLANEX_SANDBOX_WRITE=",
-		"PLANEX_SANDBOX_READ="+strings.Join([]string{f.fake, testdataDir(t)}, string(os.PathListSeparator)))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("planex: %v\n%s", err, out.String())
-	}
-	session := readTree(t, f.sessionDir())
-	if !strings.Contains(session, "LOOT:") || !strings.Contains(session, notes) {
-		t.Fatalf("the agent's loot (with the visible notes.txt) is not in the plan, the attack did not run:\n%s", out.String())
-	}
-	places := map[string]string{"planex's output": out.String(), "the session's files": session,
-		"the repository's history": f.git("log", "-p", "--all", "--format=%H %B"), "the fixture's folder": readTree(t, f.fake)}
+	_, places := f.runReadIgnored(t, nil, nil, notes)
 	for where, text := range places {
 		if strings.Contains(text, secret) {
 			t.Errorf("the ignored .env, named through the committed link sh, reached %s", where)
@@ -134,25 +115,7 @@ func TestRedTeamIgnoredLinkToOutsideSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.write(f.repo, "notes.txt", notes+"\n")
-	body, err := os.ReadFile(filepath.Join("testdata", "redteam", "read-ignored.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.write(f.fake, "agent.sh", strings.NewReplacer("@REPO@", f.repo, "@AGENT@", f.agent).Replace(string(body)))
-	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "add a file")
-	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=sh "+filepath.Join(f.fake, "agent.sh"), "PLANEX_SANDBOX_WRITE=",
-		"PLANEX_SANDBOX_READ="+strings.Join([]string{f.fake, testdataDir(t)}, string(os.PathListSeparator)))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("planex: %v\n%s", err, out.String())
-	}
-	session := readTree(t, f.sessionDir())
-	if !strings.Contains(session, "LOOT:") || !strings.Contains(session, notes) {
-		t.Fatalf("the agent's loot (with the visible notes.txt) is not in the plan, the attack did not run:\n%s", out.String())
-	}
-	places := map[string]string{"planex's output": out.String(), "the session's files": session,
-		"the repository's history": f.git("log", "-p", "--all", "--format=%H %B"), "the fixture's folder": readTree(t, f.fake)}
+	_, places := f.runReadIgnored(t, nil, nil, notes)
 	for where, text := range places {
 		if strings.Contains(text, secret) {
 			t.Errorf("the secret the ignored .env links to reached %s", where)
@@ -254,25 +217,7 @@ func TestRedTeamIgnoredByGlobalExcludes(t *testing.T) {
 	f.write(cfg, "gitconfig", "[core]\n\texcludesFile = "+filepath.Join(cfg, "ignore")+"\n")
 	f.write(f.repo, ".env", "TOKEN="+secret+"\n")
 	f.write(f.repo, "notes.txt", notes+"\n")
-	body, err := os.ReadFile(filepath.Join("testdata", "redteam", "read-ignored.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.write(f.fake, "agent.sh", strings.NewReplacer("@REPO@", f.repo, "@AGENT@", f.agent).Replace(string(body)))
-	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "add a file")
-	cmd.Env = append(cmd.Env, "GIT_CONFIG_GLOBAL="+filepath.Join(cfg, "gitconfig"), "PLANEX_AGENT_CMD=sh "+filepath.Join(f.fake, "agent.sh"), "PLANEX_SANDBOX_WRITE=",
-		"PLANEX_SANDBOX_READ="+strings.Join([]string{f.fake, testdataDir(t)}, string(os.PathListSeparator)))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("planex: %v\n%s", err, out.String())
-	}
-	session := readTree(t, f.sessionDir())
-	if !strings.Contains(session, "LOOT:") || !strings.Contains(session, notes) {
-		t.Fatalf("the agent's loot (with the visible notes.txt) is not in the plan, the attack did not run:\n%s", out.String())
-	}
-	places := map[string]string{"planex's output": out.String(), "the session's files": session,
-		"the repository's history": f.git("log", "-p", "--all", "--format=%H %B"), "the fixture's folder": readTree(t, f.fake)}
+	_, places := f.runReadIgnored(t, []string{"GIT_CONFIG_GLOBAL=" + filepath.Join(cfg, "gitconfig")}, nil, notes)
 	for where, text := range places {
 		if strings.Contains(text, secret) {
 			t.Errorf("the .env the user's global excludes file ignores reached %s", where)
