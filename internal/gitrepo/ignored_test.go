@@ -45,6 +45,18 @@ func TestIgnored(t *testing.T) {
 	if err != nil || !more || len(got) != 2 {
 		t.Errorf("bounded at 2: %q, more %v, %v; want two and more", got, more, err)
 	}
+	// Untracked (the Action's list) holds the untracked work too, ignored
+	// or not, each wholly untracked folder once (src holds tracked files).
+	got, more, err = Untracked(context.Background(), r, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want = []string{filepath.Join(r.Root, ".env"), filepath.Join(r.Root, ".gitignore"), filepath.Join(r.Root, "build"),
+		filepath.Join(r.Root, "src", "key.pem"), filepath.Join(r.Root, "src", "new.go"), filepath.Join(r.Root, "with space")}
+	if more || !slices.Equal(got, want) {
+		t.Errorf("Untracked = %q, more %v; want %q", got, more, want)
+	}
 }
 
 // TestIgnoredGlobalExcludes: a user's global excludes file
