@@ -102,8 +102,9 @@ func Fit(samples []Sample, opts FitOptions) *Weights {
 	// Only the head of each ranking matters: fit on the best candidates
 	// under the hand-set weights, plus the gold files.
 	var use []*Sample
+	start := startWeights
 	for i := range samples {
-		if s := samples[i].head(&startWeights, fitCandidates); s != nil {
+		if s := samples[i].head(&start, fitCandidates); s != nil {
 			use = append(use, s)
 		}
 	}

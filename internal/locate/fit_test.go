@@ -42,7 +42,8 @@ func acc1(samples []Sample, w *Weights) float64 {
 
 func TestFitLearnsTheSignal(t *testing.T) {
 	samples := append(synthetic("a/x", 30), synthetic("b/y", 30)...)
-	before := acc1(samples, &startWeights)
+	start := startWeights
+	before := acc1(samples, &start)
 	w := Fit(samples, FitOptions{})
 	after := acc1(samples, w)
 	if before >= 1 || after != 1 {

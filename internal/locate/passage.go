@@ -89,7 +89,8 @@ func (ix *Index) passages(root, query string, qts []queryTerm, ev *evidence) {
 
 // firstStage returns up to k candidates, best first under startWeights.
 func (ix *Index) firstStage(ev *evidence, k int) []int {
-	best := bestFiles(ev.cands, func(c int) float64 { return startWeights.score(&ev.feats[c]) }, k)
+	w := startWeights
+	best := bestFiles(ev.cands, func(c int) float64 { return w.score(&ev.feats[c]) }, k)
 	out := make([]int, len(best))
 	for i, b := range best {
 		out[i] = b.file
