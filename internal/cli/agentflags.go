@@ -176,7 +176,7 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 	if err != nil {
 		return nil, &exitError{code: exitUsage, msg: a.mcpLabel() + ": " + err.Error()}
 	}
-	keepMCPServers(&contain, servers)
+	keepMCPServers(&contain, servers, a.mcpConfig, a.mcpDir)
 	if contain.Egress != nil {
 		rules, err := endpointRules(name, servers)
 		if err != nil {

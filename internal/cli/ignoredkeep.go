@@ -65,9 +65,13 @@ func namedPaths(words []string, dir, home string) []string {
 }
 
 // keepMCPServers adds the programs and path arguments of the stdio MCP
-// servers to what stays visible.
-func keepMCPServers(c *agent.Containment, servers mcp.Config) {
-	if c.Ignored.Root == "" {
+// servers to what stays visible, when the configuration is the user's
+// own: inline, or a file outside the checkout. A file in the checkout
+// (the Action's mcp-config input names one relative to it) is the
+// repository's content, which could name .env as a server's argument:
+// its servers run, but what they name stays hidden where ignored.
+func keepMCPServers(c *agent.Containment, servers mcp.Config, arg, dir string) {
+	if c.Ignored.Root == "" || mcpConfigInCheckout(arg, dir, c.Ignored.Root) {
 		return
 	}
 	for _, s := range servers.Servers {
@@ -77,4 +81,48 @@ func keepMCPServers(c *agent.Containment, servers mcp.Config) {
 		words := append([]string{s.Command}, s.Args...)
 		c.Ignored.Named = append(c.Ignored.Named, namedPaths(words, c.Ignored.Root, "")...)
 	}
+}
+
+// mcpConfigInCheckout reports whether arg, an MCP configuration given as
+// a path (relative to dir, or the working directory when dir is empty),
+// names a file in the checkout at root: as named, or once its links are
+// resolved. Inline JSON is never in it.
+func mcpConfigInCheckout(arg, dir, root string) bool {
+	arg = strings.TrimSpace(arg)
+	if arg == "" || strings.HasPrefix(arg, "{") {
+		return false
+	}
+	p := arg
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return true // no working directory to place it: assume the worst
+	}
+	root = filepath.Clean(root)
+	realRoot := root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		realRoot = r
+	}
+	for _, cand := range []string{p, realUpTo(p)} {
+		for _, r := range []string{root, realRoot} {
+			if within(cand, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// realUpTo is p with every link on the way resolved where it exists,
+// else p's folder resolved and its last element kept.
+func realUpTo(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(d, filepath.Base(p))
+	}
+	return p
 }
