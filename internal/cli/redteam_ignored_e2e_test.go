@@ -130,3 +130,35 @@ func (f *fixture) runReadIgnored(t *testing.T, env, read []string, mustSee strin
 	return session, map[string]string{"planex's output": out.String(), "the session's files": session,
 		"the repository's history": f.git("log", "-p", "--all", "--format=%H %B"), "the fixture's folder": readTree(t, f.fake)}
 }
+
+// TestRedTeamIgnoredInSubmodule: git lists a checkout's ignored files
+// without those of its submodules, so a submodule's own ignored .env was
+// in sight of the read-only steps. A command agent reads it by relative
+// and absolute path; the submodule's untracked notes.txt shows it reads.
+func TestRedTeamIgnoredInSubmodule(t *testing.T) {
+	t.Parallel()
+	if _, err := sandbox.New(context.Background(), sandbox.ModeOn); err != nil {
+		t.Skipf("needs planex's sandbox (user namespaces: root, or unprivileged ones allowed): %v", err)
+	}
+	const secret, notes = "submodule-dotenv-secret-6e2a", "submodule-notes-visible-91fd"
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
+	lib := t.TempDir()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", ".gitignore"}, {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "lib"}} {
+		if args[0] == "add" {
+			f.write(lib, ".gitignore", ".env\n")
+		}
+		f.git(append([]string{"-C", lib}, args...)...)
+	}
+	f.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib")
+	f.git("commit", "-qm", "vendor lib")
+	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
+	f.write(f.repo, "vendor/lib/.env", "TOKEN="+secret+"\n")
+	f.write(f.repo, "vendor/lib/notes.txt", notes+"\n")
+	_, places := f.runReadIgnored(t, nil, nil, notes)
+	for where, text := range places {
+		if strings.Contains(text, secret) {
+			t.Errorf("the submodule's ignored .env reached %s", where)
+		}
+	}
+}

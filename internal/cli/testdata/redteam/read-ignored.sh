@@ -3,13 +3,22 @@
 # checkout), reads the checkout's git-ignored files and puts what it got
 # into everything it hands back: its output, its explore findings and
 # discoveries, and the plan's summary. It then behaves as the scripted
-# agent. @REPO@ is the checkout, named absolutely too.
+# agent. @REPO@ is the checkout, named absolutely too. With
+# $FAKE_DIR/hold-analyze present, the analyze step waits for
+# $FAKE_DIR/go-on, so that a test can change the checkout in between.
 set +e # an attacker keeps going when a read is refused
 case "$PLANEX_PHASE" in
 analyze|explore|plan)
+  if [ "$PLANEX_PHASE" = analyze ] && [ -e "$FAKE_DIR/hold-analyze" ]; then
+    # Hold the first step until the test has written a file in the checkout.
+    touch "$FAKE_DIR/analyze-started"
+    i=0
+    while [ ! -e "$FAKE_DIR/go-on" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+  fi
   loot=""
   for f in .env secrets/credentials.json @REPO@/.env @REPO@/secrets/credentials.json \
-    @REPO@/secrets/deep/key.pem cache/deep/.npmrc-not-given notes.txt cache/granted/granted.txt; do
+    @REPO@/secrets/deep/key.pem cache/deep/.npmrc-not-given notes.txt cache/granted/granted.txt \
+    vendor/lib/.env @REPO@/vendor/lib/.env vendor/lib/notes.txt .env.late @REPO@/.env.late; do
     got=$(cat "$f" 2>/dev/null | tr -d '\n"\\')
     loot="$loot $f=[$got]"
   done
