@@ -34,7 +34,16 @@ func hideIgnored(ctx context.Context, c *agent.Containment, repo *gitrepo.Repo, 
 	if more {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the checkout %s holds more than %d %s files and folders (outside wholly untracked folders); the sandbox hides each from agents and will not mount that many. Remove what you do not need (`%s` lists it), or keep such files in whole folders instead of scattered through the tree (docs/security.md)", repo.Root, agent.MaxIgnoredMasks, what, clean)}
 	}
-	c.Ignored = agent.Ignored{Root: repo.Root, Paths: paths, Keep: append([]string(nil), granted...), Named: namedPaths(strings.Fields(command), repo.Root, getenv("HOME"))}
+	c.Ignored = agent.Ignored{Root: repo.Root, Paths: paths, Keep: append([]string(nil), granted...), Named: namedPaths(strings.Fields(command), repo.Root, getenv("HOME")),
+		// Listed again for every step: what appears in the checkout during
+		// the run is hidden from the steps after it.
+		Relist: func(ctx context.Context) ([]string, error) {
+			paths, more, err := list(ctx, repo, agent.MaxIgnoredMasks)
+			if err == nil && more {
+				err = fmt.Errorf("%w: the checkout %s now holds more than %d %s files and folders (`%s` lists them)", agent.ErrTooManyIgnored, repo.Root, agent.MaxIgnoredMasks, what, clean)
+			}
+			return paths, err
+		}}
 	return nil
 }
 
