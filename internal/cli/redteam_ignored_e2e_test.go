@@ -133,9 +133,10 @@ func (f *fixture) runReadIgnored(t *testing.T, env, read []string, mustSee strin
 }
 
 // TestRedTeamIgnoredInSubmodule: git lists a checkout's ignored files
-// without those of its submodules, so a submodule's own ignored .env was
-// in sight of the read-only steps. A command agent reads it by relative
-// and absolute path; the submodule's untracked notes.txt shows it reads.
+// without those of its submodules and of repositories cloned inside it,
+// so a submodule's own ignored .env, and a nested clone's, were in sight
+// of the read-only steps. A command agent reads them by relative and
+// absolute path; the submodule's untracked notes.txt shows it reads.
 func TestRedTeamIgnoredInSubmodule(t *testing.T) {
 	t.Parallel()
 	if _, err := sandbox.New(context.Background(), sandbox.ModeOn); err != nil {
@@ -156,10 +157,17 @@ func TestRedTeamIgnoredInSubmodule(t *testing.T) {
 	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
 	f.write(f.repo, "vendor/lib/.env", "TOKEN="+secret+"\n")
 	f.write(f.repo, "vendor/lib/notes.txt", notes+"\n")
+	const nestedSecret = "nested-clone-dotenv-secret-c3f7"
+	f.git("init", "-q", filepath.Join(f.repo, "clones", "other"))
+	f.write(f.repo, "clones/other/.gitignore", ".env\n")
+	f.write(f.repo, "clones/other/.env", "TOKEN="+nestedSecret+"\n")
 	_, places := f.runReadIgnored(t, nil, nil, notes)
 	for where, text := range places {
 		if strings.Contains(text, secret) {
 			t.Errorf("the submodule's ignored .env reached %s", where)
+		}
+		if strings.Contains(text, nestedSecret) {
+			t.Errorf("the nested clone's ignored .env reached %s", where)
 		}
 	}
 }

@@ -56,8 +56,9 @@ func others(ctx context.Context, r *Repo, max int, ignoredOnly bool) (paths []st
 
 // othersBelow lists what c's work tree (c.dir, its top level) holds
 // untracked (ignoredOnly: and ignored), then the same in each checked-out
-// submodule, whose files git leaves out of its superproject's listing (a
-// submodule's own .env), down to maxSubmoduleDepth.
+// submodule and (ignoredOnly) each untracked nested repository, whose
+// files git leaves out of the listing (their own .env), down to
+// maxSubmoduleDepth.
 func othersBelow(ctx context.Context, c call, max int, ignoredOnly bool, depth int) (paths []string, more bool, err error) {
 	args := []string{"ls-files", "-z", "--others", "--directory"}
 	if ignoredOnly {
@@ -92,6 +93,16 @@ func othersBelow(ctx context.Context, c call, max int, ignoredOnly bool, depth i
 	if err != nil {
 		return nil, false, err
 	}
+	if ignoredOnly {
+		// A repository of its own in an untracked folder (a project
+		// cloned inside the checkout) is listed whole as untracked work,
+		// its ignored files with it; the Action's listing covers it whole.
+		nested, err := nestedRepositories(ctx, c)
+		if err != nil {
+			return nil, false, err
+		}
+		subs = append(subs, nested...)
+	}
 	for _, sub := range subs {
 		// The submodule's own repository, found from its folder (its .git
 		// is git's, made by `git submodule update` in the user's checkout);
@@ -107,6 +118,40 @@ func othersBelow(ctx context.Context, c call, max int, ignoredOnly bool, depth i
 		}
 	}
 	return paths, false, nil
+}
+
+// nestedRepositories are the untracked, not ignored, folders of c's work
+// tree, at any depth, that hold a .git of their own (git lists them and
+// does not descend into them).
+func nestedRepositories(ctx context.Context, c call) ([]string, error) {
+	list := c
+	// Without --directory git names each untracked file, but stops at a
+	// folder holding a repository: "clones/other/". Only those are kept.
+	list.args = []string{"ls-files", "-z", "--others", "--exclude-standard"}
+	var out []string
+	err := stream(ctx, list, func(r io.Reader) error {
+		s := bufio.NewScanner(r)
+		s.Buffer(make([]byte, 0, 64<<10), 64<<10)
+		s.Split(splitNUL)
+		for s.Scan() {
+			rel, isDir := strings.CutSuffix(s.Text(), "/")
+			if !isDir || rel == "" {
+				continue
+			}
+			dir := filepath.Join(c.dir, filepath.FromSlash(rel))
+			if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+				out = append(out, dir)
+			}
+		}
+		return s.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing nested repositories: %w", err)
+	}
+	return out, nil
 }
 
 // checkedOutSubmodules are the folders of c's work tree where the index

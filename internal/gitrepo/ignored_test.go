@@ -145,3 +145,30 @@ func TestIgnoredInSubmodules(t *testing.T) {
 		t.Errorf("bounded at 1: %q, more %v, %v; want one and more", got, more, err)
 	}
 }
+
+// TestIgnoredInNestedRepository: an untracked folder holding a
+// repository of its own (a project cloned inside the checkout) is listed
+// by git as one untracked folder, without its ignored files, and is not
+// hidden in a local run (it is untracked work); its own ignored .env is
+// listed. An untracked folder without a .git adds nothing.
+func TestIgnoredInNestedRepository(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	nested := filepath.Join(r.Root, "clones", "other")
+	if err := os.MkdirAll(nested, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, nested, "init", "-q", "-b", "main")
+	for rel, content := range map[string]string{"clones/other/.gitignore": ".env\n", "clones/other/.env": "SECRET=1\n", "clones/other/main.go": "package main\n", "plain/notes.txt": "n\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(r.Root, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(r.Root, rel), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, more, err := Ignored(context.Background(), r, 100)
+	if want := []string{filepath.Join(nested, ".env")}; err != nil || more || !slices.Equal(got, want) {
+		t.Errorf("Ignored = %q, more %v, %v; want %q", got, more, err, want)
+	}
+}

@@ -13,7 +13,8 @@ analyze|explore|plan)
   loot=""
   for f in .env secrets/credentials.json @REPO@/.env @REPO@/secrets/credentials.json \
     @REPO@/secrets/deep/key.pem cache/deep/.npmrc-not-given notes.txt cache/granted/granted.txt \
-    vendor/lib/.env @REPO@/vendor/lib/.env vendor/lib/notes.txt .env.late @REPO@/.env.late; do
+    vendor/lib/.env @REPO@/vendor/lib/.env vendor/lib/notes.txt .env.late @REPO@/.env.late \
+    clones/other/.env @REPO@/clones/other/.env; do
     got=$(cat "$f" 2>/dev/null | tr -d '\n"\\')
     loot="$loot $f=[$got]"
   done
