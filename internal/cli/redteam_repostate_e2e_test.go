@@ -3,8 +3,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -74,6 +78,98 @@ func TestRedTeamRepoMCPConfigNamesIgnored(t *testing.T) {
 				t.Errorf("an MCP server the repository configured read the ignored .env it names:\n%s", got)
 			case where == "outside" && !strings.Contains(string(got), secret):
 				t.Errorf("the user's own configuration names .env, which should stay visible to its server:\n%s", got)
+			}
+		})
+	}
+}
+
+// readingModel plays a built-in agent's model whose analyze step reads
+// each of paths with read_file, one a turn, and reports what it got in
+// its result's angle; every other request goes to next.
+type readingModel struct {
+	next  http.Handler
+	paths []string
+}
+
+func (m readingModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(b, &req)
+	if !strings.Contains(string(b), "Step: analyze") {
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		m.next.ServeHTTP(w, r)
+		return
+	}
+	var got []string
+	for _, msg := range req.Messages {
+		if s, ok := msg.Content.(string); ok && msg.Role == "tool" {
+			got = append(got, s)
+		}
+	}
+	call := func(name string, args any) {
+		a, _ := json.Marshal(args)
+		fmt.Fprintf(w, `{"id":"c","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":%q,"arguments":%q}}]}}],"usage":{"prompt_tokens":10,"completion_tokens":1,"total_tokens":11}}`, len(got), name, string(a))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if len(got) < len(m.paths) {
+		call("read_file", map[string]any{"path": m.paths[len(got)]})
+		return
+	}
+	call("report_result", map[string]any{"type": "feature", "complexity": "Low", "angles": []any{
+		map[string]any{"id": "E1", "angle": "patterns", "description": "LOOT " + strings.Join(got, " | "), "focus": "strings"}}})
+}
+
+// TestRedTeamBuiltinReadsIgnored: the built-in agents' file tools run in
+// planex itself, outside the sandbox, and the read-only phases work in
+// the user's checkout. A model asks read_file for the git-ignored .env,
+// a key in an ignored folder and, through a committed link, .env again;
+// it must get none of them (list_files and search_files already skip
+// ignored paths), while the untracked notes.txt, which is no secret,
+// shows it read what it could. With and without the sandbox.
+func TestRedTeamBuiltinReadsIgnored(t *testing.T) {
+	t.Parallel()
+	const secret, key, notes = "dotenv-secret-builtin-7a1e", "pem-secret-builtin-c20d", "untracked-notes-visible-builtin-44b8"
+	for _, mode := range []string{"off", "on"} {
+		t.Run("sandbox-"+mode, func(t *testing.T) {
+			t.Parallel()
+			if mode == "on" {
+				needSandbox(t)
+			}
+			f := newFixture(t)
+			f.write(f.repo, ".gitignore", ".env\nsecrets/\n")
+			if err := os.Symlink(".env", filepath.Join(f.repo, "config.env")); err != nil {
+				t.Fatal(err)
+			}
+			f.git("add", ".")
+			f.git("commit", "-qm", "ignore local files")
+			f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
+			f.write(f.repo, ".env", "TOKEN="+secret+"\n")
+			f.write(f.repo, "secrets/deep/key.pem", key+"\n")
+			f.write(f.repo, "notes.txt", notes+"\n")
+			srv := httptest.NewServer(readingModel{next: &scriptedModel{t: t}, paths: []string{"notes.txt", ".env", "secrets/deep/key.pem", "config.env", "./secrets/../.env"}})
+			defer srv.Close()
+			cmd := f.command("-y", "--agent", "openai", "--base-url", srv.URL+"/v1", "--model", "gpt-test", "--price-in", "1", "--price-out", "1",
+				"--sandbox", mode, "--review", "skip", "add a greeting")
+			cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "OPENAI_API_KEY=sk-test-key")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("planex: %v\n%s", err, out)
+			}
+			session := readTree(t, f.sessionDir())
+			if !strings.Contains(session, notes) {
+				t.Fatalf("the model's reads are not in the session (the attack did not run):\n%s", out)
+			}
+			for where, text := range map[string]string{"planex's output": string(out), "the session's files": session, "the repository's history": f.git("log", "-p", "--all")} {
+				for name, v := range map[string]string{".env": secret, "secrets/deep/key.pem": key} {
+					if strings.Contains(text, v) {
+						t.Errorf("the ignored %s, read by a built-in agent's read_file, reached %s", name, where)
+					}
+				}
 			}
 		})
 	}
