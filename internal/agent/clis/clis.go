@@ -538,3 +538,15 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// Credentials lists the variables any of the CLIs authenticates with
+// (the built-in agents' keys, ANTHROPIC_API_KEY and OPENAI_API_KEY, are
+// among them).
+func Credentials() []string {
+	var out []string
+	for _, name := range Names() {
+		c, _ := lookup(name)
+		out = append(out, c.credentials...)
+	}
+	return out
+}
