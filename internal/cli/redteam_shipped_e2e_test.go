@@ -157,13 +157,17 @@ func TestRedTeamShippedProgramsOnPath(t *testing.T) {
 // worktrees (the /tmp every run's worktrees live under) naming one of
 // theirs. No step's system prompt may be replaced: the repository's
 // .env is not read, and a step that would read another user's file is
-// refused, naming it. The second row needs root (to give the file to
-// another uid).
+// refused, naming it; with the sandbox it is hidden and the run goes on.
+// The foreign rows need root (to give the file to another uid).
 func TestRedTeamGeminiEnvAbove(t *testing.T) {
 	t.Parallel()
 	const name = "gemini"
-	for _, foreign := range []bool{false, true} {
-		t.Run(map[bool]string{false: "repository-env", true: "foreign-env-above"}[foreign], func(t *testing.T) {
+	for _, row := range []struct {
+		name             string
+		foreign, sandbox bool
+	}{{"repository-env", false, false}, {"foreign-env-above", true, false}, {"foreign-env-above-contained", true, true}} {
+		foreign := row.foreign
+		t.Run(row.name, func(t *testing.T) {
 			t.Parallel()
 			if foreign && os.Getuid() != 0 {
 				t.Skip("needs root, to give the planted .gemini/.env to another user")
@@ -202,7 +206,7 @@ func TestRedTeamGeminiEnvAbove(t *testing.T) {
 			})
 			hs := httptest.NewServer(srv)
 			defer hs.Close()
-			cmd := f.command("--agent", name, "--base-url", clistest.BaseURL(name, hs.URL), "--sandbox", "off", "--review", "skip",
+			cmd := f.command("--agent", name, "--base-url", clistest.BaseURL(name, hs.URL), "--sandbox", map[bool]string{false: "off", true: "on"}[row.sandbox], "--review", "skip",
 				"--price-in", "1", "--price-out", "1", "-y", "add a greeting")
 			cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 				clistest.KeyEnv(name)+"=sk-shipped-e2e-key")
@@ -212,7 +216,8 @@ func TestRedTeamGeminiEnvAbove(t *testing.T) {
 				t.Errorf("a .env replaced Gemini's system prompt (steps so far: %s)", steps)
 			}
 			mu.Unlock()
-			if !foreign {
+			// Contained, the file above is hidden: the run goes on.
+			if !foreign || row.sandbox {
 				if err != nil {
 					t.Fatalf("planex: %v\n%s", err, out)
 				}
