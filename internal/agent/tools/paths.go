@@ -56,10 +56,8 @@ func (s *Set) resolve(p string) (string, error) {
 // granted (--sandbox-read, --sandbox-write) stays readable.
 func (s *Set) hidden(rel string) bool {
 	full := filepath.Join(s.dir, filepath.FromSlash(rel))
-	for _, k := range s.cfg.Contain.Ignored.Keep {
-		if within(full, realDir(k)) {
-			return false
-		}
+	if s.granted(full) {
+		return false
 	}
 	ig := newIgnorer(s.dir)
 	parts := strings.Split(rel, "/")
@@ -68,8 +66,29 @@ func (s *Set) hidden(rel string) bool {
 			return true
 		}
 	}
+	return s.inListed(full)
+}
+
+// inListed reports whether full, a path below the step's folder, is at
+// or below an entry of the checkout's listing of hidden files (set for
+// read-only steps only).
+func (s *Set) inListed(full string) bool {
+	if s.granted(full) {
+		return false
+	}
 	for _, p := range s.listed {
 		if within(full, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// granted reports whether the user let steps see full although hidden
+// (--sandbox-read, --sandbox-write).
+func (s *Set) granted(full string) bool {
+	for _, k := range s.cfg.Contain.Ignored.Keep {
+		if within(full, realDir(k)) {
 			return true
 		}
 	}

@@ -354,6 +354,13 @@ func TestReadOnlyPhaseReadsNoIgnored(t *testing.T) {
 			t.Errorf("read_file %s in the plan step: %+v, want refused %v", path, out, refused)
 		}
 	}
+	// Nor do list_files and search_files show what the listing hides.
+	if out := call(t, s, ListFiles, map[string]any{}); strings.Contains(out.Text, "gha-creds.json") || !strings.Contains(out.Text, "granted/g.txt") {
+		t.Errorf("list_files shows the listed gha-creds.json, or not the granted granted/g.txt:\n%s", out.Text)
+	}
+	if out := call(t, s, Search, map[string]any{"pattern": "cloud-key"}); strings.Contains(out.Text, "cloud-key") {
+		t.Errorf("search_files reads the listed gha-creds.json: %s", out.Text)
+	}
 	if relists != 1 {
 		t.Errorf("the checkout was listed %d times for one step, want once", relists)
 	}
