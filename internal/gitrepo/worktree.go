@@ -202,7 +202,7 @@ func (r *Repo) ResetWorktree(ctx context.Context, dir, commit string) error {
 	env := append([]string{"GIT_DIR=" + admin, "GIT_WORK_TREE=" + dir, "GIT_INDEX_FILE=" + idx}, statEnv()...)
 	// Submodule folders (gitlinks): the snapshot records a repository the
 	// agent made as one, and git's clean and checkout never enter them.
-	links, err := r.gitlinks(ctx, dir, env)
+	links, err := gitlinks(ctx, r, dir, env)
 	if err != nil {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
 	}
@@ -216,7 +216,7 @@ func (r *Repo) ResetWorktree(ctx context.Context, dir, commit string) error {
 	if _, err := r.git(ctx, dir, env, "checkout", "-q", "-f", "--detach", commit); err != nil {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
 	}
-	kept, err := r.gitlinks(ctx, dir, env)
+	kept, err := gitlinks(ctx, r, dir, env)
 	if err != nil {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
 	}
@@ -232,8 +232,9 @@ func (r *Repo) ResetWorktree(ctx context.Context, dir, commit string) error {
 	return nil
 }
 
-// gitlinks are the paths the index env names holds as submodules.
-func (r *Repo) gitlinks(ctx context.Context, dir string, env []string) (map[string]bool, error) {
+// gitlinks are the paths the index env names holds as submodules (a
+// function, not a method: Repo is at its bound of methods).
+func gitlinks(ctx context.Context, r *Repo, dir string, env []string) (map[string]bool, error) {
 	out, err := r.git(ctx, dir, env, "ls-files", "-z", "--stage")
 	if err != nil {
 		return nil, fmt.Errorf("listing submodules: %w", err)
