@@ -242,3 +242,37 @@ func TestRedTeamRepoMCPConfigTakesModelKey(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamSettingsOnlyFromDefaultBranch: .github/planex.yml can turn
+// auto-approve on, which lets a plan run without anyone approving it. A
+// repository's checkout (the workflow's, which may be a pull request's
+// head) and another branch carry one that does; planex reads the file
+// from the default branch alone, so the plan still waits for approval.
+// The same file on the default branch does approve it, which shows the
+// setting is read at all.
+func TestRedTeamSettingsOnlyFromDefaultBranch(t *testing.T) {
+	t.Parallel()
+	const widen = "auto-approve: true\nmax-cost-usd: 0\n"
+	for _, onDefault := range []bool{false, true} {
+		t.Run(map[bool]string{false: "checkout and other branch", true: "default branch"}[onDefault], func(t *testing.T) {
+			t.Parallel()
+			g := newGHEnv(t)
+			g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+			g.write(g.repo, ".github/planex.yml", widen)
+			g.git("add", ".github/planex.yml")
+			g.git("commit", "-qm", "settings that approve every plan")
+			g.fake.SetFile(ghRepo, "pr-head", ".github/planex.yml", []byte(widen))
+			if onDefault {
+				g.fake.SetFile(ghRepo, "main", ".github/planex.yml", []byte(widen))
+			}
+			n := g.fake.AddIssue(ghRepo, "maintainer", "Idea", "")
+			r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex do it"))
+			if r.code != 0 {
+				t.Fatalf("planex: %d %v\n%s", r.code, r.outputs, r.err)
+			}
+			if got := r.outputs["status"]; (got == "planned") == onDefault {
+				t.Errorf("status %q: the settings were read from %s", got, map[bool]string{false: "outside the default branch", true: "nowhere"}[onDefault])
+			}
+		})
+	}
+}
