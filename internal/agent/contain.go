@@ -97,7 +97,11 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		cmd.Env = env
 		return func() {}, nil
 	}
-	ignored, err := c.Ignored.masks(append(append([]string(nil), writable...), c.Write...), append(append([]string(nil), readable...), c.Read...))
+	current, err := c.Ignored.current(ctx)
+	if err != nil {
+		return func() {}, fmt.Errorf("listing the checkout's ignored files: %w", err)
+	}
+	ignored, err := current.masks(append(append([]string(nil), writable...), c.Write...), append(append([]string(nil), readable...), c.Read...))
 	if err != nil {
 		return func() {}, fmt.Errorf("hiding the checkout's ignored files: %w", err)
 	}

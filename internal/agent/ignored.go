@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -39,6 +40,24 @@ type Ignored struct {
 	// lies below one (named with its last element unresolved), and a link
 	// there keeps what it leads to only when that is ignored too.
 	Named []string
+	// Relist, when set, lists the ignored entries again for each step,
+	// in place of Paths: a file the user's tools create in the checkout
+	// while the run goes on (a build's credentials, a new .env) is
+	// hidden from the steps that start after it.
+	Relist func(context.Context) ([]string, error)
+}
+
+// current is ig with its entries listed again where it can.
+func (ig Ignored) current(ctx context.Context) (Ignored, error) {
+	if ig.Relist == nil {
+		return ig, nil
+	}
+	paths, err := ig.Relist(ctx)
+	if err != nil {
+		return ig, err
+	}
+	ig.Paths = paths
+	return ig, nil
 }
 
 // masks returns the paths to cover for a step that may write writable

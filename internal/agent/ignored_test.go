@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -152,5 +153,35 @@ func TestIgnoredMasksLinkedOutside(t *testing.T) {
 	got, err = Ignored{Root: root, Paths: paths[:3], Keep: []string{outside}}.masks(nil, nil)
 	if err != nil || len(got) != 0 {
 		t.Errorf("with the secrets folder granted: masks = %q, %v; want none", got, err)
+	}
+}
+
+// TestIgnoredRelist: with Relist set, each step's masks come from a
+// fresh listing (a file that appeared in the checkout after the run
+// started is covered), and a listing that fails fails the step rather
+// than showing what it could not list.
+func TestIgnoredRelist(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, name := range []string{".env", ".env.late"} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte("K=v\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed := []string{filepath.Join(root, ".env")}
+	ig := Ignored{Root: root, Paths: listed, Relist: func(context.Context) ([]string, error) {
+		return append(append([]string(nil), listed...), filepath.Join(root, ".env.late")), nil
+	}}
+	now, err := ig.current(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	masks, err := now.masks(nil, nil)
+	if err != nil || !slices.Contains(masks, filepath.Join(root, ".env.late")) || !slices.Contains(masks, filepath.Join(root, ".env")) {
+		t.Errorf("masks = %q, %v: want both .env files", masks, err)
+	}
+	failing := Ignored{Root: root, Paths: listed, Relist: func(context.Context) ([]string, error) { return nil, ErrTooManyIgnored }}
+	if _, err := failing.current(context.Background()); !errors.Is(err, ErrTooManyIgnored) {
+		t.Errorf("a failed listing: %v, want ErrTooManyIgnored", err)
 	}
 }

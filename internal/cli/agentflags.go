@@ -15,6 +15,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/builtin"
+	"github.com/planexhq/planex/internal/agent/clis"
 	"github.com/planexhq/planex/internal/agent/command"
 	"github.com/planexhq/planex/internal/agent/mcp"
 	"github.com/planexhq/planex/internal/agent/registry"
@@ -168,15 +169,26 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 		name = getenv("PLANEX_AGENT")
 	}
 	// ${VAR}s in the MCP configuration are planex's own variables, read
-	// here and given only to the server that names them.
+	// here and given only to the server that names them. A configuration
+	// in the checkout is the repository's: it may not take the model's
+	// key, which planex keeps from every agent process.
+	repoConfig := len(contain.RepoDirs) > 0 && mcpConfigInCheckout(a.mcpConfig, a.mcpDir, contain.RepoDirs[0])
+	var keyAsked string
 	servers, err := mcp.Load(a.mcpConfig, a.mcpDir, func(k string) (string, bool) {
+		if repoConfig && a.isModelKey(k) {
+			keyAsked = k
+			return "", false
+		}
 		v := getenv(k)
 		return v, v != ""
 	})
+	if keyAsked != "" {
+		return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s lies in the checkout, so it is the repository's content, and may not expand ${%s}, a model key planex keeps from agents: give the server a key of its own under another name, or keep the configuration outside the checkout", a.mcpLabel(), a.mcpConfig, keyAsked)}
+	}
 	if err != nil {
 		return nil, &exitError{code: exitUsage, msg: a.mcpLabel() + ": " + err.Error()}
 	}
-	keepMCPServers(&contain, servers)
+	keepMCPServers(&contain, servers, a.mcpConfig, a.mcpDir)
 	if contain.Egress != nil {
 		rules, err := endpointRules(name, servers)
 		if err != nil {
@@ -201,6 +213,12 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 		MaxTurns: a.maxTurns, MaxOutputTokens: a.maxOut, PricePerMTokIn: a.priceIn, PricePerMTokOut: a.priceOut,
 		Getenv: getenv, MCP: servers, Logger: log,
 	})
+}
+
+// isModelKey reports whether name holds a model provider's key: one the
+// agents authenticate with, or the one --api-key-env names.
+func (a *agentFlags) isModelKey(name string) bool {
+	return name == a.apiKeyEnv || slices.Contains(clis.Credentials(), name)
 }
 
 func (a *agentFlags) mcpLabel() string {

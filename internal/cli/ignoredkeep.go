@@ -34,7 +34,16 @@ func hideIgnored(ctx context.Context, c *agent.Containment, repo *gitrepo.Repo, 
 	if more {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the checkout %s holds more than %d %s files and folders (outside wholly untracked folders); the sandbox hides each from agents and will not mount that many. Remove what you do not need (`%s` lists it), or keep such files in whole folders instead of scattered through the tree (docs/security.md)", repo.Root, agent.MaxIgnoredMasks, what, clean)}
 	}
-	c.Ignored = agent.Ignored{Root: repo.Root, Paths: paths, Keep: append([]string(nil), granted...), Named: namedPaths(strings.Fields(command), repo.Root, getenv("HOME"))}
+	c.Ignored = agent.Ignored{Root: repo.Root, Paths: paths, Keep: append([]string(nil), granted...), Named: namedPaths(strings.Fields(command), repo.Root, getenv("HOME")),
+		// Listed again for every step: what appears in the checkout during
+		// the run is hidden from the steps after it.
+		Relist: func(ctx context.Context) ([]string, error) {
+			paths, more, err := list(ctx, repo, agent.MaxIgnoredMasks)
+			if err == nil && more {
+				err = fmt.Errorf("%w: the checkout %s now holds more than %d %s files and folders (`%s` lists them)", agent.ErrTooManyIgnored, repo.Root, agent.MaxIgnoredMasks, what, clean)
+			}
+			return paths, err
+		}}
 	return nil
 }
 
@@ -65,9 +74,13 @@ func namedPaths(words []string, dir, home string) []string {
 }
 
 // keepMCPServers adds the programs and path arguments of the stdio MCP
-// servers to what stays visible.
-func keepMCPServers(c *agent.Containment, servers mcp.Config) {
-	if c.Ignored.Root == "" {
+// servers to what stays visible, when the configuration is the user's
+// own: inline, or a file outside the checkout. A file in the checkout
+// (the Action's mcp-config input names one relative to it) is the
+// repository's content, which could name .env as a server's argument:
+// its servers run, but what they name stays hidden where ignored.
+func keepMCPServers(c *agent.Containment, servers mcp.Config, arg, dir string) {
+	if c.Ignored.Root == "" || mcpConfigInCheckout(arg, dir, c.Ignored.Root) {
 		return
 	}
 	for _, s := range servers.Servers {
@@ -77,4 +90,48 @@ func keepMCPServers(c *agent.Containment, servers mcp.Config) {
 		words := append([]string{s.Command}, s.Args...)
 		c.Ignored.Named = append(c.Ignored.Named, namedPaths(words, c.Ignored.Root, "")...)
 	}
+}
+
+// mcpConfigInCheckout reports whether arg, an MCP configuration given as
+// a path (relative to dir, or the working directory when dir is empty),
+// names a file in the checkout at root: as named, or once its links are
+// resolved. Inline JSON is never in it.
+func mcpConfigInCheckout(arg, dir, root string) bool {
+	arg = strings.TrimSpace(arg)
+	if arg == "" || strings.HasPrefix(arg, "{") {
+		return false
+	}
+	p := arg
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return true // no working directory to place it: assume the worst
+	}
+	root = filepath.Clean(root)
+	realRoot := root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		realRoot = r
+	}
+	for _, cand := range []string{p, realUpTo(p)} {
+		for _, r := range []string{root, realRoot} {
+			if within(cand, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// realUpTo is p with every link on the way resolved where it exists,
+// else p's folder resolved and its last element kept.
+func realUpTo(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(d, filepath.Base(p))
+	}
+	return p
 }

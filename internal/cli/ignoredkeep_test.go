@@ -126,3 +126,42 @@ func TestHideUntrackedInTheAction(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPConfigInCheckout tells a repository's MCP configuration (a file
+// in the checkout, named as such or through a link either way) from the
+// user's own (inline, or a file outside it), whose arguments may keep
+// ignored files visible.
+func TestMCPConfigInCheckout(t *testing.T) {
+	t.Parallel()
+	root, outside := t.TempDir(), t.TempDir()
+	for _, p := range []string{filepath.Join(root, ".mcp.json"), filepath.Join(outside, "mine.json")} {
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A committed link leading out, and a link of the user's leading in.
+	if err := os.Symlink(filepath.Join(outside, "mine.json"), filepath.Join(root, "out.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, ".mcp.json"), filepath.Join(outside, "in.json")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		arg, dir string
+		want     bool
+	}{
+		{`{"mcpServers":{}}`, root, false},
+		{"", root, false},
+		{".mcp.json", root, true},
+		{filepath.Join(root, ".mcp.json"), "", true},
+		{"out.json", root, true},
+		{"missing.json", root, true},
+		{filepath.Join(outside, "mine.json"), root, false},
+		{filepath.Join(outside, "in.json"), root, true},
+		{"../" + filepath.Base(outside) + "/mine.json", root, false},
+	} {
+		if got := mcpConfigInCheckout(c.arg, c.dir, root); got != c.want {
+			t.Errorf("mcpConfigInCheckout(%q, %q) = %v, want %v", c.arg, c.dir, got, c.want)
+		}
+	}
+}

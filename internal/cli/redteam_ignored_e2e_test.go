@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/planexhq/planex/internal/sandbox"
 )
@@ -116,7 +117,7 @@ func (f *fixture) runReadIgnored(t *testing.T, env, read []string, mustSee strin
 	f.write(f.fake, "agent.sh", strings.NewReplacer("@REPO@", f.repo, "@AGENT@", f.agent).Replace(string(body)))
 	cmd := f.command("-y", "--sandbox", "on", "--review", "skip", "add a file")
 	readable := append([]string{f.fake, testdataDir(t)}, read...)
-	cmd.Env = append(append(cmd.Env, env...), "PLANEX_AGENT_CMD=sh "+filepath.Join(f.fake, "agent.sh"), "PLANEX_SANDBOX_WRITE=",
+	cmd.Env = append(append(append(cmd.Env, "PLANEX_SANDBOX_WRITE="), env...), "PLANEX_AGENT_CMD=sh "+filepath.Join(f.fake, "agent.sh"),
 		"PLANEX_SANDBOX_READ="+strings.Join(readable, string(os.PathListSeparator)))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -129,4 +130,96 @@ func (f *fixture) runReadIgnored(t *testing.T, env, read []string, mustSee strin
 	}
 	return session, map[string]string{"planex's output": out.String(), "the session's files": session,
 		"the repository's history": f.git("log", "-p", "--all", "--format=%H %B"), "the fixture's folder": readTree(t, f.fake)}
+}
+
+// TestRedTeamIgnoredInSubmodule: git lists a checkout's ignored files
+// without those of its submodules and of repositories cloned inside it,
+// so a submodule's own ignored .env, and a nested clone's, were in sight
+// of the read-only steps. A command agent reads them by relative and
+// absolute path; the submodule's untracked notes.txt shows it reads.
+func TestRedTeamIgnoredInSubmodule(t *testing.T) {
+	t.Parallel()
+	if _, err := sandbox.New(context.Background(), sandbox.ModeOn); err != nil {
+		t.Skipf("needs planex's sandbox (user namespaces: root, or unprivileged ones allowed): %v", err)
+	}
+	const secret, notes = "submodule-dotenv-secret-6e2a", "submodule-notes-visible-91fd"
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
+	lib := t.TempDir()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", ".gitignore"}, {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "lib"}} {
+		if args[0] == "add" {
+			f.write(lib, ".gitignore", ".env\n")
+		}
+		f.git(append([]string{"-C", lib}, args...)...)
+	}
+	f.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib")
+	f.git("commit", "-qm", "vendor lib")
+	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
+	f.write(f.repo, "vendor/lib/.env", "TOKEN="+secret+"\n")
+	f.write(f.repo, "vendor/lib/notes.txt", notes+"\n")
+	const nestedSecret = "nested-clone-dotenv-secret-c3f7"
+	f.git("init", "-q", filepath.Join(f.repo, "clones", "other"))
+	f.write(f.repo, "clones/other/.gitignore", ".env\n")
+	f.write(f.repo, "clones/other/.env", "TOKEN="+nestedSecret+"\n")
+	_, places := f.runReadIgnored(t, nil, nil, notes)
+	for where, text := range places {
+		if strings.Contains(text, secret) {
+			t.Errorf("the submodule's ignored .env reached %s", where)
+		}
+		if strings.Contains(text, nestedSecret) {
+			t.Errorf("the nested clone's ignored .env reached %s", where)
+		}
+	}
+}
+
+// TestRedTeamIgnoredCreatedDuringRun: the checkout's ignored files were
+// listed once, when the run started, so one that appeared later (a
+// build or a login writing .env.late while planex runs) was in sight of
+// every step after it. The test writes it while the first step (analyze)
+// waits; the agent reads it in the steps that follow.
+func TestRedTeamIgnoredCreatedDuringRun(t *testing.T) {
+	t.Parallel()
+	if _, err := sandbox.New(context.Background(), sandbox.ModeOn); err != nil {
+		t.Skipf("needs planex's sandbox (user namespaces: root, or unprivileged ones allowed): %v", err)
+	}
+	const secret, notes = "late-dotenv-secret-2b8c", "untracked-notes-visible-5d41"
+	f := newFixture(t)
+	f.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
+	f.write(f.repo, ".gitignore", ".env*\n")
+	f.git("add", ".gitignore")
+	f.git("commit", "-qm", "ignore .env files")
+	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
+	f.write(f.repo, "notes.txt", notes+"\n")
+	// A folder the agent may write, to say the analyze step started.
+	marks := t.TempDir()
+	f.write(marks, "hold-analyze", "")
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if _, err := os.Stat(filepath.Join(marks, "analyze-started")); err == nil {
+				_ = os.WriteFile(filepath.Join(f.repo, ".env.late"), []byte("TOKEN="+secret+"\n"), 0o644)
+				_ = os.WriteFile(filepath.Join(marks, "go-on"), nil, 0o644)
+				return
+			}
+		}
+	}()
+	session, places := f.runReadIgnored(t, []string{"PLANEX_SANDBOX_WRITE=" + marks, "RED_TEAM=" + marks}, nil, notes)
+	places["the agent's writable folder"] = readTree(t, marks)
+	if _, err := os.Stat(filepath.Join(f.repo, ".env.late")); err != nil {
+		t.Fatalf(".env.late was never written: the analyze step did not wait for it (%v)", err)
+	}
+	if !strings.Contains(session, "LOOT plan") && !strings.Contains(session, "LOOT:") {
+		t.Fatalf("no step after analyze reported its loot:\n%s", session)
+	}
+	for where, text := range places {
+		if strings.Contains(text, secret) {
+			t.Errorf("the .env.late written during the run reached %s", where)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -32,6 +33,10 @@ func Untracked(ctx context.Context, r *Repo, max int) (paths []string, more bool
 	return others(ctx, r, max, false)
 }
 
+// maxSubmoduleDepth bounds how deep submodules of submodules are
+// listed.
+const maxSubmoduleDepth = 8
+
 func others(ctx context.Context, r *Repo, max int, ignoredOnly bool) (paths []string, more bool, err error) {
 	env := append(r.gitEnv(r.Root), r.env...)
 	config := r.config
@@ -42,12 +47,26 @@ func others(ctx context.Context, r *Repo, max int, ignoredOnly bool) (paths []st
 	if out, err := run(ctx, call{dir: r.Root, env: env, userConfig: true, args: []string{"config", "--get", "--path", "core.excludesFile"}}); err == nil && strings.TrimSpace(out) != "" {
 		config = append(append([]setting(nil), r.config...), setting{"core.excludesFile", strings.TrimSpace(out)})
 	}
+	paths, more, err = othersBelow(ctx, call{dir: r.Root, env: env, config: config, scans: r.scans}, max, ignoredOnly, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("listing the checkout's untracked files: %w", err)
+	}
+	return paths, more, nil
+}
+
+// othersBelow lists what c's work tree (c.dir, its top level) holds
+// untracked (ignoredOnly: and ignored), then the same in each checked-out
+// submodule and (ignoredOnly) each untracked nested repository, whose
+// files git leaves out of the listing (their own .env), down to
+// maxSubmoduleDepth.
+func othersBelow(ctx context.Context, c call, max int, ignoredOnly bool, depth int) (paths []string, more bool, err error) {
 	args := []string{"ls-files", "-z", "--others", "--directory"}
 	if ignoredOnly {
 		args = append(args, "--ignored", "--exclude-standard")
 	}
-	c := call{dir: r.Root, env: env, config: config, args: args, scans: r.scans}
-	err = stream(ctx, c, func(out io.Reader) error {
+	list := c
+	list.args = args
+	err = stream(ctx, list, func(out io.Reader) error {
 		s := bufio.NewScanner(out)
 		s.Buffer(make([]byte, 0, 64<<10), 64<<10)
 		s.Split(splitNUL)
@@ -60,14 +79,112 @@ func others(ctx context.Context, r *Repo, max int, ignoredOnly bool) (paths []st
 			if rel == "" {
 				continue
 			}
-			paths = append(paths, filepath.Join(r.Root, filepath.FromSlash(rel)))
+			paths = append(paths, filepath.Join(c.dir, filepath.FromSlash(rel)))
 		}
 		return s.Err()
 	})
 	if err != nil && !errors.Is(err, errEnoughIgnored) {
-		return nil, false, fmt.Errorf("listing the checkout's untracked files: %w", err)
+		return nil, false, err
 	}
-	return paths, more, nil
+	if more || depth == maxSubmoduleDepth {
+		return paths, more, nil
+	}
+	subs, err := checkedOutSubmodules(ctx, c)
+	if err != nil {
+		return nil, false, err
+	}
+	if ignoredOnly {
+		// A repository of its own in an untracked folder (a project
+		// cloned inside the checkout) is listed whole as untracked work,
+		// its ignored files with it; the Action's listing covers it whole.
+		nested, err := nestedRepositories(ctx, c)
+		if err != nil {
+			return nil, false, err
+		}
+		subs = append(subs, nested...)
+	}
+	for _, sub := range subs {
+		// The submodule's own repository, found from its folder (its .git
+		// is git's, made by `git submodule update` in the user's checkout);
+		// none of the superproject's GIT_DIR and the like.
+		inner := call{dir: sub, config: c.config}
+		found, subMore, err := othersBelow(ctx, inner, max-len(paths), ignoredOnly, depth+1)
+		if err != nil {
+			return nil, false, fmt.Errorf("submodule %s: %w", sub, err)
+		}
+		paths = append(paths, found...)
+		if subMore {
+			return paths, true, nil
+		}
+	}
+	return paths, false, nil
+}
+
+// nestedRepositories are the untracked, not ignored, folders of c's work
+// tree, at any depth, that hold a .git of their own (git lists them and
+// does not descend into them).
+func nestedRepositories(ctx context.Context, c call) ([]string, error) {
+	list := c
+	// Without --directory git names each untracked file, but stops at a
+	// folder holding a repository: "clones/other/". Only those are kept.
+	list.args = []string{"ls-files", "-z", "--others", "--exclude-standard"}
+	var out []string
+	err := stream(ctx, list, func(r io.Reader) error {
+		s := bufio.NewScanner(r)
+		s.Buffer(make([]byte, 0, 64<<10), 64<<10)
+		s.Split(splitNUL)
+		for s.Scan() {
+			rel, isDir := strings.CutSuffix(s.Text(), "/")
+			if !isDir || rel == "" {
+				continue
+			}
+			dir := filepath.Join(c.dir, filepath.FromSlash(rel))
+			if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+				out = append(out, dir)
+			}
+		}
+		return s.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing nested repositories: %w", err)
+	}
+	return out, nil
+}
+
+// checkedOutSubmodules are the folders of c's work tree where the index
+// holds a submodule (a gitlink) that is checked out: a real folder with a
+// .git of its own.
+func checkedOutSubmodules(ctx context.Context, c call) ([]string, error) {
+	stage := c
+	stage.args = []string{"ls-files", "-z", "--stage"}
+	var subs []string
+	err := stream(ctx, stage, func(out io.Reader) error {
+		s := bufio.NewScanner(out)
+		s.Buffer(make([]byte, 0, 64<<10), 64<<10)
+		s.Split(splitNUL)
+		for s.Scan() {
+			meta, rel, ok := strings.Cut(s.Text(), "\t")
+			if !ok || !strings.HasPrefix(meta, "160000 ") {
+				continue
+			}
+			dir := filepath.Join(c.dir, filepath.FromSlash(rel))
+			if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
+				continue // not checked out: nothing in it
+			}
+			subs = append(subs, dir)
+		}
+		return s.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing submodules: %w", err)
+	}
+	return subs, nil
 }
 
 // splitNUL splits git's -z output at its NUL bytes.

@@ -234,3 +234,72 @@ func TestStreamBlobs(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamGitResetEmptiesSubmoduleFolders: git's clean and checkout
+// never enter a submodule's folder. An agent that makes a repository of
+// its own in the worktree has it recorded by the snapshot as a
+// submodule, and one that writes into the folder of a submodule the base
+// holds (unpopulated in a task worktree) writes where git never looks:
+// either way what it left reached the next task's worktree, a failed
+// task's too, for that task's agent and test command to find. After the
+// reset the first is gone and the second is an empty folder again; the
+// next snapshot sees only the next task's work.
+func TestRedTeamGitResetEmptiesSubmoduleFolders(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		leave   func(t *testing.T, wt string)
+		gone    string
+		emptied string
+	}{
+		{"a repository of the agent's, snapshotted", func(t *testing.T, wt string) {
+			own := filepath.Join(wt, "src", "own")
+			cleanGit(t, wt, "init", "-q", own)
+			os.WriteFile(filepath.Join(own, "conftest.py"), []byte("planted\n"), 0o644)
+			cleanGit(t, own, "add", ".")
+			cleanGit(t, own, "-c", "user.name=a", "-c", "user.email=b@c", "commit", "-qm", "own")
+		}, "src/own", ""},
+		{"files in the base's unpopulated submodule", func(t *testing.T, wt string) {
+			lib := filepath.Join(wt, "vendor", "lib")
+			os.WriteFile(filepath.Join(lib, "conftest.py"), []byte("planted\n"), 0o644)
+			os.MkdirAll(filepath.Join(lib, "deep"), 0o755)
+			os.WriteFile(filepath.Join(lib, "deep", "x.sh"), []byte("planted\n"), 0o755)
+		}, "", "vendor/lib"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newRepo(t)
+			head, _ := r.Head(ctx)
+			// The base holds a submodule, as a repository with one does.
+			mustGit(t, r.Root, "update-index", "--add", "--cacheinfo", "160000,"+head+",vendor/lib")
+			mustGit(t, r.Root, "commit", "-qm", "a submodule")
+			base, _ := r.Head(ctx)
+			wt := r.WorktreeDir("s1", "T1")
+			if err := r.AddWorktree(ctx, wt, base); err != nil {
+				t.Fatal(err)
+			}
+			defer r.RemoveWorktree(ctx, wt)
+			c.leave(t, wt)
+			// planex snapshots every task's worktree, failed or not.
+			if _, _, err := r.Snapshot(ctx, wt, base); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.ResetWorktree(ctx, wt, base); err != nil {
+				t.Fatal(err)
+			}
+			if c.gone != "" {
+				if _, err := os.Lstat(filepath.Join(wt, c.gone)); err == nil {
+					t.Errorf("%s is still in the worktree after the reset", c.gone)
+				}
+			}
+			if c.emptied != "" {
+				if ents, err := os.ReadDir(filepath.Join(wt, c.emptied)); err != nil || len(ents) != 0 {
+					t.Errorf("%s after the reset: %v, %v; want an empty folder", c.emptied, ents, err)
+				}
+			}
+			os.WriteFile(filepath.Join(wt, "src", "task.txt"), []byte("task\n"), 0o644)
+			if _, changes, err := r.Snapshot(ctx, wt, base); err != nil || strings.Join(Paths(changes), " ") != "src/task.txt" {
+				t.Errorf("snapshot after the reset = %v, %v", Paths(changes), err)
+			}
+		})
+	}
+}

@@ -200,6 +200,12 @@ func (r *Repo) ResetWorktree(ctx context.Context, dir, commit string) error {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
 	}
 	env := append([]string{"GIT_DIR=" + admin, "GIT_WORK_TREE=" + dir, "GIT_INDEX_FILE=" + idx}, statEnv()...)
+	// Submodule folders (gitlinks): the snapshot records a repository the
+	// agent made as one, and git's clean and checkout never enter them.
+	links, err := gitlinks(ctx, r, dir, env)
+	if err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
 	// Everything untracked or ignored goes first: git's checkout honours
 	// a .gitattributes it finds in the working tree (line endings, an
 	// encoding), so one the last agent left, even a failed task's, would
@@ -210,11 +216,66 @@ func (r *Repo) ResetWorktree(ctx context.Context, dir, commit string) error {
 	if _, err := r.git(ctx, dir, env, "checkout", "-q", "-f", "--detach", commit); err != nil {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
 	}
+	kept, err := gitlinks(ctx, r, dir, env)
+	if err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
+	if err := emptySubmoduleFolders(dir, links, kept); err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
 	// A forced checkout removes what the old base tracked and the new one
 	// does not, changed or not: nothing untracked is left.
 	// The agent's own git in the worktree sees the same index.
 	if err := copyFile(idx, filepath.Join(admin, "index")); err != nil {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
+	return nil
+}
+
+// gitlinks are the paths the index env names holds as submodules (a
+// function, not a method: Repo is at its bound of methods).
+func gitlinks(ctx context.Context, r *Repo, dir string, env []string) (map[string]bool, error) {
+	out, err := r.git(ctx, dir, env, "ls-files", "-z", "--stage")
+	if err != nil {
+		return nil, fmt.Errorf("listing submodules: %w", err)
+	}
+	links := map[string]bool{}
+	for _, rec := range strings.Split(out, "\x00") {
+		if meta, path, ok := strings.Cut(rec, "\t"); ok && strings.HasPrefix(meta, "160000 ") {
+			links[path] = true
+		}
+	}
+	return links, nil
+}
+
+// emptySubmoduleFolders leaves every submodule folder of a reset worktree
+// as `git worktree add` makes it: an empty folder where the commit holds
+// a submodule (kept), nothing where only the last task's snapshot did
+// (was). Git never enters them, so what the last agent put there (a
+// repository of its own, files in a submodule no one checked out) would
+// otherwise be in the next task's worktree. A link on the way fails the
+// reset, and the caller makes the worktree anew.
+func emptySubmoduleFolders(dir string, was, kept map[string]bool) error {
+	for _, set := range []map[string]bool{was, kept} {
+		for rel := range set {
+			p := filepath.Join(dir, filepath.FromSlash(rel))
+			if !within(dir, p) || p == dir {
+				return fmt.Errorf("submodule path %q leaves the worktree", rel)
+			}
+			for q := filepath.Dir(p); q != dir; q = filepath.Dir(q) {
+				if fi, err := os.Lstat(q); err == nil && !fi.IsDir() {
+					return fmt.Errorf("%s, above submodule %s, is not a folder", q, rel)
+				}
+			}
+			if err := removeAll(p); err != nil {
+				return fmt.Errorf("emptying submodule folder %s: %w", rel, err)
+			}
+			if kept[rel] {
+				if err := os.MkdirAll(p, 0o755); err != nil {
+					return fmt.Errorf("making submodule folder %s: %w", rel, err)
+				}
+			}
+		}
 	}
 	return nil
 }

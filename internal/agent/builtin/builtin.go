@@ -110,7 +110,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err
 	defer cancel()
 
 	tc := a.toolConfig(step)
-	set, err := tools.New(tc)
+	set, err := tools.NewContext(ctx, tc)
 	if err != nil {
 		return agent.Result{}, fmt.Errorf("preparing tools for %s: %w", step.Phase, err)
 	}

@@ -133,6 +133,12 @@ type cli struct {
 	// that no flag or variable turns off. They are the repository's
 	// content, so a contained step sees them empty (nil: none).
 	projectConfig func(agent.Phase) []string
+	// aboveConfig lists the paths the CLI looks for in every folder above
+	// its working directory, up to /, whatever its flags and settings
+	// (nil: none). A contained step sees them empty; without the sandbox
+	// a step is refused where one belongs to another user (a
+	// /tmp/.gemini/.env planted above a task's worktree).
+	aboveConfig []string
 }
 
 func lookup(name string) (cli, bool) {
@@ -249,6 +255,12 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	if contain.Sandbox != nil && a.cli.projectConfig != nil {
 		contain.Conceal = append(append([]string(nil), contain.Conceal...), projectPaths(step.Dir, a.cli.projectConfig(step.Phase))...)
 	}
+	above := abovePaths(step.Dir, a.cli.aboveConfig)
+	if contain.Sandbox != nil {
+		contain.Conceal = append(append([]string(nil), contain.Conceal...), lastOf(above)...)
+	} else if err := ownedHere(above, os.Getuid()); err != nil {
+		return agent.Result{}, fmt.Errorf("%s agent: %w", a.cli.binary, err)
+	}
 	step.Prompt = step.Prompt + resultInstructions(step.Phase, schema)
 	ca := command.New(command.Config{
 		Command:  a.CommandLine(step.Phase, home),
@@ -278,6 +290,75 @@ func projectPaths(dir string, rel []string) []string {
 			continue // no working directory to be relative to: nothing read there either
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// abovePaths are the paths of rel found in the folders above dir, each
+// with the folders between (for .gemini/.env: the folder's .gemini, then
+// its .env), where something exists there (a link counts).
+func abovePaths(dir string, rel []string) [][]string {
+	if len(rel) == 0 {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	var out [][]string
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		for _, r := range rel {
+			var steps []string
+			p := d
+			for _, elem := range strings.Split(filepath.ToSlash(r), "/") {
+				p = filepath.Join(p, elem)
+				steps = append(steps, p)
+			}
+			if _, err := os.Lstat(p); err == nil {
+				out = append(out, steps)
+			}
+		}
+		if d == filepath.Dir(d) {
+			return out
+		}
+	}
+}
+
+// ErrForeignConfig is returned for a step without the sandbox when the
+// CLI would read a file above its working directory that belongs to
+// another user.
+var ErrForeignConfig = errors.New("the CLI would read a file of another user's")
+
+// ownedHere refuses a file found above the working directory when it,
+// a folder on its way or what a link there leads to belongs to neither
+// uid nor root: another user of the machine could write what the CLI
+// reads.
+func ownedHere(found [][]string, uid int) error {
+	for _, steps := range found {
+		last := steps[len(steps)-1]
+		check := steps
+		if r, err := filepath.EvalSymlinks(last); err == nil && r != last {
+			check = append(append([]string(nil), steps...), r)
+		}
+		for _, q := range check {
+			fi, err := os.Lstat(q)
+			if err != nil {
+				continue
+			}
+			if owner, ok := fileOwner(fi); ok && owner != uid && owner != 0 {
+				return fmt.Errorf("%w: %s is read from %s, which belongs to uid %d; remove it, or run with the sandbox, which hides it", ErrForeignConfig, last, q, owner)
+			}
+		}
+	}
+	return nil
+}
+
+// lastOf is the last path of each found file: what a contained step
+// sees empty.
+func lastOf(found [][]string) []string {
+	out := make([]string, 0, len(found))
+	for _, steps := range found {
+		out = append(out, steps[len(steps)-1])
 	}
 	return out
 }
@@ -456,4 +537,16 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Credentials lists the variables any of the CLIs authenticates with
+// (the built-in agents' keys, ANTHROPIC_API_KEY and OPENAI_API_KEY, are
+// among them).
+func Credentials() []string {
+	var out []string
+	for _, name := range Names() {
+		c, _ := lookup(name)
+		out = append(out, c.credentials...)
+	}
+	return out
 }

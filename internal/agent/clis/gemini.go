@@ -28,16 +28,23 @@ const geminiDefaultBaseURL = "https://generativelanguage.googleapis.com"
 //     selects it (the key stays in GEMINI_API_KEY). The user's ~/.gemini
 //     (logins, extensions, MCP servers) is not used; the servers of
 //     --mcp-config are its mcpServers, their tools allowed by the policy.
-//   - A trusted folder's .gemini/.env (else the nearest .env) fills in
-//     every variable not already set, before anything else runs: a
-//     repository's file would choose the endpoint its key goes to, or a
-//     proxy with certificate checks off. planex sets the endpoint and
-//     certificate checks itself, and a contained step sees the worktree's
-//     .gemini folder empty and read-only (its settings, agents, commands
-//     and .env), and in a read-only phase its .env empty too.
+//   - The nearest .gemini/.env (or .env) of the working directory and
+//     the folders above it, up to /, fills in every variable not already
+//     set, before anything else runs: a repository's file, or one
+//     another user leaves in /tmp above a task's worktree, would choose
+//     the endpoint its key goes to, a proxy with certificate checks off,
+//     or the file that replaces its system prompt (GEMINI_SYSTEM_MD).
+//     planex sets the endpoint and certificate checks itself, and its
+//     settings turn .env files off (advanced.ignoreLocalEnv: only one in
+//     Gemini's home, planex's, is read). A contained step sees the
+//     worktree's .gemini folder (its settings, which could turn .env
+//     files back on, agents, commands and .env) and every .gemini/.env
+//     above it empty and read-only; without the sandbox a step is refused
+//     where a .gemini/.env above it is another user's.
 func geminiCLI() cli {
 	return cli{
 		projectConfig: geminiProjectConfig,
+		aboveConfig:   []string{".gemini/.env"},
 		binary:        "gemini",
 		credentials:   []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		args: func(s setup, _ int) []string {
@@ -53,6 +60,8 @@ func geminiCLI() cli {
 			settings := map[string]any{
 				"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 				"privacy":  map[string]any{"usageStatisticsEnabled": false},
+				// No .env of the worktree's or a folder above it.
+				"advanced": map[string]any{"ignoreLocalEnv": true},
 			}
 			if !s.mcp.Empty() {
 				settings["mcpServers"] = geminiMCP(s.mcp)
@@ -85,14 +94,9 @@ func geminiCLI() cli {
 }
 
 // geminiProjectConfig is what Gemini CLI reads from a trusted worktree
-// on start. The root .env stays visible to an execute step, whose agent
-// may have to edit it (a file masked there would take its writes
-// without keeping them) and which sets any variable for its own shell
-// anyway; a read-only step, which has no shell, does not see it.
-func geminiProjectConfig(phase agent.Phase) []string {
-	if phase.ReadOnly() {
-		return []string{".gemini", ".env"}
-	}
+// on start: its .gemini folder. Its .env is not read (ignoreLocalEnv),
+// so every step sees the worktree's .env as the file it is.
+func geminiProjectConfig(agent.Phase) []string {
 	return []string{".gemini"}
 }
 

@@ -125,11 +125,9 @@ func TestRealCLIIgnoresShippedConfig(t *testing.T) {
 						t.Errorf("a variable the repository's configuration set reached the CLI's shell: %.2000s", envDump)
 					}
 				}
-				// A .env at the root is the repository's business in an
-				// execute step (its shell sets what it likes); a read-only
-				// step, which has no shell, is not steered by it.
+				// No step, read-only or not, is steered by the root .env.
 				for _, turn := range r.srv.Turns() {
-					if strings.Contains(turn.System, "SHIPPED-SYSTEM-PROMPT") && (phase.ReadOnly() || name != "gemini") {
+					if strings.Contains(turn.System, "SHIPPED-SYSTEM-PROMPT") {
 						t.Errorf("the repository's file replaced the CLI's system prompt")
 					}
 				}

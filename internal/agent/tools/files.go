@@ -54,7 +54,7 @@ func (s *Set) walk(rel string, fn func(file string) bool) error {
 		}
 		r, _ := filepath.Rel(s.dir, p)
 		r = filepath.ToSlash(r)
-		if r != rel && r != "." && ig.ignored(r, d.IsDir()) {
+		if r != rel && r != "." && (ig.ignored(r, d.IsDir()) || s.inListed(p)) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/scope"
 )
 
@@ -39,7 +41,93 @@ func (s *Set) resolve(p string) (string, error) {
 	if real != rel && underGit(real) {
 		return "", fmt.Errorf("path %q is a link into .git/, which tools may not touch", p)
 	}
+	if s.cfg.Phase.ReadOnly() && (s.hidden(rel) || s.hidden(real)) {
+		return "", fmt.Errorf("path %q is git-ignored in the checkout (or, in the Action, untracked), which planex does not show agents", p)
+	}
 	return rel, nil
+}
+
+// hidden reports whether rel lies where a read-only step, which works
+// in the user's checkout, may not look: at or below a path its
+// .gitignore files ignore, or one the containment's listing of the
+// checkout hides (with the sandbox: also the user's excludes and, in the
+// Action, every untracked file). The tools run in planex itself, outside
+// the sandbox, so they keep to what its masks show. What the user
+// granted (--sandbox-read, --sandbox-write) stays readable.
+func (s *Set) hidden(rel string) bool {
+	full := filepath.Join(s.dir, filepath.FromSlash(rel))
+	if s.granted(full) {
+		return false
+	}
+	ig := newIgnorer(s.dir)
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		if ig.ignored(strings.Join(parts[:i+1], "/"), i < len(parts)-1) {
+			return true
+		}
+	}
+	return s.inListed(full)
+}
+
+// inListed reports whether full, a path below the step's folder, is at
+// or below an entry of the checkout's listing of hidden files (set for
+// read-only steps only).
+func (s *Set) inListed(full string) bool {
+	if s.granted(full) {
+		return false
+	}
+	for _, p := range s.listed {
+		if within(full, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// granted reports whether the user let steps see full although hidden
+// (--sandbox-read, --sandbox-write).
+func (s *Set) granted(full string) bool {
+	for _, k := range s.cfg.Contain.Ignored.Keep {
+		if within(full, realDir(k)) {
+			return true
+		}
+	}
+	return false
+}
+
+// listedHidden is the containment's listing of the checkout's hidden
+// entries, resolved, taken when a read-only step's tools are made; a
+// listing that fails hides the whole checkout.
+func listedHidden(ctx context.Context, ig agent.Ignored, dir string) []string {
+	paths := ig.Paths
+	if ig.Relist != nil {
+		var err error
+		if paths, err = ig.Relist(ctx); err != nil {
+			return []string{dir}
+		}
+	}
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		// Below the checkout as the step sees it (dir is resolved).
+		if r, err := filepath.Rel(filepath.Clean(ig.Root), p); err == nil && ig.Root != "" && !strings.HasPrefix(r, "..") {
+			p = filepath.Join(realDir(ig.Root), r)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// realDir is p with its links resolved where it exists.
+func realDir(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// within reports whether p is dir or lies below it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
 
 // realPath resolves the symlinks of the existing part of rel and returns

@@ -100,10 +100,16 @@ type Set struct {
 	result  json.RawMessage
 	invalid int
 	defs    []Def
+	// listed is the checkout's listing of hidden entries, for a
+	// read-only step (hidden).
+	listed []string
 }
 
 // New opens the step directory and prepares the tools for cfg.Phase.
-func New(cfg Config) (*Set, error) {
+func New(cfg Config) (*Set, error) { return NewContext(context.Background(), cfg) }
+
+// NewContext is New, listing a read-only step's hidden files under ctx.
+func NewContext(ctx context.Context, cfg Config) (*Set, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("tool set needs a working directory")
 	}
@@ -126,6 +132,9 @@ func New(cfg Config) (*Set, error) {
 	}
 	setDefaults(&cfg)
 	s := &Set{cfg: cfg, dir: real, root: root}
+	if cfg.Phase.ReadOnly() {
+		s.listed = listedHidden(ctx, cfg.Contain.Ignored, real)
+	}
 	s.schema, err = resultInputSchema(schema)
 	if err != nil {
 		root.Close()

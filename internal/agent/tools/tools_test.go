@@ -311,3 +311,61 @@ func TestReportResult(t *testing.T) {
 		t.Fatalf("second invalid: %v", err)
 	}
 }
+
+// TestReadOnlyPhaseReadsNoIgnored: the tools run in planex, outside the
+// sandbox, so in a read-only phase (the user's checkout) read_file
+// refuses what the sandbox hides from contained processes: a path its
+// .gitignore files ignore (also below an ignored folder, through a link
+// and by a roundabout name), and one the containment's listing holds (the
+// Action's untracked files, the user's own excludes), unless granted. An
+// execute step, in a worktree of committed content, reads its own
+// ignored build output.
+func TestReadOnlyPhaseReadsNoIgnored(t *testing.T) {
+	t.Parallel()
+	repo, _ := gitRepo(t)
+	for rel, body := range map[string]string{"gha-creds.json": "cloud-key\n", "granted/g.txt": "granted\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../build/out.txt", filepath.Join(repo, "docs", "out-link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	relists := 0
+	ignored := agent.Ignored{Root: repo, Keep: []string{filepath.Join(repo, "granted")}, Relist: func(context.Context) ([]string, error) {
+		relists++
+		return []string{filepath.Join(repo, "gha-creds.json"), filepath.Join(repo, "granted")}, nil
+	}}
+	s, err := New(Config{Phase: agent.PhasePlan, Dir: repo, Contain: agent.Containment{Ignored: ignored}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for path, refused := range map[string]bool{
+		"build/out.txt": true, "src/debug.log": true, "vendor/skip.go": true, "docs/out-link.txt": true,
+		"docs/../build/out.txt": true, "gha-creds.json": true,
+		"README.md": false, "vendor/keep.go": false, "granted/g.txt": false,
+	} {
+		out := call(t, s, ReadFile, map[string]any{"path": path})
+		if out.IsError != refused || (refused && !strings.Contains(out.Text, "git-ignored")) {
+			t.Errorf("read_file %s in the plan step: %+v, want refused %v", path, out, refused)
+		}
+	}
+	// Nor do list_files and search_files show what the listing hides.
+	if out := call(t, s, ListFiles, map[string]any{}); strings.Contains(out.Text, "gha-creds.json") || !strings.Contains(out.Text, "granted/g.txt") {
+		t.Errorf("list_files shows the listed gha-creds.json, or not the granted granted/g.txt:\n%s", out.Text)
+	}
+	if out := call(t, s, Search, map[string]any{"pattern": "cloud-key"}); strings.Contains(out.Text, "cloud-key") {
+		t.Errorf("search_files reads the listed gha-creds.json: %s", out.Text)
+	}
+	if relists != 1 {
+		t.Errorf("the checkout was listed %d times for one step, want once", relists)
+	}
+	exec := newSet(t, agent.PhaseExecute, repo, "src/**")
+	if out := call(t, exec, ReadFile, map[string]any{"path": "build/out.txt"}); out.IsError {
+		t.Errorf("an execute step could not read its own ignored output: %+v", out)
+	}
+}
