@@ -31,6 +31,9 @@ const (
 	scaleFilesEnv = "PLANEX_BENCH_FILES"
 	// scaleHeapEnv names a file the cold child writes a heap profile to.
 	scaleHeapEnv = "PLANEX_BENCH_HEAPPROFILE"
+	// scaleCPUEnv names a file each query child writes a CPU profile to
+	// (the cold child's name gains ".cold", the second's ".second").
+	scaleCPUEnv = "PLANEX_BENCH_CPUPROFILE"
 	// scaleChildEnv selects what a child process does (a scaleMode);
 	// scaleDirEnv, scaleCacheEnv and scaleQueryEnv are its inputs.
 	scaleChildEnv = "PLANEX_SCALE_CHILD"
@@ -106,6 +109,17 @@ func TestScaleChild(t *testing.T) {
 		t.Skip("runs only as a child process of the memory benchmark and test (" + scaleChildEnv + " unset)")
 	}
 	dir, cache, query := os.Getenv(scaleDirEnv), os.Getenv(scaleCacheEnv), os.Getenv(scaleQueryEnv)
+	if p := os.Getenv(scaleCPUEnv); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	switch mode {
 	case modeFloor:
