@@ -31,8 +31,8 @@ const (
 	scaleFilesEnv = "PLANEX_BENCH_FILES"
 	// scaleHeapEnv names a file the cold child writes a heap profile to.
 	scaleHeapEnv = "PLANEX_BENCH_HEAPPROFILE"
-	// scaleCPUEnv names a file each query child writes a CPU profile to
-	// (the cold child's name gains ".cold", the second's ".second").
+	// scaleCPUEnv names a file a child run by hand writes a CPU profile
+	// to; the benchmark passes it to none of its children.
 	scaleCPUEnv = "PLANEX_BENCH_CPUPROFILE"
 	// scaleChildEnv selects what a child process does (a scaleMode);
 	// scaleDirEnv, scaleCacheEnv and scaleQueryEnv are its inputs.
@@ -69,7 +69,9 @@ func runScaleChild(tb testing.TB, mode scaleMode, dir, cache, query string, extr
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestScaleChild$", "-test.count", "1", "-test.v")
 	// Only the child given extraEnv writes a heap profile.
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, scaleHeapEnv+"=") })
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, scaleHeapEnv+"=") || strings.HasPrefix(kv, scaleCPUEnv+"=")
+	})
 	cmd.Env = append(env,
 		scaleChildEnv+"="+string(mode), scaleDirEnv+"="+dir, scaleCacheEnv+"="+cache, scaleQueryEnv+"="+query)
 	cmd.Env = append(cmd.Env, extraEnv...)

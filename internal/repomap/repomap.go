@@ -188,8 +188,14 @@ func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 		}
 	}
 	if git != nil {
-		if files, err = listGit(ctx, abs); err != nil {
-			return nil, err
+		// The state key's listing, when it saved one, is the tree the key
+		// names; git lists it again otherwise.
+		k := &stateKeyer{root: abs, git: git, cache: cacheDir(abs, git, opts), opts: opts}
+		var ok bool
+		if files, ok = k.listing(key); !ok {
+			if files, err = listGit(ctx, abs); err != nil {
+				return nil, err
+			}
 		}
 	}
 

@@ -66,6 +66,8 @@ type stamp struct {
 // later keys need only stat calls.
 type stateRecord struct {
 	Version string
+	// Key is the key computed from this record when it was saved.
+	Key string
 	// Root is the directory the record describes; Trusted is false when
 	// a stamp was too recent to rely on, so the next key lists again.
 	Root    string
@@ -106,6 +108,7 @@ func (k *stateKeyer) key(ctx context.Context) (string, error) {
 		return "", err
 	}
 	key := k.hash(rec, since)
+	rec.Key = key
 	if err := k.save(rec); err != nil {
 		log := k.opts.Logger
 		if log == nil {
@@ -114,6 +117,17 @@ func (k *stateKeyer) key(ctx context.Context) (string, error) {
 		log.Debug("repomap: state record not saved", "err", err)
 	}
 	return key, nil
+}
+
+// listing returns the files the saved record lists when it was saved
+// with key or still holds (a key computed from it lists its files), the
+// files a map with that key is built from; false when there is none.
+func (k *stateKeyer) listing(key string) ([]string, bool) {
+	rec, err := k.load()
+	if err != nil || key == "" || (rec.Key != key && !k.holds(rec)) {
+		return nil, false
+	}
+	return rec.Files, true
 }
 
 // recordPath is where the record of k.root is saved: one per work tree,
