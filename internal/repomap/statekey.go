@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -53,13 +52,18 @@ const racyWindow = 2 * time.Second
 // directories leaves the record untrusted (every key lists again).
 const maxIgnoreRounds = 8
 
+// maxRecordBytes caps the saved record read back (a million files take
+// about 40 MB); a larger file there is not planex's and is ignored.
+const maxRecordBytes = 256 << 20
+
 // stamp is what stat says of one path: a change to the file's contents,
-// mode or identity changes it. Missing paths have Missing set.
+// mode or identity changes it. Missing paths have Missing set; Regular is
+// set for regular files.
 type stamp struct {
 	Size, Mtime, Ctime int64
 	Ino                uint64
 	Mode               uint32
-	Missing            bool
+	Missing, Regular   bool
 }
 
 // stateRecord is what listing a work tree with git learned, saved so that
@@ -138,7 +142,7 @@ func (k *stateKeyer) recordPath() string {
 }
 
 func (k *stateKeyer) load() (*stateRecord, error) {
-	data, err := safefile.ReadRegular(k.recordPath(), 1<<30)
+	data, err := safefile.ReadRegular(k.recordPath(), maxRecordBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +190,7 @@ func (k *stateKeyer) hash(rec *stateRecord, since time.Time) string {
 	h.Write(rec.Staged)
 	racy := since.Add(-racyWindow).UnixNano()
 	buf := make([]byte, 0, 64<<10)
+	var file []byte // a recent file's contents, reused
 	for i, p := range rec.Files {
 		s := stamps[i]
 		buf = append(append(append(buf, 0), p...), 0)
@@ -197,8 +202,10 @@ func (k *stateKeyer) hash(rec *stateRecord, since time.Time) string {
 		switch {
 		case s.Missing:
 			buf = append(buf, 'm')
-		case recent(s, racy):
-			buf = append(append(buf, 'c'), contentSum(filepath.Join(k.root, filepath.FromSlash(p)))...)
+		case recent(s, racy) && s.Regular && s.Size <= k.opts.MaxFileBytes:
+			var sum []byte
+			file, sum = contentSum(file[:0], filepath.Join(k.root, filepath.FromSlash(p)), k.opts.MaxFileBytes)
+			buf = append(append(buf, 'c'), sum...)
 		}
 		if len(buf) > 60<<10 {
 			h.Write(buf)
@@ -209,18 +216,18 @@ func (k *stateKeyer) hash(rec *stateRecord, since time.Time) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// contentSum hashes a file's contents ("" when it cannot be read).
-func contentSum(name string) []byte {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil
+// contentSum hashes the contents of a regular file of at most maxBytes
+// (nil for anything else: the map reads no other file, so its stamp says
+// all that matters). The file is opened as the map opens it (no symlink
+// followed, a FIFO never waited on), so a planted link to /dev/zero or a
+// pipe cannot stall the key.
+func contentSum(buf []byte, name string, maxBytes int64) ([]byte, []byte) {
+	data, _, skip, _ := ReadRegular(buf, name, maxBytes)
+	if skip != "" {
+		return data, nil
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return nil
-	}
-	return h.Sum(nil)
+	sum := sha256.Sum256(data)
+	return data, sum[:]
 }
 
 // list asks git for the staged entries and the untracked files, and walks

@@ -22,7 +22,8 @@ func statStamp(name string) stamp {
 }
 
 func toStamp(st *syscall.Stat_t) stamp {
-	return stamp{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: uint64(st.Ino), Mode: uint32(st.Mode)}
+	return stamp{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: uint64(st.Ino), Mode: uint32(st.Mode),
+		Regular: st.Mode&syscall.S_IFMT == syscall.S_IFREG}
 }
 
 func retryEINTR(f func() error) error {
@@ -66,7 +67,8 @@ func (s *stamper) stamp(p string) stamp {
 	if err := retryEINTR(func() error { return unix.Fstatat(s.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
 		return stamp{Missing: true}
 	}
-	return stamp{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: st.Ino, Mode: st.Mode}
+	return stamp{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: st.Ino, Mode: st.Mode,
+		Regular: st.Mode&unix.S_IFMT == unix.S_IFREG}
 }
 
 func (s *stamper) close() {

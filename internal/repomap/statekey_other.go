@@ -15,7 +15,7 @@ func statStamp(name string) stamp {
 	if err != nil {
 		return stamp{Missing: true}
 	}
-	return stamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Mode: uint32(fi.Mode())}
+	return stamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Mode: uint32(fi.Mode()), Regular: fi.Mode().IsRegular()}
 }
 
 // stamper stamps paths under root (absolute ones as they are).
