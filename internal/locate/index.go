@@ -395,7 +395,7 @@ func defsTable(m *repomap.Map) table {
 	sym := func(i int) *repomap.Symbol { return &m.Entries[refs[i].file].Symbols[refs[i].sym] }
 	return keyedTable(len(refs), func(i int) string { return sym(i).Name }, func(buf []byte, i int) []byte {
 		s := sym(i)
-		return appendDef(buf, symDef{file: int(refs[i].file), kind: s.Kind, parent: s.Parent})
+		return appendDef(buf, symDef{file: int(refs[i].file), kind: s.Kind.String(), parent: s.Parent})
 	})
 }
 
