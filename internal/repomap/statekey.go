@@ -153,6 +153,13 @@ func (k *stateKeyer) load() (*stateRecord, error) {
 	if rec.Version != stateRecordVersion || rec.Root != k.root || len(rec.Watched) != len(rec.Stamps) {
 		return nil, errors.New("state record of another version or tree")
 	}
+	// The map reads the files the record lists: like git's listing, they
+	// must stay below the root.
+	for _, p := range rec.Files {
+		if !localPath(strings.TrimSuffix(p, "/")) {
+			return nil, fmt.Errorf("state record lists %q, outside the tree", p)
+		}
+	}
 	return &rec, nil
 }
 
@@ -263,6 +270,13 @@ func (k *stateKeyer) list(ctx context.Context, since time.Time) (*stateRecord, e
 		}
 	}
 	return rec, nil
+}
+
+// localPath reports whether p is a clean slash path below the root: not
+// absolute, not empty, no "." or ".." element.
+func localPath(p string) bool {
+	return p != "" && !strings.HasPrefix(p, "/") && path.Clean(p) == p && p != "." && p != ".." &&
+		!strings.HasPrefix(p, "../") && filepath.IsLocal(filepath.FromSlash(p))
 }
 
 // recent reports whether s changed at or after racy (ns since the epoch).

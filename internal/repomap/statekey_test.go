@@ -224,3 +224,40 @@ func TestStateKeyOfASubdirectory(t *testing.T) {
 		t.Errorf("keys %s, %s, %s: want each change to change the key", first, second, third)
 	}
 }
+
+// TestStateRecordOutsideTheTree: a saved record that lists a path outside
+// the tree (planted in the cache) is not used, so the map never reads it;
+// the key lists the tree with git again.
+func TestStateRecordOutsideTheTree(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, map[string]string{"app.go": "package app\n"})
+	settle()
+	ctx := context.Background()
+	g := findGit(ctx, dir)
+	if g == nil {
+		t.Fatal("no git work tree found")
+	}
+	k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+	key, err := k.key(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"../secret", "/etc/passwd", "a/../../b", "./app.go", ""} {
+		rec, err := k.load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Files = append(rec.Files, bad)
+		if err := k.save(rec); err != nil {
+			t.Fatal(err)
+		}
+		if files, ok := k.listing(key); ok {
+			t.Errorf("a record listing %q gave the map %v", bad, files)
+		}
+		listed := k.listings
+		if _, err := k.key(ctx); err != nil || k.listings != listed+1 {
+			t.Errorf("with %q in the record: %v, %d listings, want one more than %d", bad, err, k.listings, listed)
+		}
+	}
+}
