@@ -276,13 +276,12 @@ func postingSizes(m *repomap.Map, field func(*repomap.File) repomap.TermCounts) 
 	sizes := make([]uint32, len(m.Vocab))
 	last := make([]int32, len(m.Vocab))
 	for i := range m.Entries {
-		c := field(&m.Entries[i])
-		for k, id := range c.IDs {
+		field(&m.Entries[i]).Each(func(id, count uint32) {
 			if int(id) < len(sizes) {
-				sizes[id] += uint32(uvarintLen(uint64(i-int(last[id]))) + uvarintLen(uint64(c.Freqs[k])))
+				sizes[id] += uint32(uvarintLen(uint64(i-int(last[id]))) + uvarintLen(uint64(count)))
 				last[id] = int32(i)
 			}
-		}
+		})
 	}
 	return sizes
 }
@@ -332,15 +331,14 @@ func fieldTable(m *repomap.Map, field func(*repomap.File) repomap.TermCounts, or
 	t.keys = sb.String()
 	last := make([]int32, len(m.Vocab))
 	for i := range m.Entries {
-		c := field(&m.Entries[i])
-		for k, id := range c.IDs {
+		field(&m.Entries[i]).Each(func(id, count uint32) {
 			if int(id) < len(sizes) {
 				w := sizes[id]
 				w += uint32(binary.PutUvarint(t.vals[w:], uint64(i-int(last[id]))))
-				w += uint32(binary.PutUvarint(t.vals[w:], uint64(c.Freqs[k])))
+				w += uint32(binary.PutUvarint(t.vals[w:], uint64(count)))
 				sizes[id], last[id] = w, int32(i)
 			}
-		}
+		})
 	}
 	return t
 }
@@ -397,7 +395,7 @@ func defsTable(m *repomap.Map) table {
 	sym := func(i int) *repomap.Symbol { return &m.Entries[refs[i].file].Symbols[refs[i].sym] }
 	return keyedTable(len(refs), func(i int) string { return sym(i).Name }, func(buf []byte, i int) []byte {
 		s := sym(i)
-		return appendDef(buf, symDef{file: int(refs[i].file), kind: s.Kind, parent: s.Parent})
+		return appendDef(buf, symDef{file: int(refs[i].file), kind: s.Kind.String(), parent: s.Parent})
 	})
 }
 

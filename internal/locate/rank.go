@@ -103,19 +103,55 @@ type scoredFile struct {
 
 // bestFiles returns the k best of files under score, best first, ties by
 // path (files are numbered in path order). Only the head is wanted, out
-// of thousands of candidates on a large repository.
+// of thousands of candidates on a large repository, so a heap of the k
+// best so far replaces sorting them all; the order is the same, since no
+// two files compare equal.
 func bestFiles(files []int, score func(int) float64, k int) []scoredFile {
-	all := make([]scoredFile, len(files))
-	for i, f := range files {
-		all[i] = scoredFile{f, score(f)}
-	}
-	slices.SortFunc(all, func(a, b scoredFile) int {
-		if a.score != b.score {
-			return cmp.Compare(b.score, a.score)
+	k = max(0, min(k, len(files)))
+	// heap is a binary heap whose root is the worst of the best so far.
+	heap := make([]scoredFile, 0, k)
+	for _, f := range files {
+		c := scoredFile{f, score(f)}
+		switch {
+		case len(heap) < k:
+			heap = append(heap, c)
+			for i := len(heap) - 1; i > 0 && compareScored(heap[(i-1)/2], heap[i]) < 0; i = (i - 1) / 2 {
+				heap[i], heap[(i-1)/2] = heap[(i-1)/2], heap[i]
+			}
+		case k > 0 && compareScored(c, heap[0]) < 0:
+			heap[0] = c
+			siftDown(heap)
 		}
-		return cmp.Compare(a.file, b.file)
-	})
-	return all[:min(k, len(all))]
+	}
+	slices.SortFunc(heap, compareScored)
+	return heap
+}
+
+// compareScored orders scored files best first: higher score, then lower
+// file number.
+func compareScored(a, b scoredFile) int {
+	if a.score != b.score {
+		return cmp.Compare(b.score, a.score)
+	}
+	return cmp.Compare(a.file, b.file)
+}
+
+// siftDown restores the heap below its root (the worst entry on top).
+func siftDown(h []scoredFile) {
+	for i := 0; ; {
+		worst, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && compareScored(h[l], h[worst]) > 0 {
+			worst = l
+		}
+		if r < len(h) && compareScored(h[r], h[worst]) > 0 {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		h[i], h[worst] = h[worst], h[i]
+		i = worst
+	}
 }
 
 // prepareQuery makes the query valid UTF-8 and cuts it to limit bytes (0

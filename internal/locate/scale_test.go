@@ -31,6 +31,9 @@ const (
 	scaleFilesEnv = "PLANEX_BENCH_FILES"
 	// scaleHeapEnv names a file the cold child writes a heap profile to.
 	scaleHeapEnv = "PLANEX_BENCH_HEAPPROFILE"
+	// scaleCPUEnv names a file a child run by hand writes a CPU profile
+	// to; the benchmark passes it to none of its children.
+	scaleCPUEnv = "PLANEX_BENCH_CPUPROFILE"
 	// scaleChildEnv selects what a child process does (a scaleMode);
 	// scaleDirEnv, scaleCacheEnv and scaleQueryEnv are its inputs.
 	scaleChildEnv = "PLANEX_SCALE_CHILD"
@@ -66,7 +69,9 @@ func runScaleChild(tb testing.TB, mode scaleMode, dir, cache, query string, extr
 	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestScaleChild$", "-test.count", "1", "-test.v")
 	// Only the child given extraEnv writes a heap profile.
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, scaleHeapEnv+"=") })
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, scaleHeapEnv+"=") || strings.HasPrefix(kv, scaleCPUEnv+"=")
+	})
 	cmd.Env = append(env,
 		scaleChildEnv+"="+string(mode), scaleDirEnv+"="+dir, scaleCacheEnv+"="+cache, scaleQueryEnv+"="+query)
 	cmd.Env = append(cmd.Env, extraEnv...)
@@ -106,6 +111,17 @@ func TestScaleChild(t *testing.T) {
 		t.Skip("runs only as a child process of the memory benchmark and test (" + scaleChildEnv + " unset)")
 	}
 	dir, cache, query := os.Getenv(scaleDirEnv), os.Getenv(scaleCacheEnv), os.Getenv(scaleQueryEnv)
+	if p := os.Getenv(scaleCPUEnv); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	switch mode {
 	case modeFloor:

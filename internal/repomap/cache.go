@@ -2,7 +2,6 @@ package repomap
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/gob"
@@ -12,46 +11,23 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // cacheVersion changes whenever Map's encoding or the extraction rules
 // change, so stale caches are never read as current.
-const cacheVersion = "repomap-v4"
+const cacheVersion = "repomap-v5"
 
 // keepCaches bounds how many maps stay on disk per cache directory.
 const keepCaches = 8
 
-// gitStateKey hashes the tree of HEAD plus the identity (path, size, mtime)
-// of every modified or untracked file, so any edit invalidates the key
-// without reading file contents.
+// gitStateKey is the key of the work tree at root (see stateKeyer):
+// any change to a tracked or untracked file's contents, mode or identity,
+// to which files exist, or to what the index stages changes it, without
+// reading file contents.
 func gitStateKey(ctx context.Context, root string, g *gitInfo, opts Options) (string, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%s\x00", cacheVersion, opts.MaxFileBytes, g.prefix)
-	tree, err := runGit(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD^{tree}")
-	if err != nil {
-		tree = []byte("unborn")
-	}
-	h.Write(bytes.TrimSpace(tree))
-	status, err := runGit(ctx, root, "--no-optional-locks", "-c", "core.quotepath=off", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
-	if err != nil {
-		return "", fmt.Errorf("reading work tree status: %w", err)
-	}
-	fields := bytes.Split(status, []byte{0})
-	for i := 0; i < len(fields); i++ {
-		rec := fields[i]
-		if len(rec) < 4 {
-			continue
-		}
-		code, p := string(rec[:2]), string(rec[3:])
-		fmt.Fprintf(h, "\x00%s %s", code, p)
-		if st, err := os.Lstat(filepath.Join(g.topLevel, filepath.FromSlash(p))); err == nil {
-			fmt.Fprintf(h, " %d %d", st.Size(), st.ModTime().UnixNano())
-		}
-		if code[0] == 'R' || code[0] == 'C' {
-			i++ // the rename source follows as its own field
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	k := &stateKeyer{root: root, git: g, cache: cacheDir(root, g, opts), opts: opts, now: time.Now}
+	return k.key(ctx)
 }
 
 // statKey identifies a non-git directory by the names, sizes and mtimes of

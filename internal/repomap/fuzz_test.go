@@ -31,7 +31,7 @@ func FuzzParseFile(f *testing.F) {
 			if s.Name == "" || !utf8.ValidString(s.Name) || strings.ContainsAny(s.Name, "\n\r") {
 				t.Fatalf("%s symbol %q", l, s.Name)
 			}
-			if s.Line < 1 || s.Line > lines {
+			if s.Line < 1 || int(s.Line) > lines {
 				t.Fatalf("%s symbol %q on line %d of %d", l, s.Name, s.Line, lines)
 			}
 		}

@@ -311,9 +311,9 @@ func (l *goLexer) funcDecl(line int, syms []Symbol) []Symbol {
 		t = l.next()
 	}
 	if t.kind == 'i' {
-		s := Symbol{Name: string(t.text), Kind: "func", Line: line}
+		s := Symbol{Name: string(t.text), Kind: KindFunc, Line: int32(line)}
 		if method {
-			s.Kind, s.Parent = "method", receiverName(recv, syms)
+			s.Kind, s.Parent = KindMethod, receiverName(recv, syms)
 		}
 		syms = append(syms, s)
 		t = l.next()
@@ -382,18 +382,18 @@ func goTypeSpec(toks []goTok, syms []Symbol) []Symbol {
 	if i < len(toks) && toks[i].kind == '=' {
 		i++
 	}
-	kind := "type"
+	kind := KindType
 	if i < len(toks) && toks[i].kind == 'i' && string(toks[i].text) == "interface" {
-		kind = "interface"
+		kind = KindInterface
 	}
-	return append(syms, Symbol{Name: string(toks[0].text), Kind: kind, Line: toks[0].line})
+	return append(syms, Symbol{Name: string(toks[0].text), Kind: kind, Line: int32(toks[0].line)})
 }
 
 // goValueSpec appends the exported names a var or const spec declares.
 func goValueSpec(toks []goTok, syms []Symbol) []Symbol {
 	for i := 0; i < len(toks) && toks[i].kind == 'i'; i += 2 {
 		if name := string(toks[i].text); name != "_" && token.IsExported(name) {
-			syms = append(syms, Symbol{Name: name, Kind: "var", Line: toks[i].line})
+			syms = append(syms, Symbol{Name: name, Kind: KindVar, Line: int32(toks[i].line)})
 		}
 		if i+1 >= len(toks) || toks[i+1].kind != ',' {
 			break

@@ -1,6 +1,7 @@
 package repomap
 
 import (
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -88,9 +89,9 @@ func parseGoAST(p string, data []byte) parsed {
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
-			s := Symbol{Name: d.Name.Name, Kind: "func", Line: fset.Position(d.Pos()).Line}
+			s := Symbol{Name: d.Name.Name, Kind: KindFunc, Line: int32(fset.Position(d.Pos()).Line)}
 			if d.Recv != nil && len(d.Recv.List) > 0 {
-				s.Kind = "method"
+				s.Kind = KindMethod
 				s.Parent = recvName(d.Recv.List[0].Type)
 			}
 			out.symbols = append(out.symbols, s)
@@ -98,18 +99,18 @@ func parseGoAST(p string, data []byte) parsed {
 			for _, spec := range d.Specs {
 				switch spec := spec.(type) {
 				case *ast.TypeSpec:
-					kind := "type"
+					kind := KindType
 					if _, ok := spec.Type.(*ast.InterfaceType); ok {
-						kind = "interface"
+						kind = KindInterface
 					}
-					out.symbols = append(out.symbols, Symbol{Name: spec.Name.Name, Kind: kind, Line: fset.Position(spec.Pos()).Line})
+					out.symbols = append(out.symbols, Symbol{Name: spec.Name.Name, Kind: kind, Line: int32(fset.Position(spec.Pos()).Line)})
 				case *ast.ValueSpec:
 					if d.Tok != token.CONST && d.Tok != token.VAR {
 						continue
 					}
 					for _, n := range spec.Names {
 						if n.Name != "_" && ast.IsExported(n.Name) {
-							out.symbols = append(out.symbols, Symbol{Name: n.Name, Kind: "var", Line: fset.Position(n.Pos()).Line})
+							out.symbols = append(out.symbols, Symbol{Name: n.Name, Kind: KindVar, Line: int32(fset.Position(n.Pos()).Line)})
 						}
 					}
 				}
@@ -131,4 +132,25 @@ func recvName(e ast.Expr) string {
 		return recvName(t.X)
 	}
 	return ""
+}
+
+// TestSymbolKindText: a symbol's kind is written and read by name (JSON,
+// the map cache), every kind round-trips, and an unknown name is refused.
+func TestSymbolKindText(t *testing.T) {
+	t.Parallel()
+	data, err := json.Marshal(Symbol{Name: "Run", Kind: KindMethod, Parent: "Job", Line: 7})
+	if err != nil || string(data) != `{"Name":"Run","Parent":"Job","Line":7,"Kind":"method"}` {
+		t.Fatalf("json %s (%v)", data, err)
+	}
+	for k := KindNone; k <= KindModule; k++ {
+		var back SymbolKind
+		text, _ := k.MarshalText()
+		if err := back.UnmarshalText(text); err != nil || back != k {
+			t.Errorf("kind %d as %q read back as %d (%v)", k, text, back, err)
+		}
+	}
+	var k SymbolKind
+	if err := k.UnmarshalText([]byte("struct")); err == nil {
+		t.Error("an unknown kind name was accepted")
+	}
 }

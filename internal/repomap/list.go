@@ -16,6 +16,7 @@ type gitInfo struct {
 	topLevel  string // absolute work-tree root
 	prefix    string // root relative to topLevel ("" or "sub/dir/")
 	commonDir string // absolute git common dir
+	index     string // absolute path of the work tree's index file
 }
 
 // runGit runs git with planex's protections (gitrepo), so mapping a
@@ -27,19 +28,21 @@ func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
 // findGit returns nil (and no error) when root is not inside a work tree or
 // git is not installed: the map then falls back to walking the directory.
 func findGit(ctx context.Context, root string) *gitInfo {
-	out, err := runGit(ctx, root, "rev-parse", "--show-toplevel", "--show-prefix", "--git-common-dir")
+	out, err := runGit(ctx, root, "rev-parse", "--show-toplevel", "--show-prefix", "--git-common-dir", "--git-path", "index")
 	if err != nil {
 		return nil
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != 3 || lines[0] == "" {
+	if len(lines) != 4 || lines[0] == "" {
 		return nil
 	}
-	g := &gitInfo{topLevel: lines[0], prefix: lines[1], commonDir: lines[2]}
-	if !filepath.IsAbs(g.commonDir) {
-		g.commonDir = filepath.Join(root, g.commonDir)
+	g := &gitInfo{topLevel: lines[0], prefix: lines[1], commonDir: lines[2], index: lines[3]}
+	for _, p := range []*string{&g.commonDir, &g.index} {
+		if !filepath.IsAbs(*p) {
+			*p = filepath.Join(root, *p)
+		}
+		*p = filepath.Clean(*p)
 	}
-	g.commonDir = filepath.Clean(g.commonDir)
 	return g
 }
 

@@ -7,6 +7,7 @@ package repomap
 
 import (
 	"context"
+	bin "encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -113,16 +114,46 @@ type File struct {
 }
 
 // TermCounts are one text's distinct terms, as ids into Map.Vocab in no
-// particular order, and how often each occurs.
+// particular order, and how often each occurs: packed as a uvarint id
+// then a uvarint count per term, about 4 bytes a term where two uint32s
+// took 8 (term counts are the largest part of a large map).
 type TermCounts struct {
-	IDs, Freqs []uint32
+	Packed []byte
+}
+
+// Each calls fn with every term's id and count.
+func (c TermCounts) Each(fn func(id, count uint32)) {
+	for b := c.Packed; len(b) > 0; {
+		id, n := bin.Uvarint(b)
+		count, m := bin.Uvarint(b[max(n, 1):])
+		if n <= 0 || m <= 0 {
+			return // not written by appendCount
+		}
+		b = b[n+m:]
+		fn(uint32(id), uint32(count))
+	}
 }
 
 // Len is the number of term occurrences counted.
 func (c TermCounts) Len() int {
 	n := 0
-	for _, f := range c.Freqs {
-		n += int(f)
+	c.Each(func(_, count uint32) { n += int(count) })
+	return n
+}
+
+// appendCount packs one term's id and count onto b.
+func appendCount(b []byte, id, count uint32) []byte {
+	return bin.AppendUvarint(bin.AppendUvarint(b, uint64(id)), uint64(count))
+}
+
+// countLen is the length appendCount adds for id and count.
+func countLen(id, count uint32) int { return uvarintLen(id) + uvarintLen(count) }
+
+func uvarintLen(x uint32) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
 	}
 	return n
 }
@@ -188,8 +219,14 @@ func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 		}
 	}
 	if git != nil {
-		if files, err = listGit(ctx, abs); err != nil {
-			return nil, err
+		// The state key's listing, when it saved one, is the tree the key
+		// names; git lists it again otherwise.
+		k := &stateKeyer{root: abs, git: git, cache: cacheDir(abs, git, opts), opts: opts}
+		var ok bool
+		if files, ok = k.listing(key); !ok {
+			if files, err = listGit(ctx, abs); err != nil {
+				return nil, err
+			}
 		}
 	}
 
@@ -339,23 +376,18 @@ func (tc *termCounter) count(f *File, data []byte) {
 	}
 	f.Length = tc.content.Len
 	// One allocation holds the three fields.
-	buf := make([]uint32, 0, 2*(tc.content.Distinct()+tc.path.Distinct()+tc.names.Distinct()))
+	buf := make([]byte, 0, tc.content.packedLen()+tc.path.packedLen()+tc.names.packedLen())
 	f.Content, buf = drainCounts(&tc.content, buf)
 	f.PathTerms, buf = drainCounts(&tc.path, buf)
 	f.SymbolTerms, _ = drainCounts(&tc.names, buf)
 }
 
 // drainCounts empties b into the free capacity of buf and returns the
-// counts and what remains of buf.
-func drainCounts(b *termBag, buf []uint32) (TermCounts, []uint32) {
-	n := b.Distinct()
-	ids, freqs := buf[len(buf):len(buf)+n:len(buf)+n], buf[len(buf)+n:len(buf)+2*n:len(buf)+2*n]
-	k := 0
-	b.Drain(func(id, c uint32) {
-		ids[k], freqs[k] = id, c
-		k++
-	})
-	return TermCounts{IDs: ids, Freqs: freqs}, buf[:len(buf)+2*n]
+// counts and buf with them appended.
+func drainCounts(b *termBag, buf []byte) (TermCounts, []byte) {
+	start := len(buf)
+	b.Drain(func(id, c uint32) { buf = appendCount(buf, id, c) })
+	return TermCounts{Packed: buf[start:len(buf):len(buf)]}, buf
 }
 
 func build(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger) (*Map, error) {
@@ -469,11 +501,19 @@ func mergeVocabularies(entries []File, owners []int32, counters []*termCounter) 
 		if ids == nil {
 			continue
 		}
+		// Renumbered ids may pack to other lengths: the three fields
+		// are packed again into one new allocation.
 		f := &entries[i]
-		for _, c := range []TermCounts{f.Content, f.PathTerms, f.SymbolTerms} {
-			for k, id := range c.IDs {
-				c.IDs[k] = ids[id]
-			}
+		fields := []*TermCounts{&f.Content, &f.PathTerms, &f.SymbolTerms}
+		size := 0
+		for _, c := range fields {
+			c.Each(func(id, count uint32) { size += countLen(ids[id], count) })
+		}
+		buf := make([]byte, 0, size)
+		for _, c := range fields {
+			start := len(buf)
+			c.Each(func(id, count uint32) { buf = appendCount(buf, ids[id], count) })
+			c.Packed = buf[start:len(buf):len(buf)]
 		}
 	}
 	return vocab.Terms()

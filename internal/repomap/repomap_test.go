@@ -153,7 +153,7 @@ func TestBuildExtractsProjectFacts(t *testing.T) {
 	store, _ := m.File("internal/store/s.go")
 	var names []string
 	for _, s := range store.Symbols {
-		names = append(names, s.Kind+":"+s.Name)
+		names = append(names, s.Kind.String()+":"+s.Name)
 	}
 	if want := []string{"type:Store", "func:Open", "method:GetUserName"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("symbols = %q, want %q", names, want)
@@ -420,7 +420,7 @@ func TestParseSymbols(t *testing.T) {
 				if s.Parent != "" {
 					name = s.Parent + "." + name
 				}
-				got = append(got, s.Kind+":"+name)
+				got = append(got, s.Kind.String()+":"+name)
 			}
 			if !reflect.DeepEqual(got, tc.symbols) {
 				t.Errorf("symbols = %q, want %q", got, tc.symbols)

@@ -2,6 +2,7 @@ package repomap
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -10,11 +11,53 @@ import (
 // Symbol is a definition found in a file.
 type Symbol struct {
 	Name string
-	// Kind is one of func, method, type, class, interface, var, module.
-	Kind string
 	// Parent is the enclosing type or class of a method, if known.
 	Parent string `json:",omitempty"`
-	Line   int
+	// Line is the 1-based line the symbol is declared on.
+	Line int32
+	// Kind is one of func, method, type, class, interface, var, module.
+	// A byte and a 32-bit line keep a symbol at 40 bytes (a large map
+	// holds over a million).
+	Kind SymbolKind
+}
+
+// SymbolKind is what a symbol declares.
+type SymbolKind uint8
+
+// The kinds of symbol; their order is the one locate's index file stores.
+const (
+	KindNone SymbolKind = iota
+	KindClass
+	KindType
+	KindInterface
+	KindFunc
+	KindMethod
+	KindVar
+	KindModule
+)
+
+var kindNames = [...]string{"", "class", "type", "interface", "func", "method", "var", "module"}
+
+// String is the kind's name ("" for KindNone or an unknown kind).
+func (k SymbolKind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return ""
+}
+
+// MarshalText writes the kind's name, so JSON and gob show "func", not 4.
+func (k SymbolKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a kind's name; an unknown one is an error.
+func (k *SymbolKind) UnmarshalText(b []byte) error {
+	for i, n := range kindNames {
+		if n == string(b) {
+			*k = SymbolKind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown symbol kind %q", b)
 }
 
 // parsed is what the per-language scanners extract from one file.
@@ -108,7 +151,7 @@ func (p *pyParser) line(n int, line []byte) {
 	}
 	if indent == 0 && bytes.IndexByte(line, '=') > 0 {
 		if m := pyAssign.FindSubmatch(line); m != nil {
-			p.out.symbols = append(p.out.symbols, Symbol{Name: string(m[1]), Kind: "var", Line: n})
+			p.out.symbols = append(p.out.symbols, Symbol{Name: string(m[1]), Kind: KindVar, Line: int32(n)})
 		}
 	}
 }
@@ -162,9 +205,9 @@ func (p *pyParser) def(n int, line []byte) bool {
 	if name == nil {
 		return false
 	}
-	s := Symbol{Name: string(name), Kind: "func", Line: n}
+	s := Symbol{Name: string(name), Kind: KindFunc, Line: int32(n)}
 	if len(p.classes) > 0 {
-		s.Kind, s.Parent = "method", p.classes[len(p.classes)-1].name
+		s.Kind, s.Parent = KindMethod, p.classes[len(p.classes)-1].name
 	}
 	p.out.symbols = append(p.out.symbols, s)
 	return true
@@ -175,7 +218,7 @@ func (p *pyParser) class(n int, line []byte, indent int) bool {
 	if name == nil {
 		return false
 	}
-	s := Symbol{Name: string(name), Kind: "class", Line: n}
+	s := Symbol{Name: string(name), Kind: KindClass, Line: int32(n)}
 	if len(p.classes) > 0 {
 		s.Parent = p.classes[len(p.classes)-1].name
 	}
@@ -277,19 +320,19 @@ func parseJS(data []byte) parsed {
 			return
 		}
 		if m := jsFunc.FindSubmatch(line); m != nil {
-			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "func", Line: n})
+			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: KindFunc, Line: int32(n)})
 		} else if m := jsClass.FindSubmatch(line); m != nil {
-			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "class", Line: n})
+			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: KindClass, Line: int32(n)})
 		} else if m := jsTSType.FindSubmatch(line); m != nil {
-			kind := "type"
+			kind := KindType
 			if string(m[1]) == "interface" {
-				kind = "interface"
+				kind = KindInterface
 			}
-			out.symbols = append(out.symbols, Symbol{Name: string(m[2]), Kind: kind, Line: n})
+			out.symbols = append(out.symbols, Symbol{Name: string(m[2]), Kind: kind, Line: int32(n)})
 		} else if m := jsConstFn.FindSubmatch(line); m != nil {
-			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "func", Line: n})
+			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: KindFunc, Line: int32(n)})
 		} else if m := jsMethod.FindSubmatch(line); m != nil && !jsKeywordFn[string(m[1])] {
-			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "method", Line: n})
+			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: KindMethod, Line: int32(n)})
 		}
 		if bytes.Contains(line, []byte("import")) || bytes.Contains(line, []byte("export")) {
 			for _, m := range jsImport.FindAllSubmatch(line, -1) {
@@ -319,14 +362,14 @@ func parseJava(data []byte) parsed {
 		if m := javaImport.FindSubmatch(line); m != nil {
 			out.imports = append(out.imports, string(m[1]))
 		} else if m := javaType.FindSubmatch(line); m != nil {
-			kind := "class"
+			kind := KindClass
 			if string(m[1]) == "interface" || string(m[1]) == "@interface" {
-				kind = "interface"
+				kind = KindInterface
 			}
 			current = string(m[2])
-			out.symbols = append(out.symbols, Symbol{Name: current, Kind: kind, Line: n})
+			out.symbols = append(out.symbols, Symbol{Name: current, Kind: kind, Line: int32(n)})
 		} else if m := javaMethod.FindSubmatch(line); m != nil {
-			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: "method", Parent: current, Line: n})
+			out.symbols = append(out.symbols, Symbol{Name: string(m[1]), Kind: KindMethod, Parent: current, Line: int32(n)})
 		}
 		if javaMain.Match(line) {
 			out.isMain = true
@@ -355,9 +398,9 @@ func parseRust(data []byte) parsed {
 			impl = ""
 		}
 		if m := rustFn.FindSubmatch(line); m != nil {
-			s := Symbol{Name: string(m[1]), Kind: "func", Line: n}
+			s := Symbol{Name: string(m[1]), Kind: KindFunc, Line: int32(n)}
 			if impl != "" && len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
-				s.Kind, s.Parent = "method", impl
+				s.Kind, s.Parent = KindMethod, impl
 			}
 			if s.Name == "main" {
 				out.isMain = true
@@ -366,16 +409,14 @@ func parseRust(data []byte) parsed {
 		} else if m := rustMod.FindSubmatch(line); m != nil {
 			out.imports = append(out.imports, "mod:"+string(m[1]))
 		} else if m := rustType.FindSubmatch(line); m != nil {
-			kind := string(m[1])
-			switch kind {
-			case "struct", "enum", "union", "type":
-				kind = "type"
+			kind := KindType // struct, enum, union, type
+			switch string(m[1]) {
 			case "trait":
-				kind = "interface"
+				kind = KindInterface
 			case "mod":
-				kind = "module"
+				kind = KindModule
 			}
-			out.symbols = append(out.symbols, Symbol{Name: string(m[2]), Kind: kind, Line: n})
+			out.symbols = append(out.symbols, Symbol{Name: string(m[2]), Kind: kind, Line: int32(n)})
 		} else if m := rustUse.FindSubmatch(line); m != nil {
 			out.imports = append(out.imports, strings.TrimSpace(string(m[1])))
 		}

@@ -199,5 +199,14 @@ func (b *termBag) Drain(fn func(id, count uint32)) {
 	b.Len = 0
 }
 
+// packedLen is the length drainCounts packs the bag into.
+func (b *termBag) packedLen() int {
+	n := 0
+	for _, id := range b.touched {
+		n += countLen(id, b.counts[id])
+	}
+	return n
+}
+
 // Distinct is the number of distinct terms counted.
 func (b *termBag) Distinct() int { return len(b.touched) }

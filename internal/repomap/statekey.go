@@ -1,0 +1,443 @@
+package repomap
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	bin "encoding/binary"
+	"encoding/gob"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/safefile"
+)
+
+// A work tree's state key is computed from stat data, as git status
+// itself decides what changed, but without running git on most queries.
+// The first key of a work tree (and any key after something that could
+// change which files exist) lists the files with git and walks the
+// directories git does not ignore; what it learned is saved as a
+// stateRecord. Later keys only stat: the record still holds while the
+// index file, every watched directory (an entry added, removed or renamed
+// changes its directory's mtime) and every ignore rule source keep their
+// stamps, and the key then hashes the stamp of every listed file, tracked
+// or untracked (the map reads both). Nothing of the user's repository is
+// written: the record lives in planex's cache directory.
+
+// stateRecordVersion changes with stateRecord's meaning or encoding.
+const stateRecordVersion = "planex-state-v1"
+
+// racyWindow is how recent a modification must be for its stamp not to be
+// trusted: a file written again within the same clock tick as the stamp
+// was taken keeps the stamp (git's "racily clean" entries). A file that
+// recent counts by its contents, and a directory or index that recent
+// sends the next key to git again.
+const racyWindow = 2 * time.Second
+
+// maxIgnoreRounds bounds the rounds of git check-ignore one listing runs
+// for directories that hold no listed file; a deeper tree of such
+// directories leaves the record untrusted (every key lists again).
+const maxIgnoreRounds = 8
+
+// maxRecordBytes caps the saved record read back (a million files take
+// about 40 MB); a larger file there is not planex's and is ignored.
+const maxRecordBytes = 256 << 20
+
+// stamp is what stat says of one path: a change to the file's contents,
+// mode or identity changes it. Missing paths have Missing set; Regular is
+// set for regular files.
+type stamp struct {
+	Size, Mtime, Ctime int64
+	Ino                uint64
+	Mode               uint32
+	Missing, Regular   bool
+}
+
+// stateRecord is what listing a work tree with git learned, saved so that
+// later keys need only stat calls.
+type stateRecord struct {
+	Version string
+	// Key is the key computed from this record when it was saved.
+	Key string
+	// Root is the directory the record describes; Trusted is false when
+	// a stamp was too recent to rely on, so the next key lists again.
+	Root    string
+	Trusted bool
+	// Index is the stamp of the index file; Staged the hash of what it
+	// stages (paths, modes, object ids, stages), taken with it.
+	Index  stamp
+	Staged []byte
+	// Files are the tracked and untracked, not ignored, files under
+	// Root, sorted: what the map lists.
+	Files []string
+	// Watched are the directories git does not ignore and the files
+	// ignore rules come from, with their stamps.
+	Watched []string
+	Stamps  []stamp
+}
+
+// stateKeyer computes the state key of one work tree (the root of a map).
+type stateKeyer struct {
+	root  string // absolute
+	git   *gitInfo
+	cache string // where the record is saved
+	opts  Options
+	now   func() time.Time
+	// listings counts the keys that listed the tree with git.
+	listings int
+}
+
+// key returns the state key, from the saved record when it still holds,
+// listing the work tree with git otherwise.
+func (k *stateKeyer) key(ctx context.Context) (string, error) {
+	since := k.now()
+	if rec, err := k.load(); err == nil && k.holds(rec) {
+		return k.hash(rec, since), nil
+	}
+	rec, err := k.list(ctx, since)
+	if err != nil {
+		return "", err
+	}
+	key := k.hash(rec, since)
+	rec.Key = key
+	if err := k.save(rec); err != nil {
+		log := k.opts.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Debug("repomap: state record not saved", "err", err)
+	}
+	return key, nil
+}
+
+// listing returns the files the saved record lists when it was saved
+// with key or still holds (a key computed from it lists its files), the
+// files a map with that key is built from; false when there is none.
+func (k *stateKeyer) listing(key string) ([]string, bool) {
+	rec, err := k.load()
+	if err != nil || key == "" || (rec.Key != key && !k.holds(rec)) {
+		return nil, false
+	}
+	return rec.Files, true
+}
+
+// recordPath is where the record of k.root is saved: one per work tree,
+// since worktrees share the cache directory.
+func (k *stateKeyer) recordPath() string {
+	sum := sha256.Sum256([]byte(k.root))
+	return filepath.Join(k.cache, "state-"+hex.EncodeToString(sum[:8])+".gob")
+}
+
+func (k *stateKeyer) load() (*stateRecord, error) {
+	data, err := safefile.ReadRegular(k.recordPath(), maxRecordBytes)
+	if err != nil {
+		return nil, err
+	}
+	var rec stateRecord
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&rec); err != nil {
+		return nil, fmt.Errorf("decoding state record: %w", err)
+	}
+	if rec.Version != stateRecordVersion || rec.Root != k.root || len(rec.Watched) != len(rec.Stamps) {
+		return nil, errors.New("state record of another version or tree")
+	}
+	// The map reads the files the record lists: like git's listing, they
+	// must stay below the root.
+	for _, p := range rec.Files {
+		if !localPath(strings.TrimSuffix(p, "/")) {
+			return nil, fmt.Errorf("state record lists %q, outside the tree", p)
+		}
+	}
+	return &rec, nil
+}
+
+func (k *stateKeyer) save(rec *stateRecord) error {
+	if err := os.MkdirAll(k.cache, 0o755); err != nil {
+		return fmt.Errorf("creating cache dir: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(rec); err != nil {
+		return fmt.Errorf("encoding state record: %w", err)
+	}
+	if err := safefile.Write(k.recordPath(), buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("saving state record: %w", err)
+	}
+	return nil
+}
+
+// holds reports whether rec still lists the work tree's files: the index
+// and every watched path have the stamps rec saw.
+func (k *stateKeyer) holds(rec *stateRecord) bool {
+	if !rec.Trusted || statStamp(k.git.index) != rec.Index {
+		return false
+	}
+	stamps := statAll(k.root, rec.Watched)
+	return slices.Equal(stamps, rec.Stamps)
+}
+
+// hash is the key: the options, what the index stages, and every listed
+// file's stamp; a file modified within racyWindow of since also counts by
+// its contents.
+func (k *stateKeyer) hash(rec *stateRecord, since time.Time) string {
+	stamps := statAll(k.root, rec.Files)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00", cacheVersion, k.opts.MaxFileBytes, k.git.prefix)
+	h.Write(rec.Staged)
+	racy := since.Add(-racyWindow).UnixNano()
+	buf := make([]byte, 0, 64<<10)
+	var file []byte // a recent file's contents, reused
+	for i, p := range rec.Files {
+		s := stamps[i]
+		buf = append(append(append(buf, 0), p...), 0)
+		buf = bin.LittleEndian.AppendUint64(buf, uint64(s.Size))
+		buf = bin.LittleEndian.AppendUint64(buf, uint64(s.Mtime))
+		buf = bin.LittleEndian.AppendUint64(buf, uint64(s.Ctime))
+		buf = bin.LittleEndian.AppendUint64(buf, s.Ino)
+		buf = bin.LittleEndian.AppendUint32(buf, s.Mode)
+		switch {
+		case s.Missing:
+			buf = append(buf, 'm')
+		case recent(s, racy) && s.Regular && s.Size <= k.opts.MaxFileBytes:
+			var sum []byte
+			file, sum = contentSum(file[:0], filepath.Join(k.root, filepath.FromSlash(p)), k.opts.MaxFileBytes)
+			buf = append(append(buf, 'c'), sum...)
+		}
+		if len(buf) > 60<<10 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// contentSum hashes the contents of a regular file of at most maxBytes
+// (nil for anything else: the map reads no other file, so its stamp says
+// all that matters). The file is opened as the map opens it (no symlink
+// followed, a FIFO never waited on), so a planted link to /dev/zero or a
+// pipe cannot stall the key.
+func contentSum(buf []byte, name string, maxBytes int64) ([]byte, []byte) {
+	data, _, skip, _ := ReadRegular(buf, name, maxBytes)
+	if skip != "" {
+		return data, nil
+	}
+	sum := sha256.Sum256(data)
+	return data, sum[:]
+}
+
+// list asks git for the staged entries and the untracked files, and walks
+// the directories git does not ignore to find what to watch.
+func (k *stateKeyer) list(ctx context.Context, since time.Time) (*stateRecord, error) {
+	k.listings++
+	rec := &stateRecord{Version: stateRecordVersion, Root: k.root, Trusted: true}
+	// Stamps are taken before git reads: a change made while it runs
+	// is either seen by git or leaves a stamp too recent to trust.
+	rec.Index = statStamp(k.git.index)
+	staged, err := runGit(ctx, k.root, "-c", "core.quotepath=off", "ls-files", "-s", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("listing staged files: %w", err)
+	}
+	sum := sha256.Sum256(staged)
+	rec.Staged = sum[:]
+	others, err := runGit(ctx, k.root, "-c", "core.quotepath=off", "ls-files", "-o", "--exclude-standard", "-z")
+	if err != nil {
+		return nil, fmt.Errorf("listing untracked files: %w", err)
+	}
+	rec.Files = listedFiles(staged, others)
+	dirs, complete, err := k.watchedDirs(ctx, rec.Files)
+	if err != nil {
+		return nil, err
+	}
+	rec.Watched = append(dirs, k.ignoreSources(dirs)...)
+	rec.Stamps = statAll(k.root, rec.Watched)
+	racy := since.Add(-racyWindow).UnixNano()
+	rec.Trusted = complete && !recent(rec.Index, racy)
+	for _, s := range rec.Stamps {
+		if recent(s, racy) {
+			rec.Trusted = false
+		}
+	}
+	return rec, nil
+}
+
+// localPath reports whether p is a clean slash path below the root: not
+// absolute, not empty, no "." or ".." element.
+func localPath(p string) bool {
+	return p != "" && !strings.HasPrefix(p, "/") && path.Clean(p) == p && p != "." && p != ".." &&
+		!strings.HasPrefix(p, "../") && filepath.IsLocal(filepath.FromSlash(p))
+}
+
+// recent reports whether s changed at or after racy (ns since the epoch).
+func recent(s stamp, racy int64) bool { return !s.Missing && (s.Mtime >= racy || s.Ctime >= racy) }
+
+// listedFiles merges `ls-files -s -z` (mode, object, stage, tab, path;
+// a conflicted path once per stage) and `ls-files -o -z` into one sorted
+// list of distinct paths.
+func listedFiles(staged, others []byte) []string {
+	var files []string
+	for _, rec := range bytes.Split(staged, []byte{0}) {
+		if _, p, ok := bytes.Cut(rec, []byte{'\t'}); ok {
+			files = append(files, string(p))
+		}
+	}
+	for _, p := range bytes.Split(others, []byte{0}) {
+		if len(p) > 0 {
+			files = append(files, string(p))
+		}
+	}
+	sort.Strings(files)
+	return slices.Compact(files)
+}
+
+// watchedDirs walks root's directories that hold a listed file or that
+// git does not ignore, ".git" and nested repositories aside, and returns
+// them ("." first). complete is false when the walk stopped early.
+func (k *stateKeyer) watchedDirs(ctx context.Context, files []string) (dirs []string, complete bool, err error) {
+	holds := map[string]bool{".": true}
+	for _, f := range files {
+		for d := path.Dir(strings.TrimSuffix(f, "/")); d != "." && !holds[d]; d = path.Dir(d) {
+			holds[d] = true
+		}
+	}
+	todo := []string{"."}
+	for round := 0; len(todo) > 0; round++ {
+		var unknown []string
+		for len(todo) > 0 {
+			d := todo[len(todo)-1]
+			todo = todo[:len(todo)-1]
+			dirs = append(dirs, d)
+			for _, sub := range subdirs(k.root, d) {
+				if holds[sub] {
+					todo = append(todo, sub)
+				} else {
+					unknown = append(unknown, sub)
+				}
+			}
+		}
+		if len(unknown) == 0 {
+			break
+		}
+		if round == maxIgnoreRounds {
+			return dirs, false, nil
+		}
+		if todo, err = k.notIgnored(ctx, unknown); err != nil {
+			return nil, false, err
+		}
+	}
+	sort.Strings(dirs)
+	return dirs, true, nil
+}
+
+// subdirs lists the directories in root/d (slash paths from root),
+// leaving out .git and the work trees of nested repositories, whose files
+// git lists as one entry.
+func subdirs(root, d string) []string {
+	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(d)))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == ".git" {
+			continue
+		}
+		sub := path.Join(d, e.Name())
+		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(sub), ".git")); err == nil {
+			continue
+		}
+		out = append(out, sub)
+	}
+	return out
+}
+
+// notIgnored returns the directories of dirs git does not ignore.
+func (k *stateKeyer) notIgnored(ctx context.Context, dirs []string) ([]string, error) {
+	cmd, err := gitrepo.Command(ctx, k.root, "-c", "core.quotepath=off", "check-ignore", "-z", "--stdin")
+	if err != nil {
+		return nil, fmt.Errorf("checking ignored directories: %w", err)
+	}
+	cmd.Stdin = strings.NewReader(strings.Join(dirs, "\x00") + "\x00")
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		// Status 1 with nothing on stderr: none of them is ignored.
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || stderr.Len() > 0 {
+			return nil, fmt.Errorf("checking ignored directories: %w: %s", err, strings.TrimSpace(stderr.String()))
+		}
+	}
+	ignored := map[string]bool{}
+	for _, p := range bytes.Split(out.Bytes(), []byte{0}) {
+		ignored[strings.TrimSuffix(string(p), "/")] = true
+	}
+	return slices.DeleteFunc(dirs, func(d string) bool { return ignored[d] }), nil
+}
+
+// ignoreSources are the files git's ignore rules come from for the
+// directories dirs: each one's .gitignore, the repository's exclude file
+// and config, and the user's default excludes file (planex's git reads no
+// global config, so core.excludesFile is the repository's own).
+// Outside root they are absolute paths.
+func (k *stateKeyer) ignoreSources(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		out = append(out, path.Join(d, ".gitignore"))
+	}
+	// A map of a subdirectory obeys the .gitignore files above it, up
+	// to the top of the work tree, too.
+	if up := strings.Trim(k.git.prefix, "/"); up != "" {
+		d := k.root
+		for range strings.Count(up, "/") + 1 {
+			d = filepath.Dir(d)
+			out = append(out, filepath.Join(d, ".gitignore"))
+		}
+	}
+	out = append(out, filepath.Join(k.git.commonDir, "info", "exclude"), filepath.Join(k.git.commonDir, "config"),
+		filepath.Join(filepath.Dir(k.git.index), "config.worktree"))
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		out = append(out, filepath.Join(x, "git", "ignore"))
+	} else if home, err := os.UserHomeDir(); err == nil {
+		out = append(out, filepath.Join(home, ".config", "git", "ignore"))
+	}
+	return out
+}
+
+// statAll stamps every path (relative to root unless absolute), in
+// parallel: on a large tree this is most of a key's cost. Each worker
+// takes a run of paths, which in sorted order mostly share directories
+// (see stamper).
+func statAll(root string, paths []string) []stamp {
+	out := make([]stamp, len(paths))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(paths)/256))
+	var wg sync.WaitGroup
+	chunk := (len(paths) + workers - 1) / workers
+	for w := 0; w < workers; w++ {
+		lo, hi := w*chunk, min((w+1)*chunk, len(paths))
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := newStamper(root)
+			defer st.close()
+			for i := lo; i < hi; i++ {
+				out[i] = st.stamp(paths[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}

@@ -1,0 +1,79 @@
+//go:build linux
+
+package repomap
+
+import (
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// statStamp is name's stamp, not following a final symlink: size, mtime
+// and ctime to the nanosecond, inode and mode, as git compares them.
+func statStamp(name string) stamp {
+	var st syscall.Stat_t
+	if err := retryEINTR(func() error { return syscall.Lstat(name, &st) }); err != nil {
+		return stamp{Missing: true}
+	}
+	return toStamp(&st)
+}
+
+func toStamp(st *syscall.Stat_t) stamp {
+	return stamp{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: uint64(st.Ino), Mode: uint32(st.Mode),
+		Regular: st.Mode&syscall.S_IFMT == syscall.S_IFREG}
+}
+
+func retryEINTR(f func() error) error {
+	for {
+		if err := f(); err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// stamper stamps paths under root relative to a descriptor of their
+// directory, kept open while the next path is in the same directory: the
+// kernel then looks up one name per file instead of the whole path.
+type stamper struct {
+	root string
+	dir  string // the open directory, relative to root
+	fd   int    // -1 when none is open
+}
+
+func newStamper(root string) *stamper { return &stamper{root: root, fd: -1} }
+
+// stamp is p's stamp; p is slash-separated under root, or absolute.
+func (s *stamper) stamp(p string) stamp {
+	if filepath.IsAbs(p) {
+		return statStamp(p)
+	}
+	p = strings.TrimSuffix(p, "/")
+	dir, name := path.Split(p)
+	if name == "" || name == "." || name == ".." {
+		return statStamp(filepath.Join(s.root, filepath.FromSlash(p)))
+	}
+	if s.fd < 0 || dir != s.dir {
+		s.close()
+		fd, err := syscall.Open(filepath.Join(s.root, filepath.FromSlash(dir)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_PATH, 0)
+		if err != nil {
+			return statStamp(filepath.Join(s.root, filepath.FromSlash(p)))
+		}
+		s.fd, s.dir = fd, dir
+	}
+	var st unix.Stat_t
+	if err := retryEINTR(func() error { return unix.Fstatat(s.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+		return stamp{Missing: true}
+	}
+	return stamp{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: st.Ino, Mode: st.Mode,
+		Regular: st.Mode&unix.S_IFMT == unix.S_IFREG}
+}
+
+func (s *stamper) close() {
+	if s.fd >= 0 {
+		syscall.Close(s.fd)
+		s.fd = -1
+	}
+}

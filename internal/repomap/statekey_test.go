@@ -1,0 +1,263 @@
+package repomap
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/planexhq/planex/internal/repomap/repomaptest"
+)
+
+// settle waits until everything written so far is older than the racy
+// window, so the next key relies on stamps alone.
+func settle() { time.Sleep(racyWindow + 100*time.Millisecond) }
+
+func writeFile(t *testing.T, dir, rel, content string) {
+	t.Helper()
+	repomaptest.WriteFiles(t, dir, map[string]string{rel: content})
+}
+
+// TestStateKeyChanges makes every kind of change to a work tree whose
+// state record was saved and checks the key changes, while the key of an
+// unchanged tree (or of a change to an ignored file) stays and is
+// computed from stamps alone, without listing the tree with git again.
+// The user's index file is never written.
+func TestStateKeyChanges(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		// prepare runs after the tree settled, just before the first key.
+		prepare func(t *testing.T, dir string)
+		change  func(t *testing.T, dir string)
+		// then, when set, is a further change after change's key, which
+		// must change the key again.
+		then func(t *testing.T, dir string)
+		// same is true when the key must not change.
+		same bool
+	}{
+		{name: "nothing", change: func(*testing.T, string) {}, same: true},
+		{name: "edit tracked, same size, same second", prepare: func(t *testing.T, dir string) {
+			writeFile(t, dir, "src/app.go", "package src // v2\n")
+		}, change: func(t *testing.T, dir string) {
+			writeFile(t, dir, "src/app.go", "package src // v3\n")
+		}},
+		{name: "edit tracked, size and mtime put back", change: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "src", "app.go")
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, dir, "src/app.go", "package src // v9\n")
+			if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "chmod", change: func(t *testing.T, dir string) {
+			if err := os.Chmod(filepath.Join(dir, "src", "app.go"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "new untracked file in a new deep folder", change: func(t *testing.T, dir string) {
+			writeFile(t, dir, "src/a/b/c/d/new.py", "x = 1\n")
+		}},
+		{name: "new file in a folder of ignored files", change: func(t *testing.T, dir string) {
+			writeFile(t, dir, "logs/notes.txt", "kept\n")
+		}},
+		{name: "new file in an empty folder", change: func(t *testing.T, dir string) {
+			writeFile(t, dir, "empty/inner/first.go", "package inner\n")
+		}},
+		{name: "rename", change: func(t *testing.T, dir string) {
+			if err := os.Rename(filepath.Join(dir, "src", "app.go"), filepath.Join(dir, "src", "main.go")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "delete", change: func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "lib", "util.py")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "git add", change: func(t *testing.T, dir string) {
+			repomaptest.Git(t, dir, "add", "notes.md")
+		}},
+		{name: "checkout of another branch", change: func(t *testing.T, dir string) {
+			repomaptest.Git(t, dir, "checkout", "-q", "other")
+		}},
+		{name: "edit an untracked file", change: func(t *testing.T, dir string) {
+			writeFile(t, dir, "notes.md", "draft two, longer\n")
+		}},
+		{name: "edit an untracked file, same size, same second", prepare: func(t *testing.T, dir string) {
+			writeFile(t, dir, "notes.md", "draft 2\n")
+		}, change: func(t *testing.T, dir string) {
+			writeFile(t, dir, "notes.md", "draft 3\n")
+		}},
+		{name: "an ignore rule no longer ignores a file, then that file is edited", change: func(t *testing.T, dir string) {
+			writeFile(t, dir, "lib/.gitignore", "#\n")
+		}, then: func(t *testing.T, dir string) {
+			writeFile(t, dir, "lib/skip.py", "hidden = 2, now seen\n")
+		}},
+		{name: "edit an ignored file", change: func(t *testing.T, dir string) {
+			writeFile(t, dir, "logs/run.log", "another line, longer than before\n")
+		}, same: true},
+	}
+	// One tree is made and copied for every case, and all settle at once.
+	tmpl := t.TempDir()
+	repomaptest.InitRepo(t, tmpl, map[string]string{
+		"src/app.go": "package src // v1\n", "lib/util.py": "def f():\n    pass\n",
+		".gitignore": "*.log\n", "lib/.gitignore": "skip.py\n",
+	})
+	repomaptest.Git(t, tmpl, "checkout", "-q", "-b", "other")
+	writeFile(t, tmpl, "src/app.go", "package src // other branch\n")
+	repomaptest.Git(t, tmpl, "commit", "-q", "-am", "other", "--no-gpg-sign")
+	repomaptest.Git(t, tmpl, "checkout", "-q", "main")
+	writeFile(t, tmpl, "notes.md", "draft 1\n")
+	writeFile(t, tmpl, "logs/run.log", "log\n")
+	writeFile(t, tmpl, "lib/skip.py", "hidden = 1\n")
+	if err := os.MkdirAll(filepath.Join(tmpl, "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dirs := make([]string, len(cases))
+	for i := range cases {
+		dirs[i] = t.TempDir()
+		if err := os.CopyFS(dirs[i], os.DirFS(tmpl)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle()
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := dirs[i]
+			ctx := context.Background()
+			g := findGit(ctx, dir)
+			if g == nil {
+				t.Fatal("no git work tree found")
+			}
+			k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+			index := func() []byte {
+				data, err := os.ReadFile(g.index)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return data
+			}
+			if tc.prepare != nil {
+				tc.prepare(t, dir)
+			} else {
+				// The second key of a settled tree needs no listing.
+				first, err := k.key(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				again, err := k.key(ctx)
+				if err != nil || again != first || k.listings != 1 {
+					t.Fatalf("unchanged tree: keys %s then %s (%v), %d listings, want one key and 1 listing", first, again, err, k.listings)
+				}
+			}
+			indexBefore, stampBefore := index(), statStamp(g.index)
+			before, err := k.key(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := k.listings
+			tc.change(t, dir)
+			after, err := k.key(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.same && after != before {
+				t.Errorf("key changed from %s to %s", before, after)
+			}
+			if tc.same && tc.prepare == nil && k.listings != listed {
+				t.Errorf("the key listed the tree again (%d listings, want %d)", k.listings, listed)
+			}
+			if !tc.same && after == before {
+				t.Errorf("key %s did not change", before)
+			}
+			if tc.then != nil {
+				tc.then(t, dir)
+				if again, err := k.key(ctx); err != nil || again == after {
+					t.Errorf("key %s did not change after the second change (%v)", after, err)
+				}
+			}
+			if tc.name != "git add" && tc.name != "checkout of another branch" &&
+				(!bytes.Equal(index(), indexBefore) || statStamp(g.index) != stampBefore) {
+				t.Error("computing the key wrote the user's index file")
+			}
+		})
+	}
+}
+
+// TestStateKeyOfASubdirectory maps a subdirectory: a .gitignore above it
+// that stops ignoring one of its files sends the key back to git, so an
+// edit of that file then changes the key.
+func TestStateKeyOfASubdirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, map[string]string{"sub/app.go": "package sub\n", ".gitignore": "*.gen\n"})
+	writeFile(t, dir, "sub/out.gen", "generated\n")
+	settle()
+	ctx := context.Background()
+	sub := filepath.Join(dir, "sub")
+	g := findGit(ctx, sub)
+	if g == nil || g.prefix != "sub/" {
+		t.Fatalf("git info %+v, want prefix sub/", g)
+	}
+	k := &stateKeyer{root: sub, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+	first, err := k.key(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, ".gitignore", "*.tmp\n")
+	second, err := k.key(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "sub/out.gen", "generated again\n")
+	third, err := k.key(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second == first || third == second {
+		t.Errorf("keys %s, %s, %s: want each change to change the key", first, second, third)
+	}
+}
+
+// TestStateRecordOutsideTheTree: a saved record that lists a path outside
+// the tree (planted in the cache) is not used, so the map never reads it;
+// the key lists the tree with git again.
+func TestStateRecordOutsideTheTree(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, map[string]string{"app.go": "package app\n"})
+	settle()
+	ctx := context.Background()
+	g := findGit(ctx, dir)
+	if g == nil {
+		t.Fatal("no git work tree found")
+	}
+	k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+	key, err := k.key(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"../secret", "/etc/passwd", "a/../../b", "./app.go", ""} {
+		rec, err := k.load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Files = append(rec.Files, bad)
+		if err := k.save(rec); err != nil {
+			t.Fatal(err)
+		}
+		if files, ok := k.listing(key); ok {
+			t.Errorf("a record listing %q gave the map %v", bad, files)
+		}
+		listed := k.listings
+		if _, err := k.key(ctx); err != nil || k.listings != listed+1 {
+			t.Errorf("with %q in the record: %v, %d listings, want one more than %d", bad, err, k.listings, listed)
+		}
+	}
+}
