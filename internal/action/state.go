@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/planexhq/planex/internal/event"
@@ -75,8 +74,10 @@ type Record struct {
 	CIFixRuns   []string   `json:"ci_fix_runs,omitempty"`
 	CIStopNoted int        `json:"ci_stop_noted,omitempty"`
 
-	// remote is the state ref's commit when loaded: the lease for saving.
-	remote string
+	// remote is the state ref's commit (and its tree) when loaded, or
+	// as last pushed: the lease for saving, and the parent of the next
+	// state.
+	remote gitrepo.Saved
 	// repo is where the session lives (a worktree for follow-ups).
 	repo *gitrepo.Repo
 	// fresh: the thread had no record before this one, so it has no plan
@@ -116,11 +117,10 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	// The lease for saving is the commit just fetched, the state read
 	// below: asking the remote again could name a newer state another job
 	// pushed meanwhile, which this one never read (nor has).
-	out, err := r.Repo.Git(ctx, "", "rev-parse", "--verify", ref+"^{commit}")
+	remote, err := r.Repo.ReadSaved(ctx, ref)
 	if err != nil {
-		return nil, false, fmt.Errorf("reading the fetched %s: %w", ref, err)
+		return nil, false, fmt.Errorf("reading the fetched state: %w", err)
 	}
-	remote := strings.TrimSpace(out)
 	tmp, err := os.MkdirTemp(filepath.Join(r.Repo.CommonDir), "planex-state-")
 	if err != nil {
 		return nil, false, fmt.Errorf("restoring planex state: %w", err)
@@ -185,21 +185,19 @@ func (r *stateStore) saveRecord(ctx context.Context, rec *Record) error {
 		return err
 	}
 	ref := stateRef(rec.Thread)
-	// Start the local ref from the remote value so history stays linear.
-	if err := r.Repo.SetRef(ctx, ref, rec.remote); err != nil {
-		return fmt.Errorf("resetting %s: %w", ref, err)
-	}
-	sha, err := r.Repo.SaveDir(ctx, ref, dir, fmt.Sprintf("planex: %s %s (%s)", rec.SessionID, rec.State, rec.PlanID))
+	// The new state's parent is the remote value, so history stays
+	// linear; the local ref is only where it is committed from.
+	saved, err := r.Repo.SaveDirOn(ctx, ref, rec.remote, dir, fmt.Sprintf("planex: %s %s (%s)", rec.SessionID, rec.State, rec.PlanID))
 	if err != nil {
 		return err
 	}
-	if sha == rec.remote {
+	if saved.Commit == rec.remote.Commit {
 		return nil
 	}
-	if err := r.Repo.PushRef(ctx, r.Cfg.Remote, ref, true, rec.remote); err != nil {
+	if err := r.Repo.PushRef(ctx, r.Cfg.Remote, ref, true, rec.remote.Commit); err != nil {
 		return fmt.Errorf("%w: %v", errStateMoved, err)
 	}
-	rec.remote = sha
+	rec.remote = saved
 	return nil
 }
 

@@ -274,42 +274,91 @@ func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, err
 // top of ref's current commit, and moves ref there (compare-and-swap).
 // It is how planex keeps session state in git.
 func (r *Repo) SaveDir(ctx context.Context, ref, dir, message string) (string, error) {
+	parent, _ := r.Git(ctx, "", "rev-parse", "--verify", "--quiet", ref)
+	saved, err := r.saveDir(ctx, ref, Saved{Commit: strings.TrimSpace(parent)}, true, dir, message)
+	return saved.Commit, err
+}
+
+// Saved is a commit SaveDirOn made or started from, with its tree.
+type Saved struct {
+	Commit string // "" for none
+	Tree   string // "" when not known: SaveDirOn reads it
+}
+
+// SaveDirOn records the files of dir (recursively) as a commit on top of
+// parent (none when parent.Commit is "") and points ref there, whatever
+// ref held: the caller keeps the tip it builds on (a state ref is pushed
+// with a lease on that tip, which is what guards it), so ref is neither
+// read nor compared, and git runs four times (add, write-tree,
+// commit-tree, update-ref) when parent's tree is known. When nothing
+// changed, ref is pointed at parent, which is returned.
+func (r *Repo) SaveDirOn(ctx context.Context, ref string, parent Saved, dir, message string) (Saved, error) {
+	return r.saveDir(ctx, ref, parent, false, dir, message)
+}
+
+// ReadSaved returns the commit rev names and its tree, read by one git.
+func (r *Repo) ReadSaved(ctx context.Context, rev string) (Saved, error) {
+	if rev == "" || strings.HasPrefix(rev, "-") {
+		return Saved{}, fmt.Errorf("reading %q: not a revision", rev)
+	}
+	out, err := r.Git(ctx, "", "rev-parse", rev+"^{commit}", rev+"^{tree}")
+	if err != nil {
+		return Saved{}, fmt.Errorf("reading %s: %w", rev, err)
+	}
+	f := strings.Fields(out)
+	if len(f) != 2 || !r.format.IsID(f[0]) || !r.format.IsID(f[1]) {
+		return Saved{}, fmt.Errorf("reading %s: git rev-parse said %q", rev, strings.TrimSpace(out))
+	}
+	return Saved{Commit: f[0], Tree: f[1]}, nil
+}
+
+// saveDir is SaveDir (cas: ref must still be at parent) and SaveDirOn
+// (ref is set whatever it held).
+func (r *Repo) saveDir(ctx context.Context, ref string, parent Saved, cas bool, dir, message string) (Saved, error) {
 	idx, done, err := tempIndex()
 	if err != nil {
-		return "", err
+		return Saved{}, err
 	}
 	defer done()
 	env := []string{"GIT_INDEX_FILE=" + idx, "GIT_WORK_TREE=" + dir, "GIT_DIR=" + r.CommonDir}
 	if _, err := r.git(ctx, dir, env, "add", "--all", "--force", "."); err != nil {
-		return "", fmt.Errorf("staging state: %w", err)
+		return Saved{}, fmt.Errorf("staging state: %w", err)
 	}
 	out, err := r.git(ctx, dir, env, "write-tree")
 	if err != nil {
-		return "", fmt.Errorf("writing state tree: %w", err)
+		return Saved{}, fmt.Errorf("writing state tree: %w", err)
 	}
-	tree := strings.TrimSpace(out)
-	parent, _ := r.Git(ctx, "", "rev-parse", "--verify", "--quiet", ref)
-	parent = strings.TrimSpace(parent)
-	args := []string{"commit-tree", tree, "-F", "-"}
-	if parent != "" {
-		if ptree, err := r.TreeOf(ctx, parent); err == nil && ptree == tree {
-			return parent, nil // nothing changed
+	saved := Saved{Tree: strings.TrimSpace(out)}
+	args := []string{"commit-tree", saved.Tree, "-F", "-"}
+	if parent.Commit != "" {
+		if parent.Tree == "" {
+			parent.Tree, _ = r.TreeOf(ctx, parent.Commit)
 		}
-		args = append(args, "-p", parent)
+		if parent.Tree == saved.Tree { // nothing changed
+			if !cas {
+				err = r.SetRef(ctx, ref, parent.Commit)
+			}
+			return parent, err
+		}
+		args = append(args, "-p", parent.Commit)
 	}
 	out, err = r.gitIn(ctx, r.Root, nil, []byte(message), args...)
 	if err != nil {
-		return "", fmt.Errorf("recording state: %w", err)
+		return Saved{}, fmt.Errorf("recording state: %w", err)
 	}
-	sha := strings.TrimSpace(out)
-	old := parent
-	if old == "" {
-		old = r.format.Zero()
+	saved.Commit = strings.TrimSpace(out)
+	update := []string{"update-ref", ref, saved.Commit}
+	if cas {
+		old := parent.Commit
+		if old == "" {
+			old = r.format.Zero()
+		}
+		update = append(update, old)
 	}
-	if _, err := r.Git(ctx, "", "update-ref", ref, sha, old); err != nil {
-		return "", fmt.Errorf("updating %s: %w", ref, err)
+	if _, err := r.Git(ctx, "", update...); err != nil {
+		return Saved{}, fmt.Errorf("updating %s: %w", ref, err)
 	}
-	return sha, nil
+	return saved, nil
 }
 
 // RestoreDir writes the files recorded at ref into dir, replacing files of
