@@ -69,23 +69,36 @@ type TreeFile struct {
 // FileAt returns the entry at path p of commit's tree; ok is false when
 // the tree has none.
 func (r *Repo) FileAt(ctx context.Context, commit, p string) (f TreeFile, ok bool, err error) {
-	out, err := r.Git(ctx, "", "ls-tree", "-z", "-l", commit, "--", p)
-	if err != nil {
-		return TreeFile{}, false, fmt.Errorf("listing %s at %s: %w", p, commit, err)
+	files, err := r.FilesAt(ctx, commit, []string{p})
+	f, ok = files[p]
+	return f, ok, err
+}
+
+// FilesAt returns the entries at paths of commit's tree, read by one git;
+// a path the tree does not hold has none.
+func (r *Repo) FilesAt(ctx context.Context, commit string, paths []string) (map[string]TreeFile, error) {
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[p] = true
 	}
+	out, err := r.Git(ctx, "", append([]string{"ls-tree", "-z", "-l", commit, "--"}, paths...)...)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s at %s: %w", strings.Join(paths, ", "), commit, err)
+	}
+	files := map[string]TreeFile{}
 	for _, entry := range strings.Split(out, "\x00") {
 		meta, name, found := strings.Cut(entry, "\t")
 		fields := strings.Fields(meta)
-		if !found || name != p || len(fields) != 4 {
+		if !found || !want[name] || len(fields) != 4 {
 			continue
 		}
 		size, err := strconv.ParseInt(fields[3], 10, 64)
 		if err != nil {
 			size = -1 // "-": not a blob
 		}
-		return TreeFile{Mode: fields[0], Type: fields[1], Object: fields[2], Size: size}, true, nil
+		files[name] = TreeFile{Mode: fields[0], Type: fields[1], Object: fields[2], Size: size}
 	}
-	return TreeFile{}, false, nil
+	return files, nil
 }
 
 // ReadBlobPrefix returns at most the first n bytes of a blob, reading no
