@@ -193,3 +193,38 @@ func TestSaveDirOnCountsAndParents(t *testing.T) {
 		t.Error("ReadSaved took an option for a revision")
 	}
 }
+
+// TestConfigFileReadOnce: the agent's view of a config file and the files
+// it references come from one read of its own entries, plus one of what
+// it includes: two git processes a file (three before).
+func TestConfigFileReadOnce(t *testing.T) {
+	// Not parallel: the counting git is put on this process's PATH.
+	ctx := context.Background()
+	r := newRepo(t)
+	inc := filepath.Join(t.TempDir(), "creds.inc")
+	if err := os.WriteFile(inc, []byte("[http]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, r.Root, "config", "include.path", inc)
+	mustGit(t, r.Root, "config", "remote.origin.url", "https://ci-token:s3cret@example.com/o/r.git")
+	settle()
+	calls := countGit(t)
+	c, err := ReadConfigFile(ctx, r, filepath.Join(r.CommonDir, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := string(c.AgentView())
+	refs, err := ReferencedFilesIn(ctx, r, c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); len(got) != 2 {
+		t.Errorf("reading one config file started %d git processes, want 2:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	if !strings.Contains(view, "https://example.com/o/r.git") || strings.Contains(view, "s3cret") || strings.Contains(view, "extraheader") {
+		t.Errorf("agent view:\n%s", view)
+	}
+	if len(refs) != 1 || refs[0] != inc {
+		t.Errorf("referenced files = %v, want [%s]", refs, inc)
+	}
+}

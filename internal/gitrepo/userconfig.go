@@ -77,6 +77,17 @@ func CredentialStores(getenv func(string) string) []string {
 // them; a helper's relative path is left out (it names no file
 // outside the step). The config is read without running anything.
 func ReferencedFiles(ctx context.Context, r *Repo, file, home string) ([]string, error) {
+	c, err := ReadConfigFile(ctx, r, file)
+	if err != nil {
+		return nil, err
+	}
+	return ReferencedFilesIn(ctx, r, c, home)
+}
+
+// ReferencedFilesIn is ReferencedFiles for a config file already read:
+// only what it includes is read again.
+func ReferencedFilesIn(ctx context.Context, r *Repo, c ConfigFile, home string) ([]string, error) {
+	file, own := c.Path, c.list
 	var out []string
 	add := func(p string) {
 		if strings.HasPrefix(p, "~/") {
@@ -89,9 +100,8 @@ func ReferencedFiles(ctx context.Context, r *Repo, file, home string) ([]string,
 			out = append(out, filepath.Clean(p))
 		}
 	}
-	own, err := configList(ctx, r, file)
-	if err != nil || own == "" {
-		return nil, err
+	if own == "" {
+		return nil, nil
 	}
 	for _, entry := range strings.Split(own, "\x00") {
 		key, value, _ := strings.Cut(entry, "\n")
