@@ -136,21 +136,29 @@ func readRemotes(ctx context.Context, dir string, gitEnv []string) map[string]re
 	}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		key, value, ok := strings.Cut(line, " ")
-		if !ok || !strings.HasPrefix(key, "remote.") {
-			continue
+		if ok {
+			addRemote(remotes, key, value)
 		}
-		dot := strings.LastIndex(key, ".")
-		name, field := key[len("remote."):dot], key[dot+1:]
-		u := remotes[name]
-		switch {
-		case field == "url" && u.fetch == "":
-			u.fetch = value
-		case field == "pushurl" && u.push == "":
-			u.push = value
-		}
-		remotes[name] = u
 	}
 	return remotes
+}
+
+// addRemote records a remote.<name>.url or .pushurl entry; the first
+// value of each is kept.
+func addRemote(remotes map[string]remoteURL, key, value string) {
+	if !strings.HasPrefix(key, "remote.") {
+		return
+	}
+	dot := strings.LastIndex(key, ".")
+	name, field := key[len("remote."):dot], key[dot+1:]
+	u := remotes[name]
+	switch {
+	case field == "url" && u.fetch == "":
+		u.fetch = value
+	case field == "pushurl" && u.push == "":
+		u.push = value
+	}
+	remotes[name] = u
 }
 
 // remoteGit runs `git <args> <remote> <refs>` against remote (a name or a
