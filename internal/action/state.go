@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -121,15 +120,9 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the fetched state: %w", err)
 	}
-	tmp, err := os.MkdirTemp(filepath.Join(r.Repo.CommonDir), "planex-state-")
-	if err != nil {
-		return nil, false, fmt.Errorf("restoring planex state: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := r.Repo.RestoreDir(ctx, ref, tmp); err != nil {
-		return nil, false, err
-	}
-	b, err := os.ReadFile(filepath.Join(tmp, recordFile))
+	// The record says where the session folder goes (a follow-up's is in
+	// its own worktree): read it alone first, then restore the folder.
+	b, err := r.Repo.ReadBlob(ctx, remote.Commit+":"+recordFile)
 	if err != nil {
 		return nil, false, fmt.Errorf("state %s has no %s: %w", ref, recordFile, err)
 	}
@@ -149,7 +142,7 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	if err != nil {
 		return nil, false, fmt.Errorf("state %s: %w", ref, err)
 	}
-	if err := rec.repo.RestoreDir(ctx, ref, dir); err != nil {
+	if err := rec.repo.RestoreDir(ctx, remote.Commit, dir); err != nil {
 		return nil, false, err
 	}
 	// The state ref is the bot's own record; what it approves is checked
