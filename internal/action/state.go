@@ -162,36 +162,72 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 // to the thread's state ref and pushes it with a lease, so two jobs can
 // never both believe they own the plan.
 func (r *stateStore) saveRecord(ctx context.Context, rec *Record) error {
+	saved, err := r.commitRecord(ctx, rec)
+	if err != nil {
+		return err
+	}
+	return r.pushRecord(ctx, rec, saved)
+}
+
+// commitRecord writes the record into the session folder and commits the
+// folder to the thread's state ref, on top of the remote value so history
+// stays linear (the local ref is only where it is committed from). An
+// unchanged folder gives rec.remote back.
+func (r *stateStore) commitRecord(ctx context.Context, rec *Record) (gitrepo.Saved, error) {
 	rec.Updated = r.Now().UTC()
 	if rec.State == StateRunning {
 		rec.Heartbeat = rec.Updated
 	}
 	dir, err := session.StoreFor(rec.repo.Root, rec.repo.CommonDir).Folder(rec.SessionID)
 	if err != nil {
-		return fmt.Errorf("saving planex state: %w", err)
+		return gitrepo.Saved{}, fmt.Errorf("saving planex state: %w", err)
 	}
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encoding %s: %w", recordFile, err)
+		return gitrepo.Saved{}, fmt.Errorf("encoding %s: %w", recordFile, err)
 	}
 	if err := safefile.Write(filepath.Join(dir, recordFile), append(b, '\n'), 0o644); err != nil {
-		return err
+		return gitrepo.Saved{}, err
 	}
-	ref := stateRef(rec.Thread)
-	// The new state's parent is the remote value, so history stays
-	// linear; the local ref is only where it is committed from.
-	saved, err := r.Repo.SaveDirOn(ctx, ref, rec.remote, dir, fmt.Sprintf("planex: %s %s (%s)", rec.SessionID, rec.State, rec.PlanID))
-	if err != nil {
-		return err
-	}
+	return r.Repo.SaveDirOn(ctx, stateRef(rec.Thread), rec.remote, dir, fmt.Sprintf("planex: %s %s (%s)", rec.SessionID, rec.State, rec.PlanID))
+}
+
+// pushRecord pushes the committed state with a lease on the remote value.
+func (r *stateStore) pushRecord(ctx context.Context, rec *Record, saved gitrepo.Saved) error {
 	if saved.Commit == rec.remote.Commit {
 		return nil
 	}
-	if err := r.Repo.PushRef(ctx, r.Cfg.Remote, ref, true, rec.remote.Commit); err != nil {
+	if err := r.Repo.PushRef(ctx, r.Cfg.Remote, stateRef(rec.Thread), true, rec.remote.Commit); err != nil {
 		return fmt.Errorf("%w: %v", errStateMoved, err)
 	}
 	rec.remote = saved
 	return nil
+}
+
+// saveWithBranch is saveRecord and then, unless the state moved, pushBranch:
+// what a run publishes after each task. When both go to the remote by git
+// they go in one atomic push, the state with its lease and the branch
+// fast-forward; if that push is refused, each is pushed on its own as
+// before, so which failed, and why, is told as before.
+func (r *stateStore) saveWithBranch(ctx context.Context, rec *Record) (stateErr, branchErr error) {
+	saved, err := r.commitRecord(ctx, rec)
+	if err == nil && !r.apiCommits() && saved.Commit != rec.remote.Commit {
+		err = r.Repo.PushRefs(ctx, r.Cfg.Remote, []gitrepo.RefPush{
+			{Ref: stateRef(rec.Thread), Lease: true, Expected: rec.remote.Commit},
+			{Ref: "refs/heads/" + rec.Branch},
+		})
+		if err == nil {
+			rec.remote = saved
+			return nil, nil
+		}
+		err = r.pushRecord(ctx, rec, saved)
+	} else if err == nil {
+		err = r.pushRecord(ctx, rec, saved)
+	}
+	if errors.Is(err, errStateMoved) {
+		return err, nil
+	}
+	return err, r.pushBranch(ctx, rec)
 }
 
 // errStateMoved means another job changed the thread's state first.

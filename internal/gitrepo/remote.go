@@ -194,8 +194,8 @@ var ErrProtectedRef = errors.New("refusing to push")
 // when set, is the value the remote ref must have (a lease; "" for "must
 // not exist"), otherwise the push must fast-forward.
 func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expected string) error {
-	if !strings.HasPrefix(ref, "refs/heads/planex/") && !strings.HasPrefix(ref, "refs/planex/") {
-		return fmt.Errorf("%w %s: planex only pushes its own refs (refs/heads/planex/*, refs/planex/*)", ErrProtectedRef, ref)
+	if err := ownRef(ref); err != nil {
+		return err
 	}
 	// The remote's own receivepack setting cannot be overridden by config
 	// (git takes the first one), only by the option.
@@ -208,6 +208,46 @@ func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expe
 			return we
 		}
 		return fmt.Errorf("pushing %s: %w", ref, err)
+	}
+	return nil
+}
+
+// ownRef refuses a ref planex must never push.
+func ownRef(ref string) error {
+	if !strings.HasPrefix(ref, "refs/heads/planex/") && !strings.HasPrefix(ref, "refs/planex/") {
+		return fmt.Errorf("%w %s: planex only pushes its own refs (refs/heads/planex/*, refs/planex/*)", ErrProtectedRef, ref)
+	}
+	return nil
+}
+
+// RefPush is one ref of PushRefs; Lease and Expected are PushRef's.
+type RefPush struct {
+	Ref      string
+	Lease    bool
+	Expected string
+}
+
+// PushRefs pushes local refs to the same names on remote with one atomic
+// push (git push --atomic): all of them move, or none does. Each is
+// checked and leased as PushRef does; one without a lease must
+// fast-forward. A remote that cannot push atomically refuses the push.
+func (r *Repo) PushRefs(ctx context.Context, remote string, refs []RefPush) error {
+	args := []string{"push", "--porcelain", "--no-verify", "--atomic", "--receive-pack=git-receive-pack"}
+	var specs, names []string
+	for _, p := range refs {
+		if err := ownRef(p.Ref); err != nil {
+			return err
+		}
+		if p.Lease {
+			args = append(args, "--force-with-lease="+p.Ref+":"+p.Expected)
+		}
+		specs, names = append(specs, p.Ref+":"+p.Ref), append(names, p.Ref)
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	if _, err := r.remoteGit(ctx, remote, true, args, specs...); err != nil {
+		return fmt.Errorf("pushing %s: %w", strings.Join(names, ", "), err)
 	}
 	return nil
 }

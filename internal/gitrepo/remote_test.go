@@ -270,3 +270,73 @@ func TestWorkflowRefusalWordings(t *testing.T) {
 		t.Errorf("an ordinary rejection: %+v", we)
 	}
 }
+
+// TestPushRefsAtomic: a state ref with a lease and a branch that must
+// fast-forward go in one push; a stale lease, or a branch that does not
+// fast-forward, moves neither; a ref outside planex's is refused before
+// git runs.
+func TestPushRefsAtomic(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, a := cloneOf(t, r)
+	const state, branch = "refs/planex/state/5", "refs/heads/planex/run"
+	head, err := a.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "state")
+	os.MkdirAll(dir, 0o755)
+	write := func(s string) Saved {
+		t.Helper()
+		os.WriteFile(filepath.Join(dir, "github.json"), []byte(s), 0o644)
+		saved, err := a.SaveDirOn(ctx, state, Saved{}, dir, "state "+s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return saved
+	}
+	remoteAt := func(ref string) string {
+		t.Helper()
+		out, _ := exec.Command("git", "--git-dir", origin, "for-each-ref", "--format=%(objectname)", ref).Output()
+		return strings.TrimSpace(string(out))
+	}
+	first := write("1")
+	if err := a.SetRef(ctx, branch, head); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PushRefs(ctx, "origin", []RefPush{{Ref: state, Lease: true}, {Ref: branch}}); err != nil {
+		t.Fatal(err)
+	}
+	if remoteAt(state) != first.Commit || remoteAt(branch) != head {
+		t.Fatalf("origin has %s at %s and %s at %s", state, remoteAt(state), branch, remoteAt(branch))
+	}
+	// A stale lease: the branch does not move either.
+	next, err := a.NoteCommit(ctx, head, "next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.SetRef(ctx, branch, next)
+	write("2")
+	if err := a.PushRefs(ctx, "origin", []RefPush{{Ref: state, Lease: true, Expected: strings.Repeat("1", 40)}, {Ref: branch}}); err == nil {
+		t.Error("a push with a stale lease succeeded")
+	}
+	if remoteAt(state) != first.Commit || remoteAt(branch) != head {
+		t.Errorf("a refused atomic push moved refs: %s, %s", remoteAt(state), remoteAt(branch))
+	}
+	// A branch that does not fast-forward: the state does not move.
+	other, err := a.NoteCommit(ctx, head, "elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, a.Root, "push", "-q", "origin", other+":"+branch)
+	if err := a.PushRefs(ctx, "origin", []RefPush{{Ref: state, Lease: true, Expected: first.Commit}, {Ref: branch}}); err == nil {
+		t.Error("a branch that does not fast-forward was pushed")
+	}
+	if remoteAt(state) != first.Commit || remoteAt(branch) != other {
+		t.Errorf("a refused atomic push moved refs: %s, %s", remoteAt(state), remoteAt(branch))
+	}
+	if err := a.PushRefs(ctx, "origin", []RefPush{{Ref: state, Lease: true, Expected: first.Commit}, {Ref: "refs/heads/main"}}); !errors.Is(err, ErrProtectedRef) {
+		t.Errorf("pushing main: %v, want ErrProtectedRef", err)
+	}
+}
