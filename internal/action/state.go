@@ -116,7 +116,7 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	// The lease for saving is the commit just fetched, the state read
 	// below: asking the remote again could name a newer state another job
 	// pushed meanwhile, which this one never read (nor has).
-	remote, err := r.Repo.ReadSaved(ctx, ref)
+	remote, err := gitrepo.StateAt(r.Repo, ref).Read(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the fetched state: %w", err)
 	}
@@ -189,7 +189,7 @@ func (r *stateStore) commitRecord(ctx context.Context, rec *Record) (gitrepo.Sav
 	if err := safefile.Write(filepath.Join(dir, recordFile), append(b, '\n'), 0o644); err != nil {
 		return gitrepo.Saved{}, err
 	}
-	return r.Repo.SaveDirOn(ctx, stateRef(rec.Thread), rec.remote, dir, fmt.Sprintf("planex: %s %s (%s)", rec.SessionID, rec.State, rec.PlanID))
+	return gitrepo.StateAt(r.Repo, stateRef(rec.Thread)).SaveOn(ctx, rec.remote, dir, fmt.Sprintf("planex: %s %s (%s)", rec.SessionID, rec.State, rec.PlanID))
 }
 
 // pushRecord pushes the committed state with a lease on the remote value.

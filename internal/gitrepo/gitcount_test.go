@@ -125,11 +125,11 @@ func scans(calls []string) int {
 	return n
 }
 
-// TestSaveDirOnCountsAndParents: saving session state on a known tip
+// TestStateSaveOnCountsAndParents: saving session state on a known tip
 // starts four git processes (add, write-tree, commit-tree, update-ref),
 // builds on the tip it is given whatever the local ref holds, and saving
 // unchanged files makes no commit but points the ref back at the tip.
-func TestSaveDirOnCountsAndParents(t *testing.T) {
+func TestStateSaveOnCountsAndParents(t *testing.T) {
 	// Not parallel: the counting git is put on this process's PATH.
 	ctx := context.Background()
 	r := newRepo(t)
@@ -145,12 +145,12 @@ func TestSaveDirOnCountsAndParents(t *testing.T) {
 	}
 	const ref = "refs/planex/state/3"
 	write(`{"state":"planned"}`)
-	first, err := r.SaveDirOn(ctx, ref, Saved{}, state, "planex: plan")
+	first, err := StateAt(r, ref).SaveOn(ctx, Saved{}, state, "planex: plan")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := r.ReadSaved(ctx, ref); err != nil || got != first {
-		t.Fatalf("ReadSaved = %+v, %v; SaveDirOn made %+v", got, err, first)
+	if got, err := StateAt(r, ref).Read(ctx); err != nil || got != first {
+		t.Fatalf("Read = %+v, %v; SaveOn made %+v", got, err, first)
 	}
 	if p, _ := r.Parents(ctx, first.Commit); len(p) != 0 {
 		t.Errorf("the first state has parents %v", p)
@@ -166,7 +166,7 @@ func TestSaveDirOnCountsAndParents(t *testing.T) {
 	}
 	write(`{"state":"running"}`)
 	calls := countGit(t)
-	second, err := r.SaveDirOn(ctx, ref, first, state, "planex: running")
+	second, err := StateAt(r, ref).SaveOn(ctx, first, state, "planex: running")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,28 +176,29 @@ func TestSaveDirOnCountsAndParents(t *testing.T) {
 	if p, _ := r.Parents(ctx, second.Commit); len(p) != 1 || p[0] != first.Commit {
 		t.Errorf("second state's parents = %v, want [%s]", p, first.Commit)
 	}
-	if got, _ := r.ReadSaved(ctx, ref); got != second {
+	if got, _ := StateAt(r, ref).Read(ctx); got != second {
 		t.Errorf("ref at %+v, want %+v", got, second)
 	}
 	// Unchanged: no commit, the ref points at the tip again.
 	if err := r.SetRef(ctx, ref, head); err != nil {
 		t.Fatal(err)
 	}
-	again, err := r.SaveDirOn(ctx, ref, Saved{Commit: second.Commit}, state, "planex: no change")
+	again, err := StateAt(r, ref).SaveOn(ctx, Saved{Commit: second.Commit}, state, "planex: no change")
 	if err != nil || again.Commit != second.Commit || again.Tree != second.Tree {
 		t.Errorf("saving unchanged state = %+v, %v; want %+v", again, err, second)
 	}
-	if got, _ := r.ReadSaved(ctx, ref); got != second {
+	if got, _ := StateAt(r, ref).Read(ctx); got != second {
 		t.Errorf("after an unchanged save the ref is at %+v, want %+v", got, second)
 	}
-	if _, err := r.ReadSaved(ctx, "--output=x"); err == nil {
-		t.Error("ReadSaved took an option for a revision")
+	if _, err := StateAt(r, "--output=x").Read(ctx); err == nil {
+		t.Error("Read took an option for a revision")
 	}
 }
 
 // TestConfigFileReadOnce: the agent's view of a config file and the files
 // it references come from one read of its own entries, plus one of what
-// it includes: two git processes a file (three before).
+// it includes when it has an include: two git processes for such a file,
+// one for a file without (three for either before).
 func TestConfigFileReadOnce(t *testing.T) {
 	// Not parallel: the counting git is put on this process's PATH.
 	ctx := context.Background()
@@ -227,5 +228,27 @@ func TestConfigFileReadOnce(t *testing.T) {
 	}
 	if len(refs) != 1 || refs[0] != inc {
 		t.Errorf("referenced files = %v, want [%s]", refs, inc)
+	}
+
+	// Without an include: one read, the helper's store still found.
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	store := filepath.Join(t.TempDir(), "store")
+	if err := os.WriteFile(global, []byte("[credential]\n\thelper = store --file="+store+"\n[user]\n\tname = Someone\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	settle()
+	c, err = ReadConfigFile(ctx, r, global)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err = ReferencedFilesIn(ctx, r, c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); len(got) != 1 {
+		t.Errorf("reading a config file without includes started %d git processes, want 1:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	if len(refs) != 1 || refs[0] != store {
+		t.Errorf("referenced files = %v, want [%s]", refs, store)
 	}
 }

@@ -318,51 +318,61 @@ func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, err
 	return Paths(changes), nil
 }
 
-// SaveDir records the files of dir (recursively) as a commit on ref, on
-// top of ref's current commit, and moves ref there (compare-and-swap).
-// It is how planex keeps session state in git.
-func (r *Repo) SaveDir(ctx context.Context, ref, dir, message string) (string, error) {
-	parent, _ := r.Git(ctx, "", "rev-parse", "--verify", "--quiet", ref)
-	saved, err := r.saveDir(ctx, ref, Saved{Commit: strings.TrimSpace(parent)}, true, dir, message)
+// StateRef keeps the files of a folder as commits on one ref: how planex
+// keeps session state in git.
+type StateRef struct {
+	repo *Repo
+	Ref  string
+}
+
+// StateAt is the state kept on ref in r.
+func StateAt(r *Repo, ref string) StateRef { return StateRef{repo: r, Ref: ref} }
+
+// Saved is a commit a StateRef made or started from, with its tree.
+type Saved struct {
+	Commit string // "" for none
+	Tree   string // "" when not known: SaveOn reads it
+}
+
+// Save records the files of dir (recursively) as a commit on top of the
+// ref's current commit, and moves the ref there (compare-and-swap).
+func (s StateRef) Save(ctx context.Context, dir, message string) (string, error) {
+	parent, _ := s.repo.Git(ctx, "", "rev-parse", "--verify", "--quiet", s.Ref)
+	saved, err := s.save(ctx, Saved{Commit: strings.TrimSpace(parent)}, true, dir, message)
 	return saved.Commit, err
 }
 
-// Saved is a commit SaveDirOn made or started from, with its tree.
-type Saved struct {
-	Commit string // "" for none
-	Tree   string // "" when not known: SaveDirOn reads it
-}
-
-// SaveDirOn records the files of dir (recursively) as a commit on top of
-// parent (none when parent.Commit is "") and points ref there, whatever
-// ref held: the caller keeps the tip it builds on (a state ref is pushed
-// with a lease on that tip, which is what guards it), so ref is neither
-// read nor compared, and git runs four times (add, write-tree,
+// SaveOn records the files of dir (recursively) as a commit on top of
+// parent (none when parent.Commit is "") and points the ref there,
+// whatever it held: the caller keeps the tip it builds on (a state ref is
+// pushed with a lease on that tip, which is what guards it), so the ref is
+// neither read nor compared, and git runs four times (add, write-tree,
 // commit-tree, update-ref) when parent's tree is known. When nothing
-// changed, ref is pointed at parent, which is returned.
-func (r *Repo) SaveDirOn(ctx context.Context, ref string, parent Saved, dir, message string) (Saved, error) {
-	return r.saveDir(ctx, ref, parent, false, dir, message)
+// changed, the ref is pointed at parent, which is returned.
+func (s StateRef) SaveOn(ctx context.Context, parent Saved, dir, message string) (Saved, error) {
+	return s.save(ctx, parent, false, dir, message)
 }
 
-// ReadSaved returns the commit rev names and its tree, read by one git.
-func (r *Repo) ReadSaved(ctx context.Context, rev string) (Saved, error) {
-	if rev == "" || strings.HasPrefix(rev, "-") {
-		return Saved{}, fmt.Errorf("reading %q: not a revision", rev)
+// Read returns the ref's commit and its tree, read by one git.
+func (s StateRef) Read(ctx context.Context) (Saved, error) {
+	if s.Ref == "" || strings.HasPrefix(s.Ref, "-") {
+		return Saved{}, fmt.Errorf("reading %q: not a ref", s.Ref)
 	}
-	out, err := r.Git(ctx, "", "rev-parse", rev+"^{commit}", rev+"^{tree}")
+	out, err := s.repo.Git(ctx, "", "rev-parse", s.Ref+"^{commit}", s.Ref+"^{tree}")
 	if err != nil {
-		return Saved{}, fmt.Errorf("reading %s: %w", rev, err)
+		return Saved{}, fmt.Errorf("reading %s: %w", s.Ref, err)
 	}
 	f := strings.Fields(out)
-	if len(f) != 2 || !r.format.IsID(f[0]) || !r.format.IsID(f[1]) {
-		return Saved{}, fmt.Errorf("reading %s: git rev-parse said %q", rev, strings.TrimSpace(out))
+	if len(f) != 2 || !s.repo.format.IsID(f[0]) || !s.repo.format.IsID(f[1]) {
+		return Saved{}, fmt.Errorf("reading %s: git rev-parse said %q", s.Ref, strings.TrimSpace(out))
 	}
 	return Saved{Commit: f[0], Tree: f[1]}, nil
 }
 
-// saveDir is SaveDir (cas: ref must still be at parent) and SaveDirOn
-// (ref is set whatever it held).
-func (r *Repo) saveDir(ctx context.Context, ref string, parent Saved, cas bool, dir, message string) (Saved, error) {
+// save is Save (cas: the ref must still be at parent) and SaveOn (the
+// ref is set whatever it held).
+func (s StateRef) save(ctx context.Context, parent Saved, cas bool, dir, message string) (Saved, error) {
+	r := s.repo
 	idx, done, err := tempIndex()
 	if err != nil {
 		return Saved{}, err
@@ -384,7 +394,7 @@ func (r *Repo) saveDir(ctx context.Context, ref string, parent Saved, cas bool, 
 		}
 		if parent.Tree == saved.Tree { // nothing changed
 			if !cas {
-				err = r.SetRef(ctx, ref, parent.Commit)
+				err = r.SetRef(ctx, s.Ref, parent.Commit)
 			}
 			return parent, err
 		}
@@ -395,7 +405,7 @@ func (r *Repo) saveDir(ctx context.Context, ref string, parent Saved, cas bool, 
 		return Saved{}, fmt.Errorf("recording state: %w", err)
 	}
 	saved.Commit = strings.TrimSpace(out)
-	update := []string{"update-ref", ref, saved.Commit}
+	update := []string{"update-ref", s.Ref, saved.Commit}
 	if cas {
 		old := parent.Commit
 		if old == "" {
@@ -404,7 +414,7 @@ func (r *Repo) saveDir(ctx context.Context, ref string, parent Saved, cas bool, 
 		update = append(update, old)
 	}
 	if _, err := r.Git(ctx, "", update...); err != nil {
-		return Saved{}, fmt.Errorf("updating %s: %w", ref, err)
+		return Saved{}, fmt.Errorf("updating %s: %w", s.Ref, err)
 	}
 	return saved, nil
 }

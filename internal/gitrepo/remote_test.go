@@ -35,11 +35,11 @@ func TestStateRoundTripThroughOrigin(t *testing.T) {
 	os.WriteFile(filepath.Join(state, "sess", "tasks.csv"), []byte("id\n"), 0o644)
 	os.WriteFile(filepath.Join(state, "github.json"), []byte(`{"state":"planned"}`), 0o644)
 	const ref = "refs/planex/state/7"
-	first, err := a.SaveDir(ctx, ref, state, "planex: plan")
+	first, err := StateAt(a, ref).Save(ctx, state, "planex: plan")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := a.SaveDir(ctx, ref, state, "planex: no change"); err != nil || again != first {
+	if again, err := StateAt(a, ref).Save(ctx, state, "planex: no change"); err != nil || again != first {
 		t.Fatalf("saving unchanged state made %s (%v), want %s", again, err, first)
 	}
 	if err := a.PushRef(ctx, "origin", ref, true, ""); err != nil {
@@ -47,7 +47,7 @@ func TestStateRoundTripThroughOrigin(t *testing.T) {
 	}
 	// A lease on a stale value is refused.
 	os.WriteFile(filepath.Join(state, "github.json"), []byte(`{"state":"running"}`), 0o644)
-	second, err := a.SaveDir(ctx, ref, state, "planex: running")
+	second, err := StateAt(a, ref).Save(ctx, state, "planex: running")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestPushRefsAtomic(t *testing.T) {
 	write := func(s string) Saved {
 		t.Helper()
 		os.WriteFile(filepath.Join(dir, "github.json"), []byte(s), 0o644)
-		saved, err := a.SaveDirOn(ctx, state, Saved{}, dir, "state "+s)
+		saved, err := StateAt(a, state).SaveOn(ctx, Saved{}, dir, "state "+s)
 		if err != nil {
 			t.Fatal(err)
 		}
