@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/planexhq/planex/internal/abbrev"
@@ -56,12 +57,13 @@ func (r *Repo) DropPersistedCredentials(ctx context.Context) ([]string, error) {
 		if cfg == own {
 			prefix = ""
 		}
-		more, err := dropExtraHeaders(ctx, r, cfg, prefix)
+		headers, included := credentialKeys(ctx, r, cfg)
+		more, err := unsetKeys(ctx, r, cfg, prefix, headers)
 		removed = append(removed, more...)
 		if err != nil {
 			return removed, err
 		}
-		for _, file := range includedFiles(ctx, r, cfg) {
+		for _, file := range included {
 			if seen[file] {
 				continue
 			}
@@ -76,40 +78,54 @@ func (r *Repo) DropPersistedCredentials(ctx context.Context) ([]string, error) {
 	return removed, nil
 }
 
-// includedFiles lists the regular files a config file includes by an
-// absolute path (include.path, includeIf.*.path), read from that file
-// alone, includes unfollowed.
-func includedFiles(ctx context.Context, r *Repo, cfg string) []string {
+// credentialKeys reads, with one git, a config file's http.*.extraheader
+// keys and the regular files it includes by an absolute path
+// (include.path, includeIf.*.path), from that file alone, includes
+// unfollowed.
+func credentialKeys(ctx context.Context, r *Repo, cfg string) (headers, included []string) {
 	// -z: a gitdir pattern in a key may hold spaces.
-	out, err := r.Git(ctx, "", "config", "--file", cfg, "-z", "--get-regexp", `^include(if\..*)?\.path$`)
+	out, err := r.Git(ctx, "", "config", "--file", cfg, "-z", "--get-regexp", `^(include(if\..*)?\.path|http\..*extraheader)$`)
 	if err != nil {
-		return nil // no include at all
+		return nil, nil // exit status 1: no such key
 	}
-	var files []string
 	for _, entry := range strings.Split(out, "\x00") {
-		_, file, ok := strings.Cut(entry, "\n")
-		if !ok || !filepath.IsAbs(file) {
-			continue // relative and ~ paths are not what checkout writes
-		}
-		if fi, err := os.Lstat(file); err == nil && fi.Mode().IsRegular() {
-			files = append(files, file) // not one gone already, nor a link planex would edit through
+		key, file, ok := strings.Cut(entry, "\n")
+		switch {
+		case strings.HasPrefix(key, "http."):
+			headers = append(headers, key)
+		case !ok || !filepath.IsAbs(file):
+			// relative and ~ paths are not what checkout writes
+		case isInclude(key):
+			if fi, err := os.Lstat(file); err == nil && fi.Mode().IsRegular() {
+				included = append(included, file) // not one gone already, nor a link planex would edit through
+			}
 		}
 	}
-	return files
+	return headers, included
 }
 
 // dropExtraHeaders unsets every http.*.extraheader key of one config
 // file, returning the keys removed, each with prefix.
 func dropExtraHeaders(ctx context.Context, r *Repo, file, prefix string) ([]string, error) {
-	where := "--file=" + file
-	out, err := r.Git(ctx, "", "config", where, "--name-only", "--get-regexp", `^http\..*extraheader$`)
+	out, err := r.Git(ctx, "", "config", "--file="+file, "--name-only", "--get-regexp", `^http\..*extraheader$`)
 	if err != nil {
 		// Exit status 1 means "no such key".
 		return nil, nil
 	}
+	return unsetKeys(ctx, r, file, prefix, strings.Fields(out))
+}
+
+// unsetKeys removes every value of keys from one config file, returning
+// the keys removed, each with prefix. A key listed again (it had several
+// values) is removed once: a second --unset-all would find nothing and
+// fail.
+func unsetKeys(ctx context.Context, r *Repo, file, prefix string, keys []string) ([]string, error) {
 	var removed []string
-	for _, key := range strings.Fields(out) {
-		if _, err := r.Git(ctx, "", "config", where, "--unset-all", key); err != nil {
+	for i, key := range keys {
+		if slices.Contains(keys[:i], key) {
+			continue
+		}
+		if _, err := r.Git(ctx, "", "config", "--file="+file, "--unset-all", key); err != nil {
 			return removed, fmt.Errorf("removing %s from %s: %w", key, file, err)
 		}
 		removed = append(removed, prefix+key)

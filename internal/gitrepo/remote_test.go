@@ -103,17 +103,26 @@ func TestPushRefusesOtherRefs(t *testing.T) {
 	}
 }
 
+// TestDropPersistedCredentials: a header in .git/config goes, also one
+// set twice (one key, two values, in the config and in a file it
+// includes: removed once each, where a second removal used to fail).
 func TestDropPersistedCredentials(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t)
 	mustGit(t, r.Root, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic c2VjcmV0")
+	mustGit(t, r.Root, "config", "--local", "--add", "http.https://github.com/.extraheader", "X-Second: c2Vjb25k")
+	inc := filepath.Join(t.TempDir(), "creds.config")
+	mustGit(t, r.Root, "config", "--file", inc, "http.https://github.com/.extraheader", "AUTHORIZATION: basic aW5jbHVkZWQ=")
+	mustGit(t, r.Root, "config", "--file", inc, "--add", "http.https://github.com/.extraheader", "X-Second: aW5jMg==")
+	mustGit(t, r.Root, "config", "--local", "include.path", inc)
 	removed, err := r.DropPersistedCredentials(ctx)
-	if err != nil || len(removed) != 1 {
-		t.Fatalf("removed %v, %v", removed, err)
+	if err != nil || len(removed) != 2 || removed[0] != "http.https://github.com/.extraheader" || removed[1] != inc+":http.https://github.com/.extraheader" {
+		t.Fatalf("removed %q, %v", removed, err)
 	}
 	b, _ := os.ReadFile(filepath.Join(r.CommonDir, "config"))
-	if strings.Contains(string(b), "c2VjcmV0") {
-		t.Error("the credential is still in .git/config")
+	ib, _ := os.ReadFile(inc)
+	if strings.Contains(string(b), "c2VjcmV0") || strings.Contains(string(b), "c2Vjb25k") || strings.Contains(string(ib), "aW5j") {
+		t.Errorf("a credential is still there:\n%s\n%s", b, ib)
 	}
 	if removed, err := r.DropPersistedCredentials(ctx); err != nil || len(removed) != 0 {
 		t.Errorf("second call removed %v, %v", removed, err)
