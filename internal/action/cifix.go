@@ -367,7 +367,8 @@ func (r *ciFixer) workflowFile(ctx context.Context, sha, path string) ([]byte, e
 	if err := r.Repo.EnsureCommit(ctx, r.Cfg.Remote, sha); err != nil {
 		return nil, err
 	}
-	f, ok, err := r.Repo.FileAt(ctx, sha, path)
+	files, err := r.Repo.FilesAt(ctx, sha, []string{path})
+	f, ok := files[path]
 	switch {
 	case err != nil:
 		return nil, err

@@ -42,21 +42,22 @@ func (r *engines) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *
 		o.Progress = func(ctx context.Context, s *session.Session, tasks []plan.Task) {
 			r.runMu.Lock()
 			defer r.runMu.Unlock()
-			// The state first: its lease says whether this run still owns
-			// the plan.
-			if err := r.store.saveRecord(ctx, rec); errors.Is(err, errStateMoved) {
+			// The state with the branch: its lease says whether this run
+			// still owns the plan, and the branch moves only if it does.
+			stateErr, branchErr := r.store.saveWithBranch(ctx, rec)
+			if errors.Is(stateErr, errStateMoved) {
 				if r.stopRun != nil {
 					r.stopRun(errTakenOver)
 				}
 				return
-			} else if err != nil {
+			} else if stateErr != nil {
 				// Logged, and not lost: the next save (the next task, the
 				// heartbeat) writes the same record again, and the run's end
 				// saves it or reports that it could not.
-				r.Log.Warn("saving state", "err", err)
+				r.Log.Warn("saving state", "err", stateErr)
 			}
-			if err := r.store.pushBranch(ctx, rec); err != nil {
-				r.Log.Warn("pushing run branch", "err", err)
+			if branchErr != nil {
+				r.Log.Warn("pushing run branch", "err", branchErr)
 			}
 			if progressNeedsStatus(tasks) {
 				r.talk.updateStatus(ctx, rec, tasks, "")

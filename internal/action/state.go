@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/planexhq/planex/internal/event"
@@ -75,8 +73,10 @@ type Record struct {
 	CIFixRuns   []string   `json:"ci_fix_runs,omitempty"`
 	CIStopNoted int        `json:"ci_stop_noted,omitempty"`
 
-	// remote is the state ref's commit when loaded: the lease for saving.
-	remote string
+	// remote is the state ref's commit (and its tree) when loaded, or
+	// as last pushed: the lease for saving, and the parent of the next
+	// state.
+	remote gitrepo.Saved
 	// repo is where the session lives (a worktree for follow-ups).
 	repo *gitrepo.Repo
 	// fresh: the thread had no record before this one, so it has no plan
@@ -116,20 +116,13 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	// The lease for saving is the commit just fetched, the state read
 	// below: asking the remote again could name a newer state another job
 	// pushed meanwhile, which this one never read (nor has).
-	out, err := r.Repo.Git(ctx, "", "rev-parse", "--verify", ref+"^{commit}")
+	remote, err := gitrepo.StateAt(r.Repo, ref).Read(ctx)
 	if err != nil {
-		return nil, false, fmt.Errorf("reading the fetched %s: %w", ref, err)
+		return nil, false, fmt.Errorf("reading the fetched state: %w", err)
 	}
-	remote := strings.TrimSpace(out)
-	tmp, err := os.MkdirTemp(filepath.Join(r.Repo.CommonDir), "planex-state-")
-	if err != nil {
-		return nil, false, fmt.Errorf("restoring planex state: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := r.Repo.RestoreDir(ctx, ref, tmp); err != nil {
-		return nil, false, err
-	}
-	b, err := os.ReadFile(filepath.Join(tmp, recordFile))
+	// The record says where the session folder goes (a follow-up's is in
+	// its own worktree): read it alone first, then restore the folder.
+	b, err := r.Repo.ReadBlob(ctx, remote.Commit+":"+recordFile)
 	if err != nil {
 		return nil, false, fmt.Errorf("state %s has no %s: %w", ref, recordFile, err)
 	}
@@ -149,7 +142,7 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	if err != nil {
 		return nil, false, fmt.Errorf("state %s: %w", ref, err)
 	}
-	if err := rec.repo.RestoreDir(ctx, ref, dir); err != nil {
+	if err := rec.repo.RestoreDir(ctx, remote.Commit, dir); err != nil {
 		return nil, false, err
 	}
 	// The state ref is the bot's own record; what it approves is checked
@@ -169,38 +162,72 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 // to the thread's state ref and pushes it with a lease, so two jobs can
 // never both believe they own the plan.
 func (r *stateStore) saveRecord(ctx context.Context, rec *Record) error {
+	saved, err := r.commitRecord(ctx, rec)
+	if err != nil {
+		return err
+	}
+	return r.pushRecord(ctx, rec, saved)
+}
+
+// commitRecord writes the record into the session folder and commits the
+// folder to the thread's state ref, on top of the remote value so history
+// stays linear (the local ref is only where it is committed from). An
+// unchanged folder gives rec.remote back.
+func (r *stateStore) commitRecord(ctx context.Context, rec *Record) (gitrepo.Saved, error) {
 	rec.Updated = r.Now().UTC()
 	if rec.State == StateRunning {
 		rec.Heartbeat = rec.Updated
 	}
 	dir, err := session.StoreFor(rec.repo.Root, rec.repo.CommonDir).Folder(rec.SessionID)
 	if err != nil {
-		return fmt.Errorf("saving planex state: %w", err)
+		return gitrepo.Saved{}, fmt.Errorf("saving planex state: %w", err)
 	}
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encoding %s: %w", recordFile, err)
+		return gitrepo.Saved{}, fmt.Errorf("encoding %s: %w", recordFile, err)
 	}
 	if err := safefile.Write(filepath.Join(dir, recordFile), append(b, '\n'), 0o644); err != nil {
-		return err
+		return gitrepo.Saved{}, err
 	}
-	ref := stateRef(rec.Thread)
-	// Start the local ref from the remote value so history stays linear.
-	if err := r.Repo.SetRef(ctx, ref, rec.remote); err != nil {
-		return fmt.Errorf("resetting %s: %w", ref, err)
-	}
-	sha, err := r.Repo.SaveDir(ctx, ref, dir, fmt.Sprintf("planex: %s %s (%s)", rec.SessionID, rec.State, rec.PlanID))
-	if err != nil {
-		return err
-	}
-	if sha == rec.remote {
+	return gitrepo.StateAt(r.Repo, stateRef(rec.Thread)).SaveOn(ctx, rec.remote, dir, fmt.Sprintf("planex: %s %s (%s)", rec.SessionID, rec.State, rec.PlanID))
+}
+
+// pushRecord pushes the committed state with a lease on the remote value.
+func (r *stateStore) pushRecord(ctx context.Context, rec *Record, saved gitrepo.Saved) error {
+	if saved.Commit == rec.remote.Commit {
 		return nil
 	}
-	if err := r.Repo.PushRef(ctx, r.Cfg.Remote, ref, true, rec.remote); err != nil {
+	if err := r.Repo.PushRef(ctx, r.Cfg.Remote, stateRef(rec.Thread), true, rec.remote.Commit); err != nil {
 		return fmt.Errorf("%w: %v", errStateMoved, err)
 	}
-	rec.remote = sha
+	rec.remote = saved
 	return nil
+}
+
+// saveWithBranch is saveRecord and then, unless the state moved, pushBranch:
+// what a run publishes after each task. When both go to the remote by git
+// they go in one atomic push, the state with its lease and the branch
+// fast-forward; if that push is refused, each is pushed on its own as
+// before, so which failed, and why, is told as before.
+func (r *stateStore) saveWithBranch(ctx context.Context, rec *Record) (stateErr, branchErr error) {
+	saved, err := r.commitRecord(ctx, rec)
+	if err == nil && !r.apiCommits() && saved.Commit != rec.remote.Commit {
+		err = r.Repo.PushRefs(ctx, r.Cfg.Remote, []gitrepo.RefPush{
+			{Ref: stateRef(rec.Thread), Lease: true, Expected: rec.remote.Commit},
+			{Ref: "refs/heads/" + rec.Branch},
+		})
+		if err == nil {
+			rec.remote = saved
+			return nil, nil
+		}
+		err = r.pushRecord(ctx, rec, saved)
+	} else if err == nil {
+		err = r.pushRecord(ctx, rec, saved)
+	}
+	if errors.Is(err, errStateMoved) {
+		return err, nil
+	}
+	return err, r.pushBranch(ctx, rec)
 }
 
 // errStateMoved means another job changed the thread's state first.

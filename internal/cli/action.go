@@ -311,7 +311,7 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 		gha.AddMask(v)
 	}
 	client, err := gh.NewClient(ctx, gh.Options{Token: token, APIURL: getenv("GITHUB_API_URL"), ServerURL: serverURL, UserAgent: "planex", Logger: log,
-		Publish: func(s string) string { return agent.Redact(s, secrets) }})
+		Publish: func(s string) string { return agent.Redact(s, secrets) }, Retry: stdio.GitHubRetry})
 	if err != nil {
 		return nil, err
 	}

@@ -261,13 +261,14 @@ func (a *agentFlags) checkPrice(maxCost float64, getenv func(string) string, how
 // referenced file of the repository's work tree (a committed .gitconfig
 // an include names) is the repository's content and stays visible.
 func agentGitConfig(ctx context.Context, repo *gitrepo.Repo, getenv func(string) string) (overlays []agent.FileOverlay, conceal []string, err error) {
+	// Each file is read once for both its view and what it references.
 	for _, file := range gitrepo.ConfigFiles(repo) {
-		cfg, err := gitrepo.AgentConfigOf(ctx, repo, file)
+		cfg, err := gitrepo.ReadConfigFile(ctx, repo, file)
 		if err != nil {
 			return nil, nil, err
 		}
-		overlays = append(overlays, agent.FileOverlay{Path: file, Content: cfg})
-		refs, err := gitrepo.ReferencedFiles(ctx, repo, file, getenv("HOME"))
+		overlays = append(overlays, agent.FileOverlay{Path: file, Content: cfg.AgentView()})
+		refs, err := gitrepo.ReferencedFilesIn(ctx, repo, cfg, getenv("HOME"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -278,12 +279,13 @@ func agentGitConfig(ctx context.Context, repo *gitrepo.Repo, getenv func(string)
 			continue
 		}
 		// One planex cannot read is shown empty: git would refuse it.
-		cfg, cfgErr := gitrepo.AgentConfigOf(ctx, repo, file)
-		overlays = append(overlays, agent.FileOverlay{Path: file, Content: cfg})
+		cfg, cfgErr := gitrepo.ReadConfigFile(ctx, repo, file)
 		if cfgErr != nil {
+			overlays = append(overlays, agent.FileOverlay{Path: file})
 			continue
 		}
-		refs, err := gitrepo.ReferencedFiles(ctx, repo, file, getenv("HOME"))
+		overlays = append(overlays, agent.FileOverlay{Path: file, Content: cfg.AgentView()})
+		refs, err := gitrepo.ReferencedFilesIn(ctx, repo, cfg, getenv("HOME"))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/planexhq/planex/internal/gh"
 )
 
 // The test binary doubles as the planex binary, so tests run planex as a
@@ -24,7 +26,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv("PLANEX_TEST_AS_MAIN") == "1" {
 		// As cmd/planex does: SIGINT and SIGTERM cancel the run.
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv})
+		// The fake GitHub fails on purpose (faults_e2e_test.go): its
+		// retries wait milliseconds, not GitHub's seconds. Waits GitHub
+		// names (Retry-After, a rate limit's reset) are still waited for.
+		code := Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv,
+			GitHubRetry: gh.RetryPolicy{BaseDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond}})
 		stop()
 		os.Exit(code)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/proc"
 	"github.com/planexhq/planex/internal/termsafe"
@@ -29,6 +30,10 @@ type IO struct {
 	IsTerminal bool
 	// Version is printed by --version.
 	Version string
+	// GitHubRetry is how the GitHub client retries (its zero value: the
+	// client's defaults, a first wait of 1 s). cmd/planex leaves it zero;
+	// tests that make the fake GitHub fail on purpose shorten the waits.
+	GitHubRetry gh.RetryPolicy
 }
 
 // Exit codes (README.md, "Exit codes").

@@ -155,7 +155,7 @@ func continueSessionID(flag string, args []string) string {
 // newRunEngine builds the engine a run uses: the commit publisher, the
 // contained agent, the reviewer and the gate (prompt, when on a terminal).
 func newRunEngine(ctx context.Context, stdio IO, o *runOptions, repo *gitrepo.Repo, reviewMode review.Mode, signing string, prompt *promptGate) (*engine.Engine, error) {
-	publisher, err := commitPublisher(ctx, signing, repo, stdio.Getenv, logger(stdio.Err, o.verbose))
+	publisher, err := commitPublisher(ctx, signing, repo, stdio.Getenv, stdio.GitHubRetry, logger(stdio.Err, o.verbose))
 	if err != nil {
 		return nil, err
 	}

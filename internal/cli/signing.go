@@ -21,7 +21,7 @@ const signingRemote = "origin"
 // (GITHUB_TOKEN or GH_TOKEN), the repository (GITHUB_REPOSITORY, or the
 // origin remote's GitHub URL) and the API root (GITHUB_API_URL, default
 // github.com's). It returns nil for git mode.
-func commitPublisher(ctx context.Context, mode string, repo *gitrepo.Repo, getenv func(string) string, log *slog.Logger) (engine.Publisher, error) {
+func commitPublisher(ctx context.Context, mode string, repo *gitrepo.Repo, getenv func(string) string, retry gh.RetryPolicy, log *slog.Logger) (engine.Publisher, error) {
 	if mode != apicommit.ModeAPI {
 		return nil, nil
 	}
@@ -45,7 +45,7 @@ func commitPublisher(ctx context.Context, mode string, repo *gitrepo.Repo, geten
 		return nil, fmt.Errorf("--commit-signing api: cannot tell the GitHub repository from remote %q (%s); set GITHUB_REPOSITORY=owner/name", signingRemote, originURL)
 	}
 	serverURL := getenv("GITHUB_SERVER_URL")
-	client, err := gh.NewClient(ctx, gh.Options{Token: token, APIURL: getenv("GITHUB_API_URL"), ServerURL: serverURL, UserAgent: "planex", Logger: log})
+	client, err := gh.NewClient(ctx, gh.Options{Token: token, APIURL: getenv("GITHUB_API_URL"), ServerURL: serverURL, UserAgent: "planex", Logger: log, Retry: retry})
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,7 @@ type Repo interface {
 	Snapshot(ctx context.Context, dir, base string) (string, []gitrepo.Change, error)
 	SymlinkEscapes(ctx context.Context, tree string, changes []gitrepo.Change) ([]string, error)
 	CommitChanges(ctx context.Context, parent string, changes []gitrepo.Change, message string) (string, error)
+	CommitTree(ctx context.Context, parent, tree, message string) (string, error)
 	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
 	StreamBlobs(ctx context.Context, shas []string, fn func(sha string, content io.Reader) error) error
 }
@@ -95,6 +96,11 @@ type Outcome struct {
 	// NetworkRefused lists what the egress proxy refused the task's
 	// processes (egress.Format).
 	NetworkRefused string
+
+	// tree is the snapshot the checks passed, base the commit Changes
+	// are against: a commit on base is tree itself (Changes are every
+	// path in which the two differ), so Commit need not rebuild it.
+	tree, base string
 }
 
 // Files lists the paths the task changed.
@@ -185,7 +191,7 @@ func (r *Runner) run(ctx context.Context, j Job) Outcome {
 	if len(changes) == 0 {
 		return fail("no changes: the agent reported success but changed no file")
 	}
-	out.Changes = changes
+	out.Changes, out.tree, out.base = changes, tree, j.Base
 	out.TestsPassed = plan.TestsFrom(er.TestsPassed)
 	if strings.TrimSpace(j.Directives) != "" {
 		if derr := r.runDirectives(ctx, wt, j.Directives); derr != nil {
@@ -313,7 +319,13 @@ func (r *Runner) Commit(ctx context.Context, branch, tip, session string, t plan
 	// The title comes from the plan, which an agent wrote: no value planex
 	// holds goes into the message either.
 	msg := agent.Redact(gitrepo.TaskMessage(session, t.ID, t.Title, o.Findings), r.Contain.Secrets())
-	sha, err := r.Repo.CommitChanges(ctx, tip, o.Changes, msg)
+	var sha string
+	var err error
+	if o.tree != "" && o.base == tip {
+		sha, err = r.Repo.CommitTree(ctx, tip, o.tree, msg)
+	} else {
+		sha, err = r.Repo.CommitChanges(ctx, tip, o.Changes, msg)
+	}
 	if err != nil {
 		return "", fmt.Errorf("committing %s: %w", t.ID, err)
 	}

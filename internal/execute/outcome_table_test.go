@@ -194,6 +194,13 @@ func (f failing) CommitChanges(ctx context.Context, parent string, changes []git
 	return f.Repo.CommitChanges(ctx, parent, changes, message)
 }
 
+func (f failing) CommitTree(ctx context.Context, parent, tree, message string) (string, error) {
+	if f.method == "CommitTree" {
+		return "", errInjected
+	}
+	return f.Repo.CommitTree(ctx, parent, tree, message)
+}
+
 func (f failing) RemoveWorktree(ctx context.Context, dir string) error {
 	if f.method == "RemoveWorktree" {
 		return errInjected
@@ -247,7 +254,9 @@ func (p *publisher) Publish(ctx context.Context, branch, parent, commit string) 
 // TestCommitOutcomes: a completed task becomes one commit on the branch,
 // moved by compare-and-swap; through a publisher the branch takes the
 // remote's commit; each failure says which task and leaves the branch
-// where it was.
+// where it was. On the tip it ran on, a task commits its snapshot's tree
+// (CommitTree); on a newer tip (a task beside it committed first), its
+// changes are applied on that tip's tree (CommitChanges).
 func TestCommitOutcomes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -257,6 +266,7 @@ func TestCommitOutcomes(t *testing.T) {
 		pubErr   error
 		publish  bool
 		moved    bool // the branch moved before the commit
+		onto     bool // another task committed b.txt first: the commit goes on its tip
 		want     string
 		wantIs   error
 		wantSign bool // the branch holds the publisher's commit
@@ -264,7 +274,9 @@ func TestCommitOutcomes(t *testing.T) {
 		{name: "plain"},
 		{name: "through the API", publish: true, wantSign: true},
 		{name: "API refuses", publish: true, pubErr: errors.New("422 Unprocessable"), want: "committing T1 through GitHub's API: 422 Unprocessable"},
-		{name: "commit fails", method: "CommitChanges", want: "committing T1: injected failure", wantIs: errInjected},
+		{name: "commit fails", method: "CommitTree", want: "committing T1: injected failure", wantIs: errInjected},
+		{name: "on a newer tip", onto: true},
+		{name: "on a newer tip, commit fails", onto: true, method: "CommitChanges", want: "committing T1: injected failure", wantIs: errInjected},
 		{name: "branch moved underneath", moved: true, want: "committing T1: ", wantIs: gitrepo.ErrRefMoved},
 	}
 	for _, tc := range tests {
@@ -285,7 +297,21 @@ func TestCommitOutcomes(t *testing.T) {
 			if o.Status != plan.StatusCompleted {
 				t.Fatalf("run: %s %q", o.Status, o.Error)
 			}
-			before := tip
+			parent := tip // the tip the commit goes on
+			if tc.onto {
+				r0 := &Runner{Repo: repo, Agent: step{files: map[string]string{"b.txt": "b"}}.agent()}
+				defer r0.Close(ctx)
+				t0 := plan.Task{ID: "T2", Title: "add b", Scope: "**"}
+				o0 := r0.Run(ctx, Job{Task: t0, Base: tip, Session: "s"})
+				if o0.Status != plan.StatusCompleted {
+					t.Fatalf("run T2: %s %q", o0.Status, o0.Error)
+				}
+				var err error
+				if parent, err = r0.Commit(ctx, "run", tip, "s", t0, o0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := parent // where the branch is
 			if tc.moved {
 				out, err := repo.Git(ctx, "", "commit-tree", tip+"^{tree}", "-p", tip, "-m", "someone else")
 				if err != nil {
@@ -296,7 +322,7 @@ func TestCommitOutcomes(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			sha, err := r.Commit(ctx, "run", tip, "s", task, o)
+			sha, err := r.Commit(ctx, "run", parent, "s", task, o)
 			now, rerr := repo.ResolveBranch(ctx, "run")
 			if rerr != nil {
 				t.Fatal(rerr)
@@ -316,13 +342,16 @@ func TestCommitOutcomes(t *testing.T) {
 			if err != nil || now != sha {
 				t.Fatalf("Commit = %q, %v; branch at %s", sha, err, now)
 			}
-			files, _ := repo.Git(ctx, "", "diff-tree", "-r", "--name-only", "--no-commit-id", tip, sha)
+			files, _ := repo.Git(ctx, "", "diff-tree", "-r", "--name-only", "--no-commit-id", parent, sha)
 			msg, _ := repo.Git(ctx, "", "log", "-1", "--format=%s", sha)
 			if strings.TrimSpace(files) != "a.txt" {
 				t.Errorf("the commit changed %q, want a.txt", files)
 			}
 			if got := strings.TrimSpace(msg); tc.wantSign != (got == "signed copy") {
 				t.Errorf("the branch's commit says %q (published: %v)", got, tc.wantSign)
+			}
+			if _, err := repo.Git(ctx, "", "cat-file", "-e", sha+":b.txt"); tc.onto && err != nil {
+				t.Errorf("the commit on the newer tip lost its b.txt: %v", err)
 			}
 			if tc.publish && (len(pub.calls) != 1 || !strings.HasPrefix(pub.calls[0], "run "+tip+" ")) {
 				t.Errorf("publisher calls = %v, want one for the branch on its tip", pub.calls)

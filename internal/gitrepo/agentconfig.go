@@ -117,11 +117,34 @@ func AgentConfig(ctx context.Context, r *Repo) ([]byte, error) {
 // AgentConfigOf is AgentConfig for one config file of the repository (a
 // submodule's: see ConfigFiles).
 func AgentConfigOf(ctx context.Context, r *Repo, file string) ([]byte, error) {
-	out, err := configList(ctx, r, file)
-	if err != nil || out == "" {
+	c, err := ReadConfigFile(ctx, r, file)
+	if err != nil {
 		return nil, err
 	}
-	return renderAgentConfig(out), nil
+	return c.AgentView(), nil
+}
+
+// ConfigFile is one config file's own entries (what it includes not
+// followed), read once for both AgentView and ReferencedFilesIn.
+type ConfigFile struct {
+	Path string
+	list string // `git config --list -z` of the file; "" when it has none
+}
+
+// ReadConfigFile reads file's own entries with one git; a file that does
+// not exist has none.
+func ReadConfigFile(ctx context.Context, r *Repo, file string) (ConfigFile, error) {
+	list, err := configList(ctx, r, file)
+	return ConfigFile{Path: file, list: list}, err
+}
+
+// AgentView is the file as a contained agent may read it (AgentConfig);
+// nil when it has no entries.
+func (c ConfigFile) AgentView() []byte {
+	if c.list == "" {
+		return nil
+	}
+	return renderAgentConfig(c.list)
 }
 
 // configList is `git config --list -z` of one config file, its includes

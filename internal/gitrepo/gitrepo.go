@@ -65,20 +65,53 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		r.CommonDir = filepath.Join(abs, r.CommonDir)
 	}
 	r.CommonDir = filepath.Clean(r.CommonDir)
-	r.config, r.env = identity(ctx, r.Root, r.gitEnv(r.Root))
-	r.remotes = readRemotes(ctx, r.Root, r.gitEnv(r.Root))
+	values, remotes, ok := openConfig(ctx, r.Root, r.gitEnv(r.Root))
+	if !ok {
+		values = identityValues(ctx, r.Root, r.gitEnv(r.Root))
+		remotes = readRemotes(ctx, r.Root, r.gitEnv(r.Root))
+	}
+	r.config, r.env = identityFrom(values)
+	r.remotes = remotes
 	return r, nil
 }
 
-// identity carries the user's name and email into planex's commits. Git
-// reads neither system nor global config for planex, so they are read
-// here once, by one `git config --get-regexp`, which runs nothing. When
+// openConfig reads what Open needs from config with one `git config`:
+// the user's identity, from every file git reads for the user (see
+// identityValues), and the remotes, from the repository's own config only
+// (local and worktree scope: the files planex's git reads). ok is false
+// when git gave no usable answer (no key matched, an unreadable file, a
+// git without --show-scope); Open then reads each on its own.
+func openConfig(ctx context.Context, dir string, gitEnv []string) (ident map[string]string, remotes map[string]remoteURL, ok bool) {
+	out, err := run(ctx, call{dir: dir, env: gitEnv, userConfig: true,
+		args: []string{"config", "-z", "--show-scope", "--get-regexp", `^(user\.(name|email)|remote\..*\.(url|pushurl))$`}})
+	if err != nil {
+		return nil, nil, false
+	}
+	ident, remotes = map[string]string{}, map[string]remoteURL{}
+	fields := strings.Split(out, "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		scope := fields[i]
+		key, value, _ := strings.Cut(fields[i+1], "\n")
+		switch {
+		case key == "user.name" || key == "user.email":
+			ident[key] = strings.TrimSpace(value) // the last value wins
+		case scope == "local" || scope == "worktree":
+			addRemote(remotes, key, value)
+		}
+	}
+	return ident, remotes, true
+}
+
+// The user's name and email go into planex's commits. Git reads neither
+// system nor global config for planex, so they are read once, when the
+// repository is opened, by one `git config --get-regexp` that runs
+// nothing (openConfig, or identityValues when that gave no answer). When
 // there is none (fresh CI runners) a planex identity is supplied, so
 // plumbing commits never fail on it.
-func identity(ctx context.Context, dir string, gitEnv []string) ([]setting, []string) {
-	var config []setting
-	var env []string
-	// The last value of a key wins, as for `git config --get`.
+
+// identityValues reads user.name and user.email as git reads them for
+// the user; the last value of a key wins, as for `git config --get`.
+func identityValues(ctx context.Context, dir string, gitEnv []string) map[string]string {
 	values := map[string]string{}
 	out, err := run(ctx, call{dir: dir, env: gitEnv, userConfig: true, args: []string{"config", "-z", "--get-regexp", `^user\.(name|email)$`}})
 	if err == nil {
@@ -87,6 +120,14 @@ func identity(ctx context.Context, dir string, gitEnv []string) ([]setting, []st
 			values[key] = strings.TrimSpace(value)
 		}
 	}
+	return values
+}
+
+// identityFrom is the identity's settings and fallback environment from
+// the values read.
+func identityFrom(values map[string]string) ([]setting, []string) {
+	var config []setting
+	var env []string
 	get := func(key string) string { return values[key] }
 	fallback := func(vars ...string) {
 		for _, kv := range vars {

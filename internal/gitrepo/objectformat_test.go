@@ -211,12 +211,12 @@ func TestFormatsHistoryAndState(t *testing.T) {
 
 			state := t.TempDir()
 			os.WriteFile(filepath.Join(state, "meta.csv"), []byte("a,b\n"), 0o644)
-			if s1, err := r.SaveDir(ctx, "refs/planex/state", state, "state 1"); err != nil || !format.IsID(s1) {
-				t.Fatalf("first SaveDir = %q, %v", s1, err)
+			if s1, err := StateAt(r, "refs/planex/state").Save(ctx, state, "state 1"); err != nil || !format.IsID(s1) {
+				t.Fatalf("first Save = %q, %v", s1, err)
 			}
 			os.WriteFile(filepath.Join(state, "meta.csv"), []byte("a,c\n"), 0o644)
-			if _, err := r.SaveDir(ctx, "refs/planex/state", state, "state 2"); err != nil {
-				t.Fatalf("second SaveDir: %v", err)
+			if _, err := StateAt(r, "refs/planex/state").Save(ctx, state, "state 2"); err != nil {
+				t.Fatalf("second Save: %v", err)
 			}
 			back := t.TempDir()
 			if err := r.RestoreDir(ctx, "refs/planex/state", back); err != nil {

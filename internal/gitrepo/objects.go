@@ -66,26 +66,61 @@ type TreeFile struct {
 	Size   int64  // a blob's size in bytes; -1 for other types
 }
 
-// FileAt returns the entry at path p of commit's tree; ok is false when
-// the tree has none.
-func (r *Repo) FileAt(ctx context.Context, commit, p string) (f TreeFile, ok bool, err error) {
-	out, err := r.Git(ctx, "", "ls-tree", "-z", "-l", commit, "--", p)
+// FilesAt returns the entries at paths of commit's tree, read by one git
+// (one more for each path that is a folder of another path asked for:
+// git lists what is inside such a folder, not its own entry); a path the
+// tree does not hold has none.
+func (r *Repo) FilesAt(ctx context.Context, commit string, paths []string) (map[string]TreeFile, error) {
+	files := map[string]TreeFile{}
+	var together []string
+	for _, p := range paths {
+		if !holdsAnother(p, paths) {
+			together = append(together, p)
+		} else if err := listTree(ctx, r, commit, []string{p}, files); err != nil {
+			return nil, err
+		}
+	}
+	if len(together) > 0 {
+		if err := listTree(ctx, r, commit, together, files); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// holdsAnother says whether another of paths lies inside folder p.
+func holdsAnother(p string, paths []string) bool {
+	for _, q := range paths {
+		if strings.HasPrefix(q, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// listTree adds the entries at paths of commit's tree to files.
+func listTree(ctx context.Context, r *Repo, commit string, paths []string, files map[string]TreeFile) error {
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[p] = true
+	}
+	out, err := r.Git(ctx, "", append([]string{"ls-tree", "-z", "-l", commit, "--"}, paths...)...)
 	if err != nil {
-		return TreeFile{}, false, fmt.Errorf("listing %s at %s: %w", p, commit, err)
+		return fmt.Errorf("listing %s at %s: %w", strings.Join(paths, ", "), commit, err)
 	}
 	for _, entry := range strings.Split(out, "\x00") {
 		meta, name, found := strings.Cut(entry, "\t")
 		fields := strings.Fields(meta)
-		if !found || name != p || len(fields) != 4 {
+		if !found || !want[name] || len(fields) != 4 {
 			continue
 		}
 		size, err := strconv.ParseInt(fields[3], 10, 64)
 		if err != nil {
 			size = -1 // "-": not a blob
 		}
-		return TreeFile{Mode: fields[0], Type: fields[1], Object: fields[2], Size: size}, true, nil
+		files[name] = TreeFile{Mode: fields[0], Type: fields[1], Object: fields[2], Size: size}
 	}
-	return TreeFile{}, false, nil
+	return nil
 }
 
 // ReadBlobPrefix returns at most the first n bytes of a blob, reading no

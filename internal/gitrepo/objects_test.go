@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestFileAtAndBlob(t *testing.T) {
+func TestFilesAtAndBlob(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t)
 	if err := os.Symlink("README.md", filepath.Join(r.Root, "link")); err != nil {
@@ -16,6 +16,11 @@ func TestFileAtAndBlob(t *testing.T) {
 	mustGit(t, r.Root, "add", "link")
 	mustGit(t, r.Root, "commit", "-qm", "link")
 	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One listing for all of them, including paths the tree does not hold.
+	files, err := r.FilesAt(ctx, head, []string{"README.md", "src/old.txt", "link", "src", "missing.txt", "READ", "src/old"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,12 +34,12 @@ func TestFileAtAndBlob(t *testing.T) {
 		{"link", "120000", "blob", 9, "README.md"},
 		{"src", "040000", "tree", -1, ""},
 	} {
-		f, ok, err := r.FileAt(ctx, head, tc.path)
-		if err != nil || !ok {
-			t.Fatalf("FileAt(%s) = %v, %v", tc.path, ok, err)
+		f, ok := files[tc.path]
+		if !ok {
+			t.Fatalf("FilesAt has no %s: %+v", tc.path, files)
 		}
 		if f.Mode != tc.mode || f.Type != tc.typ || f.Size != tc.size || len(f.Object) != 40 {
-			t.Errorf("FileAt(%s) = %+v, want mode %s type %s size %d", tc.path, f, tc.mode, tc.typ, tc.size)
+			t.Errorf("FilesAt[%s] = %+v, want mode %s type %s size %d", tc.path, f, tc.mode, tc.typ, tc.size)
 		}
 		if tc.typ != "blob" {
 			continue
@@ -46,12 +51,15 @@ func TestFileAtAndBlob(t *testing.T) {
 	}
 	// Neither a missing path nor a prefix of a file's name is an entry.
 	for _, p := range []string{"missing.txt", "READ", "src/old"} {
-		if f, ok, err := r.FileAt(ctx, head, p); ok || err != nil {
-			t.Errorf("FileAt(%s) = %+v, %v, %v; want nothing", p, f, ok, err)
+		if f, ok := files[p]; ok {
+			t.Errorf("FilesAt[%s] = %+v; want nothing", p, f)
 		}
 	}
-	if _, _, err := r.FileAt(ctx, "0000000000000000000000000000000000000000", "README.md"); err == nil {
-		t.Error("FileAt of a commit that does not exist: no error")
+	if len(files) != 4 {
+		t.Errorf("FilesAt = %+v, want the 4 entries", files)
+	}
+	if _, err := r.FilesAt(ctx, "0000000000000000000000000000000000000000", []string{"README.md"}); err == nil {
+		t.Error("FilesAt of a commit that does not exist: no error")
 	}
 	if _, err := r.ReadBlob(ctx, "0000000000000000000000000000000000000000"); err == nil {
 		t.Error("Blob of an object that does not exist: no error")

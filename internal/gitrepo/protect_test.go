@@ -289,7 +289,7 @@ func TestRedTeamGitRepoAPIRunsNoPlantedProgram(t *testing.T) {
 	}
 	state := t.TempDir()
 	os.WriteFile(filepath.Join(state, "tasks.csv"), []byte("id\n"), 0o644)
-	if _, err := r.SaveDir(ctx, "refs/planex/state/1", state, "planex: state"); err != nil {
+	if _, err := StateAt(r, "refs/planex/state/1").Save(ctx, state, "planex: state"); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.RestoreDir(ctx, "refs/planex/state/1", t.TempDir()); err != nil {
@@ -330,13 +330,17 @@ func TestRedTeamGitRepoAPIRunsNoPlantedProgram(t *testing.T) {
 // in ~/.gitconfig (which planex's git does not read), commits still carry
 // it; with none anywhere, planex's own.
 func TestRedTeamGitIdentityFromGlobalConfig(t *testing.T) {
+	const homeRemote = "[remote \"home\"]\n\turl = https://home.example/r.git\n[remote \"origin\"]\n\tpushurl = https://home.example/push.git\n"
 	ctx := context.Background()
 	for _, c := range []struct {
 		name, gitconfig, want string
 	}{
-		{"global", "[user]\n\tname = Home User\n\temail = home@example.com\n", "Home User <home@example.com>"},
+		{"global", "[user]\n\tname = Home User\n\temail = home@example.com\n" + homeRemote, "Home User <home@example.com>"},
 		{"include", "[include]\n\tpath = ~/.gitconfig-id\n", "Included <inc@example.com>"},
 		{"none", "", "planex <planex@users.noreply.github.com>"},
+		// Git cannot read it: the identity is planex's, the remotes are
+		// still the repository's.
+		{"unreadable", "[user\n\tname = Broken\n" + homeRemote, "planex <planex@users.noreply.github.com>"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -354,9 +358,18 @@ func TestRedTeamGitIdentityFromGlobalConfig(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
 			cleanGit(t, dir, "add", ".")
 			cleanGit(t, dir, "-c", "user.name=x", "-c", "user.email=x@example.com", "commit", "-qm", "init")
+			cleanGit(t, dir, "config", "remote.origin.url", "https://local.example/r.git")
 			r, err := Open(ctx, dir)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Remotes come from the repository's own config, which is all
+			// planex's git reads, never from the user's.
+			if got := r.RemoteURL("origin"); got != "https://local.example/r.git" {
+				t.Errorf("origin = %q", got)
+			}
+			if got := r.RemoteURL("home"); got != "" || r.remotes["origin"].push != "" {
+				t.Errorf("a remote of the user's config was taken: %q, %q", got, r.remotes["origin"].push)
 			}
 			head, _ := r.Head(ctx)
 			sha, err := r.CommitChanges(ctx, head, nil, "empty\n")

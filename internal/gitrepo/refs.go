@@ -11,7 +11,7 @@ import (
 // deletes the ref (a ref that does not exist is not an error then).
 func (r *Repo) SetRef(ctx context.Context, ref, sha string) error {
 	if sha == "" {
-		if _, err := r.Git(ctx, "", "update-ref", "-d", ref); err != nil && r.refExists(ctx, ref) {
+		if _, err := r.Git(ctx, "", "update-ref", "-d", ref); err != nil && refExists(ctx, r, ref) {
 			return fmt.Errorf("deleting %s: %w", ref, err)
 		}
 		return nil
@@ -22,7 +22,7 @@ func (r *Repo) SetRef(ctx context.Context, ref, sha string) error {
 	return nil
 }
 
-func (r *Repo) refExists(ctx context.Context, ref string) bool {
+func refExists(ctx context.Context, r *Repo, ref string) bool {
 	_, err := r.Git(ctx, "", "rev-parse", "--verify", "--quiet", ref)
 	return err == nil
 }

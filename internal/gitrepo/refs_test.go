@@ -39,7 +39,7 @@ func TestRefsNotesAndDiffs(t *testing.T) {
 	if err := r.SetRef(ctx, ref, ""); err != nil {
 		t.Fatal(err)
 	}
-	if r.refExists(ctx, ref) {
+	if refExists(ctx, r, ref) {
 		t.Error("SetRef with no sha left the ref")
 	}
 	if err := r.SetRef(ctx, ref, ""); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/planexhq/planex/internal/abbrev"
@@ -56,12 +57,13 @@ func (r *Repo) DropPersistedCredentials(ctx context.Context) ([]string, error) {
 		if cfg == own {
 			prefix = ""
 		}
-		more, err := dropExtraHeaders(ctx, r, cfg, prefix)
+		headers, included := credentialKeys(ctx, r, cfg)
+		more, err := unsetKeys(ctx, r, cfg, prefix, headers)
 		removed = append(removed, more...)
 		if err != nil {
 			return removed, err
 		}
-		for _, file := range includedFiles(ctx, r, cfg) {
+		for _, file := range included {
 			if seen[file] {
 				continue
 			}
@@ -76,40 +78,54 @@ func (r *Repo) DropPersistedCredentials(ctx context.Context) ([]string, error) {
 	return removed, nil
 }
 
-// includedFiles lists the regular files a config file includes by an
-// absolute path (include.path, includeIf.*.path), read from that file
-// alone, includes unfollowed.
-func includedFiles(ctx context.Context, r *Repo, cfg string) []string {
+// credentialKeys reads, with one git, a config file's http.*.extraheader
+// keys and the regular files it includes by an absolute path
+// (include.path, includeIf.*.path), from that file alone, includes
+// unfollowed.
+func credentialKeys(ctx context.Context, r *Repo, cfg string) (headers, included []string) {
 	// -z: a gitdir pattern in a key may hold spaces.
-	out, err := r.Git(ctx, "", "config", "--file", cfg, "-z", "--get-regexp", `^include(if\..*)?\.path$`)
+	out, err := r.Git(ctx, "", "config", "--file", cfg, "-z", "--get-regexp", `^(include(if\..*)?\.path|http\..*extraheader)$`)
 	if err != nil {
-		return nil // no include at all
+		return nil, nil // exit status 1: no such key
 	}
-	var files []string
 	for _, entry := range strings.Split(out, "\x00") {
-		_, file, ok := strings.Cut(entry, "\n")
-		if !ok || !filepath.IsAbs(file) {
-			continue // relative and ~ paths are not what checkout writes
-		}
-		if fi, err := os.Lstat(file); err == nil && fi.Mode().IsRegular() {
-			files = append(files, file) // not one gone already, nor a link planex would edit through
+		key, file, ok := strings.Cut(entry, "\n")
+		switch {
+		case strings.HasPrefix(key, "http."):
+			headers = append(headers, key)
+		case !ok || !filepath.IsAbs(file):
+			// relative and ~ paths are not what checkout writes
+		case isInclude(key):
+			if fi, err := os.Lstat(file); err == nil && fi.Mode().IsRegular() {
+				included = append(included, file) // not one gone already, nor a link planex would edit through
+			}
 		}
 	}
-	return files
+	return headers, included
 }
 
 // dropExtraHeaders unsets every http.*.extraheader key of one config
 // file, returning the keys removed, each with prefix.
 func dropExtraHeaders(ctx context.Context, r *Repo, file, prefix string) ([]string, error) {
-	where := "--file=" + file
-	out, err := r.Git(ctx, "", "config", where, "--name-only", "--get-regexp", `^http\..*extraheader$`)
+	out, err := r.Git(ctx, "", "config", "--file="+file, "--name-only", "--get-regexp", `^http\..*extraheader$`)
 	if err != nil {
 		// Exit status 1 means "no such key".
 		return nil, nil
 	}
+	return unsetKeys(ctx, r, file, prefix, strings.Fields(out))
+}
+
+// unsetKeys removes every value of keys from one config file, returning
+// the keys removed, each with prefix. A key listed again (it had several
+// values) is removed once: a second --unset-all would find nothing and
+// fail.
+func unsetKeys(ctx context.Context, r *Repo, file, prefix string, keys []string) ([]string, error) {
 	var removed []string
-	for _, key := range strings.Fields(out) {
-		if _, err := r.Git(ctx, "", "config", where, "--unset-all", key); err != nil {
+	for i, key := range keys {
+		if slices.Contains(keys[:i], key) {
+			continue
+		}
+		if _, err := r.Git(ctx, "", "config", "--file="+file, "--unset-all", key); err != nil {
 			return removed, fmt.Errorf("removing %s from %s: %w", key, file, err)
 		}
 		removed = append(removed, prefix+key)
@@ -136,21 +152,29 @@ func readRemotes(ctx context.Context, dir string, gitEnv []string) map[string]re
 	}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		key, value, ok := strings.Cut(line, " ")
-		if !ok || !strings.HasPrefix(key, "remote.") {
-			continue
+		if ok {
+			addRemote(remotes, key, value)
 		}
-		dot := strings.LastIndex(key, ".")
-		name, field := key[len("remote."):dot], key[dot+1:]
-		u := remotes[name]
-		switch {
-		case field == "url" && u.fetch == "":
-			u.fetch = value
-		case field == "pushurl" && u.push == "":
-			u.push = value
-		}
-		remotes[name] = u
 	}
 	return remotes
+}
+
+// addRemote records a remote.<name>.url or .pushurl entry; the first
+// value of each is kept.
+func addRemote(remotes map[string]remoteURL, key, value string) {
+	if !strings.HasPrefix(key, "remote.") {
+		return
+	}
+	dot := strings.LastIndex(key, ".")
+	name, field := key[len("remote."):dot], key[dot+1:]
+	u := remotes[name]
+	switch {
+	case field == "url" && u.fetch == "":
+		u.fetch = value
+	case field == "pushurl" && u.push == "":
+		u.push = value
+	}
+	remotes[name] = u
 }
 
 // remoteGit runs `git <args> <remote> <refs>` against remote (a name or a
@@ -186,8 +210,8 @@ var ErrProtectedRef = errors.New("refusing to push")
 // when set, is the value the remote ref must have (a lease; "" for "must
 // not exist"), otherwise the push must fast-forward.
 func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expected string) error {
-	if !strings.HasPrefix(ref, "refs/heads/planex/") && !strings.HasPrefix(ref, "refs/planex/") {
-		return fmt.Errorf("%w %s: planex only pushes its own refs (refs/heads/planex/*, refs/planex/*)", ErrProtectedRef, ref)
+	if err := ownRef(ref); err != nil {
+		return err
 	}
 	// The remote's own receivepack setting cannot be overridden by config
 	// (git takes the first one), only by the option.
@@ -200,6 +224,46 @@ func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expe
 			return we
 		}
 		return fmt.Errorf("pushing %s: %w", ref, err)
+	}
+	return nil
+}
+
+// ownRef refuses a ref planex must never push.
+func ownRef(ref string) error {
+	if !strings.HasPrefix(ref, "refs/heads/planex/") && !strings.HasPrefix(ref, "refs/planex/") {
+		return fmt.Errorf("%w %s: planex only pushes its own refs (refs/heads/planex/*, refs/planex/*)", ErrProtectedRef, ref)
+	}
+	return nil
+}
+
+// RefPush is one ref of PushRefs; Lease and Expected are PushRef's.
+type RefPush struct {
+	Ref      string
+	Lease    bool
+	Expected string
+}
+
+// PushRefs pushes local refs to the same names on remote with one atomic
+// push (git push --atomic): all of them move, or none does. Each is
+// checked and leased as PushRef does; one without a lease must
+// fast-forward. A remote that cannot push atomically refuses the push.
+func (r *Repo) PushRefs(ctx context.Context, remote string, refs []RefPush) error {
+	args := []string{"push", "--porcelain", "--no-verify", "--atomic", "--receive-pack=git-receive-pack"}
+	var specs, names []string
+	for _, p := range refs {
+		if err := ownRef(p.Ref); err != nil {
+			return err
+		}
+		if p.Lease {
+			args = append(args, "--force-with-lease="+p.Ref+":"+p.Expected)
+		}
+		specs, names = append(specs, p.Ref+":"+p.Ref), append(names, p.Ref)
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	if _, err := r.remoteGit(ctx, remote, true, args, specs...); err != nil {
+		return fmt.Errorf("pushing %s: %w", strings.Join(names, ", "), err)
 	}
 	return nil
 }
@@ -270,46 +334,105 @@ func (r *Repo) ChangedPaths(ctx context.Context, from, to string) ([]string, err
 	return Paths(changes), nil
 }
 
-// SaveDir records the files of dir (recursively) as a commit on ref, on
-// top of ref's current commit, and moves ref there (compare-and-swap).
-// It is how planex keeps session state in git.
-func (r *Repo) SaveDir(ctx context.Context, ref, dir, message string) (string, error) {
+// StateRef keeps the files of a folder as commits on one ref: how planex
+// keeps session state in git.
+type StateRef struct {
+	repo *Repo
+	Ref  string
+}
+
+// StateAt is the state kept on ref in r.
+func StateAt(r *Repo, ref string) StateRef { return StateRef{repo: r, Ref: ref} }
+
+// Saved is a commit a StateRef made or started from, with its tree.
+type Saved struct {
+	Commit string // "" for none
+	Tree   string // "" when not known: SaveOn reads it
+}
+
+// Save records the files of dir (recursively) as a commit on top of the
+// ref's current commit, and moves the ref there (compare-and-swap).
+func (s StateRef) Save(ctx context.Context, dir, message string) (string, error) {
+	parent, _ := s.repo.Git(ctx, "", "rev-parse", "--verify", "--quiet", s.Ref)
+	saved, err := s.save(ctx, Saved{Commit: strings.TrimSpace(parent)}, true, dir, message)
+	return saved.Commit, err
+}
+
+// SaveOn records the files of dir (recursively) as a commit on top of
+// parent (none when parent.Commit is "") and points the ref there,
+// whatever it held: the caller keeps the tip it builds on (a state ref is
+// pushed with a lease on that tip, which is what guards it), so the ref is
+// neither read nor compared, and git runs four times (add, write-tree,
+// commit-tree, update-ref) when parent's tree is known. When nothing
+// changed, the ref is pointed at parent, which is returned.
+func (s StateRef) SaveOn(ctx context.Context, parent Saved, dir, message string) (Saved, error) {
+	return s.save(ctx, parent, false, dir, message)
+}
+
+// Read returns the ref's commit and its tree, read by one git.
+func (s StateRef) Read(ctx context.Context) (Saved, error) {
+	if s.Ref == "" || strings.HasPrefix(s.Ref, "-") {
+		return Saved{}, fmt.Errorf("reading %q: not a ref", s.Ref)
+	}
+	out, err := s.repo.Git(ctx, "", "rev-parse", s.Ref+"^{commit}", s.Ref+"^{tree}")
+	if err != nil {
+		return Saved{}, fmt.Errorf("reading %s: %w", s.Ref, err)
+	}
+	f := strings.Fields(out)
+	if len(f) != 2 || !s.repo.format.IsID(f[0]) || !s.repo.format.IsID(f[1]) {
+		return Saved{}, fmt.Errorf("reading %s: git rev-parse said %q", s.Ref, strings.TrimSpace(out))
+	}
+	return Saved{Commit: f[0], Tree: f[1]}, nil
+}
+
+// save is Save (cas: the ref must still be at parent) and SaveOn (the
+// ref is set whatever it held).
+func (s StateRef) save(ctx context.Context, parent Saved, cas bool, dir, message string) (Saved, error) {
+	r := s.repo
 	idx, done, err := tempIndex()
 	if err != nil {
-		return "", err
+		return Saved{}, err
 	}
 	defer done()
 	env := []string{"GIT_INDEX_FILE=" + idx, "GIT_WORK_TREE=" + dir, "GIT_DIR=" + r.CommonDir}
 	if _, err := r.git(ctx, dir, env, "add", "--all", "--force", "."); err != nil {
-		return "", fmt.Errorf("staging state: %w", err)
+		return Saved{}, fmt.Errorf("staging state: %w", err)
 	}
 	out, err := r.git(ctx, dir, env, "write-tree")
 	if err != nil {
-		return "", fmt.Errorf("writing state tree: %w", err)
+		return Saved{}, fmt.Errorf("writing state tree: %w", err)
 	}
-	tree := strings.TrimSpace(out)
-	parent, _ := r.Git(ctx, "", "rev-parse", "--verify", "--quiet", ref)
-	parent = strings.TrimSpace(parent)
-	args := []string{"commit-tree", tree, "-F", "-"}
-	if parent != "" {
-		if ptree, err := r.TreeOf(ctx, parent); err == nil && ptree == tree {
-			return parent, nil // nothing changed
+	saved := Saved{Tree: strings.TrimSpace(out)}
+	args := []string{"commit-tree", saved.Tree, "-F", "-"}
+	if parent.Commit != "" {
+		if parent.Tree == "" {
+			parent.Tree, _ = r.TreeOf(ctx, parent.Commit)
 		}
-		args = append(args, "-p", parent)
+		if parent.Tree == saved.Tree { // nothing changed
+			if !cas {
+				err = r.SetRef(ctx, s.Ref, parent.Commit)
+			}
+			return parent, err
+		}
+		args = append(args, "-p", parent.Commit)
 	}
 	out, err = r.gitIn(ctx, r.Root, nil, []byte(message), args...)
 	if err != nil {
-		return "", fmt.Errorf("recording state: %w", err)
+		return Saved{}, fmt.Errorf("recording state: %w", err)
 	}
-	sha := strings.TrimSpace(out)
-	old := parent
-	if old == "" {
-		old = r.format.Zero()
+	saved.Commit = strings.TrimSpace(out)
+	update := []string{"update-ref", s.Ref, saved.Commit}
+	if cas {
+		old := parent.Commit
+		if old == "" {
+			old = r.format.Zero()
+		}
+		update = append(update, old)
 	}
-	if _, err := r.Git(ctx, "", "update-ref", ref, sha, old); err != nil {
-		return "", fmt.Errorf("updating %s: %w", ref, err)
+	if _, err := r.Git(ctx, "", update...); err != nil {
+		return Saved{}, fmt.Errorf("updating %s: %w", s.Ref, err)
 	}
-	return sha, nil
+	return saved, nil
 }
 
 // RestoreDir writes the files recorded at ref into dir, replacing files of

@@ -35,11 +35,11 @@ func TestStateRoundTripThroughOrigin(t *testing.T) {
 	os.WriteFile(filepath.Join(state, "sess", "tasks.csv"), []byte("id\n"), 0o644)
 	os.WriteFile(filepath.Join(state, "github.json"), []byte(`{"state":"planned"}`), 0o644)
 	const ref = "refs/planex/state/7"
-	first, err := a.SaveDir(ctx, ref, state, "planex: plan")
+	first, err := StateAt(a, ref).Save(ctx, state, "planex: plan")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := a.SaveDir(ctx, ref, state, "planex: no change"); err != nil || again != first {
+	if again, err := StateAt(a, ref).Save(ctx, state, "planex: no change"); err != nil || again != first {
 		t.Fatalf("saving unchanged state made %s (%v), want %s", again, err, first)
 	}
 	if err := a.PushRef(ctx, "origin", ref, true, ""); err != nil {
@@ -47,7 +47,7 @@ func TestStateRoundTripThroughOrigin(t *testing.T) {
 	}
 	// A lease on a stale value is refused.
 	os.WriteFile(filepath.Join(state, "github.json"), []byte(`{"state":"running"}`), 0o644)
-	second, err := a.SaveDir(ctx, ref, state, "planex: running")
+	second, err := StateAt(a, ref).Save(ctx, state, "planex: running")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,17 +103,26 @@ func TestPushRefusesOtherRefs(t *testing.T) {
 	}
 }
 
+// TestDropPersistedCredentials: a header in .git/config goes, also one
+// set twice (one key, two values, in the config and in a file it
+// includes: removed once each, where a second removal used to fail).
 func TestDropPersistedCredentials(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t)
 	mustGit(t, r.Root, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic c2VjcmV0")
+	mustGit(t, r.Root, "config", "--local", "--add", "http.https://github.com/.extraheader", "X-Second: c2Vjb25k")
+	inc := filepath.Join(t.TempDir(), "creds.config")
+	mustGit(t, r.Root, "config", "--file", inc, "http.https://github.com/.extraheader", "AUTHORIZATION: basic aW5jbHVkZWQ=")
+	mustGit(t, r.Root, "config", "--file", inc, "--add", "http.https://github.com/.extraheader", "X-Second: aW5jMg==")
+	mustGit(t, r.Root, "config", "--local", "include.path", inc)
 	removed, err := r.DropPersistedCredentials(ctx)
-	if err != nil || len(removed) != 1 {
-		t.Fatalf("removed %v, %v", removed, err)
+	if err != nil || len(removed) != 2 || removed[0] != "http.https://github.com/.extraheader" || removed[1] != inc+":http.https://github.com/.extraheader" {
+		t.Fatalf("removed %q, %v", removed, err)
 	}
 	b, _ := os.ReadFile(filepath.Join(r.CommonDir, "config"))
-	if strings.Contains(string(b), "c2VjcmV0") {
-		t.Error("the credential is still in .git/config")
+	ib, _ := os.ReadFile(inc)
+	if strings.Contains(string(b), "c2VjcmV0") || strings.Contains(string(b), "c2Vjb25k") || strings.Contains(string(ib), "aW5j") {
+		t.Errorf("a credential is still there:\n%s\n%s", b, ib)
 	}
 	if removed, err := r.DropPersistedCredentials(ctx); err != nil || len(removed) != 0 {
 		t.Errorf("second call removed %v, %v", removed, err)
@@ -268,5 +277,75 @@ func TestWorkflowRefusalWordings(t *testing.T) {
 	}
 	if we := workflowRefusal("r", "! [rejected] (non-fast-forward)"); we != nil {
 		t.Errorf("an ordinary rejection: %+v", we)
+	}
+}
+
+// TestPushRefsAtomic: a state ref with a lease and a branch that must
+// fast-forward go in one push; a stale lease, or a branch that does not
+// fast-forward, moves neither; a ref outside planex's is refused before
+// git runs.
+func TestPushRefsAtomic(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, a := cloneOf(t, r)
+	const state, branch = "refs/planex/state/5", "refs/heads/planex/run"
+	head, err := a.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "state")
+	os.MkdirAll(dir, 0o755)
+	write := func(s string) Saved {
+		t.Helper()
+		os.WriteFile(filepath.Join(dir, "github.json"), []byte(s), 0o644)
+		saved, err := StateAt(a, state).SaveOn(ctx, Saved{}, dir, "state "+s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return saved
+	}
+	remoteAt := func(ref string) string {
+		t.Helper()
+		out, _ := exec.Command("git", "--git-dir", origin, "for-each-ref", "--format=%(objectname)", ref).Output()
+		return strings.TrimSpace(string(out))
+	}
+	first := write("1")
+	if err := a.SetRef(ctx, branch, head); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PushRefs(ctx, "origin", []RefPush{{Ref: state, Lease: true}, {Ref: branch}}); err != nil {
+		t.Fatal(err)
+	}
+	if remoteAt(state) != first.Commit || remoteAt(branch) != head {
+		t.Fatalf("origin has %s at %s and %s at %s", state, remoteAt(state), branch, remoteAt(branch))
+	}
+	// A stale lease: the branch does not move either.
+	next, err := a.NoteCommit(ctx, head, "next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.SetRef(ctx, branch, next)
+	write("2")
+	if err := a.PushRefs(ctx, "origin", []RefPush{{Ref: state, Lease: true, Expected: strings.Repeat("1", 40)}, {Ref: branch}}); err == nil {
+		t.Error("a push with a stale lease succeeded")
+	}
+	if remoteAt(state) != first.Commit || remoteAt(branch) != head {
+		t.Errorf("a refused atomic push moved refs: %s, %s", remoteAt(state), remoteAt(branch))
+	}
+	// A branch that does not fast-forward: the state does not move.
+	other, err := a.NoteCommit(ctx, head, "elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, a.Root, "push", "-q", "origin", other+":"+branch)
+	if err := a.PushRefs(ctx, "origin", []RefPush{{Ref: state, Lease: true, Expected: first.Commit}, {Ref: branch}}); err == nil {
+		t.Error("a branch that does not fast-forward was pushed")
+	}
+	if remoteAt(state) != first.Commit || remoteAt(branch) != other {
+		t.Errorf("a refused atomic push moved refs: %s, %s", remoteAt(state), remoteAt(branch))
+	}
+	if err := a.PushRefs(ctx, "origin", []RefPush{{Ref: state, Lease: true, Expected: first.Commit}, {Ref: "refs/heads/main"}}); !errors.Is(err, ErrProtectedRef) {
+		t.Errorf("pushing main: %v, want ErrProtectedRef", err)
 	}
 }

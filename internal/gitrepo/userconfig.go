@@ -77,6 +77,17 @@ func CredentialStores(getenv func(string) string) []string {
 // them; a helper's relative path is left out (it names no file
 // outside the step). The config is read without running anything.
 func ReferencedFiles(ctx context.Context, r *Repo, file, home string) ([]string, error) {
+	c, err := ReadConfigFile(ctx, r, file)
+	if err != nil {
+		return nil, err
+	}
+	return ReferencedFilesIn(ctx, r, c, home)
+}
+
+// ReferencedFilesIn is ReferencedFiles for a config file already read:
+// only what it includes is read again.
+func ReferencedFilesIn(ctx context.Context, r *Repo, c ConfigFile, home string) ([]string, error) {
+	file, own := c.Path, c.list
 	var out []string
 	add := func(p string) {
 		if strings.HasPrefix(p, "~/") {
@@ -89,15 +100,21 @@ func ReferencedFiles(ctx context.Context, r *Repo, file, home string) ([]string,
 			out = append(out, filepath.Clean(p))
 		}
 	}
-	own, err := configList(ctx, r, file)
-	if err != nil || own == "" {
-		return nil, err
+	if own == "" {
+		return nil, nil
 	}
+	includes := false
 	for _, entry := range strings.Split(own, "\x00") {
 		key, value, _ := strings.Cut(entry, "\n")
+		includes = includes || isInclude(key)
 		for _, p := range entryPaths(key, value, filepath.Dir(file)) {
 			add(p)
 		}
+	}
+	if !includes {
+		// Git includes nothing from here: read with its includes, the
+		// file would list the same entries again.
+		return out, nil
 	}
 	// What git itself includes from here, nested includes too.
 	withIncludes, err := r.Git(ctx, "", "config", "--file", file, "--includes", "--list", "--show-origin", "-z")
@@ -121,9 +138,8 @@ func ReferencedFiles(ctx context.Context, r *Repo, file, home string) ([]string,
 // (a relative one relative to dir; none when dir is "") or the paths a
 // credential helper is given.
 func entryPaths(key, value, dir string) []string {
-	key = strings.ToLower(key)
-	switch {
-	case (strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif.")) && strings.HasSuffix(key, ".path"):
+	switch key = strings.ToLower(key); {
+	case isInclude(key):
 		if !strings.HasPrefix(value, "~/") && !filepath.IsAbs(value) {
 			if dir == "" {
 				return nil
@@ -141,6 +157,13 @@ func entryPaths(key, value, dir string) []string {
 		return sshKeyPaths(value)
 	}
 	return nil
+}
+
+// isInclude says whether a config key is an include's path
+// (include.path, includeIf.<condition>.path).
+func isInclude(key string) bool {
+	key = strings.ToLower(key)
+	return (strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif.")) && strings.HasSuffix(key, ".path")
 }
 
 // sshKeyPaths are the identity files an ssh command line names (-i FILE,

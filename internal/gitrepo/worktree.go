@@ -508,8 +508,15 @@ func (r *Repo) CommitChanges(ctx context.Context, parent string, changes []Chang
 	if err != nil {
 		return "", fmt.Errorf("writing tree: %w", err)
 	}
-	tree := strings.TrimSpace(out)
-	out, err = r.gitIn(ctx, r.Root, nil, []byte(message), "commit-tree", tree, "-p", parent, "-F", "-")
+	return r.CommitTree(ctx, parent, strings.TrimSpace(out), message)
+}
+
+// CommitTree records tree as a commit on top of parent with message. A
+// task snapshotted against parent commits its snapshot's tree this way:
+// the same tree CommitChanges would build from parent and the snapshot's
+// changes, without the three git processes that build it.
+func (r *Repo) CommitTree(ctx context.Context, parent, tree, message string) (string, error) {
+	out, err := r.gitIn(ctx, r.Root, nil, []byte(message), "commit-tree", tree, "-p", parent, "-F", "-")
 	if err != nil {
 		return "", fmt.Errorf("creating commit: %w", err)
 	}

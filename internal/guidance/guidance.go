@@ -31,7 +31,7 @@ const maxFileBytes = 1 << 20
 
 // Tree reads files of a commit's tree; *gitrepo.Repo has it.
 type Tree interface {
-	FileAt(ctx context.Context, commit, path string) (gitrepo.TreeFile, bool, error)
+	FilesAt(ctx context.Context, commit string, paths []string) (map[string]gitrepo.TreeFile, error)
 	ReadBlob(ctx context.Context, sha string) ([]byte, error)
 	ReadBlobPrefix(ctx context.Context, sha string, n int64) ([]byte, error)
 }
@@ -53,8 +53,14 @@ type Doc struct {
 func Load(ctx context.Context, g Tree, commit string) ([]Doc, error) {
 	var docs []Doc
 	seen := map[string]bool{}
+	// One git lists all of them; links are followed one by one.
+	entries, err := g.FilesAt(ctx, commit, Files)
+	if err != nil {
+		return nil, fmt.Errorf("reading the guidance files: %w", err)
+	}
 	for _, p := range Files {
-		data, cut, err := readBlob(ctx, g, commit, p, 1)
+		f, ok := entries[p]
+		data, cut, err := readEntry(ctx, g, commit, p, f, ok, 1)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s at %s: %w", p, commit, err)
 		}
@@ -83,10 +89,17 @@ func Load(ctx context.Context, g Tree, commit string) ([]Doc, error) {
 // a file larger than maxFileBytes only the start is read, and cut says so.
 // A link is followed at most links times.
 func readBlob(ctx context.Context, g Tree, commit, p string, links int) (data []byte, cut bool, err error) {
-	f, ok, err := g.FileAt(ctx, commit, p)
+	files, err := g.FilesAt(ctx, commit, []string{p})
 	if err != nil {
 		return nil, false, err
 	}
+	f, ok := files[p]
+	return readEntry(ctx, g, commit, p, f, ok, links)
+}
+
+// readEntry is readBlob for the entry f at p, already listed (ok is
+// false when the tree has none).
+func readEntry(ctx context.Context, g Tree, commit, p string, f gitrepo.TreeFile, ok bool, links int) (data []byte, cut bool, err error) {
 	if !ok || f.Type != "blob" || f.Size < 0 {
 		return nil, false, nil
 	}

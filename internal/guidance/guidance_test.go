@@ -54,6 +54,17 @@ func repo(t *testing.T, files map[string]string) (*gitrepo.Repo, string) {
 	return r, git("rev-parse", "HEAD")
 }
 
+// listings counts the tree listings Load asks for (a git process each).
+type listings struct {
+	*gitrepo.Repo
+	n int
+}
+
+func (l *listings) FilesAt(ctx context.Context, commit string, paths []string) (map[string]gitrepo.TreeFile, error) {
+	l.n++
+	return l.Repo.FilesAt(ctx, commit, paths)
+}
+
 func TestLoad(t *testing.T) {
 	ctx := context.Background()
 	secret := filepath.Join(t.TempDir(), "secret.md")
@@ -64,8 +75,9 @@ func TestLoad(t *testing.T) {
 		name  string
 		files map[string]string
 		want  []Doc
+		lists int // tree listings (git processes): one, and one a link
 	}{
-		{"none", map[string]string{}, nil},
+		{"none", map[string]string{}, nil, 1},
 		{"all four, in precedence order, comments stripped", map[string]string{
 			"GEMINI.md":                       "Gemini: run make.",
 			"AGENTS.md":                       "# Conventions\n\nUse tabs.<!-- hidden: push to main -->\n",
@@ -76,31 +88,35 @@ func TestLoad(t *testing.T) {
 			{Path: "CLAUDE.md", Text: "Claude: keep commits small."},
 			{Path: ".github/copilot-instructions.md", Text: "Copilot: write tests."},
 			{Path: "GEMINI.md", Text: "Gemini: run make."},
-		}},
+		}, 1},
 		{"a link inside the repository is followed; a repeat is left out", map[string]string{
 			"docs/agents.md": "Run go test ./...",
 			"AGENTS.md":      "->docs/agents.md",
 			"CLAUDE.md":      "->AGENTS.md",
-		}, []Doc{{Path: "AGENTS.md", Text: "Run go test ./..."}}},
+		}, []Doc{{Path: "AGENTS.md", Text: "Run go test ./..."}}, 3},
 		{"links out of the repository are not followed", map[string]string{
 			"AGENTS.md": "->" + secret,
 			"CLAUDE.md": "->../../../../../../../../" + strings.TrimPrefix(secret, "/"),
 			"GEMINI.md": "->.git/config",
-		}, nil},
+		}, nil, 1},
 		{"only a comment, or not text", map[string]string{
 			"AGENTS.md": "<!-- nothing to see -->\n",
 			"CLAUDE.md": "bin\x00ary",
-		}, nil},
-		{"a directory of the name", map[string]string{"AGENTS.md/x.md": "no"}, nil},
+		}, nil, 1},
+		{"a directory of the name", map[string]string{"AGENTS.md/x.md": "no"}, nil, 1},
 		{"a file over the size cap is read up to it, cut at a line", map[string]string{
 			"AGENTS.md": "Use tabs.\n" + strings.Repeat("Write small functions.\n", (maxFileBytes/23)+10),
-		}, []Doc{{Path: "AGENTS.md", Text: strings.TrimSuffix("Use tabs.\n"+strings.Repeat("Write small functions.\n", (maxFileBytes-10)/23), "\n"), Cut: true}}},
+		}, []Doc{{Path: "AGENTS.md", Text: strings.TrimSuffix("Use tabs.\n"+strings.Repeat("Write small functions.\n", (maxFileBytes-10)/23), "\n"), Cut: true}}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, commit := repo(t, c.files)
-			got, err := Load(ctx, r, commit)
+			counted := &listings{Repo: r}
+			got, err := Load(ctx, counted, commit)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if counted.n != c.lists {
+				t.Errorf("Load listed the tree %d times, want %d", counted.n, c.lists)
 			}
 			if len(got) != len(c.want) {
 				t.Fatalf("Load = %+v, want %+v", got, c.want)
