@@ -1,0 +1,9 @@
+//go:build !linux
+
+package main
+
+import "errors"
+
+func vsock(string, string) (string, error) { return "", errors.New("socket: vsock is Linux's") }
+
+func uring() (string, error) { return "", errors.New("io_uring_setup: io_uring is Linux's") }
