@@ -93,6 +93,13 @@ var defaultMasks = []string{
 	"/var/run/docker.sock", "/run/docker.sock",
 	"/run/containerd/containerd.sock", "/run/podman/podman.sock",
 	"/run/user", "/var/run/dbus/system_bus_socket", "/run/dbus/system_bus_socket",
+	// LXD (the snap Ubuntu installs, whose first user is in the lxd
+	// group that a non-root planex's program keeps; and the deb) and
+	// Incus: a container with the host's / mounted is root on the host.
+	// Their user daemons' sockets are open to every user and make
+	// containers with a network of their own.
+	"/var/snap/lxd/common/lxd/unix.socket", "/var/snap/lxd/common/lxd-user/unix.socket",
+	"/var/lib/lxd/unix.socket", "/var/lib/incus/unix.socket", "/var/lib/incus/unix.socket.user",
 	// Files, not sockets: a Kubernetes pod's service account token
 	// (kubernetes.io/serviceaccount/token, readable by every uid: an
 	// Actions Runner Controller runner's account may create pods) and
