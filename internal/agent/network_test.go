@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -91,5 +92,53 @@ func TestHostProxyKeepsNoCredential(t *testing.T) {
 	got := strings.Join(hostProxy(base), " ")
 	if got != "HTTPS_PROXY=http://corp-proxy:3128 NO_PROXY=localhost,.internal" {
 		t.Errorf("hostProxy = %q", got)
+	}
+}
+
+// TestProxyUnderDeepTempDir: with a $TMPDIR so deep that a socket there
+// would have a longer path than a Unix socket may (a CI's nested job
+// folder), a contained step still gets its proxy: its socket's folder
+// goes to /tmp instead, and is gone once the step ended.
+func TestProxyUnderDeepTempDir(t *testing.T) {
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine, so no proxy to start: %v", err)
+	}
+	if err := box.ProbeNetwork(context.Background()); err != nil {
+		t.Skipf("this machine cannot make network namespaces: %v", err)
+	}
+	probe := sandboxtest.NetProbe(t)
+	deep := filepath.Join(t.TempDir(), strings.Repeat("nested-job-folder/", 6))
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", deep)
+	dir, err := SocketDir("planex-egress-", "proxy.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(dir)
+	if !strings.HasPrefix(dir, "/tmp/planex-egress-") {
+		t.Errorf("SocketDir under a deep $TMPDIR = %s, want a folder of /tmp", dir)
+	}
+	cmd := exec.Command(probe, "get", "http://exfil.example.net/x")
+	cmd.Dir = "/"
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	c := Containment{Sandbox: box, Read: []string{filepath.Dir(probe)}, Egress: &Egress{Log: &egress.Log{}}}
+	cleanup, err := c.PrepareContext(context.Background(), cmd, []string{"PATH=/usr/bin:/bin"}, nil, nil)
+	if err != nil {
+		t.Fatalf("preparing a contained step under a deep $TMPDIR: %v", err)
+	}
+	err = cmd.Run()
+	cleanup()
+	if err != nil || !strings.HasPrefix(out.String(), "ok: 403") {
+		t.Errorf("the step's request through its proxy: %v, %q; want the proxy's 403", err, out.String())
+	}
+	entries, _ := os.ReadDir(deep)
+	for _, e := range entries {
+		if e.Name() != "planex-lend" { // root's lending locks stay, by design
+			t.Errorf("the step left %s in $TMPDIR", e.Name())
+		}
 	}
 }
