@@ -19,6 +19,7 @@ func TestSecondContinueIsRefusedWhileRunning(t *testing.T) {
 	f.setPlan(diamond()...)
 	f.write(f.fake, "T3.block", "")
 	cmd := f.command("-y", "add four files")
+	ownTemp(t, cmd)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
