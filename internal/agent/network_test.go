@@ -142,3 +142,57 @@ func TestProxyUnderDeepTempDir(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineSocketOutOfReach: a container engine's socket where
+// DOCKER_HOST or CONTAINER_HOST says (away from /run, which the sandbox
+// covers anyway) would start containers for whoever connects, with the
+// host's / mounted and a network of their own. A contained program that
+// finds it there reaches nothing, with the network open too; the same
+// socket unnamed by those variables stays reachable (the row that shows
+// the test can fail).
+func TestEngineSocketOutOfReach(t *testing.T) {
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	dir, err := os.MkdirTemp("/srv", "planex-engine-")
+	if err != nil {
+		t.Skipf("needs a folder outside /tmp and the homes, which the sandbox covers anyway (run as root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "docker.sock")
+	l := sandboxtest.Listen(t, "unix", sock)
+	if err := os.Chmod(sock, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	probe := sandboxtest.NetProbe(t)
+	for _, row := range []struct {
+		name  string
+		env   string
+		reach bool
+	}{
+		{"DOCKER_HOST", "DOCKER_HOST=unix://" + sock, false},
+		{"CONTAINER_HOST", "CONTAINER_HOST=unix://" + dir + "/./docker.sock", false},
+		{"no variable naming it", "", true},
+	} {
+		msg := "loot-" + strings.ReplaceAll(row.name, " ", "-")
+		cmd := exec.Command(probe, "unix", sock, msg)
+		cmd.Dir = "/"
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		c := Containment{Sandbox: box, Network: sandbox.NetworkOpen, Read: []string{filepath.Dir(probe)}}
+		cleanup, err := c.PrepareContext(context.Background(), cmd, []string{"PATH=/usr/bin:/bin", row.env}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cmd.Run()
+		cleanup()
+		arrived := strings.Contains(strings.Join(l.Got(), " "), msg)
+		if err != nil || arrived != row.reach || strings.HasPrefix(out.String(), "ok:") != row.reach {
+			t.Errorf("%s: want reached=%v; the program said %q (%v), the engine got %q", row.name, row.reach, out.String(), err, l.Got())
+		}
+	}
+}
