@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -93,5 +94,60 @@ func TestParseNetwork(t *testing.T) {
 	var zero Policy
 	if zero.Network.Open() || zero.Network.String() != "contained" {
 		t.Errorf("the zero policy's network is %q, want contained", zero.Network)
+	}
+}
+
+// TestSysShowsOwnNetwork: a contained program lists the network
+// interfaces in /sys/class/net, where the host's sysfs shows the host's
+// (names, hardware addresses, traffic counters of the machine's other
+// jobs). With its own network it finds only lo, and the host's cgroup
+// tree still below /sys/fs/cgroup, read-only; with the network open it
+// sees the host's interfaces, as the host does.
+func TestSysShowsOwnNetwork(t *testing.T) {
+	s := newSandbox(t)
+	if err := s.ProbeNetwork(context.Background()); err != nil {
+		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
+	}
+	list := func(dir string) string {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return ""
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return strings.Join(names, " ")
+	}
+	hostNet, hostCgroup := list("/sys/class/net"), list("/sys/fs/cgroup")
+	if hostNet == "lo" || hostNet == "" {
+		t.Logf("this machine shows %q in /sys/class/net: the contained row shows nothing here", hostNet)
+	}
+	script := `echo $(ls /sys/class/net); echo $(ls /sys/fs/cgroup); cat /sys/class/net/*/address | grep -vc '^00:00:00:00:00:00$'; touch /sys/fs/cgroup/planex-x 2>/dev/null && echo WROTE; true`
+	for _, row := range []struct {
+		network Network
+		net     string
+		macs    string
+	}{{NetworkContained, "lo", "0"}, {NetworkOpen, hostNet, ""}} {
+		out, err := run(t, s, Policy{Network: row.network}, "/", nil, script)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", row.network, err, out)
+		}
+		lines := strings.Split(out, "\n")
+		if len(lines) < 3 {
+			t.Fatalf("%s: %q", row.network, out)
+		}
+		if lines[0] != row.net {
+			t.Errorf("%s network: /sys/class/net lists %q, want %q", row.network, lines[0], row.net)
+		}
+		if lines[1] != hostCgroup {
+			t.Errorf("%s network: /sys/fs/cgroup lists %q, the host's %q", row.network, lines[1], hostCgroup)
+		}
+		if row.macs != "" && lines[2] != row.macs {
+			t.Errorf("%s network: %s hardware addresses besides loopback's", row.network, lines[2])
+		}
+		if strings.Contains(out, "WROTE") {
+			t.Errorf("%s network: the program wrote into /sys/fs/cgroup", row.network)
+		}
 	}
 }
