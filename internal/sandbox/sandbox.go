@@ -100,6 +100,9 @@ var defaultMasks = []string{
 	// containers with a network of their own.
 	"/var/snap/lxd/common/lxd/unix.socket", "/var/snap/lxd/common/lxd-user/unix.socket",
 	"/var/lib/lxd/unix.socket", "/var/lib/incus/unix.socket", "/var/lib/incus/unix.socket.user",
+	// libvirt's daemons (the libvirt group's: a VM with the host's disk)
+	// and MicroK8s's containerd (the microk8s group's).
+	"/run/libvirt", "/var/run/libvirt", "/var/snap/microk8s/common/run",
 	// Files, not sockets: a Kubernetes pod's service account token
 	// (kubernetes.io/serviceaccount/token, readable by every uid: an
 	// Actions Runner Controller runner's account may create pods) and

@@ -88,15 +88,21 @@ func TestRunSockets(t *testing.T) {
 	}
 }
 
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
 // TestContainerManagerSocketsOutOfReach: LXD's and Incus's sockets make
 // a container with the host's / mounted (root on the host) for their
 // group, which a non-root planex's program keeps, and their user
 // daemons' sockets, open to every user, make containers with a network
-// of their own. The test plants LXD's user socket where the snap keeps
-// it (only when this machine has no LXD snap) and a snap's service
-// socket under /var/snap, both open to every user: the program reaches
-// neither with the network contained, and LXD's not even with the
-// network open.
+// of their own; libvirt's make a VM with the host's disk, MicroK8s's
+// containerd a pod as root. The test plants LXD's user socket, libvirt's
+// and MicroK8s's where they keep them (each only when this machine has
+// none of its own) and a snap's service socket under /var/snap, all open
+// to every user: the program reaches none with the network contained,
+// and none but the snap service's with the network open.
 func TestContainerManagerSocketsOutOfReach(t *testing.T) {
 	needRoot(t) // only root may make folders under /var
 	s := newSandbox(t)
@@ -132,11 +138,16 @@ func TestContainerManagerSocketsOutOfReach(t *testing.T) {
 		openWay bool // reachable with the network open
 	}
 	var targets []target
-	if _, err := os.Lstat("/var/snap/lxd"); err == nil {
-		t.Log("this machine has the LXD snap: its user socket is not planted (the default masks cover it all the same)")
-	} else {
-		lxd := "/var/snap/lxd/common/lxd-user/unix.socket"
-		targets = append(targets, target{lxd, listen(lxd), false})
+	for _, m := range []struct{ owner, sock string }{
+		{"/var/snap/lxd", "/var/snap/lxd/common/lxd-user/unix.socket"},
+		{"/run/libvirt", "/run/libvirt/libvirt-sock"},
+		{"/var/snap/microk8s", "/var/snap/microk8s/common/run/containerd.sock"},
+	} {
+		if exists(m.owner) {
+			t.Logf("this machine has %s: its socket is not planted (the default masks cover it all the same)", m.owner)
+			continue
+		}
+		targets = append(targets, target{m.sock, listen(m.sock), false})
 	}
 	made("/var/snap")
 	dir, err := os.MkdirTemp("/var/snap", "planex-redteam-")
