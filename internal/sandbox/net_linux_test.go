@@ -98,7 +98,7 @@ func TestParseNetwork(t *testing.T) {
 }
 
 // TestSysShowsOwnNetwork: a contained program lists the network
-// interfaces in /sys/class/net, where the host's sysfs shows the host's
+// interfaces in /sys/class/net and /proc/net/dev, where the host's sysfs shows the host's
 // (names, hardware addresses, traffic counters of the machine's other
 // jobs). With its own network it finds only lo, and the host's cgroup
 // tree still below /sys/fs/cgroup, read-only; with the network open it
@@ -123,7 +123,7 @@ func TestSysShowsOwnNetwork(t *testing.T) {
 	if hostNet == "lo" || hostNet == "" {
 		t.Logf("this machine shows %q in /sys/class/net: the contained row shows nothing here", hostNet)
 	}
-	script := `echo $(ls /sys/class/net); echo $(ls /sys/fs/cgroup); cat /sys/class/net/*/address | grep -vc '^00:00:00:00:00:00$'; touch /sys/fs/cgroup/planex-x 2>/dev/null && echo WROTE; true`
+	script := `echo $(ls /sys/class/net); echo $(ls /sys/fs/cgroup); cat /sys/class/net/*/address | grep -vc '^00:00:00:00:00:00$'; touch /sys/fs/cgroup/planex-x 2>/dev/null && echo WROTE; echo $(tail -n +3 /proc/net/dev | cut -d: -f1); true`
 	for _, row := range []struct {
 		network Network
 		net     string
@@ -148,6 +148,9 @@ func TestSysShowsOwnNetwork(t *testing.T) {
 		}
 		if strings.Contains(out, "WROTE") {
 			t.Errorf("%s network: the program wrote into /sys/fs/cgroup", row.network)
+		}
+		if procNet := strings.Join(strings.Fields(lines[len(lines)-2]), " "); row.network != NetworkOpen && procNet != "lo" {
+			t.Errorf("%s network: /proc/net/dev lists %q, want lo alone", row.network, procNet)
 		}
 	}
 }
