@@ -20,18 +20,25 @@ import (
 //     services, and through them whatever those do: a guest agent that
 //     runs commands, a WSL host, a sandboxing product's control channel;
 //   - io_uring makes sockets (IORING_OP_SOCKET) and does much else of a
-//     process's work without the system calls a filter looks at.
+//     process's work without the system calls a filter looks at;
+//   - request_key starts the kernel's upcall, /sbin/request-key, as root
+//     in the host's namespaces: for a dns_resolver key it looks the key's
+//     name up in the host's DNS (a query for <data>.attacker.example
+//     carries data out), and other key types run the helpers
+//     /etc/request-key.conf names.
 //
 // So the program of every sandbox starts under a seccomp filter that
 // refuses an AF_VSOCK socket (EAFNOSUPPORT, as a kernel without vsock
-// answers) and io_uring (ENOSYS, as a kernel without it answers; Node.js
-// and the rest fall back to ordinary calls). Everything else passes.
+// answers), io_uring and request_key (ENOSYS, as a kernel without them
+// answers; Node.js and the rest fall back to ordinary calls, and a key
+// a program adds itself needs no request). Everything else passes.
 
 // syscallArch is what the filter needs of one system call convention.
 type syscallArch struct {
 	audit      uint32 // AUDIT_ARCH_* as seccomp reports it
 	socket     uint32
 	ioUring    uint32 // io_uring_setup
+	requestKey uint32
 	socketcall uint32 // i386's multiplexer, 0 where there is none
 	x32        bool   // x86-64's x32 calls share its arch, with bit 30 set
 }
@@ -39,12 +46,12 @@ type syscallArch struct {
 // Numbers from the kernel's syscall tables (asm-generic for the newer
 // architectures: io_uring_setup is 425 everywhere).
 var (
-	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, x32: true}
-	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, socketcall: 102}
-	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425}
-	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425}
-	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425}
-	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425}
+	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, x32: true}
+	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, socketcall: 102}
+	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218}
+	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310}
+	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270}
 )
 
 // archsFor lists the conventions a process on goarch's kernel may use:
@@ -64,7 +71,7 @@ func archsFor(goarch string) ([]syscallArch, error) {
 	case "ppc64le":
 		return []syscallArch{archPPC64LE}, nil
 	}
-	return nil, fmt.Errorf("no system call filter for %s: the sandbox cannot keep vsock and io_uring from its programs there", goarch)
+	return nil, fmt.Errorf("no system call filter for %s: the sandbox cannot keep vsock, io_uring and request_key from its programs there", goarch)
 }
 
 // seccomp_data offsets: the call's number, its arch, its first
@@ -110,9 +117,11 @@ func archBody(a syscallArch) []bpf.Instruction {
 	if a.x32 {
 		b = append(b, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ^uint32(x32Bit)})
 	}
-	b = append(b,
-		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.ioUring, SkipTrue: 1},
-		bpf.RetConstant{Val: retErrno(unix.ENOSYS)})
+	for _, nr := range []uint32{a.ioUring, a.requestKey} {
+		b = append(b,
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: 1},
+			bpf.RetConstant{Val: retErrno(unix.ENOSYS)})
+	}
 	if a.socketcall != 0 {
 		b = append(b,
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.socketcall, SkipTrue: 4},

@@ -2,7 +2,7 @@
 // reach out: it dials a TCP address, a Unix socket (an abstract one when
 // the name starts with @) or fetches a URL through the proxy the
 // environment names, opens a vsock connection (vsock CID:PORT MSG) or an
-// io_uring (uring), and prints "ok: <reply>" or "fail: <error>", one
+// io_uring (uring), or requests a dns_resolver key (requestkey NAME), and prints "ok: <reply>" or "fail: <error>", one
 // line, always exiting 0 so a script goes on to its next attempt.
 package main
 
@@ -18,7 +18,7 @@ import (
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: netprobe tcp ADDR MSG | unix PATH|@NAME MSG | get URL | vsock CID:PORT MSG | uring x")
+		fmt.Fprintln(os.Stderr, "usage: netprobe tcp ADDR MSG | unix PATH|@NAME MSG | get URL | vsock CID:PORT MSG | uring x | requestkey NAME")
 		os.Exit(2)
 	}
 	reply, err := probe(os.Args[1], os.Args[2], strings.Join(os.Args[3:], " "))
@@ -53,6 +53,8 @@ func probe(kind, target, msg string) (string, error) {
 		return vsock(target, msg)
 	case "uring":
 		return uring()
+	case "requestkey":
+		return requestKey(target)
 	case "get":
 		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
 		resp, err := client.Get(target)

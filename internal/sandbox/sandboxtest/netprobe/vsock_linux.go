@@ -52,3 +52,14 @@ func uring() (string, error) {
 	unix.Close(int(fd))
 	return "io_uring fd " + strconv.Itoa(int(fd)), nil
 }
+
+// requestKey asks the kernel for a dns_resolver key named name, which
+// starts the host's /sbin/request-key to look the name up in the host's
+// DNS.
+func requestKey(name string) (string, error) {
+	id, err := unix.RequestKey("dns_resolver", name, "", unix.KEY_SPEC_PROCESS_KEYRING)
+	if err != nil {
+		return "", fmt.Errorf("request_key: %w", err)
+	}
+	return "key " + strconv.Itoa(id), nil
+}
