@@ -755,8 +755,9 @@ func TestLocateExplain(t *testing.T) {
 // own, removed with the test: the step folders, homes, overlays and proxy
 // sockets it has no chance to remove go with it instead of staying in
 // the machine's /tmp. The folder's name is short (t.TempDir's holds the
-// test's name), so planex's sockets stay there too.
-func ownTemp(t *testing.T, cmd *exec.Cmd) {
+// test's name), so planex's sockets stay there too. It returns the
+// folder.
+func ownTemp(t *testing.T, cmd *exec.Cmd) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "pxk-")
 	if err != nil {
@@ -764,6 +765,7 @@ func ownTemp(t *testing.T, cmd *exec.Cmd) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	cmd.Env = append(cmd.Env, "TMPDIR="+dir)
+	return dir
 }
 
 // waitForFile waits for a blocking scripted agent to record its pid.
