@@ -33,15 +33,21 @@ var errHelloSeen = errors.New("client hello read")
 // firstFlight returns the reader the tunnel sends on: the client's first
 // bytes checked, then the rest. A refusal is recorded.
 func (h *handler) firstFlight(client net.Conn, br *bufio.Reader, port int) (io.Reader, error) {
-	_ = client.SetReadDeadline(time.Now().Add(h.p.HeaderTimeout))
+	// However late the first byte comes (the server may speak first), it
+	// is checked: a client that waits out a deadline sends nothing
+	// unchecked.
+	_ = client.SetReadDeadline(time.Now().Add(h.p.IdleTimeout))
 	defer client.SetReadDeadline(time.Time{})
 	b, err := br.Peek(1)
-	if err != nil {
-		return br, nil // the client sent nothing: nothing to check; the pipe ends it
-	}
-	if b[0] != recordHandshake {
+	switch {
+	case errors.Is(err, io.EOF):
+		return br, nil // the client is done sending; the answer may still flow
+	case err != nil:
+		return nil, err // silent until the tunnel idled, or gone
+	case b[0] != recordHandshake:
 		return br, nil
 	}
+	_ = client.SetReadDeadline(time.Now().Add(h.p.HeaderTimeout))
 	var seen bytes.Buffer
 	name, err := serverName(h.ctx, client, io.TeeReader(br, &seen))
 	if err != nil {

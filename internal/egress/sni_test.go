@@ -130,6 +130,7 @@ func TestProxyTunnelServerName(t *testing.T) {
 		{"fronting: upper case spelling of a refused name", "front.test:443", func(c net.Conn) { hello(c, "EXFIL.test") }, "", "exfil.test:443"},
 		{"fronting through an address allowed by itself", "203.0.113.20:443", func(c net.Conn) { hello(c, "exfil.test") }, "", "exfil.test:443"},
 		{"a handshake that is no ClientHello", "front.test:443", func(c net.Conn) { c.Write([]byte{0x16, 3, 1, 0, 4, 2, 0, 0, 0}) }, "", `"(unreadable TLS handshake)":443`},
+		{"fronting after a wait longer than the header timeout", "front.test:443", func(c net.Conn) { time.Sleep(1500 * time.Millisecond); hello(c, "exfil.test") }, "", "exfil.test:443"},
 		{"a handshake begun and never finished", "front.test:443", func(c net.Conn) { c.Write([]byte{0x16, 3, 1}); time.Sleep(1500 * time.Millisecond) }, "", `"(unreadable TLS handshake)":443`},
 		{"the tunnel's own host", "front.test:443", func(c net.Conn) { hello(c, "front.test") }, "front.test", ""},
 		{"another allowed host", "front.test:443", func(c net.Conn) { hello(c, "other.test") }, "other.test", ""},
@@ -142,7 +143,7 @@ func TestProxyTunnelServerName(t *testing.T) {
 		c.Close()
 		got := up.received(t, i+1)[i]
 		if r.want == "" && got != "" {
-			t.Errorf("%s: the upstream received %q", r.name, got)
+			t.Errorf("%s: the upstream received %d bytes: %.60q", r.name, len(got), got)
 		}
 		if r.want != "" && !strings.Contains(got, r.want) {
 			t.Errorf("%s: the upstream received %q, want it to hold %q", r.name, got, r.want)
