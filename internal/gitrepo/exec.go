@@ -287,10 +287,20 @@ type avoidKey struct{}
 // which runs uncontained with the token in its environment, would run
 // it.
 func AvoidingFolders(ctx context.Context, dirs []string) context.Context {
-	if len(dirs) == 0 {
+	out := avoided(ctx)
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs // relative to planex's working directory, as the sandbox reads it
+		}
+		out = append(out, d)
+	}
+	if len(out) == len(avoided(ctx)) {
 		return ctx
 	}
-	return context.WithValue(ctx, avoidKey{}, append(avoided(ctx), dirs...))
+	return context.WithValue(ctx, avoidKey{}, out)
 }
 
 // avoided is what AvoidingFolders put in ctx.

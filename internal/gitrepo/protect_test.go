@@ -570,8 +570,18 @@ func TestRedTeamGitProgramsInWritableFolder(t *testing.T) {
 	}
 	mustGit(t, r.Root, "remote", "add", "far", "ssh://git@example.invalid/octo/demo.git")
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	ctx := AvoidingFolders(context.Background(), []string{shared})
-	r, err := Open(ctx, r.Root)
+	ctx := AvoidingFolders(context.Background(), []string{""})
+	if avoided(ctx) != nil {
+		t.Errorf("an empty folder name is avoided: %q", avoided(ctx))
+	}
+	// Named relative to planex's working directory, as --sandbox-write
+	// may name it.
+	rel, err := filepath.Rel(mustGetwd(t), shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx = AvoidingFolders(ctx, []string{rel})
+	r, err = Open(ctx, r.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -589,4 +599,13 @@ func TestRedTeamGitProgramsInWritableFolder(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.markers, "shared-git")); err != nil {
 		t.Errorf("without AvoidingFolders the planted git left no marker: %v", err)
 	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
 }
