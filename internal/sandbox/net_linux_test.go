@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
 )
@@ -151,6 +153,45 @@ func TestSysShowsOwnNetwork(t *testing.T) {
 		}
 		if procNet := strings.Join(strings.Fields(lines[len(lines)-2]), " "); row.network != NetworkOpen && procNet != "lo" {
 			t.Errorf("%s network: /proc/net/dev lists %q, want lo alone", row.network, procNet)
+		}
+	}
+}
+
+// TestUDPOutOfReach: a contained program sends a datagram (a DNS query
+// for <data>.attacker.example would be one) to a UDP server on the
+// host's loopback, where a local resolver listens, and on the machine's
+// own address: neither arrives; with the network open the loopback one
+// does.
+func TestUDPOutOfReach(t *testing.T) {
+	s := newSandbox(t)
+	if err := s.ProbeNetwork(context.Background()); err != nil {
+		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
+	}
+	probe := sandboxtest.NetProbe(t)
+	l := sandboxtest.ListenUDP(t, "0.0.0.0:0")
+	port := strconv.Itoa(l.Port())
+	other := sandboxtest.MachineAddress(t)
+	if other == "" {
+		other = "127.0.0.1"
+	}
+	for _, row := range []struct {
+		network Network
+		addr    string
+		msg     string
+		reach   bool
+	}{
+		{NetworkContained, "127.0.0.1:" + port, "loot-udp-loopback", false},
+		{NetworkContained, other + ":" + port, "loot-udp-other", false},
+		{NetworkOpen, "127.0.0.1:" + port, "loot-udp-open", true},
+	} {
+		out, err := run(t, s, Policy{Network: row.network, ReadOnly: []string{filepath.Dir(probe)}}, "/", nil, probe+" udp "+row.addr+" "+row.msg)
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", row.network, row.addr, err, out)
+		}
+		time.Sleep(100 * time.Millisecond) // a datagram in flight
+		arrived := strings.Contains(strings.Join(l.Got(), " "), row.msg)
+		if arrived != row.reach || strings.HasPrefix(out, "ok: pong") != row.reach {
+			t.Errorf("%s network, %s: want reached=%v; the program said %q, the server got %q", row.network, row.addr, row.reach, out, l.Got())
 		}
 	}
 }
