@@ -5,6 +5,7 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -33,9 +34,9 @@ const exitSetup = 125
 // starts the real program in a nested user namespace, so the program has
 // no capability over the mounts that contain it, and waits for it. When
 // init returns, the kernel kills every process left in the namespace.
-func initMain(raw string) int {
-	var c config
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+func initMain(cfgFile string) int {
+	c, err := readConfig(cfgFile)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "planex sandbox: reading configuration: %v\n", err)
 		return exitSetup
 	}
@@ -98,6 +99,23 @@ func initMain(raw string) int {
 	}
 	reportLimits(os.Stderr, c.Limits, watching.finish(code))
 	return code
+}
+
+// readConfig reads the configuration planex wrote for the init and
+// removes the file.
+func readConfig(path string) (config, error) {
+	var c config
+	f, err := os.Open(path)
+	if err != nil {
+		return c, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxConfig))
+	f.Close()
+	os.Remove(path)
+	if err != nil {
+		return c, err
+	}
+	return c, json.Unmarshal(b, &c)
 }
 
 // buildRoot makes the mount namespace the program will see and moves
