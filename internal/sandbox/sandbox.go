@@ -108,6 +108,10 @@ var defaultMasks = []string{
 	// Actions Runner Controller runner's account may create pods) and
 	// Docker's and Compose's secrets.
 	"/run/secrets", "/var/run/secrets",
+	// Crash reports (apport) and core files (systemd-coredump, with an
+	// ACL for the process's user): the memory of crashed processes,
+	// tokens they held included.
+	"/var/crash", "/var/lib/systemd/coredump",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.
