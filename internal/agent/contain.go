@@ -125,6 +125,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if sock := lookup(base, "SSH_AUTH_SOCK"); sock != "" {
 		p.Mask = append(p.Mask, sock)
 	}
+	p.Mask = append(p.Mask, engineSockets(base)...)
 	p.Mask = append(p.Mask, runnerOwnFiles(base)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
@@ -141,6 +142,22 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		return func() {}, fmt.Errorf("containing the agent: %w", err)
 	}
 	return func() { done(); stopNet(); dropOverlays(); os.RemoveAll(home) }, nil
+}
+
+// engineSockets are the Unix sockets of the container engines env names
+// (DOCKER_HOST, CONTAINER_HOST for Podman) when they lie away from the
+// default places the sandbox covers anyway: a rootful engine's socket
+// moved to /srv or /var/lib, or a VM's (Colima, Lima) beside it. Whoever
+// connects there starts containers as the engine's owner, with the
+// host's / mounted if asked, and with a network of their own.
+func engineSockets(env []string) []string {
+	var out []string
+	for _, name := range []string{"DOCKER_HOST", "CONTAINER_HOST"} {
+		if p, ok := strings.CutPrefix(lookup(env, name), "unix://"); ok && filepath.IsAbs(p) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	return out
 }
 
 // FileOverlay is a file contained processes see at Path instead of the

@@ -67,7 +67,7 @@ func (c Containment) network(ctx context.Context, cmd *exec.Cmd, p *sandbox.Poli
 		cmd.Env = withoutProxy(cmd.Env, c.Network.Open())
 		return func() {}, nil
 	}
-	dir, err := os.MkdirTemp("", "planex-egress-")
+	dir, err := SocketDir("planex-egress-", "proxy.sock")
 	if err != nil {
 		return func() {}, fmt.Errorf("creating the egress proxy's folder: %w", err)
 	}
@@ -94,6 +94,27 @@ func (c Containment) network(ctx context.Context, cmd *exec.Cmd, p *sandbox.Poli
 		<-done
 		os.RemoveAll(dir)
 	}, nil
+}
+
+// maxSocketPath bounds the path of a Unix socket planex listens on: the
+// kernel takes at most 108 bytes with the closing NUL (104 on macOS).
+const maxSocketPath = 100
+
+// SocketDir makes a fresh folder, planex's alone (0700), for a socket
+// named file: in the temporary folder, unless the socket's path there
+// would be longer than a Unix socket's may be (a deep $TMPDIR, where
+// every contained step failed to start its proxy), then in /tmp, which
+// the sandbox replaces like the temporary folder.
+func SocketDir(prefix, file string) (string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	if len(filepath.Join(dir, file)) <= maxSocketPath {
+		return dir, nil
+	}
+	os.Remove(dir)
+	return os.MkdirTemp("/tmp", prefix)
 }
 
 // proxyVars are the variables programs read their proxy from.

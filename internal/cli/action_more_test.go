@@ -173,6 +173,7 @@ func TestActionFinalizeAfterKilledJob(t *testing.T) {
 	ws := filepath.Join(t.TempDir(), "ws")
 	g.git("clone", "-q", g.origin, ws)
 	cmd := g.actionCmd(ws, "issue_comment", ev)
+	ownTemp(t, cmd)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -93,15 +93,20 @@ func (a *agentFlags) checkAgentVisible(read []string, getenv func(string) string
 	return checkCommandVisible(cmd, read, getenv)
 }
 
+// writeDirs are the folders every contained step may write
+// (--sandbox-write and $PLANEX_SANDBOX_WRITE, a path list).
+func (a *agentFlags) writeDirs(getenv func(string) string) []string {
+	return append(append([]string(nil), a.writable...), filepath.SplitList(getenv("PLANEX_SANDBOX_WRITE"))...)
+}
+
 func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict bool, warn io.Writer, getenv func(string) string) (agent.Containment, error) {
 	if extra := getenv("PLANEX_ALLOW_ENV"); extra != "" {
 		a.allowEnv = append(a.allowEnv, strings.Split(extra, ",")...)
 	}
 	c := agent.Containment{AllowEnv: a.allowEnv, RepoDirs: []string{repo.Root, repo.CommonDir}}
-	read, write := a.readable, a.writable
 	// Path lists, like PATH: directory names may hold commas.
-	read = append(read, filepath.SplitList(getenv("PLANEX_SANDBOX_READ"))...)
-	write = append(write, filepath.SplitList(getenv("PLANEX_SANDBOX_WRITE"))...)
+	read := append(a.readable, filepath.SplitList(getenv("PLANEX_SANDBOX_READ"))...)
+	write := a.writeDirs(getenv)
 	if a.apiKeyEnv != "" {
 		c.SecretEnv = []string{a.apiKeyEnv}
 	}

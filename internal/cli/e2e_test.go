@@ -506,6 +506,7 @@ func killAfterT2(t *testing.T, f *fixture) {
 	t.Helper()
 	f.write(f.fake, "T3.block", "")
 	cmd := f.command("-y", "add four files")
+	ownTemp(t, cmd)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -754,6 +755,23 @@ func TestLocateExplain(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ownTemp gives a planex the test will SIGKILL a temporary folder of its
+// own, removed with the test: the step folders, homes, overlays and proxy
+// sockets it has no chance to remove go with it instead of staying in
+// the machine's /tmp. The folder's name is short (t.TempDir's holds the
+// test's name), so planex's sockets stay there too. It returns the
+// folder.
+func ownTemp(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pxk-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	cmd.Env = append(cmd.Env, "TMPDIR="+dir)
+	return dir
 }
 
 // waitForFile waits for a blocking scripted agent to record its pid.

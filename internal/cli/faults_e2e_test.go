@@ -216,6 +216,7 @@ func (g *ghEnv) startBackground(eventPath string, extraEnv ...string) (*exec.Cmd
 	g.git("clone", "-q", g.origin, ws)
 	cmd := g.actionCmd(ws, "issue_comment", eventPath)
 	cmd.Env = append(cmd.Env, extraEnv...)
+	ownTemp(g.t, cmd) // the tests kill it
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

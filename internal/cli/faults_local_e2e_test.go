@@ -19,6 +19,7 @@ func TestSecondContinueIsRefusedWhileRunning(t *testing.T) {
 	f.setPlan(diamond()...)
 	f.write(f.fake, "T3.block", "")
 	cmd := f.command("-y", "add four files")
+	ownTemp(t, cmd)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -97,6 +98,7 @@ func TestAgentsDieWithPlanexWithoutSandbox(t *testing.T) {
 			os.Chmod(agent, 0o755)
 			cmd := f.command("-y", "--sandbox", "off", "add four files")
 			cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD="+agent)
+			tmp := ownTemp(t, cmd)
 			out := &syncBuffer{}
 			cmd.Stdout, cmd.Stderr = out, out
 			if err := cmd.Start(); err != nil {
@@ -108,6 +110,16 @@ func TestAgentsDieWithPlanexWithoutSandbox(t *testing.T) {
 			agentsGone(t, f.fake)
 			if sig == syscall.SIGTERM && !strings.Contains(out.String(), "interrupted; resume with planex --continue") {
 				t.Errorf("SIGTERM: %v\n%s", err, out.String())
+			}
+			if sig == syscall.SIGTERM {
+				// Stopped, planex removes the folders of the steps it
+				// stopped; only its worktree folder stays, for --continue.
+				entries, _ := os.ReadDir(tmp)
+				for _, e := range entries {
+					if !strings.HasPrefix(e.Name(), "planex-") || strings.Count(e.Name(), "-") > 1 {
+						t.Errorf("SIGTERM left %s in planex's temporary folder", e.Name())
+					}
+				}
 			}
 			os.Remove(filepath.Join(f.fake, "T3.block"))
 			if o, e, code := f.planex("--continue", "--sandbox", "off"); code != 0 {

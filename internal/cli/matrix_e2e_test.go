@@ -65,6 +65,7 @@ func (g *ghEnv) startAction(eventName, eventPath string, env ...string) *matrixP
 		"INPUT_AGENT_COMMAND="+g.agent, "GITHUB_TOKEN=ghs_test", "INPUT_MODE=matrix")
 	p.cmd.Env = append(p.cmd.Env, g.env...)
 	p.cmd.Env = append(p.cmd.Env, env...)
+	ownTemp(g.t, p.cmd) // each job on a runner of its own; a test kills one
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
 	if err := p.cmd.Start(); err != nil {
 		g.t.Fatal(err)

@@ -115,6 +115,15 @@ func TestRedTeamNetwork(t *testing.T) {
 				t.Errorf("direct connection to the %s destination: %q, want a failure", k, got[k])
 			}
 		}
+		if !strings.HasPrefix(got["vsock"], "fail: socket:") {
+			t.Errorf("an AF_VSOCK socket: %q, want the family refused", got["vsock"])
+		}
+		if !strings.HasPrefix(got["uring"], "fail: io_uring_setup:") {
+			t.Errorf("an io_uring: %q, want it refused", got["uring"])
+		}
+		if got["requestkey"] != "fail: request_key: function not implemented" {
+			t.Errorf("a dns_resolver key: %q, want request_key refused", got["requestkey"])
+		}
 		for _, l := range []*sandboxtest.Listener{loop, all, abstract} {
 			if len(l.Got()) > 0 {
 				t.Errorf("a listener outside the sandbox received %q", l.Got())

@@ -37,6 +37,7 @@ func redTeamPlan(t *testing.T, attack string) (f *fixture, out string, err error
 	// show that the plan check holds on its own.
 	cmd := f.command("-y", "--sandbox", "off", "add two files")
 	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD="+script, "RED_TEAM="+attack, "RED_TEAM_PLANEX="+comm)
+	ownTemp(t, cmd) // the edit-kill agent kills it
 	if attack == "detached" {
 		tamper := exec.Command("setsid", filepath.Join(filepath.Dir(script), "redteam-plan-tamper.sh"), f.repo)
 		tamper.Env = append(os.Environ(), "FAKE_DIR="+f.fake)

@@ -67,7 +67,9 @@ func (o *runOptions) register(cmd *cobra.Command) {
 }
 
 func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
-	ctx := cmd.Context()
+	// What a step leaves in a folder every step may write is no program
+	// for planex's own git (a git or ssh there, on PATH).
+	ctx := gitrepo.AvoidingFolders(cmd.Context(), o.agentFlags.writeDirs(stdio.Getenv))
 	continuing := cmd.Flags().Changed("continue")
 	if err := checkRunArgs(cmd, o, continuing, args); err != nil {
 		return err

@@ -183,6 +183,7 @@ func TestCommitSigningAPIResumeFindsTasksGitHubTook(t *testing.T) {
 	g.write(g.fake_dir(), "T2.block", "")
 	cmd := g.command("-y", "--review", "skip", "--commit-signing", "api", "signing resumed")
 	cmd.Env = append(cmd.Env, "GITHUB_TOKEN=ghs_test", "GITHUB_REPOSITORY="+ghRepo, "GITHUB_API_URL="+g.fake.URL(), "GITHUB_SERVER_URL="+g.fake.ServerURL())
+	ownTemp(t, cmd)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

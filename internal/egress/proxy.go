@@ -253,20 +253,25 @@ func (h *handler) failed(w http.ResponseWriter, err error) bool {
 }
 
 func (h *handler) refuse(w http.ResponseWriter, ref *refusal) {
-	first := true
-	if h.p.Log != nil {
-		first = h.p.Log.Add(ref.host, ref.port)
-	}
-	// Once per destination: an agent retrying in a loop must not bury
-	// planex's output in warnings (the Log counts every refusal).
-	if h.p.Logger != nil && first {
-		h.p.Logger.Warn("egress refused", "host", ref.host, "port", ref.port, "why", ref.why)
-	}
+	h.record(ref)
 	hp := net.JoinHostPort(ref.host, strconv.Itoa(ref.port))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Connection", "close")
 	w.WriteHeader(http.StatusForbidden)
 	fmt.Fprintf(w, "%s.\nIf the step needs it, allow it with --allow-host %s (Action input allow-hosts); see docs/security.md.\n", ref.Error(), hp)
+}
+
+// record logs a refusal: counted in the Log, warned about once per
+// destination (an agent retrying in a loop must not bury planex's
+// output in warnings).
+func (h *handler) record(ref *refusal) {
+	first := true
+	if h.p.Log != nil {
+		first = h.p.Log.Add(ref.host, ref.port)
+	}
+	if h.p.Logger != nil && first {
+		h.p.Logger.Warn("egress refused", "host", ref.host, "port", ref.port, "why", ref.why)
+	}
 }
 
 // dial connects to the first address that answers.
@@ -356,21 +361,34 @@ func (h *handler) connect(w http.ResponseWriter, r *http.Request, addrs []netip.
 	h.tunnels.Add(1)
 	go func() {
 		defer h.tunnels.Done()
-		tunnel(h.ctx, conn, rw.Reader, up, h.p.IdleTimeout)
+		first := func() (io.Reader, error) { return h.firstFlight(conn, rw.Reader, port) }
+		tunnel(h.ctx, conn, first, up, h.p.IdleTimeout)
 	}()
 }
 
-// tunnel copies client→up (reading through br, which may hold bytes the
-// client sent early) and up→client until both directions end, the
-// tunnel is idle both ways for idle, or ctx ends.
-func tunnel(ctx context.Context, client net.Conn, br io.Reader, up net.Conn, idle time.Duration) {
+// tunnel copies client→up (reading what first returns: the client's
+// bytes, once checked) and up→client until both directions end, the
+// tunnel is idle both ways for idle, or ctx ends. The answer starts
+// flowing at once (a protocol where the server speaks first works); a
+// first that fails closes both sides before a byte of the client's is
+// sent.
+func tunnel(ctx context.Context, client net.Conn, first func() (io.Reader, error), up net.Conn, idle time.Duration) {
 	var last atomic.Int64
 	last.Store(time.Now().UnixNano())
 	stop := context.AfterFunc(ctx, func() { client.Close(); up.Close() })
 	defer stop()
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); pipe(up, br, client, idle, &last) }()
+	go func() {
+		defer wg.Done()
+		src, err := first()
+		if err != nil {
+			client.Close()
+			up.Close()
+			return
+		}
+		pipe(up, src, client, idle, &last)
+	}()
 	go func() { defer wg.Done(); pipe(client, up, up, idle, &last) }()
 	wg.Wait()
 	client.Close()

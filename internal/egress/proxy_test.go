@@ -156,6 +156,11 @@ func TestProxyAttacks(t *testing.T) {
 		{"hex address", "CONNECT 0x7f000001:443 HTTP/1.1\r\nHost: x\r\n\r\n", "403", "numeric form", "0x7f000001:443"},
 		{"short address", "CONNECT 127.1:443 HTTP/1.1\r\n\r\n", "403", "numeric form", "127.1:443"},
 		{"allowed name, another port", "CONNECT allowed.test:22 HTTP/1.1\r\n\r\n", "403", "--allow-host allowed.test:22", "allowed.test:22"},
+		// Names a lenient resolver or IDNA mapping would take for the
+		// allowed one: a Cyrillic е, an ideographic full stop, punycode.
+		{"homograph of an allowed name", "CONNECT allowed.t\u0435st:443 HTTP/1.1\r\n\r\n", "403", "not a host name", `"allowed.t\u0435st":443`},
+		{"ideographic full stop", "CONNECT allowed\u3002test:443 HTTP/1.1\r\n\r\n", "403", "not a host name", `"allowed\u3002test":443`},
+		{"punycode name", "GET http://xn--allowed-9za.test/ HTTP/1.1\r\nHost: x\r\n\r\n", "403", "not on this step's allow-list", "xn--allowed-9za.test:80"},
 		{"name leading to the metadata service", "CONNECT meta.test:443 HTTP/1.1\r\n\r\n", "403", "link-local", "meta.test:443"},
 		{"name leading to the metadata service through NAT64", "CONNECT nat64.test:443 HTTP/1.1\r\n\r\n", "403", "link-local (embedded in 64:ff9b::a9fe:a9fe)", "nat64.test:443"},
 		{"name leading to loopback", "GET http://loop.test/ HTTP/1.1\r\nHost: x\r\n\r\n", "403", "loopback", "loop.test:80"},

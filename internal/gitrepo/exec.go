@@ -150,7 +150,7 @@ func command(ctx context.Context, c call) (*exec.Cmd, error) {
 	}
 	settings = append(settings, c.config...)
 	env = append(env, configEnv(settings)...)
-	env, gitProg := outsideRepoPath(env, c.dir)
+	env, gitProg := outsideRepoPath(env, c.dir, avoided(ctx)...)
 	cmd := exec.CommandContext(ctx, gitProg, withDiffFlags(c.args)...)
 	cmd.Dir = c.dir
 	cmd.Env = env
@@ -277,14 +277,47 @@ func explicitGitDir(c call) bool {
 	return false
 }
 
+type avoidKey struct{}
+
+// AvoidingFolders returns ctx under which planex's git finds neither
+// itself nor the programs it runs by name (ssh, gpg) in dirs or below
+// them: the folders contained steps may write (--sandbox-write). A step
+// may leave a git or an ssh there, and with one of them on PATH (a
+// shared ~/.cargo, whose bin is; ~/go and its bin) planex's own git,
+// which runs uncontained with the token in its environment, would run
+// it.
+func AvoidingFolders(ctx context.Context, dirs []string) context.Context {
+	out := avoided(ctx)
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs // relative to planex's working directory, as the sandbox reads it
+		}
+		out = append(out, d)
+	}
+	if len(out) == len(avoided(ctx)) {
+		return ctx
+	}
+	return context.WithValue(ctx, avoidKey{}, out)
+}
+
+// avoided is what AvoidingFolders put in ctx.
+func avoided(ctx context.Context) []string {
+	dirs, _ := ctx.Value(avoidKey{}).([]string)
+	return dirs
+}
+
 // outsideRepoPath drops from env's PATH the folders inside the
 // repository the call works on (dir's, and the work tree and main
 // checkout its variables name): a workflow may put one on PATH by its
 // absolute name ($GITHUB_WORKSPACE/node_modules/.bin), and the ssh, gpg
-// or git committed there would run in place of the system's. It also
-// returns the git found on that PATH ("git" when none is).
-func outsideRepoPath(env []string, dir string) ([]string, string) {
-	roots := []string{discoverRoot(dir)}
+// or git committed there would run in place of the system's; and those
+// inside the folders avoid names (AvoidingFolders). It also returns the
+// git found on that PATH ("git" when none is).
+func outsideRepoPath(env []string, dir string, avoid ...string) ([]string, string) {
+	roots := append([]string{discoverRoot(dir)}, avoid...)
 	for _, kv := range env {
 		name, value, _ := strings.Cut(kv, "=")
 		switch {

@@ -559,3 +559,66 @@ func TestRedTeamGitProgramsOnAbsolutePathInRepo(t *testing.T) {
 	}
 	e.assertNothingRan()
 }
+
+// TestRedTeamGitProgramsInWritableFolder: a folder every contained step
+// may write (--sandbox-write ~/.cargo, whose bin is on PATH before the
+// system's) holds a git, an ssh and a gpg a step left there. Under
+// AvoidingFolders planex's own git, which runs uncontained with the token
+// in its environment, finds the system's git and runs none of them; the
+// same call without it runs the planted git (the row that shows the test
+// can fail).
+func TestRedTeamGitProgramsInWritableFolder(t *testing.T) {
+	r := newRepo(t)
+	e := newEvil(t)
+	shared := t.TempDir()
+	bin := filepath.Join(shared, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ssh", "gpg", "git-upload-pack", "git"} {
+		mark := filepath.Join(e.markers, "shared-"+name)
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\nenv > '"+mark+"'\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustGit(t, r.Root, "remote", "add", "far", "ssh://git@example.invalid/octo/demo.git")
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	ctx := AvoidingFolders(context.Background(), []string{""})
+	if avoided(ctx) != nil {
+		t.Errorf("an empty folder name is avoided: %q", avoided(ctx))
+	}
+	// Named relative to planex's working directory, as --sandbox-write
+	// may name it.
+	rel, err := filepath.Rel(mustGetwd(t), shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx = AvoidingFolders(ctx, []string{rel})
+	r, err = Open(ctx, r.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.RemoteRef(ctx, "far", "refs/heads/main"); err == nil {
+		t.Errorf("RemoteRef over ssh to example.invalid worked")
+	}
+	if _, err := Output(ctx, r.Root, "rev-parse", "HEAD"); err != nil {
+		t.Errorf("planex's git under AvoidingFolders: %v", err)
+	}
+	e.assertNothingRan()
+
+	if _, err := Output(context.Background(), r.Root, "rev-parse", "HEAD"); err == nil {
+		t.Error("without AvoidingFolders the planted git did not run: the row above shows nothing")
+	}
+	if _, err := os.Stat(filepath.Join(e.markers, "shared-git")); err != nil {
+		t.Errorf("without AvoidingFolders the planted git left no marker: %v", err)
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}

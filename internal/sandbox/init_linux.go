@@ -5,6 +5,7 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -33,9 +34,9 @@ const exitSetup = 125
 // starts the real program in a nested user namespace, so the program has
 // no capability over the mounts that contain it, and waits for it. When
 // init returns, the kernel kills every process left in the namespace.
-func initMain(raw string) int {
-	var c config
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+func initMain(cfgFile string) int {
+	c, err := readConfig(cfgFile)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "planex sandbox: reading configuration: %v\n", err)
 		return exitSetup
 	}
@@ -100,6 +101,23 @@ func initMain(raw string) int {
 	return code
 }
 
+// readConfig reads the configuration planex wrote for the init and
+// removes the file.
+func readConfig(path string) (config, error) {
+	var c config
+	f, err := os.Open(path)
+	if err != nil {
+		return c, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxConfig))
+	f.Close()
+	os.Remove(path)
+	if err != nil {
+		return c, err
+	}
+	return c, json.Unmarshal(b, &c)
+}
+
 // buildRoot makes the mount namespace the program will see and moves
 // into it: the host's file system bound read-only, fresh /tmp, /var/tmp
 // and /dev/shm, hidden and masked paths (in a contained network also
@@ -116,6 +134,7 @@ func buildRoot(c config) error {
 	masks := c.Mask
 	if c.Net.Contained {
 		masks = append(masks, runSockets(r, append(append([]string(nil), c.Mask...), c.Hide...))...)
+		ownSys(r)
 	}
 	binds := append(append([]string(nil), c.ReadOnly...), c.Writable...)
 	early, late := splitHidden(c.Hide, binds)
@@ -183,6 +202,37 @@ func bindHostReadOnly(r string) error {
 		return fmt.Errorf("making the file system read-only (needs Linux 5.12 or later): %w", err)
 	}
 	return nil
+}
+
+// ownSys shows the step's own network in /sys: the host's sysfs lists
+// the host's interfaces under /sys/class/net (their names, hardware
+// addresses and traffic counters, which tell what the machine's other
+// jobs send) whoever reads it, and one mounted in the step's network
+// namespace lists only lo. The host's cgroup tree is bound again,
+// read-only, below it for runtimes that size themselves by it; the
+// host's other mounts there (debugfs, tracing, bpf) are left out. Where
+// the kernel refuses a new sysfs (a container whose /sys is partly
+// covered) the host's stays, read-only as the rest.
+func ownSys(r string) {
+	sys := filepath.Join(r, "sys")
+	if !isDir(sys) {
+		return
+	}
+	if err := unix.Mount("sysfs", sys, "sysfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return
+	}
+	cg := filepath.Join(sys, "fs", "cgroup")
+	if !isDir("/sys/fs/cgroup") || !isDir(cg) {
+		return
+	}
+	if err := unix.Mount("/sys/fs/cgroup", cg, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		_ = unix.Unmount(sys, unix.MNT_DETACH)
+		return
+	}
+	if err := unix.MountSetattr(-1, cg, unix.AT_RECURSIVE, readOnlyAttr()); err != nil {
+		_ = unix.Unmount(cg, unix.MNT_DETACH)
+		_ = unix.Unmount(sys, unix.MNT_DETACH)
+	}
 }
 
 // coverPlaces mounts fresh /tmp, /var/tmp and /dev/shm under r and covers

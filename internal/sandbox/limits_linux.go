@@ -43,7 +43,8 @@ func withLimits(cmd *exec.Cmd, l Limits) error {
 	return nil
 }
 
-// limitsMain sets the limits, then executes the program in its place.
+// limitsMain sets the limits and the system call filter
+// (syscalls_linux.go), then executes the program in its place.
 func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 	var l Limits
 	if err := json.Unmarshal([]byte(raw), &l); err != nil {
@@ -51,6 +52,10 @@ func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 		return exitSetup
 	}
 	if err := applyLimits(l); err != nil {
+		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
+	if err := filterSyscalls(); err != nil {
 		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}

@@ -6,10 +6,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
 )
@@ -93,5 +96,102 @@ func TestParseNetwork(t *testing.T) {
 	var zero Policy
 	if zero.Network.Open() || zero.Network.String() != "contained" {
 		t.Errorf("the zero policy's network is %q, want contained", zero.Network)
+	}
+}
+
+// TestSysShowsOwnNetwork: a contained program lists the network
+// interfaces in /sys/class/net and /proc/net/dev, where the host's sysfs shows the host's
+// (names, hardware addresses, traffic counters of the machine's other
+// jobs). With its own network it finds only lo, and the host's cgroup
+// tree still below /sys/fs/cgroup, read-only; with the network open it
+// sees the host's interfaces, as the host does.
+func TestSysShowsOwnNetwork(t *testing.T) {
+	s := newSandbox(t)
+	if err := s.ProbeNetwork(context.Background()); err != nil {
+		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
+	}
+	list := func(dir string) string {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return ""
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return strings.Join(names, " ")
+	}
+	hostNet, hostCgroup := list("/sys/class/net"), list("/sys/fs/cgroup")
+	if hostNet == "lo" || hostNet == "" {
+		t.Logf("this machine shows %q in /sys/class/net: the contained row shows nothing here", hostNet)
+	}
+	script := `echo $(ls /sys/class/net); echo $(ls /sys/fs/cgroup); cat /sys/class/net/*/address | grep -vc '^00:00:00:00:00:00$'; touch /sys/fs/cgroup/planex-x 2>/dev/null && echo WROTE; echo $(tail -n +3 /proc/net/dev | cut -d: -f1); true`
+	for _, row := range []struct {
+		network Network
+		net     string
+		macs    string
+	}{{NetworkContained, "lo", "0"}, {NetworkOpen, hostNet, ""}} {
+		out, err := run(t, s, Policy{Network: row.network}, "/", nil, script)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", row.network, err, out)
+		}
+		lines := strings.Split(out, "\n")
+		if len(lines) < 3 {
+			t.Fatalf("%s: %q", row.network, out)
+		}
+		if lines[0] != row.net {
+			t.Errorf("%s network: /sys/class/net lists %q, want %q", row.network, lines[0], row.net)
+		}
+		if lines[1] != hostCgroup {
+			t.Errorf("%s network: /sys/fs/cgroup lists %q, the host's %q", row.network, lines[1], hostCgroup)
+		}
+		if row.macs != "" && lines[2] != row.macs {
+			t.Errorf("%s network: %s hardware addresses besides loopback's", row.network, lines[2])
+		}
+		if strings.Contains(out, "WROTE") {
+			t.Errorf("%s network: the program wrote into /sys/fs/cgroup", row.network)
+		}
+		if procNet := strings.Join(strings.Fields(lines[len(lines)-2]), " "); row.network != NetworkOpen && procNet != "lo" {
+			t.Errorf("%s network: /proc/net/dev lists %q, want lo alone", row.network, procNet)
+		}
+	}
+}
+
+// TestUDPOutOfReach: a contained program sends a datagram (a DNS query
+// for <data>.attacker.example would be one) to a UDP server on the
+// host's loopback, where a local resolver listens, and on the machine's
+// own address: neither arrives; with the network open the loopback one
+// does.
+func TestUDPOutOfReach(t *testing.T) {
+	s := newSandbox(t)
+	if err := s.ProbeNetwork(context.Background()); err != nil {
+		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
+	}
+	probe := sandboxtest.NetProbe(t)
+	l := sandboxtest.ListenUDP(t, "0.0.0.0:0")
+	port := strconv.Itoa(l.Port())
+	other := sandboxtest.MachineAddress(t)
+	if other == "" {
+		other = "127.0.0.1"
+	}
+	for _, row := range []struct {
+		network Network
+		addr    string
+		msg     string
+		reach   bool
+	}{
+		{NetworkContained, "127.0.0.1:" + port, "loot-udp-loopback", false},
+		{NetworkContained, other + ":" + port, "loot-udp-other", false},
+		{NetworkOpen, "127.0.0.1:" + port, "loot-udp-open", true},
+	} {
+		out, err := run(t, s, Policy{Network: row.network, ReadOnly: []string{filepath.Dir(probe)}}, "/", nil, probe+" udp "+row.addr+" "+row.msg)
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", row.network, row.addr, err, out)
+		}
+		time.Sleep(100 * time.Millisecond) // a datagram in flight
+		arrived := strings.Contains(strings.Join(l.Got(), " "), row.msg)
+		if arrived != row.reach || strings.HasPrefix(out, "ok: pong") != row.reach {
+			t.Errorf("%s network, %s: want reached=%v; the program said %q, the server got %q", row.network, row.addr, row.reach, out, l.Got())
+		}
 	}
 }

@@ -129,8 +129,12 @@ func TestWrapConfig(t *testing.T) {
 		if cmd.Path != "/planex" || len(cmd.Args) != 2 || cmd.Args[0] != initArg0 {
 			t.Fatalf("the command does not start the init: %s %q", cmd.Path, cmd.Args)
 		}
+		b, err := os.ReadFile(cmd.Args[1])
+		if err != nil {
+			t.Fatal(err)
+		}
 		var c config
-		if err := json.Unmarshal([]byte(cmd.Args[1]), &c); err != nil {
+		if err := json.Unmarshal(b, &c); err != nil {
 			t.Fatal(err)
 		}
 		return c

@@ -93,11 +93,25 @@ var defaultMasks = []string{
 	"/var/run/docker.sock", "/run/docker.sock",
 	"/run/containerd/containerd.sock", "/run/podman/podman.sock",
 	"/run/user", "/var/run/dbus/system_bus_socket", "/run/dbus/system_bus_socket",
+	// LXD (the snap Ubuntu installs, whose first user is in the lxd
+	// group that a non-root planex's program keeps; and the deb) and
+	// Incus: a container with the host's / mounted is root on the host.
+	// Their user daemons' sockets are open to every user and make
+	// containers with a network of their own.
+	"/var/snap/lxd/common/lxd/unix.socket", "/var/snap/lxd/common/lxd-user/unix.socket",
+	"/var/lib/lxd/unix.socket", "/var/lib/incus/unix.socket", "/var/lib/incus/unix.socket.user",
+	// libvirt's daemons (the libvirt group's: a VM with the host's disk)
+	// and MicroK8s's containerd (the microk8s group's).
+	"/run/libvirt", "/var/run/libvirt", "/var/snap/microk8s/common/run",
 	// Files, not sockets: a Kubernetes pod's service account token
 	// (kubernetes.io/serviceaccount/token, readable by every uid: an
 	// Actions Runner Controller runner's account may create pods) and
 	// Docker's and Compose's secrets.
 	"/run/secrets", "/var/run/secrets",
+	// Crash reports (apport) and core files (systemd-coredump, with an
+	// ACL for the process's user): the memory of crashed processes,
+	// tokens they held included.
+	"/var/crash", "/var/lib/systemd/coredump",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.

@@ -83,6 +83,12 @@ func (s *Sandbox) Probe(ctx context.Context) error {
 // initArg0 marks planex re-executed as the sandbox's first process.
 const initArg0 = "planex-sandbox-init"
 
+// configFile is the name of the init's configuration in its root folder.
+const configFile = ".planex-sandbox.json"
+
+// maxConfig bounds the configuration the init reads.
+const maxConfig = 16 << 20
+
 // config is what the first process needs to build the sandbox. It holds
 // paths and the command line only: no secret ever passes through it.
 type config struct {
@@ -155,8 +161,19 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 		os.Remove(root)
 		return noop, fmt.Errorf("sandbox: encoding its configuration: %w", err)
 	}
+	// The configuration goes in a file, not on the init's command line,
+	// which every process of the sandbox reads in /proc/1/cmdline: it
+	// names what is hidden and masked (where the credentials are) and the
+	// sockets the network leads to. The file lies in the root folder,
+	// under the host's file system once the init has bound it there, and
+	// the init removes it as soon as it has read it.
+	cfgFile := filepath.Join(root, configFile)
+	if err := os.WriteFile(cfgFile, b, 0o600); err != nil {
+		os.Remove(root)
+		return noop, fmt.Errorf("sandbox: writing its configuration: %w", err)
+	}
 	cmd.Path = s.exe
-	cmd.Args = []string{initArg0, string(b)}
+	cmd.Args = []string{initArg0, cfgFile}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -168,10 +185,11 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	attr.Pdeathsig = syscall.SIGKILL
 	giveBack, err := s.lend(c.Writable, ids.host)
 	if err != nil {
+		os.Remove(cfgFile)
 		os.Remove(root)
 		return noop, err
 	}
-	return func() { os.Remove(root); giveBack() }, nil
+	return func() { os.Remove(cfgFile); os.Remove(root); giveBack() }, nil
 }
 
 // setPaths puts p's directories and files into c as the contained process

@@ -117,6 +117,11 @@ func TestContainment(t *testing.T) {
 			if err != nil || strings.TrimSpace(n) > "5" || len(strings.TrimSpace(n)) != 1 || !strings.HasPrefix(cmdline, initArg0) {
 				t.Errorf("want a handful of processes under planex's init, got %q, %v", out, err)
 			}
+			// The init's command line names no part of the policy (what
+			// is hidden and masked, where the credentials are).
+			if strings.Contains(cmdline, concealed) || strings.Contains(cmdline, home) || strings.Contains(cmdline, `"mask"`) {
+				t.Errorf("the init's command line tells the policy: %q", cmdline)
+			}
 		}},
 		{"cannot read a secret from any environ", `cat /proc/*/environ 2>/dev/null | tr '\0' '\n'; env`, func(t *testing.T, out string, err error) {
 			if strings.Contains(out, secret) {

@@ -47,3 +47,42 @@ func TestMountedSecretsHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestCrashDumpsHidden: apport keeps the crash reports of a user's
+// processes in /var/crash (their memory, base64, readable by that user)
+// and systemd-coredump their core files in /var/lib/systemd/coredump
+// (with an ACL that lets the user read them): the memory of a crashed
+// process that held a token. A contained program finds neither folder's
+// files, whatever its network. The test plants a report readable by every
+// uid in each (a folder it made, or one of its own inside the real one).
+func TestCrashDumpsHidden(t *testing.T) {
+	needRoot(t) // only root may write under /var
+	s := newSandbox(t)
+	const secret = "ghs_redteamCrashDumpTokenInMemory"
+	var files []string
+	for _, dir := range []string{"/var/crash", "/var/lib/systemd/coredump"} {
+		place := dir
+		if _, err := os.Lstat(dir); err == nil {
+			d, err := os.MkdirTemp(dir, "planex-redteam-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			place = d
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Skipf("cannot make %s on this machine: %v", dir, err)
+		}
+		t.Cleanup(func() { os.RemoveAll(place) })
+		if err := os.Chmod(place, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(place, "_usr_bin_gh.1000.crash")
+		writeFile(t, f, "CoreDump: base64\n "+secret+"\n", 0o644)
+		files = append(files, f)
+	}
+	for _, network := range []Network{NetworkContained, NetworkOpen} {
+		out, _ := run(t, s, Policy{Network: network}, "/", nil, "cat "+strings.Join(files, " ")+" 2>/dev/null; echo \"listed: $(ls -A /var/crash /var/lib/systemd/coredump | grep -v ':$' | tr -d '\\n')end\"")
+		if strings.Contains(out, secret) || !strings.Contains(out, "listed: end") {
+			t.Errorf("%s network: the program read the crash dumps:\n%s", network, out)
+		}
+	}
+}

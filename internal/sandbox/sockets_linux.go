@@ -19,7 +19,8 @@ const (
 var errWalkBudget = errors.New("walk budget spent")
 
 // runSockets lists the Unix sockets of host services under /run (and
-// /var/run when it is a folder of its own) as the host's file system
+// /var/run when it is a folder of its own) and /var/snap (where snaps'
+// services listen: MicroK8s's containerd, LXD) as the host's file system
 // bound at r shows them, by their paths on the host. A contained
 // network reaches no host service through them: systemd-resolved's
 // varlink socket, nscd and avahi resolve any name for the asker (a DNS
@@ -34,7 +35,7 @@ func runSockets(r string, covered []string) []string {
 		skip[filepath.Join(r, c)] = true
 	}
 	var out []string
-	for _, dir := range []string{"/run", "/var/run"} {
+	for _, dir := range []string{"/run", "/var/run", "/var/snap"} {
 		root := filepath.Join(r, dir)
 		if !isDir(root) {
 			continue // absent, or a link to /run

@@ -68,7 +68,7 @@ func TestHostServiceSocketsOutOfReach(t *testing.T) {
 func TestRunSockets(t *testing.T) {
 	t.Parallel()
 	r := t.TempDir()
-	for _, d := range []string{"run/a/b", "run/user/1000", "run/" + strings.Repeat("d/", socketWalkDepth+1)} {
+	for _, d := range []string{"run/a/b", "run/user/1000", "run/" + strings.Repeat("d/", socketWalkDepth+1), "var/snap/microk8s/common/run"} {
 		if err := os.MkdirAll(filepath.Join(r, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -77,12 +77,103 @@ func TestRunSockets(t *testing.T) {
 	if err := os.Symlink("/run/a/b/svc", filepath.Join(r, "run", "link")); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"run/top.sock", "run/a/b/svc", "run/user/1000/bus", "run/" + strings.Repeat("d/", socketWalkDepth+1) + "deep"} {
+	for _, s := range []string{"run/top.sock", "run/a/b/svc", "run/user/1000/bus", "run/" + strings.Repeat("d/", socketWalkDepth+1) + "deep",
+		"var/snap/microk8s/common/run/containerd.sock"} {
 		sandboxtest.Listen(t, "unix", filepath.Join(r, s))
 	}
 	got := runSockets(r, []string{"/run/user"})
-	want := []string{"/run/a/b/svc", "/run/top.sock"}
+	want := []string{"/run/a/b/svc", "/run/top.sock", "/var/snap/microk8s/common/run/containerd.sock"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("runSockets = %q, want %q", got, want)
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// TestContainerManagerSocketsOutOfReach: LXD's and Incus's sockets make
+// a container with the host's / mounted (root on the host) for their
+// group, which a non-root planex's program keeps, and their user
+// daemons' sockets, open to every user, make containers with a network
+// of their own; libvirt's make a VM with the host's disk, MicroK8s's
+// containerd a pod as root. The test plants LXD's user socket, libvirt's
+// and MicroK8s's where they keep them (each only when this machine has
+// none of its own) and a snap's service socket under /var/snap, all open
+// to every user: the program reaches none with the network contained,
+// and none but the snap service's with the network open.
+func TestContainerManagerSocketsOutOfReach(t *testing.T) {
+	needRoot(t) // only root may make folders under /var
+	s := newSandbox(t)
+	made := func(dir string) {
+		t.Helper()
+		if _, err := os.Lstat(dir); err == nil {
+			return
+		}
+		top := dir
+		for p := filepath.Dir(dir); p != "/"; p = filepath.Dir(p) {
+			if _, err := os.Lstat(p); err == nil {
+				break
+			}
+			top = p
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(top) })
+	}
+	listen := func(sock string) *sandboxtest.Listener {
+		t.Helper()
+		made(filepath.Dir(sock))
+		l := sandboxtest.Listen(t, "unix", sock)
+		if err := os.Chmod(sock, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	type target struct {
+		sock    string
+		l       *sandboxtest.Listener
+		openWay bool // reachable with the network open
+	}
+	var targets []target
+	for _, m := range []struct{ owner, sock string }{
+		{"/var/snap/lxd", "/var/snap/lxd/common/lxd-user/unix.socket"},
+		{"/run/libvirt", "/run/libvirt/libvirt-sock"},
+		{"/var/snap/microk8s", "/var/snap/microk8s/common/run/containerd.sock"},
+	} {
+		if exists(m.owner) {
+			t.Logf("this machine has %s: its socket is not planted (the default masks cover it all the same)", m.owner)
+			continue
+		}
+		targets = append(targets, target{m.sock, listen(m.sock), false})
+	}
+	made("/var/snap")
+	dir, err := os.MkdirTemp("/var/snap", "planex-redteam-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	svc := filepath.Join(dir, "common", "run", "svc.sock")
+	targets = append(targets, target{svc, listen(svc), true})
+	probe := sandboxtest.NetProbe(t)
+	for _, tg := range targets {
+		for _, network := range []Network{NetworkContained, NetworkOpen} {
+			msg := "loot-" + string(network)
+			p := Policy{Network: network, ReadOnly: []string{filepath.Dir(probe)}}
+			out, err := run(t, s, p, "/", nil, probe+" unix "+tg.sock+" "+msg)
+			if err != nil {
+				t.Fatalf("%s, %s network: %v\n%s", tg.sock, network, err, out)
+			}
+			want := network.Open() && tg.openWay
+			arrived := strings.Contains(strings.Join(tg.l.Got(), "\n"), msg)
+			if arrived != want || strings.HasPrefix(out, "ok:") != want {
+				t.Errorf("%s, %s network: want reached=%v; the program said %q, the socket got %q", tg.sock, network, want, out, tg.l.Got())
+			}
+		}
 	}
 }

@@ -64,7 +64,7 @@ func (a *Agent) startGateway(ctx context.Context, s setup) (*gatewayed, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "planex-gateway-")
+	dir, err := agent.SocketDir("planex-gateway-", "gateway.sock")
 	if err != nil {
 		return nil, fmt.Errorf("creating the model gateway's folder: %w", err)
 	}

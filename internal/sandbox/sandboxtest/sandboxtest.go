@@ -116,3 +116,48 @@ func MachineAddress(t testing.TB) string {
 	}
 	return ""
 }
+
+// UDPListener records the datagrams that arrive on a UDP socket (a DNS
+// server's place) and answers each with "pong".
+type UDPListener struct {
+	conn net.PacketConn
+	mu   sync.Mutex
+	got  []string
+	done chan struct{}
+}
+
+// ListenUDP starts a UDPListener on address ("0.0.0.0:0").
+func ListenUDP(t testing.TB, address string) *UDPListener {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &UDPListener{conn: pc, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			l.mu.Lock()
+			l.got = append(l.got, strings.TrimSpace(string(buf[:n])))
+			l.mu.Unlock()
+			_, _ = pc.WriteTo([]byte("pong"), from)
+		}
+	}()
+	t.Cleanup(func() { pc.Close(); <-l.done })
+	return l
+}
+
+// Port is the port the listener's socket is bound to.
+func (l *UDPListener) Port() int { return l.conn.LocalAddr().(*net.UDPAddr).Port }
+
+// Got returns the datagrams that arrived.
+func (l *UDPListener) Got() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.got...)
+}

@@ -1,7 +1,8 @@
 // Command netprobe is what the network tests' malicious programs use to
 // reach out: it dials a TCP address, a Unix socket (an abstract one when
 // the name starts with @) or fetches a URL through the proxy the
-// environment names, and prints "ok: <reply>" or "fail: <error>", one
+// environment names, sends a UDP datagram (udp ADDR MSG), opens a vsock connection (vsock CID:PORT MSG) or an
+// io_uring (uring), or requests a dns_resolver key (requestkey NAME), and prints "ok: <reply>" or "fail: <error>", one
 // line, always exiting 0 so a script goes on to its next attempt.
 package main
 
@@ -17,7 +18,7 @@ import (
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: netprobe tcp ADDR MSG | unix PATH|@NAME MSG | get URL")
+		fmt.Fprintln(os.Stderr, "usage: netprobe tcp ADDR MSG | unix PATH|@NAME MSG | get URL | udp ADDR MSG | vsock CID:PORT MSG | uring x | requestkey NAME")
 		os.Exit(2)
 	}
 	reply, err := probe(os.Args[1], os.Args[2], strings.Join(os.Args[3:], " "))
@@ -48,6 +49,14 @@ func probe(kind, target, msg string) (string, error) {
 		}
 		b, err := io.ReadAll(io.LimitReader(c, 4096))
 		return string(b), err
+	case "udp":
+		return udp(target, msg)
+	case "vsock":
+		return vsock(target, msg)
+	case "uring":
+		return uring()
+	case "requestkey":
+		return requestKey(target)
 	case "get":
 		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
 		resp, err := client.Get(target)
@@ -59,4 +68,24 @@ func probe(kind, target, msg string) (string, error) {
 		return fmt.Sprintf("%d %s", resp.StatusCode, b), nil
 	}
 	return "", fmt.Errorf("unknown probe %q", kind)
+}
+
+// udp sends msg in one datagram to addr (a DNS server's place) and waits
+// a second for the answer.
+func udp(addr, msg string) (string, error) {
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, msg); err != nil {
+		return "", err
+	}
+	_ = c.SetReadDeadline(time.Now().Add(time.Second))
+	buf := make([]byte, 512)
+	n, err := c.Read(buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
 }

@@ -1,0 +1,104 @@
+package egress
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// A CONNECT tunnel's destination is checked, but a TLS client names the
+// site it wants again, in its ClientHello's server name (SNI), and a CDN
+// or any shared front routes by that name: CONNECT to an allowed host
+// behind a CDN (a package registry), then a handshake naming another
+// site of the same CDN, reaches that site (domain fronting; with
+// Encrypted Client Hello the outer name is the CDN's public one). So the
+// first bytes of every tunnel are read before any is sent on: when they
+// open a TLS handshake, its server name must itself be on the step's
+// allow-list for the tunnel's port, and a handshake the proxy cannot
+// read is not sent on. What the client sends after the handshake (an
+// HTTP Host header inside TLS) stays out of the proxy's sight.
+
+// recordHandshake is the first byte of a TLS handshake record.
+const recordHandshake = 0x16
+
+// errHelloSeen stops the TLS server once the ClientHello is read.
+var errHelloSeen = errors.New("client hello read")
+
+// firstFlight returns the reader the tunnel sends on: the client's first
+// bytes checked, then the rest. A refusal is recorded.
+func (h *handler) firstFlight(client net.Conn, br *bufio.Reader, port int) (io.Reader, error) {
+	// However late the first byte comes (the server may speak first), it
+	// is checked: a client that waits out a deadline sends nothing
+	// unchecked.
+	_ = client.SetReadDeadline(time.Now().Add(h.p.IdleTimeout))
+	defer client.SetReadDeadline(time.Time{})
+	b, err := br.Peek(1)
+	switch {
+	case errors.Is(err, io.EOF):
+		return br, nil // the client is done sending; the answer may still flow
+	case err != nil:
+		return nil, err // silent until the tunnel idled, or gone
+	case b[0] != recordHandshake:
+		return br, nil
+	}
+	_ = client.SetReadDeadline(time.Now().Add(h.p.HeaderTimeout))
+	var seen bytes.Buffer
+	name, err := serverName(h.ctx, client, io.TeeReader(br, &seen))
+	if err != nil {
+		h.record(&refusal{host: "(unreadable TLS handshake)", port: port, why: err.Error()})
+		return nil, err
+	}
+	if name != "" {
+		d, err := ParseDest(name)
+		if err != nil {
+			ref := &refusal{host: name, port: port, why: "its TLS server name is " + err.Error()}
+			h.record(ref)
+			return nil, ref
+		}
+		if !Allowed(h.p.Rules, d, port).OK {
+			shown := d.Name
+			if d.Addr.IsValid() {
+				shown = d.Addr.String()
+			}
+			ref := &refusal{host: shown, port: port, why: "a TLS handshake in a tunnel named it, and it is not on this step's allow-list"}
+			h.record(ref)
+			return nil, ref
+		}
+	}
+	return io.MultiReader(&seen, br), nil
+}
+
+// serverName reads a ClientHello from r and returns the server name it
+// asks for ("" when it names none).
+func serverName(ctx context.Context, client net.Conn, r io.Reader) (string, error) {
+	var name string
+	var seen bool
+	srv := tls.Server(helloConn{Conn: client, r: r}, &tls.Config{
+		GetConfigForClient: func(hi *tls.ClientHelloInfo) (*tls.Config, error) {
+			name, seen = hi.ServerName, true
+			return nil, errHelloSeen
+		},
+	})
+	err := srv.HandshakeContext(ctx)
+	if !seen {
+		return "", fmt.Errorf("reading the TLS ClientHello: %w", err)
+	}
+	return name, nil
+}
+
+// helloConn lets a TLS server read a client's handshake through r and
+// sends nothing back (no alert reaches the client).
+type helloConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c helloConn) Read(b []byte) (int, error)  { return c.r.Read(b) }
+func (c helloConn) Write(b []byte) (int, error) { return len(b), nil }
+func (c helloConn) Close() error                { return nil }

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package main
+
+import "errors"
+
+func vsock(string, string) (string, error) { return "", errors.New("socket: vsock is Linux's") }
+
+func uring() (string, error) { return "", errors.New("io_uring_setup: io_uring is Linux's") }
+
+func requestKey(string) (string, error) { return "", errors.New("request_key: keys are Linux's") }

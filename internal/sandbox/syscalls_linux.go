@@ -1,0 +1,169 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// A network namespace contains a process's IP, Unix (abstract) and
+// netlink sockets, but not every kind of socket the kernel has:
+//   - AF_VSOCK (virtio-vsock, VMware, Hyper-V sockets) is not per network
+//     namespace (kernels before 6.19 know no namespaces for it; later ones
+//     share it between namespaces unless told otherwise), so a contained
+//     process on a virtual machine reaches its hypervisor's vsock
+//     services, and through them whatever those do: a guest agent that
+//     runs commands, a WSL host, a sandboxing product's control channel;
+//   - io_uring makes sockets (IORING_OP_SOCKET) and does much else of a
+//     process's work without the system calls a filter looks at;
+//   - request_key starts the kernel's upcall, /sbin/request-key, as root
+//     in the host's namespaces: for a dns_resolver key it looks the key's
+//     name up in the host's DNS (a query for <data>.attacker.example
+//     carries data out), and other key types run the helpers
+//     /etc/request-key.conf names.
+//
+// So the program of every sandbox starts under a seccomp filter that
+// refuses an AF_VSOCK socket (EAFNOSUPPORT, as a kernel without vsock
+// answers), io_uring and request_key (ENOSYS, as a kernel without them
+// answers; Node.js and the rest fall back to ordinary calls, and a key
+// a program adds itself needs no request). Everything else passes.
+
+// syscallArch is what the filter needs of one system call convention.
+type syscallArch struct {
+	audit      uint32 // AUDIT_ARCH_* as seccomp reports it
+	socket     uint32
+	ioUring    uint32 // io_uring_setup
+	requestKey uint32
+	socketcall uint32 // i386's multiplexer, 0 where there is none
+	x32        bool   // x86-64's x32 calls share its arch, with bit 30 set
+}
+
+// Numbers from the kernel's syscall tables (asm-generic for the newer
+// architectures: io_uring_setup is 425 everywhere).
+var (
+	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, x32: true}
+	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, socketcall: 102}
+	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218}
+	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310}
+	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270}
+)
+
+// archsFor lists the conventions a process on goarch's kernel may use:
+// its own first, then the 32-bit one a 64-bit kernel also runs.
+func archsFor(goarch string) ([]syscallArch, error) {
+	switch goarch {
+	case "amd64":
+		return []syscallArch{archAMD64, arch386}, nil
+	case "arm64":
+		return []syscallArch{archARM64, archARM}, nil
+	case "386":
+		return []syscallArch{arch386}, nil
+	case "arm":
+		return []syscallArch{archARM}, nil
+	case "riscv64":
+		return []syscallArch{archRISCV64}, nil
+	case "ppc64le":
+		return []syscallArch{archPPC64LE}, nil
+	}
+	return nil, fmt.Errorf("no system call filter for %s: the sandbox cannot keep vsock, io_uring and request_key from its programs there", goarch)
+}
+
+// seccomp_data offsets: the call's number, its arch, its first
+// argument's low 32 bits (every architecture listed is little-endian).
+const (
+	offNr   = 0
+	offArch = 4
+	offArg0 = 16
+)
+
+const (
+	retAllow = unix.SECCOMP_RET_ALLOW
+	// socketcall's SYS_SOCKET: its family sits in memory, out of a
+	// filter's sight, so every socket it would make is refused.
+	sysSocket = 1
+	x32Bit    = 0x40000000
+)
+
+func retErrno(errno unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(errno) }
+
+// syscallFilter is the program of the filter for the conventions archs.
+func syscallFilter(archs []syscallArch) []bpf.Instruction {
+	var prog []bpf.Instruction
+	prog = append(prog, bpf.LoadAbsolute{Off: offArch, Size: 4})
+	for _, a := range archs {
+		body := archBody(a)
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.audit, SkipTrue: uint8(len(body))})
+		prog = append(prog, body...)
+	}
+	return append(prog, bpf.RetConstant{Val: retAllow})
+}
+
+// archBody checks one convention's call (the arch already matched) and
+// always returns.
+func archBody(a syscallArch) []bpf.Instruction {
+	refuseFamily := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offArg0, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.AF_VSOCK, SkipTrue: 1},
+		bpf.RetConstant{Val: retErrno(unix.EAFNOSUPPORT)},
+		bpf.RetConstant{Val: retAllow},
+	}
+	b := []bpf.Instruction{bpf.LoadAbsolute{Off: offNr, Size: 4}}
+	if a.x32 {
+		b = append(b, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ^uint32(x32Bit)})
+	}
+	for _, nr := range []uint32{a.ioUring, a.requestKey} {
+		b = append(b,
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: 1},
+			bpf.RetConstant{Val: retErrno(unix.ENOSYS)})
+	}
+	if a.socketcall != 0 {
+		b = append(b,
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.socketcall, SkipTrue: 4},
+			bpf.LoadAbsolute{Off: offArg0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: sysSocket, SkipTrue: 1},
+			bpf.RetConstant{Val: retErrno(unix.EAFNOSUPPORT)},
+			bpf.RetConstant{Val: retAllow},
+		)
+	}
+	b = append(b, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.socket, SkipTrue: uint8(len(refuseFamily))})
+	b = append(b, refuseFamily...)
+	return append(b, bpf.RetConstant{Val: retAllow})
+}
+
+// filterSyscalls puts this process, and all it will start, under the
+// filter. It sets no_new_privs, which an unprivileged process needs to
+// install one (set-id programs already run without their ids in the
+// sandbox, whose user namespace maps no other user).
+func filterSyscalls() error {
+	archs, err := archsFor(runtime.GOARCH)
+	if err != nil {
+		return err
+	}
+	raw, err := bpf.Assemble(syscallFilter(archs))
+	if err != nil {
+		return fmt.Errorf("assembling the system call filter: %w", err)
+	}
+	prog := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		prog[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	// no_new_privs is a thread's; the filter's TSYNC gives it, with the
+	// filter, to the process's other threads.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs for the system call filter: %w", err)
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+		return fmt.Errorf("installing the system call filter: %w", e)
+	}
+	return nil
+}
