@@ -39,7 +39,7 @@ type syscallArch struct {
 	socket     uint32
 	ioUring    uint32 // io_uring_setup
 	requestKey uint32
-	socketcall uint32 // i386's multiplexer, 0 where there is none
+	socketcall uint32 // the socket multiplexer (i386, powerpc), 0 where there is none
 	x32        bool   // x86-64's x32 calls share its arch, with bit 30 set
 }
 
@@ -51,7 +51,7 @@ var (
 	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218}
 	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310}
 	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218}
-	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, socketcall: 102}
 )
 
 // archsFor lists the conventions a process on goarch's kernel may use:
@@ -84,6 +84,12 @@ const (
 
 const (
 	retAllow = unix.SECCOMP_RET_ALLOW
+	// A call in a convention the filter has no numbers for (a 64-bit
+	// kernel built to run another 32-bit one: ppc32 on ppc64le, rv32 on
+	// riscv64) kills the process: its numbers mean other calls, and
+	// letting them through would leave vsock, io_uring and request_key
+	// open by that door.
+	retForeign = unix.SECCOMP_RET_KILL_PROCESS
 	// socketcall's SYS_SOCKET: its family sits in memory, out of a
 	// filter's sight, so every socket it would make is refused.
 	sysSocket = 1
@@ -101,7 +107,7 @@ func syscallFilter(archs []syscallArch) []bpf.Instruction {
 		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.audit, SkipTrue: uint8(len(body))})
 		prog = append(prog, body...)
 	}
-	return append(prog, bpf.RetConstant{Val: retAllow})
+	return append(prog, bpf.RetConstant{Val: retForeign})
 }
 
 // archBody checks one convention's call (the arch already matched) and

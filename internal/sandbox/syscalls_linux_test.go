@@ -121,7 +121,14 @@ func TestSyscallFilter(t *testing.T) {
 					call{"x32 io_uring_setup", a.audit, a.ioUring | x32Bit, 0, noSys})
 			}
 		}
-		calls = append(calls, call{"another arch's socket number", unix.AUDIT_ARCH_S390X, archs[0].socket, unix.AF_VSOCK, allow})
+		// A convention the filter has no numbers for is not let through:
+		// its calls could be anything, vsock's socket among them.
+		kill := uint32(unix.SECCOMP_RET_KILL_PROCESS)
+		calls = append(calls,
+			call{"another arch's socket number", unix.AUDIT_ARCH_S390X, archs[0].socket, unix.AF_VSOCK, kill},
+			call{"another arch's harmless call", unix.AUDIT_ARCH_S390X, 0, 0, kill},
+			call{"ppc32 on a ppc64 kernel", unix.AUDIT_ARCH_PPC, 326, unix.AF_VSOCK, kill},
+			call{"rv32 on a riscv64 kernel", unix.AUDIT_ARCH_RISCV32, 198, unix.AF_VSOCK, kill})
 		for _, c := range calls {
 			// struct seccomp_data. The kernel loads its words in the
 			// machine's order, the VM in network order: each field is
