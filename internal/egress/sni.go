@@ -16,8 +16,9 @@ import (
 // site it wants again, in its ClientHello's server name (SNI), and a CDN
 // or any shared front routes by that name: CONNECT to an allowed host
 // behind a CDN (a package registry), then a handshake naming another
-// site of the same CDN, reaches that site (domain fronting; with
-// Encrypted Client Hello the outer name is the CDN's public one). So the
+// site of the same CDN, reaches that site (domain fronting). A
+// ClientHello with Encrypted Client Hello is refused whatever its outer
+// name: the CDN routes by the encrypted inner one. So the
 // first bytes of every tunnel are read before any is sent on: when they
 // open a TLS handshake, its server name must itself be on the step's
 // allow-list for the tunnel's port, and a handshake the proxy cannot
@@ -29,6 +30,19 @@ const recordHandshake = 0x16
 
 // errHelloSeen stops the TLS server once the ClientHello is read.
 var errHelloSeen = errors.New("client hello read")
+
+// errEncryptedHello marks a ClientHello whose real server name is
+// encrypted. Its outer name is whatever the client chose: a CDN holding
+// the key routes by the inner name, so a client naming an allowed host
+// outside reached any other site of that CDN inside.
+var errEncryptedHello = errors.New("its TLS handshake encrypts the server name (Encrypted Client Hello), so the name the server routes by cannot be checked")
+
+// TLS extensions that carry an encrypted server name: Encrypted Client
+// Hello, and the ESNI drafts before it.
+const (
+	extEncryptedClientHello = 0xfe0d
+	extEncryptedServerName  = 0xffce
+)
 
 // firstFlight returns the reader the tunnel sends on: the client's first
 // bytes checked, then the rest. A refusal is recorded.
@@ -50,6 +64,11 @@ func (h *handler) firstFlight(client net.Conn, br *bufio.Reader, port int) (io.R
 	_ = client.SetReadDeadline(time.Now().Add(h.p.HeaderTimeout))
 	var seen bytes.Buffer
 	name, err := serverName(h.ctx, client, io.TeeReader(br, &seen))
+	if errors.Is(err, errEncryptedHello) {
+		ref := &refusal{host: "(encrypted client hello)", port: port, why: err.Error()}
+		h.record(ref)
+		return nil, ref
+	}
 	if err != nil {
 		h.record(&refusal{host: "(unreadable TLS handshake)", port: port, why: err.Error()})
 		return nil, err
@@ -75,19 +94,26 @@ func (h *handler) firstFlight(client net.Conn, br *bufio.Reader, port int) (io.R
 }
 
 // serverName reads a ClientHello from r and returns the server name it
-// asks for ("" when it names none).
+// asks for ("" when it names none); errEncryptedHello when it encrypts
+// the name.
 func serverName(ctx context.Context, client net.Conn, r io.Reader) (string, error) {
 	var name string
-	var seen bool
+	var seen, encrypted bool
 	srv := tls.Server(helloConn{Conn: client, r: r}, &tls.Config{
 		GetConfigForClient: func(hi *tls.ClientHelloInfo) (*tls.Config, error) {
 			name, seen = hi.ServerName, true
+			for _, e := range hi.Extensions {
+				encrypted = encrypted || e == extEncryptedClientHello || e == extEncryptedServerName
+			}
 			return nil, errHelloSeen
 		},
 	})
 	err := srv.HandshakeContext(ctx)
-	if !seen {
+	switch {
+	case !seen:
 		return "", fmt.Errorf("reading the TLS ClientHello: %w", err)
+	case encrypted:
+		return "", errEncryptedHello
 	}
 	return name, nil
 }

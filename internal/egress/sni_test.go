@@ -2,8 +2,12 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/ecdh"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/binary"
 	"io"
 	"net"
 	"net/netip"
@@ -136,6 +140,20 @@ func TestProxyTunnelServerName(t *testing.T) {
 		{"another allowed host", "front.test:443", func(c net.Conn) { hello(c, "other.test") }, "other.test", ""},
 		{"no server name", "front.test:443", func(c net.Conn) { hello(c, "") }, "\x16\x03", ""},
 		{"not TLS", "front.test:443", func(c net.Conn) { io.WriteString(c, "EHLO planex\n") }, "EHLO planex\n", ""},
+		{"fronting by Encrypted Client Hello: the allowed host outside, another site inside", "front.test:443", func(c net.Conn) { echHello(t, c, "front.test", "exfil.test") }, "", `"(encrypted client hello)":443`},
+		{"fronting in a ClientHello split over three TLS records", "front.test:443", func(c net.Conn) { c.Write(splitRecords(t, clientHello(t, "exfil.test"), 3)) }, "", "exfil.test:443"},
+		{"fronting in a ClientHello sent a byte at a time", "front.test:443", func(c net.Conn) {
+			for _, b := range clientHello(t, "exfil.test") {
+				c.Write([]byte{b})
+			}
+		}, "", "exfil.test:443"},
+		{"a trailing dot on a refused name", "front.test:443", func(c net.Conn) {
+			c.Write(bytes.Replace(clientHello(t, "exfil.testx"), []byte("exfil.testx"), []byte("exfil.test."), 1))
+		}, "", `"(unreadable TLS handshake)":443`},
+		{"a record longer than TLS allows", "front.test:443", func(c net.Conn) {
+			c.Write(append([]byte{0x16, 3, 1, 0xff, 0xff}, make([]byte, 1<<16-1)...))
+		}, "", `"(unreadable TLS handshake)":443`},
+		{"the tunnel's own host in records split three ways", "front.test:443", func(c net.Conn) { c.Write(splitRecords(t, clientHello(t, "front.test"), 3)) }, "front.test", ""},
 	}
 	for i, r := range rows {
 		c := open(r.target)
@@ -156,7 +174,80 @@ func TestProxyTunnelServerName(t *testing.T) {
 			t.Errorf("%s: refusal of %s not recorded: %v", r.name, r.refused, log.Refusals())
 		}
 	}
-	if n := len(log.Refusals()); n != 2 {
-		t.Errorf("want the fronted name and the unreadable handshake recorded, got %v", log.Refusals())
+	if n := len(log.Refusals()); n != 3 {
+		t.Errorf("want the fronted name, the unreadable handshake and the encrypted hello recorded, got %v", log.Refusals())
 	}
+}
+
+// clientHello is the first flight of Go's TLS client naming sni: one
+// handshake record.
+func clientHello(t *testing.T, sni string) []byte {
+	t.Helper()
+	return captureHello(t, &tls.Config{ServerName: sni})
+}
+
+func captureHello(t *testing.T, cfg *tls.Config) []byte {
+	t.Helper()
+	a, b := net.Pipe()
+	defer a.Close()
+	go func() {
+		defer b.Close()
+		_ = tls.Client(b, cfg).Handshake()
+	}()
+	a.SetReadDeadline(time.Now().Add(5 * time.Second))
+	head := make([]byte, 5)
+	if _, err := io.ReadFull(a, head); err != nil {
+		t.Fatalf("capturing a ClientHello: %v", err)
+	}
+	body := make([]byte, binary.BigEndian.Uint16(head[3:]))
+	if _, err := io.ReadFull(a, body); err != nil {
+		t.Fatalf("capturing a ClientHello: %v", err)
+	}
+	return append(head, body...)
+}
+
+// splitRecords carries one handshake record's message in n records.
+func splitRecords(t *testing.T, record []byte, n int) []byte {
+	t.Helper()
+	msg := record[5:]
+	var out []byte
+	for i := 0; i < n; i++ {
+		part := msg[i*len(msg)/n : (i+1)*len(msg)/n]
+		out = append(out, record[0], record[1], record[2], byte(len(part)>>8), byte(len(part)))
+		out = append(out, part...)
+	}
+	return out
+}
+
+// echHello sends the ClientHello of a client using Encrypted Client
+// Hello: the outer server name is outer (the config's public name), the
+// encrypted inner one inner, as a CDN that holds the config's key would
+// route it.
+func echHello(t *testing.T, c net.Conn, outer, inner string) {
+	t.Helper()
+	key, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u16 := func(b []byte, v int) []byte { return binary.BigEndian.AppendUint16(b, uint16(v)) }
+	var body []byte
+	body = append(body, 7)   // config_id
+	body = u16(body, 0x0020) // DHKEM(X25519, HKDF-SHA256)
+	body = u16(body, 32)     // public key
+	body = append(body, key.PublicKey().Bytes()...)
+	body = u16(body, 4)      // cipher suites
+	body = u16(body, 0x0001) // HKDF-SHA256
+	body = u16(body, 0x0001) // AES-128-GCM
+	body = append(body, 0)   // maximum name length
+	body = append(body, byte(len(outer)))
+	body = append(body, outer...)
+	body = u16(body, 0) // extensions
+	cfg := u16(u16(nil, 0xfe0d), len(body))
+	cfg = append(cfg, body...)
+	list := append(u16(nil, len(cfg)), cfg...)
+	hello := captureHello(t, &tls.Config{ServerName: inner, MinVersion: tls.VersionTLS13, EncryptedClientHelloConfigList: list})
+	if bytes.Contains(hello, []byte(inner)) || !bytes.Contains(hello, []byte(outer)) {
+		t.Fatalf("the ECH ClientHello does not hide %q behind %q", inner, outer)
+	}
+	c.Write(hello)
 }
