@@ -90,3 +90,96 @@ func TestAboveConfigOwners(t *testing.T) {
 		})
 	}
 }
+
+// nearestGeminiEnv is the .gemini/.env Gemini CLI reads for a working
+// directory (a trusted folder): the nearest one of the folders from dir
+// up to /.
+func nearestGeminiEnv(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		p := filepath.Join(d, ".gemini", ".env")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
+
+// TestAboveConfigRace: another user waits until planex has looked above
+// a step's folder and only then puts a .gemini/.env in a folder every
+// user may write (as /tmp, above every task worktree). Gemini CLI,
+// started after the check, must still read no file of theirs.
+func TestAboveConfigRace(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		// step is below top; shared is the folder others may write.
+		step, shared string
+		own          string // a .gemini/.env of the user's above the step, "" for none
+		wantRead     string // the file Gemini reads, below top; "" when the step is refused
+	}{
+		{"a plant in a shared folder after the check", "shared/planex-x/s.T1", "shared", "", "shared/planex-x/.gemini/.env"},
+		{"a plant in the shared folder holding the working directory", "shared/s.T1", "shared", "", ""},
+		{"the user's own file nearer than the shared folder", "shared/own/planex-x/s.T1", "shared", "shared/own/.gemini/.env", "shared/own/.gemini/.env"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			top := t.TempDir()
+			step := filepath.Join(top, c.step)
+			if err := os.MkdirAll(step, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			shared := filepath.Join(top, c.shared)
+			if err := os.Chmod(shared, 0o1777); err != nil {
+				t.Fatal(err)
+			}
+			if c.own != "" {
+				p := filepath.Join(top, c.own)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte("OWN=1\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rel := []string{".gemini/.env"}
+			found := abovePaths(step, rel)
+			if err := ownedHere(found, os.Getuid()); err != nil {
+				t.Fatalf("nothing foreign is there yet: %v", err)
+			}
+			err := shutAbove(step, rel, os.Getuid())
+			if c.wantRead == "" {
+				if !errors.Is(err, ErrForeignConfig) {
+					t.Fatalf("the step in a shared folder was not refused: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Now the other user plants theirs.
+			planted := filepath.Join(shared, ".gemini", ".env")
+			if err := os.MkdirAll(filepath.Dir(planted), 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(planted, []byte("GEMINI_SYSTEM_MD=/tmp/evil.md\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got := nearestGeminiEnv(step)
+			if want := filepath.Join(top, c.wantRead); got != want {
+				t.Fatalf("Gemini CLI reads %s, want %s", got, want)
+			}
+			if c.own != "" {
+				return
+			}
+			fi, err := os.Stat(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Size() != 0 || fi.Mode().Perm() != 0o600 {
+				t.Errorf("the file planex placed is %d bytes, mode %v: want empty, 0600", fi.Size(), fi.Mode().Perm())
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -260,6 +261,8 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		contain.Conceal = append(append([]string(nil), contain.Conceal...), lastOf(above)...)
 	} else if err := ownedHere(above, os.Getuid()); err != nil {
 		return agent.Result{}, fmt.Errorf("%s agent: %w", a.cli.binary, err)
+	} else if err := shutAbove(step.Dir, a.cli.aboveConfig, os.Getuid()); err != nil {
+		return agent.Result{}, fmt.Errorf("%s agent: %w", a.cli.binary, err)
 	}
 	step.Prompt = step.Prompt + resultInstructions(step.Phase, schema)
 	ca := command.New(command.Config{
@@ -348,6 +351,70 @@ func ownedHere(found [][]string, uid int) error {
 			if owner, ok := fileOwner(fi); ok && owner != uid && owner != 0 {
 				return fmt.Errorf("%w: %s is read from %s, which belongs to uid %d; remove it, or run with the sandbox, which hides it", ErrForeignConfig, last, q, owner)
 			}
+		}
+	}
+	return nil
+}
+
+// shutAbove keeps another user from adding a file of rel above dir
+// after ownedHere looked (the CLI starts later and reads the nearest
+// one, so a .gemini/.env created in /tmp between the check and the
+// start was read). Below the nearest folder above dir that another user
+// may write, it puts an empty file of each rel, which the CLI finds
+// first and which nobody else can change; where that folder holds dir
+// itself, nothing can stand between them and the step is refused.
+func shutAbove(dir string, rel []string, uid int) error {
+	if len(rel) == 0 {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil // no working directory to be relative to: nothing read above it either
+	}
+	for child, d := abs, filepath.Dir(abs); ; child, d = d, filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err == nil && openToOthers(fi, uid) {
+			if child == abs {
+				return fmt.Errorf("%w: %s, which holds the working directory %s, may be written by other users, who could put %s there while the step starts; run with the sandbox, which hides it, or work in a folder of your own", ErrForeignConfig, d, abs, rel[0])
+			}
+			return placeEmpty(child, rel)
+		}
+		if err == nil && foundIn(d, rel) {
+			return nil // the CLI stops at this one, which ownedHere checked and only its owner can change
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
+// foundIn reports whether one of rel exists in folder d.
+func foundIn(d string, rel []string) bool {
+	for _, r := range rel {
+		if _, err := os.Lstat(filepath.Join(d, r)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// placeEmpty creates each of rel below d as an empty file only its
+// owner may change, leaving one already there as it is.
+func placeEmpty(d string, rel []string) error {
+	for _, r := range rel {
+		p := filepath.Join(d, r)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return fmt.Errorf("shutting %s against other users: %w", d, err)
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("shutting %s against other users: %w", d, err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("shutting %s against other users: %w", d, err)
 		}
 	}
 	return nil

@@ -6,3 +6,6 @@ import "io/fs"
 
 // fileOwner knows no owner where files have no uid.
 func fileOwner(fs.FileInfo) (int, bool) { return 0, false }
+
+// openToOthers knows no other users where files have no uid.
+func openToOthers(fs.FileInfo, int) bool { return false }
