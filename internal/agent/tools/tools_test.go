@@ -334,6 +334,9 @@ func TestReadOnlyPhaseReadsNoIgnored(t *testing.T) {
 	if err := os.Symlink("../build/out.txt", filepath.Join(repo, "docs", "out-link.txt")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("../build", filepath.Join(repo, "docs", "build-link")); err != nil {
+		t.Fatal(err)
+	}
 	relists := 0
 	ignored := agent.Ignored{Root: repo, Keep: []string{filepath.Join(repo, "granted")}, Relist: func(context.Context) ([]string, error) {
 		relists++
@@ -347,12 +350,19 @@ func TestReadOnlyPhaseReadsNoIgnored(t *testing.T) {
 	for path, refused := range map[string]bool{
 		"build/out.txt": true, "src/debug.log": true, "vendor/skip.go": true, "docs/out-link.txt": true,
 		"docs/../build/out.txt": true, "gha-creds.json": true,
+		// Spellings of the same ignored file, and a link to its folder.
+		"./build/out.txt": true, "build/out.txt/": true, "build//out.txt": true, " build/out.txt ": true,
+		"src/.././build/./out.txt": true, "docs/build-link/out.txt": true, "./gha-creds.json": true,
 		"README.md": false, "vendor/keep.go": false, "granted/g.txt": false,
 	} {
 		out := call(t, s, ReadFile, map[string]any{"path": path})
 		if out.IsError != refused || (refused && !strings.Contains(out.Text, "git-ignored")) {
 			t.Errorf("read_file %s in the plan step: %+v, want refused %v", path, out, refused)
 		}
+	}
+	// The absolute name of an ignored file is no way round either.
+	if out := call(t, s, ReadFile, map[string]any{"path": filepath.Join(repo, "build", "out.txt")}); !out.IsError || strings.Contains(out.Text, "generated hi") {
+		t.Errorf("read_file of an ignored file by its absolute name: %+v", out)
 	}
 	// Nor do list_files and search_files show what the listing hides.
 	if out := call(t, s, ListFiles, map[string]any{}); strings.Contains(out.Text, "gha-creds.json") || !strings.Contains(out.Text, "granted/g.txt") {
