@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -64,6 +65,34 @@ func TestSyscallEscapesRefused(t *testing.T) {
 		if want := "fail: request_key: function not implemented"; lines[2] != want {
 			t.Errorf("%s network: the request_key probe said %q, want %q", network, lines[2], want)
 		}
+	}
+}
+
+// TestSyscallCompatRefused: a contained 64-bit program on x86-64 makes
+// its calls in the other conventions the kernel runs for it (i386's
+// numbers through int 0x80, x32's with bit 30 set), to reach vsock and
+// io_uring by numbers the x86-64 rows do not name. Uncontained the test
+// logs what the kernel does (i386's socket makes a vsock socket where
+// the kernel has vsock and ia32 emulation); contained each is refused
+// as its x86-64 twin is.
+func TestSyscallCompatRefused(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the i386 and x32 conventions are x86-64's")
+	}
+	s := newSandbox(t)
+	probe := sandboxtest.NetProbe(t)
+	plain, err := exec.Command(probe, "compat", "x").CombinedOutput()
+	if err != nil {
+		t.Fatalf("netprobe compat uncontained: %v\n%s", err, plain)
+	}
+	t.Logf("uncontained: %s", strings.TrimSpace(string(plain)))
+	out, err := run(t, s, Policy{Network: NetworkOpen, ReadOnly: []string{filepath.Dir(probe)}}, "/", nil, probe+" compat x")
+	if err != nil {
+		t.Fatalf("contained: %v\n%s", err, out)
+	}
+	want := "ok: i386-socket EAFNOSUPPORT; i386-socketcall EAFNOSUPPORT; i386-io_uring_setup ENOSYS; x32-socket EAFNOSUPPORT"
+	if got := strings.TrimSpace(out); got != want {
+		t.Errorf("contained, the compat calls gave %q, want %q", got, want)
 	}
 }
 

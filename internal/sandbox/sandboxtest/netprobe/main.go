@@ -18,7 +18,7 @@ import (
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: netprobe tcp ADDR MSG | unix PATH|@NAME MSG | get URL | udp ADDR MSG | vsock CID:PORT MSG | uring x | requestkey NAME")
+		fmt.Fprintln(os.Stderr, "usage: netprobe tcp ADDR MSG | unix PATH|@NAME MSG | get URL | udp ADDR MSG | vsock CID:PORT MSG | uring x | compat x | requestkey NAME")
 		os.Exit(2)
 	}
 	reply, err := probe(os.Args[1], os.Args[2], strings.Join(os.Args[3:], " "))
@@ -55,6 +55,8 @@ func probe(kind, target, msg string) (string, error) {
 		return vsock(target, msg)
 	case "uring":
 		return uring()
+	case "compat":
+		return compat()
 	case "requestkey":
 		return requestKey(target)
 	case "get":
