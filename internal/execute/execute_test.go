@@ -360,3 +360,56 @@ func TestRunnerSaysOutputWasCut(t *testing.T) {
 		t.Errorf("%s %q: findings %q", o.Status, o.Error, o.Findings)
 	}
 }
+
+// TestRedTeamRunnerRefusesUnnamedSettingsAndGitlinks: an agent given a
+// wide scope commits planex's settings file (auto-approve on, no cost
+// limit, for every run after the merge); the task fails naming
+// the path and nothing is committed. A scope naming the path lets the
+// same change through, so the row can fail.
+func TestRedTeamRunnerRefusesUnnamedSettingsAndGitlinks(t *testing.T) {
+	t.Parallel()
+	settings := func(dir string) error {
+		if err := os.MkdirAll(filepath.Join(dir, ".github"), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, ".github", "planex.yml"), []byte("auto-approve: true\nmax-cost-usd: 0\n"), 0o644)
+	}
+	cases := []struct {
+		name, scope string
+		attack      func(dir string) error
+		want        string // "" when the change is committed
+	}{
+		{"settings under **", "**", settings, "changed planex's settings file .github/planex.yml, which only a task whose scope names the path itself may change"},
+		{"settings under .github/**", ".github/**", settings, "planex's settings file .github/planex.yml"},
+		{"settings named", "src/**;.github/planex.yml", settings, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			repo, tip := testRepo(t)
+			a := agent.Func(func(_ context.Context, s agent.Step) (agent.Result, error) {
+				if err := c.attack(s.Dir); err != nil {
+					return agent.Result{}, err
+				}
+				raw, _ := json.Marshal(map[string]any{"id": s.ID, "status": "completed", "findings": "ok", "tests_passed": true})
+				return agent.Result{Raw: raw}, nil
+			})
+			r := &Runner{Repo: repo, Agent: a}
+			defer r.Close(ctx)
+			o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "T1", Scope: c.scope}, Base: tip, Session: "s", Timeout: time.Minute})
+			if c.want == "" {
+				if o.Status != plan.StatusCompleted {
+					t.Fatalf("%s %q, want completed", o.Status, o.Error)
+				}
+				return
+			}
+			if o.Status != plan.StatusFailed || !strings.Contains(o.Error, c.want) {
+				t.Errorf("%s %q, want failed with %q", o.Status, o.Error, c.want)
+			}
+			if len(o.Changes) != 0 {
+				t.Errorf("the refused changes are kept for a commit: %v", o.Changes)
+			}
+		})
+	}
+}

@@ -214,3 +214,16 @@ func TestPlanCommentWarnsAboutWorkflowScopes(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanCommentWarnsAboutSettingsScopes(t *testing.T) {
+	r := sample()
+	r.Tasks[1].Scope = "**"
+	if body, _ := PlanComment(PlanView{Tasks: r.Tasks, Session: r.Meta.ID}); strings.Contains(body, "planex.yml") {
+		t.Errorf("a plan none of whose scopes names the settings file warns about it:\n%s", body)
+	}
+	r.Tasks[2].Scope = "docs/**;.github/planex.yml"
+	body, _ := PlanComment(PlanView{Tasks: r.Tasks, Session: r.Meta.ID})
+	if !strings.Contains(body, "**T3 may change `.github/planex.yml`**") || !strings.Contains(body, "`auto-approve`") {
+		t.Errorf("plan comment lacks the settings warning:\n%s", body)
+	}
+}
