@@ -234,7 +234,8 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 
 // unnamedChanges refuses the changes a wide scope does not let through:
 // planex's settings file (a commit there widens what later runs may do
-// once merged) where the task's scope does not name it.
+// once merged) and a gitlink (a submodule entry, which can point at any
+// commit of any repository) at a path the task's scope does not name.
 func unnamedChanges(taskScope string, changes []gitrepo.Change) string {
 	var bad []string
 	for _, c := range changes {
@@ -242,6 +243,8 @@ func unnamedChanges(taskScope string, changes []gitrepo.Change) string {
 		case scope.Names(taskScope, c.Path):
 		case c.Path == plan.SettingsFile:
 			bad = append(bad, "planex's settings file "+c.Path)
+		case c.Mode == "160000":
+			bad = append(bad, "a submodule entry (gitlink) at "+c.Path)
 		}
 	}
 	if len(bad) == 0 {
