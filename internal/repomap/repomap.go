@@ -177,8 +177,10 @@ func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 	}
 	var cache string
 	if !opts.NoCache && key != "" {
-		cache = cacheDir(abs, git, opts)
-		if m, err := loadCache(cache, key); err == nil {
+		var err error
+		if cache, err = cacheDir(git, opts); err != nil {
+			log.Warn("repomap: not using a cache", "err", err)
+		} else if m, err := loadCache(cache, key); err == nil {
 			m.Root = abs
 			m.FromCache = true
 			log.Debug("repomap: cache hit", "key", key[:12], "files", len(m.Entries), "took", time.Since(start))
@@ -290,7 +292,11 @@ func StateKey(ctx context.Context, root string, opts Options) (key, dir string, 
 		}
 		key = statKey(abs, files, opts)
 	}
-	return key, cacheDir(abs, git, opts), nil
+	dir, err = cacheDir(git, opts)
+	if err != nil {
+		return "", "", err
+	}
+	return key, dir, nil
 }
 
 func checkEmpty(root string, m *Map) (*Map, error) {
