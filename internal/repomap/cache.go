@@ -28,7 +28,7 @@ const keepCaches = 8
 // without reading file contents.
 func gitStateKey(ctx context.Context, root string, g *gitInfo, opts Options) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%s\x00", cacheVersion, opts.MaxFileBytes, g.prefix)
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%t\x00", cacheVersion, opts.MaxFileBytes, g.prefix, opts.TrackedOnly)
 	tree, err := runGit(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD^{tree}")
 	if err != nil {
 		tree = []byte("unborn")

@@ -47,6 +47,11 @@ type Options struct {
 	// NoCacheWrite reads a cached map but does not save a new one, for
 	// callers that cache what they derive from the map instead.
 	NoCacheWrite bool
+	// TrackedOnly maps only the files git tracks, for the Action: its
+	// checkout is fresh, so an untracked file there came from the
+	// workflow's earlier steps (a cloud login's credentials file) and
+	// its name is not the model's business. Without git it has no effect.
+	TrackedOnly bool
 }
 
 // Map is the model-free picture of a repository.
@@ -190,7 +195,7 @@ func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 		}
 	}
 	if git != nil {
-		if files, err = listGit(ctx, abs); err != nil {
+		if files, err = listGit(ctx, abs, opts.TrackedOnly); err != nil {
 			return nil, err
 		}
 	}
