@@ -431,3 +431,61 @@ func TestRedTeamRunnerRefusesUnnamedSettingsAndGitlinks(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamRunnerCommitsHostileNames: an agent names its files like
+// git options (-n, --output=…), with a newline, a tab, a terminal
+// escape, a quote, and two that differ only in case. planex's git
+// takes each as a name: the commit holds exactly these files with their
+// contents, and no option ran (no file --output named was written).
+func TestRedTeamRunnerCommitsHostileNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo, tip := testRepo(t)
+	names := []string{"-n", "--output=pwned", "line\nbreak.txt", "tab\tname.txt", "esc\x1b]0;title\x07\x1b[31m.txt",
+		`quote"and'.txt`, "README.md", "readme.md", "--", "-"}
+	a := agent.Func(func(_ context.Context, s agent.Step) (agent.Result, error) {
+		for _, n := range names {
+			if err := os.WriteFile(filepath.Join(s.Dir, n), []byte("content of "+n), 0o644); err != nil {
+				return agent.Result{}, err
+			}
+		}
+		raw, _ := json.Marshal(map[string]any{"id": s.ID, "status": "completed", "findings": "ok", "tests_passed": true})
+		return agent.Result{Raw: raw}, nil
+	})
+	r := &Runner{Repo: repo, Agent: a}
+	defer r.Close(ctx)
+	if err := repo.UpdateBranch(ctx, "run", tip, "", "start"); err != nil {
+		t.Fatal(err)
+	}
+	task := plan.Task{ID: "T1", Title: "T1", Scope: "**"}
+	o := r.Run(ctx, Job{Task: task, Base: tip, Session: "s", Timeout: time.Minute})
+	if o.Status != plan.StatusCompleted {
+		t.Fatalf("%s %q", o.Status, o.Error)
+	}
+	sha, err := r.Commit(ctx, "run", tip, "s", task, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := repo.Git(ctx, "", "ls-tree", "-r", "-z", "--name-only", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
+	want := append([]string(nil), names...)
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Errorf("the commit holds %q, want %q", got, want)
+	}
+	for _, n := range names {
+		content, err := repo.Git(ctx, "", "cat-file", "blob", sha+":"+n)
+		if err != nil || content != "content of "+n {
+			t.Errorf("%q in the commit: %q %v", n, content, err)
+		}
+	}
+	for _, dir := range []string{repo.Root, repo.TempDir} {
+		if _, err := os.Lstat(filepath.Join(dir, "pwned")); err == nil {
+			t.Errorf("an option in a file name was obeyed: %s/pwned exists", dir)
+		}
+	}
+}
