@@ -585,9 +585,8 @@ func (e *Engine) approvedPlan(ctx context.Context, s *session.Session, g *gates)
 	if note := workflowsNote(s, tasks); note != "" {
 		fmt.Fprintln(e.o.Out, note)
 	}
-	if ids := plan.SettingsTasks(tasks); len(ids) > 0 {
-		fmt.Fprintf(e.o.Out, "warning: %s may change %s, planex's own settings (auto-approve, max-cost-usd): once merged, they decide what later runs may do\n",
-			strings.Join(ids, ", "), plan.SettingsFile)
+	if note := settingsNote(tasks); note != "" {
+		fmt.Fprintln(e.o.Out, note)
 	}
 	if ok, err := g.pass(ctx, session.GateTasks, previewTasks(s, tasks), tasks); err != nil || !ok {
 		return nil, g.out, err
