@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -110,12 +111,25 @@ func readQuery(stdin io.Reader, file string, args []string) (string, error) {
 	return string(data), nil
 }
 
+// writeOutcomes writes rep's per-instance outcomes to file.
+func writeOutcomes(file string, rep *locate.EvalReport) error {
+	var b bytes.Buffer
+	if err := rep.WriteOutcomes(&b); err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing per-instance outcomes: %w", err)
+	}
+	return nil
+}
+
 // newEvalLocateCmd scores locate on a localisation data set (SWE-bench style
 // JSON lines) against the plain BM25 baseline.
 func newEvalLocateCmd() *cobra.Command {
 	var (
 		data, repos, workDir string
 		weightsFile, fitFile string
+		perInstance          string
 		top                  int
 		verbose, loo         bool
 	)
@@ -155,6 +169,11 @@ weights fitted on all instances (internal/locate/weights.json is such a file).`,
 				}
 				fmt.Fprintf(out, "fitted weights written to %s\n", fitFile)
 			}
+			if perInstance != "" {
+				if err := writeOutcomes(perInstance, rep); err != nil {
+					return fmt.Errorf("evaluating locate: %w", err)
+				}
+			}
 			if verbose {
 				for _, o := range rep.Outcomes {
 					fmt.Fprintf(out, "%s\t%s\trank %d\t%s\n", o.InstanceID, o.System, o.Rank, strings.Join(o.Top[:min(3, len(o.Top))], " "))
@@ -171,6 +190,7 @@ weights fitted on all instances (internal/locate/weights.json is such a file).`,
 	f.BoolVarP(&verbose, "verbose", "v", false, "also print each instance's rank")
 	f.BoolVar(&loo, "leave-one-out", false, "also score each repository with weights fitted on the others")
 	f.StringVar(&fitFile, "fit", "", "fit weights on all instances and write them to `FILE`")
+	f.StringVar(&perInstance, "per-instance", "", "write each instance's rank and top files under every system to `FILE` (JSON lines)")
 	f.StringVar(&weightsFile, "weights", "", "rank with the weights in `FILE` instead of the built-in ones")
 	return cmd
 }
