@@ -45,14 +45,16 @@ func TestCodeLine(t *testing.T) {
 }
 
 // TestIssueCodeLeavesOutOutput: the issue's code keeps the code a user
-// ran and the inline code of the prose, not the fence's language tag nor
-// the build log pasted beside it.
+// ran, the line of the log that reports the fault and the inline code of
+// the prose, not the fence's language tag nor the routine lines of the
+// build log pasted beside it.
 func TestIssueCodeLeavesOutOutput(t *testing.T) {
 	t.Parallel()
 	issue := "autodoc: duplication warning with `autoclass`\n\n```python\nfrom io import StringIO\n```\n" +
-		"```\nRunning Sphinx v4.0.0\nreading sources... [100%] index\npickling environment... done\n```\n"
+		"```\nRunning Sphinx v4.0.0\nreading sources... [100%] index\n" +
+		"index.rst:1: WARNING: duplicate object description of io.StringIO\npickling environment... done\n```\n"
 	got := issueCode(issue)
-	for _, want := range []string{"from io import StringIO", "autoclass"} {
+	for _, want := range []string{"from io import StringIO", "autoclass", "WARNING: duplicate object description"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("issue code %q lacks %q", got, want)
 		}

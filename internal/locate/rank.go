@@ -319,18 +319,19 @@ func (ix *Index) partContent(qts []queryTerm, f feature, part string, ev *eviden
 }
 
 // issueCode is the issue's code: the lines of its fenced blocks that read
-// as code (codeLine) and its inline code. Fenced blocks hold program output
-// as often as code (a build log, a test run, a printed result), and the
-// routine lines of output ("reading sources... done") are printed by the
-// program's driver, in any language, while the code a user ran names the
-// API at fault; the error lines of the output count elsewhere (error_text,
-// traceback frames).
+// as code (codeLine) or report a fault (errorLineRe: ValueError: …,
+// WARNING: …, panic: …), and its inline code. Fenced blocks hold program
+// output as often as code (a build log, a test run, a printed result), and
+// the routine lines of output ("reading sources... done") are printed by
+// the program's driver, in any language, whatever went wrong, while the
+// code a user ran names the API at fault and a fault's message was written
+// by the code that reports it.
 func issueCode(q string) string {
 	var b strings.Builder
 	for _, block := range fenceRe.FindAllString(q, -1) {
 		lines := strings.Split(strings.Trim(block, "`"), "\n")
 		for i, line := range lines {
-			if i > 0 && codeLine(line) { // the first is the fence's language
+			if i > 0 && (codeLine(line) || errorLineRe.MatchString(line)) { // the first is the fence's language
 				b.WriteString(line)
 				b.WriteByte('\n')
 			}
