@@ -142,7 +142,9 @@ DIR/<owner>__<name> (a git directory or clone; plain trees are used as they
 are), ranks files with locate and with plain BM25, and prints Acc@1/3/5/10
 and MRR overall and per repository. --leave-one-out adds, per repository,
 the scores of weights fitted without that repository; --fit FILE writes
-weights fitted on all instances (internal/locate/weights.json is such a file).`,
+weights fitted on all instances (internal/locate/weights.json is such a file);
+--per-instance FILE writes each instance's rank and top files under every
+system as JSON lines.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if data == "" || repos == "" {
