@@ -56,30 +56,20 @@ func (g *ghEnv) commentID(number int) int64 {
 	return cs[len(cs)-1].ID
 }
 
-// hostileForms wrap a command in every Markdown form GitHub shows as
-// code, a quote, HTML or nothing at all.
+// hostileForms are two of the Markdown forms GitHub shows as code, HTML
+// or nothing at all, here read from event files by the planex process.
+// Every form is checked against the Action's handling in internal/action
+// (TestHostileCommentFormsRunNothing, TestHostileReviewCommentFormsRunNothing).
 var hostileForms = []struct{ name, format string }{
-	{"backtick fence", "```\n%s\n```"},
-	{"tilde fence", "~~~\n%s\n~~~"},
-	{"tilde fence of four holding a line of three", "~~~~\n~~~\n%s\n~~~~"},
-	{"backtick fence of four holding a line of three", "````\n```\n%s\n```\n````"},
-	{"indented code", "    %s"},
-	{"indented code after text", "Here is the command:\n\n    %s"},
-	{"block quote", "> %s"},
-	{"lazy quote continuation", "> as discussed\n%s"},
 	{"html comment", "<!--\n%s\n-->"},
-	{"details block", "<details>\n\n%s\n\n</details>"},
-	{"html div block", "<div>\n%s\n</div>"},
-	{"inline code", "`%s`"},
 	{"zero-width space first", "\u200b%s"},
-	{"text first", "Looks good.\n\n%s"},
 }
 
 // TestActionHostileCommentFormsRunNothing: a command GitHub displays as
-// code, a quote, HTML or behind invisible text is no command. Each form,
-// holding an approval of a real plan or a self-approving plan request,
-// leaves no comment, reaction, label, branch or state behind, and no agent
-// runs.
+// code, a quote, HTML or behind invisible text is no command. Each of
+// hostileForms, holding an approval of a real plan or a self-approving
+// plan request, leaves no comment, reaction, label, branch or state
+// behind, and no agent runs.
 func TestActionHostileCommentFormsRunNothing(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
