@@ -267,51 +267,6 @@ func checkEnvDump(t *testing.T, r *realCLI, envDump string) {
 	}
 }
 
-// TestRealCLIReadOnlyStep: in a read-only step a CLI cannot change the
-// repository with its own edit tool (Claude Code is not offered it, Gemini
-// CLI's plan mode and Codex's read-only sandbox refuse it), and the step
-// still reports its result.
-func TestRealCLIReadOnlyStep(t *testing.T) {
-	t.Parallel()
-	for _, name := range Names() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			var toolResult string
-			script := func(turn agenttest.Turn) agenttest.Action {
-				if len(turn.Results) == 0 {
-					return clistest.Write(name, turn, "taken.txt", "taken over\n")
-				}
-				toolResult = turn.Results[0]
-				return clistest.Answer(map[string]any{"id": "E1", "status": "completed", "findings": "looked around"})
-			}
-			r := startReal(t, name, script, "")
-			dir := gitDir(t)
-			res, err := r.run(t, agent.Step{Phase: agent.PhaseExplore, ID: "E1", Prompt: "## Step: explore\nlook around", Dir: dir})
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "taken.txt")); !os.IsNotExist(err) {
-				t.Errorf("a read-only step wrote taken.txt (%v); tool result %q", err, toolResult)
-			}
-			if toolResult == "" {
-				t.Errorf("the refused write left no tool result")
-			}
-			for _, turn := range r.srv.Turns() {
-				for _, tool := range []string{"Write", "Edit", "Bash", "write_file", "replace", "run_shell_command"} {
-					if turn.Offers(tool) {
-						t.Errorf("read-only step offered %s: %v", tool, turn.Tools)
-					}
-				}
-			}
-			var er agent.ExploreResult
-			if err := agent.Decode(agent.PhaseExplore, res.Raw, &er); err != nil || er.Findings != "looked around" {
-				t.Errorf("result %s: %v", res.Raw, err)
-			}
-			t.Logf("%s refused the write with: %.300s; problems: %v", name, toolResult, res.Problems)
-		})
-	}
-}
-
 // TestRealCLIErrorsReachTheStep: an API error, a refusal and an answer
 // without a result end up in the step's error, without terminal codes,
 // and the tokens already spent are still reported.
@@ -422,50 +377,6 @@ func TestRealCLIConfigurationHoldsNoKey(t *testing.T) {
 				if !strings.Contains(joined, "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9/x") || !strings.Contains(joined, "GEMINI_CLI_HOME=") {
 					t.Errorf("env %v", env)
 				}
-			}
-		})
-	}
-}
-
-// TestRealCLIDeniedWriteIsReported: a write outside the task's worktree
-// does not land (the CLI's own rules or planex's sandbox stop it), and
-// what the CLI reports about a refusal comes back with the result, for
-// the task's error should the task then fail.
-func TestRealCLIDeniedWriteIsReported(t *testing.T) {
-	t.Parallel()
-	for _, name := range Names() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			outside := t.TempDir()
-			var toolResult string
-			script := func(turn agenttest.Turn) agenttest.Action {
-				if len(turn.Results) == 0 {
-					act := clistest.Write(name, turn, "x", "x")
-					switch name {
-					case "claude", "gemini":
-						act.Input.(map[string]any)["file_path"] = filepath.Join(outside, "escaped.txt")
-					case "codex":
-						act.Input = "*** Begin Patch\n*** Add File: " + filepath.Join(outside, "escaped.txt") + "\n+x\n*** End Patch\n"
-					}
-					return act
-				}
-				toolResult = turn.Results[0]
-				return clistest.Answer(map[string]any{"id": "T1", "status": "completed", "findings": "done", "tests_passed": true})
-			}
-			r := startReal(t, name, script, "")
-			res, err := r.run(t, agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1: x", Dir: gitDir(t), Scope: "a/**"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := os.Stat(filepath.Join(outside, "escaped.txt")); !os.IsNotExist(err) {
-				t.Errorf("the write outside the worktree went through (%v)", err)
-			}
-			// Claude Code's rules allow writes only in the worktree, Gemini
-			// CLI's only in its workspace; Codex lets its patches write
-			// /tmp too, which inside planex's sandbox is the step's own.
-			want := map[string]string{"claude": "permission denied: Write(" + outside, "gemini": "write_file: 1 call(s) failed"}[name]
-			if want != "" && !strings.Contains(strings.Join(res.Problems, "\n"), want) {
-				t.Errorf("problems %q lack %q (tool result %.300q)", res.Problems, want, toolResult)
 			}
 		})
 	}
