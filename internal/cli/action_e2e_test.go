@@ -251,6 +251,8 @@ func TestActionPlanApprovePullRequest(t *testing.T) {
 		t.Fatalf("%d pull requests", len(prs))
 	}
 	pr := prs[0]
+	// What matrix mode must reproduce (the redelivery below changes neither).
+	shape := g.branchShape(branch)
 	if pr.Head != branch || pr.Base != "main" || !pr.Draft || !strings.Contains(pr.Body, "Closes #"+itoa(n)) ||
 		!strings.Contains(pr.Body, "| T4 | join | ✅ completed | ✅ passed |") || !hasLabel(pr.RequestedReviewers, "maintainer") {
 		t.Errorf("pull request = %+v", pr)
@@ -292,6 +294,8 @@ func TestActionPlanApprovePullRequest(t *testing.T) {
 	if errs := g.fake.Errors(); len(errs) > 0 {
 		t.Errorf("requests GitHub would refuse: %v", errs)
 	}
+	// The same plan in matrix mode is checked against this run.
+	t.Run("matrix mode matches", func(t *testing.T) { matrixMatchesSingleJob(t, shape, pr.Body) })
 }
 
 func TestActionRefusals(t *testing.T) {
