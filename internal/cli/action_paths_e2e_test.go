@@ -565,30 +565,6 @@ func TestRedTeamActionLabelPath(t *testing.T) {
 	g.noInternalErrors(n)
 }
 
-// TestActionMatrixTaskRedelivered: a matrix task job GitHub delivers
-// twice runs its agent once; the wave still collects and completes.
-func TestActionMatrixTaskRedelivered(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
-	n, branch := approveMatrix(t, g)
-	prep := g.step(n, "7", "INPUT_MATRIX_STEP=prepare")
-	if prep["has-tasks"] != "true" {
-		t.Fatalf("prepare: %v", prep)
-	}
-	g.clearAgentCalls()
-	for i := 0; i < 2; i++ {
-		g.step(n, "7", "INPUT_MATRIX_STEP=task", "INPUT_TASK=T1")
-	}
-	if calls := strings.Count(g.agentCalls(), "execute T1"); calls != 1 {
-		t.Fatalf("T1's agent ran %d times:\n%s", calls, g.agentCalls())
-	}
-	out := g.step(n, "7", "INPUT_MATRIX_STEP=collect")
-	if out["status"] != "done" || strings.Join(g.branchCommits(branch), " | ") != "T1: one" {
-		t.Fatalf("collect: %v, branch %v", out, g.branchCommits(branch))
-	}
-}
-
 // TestRedTeamActionRaceTwoPlans: two planning requests on a fresh issue
 // handled at once leave one plan, one plan comment, one status comment.
 func TestRedTeamActionRaceTwoPlans(t *testing.T) {
