@@ -11,7 +11,8 @@ import (
 
 // These flows were end-to-end tests in internal/cli (TestActionRefusals,
 // TestActionCommandsWithoutAPlan, TestActionCancelAndSettings,
-// TestActionDispatch, TestActionLabeledIssueIsPlanned); what only a
+// TestActionDispatch, TestActionLabeledIssueIsPlanned,
+// TestActionReactionsTellTheTruth, TestActionFollowUpOnPullRequest); what only a
 // process shows (event files, exit codes, stderr) stays there.
 
 // TestCommandsWithoutAPlan: every command on a thread with no plan gets
@@ -115,6 +116,105 @@ func TestDispatchAndLabelEvents(t *testing.T) {
 	}
 	if !slices.Contains(w.labels(n), LabelPlanned) {
 		t.Errorf("labels = %v", w.labels(n))
+	}
+	w.noRefusedRequests()
+}
+
+// reactionsOn are the reactions on comment id, in the order given.
+func (w *world) reactionsOn(id int64) []string {
+	w.t.Helper()
+	c, ok := w.fake.Comment(wRepo, id)
+	if !ok {
+		w.t.Fatalf("no comment %d", id)
+	}
+	var out []string
+	for _, r := range c.Reactions {
+		out = append(out, r.Content)
+	}
+	return out
+}
+
+// TestReactionsTellTheTruth: 👀 on every command, 🚀 only on an approval
+// that passed permission, plan id, comment and hash checks, and 👎 or 😕
+// with a reason on every refusal; help is an answer (👀 only).
+func TestReactionsTellTheTruth(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "base", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	id := w.planID(n)
+	w.agent.takeCalls()
+	refused := []struct{ login, body, reply string }{
+		{"reader", "/planex approve " + id, "@reader"},
+		{"maintainer", "/planex approve 0000000000", "There is no plan `0000000000` here"},
+		{"maintainer", "/planex approve --force " + id, "Unknown flag `--force`"},
+		{"maintainer", "/planex aprove", "did you mean `/planex approve`"},
+		{"maintainer", "/planex approve <plan-id>", "needs the plan id"},
+		{"maintainer", "/planex status now", "takes no arguments"},
+	}
+	for _, c := range refused {
+		ev := w.comment(n, c.login, c.body)
+		r, err := w.handle(ev)
+		if err != nil || r.Outputs.Status != StatusRefused || !strings.Contains(w.lastComment(n), c.reply) {
+			t.Errorf("%q by %s: %v, status %q, reply %q", c.body, c.login, err, r.Outputs.Status, w.lastComment(n))
+		}
+		if rs := w.reactionsOn(ev.Comment.ID); !slices.Contains(rs, "eyes") || !(slices.Contains(rs, "-1") || slices.Contains(rs, "confused")) || slices.Contains(rs, "rocket") {
+			t.Errorf("%q by %s: reactions %v", c.body, c.login, rs)
+		}
+	}
+	if calls := w.agent.takeCalls(); len(calls) > 0 {
+		t.Fatalf("a refused approval ran the agent: %q", calls)
+	}
+	help := w.comment(n, "maintainer", "/planex help")
+	if r, err := w.handle(help); err != nil || r.Outputs.Status != StatusReplied {
+		t.Errorf("help: %v %+v", err, r.Outputs)
+	}
+	if rs := w.reactionsOn(help.Comment.ID); strings.Join(rs, " ") != "eyes" {
+		t.Errorf("help reactions = %v", rs)
+	}
+	approve := w.comment(n, "maintainer", "/planex approve "+id)
+	if r, err := w.handle(approve); err != nil || r.Outputs.Status != StatusDone {
+		t.Fatalf("approve: %v %+v", err, r.Outputs)
+	}
+	if rs := w.reactionsOn(approve.Comment.ID); strings.Join(rs, " ") != "eyes rocket" {
+		t.Errorf("approval reactions = %v", rs)
+	}
+	w.noRefusedRequests()
+}
+
+// TestFollowUpOnPullRequest: a plan asked for on planex's pull request
+// runs on that pull request's branch, after its commits, and opens no
+// other pull request; the last comment is the status or the follow-up
+// report.
+func TestFollowUpOnPullRequest(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "base", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex -y add a file")); err != nil || r.Outputs.Status != StatusDone {
+		t.Fatalf("run: %v %+v", err, r.Outputs)
+	}
+	prs := w.fake.PullRequests(wRepo)
+	if len(prs) != 1 {
+		t.Fatalf("%d pull requests after an auto-approved plan", len(prs))
+	}
+	pr := prs[0]
+	w.agent.setPlan(wTask{ID: "T1", Title: "docs too", Scope: "d/**"})
+	if _, err := w.handle(w.comment(pr.Number, "maintainer", "/planex also add docs")); err != nil {
+		t.Fatalf("follow-up plan: %v", err)
+	}
+	if _, err := w.handle(w.comment(pr.Number, "maintainer", "/planex approve "+w.planID(pr.Number))); err != nil {
+		t.Fatalf("follow-up approve: %v", err)
+	}
+	if got := strings.Join(w.branch(pr.Head), " | "); got != "T1:_base | T1:_docs_too" {
+		t.Errorf("branch after follow-up = %s", got)
+	}
+	if len(w.fake.PullRequests(wRepo)) != 1 {
+		t.Error("the follow-up opened another pull request")
+	}
+	if c := w.lastComment(pr.Number); !strings.Contains(c, "<!-- planex:status -->") && !strings.Contains(c, "Follow-up report") {
+		t.Errorf("last PR comment: %q", c)
 	}
 	w.noRefusedRequests()
 }

@@ -307,41 +307,6 @@ func r0(g *ghEnv, n int) string {
 	return strings.TrimPrefix(prs[len(prs)-1].Head, "planex/")
 }
 
-func TestActionFollowUpOnPullRequest(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
-	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
-	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex -y add a file"))
-	prs := g.fake.PullRequests(ghRepo)
-	if len(prs) != 1 {
-		t.Fatalf("%d pull requests after an auto-approved plan", len(prs))
-	}
-	pr := prs[0]
-	// A reviewer asks for more on the pull request.
-	g.setPlan(task{ID: "T1", Title: "docs too", Scope: "d/**"})
-	r := g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex also add docs"))
-	if r.code != 0 {
-		t.Fatalf("follow-up plan: %d\n%s", r.code, r.err)
-	}
-	id := g.lastPlanID(pr.Number)
-	if r := g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex approve "+id)); r.code != 0 {
-		t.Fatalf("follow-up approve: %d\n%s\n%s", r.code, r.out, r.err)
-	}
-	if got := strings.Join(g.branchCommits(pr.Head), " | "); got != "T1: base | T1: docs too" {
-		t.Errorf("branch after follow-up = %s", got)
-	}
-	if len(g.fake.PullRequests(ghRepo)) != 1 {
-		t.Error("the follow-up opened another pull request")
-	}
-	if c := g.lastComment(pr.Number); !strings.Contains(c, "<!-- planex:status -->") && !strings.Contains(c, "Follow-up report") {
-		t.Errorf("last PR comment: %q", c)
-	}
-	if errs := g.fake.Errors(); len(errs) > 0 {
-		t.Errorf("requests GitHub would refuse: %v", errs)
-	}
-}
-
 func TestActionScheduleOverLabelledIssues(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
