@@ -95,7 +95,9 @@ func buildWorld(t *testing.T) *world {
 	clock := &worldClock{}
 	w := &world{t: t, fake: ghfake.New(t, ghfake.WithClock(clock.now)), origin: filepath.Join(t.TempDir(), "origin.git"),
 		agent: &scriptedAgent{}, tmp: t.TempDir(), clock: clock}
-	run(t, src, "clone", "-q", "--bare", src, w.origin)
+	// GitHub runs no gc after a push; receive-pack's gc --auto would be a
+	// git process per push here.
+	run(t, src, "clone", "-q", "--bare", "-c", "receive.autogc=false", src, w.origin)
 	w.fake.AddRepo(wRepo, ghfake.Repo{DefaultBranch: "main"})
 	for login, role := range map[string]string{"maintainer": "write", "reader": "read"} {
 		w.fake.AddUser(login, "User")

@@ -28,7 +28,9 @@ func newGHEnv(t *testing.T) *ghEnv {
 	f := newFixture(t)
 	g := &ghEnv{fixture: f, fake: ghfake.New(t)}
 	g.origin = filepath.Join(t.TempDir(), "origin.git")
-	f.git("clone", "-q", "--bare", f.repo, g.origin)
+	// GitHub runs no gc after a push; receive-pack's gc --auto would be a
+	// git process per push here.
+	f.git("clone", "-q", "--bare", "-c", "receive.autogc=false", f.repo, g.origin)
 	g.fake.AddRepo(ghRepo, ghfake.Repo{DefaultBranch: "main"})
 	for login, role := range map[string]string{"maintainer": "write", "owner": "admin", "reader": "read"} {
 		g.fake.AddUser(login, "User")
