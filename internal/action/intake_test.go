@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/ghfake"
 )
 
 // These flows were end-to-end tests in internal/cli (TestActionRefusals,
@@ -215,6 +216,80 @@ func TestFollowUpOnPullRequest(t *testing.T) {
 	}
 	if c := w.lastComment(pr.Number); !strings.Contains(c, "<!-- planex:status -->") && !strings.Contains(c, "Follow-up report") {
 		t.Errorf("last PR comment: %q", c)
+	}
+	w.noRefusedRequests()
+}
+
+// writes counts the requests that changed something on GitHub.
+func (w *world) writes() int {
+	n := 0
+	for _, r := range w.fake.Requests() {
+		if r.Method != "GET" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestCIFixIgnoresWhatIsNotPlanexs: a failed CI run that is not on a
+// pull request planex opened and may work on, or that tested a commit
+// the pull request has moved on from, or any run while ci-fix is off, is
+// ignored with a notice saying why, before anything is written. (A run
+// that did not fail, one from a fork and another event are ignored as
+// the event is read: internal/event's TestLoad.)
+func TestCIFixIgnoresWhatIsNotPlanexs(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "base", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a limiter", "")
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex -y add a limiter")); err != nil || r.Outputs.Status != StatusDone {
+		t.Fatalf("run: %v %+v", err, r.Outputs)
+	}
+	pr := w.fake.PullRequests(wRepo)[0]
+	// The fake does not see pushes: tell it where the branch is.
+	pr.HeadSHA = run(t, w.origin, "rev-parse", pr.Head)
+	w.fake.SetPullRequestHead(wRepo, pr.Number, pr.HeadSHA)
+	human := w.fake.AddPullRequest(wRepo, ghfake.PullRequest{Title: "by hand", Author: "maintainer", Head: "planex/99-by-hand"})
+	var humanSHA string
+	for _, p := range w.fake.PullRequests(wRepo) {
+		if p.Number == human {
+			humanSHA = p.HeadSHA
+		}
+	}
+	failed := func(id int64, branch, sha string, prs ...int) *event.Event {
+		w.fake.SetWorkflowRun(wRepo, ghfake.WorkflowRun{ID: id, Name: "CI", Path: ".github/workflows/ci.yml", Event: "pull_request",
+			Status: "completed", Conclusion: "failure", HeadBranch: branch, HeadSHA: sha, PullRequests: prs})
+		return &event.Event{Name: event.WorkflowRun, Action: "completed", Owner: wOwner, Repo: wName, DefaultBranch: "main",
+			Sender: event.User{Login: "maintainer", Type: "User"}, Number: pr.Number, IsPR: true,
+			Run: &event.Run{ID: id, Name: "CI", Path: ".github/workflows/ci.yml", Event: "pull_request", Status: "completed", Conclusion: "failure",
+				HeadBranch: branch, HeadSHA: sha, HeadRepo: wRepo, PullRequests: prs}}
+	}
+	cases := []struct {
+		name   string
+		ev     *event.Event
+		cfg    func(*Config)
+		notice string
+	}{
+		{"other branch", failed(701, "feature/x", "1111111111111111111111111111111111111111"), nil, "not a branch planex works on"},
+		{"pull request not opened by planex", failed(705, "planex/99-by-hand", humanSHA, human), nil, "was not opened by planex"},
+		{"outdated commit", failed(706, pr.Head, "2222222222222222222222222222222222222222", pr.Number), nil, "has moved on"},
+		{"ci-fix off", failed(707, pr.Head, pr.HeadSHA, pr.Number), func(c *Config) { c.CIFix = CIFixOff }, "ci-fix is off"},
+	}
+	for _, c := range cases {
+		var mutate []func(*Config)
+		if c.cfg != nil {
+			mutate = append(mutate, c.cfg)
+		}
+		writes := w.writes()
+		r, err := w.handle(c.ev, mutate...)
+		if err != nil || r.Outputs.Status != StatusIgnored || !strings.Contains(r.Outputs.Notice, c.notice) {
+			t.Errorf("%s: %v, status %q, notice %q, want %q", c.name, err, r.Outputs.Status, r.Outputs.Notice, c.notice)
+		}
+		if got := w.writes() - writes; got != 0 {
+			t.Errorf("%s: %d write requests", c.name, got)
+		}
+	}
+	if got := w.branch(pr.Head); len(got) != 1 {
+		t.Errorf("commits on the branch: %v", got)
 	}
 	w.noRefusedRequests()
 }
