@@ -1,6 +1,7 @@
 package action
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -290,6 +291,51 @@ func TestCIFixIgnoresWhatIsNotPlanexs(t *testing.T) {
 	}
 	if got := w.branch(pr.Head); len(got) != 1 {
 		t.Errorf("commits on the branch: %v", got)
+	}
+	w.noRefusedRequests()
+}
+
+// TestScheduleOverLabelledIssues: the schedule plans every issue labelled
+// planex:auto by someone who may (and no other), says how many on its
+// output, and the next run, with nothing new to plan, is ignored with a
+// notice.
+func TestScheduleOverLabelledIssues(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	var ns []int
+	for _, title := range []string{"Fix the cart", "Speed up search", "Document the API"} {
+		n := w.fake.AddIssue(wRepo, "maintainer", title, "details")
+		w.fake.LabelIssue(wRepo, n, "maintainer", "planex:auto")
+		ns = append(ns, n)
+	}
+	other := w.fake.AddIssue(wRepo, "maintainer", "Not for planex", "")
+	schedule := func() (*Runner, string) {
+		t.Helper()
+		r, out := w.job()
+		ctx := context.Background()
+		if err := r.LoadSettings(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Handle(ctx, &event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName, Cron: "0 3 * * *"}); err != nil {
+			t.Fatalf("schedule: %v\n%s", err, out)
+		}
+		return r, out.String()
+	}
+	r, out := schedule()
+	if !strings.Contains(out, "schedule: planned 3 issues") || r.Outputs.Status != StatusPlanned || r.Outputs.PlannedIssues != "3" {
+		t.Errorf("schedule: %+v\n%s", r.Outputs, out)
+	}
+	for _, n := range ns {
+		if len(w.commentsWith(n, "<!-- planex:plan")) != 1 || !slices.Contains(w.labels(n), LabelPlanned) {
+			t.Errorf("issue #%d was not planned: labels %v", n, w.labels(n))
+		}
+	}
+	if len(w.fake.Comments(wRepo, other)) != 0 || len(w.labels(other)) != 0 {
+		t.Errorf("the unlabelled issue #%d was touched", other)
+	}
+	r, out = schedule()
+	if !strings.Contains(out, "schedule: planned 0 issues") || r.Outputs.Status != StatusIgnored || r.Outputs.PlannedIssues != "0" || r.Outputs.Notice == "" {
+		t.Errorf("second schedule run: %+v\n%s", r.Outputs, out)
 	}
 	w.noRefusedRequests()
 }

@@ -309,45 +309,6 @@ func r0(g *ghEnv, n int) string {
 	return strings.TrimPrefix(prs[len(prs)-1].Head, "planex/")
 }
 
-func TestActionScheduleOverLabelledIssues(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
-	var ns []int
-	for _, title := range []string{"Fix the cart", "Speed up search", "Document the API"} {
-		n := g.fake.AddIssue(ghRepo, "maintainer", title, "details")
-		g.fake.LabelIssue(ghRepo, n, "maintainer", "planex:auto")
-		ns = append(ns, n)
-	}
-	g.fake.AddIssue(ghRepo, "maintainer", "Not for planex", "")
-	ev := g.payload("schedule", func(p map[string]any) {
-		for k := range p {
-			delete(p, k)
-		}
-		p["schedule"] = "0 3 * * *"
-	})
-	r := g.run("schedule", ev)
-	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 3 issues") {
-		t.Fatalf("schedule: %d\n%s\n%s", r.code, r.out, r.err)
-	}
-	if r.outputs["status"] != "planned" || r.outputs["planned-issues"] != "3" {
-		t.Errorf("outputs status %q, planned-issues %q; want planned and 3", r.outputs["status"], r.outputs["planned-issues"])
-	}
-	for _, n := range ns {
-		if !strings.HasPrefix(g.lastPlanCommentOrEmpty(n), "<!-- planex:plan") || !hasLabel(g.issueLabels(n), "planex:planned") {
-			t.Errorf("issue #%d was not planned", n)
-		}
-	}
-	// The next run finds nothing new to plan.
-	r = g.run("schedule", ev)
-	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 0 issues") {
-		t.Errorf("second schedule run: %s", r.out)
-	}
-	if r.outputs["status"] != "ignored" || r.outputs["planned-issues"] != "0" || !strings.Contains(r.out, "::notice") {
-		t.Errorf("second run: outputs status %q, planned-issues %q; want ignored, 0 and a notice", r.outputs["status"], r.outputs["planned-issues"])
-	}
-}
-
 func (g *ghEnv) lastPlanCommentOrEmpty(n int) string {
 	for _, c := range g.fake.Comments(ghRepo, n) {
 		if strings.HasPrefix(c.Body, "<!-- planex:plan ") {

@@ -484,6 +484,9 @@ func TestRedTeamActionScheduleLabeller(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 1 issue") {
 		t.Fatalf("schedule: %d\n%s\n%s", r.code, r.out, r.err)
 	}
+	if r.outputs["status"] != "planned" || r.outputs["planned-issues"] != "1" {
+		t.Errorf("outputs status %q, planned-issues %q; want planned and 1", r.outputs["status"], r.outputs["planned-issues"])
+	}
 	for _, n := range []int{byTriage, relabelled, demoted} {
 		if len(g.fake.Comments(ghRepo, n)) != 0 || len(g.issueLabels(n)) != 1 || !strings.Contains(r.summary, "#"+itoa(n)+":") {
 			t.Errorf("#%d: comments %d, labels %v; summary:\n%s", n, len(g.fake.Comments(ghRepo, n)), g.issueLabels(n), r.summary)
