@@ -300,15 +300,6 @@ func TestActionPlanApprovePullRequest(t *testing.T) {
 	t.Run("matrix mode matches", func(t *testing.T) { matrixMatchesSingleJob(t, shape, pr.Body) })
 }
 
-// r0 finds the run branch's session id from the PR.
-func r0(g *ghEnv, n int) string {
-	prs := g.fake.PullRequests(ghRepo)
-	if len(prs) == 0 {
-		g.t.Fatal("no pull request")
-	}
-	return strings.TrimPrefix(prs[len(prs)-1].Head, "planex/")
-}
-
 func (g *ghEnv) lastPlanCommentOrEmpty(n int) string {
 	for _, c := range g.fake.Comments(ghRepo, n) {
 		if strings.HasPrefix(c.Body, "<!-- planex:plan ") {
