@@ -214,61 +214,6 @@ func TestActionCIFixPlanApproveSameBranch(t *testing.T) {
 	}
 }
 
-func TestActionCIFixAutoThenAttemptLimit(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	pr := ciPR(t, g, "test -f fix/t1.txt")
-	g.fixPlan()
-	auto := []string{"INPUT_CI_FIX=auto", "INPUT_CI_FIX_ATTEMPTS=1", "PLANEX_DEFAULT_TOKEN=true"}
-
-	run := g.failRun(601, pr, "test -f fix/t1.txt")
-	r := g.run("workflow_run", g.runEvent(run, nil), auto...)
-	if r.code != 0 || r.outputs["status"] != "done" {
-		t.Fatalf("auto fix: %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
-	}
-	if got := strings.Join(g.branchCommits(pr.Head), " | "); got != "T1: base | T1: fix the limiter" {
-		t.Errorf("branch = %s", got)
-	}
-	// With the default token, the round says CI will not test its commits.
-	if prs := g.fake.PullRequests(ghRepo); len(prs) != 1 || !strings.Contains(prs[0].Body, "### CI-fix round 1") ||
-		!strings.Contains(prs[0].Body, "so CI does not test them by itself") {
-		t.Errorf("pull requests = %+v", prs)
-	}
-
-	// CI fails again on the fixed commit: one fix run was the limit.
-	pr.HeadSHA = strings.TrimSpace(g.originGit("rev-parse", pr.Head))
-	g.fake.SetPullRequestHead(ghRepo, pr.Number, pr.HeadSHA)
-	before := len(g.fake.Comments(ghRepo, pr.Number))
-	r = g.run("workflow_run", g.runEvent(g.failRun(602, pr, "test -f fix/t1.txt"), nil), auto...)
-	if r.code != 0 || r.outputs["status"] != "stopped" {
-		t.Fatalf("second failure: %d %v\n%s", r.code, r.outputs, r.err)
-	}
-	cs := g.fake.Comments(ghRepo, pr.Number)
-	if len(cs) != before+1 || !strings.Contains(cs[len(cs)-1].Body, "planex has stopped fixing CI on this pull request: it has made 1 fix run") ||
-		!strings.Contains(cs[len(cs)-1].Body, "/actions/runs/602") || !strings.Contains(cs[len(cs)-1].Body, "`/planex fix-ci`") {
-		t.Errorf("stop comment: %d new, last %q", len(cs)-before, cs[len(cs)-1].Body)
-	}
-	if got := len(g.branchCommits(pr.Head)); got != 2 {
-		t.Errorf("%d commits after the limit", got)
-	}
-	if !strings.Contains(r.out, "::notice") {
-		t.Errorf("no notice:\n%s", r.out)
-	}
-
-	// A third failure: said once already, so nothing at all is written.
-	writes := g.writes()
-	r = g.run("workflow_run", g.runEvent(g.failRun(603, pr, "test -f fix/t1.txt"), nil), auto...)
-	if r.code != 0 || r.outputs["status"] != "ignored" || g.writes() != writes {
-		t.Errorf("third failure: %d %v, %d writes\n%s", r.code, r.outputs, g.writes()-writes, r.err)
-	}
-	if len(g.fake.PullRequests(ghRepo)) != 1 {
-		t.Error("a second pull request was opened")
-	}
-	if errs := g.fake.Errors(); len(errs) > 0 {
-		t.Errorf("requests GitHub would refuse: %v", errs)
-	}
-}
-
 // TestActionIgnoredEventSaysWhyInANotice: an event planex does not
 // handle, read from its event file, ends the step successfully with a
 // ::notice saying why and writes nothing to GitHub. (Which CI runs the
