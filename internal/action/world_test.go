@@ -258,6 +258,8 @@ type scriptedAgent struct {
 	// review is the review result ("__ID__" becomes the step's id); empty
 	// means a pass with one criterion met.
 	review string
+	// prompts holds the newest prompt of each phase.
+	prompts map[agent.Phase]string
 }
 
 var findingRe = regexp.MustCompile("finding `([0-9a-f]+)`")
@@ -305,6 +307,10 @@ func diamond() []wTask {
 func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, error) {
 	a.mu.Lock()
 	a.calls = append(a.calls, string(s.Phase)+" "+s.ID)
+	if a.prompts == nil {
+		a.prompts = map[agent.Phase]string{}
+	}
+	a.prompts[s.Phase] = s.Prompt
 	tasks, why, reviewJSON := a.tasks, a.fail[s.ID], a.review
 	a.mu.Unlock()
 	if s.Phase == agent.PhaseReview && reviewJSON != "" {
