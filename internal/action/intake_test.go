@@ -339,3 +339,35 @@ func TestScheduleOverLabelledIssues(t *testing.T) {
 	}
 	w.noRefusedRequests()
 }
+
+// TestReviewCommentFollowUpIsAnsweredInItsThread: a plan asked for in an
+// inline review comment on planex's pull request runs on its branch, and
+// its outcome is the one reply in the reviewer's thread. (Was
+// internal/cli's TestActionReviewCommentFollowUpIsAnsweredInItsThread.)
+func TestReviewCommentFollowUpIsAnsweredInItsThread(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "base", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex -y add a file")); err != nil || r.Outputs.Status != StatusDone {
+		t.Fatalf("run: %v %+v", err, r.Outputs)
+	}
+	pr := w.fake.PullRequests(wRepo)[0]
+	w.agent.setPlan(wTask{ID: "T1", Title: "docs too", Scope: "d/**"})
+	ev := w.reviewComment(pr, "maintainer", "a/T1.txt", "/planex also add docs")
+	if r, err := w.handle(ev); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Fatalf("follow-up plan: %v %+v", err, r.Outputs)
+	}
+	if r, err := w.handle(w.comment(pr.Number, "maintainer", "/planex approve "+w.planID(pr.Number))); err != nil || r.Outputs.Status != StatusDone {
+		t.Fatalf("approve: %v %+v", err, r.Outputs)
+	}
+	var replies []string
+	for _, c := range w.fake.ReviewComments(wRepo, pr.Number) {
+		if c.InReplyTo == ev.Comment.ID {
+			replies = append(replies, c.Body)
+		}
+	}
+	if len(replies) != 1 || !strings.Contains(replies[0], "T1 (docs too): completed") {
+		t.Fatalf("replies in the reviewer's thread = %q", replies)
+	}
+	w.noRefusedRequests()
+}
