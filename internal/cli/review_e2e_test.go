@@ -188,63 +188,6 @@ func TestActionReviewForkPullRequestFromDiffOnly(t *testing.T) {
 	}
 }
 
-func TestActionFixPlansFromHighFindings(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	pr := runWithReview(t, g)
-	inline := g.fake.ReviewComments(ghRepo, pr.Number)
-	if len(inline) != 1 {
-		t.Fatalf("inline comments = %+v", inline)
-	}
-	key, ok := review.FindingKeyOf(inline[0].Body)
-	if !ok {
-		t.Fatal("the inline comment carries no finding key")
-	}
-	// The fix's task writes inside its scope; its own review is clean.
-	g.writeFake("T1.sh", "mkdir -p fixes && echo fixed > fixes/done.txt\n")
-	os.Remove(filepath.Join(g.fake_dir(), "review.json"))
-
-	r := g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex fix"))
-	if r.code != 0 {
-		t.Fatalf("fix: %d\n%s\n%s", r.code, r.out, r.err)
-	}
-	id := g.lastPlanID(pr.Number)
-	state := "refs/planex/state/" + itoa(pr.Number)
-	tasks := g.originGit("show", state+":tasks.csv")
-	if !strings.Contains(tasks, "answers: "+key) {
-		t.Errorf("the fix plan's tasks do not cite finding %s:\n%s", key, tasks)
-	}
-	if strings.Contains(tasks, review.FindingKey("a/keep.txt", 1, "This unchanged file still says a.")) {
-		t.Errorf("a medium finding was planned:\n%s", tasks)
-	}
-	rec := g.originGit("show", state+":github.json")
-	if !strings.Contains(rec, `"finding_key": "`+key+`"`) || !strings.Contains(rec, `"comment_id": `+itoa(int(inline[0].ID))) {
-		t.Errorf("the record does not link the task to the review comment:\n%s", rec)
-	}
-
-	if r := g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex approve "+id)); r.code != 0 {
-		t.Fatalf("approve: %d\n%s\n%s", r.code, r.out, r.err)
-	}
-	var reply *ghfake.ReviewComment
-	for _, c := range g.fake.ReviewComments(ghRepo, pr.Number) {
-		if c.InReplyTo == inline[0].ID {
-			c := c
-			reply = &c
-		}
-	}
-	if reply == nil || !strings.Contains(reply.Body, "T1 (Fix review findings): completed") || len(review.FixedKeys(reply.Body)) != 1 {
-		t.Fatalf("no done reply in the finding's thread: %+v", reply)
-	}
-	// The finding is closed now: another fix has nothing to plan.
-	g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex fix"))
-	if c := g.lastComment(pr.Number); !strings.Contains(c, "no open high-severity finding") {
-		t.Errorf("second fix: %q", c)
-	}
-	if errs := g.fake.Errors(); len(errs) > 0 {
-		t.Errorf("requests GitHub would refuse: %v", errs)
-	}
-}
-
 func TestRunReviewFailureIsReportedNotFatal(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
