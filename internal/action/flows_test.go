@@ -188,17 +188,21 @@ func TestReviseSupersedesThePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := w.planID(n)
-	w.agent.setPlan(wTask{ID: "T1", Title: "better idea", Scope: "a/**"})
+	w.agent.setPlan(wTask{ID: "T1", Title: "better idea", Scope: "a/**"}, wTask{ID: "T2", Title: "second", Scope: "b/**", Deps: []string{"T1"}})
 	r, err := w.handle(w.comment(n, "maintainer", "/planex revise use a better idea"))
 	if err != nil || r.Outputs.Status != StatusPlanned || r.Outputs.PlanID == old {
 		t.Fatalf("revise: %v %+v", err, r.Outputs)
 	}
-	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+old)); err != nil || !strings.Contains(w.lastComment(n), "was replaced by plan `"+r.Outputs.PlanID+"`") {
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+old)); err != nil || !strings.Contains(w.lastComment(n), "Plan `"+old+"` was replaced by plan `"+r.Outputs.PlanID+"`") {
 		t.Errorf("old id: %v %q", err, w.lastComment(n))
 	}
 	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+r.Outputs.PlanID))
 	if err != nil || r.Outputs.Status != StatusDone {
 		t.Errorf("approve the revision: %v %+v", err, r.Outputs)
+	}
+	// The revision is what ran (was internal/cli's TestActionReviseThenApproveOldID).
+	if got := strings.Join(w.branch("planex/"+r.Outputs.SessionID), " | "); got != "T1:_better_idea | T2:_second" {
+		t.Errorf("branch = %s", got)
 	}
 	w.noRefusedRequests()
 }

@@ -142,8 +142,9 @@ func TestMatrixTaskRedelivered(t *testing.T) {
 	if _, err := w.handle(w.comment(n, "maintainer", "/planex one file"), matrixMode("1")); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1")); err != nil || r.Outputs.Status != StatusRunning {
-		t.Fatalf("approve: %v %+v", err, r.Outputs)
+	approved, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1"))
+	if err != nil || approved.Outputs.Status != StatusRunning {
+		t.Fatalf("approve: %v %+v", err, approved.Outputs)
 	}
 	ctx := context.Background()
 	ev := &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName, DefaultBranch: "main", Inputs: event.Inputs{Issue: n}}
@@ -177,5 +178,9 @@ func TestMatrixTaskRedelivered(t *testing.T) {
 	collect, _ := w.job(matrixMode("2"))
 	if err := collect.Collect(ctx, ev); err != nil || collect.Outputs.Status != StatusDone {
 		t.Fatalf("collect: %v %+v", err, collect.Outputs)
+	}
+	// One commit for T1 (was internal/cli's TestActionMatrixTaskRedelivered).
+	if got := strings.Join(w.branch("planex/"+approved.Outputs.SessionID), " | "); got != "T1:_one" {
+		t.Errorf("branch = %s", got)
 	}
 }

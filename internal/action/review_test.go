@@ -2,6 +2,7 @@ package action
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,12 +37,27 @@ func TestReviewFixFollowUp(t *testing.T) {
 	if len(inline) != 1 || inline[0].Path != "a/T1.txt" {
 		t.Fatalf("inline comments = %+v", inline)
 	}
-	key, _ := review.FindingKeyOf(inline[0].Body)
+	key, ok := review.FindingKeyOf(inline[0].Body)
+	if !ok {
+		t.Fatal("the inline comment carries no finding key")
+	}
 
 	w.agent.review = ""
 	r, err = w.handle(w.comment(pr.Number, "maintainer", "/planex fix"), reviewed)
 	if err != nil || r.Outputs.Status != StatusPlanned {
 		t.Fatalf("fix: %v %+v\n%s", err, r.Outputs, w.lastComment(pr.Number))
+	}
+	// The fix plan's tasks cite the high finding, not the medium one, and
+	// the record links the task to the review comment (these were
+	// internal/cli's TestActionFixPlansFromHighFindings).
+	state := "refs/planex/state/" + strconv.Itoa(pr.Number)
+	if tasks := run(t, w.origin, "show", state+":tasks.csv"); !strings.Contains(tasks, "answers: "+key) ||
+		strings.Contains(tasks, review.FindingKey("README.md", 1, "The title is terse.")) {
+		t.Errorf("the fix plan's tasks do not cite finding %s alone:\n%s", key, tasks)
+	}
+	if rec := run(t, w.origin, "show", state+":github.json"); !strings.Contains(rec, `"finding_key": "`+key+`"`) ||
+		!strings.Contains(rec, `"comment_id": `+strconv.FormatInt(inline[0].ID, 10)) {
+		t.Errorf("the record does not link the task to the review comment:\n%s", rec)
 	}
 	r, err = w.handle(w.comment(pr.Number, "maintainer", "/planex approve "+w.planID(pr.Number)), reviewed)
 	if err != nil || r.Outputs.Status != StatusDone {
@@ -53,8 +69,9 @@ func TestReviewFixFollowUp(t *testing.T) {
 			reply = &c
 		}
 	}
-	if reply == nil || !slices.Contains(review.FixedKeys(reply.Body), key) {
-		t.Fatalf("no reply marking %s fixed: %+v", key, reply)
+	if reply == nil || !slices.Contains(review.FixedKeys(reply.Body), key) || len(review.FixedKeys(reply.Body)) != 1 ||
+		!strings.Contains(reply.Body, "T1 (Fix review findings): completed") {
+		t.Fatalf("no done reply marking %s fixed: %+v", key, reply)
 	}
 	if len(w.commentsWith(pr.Number, "### Follow-up report")) != 1 {
 		t.Error("the follow-up posted no report on the pull request")

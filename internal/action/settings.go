@@ -12,13 +12,14 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/planexhq/planex/internal/gh"
+	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/slash"
 )
 
 // SettingsPath is the repository's planex configuration, read from the
 // default branch only, so a pull request cannot change how planex treats
 // it.
-const SettingsPath = ".github/planex.yml"
+const SettingsPath = plan.SettingsFile
 
 // Settings are the keys .github/planex.yml may set. They take precedence
 // over the workflow's inputs.

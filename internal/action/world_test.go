@@ -95,7 +95,9 @@ func buildWorld(t *testing.T) *world {
 	clock := &worldClock{}
 	w := &world{t: t, fake: ghfake.New(t, ghfake.WithClock(clock.now)), origin: filepath.Join(t.TempDir(), "origin.git"),
 		agent: &scriptedAgent{}, tmp: t.TempDir(), clock: clock}
-	run(t, src, "clone", "-q", "--bare", src, w.origin)
+	// GitHub runs no gc after a push; receive-pack's gc --auto would be a
+	// git process per push here.
+	run(t, src, "clone", "-q", "--bare", "-c", "receive.autogc=false", src, w.origin)
 	w.fake.AddRepo(wRepo, ghfake.Repo{DefaultBranch: "main"})
 	for login, role := range map[string]string{"maintainer": "write", "reader": "read"} {
 		w.fake.AddUser(login, "User")
@@ -256,6 +258,8 @@ type scriptedAgent struct {
 	// review is the review result ("__ID__" becomes the step's id); empty
 	// means a pass with one criterion met.
 	review string
+	// prompts holds the newest prompt of each phase.
+	prompts map[agent.Phase]string
 }
 
 var findingRe = regexp.MustCompile("finding `([0-9a-f]+)`")
@@ -303,6 +307,10 @@ func diamond() []wTask {
 func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, error) {
 	a.mu.Lock()
 	a.calls = append(a.calls, string(s.Phase)+" "+s.ID)
+	if a.prompts == nil {
+		a.prompts = map[agent.Phase]string{}
+	}
+	a.prompts[s.Phase] = s.Prompt
 	tasks, why, reviewJSON := a.tasks, a.fail[s.ID], a.review
 	a.mu.Unlock()
 	if s.Phase == agent.PhaseReview && reviewJSON != "" {

@@ -25,6 +25,7 @@ import (
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render/md"
+	"github.com/planexhq/planex/internal/repomap"
 	"github.com/planexhq/planex/internal/review"
 )
 
@@ -319,7 +320,7 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 		return nil, err
 	}
 	runner := &action.Runner{Cfg: cfg, GH: action.NewGitHub(client), Repo: repo, Out: stdio.Out, Log: log, AgentErr: agentErr,
-		Engine: engine.Options{Agent: ag, Mapper: explore.Mapper{Log: log}, Log: log, Contain: contain, Phase: alog.group}}
+		Engine: engine.Options{Agent: ag, Mapper: actionMapper(log), Log: log, Contain: contain, Phase: alog.group}}
 	if cfg.CommitSigning == apicommit.ModeAPI {
 		runner.Engine.Publisher = &apicommit.Publisher{GH: client, Local: repo, Owner: owner, Repo: repoName, Remote: "origin", Log: log}
 	}
@@ -467,4 +468,13 @@ func usesDefaultToken(getenv func(string) string, tokenInput string) bool {
 		return v
 	}
 	return tokenInput == ""
+}
+
+// actionMapper maps the repository for the Action's exploration from the
+// files git tracks alone: the checkout is fresh, so an untracked file in
+// it came from the workflow's earlier steps (a cloud login's
+// credentials file), and its name must not reach the model, as the
+// sandbox hides the file itself.
+func actionMapper(log *slog.Logger) explore.Mapper {
+	return explore.Mapper{Log: log, Options: repomap.Options{TrackedOnly: true}}
 }

@@ -28,7 +28,9 @@ func newGHEnv(t *testing.T) *ghEnv {
 	f := newFixture(t)
 	g := &ghEnv{fixture: f, fake: ghfake.New(t)}
 	g.origin = filepath.Join(t.TempDir(), "origin.git")
-	f.git("clone", "-q", "--bare", f.repo, g.origin)
+	// GitHub runs no gc after a push; receive-pack's gc --auto would be a
+	// git process per push here.
+	f.git("clone", "-q", "--bare", "-c", "receive.autogc=false", f.repo, g.origin)
 	g.fake.AddRepo(ghRepo, ghfake.Repo{DefaultBranch: "main"})
 	for login, role := range map[string]string{"maintainer": "write", "owner": "admin", "reader": "read"} {
 		g.fake.AddUser(login, "User")
@@ -251,6 +253,8 @@ func TestActionPlanApprovePullRequest(t *testing.T) {
 		t.Fatalf("%d pull requests", len(prs))
 	}
 	pr := prs[0]
+	// What matrix mode must reproduce (the redelivery below changes neither).
+	shape := g.branchShape(branch)
 	if pr.Head != branch || pr.Base != "main" || !pr.Draft || !strings.Contains(pr.Body, "Closes #"+itoa(n)) ||
 		!strings.Contains(pr.Body, "| T4 | join | ✅ completed | ✅ passed |") || !hasLabel(pr.RequestedReviewers, "maintainer") {
 		t.Errorf("pull request = %+v", pr)
@@ -292,157 +296,8 @@ func TestActionPlanApprovePullRequest(t *testing.T) {
 	if errs := g.fake.Errors(); len(errs) > 0 {
 		t.Errorf("requests GitHub would refuse: %v", errs)
 	}
-}
-
-func TestActionRefusals(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(diamond()...)
-	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "")
-	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add four files")); r.code != 0 {
-		t.Fatalf("plan: %s", r.err)
-	}
-	id := g.lastPlanID(n)
-
-	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve 0000000000"))
-	if r.code != 0 || !strings.Contains(g.lastComment(n), "There is no plan `0000000000` here; the current plan is `"+id+"`") {
-		t.Errorf("wrong id: %d %q", r.code, g.lastComment(n))
-	}
-	r = g.run("issue_comment", g.comment(n, false, "reader", "/planex approve "+id))
-	if r.code != 0 || !strings.Contains(g.lastComment(n), "@reader") || r.outputs["status"] != "refused" {
-		t.Errorf("read-only approve: %d %q %v", r.code, g.lastComment(n), r.outputs)
-	}
-	r = g.run("issue_comment", g.comment(n, false, "reader", "/planex do something else"))
-	if r.code != 0 || r.outputs["status"] != "refused" {
-		t.Errorf("read-only trigger: %v", r.outputs)
-	}
-	if strings.TrimSpace(g.originGit("branch", "--list", "planex/*")) != "" {
-		t.Error("a refused command created a run branch")
-	}
-	// A comment that is not a command gets no answer at all.
-	before := len(g.fake.Comments(ghRepo, n))
-	r = g.run("issue_comment", g.comment(n, false, "maintainer", "thanks, looks good"))
-	if r.code != 0 || len(g.fake.Comments(ghRepo, n)) != before+1 {
-		t.Errorf("a plain comment was answered")
-	}
-	if errs := g.fake.Errors(); len(errs) > 0 {
-		t.Errorf("requests GitHub would refuse: %v", errs)
-	}
-}
-
-func TestActionReviseThenApproveOldID(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "first idea", Scope: "a/**"})
-	revised, _ := json.Marshal(map[string]any{"summary": "revised", "approach": "two files", "tasks": []map[string]any{
-		{"id": "T1", "title": "better idea", "description": "do T1", "scope": "a/**", "deps": []string{}, "context_from": []string{}},
-		{"id": "T2", "title": "second", "description": "do T2", "scope": "b/**", "deps": []string{"T1"}, "context_from": []string{}},
-	}})
-	g.write(g.fake_dir(), "plan-revised.json", string(revised))
-	g.write(g.fake_dir(), "T2.sh", "mkdir -p b && echo two > b/t2.txt\n")
-	n := g.fake.AddIssue(ghRepo, "maintainer", "Something", "")
-	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex something"))
-	old := g.lastPlanID(n)
-	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex revise split it in two")); r.code != 0 {
-		t.Fatalf("revise: %s", r.err)
-	}
-	newID := g.lastPlanID(n)
-	if newID == old {
-		t.Fatal("revise did not change the plan")
-	}
-	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+old))
-	if c := g.lastComment(n); !strings.Contains(c, "Plan `"+old+"` was replaced by plan `"+newID+"`") {
-		t.Errorf("approving the old id: %q", c)
-	}
-	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+newID)); r.code != 0 || r.outputs["status"] != "done" {
-		t.Fatalf("approve new: %d %v\n%s", r.code, r.outputs, r.err)
-	}
-	if got := strings.Join(g.branchCommits("planex/"+r0(g, n)), " | "); got != "T1: better idea | T2: second" {
-		t.Errorf("branch = %s", got)
-	}
-}
-
-// r0 finds the run branch's session id from the PR.
-func r0(g *ghEnv, n int) string {
-	prs := g.fake.PullRequests(ghRepo)
-	if len(prs) == 0 {
-		g.t.Fatal("no pull request")
-	}
-	return strings.TrimPrefix(prs[len(prs)-1].Head, "planex/")
-}
-
-func TestActionFollowUpOnPullRequest(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
-	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
-	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex -y add a file"))
-	prs := g.fake.PullRequests(ghRepo)
-	if len(prs) != 1 {
-		t.Fatalf("%d pull requests after an auto-approved plan", len(prs))
-	}
-	pr := prs[0]
-	// A reviewer asks for more on the pull request.
-	g.setPlan(task{ID: "T1", Title: "docs too", Scope: "d/**"})
-	r := g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex also add docs"))
-	if r.code != 0 {
-		t.Fatalf("follow-up plan: %d\n%s", r.code, r.err)
-	}
-	id := g.lastPlanID(pr.Number)
-	if r := g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex approve "+id)); r.code != 0 {
-		t.Fatalf("follow-up approve: %d\n%s\n%s", r.code, r.out, r.err)
-	}
-	if got := strings.Join(g.branchCommits(pr.Head), " | "); got != "T1: base | T1: docs too" {
-		t.Errorf("branch after follow-up = %s", got)
-	}
-	if len(g.fake.PullRequests(ghRepo)) != 1 {
-		t.Error("the follow-up opened another pull request")
-	}
-	if c := g.lastComment(pr.Number); !strings.Contains(c, "<!-- planex:status -->") && !strings.Contains(c, "Follow-up report") {
-		t.Errorf("last PR comment: %q", c)
-	}
-	if errs := g.fake.Errors(); len(errs) > 0 {
-		t.Errorf("requests GitHub would refuse: %v", errs)
-	}
-}
-
-func TestActionScheduleOverLabelledIssues(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
-	var ns []int
-	for _, title := range []string{"Fix the cart", "Speed up search", "Document the API"} {
-		n := g.fake.AddIssue(ghRepo, "maintainer", title, "details")
-		g.fake.LabelIssue(ghRepo, n, "maintainer", "planex:auto")
-		ns = append(ns, n)
-	}
-	g.fake.AddIssue(ghRepo, "maintainer", "Not for planex", "")
-	ev := g.payload("schedule", func(p map[string]any) {
-		for k := range p {
-			delete(p, k)
-		}
-		p["schedule"] = "0 3 * * *"
-	})
-	r := g.run("schedule", ev)
-	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 3 issues") {
-		t.Fatalf("schedule: %d\n%s\n%s", r.code, r.out, r.err)
-	}
-	if r.outputs["status"] != "planned" || r.outputs["planned-issues"] != "3" {
-		t.Errorf("outputs status %q, planned-issues %q; want planned and 3", r.outputs["status"], r.outputs["planned-issues"])
-	}
-	for _, n := range ns {
-		if !strings.HasPrefix(g.lastPlanCommentOrEmpty(n), "<!-- planex:plan") || !hasLabel(g.issueLabels(n), "planex:planned") {
-			t.Errorf("issue #%d was not planned", n)
-		}
-	}
-	// The next run finds nothing new to plan.
-	r = g.run("schedule", ev)
-	if r.code != 0 || !strings.Contains(r.out, "schedule: planned 0 issues") {
-		t.Errorf("second schedule run: %s", r.out)
-	}
-	if r.outputs["status"] != "ignored" || r.outputs["planned-issues"] != "0" || !strings.Contains(r.out, "::notice") {
-		t.Errorf("second run: outputs status %q, planned-issues %q; want ignored, 0 and a notice", r.outputs["status"], r.outputs["planned-issues"])
-	}
+	// The same plan in matrix mode is checked against this run.
+	t.Run("matrix mode matches", func(t *testing.T) { matrixMatchesSingleJob(t, shape, pr.Body) })
 }
 
 func (g *ghEnv) lastPlanCommentOrEmpty(n int) string {

@@ -147,7 +147,7 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		if err := checkTempHidden([]string{repo.Root, repo.CommonDir}, getenv); err != nil {
 			return c, err
 		}
-		if err := hideIgnored(ctx, &c, repo, cmp.Or(a.command, getenv("PLANEX_AGENT_CMD")), append(append([]string(nil), read...), write...), getenv, strict); err != nil {
+		if err := hideIgnored(ctx, &c, repo, cmp.Or(a.command, getenv("PLANEX_AGENT_CMD")), append(append([]string(nil), read...), write...), getenv, strict, true); err != nil {
 			return c, err
 		}
 		overlays, conceal, err := agentGitConfig(ctx, repo, getenv)
@@ -156,6 +156,14 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		}
 		c.Overlay = append(c.Overlay, overlays...)
 		c.Conceal = append(c.Conceal, conceal...)
+	}
+	if box == nil {
+		// The built-in agents' file tools hide what the sandbox would
+		// (the user's excludes, the Action's untracked files), not only
+		// what .gitignore files name.
+		if err := hideIgnored(ctx, &c, repo, cmp.Or(a.command, getenv("PLANEX_AGENT_CMD")), append(append([]string(nil), read...), write...), getenv, strict, false); err != nil {
+			return c, err
+		}
 	}
 	if err := a.networkContainment(ctx, &c, mode, strict, err != nil, warn); err != nil {
 		return c, err

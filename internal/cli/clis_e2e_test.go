@@ -31,6 +31,13 @@ import (
 // reaches tasks.csv, explore.csv or context.md, and that at each model
 // request no process but planex holds the real key (the CLI has a
 // placeholder; planex's gateway swaps the key in).
+//
+// The repository also ships configuration for all three CLIs
+// (shipCLIConfig, the red-team attack that was TestRedTeamShippedCLIConfig
+// and shares this run): no hook, MCP server, key helper or discovery
+// command it names runs in any step of either run, and no read-only step
+// (analyze, explore, plan) nor the execute step has its system prompt
+// replaced by the repository's file (Gemini CLI reads no .env).
 func TestNamedCLIsEndToEnd(t *testing.T) {
 	t.Parallel()
 	// Per CLI: the --model given, and the cost of 1000 input tokens, 800
@@ -56,11 +63,14 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 			pkg, _ := clis.Tested(name)
 			bin := clistest.Install(t, name, pkg.Spec())
 			f := newFixture(t)
+			marks := t.TempDir()
+			f.shipCLIConfig(marks)
 			run := &clistest.Run{CLI: name, Tasks: []clistest.Task{
 				{ID: "T1", Title: "Greet in a", Scope: "a/**", File: "a/t1.txt", Content: "hello from T1\n"},
 				{ID: "T2", Title: "Greet in b", Scope: "b/**", File: "b/t2.txt", Content: "hello from T2\n", Deps: []string{"T1"}},
 			}}
-			srv := clistest.Server(t, name, agenttest.Usage{In: 1000, Out: 100, CacheRead: 800}, run.Script())
+			var replaced shippedPrompts
+			srv := clistest.Server(t, name, agenttest.Usage{In: 1000, Out: 100, CacheRead: 800}, replaced.watch(run))
 			// A key of this run's own (other runs on the machine use
 			// theirs); at every model request, while the CLI and all it
 			// started are alive, no process but planex may hold it.
@@ -75,7 +85,7 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 			planex := func(args ...string) (string, int) {
 				t.Helper()
 				args = append(append([]string{"--agent", name, "--model", tc.model, "--base-url", clistest.BaseURL(name, hs.URL),
-					"--sandbox", "on", "--review", "skip"}, tc.flags...), args...)
+					"--sandbox", "on", "--sandbox-write", marks, "--review", "skip"}, tc.flags...), args...)
 				cmd := f.command(args...)
 				cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 					clistest.KeyEnv(name)+"="+key)
@@ -135,6 +145,14 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 			}
 			if scans, found := holders.result(); scans == 0 || len(found) > 0 {
 				t.Errorf("%d scans of every process during the run; holding the real key besides planex: %v", scans, found)
+			}
+
+			pwned, _ := filepath.Glob(filepath.Join(marks, "pwned-*"))
+			for _, p := range pwned {
+				t.Errorf("a program the repository named ran: %s", filepath.Base(p))
+			}
+			for _, step := range replaced.steps() {
+				t.Errorf("the repository's file replaced %s's system prompt in step %s", name, step)
 			}
 
 			// tasks.csv: each task's two requests, 2000 in (1600 from the

@@ -56,30 +56,20 @@ func (g *ghEnv) commentID(number int) int64 {
 	return cs[len(cs)-1].ID
 }
 
-// hostileForms wrap a command in every Markdown form GitHub shows as
-// code, a quote, HTML or nothing at all.
+// hostileForms are two of the Markdown forms GitHub shows as code, HTML
+// or nothing at all, here read from event files by the planex process.
+// Every form is checked against the Action's handling in internal/action
+// (TestHostileCommentFormsRunNothing, TestHostileReviewCommentFormsRunNothing).
 var hostileForms = []struct{ name, format string }{
-	{"backtick fence", "```\n%s\n```"},
-	{"tilde fence", "~~~\n%s\n~~~"},
-	{"tilde fence of four holding a line of three", "~~~~\n~~~\n%s\n~~~~"},
-	{"backtick fence of four holding a line of three", "````\n```\n%s\n```\n````"},
-	{"indented code", "    %s"},
-	{"indented code after text", "Here is the command:\n\n    %s"},
-	{"block quote", "> %s"},
-	{"lazy quote continuation", "> as discussed\n%s"},
 	{"html comment", "<!--\n%s\n-->"},
-	{"details block", "<details>\n\n%s\n\n</details>"},
-	{"html div block", "<div>\n%s\n</div>"},
-	{"inline code", "`%s`"},
 	{"zero-width space first", "\u200b%s"},
-	{"text first", "Looks good.\n\n%s"},
 }
 
 // TestActionHostileCommentFormsRunNothing: a command GitHub displays as
-// code, a quote, HTML or behind invisible text is no command. Each form,
-// holding an approval of a real plan or a self-approving plan request,
-// leaves no comment, reaction, label, branch or state behind, and no agent
-// runs.
+// code, a quote, HTML or behind invisible text is no command. Each of
+// hostileForms, holding an approval of a real plan or a self-approving
+// plan request, leaves no comment, reaction, label, branch or state
+// behind, and no agent runs.
 func TestActionHostileCommentFormsRunNothing(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
@@ -191,72 +181,6 @@ func (g *ghEnv) reviewCommentEvent(pr ghfake.PullRequest, cid int64, body string
 			"base": map[string]any{"ref": "main", "repo": map[string]any{"full_name": ghRepo}}}
 		p["sender"] = map[string]any{"login": "maintainer", "type": "User"}
 	})
-}
-
-// TestActionReactionsTellTheTruth: 👀 on every command, 🚀 only on an
-// approval that passed permission, plan id, comment and hash checks, and
-// 👎 or 😕 with a reason on every refusal.
-func TestActionReactionsTellTheTruth(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
-	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
-	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file")); r.code != 0 {
-		t.Fatalf("plan: %d\n%s", r.code, r.err)
-	}
-	id := g.lastPlanID(n)
-
-	refused := []struct{ login, body, reply string }{
-		{"reader", "/planex approve " + id, "@reader"},
-		{"maintainer", "/planex approve 0000000000", "There is no plan `0000000000` here"},
-		{"maintainer", "/planex approve --force " + id, "Unknown flag `--force`"},
-		{"maintainer", "/planex aprove", "did you mean `/planex approve`"},
-		{"maintainer", "/planex approve <plan-id>", "needs the plan id"},
-		{"maintainer", "/planex status now", "takes no arguments"},
-	}
-	for _, c := range refused {
-		r := g.run("issue_comment", g.comment(n, false, c.login, c.body))
-		// The reply is the newest comment; the command is the one before.
-		cs := g.fake.Comments(ghRepo, n)
-		cmd := cs[len(cs)-2]
-		rs := g.reactions(cmd.ID)
-		if r.code != 0 || r.outputs["status"] != "refused" || !strings.Contains(g.lastComment(n), c.reply) {
-			t.Errorf("%q by %s: exit %d, status %q, reply %q\n%s", c.body, c.login, r.code, r.outputs["status"], g.lastComment(n), r.err)
-		}
-		if !hasLabel(rs, "eyes") || !(hasLabel(rs, "-1") || hasLabel(rs, "confused")) || hasLabel(rs, "rocket") {
-			t.Errorf("%q by %s: reactions %v", c.body, c.login, rs)
-		}
-	}
-	if strings.Contains(g.agentCalls(), "execute") {
-		t.Fatalf("a refused approval ran a task: %q", g.agentCalls())
-	}
-
-	// Help is an answer, not a refusal.
-	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex help")); r.outputs["status"] != "replied" {
-		t.Errorf("help: %v", r.outputs)
-	}
-	cs := g.fake.Comments(ghRepo, n)
-	if rs := g.reactions(cs[len(cs)-2].ID); len(rs) != 1 || rs[0] != "eyes" {
-		t.Errorf("help reactions = %v", rs)
-	}
-
-	// A plain approval gets 👀 and then 🚀.
-	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
-	if r.code != 0 || r.outputs["status"] != "done" {
-		t.Fatalf("approve: %d %v\n%s", r.code, r.outputs, r.err)
-	}
-	var approval int64
-	for _, c := range g.fake.Comments(ghRepo, n) {
-		if c.Body == "/planex approve "+id && c.Author == "maintainer" {
-			approval = c.ID
-		}
-	}
-	if rs := g.reactions(approval); strings.Join(rs, " ") != "eyes rocket" {
-		t.Errorf("approval reactions = %v", rs)
-	}
-	if errs := g.fake.Errors(); len(errs) > 0 {
-		t.Errorf("requests GitHub would refuse: %v", errs)
-	}
 }
 
 // TestActionTamperedPlanApprovalGetsNoRocket: an approval of a plan whose

@@ -52,8 +52,12 @@ func TestSecondContinueIsRefusedWhileRunning(t *testing.T) {
 	}
 }
 
-// TestWideWavesDoNotRace runs a four-task wave with -c 4 many times in
-// one repository; task worktrees are created side by side every time.
+// TestWideWavesDoNotRace runs a four-task wave with -c 4 in one
+// repository, twice; task worktrees are created side by side every time.
+// The race itself (git worktree add failing on another worktree's
+// commondir) is pressed where it lives: gitrepo's
+// TestConcurrentWorktreesDoNotRace adds 72 worktrees, six at a time, through
+// two Repo values; here the engine's wide wave goes through it end to end.
 func TestWideWavesDoNotRace(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -61,7 +65,7 @@ func TestWideWavesDoNotRace(t *testing.T) {
 		task{ID: "T1", Title: "a", Scope: "a/**"}, task{ID: "T2", Title: "b", Scope: "b/**"},
 		task{ID: "T3", Title: "c", Scope: "c/**"}, task{ID: "T4", Title: "d", Scope: "d/**"},
 	)
-	const runs = 6
+	const runs = 2
 	for i := 0; i < runs; i++ {
 		out, errOut, code := f.planex("-y", "-c", "4", "--review", "skip", fmt.Sprintf("wide wave %d", i))
 		if code != 0 || strings.Contains(out+errOut, "commondir") || !strings.Contains(out, "wave 1: T1, T2, T3, T4") {

@@ -13,6 +13,10 @@ import (
 	"github.com/planexhq/planex/internal/gitrepo"
 )
 
+// uncontainedMaxIgnored bounds the listing of hidden files kept without
+// the sandbox (paths in memory, no mounts).
+const uncontainedMaxIgnored = 1 << 16
+
 // hideIgnored fills c.Ignored: the checkout's git-ignored files, which
 // contained agents must not read (the read-only phases run in the
 // user's checkout, where a local .env or a key file lies), but for what
@@ -22,25 +26,34 @@ import (
 // not: the checkout is fresh, so what is untracked there came from the
 // workflow's earlier steps, such as a cloud login's credentials file that
 // no .gitignore names, and is not the user's work.
-func hideIgnored(ctx context.Context, c *agent.Containment, repo *gitrepo.Repo, command string, granted []string, getenv func(string) string, untracked bool) error {
+//
+// Without the sandbox (contained false) only the built-in agents' file
+// tools, which run in planex itself, use the listing: there is no mount
+// per entry, so the cap is uncontainedMaxIgnored, and past it no run is
+// refused but a read-only step's tools see nothing of the checkout.
+func hideIgnored(ctx context.Context, c *agent.Containment, repo *gitrepo.Repo, command string, granted []string, getenv func(string) string, untracked, contained bool) error {
 	list, what, clean := gitrepo.Ignored, "git-ignored", "git clean -ndX"
 	if untracked {
 		list, what, clean = gitrepo.Untracked, "untracked", "git clean -ndx"
 	}
-	paths, more, err := list(ctx, repo, agent.MaxIgnoredMasks)
+	max := agent.MaxIgnoredMasks
+	if !contained {
+		max = uncontainedMaxIgnored
+	}
+	paths, more, err := list(ctx, repo, max)
 	if err != nil {
 		return err
 	}
-	if more {
+	if more && contained {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("planex: the checkout %s holds more than %d %s files and folders (outside wholly untracked folders); the sandbox hides each from agents and will not mount that many. Remove what you do not need (`%s` lists it), or keep such files in whole folders instead of scattered through the tree (docs/security.md)", repo.Root, agent.MaxIgnoredMasks, what, clean)}
 	}
 	c.Ignored = agent.Ignored{Root: repo.Root, Paths: paths, Keep: append([]string(nil), granted...), Named: namedPaths(strings.Fields(command), repo.Root, getenv("HOME")),
 		// Listed again for every step: what appears in the checkout during
 		// the run is hidden from the steps after it.
 		Relist: func(ctx context.Context) ([]string, error) {
-			paths, more, err := list(ctx, repo, agent.MaxIgnoredMasks)
+			paths, more, err := list(ctx, repo, max)
 			if err == nil && more {
-				err = fmt.Errorf("%w: the checkout %s now holds more than %d %s files and folders (`%s` lists them)", agent.ErrTooManyIgnored, repo.Root, agent.MaxIgnoredMasks, what, clean)
+				err = fmt.Errorf("%w: the checkout %s now holds more than %d %s files and folders (`%s` lists them)", agent.ErrTooManyIgnored, repo.Root, max, what, clean)
 			}
 			return paths, err
 		}}

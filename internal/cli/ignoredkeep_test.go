@@ -117,7 +117,7 @@ func TestHideUntrackedInTheAction(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			var contain agent.Containment
-			if err := hideIgnored(context.Background(), &contain, repo, "", nil, func(string) string { return "" }, c.untracked); err != nil {
+			if err := hideIgnored(context.Background(), &contain, repo, "", nil, func(string) string { return "" }, c.untracked, true); err != nil {
 				t.Fatal(err)
 			}
 			if got := rel(contain.Ignored.Paths); !slices.Equal(got, c.want) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -110,12 +111,25 @@ func readQuery(stdin io.Reader, file string, args []string) (string, error) {
 	return string(data), nil
 }
 
+// writeOutcomes writes rep's per-instance outcomes to file.
+func writeOutcomes(file string, rep *locate.EvalReport) error {
+	var b bytes.Buffer
+	if err := rep.WriteOutcomes(&b); err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing per-instance outcomes: %w", err)
+	}
+	return nil
+}
+
 // newEvalLocateCmd scores locate on a localisation data set (SWE-bench style
 // JSON lines) against the plain BM25 baseline.
 func newEvalLocateCmd() *cobra.Command {
 	var (
 		data, repos, workDir string
 		weightsFile, fitFile string
+		perInstance          string
 		top                  int
 		verbose, loo         bool
 	)
@@ -128,7 +142,9 @@ DIR/<owner>__<name> (a git directory or clone; plain trees are used as they
 are), ranks files with locate and with plain BM25, and prints Acc@1/3/5/10
 and MRR overall and per repository. --leave-one-out adds, per repository,
 the scores of weights fitted without that repository; --fit FILE writes
-weights fitted on all instances (internal/locate/weights.json is such a file).`,
+weights fitted on all instances (internal/locate/weights.json is such a file);
+--per-instance FILE writes each instance's rank and top files under every
+system as JSON lines.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if data == "" || repos == "" {
@@ -155,6 +171,11 @@ weights fitted on all instances (internal/locate/weights.json is such a file).`,
 				}
 				fmt.Fprintf(out, "fitted weights written to %s\n", fitFile)
 			}
+			if perInstance != "" {
+				if err := writeOutcomes(perInstance, rep); err != nil {
+					return fmt.Errorf("evaluating locate: %w", err)
+				}
+			}
 			if verbose {
 				for _, o := range rep.Outcomes {
 					fmt.Fprintf(out, "%s\t%s\trank %d\t%s\n", o.InstanceID, o.System, o.Rank, strings.Join(o.Top[:min(3, len(o.Top))], " "))
@@ -171,6 +192,7 @@ weights fitted on all instances (internal/locate/weights.json is such a file).`,
 	f.BoolVarP(&verbose, "verbose", "v", false, "also print each instance's rank")
 	f.BoolVar(&loo, "leave-one-out", false, "also score each repository with weights fitted on the others")
 	f.StringVar(&fitFile, "fit", "", "fit weights on all instances and write them to `FILE`")
+	f.StringVar(&perInstance, "per-instance", "", "write each instance's rank and top files under every system to `FILE` (JSON lines)")
 	f.StringVar(&weightsFile, "weights", "", "rank with the weights in `FILE` instead of the built-in ones")
 	return cmd
 }

@@ -179,23 +179,13 @@ func approveMatrix(t *testing.T, g *ghEnv) (int, string) {
 	return n, branch
 }
 
-func TestActionMatrixMatchesSingleJob(t *testing.T) {
-	t.Parallel()
-	// The reference: single-job mode on the same plan and agent results.
-	single := newGHEnv(t)
-	single.setPlan(diamond()...)
-	overlapping(single)
-	sn := single.fake.AddIssue(ghRepo, "maintainer", "Add four files", "We need a, b, c and d.")
-	single.run("issue_comment", single.comment(sn, false, "maintainer", "/planex add four files"))
-	if r := single.run("issue_comment", single.comment(sn, false, "maintainer", "/planex approve "+single.lastPlanID(sn))); r.code != 0 {
-		t.Fatalf("single approve: %d\n%s", r.code, r.err)
-	}
-	singlePRs := single.fake.PullRequests(ghRepo)
-	if len(singlePRs) != 1 {
-		t.Fatalf("single mode opened %d pull requests", len(singlePRs))
-	}
-	want := single.branchShape(singlePRs[0].Head)
-
+// matrixMatchesSingleJob runs the diamond in matrix mode, its tasks in
+// jobs of their own (T2's and T3's at the same time), and checks the
+// waves, that a repeated collect or task job adds nothing, and that the
+// branch and the pull request's report are those of single-job mode on
+// the same plan and agent results (want and singleBody, from
+// TestActionPlanApprovePullRequest's run).
+func matrixMatchesSingleJob(t *testing.T, want []string, singleBody string) {
 	g := newGHEnv(t)
 	g.setPlan(diamond()...)
 	overlapping(g)
@@ -243,7 +233,7 @@ func TestActionMatrixMatchesSingleJob(t *testing.T) {
 	}
 	// The report is the same as single mode's, but for commit ids.
 	norm := func(s string) string { return matrixSHARe.ReplaceAllString(s, "<sha>") }
-	if a, b := norm(prs[0].Body), norm(singlePRs[0].Body); a != b {
+	if a, b := norm(prs[0].Body), norm(singleBody); a != b {
 		t.Errorf("pull request body differs from single-job mode:\n%s\n----\n%s", a, b)
 	}
 	// A redelivered dispatch after the end prepares nothing.

@@ -276,3 +276,37 @@ func TestRedTeamSettingsOnlyFromDefaultBranch(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamBuiltinReadsExcludedUncontained: without the sandbox the
+// built-in agents' file tools hid only what .gitignore files name, not
+// what the user ignores in .git/info/exclude (or core.excludesFile, or,
+// in the Action, an untracked file). A model asks read_file for such a
+// key file; it must not get it, while the untracked notes.txt shows the
+// reads ran.
+func TestRedTeamBuiltinReadsExcludedUncontained(t *testing.T) {
+	t.Parallel()
+	const key, notes = "excluded-key-builtin-5d19", "untracked-notes-visible-builtin-e07c"
+	f := newFixture(t)
+	f.write(f.repo, ".git/info/exclude", "deploy.key\nprivate/\n")
+	f.write(f.repo, "deploy.key", key+"\n")
+	f.write(f.repo, "private/more.key", key+"\n")
+	f.write(f.repo, "notes.txt", notes+"\n")
+	srv := httptest.NewServer(readingModel{next: &scriptedModel{t: t}, paths: []string{"notes.txt", "deploy.key", "private/more.key"}})
+	defer srv.Close()
+	cmd := f.command("-y", "--agent", "openai", "--base-url", srv.URL+"/v1", "--model", "gpt-test", "--price-in", "1", "--price-out", "1",
+		"--sandbox", "off", "--review", "skip", "add a greeting")
+	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "OPENAI_API_KEY=sk-test-key")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("planex: %v\n%s", err, out)
+	}
+	session := readTree(t, f.sessionDir())
+	if !strings.Contains(session, notes) {
+		t.Fatalf("the model's reads are not in the session (the attack did not run):\n%s", out)
+	}
+	for where, text := range map[string]string{"planex's output": string(out), "the session's files": session, "the repository's history": f.git("log", "-p", "--all")} {
+		if strings.Contains(text, key) {
+			t.Errorf("a key file .git/info/exclude ignores, read by a built-in agent's read_file without the sandbox, reached %s", where)
+		}
+	}
+}

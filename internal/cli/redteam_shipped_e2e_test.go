@@ -3,14 +3,12 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"net/http/httptest"
 
 	"github.com/planexhq/planex/internal/agent/agenttest"
 	"github.com/planexhq/planex/internal/agent/clis"
@@ -47,64 +45,33 @@ func (f *fixture) shipCLIConfig(marks string) {
 	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
 }
 
-// TestRedTeamShippedCLIConfig: planex runs each real CLI, contained, on a
-// repository that ships configuration for all three. No hook, MCP
-// server, key helper or discovery command it names runs in any step, the
-// run completes, and no read-only step (analyze, explore, plan) has its
-// system prompt replaced by the repository's file, nor does the execute
-// step (Gemini CLI reads no .env there either).
-func TestRedTeamShippedCLIConfig(t *testing.T) {
-	t.Parallel()
-	for _, name := range clis.Names() {
-		t.Run(name, func(t *testing.T) {
-			pkg, _ := clis.Tested(name)
-			bin := clistest.Install(t, name, pkg.Spec())
-			f := newFixture(t)
-			marks := t.TempDir()
-			f.shipCLIConfig(marks)
-			run := &clistest.Run{CLI: name, Tasks: []clistest.Task{{ID: "T1", Title: "Greet in a", Scope: "a/**", File: "a/t1.txt", Content: "hello\n"}}}
-			var mu sync.Mutex
-			var replaced []string
-			script := run.Script()
-			srv := clistest.Server(t, name, agenttest.Usage{In: 100, Out: 10}, func(turn agenttest.Turn) agenttest.Action {
-				act := script(turn)
-				if strings.Contains(turn.System, "SHIPPED-SYSTEM-PROMPT") {
-					steps := run.Steps()
-					mu.Lock()
-					replaced = append(replaced, steps[len(steps)-1])
-					mu.Unlock()
-				}
-				return act
-			})
-			hs := httptest.NewServer(srv)
-			defer hs.Close()
-			cmd := f.command("--agent", name, "--base-url", clistest.BaseURL(name, hs.URL), "--sandbox", "on", "--review", "skip",
-				"--sandbox-write", marks, "--price-in", "1", "--price-out", "1", "-y", "add a greeting")
-			cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-				clistest.KeyEnv(name)+"=sk-shipped-e2e-key")
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			err := cmd.Run()
-			if _, ok := err.(*exec.ExitError); err != nil && !ok {
-				t.Fatal(err)
-			}
-			if err != nil {
-				t.Fatalf("planex failed: %v\n%s\nsteps: %v", err, out.String(), run.Steps())
-			}
-			pwned, _ := filepath.Glob(filepath.Join(marks, "pwned-*"))
-			for _, p := range pwned {
-				t.Errorf("a program the repository named ran: %s", filepath.Base(p))
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, step := range replaced {
-				t.Errorf("the repository's file replaced %s's system prompt in step %s", name, step)
-			}
-			if got := strings.Join(f.branchLog(), " "); got != "T1:_Greet_in_a|T1" {
-				t.Errorf("branch = %q\n%s", got, out.String())
-			}
-		})
+// shippedPrompts records the steps whose model request carried the
+// repository's system prompt file (shipCLIConfig) in place of the CLI's.
+type shippedPrompts struct {
+	mu       sync.Mutex
+	replaced []string
+}
+
+// watch is run's script, noting each step whose system prompt is the
+// repository's.
+func (p *shippedPrompts) watch(run *clistest.Run) agenttest.Script {
+	script := run.Script()
+	return func(turn agenttest.Turn) agenttest.Action {
+		act := script(turn)
+		if strings.Contains(turn.System, "SHIPPED-SYSTEM-PROMPT") {
+			steps := run.Steps()
+			p.mu.Lock()
+			p.replaced = append(p.replaced, steps[len(steps)-1])
+			p.mu.Unlock()
+		}
+		return act
 	}
+}
+
+func (p *shippedPrompts) steps() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.replaced...)
 }
 
 // TestRedTeamShippedProgramsOnPath: the user's PATH names a folder

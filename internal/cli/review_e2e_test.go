@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,63 +188,6 @@ func TestActionReviewForkPullRequestFromDiffOnly(t *testing.T) {
 	}
 }
 
-func TestActionFixPlansFromHighFindings(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	pr := runWithReview(t, g)
-	inline := g.fake.ReviewComments(ghRepo, pr.Number)
-	if len(inline) != 1 {
-		t.Fatalf("inline comments = %+v", inline)
-	}
-	key, ok := review.FindingKeyOf(inline[0].Body)
-	if !ok {
-		t.Fatal("the inline comment carries no finding key")
-	}
-	// The fix's task writes inside its scope; its own review is clean.
-	g.writeFake("T1.sh", "mkdir -p fixes && echo fixed > fixes/done.txt\n")
-	os.Remove(filepath.Join(g.fake_dir(), "review.json"))
-
-	r := g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex fix"))
-	if r.code != 0 {
-		t.Fatalf("fix: %d\n%s\n%s", r.code, r.out, r.err)
-	}
-	id := g.lastPlanID(pr.Number)
-	state := "refs/planex/state/" + itoa(pr.Number)
-	tasks := g.originGit("show", state+":tasks.csv")
-	if !strings.Contains(tasks, "answers: "+key) {
-		t.Errorf("the fix plan's tasks do not cite finding %s:\n%s", key, tasks)
-	}
-	if strings.Contains(tasks, review.FindingKey("a/keep.txt", 1, "This unchanged file still says a.")) {
-		t.Errorf("a medium finding was planned:\n%s", tasks)
-	}
-	rec := g.originGit("show", state+":github.json")
-	if !strings.Contains(rec, `"finding_key": "`+key+`"`) || !strings.Contains(rec, `"comment_id": `+itoa(int(inline[0].ID))) {
-		t.Errorf("the record does not link the task to the review comment:\n%s", rec)
-	}
-
-	if r := g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex approve "+id)); r.code != 0 {
-		t.Fatalf("approve: %d\n%s\n%s", r.code, r.out, r.err)
-	}
-	var reply *ghfake.ReviewComment
-	for _, c := range g.fake.ReviewComments(ghRepo, pr.Number) {
-		if c.InReplyTo == inline[0].ID {
-			c := c
-			reply = &c
-		}
-	}
-	if reply == nil || !strings.Contains(reply.Body, "T1 (Fix review findings): completed") || len(review.FixedKeys(reply.Body)) != 1 {
-		t.Fatalf("no done reply in the finding's thread: %+v", reply)
-	}
-	// The finding is closed now: another fix has nothing to plan.
-	g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex fix"))
-	if c := g.lastComment(pr.Number); !strings.Contains(c, "no open high-severity finding") {
-		t.Errorf("second fix: %q", c)
-	}
-	if errs := g.fake.Errors(); len(errs) > 0 {
-		t.Errorf("requests GitHub would refuse: %v", errs)
-	}
-}
-
 func TestRunReviewFailureIsReportedNotFatal(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -286,55 +228,5 @@ func TestRunReviewSkip(t *testing.T) {
 	}
 	if _, _, code := f.planex("-y", "--review", "maybe", "add a file"); code != 2 {
 		t.Errorf("a bad --review value: exit %d", code)
-	}
-}
-
-func TestActionReviewCommentFollowUpIsAnsweredInItsThread(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
-	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
-	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex -y add a file")); r.code != 0 {
-		t.Fatalf("run: %d\n%s", r.code, r.err)
-	}
-	pr := g.fake.PullRequests(ghRepo)[0]
-	// A reviewer asks for a change in an inline review comment.
-	body := "/planex also add docs"
-	cid := g.fake.AddReviewComment(ghRepo, pr.Number, "maintainer", "a/t1.txt", 1, body)
-	payload := map[string]any{
-		"action": "created",
-		"comment": map[string]any{"id": cid, "body": body, "path": "a/t1.txt", "line": 1,
-			"user": map[string]any{"login": "maintainer", "type": "User"}},
-		"pull_request": map[string]any{"number": pr.Number, "title": pr.Title, "body": pr.Body, "state": "open",
-			"user": map[string]any{"login": "github-actions[bot]", "type": "Bot"},
-			"head": map[string]any{"ref": pr.Head, "sha": pr.HeadSHA, "repo": map[string]any{"full_name": ghRepo}},
-			"base": map[string]any{"ref": "main", "repo": map[string]any{"full_name": ghRepo}}},
-		"repository": map[string]any{"full_name": ghRepo, "name": "demo", "owner": map[string]any{"login": "octo"}},
-		"sender":     map[string]any{"login": "maintainer", "type": "User"},
-	}
-	b, _ := json.Marshal(payload)
-	path := filepath.Join(t.TempDir(), "review_comment.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	g.setPlan(task{ID: "T1", Title: "docs too", Scope: "d/**"})
-	if r := g.run("pull_request_review_comment", path); r.code != 0 {
-		t.Fatalf("follow-up plan: %d\n%s\n%s", r.code, r.out, r.err)
-	}
-	id := g.lastPlanID(pr.Number)
-	if r := g.run("issue_comment", g.comment(pr.Number, true, "maintainer", "/planex approve "+id)); r.code != 0 {
-		t.Fatalf("approve: %d\n%s\n%s", r.code, r.out, r.err)
-	}
-	var replies []ghfake.ReviewComment
-	for _, c := range g.fake.ReviewComments(ghRepo, pr.Number) {
-		if c.InReplyTo == cid {
-			replies = append(replies, c)
-		}
-	}
-	if len(replies) != 1 || !strings.Contains(replies[0].Body, "T1 (docs too): completed") {
-		t.Fatalf("replies in the reviewer's thread = %+v", replies)
-	}
-	if errs := g.fake.Errors(); len(errs) > 0 {
-		t.Errorf("requests GitHub would refuse: %v", errs)
 	}
 }

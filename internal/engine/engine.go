@@ -585,6 +585,9 @@ func (e *Engine) approvedPlan(ctx context.Context, s *session.Session, g *gates)
 	if note := workflowsNote(s, tasks); note != "" {
 		fmt.Fprintln(e.o.Out, note)
 	}
+	if note := settingsNote(tasks); note != "" {
+		fmt.Fprintln(e.o.Out, note)
+	}
 	if ok, err := g.pass(ctx, session.GateTasks, previewTasks(s, tasks), tasks); err != nil || !ok {
 		return nil, g.out, err
 	}

@@ -127,6 +127,18 @@ func workflowsNote(s *session.Session, tasks []plan.Task) string {
 		strings.Join(ids, ", "), plan.WorkflowsDir, s.Meta.Branch)
 }
 
+// settingsNote warns, before a plan is approved, that some of its tasks
+// may change planex's own settings file (their scope names it; no other
+// task's commit may change it).
+func settingsNote(tasks []plan.Task) string {
+	ids := plan.SettingsTasks(tasks)
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("warning: %s may change %s, planex's own settings (auto-approve, max-cost-usd): once merged, they decide what later runs may do",
+		strings.Join(ids, ", "), plan.SettingsFile)
+}
+
 // review runs the optional reviewer. Its failure is written to
 // review.json (and so to the report), logged and shown, and the run goes
 // on: a review is advice, the tasks' own checks decide.

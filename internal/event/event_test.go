@@ -172,6 +172,11 @@ func TestLoad(t *testing.T) {
 			}},
 		{name: "workflow run succeeded is ignored", event: WorkflowRun, fixture: "workflow_run.completed.json",
 			check: ignored(`ended with "success"; only failed runs are fixed`)},
+		{name: "workflow run still in progress is ignored", event: WorkflowRun, fixture: "workflow_run.completed.json",
+			patch: func(p obj) {
+				p["workflow_run"].(obj)["status"], p["workflow_run"].(obj)["conclusion"] = "in_progress", nil
+			},
+			check: ignored(`ended with ""; only failed runs are fixed`)},
 		{name: "workflow run requested is ignored", event: WorkflowRun, fixture: "workflow_run.requested.json",
 			check: ignored("was requested; only completed runs are read")},
 		{name: "workflow run of a fork is ignored", event: WorkflowRun, fixture: "workflow_run.completed.json",

@@ -223,6 +223,9 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 	if bad := scope.Outside(taskScope, gitrepo.Paths(changes)); len(bad) > 0 {
 		return fmt.Sprintf("wrote outside its scope %q: %s", taskScope, strings.Join(bad, ", "))
 	}
+	if why := unnamedChanges(taskScope, changes); why != "" {
+		return why
+	}
 	// Even an agent that got hold of a secret (no sandbox) cannot have
 	// planex commit and push it.
 	leaks, err := r.leaks(ctx, changes, secrets)
@@ -233,6 +236,27 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 		return fmt.Sprintf("the changes contain secret values, so nothing was committed: %s", strings.Join(leaks, ", "))
 	}
 	return ""
+}
+
+// unnamedChanges refuses the changes a wide scope does not let through:
+// planex's settings file (a commit there widens what later runs may do
+// once merged) and a gitlink (a submodule entry, which can point at any
+// commit of any repository) at a path the task's scope does not name.
+func unnamedChanges(taskScope string, changes []gitrepo.Change) string {
+	var bad []string
+	for _, c := range changes {
+		switch {
+		case scope.Names(taskScope, c.Path):
+		case c.Path == plan.SettingsFile:
+			bad = append(bad, "planex's settings file "+c.Path)
+		case c.Mode == "160000":
+			bad = append(bad, "a submodule entry (gitlink) at "+c.Path)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("changed %s, which only a task whose scope names the path itself may change (scope %q)", strings.Join(bad, ", "), taskScope)
 }
 
 // leaks names the changed files whose path or content holds the value of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -358,5 +359,133 @@ func TestRunnerSaysOutputWasCut(t *testing.T) {
 	o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "T1", Scope: "**"}, Base: tip, Session: "s", Timeout: time.Minute})
 	if o.Status != plan.StatusCompleted || !strings.Contains(o.Findings, "planex kept only its end (1073741824 bytes were dropped)") {
 		t.Errorf("%s %q: findings %q", o.Status, o.Error, o.Findings)
+	}
+}
+
+// TestRedTeamRunnerRefusesUnnamedSettingsAndGitlinks: an agent given a
+// wide scope commits planex's settings file (auto-approve on, no cost
+// limit, for every run after the merge) or a submodule entry with no
+// .gitmodules URL pointing at a commit of its own; the task fails naming
+// the path and nothing is committed. A scope naming the path lets the
+// same change through, so the row can fail.
+func TestRedTeamRunnerRefusesUnnamedSettingsAndGitlinks(t *testing.T) {
+	t.Parallel()
+	settings := func(dir string) error {
+		if err := os.MkdirAll(filepath.Join(dir, ".github"), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, ".github", "planex.yml"), []byte("auto-approve: true\nmax-cost-usd: 0\n"), 0o644)
+	}
+	gitlink := func(dir string) error {
+		sub := filepath.Join(dir, "vendor", "evil")
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return err
+		}
+		for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "--allow-empty", "-m", "x"}} {
+			cmd := exec.Command("git", args...)
+			cmd.Dir = sub
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("git %v: %v: %s", args, err, out)
+			}
+		}
+		return nil
+	}
+	cases := []struct {
+		name, scope string
+		attack      func(dir string) error
+		want        string // "" when the change is committed
+	}{
+		{"settings under **", "**", settings, "changed planex's settings file .github/planex.yml, which only a task whose scope names the path itself may change"},
+		{"settings under .github/**", ".github/**", settings, "planex's settings file .github/planex.yml"},
+		{"settings named", "src/**;.github/planex.yml", settings, ""},
+		{"gitlink under **", "**", gitlink, "changed a submodule entry (gitlink) at vendor/evil, which only a task whose scope names the path itself may change"},
+		{"gitlink named", "vendor/evil", gitlink, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			repo, tip := testRepo(t)
+			a := agent.Func(func(_ context.Context, s agent.Step) (agent.Result, error) {
+				if err := c.attack(s.Dir); err != nil {
+					return agent.Result{}, err
+				}
+				raw, _ := json.Marshal(map[string]any{"id": s.ID, "status": "completed", "findings": "ok", "tests_passed": true})
+				return agent.Result{Raw: raw}, nil
+			})
+			r := &Runner{Repo: repo, Agent: a}
+			defer r.Close(ctx)
+			o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "T1", Scope: c.scope}, Base: tip, Session: "s", Timeout: time.Minute})
+			if c.want == "" {
+				if o.Status != plan.StatusCompleted {
+					t.Fatalf("%s %q, want completed", o.Status, o.Error)
+				}
+				return
+			}
+			if o.Status != plan.StatusFailed || !strings.Contains(o.Error, c.want) {
+				t.Errorf("%s %q, want failed with %q", o.Status, o.Error, c.want)
+			}
+			if len(o.Changes) != 0 {
+				t.Errorf("the refused changes are kept for a commit: %v", o.Changes)
+			}
+		})
+	}
+}
+
+// TestRedTeamRunnerCommitsHostileNames: an agent names its files like
+// git options (-n, --output=…), with a newline, a tab, a terminal
+// escape, a quote, and two that differ only in case. planex's git
+// takes each as a name: the commit holds exactly these files with their
+// contents, and no option ran (no file --output named was written).
+func TestRedTeamRunnerCommitsHostileNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo, tip := testRepo(t)
+	names := []string{"-n", "--output=pwned", "line\nbreak.txt", "tab\tname.txt", "esc\x1b]0;title\x07\x1b[31m.txt",
+		`quote"and'.txt`, "README.md", "readme.md", "--", "-"}
+	a := agent.Func(func(_ context.Context, s agent.Step) (agent.Result, error) {
+		for _, n := range names {
+			if err := os.WriteFile(filepath.Join(s.Dir, n), []byte("content of "+n), 0o644); err != nil {
+				return agent.Result{}, err
+			}
+		}
+		raw, _ := json.Marshal(map[string]any{"id": s.ID, "status": "completed", "findings": "ok", "tests_passed": true})
+		return agent.Result{Raw: raw}, nil
+	})
+	r := &Runner{Repo: repo, Agent: a}
+	defer r.Close(ctx)
+	if err := repo.UpdateBranch(ctx, "run", tip, "", "start"); err != nil {
+		t.Fatal(err)
+	}
+	task := plan.Task{ID: "T1", Title: "T1", Scope: "**"}
+	o := r.Run(ctx, Job{Task: task, Base: tip, Session: "s", Timeout: time.Minute})
+	if o.Status != plan.StatusCompleted {
+		t.Fatalf("%s %q", o.Status, o.Error)
+	}
+	sha, err := r.Commit(ctx, "run", tip, "s", task, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := repo.Git(ctx, "", "ls-tree", "-r", "-z", "--name-only", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
+	want := append([]string(nil), names...)
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Errorf("the commit holds %q, want %q", got, want)
+	}
+	for _, n := range names {
+		content, err := repo.Git(ctx, "", "cat-file", "blob", sha+":"+n)
+		if err != nil || content != "content of "+n {
+			t.Errorf("%q in the commit: %q %v", n, content, err)
+		}
+	}
+	for _, dir := range []string{repo.Root, repo.TempDir} {
+		if _, err := os.Lstat(filepath.Join(dir, "pwned")); err == nil {
+			t.Errorf("an option in a file name was obeyed: %s/pwned exists", dir)
+		}
 	}
 }

@@ -87,12 +87,12 @@ type Metrics struct {
 
 // Outcome is one instance's result for one ranker.
 type Outcome struct {
-	InstanceID string
-	Repo       string
-	System     string
+	InstanceID string `json:"instance_id"`
+	Repo       string `json:"repo"`
+	System     string `json:"system"`
 	// Rank is the 1-based position of the first gold file, 0 if not in the top k.
-	Rank int
-	Top  []string
+	Rank int      `json:"rank"`
+	Top  []string `json:"top"`
 }
 
 // EvalReport is what Evaluate measured.
@@ -329,6 +329,22 @@ func (r *EvalReport) WriteTable(w io.Writer) error {
 	for _, s := range r.Skipped {
 		if _, err := fmt.Fprintf(w, "skipped %s\n", s); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// WriteOutcomes writes every instance's outcome under every system as
+// JSON lines (instance_id, repo, system, rank, top), in the order they
+// were measured, so two runs can be compared instance by instance.
+func (r *EvalReport) WriteOutcomes(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	for _, o := range r.Outcomes {
+		if o.Top == nil {
+			o.Top = []string{}
+		}
+		if err := enc.Encode(o); err != nil {
+			return fmt.Errorf("writing the outcome of %s: %w", o.InstanceID, err)
 		}
 	}
 	return nil

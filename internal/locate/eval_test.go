@@ -67,3 +67,30 @@ func TestExtractCommit(t *testing.T) {
 		t.Error("a missing commit extracted without an error")
 	}
 }
+
+// TestWriteOutcomes: every outcome comes out as one JSON line with its
+// instance, system, rank and top files, in order, so two runs can be
+// compared instance by instance.
+func TestWriteOutcomes(t *testing.T) {
+	t.Parallel()
+	rep := &EvalReport{Outcomes: []Outcome{
+		{InstanceID: "a-1", Repo: "o/a", System: SystemLocate, Rank: 2, Top: []string{"x.py", "a.py"}},
+		{InstanceID: "a-1", Repo: "o/a", System: SystemLOO, Rank: 0},
+	}}
+	var b strings.Builder
+	if err := rep.WriteOutcomes(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("got %d lines, want 2:\n%s", len(lines), b.String())
+	}
+	for i, want := range []string{
+		`{"instance_id":"a-1","repo":"o/a","system":"planex locate","rank":2,"top":["x.py","a.py"]}`,
+		`{"instance_id":"a-1","repo":"o/a","system":"planex locate, leave-one-repo-out","rank":0,"top":[]}`,
+	} {
+		if lines[i] != want {
+			t.Errorf("line %d = %s\nwant      %s", i+1, lines[i], want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -353,18 +354,47 @@ func (ix *Index) partContent(qts []queryTerm, f feature, part string, ev *eviden
 	}
 }
 
-// issueCode is the text of the issue's fenced blocks and inline code.
+// issueCode is the issue's code: the lines of its fenced blocks that read
+// as code (codeLine) or report a fault (errorLineRe: ValueError: …,
+// WARNING: …, panic: …), and its inline code. Fenced blocks hold program
+// output as often as code (a build log, a test run, a printed result), and
+// the routine lines of output ("reading sources... done") are printed by
+// the program's driver, in any language, whatever went wrong, while the
+// code a user ran names the API at fault and a fault's message was written
+// by the code that reports it.
 func issueCode(q string) string {
 	var b strings.Builder
 	for _, block := range fenceRe.FindAllString(q, -1) {
-		b.WriteString(block)
-		b.WriteByte('\n')
+		lines := strings.Split(strings.Trim(block, "`"), "\n")
+		for i, line := range lines {
+			if i > 0 && (codeLine(line) || errorLineRe.MatchString(line)) { // the first is the fence's language
+				b.WriteString(line)
+				b.WriteByte('\n')
+			}
+		}
 	}
 	for _, m := range backtickRe.FindAllStringSubmatch(fenceRe.ReplaceAllString(q, " "), -1) {
 		b.WriteString(m[1])
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// codeLineRe matches what marks a line as code in most languages: a
+// prompt (>>>, In [1]:, $), a keyword that opens a statement, a call or
+// definition (name followed by an opening parenthesis), an assignment, a
+// decorator or annotation, a line ending in a block's brace or a
+// statement's semicolon, or a markup directive (.. name::).
+var codeLineRe = regexp.MustCompile(`^\s*(?:>>>|\.\.\.\s|In \[\d+\]:|\$\s|@[A-Za-z_]|\.\. [\w:-]+::)` +
+	`|^\s*(?:import|from|def|class|func|fn|let|const|var|return|package|use|pub|public|private|static|struct|impl|type|if|elif|else|for|while|with|try|except|catch|async|await|yield|raise|throw|assert|print)\b` +
+	`|[A-Za-z_][\w.]*\(` +
+	`|[A-Za-z_][\w.\]\[]*\s*(?:=|:=|\+=|-=)\s*[^=\s]` +
+	`|[{};]\s*$`)
+
+// codeLine reports whether a line of a fenced block reads as code rather
+// than as a program's output.
+func codeLine(line string) bool {
+	return strings.TrimSpace(line) != "" && codeLineRe.MatchString(line)
 }
 
 // explicit is the evidence that names a file outright.

@@ -318,7 +318,7 @@ func checkLists(what string, rows int, off, to []uint32, n int) error {
 // loadIndex opens the index file at p; the index reads from it until
 // Close (see readIndex).
 func loadIndex(p string) (*Index, error) {
-	fh, err := os.Open(p)
+	fh, err := safefile.OpenNoFollow(p) // a link in its place leads to no index of someone else's
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +338,7 @@ func loadIndex(p string) (*Index, error) {
 // saveIndex writes the index atomically (a reader sees the old file or
 // the whole new one) and prunes old indexes.
 func saveIndex(dir, p string, ix *Index) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating cache dir: %w", err)
 	}
 	if err := safefile.Write(p, ix.encode(), 0o644); err != nil {

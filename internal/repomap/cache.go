@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 // cacheVersion changes whenever Map's encoding or the extraction rules
@@ -26,7 +28,11 @@ const keepCaches = 8
 // to which files exist, or to what the index stages changes it, without
 // reading file contents.
 func gitStateKey(ctx context.Context, root string, g *gitInfo, opts Options) (string, error) {
-	k := &stateKeyer{root: root, git: g, cache: cacheDir(root, g, opts), opts: opts, now: time.Now}
+	dir, err := cacheDir(g, opts)
+	if err != nil {
+		return "", err
+	}
+	k := &stateKeyer{root: root, git: g, cache: dir, opts: opts, now: time.Now}
 	return k.key(ctx)
 }
 
@@ -44,17 +50,27 @@ func statKey(root string, files []string, opts Options) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func cacheDir(root string, g *gitInfo, opts Options) string {
+// cacheDir is where maps of root are cached: the caller's folder, the
+// repository's git directory, the user's cache folder, or, with none of
+// those (no HOME), a folder of this user's own in the temporary folder.
+// That one is refused with safefile.ErrNotPrivate when another user made
+// it, it is a link or others may write to it: the temporary folder is
+// shared, and a map read from there would be whatever they put in it.
+func cacheDir(g *gitInfo, opts Options) (string, error) {
 	if opts.CacheDir != "" {
-		return opts.CacheDir
+		return opts.CacheDir, nil
 	}
 	if g != nil {
-		return filepath.Join(g.commonDir, "planex", "cache")
+		return filepath.Join(g.commonDir, "planex", "cache"), nil
 	}
 	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "planex", "repomap")
+		return filepath.Join(d, "planex", "repomap"), nil
 	}
-	return filepath.Join(os.TempDir(), "planex-cache", "repomap")
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("planex-cache-%d", os.Getuid()))
+	if err := safefile.PrivateDir(dir); err != nil {
+		return "", fmt.Errorf("choosing the repository map's cache folder: %w", err)
+	}
+	return dir, nil
 }
 
 type cacheFile struct {
@@ -65,7 +81,8 @@ type cacheFile struct {
 func cachePath(dir, key string) string { return filepath.Join(dir, "repomap-"+key+".gob") }
 
 func loadCache(dir, key string) (*Map, error) {
-	f, err := os.Open(cachePath(dir, key))
+	// A link in the cache's place is not followed to a map put elsewhere.
+	f, err := safefile.OpenNoFollow(cachePath(dir, key))
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +106,7 @@ func loadCache(dir, key string) (*Map, error) {
 // saveCache writes atomically: concurrent readers see the old file or the
 // whole new one, never a torn write.
 func saveCache(dir, key string, m *Map) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating cache dir: %w", err)
 	}
 	tmp, err := os.CreateTemp(dir, ".repomap-*.tmp")

@@ -47,10 +47,15 @@ func findGit(ctx context.Context, root string) *gitInfo {
 }
 
 // listGit lists tracked and untracked-but-not-ignored files under root,
-// relative to root. git already applies every .gitignore, info/exclude and
-// the global excludes file, and reads the index instead of the disk.
-func listGit(ctx context.Context, root string) ([]string, error) {
-	out, err := runGit(ctx, root, "-c", "core.quotepath=off", "ls-files", "-co", "--exclude-standard", "-z", "--deduplicate")
+// relative to root (tracked ones alone when trackedOnly). git already
+// applies every .gitignore, info/exclude and the global excludes file,
+// and reads the index instead of the disk.
+func listGit(ctx context.Context, root string, trackedOnly bool) ([]string, error) {
+	which := "-co"
+	if trackedOnly {
+		which = "-c"
+	}
+	out, err := runGit(ctx, root, "-c", "core.quotepath=off", "ls-files", which, "--exclude-standard", "-z", "--deduplicate")
 	if err != nil {
 		return nil, fmt.Errorf("listing files: %w", err)
 	}

@@ -48,6 +48,11 @@ type Options struct {
 	// NoCacheWrite reads a cached map but does not save a new one, for
 	// callers that cache what they derive from the map instead.
 	NoCacheWrite bool
+	// TrackedOnly maps only the files git tracks, for the Action: its
+	// checkout is fresh, so an untracked file there came from the
+	// workflow's earlier steps (a cloud login's credentials file) and
+	// its name is not the model's business. Without git it has no effect.
+	TrackedOnly bool
 }
 
 // Map is the model-free picture of a repository.
@@ -208,8 +213,10 @@ func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 	}
 	var cache string
 	if !opts.NoCache && key != "" {
-		cache = cacheDir(abs, git, opts)
-		if m, err := loadCache(cache, key); err == nil {
+		var err error
+		if cache, err = cacheDir(git, opts); err != nil {
+			log.Warn("repomap: not using a cache", "err", err)
+		} else if m, err := loadCache(cache, key); err == nil {
 			m.Root = abs
 			m.FromCache = true
 			log.Debug("repomap: cache hit", "key", key[:12], "files", len(m.Entries), "took", time.Since(start))
@@ -219,14 +226,8 @@ func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 		}
 	}
 	if git != nil {
-		// The state key's listing, when it saved one, is the tree the key
-		// names; git lists it again otherwise.
-		k := &stateKeyer{root: abs, git: git, cache: cacheDir(abs, git, opts), opts: opts}
-		var ok bool
-		if files, ok = k.listing(key); !ok {
-			if files, err = listGit(ctx, abs); err != nil {
-				return nil, err
-			}
+		if files, err = gitFiles(ctx, abs, git, key, opts); err != nil {
+			return nil, err
 		}
 	}
 
@@ -243,6 +244,22 @@ func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 	}
 	log.Debug("repomap: built", "files", len(m.Entries), "listed", m.Listed, "took", time.Since(start))
 	return checkEmpty(root, m)
+}
+
+// gitFiles lists the files a map of the work tree at abs is built from:
+// the state key's saved listing when it holds (it names the tree the key
+// names), git's otherwise, and git's tracked files alone for TrackedOnly
+// (the saved listing holds untracked files too).
+func gitFiles(ctx context.Context, abs string, git *gitInfo, key string, opts Options) ([]string, error) {
+	if !opts.TrackedOnly {
+		if dir, err := cacheDir(git, opts); err == nil {
+			k := &stateKeyer{root: abs, git: git, cache: dir, opts: opts}
+			if files, ok := k.listing(key); ok {
+				return files, nil
+			}
+		}
+	}
+	return listGit(ctx, abs, opts.TrackedOnly)
 }
 
 // buildDefaults fills in Build's unset options and its logger.
@@ -327,7 +344,11 @@ func StateKey(ctx context.Context, root string, opts Options) (key, dir string, 
 		}
 		key = statKey(abs, files, opts)
 	}
-	return key, cacheDir(abs, git, opts), nil
+	dir, err = cacheDir(git, opts)
+	if err != nil {
+		return "", "", err
+	}
+	return key, dir, nil
 }
 
 func checkEmpty(root string, m *Map) (*Map, error) {

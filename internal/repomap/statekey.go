@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -142,9 +143,18 @@ func (k *stateKeyer) recordPath() string {
 }
 
 func (k *stateKeyer) load() (*stateRecord, error) {
-	data, err := safefile.ReadRegular(k.recordPath(), maxRecordBytes)
+	// A link in the record's place is not followed to a record put elsewhere.
+	f, err := safefile.OpenNoFollow(k.recordPath())
 	if err != nil {
 		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxRecordBytes+1))
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading state record: %w", err)
+	}
+	if len(data) > maxRecordBytes {
+		return nil, fmt.Errorf("state record holds more than %d bytes", maxRecordBytes)
 	}
 	var rec stateRecord
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&rec); err != nil {
@@ -193,7 +203,7 @@ func (k *stateKeyer) holds(rec *stateRecord) bool {
 func (k *stateKeyer) hash(rec *stateRecord, since time.Time) string {
 	stamps := statAll(k.root, rec.Files)
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%s\x00", cacheVersion, k.opts.MaxFileBytes, k.git.prefix)
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%t\x00", cacheVersion, k.opts.MaxFileBytes, k.git.prefix, k.opts.TrackedOnly)
 	h.Write(rec.Staged)
 	racy := since.Add(-racyWindow).UnixNano()
 	buf := make([]byte, 0, 64<<10)

@@ -120,3 +120,16 @@ func Outside(scope string, paths []string) []string {
 }
 
 func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[{\\") }
+
+// Names reports whether one of scope's globs is the path p itself,
+// written out without wildcards: what a plan must say for a change that
+// a wide glob such as ** must not let through.
+func Names(scope, p string) bool {
+	p = strings.TrimPrefix(path.Clean(p), "./")
+	for _, g := range Split(scope) {
+		if !hasMeta(g) && path.Clean(strings.TrimSuffix(g, "/")) == p {
+			return true
+		}
+	}
+	return false
+}

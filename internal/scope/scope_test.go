@@ -120,3 +120,26 @@ func TestOverlap(t *testing.T) {
 		}
 	}
 }
+
+func TestNames(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		scope, path string
+		want        bool
+	}{
+		{".github/planex.yml", ".github/planex.yml", true},
+		{"src/**; ./.github/planex.yml", ".github/planex.yml", true},
+		{"vendor/lib/", "vendor/lib", true},
+		{"**", ".github/planex.yml", false},
+		{".github/**", ".github/planex.yml", false},
+		{".github/", ".github/planex.yml", false},
+		{".github/planex.y?l", ".github/planex.yml", false},
+		{"vendor/lib", "vendor/lib/x", false},
+		{"", "a", false},
+	}
+	for _, c := range cases {
+		if got := Names(c.scope, c.path); got != c.want {
+			t.Errorf("Names(%q, %q) = %v, want %v", c.scope, c.path, got, c.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,33 +108,67 @@ func shellTool(name, command string) (agenttest.Action, bool) {
 	return agenttest.Action{}, false
 }
 
-// TestRealCLIExecuteStep: each CLI writes a file with its own edit tool,
-// its answer becomes the validated result (terminal codes removed), its
-// tokens and cost are recorded, the default model and the base URL are
-// used, the model key is the only secret it holds, and the shell its
-// execute steps may use sees neither planex's secrets nor the user's home.
+// TestRealCLIExecuteStep: one execute step per CLI, contained, in a
+// folder that ships each CLI's project configuration (repoConfigs). The
+// CLI writes a file with its own edit tool, its answer becomes the
+// validated result (terminal codes removed), its tokens and cost are
+// recorded, the default model and the base URL are used, and the shell
+// its execute steps may use sees neither planex's secrets nor the user's
+// home. It reaches its model through planex's gateway with a placeholder
+// key: at each model request (when the CLI and whatever it started are
+// alive) no process but planex holds the real key in its environment or
+// command line, the shell's dump of the environment and of every
+// /proc/*/environ it can read finds only the placeholder, and the model
+// server still receives the real key. And none of the hooks, MCP servers,
+// key helper or notifier the folder's configuration names ran: the Claude
+// and Gemini configurations do run where the CLI honours them (claude -p
+// without --setting-sources user; gemini in a folder its trusted list
+// names, which --skip-trust does not make it), so a CLI version that
+// starts loading them fails here. (One CLI start checks what were three
+// tests: this one, TestRealCLIKeyStaysWithPlanex and
+// TestRealCLIRepositoryConfigRunsNothing.)
 func TestRealCLIExecuteStep(t *testing.T) {
 	t.Parallel()
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			// A key of this run's own: other test runs on the machine use
+			// testKey in their CLIs' environments.
+			key := fmt.Sprintf("%s-%d-%d", testKey, os.Getpid(), time.Now().UnixNano())
+			var mu sync.Mutex
+			var holders []string
 			var envDump string
 			script := func(turn agenttest.Turn) agenttest.Action {
+				mu.Lock()
+				holders = append(holders, keyHolders(key)...)
+				mu.Unlock()
 				switch len(turn.Results) {
 				case 0:
 					return clistest.Write(name, turn, "a/hello.txt", "hello\n")
 				case 1:
-					if act, ok := shellTool(name, "env; echo HOME-IS=$HOME"); ok {
+					if act, ok := shellTool(name, "env; echo HOME-IS=$HOME; cat /proc/*/environ | tr '\\0' '\\n'"); ok {
 						return act
 					}
 				case 2:
+					mu.Lock()
 					envDump = turn.Results[1]
+					mu.Unlock()
 				}
 				return clistest.Answer(map[string]any{"id": "T1", "status": "completed", "findings": clistest.Colour("wrote a/hello.txt") + "\a",
 					"files_modified": []string{"a/hello.txt"}, "tests_passed": true})
 			}
-			r := startReal(t, name, script, "")
+			r := startRealWith(t, name, script, "", func(c *Config) {
+				c.Env = append(c.Env, clistest.KeyEnv(name)+"="+key)
+			})
 			dir := gitDir(t)
+			for p, content := range repoConfigs {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			res, err := r.run(t, agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1: greet\nwrite a/hello.txt",
 				Dir: dir, Scope: "a/**"})
 			if err != nil {
@@ -142,6 +177,7 @@ func TestRealCLIExecuteStep(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(dir, "a", "hello.txt")); err != nil || string(b) != "hello\n" {
 				t.Errorf("a/hello.txt = %q, %v", b, err)
 			}
+			checkRepoConfigRanNothing(t, dir)
 			var er agent.ExecuteResult
 			if err := agent.Decode(agent.PhaseExecute, res.Raw, &er); err != nil {
 				t.Fatal(err)
@@ -166,87 +202,68 @@ func TestRealCLIExecuteStep(t *testing.T) {
 				}
 			}
 			for _, k := range r.srv.Keys() {
-				if k != clistest.WantKey(name, testKey) {
-					t.Errorf("key sent %q", k)
+				if k != clistest.WantKey(name, key) {
+					t.Errorf("the model server got key %q, want the real one swapped in", k)
 				}
 			}
-			// Each request reads 600 of its 1000 prompt tokens from the
-			// cache and writes 100 to it (only Anthropic's format reports
-			// writes). Claude Code prices claude-sonnet-5-5 itself at $2 in,
-			// $0.10 cache read (half the $0.20 Anthropic publishes), $2.50
-			// cache write, $10 out per million, and its own cost is kept;
-			// the others at the test's price, $1 in, $0.10 cache read, $2 out.
-			wantUsage := agent.Usage{InputTokens: int64(1000 * wantTurns), OutputTokens: int64(100 * wantTurns), CacheReadTokens: int64(600 * wantTurns)}
-			if name == "claude" {
-				wantUsage.CacheWriteTokens = int64(100 * wantTurns)
-				wantUsage.CostUSD = float64(wantTurns) * (300*2 + 600*0.1 + 100*2.5 + 100*10) / 1e6
-			} else {
-				wantUsage.CostUSD = float64(wantTurns) * (400*1 + 600*0.1 + 100*2) / 1e6
+			checkUsage(t, name, res.Usage, wantTurns)
+			mu.Lock()
+			defer mu.Unlock()
+			checkEnvDump(t, r, envDump)
+			if r.agent.cfg.Contain.Sandbox == nil {
+				t.Log("no sandbox on this machine, so no contained network and no gateway: the key checks are skipped")
+				return
 			}
-			if res.Usage.InputTokens != wantUsage.InputTokens || res.Usage.OutputTokens != wantUsage.OutputTokens ||
-				res.Usage.CacheReadTokens != wantUsage.CacheReadTokens || res.Usage.CacheWriteTokens != wantUsage.CacheWriteTokens ||
-				res.Usage.CostUSD < wantUsage.CostUSD-1e-9 || res.Usage.CostUSD > wantUsage.CostUSD+1e-9 {
-				t.Errorf("usage %+v, want %+v", res.Usage, wantUsage)
+			if len(holders) > 0 {
+				t.Errorf("processes other than planex held the real key during the run: %v", holders)
 			}
-			if envDump != "" {
-				for _, leak := range []string{"ghp_must_not_leak", "other_must_not_leak"} {
-					if strings.Contains(envDump, leak) {
-						t.Errorf("the CLI's shell saw a secret %q", leak)
-					}
-				}
-				if home, err := os.UserHomeDir(); err == nil && r.agent.cfg.Contain.Sandbox != nil && strings.Contains(envDump, "HOME-IS="+home+"\n") {
-					t.Errorf("the contained shell runs in the user's home %s", home)
-				}
-				if !strings.Contains(envDump, "HOME-IS=") {
-					t.Errorf("the shell command did not run: %q", envDump)
-				}
+			if _, ok := shellTool(name, ""); ok && (strings.Contains(envDump, key) || !strings.Contains(envDump, "planex-placeholder-")) {
+				t.Errorf("the CLI's shell saw the real key, or no placeholder:\n%s", envDump)
 			}
 		})
 	}
 }
 
-// TestRealCLIReadOnlyStep: in a read-only step a CLI cannot change the
-// repository with its own edit tool (Claude Code is not offered it, Gemini
-// CLI's plan mode and Codex's read-only sandbox refuse it), and the step
-// still reports its result.
-func TestRealCLIReadOnlyStep(t *testing.T) {
-	t.Parallel()
-	for _, name := range Names() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			var toolResult string
-			script := func(turn agenttest.Turn) agenttest.Action {
-				if len(turn.Results) == 0 {
-					return clistest.Write(name, turn, "taken.txt", "taken over\n")
-				}
-				toolResult = turn.Results[0]
-				return clistest.Answer(map[string]any{"id": "E1", "status": "completed", "findings": "looked around"})
-			}
-			r := startReal(t, name, script, "")
-			dir := gitDir(t)
-			res, err := r.run(t, agent.Step{Phase: agent.PhaseExplore, ID: "E1", Prompt: "## Step: explore\nlook around", Dir: dir})
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "taken.txt")); !os.IsNotExist(err) {
-				t.Errorf("a read-only step wrote taken.txt (%v); tool result %q", err, toolResult)
-			}
-			if toolResult == "" {
-				t.Errorf("the refused write left no tool result")
-			}
-			for _, turn := range r.srv.Turns() {
-				for _, tool := range []string{"Write", "Edit", "Bash", "write_file", "replace", "run_shell_command"} {
-					if turn.Offers(tool) {
-						t.Errorf("read-only step offered %s: %v", tool, turn.Tools)
-					}
-				}
-			}
-			var er agent.ExploreResult
-			if err := agent.Decode(agent.PhaseExplore, res.Raw, &er); err != nil || er.Findings != "looked around" {
-				t.Errorf("result %s: %v", res.Raw, err)
-			}
-			t.Logf("%s refused the write with: %.300s; problems: %v", name, toolResult, res.Problems)
-		})
+// checkUsage: each request reads 600 of its 1000 prompt tokens from the
+// cache and writes 100 to it (only Anthropic's format reports writes).
+// Claude Code prices claude-sonnet-5-5 itself at $2 in, $0.10 cache read
+// (half the $0.20 Anthropic publishes), $2.50 cache write, $10 out per
+// million, and its own cost is kept; the others at the test's price, $1
+// in, $0.10 cache read, $2 out.
+func checkUsage(t *testing.T, name string, got agent.Usage, turns int) {
+	t.Helper()
+	want := agent.Usage{InputTokens: int64(1000 * turns), OutputTokens: int64(100 * turns), CacheReadTokens: int64(600 * turns)}
+	if name == "claude" {
+		want.CacheWriteTokens = int64(100 * turns)
+		want.CostUSD = float64(turns) * (300*2 + 600*0.1 + 100*2.5 + 100*10) / 1e6
+	} else {
+		want.CostUSD = float64(turns) * (400*1 + 600*0.1 + 100*2) / 1e6
+	}
+	if got.InputTokens != want.InputTokens || got.OutputTokens != want.OutputTokens ||
+		got.CacheReadTokens != want.CacheReadTokens || got.CacheWriteTokens != want.CacheWriteTokens ||
+		got.CostUSD < want.CostUSD-1e-9 || got.CostUSD > want.CostUSD+1e-9 {
+		t.Errorf("usage %+v, want %+v", got, want)
+	}
+}
+
+// checkEnvDump: the shell of an execute step (where the CLI has one the
+// model can call) ran, saw none of planex's secrets, and, contained, does
+// not run in the user's home.
+func checkEnvDump(t *testing.T, r *realCLI, envDump string) {
+	t.Helper()
+	if _, ok := shellTool(r.name, ""); !ok {
+		return
+	}
+	for _, leak := range []string{"ghp_must_not_leak", "other_must_not_leak"} {
+		if strings.Contains(envDump, leak) {
+			t.Errorf("the CLI's shell saw a secret %q", leak)
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil && r.agent.cfg.Contain.Sandbox != nil && strings.Contains(envDump, "HOME-IS="+home+"\n") {
+		t.Errorf("the contained shell runs in the user's home %s", home)
+	}
+	if !strings.Contains(envDump, "HOME-IS=") {
+		t.Errorf("the shell command did not run: %q", envDump)
 	}
 }
 
@@ -360,50 +377,6 @@ func TestRealCLIConfigurationHoldsNoKey(t *testing.T) {
 				if !strings.Contains(joined, "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9/x") || !strings.Contains(joined, "GEMINI_CLI_HOME=") {
 					t.Errorf("env %v", env)
 				}
-			}
-		})
-	}
-}
-
-// TestRealCLIDeniedWriteIsReported: a write outside the task's worktree
-// does not land (the CLI's own rules or planex's sandbox stop it), and
-// what the CLI reports about a refusal comes back with the result, for
-// the task's error should the task then fail.
-func TestRealCLIDeniedWriteIsReported(t *testing.T) {
-	t.Parallel()
-	for _, name := range Names() {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			outside := t.TempDir()
-			var toolResult string
-			script := func(turn agenttest.Turn) agenttest.Action {
-				if len(turn.Results) == 0 {
-					act := clistest.Write(name, turn, "x", "x")
-					switch name {
-					case "claude", "gemini":
-						act.Input.(map[string]any)["file_path"] = filepath.Join(outside, "escaped.txt")
-					case "codex":
-						act.Input = "*** Begin Patch\n*** Add File: " + filepath.Join(outside, "escaped.txt") + "\n+x\n*** End Patch\n"
-					}
-					return act
-				}
-				toolResult = turn.Results[0]
-				return clistest.Answer(map[string]any{"id": "T1", "status": "completed", "findings": "done", "tests_passed": true})
-			}
-			r := startReal(t, name, script, "")
-			res, err := r.run(t, agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1: x", Dir: gitDir(t), Scope: "a/**"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := os.Stat(filepath.Join(outside, "escaped.txt")); !os.IsNotExist(err) {
-				t.Errorf("the write outside the worktree went through (%v)", err)
-			}
-			// Claude Code's rules allow writes only in the worktree, Gemini
-			// CLI's only in its workspace; Codex lets its patches write
-			// /tmp too, which inside planex's sandbox is the step's own.
-			want := map[string]string{"claude": "permission denied: Write(" + outside, "gemini": "write_file: 1 call(s) failed"}[name]
-			if want != "" && !strings.Contains(strings.Join(res.Problems, "\n"), want) {
-				t.Errorf("problems %q lack %q (tool result %.300q)", res.Problems, want, toolResult)
 			}
 		})
 	}

@@ -89,33 +89,58 @@ func shipConfigs(t *testing.T, dir string) {
 // the CLIs is data. None of the programs it names (hooks, MCP servers, a
 // key helper, a discovery command) runs, none of its variables reaches
 // the CLI's shell, and a read-only step is offered no shell or edit tool
-// however the repository's settings widen them.
+// however the repository's settings widen them. Each step also carries
+// the checks of a step of its phase that were tests of their own
+// (sharing its CLI start):
+//   - explore (was TestRealCLIReadOnlyStep): the CLI cannot change the
+//     repository with its own edit tool (Claude Code is not offered it,
+//     Gemini CLI's plan mode and Codex's read-only sandbox refuse it), and
+//     the step still reports its result;
+//   - execute (was TestRealCLIDeniedWriteIsReported): a write outside the
+//     task's worktree does not land (the CLI's own rules or planex's
+//     sandbox stop it), and what the CLI reports about the refusal comes
+//     back with the result, for the task's error should the task then
+//     fail.
 func TestRealCLIIgnoresShippedConfig(t *testing.T) {
 	t.Parallel()
 	for _, name := range Names() {
 		for _, phase := range []agent.Phase{agent.PhaseExecute, agent.PhaseExplore} {
 			t.Run(name+"/"+string(phase), func(t *testing.T) {
+				t.Parallel()
 				id := "T1"
 				if phase.ReadOnly() {
 					id = "E1"
 				}
-				var envDump string
+				outside := t.TempDir()
+				var mu sync.Mutex
+				var envDump, toolResult string
 				script := func(turn agenttest.Turn) agenttest.Action {
-					if len(turn.Results) == 0 && phase == agent.PhaseExecute {
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case len(turn.Results) == 0 && phase == agent.PhaseExecute:
+						return escapingWrite(name, turn, filepath.Join(outside, "escaped.txt"))
+					case len(turn.Results) == 0:
+						return clistest.Write(name, turn, "taken.txt", "taken over\n")
+					case len(turn.Results) == 1 && phase == agent.PhaseExecute:
+						toolResult = turn.Results[0]
 						return shippedShell(name, "env")
+					case len(turn.Results) == 1:
+						toolResult = turn.Results[0]
+					default:
+						envDump = turn.Results[1]
 					}
-					if len(turn.Results) > 0 {
-						envDump = turn.Results[0]
-					}
-					return clistest.Answer(map[string]any{"id": id, "status": "completed", "findings": "done", "tests_passed": true})
+					return clistest.Answer(map[string]any{"id": id, "status": "completed", "findings": "looked around", "tests_passed": true})
 				}
 				r := startReal(t, name, script, "")
 				dir := gitDir(t)
 				shipConfigs(t, dir)
-				_, err := r.run(t, agent.Step{Phase: phase, ID: id, Prompt: "## Step: carry out task X1\nlook around", Dir: dir, Scope: "a/**"})
+				res, err := r.run(t, agent.Step{Phase: phase, ID: id, Prompt: "## Step: carry out task X1\nlook around", Dir: dir, Scope: "a/**"})
 				if err != nil {
-					t.Logf("run: %v", err)
+					t.Fatalf("run: %v", err)
 				}
+				mu.Lock()
+				defer mu.Unlock()
 				pwned, _ := filepath.Glob(filepath.Join(dir, "pwned-*"))
 				for _, p := range pwned {
 					t.Errorf("a program the repository named ran: %s", filepath.Base(p))
@@ -135,18 +160,67 @@ func TestRealCLIIgnoresShippedConfig(t *testing.T) {
 					if !strings.Contains(envDump, "PATH=") {
 						t.Errorf("the shell command did not run (err %v): %q", err, envDump)
 					}
+					checkDeniedWrite(t, name, filepath.Join(outside, "escaped.txt"), res, toolResult)
 					return
 				}
-				for _, turn := range r.srv.Turns() {
-					for _, tool := range []string{"Write", "Edit", "Bash", "write_file", "replace", "run_shell_command", "shell"} {
-						if turn.Offers(tool) {
-							t.Errorf("the read-only step offered %s: %v", tool, turn.Tools)
-						}
-					}
-				}
+				checkReadOnlyStep(t, r, dir, res, toolResult)
 			})
 		}
 	}
+}
+
+// escapingWrite is each CLI's edit tool writing path, outside the task's
+// worktree.
+func escapingWrite(name string, turn agenttest.Turn, path string) agenttest.Action {
+	act := clistest.Write(name, turn, "x", "x")
+	switch name {
+	case "claude", "gemini":
+		act.Input.(map[string]any)["file_path"] = path
+	case "codex":
+		act.Input = "*** Begin Patch\n*** Add File: " + path + "\n+x\n*** End Patch\n"
+	}
+	return act
+}
+
+// checkDeniedWrite: the write to path did not land, and the CLI's report
+// of the refusal is among the result's problems. Claude Code's rules
+// allow writes only in the worktree, Gemini CLI's only in its workspace;
+// Codex lets its patches write /tmp too, which inside planex's sandbox is
+// the step's own.
+func checkDeniedWrite(t *testing.T, name, path string, res agent.Result, toolResult string) {
+	t.Helper()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the write outside the worktree went through (%v)", err)
+	}
+	want := map[string]string{"claude": "permission denied: Write(" + filepath.Dir(path), "gemini": "write_file: 1 call(s) failed"}[name]
+	if want != "" && !strings.Contains(strings.Join(res.Problems, "\n"), want) {
+		t.Errorf("problems %q lack %q (tool result %.300q)", res.Problems, want, toolResult)
+	}
+}
+
+// checkReadOnlyStep: the read-only step's write of taken.txt was refused
+// with a tool result, no turn offered a shell or edit tool, and the step
+// reported its result.
+func checkReadOnlyStep(t *testing.T, r *realCLI, dir string, res agent.Result, toolResult string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "taken.txt")); !os.IsNotExist(err) {
+		t.Errorf("a read-only step wrote taken.txt (%v); tool result %q", err, toolResult)
+	}
+	if toolResult == "" {
+		t.Errorf("the refused write left no tool result")
+	}
+	for _, turn := range r.srv.Turns() {
+		for _, tool := range []string{"Write", "Edit", "Bash", "write_file", "replace", "run_shell_command", "shell"} {
+			if turn.Offers(tool) {
+				t.Errorf("the read-only step offered %s: %v", tool, turn.Tools)
+			}
+		}
+	}
+	var er agent.ExploreResult
+	if err := agent.Decode(agent.PhaseExplore, res.Raw, &er); err != nil || er.Findings != "looked around" {
+		t.Errorf("result %s: %v", res.Raw, err)
+	}
+	t.Logf("%s refused the write with: %.300s; problems: %v", r.name, toolResult, res.Problems)
 }
 
 // shippedShell is the call of each CLI's shell tool that runs command

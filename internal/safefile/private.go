@@ -1,0 +1,58 @@
+package safefile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+// ErrNotPrivate tells PrivateDir's refusal apart: the folder is there but
+// another user could change what is in it.
+var ErrNotPrivate = errors.New("not a private folder")
+
+// PrivateDir makes sure dir is a folder only this process's user can
+// change: it is created with mode 0700 when missing (its parent must
+// exist), and refused with ErrNotPrivate, naming dir and why, when it is
+// a link, not a folder, owned by another user or writable by group or
+// others. A shared temporary folder's names can be taken by anyone, so
+// what planex keeps under one goes in a folder that passes this check.
+func PrivateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("checking %s: %w", dir, err)
+	}
+	switch uid, known := Owner(fi); {
+	case fi.Mode()&os.ModeSymlink != 0:
+		return fmt.Errorf("%s is a symbolic link: %w", dir, ErrNotPrivate)
+	case !fi.IsDir():
+		return fmt.Errorf("%s is %s: %w", dir, modeName(fi.Mode()), ErrNotPrivate)
+	case known && uid != os.Getuid():
+		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d): %w", dir, uid, os.Getuid(), ErrNotPrivate)
+	case fi.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("%s is writable by group or others (mode %#o): %w", dir, fi.Mode().Perm(), ErrNotPrivate)
+	}
+	return nil
+}
+
+// OpenNoFollow opens path for reading, failing when its last part is a
+// symbolic link (where the system can tell) or when it is not a regular
+// file (a FIFO planted there opens without waiting and is refused).
+func OpenNoFollow(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is %s, %w", path, modeName(fi.Mode()), ErrNotRegular)
+	}
+	return f, nil
+}
