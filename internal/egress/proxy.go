@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -151,7 +152,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodConnect {
-		h.connect(w, r, addrs, port)
+		h.connect(w, r, addrs, host, port)
 		return
 	}
 	h.forward(w, r)
@@ -342,7 +343,7 @@ func (h *handler) forward(w http.ResponseWriter, r *http.Request) {
 
 // connect opens the tunnel: dials the checked addresses, answers 200 and
 // copies both ways until both sides end or the tunnel idles.
-func (h *handler) connect(w http.ResponseWriter, r *http.Request, addrs []netip.Addr, port int) {
+func (h *handler) connect(w http.ResponseWriter, r *http.Request, addrs []netip.Addr, host string, port int) {
 	up, err := h.dial(r.Context(), addrs, port)
 	if err != nil {
 		http.Error(w, "planex egress proxy: "+err.Error(), http.StatusBadGateway)
@@ -361,47 +362,58 @@ func (h *handler) connect(w http.ResponseWriter, r *http.Request, addrs []netip.
 	h.tunnels.Add(1)
 	go func() {
 		defer h.tunnels.Done()
-		first := func() (io.Reader, error) { return h.firstFlight(conn, rw.Reader, port) }
-		tunnel(h.ctx, conn, first, up, h.p.IdleTimeout)
+		h.tunnel(conn, rw.Reader, up, host, port)
 	}()
 }
 
-// tunnel copies client→up (reading what first returns: the client's
-// bytes, once checked) and up→client until both directions end, the
-// tunnel is idle both ways for idle, or ctx ends. The answer starts
-// flowing at once (a protocol where the server speaks first works); a
-// first that fails closes both sides before a byte of the client's is
-// sent.
-func tunnel(ctx context.Context, client net.Conn, first func() (io.Reader, error), up net.Conn, idle time.Duration) {
+// tunnel copies the client's bytes (br, once firstFlight checked them) to
+// up and up's to the client until both directions end, the tunnel is
+// idle both ways, or the proxy stops. The answer starts flowing at once
+// (a protocol where the server speaks first works); first bytes that
+// fail the check close both sides before a byte of the client's is
+// sent, and plain HTTP is relayed request by request (relayHTTP).
+func (h *handler) tunnel(client net.Conn, br *bufio.Reader, up net.Conn, host string, port int) {
+	idle := h.p.IdleTimeout
 	var last atomic.Int64
 	last.Store(time.Now().UnixNano())
-	stop := context.AfterFunc(ctx, func() { client.Close(); up.Close() })
+	stop := context.AfterFunc(h.ctx, func() { client.Close(); up.Close() })
 	defer stop()
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		src, err := first()
-		if err != nil {
-			client.Close()
-			up.Close()
-			return
-		}
-		pipe(up, src, client, idle, &last)
-	}()
-	go func() { defer wg.Done(); pipe(client, up, up, idle, &last) }()
-	wg.Wait()
+	var halt atomic.Bool
+	down := make(chan struct{})
+	go func() { defer close(down); pipe(client, up, up, idle, &last, &halt) }()
+	src, plain, err := h.firstFlight(client, br, port)
+	switch {
+	case err != nil:
+	case plain:
+		// The relay reads the answers itself: the raw copy stops first.
+		halt.Store(true)
+		_ = up.SetReadDeadline(time.Now())
+		<-down
+		h.relayHTTP(client, src, up, host, port)
+	default:
+		pipe(up, src, client, idle, &last, nil)
+	}
+	if err != nil || plain {
+		client.Close()
+		up.Close()
+	}
+	<-down
 	client.Close()
 	up.Close()
 }
 
 // pipe copies src (whose connection is srcConn) to dst through one
 // fixed buffer; a read that times out ends the copy only when neither
-// direction moved for idle.
-func pipe(dst net.Conn, src io.Reader, srcConn net.Conn, idle time.Duration, last *atomic.Int64) {
+// direction moved for idle. Once halt (if any) is set and srcConn's
+// read deadline passed, pipe returns leaving dst open.
+func pipe(dst net.Conn, src io.Reader, srcConn net.Conn, idle time.Duration, last *atomic.Int64, halt *atomic.Bool) {
+	halted := func() bool { return halt != nil && halt.Load() }
 	buf := make([]byte, 32<<10)
 	for {
 		_ = srcConn.SetReadDeadline(time.Now().Add(idle))
+		if halted() {
+			return
+		}
 		n, err := src.Read(buf)
 		if n > 0 {
 			last.Store(time.Now().UnixNano())
@@ -412,6 +424,9 @@ func pipe(dst net.Conn, src io.Reader, srcConn net.Conn, idle time.Duration, las
 		}
 		if err != nil {
 			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && halted() {
+				return
+			}
 			if errors.As(err, &ne) && ne.Timeout() && time.Since(time.Unix(0, last.Load())) < idle {
 				continue
 			}

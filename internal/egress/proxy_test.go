@@ -206,13 +206,19 @@ func TestProxyAttacks(t *testing.T) {
 	}
 }
 
-// TestProxyTunnelStreams: a CONNECT tunnel carries a long stream through
-// one fixed buffer (the heap does not grow with it) and the first bytes
-// arrive before the stream ends.
+// TestProxyTunnelStreams: a plain-HTTP CONNECT tunnel (and a forwarded
+// connection) carries several requests, one with a chunked body, then a
+// long stream through one fixed buffer (the heap does not grow with it)
+// whose first bytes arrive before the stream ends.
 func TestProxyTunnelStreams(t *testing.T) {
 	const total = 64 << 20
 	release := make(chan struct{})
 	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/echo" {
+			fmt.Fprintf(w, "te=%v ", r.TransferEncoding)
+			io.Copy(w, r.Body)
+			return
+		}
 		io.WriteString(w, "first\n")
 		http.NewResponseController(w).Flush()
 		<-release
@@ -240,6 +246,20 @@ func TestProxyTunnelStreams(t *testing.T) {
 			br.ReadString('\n')
 		} else {
 			target = "http://allowed.test/"
+		}
+		// Two requests before the stream on the same connection, one
+		// with a chunked body.
+		fmt.Fprintf(c, "POST %secho HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n", target)
+		fmt.Fprintf(c, "GET %secho HTTP/1.1\r\nHost: allowed.test\r\n\r\n", target)
+		for i, want := range []string{"te=[chunked] hello world", "te=[] "} {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			if string(b) != want {
+				t.Errorf("request %d through %q: answer %q, want %q", i, via, b, want)
+			}
 		}
 		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n", target)
 		resp, err := http.ReadResponse(br, nil)

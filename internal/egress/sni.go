@@ -23,7 +23,9 @@ import (
 // open a TLS handshake, its server name must itself be on the step's
 // allow-list for the tunnel's port, and a handshake the proxy cannot
 // read is not sent on. What the client sends after the handshake (an
-// HTTP Host header inside TLS) stays out of the proxy's sight.
+// HTTP Host header inside TLS) stays out of the proxy's sight. First
+// bytes that open no handshake are plain HTTP, whose Host is checked
+// request by request (httptunnel.go).
 
 // recordHandshake is the first byte of a TLS handshake record.
 const recordHandshake = 0x16
@@ -45,8 +47,9 @@ const (
 )
 
 // firstFlight returns the reader the tunnel sends on: the client's first
-// bytes checked, then the rest. A refusal is recorded.
-func (h *handler) firstFlight(client net.Conn, br *bufio.Reader, port int) (io.Reader, error) {
+// bytes checked, then the rest, and whether they are no TLS handshake
+// (plain HTTP, relayed request by request). A refusal is recorded.
+func (h *handler) firstFlight(client net.Conn, br *bufio.Reader, port int) (io.Reader, bool, error) {
 	// However late the first byte comes (the server may speak first), it
 	// is checked: a client that waits out a deadline sends nothing
 	// unchecked.
@@ -55,11 +58,11 @@ func (h *handler) firstFlight(client net.Conn, br *bufio.Reader, port int) (io.R
 	b, err := br.Peek(1)
 	switch {
 	case errors.Is(err, io.EOF):
-		return br, nil // the client is done sending; the answer may still flow
+		return br, false, nil // the client is done sending; the answer may still flow
 	case err != nil:
-		return nil, err // silent until the tunnel idled, or gone
+		return nil, false, err // silent until the tunnel idled, or gone
 	case b[0] != recordHandshake:
-		return br, nil
+		return br, true, nil
 	}
 	_ = client.SetReadDeadline(time.Now().Add(h.p.HeaderTimeout))
 	var seen bytes.Buffer
@@ -67,18 +70,18 @@ func (h *handler) firstFlight(client net.Conn, br *bufio.Reader, port int) (io.R
 	if errors.Is(err, errEncryptedHello) {
 		ref := &refusal{host: "(encrypted client hello)", port: port, why: err.Error()}
 		h.record(ref)
-		return nil, ref
+		return nil, false, ref
 	}
 	if err != nil {
 		h.record(&refusal{host: "(unreadable TLS handshake)", port: port, why: err.Error()})
-		return nil, err
+		return nil, false, err
 	}
 	if name != "" {
 		d, err := ParseDest(name)
 		if err != nil {
 			ref := &refusal{host: name, port: port, why: "its TLS server name is " + err.Error()}
 			h.record(ref)
-			return nil, ref
+			return nil, false, ref
 		}
 		if !Allowed(h.p.Rules, d, port).OK {
 			shown := d.Name
@@ -87,10 +90,10 @@ func (h *handler) firstFlight(client net.Conn, br *bufio.Reader, port int) (io.R
 			}
 			ref := &refusal{host: shown, port: port, why: "a TLS handshake in a tunnel named it, and it is not on this step's allow-list"}
 			h.record(ref)
-			return nil, ref
+			return nil, false, ref
 		}
 	}
-	return io.MultiReader(&seen, br), nil
+	return io.MultiReader(&seen, br), false, nil
 }
 
 // serverName reads a ClientHello from r and returns the server name it

@@ -73,8 +73,9 @@ func (r *byteRecorder) received(t *testing.T, n int) []string {
 // and names another site in its TLS handshake (domain fronting by SNI,
 // which a CDN routes by). Nothing of that handshake reaches the
 // upstream, and the name is recorded as refused; a handshake naming the
-// allowed host, one naming none, and a protocol whose server speaks
-// first pass.
+// allowed host, one naming none, plain HTTP naming the tunnel's host, and
+// a protocol whose server speaks first pass; bytes neither TLS nor HTTP
+// are not sent on.
 func TestProxyTunnelServerName(t *testing.T) {
 	t.Parallel()
 	up := newByteRecorder(t)
@@ -139,7 +140,11 @@ func TestProxyTunnelServerName(t *testing.T) {
 		{"the tunnel's own host", "front.test:443", func(c net.Conn) { hello(c, "front.test") }, "front.test", ""},
 		{"another allowed host", "front.test:443", func(c net.Conn) { hello(c, "other.test") }, "other.test", ""},
 		{"no server name", "front.test:443", func(c net.Conn) { hello(c, "") }, "\x16\x03", ""},
-		{"not TLS", "front.test:443", func(c net.Conn) { io.WriteString(c, "EHLO planex\n") }, "EHLO planex\n", ""},
+		{"neither TLS nor HTTP", "front.test:443", func(c net.Conn) { io.WriteString(c, "EHLO planex\n") }, "", `"(unreadable HTTP request)":443`},
+		{"plain HTTP naming the tunnel's host", "front.test:443", func(c net.Conn) {
+			io.WriteString(c, "GET / HTTP/1.1\r\nHost: front.test:443\r\n\r\n")
+			time.Sleep(100 * time.Millisecond) // sent on before the close ends the relay
+		}, "Host: front.test:443\r\n", ""},
 		{"fronting by Encrypted Client Hello: the allowed host outside, another site inside", "front.test:443", func(c net.Conn) { echHello(t, c, "front.test", "exfil.test") }, "", `"(encrypted client hello)":443`},
 		{"fronting in a ClientHello split over three TLS records", "front.test:443", func(c net.Conn) { c.Write(splitRecords(t, clientHello(t, "exfil.test"), 3)) }, "", "exfil.test:443"},
 		{"fronting in a ClientHello sent a byte at a time", "front.test:443", func(c net.Conn) {
@@ -174,8 +179,8 @@ func TestProxyTunnelServerName(t *testing.T) {
 			t.Errorf("%s: refusal of %s not recorded: %v", r.name, r.refused, log.Refusals())
 		}
 	}
-	if n := len(log.Refusals()); n != 3 {
-		t.Errorf("want the fronted name, the unreadable handshake and the encrypted hello recorded, got %v", log.Refusals())
+	if n := len(log.Refusals()); n != 4 {
+		t.Errorf("want the fronted name, the unreadable handshake, the encrypted hello and the unreadable HTTP request recorded, got %v", log.Refusals())
 	}
 }
 
