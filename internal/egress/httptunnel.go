@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,7 +104,11 @@ func (h *handler) relayHTTP(client net.Conn, src io.Reader, up net.Conn, host st
 			return
 		}
 		if resp.StatusCode == http.StatusSwitchingProtocols {
-			passThrough(client, cr, up, ur, idle)
+			// Only to a WebSocket the request asked for (sameHost let no
+			// other upgrade through); anything else ends the tunnel.
+			if req.Header.Get("Upgrade") != "" && strings.EqualFold(resp.Header.Get("Upgrade"), "websocket") {
+				passThrough(client, cr, up, ur, idle)
+			}
 			return
 		}
 		err = resp.Write(toClient)
@@ -160,11 +165,20 @@ func writeHead(w io.Writer, resp *http.Response) error {
 // sameHost refuses a tunnelled request whose Host, or absolute URL's
 // host, is not the tunnel's (compared as the allow-list compares names:
 // case, a trailing dot; a port, when given, must be the tunnel's), one
-// naming no host, and a CONNECT inside a tunnel.
+// naming no host, a CONNECT inside a tunnel, and an upgrade to anything
+// but a WebSocket.
 func sameHost(req *http.Request, host string, port int) error {
 	want, err := ParseDest(host)
 	if err != nil {
 		return &refusal{host: host, port: port, why: err.Error()}
+	}
+	if req.ProtoMajor != 1 {
+		return &refusal{host: "(unreadable HTTP request)", port: port, why: "a request in a tunnel is not HTTP/1.x (" + req.Proto + ")"}
+	}
+	if u := req.Header.Values("Upgrade"); len(u) > 0 && (len(u) > 1 || !strings.EqualFold(strings.TrimSpace(u[0]), "websocket")) {
+		// After a switch to another protocol (h2c's HTTP/2) its requests
+		// would name their own hosts unread.
+		return &refusal{host: shownDest(want), port: port, why: fmt.Sprintf("a request in a tunnel asks to switch to %q; only a WebSocket is passed on", strings.Join(u, ", "))}
 	}
 	if req.Host == "" {
 		return &refusal{host: "(no Host header)", port: port, why: "a request in a tunnel names no host"}

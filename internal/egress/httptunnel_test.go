@@ -67,6 +67,8 @@ func TestProxyTunnelHostFronting(t *testing.T) {
 		{"user information naming another host", []exchange{{"GET http://evil.test@allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", 403, "user information"}}, "allowed.test:80"},
 		{"two Host headers", []exchange{{"GET / HTTP/1.1\r\nHost: allowed.test\r\nHost: evil.test\r\n\r\n", 403, "could not be read"}}, `"(unreadable HTTP request)":80`},
 		{"a blank line before the request", []exchange{{"\r\n" + get("evil.test"), 403, "could not be read"}}, `"(unreadable HTTP request)":80`},
+		{"an upgrade to HTTP/2, whose streams name their own hosts", []exchange{{"GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n", 403, "only a WebSocket"}}, "allowed.test:80"},
+		{"HTTP/2 with prior knowledge", []exchange{{"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 403, "not HTTP/1.x"}}, `"(unreadable HTTP request)":80`},
 		{"upper case", []exchange{{get("ALLOWED.Test"), 200, "host=ALLOWED.Test"}}, ""},
 		{"a trailing dot", []exchange{{get("allowed.test."), 200, "host=allowed.test."}}, ""},
 		{"the default port", []exchange{{get("allowed.test:80"), 200, "host=allowed.test:80"}}, ""},
