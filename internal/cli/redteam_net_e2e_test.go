@@ -135,12 +135,15 @@ func TestRedTeamNetwork(t *testing.T) {
 		if !strings.HasPrefix(got["other-port"], "ok: 403") || notAllowed.got() != "" {
 			t.Errorf("another port of the allowed host: %q (it received %q), want a 403", got["other-port"], notAllowed.got())
 		}
-		if got["allowed"] != "ok: 200 welcome" || allowed.got() != "/loot-allowed" {
-			t.Errorf("the allowed host: %q (it received %q), want it reached once", got["allowed"], allowed.got())
+		if got["allowed"] != "ok: 200 welcome" || got["tunnelled"] != "ok: 200 welcome" || allowed.got() != "/loot-allowed /loot-tunnelled" {
+			t.Errorf("the allowed host: %q, in a tunnel %q (it received %q), want it reached once each way", got["allowed"], got["tunnelled"], allowed.got())
+		}
+		if !strings.HasPrefix(got["fronted"], "ok: 403") || !strings.Contains(got["fronted"], "exfil.example.net") {
+			t.Errorf("another site named in the Host of a tunnelled request: %q, want a 403 naming it", got["fronted"])
 		}
 		report, _ := os.ReadFile(filepath.Join(r.f.sessionDir(), "context.md"))
 		report = []byte(strings.ReplaceAll(string(report), `\`, "")) // Markdown escapes
-		for _, refused := range []string{"exfil.example.net:80", other + ":" + strconv.Itoa(notAllowed.port)} {
+		for _, refused := range []string{"exfil.example.net:80", other + ":" + strconv.Itoa(notAllowed.port), "exfil.example.net:" + strconv.Itoa(allowed.port)} {
 			if !strings.Contains(r.out, refused) || !strings.Contains(string(report), refused) {
 				t.Errorf("the refusal of %s is not in planex's output and context.md:\n%s\n---\n%s", refused, r.out, report)
 			}

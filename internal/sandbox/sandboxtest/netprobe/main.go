@@ -2,15 +2,19 @@
 // reach out: it dials a TCP address, a Unix socket (an abstract one when
 // the name starts with @) or fetches a URL through the proxy the
 // environment names, sends a UDP datagram (udp ADDR MSG), opens a vsock connection (vsock CID:PORT MSG) or an
-// io_uring (uring), or requests a dns_resolver key (requestkey NAME), and prints "ok: <reply>" or "fail: <error>", one
+// io_uring (uring), requests a dns_resolver key (requestkey NAME), or
+// opens a CONNECT tunnel through the proxy and sends a plain-HTTP request
+// in it with a Host header of its choosing (front ADDR HOST PATH), and prints "ok: <reply>" or "fail: <error>", one
 // line, always exiting 0 so a script goes on to its next attempt.
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -18,7 +22,7 @@ import (
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: netprobe tcp ADDR MSG | unix PATH|@NAME MSG | get URL | udp ADDR MSG | vsock CID:PORT MSG | uring x | compat x | requestkey NAME")
+		fmt.Fprintln(os.Stderr, "usage: netprobe tcp ADDR MSG | unix PATH|@NAME MSG | get URL | udp ADDR MSG | vsock CID:PORT MSG | uring x | compat x | requestkey NAME | front ADDR HOST PATH")
 		os.Exit(2)
 	}
 	reply, err := probe(os.Args[1], os.Args[2], strings.Join(os.Args[3:], " "))
@@ -59,6 +63,9 @@ func probe(kind, target, msg string) (string, error) {
 		return compat()
 	case "requestkey":
 		return requestKey(target)
+	case "front":
+		host, path, _ := strings.Cut(msg, " ")
+		return front(target, host, path)
 	case "get":
 		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
 		resp, err := client.Get(target)
@@ -90,4 +97,37 @@ func udp(addr, msg string) (string, error) {
 		return "", err
 	}
 	return string(buf[:n]), nil
+}
+
+// front opens a CONNECT tunnel to addr through the proxy the environment
+// names and sends a GET of path in it whose Host header names host: how
+// a client reaches another site of a shared front (domain fronting).
+func front(addr, host, path string) (string, error) {
+	proxy, err := http.ProxyFromEnvironment(&http.Request{URL: &url.URL{Scheme: "http", Host: addr}})
+	if err != nil || proxy == nil {
+		return "", fmt.Errorf("no proxy for %s (%v)", addr, err)
+	}
+	c, err := net.DialTimeout("tcp", proxy.Host, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Sprintf("CONNECT %d", resp.StatusCode), nil
+	}
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, host)
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return fmt.Sprintf("%d %s", resp.StatusCode, b), nil
 }
