@@ -18,8 +18,9 @@ import (
 // Host (domain fronting by Host), first or after an allowed request, in
 // an absolute URL, or behind an upgrade the server declined. Each is
 // answered 403, recorded, and never reaches the upstream; the tunnel's
-// own host however spelled passes, and a WebSocket the server accepts
-// flows unread both ways.
+// own host however spelled passes, a body sent after the server's 100
+// Continue arrives, and a WebSocket the server accepts flows unread both
+// ways.
 func TestProxyTunnelHostFronting(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string // every Host the upstream served
@@ -37,7 +38,8 @@ func TestProxyTunnelHostFronting(t *testing.T) {
 			io.Copy(c, brw.Reader)
 			return
 		}
-		fmt.Fprintf(w, "host=%s", r.Host)
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "host=%s body=%s", r.Host, b)
 	})
 	rules, err := ParseRules("allowed.test")
 	if err != nil {
@@ -125,6 +127,24 @@ func TestProxyTunnelHostFronting(t *testing.T) {
 		io.WriteString(c, "\x81\x05frame, not HTTP\n")
 		if line, err := br.ReadString('\n'); line != "\x81\x05frame, not HTTP\n" {
 			t.Errorf("after 101 the echo was %q, %v", line, err)
+		}
+	})
+
+	t.Run("expect continue", func(t *testing.T) {
+		c, br := openTunnel(t, w.sock)
+		defer c.Close()
+		io.WriteString(c, "POST /x HTTP/1.1\r\nHost: allowed.test\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || resp.StatusCode != http.StatusContinue {
+			t.Fatalf("want the server's 100 Continue before the body is sent: %v %v", resp, err)
+		}
+		io.WriteString(c, "hello")
+		resp, err = http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := io.ReadAll(resp.Body); string(b) != "host=allowed.test body=hello" {
+			t.Errorf("after 100 Continue: %d %q", resp.StatusCode, b)
 		}
 	})
 
