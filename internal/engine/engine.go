@@ -288,7 +288,7 @@ func (e *Engine) lock(s *session.Session) (release func(), err error) {
 // so a session whose base is given still starts and a missing HEAD is
 // reported as Head reports it.
 func (e *Engine) startState(ctx context.Context, base string) (gitrepo.WorkTreeState, error) {
-	if st, err := e.repo.State(ctx); err == nil {
+	if st, err := gitrepo.State(ctx, e.repo); err == nil {
 		return st, nil
 	}
 	st := gitrepo.WorkTreeState{Head: base, Branch: e.repo.CurrentBranch(ctx)}

@@ -217,10 +217,10 @@ type WorkTreeState struct {
 	Changes int
 }
 
-// State reads HEAD, the checked-out branch and the uncommitted changes
+// State reads r's HEAD, the checked-out branch and the uncommitted changes
 // with one git status, where Head, CurrentBranch and Dirty take three
 // processes. It fails, as Head does, when HEAD names no commit.
-func (r *Repo) State(ctx context.Context) (WorkTreeState, error) {
+func State(ctx context.Context, r *Repo) (WorkTreeState, error) {
 	out, err := r.Git(ctx, "", "status", "--porcelain=v2", "--branch", "--untracked-files=normal")
 	if err != nil {
 		return WorkTreeState{}, fmt.Errorf("reading the state of %s: %w", r.Root, err)

@@ -44,7 +44,7 @@ func TestStateMatchesSeparateReads(t *testing.T) {
 			ctx := context.Background()
 			r := newRepo(t)
 			c.setup(r)
-			st, err := r.State(ctx)
+			st, err := State(ctx, r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func TestStateNoCommit(t *testing.T) {
 	if _, err := r.Head(ctx); err == nil {
 		t.Fatal("Head succeeded with no commit")
 	}
-	if st, err := r.State(ctx); err == nil {
+	if st, err := State(ctx, r); err == nil {
 		t.Errorf("State = %+v with no commit; want an error", st)
 	}
 }
@@ -94,7 +94,7 @@ func TestStateIsOneGitProcess(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t)
 	calls := countGit(t)
-	if _, err := r.State(ctx); err != nil {
+	if _, err := State(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	if got := calls(); len(got) != 2 {
