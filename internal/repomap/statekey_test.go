@@ -220,7 +220,7 @@ func TestStateKeyChanges(t *testing.T) {
 // frozenStat stamps from the file system, except that path (relative to
 // the root) keeps the stamp held whatever happens to it.
 type frozenStat struct {
-	path  string
+	path string
 	held stamp
 }
 
