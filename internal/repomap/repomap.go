@@ -360,6 +360,7 @@ type termCounter struct {
 	vocab                *vocabulary
 	content, path, names termBag
 	scratch              []byte
+	parser               fileParser
 }
 
 func newTermCounter() *termCounter { return &termCounter{vocab: newVocabulary()} }
@@ -491,7 +492,7 @@ func mergeVocabularies(entries []File, owners []int32, counters []*termCounter) 
 	remap := make([][]uint32, len(counters))
 	for _, tc := range counters {
 		tc.vocab.forgetWords()
-		tc.buf = nil
+		tc.buf, tc.parser = nil, fileParser{} // the token buffer refers to buf
 	}
 	for w, tc := range counters[1:] {
 		remap[w+1] = vocab.Merge(tc.vocab)
@@ -539,7 +540,7 @@ func processFile(f *File, root, rel string, maxBytes int64, log *slog.Logger, tc
 	}
 	lang := DetectLanguage(rel)
 	*f = File{Path: rel, Lang: lang, Size: size, Test: IsTestPath(rel)}
-	p := parseFile(lang, rel, data)
+	p := tc.parser.parse(lang, rel, data)
 	f.Symbols = p.symbols
 	for _, imp := range p.imports {
 		f.Imports = append(f.Imports, validUTF8(imp))
