@@ -103,8 +103,10 @@ type File struct {
 	Symbols []Symbol
 	// Imports are the import specifiers as written.
 	Imports []string
-	// Deps are repository files this file imports, when resolvable.
-	Deps []string
+	// Deps are the repository files this file imports, when resolvable,
+	// as indexes into Map.Entries in ascending (path) order: 4 bytes each
+	// where a path took a 16-byte string header. Map.DepPath names one.
+	Deps []int32
 	// Content, PathTerms and SymbolTerms are the terms of the file's
 	// contents, of its path without the extension, and of its symbols'
 	// names: what a lexical ranker indexes.
