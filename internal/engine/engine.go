@@ -282,18 +282,42 @@ func (e *Engine) lock(s *session.Session) (release func(), err error) {
 	return release, nil
 }
 
+// startState reads the main worktree's HEAD, branch and uncommitted
+// changes with one git status. When that fails (HEAD names no commit, or
+// status cannot read the worktree) it falls back to the separate reads,
+// so a session whose base is given still starts and a missing HEAD is
+// reported as Head reports it.
+func (e *Engine) startState(ctx context.Context, base string) (gitrepo.WorkTreeState, error) {
+	if st, err := gitrepo.State(ctx, e.repo); err == nil {
+		return st, nil
+	}
+	st := gitrepo.WorkTreeState{Head: base, Branch: e.repo.CurrentBranch(ctx)}
+	if base == "" {
+		head, err := e.repo.Head(ctx)
+		if err != nil {
+			return st, err
+		}
+		st.Head = head
+	}
+	if dirty, err := e.repo.Dirty(ctx); err == nil {
+		st.Changes = len(dirty)
+	}
+	return st, nil
+}
+
 // newSession creates the session folder for a request.
 func (e *Engine) newSession(ctx context.Context, req Request) (*session.Session, error) {
+	st, err := e.startState(ctx, req.Base)
+	if err != nil {
+		return nil, err
+	}
 	head := req.Base
 	if head == "" {
-		var err error
-		if head, err = e.repo.Head(ctx); err != nil {
-			return nil, err
-		}
+		head = st.Head
 	}
-	if dirty, err := e.repo.Dirty(ctx); err == nil && len(dirty) > 0 {
+	if st.Changes > 0 {
 		fmt.Fprintf(e.o.Out, "note: %s in your working tree %s left alone and not part of the run (it starts from %s)\n",
-			plural.Count(len(dirty), "uncommitted change", "uncommitted changes"), plural.Word(len(dirty), "is", "are"), abbrev.SHA(head))
+			plural.Count(st.Changes, "uncommitted change", "uncommitted changes"), plural.Word(st.Changes, "is", "are"), abbrev.SHA(head))
 	}
 	now := e.o.Now().UTC()
 	idSource := req.Requirement
@@ -306,7 +330,7 @@ func (e *Engine) newSession(ctx context.Context, req Request) (*session.Session,
 	}
 	s, err := session.Create(e.sessions(), session.Meta{
 		ID: id, Branch: req.Branch, Requirement: req.Requirement, Source: req.Source,
-		Created: now, Base: head, BaseBranch: e.repo.CurrentBranch(ctx),
+		Created: now, Base: head, BaseBranch: st.Branch,
 		Summary: req.Summary, Approach: req.Approach, Imported: len(req.Imported) > 0,
 		AutoApprove: e.o.Yes, CommitSigning: e.o.CommitSigning,
 	})

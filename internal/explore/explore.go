@@ -180,7 +180,7 @@ func testFindings(m *repomap.Map, top []string) (string, []string) {
 		}
 		related := dirs[path.Dir(f.Path)]
 		for _, d := range f.Deps {
-			if want[d] {
+			if want[m.DepPath(d)] {
 				related = true
 			}
 		}
@@ -220,9 +220,9 @@ func depFindings(m *repomap.Map, top []string) (string, []string) {
 		if !ok || len(f.Deps) == 0 {
 			continue
 		}
-		deps := f.Deps
-		if len(deps) > 4 {
-			deps = deps[:4]
+		var deps []string
+		for _, d := range f.Deps[:min(len(f.Deps), 4)] {
+			deps = append(deps, m.DepPath(d))
 		}
 		parts = append(parts, fmt.Sprintf("%s imports %s", p, strings.Join(deps, ", ")))
 		keys = append(keys, p)
@@ -249,8 +249,8 @@ func callerFindings(m *repomap.Map, top []string) (string, []string) {
 		want[p] = true
 	}
 	for _, f := range m.Files() {
-		for _, d := range f.Deps {
-			if want[d] && f.Path != d {
+		for _, n := range f.Deps {
+			if d := m.DepPath(n); want[d] && f.Path != d {
 				callers[d] = append(callers[d], f.Path)
 			}
 		}

@@ -207,6 +207,51 @@ func (r *Repo) Dirty(ctx context.Context) ([]string, error) {
 	return lines, nil
 }
 
+// WorkTreeState is what planex reads of the main worktree when a session
+// starts: the commit checked out, the branch ("" when detached) and how
+// many paths have uncommitted changes (untracked files included, ignored
+// ones not), as Head, CurrentBranch and Dirty report them.
+type WorkTreeState struct {
+	Head    string
+	Branch  string
+	Changes int
+}
+
+// State reads r's HEAD, the checked-out branch and the uncommitted changes
+// with one git status, where Head, CurrentBranch and Dirty take three
+// processes. It fails, as Head does, when HEAD names no commit.
+func State(ctx context.Context, r *Repo) (WorkTreeState, error) {
+	out, err := r.Git(ctx, "", "status", "--porcelain=v2", "--branch", "--untracked-files=normal")
+	if err != nil {
+		return WorkTreeState{}, fmt.Errorf("reading the state of %s: %w", r.Root, err)
+	}
+	return parseState(out)
+}
+
+// parseState reads `git status --porcelain=v2 --branch` output: header
+// lines start with "# ", every other line is one changed path.
+func parseState(out string) (WorkTreeState, error) {
+	var st WorkTreeState
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "# branch.oid "):
+			st.Head = strings.TrimPrefix(l, "# branch.oid ")
+		case strings.HasPrefix(l, "# branch.head "):
+			st.Branch = strings.TrimPrefix(l, "# branch.head ")
+		case strings.HasPrefix(l, "#"), strings.TrimSpace(l) == "":
+		default:
+			st.Changes++
+		}
+	}
+	if st.Branch == "(detached)" {
+		st.Branch = ""
+	}
+	if st.Head == "" || st.Head == "(initial)" {
+		return WorkTreeState{}, errors.New("reading HEAD: the repository has no commit checked out")
+	}
+	return st, nil
+}
+
 // ResolveBranch returns the commit a branch points at, or "" when the
 // branch does not exist.
 func (r *Repo) ResolveBranch(ctx context.Context, branch string) (string, error) {

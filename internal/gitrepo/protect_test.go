@@ -229,6 +229,9 @@ func TestRedTeamGitRepoAPIRunsNoPlantedProgram(t *testing.T) {
 	if d, err := r.Dirty(ctx); err != nil || len(d) != 1 {
 		t.Errorf("Dirty = %v, %v", d, err)
 	}
+	if st, err := State(ctx, r); err != nil || st.Head != head || st.Changes != 1 {
+		t.Errorf("State = %+v, %v", st, err)
+	}
 	wt := r.WorktreeDir("s1", "T1")
 	if err := r.AddWorktree(ctx, wt, head); err != nil {
 		t.Fatal(err)

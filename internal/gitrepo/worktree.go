@@ -50,21 +50,16 @@ func (r *Repo) worktreeBase() string {
 }
 
 // privateDir creates dir with mode 0700, or makes sure an existing one is
-// a real directory of this user's, not something planted in a shared
-// temp dir.
+// a real directory of this user's that nobody else can write, not
+// something planted in a shared temp dir (safefile.PrivateDir); one that
+// others may only read is restricted to 0700.
 func privateDir(dir string) error {
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("creating %s: %w", dir, err)
+	if err := safefile.PrivateDir(dir); err != nil {
+		return fmt.Errorf("refusing to use %s for worktrees: %w", dir, err)
 	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("checking %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("refusing to use %s for worktrees: not a directory", dir)
-	}
-	if uid, other := ownedByOther(fi); other {
-		return fmt.Errorf("refusing to use %s for worktrees: owned by uid %d, not by this user", dir, uid)
 	}
 	if fi.Mode().Perm() != 0o700 {
 		if err := os.Chmod(dir, 0o700); err != nil {
@@ -77,17 +72,22 @@ func privateDir(dir string) error {
 // AddWorktree creates a detached linked worktree at dir checked out at
 // commit, replacing a stale one left by an interrupted run.
 func (r *Repo) AddWorktree(ctx context.Context, dir, commit string) error {
-	if err := r.RemoveWorktree(ctx, dir); err != nil {
-		return err
-	}
+	// The shared temp dir's folder is checked before anything in it is
+	// removed: a link planted in its place would lead the removal of a
+	// stale worktree into another folder.
 	base := r.worktreeBase()
-	private := within(base, dir)
-	if private {
+	if within(base, dir) {
 		if err := privateDir(base); err != nil {
 			return err
 		}
-	} else if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return fmt.Errorf("creating worktree parent: %w", err)
+	}
+	if err := r.RemoveWorktree(ctx, dir); err != nil {
+		return err
+	}
+	if !within(base, dir) {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+			return fmt.Errorf("creating worktree parent: %w", err)
+		}
 	}
 	unlock, err := r.lockWorktrees(ctx)
 	if err != nil {
@@ -293,6 +293,13 @@ func statEnv() []string {
 // the worktree's .git file (the agent could have rewritten it), and runs
 // no git at all.
 func (r *Repo) RemoveWorktree(ctx context.Context, dir string) error {
+	if base := r.worktreeBase(); within(base, dir) {
+		if _, err := os.Lstat(base); err == nil {
+			if err := privateDir(base); err != nil {
+				return err
+			}
+		}
+	}
 	admins, err := r.adminDirsFor(dir)
 	if err != nil {
 		return err

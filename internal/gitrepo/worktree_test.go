@@ -2,12 +2,15 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 func TestWorktreeLivesOutsideTheRepository(t *testing.T) {
@@ -71,16 +74,26 @@ func TestWorktreeFolderIsPrivate(t *testing.T) {
 		plant   func(t *testing.T, base string)
 		wantErr string
 	}{
-		{"loose mode is tightened", func(t *testing.T, base string) { os.Mkdir(base, 0o777); os.Chmod(base, 0o777) }, ""},
-		{"a planted symlink is refused", func(t *testing.T, base string) { os.Symlink(t.TempDir(), base) }, "not a directory"},
-		{"a planted file is refused", func(t *testing.T, base string) { os.WriteFile(base, nil, 0o644) }, "not a directory"},
+		{"a readable mode is tightened", func(t *testing.T, base string) { os.Mkdir(base, 0o755); os.Chmod(base, 0o755) }, ""},
+		// Others could have put entries into it already.
+		{"a folder others may write is refused", func(t *testing.T, base string) { os.Mkdir(base, 0o777); os.Chmod(base, 0o777) }, "writable by group or others"},
+		{"a planted symlink is refused", func(t *testing.T, base string) { os.Symlink(t.TempDir(), base) }, "symbolic link"},
+		// A link to a folder holding a worktree's name: the stale-worktree
+		// removal must not follow it there (checked below).
+		{"a planted symlink leads no removal", func(t *testing.T, base string) {
+			victim := t.TempDir()
+			os.MkdirAll(filepath.Join(victim, "s1.T1"), 0o755)
+			os.WriteFile(filepath.Join(victim, "s1.T1", "keep"), []byte("mine"), 0o644)
+			os.Symlink(victim, base)
+		}, "symbolic link"},
+		{"a planted file is refused", func(t *testing.T, base string) { os.WriteFile(base, nil, 0o644) }, "is a regular file"},
 	}
 	if os.Getuid() == 0 {
 		cases = append(cases, struct {
 			name    string
 			plant   func(t *testing.T, base string)
 			wantErr string
-		}{"another user's folder is refused", func(t *testing.T, base string) { os.Mkdir(base, 0o700); os.Chown(base, 4242, 4242) }, "owned by uid 4242"})
+		}{"another user's folder is refused", func(t *testing.T, base string) { os.Mkdir(base, 0o700); os.Chown(base, 4242, 4242) }, "belongs to uid 4242"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,8 +110,16 @@ func TestWorktreeFolderIsPrivate(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Fatalf("AddWorktree = %v, want an error containing %q", err, c.wantErr)
+			if !errors.Is(err, safefile.ErrNotPrivate) || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("AddWorktree = %v, want ErrNotPrivate saying %q", err, c.wantErr)
+			}
+			if err := r.RemoveWorktree(ctx, wt); !errors.Is(err, safefile.ErrNotPrivate) {
+				t.Errorf("RemoveWorktree = %v, want ErrNotPrivate", err)
+			}
+			if target, err := os.Readlink(base); err == nil && strings.Contains(c.name, "removal") {
+				if _, err := os.Stat(filepath.Join(target, "s1.T1", "keep")); err != nil {
+					t.Errorf("a file below the planted link's target was removed: %v", err)
+				}
 			}
 		})
 	}

@@ -489,12 +489,7 @@ func sortedTerms(vocab []string) []uint32 {
 // by counting each file's importers first: no list per file.
 func (ix *Index) importGraph(m *repomap.Map) {
 	n := len(m.Entries)
-	// One map lookup per edge: a binary search over the paths costs
-	// several string comparisons for each of a large tree's many edges.
-	byPath := make(map[string]uint32, n)
-	for i := range ix.files {
-		byPath[ix.files[i].path] = uint32(i)
-	}
+	// A file's Deps are numbers of m.Entries, which are ix.files's.
 	edges := 0
 	for i := range m.Entries {
 		edges += len(m.Entries[i].Deps)
@@ -503,8 +498,8 @@ func (ix *Index) importGraph(m *repomap.Map) {
 	// rdepOff[j+1] counts j's importers, then becomes their offsets.
 	rdepOff := make([]uint32, n+1)
 	for i := range m.Entries {
-		for _, p := range m.Entries[i].Deps {
-			if j, ok := byPath[p]; ok && int(j) != i {
+		for _, d := range m.Entries[i].Deps {
+			if j := uint32(d); int(j) != i {
 				depTo = append(depTo, j)
 				rdepOff[j+1]++
 			}

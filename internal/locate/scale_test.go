@@ -272,14 +272,16 @@ func BenchmarkLocateScale(b *testing.B) {
 // what reading the tree takes (the floor's peak, which is mostly the
 // runtime and test binary), per byte of source. File contents are
 // streamed through each worker's one buffer, so what stays is the map and
-// index: 1.98-2.50 bytes per source byte on the 2,000-file tree, single
-// runs, since the map's files are written in place, the index's name
-// tables and import graph are built without a list per key or file and a
-// collection runs between map, index and ranking (main before that:
-// 4.4-4.6; the round before 3.4-4.9, when the collector's timing moved a
-// peak by a few megabytes). The bound leaves room for that on a loaded
-// machine and fails a map or index grown by about half, or main's figures.
-const coldRSSPerSourceByte = 3.5
+// index: 1.57-1.97 bytes per source byte on the 2,000-file tree in six
+// single runs once term counts and symbols were packed (before: 1.98-2.50,
+// and 4.4-4.6 before the map's files were written in place and a
+// collection ran between map, index and ranking). When the collector runs
+// moves a peak by a megabyte or so at this size (about 0.4 per source
+// byte), so the bound leaves that much over the highest run and fails a
+// map or index grown by about a third: a temporary patch keeping a copy of
+// every file's contents in the map measured 3.21 and failed (the bound of
+// 3.5 before let it pass).
+const coldRSSPerSourceByte = 2.6
 
 // secondRSSPerSourceByte bounds a query on the saved index the same way:
 // it reads the file table and the postings of its terms, so it measured

@@ -18,7 +18,7 @@ import (
 
 // cacheVersion changes whenever Map's encoding or the extraction rules
 // change, so stale caches are never read as current.
-const cacheVersion = "repomap-v5"
+const cacheVersion = "repomap-v6"
 
 // keepCaches bounds how many maps stay on disk per cache directory.
 const keepCaches = 8
@@ -93,6 +93,15 @@ func loadCache(dir, key string) (*Map, error) {
 	}
 	if c.Version != cacheVersion || c.Map == nil {
 		return nil, fmt.Errorf("cache %s: version %q, want %q", f.Name(), c.Version, cacheVersion)
+	}
+	// Deps index Entries: a file that names one out of range is not a
+	// map this package wrote.
+	for i := range c.Map.Entries {
+		for _, d := range c.Map.Entries[i].Deps {
+			if d < 0 || int(d) >= len(c.Map.Entries) {
+				return nil, fmt.Errorf("cache %s: %s depends on file %d of %d", f.Name(), c.Map.Entries[i].Path, d, len(c.Map.Entries))
+			}
+		}
 	}
 	if c.Map.Languages == nil {
 		c.Map.Languages = map[string]int{}

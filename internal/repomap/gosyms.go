@@ -242,9 +242,17 @@ func (l *goLexer) spec(t goTok, buf []goTok, group bool) (toks []goTok, closed b
 }
 
 func parseGo(data []byte) parsed {
+	out, _ := parseGoBuf(data, nil)
+	return out
+}
+
+// parseGoBuf is parseGo collecting each spec's tokens into buf, which it
+// returns (grown) for the next file: a worker reuses one buffer instead of
+// growing a new one per file. The tokens left in it refer to data, which
+// the caller drops with the buffer (see mergeVocabularies).
+func parseGoBuf(data []byte, buf []goTok) (parsed, []goTok) {
 	var out parsed
 	l := &goLexer{data: data, line: 1}
-	var buf []goTok
 	for t := l.next(); t.kind != 0; t = l.next() {
 		if t.kind != 'i' {
 			l.skipStatement(t)
@@ -283,7 +291,7 @@ func parseGo(data []byte) parsed {
 			l.skipStatement(t)
 		}
 	}
-	return out
+	return out, buf[:0]
 }
 
 // funcDecl reads a function or method declaration after its func keyword.

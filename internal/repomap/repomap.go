@@ -108,8 +108,10 @@ type File struct {
 	Symbols []Symbol
 	// Imports are the import specifiers as written.
 	Imports []string
-	// Deps are repository files this file imports, when resolvable.
-	Deps []string
+	// Deps are the repository files this file imports, when resolvable,
+	// as indexes into Map.Entries in ascending (path) order: 4 bytes each
+	// where a path took a 16-byte string header. Map.DepPath names one.
+	Deps []int32
 	// Content, PathTerms and SymbolTerms are the terms of the file's
 	// contents, of its path without the extension, and of its symbols'
 	// names: what a lexical ranker indexes.
@@ -381,6 +383,7 @@ type termCounter struct {
 	vocab                *vocabulary
 	content, path, names termBag
 	scratch              []byte
+	parser               fileParser
 }
 
 func newTermCounter() *termCounter { return &termCounter{vocab: newVocabulary()} }
@@ -512,7 +515,7 @@ func mergeVocabularies(entries []File, owners []int32, counters []*termCounter) 
 	remap := make([][]uint32, len(counters))
 	for _, tc := range counters {
 		tc.vocab.forgetWords()
-		tc.buf = nil
+		tc.buf, tc.parser = nil, fileParser{} // the token buffer refers to buf
 	}
 	for w, tc := range counters[1:] {
 		remap[w+1] = vocab.Merge(tc.vocab)
@@ -560,7 +563,7 @@ func processFile(f *File, root, rel string, maxBytes int64, log *slog.Logger, tc
 	}
 	lang := DetectLanguage(rel)
 	*f = File{Path: rel, Lang: lang, Size: size, Test: IsTestPath(rel)}
-	p := parseFile(lang, rel, data)
+	p := tc.parser.parse(lang, rel, data)
 	f.Symbols = p.symbols
 	for _, imp := range p.imports {
 		f.Imports = append(f.Imports, validUTF8(imp))

@@ -164,8 +164,12 @@ func TestBuildExtractsProjectFacts(t *testing.T) {
 		"web/src/app.ts":  {"web/src/util.ts"},
 	} {
 		f, ok := m.File(file)
-		if !ok || !reflect.DeepEqual(f.Deps, want) {
-			t.Errorf("%s deps = %q, want %q", file, f.Deps, want)
+		var deps []string
+		for _, d := range f.Deps {
+			deps = append(deps, m.DepPath(d))
+		}
+		if !ok || !reflect.DeepEqual(deps, want) {
+			t.Errorf("%s deps = %q, want %q", file, deps, want)
 		}
 	}
 	// Non-UTF-8 content is tokenised as bytes: ASCII identifiers survive.

@@ -38,14 +38,18 @@ func PythonModule(p string, exists func(string) bool) string {
 // reused across files and each file keeps an exact copy: no set per file.
 func resolveImports(m *Map) {
 	ix := m.importIndex()
-	var scratch []string
+	byPath := make(map[string]int32, len(m.Entries))
+	for i := range m.Entries {
+		byPath[m.Entries[i].Path] = int32(i)
+	}
+	var scratch []int32
 	for i := range m.Entries {
 		f := &m.Entries[i]
 		scratch = scratch[:0]
 		for _, imp := range f.Imports {
 			for _, p := range ix.targets(f, imp) {
-				if p != "" && p != f.Path && ix.exists[p] {
-					scratch = append(scratch, p)
+				if j, ok := byPath[p]; ok && p != f.Path && ix.exists[p] {
+					scratch = append(scratch, j)
 				}
 			}
 		}
@@ -56,6 +60,9 @@ func resolveImports(m *Map) {
 		}
 	}
 }
+
+// DepPath is the path of d, one of a file's Deps.
+func (m *Map) DepPath(d int32) string { return m.Entries[d].Path }
 
 // importIndex returns the map's import lookup, built on first use.
 func (m *Map) importIndex() *importIndex {

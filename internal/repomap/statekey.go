@@ -96,15 +96,48 @@ type stateKeyer struct {
 	git   *gitInfo
 	cache string // where the record is saved
 	opts  Options
-	now   func() time.Time
-	// listings counts the keys that listed the tree with git.
-	listings int
+	// now is the clock racyWindow is measured against; nil means
+	// time.Now.
+	now func() time.Time
+	// stat takes the stamps; nil means the file system's (osStat).
+	stat stater
+	// listings counts the keys that listed the tree with git; contentReads
+	// the files a key hashed by their contents.
+	listings, contentReads int
+}
+
+// stater takes stamps: the file system's, or a test's that fakes them.
+type stater interface {
+	// stamps stamps every path, relative to root unless absolute.
+	stamps(root string, paths []string) []stamp
+	// stamp stamps one path.
+	stamp(name string) stamp
+}
+
+// osStat is the file system's stater.
+type osStat struct{}
+
+func (osStat) stamps(root string, paths []string) []stamp { return statAll(root, paths) }
+func (osStat) stamp(name string) stamp                    { return statStamp(name) }
+
+func (k *stateKeyer) stater() stater {
+	if k.stat == nil {
+		return osStat{}
+	}
+	return k.stat
+}
+
+func (k *stateKeyer) clock() time.Time {
+	if k.now == nil {
+		return time.Now()
+	}
+	return k.now()
 }
 
 // key returns the state key, from the saved record when it still holds,
 // listing the work tree with git otherwise.
 func (k *stateKeyer) key(ctx context.Context) (string, error) {
-	since := k.now()
+	since := k.clock()
 	if rec, err := k.load(); err == nil && k.holds(rec) {
 		return k.hash(rec, since), nil
 	}
@@ -190,10 +223,10 @@ func (k *stateKeyer) save(rec *stateRecord) error {
 // holds reports whether rec still lists the work tree's files: the index
 // and every watched path have the stamps rec saw.
 func (k *stateKeyer) holds(rec *stateRecord) bool {
-	if !rec.Trusted || statStamp(k.git.index) != rec.Index {
+	if !rec.Trusted || k.stater().stamp(k.git.index) != rec.Index {
 		return false
 	}
-	stamps := statAll(k.root, rec.Watched)
+	stamps := k.stater().stamps(k.root, rec.Watched)
 	return slices.Equal(stamps, rec.Stamps)
 }
 
@@ -201,7 +234,7 @@ func (k *stateKeyer) holds(rec *stateRecord) bool {
 // file's stamp; a file modified within racyWindow of since also counts by
 // its contents.
 func (k *stateKeyer) hash(rec *stateRecord, since time.Time) string {
-	stamps := statAll(k.root, rec.Files)
+	stamps := k.stater().stamps(k.root, rec.Files)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%t\x00", cacheVersion, k.opts.MaxFileBytes, k.git.prefix, k.opts.TrackedOnly)
 	h.Write(rec.Staged)
@@ -221,6 +254,7 @@ func (k *stateKeyer) hash(rec *stateRecord, since time.Time) string {
 			buf = append(buf, 'm')
 		case recent(s, racy) && s.Regular && s.Size <= k.opts.MaxFileBytes:
 			var sum []byte
+			k.contentReads++
 			file, sum = contentSum(file[:0], filepath.Join(k.root, filepath.FromSlash(p)), k.opts.MaxFileBytes)
 			buf = append(append(buf, 'c'), sum...)
 		}
@@ -254,7 +288,7 @@ func (k *stateKeyer) list(ctx context.Context, since time.Time) (*stateRecord, e
 	rec := &stateRecord{Version: stateRecordVersion, Root: k.root, Trusted: true}
 	// Stamps are taken before git reads: a change made while it runs
 	// is either seen by git or leaves a stamp too recent to trust.
-	rec.Index = statStamp(k.git.index)
+	rec.Index = k.stater().stamp(k.git.index)
 	staged, err := runGit(ctx, k.root, "-c", "core.quotepath=off", "ls-files", "-s", "-z")
 	if err != nil {
 		return nil, fmt.Errorf("listing staged files: %w", err)
@@ -271,7 +305,7 @@ func (k *stateKeyer) list(ctx context.Context, since time.Time) (*stateRecord, e
 		return nil, err
 	}
 	rec.Watched = append(dirs, k.ignoreSources(dirs)...)
-	rec.Stamps = statAll(k.root, rec.Watched)
+	rec.Stamps = k.stater().stamps(k.root, rec.Watched)
 	racy := since.Add(-racyWindow).UnixNano()
 	rec.Trusted = complete && !recent(rec.Index, racy)
 	for _, s := range rec.Stamps {

@@ -37,6 +37,13 @@ func TestStateKeyChanges(t *testing.T) {
 		then func(t *testing.T, dir string)
 		// same is true when the key must not change.
 		same bool
+		// frozen, when set, is a file whose stamp the keyer's stater keeps
+		// at what it was before change (size, mtime, ctime and inode all
+		// the same, as when a same-size rewrite lands within one clock
+		// tick of the stamp); the keyer's clock then reads that mtime plus
+		// age, so the change is inside the racy window or outside it.
+		frozen string
+		age    time.Duration
 	}{
 		{name: "nothing", change: func(*testing.T, string) {}, same: true},
 		{name: "edit tracked, same size, same second", prepare: func(t *testing.T, dir string) {
@@ -55,6 +62,12 @@ func TestStateKeyChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{name: "same-size edit, stamp unchanged (faked), within the racy window", frozen: "src/app.go", age: racyWindow / 2,
+			change: func(t *testing.T, dir string) { writeFile(t, dir, "src/app.go", "package src // v9\n") }},
+		// Outside the window the stamp is trusted: the key hashes no
+		// contents, so this edit (which no stamp shows) keeps the key.
+		{name: "same-size edit, stamp unchanged (faked), outside the racy window", frozen: "src/app.go", age: 5 * racyWindow,
+			change: func(t *testing.T, dir string) { writeFile(t, dir, "src/app.go", "package src // v9\n") }, same: true},
 		{name: "chmod", change: func(t *testing.T, dir string) {
 			if err := os.Chmod(filepath.Join(dir, "src", "app.go"), 0o755); err != nil {
 				t.Fatal(err)
@@ -136,6 +149,11 @@ func TestStateKeyChanges(t *testing.T) {
 				t.Fatal("no git work tree found")
 			}
 			k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+			if tc.frozen != "" {
+				f := &frozenStat{path: tc.frozen, held: statStamp(filepath.Join(dir, tc.frozen))}
+				k.stat = f
+				k.now = func() time.Time { return time.Unix(0, f.held.Mtime).Add(tc.age) }
+			}
 			index := func() []byte {
 				data, err := os.ReadFile(g.index)
 				if err != nil {
@@ -152,8 +170,14 @@ func TestStateKeyChanges(t *testing.T) {
 					t.Fatal(err)
 				}
 				again, err := k.key(ctx)
-				if err != nil || again != first || k.listings != 1 {
-					t.Fatalf("unchanged tree: keys %s then %s (%v), %d listings, want one key and 1 listing", first, again, err, k.listings)
+				// Inside a faked racy window the directories are as recent
+				// as the frozen file, so no record is trusted: each key lists.
+				want := 1
+				if tc.frozen != "" && tc.age <= racyWindow {
+					want = 2
+				}
+				if err != nil || again != first || k.listings != want {
+					t.Fatalf("unchanged tree: keys %s then %s (%v), %d listings, want one key and %d listings", first, again, err, k.listings, want)
 				}
 			}
 			indexBefore, stampBefore := index(), statStamp(g.index)
@@ -173,6 +197,9 @@ func TestStateKeyChanges(t *testing.T) {
 			if tc.same && tc.prepare == nil && k.listings != listed {
 				t.Errorf("the key listed the tree again (%d listings, want %d)", k.listings, listed)
 			}
+			if tc.frozen != "" && tc.age > racyWindow && k.contentReads != 0 {
+				t.Errorf("outside the racy window the key hashed %d files by their contents, want none", k.contentReads)
+			}
 			if !tc.same && after == before {
 				t.Errorf("key %s did not change", before)
 			}
@@ -189,6 +216,25 @@ func TestStateKeyChanges(t *testing.T) {
 		})
 	}
 }
+
+// frozenStat stamps from the file system, except that path (relative to
+// the root) keeps the stamp held whatever happens to it.
+type frozenStat struct {
+	path string
+	held stamp
+}
+
+func (f *frozenStat) stamps(root string, paths []string) []stamp {
+	out := osStat{}.stamps(root, paths)
+	for i, p := range paths {
+		if p == f.path {
+			out[i] = f.held
+		}
+	}
+	return out
+}
+
+func (f *frozenStat) stamp(name string) stamp { return osStat{}.stamp(name) }
 
 // TestStateKeyOfASubdirectory maps a subdirectory: a .gitignore above it
 // that stops ignoring one of its files sends the key back to git, so an

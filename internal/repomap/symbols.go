@@ -69,10 +69,21 @@ type parsed struct {
 }
 
 func parseFile(lang, p string, data []byte) parsed {
+	var ps fileParser
+	return ps.parse(lang, p, data)
+}
+
+// fileParser is one worker's reusable scratch for parsing files.
+type fileParser struct {
+	goToks []goTok
+}
+
+// parse is parseFile with the worker's scratch.
+func (ps *fileParser) parse(lang, p string, data []byte) parsed {
 	var out parsed
 	switch lang {
 	case LangGo:
-		out = parseGo(data)
+		out, ps.goToks = parseGoBuf(data, ps.goToks)
 	case LangPython:
 		out = parsePython(data)
 	case LangJavaScript, LangTypeScript:

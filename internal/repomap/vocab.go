@@ -9,10 +9,13 @@ type vocabulary struct {
 	ids   map[string]uint32
 	terms []string
 	// words finds a word (a run of identifier bytes, as written) by its
-	// hash; word w's terms' ids are wordIDs[wordStart[w]:wordStart[w+1]].
+	// hash; word w's terms' ids are wordIDs[wordStart[w]:wordStart[w+1]]
+	// and its text wordText[wordEnd[w-1]:wordEnd[w]] (from 0 for the
+	// first): one buffer for every word's text, not a string each.
 	words     []wordSlot
 	nwords    int
-	wordStr   []string
+	wordText  []byte
+	wordEnd   []int
 	wordStart []uint32
 	wordIDs   []uint32
 	scratch   termScratch
@@ -106,10 +109,19 @@ func (v *vocabulary) word(word []byte, h uint32) uint32 {
 			}
 			return w
 		}
-		if s.hash == h && v.wordStr[s.w1-1] == string(word) {
+		if s.hash == h && string(v.wordAt(s.w1-1)) == string(word) {
 			return s.w1 - 1
 		}
 	}
+}
+
+// wordAt is the text of word w.
+func (v *vocabulary) wordAt(w uint32) []byte {
+	start := 0
+	if w > 0 {
+		start = v.wordEnd[w-1]
+	}
+	return v.wordText[start:v.wordEnd[w]]
 }
 
 // mix32 spreads a hash's bits (MurmurHash3's finaliser).
@@ -141,14 +153,15 @@ func (v *vocabulary) growWords() {
 // forgetWords drops what the vocabulary remembers about words, keeping
 // its terms: once a map's files are counted only the terms are needed.
 func (v *vocabulary) forgetWords() {
-	v.words, v.wordStr, v.wordStart, v.wordIDs = nil, nil, nil, nil
+	v.words, v.wordText, v.wordEnd, v.wordStart, v.wordIDs = nil, nil, nil, nil, nil
 }
 
 // learn records the terms of a word seen for the first time.
 func (v *vocabulary) learn(word []byte) uint32 {
-	w := uint32(len(v.wordStr))
+	w := uint32(len(v.wordEnd))
 	v.scratch.word(word, func(t []byte) { v.wordIDs = append(v.wordIDs, v.ID(t)) })
-	v.wordStr = append(v.wordStr, string(word))
+	v.wordText = append(v.wordText, word...)
+	v.wordEnd = append(v.wordEnd, len(v.wordText))
 	v.wordStart = append(v.wordStart, uint32(len(v.wordIDs)))
 	return w
 }

@@ -31,7 +31,7 @@ func PrivateDir(dir string) error {
 		return fmt.Errorf("%s is %s: %w", dir, modeName(fi.Mode()), ErrNotPrivate)
 	case known && uid != os.Getuid():
 		return fmt.Errorf("%s belongs to uid %d, not to this user (uid %d): %w", dir, uid, os.Getuid(), ErrNotPrivate)
-	case fi.Mode().Perm()&0o022 != 0:
+	case known && fi.Mode().Perm()&0o022 != 0: // where owners are known, so are the mode's bits (Windows reports 0777)
 		return fmt.Errorf("%s is writable by group or others (mode %#o): %w", dir, fi.Mode().Perm(), ErrNotPrivate)
 	}
 	return nil

@@ -50,6 +50,8 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 // modeName says what kind of file a mode is, for an error.
 func modeName(m os.FileMode) string {
 	switch {
+	case m.IsRegular():
+		return "a regular file"
 	case m.IsDir():
 		return "a directory"
 	case m&os.ModeNamedPipe != 0:
