@@ -188,7 +188,7 @@ system as JSON lines.`,
 	f.StringVar(&data, "data", "", "instances file (JSON lines)")
 	f.StringVar(&repos, "repos", "", "directory holding <owner>__<name> repositories")
 	f.IntVarP(&top, "top", "k", 10, "rank cut-off for MRR (at least 10)")
-	f.StringVar(&workDir, "work-dir", "", "where to keep extracted base commits (default: a temp dir)")
+	f.StringVar(&workDir, "work-dir", "", "where to keep extracted base commits (default: planex-eval-UID in the temporary folder, which must be a private folder of yours)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "also print each instance's rank")
 	f.BoolVar(&loo, "leave-one-out", false, "also score each repository with weights fitted on the others")
 	f.StringVar(&fitFile, "fit", "", "fit weights on all instances and write them to `FILE`")

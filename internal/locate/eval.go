@@ -16,6 +16,7 @@ import (
 
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/repomap"
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 // Instance is one localisation task: an issue, the repository state it was
@@ -59,7 +60,8 @@ func LoadInstances(path string) ([]Instance, error) {
 // EvalOptions tune Evaluate.
 type EvalOptions struct {
 	// WorkDir keeps extracted base commits and their indexes between
-	// runs; "" means a directory under os.TempDir().
+	// runs; "" means planex-eval-<uid> under os.TempDir(), which must be
+	// a private folder of this user's (safefile.PrivateDir).
 	WorkDir string
 	// Logger receives progress; nil means slog.Default().
 	Logger *slog.Logger
@@ -136,9 +138,9 @@ func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int,
 	if k < 10 {
 		k = 10 // Acc@10 needs at least ten
 	}
-	work := opts.WorkDir
-	if work == "" {
-		work = filepath.Join(os.TempDir(), "planex-eval")
+	work, err := evalWorkDir(opts.WorkDir)
+	if err != nil {
+		return nil, err
 	}
 	w := opts.Weights
 	if w == nil {
@@ -392,6 +394,22 @@ func materialise(ctx context.Context, reposDir, work string, in Instance) (strin
 		return "", fmt.Errorf("marking %s: %w", dest, err)
 	}
 	return dest, nil
+}
+
+// evalWorkDir is the folder extracted trees go to: the one asked for, or
+// a private folder of this user's in the shared temporary folder. A fixed
+// name there could be another user's folder or link, whose trees (and
+// .done markers) would be ranked as the repositories' and below which
+// planex removes and writes.
+func evalWorkDir(asked string) (string, error) {
+	if asked != "" {
+		return asked, nil
+	}
+	work := filepath.Join(os.TempDir(), fmt.Sprintf("planex-eval-%d", os.Getuid()))
+	if err := safefile.PrivateDir(work); err != nil {
+		return "", fmt.Errorf("choosing the evaluation's work folder: %w", err)
+	}
+	return work, nil
 }
 
 // treeKey names an extracted base commit's tree state for the index cache:
