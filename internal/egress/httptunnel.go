@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,6 +129,9 @@ func roundTrip(req *http.Request, up io.Writer, ur *bufio.Reader, client io.Writ
 	if _, ok := req.Header["User-Agent"]; !ok {
 		req.Header["User-Agent"] = []string{""} // Write adds Go's otherwise
 	}
+	// A chunked body's trailer is not sent on: Write would pass every
+	// field of it once one is declared, a Host naming another site too.
+	req.Trailer = nil
 	sent := make(chan error, 1)
 	go func() { sent <- req.Write(up) }()
 	for {
@@ -188,6 +192,10 @@ func sameHost(req *http.Request, host string, port int) error {
 		named = append(named, req.URL.Host) // an absolute-form target
 	}
 	for _, named := range named {
+		if !bracketsFit(named) {
+			return &refusal{host: "(bracketed host)", port: port,
+				why: fmt.Sprintf("a request in a tunnel to %s names %q, brackets that hold no IPv6 address, which a front may read as another host", net.JoinHostPort(host, strconv.Itoa(port)), named)}
+		}
 		name, p := named, port
 		if hn, ps, err := net.SplitHostPort(named); err == nil {
 			n, err := strconv.Atoi(ps)
@@ -209,6 +217,22 @@ func sameHost(req *http.Request, host string, port int) error {
 		return &refusal{host: shownDest(want), port: port, why: "a request in a tunnel carries user information in its URL"}
 	}
 	return nil
+}
+
+// bracketsFit reports whether a Host (or URL host) has no brackets, or
+// brackets around an IPv6 address at its start, as an IPv6 literal is
+// written. ParseDest drops brackets around any name, and a front reads
+// "[allowed.test]" its own way, not as allowed.test.
+func bracketsFit(hostport string) bool {
+	if !strings.ContainsAny(hostport, "[]") {
+		return true
+	}
+	inner, rest, ok := strings.Cut(strings.TrimPrefix(hostport, "["), "]")
+	if !ok || !strings.HasPrefix(hostport, "[") || strings.ContainsAny(rest, "[]") {
+		return false
+	}
+	a, err := netip.ParseAddr(inner)
+	return err == nil && a.Is6()
 }
 
 // shownDest is how a refusal shows d.

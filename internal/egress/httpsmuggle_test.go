@@ -1,0 +1,237 @@
+package egress
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// rawFront stands for a shared front behind an allowed host: it keeps
+// every byte the proxy sends it and reads them as requests the way a
+// strict server does, answering each with "ok" (no body to a HEAD).
+type rawFront struct {
+	mu    sync.Mutex
+	wire  bytes.Buffer
+	hosts []string
+}
+
+func (f *rawFront) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(io.TeeReader(c, frontWire{f}))
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		f.mu.Lock()
+		f.hosts = append(f.hosts, req.Host)
+		f.mu.Unlock()
+		if _, err := io.Copy(io.Discard, req.Body); err != nil {
+			return
+		}
+		answer := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+		if req.Method == http.MethodHead {
+			answer = strings.TrimSuffix(answer, "ok")
+		}
+		if _, err := io.WriteString(c, answer); err != nil {
+			return
+		}
+	}
+}
+
+type frontWire struct{ f *rawFront }
+
+func (w frontWire) Write(p []byte) (int, error) {
+	w.f.mu.Lock()
+	defer w.f.mu.Unlock()
+	return w.f.wire.Write(p)
+}
+
+// newFrontProxy serves a proxy allowing allowed.test, whose tunnels lead
+// to front, on a socket it returns.
+func newFrontProxy(t *testing.T, front *rawFront) (string, *Log) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go front.serve(c)
+		}
+	}()
+	rules, err := ParseRules("allowed.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &Log{}
+	p := &Proxy{Rules: rules, Log: log, Own: []netip.Addr{netip.MustParseAddr("192.0.2.2")},
+		Resolve: func(_ context.Context, name string) ([]netip.Addr, error) {
+			if name == "allowed.test" {
+				return []netip.Addr{netip.MustParseAddr("203.0.113.10")}, nil
+			}
+			return nil, errors.New("no such host")
+		},
+		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, ln.Addr().String())
+		},
+	}
+	sock := filepath.Join(t.TempDir(), "egress.sock")
+	pl, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, pl) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return sock, log
+}
+
+// TestProxyTunnelSmuggling: an agent in a plain-HTTP tunnel to an allowed
+// host tries to have the front behind it read a request naming another
+// host that the relay did not check: framing the relay and the front
+// could read apart (Content-Length with Transfer-Encoding, "chunked,
+// identity", folded and bare-LF header lines, a NUL or a lone CR in a
+// header), requests sent together before any answer, a Host the front
+// may read otherwise (userinfo, a bracketed name, an IPv6 literal,
+// percent-encoding, another scheme) and a trailer naming another host.
+// Each either is refused with 403 or reaches the front as one request,
+// in plain CRLF framing, naming allowed.test and nothing else.
+func TestProxyTunnelSmuggling(t *testing.T) {
+	t.Parallel()
+	type answer struct {
+		status int
+		body   string // in the answer
+	}
+	get := func(host string) string { return "GET / HTTP/1.1\r\nHost: " + host + "\r\n\r\n" }
+	ok := answer{200, "ok"}
+	unreadable := answer{403, "could not be read"}
+	another := answer{403, "names another host"}
+	brackets := answer{403, "brackets that hold no IPv6 address"}
+	rows := []struct {
+		name    string
+		send    string
+		head    bool // the first request is a HEAD
+		answers []answer
+		// requests the front read, all naming allowed.test
+		reached int
+		// the front's bytes may hold "evil" only inside a body the
+		// front read as one
+		evilInBody bool
+	}{
+		{name: "Content-Length and chunked, a request after the chunked end",
+			send:    "POST / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 42\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + get("evil.test"),
+			answers: []answer{ok, another}, reached: 1},
+		{name: "chunked and a short Content-Length, a request inside the chunks",
+			send:    "POST / HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n" + fmt.Sprintf("%x", len(get("evil.test"))) + "\r\n" + get("evil.test") + "\r\n0\r\n\r\n",
+			answers: []answer{ok}, reached: 1, evilInBody: true},
+		{name: "chunked, identity", send: "POST / HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n" + get("evil.test"),
+			answers: []answer{unreadable}},
+		{name: "a folded Transfer-Encoding", send: "POST / HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n" + get("evil.test"),
+			answers: []answer{ok, another}, reached: 1},
+		{name: "a folded Host", send: "GET / HTTP/1.1\r\nHost: allowed.test\r\n evil.test\r\n\r\n", answers: []answer{another}},
+		{name: "bare LF line ends", send: "GET / HTTP/1.1\nHost: allowed.test\nX-A: b\n\n" + "GET / HTTP/1.1\nHost: evil.test\n\n",
+			answers: []answer{ok, another}, reached: 1},
+		{name: "a NUL in a header", send: "GET / HTTP/1.1\r\nHost: allowed.test\r\nX-A: a\x00\r\nHost: evil.test\r\n\r\n", answers: []answer{unreadable}},
+		{name: "a lone CR hiding a Host", send: "GET / HTTP/1.1\r\nHost: allowed.test\r\nX-A: a\rHost: evil.test\r\n\r\n", answers: []answer{unreadable}},
+		{name: "two requests before any answer", send: get("allowed.test") + get("evil.test"), answers: []answer{ok, another}, reached: 1},
+		{name: "a HEAD and another host before any answer", send: "HEAD / HTTP/1.1\r\nHost: allowed.test\r\n\r\n" + get("evil.test"), head: true,
+			answers: []answer{{200, ""}, another}, reached: 1},
+		{name: "userinfo in Host", send: get("allowed.test@evil.test"), answers: []answer{another}},
+		{name: "a port and userinfo in Host", send: get("allowed.test:80@evil.test"), answers: []answer{another}},
+		{name: "a name in brackets", send: get("[allowed.test]"), answers: []answer{brackets}},
+		{name: "a name in brackets with a port", send: get("[allowed.test]:80"), answers: []answer{brackets}},
+		{name: "an unclosed bracket", send: get("allowed.test]"), answers: []answer{brackets}},
+		{name: "an IPv6 literal", send: get("[::1]"), answers: []answer{another}},
+		{name: "a percent-encoded Host", send: get("%61llowed.test"), answers: []answer{another}},
+		{name: "a percent-encoded absolute URL", send: "GET http://%61llowed.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n", answers: []answer{unreadable}},
+		{name: "an absolute URL of another scheme naming another host", send: "GET ftp://evil.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", answers: []answer{another}},
+		{name: "an https absolute URL naming the tunnel's host", send: "GET https://allowed.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n", answers: []answer{ok}, reached: 1},
+		{name: "a declared trailer naming another host",
+			send:    "POST / HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\n\r\n0\r\nX-T: a\r\nHost: evil.test\r\n\r\n",
+			answers: []answer{ok}, reached: 1},
+		{name: "two different lengths", send: "POST / HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 1\r\nContent-Length: 30\r\n\r\nx" + get("evil.test"), answers: []answer{unreadable}},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			front := &rawFront{}
+			sock, _ := newFrontProxy(t, front)
+			c, br := openTunnel(t, sock)
+			defer c.Close()
+			io.WriteString(c, r.send)
+			for i, want := range r.answers {
+				var req *http.Request
+				if i == 0 && r.head {
+					req = &http.Request{Method: http.MethodHead}
+				}
+				resp, err := http.ReadResponse(br, req)
+				if err != nil {
+					t.Fatalf("answer %d: %v", i, err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != want.status || !strings.Contains(string(b), want.body) {
+					t.Errorf("answer %d: %d %q, want %d with %q", i, resp.StatusCode, b, want.status, want.body)
+				}
+			}
+			c.Close()
+			// Let the proxy's relay end before reading what the front got.
+			time.Sleep(50 * time.Millisecond)
+			front.mu.Lock()
+			defer front.mu.Unlock()
+			wire := front.wire.String()
+			if len(front.hosts) != r.reached {
+				t.Errorf("the front read %d requests (%q), want %d; it got %q", len(front.hosts), front.hosts, r.reached, wire)
+			}
+			for _, h := range front.hosts {
+				if h != "allowed.test" {
+					t.Errorf("the front read a request for %q; it got %q", h, wire)
+				}
+			}
+			if strings.Contains(wire, "evil") && !r.evilInBody {
+				t.Errorf("another host reached the front: %q", wire)
+			}
+			if strings.Contains(strings.ReplaceAll(wire, "\r\n", ""), "\n") || strings.Contains(wire, "\r\n ") || strings.Contains(wire, "\r\n\t") {
+				t.Errorf("the front got a bare LF or a folded line: %q", wire)
+			}
+		})
+	}
+}
+
+// TestBracketsFit: brackets pass only around an IPv6 address at a Host's
+// start, as an IPv6 literal is written, with or without a port.
+func TestBracketsFit(t *testing.T) {
+	t.Parallel()
+	for host, want := range map[string]bool{
+		"allowed.test": true, "allowed.test:80": true, "[2001:db8::1]": true, "[2001:db8::1]:80": true, "[::ffff:192.0.2.1]": true,
+		"[allowed.test]": false, "[allowed.test]:80": false, "allowed.test]": false, "[allowed.test": false,
+		"[192.0.2.1]": false, "[2001:db8::1]]": false, "x[2001:db8::1]": false, "[2001:db8::1]:[80]": false,
+	} {
+		if got := bracketsFit(host); got != want {
+			t.Errorf("bracketsFit(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
