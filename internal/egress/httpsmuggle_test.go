@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -59,8 +60,9 @@ func (w frontWire) Write(p []byte) (int, error) {
 }
 
 // newFrontProxy serves a proxy allowing allowed.test, whose tunnels lead
-// to front, on a socket it returns.
-func newFrontProxy(t *testing.T, front *rawFront) (string, *Log) {
+// to a server answering each connection with serve, on a socket it
+// returns.
+func newFrontProxy(t *testing.T, serve func(net.Conn)) (string, *Log) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -73,7 +75,7 @@ func newFrontProxy(t *testing.T, front *rawFront) (string, *Log) {
 			if err != nil {
 				return
 			}
-			go front.serve(c)
+			go serve(c)
 		}
 	}()
 	rules, err := ParseRules("allowed.test")
@@ -179,7 +181,7 @@ func TestProxyTunnelSmuggling(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			t.Parallel()
 			front := &rawFront{}
-			sock, _ := newFrontProxy(t, front)
+			sock, _ := newFrontProxy(t, front.serve)
 			c, br := openTunnel(t, sock)
 			defer c.Close()
 			io.WriteString(c, r.send)
@@ -232,6 +234,62 @@ func TestBracketsFit(t *testing.T) {
 	} {
 		if got := bracketsFit(host); got != want {
 			t.Errorf("bracketsFit(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+// TestProxyTunnelEndlessAnswerHeader: the server behind a plain-HTTP
+// tunnel answers with a header that never ends (or interim 1xx answers
+// without end, each with a long header). The relay stops reading at its
+// bound and ends the tunnel; it never holds the header whole.
+func TestProxyTunnelEndlessAnswerHeader(t *testing.T) {
+	const total = 64 << 20
+	for _, first := range []string{"HTTP/1.1 200 OK\r\nX-Pad: ", "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 103 Early Hints\r\nX-Pad: "} {
+		sentc := make(chan int, 1)
+		sock, _ := newFrontProxy(t, func(c net.Conn) {
+			defer c.Close()
+			if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+				sentc <- 0
+				return
+			}
+			n := 0
+			pad := []byte(strings.Repeat("a", 64<<10))
+			if _, err := io.WriteString(c, first); err == nil {
+				for n < total {
+					m, err := c.Write(pad)
+					n += m
+					if err != nil {
+						break
+					}
+				}
+			}
+			sentc <- n
+		})
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		c, br := openTunnel(t, sock)
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+		// The client sees at most the interim answer, then the end.
+		for {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				break
+			}
+			if resp.StatusCode != http.StatusEarlyHints {
+				t.Errorf("%q...: the client got a %d", first, resp.StatusCode)
+				break
+			}
+		}
+		n := <-sentc
+		c.Close()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if n >= total {
+			t.Errorf("%q...: the relay took all %d bytes of an answer's header", first, n)
+		}
+		if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 8<<20 {
+			t.Errorf("%q...: the heap grew by %d bytes reading an endless answer header", first, grew)
 		}
 	}
 }

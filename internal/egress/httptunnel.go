@@ -74,7 +74,8 @@ func (h *handler) relayHTTP(client net.Conn, src io.Reader, up net.Conn, host st
 	idle := h.p.IdleTimeout
 	lim := &headerLimit{r: idleConn{c: client, r: src, idle: idle}, n: -1}
 	cr := bufio.NewReader(lim)
-	ur := bufio.NewReader(idleConn{c: up, r: up, idle: idle})
+	ulim := &headerLimit{r: idleConn{c: up, r: up, idle: idle}, n: -1}
+	ur := bufio.NewReader(ulim)
 	toClient := idleConn{c: client, idle: idle}
 	toUp := idleConn{c: up, idle: idle}
 	for {
@@ -100,7 +101,7 @@ func (h *handler) relayHTTP(client net.Conn, src io.Reader, up net.Conn, host st
 			writeRefusal(toClient, ref)
 			return
 		}
-		resp, sent, err := roundTrip(req, toUp, ur, toClient)
+		resp, sent, err := roundTrip(req, toUp, ur, ulim, toClient)
 		if err != nil {
 			return
 		}
@@ -121,11 +122,16 @@ func (h *handler) relayHTTP(client net.Conn, src io.Reader, up net.Conn, host st
 	}
 }
 
+// maxAnswerHeaderBytes bounds each answer's header in a tunnel (ulim
+// lets that much through ur, its reading buffer included), so a server
+// whose header never ends cannot fill the proxy's memory.
+const maxAnswerHeaderBytes = 1 << 20
+
 // roundTrip sends req upstream (its body as the client sends it, while
 // the answer is awaited) and returns the final answer, passing any
 // interim 1xx answer but 101 back to the client first, and what sending
-// the request ends with.
-func roundTrip(req *http.Request, up io.Writer, ur *bufio.Reader, client io.Writer) (*http.Response, <-chan error, error) {
+// the request ends with. ur reads the answers through ulim.
+func roundTrip(req *http.Request, up io.Writer, ur *bufio.Reader, ulim *headerLimit, client io.Writer) (*http.Response, <-chan error, error) {
 	if _, ok := req.Header["User-Agent"]; !ok {
 		req.Header["User-Agent"] = []string{""} // Write adds Go's otherwise
 	}
@@ -135,7 +141,9 @@ func roundTrip(req *http.Request, up io.Writer, ur *bufio.Reader, client io.Writ
 	sent := make(chan error, 1)
 	go func() { sent <- req.Write(up) }()
 	for {
+		ulim.n = maxAnswerHeaderBytes + 4096
 		resp, err := http.ReadResponse(ur, req)
+		ulim.n = -1
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading the answer to a tunnelled request: %w", err)
 		}
