@@ -381,7 +381,8 @@ func (h *handler) tunnel(client net.Conn, br *bufio.Reader, up net.Conn, host st
 	var halt atomic.Bool
 	down := make(chan struct{})
 	go func() { defer close(down); pipe(client, up, up, idle, &last, &halt) }()
-	src, plain, err := h.firstFlight(client, br, port)
+	src, kind, err := h.firstFlight(client, br, port)
+	plain := kind == flightPlain
 	switch {
 	case err != nil:
 	case plain:
@@ -390,6 +391,16 @@ func (h *handler) tunnel(client net.Conn, br *bufio.Reader, up net.Conn, host st
 		_ = up.SetReadDeadline(time.Now())
 		<-down
 		h.relayHTTP(client, src, up, host, port)
+	case kind == flightTLS:
+		// Nothing has come back before the ClientHello goes: the raw copy
+		// makes way for one that reads the ServerHello first.
+		halt.Store(true)
+		_ = up.SetReadDeadline(time.Now())
+		<-down
+		down = make(chan struct{})
+		answered := down
+		go func() { defer close(answered); h.answerHello(client, up, idle, &last, port) }()
+		pipe(up, src, client, idle, &last, nil)
 	default:
 		pipe(up, src, client, idle, &last, nil)
 	}
