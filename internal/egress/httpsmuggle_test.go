@@ -293,3 +293,65 @@ func TestProxyTunnelEndlessAnswerHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyTunnelAnswerPastItsEnd: the server behind a plain-HTTP tunnel
+// sends bytes past an answer's end (a body to a HEAD, whose content the
+// agent chose: a "101 Switching Protocols"). Read as the answer to the
+// agent's next request, an upgrade, they switched the relay to passing
+// bytes unread while the server still read requests, and the agent's
+// next one named another host. The tunnel ends at the stray bytes and
+// no request after them reaches the server.
+func TestProxyTunnelAnswerPastItsEnd(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var hosts []string
+	sock, _ := newFrontProxy(t, func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			hosts = append(hosts, req.Host)
+			mu.Unlock()
+			io.Copy(io.Discard, req.Body)
+			answer := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+			if req.Method == http.MethodHead {
+				// A misframing server: a body to a HEAD, whose bytes
+				// (a file the agent put there) look like an answer.
+				fake := "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+				answer = "HTTP/1.1 200 OK\r\nContent-Length: " + fmt.Sprint(len(fake)) + "\r\n\r\n" + fake
+			}
+			if _, err := io.WriteString(c, answer); err != nil {
+				return
+			}
+		}
+	})
+	c, br := openTunnel(t, sock)
+	defer c.Close()
+	io.WriteString(c, "HEAD /planted HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodHead})
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("HEAD: %v %v", resp, err)
+	}
+	// Once the relay read the HEAD's answer, the rest is in its buffer.
+	time.Sleep(50 * time.Millisecond)
+	io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+	if resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet}); err == nil {
+		t.Logf("the upgrade was answered %d", resp.StatusCode)
+	}
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n")
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, h := range hosts {
+		if h != "allowed.test" {
+			t.Errorf("the server read a request for %q after the stray answer (all: %q)", h, hosts)
+		}
+	}
+	if len(hosts) != 1 {
+		t.Errorf("the server read %d requests (%q), want only the HEAD", len(hosts), hosts)
+	}
+}

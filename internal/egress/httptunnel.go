@@ -119,6 +119,13 @@ func (h *handler) relayHTTP(client net.Conn, src io.Reader, up net.Conn, host st
 		if err != nil || <-sent != nil || resp.Close || req.Close {
 			return
 		}
+		// Bytes the server sent past its answer (a body to a HEAD or a
+		// 204) answer no request: read as the next answer, a "101" among
+		// them would switch the relay to passing bytes unread while the
+		// server still reads requests. The tunnel ends instead.
+		if ur.Buffered() > 0 {
+			return
+		}
 	}
 }
 
