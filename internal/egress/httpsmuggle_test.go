@@ -355,3 +355,58 @@ func TestProxyTunnelAnswerPastItsEnd(t *testing.T) {
 		t.Errorf("the server read %d requests (%q), want only the HEAD", len(hosts), hosts)
 	}
 }
+
+// TestProxyTunnelEndlessBodyFraming: an agent streams a chunked body
+// whose framing never ends (a chunk extension, a trailer, a chunk size
+// of endless digits). The relay stops at a line it cannot hold and ends
+// the tunnel at once (the server, still waiting for the body's end, kept
+// it open until it idled); it neither takes the whole stream nor holds
+// it.
+func TestProxyTunnelEndlessBodyFraming(t *testing.T) {
+	const total = 64 << 20
+	front := &rawFront{}
+	sock, _ := newFrontProxy(t, front.serve)
+	head := "POST / HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+	for _, r := range []struct{ name, start, fill string }{
+		{"a chunk extension", "5;ext=", "a"},
+		{"a trailer", "5\r\nhello\r\n0\r\nX-Trailer: ", "a"},
+		{"a chunk size", "1", "0"},
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		c, _ := openTunnel(t, sock)
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		n := 0
+		pad := []byte(strings.Repeat(r.fill, 64<<10))
+		if _, err := io.WriteString(c, head+r.start); err == nil {
+			for n < total {
+				m, err := c.Write(pad)
+				n += m
+				if err != nil {
+					break
+				}
+			}
+		}
+		c.Close()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if n >= total {
+			t.Errorf("%s: the relay took all %d bytes of endless framing", r.name, n)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("%s: the tunnel stayed open %v after the relay stopped reading", r.name, took)
+		}
+		if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 8<<20 {
+			t.Errorf("%s: the heap grew by %d bytes", r.name, grew)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	front.mu.Lock()
+	defer front.mu.Unlock()
+	// Each request's header reached the server, never the framing whole.
+	if front.wire.Len() > 1<<20 {
+		t.Errorf("the server got %d bytes of endless framing", front.wire.Len())
+	}
+}

@@ -145,8 +145,21 @@ func roundTrip(req *http.Request, up io.Writer, ur *bufio.Reader, ulim *headerLi
 	// A chunked body's trailer is not sent on: Write would pass every
 	// field of it once one is declared, a Host naming another site too.
 	req.Trailer = nil
+	// A body the client cannot finish (framing the relay cannot read)
+	// leaves the server waiting for the rest and the relay for its
+	// answer: the upstream is closed, which ends the wait and the tunnel.
+	body := &bodyReadErr{r: req.Body}
+	if req.Body != nil && req.Body != http.NoBody {
+		req.Body = body
+	}
 	sent := make(chan error, 1)
-	go func() { sent <- req.Write(up) }()
+	go func() {
+		err := req.Write(up)
+		if body.err != nil {
+			closeConn(up)
+		}
+		sent <- err
+	}()
 	for {
 		ulim.n = maxAnswerHeaderBytes + 4096
 		resp, err := http.ReadResponse(ur, req)
@@ -166,6 +179,30 @@ func roundTrip(req *http.Request, up io.Writer, ur *bufio.Reader, ulim *headerLi
 		if err := writeHead(client, resp); err != nil {
 			return nil, nil, err
 		}
+	}
+}
+
+// bodyReadErr keeps the error, other than the end, that reading r ended
+// with.
+type bodyReadErr struct {
+	r   io.ReadCloser
+	err error
+}
+
+func (b *bodyReadErr) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		b.err = err
+	}
+	return n, err
+}
+
+func (b *bodyReadErr) Close() error { return b.r.Close() }
+
+// closeConn closes the connection behind w, when w is one.
+func closeConn(w io.Writer) {
+	if c, ok := w.(idleConn); ok {
+		c.c.Close()
 	}
 }
 
