@@ -16,6 +16,7 @@ import (
 // it, and the reset neither runs anything the agent planted nor writes
 // outside the worktree.
 func TestRedTeamGitResetWorktreeLeavesNothingBehind(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		leave func(t *testing.T, wt, outside string, e *evil)
@@ -122,6 +123,7 @@ func TestRedTeamGitResetWorktreeLeavesNothingBehind(t *testing.T) {
 // repository's config tells git to ignore change times: the private
 // index's stat data is trusted only with the change time too.
 func TestRedTeamGitSnapshotSeesChangesWithRestoredTimes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	// The repository's config asks git to ignore the change time.
@@ -161,6 +163,7 @@ func TestRedTeamGitSnapshotSeesChangesWithRestoredTimes(t *testing.T) {
 }
 
 func TestResetWorktreeRefusesWhatIsNotAKeptWorktree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	head, _ := r.Head(ctx)
@@ -191,6 +194,7 @@ func TestResetWorktreeRefusesWhatIsNotAKeptWorktree(t *testing.T) {
 }
 
 func TestStreamBlobs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	readme := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD:README.md"))
@@ -245,6 +249,7 @@ func TestStreamBlobs(t *testing.T) {
 // reset the first is gone and the second is an empty folder again; the
 // next snapshot sees only the next task's work.
 func TestRedTeamGitResetEmptiesSubmoduleFolders(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		leave   func(t *testing.T, wt string)
