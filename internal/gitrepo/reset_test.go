@@ -142,11 +142,15 @@ func TestRedTeamGitSnapshotSeesChangesWithRestoredTimes(t *testing.T) {
 	if err := os.Chtimes(p, old, old); err != nil {
 		t.Fatal(err)
 	}
+	// The change time Chtimes gave is no later than now.
+	changed := time.Now()
 	if _, changes, err := r.Snapshot(ctx, wt, head); err != nil || len(changes) != 0 {
 		t.Fatalf("first snapshot = %v, %v", changes, err)
 	}
-	// Git keeps change times to the second.
-	time.Sleep(1100 * time.Millisecond)
+	// Git keeps change times to the second: the rewrite must fall in a
+	// later second than that change (the margin covers the kernel's
+	// coarser file clock). Too short a wait fails the test, never passes it.
+	time.Sleep(time.Until(changed.Truncate(time.Second).Add(time.Second + 30*time.Millisecond)))
 	if err := os.WriteFile(p, []byte("new\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
