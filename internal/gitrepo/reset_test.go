@@ -62,6 +62,7 @@ func TestRedTeamGitResetWorktreeLeavesNothingBehind(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			r := newRepo(t)
 			e := newEvil(t)
@@ -275,6 +276,7 @@ func TestRedTeamGitResetEmptiesSubmoduleFolders(t *testing.T) {
 		}, "", "vendor/lib"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			r := newRepo(t)
 			head, _ := r.Head(ctx)

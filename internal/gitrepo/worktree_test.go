@@ -86,6 +86,7 @@ func TestWorktreeFolderIsPrivate(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			r := newRepo(t)
 			head, _ := r.Head(ctx)
 			wt := r.WorktreeDir("s1", "T1")
