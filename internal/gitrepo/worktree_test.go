@@ -277,9 +277,9 @@ func TestRemoveWorktreeNeverFollowsSymlinks(t *testing.T) {
 // the same repository. Unserialised, `git worktree add` fails here with
 // "failed to read …/worktrees/<other>/commondir". Two rounds of 16 catch
 // that about as often as twelve rounds of 6 did, for less than half the
-// git processes: with the lock switched off, 16x2 failed in 39 of 46 runs
-// and 6x12 in 58 of 66 (2 cores under load, November 2026). Wider rounds
-// put more adds side by side, which is what races.
+// git processes: with the lock switched off, 16x2 failed in 65 of 76 runs
+// and 6x12 in 77 of 96 (2 shared cores, load average 3 to 14, November
+// 2026). Wider rounds put more adds side by side, which is what races.
 func TestConcurrentWorktreesDoNotRace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
