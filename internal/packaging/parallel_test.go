@@ -25,6 +25,9 @@ var serialTests = map[string]string{
 	// The attack or the user's setting is in the process's environment, as
 	// it is in planex's.
 	"internal/gitrepo.TestIgnoredGlobalExcludes":                  "names the user's global config in GIT_CONFIG_GLOBAL",
+	"internal/gitrepo.TestIgnoredRepeatedListingProcesses":        "names the user's global config in GIT_CONFIG_GLOBAL and counts git processes",
+	"internal/gitrepo.TestIgnoredRelistSeesChanges":               "names the user's global config in GIT_CONFIG_GLOBAL",
+	"internal/gitrepo.TestIgnoredExcludesWithIncludes":            "names the user's global config in GIT_CONFIG_GLOBAL",
 	"internal/gitrepo.TestRedTeamGitRepoAPIRunsNoPlantedProgram":  "plants programs through HOME and GIT_* variables",
 	"internal/gitrepo.TestRedTeamGitIdentityFromGlobalConfig":     "sets HOME and GIT_CONFIG_* for the identity Open reads",
 	"internal/gitrepo.TestRedTeamGitProgramsOnRelativePath":       "plants relative folders on PATH",
