@@ -17,6 +17,7 @@ import (
 // them, and git still reads it, the repository's format and remotes
 // included.
 func TestAgentConfigKeepsNoCredential(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	secrets := []string{"glcbt-remote-token", "c2VjcmV0LWhlYWRlcg", "ghp_insteadof_token", "smtp-password-1", "hub-oauth-token", "push-url-pass"}

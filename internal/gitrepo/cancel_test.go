@@ -12,6 +12,7 @@ import (
 // interrupted run by it), naming the command; a plain failure does not
 // match.
 func TestGitCancelledIsTold(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

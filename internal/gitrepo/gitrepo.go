@@ -37,6 +37,9 @@ type Repo struct {
 	remotes map[string]remoteURL
 	// scans remembers driver scans while the config is unchanged.
 	scans *scanCache
+	// listing remembers what the ignored-files listing reads while the
+	// files it comes from are unchanged.
+	listing *listingCache
 }
 
 // ErrNotRepo is returned when a directory is not inside a git work tree.
@@ -60,7 +63,7 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", dir, err)
 	}
-	r := &Repo{Root: lines[0], gitDir: filepath.Clean(lines[1]), CommonDir: lines[2], format: format, scans: newScanCache()}
+	r := &Repo{Root: lines[0], gitDir: filepath.Clean(lines[1]), CommonDir: lines[2], format: format, scans: newScanCache(), listing: newListingCache()}
 	if !filepath.IsAbs(r.CommonDir) {
 		r.CommonDir = filepath.Join(abs, r.CommonDir)
 	}

@@ -45,6 +45,7 @@ func mustGit(t *testing.T, dir string, args ...string) string {
 }
 
 func TestWorktreeCommitAndHistory(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	head, err := r.Head(ctx)
@@ -116,6 +117,7 @@ func TestWorktreeCommitAndHistory(t *testing.T) {
 }
 
 func TestExcludeIsIdempotent(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	for i := 0; i < 2; i++ {
 		if err := r.Exclude("/.workflow/"); err != nil {
@@ -129,6 +131,7 @@ func TestExcludeIsIdempotent(t *testing.T) {
 }
 
 func TestOpenNotARepo(t *testing.T) {
+	t.Parallel()
 	if _, err := Open(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a git repository") {
 		t.Fatalf("Open = %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 // nested files, anchored and directory-only patterns, negation, and
 // .git/info/exclude.
 func TestIgnorerAgreesWithGit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mustGit(t, dir, "init", "-q", "-b", "main")
 	files := map[string]string{

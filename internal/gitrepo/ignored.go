@@ -42,16 +42,28 @@ func others(ctx context.Context, r *Repo, max int, ignoredOnly bool) (paths []st
 	config := r.config
 	// planex's git reads no global config, where users name their own
 	// excludes file (core.excludesFile): what it ignores is the user's
-	// local files as much as what .gitignore names. `git config --get`
-	// runs nothing.
-	if out, err := run(ctx, call{dir: r.Root, env: env, userConfig: true, args: []string{"config", "--get", "--path", "core.excludesFile"}}); err == nil && strings.TrimSpace(out) != "" {
-		config = append(append([]setting(nil), r.config...), setting{"core.excludesFile", strings.TrimSpace(out)})
+	// local files as much as what .gitignore names. It is read by a
+	// `git config` that runs nothing, or remembered (userExcludesFile).
+	excludes, err := userExcludesFile(ctx, r, env)
+	if err == nil && excludes != "" {
+		config = append(append([]setting(nil), r.config...), setting{"core.excludesFile", excludes})
 	}
-	paths, more, err = othersBelow(ctx, call{dir: r.Root, env: env, config: config, scans: r.scans}, max, ignoredOnly, 0)
+	top := level{c: call{dir: r.Root, env: env, config: config, scans: r.scans}, cache: r.listing, index: filepath.Join(r.gitDir, "index")}
+	paths, more, err = othersBelow(ctx, top, max, ignoredOnly, 0)
 	if err != nil {
 		return nil, false, fmt.Errorf("listing the checkout's untracked files: %w", err)
 	}
 	return paths, more, nil
+}
+
+// level is one repository of the listing: the checkout, or a submodule
+// or nested repository in it.
+type level struct {
+	c call
+	// cache and index (the index file c reads) keep c's gitlinks while
+	// the index is unchanged; the checkout's only (nil and "" below it).
+	cache *listingCache
+	index string
 }
 
 // othersBelow lists what c's work tree (c.dir, its top level) holds
@@ -59,7 +71,8 @@ func others(ctx context.Context, r *Repo, max int, ignoredOnly bool) (paths []st
 // submodule and (ignoredOnly) each untracked nested repository, whose
 // files git leaves out of the listing (their own .env), down to
 // maxSubmoduleDepth.
-func othersBelow(ctx context.Context, c call, max int, ignoredOnly bool, depth int) (paths []string, more bool, err error) {
+func othersBelow(ctx context.Context, l level, max int, ignoredOnly bool, depth int) (paths []string, more bool, err error) {
+	c := l.c
 	args := []string{"ls-files", "-z", "--others", "--directory"}
 	if ignoredOnly {
 		args = append(args, "--ignored", "--exclude-standard")
@@ -89,7 +102,7 @@ func othersBelow(ctx context.Context, c call, max int, ignoredOnly bool, depth i
 	if more || depth == maxSubmoduleDepth {
 		return paths, more, nil
 	}
-	subs, err := checkedOutSubmodules(ctx, c)
+	subs, err := checkedOutSubmodules(ctx, l)
 	if err != nil {
 		return nil, false, err
 	}
@@ -107,7 +120,7 @@ func othersBelow(ctx context.Context, c call, max int, ignoredOnly bool, depth i
 		// The submodule's own repository, found from its folder (its .git
 		// is git's, made by `git submodule update` in the user's checkout);
 		// none of the superproject's GIT_DIR and the like.
-		inner := call{dir: sub, config: c.config}
+		inner := level{c: call{dir: sub, config: c.config}}
 		found, subMore, err := othersBelow(ctx, inner, max-len(paths), ignoredOnly, depth+1)
 		if err != nil {
 			return nil, false, fmt.Errorf("submodule %s: %w", sub, err)
@@ -154,37 +167,49 @@ func nestedRepositories(ctx context.Context, c call) ([]string, error) {
 	return out, nil
 }
 
-// checkedOutSubmodules are the folders of c's work tree where the index
+// checkedOutSubmodules are the folders of l's work tree where the index
 // holds a submodule (a gitlink) that is checked out: a real folder with a
 // .git of its own.
-func checkedOutSubmodules(ctx context.Context, c call) ([]string, error) {
+func checkedOutSubmodules(ctx context.Context, l level) ([]string, error) {
+	links, err := gitlinkPaths(ctx, l.c, l.cache, l.index)
+	if err != nil {
+		return nil, err
+	}
+	var subs []string
+	for _, rel := range links {
+		dir := filepath.Join(l.c.dir, filepath.FromSlash(rel))
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
+			continue // not checked out: nothing in it
+		}
+		subs = append(subs, dir)
+	}
+	return subs, nil
+}
+
+// listGitlinks reads the paths of c's index's gitlinks.
+func listGitlinks(ctx context.Context, c call) ([]string, error) {
 	stage := c
 	stage.args = []string{"ls-files", "-z", "--stage"}
-	var subs []string
+	var links []string
 	err := stream(ctx, stage, func(out io.Reader) error {
 		s := bufio.NewScanner(out)
 		s.Buffer(make([]byte, 0, 64<<10), 64<<10)
 		s.Split(splitNUL)
 		for s.Scan() {
 			meta, rel, ok := strings.Cut(s.Text(), "\t")
-			if !ok || !strings.HasPrefix(meta, "160000 ") {
-				continue
+			if ok && strings.HasPrefix(meta, "160000 ") {
+				links = append(links, rel)
 			}
-			dir := filepath.Join(c.dir, filepath.FromSlash(rel))
-			if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-				continue
-			}
-			if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
-				continue // not checked out: nothing in it
-			}
-			subs = append(subs, dir)
 		}
 		return s.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing submodules: %w", err)
 	}
-	return subs, nil
+	return links, nil
 }
 
 // splitNUL splits git's -z output at its NUL bytes.

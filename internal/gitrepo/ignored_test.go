@@ -66,7 +66,9 @@ func TestIgnored(t *testing.T) {
 // config, but the listing must still count that .env as ignored, or a
 // contained agent is shown it as untracked work.
 func TestIgnoredGlobalExcludes(t *testing.T) {
-	r := newRepo(t) // sets RUNNER_TEMP; t.Setenv below: not parallel
+	// Not parallel: the user's global config is named by this process's
+	// GIT_CONFIG_GLOBAL, as it is for planex.
+	r := newRepo(t)
 	dir := t.TempDir()
 	excludes := filepath.Join(dir, "gitignore_global")
 	if err := os.WriteFile(excludes, []byte(".env\n*.pem\n"), 0o644); err != nil {

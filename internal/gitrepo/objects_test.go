@@ -8,6 +8,7 @@ import (
 )
 
 func TestFilesAtAndBlob(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	if err := os.Symlink("README.md", filepath.Join(r.Root, "link")); err != nil {

@@ -163,6 +163,8 @@ func cleanGit(t *testing.T, dir string, args ...string) string {
 // drives every operation planex performs through gitrepo. None may run,
 // and the operations must still give the right results.
 func TestRedTeamGitRepoAPIRunsNoPlantedProgram(t *testing.T) {
+	// Not parallel: the attack sits in the inherited environment (HOME,
+	// GIT_* variables), which is this process's, as it is planex's.
 	ctx := context.Background()
 	r := newRepo(t)
 	origin, _ := cloneOf(t, r)
@@ -333,6 +335,8 @@ func TestRedTeamGitRepoAPIRunsNoPlantedProgram(t *testing.T) {
 // in ~/.gitconfig (which planex's git does not read), commits still carry
 // it; with none anywhere, planex's own.
 func TestRedTeamGitIdentityFromGlobalConfig(t *testing.T) {
+	// Not parallel: Open reads the identity through this process's HOME and
+	// GIT_CONFIG_* variables, which the test sets.
 	const homeRemote = "[remote \"home\"]\n\turl = https://home.example/r.git\n[remote \"origin\"]\n\tpushurl = https://home.example/push.git\n"
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -389,6 +393,7 @@ func TestRedTeamGitIdentityFromGlobalConfig(t *testing.T) {
 // TestRedTeamGitRefusesExtRemotes: a remote rewritten to ext:: (which
 // runs a command) or a remote helper is refused, not run.
 func TestRedTeamGitRefusesExtRemotes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	e := newEvil(t)
@@ -405,6 +410,7 @@ func TestRedTeamGitRefusesExtRemotes(t *testing.T) {
 // TestRedTeamGitSafeDirectory: a checkout owned by another user (a CI
 // container) still opens, because planex passes safe.directory for it.
 func TestRedTeamGitSafeDirectory(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to give the repository another owner")
 	}
@@ -455,6 +461,7 @@ func TestRedTeamGitSafeDirectory(t *testing.T) {
 // local path with insteadOf. planex keeps talking to the remote it found
 // when it opened the repository, and refuses the redirect.
 func TestRedTeamGitRemoteRewritten(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	origin, _ := cloneOf(t, r)
@@ -500,6 +507,7 @@ func TestRedTeamGitRemoteRewritten(t *testing.T) {
 // environment (its token included): planex's git gets PATH's absolute
 // folders only, so neither runs when planex talks to an ssh remote.
 func TestRedTeamGitProgramsOnRelativePath(t *testing.T) {
+	// Not parallel: the planted PATH is this process's, as it is planex's.
 	ctx := context.Background()
 	r := newRepo(t)
 	e := newEvil(t)
@@ -534,6 +542,7 @@ func TestRedTeamGitProgramsOnRelativePath(t *testing.T) {
 // git planex starts, must run none of them: they would run outside the
 // sandbox with planex's environment.
 func TestRedTeamGitProgramsOnAbsolutePathInRepo(t *testing.T) {
+	// Not parallel: the planted PATH is this process's, as it is planex's.
 	ctx := context.Background()
 	r := newRepo(t)
 	e := newEvil(t)
@@ -571,6 +580,7 @@ func TestRedTeamGitProgramsOnAbsolutePathInRepo(t *testing.T) {
 // same call without it runs the planted git (the row that shows the test
 // can fail).
 func TestRedTeamGitProgramsInWritableFolder(t *testing.T) {
+	// Not parallel: the planted PATH is this process's, as it is planex's.
 	r := newRepo(t)
 	e := newEvil(t)
 	shared := t.TempDir()

@@ -11,6 +11,7 @@ import (
 // TestRefsNotesAndDiffs covers the ref and commit helpers the Action
 // uses for its state and matrix results, against a real repository.
 func TestRefsNotesAndDiffs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	base, err := r.Head(ctx)

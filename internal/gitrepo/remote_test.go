@@ -25,6 +25,7 @@ func cloneOf(t *testing.T, r *Repo) (origin string, clone *Repo) {
 }
 
 func TestStateRoundTripThroughOrigin(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	origin, a := cloneOf(t, r)
@@ -93,6 +94,7 @@ func TestStateRoundTripThroughOrigin(t *testing.T) {
 }
 
 func TestPushRefusesOtherRefs(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t)
 	_, c := cloneOf(t, r)
 	for _, ref := range []string{"refs/heads/main", "refs/heads/feature", "refs/tags/v1"} {
@@ -107,6 +109,7 @@ func TestPushRefusesOtherRefs(t *testing.T) {
 // set twice (one key, two values, in the config and in a file it
 // includes: removed once each, where a second removal used to fail).
 func TestDropPersistedCredentials(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	mustGit(t, r.Root, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic c2VjcmV0")
@@ -136,6 +139,7 @@ func TestDropPersistedCredentials(t *testing.T) {
 // must be gone from that file, and git, asked from a worktree of the
 // repository, must find no header any more.
 func TestDropPersistedCredentialsIncluded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	runnerTemp := filepath.Join(t.TempDir(), "runner temp")
@@ -179,6 +183,7 @@ func TestDropPersistedCredentialsIncluded(t *testing.T) {
 // (.git/modules/<name>/config), which an agent reads like the rest of
 // the git directory; nested submodules' configs too. All are cleaned.
 func TestDropPersistedCredentialsSubmodules(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	sub := newRepo(t)
@@ -217,6 +222,7 @@ func TestDropPersistedCredentialsSubmodules(t *testing.T) {
 // changes the way GitHub does for a token without the workflows
 // permission, and checks that the refusal is recognised as that.
 func TestWorkflowPushRefusal(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	origin, a := cloneOf(t, r)
@@ -265,6 +271,7 @@ func TestWorkflowPushRefusal(t *testing.T) {
 }
 
 func TestWorkflowRefusalWordings(t *testing.T) {
+	t.Parallel()
 	for _, out := range []string{
 		"!\trefs/heads/planex/x:refs/heads/planex/x\t[remote rejected] (refusing to allow a GitHub App to create or update workflow `.github/workflows/a.yml` without `workflows` permission)",
 		"remote: refusing to allow an OAuth App to create or update workflow `.github/workflows/a.yml` without `workflow` scope",

@@ -16,6 +16,7 @@ import (
 // it, and the reset neither runs anything the agent planted nor writes
 // outside the worktree.
 func TestRedTeamGitResetWorktreeLeavesNothingBehind(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		leave func(t *testing.T, wt, outside string, e *evil)
@@ -61,6 +62,7 @@ func TestRedTeamGitResetWorktreeLeavesNothingBehind(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			r := newRepo(t)
 			e := newEvil(t)
@@ -122,6 +124,7 @@ func TestRedTeamGitResetWorktreeLeavesNothingBehind(t *testing.T) {
 // repository's config tells git to ignore change times: the private
 // index's stat data is trusted only with the change time too.
 func TestRedTeamGitSnapshotSeesChangesWithRestoredTimes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	// The repository's config asks git to ignore the change time.
@@ -140,11 +143,15 @@ func TestRedTeamGitSnapshotSeesChangesWithRestoredTimes(t *testing.T) {
 	if err := os.Chtimes(p, old, old); err != nil {
 		t.Fatal(err)
 	}
+	// The change time Chtimes gave is no later than now.
+	changed := time.Now()
 	if _, changes, err := r.Snapshot(ctx, wt, head); err != nil || len(changes) != 0 {
 		t.Fatalf("first snapshot = %v, %v", changes, err)
 	}
-	// Git keeps change times to the second.
-	time.Sleep(1100 * time.Millisecond)
+	// Git keeps change times to the second: the rewrite must fall in a
+	// later second than that change (the margin covers the kernel's
+	// coarser file clock). Too short a wait fails the test, never passes it.
+	time.Sleep(time.Until(changed.Truncate(time.Second).Add(time.Second + 30*time.Millisecond)))
 	if err := os.WriteFile(p, []byte("new\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +168,7 @@ func TestRedTeamGitSnapshotSeesChangesWithRestoredTimes(t *testing.T) {
 }
 
 func TestResetWorktreeRefusesWhatIsNotAKeptWorktree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	head, _ := r.Head(ctx)
@@ -191,6 +199,7 @@ func TestResetWorktreeRefusesWhatIsNotAKeptWorktree(t *testing.T) {
 }
 
 func TestStreamBlobs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	readme := strings.TrimSpace(cleanGit(t, r.Root, "rev-parse", "HEAD:README.md"))
@@ -245,6 +254,7 @@ func TestStreamBlobs(t *testing.T) {
 // reset the first is gone and the second is an empty folder again; the
 // next snapshot sees only the next task's work.
 func TestRedTeamGitResetEmptiesSubmoduleFolders(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		leave   func(t *testing.T, wt string)
@@ -266,6 +276,7 @@ func TestRedTeamGitResetEmptiesSubmoduleFolders(t *testing.T) {
 		}, "", "vendor/lib"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			r := newRepo(t)
 			head, _ := r.Head(ctx)

@@ -13,8 +13,10 @@ import (
 
 // settle waits until files written just now are older than racyWindow, so
 // that a remembered scan is reused or refused on the files' identity
-// alone, not because they changed too recently.
-func settle() { time.Sleep(3 * racyWindow) }
+// alone, not because they changed too recently. Time only moves on and a
+// file's times (from the kernel's coarse clock) are never ahead of
+// time.Now, so racyWindow and a margin for that clock's tick are enough.
+func settle() { time.Sleep(racyWindow + 20*time.Millisecond) }
 
 // TestRedTeamDriverAddedBetweenCallsIsNeutralised: a Repo remembers its
 // driver scan while the config is unchanged. Another process (or a planex

@@ -9,6 +9,7 @@ import (
 )
 
 func TestShowCommit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	os.WriteFile(filepath.Join(r.Root, "README.md"), []byte("hello\nworld\n"), 0o644)
@@ -45,6 +46,7 @@ func TestShowCommit(t *testing.T) {
 // text, so gigabytes are possible); the review's ShowCommit and the pull
 // request's DiffText return at most their cap, cut at a line.
 func TestRedTeamPatchBounded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	base, err := r.Head(ctx)

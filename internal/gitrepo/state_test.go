@@ -91,6 +91,7 @@ func TestStateNoCommit(t *testing.T) {
 // side starts from a freshly opened Repo, so each pays the one driver
 // scan (git config) before its first status.
 func TestStateIsOneGitProcess(t *testing.T) {
+	// Not parallel: the counting git is put on this process's PATH.
 	ctx := context.Background()
 	r := newRepo(t)
 	calls := countGit(t)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestLinkEscapes(t *testing.T) {
+	t.Parallel()
 	// Symlinks already in the tree that the cases may pass through.
 	base := map[string]string{
 		"up":         "..",
@@ -53,6 +54,7 @@ func TestLinkEscapes(t *testing.T) {
 // TestRedTeamGitSymlinkEscapes reads links from a real task snapshot: only
 // the task's own links that leave the repository are named.
 func TestRedTeamGitSymlinkEscapes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	// The repository already has a link out (e.g. to a system file); it is

@@ -38,6 +38,7 @@ func TestOutsideConfigFiles(t *testing.T) {
 // so the sandbox can conceal it; a helper's relative path and a helper
 // that is a program are not files to name.
 func TestReferencedFiles(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t) // sets RUNNER_TEMP: not parallel
 	dir := t.TempDir()
 	home := t.TempDir()
@@ -78,6 +79,7 @@ func TestReferencedFiles(t *testing.T) {
 // lists both, and the agent's copy of each keeps none of the credential
 // while git still reads its settings.
 func TestConfigFilesWorktreeConfig(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t) // sets RUNNER_TEMP: not parallel
 	ctx := context.Background()
 	linked := filepath.Join(t.TempDir(), "linked")
@@ -151,6 +153,7 @@ func TestCredentialStores(t *testing.T) {
 // a cookie file holding a session (http.cookieFile). A contained agent
 // must not open them by name either, so they are listed.
 func TestReferencedFilesKeysAndCookies(t *testing.T) {
+	t.Parallel()
 	r := newRepo(t) // sets RUNNER_TEMP: not parallel
 	dir := t.TempDir()
 	home := t.TempDir()

@@ -10,13 +10,30 @@ import (
 // itself, git, the coding CLIs) and spend most of their time waiting on them.
 // Run one after another they took minutes (issue 32, item 4), so each of
 // their top-level tests opens with t.Parallel(), but those in serialTests.
-var parallelPackages = []string{"internal/cli", "internal/agent/clis"}
+var parallelPackages = []string{"internal/cli", "internal/agent/clis", "internal/gitrepo"}
 
 // serialTests may not run beside others, and say why.
 var serialTests = map[string]string{
 	"internal/cli.TestUnknownCommandSuggestions": "changes the process's working directory",
 	"internal/cli.TestBenchWidePlan":             "times runs against each other (and runs only with PLANEX_BENCH)",
 	"internal/agent/clis.TestMissingBinary":      "sets PATH for the whole process",
+	// The counting git is put first on the process's PATH.
+	"internal/gitrepo.TestGitProcessesPerTaskCommit":   "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestStateSaveOnCountsAndParents": "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestConfigFileReadOnce":          "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestStateIsOneGitProcess":        "puts a counting git on the process's PATH",
+	// The attack or the user's setting is in the process's environment, as
+	// it is in planex's.
+	"internal/gitrepo.TestIgnoredGlobalExcludes":                  "names the user's global config in GIT_CONFIG_GLOBAL",
+	"internal/gitrepo.TestIgnoredRepeatedListingProcesses":        "names the user's global config in GIT_CONFIG_GLOBAL and counts git processes",
+	"internal/gitrepo.TestIgnoredRelistSeesChanges":               "names the user's global config in GIT_CONFIG_GLOBAL",
+	"internal/gitrepo.TestIgnoredExcludesWithIncludes":            "names the user's global config in GIT_CONFIG_GLOBAL",
+	"internal/gitrepo.TestRedTeamGitRepoAPIRunsNoPlantedProgram":  "plants programs through HOME and GIT_* variables",
+	"internal/gitrepo.TestRedTeamGitIdentityFromGlobalConfig":     "sets HOME and GIT_CONFIG_* for the identity Open reads",
+	"internal/gitrepo.TestRedTeamGitProgramsOnRelativePath":       "plants relative folders on PATH",
+	"internal/gitrepo.TestRedTeamGitProgramsOnAbsolutePathInRepo": "plants the repository's folders on PATH",
+	"internal/gitrepo.TestRedTeamGitProgramsInWritableFolder":     "plants a writable folder on PATH",
+	"internal/gitrepo.TestWorktreeLivesOutsideTheRepository":      "sets TMPDIR for the OS temp dir row",
 }
 
 // TestSlowPackagesTestInParallel: every top-level test of parallelPackages

@@ -163,8 +163,12 @@ type hold struct {
 
 // lendLockDir is where the lock files of lent directories live: a folder
 // only root can enter, so no other user can hold a lock to stall planex.
+// Every planex process on the machine must find the same one whatever its
+// $TMPDIR (jobs of two runners, or a matrix's jobs, each with a temporary
+// folder of its own, lending one --sandbox-write folder): the first to
+// finish gave the folder back under the other's running program.
 func lendLockDir() (string, error) {
-	d := filepath.Join(os.TempDir(), "planex-lend")
+	d := lendLockPath()
 	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", err
 	}
@@ -176,6 +180,16 @@ func lendLockDir() (string, error) {
 		return "", fmt.Errorf("%s is not a folder of mode 0700 owned by planex's user", d)
 	}
 	return d, nil
+}
+
+// lendLockPath is /run/planex-lend where /run is a folder (lending
+// happens only as root, who may write there), /tmp/planex-lend otherwise;
+// never below $TMPDIR.
+func lendLockPath() string {
+	if fi, err := os.Stat("/run"); err == nil && fi.IsDir() {
+		return "/run/planex-lend"
+	}
+	return "/tmp/planex-lend"
 }
 
 // lockShared opens dir's lock file and takes a shared lock on it,

@@ -219,6 +219,34 @@ func TestLendingIsHeldAcrossProcesses(t *testing.T) {
 	}
 }
 
+// TestLendingIsHeldAcrossTempDirs: the same with the two processes'
+// $TMPDIR apart (two runners' jobs, or a matrix's, each with a temporary
+// folder of its own): the lending locks are the machine's, not the
+// temporary folder's, so the first to end still gives nothing back.
+func TestLendingIsHeldAcrossTempDirs(t *testing.T) {
+	needRoot(t)
+	a, b := newSandbox(t), newSandbox(t)
+	shared := t.TempDir()
+	writeFile(t, filepath.Join(shared, "f"), "x", 0o644)
+	wrap := func(s *Sandbox, tmp string) func() {
+		t.Setenv("TMPDIR", tmp)
+		done, err := s.Wrap(exec.CommandContext(context.Background(), "true"), Policy{Writable: []string{shared}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return done
+	}
+	first, second := wrap(a, t.TempDir()), wrap(b, t.TempDir())
+	first()
+	if uid, _ := ownerOf(t, filepath.Join(shared, "f")); uid != SandboxID {
+		t.Errorf("given back while a process with another $TMPDIR still lent it: owner %d", uid)
+	}
+	second()
+	if uid, _ := ownerOf(t, filepath.Join(shared, "f")); uid != 0 {
+		t.Errorf("not given back after the last process: owner %d", uid)
+	}
+}
+
 // TestChownTree: lending changes what planex owns below the root and
 // nothing a link leads to; giving back changes only what the sandbox's
 // uid owns.
