@@ -307,3 +307,13 @@ func TestStateRecordOutsideTheTree(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratedTreesSettle: the trees tests and benchmarks generate wait
+// out the racy window before they are used, so two queries in a row on
+// one share a state key whatever the machine's load.
+func TestGeneratedTreesSettle(t *testing.T) {
+	t.Parallel()
+	if repomaptest.Settle <= racyWindow {
+		t.Errorf("repomaptest.Settle = %v, want more than the racy window %v", repomaptest.Settle, racyWindow)
+	}
+}

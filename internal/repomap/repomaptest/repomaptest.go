@@ -122,8 +122,19 @@ func GenerateRepo(tb testing.TB, dir string, n int) (target, query string) {
 	// index once a second has passed.
 	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
 	Git(tb, dir, "update-index", "-q", "--refresh")
+	// planex's state key trusts no stamp younger than its racy window
+	// either (it reads such a file's contents, and lists again when the
+	// index is that young), and a key taken while a file was young
+	// differs from one taken after: a tree used at once would make two
+	// queries in a row miss the cache by the clock, not by a change.
+	time.Sleep(Settle)
 	return target, query
 }
+
+// Settle is how long GenerateRepo waits after its last write: longer than
+// the repository map's racy window (2 s; a test in package repomap keeps
+// the two apart).
+const Settle = 2100 * time.Millisecond
 
 // ReadAll is the floor a repository map is measured against: list the
 // files with git and read every one of them (in parallel, as the map
