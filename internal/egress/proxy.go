@@ -238,8 +238,6 @@ func (h *handler) check(ctx context.Context, host string, port int) ([]netip.Add
 	return addrs, nil
 }
 
-// refuse answers 403, naming the destination and how to allow it, and
-// records the refusal.
 // failed answers a request that err stopped: a refusal with the
 // proxy's 403, any other error with 502. It reports whether err stopped it.
 func (h *handler) failed(w http.ResponseWriter, err error) bool {
@@ -253,6 +251,8 @@ func (h *handler) failed(w http.ResponseWriter, err error) bool {
 	return err != nil
 }
 
+// refuse answers 403, naming the destination and how to allow it, and
+// records the refusal.
 func (h *handler) refuse(w http.ResponseWriter, ref *refusal) {
 	h.record(ref)
 	hp := net.JoinHostPort(ref.host, strconv.Itoa(ref.port))
