@@ -261,7 +261,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		contain.Conceal = append(append([]string(nil), contain.Conceal...), lastOf(above)...)
 	} else if err := ownedHere(above, os.Getuid()); err != nil {
 		return agent.Result{}, fmt.Errorf("%s agent: %w", a.cli.binary, err)
-	} else if err := shutAbove(step.Dir, a.cli.aboveConfig, os.Getuid()); err != nil {
+	} else if err := shutAbove(step.Dir, a.cli.aboveConfig, os.Getuid(), os.Getgid()); err != nil {
 		return agent.Result{}, fmt.Errorf("%s agent: %w", a.cli.binary, err)
 	}
 	step.Prompt = step.Prompt + resultInstructions(step.Phase, schema)
@@ -362,8 +362,9 @@ func ownedHere(found [][]string, uid int) error {
 // start was read). Below the nearest folder above dir that another user
 // may write, it puts an empty file of each rel, which the CLI finds
 // first and which nobody else can change; where that folder holds dir
-// itself, nothing can stand between them and the step is refused.
-func shutAbove(dir string, rel []string, uid int) error {
+// itself, nothing can stand between them and the step is refused. uid
+// and gid are the user's and its primary group.
+func shutAbove(dir string, rel []string, uid, gid int) error {
 	if len(rel) == 0 {
 		return nil
 	}
@@ -373,11 +374,11 @@ func shutAbove(dir string, rel []string, uid int) error {
 	}
 	for child, d := abs, filepath.Dir(abs); ; child, d = d, filepath.Dir(d) {
 		fi, err := os.Lstat(d)
-		if err == nil && openToOthers(fi, uid) {
+		if err == nil && openToOthers(fi, uid, gid) {
 			if child == abs {
 				return fmt.Errorf("%w: %s, which holds the working directory %s, may be written by other users, who could put %s there while the step starts; run with the sandbox, which hides it, or work in a folder of your own", ErrForeignConfig, d, abs, rel[0])
 			}
-			return placeEmpty(child, rel)
+			return placeEmpty(child, rel, uid, gid)
 		}
 		if err == nil && foundIn(d, rel) {
 			return nil // the CLI stops at this one, which ownedHere checked and only its owner can change
@@ -398,24 +399,91 @@ func foundIn(d string, rel []string) bool {
 	return false
 }
 
+// sharedFolder reports whether a folder with permissions perm, owned by
+// owner and group, lets a user other than uid and root add entries, for
+// a user whose primary group is gid: it is writable by all; or another
+// user's; or writable by its group, unless the folder is uid's own and
+// its group uid's primary one (a umask-002 user-private group, whose
+// only member is uid). Which users a group holds cannot be learnt
+// portably, so any other group-writable folder counts as shared.
+func sharedFolder(perm fs.FileMode, owner, group, uid, gid int) bool {
+	switch {
+	case perm&0o002 != 0:
+		return true
+	case owner != uid && owner != 0:
+		return true
+	case perm&0o020 != 0:
+		return owner != uid || group != gid
+	}
+	return false
+}
+
 // placeEmpty creates each of rel below d as an empty file only its
-// owner may change, leaving one already there as it is.
-func placeEmpty(d string, rel []string) error {
+// owner may change, each folder on the way with mode 0700. A folder or
+// file already there is kept only if it is uid's own and no link, the
+// folder is not shared (sharedFolder) and the file is empty and
+// writable by nobody else; else another user may have put it there
+// first, and the step is refused (ErrForeignConfig).
+func placeEmpty(d string, rel []string, uid, gid int) error {
 	for _, r := range rel {
-		p := filepath.Join(d, r)
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return fmt.Errorf("shutting %s against other users: %w", d, err)
+		elems := strings.Split(filepath.ToSlash(r), "/")
+		p := d
+		for _, dir := range elems[:len(elems)-1] {
+			p = filepath.Join(p, dir)
+			err := os.Mkdir(p, 0o700)
+			if errors.Is(err, fs.ErrExist) {
+				err = keptFolder(p, uid, gid)
+			}
+			if err != nil {
+				return fmt.Errorf("shutting %s against other users: %w", d, err)
+			}
 		}
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		p = filepath.Join(p, elems[len(elems)-1])
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 		if errors.Is(err, fs.ErrExist) {
-			continue
+			err = keptFile(p, uid)
+		} else if err == nil {
+			err = f.Close()
 		}
 		if err != nil {
 			return fmt.Errorf("shutting %s against other users: %w", d, err)
 		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("shutting %s against other users: %w", d, err)
-		}
+	}
+	return nil
+}
+
+// keptFolder accepts the folder p that placeEmpty found already there.
+func keptFolder(p string, uid, gid int) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	owner, _ := fileOwner(fi)
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: %s is a link (owned by uid %d), which another user may have planted; remove it, or run with the sandbox", ErrForeignConfig, p, owner)
+	case !fi.IsDir():
+		return fmt.Errorf("%w: %s is not a folder (owned by uid %d); remove it, or run with the sandbox", ErrForeignConfig, p, owner)
+	case owner != uid || openToOthers(fi, uid, gid):
+		return fmt.Errorf("%w: the folder %s, owned by uid %d with mode %v, may be written by other users; remove it, or run with the sandbox", ErrForeignConfig, p, owner, fi.Mode().Perm())
+	}
+	return nil
+}
+
+// keptFile accepts the file p that placeEmpty found already there.
+func keptFile(p string, uid int) error {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	owner, _ := fileOwner(fi)
+	switch {
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: %s is not a plain file but %v (owned by uid %d), which another user may have planted; remove it, or run with the sandbox", ErrForeignConfig, p, fi.Mode().Type(), owner)
+	case owner != uid || fi.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("%w: %s, owned by uid %d with mode %v, may be written by other users; remove it, or run with the sandbox", ErrForeignConfig, p, owner, fi.Mode().Perm())
+	case fi.Size() != 0:
+		return fmt.Errorf("%w: %s, owned by uid %d, holds %d bytes where planex keeps an empty file; remove it, or run with the sandbox", ErrForeignConfig, p, owner, fi.Size())
 	}
 	return nil
 }

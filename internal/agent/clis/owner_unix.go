@@ -17,12 +17,15 @@ func fileOwner(fi fs.FileInfo) (int, bool) {
 }
 
 // openToOthers reports whether a user other than uid and root may add
-// entries to the folder fi describes: it is writable by all, or another
-// user's.
-func openToOthers(fi fs.FileInfo, uid int) bool {
-	if fi.Mode().Perm()&0o002 != 0 {
-		return true
+// entries to the folder fi describes, for a user whose primary group is
+// gid (see sharedFolder).
+func openToOthers(fi fs.FileInfo, uid, gid int) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fi.Mode().Perm()&0o002 != 0
 	}
-	owner, ok := fileOwner(fi)
-	return ok && owner != uid && owner != 0
+	return sharedFolder(fi.Mode().Perm(), int(st.Uid), int(st.Gid), uid, gid)
 }
+
+// noFollow makes an open fail on a link rather than follow it.
+const noFollow = syscall.O_NOFOLLOW
