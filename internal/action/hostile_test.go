@@ -140,16 +140,7 @@ func TestHostileCommentFormsRunNothing(t *testing.T) {
 // agent, and the pull request's branch keeps its one commit.
 func TestHostileReviewCommentFormsRunNothing(t *testing.T) {
 	w := newParallelWorld(t)
-	w.agent.setPlan(wTask{ID: "T1", Title: "base", Scope: "a/**"})
-	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex -y add a file")); err != nil || r.Outputs.Status != StatusDone {
-		t.Fatalf("run: %v %+v", err, r.Outputs)
-	}
-	prs := w.fake.PullRequests(wRepo)
-	if len(prs) != 1 {
-		t.Fatalf("%d pull requests", len(prs))
-	}
-	pr := prs[0]
+	pr := w.pullRequestOfARun()
 	w.agent.takeCalls()
 	for _, form := range hostileForms {
 		body := strings.Replace(form.format, "%s", "/planex -y also add docs", 1)

@@ -192,16 +192,7 @@ func TestReactionsTellTheTruth(t *testing.T) {
 // report.
 func TestFollowUpOnPullRequest(t *testing.T) {
 	w := newParallelWorld(t)
-	w.agent.setPlan(wTask{ID: "T1", Title: "base", Scope: "a/**"})
-	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex -y add a file")); err != nil || r.Outputs.Status != StatusDone {
-		t.Fatalf("run: %v %+v", err, r.Outputs)
-	}
-	prs := w.fake.PullRequests(wRepo)
-	if len(prs) != 1 {
-		t.Fatalf("%d pull requests after an auto-approved plan", len(prs))
-	}
-	pr := prs[0]
+	pr := w.pullRequestOfARun()
 	w.agent.setPlan(wTask{ID: "T1", Title: "docs too", Scope: "d/**"})
 	if _, err := w.handle(w.comment(pr.Number, "maintainer", "/planex also add docs")); err != nil {
 		t.Fatalf("follow-up plan: %v", err)
@@ -346,12 +337,7 @@ func TestScheduleOverLabelledIssues(t *testing.T) {
 // internal/cli's TestActionReviewCommentFollowUpIsAnsweredInItsThread.)
 func TestReviewCommentFollowUpIsAnsweredInItsThread(t *testing.T) {
 	w := newParallelWorld(t)
-	w.agent.setPlan(wTask{ID: "T1", Title: "base", Scope: "a/**"})
-	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex -y add a file")); err != nil || r.Outputs.Status != StatusDone {
-		t.Fatalf("run: %v %+v", err, r.Outputs)
-	}
-	pr := w.fake.PullRequests(wRepo)[0]
+	pr := w.pullRequestOfARun()
 	w.agent.setPlan(wTask{ID: "T1", Title: "docs too", Scope: "d/**"})
 	ev := w.reviewComment(pr, "maintainer", "a/T1.txt", "/planex also add docs")
 	if r, err := w.handle(ev); err != nil || r.Outputs.Status != StatusPlanned {
