@@ -34,20 +34,7 @@ func git(t *testing.T, dir string, args ...string) string {
 func TestHeartbeatKeepsTheStateFreshAndStopsOnTakeover(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	src := t.TempDir()
-	git(t, src, "init", "-q", "-b", "main")
-	git(t, src, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "initial")
-	origin := filepath.Join(t.TempDir(), "origin.git")
-	git(t, src, "clone", "-q", "--bare", src, origin)
-	ws := filepath.Join(t.TempDir(), "ws")
-	git(t, src, "clone", "-q", origin, ws)
-	repo, err := gitrepo.Open(ctx, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(repo.CommonDir, session.SessionDir, "s1"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	origin, repo := sessionClone(t)
 	r := &Runner{Cfg: Config{RunID: "42", RunAttempt: "1", HeartbeatInterval: 20 * time.Millisecond}, Repo: repo,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f := r.flows()
@@ -73,7 +60,7 @@ func TestHeartbeatKeepsTheStateFreshAndStopsOnTakeover(t *testing.T) {
 	}
 	// Another run takes the plan over: the state ref moves under it.
 	other := filepath.Join(t.TempDir(), "other")
-	git(t, src, "clone", "-q", origin, other)
+	git(t, t.TempDir(), "clone", "-q", origin, other)
 	// The heartbeat keeps pushing meanwhile, so the takeover's push may lose
 	// a race for the ref's lock now and then: try again, as a real run would.
 	var taken string
@@ -102,4 +89,26 @@ func TestHeartbeatKeepsTheStateFreshAndStopsOnTakeover(t *testing.T) {
 	if got := stateAt(); got != taken {
 		t.Errorf("the heartbeat overwrote the new owner's state: %s, want %s", got, taken)
 	}
+}
+
+// sessionClone makes an origin with one commit and a clone of it holding
+// session s1's folder, as a job's checkout has: the origin's path and the
+// clone.
+func sessionClone(t *testing.T) (string, *gitrepo.Repo) {
+	t.Helper()
+	src := t.TempDir()
+	git(t, src, "init", "-q", "-b", "main")
+	git(t, src, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "initial")
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	git(t, src, "clone", "-q", "--bare", src, origin)
+	ws := filepath.Join(t.TempDir(), "ws")
+	git(t, src, "clone", "-q", origin, ws)
+	repo, err := gitrepo.Open(context.Background(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(repo.CommonDir, session.SessionDir, "s1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return origin, repo
 }

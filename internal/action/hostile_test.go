@@ -140,7 +140,7 @@ func TestHostileCommentFormsRunNothing(t *testing.T) {
 // agent, and the pull request's branch keeps its one commit.
 func TestHostileReviewCommentFormsRunNothing(t *testing.T) {
 	w := newParallelWorld(t)
-	pr := w.pullRequestOfARun()
+	pr := w.planexPR()
 	w.agent.takeCalls()
 	for _, form := range hostileForms {
 		body := strings.Replace(form.format, "%s", "/planex -y also add docs", 1)

@@ -192,7 +192,7 @@ func TestReactionsTellTheTruth(t *testing.T) {
 // report.
 func TestFollowUpOnPullRequest(t *testing.T) {
 	w := newParallelWorld(t)
-	pr := w.pullRequestOfARun()
+	pr := w.planexPR()
 	w.agent.setPlan(wTask{ID: "T1", Title: "docs too", Scope: "d/**"})
 	if _, err := w.handle(w.comment(pr.Number, "maintainer", "/planex also add docs")); err != nil {
 		t.Fatalf("follow-up plan: %v", err)
@@ -337,7 +337,7 @@ func TestScheduleOverLabelledIssues(t *testing.T) {
 // internal/cli's TestActionReviewCommentFollowUpIsAnsweredInItsThread.)
 func TestReviewCommentFollowUpIsAnsweredInItsThread(t *testing.T) {
 	w := newParallelWorld(t)
-	pr := w.pullRequestOfARun()
+	pr := w.planexPR()
 	w.agent.setPlan(wTask{ID: "T1", Title: "docs too", Scope: "d/**"})
 	ev := w.reviewComment(pr, "maintainer", "a/T1.txt", "/planex also add docs")
 	if r, err := w.handle(ev); err != nil || r.Outputs.Status != StatusPlanned {

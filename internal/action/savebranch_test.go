@@ -5,12 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
-
-	"github.com/planexhq/planex/internal/gitrepo"
-	"github.com/planexhq/planex/internal/session"
 )
 
 // TestSaveWithBranch: after a task the state and the run branch are
@@ -32,20 +27,7 @@ func TestSaveWithBranch(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			src := t.TempDir()
-			git(t, src, "init", "-q", "-b", "main")
-			git(t, src, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "initial")
-			origin := filepath.Join(t.TempDir(), "origin.git")
-			git(t, src, "clone", "-q", "--bare", src, origin)
-			ws := filepath.Join(t.TempDir(), "ws")
-			git(t, src, "clone", "-q", origin, ws)
-			repo, err := gitrepo.Open(ctx, ws)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.MkdirAll(filepath.Join(repo.CommonDir, session.SessionDir, "s1"), 0o700); err != nil {
-				t.Fatal(err)
-			}
+			origin, repo := sessionClone(t)
 			r := &Runner{Cfg: Config{Remote: "origin"}, Repo: repo, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 			f := r.flows()
 			const branch = "planex/s1"
@@ -54,8 +36,8 @@ func TestSaveWithBranch(t *testing.T) {
 				t.Fatal(err)
 			}
 			first := rec.remote.Commit
-			head := git(t, ws, "rev-parse", "HEAD")
-			git(t, ws, "update-ref", "refs/heads/"+branch, head)
+			head := git(t, repo.Root, "rev-parse", "HEAD")
+			git(t, repo.Root, "update-ref", "refs/heads/"+branch, head)
 			if err := f.store.pushBranch(ctx, rec); err != nil {
 				t.Fatal(err)
 			}
@@ -67,8 +49,8 @@ func TestSaveWithBranch(t *testing.T) {
 			if c.branchMoved {
 				git(t, origin, "update-ref", "refs/heads/"+branch, elsewhere)
 			}
-			task := git(t, ws, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit-tree", git(t, ws, "rev-parse", head+"^{tree}"), "-p", head, "-m", "T1")
-			git(t, ws, "update-ref", "refs/heads/"+branch, task)
+			task := git(t, repo.Root, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit-tree", git(t, repo.Root, "rev-parse", head+"^{tree}"), "-p", head, "-m", "T1")
+			git(t, repo.Root, "update-ref", "refs/heads/"+branch, task)
 			rec.State = StateDone
 
 			stateErr, branchErr := f.store.saveWithBranch(ctx, rec)

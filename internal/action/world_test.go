@@ -362,20 +362,3 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 	raw, err := json.Marshal(v)
 	return agent.Result{Raw: raw}, err
 }
-
-// pullRequestOfARun plans and runs a one-task plan (T1 writing under a/)
-// asked for with -y on a new issue, and returns the pull request the run
-// opened: where tests of follow-ups and review comments start.
-func (w *world) pullRequestOfARun() ghfake.PullRequest {
-	w.t.Helper()
-	w.agent.setPlan(wTask{ID: "T1", Title: "base", Scope: "a/**"})
-	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex -y add a file")); err != nil || r.Outputs.Status != StatusDone {
-		w.t.Fatalf("run: %v %+v", err, r.Outputs)
-	}
-	prs := w.fake.PullRequests(wRepo)
-	if len(prs) != 1 {
-		w.t.Fatalf("%d pull requests after an auto-approved plan", len(prs))
-	}
-	return prs[0]
-}
