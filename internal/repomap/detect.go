@@ -315,7 +315,8 @@ func (d *detector) pythonScripts(py pythonFiles) {
 }
 
 func (d *detector) hasPythonTests() bool {
-	for _, f := range d.m.Entries {
+	for i := range d.m.Entries {
+		f := &d.m.Entries[i] // not a copy: build renumbers its term ids meanwhile
 		if f.Lang == LangPython && f.Test {
 			return true
 		}
@@ -540,7 +541,8 @@ func (d *detector) entryPoints() {
 	m := d.m
 	goMains := map[string]bool{}
 	var pyMains []string
-	for _, f := range m.Entries {
+	for i := range m.Entries {
+		f := &m.Entries[i] // not a copy: build renumbers its term ids meanwhile
 		if f.Test || IsDocPath(f.Path) {
 			continue
 		}
@@ -599,7 +601,8 @@ func (d *detector) testLayout() {
 		patterns   map[string]int
 	}
 	groups := map[string]*group{}
-	for _, f := range d.m.Entries {
+	for i := range d.m.Entries {
+		f := &d.m.Entries[i] // not a copy: build renumbers its term ids meanwhile
 		if !f.Test || !IsCode(f.Lang) {
 			continue
 		}

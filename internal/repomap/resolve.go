@@ -85,10 +85,13 @@ type importIndex struct {
 func newImportIndex(m *Map) *importIndex {
 	ix := &importIndex{exists: make(map[string]bool, len(m.Entries)), goMod: m.goModulePath(),
 		goDirs: map[string][]string{}, pyMods: map[string]string{}, fileMod: map[string]string{}, javaBySuffix: map[string][]string{}}
-	for _, f := range m.Entries {
-		ix.exists[f.Path] = true
+	// Entries are read by pointer: term ids are renumbered in them at the
+	// same time (build), and a copy of a File would read those fields too.
+	for i := range m.Entries {
+		ix.exists[m.Entries[i].Path] = true
 	}
-	for _, f := range m.Entries {
+	for i := range m.Entries {
+		f := &m.Entries[i]
 		switch f.Lang {
 		case LangGo:
 			if !strings.HasSuffix(f.Path, "_test.go") {
