@@ -320,37 +320,69 @@ func buildKey(ctx context.Context, abs string, git *gitInfo, opts Options, log *
 // that data derived from a map can be cached beside it. The key is "" when
 // opts.NoCache is set.
 func StateKey(ctx context.Context, root string, opts Options) (key, dir string, err error) {
+	c, err := StartStateKey(ctx, root, opts)
+	if err != nil {
+		return "", "", err
+	}
+	if key, err = c.Wait(); err != nil {
+		return "", "", err
+	}
+	return key, c.Dir, nil
+}
+
+// KeyCheck is a state key being computed in the background (most of it is
+// a stat of every file), so that a caller can use what the previous key
+// named meanwhile. Dir, the cache directory, is known at once.
+type KeyCheck struct {
+	Dir  string
+	done chan struct{}
+	key  string
+	err  error
+}
+
+// Wait returns the key once it is computed.
+func (c *KeyCheck) Wait() (string, error) {
+	<-c.done
+	return c.key, c.err
+}
+
+// StartStateKey starts computing StateKey's key in the background and
+// returns at once with the cache directory. The key is "" when
+// opts.NoCache is set.
+func StartStateKey(ctx context.Context, root string, opts Options) (*KeyCheck, error) {
+	c := &KeyCheck{done: make(chan struct{})}
 	if opts.NoCache {
-		return "", "", nil
+		close(c.done)
+		return c, nil
 	}
 	if opts.MaxFileBytes <= 0 {
 		opts.MaxFileBytes = DefaultMaxFileBytes
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return "", "", fmt.Errorf("resolving %s: %w", root, err)
+		return nil, fmt.Errorf("resolving %s: %w", root, err)
 	}
 	var git *gitInfo
 	if !opts.NoGit {
 		git = findGit(ctx, abs)
 	}
-	if git != nil {
-		key, err = gitStateKey(ctx, abs, git, opts)
-		if err != nil {
-			return "", "", err
+	if c.Dir, err = cacheDir(git, opts); err != nil {
+		return nil, err
+	}
+	go func() {
+		defer close(c.done)
+		if git != nil {
+			c.key, c.err = gitStateKey(ctx, abs, git, opts)
+			return
 		}
-	} else {
 		files, err := listWalk(ctx, abs)
 		if err != nil {
-			return "", "", err
+			c.err = err
+			return
 		}
-		key = statKey(abs, files, opts)
-	}
-	dir, err = cacheDir(git, opts)
-	if err != nil {
-		return "", "", err
-	}
-	return key, dir, nil
+		c.key = statKey(abs, files, opts)
+	}()
+	return c, nil
 }
 
 func checkEmpty(root string, m *Map) (*Map, error) {

@@ -1,6 +1,7 @@
 package repomap
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -39,7 +40,7 @@ import (
 // written: the record lives in planex's cache directory.
 
 // stateRecordVersion changes with stateRecord's meaning or encoding.
-const stateRecordVersion = "planex-state-v1"
+const stateRecordVersion = "planex-state-v2"
 
 // racyWindow is how recent a modification must be for its stamp not to be
 // trusted: a file written again within the same clock tick as the stamp
@@ -47,6 +48,9 @@ const stateRecordVersion = "planex-state-v1"
 // recent counts by its contents, and a directory or index that recent
 // sends the next key to git again.
 const racyWindow = 2 * time.Second
+
+// hashChunk is how many files a key stamps at a time (see hash).
+const hashChunk = 8192
 
 // maxIgnoreRounds bounds the rounds of git check-ignore one listing runs
 // for directories that hold no listed file; a deeper tree of such
@@ -138,14 +142,25 @@ func (k *stateKeyer) clock() time.Time {
 // listing the work tree with git otherwise.
 func (k *stateKeyer) key(ctx context.Context) (string, error) {
 	since := k.clock()
-	if rec, err := k.load(); err == nil && k.holds(rec) {
-		return k.hash(rec, since), nil
+	if rec, files, err := k.open(); err == nil {
+		held := k.holds(rec)
+		var key string
+		if held {
+			key, err = k.hash(rec, files, since)
+		}
+		files.close()
+		if held && err == nil {
+			return key, nil
+		}
 	}
 	rec, err := k.list(ctx, since)
 	if err != nil {
 		return "", err
 	}
-	key := k.hash(rec, since)
+	key, err := k.hash(rec, &sliceChunks{files: rec.Files}, since)
+	if err != nil {
+		return "", err
+	}
 	rec.Key = key
 	if err := k.save(rec); err != nil {
 		log := k.opts.Logger
@@ -175,96 +190,234 @@ func (k *stateKeyer) recordPath() string {
 	return filepath.Join(k.cache, "state-"+hex.EncodeToString(sum[:8])+".gob")
 }
 
-func (k *stateKeyer) load() (*stateRecord, error) {
+// A saved record is the length of its header, the header (gob: every
+// field but Files), the number of files and each file as a uvarint length
+// and the path: a key reads the files a chunk at a time (streamChunks)
+// instead of holding every path of a large tree at once.
+
+// maxRecordPath bounds one path read back from a record.
+const maxRecordPath = 64 << 10
+
+// open reads the saved record's header and returns it with a reader of
+// its files, which the caller closes.
+func (k *stateKeyer) open() (*stateRecord, *streamChunks, error) {
 	// A link in the record's place is not followed to a record put elsewhere.
 	f, err := safefile.OpenNoFollow(k.recordPath())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxRecordBytes+1))
-	f.Close()
+	r := bufio.NewReaderSize(io.LimitReader(f, maxRecordBytes), 64<<10)
+	rec, count, err := readRecordHeader(r)
 	if err != nil {
-		return nil, fmt.Errorf("reading state record: %w", err)
-	}
-	if len(data) > maxRecordBytes {
-		return nil, fmt.Errorf("state record holds more than %d bytes", maxRecordBytes)
-	}
-	var rec stateRecord
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&rec); err != nil {
-		return nil, fmt.Errorf("decoding state record: %w", err)
+		f.Close()
+		return nil, nil, fmt.Errorf("reading state record: %w", err)
 	}
 	if rec.Version != stateRecordVersion || rec.Root != k.root || len(rec.Watched) != len(rec.Stamps) {
-		return nil, errors.New("state record of another version or tree")
+		f.Close()
+		return nil, nil, errors.New("state record of another version or tree")
 	}
-	// The map reads the files the record lists: like git's listing, they
-	// must stay below the root.
-	for _, p := range rec.Files {
+	return rec, &streamChunks{f: f, r: r, left: count}, nil
+}
+
+func readRecordHeader(r *bufio.Reader) (*stateRecord, uint64, error) {
+	n, err := bin.ReadUvarint(r)
+	if err != nil || n > maxRecordBytes {
+		return nil, 0, fmt.Errorf("bad header length: %w", errors.Join(err, errBadRecord))
+	}
+	header := make([]byte, n)
+	if _, err := io.ReadFull(r, header); err != nil {
+		return nil, 0, err
+	}
+	var rec stateRecord
+	if err := gob.NewDecoder(bytes.NewReader(header)).Decode(&rec); err != nil {
+		return nil, 0, fmt.Errorf("decoding state record: %w", err)
+	}
+	count, err := bin.ReadUvarint(r)
+	// Each file takes two bytes at least.
+	if err != nil || count > maxRecordBytes/2 {
+		return nil, 0, fmt.Errorf("bad file count: %w", errors.Join(err, errBadRecord))
+	}
+	return &rec, count, nil
+}
+
+var errBadRecord = errors.New("state record is damaged")
+
+// load reads the saved record, every file included.
+func (k *stateKeyer) load() (*stateRecord, error) {
+	rec, files, err := k.open()
+	if err != nil {
+		return nil, err
+	}
+	defer files.close()
+	for {
+		chunk, err := files.next()
+		if err != nil {
+			return nil, err
+		}
+		if len(chunk) == 0 {
+			return rec, nil
+		}
+		rec.Files = append(rec.Files, chunk...)
+	}
+}
+
+// fileChunks yields a record's files a chunk of at most hashChunk at a
+// time; an empty chunk ends them.
+type fileChunks interface {
+	next() ([]string, error)
+}
+
+// sliceChunks yields files held in memory (a record just listed).
+type sliceChunks struct{ files []string }
+
+func (s *sliceChunks) next() ([]string, error) {
+	n := min(hashChunk, len(s.files))
+	chunk := s.files[:n]
+	s.files = s.files[n:]
+	return chunk, nil
+}
+
+// streamChunks reads a saved record's files; each chunk's paths share
+// one string, and each is checked to stay below the root (the map reads
+// the files a record lists: like git's listing, they must) before anyone
+// stamps or reads it.
+type streamChunks struct {
+	f     *os.File
+	r     *bufio.Reader
+	left  uint64
+	bytes []byte
+	ends  []int
+	chunk []string
+}
+
+func (s *streamChunks) next() ([]string, error) {
+	s.bytes, s.ends, s.chunk = s.bytes[:0], s.ends[:0], s.chunk[:0]
+	for ; s.left > 0 && len(s.ends) < hashChunk; s.left-- {
+		n, err := bin.ReadUvarint(s.r)
+		if err != nil || n == 0 || n > maxRecordPath {
+			return nil, fmt.Errorf("reading state record: bad path length: %w", errors.Join(err, errBadRecord))
+		}
+		start := len(s.bytes)
+		s.bytes = slices.Grow(s.bytes, int(n))[:start+int(n)]
+		if _, err := io.ReadFull(s.r, s.bytes[start:]); err != nil {
+			return nil, fmt.Errorf("reading state record: %w", err)
+		}
+		s.ends = append(s.ends, len(s.bytes))
+	}
+	all, start := string(s.bytes), 0
+	for _, end := range s.ends {
+		p := all[start:end]
 		if !localPath(strings.TrimSuffix(p, "/")) {
 			return nil, fmt.Errorf("state record lists %q, outside the tree", p)
 		}
+		s.chunk = append(s.chunk, p)
+		start = end
 	}
-	return &rec, nil
+	return s.chunk, nil
 }
+
+func (s *streamChunks) close() { s.f.Close() }
 
 func (k *stateKeyer) save(rec *stateRecord) error {
 	if err := os.MkdirAll(k.cache, 0o755); err != nil {
 		return fmt.Errorf("creating cache dir: %w", err)
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(rec); err != nil {
+	header := *rec
+	header.Files = nil
+	var gobbed bytes.Buffer
+	if err := gob.NewEncoder(&gobbed).Encode(&header); err != nil {
 		return fmt.Errorf("encoding state record: %w", err)
 	}
-	if err := safefile.Write(k.recordPath(), buf.Bytes(), 0o644); err != nil {
+	size := 2*bin.MaxVarintLen64 + gobbed.Len()
+	for _, p := range rec.Files {
+		size += bin.MaxVarintLen64 + len(p)
+	}
+	buf := bin.AppendUvarint(make([]byte, 0, size), uint64(gobbed.Len()))
+	buf = append(buf, gobbed.Bytes()...)
+	buf = bin.AppendUvarint(buf, uint64(len(rec.Files)))
+	for _, p := range rec.Files {
+		buf = append(bin.AppendUvarint(buf, uint64(len(p))), p...)
+	}
+	if err := safefile.Write(k.recordPath(), buf, 0o644); err != nil {
 		return fmt.Errorf("saving state record: %w", err)
 	}
 	return nil
 }
 
 // holds reports whether rec still lists the work tree's files: the index
-// and every watched path have the stamps rec saw.
+// and every watched path have the stamps rec saw. A watched directory's
+// .gitignore that did not exist is not stamped again (mostly there are
+// none, one in each directory): creating it, or renaming or linking it
+// there, adds an entry to that directory, which changes the directory's
+// mtime and ctime, and the directory is stamped here too.
 func (k *stateKeyer) holds(rec *stateRecord) bool {
 	if !rec.Trusted || k.stater().stamp(k.git.index) != rec.Index {
 		return false
 	}
-	stamps := k.stater().stamps(k.root, rec.Watched)
-	return slices.Equal(stamps, rec.Stamps)
+	dirs := map[string]bool{}
+	for i, p := range rec.Watched {
+		if !filepath.IsAbs(p) && isDirStamp(rec.Stamps[i]) {
+			dirs[p] = true
+		}
+	}
+	paths := make([]string, 0, len(rec.Watched))
+	want := make([]stamp, 0, len(rec.Watched))
+	for i, p := range rec.Watched {
+		if rec.Stamps[i].Missing && path.Base(p) == ".gitignore" && !filepath.IsAbs(p) && dirs[path.Dir(p)] {
+			continue
+		}
+		paths = append(paths, p)
+		want = append(want, rec.Stamps[i])
+	}
+	return slices.Equal(k.stater().stamps(k.root, paths), want)
 }
 
-// hash is the key: the options, what the index stages, and every listed
-// file's stamp; a file modified within racyWindow of since also counts by
-// its contents.
-func (k *stateKeyer) hash(rec *stateRecord, since time.Time) string {
-	stamps := k.stater().stamps(k.root, rec.Files)
+// hash is the key: the options, what the index stages, and the stamp of
+// every file files yields (rec's); a file modified within racyWindow of
+// since also counts by its contents.
+func (k *stateKeyer) hash(rec *stateRecord, files fileChunks, since time.Time) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%t\x00", cacheVersion, k.opts.MaxFileBytes, k.git.prefix, k.opts.TrackedOnly)
 	h.Write(rec.Staged)
 	racy := since.Add(-racyWindow).UnixNano()
 	buf := make([]byte, 0, 64<<10)
 	var file []byte // a recent file's contents, reused
-	for i, p := range rec.Files {
-		s := stamps[i]
-		buf = append(append(append(buf, 0), p...), 0)
-		buf = bin.LittleEndian.AppendUint64(buf, uint64(s.Size))
-		buf = bin.LittleEndian.AppendUint64(buf, uint64(s.Mtime))
-		buf = bin.LittleEndian.AppendUint64(buf, uint64(s.Ctime))
-		buf = bin.LittleEndian.AppendUint64(buf, s.Ino)
-		buf = bin.LittleEndian.AppendUint32(buf, s.Mode)
-		switch {
-		case s.Missing:
-			buf = append(buf, 'm')
-		case recent(s, racy) && s.Regular && s.Size <= k.opts.MaxFileBytes:
-			var sum []byte
-			k.contentReads++
-			file, sum = contentSum(file[:0], filepath.Join(k.root, filepath.FromSlash(p)), k.opts.MaxFileBytes)
-			buf = append(append(buf, 'c'), sum...)
+	// Stamps are taken a chunk of files at a time, so the key holds that
+	// many whatever the tree's size.
+	for {
+		chunk, err := files.next()
+		if err != nil {
+			return "", err
 		}
-		if len(buf) > 60<<10 {
-			h.Write(buf)
-			buf = buf[:0]
+		if len(chunk) == 0 {
+			break
+		}
+		stamps := k.stater().stamps(k.root, chunk)
+		for i, p := range chunk {
+			s := stamps[i]
+			buf = append(append(append(buf, 0), p...), 0)
+			buf = bin.LittleEndian.AppendUint64(buf, uint64(s.Size))
+			buf = bin.LittleEndian.AppendUint64(buf, uint64(s.Mtime))
+			buf = bin.LittleEndian.AppendUint64(buf, uint64(s.Ctime))
+			buf = bin.LittleEndian.AppendUint64(buf, s.Ino)
+			buf = bin.LittleEndian.AppendUint32(buf, s.Mode)
+			switch {
+			case s.Missing:
+				buf = append(buf, 'm')
+			case recent(s, racy) && s.Regular && s.Size <= k.opts.MaxFileBytes:
+				var sum []byte
+				k.contentReads++
+				file, sum = contentSum(file[:0], filepath.Join(k.root, filepath.FromSlash(p)), k.opts.MaxFileBytes)
+				buf = append(append(buf, 'c'), sum...)
+			}
+			if len(buf) > 60<<10 {
+				h.Write(buf)
+				buf = buf[:0]
+			}
 		}
 	}
 	h.Write(buf)
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // contentSum hashes the contents of a regular file of at most maxBytes

@@ -26,6 +26,10 @@ func toStamp(st *syscall.Stat_t) stamp {
 		Regular: st.Mode&syscall.S_IFMT == syscall.S_IFREG}
 }
 
+// isDirStamp reports whether s is a directory's (one whose ctime is in
+// the stamp, so that an entry added to it always changes the stamp).
+func isDirStamp(s stamp) bool { return !s.Missing && s.Mode&syscall.S_IFMT == syscall.S_IFDIR }
+
 func retryEINTR(f func() error) error {
 	for {
 		if err := f(); err != syscall.EINTR {

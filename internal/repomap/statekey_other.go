@@ -18,6 +18,11 @@ func statStamp(name string) stamp {
 	return stamp{Size: fi.Size(), Mtime: fi.ModTime().UnixNano(), Mode: uint32(fi.Mode()), Regular: fi.Mode().IsRegular()}
 }
 
+// isDirStamp is false here: without a ctime in the stamp, an entry added
+// to a directory whose mtime was then set back would keep its stamp, so
+// every watched path is stamped again (see stateKeyer.holds).
+func isDirStamp(stamp) bool { return false }
+
 // stamper stamps paths under root (absolute ones as they are).
 type stamper struct{ root string }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,6 +112,13 @@ func TestStateKeyChanges(t *testing.T) {
 			writeFile(t, dir, "lib/.gitignore", "#\n")
 		}, then: func(t *testing.T, dir string) {
 			writeFile(t, dir, "lib/skip.py", "hidden = 2, now seen\n")
+		}},
+		// The key stamps no .gitignore that was missing from a watched
+		// folder: the folder's own stamp shows one created there.
+		{name: "a new .gitignore in a folder that had none ignores an untracked file", prepare: func(t *testing.T, dir string) {
+			writeFile(t, dir, "src/scratch.py", "x = 1\n")
+		}, change: func(t *testing.T, dir string) {
+			writeFile(t, dir, "src/.gitignore", "scratch.py\n.gitignore\n")
 		}},
 		{name: "edit an ignored file", change: func(t *testing.T, dir string) {
 			writeFile(t, dir, "logs/run.log", "another line, longer than before\n")
@@ -217,6 +226,69 @@ func TestStateKeyChanges(t *testing.T) {
 	}
 }
 
+// TestStateKeyStampsNoMissingIgnoreFile checks that a key from a saved
+// record stamps the .gitignore files that exist and the folders, but not
+// the .gitignore missing from each folder, and that creating one there
+// is still seen (by its folder's stamp): the key lists the tree again.
+func TestStateKeyStampsNoMissingIgnoreFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, map[string]string{"src/app.go": "package src\n", "lib/.gitignore": "*.tmp\n", "lib/util.py": "x = 1\n"})
+	writeFile(t, dir, "src/scratch.py", "y = 2\n")
+	settle()
+	ctx := context.Background()
+	g := findGit(ctx, dir)
+	if g == nil {
+		t.Fatal("no git work tree found")
+	}
+	seen := &countStat{}
+	k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now, stat: seen}
+	first, err := k.key(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen.paths = map[string]int{}
+	if again, err := k.key(ctx); err != nil || again != first || k.listings != 1 {
+		t.Fatalf("unchanged tree: keys %s then %s (%v), %d listings", first, again, err, k.listings)
+	}
+	// lib/.gitignore is a watched ignore source and a listed file.
+	for p, want := range map[string]int{"src": 1, "lib": 1, "lib/.gitignore": 2, "src/app.go": 1, "src/scratch.py": 1} {
+		if seen.paths[p] != want {
+			t.Errorf("%s stamped %d times, want %d", p, seen.paths[p], want)
+		}
+	}
+	for _, p := range []string{".gitignore", "src/.gitignore"} {
+		if seen.paths[p] != 0 {
+			t.Errorf("missing %s stamped %d times, want none", p, seen.paths[p])
+		}
+	}
+	writeFile(t, dir, "src/.gitignore", "scratch.py\n")
+	after, err := k.key(ctx)
+	if err != nil || after == first || k.listings != 2 {
+		t.Errorf("after a new src/.gitignore: key %s (was %s, %v), %d listings, want a new key and 2", after, first, err, k.listings)
+	}
+}
+
+// countStat stamps from the file system and counts the relative paths
+// it was asked for.
+type countStat struct {
+	mu    sync.Mutex
+	paths map[string]int
+}
+
+func (c *countStat) stamps(root string, paths []string) []stamp {
+	c.mu.Lock()
+	if c.paths != nil {
+		for _, p := range paths {
+			c.paths[p]++
+		}
+	}
+	c.mu.Unlock()
+	return osStat{}.stamps(root, paths)
+}
+
+func (c *countStat) stamp(name string) stamp { return osStat{}.stamp(name) }
+
 // frozenStat stamps from the file system, except that path (relative to
 // the root) keeps the stamp held whatever happens to it.
 type frozenStat struct {
@@ -315,5 +387,45 @@ func TestGeneratedTreesSettle(t *testing.T) {
 	t.Parallel()
 	if repomaptest.Settle <= racyWindow {
 		t.Errorf("repomaptest.Settle = %v, want more than the racy window %v", repomaptest.Settle, racyWindow)
+	}
+}
+
+// TestStateRecordDamaged: a saved record cut short, or claiming more
+// files or a longer path than it holds, is not used: the key lists the
+// tree with git again and comes out the same.
+func TestStateRecordDamaged(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, map[string]string{"app.go": "package app\n", "lib/util.py": "x = 1\n"})
+	settle()
+	ctx := context.Background()
+	g := findGit(ctx, dir)
+	if g == nil {
+		t.Fatal("no git work tree found")
+	}
+	k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+	key, err := k.key(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(k.recordPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The record ends with its last path, "lib/util.py", after its length.
+	last := len(good) - len("lib/util.py") - 1
+	for name, data := range map[string][]byte{
+		"cut in its header": good[:len(good)/3],
+		"cut in a path":     good[:len(good)-3],
+		"a longer path":     append(append(slices.Clone(good[:last]), 0x7f), good[last+1:]...),
+		"no header length":  {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+	} {
+		if err := os.WriteFile(k.recordPath(), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		listed := k.listings
+		if again, err := k.key(ctx); err != nil || again != key || k.listings != listed+1 {
+			t.Errorf("%s: key %s (%v), %d listings, want %s after one more than %d", name, again, err, k.listings, key, listed)
+		}
 	}
 }
