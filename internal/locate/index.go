@@ -57,6 +57,9 @@ type Index struct {
 	root string
 	// src is the index file a loaded index reads its tables from.
 	src *indexFile
+	// pending is set when Open loaded the index before the tree's state
+	// key was known (guess.go).
+	pending *pendingKey
 }
 
 type fileEntry struct {
@@ -185,6 +188,14 @@ func (ix *Index) dependents(i int) []uint32 {
 // index loaded from its file fails the query if a part of the file it
 // needed could not be read.
 func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
+	if ix.pending != nil {
+		return ix.rankPending(query, k, opts)
+	}
+	return ix.rankSettled(query, k, opts)
+}
+
+// rankSettled is Rank on an index known to be the tree's.
+func (ix *Index) rankSettled(query string, k int, opts Options) ([]Ranked, error) {
 	rs, err := ix.rank(query, k, opts)
 	if err != nil {
 		return nil, err
@@ -200,6 +211,9 @@ func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
 // Close releases the index file a loaded index reads from; an index
 // built in memory holds none. Ranking after Close fails.
 func (ix *Index) Close() error {
+	if ix.pending != nil {
+		ix.pending.closePending()
+	}
 	if ix.src == nil || ix.src.closer == nil {
 		return nil
 	}
@@ -211,7 +225,12 @@ func (ix *Index) Close() error {
 }
 
 // NumFiles is the number of files the index ranks.
-func (ix *Index) NumFiles() int { return len(ix.files) }
+func (ix *Index) NumFiles() int {
+	if err := ix.wait(); err != nil {
+		return 0
+	}
+	return len(ix.files)
+}
 
 // NewIndex prepares m for ranking.
 func NewIndex(m *repomap.Map) *Index {

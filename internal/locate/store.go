@@ -35,24 +35,68 @@ func Open(ctx context.Context, root string, opts repomap.Options) (*Index, error
 
 // open is Open reading the history from hist (Evaluate's trees are
 // extracted without one; their history is in the mirror they came from).
+// Unless the caller vouches for the key, the tree's state key (a stat of
+// every file) is computed in the background while the index the previous
+// query used is loaded and, in Rank, queried; Rank returns that ranking
+// only once the key shows the tree is in that index's state (guess.go).
 func open(ctx context.Context, root string, opts repomap.Options, hist historySource) (*Index, error) {
+	if opts.Key != "" && opts.CacheDir != "" {
+		return openKeyed(ctx, root, opts, hist, indexKeys{key: opts.Key, idxKey: opts.Key}, opts.CacheDir, "")
+	}
+	check, err := repomap.StartStateKey(ctx, root, opts)
+	if err != nil {
+		logger(opts).Debug("locate: no cache key", "err", err)
+		return openKeyed(ctx, root, opts, hist, indexKeys{}, "", "")
+	}
+	keyed := make(chan indexKeys, 1)
+	go func() { keyed <- stateIndexKeys(ctx, root, check) }()
+	guess := readLastKey(check.Dir, root)
+	if ix := openGuess(check.Dir, guess); ix != nil {
+		ix.root = root
+		ix.pending = &pendingKey{guess: guess, keyed: keyed, reopen: func(k indexKeys) (*Index, error) {
+			return openKeyed(ctx, root, opts, hist, k, check.Dir, guess)
+		}}
+		return ix, nil
+	}
+	return openKeyed(ctx, root, opts, hist, <-keyed, check.Dir, guess)
+}
+
+// indexKeys are a tree's state key and the key its index is saved under
+// (the state key and HEAD); both "" when there is none.
+type indexKeys struct {
+	key, idxKey string
+	err         error
+}
+
+// stateIndexKeys waits for check's state key and adds HEAD to it.
+func stateIndexKeys(ctx context.Context, root string, check *repomap.KeyCheck) indexKeys {
+	key, err := check.Wait()
+	if err != nil || key == "" {
+		return indexKeys{err: err}
+	}
+	// The index holds HEAD's history too, which a commit can change
+	// without changing the tree (an empty commit, a revert pair).
+	k := indexKeys{key: key, idxKey: key}
+	if head, err := gitrepo.Output(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil && len(bytes.TrimSpace(head)) >= 12 {
+		k.idxKey = key + "-" + string(bytes.TrimSpace(head)[:12])
+	}
+	return k
+}
+
+// openKeyed loads the index saved under k in dir, or builds and saves
+// it; with no key it builds an index and saves nothing. last is the key
+// the previous query of root used (readLastKey), rewritten when it
+// changes.
+func openKeyed(ctx context.Context, root string, opts repomap.Options, hist historySource, k indexKeys, dir, last string) (*Index, error) {
 	log := logger(opts)
-	key, dir := opts.Key, opts.CacheDir
-	idxKey := key
-	if key == "" || dir == "" {
-		// The caller did not vouch for the tree's state: derive it.
-		var err error
-		if key, dir, err = repomap.StateKey(ctx, root, opts); err != nil {
-			log.Debug("locate: no cache key", "err", err)
-			key = ""
-		}
-		// The index holds HEAD's history too, which a commit can change
-		// without changing the tree (an empty commit, a revert pair).
-		idxKey = key
-		if key != "" {
-			if head, err := gitrepo.Output(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil && len(bytes.TrimSpace(head)) >= 12 {
-				idxKey = key + "-" + string(bytes.TrimSpace(head)[:12])
-			}
+	if k.err != nil {
+		log.Debug("locate: no cache key", "err", k.err)
+	}
+	key, idxKey := k.key, k.idxKey
+	derived := opts.Key == "" // a vouched key is an extracted commit's: not remembered
+	remember := func() {
+		if derived && key != "" && dir != "" && idxKey != last {
+			writeLastKey(log, dir, root, idxKey)
 		}
 	}
 	if key != "" {
@@ -60,6 +104,7 @@ func open(ctx context.Context, root string, opts repomap.Options, hist historySo
 		if err == nil {
 			ix.fromCache = true
 			ix.root = root
+			remember()
 			return ix, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) {
@@ -83,6 +128,8 @@ func open(ctx context.Context, root string, opts repomap.Options, hist historySo
 	if key != "" {
 		if err := saveIndex(dir, indexPath(dir, idxKey), ix); err != nil {
 			log.Warn("locate: could not write index cache", "dir", dir, "err", err)
+		} else {
+			remember()
 		}
 	}
 	return ix, nil
