@@ -19,6 +19,7 @@ import (
 func BenchmarkLocate(b *testing.B) {
 	dir := b.TempDir()
 	target, query := repomaptest.GenerateRepo(b, dir, 20000)
+	repomaptest.AwaitSettled(b, dir)
 	ctx := context.Background()
 	check := func(b *testing.B, rs []Ranked) {
 		if len(rs) == 0 || rs[0].Path != target {

@@ -136,24 +136,18 @@ func (p *pendingKey) settle(ix *Index) (bool, error) {
 	return true, nil
 }
 
-// wait settles a speculatively opened index (see pendingKey); other
-// indexes are settled already.
-func (ix *Index) wait() error {
-	p := ix.pending
-	if p == nil {
-		return nil
-	}
+// wait settles ix, speculatively opened with p (see settle).
+func (p *pendingKey) wait(ix *Index) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, err := p.settle(ix)
 	return err
 }
 
-// rankPending is Rank on a speculatively opened index: the ranking on the
+// rank is Rank on ix, speculatively opened with p: the ranking on the
 // guessed index is returned only when the state key confirms the guess,
 // else the query is ranked again on the tree's own index.
-func (ix *Index) rankPending(query string, k int, opts Options) ([]Ranked, error) {
-	p := ix.pending
+func (p *pendingKey) rank(ix *Index, query string, k int, opts Options) ([]Ranked, error) {
 	p.mu.Lock()
 	if p.settled {
 		p.mu.Unlock()

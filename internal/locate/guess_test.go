@@ -187,3 +187,12 @@ func plantFile(t *testing.T, p, s string) {
 		t.Fatal(err)
 	}
 }
+
+// waitKey waits until ix, if Open loaded it before the tree's key was
+// known, is known to be the tree's index or has been replaced by it.
+func waitKey(ix *Index) error {
+	if ix.pending == nil {
+		return nil
+	}
+	return ix.pending.wait(ix)
+}

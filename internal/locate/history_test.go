@@ -135,7 +135,7 @@ func TestHistoryCacheFollowsHead(t *testing.T) {
 	repomaptest.Git(t, dir, "commit", "-q", "-am", "Revert the units fix", "--no-gpg-sign")
 	after, err := Open(context.Background(), dir, opts)
 	if err == nil {
-		err = after.wait() // the index of the last query makes way for HEAD's
+		err = waitKey(after) // the index of the last query makes way for HEAD's
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -189,7 +189,7 @@ func (ix *Index) dependents(i int) []uint32 {
 // needed could not be read.
 func (ix *Index) Rank(query string, k int, opts Options) ([]Ranked, error) {
 	if ix.pending != nil {
-		return ix.rankPending(query, k, opts)
+		return ix.pending.rank(ix, query, k, opts)
 	}
 	return ix.rankSettled(query, k, opts)
 }
@@ -226,7 +226,7 @@ func (ix *Index) Close() error {
 
 // NumFiles is the number of files the index ranks.
 func (ix *Index) NumFiles() int {
-	if err := ix.wait(); err != nil {
+	if ix.pending != nil && ix.pending.wait(ix) != nil {
 		return 0
 	}
 	return len(ix.files)

@@ -235,6 +235,7 @@ func BenchmarkLocateScale(b *testing.B) {
 	dir := b.TempDir()
 	start := time.Now()
 	target, query := repomaptest.GenerateRepo(b, dir, n)
+	repomaptest.AwaitSettled(b, dir)
 	b.Logf("generated %d files in %s; target %s", n, time.Since(start).Round(time.Second), target)
 	var heapEnv []string
 	if p := os.Getenv(scaleHeapEnv); p != "" {

@@ -65,7 +65,7 @@ func TestOpenCachesIndex(t *testing.T) {
 	}
 	// Open loaded the index of the last query before the key was known;
 	// once it is, the edited tree's own index takes its place.
-	if err := third.wait(); err != nil {
+	if err := waitKey(third); err != nil {
 		t.Fatal(err)
 	}
 	if third.fromCache {

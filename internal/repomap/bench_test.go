@@ -50,6 +50,7 @@ func generated(b *testing.B) string {
 	dir := b.TempDir()
 	start := time.Now()
 	repomaptest.GenerateRepo(b, dir, benchFiles)
+	repomaptest.AwaitSettled(b, dir)
 	b.Logf("generated %d files in %s", benchFiles, time.Since(start))
 	return dir
 }

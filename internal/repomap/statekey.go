@@ -163,13 +163,16 @@ func (k *stateKeyer) key(ctx context.Context) (string, error) {
 	}
 	rec.Key = key
 	if err := k.save(rec); err != nil {
-		log := k.opts.Logger
-		if log == nil {
-			log = slog.Default()
-		}
-		log.Debug("repomap: state record not saved", "err", err)
+		k.logger().Debug("repomap: state record not saved", "err", err)
 	}
 	return key, nil
+}
+
+func (k *stateKeyer) logger() *slog.Logger {
+	if k.opts.Logger != nil {
+		return k.opts.Logger
+	}
+	return slog.Default()
 }
 
 // listing returns the files the saved record lists when it was saved
@@ -374,7 +377,8 @@ func (k *stateKeyer) holds(rec *stateRecord) bool {
 
 // hash is the key: the options, what the index stages, and the stamp of
 // every file files yields (rec's); a file modified within racyWindow of
-// since also counts by its contents.
+// since, or since its contents were last hashed, also counts by its
+// contents (statekey_young.go).
 func (k *stateKeyer) hash(rec *stateRecord, files fileChunks, since time.Time) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%d\x00%s\x00%t\x00", cacheVersion, k.opts.MaxFileBytes, k.git.prefix, k.opts.TrackedOnly)
@@ -382,6 +386,8 @@ func (k *stateKeyer) hash(rec *stateRecord, files fileChunks, since time.Time) (
 	racy := since.Add(-racyWindow).UnixNano()
 	buf := make([]byte, 0, 64<<10)
 	var file []byte // a recent file's contents, reused
+	// The sums of files counted by their contents (statekey_young.go).
+	prev, next := k.loadYoung(), []youngSum(nil)
 	// Stamps are taken a chunk of files at a time, so the key holds that
 	// many whatever the tree's size.
 	for {
@@ -401,13 +407,9 @@ func (k *stateKeyer) hash(rec *stateRecord, files fileChunks, since time.Time) (
 			buf = bin.LittleEndian.AppendUint64(buf, uint64(s.Ctime))
 			buf = bin.LittleEndian.AppendUint64(buf, s.Ino)
 			buf = bin.LittleEndian.AppendUint32(buf, s.Mode)
-			switch {
-			case s.Missing:
+			if s.Missing {
 				buf = append(buf, 'm')
-			case recent(s, racy) && s.Regular && s.Size <= k.opts.MaxFileBytes:
-				var sum []byte
-				k.contentReads++
-				file, sum = contentSum(file[:0], filepath.Join(k.root, filepath.FromSlash(p)), k.opts.MaxFileBytes)
+			} else if sum := k.contentPart(p, s, recent(s, racy), prev, &file, &next); sum != nil {
 				buf = append(append(buf, 'c'), sum...)
 			}
 			if len(buf) > 60<<10 {
@@ -417,6 +419,9 @@ func (k *stateKeyer) hash(rec *stateRecord, files fileChunks, since time.Time) (
 		}
 	}
 	h.Write(buf)
+	if err := k.saveYoung(prev, next); err != nil {
+		k.logger().Debug("repomap: young files' sums not saved", "err", err)
+	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 

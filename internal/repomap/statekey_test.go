@@ -380,9 +380,9 @@ func TestStateRecordOutsideTheTree(t *testing.T) {
 	}
 }
 
-// TestGeneratedTreesSettle: the trees tests and benchmarks generate wait
-// out the racy window before they are used, so two queries in a row on
-// one share a state key whatever the machine's load.
+// TestGeneratedTreesSettle: the benchmarks wait repomaptest.Settle
+// after generating a tree, so that their timed queries find every file
+// older than the racy window.
 func TestGeneratedTreesSettle(t *testing.T) {
 	t.Parallel()
 	if repomaptest.Settle <= racyWindow {
@@ -427,5 +427,71 @@ func TestStateRecordDamaged(t *testing.T) {
 		if again, err := k.key(ctx); err != nil || again != key || k.listings != listed+1 {
 			t.Errorf("%s: key %s (%v), %d listings, want %s after one more than %d", name, again, err, k.listings, key, listed)
 		}
+	}
+}
+
+// TestStateKeyStableAsFilesAge: a file counted by its contents while it
+// was young keeps the key it gave when it ages (a tree used right after
+// it was written hits the cache of the same tree later), unless a write
+// its stamp did not show happened meanwhile. The stamp of src/app.go is
+// frozen and the clock faked: 1 s after its mtime (young), then 10 s and
+// 20 s after (old).
+func TestStateKeyStableAsFilesAge(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// hidden rewrites src/app.go with the same size between the
+		// young key and the first old one; its stamp stays frozen.
+		hidden bool
+	}{
+		{name: "unchanged"},
+		{name: "rewritten within the stamp's tick", hidden: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			repomaptest.InitRepo(t, dir, map[string]string{"src/app.go": "package src // v1\n", "lib/util.py": "x = 1\n"})
+			ctx := context.Background()
+			g := findGit(ctx, dir)
+			if g == nil {
+				t.Fatal("no git work tree found")
+			}
+			f := &frozenStat{path: "src/app.go", held: statStamp(filepath.Join(dir, "src", "app.go"))}
+			var age time.Duration
+			k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, stat: f,
+				now: func() time.Time { return time.Unix(0, f.held.Mtime).Add(age) }}
+			keyAt := func(a time.Duration) (string, int) {
+				t.Helper()
+				age = a
+				reads := k.contentReads
+				key, err := k.key(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return key, k.contentReads - reads
+			}
+			young, youngReads := keyAt(racyWindow / 2)
+			if youngReads == 0 {
+				t.Fatal("a young tree's key read no contents")
+			}
+			if tc.hidden {
+				writeFile(t, dir, "src/app.go", "package src // v2\n")
+			}
+			old, oldReads := keyAt(5 * racyWindow)
+			later, laterReads := keyAt(10 * racyWindow)
+			t.Logf("contents read: %d young, %d at the first old key, %d after", youngReads, oldReads, laterReads)
+			if oldReads == 0 || laterReads != 0 {
+				t.Errorf("the first old key read %d files, the next %d: want the young ones read again once, then none", oldReads, laterReads)
+			}
+			if later != old {
+				t.Errorf("two old keys of one tree differ: %s, %s", old, later)
+			}
+			if tc.hidden && old == young {
+				t.Errorf("a rewrite its stamp did not show kept the key %s", young)
+			}
+			if !tc.hidden && old != young {
+				t.Errorf("the key changed from %s to %s as the tree aged", young, old)
+			}
+		})
 	}
 }

@@ -116,25 +116,32 @@ func GenerateRepo(tb testing.TB, dir string, n int) (target, query string) {
 	}
 	files["py/__init__.py"] = ""
 	InitRepo(tb, dir, files)
-	// Files written in the same second as the index are "racily clean":
-	// git re-reads them on every status until the index is rewritten
-	// later. A real work tree is older than its index, so refresh the
-	// index once a second has passed.
-	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
-	Git(tb, dir, "update-index", "-q", "--refresh")
-	// planex's state key trusts no stamp younger than its racy window
-	// either (it reads such a file's contents, and lists again when the
-	// index is that young), and a key taken while a file was young
-	// differs from one taken after: a tree used at once would make two
-	// queries in a row miss the cache by the clock, not by a change.
-	time.Sleep(Settle)
+	// planex's state key trusts no stamp younger than its racy window: it
+	// reads such a file's contents (and once more when the file has aged),
+	// and lists again while the index is that young. The key stays the
+	// same as the tree ages, so tests use the tree at once; a benchmark
+	// that times a query calls AwaitSettled first.
 	return target, query
 }
 
-// Settle is how long GenerateRepo waits after its last write: longer than
-// the repository map's racy window (2 s; a test in package repomap keeps
-// the two apart).
+// Settle is how long after a tree's last write planex's state key relies
+// on stamps alone: longer than the repository map's racy window (2 s; a
+// test in package repomap keeps the two apart).
 const Settle = 2100 * time.Millisecond
+
+// AwaitSettled makes a tree GenerateRepo just wrote in dir look like a
+// real work tree, older than its index and than the racy window, so that
+// a benchmark's timed queries measure what they would on one. Files
+// written in the same second as git's index are "racily clean": git
+// re-reads them on every status until the index is rewritten later, so
+// the index is refreshed once a second has passed; then it waits Settle,
+// after which planex's state key reads no file's contents.
+func AwaitSettled(tb testing.TB, dir string) {
+	tb.Helper()
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
+	Git(tb, dir, "update-index", "-q", "--refresh")
+	time.Sleep(Settle)
+}
 
 // ReadAll is the floor a repository map is measured against: list the
 // files with git and read every one of them (in parallel, as the map
