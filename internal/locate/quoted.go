@@ -219,7 +219,7 @@ func messageWindows(piece string) (windows []string, words int) {
 // not. Runs are looked up rarest words first, so the read budget goes to
 // those likeliest to be rare.
 func (ix *Index) messageSignal(pieces []string, keep func(int) bool, read func(int) (string, bool), ev *evidence) {
-	rare := ix.rareWindows(pieces, keep, read)
+	rare := rareWindows(pieces, ix.filesWithAll, keep, read)
 	n := float64(len(ix.files))
 	credit := map[int]float64{}
 	named := map[int][]string{}
@@ -247,13 +247,14 @@ func (ix *Index) messageSignal(pieces []string, keep func(int) bool, read func(i
 			}
 		}
 	}
-	ix.setPhraseCredit(fErrorText, "holds the message of an error the issue shows", credit, named, ev)
+	ev.setPhraseCredit(fErrorText, "holds the message of an error the issue shows", credit, named)
 }
 
 // rareWindows finds, for each run of words of pieces, the files keep
 // accepts that hold it, read with read, when there are 1 to quoteMaxFiles
-// of them.
-func (ix *Index) rareWindows(pieces []string, keep func(int) bool, read func(int) (string, bool)) map[string][]int {
+// of them. withAll lists the files whose contents hold every one of a
+// run's index terms, which are the only ones read.
+func rareWindows(pieces []string, withAll func(terms []string) []int, keep func(int) bool, read func(int) (string, bool)) map[string][]int {
 	var windows []string
 	for _, p := range pieces {
 		ws, _ := messageWindows(p)
@@ -262,7 +263,7 @@ func (ix *Index) rareWindows(pieces []string, keep func(int) bool, read func(int
 	windows = slices.Compact(slices.Sorted(slices.Values(windows)))
 	cands := make(map[string][]int, len(windows))
 	for _, w := range windows {
-		cands[w] = ix.filesWithAll(repomap.Terms(w))
+		cands[w] = withAll(repomap.Terms(w))
 	}
 	sort.SliceStable(windows, func(a, b int) bool { return len(cands[windows[a]]) < len(cands[windows[b]]) })
 	rare := map[string][]int{}
@@ -326,12 +327,12 @@ func (ix *Index) phraseSignal(phrases []string, feat feature, what string, keep 
 			named[f] = append(named[f], "“"+p+"”")
 		}
 	}
-	ix.setPhraseCredit(feat, what, credit, named, ev)
+	ev.setPhraseCredit(feat, what, credit, named)
 }
 
 // setPhraseCredit sets feat from each file's summed rarity credit,
 // saturated, with a note naming its first phrases.
-func (ix *Index) setPhraseCredit(feat feature, what string, credit map[int]float64, named map[int][]string, ev *evidence) {
+func (ev *evidence) setPhraseCredit(feat feature, what string, credit map[int]float64, named map[int][]string) {
 	for f, v := range credit {
 		ev.feats[f][feat] = saturate(v / quoteScale)
 		ids := named[f]
