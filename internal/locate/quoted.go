@@ -3,10 +3,12 @@ package locate
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/planexhq/planex/internal/repomap"
@@ -35,16 +37,25 @@ var (
 	quoteCodeRe = regexp.MustCompile(`[()=\[\]/<>]|\.(py|rst|txt|cfg)\b|^import |^from `)
 )
 
+// errorNameRe is what names a printed error or warning: an exception's
+// name, dotted or not, or a log or compiler prefix.
+const errorNameRe = `(?:(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception|Warning)|(?i:error|warning|fatal|panic))`
+
 // The message of an error or warning the issue shows (in a traceback, a
-// log, a compiler's output) was written by a string literal in the code that
-// raised it, in every language. The words between its run-time values
-// (quoted names, numbers, paths, reprs) are found verbatim there.
+// log, a compiler's output, or quoted inline) was written by a string
+// literal in the code that raised it, in every language. The words between
+// its run-time values (quoted names, numbers, paths, reprs) are found
+// there (messageSignal).
 var (
 	// errorLineRe finds a printed error or warning and captures its
 	// message: Python, JavaScript and Java exception names
 	// (ValueError:, java.lang.IllegalStateException:), and log and
 	// compiler prefixes (WARNING:, error[E0308]:, panic:).
-	errorLineRe = regexp.MustCompile(`(?m)(?:^|[\s:"'])(?:(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception|Warning)|(?i:error|warning|fatal|panic))(?:\[\w+\])?: +(.+?)\s*$`)
+	errorLineRe = regexp.MustCompile(`(?m)(?:^|[\s:"'])` + errorNameRe + `(?:\[\w+\])?: +(.+?)\s*$`)
+	// inlineErrorRe is an error or warning quoted in prose as inline
+	// code (`ValueError: …`), which ends at the closing backtick instead
+	// of the line's end.
+	inlineErrorRe = regexp.MustCompile("`" + errorNameRe + "(?:\\[\\w+\\])?: +([^`\n]+)`")
 	// errorValueRe marks what a program fills in at run time, or where a
 	// literal may have been cut in two, which the words between them are
 	// split at: quoted values, reprs and brackets, hexadecimal and decimal
@@ -61,7 +72,9 @@ const errorMessageWords = 3
 // issue shows, lower-cased with spaces collapsed, in first-seen order.
 func errorPhrases(query string) []string {
 	var out []string
-	for _, m := range errorLineRe.FindAllStringSubmatch(query, -1) {
+	found := errorLineRe.FindAllStringSubmatch(query, -1)
+	found = append(found, inlineErrorRe.FindAllStringSubmatch(fenceRe.ReplaceAllString(query, " "), -1)...)
+	for _, m := range found {
 		for _, part := range errorValueRe.Split(m[1], -1) {
 			p := strings.Trim(strings.Join(strings.Fields(strings.ToLower(part)), " "), " .:,;")
 			if len(quoteWordRe.FindAllString(p, -1)) < errorMessageWords {
@@ -132,7 +145,157 @@ func (ix *Index) quotedText(root, query string, ev *evidence) {
 	// A message is raised by code; the tests that check it and the
 	// documents that explain it are not where it is raised.
 	raises := func(f int) bool { d := &ix.files[f]; return d.code() && !d.test() && !d.doc() }
-	ix.phraseSignal(errorPhrases(query), fErrorText, "holds the message of an error the issue shows", raises, read, ev)
+	words := map[int]string{} // each file's text as its words alone
+	readWords := func(f int) (string, bool) {
+		if w, ok := words[f]; ok {
+			return w, true
+		}
+		t, ok := read(f)
+		if !ok {
+			return "", false
+		}
+		words[f] = " " + messageWords(t) + " "
+		return words[f], true
+	}
+	ix.messageSignal(errorPhrases(query), raises, readWords, ev)
+}
+
+// messageWindow is how many words in a row of an error message a file's
+// code must hold: as many as a piece of a message needs (errorMessageWords).
+const messageWindow = errorMessageWords
+
+// messageWords returns the words of text (runs of two letters or more, as
+// quoteWordRe counts them) joined by single spaces: what is left of a
+// message once the punctuation, placeholders and quotes a literal wraps
+// it in are gone.
+func messageWords(text string) string {
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		if !isLowerLetter(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isLowerLetter(text[j]) {
+			j++
+		}
+		if j-i >= 2 {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(text[i:j])
+		}
+		i = j
+	}
+	return b.String()
+}
+
+func isLowerLetter(c byte) bool { return 'a' <= c && c <= 'z' }
+
+// messageWindows returns the runs of messageWindow words of a piece of a
+// message, in order (the run at index i starts at its word i), and how
+// many words the piece has.
+func messageWindows(piece string) (windows []string, words int) {
+	ws := strings.Fields(messageWords(piece))
+	for i := 0; i+messageWindow <= len(ws); i++ {
+		windows = append(windows, strings.Join(ws[i:i+messageWindow], " "))
+	}
+	return windows, len(ws)
+}
+
+// messageSignal sets the error-text signal on the code files that hold a
+// piece of an error message the issue shows, by its words. A message is
+// filled in at run time in places the issue cannot show (a class's name,
+// a plural's s: "TimeSeries object is invalid - expected 'time' as the
+// first columns" printed by "{} object is invalid - expected '{}' as the
+// first column{}"), and its literal is often cut in two across lines, so
+// a piece is looked for as runs of messageWindow words in a row. A file
+// holds a piece when the runs it holds cover every word of the piece but
+// one (a filled-in name, an inflected word), and at least two runs' worth
+// (messageWindow+1 words) unless the piece is shorter, and one of its runs
+// is rare (at most quoteMaxFiles files hold it); it is credited by the
+// rarity of the rarest. Three words in a row alone are common ("has no
+// attribute", "must be in"), a message's words nearly all in order are
+// not. Runs are looked up rarest words first, so the read budget goes to
+// those likeliest to be rare.
+func (ix *Index) messageSignal(pieces []string, keep func(int) bool, read func(int) (string, bool), ev *evidence) {
+	rare := rareWindows(pieces, ix.filesWithAll, keep, read)
+	n := float64(len(ix.files))
+	credit := map[int]float64{}
+	named := map[int][]string{}
+	for _, p := range pieces { // in the issue's order, so notes and sums are stable
+		windows, words := messageWindows(p)
+		best := map[int]float64{}
+		for _, w := range windows {
+			for _, f := range rare[w] {
+				best[f] = math.Max(best[f], math.Log(1+n/float64(len(rare[w]))))
+			}
+		}
+		for _, f := range slices.Sorted(maps.Keys(best)) {
+			t, _ := read(f) // read already, to find it holds a run
+			covered := make([]bool, words)
+			for i, w := range windows {
+				if strings.Contains(t, " "+w+" ") {
+					for j := i; j < i+messageWindow; j++ {
+						covered[j] = true
+					}
+				}
+			}
+			if countTrue(covered) >= max(words-1, min(words, messageWindow+1)) {
+				credit[f] += best[f]
+				named[f] = append(named[f], "“"+p+"”")
+			}
+		}
+	}
+	ev.setPhraseCredit(fErrorText, "holds the message of an error the issue shows", credit, named)
+}
+
+// rareWindows finds, for each run of words of pieces, the files keep
+// accepts that hold it, read with read, when there are 1 to quoteMaxFiles
+// of them. withAll lists the files whose contents hold every one of a
+// run's index terms, which are the only ones read.
+func rareWindows(pieces []string, withAll func(terms []string) []int, keep func(int) bool, read func(int) (string, bool)) map[string][]int {
+	var windows []string
+	for _, p := range pieces {
+		ws, _ := messageWindows(p)
+		windows = append(windows, ws...)
+	}
+	windows = slices.Compact(slices.Sorted(slices.Values(windows)))
+	cands := make(map[string][]int, len(windows))
+	for _, w := range windows {
+		cands[w] = withAll(repomap.Terms(w))
+	}
+	sort.SliceStable(windows, func(a, b int) bool { return len(cands[windows[a]]) < len(cands[windows[b]]) })
+	rare := map[string][]int{}
+	for _, w := range windows {
+		var holders []int
+		for _, f := range cands[w] {
+			if !keep(f) {
+				continue
+			}
+			t, ok := read(f)
+			if !ok {
+				break
+			}
+			if strings.Contains(t, " "+w+" ") {
+				holders = append(holders, f)
+			}
+		}
+		if len(holders) > 0 && len(holders) <= quoteMaxFiles {
+			rare[w] = holders
+		}
+	}
+	return rare
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // phraseSignal sets feature feat on the files keep accepts that, read with
@@ -164,6 +327,12 @@ func (ix *Index) phraseSignal(phrases []string, feat feature, what string, keep 
 			named[f] = append(named[f], "“"+p+"”")
 		}
 	}
+	ev.setPhraseCredit(feat, what, credit, named)
+}
+
+// setPhraseCredit sets feat from each file's summed rarity credit,
+// saturated, with a note naming its first phrases.
+func (ev *evidence) setPhraseCredit(feat feature, what string, credit map[int]float64, named map[int][]string) {
 	for f, v := range credit {
 		ev.feats[f][feat] = saturate(v / quoteScale)
 		ids := named[f]

@@ -59,6 +59,9 @@ func TestErrorPhrases(t *testing.T) {
 		{"glue between two values is dropped", "KeyError: 'a' not in 'b'", nil},
 		{"prose that only mentions an error is no message", "this raises a ValueError when the list is empty", nil},
 		{"each piece once", "ValueError: the frame is empty here\nValueError: The frame is  empty here", []string{"the frame is empty here"}},
+		{"quoted in prose as inline code, ending at its backtick", "The message `ValueError: TimeSeries object is invalid - expected 'time' as the first columns but found 'time'` misleads users of the series",
+			[]string{"timeseries object is invalid - expected", "as the first columns but found"}},
+		{"inline in prose beside a fenced one", "It fails with `Error: the pool is closed now`.\n```\nwarning: lease renewal was skipped\n```", []string{"lease renewal was skipped", "the pool is closed now"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -149,5 +152,83 @@ func TestQuotedTextCreditsTheFileHoldingTheQuote(t *testing.T) {
 	ev = ix.evidence(query, "")
 	if v, _ := get("frames/merge.py"); v != 0 {
 		t.Errorf("without a root quoted_text is %v", v)
+	}
+}
+
+func TestMessageWindows(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, piece string
+		want        []string
+		words       int
+	}{
+		{"runs of three words, punctuation gone", "timeseries object is invalid - expected",
+			[]string{"timeseries object is", "object is invalid", "is invalid expected"}, 5},
+		{"one letter and digits are no words", "can't decode byte x in utf8 stream",
+			[]string{"can decode byte", "decode byte in", "byte in utf", "in utf stream"}, 6},
+		{"too short for a run", "no such", nil, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if got, words := messageWindows(c.piece); !reflect.DeepEqual(got, c.want) || words != c.words {
+				t.Errorf("messageWindows(%q) = %q, %d words, want %q, %d", c.piece, got, words, c.want, c.words)
+			}
+		})
+	}
+}
+
+// TestErrorTextFindsAMessageFilledInAtRunTime checks that an error message
+// whose literal the issue's copy does not hold verbatim (a class name and a
+// plural filled in, the literal cut across lines, in Python and in Go) still
+// credits the code that prints it, by runs of its words, while files that
+// hold the same words apart, and tests, are not credited.
+func TestErrorTextFindsAMessageFilledInAtRunTime(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"series/core.py": "class Base:\n    def check(self):\n        raise ValueError(\"{} object is invalid - expected '{}' \"\n" +
+			"                         \"as the first column{} but found '{}'\".format(type(self).__name__, req[0], plural, names[0]))\n",
+		// The same words, never three of them in a row.
+		"series/sampled.py": "# An invalid series object: the expected first column is time.\n# Is it found? Invalid object, expected time.\ndef sampled():\n    return None\n",
+		// Three of the message's words in a row, a rare run, but not the
+		// message: most of its words are not there in order.
+		"series/binned.py": "def bin(x):\n    raise TypeError('this object is invalid here')\n",
+		"auth/token.go":    "package auth\n\nfunc renew(svc string) error {\n\treturn errors.New(svc + \" could not be renewed before its \" +\n\t\t\"lease ran out\")\n}\n",
+		// Renewal words apart, and a test that checks the message.
+		"auth/renew.go":      "package auth\n\n// renewed tokens are kept in time order; a renewal could fail, not be retried\nvar renewed = 0\n",
+		"auth/token_test.go": "package auth\n\nfunc TestRenew(t *testing.T) {\n\twant := \"could not be renewed before its lease ran out\"\n\t_ = want\n}\n",
+	}
+	root, m := mapTree(t, files)
+	ix := NewIndex(m)
+	cases := []struct {
+		issue, holder string
+		apart         []string
+	}{
+		{"TimeSeries: misleading exception\n```\nValueError: TimeSeries object is invalid - expected 'time' as the first columns but found 'time'\n```",
+			"series/core.py", []string{"series/sampled.py", "series/binned.py"}},
+		{"Renewal fails\n```\nError: billing could not be renewed before its lease ran out\n```",
+			"auth/token.go", []string{"auth/renew.go", "auth/token_test.go"}},
+		{"Misleading exception\nRemoving a column raises `ValueError: TimeSeries object is invalid - expected 'time' as the first columns but found 'time'`, which names no missing column.",
+			"series/core.py", []string{"series/sampled.py", "series/binned.py"}},
+	}
+	for _, c := range cases {
+		// The pieces are not in the holder verbatim: only runs of their
+		// words are.
+		text := strings.Join(strings.Fields(strings.ToLower(files[c.holder])), " ")
+		for _, p := range errorPhrases(c.issue) {
+			if strings.Contains(text, p) {
+				t.Fatalf("%s holds the piece %q verbatim; the case shows nothing", c.holder, p)
+			}
+		}
+		ev := ix.evidence(c.issue, root)
+		for _, p := range append([]string{c.holder}, c.apart...) {
+			i, ok := ix.byPath(p)
+			if !ok {
+				t.Fatalf("%s is not in the index", p)
+			}
+			if got, want := ev.feats[i][fErrorText] > 0, p == c.holder; got != want {
+				t.Errorf("%s: error_text %v, want credit %v (issue %q)", p, ev.feats[i][fErrorText], want, c.issue)
+			}
+		}
 	}
 }
