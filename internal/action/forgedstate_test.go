@@ -1,0 +1,110 @@
+package action
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamForgedStateLinksOutside: someone who can push to the
+// repository, but whom planex's approval checks are there to hold,
+// rewrites a planned thread's state ref so that the session folder's
+// discovery board is a link to a file elsewhere on the runner (here a
+// file shaped like a board, holding a value the run must not publish),
+// then a maintainer approves the plan. Restoring the folder would have
+// planex read the file through the link into its report, the pull
+// request's body and the job summary, and append the run's discoveries
+// to it. The state is refused instead: nothing runs, the file is
+// unchanged, and its value is nowhere planex writes.
+func TestRedTeamForgedStateLinksOutside(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	const secret = "RUNNER-ONLY-7f3a9c"
+	outside := filepath.Join(t.TempDir(), "board.ndjson")
+	board := `{"ts":"2025-01-01T00:00:00Z","worker":"E1","type":"convention","data":{"note":"` + secret + `"}}` + "\n"
+	if err := os.WriteFile(outside, []byte(board), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	forgeState(t, w, n, func(dir string) error { return os.Symlink(outside, filepath.Join(dir, "discoveries.ndjson")) })
+
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	if err == nil || r.Outputs.Status == StatusDone {
+		t.Errorf("a state holding a link was restored and run: %v, status %q", err, r.Outputs.Status)
+	}
+	if err != nil && !strings.Contains(err.Error(), "discoveries.ndjson") {
+		t.Errorf("the refusal does not name the link: %v", err)
+	}
+	if w.branchExists("planex/" + r.Outputs.SessionID) {
+		t.Error("the forged state's plan ran: its branch was pushed")
+	}
+	if b, _ := os.ReadFile(outside); string(b) != board {
+		t.Errorf("the file the link led to was written:\n%s", b)
+	}
+	var written []string
+	written = append(written, r.Outputs.Summary)
+	for _, c := range w.fake.Comments(wRepo, n) {
+		written = append(written, c.Body)
+	}
+	for _, pr := range w.fake.PullRequests(wRepo) {
+		written = append(written, pr.Body)
+	}
+	for _, text := range written {
+		if strings.Contains(text, secret) {
+			t.Fatalf("the file outside the session folder was published:\n%s", text)
+		}
+	}
+}
+
+// forgeState rewrites thread n's state ref on origin as someone who can
+// push would: the state as planex pushed it, changed by edit in a clone.
+func forgeState(t *testing.T, w *world, n int, edit func(dir string) error) {
+	t.Helper()
+	state := "refs/planex/state/" + strconv.Itoa(n)
+	forge := filepath.Join(t.TempDir(), "forge")
+	run(t, t.TempDir(), "clone", "-q", w.origin, forge)
+	run(t, forge, "fetch", "-q", "origin", state+":"+state)
+	run(t, forge, "checkout", "-q", "--detach", state)
+	if err := edit(forge); err != nil {
+		t.Fatal(err)
+	}
+	run(t, forge, "add", "-A")
+	run(t, forge, "-c", "user.name=F", "-c", "user.email=f@example.com", "commit", "-q", "-m", "planex: state")
+	run(t, forge, "push", "-q", "--force", "origin", "HEAD:"+state)
+}
+
+// TestRedTeamForgedStateOversizedRecord: a forged state ref whose
+// github.json is larger than any planex writes (a few GiB would exhaust
+// the runner's memory when read whole; 2 MiB here, past the 1 MiB cap)
+// is refused before it is read, and nothing runs.
+func TestRedTeamForgedStateOversizedRecord(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	forgeState(t, w, n, func(dir string) error {
+		p := filepath.Join(dir, recordFile)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		// Still a valid record, with the same plan and approval fields.
+		pad := `"note": "` + strings.Repeat("x", 2<<20) + `",`
+		return os.WriteFile(p, []byte(strings.Replace(string(b), "{", "{\n  "+pad, 1)), 0o644)
+	})
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	if err == nil || !strings.Contains(err.Error(), "more than") || r.Outputs.Status == StatusDone {
+		t.Errorf("an oversized record was read: %v, status %q", err, r.Outputs.Status)
+	}
+	if w.branchExists("planex/" + r.Outputs.SessionID) {
+		t.Error("the forged state's plan ran: its branch was pushed")
+	}
+}

@@ -1,0 +1,83 @@
+package gitrepo
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamRestoreDirRestoresOnlyFiles: a state ref is pushed by
+// whoever can push to the repository, and the Action restores the
+// session folder from it before anything else checks it. A forged state
+// whose tree holds a link (tasks.csv leading to a file elsewhere on the
+// runner, the discovery board leading to a file planex would then append
+// to) or a gitlink is refused: nothing of it is written, and no link is
+// left in the session folder for planex to read or write through.
+func TestRedTeamRestoreDirRestoresOnlyFiles(t *testing.T) {
+	t.Parallel()
+	outside := filepath.Join(t.TempDir(), "runner-secret")
+	if err := os.WriteFile(outside, []byte("token=secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		entry func(t *testing.T, r *Repo) string // one ls-tree line for mktree
+	}{
+		{"a link to a file outside", func(t *testing.T, r *Repo) string {
+			return "120000 blob " + hashObject(t, r, outside) + "\ttasks.csv"
+		}},
+		{"a link to a folder outside", func(t *testing.T, r *Repo) string {
+			return "120000 blob " + hashObject(t, r, filepath.Dir(outside)) + "\tsteps"
+		}},
+		{"a gitlink", func(t *testing.T, r *Repo) string {
+			return "160000 commit " + strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD")) + "\tsub"
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			r := newRepo(t)
+			meta := hashObject(t, r, `{"id":"s1"}`)
+			tree := strings.TrimSpace(mustGitIn(t, r.Root, "100644 blob "+meta+"\tsession.json\n"+c.entry(t, r)+"\n", "mktree"))
+			commit := strings.TrimSpace(mustGit(t, r.Root, "commit-tree", tree, "-m", "planex: forged"))
+			mustGit(t, r.Root, "update-ref", "refs/planex/state/1", commit)
+
+			dest := filepath.Join(t.TempDir(), "s1")
+			err := r.RestoreDir(ctx, "refs/planex/state/1", dest)
+			if err == nil {
+				t.Error("RestoreDir restored a state holding " + c.name)
+			}
+			filepath.Walk(dest, func(p string, fi os.FileInfo, err error) error {
+				if err == nil && fi.Mode()&os.ModeSymlink != 0 {
+					t.Errorf("RestoreDir left the link %s in the session folder", p)
+				}
+				return nil
+			})
+			if b, _ := os.ReadFile(outside); string(b) != "token=secret\n" {
+				t.Errorf("the file outside changed: %q", b)
+			}
+		})
+	}
+}
+
+// hashObject writes content as a blob of r and returns its id.
+func hashObject(t *testing.T, r *Repo, content string) string {
+	t.Helper()
+	return strings.TrimSpace(mustGitIn(t, r.Root, content, "hash-object", "-w", "--stdin"))
+}
+
+func mustGitIn(t *testing.T, dir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return string(out)
+}
