@@ -185,6 +185,8 @@ func (e *Engine) record(ctx context.Context, s *session.Session, ap *session.App
 			o.Error = abbrev.Truncate(fmt.Sprintf("wrote outside its scope %q: %s", t.Scope, strings.Join(bad, ", ")), 1000)
 		} else if len(o.Changes) == 0 {
 			o.Status, o.Error = plan.StatusFailed, "no changes: the agent reported success but changed no file"
+		} else if why := e.runner.Recheck(ctx, t.Scope, tip, o); why != "" {
+			o.Status, o.Changes, o.Error = plan.StatusFailed, nil, why
 		}
 	}
 	if o.Status == plan.StatusCompleted {

@@ -34,6 +34,7 @@ type Repo interface {
 	Snapshot(ctx context.Context, dir, base string) (string, []gitrepo.Change, error)
 	SymlinkEscapes(ctx context.Context, tree string, changes []gitrepo.Change) ([]string, error)
 	CommitChanges(ctx context.Context, parent string, changes []gitrepo.Change, message string) (string, error)
+	TreeWith(ctx context.Context, parent string, changes []gitrepo.Change) (string, error)
 	CommitTree(ctx context.Context, parent, tree, message string) (string, error)
 	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
 	StreamBlobs(ctx context.Context, shas []string, fn func(sha string, content io.Reader) error) error
@@ -236,6 +237,32 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 		return fmt.Sprintf("the changes contain secret values, so nothing was committed: %s", strings.Join(leaks, ", "))
 	}
 	return ""
+}
+
+// Recheck holds the changes of an outcome another process made (a
+// matrix task job's published commit, which whoever can push may have
+// replaced) to everything Run holds an agent's changes to, on the tree
+// they give on tip: the scope, links out of the repository, planex's
+// settings file and gitlinks a wide scope does not name, and values
+// planex holds. It says why they cannot be committed, or returns "" (as
+// it does for an outcome Run made here, checked already, and for one
+// that did not complete).
+func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) string {
+	if o.tree != "" || o.Status != plan.StatusCompleted {
+		return ""
+	}
+	secrets := r.Contain.Secrets()
+	tree, err := r.Repo.TreeWith(ctx, tip, o.Changes)
+	why := ""
+	if err != nil {
+		why = fmt.Sprintf("reading the task's changes: %v", err)
+	} else {
+		why = r.refuseChanges(ctx, taskScope, tree, o.Changes, secrets)
+	}
+	if why == "" {
+		return ""
+	}
+	return abbrev.Truncate(agent.Redact(agent.CleanText(why), secrets), 1000)
 }
 
 // unnamedChanges refuses the changes a wide scope does not let through:
