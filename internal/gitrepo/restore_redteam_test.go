@@ -81,3 +81,38 @@ func mustGitIn(t *testing.T, dir, stdin string, args ...string) string {
 	}
 	return string(out)
 }
+
+// TestRedTeamPatchIgnoresWorkTreeAttributes: a task's agent commits a
+// .gitattributes marking every file as binary (`* -diff`). Once that
+// commit is in the work tree planex runs in (a follow-up's worktree at
+// the pull request's tip, a checkout of a planex branch), git's diffs
+// there showed every later change as "Binary files differ": the
+// review read nothing of what the next agents committed. The patches
+// planex reads for reviews (ShowCommit, DiffText) take no attribute from
+// a work tree.
+func TestRedTeamPatchIgnoresWorkTreeAttributes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	base := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	os.WriteFile(filepath.Join(r.Root, ".gitattributes"), []byte("* -diff\n*.txt binary\n"), 0o644)
+	mustGit(t, r.Root, "add", ".gitattributes")
+	mustGit(t, r.Root, "commit", "-qm", "attributes")
+	os.WriteFile(filepath.Join(r.Root, "src", "old.txt"), []byte("old\nslipped in\n"), 0o644)
+	mustGit(t, r.Root, "commit", "-qam", "later task")
+	head := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+
+	show, err := r.ShowCommit(ctx, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff, err := r.DiffText(ctx, base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, patch := range map[string]string{"ShowCommit": show, "DiffText": diff} {
+		if !strings.Contains(patch, "+slipped in") || strings.Contains(patch, "Binary files") {
+			t.Errorf("%s hid the change behind the work tree's attributes:\n%s", name, patch)
+		}
+	}
+}
