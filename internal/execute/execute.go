@@ -269,9 +269,17 @@ func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) 
 // planex's settings file (a commit there widens what later runs may do
 // once merged) and a gitlink (a submodule entry, which can point at any
 // commit of any repository) at a path the task's scope does not name.
+//
+// A workflow file (in .github/workflows/) is held the same way, but a
+// glob written for that folder lets it through (.github/workflows/*.yml):
+// a workflow a push adds runs on that push, before anyone has read it,
+// with any secret of the repository it names.
 func unnamedChanges(taskScope string, changes []gitrepo.Change) string {
-	var bad []string
+	var bad, workflows []string
 	for _, c := range changes {
+		if plan.InWorkflows(c.Path) && !plan.MayChangeWorkflow(taskScope, c.Path) {
+			workflows = append(workflows, "a workflow file "+c.Path)
+		}
 		switch {
 		case scope.Names(taskScope, c.Path):
 		case c.Path == plan.SettingsFile:
@@ -280,10 +288,14 @@ func unnamedChanges(taskScope string, changes []gitrepo.Change) string {
 			bad = append(bad, "a submodule entry (gitlink) at "+c.Path)
 		}
 	}
-	if len(bad) == 0 {
-		return ""
+	var why []string
+	if len(bad) > 0 {
+		why = append(why, fmt.Sprintf("changed %s, which only a task whose scope names the path itself may change (scope %q)", strings.Join(bad, ", "), taskScope))
 	}
-	return fmt.Sprintf("changed %s, which only a task whose scope names the path itself may change (scope %q)", strings.Join(bad, ", "), taskScope)
+	if len(workflows) > 0 {
+		why = append(why, fmt.Sprintf("changed %s, which only a task whose scope is written for %s/ may change (scope %q)", strings.Join(workflows, ", "), plan.WorkflowsDir, taskScope))
+	}
+	return strings.Join(why, "; ")
 }
 
 // leaks names the changed files whose path or content holds the value of
