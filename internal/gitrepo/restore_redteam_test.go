@@ -116,3 +116,65 @@ func TestRedTeamPatchIgnoresWorkTreeAttributes(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamShippedGitmodulesRunNothing: a repository ships a submodule
+// whose .gitmodules runs a command on update (update = !cmd), fetches
+// through an ext:: transport that runs one, points its path out of the
+// tree and its URL like an option, beside an lfs filter and an .lfsconfig
+// naming a file:// store. Everything planex's git does with a task's
+// worktree (make it, snapshot what an agent wrote into the submodule's
+// folder, reset it, list its ignored files, diff and show the commit) runs
+// none of it: planex never updates or fetches submodules, and git reads no
+// driver the repository's config does not name. Held before this test
+// was written.
+func TestRedTeamShippedGitmodulesRunNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEvil(t)
+	r := newRepo(t)
+	modules := "[submodule \"s\"]\n\tpath = s\n\turl = ext::" + e.prog("ext-url") + " %S\n\tupdate = !" + e.prog("update-cmd") + "\n" +
+		"[submodule \"--upload-pack=" + e.prog("upload-pack") + "\"]\n\tpath = ../outside\n\turl = --upload-pack=" + e.prog("upload-pack-url") + "\n"
+	os.WriteFile(filepath.Join(r.Root, ".gitmodules"), []byte(modules), 0o644)
+	os.WriteFile(filepath.Join(r.Root, ".gitattributes"), []byte("* filter=lfs diff=lfs merge=lfs\n"), 0o644)
+	os.WriteFile(filepath.Join(r.Root, ".lfsconfig"), []byte("[lfs]\n\turl = file://"+e.dir+"\n"), 0o644)
+	mustGit(t, r.Root, "add", ".gitmodules", ".gitattributes", ".lfsconfig")
+	head := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	mustGit(t, r.Root, "update-index", "--add", "--cacheinfo", "160000,"+head+",s")
+	mustGit(t, r.Root, "commit", "-qm", "ships a submodule")
+	base := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+
+	wt := r.WorktreeDir("s1", "T1")
+	if err := r.AddWorktree(ctx, wt, base); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(wt, "s", "planted.txt"), []byte("x\n"), 0o644)
+	os.WriteFile(filepath.Join(wt, "src", "new.txt"), []byte("new\n"), 0o644)
+	tree, changes, err := r.Snapshot(ctx, wt, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha, err := r.CommitChanges(ctx, base, changes, "T1")
+	if err != nil || tree == "" {
+		t.Fatalf("commit: %v", err)
+	}
+	if _, err := r.ShowCommit(ctx, sha); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.DiffText(ctx, base, sha); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ResetWorktree(ctx, wt, sha); err != nil {
+		t.Fatal(err)
+	}
+	wtRepo, err := Open(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Ignored(ctx, wtRepo, 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RemoveWorktree(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	e.assertNothingRan()
+}
