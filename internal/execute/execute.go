@@ -34,7 +34,6 @@ type Repo interface {
 	Snapshot(ctx context.Context, dir, base string) (string, []gitrepo.Change, error)
 	SymlinkEscapes(ctx context.Context, tree string, changes []gitrepo.Change) ([]string, error)
 	CommitChanges(ctx context.Context, parent string, changes []gitrepo.Change, message string) (string, error)
-	TreeWith(ctx context.Context, parent string, changes []gitrepo.Change) (string, error)
 	CommitTree(ctx context.Context, parent, tree, message string) (string, error)
 	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
 	StreamBlobs(ctx context.Context, shas []string, fn func(sha string, content io.Reader) error) error
@@ -252,7 +251,9 @@ func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) 
 		return ""
 	}
 	secrets := r.Contain.Secrets()
-	tree, err := r.Repo.TreeWith(ctx, tip, o.Changes)
+	// The commit the changes make on tip, never a branch's: its tree is
+	// what the checks read (git gc removes it if it is not committed).
+	tree, err := r.Repo.CommitChanges(ctx, tip, o.Changes, "planex: checking "+o.ID)
 	why := ""
 	if err != nil {
 		why = fmt.Sprintf("reading the task's changes: %v", err)

@@ -445,7 +445,7 @@ var ErrStateNotFiles = errors.New("a state holds only folders and regular files"
 // symlink or a gitlink: a link restored into a session folder would lead
 // planex's reads and appends there to any file of the runner.
 func (r *Repo) RestoreDir(ctx context.Context, ref, dir string) error {
-	if err := r.onlyFiles(ctx, ref); err != nil {
+	if err := onlyFiles(ctx, r, ref); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -469,7 +469,7 @@ func (r *Repo) RestoreDir(ctx context.Context, ref, dir string) error {
 
 // onlyFiles refuses a tree at ref holding anything but regular files
 // (and the folders they are in), naming the first such entry.
-func (r *Repo) onlyFiles(ctx context.Context, ref string) error {
+func onlyFiles(ctx context.Context, r *Repo, ref string) error {
 	out, err := r.Git(ctx, "", "ls-tree", "-r", "-z", "--full-tree", ref+"^{tree}")
 	if err != nil {
 		return fmt.Errorf("reading state %s: %w", ref, err)

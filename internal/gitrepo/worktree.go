@@ -491,16 +491,17 @@ func Paths(changes []Change) []string {
 // commit with message, without touching any working tree or index the
 // user can see. It returns the new commit.
 func (r *Repo) CommitChanges(ctx context.Context, parent string, changes []Change, message string) (string, error) {
-	tree, err := r.TreeWith(ctx, parent, changes)
+	tree, err := treeWith(ctx, r, parent, changes)
 	if err != nil {
 		return "", err
 	}
 	return r.CommitTree(ctx, parent, tree, message)
 }
 
-// TreeWith writes the tree changes give on top of parent's tree, without
-// touching any working tree or index the user can see, and returns it.
-func (r *Repo) TreeWith(ctx context.Context, parent string, changes []Change) (string, error) {
+// treeWith writes the tree changes give on top of parent's tree in r,
+// without touching any working tree or index the user can see, and
+// returns it.
+func treeWith(ctx context.Context, r *Repo, parent string, changes []Change) (string, error) {
 	idx, done, err := tempIndex()
 	if err != nil {
 		return "", err
