@@ -290,6 +290,9 @@ func (r *gate) refuseUnapproved(rec *Record, err error) error {
 	case errors.Is(err, engine.ErrPlanChanged):
 		return userf("Plan `%s` will not run: the stored plan is not plan `%s` (%s). Nothing was run. "+
 			"Start a new plan with `%s <requirement>`.", rec.PlanID, rec.PlanID, abbrev.OneLine(err.Error()), r.Cfg.Trigger)
+	case errors.Is(err, engine.ErrForeignTaskCommit):
+		return userf("Plan `%s` stopped: %s. No pull request was opened. Start a new plan with `%s <requirement>`.",
+			rec.PlanID, render.Text(abbrev.OneLine(err.Error())), r.Cfg.Trigger)
 	case errors.Is(err, engine.ErrNotApproved):
 		return userf("Plan `%s` was never approved, so nothing was run. To run it: `%s approve %s`",
 			rec.PlanID, r.Cfg.Trigger, rec.PlanID)
@@ -300,7 +303,8 @@ func (r *gate) refuseUnapproved(rec *Record, err error) error {
 // isRefusal says whether err means the plan on record may not run.
 func isRefusal(err error) bool {
 	var p *approvalProblem
-	return errors.As(err, &p) || errors.Is(err, engine.ErrPlanChanged) || errors.Is(err, engine.ErrNotApproved)
+	return errors.As(err, &p) || errors.Is(err, engine.ErrPlanChanged) || errors.Is(err, engine.ErrNotApproved) ||
+		errors.Is(err, engine.ErrForeignTaskCommit)
 }
 
 // verifyRun checks, before anything of rec's plan runs, that its approval
