@@ -129,6 +129,9 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	if err := judgeApproval(rec, posted, approving, r.Cfg.Trigger, r.Cfg.AutoApprove, r.ciFixMode() == CIFixAuto); err != nil {
 		return err
 	}
+	if err := r.sessionMatches(rec); err != nil {
+		return err
+	}
 	if rec.ApprovedVia == viaAutoApprove {
 		return nil
 	}
@@ -138,6 +141,27 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	}
 	if !dec.Allowed {
 		return problemf("@%s, who approved it, cannot approve plans (any more)", rec.ApprovedBy)
+	}
+	return nil
+}
+
+// sessionMatches checks that the session rec restored runs where the
+// record (whose base the plan comment shows) says: the same base commit
+// and run branch, and for a plan on an issue the branch planex names
+// after its session. Both files come from a state ref whoever can push
+// may have written.
+func (r *gate) sessionMatches(rec *Record) error {
+	s, err := r.store.session(rec)
+	if err != nil {
+		return err
+	}
+	switch {
+	case s.Meta.Base != rec.Base:
+		return problemf("its session starts from %s, not from the base %s it was planned on", abbrev.SHA(s.Meta.Base), abbrev.SHA(rec.Base))
+	case s.Meta.Branch != rec.Branch:
+		return problemf("its session runs on the branch `%s`, not `%s`", render.Text(s.Meta.Branch), render.Text(rec.Branch))
+	case !rec.FollowUp && rec.Branch != "planex/"+rec.SessionID:
+		return problemf("its run branch `%s` is not planex's branch for session %s", render.Text(rec.Branch), rec.SessionID)
 	}
 	return nil
 }
@@ -158,6 +182,10 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 	m, ok := render.ParsePlanMarker(planComment.Body)
 	if !planComment.Bot || !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || m.Session != rec.SessionID {
 		return problemf("the plan comment on #%d is not planex's comment for plan `%s`", rec.Thread, rec.PlanID)
+	}
+	// The base is part of what was approved: the comment names it.
+	if m.Base != "" && m.Base != rec.Base {
+		return problemf("the plan comment on #%d shows plan `%s` on %s, not on %s", rec.Thread, rec.PlanID, abbrev.SHA(m.Base), abbrev.SHA(rec.Base))
 	}
 	switch rec.ApprovedVia {
 	case viaAutoApprove:

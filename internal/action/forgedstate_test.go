@@ -108,3 +108,66 @@ func TestRedTeamForgedStateOversizedRecord(t *testing.T) {
 		t.Error("the forged state's plan ran: its branch was pushed")
 	}
 }
+
+// TestRedTeamForgedStateMovesBase: a forged state ref keeps the approved
+// plan (its id, hash, tasks and approval all check out on GitHub) but
+// moves its base to a commit of the forger's that the plan comment never
+// showed (it names the base the plan was made on): in github.json, in
+// session.json (which the engine starts the branch from), or in both.
+// The approved tasks ran on that commit, and the pull request carried it.
+// The base is part of what was approved: the run is refused, and nothing
+// is pushed.
+func TestRedTeamForgedStateMovesBase(t *testing.T) {
+	t.Parallel()
+	for name, files := range map[string][]string{
+		"github.json":  {recordFile},
+		"session.json": {"session.json"},
+		"both":         {recordFile, "session.json"},
+	} {
+		t.Run(name, func(t *testing.T) { movedBase(t, files) })
+	}
+}
+
+func movedBase(t *testing.T, files []string) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	r, err := w.handle(w.comment(n, "maintainer", "/planex add a file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := r.Outputs.SessionID
+	// The forger's commit, on a branch of its own.
+	dir := filepath.Join(t.TempDir(), "evil")
+	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
+	os.WriteFile(filepath.Join(dir, "evil.txt"), []byte("unreviewed\n"), 0o644)
+	run(t, dir, "add", "evil.txt")
+	run(t, dir, "-c", "user.name=F", "-c", "user.email=f@example.com", "commit", "-q", "-m", "not in the plan")
+	run(t, dir, "push", "-q", "origin", "HEAD:refs/heads/evil")
+	evil := run(t, dir, "rev-parse", "HEAD")
+	base := run(t, dir, "rev-parse", "HEAD^")
+	forgeState(t, w, n, func(state string) error {
+		for _, f := range files {
+			p := filepath.Join(state, f)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), base, evil)), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	if w.branchExists("planex/" + session) {
+		files := run(t, w.origin, "ls-tree", "-r", "--name-only", "refs/heads/planex/"+session)
+		t.Errorf("the approved plan ran on a moved base: %v, status %q\n%s", err, r.Outputs.Status, files)
+	}
+	if r.Outputs.Status == StatusDone || len(w.fake.PullRequests(wRepo)) != 0 {
+		t.Errorf("the run with a moved base finished: %v, status %q", err, r.Outputs.Status)
+	}
+	if !strings.Contains(w.lastComment(n), "will not run") {
+		t.Errorf("the thread is not told why:\n%s", w.lastComment(n))
+	}
+}
