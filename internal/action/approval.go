@@ -166,6 +166,24 @@ func (r *gate) sessionMatches(rec *Record) error {
 	return nil
 }
 
+// planCommentHolds checks that c (nil: not on the thread) is planex's
+// plan comment for exactly rec's plan: a bot's, its marker naming rec's
+// plan id, sha256, session and (the base is part of what was approved)
+// base commit.
+func planCommentHolds(rec *Record, c *postedComment) error {
+	if c == nil {
+		return problemf("its plan comment is not on #%d", rec.Thread)
+	}
+	m, ok := render.ParsePlanMarker(c.Body)
+	if !c.Bot || !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || m.Session != rec.SessionID {
+		return problemf("the plan comment on #%d is not planex's comment for plan `%s`", rec.Thread, rec.PlanID)
+	}
+	if m.Base != "" && m.Base != rec.Base {
+		return problemf("the plan comment on #%d shows plan `%s` on %s, not on %s", rec.Thread, rec.PlanID, abbrev.SHA(m.Base), abbrev.SHA(rec.Base))
+	}
+	return nil
+}
+
 // judgeApproval decides, from the thread's comments as GitHub has them
 // and the approving comment (nil when there is none), whether the
 // approval rec claims holds; the approver's permission is checked apart.
@@ -176,16 +194,8 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 			planComment = c
 		}
 	}
-	if planComment == nil {
-		return problemf("its plan comment is not on #%d", rec.Thread)
-	}
-	m, ok := render.ParsePlanMarker(planComment.Body)
-	if !planComment.Bot || !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || m.Session != rec.SessionID {
-		return problemf("the plan comment on #%d is not planex's comment for plan `%s`", rec.Thread, rec.PlanID)
-	}
-	// The base is part of what was approved: the comment names it.
-	if m.Base != "" && m.Base != rec.Base {
-		return problemf("the plan comment on #%d shows plan `%s` on %s, not on %s", rec.Thread, rec.PlanID, abbrev.SHA(m.Base), abbrev.SHA(rec.Base))
+	if err := planCommentHolds(rec, planComment); err != nil {
+		return err
 	}
 	switch rec.ApprovedVia {
 	case viaAutoApprove:
