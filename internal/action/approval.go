@@ -129,7 +129,7 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	if err := judgeApproval(rec, posted, approving, r.Cfg.Trigger, r.Cfg.AutoApprove, r.ciFixMode() == CIFixAuto); err != nil {
 		return err
 	}
-	if err := r.sessionMatches(rec); err != nil {
+	if err := r.sessionMatches(ctx, rec); err != nil {
 		return err
 	}
 	if rec.ApprovedVia == viaAutoApprove {
@@ -147,13 +147,24 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 
 // sessionMatches checks that the session rec restored runs where the
 // record (whose base the plan comment shows) says: the same base commit
-// and run branch, and for a plan on an issue the branch planex names
-// after its session. Both files come from a state ref whoever can push
-// may have written.
-func (r *gate) sessionMatches(rec *Record) error {
+// and run branch; for a plan on an issue the branch planex names after
+// its session, for a follow-up the head of the pull request it was asked
+// on. Both files come from a state ref whoever can push may have written.
+func (r *gate) sessionMatches(ctx context.Context, rec *Record) error {
 	s, err := r.store.session(rec)
 	if err != nil {
 		return err
+	}
+	if rec.FollowUp {
+		pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread)
+		if err != nil {
+			return fmt.Errorf("reading pull request #%d: %w", rec.Thread, err)
+		}
+		head := pr.GetHead()
+		if head.GetRef() != rec.Branch || !strings.EqualFold(head.GetRepo().GetFullName(), r.Cfg.Owner+"/"+r.Cfg.Repo) {
+			return problemf("it runs on the branch `%s`, which is not the head of pull request #%d (`%s`)",
+				render.Text(rec.Branch), rec.Thread, render.Text(head.GetRef()))
+		}
 	}
 	switch {
 	case s.Meta.Base != rec.Base:

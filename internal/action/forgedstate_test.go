@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/planexhq/planex/internal/ghfake"
 )
 
 // TestRedTeamForgedStateLinksOutside: someone who can push to the
@@ -169,5 +171,55 @@ func movedBase(t *testing.T, files []string) {
 	}
 	if !strings.Contains(w.lastComment(n), "will not run") {
 		t.Errorf("the thread is not told why:\n%s", w.lastComment(n))
+	}
+}
+
+// TestRedTeamForgedStateFollowUpOnAnotherBranch: a follow-up plan on one
+// of planex's pull requests runs on that pull request's branch. A forged
+// state ref keeps the approved follow-up but names another planex pull
+// request's branch, in github.json and session.json alike: the approved
+// tasks were committed and pushed there, onto a pull request nobody asked
+// to change. The run branch of a follow-up must be its pull request's
+// head: the run is refused, and the other branch is untouched.
+func TestRedTeamForgedStateFollowUpOnAnotherBranch(t *testing.T) {
+	w := newParallelWorld(t)
+	prOf := func(issue string) ghfake.PullRequest {
+		n := w.fake.AddIssue(wRepo, "maintainer", issue, "")
+		w.agent.setPlan(wTask{ID: "T1", Title: issue, Scope: "a/**"})
+		if r, err := w.handle(w.comment(n, "maintainer", "/planex -y "+issue)); err != nil || r.Outputs.Status != StatusDone {
+			t.Fatalf("planning %s: %v %+v", issue, err, r.Outputs)
+		}
+		prs := w.fake.PullRequests(wRepo)
+		pr := prs[len(prs)-1]
+		pr.HeadSHA = run(t, w.origin, "rev-parse", pr.Head)
+		w.fake.SetPullRequestHead(wRepo, pr.Number, pr.HeadSHA)
+		return pr
+	}
+	asked, other := prOf("first"), prOf("second")
+	otherTip := run(t, w.origin, "rev-parse", "refs/heads/"+other.Head)
+
+	w.agent.setPlan(wTask{ID: "T1", Title: "more", Scope: "b/**"})
+	if r, err := w.handle(w.comment(asked.Number, "maintainer", "/planex add more")); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Fatalf("follow-up: %v %+v", err, r.Outputs)
+	}
+	forgeState(t, w, asked.Number, func(state string) error {
+		for _, f := range []string{recordFile, "session.json"} {
+			p := filepath.Join(state, f)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), `"`+asked.Head+`"`, `"`+other.Head+`"`)), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	r, err := w.handle(w.comment(asked.Number, "maintainer", "/planex approve "+w.planID(asked.Number)))
+	if tip := run(t, w.origin, "rev-parse", "refs/heads/"+other.Head); tip != otherTip {
+		t.Errorf("the follow-up was pushed onto another pull request's branch %s: %v, status %q", other.Head, err, r.Outputs.Status)
+	}
+	if r.Outputs.Status == StatusDone {
+		t.Errorf("the forged follow-up finished: %v %+v", err, r.Outputs)
 	}
 }
