@@ -129,6 +129,9 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	if err := judgeApproval(rec, posted, approving, r.Cfg.Trigger, r.Cfg.AutoApprove, r.ciFixMode() == CIFixAuto); err != nil {
 		return err
 	}
+	if err := r.sessionMatches(ctx, rec); err != nil {
+		return err
+	}
 	if rec.ApprovedVia == viaAutoApprove {
 		return nil
 	}
@@ -138,6 +141,56 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	}
 	if !dec.Allowed {
 		return problemf("@%s, who approved it, cannot approve plans (any more)", rec.ApprovedBy)
+	}
+	return nil
+}
+
+// sessionMatches checks that the session rec restored runs where the
+// record (whose base the plan comment shows) says: the same base commit
+// and run branch; for a plan on an issue the branch planex names after
+// its session, for a follow-up the head of the pull request it was asked
+// on. Both files come from a state ref whoever can push may have written.
+func (r *gate) sessionMatches(ctx context.Context, rec *Record) error {
+	s, err := r.store.session(rec)
+	if err != nil {
+		return err
+	}
+	if rec.FollowUp {
+		pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread)
+		if err != nil {
+			return fmt.Errorf("reading pull request #%d: %w", rec.Thread, err)
+		}
+		head := pr.GetHead()
+		if head.GetRef() != rec.Branch || !strings.EqualFold(head.GetRepo().GetFullName(), r.Cfg.Owner+"/"+r.Cfg.Repo) {
+			return problemf("it runs on the branch `%s`, which is not the head of pull request #%d (`%s`)",
+				render.Text(rec.Branch), rec.Thread, render.Text(head.GetRef()))
+		}
+	}
+	switch {
+	case s.Meta.Base != rec.Base:
+		return problemf("its session starts from %s, not from the base %s it was planned on", abbrev.SHA(s.Meta.Base), abbrev.SHA(rec.Base))
+	case s.Meta.Branch != rec.Branch:
+		return problemf("its session runs on the branch `%s`, not `%s`", render.Text(s.Meta.Branch), render.Text(rec.Branch))
+	case !rec.FollowUp && rec.Branch != "planex/"+rec.SessionID:
+		return problemf("its run branch `%s` is not planex's branch for session %s", render.Text(rec.Branch), rec.SessionID)
+	}
+	return nil
+}
+
+// planCommentHolds checks that c (nil: not on the thread) is planex's
+// plan comment for exactly rec's plan: a bot's, its marker naming rec's
+// plan id, sha256, session and (the base is part of what was approved)
+// base commit.
+func planCommentHolds(rec *Record, c *postedComment) error {
+	if c == nil {
+		return problemf("its plan comment is not on #%d", rec.Thread)
+	}
+	m, ok := render.ParsePlanMarker(c.Body)
+	if !c.Bot || !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || m.Session != rec.SessionID {
+		return problemf("the plan comment on #%d is not planex's comment for plan `%s`", rec.Thread, rec.PlanID)
+	}
+	if m.Base != "" && m.Base != rec.Base {
+		return problemf("the plan comment on #%d shows plan `%s` on %s, not on %s", rec.Thread, rec.PlanID, abbrev.SHA(m.Base), abbrev.SHA(rec.Base))
 	}
 	return nil
 }
@@ -152,12 +205,8 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 			planComment = c
 		}
 	}
-	if planComment == nil {
-		return problemf("its plan comment is not on #%d", rec.Thread)
-	}
-	m, ok := render.ParsePlanMarker(planComment.Body)
-	if !planComment.Bot || !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || m.Session != rec.SessionID {
-		return problemf("the plan comment on #%d is not planex's comment for plan `%s`", rec.Thread, rec.PlanID)
+	if err := planCommentHolds(rec, planComment); err != nil {
+		return err
 	}
 	switch rec.ApprovedVia {
 	case viaAutoApprove:
@@ -290,6 +339,9 @@ func (r *gate) refuseUnapproved(rec *Record, err error) error {
 	case errors.Is(err, engine.ErrPlanChanged):
 		return userf("Plan `%s` will not run: the stored plan is not plan `%s` (%s). Nothing was run. "+
 			"Start a new plan with `%s <requirement>`.", rec.PlanID, rec.PlanID, abbrev.OneLine(err.Error()), r.Cfg.Trigger)
+	case errors.Is(err, engine.ErrForeignTaskCommit):
+		return userf("Plan `%s` stopped: %s. No pull request was opened. Start a new plan with `%s <requirement>`.",
+			rec.PlanID, render.Text(abbrev.OneLine(err.Error())), r.Cfg.Trigger)
 	case errors.Is(err, engine.ErrNotApproved):
 		return userf("Plan `%s` was never approved, so nothing was run. To run it: `%s approve %s`",
 			rec.PlanID, r.Cfg.Trigger, rec.PlanID)
@@ -300,7 +352,8 @@ func (r *gate) refuseUnapproved(rec *Record, err error) error {
 // isRefusal says whether err means the plan on record may not run.
 func isRefusal(err error) bool {
 	var p *approvalProblem
-	return errors.As(err, &p) || errors.Is(err, engine.ErrPlanChanged) || errors.Is(err, engine.ErrNotApproved)
+	return errors.As(err, &p) || errors.Is(err, engine.ErrPlanChanged) || errors.Is(err, engine.ErrNotApproved) ||
+		errors.Is(err, engine.ErrForeignTaskCommit)
 }
 
 // verifyRun checks, before anything of rec's plan runs, that its approval

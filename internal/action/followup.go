@@ -3,12 +3,12 @@ package action
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/safefile"
 	"github.com/planexhq/planex/internal/session"
 	"github.com/planexhq/planex/internal/slash"
 )
@@ -97,7 +97,7 @@ func (r *planner) followUpPlan(ctx context.Context, ev *event.Event, th thread, 
 // reportText is the text of s's report (context.md) for the job summary.
 // When it cannot be read, the log has why and the summary says so.
 func (r *stateStore) reportText(s *session.Session) string {
-	b, err := os.ReadFile(s.File(session.ContextFile))
+	b, err := safefile.ReadRegular(s.File(session.ContextFile), session.MaxStateFile)
 	if err != nil {
 		return r.unreadable("the report", s.Meta.ID, err)
 	}

@@ -122,9 +122,9 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	}
 	// The record says where the session folder goes (a follow-up's is in
 	// its own worktree): read it alone first, then restore the folder.
-	b, err := r.Repo.ReadBlob(ctx, remote.Commit+":"+recordFile)
+	b, err := r.readRecordFile(ctx, ref, remote.Commit)
 	if err != nil {
-		return nil, false, fmt.Errorf("state %s has no %s: %w", ref, recordFile, err)
+		return nil, false, err
 	}
 	rec := &Record{}
 	if err := json.Unmarshal(b, rec); err != nil {
@@ -156,6 +156,29 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 		return nil, false, err
 	}
 	return rec, true, nil
+}
+
+// maxRecordBytes bounds the github.json planex reads from a state ref
+// (whoever can push may have written it); planex's own are a few KiB.
+const maxRecordBytes = 1 << 20
+
+// readRecordFile reads github.json from the state commit when it is a
+// regular file of at most maxRecordBytes, never holding a larger one.
+func (r *stateStore) readRecordFile(ctx context.Context, ref, commit string) ([]byte, error) {
+	files, err := r.Repo.FilesAt(ctx, commit, []string{recordFile})
+	if err != nil {
+		return nil, fmt.Errorf("reading state %s: %w", ref, err)
+	}
+	f, ok := files[recordFile]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("state %s has no %s", ref, recordFile)
+	case f.Type != "blob" || (f.Mode != "100644" && f.Mode != "100755"):
+		return nil, fmt.Errorf("state %s: %s is not a regular file", ref, recordFile)
+	case f.Size > maxRecordBytes:
+		return nil, fmt.Errorf("state %s: %s holds %d bytes, more than %d", ref, recordFile, f.Size, maxRecordBytes)
+	}
+	return r.Repo.ReadBlob(ctx, f.Object)
 }
 
 // saveRecord writes the record into the session folder, commits the folder

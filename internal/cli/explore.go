@@ -52,7 +52,11 @@ summary. Plan and carry it out with an agent later:
 			if top < 1 {
 				return usageError(cmd, "--top must be at least 1, got %d", top)
 			}
-			req, err := readRequest(args)
+			repo, err := openRepo(ctx, repoDir, stdio.Getenv)
+			if err != nil {
+				return fmt.Errorf("planex works inside a git repository: %w", err)
+			}
+			req, err := readRequest(args, repo.Root)
 			if err != nil {
 				return err
 			}
@@ -61,10 +65,6 @@ summary. Plan and carry it out with an agent later:
 			}
 			if strings.TrimSpace(req.Requirement) == "" {
 				return fmt.Errorf("the requirement is empty")
-			}
-			repo, err := openRepo(ctx, repoDir, stdio.Getenv)
-			if err != nil {
-				return fmt.Errorf("planex works inside a git repository: %w", err)
 			}
 			log := logger(stdio.Err, verbose)
 			mp := explore.Mapper{TopK: top, Log: log}

@@ -20,6 +20,7 @@ import (
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/review"
+	"github.com/planexhq/planex/internal/safefile"
 	"github.com/planexhq/planex/internal/session"
 )
 
@@ -93,7 +94,7 @@ func runMain(cmd *cobra.Command, stdio IO, o *runOptions, args []string) error {
 	// empty requirement is the user's mistake (exit 2), found at once.
 	var req engine.Request
 	if !continuing {
-		if req, err = readRequest(args); err != nil {
+		if req, err = readRequest(args, repo.Root); err != nil {
 			return &exitError{code: exitUsage, msg: "planex: " + err.Error()}
 		}
 		if strings.TrimSpace(req.Requirement) == "" && len(req.Imported) == 0 {
@@ -252,7 +253,7 @@ func report(stdio IO, out *engine.Outcome, modifying bool) error {
 
 // readRequest interprets the positional arguments: a requirement text, a
 // .md/.txt file holding one, or a plan the user already has.
-func readRequest(args []string) (engine.Request, error) {
+func readRequest(args []string, root string) (engine.Request, error) {
 	text := joinArgs(args)
 	if len(args) != 1 {
 		return engine.Request{Requirement: text}, nil
@@ -268,7 +269,7 @@ func readRequest(args []string) (engine.Request, error) {
 		}
 		return engine.Request{Requirement: text}, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readRequirementFile(path, root)
 	if err != nil {
 		return engine.Request{}, fmt.Errorf("reading requirement file: %w", err)
 	}
@@ -297,6 +298,48 @@ func readRequest(args []string) (engine.Request, error) {
 		}
 		return engine.Request{Requirement: strings.TrimSpace(string(data)), Source: path}, nil
 	}
+}
+
+// maxRequirementFile bounds the requirement, plan.json or tasks.csv file
+// planex reads whole.
+const maxRequirementFile = 16 << 20
+
+// readRequirementFile reads the file named as the requirement: a regular
+// file of at most maxRequirementFile bytes (a FIFO, a device or a larger
+// file is refused at once, never waited on or read without end). A path
+// inside root (the repository), where a clone decides what the name is,
+// is refused when it is a link that leads out of the repository: a
+// committed TODO.md -> ../../.aws/credentials would make the user's
+// credentials the requirement, sent to the model and kept in the plan.
+func readRequirementFile(path, root string) ([]byte, error) {
+	if out := linkOutOf(path, root); out != "" {
+		return nil, fmt.Errorf("%s is a link out of the repository (to %s): planex does not take a repository's link to a file elsewhere as the requirement; name that file itself", path, out)
+	}
+	return safefile.ReadRegular(path, maxRequirementFile)
+}
+
+// linkOutOf returns where path leads when path lies in root but, its
+// links followed, leads outside it; "" otherwise (root "": no check).
+func linkOutOf(path, root string) string {
+	if root == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return ""
+	}
+	if !within(abs, filepath.Clean(root)) && !within(abs, realRoot) {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil || within(real, realRoot) {
+		return ""
+	}
+	return real
 }
 
 func looksLikePath(s string) bool { return !strings.ContainsAny(s, " \n\t") }

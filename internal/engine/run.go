@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -185,6 +186,8 @@ func (e *Engine) record(ctx context.Context, s *session.Session, ap *session.App
 			o.Error = abbrev.Truncate(fmt.Sprintf("wrote outside its scope %q: %s", t.Scope, strings.Join(bad, ", ")), 1000)
 		} else if len(o.Changes) == 0 {
 			o.Status, o.Error = plan.StatusFailed, "no changes: the agent reported success but changed no file"
+		} else if why := e.runner.Recheck(ctx, t.Scope, tip, o); why != "" {
+			o.Status, o.Changes, o.Error = plan.StatusFailed, nil, why
 		}
 	}
 	if o.Status == plan.StatusCompleted {
@@ -378,6 +381,24 @@ func (e *Engine) repoContext(ctx context.Context, s *session.Session) *RepoConte
 	return rc
 }
 
+// ErrForeignTaskCommit means the run branch holds a commit with planex's
+// trailers for a task that the task's own checks refuse: not one this run
+// made, since whoever can push to the branch can write those trailers.
+var ErrForeignTaskCommit = errors.New("the run branch holds a task commit planex's checks refuse")
+
+// checkFound holds a commit found on the run branch for task t to the
+// checks t's own commit passed (scope, links out of the repository,
+// unnamed settings file, gitlinks and workflow files, held values)
+// before reconcile takes it as t's work.
+func (e *Engine) checkFound(ctx context.Context, s *session.Session, t plan.Task, c gitrepo.TaskCommit, changes []gitrepo.Change) error {
+	o := execute.Outcome{ID: t.ID, Status: plan.StatusCompleted, Changes: changes}
+	if why := e.runner.Recheck(ctx, t.Scope, c.SHA+"^", o); why != "" {
+		return fmt.Errorf("%w: %s on %s is marked as %s's but %s; nothing more of the plan runs",
+			ErrForeignTaskCommit, abbrev.SHA(c.SHA), s.Meta.Branch, t.ID, why)
+	}
+	return nil
+}
+
 // reconcile makes tasks.csv agree with the branch after a crash: a task
 // whose commit is on the branch is completed (the commit is the proof),
 // and a "completed" task without one runs again.
@@ -404,6 +425,9 @@ func (e *Engine) reconcile(ctx context.Context, s *session.Session, ap *session.
 		case onBranch && (t.Status != plan.StatusCompleted || t.Commit != c.SHA):
 			changes, err := e.repo.DiffTrees(ctx, c.SHA+"^", c.SHA)
 			if err != nil {
+				return err
+			}
+			if err := e.checkFound(ctx, s, *t, c, changes); err != nil {
 				return err
 			}
 			if t.Status != plan.StatusCompleted {

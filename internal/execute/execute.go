@@ -238,13 +238,49 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 	return ""
 }
 
+// Recheck holds the changes of an outcome another process made (a
+// matrix task job's published commit, which whoever can push may have
+// replaced) to everything Run holds an agent's changes to, on the tree
+// they give on tip: the scope, links out of the repository, planex's
+// settings file and gitlinks a wide scope does not name, and values
+// planex holds. It says why they cannot be committed, or returns "" (as
+// it does for an outcome Run made here, checked already, and for one
+// that did not complete).
+func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) string {
+	if o.tree != "" || o.Status != plan.StatusCompleted {
+		return ""
+	}
+	secrets := r.Contain.Secrets()
+	// The commit the changes make on tip, never a branch's: its tree is
+	// what the checks read (git gc removes it if it is not committed).
+	tree, err := r.Repo.CommitChanges(ctx, tip, o.Changes, "planex: checking "+o.ID)
+	why := ""
+	if err != nil {
+		why = fmt.Sprintf("reading the task's changes: %v", err)
+	} else {
+		why = r.refuseChanges(ctx, taskScope, tree, o.Changes, secrets)
+	}
+	if why == "" {
+		return ""
+	}
+	return abbrev.Truncate(agent.Redact(agent.CleanText(why), secrets), 1000)
+}
+
 // unnamedChanges refuses the changes a wide scope does not let through:
 // planex's settings file (a commit there widens what later runs may do
 // once merged) and a gitlink (a submodule entry, which can point at any
 // commit of any repository) at a path the task's scope does not name.
+//
+// A workflow file (in .github/workflows/) is held the same way, but a
+// glob written for that folder lets it through (.github/workflows/*.yml):
+// a workflow a push adds runs on that push, before anyone has read it,
+// with any secret of the repository it names.
 func unnamedChanges(taskScope string, changes []gitrepo.Change) string {
-	var bad []string
+	var bad, workflows []string
 	for _, c := range changes {
+		if plan.InWorkflows(c.Path) && !plan.MayChangeWorkflow(taskScope, c.Path) {
+			workflows = append(workflows, "a workflow file "+c.Path)
+		}
 		switch {
 		case scope.Names(taskScope, c.Path):
 		case c.Path == plan.SettingsFile:
@@ -253,10 +289,14 @@ func unnamedChanges(taskScope string, changes []gitrepo.Change) string {
 			bad = append(bad, "a submodule entry (gitlink) at "+c.Path)
 		}
 	}
-	if len(bad) == 0 {
-		return ""
+	var why []string
+	if len(bad) > 0 {
+		why = append(why, fmt.Sprintf("changed %s, which only a task whose scope names the path itself may change (scope %q)", strings.Join(bad, ", "), taskScope))
 	}
-	return fmt.Sprintf("changed %s, which only a task whose scope names the path itself may change (scope %q)", strings.Join(bad, ", "), taskScope)
+	if len(workflows) > 0 {
+		why = append(why, fmt.Sprintf("changed %s, which only a task whose scope is written for %s/ may change (scope %q)", strings.Join(workflows, ", "), plan.WorkflowsDir, taskScope))
+	}
+	return strings.Join(why, "; ")
 }
 
 // leaks names the changed files whose path or content holds the value of

@@ -435,9 +435,19 @@ func (s StateRef) save(ctx context.Context, parent Saved, cas bool, dir, message
 	return saved, nil
 }
 
+// ErrStateNotFiles is returned by RestoreDir for a state whose tree holds
+// something other than folders and regular files.
+var ErrStateNotFiles = errors.New("a state holds only folders and regular files")
+
 // RestoreDir writes the files recorded at ref into dir, replacing files of
-// the same name.
+// the same name. ref is state anyone who can push may have written, so its
+// tree is listed first and refused (ErrStateNotFiles) when it holds a
+// symlink or a gitlink: a link restored into a session folder would lead
+// planex's reads and appends there to any file of the runner.
 func (r *Repo) RestoreDir(ctx context.Context, ref, dir string) error {
+	if err := onlyFiles(ctx, r, ref); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -453,6 +463,25 @@ func (r *Repo) RestoreDir(ctx context.Context, ref, dir string) error {
 	prefix := strings.TrimSuffix(dir, string(filepath.Separator)) + string(filepath.Separator)
 	if _, err := r.git(ctx, r.Root, env, "checkout-index", "--all", "--force", "--prefix="+prefix); err != nil {
 		return fmt.Errorf("restoring state %s: %w", ref, err)
+	}
+	return nil
+}
+
+// onlyFiles refuses a tree at ref holding anything but regular files
+// (and the folders they are in), naming the first such entry.
+func onlyFiles(ctx context.Context, r *Repo, ref string) error {
+	out, err := r.Git(ctx, "", "ls-tree", "-r", "-z", "--full-tree", ref+"^{tree}")
+	if err != nil {
+		return fmt.Errorf("reading state %s: %w", ref, err)
+	}
+	for _, rec := range strings.Split(out, "\x00") {
+		meta, p, ok := strings.Cut(rec, "\t")
+		if !ok {
+			continue
+		}
+		if mode, _, _ := strings.Cut(meta, " "); mode != "100644" && mode != "100755" {
+			return fmt.Errorf("restoring state %s: %q has mode %s: %w", ref, p, mode, ErrStateNotFiles)
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/planexhq/planex/internal/abbrev"
@@ -40,9 +41,18 @@ func showCommit(ctx context.Context, r *Repo, sha string, max int) (string, erro
 	return out, nil
 }
 
-// gitCapped is Git in the repository's root keeping at most max bytes of
-// the output (runCapped).
+// gitCapped is Git on the repository keeping at most max bytes of the
+// output (runCapped). It runs in an empty work tree of its own: git takes
+// a diff's attributes (-diff, binary) from the work tree's .gitattributes,
+// which in a follow-up's worktree or a checkout of a planex branch is a
+// file an earlier task's agent may have committed to show every later
+// change as "Binary files differ".
 func gitCapped(ctx context.Context, r *Repo, max int, args ...string) (string, bool, error) {
-	env := append(r.gitEnv(r.Root), r.env...)
-	return runCapped(ctx, call{dir: r.Root, env: env, config: r.config, args: args, scans: r.scans}, max)
+	empty, err := os.MkdirTemp("", "planex-patch-")
+	if err != nil {
+		return "", false, fmt.Errorf("making an empty work tree for git %s: %w", args[0], err)
+	}
+	defer os.Remove(empty)
+	env := append(r.gitEnv(empty), r.env...)
+	return runCapped(ctx, call{dir: empty, env: env, config: r.config, args: args, scans: r.scans}, max)
 }

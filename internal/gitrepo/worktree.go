@@ -491,6 +491,17 @@ func Paths(changes []Change) []string {
 // commit with message, without touching any working tree or index the
 // user can see. It returns the new commit.
 func (r *Repo) CommitChanges(ctx context.Context, parent string, changes []Change, message string) (string, error) {
+	tree, err := treeWith(ctx, r, parent, changes)
+	if err != nil {
+		return "", err
+	}
+	return r.CommitTree(ctx, parent, tree, message)
+}
+
+// treeWith writes the tree changes give on top of parent's tree in r,
+// without touching any working tree or index the user can see, and
+// returns it.
+func treeWith(ctx context.Context, r *Repo, parent string, changes []Change) (string, error) {
 	idx, done, err := tempIndex()
 	if err != nil {
 		return "", err
@@ -515,7 +526,7 @@ func (r *Repo) CommitChanges(ctx context.Context, parent string, changes []Chang
 	if err != nil {
 		return "", fmt.Errorf("writing tree: %w", err)
 	}
-	return r.CommitTree(ctx, parent, strings.TrimSpace(out), message)
+	return strings.TrimSpace(out), nil
 }
 
 // CommitTree records tree as a commit on top of parent with message. A

@@ -223,9 +223,13 @@ func Save(path string, r *Result) error {
 	return nil
 }
 
+// maxReviewFile bounds the review.json Load reads (a session folder the
+// Action restored from a state ref anyone who can push may have written).
+const maxReviewFile = 16 << 20
+
 // Load reads review.json; a missing file is (nil, nil).
 func Load(path string) (*Result, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadRegular(path, maxReviewFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

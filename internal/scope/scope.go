@@ -133,3 +133,47 @@ func Names(scope, p string) bool {
 	}
 	return false
 }
+
+// literalLead is the leading segments of glob g that hold no wildcard,
+// joined: "" for "**" or "*.go", ".github/workflows" for
+// ".github/workflows/*.yml" and for ".github/workflows/".
+func literalLead(g string) string {
+	var lead []string
+	for _, seg := range strings.Split(strings.TrimSuffix(g, "/"), "/") {
+		if hasMeta(seg) {
+			break
+		}
+		lead = append(lead, seg)
+	}
+	return path.Clean("/" + strings.Join(lead, "/"))[1:]
+}
+
+// writtenFor reports whether glob g is written for dir: its leading
+// segments without wildcards are dir or a path below it.
+func writtenFor(g, dir string) bool {
+	lead := literalLead(g)
+	return lead == dir || strings.HasPrefix(lead, dir+"/")
+}
+
+// Targets reports whether one of scope's globs covers p and is written for
+// dir (its leading segments without wildcards are dir or below it): what a
+// plan must say for a change in a folder that a wide glob reaching it by
+// chance (**, .github/**, **/*.yml) must not let through.
+func Targets(scope, dir, p string) bool {
+	for _, g := range Split(scope) {
+		if writtenFor(g, dir) && Match(g, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// TargetsDir reports whether one of scope's globs is written for dir.
+func TargetsDir(scope, dir string) bool {
+	for _, g := range Split(scope) {
+		if writtenFor(g, dir) {
+			return true
+		}
+	}
+	return false
+}

@@ -143,3 +143,30 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// TestTargets: a glob targets a folder when its leading segments without
+// wildcards are that folder or lie below it, and it covers the path.
+func TestTargets(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		scope, dir, p string
+		targets, dirs bool
+	}{
+		{"**", "a/b", "a/b/c", false, false},
+		{"a/**", "a/b", "a/b/c", false, false},
+		{"a/b/**", "a/b", "a/b/c", true, true},
+		{"a/b/c/*.x", "a/b", "a/b/c/d.x", true, true},
+		{"a/b/c/*.x", "a/b", "a/b/e.x", false, true},
+		{"a/bc/**", "a/b", "a/bc/d", false, false},
+		{"x/**;a/b", "a/b", "a/b/c", true, true},
+		{"./a/b/c", "a/b", "a/b/c", true, true},
+	}
+	for _, c := range cases {
+		if got := Targets(c.scope, c.dir, c.p); got != c.targets {
+			t.Errorf("Targets(%q, %q, %q) = %v, want %v", c.scope, c.dir, c.p, got, c.targets)
+		}
+		if got := TargetsDir(c.scope, c.dir); got != c.dirs {
+			t.Errorf("TargetsDir(%q, %q) = %v, want %v", c.scope, c.dir, got, c.dirs)
+		}
+	}
+}

@@ -79,7 +79,7 @@ func AppendDiscovery(path string, d Discovery) error {
 // ReadDiscoveries reads a board, skipping malformed lines with a warning
 // (never rewriting them) and dropping exact duplicates of type and data.
 func ReadDiscoveries(path string, log *slog.Logger) ([]Discovery, error) {
-	b, err := os.ReadFile(path)
+	b, err := readStateFile(path)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}

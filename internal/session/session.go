@@ -227,6 +227,28 @@ func Adopt(st Store, id string) error {
 	return s.SaveMeta()
 }
 
+// MaxStateFile bounds the other files of a session planex reads whole
+// (the CSVs, the discovery board): far above what a plan of any size
+// writes, and far below what would exhaust memory. The Action restores a
+// session folder from a state ref whoever can push may have written.
+const MaxStateFile = 64 << 20
+
+// readStateFile reads a file of a session folder when it is a regular
+// file, not a link, of at most MaxStateFile bytes; a missing file's error
+// is fs.ErrNotExist's.
+func readStateFile(path string) ([]byte, error) {
+	f, err := safefile.OpenNoFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxStateFile+1))
+	if err == nil && len(b) > MaxStateFile {
+		err = fmt.Errorf("%s is larger than %d bytes: %w", path, MaxStateFile, safefile.ErrTooLarge)
+	}
+	return b, err
+}
+
 // maxMeta bounds the session.json planex reads.
 const maxMeta = 8 << 20
 
@@ -327,7 +349,7 @@ func (s *Session) AddUsage(key string, u usage.Usage) {
 
 // ReadExplore reads explore.csv.
 func (s *Session) ReadExplore() ([]plan.ExploreRow, error) {
-	b, err := os.ReadFile(s.File(ExploreFile))
+	b, err := readStateFile(s.File(ExploreFile))
 	if err != nil {
 		return nil, fmt.Errorf("reading explore.csv: %w", err)
 	}
@@ -341,7 +363,7 @@ func (s *Session) WriteExplore(rows []plan.ExploreRow) error {
 
 // ReadTasks reads tasks.csv.
 func (s *Session) ReadTasks() ([]plan.Task, error) {
-	b, err := os.ReadFile(s.File(TasksFile))
+	b, err := readStateFile(s.File(TasksFile))
 	if err != nil {
 		return nil, fmt.Errorf("reading tasks.csv: %w", err)
 	}

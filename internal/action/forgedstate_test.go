@@ -1,0 +1,225 @@
+package action
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/ghfake"
+)
+
+// TestRedTeamForgedStateLinksOutside: someone who can push to the
+// repository, but whom planex's approval checks are there to hold,
+// rewrites a planned thread's state ref so that the session folder's
+// discovery board is a link to a file elsewhere on the runner (here a
+// file shaped like a board, holding a value the run must not publish),
+// then a maintainer approves the plan. Restoring the folder would have
+// planex read the file through the link into its report, the pull
+// request's body and the job summary, and append the run's discoveries
+// to it. The state is refused instead: nothing runs, the file is
+// unchanged, and its value is nowhere planex writes.
+func TestRedTeamForgedStateLinksOutside(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	const secret = "RUNNER-ONLY-7f3a9c"
+	outside := filepath.Join(t.TempDir(), "board.ndjson")
+	board := `{"ts":"2025-01-01T00:00:00Z","worker":"E1","type":"convention","data":{"note":"` + secret + `"}}` + "\n"
+	if err := os.WriteFile(outside, []byte(board), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	forgeState(t, w, n, func(dir string) error { return os.Symlink(outside, filepath.Join(dir, "discoveries.ndjson")) })
+
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	if err == nil || r.Outputs.Status == StatusDone {
+		t.Errorf("a state holding a link was restored and run: %v, status %q", err, r.Outputs.Status)
+	}
+	if err != nil && !strings.Contains(err.Error(), "discoveries.ndjson") {
+		t.Errorf("the refusal does not name the link: %v", err)
+	}
+	if w.branchExists("planex/" + r.Outputs.SessionID) {
+		t.Error("the forged state's plan ran: its branch was pushed")
+	}
+	if b, _ := os.ReadFile(outside); string(b) != board {
+		t.Errorf("the file the link led to was written:\n%s", b)
+	}
+	var written []string
+	written = append(written, r.Outputs.Summary)
+	for _, c := range w.fake.Comments(wRepo, n) {
+		written = append(written, c.Body)
+	}
+	for _, pr := range w.fake.PullRequests(wRepo) {
+		written = append(written, pr.Body)
+	}
+	for _, text := range written {
+		if strings.Contains(text, secret) {
+			t.Fatalf("the file outside the session folder was published:\n%s", text)
+		}
+	}
+}
+
+// forgeState rewrites thread n's state ref on origin as someone who can
+// push would: the state as planex pushed it, changed by edit in a clone.
+func forgeState(t *testing.T, w *world, n int, edit func(dir string) error) {
+	t.Helper()
+	state := "refs/planex/state/" + strconv.Itoa(n)
+	forge := filepath.Join(t.TempDir(), "forge")
+	run(t, t.TempDir(), "clone", "-q", w.origin, forge)
+	run(t, forge, "fetch", "-q", "origin", state+":"+state)
+	run(t, forge, "checkout", "-q", "--detach", state)
+	if err := edit(forge); err != nil {
+		t.Fatal(err)
+	}
+	run(t, forge, "add", "-A")
+	run(t, forge, "-c", "user.name=F", "-c", "user.email=f@example.com", "commit", "-q", "-m", "planex: state")
+	run(t, forge, "push", "-q", "--force", "origin", "HEAD:"+state)
+}
+
+// TestRedTeamForgedStateOversizedRecord: a forged state ref whose
+// github.json is larger than any planex writes (a few GiB would exhaust
+// the runner's memory when read whole; 2 MiB here, past the 1 MiB cap)
+// is refused before it is read, and nothing runs.
+func TestRedTeamForgedStateOversizedRecord(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	forgeState(t, w, n, func(dir string) error {
+		p := filepath.Join(dir, recordFile)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		// Still a valid record, with the same plan and approval fields.
+		pad := `"note": "` + strings.Repeat("x", 2<<20) + `",`
+		return os.WriteFile(p, []byte(strings.Replace(string(b), "{", "{\n  "+pad, 1)), 0o644)
+	})
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	if err == nil || !strings.Contains(err.Error(), "more than") || r.Outputs.Status == StatusDone {
+		t.Errorf("an oversized record was read: %v, status %q", err, r.Outputs.Status)
+	}
+	if w.branchExists("planex/" + r.Outputs.SessionID) {
+		t.Error("the forged state's plan ran: its branch was pushed")
+	}
+}
+
+// TestRedTeamForgedStateMovesBase: a forged state ref keeps the approved
+// plan (its id, hash, tasks and approval all check out on GitHub) but
+// moves its base to a commit of the forger's that the plan comment never
+// showed (it names the base the plan was made on): in github.json, in
+// session.json (which the engine starts the branch from), or in both.
+// The approved tasks ran on that commit, and the pull request carried it.
+// The base is part of what was approved: the run is refused, and nothing
+// is pushed.
+func TestRedTeamForgedStateMovesBase(t *testing.T) {
+	t.Parallel()
+	for name, files := range map[string][]string{
+		"github.json":  {recordFile},
+		"session.json": {"session.json"},
+		"both":         {recordFile, "session.json"},
+	} {
+		t.Run(name, func(t *testing.T) { movedBase(t, files) })
+	}
+}
+
+func movedBase(t *testing.T, files []string) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	r, err := w.handle(w.comment(n, "maintainer", "/planex add a file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := r.Outputs.SessionID
+	// The forger's commit, on a branch of its own.
+	dir := filepath.Join(t.TempDir(), "evil")
+	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
+	os.WriteFile(filepath.Join(dir, "evil.txt"), []byte("unreviewed\n"), 0o644)
+	run(t, dir, "add", "evil.txt")
+	run(t, dir, "-c", "user.name=F", "-c", "user.email=f@example.com", "commit", "-q", "-m", "not in the plan")
+	run(t, dir, "push", "-q", "origin", "HEAD:refs/heads/evil")
+	evil := run(t, dir, "rev-parse", "HEAD")
+	base := run(t, dir, "rev-parse", "HEAD^")
+	forgeState(t, w, n, func(state string) error {
+		for _, f := range files {
+			p := filepath.Join(state, f)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), base, evil)), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	if w.branchExists("planex/" + session) {
+		files := run(t, w.origin, "ls-tree", "-r", "--name-only", "refs/heads/planex/"+session)
+		t.Errorf("the approved plan ran on a moved base: %v, status %q\n%s", err, r.Outputs.Status, files)
+	}
+	if r.Outputs.Status == StatusDone || len(w.fake.PullRequests(wRepo)) != 0 {
+		t.Errorf("the run with a moved base finished: %v, status %q", err, r.Outputs.Status)
+	}
+	if !strings.Contains(w.lastComment(n), "will not run") {
+		t.Errorf("the thread is not told why:\n%s", w.lastComment(n))
+	}
+}
+
+// TestRedTeamForgedStateFollowUpOnAnotherBranch: a follow-up plan on one
+// of planex's pull requests runs on that pull request's branch. A forged
+// state ref keeps the approved follow-up but names another planex pull
+// request's branch, in github.json and session.json alike: the approved
+// tasks were committed and pushed there, onto a pull request nobody asked
+// to change. The run branch of a follow-up must be its pull request's
+// head: the run is refused, and the other branch is untouched.
+func TestRedTeamForgedStateFollowUpOnAnotherBranch(t *testing.T) {
+	w := newParallelWorld(t)
+	prOf := func(issue string) ghfake.PullRequest {
+		n := w.fake.AddIssue(wRepo, "maintainer", issue, "")
+		w.agent.setPlan(wTask{ID: "T1", Title: issue, Scope: "a/**"})
+		if r, err := w.handle(w.comment(n, "maintainer", "/planex -y "+issue)); err != nil || r.Outputs.Status != StatusDone {
+			t.Fatalf("planning %s: %v %+v", issue, err, r.Outputs)
+		}
+		prs := w.fake.PullRequests(wRepo)
+		pr := prs[len(prs)-1]
+		pr.HeadSHA = run(t, w.origin, "rev-parse", pr.Head)
+		w.fake.SetPullRequestHead(wRepo, pr.Number, pr.HeadSHA)
+		return pr
+	}
+	asked, other := prOf("first"), prOf("second")
+	otherTip := run(t, w.origin, "rev-parse", "refs/heads/"+other.Head)
+
+	w.agent.setPlan(wTask{ID: "T1", Title: "more", Scope: "b/**"})
+	if r, err := w.handle(w.comment(asked.Number, "maintainer", "/planex add more")); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Fatalf("follow-up: %v %+v", err, r.Outputs)
+	}
+	forgeState(t, w, asked.Number, func(state string) error {
+		for _, f := range []string{recordFile, "session.json"} {
+			p := filepath.Join(state, f)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), `"`+asked.Head+`"`, `"`+other.Head+`"`)), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	r, err := w.handle(w.comment(asked.Number, "maintainer", "/planex approve "+w.planID(asked.Number)))
+	if tip := run(t, w.origin, "rev-parse", "refs/heads/"+other.Head); tip != otherTip {
+		t.Errorf("the follow-up was pushed onto another pull request's branch %s: %v, status %q", other.Head, err, r.Outputs.Status)
+	}
+	if r.Outputs.Status == StatusDone {
+		t.Errorf("the forged follow-up finished: %v %+v", err, r.Outputs)
+	}
+}

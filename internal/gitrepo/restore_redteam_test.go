@@ -1,0 +1,180 @@
+package gitrepo
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamRestoreDirRestoresOnlyFiles: a state ref is pushed by
+// whoever can push to the repository, and the Action restores the
+// session folder from it before anything else checks it. A forged state
+// whose tree holds a link (tasks.csv leading to a file elsewhere on the
+// runner, the discovery board leading to a file planex would then append
+// to) or a gitlink is refused: nothing of it is written, and no link is
+// left in the session folder for planex to read or write through.
+func TestRedTeamRestoreDirRestoresOnlyFiles(t *testing.T) {
+	t.Parallel()
+	outside := filepath.Join(t.TempDir(), "runner-secret")
+	if err := os.WriteFile(outside, []byte("token=secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		entry func(t *testing.T, r *Repo) string // one ls-tree line for mktree
+	}{
+		{"a link to a file outside", func(t *testing.T, r *Repo) string {
+			return "120000 blob " + hashObject(t, r, outside) + "\ttasks.csv"
+		}},
+		{"a link to a folder outside", func(t *testing.T, r *Repo) string {
+			return "120000 blob " + hashObject(t, r, filepath.Dir(outside)) + "\tsteps"
+		}},
+		{"a gitlink", func(t *testing.T, r *Repo) string {
+			return "160000 commit " + strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD")) + "\tsub"
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			r := newRepo(t)
+			meta := hashObject(t, r, `{"id":"s1"}`)
+			tree := strings.TrimSpace(mustGitIn(t, r.Root, "100644 blob "+meta+"\tsession.json\n"+c.entry(t, r)+"\n", "mktree"))
+			commit := strings.TrimSpace(mustGit(t, r.Root, "commit-tree", tree, "-m", "planex: forged"))
+			mustGit(t, r.Root, "update-ref", "refs/planex/state/1", commit)
+
+			dest := filepath.Join(t.TempDir(), "s1")
+			err := r.RestoreDir(ctx, "refs/planex/state/1", dest)
+			if err == nil {
+				t.Error("RestoreDir restored a state holding " + c.name)
+			}
+			filepath.Walk(dest, func(p string, fi os.FileInfo, err error) error {
+				if err == nil && fi.Mode()&os.ModeSymlink != 0 {
+					t.Errorf("RestoreDir left the link %s in the session folder", p)
+				}
+				return nil
+			})
+			if b, _ := os.ReadFile(outside); string(b) != "token=secret\n" {
+				t.Errorf("the file outside changed: %q", b)
+			}
+		})
+	}
+}
+
+// hashObject writes content as a blob of r and returns its id.
+func hashObject(t *testing.T, r *Repo, content string) string {
+	t.Helper()
+	return strings.TrimSpace(mustGitIn(t, r.Root, content, "hash-object", "-w", "--stdin"))
+}
+
+func mustGitIn(t *testing.T, dir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// TestRedTeamPatchIgnoresWorkTreeAttributes: a task's agent commits a
+// .gitattributes marking every file as binary (`* -diff`). Once that
+// commit is in the work tree planex runs in (a follow-up's worktree at
+// the pull request's tip, a checkout of a planex branch), git's diffs
+// there showed every later change as "Binary files differ": the
+// review read nothing of what the next agents committed. The patches
+// planex reads for reviews (ShowCommit, DiffText) take no attribute from
+// a work tree.
+func TestRedTeamPatchIgnoresWorkTreeAttributes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	base := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	os.WriteFile(filepath.Join(r.Root, ".gitattributes"), []byte("* -diff\n*.txt binary\n"), 0o644)
+	mustGit(t, r.Root, "add", ".gitattributes")
+	mustGit(t, r.Root, "commit", "-qm", "attributes")
+	os.WriteFile(filepath.Join(r.Root, "src", "old.txt"), []byte("old\nslipped in\n"), 0o644)
+	mustGit(t, r.Root, "commit", "-qam", "later task")
+	head := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+
+	show, err := r.ShowCommit(ctx, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff, err := r.DiffText(ctx, base, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, patch := range map[string]string{"ShowCommit": show, "DiffText": diff} {
+		if !strings.Contains(patch, "+slipped in") || strings.Contains(patch, "Binary files") {
+			t.Errorf("%s hid the change behind the work tree's attributes:\n%s", name, patch)
+		}
+	}
+}
+
+// TestRedTeamShippedGitmodulesRunNothing: a repository ships a submodule
+// whose .gitmodules runs a command on update (update = !cmd), fetches
+// through an ext:: transport that runs one, points its path out of the
+// tree and its URL like an option, beside an lfs filter and an .lfsconfig
+// naming a file:// store. Everything planex's git does with a task's
+// worktree (make it, snapshot what an agent wrote into the submodule's
+// folder, reset it, list its ignored files, diff and show the commit) runs
+// none of it: planex never updates or fetches submodules, and git reads no
+// driver the repository's config does not name. Held before this test
+// was written.
+func TestRedTeamShippedGitmodulesRunNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEvil(t)
+	r := newRepo(t)
+	modules := "[submodule \"s\"]\n\tpath = s\n\turl = ext::" + e.prog("ext-url") + " %S\n\tupdate = !" + e.prog("update-cmd") + "\n" +
+		"[submodule \"--upload-pack=" + e.prog("upload-pack") + "\"]\n\tpath = ../outside\n\turl = --upload-pack=" + e.prog("upload-pack-url") + "\n"
+	os.WriteFile(filepath.Join(r.Root, ".gitmodules"), []byte(modules), 0o644)
+	os.WriteFile(filepath.Join(r.Root, ".gitattributes"), []byte("* filter=lfs diff=lfs merge=lfs\n"), 0o644)
+	os.WriteFile(filepath.Join(r.Root, ".lfsconfig"), []byte("[lfs]\n\turl = file://"+e.dir+"\n"), 0o644)
+	mustGit(t, r.Root, "add", ".gitmodules", ".gitattributes", ".lfsconfig")
+	head := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	mustGit(t, r.Root, "update-index", "--add", "--cacheinfo", "160000,"+head+",s")
+	mustGit(t, r.Root, "commit", "-qm", "ships a submodule")
+	base := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+
+	wt := r.WorktreeDir("s1", "T1")
+	if err := r.AddWorktree(ctx, wt, base); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(wt, "s", "planted.txt"), []byte("x\n"), 0o644)
+	os.WriteFile(filepath.Join(wt, "src", "new.txt"), []byte("new\n"), 0o644)
+	tree, changes, err := r.Snapshot(ctx, wt, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha, err := r.CommitChanges(ctx, base, changes, "T1")
+	if err != nil || tree == "" {
+		t.Fatalf("commit: %v", err)
+	}
+	if _, err := r.ShowCommit(ctx, sha); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.DiffText(ctx, base, sha); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ResetWorktree(ctx, wt, sha); err != nil {
+		t.Fatal(err)
+	}
+	wtRepo, err := Open(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Ignored(ctx, wtRepo, 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RemoveWorktree(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	e.assertNothingRan()
+}
