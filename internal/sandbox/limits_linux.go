@@ -64,12 +64,21 @@ func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 	return 127
 }
 
+// coreLimit is the core size limit of every contained program: 1 byte,
+// not 0. Below a page no core file is written, and 1 is the value the
+// kernel takes to mean "no dump" for a core_pattern pipe too (0 still
+// starts the pipe's handler, as root on the host, for the crash of a
+// program the agent wrote). The system call filter keeps the program
+// from lowering it to 0.
+const coreLimit = 1
+
 // applyLimits sets l on this process, soft and hard alike, so that
 // neither it nor what it starts can raise them. Core dumps are always
 // off: a dump holds the memory of a process that may hold a key, in a
-// file the next step could read.
+// file the next step could read, and a pipe handler would run on the
+// host.
 func applyLimits(l Limits) error {
-	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: coreLimit, Max: coreLimit}); err != nil {
 		return fmt.Errorf("turning core dumps off: %w", err)
 	}
 	for _, r := range []struct {

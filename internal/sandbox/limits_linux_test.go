@@ -103,7 +103,7 @@ func TestDefaultLimitsAreSet(t *testing.T) {
 		fmt.Sprintf("Max file size %d %d bytes", d.FileSize, d.FileSize),
 		fmt.Sprintf("Max processes %d %d processes", d.Processes, d.Processes),
 		"Max address space unlimited unlimited bytes",
-		"Max core file size 0 0 bytes",
+		"Max core file size 1 1 bytes",
 	} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 			t.Errorf("limits inside lack %q:\n%s", want, out)
