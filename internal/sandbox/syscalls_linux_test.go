@@ -170,10 +170,10 @@ func TestSyscallFilter(t *testing.T) {
 				mk("inet socket", a.audit, a.socket, unix.AF_INET, allow),
 				mk("unix socket", a.audit, a.socket, unix.AF_UNIX, allow),
 				mk("io_uring_setup", a.audit, a.ioUring, 0, noSys),
-				mk("io_uring_setup's neighbour", a.audit, a.ioUring + 1, 0, allow),
+				mk("io_uring_setup's neighbour", a.audit, a.ioUring+1, 0, allow),
 				mk("request_key", a.audit, a.requestKey, 0, noSys),
-				mk("request_key's neighbour", a.audit, a.requestKey + 1, 0, allow),
-				mk("a call with AF_VSOCK as first argument", a.audit, a.socket + 1, unix.AF_VSOCK, allow),
+				mk("request_key's neighbour", a.audit, a.requestKey+1, 0, allow),
+				mk("a call with AF_VSOCK as first argument", a.audit, a.socket+1, unix.AF_VSOCK, allow),
 				call{name: "perf_event_open", arch: a.audit, nr: a.perfEvent, want: noSys},
 				call{name: "setrlimit(RLIMIT_CORE)", arch: a.audit, nr: a.setrlimit, arg0: unix.RLIMIT_CORE, want: noPerm},
 				call{name: "setrlimit(RLIMIT_NOFILE)", arch: a.audit, nr: a.setrlimit, arg0: unix.RLIMIT_NOFILE, want: allow},
@@ -189,8 +189,8 @@ func TestSyscallFilter(t *testing.T) {
 			}
 			if a.x32 {
 				calls = append(calls,
-					mk("x32 vsock socket", a.audit, a.socket | x32Bit, unix.AF_VSOCK, noFamily),
-					mk("x32 io_uring_setup", a.audit, a.ioUring | x32Bit, 0, noSys),
+					mk("x32 vsock socket", a.audit, a.socket|x32Bit, unix.AF_VSOCK, noFamily),
+					mk("x32 io_uring_setup", a.audit, a.ioUring|x32Bit, 0, noSys),
 					call{name: "x32 prlimit64 setting RLIMIT_CORE", arch: a.audit, nr: a.prlimit | x32Bit, arg1: unix.RLIMIT_CORE, arg2: 0x1000, want: noPerm})
 			}
 		}
