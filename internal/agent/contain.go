@@ -97,6 +97,9 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		cmd.Env = env
 		return func() {}, nil
 	}
+	if err := CheckRunnerFilesUnwritable(append(append([]string(nil), writable...), c.Write...), func(k string) string { return lookup(base, k) }); err != nil {
+		return func() {}, err
+	}
 	current, err := c.Ignored.current(ctx)
 	if err != nil {
 		return func() {}, fmt.Errorf("listing the checkout's ignored files: %w", err)
@@ -142,6 +145,64 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		return func() {}, fmt.Errorf("containing the agent: %w", err)
 	}
 	return func() { done(); stopNet(); dropOverlays(); os.RemoveAll(home) }, nil
+}
+
+// runnerCommandVars name the files the Actions runner reads once the
+// step running planex has ended: variables for every later step
+// (GITHUB_ENV, where a BASH_ENV= line runs a script in each of them with
+// the job's secrets), PATH entries, planex's outputs, its post-step
+// state and the job summary.
+var runnerCommandVars = []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"}
+
+// CheckRunnerFilesUnwritable refuses writable folders (a step's grants,
+// --sandbox-write) that hold a file runnerCommandVars name (getenv reads
+// the environment planex runs in): the
+// variables never reach an agent, but a contained agent that can write
+// the folder writes the file by its guessable path, or renames the
+// folder away and makes a new one in its place (no cover mounted inside
+// a writable folder stops that). Paths are compared with links resolved.
+func CheckRunnerFilesUnwritable(writable []string, getenv func(string) string) error {
+	for _, name := range runnerCommandVars {
+		f := getenv(name)
+		if !filepath.IsAbs(f) {
+			continue
+		}
+		real := resolvedPath(f)
+		for _, w := range writable {
+			if !filepath.IsAbs(w) {
+				continue
+			}
+			if rw := resolvedPath(w); real == rw || strings.HasPrefix(real, strings.TrimSuffix(rw, "/")+"/") {
+				return &RunnerFileWritableError{Folder: w, Var: name, File: f}
+			}
+		}
+	}
+	return nil
+}
+
+// resolvedPath is p clean with its links resolved, as far as it exists.
+func resolvedPath(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if dir == "/" || dir == "." {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// RunnerFileWritableError says that a folder a contained step may write
+// holds a file the runner reads after planex's step.
+type RunnerFileWritableError struct {
+	Folder, Var, File string
+}
+
+func (e *RunnerFileWritableError) Error() string {
+	return fmt.Sprintf("the writable folder %s holds $%s (%s), which the Actions runner reads after this step: a contained agent could write there and take over the job's later steps (a BASH_ENV= line in $GITHUB_ENV runs its script in each); give --sandbox-write a folder that does not hold the runner's temporary folder", e.Folder, e.Var, e.File)
 }
 
 // engineSockets are the Unix sockets of the container engines env names
