@@ -346,11 +346,21 @@ func hideableTemp(d string) bool {
 	return true
 }
 
+// runnerSecretNames are what a runner's installation keeps that acts for
+// it or holds what its admin gave every job: its registration and OAuth
+// client (also the copies a migration leaves, .runner_migrated and
+// .credentials_migrated), its private key, its credential store and
+// client certificate settings, the .env its start script reads into
+// every job's environment (where an admin puts a proxy's password or a
+// cloud key for all jobs), and its diagnostic logs.
+var runnerSecretNames = []string{
+	".runner", ".runner_migrated", ".credentials", ".credentials_migrated", ".credentials_rsaparams",
+	".credential_store", ".certificates", ".env", "_diag",
+}
+
 // runnerOwnFiles are the files of a self-hosted Actions runner's own
-// installation that would let a process act as the runner: its
-// registration (.runner), its OAuth client and private key
-// (.credentials, .credentials_rsaparams) and its diagnostic logs
-// (_diag). The runner lives in the folder above its work folder, which
+// installation (runnerSecretNames) that would let a process act as the
+// runner or hold what it gives every job. The runner lives in the folder above its work folder, which
 // holds the job's workspace; on a self-hosted machine it is often
 // outside every home, and an ordinary user's agent runs as the runner's
 // own uid. Found by looking for .runner in the folders above the
@@ -370,7 +380,7 @@ func runnerOwnFiles(env []string) []string {
 		}
 		if fi, err := os.Lstat(filepath.Join(dir, ".runner")); err == nil && fi.Mode().IsRegular() {
 			var out []string
-			for _, name := range []string{".runner", ".credentials", ".credentials_rsaparams", "_diag"} {
+			for _, name := range runnerSecretNames {
 				out = append(out, filepath.Join(dir, name))
 			}
 			return out

@@ -24,7 +24,10 @@ func TestRunnerOwnFiles(t *testing.T) {
 	if err := os.Symlink(filepath.Join(root, ".runner"), filepath.Join(linked, ".runner")); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(root, ".runner"), filepath.Join(root, ".credentials"), filepath.Join(root, ".credentials_rsaparams"), filepath.Join(root, "_diag")}
+	var want []string
+	for _, name := range []string{".runner", ".runner_migrated", ".credentials", ".credentials_migrated", ".credentials_rsaparams", ".credential_store", ".certificates", ".env", "_diag"} {
+		want = append(want, filepath.Join(root, name))
+	}
 	for _, c := range []struct {
 		name string
 		env  []string

@@ -141,7 +141,12 @@ func TestRedTeamRunnerInstallHidden(t *testing.T) {
 		".credentials":           `{"scheme":"OAuth","data":{"clientId":"redteam-runner-client-id"}}`,
 		".credentials_rsaparams": rsa,
 		"_diag/Worker_1.log":     diag,
-		"_work/app/app/.keep":    "",
+		// Read by the runner's start script into every job's
+		// environment; admins keep a proxy's password there.
+		".env":                  "https_proxy=http://runner:redteam-runner-proxy-password@proxy.corp:3128\n",
+		".credentials_migrated": `{"scheme":"OAuth","data":{"clientId":"redteam-runner-migrated-client"}}`,
+		".credential_store":     `{"redteam-runner-store":"redteam-runner-stored-secret"}`,
+		"_work/app/app/.keep":   "",
 	}
 	for name, content := range files {
 		p := filepath.Join(root, name)
@@ -164,7 +169,8 @@ func TestRedTeamRunnerInstallHidden(t *testing.T) {
 	if !strings.Contains(loot, "runner root: "+root) || !strings.Contains(loot, "_work") {
 		t.Fatalf("the agent did not find the runner's folder:\n%s", loot)
 	}
-	for _, secret := range []string{"redteam-runner-private-exponent", diag, "redteam-runner-client-id", "redteam-runner-name"} {
+	for _, secret := range []string{"redteam-runner-private-exponent", diag, "redteam-runner-client-id", "redteam-runner-name",
+		"redteam-runner-proxy-password", "redteam-runner-migrated-client", "redteam-runner-stored-secret"} {
 		if strings.Contains(loot, secret) {
 			t.Errorf("the agent read %q from the runner's installation:\n%s", secret, loot)
 		}

