@@ -4,11 +4,13 @@ package sandbox
 
 import (
 	"encoding/binary"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
 	"golang.org/x/net/bpf"
@@ -228,3 +230,34 @@ func TestSyscallFilter(t *testing.T) {
 }
 
 func putWord(b []byte, v uint32) { binary.BigEndian.PutUint32(b, v) }
+
+// TestHostSettingsOutOfReach: a contained program tries to change what
+// the whole machine shares: its clock (to make tokens or certificates
+// look valid or expired for every other process), its host name, the
+// core_pattern handler every crash starts as root, and the magic SysRq
+// trigger (reboot, kill all). Each is refused; the host's values stay.
+func TestHostSettingsOutOfReach(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	host, _ := os.Hostname()
+	pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
+	before := time.Now()
+	script := `date -s '2001-01-01 00:00:00' >/dev/null 2>&1 && echo CLOCK
+hostname planex-redteam 2>/dev/null && echo HOSTNAME
+echo '|/bin/sh -c id' 2>/dev/null > /proc/sys/kernel/core_pattern && echo CORE_PATTERN
+echo s 2>/dev/null > /proc/sysrq-trigger && echo SYSRQ
+echo tried`
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, script)
+	if err != nil || strings.TrimSpace(out) != "tried" {
+		t.Errorf("the program changed a setting of the machine (%v):\n%s", err, out)
+	}
+	if now, _ := os.Hostname(); now != host {
+		t.Errorf("the host name is now %q", now)
+	}
+	if now, _ := os.ReadFile("/proc/sys/kernel/core_pattern"); string(now) != string(pattern) {
+		t.Errorf("core_pattern is now %q", now)
+	}
+	if time.Now().Before(before) {
+		t.Error("the clock went back")
+	}
+}
