@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -43,8 +44,9 @@ func withLimits(cmd *exec.Cmd, l Limits) error {
 	return nil
 }
 
-// limitsMain sets the limits and the system call filter
-// (syscalls_linux.go), then executes the program in its place.
+// limitsMain sets the limits, the system call filter
+// (syscalls_linux.go) and the Landlock scope (landlock_linux.go), then
+// executes the program in its place.
 func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 	var l Limits
 	if err := json.Unmarshal([]byte(raw), &l); err != nil {
@@ -55,7 +57,13 @@ func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}
+	// Landlock's domain is the thread's: this one makes it and execs.
+	runtime.LockOSThread()
 	if err := filterSyscalls(); err != nil {
+		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
+	if err := scopeAbstractSockets(); err != nil {
 		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}

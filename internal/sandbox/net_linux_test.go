@@ -19,7 +19,9 @@ import (
 
 // TestNetworkContainment: a contained program tries every way out of its
 // network namespace that a host process has; only the forwarded port
-// leads out, and with the network open the direct connection works.
+// leads out, and with the network open the direct connection works, but
+// not one to an abstract Unix socket of the host (where the kernel has
+// Landlock's scopes, 6.12 and later).
 func TestNetworkContainment(t *testing.T) {
 	s := newSandbox(t)
 	if err := s.ProbeNetwork(context.Background()); err != nil {
@@ -37,6 +39,9 @@ func TestNetworkContainment(t *testing.T) {
 		t.Log("no address besides loopback on this machine; the other-address row dials loopback instead")
 		other = "127.0.0.1"
 	}
+	if !landlockScopes() {
+		t.Log("this kernel has no Landlock scopes (Linux 6.12): with the network open the host's abstract sockets are reached")
+	}
 	base := Policy{ReadOnly: []string{filepath.Dir(probe)}}
 	rows := []struct {
 		name    string
@@ -51,6 +56,10 @@ func TestNetworkContainment(t *testing.T) {
 		{"host abstract socket", NetworkContained, nil, "unix " + strings.Replace(abstract.Addr().String(), "\x00", "@", 1) + " abstract", abstract, false},
 		{"forwarded port leads to its socket", NetworkContained, []Forward{{Port: 3128, Socket: filepath.Join(sockDir, "egress.sock")}}, "tcp 127.0.0.1:3128 forwarded", forwarded, true},
 		{"open network reaches host loopback", NetworkOpen, nil, "tcp " + loop.Addr().String() + " open", loop, true},
+		// The host's abstract sockets are no network: an X server there
+		// takes keystrokes for the user's terminal from any process of
+		// the user's uid, a session bus starts commands outside.
+		{"open network, host abstract socket", NetworkOpen, nil, "unix " + strings.Replace(abstract.Addr().String(), "\x00", "@", 1) + " abstract-open", abstract, !landlockScopes()},
 	}
 	for _, row := range rows {
 		p := base
