@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -373,20 +376,87 @@ func runnerOwnFiles(env []string) []string {
 	if !filepath.IsAbs(ws) {
 		return nil
 	}
-	dir := filepath.Clean(ws)
+	ws = filepath.Clean(ws)
+	dir := ws
 	for range 4 {
 		if dir = filepath.Dir(dir); dir == "/" {
 			return nil
 		}
-		if fi, err := os.Lstat(filepath.Join(dir, ".runner")); err == nil && fi.Mode().IsRegular() {
-			var out []string
-			for _, name := range runnerSecretNames {
-				out = append(out, filepath.Join(dir, name))
-			}
-			return out
+		if isRunnerRoot(dir) {
+			return append(runnerSecrets(dir), siblingRunners(dir, ws)...)
 		}
 	}
 	return nil
+}
+
+// isRunnerRoot reports whether dir holds a runner's registration, a
+// regular .runner file.
+func isRunnerRoot(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, ".runner"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func runnerSecrets(root string) []string {
+	out := make([]string, 0, len(runnerSecretNames))
+	for _, name := range runnerSecretNames {
+		out = append(out, filepath.Join(root, name))
+	}
+	return out
+}
+
+// maxSiblingEntries bounds how many entries beside the runner's folder
+// are looked at for other runners.
+const maxSiblingEntries = 512
+
+// siblingRunners are what other runners installed beside root (a
+// machine running several, as one user) keep that a contained agent of
+// the same uid could use: their own credentials (to act as them and take
+// other repositories' jobs) and their work folders, which hold other
+// jobs' checkouts and temporary folders (actions/checkout's token file
+// of a job running there now). A work folder holding this job's
+// workspace (ws) is left alone.
+func siblingRunners(root, ws string) []string {
+	parent := filepath.Dir(root)
+	f, err := os.Open(parent)
+	if err != nil {
+		return nil
+	}
+	entries, _ := f.ReadDir(maxSiblingEntries)
+	f.Close()
+	var out []string
+	for _, e := range entries {
+		dir := filepath.Join(parent, e.Name())
+		if dir == root || !e.IsDir() || !isRunnerRoot(dir) {
+			continue
+		}
+		out = append(out, runnerSecrets(dir)...)
+		if work := runnerWorkFolder(dir); work != ws && !strings.HasPrefix(ws, work+"/") {
+			out = append(out, work)
+		}
+	}
+	return out
+}
+
+// runnerWorkFolder is the work folder the runner in root was configured
+// with (.runner's workFolder, relative to root unless absolute), _work by
+// default.
+func runnerWorkFolder(root string) string {
+	work := "_work"
+	if f, err := os.Open(filepath.Join(root, ".runner")); err == nil {
+		b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+		f.Close()
+		var reg struct {
+			WorkFolder string `json:"workFolder"`
+		}
+		// The runner may write its files with a byte order mark.
+		if json.Unmarshal(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), &reg) == nil && reg.WorkFolder != "" {
+			work = reg.WorkFolder
+		}
+	}
+	if !filepath.IsAbs(work) {
+		work = filepath.Join(root, work)
+	}
+	return filepath.Clean(work)
 }
 
 // privateHome points HOME and the XDG folders at a fresh directory the
