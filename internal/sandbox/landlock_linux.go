@@ -18,7 +18,10 @@ import (
 // --user). Landlock's scope (Linux 6.12 and later) keeps a process from
 // connecting to an abstract socket made outside its own Landlock domain,
 // whatever the network: the program's own sockets, and those of the
-// processes it starts, still work.
+// processes it starts, still work. The domain is scoped to signals too:
+// the program's only process outside it is the sandbox's init, which
+// shares its uid when planex is not root (a SIGTERM sent there was
+// passed on to the program, ending the step).
 
 // landlockRulesetAttr is struct landlock_ruleset_attr of Landlock ABI 6.
 type landlockRulesetAttr struct {
@@ -28,10 +31,10 @@ type landlockRulesetAttr struct {
 }
 
 // scopeRuleset makes a Landlock ruleset scoped to abstract Unix sockets
-// and returns its descriptor, or -1 on a kernel without Landlock, with
+// and signals and returns its descriptor, or -1 on a kernel without Landlock, with
 // Landlock off, or with a Landlock that has no scopes.
 func scopeRuleset() (int, error) {
-	attr := landlockRulesetAttr{scoped: unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET}
+	attr := landlockRulesetAttr{scoped: unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL}
 	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	switch e {
 	case 0:
@@ -52,7 +55,8 @@ func landlockScopes() bool {
 }
 
 // scopeAbstractSockets puts the calling thread (which must then exec the
-// program) in a Landlock domain scoped to its abstract Unix sockets; it
+// program) in a Landlock domain scoped to its abstract Unix sockets and
+// signals; it
 // needs no_new_privs on this thread. Where the kernel has no such scope
 // it does nothing: a contained network still holds the host's abstract
 // sockets, an open one does not (docs/security.md).
