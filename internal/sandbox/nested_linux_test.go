@@ -135,7 +135,14 @@ func asOrdinaryUser(t *testing.T, run string) string {
 	}
 	cmd := exec.Command(bin, "-test.run=^("+run+")$", "-test.v")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=/tmp", "PLANEX_AS_ORDINARY_USER=1"}
+	probe := filepath.Join(dir, "netprobe")
+	if b, err = os.ReadFile(sandboxtest.NetProbe(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(probe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=/tmp", "PLANEX_TEST_NETPROBE=" + probe}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -149,11 +156,13 @@ func asOrdinaryUser(t *testing.T, run string) string {
 	return string(out)
 }
 
-// TestInitIsOutOfReachAsUser is TestInitIsOutOfReach with planex an
-// ordinary user, whose init shares the program's uid: before, the
-// program listed the init's descriptors and its SIGTERM to the init came
-// back to it, ending the step.
-func TestInitIsOutOfReachAsUser(t *testing.T) {
+// TestAttacksAsOrdinaryUser runs attacks whose outcome depends on
+// planex's uid with planex an ordinary user: TestInitIsOutOfReach, whose
+// init then shares the program's uid (before, the program listed the
+// init's descriptors and its SIGTERM to the init came back to it, ending
+// the step), the keyrings of that uid, the core limit, perf events and
+// the network's ways out.
+func TestAttacksAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
-	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach")
+	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment")
 }
