@@ -31,15 +31,17 @@ type landlockRulesetAttr struct {
 }
 
 // scopeRuleset makes a Landlock ruleset scoped to abstract Unix sockets
-// and signals and returns its descriptor, or -1 on a kernel without Landlock, with
-// Landlock off, or with a Landlock that has no scopes.
+// and signals and returns its descriptor, or -1 on a kernel without
+// Landlock, with Landlock off or refused, or with a Landlock that has no
+// scopes.
 func scopeRuleset() (int, error) {
 	attr := landlockRulesetAttr{scoped: unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL}
 	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	switch e {
 	case 0:
 		return int(fd), nil
-	case unix.ENOSYS, unix.EOPNOTSUPP, unix.EINVAL, unix.E2BIG:
+	case unix.ENOSYS, unix.EOPNOTSUPP, unix.EINVAL, unix.E2BIG, unix.EPERM:
+		// EPERM: a container's own seccomp profile refusing the call.
 		return -1, nil
 	}
 	return -1, fmt.Errorf("making a Landlock ruleset: %w", e)
