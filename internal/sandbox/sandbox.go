@@ -119,6 +119,9 @@ var defaultMasks = []string{
 	// logs every command line an earlier step ran with it, a password
 	// or token among its arguments, and services log what they log.
 	"/var/log", "/run/log",
+	// Users' mail spools (a user's own is the user's to read): what cron
+	// mails a user, its jobs' output, secrets they print among it.
+	"/var/mail", "/var/spool/mail",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.

@@ -91,8 +91,9 @@ func TestCrashDumpsHidden(t *testing.T) {
 // the adm and systemd-journal groups, which the runner user of GitHub's
 // hosted runners is in and a non-root planex's program keeps; sudo logs
 // there the command line of everything an earlier step ran with it,
-// passwords and tokens among the arguments. A contained program finds
-// no file in /var/log or /run/log, whatever its network. The test
+// passwords and tokens among the arguments. A user's mail spool holds
+// what cron mailed them (their jobs' output). A contained program finds
+// no file in /var/log, /run/log or the mail spools, whatever its network. The test
 // plants a log readable by every uid (the attack is real without the
 // groups) in a folder of its own inside each.
 func TestSystemLogsHidden(t *testing.T) {
@@ -101,7 +102,7 @@ func TestSystemLogsHidden(t *testing.T) {
 	s := newSandbox(t)
 	const secret = "ghs_redteamTokenInSudoLog"
 	var files []string
-	for _, dir := range []string{"/var/log", "/run/log/journal"} {
+	for _, dir := range []string{"/var/log", "/run/log/journal", "/var/mail"} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Skipf("cannot make %s on this machine: %v", dir, err)
 		}
@@ -118,7 +119,7 @@ func TestSystemLogsHidden(t *testing.T) {
 		files = append(files, f)
 	}
 	for _, network := range []Network{NetworkContained, NetworkOpen} {
-		out, _ := run(t, s, Policy{Network: network}, "/", nil, "cat "+strings.Join(files, " ")+" 2>/dev/null; echo \"listed: $(ls -A /var/log /run/log | grep -v ':$' | tr -d '\\n')end\"")
+		out, _ := run(t, s, Policy{Network: network}, "/", nil, "cat "+strings.Join(files, " ")+" 2>/dev/null; echo \"listed: $(ls -A /var/log /run/log /var/mail /var/spool/mail | grep -v ':$' | tr -d '\\n')end\"")
 		if strings.Contains(out, secret) || !strings.Contains(out, "listed: end") {
 			t.Errorf("%s network: the program read the system's logs:\n%s", network, out)
 		}
