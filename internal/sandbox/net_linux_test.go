@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -202,5 +203,55 @@ func TestUDPOutOfReach(t *testing.T) {
 		if arrived != row.reach || strings.HasPrefix(out, "ok: pong") != row.reach {
 			t.Errorf("%s network, %s: want reached=%v; the program said %q, the server got %q", row.network, row.addr, row.reach, out, l.Got())
 		}
+	}
+}
+
+// TestRelayFloodBounded: the program opens thousands of connections to
+// the forwarded port and holds them. Each one the sandbox's first
+// process relays costs it a goroutine, a connection to planex's socket
+// and buffers, outside every limit the program has (its own memory
+// limit included); planex's proxy serves 64 at once, so the rest only
+// pile up. The first process keeps at most maxRelays open at once (the
+// rest are closed at once), so its memory stays small.
+func TestRelayFloodBounded(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	probe := sandboxtest.NetProbe(t)
+	sockDir := t.TempDir()
+	sandboxtest.Listen(t, "unix", filepath.Join(sockDir, "egress.sock"))
+	p := Policy{ReadOnly: []string{filepath.Dir(probe)}, Forward: []Forward{{Port: 3128, Socket: filepath.Join(sockDir, "egress.sock")}}}
+	const flood = 2000
+	cmd := exec.Command(probe, "hold", "127.0.0.1:3128", strconv.Itoa(flood), "1")
+	cmd.Dir = "/"
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cleanup, err := s.Wrap(cmd, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var peak int
+	for waiting := true; waiting; {
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid))
+		peak = max(peak, len(fds))
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			waiting = false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Logf("%s; the first process held at most %d descriptors", strings.TrimSpace(out.String()), peak)
+	// Two sockets a relay, and up to two pipes each way where Go splices
+	// the copy.
+	if bound := 6*maxRelays + 64; peak > bound {
+		t.Errorf("the sandbox's first process held %d descriptors for a flood of %d connections; want at most %d", peak, flood, bound)
 	}
 }

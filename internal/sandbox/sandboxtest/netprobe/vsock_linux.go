@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -100,4 +101,26 @@ func perfEvent() (string, error) {
 	}
 	unix.Close(fd)
 	return "perf event opened", nil
+}
+
+// hold opens up to n TCP connections to addr, one after another, keeps
+// them open for secs seconds, and reports how many it made: a program
+// that ties up whatever serves addr (the sandbox's relay to planex's
+// proxy).
+func hold(addr string, n, secs int) (string, error) {
+	var conns []net.Conn
+	var last error
+	for i := 0; i < n; i++ {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			last = err
+			break
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(time.Duration(secs) * time.Second)
+	for _, c := range conns {
+		c.Close()
+	}
+	return fmt.Sprintf("held %d connections (stopped by %v)", len(conns), last), nil
 }

@@ -13,3 +13,5 @@ func requestKey(string) (string, error) { return "", errors.New("request_key: ke
 func coreLimit() (string, error) { return "", errors.New("core limits are tested on Linux") }
 
 func perfEvent() (string, error) { return "", errors.New("perf_event_open: perf events are Linux's") }
+
+func hold(string, int, int) (string, error) { return "", errors.New("hold is tested on Linux") }
