@@ -74,6 +74,7 @@ func readSessionKey() string {
 // reads what it finds: the key planex's user holds is not among it (the
 // kernel keeps those keyrings per user namespace).
 func TestUserKeyringsOutOfReach(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	// The test possesses the user keyring's keys, as a login does,
 	// through a session keyring of its own linking it (per thread until
