@@ -80,39 +80,46 @@ func TestRedTeamRunnerFileCommands(t *testing.T) {
 		{"a cache beside the command files", temp, filepath.Join(temp, "cache"), false},
 		{"a cache beside them, RUNNER_TEMP moved by the workflow", filepath.Join(base, "elsewhere"), filepath.Join(temp, "cache"), false},
 	} {
-		script := ""
-		for _, f := range files {
-			script += "printf 'BASH_ENV=/attacker.sh\\n' >> " + f + " 2>/dev/null && echo wrote " + filepath.Base(f) + "; "
-		}
-		cmd := exec.Command("sh", "-c", script+"echo ran")
-		cmd.Dir = "/"
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		c := Containment{Sandbox: box, Network: sandbox.NetworkOpen, Write: []string{row.write}}
-		full := append([]string{"PATH=/usr/bin:/bin", "RUNNER_TEMP=" + row.runnerTemp}, env...)
-		cleanup, err := c.PrepareContext(context.Background(), cmd, full, nil, nil)
-		var refusal *RunnerFileWritableError
-		switch {
-		case row.refused && !errors.As(err, &refusal):
-			t.Errorf("%s: the step was prepared (%v), want it refused", row.name, err)
-		case row.refused && (refusal.Folder != row.write || !strings.Contains(err.Error(), "$GITHUB_")):
-			t.Errorf("%s: the refusal %q does not name the folder and the variable", row.name, err)
-		case !row.refused && err != nil:
-			t.Fatalf("%s: %v", row.name, err)
-		}
-		if err != nil {
-			continue // nothing started
-		}
-		err = cmd.Run()
-		cleanup()
-		if err != nil || !strings.HasSuffix(out.String(), "ran\n") {
-			t.Fatalf("%s: %v\n%s", row.name, err, out.String())
-		}
-		for _, f := range files {
-			if b, err := os.ReadFile(f); err != nil || string(b) != "FROM_RUNNER=1\n" {
-				t.Errorf("%s: %s now holds %q (%v); the agent said %q", row.name, filepath.Base(f), b, err, strings.TrimSpace(out.String()))
-				os.WriteFile(f, []byte("FROM_RUNNER=1\n"), 0o644)
-			}
+		attackFileCommands(t, box, row.name, row.write, row.refused, append([]string{"PATH=/usr/bin:/bin", "RUNNER_TEMP=" + row.runnerTemp}, env...), files)
+	}
+}
+
+// attackFileCommands prepares, with write granted, a contained agent
+// that appends a BASH_ENV= line to each of files, runs it unless refused
+// was expected, and checks each file still holds only the runner's line.
+func attackFileCommands(t *testing.T, box *sandbox.Sandbox, name, write string, refused bool, env, files []string) {
+	t.Helper()
+	script := ""
+	for _, f := range files {
+		script += "printf 'BASH_ENV=/attacker.sh\\n' >> " + f + " 2>/dev/null && echo wrote " + filepath.Base(f) + "; "
+	}
+	cmd := exec.Command("sh", "-c", script+"echo ran")
+	cmd.Dir = "/"
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	c := Containment{Sandbox: box, Network: sandbox.NetworkOpen, Write: []string{write}}
+	cleanup, err := c.PrepareContext(context.Background(), cmd, env, nil, nil)
+	var refusal *RunnerFileWritableError
+	switch {
+	case refused && !errors.As(err, &refusal):
+		t.Errorf("%s: the step was prepared (%v), want it refused", name, err)
+	case refused && (refusal.Folder != write || !strings.Contains(err.Error(), "$GITHUB_")):
+		t.Errorf("%s: the refusal %q does not name the folder and the variable", name, err)
+	case !refused && err != nil:
+		t.Fatalf("%s: %v", name, err)
+	}
+	if err != nil {
+		return // nothing started
+	}
+	err = cmd.Run()
+	cleanup()
+	if err != nil || !strings.HasSuffix(out.String(), "ran\n") {
+		t.Fatalf("%s: %v\n%s", name, err, out.String())
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err != nil || string(b) != "FROM_RUNNER=1\n" {
+			t.Errorf("%s: %s now holds %q (%v); the agent said %q", name, filepath.Base(f), b, err, strings.TrimSpace(out.String()))
+			os.WriteFile(f, []byte("FROM_RUNNER=1\n"), 0o644)
 		}
 	}
 }
