@@ -45,8 +45,9 @@ import (
 // answers), io_uring, request_key and perf_event_open (ENOSYS, as a
 // kernel without them answers; Node.js and the rest fall back to
 // ordinary calls, and a key a program adds itself needs no request), and
-// any change of RLIMIT_CORE through setrlimit or prlimit64 (EPERM;
-// reading it passes). Everything else passes.
+// ignores any change of RLIMIT_CORE through setrlimit or prlimit64 (the
+// call succeeds and changes nothing; reading it passes). Everything else
+// passes.
 
 // syscallArch is what the filter needs of one system call convention.
 type syscallArch struct {
@@ -120,6 +121,9 @@ const (
 
 func retErrno(errno unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(errno) }
 
+// retIgnored returns 0 without making the call: success, nothing done.
+const retIgnored = unix.SECCOMP_RET_ERRNO
+
 // syscallFilter is the program of the filter for the conventions archs.
 func syscallFilter(archs []syscallArch) []bpf.Instruction {
 	var prog []bpf.Instruction
@@ -165,11 +169,14 @@ func archBody(a syscallArch) []bpf.Instruction {
 	return append(b, bpf.RetConstant{Val: retAllow})
 }
 
-// coreLimitGuard refuses setrlimit(RLIMIT_CORE, …) and
-// prlimit64(pid, RLIMIT_CORE, new, …) with a new limit; any other call
-// falls through with its number still loaded.
+// coreLimitGuard answers setrlimit(RLIMIT_CORE, …) and
+// prlimit64(pid, RLIMIT_CORE, new, …) with a new limit with success,
+// having done nothing: programs that lower the limit to 0 to keep their
+// secrets out of core files (some stop when they cannot) go on, and the
+// limit stays 1, which already means no dump. Any other call falls
+// through with its number still loaded.
 func coreLimitGuard(a syscallArch) []bpf.Instruction {
-	perm := bpf.RetConstant{Val: retErrno(unix.EPERM)}
+	perm := bpf.RetConstant{Val: retIgnored}
 	return []bpf.Instruction{
 		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.setrlimit, SkipTrue: 4},
 		bpf.LoadAbsolute{Off: offArg0, Size: 4},
