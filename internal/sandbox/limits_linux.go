@@ -57,6 +57,7 @@ func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}
+	preferOOMVictim()
 	// Landlock's domain is the thread's: this one makes it and execs.
 	runtime.LockOSThread()
 	if err := filterSyscalls(); err != nil {
@@ -102,6 +103,17 @@ func applyLimits(l Limits) error {
 		}
 	}
 	return nil
+}
+
+// preferOOMVictim makes this process, and all it starts, the kernel's
+// first choice when the machine runs out of memory (oom_score_adj 1000,
+// which any process may raise its own to). A step has no total memory
+// limit, and what it keeps in its /tmp (a tmpfs) counts for no process:
+// the largest process was killed, planex or the runner itself. A program
+// may lower its score again, to 0, where it competes as before. Best
+// effort: a /proc that refuses the write changes nothing else.
+func preferOOMVictim() {
+	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
 }
 
 // watchInterval is how often the init looks at the step's processes.
