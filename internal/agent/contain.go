@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,6 +100,9 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		cmd.Env = env
 		return func() {}, nil
 	}
+	if err := CheckRunnerFilesUnwritable(append(append([]string(nil), writable...), c.Write...), func(k string) string { return lookup(base, k) }); err != nil {
+		return func() {}, err
+	}
 	current, err := c.Ignored.current(ctx)
 	if err != nil {
 		return func() {}, fmt.Errorf("listing the checkout's ignored files: %w", err)
@@ -142,6 +148,64 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		return func() {}, fmt.Errorf("containing the agent: %w", err)
 	}
 	return func() { done(); stopNet(); dropOverlays(); os.RemoveAll(home) }, nil
+}
+
+// runnerCommandVars name the files the Actions runner reads once the
+// step running planex has ended: variables for every later step
+// (GITHUB_ENV, where a BASH_ENV= line runs a script in each of them with
+// the job's secrets), PATH entries, planex's outputs, its post-step
+// state and the job summary.
+var runnerCommandVars = []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"}
+
+// CheckRunnerFilesUnwritable refuses writable folders (a step's grants,
+// --sandbox-write) that hold a file runnerCommandVars name (getenv reads
+// the environment planex runs in): the
+// variables never reach an agent, but a contained agent that can write
+// the folder writes the file by its guessable path, or renames the
+// folder away and makes a new one in its place (no cover mounted inside
+// a writable folder stops that). Paths are compared with links resolved.
+func CheckRunnerFilesUnwritable(writable []string, getenv func(string) string) error {
+	for _, name := range runnerCommandVars {
+		f := getenv(name)
+		if !filepath.IsAbs(f) {
+			continue
+		}
+		real := resolvedPath(f)
+		for _, w := range writable {
+			if !filepath.IsAbs(w) {
+				continue
+			}
+			if rw := resolvedPath(w); real == rw || strings.HasPrefix(real, strings.TrimSuffix(rw, "/")+"/") {
+				return &RunnerFileWritableError{Folder: w, Var: name, File: f}
+			}
+		}
+	}
+	return nil
+}
+
+// resolvedPath is p clean with its links resolved, as far as it exists.
+func resolvedPath(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if dir == "/" || dir == "." {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// RunnerFileWritableError says that a folder a contained step may write
+// holds a file the runner reads after planex's step.
+type RunnerFileWritableError struct {
+	Folder, Var, File string
+}
+
+func (e *RunnerFileWritableError) Error() string {
+	return fmt.Sprintf("the writable folder %s holds $%s (%s), which the Actions runner reads after this step: a contained agent could write there and take over the job's later steps (a BASH_ENV= line in $GITHUB_ENV runs its script in each); give --sandbox-write a folder that does not hold the runner's temporary folder", e.Folder, e.Var, e.File)
 }
 
 // engineSockets are the Unix sockets of the container engines env names
@@ -285,11 +349,21 @@ func hideableTemp(d string) bool {
 	return true
 }
 
+// runnerSecretNames are what a runner's installation keeps that acts for
+// it or holds what its admin gave every job: its registration and OAuth
+// client (also the copies a migration leaves, .runner_migrated and
+// .credentials_migrated), its private key, its credential store and
+// client certificate settings, the .env its start script reads into
+// every job's environment (where an admin puts a proxy's password or a
+// cloud key for all jobs), and its diagnostic logs.
+var runnerSecretNames = []string{
+	".runner", ".runner_migrated", ".credentials", ".credentials_migrated", ".credentials_rsaparams",
+	".credential_store", ".certificates", ".env", "_diag",
+}
+
 // runnerOwnFiles are the files of a self-hosted Actions runner's own
-// installation that would let a process act as the runner: its
-// registration (.runner), its OAuth client and private key
-// (.credentials, .credentials_rsaparams) and its diagnostic logs
-// (_diag). The runner lives in the folder above its work folder, which
+// installation (runnerSecretNames) that would let a process act as the
+// runner or hold what it gives every job. The runner lives in the folder above its work folder, which
 // holds the job's workspace; on a self-hosted machine it is often
 // outside every home, and an ordinary user's agent runs as the runner's
 // own uid. Found by looking for .runner in the folders above the
@@ -302,20 +376,87 @@ func runnerOwnFiles(env []string) []string {
 	if !filepath.IsAbs(ws) {
 		return nil
 	}
-	dir := filepath.Clean(ws)
+	ws = filepath.Clean(ws)
+	dir := ws
 	for range 4 {
 		if dir = filepath.Dir(dir); dir == "/" {
 			return nil
 		}
-		if fi, err := os.Lstat(filepath.Join(dir, ".runner")); err == nil && fi.Mode().IsRegular() {
-			var out []string
-			for _, name := range []string{".runner", ".credentials", ".credentials_rsaparams", "_diag"} {
-				out = append(out, filepath.Join(dir, name))
-			}
-			return out
+		if isRunnerRoot(dir) {
+			return append(runnerSecrets(dir), siblingRunners(dir, ws)...)
 		}
 	}
 	return nil
+}
+
+// isRunnerRoot reports whether dir holds a runner's registration, a
+// regular .runner file.
+func isRunnerRoot(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, ".runner"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func runnerSecrets(root string) []string {
+	out := make([]string, 0, len(runnerSecretNames))
+	for _, name := range runnerSecretNames {
+		out = append(out, filepath.Join(root, name))
+	}
+	return out
+}
+
+// maxSiblingEntries bounds how many entries beside the runner's folder
+// are looked at for other runners.
+const maxSiblingEntries = 512
+
+// siblingRunners are what other runners installed beside root (a
+// machine running several, as one user) keep that a contained agent of
+// the same uid could use: their own credentials (to act as them and take
+// other repositories' jobs) and their work folders, which hold other
+// jobs' checkouts and temporary folders (actions/checkout's token file
+// of a job running there now). A work folder holding this job's
+// workspace (ws) is left alone.
+func siblingRunners(root, ws string) []string {
+	parent := filepath.Dir(root)
+	f, err := os.Open(parent)
+	if err != nil {
+		return nil
+	}
+	entries, _ := f.ReadDir(maxSiblingEntries)
+	f.Close()
+	var out []string
+	for _, e := range entries {
+		dir := filepath.Join(parent, e.Name())
+		if dir == root || !e.IsDir() || !isRunnerRoot(dir) {
+			continue
+		}
+		out = append(out, runnerSecrets(dir)...)
+		if work := runnerWorkFolder(dir); work != ws && !strings.HasPrefix(ws, work+"/") {
+			out = append(out, work)
+		}
+	}
+	return out
+}
+
+// runnerWorkFolder is the work folder the runner in root was configured
+// with (.runner's workFolder, relative to root unless absolute), _work by
+// default.
+func runnerWorkFolder(root string) string {
+	work := "_work"
+	if f, err := os.Open(filepath.Join(root, ".runner")); err == nil {
+		b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+		f.Close()
+		var reg struct {
+			WorkFolder string `json:"workFolder"`
+		}
+		// The runner may write its files with a byte order mark.
+		if json.Unmarshal(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), &reg) == nil && reg.WorkFolder != "" {
+			work = reg.WorkFolder
+		}
+	}
+	if !filepath.IsAbs(work) {
+		work = filepath.Join(root, work)
+	}
+	return filepath.Clean(work)
 }
 
 // privateHome points HOME and the XDG folders at a fresh directory the

@@ -10,21 +10,50 @@ import (
 // TestRunnerOwnFiles: the runner's credentials are found above the
 // workspace only where a .runner file marks its installation, a few
 // levels up at most; a link named .runner or a relative workspace finds
-// nothing.
+// nothing. Other runners installed beside it (one user running several
+// on a machine) have their credentials and their work folders (other
+// jobs' checkouts and temporary folders) hidden too.
 func TestRunnerOwnFiles(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "_work", "app", "app"), 0o755); err != nil {
-		t.Fatal(err)
+	names := []string{".runner", ".runner_migrated", ".credentials", ".credentials_migrated", ".credentials_rsaparams", ".credential_store", ".certificates", ".env", "_diag"}
+	secrets := func(dir string) []string {
+		var out []string
+		for _, name := range names {
+			out = append(out, filepath.Join(dir, name))
+		}
+		return out
 	}
-	if err := os.WriteFile(filepath.Join(root, ".runner"), []byte("{}"), 0o644); err != nil {
+	runners := t.TempDir()
+	root := filepath.Join(runners, "runner-a")
+	// Beside it: one with the default work folder, one configured with
+	// another (its .runner written with a byte order mark, as the runner
+	// may), one whose work folder holds this job's workspace (shared by
+	// mistake: left visible), and a folder without .runner.
+	for name, reg := range map[string]string{
+		"runner-a": "{}", "runner-b": "{}", "runner-c": "\ufeff{\"workFolder\":\"/srv/work-c\"}",
+		"runner-d": `{"workFolder":"../runner-a/_work"}`, "not-a-runner": "",
+	} {
+		dir := filepath.Join(runners, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if reg != "" {
+			if err := os.WriteFile(filepath.Join(dir, ".runner"), []byte(reg), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(root, "_work", "app", "app"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	linked := t.TempDir()
 	if err := os.Symlink(filepath.Join(root, ".runner"), filepath.Join(linked, ".runner")); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(root, ".runner"), filepath.Join(root, ".credentials"), filepath.Join(root, ".credentials_rsaparams"), filepath.Join(root, "_diag")}
+	want := secrets(root)
+	want = append(append(want, secrets(filepath.Join(runners, "runner-b"))...), filepath.Join(runners, "runner-b", "_work"))
+	want = append(append(want, secrets(filepath.Join(runners, "runner-c"))...), "/srv/work-c")
+	want = append(want, secrets(filepath.Join(runners, "runner-d"))...)
 	for _, c := range []struct {
 		name string
 		env  []string
@@ -38,8 +67,11 @@ func TestRunnerOwnFiles(t *testing.T) {
 		{"relative", []string{"GITHUB_WORKSPACE=_work/app/app"}, nil},
 		{"none", nil, nil},
 	} {
-		if got := runnerOwnFiles(c.env); !slices.Equal(got, c.want) {
-			t.Errorf("%s: runnerOwnFiles = %q, want %q", c.name, got, c.want)
+		got := runnerOwnFiles(c.env)
+		slices.Sort(got)
+		slices.Sort(c.want)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: runnerOwnFiles =\n%q\nwant\n%q", c.name, got, c.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -37,8 +38,15 @@ var passedNames = map[string]bool{
 	"RUNNER_TEMP": true, "RUNNER_TOOL_CACHE": true, "RUNNER_DEBUG": true,
 }
 
-// passedPrefixes are families of variables passed like passedNames.
-var passedPrefixes = []string{"LC_"}
+// localeNames are the locale categories POSIX and glibc define, passed
+// like passedNames. Not every LC_ name: OpenSSH's default server
+// configuration accepts LC_* from every client (AcceptEnv LC_*), so
+// LC_-prefixed names are how people carry their own variables, tokens
+// too, through ssh onto a machine.
+var localeNames = []string{
+	"LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES",
+	"LC_PAPER", "LC_NAME", "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT", "LC_IDENTIFICATION",
+}
 
 // neverPass are variables no allow-list lets through: planex's own
 // GitHub and Actions credentials (the Action's inputs carry the token
@@ -76,15 +84,7 @@ func NeverPassed(name string) bool { return matchAny(neverPass, name) }
 // PassedByDefault reports whether name is on the list of variables every
 // step process gets.
 func PassedByDefault(name string) bool {
-	if passedNames[name] {
-		return true
-	}
-	for _, p := range passedPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
+	return passedNames[name] || slices.Contains(localeNames, name)
 }
 
 // envFilter decides which variables a step's processes get.

@@ -49,7 +49,10 @@ func TestScrubEnv(t *testing.T) {
 		{"PATH keeps only its absolute folders: an empty entry, . or node_modules/.bin is the repository",
 			[]string{"PATH=node_modules/.bin::/usr/local/bin:.:bin:./tools:/usr/bin:"}, nil, nil, []string{"PATH=/usr/local/bin:/usr/bin"}},
 		{"a PATH of only relative folders is empty", []string{"PATH=.:node_modules/.bin"}, nil, nil, []string{"PATH="}},
-		{"names are exact: no prefix or case folding", []string{"PATHX=1", "path=2", "HOMEDIR=3", "LC=4", "LC_=5"}, nil, nil, []string{"LC_=5"}},
+		{"names are exact: no prefix or case folding", []string{"PATHX=1", "path=2", "HOMEDIR=3", "LC=4", "LC_=5", "lc_all=6"}, nil, nil, nil},
+		// OpenSSH passes LC_* from every client by default, so people
+		// carry their own variables through ssh under such names.
+		{"only the locale categories of LC_", []string{"LC_CTYPE=C", "LC_MESSAGES=de_DE", "LC_DEPLOY_TOKEN=tok-0123456789", "LC_TERMINAL=iTerm2"}, nil, nil, []string{"LC_CTYPE=C", "LC_MESSAGES=de_DE"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,10 +3,14 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -194,5 +198,59 @@ func TestEngineSocketOutOfReach(t *testing.T) {
 		if err != nil || arrived != row.reach || strings.HasPrefix(out.String(), "ok:") != row.reach {
 			t.Errorf("%s: want reached=%v; the program said %q (%v), the engine got %q", row.name, row.reach, out.String(), err, l.Got())
 		}
+	}
+}
+
+// TestEgressSocketsPrivate: another user of the machine (another job of
+// a shared self-hosted runner) connects to the Unix sockets a step's
+// proxy and model gateway listen on, outside the sandbox: through the
+// proxy it would reach the step's allowed hosts from the machine's
+// network, through the gateway the model under the step's key. Their
+// folders are planex's alone (0700), so the connection is refused; the
+// owner's own connection works.
+func TestEgressSocketsPrivate(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to connect as another user")
+	}
+	for _, prefix := range []string{"planex-egress-", "planex-gateway-"} {
+		dir, err := SocketDir(prefix, "s.sock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		l := sandboxtest.Listen(t, "unix", filepath.Join(dir, "s.sock"))
+		// The socket itself open to all, as a umask may leave it: the
+		// folder alone must hold.
+		if err := os.Chmod(l.Addr().String(), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		asOther := make(chan error, 1)
+		go func() {
+			// The thread keeps the other user's file system id and
+			// ends with this goroutine (never unlocked).
+			runtime.LockOSThread()
+			if _, _, e := syscall.RawSyscall(syscall.SYS_SETFSUID, 65534, 0, 0); e != 0 {
+				asOther <- e
+				return
+			}
+			if _, _, e := syscall.RawSyscall(syscall.SYS_SETFSGID, 65534, 0, 0); e != 0 {
+				asOther <- e
+				return
+			}
+			c, err := net.Dial("unix", l.Addr().String())
+			if err == nil {
+				c.Close()
+			}
+			asOther <- err
+		}()
+		if err := <-asOther; !errors.Is(err, syscall.EACCES) {
+			t.Errorf("%s: another user's connection ended with %v, want permission denied", prefix, err)
+		}
+		c, err := net.Dial("unix", l.Addr().String())
+		if err != nil {
+			t.Fatalf("%s: the owner could not connect: %v", prefix, err)
+		}
+		c.Close()
 	}
 }

@@ -144,6 +144,9 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		if err := a.checkAgentVisible(c.Read, getenv); err != nil {
 			return c, err
 		}
+		if err := agent.CheckRunnerFilesUnwritable(write, getenv); err != nil {
+			return c, &exitError{code: 2, msg: "planex: --sandbox-write (or PLANEX_SANDBOX_WRITE): " + err.Error()}
+		}
 		if err := checkTempHidden([]string{repo.Root, repo.CommonDir}, getenv); err != nil {
 			return c, err
 		}

@@ -135,13 +135,25 @@ func TestRedTeamRunnerInstallHidden(t *testing.T) {
 	t.Parallel()
 	const rsa = `{"d":"redteam-runner-private-exponent","modulus":"x"}`
 	const diag = "redteam-runner-diag-job-message"
-	root := outsideTemp(t, "redteam-runner-root-")
+	// Installed beside another runner of the same user (a machine running
+	// several), which is in the middle of another repository's job.
+	runners := outsideTemp(t, "redteam-runners-")
+	root := filepath.Join(runners, "runner-a")
 	files := map[string]string{
+		"../runner-b/.runner":                              `{"agentId":8,"agentName":"redteam-runner-b","workFolder":"_work"}`,
+		"../runner-b/.credentials":                         `{"scheme":"OAuth","data":{"clientId":"redteam-runner-b-client"}}`,
+		"../runner-b/_work/_temp/git-credentials-1.config": "[http]\n\textraheader = AUTHORIZATION: basic redteam-other-jobs-token\n",
+		"../runner-b/_work/other/other/secret.go":          "package other // redteam-other-repository-code\n",
 		".runner":                `{"agentId":7,"agentName":"redteam-runner-name","poolId":1}`,
 		".credentials":           `{"scheme":"OAuth","data":{"clientId":"redteam-runner-client-id"}}`,
 		".credentials_rsaparams": rsa,
 		"_diag/Worker_1.log":     diag,
-		"_work/app/app/.keep":    "",
+		// Read by the runner's start script into every job's
+		// environment; admins keep a proxy's password there.
+		".env":                  "https_proxy=http://runner:redteam-runner-proxy-password@proxy.corp:3128\n",
+		".credentials_migrated": `{"scheme":"OAuth","data":{"clientId":"redteam-runner-migrated-client"}}`,
+		".credential_store":     `{"redteam-runner-store":"redteam-runner-stored-secret"}`,
+		"_work/app/app/.keep":   "",
 	}
 	for name, content := range files {
 		p := filepath.Join(root, name)
@@ -152,8 +164,10 @@ func TestRedTeamRunnerInstallHidden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
+	for _, dir := range []string{root, filepath.Join(runners, "runner-b")} {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r := runRedTeam(t, "runner-install.sh", "on", func(cmd *exec.Cmd) {
 		cmd.Env = append(cmd.Env, "GITHUB_WORKSPACE="+filepath.Join(root, "_work", "app", "app"))
@@ -161,10 +175,12 @@ func TestRedTeamRunnerInstallHidden(t *testing.T) {
 	r.noSecretAnywhere(t)
 	r.mustHaveRun(t, "a/t1.txt")
 	loot := r.show(t, "a/loot.txt")
-	if !strings.Contains(loot, "runner root: "+root) || !strings.Contains(loot, "_work") {
+	if !strings.Contains(loot, "runner root: "+root) || !strings.Contains(loot, "_work") || !strings.Contains(loot, "other runner: "+filepath.Join(runners, "runner-b")) {
 		t.Fatalf("the agent did not find the runner's folder:\n%s", loot)
 	}
-	for _, secret := range []string{"redteam-runner-private-exponent", diag, "redteam-runner-client-id", "redteam-runner-name"} {
+	for _, secret := range []string{"redteam-runner-private-exponent", diag, "redteam-runner-client-id", "redteam-runner-name",
+		"redteam-runner-proxy-password", "redteam-runner-migrated-client", "redteam-runner-stored-secret",
+		"redteam-runner-b-client", "redteam-other-jobs-token", "redteam-other-repository-code"} {
 		if strings.Contains(loot, secret) {
 			t.Errorf("the agent read %q from the runner's installation:\n%s", secret, loot)
 		}

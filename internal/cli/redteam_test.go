@@ -35,6 +35,10 @@ var redTeamSecrets = map[string]string{
 	"SENTRY_DSN":         "https://redteam-sentry-key@o1.ingest.sentry.io/42",
 	"NPM_AUTH":           "redteam-npm-auth",
 	"SESSION_COOKIE":     "redteam-session-cookie",
+	// OpenSSH's server accepts LC_* from every client, so people carry
+	// their own variables through ssh under such names; every LC_ name
+	// once passed.
+	"LC_DEPLOY_TOKEN": "redteam-lc-deploy-token",
 }
 
 // redTeam is one malicious agent: T1's agent sources script (placeholders

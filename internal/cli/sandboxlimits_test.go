@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,6 +46,45 @@ func TestSandboxLimitsFlag(t *testing.T) {
 			}
 			if err != nil || contain.Limits != c.want {
 				t.Errorf("limits = %+v, %v; want %+v", contain.Limits, err, c.want)
+			}
+		})
+	}
+}
+
+// TestSandboxWriteHoldingRunnerFiles: a --sandbox-write folder that holds
+// a file the Actions runner reads after planex's step ($GITHUB_ENV and
+// the rest) is refused before any step, naming the folder and the
+// variable: every contained agent could write BASH_ENV= there and take
+// over the job's later steps (TestRedTeamRunnerFileCommands,
+// ./internal/agent, has an agent try). A folder beside the files is
+// accepted.
+func TestSandboxWriteHoldingRunnerFiles(t *testing.T) {
+	t.Parallel()
+	repo := emptyRepo(t)
+	temp := t.TempDir()
+	for _, c := range []struct {
+		name, write string
+		refused     bool
+	}{
+		{"the runner's temporary folder", temp, true},
+		{"a cache beside the command files", filepath.Join(temp, "cache"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			a := &agentFlags{sandbox: "on", writable: []string{c.write}}
+			getenv := func(k string) string {
+				if k == "GITHUB_ENV" {
+					return filepath.Join(temp, "_runner_file_commands", "set_env_1")
+				}
+				return ""
+			}
+			_, err := a.containment(context.Background(), repo, false, &bytes.Buffer{}, getenv)
+			var ee *exitError
+			switch {
+			case c.refused && (!errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), "$GITHUB_ENV") || !strings.Contains(err.Error(), c.write)):
+				t.Errorf("error = %v, want a usage error naming $GITHUB_ENV and %s", err, c.write)
+			case !c.refused && err != nil:
+				t.Errorf("a folder beside the runner's files was refused: %v", err)
 			}
 		})
 	}

@@ -50,19 +50,25 @@ func (l *headerLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// idleConn gives each read and write of c idle to happen.
+// idleConn gives each read and write of c idle to happen, and no read
+// past until, when set (a request's header being read).
 type idleConn struct {
-	c    net.Conn
-	r    io.Reader
-	idle time.Duration
+	c     net.Conn
+	r     io.Reader
+	idle  time.Duration
+	until time.Time
 }
 
-func (c idleConn) Read(p []byte) (int, error) {
-	_ = c.c.SetReadDeadline(time.Now().Add(c.idle))
+func (c *idleConn) Read(p []byte) (int, error) {
+	d := time.Now().Add(c.idle)
+	if !c.until.IsZero() && c.until.Before(d) {
+		d = c.until
+	}
+	_ = c.c.SetReadDeadline(d)
 	return c.r.Read(p)
 }
 
-func (c idleConn) Write(p []byte) (int, error) {
+func (c *idleConn) Write(p []byte) (int, error) {
 	_ = c.c.SetWriteDeadline(time.Now().Add(c.idle))
 	return c.c.Write(p)
 }
@@ -72,26 +78,40 @@ func (c idleConn) Write(p []byte) (int, error) {
 // returns when the tunnel ends; the caller closes both connections.
 func (h *handler) relayHTTP(client net.Conn, src io.Reader, up net.Conn, host string, port int) {
 	idle := h.p.IdleTimeout
-	lim := &headerLimit{r: idleConn{c: client, r: src, idle: idle}, n: -1}
+	in := &idleConn{c: client, r: src, idle: idle}
+	lim := &headerLimit{r: in, n: -1}
 	cr := bufio.NewReader(lim)
-	ulim := &headerLimit{r: idleConn{c: up, r: up, idle: idle}, n: -1}
+	ulim := &headerLimit{r: &idleConn{c: up, r: up, idle: idle}, n: -1}
 	ur := bufio.NewReader(ulim)
-	toClient := idleConn{c: client, idle: idle}
-	toUp := idleConn{c: up, idle: idle}
+	toClient := &idleConn{c: client, idle: idle}
+	toUp := &idleConn{c: up, idle: idle}
 	for {
+		// Between requests the tunnel may idle (a client keeps its
+		// connection for later); once a request's first byte came, its
+		// header must be whole within HeaderTimeout, as outside a tunnel:
+		// a header sent a byte a minute held the tunnel, and a slot of the
+		// proxy's, until the idle timeout.
+		if _, err := cr.Peek(1); err != nil {
+			return // the client is done, or silent until the tunnel idled
+		}
+		in.until = time.Now().Add(h.p.HeaderTimeout)
 		lim.n = maxHeaderBytes + 4096
 		req, err := http.ReadRequest(cr)
 		tooLarge := lim.n == 0
 		lim.n = -1
-		if errors.Is(err, io.EOF) {
-			return // the client is done
-		}
+		// A deadline cutting a header short shows as the header's own
+		// error ("malformed MIME header"), not as a timeout.
+		late := err != nil && !time.Now().Before(in.until)
+		in.until = time.Time{}
 		if err == nil {
 			err = sameHost(req, host, port)
 		} else {
 			why := "a request in a tunnel could not be read as HTTP (" + err.Error() + ")"
-			if tooLarge {
+			switch {
+			case tooLarge:
 				why = fmt.Sprintf("a request in a tunnel has a header larger than %d bytes", maxHeaderBytes)
+			case late:
+				why = fmt.Sprintf("a request's header in a tunnel was not whole within %s", h.p.HeaderTimeout)
 			}
 			err = &refusal{host: "(unreadable HTTP request)", port: port, why: why}
 		}
@@ -201,7 +221,7 @@ func (b *bodyReadErr) Close() error { return b.r.Close() }
 
 // closeConn closes the connection behind w, when w is one.
 func closeConn(w io.Writer) {
-	if c, ok := w.(idleConn); ok {
+	if c, ok := w.(*idleConn); ok {
 		c.c.Close()
 	}
 }

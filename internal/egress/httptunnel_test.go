@@ -16,7 +16,9 @@ import (
 // TestProxyTunnelHostFronting: an agent opens a plain-HTTP tunnel to an
 // allowed host and names another site of the same front in a request's
 // Host (domain fronting by Host), first or after an allowed request, in
-// an absolute URL, or behind an upgrade the server declined. Each is
+// an absolute URL, or behind an upgrade the server declined, or turns the
+// tunnel to TLS late (an upgrade to TLS, a handshake after a request),
+// whose server name the proxy would not see. Each is
 // answered 403, recorded, and never reaches the upstream; the tunnel's
 // own host however spelled passes, a body sent after the server's 100
 // Continue arrives, and a WebSocket the server accepts flows unread both
@@ -70,6 +72,9 @@ func TestProxyTunnelHostFronting(t *testing.T) {
 		{"two Host headers", []exchange{{"GET / HTTP/1.1\r\nHost: allowed.test\r\nHost: evil.test\r\n\r\n", 403, "could not be read"}}, `"(unreadable HTTP request)":80`},
 		{"a blank line before the request", []exchange{{"\r\n" + get("evil.test"), 403, "could not be read"}}, `"(unreadable HTTP request)":80`},
 		{"an upgrade to HTTP/2, whose streams name their own hosts", []exchange{{"GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n", 403, "only a WebSocket"}}, "allowed.test:80"},
+		{"an upgrade to TLS in place (RFC 2817, HTTP's STARTTLS)", []exchange{{"GET / HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade\r\nUpgrade: TLS/1.0\r\n\r\n", 403, "only a WebSocket"}}, "allowed.test:80"},
+		{"a TLS handshake after an allowed request (a late STARTTLS)", []exchange{{get("allowed.test"), 200, "host=allowed.test"},
+			{"\x16\x03\x01\x00\x2a\x01\x00\x00\x26\x03\x03\r\n\r\n", 403, "could not be read"}}, `"(unreadable HTTP request)":80`},
 		{"HTTP/2 with prior knowledge", []exchange{{"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 403, "not HTTP/1.x"}}, `"(unreadable HTTP request)":80`},
 		{"upper case", []exchange{{get("ALLOWED.Test"), 200, "host=ALLOWED.Test"}}, ""},
 		{"a trailing dot", []exchange{{get("allowed.test."), 200, "host=allowed.test."}}, ""},
@@ -198,6 +203,87 @@ func TestProxyTunnelHostFronting(t *testing.T) {
 			t.Errorf("the upstream served Host %q", h)
 		}
 	}
+}
+
+// TestProxyTunnelSlowHeader: inside a plain-HTTP tunnel an agent sends
+// a request's header a piece at a time and never finishes it (slowloris),
+// which held the tunnel and one of the proxy's connection slots until the
+// 5-minute idle timeout; with every slot so held, the step's other
+// programs got no connection. The header must now be whole within the
+// header timeout, as outside a tunnel; the tunnel is refused and the
+// refusal recorded. A tunnel that idles between requests, or before its
+// first, is still served.
+func TestProxyTunnelSlowHeader(t *testing.T) {
+	t.Parallel()
+	rules, err := ParseRules("allowed.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const timeout = 300 * time.Millisecond
+	w := newWorld(t, &Proxy{Rules: rules, HeaderTimeout: timeout}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "host=%s", r.Host)
+	}))
+	get := "GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n"
+	answer := func(name string, br *bufio.Reader) (int, string) {
+		t.Helper()
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	slow := map[string]func(c net.Conn){
+		"a header left unfinished": func(c net.Conn) { io.WriteString(c, "GET / HTTP/1.1\r\nHo") },
+		"a header sent a byte at a time": func(c net.Conn) {
+			for _, b := range []byte(get) {
+				if _, err := c.Write([]byte{b}); err != nil {
+					return
+				}
+				time.Sleep(timeout / 8)
+			}
+		},
+		"a second request left unfinished": func(c net.Conn) {
+			io.WriteString(c, get)
+			time.Sleep(timeout / 2)
+			io.WriteString(c, "GET / HTTP/1.1\r\nHost: allo")
+		},
+	}
+	for name, send := range slow {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, br := openTunnel(t, w.sock)
+			defer c.Close()
+			start := time.Now()
+			go send(c)
+			status, body := answer(name, br)
+			if status == http.StatusOK {
+				status, body = answer(name, br)
+			}
+			if status != http.StatusForbidden || !strings.Contains(body, "not whole within") {
+				t.Errorf("answered %d %q, want 403 naming the header timeout", status, body)
+			}
+			if d := time.Since(start); d > 10*timeout+2*time.Second {
+				t.Errorf("the slow header held the tunnel %s", d)
+			}
+			if n, err := br.Read(make([]byte, 1)); n != 0 || err == nil {
+				t.Error("the tunnel stayed open after the refusal")
+			}
+		})
+	}
+	t.Run("idle between requests", func(t *testing.T) {
+		t.Parallel()
+		c, br := openTunnel(t, w.sock)
+		defer c.Close()
+		time.Sleep(2 * timeout)
+		for i := 0; i < 2; i++ {
+			io.WriteString(c, get)
+			if status, body := answer("idle", br); status != http.StatusOK || body != "host=allowed.test" {
+				t.Errorf("request %d after an idle while: %d %q", i, status, body)
+			}
+			time.Sleep(2 * timeout)
+		}
+	})
 }
 
 func hasRefusal(refused []Refusal, prefix string) bool {

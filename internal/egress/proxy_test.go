@@ -44,7 +44,8 @@ func newWorld(t *testing.T, p *Proxy, upstream http.Handler) *world {
 	w.upstream = up.Addr().String()
 	dns := map[string]string{"allowed.test": "203.0.113.10", "meta.test": "169.254.169.254", "loop.test": "127.0.0.1",
 		"x.corp.test": "10.0.0.5", "own.test": "192.0.2.2", "api.corp.test": "203.0.113.10",
-		"nat64.test": "64:ff9b::a9fe:a9fe"}
+		"nat64.test": "64:ff9b::a9fe:a9fe", "meta6.test": "fd00:ec2::254", "mapped.test": "::ffff:169.254.169.254",
+		"wire.test": "168.63.129.16", "compat.test": "::169.254.169.254"}
 	p.Log = w.log
 	p.Own = []netip.Addr{netip.MustParseAddr("192.0.2.2")}
 	p.Resolve = func(_ context.Context, name string) ([]netip.Addr, error) {
@@ -133,7 +134,7 @@ func TestProxyAttacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer loopUp.Close()
-	rules, err := ParseRules("allowed.test, meta.test, loop.test, own.test, nat64.test, *.corp.test, " + loopUp.Addr().String())
+	rules, err := ParseRules("allowed.test, meta.test, loop.test, own.test, nat64.test, meta6.test, mapped.test, wire.test, compat.test, *.corp.test, " + loopUp.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,6 +164,12 @@ func TestProxyAttacks(t *testing.T) {
 		{"punycode name", "GET http://xn--allowed-9za.test/ HTTP/1.1\r\nHost: x\r\n\r\n", "403", "not on this step's allow-list", "xn--allowed-9za.test:80"},
 		{"name leading to the metadata service", "CONNECT meta.test:443 HTTP/1.1\r\n\r\n", "403", "link-local", "meta.test:443"},
 		{"name leading to the metadata service through NAT64", "CONNECT nat64.test:443 HTTP/1.1\r\n\r\n", "403", "link-local (embedded in 64:ff9b::a9fe:a9fe)", "nat64.test:443"},
+		// An allowed name whose DNS answer (rebound, or the name's owner's)
+		// is a metadata service in another form.
+		{"name leading to AWS's IPv6 metadata service", "CONNECT meta6.test:80 HTTP/1.1\r\n\r\n", "403", "cloud metadata", "meta6.test:80"},
+		{"name leading to an IPv4-mapped metadata address", "CONNECT mapped.test:80 HTTP/1.1\r\n\r\n", "403", "link-local", "mapped.test:80"},
+		{"name leading to an IPv4-compatible metadata address", "CONNECT compat.test:80 HTTP/1.1\r\n\r\n", "403", "link-local (embedded in ::a9fe:a9fe)", "compat.test:80"},
+		{"name leading to Azure's WireServer", "GET http://wire.test/machine?comp=goalstate HTTP/1.1\r\nHost: x\r\n\r\n", "403", "cloud metadata", "wire.test:80"},
 		{"name leading to loopback", "GET http://loop.test/ HTTP/1.1\r\nHost: x\r\n\r\n", "403", "loopback", "loop.test:80"},
 		{"name leading to this machine", "CONNECT own.test:443 HTTP/1.1\r\n\r\n", "403", "this machine's own", "own.test:443"},
 		{"wildcard name leading to a private network", "CONNECT x.corp.test:443 HTTP/1.1\r\n\r\n", "403", "private", "x.corp.test:443"},

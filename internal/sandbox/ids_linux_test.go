@@ -433,3 +433,49 @@ done`)
 		}
 	}
 }
+
+// TestSetuidRootGivesNothing: a contained program runs a set-user-ID
+// root program, as it would sudo (passwordless for the runner user on
+// GitHub's hosted runners) or any set-id helper of the machine, to get
+// host root: to read /proc/1/environ, write $GITHUB_ENV or undo its
+// mounts. The program keeps the step's id: the sandbox's user namespace
+// maps no root for the kernel to switch to, and no_new_privs makes exec
+// ignore set-id bits anyway.
+func TestSetuidRootGivesNothing(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	s := newSandbox(t)
+	dir, err := os.MkdirTemp("/srv", "planex-suid-")
+	if err != nil {
+		t.Skipf("needs a folder outside /tmp, which the sandbox replaces: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	idPath, err := exec.LookPath("id")
+	if err != nil {
+		t.Skip("the attack uses id; not installed here")
+	}
+	b, err := os.ReadFile(idPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suid := filepath.Join(dir, "id")
+	if err := os.WriteFile(suid, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(suid, 0o755|os.ModeSetuid|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("su", "-s", "/bin/sh", "nobody", "-c", suid+" -u").Output(); err == nil {
+		t.Logf("uncontained, as nobody: euid %s", strings.TrimSpace(string(out)))
+	}
+	out, err := run(t, s, Policy{ReadOnly: []string{dir}}, "/", nil, suid+" -u; "+suid+" -g; grep NoNewPrivs /proc/self/status")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if f := strings.Fields(out); len(f) < 4 || f[0] != "65534" || f[1] != "65534" || f[3] != "1" {
+		t.Errorf("a set-id root program inside gave ids and no_new_privs %q, want 65534, 65534 and 1", out)
+	}
+}

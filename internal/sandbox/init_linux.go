@@ -367,9 +367,12 @@ func bindWritable(r string, dirs []string) error {
 }
 
 // enterRoot mounts a /proc of this namespace's processes under r and
-// makes r the root, with no path back to the host's file system.
+// makes r the root, with no path back to the host's file system. The
+// /proc shows a reader only the processes it may trace (hidepid=2): not
+// the init, whose entries belong to the program's own uid when planex is
+// not root (its descriptors and command line were listed).
 func enterRoot(r string) error {
-	if err := unix.Mount("proc", filepath.Join(r, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	if err := unix.Mount("proc", filepath.Join(r, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "hidepid=2"); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
 	}
 	if err := os.Chdir(r); err != nil {

@@ -65,10 +65,98 @@ func readSessionKey() string {
 	return string(buf[:min(n, len(buf))])
 }
 
-// TestKeyringProbeHelper is the program of TestSessionKeyringOutOfReach.
+// TestUserKeyringsOutOfReach: the keys a user keeps in the keyrings of
+// their uid rather than a session (the user keyring, where fscrypt and
+// eCryptfs keep file system keys and systemd caches passwords; the
+// persistent keyring, where Kerberos keeps KEYRING:persistent tickets)
+// are reached by any process of that uid by asking for its own. The
+// program, of planex's uid when planex is not root, asks for both and
+// reads what it finds: the key planex's user holds is not among it (the
+// kernel keeps those keyrings per user namespace).
+func TestUserKeyringsOutOfReach(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	// The test possesses the user keyring's keys, as a login does,
+	// through a session keyring of its own linking it (per thread until
+	// exec).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if _, err := unix.KeyctlJoinSessionKeyring("planex-redteam-user"); err != nil {
+		t.Skipf("no session keyring can be made here: %v", err)
+	}
+	if _, err := unix.KeyctlInt(unix.KEYCTL_LINK, unix.KEY_SPEC_USER_KEYRING, unix.KEY_SPEC_SESSION_KEYRING, 0, 0); err != nil {
+		t.Fatalf("linking the user keyring: %v", err)
+	}
+	id, err := unix.AddKey("user", "planex-redteam-user-key", []byte(keyringSecret), unix.KEY_SPEC_USER_KEYRING)
+	if err != nil {
+		t.Skipf("no user keyring here: %v", err)
+	}
+	defer unix.KeyctlInt(unix.KEYCTL_UNLINK, id, unix.KEY_SPEC_USER_KEYRING, 0, 0)
+	// Readable by its uid, not only by who possesses it (a process whose
+	// session keyring links the user keyring, as a login's does).
+	const userCanRead = 0x3f3f0000
+	if _, err := unix.KeyctlInt(unix.KEYCTL_SETPERM, id, userCanRead, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := readKeyIn(unix.KEY_SPEC_USER_KEYRING, "planex-redteam-user-key"); got != keyringSecret {
+		t.Fatalf("the test cannot read its own key back: %q", got)
+	}
+	persistent, perr := unix.KeyctlInt(unix.KEYCTL_GET_PERSISTENT, -1, unix.KEY_SPEC_USER_KEYRING, 0, 0)
+	if perr == nil {
+		pid, err := unix.AddKey("user", "planex-redteam-persistent-key", []byte(keyringSecret), persistent)
+		if err != nil {
+			t.Fatalf("adding a key to the persistent keyring: %v", err)
+		}
+		if _, err := unix.KeyctlInt(unix.KEYCTL_SETPERM, pid, userCanRead, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		defer unix.KeyctlInt(unix.KEYCTL_UNLINK, pid, persistent, 0, 0)
+	} else {
+		t.Logf("no persistent keyring here (%v): that row shows nothing", perr)
+	}
+	p := Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}
+	out, err := run(t, s, p, "/", []string{"PLANEX_KEYRING_PROBE=user"}, os.Args[0]+` -test.run=^TestKeyringProbeHelper$`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(out, keyringSecret) {
+		t.Errorf("the program read a key of planex's user:\n%s", out)
+	}
+	if !strings.Contains(out, "probe: user:") {
+		t.Errorf("the probe did not run:\n%s", out)
+	}
+}
+
+// readKeyIn finds the key named desc in keyring (and what it links) and
+// reads it, or says why it could not.
+func readKeyIn(keyring int, desc string) string {
+	id, err := unix.KeyctlSearch(keyring, "user", desc, 0)
+	if err != nil {
+		return "search: " + err.Error()
+	}
+	buf := make([]byte, 256)
+	n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+	if err != nil {
+		return "read: " + err.Error()
+	}
+	return string(buf[:min(n, len(buf))])
+}
+
+// TestKeyringProbeHelper is the program of TestSessionKeyringOutOfReach
+// and TestUserKeyringsOutOfReach.
 func TestKeyringProbeHelper(t *testing.T) {
-	if os.Getenv("PLANEX_KEYRING_PROBE") == "" {
-		t.Skip("the probe of TestSessionKeyringOutOfReach")
+	switch os.Getenv("PLANEX_KEYRING_PROBE") {
+	case "":
+		t.Skip("the probe of TestSessionKeyringOutOfReach and TestUserKeyringsOutOfReach")
+	case "user":
+		persistent := "no persistent keyring"
+		if id, err := unix.KeyctlInt(unix.KEYCTL_GET_PERSISTENT, -1, unix.KEY_SPEC_USER_KEYRING, 0, 0); err == nil {
+			persistent = readKeyIn(id, "planex-redteam-persistent-key")
+		}
+		fmt.Printf("probe: user: %s; persistent: %s; session-linked: %s\n",
+			readKeyIn(unix.KEY_SPEC_USER_KEYRING, "planex-redteam-user-key"), persistent,
+			readKeyIn(unix.KEY_SPEC_USER_SESSION_KEYRING, "planex-redteam-user-key"))
+		return
 	}
 	keys, _ := os.ReadFile("/proc/keys")
 	fmt.Printf("probe: %s\n%s\n", readSessionKey(), keys)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -43,8 +44,9 @@ func withLimits(cmd *exec.Cmd, l Limits) error {
 	return nil
 }
 
-// limitsMain sets the limits and the system call filter
-// (syscalls_linux.go), then executes the program in its place.
+// limitsMain sets the limits, the system call filter
+// (syscalls_linux.go) and the Landlock scope (landlock_linux.go), then
+// executes the program in its place.
 func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 	var l Limits
 	if err := json.Unmarshal([]byte(raw), &l); err != nil {
@@ -55,7 +57,14 @@ func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}
+	preferOOMVictim()
+	// Landlock's domain is the thread's: this one makes it and execs.
+	runtime.LockOSThread()
 	if err := filterSyscalls(); err != nil {
+		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
+	if err := scopeAbstractSockets(); err != nil {
 		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}
@@ -64,12 +73,21 @@ func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 	return 127
 }
 
+// coreLimit is the core size limit of every contained program: 1 byte,
+// not 0. Below a page no core file is written, and 1 is the value the
+// kernel takes to mean "no dump" for a core_pattern pipe too (0 still
+// starts the pipe's handler, as root on the host, for the crash of a
+// program the agent wrote). The system call filter keeps the program
+// from lowering it to 0.
+const coreLimit = 1
+
 // applyLimits sets l on this process, soft and hard alike, so that
 // neither it nor what it starts can raise them. Core dumps are always
 // off: a dump holds the memory of a process that may hold a key, in a
-// file the next step could read.
+// file the next step could read, and a pipe handler would run on the
+// host.
 func applyLimits(l Limits) error {
-	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: coreLimit, Max: coreLimit}); err != nil {
 		return fmt.Errorf("turning core dumps off: %w", err)
 	}
 	for _, r := range []struct {
@@ -85,6 +103,17 @@ func applyLimits(l Limits) error {
 		}
 	}
 	return nil
+}
+
+// preferOOMVictim makes this process, and all it starts, the kernel's
+// first choice when the machine runs out of memory (oom_score_adj 1000,
+// which any process may raise its own to). A step has no total memory
+// limit, and what it keeps in its /tmp (a tmpfs) counts for no process:
+// the largest process was killed, planex or the runner itself. A program
+// may lower its score again, to 0, where it competes as before. Best
+// effort: a /proc that refuses the write changes nothing else.
+func preferOOMVictim() {
+	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
 }
 
 // watchInterval is how often the init looks at the step's processes.

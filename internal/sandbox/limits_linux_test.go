@@ -89,12 +89,12 @@ i=0; while [ $i -lt 100000 ]; do set -- /proc/[0-9]*; [ $# -ge 64 ] && break; i=
 }
 
 // TestDefaultLimitsAreSet: without limits in the policy the program gets
-// the defaults as hard limits it cannot raise (memory: none), and no core
-// dumps.
+// the defaults as hard limits it cannot raise (memory: none), no core
+// dumps, and the OOM killer's first place.
 func TestDefaultLimitsAreSet(t *testing.T) {
 	s := newSandbox(t)
 	out, err := run(t, s, Policy{}, "/", []string{"PATH=" + os.Getenv("PATH")},
-		`grep -E '^Max (file size|processes|address space|core file size)' /proc/self/limits; ulimit -f unlimited 2>/dev/null && echo RAISED; true`)
+		`grep -E '^Max (file size|processes|address space|core file size)' /proc/self/limits; ulimit -f unlimited 2>/dev/null && echo RAISED; echo "oom_score_adj $(cat /proc/self/oom_score_adj)"`)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -103,7 +103,9 @@ func TestDefaultLimitsAreSet(t *testing.T) {
 		fmt.Sprintf("Max file size %d %d bytes", d.FileSize, d.FileSize),
 		fmt.Sprintf("Max processes %d %d processes", d.Processes, d.Processes),
 		"Max address space unlimited unlimited bytes",
-		"Max core file size 0 0 bytes",
+		"Max core file size 1 1 bytes",
+		// The OOM killer's first choice, not planex or the runner.
+		"oom_score_adj 1000",
 	} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 			t.Errorf("limits inside lack %q:\n%s", want, out)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
@@ -106,4 +107,67 @@ sleep 0.2; echo survived`
 	if !strings.HasSuffix(out, "survived\n") {
 		t.Errorf("the step did not run to its end after signalling the init:\n%s", out)
 	}
+}
+
+// asOrdinaryUser runs the named tests of this package's test binary as
+// uid and gid 65534, as planex runs in the Action (the runner user):
+// root's sandbox gives the program an id of its own, an ordinary user's
+// shares the user's, and attacks that need the same uid show only so.
+// The binary is copied where that user may run it. Skips unless root.
+func asOrdinaryUser(t *testing.T, run string) string {
+	t.Helper()
+	needRoot(t)
+	dir, err := os.MkdirTemp("/srv", "planex-asuser-")
+	if err != nil {
+		t.Skipf("needs a folder outside /tmp for the copied test binary: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^("+run+")$", "-test.v")
+	cmd.Dir = dir
+	probe := filepath.Join(dir, "netprobe")
+	if b, err = os.ReadFile(sandboxtest.NetProbe(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(probe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=/tmp", "PLANEX_TEST_NETPROBE=" + probe}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "sandbox unavailable") {
+		// An AppArmor policy (Ubuntu 24.04's) or a sysctl that keeps user
+		// namespaces from unprivileged users.
+		t.Skipf("an ordinary user cannot make a sandbox on this machine:\n%s", out)
+	}
+	if err != nil {
+		t.Errorf("as an ordinary user: %v\n%s", err, out)
+	}
+	for _, name := range strings.Split(run, "|") {
+		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Errorf("as an ordinary user, %s did not pass:\n%s", name, out)
+		}
+	}
+	return string(out)
+}
+
+// TestAttacksAsOrdinaryUser runs attacks whose outcome depends on
+// planex's uid with planex an ordinary user: TestInitIsOutOfReach, whose
+// init then shares the program's uid (before, the program listed the
+// init's descriptors and its SIGTERM to the init came back to it, ending
+// the step), the keyrings of that uid, the core limit, perf events and
+// the network's ways out.
+func TestAttacksAsOrdinaryUser(t *testing.T) {
+	t.Parallel()
+	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment")
 }

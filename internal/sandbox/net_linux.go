@@ -98,9 +98,17 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
+// maxRelays bounds the connections one forwarded port relays at once.
+// Each costs the init (outside every limit the program has) two
+// descriptors, a goroutine and buffers; planex's proxy serves 64 at once,
+// so a program that opened thousands only piled them up here, until the
+// init ran out of descriptors and relayed nothing more.
+const maxRelays = 256
+
 // relayAll relays every connection ln accepts to the Unix socket sock
-// until the init ends.
+// until the init ends; one beyond maxRelays at once is closed at once.
 func relayAll(ln net.Listener, sock string) {
+	slots := make(chan struct{}, maxRelays)
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -110,7 +118,15 @@ func relayAll(ln net.Listener, sock string) {
 			}
 			return
 		}
-		go relay(c, sock)
+		select {
+		case slots <- struct{}{}:
+			go func() {
+				defer func() { <-slots }()
+				relay(c, sock)
+			}()
+		default:
+			c.Close()
+		}
 	}
 }
 

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -19,7 +20,9 @@ import (
 
 // TestNetworkContainment: a contained program tries every way out of its
 // network namespace that a host process has; only the forwarded port
-// leads out, and with the network open the direct connection works.
+// leads out, and with the network open the direct connection works, but
+// not one to an abstract Unix socket of the host (where the kernel has
+// Landlock's scopes, 6.12 and later).
 func TestNetworkContainment(t *testing.T) {
 	s := newSandbox(t)
 	if err := s.ProbeNetwork(context.Background()); err != nil {
@@ -37,6 +40,9 @@ func TestNetworkContainment(t *testing.T) {
 		t.Log("no address besides loopback on this machine; the other-address row dials loopback instead")
 		other = "127.0.0.1"
 	}
+	if !landlockScopes() {
+		t.Log("this kernel has no Landlock scopes (Linux 6.12): with the network open the host's abstract sockets are reached")
+	}
 	base := Policy{ReadOnly: []string{filepath.Dir(probe)}}
 	rows := []struct {
 		name    string
@@ -51,6 +57,10 @@ func TestNetworkContainment(t *testing.T) {
 		{"host abstract socket", NetworkContained, nil, "unix " + strings.Replace(abstract.Addr().String(), "\x00", "@", 1) + " abstract", abstract, false},
 		{"forwarded port leads to its socket", NetworkContained, []Forward{{Port: 3128, Socket: filepath.Join(sockDir, "egress.sock")}}, "tcp 127.0.0.1:3128 forwarded", forwarded, true},
 		{"open network reaches host loopback", NetworkOpen, nil, "tcp " + loop.Addr().String() + " open", loop, true},
+		// The host's abstract sockets are no network: an X server there
+		// takes keystrokes for the user's terminal from any process of
+		// the user's uid, a session bus starts commands outside.
+		{"open network, host abstract socket", NetworkOpen, nil, "unix " + strings.Replace(abstract.Addr().String(), "\x00", "@", 1) + " abstract-open", abstract, !landlockScopes()},
 	}
 	for _, row := range rows {
 		p := base
@@ -194,4 +204,66 @@ func TestUDPOutOfReach(t *testing.T) {
 			t.Errorf("%s network, %s: want reached=%v; the program said %q, the server got %q", row.network, row.addr, row.reach, out, l.Got())
 		}
 	}
+}
+
+// TestRelayFloodBounded: the program opens thousands of connections to
+// the forwarded port and holds them. Each one the sandbox's first
+// process relays costs it a goroutine, a connection to planex's socket
+// and buffers, outside every limit the program has (its own memory
+// limit included); planex's proxy serves 64 at once, so the rest only
+// pile up. The first process keeps at most maxRelays open at once (the
+// rest are closed at once), so its memory stays small.
+func TestRelayFloodBounded(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	probe := sandboxtest.NetProbe(t)
+	sockDir := t.TempDir()
+	sandboxtest.Listen(t, "unix", filepath.Join(sockDir, "egress.sock"))
+	p := Policy{ReadOnly: []string{filepath.Dir(probe)}, Forward: []Forward{{Port: 3128, Socket: filepath.Join(sockDir, "egress.sock")}}}
+	const flood = 2000
+	cmd := exec.Command(probe, "hold", "127.0.0.1:3128", strconv.Itoa(flood), "1")
+	cmd.Dir = "/"
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cleanup, err := s.Wrap(cmd, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var peak int
+	for waiting := true; waiting; {
+		peak = max(peak, socketsOf(cmd.Process.Pid))
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			waiting = false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Logf("%s; the first process held at most %d sockets", strings.TrimSpace(out.String()), peak)
+	// Two sockets a relay (and the listeners); the pipes Go splices the
+	// copies through come and go with them.
+	if bound := 2*maxRelays + 16; peak > bound {
+		t.Errorf("the sandbox's first process held %d sockets for a flood of %d connections; want at most %d", peak, flood, bound)
+	}
+}
+
+// socketsOf counts the sockets process pid holds.
+func socketsOf(pid int) int {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, _ := os.ReadDir(dir)
+	n := 0
+	for _, f := range fds {
+		if l, _ := os.Readlink(filepath.Join(dir, f.Name())); strings.HasPrefix(l, "socket:") {
+			n++
+		}
+	}
+	return n
 }

@@ -88,7 +88,8 @@ type Overlay struct {
 }
 
 // DefaultMasks are sockets whose owner would act for a contained
-// process with more rights than it has.
+// process with more rights than it has, and files and folders that hold
+// what other processes of the machine hold.
 var defaultMasks = []string{
 	"/var/run/docker.sock", "/run/docker.sock",
 	"/run/containerd/containerd.sock", "/run/podman/podman.sock",
@@ -112,6 +113,15 @@ var defaultMasks = []string{
 	// ACL for the process's user): the memory of crashed processes,
 	// tokens they held included.
 	"/var/crash", "/var/lib/systemd/coredump",
+	// The system's logs and journal, which the adm and systemd-journal
+	// groups read (the runner user of GitHub's hosted runners is in
+	// both, and a non-root planex's program keeps its groups): sudo
+	// logs every command line an earlier step ran with it, a password
+	// or token among its arguments, and services log what they log.
+	"/var/log", "/run/log",
+	// Users' mail spools (a user's own is the user's to read): what cron
+	// mails a user, its jobs' output, secrets they print among it.
+	"/var/mail", "/var/spool/mail",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.

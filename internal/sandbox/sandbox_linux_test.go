@@ -111,16 +111,22 @@ func TestContainment(t *testing.T) {
 		script string
 		check  func(t *testing.T, out string, err error)
 	}{
-		{"sees only its own processes", `ls /proc | grep '^[0-9][0-9]*$' | wc -l; cat /proc/1/cmdline`, func(t *testing.T, out string, err error) {
-			// init, sh, ls, grep and wc at most; cat does not run yet.
-			n, cmdline, _ := strings.Cut(out, "\n")
-			if err != nil || strings.TrimSpace(n) > "5" || len(strings.TrimSpace(n)) != 1 || !strings.HasPrefix(cmdline, initArg0) {
-				t.Errorf("want a handful of processes under planex's init, got %q, %v", out, err)
+		{"sees only its own processes", `ls /proc | grep '^[0-9][0-9]*$' | wc -l; cat /proc/1/cmdline 2>&1; ls /proc/1 2>&1 | head -1`, func(t *testing.T, out string, err error) {
+			// sh, ls, grep and wc at most; cat does not run yet. The init
+			// (planex, which the program may not trace) is not shown at
+			// all: as an ordinary user's its /proc entries are the
+			// user's own, and its descriptors, command line and the rest
+			// were listed (TestInitIsOutOfReach). Its command line names
+			// no part of the policy anyway (TestWrapConfig).
+			n, rest, _ := strings.Cut(out, "\n")
+			if strings.TrimSpace(n) > "4" || len(strings.TrimSpace(n)) != 1 {
+				t.Errorf("want a handful of processes, got %q, %v", out, err)
 			}
-			// The init's command line names no part of the policy (what
-			// is hidden and masked, where the credentials are).
-			if strings.Contains(cmdline, concealed) || strings.Contains(cmdline, home) || strings.Contains(cmdline, `"mask"`) {
-				t.Errorf("the init's command line tells the policy: %q", cmdline)
+			if strings.Contains(rest, initArg0) || strings.Count(rest, "No such file or directory") != 2 {
+				t.Errorf("the init is visible in /proc: %q", out)
+			}
+			if strings.Contains(out, concealed) || strings.Contains(out, home) || strings.Contains(out, `"mask"`) {
+				t.Errorf("the program sees the policy: %q", out)
 			}
 		}},
 		{"cannot read a secret from any environ", `cat /proc/*/environ 2>/dev/null | tr '\0' '\n'; env`, func(t *testing.T, out string, err error) {

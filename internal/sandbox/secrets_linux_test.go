@@ -86,3 +86,42 @@ func TestCrashDumpsHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemLogsHidden: the system's logs and journal are readable by
+// the adm and systemd-journal groups, which the runner user of GitHub's
+// hosted runners is in and a non-root planex's program keeps; sudo logs
+// there the command line of everything an earlier step ran with it,
+// passwords and tokens among the arguments. A user's mail spool holds
+// what cron mailed them (their jobs' output). A contained program finds
+// no file in /var/log, /run/log or the mail spools, whatever its network. The test
+// plants a log readable by every uid (the attack is real without the
+// groups) in a folder of its own inside each.
+func TestSystemLogsHidden(t *testing.T) {
+	t.Parallel()
+	needRoot(t) // only root may write under /var/log
+	s := newSandbox(t)
+	const secret = "ghs_redteamTokenInSudoLog"
+	var files []string
+	for _, dir := range []string{"/var/log", "/run/log/journal", "/var/mail"} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Skipf("cannot make %s on this machine: %v", dir, err)
+		}
+		place, err := os.MkdirTemp(dir, "planex-redteam-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(place) })
+		if err := os.Chmod(place, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(place, "auth.log")
+		writeFile(t, f, "sudo: runner : COMMAND=/usr/bin/docker login -p "+secret+"\n", 0o644)
+		files = append(files, f)
+	}
+	for _, network := range []Network{NetworkContained, NetworkOpen} {
+		out, _ := run(t, s, Policy{Network: network}, "/", nil, "cat "+strings.Join(files, " ")+" 2>/dev/null; echo \"listed: $(ls -A /var/log /run/log /var/mail /var/spool/mail | grep -v ':$' | tr -d '\\n')end\"")
+		if strings.Contains(out, secret) || !strings.Contains(out, "listed: end") {
+			t.Errorf("%s network: the program read the system's logs:\n%s", network, out)
+		}
+	}
+}

@@ -27,11 +27,27 @@ import (
 //     carries data out), and other key types run the helpers
 //     /etc/request-key.conf names.
 //
+// Two more calls reach past the namespaces:
+//   - perf_event_open: where perf_event_paranoid is 0 or less (machines
+//     set up for profiling), a process may sample a whole CPU, every
+//     process on it included, with their registers and user stacks:
+//     planex's, holding the token, among them;
+//   - lowering the core size limit: a crash of a process whose limit is
+//     not 1 starts the core_pattern's pipe handler (apport,
+//     systemd-coredump, a vendor's agent) as root in the host's
+//     namespaces, with arguments the crashed program chose (its name,
+//     its executable's path). The limit is 1 for every contained program
+//     (limits_linux.go), which the kernel reads as "no dump, to a file
+//     or a pipe"; 0 would still start the handler.
+//
 // So the program of every sandbox starts under a seccomp filter that
 // refuses an AF_VSOCK socket (EAFNOSUPPORT, as a kernel without vsock
-// answers), io_uring and request_key (ENOSYS, as a kernel without them
-// answers; Node.js and the rest fall back to ordinary calls, and a key
-// a program adds itself needs no request). Everything else passes.
+// answers), io_uring, request_key and perf_event_open (ENOSYS, as a
+// kernel without them answers; Node.js and the rest fall back to
+// ordinary calls, and a key a program adds itself needs no request), and
+// ignores any change of RLIMIT_CORE through setrlimit or prlimit64 (the
+// call succeeds and changes nothing; reading it passes). Everything else
+// passes.
 
 // syscallArch is what the filter needs of one system call convention.
 type syscallArch struct {
@@ -39,6 +55,9 @@ type syscallArch struct {
 	socket     uint32
 	ioUring    uint32 // io_uring_setup
 	requestKey uint32
+	perfEvent  uint32 // perf_event_open
+	setrlimit  uint32
+	prlimit    uint32 // prlimit64
 	socketcall uint32 // the socket multiplexer (i386, powerpc), 0 where there is none
 	x32        bool   // x86-64's x32 calls share its arch, with bit 30 set
 }
@@ -46,12 +65,12 @@ type syscallArch struct {
 // Numbers from the kernel's syscall tables (asm-generic for the newer
 // architectures: io_uring_setup is 425 everywhere).
 var (
-	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, x32: true}
-	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, socketcall: 102}
-	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218}
-	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310}
-	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218}
-	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, socketcall: 102}
+	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, perfEvent: 298, setrlimit: 160, prlimit: 302, x32: true}
+	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, perfEvent: 336, setrlimit: 75, prlimit: 340, socketcall: 102}
+	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, setrlimit: 164, prlimit: 261}
+	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, perfEvent: 364, setrlimit: 75, prlimit: 369}
+	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, setrlimit: 164, prlimit: 261}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, perfEvent: 319, setrlimit: 75, prlimit: 325, socketcall: 102}
 )
 
 // archsFor lists the conventions a process on goarch's kernel may use:
@@ -71,15 +90,19 @@ func archsFor(goarch string) ([]syscallArch, error) {
 	case "ppc64le":
 		return []syscallArch{archPPC64LE}, nil
 	}
-	return nil, fmt.Errorf("no system call filter for %s: the sandbox cannot keep vsock, io_uring and request_key from its programs there", goarch)
+	return nil, fmt.Errorf("no system call filter for %s: the sandbox cannot keep vsock, io_uring, request_key, perf events and core dump handlers from its programs there", goarch)
 }
 
-// seccomp_data offsets: the call's number, its arch, its first
-// argument's low 32 bits (every architecture listed is little-endian).
+// seccomp_data offsets: the call's number, its arch, the low 32 bits of
+// its first and second arguments, both halves of its third (every
+// architecture listed is little-endian).
 const (
-	offNr   = 0
-	offArch = 4
-	offArg0 = 16
+	offNr     = 0
+	offArch   = 4
+	offArg0   = 16
+	offArg1   = 24
+	offArg2   = 32
+	offArg2Hi = 36
 )
 
 const (
@@ -97,6 +120,9 @@ const (
 )
 
 func retErrno(errno unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(errno) }
+
+// retIgnored returns 0 without making the call: success, nothing done.
+const retIgnored = unix.SECCOMP_RET_ERRNO
 
 // syscallFilter is the program of the filter for the conventions archs.
 func syscallFilter(archs []syscallArch) []bpf.Instruction {
@@ -123,11 +149,12 @@ func archBody(a syscallArch) []bpf.Instruction {
 	if a.x32 {
 		b = append(b, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ^uint32(x32Bit)})
 	}
-	for _, nr := range []uint32{a.ioUring, a.requestKey} {
+	for _, nr := range []uint32{a.ioUring, a.requestKey, a.perfEvent} {
 		b = append(b,
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: 1},
 			bpf.RetConstant{Val: retErrno(unix.ENOSYS)})
 	}
+	b = append(b, coreLimitGuard(a)...)
 	if a.socketcall != 0 {
 		b = append(b,
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.socketcall, SkipTrue: 4},
@@ -140,6 +167,33 @@ func archBody(a syscallArch) []bpf.Instruction {
 	b = append(b, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.socket, SkipTrue: uint8(len(refuseFamily))})
 	b = append(b, refuseFamily...)
 	return append(b, bpf.RetConstant{Val: retAllow})
+}
+
+// coreLimitGuard answers setrlimit(RLIMIT_CORE, …) and
+// prlimit64(pid, RLIMIT_CORE, new, …) with a new limit with success,
+// having done nothing: programs that lower the limit to 0 to keep their
+// secrets out of core files (some stop when they cannot) go on, and the
+// limit stays 1, which already means no dump. Any other call falls
+// through with its number still loaded.
+func coreLimitGuard(a syscallArch) []bpf.Instruction {
+	perm := bpf.RetConstant{Val: retIgnored}
+	return []bpf.Instruction{
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.setrlimit, SkipTrue: 4},
+		bpf.LoadAbsolute{Off: offArg0, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.RLIMIT_CORE, SkipTrue: 1},
+		perm,
+		bpf.RetConstant{Val: retAllow},
+
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.prlimit, SkipTrue: 8},
+		bpf.LoadAbsolute{Off: offArg1, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.RLIMIT_CORE, SkipTrue: 5},
+		bpf.LoadAbsolute{Off: offArg2, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: 0, SkipTrue: 2},
+		bpf.LoadAbsolute{Off: offArg2Hi, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 1},
+		perm,
+		bpf.RetConstant{Val: retAllow},
+	}
 }
 
 // filterSyscalls puts this process, and all it will start, under the

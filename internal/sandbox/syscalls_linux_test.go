@@ -4,11 +4,13 @@ package sandbox
 
 import (
 	"encoding/binary"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
 	"golang.org/x/net/bpf"
@@ -68,6 +70,38 @@ func TestSyscallEscapesRefused(t *testing.T) {
 	}
 }
 
+// TestCoreHandlerAndPerfOutOfReach: a contained program lowers its core
+// size limit to 0, by setrlimit and by prlimit64, so that the crash it
+// would cause next starts the machine's core_pattern pipe handler
+// (apport, systemd-coredump) as root on the host with a name and path of
+// its choosing; and opens a perf event, the call that samples a whole
+// CPU, planex's registers and stack included, where
+// perf_event_paranoid is 0 or less. Uncontained both work here; contained
+// the limit stays 1 (no dump, to a file or a pipe) and reading it still
+// works, and perf_event_open is refused as on a kernel without it.
+func TestCoreHandlerAndPerfOutOfReach(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	probe := sandboxtest.NetProbe(t)
+	for _, args := range [][]string{{"corelimit", "x"}, {"perf", "x"}} {
+		out, err := exec.Command(probe, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("netprobe %v uncontained: %v\n%s", args, err, out)
+		}
+		t.Logf("uncontained %s: %s", args[0], strings.TrimSpace(string(out)))
+	}
+	out, err := run(t, s, Policy{ReadOnly: []string{filepath.Dir(probe)}}, "/", nil, probe+" corelimit x; "+probe+" perf x")
+	if err != nil {
+		t.Fatalf("contained: %v\n%s", err, out)
+	}
+	// Setting it "succeeds" (a program that stops when it cannot turn
+	// core dumps off goes on) and changes nothing.
+	want := "ok: setrlimit ok; prlimit64 ok; read ok; limit 1/1\nfail: perf_event_open: function not implemented"
+	if got := strings.TrimSpace(out); got != want {
+		t.Errorf("contained, the probes said\n%s\nwant\n%s", got, want)
+	}
+}
+
 // TestSyscallCompatRefused: a contained 64-bit program on x86-64 makes
 // its calls in the other conventions the kernel runs for it (i386's
 // numbers through int 0x80, x32's with bit 30 set), to reach vsock and
@@ -103,12 +137,18 @@ func TestSyscallFilter(t *testing.T) {
 	allow := uint32(unix.SECCOMP_RET_ALLOW)
 	noFamily := retErrno(unix.EAFNOSUPPORT)
 	noSys := retErrno(unix.ENOSYS)
+	ignored := uint32(retIgnored)
 	type call struct {
 		name string
 		arch uint32
 		nr   uint32
 		arg0 uint32
 		want uint32
+		// prlimit64's resource and new limit (low and high halves)
+		arg1, arg2, arg2Hi uint32
+	}
+	mk := func(name string, arch, nr, arg0, want uint32) call {
+		return call{name: name, arch: arch, nr: nr, arg0: arg0, want: want}
 	}
 	for _, goarch := range []string{"amd64", "arm64", "386", "arm", "riscv64", "ppc64le"} {
 		archs, err := archsFor(goarch)
@@ -130,34 +170,42 @@ func TestSyscallFilter(t *testing.T) {
 		var calls []call
 		for _, a := range archs {
 			calls = append(calls,
-				call{"vsock socket", a.audit, a.socket, unix.AF_VSOCK, noFamily},
-				call{"inet socket", a.audit, a.socket, unix.AF_INET, allow},
-				call{"unix socket", a.audit, a.socket, unix.AF_UNIX, allow},
-				call{"io_uring_setup", a.audit, a.ioUring, 0, noSys},
-				call{"io_uring_setup's neighbour", a.audit, a.ioUring + 1, 0, allow},
-				call{"request_key", a.audit, a.requestKey, 0, noSys},
-				call{"request_key's neighbour", a.audit, a.requestKey + 1, 0, allow},
-				call{"a call with AF_VSOCK as first argument", a.audit, a.socket + 1, unix.AF_VSOCK, allow},
+				mk("vsock socket", a.audit, a.socket, unix.AF_VSOCK, noFamily),
+				mk("inet socket", a.audit, a.socket, unix.AF_INET, allow),
+				mk("unix socket", a.audit, a.socket, unix.AF_UNIX, allow),
+				mk("io_uring_setup", a.audit, a.ioUring, 0, noSys),
+				mk("io_uring_setup's neighbour", a.audit, a.ioUring+1, 0, allow),
+				mk("request_key", a.audit, a.requestKey, 0, noSys),
+				mk("request_key's neighbour", a.audit, a.requestKey+1, 0, allow),
+				mk("a call with AF_VSOCK as first argument", a.audit, a.socket+1, unix.AF_VSOCK, allow),
+				call{name: "perf_event_open", arch: a.audit, nr: a.perfEvent, want: noSys},
+				call{name: "setrlimit(RLIMIT_CORE)", arch: a.audit, nr: a.setrlimit, arg0: unix.RLIMIT_CORE, want: ignored},
+				call{name: "setrlimit(RLIMIT_NOFILE)", arch: a.audit, nr: a.setrlimit, arg0: unix.RLIMIT_NOFILE, want: allow},
+				call{name: "prlimit64 setting RLIMIT_CORE", arch: a.audit, nr: a.prlimit, arg1: unix.RLIMIT_CORE, arg2: 0x7ffc1000, want: ignored},
+				call{name: "prlimit64 setting RLIMIT_CORE from above 4 GiB", arch: a.audit, nr: a.prlimit, arg1: unix.RLIMIT_CORE, arg2Hi: 0x7ffc, want: ignored},
+				call{name: "prlimit64 reading RLIMIT_CORE", arch: a.audit, nr: a.prlimit, arg1: unix.RLIMIT_CORE, want: allow},
+				call{name: "prlimit64 setting RLIMIT_NOFILE", arch: a.audit, nr: a.prlimit, arg1: unix.RLIMIT_NOFILE, arg2: 0x7ffc1000, want: allow},
 			)
 			if a.socketcall != 0 {
 				calls = append(calls,
-					call{"socketcall(SYS_SOCKET)", a.audit, a.socketcall, sysSocket, noFamily},
-					call{"socketcall(SYS_CONNECT)", a.audit, a.socketcall, 3, allow})
+					mk("socketcall(SYS_SOCKET)", a.audit, a.socketcall, sysSocket, noFamily),
+					mk("socketcall(SYS_CONNECT)", a.audit, a.socketcall, 3, allow))
 			}
 			if a.x32 {
 				calls = append(calls,
-					call{"x32 vsock socket", a.audit, a.socket | x32Bit, unix.AF_VSOCK, noFamily},
-					call{"x32 io_uring_setup", a.audit, a.ioUring | x32Bit, 0, noSys})
+					mk("x32 vsock socket", a.audit, a.socket|x32Bit, unix.AF_VSOCK, noFamily),
+					mk("x32 io_uring_setup", a.audit, a.ioUring|x32Bit, 0, noSys),
+					call{name: "x32 prlimit64 setting RLIMIT_CORE", arch: a.audit, nr: a.prlimit | x32Bit, arg1: unix.RLIMIT_CORE, arg2: 0x1000, want: ignored})
 			}
 		}
 		// A convention the filter has no numbers for is not let through:
 		// its calls could be anything, vsock's socket among them.
 		kill := uint32(unix.SECCOMP_RET_KILL_PROCESS)
 		calls = append(calls,
-			call{"another arch's socket number", unix.AUDIT_ARCH_S390X, archs[0].socket, unix.AF_VSOCK, kill},
-			call{"another arch's harmless call", unix.AUDIT_ARCH_S390X, 0, 0, kill},
-			call{"ppc32 on a ppc64 kernel", unix.AUDIT_ARCH_PPC, 326, unix.AF_VSOCK, kill},
-			call{"rv32 on a riscv64 kernel", unix.AUDIT_ARCH_RISCV32, 198, unix.AF_VSOCK, kill})
+			mk("another arch's socket number", unix.AUDIT_ARCH_S390X, archs[0].socket, unix.AF_VSOCK, kill),
+			mk("another arch's harmless call", unix.AUDIT_ARCH_S390X, 0, 0, kill),
+			mk("ppc32 on a ppc64 kernel", unix.AUDIT_ARCH_PPC, 326, unix.AF_VSOCK, kill),
+			mk("rv32 on a riscv64 kernel", unix.AUDIT_ARCH_RISCV32, 198, unix.AF_VSOCK, kill))
 		for _, c := range calls {
 			// struct seccomp_data. The kernel loads its words in the
 			// machine's order, the VM in network order: each field is
@@ -166,6 +214,9 @@ func TestSyscallFilter(t *testing.T) {
 			putWord(data[0:], c.nr)
 			putWord(data[4:], c.arch)
 			putWord(data[16:], c.arg0)
+			putWord(data[24:], c.arg1)
+			putWord(data[32:], c.arg2)
+			putWord(data[36:], c.arg2Hi)
 			got, err := vm.Run(data[:])
 			if err != nil {
 				t.Fatalf("%s %s: %v", goarch, c.name, err)
@@ -181,3 +232,34 @@ func TestSyscallFilter(t *testing.T) {
 }
 
 func putWord(b []byte, v uint32) { binary.BigEndian.PutUint32(b, v) }
+
+// TestHostSettingsOutOfReach: a contained program tries to change what
+// the whole machine shares: its clock (to make tokens or certificates
+// look valid or expired for every other process), its host name, the
+// core_pattern handler every crash starts as root, and the magic SysRq
+// trigger (reboot, kill all). Each is refused; the host's values stay.
+func TestHostSettingsOutOfReach(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	host, _ := os.Hostname()
+	pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
+	before := time.Now()
+	script := `date -s '2001-01-01 00:00:00' >/dev/null 2>&1 && echo CLOCK
+hostname planex-redteam 2>/dev/null && echo HOSTNAME
+echo '|/bin/sh -c id' 2>/dev/null > /proc/sys/kernel/core_pattern && echo CORE_PATTERN
+echo s 2>/dev/null > /proc/sysrq-trigger && echo SYSRQ
+echo tried`
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, script)
+	if err != nil || strings.TrimSpace(out) != "tried" {
+		t.Errorf("the program changed a setting of the machine (%v):\n%s", err, out)
+	}
+	if now, _ := os.Hostname(); now != host {
+		t.Errorf("the host name is now %q", now)
+	}
+	if now, _ := os.ReadFile("/proc/sys/kernel/core_pattern"); string(now) != string(pattern) {
+		t.Errorf("core_pattern is now %q", now)
+	}
+	if time.Now().Before(before) {
+		t.Error("the clock went back")
+	}
+}

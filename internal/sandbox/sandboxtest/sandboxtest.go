@@ -35,11 +35,16 @@ func Processes(t testing.TB, arg string) []string {
 }
 
 // NetProbe builds the netprobe command (see its package) into a folder of
-// its own and returns the binary's path; contained programs need that
+// its own (or takes $PLANEX_TEST_NETPROBE's) and returns the binary's path; contained programs need that
 // folder in their policy's read-only list, since tests' folders lie under
 // /tmp.
 func NetProbe(t testing.TB) string {
 	t.Helper()
+	// A test binary run as another user (no module cache to build from)
+	// is handed one built beforehand.
+	if bin := os.Getenv("PLANEX_TEST_NETPROBE"); bin != "" {
+		return bin
+	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "netprobe")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/planexhq/planex/internal/sandbox/sandboxtest/netprobe")

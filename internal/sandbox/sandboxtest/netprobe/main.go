@@ -2,7 +2,9 @@
 // reach out: it dials a TCP address, a Unix socket (an abstract one when
 // the name starts with @) or fetches a URL through the proxy the
 // environment names, sends a UDP datagram (udp ADDR MSG), opens a vsock connection (vsock CID:PORT MSG) or an
-// io_uring (uring), requests a dns_resolver key (requestkey NAME), or
+// io_uring (uring), requests a dns_resolver key (requestkey NAME), lowers its core size
+// limit to 0 (corelimit x), opens a perf event (perf x), holds up to N
+// connections for S seconds (hold ADDR N S), or
 // opens a CONNECT tunnel through the proxy and sends a plain-HTTP request
 // in it with a Host header of its choosing (front ADDR HOST PATH), and prints "ok: <reply>" or "fail: <error>", one
 // line, always exiting 0 so a script goes on to its next attempt.
@@ -22,7 +24,7 @@ import (
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: netprobe tcp ADDR MSG | unix PATH|@NAME MSG | get URL | udp ADDR MSG | vsock CID:PORT MSG | uring x | compat x | requestkey NAME | front ADDR HOST PATH")
+		fmt.Fprintln(os.Stderr, "usage: netprobe tcp ADDR MSG | unix PATH|@NAME MSG | get URL | udp ADDR MSG | vsock CID:PORT MSG | uring x | compat x | requestkey NAME | corelimit x | perf x | hold ADDR N S | front ADDR HOST PATH")
 		os.Exit(2)
 	}
 	reply, err := probe(os.Args[1], os.Args[2], strings.Join(os.Args[3:], " "))
@@ -63,6 +65,14 @@ func probe(kind, target, msg string) (string, error) {
 		return compat()
 	case "requestkey":
 		return requestKey(target)
+	case "corelimit":
+		return coreLimit()
+	case "perf":
+		return perfEvent()
+	case "hold":
+		var n, secs int
+		fmt.Sscan(msg, &n, &secs)
+		return hold(target, n, secs)
 	case "front":
 		host, path, _ := strings.Cut(msg, " ")
 		return front(target, host, path)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -62,4 +63,64 @@ func requestKey(name string) (string, error) {
 		return "", fmt.Errorf("request_key: %w", err)
 	}
 	return "key " + strconv.Itoa(id), nil
+}
+
+// coreLimit lowers the core size limit to 0 by each call that sets it
+// (setrlimit, prlimit64), so that a crash would start the core_pattern's
+// pipe handler on the host, reads it back through prlimit64 without a
+// new value, and reports each outcome.
+func coreLimit() (string, error) {
+	zero := unix.Rlimit{Cur: 0, Max: 0}
+	var got unix.Rlimit
+	var out []string
+	report := func(what string, e unix.Errno) {
+		if e != 0 {
+			out = append(out, what+" "+unix.ErrnoName(e))
+			return
+		}
+		out = append(out, what+" ok")
+	}
+	_, _, e := unix.RawSyscall(unix.SYS_SETRLIMIT, unix.RLIMIT_CORE, uintptr(unsafe.Pointer(&zero)), 0)
+	report("setrlimit", e)
+	_, _, e = unix.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+	report("prlimit64", e)
+	_, _, e = unix.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, 0, uintptr(unsafe.Pointer(&got)), 0, 0)
+	report("read", e)
+	return fmt.Sprintf("%s; limit %d/%d", strings.Join(out, "; "), got.Cur, got.Max), nil
+}
+
+// perfEvent opens a software perf event on this process: where
+// perf_event_paranoid allows, the same call samples a whole CPU, other
+// processes' registers and stacks included.
+func perfEvent() (string, error) {
+	attr := unix.PerfEventAttr{Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_TASK_CLOCK, Bits: unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv}
+	attr.Size = uint32(unsafe.Sizeof(attr))
+	fd, err := unix.PerfEventOpen(&attr, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
+	if err != nil {
+		return "", fmt.Errorf("perf_event_open: %w", err)
+	}
+	unix.Close(fd)
+	return "perf event opened", nil
+}
+
+// hold opens up to n TCP connections to addr, one after another, keeps
+// them open for secs seconds, and reports how many it made: a program
+// that ties up whatever serves addr (the sandbox's relay to planex's
+// proxy).
+func hold(addr string, n, secs int) (string, error) {
+	var conns []net.Conn
+	var last error
+	for i := 0; i < n; i++ {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			last = err
+			break
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(time.Duration(secs) * time.Second)
+	for _, c := range conns {
+		c.Close()
+	}
+	return fmt.Sprintf("held %d connections (stopped by %v)", len(conns), last), nil
 }
