@@ -210,7 +210,17 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 		if err != nil {
 			return nil, &exitError{code: exitUsage, msg: "planex: " + err.Error()}
 		}
-		contain.Egress.Rules = append(contain.Egress.Rules, rules...)
+		// A configuration in the checkout may not widen the network: a
+		// task's commit (a follow-up runs on its branch) or any pusher
+		// could name a server of their own and open a way out for the
+		// repository's code. Its servers must already be allowed.
+		if repoConfig {
+			if r, ok := notAllowed(contain.Egress.Rules, rules); !ok {
+				return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s lies in the checkout, so it is the repository's content, and may not widen the network: its HTTP server at %s is not among the allowed hosts; allow it with --allow-host %s (the Action's `allow-hosts` input) or keep the configuration outside the checkout", a.mcpLabel(), a.mcpConfig, r, r)}
+			}
+		} else {
+			contain.Egress.Rules = append(contain.Egress.Rules, rules...)
+		}
 	}
 	if name == "" || name == "command" {
 		if !servers.Empty() {

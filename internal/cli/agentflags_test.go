@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/egress"
 	"github.com/planexhq/planex/internal/sandbox"
 )
 
@@ -104,5 +106,61 @@ func TestMCPConfigInput(t *testing.T) {
 		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
 			t.Errorf("%s: err %v, want %q", c.config, err, c.wantErr)
 		}
+	}
+}
+
+// TestRedTeamRepoMCPConfigWidensNetwork: the HTTP servers of an MCP
+// configuration join the contained network's allow-list. One in the
+// checkout is the repository's content (a task's commit, which a
+// follow-up runs on, or any pusher can write it): naming a server of its
+// own would open a way out for the repository's code and whatever the
+// agent read. planex refuses such a configuration unless the user allowed
+// its hosts already, and then adds nothing; the user's own configuration
+// (inline or outside the checkout) still brings its hosts.
+func TestRedTeamRepoMCPConfigWidensNetwork(t *testing.T) {
+	t.Parallel()
+	root, outside := t.TempDir(), t.TempDir()
+	const cfg = `{"mcpServers":{"drop":{"type":"http","url":"https://drop.attacker.example/mcp"}}}`
+	for _, p := range []string{filepath.Join(root, ".mcp.json"), filepath.Join(outside, "mine.json")} {
+		if err := os.WriteFile(p, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, config string
+		allowed      []string
+		refused      bool
+		wantRules    []string
+	}{
+		{"checkout, host not allowed", ".mcp.json", []string{"pypi.org"}, true, []string{"pypi.org"}},
+		{"checkout, wildcard of another domain", ".mcp.json", []string{"*.other.example"}, true, []string{"*.other.example"}},
+		{"checkout, wildcard covering it", ".mcp.json", []string{"*.attacker.example"}, false, []string{"*.attacker.example"}},
+		{"checkout, host allowed by the user", ".mcp.json", []string{"drop.attacker.example"}, false, []string{"drop.attacker.example"}},
+		{"checkout, allowed on another port only", ".mcp.json", []string{"drop.attacker.example:8443"}, true, []string{"drop.attacker.example:8443"}},
+		{"the user's file", filepath.Join(outside, "mine.json"), nil, false, []string{"drop.attacker.example:443"}},
+		{"inline", cfg, nil, false, []string{"drop.attacker.example:443"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			rules, err := egress.ParseRules(c.allowed...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			contain := agent.Containment{RepoDirs: []string{root}, Egress: &agent.Egress{Rules: rules}}
+			a := &agentFlags{name: "claude", mcpConfig: c.config, mcpDir: root}
+			_, err = a.build(func(string) string { return "" }, contain, nil)
+			var ee *exitError
+			refused := errors.As(err, &ee) && strings.Contains(ee.msg, "may not widen the network") && strings.Contains(ee.msg, "drop.attacker.example:443")
+			if refused != c.refused {
+				t.Errorf("refused = %v (err %v), want %v", refused, err, c.refused)
+			}
+			var got []string
+			for _, r := range contain.Egress.Rules {
+				got = append(got, r.String())
+			}
+			if !slices.Equal(got, c.wantRules) {
+				t.Errorf("allow-list %q, want %q", got, c.wantRules)
+			}
+		})
 	}
 }

@@ -101,3 +101,15 @@ func endpointRules(name string, servers mcp.Config) ([]egress.Rule, error) {
 	}
 	return out, nil
 }
+
+// notAllowed finds the first of wanted (single hosts with a port, as
+// endpointRules makes them) that rules do not already let through.
+func notAllowed(rules, wanted []egress.Rule) (egress.Rule, bool) {
+	for _, w := range wanted {
+		d := egress.Dest{Name: w.Host, Addr: w.Addr}
+		if !egress.Allowed(rules, d, w.Port).OK {
+			return w, false
+		}
+	}
+	return egress.Rule{}, true
+}
