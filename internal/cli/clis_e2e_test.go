@@ -70,7 +70,16 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 				{ID: "T2", Title: "Greet in b", Scope: "b/**", File: "b/t2.txt", Content: "hello from T2\n", Deps: []string{"T1"}},
 			}}
 			var replaced shippedPrompts
-			srv := clistest.Server(t, name, agenttest.Usage{In: 1000, Out: 100, CacheRead: 800}, replaced.watch(run))
+			script := replaced.watch(run)
+			// Gemini's run also carries TestRedTeamGeminiEnvAbove's attack
+			// with the sandbox: another user's .gemini/.env above the
+			// checkout and the worktrees is hidden, and the run goes on.
+			foreign := shippedPrompts{marker: foreignSystemPrompt}
+			if name == "gemini" && os.Getuid() == 0 {
+				plantForeignGeminiEnv(t, f)
+				script = foreign.watchScript(run, script)
+			}
+			srv := clistest.Server(t, name, agenttest.Usage{In: 1000, Out: 100, CacheRead: 800}, script)
 			// A key of this run's own (other runs on the machine use
 			// theirs); at every model request, while the CLI and all it
 			// started are alive, no process but planex may hold it.
@@ -154,6 +163,9 @@ func TestNamedCLIsEndToEnd(t *testing.T) {
 			for _, step := range replaced.steps() {
 				t.Errorf("the repository's file replaced %s's system prompt in step %s", name, step)
 			}
+			for _, step := range foreign.steps() {
+				t.Errorf("another user's .gemini/.env above the checkout replaced %s's system prompt in step %s", name, step)
+			}
 
 			// tasks.csv: each task's two requests, 2000 in (1600 from the
 			// cache), 200 out.
@@ -219,17 +231,22 @@ func nearly(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 // TestClaudeDeniedWriteInTaskError: when Claude Code's permission rules
 // refuse a task's write (here one outside the task's worktree), the task
 // fails with "no changes" and its error in tasks.csv says what was denied,
-// rather than leaving the reason in Claude Code's output.
+// rather than leaving the reason in Claude Code's output. The plan is
+// given (a plan.json): the task's step is the one that matters, and each
+// Claude Code start costs about a second of CPU (TestNamedCLIsEndToEnd
+// runs the phases before it with every CLI).
 func TestClaudeDeniedWriteInTaskError(t *testing.T) {
 	t.Parallel()
 	pkg, _ := clis.Tested("claude")
 	bin := clistest.Install(t, "claude", pkg.Spec())
 	f := newFixture(t)
 	outside := filepath.Join(t.TempDir(), "outside.txt")
+	f.write(f.fake, "escape.json", `{"summary":"escape","approach":"write outside","tasks":[{"id":"T1","title":"Escape",`+
+		`"description":"write `+outside+`","scope":"a/**","test":"","acceptance_criteria":"","deps":[],"context_from":[]}]}`)
 	run := &clistest.Run{CLI: "claude", Tasks: []clistest.Task{{ID: "T1", Title: "Escape", Scope: "a/**", File: outside, Content: "x\n"}}}
 	hs := httptest.NewServer(clistest.Server(t, "claude", agenttest.Usage{In: 1000, Out: 100, CacheRead: 800}, run.Script()))
 	defer hs.Close()
-	cmd := f.command("-y", "--agent", "claude", "--base-url", hs.URL, "--sandbox", "on", "--review", "skip", "escape")
+	cmd := f.command("-y", "--agent", "claude", "--base-url", hs.URL, "--sandbox", "on", "--review", "skip", filepath.Join(f.fake, "escape.json"))
 	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "ANTHROPIC_API_KEY=sk-e2e")
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
@@ -241,6 +258,9 @@ func TestClaudeDeniedWriteInTaskError(t *testing.T) {
 	}
 	if _, err := os.Stat(outside); !os.IsNotExist(err) {
 		t.Errorf("the write outside the worktree went through: %v", err)
+	}
+	if steps := run.Steps(); len(steps) == 0 || steps[0] != "execute T1" {
+		t.Errorf("Claude Code's steps: %v, want the task's only", steps)
 	}
 }
 

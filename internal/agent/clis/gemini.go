@@ -85,8 +85,14 @@ func geminiCLI() cli {
 				base = geminiDefaultBaseURL
 			}
 			// Set, so that no .env of the repository's can set them.
+			// GEMINI_CLI_NO_RELAUNCH: otherwise its launcher starts a second
+			// node process running Gemini CLI again (to raise the heap
+			// limit to half the machine's memory, and to restart it when
+			// settings change in an interactive session), about 0.9 s of
+			// CPU more per step (1.9 s against 1.0 s for gemini --version),
+			// and that launcher ignores SIGINT, SIGTERM and SIGHUP.
 			env := []string{"GEMINI_CLI_HOME=" + home, "GOOGLE_GEMINI_BASE_URL=" + strings.TrimRight(base, "/"),
-				"NODE_TLS_REJECT_UNAUTHORIZED=1"}
+				"NODE_TLS_REJECT_UNAUTHORIZED=1", "GEMINI_CLI_NO_RELAUNCH=true"}
 			return env, nil
 		},
 		decode: decodeGemini,

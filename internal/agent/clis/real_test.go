@@ -374,7 +374,10 @@ func TestRealCLIConfigurationHoldsNoKey(t *testing.T) {
 				if err != nil || json.Unmarshal(b, &settings) != nil || settings.Security.Auth.SelectedType != "gemini-api-key" {
 					t.Errorf("settings.json %s: %v", b, err)
 				}
-				if !strings.Contains(joined, "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9/x") || !strings.Contains(joined, "GEMINI_CLI_HOME=") {
+				// One node process per step: Gemini CLI's launcher does not
+				// start a second one.
+				if !strings.Contains(joined, "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9/x") || !strings.Contains(joined, "GEMINI_CLI_HOME=") ||
+					!strings.Contains(joined, "GEMINI_CLI_NO_RELAUNCH=true") {
 					t.Errorf("env %v", env)
 				}
 			}
