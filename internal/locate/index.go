@@ -7,6 +7,7 @@
 package locate
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -492,14 +493,41 @@ func exportTable(m *repomap.Map) table {
 	return b.build()
 }
 
-// sortedTerms returns the vocabulary's ids in the order of their terms.
+// sortedTerms returns the vocabulary's ids in the order of their terms,
+// which must be distinct (an interned vocabulary, a table's keys). Each
+// id is sorted beside its term's first eight bytes as a number, so most
+// comparisons are of two integers in the slice, not of two strings
+// reached through the vocabulary.
 func sortedTerms(vocab []string) []uint32 {
-	order := make([]uint32, len(vocab))
-	for id := range order {
-		order[id] = uint32(id)
+	type keyed struct {
+		prefix uint64
+		id     uint32
 	}
-	slices.SortFunc(order, func(a, b uint32) int { return strings.Compare(vocab[a], vocab[b]) })
+	keys := make([]keyed, len(vocab))
+	for id, t := range vocab {
+		keys[id] = keyed{termPrefix(t), uint32(id)}
+	}
+	slices.SortFunc(keys, func(a, b keyed) int {
+		if a.prefix != b.prefix {
+			return cmp.Compare(a.prefix, b.prefix)
+		}
+		return strings.Compare(vocab[a.id], vocab[b.id])
+	})
+	order := make([]uint32, len(keys))
+	for i, k := range keys {
+		order[i] = k.id
+	}
 	return order
+}
+
+// termPrefix is t's first eight bytes as a big-endian number, zeros after
+// a shorter t: two terms whose prefixes differ compare as their prefixes
+// do (where one is a prefix of the other the shorter, padded with zeros,
+// is the smaller either way), so only equal prefixes need the terms.
+func termPrefix(t string) uint64 {
+	var b [8]byte
+	copy(b[:], t)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // importGraph stores the import edges between m's files, both ways, and
