@@ -7,9 +7,11 @@
 package locate
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"path"
 	"slices"
@@ -432,24 +434,20 @@ func basesTable(m *repomap.Map) table {
 // into the table's one value buffer: a key's number is all a map holds,
 // not a growing value per key. put runs twice per item.
 func keyedTable(n int, key func(int) string, put func([]byte, int) []byte) table {
-	ids := map[string]uint32{}
+	ids := newKeyIDs()
 	of := make([]uint32, n)
-	var names []string
 	var sizes []uint32
 	var scratch []byte
 	for i := 0; i < n; i++ {
-		k := key(i)
-		id, ok := ids[k]
-		if !ok {
-			id = uint32(len(names))
-			ids[k] = id
-			names, sizes = append(names, k), append(sizes, 0)
+		id := ids.id(key(i))
+		if int(id) == len(sizes) {
+			sizes = append(sizes, 0)
 		}
 		of[i] = id
 		scratch = put(scratch[:0], i)
 		sizes[id] += uint32(len(scratch))
 	}
-	clear(ids)
+	names := ids.keys
 	klen, total := 0, 0
 	for id, k := range names {
 		klen += len(k)
@@ -478,6 +476,58 @@ func keyedTable(n int, key func(int) string, put func([]byte, int) []byte) table
 	return t
 }
 
+// keyIDs numbers distinct strings in the order they are first seen. It
+// finds a key by its hash (maphash under its own seed, so a repository's
+// names cannot be chosen to collide) in an open-addressing table of
+// (hash, number+1) pairs kept at most half full: growing it moves eight
+// bytes a slot and hashes no key again, where a Go map keyed by the
+// strings rehashes every key as it grows.
+type keyIDs struct {
+	seed  maphash.Seed
+	slots []keySlot
+	keys  []string
+}
+
+type keySlot struct{ hash, id1 uint32 }
+
+func newKeyIDs() keyIDs { return keyIDs{seed: maphash.MakeSeed(), slots: make([]keySlot, 1<<10)} }
+
+// id returns k's number, giving it the next one if it is new.
+func (t *keyIDs) id(k string) uint32 {
+	h := uint32(maphash.String(t.seed, k))
+	mask := uint32(len(t.slots) - 1)
+	i := h & mask
+	for ; t.slots[i].id1 != 0; i = (i + 1) & mask {
+		if s := t.slots[i]; s.hash == h && t.keys[s.id1-1] == k {
+			return s.id1 - 1
+		}
+	}
+	id := uint32(len(t.keys))
+	t.keys = append(t.keys, k)
+	t.slots[i] = keySlot{hash: h, id1: id + 1}
+	if 2*len(t.keys) > len(t.slots) {
+		t.grow()
+	}
+	return id
+}
+
+// grow doubles the table, placing each entry by the hash it keeps.
+func (t *keyIDs) grow() {
+	slots := make([]keySlot, 2*len(t.slots))
+	mask := uint32(len(slots) - 1)
+	for _, s := range t.slots {
+		if s.id1 == 0 {
+			continue
+		}
+		i := s.hash & mask
+		for slots[i].id1 != 0 {
+			i = (i + 1) & mask
+		}
+		slots[i] = s
+	}
+	t.slots = slots
+}
+
 // exportTable builds the exports table from the map's from-imports.
 func exportTable(m *repomap.Map) table {
 	b := tableBuilder{}
@@ -492,14 +542,41 @@ func exportTable(m *repomap.Map) table {
 	return b.build()
 }
 
-// sortedTerms returns the vocabulary's ids in the order of their terms.
+// sortedTerms returns the vocabulary's ids in the order of their terms,
+// which must be distinct (an interned vocabulary, a table's keys). Each
+// id is sorted beside its term's first eight bytes as a number, so most
+// comparisons are of two integers in the slice, not of two strings
+// reached through the vocabulary.
 func sortedTerms(vocab []string) []uint32 {
-	order := make([]uint32, len(vocab))
-	for id := range order {
-		order[id] = uint32(id)
+	type keyed struct {
+		prefix uint64
+		id     uint32
 	}
-	slices.SortFunc(order, func(a, b uint32) int { return strings.Compare(vocab[a], vocab[b]) })
+	keys := make([]keyed, len(vocab))
+	for id, t := range vocab {
+		keys[id] = keyed{termPrefix(t), uint32(id)}
+	}
+	slices.SortFunc(keys, func(a, b keyed) int {
+		if a.prefix != b.prefix {
+			return cmp.Compare(a.prefix, b.prefix)
+		}
+		return strings.Compare(vocab[a.id], vocab[b.id])
+	})
+	order := make([]uint32, len(keys))
+	for i, k := range keys {
+		order[i] = k.id
+	}
 	return order
+}
+
+// termPrefix is t's first eight bytes as a big-endian number, zeros after
+// a shorter t: two terms whose prefixes differ compare as their prefixes
+// do (where one is a prefix of the other the shorter, padded with zeros,
+// is the smaller either way), so only equal prefixes need the terms.
+func termPrefix(t string) uint64 {
+	var b [8]byte
+	copy(b[:], t)
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // importGraph stores the import edges between m's files, both ways, and

@@ -2,10 +2,12 @@ package locate
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,5 +103,54 @@ func TestIndexPostingsMatchTerms(t *testing.T) {
 			}
 			t.Errorf("%s postings differ: %d terms, want %d", c.name, len(got), len(c.want))
 		}
+	}
+}
+
+// TestSortedTerms checks that ordering ids by their terms' first eight
+// bytes, then by the whole term, gives the order of the terms themselves:
+// terms equal in their first eight bytes, one a prefix of another, the
+// empty term, bytes above 0x7f and a zero byte.
+func TestSortedTerms(t *testing.T) {
+	t.Parallel()
+	cases := map[string][]string{
+		"short":          {"b", "a", "ab", "aa", "", "a\x00", "ba"},
+		"shared prefix":  {"parserconfigb", "parserconfiga", "parserconfig", "parserconf", "parsercon", "parserconfigaa"},
+		"high bytes":     {"caf\xc3\xa9", "cafe", "caf\xff", "caf", "\xffzz", "zz"},
+		"eighth byte":    {"abcdefgh", "abcdefgi", "abcdefg", "abcdefgh0", "abcdefgg9"},
+		"numbered terms": {"term10", "term9", "term100", "term1", "term09", "term0010"},
+	}
+	for name, vocab := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			want := slices.Clone(vocab)
+			slices.Sort(want)
+			var got []string
+			for _, id := range sortedTerms(vocab) {
+				got = append(got, vocab[id])
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("sorted %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestKeyIDs numbers far more distinct keys than keyIDs's table starts
+// with, each seen three times in turn: every key keeps the number it got
+// first, through every growth, and the keys are listed once, in order.
+func TestKeyIDs(t *testing.T) {
+	t.Parallel()
+	const n = 50_000
+	ids := newKeyIDs()
+	for round := range 3 {
+		for i := range n {
+			k := fmt.Sprintf("name%d", i)
+			if got := ids.id(k); got != uint32(i) {
+				t.Fatalf("round %d: key %q numbered %d, want %d", round, k, got, i)
+			}
+		}
+	}
+	if len(ids.keys) != n || ids.keys[0] != "name0" || ids.keys[n-1] != fmt.Sprintf("name%d", n-1) {
+		t.Fatalf("%d keys listed (first %q), want %d", len(ids.keys), ids.keys[0], n)
 	}
 }

@@ -1,13 +1,21 @@
 package repomap
 
+import "hash/maphash"
+
 // vocabulary interns index terms as dense ids and remembers which terms
 // each word of the text yields. Source code repeats its words, so folding,
 // splitting, stemming and interning run once per distinct word instead of
 // once per occurrence; every later occurrence costs one lookup. A
 // vocabulary is not safe for concurrent use: give each goroutine its own.
 type vocabulary struct {
-	ids   map[string]uint32
-	terms []string
+	// termSlots finds a term's id by its hash (maphash under seed, so
+	// a repository's contents cannot choose colliding terms): open
+	// addressing over (hash, id+1) pairs, at most half full, instead of a
+	// Go map keyed by the term. Growing it moves eight bytes a slot and
+	// hashes no string again.
+	seed      maphash.Seed
+	termSlots []wordSlot
+	terms     []string
 	// words finds a word (a run of identifier bytes, as written) by its
 	// hash; word w's terms' ids are wordIDs[wordStart[w]:wordStart[w+1]]
 	// and its text wordText[wordEnd[w-1]:wordEnd[w]] (from 0 for the
@@ -23,7 +31,7 @@ type vocabulary struct {
 
 // newVocabulary returns an empty vocabulary.
 func newVocabulary() *vocabulary {
-	return &vocabulary{ids: make(map[string]uint32, 1<<12), words: make([]wordSlot, 1<<12), wordStart: []uint32{0}}
+	return &vocabulary{seed: maphash.MakeSeed(), termSlots: make([]wordSlot, 1<<13), words: make([]wordSlot, 1<<12), wordStart: []uint32{0}}
 }
 
 // Terms returns the interned terms; a term's id is its index.
@@ -31,18 +39,39 @@ func (v *vocabulary) Terms() []string { return v.terms }
 
 // ID returns the id of term, interning it if it is new.
 func (v *vocabulary) ID(term []byte) uint32 {
-	// Look up without allocating; only new terms become strings.
-	if id, ok := v.ids[string(term)]; ok {
+	h := uint32(maphash.Bytes(v.seed, term))
+	i, id, ok := v.find(h, string(term))
+	if ok {
 		return id
 	}
-	return v.intern(string(term))
+	// Only new terms become strings.
+	return v.intern(i, h, string(term))
 }
 
-// intern adds a term that is not in the vocabulary yet.
-func (v *vocabulary) intern(term string) uint32 {
+// find looks term (whose hash is h) up; when it is not known it returns
+// the free slot it belongs in.
+func (v *vocabulary) find(h uint32, term string) (slot int, id uint32, ok bool) {
+	mask := uint32(len(v.termSlots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := v.termSlots[i]
+		if s.w1 == 0 {
+			return int(i), 0, false
+		}
+		if s.hash == h && v.terms[s.w1-1] == term {
+			return int(i), s.w1 - 1, true
+		}
+	}
+}
+
+// intern adds a term that is not in the vocabulary yet in slot, the free
+// slot find returned for it.
+func (v *vocabulary) intern(slot int, h uint32, term string) uint32 {
 	id := uint32(len(v.terms))
-	v.ids[term] = id
 	v.terms = append(v.terms, term)
+	v.termSlots[slot] = wordSlot{hash: h, w1: id + 1}
+	if 2*len(v.terms) > len(v.termSlots) {
+		v.termSlots = regrow(v.termSlots)
+	}
 	return id
 }
 
@@ -51,9 +80,10 @@ func (v *vocabulary) intern(term string) uint32 {
 func (v *vocabulary) Merge(other *vocabulary) []uint32 {
 	ids := make([]uint32, len(other.terms))
 	for local, t := range other.terms {
-		id, ok := v.ids[t]
+		h := uint32(maphash.String(v.seed, t))
+		i, id, ok := v.find(h, t)
 		if !ok {
-			id = v.intern(t)
+			id = v.intern(i, h, t)
 		}
 		ids[local] = id
 	}
@@ -134,20 +164,24 @@ func mix32(h uint32) uint32 {
 }
 
 // growWords doubles the word table.
-func (v *vocabulary) growWords() {
-	old := v.words
-	v.words = make([]wordSlot, 2*len(old))
-	mask := uint32(len(v.words) - 1)
+func (v *vocabulary) growWords() { v.words = regrow(v.words) }
+
+// regrow returns an open-addressing table twice the size of old holding
+// old's entries, placed by the hashes they keep.
+func regrow(old []wordSlot) []wordSlot {
+	table := make([]wordSlot, 2*len(old))
+	mask := uint32(len(table) - 1)
 	for _, s := range old {
 		if s.w1 == 0 {
 			continue
 		}
 		i := s.hash & mask
-		for v.words[i].w1 != 0 {
+		for table[i].w1 != 0 {
 			i = (i + 1) & mask
 		}
-		v.words[i] = s
+		table[i] = s
 	}
+	return table
 }
 
 // forgetWords drops what the vocabulary remembers about words, keeping

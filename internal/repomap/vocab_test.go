@@ -1,6 +1,7 @@
 package repomap
 
 import (
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -84,10 +85,36 @@ func TestVocabularyMatchesTerms(t *testing.T) {
 			t.Errorf("%s: %d terms through the vocabulary, %d by EachTerm; counts equal: %v", name, gotN, wantN, maps.Equal(got, want))
 		}
 	}
+	n := len(v.Terms())
 	for id, term := range v.Terms() {
-		if got, ok := v.ids[term]; !ok || got != uint32(id) {
-			t.Errorf("id of %q = %d, %v; want %d", term, got, ok, id)
+		if got := v.ID([]byte(term)); got != uint32(id) {
+			t.Errorf("id of %q = %d; want %d", term, got, id)
 		}
+	}
+	if len(v.Terms()) != n {
+		t.Errorf("looking known terms up interned %d more", len(v.Terms())-n)
+	}
+}
+
+// TestVocabularyTermTableGrows interns far more terms than the term
+// table starts with, so it is regrown many times, and checks that every
+// term keeps its id and is interned once.
+func TestVocabularyTermTableGrows(t *testing.T) {
+	t.Parallel()
+	v := newVocabulary()
+	const n = 200_000
+	for i := range n {
+		if id := v.ID(fmt.Appendf(nil, "term%d", i)); id != uint32(i) {
+			t.Fatalf("new term %d got id %d", i, id)
+		}
+	}
+	for i := range n {
+		if id := v.ID(fmt.Appendf(nil, "term%d", i)); id != uint32(i) {
+			t.Fatalf("known term %d got id %d", i, id)
+		}
+	}
+	if len(v.Terms()) != n || 2*n > len(v.termSlots) {
+		t.Fatalf("%d terms in %d slots, want %d in at least twice as many", len(v.Terms()), len(v.termSlots), n)
 	}
 }
 
