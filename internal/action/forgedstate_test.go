@@ -1,6 +1,7 @@
 package action
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -221,5 +222,43 @@ func TestRedTeamForgedStateFollowUpOnAnotherBranch(t *testing.T) {
 	}
 	if r.Outputs.Status == StatusDone {
 		t.Errorf("the forged follow-up finished: %v %+v", err, r.Outputs)
+	}
+}
+
+// TestRedTeamForgedStateMovesBaseBranch: a forged state ref keeps the
+// approved plan, its base commit and run branch, but names another
+// branch of the repository as the base branch in github.json: the pull
+// request was opened against that branch (a release branch, say), where
+// merging it brings in every commit of the plan's base that the branch
+// lacks. A plan on an issue runs only against the base branch planex
+// plans from: the run is refused and no pull request is opened.
+func TestRedTeamForgedStateMovesBaseBranch(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "release")
+	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
+	run(t, dir, "push", "-q", "origin", "HEAD:refs/heads/release")
+	forgeState(t, w, n, func(state string) error {
+		p := filepath.Join(state, recordFile)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		forged := strings.Replace(string(b), `"base_branch": "main"`, `"base_branch": "release"`, 1)
+		if forged == string(b) {
+			return fmt.Errorf("no base_branch main in %s", b)
+		}
+		return os.WriteFile(p, []byte(forged), 0o644)
+	})
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	for _, pr := range w.fake.PullRequests(wRepo) {
+		t.Errorf("a pull request was opened against %q on the forged record: %v, status %q", pr.Base, err, r.Outputs.Status)
+	}
+	if !strings.Contains(w.lastComment(n), "will not run") {
+		t.Errorf("the thread is not told why:\n%s", w.lastComment(n))
 	}
 }
