@@ -215,7 +215,12 @@ func planCommentHolds(rec *Record, c *postedComment) error {
 	if !c.Bot || !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || m.Session != rec.SessionID {
 		return problemf("the plan comment on #%d is not planex's comment for plan `%s`", rec.Thread, rec.PlanID)
 	}
-	if m.Base != "" && m.Base != rec.Base {
+	if m.Base == "" {
+		// An older planex's comment: what its state ref says the base
+		// is cannot be checked against what was approved.
+		return problemf("the plan comment on #%d does not show the base plan `%s` was made on (an older planex posted it): start the plan again", rec.Thread, rec.PlanID)
+	}
+	if m.Base != rec.Base {
 		return problemf("the plan comment on #%d shows plan `%s` on %s, not on %s", rec.Thread, rec.PlanID, abbrev.SHA(m.Base), abbrev.SHA(rec.Base))
 	}
 	return nil
