@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -136,5 +137,41 @@ func TestRedTeamDiscoveryAppendFollowsNoLink(t *testing.T) {
 	}
 	if ds, err := ReadDiscoveries(board, slog.New(slog.DiscardHandler)); err != nil || len(ds) != 1 {
 		t.Errorf("ReadDiscoveries = %d lines, %v; want 1 (duplicates dropped)", len(ds), err)
+	}
+}
+
+// TestRedTeamLockFileReadBounded: the Action restores a session folder
+// from a state ref, whose tree may hold a .lock of any size; taking the
+// session's lock read the previous holder's file whole. A 64 MiB lock
+// file (sparse: cheap to make) is read no further than the few KiB a
+// holder's record takes, and the lock is still taken. Not parallel: it
+// measures the process's allocations.
+func TestRedTeamLockFileReadBounded(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, LockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"pid":4242,"host":"forged"}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	release, stale, err := Lock(dir)
+	runtime.ReadMemStats(&m1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > 1<<20 {
+		t.Errorf("taking the lock allocated %d bytes for a 64 MiB lock file, want under 1 MiB", got)
+	}
+	if stale != nil {
+		t.Errorf("a 64 MiB lock file was read as holder %+v", *stale)
 	}
 }
