@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/planexhq/planex/internal/agent"
 )
@@ -66,6 +68,40 @@ func TestRedTeamMCPConfigLinkOut(t *testing.T) {
 			t.Errorf("%s: an agent was built with the runner's servers", c.config)
 		case !c.refuse && err != nil:
 			t.Errorf("%s: %v, want it read", c.config, err)
+		}
+	}
+}
+
+// TestRedTeamLocateQueryFileBounded: `planex locate --query-file FILE`
+// read the file whole, whatever it was: a FIFO a clone leaves there waited
+// for a writer for ever, and a file of any size was read whole (stdin was
+// bounded, a file not). Each is refused at once, naming the file.
+func TestRedTeamLocateQueryFileBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "issue.md")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.md")
+	f, err := os.Create(big)
+	if err == nil {
+		err = f.Truncate(20 << 20)
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, big} {
+		done := make(chan error, 1)
+		go func() { _, err := readQuery(strings.NewReader(""), p, nil); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), p) {
+				t.Errorf("%s: %v, want it refused, naming the file", filepath.Base(p), err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: still reading after 10 s", filepath.Base(p))
 		}
 	}
 }
