@@ -128,6 +128,22 @@ func TestRedTeamDiscoveryAppendFollowsNoLink(t *testing.T) {
 			}
 		})
 	}
+	// Merging a step's discoveries into a board that is a link: refused,
+	// the file elsewhere unchanged.
+	linked := filepath.Join(t.TempDir(), DiscoveriesFile)
+	if err := os.Symlink(outside, linked); err != nil {
+		t.Fatal(err)
+	}
+	step := filepath.Join(t.TempDir(), "step.ndjson")
+	if err := os.WriteFile(step, []byte(`{"type":"code_pattern","data":{"x":2}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := MergeDiscoveries(linked, step, "T1", time.Now(), slog.New(slog.DiscardHandler)); err == nil {
+		t.Errorf("MergeDiscoveries through a link merged %d, want it refused", n)
+	}
+	if b, err := os.ReadFile(outside); err != nil || string(b) != kept {
+		t.Errorf("the file outside holds %q (%v) after a merge, want %q unchanged", b, err, kept)
+	}
 	// A regular board is still appended to.
 	board := filepath.Join(t.TempDir(), DiscoveriesFile)
 	for range 2 {
