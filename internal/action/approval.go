@@ -166,6 +166,9 @@ func (r *gate) sessionMatches(ctx context.Context, rec *Record) error {
 				render.Text(rec.Branch), rec.Thread, render.Text(head.GetRef()))
 		}
 	}
+	if err := r.baseBranchHolds(ctx, rec); err != nil {
+		return err
+	}
 	switch {
 	case s.Meta.Base != rec.Base:
 		return problemf("its session starts from %s, not from the base %s it was planned on", abbrev.SHA(s.Meta.Base), abbrev.SHA(rec.Base))
@@ -173,6 +176,29 @@ func (r *gate) sessionMatches(ctx context.Context, rec *Record) error {
 		return problemf("its session runs on the branch `%s`, not `%s`", render.Text(s.Meta.Branch), render.Text(rec.Branch))
 	case !rec.FollowUp && rec.Branch != "planex/"+rec.SessionID:
 		return problemf("its run branch `%s` is not planex's branch for session %s", render.Text(rec.Branch), rec.SessionID)
+	}
+	return nil
+}
+
+// baseBranchHolds checks the branch rec's pull request goes to (and its
+// base is checked against): for a follow-up its own run branch, the head
+// of the pull request it was asked on; for a plan on an issue the branch
+// planex plans from (the base-branch setting, else the default branch),
+// not one a forged github.json names, where merging would bring in every
+// commit of the plan's base the branch lacks.
+func (r *gate) baseBranchHolds(ctx context.Context, rec *Record) error {
+	want := rec.Branch
+	if !rec.FollowUp {
+		want = r.Cfg.BaseBranch
+		if want == "" {
+			var err error
+			if want, err = r.defaultBranch(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if rec.BaseBranch != want {
+		return problemf("its pull request would go to `%s`, not to `%s`, the branch it was planned from", render.Text(rec.BaseBranch), render.Text(want))
 	}
 	return nil
 }
@@ -189,7 +215,12 @@ func planCommentHolds(rec *Record, c *postedComment) error {
 	if !c.Bot || !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || m.Session != rec.SessionID {
 		return problemf("the plan comment on #%d is not planex's comment for plan `%s`", rec.Thread, rec.PlanID)
 	}
-	if m.Base != "" && m.Base != rec.Base {
+	if m.Base == "" {
+		// An older planex's comment: what its state ref says the base
+		// is cannot be checked against what was approved.
+		return problemf("the plan comment on #%d does not show the base plan `%s` was made on (an older planex posted it): start the plan again", rec.Thread, rec.PlanID)
+	}
+	if m.Base != rec.Base {
 		return problemf("the plan comment on #%d shows plan `%s` on %s, not on %s", rec.Thread, rec.PlanID, abbrev.SHA(m.Base), abbrev.SHA(rec.Base))
 	}
 	return nil

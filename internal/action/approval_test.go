@@ -14,8 +14,9 @@ func TestJudgeApproval(t *testing.T) {
 	hash := strings.Repeat("ab", 32)
 	id := plan.ID(hash)
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	base := strings.Repeat("c", 40)
 	marker := func(planID, sha string) string {
-		body, _ := render.PlanComment(render.PlanView{Session: "s1", Tasks: []plan.Task{{ID: "T1", Title: "x", Scope: "a/**"}}, Trigger: "/planex"})
+		body, _ := render.PlanComment(render.PlanView{Session: "s1", Base: base, Tasks: []plan.Task{{ID: "T1", Title: "x", Scope: "a/**"}}, Trigger: "/planex"})
 		// The marker names the plan the comment shows; rewrite it to the
 		// plan under test.
 		m, _ := render.ParsePlanMarker(body)
@@ -31,7 +32,7 @@ func TestJudgeApproval(t *testing.T) {
 	approve := person(11, 2*time.Minute, "maintainer", "/planex approve "+id)
 	yes := person(9, 0, "maintainer", "/planex -y add a cache")
 	rec := func(via ApprovalVia, approvedBy string) *Record {
-		return &Record{Thread: 1, SessionID: "s1", PlanID: id, PlanHash: hash, PlanCommentID: 10, ApprovedVia: via, ApprovedBy: approvedBy}
+		return &Record{Thread: 1, SessionID: "s1", Base: base, PlanID: id, PlanHash: hash, PlanCommentID: 10, ApprovedVia: via, ApprovedBy: approvedBy}
 	}
 	cases := []struct {
 		name      string
@@ -50,12 +51,14 @@ func TestJudgeApproval(t *testing.T) {
 		{"plan comment gone", rec(viaComment, "maintainer"), []*postedComment{approve}, approve, false, "plan comment is not on #1"},
 		{"plan comment by a person", rec(viaComment, "maintainer"), []*postedComment{person(10, time.Minute, "mallory", planC.Body), approve}, approve, false, "not planex's comment"},
 		{"plan comment for another plan", rec(viaComment, "maintainer"), []*postedComment{bot(10, time.Minute, marker("0123456789", hash)), approve}, approve, false, "not planex's comment"},
+		{"plan comment without its base (an older planex's)", rec(viaComment, "maintainer"), []*postedComment{bot(10, time.Minute, strings.Replace(planC.Body, `,"base":"`+base+`"`, "", 1)), approve}, approve, false, "does not show the base"},
+		{"plan comment on another base", rec(viaComment, "maintainer"), []*postedComment{bot(10, time.Minute, strings.Replace(planC.Body, base, strings.Repeat("d", 40), 1)), approve}, approve, false, "not on cccccc"},
 		{"approving comment gone", rec(viaComment, "maintainer"), []*postedComment{planC}, nil, false, "approving comment is not on #1"},
 		{"approved by someone else", rec(viaComment, "maintainer"), []*postedComment{planC, approve}, person(11, 2*time.Minute, "mallory", approve.Body), false, "not @maintainer's"},
 		{"approves another plan", rec(viaComment, "maintainer"), []*postedComment{planC}, person(11, 2*time.Minute, "maintainer", "/planex approve 0123456789"), false, "does not approve plan"},
 		{"approval before the plan", rec(viaComment, "maintainer"), []*postedComment{planC}, person(8, 0, "maintainer", approve.Body), false, "written before plan"},
 		{"approval in the plan's second, older id", rec(viaComment, "maintainer"), []*postedComment{planC}, person(9, time.Minute, "maintainer", approve.Body), false, "written before plan"},
-		{"approval before a re-posted plan", &Record{Thread: 1, SessionID: "s1", PlanID: id, PlanHash: hash, PlanCommentID: 12, ApprovedVia: viaComment, ApprovedBy: "maintainer"},
+		{"approval before a re-posted plan", &Record{Thread: 1, SessionID: "s1", Base: base, PlanID: id, PlanHash: hash, PlanCommentID: 12, ApprovedVia: viaComment, ApprovedBy: "maintainer"},
 			[]*postedComment{planC, approve, bot(12, 3*time.Minute, planC.Body)}, approve, false, "written before plan"},
 		{"-y that is not -y", rec(viaYes, "maintainer"), []*postedComment{planC}, person(9, 0, "maintainer", "/planex add a cache"), false, "not a /planex -y command"},
 		{"-y after the plan", rec(viaYes, "maintainer"), []*postedComment{planC}, person(12, 3*time.Minute, "maintainer", yes.Body), false, "posted before"},

@@ -1,13 +1,16 @@
 package action
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/planexhq/planex/internal/ghfake"
+	"github.com/planexhq/planex/internal/render"
 )
 
 // TestRedTeamForgedStateLinksOutside: someone who can push to the
@@ -221,5 +224,101 @@ func TestRedTeamForgedStateFollowUpOnAnotherBranch(t *testing.T) {
 	}
 	if r.Outputs.Status == StatusDone {
 		t.Errorf("the forged follow-up finished: %v %+v", err, r.Outputs)
+	}
+}
+
+// TestRedTeamForgedStateMovesBaseBranch: a forged state ref keeps the
+// approved plan, its base commit and run branch, but names another
+// branch of the repository as the base branch in github.json: the pull
+// request was opened against that branch (a release branch, say), where
+// merging it brings in every commit of the plan's base that the branch
+// lacks. A plan on an issue runs only against the base branch planex
+// plans from: the run is refused and no pull request is opened.
+func TestRedTeamForgedStateMovesBaseBranch(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "release")
+	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
+	run(t, dir, "push", "-q", "origin", "HEAD:refs/heads/release")
+	forgeState(t, w, n, func(state string) error {
+		p := filepath.Join(state, recordFile)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		forged := strings.Replace(string(b), `"base_branch": "main"`, `"base_branch": "release"`, 1)
+		if forged == string(b) {
+			return fmt.Errorf("no base_branch main in %s", b)
+		}
+		return os.WriteFile(p, []byte(forged), 0o644)
+	})
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	for _, pr := range w.fake.PullRequests(wRepo) {
+		t.Errorf("a pull request was opened against %q on the forged record: %v, status %q", pr.Base, err, r.Outputs.Status)
+	}
+	if !strings.Contains(w.lastComment(n), "will not run") {
+		t.Errorf("the thread is not told why:\n%s", w.lastComment(n))
+	}
+}
+
+// TestRedTeamForgedStateMovesBaseOfLegacyPlan: a plan comment posted by a
+// planex that did not yet show the base in its marker (nor kept the
+// comment's hash in the record) is still approved by its id, hash and
+// session. A forger who moves the base in the state ref of such a plan
+// had the approval hold, since a marker without a base was not compared:
+// an approval now holds only for a plan comment that shows its base.
+func TestRedTeamForgedStateMovesBaseOfLegacyPlan(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	r, err := w.handle(w.comment(n, "maintainer", "/planex add a file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := r.Outputs.SessionID
+	dir := filepath.Join(t.TempDir(), "evil")
+	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
+	os.WriteFile(filepath.Join(dir, "evil.txt"), []byte("unreviewed\n"), 0o644)
+	run(t, dir, "add", "evil.txt")
+	run(t, dir, "-c", "user.name=F", "-c", "user.email=f@example.com", "commit", "-q", "-m", "not in the plan")
+	run(t, dir, "push", "-q", "origin", "HEAD:refs/heads/evil")
+	evil := run(t, dir, "rev-parse", "HEAD")
+	base := run(t, dir, "rev-parse", "HEAD^")
+	// The plan comment as an older planex posted it: no base in its
+	// marker (rewritten in place, as posted, not edited later).
+	for _, c := range w.fake.Comments(wRepo, n) {
+		if m, ok := render.ParsePlanMarker(c.Body); ok && m.Base != "" {
+			legacy := strings.Replace(c.Body, `,"base":"`+base+`"`, "", 1)
+			if legacy == c.Body {
+				t.Fatalf("no base in the marker of:\n%s", c.Body)
+			}
+			w.fake.EditComment(wRepo, c.ID, legacy)
+		}
+	}
+	forgeState(t, w, n, func(state string) error {
+		for _, f := range []string{recordFile, "session.json"} {
+			p := filepath.Join(state, f)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			s := regexp.MustCompile(`\s*"plan_body_sha256": "[0-9a-f]+",?`).ReplaceAllString(string(b), "")
+			if err := os.WriteFile(p, []byte(strings.ReplaceAll(s, base, evil)), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	if w.branchExists("planex/" + session) {
+		files := run(t, w.origin, "ls-tree", "-r", "--name-only", "refs/heads/planex/"+session)
+		t.Errorf("the approved legacy plan ran on a moved base: %v, status %q\n%s", err, r.Outputs.Status, files)
+	}
+	if r.Outputs.Status == StatusDone || len(w.fake.PullRequests(wRepo)) != 0 {
+		t.Errorf("the run with a moved base finished: %v, status %q", err, r.Outputs.Status)
 	}
 }

@@ -174,6 +174,21 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 	return c, nil
 }
 
+// refuseMCPLinkOut refuses an MCP configuration file in the checkout at
+// root that is a link leading out of it: the repository decides what
+// that name is, and its target (a server list of the runner's or the
+// user's, with the tokens in it) would become the agent's servers.
+func (a *agentFlags) refuseMCPLinkOut(root string) error {
+	p := strings.TrimSpace(a.mcpConfig)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(a.mcpDir, p)
+	}
+	if out := linkOutOf(p, root); out != "" {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s is a link out of the checkout (to %s): planex does not take a repository's link to a file elsewhere as the MCP configuration; name that file itself", a.mcpLabel(), a.mcpConfig, out)}
+	}
+	return nil
+}
+
 // build selects the agent from the flags and environment.
 func (a *agentFlags) build(getenv func(string) string, contain agent.Containment, log *slog.Logger) (agent.Agent, error) {
 	cmd := a.command
@@ -189,6 +204,11 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 	// in the checkout is the repository's: it may not take the model's
 	// key, which planex keeps from every agent process.
 	repoConfig := len(contain.RepoDirs) > 0 && mcpConfigInCheckout(a.mcpConfig, a.mcpDir, contain.RepoDirs[0])
+	if repoConfig {
+		if err := a.refuseMCPLinkOut(contain.RepoDirs[0]); err != nil {
+			return nil, err
+		}
+	}
 	var keyAsked string
 	servers, err := mcp.Load(a.mcpConfig, a.mcpDir, func(k string) (string, bool) {
 		if repoConfig && a.isModelKey(k) {

@@ -13,6 +13,7 @@ import (
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/locate"
 	"github.com/planexhq/planex/internal/repomap"
+	"github.com/planexhq/planex/internal/safefile"
 	"github.com/planexhq/planex/internal/termsafe"
 )
 
@@ -103,7 +104,9 @@ func readQuery(stdin io.Reader, file string, args []string) (string, error) {
 	if file == "-" {
 		data, err = io.ReadAll(io.LimitReader(stdin, 16<<20))
 	} else {
-		data, err = os.ReadFile(file)
+		// A regular file only, of at most the query's own bound: a FIFO
+		// or a link to a device a clone commits is refused at once.
+		data, err = safefile.ReadRegular(file, 16<<20)
 	}
 	if err != nil {
 		return "", fmt.Errorf("reading query file %s: %w", file, err)

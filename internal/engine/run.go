@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -399,6 +400,19 @@ func (e *Engine) checkFound(ctx context.Context, s *session.Session, t plan.Task
 	return nil
 }
 
+// markFound records c, found on the run branch, as t's commit.
+func markFound(out io.Writer, s *session.Session, t *plan.Task, c gitrepo.TaskCommit, changes []gitrepo.Change) {
+	if t.Status != plan.StatusCompleted {
+		fmt.Fprintf(out, "%s: found its commit %s on %s; marking it completed\n", t.ID, abbrev.SHA(c.SHA), s.Meta.Branch)
+		t.Findings = c.Body
+		t.TestsPassed = plan.TestsPass
+		t.Error = ""
+	}
+	t.Status = plan.StatusCompleted
+	t.Commit = c.SHA
+	t.FilesModified = gitrepo.Paths(changes)
+}
+
 // reconcile makes tasks.csv agree with the branch after a crash: a task
 // whose commit is on the branch is completed (the commit is the proof),
 // and a "completed" task without one runs again.
@@ -422,7 +436,11 @@ func (e *Engine) reconcile(ctx context.Context, s *session.Session, ap *session.
 		t := &tasks[i]
 		c, onBranch := byTask[t.ID]
 		switch {
-		case onBranch && (t.Status != plan.StatusCompleted || t.Commit != c.SHA):
+		case onBranch:
+			// Held to the checks even when tasks.csv already names it:
+			// the Action's tasks.csv comes from a state ref whoever can
+			// push may rewrite, and a task's status is not in the plan's
+			// hash.
 			changes, err := e.repo.DiffTrees(ctx, c.SHA+"^", c.SHA)
 			if err != nil {
 				return err
@@ -430,16 +448,10 @@ func (e *Engine) reconcile(ctx context.Context, s *session.Session, ap *session.
 			if err := e.checkFound(ctx, s, *t, c, changes); err != nil {
 				return err
 			}
-			if t.Status != plan.StatusCompleted {
-				fmt.Fprintf(e.o.Out, "%s: found its commit %s on %s; marking it completed\n", t.ID, abbrev.SHA(c.SHA), s.Meta.Branch)
-				t.Findings = c.Body
-				t.TestsPassed = plan.TestsPass
-				t.Error = ""
+			if t.Status != plan.StatusCompleted || t.Commit != c.SHA {
+				markFound(e.o.Out, s, t, c, changes)
+				changed = true
 			}
-			t.Status = plan.StatusCompleted
-			t.Commit = c.SHA
-			t.FilesModified = gitrepo.Paths(changes)
-			changed = true
 		case !onBranch && t.Status == plan.StatusCompleted:
 			fmt.Fprintf(e.o.Out, "%s: marked completed but its commit is not on %s; it will run again\n", t.ID, s.Meta.Branch)
 			t.Status, t.Commit = plan.StatusPending, ""

@@ -141,7 +141,11 @@ func (ix *Index) quotedText(root, query string, ev *evidence) {
 		return t, true
 	}
 	all := func(int) bool { return true }
-	ix.phraseSignal(quotedPhrases(query), fQuotedText, "holds words the issue quotes", all, read, ev)
+	phrases := quotedPhrases(query)
+	if len(phrases) > maxQuotedPhrases {
+		phrases = phrases[:maxQuotedPhrases]
+	}
+	ix.phraseSignal(phrases, fQuotedText, "holds words the issue quotes", all, read, ev)
 	// A message is raised by code; the tests that check it and the
 	// documents that explain it are not where it is raised.
 	raises := func(f int) bool { d := &ix.files[f]; return d.code() && !d.test() && !d.doc() }
@@ -157,7 +161,34 @@ func (ix *Index) quotedText(root, query string, ev *evidence) {
 		words[f] = " " + messageWords(t) + " "
 		return words[f], true
 	}
-	ix.messageSignal(errorPhrases(query), raises, readWords, ev)
+	ix.messageSignal(boundWindows(errorPhrases(query)), raises, readWords, ev)
+}
+
+// maxQuotedPhrases bounds the prose quotes of one query looked up (each a
+// posting-list intersection, with files read): an issue quotes a handful
+// (6 at most on the dev set), and 64 KiB of short quotes of common words
+// are some 2,800, which took 1.1 s and 776 MiB of allocations on 8,000
+// files, growing with the repository.
+const maxQuotedPhrases = 128
+
+// maxMessageWindows bounds the runs of words the error messages of one
+// query are looked up by (each a posting-list intersection, and each
+// piece's files checked for each of its runs): an issue's error lines
+// have a few dozen (23 at most on the dev set), and anyone who can open
+// an issue can fill 64 KiB with one "Error:" line of common words, about
+// 20,000 runs, which took 328 MiB and 2.4 s on 8,000 files.
+const maxMessageWindows = 256
+
+// boundWindows keeps the pieces, in the issue's order, while their runs
+// of words number at most maxMessageWindows in all.
+func boundWindows(pieces []string) []string {
+	n := 0
+	for i, p := range pieces {
+		if n += max(len(strings.Fields(messageWords(p)))-messageWindow+1, 0); n > maxMessageWindows {
+			return pieces[:i]
+		}
+	}
+	return pieces
 }
 
 // messageWindow is how many words in a row of an error message a file's
@@ -261,15 +292,17 @@ func rareWindows(pieces []string, withAll func(terms []string) []int, keep func(
 		windows = append(windows, ws...)
 	}
 	windows = slices.Compact(slices.Sorted(slices.Values(windows)))
-	cands := make(map[string][]int, len(windows))
+	// Only the number of each run's candidates is kept while they are
+	// ordered: the lists of all runs at once grow with the repository.
+	cands := make(map[string]int, len(windows))
 	for _, w := range windows {
-		cands[w] = withAll(repomap.Terms(w))
+		cands[w] = len(withAll(repomap.Terms(w)))
 	}
-	sort.SliceStable(windows, func(a, b int) bool { return len(cands[windows[a]]) < len(cands[windows[b]]) })
+	sort.SliceStable(windows, func(a, b int) bool { return cands[windows[a]] < cands[windows[b]] })
 	rare := map[string][]int{}
 	for _, w := range windows {
 		var holders []int
-		for _, f := range cands[w] {
+		for _, f := range withAll(repomap.Terms(w)) {
 			if !keep(f) {
 				continue
 			}

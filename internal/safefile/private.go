@@ -56,3 +56,25 @@ func OpenNoFollow(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// OpenAppend opens path for appending, creating it with perm when
+// missing, and fails when its last part is a symbolic link (where the
+// system can tell) or when what it opened is not a regular file: a link
+// planted there to a file elsewhere is not written through, and a FIFO
+// opens without waiting for a reader and is refused.
+func OpenAppend(path string, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY|noFollow, perm)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("checking %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is %s, %w", path, modeName(fi.Mode()), ErrNotRegular)
+	}
+	return f, nil
+}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 // DiscoveryTypes are the kinds of note the board accepts.
@@ -54,6 +56,8 @@ func (d Discovery) Validate() error {
 
 // AppendDiscovery adds one line to a board file. O_APPEND writes of one
 // short line do not interleave, so concurrent workers may share the file.
+// The board is in a folder the agent can write: a link planted in its
+// place is refused, not written through, and so is a FIFO or device.
 func AppendDiscovery(path string, d Discovery) error {
 	if err := d.Validate(); err != nil {
 		return err
@@ -65,7 +69,7 @@ func AppendDiscovery(path string, d Discovery) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := safefile.OpenAppend(path, 0o644)
 	if err != nil {
 		return fmt.Errorf("opening discovery board: %w", err)
 	}

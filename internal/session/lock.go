@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -112,11 +113,22 @@ func writeHolder(f *os.File) error {
 	return f.Sync()
 }
 
+// maxHolder bounds the lock file readHolder reads: planex writes about
+// 100 bytes, and the Action restores the folder from a state ref whoever
+// can push may have written, lock file included.
+const maxHolder = 4 << 10
+
 // readHolder reads who holds the lock (zero values for what it cannot
-// read: the holder may be writing it right now).
+// read: the holder may be writing it right now, or it is no lock file
+// planex wrote).
 func readHolder(p string) Holder {
 	var h Holder
-	if b, err := os.ReadFile(p); err == nil {
+	f, err := safefile.OpenNoFollow(p)
+	if err != nil {
+		return h
+	}
+	defer f.Close()
+	if b, err := io.ReadAll(io.LimitReader(f, maxHolder+1)); err == nil && len(b) <= maxHolder {
 		_ = json.Unmarshal(b, &h)
 	}
 	return h

@@ -89,7 +89,8 @@ func MergeDiscoveries(board, from, worker string, now time.Time, log *slog.Logge
 	if err := os.MkdirAll(filepath.Dir(board), 0o755); err != nil {
 		return 0, fmt.Errorf("creating %s: %w", filepath.Dir(board), err)
 	}
-	bf, err := os.OpenFile(board, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	// Never through a link in the board's place, nor into a FIFO.
+	bf, err := safefile.OpenAppend(board, 0o644)
 	if err != nil {
 		return 0, fmt.Errorf("opening discovery board: %w", err)
 	}
