@@ -235,13 +235,20 @@ func ownSys(r string) {
 	}
 }
 
+// scratchSize caps each of the step's fresh /tmp, /var/tmp and /dev/shm.
+// A tmpfs holds its files in memory no process owns, so the OOM killer
+// cannot free it by ending the program that filled it; by default each
+// may take half the machine's memory, the three together one and a half
+// times it. A quarter each leaves the runner and planex a quarter.
+const scratchSize = "size=25%"
+
 // coverPlaces mounts fresh /tmp, /var/tmp and /dev/shm under r and covers
 // the hidden paths. It returns the covers to seal read-only
 // once the binds below them exist: until then they stay writable.
 func coverPlaces(r string, hide []string) (sealLater []string, err error) {
 	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
 		if isDir(filepath.Join(r, d)) {
-			if err := tmpfs(filepath.Join(r, d), "1777", 0); err != nil {
+			if err := tmpfs(filepath.Join(r, d), "1777,"+scratchSize, 0); err != nil {
 				return nil, err
 			}
 		}

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -261,5 +262,40 @@ echo tried`
 	}
 	if time.Now().Before(before) {
 		t.Error("the clock went back")
+	}
+}
+
+// TestScratchSpaceBounded: a program that fills the step's /tmp, /var/tmp
+// or /dev/shm holds memory no process owns (tmpfs), which the OOM killer
+// cannot take back by ending it; each defaulted to half the machine's
+// memory, the three one and a half times it. Each now holds at most a
+// quarter: the capacity the program sees from inside is checked, as
+// filling gigabytes in a test would be the attack itself.
+func TestScratchSpaceBounded(t *testing.T) {
+	t.Parallel()
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		t.Fatal(err)
+	}
+	ram := uint64(si.Totalram) * uint64(si.Unit)
+	s := newSandbox(t)
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, `for d in /tmp /var/tmp /dev/shm; do [ -d $d ] && stat -f -c "$d %b %S" $d; done`)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var dir string
+		var blocks, size uint64
+		if _, err := fmt.Sscanf(line, "%s %d %d", &dir, &blocks, &size); err != nil {
+			t.Fatalf("reading %q: %v", line, err)
+		}
+		seen++
+		if c := blocks * size; c > ram/4+4096 {
+			t.Errorf("%s holds %d MiB, over a quarter of the machine's %d MiB", dir, c>>20, ram>>20)
+		}
+	}
+	if seen < 2 {
+		t.Errorf("only %d scratch folders seen:\n%s", seen, out)
 	}
 }
