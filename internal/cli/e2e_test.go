@@ -88,6 +88,10 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// twoAngles makes the scripted agent's analyze step name two angles, E1
+// and E2, instead of one: for the tests that look at the second.
+func (f *fixture) twoAngles() { f.write(f.fake, "two-angles", "") }
+
 // envValue is the value f.env gives name, "" if none: what planex sees.
 func (f *fixture) envValue(name string) string {
 	v := ""
@@ -224,6 +228,7 @@ func (f *fixture) branchLog() []string {
 func TestDiamondThreeWavesFourCommits(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
+	f.twoAngles() // the report shows E2's findings
 	f.setPlan(diamond()...)
 	f.write(f.repo, "README.md", "# demo\nuncommitted user work\n")
 	out, errOut, code := f.planex("-y", "add four files")
@@ -477,6 +482,7 @@ func TestAllExplorationsFailStillPlans(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	f.twoAngles()
 	f.write(f.fake, "E1.fail", "x")
 	f.write(f.fake, "E2.fail", "x")
 	out, errOut, code := f.planex("-y", "something")
@@ -601,6 +607,7 @@ func TestAgentSelectionErrors(t *testing.T) {
 func TestBudgetStopsBeforeAStep(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
+	f.twoAngles() // analyze and two explorations spend $1.50
 	f.setPlan(diamond()...)
 	cmd := f.command("-y", "--max-cost-usd", "1.2", "add four files")
 	cmd.Env = append(cmd.Env, "FAKE_COST=0.5")

@@ -17,6 +17,7 @@ import (
 func TestActionEscapesHostilePlan(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
+	g.twoAngles() // the plan comment's exploration lists two
 	titles := []string{
 		"base <!-- the next tasks are hidden",
 		"left </details></table> <img src=x onerror=alert(1)>",

@@ -3,8 +3,10 @@
 package sandbox
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -330,4 +332,59 @@ func TestRootProgramID(t *testing.T) {
 	if id := rootProgramID(); id != SandboxID && id != fallbackID {
 		t.Errorf("rootProgramID() = %d", id)
 	}
+}
+
+// TestProbeWithoutNetworkNamespaces: on a machine that makes no network
+// namespaces (here a user namespace whose limit of them is 0), Probe's
+// first no-op process fails, the second, with the machine's network,
+// runs, so the sandbox works and ProbeNetwork says why the network
+// cannot be contained. The check runs in a child of the test binary,
+// which sets the limit in a user namespace of its own.
+func TestProbeWithoutNetworkNamespaces(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("PLANEX_TEST_NO_NETNS") == "1" {
+		probeWithoutNetworkNamespaces()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestProbeWithoutNetworkNamespaces$")
+	cmd.Env = append(os.Environ(), "PLANEX_TEST_NO_NETNS=1")
+	if os.Getuid() != 0 {
+		t.Skip("the child maps every id into its user namespace, as only root may")
+	}
+	// Every id maps to itself, so the sandbox finds the ids it uses.
+	all := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: all, GidMappings: all, GidMappingsEnableSetgroups: true}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the child: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "probe: sandbox ok; network: ") {
+		t.Errorf("the child said:\n%s", out)
+	}
+	t.Logf("%s", out)
+}
+
+// probeWithoutNetworkNamespaces is TestProbeWithoutNetworkNamespaces'
+// child: it exits non-zero, saying why, unless the sandbox works and
+// the network probe fails with ErrNoNetworkNamespace.
+func probeWithoutNetworkNamespaces() {
+	fail := func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, format+"\n", a...)
+		os.Exit(3)
+	}
+	if err := os.WriteFile("/proc/sys/user/max_net_namespaces", []byte("0\n"), 0o644); err != nil {
+		fail("limiting network namespaces: %v", err)
+	}
+	s, err := New(context.Background(), ModeOn)
+	if err != nil {
+		fail("New = %v, want a sandbox: only the network is missing", err)
+	}
+	netErr := s.ProbeNetwork(context.Background())
+	if !errors.Is(netErr, ErrNoNetworkNamespace) || errors.Is(netErr, ErrUnavailable) || !strings.Contains(netErr.Error(), ": ") {
+		fail("ProbeNetwork = %v, want ErrNoNetworkNamespace with the reason", netErr)
+	}
+	if err := s.ProbeNetwork(context.Background()); err != netErr {
+		fail("a second ProbeNetwork = %v, want the first answer", err)
+	}
+	fmt.Printf("probe: sandbox ok; network: %v\n", netErr)
 }

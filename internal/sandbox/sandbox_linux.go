@@ -25,7 +25,7 @@ type Sandbox struct {
 	once   sync.Once
 	probed error
 	lent   lender
-	// net is ProbeNetwork's answer, found once.
+	// net is ProbeNetwork's answer, found by Probe.
 	net netProbe
 }
 
@@ -48,36 +48,54 @@ func New(ctx context.Context, mode Mode) (*Sandbox, error) {
 	return s, nil
 }
 
-// Probe starts one contained no-op process, once, and reports whether
-// that worked.
+// Probe reports, found once, whether this machine can contain a
+// process. It starts one contained no-op process with a network of its
+// own: when that works, it has answered ProbeNetwork too, so a planex
+// command starts one probe, not two. Only when it fails does a second
+// no-op process, with the machine's network, tell a sandbox that cannot
+// contain the network (ProbeNetwork's ErrNoNetworkNamespace, with the
+// first probe's reason) from one that cannot start at all.
 func (s *Sandbox) Probe(ctx context.Context) error {
 	s.once.Do(func() {
-		truePath, err := exec.LookPath("true")
-		if err != nil {
-			s.probed = fmt.Errorf("%w: no `true` program to test with: %v", ErrUnavailable, err)
+		netMsg, ok := s.probeOnce(ctx, NetworkContained)
+		if ok {
 			return
 		}
-		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, truePath)
-		cmd.Dir = "/"
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		cleanup, err := s.Wrap(cmd, Policy{Network: NetworkOpen})
-		if err != nil {
-			s.probed = fmt.Errorf("%w: %v", ErrUnavailable, err)
-			return
-		}
-		defer cleanup()
-		if err := cmd.Run(); err != nil {
-			msg := strings.TrimSpace(stderr.String())
-			if msg == "" {
-				msg = err.Error()
-			}
+		if msg, ok := s.probeOnce(ctx, NetworkOpen); !ok {
 			s.probed = fmt.Errorf("%w: %s", ErrUnavailable, msg)
+			return
 		}
+		s.net.probed = fmt.Errorf("%w: %s", ErrNoNetworkNamespace, netMsg)
 	})
 	return s.probed
+}
+
+// probeOnce runs `true` contained with network n: ok, or why not (its
+// standard error, or the error starting it when it said nothing).
+func (s *Sandbox) probeOnce(ctx context.Context, n Network) (msg string, ok bool) {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return fmt.Sprintf("no `true` program to test with: %v", err), false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, truePath)
+	cmd.Dir = "/"
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cleanup, err := s.Wrap(cmd, Policy{Network: n})
+	if err != nil {
+		return err.Error(), false
+	}
+	defer cleanup()
+	if err := cmd.Run(); err != nil {
+		msg = strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return msg, false
+	}
+	return "", true
 }
 
 // initArg0 marks planex re-executed as the sandbox's first process.

@@ -1,7 +1,9 @@
 #!/bin/sh
 # A scripted agent that follows planex's command-agent contract, driven by
 # files in $FAKE_DIR:
-#   analyze.json / plan.json  the result of those phases (default: built in)
+#   analyze.json / plan.json  the result of those phases (default: built in;
+#                             analyze names one angle, E1, complexity Low, or
+#                             E2 as well, Medium, when two-angles exists)
 #   <ID>.sh                   sourced in the worktree before reporting (execute)
 #   <ID>.fail                 report the task as failed with this text
 #   <ID>.block                wait until the file disappears (records pid in <ID>.pid)
@@ -24,7 +26,12 @@ if [ -n "${FAKE_COST:-}" ]; then usage=',"usage":{"input_tokens":100,"output_tok
 case "$PLANEX_PHASE" in
 analyze)
   if [ -f "$FAKE_DIR/analyze.json" ]; then cat "$FAKE_DIR/analyze.json" > "$PLANEX_RESULT_FILE"; exit 0; fi
-  echo '{"type":"feature","complexity":"Medium","angles":[{"id":"E1","angle":"patterns","description":"find patterns","focus":"code"},{"id":"E2","angle":"testing","description":"find tests","focus":"tests"}]'"$usage"'}' > "$PLANEX_RESULT_FILE"
+  # One angle is a Low complexity's; a Medium one explores two or three.
+  complexity=Low angles='{"id":"E1","angle":"patterns","description":"find patterns","focus":"code"}'
+  if [ -f "$FAKE_DIR/two-angles" ]; then
+    complexity=Medium angles="$angles"',{"id":"E2","angle":"testing","description":"find tests","focus":"tests"}'
+  fi
+  echo '{"type":"feature","complexity":"'"$complexity"'","angles":['"$angles"']'"$usage"'}' > "$PLANEX_RESULT_FILE"
   ;;
 explore)
   if [ -f "$FAKE_DIR/$PLANEX_ID.fail" ]; then echo "explore broke" >&2; exit 1; fi
