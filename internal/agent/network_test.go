@@ -209,7 +209,8 @@ func TestEngineSocketOutOfReach(t *testing.T) {
 // folders are planex's alone (0700), so the connection is refused; the
 // owner's own connection works.
 func TestEgressSocketsPrivate(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it ends a locked thread, which SIGKILLs any sandbox a
+	// parallel test started from that thread (Pdeathsig is the thread's).
 	if os.Geteuid() != 0 {
 		t.Skip("needs root, to connect as another user")
 	}

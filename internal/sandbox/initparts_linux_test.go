@@ -44,7 +44,7 @@ type view struct {
 // /proc, and the root the thread's own, leaving the host's mounts alone.
 func TestBuildRoot(t *testing.T) {
 	needHostRoot(t)
-	t.Parallel()
+	// Not parallel: see inThread (a thread it ends SIGKILLs what was started from it).
 	base := visibleDir(t)
 	mk := func(parts ...string) string {
 		p := filepath.Join(append([]string{base}, parts...)...)
@@ -162,7 +162,7 @@ func names(dir string) []string {
 // error naming the step and the path, and the init gives up there.
 func TestBuildRootErrors(t *testing.T) {
 	needHostRoot(t)
-	t.Parallel()
+	// Not parallel: see inThread (a thread it ends SIGKILLs what was started from it).
 	missing := "/nonexistent-planex-" + fmt.Sprint(time.Now().UnixNano())
 	tests := []struct {
 		name string
@@ -207,7 +207,7 @@ func TestBuildRootErrors(t *testing.T) {
 // /dev/null, a dangling link and a missing path nothing.
 func TestMaskKinds(t *testing.T) {
 	needHostRoot(t)
-	t.Parallel()
+	// Not parallel: see inThread (a thread it ends SIGKILLs what was started from it).
 	r := t.TempDir()
 	dir, file, link := filepath.Join(r, "d"), filepath.Join(r, "f"), filepath.Join(r, "l")
 	os.Mkdir(dir, 0o755)
@@ -258,7 +258,7 @@ func TestMaskKinds(t *testing.T) {
 // nothing.
 func TestStartNetwork(t *testing.T) {
 	needHostRoot(t)
-	t.Parallel()
+	// Not parallel: see inThread (a thread it ends SIGKILLs what was started from it).
 	if err := startNetwork(netConfig{}); err != nil {
 		t.Errorf("an open network: %v", err)
 	}
@@ -372,7 +372,7 @@ func TestRelay(t *testing.T) {
 // TestLeaveSessionKeyring: a key in the caller's session keyring is out
 // of reach once the thread left it for a new, empty one.
 func TestLeaveSessionKeyring(t *testing.T) {
-	t.Parallel()
+	// Not parallel: see inThread (a thread it ends SIGKILLs what was started from it).
 	var before, after string
 	err := inThread(t, 0, func() error {
 		// A session keyring of this thread's own, so that nothing of the

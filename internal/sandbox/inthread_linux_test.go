@@ -19,6 +19,14 @@ import (
 // after unshare(flags), and the goroutine ends without unlocking, so Go
 // ends the thread with it and no other goroutine ever runs in those
 // namespaces. Nothing fn does to mounts or the network reaches the host.
+//
+// A test calling inThread must not run in parallel with tests that start
+// sandboxes: the sandbox starts its init with Pdeathsig, which the kernel
+// sends when the *thread* that forked it ends, and the thread inThread
+// locks and ends may be one another test's goroutine forked an init from
+// earlier (that test's program then dies of SIGKILL: TestRelayFloodBounded
+// did, one package run in five). Serial tests finish before parallel ones
+// resume, so those tests are serial.
 func inThread(t *testing.T, flags int, fn func() error) error {
 	t.Helper()
 	type result struct {
