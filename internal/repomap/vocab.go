@@ -98,11 +98,8 @@ func (v *vocabulary) Add(b *termBag, text []byte) {
 			i++
 			continue
 		}
-		// The word is hashed as it is scanned.
-		h := uint32(text[i])
 		j := i + 1
 		for j < len(text) && identByte(text[j]) {
-			h = h*31 + uint32(text[j])
 			j++
 		}
 		word := text[i:j]
@@ -111,7 +108,7 @@ func (v *vocabulary) Add(b *termBag, text []byte) {
 			// Such words yield no terms (see termScratch.word).
 			continue
 		}
-		w := v.word(word, h)
+		w := v.word(word)
 		for _, id := range v.wordIDs[v.wordStart[w]:v.wordStart[w+1]] {
 			b.add(id)
 		}
@@ -122,12 +119,15 @@ func (v *vocabulary) Add(b *termBag, text []byte) {
 // number plus one (0 marks a free slot).
 type wordSlot struct{ hash, w1 uint32 }
 
-// word returns the number of word, learning it if it is new; h is the
-// hash Add computed while scanning it. Words are found by open addressing
-// (linear probing, at most half full) rather than in a Go map: this is the
-// innermost lookup of a cold map, once per word of every file.
-func (v *vocabulary) word(word []byte, h uint32) uint32 {
-	h = mix32(h)
+// word returns the number of word, learning it if it is new. Words are
+// found by open addressing (linear probing, at most half full) rather
+// than in a Go map: this is the innermost lookup of a cold map, once per
+// word of every file. The hash is maphash under the vocabulary's seed: a
+// hash computed while scanning (h*31 + byte) let a repository fill one
+// probe run with words of equal hash ("Aa" and "BB" collide, so do all
+// their concatenations), making each new word walk every earlier one.
+func (v *vocabulary) word(word []byte) uint32 {
+	h := uint32(maphash.Bytes(v.seed, word))
 	mask := uint32(len(v.words) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := v.words[i]
@@ -152,15 +152,6 @@ func (v *vocabulary) wordAt(w uint32) []byte {
 		start = v.wordEnd[w-1]
 	}
 	return v.wordText[start:v.wordEnd[w]]
-}
-
-// mix32 spreads a hash's bits (MurmurHash3's finaliser).
-func mix32(h uint32) uint32 {
-	h ^= h >> 16
-	h *= 0x85ebca6b
-	h ^= h >> 13
-	h *= 0xc2b2ae35
-	return h ^ h>>16
 }
 
 // growWords doubles the word table.

@@ -141,3 +141,41 @@ func TestIdentByte(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamCollidingWordsStayApart: a repository's file holds 2^14
+// distinct words built of the blocks "Aa" and "BB", which a hash computed
+// as h*31 + byte gives one and the same value (so does any other
+// unseeded, public hash for words an attacker computes offline). In an
+// open-addressing table such words share one probe run, and each new
+// word walks every earlier one: the map's build grows with the square of
+// the file. Under the vocabulary's seeded hash the longest run of
+// occupied slots stays short.
+func TestRedTeamCollidingWordsStayApart(t *testing.T) {
+	t.Parallel()
+	const blocks = 14
+	var text strings.Builder
+	for n := 0; n < 1<<blocks; n++ {
+		for b := 0; b < blocks; b++ {
+			text.WriteString([]string{"Aa", "BB"}[n>>b&1])
+		}
+		text.WriteByte(' ')
+	}
+	v := newVocabulary()
+	b := &termBag{}
+	v.Add(b, []byte(text.String()))
+	if v.nwords != 1<<blocks {
+		t.Fatalf("the vocabulary learnt %d words, want %d", v.nwords, 1<<blocks)
+	}
+	longest, run := 0, 0
+	for _, s := range append(v.words, v.words...) { // a run may wrap around
+		if s.w1 == 0 {
+			run = 0
+			continue
+		}
+		run++
+		longest = max(longest, run)
+	}
+	if longest > 256 {
+		t.Errorf("%d words of equal scan hash made a probe run of %d slots (of %d), want a short one", 1<<blocks, longest, len(v.words))
+	}
+}
