@@ -242,13 +242,38 @@ func ownSys(r string) {
 // times it. A quarter each leaves the runner and planex a quarter.
 const scratchSize = "size=25%"
 
+// scratchInodes is the nr_inodes option of each scratch folder: inodes
+// worth a 32nd of the machine's memory. Its size limit does not count
+// them: each file (and each user xattr, which tmpfs counts against the
+// same inode space) is kernel memory no process owns, about 1 KiB an
+// inode by the kernel's own reckoning, and by default a tmpfs allows half
+// the machine's pages as inodes, an eighth of its memory each, past the
+// quarter the size limits leave. ram is the machine's memory in bytes.
+func scratchInodes(ram uint64) string {
+	return fmt.Sprintf("nr_inodes=%d", max(ram/1024/32, 4096))
+}
+
+// machineMemory is the machine's memory in bytes, or 0 when it cannot be
+// told (the kernel's default inode count is kept then).
+func machineMemory() uint64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return 0
+	}
+	return uint64(si.Totalram) * uint64(si.Unit)
+}
+
 // coverPlaces mounts fresh /tmp, /var/tmp and /dev/shm under r and covers
 // the hidden paths. It returns the covers to seal read-only
 // once the binds below them exist: until then they stay writable.
 func coverPlaces(r string, hide []string) (sealLater []string, err error) {
+	opts := "1777," + scratchSize
+	if ram := machineMemory(); ram > 0 {
+		opts += "," + scratchInodes(ram)
+	}
 	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
 		if isDir(filepath.Join(r, d)) {
-			if err := tmpfs(filepath.Join(r, d), "1777,"+scratchSize, 0); err != nil {
+			if err := tmpfs(filepath.Join(r, d), opts, 0); err != nil {
 				return nil, err
 			}
 		}

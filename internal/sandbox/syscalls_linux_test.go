@@ -299,3 +299,50 @@ func TestScratchSpaceBounded(t *testing.T) {
 		t.Errorf("only %d scratch folders seen:\n%s", seen, out)
 	}
 }
+
+// TestScratchInodesBounded: a program fills the step's /tmp, /var/tmp
+// and /dev/shm with empty files (or user xattrs, counted against the
+// same inode space), which their size limit does not count: each inode
+// is kernel memory no process owns (the kernel reckons about 1 KiB),
+// and by default a tmpfs allows half the machine's pages as inodes, an
+// eighth of its memory each, past the quarter the size limit leaves.
+// Each scratch folder now allows inodes worth at most a 32nd of the
+// memory (the kernel refuses files past its count), and a file can still
+// be made.
+func TestScratchInodesBounded(t *testing.T) {
+	t.Parallel()
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		t.Fatal(err)
+	}
+	ram := uint64(si.Totalram) * uint64(si.Unit)
+	s := newSandbox(t)
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, `for d in /tmp /var/tmp /dev/shm; do [ -d $d ] && stat -f -c "$d %c %d" $d; done; : > /dev/shm/a && echo made`)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if !strings.Contains(out, "made") {
+		t.Errorf("no file could be made in /dev/shm:\n%s", out)
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "made" {
+			continue
+		}
+		var dir string
+		var total, free uint64
+		if _, err := fmt.Sscanf(line, "%s %d %d", &dir, &total, &free); err != nil {
+			t.Fatalf("reading %q: %v", line, err)
+		}
+		seen++
+		if total*1024 > ram/32+1024 {
+			t.Errorf("%s allows %d inodes (%d MiB of kernel memory), over a 32nd of the machine's %d MiB", dir, total, total>>10, ram>>20)
+		}
+		if free == 0 || free >= total {
+			t.Errorf("%s: %d of %d inodes free", dir, free, total)
+		}
+	}
+	if seen < 2 {
+		t.Errorf("only %d scratch folders seen:\n%s", seen, out)
+	}
+}
