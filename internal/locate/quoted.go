@@ -250,7 +250,29 @@ func messageWindows(piece string) (windows []string, words int) {
 // not. Runs are looked up rarest words first, so the read budget goes to
 // those likeliest to be rare.
 func (ix *Index) messageSignal(pieces []string, keep func(int) bool, read func(int) (string, bool), ev *evidence) {
-	rare := rareWindows(pieces, ix.filesWithAll, keep, read)
+	all := map[string]bool{}
+	for _, p := range pieces {
+		ws, _ := messageWindows(p)
+		for _, w := range ws {
+			all[w] = true
+		}
+	}
+	// Each file read is scanned once for the runs it holds: searched
+	// for each run in turn, up to quoteReadMax files were each scanned
+	// maxMessageWindows times.
+	heldBy := map[int]map[string]bool{}
+	holds := func(f int) (map[string]bool, bool) {
+		if h, ok := heldBy[f]; ok {
+			return h, true
+		}
+		t, ok := read(f)
+		if !ok {
+			return nil, false
+		}
+		heldBy[f] = windowsHeld(t, all)
+		return heldBy[f], true
+	}
+	rare := rareWindows(pieces, ix.filesWithAll, keep, holds)
 	n := float64(len(ix.files))
 	credit := map[int]float64{}
 	named := map[int][]string{}
@@ -263,10 +285,10 @@ func (ix *Index) messageSignal(pieces []string, keep func(int) bool, read func(i
 			}
 		}
 		for _, f := range slices.Sorted(maps.Keys(best)) {
-			t, _ := read(f) // read already, to find it holds a run
+			held, _ := holds(f) // read already, to find it holds a run
 			covered := make([]bool, words)
 			for i, w := range windows {
-				if strings.Contains(t, " "+w+" ") {
+				if held[w] {
 					for j := i; j < i+messageWindow; j++ {
 						covered[j] = true
 					}
@@ -282,10 +304,11 @@ func (ix *Index) messageSignal(pieces []string, keep func(int) bool, read func(i
 }
 
 // rareWindows finds, for each run of words of pieces, the files keep
-// accepts that hold it, read with read, when there are 1 to quoteMaxFiles
-// of them. withAll lists the files whose contents hold every one of a
-// run's index terms, which are the only ones read.
-func rareWindows(pieces []string, withAll func(terms []string) []int, keep func(int) bool, read func(int) (string, bool)) map[string][]int {
+// accepts that hold it, as holds tells (false: over the read budget),
+// when there are 1 to quoteMaxFiles of them. withAll lists the files
+// whose contents hold every one of a run's index terms, which are the
+// only ones read.
+func rareWindows(pieces []string, withAll func(terms []string) []int, keep func(int) bool, holds func(int) (map[string]bool, bool)) map[string][]int {
 	var windows []string
 	for _, p := range pieces {
 		ws, _ := messageWindows(p)
@@ -306,11 +329,11 @@ func rareWindows(pieces []string, withAll func(terms []string) []int, keep func(
 			if !keep(f) {
 				continue
 			}
-			t, ok := read(f)
+			held, ok := holds(f)
 			if !ok {
 				break
 			}
-			if strings.Contains(t, " "+w+" ") {
+			if held[w] {
 				holders = append(holders, f)
 			}
 		}
@@ -319,6 +342,35 @@ func rareWindows(pieces []string, withAll func(terms []string) []int, keep func(
 		}
 	}
 	return rare
+}
+
+// windowsHeld returns which of windows (runs of messageWindow words)
+// the words text t holds, scanning it once: t is words joined by single
+// spaces with a space at each end, as messageWords and readWords make
+// it, so a run found here is one strings.Contains(t, " "+w+" ") finds.
+func windowsHeld(t string, windows map[string]bool) map[string]bool {
+	held := map[string]bool{}
+	var starts [messageWindow]int // where the last words began, round robin
+	n := 0
+	for i := 0; i < len(t); {
+		if t[i] == ' ' {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(t) && t[j] != ' ' {
+			j++
+		}
+		starts[n%messageWindow] = i
+		n++
+		if n >= messageWindow {
+			if w := t[starts[n%messageWindow]:j]; windows[w] {
+				held[w] = true
+			}
+		}
+		i = j
+	}
+	return held
 }
 
 func countTrue(bs []bool) int {
