@@ -98,3 +98,48 @@ func TestWindowsHeld(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamQuoteSearchBounded: an issue's 128 backtick quotes (the
+// most looked up) of words every file of the repository holds, none of
+// them a phrase any file holds: each quote searched every file read
+// (up to 600) in full, again. The bytes searched per query are bounded
+// (quoteSearchMax). The quoted issue may take at most twice the same
+// words unquoted, and 0.3 s more.
+func TestRedTeamQuoteSearchBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	filler := strings.Repeat("common words fill this module body with text ", 8000) // 360 KiB
+	if err := os.MkdirAll(filepath.Join(dir, "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 80 {
+		src := fmt.Sprintf("# %s\n\ndef f%d():\n    pass\n", filler, i)
+		if err := os.WriteFile(filepath.Join(dir, "pkg", fmt.Sprintf("mod%03d.py", i)), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix, err := Open(context.Background(), dir, repomap.Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ws := strings.Fields("common words fill this module body with text")
+	var b strings.Builder
+	for i := range maxQuotedPhrases {
+		fmt.Fprintf(&b, "`%s %s %s` ", ws[i%8], ws[(i/8)%8], ws[(i/64+3)%8])
+	}
+	measure := func(q string) time.Duration {
+		start := time.Now()
+		if _, err := ix.Rank(q, 5, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	measure("warm up the index")
+	plain := measure(strings.ReplaceAll(b.String(), "`", " "))
+	quoted := measure(b.String())
+	t.Logf("quoted %v, the same words unquoted %v", quoted, plain)
+	if quoted > 2*plain+300*time.Millisecond {
+		t.Errorf("the quotes took %v, the same words unquoted %v", quoted, plain)
+	}
+}
