@@ -172,10 +172,13 @@ func CheckRunnerFilesUnwritable(writable []string, getenv func(string) string) e
 		}
 		real := resolvedPath(f)
 		for _, w := range writable {
-			if !filepath.IsAbs(w) {
-				continue
+			// A relative folder is the sandbox's from planex's own
+			// working folder (filepath.Abs), so it is judged from there.
+			abs, err := filepath.Abs(w)
+			if err != nil {
+				return fmt.Errorf("locating the writable folder %s: %w", w, err)
 			}
-			if rw := resolvedPath(w); real == rw || strings.HasPrefix(real, strings.TrimSuffix(rw, "/")+"/") {
+			if rw := resolvedPath(abs); real == rw || strings.HasPrefix(real, strings.TrimSuffix(rw, "/")+"/") {
 				return &RunnerFileWritableError{Folder: w, Var: name, File: f}
 			}
 		}

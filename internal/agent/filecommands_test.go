@@ -77,11 +77,26 @@ func TestRedTeamRunnerFileCommands(t *testing.T) {
 		{"a work folder above it, RUNNER_TEMP moved by the workflow", filepath.Join(base, "elsewhere"), filepath.Join(base, "_work"), true},
 		{"the command files' folder itself", temp, commands, true},
 		{"the same through a link", temp, filepath.Join(base, "link-to-work"), true},
+		{"the same relative to planex's folder, which the sandbox makes absolute", filepath.Join(base, "elsewhere"), relativeToHere(t, filepath.Join(base, "_work")), true},
 		{"a cache beside the command files", temp, filepath.Join(temp, "cache"), false},
 		{"a cache beside them, RUNNER_TEMP moved by the workflow", filepath.Join(base, "elsewhere"), filepath.Join(temp, "cache"), false},
 	} {
 		attackFileCommands(t, box, row.name, row.write, row.refused, append([]string{"PATH=/usr/bin:/bin", "RUNNER_TEMP=" + row.runnerTemp}, env...), files)
 	}
+}
+
+// relativeToHere is p relative to the test's working folder.
+func relativeToHere(t *testing.T, p string) string {
+	t.Helper()
+	here, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(here, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel
 }
 
 // attackFileCommands prepares, with write granted, a contained agent
