@@ -54,6 +54,9 @@ type agentFlags struct {
 	// means Sandbox.ProbeNetwork. Tests stand in a machine without
 	// network namespaces.
 	probeNetwork func(context.Context, *sandbox.Sandbox) error
+	// scopesAbstract says whether the kernel has Landlock's scopes; nil
+	// means sandbox.ScopesAbstractSockets. Tests stand in an older kernel.
+	scopesAbstract func() bool
 	// newSandbox makes the sandbox; nil means sandbox.New. Tests stand in
 	// a machine that cannot make one.
 	newSandbox func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error)

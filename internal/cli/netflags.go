@@ -39,6 +39,13 @@ func (a *agentFlags) networkContainment(ctx context.Context, c *agent.Containmen
 	c.Network = network
 	if network.Open() {
 		fmt.Fprintln(warn, "planex: warning: --network open: agents and the commands they run use this machine's network and may connect anywhere; see docs/security.md")
+		scoped := a.scopesAbstract
+		if scoped == nil {
+			scoped = sandbox.ScopesAbstractSockets
+		}
+		if c.Sandbox != nil && !scoped() {
+			fmt.Fprintln(warn, "planex: warning: this kernel has no Landlock scopes (Linux 6.12 and later): with the network open, contained programs also reach this machine's abstract Unix sockets (an X server, a session bus) and can signal the sandbox's first process; see docs/security.md")
+		}
 		return nil
 	}
 	if c.Sandbox == nil {

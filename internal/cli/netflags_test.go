@@ -43,7 +43,7 @@ func TestNetworkWithoutNamespaces(t *testing.T) {
 		{mode: "auto", hosts: []string{"*.com"}, wantErr: "--allow-host"},
 	} {
 		t.Run(fmt.Sprintf("%s %s %v strict=%v", c.mode, c.network, c.hosts, c.strict), func(t *testing.T) {
-			a := &agentFlags{sandbox: c.mode, network: c.network, allowHosts: c.hosts, newSandbox: have, probeNetwork: noNet}
+			a := &agentFlags{sandbox: c.mode, network: c.network, allowHosts: c.hosts, newSandbox: have, probeNetwork: noNet, scopesAbstract: func() bool { return true }}
 			var warn bytes.Buffer
 			contain, err := a.containment(context.Background(), repo, c.strict, &warn, func(string) string { return "" })
 			if c.wantErr != "" {
@@ -65,5 +65,30 @@ func TestNetworkWithoutNamespaces(t *testing.T) {
 				t.Errorf("network %v with egress %v, want open=%v and no proxy", contain.Network, contain.Egress, c.wantOpen)
 			}
 		})
+	}
+}
+
+// TestOpenNetworkSaysKernelLacksScopes: on a kernel without Landlock's
+// scopes (before Linux 6.12) a contained program with --network open
+// reaches the host's abstract Unix sockets and can signal the sandbox's
+// init; planex says so when it runs so, and says nothing more where the
+// kernel has them.
+func TestOpenNetworkSaysKernelLacksScopes(t *testing.T) {
+	t.Parallel()
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine, so nothing to scope: %v", err)
+	}
+	have := func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error) { return box, nil }
+	repo := emptyRepo(t)
+	for _, scoped := range []bool{false, true} {
+		a := &agentFlags{sandbox: "auto", network: "open", newSandbox: have, scopesAbstract: func() bool { return scoped }}
+		var warn bytes.Buffer
+		if _, err := a.containment(context.Background(), repo, false, &warn, func(string) string { return "" }); err != nil {
+			t.Fatal(err)
+		}
+		if said := strings.Contains(warn.String(), "abstract Unix sockets"); said == scoped {
+			t.Errorf("kernel scopes %v: warning %q", scoped, warn.String())
+		}
 	}
 }

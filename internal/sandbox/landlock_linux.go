@@ -56,6 +56,12 @@ func landlockScopes() bool {
 	return err == nil && fd >= 0
 }
 
+// ScopesAbstractSockets reports whether this machine keeps a contained
+// program with the host's network (--network open) from its abstract
+// Unix sockets and from signalling the sandbox's init: Landlock's scopes,
+// Linux 6.12 and later. Callers say so at run time where it does not.
+func ScopesAbstractSockets() bool { return landlockScopes() }
+
 // scopeAbstractSockets puts the calling thread (which must then exec the
 // program) in a Landlock domain scoped to its abstract Unix sockets and
 // signals; it
