@@ -253,6 +253,21 @@ func scratchInodes(ram uint64) string {
 	return fmt.Sprintf("nr_inodes=%d", max(ram/1024/32, 4096))
 }
 
+// capSysVShm caps the System V shared memory of the step's own IPC
+// namespace (shmall, in pages) at an eighth of the machine's memory:
+// a fresh namespace allows any amount, and a segment outlives the
+// program that made it while the init holds the namespace, memory no
+// process owns, as a tmpfs's is (scratchSize). procDir is the step's
+// /proc; ram 0 leaves it as it is. Best effort: a kernel that lets only
+// the host's root set it (before Linux 5.19) keeps its default.
+func capSysVShm(procDir string, ram uint64) {
+	if ram == 0 {
+		return
+	}
+	pages := ram / 8 / uint64(os.Getpagesize())
+	_ = os.WriteFile(filepath.Join(procDir, "sys", "kernel", "shmall"), []byte(fmt.Sprint(pages)), 0)
+}
+
 // machineMemory is the machine's memory in bytes, or 0 when it cannot be
 // told (the kernel's default inode count is kept then).
 func machineMemory() uint64 {
@@ -407,6 +422,7 @@ func enterRoot(r string) error {
 	if err := unix.Mount("proc", filepath.Join(r, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "hidepid=2"); err != nil {
 		return fmt.Errorf("mounting /proc: %w", err)
 	}
+	capSysVShm(filepath.Join(r, "proc"), machineMemory())
 	if err := os.Chdir(r); err != nil {
 		return fmt.Errorf("entering the new root: %w", err)
 	}

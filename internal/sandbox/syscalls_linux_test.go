@@ -346,3 +346,38 @@ func TestScratchInodesBounded(t *testing.T) {
 		t.Errorf("only %d scratch folders seen:\n%s", seen, out)
 	}
 }
+
+// TestSysVSharedMemoryBounded: a program makes System V shared memory
+// segments, which outlive it while the step's init holds its IPC
+// namespace (memory no process owns, which the OOM killer cannot free,
+// as a tmpfs's), in a namespace that allowed any amount; then raises the
+// cap. Segments of more than an eighth of the machine's memory in all
+// are now refused (the kernel counts a segment's size when it is made,
+// so none is filled here), a small one is made, and the cap stays.
+func TestSysVSharedMemoryBounded(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("ipcmk"); err != nil {
+		t.Skip("needs ipcmk (util-linux) to make the segments")
+	}
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		t.Fatal(err)
+	}
+	ram := uint64(si.Totalram) * uint64(si.Unit)
+	s := newSandbox(t)
+	script := fmt.Sprintf(`ipcmk -M %d >/dev/null 2>&1 && echo made-big; ipcmk -M 1048576 >/dev/null && echo made-small; echo 0 > /proc/sys/kernel/shmall 2>/dev/null; echo 18446744073692774399 > /proc/sys/kernel/shmall 2>/dev/null; cat /proc/sys/kernel/shmall`, ram/8+(1<<20))
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, script)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if strings.Contains(out, "made-big") {
+		t.Errorf("a segment of %d MiB was made, more than an eighth of the machine's %d MiB:\n%s", (ram/8+(1<<20))>>20, ram>>20, out)
+	}
+	if !strings.Contains(out, "made-small") {
+		t.Errorf("a 1 MiB segment could not be made:\n%s", out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if pages := lines[len(lines)-1]; pages != fmt.Sprint(ram/8/uint64(os.Getpagesize())) {
+		t.Errorf("shmall is %s pages after the program's writes, want an eighth of the memory", pages)
+	}
+}
