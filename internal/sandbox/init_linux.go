@@ -254,19 +254,26 @@ func scratchInodes(ram uint64) string {
 }
 
 // capSysVShm caps the System V shared memory of the step's own IPC
-// namespace (shmall, in pages) at an eighth of the machine's memory:
-// a fresh namespace allows any amount, and a segment outlives the
-// program that made it while the init holds the namespace, memory no
-// process owns, as a tmpfs's is (scratchSize). procDir is the step's
-// /proc; ram 0 leaves it as it is. Best effort: a kernel that lets only
-// the host's root set it (before Linux 5.19) keeps its default.
+// namespace (shmall, in pages) at an eighth of the machine's memory, and
+// its message queues at msgQueues: a fresh namespace allows any amount
+// of the one and 32,000 queues of 16 KiB of the other, and both outlive
+// the program that made them while the init holds the namespace, memory
+// no process owns, as a tmpfs's is (scratchSize). procDir is the step's
+// /proc; ram 0 leaves shmall as it is. Best effort: a kernel that lets
+// only the host's root set them keeps its defaults.
 func capSysVShm(procDir string, ram uint64) {
+	kernel := filepath.Join(procDir, "sys", "kernel")
+	_ = os.WriteFile(filepath.Join(kernel, "msgmni"), []byte(fmt.Sprint(msgQueues)), 0)
 	if ram == 0 {
 		return
 	}
 	pages := ram / 8 / uint64(os.Getpagesize())
-	_ = os.WriteFile(filepath.Join(procDir, "sys", "kernel", "shmall"), []byte(fmt.Sprint(pages)), 0)
+	_ = os.WriteFile(filepath.Join(kernel, "shmall"), []byte(fmt.Sprint(pages)), 0)
 }
+
+// msgQueues is how many System V message queues a step may make (at
+// most 16 KiB each, the namespace's default msgmnb): 4 MiB in all.
+const msgQueues = 256
 
 // machineMemory is the machine's memory in bytes, or 0 when it cannot be
 // told (the kernel's default inode count is kept then).

@@ -353,7 +353,9 @@ func TestScratchInodesBounded(t *testing.T) {
 // as a tmpfs's), in a namespace that allowed any amount; then raises the
 // cap. Segments of more than an eighth of the machine's memory in all
 // are now refused (the kernel counts a segment's size when it is made,
-// so none is filled here), a small one is made, and the cap stays.
+// so none is filled here), a small one is made, and the cap stays; as
+// are message queues past msgQueues (a namespace allowed 32,000 of 16
+// KiB).
 func TestSysVSharedMemoryBounded(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("ipcmk"); err != nil {
@@ -365,7 +367,7 @@ func TestSysVSharedMemoryBounded(t *testing.T) {
 	}
 	ram := uint64(si.Totalram) * uint64(si.Unit)
 	s := newSandbox(t)
-	script := fmt.Sprintf(`ipcmk -M %d >/dev/null 2>&1 && echo made-big; ipcmk -M 1048576 >/dev/null && echo made-small; echo 0 > /proc/sys/kernel/shmall 2>/dev/null; echo 18446744073692774399 > /proc/sys/kernel/shmall 2>/dev/null; cat /proc/sys/kernel/shmall`, ram/8+(1<<20))
+	script := fmt.Sprintf(`ipcmk -M %d >/dev/null 2>&1 && echo made-big; ipcmk -M 1048576 >/dev/null && echo made-small; i=0; while [ $i -lt 300 ] && ipcmk -Q >/dev/null 2>&1; do i=$((i+1)); done; echo "queues $i"; echo 32000 > /proc/sys/kernel/msgmni 2>/dev/null; echo 0 > /proc/sys/kernel/shmall 2>/dev/null; echo 18446744073692774399 > /proc/sys/kernel/shmall 2>/dev/null; cat /proc/sys/kernel/shmall`, ram/8+(1<<20))
 	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, script)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, out)
@@ -375,6 +377,9 @@ func TestSysVSharedMemoryBounded(t *testing.T) {
 	}
 	if !strings.Contains(out, "made-small") {
 		t.Errorf("a 1 MiB segment could not be made:\n%s", out)
+	}
+	if !strings.Contains(out, fmt.Sprintf("queues %d\n", msgQueues)) {
+		t.Errorf("want %d message queues made, no more:\n%s", msgQueues, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if pages := lines[len(lines)-1]; pages != fmt.Sprint(ram/8/uint64(os.Getpagesize())) {
