@@ -235,22 +235,32 @@ func ownSys(r string) {
 	}
 }
 
-// scratchSize caps each of the step's fresh /tmp, /var/tmp and /dev/shm.
-// A tmpfs holds its files in memory no process owns, so the OOM killer
-// cannot free it by ending the program that filled it; by default each
-// may take half the machine's memory, the three together one and a half
-// times it. A quarter each leaves the runner and planex a quarter.
-const scratchSize = "size=25%"
+// scratchPlaces are the step's fresh /tmp, /var/tmp and /dev/shm with the
+// share of the machine's memory each may hold (percent). A tmpfs holds
+// its files in memory no process owns, so the OOM killer cannot free it
+// by ending the program that filled it; by default each may take half the
+// machine's memory, the three together one and a half times it. /tmp gets
+// a fifth, the two others a twentieth (a browser's /dev/shm needs far
+// less): 30% in all, with the inodes and System V memory below about
+// half, leaving the runner and planex the other half.
+func scratchPlaces() []scratchPlace {
+	return []scratchPlace{{"/tmp", 20}, {"/var/tmp", 5}, {"/dev/shm", 5}}
+}
 
-// scratchInodes is the nr_inodes option of each scratch folder: inodes
-// worth a 32nd of the machine's memory. Its size limit does not count
-// them: each file (and each user xattr, which tmpfs counts against the
-// same inode space) is kernel memory no process owns, about 1 KiB an
-// inode by the kernel's own reckoning, and by default a tmpfs allows half
-// the machine's pages as inodes, an eighth of its memory each, past the
-// quarter the size limits leave. ram is the machine's memory in bytes.
-func scratchInodes(ram uint64) string {
-	return fmt.Sprintf("nr_inodes=%d", max(ram/1024/32, 4096))
+type scratchPlace struct {
+	dir     string
+	percent uint64
+}
+
+// scratchInodes is the nr_inodes option of a scratch folder holding
+// percent of the machine's memory: inodes worth an eighth of that. Its
+// size limit does not count them: each file (and each user xattr, which
+// tmpfs counts against the same inode space) is kernel memory no process
+// owns, about 1 KiB an inode by the kernel's own reckoning, and by
+// default a tmpfs allows half the machine's pages as inodes, an eighth of
+// its memory each. ram is the machine's memory in bytes.
+func scratchInodes(ram, percent uint64) string {
+	return fmt.Sprintf("nr_inodes=%d", max(ram/1024*percent/100/8, 4096))
 }
 
 // capSysVShm caps the System V shared memory of the step's own IPC
@@ -258,7 +268,7 @@ func scratchInodes(ram uint64) string {
 // its message queues at msgQueues: a fresh namespace allows any amount
 // of the one and 32,000 queues of 16 KiB of the other, and both outlive
 // the program that made them while the init holds the namespace, memory
-// no process owns, as a tmpfs's is (scratchSize). procDir is the step's
+// no process owns, as a tmpfs's is (scratchPlaces). procDir is the step's
 // /proc; ram 0 leaves shmall as it is. Best effort: a kernel that lets
 // only the host's root set them keeps its defaults.
 func capSysVShm(procDir string, ram uint64) {
@@ -289,15 +299,17 @@ func machineMemory() uint64 {
 // the hidden paths. It returns the covers to seal read-only
 // once the binds below them exist: until then they stay writable.
 func coverPlaces(r string, hide []string) (sealLater []string, err error) {
-	opts := "1777," + scratchSize
-	if ram := machineMemory(); ram > 0 {
-		opts += "," + scratchInodes(ram)
-	}
-	for _, d := range []string{"/tmp", "/var/tmp", "/dev/shm"} {
-		if isDir(filepath.Join(r, d)) {
-			if err := tmpfs(filepath.Join(r, d), opts, 0); err != nil {
-				return nil, err
-			}
+	ram := machineMemory()
+	for _, p := range scratchPlaces() {
+		if !isDir(filepath.Join(r, p.dir)) {
+			continue
+		}
+		opts := fmt.Sprintf("1777,size=%d%%", p.percent)
+		if ram > 0 {
+			opts += "," + scratchInodes(ram, p.percent)
+		}
+		if err := tmpfs(filepath.Join(r, p.dir), opts, 0); err != nil {
+			return nil, err
 		}
 	}
 	return coverHidden(r, hide)

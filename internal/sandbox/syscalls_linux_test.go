@@ -265,11 +265,16 @@ echo tried`
 	}
 }
 
+// scratchShare is the share of the machine's memory (percent) each of a
+// step's scratch folders may hold: 30% in all, where each could take half.
+var scratchShare = map[string]uint64{"/tmp": 20, "/var/tmp": 5, "/dev/shm": 5}
+
 // TestScratchSpaceBounded: a program that fills the step's /tmp, /var/tmp
 // or /dev/shm holds memory no process owns (tmpfs), which the OOM killer
 // cannot take back by ending it; each defaulted to half the machine's
-// memory, the three one and a half times it. Each now holds at most a
-// quarter: the capacity the program sees from inside is checked, as
+// memory, the three one and a half times it. Now /tmp holds at most a
+// fifth and the others a twentieth (scratchShare): the capacity the
+// program sees from inside is checked, as
 // filling gigabytes in a test would be the attack itself.
 func TestScratchSpaceBounded(t *testing.T) {
 	t.Parallel()
@@ -291,8 +296,8 @@ func TestScratchSpaceBounded(t *testing.T) {
 			t.Fatalf("reading %q: %v", line, err)
 		}
 		seen++
-		if c := blocks * size; c > ram/4+4096 {
-			t.Errorf("%s holds %d MiB, over a quarter of the machine's %d MiB", dir, c>>20, ram>>20)
+		if c := blocks * size; c > ram*scratchShare[dir]/100+4096 {
+			t.Errorf("%s holds %d MiB, over %d%% of the machine's %d MiB", dir, c>>20, scratchShare[dir], ram>>20)
 		}
 	}
 	if seen < 2 {
@@ -335,8 +340,8 @@ func TestScratchInodesBounded(t *testing.T) {
 			t.Fatalf("reading %q: %v", line, err)
 		}
 		seen++
-		if total*1024 > ram/32+1024 {
-			t.Errorf("%s allows %d inodes (%d MiB of kernel memory), over a 32nd of the machine's %d MiB", dir, total, total>>10, ram>>20)
+		if want := max(ram/1024*scratchShare[dir]/100/8, 4096); total > want+1 {
+			t.Errorf("%s allows %d inodes (%d MiB of kernel memory), want at most %d (an eighth of its %d%% of the machine's %d MiB)", dir, total, total>>10, want, scratchShare[dir], ram>>20)
 		}
 		if free == 0 || free >= total {
 			t.Errorf("%s: %d of %d inodes free", dir, free, total)
