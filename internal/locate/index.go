@@ -11,7 +11,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"math"
 	"path"
 	"slices"
@@ -434,12 +433,12 @@ func basesTable(m *repomap.Map) table {
 // into the table's one value buffer: a key's number is all a map holds,
 // not a growing value per key. put runs twice per item.
 func keyedTable(n int, key func(int) string, put func([]byte, int) []byte) table {
-	ids := newKeyIDs()
+	ids := repomap.NewInterner(1 << 10)
 	of := make([]uint32, n)
 	var sizes []uint32
 	var scratch []byte
 	for i := 0; i < n; i++ {
-		id := ids.id(key(i))
+		id := ids.IDString(key(i))
 		if int(id) == len(sizes) {
 			sizes = append(sizes, 0)
 		}
@@ -447,7 +446,7 @@ func keyedTable(n int, key func(int) string, put func([]byte, int) []byte) table
 		scratch = put(scratch[:0], i)
 		sizes[id] += uint32(len(scratch))
 	}
-	names := ids.keys
+	names := ids.Strings()
 	klen, total := 0, 0
 	for id, k := range names {
 		klen += len(k)
@@ -474,58 +473,6 @@ func keyedTable(n int, key func(int) string, put func([]byte, int) []byte) table
 		sizes[id] += uint32(len(put(t.vals[w:w], i)))
 	}
 	return t
-}
-
-// keyIDs numbers distinct strings in the order they are first seen. It
-// finds a key by its hash (maphash under its own seed, so a repository's
-// names cannot be chosen to collide) in an open-addressing table of
-// (hash, number+1) pairs kept at most half full: growing it moves eight
-// bytes a slot and hashes no key again, where a Go map keyed by the
-// strings rehashes every key as it grows.
-type keyIDs struct {
-	seed  maphash.Seed
-	slots []keySlot
-	keys  []string
-}
-
-type keySlot struct{ hash, id1 uint32 }
-
-func newKeyIDs() keyIDs { return keyIDs{seed: maphash.MakeSeed(), slots: make([]keySlot, 1<<10)} }
-
-// id returns k's number, giving it the next one if it is new.
-func (t *keyIDs) id(k string) uint32 {
-	h := uint32(maphash.String(t.seed, k))
-	mask := uint32(len(t.slots) - 1)
-	i := h & mask
-	for ; t.slots[i].id1 != 0; i = (i + 1) & mask {
-		if s := t.slots[i]; s.hash == h && t.keys[s.id1-1] == k {
-			return s.id1 - 1
-		}
-	}
-	id := uint32(len(t.keys))
-	t.keys = append(t.keys, k)
-	t.slots[i] = keySlot{hash: h, id1: id + 1}
-	if 2*len(t.keys) > len(t.slots) {
-		t.grow()
-	}
-	return id
-}
-
-// grow doubles the table, placing each entry by the hash it keeps.
-func (t *keyIDs) grow() {
-	slots := make([]keySlot, 2*len(t.slots))
-	mask := uint32(len(slots) - 1)
-	for _, s := range t.slots {
-		if s.id1 == 0 {
-			continue
-		}
-		i := s.hash & mask
-		for slots[i].id1 != 0 {
-			i = (i + 1) & mask
-		}
-		slots[i] = s
-	}
-	t.slots = slots
 }
 
 // exportTable builds the exports table from the map's from-imports.

@@ -2,7 +2,6 @@ package locate
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -132,25 +131,5 @@ func TestSortedTerms(t *testing.T) {
 				t.Errorf("sorted %q, want %q", got, want)
 			}
 		})
-	}
-}
-
-// TestKeyIDs numbers far more distinct keys than keyIDs's table starts
-// with, each seen three times in turn: every key keeps the number it got
-// first, through every growth, and the keys are listed once, in order.
-func TestKeyIDs(t *testing.T) {
-	t.Parallel()
-	const n = 50_000
-	ids := newKeyIDs()
-	for round := range 3 {
-		for i := range n {
-			k := fmt.Sprintf("name%d", i)
-			if got := ids.id(k); got != uint32(i) {
-				t.Fatalf("round %d: key %q numbered %d, want %d", round, k, got, i)
-			}
-		}
-	}
-	if len(ids.keys) != n || ids.keys[0] != "name0" || ids.keys[n-1] != fmt.Sprintf("name%d", n-1) {
-		t.Fatalf("%d keys listed (first %q), want %d", len(ids.keys), ids.keys[0], n)
 	}
 }

@@ -8,14 +8,8 @@ import "hash/maphash"
 // once per occurrence; every later occurrence costs one lookup. A
 // vocabulary is not safe for concurrent use: give each goroutine its own.
 type vocabulary struct {
-	// termSlots finds a term's id by its hash (maphash under seed, so
-	// a repository's contents cannot choose colliding terms): open
-	// addressing over (hash, id+1) pairs, at most half full, instead of a
-	// Go map keyed by the term. Growing it moves eight bytes a slot and
-	// hashes no string again.
-	seed      maphash.Seed
-	termSlots []wordSlot
-	terms     []string
+	// terms numbers the index terms; words are hashed under its seed.
+	terms Interner
 	// words finds a word (a run of identifier bytes, as written) by its
 	// hash; word w's terms' ids are wordIDs[wordStart[w]:wordStart[w+1]]
 	// and its text wordText[wordEnd[w-1]:wordEnd[w]] (from 0 for the
@@ -31,61 +25,21 @@ type vocabulary struct {
 
 // newVocabulary returns an empty vocabulary.
 func newVocabulary() *vocabulary {
-	return &vocabulary{seed: maphash.MakeSeed(), termSlots: make([]wordSlot, 1<<13), words: make([]wordSlot, 1<<12), wordStart: []uint32{0}}
+	return &vocabulary{terms: NewInterner(1 << 13), words: make([]wordSlot, 1<<12), wordStart: []uint32{0}}
 }
 
 // Terms returns the interned terms; a term's id is its index.
-func (v *vocabulary) Terms() []string { return v.terms }
+func (v *vocabulary) Terms() []string { return v.terms.Strings() }
 
 // ID returns the id of term, interning it if it is new.
-func (v *vocabulary) ID(term []byte) uint32 {
-	h := uint32(maphash.Bytes(v.seed, term))
-	i, id, ok := v.find(h, string(term))
-	if ok {
-		return id
-	}
-	// Only new terms become strings.
-	return v.intern(i, h, string(term))
-}
-
-// find looks term (whose hash is h) up; when it is not known it returns
-// the free slot it belongs in.
-func (v *vocabulary) find(h uint32, term string) (slot int, id uint32, ok bool) {
-	mask := uint32(len(v.termSlots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := v.termSlots[i]
-		if s.w1 == 0 {
-			return int(i), 0, false
-		}
-		if s.hash == h && v.terms[s.w1-1] == term {
-			return int(i), s.w1 - 1, true
-		}
-	}
-}
-
-// intern adds a term that is not in the vocabulary yet in slot, the free
-// slot find returned for it.
-func (v *vocabulary) intern(slot int, h uint32, term string) uint32 {
-	id := uint32(len(v.terms))
-	v.terms = append(v.terms, term)
-	v.termSlots[slot] = wordSlot{hash: h, w1: id + 1}
-	if 2*len(v.terms) > len(v.termSlots) {
-		v.termSlots = regrow(v.termSlots)
-	}
-	return id
-}
+func (v *vocabulary) ID(term []byte) uint32 { return v.terms.ID(term) }
 
 // Merge interns other's terms and returns, for each of other's ids, the
 // same term's id here.
 func (v *vocabulary) Merge(other *vocabulary) []uint32 {
-	ids := make([]uint32, len(other.terms))
-	for local, t := range other.terms {
-		h := uint32(maphash.String(v.seed, t))
-		i, id, ok := v.find(h, t)
-		if !ok {
-			id = v.intern(i, h, t)
-		}
-		ids[local] = id
+	ids := make([]uint32, len(other.Terms()))
+	for local, t := range other.Terms() {
+		ids[local] = v.terms.IDString(t)
 	}
 	return ids
 }
@@ -127,7 +81,7 @@ type wordSlot struct{ hash, w1 uint32 }
 // probe run with words of equal hash ("Aa" and "BB" collide, so do all
 // their concatenations), making each new word walk every earlier one.
 func (v *vocabulary) word(word []byte) uint32 {
-	h := uint32(maphash.Bytes(v.seed, word))
+	h := uint32(maphash.Bytes(v.terms.seed, word))
 	mask := uint32(len(v.words) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := v.words[i]

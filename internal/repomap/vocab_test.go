@@ -113,8 +113,8 @@ func TestVocabularyTermTableGrows(t *testing.T) {
 			t.Fatalf("known term %d got id %d", i, id)
 		}
 	}
-	if len(v.Terms()) != n || 2*n > len(v.termSlots) {
-		t.Fatalf("%d terms in %d slots, want %d in at least twice as many", len(v.Terms()), len(v.termSlots), n)
+	if len(v.Terms()) != n || 2*n > len(v.terms.slots) {
+		t.Fatalf("%d terms in %d slots, want %d in at least twice as many", len(v.Terms()), len(v.terms.slots), n)
 	}
 }
 
