@@ -134,46 +134,64 @@ func TestRedTeamForgedStateMovesBase(t *testing.T) {
 }
 
 func movedBase(t *testing.T, files []string) {
-	w := newParallelWorld(t)
+	w, n, session, base, evil := plannedWithForgerCommit(t)
+	forgeState(t, w, n, rewriteStateFiles(files, func(s string) string { return strings.ReplaceAll(s, base, evil) }))
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	refusedOnMovedBase(t, w, session, r, err)
+	if !strings.Contains(w.lastComment(n), "will not run") {
+		t.Errorf("the thread is not told why:\n%s", w.lastComment(n))
+	}
+}
+
+// plannedWithForgerCommit plans one task on a new issue n (session) and
+// pushes a forger's commit evil, on a branch of its own, on top of the
+// plan's base.
+func plannedWithForgerCommit(t *testing.T) (w *world, n int, session, base, evil string) {
+	t.Helper()
+	w = newParallelWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
-	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	n = w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
 	r, err := w.handle(w.comment(n, "maintainer", "/planex add a file"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	session := r.Outputs.SessionID
-	// The forger's commit, on a branch of its own.
 	dir := filepath.Join(t.TempDir(), "evil")
 	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
 	os.WriteFile(filepath.Join(dir, "evil.txt"), []byte("unreviewed\n"), 0o644)
 	run(t, dir, "add", "evil.txt")
 	run(t, dir, "-c", "user.name=F", "-c", "user.email=f@example.com", "commit", "-q", "-m", "not in the plan")
 	run(t, dir, "push", "-q", "origin", "HEAD:refs/heads/evil")
-	evil := run(t, dir, "rev-parse", "HEAD")
-	base := run(t, dir, "rev-parse", "HEAD^")
-	forgeState(t, w, n, func(state string) error {
+	return w, n, r.Outputs.SessionID, run(t, dir, "rev-parse", "HEAD^"), run(t, dir, "rev-parse", "HEAD")
+}
+
+// rewriteStateFiles is a forgeState edit that rewrites each of files
+// (relative to the state's folder) with fn.
+func rewriteStateFiles(files []string, fn func(string) string) func(state string) error {
+	return func(state string) error {
 		for _, f := range files {
 			p := filepath.Join(state, f)
 			b, err := os.ReadFile(p)
 			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), base, evil)), 0o644); err != nil {
+			if err := os.WriteFile(p, []byte(fn(string(b))), 0o644); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
-	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	}
+}
+
+// refusedOnMovedBase checks that an approval on a moved base ran nothing:
+// no run branch for session, no finished status, no pull request.
+func refusedOnMovedBase(t *testing.T, w *world, session string, r *Runner, err error) {
+	t.Helper()
 	if w.branchExists("planex/" + session) {
 		files := run(t, w.origin, "ls-tree", "-r", "--name-only", "refs/heads/planex/"+session)
 		t.Errorf("the approved plan ran on a moved base: %v, status %q\n%s", err, r.Outputs.Status, files)
 	}
 	if r.Outputs.Status == StatusDone || len(w.fake.PullRequests(wRepo)) != 0 {
 		t.Errorf("the run with a moved base finished: %v, status %q", err, r.Outputs.Status)
-	}
-	if !strings.Contains(w.lastComment(n), "will not run") {
-		t.Errorf("the thread is not told why:\n%s", w.lastComment(n))
 	}
 }
 
@@ -272,22 +290,7 @@ func TestRedTeamForgedStateMovesBaseBranch(t *testing.T) {
 // had the approval hold, since a marker without a base was not compared:
 // an approval now holds only for a plan comment that shows its base.
 func TestRedTeamForgedStateMovesBaseOfLegacyPlan(t *testing.T) {
-	w := newParallelWorld(t)
-	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
-	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
-	r, err := w.handle(w.comment(n, "maintainer", "/planex add a file"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	session := r.Outputs.SessionID
-	dir := filepath.Join(t.TempDir(), "evil")
-	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
-	os.WriteFile(filepath.Join(dir, "evil.txt"), []byte("unreviewed\n"), 0o644)
-	run(t, dir, "add", "evil.txt")
-	run(t, dir, "-c", "user.name=F", "-c", "user.email=f@example.com", "commit", "-q", "-m", "not in the plan")
-	run(t, dir, "push", "-q", "origin", "HEAD:refs/heads/evil")
-	evil := run(t, dir, "rev-parse", "HEAD")
-	base := run(t, dir, "rev-parse", "HEAD^")
+	w, n, session, base, evil := plannedWithForgerCommit(t)
 	// The plan comment as an older planex posted it: no base in its
 	// marker (rewritten in place, as posted, not edited later).
 	for _, c := range w.fake.Comments(wRepo, n) {
@@ -299,26 +302,10 @@ func TestRedTeamForgedStateMovesBaseOfLegacyPlan(t *testing.T) {
 			w.fake.EditComment(wRepo, c.ID, legacy)
 		}
 	}
-	forgeState(t, w, n, func(state string) error {
-		for _, f := range []string{recordFile, "session.json"} {
-			p := filepath.Join(state, f)
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			s := regexp.MustCompile(`\s*"plan_body_sha256": "[0-9a-f]+",?`).ReplaceAllString(string(b), "")
-			if err := os.WriteFile(p, []byte(strings.ReplaceAll(s, base, evil)), 0o644); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	r, err = w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
-	if w.branchExists("planex/" + session) {
-		files := run(t, w.origin, "ls-tree", "-r", "--name-only", "refs/heads/planex/"+session)
-		t.Errorf("the approved legacy plan ran on a moved base: %v, status %q\n%s", err, r.Outputs.Status, files)
-	}
-	if r.Outputs.Status == StatusDone || len(w.fake.PullRequests(wRepo)) != 0 {
-		t.Errorf("the run with a moved base finished: %v, status %q", err, r.Outputs.Status)
-	}
+	noHash := regexp.MustCompile(`\s*"plan_body_sha256": "[0-9a-f]+",?`)
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile, "session.json"}, func(s string) string {
+		return strings.ReplaceAll(noHash.ReplaceAllString(s, ""), base, evil)
+	}))
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	refusedOnMovedBase(t, w, session, r, err)
 }
