@@ -7,22 +7,6 @@ import (
 	"testing"
 )
 
-// logLines splits a step's log the way the runner does: at \n and at \r.
-func logLines(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
-}
-
-// commands lists the lines the runner would read as workflow commands.
-func commands(log string) []string {
-	var out []string
-	for _, l := range logLines(log) {
-		if t := strings.TrimLeft(l, " \t"); strings.HasPrefix(t, "::") || strings.HasPrefix(t, "##[") {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // groups lists the log groups opened, and fails the test unless each is
 // closed before the next opens.
 func groups(t *testing.T, log string) []string {
@@ -139,7 +123,8 @@ func TestActionAppTokenPullRequestHasNoCINote(t *testing.T) {
 }
 
 // TestRedTeamActionAgentCannotIssueWorkflowCommands: an agent's text in
-// planex's log (its task's error, spread over lines, \r included) cannot
+// planex's log (its task's error, spread over lines, \r included, "##["
+// in the middle of a line, an ideographic space before "::") cannot
 // stop planex's workflow commands, set outputs or add annotations: no line
 // it wrote reads as a command.
 func TestRedTeamActionAgentCannotIssueWorkflowCommands(t *testing.T) {
@@ -147,7 +132,7 @@ func TestRedTeamActionAgentCannotIssueWorkflowCommands(t *testing.T) {
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	// JSON escapes: the agent's error holds real line breaks.
-	g.write(g.fixture.fake, "T1.fail", `gave up\n::stop-commands::agent-owned\n  ::set-output name=status::done\r::error::forged annotation\n##[set-output name=pull-request-url;]https://evil.example\n\t::endgroup::`)
+	g.write(g.fixture.fake, "T1.fail", `gave up\n::stop-commands::agent-owned\n  ::set-output name=status::done\r::error::forged annotation\n##[set-output name=pull-request-url;]https://evil.example\n\t::endgroup::\nstill at it ##[stop-commands]mid-line\n\u3000::set-output name=has-tasks::true\n#\r#[set-output name=status;]done`)
 	n := g.fake.AddIssue(ghRepo, "maintainer", "One file", "")
 	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file")); r.code != 0 {
 		t.Fatalf("plan: %d\n%s", r.code, r.err)

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"io"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/planexhq/planex/internal/termsafe"
 )
 
 // actionLog is the Action step's log (stdout). planex's own workflow
@@ -29,15 +33,19 @@ func newActionLog(w io.Writer, getenv func(string) string) *actionLog {
 	return l
 }
 
-// Write writes text, line by line. The runner reads a line as a command
-// when, after leading blanks, it starts with "::" (or the older "##["),
-// and it ends lines at \r as well as \n.
+// Write writes text, line by line. The runner ends lines at \r as well
+// as \n, but no \r is written (emit drops it with the other controls),
+// so lines end at \n only. The runner reads a line as a command in two ways (actions/runner's
+// ActionCommand): when, after leading white space (any Unicode space, as
+// .NET's TrimStart drops it), it starts with "::"; and when "##[" occurs
+// anywhere in it, followed by a registered command's name and "]" (the
+// old form, found by IndexOf, not only at the start).
 func (l *actionLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.line = append(l.line, p...)
 	for {
-		i := bytes.IndexAny(l.line, "\r\n")
+		i := bytes.IndexByte(l.line, '\n')
 		if i < 0 {
 			return len(p), nil
 		}
@@ -48,7 +56,14 @@ func (l *actionLog) Write(p []byte) (int, error) {
 	}
 }
 
+// emit writes one line as the runner will read it: without the control
+// characters the terminal filter below drops anyway (so a byte dropped
+// there cannot join "#", "#" and "[" or uncover a "::" at the start),
+// every "##[" broken up, and a "» " before a line that starts with "::"
+// after white space.
 func (l *actionLog) emit(line []byte) error {
+	line = dropControls(line)
+	line = bytes.ReplaceAll(line, []byte("##["), []byte("## ["))
 	if looksLikeCommand(line) {
 		line = append([]byte("» "), line...)
 	}
@@ -56,9 +71,22 @@ func (l *actionLog) emit(line []byte) error {
 	return err
 }
 
+// dropControls removes what termsafe drops (C0 controls but tab and
+// newline, DEL, C1), keeping invalid UTF-8 as it is.
+func dropControls(line []byte) []byte {
+	out := line[:0:0]
+	for i := 0; i < len(line); {
+		r, n := utf8.DecodeRune(line[i:])
+		if (r == utf8.RuneError && n == 1) || !termsafe.Drops(r) {
+			out = append(out, line[i:i+n]...)
+		}
+		i += n
+	}
+	return out
+}
+
 func looksLikeCommand(line []byte) bool {
-	t := bytes.TrimLeft(line, " \t\v\f\u00a0")
-	return bytes.HasPrefix(t, []byte("::")) || bytes.HasPrefix(t, []byte("##["))
+	return bytes.HasPrefix(bytes.TrimLeftFunc(line, unicode.IsSpace), []byte("::"))
 }
 
 // flush ends a started line, so that a command written next starts a

@@ -2,8 +2,36 @@ package cli
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"unicode"
 )
+
+// logLines splits a step's log the way the runner does: at \n and at \r.
+func logLines(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
+}
+
+// commands lists the lines the runner would read as workflow commands, as
+// actions/runner's ActionCommand parses them (whatever the command's
+// name): after leading white space (.NET's TrimStart, every Unicode
+// space) a "::" with a second "::" after it; or, anywhere in the line, a
+// "##[" with a "]" after it (TryParse finds it by IndexOf). Each is given
+// from where the runner starts reading it.
+func commands(log string) []string {
+	var out []string
+	for _, l := range logLines(log) {
+		t := strings.TrimLeftFunc(l, unicode.IsSpace)
+		if strings.HasPrefix(t, "::") && strings.Contains(t[2:], "::") {
+			out = append(out, t)
+			continue
+		}
+		if i := strings.Index(l, "##["); i >= 0 && strings.Contains(l[i:], "]") {
+			out = append(out, l[i:])
+		}
+	}
+	return out
+}
 
 func TestActionLogDefusesCommands(t *testing.T) {
 	t.Parallel()
@@ -15,8 +43,20 @@ func TestActionLogDefusesCommands(t *testing.T) {
 		{[]string{"::set-output name=x::y\n"}, "» ::set-output name=x::y\n"},
 		{[]string{"  \t::stop-commands::t\n"}, "»   \t::stop-commands::t\n"},
 		{[]string{"\u00a0::error::x\n"}, "» \u00a0::error::x\n"},
-		{[]string{"##[set-output name=x;]y\n"}, "» ##[set-output name=x;]y\n"},
-		{[]string{"a\r::warning::w\n"}, "a\r» ::warning::w\n"},
+		{[]string{"##[set-output name=x;]y\n"}, "## [set-output name=x;]y\n"},
+		{[]string{"a\r::warning::w\n"}, "a::warning::w\n"}, // \r is dropped: no line starts at it
+		// The runner finds "##[" anywhere in a line (IndexOf), not only at its start.
+		{[]string{"T1 failed: gave up ##[stop-commands]agent\n"}, "T1 failed: gave up ## [stop-commands]agent\n"},
+		{[]string{"x ###[set-output name=status;]done ##[error]y\n"}, "x ### [set-output name=status;]done ## [error]y\n"},
+		// A control the terminal filter drops joins what it separated.
+		{[]string{"x #\x01#[stop-commands]t\n"}, "x ## [stop-commands]t\n"},
+		{[]string{"#\r#[stop-commands]t\n"}, "## [stop-commands]t\n"},
+		{[]string{"\x1b::stop-commands::t\n"}, "» ::stop-commands::t\n"},
+		{[]string{"\u0085::stop-commands::t\n"}, "» ::stop-commands::t\n"},
+		// .NET's TrimStart drops every Unicode space before "::".
+		{[]string{"\u3000::stop-commands::t\n"}, "» \u3000::stop-commands::t\n"},
+		{[]string{"\u2003\u2028\u205f::error::x\n"}, "» \u2003\u2028\u205f::error::x\n"},
+		{[]string{"\u200b::error::x\n"}, "\u200b::error::x\n"},         // no space to .NET either
 		{[]string{":", ":add-mask::z\nok\n"}, "» ::add-mask::z\nok\n"}, // split across writes
 		{[]string{"T1: failed: x ::not at the start\n"}, "T1: failed: x ::not at the start\n"},
 		{[]string{"no newline ::"}, "no newline ::\n"},
@@ -31,6 +71,9 @@ func TestActionLogDefusesCommands(t *testing.T) {
 		l.close()
 		if out.String() != c.want {
 			t.Errorf("%q: wrote %q, want %q", c.writes, out.String(), c.want)
+		}
+		if cs := commands(out.String()); len(cs) > 0 {
+			t.Errorf("%q: the runner reads %q as commands", c.writes, cs)
 		}
 	}
 }

@@ -140,6 +140,9 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 	}
 	c.Sandbox = box
 	if box != nil {
+		// Its warnings name files agents made: they go where planex's
+		// other messages go (through the Action log's defusing).
+		box.Log = logger(warn, false)
 		c.Read = append([]string{repo.Root, repo.CommonDir}, read...)
 		c.Write = write
 		// The sessions and the key that seals them stay out of sight.

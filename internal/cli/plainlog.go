@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+
+	"github.com/planexhq/planex/internal/termsafe"
 )
 
 // plainHandler writes log records as sentences for a person at a
@@ -23,8 +25,14 @@ type plainHandler struct {
 }
 
 // LogHandler writes warnings and errors to w as sentences; for the
-// process's default logger.
-func LogHandler(w io.Writer) slog.Handler { return newPlainHandler(w, slog.LevelWarn) }
+// process's default logger, which parts given no logger of their own
+// write to. Their records can name what agents made (a file's name), so
+// what reaches w is filtered as planex's other output is: no control
+// character a terminal acts on, and no line a workflow runner reads as
+// a command (see actionLog).
+func LogHandler(w io.Writer) slog.Handler {
+	return newPlainHandler(&actionLog{w: termsafe.NewWriter(w)}, slog.LevelWarn)
+}
 
 func newPlainHandler(w io.Writer, level slog.Leveler) *plainHandler {
 	return &plainHandler{mu: &sync.Mutex{}, w: w, level: level}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -151,6 +152,7 @@ func programAttr(c config) *syscall.SysProcAttr {
 type lender struct {
 	mu   sync.Mutex
 	held map[string]*hold
+	log  *slog.Logger // the Sandbox's Log
 }
 
 // hold is this process's lending of one directory: how many contained
@@ -239,6 +241,7 @@ func (s *Sandbox) lend(dirs []string, host int) (giveBack func(), err error) {
 	l := &s.lent
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.log = s.Log
 	if l.held == nil {
 		l.held = map[string]*hold{}
 	}
@@ -291,7 +294,13 @@ func (l *lender) unlend(dirs []string, lent, back owner) {
 		// failure leaves files to the program's id, which planex's git
 		// still reads (it names the worktree safe); say so.
 		if err := chownTree(d, lent, back, false); err != nil {
-			fmt.Fprintf(os.Stderr, "planex: warning: giving %s back to uid %d after the sandbox: %v\n", d, back.uid, err)
+			// err names files the program made (any bytes but / and NUL):
+			// logged, never written to standard error as they are.
+			log := l.log
+			if log == nil {
+				log = slog.Default()
+			}
+			log.Warn("could not give a folder back after the sandbox", "dir", d, "uid", back.uid, "err", err)
 		}
 		os.Remove(h.name)
 		unix.Close(h.lock)

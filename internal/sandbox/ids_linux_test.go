@@ -3,9 +3,11 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -340,6 +342,28 @@ func TestDeepTreeStopsNoStep(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(work, "z", "new")); string(b) != "again\n" {
 		t.Errorf("the next step could not write its worktree: %q", b)
+	}
+}
+
+// TestRedTeamGiveBackWarningIsLogged: a program nests folders deeper
+// than giving back descends and names the deepest with a line break and
+// a workflow command. planex's warning, which names that folder, went
+// straight to its own standard error (where the Actions runner reads
+// commands and a terminal reads escapes); it goes to the Sandbox's Log,
+// whose handler filters it as planex's other output.
+func TestRedTeamGiveBackWarningIsLogged(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	var logged bytes.Buffer
+	s.Log = slog.New(slog.NewTextHandler(&logged, nil))
+	work := t.TempDir()
+	deep := strings.Repeat("d/", maxDepth) + "'x\n::stop-commands::agent-owned'/d"
+	out, err := run(t, s, Policy{Writable: []string{work}}, work, []string{"PATH=" + os.Getenv("PATH")}, `mkdir -p `+deep+` && echo made`)
+	if err != nil || !strings.Contains(out, "made") {
+		t.Fatalf("the program could not make its tree: %v\n%s", err, out)
+	}
+	if !strings.Contains(logged.String(), "could not give a folder back") || !strings.Contains(logged.String(), `x\n::stop-commands::agent-owned`) {
+		t.Errorf("the warning naming the program's folder is not in the Sandbox's Log: %q", logged.String())
 	}
 }
 

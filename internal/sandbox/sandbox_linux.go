@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,12 @@ import (
 // Sandbox wraps commands so they run contained. A nil *Sandbox wraps
 // nothing, so callers need no branch for `--sandbox off`.
 type Sandbox struct {
+	// Log receives warnings planex's own process gives about the
+	// sandbox (a folder it could not give back); nil is slog.Default().
+	// They name files a contained program made, so they go where
+	// planex's other logs go, never straight to standard error.
+	Log *slog.Logger
+
 	exe string
 
 	once   sync.Once
