@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Rule is one allow-list entry: a host name, a wildcard (*.example.com:
@@ -67,7 +68,7 @@ func ParseRule(s string) (Rule, error) {
 	}
 	r := Rule{Port: port}
 	if rest, ok := strings.CutPrefix(host, "*."); ok {
-		name, err := normalName(rest)
+		name, err := normalName(strings.TrimSuffix(rest, "."))
 		if err != nil || !strings.Contains(name, ".") {
 			return Rule{}, fmt.Errorf("allowed host %q: a wildcard needs a domain of two labels or more (*.example.com)", s)
 		}
@@ -106,7 +107,7 @@ type Dest struct {
 }
 
 // ParseDest normalises a request's host: lower case, one trailing dot
-// dropped, IPv4-mapped IPv6 addresses as IPv4. What only a lenient parser
+// dropped (a second one is an empty label, refused), IPv4-mapped IPv6 addresses as IPv4. What only a lenient parser
 // takes for an address (2130706433, 0x7f.1, 127.1, 0177.0.0.1) is refused
 // rather than sent to DNS, where another resolver might read it as one.
 func ParseDest(host string) (Dest, error) {
@@ -124,13 +125,26 @@ func ParseDest(host string) (Dest, error) {
 	return Dest{Name: name}, nil
 }
 
-// normalName checks a DNS name's syntax and lower-cases it; a name whose
-// last label is a number or hex is an address in disguise.
+// errNotASCII marks a name with a byte outside ASCII. Unicode's case
+// mapping takes two such letters to ASCII ones (the Kelvin sign K to k,
+// a dotted capital I to i), so lower-casing them matched an allowed
+// name, while the Host a relayed request carried on still held the
+// bytes a front reads its own way.
+var errNotASCII = errors.New("not ASCII (write an international name in its xn-- form)")
+
+// normalName checks a DNS name's syntax (given without its trailing dot)
+// and lower-cases it; a name whose last label is a number or hex is an
+// address in disguise.
 func normalName(h string) (string, error) {
-	h = strings.ToLower(strings.TrimSuffix(h, "."))
 	if h == "" || len(h) > 253 {
 		return "", ErrBadHost
 	}
+	for i := 0; i < len(h); i++ {
+		if h[i] >= utf8.RuneSelf {
+			return "", fmt.Errorf("%w: %w", ErrBadHost, errNotASCII)
+		}
+	}
+	h = strings.ToLower(h)
 	labels := strings.Split(h, ".")
 	for _, l := range labels {
 		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {

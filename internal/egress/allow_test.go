@@ -13,6 +13,8 @@ func TestParseRule(t *testing.T) {
 		"registry.npmjs.org:443": "registry.npmjs.org:443",
 		"*.example.com":          "*.example.com",
 		"*.Example.com:8443":     "*.example.com:8443",
+		"*.example.com.":         "*.example.com",
+		"xn--bcher-kva.example":  "xn--bcher-kva.example",
 		"127.0.0.1:8080":         "127.0.0.1:8080",
 		"[::1]:8080":             "[::1]:8080",
 		"[2001:db8::1]":          "[2001:db8::1]",
@@ -25,7 +27,8 @@ func TestParseRule(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "*", "*.com", "a..b", "host:0", "host:70000", "host:http", "2130706433", "0x7f000001", "127.1",
-		"ex ample.com", "evil.com/path", "user@host", "*.*.example.com", "-bad.com", "fe80::1%eth0"} {
+		"ex ample.com", "evil.com/path", "user@host", "*.*.example.com", "-bad.com", "fe80::1%eth0",
+		"\u212aey.example.com", "b\u00fccher.example", "*.example.com..", "example.com.."} {
 		if r, err := ParseRule(bad); err == nil {
 			t.Errorf("ParseRule(%q) = %v, want an error", bad, r)
 		}
@@ -73,6 +76,12 @@ func TestAllowed(t *testing.T) {
 		{"exact.example.net", 8443, true},
 		{"exact.example.net", 443, false},
 		{"api.example.com%00.evil.com", 443, false},
+		// Unicode's case mapping takes a dotted capital I to i and the
+		// Kelvin sign to k: lower-cased, these matched the allowed name.
+		{"ap\u0130.example.com", 443, false},
+		{"AP\u0130.EXAMPLE.COM", 443, false},
+		{"x.p\u212ag.example.org", 443, false},
+		{"api.example.com..", 443, false}, // one trailing dot is the name; two are not
 	}
 	for _, r := range rows {
 		d, err := ParseDest(r.host)

@@ -169,6 +169,9 @@ func TestProxyTunnelSmuggling(t *testing.T) {
 		{name: "an unclosed bracket", send: get("allowed.test]"), answers: []answer{brackets}},
 		{name: "an IPv6 literal", send: get("[::1]"), answers: []answer{another}},
 		{name: "a percent-encoded Host", send: get("%61llowed.test"), answers: []answer{another}},
+		{name: "two trailing dots", send: get("allowed.test.."), answers: []answer{another}},
+		{name: "two trailing dots and a port", send: get("allowed.test..:80"), answers: []answer{another}},
+		{name: "an absolute URL with two trailing dots", send: "GET http://allowed.test../ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", answers: []answer{another}},
 		{name: "a percent-encoded absolute URL", send: "GET http://%61llowed.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n", answers: []answer{unreadable}},
 		{name: "an absolute URL of another scheme naming another host", send: "GET ftp://evil.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", answers: []answer{another}},
 		{name: "an https absolute URL naming the tunnel's host", send: "GET https://allowed.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n", answers: []answer{ok}, reached: 1},
@@ -408,5 +411,35 @@ func TestProxyTunnelEndlessBodyFraming(t *testing.T) {
 	// Each request's header reached the server, never the framing whole.
 	if front.wire.Len() > 1<<20 {
 		t.Errorf("the server got %d bytes of endless framing", front.wire.Len())
+	}
+}
+
+// TestProxyTunnelHostCaseMapping: in a plain-HTTP tunnel to an allowed
+// name holding an i or a k, an agent writes the Host with a letter
+// Unicode lower-cases to that ASCII letter (a dotted capital I, the Kelvin
+// sign), or with two trailing dots. Compared lower-cased, it was the
+// tunnel's own host and went on as written, to a front that reads those
+// bytes its own way (its default site, say). Each is refused.
+func TestProxyTunnelHostCaseMapping(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		tunnel, host string
+		ok           bool
+	}{
+		{"api.example.com", "api.example.com", true},
+		{"api.example.com", "API.Example.COM.", true},
+		{"api.example.com", "ap\u0130.example.com", false},
+		{"api.example.com", "AP\u0130.EXAMPLE.COM:80", false},
+		{"pkg.example.org", "p\u212ag.example.org", false},
+		{"pkg.example.org", "pkg.example.org..", false},
+	} {
+		req, err := http.ReadRequest(bufio.NewReader(strings.NewReader("GET / HTTP/1.1\r\nHost: " + c.host + "\r\n\r\n")))
+		if err != nil {
+			t.Fatalf("%q: %v", c.host, err)
+		}
+		err = sameHost(req, c.tunnel, 80)
+		if (err == nil) != c.ok {
+			t.Errorf("a request for %q in a tunnel to %s: %v, want passed = %v", c.host, c.tunnel, err, c.ok)
+		}
 	}
 }
