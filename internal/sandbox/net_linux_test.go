@@ -77,6 +77,52 @@ func TestNetworkContainment(t *testing.T) {
 	}
 }
 
+// TestSocketFamiliesStayInTheNamespace: a contained program makes a
+// socket of every address family and type, as itself and as root of a
+// user and network namespace of its own (unshare -Urn, where it holds
+// CAP_NET_RAW and the rest over that network). Every family it gets is
+// one a network namespace holds, or no network at all: none that the
+// kernel shares across namespaces (vsock, which the filter refuses) or
+// keeps for the first one (Bluetooth, NFC, IEEE 802.15.4, AX.25, X.25
+// answer EAFNOSUPPORT outside it). A family this list does not know
+// fails the test, naming it, to be judged.
+func TestSocketFamiliesStayInTheNamespace(t *testing.T) {
+	s := newSandbox(t)
+	if err := s.ProbeNetwork(context.Background()); err != nil {
+		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
+	}
+	namespaced := map[int]string{
+		1: "unix (abstract names per namespace)", 2: "inet", 10: "inet6", 16: "netlink", 17: "packet", 44: "xdp",
+		15: "key", 21: "rds", 24: "pppox", 29: "can", 30: "tipc", 33: "rxrpc", 41: "kcm", 43: "smc", 45: "mctp",
+		38: "alg (the kernel's ciphers, no network)",
+	}
+	probe := sandboxtest.NetProbe(t)
+	p := Policy{ReadOnly: []string{filepath.Dir(probe)}, Network: NetworkContained}
+	ways := map[string]string{"as itself": probe + " families x"}
+	if _, err := exec.LookPath("unshare"); err == nil {
+		ways["as root of namespaces of its own"] = "unshare -Urn " + probe + " families x"
+	} else {
+		t.Log("no unshare here: the program tries as itself only")
+	}
+	for name, cmd := range ways {
+		out, err := run(t, s, p, "/", []string{"PATH=" + os.Getenv("PATH")}, cmd)
+		if err != nil || !strings.HasPrefix(out, "ok: ") {
+			t.Fatalf("%s: %v\n%s", name, err, out)
+		}
+		t.Logf("%s: %s", name, strings.TrimSpace(out))
+		for _, f := range strings.Fields(strings.TrimPrefix(out, "ok: ")) {
+			fam, _, _ := strings.Cut(f, "/")
+			n, err := strconv.Atoi(fam)
+			if err != nil {
+				t.Fatalf("%s: %q in %q", name, f, out)
+			}
+			if _, ok := namespaced[n]; !ok {
+				t.Errorf("%s: the program made a socket of family %d (type %s), which this test does not know to stay in a network namespace", name, n, f)
+			}
+		}
+	}
+}
+
 func TestForwardNeedsContainedNetwork(t *testing.T) {
 	s := newSandbox(t)
 	sock := filepath.Join(t.TempDir(), "x.sock")

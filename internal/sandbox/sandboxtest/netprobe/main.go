@@ -6,7 +6,8 @@
 // limit to 0 (corelimit x), opens a perf event (perf x), holds up to N
 // connections for S seconds (hold ADDR N S), or
 // opens a CONNECT tunnel through the proxy and sends a plain-HTTP request
-// in it with a Host header of its choosing (front ADDR HOST PATH), and prints "ok: <reply>" or "fail: <error>", one
+// in it with a Host header of its choosing (front ADDR HOST PATH), or
+// lists the socket families and types it can make (families x), and prints "ok: <reply>" or "fail: <error>", one
 // line, always exiting 0 so a script goes on to its next attempt.
 package main
 
@@ -24,7 +25,7 @@ import (
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: netprobe tcp ADDR MSG | unix PATH|@NAME MSG | get URL | udp ADDR MSG | vsock CID:PORT MSG | uring x | compat x | requestkey NAME | corelimit x | perf x | hold ADDR N S | front ADDR HOST PATH")
+		fmt.Fprintln(os.Stderr, "usage: netprobe tcp ADDR MSG | unix PATH|@NAME MSG | get URL | udp ADDR MSG | vsock CID:PORT MSG | uring x | compat x | requestkey NAME | corelimit x | perf x | hold ADDR N S | front ADDR HOST PATH | families x")
 		os.Exit(2)
 	}
 	reply, err := probe(os.Args[1], os.Args[2], strings.Join(os.Args[3:], " "))
@@ -69,6 +70,8 @@ func probe(kind, target, msg string) (string, error) {
 		return coreLimit()
 	case "perf":
 		return perfEvent()
+	case "families":
+		return families()
 	case "hold":
 		var n, secs int
 		fmt.Sscan(msg, &n, &secs)

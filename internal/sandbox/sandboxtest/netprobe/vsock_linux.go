@@ -124,3 +124,20 @@ func hold(addr string, n, secs int) (string, error) {
 	}
 	return fmt.Sprintf("held %d connections (stopped by %v)", len(conns), last), nil
 }
+
+// families makes a socket of every address family and type the kernel
+// may know (AF_MAX is below 64) and lists those it got, as
+// "family/type", space-separated.
+func families() (string, error) {
+	var got []string
+	for fam := 1; fam < 64; fam++ {
+		for _, typ := range []int{unix.SOCK_STREAM, unix.SOCK_DGRAM, unix.SOCK_RAW, unix.SOCK_SEQPACKET, unix.SOCK_RDM} {
+			fd, err := unix.Socket(fam, typ|unix.SOCK_CLOEXEC, 0)
+			if err == nil {
+				unix.Close(fd)
+				got = append(got, fmt.Sprintf("%d/%d", fam, typ))
+			}
+		}
+	}
+	return strings.Join(got, " "), nil
+}

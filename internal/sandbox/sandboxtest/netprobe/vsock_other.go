@@ -15,3 +15,5 @@ func coreLimit() (string, error) { return "", errors.New("core limits are tested
 func perfEvent() (string, error) { return "", errors.New("perf_event_open: perf events are Linux's") }
 
 func hold(string, int, int) (string, error) { return "", errors.New("hold is tested on Linux") }
+
+func families() (string, error) { return "", errors.New("socket families are tested on Linux") }
