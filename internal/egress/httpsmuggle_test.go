@@ -169,6 +169,8 @@ func TestProxyTunnelSmuggling(t *testing.T) {
 		{name: "an unclosed bracket", send: get("allowed.test]"), answers: []answer{brackets}},
 		{name: "an IPv6 literal", send: get("[::1]"), answers: []answer{another}},
 		{name: "a percent-encoded Host", send: get("%61llowed.test"), answers: []answer{another}},
+		{name: "two Host headers, the second another host", send: "GET / HTTP/1.1\r\nHost: allowed.test\r\nHost: evil.test\r\n\r\n", answers: []answer{unreadable}},
+		{name: "two Host headers, the first another host", send: "GET / HTTP/1.1\r\nHost: evil.test\r\nHost: allowed.test\r\n\r\n", answers: []answer{unreadable}},
 		{name: "two trailing dots", send: get("allowed.test.."), answers: []answer{another}},
 		{name: "two trailing dots and a port", send: get("allowed.test..:80"), answers: []answer{another}},
 		{name: "an absolute URL with two trailing dots", send: "GET http://allowed.test../ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", answers: []answer{another}},
