@@ -457,3 +457,32 @@ func TestProxyRefusalsLoggedOnce(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// TestProxyForwardDropsUpgrades: a plain request forwarded to an allowed
+// host asks to switch protocols, to h2c (whose HTTP/2 streams name hosts
+// of their own) or a WebSocket (bytes the proxy would not read), and
+// declares a trailer for Host. The upstream sees no Upgrade, no
+// HTTP2-Settings and no Host but the URL's: the forwarded request stays
+// one HTTP/1.1 request the proxy checked.
+func TestProxyForwardDropsUpgrades(t *testing.T) {
+	t.Parallel()
+	rules, err := ParseRules("allowed.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "upgrade=%q settings=%q host=%s trailer-host=%q", r.Header.Get("Upgrade"), r.Header.Get("Http2-Settings"), r.Host, r.Trailer.Get("Host"))
+	})
+	w := newWorld(t, &Proxy{Rules: rules}, seen)
+	for name, req := range map[string]string{
+		"h2c":       "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n",
+		"websocket": "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+		"trailer":   "POST http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\nTrailer: Host\r\n\r\n1\r\nx\r\n0\r\nHost: evil.test\r\n\r\n",
+	} {
+		status, rest := w.raw(t, req)
+		if !strings.Contains(status, " 200 ") || !strings.Contains(rest, `upgrade="" settings="" host=allowed.test trailer-host=""`) {
+			t.Errorf("%s: %s\n%s", name, status, rest)
+		}
+	}
+}
