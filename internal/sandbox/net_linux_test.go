@@ -82,9 +82,8 @@ func TestNetworkContainment(t *testing.T) {
 // user and network namespace of its own (unshare -Urn, where it holds
 // CAP_NET_RAW and the rest over that network). Every family it gets is
 // one a network namespace holds, or no network at all: none that the
-// kernel shares across namespaces (vsock, which the filter refuses) or
-// keeps for the first one (Bluetooth, NFC, IEEE 802.15.4, AX.25, X.25
-// answer EAFNOSUPPORT outside it). A family this list does not know
+// kernel shares across namespaces (vsock, which the filter refuses). A
+// family this list does not know (one a kernel with more modules makes)
 // fails the test, naming it, to be judged.
 func TestSocketFamiliesStayInTheNamespace(t *testing.T) {
 	s := newSandbox(t)
