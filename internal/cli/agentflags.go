@@ -195,6 +195,40 @@ func (a *agentFlags) refuseMCPLinkOut(root string) error {
 	return nil
 }
 
+// mcpNetwork widens a contained network's allow-list (eg, when not nil)
+// by the HTTP servers of the user's own MCP configuration, for a named
+// CLI, which reaches them through the proxy. A configuration in the
+// checkout may not widen it: a task's commit (a follow-up runs on its
+// branch) or any pusher could name a server of their own and open a way
+// out for the repository's code, so its HTTP servers must already be
+// allowed, whatever the agent: a built-in agent's MCP client is planex
+// itself, which reaches them from this machine's network, past the
+// proxy and the sandbox.
+func (a *agentFlags) mcpNetwork(name string, servers mcp.Config, repoConfig bool, eg *agent.Egress) error {
+	if eg == nil {
+		return nil
+	}
+	if !repoConfig {
+		rules, err := endpointRules(name, servers)
+		if err != nil {
+			return &exitError{code: exitUsage, msg: "planex: " + err.Error()}
+		}
+		eg.Rules = append(eg.Rules, rules...)
+		return nil
+	}
+	if name == "" || name == "command" {
+		return nil // a command agent takes no MCP servers: refused by name
+	}
+	reached, err := mcpHTTPRules(servers)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: "planex: " + err.Error()}
+	}
+	if r, ok := notAllowed(eg.Rules, reached); !ok {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s lies in the checkout, so it is the repository's content, and may not widen the network: its HTTP server at %s is not among the allowed hosts; allow it with --allow-host %s (the Action's `allow-hosts` input) or keep the configuration outside the checkout", a.mcpLabel(), a.mcpConfig, r, r)}
+	}
+	return nil
+}
+
 // build selects the agent from the flags and environment.
 func (a *agentFlags) build(getenv func(string) string, contain agent.Containment, log *slog.Logger) (agent.Agent, error) {
 	cmd := a.command
@@ -231,22 +265,8 @@ func (a *agentFlags) build(getenv func(string) string, contain agent.Containment
 		return nil, &exitError{code: exitUsage, msg: a.mcpLabel() + ": " + err.Error()}
 	}
 	keepMCPServers(&contain, servers, a.mcpConfig, a.mcpDir)
-	if contain.Egress != nil {
-		rules, err := endpointRules(name, servers)
-		if err != nil {
-			return nil, &exitError{code: exitUsage, msg: "planex: " + err.Error()}
-		}
-		// A configuration in the checkout may not widen the network: a
-		// task's commit (a follow-up runs on its branch) or any pusher
-		// could name a server of their own and open a way out for the
-		// repository's code. Its servers must already be allowed.
-		if repoConfig {
-			if r, ok := notAllowed(contain.Egress.Rules, rules); !ok {
-				return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s lies in the checkout, so it is the repository's content, and may not widen the network: its HTTP server at %s is not among the allowed hosts; allow it with --allow-host %s (the Action's `allow-hosts` input) or keep the configuration outside the checkout", a.mcpLabel(), a.mcpConfig, r, r)}
-			}
-		} else {
-			contain.Egress.Rules = append(contain.Egress.Rules, rules...)
-		}
+	if err := a.mcpNetwork(name, servers, repoConfig, contain.Egress); err != nil {
+		return nil, err
 	}
 	if name == "" || name == "command" {
 		if !servers.Empty() {

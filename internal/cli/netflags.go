@@ -87,6 +87,12 @@ func endpointRules(name string, servers mcp.Config) ([]egress.Rule, error) {
 	if name != "claude" && name != "codex" && name != "gemini" {
 		return nil, nil
 	}
+	return mcpHTTPRules(servers)
+}
+
+// mcpHTTPRules are the destinations of servers' HTTP servers, a host and
+// port each.
+func mcpHTTPRules(servers mcp.Config) ([]egress.Rule, error) {
 	var out []egress.Rule
 	for _, s := range servers.Servers {
 		if s.Type != mcp.TypeHTTP {
