@@ -682,11 +682,67 @@ func (m *termMatches) terms(i int) []string {
 	return out
 }
 
-// bm25 scores every file against the query terms over one field. With a
-// scratch buffer it also records each file's best-contributing terms
-// (the buffer holds their shares while scoring); with nil it records none.
-func (ix *Index) bm25(qts []queryTerm, t *table, length func(*fileEntry) uint32, avg float64, scratch *[]float32) ([]float64, *termMatches) {
+// field is one of the fields a file's terms are counted in.
+type field uint8
+
+const (
+	fieldContent field = iota
+	fieldPath
+	fieldSymbols
+)
+
+// fieldLen is the number of terms f holds in fl.
+func (f *fileEntry) fieldLen(fl field) uint32 {
+	switch fl {
+	case fieldPath:
+		return f.pathLen
+	case fieldSymbols:
+		return f.symLen
+	}
+	return f.length
+}
+
+// fieldTable and fieldAvg are fl's postings and average length.
+func (ix *Index) fieldTable(fl field) (*table, float64) {
+	switch fl {
+	case fieldPath:
+		return &ix.pathTerms, ix.avgPath
+	case fieldSymbols:
+		return &ix.symTerms, ix.avgSym
+	}
+	return &ix.content, ix.avgContent
+}
+
+// postingList decodes a postings value as eachPosting does, into files
+// and counts (reusing their storage).
+func postingList(v []byte, files []int, counts []uint32) ([]int, []uint32) {
+	file := 0
+	for len(v) > 0 {
+		d, n := binary.Uvarint(v)
+		if n <= 0 {
+			break
+		}
+		v = v[n:]
+		c, n := binary.Uvarint(v)
+		if n <= 0 {
+			break
+		}
+		v = v[n:]
+		file += int(d)
+		files, counts = append(files, file), append(counts, uint32(c))
+	}
+	return files, counts
+}
+
+// bm25 scores every file against the query terms over one field, as
+// bm25Term does each term (the same arithmetic in the same order, with
+// each term's postings decoded once into reused lists instead of twice
+// through callbacks). With a scratch buffer it also records each file's
+// best-contributing terms (the buffer holds their shares while scoring);
+// with nil it records none.
+func (ix *Index) bm25(qts []queryTerm, fl field, scratch *[]float32) ([]float64, *termMatches) {
 	n := len(ix.files)
+	t, avg := ix.fieldTable(fl)
 	scores := make([]float64, n)
 	var m *termMatches
 	var bestV []float32
@@ -703,19 +759,24 @@ func (ix *Index) bm25(qts []queryTerm, t *table, length func(*fileEntry) uint32,
 		bestV = (*scratch)[:bm25Keep*n]
 		clear(bestV)
 	}
+	var files []int
+	var counts []uint32
 	for qi, q := range qts {
 		v := t.get(q.term)
 		if v == nil {
 			continue
 		}
-		if m == nil {
-			bm25Term(v, n, q.weight, func(i int) int { return int(length(&ix.files[i])) }, avg, func(i int, s float64) {
-				scores[i] += s
-			})
-			continue
-		}
-		bm25Term(v, n, q.weight, func(i int) int { return int(length(&ix.files[i])) }, avg, func(i int, s float64) {
+		files, counts = postingList(v, files[:0], counts[:0])
+		w := q.weight * idf(n, len(files))
+		for k, i := range files {
+			if i >= n {
+				continue
+			}
+			s := w * bm25tf(int(counts[k]), int(ix.files[i].fieldLen(fl)), avg)
 			scores[i] += s
+			if m == nil {
+				continue
+			}
 			vs, ts := bestV[bm25Keep*i:bm25Keep*i+bm25Keep], m.best[bm25Keep*i:bm25Keep*i+bm25Keep]
 			for k := 0; k < bm25Keep; k++ {
 				if float32(s) > vs[k] {
@@ -725,7 +786,7 @@ func (ix *Index) bm25(qts []queryTerm, t *table, length func(*fileEntry) uint32,
 					break
 				}
 			}
-		})
+		}
 	}
 	return scores, m
 }
@@ -744,5 +805,5 @@ func bm25Term(v []byte, n int, weight float64, length func(i int) int, avg float
 }
 
 func (ix *Index) contentBM25(qts []queryTerm, scratch *[]float32) ([]float64, *termMatches) {
-	return ix.bm25(qts, &ix.content, func(f *fileEntry) uint32 { return f.length }, ix.avgContent, scratch)
+	return ix.bm25(qts, fieldContent, scratch)
 }

@@ -144,10 +144,9 @@ func TestBM25BestTerms(t *testing.T) {
 	t.Parallel()
 	ix := NewIndex(buildProject(t))
 	qts := queryTerms("metres feet inches convert length geojson shapes circle area units projection mercator latitude")
-	length := func(f *fileEntry) uint32 { return f.length }
 	var scratch []float32
-	scores, m := ix.bm25(qts, &ix.content, length, ix.avgContent, &scratch)
-	plain, none := ix.bm25(qts, &ix.content, length, ix.avgContent, nil)
+	scores, m := ix.bm25(qts, fieldContent, &scratch)
+	plain, none := ix.bm25(qts, fieldContent, nil)
 	if none != nil || !slices.Equal(plain, scores) {
 		t.Fatalf("scoring without the best terms gave %v (%v), want %v", plain, none, scores)
 	}
@@ -185,5 +184,20 @@ func TestBM25BestTerms(t *testing.T) {
 	}
 	if named == 0 {
 		t.Fatal("no file matched four query terms: the test checks no cut")
+	}
+	// Each field's scores are, to the bit, the sums bm25Term gives term
+	// by term in the query's order.
+	for _, fl := range []field{fieldContent, fieldPath, fieldSymbols} {
+		tb, avg := ix.fieldTable(fl)
+		want := make([]float64, n)
+		for _, q := range qts {
+			if v := tb.get(q.term); v != nil {
+				bm25Term(v, n, q.weight, func(i int) int { return int(ix.files[i].fieldLen(fl)) }, avg, func(i int, s float64) { want[i] += s })
+			}
+		}
+		got, _ := ix.bm25(qts, fl, nil)
+		if !slices.Equal(got, want) || slices.Max(want) == 0 {
+			t.Errorf("field %d: scores %v, want %v (term by term)", fl, got, want)
+		}
 	}
 }

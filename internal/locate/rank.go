@@ -282,8 +282,8 @@ func (ix *Index) evidence(query, root string) *evidence {
 func (ix *Index) lexicalFeatures(qts []queryTerm, ev *evidence) []float64 {
 	fs := ev.feats
 	content, ctop := ix.contentBM25(qts, &ev.bestShares)
-	paths, ptop := ix.bm25(qts, &ix.pathTerms, func(f *fileEntry) uint32 { return f.pathLen }, ix.avgPath, &ev.bestShares)
-	syms, stop := ix.bm25(qts, &ix.symTerms, func(f *fileEntry) uint32 { return f.symLen }, ix.avgSym, &ev.bestShares)
+	paths, ptop := ix.bm25(qts, fieldPath, &ev.bestShares)
+	syms, stop := ix.bm25(qts, fieldSymbols, &ev.bestShares)
 	maxC, maxP, maxS := maxOf(content), maxOf(paths), maxOf(syms)
 	for i := range fs {
 		if content[i] > 0 {
@@ -326,8 +326,8 @@ func (ix *Index) titleFeatures(query string, ev *evidence) {
 		return
 	}
 	fs := ev.feats
-	tp, _ := ix.bm25(tqs, &ix.pathTerms, func(f *fileEntry) uint32 { return f.pathLen }, ix.avgPath, nil)
-	ts, _ := ix.bm25(tqs, &ix.symTerms, func(f *fileEntry) uint32 { return f.symLen }, ix.avgSym, nil)
+	tp, _ := ix.bm25(tqs, fieldPath, nil)
+	ts, _ := ix.bm25(tqs, fieldSymbols, nil)
 	for i := range tp {
 		tp[i] += ts[i]
 	}
