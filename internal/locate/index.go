@@ -702,8 +702,8 @@ func (f *fileEntry) fieldLen(fl field) uint32 {
 	return f.length
 }
 
-// fieldTable and fieldAvg are fl's postings and average length.
-func (ix *Index) fieldTable(fl field) (*table, float64) {
+// fieldPostings returns ix's postings of field fl and its average length.
+func fieldPostings(ix *Index, fl field) (*table, float64) {
 	switch fl {
 	case fieldPath:
 		return &ix.pathTerms, ix.avgPath
@@ -742,7 +742,7 @@ func postingList(v []byte, files []int, counts []uint32) ([]int, []uint32) {
 // with nil it records none.
 func (ix *Index) bm25(qts []queryTerm, fl field, scratch *[]float32) ([]float64, *termMatches) {
 	n := len(ix.files)
-	t, avg := ix.fieldTable(fl)
+	t, avg := fieldPostings(ix, fl)
 	scores := make([]float64, n)
 	var m *termMatches
 	var bestV []float32

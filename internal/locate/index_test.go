@@ -188,7 +188,7 @@ func TestBM25BestTerms(t *testing.T) {
 	// Each field's scores are, to the bit, the sums bm25Term gives term
 	// by term in the query's order.
 	for _, fl := range []field{fieldContent, fieldPath, fieldSymbols} {
-		tb, avg := ix.fieldTable(fl)
+		tb, avg := fieldPostings(ix, fl)
 		want := make([]float64, n)
 		for _, q := range qts {
 			if v := tb.get(q.term); v != nil {
