@@ -655,44 +655,140 @@ func queryTerms(q string) []queryTerm {
 	return out
 }
 
-// bm25 scores every file against the query terms over one field and
-// returns, per file, the score and the best-contributing terms.
-func (ix *Index) bm25(qts []queryTerm, t *table, length func(*fileEntry) uint32, avg float64) ([]float64, [][]string) {
+// bm25Keep is how many best-contributing terms a file's BM25 note names.
+const bm25Keep = 4
+
+// termMatches are, per file, the query terms that contributed most to its
+// BM25 score on one field, best first: kept as term numbers while scoring
+// and spelled out only for the files a ranking explains.
+type termMatches struct {
+	qts    []queryTerm
+	scores []float64
+	best   []int32 // bm25Keep per file, -1 after the last
+}
+
+// terms lists file i's best-contributing terms (nil when it scored 0).
+func (m *termMatches) terms(i int) []string {
+	if m == nil || m.scores[i] == 0 {
+		return nil
+	}
+	var out []string
+	for _, t := range m.best[bm25Keep*i : bm25Keep*i+bm25Keep] {
+		if t < 0 {
+			break
+		}
+		out = append(out, m.qts[t].term)
+	}
+	return out
+}
+
+// field is one of the fields a file's terms are counted in.
+type field uint8
+
+const (
+	fieldContent field = iota
+	fieldPath
+	fieldSymbols
+)
+
+// fieldLen is the number of terms f holds in fl.
+func (f *fileEntry) fieldLen(fl field) uint32 {
+	switch fl {
+	case fieldPath:
+		return f.pathLen
+	case fieldSymbols:
+		return f.symLen
+	}
+	return f.length
+}
+
+// fieldPostings returns ix's postings of field fl and its average length.
+func fieldPostings(ix *Index, fl field) (*table, float64) {
+	switch fl {
+	case fieldPath:
+		return &ix.pathTerms, ix.avgPath
+	case fieldSymbols:
+		return &ix.symTerms, ix.avgSym
+	}
+	return &ix.content, ix.avgContent
+}
+
+// postingList decodes a postings value as eachPosting does, into files
+// and counts (reusing their storage).
+func postingList(v []byte, files []int, counts []uint32) ([]int, []uint32) {
+	file := 0
+	for len(v) > 0 {
+		d, n := binary.Uvarint(v)
+		if n <= 0 {
+			break
+		}
+		v = v[n:]
+		c, n := binary.Uvarint(v)
+		if n <= 0 {
+			break
+		}
+		v = v[n:]
+		file += int(d)
+		files, counts = append(files, file), append(counts, uint32(c))
+	}
+	return files, counts
+}
+
+// bm25 scores every file against the query terms over one field, as
+// bm25Term does each term (the same arithmetic in the same order, with
+// each term's postings decoded once into reused lists instead of twice
+// through callbacks). With a scratch buffer it also records each file's
+// best-contributing terms (the buffer holds their shares while scoring);
+// with nil it records none.
+func (ix *Index) bm25(qts []queryTerm, fl field, scratch *[]float32) ([]float64, *termMatches) {
 	n := len(ix.files)
+	t, avg := fieldPostings(ix, fl)
 	scores := make([]float64, n)
-	// The four best terms per file, kept in place: a map or per-file
-	// slices cost more than the scoring itself on large repositories.
-	const keep = 4
-	bestT := make([]int32, keep*n)
-	bestV := make([]float32, keep*n)
+	var m *termMatches
+	var bestV []float32
+	if scratch != nil {
+		// The best terms per file, kept in place: a map or per-file
+		// slices cost more than the scoring itself on large repositories.
+		m = &termMatches{qts: qts, scores: scores, best: make([]int32, bm25Keep*n)}
+		for i := range m.best {
+			m.best[i] = -1
+		}
+		if cap(*scratch) < bm25Keep*n {
+			*scratch = make([]float32, bm25Keep*n)
+		}
+		bestV = (*scratch)[:bm25Keep*n]
+		clear(bestV)
+	}
+	var files []int
+	var counts []uint32
 	for qi, q := range qts {
 		v := t.get(q.term)
 		if v == nil {
 			continue
 		}
-		bm25Term(v, n, q.weight, func(i int) int { return int(length(&ix.files[i])) }, avg, func(i int, s float64) {
+		files, counts = postingList(v, files[:0], counts[:0])
+		w := q.weight * idf(n, len(files))
+		for k, i := range files {
+			if i >= n {
+				continue
+			}
+			s := w * bm25tf(int(counts[k]), int(ix.files[i].fieldLen(fl)), avg)
 			scores[i] += s
-			vs, ts := bestV[keep*i:keep*i+keep], bestT[keep*i:keep*i+keep]
-			for k := 0; k < keep; k++ {
+			if m == nil {
+				continue
+			}
+			vs, ts := bestV[bm25Keep*i:bm25Keep*i+bm25Keep], m.best[bm25Keep*i:bm25Keep*i+bm25Keep]
+			for k := 0; k < bm25Keep; k++ {
 				if float32(s) > vs[k] {
-					copy(vs[k+1:], vs[k:keep-1])
-					copy(ts[k+1:], ts[k:keep-1])
+					copy(vs[k+1:], vs[k:bm25Keep-1])
+					copy(ts[k+1:], ts[k:bm25Keep-1])
 					vs[k], ts[k] = float32(s), int32(qi)
 					break
 				}
 			}
-		})
-	}
-	top := make([][]string, n)
-	for i := range top {
-		if scores[i] == 0 {
-			continue
-		}
-		for k := 0; k < keep && bestV[keep*i+k] > 0; k++ {
-			top[i] = append(top[i], qts[bestT[keep*i+k]].term)
 		}
 	}
-	return scores, top
+	return scores, m
 }
 
 // bm25Term scores one query term of the given weight over a field's
@@ -708,6 +804,6 @@ func bm25Term(v []byte, n int, weight float64, length func(i int) int, avg float
 	})
 }
 
-func (ix *Index) contentBM25(qts []queryTerm) ([]float64, [][]string) {
-	return ix.bm25(qts, &ix.content, func(f *fileEntry) uint32 { return f.length }, ix.avgContent)
+func (ix *Index) contentBM25(qts []queryTerm, scratch *[]float32) ([]float64, *termMatches) {
+	return ix.bm25(qts, fieldContent, scratch)
 }

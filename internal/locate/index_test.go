@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -131,5 +132,72 @@ func TestSortedTerms(t *testing.T) {
 				t.Errorf("sorted %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+// TestBM25BestTerms checks the terms a BM25 note names, now kept as term
+// numbers and spelled out only for the files explained, against each
+// term's share scored alone: the file's four largest shares, largest
+// first (an earlier term before a later one of equal share), none for a
+// file that did not score.
+func TestBM25BestTerms(t *testing.T) {
+	t.Parallel()
+	ix := NewIndex(buildProject(t))
+	qts := queryTerms("metres feet inches convert length geojson shapes circle area units projection mercator latitude")
+	var scratch []float32
+	scores, m := ix.bm25(qts, fieldContent, &scratch)
+	plain, none := ix.bm25(qts, fieldContent, nil)
+	if none != nil || !slices.Equal(plain, scores) {
+		t.Fatalf("scoring without the best terms gave %v (%v), want %v", plain, none, scores)
+	}
+	n := len(ix.files)
+	shares := make([][]float32, n)
+	for _, q := range qts {
+		alone := make([]float32, n)
+		if v := ix.content.get(q.term); v != nil {
+			bm25Term(v, n, q.weight, func(i int) int { return int(ix.files[i].length) }, ix.avgContent, func(i int, s float64) { alone[i] = float32(s) })
+		}
+		for i := range shares {
+			shares[i] = append(shares[i], alone[i])
+		}
+	}
+	named := 0
+	for i := range ix.files {
+		order := make([]int, len(qts))
+		for k := range order {
+			order[k] = k
+		}
+		sort.SliceStable(order, func(a, b int) bool { return shares[i][order[a]] > shares[i][order[b]] })
+		var want []string
+		for _, k := range order {
+			if len(want) < bm25Keep && shares[i][k] > 0 && scores[i] != 0 {
+				want = append(want, qts[k].term)
+			}
+		}
+		got := m.terms(i)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: best terms %q, want %q", ix.files[i].path, got, want)
+		}
+		if len(got) == bm25Keep {
+			named++
+		}
+	}
+	if named == 0 {
+		t.Fatal("no file matched four query terms: the test checks no cut")
+	}
+	// Each field's scores are, to the bit, the sums bm25Term gives term
+	// by term in the query's order.
+	for _, fl := range []field{fieldContent, fieldPath, fieldSymbols} {
+		tb, avg := fieldPostings(ix, fl)
+		want := make([]float64, n)
+		for _, q := range qts {
+			if v := tb.get(q.term); v != nil {
+				bm25Term(v, n, q.weight, func(i int) int { return int(ix.files[i].fieldLen(fl)) }, avg, func(i int, s float64) { want[i] += s })
+			}
+		}
+		got, _ := ix.bm25(qts, fl, nil)
+		if !slices.Equal(got, want) || slices.Max(want) == 0 {
+			t.Errorf("field %d: scores %v, want %v (term by term)", fl, got, want)
+		}
 	}
 }

@@ -70,7 +70,8 @@ func (ix *Index) rank(query string, k int, opts Options) ([]Ranked, error) {
 	}
 	if opts.Baseline {
 		qts := queryTerms(query)
-		scores, top := ix.contentBM25(qts)
+		var scratch []float32
+		scores, top := ix.contentBM25(qts, &scratch)
 		var matched []int
 		for i, s := range scores {
 			if s > 0 {
@@ -80,7 +81,7 @@ func (ix *Index) rank(query string, k int, opts Options) ([]Ranked, error) {
 		var scored []Ranked
 		for _, b := range bestFiles(matched, func(i int) float64 { return scores[i] }, k) {
 			scored = append(scored, Ranked{Path: ix.files[b.file].path, Score: b.score,
-				Reasons: []string{fmt.Sprintf("bm25 %.2f on content (%s)", b.score, strings.Join(top[b.file], ", "))}})
+				Reasons: []string{fmt.Sprintf("bm25 %.2f on content (%s)", b.score, strings.Join(top.terms(b.file), ", "))}})
 		}
 		return scored, nil
 	}
@@ -197,8 +198,10 @@ type evidence struct {
 	// matched holds, for the BM25 signals, each file's best-matching
 	// terms, and matchedNote the words before them; the note is written
 	// only for the files explained, not for every file that matched.
-	matched     [numFeatures][][]string
+	matched     [numFeatures]*termMatches
 	matchedNote [numFeatures]string
+	// bestShares is the BM25 scoring's scratch buffer (see bm25).
+	bestShares []float32
 }
 
 func (ev *evidence) note(f feature, i int, s string) {
@@ -228,8 +231,8 @@ func (ev *evidence) explain(i int, w *Weights) []string {
 		note := featureInfo[f].label
 		if ev.notes[f] != nil && ev.notes[f][i] != "" {
 			note = ev.notes[f][i]
-		} else if ev.matched[f] != nil && len(ev.matched[f][i]) > 0 {
-			note = ev.matchedNote[f] + " " + quoteList(ev.matched[f][i])
+		} else if ts := ev.matched[f].terms(i); len(ts) > 0 {
+			note = ev.matchedNote[f] + " " + quoteList(ts)
 		}
 		if f == fPrior {
 			note = fmt.Sprintf("%s (%.2f)", note, ev.feats[i][f])
@@ -278,9 +281,9 @@ func (ix *Index) evidence(query, root string) *evidence {
 // scores.
 func (ix *Index) lexicalFeatures(qts []queryTerm, ev *evidence) []float64 {
 	fs := ev.feats
-	content, ctop := ix.contentBM25(qts)
-	paths, ptop := ix.bm25(qts, &ix.pathTerms, func(f *fileEntry) uint32 { return f.pathLen }, ix.avgPath)
-	syms, stop := ix.bm25(qts, &ix.symTerms, func(f *fileEntry) uint32 { return f.symLen }, ix.avgSym)
+	content, ctop := ix.contentBM25(qts, &ev.bestShares)
+	paths, ptop := ix.bm25(qts, fieldPath, &ev.bestShares)
+	syms, stop := ix.bm25(qts, fieldSymbols, &ev.bestShares)
 	maxC, maxP, maxS := maxOf(content), maxOf(paths), maxOf(syms)
 	for i := range fs {
 		if content[i] > 0 {
@@ -323,8 +326,8 @@ func (ix *Index) titleFeatures(query string, ev *evidence) {
 		return
 	}
 	fs := ev.feats
-	tp, _ := ix.bm25(tqs, &ix.pathTerms, func(f *fileEntry) uint32 { return f.pathLen }, ix.avgPath)
-	ts, _ := ix.bm25(tqs, &ix.symTerms, func(f *fileEntry) uint32 { return f.symLen }, ix.avgSym)
+	tp, _ := ix.bm25(tqs, fieldPath, nil)
+	ts, _ := ix.bm25(tqs, fieldSymbols, nil)
 	for i := range tp {
 		tp[i] += ts[i]
 	}
@@ -343,7 +346,7 @@ func (ix *Index) partContent(qts []queryTerm, f feature, part string, ev *eviden
 	if len(qts) == 0 {
 		return
 	}
-	scores, top := ix.contentBM25(qts)
+	scores, top := ix.contentBM25(qts, &ev.bestShares)
 	if m := maxOf(scores); m > 0 {
 		for i, v := range scores {
 			if v > 0 {
@@ -454,6 +457,8 @@ func (ix *Index) candidates(query string, ms mentions, ev *evidence) {
 	fs := ev.feats
 	hold, votes := ix.langHoldBack(query, ms)
 	lead := votes.leading()
+	// One note per family held back, not one string built per file.
+	holdNotes := map[string]string{}
 	for i := range fs {
 		f := &fs[i]
 		lexical := f[fContent] + f[fPath] + f[fSymbol]
@@ -479,9 +484,17 @@ func (ix *Index) candidates(query string, ms mentions, ev *evidence) {
 		default:
 			// Held back by how far the language evidence
 			// points away from the file's language.
+			if len(hold) == 0 {
+				break
+			}
 			if fam := fileFamily(d.path); hold[fam] > 0 {
 				f[fOtherLang] = hold[fam] * (lexical + f[fDefines])
-				ev.note(fOtherLang, i, otherLangNote(fam, lead))
+				note, ok := holdNotes[fam]
+				if !ok {
+					note = otherLangNote(fam, lead)
+					holdNotes[fam] = note
+				}
+				ev.note(fOtherLang, i, note)
 			}
 		}
 	}
@@ -597,9 +610,15 @@ func (ix *Index) pathMentions(ms mentions, ev *evidence) {
 			ev.note(feat, i, what+base+" (file name)")
 		}
 	}
+	// A file no path names keeps its zeros (saturate(0) is 0): most of a
+	// large tree.
 	for i := range quoted {
-		ev.feats[i][fQuoted] = saturate(quoted[i])
-		ev.feats[i][fFrame] = saturate(frames[i])
+		if quoted[i] != 0 {
+			ev.feats[i][fQuoted] = saturate(quoted[i])
+		}
+		if frames[i] != 0 {
+			ev.feats[i][fFrame] = saturate(frames[i])
+		}
 	}
 	if innermost >= 0 {
 		ev.feats[innermost][fInnermost] = 1
@@ -700,7 +719,9 @@ func (ix *Index) identDefinitions(ms mentions, ev *evidence) {
 // saturated, and a note listing the first few names.
 func (ev *evidence) setNamed(feat feature, hits []float64, named map[int][]string, note func(ids string) string) {
 	for i, h := range hits {
-		ev.feats[i][feat] = saturate(h)
+		if h != 0 { // saturate(0) is 0, which the file holds already
+			ev.feats[i][feat] = saturate(h)
+		}
 	}
 	for i, ids := range named {
 		sort.Strings(ids)
@@ -880,8 +901,12 @@ func (ix *Index) dottedNames(ms mentions, ev *evidence) {
 		}
 	}
 	for i := range hits {
-		ev.feats[i][fModule] = saturate(hits[i])
-		ev.feats[i][fMethod] = saturate(mhits[i])
+		if hits[i] != 0 { // saturate(0) is 0, which the file holds already
+			ev.feats[i][fModule] = saturate(hits[i])
+		}
+		if mhits[i] != 0 {
+			ev.feats[i][fMethod] = saturate(mhits[i])
+		}
 	}
 }
 

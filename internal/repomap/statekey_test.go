@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -493,5 +495,26 @@ func TestStateKeyStableAsFilesAge(t *testing.T) {
 				t.Errorf("the key changed from %s to %s as the tree aged", young, old)
 			}
 		})
+	}
+}
+
+// TestLocalPath checks the element scan a key runs on every path of its
+// record against what it replaced: path.Clean leaves the path alone, and
+// it is neither ".", "..", above the root nor absolute.
+func TestLocalPath(t *testing.T) {
+	t.Parallel()
+	cleaned := func(p string) bool {
+		return p != "" && !strings.HasPrefix(p, "/") && path.Clean(p) == p && p != "." && p != ".." &&
+			!strings.HasPrefix(p, "../") && filepath.IsLocal(filepath.FromSlash(p))
+	}
+	paths := []string{
+		"", ".", "..", "/", "//", "a", "a/b", "a/b/c.go", "/a", "a/", "a//b", "./a", "a/.", "a/./b",
+		"../a", "a/..", "a/../b", "..a", "a..", "a/..b/c", ".a/.b", "...", "a/.../b", "a\\..\\b",
+		"a\x00b", "é/ü.py", "a/b/", "///a", ".git/config", " /a", "a/ ",
+	}
+	for _, p := range paths {
+		if got, want := localPath(p), cleaned(p); got != want {
+			t.Errorf("localPath(%q) = %v, want %v", p, got, want)
+		}
 	}
 }

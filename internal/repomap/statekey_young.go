@@ -105,6 +105,10 @@ func (k *stateKeyer) contentPart(p string, s stamp, young bool, prev map[string]
 	if s.Missing || !s.Regular || s.Size > k.opts.MaxFileBytes {
 		return nil
 	}
+	if !young && len(prev) == 0 {
+		// Mostly no file was young at the last key: nothing to look up.
+		return nil
+	}
 	saved, ok := prev[p]
 	ok = ok && saved.Stamp == s
 	if !young && !ok {
