@@ -40,6 +40,12 @@ func initMain(cfgFile string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: reading configuration: %v\n", err)
 		return exitSetup
 	}
+	if c.OOMFloor {
+		if err := awaitOOMFloor(c.Root); err != nil {
+			fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
+			return exitSetup
+		}
+	}
 	if err := proc.CloseInherited(); err != nil {
 		fmt.Fprintf(os.Stderr, "planex sandbox: closing inherited descriptors: %v\n", err)
 		return exitSetup

@@ -132,3 +132,57 @@ func TestMemoryHogHelper(t *testing.T) {
 	fmt.Printf("hog stopped at %d MiB more\n", 4*n)
 	time.Sleep(3 * watchInterval)
 }
+
+// TestOOMScoreFloor: a program that fills memory first puts its OOM
+// score back to 0 (and -17 through the legacy oom_adj), in itself and in
+// a child, so that the kernel kills planex or the runner in its place
+// when memory runs out. planex as root sets the score from outside, which
+// makes 1000 the floor: every write is refused and the score stays 1000.
+// Before, the program's own write of 1000 set no floor, and 0 was read
+// back. An ordinary user's planex cannot set one, nor can root without
+// the capability (docs/security.md).
+func TestOOMScoreFloor(t *testing.T) {
+	needRoot(t)
+	if !canSetOOMFloor() {
+		t.Skip("needs CAP_SYS_RESOURCE, which this machine's root lacks (CapEff in /proc/self/status): without it no write sets an OOM score floor")
+	}
+	s := newSandbox(t)
+	script := `for v in 0 500 999 -1000; do echo $v > /proc/self/oom_score_adj 2>/dev/null && echo "LOWERED to $v"; done
+echo -17 > /proc/self/oom_adj 2>/dev/null && echo "LOWERED oom_adj"
+sh -c 'echo 0 > /proc/self/oom_score_adj 2>/dev/null && echo "CHILD LOWERED"; echo "child $(cat /proc/self/oom_score_adj)"'
+echo "score $(cat /proc/self/oom_score_adj)"`
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=" + os.Getenv("PATH")}, script)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(out, "LOWERED") {
+		t.Errorf("a contained program lowered its OOM score:\n%s", out)
+	}
+	if !strings.Contains(out, "score 1000\n") || !strings.Contains(out, "child 1000\n") {
+		t.Errorf("want the OOM score 1000 in the program and its child:\n%s", out)
+	}
+}
+
+// TestOOMFloorHandshake runs the init's wait for planex's write of its
+// OOM score where the machine's root lacks the capability that makes it
+// a floor (TestOOMScoreFloor covers the floor): a step still starts, at
+// score 1000, and a process other than the init that connects to the
+// socket gets no answer, so it learns nothing and sets nothing.
+func TestOOMFloorHandshake(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	s.oomFloor = true
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=" + os.Getenv("PATH")}, `echo "score $(cat /proc/self/oom_score_adj)"`)
+	if err != nil || out != "score 1000\n" {
+		t.Fatalf("a step with the OOM handshake: %q, %v", out, err)
+	}
+	root := t.TempDir()
+	stop, err := serveOOMFloor(root, filepath.Join(root, configFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if err := awaitOOMFloor(root); !errors.Is(err, errNoOOMFloor) {
+		t.Errorf("a process that is not the init was answered: %v", err)
+	}
+}

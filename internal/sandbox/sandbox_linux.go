@@ -27,6 +27,9 @@ type Sandbox struct {
 	lent   lender
 	// net is ProbeNetwork's answer, found by Probe.
 	net netProbe
+	// oomFloor: planex may set its programs' OOM score floor
+	// (oom_linux.go).
+	oomFloor bool
 }
 
 // New returns a sandbox for mode: nil for ModeOff; for ModeOn an error
@@ -41,7 +44,7 @@ func New(ctx context.Context, mode Mode) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: locating planex's own executable: %v", ErrUnavailable, err)
 	}
-	s := &Sandbox{exe: exe}
+	s := &Sandbox{exe: exe, oomFloor: canSetOOMFloor()}
 	if err := s.Probe(ctx); err != nil {
 		return nil, err
 	}
@@ -125,6 +128,10 @@ type config struct {
 	// Outer is the init's id the program's uid and gid map to (ids_linux.go).
 	Outer int       `json:"outer"`
 	Net   netConfig `json:"net"`
+	// OOMFloor has the init wait for planex to set its OOM score and
+	// floor before it starts the program (oom_linux.go): planex runs as
+	// root.
+	OOMFloor bool `json:"oom_floor,omitempty"`
 }
 
 // Wrap turns cmd, not yet started, into the same command run inside a
@@ -174,6 +181,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 		return noop, fmt.Errorf("sandbox: creating its root: %w", err)
 	}
 	c.Root = root
+	c.OOMFloor = s.oomFloor
 	b, err := json.Marshal(c)
 	if err != nil {
 		os.Remove(root)
@@ -201,13 +209,22 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	// If planex dies, so does the init, and with it every process of
 	// the step.
 	attr.Pdeathsig = syscall.SIGKILL
+	stopOOM := func() {}
+	if c.OOMFloor {
+		if stopOOM, err = serveOOMFloor(root, cfgFile); err != nil {
+			os.Remove(cfgFile)
+			os.Remove(root)
+			return noop, err
+		}
+	}
 	giveBack, err := s.lend(c.Writable, ids.host)
 	if err != nil {
+		stopOOM()
 		os.Remove(cfgFile)
 		os.Remove(root)
 		return noop, err
 	}
-	return func() { os.Remove(cfgFile); os.Remove(root); giveBack() }, nil
+	return func() { stopOOM(); os.Remove(cfgFile); os.Remove(root); giveBack() }, nil
 }
 
 // setPaths puts p's directories and files into c as the contained process
