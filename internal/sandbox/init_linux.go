@@ -140,6 +140,7 @@ func buildRoot(c config) error {
 	masks := c.Mask
 	if c.Net.Contained {
 		masks = append(masks, runSockets(r, append(append([]string(nil), c.Mask...), c.Hide...))...)
+		masks = append(masks, boundIn(r, c.Net.Bound, append(forwardedSockets(c.Net), masks...))...)
 		ownSys(r)
 	}
 	binds := append(append([]string(nil), c.ReadOnly...), c.Writable...)
@@ -187,6 +188,15 @@ func buildRoot(c config) error {
 		}
 	}
 	return enterRoot(r)
+}
+
+// forwardedSockets are the sockets the init relays the step's ports to.
+func forwardedSockets(n netConfig) []string {
+	var out []string
+	for _, f := range n.Forward {
+		out = append(out, f.Socket)
+	}
+	return out
 }
 
 // readOnlyAttr is what every read-only bind gets: no writes, no set-id.
