@@ -62,6 +62,7 @@ func initMain(cfgFile string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}
+	capKernelCounts("/proc/sys/user", c.Counts)
 	if !isDir(c.Dir) {
 		fmt.Fprintf(os.Stderr, "planex sandbox: the working directory %s is not visible inside the sandbox (is it under /tmp or a hidden home? make it readable)\n", c.Dir)
 		return exitSetup

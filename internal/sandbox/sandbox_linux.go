@@ -132,6 +132,9 @@ type config struct {
 	// floor before it starts the program (oom_linux.go): planex runs as
 	// root.
 	OOMFloor bool `json:"oom_floor,omitempty"`
+	// Counts are the step's maxima of what the kernel counts per user
+	// (ucounts_linux.go).
+	Counts map[string]int64 `json:"counts,omitempty"`
 }
 
 // Wrap turns cmd, not yet started, into the same command run inside a
@@ -182,6 +185,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	}
 	c.Root = root
 	c.OOMFloor = s.oomFloor
+	c.Counts = stepCounts("/proc/sys/user")
 	b, err := json.Marshal(c)
 	if err != nil {
 		os.Remove(root)
