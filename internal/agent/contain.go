@@ -132,6 +132,8 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		p.Mask = append(p.Mask, sock)
 	}
 	p.Mask = append(p.Mask, engineSockets(base)...)
+	keep := append(append(append([]string{cmd.Dir}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
+	p.Mask = append(p.Mask, credentialFiles(base, env, keep)...)
 	p.Mask = append(p.Mask, runnerOwnFiles(base)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
