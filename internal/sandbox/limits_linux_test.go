@@ -59,6 +59,17 @@ i=0; while [ $i -lt 100000 ]; do set -- /proc/[0-9]*; [ $# -ge 64 ] && break; i=
 					t.Errorf("want the bomb held at 64 processes (and the init), saw %d:\n%s", k, out)
 				}
 			}},
+		// The machine's file table: a step that held 20,000
+		// descriptors in each of its processes (as many as this
+		// machine lets one process hold) filled it, and every process
+		// but root's got ENFILE. The hog is ended once it holds more
+		// than the step may, long before its 5 s are up.
+		{"descriptor hog", Limits{OpenFiles: 2048}, os.Args[0] + ` -test.run=^TestDescriptorHogHelper$`, "open file limit 2048 hit",
+			func(t *testing.T, work, out string, err error) {
+				if strings.Contains(out, "hog still running") || err == nil {
+					t.Errorf("the hog was not ended: %v\n%s", err, out)
+				}
+			}},
 		{"memory hog", Limits{Memory: 1 << 30}, os.Args[0] + ` -test.run=^TestMemoryHogHelper$`, "memory limit 1G hit",
 			func(t *testing.T, work, out string, err error) {
 				if !strings.Contains(out, "hog stopped at") {
@@ -114,6 +125,27 @@ func TestDefaultLimitsAreSet(t *testing.T) {
 	if strings.Contains(out, "RAISED") {
 		t.Errorf("the program raised its file size limit:\n%s", out)
 	}
+}
+
+// TestDescriptorHogHelper opens descriptors until it cannot (or has
+// 16,384), then holds them 5 s.
+func TestDescriptorHogHelper(t *testing.T) {
+	if os.Getenv("PLANEX_MEMORY_HOG") == "" {
+		t.Skip("the descriptor hog of TestLimitsStopRunawaySteps")
+	}
+	n := 0
+	for ; n < 1<<14; n++ {
+		r, w, err := os.Pipe()
+		if err != nil {
+			break
+		}
+		defer r.Close()
+		defer w.Close()
+		n++
+	}
+	fmt.Printf("holding %d descriptors\n", n)
+	time.Sleep(5 * time.Second)
+	fmt.Println("hog still running")
 }
 
 // TestMemoryHogHelper maps memory until the address space runs out, then
@@ -184,5 +216,47 @@ func TestOOMFloorHandshake(t *testing.T) {
 	defer stop()
 	if err := awaitOOMFloor(root); !errors.Is(err, errNoOOMFloor) {
 		t.Errorf("a process that is not the init was answered: %v", err)
+	}
+}
+
+// TestFileGuard: the step's share is at most a quarter of the machine's
+// table; its descriptors are counted only once the machine's count grew
+// by half of it, the init's own are not, and only a step past its share
+// is reported (here on a /proc laid out in a folder).
+func TestFileGuard(t *testing.T) {
+	t.Parallel()
+	proc := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(proc, "sys", "fs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(proc, "sys", "fs", "file-max"), "8192\n", 0o644)
+	writeFile(t, filepath.Join(proc, "sys", "fs", "file-nr"), "100\t0\t8192\n", 0o644)
+	fds := func(pid string, n int) {
+		if err := os.MkdirAll(filepath.Join(proc, pid, "fd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			writeFile(t, filepath.Join(proc, pid, "fd", strconv.Itoa(i)), "", 0o644)
+		}
+	}
+	fds("1", 5000)
+	fds("42", 1500)
+	g := newFileGuard(proc, 4096)
+	if g.limit != 2048 || g.base != 100 {
+		t.Fatalf("guard = %+v, want a limit of a quarter of 8192 and the count at its start", g)
+	}
+	if n := g.check(); n != 0 {
+		t.Errorf("counted %d with the machine's table unchanged", n)
+	}
+	writeFile(t, filepath.Join(proc, "sys", "fs", "file-nr"), "7000\t0\t8192\n", 0o644)
+	if n := g.check(); n != 0 {
+		t.Errorf("a step within its share (the init's 5000 not counted) was reported: %d", n)
+	}
+	fds("43", 600)
+	if n := g.check(); n <= 2048 {
+		t.Errorf("a step past its share was not reported: %d", n)
+	}
+	if off := newFileGuard(proc, Unlimited); off.check() != 0 || off.limit != 0 {
+		t.Errorf("open-files=off still watched: %+v", off)
 	}
 }
