@@ -162,7 +162,7 @@ func TestWrapConfig(t *testing.T) {
 			}},
 		{name: "limits pass through", p: Policy{Limits: Limits{Processes: 77, Memory: Unlimited}}, dir: real,
 			check: func(t *testing.T, c config) {
-				if c.Limits != (Limits{FileSize: DefaultFileSize, Processes: 77, Memory: Unlimited}) {
+				if c.Limits != (Limits{FileSize: DefaultFileSize, Processes: 77, Memory: Unlimited, OpenFiles: DefaultOpenFiles}) {
 					t.Errorf("limits: %+v", c.Limits)
 				}
 			}},
