@@ -199,6 +199,10 @@ type usage struct {
 	// openFiles is how many descriptors the step held when the init
 	// ended it for holding more than openFilesLimit; 0 when it did not.
 	openFiles, openFilesLimit int64
+	// diskFull is a writable folder whose file system the step filled
+	// (diskLeft bytes left) when the init ended it; "" when it did not.
+	diskFull string
+	diskLeft uint64
 }
 
 // sigXFSZ is SIGXFSZ's number on Linux (also on the BSDs and macOS).
@@ -220,6 +224,9 @@ func limitsHit(l Limits, u usage) []string {
 	}
 	if u.openFiles > 0 {
 		hit = append(hit, fmt.Sprintf("open file limit %d hit: the step's processes held %d descriptors at once (the machine's file table is every process's), and the step was ended", u.openFilesLimit, u.openFiles))
+	}
+	if u.diskFull != "" {
+		hit = append(hit, fmt.Sprintf("disk nearly full: the file system holding %s had %d MiB left, and the step was ended (the runner and planex write there too)", u.diskFull, u.diskLeft>>20))
 	}
 	if l.Memory > 0 && u.peakMemory >= l.Memory-l.Memory/10 {
 		hit = append(hit, fmt.Sprintf("memory limit %s hit: a process of the step reached %s of address space, where allocations fail", formatLimit(limitMemory, l.Memory), formatLimit(limitMemory, u.peakMemory&^(1<<20-1))))

@@ -122,15 +122,17 @@ const watchInterval = 200 * time.Millisecond
 // watcher follows how many tasks the step has and the largest address
 // space among them, from the namespace's own /proc, until stopped, and
 // calls end (endStep in the init) once when the step holds more
-// descriptors than it may (fileGuard).
+// descriptors than it may (fileGuard) or has filled a file system it
+// writes (diskGuard).
 type watcher struct {
 	stop chan struct{}
 	done chan usage
 }
 
-func watch(l Limits, end func()) *watcher {
+func watch(l Limits, writable []string, end func()) *watcher {
 	w := &watcher{stop: make(chan struct{}), done: make(chan usage, 1)}
 	guard := newFileGuard("/proc", l.OpenFiles)
+	disk := newDiskGuard(writable, unix.Statfs)
 	go func() {
 		var u usage
 		t := time.NewTicker(watchInterval)
@@ -141,6 +143,10 @@ func watch(l Limits, end func()) *watcher {
 			u.peakMemory = max(u.peakMemory, mem)
 			if n := guard.check(); n > 0 && u.openFiles == 0 {
 				u.openFiles, u.openFilesLimit = n, guard.limit
+				end()
+			}
+			if p, left, full := disk.check(); full && u.diskFull == "" {
+				u.diskFull, u.diskLeft = p, left
 				end()
 			}
 			select {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestLimitsStopRunawaySteps: a step writes a huge file, forks without
@@ -258,5 +260,70 @@ func TestFileGuard(t *testing.T) {
 	}
 	if off := newFileGuard(proc, Unlimited); off.check() != 0 || off.limit != 0 {
 		t.Errorf("open-files=off still watched: %+v", off)
+	}
+}
+
+// TestDiskFillEndsTheStep: a program writes file after file, each under
+// the file-size limit, until the file system holding its worktree is
+// full (the runner's and planex's disk too), then would go on running.
+// The init ends the step once that file system has less than its floor
+// left (a twentieth of this 64 MiB one), and says so. Before, the step
+// ran on with the disk full. Root mounts the small file system.
+func TestDiskFillEndsTheStep(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	work := t.TempDir()
+	if err := syscall.Mount("tmpfs", work, "tmpfs", 0, "size=64m,mode=0777"); err != nil {
+		t.Skipf("mounting a small file system for the worktree: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(work, syscall.MNT_DETACH) })
+	script := `i=0; while head -c 1048576 /dev/zero > f$i 2>/dev/null; do i=$((i+1)); done; echo "wrote $i files"; sleep 5; echo "hog still running"`
+	out, err := run(t, s, Policy{Writable: []string{work}, Limits: Limits{FileSize: 2 << 20}}, work, []string{"PATH=" + os.Getenv("PATH")}, script)
+	if strings.Contains(out, "hog still running") || err == nil {
+		t.Errorf("the step ran on with its disk full: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "planex sandbox: disk nearly full: the file system holding "+work) {
+		t.Errorf("the step's output does not say the disk was full:\n%s", out)
+	}
+}
+
+// TestDiskGuard: each file system is watched once, through any of its
+// folders; it trips below its floor (256 MiB, or a twentieth of a small
+// one) only when the step has used space since it started.
+func TestDiskGuard(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	type fs struct {
+		id           int32
+		total, avail uint64 // MiB
+	}
+	disks := map[string]*fs{"/big": {1, 100_000, 10_000}, "/big/cache": {1, 100_000, 10_000}, "/small": {2, 64, 60}, "/nearlyfull": {3, 100_000, 100}}
+	statfs := func(p string, st *unix.Statfs_t) error {
+		d, ok := disks[p]
+		if !ok {
+			return syscall.ENOENT
+		}
+		*st = unix.Statfs_t{Bsize: mib, Blocks: d.total, Bavail: d.avail, Fsid: unix.Fsid{Val: [2]int32{d.id, 0}}}
+		return nil
+	}
+	g := newDiskGuard([]string{"/big", "/big/cache", "/small", "/nearlyfull", "/gone"}, statfs)
+	if len(g.fss) != 3 || g.fss[0].floor != 256*mib || g.fss[1].floor != 64*mib/20 {
+		t.Fatalf("guard = %+v", g.fss)
+	}
+	if _, _, full := g.check(); full {
+		t.Error("tripped with nothing written (a disk below its floor from the start counts only once the step writes)")
+	}
+	disks["/big"].avail = 300
+	if _, _, full := g.check(); full {
+		t.Error("tripped above the floor")
+	}
+	disks["/small"].avail = 2
+	if p, left, full := g.check(); !full || p != "/small" || left != 2*mib {
+		t.Errorf("check = %q, %d, %v; want /small with 2 MiB left", p, left, full)
+	}
+	disks["/small"].avail = 60
+	disks["/nearlyfull"].avail = 99
+	if p, _, full := g.check(); !full || p != "/nearlyfull" {
+		t.Errorf("a disk below its floor from the start, written to: %q, %v", p, full)
 	}
 }
