@@ -203,6 +203,9 @@ type usage struct {
 	// (diskLeft bytes left) when the init ended it; "" when it did not.
 	diskFull string
 	diskLeft uint64
+	// sysvPast says what System V memory the step held past its caps
+	// when the init ended it; "" when it did not.
+	sysvPast string
 }
 
 // sigXFSZ is SIGXFSZ's number on Linux (also on the BSDs and macOS).
@@ -227,6 +230,9 @@ func limitsHit(l Limits, u usage) []string {
 	}
 	if u.diskFull != "" {
 		hit = append(hit, fmt.Sprintf("disk nearly full: the file system holding %s had %d MiB left, and the step was ended (the runner and planex write there too)", u.diskFull, u.diskLeft>>20))
+	}
+	if u.sysvPast != "" {
+		hit = append(hit, "the step held "+u.sysvPast+", and was ended")
 	}
 	if l.Memory > 0 && u.peakMemory >= l.Memory-l.Memory/10 {
 		hit = append(hit, fmt.Sprintf("memory limit %s hit: a process of the step reached %s of address space, where allocations fail", formatLimit(limitMemory, l.Memory), formatLimit(limitMemory, u.peakMemory&^(1<<20-1))))

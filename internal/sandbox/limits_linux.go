@@ -122,17 +122,29 @@ const watchInterval = 200 * time.Millisecond
 // watcher follows how many tasks the step has and the largest address
 // space among them, from the namespace's own /proc, until stopped, and
 // calls end (endStep in the init) once when the step holds more
-// descriptors than it may (fileGuard) or has filled a file system it
-// writes (diskGuard).
+// descriptors than it may (fileGuard), has filled a file system it
+// writes (diskGuard) or holds System V memory past its caps (sysvGuard).
 type watcher struct {
 	stop chan struct{}
 	done chan usage
 }
 
-func watch(l Limits, writable []string, end func()) *watcher {
+// watchPlan is what a watcher guards: the step's limits, the folders it
+// writes, its System V shared memory cap in bytes (0: its System V
+// memory is not watched), and what ends the step.
+type watchPlan struct {
+	limits   Limits
+	writable []string
+	shmCap   uint64
+	end      func()
+}
+
+func watch(p watchPlan) *watcher {
 	w := &watcher{stop: make(chan struct{}), done: make(chan usage, 1)}
-	guard := newFileGuard("/proc", l.OpenFiles)
-	disk := newDiskGuard(writable, unix.Statfs)
+	guard := newFileGuard("/proc", p.limits.OpenFiles)
+	disk := newDiskGuard(p.writable, unix.Statfs)
+	sysv := sysvGuard{proc: "/proc", shmCap: p.shmCap}
+	end := p.end
 	go func() {
 		var u usage
 		t := time.NewTicker(watchInterval)
@@ -147,6 +159,10 @@ func watch(l Limits, writable []string, end func()) *watcher {
 			}
 			if p, left, full := disk.check(); full && u.diskFull == "" {
 				u.diskFull, u.diskLeft = p, left
+				end()
+			}
+			if what := sysv.check(); what != "" && u.sysvPast == "" {
+				u.sysvPast = what
 				end()
 			}
 			select {

@@ -217,7 +217,7 @@ func TestWrapConfig(t *testing.T) {
 // the test itself).
 func TestWatchAndReport(t *testing.T) {
 	t.Parallel()
-	w := watch(Limits{}, nil, func() { t.Error("the watcher ended a step that held nothing") })
+	w := watch(watchPlan{end: func() { t.Error("the watcher ended a step that held nothing") }})
 	u := w.finish(128 + sigXFSZ)
 	if u.status != 153 || u.tasks < 1 || u.peakMemory <= 0 {
 		t.Fatalf("watcher saw %+v", u)
