@@ -38,6 +38,10 @@ const (
 	// credKerberos names a Kerberos cache or key table, maybe with a
 	// type prefix (FILE:, DIR:, WRFILE:); other types name no file.
 	credKerberos
+	// credDBus is a D-Bus address list (unix:path=/…,guid=…;…): its
+	// path sockets. An abstract one is Landlock's (section 1b of
+	// docs/security.md), a listening address names no socket yet.
+	credDBus
 )
 
 // credentialVars are the variables whose files are covered when
@@ -58,6 +62,14 @@ var credentialVars = []credentialVar{
 	{"PIP_CONFIG_FILE", credFile}, {"TF_CLI_CONFIG_FILE", credFile},
 	{"GH_CONFIG_DIR", credDir}, {"GNUPGHOME", credDir}, {"PASSWORD_STORE_DIR", credDir},
 	{"ANSIBLE_VAULT_PASSWORD_FILE", credFile}, {"SOPS_AGE_KEY_FILE", credFile},
+	// The desktop session's: its bus starts programs for whoever
+	// connects (systemd-run --user), and the runtime folder holds the
+	// session's other sockets (a keyring daemon, gpg-agent, a Wayland
+	// compositor, podman's). Default places (/run/user) are covered
+	// anyway; these are for a session kept elsewhere (WSLg's
+	// /mnt/wslg/runtime-dir, a bus address under /srv).
+	{"DBUS_SESSION_BUS_ADDRESS", credDBus}, {"DBUS_SYSTEM_BUS_ADDRESS", credDBus},
+	{"XDG_RUNTIME_DIR", credDir},
 }
 
 // credentialFiles lists the absolute paths the credential variables of
@@ -99,6 +111,20 @@ func credentialPaths(val string, kind credentialKind) []string {
 		for _, p := range strings.Split(val, ":") {
 			if p != "" {
 				out = append(out, p)
+			}
+		}
+		return out
+	case credDBus:
+		var out []string
+		for _, addr := range strings.Split(val, ";") {
+			rest, ok := strings.CutPrefix(addr, "unix:")
+			if !ok {
+				continue
+			}
+			for _, kv := range strings.Split(rest, ",") {
+				if p, ok := strings.CutPrefix(kv, "path="); ok && p != "" {
+					out = append(out, p)
+				}
 			}
 		}
 		return out
