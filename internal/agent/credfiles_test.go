@@ -106,7 +106,7 @@ func TestCredentialFiles(t *testing.T) {
 		"DBUS_SESSION_BUS_ADDRESS=unix:path=/srv/bus,guid=1;unix:abstract=/tmp/x;tcp:host=h",
 	}
 	passed := []string{"AWS_CONFIG_FILE=/srv/aws"}
-	got := credentialFiles(base, passed, []string{"/work/repo"})
+	got := credentialFiles(append(base, "XDG_RUNTIME_DIR=/srv/run"), passed, []string{"/work/repo", "/srv/run/tmp"})
 	want := []string{"/srv/k1", "/srv/k2", "/work/repo/.docker", "/etc/krb5.keytab", "/srv/netrc", "/srv/bus"}
 	if strings.Join(sortedStrings(got), " ") != strings.Join(sortedStrings(want), " ") {
 		t.Errorf("credentialFiles = %q, want %q", got, want)
