@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,10 +31,10 @@ import (
 // from outside, before the init starts the program: the floor is then
 // 1000, copied to every process the init starts, and a program's write
 // of a lower score is refused (EACCES). That needs root with
-// CAP_SYS_RESOURCE, which root in a container often lacks. The init waits for that write:
-// it connects to a socket planex listens on in the sandbox's root
-// folder, and planex, having learnt its pid from the connection, writes
-// the score and answers. An ordinary user's planex cannot set a floor;
+// CAP_SYS_RESOURCE, which root in a container often lacks. The init
+// waits for that write: it connects to a socket planex listens on in the
+// sandbox's root folder, and planex, having learnt its pid from the
+// connection, writes the score and answers. An ordinary user's planex cannot set a floor;
 // its programs start at 1000 and may lower it, and so may those of a
 // root without the capability.
 
@@ -49,11 +50,16 @@ const oomReady = "ok\n"
 // oomWait bounds the init's wait for planex's answer.
 const oomWait = 30 * time.Second
 
-// canSetOOMFloor reports whether this process holds CAP_SYS_RESOURCE
-// (in the machine's first user namespace when it is there, as planex
-// is): only then does its write of a score set the floor. Root in a
-// container or a microVM often lacks it (Docker's default set has none).
+// canSetOOMFloor reports whether this process runs in the machine's
+// first user namespace (its uid map is the whole range, unshifted) and
+// holds CAP_SYS_RESOURCE there: only then does its write of a score set
+// the floor. Root in a container or a microVM often lacks the capability
+// (Docker's default set has none), and root of a rootless container
+// holds it only in a namespace of its own.
 func canSetOOMFloor() bool {
+	if m, err := os.ReadFile("/proc/self/uid_map"); err != nil || strings.Join(strings.Fields(string(m)), " ") != "0 0 4294967295" {
+		return false
+	}
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return false
