@@ -441,14 +441,20 @@ func TestSysVGuard(t *testing.T) {
 	if got := (sysvGuard{proc: proc, shmCap: 4 << 20}).check(); got != "" {
 		t.Errorf("3 MiB of segments and 4 KiB of messages under the caps: %q", got)
 	}
-	if got := (sysvGuard{proc: proc, shmCap: 2 << 20}).check(); !strings.Contains(got, "shared memory of 3 MiB, past the step's 2 MiB") {
+	if got := (sysvGuard{proc: proc, shmCap: 2 << 20}).check(); !strings.Contains(got, "shared memory of 3 MiB (2 segments), past the step's 2 MiB") {
 		t.Errorf("segments past the cap: %q", got)
 	}
 	writeFile(t, filepath.Join(proc, "sysvipc", "msg"), msg+"         0          2   600     8388608          9\n", 0o644)
-	if got := (sysvGuard{proc: proc, shmCap: 4 << 20}).check(); !strings.Contains(got, "System V messages of 8196 KiB") {
+	if got := (sysvGuard{proc: proc, shmCap: 4 << 20}).check(); !strings.Contains(got, "System V messages of 8196 KiB (2 queues)") {
 		t.Errorf("messages past the cap: %q", got)
 	}
 	if got := (sysvGuard{proc: proc}).check(); got != "" {
 		t.Errorf("a guard without a cap watched: %q", got)
+	}
+	// More queues than the step may make (msgmni raised): past the cap
+	// whatever they hold, and the table is read no further.
+	writeFile(t, filepath.Join(proc, "sysvipc", "msg"), msg+strings.Repeat("         0          3   600           0          0\n", 2*msgQueues), 0o644)
+	if got := (sysvGuard{proc: proc, shmCap: 4 << 20}).check(); !strings.Contains(got, fmt.Sprintf("(%d queues), past", msgQueues+1)) {
+		t.Errorf("queues past the count: %q", got)
 	}
 }

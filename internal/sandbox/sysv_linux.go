@@ -27,6 +27,10 @@ import (
 // queues at the default 16 KiB each.
 const msgBytesCap = msgQueues * 16 << 10
 
+// shmSegments is the most segments a step's namespace allows (shmmni's
+// default, which the init leaves as it is).
+const shmSegments = 4096
+
 // sysvGuard watches the System V memory of the step's IPC namespace.
 type sysvGuard struct {
 	proc   string
@@ -34,37 +38,42 @@ type sysvGuard struct {
 }
 
 // check returns what the namespace holds past a cap, in a sentence, or
-// "".
+// "". More segments or queues than the caps allow is past them too (and
+// bounds how much of /proc/sysvipc is read).
 func (g sysvGuard) check() string {
 	if g.shmCap == 0 {
 		return ""
 	}
-	if n := sumColumn(filepath.Join(g.proc, "sysvipc", "shm"), 3); n > g.shmCap {
-		return fmt.Sprintf("System V shared memory of %d MiB, past the step's %d MiB", n>>20, g.shmCap>>20)
+	n, rows := sumColumn(filepath.Join(g.proc, "sysvipc", "shm"), 3, shmSegments)
+	if n > g.shmCap || rows > shmSegments {
+		return fmt.Sprintf("System V shared memory of %d MiB (%d segments), past the step's %d MiB (or %d segments)", n>>20, rows, g.shmCap>>20, shmSegments)
 	}
-	if n := sumColumn(filepath.Join(g.proc, "sysvipc", "msg"), 3); n > msgBytesCap {
-		return fmt.Sprintf("System V messages of %d KiB queued, past the step's %d KiB", n>>10, msgBytesCap>>10)
+	n, rows = sumColumn(filepath.Join(g.proc, "sysvipc", "msg"), 3, msgQueues)
+	if n > msgBytesCap || rows > msgQueues {
+		return fmt.Sprintf("System V messages of %d KiB (%d queues), past the step's %d KiB (or %d queues)", n>>10, rows, msgBytesCap>>10, msgQueues)
 	}
 	return ""
 }
 
-// sumColumn adds up the col'th (from 0) number of each line of a
-// /proc/sysvipc table but its header.
-func sumColumn(p string, col int) uint64 {
-	b, err := os.ReadFile(p)
+// sumColumn adds up the col'th (from 0) number of each row of a
+// /proc/sysvipc table, its header skipped, reading at most maxRows+1
+// rows; it returns the sum and the rows read.
+func sumColumn(p string, col, maxRows int) (sum uint64, rows int) {
+	f, err := os.Open(p)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	var sum uint64
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for first := true; sc.Scan(); first = false {
-		f := bytes.Fields(sc.Bytes())
-		if first || len(f) <= col {
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for first := true; rows <= maxRows && sc.Scan(); first = false {
+		fields := bytes.Fields(sc.Bytes())
+		if first || len(fields) <= col {
 			continue
 		}
-		if n, err := strconv.ParseUint(string(f[col]), 10, 64); err == nil {
+		rows++
+		if n, err := strconv.ParseUint(string(fields[col]), 10, 64); err == nil {
 			sum += n
 		}
 	}
-	return sum
+	return sum, rows
 }
