@@ -132,6 +132,11 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		p.Mask = append(p.Mask, sock)
 	}
 	p.Mask = append(p.Mask, engineSockets(base)...)
+	// planex's temporary folder holds the step's folders and its egress
+	// sockets: a credential folder holding it (an XDG_RUNTIME_DIR that
+	// is also $TMPDIR) is not covered.
+	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
+	p.Mask = append(p.Mask, credentialFiles(base, env, keep)...)
 	p.Mask = append(p.Mask, runnerOwnFiles(base)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)

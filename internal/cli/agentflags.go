@@ -76,7 +76,7 @@ func (a *agentFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&a.mcpConfig, "mcp-config", "", "MCP servers for the agent: a .mcp.json-shaped file ({\"mcpServers\": …}) or inline JSON (docs/agents.md)")
 	f.StringVar(&a.sandbox, "sandbox", "auto", "contain agent processes: auto (when the machine allows; warn otherwise), on (fail without), off")
 	f.StringSliceVar(&a.readable, "sandbox-read", nil, "more directories contained agents may read, although under your home or /tmp (comma-separated; also $PLANEX_SANDBOX_READ, a list like PATH)")
-	f.StringVar(&a.limits, "sandbox-limits", "", "limits for each contained step: file-size=SIZE,processes=N,memory=SIZE (defaults 2G, 4096, none; off turns one off; docs/security.md; also $PLANEX_SANDBOX_LIMITS)")
+	f.StringVar(&a.limits, "sandbox-limits", "", "limits for each contained step: file-size=SIZE,processes=N,memory=SIZE,open-files=N (defaults 2G, 4096, none, 262144; off turns one off; docs/security.md; also $PLANEX_SANDBOX_LIMITS)")
 	f.StringSliceVar(&a.writable, "sandbox-write", nil, "more directories contained agents may write, such as a build cache (comma-separated; also $PLANEX_SANDBOX_WRITE, a list like PATH)")
 	f.StringVar(&a.network, "network", "contained", "agents' network: contained (only through planex's allow-list proxy) or open (this machine's network)")
 	f.StringArrayVar(&a.allowHosts, "allow-host", nil, "let contained agents reach HOST[:PORT] through planex's proxy (repeatable; *.example.com wildcards; without a port, 80 and 443)")

@@ -40,6 +40,12 @@ func initMain(cfgFile string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: reading configuration: %v\n", err)
 		return exitSetup
 	}
+	if c.OOMFloor {
+		if err := awaitOOMFloor(c.Root); err != nil {
+			fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
+			return exitSetup
+		}
+	}
 	if err := proc.CloseInherited(); err != nil {
 		fmt.Fprintf(os.Stderr, "planex sandbox: closing inherited descriptors: %v\n", err)
 		return exitSetup
@@ -56,6 +62,7 @@ func initMain(cfgFile string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}
+	capKernelCounts("/proc/sys/user", c.Counts)
 	if !isDir(c.Dir) {
 		fmt.Fprintf(os.Stderr, "planex sandbox: the working directory %s is not visible inside the sandbox (is it under /tmp or a hidden home? make it readable)\n", c.Dir)
 		return exitSetup
@@ -83,7 +90,7 @@ func initMain(cfgFile string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: starting %s: %v\n", c.Path, err)
 		return 127
 	}
-	watching := watch()
+	watching := watch(watchPlan{limits: c.Limits, writable: c.Writable, shmCap: machineMemory() / 8, end: endStep})
 	pid := cmd.Process.Pid
 	go func() {
 		for s := range sigs {
@@ -134,6 +141,7 @@ func buildRoot(c config) error {
 	masks := c.Mask
 	if c.Net.Contained {
 		masks = append(masks, runSockets(r, append(append([]string(nil), c.Mask...), c.Hide...))...)
+		masks = append(masks, boundIn(r, c.Net.Bound, append(forwardedSockets(c.Net), masks...))...)
 		ownSys(r)
 	}
 	binds := append(append([]string(nil), c.ReadOnly...), c.Writable...)
@@ -181,6 +189,15 @@ func buildRoot(c config) error {
 		}
 	}
 	return enterRoot(r)
+}
+
+// forwardedSockets are the sockets the init relays the step's ports to.
+func forwardedSockets(n netConfig) []string {
+	var out []string
+	for _, f := range n.Forward {
+		out = append(out, f.Socket)
+	}
+	return out
 }
 
 // readOnlyAttr is what every read-only bind gets: no writes, no set-id.

@@ -21,6 +21,16 @@ type Limits struct {
 	// Memory is the address space of each process, in bytes (RLIMIT_AS):
 	// an allocation beyond it fails.
 	Memory int64 `json:"memory,omitempty"`
+	// OpenFiles is how many descriptors the step's processes may hold
+	// together. The machine's file table (fs.file-max) is shared by
+	// every process, and once it is full only a process with
+	// CAP_SYS_ADMIN opens a file: the runner, planex's git and every
+	// other user's programs get ENFILE. A per-process limit cannot bound
+	// it (4096 processes of 20,000 descriptors each), so the sandbox's
+	// init counts them whenever the machine's count has grown by half
+	// the limit since the step started, and ends the step past it. It
+	// is at most a quarter of the machine's table.
+	OpenFiles int64 `json:"open_files,omitempty"`
 }
 
 // Unlimited in a field of Limits turns that limit off.
@@ -36,6 +46,7 @@ const (
 	DefaultFileSize  int64 = 2 << 30
 	DefaultProcesses int64 = 4096
 	DefaultMemory          = Unlimited
+	DefaultOpenFiles int64 = 1 << 18
 )
 
 // The smallest limits accepted: below them the sandbox's own init, or
@@ -45,6 +56,7 @@ const (
 	minFileSize  int64 = 1 << 20
 	minProcesses int64 = 32
 	minMemory    int64 = 1 << 30
+	minOpenFiles int64 = 1024
 )
 
 // limitKind names one field of Limits; the set is closed.
@@ -54,7 +66,12 @@ const (
 	limitFileSize  limitKind = "file-size"
 	limitProcesses limitKind = "processes"
 	limitMemory    limitKind = "memory"
+	limitOpenFiles limitKind = "open-files"
 )
+
+// sized reports whether k's values are sizes in bytes (K, M, G, T
+// allowed) rather than counts.
+func (k limitKind) sized() bool { return k == limitFileSize || k == limitMemory }
 
 // field returns the field of l that k names, its default and its minimum.
 func (l *Limits) field(k limitKind) (p *int64, def, lowest int64) {
@@ -65,11 +82,13 @@ func (l *Limits) field(k limitKind) (p *int64, def, lowest int64) {
 		return &l.Processes, DefaultProcesses, minProcesses
 	case limitMemory:
 		return &l.Memory, DefaultMemory, minMemory
+	case limitOpenFiles:
+		return &l.OpenFiles, DefaultOpenFiles, minOpenFiles
 	}
 	return nil, 0, 0
 }
 
-var limitKinds = []limitKind{limitFileSize, limitProcesses, limitMemory}
+var limitKinds = []limitKind{limitFileSize, limitProcesses, limitMemory, limitOpenFiles}
 
 // WithDefaults fills the zero fields of l with the defaults.
 func (l Limits) WithDefaults() Limits {
@@ -82,7 +101,7 @@ func (l Limits) WithDefaults() Limits {
 }
 
 // ParseLimits reads a --sandbox-limits value: comma-separated name=value
-// pairs, where a name is file-size, processes or memory and a value a
+// pairs, where a name is file-size, processes, memory or open-files and a value a
 // count, a size with a K, M, G or T suffix (powers of 1024), or "off". An
 // empty string sets nothing (the defaults).
 func ParseLimits(s string) (Limits, error) {
@@ -96,9 +115,9 @@ func ParseLimits(s string) (Limits, error) {
 		k := limitKind(strings.ToLower(strings.TrimSpace(name)))
 		p, _, lowest := l.field(k)
 		if !ok || p == nil {
-			return Limits{}, fmt.Errorf("sandbox limits: %q is not name=value with a name of file-size, processes, memory", item)
+			return Limits{}, fmt.Errorf("sandbox limits: %q is not name=value with a name of file-size, processes, memory, open-files", item)
 		}
-		n, err := parseSize(strings.TrimSpace(value), k != limitProcesses)
+		n, err := parseSize(strings.TrimSpace(value), k.sized())
 		if err != nil {
 			return Limits{}, fmt.Errorf("sandbox limits: %s: %w", k, err)
 		}
@@ -158,7 +177,7 @@ func formatLimit(k limitKind, n int64) string {
 	if n == Unlimited {
 		return "off"
 	}
-	if k == limitProcesses {
+	if !k.sized() {
 		return strconv.FormatInt(n, 10)
 	}
 	for i := 4; i >= 1; i-- {
@@ -177,6 +196,16 @@ type usage struct {
 	tasks int64
 	// peakMemory is the largest address space a process reached.
 	peakMemory int64
+	// openFiles is how many descriptors the step held when the init
+	// ended it for holding more than openFilesLimit; 0 when it did not.
+	openFiles, openFilesLimit int64
+	// diskFull is a writable folder whose file system the step filled
+	// (diskLeft bytes left) when the init ended it; "" when it did not.
+	diskFull string
+	diskLeft uint64
+	// sysvPast says what System V memory the step held past its caps
+	// when the init ended it; "" when it did not.
+	sysvPast string
 }
 
 // sigXFSZ is SIGXFSZ's number on Linux (also on the BSDs and macOS).
@@ -195,6 +224,15 @@ func limitsHit(l Limits, u usage) []string {
 	}
 	if l.Processes > 0 && u.tasks >= l.Processes-1-l.Processes/16 {
 		hit = append(hit, fmt.Sprintf("process limit %d hit: the step could start no more processes or threads", l.Processes))
+	}
+	if u.openFiles > 0 {
+		hit = append(hit, fmt.Sprintf("open file limit %d hit: the step's processes held %d descriptors at once (the machine's file table is every process's), and the step was ended", u.openFilesLimit, u.openFiles))
+	}
+	if u.diskFull != "" {
+		hit = append(hit, fmt.Sprintf("disk nearly full: the file system holding %s had %d MiB left, and the step was ended (the runner and planex write there too)", u.diskFull, u.diskLeft>>20))
+	}
+	if u.sysvPast != "" {
+		hit = append(hit, "the step held "+u.sysvPast+", and was ended")
 	}
 	if l.Memory > 0 && u.peakMemory >= l.Memory-l.Memory/10 {
 		hit = append(hit, fmt.Sprintf("memory limit %s hit: a process of the step reached %s of address space, where allocations fail", formatLimit(limitMemory, l.Memory), formatLimit(limitMemory, u.peakMemory&^(1<<20-1))))

@@ -120,14 +120,31 @@ func preferOOMVictim() {
 const watchInterval = 200 * time.Millisecond
 
 // watcher follows how many tasks the step has and the largest address
-// space among them, from the namespace's own /proc, until stopped.
+// space among them, from the namespace's own /proc, until stopped, and
+// calls end (endStep in the init) once when the step holds more
+// descriptors than it may (fileGuard), has filled a file system it
+// writes (diskGuard) or holds System V memory past its caps (sysvGuard).
 type watcher struct {
 	stop chan struct{}
 	done chan usage
 }
 
-func watch() *watcher {
+// watchPlan is what a watcher guards: the step's limits, the folders it
+// writes, its System V shared memory cap in bytes (0: its System V
+// memory is not watched), and what ends the step.
+type watchPlan struct {
+	limits   Limits
+	writable []string
+	shmCap   uint64
+	end      func()
+}
+
+func watch(p watchPlan) *watcher {
 	w := &watcher{stop: make(chan struct{}), done: make(chan usage, 1)}
+	guard := newFileGuard("/proc", p.limits.OpenFiles)
+	disk := newDiskGuard(p.writable, unix.Statfs)
+	sysv := sysvGuard{proc: "/proc", shmCap: p.shmCap}
+	end := p.end
 	go func() {
 		var u usage
 		t := time.NewTicker(watchInterval)
@@ -136,6 +153,18 @@ func watch() *watcher {
 			tasks, mem := sampleProcs("/proc")
 			u.tasks = max(u.tasks, tasks)
 			u.peakMemory = max(u.peakMemory, mem)
+			if n := guard.check(); n > 0 && u.openFiles == 0 {
+				u.openFiles, u.openFilesLimit = n, guard.limit
+				end()
+			}
+			if p, left, full := disk.check(); full && u.diskFull == "" {
+				u.diskFull, u.diskLeft = p, left
+				end()
+			}
+			if what := sysv.check(); what != "" && u.sysvPast == "" {
+				u.sysvPast = what
+				end()
+			}
 			select {
 			case <-w.stop:
 				// What the program left running is still there: one
@@ -150,6 +179,104 @@ func watch() *watcher {
 		}
 	}()
 	return w
+}
+
+// endStep, in the init, kills every process of its PID namespace but
+// itself: the step ends, and its descriptors are closed. Anywhere but as
+// a namespace's first process it does nothing (kill(-1) there would
+// reach every process the caller may signal).
+func endStep() {
+	if os.Getpid() == 1 {
+		_ = syscall.Kill(-1, syscall.SIGKILL)
+	}
+}
+
+// fileGuard watches the machine's file table for one step: limit is
+// the most descriptors the step may hold (its OpenFiles, at most a
+// quarter of fs.file-max; 0 watches nothing), base the table's count
+// when the step started.
+type fileGuard struct {
+	proc  string
+	limit int64
+	base  int64
+}
+
+// newFileGuard starts watching for a step limited to openFiles, under
+// the /proc at proc.
+func newFileGuard(proc string, openFiles int64) *fileGuard {
+	g := &fileGuard{proc: proc}
+	if openFiles <= 0 {
+		return g // off
+	}
+	g.limit = openFiles
+	if fileMax := readFirstInt(filepath.Join(proc, "sys", "fs", "file-max")); fileMax > 0 {
+		g.limit = min(g.limit, max(fileMax/4, minOpenFiles))
+	}
+	g.base = readFirstInt(filepath.Join(proc, "sys", "fs", "file-nr"))
+	return g
+}
+
+// check returns how many descriptors the step holds when that is more
+// than its limit, else 0. It counts them only when the machine's table
+// has grown by half the limit since the step started: a step that
+// holds more must have opened them.
+func (g *fileGuard) check() int64 {
+	if g.limit == 0 {
+		return 0
+	}
+	if now := readFirstInt(filepath.Join(g.proc, "sys", "fs", "file-nr")); now-g.base <= g.limit/2 {
+		return 0
+	}
+	if n := countDescriptors(g.proc, g.limit); n > g.limit {
+		return n
+	}
+	return 0
+}
+
+// countDescriptors counts the open descriptors of the processes under
+// proc but the init, stopping once past limit.
+func countDescriptors(proc string, limit int64) int64 {
+	ents, err := os.ReadDir(proc)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil || e.Name() == "1" {
+			continue
+		}
+		f, err := os.Open(filepath.Join(proc, e.Name(), "fd"))
+		if err != nil {
+			continue
+		}
+		for n <= limit {
+			names, err := f.Readdirnames(1024)
+			n += int64(len(names))
+			if err != nil {
+				break
+			}
+		}
+		f.Close()
+		if n > limit {
+			break
+		}
+	}
+	return n
+}
+
+// readFirstInt reads the first number of a /proc file (file-nr holds
+// three), or 0.
+func readFirstInt(p string) int64 {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return 0
+	}
+	f := bytes.Fields(b)
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(string(f[0]), 10, 64)
+	return n
 }
 
 // finish stops the watcher and returns what it saw, with the program's

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestLimitsStopRunawaySteps: a step writes a huge file, forks without
@@ -57,6 +59,17 @@ i=0; while [ $i -lt 100000 ]; do set -- /proc/[0-9]*; [ $# -ge 64 ] && break; i=
 				}
 				if k < 32 || k > 64+1 {
 					t.Errorf("want the bomb held at 64 processes (and the init), saw %d:\n%s", k, out)
+				}
+			}},
+		// The machine's file table: a step that held 20,000
+		// descriptors in each of its processes (as many as this
+		// machine lets one process hold) filled it, and every process
+		// but root's got ENFILE. The hog is ended once it holds more
+		// than the step may, long before its 5 s are up.
+		{"descriptor hog", Limits{OpenFiles: 2048}, os.Args[0] + ` -test.run=^TestDescriptorHogHelper$`, "open file limit 2048 hit",
+			func(t *testing.T, work, out string, err error) {
+				if strings.Contains(out, "hog still running") || err == nil {
+					t.Errorf("the hog was not ended: %v\n%s", err, out)
 				}
 			}},
 		{"memory hog", Limits{Memory: 1 << 30}, os.Args[0] + ` -test.run=^TestMemoryHogHelper$`, "memory limit 1G hit",
@@ -116,6 +129,27 @@ func TestDefaultLimitsAreSet(t *testing.T) {
 	}
 }
 
+// TestDescriptorHogHelper opens descriptors until it cannot (or has
+// 16,384), then holds them 5 s.
+func TestDescriptorHogHelper(t *testing.T) {
+	if os.Getenv("PLANEX_MEMORY_HOG") == "" {
+		t.Skip("the descriptor hog of TestLimitsStopRunawaySteps")
+	}
+	n := 0
+	for ; n < 1<<14; n++ {
+		r, w, err := os.Pipe()
+		if err != nil {
+			break
+		}
+		defer r.Close()
+		defer w.Close()
+		n++
+	}
+	fmt.Printf("holding %d descriptors\n", n)
+	time.Sleep(5 * time.Second)
+	fmt.Println("hog still running")
+}
+
 // TestMemoryHogHelper maps memory until the address space runs out, then
 // stays a moment, as a program that caught the failure would.
 func TestMemoryHogHelper(t *testing.T) {
@@ -131,4 +165,165 @@ func TestMemoryHogHelper(t *testing.T) {
 	}
 	fmt.Printf("hog stopped at %d MiB more\n", 4*n)
 	time.Sleep(3 * watchInterval)
+}
+
+// TestOOMScoreFloor: a program that fills memory first puts its OOM
+// score back to 0 (and -17 through the legacy oom_adj), in itself and in
+// a child, so that the kernel kills planex or the runner in its place
+// when memory runs out. planex as root sets the score from outside, which
+// makes 1000 the floor: every write is refused and the score stays 1000.
+// Before, the program's own write of 1000 set no floor, and 0 was read
+// back. An ordinary user's planex cannot set one, nor can root without
+// the capability (docs/security.md).
+func TestOOMScoreFloor(t *testing.T) {
+	needRoot(t)
+	if !canSetOOMFloor() {
+		t.Skip("needs CAP_SYS_RESOURCE, which this machine's root lacks (CapEff in /proc/self/status): without it no write sets an OOM score floor")
+	}
+	s := newSandbox(t)
+	script := `for v in 0 500 999 -1000; do echo $v > /proc/self/oom_score_adj 2>/dev/null && echo "LOWERED to $v"; done
+echo -17 > /proc/self/oom_adj 2>/dev/null && echo "LOWERED oom_adj"
+sh -c 'echo 0 > /proc/self/oom_score_adj 2>/dev/null && echo "CHILD LOWERED"; echo "child $(cat /proc/self/oom_score_adj)"'
+echo "score $(cat /proc/self/oom_score_adj)"`
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=" + os.Getenv("PATH")}, script)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(out, "LOWERED") {
+		t.Errorf("a contained program lowered its OOM score:\n%s", out)
+	}
+	if !strings.Contains(out, "score 1000\n") || !strings.Contains(out, "child 1000\n") {
+		t.Errorf("want the OOM score 1000 in the program and its child:\n%s", out)
+	}
+}
+
+// TestOOMFloorHandshake runs the init's wait for planex's write of its
+// OOM score where the machine's root lacks the capability that makes it
+// a floor (TestOOMScoreFloor covers the floor): a step still starts, at
+// score 1000, and a process other than the init that connects to the
+// socket gets no answer, so it learns nothing and sets nothing.
+func TestOOMFloorHandshake(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	s.oomFloor = true
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=" + os.Getenv("PATH")}, `echo "score $(cat /proc/self/oom_score_adj)"`)
+	if err != nil || out != "score 1000\n" {
+		t.Fatalf("a step with the OOM handshake: %q, %v", out, err)
+	}
+	root := t.TempDir()
+	stop, err := serveOOMFloor(root, filepath.Join(root, configFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if err := awaitOOMFloor(root); !errors.Is(err, errNoOOMFloor) {
+		t.Errorf("a process that is not the init was answered: %v", err)
+	}
+}
+
+// TestFileGuard: the step's share is at most a quarter of the machine's
+// table; its descriptors are counted only once the machine's count grew
+// by half of it, the init's own are not, and only a step past its share
+// is reported (here on a /proc laid out in a folder).
+func TestFileGuard(t *testing.T) {
+	t.Parallel()
+	proc := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(proc, "sys", "fs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(proc, "sys", "fs", "file-max"), "8192\n", 0o644)
+	writeFile(t, filepath.Join(proc, "sys", "fs", "file-nr"), "100\t0\t8192\n", 0o644)
+	fds := func(pid string, n int) {
+		if err := os.MkdirAll(filepath.Join(proc, pid, "fd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			writeFile(t, filepath.Join(proc, pid, "fd", strconv.Itoa(i)), "", 0o644)
+		}
+	}
+	fds("1", 5000)
+	fds("42", 1500)
+	g := newFileGuard(proc, 4096)
+	if g.limit != 2048 || g.base != 100 {
+		t.Fatalf("guard = %+v, want a limit of a quarter of 8192 and the count at its start", g)
+	}
+	if n := g.check(); n != 0 {
+		t.Errorf("counted %d with the machine's table unchanged", n)
+	}
+	writeFile(t, filepath.Join(proc, "sys", "fs", "file-nr"), "7000\t0\t8192\n", 0o644)
+	if n := g.check(); n != 0 {
+		t.Errorf("a step within its share (the init's 5000 not counted) was reported: %d", n)
+	}
+	fds("43", 600)
+	if n := g.check(); n <= 2048 {
+		t.Errorf("a step past its share was not reported: %d", n)
+	}
+	if off := newFileGuard(proc, Unlimited); off.check() != 0 || off.limit != 0 {
+		t.Errorf("open-files=off still watched: %+v", off)
+	}
+}
+
+// TestDiskFillEndsTheStep: a program writes file after file, each under
+// the file-size limit, until the file system holding its worktree is
+// full (the runner's and planex's disk too), then would go on running.
+// The init ends the step once that file system has less than its floor
+// left (a twentieth of this 64 MiB one), and says so. Before, the step
+// ran on with the disk full. Root mounts the small file system.
+func TestDiskFillEndsTheStep(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	work := t.TempDir()
+	if err := syscall.Mount("tmpfs", work, "tmpfs", 0, "size=64m,mode=0777"); err != nil {
+		t.Skipf("mounting a small file system for the worktree: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(work, syscall.MNT_DETACH) })
+	script := `i=0; while head -c 1048576 /dev/zero > f$i 2>/dev/null; do i=$((i+1)); done; echo "wrote $i files"; sleep 5; echo "hog still running"`
+	out, err := run(t, s, Policy{Writable: []string{work}, Limits: Limits{FileSize: 2 << 20}}, work, []string{"PATH=" + os.Getenv("PATH")}, script)
+	if strings.Contains(out, "hog still running") || err == nil {
+		t.Errorf("the step ran on with its disk full: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "planex sandbox: disk nearly full: the file system holding "+work) {
+		t.Errorf("the step's output does not say the disk was full:\n%s", out)
+	}
+}
+
+// TestDiskGuard: each file system is watched once, through any of its
+// folders; it trips below its floor (256 MiB, or a twentieth of a small
+// one) only when the step has used space since it started.
+func TestDiskGuard(t *testing.T) {
+	t.Parallel()
+	const mib = 1 << 20
+	type fs struct {
+		id           int32
+		total, avail uint64 // MiB
+	}
+	disks := map[string]*fs{"/big": {1, 100_000, 10_000}, "/big/cache": {1, 100_000, 10_000}, "/small": {2, 64, 60}, "/nearlyfull": {3, 100_000, 100}}
+	statfs := func(p string, st *unix.Statfs_t) error {
+		d, ok := disks[p]
+		if !ok {
+			return syscall.ENOENT
+		}
+		*st = unix.Statfs_t{Bsize: mib, Blocks: d.total, Bavail: d.avail, Fsid: unix.Fsid{Val: [2]int32{d.id, 0}}}
+		return nil
+	}
+	g := newDiskGuard([]string{"/big", "/big/cache", "/small", "/nearlyfull", "/gone"}, statfs)
+	if len(g.fss) != 3 || g.fss[0].floor != 256*mib || g.fss[1].floor != 64*mib/20 {
+		t.Fatalf("guard = %+v", g.fss)
+	}
+	if _, _, full := g.check(); full {
+		t.Error("tripped with nothing written (a disk below its floor from the start counts only once the step writes)")
+	}
+	disks["/big"].avail = 300
+	if _, _, full := g.check(); full {
+		t.Error("tripped above the floor")
+	}
+	disks["/small"].avail = 2
+	if p, left, full := g.check(); !full || p != "/small" || left != 2*mib {
+		t.Errorf("check = %q, %d, %v; want /small with 2 MiB left", p, left, full)
+	}
+	disks["/small"].avail = 60
+	disks["/nearlyfull"].avail = 99
+	if p, _, full := g.check(); !full || p != "/nearlyfull" {
+		t.Errorf("a disk below its floor from the start, written to: %q, %v", p, full)
+	}
 }

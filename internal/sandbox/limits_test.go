@@ -20,7 +20,11 @@ func TestParseLimits(t *testing.T) {
 		{in: "file-size=1048576", want: Limits{FileSize: 1 << 20}},
 		{in: "memory=off,processes=unlimited,file-size=none", want: Limits{Memory: Unlimited, Processes: Unlimited, FileSize: Unlimited}},
 		{in: "processes=64,processes=128", want: Limits{Processes: 128}},
-		{in: "cpu=10", wantErr: `"cpu=10" is not name=value with a name of file-size, processes, memory`},
+		{in: "open-files=65536,OPEN-FILES=100000", want: Limits{OpenFiles: 100000}},
+		{in: "open-files=off", want: Limits{OpenFiles: Unlimited}},
+		{in: "open-files=64K", wantErr: `open-files: "64K" is not a positive number or off`},
+		{in: "open-files=100", wantErr: "open-files=100 is below the smallest allowed, 1024"},
+		{in: "cpu=10", wantErr: `"cpu=10" is not name=value with a name of file-size, processes, memory, open-files`},
 		{in: "memory", wantErr: `"memory" is not name=value`},
 		{in: "memory=lots", wantErr: `memory: "lots" is not a positive number (K, M, G, T allowed) or off`},
 		{in: "processes=1K", wantErr: `processes: "1K" is not a positive number or off`},
@@ -55,10 +59,10 @@ func TestLimitsWithDefaultsAndString(t *testing.T) {
 		in   Limits
 		want string
 	}{
-		{Limits{}, "file-size=2G,processes=4096,memory=off"},
-		{Limits{FileSize: Unlimited, Processes: 100}, "file-size=off,processes=100,memory=off"},
-		{Limits{FileSize: 1<<20 + 1, Memory: 3 << 30}, "file-size=1048577,processes=4096,memory=3G"},
-		{Limits{Memory: 1536 << 20}, "file-size=2G,processes=4096,memory=1536M"},
+		{Limits{}, "file-size=2G,processes=4096,memory=off,open-files=262144"},
+		{Limits{FileSize: Unlimited, Processes: 100}, "file-size=off,processes=100,memory=off,open-files=262144"},
+		{Limits{FileSize: 1<<20 + 1, Memory: 3 << 30}, "file-size=1048577,processes=4096,memory=3G,open-files=262144"},
+		{Limits{Memory: 1536 << 20, OpenFiles: Unlimited}, "file-size=2G,processes=4096,memory=1536M,open-files=off"},
 	} {
 		if got := c.in.WithDefaults().String(); got != c.want {
 			t.Errorf("%+v with defaults = %q, want %q", c.in, got, c.want)
@@ -88,6 +92,8 @@ func TestLimitsHit(t *testing.T) {
 		{"processes without the limit", Limits{Processes: Unlimited}, usage{tasks: 1 << 20}, nil},
 		{"memory near", l, usage{peakMemory: 1000 << 20}, []string{"memory limit 1G hit: a process of the step reached 1000M"}},
 		{"memory below", l, usage{peakMemory: 900 << 20}, nil},
+		{"open files past the limit", l, usage{status: 137, openFiles: 5000, openFilesLimit: 4096}, []string{"open file limit 4096 hit: the step's processes held 5000 descriptors"}},
+		{"disk filled", l, usage{status: 137, diskFull: "/work/tree", diskLeft: 3 << 20}, []string{"disk nearly full: the file system holding /work/tree had 3 MiB left"}},
 		{"all", l, usage{status: 153, tasks: 64, peakMemory: 1 << 30}, []string{"file size", "process limit", "memory limit"}},
 	} {
 		got := limitsHit(c.l, c.u)

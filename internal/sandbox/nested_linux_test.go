@@ -166,8 +166,9 @@ func asOrdinaryUser(t *testing.T, run string) string {
 // init then shares the program's uid (before, the program listed the
 // init's descriptors and its SIGTERM to the init came back to it, ending
 // the step), the keyrings of that uid, the core limit, perf events and
-// the network's ways out.
+// the network's ways out, the inotify instances counted against
+// that user, and the kernel interfaces past the namespaces.
 func TestAttacksAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
-	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment")
+	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep")
 }

@@ -25,6 +25,9 @@ type netProbe struct {
 type netConfig struct {
 	Contained bool      `json:"contained"`
 	Forward   []Forward `json:"forward,omitempty"`
+	// Bound are the Unix sockets bound in planex's network namespace
+	// (boundSockets), covered in the step's.
+	Bound []string `json:"bound,omitempty"`
 }
 
 // setNetwork adds the network part of p to the init's configuration and
@@ -39,6 +42,7 @@ func setNetwork(c *config, p Policy) (uintptr, error) {
 		return 0, nil
 	}
 	c.Net.Contained = true
+	c.Net.Bound = boundSockets(procNetUnix)
 	seen := map[int]bool{}
 	for _, f := range p.Forward {
 		if f.Port < 1 || f.Port > 65535 || seen[f.Port] {

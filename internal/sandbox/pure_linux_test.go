@@ -162,7 +162,7 @@ func TestWrapConfig(t *testing.T) {
 			}},
 		{name: "limits pass through", p: Policy{Limits: Limits{Processes: 77, Memory: Unlimited}}, dir: real,
 			check: func(t *testing.T, c config) {
-				if c.Limits != (Limits{FileSize: DefaultFileSize, Processes: 77, Memory: Unlimited}) {
+				if c.Limits != (Limits{FileSize: DefaultFileSize, Processes: 77, Memory: Unlimited, OpenFiles: DefaultOpenFiles}) {
 					t.Errorf("limits: %+v", c.Limits)
 				}
 			}},
@@ -217,7 +217,7 @@ func TestWrapConfig(t *testing.T) {
 // the test itself).
 func TestWatchAndReport(t *testing.T) {
 	t.Parallel()
-	w := watch()
+	w := watch(watchPlan{end: func() { t.Error("the watcher ended a step that held nothing") }})
 	u := w.finish(128 + sigXFSZ)
 	if u.status != 153 || u.tasks < 1 || u.peakMemory <= 0 {
 		t.Fatalf("watcher saw %+v", u)

@@ -34,6 +34,9 @@ type Sandbox struct {
 	lent   lender
 	// net is ProbeNetwork's answer, found by Probe.
 	net netProbe
+	// oomFloor: planex may set its programs' OOM score floor
+	// (oom_linux.go).
+	oomFloor bool
 }
 
 // New returns a sandbox for mode: nil for ModeOff; for ModeOn an error
@@ -48,7 +51,7 @@ func New(ctx context.Context, mode Mode) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: locating planex's own executable: %v", ErrUnavailable, err)
 	}
-	s := &Sandbox{exe: exe}
+	s := &Sandbox{exe: exe, oomFloor: canSetOOMFloor()}
 	if err := s.Probe(ctx); err != nil {
 		return nil, err
 	}
@@ -132,6 +135,13 @@ type config struct {
 	// Outer is the init's id the program's uid and gid map to (ids_linux.go).
 	Outer int       `json:"outer"`
 	Net   netConfig `json:"net"`
+	// OOMFloor has the init wait for planex to set its OOM score and
+	// floor before it starts the program (oom_linux.go): planex runs as
+	// root.
+	OOMFloor bool `json:"oom_floor,omitempty"`
+	// Counts are the step's maxima of what the kernel counts per user
+	// (ucounts_linux.go).
+	Counts map[string]int64 `json:"counts,omitempty"`
 }
 
 // Wrap turns cmd, not yet started, into the same command run inside a
@@ -181,6 +191,8 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 		return noop, fmt.Errorf("sandbox: creating its root: %w", err)
 	}
 	c.Root = root
+	c.OOMFloor = s.oomFloor
+	c.Counts = stepCounts("/proc/sys/user")
 	b, err := json.Marshal(c)
 	if err != nil {
 		os.Remove(root)
@@ -208,13 +220,22 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	// If planex dies, so does the init, and with it every process of
 	// the step.
 	attr.Pdeathsig = syscall.SIGKILL
+	stopOOM := func() {}
+	if c.OOMFloor {
+		if stopOOM, err = serveOOMFloor(root, cfgFile); err != nil {
+			os.Remove(cfgFile)
+			os.Remove(root)
+			return noop, err
+		}
+	}
 	giveBack, err := s.lend(c.Writable, ids.host)
 	if err != nil {
+		stopOOM()
 		os.Remove(cfgFile)
 		os.Remove(root)
 		return noop, err
 	}
-	return func() { os.Remove(cfgFile); os.Remove(root); giveBack() }, nil
+	return func() { stopOOM(); os.Remove(cfgFile); os.Remove(root); giveBack() }, nil
 }
 
 // setPaths puts p's directories and files into c as the contained process

@@ -177,3 +177,98 @@ func TestContainerManagerSocketsOutOfReach(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundSocketsOutsideRunOutOfReach: a host service may listen on a
+// Unix socket in any folder (a database's under /var/lib, a vendor
+// agent's under /opt, one under /srv), open to every user or to the
+// user's groups, which a non-root planex's program keeps. A path socket
+// is a file, not part of the network namespace, so it was a way around a
+// contained network wherever the /run walk did not look: the program
+// connected to all three. Now every socket bound in planex's network
+// namespace (/proc/net/unix) is covered in a contained one, wherever it
+// lies; the step's own forwarded ports still work.
+func TestBoundSocketsOutsideRunOutOfReach(t *testing.T) {
+	needRoot(t) // only root may make folders under /var/lib, /opt, /srv
+	s := newSandbox(t)
+	probe := sandboxtest.NetProbe(t)
+	fwd := filepath.Join(t.TempDir(), "egress.sock")
+	egress := sandboxtest.Listen(t, "unix", fwd)
+	var socks []string
+	var ls []*sandboxtest.Listener
+	for _, top := range []string{"/var/lib", "/opt", "/srv"} {
+		if err := os.MkdirAll(top, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dir, err := os.MkdirTemp(top, "planex-redteam-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sock := filepath.Join(dir, "run", "service.sock")
+		if err := os.MkdirAll(filepath.Dir(sock), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, sandboxtest.Listen(t, "unix", sock))
+		if err := os.Chmod(sock, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		socks = append(socks, sock)
+	}
+	script := ""
+	for _, sock := range socks {
+		script += probe + " unix " + sock + " loot; "
+	}
+	script += probe + " tcp 127.0.0.1:3128 forwarded"
+	p := Policy{ReadOnly: []string{filepath.Dir(probe)}, Forward: []Forward{{Port: 3128, Socket: fwd}}}
+	out, err := run(t, s, p, "/", nil, script)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for i, l := range ls {
+		if got := l.Got(); len(got) > 0 {
+			t.Errorf("the contained program reached %s: %q\n%s", socks[i], got, out)
+		}
+	}
+	if got := egress.Got(); len(got) != 1 || got[0] != "forwarded" {
+		t.Errorf("the step's own forwarded port no longer leads out: %q\n%s", got, out)
+	}
+}
+
+// TestBoundSockets: the paths of /proc/net/unix's lines are read whole
+// (spaces too), once each; unnamed, abstract and relative ones are left
+// out, and of the paths only sockets, not a skipped one, are covered.
+func TestBoundSockets(t *testing.T) {
+	t.Parallel()
+	r := t.TempDir()
+	table := `Num       RefCount Protocol Flags    Type St Inode Path
+00000000be0708d9: 00000003 00000000 00000000 0001 03  1074
+0000000032c7a463: 00000002 00000000 00010000 0001 01 24781025 /srv/a b.sock
+0000000032c7a464: 00000002 00000000 00010000 0001 01 24781026 /srv/a b.sock
+000000001595c9ef: 00000002 00000000 00010000 0001 01 24773779 @abstract
+000000001595c9f0: 00000002 00000000 00010000 0001 01 24773780 relative.sock
+000000001595c9f1: 00000002 00000000 00010000 0001 01 24773781 /srv/file
+000000001595c9f2: 00000002 00000000 00010000 0001 01 24773782 /srv/fwd.sock
+000000001595c9f3: 00000002 00000000 00010000 0001 01 24773783 /srv/gone.sock
+`
+	writeFile(t, filepath.Join(r, "unix"), table, 0o644)
+	got := boundSockets(filepath.Join(r, "unix"))
+	want := []string{"/srv/a b.sock", "/srv/file", "/srv/fwd.sock", "/srv/gone.sock"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("boundSockets = %q, want %q", got, want)
+	}
+	if err := os.MkdirAll(filepath.Join(r, "srv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sandboxtest.Listen(t, "unix", filepath.Join(r, "srv", "a b.sock"))
+	sandboxtest.Listen(t, "unix", filepath.Join(r, "srv", "fwd.sock"))
+	writeFile(t, filepath.Join(r, "srv", "file"), "x", 0o644)
+	if got := boundIn(r, got, []string{"/srv/fwd.sock"}); strings.Join(got, "|") != "/srv/a b.sock" {
+		t.Errorf("boundIn = %q, want only the socket not skipped", got)
+	}
+	if got := boundSockets(filepath.Join(r, "missing")); got != nil {
+		t.Errorf("boundSockets of no file = %q", got)
+	}
+}

@@ -40,9 +40,16 @@ import (
 //     (limits_linux.go), which the kernel reads as "no dump, to a file
 //     or a pipe"; 0 would still start the handler.
 //
+// And one gives a kernel exploit its favourite tool: userfaultfd, which
+// an unprivileged process may make in its user-mode-only form, lets it
+// hold the kernel at a page fault of its choosing in the middle of a
+// copy from its memory, widening any race it wants to win. Programs
+// seldom need it (live migration, CRIU's lazy pages).
+//
 // So the program of every sandbox starts under a seccomp filter that
 // refuses an AF_VSOCK socket (EAFNOSUPPORT, as a kernel without vsock
-// answers), io_uring, request_key and perf_event_open (ENOSYS, as a
+// answers), io_uring, request_key, perf_event_open and userfaultfd
+// (ENOSYS, as a
 // kernel without them answers; Node.js and the rest fall back to
 // ordinary calls, and a key a program adds itself needs no request), and
 // ignores any change of RLIMIT_CORE through setrlimit or prlimit64 (the
@@ -56,6 +63,7 @@ type syscallArch struct {
 	ioUring    uint32 // io_uring_setup
 	requestKey uint32
 	perfEvent  uint32 // perf_event_open
+	uffd       uint32 // userfaultfd
 	setrlimit  uint32
 	prlimit    uint32 // prlimit64
 	socketcall uint32 // the socket multiplexer (i386, powerpc), 0 where there is none
@@ -65,12 +73,12 @@ type syscallArch struct {
 // Numbers from the kernel's syscall tables (asm-generic for the newer
 // architectures: io_uring_setup is 425 everywhere).
 var (
-	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, perfEvent: 298, setrlimit: 160, prlimit: 302, x32: true}
-	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, perfEvent: 336, setrlimit: 75, prlimit: 340, socketcall: 102}
-	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, setrlimit: 164, prlimit: 261}
-	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, perfEvent: 364, setrlimit: 75, prlimit: 369}
-	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, setrlimit: 164, prlimit: 261}
-	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, perfEvent: 319, setrlimit: 75, prlimit: 325, socketcall: 102}
+	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, perfEvent: 298, uffd: 323, setrlimit: 160, prlimit: 302, x32: true}
+	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, perfEvent: 336, uffd: 374, setrlimit: 75, prlimit: 340, socketcall: 102}
+	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, setrlimit: 164, prlimit: 261}
+	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, perfEvent: 364, uffd: 388, setrlimit: 75, prlimit: 369}
+	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, setrlimit: 164, prlimit: 261}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, perfEvent: 319, uffd: 364, setrlimit: 75, prlimit: 325, socketcall: 102}
 )
 
 // archsFor lists the conventions a process on goarch's kernel may use:
@@ -90,7 +98,7 @@ func archsFor(goarch string) ([]syscallArch, error) {
 	case "ppc64le":
 		return []syscallArch{archPPC64LE}, nil
 	}
-	return nil, fmt.Errorf("no system call filter for %s: the sandbox cannot keep vsock, io_uring, request_key, perf events and core dump handlers from its programs there", goarch)
+	return nil, fmt.Errorf("no system call filter for %s: the sandbox cannot keep vsock, io_uring, request_key, perf events, userfaultfd and core dump handlers from its programs there", goarch)
 }
 
 // seccomp_data offsets: the call's number, its arch, the low 32 bits of
@@ -149,7 +157,7 @@ func archBody(a syscallArch) []bpf.Instruction {
 	if a.x32 {
 		b = append(b, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ^uint32(x32Bit)})
 	}
-	for _, nr := range []uint32{a.ioUring, a.requestKey, a.perfEvent} {
+	for _, nr := range []uint32{a.ioUring, a.requestKey, a.perfEvent, a.uffd} {
 		b = append(b,
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: 1},
 			bpf.RetConstant{Val: retErrno(unix.ENOSYS)})

@@ -180,6 +180,7 @@ func TestSyscallFilter(t *testing.T) {
 				mk("request_key's neighbour", a.audit, a.requestKey+1, 0, allow),
 				mk("a call with AF_VSOCK as first argument", a.audit, a.socket+1, unix.AF_VSOCK, allow),
 				call{name: "perf_event_open", arch: a.audit, nr: a.perfEvent, want: noSys},
+				call{name: "userfaultfd", arch: a.audit, nr: a.uffd, want: noSys},
 				call{name: "setrlimit(RLIMIT_CORE)", arch: a.audit, nr: a.setrlimit, arg0: unix.RLIMIT_CORE, want: ignored},
 				call{name: "setrlimit(RLIMIT_NOFILE)", arch: a.audit, nr: a.setrlimit, arg0: unix.RLIMIT_NOFILE, want: allow},
 				call{name: "prlimit64 setting RLIMIT_CORE", arch: a.audit, nr: a.prlimit, arg1: unix.RLIMIT_CORE, arg2: 0x7ffc1000, want: ignored},
@@ -389,5 +390,71 @@ func TestSysVSharedMemoryBounded(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if pages := lines[len(lines)-1]; pages != fmt.Sprint(ram/8/uint64(os.Getpagesize())) {
 		t.Errorf("shmall is %s pages after the program's writes, want an eighth of the memory", pages)
+	}
+}
+
+// TestSysVCapsRaisedEndTheStep: the step's IPC namespace caps System V
+// memory (TestSysVSharedMemoryBounded), but an ordinary user's program
+// runs as that namespace's root and may raise the caps again (as
+// TestAttacksAsOrdinaryUser runs it): it then made a segment of a
+// quarter of the machine's memory, memory no process owns, and ran on.
+// Now the init ends a step whose segments pass the cap, whoever raised
+// it. Root's program cannot raise them (no segment is made).
+func TestSysVCapsRaisedEndTheStep(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("ipcmk"); err != nil {
+		t.Skip("needs ipcmk (util-linux) to make the segment")
+	}
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		t.Fatal(err)
+	}
+	ram := uint64(si.Totalram) * uint64(si.Unit)
+	s := newSandbox(t)
+	script := fmt.Sprintf(`echo 18446744073692774399 > /proc/sys/kernel/shmall 2>/dev/null && echo raised-shmall
+echo 18446744073692774399 > /proc/sys/kernel/shmmax 2>/dev/null
+ipcmk -M %d >/dev/null 2>&1 && echo made-big
+sleep 3; echo "still running"`, ram/4)
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, script)
+	if strings.Contains(out, "made-big") && strings.Contains(out, "still running") {
+		t.Errorf("the program raised the step's caps, made a segment of %d MiB and ran on (%v):\n%s", (ram/4)>>20, err, out)
+	}
+	if strings.Contains(out, "made-big") && !strings.Contains(out, "planex sandbox: the step held System V shared memory of") {
+		t.Errorf("the step was ended without saying why:\n%s", out)
+	}
+	t.Logf("uid %d: %s", os.Getuid(), out)
+}
+
+// TestSysVGuard: segments and queued message bytes are added up from
+// /proc/sysvipc (laid out in a folder here), headers skipped; past a cap
+// the guard says which, and with no cap it watches nothing.
+func TestSysVGuard(t *testing.T) {
+	t.Parallel()
+	proc := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(proc, "sysvipc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shm := "       key      shmid perms                  size  cpid\n         0          1   600               1048576   10\n         0          2   600               2097152   11\n"
+	msg := "       key      msqid perms      cbytes       qnum\n         0          1   600        4096          1\n"
+	writeFile(t, filepath.Join(proc, "sysvipc", "shm"), shm, 0o644)
+	writeFile(t, filepath.Join(proc, "sysvipc", "msg"), msg, 0o644)
+	if got := (sysvGuard{proc: proc, shmCap: 4 << 20}).check(); got != "" {
+		t.Errorf("3 MiB of segments and 4 KiB of messages under the caps: %q", got)
+	}
+	if got := (sysvGuard{proc: proc, shmCap: 2 << 20}).check(); !strings.Contains(got, "shared memory of 3 MiB (2 segments), past the step's 2 MiB") {
+		t.Errorf("segments past the cap: %q", got)
+	}
+	writeFile(t, filepath.Join(proc, "sysvipc", "msg"), msg+"         0          2   600     8388608          9\n", 0o644)
+	if got := (sysvGuard{proc: proc, shmCap: 4 << 20}).check(); !strings.Contains(got, "System V messages of 8196 KiB (2 queues)") {
+		t.Errorf("messages past the cap: %q", got)
+	}
+	if got := (sysvGuard{proc: proc}).check(); got != "" {
+		t.Errorf("a guard without a cap watched: %q", got)
+	}
+	// More queues than the step may make (msgmni raised): past the cap
+	// whatever they hold, and the table is read no further.
+	writeFile(t, filepath.Join(proc, "sysvipc", "msg"), msg+strings.Repeat("         0          3   600           0          0\n", 2*msgQueues), 0o644)
+	if got := (sysvGuard{proc: proc, shmCap: 4 << 20}).check(); !strings.Contains(got, fmt.Sprintf("(%d queues), past", msgQueues+1)) {
+		t.Errorf("queues past the count: %q", got)
 	}
 }

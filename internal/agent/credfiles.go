@@ -1,0 +1,172 @@
+package agent
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Credentials named by the environment.
+//
+// The allow-list keeps variables such as GOOGLE_APPLICATION_CREDENTIALS
+// or KRB5CCNAME from a step, but not the files they name: where one lies
+// outside the places the sandbox hides anyway (the homes, /tmp, the CI
+// systems' temporary folders) a contained program read it by the path
+// an image or an admin chose (/etc/gcloud/key.json, /opt/ci/kubeconfig,
+// /var/lib/jenkins/.docker), which it can guess or find. So the files
+// and folders that credential variables planex holds name are covered
+// for every contained process; one passed on (--allow-env) is the
+// user's grant and stays visible.
+
+// credentialVar is a variable that names credentials: a file, a folder,
+// or a list of files.
+type credentialVar struct {
+	name string
+	kind credentialKind
+}
+
+// credentialKind says how a credential variable names its files.
+type credentialKind int
+
+const (
+	// credFile names one file.
+	credFile credentialKind = iota
+	// credDir names a folder of credentials.
+	credDir
+	// credList names files separated by colons (KUBECONFIG).
+	credList
+	// credKerberos names a Kerberos cache or key table, maybe with a
+	// type prefix (FILE:, DIR:, WRFILE:); other types name no file.
+	credKerberos
+	// credDBus is a D-Bus address list (unix:path=/…,guid=…;…): its
+	// path sockets. An abstract one is Landlock's (section 1b of
+	// docs/security.md), a listening address names no socket yet.
+	credDBus
+)
+
+// credentialVars are the variables whose files are covered when
+// planex holds the variable.
+var credentialVars = []credentialVar{
+	{"GOOGLE_APPLICATION_CREDENTIALS", credFile}, {"GOOGLE_GHA_CREDS_PATH", credFile},
+	{"CLOUDSDK_AUTH_CREDENTIAL_FILE_OVERRIDE", credFile}, {"CLOUDSDK_CONFIG", credDir},
+	{"AWS_SHARED_CREDENTIALS_FILE", credFile}, {"AWS_CONFIG_FILE", credFile},
+	{"AWS_WEB_IDENTITY_TOKEN_FILE", credFile},
+	{"AZURE_FEDERATED_TOKEN_FILE", credFile}, {"AZURE_CLIENT_CERTIFICATE_PATH", credFile},
+	{"AZURE_CONFIG_DIR", credDir},
+	{"OCI_CLI_CONFIG_FILE", credFile}, {"BOTO_CONFIG", credFile},
+	{"KUBECONFIG", credList}, {"HELM_REGISTRY_CONFIG", credFile},
+	{"DOCKER_CONFIG", credDir}, {"DOCKER_CERT_PATH", credDir}, {"REGISTRY_AUTH_FILE", credFile},
+	{"KRB5CCNAME", credKerberos}, {"KRB5_KTNAME", credKerberos}, {"KRB5_CLIENT_KTNAME", credKerberos},
+	{"NETRC", credFile}, {"PGPASSFILE", credFile}, {"PGSSLKEY", credFile},
+	{"NPM_CONFIG_USERCONFIG", credFile}, {"npm_config_userconfig", credFile},
+	{"PIP_CONFIG_FILE", credFile}, {"TF_CLI_CONFIG_FILE", credFile},
+	{"GH_CONFIG_DIR", credDir}, {"GNUPGHOME", credDir}, {"PASSWORD_STORE_DIR", credDir},
+	{"ANSIBLE_VAULT_PASSWORD_FILE", credFile}, {"SOPS_AGE_KEY_FILE", credFile},
+	// The desktop session's: its bus starts programs for whoever
+	// connects (systemd-run --user), and the runtime folder holds the
+	// session's other sockets (a keyring daemon, gpg-agent, a Wayland
+	// compositor, podman's). Default places (/run/user) are covered
+	// anyway; these are for a session kept elsewhere (WSLg's
+	// /mnt/wslg/runtime-dir, a bus address under /srv).
+	{"DBUS_SESSION_BUS_ADDRESS", credDBus}, {"DBUS_SYSTEM_BUS_ADDRESS", credDBus},
+	{"XDG_RUNTIME_DIR", credDir},
+}
+
+// credentialFiles lists the absolute paths the credential variables of
+// base name, for each variable passed does not hold (not passed on).
+// keep are folders the step must see (its working folder, what it may
+// read or write, the repository): a folder that is one of them or holds
+// one is not covered, nor is a folder the system needs (/, /etc, /usr,
+// …). Paths that do not exist are left to the sandbox, which skips them.
+func credentialFiles(base, passed, keep []string) []string {
+	var out []string
+	for _, v := range credentialVars {
+		val := lookup(base, v.name)
+		if val == "" || lookup(passed, v.name) != "" {
+			continue
+		}
+		for _, p := range credentialPaths(val, v.kind) {
+			abs, err := filepath.Abs(p)
+			if err != nil || slices.Contains(out, abs) {
+				continue
+			}
+			if v.kind == credDir && !coverableDir(abs) {
+				continue
+			}
+			if holdsAny(abs, keep) {
+				continue
+			}
+			out = append(out, abs)
+		}
+	}
+	return out
+}
+
+// credentialPaths splits a credential variable's value into the paths
+// it names.
+func credentialPaths(val string, kind credentialKind) []string {
+	switch kind {
+	case credList:
+		var out []string
+		for _, p := range strings.Split(val, ":") {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	case credDBus:
+		var out []string
+		for _, addr := range strings.Split(val, ";") {
+			rest, ok := strings.CutPrefix(addr, "unix:")
+			if !ok {
+				continue
+			}
+			for _, kv := range strings.Split(rest, ",") {
+				if p, ok := strings.CutPrefix(kv, "path="); ok && p != "" {
+					out = append(out, p)
+				}
+			}
+		}
+		return out
+	case credKerberos:
+		typ, rest, ok := strings.Cut(val, ":")
+		if !ok {
+			return []string{val}
+		}
+		switch typ {
+		case "FILE", "WRFILE", "DIR":
+			return []string{rest}
+		}
+		return nil // KEYRING:, KCM:, MEMORY:, API: name no file
+	}
+	return []string{val}
+}
+
+// coverableDir reports whether the folder d may be covered: not /, not a
+// system folder or one above it.
+func coverableDir(d string) bool {
+	d = filepath.Clean(d)
+	if d == "/" {
+		return false
+	}
+	for _, sys := range systemDirs {
+		if d == sys || strings.HasPrefix(sys, d+"/") {
+			return false
+		}
+	}
+	return true
+}
+
+// holdsAny reports whether p is one of dirs or a folder above one.
+func holdsAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		d = filepath.Clean(d)
+		if d == p || strings.HasPrefix(d, strings.TrimSuffix(p, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,209 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/sandbox"
+	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
+)
+
+// TestRedTeamCredentialFilesNamedByEnv: planex runs where an image or an
+// admin keeps credentials outside every home, and names them in the
+// environment (GOOGLE_APPLICATION_CREDENTIALS=/srv/…/key.json, a
+// KUBECONFIG list, a Kerberos cache, a Docker config folder, a .netrc).
+// The variables never reach the agent, but the files did: a contained
+// agent that guessed or found the paths printed every one. Now each
+// file or folder a held credential variable names is covered; one the
+// user passes with --allow-env stays visible, as granted.
+func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	dir, err := os.MkdirTemp("/srv", "planex-creds-")
+	if err != nil {
+		t.Skipf("needs a folder outside /tmp and the homes, which the sandbox covers anyway (run as root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	files := map[string]string{
+		"gcp/key.json":        "loot-gcp-key",
+		"kube/a.yaml":         "loot-kube-a",
+		"kube/b.yaml":         "loot-kube-b",
+		"krb5cc_1000":         "loot-kerberos",
+		"docker/config.json":  "loot-docker-auth",
+		"netrc":               "loot-netrc",
+		"granted/aws.ini":     "granted-aws",
+		"unrelated/notes.txt": "plain-readable",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=/usr/bin:/bin",
+		"GOOGLE_APPLICATION_CREDENTIALS=" + dir + "/gcp/key.json",
+		"KUBECONFIG=" + dir + "/kube/a.yaml:" + dir + "/kube/b.yaml",
+		"KRB5CCNAME=FILE:" + dir + "/krb5cc_1000",
+		"DOCKER_CONFIG=" + dir + "/docker",
+		"NETRC=" + dir + "/netrc",
+		"AWS_SHARED_CREDENTIALS_FILE=" + dir + "/granted/aws.ini",
+	}
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	// A covered folder's file is missing: the script's status is its
+	// last cat's, whichever file that is, so it ends with true.
+	script.WriteString("true")
+	cmd := exec.Command("sh", "-c", script.String())
+	cmd.Dir = "/"
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	c := Containment{Sandbox: box, AllowEnv: []string{"AWS_SHARED_CREDENTIALS_FILE"}}
+	cleanup, err := c.PrepareContext(context.Background(), cmd, env, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Run()
+	cleanup()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, content := range files {
+		want := !strings.HasPrefix(content, "loot-")
+		if got := strings.Contains(out.String(), content); got != want {
+			t.Errorf("%s: want readable=%v, the agent read:\n%s", content, want, out.String())
+		}
+	}
+}
+
+// TestCredentialFiles: which paths a credential variable names, and
+// which are left alone: passed variables, Kerberos caches that are no
+// file, folders the system or the step needs.
+func TestCredentialFiles(t *testing.T) {
+	t.Parallel()
+	base := []string{
+		"KUBECONFIG=/srv/k1::/srv/k2",
+		"KRB5CCNAME=KEYRING:persistent:1000",
+		"KRB5_KTNAME=/etc/krb5.keytab",
+		"GNUPGHOME=/etc",
+		"DOCKER_CONFIG=/work/repo/.docker",
+		"CLOUDSDK_CONFIG=/work",
+		"GOOGLE_APPLICATION_CREDENTIALS=/srv/k1",
+		"NETRC=/srv/netrc",
+		"AWS_CONFIG_FILE=/srv/aws",
+		"DBUS_SESSION_BUS_ADDRESS=unix:path=/srv/bus,guid=1;unix:abstract=/tmp/x;tcp:host=h",
+	}
+	passed := []string{"AWS_CONFIG_FILE=/srv/aws"}
+	got := credentialFiles(append(base, "XDG_RUNTIME_DIR=/srv/run"), passed, []string{"/work/repo", "/srv/run/tmp"})
+	want := []string{"/srv/k1", "/srv/k2", "/work/repo/.docker", "/etc/krb5.keytab", "/srv/netrc", "/srv/bus"}
+	if strings.Join(sortedStrings(got), " ") != strings.Join(sortedStrings(want), " ") {
+		t.Errorf("credentialFiles = %q, want %q", got, want)
+	}
+}
+
+func sortedStrings(s []string) []string {
+	out := append([]string(nil), s...)
+	slices.Sort(out)
+	return out
+}
+
+// TestRedTeamSessionSocketsNamedByEnv: a local run in a desktop session
+// kept outside /run/user (WSLg's runtime folder, a bus address of an
+// admin's choosing) with the network open: the session bus starts
+// programs for whoever connects (systemd-run --user) and the runtime
+// folder holds the session's other sockets (a keyring daemon,
+// gpg-agent). The variables never reached the agent, but both sockets
+// did; now what DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR name is
+// covered.
+func TestRedTeamSessionSocketsNamedByEnv(t *testing.T) {
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	dir, err := os.MkdirTemp("/srv", "planex-session-")
+	if err != nil {
+		t.Skipf("needs a folder outside /tmp and the homes, which the sandbox covers anyway (run as root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	runtime := filepath.Join(dir, "runtime")
+	if err := os.MkdirAll(runtime, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bus := filepath.Join(dir, "bus")
+	keyring := filepath.Join(runtime, "keyring", "control")
+	if err := os.MkdirAll(filepath.Dir(keyring), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var ls []*sandboxtest.Listener
+	for _, sock := range []string{bus, keyring} {
+		ls = append(ls, sandboxtest.Listen(t, "unix", sock))
+		if err := os.Chmod(sock, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	probe := sandboxtest.NetProbe(t)
+	env := []string{"PATH=/usr/bin:/bin", "DBUS_SESSION_BUS_ADDRESS=unix:path=" + bus + ",guid=0123;unix:abstract=/tmp/dbus-x", "XDG_RUNTIME_DIR=" + runtime}
+	cmd := exec.Command("sh", "-c", probe+" unix "+bus+" loot; "+probe+" unix "+keyring+" loot")
+	cmd.Dir = "/"
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	c := Containment{Sandbox: box, Network: sandbox.NetworkOpen, Read: []string{filepath.Dir(probe)}}
+	cleanup, err := c.PrepareContext(context.Background(), cmd, env, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Run()
+	cleanup()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for i, l := range ls {
+		if got := l.Got(); len(got) > 0 {
+			t.Errorf("the agent reached the session's socket %d: %q\n%s", i, got, out.String())
+		}
+	}
+}
+
+// TestLocalSessionVariablesStayOut: planex run locally in a developer's
+// shell, which holds cloud keys, a GitHub token, the session's sockets
+// and a proxy with a password: none of them reaches a step's
+// environment, contained or not; the proxy passes only without its
+// password, and only where the step keeps the host's network. This held
+// before it was written (the allow-list).
+func TestLocalSessionVariablesStayOut(t *testing.T) {
+	t.Parallel()
+	base := []string{"PATH=/usr/bin:/bin", "HOME=/home/dev", "LANG=C.UTF-8", "TERM=xterm-256color", "USER=dev",
+		"AWS_ACCESS_KEY_ID=AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY=aws-secret-value", "AWS_SESSION_TOKEN=aws-session-value",
+		"GH_TOKEN=ghp_example", "SSH_AUTH_SOCK=/tmp/ssh-x/agent.1", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus",
+		"KRB5CCNAME=FILE:/tmp/krb5cc_1000", "GOOGLE_APPLICATION_CREDENTIALS=/home/dev/key.json", "DOCKER_HOST=unix:///run/docker.sock",
+		"XDG_RUNTIME_DIR=/run/user/1000", "https_proxy=http://dev:proxy-password@proxy:3128", "HTTP_PROXY=http://proxy:3128",
+		"VAULT_TOKEN=hvs.example", "DATABASE_URL=postgres://dev:db-password@db/app"}
+	cmd := exec.Command("/bin/true")
+	cleanup, err := Containment{}.Prepare(cmd, base, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanup()
+	want := []string{"HOME=/home/dev", "HTTP_PROXY=http://proxy:3128", "LANG=C.UTF-8", "PATH=/usr/bin:/bin", "TERM=xterm-256color", "USER=dev"}
+	if got := sortedStrings(cmd.Env); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("an uncontained step's environment:\n got %q\nwant %q", got, want)
+	}
+}

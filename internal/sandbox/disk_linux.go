@@ -1,0 +1,69 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// The disk a step writes.
+//
+// The file-size limit bounds each file, not how many: a program that
+// writes file after file under it fills the file system holding its
+// worktree (or a --sandbox-write folder), which is the runner's and
+// planex's too, and no quota is kept per step. So the init looks at each
+// file system the step may write, every 200 ms, and ends the step when
+// one has less than diskFloor left and less than when the step
+// started: the runner, planex's git and its state files keep what is
+// left, and planex's reset of the worktree takes the step's files away.
+// A disk that was nearly full before the step still ends it at its first
+// write; a program fast enough fills what is left within one look.
+
+// diskFloorMost is the most a step leaves free: 256 MiB, or a twentieth
+// of a smaller file system.
+const diskFloorMost = 256 << 20
+
+// diskGuard watches the file systems of a step's writable folders.
+type diskGuard struct {
+	fss    []watchedFS
+	statfs func(string, *unix.Statfs_t) error
+}
+
+// watchedFS is one file system: a folder on it, the space it must keep
+// available and what it had when the step started.
+type watchedFS struct {
+	path         string
+	floor, start uint64
+}
+
+// newDiskGuard starts watching the file systems holding paths, each
+// once; statfs is unix.Statfs but in tests.
+func newDiskGuard(paths []string, statfs func(string, *unix.Statfs_t) error) *diskGuard {
+	g := &diskGuard{statfs: statfs}
+	seen := map[unix.Fsid]bool{}
+	for _, p := range paths {
+		var st unix.Statfs_t
+		if statfs(p, &st) != nil || seen[st.Fsid] {
+			continue
+		}
+		seen[st.Fsid] = true
+		size := st.Blocks * uint64(st.Bsize)
+		g.fss = append(g.fss, watchedFS{path: p, floor: min(diskFloorMost, size/20), start: st.Bavail * uint64(st.Bsize)})
+	}
+	return g
+}
+
+// check returns a folder whose file system the step has filled past its
+// floor, and what is left there; ok is false while none has.
+func (g *diskGuard) check() (path string, left uint64, ok bool) {
+	for _, fs := range g.fss {
+		var st unix.Statfs_t
+		if g.statfs(fs.path, &st) != nil {
+			continue
+		}
+		if avail := st.Bavail * uint64(st.Bsize); avail < fs.floor && avail < fs.start {
+			return fs.path, avail, true
+		}
+	}
+	return "", 0, false
+}
