@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/planexhq/planex/internal/egress"
 	"github.com/planexhq/planex/internal/sandbox"
@@ -36,6 +40,25 @@ type Egress struct {
 	Log *egress.Log
 	// Logger receives a record of each refusal; nil discards them.
 	Logger *slog.Logger
+	// ClientRules are more destinations only planex's own clients may
+	// reach for the agent, never its sandboxed programs: the HTTP
+	// servers of the user's own MCP configuration for a built-in agent.
+	ClientRules []egress.Rule
+	// Resolve and Dial replace the system's resolver and TCP dialer of
+	// the proxy and of Client's connections (tests); nil uses them.
+	Resolve func(ctx context.Context, name string) ([]netip.Addr, error)
+	Dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Client returns the HTTP client for connections planex makes itself on
+// the agent's behalf from outside the sandbox (a built-in agent's MCP
+// servers): each is held to the proxy's decision over Rules and
+// ClientRules where it is dialled, a refusal recorded in ctx's log, and
+// a redirect to another origin is not followed (egress.Guard).
+func (e *Egress) Client(ctx context.Context, timeout time.Duration) *http.Client {
+	rules := append(slices.Clone(e.Rules), e.ClientRules...)
+	g := egress.NewGuard(egress.Proxy{Rules: rules, Log: e.egressLog(ctx), Logger: e.Logger, Resolve: e.Resolve, Dial: e.Dial})
+	return g.Client(timeout)
 }
 
 type egressLogKey struct{}
@@ -78,7 +101,7 @@ func (c Containment) network(ctx context.Context, cmd *exec.Cmd, p *sandbox.Poli
 		return func() {}, fmt.Errorf("starting the egress proxy: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	proxy := &egress.Proxy{Rules: c.Egress.Rules, Log: c.Egress.egressLog(ctx), Logger: c.Egress.Logger}
+	proxy := &egress.Proxy{Rules: c.Egress.Rules, Log: c.Egress.egressLog(ctx), Logger: c.Egress.Logger, Resolve: c.Egress.Resolve, Dial: c.Egress.Dial}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -196,8 +196,11 @@ func (a *agentFlags) refuseMCPLinkOut(root string) error {
 }
 
 // mcpNetwork widens a contained network's allow-list (eg, when not nil)
-// by the HTTP servers of the user's own MCP configuration, for a named
-// CLI, which reaches them through the proxy. A configuration in the
+// by the HTTP servers of the user's own MCP configuration: for a named
+// CLI, which reaches them through the proxy, the proxy's rules; for a
+// built-in agent, whose MCP client is planex outside the sandbox, the
+// rules of that client alone (eg.ClientRules), which dials them held to
+// the proxy's decision (agent.Egress.Client). A configuration in the
 // checkout may not widen it: a task's commit (a follow-up runs on its
 // branch) or any pusher could name a server of their own and open a way
 // out for the repository's code, so its HTTP servers must already be
@@ -214,6 +217,15 @@ func (a *agentFlags) mcpNetwork(name string, servers mcp.Config, repoConfig bool
 			return &exitError{code: exitUsage, msg: "planex: " + err.Error()}
 		}
 		eg.Rules = append(eg.Rules, rules...)
+		if name == "anthropic" || name == "openai" {
+			// planex's own MCP client reaches them, held to the proxy's
+			// decision; the sandboxed programs get no way to them.
+			own, err := mcpHTTPRules(servers)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: "planex: " + err.Error()}
+			}
+			eg.ClientRules = append(eg.ClientRules, own...)
+		}
 		return nil
 	}
 	if name == "" || name == "command" {

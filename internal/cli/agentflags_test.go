@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/agent/mcp"
 	"github.com/planexhq/planex/internal/egress"
 	"github.com/planexhq/planex/internal/sandbox"
 )
@@ -223,6 +224,40 @@ func TestRedTeamRepoMCPConfigBuiltinAgents(t *testing.T) {
 					t.Errorf("the allow-list grew to %v", contain.Egress.Rules)
 				}
 			})
+		}
+	}
+}
+
+// TestMCPNetworkUserConfig: the HTTP servers of the user's own MCP
+// configuration (outside the checkout) are what planex's own MCP client
+// may reach for a built-in agent (Egress.ClientRules, which it dials
+// held to the proxy's decision), not destinations the sandboxed
+// programs get through the proxy; for a named CLI, whose MCP client is
+// in the sandbox, they join the proxy's rules.
+func TestMCPNetworkUserConfig(t *testing.T) {
+	t.Parallel()
+	servers, err := mcp.Parse([]byte(`{"mcpServers":{"own":{"type":"http","url":"http://127.0.0.1:8931/mcp"}}}`), "test", func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		agent                string
+		wantRules, wantOwned int
+	}{
+		{"anthropic", 0, 1}, {"openai", 0, 1}, {"claude", 1, 0}, {"codex", 1, 0}, {"gemini", 1, 0},
+	} {
+		eg := &agent.Egress{}
+		a := &agentFlags{name: c.agent}
+		if err := a.mcpNetwork(c.agent, servers, false, eg); err != nil {
+			t.Fatal(err)
+		}
+		if len(eg.Rules) != c.wantRules || len(eg.ClientRules) != c.wantOwned {
+			t.Errorf("%s: proxy rules %v, planex's own client's %v", c.agent, eg.Rules, eg.ClientRules)
+		}
+		for _, r := range append(eg.Rules, eg.ClientRules...) {
+			if r.String() != "127.0.0.1:8931" {
+				t.Errorf("%s: rule %s", c.agent, r)
+			}
 		}
 	}
 }

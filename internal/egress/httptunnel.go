@@ -117,7 +117,7 @@ func (h *handler) relayHTTP(client net.Conn, src io.Reader, up net.Conn, host st
 		}
 		var ref *refusal
 		if errors.As(err, &ref) {
-			h.record(ref)
+			h.p.record(ref)
 			writeRefusal(toClient, ref)
 			return
 		}

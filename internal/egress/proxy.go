@@ -89,7 +89,7 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 	h := &handler{p: &s, ctx: ctx}
 	h.transport = &http.Transport{
 		Proxy:               nil,
-		DialContext:         h.dialChecked,
+		DialContext:         s.dialChecked,
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     30 * time.Second,
 		TLSHandshakeTimeout: dialTimeout,
@@ -147,7 +147,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "planex egress proxy: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	addrs, err := h.check(r.Context(), host, port)
+	addrs, err := h.p.check(r.Context(), host, port)
 	if h.failed(w, err) {
 		return
 	}
@@ -199,8 +199,10 @@ func target(r *http.Request) (string, int, error) {
 
 // check decides whether host:port may be reached and returns the
 // addresses to dial: an address rule's own, or a name's resolved ones
-// when none of them is forbidden. A refusal is a *refusal.
-func (h *handler) check(ctx context.Context, host string, port int) ([]netip.Addr, error) {
+// when none of them is forbidden (a rule naming localhost itself lets
+// that name lead to loopback, the one place it means). A refusal is a
+// *refusal.
+func (p *Proxy) check(ctx context.Context, host string, port int) ([]netip.Addr, error) {
 	d, err := ParseDest(host)
 	if err != nil {
 		return nil, &refusal{host: host, port: port, why: err.Error()}
@@ -209,14 +211,14 @@ func (h *handler) check(ctx context.Context, host string, port int) ([]netip.Add
 	if d.Addr.IsValid() {
 		shown = d.Addr.String()
 	}
-	m := Allowed(h.p.Rules, d, port)
+	m := Allowed(p.Rules, d, port)
 	if !m.OK {
 		return nil, &refusal{host: shown, port: port, why: "it is not on this step's allow-list"}
 	}
 	if d.Addr.IsValid() {
 		return []netip.Addr{d.Addr}, nil
 	}
-	resolve := h.p.Resolve
+	resolve := p.Resolve
 	if resolve == nil {
 		resolve = func(ctx context.Context, name string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
@@ -230,7 +232,10 @@ func (h *handler) check(ctx context.Context, host string, port int) ([]netip.Add
 		return nil, fmt.Errorf("resolving %s: no address", d.Name)
 	}
 	for _, a := range addrs {
-		if why := forbidden(a, m.Rule.Wildcard, h.p.Own); why != "" {
+		if m.Rule.Host == "localhost" && a.Unmap().IsLoopback() {
+			continue // the user named this machine's loopback itself
+		}
+		if why := forbidden(a, m.Rule.Wildcard, p.Own); why != "" {
 			return nil, &refusal{host: shown, port: port,
 				why: fmt.Sprintf("the name leads to a %s address (%s); allow that address itself if it is meant", why, a)}
 		}
@@ -254,7 +259,7 @@ func (h *handler) failed(w http.ResponseWriter, err error) bool {
 // refuse answers 403, naming the destination and how to allow it, and
 // records the refusal.
 func (h *handler) refuse(w http.ResponseWriter, ref *refusal) {
-	h.record(ref)
+	h.p.record(ref)
 	hp := net.JoinHostPort(ref.host, strconv.Itoa(ref.port))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Connection", "close")
@@ -265,19 +270,19 @@ func (h *handler) refuse(w http.ResponseWriter, ref *refusal) {
 // record logs a refusal: counted in the Log, warned about once per
 // destination (an agent retrying in a loop must not bury planex's
 // output in warnings).
-func (h *handler) record(ref *refusal) {
+func (p *Proxy) record(ref *refusal) {
 	first := true
-	if h.p.Log != nil {
-		first = h.p.Log.Add(ref.host, ref.port)
+	if p.Log != nil {
+		first = p.Log.Add(ref.host, ref.port)
 	}
-	if h.p.Logger != nil && first {
-		h.p.Logger.Warn("egress refused", "host", ref.host, "port", ref.port, "why", ref.why)
+	if p.Logger != nil && first {
+		p.Logger.Warn("egress refused", "host", ref.host, "port", ref.port, "why", ref.why)
 	}
 }
 
 // dial connects to the first address that answers.
-func (h *handler) dial(ctx context.Context, addrs []netip.Addr, port int) (net.Conn, error) {
-	dial := h.p.Dial
+func (p *Proxy) dial(ctx context.Context, addrs []netip.Addr, port int) (net.Conn, error) {
+	dial := p.Dial
 	if dial == nil {
 		d := &net.Dialer{Timeout: dialTimeout}
 		dial = d.DialContext
@@ -293,19 +298,27 @@ func (h *handler) dial(ctx context.Context, addrs []netip.Addr, port int) (net.C
 	return nil, errors.Join(errs...)
 }
 
-// dialChecked is the forwarding transport's dialer: it checks the
-// destination again and dials only the addresses it checked.
-func (h *handler) dialChecked(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, p, err := net.SplitHostPort(addr)
+// dialChecked is the forwarding transport's dialer, and a Guard's: it
+// checks the destination again where it is dialled and dials only the
+// addresses that check passed, so a name's answer cannot change between
+// the check and the connection.
+func (p *Proxy) dialChecked(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, ps, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, &refusal{host: addr, why: "not a host and port"}
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 1 || port > 65535 {
+		return nil, &refusal{host: host, why: fmt.Sprintf("port %q is not a port number", ps)}
+	}
+	if network != "tcp" && network != "tcp4" && network != "tcp6" {
+		return nil, &refusal{host: host, port: port, why: fmt.Sprintf("network %q is not TCP", network)}
+	}
+	addrs, err := p.check(ctx, host, port)
 	if err != nil {
 		return nil, err
 	}
-	port, _ := strconv.Atoi(p)
-	addrs, err := h.check(ctx, host, port)
-	if err != nil {
-		return nil, err
-	}
-	return h.dial(ctx, addrs, port)
+	return p.dial(ctx, addrs, port)
 }
 
 // hopHeaders are a single connection's own and never forwarded.
@@ -344,7 +357,7 @@ func (h *handler) forward(w http.ResponseWriter, r *http.Request) {
 // connect opens the tunnel: dials the checked addresses, answers 200 and
 // copies both ways until both sides end or the tunnel idles.
 func (h *handler) connect(w http.ResponseWriter, r *http.Request, addrs []netip.Addr, host string, port int) {
-	up, err := h.dial(r.Context(), addrs, port)
+	up, err := h.p.dial(r.Context(), addrs, port)
 	if err != nil {
 		http.Error(w, "planex egress proxy: "+err.Error(), http.StatusBadGateway)
 		return

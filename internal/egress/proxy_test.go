@@ -45,7 +45,7 @@ func newWorld(t *testing.T, p *Proxy, upstream http.Handler) *world {
 	dns := map[string]string{"allowed.test": "203.0.113.10", "meta.test": "169.254.169.254", "loop.test": "127.0.0.1",
 		"x.corp.test": "10.0.0.5", "own.test": "192.0.2.2", "api.corp.test": "203.0.113.10",
 		"nat64.test": "64:ff9b::a9fe:a9fe", "meta6.test": "fd00:ec2::254", "mapped.test": "::ffff:169.254.169.254",
-		"wire.test": "168.63.129.16", "compat.test": "::169.254.169.254"}
+		"wire.test": "168.63.129.16", "compat.test": "::169.254.169.254", "localhost": "127.0.0.1"}
 	p.Log = w.log
 	p.Own = []netip.Addr{netip.MustParseAddr("192.0.2.2")}
 	p.Resolve = func(_ context.Context, name string) ([]netip.Addr, error) {
@@ -134,7 +134,8 @@ func TestProxyAttacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer loopUp.Close()
-	rules, err := ParseRules("allowed.test, meta.test, loop.test, own.test, nat64.test, meta6.test, mapped.test, wire.test, compat.test, *.corp.test, " + loopUp.Addr().String())
+	_, loopPort, _ := net.SplitHostPort(loopUp.Addr().String())
+	rules, err := ParseRules("allowed.test, meta.test, loop.test, own.test, nat64.test, meta6.test, mapped.test, wire.test, compat.test, *.corp.test, " + loopUp.Addr().String() + ", localhost:" + loopPort)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +179,9 @@ func TestProxyAttacks(t *testing.T) {
 		{"header too large", "GET http://allowed.test/ HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("a", 64<<10) + "\r\n\r\n", "431", "", ""},
 		{"CONNECT with a Host header naming another host", "CONNECT allowed.test:80 HTTP/1.1\r\nHost: evil.test:80\r\n\r\n", "200", "", ""},
 		{"loopback allowed by address", "CONNECT " + loopUp.Addr().String() + " HTTP/1.1\r\n\r\n", "200", "", ""},
+		// The name localhost itself, allowed, means loopback; another
+		// name for loopback (loop.test above) is still refused.
+		{"loopback allowed by the name localhost", "CONNECT localhost:" + loopPort + " HTTP/1.1\r\n\r\n", "200", "", ""},
 	}
 	dialed := 0
 	for _, r := range rows {

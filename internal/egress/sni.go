@@ -81,18 +81,18 @@ func (h *handler) firstFlight(client net.Conn, br *bufio.Reader, port int) (io.R
 	name, err := serverName(h.ctx, client, io.TeeReader(br, &seen))
 	if errors.Is(err, errEncryptedHello) {
 		ref := &refusal{host: "(encrypted client hello)", port: port, why: err.Error()}
-		h.record(ref)
+		h.p.record(ref)
 		return nil, flightNone, ref
 	}
 	if err != nil {
-		h.record(&refusal{host: "(unreadable TLS handshake)", port: port, why: err.Error()})
+		h.p.record(&refusal{host: "(unreadable TLS handshake)", port: port, why: err.Error()})
 		return nil, flightNone, err
 	}
 	if name != "" {
 		d, err := ParseDest(name)
 		if err != nil {
 			ref := &refusal{host: name, port: port, why: "its TLS server name is " + err.Error()}
-			h.record(ref)
+			h.p.record(ref)
 			return nil, flightNone, ref
 		}
 		if !Allowed(h.p.Rules, d, port).OK {
@@ -101,7 +101,7 @@ func (h *handler) firstFlight(client net.Conn, br *bufio.Reader, port int) (io.R
 				shown = d.Addr.String()
 			}
 			ref := &refusal{host: shown, port: port, why: "a TLS handshake in a tunnel named it, and it is not on this step's allow-list"}
-			h.record(ref)
+			h.p.record(ref)
 			return nil, flightNone, ref
 		}
 	}
@@ -155,7 +155,7 @@ func (h *handler) answerHello(client, up net.Conn, idle time.Duration, last *ato
 	head := make([]byte, serverHelloHead)
 	n, _ := io.ReadFull(up, head)
 	if n == len(head) && head[0] == recordHandshake && head[5] == handshakeServerHello && bytes.Equal(head[11:], helloRetryRandom[:]) {
-		h.record(&refusal{host: "(TLS hello retry)", port: port, why: errHelloRetry.Error()})
+		h.p.record(&refusal{host: "(TLS hello retry)", port: port, why: errHelloRetry.Error()})
 		client.Close()
 		up.Close()
 		return

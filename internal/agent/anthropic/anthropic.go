@@ -17,6 +17,7 @@ import (
 	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/agent/tools"
 	"github.com/planexhq/planex/internal/backoff"
+	"github.com/planexhq/planex/internal/egress"
 )
 
 // DefaultModel is used when the caller names none.
@@ -57,9 +58,11 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = defaultClient()
 	}
+	opts = append(opts, option.WithHTTPClient(hc))
 	return &Provider{client: sdk.NewClient(opts...), model: cfg.Model}, nil
 }
 
@@ -223,4 +226,18 @@ func convertError(err error) error {
 		Message:    builtin.ErrorMessage(apiErr.RawJSON()),
 		RetryAfter: wait,
 	}
+}
+
+// defaultClient is the SDK's own default (a bound on the wait for an
+// answer's header, none on a stream) that follows no redirect to another
+// origin: the key travels in x-api-key, a header Go's client carries
+// along to any host a redirect names.
+func defaultClient() *http.Client {
+	c := &http.Client{CheckRedirect: egress.SameOrigin}
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.ResponseHeaderTimeout = 10 * time.Minute
+		c.Transport = t
+	}
+	return c
 }

@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/egress"
 	"github.com/planexhq/planex/internal/proc"
 )
 
@@ -78,7 +79,8 @@ type Session struct {
 type server struct {
 	name string
 	cs   *sdk.ClientSession
-	// stop ends a stdio server's process (nil for HTTP servers).
+	// stop ends a stdio server's process, or closes the idle
+	// connections of an HTTP server's own client (nil for none).
 	stop func()
 }
 
@@ -132,11 +134,9 @@ func (s *Session) start(ctx context.Context, sc Server) (*server, []Tool, error)
 	ended := func() error { return nil }
 	switch sc.Type {
 	case TypeHTTP:
-		hc := s.opts.HTTPClient
-		if hc == nil {
-			hc = http.DefaultClient
-		}
-		hc = &http.Client{Transport: headers{base: hc.Transport, h: sc.Headers}, Timeout: hc.Timeout, Jar: hc.Jar, CheckRedirect: hc.CheckRedirect}
+		var hc *http.Client
+		hc, srv.stop = s.httpClient(ctx)
+		hc = &http.Client{Transport: headers{base: hc.Transport, h: sc.Headers}, Timeout: hc.Timeout, Jar: hc.Jar, CheckRedirect: sameOrigin(hc.CheckRedirect)}
 		transport = &sdk.StreamableClientTransport{Endpoint: sc.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
 	default:
 		var err error
@@ -189,6 +189,39 @@ func (s *Session) start(ctx context.Context, sc Server) (*server, []Tool, error)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	s.opts.Logger.Debug("MCP server ready", "server", sc.Name, "tools", len(tools))
 	return srv, tools, nil
+}
+
+// httpClient is the client that reaches HTTP servers: the caller's, or
+// with the network contained planex's own held to the egress proxy's
+// decision (agent.Egress.Client), since planex reaches the servers from
+// outside the sandbox, or else the default client on the host's network
+// (--network open). stop closes the idle connections of a client made
+// here.
+func (s *Session) httpClient(ctx context.Context) (hc *http.Client, stop func()) {
+	c := s.opts.Contain
+	switch {
+	case s.opts.HTTPClient != nil:
+		return s.opts.HTTPClient, nil
+	case c.Egress != nil && !c.Network.Open():
+		hc = c.Egress.Client(ctx, 0)
+		return hc, hc.CloseIdleConnections
+	}
+	return http.DefaultClient, nil
+}
+
+// sameOrigin refuses a redirect to another origin, where the headers
+// the configuration gives a server (its token) would go along, before
+// asking next (the caller's own CheckRedirect, if any).
+func sameOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if err := egress.SameOrigin(req, via); err != nil {
+			return err
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
 }
 
 // connect runs the SDK's connect (initialise) so that ctx ending stops

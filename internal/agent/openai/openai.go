@@ -23,6 +23,7 @@ import (
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/backoff"
+	"github.com/planexhq/planex/internal/egress"
 )
 
 // DefaultModel is used when the caller names none.
@@ -98,7 +99,10 @@ func New(cfg Config) (*Provider, error) {
 	}
 	p.client = cfg.HTTPClient
 	if p.client == nil {
-		p.client = &http.Client{}
+		// The key (Authorization, and Azure's api-key, which Go's client
+		// carries to any host a redirect names) goes to the base URL's
+		// origin alone.
+		p.client = &http.Client{CheckRedirect: egress.SameOrigin}
 	}
 	return p, nil
 }
