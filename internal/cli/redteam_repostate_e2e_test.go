@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/planexhq/planex/internal/sandbox"
@@ -308,5 +309,49 @@ func TestRedTeamBuiltinReadsExcludedUncontained(t *testing.T) {
 		if strings.Contains(text, key) {
 			t.Errorf("a key file .git/info/exclude ignores, read by a built-in agent's read_file without the sandbox, reached %s", where)
 		}
+	}
+}
+
+// TestRedTeamRepoMCPConfigReachesNoHostService: a repository commits the
+// MCP configuration the run names (as the Action's mcp-config input
+// names a file in the checkout), with an HTTP server on the host's
+// loopback, where a contained program cannot reach (a Docker API, the
+// runner's own services). A built-in agent's MCP client is planex
+// itself: it connected there from the machine's network before its
+// first model call. With the network contained, planex now refuses the
+// configuration (exit 2) and nothing arrives.
+func TestRedTeamRepoMCPConfigReachesNoHostService(t *testing.T) {
+	t.Parallel()
+	needSandbox(t)
+	f := newFixture(t)
+	var mu sync.Mutex
+	var got []string
+	service := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" "+string(b))
+		mu.Unlock()
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	defer service.Close()
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no model here", http.StatusInternalServerError)
+	}))
+	defer model.Close()
+	f.write(f.repo, ".mcp.json", fmt.Sprintf(`{"mcpServers":{"svc":{"type":"http","url":"%s/mcp"}}}`, service.URL))
+	f.git("add", ".mcp.json")
+	f.git("commit", "-qm", "tools")
+	cmd := f.command("-y", "--sandbox", "on", "--agent", "openai", "--base-url", model.URL+"/v1", "--model", "gpt-test",
+		"--mcp-config", ".mcp.json", "--review", "skip", "add a greeting")
+	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "OPENAI_API_KEY=sk-test-key")
+	out, err := cmd.CombinedOutput()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) > 0 {
+		t.Errorf("planex connected to the host's loopback service for the repository's configuration: %q\n%s", got, out)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "may not widen the network") {
+		t.Errorf("planex: %v, want exit 2 refusing the configuration\n%s", err, out)
 	}
 }

@@ -5,12 +5,16 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os/exec"
 	"runtime"
 )
 
 // Sandbox is unavailable outside Linux; a nil *Sandbox wraps nothing.
-type Sandbox struct{}
+// Log mirrors the Linux field so callers wire it the same way.
+type Sandbox struct {
+	Log *slog.Logger
+}
 
 // New returns nil for ModeOff and ErrUnavailable otherwise.
 func New(ctx context.Context, mode Mode) (*Sandbox, error) {
