@@ -29,8 +29,12 @@ const (
 )
 
 var (
-	quoteSpanRe  = regexp.MustCompile("``([^`\n]+)``|`([^`\n]+)`|\"([^\"\n]{6,120})\"|'([^'\n]{6,120})'")
-	quoteSplitRe = regexp.MustCompile(`\.\.\.|…|%s|%r|\{[^}]*\}`)
+	quoteSpanRe = regexp.MustCompile("``([^`\n]+)``|`([^`\n]+)`|\"([^\"\n]{6,120})\"|'([^'\n]{6,120})'")
+	// quoteSplitRe cuts a quote at what a program fills in: format
+	// placeholders, ellipses, and values quoted inside it (`unexpected
+	// character "/"`), which would otherwise make the whole quote read
+	// as code.
+	quoteSplitRe = regexp.MustCompile(`\.\.\.|…|%s|%r|\{[^}]*\}|"[^"]*"|\B'[^']*'\B`)
 	quoteWordRe  = regexp.MustCompile(`[a-z]{2,}`)
 	// quoteCodeRe marks a quote that is code or a file name rather than
 	// words a program prints; the other signals read those.
@@ -58,10 +62,20 @@ var (
 	inlineErrorRe = regexp.MustCompile("`" + errorNameRe + "(?:\\[\\w+\\])?: +([^`\n]+)`")
 	// errorValueRe marks what a program fills in at run time, or where a
 	// literal may have been cut in two, which the words between them are
-	// split at: quoted values, reprs and brackets, hexadecimal and decimal
-	// numbers, paths, and sentence or clause ends.
-	errorValueRe = regexp.MustCompile("\\B'[^'\n]*'\\B|\"[^\"\n]*\"|`[^`\n]*`|<[^>\n]*>|[()\\[\\]{}=]|\\b0x[0-9a-fA-F]+\\b|[-+]?\\d[\\w.]*|\\S*/\\S*|[.;:!?](?:\\s|$)|\\.\\.\\.|…|%s|%r|%d")
+	// split at: names in code (errorNameValue), quoted values, reprs and
+	// brackets, hexadecimal and decimal numbers, paths, and sentence or
+	// clause ends.
+	errorValueRe = regexp.MustCompile(errorNameValue + "|\\B'[^'\n]*'\\B|\"[^\"\n]*\"|`[^`\n]*`|<[^>\n]*>|[()\\[\\]{}=]|\\b0x[0-9a-fA-F]+\\b|[-+]?\\d[\\w.]*|\\S*/\\S*|[.;:!?](?:\\s|$)|\\.\\.\\.|…|%s|%r|%d")
 )
+
+// errorClauseRe splits a message at sentence and clause ends, where a
+// literal may have been cut in two.
+var errorClauseRe = regexp.MustCompile(`[.;:!?](?:\s|$)|\.\.\.|…`)
+
+// errorNameValue is a name in code a message shows, filled in at run time:
+// dotted (_io.StringIO, pkg.mod.func) or snake_case (time_bin_start).
+// Printed words are neither.
+const errorNameValue = `\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b|\b\w*[A-Za-z0-9]_\w+\b|\b_\w+\b`
 
 // errorMessageWords is how many words of two letters or more a piece of
 // an error message needs: fewer is the glue between two values ("of
@@ -74,18 +88,55 @@ func errorPhrases(query string) []string {
 	var out []string
 	found := errorLineRe.FindAllStringSubmatch(query, -1)
 	found = append(found, inlineErrorRe.FindAllStringSubmatch(fenceRe.ReplaceAllString(query, " "), -1)...)
+	add := func(p string) {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
 	for _, m := range found {
 		for _, part := range errorValueRe.Split(m[1], -1) {
-			p := strings.Trim(strings.Join(strings.Fields(strings.ToLower(part)), " "), " .:,;")
-			if len(quoteWordRe.FindAllString(p, -1)) < errorMessageWords {
-				continue
+			if p := messagePiece(part); len(quoteWordRe.FindAllString(p, -1)) >= errorMessageWords {
+				add(p)
 			}
-			if !slices.Contains(out, p) {
-				out = append(out, p)
+		}
+		for _, clause := range errorClauseRe.Split(m[1], -1) {
+			if s, ok := messageSkeleton(clause); ok {
+				add(s)
 			}
 		}
 	}
 	return out
+}
+
+// messagePiece is part of a message lower-cased, spaces collapsed and
+// trimmed of the punctuation around it.
+func messagePiece(part string) string {
+	return strings.Trim(strings.Join(strings.Fields(strings.ToLower(part)), " "), " .:,;")
+}
+
+// messageSkeleton returns a clause of a message with its run-time values
+// left out, when the values cut it into pieces too short to count alone:
+// "No name 'errors' in module 'list'" is "no name in module". The literal
+// that printed it holds those words around its placeholders (%r, %s, {},
+// %v), which leave no word behind, so the skeleton is a run of words the
+// code holds in that order, in any language, while each piece ("no name",
+// "in module") is glue found everywhere. It needs two pieces or more and
+// errorMessageWords+1 words, the least the message signal credits without
+// every word of a piece in a row.
+func messageSkeleton(clause string) (string, bool) {
+	var kept []string
+	pieces := 0
+	for _, part := range errorValueRe.Split(clause, -1) {
+		if p := messagePiece(part); quoteWordRe.MatchString(p) {
+			kept = append(kept, p)
+			pieces++
+		}
+	}
+	s := strings.Join(kept, " ")
+	if pieces < 2 || len(quoteWordRe.FindAllString(s, -1)) <= errorMessageWords {
+		return "", false
+	}
+	return s, true
 }
 
 // quotedPhrases returns the prose quotes of an issue (backticks or

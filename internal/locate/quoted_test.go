@@ -22,6 +22,10 @@ func TestQuotedPhrases(t *testing.T) {
 		{"one word is a name, not a message", "the `verbose` flag", nil},
 		{"fenced code is read elsewhere", "```\nprint(\"inside the fence here\")\n```\n", nil},
 		{"each phrase once", "`two words` and again `Two  words`", []string{"two words"}},
+		{"a value quoted inside a quote is cut out", "selecting fails with `unexpected character \"/\"` here", []string{"unexpected character"}},
+		{"a single-quoted value inside is cut out too", "it says `no such column 'a/b' in the table`", []string{"no such column", "in the table"}},
+		{"an apostrophe inside is no quote", "it says `can't parse the header`", []string{"can't parse the header"}},
+		{"a call with a quoted argument is still code", "calling `merge(\"a\", b)` fails", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -39,9 +43,9 @@ func TestErrorPhrases(t *testing.T) {
 		want        []string
 	}{
 		{"python traceback's last line, cut at quoted values", "```\nTraceback (most recent call last):\n  File \"x.py\", line 1\nValueError: datatype 'datetime64' of column 'tbs' is not in allowed values ('bool', 'int8')\r\n```",
-			[]string{"is not in allowed values"}},
+			[]string{"is not in allowed values", "datatype of column is not in allowed values"}},
 		{"numbers, reprs and sentence ends", "TypeError: cannot reshape array of size 6 into shape <Shape 4>. Expected a positive length",
-			[]string{"cannot reshape array of size", "expected a positive length"}},
+			[]string{"cannot reshape array of size", "expected a positive length", "cannot reshape array of size into shape"}},
 		{"a dotted Java exception", `Exception in thread "main" java.lang.IllegalStateException: connection pool is already closed`,
 			[]string{"connection pool is already closed"}},
 		{"a JavaScript error", "Uncaught TypeError: handler is not a function\n    at dispatch (src/bus.ts:12:5)",
@@ -49,18 +53,23 @@ func TestErrorPhrases(t *testing.T) {
 		{"a Go panic, cut at its runtime prefix", "panic: runtime error: invalid memory address or nil pointer dereference",
 			[]string{"invalid memory address or nil pointer dereference"}},
 		{"a Rust compiler error", "error[E0599]: no method named `frobnicate` found for struct `Widget` in the current scope",
-			[]string{"no method named", "found for struct", "in the current scope"}},
+			[]string{"no method named", "found for struct", "in the current scope", "no method named found for struct in the current scope"}},
 		{"a logged warning after a path", "/docs/index.rst:3: WARNING: duplicate label intro, other instance in usage.rst",
-			[]string{"duplicate label intro, other instance in usage.rst"}},
+			[]string{"duplicate label intro, other instance in"}},
 		{"paths are values", "OSError: unable to open /tmp/data/file.h5 for reading now",
-			[]string{"unable to open", "for reading now"}},
+			[]string{"unable to open", "for reading now", "unable to open for reading now"}},
 		{"an apostrophe is not a quote", "UnicodeDecodeError: 'ascii' codec can't decode byte 0xcf in position 140",
-			[]string{"codec can't decode byte"}},
+			[]string{"codec can't decode byte", "codec can't decode byte in position"}},
 		{"glue between two values is dropped", "KeyError: 'a' not in 'b'", nil},
+		{"pieces too short alone make a skeleton", "ValueError: No name 'errors' in module 'list'", []string{"no name in module"}},
+		{"a skeleton stops at a clause's end", "Error: no shard 12 in ring \"east\". Retry in 5 s", []string{"no shard in ring"}},
+		{"dotted and snake_case names are values", "WARNING: duplicate object description of _io.StringIO, other instance in index",
+			[]string{"duplicate object description of", "other instance in index", "duplicate object description of other instance in index"}},
+		{"a snake_case name is a value", "ValueError: column time_bin_start of table is not sorted", []string{"of table is not sorted", "column of table is not sorted"}},
 		{"prose that only mentions an error is no message", "this raises a ValueError when the list is empty", nil},
 		{"each piece once", "ValueError: the frame is empty here\nValueError: The frame is  empty here", []string{"the frame is empty here"}},
 		{"quoted in prose as inline code, ending at its backtick", "The message `ValueError: TimeSeries object is invalid - expected 'time' as the first columns but found 'time'` misleads users of the series",
-			[]string{"timeseries object is invalid - expected", "as the first columns but found"}},
+			[]string{"timeseries object is invalid - expected", "as the first columns but found", "timeseries object is invalid - expected as the first columns but found"}},
 		{"inline in prose beside a fenced one", "It fails with `Error: the pool is closed now`.\n```\nwarning: lease renewal was skipped\n```", []string{"lease renewal was skipped", "the pool is closed now"}},
 	}
 	for _, c := range cases {
@@ -230,5 +239,54 @@ func TestErrorTextFindsAMessageFilledInAtRunTime(t *testing.T) {
 				t.Errorf("%s: error_text %v, want credit %v (issue %q)", p, ev.feats[i][fErrorText], want, c.issue)
 			}
 		}
+	}
+}
+
+// TestErrorTextFindsAMessageByItsSkeleton checks that a message whose
+// run-time values cut it into pieces of two words, too short to count
+// alone, credits the code whose literal prints its words around
+// placeholders (Python's %r, Go's %d and %q, a str.format's {}), and that
+// a name in code shown in the message (a dotted or snake_case name) is a
+// value too; files holding the pieces apart, and a test holding the whole
+// message, are not credited.
+func TestErrorTextFindsAMessageByItsSkeleton(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"lint/variables.py": "MSGS = {\n    \"E0611\": (\n        \"No name %r in module %r\",\n        \"no-name-in-module\",\n    ),\n}\n",
+		// "no name" and "in module" apart, as glue found anywhere.
+		"lint/imports.py":    "# no name is checked here\ndef check(node):\n    # the import in module scope\n    return node\n",
+		"ring/shard.go":      "package ring\n\nfunc (r *Ring) Shard(n int) error {\n\treturn fmt.Errorf(\"no shard %d in ring %q\", n, r.name)\n}\n",
+		"ring/ring.go":       "package ring\n\n// no shard is kept twice; every shard lives in ring order\ntype Ring struct{ name string }\n",
+		"ring/shard_test.go": "package ring\n\nfunc TestShard(t *testing.T) {\n\twant := \"no shard 12 in ring \\\"east\\\"\"\n\t_ = want\n}\n",
+		"domains/python.py":  "def note(name, other):\n    logger.warning(__('duplicate object description of %s, '\n                      'other instance in %s'), name, other)\n",
+		"domains/objects.py": "def describe(obj):\n    # the object's description: a duplicate is dropped\n    return obj\n",
+	}
+	root, m := mapTree(t, files)
+	ix := NewIndex(m)
+	cases := []struct {
+		name, issue, holder string
+		apart               []string
+	}{
+		{"a linter's message with two quoted values", "False positive\n```\nValueError: No name 'errors' in module 'list'\n```",
+			"lint/variables.py", []string{"lint/imports.py"}},
+		{"a Go error with a number and a quoted value", "Shard lookup fails\n```\nError: no shard 12 in ring \"east\"\n```",
+			"ring/shard.go", []string{"ring/ring.go", "ring/shard_test.go"}},
+		{"a dotted name is a value", "Aliased object\n```\nindex.rst:1: WARNING: duplicate object description of _io.StringIO, other instance in index\n```",
+			"domains/python.py", []string{"domains/objects.py"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ev := ix.evidence(c.issue, root)
+			for _, p := range append([]string{c.holder}, c.apart...) {
+				i, ok := ix.byPath(p)
+				if !ok {
+					t.Fatalf("%s is not in the index", p)
+				}
+				if got, want := ev.feats[i][fErrorText] > 0, p == c.holder; got != want {
+					t.Errorf("%s: error_text %v, want credit %v (pieces %q)", p, ev.feats[i][fErrorText], want, errorPhrases(c.issue))
+				}
+			}
+		})
 	}
 }
