@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,19 +117,26 @@ func TestCIWorkflowRunsCIScript(t *testing.T) {
 }
 
 // .ci/run checks the release targets planex builds beside Linux: vet and
-// build for Windows and macOS on arm64.
+// build for Windows and macOS on arm64, each a command on a line of its own
+// in a script that stops at the first failure (under `set -e`, a command
+// failing inside an `a && b` list or a compound command's condition does
+// not stop the script: both cross vets had failed unseen that way).
 func TestCIScriptCrossChecks(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(repoRoot(t), ".ci", "run"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	lines := strings.Split(string(b), "\n")
+	if !slices.Contains(lines, "set -euo pipefail") {
+		t.Error(".ci/run does not start with set -euo pipefail")
+	}
 	for _, want := range []string{
-		"GOOS=windows GOARCH=amd64 go vet ./...", "GOOS=windows GOARCH=amd64 go build",
-		"GOOS=darwin GOARCH=arm64 go vet ./...", "GOOS=darwin GOARCH=arm64 go build",
+		"GOOS=windows GOARCH=amd64 go vet ./...", "GOOS=windows GOARCH=amd64 go build -o /dev/null ./cmd/planex",
+		"GOOS=darwin GOARCH=arm64 go vet ./...", "GOOS=darwin GOARCH=arm64 go build -o /dev/null ./cmd/planex",
 	} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf(".ci/run does not run %q", want)
+		if !slices.Contains(lines, want) {
+			t.Errorf(".ci/run does not run %q as a line of its own (unindented, outside any list or compound command)", want)
 		}
 	}
 }
