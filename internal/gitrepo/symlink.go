@@ -49,8 +49,16 @@ func (r *Repo) SymlinkEscapes(ctx context.Context, tree string, changes []Change
 // target. Only the tree decides: nothing on disk is consulted.
 func LinkEscapes(link string, links map[string]string) bool {
 	hops := 0
-	_, ok := resolveLink(parentParts(link), links[link], links, &hops)
+	_, ok := resolveLink(parentParts(link), links[link], mapLinks(links), &hops)
 	return !ok
+}
+
+// mapLinks looks a path up in a map of a tree's links.
+func mapLinks(links map[string]string) func(string) (string, bool) {
+	return func(p string) (string, bool) {
+		t, ok := links[p]
+		return t, ok
+	}
 }
 
 func parentParts(p string) []string {
@@ -64,7 +72,7 @@ func parentParts(p string) []string {
 // resolveLink follows target from the directory dir, through the tree's
 // symlinks, and reports where it lands; false when it leaves the root,
 // enters .git, or follows too many links.
-func resolveLink(dir []string, target string, links map[string]string, hops *int) ([]string, bool) {
+func resolveLink(dir []string, target string, link func(string) (string, bool), hops *int) ([]string, bool) {
 	if strings.HasPrefix(target, "/") {
 		return nil, false
 	}
@@ -84,17 +92,82 @@ func resolveLink(dir []string, target string, links map[string]string, hops *int
 			return nil, false
 		}
 		cur = append(cur, comp)
-		if t, isLink := links[strings.Join(cur, "/")]; isLink {
+		if t, isLink := link(strings.Join(cur, "/")); isLink {
 			if *hops++; *hops > maxLinkHops {
 				return nil, false
 			}
 			var ok bool
-			if cur, ok = resolveLink(cur[:len(cur)-1], t, links, hops); !ok {
+			if cur, ok = resolveLink(cur[:len(cur)-1], t, link, hops); !ok {
 				return nil, false
 			}
 		}
 	}
 	return cur, true
+}
+
+// maxLinkTarget bounds the target read of one symlink: a path longer
+// than the system's PATH_MAX leads nowhere a checkout can follow.
+const maxLinkTarget = 4096
+
+// ResolveFolders says where each of folders (paths of tree) leads once
+// tree is checked out, for those a symbolic link along the way leads
+// elsewhere in the repository ("" for its root): a committed .github ->
+// ci makes .github/workflows ci/workflows. A folder whose links leave the
+// repository, enter .git or loop is left out, as is one without a link.
+// Only the entries on the way are read, one git call each.
+func (r *Repo) ResolveFolders(ctx context.Context, tree string, folders []string) (map[string]string, error) {
+	seen := map[string]*string{} // path → its link's target, nil when no link
+	var lookErr error
+	link := func(p string) (string, bool) {
+		if t, ok := seen[p]; ok {
+			return deref(t)
+		}
+		seen[p] = nil
+		if lookErr != nil {
+			return "", false
+		}
+		files, err := r.FilesAt(ctx, tree, []string{p})
+		if err != nil {
+			lookErr = err
+			return "", false
+		}
+		f, ok := files[p]
+		if !ok || f.Mode != "120000" {
+			return "", false
+		}
+		if f.Size > maxLinkTarget {
+			t := "/" // too long to lead anywhere in the repository
+			seen[p] = &t
+			return t, true
+		}
+		data, err := r.ReadBlobPrefix(ctx, f.Object, maxLinkTarget)
+		if err != nil {
+			lookErr = err
+			return "", false
+		}
+		t := string(data)
+		seen[p] = &t
+		return t, true
+	}
+	out := map[string]string{}
+	for _, f := range folders {
+		hops := 0
+		to, ok := resolveLink(nil, f, link, &hops)
+		if lookErr != nil {
+			return nil, fmt.Errorf("reading the links on the way to %s in %s: %w", f, abbrev.SHA(tree), lookErr)
+		}
+		if real := strings.Join(to, "/"); ok && real != f {
+			out[f] = real
+		}
+	}
+	return out, nil
+}
+
+func deref(t *string) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	return *t, true
 }
 
 // symlinks reads every symlink of tree: path → target.
