@@ -29,7 +29,7 @@ func hostile() Report {
 	r.Explore[0].Angle = "patterns <sub>tiny</sub>"
 	r.Explore[0].Description = "How handlers are wrapped\n# Heading\n<picture><source srcset=x></picture>"
 	r.Explore[0].Findings = "Handlers | see router.go <!-- hide --> `code` ``` and @octocat, see GH-5"
-	r.Explore[0].KeyFiles = []string{"api/router.go", "a`b</details>.go", "x|y.go"}
+	r.Explore[0].KeyFiles = []string{"api/router.go", "a`b</details>.go", "x|y.go", "@org/team.go", "docs/#123", "line\n::warning::x.go", "esc\x1b]0;t\x07.go", "</details><img src=x onerror=alert(1)>.go"}
 	r.Explore[1].Error = "timed out\n\n<details><summary>ok</summary>"
 	t := r.Tasks
 	t[0].Title = "Limiter <!-- middleware"
@@ -38,7 +38,7 @@ func hostile() Report {
 	t[0].Test = "go test ./... | tee"
 	t[0].AcceptanceCriteria = "@octocat approves"
 	t[0].ExecutionDirectives = "go test ./... ``` x"
-	t[0].FilesModified = []string{"api/limit/limit.go", "we`ird|name.go"}
+	t[0].FilesModified = []string{"api/limit/limit.go", "we`ird|name.go", "@org/team", "fixes #12.go", "a\n# b.go", "</details><img src=x onerror=alert(1)>"}
 	t[0].Findings = "fixes #2 <img src=x>"
 	t[0].AcceptanceMet = "all | met </td></tr>"
 	t[1].Title = "Wire | into | router\n| T99 | smuggled | `x` | — |"
