@@ -34,6 +34,7 @@ type Repo interface {
 	Snapshot(ctx context.Context, dir, base string) (string, []gitrepo.Change, error)
 	SymlinkEscapes(ctx context.Context, tree string, changes []gitrepo.Change) ([]string, error)
 	ResolveFolders(ctx context.Context, tree string, folders []string) (map[string]string, error)
+	FoldersHolding(ctx context.Context, tree string, paths, names []string) (map[string]bool, error)
 	CommitChanges(ctx context.Context, parent string, changes []gitrepo.Change, message string) (string, error)
 	CommitTree(ctx context.Context, parent, tree, message string) (string, error)
 	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
@@ -230,7 +231,13 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 	if err != nil {
 		return fmt.Sprintf("checking where the repository's configuration folders lead: %v", err)
 	}
-	if why := unnamedChanges(taskScope, changes, aliases); why != "" {
+	// A folder holding an action's definition is a local action a
+	// workflow may run (uses: ./tools/deploy), scripts and all.
+	actions, err := r.Repo.FoldersHolding(ctx, tree, gitrepo.Paths(changes), plan.ActionFiles)
+	if err != nil {
+		return fmt.Sprintf("checking which folders hold local actions: %v", err)
+	}
+	if why := unnamedChanges(taskScope, changes, aliases, actions); why != "" {
 		return why
 	}
 	// Even an agent that got hold of a secret (no sandbox) cannot have
@@ -278,14 +285,15 @@ func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) 
 // settings (a commit there widens what happens once merged) and a gitlink
 // (a submodule entry, which can point at any commit of any repository) at
 // a path the task's scope does not name; a workflow file, a local action's
-// file or an action's definition without a glob written for its folder
-// (they run on the push that adds them, before anyone has read them, with
-// the secrets the workflow names). Each path is judged by every name
+// file, an action's definition or any file in a folder holding one (a
+// local action's script) without a glob written for its folder (they run
+// on the push that adds them, before anyone has read them, with the
+// secrets the workflow names). Each path is judged by every name
 // GitHub reads it under (plan.ReadAs, through the links aliases holds).
 // A link at .github, its workflows or actions folder or a guarded path is
 // refused whatever the scope: it would move what GitHub reads out of the
 // guarded names.
-func unnamedChanges(taskScope string, changes []gitrepo.Change, aliases map[string]string) string {
+func unnamedChanges(taskScope string, changes []gitrepo.Change, aliases map[string]string, actions map[string]bool) string {
 	var links, named []string
 	folders := map[string][]string{}
 	var dirs []string
@@ -299,7 +307,7 @@ func unnamedChanges(taskScope string, changes []gitrepo.Change, aliases map[stri
 				links = append(links, shown)
 				continue
 			}
-			g, ok := plan.MayChange(taskScope, c.Path, read)
+			g, ok := plan.MayChange(taskScope, c.Path, read, actions)
 			switch {
 			case ok:
 			case g.Guard == plan.GuardName:

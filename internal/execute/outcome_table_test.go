@@ -187,6 +187,13 @@ func (f failing) ResolveFolders(ctx context.Context, tree string, folders []stri
 	return f.Repo.ResolveFolders(ctx, tree, folders)
 }
 
+func (f failing) FoldersHolding(ctx context.Context, tree string, paths, names []string) (map[string]bool, error) {
+	if f.method == "FoldersHolding" {
+		return nil, errInjected
+	}
+	return f.Repo.FoldersHolding(ctx, tree, paths, names)
+}
+
 func (f failing) StreamBlobs(ctx context.Context, shas []string, fn func(string, io.Reader) error) error {
 	if f.method == "StreamBlobs" {
 		return errInjected

@@ -215,3 +215,45 @@ func (r *Repo) symlinks(ctx context.Context, tree string) (map[string]string, er
 	}
 	return links, nil
 }
+
+// FoldersHolding lists the folders of tree, among those that hold one of
+// paths (their ancestors, the root left out), that hold an entry named
+// one of names (a local action's action.yml): one git call, whatever the
+// number of paths. A folder whose name holds a line break is not looked
+// at (git's batch input is line-based).
+func (r *Repo) FoldersHolding(ctx context.Context, tree string, paths, names []string) (map[string]bool, error) {
+	var asked []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		for d := path.Dir(p); d != "." && d != "/" && !seen[d]; d = path.Dir(d) {
+			seen[d] = true
+			if !strings.Contains(d, "\n") {
+				asked = append(asked, d)
+			}
+		}
+	}
+	out := map[string]bool{}
+	if len(asked) == 0 {
+		return out, nil
+	}
+	var in strings.Builder
+	for _, d := range asked {
+		for _, n := range names {
+			in.WriteString(tree + ":" + d + "/" + n + "\n")
+		}
+	}
+	res, err := r.gitIn(ctx, r.Root, nil, []byte(in.String()), "cat-file", "--batch-check")
+	if err != nil {
+		return nil, fmt.Errorf("looking for %s in the folders of %s: %w", strings.Join(names, ", "), abbrev.SHA(tree), err)
+	}
+	lines := strings.Split(strings.TrimSuffix(res, "\n"), "\n")
+	if len(lines) != len(asked)*len(names) {
+		return nil, fmt.Errorf("looking for %s in the folders of %s: git cat-file answered %d lines for %d", strings.Join(names, ", "), abbrev.SHA(tree), len(lines), len(asked)*len(names))
+	}
+	for i, l := range lines {
+		if f := strings.Fields(l); len(f) == 3 && r.format.IsID(f[0]) && f[1] == "blob" {
+			out[asked[i/len(names)]] = true
+		}
+	}
+	return out, nil
+}

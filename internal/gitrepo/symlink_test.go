@@ -129,3 +129,33 @@ func TestResolveFolders(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldersHolding: the folders of a real tree, above the paths asked
+// about, that hold an action's definition; names with spaces and a
+// folder of that name (not a file) are read right.
+func TestFoldersHolding(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	for p, content := range map[string]string{"tools/deploy/action.yml": "runs: {}", "a blob/action.yaml": "x", "x/action.yml/inner": "x",
+		"action.yml": "x", "src/main.go": "x"} {
+		full := filepath.Join(r.Root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustGit(t, r.Root, "add", "-A")
+	mustGit(t, r.Root, "commit", "-qm", "actions")
+	head, _ := r.Head(ctx)
+	got, err := r.FoldersHolding(ctx, head, []string{"tools/deploy/lib/run.sh", "a blob/c", "x/y", "src/main.go", "top", "new\nline/z"},
+		[]string{"action.yml", "action.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !got["tools/deploy"] || !got["a blob"] {
+		t.Errorf("FoldersHolding = %v, want tools/deploy and a blob", got)
+	}
+}

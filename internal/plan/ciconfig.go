@@ -70,7 +70,7 @@ func GuardOf(p string) Guarded {
 	case p == ActionsDir || strings.HasPrefix(p, ActionsDir+"/"):
 		return Guarded{Guard: GuardFolder, Dir: ActionsDir, What: "a local action's file"}
 	}
-	if base := path.Base(p); base == "action.yml" || base == "action.yaml" {
+	if base := path.Base(p); oneOf(base, ActionFiles) {
 		if dir := path.Dir(p); dir != "." {
 			return Guarded{Guard: GuardFolder, Dir: dir, What: "an action's definition"}
 		}
@@ -122,13 +122,26 @@ func ReadAs(p string, aliases map[string]string) []string {
 	return out
 }
 
+// ActionFiles are the names of an action's definition: a folder holding
+// one is a local action a workflow may run (`uses: ./tools/deploy`).
+var ActionFiles = []string{"action.yml", "action.yaml"}
+
 // MayChange says whether a task whose scope is taskScope may change the
 // repository path p, which GitHub reads as read (p itself, or its name
 // through a linked folder: ReadAs), and what guards it. A folder's glob
 // is looked for where the folder really lies: for ci/workflows/x.yml read
 // as .github/workflows/x.yml (.github a link to ci), ci/workflows/*.yml.
-func MayChange(taskScope, p, read string) (Guarded, bool) {
+// actionDirs are the folders of the tree holding an action's definition
+// (ActionFiles), the root left out: every file in one is the action's (a
+// script its composite steps run) and needs a glob written for it.
+func MayChange(taskScope, p, read string, actionDirs map[string]bool) (Guarded, bool) {
 	g := GuardOf(read)
+	if g.Guard == Unguarded {
+		if d := innermost(p, actionDirs); d != "" {
+			g = Guarded{Guard: GuardFolder, Dir: d, What: "a file of the local action in " + d + "/"}
+			return g, scope.Targets(taskScope, d, p)
+		}
+	}
 	switch g.Guard {
 	case GuardName:
 		return g, scope.Names(taskScope, p)
@@ -151,6 +164,16 @@ func RealDir(p, read, dir string) string {
 		return real
 	}
 	return path.Dir(p)
+}
+
+// innermost is the deepest folder of dirs that holds p, or "".
+func innermost(p string, dirs map[string]bool) string {
+	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+		if dirs[d] {
+			return d
+		}
+	}
+	return ""
 }
 
 // ConfigTasks lists the tasks, in plan order, whose scope may change
@@ -180,7 +203,7 @@ func mayChangeConfig(taskScope string) bool {
 		}
 	}
 	for _, g := range scope.Split(taskScope) {
-		if base := path.Base(g); base == "action.yml" || base == "action.yaml" {
+		if oneOf(path.Base(g), ActionFiles) {
 			return true
 		}
 	}

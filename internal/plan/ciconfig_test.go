@@ -38,9 +38,13 @@ func TestMayChangeGuarded(t *testing.T) {
 		{"ci/**", "ci/planex.yml", ".github/planex.yml", false},
 		{"ci/planex.yml", "ci/planex.yml", ".github/planex.yml", true},
 		{"wf/*.yml", "wf/x.yml", ".github/workflows/x.yml", true},
+		{"**", "tools/deploy/run.sh", "tools/deploy/run.sh", false},
+		{"tools/**", "tools/deploy/lib/x.sh", "tools/deploy/lib/x.sh", false},
+		{"tools/deploy/**", "tools/deploy/lib/x.sh", "tools/deploy/lib/x.sh", true},
+		{"tools/**", "tools/other/x.sh", "tools/other/x.sh", true},
 	}
 	for _, c := range cases {
-		if _, got := MayChange(c.scope, c.path, c.read); got != c.want {
+		if _, got := MayChange(c.scope, c.path, c.read, map[string]bool{"tools/deploy": true}); got != c.want {
 			t.Errorf("MayChange(%q, %q, %q) = %v, want %v", c.scope, c.path, c.read, got, c.want)
 		}
 	}
