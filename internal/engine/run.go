@@ -398,12 +398,12 @@ var ErrForeignRunBranch = errors.New("the run branch is not this run's")
 // ahead of the base while none of its commits is a task commit of this
 // run (own counts those). Once a task has committed, later commits on the
 // branch (a fix pushed before a retry) are the pull request's to show.
-func (e *Engine) checkRunBranch(ctx context.Context, s *session.Session, own int) error {
-	tip, err := e.repo.ResolveBranch(ctx, s.Meta.Branch)
+func checkRunBranch(ctx context.Context, repo *gitrepo.Repo, s *session.Session, own int) error {
+	tip, err := repo.ResolveBranch(ctx, s.Meta.Branch)
 	if err != nil || tip == "" || tip == s.Meta.Base {
 		return err
 	}
-	if !e.repo.IsAncestor(ctx, s.Meta.Base, tip) {
+	if !repo.IsAncestor(ctx, s.Meta.Base, tip) {
 		return fmt.Errorf("%w: %s is at %s, which does not hold the plan's base %s: someone who can push moved it; nothing runs. "+
 			"Delete the branch and approve again, or start a new plan", ErrForeignRunBranch, s.Meta.Branch, abbrev.SHA(tip), abbrev.SHA(s.Meta.Base))
 	}
@@ -459,7 +459,7 @@ func (e *Engine) reconcile(ctx context.Context, s *session.Session, ap *session.
 			byTask[c.Task] = c
 		}
 	}
-	if err := e.checkRunBranch(ctx, s, len(byTask)); err != nil {
+	if err := checkRunBranch(ctx, e.repo, s, len(byTask)); err != nil {
 		return err
 	}
 	changed := false

@@ -33,8 +33,7 @@ type Repo interface {
 	ResetWorktree(ctx context.Context, dir, commit string) error
 	Snapshot(ctx context.Context, dir, base string) (string, []gitrepo.Change, error)
 	SymlinkEscapes(ctx context.Context, tree string, changes []gitrepo.Change) ([]string, error)
-	ResolveFolders(ctx context.Context, tree string, folders []string) (map[string]string, error)
-	FoldersHolding(ctx context.Context, tree string, paths, names []string) (map[string]bool, error)
+	Tree(tree string) gitrepo.TreeView
 	CommitChanges(ctx context.Context, parent string, changes []gitrepo.Change, message string) (string, error)
 	CommitTree(ctx context.Context, parent, tree, message string) (string, error)
 	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
@@ -227,13 +226,13 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 	}
 	// A committed link (.github -> ci) makes GitHub read ci/workflows as
 	// the repository's workflows: a change there is judged by that name.
-	aliases, err := r.Repo.ResolveFolders(ctx, tree, plan.LinkedFolders)
+	aliases, err := r.Repo.Tree(tree).ResolveFolders(ctx, plan.LinkedFolders)
 	if err != nil {
 		return fmt.Sprintf("checking where the repository's configuration folders lead: %v", err)
 	}
 	// A folder holding an action's definition is a local action a
 	// workflow may run (uses: ./tools/deploy), scripts and all.
-	actions, err := r.Repo.FoldersHolding(ctx, tree, gitrepo.Paths(changes), plan.ActionFiles)
+	actions, err := r.Repo.Tree(tree).FoldersHolding(ctx, gitrepo.Paths(changes), plan.ActionFiles)
 	if err != nil {
 		return fmt.Sprintf("checking which folders hold local actions: %v", err)
 	}

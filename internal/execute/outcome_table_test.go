@@ -180,20 +180,6 @@ func (f failing) SymlinkEscapes(ctx context.Context, tree string, changes []gitr
 	return f.Repo.SymlinkEscapes(ctx, tree, changes)
 }
 
-func (f failing) ResolveFolders(ctx context.Context, tree string, folders []string) (map[string]string, error) {
-	if f.method == "ResolveFolders" {
-		return nil, errInjected
-	}
-	return f.Repo.ResolveFolders(ctx, tree, folders)
-}
-
-func (f failing) FoldersHolding(ctx context.Context, tree string, paths, names []string) (map[string]bool, error) {
-	if f.method == "FoldersHolding" {
-		return nil, errInjected
-	}
-	return f.Repo.FoldersHolding(ctx, tree, paths, names)
-}
-
 func (f failing) StreamBlobs(ctx context.Context, shas []string, fn func(string, io.Reader) error) error {
 	if f.method == "StreamBlobs" {
 		return errInjected

@@ -494,7 +494,7 @@ func onlyFiles(ctx context.Context, r *Repo, ref string) error {
 		return fmt.Errorf("reading state %s: %w", ref, err)
 	}
 	if cut {
-		return fmt.Errorf("restoring state %s: it lists more than %d files: %w", ref, MaxStateEntries, ErrStateTooLarge)
+		return fmt.Errorf("restoring state %s: it lists more files than the %d planex restores: %w", ref, MaxStateEntries, ErrStateTooLarge)
 	}
 	var total int64
 	n := 0
@@ -513,7 +513,7 @@ func onlyFiles(ctx context.Context, r *Repo, ref string) error {
 			return fmt.Errorf("restoring state %s: %q: git ls-tree said size %q", ref, p, f[3])
 		}
 		if n++; n > MaxStateEntries {
-			return fmt.Errorf("restoring state %s: it holds more than %d files: %w", ref, MaxStateEntries, ErrStateTooLarge)
+			return fmt.Errorf("restoring state %s: it holds more files than the %d planex restores: %w", ref, MaxStateEntries, ErrStateTooLarge)
 		}
 		if size > MaxStateFileBytes {
 			return fmt.Errorf("restoring state %s: %q holds %d bytes, more than %d: %w", ref, p, size, MaxStateFileBytes, ErrStateTooLarge)

@@ -236,7 +236,7 @@ func TestRedTeamRestoreDirBounded(t *testing.T) {
 				out = append(out, fmt.Sprintf("100644 blob %s\tf%05d", b, i))
 			}
 			return out
-		}, "more than 1024 files"},
+		}, "more files than the 1024 planex restores"},
 		{"planex's own size", func(t *testing.T, r *Repo) []string {
 			return []string{"100644 blob " + zeroBlob(t, r, 1<<20) + "\ttasks.csv"}
 		}, ""},

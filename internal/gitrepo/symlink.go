@@ -30,7 +30,7 @@ func (r *Repo) SymlinkEscapes(ctx context.Context, tree string, changes []Change
 	if len(added) == 0 {
 		return nil, nil
 	}
-	links, err := r.symlinks(ctx, tree)
+	links, err := r.Tree(tree).symlinks(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the symlinks of %s: %w", abbrev.SHA(tree), err)
 	}
@@ -109,13 +109,24 @@ func resolveLink(dir []string, target string, link func(string) (string, bool), 
 // than the system's PATH_MAX leads nowhere a checkout can follow.
 const maxLinkTarget = 4096
 
+// TreeView reads what one tree of the repository holds, as a checkout of
+// it would lay it out: where its links lead, which folders hold a file.
+type TreeView struct {
+	r    *Repo
+	tree string // a tree or commit id
+}
+
+// Tree is a view of tree (a tree or commit id) of r.
+func (r *Repo) Tree(tree string) TreeView { return TreeView{r: r, tree: tree} }
+
 // ResolveFolders says where each of folders (paths of tree) leads once
 // tree is checked out, for those a symbolic link along the way leads
 // elsewhere in the repository ("" for its root): a committed .github ->
 // ci makes .github/workflows ci/workflows. A folder whose links leave the
 // repository, enter .git or loop is left out, as is one without a link.
 // Only the entries on the way are read, one git call each.
-func (r *Repo) ResolveFolders(ctx context.Context, tree string, folders []string) (map[string]string, error) {
+func (v TreeView) ResolveFolders(ctx context.Context, folders []string) (map[string]string, error) {
+	r, tree := v.r, v.tree
 	seen := map[string]*string{} // path → its link's target, nil when no link
 	var lookErr error
 	link := func(p string) (string, bool) {
@@ -171,7 +182,8 @@ func deref(t *string) (string, bool) {
 }
 
 // symlinks reads every symlink of tree: path → target.
-func (r *Repo) symlinks(ctx context.Context, tree string) (map[string]string, error) {
+func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
+	r, tree := v.r, v.tree
 	out, err := r.Git(ctx, "", "ls-tree", "-r", "-z", "--full-tree", tree)
 	if err != nil {
 		return nil, err
@@ -221,7 +233,8 @@ func (r *Repo) symlinks(ctx context.Context, tree string) (map[string]string, er
 // one of names (a local action's action.yml): one git call, whatever the
 // number of paths. A folder whose name holds a line break is not looked
 // at (git's batch input is line-based).
-func (r *Repo) FoldersHolding(ctx context.Context, tree string, paths, names []string) (map[string]bool, error) {
+func (v TreeView) FoldersHolding(ctx context.Context, paths, names []string) (map[string]bool, error) {
+	r, tree := v.r, v.tree
 	var asked []string
 	seen := map[string]bool{}
 	for _, p := range paths {

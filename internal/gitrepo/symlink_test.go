@@ -115,7 +115,7 @@ func TestResolveFolders(t *testing.T) {
 	mustGit(t, r.Root, "add", "-A")
 	mustGit(t, r.Root, "commit", "-qm", "links")
 	head, _ := r.Head(ctx)
-	got, err := r.ResolveFolders(ctx, head, []string{".github", ".github/workflows", ".github/actions", "docs", "docs/a", "src"})
+	got, err := r.Tree(head).ResolveFolders(ctx, []string{".github", ".github/workflows", ".github/actions", "docs", "docs/a", "src"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestFoldersHolding(t *testing.T) {
 	mustGit(t, r.Root, "add", "-A")
 	mustGit(t, r.Root, "commit", "-qm", "actions")
 	head, _ := r.Head(ctx)
-	got, err := r.FoldersHolding(ctx, head, []string{"tools/deploy/lib/run.sh", "a blob/c", "x/y", "src/main.go", "top", "new\nline/z"},
+	got, err := r.Tree(head).FoldersHolding(ctx, []string{"tools/deploy/lib/run.sh", "a blob/c", "x/y", "src/main.go", "top", "new\nline/z"},
 		[]string{"action.yml", "action.yaml"})
 	if err != nil {
 		t.Fatal(err)
