@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -144,6 +146,12 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	}
 	if err := rec.repo.RestoreDir(ctx, remote.Commit, dir); err != nil {
 		return nil, false, err
+	}
+	// planex posts the review it finds in the session as its own: only
+	// one this job's reviewer writes, never the state's, which whoever
+	// can push may have written (a run without reviews posted it).
+	if err := os.Remove(filepath.Join(dir, session.ReviewFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, false, fmt.Errorf("state %s: dropping its %s: %w", ref, session.ReviewFile, err)
 	}
 	// The state ref is the bot's own record; what it approves is checked
 	// against GitHub again before anything runs (checkApproval), so the
