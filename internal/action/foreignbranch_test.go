@@ -92,3 +92,44 @@ func TestRedTeamRunBranchPushedBeforeApproval(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamCommitPushedMidRunIsNamed: once a task of the run has
+// committed, later commits on the run branch are kept (a maintainer's fix
+// before /planex retry), so someone who can push adds one of theirs
+// between the run and its retry: the pull request carried it under
+// planex's report, which named only the tasks. The pull request's body
+// now names every commit on the branch that no task of the run made.
+func TestRedTeamCommitPushedMidRunIsNamed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"}, wTask{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
+	w.agent.failTask("T2", "not yet")
+	n := w.fake.AddIssue(wRepo, "maintainer", "Two files", "")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex two files")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n))); err != nil {
+		t.Fatal(err)
+	}
+	prs := w.fake.PullRequests(wRepo)
+	if len(prs) != 1 {
+		t.Fatalf("pull requests after the first run: %d", len(prs))
+	}
+	dir := filepath.Join(t.TempDir(), "pusher")
+	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
+	run(t, dir, "checkout", "-q", prs[0].Head)
+	os.WriteFile(filepath.Join(dir, "c.txt"), []byte("theirs\n"), 0o644)
+	run(t, dir, "add", "-A")
+	run(t, dir, asForger("commit", "-q", "-m", "Sneaked in under the report")...)
+	run(t, dir, "push", "-q", "origin", "HEAD:refs/heads/"+prs[0].Head)
+	sneaked := strings.TrimSpace(run(t, dir, "rev-parse", "HEAD"))
+
+	w.agent.failTask("T2", "")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex retry")); err != nil {
+		t.Fatal(err)
+	}
+	body := w.fake.PullRequests(wRepo)[0].Body
+	if !strings.Contains(body, "1 commit") || !strings.Contains(body, sneaked[:10]) || !strings.Contains(body, "Sneaked in under the report") {
+		t.Errorf("the pull request's body does not name the commit no task made:\n%s", body)
+	}
+}

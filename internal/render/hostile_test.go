@@ -177,8 +177,13 @@ func TestHostileStatusComment(t *testing.T) {
 }
 
 func TestHostilePRBody(t *testing.T) {
-	body := PRBody(PRView{Report: hostile(), Issue: 7, ApprovedBy: "the-approver"})
+	// A commit someone pushed onto the run branch has a subject of theirs.
+	others := []Commit{{SHA: "cccccccccccccccccccccccccccccccccccccccc", Subject: "fixes #9 <!-- hide --> @octocat </details> `x` /planex approve deadbeef00"}}
+	body := PRBody(PRView{Report: hostile(), Issue: 7, ApprovedBy: "the-approver", Others: others, OthersCount: 60})
 	golden(t, "pr-body-hostile.md", body)
+	if !strings.Contains(body, "60 commits") || !strings.Contains(body, "… and 59 more") {
+		t.Error("the body does not say how many commits no task made")
+	}
 	d := parseDoc(t, body)
 	assertNoProblems(t, "pull request body", d, mdtest.Rules{Trigger: "/planex", Pings: []string{"@the-approver", "#7"},
 		OwnHTML: []string{"<details>\n<summary>Approach and exploration</summary>", "</details>"}})

@@ -21,7 +21,15 @@ type PRView struct {
 	// NoCI: planex opened the pull request with the workflow's default
 	// GITHUB_TOKEN, so GitHub runs no workflow for it; the body says so.
 	NoCI bool
+	// Others are commits on the run branch that no task of the run made
+	// (pushed by someone, with or without planex's trailers of another
+	// session), at most a few; OthersCount is how many there are.
+	Others      []Commit
+	OthersCount int
 }
+
+// Commit is a commit the pull request body names.
+type Commit struct{ SHA, Subject string }
 
 // CIDocsURL explains how to have CI run on planex's pull requests.
 const CIDocsURL = "https://github.com/planexhq/planex/blob/main/docs/action.md#pull-requests-that-run-ci"
@@ -51,7 +59,8 @@ func PRBody(v PRView) string {
 		Problems    []plan.Task
 		CIDocsURL   string
 		Refused     bool
-	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL, refused})
+		OthersMore  int
+	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL, refused, max(v.OthersCount-len(v.Others), 0)})
 	if err != nil {
 		panic(fmt.Sprintf("rendering pull request body: %v", err))
 	}
