@@ -132,6 +132,9 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	if err := json.Unmarshal(b, rec); err != nil {
 		return nil, false, fmt.Errorf("state %s: %s: %w", ref, recordFile, err)
 	}
+	if err := recordOfThread(rec, thread); err != nil {
+		return nil, false, fmt.Errorf("state %s: %w", ref, err)
+	}
 	rec.remote = remote
 	rec.repo = r.Repo
 	if rec.FollowUp {
@@ -164,6 +167,26 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 		return nil, false, err
 	}
 	return rec, true, nil
+}
+
+// recordOfThread refuses a record that names another thread than the one
+// it was read for, or another issue than its thread (a plan on an issue)
+// or its run branch (a follow-up, planex/<issue>-…): the pull request
+// says "Closes #<issue>", and a forged state ref named an issue nobody
+// asked planex about, which merging the pull request closed.
+func recordOfThread(rec *Record, thread int) error {
+	issue := thread
+	if rec.FollowUp {
+		m := runBranchRe.FindStringSubmatch(rec.Branch)
+		if m == nil {
+			return fmt.Errorf("%s: the follow-up's branch %q is no planex run branch", recordFile, rec.Branch)
+		}
+		issue, _ = strconv.Atoi(m[1])
+	}
+	if rec.Thread != thread || rec.Issue != issue {
+		return fmt.Errorf("%s names thread #%d and issue #%d, not #%d and #%d", recordFile, rec.Thread, rec.Issue, thread, issue)
+	}
+	return nil
 }
 
 // maxRecordBytes bounds the github.json planex reads from a state ref
