@@ -35,3 +35,31 @@ func TestRedTeamForgedStateClosesAnotherIssue(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamForgedStatePullRequestLink: planex's status comment links
+// the run's pull request, with the address read from the thread's
+// record. A forged state ref puts Markdown of its own there (a team
+// mention, an image, a link dressed as planex's approval): the status
+// comment carried it as planex's words, pinging the team. An address
+// that is not a plain web address is not shown.
+func TestRedTeamForgedStatePullRequestLink(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	forged := `@org/security-team <img src=x onerror=alert(1)> [approve here](https://evil.example/approve)`
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
+		return strings.Replace(s, "{", "{\n  \"pr_url\": \""+strings.ReplaceAll(forged, `"`, `\"`)+"\",", 1)
+	}))
+	w.agent.failTask("T1", "not now")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n))); err != nil {
+		t.Logf("approve: %v", err)
+	}
+	for _, c := range w.fake.Comments(wRepo, n) {
+		if strings.Contains(c.Body, "@org/security-team") || strings.Contains(c.Body, "evil.example") || strings.Contains(c.Body, "<img") {
+			t.Errorf("a comment of planex's carries the forged pull request link:\n%s", c.Body)
+		}
+	}
+}

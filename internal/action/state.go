@@ -8,11 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"time"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/safefile"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -173,7 +176,8 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 // it was read for, or another issue than its thread (a plan on an issue)
 // or its run branch (a follow-up, planex/<issue>-…): the pull request
 // says "Closes #<issue>", and a forged state ref named an issue nobody
-// asked planex about, which merging the pull request closed.
+// asked planex about, which merging the pull request closed. Its plan id
+// and pull request address must be of the forms planex writes.
 func recordOfThread(rec *Record, thread int) error {
 	issue := thread
 	if rec.FollowUp {
@@ -186,8 +190,19 @@ func recordOfThread(rec *Record, thread int) error {
 	if rec.Thread != thread || rec.Issue != issue {
 		return fmt.Errorf("%s names thread #%d and issue #%d, not #%d and #%d", recordFile, rec.Thread, rec.Issue, thread, issue)
 	}
+	// What planex shows and hands the workflow as outputs (plan-id,
+	// pull-request-url) is of the form planex writes, nothing else.
+	if rec.PlanID != "" && !planIDForm.MatchString(rec.PlanID) {
+		return fmt.Errorf("%s: the plan id %q is not one planex makes", recordFile, abbrev.Truncate(rec.PlanID, 40))
+	}
+	if rec.PRURL != "" && !render.PlainURL(rec.PRURL) {
+		return fmt.Errorf("%s: the pull request's address %q is not a plain web address", recordFile, abbrev.Truncate(rec.PRURL, 80))
+	}
 	return nil
 }
+
+// planIDForm is the form of a plan id (plan.ID): ten hex digits.
+var planIDForm = regexp.MustCompile(`^[0-9a-f]{10}$`)
 
 // maxRecordBytes bounds the github.json planex reads from a state ref
 // (whoever can push may have written it); planex's own are a few KiB.

@@ -176,6 +176,25 @@ func TestHostileStatusComment(t *testing.T) {
 	}
 }
 
+// TestRedTeamStatusCommentPullRequestAddress: the status comment shows
+// the pull request's address from the thread's record, which a forged
+// state ref fills as it likes; only a plain web address is shown, never
+// a mention, an image, markup or a link of its own.
+func TestRedTeamStatusCommentPullRequestAddress(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"@org/security-team", "https://github.com/o/r/pull/3 @org/team", "<img src=x onerror=alert(1)>",
+		"[approve here](https://evil.example)", "https://x@evil.example/", "javascript:alert(1)", "https://evil.example/a)b", "https://github.com/o/r/pull/3\n# heading"} {
+		body := StatusComment(StatusView{Session: "s", PlanID: "abc1234567", State: "running", PRURL: u, Updated: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)})
+		if strings.Contains(body, "Pull request:") {
+			t.Errorf("the status comment shows %q:\n%s", u, body)
+		}
+	}
+	body := StatusComment(StatusView{Session: "s", PlanID: "abc1234567", State: "done", PRURL: "https://github.com/o/r/pull/3", Updated: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)})
+	if !strings.Contains(body, "Pull request: https://github.com/o/r/pull/3\n") {
+		t.Errorf("a plain address is not shown:\n%s", body)
+	}
+}
+
 func TestHostilePRBody(t *testing.T) {
 	// A commit someone pushed onto the run branch has a subject of theirs.
 	others := []Commit{{SHA: "cccccccccccccccccccccccccccccccccccccccc", Subject: "fixes #9 <!-- hide --> @octocat </details> `x` /planex approve deadbeef00"}}

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -80,6 +81,17 @@ func PRBody(v PRView) string {
 	return out
 }
 
+// PlainURL says whether u is an http(s) address that Markdown shows as
+// one link and nothing else: no white space, no character that could end
+// it or start markup (<>()[]`"'\|), no user information, no "@". The
+// addresses planex shows come from its record, which a forged state ref
+// may have filled with Markdown of its own (a team mention, an image).
+func PlainURL(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && (p.Scheme == "https" || p.Scheme == "http") && p.Host != "" && p.User == nil &&
+		!strings.ContainsAny(u, " \t\r\n<>()[]`\"'\\|@")
+}
+
 // StatusView is the progress comment edited as waves run.
 type StatusView struct {
 	Session string
@@ -134,10 +146,10 @@ func statusComment(v StatusView, titleMax int) string {
 		}
 		b.WriteString("\n")
 	}
-	if v.PRURL != "" {
+	if PlainURL(v.PRURL) {
 		fmt.Fprintf(&b, "Pull request: %s\n\n", v.PRURL)
 	}
-	if v.RunURL != "" {
+	if PlainURL(v.RunURL) {
 		fmt.Fprintf(&b, "[Workflow run](%s) · ", v.RunURL)
 	}
 	fmt.Fprintf(&b, "last updated %s", v.Updated.UTC().Format("2006-01-02 15:04:05 MST"))
