@@ -63,3 +63,28 @@ func TestRedTeamForgedStatePullRequestLink(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamForgedStateStatusWord: /planex status replies "Plan <id> is
+// **<state>**" with the state read from the thread's record; a forged
+// state ref put Markdown of its own there (a team mention, an image). A
+// record whose state is not one planex writes is refused.
+func TestRedTeamForgedStateStatusWord(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	stateRe := regexp.MustCompile(`"state": "[a-z]+"`)
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
+		return stateRe.ReplaceAllString(s, `"state": "done** @org/security-team <img src=x onerror=alert(1)> **"`)
+	}))
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex status")); err == nil {
+		t.Error("the forged record was read")
+	}
+	for _, c := range w.fake.Comments(wRepo, n) {
+		if strings.Contains(c.Body, "@org/security-team") || strings.Contains(c.Body, "<img") {
+			t.Errorf("a comment of planex's carries the forged state:\n%s", c.Body)
+		}
+	}
+}

@@ -195,6 +195,11 @@ func recordOfThread(rec *Record, thread int) error {
 	if rec.PlanID != "" && !planIDForm.MatchString(rec.PlanID) {
 		return fmt.Errorf("%s: the plan id %q is not one planex makes", recordFile, abbrev.Truncate(rec.PlanID, 40))
 	}
+	switch rec.State {
+	case StatePlanned, StateRunning, StateDone, StateFailed, StateCancelled:
+	default:
+		return fmt.Errorf("%s: the state %q is not one planex writes", recordFile, abbrev.Truncate(string(rec.State), 40))
+	}
 	if rec.PRURL != "" && !render.PlainURL(rec.PRURL) {
 		return fmt.Errorf("%s: the pull request's address %q is not a plain web address", recordFile, abbrev.Truncate(rec.PRURL, 80))
 	}
