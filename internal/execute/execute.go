@@ -255,8 +255,8 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 // matrix task job's published commit, which whoever can push may have
 // replaced) to everything Run holds an agent's changes to, on the tree
 // they give on tip: the scope, links out of the repository, planex's
-// settings file and gitlinks a wide scope does not name, and values
-// planex holds. It says why they cannot be committed, or returns "" (as
+// settings file, CI configuration and gitlinks a wide scope does not
+// name (unnamedChanges), and values planex holds. It says why they cannot be committed, or returns "" (as
 // it does for an outcome Run made here, checked already, and for one
 // that did not complete).
 func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) string {

@@ -138,7 +138,7 @@ func MayChange(taskScope, p, read string, actionDirs map[string]bool) (Guarded, 
 	g := GuardOf(read)
 	if g.Guard == Unguarded {
 		if d := innermost(p, actionDirs); d != "" {
-			g = Guarded{Guard: GuardFolder, Dir: d, What: "a file of the local action in " + d + "/"}
+			g = Guarded{Guard: GuardFolder, Dir: d, What: "a local action's file"}
 			return g, scope.Targets(taskScope, d, p)
 		}
 	}
