@@ -1,6 +1,7 @@
 package action
 
 import (
+	"github.com/planexhq/planex/internal/ghfake"
 	"regexp"
 	"strconv"
 	"strings"
@@ -86,5 +87,69 @@ func TestRedTeamForgedStateStatusWord(t *testing.T) {
 		if strings.Contains(c.Body, "@org/security-team") || strings.Contains(c.Body, "<img") {
 			t.Errorf("a comment of planex's carries the forged state:\n%s", c.Body)
 		}
+	}
+}
+
+// TestRedTeamForgedStateAnswersOnAnotherPullRequest: after a run, planex
+// answers the review findings a follow-up's tasks cite, on the pull
+// request its record names, and labels that pull request. A forged state
+// ref of a plan made on an issue names someone's pull request there and
+// adds a finding it "answers": when no task completed (so no pull request
+// of the run's replaced the number), planex commented on that pull
+// request, marking its finding fixed (which hides it from /planex fix),
+// and labelled it failed. A plan on an issue has no findings to answer
+// and a follow-up's pull request is its own thread: such a record is
+// refused.
+func TestRedTeamForgedStateAnswersOnAnotherPullRequest(t *testing.T) {
+	w := newParallelWorld(t)
+	human := w.fake.AddPullRequest(wRepo, ghfake.PullRequest{Title: "by hand", Author: "maintainer", Head: "feature/y"})
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	w.agent.failTask("T1", "not now")
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
+		return strings.Replace(s, "{", "{\n  \"pr_number\": "+strconv.Itoa(human)+",\n  \"answers\": [{\"task\": \"T1\", \"finding_key\": \"0123456789abcdef\"}],", 1)
+	}))
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n))); err == nil {
+		t.Error("the forged record was read")
+	}
+	if cs := w.fake.Comments(wRepo, human); len(cs) != 0 {
+		t.Errorf("planex commented on someone's pull request #%d:\n%s", human, cs[0].Body)
+	}
+	for _, pr := range w.fake.PullRequests(wRepo) {
+		if pr.Number == human && len(pr.Labels) != 0 {
+			t.Errorf("planex labelled someone's pull request #%d: %v", human, pr.Labels)
+		}
+	}
+}
+
+// TestRedTeamForgedStateLabelsAnotherPullRequest: as above without the
+// findings: the forged record of a plan on an issue names someone's pull
+// request, and when no task completed planex labelled that pull request
+// "planex:failed". The run's pull request is the one its branch heads.
+func TestRedTeamForgedStateLabelsAnotherPullRequest(t *testing.T) {
+	w := newParallelWorld(t)
+	human := w.fake.AddPullRequest(wRepo, ghfake.PullRequest{Title: "by hand", Author: "maintainer", Head: "feature/y"})
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	w.agent.failTask("T1", "not now")
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
+		return strings.Replace(s, "{", "{\n  \"pr_number\": "+strconv.Itoa(human)+",", 1)
+	}))
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n))); err != nil {
+		t.Logf("approve: %v", err)
+	}
+	for _, pr := range w.fake.PullRequests(wRepo) {
+		if pr.Number == human && len(pr.Labels) != 0 {
+			t.Errorf("planex labelled someone's pull request #%d: %v", human, pr.Labels)
+		}
+	}
+	if cs := w.fake.Comments(wRepo, human); len(cs) != 0 {
+		t.Errorf("planex commented on someone's pull request #%d:\n%s", human, cs[0].Body)
 	}
 }

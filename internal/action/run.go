@@ -207,6 +207,10 @@ func (r *executor) finish(ctx context.Context, th thread, rec *Record, out *engi
 			return r.talk.fail(ctx, th, rec, err)
 		}
 		r.reviews.postRunReview(ctx, rec, s)
+	} else if !rec.FollowUp && rec.PRNumber != 0 {
+		// The number is the state's, which whoever can push writes: the
+		// run's pull request is the one its branch heads.
+		rec.PRNumber = r.prOfBranch(ctx, rec)
 	}
 	r.reviews.answerThreads(ctx, rec, tasks)
 	rec.State = final
@@ -313,6 +317,17 @@ func (r *executor) publishPR(ctx context.Context, rec *Record, report render.Rep
 		}
 	}
 	return nil
+}
+
+// prOfBranch is the number of the pull request rec's branch heads, or 0
+// when it has none or GitHub cannot say (logged).
+func (r *executor) prOfBranch(ctx context.Context, rec *Record) int {
+	pr, err := r.GH.Pulls.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Branch)
+	if err != nil {
+		r.Log.Warn("looking for the run's pull request", "branch", rec.Branch, "err", err)
+		return 0
+	}
+	return pr.GetNumber()
 }
 
 // otherCommits lists the commits on the run branch since its base that

@@ -190,6 +190,15 @@ func recordOfThread(rec *Record, thread int) error {
 	if rec.Thread != thread || rec.Issue != issue {
 		return fmt.Errorf("%s names thread #%d and issue #%d, not #%d and #%d", recordFile, rec.Thread, rec.Issue, thread, issue)
 	}
+	// planex answers findings, and labels, on the pull request the record
+	// names: a follow-up's is its own thread, and a plan on an issue
+	// answers no findings (its pull request is looked up by its branch).
+	if rec.FollowUp && rec.PRNumber != 0 && rec.PRNumber != thread {
+		return fmt.Errorf("%s: a follow-up on #%d names pull request #%d", recordFile, thread, rec.PRNumber)
+	}
+	if !rec.FollowUp && len(rec.Answers) > 0 {
+		return fmt.Errorf("%s: a plan on an issue lists review findings it answers", recordFile)
+	}
 	// What planex shows and hands the workflow as outputs (plan-id,
 	// pull-request-url) is of the form planex writes, nothing else.
 	if rec.PlanID != "" && !planIDForm.MatchString(rec.PlanID) {
