@@ -153,3 +153,36 @@ func TestRedTeamForgedStateLabelsAnotherPullRequest(t *testing.T) {
 		t.Errorf("planex commented on someone's pull request #%d:\n%s", human, cs[0].Body)
 	}
 }
+
+// TestRedTeamForgedStateStatusCommentID: planex edits its status comment
+// in place, by the id the thread's record keeps. A forged state ref puts
+// there the id of someone else's comment (on another issue: the ids are
+// the repository's): planex overwrote that comment with its status,
+// erasing what a person wrote. A comment is edited as the status only
+// when it is planex's status comment on the thread; otherwise a new one
+// is posted.
+func TestRedTeamForgedStateStatusCommentID(t *testing.T) {
+	w := newParallelWorld(t)
+	other := w.fake.AddIssue(wRepo, "reporter", "Security report", "Details.")
+	theirs := w.fake.AddComment(wRepo, other, "maintainer", "Confirmed; the fix is tracked privately.")
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	idRe := regexp.MustCompile(`"status_comment_id": \d+`)
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
+		if idRe.MatchString(s) {
+			return idRe.ReplaceAllString(s, `"status_comment_id": `+strconv.FormatInt(theirs, 10))
+		}
+		return strings.Replace(s, "{", "{\n  \"status_comment_id\": "+strconv.FormatInt(theirs, 10)+",", 1)
+	}))
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n))); err != nil {
+		t.Logf("approve: %v", err)
+	}
+	for _, c := range w.fake.Comments(wRepo, other) {
+		if c.ID == theirs && c.Body != "Confirmed; the fix is tracked privately." {
+			t.Errorf("planex overwrote someone's comment on #%d:\n%s", other, c.Body)
+		}
+	}
+}
