@@ -373,6 +373,8 @@ func (r *gate) refuseUnapproved(rec *Record, err error) error {
 	case errors.Is(err, engine.ErrForeignTaskCommit):
 		return userf("Plan `%s` stopped: %s. No pull request was opened. Start a new plan with `%s <requirement>`.",
 			rec.PlanID, render.Text(abbrev.OneLine(err.Error())), r.Cfg.Trigger)
+	case errors.Is(err, engine.ErrForeignRunBranch):
+		return userf("Plan `%s` will not run: %s. No pull request was opened.", rec.PlanID, render.Text(abbrev.OneLine(err.Error())))
 	case errors.Is(err, engine.ErrNotApproved):
 		return userf("Plan `%s` was never approved, so nothing was run. To run it: `%s approve %s`",
 			rec.PlanID, r.Cfg.Trigger, rec.PlanID)
@@ -384,7 +386,7 @@ func (r *gate) refuseUnapproved(rec *Record, err error) error {
 func isRefusal(err error) bool {
 	var p *approvalProblem
 	return errors.As(err, &p) || errors.Is(err, engine.ErrPlanChanged) || errors.Is(err, engine.ErrNotApproved) ||
-		errors.Is(err, engine.ErrForeignTaskCommit)
+		errors.Is(err, engine.ErrForeignTaskCommit) || errors.Is(err, engine.ErrForeignRunBranch)
 }
 
 // verifyRun checks, before anything of rec's plan runs, that its approval

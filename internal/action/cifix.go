@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/google/go-github/v60/github"
@@ -212,8 +213,16 @@ func (r *ciFixer) planCIFix(ctx context.Context, ev *event.Event, th thread, pr 
 		rec.State != StateCancelled {
 		return r.talk.ignore(ev, "plan %s already answers run %d", rec.PlanID, first.ID)
 	}
-	if automatic && len(ran) >= r.ciFixAttempts() {
-		return r.stopCIFix(ctx, ev, th, rec, first)
+	// The runs made so far, as the thread's state says and as the pull
+	// request's body shows (a round's report is added there): the state
+	// ref is whoever can push's to rewrite, and a record emptied of its
+	// runs (or deleted) gave the attempt limit back.
+	made := max(len(ran), ciFixRoundsShown(pr.GetBody()))
+	if automatic && made >= r.ciFixAttempts() {
+		if !found {
+			return r.talk.ignore(ev, "planex made %s on #%d (the ci-fix-attempts limit) and has no record of the thread", pluralRuns(made), th.Number)
+		}
+		return r.stopCIFix(ctx, ev, th, rec, first, made)
 	}
 	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first)
 	if err != nil {
@@ -222,7 +231,7 @@ func (r *ciFixer) planCIFix(ctx context.Context, ev *event.Event, th thread, pr 
 	if len(failure.Runs) == 0 {
 		return Outputs{}, refusef("No workflow run failed on the head commit %s of this pull request.", render.Code(abbrev.SHA(sha)))
 	}
-	failure.Round = len(ran) + 1
+	failure.Round = made + 1
 	fmt.Fprintf(r.Out, "CI-fix round %d on #%d: %s\n", failure.Round, th.Number, failure.summary())
 	return r.plans.followUpPlan(ctx, ev, th, cmd, ciRequirement(failure, cmd.Text), nil, failure)
 }
@@ -251,8 +260,7 @@ func (f *CIFailure) summary() string {
 
 // stopCIFix says once, on the pull request, that planex has stopped
 // answering its CI failures.
-func (r *ciFixer) stopCIFix(ctx context.Context, ev *event.Event, th thread, rec *Record, run *gh.WorkflowRun) (Outputs, error) {
-	n := len(rec.CIFixRuns)
+func (r *ciFixer) stopCIFix(ctx context.Context, ev *event.Event, th thread, rec *Record, run *gh.WorkflowRun, n int) (Outputs, error) {
 	if rec.CIStopNoted == n {
 		return r.talk.ignore(ev, "planex stopped fixing CI on #%d after %d runs", th.Number, n)
 	}
@@ -505,6 +513,21 @@ func ciSection(f *CIFailure, room int) string {
 		return s.String()
 	}
 	return b.String()
+}
+
+// ciFixRoundMark opens a CI-fix round's section of a pull request's body.
+var ciFixRoundMark = regexp.MustCompile(`<!-- planex:ci-fix-round (\d{1,6}) -->`)
+
+// ciFixRoundsShown is the highest CI-fix round a pull request's body
+// reports (0 for none).
+func ciFixRoundsShown(body string) int {
+	n := 0
+	for _, m := range ciFixRoundMark.FindAllStringSubmatch(body, -1) {
+		if v, err := strconv.Atoi(m[1]); err == nil {
+			n = max(n, v)
+		}
+	}
+	return n
 }
 
 // extendPRReport adds (or replaces) the CI-fix round's section in the

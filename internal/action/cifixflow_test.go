@@ -1,6 +1,7 @@
 package action
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -185,4 +186,60 @@ func TestFixCICommand(t *testing.T) {
 		t.Errorf("fix-ci by a reader: %v %+v", err, r.Outputs)
 	}
 	w.noRefusedRequests()
+}
+
+// TestRedTeamCIFixLimitForgedState: with ci-fix auto and one fix run
+// allowed, whoever can push rewrites the thread's state ref after the
+// first round so that its record lists no CI-fix run (or deletes the
+// state ref). The attempt limit was counted from that record alone, so
+// the next failure got a second automatic round, and so on without end,
+// each a model run on the maintainer's key. The rounds the pull
+// request's body reports count too: the next failure stops the fixing.
+func TestRedTeamCIFixLimitForgedState(t *testing.T) {
+	for _, deleteRef := range []bool{false, true} {
+		t.Run(map[bool]string{false: "runs emptied", true: "state ref deleted"}[deleteRef], func(t *testing.T) {
+			w := newParallelWorld(t)
+			pr := w.planexPR()
+			w.agent.setPlan(wTask{ID: "T1", Title: "fix the limiter", Scope: "fix/**"})
+			auto := func(c *Config) { c.CIFix, c.CIFixAttempts, c.DefaultToken = CIFixAuto, 1, true }
+			if r, err := w.handle(w.failCI(601, pr, "go test ./..."), auto); err != nil || r.Outputs.Status != StatusDone {
+				t.Fatalf("auto fix: %v %+v", err, r.Outputs)
+			}
+			state := "refs/planex/state/" + strconv.Itoa(pr.Number)
+			dir := filepath.Join(t.TempDir(), "forge")
+			run(t, t.TempDir(), "clone", "-q", w.origin, dir)
+			if deleteRef {
+				run(t, dir, "push", "-q", "origin", ":"+state)
+			} else {
+				run(t, dir, "fetch", "-q", "origin", "+"+state+":"+state)
+				run(t, dir, "checkout", "-q", "--detach", state)
+				var rec map[string]any
+				if err := json.Unmarshal([]byte(run(t, dir, "show", "HEAD:github.json")), &rec); err != nil {
+					t.Fatal(err)
+				}
+				delete(rec, "ci_fix_runs")
+				b, _ := json.MarshalIndent(rec, "", "  ")
+				os.WriteFile(filepath.Join(dir, "github.json"), b, 0o644)
+				run(t, dir, "add", "github.json")
+				run(t, dir, asForger("commit", "-q", "-m", "state")...)
+				run(t, dir, "push", "-q", "--force", "origin", "HEAD:"+state)
+			}
+
+			pr.HeadSHA = run(t, w.origin, "rev-parse", pr.Head)
+			w.fake.SetPullRequestHead(wRepo, pr.Number, pr.HeadSHA)
+			w.agent.mu.Lock()
+			before := len(w.agent.calls)
+			w.agent.mu.Unlock()
+			r, err := w.handle(w.failCI(602, pr, "go test ./..."), auto)
+			if err != nil {
+				t.Logf("second failure: %v", err)
+			}
+			w.agent.mu.Lock()
+			calls := w.agent.calls[before:]
+			w.agent.mu.Unlock()
+			if len(calls) != 0 || (r.Outputs.Status != StatusStopped && r.Outputs.Status != StatusIgnored) {
+				t.Errorf("a second automatic round ran past the limit: agent steps %v, outputs %+v", calls, r.Outputs)
+			}
+		})
+	}
 }

@@ -97,7 +97,7 @@ func (r *planner) followUpPlan(ctx context.Context, ev *event.Event, th thread, 
 // reportText is the text of s's report (context.md) for the job summary.
 // When it cannot be read, the log has why and the summary says so.
 func (r *stateStore) reportText(s *session.Session) string {
-	b, err := safefile.ReadRegular(s.File(session.ContextFile), session.MaxStateFile)
+	b, err := safefile.ReadRegularNoFollow(s.File(session.ContextFile), session.MaxStateFile)
 	if err != nil {
 		return r.unreadable("the report", s.Meta.ID, err)
 	}

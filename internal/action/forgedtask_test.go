@@ -96,6 +96,13 @@ func TestRedTeamForgedTaskResultRechecked(t *testing.T) {
 // same task, attempt and base whose commit is the base changed by edit.
 func forgeTaskResult(t *testing.T, w *world, ref string, edit func(t *testing.T, dir string)) {
 	t.Helper()
+	forgeTaskResultWith(t, w, ref, edit, nil)
+}
+
+// forgeTaskResultWith is forgeTaskResult that also lets mutate change
+// the published result's fields (when not nil).
+func forgeTaskResultWith(t *testing.T, w *world, ref string, edit func(t *testing.T, dir string), mutate func(res map[string]any)) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "forge")
 	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
 	run(t, dir, "fetch", "-q", "origin", "+"+ref+":"+ref)
@@ -111,6 +118,9 @@ func forgeTaskResult(t *testing.T, w *world, ref string, edit func(t *testing.T,
 	id := []string{"-c", "user.name=F", "-c", "user.email=f@example.com"}
 	run(t, dir, append(id, "commit", "-q", "-m", "T1")...)
 	res["commit"] = run(t, dir, "rev-parse", "HEAD")
+	if mutate != nil {
+		mutate(res)
+	}
 	b, _ := json.Marshal(res)
 	note := run(t, dir, append(id, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", resultSubject+" T1\n\n"+string(b))...)
 	run(t, dir, "push", "-q", "--force", "origin", note+":"+ref)
@@ -220,4 +230,53 @@ func TestRedTeamForgedTaskCommitMarkedInState(t *testing.T) {
 
 	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
 	forgedCommitRefused(t, w, n, r, err)
+}
+
+// TestRedTeamForgedTaskResultRefundsCost: in matrix mode, whoever can
+// push replaces a task's published result with the same change but a
+// usage of -1,000,000 dollars and negative tokens, which the collector
+// recorded in tasks.csv: a refund past every later budget check (and, now
+// that tasks.csv refuses such a row, a state no later job could read).
+// The collector records the claim bounded: no negative cost or count
+// reaches tasks.csv, and the state still reads.
+func TestRedTeamForgedTaskResultRefundsCost(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex one file"), matrixMode("1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ev := &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName, DefaultBranch: "main", Inputs: event.Inputs{Issue: n}}
+	prep, _ := w.job(matrixMode("2"))
+	if err := prep.Prepare(ctx, ev); err != nil || prep.Outputs.HasTasks != "true" {
+		t.Fatalf("prepare: %v %+v", err, prep.Outputs)
+	}
+	job, _ := w.job(matrixMode("2"))
+	if err := job.RunTask(ctx, ev, "T1"); err != nil {
+		t.Fatalf("task: %v", err)
+	}
+	forgeTaskResultWith(t, w, taskRef(prep.Outputs.SessionID, "T1"), func(t *testing.T, dir string) {
+		os.WriteFile(filepath.Join(dir, "T1.txt"), []byte("T1\n"), 0o644)
+	}, func(res map[string]any) {
+		res["usage"] = map[string]any{"input_tokens": -5000000, "output_tokens": -1, "cost_usd": -1e6}
+	})
+	collect, _ := w.job(matrixMode("2"))
+	if err := collect.Collect(ctx, ev); err != nil {
+		t.Logf("collect: %v", err)
+	}
+	data := run(t, w.origin, "show", "refs/planex/state/"+strconv.Itoa(n)+":tasks.csv")
+	tasks, err := plan.ReadTasks("tasks.csv", []byte(data))
+	if err != nil {
+		t.Fatalf("the state's tasks.csv no longer reads: %v\n%s", err, data)
+	}
+	for _, tk := range tasks {
+		if tk.CostUSD < 0 || tk.InputTokens < 0 || tk.OutputTokens < 0 {
+			t.Errorf("%s records the forged refund: cost %v, tokens %d/%d", tk.ID, tk.CostUSD, tk.InputTokens, tk.OutputTokens)
+		}
+	}
 }

@@ -401,7 +401,7 @@ func (r *matrixFlow) readResult(ctx context.Context, rec *Record, m *MatrixWave,
 		return execute.Outcome{}, false, nil
 	}
 	o := execute.Outcome{ID: task, Status: res.Status, Findings: res.Findings, AcceptanceMet: res.AcceptanceMet,
-		TestsPassed: res.TestsPassed, Error: res.Error, Usage: res.Usage, NetworkRefused: res.NetworkRefused}
+		TestsPassed: res.TestsPassed, Error: res.Error, Usage: res.Usage.Bounded(), NetworkRefused: res.NetworkRefused}
 	if res.Status != plan.StatusCompleted {
 		return o, true, nil
 	}

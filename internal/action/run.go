@@ -13,6 +13,7 @@ import (
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
+	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/render"
@@ -206,6 +207,10 @@ func (r *executor) finish(ctx context.Context, th thread, rec *Record, out *engi
 			return r.talk.fail(ctx, th, rec, err)
 		}
 		r.reviews.postRunReview(ctx, rec, s)
+	} else if !rec.FollowUp && rec.PRNumber != 0 {
+		// The number is the state's, which whoever can push writes: the
+		// run's pull request is the one its branch heads.
+		rec.PRNumber = r.prOfBranch(ctx, rec)
 	}
 	r.reviews.answerThreads(ctx, rec, tasks)
 	rec.State = final
@@ -289,7 +294,8 @@ func (r *executor) publishPR(ctx context.Context, rec *Record, report render.Rep
 	if rec.FollowUp {
 		return r.reportFollowUp(ctx, rec, report, approver)
 	}
-	body := render.PRBody(render.PRView{Report: report, Issue: rec.Issue, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken})
+	others, n := r.otherCommits(ctx, rec)
+	body := render.PRBody(render.PRView{Report: report, Issue: rec.Issue, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken, Others: others, OthersCount: n})
 	// Opening it finds the pull request the branch has already, if any
 	// (another job opened it, or the answer to an earlier create was
 	// lost); its report is then brought up to date.
@@ -313,6 +319,34 @@ func (r *executor) publishPR(ctx context.Context, rec *Record, report render.Rep
 	return nil
 }
 
+// prOfBranch is the number of the pull request rec's branch heads, or 0
+// when it has none or GitHub cannot say (logged).
+func (r *executor) prOfBranch(ctx context.Context, rec *Record) int {
+	pr, err := r.GH.Pulls.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Branch)
+	if err != nil {
+		r.Log.Warn("looking for the run's pull request", "branch", rec.Branch, "err", err)
+		return 0
+	}
+	return pr.GetNumber()
+}
+
+// otherCommits lists the commits on the run branch since its base that
+// no task of the run made (someone pushed them), for the report to name:
+// a pull request carries them under planex's report all the same. When
+// the history cannot be read the log says why and the report names none.
+func (r *executor) otherCommits(ctx context.Context, rec *Record) ([]render.Commit, int) {
+	list, n, err := gitrepo.OtherCommits(ctx, rec.repo, rec.Branch, rec.Base, rec.SessionID)
+	if err != nil {
+		r.Log.Warn("listing the run branch's other commits", "branch", rec.Branch, "err", err)
+		return nil, 0
+	}
+	out := make([]render.Commit, len(list))
+	for i, c := range list {
+		out[i] = render.Commit{SHA: c.SHA, Subject: c.Subject}
+	}
+	return out, n
+}
+
 // reportFollowUp reports a follow-up run in a comment on its pull
 // request, whose body stays as it is.
 func (r *executor) reportFollowUp(ctx context.Context, rec *Record, report render.Report, approver string) error {
@@ -323,7 +357,8 @@ func (r *executor) reportFollowUp(ctx context.Context, rec *Record, report rende
 	if existing != nil {
 		rec.PRNumber, rec.PRURL = existing.GetNumber(), existing.GetHTMLURL()
 	}
-	body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken})
+	others, n := r.otherCommits(ctx, rec)
+	body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken, Others: others, OthersCount: n})
 	heading := "### Follow-up report"
 	if rec.CIFix != nil {
 		heading = fmt.Sprintf("### CI-fix round %d report", rec.CIFix.Round)

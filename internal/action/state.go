@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"time"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/safefile"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -130,6 +135,9 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	if err := json.Unmarshal(b, rec); err != nil {
 		return nil, false, fmt.Errorf("state %s: %s: %w", ref, recordFile, err)
 	}
+	if err := recordOfThread(rec, thread); err != nil {
+		return nil, false, fmt.Errorf("state %s: %w", ref, err)
+	}
 	rec.remote = remote
 	rec.repo = r.Repo
 	if rec.FollowUp {
@@ -145,6 +153,12 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	if err := rec.repo.RestoreDir(ctx, remote.Commit, dir); err != nil {
 		return nil, false, err
 	}
+	// planex posts the review it finds in the session as its own: only
+	// one this job's reviewer writes, never the state's, which whoever
+	// can push may have written (a run without reviews posted it).
+	if err := os.Remove(filepath.Join(dir, session.ReviewFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, false, fmt.Errorf("state %s: dropping its %s: %w", ref, session.ReviewFile, err)
+	}
 	// The state ref is the bot's own record; what it approves is checked
 	// against GitHub again before anything runs (checkApproval), so the
 	// session it holds is sealed as this runner's.
@@ -157,6 +171,52 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	}
 	return rec, true, nil
 }
+
+// recordOfThread refuses a record that names another thread than the one
+// it was read for, or another issue than its thread (a plan on an issue)
+// or its run branch (a follow-up, planex/<issue>-…): the pull request
+// says "Closes #<issue>", and a forged state ref named an issue nobody
+// asked planex about, which merging the pull request closed. Its plan id
+// and pull request address must be of the forms planex writes.
+func recordOfThread(rec *Record, thread int) error {
+	issue := thread
+	if rec.FollowUp {
+		m := runBranchRe.FindStringSubmatch(rec.Branch)
+		if m == nil {
+			return fmt.Errorf("%s: the follow-up's branch %q is no planex run branch", recordFile, rec.Branch)
+		}
+		issue, _ = strconv.Atoi(m[1])
+	}
+	if rec.Thread != thread || rec.Issue != issue {
+		return fmt.Errorf("%s names thread #%d and issue #%d, not #%d and #%d", recordFile, rec.Thread, rec.Issue, thread, issue)
+	}
+	// planex answers findings, and labels, on the pull request the record
+	// names: a follow-up's is its own thread, and a plan on an issue
+	// answers no findings (its pull request is looked up by its branch).
+	if rec.FollowUp && rec.PRNumber != 0 && rec.PRNumber != thread {
+		return fmt.Errorf("%s: a follow-up on #%d names pull request #%d", recordFile, thread, rec.PRNumber)
+	}
+	if !rec.FollowUp && len(rec.Answers) > 0 {
+		return fmt.Errorf("%s: a plan on an issue lists review findings it answers", recordFile)
+	}
+	// What planex shows and hands the workflow as outputs (plan-id,
+	// pull-request-url) is of the form planex writes, nothing else.
+	if rec.PlanID != "" && !planIDForm.MatchString(rec.PlanID) {
+		return fmt.Errorf("%s: the plan id %q is not one planex makes", recordFile, abbrev.Truncate(rec.PlanID, 40))
+	}
+	switch rec.State {
+	case StatePlanned, StateRunning, StateDone, StateFailed, StateCancelled:
+	default:
+		return fmt.Errorf("%s: the state %q is not one planex writes", recordFile, abbrev.Truncate(string(rec.State), 40))
+	}
+	if rec.PRURL != "" && !render.PlainURL(rec.PRURL) {
+		return fmt.Errorf("%s: the pull request's address %q is not a plain web address", recordFile, abbrev.Truncate(rec.PRURL, 80))
+	}
+	return nil
+}
+
+// planIDForm is the form of a plan id (plan.ID): ten hex digits.
+var planIDForm = regexp.MustCompile(`^[0-9a-f]{10}$`)
 
 // maxRecordBytes bounds the github.json planex reads from a state ref
 // (whoever can push may have written it); planex's own are a few KiB.

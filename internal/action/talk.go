@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -128,7 +129,7 @@ func (r *talker) updateStatus(ctx context.Context, rec *Record, tasks []plan.Tas
 		if id == -1 && !rec.fresh {
 			id = r.findStatusComment(ctx, rec)
 		}
-		if id <= 0 {
+		if id <= 0 || !r.isStatusComment(ctx, rec, id) {
 			continue
 		}
 		_, err := r.GH.Thread.EditComment(ctx, r.Cfg.Owner, r.Cfg.Repo, id, body)
@@ -149,6 +150,33 @@ func (r *talker) updateStatus(ctx context.Context, rec *Record, tasks []plan.Tas
 	}
 	rec.StatusCommentID = c.GetID()
 	r.noteStatus(c.GetID(), shown)
+}
+
+// isStatusComment says whether comment id is planex's status comment on
+// rec's thread, as GitHub has it: one planex edited or posted in this
+// job, or one a bot wrote on the thread that starts with the status
+// marker. The id on record comes from the state ref, which whoever can
+// push writes: planex edited whatever comment it named, anyone's on any
+// issue of the repository. A comment GitHub cannot find is taken as
+// such (the edit then finds nothing, and a new one is posted).
+func (r *talker) isStatusComment(ctx context.Context, rec *Record, id int64) bool {
+	if _, ok := r.shownStatus[id]; ok {
+		return true
+	}
+	c, err := r.GH.Approvals.GetComment(ctx, r.Cfg.Owner, r.Cfg.Repo, id)
+	switch {
+	case gh.IsNotFound(err):
+		return true
+	case err != nil:
+		r.Log.Warn("reading the status comment on record", "comment", id, "err", err)
+		return false
+	}
+	onThread := strings.HasSuffix(c.GetIssueURL(), "/issues/"+strconv.Itoa(rec.Thread))
+	if !onThread || !render.IsStatusComment(c.GetBody()) || !event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+		r.Log.Warn("the status comment on record is not planex's on this thread; posting a new one", "comment", id, "thread", rec.Thread)
+		return false
+	}
+	return true
 }
 
 // noteStatus remembers what a status comment shows now.

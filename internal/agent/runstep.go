@@ -11,7 +11,8 @@ import (
 // RunStep runs one agent step in a private folder of its own (see
 // PrepareStep), then adds the discoveries the step left in its
 // discoveries file to board, the session's discoveries.ndjson. With an
-// empty board the step gets no discoveries file.
+// empty board the step gets no discoveries file. The usage the agent
+// reports is bounded (usage.Usage.Bounded).
 func RunStep(ctx context.Context, a Agent, step Step, board string, log *slog.Logger) (Result, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -25,6 +26,9 @@ func RunStep(ctx context.Context, a Agent, step Step, board string, log *slog.Lo
 		step.DiscoveriesFile = ""
 	}
 	res, err := a.Run(ctx, step)
+	// The agent's report of what it spent is its claim: a negative cost
+	// would pay back earlier steps' spending, past every budget.
+	res.Usage = res.Usage.Bounded()
 	if board != "" {
 		worker := step.ID
 		if worker == "" {

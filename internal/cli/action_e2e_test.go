@@ -332,11 +332,13 @@ func (g *ghEnv) checkRequestBudget(planRun, approveRun []ghfake.Request, tasks i
 	}
 	total := len(planRun) + len(approveRun)
 	g.t.Logf("REST calls: plan %d + approve %d = %d (status edits while running: %d)", len(planRun), len(approveRun), total, edits)
-	if total > 25 || edits > tasks+2 {
+	// 26: the approve run reads the status comment on record once before
+	// editing it (the state ref's id could name anyone's comment).
+	if total > 26 || edits > tasks+2 {
 		var all []string
 		for _, q := range append(append([]ghfake.Request(nil), planRun...), approveRun...) {
 			all = append(all, q.Method+" "+q.Path)
 		}
-		g.t.Errorf("%d REST calls (want at most 25), %d status edits (want at most %d):\n%s", total, edits, tasks+2, strings.Join(all, "\n"))
+		g.t.Errorf("%d REST calls (want at most 26), %d status edits (want at most %d):\n%s", total, edits, tasks+2, strings.Join(all, "\n"))
 	}
 }

@@ -287,9 +287,15 @@ func readRequest(args []string, root string) (engine.Request, error) {
 		if err != nil {
 			return engine.Request{}, err
 		}
-		for i := range tasks {
-			// An imported plan starts fresh, whatever its status column says.
-			tasks[i].Status, tasks[i].Commit, tasks[i].Error = plan.StatusPending, "", ""
+		for i, t := range tasks {
+			// An imported plan starts fresh: only what it plans is taken,
+			// never what a run recorded (status, commit, findings, usage),
+			// which a committed tasks.csv sets as it likes: a cost there
+			// counted against --max-cost-usd, and findings reached the
+			// prompts of the tasks drawing on that row.
+			tasks[i] = plan.Task{ID: t.ID, Title: t.Title, Description: t.Description, Test: t.Test,
+				AcceptanceCriteria: t.AcceptanceCriteria, Scope: t.Scope, Hints: t.Hints, ExecutionDirectives: t.ExecutionDirectives,
+				Deps: t.Deps, ContextFrom: t.ContextFrom, Wave: t.Wave, Status: plan.StatusPending, Line: t.Line}
 		}
 		return engine.Request{Source: path, Imported: tasks, Requirement: "plan from " + filepath.Base(path)}, nil
 	default:

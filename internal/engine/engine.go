@@ -612,6 +612,9 @@ func (e *Engine) approvedPlan(ctx context.Context, s *session.Session, g *gates)
 	if note := settingsNote(tasks); note != "" {
 		fmt.Fprintln(e.o.Out, note)
 	}
+	if note := configNote(tasks); note != "" {
+		fmt.Fprintln(e.o.Out, note)
+	}
 	if ok, err := g.pass(ctx, session.GateTasks, previewTasks(s, tasks), tasks); err != nil || !ok {
 		return nil, g.out, err
 	}

@@ -139,6 +139,19 @@ func settingsNote(tasks []plan.Task) string {
 		strings.Join(ids, ", "), plan.SettingsFile)
 }
 
+// configNote warns, before a plan is approved, that some of its tasks
+// may change configuration GitHub acts on beyond workflow files
+// (plan.ConfigTasks): no other task's commit may.
+func configNote(tasks []plan.Task) string {
+	ids := plan.ConfigTasks(tasks)
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("warning: %s may change local actions (%s/), action definitions, CODEOWNERS or Dependabot's settings: "+
+		"a local action runs on the push with the secrets a workflow hands it, and the others decide, once merged, who must review and where Dependabot's secrets go",
+		strings.Join(ids, ", "), plan.ActionsDir)
+}
+
 // review runs the optional reviewer. Its failure is written to
 // review.json (and so to the report), logged and shown, and the run goes
 // on: a review is advice, the tasks' own checks decide.

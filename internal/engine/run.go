@@ -387,6 +387,34 @@ func (e *Engine) repoContext(ctx context.Context, s *session.Session) *RepoConte
 // made, since whoever can push to the branch can write those trailers.
 var ErrForeignTaskCommit = errors.New("the run branch holds a task commit planex's checks refuse")
 
+// ErrForeignRunBranch means the run branch is not this run's to build on:
+// it does not hold the plan's base, or it held commits before any of the
+// run's tasks had committed (someone who can push made it first: the
+// plan comment names it).
+var ErrForeignRunBranch = errors.New("the run branch is not this run's")
+
+// checkRunBranch refuses a run branch found at a commit the approved plan
+// never showed: one that does not hold the plan's base, or one that is
+// ahead of the base while none of its commits is a task commit of this
+// run (own counts those). Once a task has committed, later commits on the
+// branch (a fix pushed before a retry) are the pull request's to show.
+func checkRunBranch(ctx context.Context, repo *gitrepo.Repo, s *session.Session, own int) error {
+	tip, err := repo.ResolveBranch(ctx, s.Meta.Branch)
+	if err != nil || tip == "" || tip == s.Meta.Base {
+		return err
+	}
+	if !repo.IsAncestor(ctx, s.Meta.Base, tip) {
+		return fmt.Errorf("%w: %s is at %s, which does not hold the plan's base %s: someone who can push moved it; nothing runs. "+
+			"Delete the branch and approve again, or start a new plan", ErrForeignRunBranch, s.Meta.Branch, abbrev.SHA(tip), abbrev.SHA(s.Meta.Base))
+	}
+	if own == 0 {
+		return fmt.Errorf("%w: %s already holds commits planex did not make (its tip is %s, the plan's base %s) before any task of the run committed: "+
+			"someone who can push made it after the plan was posted; nothing runs. Delete the branch and approve again, or start a new plan",
+			ErrForeignRunBranch, s.Meta.Branch, abbrev.SHA(tip), abbrev.SHA(s.Meta.Base))
+	}
+	return nil
+}
+
 // checkFound holds a commit found on the run branch for task t to the
 // checks t's own commit passed (scope, links out of the repository,
 // unnamed settings file, gitlinks and workflow files, held values)
@@ -430,6 +458,9 @@ func (e *Engine) reconcile(ctx context.Context, s *session.Session, ap *session.
 		if c.Session == s.Meta.ID {
 			byTask[c.Task] = c
 		}
+	}
+	if err := checkRunBranch(ctx, e.repo, s, len(byTask)); err != nil {
+		return err
 	}
 	changed := false
 	for i := range tasks {

@@ -25,3 +25,14 @@ func TestSettingsNote(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigNote(t *testing.T) {
+	t.Parallel()
+	if got := configNote([]plan.Task{{ID: "T1", Scope: "**"}, {ID: "T2", Scope: ".github/**"}}); got != "" {
+		t.Errorf("wide scopes get a note: %q", got)
+	}
+	got := configNote([]plan.Task{{ID: "T1", Scope: "src/**"}, {ID: "T2", Scope: ".github/actions/setup/**"}, {ID: "T3", Scope: "CODEOWNERS"}})
+	if !strings.HasPrefix(got, "warning: T2, T3 may change local actions (.github/actions/)") {
+		t.Errorf("configNote = %q", got)
+	}
+}

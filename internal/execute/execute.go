@@ -33,6 +33,7 @@ type Repo interface {
 	ResetWorktree(ctx context.Context, dir, commit string) error
 	Snapshot(ctx context.Context, dir, base string) (string, []gitrepo.Change, error)
 	SymlinkEscapes(ctx context.Context, tree string, changes []gitrepo.Change) ([]string, error)
+	Tree(tree string) gitrepo.TreeView
 	CommitChanges(ctx context.Context, parent string, changes []gitrepo.Change, message string) (string, error)
 	CommitTree(ctx context.Context, parent, tree, message string) (string, error)
 	UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error
@@ -223,7 +224,19 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 	if bad := scope.Outside(taskScope, gitrepo.Paths(changes)); len(bad) > 0 {
 		return fmt.Sprintf("wrote outside its scope %q: %s", taskScope, strings.Join(bad, ", "))
 	}
-	if why := unnamedChanges(taskScope, changes); why != "" {
+	// A committed link (.github -> ci) makes GitHub read ci/workflows as
+	// the repository's workflows: a change there is judged by that name.
+	aliases, err := r.Repo.Tree(tree).ResolveFolders(ctx, plan.LinkedFolders)
+	if err != nil {
+		return fmt.Sprintf("checking where the repository's configuration folders lead: %v", err)
+	}
+	// A folder holding an action's definition is a local action a
+	// workflow may run (uses: ./tools/deploy), scripts and all.
+	actions, err := r.Repo.Tree(tree).FoldersHolding(ctx, gitrepo.Paths(changes), plan.ActionFiles)
+	if err != nil {
+		return fmt.Sprintf("checking which folders hold local actions: %v", err)
+	}
+	if why := unnamedChanges(taskScope, changes, aliases, actions); why != "" {
 		return why
 	}
 	// Even an agent that got hold of a secret (no sandbox) cannot have
@@ -242,8 +255,8 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 // matrix task job's published commit, which whoever can push may have
 // replaced) to everything Run holds an agent's changes to, on the tree
 // they give on tip: the scope, links out of the repository, planex's
-// settings file and gitlinks a wide scope does not name, and values
-// planex holds. It says why they cannot be committed, or returns "" (as
+// settings file, CI configuration and gitlinks a wide scope does not
+// name (unnamedChanges), and values planex holds. It says why they cannot be committed, or returns "" (as
 // it does for an outcome Run made here, checked already, and for one
 // that did not complete).
 func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) string {
@@ -266,35 +279,58 @@ func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) 
 	return abbrev.Truncate(agent.Redact(agent.CleanText(why), secrets), 1000)
 }
 
-// unnamedChanges refuses the changes a wide scope does not let through:
-// planex's settings file (a commit there widens what later runs may do
-// once merged) and a gitlink (a submodule entry, which can point at any
-// commit of any repository) at a path the task's scope does not name.
-//
-// A workflow file (in .github/workflows/) is held the same way, but a
-// glob written for that folder lets it through (.github/workflows/*.yml):
-// a workflow a push adds runs on that push, before anyone has read it,
-// with any secret of the repository it names.
-func unnamedChanges(taskScope string, changes []gitrepo.Change) string {
-	var bad, workflows []string
+// unnamedChanges refuses the changes a wide scope does not let through
+// (plan.GuardOf): planex's settings file, CODEOWNERS and Dependabot's
+// settings (a commit there widens what happens once merged) and a gitlink
+// (a submodule entry, which can point at any commit of any repository) at
+// a path the task's scope does not name; a workflow file, a local action's
+// file, an action's definition or any file in a folder holding one (a
+// local action's script) without a glob written for its folder (they run
+// on the push that adds them, before anyone has read them, with the
+// secrets the workflow names). Each path is judged by every name
+// GitHub reads it under (plan.ReadAs, through the links aliases holds).
+// A link at .github, its workflows or actions folder or a guarded path is
+// refused whatever the scope: it would move what GitHub reads out of the
+// guarded names.
+func unnamedChanges(taskScope string, changes []gitrepo.Change, aliases map[string]string, actions map[string]bool) string {
+	var links, named []string
+	folders := map[string][]string{}
+	var dirs []string
 	for _, c := range changes {
-		if plan.InWorkflows(c.Path) && !plan.MayChangeWorkflow(taskScope, c.Path) {
-			workflows = append(workflows, "a workflow file "+c.Path)
+		for _, read := range plan.ReadAs(c.Path, aliases) {
+			shown := c.Path
+			if read != c.Path {
+				shown += " (read by GitHub as " + read + ")"
+			}
+			if c.Mode == "120000" && plan.MayNotLink(read) {
+				links = append(links, shown)
+				continue
+			}
+			g, ok := plan.MayChange(taskScope, c.Path, read, actions)
+			switch {
+			case ok:
+			case g.Guard == plan.GuardName:
+				named = append(named, g.What+" "+shown)
+			case g.Guard == plan.GuardFolder:
+				if folders[g.Dir] == nil {
+					dirs = append(dirs, g.Dir)
+				}
+				folders[g.Dir] = append(folders[g.Dir], g.What+" "+shown)
+			}
 		}
-		switch {
-		case scope.Names(taskScope, c.Path):
-		case c.Path == plan.SettingsFile:
-			bad = append(bad, "planex's settings file "+c.Path)
-		case c.Mode == "160000":
-			bad = append(bad, "a submodule entry (gitlink) at "+c.Path)
+		if c.Mode == "160000" && !scope.Names(taskScope, c.Path) {
+			named = append(named, "a submodule entry (gitlink) at "+c.Path)
 		}
 	}
 	var why []string
-	if len(bad) > 0 {
-		why = append(why, fmt.Sprintf("changed %s, which only a task whose scope names the path itself may change (scope %q)", strings.Join(bad, ", "), taskScope))
+	if len(links) > 0 {
+		why = append(why, fmt.Sprintf("made %s a symbolic link, which would move what GitHub reads as the repository's configuration elsewhere; no task may", strings.Join(links, ", ")))
 	}
-	if len(workflows) > 0 {
-		why = append(why, fmt.Sprintf("changed %s, which only a task whose scope is written for %s/ may change (scope %q)", strings.Join(workflows, ", "), plan.WorkflowsDir, taskScope))
+	if len(named) > 0 {
+		why = append(why, fmt.Sprintf("changed %s, which only a task whose scope names the path itself may change (scope %q)", strings.Join(named, ", "), taskScope))
+	}
+	for _, d := range dirs {
+		why = append(why, fmt.Sprintf("changed %s, which only a task whose scope is written for %s/ may change (scope %q)", strings.Join(folders[d], ", "), d, taskScope))
 	}
 	return strings.Join(why, "; ")
 }

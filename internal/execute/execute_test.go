@@ -424,7 +424,7 @@ func TestRedTeamRunnerRefusesUnnamedSettingsAndGitlinks(t *testing.T) {
 				return err
 			}
 			return os.Symlink("evil", filepath.Join(dir, ".github", "workflows"))
-		}, "a workflow file .github/workflows"},
+		}, "made .github/workflows a symbolic link"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

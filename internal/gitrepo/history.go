@@ -44,22 +44,55 @@ var ErrLongMessage = errors.New("commit message too long")
 // not trust, and one commit at a time, so memory stays bounded however
 // long the branch is.
 func (r *Repo) TaskCommits(ctx context.Context, branch, base string) ([]TaskCommit, error) {
+	var out []TaskCommit
+	err := branchCommits(ctx, r, branch, base, func(tc TaskCommit) {
+		if tc.Task != "" {
+			out = append(out, tc)
+		}
+	})
+	return out, err
+}
+
+// MaxOtherCommits bounds the commits OtherCommits lists.
+const MaxOtherCommits = 50
+
+// OtherCommits lists, oldest first, the commits on branch that base does
+// not have and that are no task commit of session (no planex trailers,
+// or another session's): work planex did not do, which a pull request of
+// the run carries all the same. At most MaxOtherCommits are listed; n is
+// how many there are.
+func OtherCommits(ctx context.Context, r *Repo, branch, base, session string) (list []TaskCommit, n int, err error) {
+	err = branchCommits(ctx, r, branch, base, func(tc TaskCommit) {
+		if tc.Task != "" && tc.Session == session {
+			return
+		}
+		if n++; n <= MaxOtherCommits {
+			tc.Body = "" // the subject says what it is; the body is not kept
+			list = append(list, tc)
+		}
+	})
+	return list, n, err
+}
+
+// branchCommits calls fn for each commit on branch that base does not
+// have, oldest first (no commit before its parents), read as TaskCommits
+// read them; nothing when the branch does not exist.
+func branchCommits(ctx context.Context, r *Repo, branch, base string, fn func(TaskCommit)) error {
 	if base != "" && !r.format.IsID(base) {
-		return nil, fmt.Errorf("reading the history of %s: the base %q is not a commit id (this repository's are %d hex digits)", branch, abbrev.Truncate(base, 80), r.format.HexLen())
+		return fmt.Errorf("reading the history of %s: the base %q is not a commit id (this repository's are %d hex digits)", branch, abbrev.Truncate(base, 80), r.format.HexLen())
 	}
 	tip, err := r.ResolveBranch(ctx, branch)
 	if err != nil {
-		return nil, fmt.Errorf("reading branch %s: %w", branch, err)
+		return fmt.Errorf("reading branch %s: %w", branch, err)
 	}
 	if tip == "" {
-		return nil, nil
+		return nil
 	}
 	// -z ends each commit with a NUL; the id is the first line of the record.
 	args := []string{"log", "-z", "--format=%H%n%B", "--date-order", "--reverse", tip}
 	if base != "" {
 		args = append(args, "^"+base)
 	}
-	var out []TaskCommit
 	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, args: append(args, "--"), scans: r.scans}
 	err = stream(ctx, c, func(log io.Reader) error {
 		return eachRecord(log, func(rec []byte) error {
@@ -67,16 +100,14 @@ func (r *Repo) TaskCommits(ctx context.Context, branch, base string) ([]TaskComm
 			if !r.format.IsID(string(sha)) {
 				return fmt.Errorf("git log printed %q where a commit id belongs", abbrev.Truncate(string(sha), 80))
 			}
-			if tc := ParseTaskCommit(string(sha), string(msg)); tc.Task != "" {
-				out = append(out, tc)
-			}
+			fn(ParseTaskCommit(string(sha), string(msg)))
 			return nil
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading the history of %s: %w", branch, err)
+		return fmt.Errorf("reading the history of %s: %w", branch, err)
 	}
-	return out, nil
+	return nil
 }
 
 // eachRecord calls fn with each NUL-terminated record of r, refusing a

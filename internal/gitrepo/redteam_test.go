@@ -1,6 +1,8 @@
 package gitrepo
 
 import (
+	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -29,5 +31,40 @@ func TestRedTeamTaskMessageClosesNoIssue(t *testing.T) {
 	}
 	if !closingRe.MatchString(refs) {
 		t.Fatal("closingRe finds no closing reference in the plain text")
+	}
+}
+
+// TestOtherCommits: the commits on a branch since its base that are no
+// task commit of the session (none of planex's trailers, another
+// session's) are listed, oldest first, at most MaxOtherCommits of them,
+// with how many there are.
+func TestOtherCommits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	base, _ := r.Head(ctx)
+	tip := base
+	commit := func(msg string) {
+		c, err := r.CommitChanges(ctx, tip, nil, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tip = c
+	}
+	commit(TaskMessage("s1", "T1", "mine", ""))
+	commit("a fix someone pushed")
+	commit(TaskMessage("s0", "T1", "another session's", ""))
+	for i := range MaxOtherCommits {
+		commit(fmt.Sprintf("flood %d", i))
+	}
+	if err := r.UpdateBranch(ctx, "planex/s1", tip, "", "test"); err != nil {
+		t.Fatal(err)
+	}
+	list, n, err := OtherCommits(ctx, r, "planex/s1", base, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != MaxOtherCommits+2 || len(list) != MaxOtherCommits || list[0].Subject != "a fix someone pushed" || list[1].Subject != "T1: another session's" {
+		t.Errorf("OtherCommits = %d listed of %d, first %+v", len(list), n, list[:2])
 	}
 }

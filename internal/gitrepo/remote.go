@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/planexhq/planex/internal/abbrev"
@@ -439,11 +440,27 @@ func (s StateRef) save(ctx context.Context, parent Saved, cas bool, dir, message
 // something other than folders and regular files.
 var ErrStateNotFiles = errors.New("a state holds only folders and regular files")
 
+// ErrStateTooLarge is returned by RestoreDir for a state whose tree holds
+// a file larger than MaxStateFileBytes, more than MaxStateBytes in all or
+// more than MaxStateEntries files.
+var ErrStateTooLarge = errors.New("a state is larger than planex writes")
+
+// The bounds of what RestoreDir writes out. A session folder holds a few
+// files planex reads whole up to 64 MiB each (session.MaxStateFile).
+const (
+	MaxStateFileBytes = 64 << 20
+	MaxStateBytes     = 256 << 20
+	MaxStateEntries   = 1024
+)
+
 // RestoreDir writes the files recorded at ref into dir, replacing files of
 // the same name. ref is state anyone who can push may have written, so its
-// tree is listed first and refused (ErrStateNotFiles) when it holds a
-// symlink or a gitlink: a link restored into a session folder would lead
-// planex's reads and appends there to any file of the runner.
+// tree is listed first and refused, before anything is written, when it
+// holds a symlink or a gitlink (ErrStateNotFiles: a link restored into a
+// session folder would lead planex's reads and appends there to any file
+// of the runner), or a file, a total or a number of files beyond the
+// bounds above (ErrStateTooLarge: a gigabyte blob was written out whole),
+// naming the file and the ref.
 func (r *Repo) RestoreDir(ctx context.Context, ref, dir string) error {
 	if err := onlyFiles(ctx, r, ref); err != nil {
 		return err
@@ -468,19 +485,41 @@ func (r *Repo) RestoreDir(ctx context.Context, ref, dir string) error {
 }
 
 // onlyFiles refuses a tree at ref holding anything but regular files
-// (and the folders they are in), naming the first such entry.
+// (and the folders they are in), or more than RestoreDir's bounds, naming
+// the first such entry. The listing itself is read bounded.
 func onlyFiles(ctx context.Context, r *Repo, ref string) error {
-	out, err := r.Git(ctx, "", "ls-tree", "-r", "-z", "--full-tree", ref+"^{tree}")
+	out, cut, err := runCapped(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
+		args: []string{"ls-tree", "-r", "-z", "-l", "--full-tree", ref + "^{tree}"}}, MaxStateEntries*(4096+128))
 	if err != nil {
 		return fmt.Errorf("reading state %s: %w", ref, err)
 	}
+	if cut {
+		return fmt.Errorf("restoring state %s: it lists more files than the %d planex restores: %w", ref, MaxStateEntries, ErrStateTooLarge)
+	}
+	var total int64
+	n := 0
 	for _, rec := range strings.Split(out, "\x00") {
 		meta, p, ok := strings.Cut(rec, "\t")
 		if !ok {
 			continue
 		}
-		if mode, _, _ := strings.Cut(meta, " "); mode != "100644" && mode != "100755" {
+		f := strings.Fields(meta)
+		if len(f) != 4 || (f[0] != "100644" && f[0] != "100755") {
+			mode, _, _ := strings.Cut(meta, " ")
 			return fmt.Errorf("restoring state %s: %q has mode %s: %w", ref, p, mode, ErrStateNotFiles)
+		}
+		size, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil {
+			return fmt.Errorf("restoring state %s: %q: git ls-tree said size %q", ref, p, f[3])
+		}
+		if n++; n > MaxStateEntries {
+			return fmt.Errorf("restoring state %s: it holds more files than the %d planex restores: %w", ref, MaxStateEntries, ErrStateTooLarge)
+		}
+		if size > MaxStateFileBytes {
+			return fmt.Errorf("restoring state %s: %q holds %d bytes, more than %d: %w", ref, p, size, MaxStateFileBytes, ErrStateTooLarge)
+		}
+		if total += size; total > MaxStateBytes {
+			return fmt.Errorf("restoring state %s: its files hold more than %d bytes in all (at %q): %w", ref, MaxStateBytes, p, ErrStateTooLarge)
 		}
 	}
 	return nil

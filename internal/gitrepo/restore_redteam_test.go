@@ -2,6 +2,9 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,4 +180,95 @@ func TestRedTeamShippedGitmodulesRunNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.assertNothingRan()
+}
+
+// zeroBlob writes a blob of n zero bytes to r (zlib keeps it small on
+// disk) and returns its id.
+func zeroBlob(t *testing.T, r *Repo, n int64) string {
+	t.Helper()
+	cmd := exec.Command("git", "hash-object", "-w", "--stdin")
+	cmd.Dir = r.Root
+	cmd.Stdin = io.LimitReader(zeros{}, n)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git hash-object: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestRedTeamRestoreDirBounded: whoever can push writes a state ref
+// whose tree holds a blob larger than planex ever writes (tasks.csv of
+// 64 MiB and a byte), the same 60 MiB blob under five names (300 MiB in
+// all, one object on the remote), or 1,025 files. RestoreDir wrote each
+// out whole into the session folder; now it refuses before writing
+// anything, with ErrStateTooLarge naming the file (or the count) and
+// the ref, and the session folder is not made. A state of planex's own
+// size restores.
+func TestRedTeamRestoreDirBounded(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		lines func(t *testing.T, r *Repo) []string // ls-tree lines for mktree besides session.json
+		want  string                               // in the error; "" when it restores
+	}{
+		{"one file over the bound", func(t *testing.T, r *Repo) []string {
+			return []string{"100644 blob " + zeroBlob(t, r, MaxStateFileBytes+1) + "\ttasks.csv"}
+		}, `"tasks.csv" holds 67108865 bytes, more than 67108864`},
+		{"the total over the bound", func(t *testing.T, r *Repo) []string {
+			b := zeroBlob(t, r, 60<<20)
+			var out []string
+			for _, n := range []string{"a", "b", "c", "d", "e"} {
+				out = append(out, "100644 blob "+b+"\t"+n+".csv")
+			}
+			return out
+		}, "its files hold more than 268435456 bytes in all"},
+		{"too many files", func(t *testing.T, r *Repo) []string {
+			b := hashObject(t, r, "x")
+			var out []string
+			for i := range MaxStateEntries + 1 {
+				out = append(out, fmt.Sprintf("100644 blob %s\tf%05d", b, i))
+			}
+			return out
+		}, "more files than the 1024 planex restores"},
+		{"planex's own size", func(t *testing.T, r *Repo) []string {
+			return []string{"100644 blob " + zeroBlob(t, r, 1<<20) + "\ttasks.csv"}
+		}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			r := newRepo(t)
+			meta := hashObject(t, r, `{"id":"s1"}`)
+			lines := append([]string{"100644 blob " + meta + "\tsession.json"}, c.lines(t, r)...)
+			tree := strings.TrimSpace(mustGitIn(t, r.Root, strings.Join(lines, "\n")+"\n", "mktree"))
+			commit := strings.TrimSpace(mustGit(t, r.Root, "commit-tree", tree, "-m", "planex: forged"))
+			mustGit(t, r.Root, "update-ref", "refs/planex/state/7", commit)
+
+			dest := filepath.Join(t.TempDir(), "s1")
+			err := r.RestoreDir(ctx, "refs/planex/state/7", dest)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("RestoreDir: %v", err)
+				}
+				if fi, err := os.Stat(filepath.Join(dest, "tasks.csv")); err != nil || fi.Size() != 1<<20 {
+					t.Errorf("tasks.csv not restored: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrStateTooLarge) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "refs/planex/state/7") {
+				t.Errorf("RestoreDir = %v, want ErrStateTooLarge with %q and the ref", err, c.want)
+			}
+			if _, err := os.Lstat(dest); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the session folder was made for a refused state: %v", err)
+			}
+		})
+	}
 }

@@ -30,7 +30,7 @@ func (r *Repo) SymlinkEscapes(ctx context.Context, tree string, changes []Change
 	if len(added) == 0 {
 		return nil, nil
 	}
-	links, err := r.symlinks(ctx, tree)
+	links, err := r.Tree(tree).symlinks(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the symlinks of %s: %w", abbrev.SHA(tree), err)
 	}
@@ -49,8 +49,16 @@ func (r *Repo) SymlinkEscapes(ctx context.Context, tree string, changes []Change
 // target. Only the tree decides: nothing on disk is consulted.
 func LinkEscapes(link string, links map[string]string) bool {
 	hops := 0
-	_, ok := resolveLink(parentParts(link), links[link], links, &hops)
+	_, ok := resolveLink(parentParts(link), links[link], mapLinks(links), &hops)
 	return !ok
+}
+
+// mapLinks looks a path up in a map of a tree's links.
+func mapLinks(links map[string]string) func(string) (string, bool) {
+	return func(p string) (string, bool) {
+		t, ok := links[p]
+		return t, ok
+	}
 }
 
 func parentParts(p string) []string {
@@ -64,7 +72,7 @@ func parentParts(p string) []string {
 // resolveLink follows target from the directory dir, through the tree's
 // symlinks, and reports where it lands; false when it leaves the root,
 // enters .git, or follows too many links.
-func resolveLink(dir []string, target string, links map[string]string, hops *int) ([]string, bool) {
+func resolveLink(dir []string, target string, link func(string) (string, bool), hops *int) ([]string, bool) {
 	if strings.HasPrefix(target, "/") {
 		return nil, false
 	}
@@ -84,12 +92,12 @@ func resolveLink(dir []string, target string, links map[string]string, hops *int
 			return nil, false
 		}
 		cur = append(cur, comp)
-		if t, isLink := links[strings.Join(cur, "/")]; isLink {
+		if t, isLink := link(strings.Join(cur, "/")); isLink {
 			if *hops++; *hops > maxLinkHops {
 				return nil, false
 			}
 			var ok bool
-			if cur, ok = resolveLink(cur[:len(cur)-1], t, links, hops); !ok {
+			if cur, ok = resolveLink(cur[:len(cur)-1], t, link, hops); !ok {
 				return nil, false
 			}
 		}
@@ -97,8 +105,85 @@ func resolveLink(dir []string, target string, links map[string]string, hops *int
 	return cur, true
 }
 
+// maxLinkTarget bounds the target read of one symlink: a path longer
+// than the system's PATH_MAX leads nowhere a checkout can follow.
+const maxLinkTarget = 4096
+
+// TreeView reads what one tree of the repository holds, as a checkout of
+// it would lay it out: where its links lead, which folders hold a file.
+type TreeView struct {
+	r    *Repo
+	tree string // a tree or commit id
+}
+
+// Tree is a view of tree (a tree or commit id) of r.
+func (r *Repo) Tree(tree string) TreeView { return TreeView{r: r, tree: tree} }
+
+// ResolveFolders says where each of folders (paths of tree) leads once
+// tree is checked out, for those a symbolic link along the way leads
+// elsewhere in the repository ("" for its root): a committed .github ->
+// ci makes .github/workflows ci/workflows. A folder whose links leave the
+// repository, enter .git or loop is left out, as is one without a link.
+// Only the entries on the way are read, one git call each.
+func (v TreeView) ResolveFolders(ctx context.Context, folders []string) (map[string]string, error) {
+	r, tree := v.r, v.tree
+	seen := map[string]*string{} // path → its link's target, nil when no link
+	var lookErr error
+	link := func(p string) (string, bool) {
+		if t, ok := seen[p]; ok {
+			return deref(t)
+		}
+		seen[p] = nil
+		if lookErr != nil {
+			return "", false
+		}
+		files, err := r.FilesAt(ctx, tree, []string{p})
+		if err != nil {
+			lookErr = err
+			return "", false
+		}
+		f, ok := files[p]
+		if !ok || f.Mode != "120000" {
+			return "", false
+		}
+		if f.Size > maxLinkTarget {
+			t := "/" // too long to lead anywhere in the repository
+			seen[p] = &t
+			return t, true
+		}
+		data, err := r.ReadBlobPrefix(ctx, f.Object, maxLinkTarget)
+		if err != nil {
+			lookErr = err
+			return "", false
+		}
+		t := string(data)
+		seen[p] = &t
+		return t, true
+	}
+	out := map[string]string{}
+	for _, f := range folders {
+		hops := 0
+		to, ok := resolveLink(nil, f, link, &hops)
+		if lookErr != nil {
+			return nil, fmt.Errorf("reading the links on the way to %s in %s: %w", f, abbrev.SHA(tree), lookErr)
+		}
+		if real := strings.Join(to, "/"); ok && real != f {
+			out[f] = real
+		}
+	}
+	return out, nil
+}
+
+func deref(t *string) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	return *t, true
+}
+
 // symlinks reads every symlink of tree: path → target.
-func (r *Repo) symlinks(ctx context.Context, tree string) (map[string]string, error) {
+func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
+	r, tree := v.r, v.tree
 	out, err := r.Git(ctx, "", "ls-tree", "-r", "-z", "--full-tree", tree)
 	if err != nil {
 		return nil, err
@@ -141,4 +226,47 @@ func (r *Repo) symlinks(ctx context.Context, tree string) (map[string]string, er
 		links[p] = string(body[:size])
 	}
 	return links, nil
+}
+
+// FoldersHolding lists the folders of tree, among those that hold one of
+// paths (their ancestors, the root left out), that hold an entry named
+// one of names (a local action's action.yml): one git call, whatever the
+// number of paths. A folder whose name holds a line break is not looked
+// at (git's batch input is line-based).
+func (v TreeView) FoldersHolding(ctx context.Context, paths, names []string) (map[string]bool, error) {
+	r, tree := v.r, v.tree
+	var asked []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		for d := path.Dir(p); d != "." && d != "/" && !seen[d]; d = path.Dir(d) {
+			seen[d] = true
+			if !strings.Contains(d, "\n") {
+				asked = append(asked, d)
+			}
+		}
+	}
+	out := map[string]bool{}
+	if len(asked) == 0 {
+		return out, nil
+	}
+	var in strings.Builder
+	for _, d := range asked {
+		for _, n := range names {
+			in.WriteString(tree + ":" + d + "/" + n + "\n")
+		}
+	}
+	res, err := r.gitIn(ctx, r.Root, nil, []byte(in.String()), "cat-file", "--batch-check")
+	if err != nil {
+		return nil, fmt.Errorf("looking for %s in the folders of %s: %w", strings.Join(names, ", "), abbrev.SHA(tree), err)
+	}
+	lines := strings.Split(strings.TrimSuffix(res, "\n"), "\n")
+	if len(lines) != len(asked)*len(names) {
+		return nil, fmt.Errorf("looking for %s in the folders of %s: git cat-file answered %d lines for %d", strings.Join(names, ", "), abbrev.SHA(tree), len(lines), len(asked)*len(names))
+	}
+	for i, l := range lines {
+		if f := strings.Fields(l); len(f) == 3 && r.format.IsID(f[0]) && f[1] == "blob" {
+			out[asked[i/len(names)]] = true
+		}
+	}
+	return out, nil
 }

@@ -91,3 +91,71 @@ func TestRedTeamGitSymlinkEscapes(t *testing.T) {
 		t.Errorf("SymlinkEscapes = %s\nwant            %s", got, want)
 	}
 }
+
+// TestResolveFolders: where the configuration folders of a real tree lead
+// through its committed links, chained, to the root, out of the
+// repository and in a loop.
+func TestResolveFolders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	for _, d := range []string{"ci", "wf", "docs/real"} {
+		if err := os.MkdirAll(filepath.Join(r.Root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(r.Root, d, "x"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{".github": "ci", "ci/workflows": "../wf", "ci/actions": "/etc", "docs/a": "b", "docs/b": "a"} {
+		if err := os.Symlink(target, filepath.Join(r.Root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustGit(t, r.Root, "add", "-A")
+	mustGit(t, r.Root, "commit", "-qm", "links")
+	head, _ := r.Head(ctx)
+	got, err := r.Tree(head).ResolveFolders(ctx, []string{".github", ".github/workflows", ".github/actions", "docs", "docs/a", "src"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{".github": "ci", ".github/workflows": "wf"}
+	if len(got) != len(want) {
+		t.Errorf("ResolveFolders = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("ResolveFolders[%s] = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+// TestFoldersHolding: the folders of a real tree, above the paths asked
+// about, that hold an action's definition; names with spaces and a
+// folder of that name (not a file) are read right.
+func TestFoldersHolding(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	for p, content := range map[string]string{"tools/deploy/action.yml": "runs: {}", "a blob/action.yaml": "x", "x/action.yml/inner": "x",
+		"action.yml": "x", "src/main.go": "x"} {
+		full := filepath.Join(r.Root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustGit(t, r.Root, "add", "-A")
+	mustGit(t, r.Root, "commit", "-qm", "actions")
+	head, _ := r.Head(ctx)
+	got, err := r.Tree(head).FoldersHolding(ctx, []string{"tools/deploy/lib/run.sh", "a blob/c", "x/y", "src/main.go", "top", "new\nline/z"},
+		[]string{"action.yml", "action.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !got["tools/deploy"] || !got["a blob"] {
+		t.Errorf("FoldersHolding = %v, want tools/deploy and a blob", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/planexhq/planex/internal/usage"
 	"io"
 	"strconv"
 	"strings"
@@ -176,6 +177,12 @@ func ReadTasks(file string, data []byte) ([]Task, error) {
 			if cost, err = strconv.ParseFloat(s, 64); err != nil {
 				return nil, &FileError{File: file, Line: line, Row: id, Field: "cost_usd", Msg: fmt.Sprintf("%q is not a number", s)}
 			}
+		}
+		// The accounting columns feed the budget: a negative or NaN cost
+		// (ParseFloat takes "NaN" and "-Inf") made every check pass.
+		spent := usage.Usage{InputTokens: n[0], OutputTokens: n[1], CostUSD: cost, CacheReadTokens: n[2], CacheWriteTokens: n[3]}
+		if err := spent.Check(); err != nil {
+			return nil, &FileError{File: file, Line: line, Row: id, Field: "usage", Msg: err.Error()}
 		}
 		tp, err := ParseTestResult(m["tests_passed"])
 		if err != nil {

@@ -81,6 +81,9 @@ type planData struct {
 	// SettingsTasks name .github/planex.yml in their scope: only they
 	// may change planex's own settings.
 	SettingsTasks []string
+	// ConfigTasks may change local actions, action definitions,
+	// CODEOWNERS or Dependabot's settings (plan.ConfigTasks).
+	ConfigTasks []string
 	// Full shows the task details and the exploration's key files.
 	Full bool
 	// Truncated says the comment is a summary of the plan.
@@ -104,7 +107,8 @@ func PlanComment(v PlanView) (body string, truncated bool) {
 	hash := plan.Hash(v.Tasks)
 	data := planData{PlanView: v, Marker: PlanMarker{ID: plan.ID(hash), SHA256: hash, Session: v.Session, Base: v.Base}.String(),
 		PlanID: plan.ID(hash), Hash: hash, Mermaid: Mermaid(v.Tasks), Waves: waves(v.Tasks), Full: true, TitleMax: 200, DepsMax: 50,
-		WorkflowTasks: plan.WorkflowTasks(v.Tasks), SettingsTasks: plan.SettingsTasks(v.Tasks)}
+		WorkflowTasks: plan.WorkflowTasks(v.Tasks), SettingsTasks: plan.SettingsTasks(v.Tasks),
+		ConfigTasks: plan.ConfigTasks(v.Tasks)}
 	if data.Trigger == "" {
 		data.Trigger = "/planex"
 	}

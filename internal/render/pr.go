@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -21,7 +22,15 @@ type PRView struct {
 	// NoCI: planex opened the pull request with the workflow's default
 	// GITHUB_TOKEN, so GitHub runs no workflow for it; the body says so.
 	NoCI bool
+	// Others are commits on the run branch that no task of the run made
+	// (pushed by someone, with or without planex's trailers of another
+	// session), at most a few; OthersCount is how many there are.
+	Others      []Commit
+	OthersCount int
 }
+
+// Commit is a commit the pull request body names.
+type Commit struct{ SHA, Subject string }
 
 // CIDocsURL explains how to have CI run on planex's pull requests.
 const CIDocsURL = "https://github.com/planexhq/planex/blob/main/docs/action.md#pull-requests-that-run-ci"
@@ -51,7 +60,8 @@ func PRBody(v PRView) string {
 		Problems    []plan.Task
 		CIDocsURL   string
 		Refused     bool
-	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL, refused})
+		OthersMore  int
+	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL, refused, max(v.OthersCount-len(v.Others), 0)})
 	if err != nil {
 		panic(fmt.Sprintf("rendering pull request body: %v", err))
 	}
@@ -69,6 +79,17 @@ func PRBody(v PRView) string {
 		}
 	}
 	return out
+}
+
+// PlainURL says whether u is an http(s) address that Markdown shows as
+// one link and nothing else: no white space, no character that could end
+// it or start markup (<>()[]`"'\|), no user information, no "@". The
+// addresses planex shows come from its record, which a forged state ref
+// may have filled with Markdown of its own (a team mention, an image).
+func PlainURL(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && (p.Scheme == "https" || p.Scheme == "http") && p.Host != "" && p.User == nil &&
+		!strings.ContainsAny(u, " \t\r\n<>()[]`\"'\\|@")
 }
 
 // StatusView is the progress comment edited as waves run.
@@ -125,10 +146,10 @@ func statusComment(v StatusView, titleMax int) string {
 		}
 		b.WriteString("\n")
 	}
-	if v.PRURL != "" {
+	if PlainURL(v.PRURL) {
 		fmt.Fprintf(&b, "Pull request: %s\n\n", v.PRURL)
 	}
-	if v.RunURL != "" {
+	if PlainURL(v.RunURL) {
 		fmt.Fprintf(&b, "[Workflow run](%s) · ", v.RunURL)
 	}
 	fmt.Fprintf(&b, "last updated %s", v.Updated.UTC().Format("2006-01-02 15:04:05 MST"))

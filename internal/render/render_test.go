@@ -228,6 +228,19 @@ func TestPlanCommentWarnsAboutSettingsScopes(t *testing.T) {
 	}
 }
 
+func TestPlanCommentWarnsAboutConfigScopes(t *testing.T) {
+	r := sample()
+	r.Tasks[1].Scope = "**"
+	if body, _ := PlanComment(PlanView{Tasks: r.Tasks, Session: r.Meta.ID}); strings.Contains(body, "local actions") {
+		t.Errorf("a plan none of whose scopes is written for CI configuration warns about it:\n%s", body)
+	}
+	r.Tasks[2].Scope = "docs/**;.github/actions/setup/**"
+	body, _ := PlanComment(PlanView{Tasks: r.Tasks, Session: r.Meta.ID})
+	if !strings.Contains(body, "**T3 may change what GitHub runs or decides by beyond workflow files**") || !strings.Contains(body, "`CODEOWNERS`") {
+		t.Errorf("plan comment lacks the configuration warning:\n%s", body)
+	}
+}
+
 // TestRedTeamReportHostileFileNames: files an agent committed under names
 // with a newline, a terminal escape, backticks, a Markdown link and an
 // HTML comment are listed in context.md one item each, as code, with no

@@ -229,7 +229,7 @@ const maxReviewFile = 16 << 20
 
 // Load reads review.json; a missing file is (nil, nil).
 func Load(path string) (*Result, error) {
-	b, err := safefile.ReadRegular(path, maxReviewFile)
+	b, err := safefile.ReadRegularNoFollow(path, maxReviewFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -22,7 +22,20 @@ var (
 // grows past it while read) with ErrTooLarge, each error naming path.
 // At most max+1 bytes are ever read.
 func ReadRegular(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return readRegular(path, max, syscall.O_NONBLOCK)
+}
+
+// ReadRegularNoFollow is ReadRegular for a file planex keeps where an
+// agent or a state ref may have put something else (a session folder, a
+// step's folder): a symbolic link in path's last part is refused, not
+// followed (where the system can tell), so no file elsewhere, however
+// well-formed, is read in its place.
+func ReadRegularNoFollow(path string, max int64) ([]byte, error) {
+	return readRegular(path, max, noFollow)
+}
+
+func readRegular(path string, max int64, flags int) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|flags, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -193,6 +193,9 @@ func Open(st Store, id string) (*Session, error) {
 	if err := json.Unmarshal(b, &s.Meta); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.File(MetaFile), err)
 	}
+	if err := checkUsage(s.File(MetaFile), s.Meta.Usage); err != nil {
+		return nil, err
+	}
 	if err := s.verify(); err != nil {
 		return nil, err
 	}
@@ -224,7 +227,28 @@ func Adopt(st Store, id string) error {
 	if err := json.Unmarshal(b, &s.Meta); err != nil {
 		return fmt.Errorf("%s: %w", s.File(MetaFile), err)
 	}
+	if err := checkUsage(s.File(MetaFile), s.Meta.Usage); err != nil {
+		return err
+	}
 	return s.SaveMeta()
+}
+
+// checkUsage refuses a session.json whose usage records could not have
+// been planex's (usage.Usage.Check): the budget sums them, and a
+// negative cost let every later step through whatever --max-cost-usd
+// said. A state ref's session.json is written by whoever can push.
+func checkUsage(file string, recs map[string]usage.Usage) error {
+	keys := make([]string, 0, len(recs))
+	for k := range recs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := recs[k].Check(); err != nil {
+			return fmt.Errorf("%s: the usage of step %q: %w", file, k, err)
+		}
+	}
+	return nil
 }
 
 // MaxStateFile bounds the other files of a session planex reads whole

@@ -1,0 +1,220 @@
+package plan
+
+import (
+	"path"
+	"strings"
+
+	"github.com/planexhq/planex/internal/scope"
+)
+
+// ActionsDir is where a repository keeps its local actions by convention
+// (a workflow's `uses: ./.github/actions/setup`). A step that uses one
+// runs its definition and scripts with whatever secrets the workflow
+// hands it (`with: token: ${{ secrets.DEPLOY_KEY }}`), read from the
+// pushed commit, like a workflow file.
+const ActionsDir = ".github/actions"
+
+// codeOwners are the places GitHub reads a CODEOWNERS file from (the
+// first it finds): who must review a change once branch protection asks
+// for code owners' reviews.
+var codeOwners = []string{".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"}
+
+// dependabot is Dependabot's configuration: once merged, its registries
+// receive the repository's Dependabot secrets.
+var dependabot = []string{".github/dependabot.yml", ".github/dependabot.yaml"}
+
+// Guard is what a task's scope must say before the task may change a path
+// that GitHub (or planex) reads as the repository's configuration.
+type Guard int
+
+const (
+	// Unguarded: a scope covering the path lets the change through.
+	Unguarded Guard = iota
+	// GuardFolder: a glob covering the path and written for the folder
+	// (Guarded.Dir or below it), never a wide one reaching it by chance.
+	GuardFolder
+	// GuardName: the path itself, written out in the scope.
+	GuardName
+)
+
+// Guarded says what guards one path and why.
+type Guarded struct {
+	Guard Guard
+	// Dir is the folder a glob must be written for (GuardFolder).
+	Dir string
+	// What the path is, for a person: "a workflow file".
+	What string
+}
+
+// GuardOf says what guards p, a repository path as GitHub reads it:
+//
+//   - planex's settings file, the CODEOWNERS files and Dependabot's
+//     settings decide what happens after a merge (what later runs may do,
+//     who must review, where Dependabot's secrets go): named only;
+//   - a workflow file, a local action in ActionsDir, and an action's
+//     definition anywhere (action.yml or action.yaml: the steps or
+//     program a `uses: ./…` runs) run on the push that adds them, with
+//     the secrets the workflow names: a glob written for their folder.
+//     The repository's own action.yml at its root is named only (a glob
+//     written for the root is any glob).
+func GuardOf(p string) Guarded {
+	switch {
+	case p == SettingsFile:
+		return Guarded{Guard: GuardName, What: "planex's settings file"}
+	case oneOf(p, codeOwners):
+		return Guarded{Guard: GuardName, What: "a CODEOWNERS file"}
+	case oneOf(p, dependabot):
+		return Guarded{Guard: GuardName, What: "Dependabot's settings"}
+	case InWorkflows(p):
+		return Guarded{Guard: GuardFolder, Dir: WorkflowsDir, What: "a workflow file"}
+	case p == ActionsDir || strings.HasPrefix(p, ActionsDir+"/"):
+		return Guarded{Guard: GuardFolder, Dir: ActionsDir, What: "a local action's file"}
+	}
+	if base := path.Base(p); oneOf(base, ActionFiles) {
+		if dir := path.Dir(p); dir != "." {
+			return Guarded{Guard: GuardFolder, Dir: dir, What: "an action's definition"}
+		}
+		return Guarded{Guard: GuardName, What: "the repository's action definition"}
+	}
+	return Guarded{}
+}
+
+// LinkedFolders are the folders whose replacement by a symbolic link
+// would move what GitHub reads as configuration elsewhere in the
+// repository: a task may not make one a link, and where a committed link
+// already does, a change where it leads is judged by the name GitHub
+// reads (ReadAs).
+var LinkedFolders = []string{".github", WorkflowsDir, ActionsDir, "docs"}
+
+// MayNotLink says whether a task may not commit a symbolic link at p, a
+// path as GitHub reads it: .github, its workflows and actions folders,
+// and every guarded path.
+func MayNotLink(p string) bool {
+	return p == ".github" || p == WorkflowsDir || p == ActionsDir || GuardOf(p).Guard != Unguarded
+}
+
+// ReadAs lists the names under which GitHub reads the repository path p:
+// p itself, and for each folder of LinkedFolders that a committed link
+// leads elsewhere (aliases maps the folder to where it leads, a path of
+// the repository), the folder's name for a p that lies there.
+func ReadAs(p string, aliases map[string]string) []string {
+	out := []string{p}
+	for _, f := range LinkedFolders {
+		to, ok := aliases[f]
+		if !ok || to == f {
+			continue
+		}
+		var name string
+		switch {
+		case to == "" || to == ".":
+			name = f + "/" + p
+		case p == to:
+			name = f
+		case strings.HasPrefix(p, to+"/"):
+			name = f + p[len(to):]
+		default:
+			continue
+		}
+		if !oneOf(name, out) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// ActionFiles are the names of an action's definition: a folder holding
+// one is a local action a workflow may run (`uses: ./tools/deploy`).
+var ActionFiles = []string{"action.yml", "action.yaml"}
+
+// MayChange says whether a task whose scope is taskScope may change the
+// repository path p, which GitHub reads as read (p itself, or its name
+// through a linked folder: ReadAs), and what guards it. A folder's glob
+// is looked for where the folder really lies: for ci/workflows/x.yml read
+// as .github/workflows/x.yml (.github a link to ci), ci/workflows/*.yml.
+// actionDirs are the folders of the tree holding an action's definition
+// (ActionFiles), the root left out: every file in one is the action's (a
+// script its composite steps run) and needs a glob written for it.
+func MayChange(taskScope, p, read string, actionDirs map[string]bool) (Guarded, bool) {
+	g := GuardOf(read)
+	if g.Guard == Unguarded {
+		if d := innermost(p, actionDirs); d != "" {
+			g = Guarded{Guard: GuardFolder, Dir: d, What: "a local action's file"}
+			return g, scope.Targets(taskScope, d, p)
+		}
+	}
+	switch g.Guard {
+	case GuardName:
+		return g, scope.Names(taskScope, p)
+	case GuardFolder:
+		g.Dir = RealDir(p, read, g.Dir)
+		return g, scope.Targets(taskScope, g.Dir, p)
+	}
+	return g, true
+}
+
+// RealDir is where dir, a folder of read (a name GitHub reads p by),
+// lies for p: the same folder when read is p, else the part of p that
+// stands for it.
+func RealDir(p, read, dir string) string {
+	if p == read {
+		return dir
+	}
+	rest := strings.TrimPrefix(read, dir)
+	if real, ok := strings.CutSuffix(p, rest); ok && real != "" {
+		return real
+	}
+	return path.Dir(p)
+}
+
+// innermost is the deepest folder of dirs that holds p, or "".
+func innermost(p string, dirs map[string]bool) string {
+	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+		if dirs[d] {
+			return d
+		}
+	}
+	return ""
+}
+
+// ConfigTasks lists the tasks, in plan order, whose scope may change
+// configuration GitHub acts on beyond workflow files (WorkflowTasks) and
+// planex's settings (SettingsTasks): a glob written for ActionsDir, an
+// action definition's file name, or a CODEOWNERS or Dependabot file
+// named. A glob written for another folder that holds an action.yml
+// (ci/build/** with ci/build/action.yml) may change that action too,
+// which the plan alone cannot tell.
+func ConfigTasks(tasks []Task) []string {
+	var out []string
+	for _, t := range tasks {
+		if mayChangeConfig(t.Scope) {
+			out = append(out, t.ID)
+		}
+	}
+	return out
+}
+
+func mayChangeConfig(taskScope string) bool {
+	if scope.TargetsDir(taskScope, ActionsDir) {
+		return true
+	}
+	for _, p := range append(append([]string(nil), codeOwners...), dependabot...) {
+		if scope.Names(taskScope, p) {
+			return true
+		}
+	}
+	for _, g := range scope.Split(taskScope) {
+		if oneOf(path.Base(g), ActionFiles) {
+			return true
+		}
+	}
+	return false
+}
+
+func oneOf(s string, set []string) bool {
+	for _, x := range set {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,103 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestMayChangeGuarded: which scopes let a change to each kind of
+// configuration through, under its own name and under the name a
+// committed link (.github -> ci) gives it.
+func TestMayChangeGuarded(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		scope, path, read string
+		want              bool
+	}{
+		{"**", "src/a.go", "src/a.go", true},
+		{"**", ".github/ISSUE_TEMPLATE/bug.md", ".github/ISSUE_TEMPLATE/bug.md", true},
+		{"**", ".github/actions/x/action.yml", ".github/actions/x/action.yml", false},
+		{".github/**", ".github/actions/x/run.sh", ".github/actions/x/run.sh", false},
+		{".github/actions/**", ".github/actions/x/run.sh", ".github/actions/x/run.sh", true},
+		{".github/actions/x/", ".github/actions/x/run.sh", ".github/actions/x/run.sh", true},
+		{".github/actions/y/**", ".github/actions/x/run.sh", ".github/actions/x/run.sh", false},
+		{"**", "tools/a/action.yml", "tools/a/action.yml", false},
+		{"tools/**", "tools/a/action.yml", "tools/a/action.yml", false},
+		{"tools/a/**", "tools/a/action.yml", "tools/a/action.yml", true},
+		{"**", "action.yaml", "action.yaml", false},
+		{"action.yaml", "action.yaml", "action.yaml", true},
+		{"**", "CODEOWNERS", "CODEOWNERS", false},
+		{"CODEOWNERS", "CODEOWNERS", "CODEOWNERS", true},
+		{"docs/**", "docs/CODEOWNERS", "docs/CODEOWNERS", false},
+		{"docs/**", "docs/guide/CODEOWNERS", "docs/guide/CODEOWNERS", true},
+		{".github/*.yml", ".github/dependabot.yml", ".github/dependabot.yml", false},
+		{".github/*.yml", ".github/labeler.yml", ".github/labeler.yml", true},
+		{"ci/**", "ci/workflows/x.yml", ".github/workflows/x.yml", false},
+		{"ci/workflows/*.yml", "ci/workflows/x.yml", ".github/workflows/x.yml", true},
+		{".github/workflows/*.yml", "ci/workflows/x.yml", ".github/workflows/x.yml", false},
+		{"ci/**", "ci/planex.yml", ".github/planex.yml", false},
+		{"ci/planex.yml", "ci/planex.yml", ".github/planex.yml", true},
+		{"wf/*.yml", "wf/x.yml", ".github/workflows/x.yml", true},
+		{"**", "tools/deploy/run.sh", "tools/deploy/run.sh", false},
+		{"tools/**", "tools/deploy/lib/x.sh", "tools/deploy/lib/x.sh", false},
+		{"tools/deploy/**", "tools/deploy/lib/x.sh", "tools/deploy/lib/x.sh", true},
+		{"tools/**", "tools/other/x.sh", "tools/other/x.sh", true},
+	}
+	for _, c := range cases {
+		if _, got := MayChange(c.scope, c.path, c.read, map[string]bool{"tools/deploy": true}); got != c.want {
+			t.Errorf("MayChange(%q, %q, %q) = %v, want %v", c.scope, c.path, c.read, got, c.want)
+		}
+	}
+}
+
+// TestReadAs: a path is read under its own name and, where a committed
+// link leads one of the configuration folders to it, under that name.
+func TestReadAs(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		path    string
+		aliases map[string]string
+		want    string
+	}{
+		{"ci/workflows/x.yml", nil, "ci/workflows/x.yml"},
+		{"ci/workflows/x.yml", map[string]string{".github": "ci", ".github/workflows": "ci/workflows"}, "ci/workflows/x.yml,.github/workflows/x.yml"},
+		{"wf/x.yml", map[string]string{".github/workflows": "wf"}, "wf/x.yml,.github/workflows/x.yml"},
+		{"ci", map[string]string{".github": "ci"}, "ci,.github"},
+		{"cix/a", map[string]string{".github": "ci"}, "cix/a"},
+		{"workflows/x.yml", map[string]string{".github": ""}, "workflows/x.yml,.github/workflows/x.yml"},
+	}
+	for _, c := range cases {
+		if got := strings.Join(ReadAs(c.path, c.aliases), ","); got != c.want {
+			t.Errorf("ReadAs(%q, %v) = %s, want %s", c.path, c.aliases, got, c.want)
+		}
+	}
+}
+
+// TestConfigTasks: the tasks the plan comment names as able to change
+// local actions, action definitions, CODEOWNERS or Dependabot's settings.
+func TestConfigTasks(t *testing.T) {
+	t.Parallel()
+	tasks := []Task{
+		{ID: "T1", Scope: "src/**"},
+		{ID: "T2", Scope: ".github/actions/setup/**"},
+		{ID: "T3", Scope: "**"},
+		{ID: "T4", Scope: "CODEOWNERS"},
+		{ID: "T5", Scope: "tools/**/action.yml"},
+		{ID: "T6", Scope: ".github/dependabot.yml;src/**"},
+		{ID: "T7", Scope: ".github/workflows/*.yml"},
+	}
+	if got := strings.Join(ConfigTasks(tasks), ","); got != "T2,T4,T5,T6" {
+		t.Errorf("ConfigTasks = %s", got)
+	}
+}
+
+// TestMayNotLink: the folders and files a task may not turn into links.
+func TestMayNotLink(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string]bool{".github": true, ".github/workflows": true, ".github/actions": true, ".github/workflows/ci.yml": true,
+		"CODEOWNERS": true, ".github/planex.yml": true, "tools/x/action.yml": true, "docs": false, "src/link": false, ".github/ISSUE_TEMPLATE": false} {
+		if got := MayNotLink(p); got != want {
+			t.Errorf("MayNotLink(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
