@@ -52,6 +52,26 @@ func parallelByDefault() {
 	}
 }
 
+// atOnce runs n subtests, named name(i), all side by side as soon as t
+// runs. A subtest that calls t.Parallel instead waits for its parent to
+// return and then behind every top-level test still waiting for a slot,
+// so the slow subtests of this package (the real CLIs' runs among them)
+// started last and ran alone at the end, one CPU of two idle.
+// testing.T.Run may be called from several goroutines at once; atOnce
+// returns when every subtest has.
+func atOnce(t *testing.T, n int, name func(i int) string, run func(t *testing.T, i int)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(name(i), func(t *testing.T) { run(t, i) })
+		}()
+	}
+	wg.Wait()
+}
+
 type fixture struct {
 	t     *testing.T
 	repo  string
@@ -389,37 +409,36 @@ func TestGatesWithoutTerminal(t *testing.T) {
 	}
 }
 
+// TestBadPlansAreRefused: a plan file given as the requirement that
+// planex refuses (here one it cannot read as CSV and one whose tasks
+// form a cycle) stops the run before anything starts, says what is wrong
+// and where, and leaves the file alone. What each refusal says (duplicate
+// ids, unknown deps and context, cycles, overlapping scopes, empty
+// fields, malformed CSV) is internal/plan's TestValidateErrors and
+// TestReadTasksMalformed.
 func TestBadPlansAreRefused(t *testing.T) {
 	t.Parallel()
 	header := "id,title,description,test,acceptance_criteria,scope,hints,execution_directives,deps,context_from,wave,status,findings,files_modified,tests_passed,acceptance_met,error\n"
 	cases := []struct{ name, rows, want string }{
-		{"duplicate", "T1,a,d,,,a/**,,,,,,,,,,,\nT1,b,d,,,b/**,,,,,,,,,,,\n", `line 3 (T1), field "id": duplicate id T1`},
-		{"unknown dep", "T1,a,d,,,a/**,,,T7,,,,,,,,\n", `line 2 (T1), field "deps": unknown task T7`},
-		{"unknown context", "T1,a,d,,,a/**,,,,T9,,,,,,,\n", `field "context_from": unknown task T9`},
 		{"cycle", "T1,a,d,,,a/**,,,T2,,,,,,,,\nT2,b,d,,,b/**,,,T1,,,,,,,,\n", "dependency cycle: T1 → T2 → T1"},
-		{"overlap", "T1,a,d,,,src/**,,,,,,,,,,,\nT2,b,d,,,src/x/*.go,,,,,,,,,,,\n", `overlaps T1's scope "src/**"`},
-		{"empty title", "T1,,d,,,a/**,,,,,,,,,,,\n", `field "title": title is empty`},
-		{"empty description", "T1,a,,,,a/**,,,,,,,,,,,\n", `field "description": description is empty`},
 		{"malformed", "T1,\"a,d\n", "line 2: malformed CSV"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			f := newFixture(t)
-			p := filepath.Join(t.TempDir(), "tasks.csv")
-			os.WriteFile(p, []byte(header+c.rows), 0o644)
-			_, errOut, code := f.planex("-y", p)
-			if code == 0 || !strings.Contains(errOut, c.want) {
-				t.Fatalf("exit %d, stderr %q, want it to contain %q", code, errOut, c.want)
-			}
-			if b, _ := os.ReadFile(p); string(b) != header+c.rows {
-				t.Error("the user's file was changed")
-			}
-			if out := f.git("branch", "--list", "planex/*"); strings.TrimSpace(out) != "" {
-				t.Errorf("a run branch was created: %s", out)
-			}
-		})
-	}
+	atOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
+		c := cases[i]
+		f := newFixture(t)
+		p := filepath.Join(t.TempDir(), "tasks.csv")
+		os.WriteFile(p, []byte(header+c.rows), 0o644)
+		_, errOut, code := f.planex("-y", p)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Fatalf("exit %d, stderr %q, want it to contain %q", code, errOut, c.want)
+		}
+		if b, _ := os.ReadFile(p); string(b) != header+c.rows {
+			t.Error("the user's file was changed")
+		}
+		if out := f.git("branch", "--list", "planex/*"); strings.TrimSpace(out) != "" {
+			t.Errorf("a run branch was created: %s", out)
+		}
+	})
 }
 
 func TestHandEditedTasksCSVIsRefusedBeforeRunning(t *testing.T) {
