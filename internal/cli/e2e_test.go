@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -36,7 +38,98 @@ func TestMain(m *testing.M) {
 	}
 	flag.Parse()
 	parallelByDefault()
-	os.Exit(m.Run())
+	os.Exit(runWithTemplate(m))
+}
+
+// templateRepo is the repository every fixture starts as, templateBase
+// its commit and templateOrigin its bare clone (every ghEnv's origin),
+// made by runWithTemplate before any test runs and only read after:
+// copying them takes one git process where making them took eight.
+var templateRepo, templateBase, templateOrigin string
+
+// runWithTemplate makes the fixtures' template repositories, runs the
+// tests and removes the templates.
+func runWithTemplate(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "planex-fixture-template-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "making the fixtures' template:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	templateRepo, templateOrigin = filepath.Join(dir, "repo"), filepath.Join(dir, "origin.git")
+	if templateBase, err = makeTemplate(templateRepo, templateOrigin); err != nil {
+		fmt.Fprintln(os.Stderr, "making the fixtures' template:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// makeTemplate makes, at repo, a repository with a README and a file in
+// each of a, b, c and d, committed on main by the maintainer, and at
+// origin its bare clone as GitHub would hold it; it returns the commit.
+func makeTemplate(repo, origin string) (string, error) {
+	files := map[string]string{"README.md": "# demo\n"}
+	for _, d := range []string{"a", "b", "c", "d"} {
+		files[d+"/keep.txt"] = d + "\n"
+	}
+	for rel, content := range files {
+		p := filepath.Join(repo, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return "", err
+		}
+	}
+	// GitHub runs no gc after a push; receive-pack's gc --auto would be
+	// a git process per push here.
+	head := ""
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "Maintainer"}, {"config", "user.email", "m@example.com"},
+		{"add", "."}, {"commit", "-qm", "initial"}, {"clone", "-q", "--bare", "-c", "receive.autogc=false", repo, origin}, {"rev-parse", "HEAD"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("git %v: %w\n%s", args, err, out)
+		}
+		head = strings.TrimSpace(string(out))
+	}
+	return head, nil
+}
+
+// copyTree copies the folder src to dst (which must not exist): folders,
+// files and links, with their permissions.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, info.Mode().Perm())
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(to, b, info.Mode().Perm())
+		}
+	})
 }
 
 // parallelByDefault lets more of this package's tests run at once than
@@ -84,7 +177,9 @@ type fixture struct {
 	env []string
 }
 
-// newFixture makes a repository with a few files and a scripted agent.
+// newFixture makes a repository with a few files (a copy of
+// templateRepo: README.md and a, b, c and d each with keep.txt, one
+// commit on main) and a scripted agent.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{t: t, repo: t.TempDir(), fake: t.TempDir()}
@@ -95,16 +190,13 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.agent = abs
-	f.git("init", "-q", "-b", "main")
-	f.git("config", "user.name", "Maintainer")
-	f.git("config", "user.email", "m@example.com")
-	f.write(f.repo, "README.md", "# demo\n")
-	for _, d := range []string{"a", "b", "c", "d"} {
-		f.write(f.repo, d+"/keep.txt", d+"\n")
+	if err := copyTree(templateRepo, f.repo); err != nil {
+		t.Fatal(err)
 	}
-	f.git("add", ".")
-	f.git("commit", "-qm", "initial")
-	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
+	// The copies' times and inodes are not those the template's index
+	// recorded: refreshing it spares every later git a look at contents.
+	f.git("update-index", "-q", "--refresh")
+	f.base = templateBase
 	return f
 }
 
