@@ -43,8 +43,9 @@ func TestMain(m *testing.M) {
 
 // templateRepo is the repository every fixture starts as, templateBase
 // its commit and templateOrigin its bare clone (every ghEnv's origin),
-// made by runWithTemplate before any test runs and only read after:
-// copying them takes one git process where making them took eight.
+// made by runWithTemplate before any test runs and only read after: a
+// fixture copied from them runs one git process where making it ran six
+// (seven, and a clone's helpers, with an origin).
 var templateRepo, templateBase, templateOrigin string
 
 // runWithTemplate makes the fixtures' template repositories, runs the
