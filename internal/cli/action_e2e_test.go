@@ -27,10 +27,12 @@ func newGHEnv(t *testing.T) *ghEnv {
 	t.Helper()
 	f := newFixture(t)
 	g := &ghEnv{fixture: f, fake: ghfake.New(t)}
+	// The origin is templateOrigin's copy: the fixture's repository as
+	// GitHub holds it, with no gc after a push.
 	g.origin = filepath.Join(t.TempDir(), "origin.git")
-	// GitHub runs no gc after a push; receive-pack's gc --auto would be a
-	// git process per push here.
-	f.git("clone", "-q", "--bare", "-c", "receive.autogc=false", f.repo, g.origin)
+	if err := copyTree(templateOrigin, g.origin); err != nil {
+		t.Fatal(err)
+	}
 	g.fake.AddRepo(ghRepo, ghfake.Repo{DefaultBranch: "main"})
 	for login, role := range map[string]string{"maintainer": "write", "owner": "admin", "reader": "read"} {
 		g.fake.AddUser(login, "User")

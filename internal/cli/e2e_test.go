@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -36,7 +38,99 @@ func TestMain(m *testing.M) {
 	}
 	flag.Parse()
 	parallelByDefault()
-	os.Exit(m.Run())
+	os.Exit(runWithTemplate(m))
+}
+
+// templateRepo is the repository every fixture starts as, templateBase
+// its commit and templateOrigin its bare clone (every ghEnv's origin),
+// made by runWithTemplate before any test runs and only read after: a
+// fixture copied from them runs one git process where making it ran six
+// (seven, and a clone's helpers, with an origin).
+var templateRepo, templateBase, templateOrigin string
+
+// runWithTemplate makes the fixtures' template repositories, runs the
+// tests and removes the templates.
+func runWithTemplate(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "planex-fixture-template-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "making the fixtures' template:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	templateRepo, templateOrigin = filepath.Join(dir, "repo"), filepath.Join(dir, "origin.git")
+	if templateBase, err = makeTemplate(templateRepo, templateOrigin); err != nil {
+		fmt.Fprintln(os.Stderr, "making the fixtures' template:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// makeTemplate makes, at repo, a repository with a README and a file in
+// each of a, b, c and d, committed on main by the maintainer, and at
+// origin its bare clone as GitHub would hold it; it returns the commit.
+func makeTemplate(repo, origin string) (string, error) {
+	files := map[string]string{"README.md": "# demo\n"}
+	for _, d := range []string{"a", "b", "c", "d"} {
+		files[d+"/keep.txt"] = d + "\n"
+	}
+	for rel, content := range files {
+		p := filepath.Join(repo, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return "", err
+		}
+	}
+	// GitHub runs no gc after a push; receive-pack's gc --auto would be
+	// a git process per push here.
+	head := ""
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "Maintainer"}, {"config", "user.email", "m@example.com"},
+		{"add", "."}, {"commit", "-qm", "initial"}, {"clone", "-q", "--bare", "-c", "receive.autogc=false", repo, origin}, {"rev-parse", "HEAD"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("git %v: %w\n%s", args, err, out)
+		}
+		head = strings.TrimSpace(string(out))
+	}
+	return head, nil
+}
+
+// copyTree copies the folder src to dst (which must not exist): folders,
+// files and links, with their permissions.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, info.Mode().Perm())
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(to, b, info.Mode().Perm())
+		}
+	})
 }
 
 // parallelByDefault lets more of this package's tests run at once than
@@ -52,6 +146,26 @@ func parallelByDefault() {
 	}
 }
 
+// atOnce runs n subtests, named name(i), all side by side as soon as t
+// runs. A subtest that calls t.Parallel instead waits for its parent to
+// return and then behind every top-level test still waiting for a slot,
+// so the slow subtests of this package (the real CLIs' runs among them)
+// started last and ran alone at the end, one CPU of two idle.
+// testing.T.Run may be called from several goroutines at once; atOnce
+// returns when every subtest has.
+func atOnce(t *testing.T, n int, name func(i int) string, run func(t *testing.T, i int)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(name(i), func(t *testing.T) { run(t, i) })
+		}()
+	}
+	wg.Wait()
+}
+
 type fixture struct {
 	t     *testing.T
 	repo  string
@@ -64,7 +178,9 @@ type fixture struct {
 	env []string
 }
 
-// newFixture makes a repository with a few files and a scripted agent.
+// newFixture makes a repository with a few files (a copy of
+// templateRepo: README.md and a, b, c and d each with keep.txt, one
+// commit on main) and a scripted agent.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{t: t, repo: t.TempDir(), fake: t.TempDir()}
@@ -75,16 +191,13 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.agent = abs
-	f.git("init", "-q", "-b", "main")
-	f.git("config", "user.name", "Maintainer")
-	f.git("config", "user.email", "m@example.com")
-	f.write(f.repo, "README.md", "# demo\n")
-	for _, d := range []string{"a", "b", "c", "d"} {
-		f.write(f.repo, d+"/keep.txt", d+"\n")
+	if err := copyTree(templateRepo, f.repo); err != nil {
+		t.Fatal(err)
 	}
-	f.git("add", ".")
-	f.git("commit", "-qm", "initial")
-	f.base = strings.TrimSpace(f.git("rev-parse", "HEAD"))
+	// The copies' times and inodes are not those the template's index
+	// recorded: refreshing it spares every later git a look at contents.
+	f.git("update-index", "-q", "--refresh")
+	f.base = templateBase
 	return f
 }
 
@@ -389,37 +502,36 @@ func TestGatesWithoutTerminal(t *testing.T) {
 	}
 }
 
+// TestBadPlansAreRefused: a plan file given as the requirement that
+// planex refuses (here one it cannot read as CSV and one whose tasks
+// form a cycle) stops the run before anything starts, says what is wrong
+// and where, and leaves the file alone. What each refusal says (duplicate
+// ids, unknown deps and context, cycles, overlapping scopes, empty
+// fields, malformed CSV) is internal/plan's TestValidateErrors and
+// TestReadTasksMalformed.
 func TestBadPlansAreRefused(t *testing.T) {
 	t.Parallel()
 	header := "id,title,description,test,acceptance_criteria,scope,hints,execution_directives,deps,context_from,wave,status,findings,files_modified,tests_passed,acceptance_met,error\n"
 	cases := []struct{ name, rows, want string }{
-		{"duplicate", "T1,a,d,,,a/**,,,,,,,,,,,\nT1,b,d,,,b/**,,,,,,,,,,,\n", `line 3 (T1), field "id": duplicate id T1`},
-		{"unknown dep", "T1,a,d,,,a/**,,,T7,,,,,,,,\n", `line 2 (T1), field "deps": unknown task T7`},
-		{"unknown context", "T1,a,d,,,a/**,,,,T9,,,,,,,\n", `field "context_from": unknown task T9`},
 		{"cycle", "T1,a,d,,,a/**,,,T2,,,,,,,,\nT2,b,d,,,b/**,,,T1,,,,,,,,\n", "dependency cycle: T1 → T2 → T1"},
-		{"overlap", "T1,a,d,,,src/**,,,,,,,,,,,\nT2,b,d,,,src/x/*.go,,,,,,,,,,,\n", `overlaps T1's scope "src/**"`},
-		{"empty title", "T1,,d,,,a/**,,,,,,,,,,,\n", `field "title": title is empty`},
-		{"empty description", "T1,a,,,,a/**,,,,,,,,,,,\n", `field "description": description is empty`},
 		{"malformed", "T1,\"a,d\n", "line 2: malformed CSV"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			f := newFixture(t)
-			p := filepath.Join(t.TempDir(), "tasks.csv")
-			os.WriteFile(p, []byte(header+c.rows), 0o644)
-			_, errOut, code := f.planex("-y", p)
-			if code == 0 || !strings.Contains(errOut, c.want) {
-				t.Fatalf("exit %d, stderr %q, want it to contain %q", code, errOut, c.want)
-			}
-			if b, _ := os.ReadFile(p); string(b) != header+c.rows {
-				t.Error("the user's file was changed")
-			}
-			if out := f.git("branch", "--list", "planex/*"); strings.TrimSpace(out) != "" {
-				t.Errorf("a run branch was created: %s", out)
-			}
-		})
-	}
+	atOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
+		c := cases[i]
+		f := newFixture(t)
+		p := filepath.Join(t.TempDir(), "tasks.csv")
+		os.WriteFile(p, []byte(header+c.rows), 0o644)
+		_, errOut, code := f.planex("-y", p)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Fatalf("exit %d, stderr %q, want it to contain %q", code, errOut, c.want)
+		}
+		if b, _ := os.ReadFile(p); string(b) != header+c.rows {
+			t.Error("the user's file was changed")
+		}
+		if out := f.git("branch", "--list", "planex/*"); strings.TrimSpace(out) != "" {
+			t.Errorf("a run branch was created: %s", out)
+		}
+	})
 }
 
 func TestHandEditedTasksCSVIsRefusedBeforeRunning(t *testing.T) {

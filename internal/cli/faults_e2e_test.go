@@ -233,55 +233,54 @@ func (g *ghEnv) startBackground(eventPath string, extraEnv ...string) (*exec.Cmd
 // commit: every task committed once, one pull request, the plan done.
 func TestActionKilledRunIsTakenOver(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
+	cases := []struct {
 		block     string
 		committed int
-	}{{"T1", 0}, {"T3", 2}} {
-		t.Run("killed in "+c.block, func(t *testing.T) {
-			t.Parallel()
-			g := newGHEnv(t)
-			n, id := g.planned(diamond()...)
-			g.write(g.fake_dir(), c.block+".block", "")
-			g.fake.SetWorkflowRun(ghRepo, ghfake.WorkflowRun{ID: 42, Status: "in_progress"})
-			cmd, out := g.startBackground(g.comment(n, false, "maintainer", "/planex approve "+id))
-			waitForFile(t, filepath.Join(g.fake_dir(), c.block+".pid"), cmd, out)
-			committed := func() int {
-				refs := strings.Fields(g.originGit("for-each-ref", "--format=%(refname:short)", "refs/heads/planex/"))
-				if len(refs) != 1 {
-					return 0
-				}
-				return len(g.branchCommits(refs[0]))
+	}{{"T1", 0}, {"T3", 2}}
+	atOnce(t, len(cases), func(i int) string { return "killed in " + cases[i].block }, func(t *testing.T, i int) {
+		c := cases[i]
+		g := newGHEnv(t)
+		n, id := g.planned(diamond()...)
+		g.write(g.fake_dir(), c.block+".block", "")
+		g.fake.SetWorkflowRun(ghRepo, ghfake.WorkflowRun{ID: 42, Status: "in_progress"})
+		cmd, out := g.startBackground(g.comment(n, false, "maintainer", "/planex approve "+id))
+		waitForFile(t, filepath.Join(g.fake_dir(), c.block+".pid"), cmd, out)
+		committed := func() int {
+			refs := strings.Fields(g.originGit("for-each-ref", "--format=%(refname:short)", "refs/heads/planex/"))
+			if len(refs) != 1 {
+				return 0
 			}
-			for deadline := time.Now().Add(60 * time.Second); committed() < c.committed; time.Sleep(20 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatalf("%d task(s) never reached origin:\n%s", c.committed, out.String())
-				}
+			return len(g.branchCommits(refs[0]))
+		}
+		for deadline := time.Now().Add(60 * time.Second); committed() < c.committed; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("%d task(s) never reached origin:\n%s", c.committed, out.String())
 			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
-			agentsGone(t, g.fake_dir())
-			os.Remove(filepath.Join(g.fake_dir(), c.block+".block"))
-			if l := g.issueLabels(n); !hasLabel(l, "planex:running") {
-				t.Fatalf("after the kill: labels %v", l)
-			}
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		agentsGone(t, g.fake_dir())
+		os.Remove(filepath.Join(g.fake_dir(), c.block+".block"))
+		if l := g.issueLabels(n); !hasLabel(l, "planex:running") {
+			t.Fatalf("after the kill: labels %v", l)
+		}
 
-			r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=43")
-			if r.code != 0 || !strings.Contains(g.lastComment(n), "is running in [workflow run 42]") {
-				t.Fatalf("retry while the run goes on: %d %q\n%s", r.code, g.lastComment(n), r.err)
-			}
-			if got := committed(); got != c.committed {
-				t.Fatalf("a refused retry ran tasks: %d commits", got)
-			}
+		r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=43")
+		if r.code != 0 || !strings.Contains(g.lastComment(n), "is running in [workflow run 42]") {
+			t.Fatalf("retry while the run goes on: %d %q\n%s", r.code, g.lastComment(n), r.err)
+		}
+		if got := committed(); got != c.committed {
+			t.Fatalf("a refused retry ran tasks: %d commits", got)
+		}
 
-			g.fake.SetWorkflowRun(ghRepo, ghfake.WorkflowRun{ID: 42, Status: "completed", Conclusion: "cancelled"})
-			r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=44")
-			if !strings.Contains(r.out, "Taking over from [workflow run 42]") || !strings.Contains(r.out, "ended (cancelled)") {
-				t.Errorf("takeover not reported:\n%s", r.out)
-			}
-			g.assertDone(n, r)
-		})
-	}
+		g.fake.SetWorkflowRun(ghRepo, ghfake.WorkflowRun{ID: 42, Status: "completed", Conclusion: "cancelled"})
+		r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=44")
+		if !strings.Contains(r.out, "Taking over from [workflow run 42]") || !strings.Contains(r.out, "ended (cancelled)") {
+			t.Errorf("takeover not reported:\n%s", r.out)
+		}
+		g.assertDone(n, r)
+	})
 }
 
 // TestActionCancelledJobEndsFailed: a job cancelled mid-wave (SIGTERM,

@@ -89,52 +89,51 @@ func TestWideWavesDoNotRace(t *testing.T) {
 // runs under planex's reaper.
 func TestAgentsDieWithPlanexWithoutSandbox(t *testing.T) {
 	t.Parallel()
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		t.Run(sig.String(), func(t *testing.T) {
-			t.Parallel()
-			f := newFixture(t)
-			f.setPlan(diamond()...)
-			f.write(f.fake, "T3.block", "")
-			// An agent that leaves a child in the background, out of its
-			// process group.
-			agent := filepath.Join(f.fake, "agent-with-child.sh")
-			f.write(f.fake, "agent-with-child.sh", "#!/bin/sh\n(setsid sleep 300 >/dev/null 2>&1 &)\nexec "+f.agent+"\n")
-			os.Chmod(agent, 0o755)
-			cmd := f.command("-y", "--sandbox", "off", "add four files")
-			cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD="+agent)
-			tmp := ownTemp(t, cmd)
-			out := &syncBuffer{}
-			cmd.Stdout, cmd.Stderr = out, out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waitForFile(t, filepath.Join(f.fake, "T3.pid"), cmd, out)
-			cmd.Process.Signal(sig)
-			err := cmd.Wait()
-			agentsGone(t, f.fake)
-			if sig == syscall.SIGTERM && !strings.Contains(out.String(), "interrupted; resume with planex --continue") {
-				t.Errorf("SIGTERM: %v\n%s", err, out.String())
-			}
-			if sig == syscall.SIGTERM {
-				// Stopped, planex removes the folders of the steps it
-				// stopped; only its worktree folder stays, for --continue.
-				entries, _ := os.ReadDir(tmp)
-				for _, e := range entries {
-					if !strings.HasPrefix(e.Name(), "planex-") || strings.Count(e.Name(), "-") > 1 {
-						t.Errorf("SIGTERM left %s in planex's temporary folder", e.Name())
-					}
+	signals := []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}
+	atOnce(t, len(signals), func(i int) string { return signals[i].String() }, func(t *testing.T, i int) {
+		sig := signals[i]
+		f := newFixture(t)
+		f.setPlan(diamond()...)
+		f.write(f.fake, "T3.block", "")
+		// An agent that leaves a child in the background, out of its
+		// process group.
+		agent := filepath.Join(f.fake, "agent-with-child.sh")
+		f.write(f.fake, "agent-with-child.sh", "#!/bin/sh\n(setsid sleep 300 >/dev/null 2>&1 &)\nexec "+f.agent+"\n")
+		os.Chmod(agent, 0o755)
+		cmd := f.command("-y", "--sandbox", "off", "add four files")
+		cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD="+agent)
+		tmp := ownTemp(t, cmd)
+		out := &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitForFile(t, filepath.Join(f.fake, "T3.pid"), cmd, out)
+		cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		agentsGone(t, f.fake)
+		if sig == syscall.SIGTERM && !strings.Contains(out.String(), "interrupted; resume with planex --continue") {
+			t.Errorf("SIGTERM: %v\n%s", err, out.String())
+		}
+		if sig == syscall.SIGTERM {
+			// Stopped, planex removes the folders of the steps it
+			// stopped; only its worktree folder stays, for --continue.
+			entries, _ := os.ReadDir(tmp)
+			for _, e := range entries {
+				if !strings.HasPrefix(e.Name(), "planex-") || strings.Count(e.Name(), "-") > 1 {
+					t.Errorf("SIGTERM left %s in planex's temporary folder", e.Name())
 				}
 			}
-			os.Remove(filepath.Join(f.fake, "T3.block"))
-			if o, e, code := f.planex("--continue", "--sandbox", "off"); code != 0 {
-				tc, _ := os.ReadFile(filepath.Join(f.sessionDir(), "tasks.csv"))
-				t.Fatalf("continue: %d\n%s\n%s\nfirst run:\n%s\ntasks.csv:\n%s", code, o, e, out.String(), tc)
-			}
-			if n := len(f.branchLog()); n != 4 {
-				t.Errorf("%d commits after the continue", n)
-			}
-		})
-	}
+		}
+		os.Remove(filepath.Join(f.fake, "T3.block"))
+		if o, e, code := f.planex("--continue", "--sandbox", "off"); code != 0 {
+			tc, _ := os.ReadFile(filepath.Join(f.sessionDir(), "tasks.csv"))
+			t.Fatalf("continue: %d\n%s\n%s\nfirst run:\n%s\ntasks.csv:\n%s", code, o, e, out.String(), tc)
+		}
+		if n := len(f.branchLog()); n != 4 {
+			t.Errorf("%d commits after the continue", n)
+		}
+	})
 }
 
 // TestWorkflowScopesAreFlagged: the CLI says before the tasks gate which

@@ -172,42 +172,40 @@ func TestRedTeamActionForgedStateRetry(t *testing.T) {
 			approveInSession(g.t, dir)
 		}, "no approval is on record"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			g := newGHEnv(t)
-			g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"}, task{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
-			g.markRuns("T1", "T2")
-			n := g.fake.AddIssue(ghRepo, "maintainer", "Add two files", "")
-			if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add two files")); r.code != 0 {
-				t.Fatalf("plan: %d\n%s", r.code, r.err)
+	atOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
+		c := cases[i]
+		g := newGHEnv(t)
+		g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"}, task{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
+		g.markRuns("T1", "T2")
+		n := g.fake.AddIssue(ghRepo, "maintainer", "Add two files", "")
+		if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add two files")); r.code != 0 {
+			t.Fatalf("plan: %d\n%s", r.code, r.err)
+		}
+		id := g.lastPlanID(n)
+		cs := g.fake.Comments(ghRepo, n)
+		ids := map[string]int64{"request": cs[0].ID}
+		// A reader's approval is refused when it is made, but the
+		// comment stays on the issue.
+		g.run("issue_comment", g.comment(n, false, "reader", "/planex approve "+id))
+		cs = g.fake.Comments(ghRepo, n)
+		for _, cm := range cs {
+			if cm.Author == "reader" {
+				ids["reader"] = cm.ID
 			}
-			id := g.lastPlanID(n)
-			cs := g.fake.Comments(ghRepo, n)
-			ids := map[string]int64{"request": cs[0].ID}
-			// A reader's approval is refused when it is made, but the
-			// comment stays on the issue.
-			g.run("issue_comment", g.comment(n, false, "reader", "/planex approve "+id))
-			cs = g.fake.Comments(ghRepo, n)
-			for _, cm := range cs {
-				if cm.Author == "reader" {
-					ids["reader"] = cm.ID
-				}
-			}
-			g.forgeState(n, func(dir string) {
-				editJSON(t, filepath.Join(dir, "github.json"), func(rec map[string]any) {
-					rec["state"], rec["approved_by"] = "failed", "maintainer"
-					c.forge(g, n, dir, rec, ids)
-				})
+		}
+		g.forgeState(n, func(dir string) {
+			editJSON(t, filepath.Join(dir, "github.json"), func(rec map[string]any) {
+				rec["state"], rec["approved_by"] = "failed", "maintainer"
+				c.forge(g, n, dir, rec, ids)
 			})
-			r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"))
-			reply := g.lastComment(n)
-			if r.code != 0 || r.outputs["status"] != "refused" || !strings.Contains(reply, c.want) || !strings.Contains(reply, "Nothing was run") {
-				t.Fatalf("retry: exit %d %v\nreply: %s\nwant %q\n%s", r.code, r.outputs, reply, c.want, r.err)
-			}
-			g.noTaskRan("T1", "T2")
 		})
-	}
+		r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"))
+		reply := g.lastComment(n)
+		if r.code != 0 || r.outputs["status"] != "refused" || !strings.Contains(reply, c.want) || !strings.Contains(reply, "Nothing was run") {
+			t.Fatalf("retry: exit %d %v\nreply: %s\nwant %q\n%s", r.code, r.outputs, reply, c.want, r.err)
+		}
+		g.noTaskRan("T1", "T2")
+	})
 }
 
 // TestRedTeamActionForgedStateThenApprove: the reply to a refused retry

@@ -110,7 +110,7 @@ func (rt *gitRedTeam) commitFiles(branch string) []string {
 func TestRedTeamGitPlantedPrograms(t *testing.T) {
 	t.Parallel()
 	honest := []string{"T1: a/t1.txt=T1 was here", "T2: b/t2.txt=T2 was here"}
-	for _, c := range []struct {
+	cases := []struct {
 		name    string
 		attacks []string
 		want    []string // each task commit's files; honest when nil
@@ -123,30 +123,29 @@ func TestRedTeamGitPlantedPrograms(t *testing.T) {
 		{"everything at once", []string{"hooks", "repo-config", "attributes", "global-config", "gitfile"},
 			[]string{"T1: a/.gitattributes=* filter=evil diff=evil merge=evil, a/t1.txt=T1 was here", "T2: b/t2.txt=T2 was here"}},
 		{"crafted worktree index", []string{"index"}, nil},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			rt := newGitRedTeam(t, c.attacks...)
-			rt.setPlan(task{ID: "T1", Title: "first", Scope: "a/**"}, task{ID: "T2", Title: "second", Scope: "b/**", Deps: []string{"T1"}})
-			out, errOut, code := rt.run("-y", "two files")
-			rt.assertPlanted(c.attacks...)
-			rt.assertNothingRan()
-			if code != 0 {
-				t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
-			}
-			if !strings.Contains(out, "review T1: pass") {
-				t.Errorf("the review did not run:\n%s", out)
-			}
-			want := c.want
-			if want == nil {
-				want = honest
-			}
-			branch := "planex/" + filepath.Base(rt.sessionDir())
-			if got := rt.commitFiles(branch); strings.Join(got, " | ") != strings.Join(want, " | ") {
-				t.Errorf("commits = %q\nwant      %q", got, want)
-			}
-		})
 	}
+	atOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
+		c := cases[i]
+		rt := newGitRedTeam(t, c.attacks...)
+		rt.setPlan(task{ID: "T1", Title: "first", Scope: "a/**"}, task{ID: "T2", Title: "second", Scope: "b/**", Deps: []string{"T1"}})
+		out, errOut, code := rt.run("-y", "two files")
+		rt.assertPlanted(c.attacks...)
+		rt.assertNothingRan()
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+		if !strings.Contains(out, "review T1: pass") {
+			t.Errorf("the review did not run:\n%s", out)
+		}
+		want := c.want
+		if want == nil {
+			want = honest
+		}
+		branch := "planex/" + filepath.Base(rt.sessionDir())
+		if got := rt.commitFiles(branch); strings.Join(got, " | ") != strings.Join(want, " | ") {
+			t.Errorf("commits = %q\nwant      %q", got, want)
+		}
+	})
 }
 
 // TestRedTeamGitSymlinkEscape: a task that links out of the repository

@@ -165,39 +165,38 @@ func TestCheckTempHidden(t *testing.T) {
 // is approved).
 func TestRedTeamShippedProgramsOnAbsolutePath(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []string{"off", "on"} {
-		t.Run("sandbox-"+mode, func(t *testing.T) {
-			t.Parallel()
-			f := newFixture(t)
-			marks := t.TempDir()
-			// cat, which the agent runs; sh, which planex starts a command
-			// agent with, found on its own PATH.
-			for _, prog := range []string{"cat", "sh"} {
-				f.write(f.repo, "node_modules/.bin/"+prog, "#!/bin/sh\ntouch "+filepath.Join(marks, "pwned-"+prog)+"\nexec /bin/"+prog+" \"$@\"\n")
-				if err := os.Chmod(filepath.Join(f.repo, "node_modules", ".bin", prog), 0o755); err != nil {
-					t.Fatal(err)
-				}
+	modes := []string{"off", "on"}
+	atOnce(t, len(modes), func(i int) string { return "sandbox-" + modes[i] }, func(t *testing.T, i int) {
+		mode := modes[i]
+		f := newFixture(t)
+		marks := t.TempDir()
+		// cat, which the agent runs; sh, which planex starts a command
+		// agent with, found on its own PATH.
+		for _, prog := range []string{"cat", "sh"} {
+			f.write(f.repo, "node_modules/.bin/"+prog, "#!/bin/sh\ntouch "+filepath.Join(marks, "pwned-"+prog)+"\nexec /bin/"+prog+" \"$@\"\n")
+			if err := os.Chmod(filepath.Join(f.repo, "node_modules", ".bin", prog), 0o755); err != nil {
+				t.Fatal(err)
 			}
-			f.git("add", "-f", ".")
-			f.git("commit", "-qm", "tools")
-			f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
-			cmd := f.command("--sandbox", mode, "--sandbox-write", marks, "-y", "add a file")
-			cmd.Env = append(cmd.Env, "PATH="+filepath.Join(f.repo, "node_modules", ".bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("planex: %v\n%s", err, out.String())
+		}
+		f.git("add", "-f", ".")
+		f.git("commit", "-qm", "tools")
+		f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+		cmd := f.command("--sandbox", mode, "--sandbox-write", marks, "-y", "add a file")
+		cmd.Env = append(cmd.Env, "PATH="+filepath.Join(f.repo, "node_modules", ".bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("planex: %v\n%s", err, out.String())
+		}
+		for _, prog := range []string{"cat", "sh"} {
+			if _, err := os.Stat(filepath.Join(marks, "pwned-"+prog)); err == nil {
+				t.Errorf("the repository's %s ran\n%s", prog, out.String())
 			}
-			for _, prog := range []string{"cat", "sh"} {
-				if _, err := os.Stat(filepath.Join(marks, "pwned-"+prog)); err == nil {
-					t.Errorf("the repository's %s ran\n%s", prog, out.String())
-				}
-			}
-			if got := strings.Join(f.branchLog(), " "); !strings.Contains(got, "|T1") {
-				t.Errorf("branch = %q\n%s", got, out.String())
-			}
-		})
-	}
+		}
+		if got := strings.Join(f.branchLog(), " "); !strings.Contains(got, "|T1") {
+			t.Errorf("branch = %q\n%s", got, out.String())
+		}
+	})
 }
 
 // TestRedTeamIgnoredByGlobalExcludes: the user's .env is ignored only by

@@ -61,28 +61,27 @@ func TestRedTeamSandboxHostAccess(t *testing.T) {
 // itself finishes the run normally.
 func TestRedTeamSandboxRunawayStep(t *testing.T) {
 	t.Parallel()
-	for _, row := range []struct{ script, limits, want string }{
+	rows := []struct{ script, limits, want string }{
 		{"fork-bomb.sh", "processes=64", "process limit 64 hit"},
 		{"huge-file.sh", "file-size=1M", "file size limit 1M hit"},
-	} {
-		t.Run(row.script, func(t *testing.T) {
-			t.Parallel()
-			if _, err := exec.LookPath("perl"); err != nil && row.script == "fork-bomb.sh" {
-				t.Skip("the fork bomb is perl's `fork while 1` (a shell gives up when a fork fails); no perl here")
-			}
-			r := runRedTeam(t, row.script, "on", func(cmd *exec.Cmd) {
-				cmd.Env = append(cmd.Env, "PLANEX_SANDBOX_LIMITS="+row.limits)
-			})
-			if r.code != 1 || !strings.Contains(r.out, "T1: failed") || !strings.Contains(r.out, row.want) ||
-				!strings.Contains(r.out, "done: 0 completed, 1 failed, 1 skipped") {
-				t.Errorf("want planex to finish (exit 1) with T1 failed on %q, got exit %d:\n%s", row.want, r.code, r.out)
-			}
-			if got := r.f.branchLog(); len(got) != 0 {
-				t.Errorf("the stopped task committed: %v", got)
-			}
-			if left := sandboxtest.Processes(t, r.tag); len(left) > 0 {
-				t.Errorf("processes outlived the step: %d, first %s", len(left), left[0])
-			}
-		})
 	}
+	atOnce(t, len(rows), func(i int) string { return rows[i].script }, func(t *testing.T, i int) {
+		row := rows[i]
+		if _, err := exec.LookPath("perl"); err != nil && row.script == "fork-bomb.sh" {
+			t.Skip("the fork bomb is perl's `fork while 1` (a shell gives up when a fork fails); no perl here")
+		}
+		r := runRedTeam(t, row.script, "on", func(cmd *exec.Cmd) {
+			cmd.Env = append(cmd.Env, "PLANEX_SANDBOX_LIMITS="+row.limits)
+		})
+		if r.code != 1 || !strings.Contains(r.out, "T1: failed") || !strings.Contains(r.out, row.want) ||
+			!strings.Contains(r.out, "done: 0 completed, 1 failed, 1 skipped") {
+			t.Errorf("want planex to finish (exit 1) with T1 failed on %q, got exit %d:\n%s", row.want, r.code, r.out)
+		}
+		if got := r.f.branchLog(); len(got) != 0 {
+			t.Errorf("the stopped task committed: %v", got)
+		}
+		if left := sandboxtest.Processes(t, r.tag); len(left) > 0 {
+			t.Errorf("processes outlived the step: %d, first %s", len(left), left[0])
+		}
+	})
 }

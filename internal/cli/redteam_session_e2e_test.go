@@ -132,27 +132,25 @@ func TestRedTeamForeignSession(t *testing.T) {
 			return filepath.Base(mine.sessionDir())
 		}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			mine, other := newFixture(t), newFixture(t)
-			id := c.forge(t, mine, other)
-			os.Remove(filepath.Join(mine.fake, "pwned"))
-			for _, args := range [][]string{{"--continue", id, "--sandbox", "off"}, {"--continue", "--sandbox", "off"}} {
-				out, errOut, code := mine.planex(args...)
-				if code == 0 || code == 3 {
-					t.Fatalf("planex %v: exit %d\n%s%s", args, code, out, errOut)
-				}
-				if !strings.Contains(errOut, filepath.Join(mine.repo, ".git", "planex", "sessions", id, "session.json")) || !strings.Contains(errOut, "seal does not match") {
-					t.Errorf("planex %v does not name the file and why:\n%s", args, errOut)
-				}
+	atOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
+		c := cases[i]
+		mine, other := newFixture(t), newFixture(t)
+		id := c.forge(t, mine, other)
+		os.Remove(filepath.Join(mine.fake, "pwned"))
+		for _, args := range [][]string{{"--continue", id, "--sandbox", "off"}, {"--continue", "--sandbox", "off"}} {
+			out, errOut, code := mine.planex(args...)
+			if code == 0 || code == 3 {
+				t.Fatalf("planex %v: exit %d\n%s%s", args, code, out, errOut)
 			}
-			if _, err := os.Stat(filepath.Join(mine.fake, "pwned")); err == nil {
-				t.Error("the forged session's directive ran")
+			if !strings.Contains(errOut, filepath.Join(mine.repo, ".git", "planex", "sessions", id, "session.json")) || !strings.Contains(errOut, "seal does not match") {
+				t.Errorf("planex %v does not name the file and why:\n%s", args, errOut)
 			}
-			if b, err := os.ReadFile(filepath.Join(mine.fake, "agent-calls")); err == nil {
-				t.Errorf("an agent ran for the forged session: %s", b)
-			}
-		})
-	}
+		}
+		if _, err := os.Stat(filepath.Join(mine.fake, "pwned")); err == nil {
+			t.Error("the forged session's directive ran")
+		}
+		if b, err := os.ReadFile(filepath.Join(mine.fake, "agent-calls")); err == nil {
+			t.Errorf("an agent ran for the forged session: %s", b)
+		}
+	})
 }

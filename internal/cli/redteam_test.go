@@ -154,21 +154,19 @@ func TestRedTeamAgents(t *testing.T) {
 			}
 		}},
 	}
-	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) {
-			t.Parallel()
-			r := runRedTeam(t, row.script, "on")
-			r.noSecretAnywhere(t)
-			if entries, _ := os.ReadDir(r.mark); len(entries) > 0 {
-				var names []string
-				for _, e := range entries {
-					names = append(names, e.Name())
-				}
-				t.Errorf("planted programs ran: %v", names)
+	atOnce(t, len(rows), func(i int) string { return rows[i].name }, func(t *testing.T, i int) {
+		row := rows[i]
+		r := runRedTeam(t, row.script, "on")
+		r.noSecretAnywhere(t)
+		if entries, _ := os.ReadDir(r.mark); len(entries) > 0 {
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
 			}
-			row.check(t, r)
-		})
-	}
+			t.Errorf("planted programs ran: %v", names)
+		}
+		row.check(t, r)
+	})
 }
 
 // runRedTeam runs planex -y on a two-task plan (T2 depends on T1) whose
