@@ -7,7 +7,6 @@
 package locate
 
 import (
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -490,30 +489,94 @@ func exportTable(m *repomap.Map) table {
 }
 
 // sortedTerms returns the vocabulary's ids in the order of their terms,
-// which must be distinct (an interned vocabulary, a table's keys). Each
-// id is sorted beside its term's first eight bytes as a number, so most
-// comparisons are of two integers in the slice, not of two strings
-// reached through the vocabulary.
+// which must be distinct (an interned vocabulary, a table's keys). The
+// ids are sorted by their terms' first eight bytes as numbers (radixSort:
+// no comparisons), each run of ids whose terms share those bytes by the
+// next eight, and so on; only short runs, and runs whose terms end within
+// the bytes sorted so far, are sorted by comparing the terms.
 func sortedTerms(vocab []string) []uint32 {
-	type keyed struct {
-		prefix uint64
-		id     uint32
+	ids := make([]uint32, len(vocab))
+	for id := range vocab {
+		ids[id] = uint32(id)
 	}
-	keys := make([]keyed, len(vocab))
-	for id, t := range vocab {
-		keys[id] = keyed{termPrefix(t), uint32(id)}
+	s := termSorter{vocab: vocab, keys: make([]uint64, len(vocab)), tmpKeys: make([]uint64, len(vocab)), tmpIDs: make([]uint32, len(vocab))}
+	s.sort(ids, 0)
+	return ids
+}
+
+// termSorter sorts ids of vocab by their terms with scratch space for
+// the keys of the longest run (the whole vocabulary).
+type termSorter struct {
+	vocab         []string
+	keys, tmpKeys []uint64
+	tmpIDs        []uint32
+}
+
+// sort orders ids, whose terms share their first offset bytes (zero
+// padded), by the terms.
+func (s *termSorter) sort(ids []uint32, offset int) {
+	if len(ids) <= 32 {
+		slices.SortFunc(ids, func(a, b uint32) int { return strings.Compare(s.vocab[a], s.vocab[b]) })
+		return
 	}
-	slices.SortFunc(keys, func(a, b keyed) int {
-		if a.prefix != b.prefix {
-			return cmp.Compare(a.prefix, b.prefix)
+	keys := s.keys[:len(ids)]
+	longer := false // a term goes on past this key's bytes
+	for i, id := range ids {
+		t := s.vocab[id]
+		keys[i] = termPrefix(t[min(offset, len(t)):])
+		longer = longer || len(t) > offset+8
+	}
+	radixSort(keys, ids, s.tmpKeys[:len(ids)], s.tmpIDs[:len(ids)])
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && keys[j] == keys[i] {
+			j++
 		}
-		return strings.Compare(vocab[a.id], vocab[b.id])
-	})
-	order := make([]uint32, len(keys))
-	for i, k := range keys {
-		order[i] = k.id
+		switch {
+		case j-i == 1:
+		case longer:
+			// The run's keys go to the start of s.keys, over keys
+			// before j, which are not read again.
+			s.sort(ids[i:j], offset+8)
+		default:
+			slices.SortFunc(ids[i:j], func(a, b uint32) int { return strings.Compare(s.vocab[a], s.vocab[b]) })
+		}
+		i = j
 	}
-	return order
+}
+
+// radixSort orders keys, and ids beside them, by keys, in place: a
+// least-significant-byte-first radix sort through tmpKeys and tmpIDs (as
+// long as keys), one counting pass for all eight bytes and one move per
+// byte that is not the same in every key.
+func radixSort(keys []uint64, ids []uint32, tmpKeys []uint64, tmpIDs []uint32) {
+	var counts [8][256]int
+	for _, k := range keys {
+		for d := range counts {
+			counts[d][byte(k>>(8*d))]++
+		}
+	}
+	src, srcIDs, dst, dstIDs := keys, ids, tmpKeys, tmpIDs
+	for d := range counts {
+		c := &counts[d]
+		if len(src) == 0 || c[byte(src[0]>>(8*d))] == len(src) {
+			continue // every key has this byte: the order stands
+		}
+		at := 0
+		for b, n := range c {
+			c[b], at = at, at+n
+		}
+		for i, k := range src {
+			b := byte(k >> (8 * d))
+			dst[c[b]], dstIDs[c[b]] = k, srcIDs[i]
+			c[b]++
+		}
+		src, srcIDs, dst, dstIDs = dst, dstIDs, src, srcIDs
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+		copy(ids, srcIDs)
+	}
 }
 
 // termPrefix is t's first eight bytes as a big-endian number, zeros after

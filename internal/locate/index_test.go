@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -119,6 +120,46 @@ func TestSortedTerms(t *testing.T) {
 		"eighth byte":    {"abcdefgh", "abcdefgi", "abcdefg", "abcdefgh0", "abcdefgg9"},
 		"numbered terms": {"term10", "term9", "term100", "term1", "term09", "term0010"},
 	}
+	// Many terms, random in every byte of the prefix and past it, with
+	// runs sharing their first eight bytes: every radix pass moves them.
+	seed := uint64(7)
+	random := func() uint64 {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return seed >> 24
+	}
+	seen := map[string]bool{}
+	var many []string
+	for len(many) < 20000 {
+		b := make([]byte, random()%14)
+		for i := range b {
+			b[i] = byte(random())
+			if random()%4 == 0 {
+				b[i] = 'a' + byte(random()%3) // shared prefixes
+			}
+		}
+		if !seen[string(b)] {
+			seen[string(b)] = true
+			many = append(many, string(b))
+		}
+	}
+	cases["random"] = many
+	// Runs longer than a comparison sort's threshold sharing 8, 16 and
+	// 24 bytes, and terms equal once padded with zeros ("ab", "ab\x00").
+	var long []string
+	for _, stem := range []string{"managercolumn", "managercolumnsegmentrow", "ab", "ab\x00", "ab\x00\x00\x00\x00\x00\x00", "abcdefgh\x00", "abcdefgh"} {
+		long = append(long, stem)
+		for i := range 300 {
+			long = append(long, stem+strconv.Itoa(i*7919%1000), stem+"\x00"+strconv.Itoa(i))
+		}
+	}
+	clear(seen)
+	cases["long runs"] = slices.DeleteFunc(long, func(t string) bool {
+		dup := seen[t]
+		seen[t] = true
+		return dup
+	})
+	cases["empty"] = nil
+	cases["one"] = []string{"x"}
 	for name, vocab := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -201,18 +201,54 @@ func opens(k byte) bool  { return k == '(' || k == '[' || k == '{' }
 func closes(k byte) bool { return k == ')' || k == ']' || k == '}' }
 
 // skipStatement consumes tokens up to the end of the statement t starts.
+// Brackets it opens are skipped by skipNested, a byte at a time: a
+// function's body is most of a Go file and nothing in it is kept.
 func (l *goLexer) skipStatement(t goTok) {
-	depth := 0
 	for ; t.kind != 0; t = l.next() {
 		switch {
 		case opens(t.kind):
-			depth++
-		case closes(t.kind):
-			depth = max(depth-1, 0)
-		case t.kind == ';' && depth == 0:
+			l.skipNested()
+		case t.kind == ';':
 			return
 		}
 	}
+}
+
+// skipNested consumes the text after an opening bracket up to and
+// including its closing one (or to the end), leaving the lexer as next
+// would have: literals and comments are consumed by the same functions,
+// lines are counted the same, and only brackets, which no identifier,
+// number or operator contains, are looked at. Inside brackets no newline
+// ends a statement; after the closing bracket one does, as after any
+// closing bracket; at the end nothing is pending.
+func (l *goLexer) skipNested() {
+	depth := 1
+	for l.pos < len(l.data) {
+		c := l.data[l.pos]
+		switch {
+		case c == '\n':
+			l.line++
+		case c == '"' || c == '\'':
+			l.quoted(c, l.pos, l.line)
+			continue
+		case c == '`':
+			l.rawString(l.pos, l.line)
+			continue
+		case l.atComment(c):
+			l.comment()
+			continue
+		case opens(c):
+			depth++
+		case closes(c):
+			if depth--; depth == 0 {
+				l.pos++
+				l.semi = true
+				return
+			}
+		}
+		l.pos++
+	}
+	l.semi = false
 }
 
 // spec collects the tokens of one spec starting with t, into buf. It stops

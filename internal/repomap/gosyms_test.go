@@ -154,3 +154,80 @@ func TestSymbolKindText(t *testing.T) {
 		t.Error("an unknown kind name was accepted")
 	}
 }
+
+// skipStatementByTokens is skipStatement as it was before skipNested:
+// every token of the statement lexed and bracket depth counted on them.
+func (l *goLexer) skipStatementByTokens(t goTok) {
+	depth := 0
+	for ; t.kind != 0; t = l.next() {
+		switch {
+		case opens(t.kind):
+			depth++
+		case closes(t.kind):
+			depth = max(depth-1, 0)
+		case t.kind == ';' && depth == 0:
+			return
+		}
+	}
+}
+
+// TestSkipNestedMatchesTokens skips every statement of each text twice,
+// with skipStatement and with the token-by-token skip it replaced, and
+// requires the lexer in the same state (position, line, pending
+// semicolon) after each one: Go sources, the corners of literals and
+// comments inside brackets, and random bytes drawn from Go's punctuation.
+func TestSkipNestedMatchesTokens(t *testing.T) {
+	t.Parallel()
+	texts := []string{
+		"func f() {\n\tx := \"}\"\n\ty := '{'\n\tz := `\n}\n`\n}\nvar a = 1\n",
+		"f(a, b[1], map[string]int{\"a\": 1})\n(",
+		"{ /* } \n */ } // }\n{ // {\n}",
+		"{ \"a\\\n}\" }\nnext", // an escaped newline inside a string
+		"{ 'a\n' }\n",          // a rune literal cut by a newline
+		"{ x++\n y--\n }++\n",  // ++ after a closing bracket
+		"{ /* unterminated",    // a comment running off the end
+		"{ `unterminated",      // a raw string running off the end
+		"{{{ } \n",             // brackets left open at the end
+		"} ) ] ; x",            // closers with nothing open
+		"{ 1.5e+3 .5 0x1p-2 a/b a/=b }\n",
+		"{ \xff\xfe日本 }\n",
+	}
+	if src, err := os.ReadFile("gosyms.go"); err == nil {
+		texts = append(texts, string(src))
+	} else {
+		t.Fatal(err)
+	}
+	seed := uint64(1)
+	const alphabet = "{}()[]\"'`/*\\\n ;ab1.+-\xc3"
+	for n := 0; n < 2000; n++ {
+		b := make([]byte, 1+n%97)
+		for i := range b {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			b[i] = alphabet[(seed>>33)%uint64(len(alphabet))]
+		}
+		texts = append(texts, string(b))
+	}
+	type state struct {
+		pos, line int
+		semi      bool
+	}
+	for _, text := range texts {
+		fast := &goLexer{data: []byte(text), line: 1}
+		slow := &goLexer{data: []byte(text), line: 1}
+		for step := 0; ; step++ {
+			ft, st := fast.next(), slow.next()
+			if ft.kind != st.kind {
+				t.Fatalf("%q: statement %d starts with %q, want %q", text, step, ft.kind, st.kind)
+			}
+			if ft.kind == 0 {
+				break
+			}
+			fast.skipStatement(ft)
+			slow.skipStatementByTokens(st)
+			got, want := state{fast.pos, fast.line, fast.semi}, state{slow.pos, slow.line, slow.semi}
+			if got != want {
+				t.Fatalf("%q: after statement %d the lexer is at %+v, want %+v", text, step, got, want)
+			}
+		}
+	}
+}

@@ -46,3 +46,51 @@ func TestPyDeclNameMatchesRegexp(t *testing.T) {
 		t.Fatalf("only %d lines tried", n)
 	}
 }
+
+// TestPyFromPartsMatchesRegexp checks the hand-written from-import
+// matcher against the regular expression it replaced, on every
+// combination of indentation, spacing, module shape, keyword spelling,
+// parenthesis and names (with and without a comment).
+func TestPyFromPartsMatchesRegexp(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(`^\s*from\s+(\.*[\w.]*)\s+import\s+\(?\s*([^#]*)`)
+	indents := []string{"", " ", "\t\f"}
+	froms := []string{"from", "fro", "frommy", "From"}
+	gaps := []string{"", " ", "  ", "\t \r"}
+	mods := []string{"", "a", "..", ".a.b_1", "import", "import.x", "a-b", "é", "x(y"}
+	imports := []string{"import", "imports", "impor", "import("}
+	opens := []string{"", "(", " ( ", "(\t"}
+	names := []string{"", "a, b", "a as b, c # note", "#", "x)", "\\", "a\n"}
+	n := 0
+	for _, in := range indents {
+		for _, from := range froms {
+			for _, g1 := range gaps {
+				for _, mod := range mods {
+					for _, g2 := range gaps {
+						for _, imp := range imports {
+							for _, g3 := range gaps {
+								for _, open := range opens {
+									for _, name := range names {
+										line := []byte(in + from + g1 + mod + g2 + imp + g3 + open + name)
+										m := re.FindSubmatch(line)
+										gotMod, gotRest, ok := pyFromParts(line)
+										switch {
+										case ok != (m != nil):
+											t.Fatalf("pyFromParts(%q) matched %v, the regexp %v", line, ok, m != nil)
+										case ok && (!bytes.Equal(gotMod, m[1]) || !bytes.Equal(gotRest, m[2])):
+											t.Fatalf("pyFromParts(%q) = %q, %q; the regexp gives %q, %q", line, gotMod, gotRest, m[1], m[2])
+										}
+										n++
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if n < 100000 {
+		t.Fatalf("only %d lines tried", n)
+	}
+}

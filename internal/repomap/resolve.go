@@ -83,8 +83,17 @@ type importIndex struct {
 }
 
 func newImportIndex(m *Map) *importIndex {
+	// The Python maps are sized up front: growing a Go map rehashes
+	// every key it holds, and on a large tree they hold one per file.
+	python := 0
+	for i := range m.Entries {
+		if m.Entries[i].Lang == LangPython {
+			python++
+		}
+	}
 	ix := &importIndex{exists: make(map[string]bool, len(m.Entries)), goMod: m.goModulePath(),
-		goDirs: map[string][]string{}, pyMods: map[string]string{}, fileMod: map[string]string{}, javaBySuffix: map[string][]string{}}
+		goDirs: map[string][]string{}, pyMods: make(map[string]string, python), fileMod: make(map[string]string, python),
+		javaBySuffix: map[string][]string{}}
 	// Entries are read by pointer: term ids are renumbered in them at the
 	// same time (build), and a copy of a File would read those fields too.
 	for i := range m.Entries {

@@ -118,7 +118,6 @@ func eachLine(data []byte, fn func(n int, line []byte)) {
 var (
 	pyAssign    = regexp.MustCompile(`^([A-Za-z_]\w*)\s*(?::[^=]+)?=[^=]`)
 	pyImport    = regexp.MustCompile(`^\s*import\s+(.+)`)
-	pyFrom      = regexp.MustCompile(`^\s*from\s+(\.*[\w.]*)\s+import\s+\(?\s*([^#]*)`)
 	pyMainGuard = regexp.MustCompile(`^if\s+__name__\s*==\s*["']__main__["']`)
 )
 
@@ -266,6 +265,59 @@ func pyDeclName(line []byte, keyword string, async bool) []byte {
 	return line[k:end]
 }
 
+// pyFromParts returns what `^\s*from\s+(\.*[\w.]*)\s+import\s+\(?\s*([^#]*)`
+// captures in line (the module and the names up to a comment), without a
+// regular expression: every from line of every Python file goes through
+// it. The module is the longest run of word bytes and dots after the
+// space (no shorter run is followed by the space the pattern needs next),
+// or, when that fails, empty between two of the spaces ("from  import x").
+func pyFromParts(line []byte) (mod, rest []byte, ok bool) {
+	i := skipRESpace(line, 0)
+	if !bytes.HasPrefix(line[i:], []byte("from")) {
+		return nil, nil, false
+	}
+	j := i + len("from")
+	k := skipRESpace(line, j)
+	if k == j {
+		return nil, nil, false
+	}
+	end := k
+	for end < len(line) && (IsIdentByte(line[end]) || line[end] == '.') {
+		end++
+	}
+	if rest, ok := pyImportNames(line, end); ok {
+		return line[k:end], rest, true
+	}
+	if k-j >= 2 {
+		if rest, ok := pyImportNames(line, k-1); ok {
+			return line[k-1 : k-1], rest, true
+		}
+	}
+	return nil, nil, false
+}
+
+// pyImportNames matches `\s+import\s+\(?\s*([^#]*)` at line[i:] and
+// returns the group.
+func pyImportNames(line []byte, i int) ([]byte, bool) {
+	j := skipRESpace(line, i)
+	if j == i || !bytes.HasPrefix(line[j:], []byte("import")) {
+		return nil, false
+	}
+	j += len("import")
+	k := skipRESpace(line, j)
+	if k == j {
+		return nil, false
+	}
+	if k < len(line) && line[k] == '(' {
+		k = skipRESpace(line, k+1)
+	}
+	end := bytes.IndexByte(line[k:], '#')
+	if end < 0 {
+		return line[k:], true
+	}
+	return line[k : k+end], true
+}
+
 // skipRESpace skips what \s matches in a regular expression from line[i].
 func skipRESpace(line []byte, i int) int {
 	for i < len(line) {
@@ -294,12 +346,12 @@ func (p *pyParser) importLine(line []byte) bool {
 }
 
 func (p *pyParser) fromLine(line, trimmed []byte) bool {
-	m := pyFrom.FindSubmatch(line)
-	if m == nil {
+	modBytes, restBytes, ok := pyFromParts(line)
+	if !ok {
 		return false
 	}
-	mod := string(m[1])
-	rest := string(m[2])
+	mod := string(modBytes)
+	rest := string(restBytes)
 	if strings.Contains(string(trimmed), "(") && !strings.Contains(rest, ")") {
 		p.inFromParen, p.fromMod = true, mod
 	}
