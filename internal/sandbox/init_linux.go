@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -185,6 +186,12 @@ func buildRoot(c config) error {
 	seal := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	for _, d := range sealLater {
 		if err := unix.MountSetattr(-1, d, 0, &seal); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				// The folder was removed on the host after it was
+				// covered (a removal detaches the mounts on it in every
+				// namespace): nothing is left there to hide or seal.
+				continue
+			}
 			return fmt.Errorf("sealing %s: %w", d, err)
 		}
 	}
@@ -338,6 +345,9 @@ func coverHidden(r string, hide []string) (sealLater []string, err error) {
 	for _, d := range hide {
 		if isDir(filepath.Join(r, d)) {
 			if err := tmpfs(filepath.Join(r, d), "0755", 0); err != nil {
+				if errors.Is(err, unix.ENOENT) {
+					continue // removed on the host since: nothing to hide
+				}
 				return nil, err
 			}
 			sealLater = append(sealLater, filepath.Join(r, d))
@@ -493,12 +503,21 @@ func mask(target string) (sealed bool, err error) {
 		return false, nil // nothing there to hide
 	}
 	if fi.IsDir() {
-		return true, tmpfs(target, "0755", 0)
+		if err := tmpfs(target, "0755", 0); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				return false, nil // removed on the host since the Lstat
+			}
+			return false, err
+		}
+		return true, nil
 	}
 	if fi.Mode()&os.ModeSymlink != 0 {
 		return false, nil // canonical() resolved the link; this is a dangling one
 	}
 	if err := unix.Mount("/dev/null", target, "", unix.MS_BIND, ""); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return false, nil // removed on the host since the Lstat
+		}
 		return false, fmt.Errorf("masking %s: %w", target, err)
 	}
 	return false, nil
