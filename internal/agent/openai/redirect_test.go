@@ -2,14 +2,10 @@ package openai
 
 import (
 	"context"
-	"errors"
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 
+	"github.com/planexhq/planex/internal/agent/agenttest"
 	"github.com/planexhq/planex/internal/agent/builtin"
-	"github.com/planexhq/planex/internal/egress"
 )
 
 // TestRedirectKeepsKey: a model endpoint that answers with a redirect to
@@ -18,28 +14,15 @@ import (
 // no such redirect, and the target sees no request.
 func TestRedirectKeepsKey(t *testing.T) {
 	t.Parallel()
-	var hits atomic.Int32
-	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		t.Errorf("the redirect's target got %s %s with api-key %q", r.Method, r.URL, r.Header.Get("Api-Key"))
-	}))
-	defer target.Close()
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, target.URL+r.URL.Path, http.StatusTemporaryRedirect)
-	}))
-	defer api.Close()
-	p, err := New(Config{APIKey: "secret-model-key", BaseURL: api.URL + "/v1", Model: "gpt-4.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The header Azure's endpoint takes, as New sets it for that host.
-	p.header.Set("api-key", "secret-model-key")
-	_, err = p.Send(context.Background(), builtin.Request{MaxOutputTokens: 10,
-		Messages: []builtin.Message{{Role: builtin.RoleUser, Text: "hi"}}})
-	if !errors.Is(err, egress.ErrCrossOrigin) {
-		t.Errorf("err %v, want a refused redirect", err)
-	}
-	if hits.Load() != 0 {
-		t.Errorf("the redirect's target got %d requests", hits.Load())
-	}
+	agenttest.CheckRedirectRefused(t, "Api-Key", func(baseURL string) error {
+		p, err := New(Config{APIKey: "secret-model-key", BaseURL: baseURL + "/v1", Model: "gpt-4.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The header Azure's endpoint takes, as New sets it for that host.
+		p.header.Set("api-key", "secret-model-key")
+		_, err = p.Send(context.Background(), builtin.Request{MaxOutputTokens: 10,
+			Messages: []builtin.Message{{Role: builtin.RoleUser, Text: "hi"}}})
+		return err
+	})
 }
