@@ -2,17 +2,12 @@ package execute
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
-	"github.com/planexhq/planex/internal/plan"
 )
 
 // writeFile is an attack that writes content to the repository path p of
@@ -141,33 +136,11 @@ func TestRedTeamRunnerRefusesUnnamedCIConfig(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
 			repo, tip := testRepo(t)
 			if c.base != nil {
 				repo, tip = repoWith(t, c.base)
 			}
-			a := agent.Func(func(_ context.Context, s agent.Step) (agent.Result, error) {
-				if err := c.attack(s.Dir); err != nil {
-					return agent.Result{}, err
-				}
-				raw, _ := json.Marshal(map[string]any{"id": s.ID, "status": "completed", "findings": "ok", "tests_passed": true})
-				return agent.Result{Raw: raw}, nil
-			})
-			r := &Runner{Repo: repo, Agent: a}
-			defer r.Close(ctx)
-			o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "T1", Scope: c.scope}, Base: tip, Session: "s", Timeout: time.Minute})
-			if c.want == "" {
-				if o.Status != plan.StatusCompleted {
-					t.Fatalf("%s %q, want completed", o.Status, o.Error)
-				}
-				return
-			}
-			if o.Status != plan.StatusFailed || !strings.Contains(o.Error, c.want) {
-				t.Errorf("%s %q, want failed with %q", o.Status, o.Error, c.want)
-			}
-			if len(o.Changes) != 0 {
-				t.Errorf("the refused changes are kept for a commit: %v", o.Changes)
-			}
+			checkScopedAttack(t, repo, tip, c.scope, c.attack, c.want)
 		})
 	}
 }

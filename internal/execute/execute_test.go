@@ -429,31 +429,40 @@ func TestRedTeamRunnerRefusesUnnamedSettingsAndGitlinks(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
 			repo, tip := testRepo(t)
-			a := agent.Func(func(_ context.Context, s agent.Step) (agent.Result, error) {
-				if err := c.attack(s.Dir); err != nil {
-					return agent.Result{}, err
-				}
-				raw, _ := json.Marshal(map[string]any{"id": s.ID, "status": "completed", "findings": "ok", "tests_passed": true})
-				return agent.Result{Raw: raw}, nil
-			})
-			r := &Runner{Repo: repo, Agent: a}
-			defer r.Close(ctx)
-			o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "T1", Scope: c.scope}, Base: tip, Session: "s", Timeout: time.Minute})
-			if c.want == "" {
-				if o.Status != plan.StatusCompleted {
-					t.Fatalf("%s %q, want completed", o.Status, o.Error)
-				}
-				return
-			}
-			if o.Status != plan.StatusFailed || !strings.Contains(o.Error, c.want) {
-				t.Errorf("%s %q, want failed with %q", o.Status, o.Error, c.want)
-			}
-			if len(o.Changes) != 0 {
-				t.Errorf("the refused changes are kept for a commit: %v", o.Changes)
-			}
+			checkScopedAttack(t, repo, tip, c.scope, c.attack, c.want)
 		})
+	}
+}
+
+// checkScopedAttack runs task T1 with scope on repo at tip, its agent
+// running attack in the worktree and reporting success. With want empty
+// the task must complete; otherwise it must fail with an error holding
+// want, and none of the refused changes may be kept for a commit.
+func checkScopedAttack(t *testing.T, repo *gitrepo.Repo, tip, scope string, attack func(dir string) error, want string) {
+	t.Helper()
+	ctx := context.Background()
+	a := agent.Func(func(_ context.Context, s agent.Step) (agent.Result, error) {
+		if err := attack(s.Dir); err != nil {
+			return agent.Result{}, err
+		}
+		raw, _ := json.Marshal(map[string]any{"id": s.ID, "status": "completed", "findings": "ok", "tests_passed": true})
+		return agent.Result{Raw: raw}, nil
+	})
+	r := &Runner{Repo: repo, Agent: a}
+	defer r.Close(ctx)
+	o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "T1", Scope: scope}, Base: tip, Session: "s", Timeout: time.Minute})
+	if want == "" {
+		if o.Status != plan.StatusCompleted {
+			t.Fatalf("%s %q, want completed", o.Status, o.Error)
+		}
+		return
+	}
+	if o.Status != plan.StatusFailed || !strings.Contains(o.Error, want) {
+		t.Errorf("%s %q, want failed with %q", o.Status, o.Error, want)
+	}
+	if len(o.Changes) != 0 {
+		t.Errorf("the refused changes are kept for a commit: %v", o.Changes)
 	}
 }
 
