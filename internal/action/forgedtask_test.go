@@ -49,34 +49,17 @@ func TestRedTeamForgedTaskResultRechecked(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t)
-			w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "**"})
-			n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")
-			if _, err := w.handle(w.comment(n, "maintainer", "/planex one file"), matrixMode("1")); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1")); err != nil {
-				t.Fatal(err)
-			}
 			ctx := context.Background()
-			ev := &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName, DefaultBranch: "main", Inputs: event.Inputs{Issue: n}}
-			prep, _ := w.job(matrixMode("2"))
-			if err := prep.Prepare(ctx, ev); err != nil || prep.Outputs.HasTasks != "true" {
-				t.Fatalf("prepare: %v %+v", err, prep.Outputs)
-			}
-			job, _ := w.job(matrixMode("2"))
-			if err := job.RunTask(ctx, ev, "T1"); err != nil {
-				t.Fatalf("task: %v", err)
-			}
-			ref := taskRef(prep.Outputs.SessionID, "T1")
+			w, n, ev, session := matrixTaskRan(ctx, t)
+			ref := taskRef(session, "T1")
 			forgeTaskResult(t, w, ref, c.forge)
 
 			collect, _ := w.job(matrixMode("2"))
 			if err := collect.Collect(ctx, ev); err != nil {
 				t.Logf("collect: %v", err)
 			}
-			branch := "refs/heads/planex/" + prep.Outputs.SessionID
-			if w.branchExists("planex/" + prep.Outputs.SessionID) {
+			branch := "refs/heads/planex/" + session
+			if w.branchExists("planex/" + session) {
 				files := run(t, w.origin, "ls-tree", "-r", "--name-only", branch)
 				for _, bad := range []string{".github/planex.yml", "leak", "vendor/x"} {
 					if strings.Contains("\n"+files+"\n", "\n"+bad+"\n") {
@@ -90,6 +73,33 @@ func TestRedTeamForgedTaskResultRechecked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// matrixTaskRan plans T1 (scope **) on a new issue n in matrix mode,
+// approves it, and runs the prepare job and T1's task job, which publishes
+// T1's result. It returns the dispatch event the later jobs take and the
+// session's id.
+func matrixTaskRan(ctx context.Context, t *testing.T) (w *world, n int, ev *event.Event, session string) {
+	t.Helper()
+	w = newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "**"})
+	n = w.fake.AddIssue(wRepo, "maintainer", "One file", "")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex one file"), matrixMode("1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1")); err != nil {
+		t.Fatal(err)
+	}
+	ev = &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName, DefaultBranch: "main", Inputs: event.Inputs{Issue: n}}
+	prep, _ := w.job(matrixMode("2"))
+	if err := prep.Prepare(ctx, ev); err != nil || prep.Outputs.HasTasks != "true" {
+		t.Fatalf("prepare: %v %+v", err, prep.Outputs)
+	}
+	job, _ := w.job(matrixMode("2"))
+	if err := job.RunTask(ctx, ev, "T1"); err != nil {
+		t.Fatalf("task: %v", err)
+	}
+	return w, n, ev, prep.Outputs.SessionID
 }
 
 // forgeTaskResult replaces the published result on ref with one for the
@@ -241,26 +251,9 @@ func TestRedTeamForgedTaskCommitMarkedInState(t *testing.T) {
 // reaches tasks.csv, and the state still reads.
 func TestRedTeamForgedTaskResultRefundsCost(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "**"})
-	n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")
-	if _, err := w.handle(w.comment(n, "maintainer", "/planex one file"), matrixMode("1")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1")); err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	ev := &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName, DefaultBranch: "main", Inputs: event.Inputs{Issue: n}}
-	prep, _ := w.job(matrixMode("2"))
-	if err := prep.Prepare(ctx, ev); err != nil || prep.Outputs.HasTasks != "true" {
-		t.Fatalf("prepare: %v %+v", err, prep.Outputs)
-	}
-	job, _ := w.job(matrixMode("2"))
-	if err := job.RunTask(ctx, ev, "T1"); err != nil {
-		t.Fatalf("task: %v", err)
-	}
-	forgeTaskResultWith(t, w, taskRef(prep.Outputs.SessionID, "T1"), func(t *testing.T, dir string) {
+	w, n, ev, session := matrixTaskRan(ctx, t)
+	forgeTaskResultWith(t, w, taskRef(session, "T1"), func(t *testing.T, dir string) {
 		os.WriteFile(filepath.Join(dir, "T1.txt"), []byte("T1\n"), 0o644)
 	}, func(res map[string]any) {
 		res["usage"] = map[string]any{"input_tokens": -5000000, "output_tokens": -1, "cost_usd": -1e6}
