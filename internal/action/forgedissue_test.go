@@ -101,28 +101,9 @@ func TestRedTeamForgedStateStatusWord(t *testing.T) {
 // and a follow-up's pull request is its own thread: such a record is
 // refused.
 func TestRedTeamForgedStateAnswersOnAnotherPullRequest(t *testing.T) {
-	w := newParallelWorld(t)
-	human := w.fake.AddPullRequest(wRepo, ghfake.PullRequest{Title: "by hand", Author: "maintainer", Head: "feature/y"})
-	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
-	w.agent.failTask("T1", "not now")
-	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
-	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
-		t.Fatal(err)
-	}
-	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
-		return strings.Replace(s, "{", "{\n  \"pr_number\": "+strconv.Itoa(human)+",\n  \"answers\": [{\"task\": \"T1\", \"finding_key\": \"0123456789abcdef\"}],", 1)
-	}))
-	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n))); err == nil {
-		t.Error("the forged record was read")
-	}
-	if cs := w.fake.Comments(wRepo, human); len(cs) != 0 {
-		t.Errorf("planex commented on someone's pull request #%d:\n%s", human, cs[0].Body)
-	}
-	for _, pr := range w.fake.PullRequests(wRepo) {
-		if pr.Number == human && len(pr.Labels) != 0 {
-			t.Errorf("planex labelled someone's pull request #%d: %v", human, pr.Labels)
-		}
-	}
+	checkForgedRecordSparesPullRequest(t, true, func(human int) string {
+		return "\n  \"pr_number\": " + strconv.Itoa(human) + ",\n  \"answers\": [{\"task\": \"T1\", \"finding_key\": \"0123456789abcdef\"}],"
+	})
 }
 
 // TestRedTeamForgedStateLabelsAnotherPullRequest: as above without the
@@ -130,6 +111,18 @@ func TestRedTeamForgedStateAnswersOnAnotherPullRequest(t *testing.T) {
 // request, and when no task completed planex labelled that pull request
 // "planex:failed". The run's pull request is the one its branch heads.
 func TestRedTeamForgedStateLabelsAnotherPullRequest(t *testing.T) {
+	checkForgedRecordSparesPullRequest(t, false, func(human int) string {
+		return "\n  \"pr_number\": " + strconv.Itoa(human) + ","
+	})
+}
+
+// checkForgedRecordSparesPullRequest plans T1 (which fails) on a new
+// issue, forges the thread's record to open with the fields that fields
+// writes for someone's pull request human, and approves. The pull request
+// must get no comment and no label from planex; with mustRefuse the
+// approval must also fail reading the record.
+func checkForgedRecordSparesPullRequest(t *testing.T, mustRefuse bool, fields func(human int) string) {
+	t.Helper()
 	w := newParallelWorld(t)
 	human := w.fake.AddPullRequest(wRepo, ghfake.PullRequest{Title: "by hand", Author: "maintainer", Head: "feature/y"})
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
@@ -139,18 +132,22 @@ func TestRedTeamForgedStateLabelsAnotherPullRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
-		return strings.Replace(s, "{", "{\n  \"pr_number\": "+strconv.Itoa(human)+",", 1)
+		return strings.Replace(s, "{", "{"+fields(human), 1)
 	}))
-	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n))); err != nil {
+	_, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	switch {
+	case mustRefuse && err == nil:
+		t.Error("the forged record was read")
+	case err != nil:
 		t.Logf("approve: %v", err)
+	}
+	if cs := w.fake.Comments(wRepo, human); len(cs) != 0 {
+		t.Errorf("planex commented on someone's pull request #%d:\n%s", human, cs[0].Body)
 	}
 	for _, pr := range w.fake.PullRequests(wRepo) {
 		if pr.Number == human && len(pr.Labels) != 0 {
 			t.Errorf("planex labelled someone's pull request #%d: %v", human, pr.Labels)
 		}
-	}
-	if cs := w.fake.Comments(wRepo, human); len(cs) != 0 {
-		t.Errorf("planex commented on someone's pull request #%d:\n%s", human, cs[0].Body)
 	}
 }
 
