@@ -1,9 +1,7 @@
 package agent
 
 import (
-	"bytes"
 	"context"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -59,22 +57,10 @@ func TestActionEnvironmentReachingAStep(t *testing.T) {
 	if err := box.ProbeNetwork(context.Background()); err != nil {
 		t.Skipf("this machine cannot make network namespaces: %v", err)
 	}
-	cmd := exec.Command("/usr/bin/env")
-	cmd.Dir = "/"
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
 	c := Containment{Sandbox: box, Egress: &Egress{Log: &egress.Log{}}}
-	cleanup, err := c.PrepareContext(context.Background(), cmd, runnerEnv, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = cmd.Run()
-	cleanup()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
+	out := runContained(t, c, runnerEnv, "/usr/bin/env")
 	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		name, _, _ := strings.Cut(line, "=")
 		got = append(got, name)
 	}
@@ -93,7 +79,7 @@ func TestActionEnvironmentReachingAStep(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("a contained step's variables:\n%q\nwant exactly\n%q", got, want)
 	}
-	if strings.Contains(out.String(), "HOME=/home/runner\n") || !strings.Contains(out.String(), "TMPDIR=/tmp\n") {
-		t.Errorf("the step's home or temporary folder is the runner's:\n%s", out.String())
+	if strings.Contains(out, "HOME=/home/runner\n") || !strings.Contains(out, "TMPDIR=/tmp\n") {
+		t.Errorf("the step's home or temporary folder is the runner's:\n%s", out)
 	}
 }

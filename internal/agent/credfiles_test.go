@@ -23,15 +23,7 @@ import (
 // file or folder a held credential variable names is covered; one the
 // user passes with --allow-env stays visible, as granted.
 func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
-	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
-	if err != nil {
-		t.Skipf("no sandbox on this machine: %v", err)
-	}
-	dir, err := os.MkdirTemp("/srv", "planex-creds-")
-	if err != nil {
-		t.Skipf("needs a folder outside /tmp and the homes, which the sandbox covers anyway (run as root): %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	box, dir := sandboxAndHostFolder(t, "planex-creds-")
 	files := map[string]string{
 		"gcp/key.json":        "loot-gcp-key",
 		"kube/a.yaml":         "loot-kube-a",
@@ -51,9 +43,6 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	env := []string{"PATH=/usr/bin:/bin",
 		"GOOGLE_APPLICATION_CREDENTIALS=" + dir + "/gcp/key.json",
 		"KUBECONFIG=" + dir + "/kube/a.yaml:" + dir + "/kube/b.yaml",
@@ -69,11 +58,46 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 	// A covered folder's file is missing: the script's status is its
 	// last cat's, whichever file that is, so it ends with true.
 	script.WriteString("true")
-	cmd := exec.Command("sh", "-c", script.String())
+	c := Containment{Sandbox: box, AllowEnv: []string{"AWS_SHARED_CREDENTIALS_FILE"}}
+	out := runContained(t, c, env, "sh", "-c", script.String())
+	for _, content := range files {
+		want := !strings.HasPrefix(content, "loot-")
+		if got := strings.Contains(out, content); got != want {
+			t.Errorf("%s: want readable=%v, the agent read:\n%s", content, want, out)
+		}
+	}
+}
+
+// sandboxAndHostFolder is the machine's sandbox and a new folder under
+// /srv named with prefix, readable by all and removed after the test: a
+// place outside /tmp and the homes, which the sandbox covers anyway. The
+// test skips, saying why, without a sandbox or without root.
+func sandboxAndHostFolder(t *testing.T, prefix string) (*sandbox.Sandbox, string) {
+	t.Helper()
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	dir, err := os.MkdirTemp("/srv", prefix)
+	if err != nil {
+		t.Skipf("needs a folder outside /tmp and the homes, which the sandbox covers anyway (run as root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return box, dir
+}
+
+// runContained runs name with args in / under c with environment env and
+// returns what it printed (standard output and error together). Preparing
+// or running it failing fails the test.
+func runContained(t *testing.T, c Containment, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
 	cmd.Dir = "/"
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	c := Containment{Sandbox: box, AllowEnv: []string{"AWS_SHARED_CREDENTIALS_FILE"}}
 	cleanup, err := c.PrepareContext(context.Background(), cmd, env, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -83,12 +107,7 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, content := range files {
-		want := !strings.HasPrefix(content, "loot-")
-		if got := strings.Contains(out.String(), content); got != want {
-			t.Errorf("%s: want readable=%v, the agent read:\n%s", content, want, out.String())
-		}
-	}
+	return out.String()
 }
 
 // TestCredentialFiles: which paths a credential variable names, and
@@ -131,20 +150,9 @@ func sortedStrings(s []string) []string {
 // did; now what DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR name is
 // covered.
 func TestRedTeamSessionSocketsNamedByEnv(t *testing.T) {
-	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
-	if err != nil {
-		t.Skipf("no sandbox on this machine: %v", err)
-	}
-	dir, err := os.MkdirTemp("/srv", "planex-session-")
-	if err != nil {
-		t.Skipf("needs a folder outside /tmp and the homes, which the sandbox covers anyway (run as root): %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	box, dir := sandboxAndHostFolder(t, "planex-session-")
 	runtime := filepath.Join(dir, "runtime")
 	if err := os.MkdirAll(runtime, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	bus := filepath.Join(dir, "bus")
@@ -161,23 +169,11 @@ func TestRedTeamSessionSocketsNamedByEnv(t *testing.T) {
 	}
 	probe := sandboxtest.NetProbe(t)
 	env := []string{"PATH=/usr/bin:/bin", "DBUS_SESSION_BUS_ADDRESS=unix:path=" + bus + ",guid=0123;unix:abstract=/tmp/dbus-x", "XDG_RUNTIME_DIR=" + runtime}
-	cmd := exec.Command("sh", "-c", probe+" unix "+bus+" loot; "+probe+" unix "+keyring+" loot")
-	cmd.Dir = "/"
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
 	c := Containment{Sandbox: box, Network: sandbox.NetworkOpen, Read: []string{filepath.Dir(probe)}}
-	cleanup, err := c.PrepareContext(context.Background(), cmd, env, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = cmd.Run()
-	cleanup()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
+	out := runContained(t, c, env, "sh", "-c", probe+" unix "+bus+" loot; "+probe+" unix "+keyring+" loot")
 	for i, l := range ls {
 		if got := l.Got(); len(got) > 0 {
-			t.Errorf("the agent reached the session's socket %d: %q\n%s", i, got, out.String())
+			t.Errorf("the agent reached the session's socket %d: %q\n%s", i, got, out)
 		}
 	}
 }
