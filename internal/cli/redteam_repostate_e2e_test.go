@@ -153,20 +153,7 @@ func TestRedTeamBuiltinReadsIgnored(t *testing.T) {
 		f.write(f.repo, ".env", "TOKEN="+secret+"\n")
 		f.write(f.repo, "secrets/deep/key.pem", key+"\n")
 		f.write(f.repo, "notes.txt", notes+"\n")
-		srv := httptest.NewServer(readingModel{next: &scriptedModel{t: t}, paths: []string{"notes.txt", ".env", "secrets/deep/key.pem", "config.env", "./secrets/../.env"}})
-		defer srv.Close()
-		cmd := f.command("-y", "--agent", "openai", "--base-url", srv.URL+"/v1", "--model", "gpt-test", "--price-in", "1", "--price-out", "1",
-			"--sandbox", mode, "--review", "skip", "add a greeting")
-		cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "OPENAI_API_KEY=sk-test-key")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("planex: %v\n%s", err, out)
-		}
-		session := readTree(t, f.sessionDir())
-		if !strings.Contains(session, notes) {
-			t.Fatalf("the model's reads are not in the session (the attack did not run):\n%s", out)
-		}
-		for where, text := range map[string]string{"planex's output": string(out), "the session's files": session, "the repository's history": f.git("log", "-p", "--all")} {
+		for where, text := range runBuiltinReads(t, f, mode, notes, "notes.txt", ".env", "secrets/deep/key.pem", "config.env", "./secrets/../.env") {
 			for name, v := range map[string]string{".env": secret, "secrets/deep/key.pem": key} {
 				if strings.Contains(text, v) {
 					t.Errorf("the ignored %s, read by a built-in agent's read_file, reached %s", name, where)
@@ -288,10 +275,25 @@ func TestRedTeamBuiltinReadsExcludedUncontained(t *testing.T) {
 	f.write(f.repo, "deploy.key", key+"\n")
 	f.write(f.repo, "private/more.key", key+"\n")
 	f.write(f.repo, "notes.txt", notes+"\n")
-	srv := httptest.NewServer(readingModel{next: &scriptedModel{t: t}, paths: []string{"notes.txt", "deploy.key", "private/more.key"}})
+	for where, text := range runBuiltinReads(t, f, "off", notes, "notes.txt", "deploy.key", "private/more.key") {
+		if strings.Contains(text, key) {
+			t.Errorf("a key file .git/info/exclude ignores, read by a built-in agent's read_file without the sandbox, reached %s", where)
+		}
+	}
+}
+
+// runBuiltinReads runs planex on f's repository with the built-in OpenAI
+// agent and the given sandbox mode, its model asking read_file for each
+// of paths. notes is the content of a file among them the agent may read:
+// its absence from the session fails the test, as the reads did not run.
+// It returns where a read could have leaked to, by name: planex's output,
+// the session's files and the repository's history.
+func runBuiltinReads(t *testing.T, f *fixture, mode, notes string, paths ...string) map[string]string {
+	t.Helper()
+	srv := httptest.NewServer(readingModel{next: &scriptedModel{t: t}, paths: paths})
 	defer srv.Close()
 	cmd := f.command("-y", "--agent", "openai", "--base-url", srv.URL+"/v1", "--model", "gpt-test", "--price-in", "1", "--price-out", "1",
-		"--sandbox", "off", "--review", "skip", "add a greeting")
+		"--sandbox", mode, "--review", "skip", "add a greeting")
 	cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "OPENAI_API_KEY=sk-test-key")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -301,11 +303,7 @@ func TestRedTeamBuiltinReadsExcludedUncontained(t *testing.T) {
 	if !strings.Contains(session, notes) {
 		t.Fatalf("the model's reads are not in the session (the attack did not run):\n%s", out)
 	}
-	for where, text := range map[string]string{"planex's output": string(out), "the session's files": session, "the repository's history": f.git("log", "-p", "--all")} {
-		if strings.Contains(text, key) {
-			t.Errorf("a key file .git/info/exclude ignores, read by a built-in agent's read_file without the sandbox, reached %s", where)
-		}
-	}
+	return map[string]string{"planex's output": string(out), "the session's files": session, "the repository's history": f.git("log", "-p", "--all")}
 }
 
 // TestRedTeamRepoMCPConfigReachesNoHostService: a repository commits the
