@@ -174,14 +174,7 @@ func TestRedTeamActionForgedStateRetry(t *testing.T) {
 	}
 	atOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
 		c := cases[i]
-		g := newGHEnv(t)
-		g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"}, task{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
-		g.markRuns("T1", "T2")
-		n := g.fake.AddIssue(ghRepo, "maintainer", "Add two files", "")
-		if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add two files")); r.code != 0 {
-			t.Fatalf("plan: %d\n%s", r.code, r.err)
-		}
-		id := g.lastPlanID(n)
+		g, n, id := plannedTwoTasks(t)
 		cs := g.fake.Comments(ghRepo, n)
 		ids := map[string]int64{"request": cs[0].ID}
 		// A reader's approval is refused when it is made, but the
@@ -245,14 +238,7 @@ func TestRedTeamActionForgedStateThenApprove(t *testing.T) {
 // afterwards is refused too.
 func TestRedTeamActionRefusedApprovalThenRetry(t *testing.T) {
 	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"}, task{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
-	g.markRuns("T1", "T2")
-	n := g.fake.AddIssue(ghRepo, "maintainer", "Add two files", "")
-	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add two files")); r.code != 0 {
-		t.Fatalf("plan: %d\n%s", r.code, r.err)
-	}
-	id := g.lastPlanID(n)
+	g, n, id := plannedTwoTasks(t)
 	g.forgeState(n, func(dir string) { g.tamperTasks(dir) })
 
 	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
@@ -302,4 +288,19 @@ func TestRedTeamActionMatrixForgedState(t *testing.T) {
 		t.Fatalf("task job: exit %d\n%s\n%s", code, job.out.String(), job.err.String())
 	}
 	g.noTaskRan("T1", "T2")
+}
+
+// plannedTwoTasks posts, on a new issue n, planex's plan of T1 and T2
+// (T2 after T1, each marking that it ran), and returns the Action's
+// environment, n and the plan's id.
+func plannedTwoTasks(t *testing.T) (g *ghEnv, n int, id string) {
+	t.Helper()
+	g = newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"}, task{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
+	g.markRuns("T1", "T2")
+	n = g.fake.AddIssue(ghRepo, "maintainer", "Add two files", "")
+	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add two files")); r.code != 0 {
+		t.Fatalf("plan: %d\n%s", r.code, r.err)
+	}
+	return g, n, g.lastPlanID(n)
 }
