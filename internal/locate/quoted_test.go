@@ -108,15 +108,22 @@ func TestQuotedTextFindsTheErrorMessage(t *testing.T) {
 		{"Get after shutdown\n```\nError: connection pool is already closed\n```", "server/pool.go", "server/poolconf.go"},
 	}
 	for _, c := range cases {
-		ev := ix.evidence(c.issue, root)
-		for p, want := range map[string]bool{c.holder: true, c.other: false, "tests/test_coerce.py": false, "docs/errors.rst": false} {
-			i, ok := ix.byPath(p)
-			if !ok {
-				t.Fatalf("%s is not in the index", p)
-			}
-			if got := ev.feats[i][fErrorText] > 0; got != want {
-				t.Errorf("%s: error_text %v, want credit %v (issue %q)", p, ev.feats[i][fErrorText], want, c.issue)
-			}
+		checkErrorTextCredit(t, ix, root, c.issue, c.holder, c.other, "tests/test_coerce.py", "docs/errors.rst")
+	}
+}
+
+// checkErrorTextCredit checks that issue's error text credits holder,
+// and none of apart, in ix's evidence for the tree at root.
+func checkErrorTextCredit(t *testing.T, ix *Index, root, issue, holder string, apart ...string) {
+	t.Helper()
+	ev := ix.evidence(issue, root)
+	for _, p := range append([]string{holder}, apart...) {
+		i, ok := ix.byPath(p)
+		if !ok {
+			t.Fatalf("%s is not in the index", p)
+		}
+		if got, want := ev.feats[i][fErrorText] > 0, p == holder; got != want {
+			t.Errorf("%s: error_text %v, want credit %v (issue %q, pieces %q)", p, ev.feats[i][fErrorText], want, issue, errorPhrases(issue))
 		}
 	}
 }
@@ -229,16 +236,7 @@ func TestErrorTextFindsAMessageFilledInAtRunTime(t *testing.T) {
 				t.Fatalf("%s holds the piece %q verbatim; the case shows nothing", c.holder, p)
 			}
 		}
-		ev := ix.evidence(c.issue, root)
-		for _, p := range append([]string{c.holder}, c.apart...) {
-			i, ok := ix.byPath(p)
-			if !ok {
-				t.Fatalf("%s is not in the index", p)
-			}
-			if got, want := ev.feats[i][fErrorText] > 0, p == c.holder; got != want {
-				t.Errorf("%s: error_text %v, want credit %v (issue %q)", p, ev.feats[i][fErrorText], want, c.issue)
-			}
-		}
+		checkErrorTextCredit(t, ix, root, c.issue, c.holder, c.apart...)
 	}
 }
 
@@ -277,16 +275,7 @@ func TestErrorTextFindsAMessageByItsSkeleton(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			ev := ix.evidence(c.issue, root)
-			for _, p := range append([]string{c.holder}, c.apart...) {
-				i, ok := ix.byPath(p)
-				if !ok {
-					t.Fatalf("%s is not in the index", p)
-				}
-				if got, want := ev.feats[i][fErrorText] > 0, p == c.holder; got != want {
-					t.Errorf("%s: error_text %v, want credit %v (pieces %q)", p, ev.feats[i][fErrorText], want, errorPhrases(c.issue))
-				}
-			}
+			checkErrorTextCredit(t, ix, root, c.issue, c.holder, c.apart...)
 		})
 	}
 }
