@@ -44,10 +44,7 @@ func TestRedTeamRestoreDirRestoresOnlyFiles(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			r := newRepo(t)
-			meta := hashObject(t, r, `{"id":"s1"}`)
-			tree := strings.TrimSpace(mustGitIn(t, r.Root, "100644 blob "+meta+"\tsession.json\n"+c.entry(t, r)+"\n", "mktree"))
-			commit := strings.TrimSpace(mustGit(t, r.Root, "commit-tree", tree, "-m", "planex: forged"))
-			mustGit(t, r.Root, "update-ref", "refs/planex/state/1", commit)
+			forgeStateRef(t, r, "refs/planex/state/1", c.entry(t, r))
 
 			dest := filepath.Join(t.TempDir(), "s1")
 			err := r.RestoreDir(ctx, "refs/planex/state/1", dest)
@@ -65,6 +62,17 @@ func TestRedTeamRestoreDirRestoresOnlyFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// forgeStateRef points ref of r at a new commit whose tree holds session
+// s1's session.json and the entries given as ls-tree lines.
+func forgeStateRef(t *testing.T, r *Repo, ref string, entries ...string) {
+	t.Helper()
+	meta := hashObject(t, r, `{"id":"s1"}`)
+	lines := append([]string{"100644 blob " + meta + "\tsession.json"}, entries...)
+	tree := strings.TrimSpace(mustGitIn(t, r.Root, strings.Join(lines, "\n")+"\n", "mktree"))
+	commit := strings.TrimSpace(mustGit(t, r.Root, "commit-tree", tree, "-m", "planex: forged"))
+	mustGit(t, r.Root, "update-ref", ref, commit)
 }
 
 // hashObject writes content as a blob of r and returns its id.
@@ -246,11 +254,7 @@ func TestRedTeamRestoreDirBounded(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			r := newRepo(t)
-			meta := hashObject(t, r, `{"id":"s1"}`)
-			lines := append([]string{"100644 blob " + meta + "\tsession.json"}, c.lines(t, r)...)
-			tree := strings.TrimSpace(mustGitIn(t, r.Root, strings.Join(lines, "\n")+"\n", "mktree"))
-			commit := strings.TrimSpace(mustGit(t, r.Root, "commit-tree", tree, "-m", "planex: forged"))
-			mustGit(t, r.Root, "update-ref", "refs/planex/state/7", commit)
+			forgeStateRef(t, r, "refs/planex/state/7", c.lines(t, r)...)
 
 			dest := filepath.Join(t.TempDir(), "s1")
 			err := r.RestoreDir(ctx, "refs/planex/state/7", dest)
