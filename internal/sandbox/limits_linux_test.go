@@ -72,6 +72,16 @@ i=0; while [ $i -lt 100000 ]; do set -- /proc/[0-9]*; [ $# -ge 64 ] && break; i=
 					t.Errorf("the hog was not ended: %v\n%s", err, out)
 				}
 			}},
+		// The same hog made not dumpable first: its /proc files are
+		// then readable only with CAP_SYS_PTRACE over its user
+		// namespace, which the init holds (the program's namespace is
+		// nested in the init's), so its descriptors are still counted.
+		{"descriptor hog, not dumpable", Limits{OpenFiles: 2048}, `PLANEX_HOG_UNDUMPABLE=1 ` + os.Args[0] + ` -test.run=^TestDescriptorHogHelper$`, "open file limit 2048 hit",
+			func(t *testing.T, work, out string, err error) {
+				if strings.Contains(out, "hog still running") || err == nil || !strings.Contains(out, "not dumpable") {
+					t.Errorf("the hog was not ended: %v\n%s", err, out)
+				}
+			}},
 		{"memory hog", Limits{Memory: 1 << 30}, os.Args[0] + ` -test.run=^TestMemoryHogHelper$`, "memory limit 1G hit",
 			func(t *testing.T, work, out string, err error) {
 				if !strings.Contains(out, "hog stopped at") {
@@ -134,6 +144,12 @@ func TestDefaultLimitsAreSet(t *testing.T) {
 func TestDescriptorHogHelper(t *testing.T) {
 	if os.Getenv("PLANEX_MEMORY_HOG") == "" {
 		t.Skip("the descriptor hog of TestLimitsStopRunawaySteps")
+	}
+	if os.Getenv("PLANEX_HOG_UNDUMPABLE") != "" {
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("not dumpable")
 	}
 	n := 0
 	for ; n < 1<<14; n++ {
