@@ -234,7 +234,13 @@ func UsedActionDirs(text []byte) []string {
 	for _, line := range strings.Split(string(text), "\n") {
 		l := strings.TrimSpace(strings.TrimSuffix(line, "\r"))
 		l = strings.TrimSpace(strings.TrimPrefix(l, "-"))
-		v, ok := strings.CutPrefix(l, "uses:")
+		var v string
+		ok := false
+		for _, key := range []string{"uses:", `"uses":`, "'uses':"} {
+			if rest, found := strings.CutPrefix(l, key); found {
+				v, ok = rest, true
+			}
+		}
 		if !ok {
 			continue
 		}

@@ -117,9 +117,10 @@ func TestUsedActionDirs(t *testing.T) {
 		"      - uses: ./\n" +
 		"      - uses: ./../other\n" +
 		"      - uses: ./docker/ci\n" +
-		"      - name: uses: ./not/a/key\n"
+		"      - name: uses: ./not/a/key\n" +
+		"      - \"uses\": \"./quoted/key\"\n"
 	got := UsedActionDirs([]byte(text))
-	want := []string{"docker/ci", "tools/deploy", "tools/lint"}
+	want := []string{"docker/ci", "tools/deploy", "tools/lint", "quoted/key"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("UsedActionDirs = %q, want %q", got, want)
 	}
