@@ -3,6 +3,7 @@ package agent
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -62,6 +63,21 @@ var credentialVars = []credentialVar{
 	{"PIP_CONFIG_FILE", credFile}, {"TF_CLI_CONFIG_FILE", credFile},
 	{"GH_CONFIG_DIR", credDir}, {"GNUPGHOME", credDir}, {"PASSWORD_STORE_DIR", credDir},
 	{"ANSIBLE_VAULT_PASSWORD_FILE", credFile}, {"SOPS_AGE_KEY_FILE", credFile},
+	// Infrastructure tools' own: Terraform's providers (Azure's
+	// certificate and token file, Kubernetes' config list, the CLI's
+	// older config variable), gcloud's token file, Oracle Cloud's
+	// signing key, Helm's repository passwords, Ansible's SSH key,
+	// PostgreSQL's service file, rclone's remotes, Databricks', Talos'
+	// and Alibaba Cloud's configurations, Hugging Face's token, Kaggle's
+	// folder, the TLS client keys of Vault, Consul, Nomad and etcd.
+	{"ARM_CLIENT_CERTIFICATE_PATH", credFile}, {"ARM_OIDC_TOKEN_FILE_PATH", credFile},
+	{"KUBE_CONFIG_PATH", credFile}, {"KUBE_CONFIG_PATHS", credList}, {"TERRAFORM_CONFIG", credFile},
+	{"CLOUDSDK_AUTH_ACCESS_TOKEN_FILE", credFile}, {"OCI_CLI_KEY_FILE", credFile},
+	{"HELM_REPOSITORY_CONFIG", credFile}, {"ANSIBLE_PRIVATE_KEY_FILE", credFile},
+	{"PGSERVICEFILE", credFile}, {"RCLONE_CONFIG", credFile}, {"DATABRICKS_CONFIG_FILE", credFile},
+	{"TALOSCONFIG", credFile}, {"ALIBABA_CLOUD_CREDENTIALS_FILE", credFile}, {"MYSQL_TEST_LOGIN_FILE", credFile},
+	{"HF_TOKEN_PATH", credFile}, {"KAGGLE_CONFIG_DIR", credDir},
+	{"VAULT_CLIENT_KEY", credFile}, {"CONSUL_CLIENT_KEY", credFile}, {"NOMAD_CLIENT_KEY", credFile}, {"ETCDCTL_KEY", credFile},
 	// The desktop session's: its bus starts programs for whoever
 	// connects (systemd-run --user), and the runtime folder holds the
 	// session's other sockets (a keyring daemon, gpg-agent, a Wayland
@@ -123,7 +139,7 @@ func credentialPaths(val string, kind credentialKind) []string {
 			}
 			for _, kv := range strings.Split(rest, ",") {
 				if p, ok := strings.CutPrefix(kv, "path="); ok && p != "" {
-					out = append(out, p)
+					out = append(out, dbusUnescape(p))
 				}
 			}
 		}
@@ -135,11 +151,30 @@ func credentialPaths(val string, kind credentialKind) []string {
 		}
 		switch typ {
 		case "FILE", "WRFILE", "DIR":
-			return []string{rest}
+			// DIR::/run/krb5/tktX names one cache of a collection:
+			// the path follows a second colon.
+			return []string{strings.TrimPrefix(rest, ":")}
 		}
 		return nil // KEYRING:, KCM:, MEMORY:, API: name no file
 	}
 	return []string{val}
+}
+
+// dbusUnescape decodes a D-Bus address value: a byte outside the few
+// it may hold as they are is written %XX (a space as %20).
+func dbusUnescape(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '%' && i+2 < len(v) {
+			if n, err := strconv.ParseUint(v[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
 }
 
 // coverableDir reports whether the folder d may be covered: not /, not a

@@ -31,6 +31,11 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 		"krb5cc_1000":         "loot-kerberos",
 		"docker/config.json":  "loot-docker-auth",
 		"netrc":               "loot-netrc",
+		"azure/sp.pfx":        "loot-azure-certificate",
+		"tf/kube-a":           "loot-terraform-kube-a",
+		"tf/kube-b":           "loot-terraform-kube-b",
+		"vault/client.key":    "loot-vault-key",
+		"hf/token":            "loot-hf-token",
 		"granted/aws.ini":     "granted-aws",
 		"unrelated/notes.txt": "plain-readable",
 	}
@@ -50,6 +55,10 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 		"DOCKER_CONFIG=" + dir + "/docker",
 		"NETRC=" + dir + "/netrc",
 		"AWS_SHARED_CREDENTIALS_FILE=" + dir + "/granted/aws.ini",
+		"ARM_CLIENT_CERTIFICATE_PATH=" + dir + "/azure/sp.pfx",
+		"KUBE_CONFIG_PATHS=" + dir + "/tf/kube-a:" + dir + "/tf/kube-b",
+		"VAULT_CLIENT_KEY=" + dir + "/vault/client.key",
+		"HF_TOKEN_PATH=" + dir + "/hf/token",
 	}
 	var script strings.Builder
 	for name := range files {
@@ -126,10 +135,15 @@ func TestCredentialFiles(t *testing.T) {
 		"NETRC=/srv/netrc",
 		"AWS_CONFIG_FILE=/srv/aws",
 		"DBUS_SESSION_BUS_ADDRESS=unix:path=/srv/bus,guid=1;unix:abstract=/tmp/x;tcp:host=h",
+		"DBUS_SYSTEM_BUS_ADDRESS=unix:path=/srv/system%20bus%2",
+		"KRB5_CLIENT_KTNAME=DIR::/srv/krb5/tkt1",
+		"ARM_OIDC_TOKEN_FILE_PATH=/srv/azure-token",
+		"KAGGLE_CONFIG_DIR=/srv/kaggle",
 	}
 	passed := []string{"AWS_CONFIG_FILE=/srv/aws"}
 	got := credentialFiles(append(base, "XDG_RUNTIME_DIR=/srv/run"), passed, []string{"/work/repo", "/srv/run/tmp"})
-	want := []string{"/srv/k1", "/srv/k2", "/work/repo/.docker", "/etc/krb5.keytab", "/srv/netrc", "/srv/bus"}
+	want := []string{"/srv/k1", "/srv/k2", "/work/repo/.docker", "/etc/krb5.keytab", "/srv/netrc", "/srv/bus",
+		"/srv/system bus%2", "/srv/krb5/tkt1", "/srv/azure-token", "/srv/kaggle"}
 	if strings.Join(sortedStrings(got), " ") != strings.Join(sortedStrings(want), " ") {
 		t.Errorf("credentialFiles = %q, want %q", got, want)
 	}

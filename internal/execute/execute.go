@@ -236,6 +236,13 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 	if err != nil {
 		return fmt.Sprintf("checking which folders hold local actions: %v", err)
 	}
+	used, err := usedActionDirs(ctx, r.Repo.Tree(tree), aliases)
+	if err != nil {
+		return fmt.Sprintf("checking which folders the workflows run as local actions: %v", err)
+	}
+	for _, d := range used {
+		actions[d] = true
+	}
 	if why := unnamedChanges(taskScope, changes, aliases, actions); why != "" {
 		return why
 	}
@@ -278,6 +285,34 @@ func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) 
 	}
 	return abbrev.Truncate(agent.Redact(agent.CleanText(why), secrets), 1000)
 }
+
+// usedActionDirs lists the folders the tree's workflows run as local
+// actions (uses: ./docker/ci), read where the workflows folder leads
+// (aliases): the runner runs one holding only a Dockerfile as well, so
+// such a folder's files are a local action's although it holds no
+// action.yml. At most maxWorkflowFiles files and the first
+// maxWorkflowBytes of each are read.
+func usedActionDirs(ctx context.Context, view gitrepo.TreeView, aliases map[string]string) ([]string, error) {
+	dir := plan.WorkflowsDir
+	if to, ok := aliases[dir]; ok && to != "" {
+		dir = to
+	}
+	files, err := view.FolderFiles(ctx, dir, maxWorkflowFiles, maxWorkflowBytes)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, body := range files {
+		out = append(out, plan.UsedActionDirs(body)...)
+	}
+	return out, nil
+}
+
+// The bounds of what usedActionDirs reads of a repository's workflows.
+const (
+	maxWorkflowFiles = 200
+	maxWorkflowBytes = 1 << 20
+)
 
 // unnamedChanges refuses the changes a wide scope does not let through
 // (plan.GuardOf): planex's settings file, CODEOWNERS and Dependabot's

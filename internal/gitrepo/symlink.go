@@ -270,3 +270,32 @@ func (v TreeView) FoldersHolding(ctx context.Context, paths, names []string) (ma
 	}
 	return out, nil
 }
+
+// FolderFiles reads the files directly in folder dir of tree (not its
+// sub-folders, links or submodules), in git's order: at most maxFiles of
+// them and the first maxBytes of each, so that a repository's content
+// bounds neither the time nor the memory it takes.
+func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, maxBytes int64) (map[string][]byte, error) {
+	r, tree := v.r, v.tree
+	out, err := r.Git(ctx, "", "ls-tree", "-z", tree, "--", strings.TrimSuffix(dir, "/")+"/")
+	if err != nil {
+		return nil, fmt.Errorf("listing %s at %s: %w", dir, abbrev.SHA(tree), err)
+	}
+	files := map[string][]byte{}
+	for _, entry := range strings.Split(out, "\x00") {
+		meta, name, found := strings.Cut(entry, "\t")
+		fields := strings.Fields(meta)
+		if !found || len(fields) != 3 || fields[1] != "blob" || fields[0] == "120000" {
+			continue
+		}
+		if len(files) == maxFiles {
+			break
+		}
+		body, err := r.ReadBlobPrefix(ctx, fields[2], maxBytes)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s at %s: %w", name, abbrev.SHA(tree), err)
+		}
+		files[name] = body
+	}
+	return files, nil
+}

@@ -159,3 +159,41 @@ func TestFoldersHolding(t *testing.T) {
 		t.Errorf("FoldersHolding = %v, want tools/deploy and a blob", got)
 	}
 }
+
+// TestFolderFiles: the files directly in a folder of a real tree, each
+// cut at the byte bound and no more of them than the file bound; links,
+// sub-folders and a missing folder give nothing.
+func TestFolderFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	for p, content := range map[string]string{".github/workflows/a.yml": "uses: ./x\n", ".github/workflows/b.yml": "0123456789",
+		".github/workflows/sub/c.yml": "x", "other.yml": "x"} {
+		full := filepath.Join(r.Root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../../other.yml", filepath.Join(r.Root, ".github/workflows/link.yml")); err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, r.Root, "add", "-A")
+	mustGit(t, r.Root, "commit", "-qm", "workflows")
+	head, _ := r.Head(ctx)
+	got, err := r.Tree(head).FolderFiles(ctx, ".github/workflows", 10, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got[".github/workflows/a.yml"]) != "uses" || string(got[".github/workflows/b.yml"]) != "0123" {
+		t.Errorf("FolderFiles = %q, want a.yml and b.yml cut at 4 bytes", got)
+	}
+	if got, err := r.Tree(head).FolderFiles(ctx, ".github/workflows", 1, 100); err != nil || len(got) != 1 {
+		t.Errorf("FolderFiles with one file allowed = %q, %v", got, err)
+	}
+	if got, err := r.Tree(head).FolderFiles(ctx, "missing", 10, 100); err != nil || len(got) != 0 {
+		t.Errorf("FolderFiles of a missing folder = %q, %v", got, err)
+	}
+}

@@ -218,3 +218,48 @@ func oneOf(s string, set []string) bool {
 	}
 	return false
 }
+
+// UsedActionDirs lists the folders of the repository that a workflow (or
+// an action's definition) text runs as local actions: each `uses: ./dir`
+// step, the root (`./`) and reusable workflows in WorkflowsDir left out.
+// The runner takes such a folder for an action whatever its definition
+// is: action.yml or action.yaml, or with neither a Dockerfile (or
+// dockerfile) alone, which it builds and runs with what the step hands
+// it. So a folder named here is a local action's, scripts and all, even
+// when it holds no file of ActionFiles. The text is read line by line, as
+// YAML writes a plain or quoted scalar after the key; a reference
+// leaving the repository (../) is not a folder of it.
+func UsedActionDirs(text []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(text), "\n") {
+		l := strings.TrimSpace(strings.TrimSuffix(line, "\r"))
+		l = strings.TrimSpace(strings.TrimPrefix(l, "-"))
+		var v string
+		ok := false
+		for _, key := range []string{"uses:", `"uses":`, "'uses':"} {
+			if rest, found := strings.CutPrefix(l, key); found {
+				v, ok = rest, true
+			}
+		}
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if i := strings.Index(v, " #"); i >= 0 {
+			v = strings.TrimSpace(v[:i])
+		}
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		}
+		rest, ok := strings.CutPrefix(v, "./")
+		if !ok {
+			continue
+		}
+		d := path.Clean(rest)
+		if d == "." || d == ".." || strings.HasPrefix(d, "../") || InWorkflows(d) || oneOf(d, out) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}

@@ -101,3 +101,27 @@ func TestMayNotLink(t *testing.T) {
 		}
 	}
 }
+
+// TestUsedActionDirs: the folders a workflow's steps run as local
+// actions, however the YAML spells the scalar; the root, reusable
+// workflows, remote actions and references out of the repository are
+// not folders of it.
+func TestUsedActionDirs(t *testing.T) {
+	t.Parallel()
+	text := "jobs:\n  a:\n    uses: ./.github/workflows/reusable.yml\n  b:\n    steps:\n" +
+		"      - uses: ./docker/ci\n" +
+		"      - uses: './tools/deploy/' # deploy\n" +
+		"      -   uses:   \"./tools/x/../lint\"\r\n" +
+		"      - uses: actions/checkout@v4\n" +
+		"      - uses: docker://alpine\n" +
+		"      - uses: ./\n" +
+		"      - uses: ./../other\n" +
+		"      - uses: ./docker/ci\n" +
+		"      - name: uses: ./not/a/key\n" +
+		"      - \"uses\": \"./quoted/key\"\n"
+	got := UsedActionDirs([]byte(text))
+	want := []string{"docker/ci", "tools/deploy", "tools/lint", "quoted/key"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("UsedActionDirs = %q, want %q", got, want)
+	}
+}

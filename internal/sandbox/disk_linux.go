@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"fmt"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -17,11 +19,19 @@ import (
 // started: the runner, planex's git and its state files keep what is
 // left, and planex's reset of the worktree takes the step's files away.
 // A disk that was nearly full before the step still ends it at its first
-// write; a program fast enough fills what is left within one look.
+// write; a program fast enough fills what is left within one look. The
+// file system's inodes are watched the same way: empty files, folders
+// and links take no space a block count shows, yet once a file system
+// has no inode left nothing more can be created there (git's objects and
+// index, planex's state files), whatever space it has.
 
 // diskFloorMost is the most a step leaves free: 256 MiB, or a twentieth
 // of a smaller file system.
 const diskFloorMost = 256 << 20
+
+// inodeFloorMost is the most inodes a step leaves free: 65,536, or a
+// twentieth of a file system with fewer.
+const inodeFloorMost = 1 << 16
 
 // diskGuard watches the file systems of a step's writable folders.
 type diskGuard struct {
@@ -29,11 +39,14 @@ type diskGuard struct {
 	statfs func(string, *unix.Statfs_t) error
 }
 
-// watchedFS is one file system: a folder on it, the space it must keep
-// available and what it had when the step started.
+// watchedFS is one file system: a folder on it, the space and the
+// inodes it must keep available and what it had of each when the step
+// started (a file system that counts no inodes, as btrfs, has a floor of
+// none).
 type watchedFS struct {
-	path         string
-	floor, start uint64
+	path                   string
+	floor, start           uint64
+	inodeFloor, inodeStart uint64
 }
 
 // newDiskGuard starts watching the file systems holding paths, each
@@ -48,22 +61,27 @@ func newDiskGuard(paths []string, statfs func(string, *unix.Statfs_t) error) *di
 		}
 		seen[st.Fsid] = true
 		size := st.Blocks * uint64(st.Bsize)
-		g.fss = append(g.fss, watchedFS{path: p, floor: min(diskFloorMost, size/20), start: st.Bavail * uint64(st.Bsize)})
+		g.fss = append(g.fss, watchedFS{path: p, floor: min(diskFloorMost, size/20), start: st.Bavail * uint64(st.Bsize),
+			inodeFloor: min(inodeFloorMost, st.Files/20), inodeStart: st.Ffree})
 	}
 	return g
 }
 
 // check returns a folder whose file system the step has filled past its
-// floor, and what is left there; ok is false while none has.
-func (g *diskGuard) check() (path string, left uint64, ok bool) {
+// floor of space or of inodes, and what is left there ("3 MiB", "900
+// inodes"); ok is false while none has.
+func (g *diskGuard) check() (path, left string, ok bool) {
 	for _, fs := range g.fss {
 		var st unix.Statfs_t
 		if g.statfs(fs.path, &st) != nil {
 			continue
 		}
 		if avail := st.Bavail * uint64(st.Bsize); avail < fs.floor && avail < fs.start {
-			return fs.path, avail, true
+			return fs.path, fmt.Sprintf("%d MiB", avail>>20), true
+		}
+		if st.Ffree < fs.inodeFloor && st.Ffree < fs.inodeStart {
+			return fs.path, fmt.Sprintf("%d inodes (files, folders, links)", st.Ffree), true
 		}
 	}
-	return "", 0, false
+	return "", "", false
 }

@@ -200,9 +200,9 @@ type usage struct {
 	// ended it for holding more than openFilesLimit; 0 when it did not.
 	openFiles, openFilesLimit int64
 	// diskFull is a writable folder whose file system the step filled
-	// (diskLeft bytes left) when the init ended it; "" when it did not.
-	diskFull string
-	diskLeft uint64
+	// (diskLeft left: "3 MiB", "900 inodes") when the init ended it; ""
+	// when it did not.
+	diskFull, diskLeft string
 	// sysvPast says what System V memory the step held past its caps
 	// when the init ended it; "" when it did not.
 	sysvPast string
@@ -229,7 +229,7 @@ func limitsHit(l Limits, u usage) []string {
 		hit = append(hit, fmt.Sprintf("open file limit %d hit: the step's processes held %d descriptors at once (the machine's file table is every process's), and the step was ended", u.openFilesLimit, u.openFiles))
 	}
 	if u.diskFull != "" {
-		hit = append(hit, fmt.Sprintf("disk nearly full: the file system holding %s had %d MiB left, and the step was ended (the runner and planex write there too)", u.diskFull, u.diskLeft>>20))
+		hit = append(hit, fmt.Sprintf("disk nearly full: the file system holding %s had %s left, and the step was ended (the runner and planex write there too)", u.diskFull, u.diskLeft))
 	}
 	if u.sysvPast != "" {
 		hit = append(hit, "the step held "+u.sysvPast+", and was ended")

@@ -72,6 +72,16 @@ i=0; while [ $i -lt 100000 ]; do set -- /proc/[0-9]*; [ $# -ge 64 ] && break; i=
 					t.Errorf("the hog was not ended: %v\n%s", err, out)
 				}
 			}},
+		// The same hog made not dumpable first: its /proc files are
+		// then readable only with CAP_SYS_PTRACE over its user
+		// namespace, which the init holds (the program's namespace is
+		// nested in the init's), so its descriptors are still counted.
+		{"descriptor hog, not dumpable", Limits{OpenFiles: 2048}, `PLANEX_HOG_UNDUMPABLE=1 ` + os.Args[0] + ` -test.run=^TestDescriptorHogHelper$`, "open file limit 2048 hit",
+			func(t *testing.T, work, out string, err error) {
+				if strings.Contains(out, "hog still running") || err == nil || !strings.Contains(out, "not dumpable") {
+					t.Errorf("the hog was not ended: %v\n%s", err, out)
+				}
+			}},
 		{"memory hog", Limits{Memory: 1 << 30}, os.Args[0] + ` -test.run=^TestMemoryHogHelper$`, "memory limit 1G hit",
 			func(t *testing.T, work, out string, err error) {
 				if !strings.Contains(out, "hog stopped at") {
@@ -134,6 +144,12 @@ func TestDefaultLimitsAreSet(t *testing.T) {
 func TestDescriptorHogHelper(t *testing.T) {
 	if os.Getenv("PLANEX_MEMORY_HOG") == "" {
 		t.Skip("the descriptor hog of TestLimitsStopRunawaySteps")
+	}
+	if os.Getenv("PLANEX_HOG_UNDUMPABLE") != "" {
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("not dumpable")
 	}
 	n := 0
 	for ; n < 1<<14; n++ {
@@ -287,6 +303,28 @@ func TestDiskFillEndsTheStep(t *testing.T) {
 	}
 }
 
+// TestInodeFillEndsTheStep: a program takes every inode of the file
+// system holding its worktree with empty files, which no block count
+// shows: git, the runner and planex could then create nothing there. The
+// init ends the step near the inode floor (a twentieth of 20,000 here).
+func TestInodeFillEndsTheStep(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	work := t.TempDir()
+	if err := syscall.Mount("tmpfs", work, "tmpfs", 0, "size=64m,nr_inodes=20000,mode=0777"); err != nil {
+		t.Skipf("mounting a small file system for the worktree: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(work, syscall.MNT_DETACH) })
+	script := `i=0; while true 2>/dev/null > f$i; do i=$((i+1)); done; echo "made $i files"; sleep 5; echo "hog still running"`
+	out, err := run(t, s, Policy{Writable: []string{work}}, work, []string{"PATH=" + os.Getenv("PATH")}, script)
+	if strings.Contains(out, "hog still running") || err == nil {
+		t.Errorf("the step ran on with no inode left: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "planex sandbox: disk nearly full: the file system holding "+work) || !strings.Contains(out, "inodes") {
+		t.Errorf("the step's output does not say the inodes ran out (%v):\n%s", err, out)
+	}
+}
+
 // TestDiskGuard: each file system is watched once, through any of its
 // folders; it trips below its floor (256 MiB, or a twentieth of a small
 // one) only when the step has used space since it started.
@@ -296,18 +334,20 @@ func TestDiskGuard(t *testing.T) {
 	type fs struct {
 		id           int32
 		total, avail uint64 // MiB
+		files, free  uint64 // inodes (0: the file system counts none)
 	}
-	disks := map[string]*fs{"/big": {1, 100_000, 10_000}, "/big/cache": {1, 100_000, 10_000}, "/small": {2, 64, 60}, "/nearlyfull": {3, 100_000, 100}}
+	disks := map[string]*fs{"/big": {1, 100_000, 10_000, 0, 0}, "/big/cache": {1, 100_000, 10_000, 0, 0}, "/small": {2, 64, 60, 0, 0},
+		"/nearlyfull": {3, 100_000, 100, 0, 0}, "/inodes": {4, 100_000, 50_000, 4_000_000, 3_000_000}}
 	statfs := func(p string, st *unix.Statfs_t) error {
 		d, ok := disks[p]
 		if !ok {
 			return syscall.ENOENT
 		}
-		*st = unix.Statfs_t{Bsize: mib, Blocks: d.total, Bavail: d.avail, Fsid: unix.Fsid{Val: [2]int32{d.id, 0}}}
+		*st = unix.Statfs_t{Bsize: mib, Blocks: d.total, Bavail: d.avail, Files: d.files, Ffree: d.free, Fsid: unix.Fsid{Val: [2]int32{d.id, 0}}}
 		return nil
 	}
-	g := newDiskGuard([]string{"/big", "/big/cache", "/small", "/nearlyfull", "/gone"}, statfs)
-	if len(g.fss) != 3 || g.fss[0].floor != 256*mib || g.fss[1].floor != 64*mib/20 {
+	g := newDiskGuard([]string{"/big", "/big/cache", "/small", "/nearlyfull", "/gone", "/inodes"}, statfs)
+	if len(g.fss) != 4 || g.fss[0].floor != 256*mib || g.fss[1].floor != 64*mib/20 || g.fss[3].inodeFloor != 1<<16 {
 		t.Fatalf("guard = %+v", g.fss)
 	}
 	if _, _, full := g.check(); full {
@@ -318,12 +358,23 @@ func TestDiskGuard(t *testing.T) {
 		t.Error("tripped above the floor")
 	}
 	disks["/small"].avail = 2
-	if p, left, full := g.check(); !full || p != "/small" || left != 2*mib {
-		t.Errorf("check = %q, %d, %v; want /small with 2 MiB left", p, left, full)
+	if p, left, full := g.check(); !full || p != "/small" || left != "2 MiB" {
+		t.Errorf("check = %q, %q, %v; want /small with 2 MiB left", p, left, full)
 	}
 	disks["/small"].avail = 60
 	disks["/nearlyfull"].avail = 99
 	if p, _, full := g.check(); !full || p != "/nearlyfull" {
 		t.Errorf("a disk below its floor from the start, written to: %q, %v", p, full)
+	}
+	disks["/nearlyfull"].avail = 100
+	// The attack: millions of empty files (or folders, or links) take
+	// no space a block count shows, and leave no inode for anyone.
+	disks["/inodes"].free = 70_000
+	if _, _, full := g.check(); full {
+		t.Error("tripped above the inode floor")
+	}
+	disks["/inodes"].free = 1_000
+	if p, left, full := g.check(); !full || p != "/inodes" || !strings.HasPrefix(left, "1000 inodes") {
+		t.Errorf("inodes nearly all taken, 50 GB free: check = %q, %q, %v; want /inodes with 1000 inodes left", p, left, full)
 	}
 }

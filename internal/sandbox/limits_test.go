@@ -93,7 +93,7 @@ func TestLimitsHit(t *testing.T) {
 		{"memory near", l, usage{peakMemory: 1000 << 20}, []string{"memory limit 1G hit: a process of the step reached 1000M"}},
 		{"memory below", l, usage{peakMemory: 900 << 20}, nil},
 		{"open files past the limit", l, usage{status: 137, openFiles: 5000, openFilesLimit: 4096}, []string{"open file limit 4096 hit: the step's processes held 5000 descriptors"}},
-		{"disk filled", l, usage{status: 137, diskFull: "/work/tree", diskLeft: 3 << 20}, []string{"disk nearly full: the file system holding /work/tree had 3 MiB left"}},
+		{"disk filled", l, usage{status: 137, diskFull: "/work/tree", diskLeft: "3 MiB"}, []string{"disk nearly full: the file system holding /work/tree had 3 MiB left"}},
 		{"all", l, usage{status: 153, tasks: 64, peakMemory: 1 << 30}, []string{"file size", "process limit", "memory limit"}},
 	} {
 		got := limitsHit(c.l, c.u)

@@ -425,6 +425,35 @@ sleep 3; echo "still running"`, ram/4)
 	t.Logf("uid %d: %s", os.Getuid(), out)
 }
 
+// TestSysVInNestedIPCNamespace: the program makes a user namespace of
+// its own and in it a new IPC namespace, whose System V limits are the
+// kernel's defaults (no shmall the init capped) and whose segments the
+// init's /proc/sysvipc does not list; there it makes a segment of a
+// quarter of the memory, which outlives every process that maps it.
+func TestSysVInNestedIPCNamespace(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"ipcmk", "unshare"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s (util-linux)", tool)
+		}
+	}
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		t.Fatal(err)
+	}
+	ram := uint64(si.Totalram) * uint64(si.Unit)
+	s := newSandbox(t)
+	script := fmt.Sprintf(`unshare -Ui sh -c 'ipcmk -M %d >/dev/null 2>&1 && echo made-big; sleep 3; echo "still running"'`, ram/4)
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, script)
+	if strings.Contains(out, "made-big") && strings.Contains(out, "still running") {
+		t.Errorf("the program made a segment of %d MiB in an IPC namespace of its own and ran on (%v):\n%s", (ram/4)>>20, err, out)
+	}
+	if strings.Contains(out, "made-big") && !strings.Contains(out, "planex sandbox: the step held System V shared memory of") {
+		t.Errorf("the step was ended without saying why:\n%s", out)
+	}
+	t.Logf("uid %d: %v %s", os.Getuid(), err, out)
+}
+
 // TestSysVGuard: segments and queued message bytes are added up from
 // /proc/sysvipc (laid out in a folder here), headers skipped; past a cap
 // the guard says which, and with no cap it watches nothing.

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // System V memory past the step's caps.
@@ -21,7 +24,9 @@ import (
 // memory no process owns. So the init also looks at what the namespace
 // holds (/proc/sysvipc), every 200 ms, and ends the step when its
 // segments or queued messages are past the caps: the namespace, and all
-// it holds, goes with the init.
+// it holds, goes with the init. A program may also make IPC namespaces
+// of its own (in a user namespace of its own), with the kernel's default
+// limits: the init reads those too, and adds them up with its own.
 
 // msgBytesCap is what a step's message queues may hold together: its
 // queues at the default 16 KiB each.
@@ -37,22 +42,122 @@ type sysvGuard struct {
 	shmCap uint64 // bytes; 0 watches nothing
 }
 
-// check returns what the namespace holds past a cap, in a sentence, or
-// "". More segments or queues than the caps allow is past them too (and
-// bounds how much of /proc/sysvipc is read).
+// check returns what the step's IPC namespaces hold past a cap, in a
+// sentence, or "". More segments or queues than the caps allow is past
+// them too (and bounds how much of /proc/sysvipc is read). The step's
+// own namespace is read where the init is; one a program made for itself
+// (unshare -Ui: a user namespace of its own, then an IPC namespace with
+// the kernel's default limits, which this /proc/sysvipc does not list)
+// is read from inside it, and what all hold is added up.
 func (g sysvGuard) check() string {
 	if g.shmCap == 0 {
 		return ""
 	}
-	n, rows := sumColumn(filepath.Join(g.proc, "sysvipc", "shm"), 3, shmSegments)
-	if n > g.shmCap || rows > shmSegments {
-		return fmt.Sprintf("System V shared memory of %d MiB (%d segments), past the step's %d MiB (or %d segments)", n>>20, rows, g.shmCap>>20, shmSegments)
+	u := readSysV(g.proc, shmSegments, msgQueues)
+	nested, many := nestedIPC(g.proc)
+	if many {
+		return fmt.Sprintf("more than %d IPC namespaces of its own, whose System V memory the init does not read", maxNestedIPC)
 	}
-	n, rows = sumColumn(filepath.Join(g.proc, "sysvipc", "msg"), 3, msgQueues)
-	if n > msgBytesCap || rows > msgQueues {
-		return fmt.Sprintf("System V messages of %d KiB (%d queues), past the step's %d KiB (or %d queues)", n>>10, rows, msgBytesCap>>10, msgQueues)
+	for _, ns := range nested {
+		if u.shmRows > shmSegments || u.msgRows > msgQueues {
+			break
+		}
+		if v, ok := readSysVIn(ns, g.proc, shmSegments-u.shmRows, msgQueues-u.msgRows); ok {
+			u = u.add(v)
+		}
+	}
+	if u.shm > g.shmCap || u.shmRows > shmSegments {
+		return fmt.Sprintf("System V shared memory of %d MiB (%d segments), past the step's %d MiB (or %d segments)", u.shm>>20, u.shmRows, g.shmCap>>20, shmSegments)
+	}
+	if u.msg > msgBytesCap || u.msgRows > msgQueues {
+		return fmt.Sprintf("System V messages of %d KiB (%d queues), past the step's %d KiB (or %d queues)", u.msg>>10, u.msgRows, msgBytesCap>>10, msgQueues)
 	}
 	return ""
+}
+
+// sysvUse is what IPC namespaces hold: segment and queued message bytes,
+// and how many segments and queues.
+type sysvUse struct {
+	shm, msg         uint64
+	shmRows, msgRows int
+}
+
+func (u sysvUse) add(v sysvUse) sysvUse {
+	return sysvUse{shm: u.shm + v.shm, msg: u.msg + v.msg, shmRows: u.shmRows + v.shmRows, msgRows: u.msgRows + v.msgRows}
+}
+
+// readSysV reads the /proc/sysvipc tables under proc, at most maxShm+1
+// and maxMsg+1 rows.
+func readSysV(proc string, maxShm, maxMsg int) sysvUse {
+	var u sysvUse
+	u.shm, u.shmRows = sumColumn(filepath.Join(proc, "sysvipc", "shm"), 3, max(maxShm, 0))
+	u.msg, u.msgRows = sumColumn(filepath.Join(proc, "sysvipc", "msg"), 3, max(maxMsg, 0))
+	return u
+}
+
+// maxNestedIPC is how many IPC namespaces besides its own a step may
+// make: the init reads each every 200 ms.
+const maxNestedIPC = 64
+
+// nestedIPC lists, for each IPC namespace a process under proc is in
+// other than the init's own, the namespace file of one such process
+// (proc/<pid>/ns/ipc); many is true past maxNestedIPC of them.
+func nestedIPC(proc string) (nsFiles []string, many bool) {
+	own, err := os.Readlink(filepath.Join(proc, "1", "ns", "ipc"))
+	if err != nil {
+		return nil, false
+	}
+	ents, err := os.ReadDir(proc)
+	if err != nil {
+		return nil, false
+	}
+	seen := map[string]bool{own: true}
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		f := filepath.Join(proc, e.Name(), "ns", "ipc")
+		ns, err := os.Readlink(f)
+		if err != nil || seen[ns] {
+			continue
+		}
+		seen[ns] = true
+		if len(nsFiles) == maxNestedIPC {
+			return nsFiles, true
+		}
+		nsFiles = append(nsFiles, f)
+	}
+	return nsFiles, false
+}
+
+// readSysVIn reads what the IPC namespace of nsFile holds, from a thread
+// that enters it (/proc/sysvipc shows the reader's namespace). The
+// thread is left locked, so it ends with its goroutine instead of
+// running anything else in that namespace. ok is false when the
+// namespace could not be entered (its process gone).
+func readSysVIn(nsFile, proc string, maxShm, maxMsg int) (u sysvUse, ok bool) {
+	type result struct {
+		u  sysvUse
+		ok bool
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		fd, err := unix.Open(nsFile, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			done <- result{}
+			return
+		}
+		err = unix.Setns(fd, unix.CLONE_NEWIPC)
+		unix.Close(fd)
+		if err != nil {
+			done <- result{}
+			return
+		}
+		done <- result{readSysV(proc, maxShm, maxMsg), true}
+	}()
+	r := <-done
+	return r.u, r.ok
 }
 
 // sumColumn adds up the col'th (from 0) number of each row of a
