@@ -615,6 +615,9 @@ func (e *Engine) approvedPlan(ctx context.Context, s *session.Session, g *gates)
 	if note := configNote(tasks); note != "" {
 		fmt.Fprintln(e.o.Out, note)
 	}
+	if note := guidanceNote(tasks); note != "" {
+		fmt.Fprintln(e.o.Out, note)
+	}
 	if ok, err := g.pass(ctx, session.GateTasks, previewTasks(s, tasks), tasks); err != nil || !ok {
 		return nil, g.out, err
 	}

@@ -152,6 +152,19 @@ func configNote(tasks []plan.Task) string {
 		strings.Join(ids, ", "), plan.ActionsDir)
 }
 
+// guidanceNote warns, before a plan is approved, that some of its tasks
+// may change what coding agents read as the repository's guidance
+// (plan.GuidanceTasks): no other task's commit may.
+func guidanceNote(tasks []plan.Task) string {
+	ids := plan.GuidanceTasks(tasks)
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("warning: %s may change what coding agents read as the repository's guidance (AGENTS.md, CLAUDE.md, GEMINI.md, %s, their settings folders such as .claude/): "+
+		"every later run on the branch, and every developer's own agent once merged, takes them for the repository's instructions",
+		strings.Join(ids, ", "), plan.InstructionsDir+"/")
+}
+
 // review runs the optional reviewer. Its failure is written to
 // review.json (and so to the report), logged and shown, and the run goes
 // on: a review is advice, the tasks' own checks decide.

@@ -36,3 +36,14 @@ func TestConfigNote(t *testing.T) {
 		t.Errorf("configNote = %q", got)
 	}
 }
+
+func TestGuidanceNote(t *testing.T) {
+	t.Parallel()
+	if got := guidanceNote([]plan.Task{{ID: "T1", Scope: "**"}, {ID: "T2", Scope: "docs/**"}}); got != "" {
+		t.Errorf("wide scopes get a note: %q", got)
+	}
+	got := guidanceNote([]plan.Task{{ID: "T1", Scope: "src/**"}, {ID: "T2", Scope: "AGENTS.md"}, {ID: "T3", Scope: ".claude/**"}})
+	if !strings.HasPrefix(got, "warning: T2, T3 may change what coding agents read as the repository's guidance") {
+		t.Errorf("guidanceNote = %q", got)
+	}
+}

@@ -316,7 +316,10 @@ const (
 
 // unnamedChanges refuses the changes a wide scope does not let through
 // (plan.GuardOf): planex's settings file, CODEOWNERS and Dependabot's
-// settings (a commit there widens what happens once merged) and a gitlink
+// settings (a commit there widens what happens once merged), a file coding
+// agents read as the repository's guidance (AGENTS.md, CLAUDE.md: every
+// later agent on the branch obeys it; their settings folders need a glob
+// written for the folder) and a gitlink
 // (a submodule entry, which can point at any commit of any repository) at
 // a path the task's scope does not name; a workflow file, a local action's
 // file, an action's definition or any file in a folder holding one (a

@@ -56,7 +56,9 @@ type Guarded struct {
 //     program a `uses: ./…` runs) run on the push that adds them, with
 //     the secrets the workflow names: a glob written for their folder.
 //     The repository's own action.yml at its root is named only (a glob
-//     written for the root is any glob).
+//     written for the root is any glob);
+//   - what coding agents read as the repository's guidance on start
+//     (AGENTS.md, CLAUDE.md, .claude/ and the rest: guidanceGuard).
 func GuardOf(p string) Guarded {
 	switch {
 	case p == SettingsFile:
@@ -69,6 +71,9 @@ func GuardOf(p string) Guarded {
 		return Guarded{Guard: GuardFolder, Dir: WorkflowsDir, What: "a workflow file"}
 	case p == ActionsDir || strings.HasPrefix(p, ActionsDir+"/"):
 		return Guarded{Guard: GuardFolder, Dir: ActionsDir, What: "a local action's file"}
+	}
+	if g, ok := guidanceGuard(p); ok {
+		return g
 	}
 	if base := path.Base(p); oneOf(base, ActionFiles) {
 		if dir := path.Dir(p); dir != "." {

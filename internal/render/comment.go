@@ -84,6 +84,9 @@ type planData struct {
 	// ConfigTasks may change local actions, action definitions,
 	// CODEOWNERS or Dependabot's settings (plan.ConfigTasks).
 	ConfigTasks []string
+	// GuidanceTasks may change what coding agents read as the
+	// repository's guidance (plan.GuidanceTasks).
+	GuidanceTasks []string
 	// Full shows the task details and the exploration's key files.
 	Full bool
 	// Truncated says the comment is a summary of the plan.
@@ -108,7 +111,7 @@ func PlanComment(v PlanView) (body string, truncated bool) {
 	data := planData{PlanView: v, Marker: PlanMarker{ID: plan.ID(hash), SHA256: hash, Session: v.Session, Base: v.Base}.String(),
 		PlanID: plan.ID(hash), Hash: hash, Mermaid: Mermaid(v.Tasks), Waves: waves(v.Tasks), Full: true, TitleMax: 200, DepsMax: 50,
 		WorkflowTasks: plan.WorkflowTasks(v.Tasks), SettingsTasks: plan.SettingsTasks(v.Tasks),
-		ConfigTasks: plan.ConfigTasks(v.Tasks)}
+		ConfigTasks: plan.ConfigTasks(v.Tasks), GuidanceTasks: plan.GuidanceTasks(v.Tasks)}
 	if data.Trigger == "" {
 		data.Trigger = "/planex"
 	}

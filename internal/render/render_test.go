@@ -241,6 +241,20 @@ func TestPlanCommentWarnsAboutConfigScopes(t *testing.T) {
 	}
 }
 
+func TestPlanCommentWarnsAboutGuidanceScopes(t *testing.T) {
+	r := sample()
+	r.Tasks[1].Scope = "**"
+	r.Tasks[2].Scope = "docs/**"
+	if body, _ := PlanComment(PlanView{Tasks: r.Tasks, Session: r.Meta.ID}); strings.Contains(body, "repository's guidance") {
+		t.Errorf("a plan none of whose scopes names a guidance file warns about it:\n%s", body)
+	}
+	r.Tasks[2].Scope = "docs/**;docs/AGENTS.md"
+	body, _ := PlanComment(PlanView{Tasks: r.Tasks, Session: r.Meta.ID})
+	if !strings.Contains(body, "**T3 may change what coding agents read as the repository's guidance**") || !strings.Contains(body, "`.claude/`") {
+		t.Errorf("plan comment lacks the guidance warning:\n%s", body)
+	}
+}
+
 // TestRedTeamReportHostileFileNames: files an agent committed under names
 // with a newline, a terminal escape, backticks, a Markdown link and an
 // HTML comment are listed in context.md one item each, as code, with no
