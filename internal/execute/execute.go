@@ -362,7 +362,7 @@ func unnamedChanges(taskScope string, changes []gitrepo.Change, aliases map[stri
 	}
 	var why []string
 	if len(links) > 0 {
-		why = append(why, fmt.Sprintf("made %s a symbolic link, which would move what GitHub reads as the repository's configuration elsewhere; no task may", strings.Join(links, ", ")))
+		why = append(why, fmt.Sprintf("made %s a symbolic link, which would move what GitHub or a coding agent reads as the repository's configuration elsewhere; no task may", strings.Join(links, ", ")))
 	}
 	if len(named) > 0 {
 		why = append(why, fmt.Sprintf("changed %s, which only a task whose scope names the path itself may change (scope %q)", strings.Join(named, ", "), taskScope))

@@ -61,7 +61,7 @@ func TestRedTeamRunnerRefusesUnnamedGuidance(t *testing.T) {
 				return err
 			}
 			return os.Symlink("notes/x.md", filepath.Join(dir, "CLAUDE.md"))
-		}, "made CLAUDE.md a symbolic link"},
+		}, "made CLAUDE.md a symbolic link, which would move what GitHub or a coding agent reads"},
 		{"AGENTS.md named", "src/**;AGENTS.md", nil, writeFile("AGENTS.md", "Run go test.\n"), ""},
 		{"a committed AGENTS.md named", "AGENTS.md", committedGuidance, writeFile("AGENTS.md", "Run go vet too.\n"), ""},
 		{"a subfolder's AGENTS.md named", "docs/**;docs/AGENTS.md", nil, writeFile("docs/AGENTS.md", "Keep lines short.\n"), ""},
