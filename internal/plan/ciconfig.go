@@ -88,8 +88,12 @@ func GuardOf(p string) Guarded {
 // would move what GitHub reads as configuration elsewhere in the
 // repository: a task may not make one a link, and where a committed link
 // already does, a change where it leads is judged by the name GitHub
-// reads (ReadAs).
-var LinkedFolders = []string{".github", WorkflowsDir, ActionsDir, "docs"}
+// reads (ReadAs). The root's guidance files and agents' settings folders
+// are among them: a committed CLAUDE.md -> notes/claude.md makes
+// notes/claude.md what Claude Code reads.
+var LinkedFolders = []string{".github", WorkflowsDir, ActionsDir, "docs",
+	"AGENTS.md", "CLAUDE.md", "GEMINI.md", ".mcp.json", ".github/copilot-instructions.md", InstructionsDir,
+	".claude", ".codex", ".gemini", ".cursor", ".windsurf"}
 
 // MayNotLink says whether a task may not commit a symbolic link at p, a
 // path as GitHub reads it: .github, its workflows and actions folders,

@@ -122,3 +122,28 @@ func TestMayNotLinkGuidance(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAsGuidanceLink: where the root's CLAUDE.md or .claude is a
+// committed link, the file it leads to is read as the guidance and held
+// by that name.
+func TestReadAsGuidanceLink(t *testing.T) {
+	t.Parallel()
+	aliases := map[string]string{"CLAUDE.md": "notes/claude.md", ".claude": "config/claude"}
+	cases := []struct {
+		scope, path, read string
+		want              bool
+	}{
+		{"notes/**", "notes/claude.md", "CLAUDE.md", false},
+		{"notes/claude.md", "notes/claude.md", "CLAUDE.md", true},
+		{"config/**", "config/claude/settings.json", ".claude/settings.json", false},
+		{"config/claude/**", "config/claude/settings.json", ".claude/settings.json", true},
+	}
+	for _, c := range cases {
+		if got := ReadAs(c.path, aliases); len(got) != 2 || got[1] != c.read {
+			t.Errorf("ReadAs(%q) = %q, want it read as %q too", c.path, got, c.read)
+		}
+		if _, got := MayChange(c.scope, c.path, c.read, nil); got != c.want {
+			t.Errorf("MayChange(%q, %q, %q) = %v, want %v", c.scope, c.path, c.read, got, c.want)
+		}
+	}
+}
