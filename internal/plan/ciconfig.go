@@ -93,13 +93,16 @@ func GuardOf(p string) Guarded {
 // notes/claude.md what Claude Code reads.
 var LinkedFolders = []string{".github", WorkflowsDir, ActionsDir, "docs",
 	"AGENTS.md", "CLAUDE.md", "GEMINI.md", ".mcp.json", ".github/copilot-instructions.md", InstructionsDir,
-	".claude", ".codex", ".gemini", ".cursor", ".windsurf"}
+	".claude", ".codex", ".gemini", ".cursor", ".windsurf", ".clinerules", ".junie", ".continue", ".roo", ".kilocode",
+	".amazonq", ".openhands", ".zed", ".github/prompts", ".github/agents", ".github/chatmodes",
+	".vscode", ".devcontainer", ".husky"}
 
 // MayNotLink says whether a task may not commit a symbolic link at p, a
 // path as GitHub reads it: .github, its workflows and actions folders,
-// and every guarded path.
+// .vscode (which holds the guarded tasks.json and settings.json) and
+// every guarded path.
 func MayNotLink(p string) bool {
-	return p == ".github" || p == WorkflowsDir || p == ActionsDir || GuardOf(p).Guard != Unguarded
+	return p == ".github" || p == WorkflowsDir || p == ActionsDir || p == ".vscode" || GuardOf(p).Guard != Unguarded
 }
 
 // ReadAs lists the names under which GitHub reads the repository path p:

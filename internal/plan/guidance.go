@@ -2,6 +2,7 @@ package plan
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/planexhq/planex/internal/scope"
@@ -15,9 +16,10 @@ import (
 // CLAUDE.md and CLAUDE.local.md and the MCP servers of .mcp.json, Gemini
 // CLI GEMINI.md and the variables of .env (GEMINI_SYSTEM_MD replaces its
 // system prompt with a file of the repository), Cursor, Windsurf and
-// Cline their rules files.
+// Cline their rules files; Aider's .aider.conf.yml sets the lint and
+// test commands it runs and the files it reads.
 var guidanceFiles = []string{"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md",
-	".mcp.json", ".env", ".cursorrules", ".windsurfrules", ".clinerules"}
+	".mcp.json", ".env", ".cursorrules", ".windsurfrules", ".clinerules", ".aider.conf.yml"}
 
 // guidanceNamed are single files read as guidance at one place only:
 // Copilot's instructions and the MCP servers VS Code's agent starts.
@@ -25,12 +27,22 @@ var guidanceNamed = []string{".github/copilot-instructions.md", ".vscode/mcp.jso
 
 // guidanceDirs are the folders whose files a coding agent's CLI reads as
 // its settings, hooks, commands or rules (Claude Code's settings.json
-// hooks run commands of their own), wherever one lies.
-var guidanceDirs = []string{".claude", ".codex", ".gemini", ".cursor", ".windsurf"}
+// hooks run commands of their own), wherever one lies: besides Claude
+// Code, Codex, Gemini CLI, Cursor and Windsurf, Cline's .clinerules/
+// folder, Junie's guidelines, Continue's, Roo Code's and Kilo Code's
+// rules and MCP servers, Amazon Q's rules, OpenHands' microagents and
+// Zed's project settings (its context servers are commands).
+var guidanceDirs = []string{".claude", ".codex", ".gemini", ".cursor", ".windsurf",
+	".clinerules", ".junie", ".continue", ".roo", ".kilocode", ".amazonq", ".openhands", ".zed"}
 
 // InstructionsDir holds Copilot's path-specific instructions
 // (*.instructions.md).
 const InstructionsDir = ".github/instructions"
+
+// copilotDirs are the folders of .github whose files Copilot reads as
+// instructions: path-specific instructions, prompt files, custom agents
+// and chat modes.
+var copilotDirs = []string{InstructionsDir, ".github/prompts", ".github/agents", ".github/chatmodes"}
 
 // guidanceGuard says what guards p when a coding agent reads it as the
 // repository's guidance: a file of guidanceFiles in any folder, and one
@@ -43,8 +55,13 @@ func guidanceGuard(p string) (Guarded, bool) {
 	if oneOf(path.Base(p), guidanceFiles) || oneOf(p, guidanceNamed) {
 		return Guarded{Guard: GuardName, What: "a coding agent's guidance file"}, true
 	}
-	if p == InstructionsDir || strings.HasPrefix(p, InstructionsDir+"/") {
-		return Guarded{Guard: GuardFolder, Dir: InstructionsDir, What: "a coding agent's instructions file"}, true
+	for _, d := range copilotDirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return Guarded{Guard: GuardFolder, Dir: d, What: "a coding agent's instructions file"}, true
+		}
+	}
+	if g, ok := autorunGuard(p); ok {
+		return g, true
 	}
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
@@ -70,12 +87,14 @@ func GuidanceTasks(tasks []Task) []string {
 }
 
 func mayChangeGuidance(taskScope string) bool {
-	if scope.TargetsDir(taskScope, InstructionsDir) {
-		return true
+	for _, d := range slices.Concat(copilotDirs, autorunDirs) {
+		if scope.TargetsDir(taskScope, d) {
+			return true
+		}
 	}
 	for _, g := range scope.Split(taskScope) {
 		literal := !strings.ContainsAny(g, "*?[{\\")
-		if literal && (oneOf(path.Base(g), guidanceFiles) || oneOf(path.Clean(g), guidanceNamed)) {
+		if literal && (oneOf(path.Base(g), guidanceFiles) || oneOf(path.Clean(g), guidanceNamed) || oneOf(path.Clean(g), autorunNamed)) {
 			return true
 		}
 		for _, s := range strings.Split(g, "/") {
@@ -88,4 +107,34 @@ func mayChangeGuidance(taskScope string) bool {
 		}
 	}
 	return false
+}
+
+// autorunNamed are files at the repository's root that a developer's
+// tools run as commands on their own, documented so by the tool: VS
+// Code's tasks with runOn folderOpen and its workspace settings (the
+// programs its extensions start, the terminal's environment), Gitpod's
+// tasks on a workspace's start, and the git hooks pre-commit and
+// lefthook run on every commit once installed. direnv's .envrc and
+// mise's settings are not among them: both ask the developer to trust a
+// changed file before running it.
+var autorunNamed = []string{".vscode/tasks.json", ".vscode/settings.json", ".devcontainer.json", ".gitpod.yml",
+	".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml"}
+
+// autorunDirs are root folders whose files run as commands on their own:
+// a dev container's postCreateCommand (Codespaces runs it with the
+// developer's token) and husky's git hooks, installed by npm's prepare.
+var autorunDirs = []string{".devcontainer", ".husky"}
+
+// autorunGuard says what guards p when a developer's tools run it on
+// their own (autorunNamed, autorunDirs).
+func autorunGuard(p string) (Guarded, bool) {
+	if oneOf(p, autorunNamed) {
+		return Guarded{Guard: GuardName, What: "a file developers' tools run on their own"}, true
+	}
+	for _, d := range autorunDirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return Guarded{Guard: GuardFolder, Dir: d, What: "a file developers' tools run on their own"}, true
+		}
+	}
+	return Guarded{}, false
 }
