@@ -99,10 +99,10 @@ var LinkedFolders = []string{".github", WorkflowsDir, ActionsDir, "docs",
 
 // MayNotLink says whether a task may not commit a symbolic link at p, a
 // path as GitHub reads it: .github, its workflows and actions folders,
-// .vscode (which holds the guarded tasks.json and settings.json) and
+// .vscode in any case (it holds the guarded tasks.json and settings.json) and
 // every guarded path.
 func MayNotLink(p string) bool {
-	return p == ".github" || p == WorkflowsDir || p == ActionsDir || p == ".vscode" || GuardOf(p).Guard != Unguarded
+	return p == ".github" || p == WorkflowsDir || p == ActionsDir || strings.EqualFold(p, ".vscode") || GuardOf(p).Guard != Unguarded
 }
 
 // ReadAs lists the names under which GitHub reads the repository path p:

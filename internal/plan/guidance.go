@@ -52,12 +52,12 @@ var copilotDirs = []string{InstructionsDir, ".github/prompts", ".github/agents",
 // developer's own after a merge, takes such a file for the repository's
 // word.
 func guidanceGuard(p string) (Guarded, bool) {
-	if oneOf(path.Base(p), guidanceFiles) || oneOf(p, guidanceNamed) {
+	if guidanceFile(path.Base(p)) || foldedOneOf(p, guidanceNamed) {
 		return Guarded{Guard: GuardName, What: "a coding agent's guidance file"}, true
 	}
 	for _, d := range copilotDirs {
-		if p == d || strings.HasPrefix(p, d+"/") {
-			return Guarded{Guard: GuardFolder, Dir: d, What: "a coding agent's instructions file"}, true
+		if dir, ok := underFolded(p, d); ok {
+			return Guarded{Guard: GuardFolder, Dir: dir, What: "a coding agent's instructions file"}, true
 		}
 	}
 	if g, ok := autorunGuard(p); ok {
@@ -65,11 +65,51 @@ func guidanceGuard(p string) (Guarded, bool) {
 	}
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
-		if oneOf(s, guidanceDirs) {
+		if foldedOneOf(s, guidanceDirs) {
 			return Guarded{Guard: GuardFolder, Dir: strings.Join(segs[:i+1], "/"), What: "a coding agent's settings file"}, true
 		}
 	}
 	return Guarded{}, false
+}
+
+// guidanceFile says whether a file named base is one of guidanceFiles.
+// The names that begin with a dot are matched whatever their case, as a
+// developer's case-insensitive disk (macOS, Windows) serves .Claude or
+// .MCP.json for the name the tool asks for and no ordinary file is called
+// so; AGENTS.md, CLAUDE.md and GEMINI.md are matched as spelled, as
+// agents.md or claude.md is an ordinary document's name.
+func guidanceFile(base string) bool {
+	for _, x := range guidanceFiles {
+		if base == x || strings.HasPrefix(x, ".") && strings.EqualFold(base, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// foldedOneOf says whether s is one of set whatever its case.
+func foldedOneOf(s string, set []string) bool {
+	for _, x := range set {
+		if strings.EqualFold(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// underFolded says whether p is the folder d, or lies in it, matching each
+// name whatever its case, and returns the folder as p spells it.
+func underFolded(p, d string) (string, bool) {
+	ps, ds := strings.Split(p, "/"), strings.Split(d, "/")
+	if len(ps) < len(ds) {
+		return "", false
+	}
+	for i := range ds {
+		if !strings.EqualFold(ps[i], ds[i]) {
+			return "", false
+		}
+	}
+	return strings.Join(ps[:len(ds)], "/"), true
 }
 
 // GuidanceTasks lists the tasks, in plan order, whose scope may change
@@ -94,14 +134,14 @@ func mayChangeGuidance(taskScope string) bool {
 	}
 	for _, g := range scope.Split(taskScope) {
 		literal := !strings.ContainsAny(g, "*?[{\\")
-		if literal && (oneOf(path.Base(g), guidanceFiles) || oneOf(path.Clean(g), guidanceNamed) || oneOf(path.Clean(g), autorunNamed)) {
+		if literal && (guidanceFile(path.Base(g)) || foldedOneOf(path.Clean(g), guidanceNamed) || foldedOneOf(path.Clean(g), autorunNamed)) {
 			return true
 		}
 		for _, s := range strings.Split(g, "/") {
 			if strings.ContainsAny(s, "*?[{\\") {
 				break
 			}
-			if oneOf(s, guidanceDirs) {
+			if foldedOneOf(s, guidanceDirs) {
 				return true
 			}
 		}
@@ -128,12 +168,12 @@ var autorunDirs = []string{".devcontainer", ".husky"}
 // autorunGuard says what guards p when a developer's tools run it on
 // their own (autorunNamed, autorunDirs).
 func autorunGuard(p string) (Guarded, bool) {
-	if oneOf(p, autorunNamed) {
+	if foldedOneOf(p, autorunNamed) {
 		return Guarded{Guard: GuardName, What: "a file developers' tools run on their own"}, true
 	}
 	for _, d := range autorunDirs {
-		if p == d || strings.HasPrefix(p, d+"/") {
-			return Guarded{Guard: GuardFolder, Dir: d, What: "a file developers' tools run on their own"}, true
+		if dir, ok := underFolded(p, d); ok {
+			return Guarded{Guard: GuardFolder, Dir: dir, What: "a file developers' tools run on their own"}, true
 		}
 	}
 	return Guarded{}, false
