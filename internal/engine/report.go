@@ -160,8 +160,8 @@ func guidanceNote(tasks []plan.Task) string {
 	if len(ids) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("warning: %s may change what coding agents read as the repository's guidance (AGENTS.md, CLAUDE.md, GEMINI.md, %s, their settings folders such as .claude/): "+
-		"every later run on the branch, and every developer's own agent once merged, takes them for the repository's instructions",
+	return fmt.Sprintf("warning: %s may change what coding agents read as the repository's guidance (AGENTS.md, CLAUDE.md, GEMINI.md, %s, their settings folders such as .claude/) or files developers' tools run on their own (.devcontainer/, .vscode/tasks.json, git hooks): "+
+		"every later run on the branch, and every developer's own agent or editor once merged, takes them for the repository's instructions or runs them",
 		strings.Join(ids, ", "), plan.InstructionsDir+"/")
 }
 

@@ -46,4 +46,8 @@ func TestGuidanceNote(t *testing.T) {
 	if !strings.HasPrefix(got, "warning: T2, T3 may change what coding agents read as the repository's guidance") {
 		t.Errorf("guidanceNote = %q", got)
 	}
+	got = guidanceNote([]plan.Task{{ID: "T1", Scope: "**"}, {ID: "T2", Scope: ".husky/*"}, {ID: "T3", Scope: ".vscode/tasks.json"}})
+	if !strings.HasPrefix(got, "warning: T2, T3 may change") || !strings.Contains(got, "files developers' tools run on their own") {
+		t.Errorf("guidanceNote for git hooks and VS Code tasks = %q", got)
+	}
 }

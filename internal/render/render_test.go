@@ -253,6 +253,12 @@ func TestPlanCommentWarnsAboutGuidanceScopes(t *testing.T) {
 	if !strings.Contains(body, "**T3 may change what coding agents read as the repository's guidance**") || !strings.Contains(body, "`.claude/`") {
 		t.Errorf("plan comment lacks the guidance warning:\n%s", body)
 	}
+	r.Tasks[2].Scope = "docs/**"
+	r.Tasks[1].Scope = ".devcontainer/**"
+	body, _ = PlanComment(PlanView{Tasks: r.Tasks, Session: r.Meta.ID})
+	if !strings.Contains(body, "**T2 may change what coding agents read as the repository's guidance**") || !strings.Contains(body, "run on their own (`.devcontainer/`") {
+		t.Errorf("plan comment lacks the warning for a dev container's scope:\n%s", body)
+	}
 }
 
 // TestRedTeamReportHostileFileNames: files an agent committed under names
