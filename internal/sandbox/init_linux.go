@@ -186,10 +186,7 @@ func buildRoot(c config) error {
 	seal := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	for _, d := range sealLater {
 		if err := unix.MountSetattr(-1, d, 0, &seal); err != nil {
-			if errors.Is(err, unix.ENOENT) {
-				// The folder was removed on the host after it was
-				// covered (a removal detaches the mounts on it in every
-				// namespace): nothing is left there to hide or seal.
+			if removedOnHost(err) {
 				continue
 			}
 			return fmt.Errorf("sealing %s: %w", d, err)
@@ -345,8 +342,8 @@ func coverHidden(r string, hide []string) (sealLater []string, err error) {
 	for _, d := range hide {
 		if isDir(filepath.Join(r, d)) {
 			if err := tmpfs(filepath.Join(r, d), "0755", 0); err != nil {
-				if errors.Is(err, unix.ENOENT) {
-					continue // removed on the host since: nothing to hide
+				if removedOnHost(err) {
+					continue
 				}
 				return nil, err
 			}
@@ -504,8 +501,8 @@ func mask(target string) (sealed bool, err error) {
 	}
 	if fi.IsDir() {
 		if err := tmpfs(target, "0755", 0); err != nil {
-			if errors.Is(err, unix.ENOENT) {
-				return false, nil // removed on the host since the Lstat
+			if removedOnHost(err) {
+				return false, nil
 			}
 			return false, err
 		}
@@ -515,12 +512,21 @@ func mask(target string) (sealed bool, err error) {
 		return false, nil // canonical() resolved the link; this is a dangling one
 	}
 	if err := unix.Mount("/dev/null", target, "", unix.MS_BIND, ""); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return false, nil // removed on the host since the Lstat
+		if removedOnHost(err) {
+			return false, nil
 		}
 		return false, fmt.Errorf("masking %s: %w", target, err)
 	}
 	return false, nil
+}
+
+// removedOnHost reports whether err says a place the init was covering
+// or sealing is gone: removed on the host after it was listed (a removal
+// also detaches the mounts on it in every namespace). Nothing is left
+// there to hide, so the step goes on; a contained program cannot cause
+// it, as none runs yet.
+func removedOnHost(err error) bool {
+	return errors.Is(err, unix.ENOENT)
 }
 
 func isDir(p string) bool {
