@@ -155,11 +155,8 @@ func TestStateKeyChanges(t *testing.T) {
 			t.Parallel()
 			dir := dirs[i]
 			ctx := context.Background()
-			g := findGit(ctx, dir)
-			if g == nil {
-				t.Fatal("no git work tree found")
-			}
-			k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+			k := newStateKeyer(ctx, t, dir)
+			g := k.git
 			if tc.frozen != "" {
 				f := &frozenStat{path: tc.frozen, held: statStamp(filepath.Join(dir, tc.frozen))}
 				k.stat = f
@@ -345,6 +342,17 @@ func TestStateKeyOfASubdirectory(t *testing.T) {
 	}
 }
 
+// newStateKeyer finds the git work tree at dir and returns a keyer of it
+// with the default limits, the real clock and a fresh cache folder.
+func newStateKeyer(ctx context.Context, t *testing.T, dir string) *stateKeyer {
+	t.Helper()
+	g := findGit(ctx, dir)
+	if g == nil {
+		t.Fatal("no git work tree found")
+	}
+	return &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+}
+
 // TestStateRecordOutsideTheTree: a saved record that lists a path outside
 // the tree (planted in the cache) is not used, so the map never reads it;
 // the key lists the tree with git again.
@@ -354,11 +362,7 @@ func TestStateRecordOutsideTheTree(t *testing.T) {
 	repomaptest.InitRepo(t, dir, map[string]string{"app.go": "package app\n"})
 	settle()
 	ctx := context.Background()
-	g := findGit(ctx, dir)
-	if g == nil {
-		t.Fatal("no git work tree found")
-	}
-	k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+	k := newStateKeyer(ctx, t, dir)
 	key, err := k.key(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -401,11 +405,7 @@ func TestStateRecordDamaged(t *testing.T) {
 	repomaptest.InitRepo(t, dir, map[string]string{"app.go": "package app\n", "lib/util.py": "x = 1\n"})
 	settle()
 	ctx := context.Background()
-	g := findGit(ctx, dir)
-	if g == nil {
-		t.Fatal("no git work tree found")
-	}
-	k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+	k := newStateKeyer(ctx, t, dir)
 	key, err := k.key(ctx)
 	if err != nil {
 		t.Fatal(err)
