@@ -353,20 +353,28 @@ func newStateKeyer(ctx context.Context, t *testing.T, dir string) *stateKeyer {
 	return &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
 }
 
-// TestStateRecordOutsideTheTree: a saved record that lists a path outside
-// the tree (planted in the cache) is not used, so the map never reads it;
-// the key lists the tree with git again.
-func TestStateRecordOutsideTheTree(t *testing.T) {
-	t.Parallel()
+// keyedTree makes a settled git tree of files and returns a keyer of it
+// (newStateKeyer) and the key it gave first, which saved its record.
+func keyedTree(ctx context.Context, t *testing.T, files map[string]string) (*stateKeyer, string) {
+	t.Helper()
 	dir := t.TempDir()
-	repomaptest.InitRepo(t, dir, map[string]string{"app.go": "package app\n"})
+	repomaptest.InitRepo(t, dir, files)
 	settle()
-	ctx := context.Background()
 	k := newStateKeyer(ctx, t, dir)
 	key, err := k.key(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return k, key
+}
+
+// TestStateRecordOutsideTheTree: a saved record that lists a path outside
+// the tree (planted in the cache) is not used, so the map never reads it;
+// the key lists the tree with git again.
+func TestStateRecordOutsideTheTree(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	k, key := keyedTree(ctx, t, map[string]string{"app.go": "package app\n"})
 	for _, bad := range []string{"../secret", "/etc/passwd", "a/../../b", "./app.go", ""} {
 		rec, err := k.load()
 		if err != nil {
@@ -401,15 +409,8 @@ func TestGeneratedTreesSettle(t *testing.T) {
 // tree with git again and comes out the same.
 func TestStateRecordDamaged(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	repomaptest.InitRepo(t, dir, map[string]string{"app.go": "package app\n", "lib/util.py": "x = 1\n"})
-	settle()
 	ctx := context.Background()
-	k := newStateKeyer(ctx, t, dir)
-	key, err := k.key(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, key := keyedTree(ctx, t, map[string]string{"app.go": "package app\n", "lib/util.py": "x = 1\n"})
 	good, err := os.ReadFile(k.recordPath())
 	if err != nil {
 		t.Fatal(err)
