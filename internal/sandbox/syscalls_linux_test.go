@@ -279,12 +279,7 @@ var scratchShare = map[string]uint64{"/tmp": 20, "/var/tmp": 5, "/dev/shm": 5}
 // filling gigabytes in a test would be the attack itself.
 func TestScratchSpaceBounded(t *testing.T) {
 	t.Parallel()
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil {
-		t.Fatal(err)
-	}
-	ram := uint64(si.Totalram) * uint64(si.Unit)
-	s := newSandbox(t)
+	ram, s := totalRAM(t), newSandbox(t)
 	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, `for d in /tmp /var/tmp /dev/shm; do [ -d $d ] && stat -f -c "$d %b %S" $d; done`)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, out)
@@ -317,12 +312,7 @@ func TestScratchSpaceBounded(t *testing.T) {
 // be made.
 func TestScratchInodesBounded(t *testing.T) {
 	t.Parallel()
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil {
-		t.Fatal(err)
-	}
-	ram := uint64(si.Totalram) * uint64(si.Unit)
-	s := newSandbox(t)
+	ram, s := totalRAM(t), newSandbox(t)
 	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, `for d in /tmp /var/tmp /dev/shm; do [ -d $d ] && stat -f -c "$d %c %d" $d; done; : > /dev/shm/a && echo made`)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, out)
@@ -393,11 +383,19 @@ func sysVSandbox(t *testing.T) (uint64, *Sandbox) {
 	if _, err := exec.LookPath("ipcmk"); err != nil {
 		t.Skip("needs ipcmk (util-linux) to make System V segments")
 	}
+	return totalRAM(t), newSandbox(t)
+}
+
+// totalRAM is the machine's memory in bytes, which the step's scratch
+// folders and System V caps are shares of; read here apart from
+// machineMemory, so that the tests do not take its word.
+func totalRAM(t *testing.T) uint64 {
+	t.Helper()
 	var si unix.Sysinfo_t
 	if err := unix.Sysinfo(&si); err != nil {
 		t.Fatal(err)
 	}
-	return uint64(si.Totalram) * uint64(si.Unit), newSandbox(t)
+	return uint64(si.Totalram) * uint64(si.Unit)
 }
 
 // TestSysVCapsRaisedEndTheStep: the step's IPC namespace caps System V
