@@ -234,16 +234,7 @@ func TestRedTeamGitRepoAPIRunsNoPlantedProgram(t *testing.T) {
 	if st, err := State(ctx, r); err != nil || st.Head != head || st.Changes != 1 {
 		t.Errorf("State = %+v, %v", st, err)
 	}
-	wt := r.WorktreeDir("s1", "T1")
-	if err := r.AddWorktree(ctx, wt, head); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(wt, "src", "new.txt"), []byte("new\n"), 0o644)
-	os.WriteFile(filepath.Join(wt, "src", "old.txt"), []byte("changed\n"), 0o644)
-	tree, changes, err := r.Snapshot(ctx, wt, head)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wt, tree, changes := taskSnapshot(ctx, t, r, head, map[string]string{"src/new.txt": "new\n", "src/old.txt": "changed\n"})
 	if got := strings.Join(Paths(changes), " "); got != "src/new.txt src/old.txt" {
 		t.Errorf("changes = %s", got)
 	}

@@ -64,6 +64,26 @@ func TestRedTeamRestoreDirRestoresOnlyFiles(t *testing.T) {
 	}
 }
 
+// taskSnapshot makes task T1's worktree of session s1 at base, writes
+// files (slash path to content) into it, and snapshots it against base.
+func taskSnapshot(ctx context.Context, t *testing.T, r *Repo, base string, files map[string]string) (wt, tree string, changes []Change) {
+	t.Helper()
+	wt = r.WorktreeDir("s1", "T1")
+	if err := r.AddWorktree(ctx, wt, base); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(wt, filepath.FromSlash(name)), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree, changes, err := r.Snapshot(ctx, wt, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wt, tree, changes
+}
+
 // forgeStateRef points ref of r at a new commit whose tree holds session
 // s1's session.json and the entries given as ls-tree lines.
 func forgeStateRef(t *testing.T, r *Repo, ref string, entries ...string) {
@@ -154,16 +174,7 @@ func TestRedTeamShippedGitmodulesRunNothing(t *testing.T) {
 	mustGit(t, r.Root, "commit", "-qm", "ships a submodule")
 	base := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
 
-	wt := r.WorktreeDir("s1", "T1")
-	if err := r.AddWorktree(ctx, wt, base); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(wt, "s", "planted.txt"), []byte("x\n"), 0o644)
-	os.WriteFile(filepath.Join(wt, "src", "new.txt"), []byte("new\n"), 0o644)
-	tree, changes, err := r.Snapshot(ctx, wt, base)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wt, tree, changes := taskSnapshot(ctx, t, r, base, map[string]string{"s/planted.txt": "x\n", "src/new.txt": "new\n"})
 	sha, err := r.CommitChanges(ctx, base, changes, "T1")
 	if err != nil || tree == "" {
 		t.Fatalf("commit: %v", err)

@@ -94,26 +94,11 @@ func TestGuessedIndexIsChecked(t *testing.T) {
 // key is known leaves nothing to rank on.
 func TestGuessedIndexClosed(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	repomaptest.InitRepo(t, dir, project)
-	opts := repomap.Options{CacheDir: t.TempDir()}
-	ctx := context.Background()
-	if _, err := Open(ctx, dir, opts); err != nil {
-		t.Fatal(err)
-	}
-	ix, err := Open(ctx, dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := reopenProject(t)
 	if ix.pending == nil {
 		t.Fatal("no guessed index")
 	}
-	if err := ix.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if rs, err := ix.Rank("`to_metres`", 1, Options{}); err == nil {
-		t.Errorf("ranking after Close gave %v and no error", pathsOf(rs))
-	}
+	closeThenRankFails(t, ix)
 }
 
 // TestLastKeyFileIsData checks that the file naming the last index is

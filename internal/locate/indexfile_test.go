@@ -95,6 +95,20 @@ func TestDiskTableDamage(t *testing.T) {
 // Close and that ranking after Close fails rather than ranking on nothing.
 func TestLoadedIndexClosed(t *testing.T) {
 	t.Parallel()
+	ix := reopenProject(t)
+	if !ix.fromCache || ix.src == nil {
+		t.Fatal("second open did not load the saved index")
+	}
+	if rs, err := ix.Rank("`to_metres`", 1, Options{}); err != nil || len(rs) == 0 || rs[0].Path != "geo/units.py" {
+		t.Fatalf("loaded index: %v %v", pathsOf(rs), err)
+	}
+	closeThenRankFails(t, ix)
+}
+
+// reopenProject opens the project tree twice with one cache directory and
+// returns the second index, the one that finds the first's saved state.
+func reopenProject(t *testing.T) *Index {
+	t.Helper()
 	dir := t.TempDir()
 	repomaptest.InitRepo(t, dir, project)
 	opts := repomap.Options{CacheDir: t.TempDir()}
@@ -106,12 +120,13 @@ func TestLoadedIndexClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ix.fromCache || ix.src == nil {
-		t.Fatal("second open did not load the saved index")
-	}
-	if rs, err := ix.Rank("`to_metres`", 1, Options{}); err != nil || len(rs) == 0 || rs[0].Path != "geo/units.py" {
-		t.Fatalf("loaded index: %v %v", pathsOf(rs), err)
-	}
+	return ix
+}
+
+// closeThenRankFails closes ix and checks that ranking on it afterwards
+// fails rather than ranking on nothing.
+func closeThenRankFails(t *testing.T, ix *Index) {
+	t.Helper()
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -40,11 +40,7 @@ func TestStateKeyHostileFiles(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	g := findGit(ctx, dir)
-	if g == nil {
-		t.Fatal("no git work tree found")
-	}
-	k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+	k := newStateKeyer(ctx, t, dir)
 	type result struct {
 		key string
 		err error

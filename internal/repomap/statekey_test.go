@@ -155,11 +155,8 @@ func TestStateKeyChanges(t *testing.T) {
 			t.Parallel()
 			dir := dirs[i]
 			ctx := context.Background()
-			g := findGit(ctx, dir)
-			if g == nil {
-				t.Fatal("no git work tree found")
-			}
-			k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+			k := newStateKeyer(ctx, t, dir)
+			g := k.git
 			if tc.frozen != "" {
 				f := &frozenStat{path: tc.frozen, held: statStamp(filepath.Join(dir, tc.frozen))}
 				k.stat = f
@@ -345,24 +342,39 @@ func TestStateKeyOfASubdirectory(t *testing.T) {
 	}
 }
 
+// newStateKeyer finds the git work tree at dir and returns a keyer of it
+// with the default limits, the real clock and a fresh cache folder.
+func newStateKeyer(ctx context.Context, t *testing.T, dir string) *stateKeyer {
+	t.Helper()
+	g := findGit(ctx, dir)
+	if g == nil {
+		t.Fatal("no git work tree found")
+	}
+	return &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
+}
+
+// keyedTree makes a settled git tree of files and returns a keyer of it
+// (newStateKeyer) and the key it gave first, which saved its record.
+func keyedTree(ctx context.Context, t *testing.T, files map[string]string) (*stateKeyer, string) {
+	t.Helper()
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, files)
+	settle()
+	k := newStateKeyer(ctx, t, dir)
+	key, err := k.key(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, key
+}
+
 // TestStateRecordOutsideTheTree: a saved record that lists a path outside
 // the tree (planted in the cache) is not used, so the map never reads it;
 // the key lists the tree with git again.
 func TestStateRecordOutsideTheTree(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	repomaptest.InitRepo(t, dir, map[string]string{"app.go": "package app\n"})
-	settle()
 	ctx := context.Background()
-	g := findGit(ctx, dir)
-	if g == nil {
-		t.Fatal("no git work tree found")
-	}
-	k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
-	key, err := k.key(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, key := keyedTree(ctx, t, map[string]string{"app.go": "package app\n"})
 	for _, bad := range []string{"../secret", "/etc/passwd", "a/../../b", "./app.go", ""} {
 		rec, err := k.load()
 		if err != nil {
@@ -397,19 +409,8 @@ func TestGeneratedTreesSettle(t *testing.T) {
 // tree with git again and comes out the same.
 func TestStateRecordDamaged(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	repomaptest.InitRepo(t, dir, map[string]string{"app.go": "package app\n", "lib/util.py": "x = 1\n"})
-	settle()
 	ctx := context.Background()
-	g := findGit(ctx, dir)
-	if g == nil {
-		t.Fatal("no git work tree found")
-	}
-	k := &stateKeyer{root: dir, git: g, cache: t.TempDir(), opts: Options{MaxFileBytes: DefaultMaxFileBytes}, now: time.Now}
-	key, err := k.key(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k, key := keyedTree(ctx, t, map[string]string{"app.go": "package app\n", "lib/util.py": "x = 1\n"})
 	good, err := os.ReadFile(k.recordPath())
 	if err != nil {
 		t.Fatal(err)

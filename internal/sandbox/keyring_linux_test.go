@@ -37,15 +37,23 @@ func TestSessionKeyringOutOfReach(t *testing.T) {
 	if got := readSessionKey(); got != keyringSecret {
 		t.Fatalf("the test's own thread cannot read its key back: %q", got)
 	}
+	runKeyringProbe(t, s, "1", "probe:", "planex's session keyring")
+}
+
+// runKeyringProbe runs TestKeyringProbeHelper in the sandbox with
+// PLANEX_KEYRING_PROBE set to mode and checks that it ran (its output
+// holds ran) and printed no key of whose (the keyring the test filled).
+func runKeyringProbe(t *testing.T, s *Sandbox, mode, ran, whose string) {
+	t.Helper()
 	p := Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}
-	out, err := run(t, s, p, "/", []string{"PLANEX_KEYRING_PROBE=1"}, os.Args[0]+` -test.run=^TestKeyringProbeHelper$`)
+	out, err := run(t, s, p, "/", []string{"PLANEX_KEYRING_PROBE=" + mode}, os.Args[0]+` -test.run=^TestKeyringProbeHelper$`)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if strings.Contains(out, keyringSecret) {
-		t.Errorf("the program read a key of planex's session keyring:\n%s", out)
+		t.Errorf("the program read a key of %s:\n%s", whose, out)
 	}
-	if !strings.Contains(out, "probe:") {
+	if !strings.Contains(out, ran) {
 		t.Errorf("the probe did not run:\n%s", out)
 	}
 }
@@ -53,16 +61,7 @@ func TestSessionKeyringOutOfReach(t *testing.T) {
 // readSessionKey finds the test's key in the session keyring and reads
 // it, or says why it could not.
 func readSessionKey() string {
-	id, err := unix.KeyctlSearch(unix.KEY_SPEC_SESSION_KEYRING, "user", "planex-redteam-key", 0)
-	if err != nil {
-		return "search: " + err.Error()
-	}
-	buf := make([]byte, 256)
-	n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
-	if err != nil {
-		return "read: " + err.Error()
-	}
-	return string(buf[:min(n, len(buf))])
+	return readKeyIn(unix.KEY_SPEC_SESSION_KEYRING, "planex-redteam-key")
 }
 
 // TestUserKeyringsOutOfReach: the keys a user keeps in the keyrings of
@@ -114,17 +113,7 @@ func TestUserKeyringsOutOfReach(t *testing.T) {
 	} else {
 		t.Logf("no persistent keyring here (%v): that row shows nothing", perr)
 	}
-	p := Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}
-	out, err := run(t, s, p, "/", []string{"PLANEX_KEYRING_PROBE=user"}, os.Args[0]+` -test.run=^TestKeyringProbeHelper$`)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if strings.Contains(out, keyringSecret) {
-		t.Errorf("the program read a key of planex's user:\n%s", out)
-	}
-	if !strings.Contains(out, "probe: user:") {
-		t.Errorf("the probe did not run:\n%s", out)
-	}
+	runKeyringProbe(t, s, "user", "probe: user:", "planex's user")
 }
 
 // readKeyIn finds the key named desc in keyring (and what it links) and

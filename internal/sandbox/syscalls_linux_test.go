@@ -279,12 +279,7 @@ var scratchShare = map[string]uint64{"/tmp": 20, "/var/tmp": 5, "/dev/shm": 5}
 // filling gigabytes in a test would be the attack itself.
 func TestScratchSpaceBounded(t *testing.T) {
 	t.Parallel()
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil {
-		t.Fatal(err)
-	}
-	ram := uint64(si.Totalram) * uint64(si.Unit)
-	s := newSandbox(t)
+	ram, s := totalRAM(t), newSandbox(t)
 	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, `for d in /tmp /var/tmp /dev/shm; do [ -d $d ] && stat -f -c "$d %b %S" $d; done`)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, out)
@@ -317,12 +312,7 @@ func TestScratchSpaceBounded(t *testing.T) {
 // be made.
 func TestScratchInodesBounded(t *testing.T) {
 	t.Parallel()
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil {
-		t.Fatal(err)
-	}
-	ram := uint64(si.Totalram) * uint64(si.Unit)
-	s := newSandbox(t)
+	ram, s := totalRAM(t), newSandbox(t)
 	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, `for d in /tmp /var/tmp /dev/shm; do [ -d $d ] && stat -f -c "$d %c %d" $d; done; : > /dev/shm/a && echo made`)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, out)
@@ -364,15 +354,7 @@ func TestScratchInodesBounded(t *testing.T) {
 // KiB).
 func TestSysVSharedMemoryBounded(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("ipcmk"); err != nil {
-		t.Skip("needs ipcmk (util-linux) to make the segments")
-	}
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil {
-		t.Fatal(err)
-	}
-	ram := uint64(si.Totalram) * uint64(si.Unit)
-	s := newSandbox(t)
+	ram, s := sysVSandbox(t)
 	script := fmt.Sprintf(`ipcmk -M %d >/dev/null 2>&1 && echo made-big; ipcmk -M 1048576 >/dev/null && echo made-small; i=0; while [ $i -lt 300 ] && ipcmk -Q >/dev/null 2>&1; do i=$((i+1)); done; echo "queues $i"; echo 32000 > /proc/sys/kernel/msgmni 2>/dev/null; echo 0 > /proc/sys/kernel/shmall 2>/dev/null; echo 18446744073692774399 > /proc/sys/kernel/shmall 2>/dev/null; cat /proc/sys/kernel/shmall`, ram/8+(1<<20))
 	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, script)
 	if err != nil {
@@ -393,6 +375,29 @@ func TestSysVSharedMemoryBounded(t *testing.T) {
 	}
 }
 
+// sysVSandbox skips a test without ipcmk (util-linux), which makes its
+// System V segments, and returns the machine's memory in bytes and a
+// sandbox to make them in.
+func sysVSandbox(t *testing.T) (uint64, *Sandbox) {
+	t.Helper()
+	if _, err := exec.LookPath("ipcmk"); err != nil {
+		t.Skip("needs ipcmk (util-linux) to make System V segments")
+	}
+	return totalRAM(t), newSandbox(t)
+}
+
+// totalRAM is the machine's memory in bytes, which the step's scratch
+// folders and System V caps are shares of; read here apart from
+// machineMemory, so that the tests do not take its word.
+func totalRAM(t *testing.T) uint64 {
+	t.Helper()
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		t.Fatal(err)
+	}
+	return uint64(si.Totalram) * uint64(si.Unit)
+}
+
 // TestSysVCapsRaisedEndTheStep: the step's IPC namespace caps System V
 // memory (TestSysVSharedMemoryBounded), but an ordinary user's program
 // runs as that namespace's root and may raise the caps again (as
@@ -402,15 +407,7 @@ func TestSysVSharedMemoryBounded(t *testing.T) {
 // it. Root's program cannot raise them (no segment is made).
 func TestSysVCapsRaisedEndTheStep(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("ipcmk"); err != nil {
-		t.Skip("needs ipcmk (util-linux) to make the segment")
-	}
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil {
-		t.Fatal(err)
-	}
-	ram := uint64(si.Totalram) * uint64(si.Unit)
-	s := newSandbox(t)
+	ram, s := sysVSandbox(t)
 	script := fmt.Sprintf(`echo 18446744073692774399 > /proc/sys/kernel/shmall 2>/dev/null && echo raised-shmall
 echo 18446744073692774399 > /proc/sys/kernel/shmmax 2>/dev/null
 ipcmk -M %d >/dev/null 2>&1 && echo made-big

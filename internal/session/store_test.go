@@ -188,6 +188,26 @@ func matchesAny(s, alternatives string) bool {
 	return false
 }
 
+// copyMetaAs makes session id's folder in st and copies o's session.json
+// into it as it stands, as a restore from another runner's state does.
+func copyMetaAs(t *testing.T, st Store, id string, o *Session) {
+	t.Helper()
+	dir, err := st.Folder(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(o.File(MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, MetaFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestAdoptReseals: the Action's restore makes a session from its state
 // ref this runner's, and nothing else does.
 func TestAdoptReseals(t *testing.T) {
@@ -197,13 +217,7 @@ func TestAdoptReseals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := st.Folder("s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Mkdir(dir, 0o700)
-	b, _ := os.ReadFile(o.File(MetaFile))
-	os.WriteFile(filepath.Join(dir, MetaFile), b, 0o600)
+	copyMetaAs(t, st, "s", o)
 	if _, err := Open(st, "s"); !errors.Is(err, ErrUntrusted) {
 		t.Fatalf("before Adopt: %v", err)
 	}

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,13 +33,7 @@ func TestRedTeamAdoptRefusesForgedUsage(t *testing.T) {
 			if err := o.SaveMeta(); err != nil {
 				t.Fatal(err)
 			}
-			dir, err := st.Folder("s")
-			if err != nil {
-				t.Fatal(err)
-			}
-			os.Mkdir(dir, 0o700)
-			b, _ := os.ReadFile(o.File(MetaFile))
-			os.WriteFile(filepath.Join(dir, MetaFile), b, 0o600)
+			copyMetaAs(t, st, "s", o)
 			err = Adopt(st, "s")
 			if name == "an honest plan step" {
 				if err != nil {
