@@ -162,6 +162,7 @@ func roundTrip(req *http.Request, up io.Writer, ur *bufio.Reader, ulim *headerLi
 	if _, ok := req.Header["User-Agent"]; !ok {
 		req.Header["User-Agent"] = []string{""} // Write adds Go's otherwise
 	}
+	dropRouting(req.Header)
 	// A chunked body's trailer is not sent on: Write would pass every
 	// field of it once one is declared, a Host naming another site too.
 	req.Trailer = nil

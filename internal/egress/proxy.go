@@ -338,6 +338,23 @@ func dropHop(hd http.Header) {
 	}
 }
 
+// routingHeaders are set by a proxy or front, never by a client: the host
+// or target a request reached it for, which a front behind an allowed
+// host (a CDN, a reverse proxy configured from them, IIS's URL rewrite)
+// may route by instead of Host. From an agent they would name a host the
+// allow-list never saw, so no request carries them on.
+func routingHeaders() []string {
+	return []string{"Forwarded", "X-Forwarded-Host", "X-Forwarded-Server", "X-Forwarded-Prefix",
+		"X-Host", "X-Original-Host", "X-Http-Host-Override", "X-Original-Url", "X-Rewrite-Url"}
+}
+
+// dropRouting removes the routing headers from hd.
+func dropRouting(hd http.Header) {
+	for _, name := range routingHeaders() {
+		hd.Del(name)
+	}
+}
+
 // forward sends an absolute-form request on and streams the answer back,
 // flushing each chunk. The Host the server sees is the URL's, whatever
 // Host header the client sent.
@@ -346,6 +363,7 @@ func (h *handler) forward(w http.ResponseWriter, r *http.Request) {
 	out.RequestURI = ""
 	out.Host = r.URL.Host
 	dropHop(out.Header)
+	dropRouting(out.Header)
 	resp, err := h.transport.RoundTrip(out)
 	if h.failed(w, err) {
 		return

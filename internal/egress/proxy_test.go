@@ -490,3 +490,53 @@ func TestProxyForwardDropsUpgrades(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamProxyRoutingHeaders: a front or CDN that an allowed host
+// sits behind may route a request by a header a proxy of its own would
+// set, not by Host: X-Forwarded-Host, Forwarded's host=, X-Host,
+// X-Original-Host, X-HTTP-Host-Override, or a rewritten target
+// (X-Original-URL, X-Rewrite-URL, which IIS and fronts configured from
+// it read). An agent sends them on a plain-HTTP request to an allowed
+// host, forwarded and through a CONNECT tunnel, naming a host nobody
+// allowed. They are a proxy's to set, never a client's: the upstream gets
+// none of them, and the request its own Host and path.
+func TestRedTeamProxyRoutingHeaders(t *testing.T) {
+	t.Parallel()
+	rules, err := ParseRules("allowed.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routing := []string{"X-Forwarded-Host", "Forwarded", "X-Forwarded-Server", "X-Host", "X-Original-Host",
+		"X-Http-Host-Override", "X-Original-Url", "X-Rewrite-Url", "X-Forwarded-Prefix"}
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		var got []string
+		for _, name := range routing {
+			if _, ok := r.Header[name]; ok {
+				got = append(got, name)
+			}
+		}
+		fmt.Fprintf(w, "host=%s path=%s accept=%s routing=%v", r.Host, r.URL.Path, r.Header.Get("Accept"), got)
+	})
+	w := newWorld(t, &Proxy{Rules: rules}, echo)
+	headers := "X-Forwarded-Host: evil.test\r\nForwarded: for=1.2.3.4;host=evil.test;proto=http\r\nX-Forwarded-Server: evil.test\r\n" +
+		"X-Host: evil.test\r\nX-Original-Host: evil.test\r\nX-HTTP-Host-Override: evil.test\r\n" +
+		"X-Original-URL: http://evil.test/admin\r\nX-Rewrite-URL: http://evil.test/admin\r\nX-Forwarded-Prefix: //evil.test\r\n" +
+		"Accept: */*\r\n"
+	want := "host=allowed.test path=/x accept=*/* routing=[]"
+	status, rest := w.raw(t, "GET http://allowed.test/x HTTP/1.1\r\nHost: allowed.test\r\n"+headers+"\r\n")
+	if !strings.Contains(status, " 200 ") || !strings.Contains(rest, want) {
+		t.Errorf("forwarded: %s\n%s\nwant %s", status, rest, want)
+	}
+	c, br := openTunnel(t, w.sock)
+	defer c.Close()
+	io.WriteString(c, "GET /x HTTP/1.1\r\nHost: allowed.test\r\n"+headers+"\r\n")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("tunnelled: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
+		t.Errorf("tunnelled: %d %s\nwant %s", resp.StatusCode, b, want)
+	}
+}

@@ -140,13 +140,17 @@ func buildRoot(c config) error {
 		return err
 	}
 	masks := c.Mask
+	hide := c.Hide
+	var runs []string
 	if c.Net.Contained {
 		masks = append(masks, runSockets(r, append(append([]string(nil), c.Mask...), c.Hide...))...)
 		masks = append(masks, boundIn(r, c.Net.Bound, append(forwardedSockets(c.Net), masks...))...)
 		ownSys(r)
+		runs = runFolders(r)
+		hide = append(append([]string(nil), c.Hide...), runs...)
 	}
 	binds := append(append([]string(nil), c.ReadOnly...), c.Writable...)
-	early, late := splitHidden(c.Hide, binds)
+	early, late := splitHidden(hide, binds)
 	sealLater, err := coverPlaces(r, early)
 	if err != nil {
 		return err
@@ -173,6 +177,7 @@ func buildRoot(c config) error {
 			return err
 		}
 	}
+	keepLinks(r, runs)
 	if err := overlayFiles(r, c.Overlay); err != nil {
 		return err
 	}
@@ -193,6 +198,57 @@ func buildRoot(c config) error {
 		}
 	}
 	return enterRoot(r)
+}
+
+// runFolders are the host's /run, and /var/run where it is a folder of
+// its own rather than a link to /run, as they lie under r: with the
+// network contained the step sees each as an empty folder (with the
+// links at its top, keepLinks). Host services bind their sockets there,
+// many open to every user (systemd-resolved's varlink socket resolves any
+// name for the asker, so a query for <data>.attacker.example carries data
+// out; nscd and avahi do the same, snapd and databases connect for
+// whoever asks), and a service that binds one after the step started (a
+// socket-activated one, a database restarted) was reachable: a covering
+// mount found by a walk when the sandbox is built covers only what is
+// there then, and connect() works on a read-only mount.
+func runFolders(r string) []string {
+	var out []string
+	for _, d := range []string{"/run", "/var/run"} {
+		if isDir(filepath.Join(r, d)) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// maxRunLinks bounds the links keepLinks copies into each folder.
+const maxRunLinks = 256
+
+// keepLinks makes again, in each folder of dirs under r (a fresh cover),
+// the links the host keeps at its top: a link names a place elsewhere in
+// the file system, which the step sees or not as it is, and some systems
+// keep their programs behind them (NixOS's /run/current-system, on
+// every PATH there). Best effort: a link that cannot be made is left out.
+func keepLinks(r string, dirs []string) {
+	for _, d := range dirs {
+		f, err := os.Open(d)
+		if err != nil {
+			continue
+		}
+		entries, _ := f.ReadDir(maxRunLinks * 4)
+		f.Close()
+		made := 0
+		for _, e := range entries {
+			if e.Type()&os.ModeSymlink == 0 || made >= maxRunLinks {
+				continue
+			}
+			if target, err := os.Readlink(filepath.Join(d, e.Name())); err == nil {
+				if os.Symlink(target, filepath.Join(r, d, e.Name())) == nil {
+					made++
+				}
+			}
+		}
+	}
 }
 
 // forwardedSockets are the sockets the init relays the step's ports to.

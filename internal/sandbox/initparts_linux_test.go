@@ -34,6 +34,8 @@ type view struct {
 	wrote      error // writing into the writable folder
 	procSelf   bool
 	hostMarker error
+	runLink    string // a link at the top of the host's /run, read inside
+	runDir     error  // a folder of the host's /run, looked at inside
 }
 
 // TestBuildRoot: the init's file system view, built in this process: the
@@ -76,6 +78,18 @@ func TestBuildRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(root) })
+	// /run is the step's own (empty) with the network contained, but for
+	// the links at its top, kept; a folder there is not.
+	runLink := filepath.Join("/run", "planex-test-link-"+filepath.Base(root))
+	if err := os.Symlink(ro, runLink); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(runLink) })
+	runDir, err := os.MkdirTemp("/run", "planex-test-dir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(runDir) })
 
 	c := config{Root: root, Writable: []string{w}, ReadOnly: []string{ro}, Hide: []string{hidden, filepath.Join(base, "absent")},
 		Mask: []string{sock, filepath.Join(ro, "planex"), filepath.Join(base, "absent.sock")}, Net: netConfig{Contained: true}}
@@ -103,6 +117,8 @@ func TestBuildRoot(t *testing.T) {
 		_, err := os.Stat("/proc/self/status")
 		v.procSelf = err == nil
 		_, v.hostMarker = os.Stat(marker.Name())
+		v.runLink, _ = os.Readlink(runLink)
+		_, v.runDir = os.Lstat(runDir)
 		return nil
 	})
 	if err != nil {
@@ -128,6 +144,9 @@ func TestBuildRoot(t *testing.T) {
 	}
 	if v.wrote != nil || !v.procSelf {
 		t.Errorf("writing the writable folder: %v; /proc mounted: %v", v.wrote, v.procSelf)
+	}
+	if v.runLink != ro || !errors.Is(v.runDir, os.ErrNotExist) {
+		t.Errorf("/run: the link at its top reads %q (want %q), its folder %s gave %v (want none)", v.runLink, ro, runDir, v.runDir)
 	}
 	if b, err := os.ReadFile(filepath.Join(w, "out.txt")); err != nil || string(b) != "from inside\n" {
 		t.Errorf("the write inside is not seen outside: %q, %v", b, err)
@@ -446,10 +465,11 @@ func TestInitAndLimitsRefuseBadConfiguration(t *testing.T) {
 
 // visibleDir makes a folder for a test's files where the sandbox's view
 // shows the host's files: not under /tmp, /var/tmp or /dev/shm, which it
-// replaces, so that what a test sees there is what the view does to it.
+// replaces, nor /run, which a contained network's view replaces, so that
+// what a test sees there is what the view does to it.
 func visibleDir(t *testing.T) string {
 	t.Helper()
-	for _, parent := range []string{"/run", "/srv", "/mnt"} {
+	for _, parent := range []string{"/srv", "/mnt"} {
 		if d, err := os.MkdirTemp(parent, "planex-test-"); err == nil {
 			t.Cleanup(func() { os.RemoveAll(d) })
 			return d

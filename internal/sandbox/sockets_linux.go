@@ -22,24 +22,21 @@ const (
 
 var errWalkBudget = errors.New("walk budget spent")
 
-// runSockets lists the Unix sockets of host services under /run (and
-// /var/run when it is a folder of its own) and /var/snap (where snaps'
-// services listen: MicroK8s's containerd, LXD) as the host's file system
-// bound at r shows them, by their paths on the host. A contained
-// network reaches no host service through them: systemd-resolved's
-// varlink socket, nscd and avahi resolve any name for the asker (a DNS
-// query for <data>.attacker.example carries data out), and others
-// (snapd, databases) make connections of their own.
+// runSockets lists the Unix sockets of host services under /var/snap
+// (where snaps' services listen: MicroK8s's containerd, LXD) as the
+// host's file system bound at r shows them, by their paths on the host.
+// A contained network reaches no host service through them. /run and
+// /var/run, where most services listen, are not walked: a contained
+// network's step sees them empty (runFolders).
 //
-// Folders in covered (hidden or masked anyway, like /run/user, where a
-// desktop's FUSE mounts live) are not entered.
+// Folders in covered (hidden or masked anyway) are not entered.
 func runSockets(r string, covered []string) []string {
 	skip := map[string]bool{}
 	for _, c := range covered {
 		skip[filepath.Join(r, c)] = true
 	}
 	var out []string
-	for _, dir := range []string{"/run", "/var/run", "/var/snap"} {
+	for _, dir := range []string{"/var/snap"} {
 		root := filepath.Join(r, dir)
 		if !isDir(root) {
 			continue // absent, or a link to /run

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
 )
@@ -63,26 +64,28 @@ func TestHostServiceSocketsOutOfReach(t *testing.T) {
 	}
 }
 
-// TestRunSockets: the walk finds sockets at any depth it allows, not
-// files, links or folders, and does not enter covered folders.
+// TestRunSockets: the walk finds sockets under /var/snap at any depth it
+// allows, not files, links or folders, and does not enter covered
+// folders; it leaves /run to its cover (runFolders).
 func TestRunSockets(t *testing.T) {
 	t.Parallel()
 	r := t.TempDir()
-	for _, d := range []string{"run/a/b", "run/user/1000", "run/" + strings.Repeat("d/", socketWalkDepth+1), "var/snap/microk8s/common/run"} {
+	deep := "var/snap/" + strings.Repeat("d/", socketWalkDepth+1)
+	for _, d := range []string{"run/a", "var/snap/a/b", "var/snap/hidden/x", deep, "var/snap/microk8s/common/run"} {
 		if err := os.MkdirAll(filepath.Join(r, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	writeFile(t, filepath.Join(r, "run", "a", "file"), "x", 0o644)
-	if err := os.Symlink("/run/a/b/svc", filepath.Join(r, "run", "link")); err != nil {
+	writeFile(t, filepath.Join(r, "var", "snap", "a", "file"), "x", 0o644)
+	if err := os.Symlink("/var/snap/a/b/svc", filepath.Join(r, "var", "snap", "link")); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"run/top.sock", "run/a/b/svc", "run/user/1000/bus", "run/" + strings.Repeat("d/", socketWalkDepth+1) + "deep",
+	for _, s := range []string{"run/top.sock", "run/a/svc", "var/snap/a/b/svc", "var/snap/hidden/x/bus", deep + "deep",
 		"var/snap/microk8s/common/run/containerd.sock"} {
 		sandboxtest.Listen(t, "unix", filepath.Join(r, s))
 	}
-	got := runSockets(r, []string{"/run/user"})
-	want := []string{"/run/a/b/svc", "/run/top.sock", "/var/snap/microk8s/common/run/containerd.sock"}
+	got := runSockets(r, []string{"/var/snap/hidden"})
+	want := []string{"/var/snap/a/b/svc", "/var/snap/microk8s/common/run/containerd.sock"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("runSockets = %q, want %q", got, want)
 	}
@@ -270,5 +273,68 @@ func TestBoundSockets(t *testing.T) {
 	}
 	if got := boundSockets(filepath.Join(r, "missing")); got != nil {
 		t.Errorf("boundSockets of no file = %q", got)
+	}
+}
+
+// TestRedTeamLateSocketUnderRunOutOfReach: a host service that binds its
+// socket under /run only after a step started (a service started by
+// socket activation, a database restarted, a job's helper daemon) was
+// within reach: the sandbox covered the sockets it found when it was
+// built, and the rest of /run was the host's, bound read-only, where a
+// new socket appears at once and connect() works on a read-only mount.
+// The malicious program waits for the socket and connects. With the
+// network contained /run is an empty folder of the step's own, so the
+// socket never appears there; with the network open (the host's, by
+// choice) it does.
+func TestRedTeamLateSocketUnderRunOutOfReach(t *testing.T) {
+	needRoot(t) // only root may make a folder under /run
+	s := newSandbox(t)
+	if err := s.ProbeNetwork(context.Background()); err != nil {
+		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
+	}
+	if !isDir("/run") {
+		t.Skip("no /run on this machine")
+	}
+	probe := sandboxtest.NetProbe(t)
+	for _, row := range []struct {
+		network Network
+		reach   bool
+	}{{NetworkContained, false}, {NetworkOpen, true}} {
+		t.Run(row.network.String(), func(t *testing.T) {
+			dir, err := os.MkdirTemp("/run", "planex-redteam-late-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			if err := os.Chmod(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			sock := filepath.Join(dir, "late.sock")
+			work := t.TempDir()
+			script := `touch ` + work + `/started
+i=0; while [ ! -S ` + sock + ` ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+` + probe + ` unix ` + sock + ` late-` + row.network.String()
+			type result struct {
+				out string
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				out, err := run(t, s, Policy{Network: row.network, Writable: []string{work}, ReadOnly: []string{filepath.Dir(probe)}}, work, nil, script)
+				done <- result{out, err}
+			}()
+			for i := 0; i < 200 && !exists(filepath.Join(work, "started")); i++ {
+				time.Sleep(50 * time.Millisecond)
+			}
+			l := sandboxtest.Listen(t, "unix", sock)
+			if err := os.Chmod(sock, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			arrived := strings.Contains(strings.Join(l.Got(), "\n"), "late-")
+			if arrived != row.reach || strings.HasPrefix(r.out, "ok:") != row.reach {
+				t.Errorf("%s network: want reached=%v; the program said %q (%v), the service got %q", row.network, row.reach, r.out, r.err, l.Got())
+			}
+		})
 	}
 }
