@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Sandbox wraps commands so they run contained. A nil *Sandbox wraps
@@ -242,7 +244,29 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 		os.Remove(root)
 		return noop, err
 	}
-	return func() { stopOOM(); os.Remove(cfgFile); os.Remove(root); giveBack() }, nil
+	return func() { stopOOM(); os.Remove(cfgFile); os.Remove(root); giveBack(); collectInFlight() }, nil
+}
+
+// collectInFlight has the kernel collect what the ended step left in
+// flight in Unix sockets no process holds any more. A program can send a
+// socket's own ends through it (SCM_RIGHTS) with any descriptor beside
+// them (its IPC namespace's, holding segments; a memfd, a file of its
+// /tmp, holding that whole tmpfs): no process then holds the cycle, and
+// the kernel frees it only when its collector next runs, which a Unix
+// socket's release anywhere on the machine sets off. On a quiet machine
+// that was seconds to minutes after the step, its memory held all the
+// while by no process (TestRedTeamParkedNamespaceDiesWithTheStep). By the
+// time the caller cleans up, the step's init has ended and with it every
+// process of the step, so their sockets are released: one release more,
+// of a socket with a descriptor in flight, sets the collector off.
+func collectInFlight() {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	_ = unix.Sendmsg(fds[0], []byte{0}, unix.UnixRights(fds[0]), nil, 0)
+	unix.Close(fds[0])
+	unix.Close(fds[1])
 }
 
 // setPaths puts p's directories and files into c as the contained process
