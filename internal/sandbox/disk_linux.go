@@ -14,12 +14,14 @@ import (
 // writes file after file under it fills the file system holding its
 // worktree (or a --sandbox-write folder), which is the runner's and
 // planex's too, and no quota is kept per step. So the init looks at each
-// file system the step may write, every 200 ms, and ends the step when
+// file system the step may write, every 20 ms (diskInterval), and ends the step when
 // one has less than diskFloor left and less than when the step
 // started: the runner, planex's git and its state files keep what is
 // left, and planex's reset of the worktree takes the step's files away.
 // A disk that was nearly full before the step still ends it at its first
-// write; a program fast enough fills what is left within one look. The
+// write. fallocate, which took the free space in one call between two
+// looks, is refused by the system call filter; a program writing faster
+// than the floor lasts for one look still fills what is left. The
 // file system's inodes are watched the same way: empty files, folders
 // and links take no space a block count shows, yet once a file system
 // has no inode left nothing more can be created there (git's objects and

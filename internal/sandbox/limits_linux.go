@@ -119,6 +119,13 @@ func preferOOMVictim() {
 // watchInterval is how often the init looks at the step's processes.
 const watchInterval = 200 * time.Millisecond
 
+// diskInterval is how often it looks at the disk the step writes: a
+// program writing steadily took the last 6 MiB past the floor of a
+// small file system within one watchInterval, and a fast disk takes
+// hundreds of MiB in that time (TestRedTeamDiskFillBetweenLooks). A look
+// is one statfs per file system, a few microseconds.
+const diskInterval = watchInterval / 10
+
 // watcher follows how many tasks the step has and the largest address
 // space among them, from the namespace's own /proc, until stopped, and
 // calls end (endStep in the init) once when the step holds more
@@ -147,23 +154,25 @@ func watch(p watchPlan) *watcher {
 	end := p.end
 	go func() {
 		var u usage
-		t := time.NewTicker(watchInterval)
+		t := time.NewTicker(diskInterval)
 		defer t.Stop()
-		for {
-			tasks, mem := sampleProcs("/proc")
-			u.tasks = max(u.tasks, tasks)
-			u.peakMemory = max(u.peakMemory, mem)
-			if n := guard.check(); n > 0 && u.openFiles == 0 {
-				u.openFiles, u.openFilesLimit = n, guard.limit
-				end()
-			}
+		for tick := 0; ; tick++ {
 			if p, left, full := disk.check(); full && u.diskFull == "" {
 				u.diskFull, u.diskLeft = p, left
 				end()
 			}
-			if what := sysv.check(); what != "" && u.sysvPast == "" {
-				u.sysvPast = what
-				end()
+			if tick%int(watchInterval/diskInterval) == 0 {
+				tasks, mem := sampleProcs("/proc")
+				u.tasks = max(u.tasks, tasks)
+				u.peakMemory = max(u.peakMemory, mem)
+				if n := guard.check(); n > 0 && u.openFiles == 0 {
+					u.openFiles, u.openFilesLimit = n, guard.limit
+					end()
+				}
+				if what := sysv.check(); what != "" && u.sysvPast == "" {
+					u.sysvPast = what
+					end()
+				}
 			}
 			select {
 			case <-w.stop:

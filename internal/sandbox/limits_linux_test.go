@@ -378,3 +378,40 @@ func TestDiskGuard(t *testing.T) {
 		t.Errorf("inodes nearly all taken, 50 GB free: check = %q, %q, %v; want /inodes with 1000 inodes left", p, left, full)
 	}
 }
+
+// TestRedTeamDiskFillBetweenLooks: the init looks at the disk a step
+// writes now and then, and a program fills it between two looks, to the
+// last block: the runner's and planex's writes there fail with ENOSPC
+// until the step's files are gone. fallocate takes the whole free space
+// in one call, at once, each file under the file-size limit; writing
+// steadily (1 MiB every 10 ms here) overshot the floor (a twentieth of
+// this 128 MiB file system) within the 200 ms between looks. With
+// fallocate refused (EOPNOTSUPP, as a file system without it answers:
+// posix_fallocate then writes) and the disk looked at every 20 ms, the
+// file system keeps space left. Root mounts the small file system.
+func TestRedTeamDiskFillBetweenLooks(t *testing.T) {
+	needRoot(t)
+	s := newSandbox(t)
+	for _, row := range []struct{ name, script string }{
+		{"fallocate the free space at once", `n=0; for i in 1 2 3 4; do fallocate -l 32M f$i 2>&1 && n=$((n+1)); done; echo "allocated $n"; sleep 2; echo "hog still running"`},
+		{"write steadily", `i=0; while head -c 1048576 /dev/zero > f$i 2>/dev/null; do i=$((i+1)); sleep 0.01; done; echo "wrote $i files"; sleep 2; echo "hog still running"`},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			work := t.TempDir()
+			if err := syscall.Mount("tmpfs", work, "tmpfs", 0, "size=128m,mode=0777"); err != nil {
+				t.Skipf("mounting a small file system for the worktree: %v", err)
+			}
+			t.Cleanup(func() { syscall.Unmount(work, syscall.MNT_DETACH) })
+			out, err := run(t, s, Policy{Writable: []string{work}, Limits: Limits{FileSize: 64 << 20}}, work, []string{"PATH=" + os.Getenv("PATH")}, row.script)
+			var st unix.Statfs_t
+			if err := unix.Statfs(work, &st); err != nil {
+				t.Fatal(err)
+			}
+			// The step's files are still there: what is left now is the
+			// least there was.
+			if left := st.Bavail * uint64(st.Bsize); left < 1<<20 {
+				t.Errorf("the step left %d KiB of its file system (%v):\n%s", left>>10, err, out)
+			}
+		})
+	}
+}

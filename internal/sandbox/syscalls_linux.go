@@ -40,6 +40,14 @@ import (
 //     (limits_linux.go), which the kernel reads as "no dump, to a file
 //     or a pipe"; 0 would still start the handler.
 //
+// One fills a disk faster than any look at it: fallocate takes a file's
+// space in one call, at once, so a program took the whole free space of
+// the file system it writes (the runner's and planex's) between two of
+// the init's looks (diskGuard), each file under the file-size limit. It
+// is refused with EOPNOTSUPP, as a file system without it answers:
+// posix_fallocate and the programs that use the call then write, at the
+// disk's pace, which the looks keep up with.
+//
 // And one gives a kernel exploit its favourite tool: userfaultfd, which
 // an unprivileged process may make in its user-mode-only form, lets it
 // hold the kernel at a page fault of its choosing in the middle of a
@@ -49,12 +57,11 @@ import (
 // So the program of every sandbox starts under a seccomp filter that
 // refuses an AF_VSOCK socket (EAFNOSUPPORT, as a kernel without vsock
 // answers), io_uring, request_key, perf_event_open and userfaultfd
-// (ENOSYS, as a
-// kernel without them answers; Node.js and the rest fall back to
-// ordinary calls, and a key a program adds itself needs no request), and
-// ignores any change of RLIMIT_CORE through setrlimit or prlimit64 (the
-// call succeeds and changes nothing; reading it passes). Everything else
-// passes.
+// (ENOSYS, as a kernel without them answers; Node.js and the rest fall
+// back to ordinary calls, and a key a program adds itself needs no
+// request) and fallocate (EOPNOTSUPP), and ignores any change of
+// RLIMIT_CORE through setrlimit or prlimit64 (the call succeeds and
+// changes nothing; reading it passes). Everything else passes.
 
 // syscallArch is what the filter needs of one system call convention.
 type syscallArch struct {
@@ -64,6 +71,7 @@ type syscallArch struct {
 	requestKey uint32
 	perfEvent  uint32 // perf_event_open
 	uffd       uint32 // userfaultfd
+	fallocate  uint32
 	setrlimit  uint32
 	prlimit    uint32 // prlimit64
 	socketcall uint32 // the socket multiplexer (i386, powerpc), 0 where there is none
@@ -73,12 +81,12 @@ type syscallArch struct {
 // Numbers from the kernel's syscall tables (asm-generic for the newer
 // architectures: io_uring_setup is 425 everywhere).
 var (
-	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, perfEvent: 298, uffd: 323, setrlimit: 160, prlimit: 302, x32: true}
-	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, perfEvent: 336, uffd: 374, setrlimit: 75, prlimit: 340, socketcall: 102}
-	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, setrlimit: 164, prlimit: 261}
-	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, perfEvent: 364, uffd: 388, setrlimit: 75, prlimit: 369}
-	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, setrlimit: 164, prlimit: 261}
-	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, perfEvent: 319, uffd: 364, setrlimit: 75, prlimit: 325, socketcall: 102}
+	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, perfEvent: 298, uffd: 323, fallocate: 285, setrlimit: 160, prlimit: 302, x32: true}
+	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, perfEvent: 336, uffd: 374, fallocate: 324, setrlimit: 75, prlimit: 340, socketcall: 102}
+	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, fallocate: 47, setrlimit: 164, prlimit: 261}
+	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, perfEvent: 364, uffd: 388, fallocate: 352, setrlimit: 75, prlimit: 369}
+	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, fallocate: 47, setrlimit: 164, prlimit: 261}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, perfEvent: 319, uffd: 364, fallocate: 309, setrlimit: 75, prlimit: 325, socketcall: 102}
 )
 
 // archsFor lists the conventions a process on goarch's kernel may use:
@@ -162,6 +170,9 @@ func archBody(a syscallArch) []bpf.Instruction {
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: 1},
 			bpf.RetConstant{Val: retErrno(unix.ENOSYS)})
 	}
+	b = append(b,
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.fallocate, SkipTrue: 1},
+		bpf.RetConstant{Val: retErrno(unix.EOPNOTSUPP)})
 	b = append(b, coreLimitGuard(a)...)
 	if a.socketcall != 0 {
 		b = append(b,

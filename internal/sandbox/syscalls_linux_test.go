@@ -181,6 +181,8 @@ func TestSyscallFilter(t *testing.T) {
 				mk("a call with AF_VSOCK as first argument", a.audit, a.socket+1, unix.AF_VSOCK, allow),
 				call{name: "perf_event_open", arch: a.audit, nr: a.perfEvent, want: noSys},
 				call{name: "userfaultfd", arch: a.audit, nr: a.uffd, want: noSys},
+				call{name: "fallocate", arch: a.audit, nr: a.fallocate, want: retErrno(unix.EOPNOTSUPP)},
+				call{name: "fallocate's neighbour", arch: a.audit, nr: a.fallocate + 1, want: allow},
 				call{name: "setrlimit(RLIMIT_CORE)", arch: a.audit, nr: a.setrlimit, arg0: unix.RLIMIT_CORE, want: ignored},
 				call{name: "setrlimit(RLIMIT_NOFILE)", arch: a.audit, nr: a.setrlimit, arg0: unix.RLIMIT_NOFILE, want: allow},
 				call{name: "prlimit64 setting RLIMIT_CORE", arch: a.audit, nr: a.prlimit, arg1: unix.RLIMIT_CORE, arg2: 0x7ffc1000, want: ignored},
