@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,4 +172,36 @@ func asOrdinaryUser(t *testing.T, run string) string {
 func TestAttacksAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
 	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace")
+}
+
+// TestRedTeamFreshProcAndSys: the program makes namespaces of its own
+// (unshare -Urm, and -Urmpf with a PID namespace it owns) and mounts a
+// fresh procfs and sysfs there, where it holds every capability, hoping
+// for a /proc without hidepid (the init's entries, or the host's
+// processes) or a sysfs of the host's network. Either the kernel refuses
+// the mount or it shows only the step's own: no process outside the
+// step (this test's binary, planex's init) and no interface of the host.
+func TestRedTeamFreshProcAndSys(t *testing.T) {
+	s := newSandbox(t)
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("the attack is util-linux's unshare; not installed here")
+	}
+	mounts := `mkdir -p /tmp/p /tmp/s
+mount -t proc proc /tmp/p 2>/dev/null && echo MOUNTED-PROC && for d in /tmp/p/[0-9]*; do tr "\0" " " < $d/cmdline 2>/dev/null; echo; done
+mount -t sysfs sysfs /tmp/s 2>/dev/null && echo MOUNTED-SYS && ls /tmp/s/class/net`
+	script := "unshare -Urm sh -c '" + mounts + "'; unshare -Urmpf sh -c '" + mounts + "'"
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, script)
+	t.Logf("%v\n%s", err, out)
+	bad := []string{initArg0, filepath.Base(os.Args[0])}
+	ifaces, _ := net.Interfaces()
+	for _, i := range ifaces {
+		if i.Name != "lo" {
+			bad = append(bad, i.Name)
+		}
+	}
+	for _, b := range bad {
+		if strings.Contains(out, b) {
+			t.Errorf("a fresh procfs or sysfs of the program's showed %q, from outside the step:\n%s", b, out)
+		}
+	}
 }
