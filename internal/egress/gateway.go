@@ -164,6 +164,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 	out.URL = &url.URL{Scheme: g.Upstream.Scheme, Host: g.Upstream.Host, Path: r.URL.Path, RawQuery: q.Encode()}
 	out.Host = g.Upstream.Host
 	dropHop(out.Header)
+	dropRouting(out.Header)
 	rt := g.Transport
 	if rt == nil {
 		rt = http.DefaultTransport

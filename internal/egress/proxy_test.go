@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -538,5 +540,28 @@ func TestRedTeamProxyRoutingHeaders(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
 		t.Errorf("tunnelled: %d %s\nwant %s", resp.StatusCode, b, want)
+	}
+	// The model gateway, whose provider sits behind a front as well.
+	hs := httptest.NewServer(echo)
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	const ph = "planex-placeholder-routing"
+	client := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: ph})
+	req, _ := http.NewRequest("POST", "http://gateway/v1/messages", strings.NewReader("{}"))
+	req.Header.Set("X-Api-Key", ph)
+	req.Header.Set("Accept", "*/*")
+	for _, line := range strings.Split(strings.TrimSpace(headers), "\r\n") {
+		if k, v, ok := strings.Cut(line, ": "); ok {
+			req.Header.Add(k, v)
+		}
+	}
+	gresp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("gateway: %v", err)
+	}
+	gb, _ := io.ReadAll(gresp.Body)
+	gresp.Body.Close()
+	if wantGW := "path=/v1/messages accept=*/* routing=[]"; gresp.StatusCode != 200 || !strings.Contains(string(gb), wantGW) {
+		t.Errorf("gateway: %d %s\nwant %s", gresp.StatusCode, gb, wantGW)
 	}
 }
