@@ -104,6 +104,10 @@ var defaultMasks = []string{
 	// libvirt's daemons (the libvirt group's: a VM with the host's disk)
 	// and MicroK8s's containerd (the microk8s group's).
 	"/run/libvirt", "/var/run/libvirt", "/var/snap/microk8s/common/run",
+	// GNU screen's sessions (Debian's and Ubuntu's build keeps them
+	// here): whoever of the user's uid connects types into a session's
+	// shell, outside the sandbox, also with the network open.
+	"/run/screen", "/var/run/screen",
 	// Files, not sockets: a Kubernetes pod's service account token
 	// (kubernetes.io/serviceaccount/token, readable by every uid: an
 	// Actions Runner Controller runner's account may create pods) and

@@ -338,3 +338,50 @@ i=0; while [ ! -S ` + sock + ` ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); don
 		})
 	}
 }
+
+// TestRedTeamScreenSessionOutOfReach: GNU screen keeps each session's
+// socket under /run/screen/S-<user> (Debian's and Ubuntu's build), and
+// whoever of the user's uid connects drives the session (screen -X stuff
+// types a command line into its shell, outside the sandbox). With the
+// network open, /run is the host's, and a program of planex run as that
+// user reached it, as it reached the session bus and the X server that
+// are covered already. Now the folder is covered whatever the network.
+// The test plants a session's socket, open to every user.
+func TestRedTeamScreenSessionOutOfReach(t *testing.T) {
+	needRoot(t) // only root may make a folder under /run
+	s := newSandbox(t)
+	if !isDir("/run") {
+		t.Skip("no /run on this machine")
+	}
+	screen := "/run/screen"
+	if !exists(screen) {
+		if err := os.Mkdir(screen, 0o775); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(screen) })
+	}
+	dir, err := os.MkdirTemp(screen, "S-planex-redteam-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "4711.pts-0.host")
+	l := sandboxtest.Listen(t, "unix", sock)
+	if err := os.Chmod(sock, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	probe := sandboxtest.NetProbe(t)
+	for _, network := range []Network{NetworkOpen, NetworkContained} {
+		p := Policy{Network: network, ReadOnly: []string{filepath.Dir(probe)}}
+		out, err := run(t, s, p, "/", nil, probe+" unix "+sock+" stuff-"+network.String())
+		if err != nil {
+			t.Fatalf("%s network: %v\n%s", network, err, out)
+		}
+		if strings.HasPrefix(out, "ok:") || strings.Contains(strings.Join(l.Got(), "\n"), "stuff-"+network.String()) {
+			t.Errorf("%s network: the program reached a screen session's socket: it said %q, the socket got %q", network, out, l.Got())
+		}
+	}
+}
