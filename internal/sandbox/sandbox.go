@@ -108,6 +108,10 @@ var defaultMasks = []string{
 	// here): whoever of the user's uid connects types into a session's
 	// shell, outside the sandbox, also with the network open.
 	"/run/screen", "/var/run/screen",
+	// WSLg (Windows' Linux GUI support): its X server, Wayland and
+	// PulseAudio sockets, X's "localuser" rule letting the user's
+	// programs type into any window.
+	"/mnt/wslg",
 	// Files, not sockets: a Kubernetes pod's service account token
 	// (kubernetes.io/serviceaccount/token, readable by every uid: an
 	// Actions Runner Controller runner's account may create pods) and

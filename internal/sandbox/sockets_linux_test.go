@@ -339,49 +339,59 @@ i=0; while [ ! -S ` + sock + ` ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); don
 	}
 }
 
-// TestRedTeamScreenSessionOutOfReach: GNU screen keeps each session's
-// socket under /run/screen/S-<user> (Debian's and Ubuntu's build), and
-// whoever of the user's uid connects drives the session (screen -X stuff
-// types a command line into its shell, outside the sandbox). With the
-// network open, /run is the host's, and a program of planex run as that
-// user reached it, as it reached the session bus and the X server that
-// are covered already. Now the folder is covered whatever the network.
-// The test plants a session's socket, open to every user.
-func TestRedTeamScreenSessionOutOfReach(t *testing.T) {
-	needRoot(t) // only root may make a folder under /run
+// TestRedTeamSessionSocketsOutOfReach: services of a user's desktop or
+// terminal keep sockets where the sandbox showed them, and act for
+// whoever of the user's uid connects, outside the sandbox: GNU screen's
+// sessions under /run/screen/S-<user> (Debian's and Ubuntu's build;
+// screen -X stuff types a command line into a session's shell), WSLg's X
+// server, PulseAudio and Wayland sockets under /mnt/wslg (Windows'
+// Linux GUI support; X's "localuser" rule lets the user's programs type
+// into any window). With the network open a program of planex run as
+// that user reached them (with it contained, those bound in another
+// network namespace too). Now both folders are covered whatever the
+// network. The test plants each socket, open to every user, where this
+// machine has none.
+func TestRedTeamSessionSocketsOutOfReach(t *testing.T) {
+	needRoot(t) // only root may make folders under /run and /mnt
 	s := newSandbox(t)
-	if !isDir("/run") {
-		t.Skip("no /run on this machine")
-	}
-	screen := "/run/screen"
-	if !exists(screen) {
-		if err := os.Mkdir(screen, 0o775); err != nil {
+	probe := sandboxtest.NetProbe(t)
+	for _, row := range []struct{ top, sub, name string }{
+		{"/run/screen", "S-planex-redteam-", "4711.pts-0.host"},
+		{"/mnt/wslg", ".X11-unix-planex-redteam-", "X0"},
+	} {
+		if !isDir(filepath.Dir(row.top)) {
+			t.Logf("no %s on this machine", filepath.Dir(row.top))
+			continue
+		}
+		if !exists(row.top) {
+			if err := os.Mkdir(row.top, 0o775); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(row.top) })
+		}
+		dir, err := os.MkdirTemp(row.top, row.sub)
+		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { os.RemoveAll(screen) })
-	}
-	dir, err := os.MkdirTemp(screen, "S-planex-redteam-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "4711.pts-0.host")
-	l := sandboxtest.Listen(t, "unix", sock)
-	if err := os.Chmod(sock, 0o666); err != nil {
-		t.Fatal(err)
-	}
-	probe := sandboxtest.NetProbe(t)
-	for _, network := range []Network{NetworkOpen, NetworkContained} {
-		p := Policy{Network: network, ReadOnly: []string{filepath.Dir(probe)}}
-		out, err := run(t, s, p, "/", nil, probe+" unix "+sock+" stuff-"+network.String())
-		if err != nil {
-			t.Fatalf("%s network: %v\n%s", network, err, out)
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
 		}
-		if strings.HasPrefix(out, "ok:") || strings.Contains(strings.Join(l.Got(), "\n"), "stuff-"+network.String()) {
-			t.Errorf("%s network: the program reached a screen session's socket: it said %q, the socket got %q", network, out, l.Got())
+		sock := filepath.Join(dir, row.name)
+		l := sandboxtest.Listen(t, "unix", sock)
+		if err := os.Chmod(sock, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		for _, network := range []Network{NetworkOpen, NetworkContained} {
+			p := Policy{Network: network, ReadOnly: []string{filepath.Dir(probe)}}
+			msg := "stuff-" + network.String()
+			out, err := run(t, s, p, "/", nil, probe+" unix "+sock+" "+msg)
+			if err != nil {
+				t.Fatalf("%s, %s network: %v\n%s", sock, network, err, out)
+			}
+			if strings.HasPrefix(out, "ok:") || strings.Contains(strings.Join(l.Got(), "\n"), msg) {
+				t.Errorf("%s network: the program reached %s: it said %q, the socket got %q", network, sock, out, l.Got())
+			}
 		}
 	}
 }
