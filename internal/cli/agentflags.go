@@ -93,7 +93,8 @@ func (a *agentFlags) checkAgentVisible(read []string, getenv func(string) string
 	if cmd == "" || (a.name != "" && a.name != "command") {
 		return nil
 	}
-	return checkCommandVisible(cmd, read, getenv)
+	network, err := sandbox.ParseNetwork(a.network)
+	return checkCommandVisible(cmd, read, getenv, err == nil && !network.Open())
 }
 
 // writeDirs are the folders every contained step may write

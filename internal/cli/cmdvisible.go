@@ -59,8 +59,11 @@ func within(p, dir string) bool {
 
 // checkCommandVisible refuses, before the first step, an agent command
 // whose program the sandbox hides: otherwise every step fails with a bare
-// "sh: 1: …: not found".
-func checkCommandVisible(command string, readable []string, getenv func(string) string) error {
+// "sh: 1: …: not found". With the network contained the sandbox shows
+// /run empty too, but for the links at its top (NixOS's
+// /run/current-system), so a program is judged there by where its links
+// lead.
+func checkCommandVisible(command string, readable []string, getenv func(string) string, contained bool) error {
 	// The shell expands ~ with the environment's HOME: it comes first.
 	var homes []string
 	if h := getenv("HOME"); h != "" {
@@ -72,6 +75,21 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 	// CI systems' temporary folders and $TMPDIR are hidden like a home.
 	homes = append(homes, hiddenTemps(getenv)...)
 	prog, under := hiddenProgram(command, readable, homes, exec.LookPath)
+	if prog == "" && contained {
+		resolved := func(name string) (string, error) {
+			p, err := exec.LookPath(name)
+			if err != nil {
+				return "", err
+			}
+			return filepath.EvalSymlinks(p)
+		}
+		if fields := strings.Fields(command); len(fields) > 0 && strings.Contains(fields[0], "/") {
+			if r, err := filepath.EvalSymlinks(strings.Trim(fields[0], `'"`)); err == nil {
+				command = r
+			}
+		}
+		prog, under = hiddenProgram(command, readable, []string{"/run"}, resolved)
+	}
 	if prog == "" {
 		return nil
 	}

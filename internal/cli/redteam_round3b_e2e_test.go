@@ -165,13 +165,64 @@ func TestCommandUnderTmpdirRefused(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"TMPDIR": "/scratch/me", "HOME": "/home/me"}
 	getenv := func(k string) string { return env[k] }
-	err := checkCommandVisible("/scratch/me/agent.sh --fast", nil, getenv)
+	err := checkCommandVisible("/scratch/me/agent.sh --fast", nil, getenv, true)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(ee.msg, "under /scratch/me") || !strings.Contains(ee.msg, "--sandbox-read /scratch/me") {
 		t.Fatalf("a program in the hidden $TMPDIR: %v", err)
 	}
-	if err := checkCommandVisible("/scratch/me/agent.sh", []string{"/scratch/me"}, getenv); err != nil {
+	if err := checkCommandVisible("/scratch/me/agent.sh", []string{"/scratch/me"}, getenv, true); err != nil {
 		t.Errorf("a program made readable was refused: %v", err)
+	}
+}
+
+// TestCommandUnderRunRefused: with the network contained the sandbox
+// shows /run empty but for the links at its top, so an agent command
+// whose program lies below a folder there (a USB stick under
+// /run/media) is refused before the first step, naming /run; one reached
+// through a link at its top (NixOS's /run/current-system) is judged by
+// where the link leads, and with the network open /run is the host's.
+func TestCommandUnderRunRefused(t *testing.T) {
+	t.Parallel()
+	needRootForRun(t)
+	dir, err := os.MkdirTemp("/run", "planex-media-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	prog := filepath.Join(dir, "agent.sh")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join("/run", "planex-system-"+filepath.Base(dir))
+	if err := os.Symlink("/usr/bin", link); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(link) })
+	getenv := func(string) string { return "" }
+	var ee *exitError
+	if err := checkCommandVisible(prog+" --fast", nil, getenv, true); !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(ee.msg, "under /run") {
+		t.Errorf("a program below a folder of /run, network contained: %v", err)
+	}
+	for _, row := range []struct {
+		command   string
+		contained bool
+	}{{prog, false}, {link + "/env", true}, {prog, true}} {
+		read := []string(nil)
+		if row.command == prog && row.contained {
+			read = []string{dir}
+		}
+		if err := checkCommandVisible(row.command, read, getenv, row.contained); err != nil {
+			t.Errorf("%s (contained %v, readable %v) was refused: %v", row.command, row.contained, read, err)
+		}
+	}
+}
+
+// needRootForRun skips a test that plants files under /run, which only
+// root may write.
+func needRootForRun(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("planting a program under /run needs root")
 	}
 }
 
