@@ -112,6 +112,9 @@ var defaultMasks = []string{
 	// PulseAudio sockets, X's "localuser" rule letting the user's
 	// programs type into any window.
 	"/mnt/wslg",
+	// WSL's interop sockets: whoever connects starts Windows programs,
+	// outside every Linux namespace.
+	"/run/WSL", "/var/run/WSL",
 	// Files, not sockets: a Kubernetes pod's service account token
 	// (kubernetes.io/serviceaccount/token, readable by every uid: an
 	// Actions Runner Controller runner's account may create pods) and

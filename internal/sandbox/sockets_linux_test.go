@@ -346,7 +346,9 @@ i=0; while [ ! -S ` + sock + ` ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); don
 // screen -X stuff types a command line into a session's shell), WSLg's X
 // server, PulseAudio and Wayland sockets under /mnt/wslg (Windows'
 // Linux GUI support; X's "localuser" rule lets the user's programs type
-// into any window). With the network open a program of planex run as
+// into any window), WSL's interop sockets under /run/WSL (whoever
+// connects starts a Windows program, outside every Linux namespace).
+// With the network open a program of planex run as
 // that user reached them (with it contained, those bound in another
 // network namespace too). Now both folders are covered whatever the
 // network. The test plants each socket, open to every user, where this
@@ -358,6 +360,7 @@ func TestRedTeamSessionSocketsOutOfReach(t *testing.T) {
 	for _, row := range []struct{ top, sub, name string }{
 		{"/run/screen", "S-planex-redteam-", "4711.pts-0.host"},
 		{"/mnt/wslg", ".X11-unix-planex-redteam-", "X0"},
+		{"/run/WSL", "planex-redteam-", "1_interop"},
 	} {
 		if !isDir(filepath.Dir(row.top)) {
 			t.Logf("no %s on this machine", filepath.Dir(row.top))
