@@ -8,9 +8,10 @@
 // file system read-only except the directories its step may write, an
 // empty /tmp, an empty directory where the real home was, and a /dev of
 // a few harmless devices. It has only loopback of a network of its own
-// unless its policy opens the network (Policy.Network). It runs as an
-// ordinary user (never as host root: see ids_linux.go), with no
-// descriptor but its standard streams and under resource limits
+// unless its policy opens the network (Policy.Network), and then sees an
+// empty /run too (runFolders), where host services bind their sockets.
+// It runs as an ordinary user (never as host root: see ids_linux.go),
+// with no descriptor but its standard streams and under resource limits
 // (limits.go). When the step's first process ends, every process it left
 // behind is killed with it.
 package sandbox
