@@ -73,7 +73,12 @@ type Config struct {
 	// pushes and pull requests start no workflow; the pull request body
 	// then says its CI will not run (docs/action.md).
 	DefaultToken bool
-	RunAttempt   string // GITHUB_RUN_ATTEMPT
+	// BotLogin is the account the token acts as (the bot-login input,
+	// "<app>[bot]" for a GitHub App): planex takes only that account's
+	// comments, reviews and pull requests as its own. Empty: the Actions
+	// bot with the job token, else learned from what planex posts.
+	BotLogin   string
+	RunAttempt string // GITHUB_RUN_ATTEMPT
 	// HeartbeatInterval is how often a running plan's state is saved to
 	// show its owner is alive (DefaultHeartbeatInterval when zero);
 	// StaleAfter is how long an owner may be silent before its plan can
@@ -145,7 +150,11 @@ type Runner struct {
 func (r *Runner) flows() *flowSet {
 	r.defaults()
 	if r.parts == nil {
-		r.parts = newFlowSet(&env{Cfg: &r.Cfg, GH: r.GH, Repo: r.Repo, Engine: r.Engine, Out: r.Out, Log: r.Log, Now: r.Now, AgentErr: r.AgentErr})
+		self := newIdentity(&r.Cfg)
+		if self.pinned == "" {
+			r.Log.Warn("github-token is not the job's token and bot-login is not set: planex learns its account from what it posts; set bot-login (\"<app-slug>[bot]\" for an App) so that it knows it from the start")
+		}
+		r.parts = newFlowSet(&env{Cfg: &r.Cfg, GH: r.GH, Repo: r.Repo, Engine: r.Engine, Out: r.Out, Log: r.Log, Now: r.Now, AgentErr: r.AgentErr, self: self})
 	}
 	return r.parts
 }
@@ -431,7 +440,7 @@ func (r *intake) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 			return 0, fmt.Errorf("looking for the issue of an earlier attempt: %w", err)
 		}
 		for _, is := range recent {
-			if !is.IsPullRequest() && strings.Contains(is.GetBody(), marker) && event.IsBot(is.GetUser().GetLogin(), is.GetUser().GetType()) {
+			if !is.IsPullRequest() && strings.Contains(is.GetBody(), marker) && r.self.is(is.GetUser()) {
 				return is.GetNumber(), nil
 			}
 		}
@@ -444,6 +453,7 @@ func (r *intake) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 	if err != nil {
 		return 0, fmt.Errorf("opening an issue for the requirement: %w", err)
 	}
+	r.self.note(is.GetUser())
 	return is.GetNumber(), nil
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/engine"
-	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/plural"
@@ -238,6 +237,7 @@ func (r *planner) postPlan(ctx context.Context, th thread, rec *Record, pr planR
 			return Outputs{}, fmt.Errorf("posting the plan: %w", err)
 		}
 		id = c.GetID()
+		r.self.note(c.GetUser())
 	}
 	rec.PlanCommentID, rec.PlanBodyHash = id, bodyHash(body)
 	// The state first: a run that lost it takes its comment back and
@@ -301,7 +301,7 @@ func (r *planner) findPlanComment(ctx context.Context, rec *Record) (int64, erro
 	for i := len(cs) - 1; i >= 0; i-- {
 		c := cs[i]
 		m, ok := render.ParsePlanMarker(c.GetBody())
-		if ok && m.ID == rec.PlanID && m.SHA256 == rec.PlanHash && m.Session == rec.SessionID && event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+		if ok && m.ID == rec.PlanID && m.SHA256 == rec.PlanHash && m.Session == rec.SessionID && r.self.is(c.GetUser()) {
 			return c.GetID(), nil
 		}
 	}
@@ -415,6 +415,7 @@ func (r *planner) revise(ctx context.Context, th thread, feedback string) (Outpu
 	if err != nil {
 		return Outputs{}, fmt.Errorf("posting the revised plan: %w", err)
 	}
+	r.self.note(c.GetUser())
 	rec.PlanCommentID, rec.PlanBodyHash = c.GetID(), bodyHash(body)
 	if err := r.store.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {

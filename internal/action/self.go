@@ -1,0 +1,77 @@
+package action
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// ActionsBot is the account the workflow's own GITHUB_TOKEN acts as.
+const ActionsBot = "github-actions[bot]"
+
+// identity is the account planex's token acts as: planex takes a comment,
+// review, issue or pull request as its own only when that account wrote
+// it, never because some bot did (any GitHub App, a contributor's among
+// them, posts as a bot). Pinned is the login the configuration names
+// (the bot-login input, or ActionsBot for the job token); without one,
+// the login is learned from what GitHub answered when planex posted in
+// this job, or from the thread's record, which keeps it.
+type identity struct {
+	pinned  string
+	mu      sync.Mutex
+	learned string
+}
+
+// newIdentity is the identity cfg pins: the bot-login input, or the
+// Actions bot for the job's own token.
+func newIdentity(cfg *Config) *identity {
+	id := &identity{pinned: strings.TrimSpace(cfg.BotLogin)}
+	if id.pinned == "" && cfg.DefaultToken {
+		id.pinned = ActionsBot
+	}
+	return id
+}
+
+// login is the account planex acts as, or "" when it is not known yet.
+func (id *identity) login() string {
+	if id.pinned != "" {
+		return id.pinned
+	}
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	return id.learned
+}
+
+// is says whether u is planex's own account. An unknown identity is
+// nobody's.
+func (id *identity) is(u *github.User) bool {
+	self := id.login()
+	return self != "" && u != nil && strings.EqualFold(u.GetLogin(), self)
+}
+
+// isLogin is is for a login alone.
+func (id *identity) isLogin(login string) bool {
+	self := id.login()
+	return self != "" && strings.EqualFold(login, self)
+}
+
+// note learns the login from something planex itself just created (the
+// user GitHub's answer names).
+func (id *identity) note(u *github.User) {
+	if id.pinned == "" && u.GetLogin() != "" {
+		id.mu.Lock()
+		defer id.mu.Unlock()
+		id.learned = u.GetLogin()
+	}
+}
+
+// fromRecord learns the login a thread's record keeps, when neither the
+// configuration nor this job named one.
+func (id *identity) fromRecord(rec *Record) {
+	if id.login() == "" && rec != nil && rec.Self != "" {
+		id.mu.Lock()
+		defer id.mu.Unlock()
+		id.learned = rec.Self
+	}
+}
