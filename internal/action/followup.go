@@ -36,6 +36,25 @@ func (r *planner) prHead(ctx context.Context, ev *event.Event, th thread) (head,
 	return pr.GetHead().GetRef(), pr.GetUser().GetLogin(), fork, nil
 }
 
+// planexIssue is the issue of a pull request planex opened, from its
+// head branch; a refusal for any other. A branch named like planex's is
+// not enough: anyone who can push a branch (or another bot) can name one
+// so. Only a pull request planex's own account opened is planex's.
+func (r *planner) planexIssue(head, author string) (int, error) {
+	m := runBranchRe.FindStringSubmatch(head)
+	if m != nil && r.self.login() == "" {
+		return 0, refusef("planex cannot tell whether it opened this pull request: its token is not the job's and the workflow sets no `bot-login` (`<app-slug>[bot]` for a GitHub App; docs/action.md).")
+	}
+	if m == nil || !r.self.isLogin(author) {
+		return 0, refusef("planex plans follow-ups only on pull requests it opened (branch `planex/<issue>-…`, opened by planex). To plan work, comment `%s <requirement>` on an issue.", r.Cfg.Trigger)
+	}
+	issue, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, refusef("The branch `%s` of this pull request names no issue planex can read (%v).", head, err)
+	}
+	return issue, nil
+}
+
 // followUpPlan plans req on a planex pull request's branch. cites are the
 // review findings the plan must answer; a request made in a review
 // comment is answered in that comment's thread. ci is the CI failure a
@@ -48,19 +67,9 @@ func (r *planner) followUpPlan(ctx context.Context, ev *event.Event, th thread, 
 	if fork {
 		return Outputs{}, refusef("planex does not work on pull requests from forks: their code is never checked out or run here.")
 	}
-	m := runBranchRe.FindStringSubmatch(head)
-	// A branch named like planex's is not enough: anyone who can push a
-	// branch (or another bot) can name one so. Only a pull request
-	// planex's own account opened is planex's.
-	if m != nil && r.self.login() == "" {
-		return Outputs{}, refusef("planex cannot tell whether it opened this pull request: its token is not the job's and the workflow sets no `bot-login` (`<app-slug>[bot]` for a GitHub App; docs/action.md).")
-	}
-	if m == nil || !r.self.isLogin(author) {
-		return Outputs{}, refusef("planex plans follow-ups only on pull requests it opened (branch `planex/<issue>-…`, opened by planex). To plan work, comment `%s <requirement>` on an issue.", r.Cfg.Trigger)
-	}
-	issue, err := strconv.Atoi(m[1])
+	issue, err := r.planexIssue(head, author)
 	if err != nil {
-		return Outputs{}, refusef("The branch `%s` of this pull request names no issue planex can read (%v).", head, err)
+		return Outputs{}, err
 	}
 	req = strings.TrimSpace(req)
 	if req == "" {
