@@ -135,6 +135,9 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	if err := r.sessionMatches(ctx, rec); err != nil {
 		return err
 	}
+	if err := r.inputsMatch(rec, posted); err != nil {
+		return err
+	}
 	if rec.ApprovedVia == viaAutoApprove {
 		return nil
 	}
@@ -179,6 +182,35 @@ func (r *gate) sessionMatches(ctx context.Context, rec *Record) error {
 		return problemf("its session runs on the branch `%s`, not `%s`", render.Text(s.Meta.Branch), render.Text(rec.Branch))
 	case !rec.FollowUp && rec.Branch != "planex/"+rec.SessionID:
 		return problemf("its run branch `%s` is not planex's branch for session %s", render.Text(rec.Branch), rec.SessionID)
+	}
+	return nil
+}
+
+// inputsMatch checks that the restored session tells its tasks what the
+// plan was made from: the requirement and exploration whose hash the
+// plan comment (found and judged planex's already) carries. Both come
+// from a state ref whoever can push may have rewritten after the
+// approval, and every task's prompt quotes them. A comment of an older
+// planex, without the hash, is not checked.
+func (r *gate) inputsMatch(rec *Record, thread []*postedComment) error {
+	i := slices.IndexFunc(thread, func(c *postedComment) bool { return c.ID == rec.PlanCommentID })
+	if i < 0 {
+		return problemf("its plan comment is not on #%d", rec.Thread)
+	}
+	m, _ := render.ParsePlanMarker(thread[i].Body)
+	if m.Inputs == "" {
+		return nil
+	}
+	s, err := r.store.session(rec)
+	if err != nil {
+		return err
+	}
+	explore, err := r.store.exploreOf(s)
+	if err != nil {
+		return err
+	}
+	if plan.InputsHash(s.Meta.Requirement, explore) != m.Inputs {
+		return problemf("its session's requirement or exploration is not what plan `%s` was made from", rec.PlanID)
 	}
 	return nil
 }

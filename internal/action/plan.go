@@ -319,7 +319,7 @@ func (r *planner) planCommentBody(rec *Record, s *session.Session, tasks []plan.
 	body, truncated := render.PlanComment(render.PlanView{
 		Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type, Complexity: s.Meta.Complexity,
 		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
-		Trigger: r.Cfg.Trigger, StateRef: stateRef(rec.Thread),
+		Trigger: r.Cfg.Trigger, StateRef: stateRef(rec.Thread), Inputs: plan.InputsHash(s.Meta.Requirement, explore),
 	})
 	return body + ciSection(rec.CIFix, render.MaxCommentBytes-len(body)), truncated
 }
