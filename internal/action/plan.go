@@ -41,6 +41,16 @@ type planRequest struct {
 	ReplyTo int64
 	// CIFix is the CI failure a CI-fix plan answers.
 	CIFix *CIFailure
+	// Manual says why the plan waits for an approval although the
+	// auto-approve setting is on ("" when it does not).
+	Manual string
+}
+
+// approvesItself says whether the request runs its plan without waiting
+// for an approval: -y, or the auto-approve setting unless the request
+// must wait (Manual).
+func (r *planner) approvesItself(pr planRequest) bool {
+	return pr.Yes || (r.Cfg.AutoApprove && pr.Manual == "")
 }
 
 var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
@@ -203,7 +213,7 @@ func (r *planner) redelivered(ctx context.Context, th thread, old *Record, pr pl
 	switch {
 	case old.State == StatePlanned && old.PlanCommentID == 0:
 		return r.postPlan(ctx, th, old, pr)
-	case old.State == StatePlanned && (pr.Yes || r.Cfg.AutoApprove):
+	case old.State == StatePlanned && r.approvesItself(pr):
 		next, err := r.autoApprove(ctx, th, old, pr)
 		return o.with(next), err
 	case old.State == StateRunning:
@@ -264,9 +274,13 @@ func (r *planner) postPlan(ctx context.Context, th thread, rec *Record, pr planR
 	o := planOutputs(rec, StatusPlanned)
 	o.Summary = r.planSummary(s, body, truncated)
 	fmt.Fprintf(r.Out, "posted plan %s on #%d\n", rec.PlanID, th.Number)
-	if pr.Yes || r.Cfg.AutoApprove {
+	if r.approvesItself(pr) {
 		next, err := r.autoApprove(ctx, th, rec, pr)
 		return o.with(next), err
+	}
+	if pr.Manual != "" {
+		o.Notice = pr.Manual
+		return o, r.talk.reply(ctx, th, pr.Manual)
 	}
 	return o, nil
 }
