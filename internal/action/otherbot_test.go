@@ -188,3 +188,23 @@ func TestRedTeamOtherBotForgesDispatchIssue(t *testing.T) {
 		t.Errorf("planex planned on the issue another bot opened (#%d)", is.GetNumber())
 	}
 }
+
+// TestRedTeamOtherBotSilencesRefusals: planex tells a refused person why
+// once per thread, remembering it by a marker in its own reply. Another
+// bot posted that marker for someone first, and planex took it for its
+// own: the person was never told why their command did nothing.
+func TestRedTeamOtherBotSilencesRefusals(t *testing.T) {
+	w := newParallelWorld(t)
+	n := w.fake.AddIssue(wRepo, "reader", "Add a file", "")
+	body := "Noted.\n\n" + refusedMarker("reader")
+	if _, _, err := w.helperClient().Issues.CreateComment(context.Background(), wOwner, wName, n, &github.IssueComment{Body: &body}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.handle(w.comment(n, "reader", "/planex add a file"))
+	if err != nil || r.Outputs.Status != StatusRefused {
+		t.Fatalf("reader: %v %+v", err, r.Outputs)
+	}
+	if last := w.lastComment(n); !strings.Contains(last, "you need write") {
+		t.Errorf("the refused reader was not told why; last comment:\n%s", last)
+	}
+}
