@@ -73,3 +73,31 @@ func TestIdentityLearnedAcrossJobs(t *testing.T) {
 		t.Errorf("approve: %v %+v\n%s", err, r.Outputs, w.lastComment(n))
 	}
 }
+
+// TestIdentityOfAnApp: planex acting as a GitHub App (bot-login names
+// it) plans, is approved, runs and opens its pull request as the App; a
+// copy of its plan comment by the Actions bot (not planex then) on the
+// thread changes nothing.
+func TestIdentityOfAnApp(t *testing.T) {
+	w := newParallelWorld(t)
+	w.fake.SetToken("ghs_test", "planex-app[bot]")
+	w.fake.SetPermission(wRepo, "planex-app[bot]", "write")
+	asApp := func(c *Config) { c.BotLogin = "planex-app[bot]" }
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex add a file"), asApp); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Fatalf("plan: %v %+v", err, r.Outputs)
+	}
+	plans := w.commentsWith(n, "<!-- planex:plan ")
+	if len(plans) != 1 {
+		t.Fatalf("%d plan comments", len(plans))
+	}
+	// Another workflow's job token copies the plan comment below.
+	w.fake.AddComment(wRepo, n, ActionsBot, plans[0])
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), asApp); err != nil || r.Outputs.Status != StatusDone {
+		t.Errorf("approve: %v %+v\n%s", err, r.Outputs, w.lastComment(n))
+	}
+	if got := len(w.fake.PullRequests(wRepo)); got != 1 || w.fake.PullRequests(wRepo)[0].Author != "planex-app[bot]" {
+		t.Errorf("pull requests: %+v", w.fake.PullRequests(wRepo))
+	}
+}
