@@ -1,6 +1,7 @@
 package action
 
 import (
+	"regexp"
 	"strings"
 	"sync"
 
@@ -66,10 +67,14 @@ func (id *identity) note(u *github.User) {
 	}
 }
 
+// loginRe is a GitHub login: a user's, or an App's slug and "[bot]".
+var loginRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$`)
+
 // fromRecord learns the login a thread's record keeps, when neither the
-// configuration nor this job named one.
+// configuration nor this job named one (a record's text that is no login
+// is not taken).
 func (id *identity) fromRecord(rec *Record) {
-	if id.login() == "" && rec != nil && rec.Self != "" {
+	if id.login() == "" && rec != nil && loginRe.MatchString(rec.Self) {
 		id.mu.Lock()
 		defer id.mu.Unlock()
 		id.learned = rec.Self

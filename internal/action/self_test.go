@@ -33,6 +33,7 @@ func TestIdentity(t *testing.T) {
 		{"unpinned: a create outranks the record", Config{}, user("planex-app[bot]", "Bot"), "helper-app[bot]", user("helper-app[bot]", "Bot"), false},
 		{"unpinned: from the record", Config{}, nil, "planex-app[bot]", user("planex-app[bot]", "Bot"), true},
 		{"unpinned, nothing known: no bot is planex", Config{}, nil, "", user(ActionsBot, "Bot"), false},
+		{"unpinned: a record whose self is no login", Config{}, nil, "x y", user("x y", "User"), false},
 		{"a person with a bot's name but for case", Config{BotLogin: "me"}, nil, "", user("ME", "User"), true},
 		{"no user", Config{DefaultToken: true}, nil, "", nil, false},
 	}
