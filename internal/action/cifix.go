@@ -139,6 +139,7 @@ func (r *ciFixer) onWorkflowRun(ctx context.Context, ev *event.Event) (Outputs, 
 	if err != nil {
 		return Outputs{}, fmt.Errorf("reading pull request #%d: %w", number, err)
 	}
+	r.store.learnSelf(ctx, pr.GetHead().GetRef())
 	if why := notPlanexPR(r.self, pr, r.Cfg.Owner+"/"+r.Cfg.Repo); why != "" {
 		return r.talk.ignore(ev, "pull request #%d %s", number, why)
 	}
@@ -185,6 +186,7 @@ func (r *ciFixer) fixCI(ctx context.Context, ev *event.Event, th thread, cmd *sl
 	if err != nil {
 		return Outputs{}, fmt.Errorf("reading pull request #%d: %w", th.Number, err)
 	}
+	r.store.learnSelf(ctx, pr.GetHead().GetRef())
 	if why := notPlanexPR(r.self, pr, r.Cfg.Owner+"/"+r.Cfg.Repo); why != "" {
 		return Outputs{}, refusef("`%s fix-ci` works on open pull requests planex opened; this one %s.", r.Cfg.Trigger, why)
 	}

@@ -67,6 +67,7 @@ func (r *planner) followUpPlan(ctx context.Context, ev *event.Event, th thread, 
 	if fork {
 		return Outputs{}, refusef("planex does not work on pull requests from forks: their code is never checked out or run here.")
 	}
+	r.store.learnSelf(ctx, head)
 	issue, err := r.planexIssue(head, author)
 	if err != nil {
 		return Outputs{}, err

@@ -248,6 +248,13 @@ func (r *reviewer) fix(ctx context.Context, ev *event.Event, th thread, cmd *sla
 		return Outputs{}, refusef("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
+	if r.self.login() == "" {
+		head, _, _, err := r.plans.prHead(ctx, ev, th)
+		if err != nil {
+			return Outputs{}, err
+		}
+		r.plans.store.learnSelf(ctx, head)
+	}
 	reviews, err := r.GH.Reviews.ListReviews(ctx, o, rp, th.Number)
 	if err != nil {
 		return Outputs{}, err

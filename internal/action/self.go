@@ -1,11 +1,16 @@
 package action
 
 import (
+	"context"
+	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // ActionsBot is the account the workflow's own GITHUB_TOKEN acts as.
@@ -65,6 +70,44 @@ func (id *identity) note(u *github.User) {
 		defer id.mu.Unlock()
 		id.learned = u.GetLogin()
 	}
+}
+
+// learnSelf learns planex's account, when it is not known yet, from the
+// record of the issue a planex branch (head, "planex/<issue>-…") was made
+// for: a pull request's flows (a follow-up, a CI fix, /planex fix) may
+// run before its own thread has a record. A branch of another name, or
+// an issue without a readable record, teaches nothing (and planex then
+// takes no pull request for its own).
+func (r *stateStore) learnSelf(ctx context.Context, head string) {
+	m := runBranchRe.FindStringSubmatch(head)
+	if r.self.login() != "" || m == nil {
+		return
+	}
+	issue, err := strconv.Atoi(m[1])
+	if err != nil {
+		return
+	}
+	ref := stateRef(issue)
+	found, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, ref)
+	if err != nil || !found {
+		r.Log.Warn("learning planex's account from the issue's record", "issue", issue, "found", found, "err", err)
+		return
+	}
+	remote, err := gitrepo.StateAt(r.Repo, ref).Read(ctx)
+	if err != nil {
+		r.Log.Warn("learning planex's account from the issue's record", "issue", issue, "err", err)
+		return
+	}
+	b, err := r.readRecordFile(ctx, ref, remote.Commit)
+	var rec Record
+	if err == nil {
+		err = json.Unmarshal(b, &rec)
+	}
+	if err != nil {
+		r.Log.Warn("learning planex's account from the issue's record", "issue", issue, "err", err)
+		return
+	}
+	r.self.fromRecord(&rec)
 }
 
 // loginRe is a GitHub login: a user's, or an App's slug and "[bot]".

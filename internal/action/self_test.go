@@ -58,7 +58,8 @@ func TestIdentity(t *testing.T) {
 // TestIdentityLearnedAcrossJobs: with a token other than the job's and no
 // bot-login, planex learns its account from the plan comment it posts,
 // keeps it in the thread's record, and the approving job (a fresh
-// runner) recognises its plan comment by it.
+// runner) recognises its plan comment by it; a follow-up on the pull
+// request learns it from the record of the issue its branch names.
 func TestIdentityLearnedAcrossJobs(t *testing.T) {
 	w := newParallelWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
@@ -71,7 +72,13 @@ func TestIdentityLearnedAcrossJobs(t *testing.T) {
 		t.Errorf("the record does not keep planex's account:\n%s", rec)
 	}
 	if r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), unpinned); err != nil || r.Outputs.Status != StatusDone {
-		t.Errorf("approve: %v %+v\n%s", err, r.Outputs, w.lastComment(n))
+		t.Fatalf("approve: %v %+v\n%s", err, r.Outputs, w.lastComment(n))
+	}
+	// A follow-up on its pull request, whose thread has no record yet,
+	// learns the account from the issue's record.
+	pr := w.fake.PullRequests(wRepo)[0]
+	if r, err := w.handle(w.comment(pr.Number, "maintainer", "/planex add another file"), unpinned); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Errorf("follow-up: %v %+v\n%s", err, r.Outputs, w.lastComment(pr.Number))
 	}
 }
 

@@ -457,11 +457,11 @@ func runActionStep(ctx context.Context, runner *action.Runner, ev *event.Event, 
 	return runner.Handle(ctx, ev)
 }
 
-// inputError is a bad input value: a usage error (exit 2).
 // loginRe is a GitHub account's login: a user's or organisation's name,
 // or an App's slug followed by "[bot]".
 var loginRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$`)
 
+// inputError is a bad input value: a usage error (exit 2).
 func inputError(err error) error { return &exitError{code: exitUsage, msg: err.Error()} }
 
 // usesDefaultToken says whether token is the workflow's own GITHUB_TOKEN.
