@@ -207,6 +207,8 @@ func (r *reviewer) reviewPR(ctx context.Context, ev *event.Event, th thread) (Ou
 	if err != nil {
 		return Outputs{}, fmt.Errorf("reading pull request #%d: %w", th.Number, err)
 	}
+	// planex's earlier summary is found by its account (priorReview).
+	r.plans.store.learnSelf(ctx, pr.GetHead().GetRef())
 	text, err := r.GH.Reviews.PRDiff(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
 		return Outputs{}, err
