@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/planexhq/planex/internal/abbrev"
+	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
@@ -369,7 +370,11 @@ func (r *talker) toldBefore(ctx context.Context, number int, marker string) (boo
 		return false, fmt.Errorf("reading the comments of #%d: %w", number, err)
 	}
 	for _, c := range cs {
-		if r.self.is(c.GetUser()) && strings.Contains(c.GetBody(), marker) {
+		// Without a known account, any bot's marker counts: a refusal
+		// told once too few is better than a reply to every comment of a
+		// person without access.
+		mine := r.self.is(c.GetUser()) || r.self.login() == "" && event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType())
+		if mine && strings.Contains(c.GetBody(), marker) {
 			return true, nil
 		}
 	}
