@@ -73,7 +73,12 @@ type Config struct {
 	// pushes and pull requests start no workflow; the pull request body
 	// then says its CI will not run (docs/action.md).
 	DefaultToken bool
-	RunAttempt   string // GITHUB_RUN_ATTEMPT
+	// BotLogin is the account the token acts as (the bot-login input,
+	// "<app>[bot]" for a GitHub App): planex takes only that account's
+	// comments, reviews and pull requests as its own. Empty: the Actions
+	// bot with the job token, else learned from what planex posts.
+	BotLogin   string
+	RunAttempt string // GITHUB_RUN_ATTEMPT
 	// HeartbeatInterval is how often a running plan's state is saved to
 	// show its owner is alive (DefaultHeartbeatInterval when zero);
 	// StaleAfter is how long an owner may be silent before its plan can
@@ -145,7 +150,11 @@ type Runner struct {
 func (r *Runner) flows() *flowSet {
 	r.defaults()
 	if r.parts == nil {
-		r.parts = newFlowSet(&env{Cfg: &r.Cfg, GH: r.GH, Repo: r.Repo, Engine: r.Engine, Out: r.Out, Log: r.Log, Now: r.Now, AgentErr: r.AgentErr})
+		self := newIdentity(&r.Cfg)
+		if self.pinned == "" {
+			r.Log.Warn("github-token is not the job's token and bot-login is not set: planex learns its account from what it posts; set bot-login (\"<app-slug>[bot]\" for an App) so that it knows it from the start")
+		}
+		r.parts = newFlowSet(&env{Cfg: &r.Cfg, GH: r.GH, Repo: r.Repo, Engine: r.Engine, Out: r.Out, Log: r.Log, Now: r.Now, AgentErr: r.AgentErr, self: self})
 	}
 	return r.parts
 }
@@ -363,8 +372,34 @@ func (r *intake) onLabeled(ctx context.Context, ev *event.Event) (Outputs, error
 	if ev.Issue == nil {
 		return Outputs{}, errors.New("the issues event carries no issue")
 	}
-	o, err := r.plans.plan(ctx, th, planRequest{Requirement: issueRequirement(ev.Issue.Title, ev.Issue.Body), Issue: ev.Number, RequestedBy: ev.Sender.Login})
+	manual, err := r.writtenByOther(ctx, ev.Issue.Author, ev.Sender.Login)
+	if err != nil {
+		return r.talk.fail(ctx, th, nil, err)
+	}
+	o, err := r.plans.plan(ctx, th, planRequest{Requirement: issueRequirement(ev.Issue.Title, ev.Issue.Body), Issue: ev.Number, RequestedBy: ev.Sender.Login, Manual: manual})
 	return r.talk.failAfter(ctx, th, nil, o, err)
+}
+
+// writtenByOther says, when plans are approved automatically, why an
+// issue's plan must wait for an approval all the same: its text is the
+// requirement, and its author, who is not the one who asked for the plan
+// (by), has no write access. They may edit the text after a maintainer
+// read it and added the label (a schedule plans it hours later), so what
+// would run is text nobody with write access approved. "" when the plan
+// may run at once.
+func (r *intake) writtenByOther(ctx context.Context, author event.User, by string) (string, error) {
+	if !r.Cfg.AutoApprove || author.Login == "" || strings.EqualFold(author.Login, by) {
+		return "", nil
+	}
+	dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, author.Login, author.Type, authz.Approve)
+	if err != nil {
+		return "", fmt.Errorf("checking the permission of @%s, who wrote the issue: %w", author.Login, err)
+	}
+	if dec.Allowed {
+		return "", nil
+	}
+	return fmt.Sprintf("auto-approve is on, but this issue was written by `%s`, who cannot approve plans, and may have been edited since it was labelled: read the plan above and approve it with `%s approve <plan-id>`.",
+		author.Login, r.Cfg.Trigger), nil
 }
 
 // onDispatch plans an issue (or a requirement) named in the inputs.
@@ -431,7 +466,7 @@ func (r *intake) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 			return 0, fmt.Errorf("looking for the issue of an earlier attempt: %w", err)
 		}
 		for _, is := range recent {
-			if !is.IsPullRequest() && strings.Contains(is.GetBody(), marker) && event.IsBot(is.GetUser().GetLogin(), is.GetUser().GetType()) {
+			if !is.IsPullRequest() && strings.Contains(is.GetBody(), marker) && r.self.is(is.GetUser()) {
 				return is.GetNumber(), nil
 			}
 		}
@@ -444,6 +479,7 @@ func (r *intake) dispatchIssue(ctx context.Context, ev *event.Event, req string)
 	if err != nil {
 		return 0, fmt.Errorf("opening an issue for the requirement: %w", err)
 	}
+	r.self.note(is.GetUser())
 	return is.GetNumber(), nil
 }
 
@@ -480,7 +516,12 @@ func (r *intake) onSchedule(ctx context.Context, ev *event.Event) (Outputs, erro
 			continue
 		}
 		th := thread{Number: n, Actor: event.User{Login: by}}
-		po, err := r.plans.plan(ctx, th, planRequest{Requirement: issueRequirement(is.GetTitle(), is.GetBody()), Issue: n, RequestedBy: by})
+		manual, err := r.writtenByOther(ctx, event.User{Login: is.GetUser().GetLogin(), Type: is.GetUser().GetType()}, by)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		po, err := r.plans.plan(ctx, th, planRequest{Requirement: issueRequirement(is.GetTitle(), is.GetBody()), Issue: n, RequestedBy: by, Manual: manual})
 		o = o.with(po)
 		if err != nil {
 			fo, ferr := r.talk.fail(ctx, th, nil, err)

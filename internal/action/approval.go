@@ -76,10 +76,13 @@ type approvalAPI interface {
 }
 
 // postedComment is a comment as GitHub has it now.
+// Bot: a bot wrote it (no bot approves anything); Self: planex's own
+// account wrote it (only then is it planex's plan comment).
 type postedComment struct {
 	ID      int64
 	Login   string
 	Bot     bool
+	Self    bool
 	Body    string
 	Created time.Time
 }
@@ -118,7 +121,7 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	var err error
 	var posted []*postedComment
 	for _, c := range issueComments {
-		posted = append(posted, fromIssueComment(c.GetID(), c.GetUser().GetLogin(), c.GetUser().GetType(), c.GetBody(), c.GetCreatedAt().Time))
+		posted = append(posted, r.posted(c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time))
 	}
 	var approving *postedComment
 	if rec.ApprovedVia == viaComment || rec.ApprovedVia == viaYes {
@@ -130,6 +133,9 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 		return err
 	}
 	if err := r.sessionMatches(ctx, rec); err != nil {
+		return err
+	}
+	if err := r.inputsMatch(rec, posted); err != nil {
 		return err
 	}
 	if rec.ApprovedVia == viaAutoApprove {
@@ -180,6 +186,35 @@ func (r *gate) sessionMatches(ctx context.Context, rec *Record) error {
 	return nil
 }
 
+// inputsMatch checks that the restored session tells its tasks what the
+// plan was made from: the requirement and exploration whose hash the
+// plan comment (found and judged planex's already) carries. Both come
+// from a state ref whoever can push may have rewritten after the
+// approval, and every task's prompt quotes them. A comment of an older
+// planex, without the hash, is not checked.
+func (r *gate) inputsMatch(rec *Record, thread []*postedComment) error {
+	i := slices.IndexFunc(thread, func(c *postedComment) bool { return c.ID == rec.PlanCommentID })
+	if i < 0 {
+		return problemf("its plan comment is not on #%d", rec.Thread)
+	}
+	m, _ := render.ParsePlanMarker(thread[i].Body)
+	if m.Inputs == "" {
+		return nil
+	}
+	s, err := r.store.session(rec)
+	if err != nil {
+		return err
+	}
+	explore, err := r.store.exploreOf(s)
+	if err != nil {
+		return err
+	}
+	if plan.InputsHash(s.Meta.Requirement, explore) != m.Inputs {
+		return problemf("its session's requirement or exploration is not what plan `%s` was made from", rec.PlanID)
+	}
+	return nil
+}
+
 // baseBranchHolds checks the branch rec's pull request goes to (and its
 // base is checked against): for a follow-up its own run branch, the head
 // of the pull request it was asked on; for a plan on an issue the branch
@@ -204,7 +239,7 @@ func (r *gate) baseBranchHolds(ctx context.Context, rec *Record) error {
 }
 
 // planCommentHolds checks that c (nil: not on the thread) is planex's
-// plan comment for exactly rec's plan: a bot's, its marker naming rec's
+// plan comment for exactly rec's plan: planex's account's, its marker naming rec's
 // plan id, sha256, session and (the base is part of what was approved)
 // base commit.
 func planCommentHolds(rec *Record, c *postedComment) error {
@@ -212,7 +247,7 @@ func planCommentHolds(rec *Record, c *postedComment) error {
 		return problemf("its plan comment is not on #%d", rec.Thread)
 	}
 	m, ok := render.ParsePlanMarker(c.Body)
-	if !c.Bot || !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || m.Session != rec.SessionID {
+	if !c.Self || !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || m.Session != rec.SessionID {
 		return problemf("the plan comment on #%d is not planex's comment for plan `%s`", rec.Thread, rec.PlanID)
 	}
 	if m.Base == "" {
@@ -292,7 +327,7 @@ func yesApproves(rec *Record, c, planComment *postedComment, thread []*postedCom
 		return problemf("plan `%s` was posted before @%s's %s -y", rec.PlanID, rec.ApprovedBy, trigger)
 	}
 	for _, pc := range thread {
-		if _, isPlan := render.ParsePlanMarker(pc.Body); isPlan && pc.Bot && pc.ID != planComment.ID && after(pc, c) && after(planComment, pc) {
+		if _, isPlan := render.ParsePlanMarker(pc.Body); isPlan && pc.Self && pc.ID != planComment.ID && after(pc, c) && after(planComment, pc) {
 			return problemf("@%s's %s -y approved an earlier plan, not `%s`", rec.ApprovedBy, trigger, rec.PlanID)
 		}
 	}
@@ -306,7 +341,7 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 	case event.KindIssueComment, "":
 		for _, c := range issueComments {
 			if c.GetID() == rec.ApprovalCommentID {
-				return fromIssueComment(c.GetID(), c.GetUser().GetLogin(), c.GetUser().GetType(), c.GetBody(), c.GetCreatedAt().Time), nil
+				return r.posted(c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time), nil
 			}
 		}
 	case event.KindReviewComment:
@@ -316,7 +351,7 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 		}
 		for _, c := range cs {
 			if c.GetID() == rec.ApprovalCommentID {
-				return fromIssueComment(c.GetID(), c.GetUser().GetLogin(), c.GetUser().GetType(), c.GetBody(), c.GetCreatedAt().Time), nil
+				return r.posted(c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time), nil
 			}
 		}
 	case event.KindReview:
@@ -326,15 +361,16 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 		}
 		for _, rv := range rs {
 			if rv.GetID() == rec.ApprovalCommentID {
-				return fromIssueComment(rv.GetID(), rv.GetUser().GetLogin(), rv.GetUser().GetType(), rv.GetBody(), rv.GetSubmittedAt().Time), nil
+				return r.posted(rv.GetID(), rv.GetUser(), rv.GetBody(), rv.GetSubmittedAt().Time), nil
 			}
 		}
 	}
 	return nil, nil
 }
 
-func fromIssueComment(id int64, login, typ, body string, created time.Time) *postedComment {
-	return &postedComment{ID: id, Login: login, Bot: event.IsBot(login, typ), Body: body, Created: created}
+// posted is a comment (or review) by u as the gate judges it.
+func (r *gate) posted(id int64, u *github.User, body string, created time.Time) *postedComment {
+	return &postedComment{ID: id, Login: u.GetLogin(), Bot: event.IsBot(u.GetLogin(), u.GetType()), Self: r.self.is(u), Body: body, Created: created}
 }
 
 // after says whether a was written after b. Comments of one kind are
@@ -432,7 +468,7 @@ func (r *gate) approvable(ctx context.Context, th thread, rec *Record) (string, 
 	}
 	c := cs[i]
 	m, ok := render.ParsePlanMarker(c.GetBody())
-	if !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || !event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+	if !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || !r.self.is(c.GetUser()) {
 		return fmt.Sprintf("The plan comment no longer matches plan `%s`; re-plan with `%s revise <feedback>`.", rec.PlanID, r.Cfg.Trigger), nil, nil
 	}
 	// planex never edits its plan comment: one edited and changed back

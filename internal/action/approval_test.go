@@ -23,7 +23,12 @@ func TestJudgeApproval(t *testing.T) {
 		return strings.Replace(strings.Replace(body, m.ID, planID, 1), m.SHA256, sha, 1)
 	}
 	bot := func(cid int64, at time.Duration, body string) *postedComment {
-		return &postedComment{ID: cid, Login: "planex[bot]", Bot: true, Body: body, Created: t0.Add(at)}
+		return &postedComment{ID: cid, Login: "planex[bot]", Bot: true, Self: true, Body: body, Created: t0.Add(at)}
+	}
+	// otherBot is a comment by a bot that is not planex's account
+	// (dependabot, a contributor's GitHub App).
+	otherBot := func(cid int64, at time.Duration, body string) *postedComment {
+		return &postedComment{ID: cid, Login: "helper-app[bot]", Bot: true, Body: body, Created: t0.Add(at)}
 	}
 	person := func(cid int64, at time.Duration, login, body string) *postedComment {
 		return &postedComment{ID: cid, Login: login, Body: body, Created: t0.Add(at)}
@@ -63,6 +68,9 @@ func TestJudgeApproval(t *testing.T) {
 		{"-y that is not -y", rec(viaYes, "maintainer"), []*postedComment{planC}, person(9, 0, "maintainer", "/planex add a cache"), false, "not a /planex -y command"},
 		{"-y after the plan", rec(viaYes, "maintainer"), []*postedComment{planC}, person(12, 3*time.Minute, "maintainer", yes.Body), false, "posted before"},
 		{"-y approved an earlier plan", rec(viaYes, "maintainer"), []*postedComment{yes, bot(9, 30*time.Second, marker("1111111111", hash)), planC}, yes, false, "approved an earlier plan"},
+		{"plan comment forged by another bot", rec(viaComment, "maintainer"), []*postedComment{otherBot(10, time.Minute, planC.Body), approve}, approve, false, "not planex's comment"},
+		{"-y: another bot's plan comment in between is not planex's", rec(viaYes, "maintainer"), []*postedComment{yes, otherBot(9, 30*time.Second, marker("1111111111", hash)), planC}, yes, false, ""},
+		{"approved by another bot", rec(viaComment, "helper-app[bot]"), []*postedComment{planC}, otherBot(11, 2*time.Minute, approve.Body), false, "not @helper-app[bot]'s"},
 	}
 	for _, c := range cases {
 		err := judgeApproval(c.rec, c.thread, c.approving, "/planex", c.auto, false)

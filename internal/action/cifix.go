@@ -139,7 +139,8 @@ func (r *ciFixer) onWorkflowRun(ctx context.Context, ev *event.Event) (Outputs, 
 	if err != nil {
 		return Outputs{}, fmt.Errorf("reading pull request #%d: %w", number, err)
 	}
-	if why := notPlanexPR(pr, r.Cfg.Owner+"/"+r.Cfg.Repo); why != "" {
+	r.store.learnSelf(ctx, pr.GetHead().GetRef())
+	if why := notPlanexPR(r.self, pr, r.Cfg.Owner+"/"+r.Cfg.Repo); why != "" {
 		return r.talk.ignore(ev, "pull request #%d %s", number, why)
 	}
 	if pr.GetHead().GetRef() != run.HeadBranch {
@@ -157,7 +158,7 @@ func (r *ciFixer) onWorkflowRun(ctx context.Context, ev *event.Event) (Outputs, 
 
 // notPlanexPR says why a pull request is not one planex opened and may
 // work on, or "".
-func notPlanexPR(pr *github.PullRequest, repo string) string {
+func notPlanexPR(self *identity, pr *github.PullRequest, repo string) string {
 	head := pr.GetHead()
 	switch {
 	case pr.GetState() != "open":
@@ -166,7 +167,9 @@ func notPlanexPR(pr *github.PullRequest, repo string) string {
 		return "comes from a fork"
 	case !runBranchRe.MatchString(head.GetRef()):
 		return "is not on a planex branch"
-	case !event.IsBot(pr.GetUser().GetLogin(), pr.GetUser().GetType()):
+	case self.login() == "":
+		return "was not opened by an account planex knows as its own (set bot-login)"
+	case !self.is(pr.GetUser()):
 		return "was not opened by planex"
 	}
 	return ""
@@ -183,7 +186,8 @@ func (r *ciFixer) fixCI(ctx context.Context, ev *event.Event, th thread, cmd *sl
 	if err != nil {
 		return Outputs{}, fmt.Errorf("reading pull request #%d: %w", th.Number, err)
 	}
-	if why := notPlanexPR(pr, r.Cfg.Owner+"/"+r.Cfg.Repo); why != "" {
+	r.store.learnSelf(ctx, pr.GetHead().GetRef())
+	if why := notPlanexPR(r.self, pr, r.Cfg.Owner+"/"+r.Cfg.Repo); why != "" {
 		return Outputs{}, refusef("`%s fix-ci` works on open pull requests planex opened; this one %s.", r.Cfg.Trigger, why)
 	}
 	return r.planCIFix(ctx, ev, th, pr, nil, cmd, false)

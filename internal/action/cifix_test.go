@@ -130,8 +130,13 @@ func TestNotPlanexPR(t *testing.T) {
 		{pr("open", "planex/3-x", "mallory/demo", "planex-app[bot]", "Bot"), "comes from a fork"},
 		{pr("open", "feature/x", "octo/demo", "planex-app[bot]", "Bot"), "is not on a planex branch"},
 		{pr("open", "planex/3-x", "octo/demo", "maintainer", "User"), "was not opened by planex"},
+		// Another App's bot (a contributor's, dependabot) names its
+		// branch like planex's: not planex's pull request.
+		{pr("open", "planex/3-x", "octo/demo", "helper-app[bot]", "Bot"), "was not opened by planex"},
+		{pr("open", "planex/3-x", "octo/demo", "dependabot[bot]", "Bot"), "was not opened by planex"},
 	} {
-		if got := notPlanexPR(c.pr, "octo/demo"); got != c.want {
+		self := &identity{pinned: "planex-app[bot]"}
+		if got := notPlanexPR(self, c.pr, "octo/demo"); got != c.want {
 			t.Errorf("notPlanexPR = %q, want %q", got, c.want)
 		}
 	}

@@ -44,6 +44,9 @@ type env struct {
 	// AgentErr is why no agent could be configured; flows that need one
 	// report it to the user.
 	AgentErr error
+	// self is the account planex acts as (self.go): only what it wrote
+	// is planex's own.
+	self *identity
 
 	// runMu serialises saving the record between a running engine's
 	// progress callback and the heartbeat; stopRun (under runMu) cancels

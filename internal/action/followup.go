@@ -21,33 +21,56 @@ func (r *planner) followUp(ctx context.Context, ev *event.Event, th thread, cmd 
 	return r.followUpPlan(ctx, ev, th, cmd, cmd.Requirement, nil, nil)
 }
 
+// prHead is the thread's pull request's head branch, who opened it, and
+// whether the head is in another repository.
+func (r *planner) prHead(ctx context.Context, ev *event.Event, th thread) (head, author string, fork bool, err error) {
+	if ev.PR != nil {
+		return ev.PR.HeadRef, ev.PR.Author.Login, ev.PR.FromFork(), nil
+	}
+	pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
+	if err != nil {
+		return "", "", false, fmt.Errorf("reading pull request #%d: %w", th.Number, err)
+	}
+	fork = pr.GetHead().GetRepo().GetFullName() == "" ||
+		!strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName())
+	return pr.GetHead().GetRef(), pr.GetUser().GetLogin(), fork, nil
+}
+
+// planexIssue is the issue of a pull request planex opened, from its
+// head branch; a refusal for any other. A branch named like planex's is
+// not enough: anyone who can push a branch (or another bot) can name one
+// so. Only a pull request planex's own account opened is planex's.
+func (r *planner) planexIssue(head, author string) (int, error) {
+	m := runBranchRe.FindStringSubmatch(head)
+	if m != nil && r.self.login() == "" {
+		return 0, refusef("planex cannot tell whether it opened this pull request: its token is not the job's and the workflow sets no `bot-login` (`<app-slug>[bot]` for a GitHub App; docs/action.md).")
+	}
+	if m == nil || !r.self.isLogin(author) {
+		return 0, refusef("planex plans follow-ups only on pull requests it opened (branch `planex/<issue>-…`, opened by planex). To plan work, comment `%s <requirement>` on an issue.", r.Cfg.Trigger)
+	}
+	issue, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, refusef("The branch `%s` of this pull request names no issue planex can read (%v).", head, err)
+	}
+	return issue, nil
+}
+
 // followUpPlan plans req on a planex pull request's branch. cites are the
 // review findings the plan must answer; a request made in a review
 // comment is answered in that comment's thread. ci is the CI failure a
 // CI-fix plan answers (nil otherwise).
 func (r *planner) followUpPlan(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command, req string, cites []citation, ci *CIFailure) (Outputs, error) {
-	head, fork := "", false
-	if ev.PR != nil {
-		head, fork = ev.PR.HeadRef, ev.PR.FromFork()
-	} else {
-		pr, err := r.GH.Pulls.GetPR(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
-		if err != nil {
-			return Outputs{}, fmt.Errorf("reading pull request #%d: %w", th.Number, err)
-		}
-		head = pr.GetHead().GetRef()
-		fork = pr.GetHead().GetRepo().GetFullName() == "" ||
-			!strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), pr.GetBase().GetRepo().GetFullName())
+	head, author, fork, err := r.prHead(ctx, ev, th)
+	if err != nil {
+		return Outputs{}, err
 	}
 	if fork {
 		return Outputs{}, refusef("planex does not work on pull requests from forks: their code is never checked out or run here.")
 	}
-	m := runBranchRe.FindStringSubmatch(head)
-	if m == nil {
-		return Outputs{}, refusef("planex plans follow-ups only on pull requests it opened (branch `planex/<issue>-…`). To plan work, comment `%s <requirement>` on an issue.", r.Cfg.Trigger)
-	}
-	issue, err := strconv.Atoi(m[1])
+	r.store.learnSelf(ctx, head)
+	issue, err := r.planexIssue(head, author)
 	if err != nil {
-		return Outputs{}, refusef("The branch `%s` of this pull request names no issue planex can read (%v).", head, err)
+		return Outputs{}, err
 	}
 	req = strings.TrimSpace(req)
 	if req == "" {

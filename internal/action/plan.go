@@ -10,7 +10,6 @@ import (
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/engine"
-	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/plural"
@@ -42,6 +41,16 @@ type planRequest struct {
 	ReplyTo int64
 	// CIFix is the CI failure a CI-fix plan answers.
 	CIFix *CIFailure
+	// Manual says why the plan waits for an approval although the
+	// auto-approve setting is on ("" when it does not).
+	Manual string
+}
+
+// approvesItself says whether the request runs its plan without waiting
+// for an approval: -y, or the auto-approve setting unless the request
+// must wait (Manual).
+func (r *planner) approvesItself(pr planRequest) bool {
+	return pr.Yes || (r.Cfg.AutoApprove && pr.Manual == "")
 }
 
 var slugRe = regexp.MustCompile(`[^a-z0-9]+`)
@@ -204,7 +213,7 @@ func (r *planner) redelivered(ctx context.Context, th thread, old *Record, pr pl
 	switch {
 	case old.State == StatePlanned && old.PlanCommentID == 0:
 		return r.postPlan(ctx, th, old, pr)
-	case old.State == StatePlanned && (pr.Yes || r.Cfg.AutoApprove):
+	case old.State == StatePlanned && r.approvesItself(pr):
 		next, err := r.autoApprove(ctx, th, old, pr)
 		return o.with(next), err
 	case old.State == StateRunning:
@@ -238,6 +247,7 @@ func (r *planner) postPlan(ctx context.Context, th thread, rec *Record, pr planR
 			return Outputs{}, fmt.Errorf("posting the plan: %w", err)
 		}
 		id = c.GetID()
+		r.self.note(c.GetUser())
 	}
 	rec.PlanCommentID, rec.PlanBodyHash = id, bodyHash(body)
 	// The state first: a run that lost it takes its comment back and
@@ -264,9 +274,13 @@ func (r *planner) postPlan(ctx context.Context, th thread, rec *Record, pr planR
 	o := planOutputs(rec, StatusPlanned)
 	o.Summary = r.planSummary(s, body, truncated)
 	fmt.Fprintf(r.Out, "posted plan %s on #%d\n", rec.PlanID, th.Number)
-	if pr.Yes || r.Cfg.AutoApprove {
+	if r.approvesItself(pr) {
 		next, err := r.autoApprove(ctx, th, rec, pr)
 		return o.with(next), err
+	}
+	if pr.Manual != "" {
+		o.Notice = pr.Manual
+		return o, r.talk.reply(ctx, th, pr.Manual)
 	}
 	return o, nil
 }
@@ -301,7 +315,7 @@ func (r *planner) findPlanComment(ctx context.Context, rec *Record) (int64, erro
 	for i := len(cs) - 1; i >= 0; i-- {
 		c := cs[i]
 		m, ok := render.ParsePlanMarker(c.GetBody())
-		if ok && m.ID == rec.PlanID && m.SHA256 == rec.PlanHash && m.Session == rec.SessionID && event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+		if ok && m.ID == rec.PlanID && m.SHA256 == rec.PlanHash && m.Session == rec.SessionID && r.self.is(c.GetUser()) {
 			return c.GetID(), nil
 		}
 	}
@@ -319,7 +333,7 @@ func (r *planner) planCommentBody(rec *Record, s *session.Session, tasks []plan.
 	body, truncated := render.PlanComment(render.PlanView{
 		Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type, Complexity: s.Meta.Complexity,
 		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
-		Trigger: r.Cfg.Trigger, StateRef: stateRef(rec.Thread),
+		Trigger: r.Cfg.Trigger, StateRef: stateRef(rec.Thread), Inputs: plan.InputsHash(s.Meta.Requirement, explore),
 	})
 	return body + ciSection(rec.CIFix, render.MaxCommentBytes-len(body)), truncated
 }
@@ -415,6 +429,7 @@ func (r *planner) revise(ctx context.Context, th thread, feedback string) (Outpu
 	if err != nil {
 		return Outputs{}, fmt.Errorf("posting the revised plan: %w", err)
 	}
+	r.self.note(c.GetUser())
 	rec.PlanCommentID, rec.PlanBodyHash = c.GetID(), bodyHash(body)
 	if err := r.store.saveRecord(ctx, rec); err != nil {
 		if errors.Is(err, errStateMoved) {

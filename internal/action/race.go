@@ -89,6 +89,7 @@ func (r *gate) repostPlan(ctx context.Context, th thread, rec *Record, current s
 	if err != nil {
 		return "", fmt.Errorf("posting the plan again: %w", err)
 	}
+	r.self.note(c.GetUser())
 	old := rec.PlanCommentID
 	rec.PlanCommentID, rec.PlanBodyHash = c.GetID(), bodyHash(body)
 	if err := r.store.saveRecord(ctx, rec); err != nil {

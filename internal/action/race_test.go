@@ -97,8 +97,11 @@ func TestScheduleChecksWhoLabelled(t *testing.T) {
 	w.fake.SetPermission(wRepo, "former", "read")
 	w.fake.AddUser("automation[bot]", "Bot")
 	w.fake.SetPermission(wRepo, "automation[bot]", "write")
+	// The issues are a maintainer's: one a user without write access
+	// wrote waits for an approval whoever labels it
+	// (TestRedTeamAutoApproveRunsNonWritersText).
 	issue := func(title string, labels ...[2]string) int {
-		n := w.fake.AddIssue(wRepo, "reader", title, "")
+		n := w.fake.AddIssue(wRepo, "maintainer", title, "")
 		for _, l := range labels {
 			if l[1] == "-" {
 				w.fake.UnlabelIssue(wRepo, n, l[0], "planex:auto")

@@ -99,9 +99,11 @@ func (r *reviewer) publishReview(ctx context.Context, number int, res *review.Re
 		fmt.Fprintf(r.Out, "review: updated planex's summary on #%d, %s\n", number, plural.Count(len(drafts), "new inline comment", "new inline comments"))
 		return nil
 	}
-	if _, err := r.GH.Reviews.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: summary, Comments: drafts}); err != nil {
+	rv, err := r.GH.Reviews.CreateReview(ctx, o, rp, number, gh.NewReview{CommitID: res.Head, Event: "COMMENT", Body: summary, Comments: drafts})
+	if err != nil {
 		return err
 	}
+	r.self.note(rv.GetUser())
 	fmt.Fprintf(r.Out, "review: posted on #%d with %s\n", number, plural.Count(len(drafts), "inline comment", "inline comments"))
 	return nil
 }
@@ -115,7 +117,7 @@ func (r *reviewer) priorReview(ctx context.Context, number int) (*github.PullReq
 	}
 	var prev *github.PullRequestReview
 	for _, rv := range reviews {
-		if event.IsBot(rv.GetUser().GetLogin(), rv.GetUser().GetType()) && review.IsSummary(rv.GetBody()) {
+		if r.self.is(rv.GetUser()) && review.IsSummary(rv.GetBody()) {
 			prev = rv
 		}
 	}
@@ -125,7 +127,7 @@ func (r *reviewer) priorReview(ctx context.Context, number int) (*github.PullReq
 	}
 	have := map[string]bool{}
 	for _, c := range comments {
-		if k, ok := review.FindingKeyOf(c.GetBody()); ok && event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+		if k, ok := review.FindingKeyOf(c.GetBody()); ok && r.self.is(c.GetUser()) {
 			have[k] = true
 		}
 	}
@@ -205,6 +207,8 @@ func (r *reviewer) reviewPR(ctx context.Context, ev *event.Event, th thread) (Ou
 	if err != nil {
 		return Outputs{}, fmt.Errorf("reading pull request #%d: %w", th.Number, err)
 	}
+	// planex's earlier summary is found by its account (priorReview).
+	r.plans.store.learnSelf(ctx, pr.GetHead().GetRef())
 	text, err := r.GH.Reviews.PRDiff(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number)
 	if err != nil {
 		return Outputs{}, err
@@ -246,11 +250,18 @@ func (r *reviewer) fix(ctx context.Context, ev *event.Event, th thread, cmd *sla
 		return Outputs{}, refusef("`%s fix` works on pull requests planex opened.", r.Cfg.Trigger)
 	}
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
+	if r.self.login() == "" {
+		head, _, _, err := r.plans.prHead(ctx, ev, th)
+		if err != nil {
+			return Outputs{}, err
+		}
+		r.plans.store.learnSelf(ctx, head)
+	}
 	reviews, err := r.GH.Reviews.ListReviews(ctx, o, rp, th.Number)
 	if err != nil {
 		return Outputs{}, err
 	}
-	data, found := latestReviewData(reviews)
+	data, found := latestReviewData(r.self, reviews)
 	if !found {
 		return Outputs{}, refusef("There is no planex review on this pull request yet; `%s review` makes one.", r.Cfg.Trigger)
 	}
@@ -262,7 +273,7 @@ func (r *reviewer) fix(ctx context.Context, ev *event.Event, th thread, cmd *sla
 	if err != nil {
 		return Outputs{}, err
 	}
-	open, threads := openFindings(data, comments, conv)
+	open, threads := openFindings(r.self, data, comments, conv)
 	if len(open) == 0 {
 		return Outputs{Status: StatusReplied}, r.talk.reply(ctx, th, "planex's review of this pull request has no open high-severity finding to fix.")
 	}
@@ -270,12 +281,13 @@ func (r *reviewer) fix(ctx context.Context, ev *event.Event, th thread, cmd *sla
 	return r.plans.followUpPlan(ctx, ev, th, cmd, req, cites, nil)
 }
 
-// latestReviewData is the data of planex's newest summary review.
-func latestReviewData(reviews []*github.PullRequestReview) (review.Data, bool) {
+// latestReviewData is the data of planex's newest summary review: one
+// self's account posted, never another bot's.
+func latestReviewData(self *identity, reviews []*github.PullRequestReview) (review.Data, bool) {
 	var data review.Data
 	found := false
 	for _, rv := range reviews {
-		if !event.IsBot(rv.GetUser().GetLogin(), rv.GetUser().GetType()) {
+		if !self.is(rv.GetUser()) {
 			continue
 		}
 		if d, ok := review.ParseSummary(rv.GetBody()); ok {
@@ -288,11 +300,11 @@ func latestReviewData(reviews []*github.PullRequestReview) (review.Data, bool) {
 // openFindings are the high-severity findings of a review that planex has
 // not yet replied were fixed (in a review thread or on the conversation),
 // and the review comment that opened each finding's thread.
-func openFindings(data review.Data, comments []*github.PullRequestComment, conv []*github.IssueComment) ([]review.DataFinding, map[string]int64) {
+func openFindings(self *identity, data review.Data, comments []*github.PullRequestComment, conv []*github.IssueComment) ([]review.DataFinding, map[string]int64) {
 	fixed := map[string]bool{}
 	threads := map[string]int64{}
 	for _, c := range comments {
-		if !event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+		if !self.is(c.GetUser()) {
 			continue
 		}
 		for _, k := range review.FixedKeys(c.GetBody()) {
@@ -303,7 +315,7 @@ func openFindings(data review.Data, comments []*github.PullRequestComment, conv 
 		}
 	}
 	for _, c := range conv {
-		if event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+		if self.is(c.GetUser()) {
 			for _, k := range review.FixedKeys(c.GetBody()) {
 				fixed[k] = true
 			}

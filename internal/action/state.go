@@ -45,6 +45,10 @@ type Record struct {
 	PRURL           string   `json:"pr_url,omitempty"`
 	FollowUp        bool     `json:"follow_up,omitempty"`
 	Note            string   `json:"note,omitempty"`
+	// Self is the account planex's comments on the thread were posted
+	// as, learned from GitHub's answers (identity in self.go); a
+	// bot-login input or the job token outranks it.
+	Self string `json:"self,omitempty"`
 
 	// ApprovedVia is how the plan was approved (see approval.go), and
 	// ApprovalCommentID the command that approved it, a comment of
@@ -140,6 +144,7 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	}
 	rec.remote = remote
 	rec.repo = r.Repo
+	r.self.fromRecord(rec)
 	if rec.FollowUp {
 		if rec.repo, err = r.followUpRepo(ctx, rec.SessionID, rec.Base); err != nil {
 			return nil, false, err
@@ -258,6 +263,9 @@ func (r *stateStore) saveRecord(ctx context.Context, rec *Record) error {
 // unchanged folder gives rec.remote back.
 func (r *stateStore) commitRecord(ctx context.Context, rec *Record) (gitrepo.Saved, error) {
 	rec.Updated = r.Now().UTC()
+	if self := r.self.login(); self != "" {
+		rec.Self = self
+	}
 	if rec.State == StateRunning {
 		rec.Heartbeat = rec.Updated
 	}

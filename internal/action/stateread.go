@@ -38,6 +38,16 @@ func (r *stateStore) shownExplore(s *session.Session) ([]plan.ExploreRow, string
 	return rows, ""
 }
 
+// exploreOf is the session's exploration (none when it has no
+// explore.csv).
+func (r *stateStore) exploreOf(s *session.Session) ([]plan.ExploreRow, error) {
+	rows, err := s.ReadExplore()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return rows, err
+}
+
 // unreadable logs a failed read of what (in session id) and returns the
 // sentence to show for it.
 func (r *env) unreadable(what, id string, err error) string {

@@ -42,9 +42,11 @@ func (r *talker) reply(ctx context.Context, th thread, body string) error {
 		fmt.Fprintln(r.Out, body)
 		return nil
 	}
-	if _, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body); err != nil {
+	c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
+	if err != nil {
 		return fmt.Errorf("replying on #%d: %w", th.Number, err)
 	}
+	r.self.note(c.GetUser())
 	return nil
 }
 
@@ -148,6 +150,7 @@ func (r *talker) updateStatus(ctx context.Context, rec *Record, tasks []plan.Tas
 		r.Log.Warn("posting status comment", "err", err)
 		return
 	}
+	r.self.note(c.GetUser())
 	rec.StatusCommentID = c.GetID()
 	r.noteStatus(c.GetID(), shown)
 }
@@ -172,7 +175,7 @@ func (r *talker) isStatusComment(ctx context.Context, rec *Record, id int64) boo
 		return false
 	}
 	onThread := strings.HasSuffix(c.GetIssueURL(), "/issues/"+strconv.Itoa(rec.Thread))
-	if !onThread || !render.IsStatusComment(c.GetBody()) || !event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+	if !onThread || !render.IsStatusComment(c.GetBody()) || !r.self.is(c.GetUser()) {
 		r.Log.Warn("the status comment on record is not planex's on this thread; posting a new one", "comment", id, "thread", rec.Thread)
 		return false
 	}
@@ -209,7 +212,7 @@ func (r *talker) findStatusComment(ctx context.Context, rec *Record) int64 {
 	}
 	for i := len(cs) - 1; i >= 0; i-- {
 		c := cs[i]
-		if c.GetID() != rec.StatusCommentID && render.IsStatusComment(c.GetBody()) && event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) {
+		if c.GetID() != rec.StatusCommentID && render.IsStatusComment(c.GetBody()) && r.self.is(c.GetUser()) {
 			return c.GetID()
 		}
 	}
@@ -367,7 +370,11 @@ func (r *talker) toldBefore(ctx context.Context, number int, marker string) (boo
 		return false, fmt.Errorf("reading the comments of #%d: %w", number, err)
 	}
 	for _, c := range cs {
-		if event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType()) && strings.Contains(c.GetBody(), marker) {
+		// Without a known account, any bot's marker counts: a refusal
+		// told once too few is better than a reply to every comment of a
+		// person without access.
+		mine := r.self.is(c.GetUser()) || r.self.login() == "" && event.IsBot(c.GetUser().GetLogin(), c.GetUser().GetType())
+		if mine && strings.Contains(c.GetBody(), marker) {
 			return true, nil
 		}
 	}

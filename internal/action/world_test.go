@@ -139,7 +139,10 @@ func (w *world) job(mutate ...func(*Config)) (*Runner, *strings.Builder) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	cfg := Config{Owner: wOwner, Repo: wName, RunID: "42", RunAttempt: "1", DefaultBranch: "main", Review: review.ModeSkip}
+	// The token acts as the fake's default actor, the Actions bot; the
+	// identity is pinned as the job token's (or a bot-login input) pins it.
+	cfg := Config{Owner: wOwner, Repo: wName, RunID: "42", RunAttempt: "1", DefaultBranch: "main", Review: review.ModeSkip,
+		BotLogin: ghfake.DefaultActor}
 	for _, m := range mutate {
 		m(&cfg)
 	}

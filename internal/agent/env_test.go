@@ -73,7 +73,7 @@ func TestSecretValues(t *testing.T) {
 	env := append([]string{
 		"PATH=/usr/bin:/bin", "HOME=/home/runner", "GITHUB_TOKEN=ghs_abcdefgh", "SHORT=abc",
 		"OK_KEY=allowed-value", "PWD=/home/runner", // the agent has that value through HOME
-		"INPUT_MODEL=claude-sonnet-4", "INPUT_AGENT_COMMAND=/usr/bin/my-agent --key sk-12345678",
+		"INPUT_MODEL=claude-sonnet-4", "INPUT_BOT_LOGIN=planex-app[bot]", "INPUT_AGENT_COMMAND=/usr/bin/my-agent --key sk-12345678",
 		"INPUT_GITHUB-TOKEN=ghs_inputtoken1", "EXISTING=/etc/passwd", "MISSING=/no/such/file/at/all",
 		"INPUT_MCP_CONFIG=.mcp.json", `INPUT_MCP_CONFIG_INLINE={"mcpServers":{}}`,
 	}, leakedInIssue29...)

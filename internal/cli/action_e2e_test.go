@@ -101,7 +101,10 @@ func (g *ghEnv) actionCmd(ws, eventName, eventPath string, args ...string) *exec
 	cmd.Env = append(os.Environ(), "PLANEX_TEST_AS_MAIN=1", "FAKE_DIR="+g.fake_dir(), testAllowEnv, "PLANEX_SANDBOX_WRITE="+g.fake_dir(), "PLANEX_SANDBOX_READ="+testdataDir(g.t),
 		"GITHUB_EVENT_NAME="+eventName, "GITHUB_EVENT_PATH="+eventPath, "GITHUB_REPOSITORY="+ghRepo,
 		"GITHUB_WORKSPACE="+ws, "GITHUB_API_URL="+g.fake.URL(), "GITHUB_SERVER_URL="+g.fake.ServerURL(),
-		"GITHUB_RUN_ID=42", "INPUT_GITHUB_TOKEN=ghs_test", "INPUT_AGENT=command", "INPUT_AGENT_COMMAND="+g.agent, "GITHUB_TOKEN=ghs_test")
+		"GITHUB_RUN_ID=42", "INPUT_GITHUB_TOKEN=ghs_test", "INPUT_AGENT=command", "INPUT_AGENT_COMMAND="+g.agent, "GITHUB_TOKEN=ghs_test",
+		// The fake's token acts as the Actions bot; action.yml pins
+		// planex's account for the job token (PLANEX_DEFAULT_TOKEN).
+		"INPUT_BOT_LOGIN=github-actions[bot]")
 	cmd.Env = append(cmd.Env, g.env...)
 	return cmd
 }

@@ -474,7 +474,9 @@ func TestRedTeamActionScheduleLabeller(t *testing.T) {
 	g.fake.SetPermission(ghRepo, "former", "write")
 	g.fake.LabelIssue(ghRepo, demoted, "former", "planex:auto")
 	g.fake.SetPermission(ghRepo, "former", "read")
-	ok := g.fake.AddIssue(ghRepo, "reader", "Add a file", "")
+	// A maintainer's own issue: one written without write access waits
+	// for an approval (internal/action's TestRedTeamAutoApproveRunsNonWritersText).
+	ok := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
 	g.fake.LabelIssue(ghRepo, ok, "maintainer", "planex:auto")
 	ev := g.payload("schedule", func(p map[string]any) {
 		for k := range p {
@@ -546,11 +548,12 @@ func TestRedTeamActionLabelPath(t *testing.T) {
 	g.fake.SetPermission(ghRepo, "helper", "triage")
 	g.fake.AddUser("automation[bot]", "Bot")
 	g.fake.SetPermission(ghRepo, "automation[bot]", "write")
-	n := g.fake.AddIssue(ghRepo, "reader", "Rewrite everything", "")
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Rewrite everything", "")
 	labeled := func(sender, typ string) string {
 		return g.eventFrom("event.issues_labeled.json", func(p map[string]any) {
 			i := p["issue"].(map[string]any)
 			i["number"], i["title"], i["body"] = n, "Rewrite everything", ""
+			i["user"] = map[string]any{"login": "maintainer", "type": "User"}
 			p["label"].(map[string]any)["name"] = "planex"
 			p["sender"].(map[string]any)["login"] = sender
 			p["sender"].(map[string]any)["type"] = typ

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sethvargo/go-githubactions"
@@ -65,6 +66,37 @@ func TestOpenRepoKeepsWorktreesUnderRunnerTemp(t *testing.T) {
 		}
 		if got := filepath.Dir(filepath.Dir(repo.WorktreeDir("s1", "T1"))); got != c.want {
 			t.Errorf("RUNNER_TEMP=%q: worktrees under %s, want %s", c.env, got, c.want)
+		}
+	}
+}
+
+// TestActionConfigBotLogin: the bot-login input names planex's account
+// (an App's "<slug>[bot]" or a user's login) and reaches the Action's
+// configuration; anything that is not a GitHub login is a usage error
+// naming the input.
+func TestActionConfigBotLogin(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		input, want string
+		bad         bool
+	}{
+		{input: "", want: ""},
+		{input: "planex-app[bot]", want: "planex-app[bot]"},
+		{input: "octo-maintainer", want: "octo-maintainer"},
+		{input: "*[bot]", bad: true},
+		{input: "a b", bad: true},
+		{input: "-lead", bad: true},
+	} {
+		env := map[string]string{"INPUT_BOT_LOGIN": c.input}
+		getenv := func(k string) string { return env[k] }
+		in := actionInputs{gha: githubactions.New(githubactions.WithGetenv(getenv)), getenv: getenv}
+		cfg, err := actionConfig(in, getenv, "octo", "demo", "main", "https://github.com", "")
+		var exit *exitError
+		switch {
+		case c.bad && (!errors.As(err, &exit) || exit.code != exitUsage || !strings.Contains(exit.msg, "input bot-login")):
+			t.Errorf("bot-login %q: error %v; want a usage error naming the input", c.input, err)
+		case !c.bad && (err != nil || cfg.BotLogin != c.want):
+			t.Errorf("bot-login %q: BotLogin = %q, %v; want %q", c.input, cfg.BotLogin, err, c.want)
 		}
 	}
 }

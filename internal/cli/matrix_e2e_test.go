@@ -62,7 +62,7 @@ func (g *ghEnv) startAction(eventName, eventPath string, env ...string) *matrixP
 		"GITHUB_EVENT_NAME="+eventName, "GITHUB_EVENT_PATH="+eventPath, "GITHUB_REPOSITORY="+ghRepo,
 		"GITHUB_WORKSPACE="+ws, "GITHUB_API_URL="+g.fake.URL(), "GITHUB_SERVER_URL="+g.fake.ServerURL(),
 		"GITHUB_RUN_ID=42", "GITHUB_OUTPUT="+p.outFile, "INPUT_GITHUB_TOKEN=ghs_test", "INPUT_AGENT=command",
-		"INPUT_AGENT_COMMAND="+g.agent, "GITHUB_TOKEN=ghs_test", "INPUT_MODE=matrix")
+		"INPUT_AGENT_COMMAND="+g.agent, "GITHUB_TOKEN=ghs_test", "INPUT_MODE=matrix", "INPUT_BOT_LOGIN=github-actions[bot]")
 	p.cmd.Env = append(p.cmd.Env, g.env...)
 	p.cmd.Env = append(p.cmd.Env, env...)
 	ownTemp(g.t, p.cmd) // each job on a runner of its own; a test kills one

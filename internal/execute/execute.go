@@ -11,6 +11,8 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
+	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -236,14 +238,14 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 	if err != nil {
 		return fmt.Sprintf("checking which folders hold local actions: %v", err)
 	}
-	used, err := usedActionDirs(ctx, r.Repo.Tree(tree), aliases)
+	used, images, err := localActions(ctx, r.Repo.Tree(tree), aliases)
 	if err != nil {
 		return fmt.Sprintf("checking which folders the workflows run as local actions: %v", err)
 	}
 	for _, d := range used {
 		actions[d] = true
 	}
-	if why := unnamedChanges(taskScope, changes, aliases, actions); why != "" {
+	if why := unnamedChanges(taskScope, changes, aliases, actions, images); why != "" {
 		return why
 	}
 	// Even an agent that got hold of a secret (no sandbox) cannot have
@@ -286,31 +288,75 @@ func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) 
 	return abbrev.Truncate(agent.Redact(agent.CleanText(why), secrets), 1000)
 }
 
-// usedActionDirs lists the folders the tree's workflows run as local
+// localActions lists the folders the tree's workflows run as local
 // actions (uses: ./docker/ci), read where the workflows folder leads
 // (aliases): the runner runs one holding only a Dockerfile as well, so
 // such a folder's files are a local action's although it holds no
-// action.yml. At most maxWorkflowFiles files and the first
-// maxWorkflowBytes of each are read.
-func usedActionDirs(ctx context.Context, view gitrepo.TreeView, aliases map[string]string) ([]string, error) {
+// action.yml. The definitions of those actions, and of the repository's
+// own action at its root, are read in turn: a composite action's steps
+// run `uses: ./…` folders too, and a Docker action builds its image from
+// the file its `image:` names, which may lie outside its folder (the
+// root's Dockerfile, for the root's action); images lists those files,
+// and the root's Dockerfile when a workflow runs the root (`uses: ./`).
+// At most maxWorkflowFiles workflow files, maxActionFolders
+// definitions' folders, and the first maxWorkflowBytes of each file are
+// read.
+func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string]string) (dirs, images []string, err error) {
 	dir := plan.WorkflowsDir
 	if to, ok := aliases[dir]; ok && to != "" {
 		dir = to
 	}
 	files, err := view.FolderFiles(ctx, dir, maxWorkflowFiles, maxWorkflowBytes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
+	seen := map[string]bool{".": true}
+	queue := []string{"."}
+	usesRoot := false
+	enqueue := func(text []byte) {
+		usesRoot = usesRoot || plan.UsesRoot(text)
+		for _, d := range plan.UsedActionDirs(text) {
+			if !seen[d] {
+				seen[d] = true
+				dirs, queue = append(dirs, d), append(queue, d)
+			}
+		}
+	}
 	for _, body := range files {
-		out = append(out, plan.UsedActionDirs(body)...)
+		enqueue(body)
 	}
-	return out, nil
+	rootDefined := false
+	for read := 0; read < len(queue) && read < maxActionFolders; read++ {
+		folder := queue[read]
+		var names []string
+		for _, n := range plan.ActionFiles {
+			names = append(names, path.Join(folder, n))
+		}
+		defs, err := view.ReadFiles(ctx, names, maxWorkflowBytes)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, body := range defs {
+			rootDefined = rootDefined || folder == "."
+			enqueue(body)
+			if img := plan.ActionImage(body); img != "" {
+				if p := path.Join(folder, img); p != ".." && !strings.HasPrefix(p, "../") && !slices.Contains(images, p) {
+					images = append(images, p)
+				}
+			}
+		}
+	}
+	if usesRoot && !rootDefined {
+		images = append(images, "Dockerfile", "dockerfile")
+	}
+	return dirs, images, nil
 }
 
-// The bounds of what usedActionDirs reads of a repository's workflows.
+// The bounds of what localActions reads of a repository's workflows and
+// actions.
 const (
 	maxWorkflowFiles = 200
+	maxActionFolders = 200
 	maxWorkflowBytes = 1 << 20
 )
 
@@ -330,7 +376,7 @@ const (
 // A link at .github, its workflows or actions folder or a guarded path is
 // refused whatever the scope: it would move what GitHub reads out of the
 // guarded names.
-func unnamedChanges(taskScope string, changes []gitrepo.Change, aliases map[string]string, actions map[string]bool) string {
+func unnamedChanges(taskScope string, changes []gitrepo.Change, aliases map[string]string, actions map[string]bool, images []string) string {
 	var links, named []string
 	folders := map[string][]string{}
 	var dirs []string
@@ -342,6 +388,10 @@ func unnamedChanges(taskScope string, changes []gitrepo.Change, aliases map[stri
 			}
 			if c.Mode == "120000" && plan.MayNotLink(read) {
 				links = append(links, shown)
+				continue
+			}
+			if slices.Contains(images, read) && !scope.Names(taskScope, c.Path) {
+				named = append(named, "the file a local Docker action's image is built from, "+shown)
 				continue
 			}
 			g, ok := plan.MayChange(taskScope, c.Path, read, actions)

@@ -74,6 +74,10 @@ func TestRedTeamRunnerRefusesUnnamedGuidance(t *testing.T) {
 		{"CLAUDE.local.md under **", "**", nil, writeFile("CLAUDE.local.md", inject), "a coding agent's guidance file CLAUDE.local.md"},
 		{"GEMINI.md under **", "**", nil, writeFile("GEMINI.md", inject), "a coding agent's guidance file GEMINI.md"},
 		{"AGENTS.override.md under **", "**", nil, writeFile("AGENTS.override.md", inject), "a coding agent's guidance file AGENTS.override.md"},
+		{"Claude.md (any case) under **", "**", nil, writeFile("Claude.md", inject), "a coding agent's guidance file Claude.md, " + named},
+		{"a subfolder's agents.md under docs/**", "docs/**", nil, writeFile("docs/agents.md", inject), "a coding agent's guidance file docs/agents.md, " + named},
+		{"gemini.md under src/**", "src/**", nil, writeFile("src/gemini.md", inject), "a coding agent's guidance file src/gemini.md"},
+		{"agents.md named", "docs/agents.md", nil, writeFile("docs/agents.md", "How we use agents.\n"), ""},
 		{"a subfolder's AGENTS.md under docs/**", "docs/**", nil, writeFile("docs/AGENTS.md", inject), "a coding agent's guidance file docs/AGENTS.md, " + named},
 		{"a subfolder's CLAUDE.md under src/**", "src/**", nil, writeFile("src/pkg/CLAUDE.md", inject), "a coding agent's guidance file src/pkg/CLAUDE.md"},
 		{"copilot instructions under .github/**", ".github/**", nil, writeFile(".github/copilot-instructions.md", inject),
@@ -173,7 +177,7 @@ func TestRedTeamRunnerRefusesUnnamedGuidance(t *testing.T) {
 		{"claude settings written for", ".claude/**", nil, writeFile(".claude/settings.json", `{"permissions":{"deny":["Bash(curl:*)"]}}`), ""},
 		{"a subfolder's claude command written for", "src/.claude/commands/*", nil, writeFile("src/.claude/commands/x.md", "Run the tests.\n"), ""},
 		{".env named", ".env", nil, writeFile(".env", "LOG_LEVEL=debug\n"), ""},
-		{"an ordinary doc under docs/**", "docs/**", nil, writeFile("docs/agents.md", "How planex runs agents.\n"), ""},
+		{"an ordinary doc under docs/**", "docs/**", nil, writeFile("docs/agent-notes.md", "How planex runs agents.\n"), ""},
 	}
 	runScopedAttacks(t, cases)
 }

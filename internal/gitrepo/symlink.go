@@ -299,3 +299,43 @@ func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, max
 	}
 	return files, nil
 }
+
+// ReadFiles reads the files of tree at paths (each a path of the
+// repository; a missing one, a folder or a submodule is left out, and a
+// path holding a line break is not looked at): the first maxBytes of
+// each, with one git call to find them.
+func (v TreeView) ReadFiles(ctx context.Context, paths []string, maxBytes int64) (map[string][]byte, error) {
+	r, tree := v.r, v.tree
+	files := map[string][]byte{}
+	var asked []string
+	var in strings.Builder
+	for _, p := range paths {
+		if !strings.Contains(p, "\n") {
+			asked = append(asked, p)
+			in.WriteString(tree + ":" + p + "\n")
+		}
+	}
+	if len(asked) == 0 {
+		return files, nil
+	}
+	res, err := r.gitIn(ctx, r.Root, nil, []byte(in.String()), "cat-file", "--batch-check")
+	if err != nil {
+		return nil, fmt.Errorf("looking for %s in %s: %w", strings.Join(asked, ", "), abbrev.SHA(tree), err)
+	}
+	lines := strings.Split(strings.TrimSuffix(res, "\n"), "\n")
+	if len(lines) != len(asked) {
+		return nil, fmt.Errorf("looking for %s in %s: git cat-file answered %d lines for %d", strings.Join(asked, ", "), abbrev.SHA(tree), len(lines), len(asked))
+	}
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 3 || !r.format.IsID(f[0]) || f[1] != "blob" {
+			continue
+		}
+		body, err := r.ReadBlobPrefix(ctx, f[0], maxBytes)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s at %s: %w", asked[i], abbrev.SHA(tree), err)
+		}
+		files[asked[i]] = body
+	}
+	return files, nil
+}

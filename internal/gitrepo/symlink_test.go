@@ -197,3 +197,31 @@ func TestFolderFiles(t *testing.T) {
 		t.Errorf("FolderFiles of a missing folder = %q, %v", got, err)
 	}
 }
+
+// TestReadFiles: the files at given paths of a real tree, at any depth,
+// each cut at the byte bound; a folder, a missing path and a path with a
+// line break give nothing.
+func TestReadFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	for p, content := range map[string]string{"action.yml": "runs: {}\n", "tools/x/action.yml": "0123456789", "tools/y/z": "x"} {
+		full := filepath.Join(r.Root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustGit(t, r.Root, "add", "-A")
+	mustGit(t, r.Root, "commit", "-qm", "files")
+	head, _ := r.Head(ctx)
+	got, err := r.Tree(head).ReadFiles(ctx, []string{"action.yml", "tools/x/action.yml", "tools/y", "missing/action.yml", "new\nline"}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got["action.yml"]) != "runs" || string(got["tools/x/action.yml"]) != "0123" {
+		t.Errorf("ReadFiles = %q", got)
+	}
+}

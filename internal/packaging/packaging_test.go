@@ -18,6 +18,7 @@ import (
 // default means changing this table, the docs and planex action together.
 var wantInputs = map[string]string{
 	"github-token":    "${{ github.token }}",
+	"bot-login":       "",
 	"agent":           "anthropic",
 	"agent-command":   "",
 	"model":           "",

@@ -238,18 +238,92 @@ func oneOf(s string, set []string) bool {
 // is: action.yml or action.yaml, or with neither a Dockerfile (or
 // dockerfile) alone, which it builds and runs with what the step hands
 // it. So a folder named here is a local action's, scripts and all, even
-// when it holds no file of ActionFiles. The text is read line by line, as
-// YAML writes a plain or quoted scalar after the key; a reference
-// leaving the repository (../) is not a folder of it.
+// when it holds no file of ActionFiles. A step may first check the
+// repository out into a folder (actions/checkout's `path: sub`) and then
+// run `uses: ./sub/tools/deploy`: for a folder under a `path:` the text
+// names, the folder of the repository it stands for (tools/deploy) is
+// listed too. The text is read line by line, as YAML writes a plain or
+// quoted scalar after the key; a reference leaving the repository (../)
+// is not a folder of it.
 func UsedActionDirs(text []byte) []string {
+	var out []string
+	add := func(d string) {
+		if d != "." && !outside(d) && !InWorkflows(d) && !oneOf(d, out) {
+			out = append(out, d)
+		}
+	}
+	checkouts := CheckoutPaths(text)
+	for _, d := range localUses(text) {
+		add(d)
+		for _, c := range checkouts {
+			if rest, ok := strings.CutPrefix(d, c+"/"); ok {
+				add(rest)
+			}
+		}
+	}
+	return out
+}
+
+// UsesRoot says whether the text runs the repository's root as a local
+// action (`uses: ./`), whose definition (or, without one, its Dockerfile)
+// the runner reads at the root.
+func UsesRoot(text []byte) bool {
+	return oneOf(".", localUses(text))
+}
+
+// CheckoutPaths lists the folders of the workspace a text names with a
+// `path:` key (actions/checkout's, among others), as repository paths.
+func CheckoutPaths(text []byte) []string {
+	var out []string
+	for _, v := range yamlValues(text, "path") {
+		d := path.Clean(strings.TrimPrefix(v, "./"))
+		if d != "." && !outside(d) && !path.IsAbs(d) && !strings.Contains(d, "${{") && !oneOf(d, out) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// ActionImage is the file a Docker action's definition builds its image
+// from (`image: Dockerfile`), relative to the action's folder, or "" for
+// an image from a registry (`docker://…`) or no image.
+func ActionImage(text []byte) string {
+	for _, v := range yamlValues(text, "image") {
+		if v == "" || strings.Contains(v, "://") {
+			continue
+		}
+		return path.Clean(strings.TrimPrefix(v, "./"))
+	}
+	return ""
+}
+
+// localUses lists the `uses: ./…` references of a text, cleaned ("." for
+// the root).
+func localUses(text []byte) []string {
+	var out []string
+	for _, v := range yamlValues(text, "uses") {
+		if rest, ok := strings.CutPrefix(v, "./"); ok {
+			out = append(out, path.Clean(rest))
+		}
+	}
+	return out
+}
+
+// outside says whether a cleaned relative path leaves the repository.
+func outside(d string) bool { return d == ".." || strings.HasPrefix(d, "../") }
+
+// yamlValues lists the values of a key in a YAML text, read line by line
+// as YAML writes a plain or quoted scalar after the key (in a list item
+// or not, the key plain or quoted), its comment and quotes removed.
+func yamlValues(text []byte, key string) []string {
 	var out []string
 	for _, line := range strings.Split(string(text), "\n") {
 		l := strings.TrimSpace(strings.TrimSuffix(line, "\r"))
 		l = strings.TrimSpace(strings.TrimPrefix(l, "-"))
 		var v string
 		ok := false
-		for _, key := range []string{"uses:", `"uses":`, "'uses':"} {
-			if rest, found := strings.CutPrefix(l, key); found {
+		for _, k := range []string{key + ":", `"` + key + `":`, "'" + key + "':"} {
+			if rest, found := strings.CutPrefix(l, k); found {
 				v, ok = rest, true
 			}
 		}
@@ -263,15 +337,7 @@ func UsedActionDirs(text []byte) []string {
 		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
 			v = v[1 : len(v)-1]
 		}
-		rest, ok := strings.CutPrefix(v, "./")
-		if !ok {
-			continue
-		}
-		d := path.Clean(rest)
-		if d == "." || d == ".." || strings.HasPrefix(d, "../") || InWorkflows(d) || oneOf(d, out) {
-			continue
-		}
-		out = append(out, d)
+		out = append(out, v)
 	}
 	return out
 }

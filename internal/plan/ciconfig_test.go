@@ -125,3 +125,45 @@ func TestUsedActionDirs(t *testing.T) {
 		t.Errorf("UsedActionDirs = %q, want %q", got, want)
 	}
 }
+
+// TestLocalActionsThroughCheckoutAndDocker: a workflow that checks the
+// repository out into a folder runs `uses: ./<folder>/tools/deploy`,
+// which is the repository's tools/deploy; `uses: ./` runs the root; a
+// Docker action's definition names the file its image is built from,
+// and an image from a registry is no file of the repository.
+func TestLocalActionsThroughCheckoutAndDocker(t *testing.T) {
+	t.Parallel()
+	wf := "steps:\n  - uses: actions/checkout@v4\n    with:\n      path: 'src' # the repository\n" +
+		"  - uses: ./src/tools/deploy\n  - uses: ./src/.github/actions/setup/\n  - uses: ./other/x\n" +
+		"  - uses: actions/upload-artifact@v4\n    with:\n      path: ${{ runner.temp }}/out\n  - with:\n      path: ../up\n"
+	if got, want := UsedActionDirs([]byte(wf)), []string{"src/tools/deploy", "tools/deploy", "src/.github/actions/setup", ".github/actions/setup", "other/x"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("UsedActionDirs = %q, want %q", got, want)
+	}
+	if got := CheckoutPaths([]byte(wf)); strings.Join(got, ",") != "src" {
+		t.Errorf("CheckoutPaths = %q, want [src]", got)
+	}
+	for _, c := range []struct {
+		text string
+		root bool
+	}{
+		{"steps:\n  - uses: ./\n", true},
+		{"steps:\n  - uses: './' # this repository's action\n", true},
+		{"steps:\n  - uses: ./tools/x\n", false},
+		{"steps:\n  - uses: actions/checkout@v4\n", false},
+	} {
+		if got := UsesRoot([]byte(c.text)); got != c.root {
+			t.Errorf("UsesRoot(%q) = %v, want %v", c.text, got, c.root)
+		}
+	}
+	for _, c := range []struct{ text, want string }{
+		{"runs:\n  using: docker\n  image: Dockerfile\n", "Dockerfile"},
+		{"runs:\n  using: 'docker'\n  image: './build/Dockerfile' # built\n", "build/Dockerfile"},
+		{"runs:\n  using: docker\n  image: ../../Dockerfile\n", "../../Dockerfile"},
+		{"runs:\n  using: docker\n  image: docker://alpine:3\n", ""},
+		{"runs:\n  using: composite\n  steps: []\n", ""},
+	} {
+		if got := ActionImage([]byte(c.text)); got != c.want {
+			t.Errorf("ActionImage(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}

@@ -72,19 +72,14 @@ func guidanceGuard(p string) (Guarded, bool) {
 	return Guarded{}, false
 }
 
-// guidanceFile says whether a file named base is one of guidanceFiles.
-// The names that begin with a dot are matched whatever their case, as a
-// developer's case-insensitive disk (macOS, Windows) serves .Claude or
-// .MCP.json for the name the tool asks for and no ordinary file is called
-// so; AGENTS.md, CLAUDE.md and GEMINI.md are matched as spelled, as
-// agents.md or claude.md is an ordinary document's name.
+// guidanceFile says whether a file named base is one of guidanceFiles,
+// whatever its case: a developer's case-insensitive disk (macOS,
+// Windows) serves claude.md or Agents.md for the CLAUDE.md or AGENTS.md
+// the tool asks for, and some agents look for the lower-case name
+// themselves. An ordinary document called agents.md is then changed only
+// by a task whose scope names it.
 func guidanceFile(base string) bool {
-	for _, x := range guidanceFiles {
-		if base == x || strings.HasPrefix(x, ".") && strings.EqualFold(base, x) {
-			return true
-		}
-	}
-	return false
+	return foldedOneOf(base, guidanceFiles)
 }
 
 // foldedOneOf says whether s is one of set whatever its case.

@@ -38,7 +38,7 @@ func TestGuardOfGuidance(t *testing.T) {
 		{".gemini/settings.json", GuardFolder, ".gemini"},
 		{"app/.cursor/rules/x.mdc", GuardFolder, "app/.cursor"},
 		{".windsurf/rules/x.md", GuardFolder, ".windsurf"},
-		{"docs/agents.md", Unguarded, ""},
+		{"docs/agents.md", GuardName, ""},
 		{"AGENTS.md.bak", Unguarded, ""},
 		{"docs/claude/notes.md", Unguarded, ""},
 		{".vscode/settings.json", GuardName, ""},
@@ -68,8 +68,11 @@ func TestGuardOfGuidance(t *testing.T) {
 		{".envrc", Unguarded, ""},
 		{".tool-versions", Unguarded, ""},
 		{".github/Workflows/x.yml", Unguarded, ""},
-		{"Agents.md", Unguarded, ""},
-		{"Claude.md", Unguarded, ""},
+		{"Agents.md", GuardName, ""},
+		{"Claude.md", GuardName, ""},
+		{"src/gemini.MD", GuardName, ""},
+		{"claude.LOCAL.md", GuardName, ""},
+		{"agents.override.MD", GuardName, ""},
 		{".Claude/settings.json", GuardFolder, ".Claude"},
 		{"src/.CLAUDE/commands/x.md", GuardFolder, "src/.CLAUDE"},
 		{".MCP.json", GuardName, ""},
@@ -121,7 +124,9 @@ func TestMayChangeGuidance(t *testing.T) {
 		{".claude/**", "src/.claude/commands/x.md", false},
 		{"**", ".mcp.json", false},
 		{".mcp.json", ".mcp.json", true},
-		{"docs/**", "docs/agents.md", true},
+		{"docs/**", "docs/agents.md", false},
+		{"docs/agents.md", "docs/agents.md", true},
+		{"**", "Claude.md", false},
 	}
 	for _, c := range cases {
 		if _, got := MayChange(c.scope, c.path, c.path, nil); got != c.want {

@@ -25,6 +25,28 @@ func Hash(tasks []Task) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// InputsHash is the sha256 of what a plan's tasks are told besides their
+// own rows: the requirement and the exploration (each row's id, angle,
+// status, findings and key files), which the tasks' prompts quote
+// (PrevContext). A plan comment carries it, so that what runs is told
+// what the approver's plan was made from.
+func InputsHash(requirement string, explore []ExploreRow) string {
+	type row struct {
+		ID, Angle, Status, Findings string
+		KeyFiles                    []string
+	}
+	in := struct {
+		Requirement string
+		Explore     []row
+	}{Requirement: requirement, Explore: make([]row, len(explore))}
+	for i, e := range explore {
+		in.Explore[i] = row{e.ID, e.Angle, string(e.Status), e.Findings, e.KeyFiles}
+	}
+	b, _ := json.Marshal(in) // plain structs of strings cannot fail to marshal
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 // ID is the short plan id users type: the first 10 hex digits of the hash.
 func ID(hash string) string {
 	if len(hash) < 10 {

@@ -25,6 +25,9 @@ type PlanMarker struct {
 	SHA256  string `json:"sha256"`
 	Session string `json:"session"`
 	Base    string `json:"base,omitempty"`
+	// Inputs is plan.InputsHash of the requirement and exploration the
+	// plan was made from (empty in comments of older planex versions).
+	Inputs string `json:"inputs,omitempty"`
 }
 
 const markerPrefix = "<!-- planex:plan "
@@ -63,6 +66,7 @@ type PlanView struct {
 	Estimate          string // e.g. "$0.42 (from exploration so far)"; empty when unknown
 	Trigger           string // "/planex"
 	StateRef          string // where the full plan lives
+	Inputs            string // plan.InputsHash of the requirement and exploration, for the marker
 }
 
 type wave struct {
@@ -108,7 +112,7 @@ type planData struct {
 // escaped.)
 func PlanComment(v PlanView) (body string, truncated bool) {
 	hash := plan.Hash(v.Tasks)
-	data := planData{PlanView: v, Marker: PlanMarker{ID: plan.ID(hash), SHA256: hash, Session: v.Session, Base: v.Base}.String(),
+	data := planData{PlanView: v, Marker: PlanMarker{ID: plan.ID(hash), SHA256: hash, Session: v.Session, Base: v.Base, Inputs: v.Inputs}.String(),
 		PlanID: plan.ID(hash), Hash: hash, Mermaid: Mermaid(v.Tasks), Waves: waves(v.Tasks), Full: true, TitleMax: 200, DepsMax: 50,
 		WorkflowTasks: plan.WorkflowTasks(v.Tasks), SettingsTasks: plan.SettingsTasks(v.Tasks),
 		ConfigTasks: plan.ConfigTasks(v.Tasks), GuidanceTasks: plan.GuidanceTasks(v.Tasks)}

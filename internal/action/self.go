@@ -1,0 +1,125 @@
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/planexhq/planex/internal/gitrepo"
+)
+
+// ActionsBot is the account the workflow's own GITHUB_TOKEN acts as.
+const ActionsBot = "github-actions[bot]"
+
+// identity is the account planex's token acts as: planex takes a comment,
+// review, issue or pull request as its own only when that account wrote
+// it, never because some bot did (any GitHub App, a contributor's among
+// them, posts as a bot). Pinned is the login the configuration names
+// (the bot-login input, or ActionsBot for the job token); without one,
+// the login is learned from what GitHub answered when planex posted in
+// this job, or from the thread's record, which keeps it.
+type identity struct {
+	pinned  string
+	mu      sync.Mutex
+	learned string
+}
+
+// newIdentity is the identity cfg pins: the bot-login input, or the
+// Actions bot for the job's own token.
+func newIdentity(cfg *Config) *identity {
+	id := &identity{pinned: strings.TrimSpace(cfg.BotLogin)}
+	if id.pinned == "" && cfg.DefaultToken {
+		id.pinned = ActionsBot
+	}
+	return id
+}
+
+// login is the account planex acts as, or "" when it is not known yet.
+func (id *identity) login() string {
+	if id.pinned != "" {
+		return id.pinned
+	}
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	return id.learned
+}
+
+// is says whether u is planex's own account. An unknown identity is
+// nobody's.
+func (id *identity) is(u *github.User) bool {
+	self := id.login()
+	return self != "" && u != nil && strings.EqualFold(u.GetLogin(), self)
+}
+
+// isLogin is is for a login alone.
+func (id *identity) isLogin(login string) bool {
+	self := id.login()
+	return self != "" && strings.EqualFold(login, self)
+}
+
+// note learns the login from something planex itself just created (the
+// user GitHub's answer names).
+func (id *identity) note(u *github.User) {
+	if id.pinned == "" && u.GetLogin() != "" {
+		id.mu.Lock()
+		defer id.mu.Unlock()
+		id.learned = u.GetLogin()
+	}
+}
+
+// learnSelf learns planex's account, when it is not known yet, from the
+// record of the issue a planex branch (head, "planex/<issue>-…") was made
+// for: a pull request's flows (a follow-up, a CI fix, /planex fix) may
+// run before its own thread has a record. A branch of another name, or
+// an issue without a readable record, teaches nothing (and planex then
+// takes no pull request for its own).
+func (r *stateStore) learnSelf(ctx context.Context, head string) {
+	m := runBranchRe.FindStringSubmatch(head)
+	if r.self.login() != "" || m == nil {
+		return
+	}
+	issue, err := strconv.Atoi(m[1])
+	if err != nil {
+		return
+	}
+	ref := stateRef(issue)
+	found, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, ref)
+	if err != nil || !found {
+		r.Log.Warn("learning planex's account from the issue's record", "issue", issue, "found", found, "err", err)
+		return
+	}
+	remote, err := gitrepo.StateAt(r.Repo, ref).Read(ctx)
+	if err != nil {
+		r.Log.Warn("learning planex's account from the issue's record", "issue", issue, "err", err)
+		return
+	}
+	b, err := r.readRecordFile(ctx, ref, remote.Commit)
+	var rec Record
+	if err == nil {
+		err = json.Unmarshal(b, &rec)
+	}
+	if err != nil {
+		r.Log.Warn("learning planex's account from the issue's record", "issue", issue, "err", err)
+		return
+	}
+	r.self.fromRecord(&rec)
+}
+
+// loginRe is a GitHub login: a user's, or an App's slug and "[bot]".
+var loginRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$`)
+
+// fromRecord learns the login a thread's record keeps, when neither the
+// configuration nor this job named one (a record's text that is no login
+// is not taken).
+func (id *identity) fromRecord(rec *Record) {
+	if id.login() == "" && rec != nil && loginRe.MatchString(rec.Self) {
+		id.mu.Lock()
+		defer id.mu.Unlock()
+		id.learned = rec.Self
+	}
+}

@@ -1,0 +1,111 @@
+package action
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// TestIdentity: planex's account is the bot-login input, else the Actions
+// bot with the job token, else what GitHub answered when planex posted,
+// else the thread's record; a record never outranks a pinned account,
+// and an unknown account is nobody (no bot is planex for being a bot).
+func TestIdentity(t *testing.T) {
+	t.Parallel()
+	user := func(login, typ string) *github.User { return &github.User{Login: &login, Type: &typ} }
+	cases := []struct {
+		name    string
+		cfg     Config
+		posted  *github.User // what a create answered in this job
+		record  string       // the record's self
+		who     *github.User
+		planexs bool
+	}{
+		{"job token: the Actions bot", Config{DefaultToken: true}, nil, "", user(ActionsBot, "Bot"), true},
+		{"job token: another bot", Config{DefaultToken: true}, nil, "", user("dependabot[bot]", "Bot"), false},
+		{"job token: a record naming another bot", Config{DefaultToken: true}, nil, "helper-app[bot]", user("helper-app[bot]", "Bot"), false},
+		{"bot-login: the App", Config{BotLogin: "planex-app[bot]"}, nil, "", user("Planex-App[bot]", "Bot"), true},
+		{"bot-login: the Actions bot is not the App", Config{BotLogin: "planex-app[bot]", DefaultToken: true}, nil, "", user(ActionsBot, "Bot"), false},
+		{"bot-login: what a create answered does not move it", Config{BotLogin: "planex-app[bot]"}, user("helper-app[bot]", "Bot"), "", user("helper-app[bot]", "Bot"), false},
+		{"unpinned: learned from a create", Config{}, user("planex-app[bot]", "Bot"), "", user("planex-app[bot]", "Bot"), true},
+		{"unpinned: learned, another bot", Config{}, user("planex-app[bot]", "Bot"), "", user("helper-app[bot]", "Bot"), false},
+		{"unpinned: a create outranks the record", Config{}, user("planex-app[bot]", "Bot"), "helper-app[bot]", user("helper-app[bot]", "Bot"), false},
+		{"unpinned: from the record", Config{}, nil, "planex-app[bot]", user("planex-app[bot]", "Bot"), true},
+		{"unpinned, nothing known: no bot is planex", Config{}, nil, "", user(ActionsBot, "Bot"), false},
+		{"unpinned: a record whose self is no login", Config{}, nil, "x y", user("x y", "User"), false},
+		{"a person with a bot's name but for case", Config{BotLogin: "me"}, nil, "", user("ME", "User"), true},
+		{"no user", Config{DefaultToken: true}, nil, "", nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			id := newIdentity(&c.cfg)
+			if c.posted != nil {
+				id.note(c.posted)
+			}
+			id.fromRecord(&Record{Self: c.record})
+			if got := id.is(c.who); got != c.planexs {
+				t.Errorf("is(%v) = %v, want %v (planex is %q)", c.who.GetLogin(), got, c.planexs, id.login())
+			}
+			if got := id.isLogin(c.who.GetLogin()); got != c.planexs {
+				t.Errorf("isLogin(%q) = %v, want %v", c.who.GetLogin(), got, c.planexs)
+			}
+		})
+	}
+}
+
+// TestIdentityLearnedAcrossJobs: with a token other than the job's and no
+// bot-login, planex learns its account from the plan comment it posts,
+// keeps it in the thread's record, and the approving job (a fresh
+// runner) recognises its plan comment by it; a follow-up on the pull
+// request learns it from the record of the issue its branch names.
+func TestIdentityLearnedAcrossJobs(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	unpinned := func(c *Config) { c.BotLogin, c.DefaultToken = "", false }
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex add a file"), unpinned); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Fatalf("plan: %v %+v", err, r.Outputs)
+	}
+	if rec := run(t, w.origin, "show", stateRef(n)+":"+recordFile); !strings.Contains(rec, `"self": "`+ActionsBot+`"`) {
+		t.Errorf("the record does not keep planex's account:\n%s", rec)
+	}
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), unpinned); err != nil || r.Outputs.Status != StatusDone {
+		t.Fatalf("approve: %v %+v\n%s", err, r.Outputs, w.lastComment(n))
+	}
+	// A follow-up on its pull request, whose thread has no record yet,
+	// learns the account from the issue's record.
+	pr := w.fake.PullRequests(wRepo)[0]
+	if r, err := w.handle(w.comment(pr.Number, "maintainer", "/planex add another file"), unpinned); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Errorf("follow-up: %v %+v\n%s", err, r.Outputs, w.lastComment(pr.Number))
+	}
+}
+
+// TestIdentityOfAnApp: planex acting as a GitHub App (bot-login names
+// it) plans, is approved, runs and opens its pull request as the App; a
+// copy of its plan comment by the Actions bot (not planex then) on the
+// thread changes nothing.
+func TestIdentityOfAnApp(t *testing.T) {
+	w := newParallelWorld(t)
+	w.fake.SetToken("ghs_test", "planex-app[bot]")
+	w.fake.SetPermission(wRepo, "planex-app[bot]", "write")
+	asApp := func(c *Config) { c.BotLogin = "planex-app[bot]" }
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex add a file"), asApp); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Fatalf("plan: %v %+v", err, r.Outputs)
+	}
+	plans := w.commentsWith(n, "<!-- planex:plan ")
+	if len(plans) != 1 {
+		t.Fatalf("%d plan comments", len(plans))
+	}
+	// Another workflow's job token copies the plan comment below.
+	w.fake.AddComment(wRepo, n, ActionsBot, plans[0])
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), asApp); err != nil || r.Outputs.Status != StatusDone {
+		t.Errorf("approve: %v %+v\n%s", err, r.Outputs, w.lastComment(n))
+	}
+	if got := len(w.fake.PullRequests(wRepo)); got != 1 || w.fake.PullRequests(wRepo)[0].Author != "planex-app[bot]" {
+		t.Errorf("pull requests: %+v", w.fake.PullRequests(wRepo))
+	}
+}
