@@ -53,6 +53,9 @@ type Options struct {
 	// workflow's earlier steps (a cloud login's credentials file) and
 	// its name is not the model's business. Without git it has no effect.
 	TrackedOnly bool
+	// ChunkFiles is how many files Stream reads before it hands them to
+	// its sink; 0 means DefaultChunkFiles.
+	ChunkFiles int
 }
 
 // Map is the model-free picture of a repository.

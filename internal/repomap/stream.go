@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// chunkFiles is how many files Stream reads before it hands them to its
-// sink: large enough that a chunk's term tables share most of their
+// DefaultChunkFiles is how many files Stream reads before it hands them
+// to its sink: large enough that a chunk's term tables share most of their
 // terms' work, small enough that a chunk's full files are a few
 // megabytes whatever the repository's size.
-const chunkFiles = 4096
+const DefaultChunkFiles = 4096
 
 // Chunk is a run of consecutive kept files Stream hands to its sink, in
 // full: symbols, imports and term counts, the ids being Vocab's (a
@@ -67,8 +67,12 @@ func Stream(ctx context.Context, root string, opts Options, sink func(Chunk) err
 func buildStream(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger, sink func(Chunk) error) (*Map, error) {
 	m, todo := newBuildMap(root, listed)
 	m.Entries = make([]File, 0, len(todo))
-	for start := 0; start < len(todo); start += chunkFiles {
-		part := todo[start:min(start+chunkFiles, len(todo))]
+	chunk := opts.ChunkFiles
+	if chunk <= 0 {
+		chunk = DefaultChunkFiles
+	}
+	for start := 0; start < len(todo); start += chunk {
+		part := todo[start:min(start+chunk, len(todo))]
 		// Each chunk has fresh workers' vocabularies, so no table of
 		// terms outlives its chunk.
 		mapped, err := mapFiles(ctx, root, part, opts, log)
