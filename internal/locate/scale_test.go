@@ -188,6 +188,9 @@ func peakRSS(tb testing.TB) int64 {
 	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
 		tb.Fatalf("getrusage: %v", err)
 	}
+	// Told apart for whoever reads a child's output by hand: a git child
+	// can hold more than the query itself.
+	fmt.Printf("scale-self-peak-bytes=%d\nscale-git-peak-bytes=%d\n", self, ru.Maxrss<<10)
 	return max(self, ru.Maxrss<<10) // Linux reports Maxrss in kilobytes
 }
 

@@ -54,7 +54,7 @@ func newSpill(dir string, kind spillKind) (*spill, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &spill{kind: kind, f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+	return &spill{kind: kind, f: f, w: bufio.NewWriterSize(f, 32<<10)}, nil
 }
 
 // createTemp creates a new file in dir, exclusively: a name that exists
@@ -195,7 +195,7 @@ func (s *spill) readers() (runHeap, error) {
 	}
 	h := make(runHeap, 0, len(s.runs))
 	for i, run := range s.runs {
-		r := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(s.f, run.off, run.end-run.off), 16<<10),
+		r := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(s.f, run.off, run.end-run.off), 8<<10),
 			kind: s.kind, first: run.first, seq: i}
 		if err := r.next(); err != nil {
 			return nil, err
@@ -294,7 +294,7 @@ func newTableOut(dir string) (*tableOut, error) {
 		if err != nil {
 			return nil, err
 		}
-		*s = &section{f: f, w: bufio.NewWriterSize(f, 64<<10)}
+		*s = &section{f: f, w: bufio.NewWriterSize(f, 32<<10)}
 	}
 	// The offsets start with a zero.
 	t.koff.u32(0)

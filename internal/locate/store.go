@@ -198,17 +198,17 @@ func (ix *Index) encode() []byte {
 		size += tableSize(t)
 	}
 	e := &encoder{buf: append(make([]byte, 0, size), indexMagic...)}
-	ix.encodeFiles(e)
+	e.fileSections(ix)
 	for _, t := range tables {
 		e.table(t)
 	}
-	ix.encodeRest(e)
+	e.restSections(ix)
 	return e.buf
 }
 
-// encodeFiles writes the file table, each file's prior and the averages
+// fileSections writes the file table, each file's prior and the averages
 // of the field lengths: the sections before the tables.
-func (ix *Index) encodeFiles(e *encoder) {
+func (e *encoder) fileSections(ix *Index) {
 	var paths strings.Builder
 	off := make([]uint32, 1, len(ix.files)+1)
 	lengths := make([]uint32, 0, len(ix.files))
@@ -237,9 +237,9 @@ func (ix *Index) encodeFiles(e *encoder) {
 	}
 }
 
-// encodeRest writes the sections after the tables: the import graph and
+// restSections writes the sections after the tables: the import graph and
 // the history.
-func (ix *Index) encodeRest(e *encoder) {
+func (e *encoder) restSections(ix *Index) {
 	for _, s := range [][]uint32{ix.depOff, ix.depTo, ix.rdepOff, ix.rdepTo} {
 		e.u32s(s)
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/planexhq/planex/internal/repomap"
 )
@@ -22,7 +24,8 @@ func streamIndex(ctx context.Context, root string, opts repomap.Options, hist hi
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating cache dir: %w", err)
 	}
-	tmp, err := os.MkdirTemp(dir, ".locate-build-*")
+	pruneStaleBuilds(dir, time.Now())
+	tmp, err := os.MkdirTemp(dir, buildDirPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("creating a temporary index directory: %w", err)
 	}
@@ -54,6 +57,29 @@ func streamIndex(ctx context.Context, root string, opts repomap.Options, hist hi
 	}
 	saved.root = root
 	return saved, nil
+}
+
+// buildDirPrefix names the temporary directories cold queries build
+// their index in, under the cache directory.
+const buildDirPrefix = ".locate-build-"
+
+// staleBuildAge is how old a build directory must be for the next cold
+// query to remove it: one a killed query left (every other path removes
+// its own), not one another query is writing into now.
+const staleBuildAge = 6 * time.Hour
+
+// pruneStaleBuilds removes build directories in dir last changed before
+// now less staleBuildAge. A link in their place is removed, not followed.
+func pruneStaleBuilds(dir string, now time.Time) {
+	names, err := filepath.Glob(filepath.Join(dir, buildDirPrefix+"*"))
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if fi, err := os.Lstat(n); err == nil && now.Sub(fi.ModTime()) > staleBuildAge {
+			os.RemoveAll(n)
+		}
+	}
 }
 
 // streamBuilder receives the map's chunks: the term and definition
@@ -146,9 +172,9 @@ func (b *streamBuilder) save(ix *Index, tmp, dest string) error {
 		return err
 	}
 	defer f.Close()
-	w := bufio.NewWriterSize(f, 256<<10)
+	w := bufio.NewWriterSize(f, 64<<10)
 	e := &encoder{buf: []byte(indexMagic)}
-	ix.encodeFiles(e)
+	e.fileSections(ix)
 	if _, err := w.Write(e.buf); err != nil {
 		return fmt.Errorf("writing index file: %w", err)
 	}
@@ -161,7 +187,7 @@ func (b *streamBuilder) save(ix *Index, tmp, dest string) error {
 	for _, t := range []table{ix.modules, ix.bases, ix.exports} {
 		e.table(t)
 	}
-	ix.encodeRest(e)
+	e.restSections(ix)
 	if _, err := w.Write(e.buf); err != nil {
 		return fmt.Errorf("writing index file: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/planexhq/planex/internal/repomap"
 	"github.com/planexhq/planex/internal/repomap/repomaptest"
@@ -16,7 +17,7 @@ import (
 // files: its temporary build directories must be gone.
 func buildLeftovers(t *testing.T, cache string) []string {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(cache, ".locate-build-*"))
+	names, err := filepath.Glob(filepath.Join(cache, buildDirPrefix+"*"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,5 +142,39 @@ func TestStreamedIndexCleansUpOnFailure(t *testing.T) {
 	}
 	if left := buildLeftovers(t, cache); len(left) != 0 {
 		t.Fatalf("a build whose index could not be saved left %v", left)
+	}
+}
+
+// TestStaleBuildsArePruned checks that a cold query removes the build
+// directory a killed query left behind, once it is old enough not to be
+// another query's at work, and leaves a recent one alone.
+func TestStaleBuildsArePruned(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.GenerateRepo(t, dir, 50)
+	cache := t.TempDir()
+	stale, fresh := filepath.Join(cache, buildDirPrefix+"killed"), filepath.Join(cache, buildDirPrefix+"running")
+	for _, d := range []string{stale, fresh} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "run-1"), []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-staleBuildAge - time.Minute)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(context.Background(), dir, repomap.Options{CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	if _, err := os.Lstat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a stale build directory survived a cold query: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(fresh, "run-1")); err != nil {
+		t.Errorf("a recent build directory was removed: %v", err)
 	}
 }
