@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
+	"weak"
 
 	"github.com/planexhq/planex/internal/repomap"
 	"github.com/planexhq/planex/internal/repomap/repomaptest"
@@ -102,4 +104,58 @@ func TestStreamStopsOnSinkError(t *testing.T) {
 	if !errors.Is(err, stop) || calls != 1 {
 		t.Fatalf("Stream returned %v after %d calls, want the sink's error after one", err, calls)
 	}
+}
+
+// TestStreamKeepsNoChunk checks that once a chunk's sink returns, Stream
+// keeps nothing of it alive: not its files, their symbols and term
+// counts, nor its vocabulary. Only the light record per file stays (its
+// own allocations), so what a cold map holds does not grow with what the
+// files hold.
+func TestStreamKeepsNoChunk(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.GenerateRepo(t, dir, 200)
+	var files []weak.Pointer[repomap.File]
+	var syms []weak.Pointer[repomap.Symbol]
+	var counts []weak.Pointer[byte]
+	var vocabs []weak.Pointer[string]
+	m, err := repomap.Stream(context.Background(), dir, repomap.Options{ChunkFiles: 25}, func(c repomap.Chunk) error {
+		files = append(files, weak.Make(&c.Files[0]))
+		vocabs = append(vocabs, weak.Make(&c.Vocab[0]))
+		for i := range c.Files {
+			if f := &c.Files[i]; len(f.Symbols) > 0 && len(f.Content.Packed) > 0 {
+				syms = append(syms, weak.Make(&f.Symbols[0]))
+				counts = append(counts, weak.Make(&f.Content.Packed[0]))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 8 || len(syms) == 0 {
+		t.Fatalf("%d chunks, %d files with symbols: too few to show anything", len(files), len(syms))
+	}
+	runtime.GC()
+	runtime.GC()
+	live := 0
+	for _, p := range files {
+		if p.Value() != nil {
+			live++
+		}
+	}
+	for _, p := range vocabs {
+		if p.Value() != nil {
+			live++
+		}
+	}
+	for i := range syms {
+		if syms[i].Value() != nil || counts[i].Value() != nil {
+			live++
+		}
+	}
+	if live != 0 {
+		t.Errorf("%d of the chunks' files, vocabularies, symbols or term counts are still reachable after Stream", live)
+	}
+	runtime.KeepAlive(m)
 }
