@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/repomap"
 )
 
@@ -40,6 +41,9 @@ func streamIndex(ctx context.Context, root string, opts repomap.Options, hist hi
 	if err != nil {
 		logged.drain()
 		return nil, err
+	}
+	if len(b.files) != len(m.Entries) {
+		return nil, fmt.Errorf("mapping %s: %s streamed for a map of %d", root, plural.Count(len(b.files), "file", "files"), len(m.Entries))
 	}
 	ix := b.index(m)
 	m = nil
@@ -199,6 +203,10 @@ func (b *streamBuilder) save(ix *Index, tmp, dest string) error {
 	}
 	if err := f.Chmod(0o644); err != nil {
 		return fmt.Errorf("setting the index file's mode: %w", err)
+	}
+	// Closed before the rename, which some systems refuse on an open file.
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("closing index file: %w", err)
 	}
 	if err := os.Rename(f.Name(), dest); err != nil {
 		return fmt.Errorf("saving index: %w", err)
