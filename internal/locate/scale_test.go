@@ -273,7 +273,7 @@ func BenchmarkLocateScale(b *testing.B) {
 		b.ReportMetric(floor.cpu.Seconds(), "floor-cpu-s")
 		b.ReportMetric(cold.cpu.Seconds(), "cold-cpu-s")
 		b.ReportMetric(float64(cold.cpu)/float64(floor.cpu), "cold-cpu-x-floor")
-		b.Logf("ranking %s, index %s", cold.ranking, cacheHash(b, cache))
+		b.Logf("ranking hash %s, index hash %s", cold.ranking, cacheHash(b, cache))
 	}
 }
 
