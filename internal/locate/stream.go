@@ -43,6 +43,7 @@ func streamIndex(ctx context.Context, root string, opts repomap.Options, hist hi
 		return nil, err
 	}
 	if len(b.files) != len(m.Entries) {
+		logged.drain()
 		return nil, fmt.Errorf("mapping %s: %s streamed for a map of %d", root, plural.Count(len(b.files), "file", "files"), len(m.Entries))
 	}
 	ix := b.index(m)
