@@ -365,10 +365,22 @@ func fieldTable(m *repomap.Map, field func(*repomap.File) repomap.TermCounts, or
 // fileTables fills the file entries and the module table, and returns
 // the total content, path and symbol lengths.
 func (ix *Index) fileTables(m *repomap.Map) (sumC, sumP, sumS float64) {
+	for i := range m.Entries {
+		e := newFileEntry(&m.Entries[i])
+		sumC += float64(e.length)
+		sumP += float64(e.pathLen)
+		sumS += float64(e.symLen)
+		ix.files[i] = e
+	}
+	ix.modules = moduleTable(m)
+	return sumC, sumP, sumS
+}
+
+// moduleTable maps each Python module name to its file.
+func moduleTable(m *repomap.Map) table {
 	exists := func(p string) bool { _, ok := m.File(p); return ok }
 	modules := map[string]int{}
 	for i, f := range m.Entries {
-		e := newFileEntry(&m.Entries[i])
 		if f.Lang == repomap.LangPython {
 			if mod := repomap.PythonModule(f.Path, exists); mod != "" {
 				// Prefer the shortest path when two trees claim a module.
@@ -377,17 +389,12 @@ func (ix *Index) fileTables(m *repomap.Map) (sumC, sumP, sumS float64) {
 				}
 			}
 		}
-		sumC += float64(e.length)
-		sumP += float64(e.pathLen)
-		sumS += float64(e.symLen)
-		ix.files[i] = e
 	}
 	mb := make(tableBuilder, len(modules))
 	for mod, i := range modules {
 		mb[mod] = binary.AppendUvarint(nil, uint64(i))
 	}
-	ix.modules = mb.build()
-	return sumC, sumP, sumS
+	return mb.build()
 }
 
 // nameTables builds the symbol definitions and file base name tables.

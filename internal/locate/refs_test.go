@@ -91,12 +91,13 @@ func TestCitedIssueSignal(t *testing.T) {
 		t.Errorf("ranking %v (%v), want geo/projection.py first with its citing commit", rs, err)
 	}
 
-	back, err := decodeIndex(ix.encode())
+	mem := builtIndex(t, dir)
+	back, err := decodeIndex(mem.encode())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameTable(t, "cited numbers", &ix.cited.terms, &back.cited.terms)
-	ct0, bct := ix.cited, back.cited
+	sameTable(t, "cited numbers", &mem.cited.terms, &back.cited.terms)
+	ct0, bct := mem.cited, back.cited
 	ct0.terms, bct.terms = table{}, table{}
 	if !reflect.DeepEqual(bct, ct0) {
 		t.Error("cited commits do not survive encoding")

@@ -61,6 +61,9 @@ type childRun struct {
 	ranking string
 	top     string // the best file
 	bytes   int64  // source bytes read (floor only)
+	// cpu is the child's user and system time, its git children's
+	// included: the whole process, test binary start-up too.
+	cpu time.Duration
 }
 
 // runScaleChild re-runs this test binary as TestScaleChild in mode, so
@@ -79,7 +82,7 @@ func runScaleChild(tb testing.TB, mode scaleMode, dir, cache, query string, extr
 	if err != nil {
 		tb.Fatalf("scale child %s: %v\n%s", mode, err, out)
 	}
-	var run childRun
+	run := childRun{cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
 	for _, line := range strings.Split(string(out), "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
 		switch {
@@ -185,6 +188,9 @@ func peakRSS(tb testing.TB) int64 {
 	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
 		tb.Fatalf("getrusage: %v", err)
 	}
+	// Told apart for whoever reads a child's output by hand: a git child
+	// can hold more than the query itself.
+	fmt.Printf("scale-self-peak-bytes=%d\nscale-git-peak-bytes=%d\n", self, ru.Maxrss<<10)
 	return max(self, ru.Maxrss<<10) // Linux reports Maxrss in kilobytes
 }
 
@@ -244,9 +250,8 @@ func BenchmarkLocateScale(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		floor := runScaleChild(b, modeFloor, dir, "", "")
 		for j := 0; j < 2; j++ { // the fastest of three, as repomaptest.Floor
-			if f := runScaleChild(b, modeFloor, dir, "", ""); f.wall < floor.wall {
-				floor.wall = f.wall
-			}
+			f := runScaleChild(b, modeFloor, dir, "", "")
+			floor.wall, floor.cpu = min(floor.wall, f.wall), min(floor.cpu, f.cpu)
 		}
 		cache := b.TempDir()
 		cold := runScaleChild(b, modeQuery, dir, cache, query, heapEnv...)
@@ -265,7 +270,10 @@ func BenchmarkLocateScale(b *testing.B) {
 		b.ReportMetric(float64(cold.maxRSS)/float64(floor.bytes), "cold-RSS-per-source-byte")
 		b.ReportMetric(float64(second.wall)/float64(floor.wall), "second-x-floor")
 		b.ReportMetric(mib(second), "second-RSS-MiB")
-		b.Logf("ranking %s, index %s", cold.ranking, cacheHash(b, cache))
+		b.ReportMetric(floor.cpu.Seconds(), "floor-cpu-s")
+		b.ReportMetric(cold.cpu.Seconds(), "cold-cpu-s")
+		b.ReportMetric(float64(cold.cpu)/float64(floor.cpu), "cold-cpu-x-floor")
+		b.Logf("ranking hash %s, index hash %s", cold.ranking, cacheHash(b, cache))
 	}
 }
 

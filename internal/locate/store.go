@@ -115,6 +115,19 @@ func openKeyed(ctx context.Context, root string, opts repomap.Options, hist hist
 	// The index is what locate caches; encoding the map as well would
 	// cost a cold query more than building the index does.
 	opts.NoCacheWrite = true
+	if key != "" && dir != "" {
+		ix, err := streamIndex(ctx, root, opts, hist, dir, indexPath(dir, idxKey))
+		if err == nil {
+			remember()
+			return ix, nil
+		}
+		if ctx.Err() != nil || errors.Is(err, repomap.ErrNoSourceFiles) {
+			return nil, err
+		}
+		// A cache that cannot be written is no reason to fail the
+		// query: the index is built in memory and, if possible, saved.
+		log.Warn("locate: could not write index cache, building in memory", "dir", dir, "err", err)
+	}
 	_, ix, err := build(ctx, root, opts, hist)
 	if err != nil {
 		return nil, err
@@ -146,23 +159,10 @@ func Build(ctx context.Context, root string, opts repomap.Options) (*repomap.Map
 // build is Build reading the history from hist. git reads it while the
 // map is built: on a cold query the two take about as long as each other.
 func build(ctx context.Context, root string, opts repomap.Options, hist historySource) (*repomap.Map, *Index, error) {
-	type logResult struct {
-		out []byte
-		err error
-	}
-	logged, cited := make(chan logResult, 1), make(chan logResult, 1)
-	go func() {
-		out, err := gitLog(ctx, hist)
-		logged <- logResult{out, err}
-	}()
-	go func() {
-		out, err := gitRefLog(ctx, hist)
-		cited <- logResult{out, err}
-	}()
+	logs := startHistory(ctx, hist)
 	m, err := repomap.Build(ctx, root, opts)
 	if err != nil {
-		<-logged
-		<-cited
+		logs.drain()
 		return nil, nil, err
 	}
 	// Building the index allocates about a third of what the map holds
@@ -174,18 +174,7 @@ func build(ctx context.Context, root string, opts repomap.Options, hist historyS
 	// lowers a cold query's peak.
 	runtime.GC()
 	ix := NewIndex(m)
-	if l := <-logged; l.err != nil {
-		// Not a repository, no commit yet: the ranking goes on without
-		// history.
-		logger(opts).Debug("locate: no history", "err", l.err)
-	} else {
-		ix.setHistory(l.out)
-	}
-	if l := <-cited; l.err != nil {
-		logger(opts).Debug("locate: no cited commits", "err", l.err)
-	} else {
-		ix.setCited(l.out)
-	}
+	logs.apply(ix, logger(opts))
 	return m, ix, nil
 }
 
@@ -209,6 +198,17 @@ func (ix *Index) encode() []byte {
 		size += tableSize(t)
 	}
 	e := &encoder{buf: append(make([]byte, 0, size), indexMagic...)}
+	e.fileSections(ix)
+	for _, t := range tables {
+		e.table(t)
+	}
+	e.restSections(ix)
+	return e.buf
+}
+
+// fileSections writes the file table, each file's prior and the averages
+// of the field lengths: the sections before the tables.
+func (e *encoder) fileSections(ix *Index) {
 	var paths strings.Builder
 	off := make([]uint32, 1, len(ix.files)+1)
 	lengths := make([]uint32, 0, len(ix.files))
@@ -235,9 +235,11 @@ func (ix *Index) encode() []byte {
 	for _, avg := range []float64{ix.avgContent, ix.avgPath, ix.avgSym} {
 		e.u32(math.Float32bits(float32(avg)))
 	}
-	for _, t := range tables {
-		e.table(t)
-	}
+}
+
+// restSections writes the sections after the tables: the import graph and
+// the history.
+func (e *encoder) restSections(ix *Index) {
 	for _, s := range [][]uint32{ix.depOff, ix.depTo, ix.rdepOff, ix.rdepTo} {
 		e.u32s(s)
 	}
@@ -252,7 +254,6 @@ func (ix *Index) encode() []byte {
 	e.u32s(ix.cited.off)
 	e.u32s(ix.cited.to)
 	e.str(ix.cited.subjects)
-	return e.buf
 }
 
 // decodeIndex reads an index from data (see readIndex).

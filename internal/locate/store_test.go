@@ -155,3 +155,13 @@ func sameTable(t *testing.T, name string, want, got *table) {
 		t.Errorf("%s: %v", name, err)
 	}
 }
+
+// builtIndex is the index of dir built in memory, as Build builds it.
+func builtIndex(t *testing.T, dir string) *Index {
+	t.Helper()
+	_, ix, err := Build(context.Background(), dir, repomap.Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}

@@ -113,7 +113,7 @@ func (r *nameResolver) defines(i int, name string) bool {
 	if !ok {
 		names = map[string]bool{}
 		for _, s := range r.m.Entries[i].Symbols {
-			if s.Parent == "" && s.Kind != KindMethod {
+			if moduleLevel(s) {
 				names[s.Name] = true
 			}
 		}

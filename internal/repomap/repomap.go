@@ -53,6 +53,9 @@ type Options struct {
 	// workflow's earlier steps (a cloud login's credentials file) and
 	// its name is not the model's business. Without git it has no effect.
 	TrackedOnly bool
+	// ChunkFiles is how many files Stream reads before it hands them to
+	// its sink; 0 means DefaultChunkFiles.
+	ChunkFiles int
 }
 
 // Map is the model-free picture of a repository.
@@ -446,9 +449,11 @@ func drainCounts(b *termBag, buf []byte) (TermCounts, []byte) {
 	return TermCounts{Packed: buf[start:len(buf):len(buf)]}, buf
 }
 
-func build(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger) (*Map, error) {
+// newBuildMap starts the map of the listed files under root and returns
+// the files to read, sorted: path-only filters first, since they are free
+// and spare the disk.
+func newBuildMap(root string, listed []string) (*Map, []string) {
 	m := &Map{Root: root, Languages: map[string]int{}, Skipped: map[string]int{}, Listed: len(listed)}
-	// Path-only filters first: they are free and spare the disk.
 	var todo []string
 	for _, p := range listed {
 		switch {
@@ -463,12 +468,12 @@ func build(ctx context.Context, root string, listed []string, opts Options, log 
 		}
 	}
 	sort.Strings(todo)
+	return m, todo
+}
 
-	mapped, err := mapFiles(ctx, root, todo, opts, log)
-	if err != nil {
-		return nil, err
-	}
-	// The kept files move down in place: no second array of files.
+// keepMapped counts mapped's skipped files into m and moves the kept
+// files (and their owners) down in place: no second array of files.
+func keepMapped(m *Map, mapped mapped) (files []File, owners []int32) {
 	files, owners, kept := mapped.files, mapped.owners, 0
 	for i := range files {
 		if skip := mapped.skips[i]; skip != "" {
@@ -480,7 +485,17 @@ func build(ctx context.Context, root string, listed []string, opts Options, log 
 		kept++
 	}
 	clear(files[kept:])
-	m.Entries, owners = files[:kept], owners[:kept]
+	return files[:kept], owners[:kept]
+}
+
+func build(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger) (*Map, error) {
+	m, todo := newBuildMap(root, listed)
+	mapped, err := mapFiles(ctx, root, todo, opts, log)
+	if err != nil {
+		return nil, err
+	}
+	var owners []int32
+	m.Entries, owners = keepMapped(m, mapped)
 	counters := mapped.counters
 	delete(m.Languages, "")
 	// Term ids are renumbered beside import resolution: neither reads

@@ -38,17 +38,13 @@ func PythonModule(p string, exists func(string) bool) string {
 // reused across files and each file keeps an exact copy: no set per file.
 func resolveImports(m *Map) {
 	ix := m.importIndex()
-	byPath := make(map[string]int32, len(m.Entries))
-	for i := range m.Entries {
-		byPath[m.Entries[i].Path] = int32(i)
-	}
 	var scratch []int32
 	for i := range m.Entries {
 		f := &m.Entries[i]
 		scratch = scratch[:0]
 		for _, imp := range f.Imports {
 			for _, p := range ix.targets(f, imp) {
-				if j, ok := byPath[p]; ok && p != f.Path && ix.exists[p] {
+				if j, ok := ix.byPath[p]; ok && p != f.Path {
 					scratch = append(scratch, j)
 				}
 			}
@@ -74,7 +70,8 @@ func (m *Map) importIndex() *importIndex {
 
 // importIndex is what resolving imports looks paths up in.
 type importIndex struct {
-	exists       map[string]bool
+	// byPath numbers every file by its place in Map.Entries.
+	byPath       map[string]int32
 	goMod        string
 	goDirs       map[string][]string // non-test Go files by directory
 	pyMods       map[string]string   // dotted module -> file
@@ -91,13 +88,13 @@ func newImportIndex(m *Map) *importIndex {
 			python++
 		}
 	}
-	ix := &importIndex{exists: make(map[string]bool, len(m.Entries)), goMod: m.goModulePath(),
+	ix := &importIndex{byPath: make(map[string]int32, len(m.Entries)), goMod: m.goModulePath(),
 		goDirs: map[string][]string{}, pyMods: make(map[string]string, python), fileMod: make(map[string]string, python),
 		javaBySuffix: map[string][]string{}}
 	// Entries are read by pointer: term ids are renumbered in them at the
 	// same time (build), and a copy of a File would read those fields too.
 	for i := range m.Entries {
-		ix.exists[m.Entries[i].Path] = true
+		ix.byPath[m.Entries[i].Path] = int32(i)
 	}
 	for i := range m.Entries {
 		f := &m.Entries[i]
@@ -123,7 +120,7 @@ func newImportIndex(m *Map) *importIndex {
 	return ix
 }
 
-func (ix *importIndex) has(p string) bool { return ix.exists[p] }
+func (ix *importIndex) has(p string) bool { _, ok := ix.byPath[p]; return ok }
 
 // targets are the files one import of f may name (unchecked: the caller
 // keeps those that exist).

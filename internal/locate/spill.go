@@ -1,0 +1,378 @@
+package locate
+
+import (
+	"bufio"
+	"bytes"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// A cold query writes the index file without holding the index's term
+// tables whole: each chunk of files the map hands over (repomap.Stream)
+// is inverted into small tables, written as a run to a spill file, and
+// freed; once every chunk is written the runs of each table are merged in
+// key order into the table's sections, which are then copied into the
+// index file. The file is byte for byte the one NewIndex and encode
+// write: a run holds its chunk's postings with the chunk's own file
+// numbers, and the merge renumbers them (see spill.merge).
+
+// spillKind says how a table's values name files, so the merge can
+// renumber them.
+type spillKind uint8
+
+const (
+	// spillPostings are postings (appendPosting): file deltas.
+	spillPostings spillKind = iota
+	// spillDefs are definitions (appendDef): each names its file.
+	spillDefs
+)
+
+// spill is one table's runs, all in one temporary file.
+type spill struct {
+	kind spillKind
+	f    *os.File
+	w    *bufio.Writer
+	size int64
+	runs []spillRun
+}
+
+// spillRun is one chunk's table: its bytes in the spill file and the
+// number the chunk's first file has in the index.
+type spillRun struct {
+	off, end int64
+	first    int
+}
+
+// newSpill creates a spill of kind in dir (a private directory the
+// caller removes).
+func newSpill(dir string, kind spillKind) (*spill, error) {
+	f, err := createTemp(dir, "run-*")
+	if err != nil {
+		return nil, err
+	}
+	return &spill{kind: kind, f: f, w: bufio.NewWriterSize(f, 32<<10)}, nil
+}
+
+// createTemp creates a new file in dir, exclusively: a name that exists
+// (a link planted there included) is never opened.
+func createTemp(dir, pattern string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("creating a temporary index file: %w", err)
+	}
+	return f, nil
+}
+
+// add writes t, the table of the chunk whose first file is first, as a
+// run: per key its length and bytes, its value's length and bytes and,
+// for postings, the chunk's number of the key's last file.
+func (s *spill) add(t table, first int) error {
+	start := s.size
+	var hdr []byte
+	for i := 0; i < t.len(); i++ {
+		k, v := t.key(i), t.val(i)
+		hdr = binary.AppendUvarint(hdr[:0], uint64(len(k)))
+		hdr = append(hdr, k...)
+		hdr = binary.AppendUvarint(hdr, uint64(len(v)))
+		if err := s.write(hdr); err != nil {
+			return err
+		}
+		if err := s.write(v); err != nil {
+			return err
+		}
+		if s.kind == spillPostings {
+			last := 0
+			eachPosting(v, func(f int, _ uint32) { last = f })
+			if err := s.write(binary.AppendUvarint(hdr[:0], uint64(last))); err != nil {
+				return err
+			}
+		}
+	}
+	s.runs = append(s.runs, spillRun{off: start, end: s.size, first: first})
+	return nil
+}
+
+func (s *spill) write(b []byte) error {
+	n, err := s.w.Write(b)
+	s.size += int64(n)
+	if err != nil {
+		return fmt.Errorf("writing a temporary index file: %w", err)
+	}
+	return nil
+}
+
+// runReader reads one run's entries in order.
+type runReader struct {
+	r     *bufio.Reader
+	kind  spillKind
+	first int
+	seq   int
+	key   []byte
+	val   []byte
+	last  int
+	done  bool
+}
+
+// next reads the run's next entry, or sets done at its end.
+func (r *runReader) next() error {
+	klen, err := binary.ReadUvarint(r.r)
+	if errors.Is(err, io.EOF) {
+		r.done = true
+		return nil
+	}
+	if err != nil {
+		return r.damaged(err)
+	}
+	if r.key, err = readN(r.r, r.key, klen); err != nil {
+		return r.damaged(err)
+	}
+	vlen, err := binary.ReadUvarint(r.r)
+	if err != nil {
+		return r.damaged(err)
+	}
+	if r.val, err = readN(r.r, r.val, vlen); err != nil {
+		return r.damaged(err)
+	}
+	if r.kind == spillPostings {
+		last, err := binary.ReadUvarint(r.r)
+		if err != nil {
+			return r.damaged(err)
+		}
+		r.last = int(last)
+	}
+	return nil
+}
+
+func (r *runReader) damaged(err error) error {
+	return fmt.Errorf("reading a temporary index file: %w", err)
+}
+
+// maxSpillItem bounds a key or value read back from a run: the run was
+// written by this process, so a larger length means a damaged file.
+const maxSpillItem = 1 << 30
+
+// readN reads n bytes into buf's storage.
+func readN(r io.Reader, buf []byte, n uint64) ([]byte, error) {
+	if n > maxSpillItem {
+		return buf, errIndexDamaged
+	}
+	if uint64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	_, err := io.ReadFull(r, buf)
+	return buf, err
+}
+
+// runHeap orders run readers by their current key, then by run (chunk)
+// order, so a key's values come out in file order.
+type runHeap []*runReader
+
+func (h runHeap) Len() int { return len(h) }
+func (h runHeap) Less(i, j int) bool {
+	if c := bytes.Compare(h[i].key, h[j].key); c != 0 {
+		return c < 0
+	}
+	return h[i].seq < h[j].seq
+}
+func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *runHeap) Push(x any)   { *h = append(*h, x.(*runReader)) }
+func (h *runHeap) Pop() any {
+	old := *h
+	r := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return r
+}
+
+// readers opens a reader on every run.
+func (s *spill) readers() (runHeap, error) {
+	if err := s.w.Flush(); err != nil {
+		return nil, fmt.Errorf("writing a temporary index file: %w", err)
+	}
+	h := make(runHeap, 0, len(s.runs))
+	for i, run := range s.runs {
+		r := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(s.f, run.off, run.end-run.off), 8<<10),
+			kind: s.kind, first: run.first, seq: i}
+		if err := r.next(); err != nil {
+			return nil, err
+		}
+		if !r.done {
+			h = append(h, r)
+		}
+	}
+	heap.Init(&h)
+	return h, nil
+}
+
+// merge merges the runs into out's sections, in key order, each key's
+// values in file order with their files renumbered.
+func (s *spill) merge(out *tableOut) error {
+	h, err := s.readers()
+	if err != nil {
+		return err
+	}
+	var key, val []byte
+	for h.Len() > 0 {
+		key = append(key[:0], h[0].key...)
+		val = val[:0]
+		prev := 0
+		for h.Len() > 0 && bytes.Equal(h[0].key, key) {
+			r := h[0]
+			val = s.renumber(val, r, &prev)
+			if err := r.next(); err != nil {
+				return err
+			}
+			if r.done {
+				heap.Pop(&h)
+			} else {
+				heap.Fix(&h, 0)
+			}
+		}
+		if err := out.add(key, val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renumber appends r's value to val with its files numbered in the
+// index; prev is the index's number of the key's last file so far.
+func (s *spill) renumber(val []byte, r *runReader, prev *int) []byte {
+	v := r.val
+	if s.kind == spillPostings {
+		f, n := binary.Uvarint(v)
+		if n <= 0 {
+			return val
+		}
+		val = binary.AppendUvarint(val, uint64(r.first+int(f)-*prev))
+		*prev = r.first + r.last
+		return append(val, v[n:]...)
+	}
+	for len(v) > 0 {
+		f, n := binary.Uvarint(v)
+		if n <= 0 || len(v) < n+1 {
+			return val
+		}
+		val = binary.AppendUvarint(val, uint64(r.first)+f)
+		val = append(val, v[n])
+		v = v[n+1:]
+		pl, n := binary.Uvarint(v)
+		if n <= 0 || uint64(len(v)-n) < pl {
+			return val
+		}
+		val = append(val, v[:n+int(pl)]...)
+		v = v[n+int(pl):]
+	}
+	return val
+}
+
+// tableOut is a table's sections being written by a merge, each to its
+// own temporary file (their lengths head them in the index file, so they
+// are copied there once complete), and the table's sample in memory.
+type tableOut struct {
+	keys, koff, vals, voff *section
+	n                      int
+	sampleKeys             []byte
+	sampleOff              []uint32
+}
+
+// section is one temporary file being written.
+type section struct {
+	f    *os.File
+	w    *bufio.Writer
+	size int64
+}
+
+func newTableOut(dir string) (*tableOut, error) {
+	t := &tableOut{sampleOff: []uint32{0}}
+	for _, s := range []**section{&t.keys, &t.koff, &t.vals, &t.voff} {
+		f, err := createTemp(dir, "section-*")
+		if err != nil {
+			return nil, err
+		}
+		*s = &section{f: f, w: bufio.NewWriterSize(f, 32<<10)}
+	}
+	// The offsets start with a zero.
+	t.koff.u32(0)
+	t.voff.u32(0)
+	return t, nil
+}
+
+func (s *section) u32(v uint32) {
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], v)
+	s.write(b[:])
+}
+
+// write appends b; a failure shows in the flush before the copy.
+func (s *section) write(b []byte) {
+	n, _ := s.w.Write(b)
+	s.size += int64(n)
+}
+
+// add appends one key and its value.
+func (t *tableOut) add(key, val []byte) error {
+	if t.n%tableBlock == 0 {
+		t.sampleKeys = append(t.sampleKeys, key...)
+		t.sampleOff = append(t.sampleOff, uint32(len(t.sampleKeys)))
+	}
+	t.n++
+	t.keys.write(key)
+	t.koff.u32(uint32(t.keys.size))
+	t.vals.write(val)
+	t.voff.u32(uint32(t.vals.size))
+	if t.keys.size > math32 || t.vals.size > math32 {
+		return errors.New("index table exceeds 4 GiB")
+	}
+	return nil
+}
+
+const math32 = 1<<32 - 1
+
+// writeTo writes the table as encoder.table does.
+func (t *tableOut) writeTo(w io.Writer) error {
+	for _, s := range []struct {
+		sec   *section
+		count int64
+	}{{t.keys, t.keys.size}, {t.koff, int64(t.n + 1)}, {t.vals, t.vals.size}, {t.voff, int64(t.n + 1)}} {
+		if err := s.sec.copyTo(w, s.count); err != nil {
+			return err
+		}
+	}
+	e := &encoder{}
+	e.bytes(t.sampleKeys)
+	e.u32s(t.sampleOff)
+	if _, err := w.Write(e.buf); err != nil {
+		return fmt.Errorf("writing index file: %w", err)
+	}
+	return nil
+}
+
+// copyTo writes count, then the section's bytes.
+func (s *section) copyTo(w io.Writer, count int64) error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("writing a temporary index file: %w", err)
+	}
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], uint32(count))
+	if _, err := w.Write(b[:]); err != nil {
+		return fmt.Errorf("writing index file: %w", err)
+	}
+	if _, err := io.Copy(w, io.NewSectionReader(s.f, 0, s.size)); err != nil {
+		return fmt.Errorf("copying a temporary index file: %w", err)
+	}
+	return nil
+}
+
+// close closes the table's files (the caller removes their directory).
+func (t *tableOut) close() {
+	for _, s := range []*section{t.keys, t.koff, t.vals, t.voff} {
+		if s != nil {
+			s.f.Close()
+		}
+	}
+}

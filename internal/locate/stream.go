@@ -1,0 +1,282 @@
+package locate
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/planexhq/planex/internal/plural"
+	"github.com/planexhq/planex/internal/repomap"
+)
+
+// streamIndex builds the index of the repository at root and saves it at
+// dest in dir (the cache directory) without holding the map or the
+// index's term tables whole (see spill): the map's files come a chunk at
+// a time, their terms and definitions go to spill files in a private
+// directory under dir, removed on every path, and the index file is
+// written from the merge of those. It returns the saved index loaded as
+// a second query loads it.
+func streamIndex(ctx context.Context, root string, opts repomap.Options, hist historySource, dir, dest string) (*Index, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating cache dir: %w", err)
+	}
+	pruneStaleBuilds(dir, time.Now())
+	tmp, err := os.MkdirTemp(dir, buildDirPrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("creating a temporary index directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	b, err := newStreamBuilder(tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer b.close()
+	logged := startHistory(ctx, hist)
+	m, err := repomap.Stream(ctx, root, opts, b.chunk)
+	if err != nil {
+		logged.drain()
+		return nil, err
+	}
+	if len(b.files) != len(m.Entries) {
+		logged.drain()
+		return nil, fmt.Errorf("mapping %s: %s streamed for a map of %d", root, plural.Count(len(b.files), "file", "files"), len(m.Entries))
+	}
+	ix := b.index(m)
+	m = nil
+	logged.apply(ix, logger(opts))
+	runtime.GC() // what the map left is garbage: the file is written in its room
+	if err := b.save(ix, tmp, dest); err != nil {
+		return nil, err
+	}
+	repomap.PruneCache(dir, "locate-", ".idx", keepIndexes)
+	ix = nil
+	runtime.GC()
+	saved, err := loadIndex(dest)
+	if err != nil {
+		return nil, err
+	}
+	saved.root = root
+	return saved, nil
+}
+
+// buildDirPrefix names the temporary directories cold queries build
+// their index in, under the cache directory.
+const buildDirPrefix = ".locate-build-"
+
+// staleBuildAge is how old a build directory must be for the next cold
+// query to remove it: one a killed query left (every other path removes
+// its own), not one another query is writing into now.
+const staleBuildAge = 6 * time.Hour
+
+// pruneStaleBuilds removes build directories in dir last changed before
+// now less staleBuildAge. A link in their place is removed, not followed.
+func pruneStaleBuilds(dir string, now time.Time) {
+	names, err := filepath.Glob(filepath.Join(dir, buildDirPrefix+"*"))
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		if fi, err := os.Lstat(n); err == nil && now.Sub(fi.ModTime()) > staleBuildAge {
+			os.RemoveAll(n)
+		}
+	}
+}
+
+// streamBuilder receives the map's chunks: the term and definition
+// tables go to spills, the file entries stay.
+type streamBuilder struct {
+	content, paths, syms, defs *spill
+	files                      []fileEntry
+}
+
+func newStreamBuilder(tmp string) (*streamBuilder, error) {
+	b := &streamBuilder{}
+	for _, s := range []struct {
+		to   **spill
+		kind spillKind
+	}{{&b.content, spillPostings}, {&b.paths, spillPostings}, {&b.syms, spillPostings}, {&b.defs, spillDefs}} {
+		sp, err := newSpill(tmp, s.kind)
+		if err != nil {
+			b.close()
+			return nil, err
+		}
+		*s.to = sp
+	}
+	return b, nil
+}
+
+func (b *streamBuilder) close() {
+	for _, s := range []*spill{b.content, b.paths, b.syms, b.defs} {
+		if s != nil {
+			s.f.Close()
+		}
+	}
+}
+
+// chunk inverts one chunk's files into runs, as NewIndex inverts a whole
+// map's.
+func (b *streamBuilder) chunk(c repomap.Chunk) error {
+	m := &repomap.Map{Entries: c.Files, Vocab: c.Vocab}
+	order := sortedTerms(c.Vocab)
+	fields := []struct {
+		to    *spill
+		field func(*repomap.File) repomap.TermCounts
+	}{
+		{b.content, func(f *repomap.File) repomap.TermCounts { return f.Content }},
+		{b.paths, func(f *repomap.File) repomap.TermCounts { return f.PathTerms }},
+		{b.syms, func(f *repomap.File) repomap.TermCounts { return f.SymbolTerms }},
+	}
+	for _, fl := range fields {
+		if err := fl.to.add(fieldTable(m, fl.field, order, nil), c.First); err != nil {
+			return err
+		}
+	}
+	if err := b.defs.add(defsTable(m), c.First); err != nil {
+		return err
+	}
+	for i := range c.Files {
+		b.files = append(b.files, newFileEntry(&c.Files[i]))
+	}
+	return nil
+}
+
+// index is the part of the index held in memory once m, Stream's light
+// map, is complete: file entries, the Python module, base name and
+// export tables, and the import graph. Its term and definition tables
+// are in the spills.
+func (b *streamBuilder) index(m *repomap.Map) *Index {
+	n := len(m.Entries)
+	ix := &Index{files: b.files, hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}}, cited: emptyCited()}
+	b.files = nil
+	var sumC, sumP, sumS float64
+	for _, e := range ix.files {
+		sumC += float64(e.length)
+		sumP += float64(e.pathLen)
+		sumS += float64(e.symLen)
+	}
+	ix.modules = moduleTable(m)
+	ix.bases = basesTable(m)
+	ix.exports = exportTable(m)
+	ix.importGraph(m)
+	nf := math.Max(1, float64(n))
+	avg := func(sum float64) float64 { return float64(float32(math.Max(1, sum/nf))) }
+	ix.avgContent, ix.avgPath, ix.avgSym = avg(sumC), avg(sumP), avg(sumS)
+	return ix
+}
+
+// save writes ix's index file, its term and definition tables merged
+// from the spills, to a temporary file in tmp and renames it to dest.
+func (b *streamBuilder) save(ix *Index, tmp, dest string) error {
+	f, err := createTemp(tmp, "index-*")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 64<<10)
+	e := &encoder{buf: []byte(indexMagic)}
+	e.fileSections(ix)
+	if _, err := w.Write(e.buf); err != nil {
+		return fmt.Errorf("writing index file: %w", err)
+	}
+	for _, s := range []*spill{b.content, b.paths, b.syms, b.defs} {
+		if err := mergeInto(w, s, tmp); err != nil {
+			return err
+		}
+	}
+	e.buf = e.buf[:0]
+	for _, t := range []table{ix.modules, ix.bases, ix.exports} {
+		e.table(t)
+	}
+	e.restSections(ix)
+	if _, err := w.Write(e.buf); err != nil {
+		return fmt.Errorf("writing index file: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing index file: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("syncing index file: %w", err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("setting the index file's mode: %w", err)
+	}
+	// Closed before the rename, which some systems refuse on an open file.
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("closing index file: %w", err)
+	}
+	if err := os.Rename(f.Name(), dest); err != nil {
+		return fmt.Errorf("saving index: %w", err)
+	}
+	return nil
+}
+
+// mergeInto merges s's runs and writes the table to w; the merge's
+// section files are removed once copied.
+func mergeInto(w *bufio.Writer, s *spill, tmp string) error {
+	dir, err := os.MkdirTemp(tmp, "merge-*")
+	if err != nil {
+		return fmt.Errorf("creating a temporary index directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	out, err := newTableOut(dir)
+	if err != nil {
+		return err
+	}
+	defer out.close()
+	if err := s.merge(out); err != nil {
+		return err
+	}
+	return out.writeTo(w)
+}
+
+// historyLogs are the two git logs an index reads its history from,
+// read in the background.
+type historyLogs struct {
+	logged, cited chan logResult
+}
+
+type logResult struct {
+	out []byte
+	err error
+}
+
+// startHistory starts reading hist's logs.
+func startHistory(ctx context.Context, hist historySource) historyLogs {
+	h := historyLogs{logged: make(chan logResult, 1), cited: make(chan logResult, 1)}
+	go func() {
+		out, err := gitLog(ctx, hist)
+		h.logged <- logResult{out, err}
+	}()
+	go func() {
+		out, err := gitRefLog(ctx, hist)
+		h.cited <- logResult{out, err}
+	}()
+	return h
+}
+
+// drain waits for the logs, unused.
+func (h historyLogs) drain() {
+	<-h.logged
+	<-h.cited
+}
+
+// apply waits for the logs and indexes them into ix.
+func (h historyLogs) apply(ix *Index, log interface{ Debug(string, ...any) }) {
+	if l := <-h.logged; l.err != nil {
+		// Not a repository, no commit yet: the ranking goes on without
+		// history.
+		log.Debug("locate: no history", "err", l.err)
+	} else {
+		ix.setHistory(l.out)
+	}
+	if l := <-h.cited; l.err != nil {
+		log.Debug("locate: no cited commits", "err", l.err)
+	} else {
+		ix.setCited(l.out)
+	}
+}

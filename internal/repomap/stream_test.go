@@ -1,0 +1,161 @@
+package repomap_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"runtime"
+	"slices"
+	"testing"
+	"weak"
+
+	"github.com/planexhq/planex/internal/repomap"
+	"github.com/planexhq/planex/internal/repomap/repomaptest"
+)
+
+// termMultiset spells out c's terms through vocab, with their counts.
+func termMultiset(c repomap.TermCounts, vocab []string) map[string]uint32 {
+	out := map[string]uint32{}
+	c.Each(func(id, count uint32) { out[vocab[id]] += count })
+	return out
+}
+
+// TestStreamHandsEveryFileOnce checks that Stream hands each file Build
+// maps to its sink exactly once, in path order and in full (symbols,
+// imports, term counts through the chunk's own vocabulary), and that the
+// light map it returns resolves imports and Python name imports as the
+// full map does.
+func TestStreamHandsEveryFileOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.GenerateRepo(t, dir, 300)
+	ctx := context.Background()
+	full, err := repomap.Build(ctx, dir, repomap.Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, next := 0, 0
+	light, err := repomap.Stream(ctx, dir, repomap.Options{ChunkFiles: 37}, func(c repomap.Chunk) error {
+		chunks++
+		if c.First != next {
+			t.Fatalf("chunk %d starts at file %d, want %d", chunks, c.First, next)
+		}
+		for i := range c.Files {
+			got, want := &c.Files[i], &full.Entries[next+i]
+			if got.Path != want.Path || !reflect.DeepEqual(got.Symbols, want.Symbols) || !reflect.DeepEqual(got.Imports, want.Imports) || got.Length != want.Length {
+				t.Fatalf("file %d: streamed %+v, built %+v", next+i, got, want)
+			}
+			for _, f := range []struct{ got, want repomap.TermCounts }{
+				{got.Content, want.Content}, {got.PathTerms, want.PathTerms}, {got.SymbolTerms, want.SymbolTerms},
+			} {
+				if g, w := termMultiset(f.got, c.Vocab), termMultiset(f.want, full.Vocab); !reflect.DeepEqual(g, w) {
+					t.Fatalf("%s: streamed terms %v, built %v", got.Path, g, w)
+				}
+			}
+		}
+		next += len(c.Files)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (len(full.Entries) + 36) / 37; chunks < want || next != len(full.Entries) {
+		t.Fatalf("%d chunks handed %d files, want %d chunks and %d files", chunks, next, want, len(full.Entries))
+	}
+	if len(light.Entries) != len(full.Entries) || len(light.Vocab) != 0 {
+		t.Fatalf("light map has %d files and %d terms, want %d files and none", len(light.Entries), len(light.Vocab), len(full.Entries))
+	}
+	deps := 0
+	for i := range light.Entries {
+		l, f := &light.Entries[i], &full.Entries[i]
+		if l.Path != f.Path || !slices.Equal(l.Deps, f.Deps) || len(l.Content.Packed) != 0 {
+			t.Fatalf("light %+v, full %+v", l, f)
+		}
+		for _, s := range l.Symbols {
+			if s.Parent != "" || s.Kind == repomap.KindMethod || l.Lang != repomap.LangPython {
+				t.Fatalf("light map of %s keeps %+v", l.Path, s)
+			}
+		}
+		deps += len(l.Deps)
+	}
+	if deps == 0 {
+		t.Fatal("the generated tree resolved no imports: the comparison shows nothing")
+	}
+	if got, want := repomap.PythonNameImports(light), repomap.PythonNameImports(full); !reflect.DeepEqual(got, want) {
+		t.Errorf("name imports of the light map %v, of the full map %v", got, want)
+	}
+	if !reflect.DeepEqual(light.Languages, full.Languages) || !reflect.DeepEqual(light.Skipped, full.Skipped) || light.GoModule != full.GoModule {
+		t.Errorf("light map counts %v %v %q, full %v %v %q", light.Languages, light.Skipped, light.GoModule, full.Languages, full.Skipped, full.GoModule)
+	}
+}
+
+// TestStreamStopsOnSinkError checks that a sink's error ends Stream at
+// once and comes back wrapped.
+func TestStreamStopsOnSinkError(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.GenerateRepo(t, dir, 100)
+	stop := errors.New("disk full")
+	calls := 0
+	_, err := repomap.Stream(context.Background(), dir, repomap.Options{ChunkFiles: 10}, func(repomap.Chunk) error {
+		calls++
+		return stop
+	})
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Fatalf("Stream returned %v after %d calls, want the sink's error after one", err, calls)
+	}
+}
+
+// TestStreamKeepsNoChunk checks that once a chunk's sink returns, Stream
+// keeps nothing of it alive: not its files, their symbols and term
+// counts, nor its vocabulary. Only the light record per file stays (its
+// own allocations), so what a cold map holds does not grow with what the
+// files hold.
+func TestStreamKeepsNoChunk(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.GenerateRepo(t, dir, 200)
+	var files []weak.Pointer[repomap.File]
+	var syms []weak.Pointer[repomap.Symbol]
+	var counts []weak.Pointer[byte]
+	var vocabs []weak.Pointer[string]
+	m, err := repomap.Stream(context.Background(), dir, repomap.Options{ChunkFiles: 25}, func(c repomap.Chunk) error {
+		files = append(files, weak.Make(&c.Files[0]))
+		vocabs = append(vocabs, weak.Make(&c.Vocab[0]))
+		for i := range c.Files {
+			if f := &c.Files[i]; len(f.Symbols) > 0 && len(f.Content.Packed) > 0 {
+				syms = append(syms, weak.Make(&f.Symbols[0]))
+				counts = append(counts, weak.Make(&f.Content.Packed[0]))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 8 || len(syms) == 0 {
+		t.Fatalf("%d chunks, %d files with symbols: too few to show anything", len(files), len(syms))
+	}
+	runtime.GC()
+	runtime.GC()
+	live := 0
+	for _, p := range files {
+		if p.Value() != nil {
+			live++
+		}
+	}
+	for _, p := range vocabs {
+		if p.Value() != nil {
+			live++
+		}
+	}
+	for i := range syms {
+		if syms[i].Value() != nil || counts[i].Value() != nil {
+			live++
+		}
+	}
+	if live != 0 {
+		t.Errorf("%d of the chunks' files, vocabularies, symbols or term counts are still reachable after Stream", live)
+	}
+	runtime.KeepAlive(m)
+}
