@@ -3,6 +3,7 @@ package locate
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,5 +183,74 @@ func TestFitKeepsEachWeightsDirection(t *testing.T) {
 				t.Errorf("%s: weight %v (direction %d)", featureInfo[c.feat].name, w[c.feat], direction[c.feat])
 			}
 		})
+	}
+}
+
+func TestSampleWeights(t *testing.T) {
+	t.Parallel()
+	mk := func(repos ...string) []*Sample {
+		var out []*Sample
+		for _, r := range repos {
+			out = append(out, &Sample{Repo: r})
+		}
+		return out
+	}
+	cases := []struct {
+		name    string
+		use     []*Sample
+		balance float64
+		want    []float64
+	}{
+		{"one repository", mk("a", "a", "a"), 0.5, []float64{1, 1, 1}},
+		{"counted alike", mk("a", "a", "a", "a", "b"), 0, []float64{1, 1, 1, 1, 1}},
+		// 1/sqrt(4) each for a, 1 for b, scaled to average one: b's one
+		// instance counts twice as much as each of a's four.
+		{"square root", mk("a", "a", "a", "a", "b"), 0.5, []float64{5.0 / 6, 5.0 / 6, 5.0 / 6, 5.0 / 6, 10.0 / 6}},
+		{"repositories alike", mk("a", "a", "a", "a", "b"), 1, []float64{0.625, 0.625, 0.625, 0.625, 2.5}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := sampleWeights(tc.use, tc.balance)
+			for i := range got {
+				if math.Abs(got[i]-tc.want[i]) > 1e-9 {
+					t.Fatalf("weights = %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestFitWeighsLargeRepositoriesDown fits two repositories whose issues
+// disagree: in the large one (40 instances) the file at fault is the one
+// whose path matches and a decoy's symbols match, in the small one (10)
+// the other way round. A linear score must side with one; the listwise
+// optimum sets the path weight above the symbols weight by the log of the
+// ratio of the two repositories' total weights: ln 4 counting instances
+// alike, ln 2 with each repository's counted 1/sqrt(n) (Fit's).
+func TestFitWeighsLargeRepositoriesDown(t *testing.T) {
+	t.Parallel()
+	side := func(repo string, n int, goldFeat, decoyFeat feature) []Sample {
+		var out []Sample
+		for q := 0; q < n; q++ {
+			var g, d features
+			g[goldFeat], d[decoyFeat] = 1, 1
+			out = append(out, Sample{InstanceID: fmt.Sprintf("%s-%d", repo, q), Repo: repo,
+				Paths: []string{"a.py", "b.py"}, Feats: []features{g, d}, Gold: []bool{true, false}})
+		}
+		return out
+	}
+	samples := append(side("big/repo", 40, fPath, fSymbol), side("small/repo", 10, fSymbol, fPath)...)
+	opts := FitOptions{Steps: 2000}
+	alike := fit(samples, opts, 0)
+	balanced := Fit(samples, opts)
+	for _, c := range []struct {
+		name string
+		w    *Weights
+		want float64
+	}{{"counted alike", alike, math.Log(4)}, {"Fit", balanced, math.Log(2)}} {
+		if d := c.w[fPath] - c.w[fSymbol]; math.Abs(d-c.want) > 0.1 {
+			t.Errorf("%s: path − symbols = %.3f, want %.3f", c.name, d, c.want)
+		}
 	}
 }
