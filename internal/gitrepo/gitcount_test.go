@@ -252,3 +252,58 @@ func TestConfigFileReadOnce(t *testing.T) {
 		t.Errorf("referenced files = %v, want [%s]", refs, store)
 	}
 }
+
+// TestResolveFoldersReadsAtOnce: resolving many configuration folders
+// (planex asks for about thirty before every task) reads the paths on
+// the way with one listing, one more for the folder that holds others,
+// and one read per link, where it ran one git per path before (thirty
+// and more). The answer is the one the walk gives: .github -> ci makes
+// .github/workflows ci/workflows, read when the walk reaches ci.
+func TestResolveFoldersReadsAtOnce(t *testing.T) {
+	// Not parallel: the counting git is put on this process's PATH.
+	ctx := context.Background()
+	r := newRepo(t)
+	if err := os.MkdirAll(filepath.Join(r.Root, "ci", "workflows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Root, "ci", "workflows", "x.yml"), []byte("on: push\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("ci", filepath.Join(r.Root, ".github")); err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, r.Root, "add", "-A")
+	mustGit(t, r.Root, "commit", "-qm", "links")
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folders := []string{".github", ".github/workflows", ".github/actions", "docs", "AGENTS.md", "CLAUDE.md", ".claude", ".codex",
+		".gemini", ".cursor", ".vscode", ".devcontainer", ".husky", ".zed", ".roo", ".junie"}
+	settle()
+	calls := countGit(t)
+	got, err := r.Tree(head).ResolveFolders(ctx, folders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{".github": "ci", ".github/workflows": "ci/workflows", ".github/actions": "ci/actions"}
+	if len(got) != len(want) {
+		t.Errorf("ResolveFolders = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("ResolveFolders[%s] = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	// Two listings of the way, the link's target, then ci, ci/workflows
+	// and ci/actions as the walk reaches them; no driver scans counted.
+	var listed []string
+	for _, c := range calls() {
+		if !strings.Contains(c, "--get-regexp") {
+			listed = append(listed, c)
+		}
+	}
+	if len(listed) > 6 {
+		t.Errorf("resolving %d folders started %d git processes, want at most 6:\n%s", len(folders), len(listed), strings.Join(listed, "\n"))
+	}
+}
