@@ -307,3 +307,50 @@ func TestResolveFoldersReadsAtOnce(t *testing.T) {
 		t.Errorf("resolving %d folders started %d git processes, want at most 6:\n%s", len(folders), len(listed), strings.Join(listed, "\n"))
 	}
 }
+
+// TestFetchRefConnections: fetching a ref the remote holds (a session's
+// state on every run after the first) opens one connection, where a
+// listing before the fetch made it two; a missing ref still reports
+// false, with no error, and a remote that cannot be reached an error,
+// not a missing ref.
+func TestFetchRefConnections(t *testing.T) {
+	// Not parallel: the counting git is put on this process's PATH.
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, c := cloneOf(t, r)
+	const ref = "refs/planex/state/3"
+	mustGit(t, r.Root, "push", "-q", origin, "HEAD:"+ref)
+	want := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	settle()
+	calls := countGit(t)
+	connections := func() []string {
+		var out []string
+		for _, call := range calls() {
+			if strings.Contains(call, "fetch ") || strings.Contains(call, "ls-remote ") {
+				out = append(out, call)
+			}
+		}
+		return out
+	}
+	if found, err := c.FetchRef(ctx, "origin", ref); err != nil || !found {
+		t.Fatalf("FetchRef of a ref origin holds = %v, %v", found, err)
+	}
+	if got := connections(); len(got) != 1 {
+		t.Errorf("fetching a ref origin holds opened %d connections, want 1:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	if got := strings.TrimSpace(mustGit(t, c.Root, "rev-parse", ref)); got != want {
+		t.Errorf("fetched %s = %s, want %s", ref, got, want)
+	}
+	if found, err := c.FetchRef(ctx, "origin", "refs/planex/state/99"); err != nil || found {
+		t.Errorf("FetchRef of a missing ref = %v, %v", found, err)
+	}
+	if got := connections(); len(got) != 2 {
+		t.Errorf("fetching a missing ref opened %d connections, want 2 (the fetch, then the listing):\n%s", len(got), strings.Join(got, "\n"))
+	}
+	if err := os.RemoveAll(origin); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := c.FetchRef(ctx, "origin", ref); err == nil || found {
+		t.Errorf("FetchRef from a remote that is gone = %v, %v; want an error", found, err)
+	}
+}
