@@ -124,9 +124,9 @@ func (r *Repo) Tree(tree string) TreeView { return TreeView{r: r, tree: tree} }
 // elsewhere in the repository ("" for its root): a committed .github ->
 // ci makes .github/workflows ci/workflows. A folder whose links leave the
 // repository, enter .git or loop is left out, as is one without a link.
-// Every path on the way to the folders is read by one git (one more for a
-// path that is a folder of another: see FilesAt) and each link's target
-// by one more; a path a link leads to is read when the walk reaches it.
+// Every path on the way to the folders is read by one git and each
+// link's target by one more; a path a link leads to is read when the walk
+// reaches it.
 func (v TreeView) ResolveFolders(ctx context.Context, folders []string) (map[string]string, error) {
 	w := linkWalk{v: v, ctx: ctx, seen: map[string]*string{}}
 	if err := w.readAhead(wayTo(folders)); err != nil {
@@ -179,13 +179,16 @@ type linkWalk struct {
 }
 
 // readAhead reads the entries at paths with one listing, and the target
-// of each link among them.
+// of each link among them. A folder asked for beside a path inside it is
+// listed by its content, not its own entry (FilesAt lists it apart for
+// that); a link has no content, so git lists its own entry either way,
+// and a path whose entry is not listed is no link.
 func (w *linkWalk) readAhead(paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	files, err := w.v.r.FilesAt(w.ctx, w.v.tree, paths)
-	if err != nil {
+	files := map[string]TreeFile{}
+	if err := listTree(w.ctx, w.v.r, w.v.tree, paths, files); err != nil {
 		return err
 	}
 	for _, p := range paths {
