@@ -96,8 +96,10 @@ func buildWorld(t *testing.T) *world {
 	w := &world{t: t, fake: ghfake.New(t, ghfake.WithClock(clock.now)), origin: filepath.Join(t.TempDir(), "origin.git"),
 		agent: &scriptedAgent{}, tmp: t.TempDir(), clock: clock}
 	// GitHub runs no gc after a push; receive-pack's gc --auto would be a
-	// git process per push here.
-	run(t, src, "clone", "-q", "--bare", "-c", "receive.autogc=false", src, w.origin)
+	// git process per push here. A push is kept as a pack, as GitHub
+	// keeps it (unpackLimit 1), so a clone links a few files instead of
+	// one for every object pushed so far.
+	run(t, src, "clone", "-q", "--bare", "-c", "receive.autogc=false", "-c", "receive.unpackLimit=1", src, w.origin)
 	w.fake.AddRepo(wRepo, ghfake.Repo{DefaultBranch: "main"})
 	for login, role := range map[string]string{"maintainer": "write", "reader": "read"} {
 		w.fake.AddUser(login, "User")

@@ -83,10 +83,13 @@ func makeTemplate(repo, origin string) (string, error) {
 		}
 	}
 	// GitHub runs no gc after a push; receive-pack's gc --auto would be
-	// a git process per push here.
+	// a git process per push here. GitHub keeps what a push sends as a
+	// pack, not loose objects (unpackLimit 1): each clone of origin (a
+	// job's checkout) links a few pack files instead of making a folder
+	// and a link for every object pushed so far.
 	head := ""
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "Maintainer"}, {"config", "user.email", "m@example.com"},
-		{"add", "."}, {"commit", "-qm", "initial"}, {"clone", "-q", "--bare", "-c", "receive.autogc=false", repo, origin}, {"rev-parse", "HEAD"}} {
+		{"add", "."}, {"commit", "-qm", "initial"}, {"clone", "-q", "--bare", "-c", "receive.autogc=false", "-c", "receive.unpackLimit=1", repo, origin}, {"rev-parse", "HEAD"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = repo
 		out, err := cmd.CombinedOutput()

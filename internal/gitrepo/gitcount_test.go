@@ -252,3 +252,104 @@ func TestConfigFileReadOnce(t *testing.T) {
 		t.Errorf("referenced files = %v, want [%s]", refs, store)
 	}
 }
+
+// TestResolveFoldersReadsAtOnce: resolving many configuration folders
+// (planex asks for about thirty before every task) reads the paths on
+// the way with one listing and one read per link, where it ran one git
+// per path before (thirty and more). The answer is the one the walk gives: .github -> ci makes
+// .github/workflows ci/workflows, read when the walk reaches ci.
+func TestResolveFoldersReadsAtOnce(t *testing.T) {
+	// Not parallel: the counting git is put on this process's PATH.
+	ctx := context.Background()
+	r := newRepo(t)
+	if err := os.MkdirAll(filepath.Join(r.Root, "ci", "workflows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Root, "ci", "workflows", "x.yml"), []byte("on: push\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("ci", filepath.Join(r.Root, ".github")); err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, r.Root, "add", "-A")
+	mustGit(t, r.Root, "commit", "-qm", "links")
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folders := []string{".github", ".github/workflows", ".github/actions", "docs", "AGENTS.md", "CLAUDE.md", ".claude", ".codex",
+		".gemini", ".cursor", ".vscode", ".devcontainer", ".husky", ".zed", ".roo", ".junie"}
+	settle()
+	calls := countGit(t)
+	got, err := r.Tree(head).ResolveFolders(ctx, folders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{".github": "ci", ".github/workflows": "ci/workflows", ".github/actions": "ci/actions"}
+	if len(got) != len(want) {
+		t.Errorf("ResolveFolders = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("ResolveFolders[%s] = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	// One listing of the way, the link's target, then ci, ci/workflows
+	// and ci/actions as the walk reaches them; no driver scans counted.
+	var listed []string
+	for _, c := range calls() {
+		if !strings.Contains(c, "--get-regexp") {
+			listed = append(listed, c)
+		}
+	}
+	if len(listed) > 5 {
+		t.Errorf("resolving %d folders started %d git processes, want at most 5:\n%s", len(folders), len(listed), strings.Join(listed, "\n"))
+	}
+}
+
+// TestFetchRefConnections: fetching a ref the remote holds (a session's
+// state on every run after the first) opens one connection, where a
+// listing before the fetch made it two; a missing ref still reports
+// false, with no error, and a remote that cannot be reached an error,
+// not a missing ref.
+func TestFetchRefConnections(t *testing.T) {
+	// Not parallel: the counting git is put on this process's PATH.
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, c := cloneOf(t, r)
+	const ref = "refs/planex/state/3"
+	mustGit(t, r.Root, "push", "-q", origin, "HEAD:"+ref)
+	want := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	settle()
+	calls := countGit(t)
+	connections := func() []string {
+		var out []string
+		for _, call := range calls() {
+			if strings.Contains(call, "fetch ") || strings.Contains(call, "ls-remote ") {
+				out = append(out, call)
+			}
+		}
+		return out
+	}
+	if found, err := c.FetchRef(ctx, "origin", ref); err != nil || !found {
+		t.Fatalf("FetchRef of a ref origin holds = %v, %v", found, err)
+	}
+	if got := connections(); len(got) != 1 {
+		t.Errorf("fetching a ref origin holds opened %d connections, want 1:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	if got := strings.TrimSpace(mustGit(t, c.Root, "rev-parse", ref)); got != want {
+		t.Errorf("fetched %s = %s, want %s", ref, got, want)
+	}
+	if found, err := c.FetchRef(ctx, "origin", "refs/planex/state/99"); err != nil || found {
+		t.Errorf("FetchRef of a missing ref = %v, %v", found, err)
+	}
+	if got := connections(); len(got) != 2 {
+		t.Errorf("fetching a missing ref opened %d connections, want 2 (the fetch, then the listing):\n%s", len(got), strings.Join(got, "\n"))
+	}
+	if err := os.RemoveAll(origin); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := c.FetchRef(ctx, "origin", ref); err == nil || found {
+		t.Errorf("FetchRef from a remote that is gone = %v, %v; want an error", found, err)
+	}
+}

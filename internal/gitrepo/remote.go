@@ -271,7 +271,18 @@ func (r *Repo) PushRefs(ctx context.Context, remote string, refs []RefPush) erro
 
 // FetchRef fetches a remote ref into the same local name, overwriting the
 // local one. It reports false when the remote has no such ref.
+//
+// It fetches first: a ref that exists (the common case: a session's
+// state, its run branch) costs one connection. Only when the fetch fails
+// does a listing tell a missing ref (git fetch exits 128 for it, as for a
+// failed connection) from a failure, so a missing ref costs two, as it
+// did before.
 func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
+	// A branch that is checked out cannot be fetched into; planex's are not.
+	_, ferr := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, "+"+ref+":"+ref)
+	if ferr == nil {
+		return true, nil
+	}
 	out, err := r.remoteGit(ctx, remote, false, []string{"ls-remote", uploadPack}, ref)
 	if err != nil {
 		return false, fmt.Errorf("listing %s on %s: %w", ref, remote, err)
@@ -279,11 +290,7 @@ func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
 	if strings.TrimSpace(out) == "" {
 		return false, nil
 	}
-	// A branch that is checked out cannot be fetched into; planex's are not.
-	if _, err := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, "+"+ref+":"+ref); err != nil {
-		return false, fmt.Errorf("fetching %s: %w", ref, err)
-	}
-	return true, nil
+	return false, fmt.Errorf("fetching %s: %w", ref, ferr)
 }
 
 // RemoteRef returns the commit a remote ref points at ("" when absent).

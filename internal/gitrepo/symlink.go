@@ -124,54 +124,114 @@ func (r *Repo) Tree(tree string) TreeView { return TreeView{r: r, tree: tree} }
 // elsewhere in the repository ("" for its root): a committed .github ->
 // ci makes .github/workflows ci/workflows. A folder whose links leave the
 // repository, enter .git or loop is left out, as is one without a link.
-// Only the entries on the way are read, one git call each.
+// Every path on the way to the folders is read by one git and each
+// link's target by one more; a path a link leads to is read when the walk
+// reaches it.
 func (v TreeView) ResolveFolders(ctx context.Context, folders []string) (map[string]string, error) {
-	r, tree := v.r, v.tree
-	seen := map[string]*string{} // path → its link's target, nil when no link
-	var lookErr error
-	link := func(p string) (string, bool) {
-		if t, ok := seen[p]; ok {
-			return deref(t)
-		}
-		seen[p] = nil
-		if lookErr != nil {
-			return "", false
-		}
-		files, err := r.FilesAt(ctx, tree, []string{p})
-		if err != nil {
-			lookErr = err
-			return "", false
-		}
-		f, ok := files[p]
-		if !ok || f.Mode != "120000" {
-			return "", false
-		}
-		if f.Size > maxLinkTarget {
-			t := "/" // too long to lead anywhere in the repository
-			seen[p] = &t
-			return t, true
-		}
-		data, err := r.ReadBlobPrefix(ctx, f.Object, maxLinkTarget)
-		if err != nil {
-			lookErr = err
-			return "", false
-		}
-		t := string(data)
-		seen[p] = &t
-		return t, true
+	w := linkWalk{v: v, ctx: ctx, seen: map[string]*string{}}
+	if err := w.readAhead(wayTo(folders)); err != nil {
+		return nil, fmt.Errorf("reading the links on the way to %s in %s: %w", strings.Join(folders, ", "), abbrev.SHA(v.tree), err)
 	}
 	out := map[string]string{}
 	for _, f := range folders {
 		hops := 0
-		to, ok := resolveLink(nil, f, link, &hops)
-		if lookErr != nil {
-			return nil, fmt.Errorf("reading the links on the way to %s in %s: %w", f, abbrev.SHA(tree), lookErr)
+		to, ok := resolveLink(nil, f, w.link, &hops)
+		if w.err != nil {
+			return nil, fmt.Errorf("reading the links on the way to %s in %s: %w", f, abbrev.SHA(v.tree), w.err)
 		}
 		if real := strings.Join(to, "/"); ok && real != f {
 			out[f] = real
 		}
 	}
 	return out, nil
+}
+
+// wayTo lists every path on the way to each of folders, the folders
+// included (a, a/b and a/b/c for a/b/c), each once; a path through .git
+// is left out (a walk stops there).
+func wayTo(folders []string) []string {
+	var out []string
+	had := map[string]bool{}
+	for _, f := range folders {
+		var cur []string
+		for _, comp := range strings.Split(f, "/") {
+			if comp == "" || comp == "." || comp == ".." || strings.EqualFold(comp, ".git") {
+				break
+			}
+			cur = append(cur, comp)
+			if p := strings.Join(cur, "/"); !had[p] {
+				had[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// linkWalk reads the entries of one tree that a resolution passes
+// through, each at most once: seen maps a path read to its link's target,
+// nil when it is not a link. The first error stops every later read.
+type linkWalk struct {
+	v    TreeView
+	ctx  context.Context
+	seen map[string]*string
+	err  error
+}
+
+// readAhead reads the entries at paths with one listing, and the target
+// of each link among them. A folder asked for beside a path inside it is
+// listed by its content, not its own entry (FilesAt lists it apart for
+// that); a link has no content, so git lists its own entry either way,
+// and a path whose entry is not listed is no link.
+func (w *linkWalk) readAhead(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	files := map[string]TreeFile{}
+	if err := listTree(w.ctx, w.v.r, w.v.tree, paths, files); err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if err := w.note(p, files); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// note records what the listing files says of p.
+func (w *linkWalk) note(p string, files map[string]TreeFile) error {
+	w.seen[p] = nil
+	f, ok := files[p]
+	if !ok || f.Mode != "120000" {
+		return nil
+	}
+	t := "/" // too long to lead anywhere in the repository
+	if f.Size <= maxLinkTarget {
+		data, err := w.v.r.ReadBlobPrefix(w.ctx, f.Object, maxLinkTarget)
+		if err != nil {
+			return err
+		}
+		t = string(data)
+	}
+	w.seen[p] = &t
+	return nil
+}
+
+// link says whether p is a link of the tree and where it leads, reading
+// p when no earlier read did (a path a link led to).
+func (w *linkWalk) link(p string) (string, bool) {
+	if t, ok := w.seen[p]; ok {
+		return deref(t)
+	}
+	w.seen[p] = nil
+	if w.err != nil {
+		return "", false
+	}
+	if w.err = w.readAhead([]string{p}); w.err != nil {
+		return "", false
+	}
+	return deref(w.seen[p])
 }
 
 func deref(t *string) (string, bool) {

@@ -22,6 +22,8 @@ var serialTests = map[string]string{
 	"internal/gitrepo.TestStateSaveOnCountsAndParents": "puts a counting git on the process's PATH",
 	"internal/gitrepo.TestConfigFileReadOnce":          "puts a counting git on the process's PATH",
 	"internal/gitrepo.TestStateIsOneGitProcess":        "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestResolveFoldersReadsAtOnce":   "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestFetchRefConnections":         "puts a counting git on the process's PATH",
 	// The attack or the user's setting is in the process's environment, as
 	// it is in planex's.
 	"internal/gitrepo.TestIgnoredGlobalExcludes":                  "names the user's global config in GIT_CONFIG_GLOBAL",
