@@ -5,6 +5,7 @@
 package execute
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -313,17 +314,34 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 	seen := map[string]bool{".": true}
 	queue := []string{"."}
 	usesRoot := false
-	enqueue := func(text []byte) {
+	enqueue := func(text []byte) error {
 		usesRoot = usesRoot || plan.UsesRoot(text)
-		for _, d := range plan.UsedActionDirs(text) {
-			if !seen[d] {
-				seen[d] = true
-				dirs, queue = append(dirs, d), append(queue, d)
+		used := plan.UsedActionDirs(text)
+		// The runner reads a folder where its links lead (docker/ci ->
+		// ../tools/ci): the folder they lead to is the action's too.
+		to, err := view.ResolveFolders(ctx, used)
+		if err != nil {
+			return err
+		}
+		for _, d := range used {
+			names := []string{d}
+			if t, ok := to[d]; ok {
+				usesRoot = usesRoot || t == ""
+				names = append(names, cmp.Or(t, "."))
+			}
+			for _, n := range names {
+				if !seen[n] {
+					seen[n] = true
+					dirs, queue = append(dirs, n), append(queue, n)
+				}
 			}
 		}
+		return nil
 	}
 	for _, body := range files {
-		enqueue(body)
+		if err := enqueue(body); err != nil {
+			return nil, nil, err
+		}
 	}
 	rootDefined := false
 	for read := 0; read < len(queue) && read < maxActionFolders; read++ {
@@ -338,7 +356,9 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 		}
 		for _, body := range defs {
 			rootDefined = rootDefined || folder == "."
-			enqueue(body)
+			if err := enqueue(body); err != nil {
+				return nil, nil, err
+			}
 			if img := plan.ActionImage(body); img != "" {
 				if p := path.Join(folder, img); p != ".." && !strings.HasPrefix(p, "../") && !slices.Contains(images, p) {
 					images = append(images, p)
