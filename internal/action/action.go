@@ -326,14 +326,7 @@ func (r *intake) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 		if th.IsPR {
 			return r.plans.followUp(ctx, ev, th, cmd)
 		}
-		req := cmd.Requirement
-		if strings.TrimSpace(req) == "" {
-			if ev.Issue == nil {
-				return Outputs{}, refusef("give a requirement: `%s <what to do>`", r.Cfg.Trigger)
-			}
-			req = issueRequirement(ev.Issue.Title, ev.Issue.Body)
-		}
-		return r.plans.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes, Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login})
+		return r.planOnIssue(ctx, ev, th, cmd)
 	case slash.Approve:
 		return r.runs.approve(ctx, th, cmd.PlanID, th.Actor.Login, cmd.Concurrency)
 	case slash.Revise:
@@ -352,6 +345,24 @@ func (r *intake) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 		return r.ci.fixCI(ctx, ev, th, cmd)
 	}
 	return Outputs{}, r.talk.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
+}
+
+// planOnIssue plans a command's requirement on an issue, or without one
+// the issue's own text, which waits for an approval under auto-approve
+// when a non-writer wrote it (writtenByOther).
+func (r *intake) planOnIssue(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
+	req, manual := cmd.Requirement, ""
+	if strings.TrimSpace(req) == "" {
+		if ev.Issue == nil {
+			return Outputs{}, refusef("give a requirement: `%s <what to do>`", r.Cfg.Trigger)
+		}
+		req = issueRequirement(ev.Issue.Title, ev.Issue.Body)
+		var err error
+		if manual, err = r.writtenByOther(ctx, ev.Issue.Author, th.Actor.Login, r.Cfg.AutoApprove); err != nil {
+			return Outputs{}, err
+		}
+	}
+	return r.plans.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes, Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login, Manual: manual})
 }
 
 // onLabeled plans an issue that was given the planex label.
