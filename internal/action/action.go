@@ -326,14 +326,7 @@ func (r *intake) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 		if th.IsPR {
 			return r.plans.followUp(ctx, ev, th, cmd)
 		}
-		req := cmd.Requirement
-		if strings.TrimSpace(req) == "" {
-			if ev.Issue == nil {
-				return Outputs{}, refusef("give a requirement: `%s <what to do>`", r.Cfg.Trigger)
-			}
-			req = issueRequirement(ev.Issue.Title, ev.Issue.Body)
-		}
-		return r.plans.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes, Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login})
+		return r.planOnIssue(ctx, ev, th, cmd)
 	case slash.Approve:
 		return r.runs.approve(ctx, th, cmd.PlanID, th.Actor.Login, cmd.Concurrency)
 	case slash.Revise:
@@ -354,6 +347,24 @@ func (r *intake) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 	return Outputs{}, r.talk.reply(ctx, th, slash.HelpText(r.Cfg.Trigger))
 }
 
+// planOnIssue plans a command's requirement on an issue, or without one
+// the issue's own text, which waits for an approval under auto-approve
+// when a non-writer wrote it (writtenByOther).
+func (r *intake) planOnIssue(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
+	req, manual := cmd.Requirement, ""
+	if strings.TrimSpace(req) == "" {
+		if ev.Issue == nil {
+			return Outputs{}, refusef("give a requirement: `%s <what to do>`", r.Cfg.Trigger)
+		}
+		req = issueRequirement(ev.Issue.Title, ev.Issue.Body)
+		var err error
+		if manual, err = r.writtenByOther(ctx, ev.Issue.Author, th.Actor.Login, r.Cfg.AutoApprove); err != nil {
+			return Outputs{}, err
+		}
+	}
+	return r.plans.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes, Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login, Manual: manual})
+}
+
 // onLabeled plans an issue that was given the planex label.
 func (r *intake) onLabeled(ctx context.Context, ev *event.Event) (Outputs, error) {
 	th := thread{Number: ev.Number, Actor: ev.Sender}
@@ -372,7 +383,7 @@ func (r *intake) onLabeled(ctx context.Context, ev *event.Event) (Outputs, error
 	if ev.Issue == nil {
 		return Outputs{}, errors.New("the issues event carries no issue")
 	}
-	manual, err := r.writtenByOther(ctx, ev.Issue.Author, ev.Sender.Login)
+	manual, err := r.writtenByOther(ctx, ev.Issue.Author, ev.Sender.Login, r.Cfg.AutoApprove)
 	if err != nil {
 		return r.talk.fail(ctx, th, nil, err)
 	}
@@ -380,15 +391,15 @@ func (r *intake) onLabeled(ctx context.Context, ev *event.Event) (Outputs, error
 	return r.talk.failAfter(ctx, th, nil, o, err)
 }
 
-// writtenByOther says, when plans are approved automatically, why an
-// issue's plan must wait for an approval all the same: its text is the
+// writtenByOther says, when plans are approved automatically (auto), why
+// an issue's plan must wait for an approval all the same: its text is the
 // requirement, and its author, who is not the one who asked for the plan
 // (by), has no write access. They may edit the text after a maintainer
-// read it and added the label (a schedule plans it hours later), so what
-// would run is text nobody with write access approved. "" when the plan
-// may run at once.
-func (r *intake) writtenByOther(ctx context.Context, author event.User, by string) (string, error) {
-	if !r.Cfg.AutoApprove || author.Login == "" || strings.EqualFold(author.Login, by) {
+// read it and added the label (a schedule plans it hours later) or
+// dispatched the workflow naming it, so what would run is text nobody
+// with write access approved. "" when the plan may run at once.
+func (r *intake) writtenByOther(ctx context.Context, author event.User, by string, auto bool) (string, error) {
+	if !auto || author.Login == "" || strings.EqualFold(author.Login, by) {
 		return "", nil
 	}
 	dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, author.Login, author.Type, authz.Approve)
@@ -398,7 +409,7 @@ func (r *intake) writtenByOther(ctx context.Context, author event.User, by strin
 	if dec.Allowed {
 		return "", nil
 	}
-	return fmt.Sprintf("auto-approve is on, but this issue was written by `%s`, who cannot approve plans, and may have been edited since it was labelled: read the plan above and approve it with `%s approve <plan-id>`.",
+	return fmt.Sprintf("auto-approve is on, but this issue was written by `%s`, who cannot approve plans, and may have been edited since it was labelled or named: read the plan above and approve it with `%s approve <plan-id>`.",
 		author.Login, r.Cfg.Trigger), nil
 }
 
@@ -418,15 +429,26 @@ func (r *intake) onDispatch(ctx context.Context, ev *event.Event) (Outputs, erro
 		if number, err = r.dispatchIssue(ctx, ev, req); err != nil {
 			return Outputs{}, err
 		}
-	} else if req == "" {
+	}
+	th := thread{Number: number, Actor: ev.Sender}
+	manual := ""
+	if req == "" {
 		is, err := r.GH.Intake.GetIssue(ctx, ev.Owner, ev.Repo, number)
 		if err != nil {
 			return Outputs{}, fmt.Errorf("reading issue #%d: %w", number, err)
 		}
 		req = issueRequirement(is.GetTitle(), is.GetBody())
+		// The form names the issue, not its text: approving it at once,
+		// by the setting or the form, approves what its author wrote by
+		// the time the job reads it.
+		if in.AutoApprove || r.Cfg.AutoApprove {
+			author := event.User{Login: is.GetUser().GetLogin(), Type: is.GetUser().GetType()}
+			if manual, err = r.writtenByOther(ctx, author, ev.Sender.Login, true); err != nil {
+				return r.talk.fail(ctx, th, nil, err)
+			}
+		}
 	}
-	th := thread{Number: number, Actor: ev.Sender}
-	o, err := r.plans.plan(ctx, th, planRequest{Requirement: req, Issue: number, Yes: in.AutoApprove, RequestedBy: ev.Sender.Login})
+	o, err := r.plans.plan(ctx, th, planRequest{Requirement: req, Issue: number, Yes: in.AutoApprove && manual == "", RequestedBy: ev.Sender.Login, Manual: manual})
 	return r.talk.failAfter(ctx, th, nil, o, err)
 }
 
@@ -516,7 +538,7 @@ func (r *intake) onSchedule(ctx context.Context, ev *event.Event) (Outputs, erro
 			continue
 		}
 		th := thread{Number: n, Actor: event.User{Login: by}}
-		manual, err := r.writtenByOther(ctx, event.User{Login: is.GetUser().GetLogin(), Type: is.GetUser().GetType()}, by)
+		manual, err := r.writtenByOther(ctx, event.User{Login: is.GetUser().GetLogin(), Type: is.GetUser().GetType()}, by, r.Cfg.AutoApprove)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -190,8 +190,8 @@ func (r *gate) sessionMatches(ctx context.Context, rec *Record) error {
 // plan was made from: the requirement and exploration whose hash the
 // plan comment (found and judged planex's already) carries. Both come
 // from a state ref whoever can push may have rewritten after the
-// approval, and every task's prompt quotes them. A comment of an older
-// planex, without the hash, is not checked.
+// approval, and every task's prompt quotes them. A comment without the
+// hash holds no approval (planCommentHolds), so none is skipped here.
 func (r *gate) inputsMatch(rec *Record, thread []*postedComment) error {
 	i := slices.IndexFunc(thread, func(c *postedComment) bool { return c.ID == rec.PlanCommentID })
 	if i < 0 {
@@ -199,7 +199,7 @@ func (r *gate) inputsMatch(rec *Record, thread []*postedComment) error {
 	}
 	m, _ := render.ParsePlanMarker(thread[i].Body)
 	if m.Inputs == "" {
-		return nil
+		return problemf("the plan comment of plan `%s` does not show the hash of the requirement and exploration it was made from", rec.PlanID)
 	}
 	s, err := r.store.session(rec)
 	if err != nil {
@@ -257,6 +257,12 @@ func planCommentHolds(rec *Record, c *postedComment) error {
 	}
 	if m.Base != rec.Base {
 		return problemf("the plan comment on #%d shows plan `%s` on %s, not on %s", rec.Thread, rec.PlanID, abbrev.SHA(m.Base), abbrev.SHA(rec.Base))
+	}
+	if m.Inputs == "" {
+		// An older planex's comment, or one whose hash someone who may
+		// edit comments stripped: what the tasks' prompts quote could
+		// not be checked, so it approves nothing.
+		return problemf("the plan comment on #%d does not show the hash of the requirement and exploration plan `%s` was made from (an older planex posted it, or it was edited): start the plan again", rec.Thread, rec.PlanID)
 	}
 	return nil
 }

@@ -15,8 +15,9 @@ func TestJudgeApproval(t *testing.T) {
 	id := plan.ID(hash)
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	base := strings.Repeat("c", 40)
+	inputs := strings.Repeat("e", 64)
 	marker := func(planID, sha string) string {
-		body, _ := render.PlanComment(render.PlanView{Session: "s1", Base: base, Tasks: []plan.Task{{ID: "T1", Title: "x", Scope: "a/**"}}, Trigger: "/planex"})
+		body, _ := render.PlanComment(render.PlanView{Session: "s1", Base: base, Inputs: inputs, Tasks: []plan.Task{{ID: "T1", Title: "x", Scope: "a/**"}}, Trigger: "/planex"})
 		// The marker names the plan the comment shows; rewrite it to the
 		// plan under test.
 		m, _ := render.ParsePlanMarker(body)
@@ -57,6 +58,7 @@ func TestJudgeApproval(t *testing.T) {
 		{"plan comment by a person", rec(viaComment, "maintainer"), []*postedComment{person(10, time.Minute, "mallory", planC.Body), approve}, approve, false, "not planex's comment"},
 		{"plan comment for another plan", rec(viaComment, "maintainer"), []*postedComment{bot(10, time.Minute, marker("0123456789", hash)), approve}, approve, false, "not planex's comment"},
 		{"plan comment without its base (an older planex's)", rec(viaComment, "maintainer"), []*postedComment{bot(10, time.Minute, strings.Replace(planC.Body, `,"base":"`+base+`"`, "", 1)), approve}, approve, false, "does not show the base"},
+		{"plan comment without the inputs hash (an older planex's, or stripped by an edit)", rec(viaComment, "maintainer"), []*postedComment{bot(10, time.Minute, strings.Replace(planC.Body, `,"inputs":"`+inputs+`"`, "", 1)), approve}, approve, false, "does not show the hash of the requirement"},
 		{"plan comment on another base", rec(viaComment, "maintainer"), []*postedComment{bot(10, time.Minute, strings.Replace(planC.Body, base, strings.Repeat("d", 40), 1)), approve}, approve, false, "not on cccccc"},
 		{"approving comment gone", rec(viaComment, "maintainer"), []*postedComment{planC}, nil, false, "approving comment is not on #1"},
 		{"approved by someone else", rec(viaComment, "maintainer"), []*postedComment{planC, approve}, person(11, 2*time.Minute, "mallory", approve.Body), false, "not @maintainer's"},

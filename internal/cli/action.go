@@ -294,7 +294,7 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	}
 	repo = repo.WithAuth(serverURL, token)
 
-	cfg, err := actionConfig(in, getenv, owner, repoName, ev.DefaultBranch, serverURL, tokenInput)
+	cfg, err := actionConfig(in, getenv, owner, repoName, ev.DefaultBranch, serverURL)
 	if err != nil {
 		return nil, err
 	}
@@ -334,14 +334,14 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 
 // actionConfig is the Action's configuration from the step's inputs and
 // the Actions environment; a bad input is a usage error naming it.
-func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, defaultBranch, serverURL, tokenInput string) (action.Config, error) {
+func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, defaultBranch, serverURL string) (action.Config, error) {
 	full := owner + "/" + repoName
 	cfg := action.Config{Owner: owner, Repo: repoName, ServerURL: serverURL, DefaultBranch: defaultBranch,
 		Trigger: in.get("trigger-phrase"), BaseBranch: in.get("base-branch"), Label: in.get("label")}
 	if id := getenv("GITHUB_RUN_ID"); id != "" {
 		cfg.RunURL = fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimSuffix(serverURL, "/"), full, id)
 	}
-	cfg.DefaultToken = usesDefaultToken(getenv, tokenInput)
+	cfg.DefaultToken = usesDefaultToken(getenv)
 	if cfg.BotLogin = in.get("bot-login"); cfg.BotLogin != "" && !loginRe.MatchString(cfg.BotLogin) {
 		return cfg, inputError(fmt.Errorf("input bot-login: %q is not a GitHub login (a user's, or an App's \"<app-slug>[bot]\")", cfg.BotLogin))
 	}
@@ -469,13 +469,12 @@ func inputError(err error) error { return &exitError{code: exitUsage, msg: err.E
 // workflow expression language and passes only the answer, "true" or
 // "false", as PLANEX_DEFAULT_TOKEN (the job token itself never reaches
 // planex). Without that answer (planex action run from a step of your
-// own), a token taken from the GITHUB_TOKEN variable, with no
-// github-token input, counts as the default one.
-func usesDefaultToken(getenv func(string) string, tokenInput string) bool {
-	if v, err := strconv.ParseBool(strings.TrimSpace(getenv("PLANEX_DEFAULT_TOKEN"))); err == nil {
-		return v
-	}
-	return tokenInput == ""
+// own) the token is not taken for the job's: a GITHUB_TOKEN variable may
+// hold any token, and the job token makes github-actions[bot], which
+// every workflow of the repository posts as, planex's own account.
+func usesDefaultToken(getenv func(string) string) bool {
+	v, err := strconv.ParseBool(strings.TrimSpace(getenv("PLANEX_DEFAULT_TOKEN")))
+	return err == nil && v
 }
 
 // actionMapper maps the repository for the Action's exploration from the

@@ -447,11 +447,19 @@ func TestRedTeamActionDispatchSender(t *testing.T) {
 	if prs := g.fake.PullRequests(ghRepo); len(prs) != 0 {
 		t.Errorf("%d pull requests", len(prs))
 	}
-	// A write user's dispatch with auto-approve runs.
-	if r := g.run("workflow_dispatch", dispatch("maintainer", map[string]any{"issue": itoa(n), "auto-approve": "true"})); r.outputs["status"] != "done" || !g.ran("T1") {
+	// A write user's dispatch with auto-approve naming an issue someone
+	// without write access wrote plans it and waits for an approval (its
+	// text may have changed since it was read); naming the write user's
+	// own issue, it runs.
+	if r := g.run("workflow_dispatch", dispatch("maintainer", map[string]any{"issue": itoa(n), "auto-approve": "true"})); r.outputs["status"] != "planned" || g.ran("T1") {
+		t.Fatalf("maintainer's dispatch of a reader's issue: %v\n%s", r.outputs, r.err)
+	}
+	own := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
+	if r := g.run("workflow_dispatch", dispatch("maintainer", map[string]any{"issue": itoa(own), "auto-approve": "true"})); r.outputs["status"] != "done" || !g.ran("T1") {
 		t.Fatalf("maintainer's dispatch: %v\n%s", r.outputs, r.err)
 	}
 	g.noInternalErrors(n)
+	g.noInternalErrors(own)
 }
 
 // TestRedTeamActionScheduleLabeller: the schedule plans (and, with

@@ -30,7 +30,7 @@ func TestActionConfigReview(t *testing.T) {
 		env := map[string]string{"INPUT_REVIEW": c.input}
 		getenv := func(k string) string { return env[k] }
 		in := actionInputs{gha: githubactions.New(githubactions.WithGetenv(getenv)), getenv: getenv}
-		cfg, err := actionConfig(in, getenv, "octo", "demo", "main", "https://github.com", "")
+		cfg, err := actionConfig(in, getenv, "octo", "demo", "main", "https://github.com")
 		if c.err != "" {
 			var exit *exitError
 			if !errors.As(err, &exit) || exit.code != exitUsage || exit.msg != c.err {
@@ -86,17 +86,54 @@ func TestActionConfigBotLogin(t *testing.T) {
 		{input: "*[bot]", bad: true},
 		{input: "a b", bad: true},
 		{input: "-lead", bad: true},
+		// Spaces around the input are the workflow's YAML, not the login.
+		{input: " planex-app[bot] ", want: "planex-app[bot]"},
+		{input: "planex-app[bot]\nhelper-app[bot]", bad: true},
+		{input: "github-actions[bot] x", bad: true},
+		// A login of look-alike letters (Cyrillic а) is no GitHub login.
+		{input: "github-\u0430ctions[bot]", bad: true},
 	} {
 		env := map[string]string{"INPUT_BOT_LOGIN": c.input}
 		getenv := func(k string) string { return env[k] }
 		in := actionInputs{gha: githubactions.New(githubactions.WithGetenv(getenv)), getenv: getenv}
-		cfg, err := actionConfig(in, getenv, "octo", "demo", "main", "https://github.com", "")
+		cfg, err := actionConfig(in, getenv, "octo", "demo", "main", "https://github.com")
 		var exit *exitError
 		switch {
 		case c.bad && (!errors.As(err, &exit) || exit.code != exitUsage || !strings.Contains(exit.msg, "input bot-login")):
 			t.Errorf("bot-login %q: error %v; want a usage error naming the input", c.input, err)
 		case !c.bad && (err != nil || cfg.BotLogin != c.want):
 			t.Errorf("bot-login %q: BotLogin = %q, %v; want %q", c.input, cfg.BotLogin, err, c.want)
+		}
+	}
+}
+
+// TestActionConfigDefaultToken: planex takes its token for the job's own
+// GITHUB_TOKEN (and so github-actions[bot], which every workflow of the
+// repository posts as, for its own account) only when action.yml's
+// comparison says so. A planex run from a step of its own with a
+// GITHUB_TOKEN variable that holds an App's or a person's token (the
+// variable's name says nothing of whose it is) was taken for the job
+// token: github-actions[bot]'s pull requests on planex branches were then
+// planex's, and its own were not.
+func TestActionConfigDefaultToken(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, stated, input string
+		want                bool
+	}{
+		{"action.yml: the job token", "true", "ghs_job", true},
+		{"action.yml: another token", "false", "ghs_app", false},
+		{"action.yml's answer, spaced", " true ", "ghs_job", true},
+		{"own step, token from GITHUB_TOKEN, nothing stated", "", "", false},
+		{"own step, token given as the input, nothing stated", "", "ghs_app", false},
+		{"not a yes or no", "maybe", "", false},
+	} {
+		env := map[string]string{"PLANEX_DEFAULT_TOKEN": c.stated, "GITHUB_TOKEN": "ghs_app", "INPUT_GITHUB_TOKEN": c.input}
+		getenv := func(k string) string { return env[k] }
+		in := actionInputs{gha: githubactions.New(githubactions.WithGetenv(getenv)), getenv: getenv}
+		cfg, err := actionConfig(in, getenv, "octo", "demo", "main", "https://github.com")
+		if err != nil || cfg.DefaultToken != c.want {
+			t.Errorf("%s: DefaultToken = %v, %v; want %v", c.name, cfg.DefaultToken, err, c.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@
 package execute
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -310,24 +311,15 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 	if err != nil {
 		return nil, nil, err
 	}
-	seen := map[string]bool{".": true}
-	queue := []string{"."}
-	usesRoot := false
-	enqueue := func(text []byte) {
-		usesRoot = usesRoot || plan.UsesRoot(text)
-		for _, d := range plan.UsedActionDirs(text) {
-			if !seen[d] {
-				seen[d] = true
-				dirs, queue = append(dirs, d), append(queue, d)
-			}
+	w := &actionWalk{view: view, seen: map[string]bool{".": true}, queue: []string{"."}}
+	for _, body := range files {
+		if err := w.add(ctx, body); err != nil {
+			return nil, nil, err
 		}
 	}
-	for _, body := range files {
-		enqueue(body)
-	}
 	rootDefined := false
-	for read := 0; read < len(queue) && read < maxActionFolders; read++ {
-		folder := queue[read]
+	for read := 0; read < len(w.queue) && read < maxActionFolders; read++ {
+		folder := w.queue[read]
 		var names []string
 		for _, n := range plan.ActionFiles {
 			names = append(names, path.Join(folder, n))
@@ -338,7 +330,9 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 		}
 		for _, body := range defs {
 			rootDefined = rootDefined || folder == "."
-			enqueue(body)
+			if err := w.add(ctx, body); err != nil {
+				return nil, nil, err
+			}
 			if img := plan.ActionImage(body); img != "" {
 				if p := path.Join(folder, img); p != ".." && !strings.HasPrefix(p, "../") && !slices.Contains(images, p) {
 					images = append(images, p)
@@ -346,10 +340,46 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 			}
 		}
 	}
-	if usesRoot && !rootDefined {
+	if w.usesRoot && !rootDefined {
 		images = append(images, "Dockerfile", "dockerfile")
 	}
-	return dirs, images, nil
+	return w.dirs, images, nil
+}
+
+// actionWalk is localActions' list of the folders used as local actions
+// so far (dirs), and those whose definitions are still to read (queue).
+type actionWalk struct {
+	view     gitrepo.TreeView
+	seen     map[string]bool
+	dirs     []string
+	queue    []string
+	usesRoot bool
+}
+
+// add notes the folders a workflow's or a definition's text uses. The
+// runner reads a folder where its links lead (docker/ci -> ../tools/ci),
+// so the folder they lead to is the action's too.
+func (w *actionWalk) add(ctx context.Context, text []byte) error {
+	w.usesRoot = w.usesRoot || plan.UsesRoot(text)
+	used := plan.UsedActionDirs(text)
+	to, err := w.view.ResolveFolders(ctx, used)
+	if err != nil {
+		return err
+	}
+	for _, d := range used {
+		names := []string{d}
+		if t, ok := to[d]; ok {
+			w.usesRoot = w.usesRoot || t == ""
+			names = append(names, cmp.Or(t, "."))
+		}
+		for _, n := range names {
+			if !w.seen[n] {
+				w.seen[n] = true
+				w.dirs, w.queue = append(w.dirs, n), append(w.queue, n)
+			}
+		}
+	}
+	return nil
 }
 
 // The bounds of what localActions reads of a repository's workflows and

@@ -1,8 +1,11 @@
 package plan
 
 import (
+	"bytes"
 	"path"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/planexhq/planex/internal/scope"
 )
@@ -242,8 +245,8 @@ func oneOf(s string, set []string) bool {
 // repository out into a folder (actions/checkout's `path: sub`) and then
 // run `uses: ./sub/tools/deploy`: for a folder under a `path:` the text
 // names, the folder of the repository it stands for (tools/deploy) is
-// listed too. The text is read line by line, as YAML writes a plain or
-// quoted scalar after the key; a reference leaving the repository (../)
+// listed too. The text is read as YAML (anchors, aliases and flow style
+// included) and line by line; a reference leaving the repository (../)
 // is not a folder of it.
 func UsedActionDirs(text []byte) []string {
 	var out []string
@@ -312,10 +315,63 @@ func localUses(text []byte) []string {
 // outside says whether a cleaned relative path leaves the repository.
 func outside(d string) bool { return d == ".." || strings.HasPrefix(d, "../") }
 
-// yamlValues lists the values of a key in a YAML text, read line by line
+// yamlValues lists the values of a key in a YAML text: those its YAML
+// gives (nodeValues) first, then those read line by line (lineValues),
+// which a text that is not YAML, or not all of it, still gives.
+func yamlValues(text []byte, key string) []string {
+	return append(nodeValues(text, key), lineValues(text, key)...)
+}
+
+// maxYAMLDocuments bounds the documents nodeValues reads of one text.
+const maxYAMLDocuments = 64
+
+// nodeValues lists the scalar values of a key in a YAML text as GitHub
+// reads it: in a flow mapping (`- {uses: ./x}`), a key spaced from its
+// colon, a value folded onto the next line, tagged or anchored
+// (`uses: &a ./x`), or an alias of a scalar anchored anywhere
+// (`uses: *a`). An alias is never walked into (the anchored node is read
+// where it stands), so a text of nested aliases costs no more than its
+// length. The documents before one that is not YAML are read.
+func nodeValues(text []byte, key string) []string {
+	var out []string
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	for range maxYAMLDocuments {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			return out // io.EOF, or a document that is not YAML
+		}
+		out = appendNodeValues(out, &doc, key)
+	}
+	return out
+}
+
+// appendNodeValues appends to out the scalar values of key in n and the
+// nodes under it.
+func appendNodeValues(out []string, n *yaml.Node, key string) []string {
+	if n.Kind == yaml.AliasNode {
+		return out
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if v.Kind == yaml.AliasNode && v.Alias != nil {
+				v = v.Alias
+			}
+			if k.Kind == yaml.ScalarNode && k.Value == key && v.Kind == yaml.ScalarNode {
+				out = append(out, strings.TrimSpace(v.Value))
+			}
+		}
+	}
+	for _, c := range n.Content {
+		out = appendNodeValues(out, c, key)
+	}
+	return out
+}
+
+// lineValues lists the values of a key in a YAML text, read line by line
 // as YAML writes a plain or quoted scalar after the key (in a list item
 // or not, the key plain or quoted), its comment and quotes removed.
-func yamlValues(text []byte, key string) []string {
+func lineValues(text []byte, key string) []string {
 	var out []string
 	for _, line := range strings.Split(string(text), "\n") {
 		l := strings.TrimSpace(strings.TrimSuffix(line, "\r"))

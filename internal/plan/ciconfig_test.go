@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMayChangeGuarded: which scopes let a change to each kind of
@@ -165,5 +167,59 @@ func TestLocalActionsThroughCheckoutAndDocker(t *testing.T) {
 		if got := ActionImage([]byte(c.text)); got != c.want {
 			t.Errorf("ActionImage(%q) = %q, want %q", c.text, got, c.want)
 		}
+	}
+}
+
+// TestLocalActionsInAnyYAMLForm: a workflow's or an action's `uses:`,
+// `path:` and `image:` are read as GitHub reads the YAML, whatever form
+// it takes (flow style, anchors and aliases, a spaced key, a folded or
+// tagged value), and a text of nested aliases is read in time bounded by
+// its length.
+func TestLocalActionsInAnyYAMLForm(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ text, want string }{
+		{"steps:\n  - {uses: ./docker/ci}\n", "docker/ci"},
+		{"steps: [{uses: ./docker/ci}]\n", "docker/ci"},
+		{"steps:\n  - uses: &ci ./docker/ci\n  - uses: *ci\n", "docker/ci"},
+		{"steps:\n  - uses : ./docker/ci\n", "docker/ci"},
+		{"steps:\n  - uses: >-\n      ./docker/ci\n", "docker/ci"},
+		{"steps:\n  - uses: !!str ./docker/ci\n", "docker/ci"},
+		{"steps:\n  - {uses: actions/checkout@v4, with: {path: src}}\n  - uses: ./src/docker/ci\n", "src/docker/ci,docker/ci"},
+		{"steps:\n  - uses: &c actions/checkout@v4\n    with: {path: &p src}\n  - uses: ./src/tools/x\n", "src/tools/x,tools/x"},
+		// Not YAML at all: the lines still count.
+		{"steps:\n  - uses: ./docker/ci\n\t- : [\n", "docker/ci"},
+	} {
+		if got := strings.Join(UsedActionDirs([]byte(c.text)), ","); got != c.want {
+			t.Errorf("UsedActionDirs(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+	for _, c := range []struct{ text, want string }{
+		{"runs: {using: docker, image: build/Dockerfile}\n", "build/Dockerfile"},
+		{"runs:\n  using: docker\n  image: &img ./Dockerfile\n", "Dockerfile"},
+	} {
+		if got := ActionImage([]byte(c.text)); got != c.want {
+			t.Errorf("ActionImage(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+	// A billion-laughs text: ten levels of ten aliases each.
+	var b strings.Builder
+	b.WriteString("a0: &a0 [uses, uses]\n")
+	for i := 1; i < 10; i++ {
+		fmt.Fprintf(&b, "a%d: &a%d [", i, i)
+		for j := range 10 {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*a%d", i-1)
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString("steps:\n  - uses: ./docker/ci\n")
+	start := time.Now()
+	if got := strings.Join(UsedActionDirs([]byte(b.String())), ","); got != "docker/ci" {
+		t.Errorf("UsedActionDirs of the alias bomb = %q, want docker/ci", got)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("reading the alias bomb took %v", d)
 	}
 }
