@@ -374,6 +374,10 @@ func (h *handler) forward(w http.ResponseWriter, r *http.Request) {
 	out.Host = r.URL.Host
 	dropHop(out.Header)
 	dropRouting(out.Header)
+	// A chunked body's trailer is not sent on, as in a tunnel: the clone
+	// declared the client's trailer fields (a routing header among them)
+	// to the upstream.
+	out.Trailer = nil
 	resp, err := h.transport.RoundTrip(out)
 	if h.failed(w, err) {
 		return

@@ -582,6 +582,9 @@ func TestRedTeamProxyRoutingHeaderSpellings(t *testing.T) {
 	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		var got []string
+		for name, vs := range r.Trailer {
+			got = append(got, "trailer "+name+"="+strings.Join(vs, ","))
+		}
 		for name, vs := range r.Header {
 			norm := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
 			for _, routing := range routingHeaders() {
@@ -600,6 +603,13 @@ func TestRedTeamProxyRoutingHeaderSpellings(t *testing.T) {
 	status, rest := w.raw(t, "GET http://allowed.test/x HTTP/1.1\r\nHost: allowed.test\r\n"+headers+"\r\n")
 	if !strings.Contains(status, " 200 ") || !strings.Contains(rest, want) {
 		t.Errorf("forwarded: %s\n%s\nwant %s", status, rest, want)
+	}
+	// A chunked body's trailer, which a server may merge into the
+	// header once the body is read.
+	chunked := "POST http://allowed.test/x HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\nTrailer: X-Forwarded-Host\r\n\r\n" +
+		"1\r\nx\r\n0\r\nX-Forwarded-Host: evil.test\r\n\r\n"
+	if status, rest := w.raw(t, chunked); !strings.Contains(status, " 200 ") || !strings.Contains(rest, want) {
+		t.Errorf("forwarded with a trailer: %s\n%s\nwant %s", status, rest, want)
 	}
 	c, br := openTunnel(t, w.sock)
 	defer c.Close()
