@@ -353,9 +353,23 @@ func TestDiskGuard(t *testing.T) {
 	if _, _, full := g.check(); full {
 		t.Error("tripped with nothing written (a disk below its floor from the start counts only once the step writes)")
 	}
-	disks["/big"].avail = 300
+	// Written at 50 MiB a look down to 300 MiB, above the floor: at
+	// that pace the disk lasts for more than four looks more.
+	for disks["/big"].avail > 300 {
+		disks["/big"].avail -= 50
+		if _, _, full := g.check(); full {
+			t.Fatalf("tripped above the floor, at %d MiB", disks["/big"].avail)
+		}
+	}
+	// Several writers at memory speed: 20 MiB gone in one look and 30
+	// left, above the floor (3.2 MiB), is full within two looks more.
+	disks["/small"].avail = 50
 	if _, _, full := g.check(); full {
-		t.Error("tripped above the floor")
+		t.Error("tripped with 50 MiB left, 10 gone since the last look")
+	}
+	disks["/small"].avail = 30
+	if p, left, full := g.check(); !full || p != "/small" || !strings.HasPrefix(left, "30 MiB (falling 20 MiB in 20ms)") {
+		t.Errorf("check = %q, %q, %v; want /small falling by 20 MiB a look with 30 left", p, left, full)
 	}
 	disks["/small"].avail = 2
 	if p, left, full := g.check(); !full || p != "/small" || left != "2 MiB" {
@@ -417,6 +431,10 @@ func TestRedTeamDiskFillBetweenLooks(t *testing.T) {
 		// file system with fallocate) reach the same call by another
 		// door.
 		{"reserve the free space through the preallocation ioctl", resvspScript},
+		// Four writers at once, at the speed of memory: past the floor
+		// of this small file system and to its last block between two
+		// looks 20 ms apart.
+		{"several writers at once", `for i in 1 2 3 4; do head -c 40M /dev/zero > f$i 2>/dev/null & done; wait; echo wrote; sleep 2; echo "hog still running"`},
 		{"write steadily", `i=0; while head -c 1048576 /dev/zero > f$i 2>/dev/null; do i=$((i+1)); sleep 0.01; done; echo "wrote $i files"; sleep 2; echo "hog still running"`},
 	} {
 		t.Run(row.name, func(t *testing.T) {
