@@ -348,10 +348,20 @@ func routingHeaders() []string {
 		"X-Host", "X-Original-Host", "X-Http-Host-Override", "X-Original-Url", "X-Rewrite-Url"}
 }
 
-// dropRouting removes the routing headers from hd.
+// dropRouting removes the routing headers from hd, under any spelling
+// a server may read as one of them: in any case, and with underscores
+// for dashes (X_Forwarded_Host, which Go keeps as a name of its own,
+// and which CGI, PHP-FPM and WSGI servers read as HTTP_X_FORWARDED_HOST,
+// the variable X-Forwarded-Host fills).
 func dropRouting(hd http.Header) {
+	routing := map[string]bool{}
 	for _, name := range routingHeaders() {
-		hd.Del(name)
+		routing[strings.ToLower(name)] = true
+	}
+	for name := range hd {
+		if routing[strings.ToLower(strings.ReplaceAll(name, "_", "-"))] {
+			delete(hd, name)
+		}
 	}
 }
 
@@ -364,6 +374,10 @@ func (h *handler) forward(w http.ResponseWriter, r *http.Request) {
 	out.Host = r.URL.Host
 	dropHop(out.Header)
 	dropRouting(out.Header)
+	// A chunked body's trailer is not sent on, as in a tunnel: the clone
+	// declared the client's trailer fields (a routing header among them)
+	// to the upstream.
+	out.Trailer = nil
 	resp, err := h.transport.RoundTrip(out)
 	if h.failed(w, err) {
 		return

@@ -565,3 +565,64 @@ func TestRedTeamProxyRoutingHeaders(t *testing.T) {
 		t.Errorf("gateway: %d %s\nwant %s", gresp.StatusCode, gb, wantGW)
 	}
 }
+
+// TestRedTeamProxyRoutingHeaderSpellings: the routing headers again,
+// spelled so a list of names compared one by one misses them: with
+// underscores (X_Forwarded_Host: CGI, PHP-FPM and WSGI servers read it
+// as HTTP_X_FORWARDED_HOST, the same variable the dashed name fills),
+// in another case, twice, folded over two lines (obs-fold), and in a
+// second request pipelined in the same tunnel behind an innocent one.
+// The upstream gets none of them, under any spelling.
+func TestRedTeamProxyRoutingHeaderSpellings(t *testing.T) {
+	t.Parallel()
+	rules, err := ParseRules("allowed.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		var got []string
+		for name, vs := range r.Trailer {
+			got = append(got, "trailer "+name+"="+strings.Join(vs, ","))
+		}
+		for name, vs := range r.Header {
+			norm := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
+			for _, routing := range routingHeaders() {
+				if norm == strings.ToLower(routing) {
+					got = append(got, name+"="+strings.Join(vs, ","))
+				}
+			}
+		}
+		fmt.Fprintf(w, "host=%s routing=%v;", r.Host, got)
+	})
+	w := newWorld(t, &Proxy{Rules: rules}, echo)
+	headers := "X_Forwarded_Host: evil.test\r\nx_forwarded_host: evil.test\r\nX_ORIGINAL_URL: http://evil.test/admin\r\n" +
+		"x-FORWARDED-host: evil.test\r\nX-Forwarded-Host: a.test\r\nX-Forwarded-Host: evil.test\r\n" +
+		"X-Host:\r\n evil.test\r\nforwarded: host=evil.test\r\nX_Http_Host_Override: evil.test\r\n"
+	const want = "host=allowed.test routing=[];"
+	status, rest := w.raw(t, "GET http://allowed.test/x HTTP/1.1\r\nHost: allowed.test\r\n"+headers+"\r\n")
+	if !strings.Contains(status, " 200 ") || !strings.Contains(rest, want) {
+		t.Errorf("forwarded: %s\n%s\nwant %s", status, rest, want)
+	}
+	// A chunked body's trailer, which a server may merge into the
+	// header once the body is read.
+	chunked := "POST http://allowed.test/x HTTP/1.1\r\nHost: allowed.test\r\nTransfer-Encoding: chunked\r\nTrailer: X-Forwarded-Host\r\n\r\n" +
+		"1\r\nx\r\n0\r\nX-Forwarded-Host: evil.test\r\n\r\n"
+	if status, rest := w.raw(t, chunked); !strings.Contains(status, " 200 ") || !strings.Contains(rest, want) {
+		t.Errorf("forwarded with a trailer: %s\n%s\nwant %s", status, rest, want)
+	}
+	c, br := openTunnel(t, w.sock)
+	defer c.Close()
+	io.WriteString(c, "GET /a HTTP/1.1\r\nHost: allowed.test\r\n\r\nGET /b HTTP/1.1\r\nHost: allowed.test\r\n"+headers+"\r\n")
+	for _, which := range []string{"first", "pipelined"} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("tunnelled, %s: %v", which, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
+			t.Errorf("tunnelled, %s: %d %s\nwant %s", which, resp.StatusCode, b, want)
+		}
+	}
+}

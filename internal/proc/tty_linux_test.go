@@ -17,13 +17,23 @@ import (
 // terminal and pushes a command line into its input with TIOCSTI, which
 // the user's shell runs once planex exits (where the kernel still allows
 // TIOCSTI: dev.tty.legacy_tiocsti, 1 on many machines), or could write
-// escape sequences to it past planex's output filter.
+// escape sequences to it past planex's output filter. It also tries
+// TIOCSTI on its standard streams: a process with CAP_SYS_ADMIN (planex
+// run as root) may push into any terminal it holds a descriptor of,
+// controlling or not, so none of them may be planex's terminal.
 const ttyScript = `(exec 3<>/dev/tty) 2>/dev/null && echo TTY-OPENED
 python3 -c 'import fcntl, os, termios
 fd = os.open("/dev/tty", os.O_RDWR)
 for c in b"echo pwned\n":
     fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))
 print("TIOCSTI-OK")' 2>/dev/null
+python3 -c 'import fcntl, termios
+for fd in (0, 1, 2):
+    try:
+        fcntl.ioctl(fd, termios.TIOCSTI, b"x")
+        print("FD-TIOCSTI-OK", fd)
+    except OSError:
+        pass' 2>/dev/null
 echo done`
 
 // TestRedTeamUncontainedCommandHasNoTerminal: planex runs in the user's
@@ -70,7 +80,7 @@ func TestRedTeamUncontainedCommandHasNoTerminal(t *testing.T) {
 	if !strings.Contains(out.String(), "done") {
 		t.Fatalf("the command did not run:\n%s", out.String())
 	}
-	for _, bad := range []string{"TTY-OPENED", "TIOCSTI-OK"} {
+	for _, bad := range []string{"TTY-OPENED", "TIOCSTI-OK", "FD-TIOCSTI-OK"} {
 		if strings.Contains(out.String(), bad) {
 			t.Errorf("the command reached planex's terminal (%s):\n%s", bad, out.String())
 		}

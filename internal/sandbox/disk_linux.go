@@ -20,8 +20,10 @@ import (
 // left, and planex's reset of the worktree takes the step's files away.
 // A disk that was nearly full before the step still ends it at its first
 // write. fallocate, which took the free space in one call between two
-// looks, is refused by the system call filter; a program writing faster
-// than the floor lasts for one look still fills what is left. The
+// looks, is refused by the system call filter (with the ioctls that
+// reach it), and a disk falling fast counts as full early (check); a
+// program whose pace jumps, within one look, from nothing to more than
+// what is left still fills it. The
 // file system's inodes are watched the same way: empty files, folders
 // and links take no space a block count shows, yet once a file system
 // has no inode left nothing more can be created there (git's objects and
@@ -49,6 +51,8 @@ type watchedFS struct {
 	path                   string
 	floor, start           uint64
 	inodeFloor, inodeStart uint64
+	// last is the space available at the previous look.
+	last uint64
 }
 
 // newDiskGuard starts watching the file systems holding paths, each
@@ -63,23 +67,38 @@ func newDiskGuard(paths []string, statfs func(string, *unix.Statfs_t) error) *di
 		}
 		seen[st.Fsid] = true
 		size := st.Blocks * uint64(st.Bsize)
-		g.fss = append(g.fss, watchedFS{path: p, floor: min(diskFloorMost, size/20), start: st.Bavail * uint64(st.Bsize),
-			inodeFloor: min(inodeFloorMost, st.Files/20), inodeStart: st.Ffree})
+		avail := st.Bavail * uint64(st.Bsize)
+		g.fss = append(g.fss, watchedFS{path: p, floor: min(diskFloorMost, size/20), start: avail,
+			inodeFloor: min(inodeFloorMost, st.Files/20), inodeStart: st.Ffree, last: avail})
 	}
 	return g
 }
 
 // check returns a folder whose file system the step has filled past its
 // floor of space or of inodes, and what is left there ("3 MiB", "900
-// inodes"); ok is false while none has.
+// inodes"); ok is false while none has. A file system whose space fell
+// since the previous look by more than a quarter of what is left is full
+// within four looks at that pace: it counts as filled too (several
+// writers at memory speed took a small file system's last block between
+// two looks 20 ms apart, past a floor of a twentieth, their pace rising
+// as they started: TestRedTeamDiskFillBetweenLooks). On a large disk this
+// ends a step early only when it writes more than 64 MiB every 20 ms
+// (3 GiB/s) within a GiB of the floor.
 func (g *diskGuard) check() (path, left string, ok bool) {
-	for _, fs := range g.fss {
+	for i := range g.fss {
+		fs := &g.fss[i]
 		var st unix.Statfs_t
 		if g.statfs(fs.path, &st) != nil {
 			continue
 		}
-		if avail := st.Bavail * uint64(st.Bsize); avail < fs.floor && avail < fs.start {
+		avail := st.Bavail * uint64(st.Bsize)
+		fell := fs.last - min(fs.last, avail)
+		fs.last = avail
+		if avail < fs.floor && avail < fs.start {
 			return fs.path, fmt.Sprintf("%d MiB", avail>>20), true
+		}
+		if avail < 4*fell && avail < fs.start {
+			return fs.path, fmt.Sprintf("%d MiB (falling %d MiB in %s)", avail>>20, fell>>20, diskInterval), true
 		}
 		if st.Ffree < fs.inodeFloor && st.Ffree < fs.inodeStart {
 			return fs.path, fmt.Sprintf("%d inodes (files, folders, links)", st.Ffree), true

@@ -353,9 +353,23 @@ func TestDiskGuard(t *testing.T) {
 	if _, _, full := g.check(); full {
 		t.Error("tripped with nothing written (a disk below its floor from the start counts only once the step writes)")
 	}
-	disks["/big"].avail = 300
+	// Written at 50 MiB a look down to 300 MiB, above the floor: at
+	// that pace the disk lasts for more than four looks more.
+	for disks["/big"].avail > 300 {
+		disks["/big"].avail -= 50
+		if _, _, full := g.check(); full {
+			t.Fatalf("tripped above the floor, at %d MiB", disks["/big"].avail)
+		}
+	}
+	// Several writers at memory speed: 20 MiB gone in one look and 30
+	// left, above the floor (3.2 MiB), is full within two looks more.
+	disks["/small"].avail = 50
 	if _, _, full := g.check(); full {
-		t.Error("tripped above the floor")
+		t.Error("tripped with 50 MiB left, 10 gone since the last look")
+	}
+	disks["/small"].avail = 30
+	if p, left, full := g.check(); !full || p != "/small" || !strings.HasPrefix(left, "30 MiB (falling 20 MiB in 20ms)") {
+		t.Errorf("check = %q, %q, %v; want /small falling by 20 MiB a look with 30 left", p, left, full)
 	}
 	disks["/small"].avail = 2
 	if p, left, full := g.check(); !full || p != "/small" || left != "2 MiB" {
@@ -379,6 +393,24 @@ func TestDiskGuard(t *testing.T) {
 	}
 }
 
+// resvspScript reserves 32 MiB in each of five files with the kernel's
+// FS_IOC_RESVSP64, FS_IOC_RESVSP and FS_IOC_ZERO_RANGE ioctls (struct
+// space_resv: whence and start 0, the length), each in one call, and
+// says how many it got; then it stays, as a hog would. (tmpfs answers
+// the zero range one with EOPNOTSUPP; ext4 and XFS take it.)
+const resvspScript = `/usr/bin/python3 -c '
+import fcntl, os, struct
+n = 0
+for i, cmd in enumerate([0x4030582a, 0x40305828, 0x4030582a, 0x40305828, 0x40305839]):
+    fd = os.open("f%d" % i, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.ioctl(fd, cmd, struct.pack("hhxxxxqqiI4i", 0, 0, 0, 32 << 20, 0, 0, 0, 0, 0, 0))
+        n += 1
+    except OSError as e:
+        print("refused:", e)
+print("reserved", n, flush=True)
+'; sleep 2; echo "hog still running"`
+
 // TestRedTeamDiskFillBetweenLooks: the init looks at the disk a step
 // writes now and then, and a program fills it between two looks, to the
 // last block: the runner's and planex's writes there fail with ENOSPC
@@ -394,9 +426,23 @@ func TestRedTeamDiskFillBetweenLooks(t *testing.T) {
 	s := newSandbox(t)
 	for _, row := range []struct{ name, script string }{
 		{"fallocate the free space at once", `n=0; for i in 1 2 3 4; do fallocate -l 32M f$i 2>&1 && n=$((n+1)); done; echo "allocated $n"; sleep 2; echo "hog still running"`},
+		// The kernel's generic preallocation ioctls (FS_IOC_RESVSP,
+		// FS_IOC_RESVSP64, FS_IOC_ZERO_RANGE: XFS's, answered for every
+		// file system with fallocate) reach the same call by another
+		// door.
+		{"reserve the free space through the preallocation ioctl", resvspScript},
+		// Four writers at once, at the speed of memory: past the floor
+		// of this small file system and to its last block between two
+		// looks 20 ms apart.
+		{"several writers at once", `for i in 1 2 3 4; do head -c 40M /dev/zero > f$i 2>/dev/null & done; wait; echo wrote; sleep 2; echo "hog still running"`},
 		{"write steadily", `i=0; while head -c 1048576 /dev/zero > f$i 2>/dev/null; do i=$((i+1)); sleep 0.01; done; echo "wrote $i files"; sleep 2; echo "hog still running"`},
 	} {
 		t.Run(row.name, func(t *testing.T) {
+			if strings.Contains(row.script, "/usr/bin/python3") {
+				if _, err := os.Stat("/usr/bin/python3"); err != nil {
+					t.Skip("the malicious program is a python3 script; no /usr/bin/python3 here")
+				}
+			}
 			work := t.TempDir()
 			if err := syscall.Mount("tmpfs", work, "tmpfs", 0, "size=128m,mode=0777"); err != nil {
 				t.Skipf("mounting a small file system for the worktree: %v", err)

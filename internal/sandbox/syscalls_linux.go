@@ -72,6 +72,10 @@ type syscallArch struct {
 	perfEvent  uint32 // perf_event_open
 	uffd       uint32 // userfaultfd
 	fallocate  uint32
+	// ioctl's numbers (x32's own compat entry beside amd64's) and the
+	// direction bit _IOW sets (bit 30, bit 31 on powerpc).
+	ioctls     []uint32
+	iocWrite   uint32
 	setrlimit  uint32
 	prlimit    uint32 // prlimit64
 	socketcall uint32 // the socket multiplexer (i386, powerpc), 0 where there is none
@@ -81,12 +85,12 @@ type syscallArch struct {
 // Numbers from the kernel's syscall tables (asm-generic for the newer
 // architectures: io_uring_setup is 425 everywhere).
 var (
-	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, perfEvent: 298, uffd: 323, fallocate: 285, setrlimit: 160, prlimit: 302, x32: true}
-	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, perfEvent: 336, uffd: 374, fallocate: 324, setrlimit: 75, prlimit: 340, socketcall: 102}
-	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, fallocate: 47, setrlimit: 164, prlimit: 261}
-	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, perfEvent: 364, uffd: 388, fallocate: 352, setrlimit: 75, prlimit: 369}
-	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, fallocate: 47, setrlimit: 164, prlimit: 261}
-	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, perfEvent: 319, uffd: 364, fallocate: 309, setrlimit: 75, prlimit: 325, socketcall: 102}
+	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, perfEvent: 298, uffd: 323, fallocate: 285, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, setrlimit: 160, prlimit: 302, x32: true}
+	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, perfEvent: 336, uffd: 374, fallocate: 324, ioctls: []uint32{54}, iocWrite: 1 << 30, setrlimit: 75, prlimit: 340, socketcall: 102}
+	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, setrlimit: 164, prlimit: 261}
+	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, perfEvent: 364, uffd: 388, fallocate: 352, ioctls: []uint32{54}, iocWrite: 1 << 30, setrlimit: 75, prlimit: 369}
+	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, setrlimit: 164, prlimit: 261}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, perfEvent: 319, uffd: 364, fallocate: 309, ioctls: []uint32{54}, iocWrite: 4 << 29, setrlimit: 75, prlimit: 325, socketcall: 102}
 )
 
 // archsFor lists the conventions a process on goarch's kernel may use:
@@ -173,6 +177,7 @@ func archBody(a syscallArch) []bpf.Instruction {
 	b = append(b,
 		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.fallocate, SkipTrue: 1},
 		bpf.RetConstant{Val: retErrno(unix.EOPNOTSUPP)})
+	b = append(b, preallocGuard(a)...)
 	b = append(b, coreLimitGuard(a)...)
 	if a.socketcall != 0 {
 		b = append(b,
@@ -186,6 +191,46 @@ func archBody(a syscallArch) []bpf.Instruction {
 	b = append(b, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.socket, SkipTrue: uint8(len(refuseFamily))})
 	b = append(b, refuseFamily...)
 	return append(b, bpf.RetConstant{Val: retAllow})
+}
+
+// preallocCommands are the ioctl commands through which the kernel
+// preallocates or zeroes a file's range for any file system with
+// fallocate (FS_IOC_RESVSP, FS_IOC_RESVSP64 and FS_IOC_ZERO_RANGE, XFS's
+// numbers, which fs/ioctl.c answers for every regular file by calling
+// fallocate itself): each is _IOW('X', nr, struct space_resv), the
+// struct 48 bytes, or 44 where a 64-bit integer is aligned to 4 (i386,
+// and its programs on an amd64 kernel). FS_IOC_UNRESVSP frees space and
+// passes.
+func preallocCommands(a syscallArch) []uint32 {
+	var out []uint32
+	for _, size := range []uint32{48, 44} {
+		for _, nr := range []uint32{40, 42, 57} {
+			out = append(out, a.iocWrite|size<<16|'X'<<8|nr)
+		}
+	}
+	return out
+}
+
+// preallocGuard refuses the preallocating ioctl commands with
+// EOPNOTSUPP, as fallocate is refused: they took a file system's free
+// space in one call between two of the disk guard's looks
+// (TestRedTeamDiskFillBetweenLooks). Any other call falls through with
+// its number still loaded; any other ioctl passes.
+func preallocGuard(a syscallArch) []bpf.Instruction {
+	cmds := preallocCommands(a)
+	inner := []bpf.Instruction{bpf.LoadAbsolute{Off: offArg1, Size: 4}}
+	for _, c := range cmds {
+		inner = append(inner,
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: c, SkipTrue: 1},
+			bpf.RetConstant{Val: retErrno(unix.EOPNOTSUPP)})
+	}
+	inner = append(inner, bpf.RetConstant{Val: retAllow})
+	var b []bpf.Instruction
+	for _, nr := range a.ioctls {
+		b = append(b, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: uint8(len(inner))})
+		b = append(b, inner...)
+	}
+	return b
 }
 
 // coreLimitGuard answers setrlimit(RLIMIT_CORE, …) and

@@ -183,6 +183,12 @@ func TestSyscallFilter(t *testing.T) {
 				call{name: "userfaultfd", arch: a.audit, nr: a.uffd, want: noSys},
 				call{name: "fallocate", arch: a.audit, nr: a.fallocate, want: retErrno(unix.EOPNOTSUPP)},
 				call{name: "fallocate's neighbour", arch: a.audit, nr: a.fallocate + 1, want: allow},
+				call{name: "ioctl FS_IOC_RESVSP64", arch: a.audit, nr: a.ioctls[0], arg1: a.iocWrite | 48<<16 | 'X'<<8 | 42, want: retErrno(unix.EOPNOTSUPP)},
+				call{name: "ioctl FS_IOC_RESVSP, i386's struct", arch: a.audit, nr: a.ioctls[0], arg1: a.iocWrite | 44<<16 | 'X'<<8 | 40, want: retErrno(unix.EOPNOTSUPP)},
+				call{name: "ioctl FS_IOC_ZERO_RANGE", arch: a.audit, nr: a.ioctls[0], arg1: a.iocWrite | 48<<16 | 'X'<<8 | 57, want: retErrno(unix.EOPNOTSUPP)},
+				call{name: "ioctl FS_IOC_UNRESVSP64 (frees)", arch: a.audit, nr: a.ioctls[0], arg1: a.iocWrite | 48<<16 | 'X'<<8 | 43, want: allow},
+				call{name: "ioctl TCGETS", arch: a.audit, nr: a.ioctls[0], arg1: unix.TCGETS, want: allow},
+				call{name: "FS_IOC_RESVSP64's number as another call's second argument", arch: a.audit, nr: a.fallocate + 1, arg1: a.iocWrite | 48<<16 | 'X'<<8 | 42, want: allow},
 				call{name: "setrlimit(RLIMIT_CORE)", arch: a.audit, nr: a.setrlimit, arg0: unix.RLIMIT_CORE, want: ignored},
 				call{name: "setrlimit(RLIMIT_NOFILE)", arch: a.audit, nr: a.setrlimit, arg0: unix.RLIMIT_NOFILE, want: allow},
 				call{name: "prlimit64 setting RLIMIT_CORE", arch: a.audit, nr: a.prlimit, arg1: unix.RLIMIT_CORE, arg2: 0x7ffc1000, want: ignored},
@@ -199,6 +205,7 @@ func TestSyscallFilter(t *testing.T) {
 				calls = append(calls,
 					mk("x32 vsock socket", a.audit, a.socket|x32Bit, unix.AF_VSOCK, noFamily),
 					mk("x32 io_uring_setup", a.audit, a.ioUring|x32Bit, 0, noSys),
+					call{name: "x32 ioctl FS_IOC_RESVSP64", arch: a.audit, nr: 514 | x32Bit, arg1: 1<<30 | 48<<16 | 'X'<<8 | 42, want: retErrno(unix.EOPNOTSUPP)},
 					call{name: "x32 prlimit64 setting RLIMIT_CORE", arch: a.audit, nr: a.prlimit | x32Bit, arg1: unix.RLIMIT_CORE, arg2: 0x1000, want: ignored})
 			}
 		}
