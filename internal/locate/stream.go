@@ -127,9 +127,9 @@ func (b *streamBuilder) chunk(c repomap.Chunk) error {
 		to    *spill
 		field func(*repomap.File) repomap.TermCounts
 	}{
-		{b.content, func(f *repomap.File) repomap.TermCounts { return f.Content }},
-		{b.paths, func(f *repomap.File) repomap.TermCounts { return f.PathTerms }},
-		{b.syms, func(f *repomap.File) repomap.TermCounts { return f.SymbolTerms }},
+		{b.content, (*repomap.File).Content},
+		{b.paths, (*repomap.File).PathTerms},
+		{b.syms, (*repomap.File).SymbolTerms},
 	}
 	for _, fl := range fields {
 		if err := fl.to.add(fieldTable(m, fl.field, order, nil), c.First); err != nil {

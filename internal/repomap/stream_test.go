@@ -46,7 +46,7 @@ func TestStreamHandsEveryFileOnce(t *testing.T) {
 				t.Fatalf("file %d: streamed %+v, built %+v", next+i, got, want)
 			}
 			for _, f := range []struct{ got, want repomap.TermCounts }{
-				{got.Content, want.Content}, {got.PathTerms, want.PathTerms}, {got.SymbolTerms, want.SymbolTerms},
+				{got.Content(), want.Content()}, {got.PathTerms(), want.PathTerms()}, {got.SymbolTerms(), want.SymbolTerms()},
 			} {
 				if g, w := termMultiset(f.got, c.Vocab), termMultiset(f.want, full.Vocab); !reflect.DeepEqual(g, w) {
 					t.Fatalf("%s: streamed terms %v, built %v", got.Path, g, w)
@@ -68,7 +68,7 @@ func TestStreamHandsEveryFileOnce(t *testing.T) {
 	deps := 0
 	for i := range light.Entries {
 		l, f := &light.Entries[i], &full.Entries[i]
-		if l.Path != f.Path || !slices.Equal(l.Deps, f.Deps) || len(l.Content.Packed) != 0 {
+		if l.Path != f.Path || !slices.Equal(l.Deps, f.Deps) || l.Terms != nil {
 			t.Fatalf("light %+v, full %+v", l, f)
 		}
 		for _, s := range l.Symbols {
@@ -123,9 +123,9 @@ func TestStreamKeepsNoChunk(t *testing.T) {
 		files = append(files, weak.Make(&c.Files[0]))
 		vocabs = append(vocabs, weak.Make(&c.Vocab[0]))
 		for i := range c.Files {
-			if f := &c.Files[i]; len(f.Symbols) > 0 && len(f.Content.Packed) > 0 {
+			if f := &c.Files[i]; len(f.Symbols) > 0 && len(f.Content().Packed) > 0 {
 				syms = append(syms, weak.Make(&f.Symbols[0]))
-				counts = append(counts, weak.Make(&f.Content.Packed[0]))
+				counts = append(counts, weak.Make(&f.Terms.Content.Packed[0]))
 			}
 		}
 		return nil
