@@ -159,9 +159,13 @@ func (b *streamBuilder) index(m *repomap.Map) *Index {
 		sumP += float64(e.pathLen)
 		sumS += float64(e.symLen)
 	}
+	// The export table is the last reader of the imports, Python names
+	// and import lookup: they are dropped before the other tables are
+	// built, so those do not add to them at the peak.
+	ix.exports = exportTable(m)
+	m.DropImports()
 	ix.modules = moduleTable(m)
 	ix.bases = basesTable(m)
-	ix.exports = exportTable(m)
 	ix.importGraph(m)
 	nf := math.Max(1, float64(n))
 	avg := func(sum float64) float64 { return float64(float32(math.Max(1, sum/nf))) }

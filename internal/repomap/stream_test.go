@@ -159,3 +159,44 @@ func TestStreamKeepsNoChunk(t *testing.T) {
 	}
 	runtime.KeepAlive(m)
 }
+
+// TestDropImportsKeepsDeps checks that DropImports, which a cold query
+// calls once its export table is built, forgets every file's imports and
+// names and the import lookup, while the import graph (Deps) and the
+// files stay as they were.
+func TestDropImportsKeepsDeps(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.GenerateRepo(t, dir, 120)
+	m, err := repomap.Stream(context.Background(), dir, repomap.Options{NoCache: true}, func(repomap.Chunk) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	imports, names := 0, 0
+	for i := range m.Entries {
+		imports += len(m.Entries[i].Imports)
+		names += len(m.Entries[i].Symbols)
+	}
+	if imports == 0 || names == 0 {
+		t.Fatalf("the light map holds %d imports and %d Python names, nothing to drop", imports, names)
+	}
+	before := slices.Clone(m.Entries)
+	deps := 0
+	m.DropImports()
+	for i := range m.Entries {
+		f, was := &m.Entries[i], &before[i]
+		if f.Imports != nil || f.Symbols != nil {
+			t.Fatalf("%s kept %d imports and %d names", f.Path, len(f.Imports), len(f.Symbols))
+		}
+		if f.Path != was.Path || f.Lang != was.Lang || !slices.Equal(f.Deps, was.Deps) {
+			t.Fatalf("dropping imports changed %+v into %+v", was, f)
+		}
+		deps += len(f.Deps)
+	}
+	if deps == 0 {
+		t.Fatal("no file of the generated tree has Deps")
+	}
+	if got := repomap.PythonNameImports(m); len(got) != 0 {
+		t.Fatalf("name imports after DropImports: %d names", len(got))
+	}
+}
