@@ -243,7 +243,7 @@ func NewIndex(m *repomap.Map) *Index {
 	// order (see fieldTable). Sorting the vocabulary runs beside sizing
 	// the contents' postings; the two small fields and the name tables
 	// run on other goroutines beside the contents and the rest.
-	contentOf := func(f *repomap.File) repomap.TermCounts { return f.Content }
+	contentOf := (*repomap.File).Content
 	ordered := make(chan []uint32, 1)
 	go func() { ordered <- sortedTerms(m.Vocab) }()
 	contentSizes := postingSizes(m, contentOf)
@@ -252,8 +252,8 @@ func NewIndex(m *repomap.Map) *Index {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		ix.pathTerms = fieldTable(m, func(f *repomap.File) repomap.TermCounts { return f.PathTerms }, order, nil)
-		ix.symTerms = fieldTable(m, func(f *repomap.File) repomap.TermCounts { return f.SymbolTerms }, order, nil)
+		ix.pathTerms = fieldTable(m, (*repomap.File).PathTerms, order, nil)
+		ix.symTerms = fieldTable(m, (*repomap.File).SymbolTerms, order, nil)
 	}()
 	go func() {
 		defer wg.Done()
@@ -276,7 +276,7 @@ func NewIndex(m *repomap.Map) *Index {
 // newFileEntry is f's entry.
 func newFileEntry(f *repomap.File) fileEntry {
 	e := fileEntry{path: f.Path, length: uint32(f.Length),
-		pathLen: uint32(f.PathTerms.Len()), symLen: uint32(f.SymbolTerms.Len())}
+		pathLen: uint32(f.PathTerms().Len()), symLen: uint32(f.SymbolTerms().Len())}
 	if f.Test {
 		e.flags |= flagTest
 	}

@@ -38,7 +38,17 @@ type spill struct {
 	w    *bufio.Writer
 	size int64
 	runs []spillRun
+	// fanIn is the most runs one merge reads at once (maxFanIn but in
+	// tests).
+	fanIn int
 }
+
+// maxFanIn bounds how many runs a merge reads at once, each through its
+// own buffer: a table with more runs (one per chunk, so more than 64
+// chunks of files) is first merged a group of runs at a time into fewer,
+// longer runs (see spill.reduce), so the merge's memory is bounded
+// whatever the tree's size.
+const maxFanIn = 64
 
 // spillRun is one chunk's table: its bytes in the spill file and the
 // number the chunk's first file has in the index.
@@ -54,7 +64,7 @@ func newSpill(dir string, kind spillKind) (*spill, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &spill{kind: kind, f: f, w: bufio.NewWriterSize(f, 32<<10)}, nil
+	return &spill{kind: kind, f: f, w: bufio.NewWriterSize(f, 32<<10), fanIn: maxFanIn}, nil
 }
 
 // createTemp creates a new file in dir, exclusively: a name that exists
@@ -75,25 +85,39 @@ func (s *spill) add(t table, first int) error {
 	var hdr []byte
 	for i := 0; i < t.len(); i++ {
 		k, v := t.key(i), t.val(i)
-		hdr = binary.AppendUvarint(hdr[:0], uint64(len(k)))
-		hdr = append(hdr, k...)
-		hdr = binary.AppendUvarint(hdr, uint64(len(v)))
-		if err := s.write(hdr); err != nil {
-			return err
-		}
-		if err := s.write(v); err != nil {
-			return err
-		}
+		last := 0
 		if s.kind == spillPostings {
-			last := 0
 			eachPosting(v, func(f int, _ uint32) { last = f })
-			if err := s.write(binary.AppendUvarint(hdr[:0], uint64(last))); err != nil {
-				return err
-			}
+		}
+		var err error
+		if hdr, err = spillEntry(s, hdr, k, v, last); err != nil {
+			return err
 		}
 	}
 	s.runs = append(s.runs, spillRun{off: start, end: s.size, first: first})
 	return nil
+}
+
+// spillEntry writes one key and its value (and for postings the run's
+// number of the key's last file) to the run of s being written; hdr is
+// scratch space, returned for reuse. A key is a table's string or a
+// merge's bytes, neither copied.
+func spillEntry[K string | []byte](s *spill, hdr []byte, k K, v []byte, last int) ([]byte, error) {
+	hdr = binary.AppendUvarint(hdr[:0], uint64(len(k)))
+	hdr = append(hdr, k...)
+	hdr = binary.AppendUvarint(hdr, uint64(len(v)))
+	if err := s.write(hdr); err != nil {
+		return hdr, err
+	}
+	if err := s.write(v); err != nil {
+		return hdr, err
+	}
+	if s.kind == spillPostings {
+		if err := s.write(binary.AppendUvarint(hdr[:0], uint64(last))); err != nil {
+			return hdr, err
+		}
+	}
+	return hdr, nil
 }
 
 func (s *spill) write(b []byte) error {
@@ -188,15 +212,13 @@ func (h *runHeap) Pop() any {
 	return r
 }
 
-// readers opens a reader on every run.
-func (s *spill) readers() (runHeap, error) {
-	if err := s.w.Flush(); err != nil {
-		return nil, fmt.Errorf("writing a temporary index file: %w", err)
-	}
-	h := make(runHeap, 0, len(s.runs))
-	for i, run := range s.runs {
+// readers opens a reader on each of runs, whose files are numbered from
+// base in what the merge writes.
+func (s *spill) readers(runs []spillRun, base int) (runHeap, error) {
+	h := make(runHeap, 0, len(runs))
+	for i, run := range runs {
 		r := &runReader{r: bufio.NewReaderSize(io.NewSectionReader(s.f, run.off, run.end-run.off), 8<<10),
-			kind: s.kind, first: run.first, seq: i}
+			kind: s.kind, first: run.first - base, seq: i}
 		if err := r.next(); err != nil {
 			return nil, err
 		}
@@ -209,9 +231,66 @@ func (s *spill) readers() (runHeap, error) {
 }
 
 // merge merges the runs into out's sections, in key order, each key's
-// values in file order with their files renumbered.
-func (s *spill) merge(out *tableOut) error {
-	h, err := s.readers()
+// values in file order with their files renumbered. More runs than the
+// fan-in are first reduced to fewer (in dir, a private directory the
+// caller removes).
+func (s *spill) merge(out *tableOut, dir string) error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("writing a temporary index file: %w", err)
+	}
+	for len(s.runs) > max(s.fanIn, 2) {
+		if err := s.reduce(dir); err != nil {
+			return err
+		}
+	}
+	return s.mergeRuns(s.runs, 0, func(key, val []byte, _ int) error { return out.add(key, val) })
+}
+
+// reduce merges each group of fanIn (at least 2) consecutive runs into one run of a
+// new spill file, which replaces the old one (closed and removed): the
+// group's files numbered from its first run's, so the final merge
+// renumbers them as it would the group's runs.
+func (s *spill) reduce(dir string) error {
+	next, err := newSpill(dir, s.kind)
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			next.f.Close()
+			os.Remove(next.f.Name())
+		}
+	}()
+	var hdr []byte
+	fan := max(s.fanIn, 2)
+	for start := 0; start < len(s.runs); start += fan {
+		group := s.runs[start:min(start+fan, len(s.runs))]
+		off := next.size
+		err := s.mergeRuns(group, group[0].first, func(key, val []byte, last int) (err error) {
+			hdr, err = spillEntry(next, hdr, key, val, last)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		next.runs = append(next.runs, spillRun{off: off, end: next.size, first: group[0].first})
+	}
+	if err := next.w.Flush(); err != nil {
+		return fmt.Errorf("writing a temporary index file: %w", err)
+	}
+	ok = true
+	s.f.Close()
+	os.Remove(s.f.Name())
+	s.f, s.w, s.size, s.runs = next.f, next.w, next.size, next.runs
+	return nil
+}
+
+// mergeRuns merges runs in key order and calls emit with each key, its
+// values in file order with their files numbered from base, and the
+// number of its last file.
+func (s *spill) mergeRuns(runs []spillRun, base int, emit func(key, val []byte, last int) error) error {
+	h, err := s.readers(runs, base)
 	if err != nil {
 		return err
 	}
@@ -232,7 +311,7 @@ func (s *spill) merge(out *tableOut) error {
 				heap.Fix(&h, 0)
 			}
 		}
-		if err := out.add(key, val); err != nil {
+		if err := emit(key, val, prev); err != nil {
 			return err
 		}
 	}

@@ -127,9 +127,9 @@ func (b *streamBuilder) chunk(c repomap.Chunk) error {
 		to    *spill
 		field func(*repomap.File) repomap.TermCounts
 	}{
-		{b.content, func(f *repomap.File) repomap.TermCounts { return f.Content }},
-		{b.paths, func(f *repomap.File) repomap.TermCounts { return f.PathTerms }},
-		{b.syms, func(f *repomap.File) repomap.TermCounts { return f.SymbolTerms }},
+		{b.content, (*repomap.File).Content},
+		{b.paths, (*repomap.File).PathTerms},
+		{b.syms, (*repomap.File).SymbolTerms},
 	}
 	for _, fl := range fields {
 		if err := fl.to.add(fieldTable(m, fl.field, order, nil), c.First); err != nil {
@@ -159,9 +159,13 @@ func (b *streamBuilder) index(m *repomap.Map) *Index {
 		sumP += float64(e.pathLen)
 		sumS += float64(e.symLen)
 	}
+	// The export table is the last reader of the imports, Python names
+	// and import lookup: they are dropped before the other tables are
+	// built, so those do not add to them at the peak.
+	ix.exports = exportTable(m)
+	m.DropImports()
 	ix.modules = moduleTable(m)
 	ix.bases = basesTable(m)
-	ix.exports = exportTable(m)
 	ix.importGraph(m)
 	nf := math.Max(1, float64(n))
 	avg := func(sum float64) float64 { return float64(float32(math.Max(1, sum/nf))) }
@@ -228,7 +232,7 @@ func mergeInto(w *bufio.Writer, s *spill, tmp string) error {
 		return err
 	}
 	defer out.close()
-	if err := s.merge(out); err != nil {
+	if err := s.merge(out, tmp); err != nil {
 		return err
 	}
 	return out.writeTo(w)

@@ -18,7 +18,7 @@ import (
 
 // cacheVersion changes whenever Map's encoding or the extraction rules
 // change, so stale caches are never read as current.
-const cacheVersion = "repomap-v6"
+const cacheVersion = "repomap-v7"
 
 // keepCaches bounds how many maps stay on disk per cache directory.
 const keepCaches = 8

@@ -92,7 +92,7 @@ type Map struct {
 	Listed int
 	// GoModule is the module path in the root go.mod, if any.
 	GoModule string
-	// Vocab maps term ids (File.Content, PathTerms, SymbolTerms) to terms.
+	// Vocab maps term ids (File.Terms) to terms.
 	Vocab []string
 	// FromCache is set when the map was loaded from the cache.
 	FromCache bool `json:"-"`
@@ -115,12 +115,42 @@ type File struct {
 	// as indexes into Map.Entries in ascending (path) order: 4 bytes each
 	// where a path took a 16-byte string header. Map.DepPath names one.
 	Deps []int32
-	// Content, PathTerms and SymbolTerms are the terms of the file's
-	// contents, of its path without the extension, and of its symbols'
-	// names: what a lexical ranker indexes.
-	Content, PathTerms, SymbolTerms TermCounts
+	// Terms are the file's term counts (Content, PathTerms and
+	// SymbolTerms read them), behind a pointer so a file without them
+	// (Stream's light map keeps none) costs 8 bytes for them, not 72.
+	Terms *FileTerms
 	// Length is the number of term occurrences in the contents.
 	Length int
+}
+
+// FileTerms are the terms of a file's contents, of its path without the
+// extension, and of its symbols' names: what a lexical ranker indexes.
+type FileTerms struct {
+	Content, PathTerms, SymbolTerms TermCounts
+}
+
+// Content are the terms of f's contents (none if f has no term counts).
+func (f *File) Content() TermCounts {
+	if f.Terms == nil {
+		return TermCounts{}
+	}
+	return f.Terms.Content
+}
+
+// PathTerms are the terms of f's path without its extension.
+func (f *File) PathTerms() TermCounts {
+	if f.Terms == nil {
+		return TermCounts{}
+	}
+	return f.Terms.PathTerms
+}
+
+// SymbolTerms are the terms of f's symbols' names.
+func (f *File) SymbolTerms() TermCounts {
+	if f.Terms == nil {
+		return TermCounts{}
+	}
+	return f.Terms.SymbolTerms
 }
 
 // TermCounts are one text's distinct terms, as ids into Map.Vocab in no
@@ -436,9 +466,11 @@ func (tc *termCounter) count(f *File, data []byte) {
 	f.Length = tc.content.Len
 	// One allocation holds the three fields.
 	buf := make([]byte, 0, tc.content.packedLen()+tc.path.packedLen()+tc.names.packedLen())
-	f.Content, buf = drainCounts(&tc.content, buf)
-	f.PathTerms, buf = drainCounts(&tc.path, buf)
-	f.SymbolTerms, _ = drainCounts(&tc.names, buf)
+	t := &FileTerms{}
+	t.Content, buf = drainCounts(&tc.content, buf)
+	t.PathTerms, buf = drainCounts(&tc.path, buf)
+	t.SymbolTerms, _ = drainCounts(&tc.names, buf)
+	f.Terms = t
 }
 
 // drainCounts empties b into the free capacity of buf and returns the
@@ -569,13 +601,13 @@ func mergeVocabularies(entries []File, owners []int32, counters []*termCounter) 
 	}
 	for i := range entries {
 		ids := remap[owners[i]]
-		if ids == nil {
+		t := entries[i].Terms
+		if ids == nil || t == nil {
 			continue
 		}
 		// Renumbered ids may pack to other lengths: the three fields
 		// are packed again into one new allocation.
-		f := &entries[i]
-		fields := []*TermCounts{&f.Content, &f.PathTerms, &f.SymbolTerms}
+		fields := []*TermCounts{&t.Content, &t.PathTerms, &t.SymbolTerms}
 		size := 0
 		for _, c := range fields {
 			c.Each(func(id, count uint32) { size += countLen(ids[id], count) })

@@ -44,7 +44,7 @@ func resolveImports(m *Map) {
 		scratch = scratch[:0]
 		for _, imp := range f.Imports {
 			for _, p := range ix.targets(f, imp) {
-				if j, ok := ix.byPath[p]; ok && p != f.Path {
+				if j, ok := ix.byPath.find(p); ok && p != f.Path {
 					scratch = append(scratch, j)
 				}
 			}
@@ -71,7 +71,7 @@ func (m *Map) importIndex() *importIndex {
 // importIndex is what resolving imports looks paths up in.
 type importIndex struct {
 	// byPath numbers every file by its place in Map.Entries.
-	byPath       map[string]int32
+	byPath       pathIndex
 	goMod        string
 	goDirs       map[string][]string // non-test Go files by directory
 	pyMods       map[string]string   // dotted module -> file
@@ -88,14 +88,11 @@ func newImportIndex(m *Map) *importIndex {
 			python++
 		}
 	}
-	ix := &importIndex{byPath: make(map[string]int32, len(m.Entries)), goMod: m.goModulePath(),
+	ix := &importIndex{byPath: newPathIndex(m.Entries), goMod: m.goModulePath(),
 		goDirs: map[string][]string{}, pyMods: make(map[string]string, python), fileMod: make(map[string]string, python),
 		javaBySuffix: map[string][]string{}}
 	// Entries are read by pointer: term ids are renumbered in them at the
 	// same time (build), and a copy of a File would read those fields too.
-	for i := range m.Entries {
-		ix.byPath[m.Entries[i].Path] = int32(i)
-	}
 	for i := range m.Entries {
 		f := &m.Entries[i]
 		switch f.Lang {
@@ -120,7 +117,7 @@ func newImportIndex(m *Map) *importIndex {
 	return ix
 }
 
-func (ix *importIndex) has(p string) bool { _, ok := ix.byPath[p]; return ok }
+func (ix *importIndex) has(p string) bool { _, ok := ix.byPath.find(p); return ok }
 
 // targets are the files one import of f may name (unchecked: the caller
 // keeps those that exist).

@@ -165,3 +165,16 @@ func copyInto(sb *strings.Builder, s string) string {
 // moduleLevel says whether s is defined at a file's module level, what
 // PythonNameImports looks names up among.
 func moduleLevel(s Symbol) bool { return s.Parent == "" && s.Kind != KindMethod }
+
+// DropImports forgets m's import specifiers, its files' symbols and its
+// import lookup: what resolving imports and PythonNameImports read. A
+// caller streaming a large tree calls it once it has what it needs of
+// them (locate, its export table), so the rest of its work does not hold
+// them too; Deps stay. A later PythonNameImports would find no imports.
+func (m *Map) DropImports() {
+	m.imports = nil
+	for i := range m.Entries {
+		m.Entries[i].Imports = nil
+		m.Entries[i].Symbols = nil
+	}
+}

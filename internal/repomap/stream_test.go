@@ -46,7 +46,7 @@ func TestStreamHandsEveryFileOnce(t *testing.T) {
 				t.Fatalf("file %d: streamed %+v, built %+v", next+i, got, want)
 			}
 			for _, f := range []struct{ got, want repomap.TermCounts }{
-				{got.Content, want.Content}, {got.PathTerms, want.PathTerms}, {got.SymbolTerms, want.SymbolTerms},
+				{got.Content(), want.Content()}, {got.PathTerms(), want.PathTerms()}, {got.SymbolTerms(), want.SymbolTerms()},
 			} {
 				if g, w := termMultiset(f.got, c.Vocab), termMultiset(f.want, full.Vocab); !reflect.DeepEqual(g, w) {
 					t.Fatalf("%s: streamed terms %v, built %v", got.Path, g, w)
@@ -68,7 +68,7 @@ func TestStreamHandsEveryFileOnce(t *testing.T) {
 	deps := 0
 	for i := range light.Entries {
 		l, f := &light.Entries[i], &full.Entries[i]
-		if l.Path != f.Path || !slices.Equal(l.Deps, f.Deps) || len(l.Content.Packed) != 0 {
+		if l.Path != f.Path || !slices.Equal(l.Deps, f.Deps) || l.Terms != nil {
 			t.Fatalf("light %+v, full %+v", l, f)
 		}
 		for _, s := range l.Symbols {
@@ -123,9 +123,9 @@ func TestStreamKeepsNoChunk(t *testing.T) {
 		files = append(files, weak.Make(&c.Files[0]))
 		vocabs = append(vocabs, weak.Make(&c.Vocab[0]))
 		for i := range c.Files {
-			if f := &c.Files[i]; len(f.Symbols) > 0 && len(f.Content.Packed) > 0 {
+			if f := &c.Files[i]; len(f.Symbols) > 0 && len(f.Content().Packed) > 0 {
 				syms = append(syms, weak.Make(&f.Symbols[0]))
-				counts = append(counts, weak.Make(&f.Content.Packed[0]))
+				counts = append(counts, weak.Make(&f.Terms.Content.Packed[0]))
 			}
 		}
 		return nil
@@ -158,4 +158,45 @@ func TestStreamKeepsNoChunk(t *testing.T) {
 		t.Errorf("%d of the chunks' files, vocabularies, symbols or term counts are still reachable after Stream", live)
 	}
 	runtime.KeepAlive(m)
+}
+
+// TestDropImportsKeepsDeps checks that DropImports, which a cold query
+// calls once its export table is built, forgets every file's imports and
+// names and the import lookup, while the import graph (Deps) and the
+// files stay as they were.
+func TestDropImportsKeepsDeps(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.GenerateRepo(t, dir, 120)
+	m, err := repomap.Stream(context.Background(), dir, repomap.Options{NoCache: true}, func(repomap.Chunk) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	imports, names := 0, 0
+	for i := range m.Entries {
+		imports += len(m.Entries[i].Imports)
+		names += len(m.Entries[i].Symbols)
+	}
+	if imports == 0 || names == 0 {
+		t.Fatalf("the light map holds %d imports and %d Python names, nothing to drop", imports, names)
+	}
+	before := slices.Clone(m.Entries)
+	deps := 0
+	m.DropImports()
+	for i := range m.Entries {
+		f, was := &m.Entries[i], &before[i]
+		if f.Imports != nil || f.Symbols != nil {
+			t.Fatalf("%s kept %d imports and %d names", f.Path, len(f.Imports), len(f.Symbols))
+		}
+		if f.Path != was.Path || f.Lang != was.Lang || !slices.Equal(f.Deps, was.Deps) {
+			t.Fatalf("dropping imports changed %+v into %+v", was, f)
+		}
+		deps += len(f.Deps)
+	}
+	if deps == 0 {
+		t.Fatal("no file of the generated tree has Deps")
+	}
+	if got := repomap.PythonNameImports(m); len(got) != 0 {
+		t.Fatalf("name imports after DropImports: %d names", len(got))
+	}
 }
