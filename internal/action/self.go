@@ -76,8 +76,8 @@ func (id *identity) note(u *github.User) {
 // record of the issue a planex branch (head, "planex/<issue>-…") was made
 // for: a pull request's flows (a follow-up, a CI fix, /planex fix) may
 // run before its own thread has a record. A branch of another name, or
-// an issue without a readable record, teaches nothing (and planex then
-// takes no pull request for its own).
+// an issue without a readable record of its own thread (recordOfThread),
+// teaches nothing (and planex then takes no pull request for its own).
 func (r *stateStore) learnSelf(ctx context.Context, head string) {
 	m := runBranchRe.FindStringSubmatch(head)
 	if r.self.login() != "" || m == nil {
@@ -102,6 +102,11 @@ func (r *stateStore) learnSelf(ctx context.Context, head string) {
 	var rec Record
 	if err == nil {
 		err = json.Unmarshal(b, &rec)
+	}
+	if err == nil {
+		// A record stored under another thread's ref (a copy, a forgery)
+		// is not that issue's and teaches nothing, as loadRecord refuses it.
+		err = recordOfThread(&rec, issue)
 	}
 	if err != nil {
 		r.Log.Warn("learning planex's account from the issue's record", "issue", issue, "err", err)

@@ -1,6 +1,8 @@
 package action
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,5 +109,40 @@ func TestIdentityOfAnApp(t *testing.T) {
 	}
 	if got := len(w.fake.PullRequests(wRepo)); got != 1 || w.fake.PullRequests(wRepo)[0].Author != "planex-app[bot]" {
 		t.Errorf("pull requests: %+v", w.fake.PullRequests(wRepo))
+	}
+}
+
+// TestRedTeamOtherThreadsRecordTeachesNoAccount: without bot-login and
+// the job token, a pull request's flows learn planex's account from the
+// record of the issue its `planex/<n>-…` branch names. Another App that
+// can push wrote refs/planex/state/98 holding a record of another
+// thread (#7) that names the App as planex, and opened a pull request
+// from planex/98-helper: the record was taken unchecked, so planex took
+// the App's pull request for its own and planned a follow-up on it. A
+// record is read for its account only when it is of the thread it is
+// stored under, as every other record is.
+func TestRedTeamOtherThreadsRecordTeachesNoAccount(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "more", Scope: "a/**"})
+	pr := w.helperPR()
+	forge := filepath.Join(t.TempDir(), "forge")
+	run(t, t.TempDir(), "clone", "-q", w.origin, forge)
+	run(t, forge, "checkout", "-q", "--orphan", "forged")
+	run(t, forge, "rm", "-rqf", ".")
+	rec := `{"thread": 7, "issue": 7, "session_id": "7-other", "branch": "planex/7-other", "state": "done", "self": "` + helperBot + `"}`
+	if err := os.WriteFile(filepath.Join(forge, recordFile), []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, forge, "add", recordFile)
+	run(t, forge, "-c", "user.name=F", "-c", "user.email=f@example.com", "commit", "-q", "-m", "planex: state")
+	run(t, forge, "push", "-q", "origin", "HEAD:"+stateRef(98))
+
+	unpinned := func(c *Config) { c.BotLogin, c.DefaultToken = "", false }
+	r, err := w.handle(w.comment(pr.Number, "maintainer", "/planex add a readme"), unpinned)
+	if err != nil || r.Outputs.Status != StatusRefused || !strings.Contains(w.lastComment(pr.Number), "cannot tell whether it opened") {
+		t.Errorf("follow-up on the App's pull request: %v, status %q, reply %q", err, r.Outputs.Status, w.lastComment(pr.Number))
+	}
+	if len(w.commentsWith(pr.Number, "<!-- planex:plan ")) != 0 {
+		t.Error("planex took the App for itself from another thread's record and planned on its pull request")
 	}
 }
