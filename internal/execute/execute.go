@@ -420,7 +420,7 @@ func unnamedChanges(taskScope string, changes []gitrepo.Change, aliases map[stri
 				links = append(links, shown)
 				continue
 			}
-			if slices.Contains(images, read) && !scope.Names(taskScope, c.Path) {
+			if slices.ContainsFunc(images, func(img string) bool { return strings.EqualFold(img, read) }) && !scope.Names(taskScope, c.Path) {
 				named = append(named, "the file a local Docker action's image is built from, "+shown)
 				continue
 			}

@@ -181,11 +181,18 @@ func RealDir(p, read, dir string) string {
 	return path.Dir(p)
 }
 
-// innermost is the deepest folder of dirs that holds p, or "".
+// innermost is the deepest folder of dirs that holds p, as p spells it,
+// or "". Folders are compared whatever their case: a macOS or Windows
+// runner finds docker/ci for a workflow's `uses: ./Docker/CI`.
 func innermost(p string, dirs map[string]bool) string {
 	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
 		if dirs[d] {
 			return d
+		}
+		for k := range dirs {
+			if strings.EqualFold(k, d) {
+				return d
+			}
 		}
 	}
 	return ""

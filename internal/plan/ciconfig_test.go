@@ -44,6 +44,11 @@ func TestMayChangeGuarded(t *testing.T) {
 		{"tools/**", "tools/deploy/lib/x.sh", "tools/deploy/lib/x.sh", false},
 		{"tools/deploy/**", "tools/deploy/lib/x.sh", "tools/deploy/lib/x.sh", true},
 		{"tools/**", "tools/other/x.sh", "tools/other/x.sh", true},
+		// A case-insensitive runner reads a used folder whatever its case.
+		{"**", "Tools/Deploy/run.sh", "Tools/Deploy/run.sh", false},
+		{"tools/**", "tools/DEPLOY/lib/x.sh", "tools/DEPLOY/lib/x.sh", false},
+		{"Tools/Deploy/**", "Tools/Deploy/run.sh", "Tools/Deploy/run.sh", true},
+		{"tools/**", "tools/deployed/x.sh", "tools/deployed/x.sh", true},
 	}
 	for _, c := range cases {
 		if _, got := MayChange(c.scope, c.path, c.read, map[string]bool{"tools/deploy": true}); got != c.want {
