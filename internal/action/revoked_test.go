@@ -35,20 +35,11 @@ func TestRedTeamRevokedPermission(t *testing.T) {
 		w := newWorld(t)
 		w.fake.AddUser("lead", "User")
 		w.fake.SetPermission(wRepo, "lead", "write")
-		w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"}, wTask{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
-		w.agent.failTask("T2", "not now")
-		n := w.fake.AddIssue(wRepo, "maintainer", "Two files", "")
-		if _, err := w.handle(w.comment(n, "maintainer", "/planex two files")); err != nil {
-			t.Fatal(err)
-		}
-		r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
-		if err != nil || r.Outputs.Status != StatusFailed {
-			t.Fatalf("approve: %v %+v", err, r.Outputs)
-		}
+		n, r := w.failedRun("Two files", "/planex two files", "not now")
 		session := r.Outputs.SessionID
 		w.agent.failTask("T2", "")
 		w.fake.SetPermission(wRepo, "maintainer", "read")
-		r, err = w.handle(w.comment(n, "lead", "/planex retry"))
+		r, err := w.handle(w.comment(n, "lead", "/planex retry"))
 		if r.Outputs.Status == StatusDone || len(w.branch("planex/"+session)) != 1 {
 			t.Errorf("the retry ran on the approval of someone who lost write access: %v, status %q, branch %v", err, r.Outputs.Status, w.branch("planex/"+session))
 		}

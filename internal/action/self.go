@@ -118,6 +118,10 @@ func (r *stateStore) learnSelf(ctx context.Context, head string) {
 // loginRe is a GitHub login: a user's, or an App's slug and "[bot]".
 var loginRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$`)
 
+// IsLogin reports whether s has the form of a GitHub account's login: a
+// user's or organisation's name, or an App's slug followed by "[bot]".
+func IsLogin(s string) bool { return loginRe.MatchString(s) }
+
 // fromRecord learns the login a thread's record keeps, when neither the
 // configuration nor this job named one (a record's text that is no login
 // is not taken).

@@ -186,6 +186,25 @@ func (w *world) comment(number int, login, body string) *event.Event {
 		Issue:   &event.Issue{Number: number, Title: is.Title, Body: is.Body, Author: author, IsPR: is.IsPR}}
 }
 
+// failedRun plans two tasks, the second after the first, on an issue a
+// maintainer opens and commands, and approves them; the second fails
+// with reason, so the run ends failed with the first task committed, the
+// state a retry starts from. It returns the issue and the approval's run.
+func (w *world) failedRun(title, command, reason string) (int, *Runner) {
+	w.t.Helper()
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"}, wTask{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
+	w.agent.failTask("T2", reason)
+	n := w.fake.AddIssue(wRepo, "maintainer", title, "")
+	if r, err := w.handle(w.comment(n, "maintainer", command)); err != nil || r.Outputs.Status != StatusPlanned {
+		w.t.Fatalf("plan: %v %+v", err, r.Outputs)
+	}
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	if err != nil || r.Outputs.Status != StatusFailed {
+		w.t.Fatalf("approve: %v %+v", err, r.Outputs)
+	}
+	return n, r
+}
+
 // planID is the id in the newest plan comment on a thread.
 func (w *world) planID(number int) string {
 	w.t.Helper()

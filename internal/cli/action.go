@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -342,7 +341,7 @@ func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, 
 		cfg.RunURL = fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimSuffix(serverURL, "/"), full, id)
 	}
 	cfg.DefaultToken = usesDefaultToken(getenv)
-	if cfg.BotLogin = in.get("bot-login"); cfg.BotLogin != "" && !loginRe.MatchString(cfg.BotLogin) {
+	if cfg.BotLogin = in.get("bot-login"); cfg.BotLogin != "" && !action.IsLogin(cfg.BotLogin) {
 		return cfg, inputError(fmt.Errorf("input bot-login: %q is not a GitHub login (a user's, or an App's \"<app-slug>[bot]\")", cfg.BotLogin))
 	}
 	var err error
@@ -456,10 +455,6 @@ func runActionStep(ctx context.Context, runner *action.Runner, ev *event.Event, 
 	}
 	return runner.Handle(ctx, ev)
 }
-
-// loginRe is a GitHub account's login: a user's or organisation's name,
-// or an App's slug followed by "[bot]".
-var loginRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$`)
 
 // inputError is a bad input value: a usage error (exit 2).
 func inputError(err error) error { return &exitError{code: exitUsage, msg: err.Error()} }

@@ -112,9 +112,7 @@ func TestResolveFolders(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mustGit(t, r.Root, "add", "-A")
-	mustGit(t, r.Root, "commit", "-qm", "links")
-	head, _ := r.Head(ctx)
+	head := commitAll(ctx, t, r, "links")
 	got, err := r.Tree(head).ResolveFolders(ctx, []string{".github", ".github/workflows", ".github/actions", "docs", "docs/a", "src"})
 	if err != nil {
 		t.Fatal(err)
@@ -137,19 +135,9 @@ func TestFoldersHolding(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
-	for p, content := range map[string]string{"tools/deploy/action.yml": "runs: {}", "a blob/action.yaml": "x", "x/action.yml/inner": "x",
-		"action.yml": "x", "src/main.go": "x"} {
-		full := filepath.Join(r.Root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustGit(t, r.Root, "add", "-A")
-	mustGit(t, r.Root, "commit", "-qm", "actions")
-	head, _ := r.Head(ctx)
+	writeFiles(t, r.Root, map[string]string{"tools/deploy/action.yml": "runs: {}", "a blob/action.yaml": "x", "x/action.yml/inner": "x",
+		"action.yml": "x", "src/main.go": "x"})
+	head := commitAll(ctx, t, r, "actions")
 	got, err := r.Tree(head).FoldersHolding(ctx, []string{"tools/deploy/lib/run.sh", "a blob/c", "x/y", "src/main.go", "top", "new\nline/z"},
 		[]string{"action.yml", "action.yaml"})
 	if err != nil {
@@ -167,22 +155,12 @@ func TestFolderFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
-	for p, content := range map[string]string{".github/workflows/a.yml": "uses: ./x\n", ".github/workflows/b.yml": "0123456789",
-		".github/workflows/sub/c.yml": "x", "other.yml": "x"} {
-		full := filepath.Join(r.Root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, r.Root, map[string]string{".github/workflows/a.yml": "uses: ./x\n", ".github/workflows/b.yml": "0123456789",
+		".github/workflows/sub/c.yml": "x", "other.yml": "x"})
 	if err := os.Symlink("../../other.yml", filepath.Join(r.Root, ".github/workflows/link.yml")); err != nil {
 		t.Fatal(err)
 	}
-	mustGit(t, r.Root, "add", "-A")
-	mustGit(t, r.Root, "commit", "-qm", "workflows")
-	head, _ := r.Head(ctx)
+	head := commitAll(ctx, t, r, "workflows")
 	got, err := r.Tree(head).FolderFiles(ctx, ".github/workflows", 10, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -205,18 +183,8 @@ func TestReadFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
-	for p, content := range map[string]string{"action.yml": "runs: {}\n", "tools/x/action.yml": "0123456789", "tools/y/z": "x"} {
-		full := filepath.Join(r.Root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustGit(t, r.Root, "add", "-A")
-	mustGit(t, r.Root, "commit", "-qm", "files")
-	head, _ := r.Head(ctx)
+	writeFiles(t, r.Root, map[string]string{"action.yml": "runs: {}\n", "tools/x/action.yml": "0123456789", "tools/y/z": "x"})
+	head := commitAll(ctx, t, r, "files")
 	got, err := r.Tree(head).ReadFiles(ctx, []string{"action.yml", "tools/x/action.yml", "tools/y", "missing/action.yml", "new\nline"}, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -224,4 +192,32 @@ func TestReadFiles(t *testing.T) {
 	if len(got) != 2 || string(got["action.yml"]) != "runs" || string(got["tools/x/action.yml"]) != "0123" {
 		t.Errorf("ReadFiles = %q", got)
 	}
+}
+
+// writeFiles writes each file of files (path with slashes → content)
+// under root, making the folders on the way.
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// commitAll commits everything in r's work tree with message msg and
+// returns the new head.
+func commitAll(ctx context.Context, t *testing.T, r *Repo, msg string) string {
+	t.Helper()
+	mustGit(t, r.Root, "add", "-A")
+	mustGit(t, r.Root, "commit", "-qm", msg)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return head
 }

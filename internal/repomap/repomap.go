@@ -231,21 +231,11 @@ func (m *Map) entry(p string) (int, bool) {
 // common dir (or the user cache dir outside git) keyed by the tree state.
 func Build(ctx context.Context, root string, opts Options) (*Map, error) {
 	start := time.Now()
-	opts, log := buildDefaults(opts)
-	abs, err := repoDir(root)
+	b, err := setUp(ctx, root, opts)
 	if err != nil {
 		return nil, err
 	}
-
-	var git *gitInfo
-	if !opts.NoGit {
-		git = findGit(ctx, abs)
-	}
-
-	files, key, err := buildKey(ctx, abs, git, opts, log)
-	if err != nil {
-		return nil, err
-	}
+	opts, log, abs, git, files, key := b.opts, b.log, b.abs, b.git, b.files, b.key
 	var cache string
 	if !opts.NoCache && key != "" {
 		var err error
@@ -295,6 +285,38 @@ func gitFiles(ctx context.Context, abs string, git *gitInfo, key string, opts Op
 		}
 	}
 	return listGit(ctx, abs, opts.TrackedOnly)
+}
+
+// setup is what Build and Stream both start from: the options with their
+// defaults, the logger, the repository's absolute path, its git (nil
+// outside git or with NoGit), the files a walk listed (outside git) and
+// the state key ("" without a cache).
+type setup struct {
+	opts  Options
+	log   *slog.Logger
+	abs   string
+	git   *gitInfo
+	files []string
+	key   string
+}
+
+// setUp fills in opts' defaults, checks root is a directory, finds its
+// git and computes the state key, as Build and Stream both begin.
+func setUp(ctx context.Context, root string, opts Options) (setup, error) {
+	opts, log := buildDefaults(opts)
+	abs, err := repoDir(root)
+	if err != nil {
+		return setup{}, err
+	}
+	var git *gitInfo
+	if !opts.NoGit {
+		git = findGit(ctx, abs)
+	}
+	files, key, err := buildKey(ctx, abs, git, opts, log)
+	if err != nil {
+		return setup{}, err
+	}
+	return setup{opts: opts, log: log, abs: abs, git: git, files: files, key: key}, nil
 }
 
 // buildDefaults fills in Build's unset options and its logger.

@@ -37,20 +37,12 @@ type Chunk struct {
 // The returned map's Vocab is empty and its files have no term counts.
 func Stream(ctx context.Context, root string, opts Options, sink func(Chunk) error) (*Map, error) {
 	start := time.Now()
-	opts, log := buildDefaults(opts)
-	abs, err := repoDir(root)
-	if err != nil {
-		return nil, err
-	}
-	var git *gitInfo
-	if !opts.NoGit {
-		git = findGit(ctx, abs)
-	}
 	opts.NoCache = opts.NoCache || opts.Key == ""
-	files, key, err := buildKey(ctx, abs, git, opts, log)
+	b, err := setUp(ctx, root, opts)
 	if err != nil {
 		return nil, err
 	}
+	opts, log, abs, git, files, key := b.opts, b.log, b.abs, b.git, b.files, b.key
 	if git != nil {
 		if files, err = gitFiles(ctx, abs, git, key, opts); err != nil {
 			return nil, err

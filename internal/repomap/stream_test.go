@@ -40,19 +40,7 @@ func TestStreamHandsEveryFileOnce(t *testing.T) {
 		if c.First != next {
 			t.Fatalf("chunk %d starts at file %d, want %d", chunks, c.First, next)
 		}
-		for i := range c.Files {
-			got, want := &c.Files[i], &full.Entries[next+i]
-			if got.Path != want.Path || !reflect.DeepEqual(got.Symbols, want.Symbols) || !reflect.DeepEqual(got.Imports, want.Imports) || got.Length != want.Length {
-				t.Fatalf("file %d: streamed %+v, built %+v", next+i, got, want)
-			}
-			for _, f := range []struct{ got, want repomap.TermCounts }{
-				{got.Content(), want.Content()}, {got.PathTerms(), want.PathTerms()}, {got.SymbolTerms(), want.SymbolTerms()},
-			} {
-				if g, w := termMultiset(f.got, c.Vocab), termMultiset(f.want, full.Vocab); !reflect.DeepEqual(g, w) {
-					t.Fatalf("%s: streamed terms %v, built %v", got.Path, g, w)
-				}
-			}
-		}
+		checkChunk(t, c, full)
 		next += len(c.Files)
 		return nil
 	})
@@ -65,6 +53,34 @@ func TestStreamHandsEveryFileOnce(t *testing.T) {
 	if len(light.Entries) != len(full.Entries) || len(light.Vocab) != 0 {
 		t.Fatalf("light map has %d files and %d terms, want %d files and none", len(light.Entries), len(light.Vocab), len(full.Entries))
 	}
+	checkLightMap(t, light, full)
+}
+
+// checkChunk checks that each file of a streamed chunk is the built map's
+// file at the same place, in full: symbols, imports, length and term
+// counts (read through each map's own vocabulary).
+func checkChunk(t *testing.T, c repomap.Chunk, full *repomap.Map) {
+	t.Helper()
+	for i := range c.Files {
+		got, want := &c.Files[i], &full.Entries[c.First+i]
+		if got.Path != want.Path || !reflect.DeepEqual(got.Symbols, want.Symbols) || !reflect.DeepEqual(got.Imports, want.Imports) || got.Length != want.Length {
+			t.Fatalf("file %d: streamed %+v, built %+v", c.First+i, got, want)
+		}
+		for _, f := range []struct{ got, want repomap.TermCounts }{
+			{got.Content(), want.Content()}, {got.PathTerms(), want.PathTerms()}, {got.SymbolTerms(), want.SymbolTerms()},
+		} {
+			if g, w := termMultiset(f.got, c.Vocab), termMultiset(f.want, full.Vocab); !reflect.DeepEqual(g, w) {
+				t.Fatalf("%s: streamed terms %v, built %v", got.Path, g, w)
+			}
+		}
+	}
+}
+
+// checkLightMap checks that the light map Stream returns resolves what
+// the full map does (Deps, Python name imports, counts) and keeps of the
+// symbols only a Python file's module-level names.
+func checkLightMap(t *testing.T, light, full *repomap.Map) {
+	t.Helper()
 	deps := 0
 	for i := range light.Entries {
 		l, f := &light.Entries[i], &full.Entries[i]

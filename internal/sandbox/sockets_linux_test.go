@@ -21,22 +21,8 @@ import (
 // network namespace. With the network contained the program cannot
 // connect to it; with --network open it can.
 func TestHostServiceSocketsOutOfReach(t *testing.T) {
-	needRoot(t) // only root may make a folder under /run
-	s := newSandbox(t)
-	if err := s.ProbeNetwork(context.Background()); err != nil {
-		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
-	}
-	if !isDir("/run") {
-		t.Skip("no /run on this machine")
-	}
-	dir, err := os.MkdirTemp("/run", "planex-redteam-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	s := sandboxWithRun(t)
+	dir := openTempDir(t, "/run", "planex-redteam-")
 	if err := os.MkdirAll(filepath.Join(dir, "resolve"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -153,14 +139,7 @@ func TestContainerManagerSocketsOutOfReach(t *testing.T) {
 		targets = append(targets, target{m.sock, listen(m.sock), false})
 	}
 	made("/var/snap")
-	dir, err := os.MkdirTemp("/var/snap", "planex-redteam-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := openTempDir(t, "/var/snap", "planex-redteam-")
 	svc := filepath.Join(dir, "common", "run", "svc.sock")
 	targets = append(targets, target{svc, listen(svc), true})
 	probe := sandboxtest.NetProbe(t)
@@ -202,14 +181,7 @@ func TestBoundSocketsOutsideRunOutOfReach(t *testing.T) {
 		if err := os.MkdirAll(top, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		dir, err := os.MkdirTemp(top, "planex-redteam-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		dir := openTempDir(t, top, "planex-redteam-")
 		sock := filepath.Join(dir, "run", "service.sock")
 		if err := os.MkdirAll(filepath.Dir(sock), 0o755); err != nil {
 			t.Fatal(err)
@@ -287,28 +259,14 @@ func TestBoundSockets(t *testing.T) {
 // socket never appears there; with the network open (the host's, by
 // choice) it does.
 func TestRedTeamLateSocketUnderRunOutOfReach(t *testing.T) {
-	needRoot(t) // only root may make a folder under /run
-	s := newSandbox(t)
-	if err := s.ProbeNetwork(context.Background()); err != nil {
-		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
-	}
-	if !isDir("/run") {
-		t.Skip("no /run on this machine")
-	}
+	s := sandboxWithRun(t)
 	probe := sandboxtest.NetProbe(t)
 	for _, row := range []struct {
 		network Network
 		reach   bool
 	}{{NetworkContained, false}, {NetworkOpen, true}} {
 		t.Run(row.network.String(), func(t *testing.T) {
-			dir, err := os.MkdirTemp("/run", "planex-redteam-late-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(dir) })
-			if err := os.Chmod(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			dir := openTempDir(t, "/run", "planex-redteam-late-")
 			sock := filepath.Join(dir, "late.sock")
 			work := t.TempDir()
 			script := `touch ` + work + `/started
@@ -372,14 +330,7 @@ func TestRedTeamSessionSocketsOutOfReach(t *testing.T) {
 			}
 			t.Cleanup(func() { os.RemoveAll(row.top) })
 		}
-		dir, err := os.MkdirTemp(row.top, row.sub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(dir) })
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		dir := openTempDir(t, row.top, row.sub)
 		sock := filepath.Join(dir, row.name)
 		l := sandboxtest.Listen(t, "unix", sock)
 		if err := os.Chmod(sock, 0o666); err != nil {
@@ -397,4 +348,36 @@ func TestRedTeamSessionSocketsOutOfReach(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sandboxWithRun is a sandbox for a test that plants a host service's
+// socket under /run: it needs root (only root may make a folder there),
+// network namespaces and a /run.
+func sandboxWithRun(t *testing.T) *Sandbox {
+	t.Helper()
+	needRoot(t) // only root may make a folder under /run
+	s := newSandbox(t)
+	if err := s.ProbeNetwork(context.Background()); err != nil {
+		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
+	}
+	if !isDir("/run") {
+		t.Skip("no /run on this machine")
+	}
+	return s
+}
+
+// openTempDir makes a folder under parent, named from prefix, that every
+// user may enter (as a host service's socket folder is), and removes it
+// when the test ends.
+func openTempDir(t *testing.T, parent, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(parent, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
