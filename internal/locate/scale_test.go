@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,16 +191,6 @@ func peakRSS(tb testing.TB) int64 {
 	// can hold more than the query itself.
 	fmt.Printf("scale-self-peak-bytes=%d\nscale-git-peak-bytes=%d\n", self, ru.Maxrss<<10)
 	return max(self, ru.Maxrss<<10) // Linux reports Maxrss in kilobytes
-}
-
-// rankingHash hashes every path and exact score of a ranking, so two
-// builds rank identically exactly when their hashes are equal.
-func rankingHash(rs []Ranked) string {
-	h := sha256.New()
-	for _, r := range rs {
-		fmt.Fprintf(h, "%s\x00%016x\n", r.Path, math.Float64bits(r.Score))
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // cacheHash hashes the index files a cold query saved in cache.
