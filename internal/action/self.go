@@ -52,8 +52,7 @@ func (id *identity) login() string {
 // is says whether u is planex's own account. An unknown identity is
 // nobody's.
 func (id *identity) is(u *github.User) bool {
-	self := id.login()
-	return self != "" && u != nil && strings.EqualFold(u.GetLogin(), self)
+	return u != nil && id.isLogin(u.GetLogin())
 }
 
 // isLogin is is for a login alone.
