@@ -2,15 +2,12 @@ package action
 
 import (
 	"context"
-	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/google/go-github/v60/github"
-
-	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // ActionsBot is the account the workflow's own GITHUB_TOKEN acts as.
@@ -86,32 +83,14 @@ func (r *stateStore) learnSelf(ctx context.Context, head string) {
 	if err != nil {
 		return
 	}
-	ref := stateRef(issue)
-	found, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, ref)
+	// A record stored under another thread's ref (a copy, a forgery) is
+	// not that issue's and teaches nothing, as loadRecord refuses it.
+	rec, found, err := r.fetchRecord(ctx, issue)
 	if err != nil || !found {
 		r.Log.Warn("learning planex's account from the issue's record", "issue", issue, "found", found, "err", err)
 		return
 	}
-	remote, err := gitrepo.StateAt(r.Repo, ref).Read(ctx)
-	if err != nil {
-		r.Log.Warn("learning planex's account from the issue's record", "issue", issue, "err", err)
-		return
-	}
-	b, err := r.readRecordFile(ctx, ref, remote.Commit)
-	var rec Record
-	if err == nil {
-		err = json.Unmarshal(b, &rec)
-	}
-	if err == nil {
-		// A record stored under another thread's ref (a copy, a forgery)
-		// is not that issue's and teaches nothing, as loadRecord refuses it.
-		err = recordOfThread(&rec, issue)
-	}
-	if err != nil {
-		r.Log.Warn("learning planex's account from the issue's record", "issue", issue, "err", err)
-		return
-	}
-	r.self.fromRecord(&rec)
+	r.self.fromRecord(rec)
 }
 
 // loginRe is a GitHub login: a user's, or an App's slug and "[bot]".

@@ -112,8 +112,10 @@ const recordFile = "github.json"
 
 func stateRef(thread int) string { return "refs/planex/state/" + strconv.Itoa(thread) }
 
-// loadRecord fetches a thread's state and restores its session folder.
-func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool, error) {
+// fetchRecord fetches a thread's state and reads its record alone,
+// refused when it is not that thread's (recordOfThread); found is false
+// when the thread has no state.
+func (r *stateStore) fetchRecord(ctx context.Context, thread int) (*Record, bool, error) {
 	ref := stateRef(thread)
 	found, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, ref)
 	if err != nil {
@@ -129,8 +131,6 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the fetched state: %w", err)
 	}
-	// The record says where the session folder goes (a follow-up's is in
-	// its own worktree): read it alone first, then restore the folder.
 	b, err := r.readRecordFile(ctx, ref, remote.Commit)
 	if err != nil {
 		return nil, false, err
@@ -143,6 +143,18 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 		return nil, false, fmt.Errorf("state %s: %w", ref, err)
 	}
 	rec.remote = remote
+	return rec, true, nil
+}
+
+// loadRecord fetches a thread's state and restores its session folder.
+func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool, error) {
+	// The record says where the session folder goes (a follow-up's is in
+	// its own worktree): read it alone first, then restore the folder.
+	rec, found, err := r.fetchRecord(ctx, thread)
+	if err != nil || !found {
+		return nil, false, err
+	}
+	ref, remote := stateRef(thread), rec.remote
 	rec.repo = r.Repo
 	r.self.fromRecord(rec)
 	if rec.FollowUp {
