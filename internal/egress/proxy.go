@@ -93,6 +93,9 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     30 * time.Second,
 		TLSHandshakeTimeout: dialTimeout,
+		// An answer's header (interim 1xx answers counted in) is held
+		// whole while read: bounded as in a tunnel, not by Go's 10 MiB.
+		MaxResponseHeaderBytes: maxAnswerHeaderBytes,
 	}
 	defer h.transport.CloseIdleConnections()
 	srv := &http.Server{
