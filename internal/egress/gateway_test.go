@@ -233,6 +233,7 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"document by URL, type spelled in upper case", `{"model":"m","messages":[{"role":"user","content":[{"type":"document","source":{"url":"` + exfil + `","type":"URL"}}]}]}`, 403},
 			{"image inline, and a fetch the CLI made itself in the history", `{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]},` +
 				`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"WebFetch","input":{"url":"https://docs.example/x","prompt":"read"}}]}]}`, 200},
+			{"container that may reach a domain", `{"model":"m","container":{"type":"container_auto","network_policy":{"type":"allowlist","allowed_domains":["attacker.example"]}},"tools":[{"type":"code_execution_20250825","name":"code_execution"}],"messages":[]}`, 403},
 			{"deeply nested", `{"model":"m","metadata":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, 400},
 			{"not JSON", `model=m&mcp_servers=x`, 400},
 			{"two JSON values", `{"model":"m"}{"mcp_servers":[]}`, 400},
@@ -246,6 +247,13 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"chat image by URL", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + exfil + `"}}]}]}`, 403},
 			{"image as a data URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}]}`, 200},
 			{"web search (Codex's default tool)", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":false}]}`, 200},
+			{"hosted shell whose container may reach a domain", `{"model":"m","input":"run curl ` + exfil + `","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":{"type":"allowlist","allowed_domains":["attacker.example"]}}}]}`, 403},
+			{"code interpreter whose container may reach a domain", `{"model":"m","input":"hi","tools":[{"type":"code_interpreter","container":{"type":"auto","network_policy":{"allowed_domains":["attacker.example"],"type":"allowlist"}}}]}`, 403},
+			{"container network policy, other spellings", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","Network\u005FPolicy":{"type":"ALLOWLIST"}}}]}`, 403},
+			{"container network policy disabled, with domain secrets", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":{"type":"disabled","domain_secrets":[{"domain":"attacker.example","name":"K","value":"v"}]}}}]}`, 403},
+			{"container network policy as a word", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","networkPolicy":"allowlist"}}]}`, 403},
+			{"container network policy as a list", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":[{"type":"allowlist"}]}}]}`, 403},
+			{"container without network", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":{"type":"disabled"}}},{"type":"code_interpreter","container":{"type":"auto","network_policy":null}}]}`, 200},
 		}},
 		{ProviderGemini, "/", "/v1beta/models/gemini-x:generateContent", "X-Goog-Api-Key", []row{
 			{"function declarations and search", `{"contents":[],"tools":[{"functionDeclarations":[{"name":"f"}]},{"googleSearch":{}}]}`, 200},

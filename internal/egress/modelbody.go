@@ -56,7 +56,8 @@ func fold(s string) string {
 // checkModelBody reads a model call's JSON body and refuses, with
 // ErrServerFetch, the parts that make the provider connect somewhere the
 // request names: Anthropic's mcp_servers and its MCP and web fetch tools,
-// OpenAI's MCP tool, Gemini's URL context tool, and anywhere in the body a
+// OpenAI's MCP tool, Gemini's URL context tool, a hosted container's
+// network policy that lets it connect out (checkPolicy), and anywhere in the body a
 // media or file source given as a web address for the provider to
 // download (Anthropic's {"type":"url"} sources, OpenAI's image_url and
 // file_url, Gemini's fileUri). Web search tools pass (Codex sends one by
@@ -100,6 +101,8 @@ type frame struct {
 	key string
 	// url says the values below are a source the provider would fetch.
 	url bool
+	// policy says the object is a hosted container's network_policy.
+	policy bool
 }
 
 type bodyWalk struct {
@@ -134,11 +137,15 @@ func (w *bodyWalk) step(tok json.Token) error {
 		return w.member(top, name)
 	}
 	under := top.url || top.obj && urlKey(top.key)
+	policy := top.obj && top.key == "networkpolicy"
+	if err := checkPolicy(top, policy, tok); err != nil {
+		return err
+	}
 	if d, ok := tok.(json.Delim); ok {
 		if len(w.stack) >= maxNesting {
 			return errBody
 		}
-		w.stack = append(w.stack, frame{obj: d == '{', url: under})
+		w.stack = append(w.stack, frame{obj: d == '{', url: under, policy: policy})
 		return nil
 	}
 	key := top.key
@@ -151,9 +158,33 @@ func (w *bodyWalk) step(tok json.Token) error {
 	return nil
 }
 
+// checkPolicy refuses the value tok of a hosted container's network
+// policy (policy: tok is the network_policy member's value) or of its
+// type (top is the policy object) unless it keeps the container off the
+// network: only null, "disabled" and {"type":"disabled"} pass. OpenAI's
+// hosted shell and code interpreter (and Anthropic's containers) take
+// an allow-list of domains the code the model writes there may reach,
+// past the step's own.
+func checkPolicy(top *frame, policy bool, tok json.Token) error {
+	if !policy && !(top.policy && top.obj && top.key == "type") {
+		return nil
+	}
+	if d, ok := tok.(json.Delim); ok && d == '{' && policy {
+		return nil // its members are checked as they come
+	}
+	if v, ok := tok.(string); tok == nil || ok && fold(v) == "disabled" {
+		return nil
+	}
+	return fmt.Errorf("%w (a container network policy other than \"disabled\")", ErrServerFetch)
+}
+
 // member takes the name of the next member of the innermost object.
 func (w *bodyWalk) member(top *frame, name string) error {
 	top.key = fold(name)
+	if top.policy && top.key != "type" {
+		// allowed_domains, domain_secrets: the container may connect out.
+		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)
+	}
 	if len(w.stack) == 1 && top.key == "mcpservers" ||
 		w.p == ProviderGemini && w.inTool() && top.key == "urlcontext" {
 		return fmt.Errorf("%w (%q)", ErrServerFetch, name)
