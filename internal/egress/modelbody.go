@@ -62,7 +62,8 @@ func fold(s string) string {
 // download (Anthropic's {"type":"url"} sources, OpenAI's image_url and
 // file_url, Gemini's fileUri). Web search tools pass (Codex sends one by
 // default): docs/security.md counts them with the model provider as a way
-// out. An empty body passes (a GET). The body is read token by token,
+// out; OpenAI's only kept to the search index (external_web_access
+// false), as with live access the model opens pages of its choosing. An empty body passes (a GET). The body is read token by token,
 // without recursion and at most maxNesting deep, so neither its size nor
 // its nesting costs memory beyond its largest string.
 func checkModelBody(p Provider, body io.Reader) error {
@@ -103,6 +104,9 @@ type frame struct {
 	url bool
 	// policy says the object is a hosted container's network_policy.
 	policy bool
+	// search and cached say the object is an OpenAI web search tool, and
+	// one kept to the search index (external_web_access false).
+	search, cached bool
 }
 
 type bodyWalk struct {
@@ -126,6 +130,9 @@ func (w *bodyWalk) inTool() bool {
 func (w *bodyWalk) step(tok json.Token) error {
 	top := &w.stack[len(w.stack)-1]
 	if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+		if top.search && !top.cached {
+			return fmt.Errorf("%w (a web search tool with live web access: set external_web_access to false)", ErrServerFetch)
+		}
 		w.stack = w.stack[:len(w.stack)-1]
 		if len(w.stack) > 0 {
 			w.stack[len(w.stack)-1].key = ""
@@ -151,6 +158,9 @@ func (w *bodyWalk) step(tok json.Token) error {
 	key := top.key
 	if top.obj {
 		top.key = ""
+	}
+	if b, ok := tok.(bool); ok && !b && key == "externalwebaccess" && w.inTool() {
+		top.cached = true
 	}
 	if v, ok := tok.(string); ok {
 		return w.value(key, v, under)
@@ -199,6 +209,10 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 	case key == "type" && fold(v) == "url":
 		return fmt.Errorf("%w (a source of type %q)", ErrServerFetch, v)
 	case key == "type" && w.inTool():
+		// OpenAI's web search opens pages of the model's choosing
+		// (open_page) unless the request keeps it to the search index.
+		top := &w.stack[len(w.stack)-1]
+		top.search = top.search || w.p == ProviderOpenAI && strings.HasPrefix(fold(v), "websearch")
 		return checkToolType(v)
 	case under && webAddress(v):
 		return fmt.Errorf("%w (a source the provider would download from %.60q)", ErrServerFetch, v)
