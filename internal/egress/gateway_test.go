@@ -244,6 +244,8 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"remote MCP, escaped type", `{"model":"m","input":"hi","tools":[{"type":"\u006dcp","server_url":"` + exfil + `"}]}`, 403},
 			{"image by URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"` + exfil + `"}]}]}`, 403},
 			{"file by URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_file","file_url":" HTTPS://attacker.example/x"}]}]}`, 403},
+			{"chat video by URL (OpenAI-compatible servers fetch it)", `{"model":"m","messages":[{"role":"user","content":[{"type":"video_url","video_url":{"url":"` + exfil + `"}}]}]}`, 403},
+			{"chat audio by URL", `{"model":"m","messages":[{"role":"user","content":[{"type":"audio_url","audio_url":{"url":"` + exfil + `"}}]}]}`, 403},
 			{"chat image by URL", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + exfil + `"}}]}]}`, 403},
 			{"image as a data URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}]}`, 200},
 			{"web search (Codex's default tool)", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":false}]}`, 200},

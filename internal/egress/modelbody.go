@@ -114,9 +114,16 @@ type bodyWalk struct {
 	stack []frame
 }
 
-// urlKeys are members whose web addresses a provider downloads.
+// urlKey says whether a member (folded) holds web addresses a provider
+// downloads: images and files, and the audio and video that
+// OpenAI-compatible servers (vLLM and the like, behind --base-url) fetch
+// the same way.
 func urlKey(key string) bool {
-	return key == "imageurl" || key == "fileurl" || key == "fileuri"
+	switch key {
+	case "imageurl", "fileurl", "fileuri", "audiourl", "videourl":
+		return true
+	}
+	return false
 }
 
 // inTool says whether the innermost object is an entry of the top-level
