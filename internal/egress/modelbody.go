@@ -137,14 +137,7 @@ func (w *bodyWalk) inTool() bool {
 func (w *bodyWalk) step(tok json.Token) error {
 	top := &w.stack[len(w.stack)-1]
 	if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-		if top.search && !top.cached {
-			return fmt.Errorf("%w (a web search tool with live web access: set external_web_access to false)", ErrServerFetch)
-		}
-		w.stack = w.stack[:len(w.stack)-1]
-		if len(w.stack) > 0 {
-			w.stack[len(w.stack)-1].key = ""
-		}
-		return nil
+		return w.close()
 	}
 	if top.obj && top.key == "" {
 		name, _ := tok.(string)
@@ -193,6 +186,19 @@ func checkPolicy(top *frame, policy bool, tok json.Token) error {
 		return nil
 	}
 	return fmt.Errorf("%w (a container network policy other than \"disabled\")", ErrServerFetch)
+}
+
+// close ends the innermost object or array; an OpenAI web search tool
+// ends refused unless it was kept to the search index.
+func (w *bodyWalk) close() error {
+	if top := w.stack[len(w.stack)-1]; top.search && !top.cached {
+		return fmt.Errorf("%w (a web search tool with live web access: set external_web_access to false)", ErrServerFetch)
+	}
+	w.stack = w.stack[:len(w.stack)-1]
+	if len(w.stack) > 0 {
+		w.stack[len(w.stack)-1].key = ""
+	}
+	return nil
 }
 
 // member takes the name of the next member of the innermost object.
