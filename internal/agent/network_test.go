@@ -257,3 +257,66 @@ func TestEgressSocketsPrivate(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestPreparedProcessHoldsOnlyItsStreams: a contained process, with the
+// network its own (the proxy and a forwarded port relayed to planex) or
+// the host's, lists its descriptors. It holds its three standard streams
+// and nothing else: not a listening socket its caller held (one given as
+// an extra file here), not the proxy's or a forward's socket, not a
+// descriptor of the sandbox's first process or of planex.
+func TestPreparedProcessHoldsOnlyItsStreams(t *testing.T) {
+	t.Parallel()
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	if err := box.ProbeNetwork(context.Background()); err != nil {
+		t.Skipf("this machine cannot make network namespaces: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	fwd := filepath.Join(t.TempDir(), "fwd.sock")
+	fl, err := net.Listen("unix", fwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	for _, network := range []sandbox.Network{sandbox.NetworkContained, sandbox.NetworkOpen} {
+		c := Containment{Sandbox: box, Network: network, Egress: &Egress{Log: &egress.Log{}},
+			Forward: []sandbox.Forward{{Port: 3129, Socket: fwd}}}
+		cmd := exec.Command("sh", "-c", `for f in /proc/$$/fd/*; do [ -e "$f" ] && printf '%s=%s ' "${f##*/}" "$(readlink "$f")"; done; echo`)
+		cmd.Dir = "/"
+		cmd.ExtraFiles = []*os.File{held}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cleanup, err := c.PrepareContext(context.Background(), cmd, []string{"PATH=/usr/bin:/bin"}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cmd.Run()
+		cleanup()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", network, err, out.String())
+		}
+		fields := strings.Fields(out.String())
+		var names []string
+		for _, f := range fields {
+			n, target, _ := strings.Cut(f, "=")
+			names = append(names, n)
+			if strings.HasPrefix(target, "socket:") || strings.Contains(target, "pidfd") {
+				t.Errorf("%s: the program holds %s", network, f)
+			}
+		}
+		if strings.Join(names, " ") != "0 1 2" {
+			t.Errorf("%s: the program holds descriptors %q, want its three streams", network, out.String())
+		}
+	}
+}
