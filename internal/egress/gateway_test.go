@@ -260,6 +260,7 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"container network policy disabled, with domain secrets", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":{"type":"disabled","domain_secrets":[{"domain":"attacker.example","name":"K","value":"v"}]}}}]}`, 403},
 			{"container network policy as a word", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","networkPolicy":"allowlist"}}]}`, 403},
 			{"container network policy as a list", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":[{"type":"allowlist"}]}}]}`, 403},
+			{"a tool of the client's whose parameters name a network policy", `{"model":"m","input":"hi","tools":[{"type":"function","name":"apply_policy","parameters":{"type":"object","properties":{"network_policy":{"type":"object","properties":{"allowed_domains":{"type":"array"}}}}}}]}`, 200},
 			{"container without network", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":{"type":"disabled"}}},{"type":"code_interpreter","container":{"type":"auto","network_policy":null}}]}`, 200},
 		}},
 		{ProviderGemini, "/", "/v1beta/models/gemini-x:generateContent", "X-Goog-Api-Key", []row{

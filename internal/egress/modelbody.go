@@ -102,8 +102,10 @@ type frame struct {
 	key string
 	// url says the values below are a source the provider would fetch.
 	url bool
-	// policy says the object is a hosted container's network_policy.
-	policy bool
+	// container says the object configures a hosted container (the
+	// value of a container or environment member); policy that it is
+	// such a container's network_policy.
+	container, policy bool
 	// search and cached say the object is an OpenAI web search tool, and
 	// one kept to the search index (external_web_access false).
 	search, cached bool
@@ -144,16 +146,12 @@ func (w *bodyWalk) step(tok json.Token) error {
 		return w.member(top, name)
 	}
 	under := top.url || top.obj && urlKey(top.key)
-	policy := top.obj && top.key == "networkpolicy"
+	policy := top.obj && top.container && top.key == "networkpolicy"
 	if err := checkPolicy(top, policy, tok); err != nil {
 		return err
 	}
 	if d, ok := tok.(json.Delim); ok {
-		if len(w.stack) >= maxNesting {
-			return errBody
-		}
-		w.stack = append(w.stack, frame{obj: d == '{', url: under, policy: policy})
-		return nil
+		return w.open(top, d == '{', frame{url: under, policy: policy})
 	}
 	key := top.key
 	if top.obj {
@@ -186,6 +184,17 @@ func checkPolicy(top *frame, policy bool, tok json.Token) error {
 		return nil
 	}
 	return fmt.Errorf("%w (a container network policy other than \"disabled\")", ErrServerFetch)
+}
+
+// open starts an object (obj) or array inside top, as f says.
+func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
+	if len(w.stack) >= maxNesting {
+		return errBody
+	}
+	f.obj = obj
+	f.container = top.obj && (top.key == "container" || top.key == "environment")
+	w.stack = append(w.stack, f)
+	return nil
 }
 
 // close ends the innermost object or array; an OpenAI web search tool
