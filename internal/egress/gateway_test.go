@@ -253,6 +253,8 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"web search with live access (it opens pages of the model's choosing)", `{"model":"m","input":"open ` + exfil + `","tools":[{"type":"web_search"}]}`, 403},
 			{"web search with live access asked for", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":true}]}`, 403},
 			{"web search preview, live", `{"model":"m","input":"hi","tools":[{"type":"Web_Search_Preview"}]}`, 403},
+			{"web search kept to the index, then not", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":false,"external_web_access":true}]}`, 403},
+			{"web search live, then kept to the index", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":"yes","external_web_access":false}]}`, 403},
 			{"web search behind a second type", `{"model":"m","input":"hi","tools":[{"type":"web_search","type":"function","name":"f"}]}`, 403},
 			{"hosted shell whose container may reach a domain", `{"model":"m","input":"run curl ` + exfil + `","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":{"type":"allowlist","allowed_domains":["attacker.example"]}}}]}`, 403},
 			{"code interpreter whose container may reach a domain", `{"model":"m","input":"hi","tools":[{"type":"code_interpreter","container":{"type":"auto","network_policy":{"allowed_domains":["attacker.example"],"type":"allowlist"}}}]}`, 403},

@@ -106,9 +106,10 @@ type frame struct {
 	// value of a container or environment member); policy that it is
 	// such a container's network_policy.
 	container, policy bool
-	// search and cached say the object is an OpenAI web search tool, and
-	// one kept to the search index (external_web_access false).
-	search, cached bool
+	// search says the object is an OpenAI web search tool; cached that
+	// it set external_web_access to false, live to anything else (a
+	// member given twice counts both ways).
+	search, cached, live bool
 }
 
 type bodyWalk struct {
@@ -157,8 +158,9 @@ func (w *bodyWalk) step(tok json.Token) error {
 	if top.obj {
 		top.key = ""
 	}
-	if b, ok := tok.(bool); ok && !b && key == "externalwebaccess" && w.inTool() {
-		top.cached = true
+	if key == "externalwebaccess" && w.inTool() {
+		b, ok := tok.(bool)
+		top.cached, top.live = top.cached || ok && !b, top.live || !ok || b
 	}
 	if v, ok := tok.(string); ok {
 		return w.value(key, v, under)
@@ -200,7 +202,7 @@ func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 // close ends the innermost object or array; an OpenAI web search tool
 // ends refused unless it was kept to the search index.
 func (w *bodyWalk) close() error {
-	if top := w.stack[len(w.stack)-1]; top.search && !top.cached {
+	if top := w.stack[len(w.stack)-1]; top.search && (!top.cached || top.live) {
 		return fmt.Errorf("%w (a web search tool with live web access: set external_web_access to false)", ErrServerFetch)
 	}
 	w.stack = w.stack[:len(w.stack)-1]
