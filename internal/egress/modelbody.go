@@ -98,8 +98,10 @@ const maxNesting = 512
 // frame is one open object or array of a body being walked.
 type frame struct {
 	obj bool
-	// key is the member being read (objects), folded; "" between members.
-	key string
+	// key is the member being read (objects), folded; named says a
+	// member's name was read and its value comes next (a name may be "").
+	key   string
+	named bool
 	// url says the values below are a source the provider would fetch.
 	url bool
 	// container says the object configures a hosted container (the
@@ -142,7 +144,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 	if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
 		return w.close()
 	}
-	if top.obj && top.key == "" {
+	if top.obj && !top.named {
 		name, _ := tok.(string)
 		return w.member(top, name)
 	}
@@ -156,7 +158,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 	}
 	key := top.key
 	if top.obj {
-		top.key = ""
+		top.key, top.named = "", false
 	}
 	if key == "externalwebaccess" && w.inTool() {
 		b, ok := tok.(bool)
@@ -207,14 +209,14 @@ func (w *bodyWalk) close() error {
 	}
 	w.stack = w.stack[:len(w.stack)-1]
 	if len(w.stack) > 0 {
-		w.stack[len(w.stack)-1].key = ""
+		w.stack[len(w.stack)-1].key, w.stack[len(w.stack)-1].named = "", false
 	}
 	return nil
 }
 
 // member takes the name of the next member of the innermost object.
 func (w *bodyWalk) member(top *frame, name string) error {
-	top.key = fold(name)
+	top.key, top.named = fold(name), true
 	if top.policy && top.key != "type" {
 		// allowed_domains, domain_secrets: the container may connect out.
 		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)
