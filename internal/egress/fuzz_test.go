@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"testing/iotest"
 )
@@ -46,6 +48,45 @@ func FuzzCheckModelBody(f *testing.F) {
 			if err := checkModelBody(p, bytes.NewReader(longer)); !errors.Is(err, ErrServerFetch) {
 				t.Fatalf("a refused body passed with a member after it (%v): %s", err, longer)
 			}
+		}
+	})
+}
+
+// FuzzParseDest: the proxy's reading of a host an agent names (a CONNECT
+// target, a URL's host, a TLS server name, a tunnelled Host). It never
+// panics; a name it accepts is plain lower-case ASCII DNS syntax without
+// empty labels and whose last label is no number (no address in
+// disguise); and reading what it returns again gives the same
+// destination, so the allow-list and the dial see one host.
+func FuzzParseDest(f *testing.F) {
+	for _, seed := range []string{"allowed.test", "ALLOWED.test.", "allowed.test..", "127.1", "0x7f000001", "[::ffff:127.0.0.1]",
+		"[fe80::1%lo]", "xn--e1afmkfd.test", "ap\u0130.test", "a_b.test", "-a.test", "2130706433", "[allowed.test]"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, host string) {
+		d, err := ParseDest(host)
+		if err != nil {
+			return
+		}
+		if d.Addr.IsValid() == (d.Name != "") {
+			t.Fatalf("%q: read as both or neither a name and an address: %+v", host, d)
+		}
+		shown := d.Name
+		if d.Addr.IsValid() {
+			shown = d.Addr.String()
+			if d.Addr.Is4In6() || d.Addr.Zone() != "" {
+				t.Fatalf("%q: a mapped or zoned address passed: %v", host, d.Addr)
+			}
+		} else {
+			labels := strings.Split(d.Name, ".")
+			if d.Name != strings.ToLower(d.Name) || strings.ContainsFunc(d.Name, func(r rune) bool { return r >= 0x80 }) ||
+				slices.Contains(labels, "") || numeric(labels[len(labels)-1]) {
+				t.Fatalf("%q: read as the name %q", host, d.Name)
+			}
+		}
+		again, err := ParseDest(shown)
+		if err != nil || again != d {
+			t.Fatalf("%q: read as %+v, whose spelling %q reads as %+v (%v)", host, d, shown, again, err)
 		}
 	})
 }
