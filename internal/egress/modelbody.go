@@ -57,13 +57,14 @@ func fold(s string) string {
 // ErrServerFetch, the parts that make the provider connect somewhere the
 // request names: Anthropic's mcp_servers and its MCP and web fetch tools,
 // OpenAI's MCP tool, Gemini's URL context tool, a hosted container's
-// network policy that lets it connect out (checkPolicy), and anywhere in the body a
-// media or file source given as a web address for the provider to
-// download (Anthropic's {"type":"url"} sources, OpenAI's image_url and
-// file_url, Gemini's fileUri). Web search tools pass (Codex sends one by
-// default): docs/security.md counts them with the model provider as a way
-// out; OpenAI's only kept to the search index (external_web_access
-// false), as with live access the model opens pages of its choosing. An empty body passes (a GET). The body is read token by token,
+// network policy that lets it connect out (checkPolicy), and anywhere in
+// the body a media or file source given as a web address for the
+// provider to download (Anthropic's {"type":"url"} sources, OpenAI's
+// image_url and file_url, Gemini's fileUri). Web search tools pass (Codex
+// sends one by default): docs/security.md counts them with the model
+// provider as a way out; OpenAI's only kept to the search index
+// (external_web_access false), as with live access the model opens pages
+// of its choosing. An empty body passes (a GET). The body is read token by token,
 // without recursion and at most maxNesting deep, so neither its size nor
 // its nesting costs memory beyond its largest string.
 func checkModelBody(p Provider, body io.Reader) error {
