@@ -320,11 +320,7 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 	rootDefined := false
 	for read := 0; read < len(w.queue) && read < maxActionFolders; read++ {
 		folder := w.queue[read]
-		var names []string
-		for _, n := range plan.ActionFiles {
-			names = append(names, path.Join(folder, n))
-		}
-		defs, err := view.ReadFiles(ctx, names, maxWorkflowBytes)
+		defs, err := definitions(ctx, view, folder)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -347,6 +343,27 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 		return nil, nil, err
 	}
 	return w.dirs, images, nil
+}
+
+// definitions reads the definition of the action in folder (ActionFiles),
+// where a committed link in its place leads: the runner reads the file
+// the link names (action.yml -> ../../shared/action.yml), whose steps
+// and image are then the action's.
+func definitions(ctx context.Context, view gitrepo.TreeView, folder string) (map[string][]byte, error) {
+	var names []string
+	for _, n := range plan.ActionFiles {
+		names = append(names, path.Join(folder, n))
+	}
+	to, err := view.ResolveFolders(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	for i, n := range names {
+		if t, ok := to[n]; ok && t != "" {
+			names[i] = t
+		}
+	}
+	return view.ReadFiles(ctx, names, maxWorkflowBytes)
 }
 
 // linkedImages is images with, for each that is a committed link (or lies
