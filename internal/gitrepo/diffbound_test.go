@@ -1,0 +1,106 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// floodEntries is index input adding n entries of one blob, each path
+// about 500 bytes long, under d/.
+func floodEntries(blob string, n int) string {
+	var b strings.Builder
+	long := strings.Repeat("x", 480)
+	for i := range n {
+		fmt.Fprintf(&b, "100644 %s\td/%s%08d\n", blob, long, i)
+	}
+	return b.String()
+}
+
+// gitIndexIn runs git on repo with index as its index file and stdin.
+func gitIndexIn(t *testing.T, repo, index, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// allocated is how many bytes fn allocated.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestRedTeamChangeListBounded: whoever can push puts a task commit on
+// the run branch (or a matrix task's result ref) whose tree adds 150,000
+// files of 500-byte names, or a contained agent makes as many in its
+// worktree; planex lists the commit's changes (to recheck it) and, for
+// the agent's, resets the kept worktree through the private index that
+// now holds them. Both read git's whole answer into memory (75 MB of
+// names, several times over as it was split and copied), growing with
+// whatever was pushed or made. The change list is read as it comes and
+// refused past a bound (ErrTooManyChanges), and the reset keeps only the
+// submodule entries of the index it lists.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamChangeListBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := mustGitIn(t, r.Root, "flood\n", "hash-object", "-w", "--stdin")
+	blob = strings.TrimSpace(blob)
+	flood := floodEntries(blob, 150_000)
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, flood, "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	forged := gitIndexIn(t, r.Root, idx, "", "commit-tree", "-p", head, "-m", "T1", tree)
+
+	var derr error
+	if got := allocated(func() { _, derr = r.DiffTrees(ctx, head, forged) }); got > 64<<20 {
+		t.Errorf("listing the forged commit's changes allocated %d MiB; want at most 64 MiB", got>>20)
+	}
+	if !errors.Is(derr, ErrTooManyChanges) {
+		t.Errorf("DiffTrees = %v; want ErrTooManyChanges", derr)
+	}
+	// An ordinary commit's changes are listed as before.
+	if ch, err := r.DiffTrees(ctx, head+"^{tree}", head); err != nil || len(ch) != 0 {
+		t.Errorf("DiffTrees of a commit with itself = %v, %v", ch, err)
+	}
+
+	// The agent's worktree, whose private index the snapshot filled.
+	wt := r.WorktreeDir("s1", "T1")
+	if err := r.AddWorktree(ctx, wt, head); err != nil {
+		t.Fatal(err)
+	}
+	gitIndexIn(t, r.Root, indexFile(wt), flood, "update-index", "--index-info")
+	var rerr error
+	if got := allocated(func() { rerr = r.ResetWorktree(ctx, wt, head) }); got > 64<<20 {
+		t.Errorf("resetting the worktree allocated %d MiB; want at most 64 MiB", got>>20)
+	}
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "README.md")); err != nil {
+		t.Errorf("the reset worktree lacks its files: %v", err)
+	}
+}
