@@ -9,6 +9,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/planexhq/planex/internal/plural"
 )
 
 // ErrTooManyChanges is returned by DiffTrees for two trees whose
@@ -43,7 +45,7 @@ func (r *Repo) DiffTrees(ctx context.Context, from, to string) ([]Change, error)
 		}
 		if len(meta) >= 5 {
 			if names += len(rec); len(changes) == maxChanges || names > maxChangeBytes {
-				return fmt.Errorf("comparing trees %s and %s: more than %d files or %d MiB of names changed: %w", from, to, maxChanges, maxChangeBytes>>20, ErrTooManyChanges)
+				return fmt.Errorf("comparing trees %s and %s: more than %s or %d MiB of names changed: %w", from, to, plural.Count(maxChanges, "file", "files"), maxChangeBytes>>20, ErrTooManyChanges)
 			}
 			changes = append(changes, Change{Path: string(rec), Mode: meta[1], Blob: meta[3]})
 		}
