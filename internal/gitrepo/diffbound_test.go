@@ -104,3 +104,52 @@ func TestRedTeamChangeListBounded(t *testing.T) {
 		t.Errorf("the reset worktree lacks its files: %v", err)
 	}
 }
+
+// TestRedTeamLinkTargetsBounded: whoever can push puts a task commit on
+// the run branch whose tree adds 64 symlink entries (mode 120000), each
+// the same 4 MiB blob. To recheck the commit planex reads where every
+// link of the tree leads, and read each link's blob whole, one copy per
+// entry: 256 MiB for one 4 MiB object, and as much more as entries were
+// pushed. A link whose target is longer than a checkout can follow
+// leads nowhere in the repository, so it escapes without being read, as
+// a link on the way to a folder does.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamLinkTargetsBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.TrimSpace(mustGitIn(t, r.Root, strings.Repeat("../", 4<<20/3), "hash-object", "-w", "--stdin"))
+	ok := strings.TrimSpace(mustGitIn(t, r.Root, "README.md", "hash-object", "-w", "--stdin"))
+	var entries strings.Builder
+	for i := range 64 {
+		fmt.Fprintf(&entries, "120000 %s\tlink%02d\n", big, i)
+	}
+	fmt.Fprintf(&entries, "120000 %s\tfine\n", ok)
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, entries.String(), "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	changes, err := r.DiffTrees(ctx, head, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bad []string
+	if got := allocated(func() { bad, err = r.SymlinkEscapes(ctx, tree, changes) }); got > 32<<20 {
+		t.Errorf("reading the links allocated %d MiB; want at most 32 MiB", got>>20)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) != 64 {
+		t.Errorf("%d links escape; want the 64 too long to follow", len(bad))
+	}
+	for _, b := range bad {
+		if strings.HasPrefix(b, "fine") || len(b) > 4096 {
+			t.Errorf("escaping link reported as %.80q (%d bytes)", b, len(b))
+		}
+	}
+}

@@ -241,27 +241,41 @@ func deref(t *string) (string, bool) {
 	return *t, true
 }
 
-// symlinks reads every symlink of tree: path → target.
+// symlinks reads every symlink of tree: path → target. A link whose
+// target is longer than maxLinkTarget (a tree anyone can push may hold
+// one of any size, many times over) is not read and leads to "/", out of
+// the repository; past maxLinkBytes of names and targets it stops with
+// ErrTooManyChanges.
 func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 	r, tree := v.r, v.tree
-	out, err := r.Git(ctx, "", "ls-tree", "-r", "-z", "--full-tree", tree)
-	if err != nil {
-		return nil, err
-	}
+	links := map[string]string{}
 	var paths, shas []string
-	for _, rec := range strings.Split(out, "\x00") {
-		meta, p, ok := strings.Cut(rec, "\t")
+	held := 0
+	err := streamRecords(ctx, r, "", nil, []string{"ls-tree", "-r", "-z", "-l", "--full-tree", tree}, func(rec []byte) error {
+		// "<mode> <type> <object> <size>\t<path>", the size padded.
+		meta, p, ok := strings.Cut(string(rec), "\t")
 		f := strings.Fields(meta)
-		if ok && len(f) == 3 && f[0] == "120000" {
-			paths = append(paths, p)
-			shas = append(shas, f[2])
+		if !ok || len(f) != 4 || f[0] != "120000" {
+			return nil
 		}
+		size, err := strconv.Atoi(f[3])
+		if err != nil || size > maxLinkTarget {
+			// Too long to lead anywhere in the repository, as linkWalk
+			// reads it: not read at all.
+			links[p] = "/"
+			size = 1
+		} else {
+			paths, shas = append(paths, p), append(shas, f[2])
+		}
+		if held += len(p) + size; held > maxLinkBytes {
+			return fmt.Errorf("more than %d MiB of symlinks: %w", maxLinkBytes>>20, ErrTooManyChanges)
+		}
+		return nil
+	})
+	if err != nil || len(paths) == 0 {
+		return links, err
 	}
-	links := make(map[string]string, len(paths))
-	if len(paths) == 0 {
-		return links, nil
-	}
-	out, err = r.gitIn(ctx, r.Root, nil, []byte(strings.Join(shas, "\n")+"\n"), "cat-file", "--batch")
+	out, err := r.gitIn(ctx, r.Root, nil, []byte(strings.Join(shas, "\n")+"\n"), "cat-file", "--batch")
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +290,7 @@ func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 			return nil, fmt.Errorf("reading link %s: unexpected header %q", p, header)
 		}
 		size, err := strconv.Atoi(f[2])
-		if err != nil {
+		if err != nil || size > maxLinkTarget {
 			return nil, fmt.Errorf("reading link %s: unexpected header %q", p, header)
 		}
 		body := make([]byte, size+1) // the content and its trailing newline
@@ -287,6 +301,10 @@ func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 	}
 	return links, nil
 }
+
+// maxLinkBytes bounds the names and targets of the symlinks of one tree
+// that planex holds to check where they lead.
+const maxLinkBytes = 16 << 20
 
 // FoldersHolding lists the folders of tree, among those that hold one of
 // paths (their ancestors, the root left out), that hold an entry named
