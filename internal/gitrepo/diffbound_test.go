@@ -153,3 +153,65 @@ func TestRedTeamLinkTargetsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamCommitMessageBounded: whoever can push publishes a matrix
+// task's result ref (refs/planex/tasks/…) as a commit whose message is
+// 64 MiB; the collect job reads the message, where planex's task jobs
+// put the task's result, whole. A message longer than planex writes
+// (ErrLongMessage) is refused after reading at most its bound.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamCommitMessageBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", head+"^{tree}"))
+	huge := "planex: T1\n\n{\"status\":\"completed\",\"findings\":\"" + strings.Repeat("x", 64<<20) + "\"}\n"
+	forged := strings.TrimSpace(mustGitIn(t, r.Root, huge, "commit-tree", tree, "-p", head, "-F", "-"))
+	var msg string
+	if got := allocated(func() { msg, err = r.CommitMessage(ctx, forged) }); got > 8<<20 {
+		t.Errorf("reading the forged message allocated %d MiB; want at most 8 MiB", got>>20)
+	}
+	if !errors.Is(err, ErrLongMessage) || msg != "" {
+		t.Errorf("CommitMessage = %d bytes, %v; want ErrLongMessage", len(msg), err)
+	}
+	if msg, err := r.CommitMessage(ctx, head); err != nil || msg == "" {
+		t.Errorf("CommitMessage of an ordinary commit = %q, %v", msg, err)
+	}
+}
+
+// TestRedTeamGitStderrBounded: an agent leaves `* text eol=crlf` in a
+// .gitattributes of its worktree and thousands of files with long names:
+// planex's `git add` of its changes warns once for each file (LF will be
+// replaced by CRLF), and planex kept all of git's standard error in
+// memory, growing with the files the agent made. Only its first 64 KiB
+// are kept (they go into an error message at most).
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamGitStderrBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	long := filepath.Join(strings.Repeat("d", 200), strings.Repeat("e", 200))
+	if err := os.MkdirAll(filepath.Join(r.Root, long), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Root, ".gitattributes"), []byte("* text eol=crlf\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12_000 {
+		name := filepath.Join(r.Root, long, fmt.Sprintf("%s%06d", strings.Repeat("f", 200), i))
+		if err := os.WriteFile(name, []byte("line\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	if got := allocated(func() { _, err = r.Git(ctx, "", "add", "--all") }); got > 4<<20 {
+		t.Errorf("git add allocated %d MiB in planex; want at most 4 MiB", got>>20)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
