@@ -215,3 +215,36 @@ func TestRedTeamGitStderrBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRedTeamFolderListingBounded: whoever can push puts a commit whose
+// .github/workflows folder holds 300,000 entries; the CI-configuration
+// check lists that folder to read its first 200 workflows, and held the
+// whole listing (and its split) in memory first. The listing is read as
+// it comes and left once those are found.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamFolderListingBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.TrimSpace(mustGitIn(t, r.Root, "on: push\n", "hash-object", "-w", "--stdin"))
+	var entries strings.Builder
+	long := strings.Repeat("w", 90)
+	for i := range 300_000 {
+		fmt.Fprintf(&entries, "100644 %s\t.github/workflows/%s%06d.yml\n", blob, long, i)
+	}
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, entries.String(), "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	var files map[string][]byte
+	if got := allocated(func() { files, err = r.Tree(tree).FolderFiles(ctx, ".github/workflows", 200, 1<<20) }); got > 16<<20 {
+		t.Errorf("listing the folder allocated %d MiB; want at most 16 MiB", got>>20)
+	}
+	if err != nil || len(files) != 200 {
+		t.Errorf("FolderFiles = %d files, %v; want 200", len(files), err)
+	}
+}

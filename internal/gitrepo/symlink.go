@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -355,21 +356,28 @@ func (v TreeView) FoldersHolding(ctx context.Context, paths, names []string) (ma
 // bounds neither the time nor the memory it takes.
 func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, maxBytes int64) (map[string][]byte, error) {
 	r, tree := v.r, v.tree
-	out, err := r.Git(ctx, "", "ls-tree", "-z", tree, "--", strings.TrimSuffix(dir, "/")+"/")
-	if err != nil {
+	// The listing is read as it comes and left once maxFiles are found: a
+	// tree anyone can push may hold a folder of a million entries.
+	var names, objects []string
+	errEnough := errors.New("enough files")
+	err := streamRecords(ctx, r, "", nil, []string{"ls-tree", "-z", tree, "--", strings.TrimSuffix(dir, "/") + "/"}, func(rec []byte) error {
+		meta, name, found := strings.Cut(string(rec), "\t")
+		fields := strings.Fields(meta)
+		if !found || len(fields) != 3 || fields[1] != "blob" || fields[0] == "120000" {
+			return nil
+		}
+		if len(names) == maxFiles {
+			return errEnough
+		}
+		names, objects = append(names, name), append(objects, fields[2])
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnough) {
 		return nil, fmt.Errorf("listing %s at %s: %w", dir, abbrev.SHA(tree), err)
 	}
 	files := map[string][]byte{}
-	for _, entry := range strings.Split(out, "\x00") {
-		meta, name, found := strings.Cut(entry, "\t")
-		fields := strings.Fields(meta)
-		if !found || len(fields) != 3 || fields[1] != "blob" || fields[0] == "120000" {
-			continue
-		}
-		if len(files) == maxFiles {
-			break
-		}
-		body, err := r.ReadBlobPrefix(ctx, fields[2], maxBytes)
+	for i, name := range names {
+		body, err := r.ReadBlobPrefix(ctx, objects[i], maxBytes)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s at %s: %w", name, abbrev.SHA(tree), err)
 		}
