@@ -42,6 +42,7 @@ var serialTests = map[string]string{
 	"internal/gitrepo.TestRedTeamLinkTargetsBounded":   "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamCommitMessageBounded": "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamGitStderrBounded":     "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamFolderListingBounded": "measures the process's allocations",
 }
 
 // TestSlowPackagesTestInParallel: every top-level test of parallelPackages
