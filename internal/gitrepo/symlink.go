@@ -386,6 +386,48 @@ func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, max
 	return files, nil
 }
 
+// NamedFiles reads the entries directly in folder dir of tree ("." for
+// the root) whose names keep accepts: the first maxBytes of each regular
+// file, by its path, and the paths of those that are symbolic links
+// (where they lead is the caller's to resolve). The listing is read as
+// git writes it; at most maxNamed entries are taken.
+func (v TreeView) NamedFiles(ctx context.Context, dir string, keep func(name string) bool, maxBytes int64) (files map[string][]byte, links []string, err error) {
+	r, tree := v.r, v.tree
+	args := []string{"ls-tree", "-z", tree}
+	if dir != "." && dir != "" {
+		args = append(args, "--", strings.TrimSuffix(dir, "/")+"/")
+	}
+	var names, objects []string
+	err = streamRecords(ctx, r, "", nil, args, func(rec []byte) error {
+		meta, name, found := strings.Cut(string(rec), "\t")
+		fields := strings.Fields(meta)
+		if !found || len(fields) != 3 || fields[1] != "blob" || !keep(path.Base(name)) || len(names) == maxNamed {
+			return nil
+		}
+		if fields[0] == "120000" {
+			links = append(links, name)
+		} else {
+			names, objects = append(names, name), append(objects, fields[2])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing %s at %s: %w", dir, abbrev.SHA(tree), err)
+	}
+	files = map[string][]byte{}
+	for i, name := range names {
+		body, err := r.ReadBlobPrefix(ctx, objects[i], maxBytes)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s at %s: %w", name, abbrev.SHA(tree), err)
+		}
+		files[name] = body
+	}
+	return files, links, nil
+}
+
+// maxNamed bounds the entries NamedFiles takes from one folder.
+const maxNamed = 16
+
 // ReadFiles reads the files of tree at paths (each a path of the
 // repository; a missing one, a folder or a submodule is left out, and a
 // path holding a line break is not looked at): the first maxBytes of
