@@ -3,8 +3,10 @@
 package tools
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,6 +58,57 @@ func TestRedTeamToolsReadNoPlantedIgnoreFile(t *testing.T) {
 			case <-time.After(20 * time.Second):
 				t.Fatalf("%s %s did not return: planex waits on the planted .gitignore", phase, c.tool)
 			}
+		}
+	}
+}
+
+// TestRedTeamToolsWalkBounded: an agent's contained command fills a
+// folder of its worktree with empty files (an inode each, no disk), then
+// the model calls list_files and search_files, which walk the worktree in
+// planex itself: every folder's whole listing was read into memory and
+// sorted before the first file was looked at, 114 MiB for 300,000 files,
+// growing with what the agent made. A walk reads at most MaxWalkEntries
+// entries in all (here 2,000, of 20,000) and says where it stopped.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamToolsWalkBounded(t *testing.T) {
+	repo, _ := gitRepo(t)
+	dir := filepath.Join(repo, "src", "many")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20_000 {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("file-with-a-longer-name-%08d.txt", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	s, err := New(Config{Phase: agent.PhaseExecute, Worker: "T1", Dir: repo, Scope: "src/**", MaxWalkEntries: 2000,
+		DiscoveriesFile: filepath.Join(t.TempDir(), "discoveries.ndjson"), Env: []string{"PATH=" + os.Getenv("PATH")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		max  uint64 // search opens each file it reads
+	}{
+		{ListFiles, map[string]any{"path": "src"}, 2 << 20},
+		{Search, map[string]any{"pattern": "never-there"}, 8 << 20},
+	} {
+		var out Output
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		out = call(t, s, c.tool, c.args)
+		runtime.ReadMemStats(&after)
+		if got := after.TotalAlloc - before.TotalAlloc; got > c.max {
+			t.Errorf("%s allocated %d KiB; want at most %d KiB", c.tool, got>>10, c.max>>10)
+		}
+		if !strings.Contains(out.Text, "stopped after 2000 entries") {
+			t.Errorf("%s does not say where its walk stopped: %.300s", c.tool, out.Text)
 		}
 	}
 }
