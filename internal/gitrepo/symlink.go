@@ -308,47 +308,45 @@ func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 const maxLinkBytes = 16 << 20
 
 // FoldersHolding lists the folders of tree, among those that hold one of
-// paths (their ancestors, the root left out), that hold an entry named
-// one of names (a local action's action.yml): one git call, whatever the
-// number of paths. A folder whose name holds a line break is not looked
-// at (git's batch input is line-based).
-func (v TreeView) FoldersHolding(ctx context.Context, paths, names []string) (map[string]bool, error) {
+// paths (their ancestors, the root left out), that hold an entry whose
+// name keep accepts (a local action's definition, in any case): the
+// folders are listed by git as it writes, maxListedFolders to a call,
+// keeping only what keep accepts.
+func (v TreeView) FoldersHolding(ctx context.Context, paths []string, keep func(name string) bool) (map[string]bool, error) {
 	r, tree := v.r, v.tree
 	var asked []string
 	seen := map[string]bool{}
 	for _, p := range paths {
 		for d := path.Dir(p); d != "." && d != "/" && !seen[d]; d = path.Dir(d) {
 			seen[d] = true
-			if !strings.Contains(d, "\n") {
-				asked = append(asked, d)
-			}
+			asked = append(asked, d)
 		}
 	}
 	out := map[string]bool{}
-	if len(asked) == 0 {
-		return out, nil
-	}
-	var in strings.Builder
-	for _, d := range asked {
-		for _, n := range names {
-			in.WriteString(tree + ":" + d + "/" + n + "\n")
+	for len(asked) > 0 {
+		n := min(len(asked), maxListedFolders)
+		args := []string{"ls-tree", "-z", tree, "--"}
+		for _, d := range asked[:n] {
+			args = append(args, d+"/")
 		}
-	}
-	res, err := r.gitIn(ctx, r.Root, nil, []byte(in.String()), "cat-file", "--batch-check")
-	if err != nil {
-		return nil, fmt.Errorf("looking for %s in the folders of %s: %w", strings.Join(names, ", "), abbrev.SHA(tree), err)
-	}
-	lines := strings.Split(strings.TrimSuffix(res, "\n"), "\n")
-	if len(lines) != len(asked)*len(names) {
-		return nil, fmt.Errorf("looking for %s in the folders of %s: git cat-file answered %d lines for %d", strings.Join(names, ", "), abbrev.SHA(tree), len(lines), len(asked)*len(names))
-	}
-	for i, l := range lines {
-		if f := strings.Fields(l); len(f) == 3 && r.format.IsID(f[0]) && f[1] == "blob" {
-			out[asked[i/len(names)]] = true
+		asked = asked[n:]
+		err := streamRecords(ctx, r, "", nil, args, func(rec []byte) error {
+			meta, name, ok := strings.Cut(string(rec), "\t")
+			if f := strings.Fields(meta); ok && len(f) == 3 && f[1] == "blob" && keep(path.Base(name)) && seen[path.Dir(name)] {
+				out[path.Dir(name)] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("looking for local actions in the folders of %s: %w", abbrev.SHA(tree), err)
 		}
 	}
 	return out, nil
 }
+
+// maxListedFolders is how many folders one git lists for FoldersHolding,
+// whose names are its arguments.
+const maxListedFolders = 256
 
 // FolderFiles reads the files directly in folder dir of tree (not its
 // sub-folders, links or submodules), in git's order: at most maxFiles of
