@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -345,6 +346,38 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// errNotRegular refuses a write to what an agent left in a file's place.
+var errNotRegular = errors.New("not a regular file")
+
+// writeRegular writes data to rel through the step's root, creating it
+// with perm, only when it is (or becomes) a regular file: a FIFO an
+// agent's command left there is opened without waiting for a reader,
+// then refused, before anything is truncated.
+func (s *Set) writeRegular(rel string, data []byte, perm os.FileMode) error {
+	f, err := s.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, perm)
+	if errors.Is(err, syscall.ENXIO) {
+		// A FIFO nothing reads.
+		return &fs.PathError{Op: "write", Path: rel, Err: errNotRegular}
+	}
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = &fs.PathError{Op: "write", Path: rel, Err: errNotRegular}
+	}
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 func (s *Set) writeFile(input json.RawMessage) Output {
 	var in writeFileInput
 	if err := decode(input, &in); err != nil {
@@ -377,7 +410,7 @@ func (s *Set) writeFile(input json.RawMessage) Output {
 		perm = st.Mode().Perm()
 		existed = true
 	}
-	if err := s.root.WriteFile(rel, []byte(*in.Content), perm); err != nil {
+	if err := s.writeRegular(rel, []byte(*in.Content), perm); err != nil {
 		return fail("writing %s: %s", rel, s.describe(err))
 	}
 	verb := "created"
@@ -432,7 +465,7 @@ func (s *Set) editFile(input json.RawMessage) Output {
 	if len(text) > s.cfg.MaxWriteBytes {
 		return fail("the edited file would be %d bytes, more than the %d allowed", len(text), s.cfg.MaxWriteBytes)
 	}
-	if err := s.root.WriteFile(rel, []byte(text), st.Mode().Perm()); err != nil {
+	if err := s.writeRegular(rel, []byte(text), st.Mode().Perm()); err != nil {
 		return fail("writing %s: %s", rel, s.describe(err))
 	}
 	return ok("edited %s", rel)

@@ -112,3 +112,36 @@ func TestRedTeamToolsWalkBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamWriteFileWaitsOnNoFIFO: an agent's contained command leaves
+// a FIFO where the model then asks write_file to write (src/pipe.go):
+// planex, which writes the file itself, opened the FIFO for writing and
+// waited for a reader for ever. A path that is not a regular file is
+// refused, and a regular file is still written.
+func TestRedTeamWriteFileWaitsOnNoFIFO(t *testing.T) {
+	t.Parallel()
+	repo, _ := gitRepo(t)
+	if err := syscall.Mkfifo(filepath.Join(repo, "src", "pipe.go"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newSet(t, agent.PhaseExecute, repo, "src/**")
+	done := make(chan Output, 1)
+	go func() {
+		done <- call(t, s, WriteFile, map[string]any{"path": "src/pipe.go", "content": "package main\n"})
+	}()
+	select {
+	case out := <-done:
+		if !out.IsError || !strings.Contains(out.Text, "not a regular file") {
+			t.Errorf("write_file to a FIFO: %+v; want it refused as not a regular file", out)
+		}
+	case <-time.After(20 * time.Second):
+		// Open the FIFO for reading so that the blocked write ends.
+		if f, err := os.OpenFile(filepath.Join(repo, "src", "pipe.go"), os.O_RDONLY, 0); err == nil {
+			f.Close()
+		}
+		t.Fatal("write_file waited on the FIFO for a reader")
+	}
+	if out := call(t, s, WriteFile, map[string]any{"path": "src/new.go", "content": "package main\n"}); out.IsError {
+		t.Errorf("write_file of a new file: %+v", out)
+	}
+}
