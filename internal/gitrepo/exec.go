@@ -166,16 +166,20 @@ func run(ctx context.Context, c call) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var stdout, stderr bytes.Buffer
+	// Git's warnings come once for each file (an agent's attributes make
+	// it warn about every line ending it converts): only their start is
+	// kept, for the error.
+	var stdout bytes.Buffer
+	stderr := &headBuffer{max: 64 << 10}
 	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
+	cmd.Stderr = stderr
 	if err := cmd.Run(); err != nil {
 		// A call cut short by ctx says so in a way errors.Is can tell
 		// (the CLI reports an interrupted run by it), not only in text.
 		if cerr := ctx.Err(); cerr != nil {
 			return stdout.String(), fmt.Errorf("git %s: %w", strings.Join(c.args, " "), cerr)
 		}
-		msg := strings.TrimSpace(stderr.String())
+		msg := strings.TrimSpace(stderr.b.String())
 		if msg == "" {
 			msg = err.Error()
 		}

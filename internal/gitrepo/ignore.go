@@ -2,12 +2,28 @@ package gitrepo
 
 import (
 	"bufio"
+	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/planexhq/planex/internal/safefile"
+)
+
+// Bounds on what one Ignorer reads, whatever a repository ships or an
+// agent leaves in a worktree: the tools that use it run in planex itself.
+const (
+	// maxIgnoreFile is how much of one ignore file is read; git's own
+	// limit is larger (100 MB), but no hand-written file comes near this.
+	maxIgnoreFile = 1 << 20
+	// maxIgnorePatterns is how many patterns one Ignorer keeps in all;
+	// the files read after the budget is spent count as empty.
+	maxIgnorePatterns = 1 << 16
 )
 
 // Ignorer answers whether paths of a tree are ignored, by git's rules,
@@ -18,20 +34,36 @@ import (
 //
 // It is for trees git does not list itself (a directory that is not a
 // work tree, an agent's tool walking a worktree); where git can answer,
-// ask git.
+// ask git. Like git, it follows no link named .gitignore inside the
+// tree; it reads only regular files (a FIFO there is not waited on), at
+// most maxIgnoreFile bytes of each and maxIgnorePatterns patterns in all,
+// and a directory's patterns are kept once, linked to its parent's, so
+// that many folders under a long root file cost no copies of it.
 type Ignorer struct {
 	root string
-	base []gitignore.Pattern
-	dirs map[string][]gitignore.Pattern // in effect in a directory, by its slash path
+	base *ignoreLevel
+	dirs map[string]*ignoreLevel // in effect in a directory, by its slash path
+	held int                     // patterns kept so far
+}
+
+// ignoreLevel is what one ignore file adds to the patterns in effect
+// above it; the deeper level is asked first, as git lets the deeper file
+// win.
+type ignoreLevel struct {
+	parent *ignoreLevel
+	own    []gitignore.Pattern
 }
 
 // NewIgnorer returns an Ignorer for the tree at root. extra are ignore
 // files that apply to the whole tree, lowest precedence first (such as
-// .git/info/exclude). A missing or unreadable file counts as empty.
+// .git/info/exclude; these may be links). A missing or unreadable file
+// counts as empty.
 func NewIgnorer(root string, extra ...string) *Ignorer {
-	ig := &Ignorer{root: root, dirs: map[string][]gitignore.Pattern{}}
+	ig := &Ignorer{root: root, dirs: map[string]*ignoreLevel{}}
 	for _, f := range extra {
-		ig.base = append(ig.base, readPatterns(f, nil)...)
+		if own := ig.readPatterns(f, nil, true); len(own) > 0 {
+			ig.base = &ignoreLevel{parent: ig.base, own: own}
+		}
 	}
 	return ig
 }
@@ -44,43 +76,77 @@ func (ig *Ignorer) Ignored(rel string, isDir bool) bool {
 	if rel == "." {
 		return false
 	}
-	return gitignore.NewMatcher(ig.patterns(path.Dir(rel))).Match(strings.Split(rel, "/"), isDir)
+	parts := strings.Split(rel, "/")
+	for l := ig.level(path.Dir(rel)); l != nil; l = l.parent {
+		for i := len(l.own) - 1; i >= 0; i-- {
+			if m := l.own[i].Match(parts, isDir); m != gitignore.NoMatch {
+				return m == gitignore.Exclude
+			}
+		}
+	}
+	return false
 }
 
-// patterns returns the patterns in effect in directory dir: the tree's,
-// its parents' and then its own, so that the deeper file wins.
-func (ig *Ignorer) patterns(dir string) []gitignore.Pattern {
-	if ps, ok := ig.dirs[dir]; ok {
-		return ps
+// level returns the patterns in effect in directory dir: its own file's
+// over its parents' and the tree's.
+func (ig *Ignorer) level(dir string) *ignoreLevel {
+	if l, ok := ig.dirs[dir]; ok {
+		return l
 	}
 	inherited, domain := ig.base, []string(nil)
 	if dir != "." {
-		inherited, domain = ig.patterns(path.Dir(dir)), strings.Split(dir, "/")
+		inherited, domain = ig.level(path.Dir(dir)), strings.Split(dir, "/")
 	}
-	ps := inherited
-	if own := readPatterns(filepath.Join(ig.root, filepath.FromSlash(dir), ".gitignore"), domain); len(own) > 0 {
-		ps = append(append([]gitignore.Pattern(nil), inherited...), own...)
+	l := inherited
+	if own := ig.readPatterns(filepath.Join(ig.root, filepath.FromSlash(dir), ".gitignore"), domain, false); len(own) > 0 {
+		l = &ignoreLevel{parent: inherited, own: own}
 	}
-	ig.dirs[dir] = ps
-	return ps
+	ig.dirs[dir] = l
+	return l
 }
 
 // readPatterns reads one ignore file's patterns, scoped to domain (the
-// directory holding it, as path elements; nil for the root).
-func readPatterns(file string, domain []string) []gitignore.Pattern {
-	f, err := os.Open(file)
+// directory holding it, as path elements; nil for the root), within the
+// Ignorer's budget. A link is followed only when follow is set (the extra
+// files outside the tree).
+func (ig *Ignorer) readPatterns(file string, domain []string, follow bool) []gitignore.Pattern {
+	if ig.held >= maxIgnorePatterns {
+		return nil
+	}
+	var f *os.File
+	var err error
+	if follow {
+		f, err = openRegular(file)
+	} else {
+		f, err = safefile.OpenNoFollow(file)
+	}
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
 	var ps []gitignore.Pattern
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	sc := bufio.NewScanner(io.LimitReader(f, maxIgnoreFile))
+	for sc.Scan() && ig.held < maxIgnorePatterns {
 		line := strings.TrimRight(sc.Text(), "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		ps = append(ps, gitignore.ParsePattern(line, domain))
+		ig.held++
 	}
 	return ps
+}
+
+// openRegular opens file, following a link, when it is a regular file;
+// a FIFO is opened without waiting for a writer, then refused.
+func openRegular(file string) (*os.File, error) {
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("reading %s: not a regular file", file)
+	}
+	return f, nil
 }

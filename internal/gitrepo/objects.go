@@ -23,11 +23,19 @@ func (r *Repo) BlobSize(ctx context.Context, sha string) (int64, error) {
 	return n, nil
 }
 
-// CommitMessage returns a commit's message exactly as recorded.
+// CommitMessage returns a commit's message exactly as recorded. A commit
+// anyone can push (a matrix task's result) may carry a message of any
+// length: one longer than maxMessage (with its headers) is refused with
+// ErrLongMessage, git stopped there.
 func (r *Repo) CommitMessage(ctx context.Context, sha string) (string, error) {
-	out, err := r.Git(ctx, "", "cat-file", "commit", sha)
+	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
+		args: []string{"cat-file", "commit", sha}}
+	out, cut, err := runCapped(ctx, c, maxMessage+maxHeaders)
 	if err != nil {
 		return "", fmt.Errorf("reading commit %s: %w", sha, err)
+	}
+	if cut {
+		return "", fmt.Errorf("reading commit %s: more than %d MiB: %w", sha, maxMessage>>20, ErrLongMessage)
 	}
 	// The headers end at the first empty line.
 	_, msg, ok := strings.Cut(out, "\n\n")
@@ -36,6 +44,10 @@ func (r *Repo) CommitMessage(ctx context.Context, sha string) (string, error) {
 	}
 	return msg, nil
 }
+
+// maxHeaders is room for a commit's headers beside its message (a
+// signature takes a few kilobytes).
+const maxHeaders = 64 << 10
 
 // IsAncestor reports whether commit a is b or one of its ancestors.
 func (r *Repo) IsAncestor(ctx context.Context, a, b string) bool {

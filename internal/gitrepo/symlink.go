@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -241,27 +242,41 @@ func deref(t *string) (string, bool) {
 	return *t, true
 }
 
-// symlinks reads every symlink of tree: path → target.
+// symlinks reads every symlink of tree: path → target. A link whose
+// target is longer than maxLinkTarget (a tree anyone can push may hold
+// one of any size, many times over) is not read and leads to "/", out of
+// the repository; past maxLinkBytes of names and targets it stops with
+// ErrTooManyChanges.
 func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 	r, tree := v.r, v.tree
-	out, err := r.Git(ctx, "", "ls-tree", "-r", "-z", "--full-tree", tree)
-	if err != nil {
-		return nil, err
-	}
+	links := map[string]string{}
 	var paths, shas []string
-	for _, rec := range strings.Split(out, "\x00") {
-		meta, p, ok := strings.Cut(rec, "\t")
+	held := 0
+	err := streamRecords(ctx, r, "", nil, []string{"ls-tree", "-r", "-z", "-l", "--full-tree", tree}, func(rec []byte) error {
+		// "<mode> <type> <object> <size>\t<path>", the size padded.
+		meta, p, ok := strings.Cut(string(rec), "\t")
 		f := strings.Fields(meta)
-		if ok && len(f) == 3 && f[0] == "120000" {
-			paths = append(paths, p)
-			shas = append(shas, f[2])
+		if !ok || len(f) != 4 || f[0] != "120000" {
+			return nil
 		}
+		size, err := strconv.Atoi(f[3])
+		if err != nil || size > maxLinkTarget {
+			// Too long to lead anywhere in the repository, as linkWalk
+			// reads it: not read at all.
+			links[p] = "/"
+			size = 1
+		} else {
+			paths, shas = append(paths, p), append(shas, f[2])
+		}
+		if held += len(p) + size; held > maxLinkBytes {
+			return fmt.Errorf("more than %d MiB of symlinks: %w", maxLinkBytes>>20, ErrTooManyChanges)
+		}
+		return nil
+	})
+	if err != nil || len(paths) == 0 {
+		return links, err
 	}
-	links := make(map[string]string, len(paths))
-	if len(paths) == 0 {
-		return links, nil
-	}
-	out, err = r.gitIn(ctx, r.Root, nil, []byte(strings.Join(shas, "\n")+"\n"), "cat-file", "--batch")
+	out, err := r.gitIn(ctx, r.Root, nil, []byte(strings.Join(shas, "\n")+"\n"), "cat-file", "--batch")
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +291,7 @@ func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 			return nil, fmt.Errorf("reading link %s: unexpected header %q", p, header)
 		}
 		size, err := strconv.Atoi(f[2])
-		if err != nil {
+		if err != nil || size > maxLinkTarget {
 			return nil, fmt.Errorf("reading link %s: unexpected header %q", p, header)
 		}
 		body := make([]byte, size+1) // the content and its trailing newline
@@ -288,48 +303,50 @@ func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 	return links, nil
 }
 
+// maxLinkBytes bounds the names and targets of the symlinks of one tree
+// that planex holds to check where they lead.
+const maxLinkBytes = 16 << 20
+
 // FoldersHolding lists the folders of tree, among those that hold one of
-// paths (their ancestors, the root left out), that hold an entry named
-// one of names (a local action's action.yml): one git call, whatever the
-// number of paths. A folder whose name holds a line break is not looked
-// at (git's batch input is line-based).
-func (v TreeView) FoldersHolding(ctx context.Context, paths, names []string) (map[string]bool, error) {
+// paths (their ancestors, the root left out), that hold an entry whose
+// name keep accepts (a local action's definition, in any case): the
+// folders are listed by git as it writes, maxListedFolders to a call,
+// keeping only what keep accepts.
+func (v TreeView) FoldersHolding(ctx context.Context, paths []string, keep func(name string) bool) (map[string]bool, error) {
 	r, tree := v.r, v.tree
 	var asked []string
 	seen := map[string]bool{}
 	for _, p := range paths {
 		for d := path.Dir(p); d != "." && d != "/" && !seen[d]; d = path.Dir(d) {
 			seen[d] = true
-			if !strings.Contains(d, "\n") {
-				asked = append(asked, d)
-			}
+			asked = append(asked, d)
 		}
 	}
 	out := map[string]bool{}
-	if len(asked) == 0 {
-		return out, nil
-	}
-	var in strings.Builder
-	for _, d := range asked {
-		for _, n := range names {
-			in.WriteString(tree + ":" + d + "/" + n + "\n")
+	for len(asked) > 0 {
+		n := min(len(asked), maxListedFolders)
+		args := []string{"ls-tree", "-z", tree, "--"}
+		for _, d := range asked[:n] {
+			args = append(args, d+"/")
 		}
-	}
-	res, err := r.gitIn(ctx, r.Root, nil, []byte(in.String()), "cat-file", "--batch-check")
-	if err != nil {
-		return nil, fmt.Errorf("looking for %s in the folders of %s: %w", strings.Join(names, ", "), abbrev.SHA(tree), err)
-	}
-	lines := strings.Split(strings.TrimSuffix(res, "\n"), "\n")
-	if len(lines) != len(asked)*len(names) {
-		return nil, fmt.Errorf("looking for %s in the folders of %s: git cat-file answered %d lines for %d", strings.Join(names, ", "), abbrev.SHA(tree), len(lines), len(asked)*len(names))
-	}
-	for i, l := range lines {
-		if f := strings.Fields(l); len(f) == 3 && r.format.IsID(f[0]) && f[1] == "blob" {
-			out[asked[i/len(names)]] = true
+		asked = asked[n:]
+		err := streamRecords(ctx, r, "", nil, args, func(rec []byte) error {
+			meta, name, ok := strings.Cut(string(rec), "\t")
+			if f := strings.Fields(meta); ok && len(f) == 3 && f[1] == "blob" && keep(path.Base(name)) && seen[path.Dir(name)] {
+				out[path.Dir(name)] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("looking for local actions in the folders of %s: %w", abbrev.SHA(tree), err)
 		}
 	}
 	return out, nil
 }
+
+// maxListedFolders is how many folders one git lists for FoldersHolding,
+// whose names are its arguments.
+const maxListedFolders = 256
 
 // FolderFiles reads the files directly in folder dir of tree (not its
 // sub-folders, links or submodules), in git's order: at most maxFiles of
@@ -337,21 +354,28 @@ func (v TreeView) FoldersHolding(ctx context.Context, paths, names []string) (ma
 // bounds neither the time nor the memory it takes.
 func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, maxBytes int64) (map[string][]byte, error) {
 	r, tree := v.r, v.tree
-	out, err := r.Git(ctx, "", "ls-tree", "-z", tree, "--", strings.TrimSuffix(dir, "/")+"/")
-	if err != nil {
+	// The listing is read as it comes and left once maxFiles are found: a
+	// tree anyone can push may hold a folder of a million entries.
+	var names, objects []string
+	errEnough := errors.New("enough files")
+	err := streamRecords(ctx, r, "", nil, []string{"ls-tree", "-z", tree, "--", strings.TrimSuffix(dir, "/") + "/"}, func(rec []byte) error {
+		meta, name, found := strings.Cut(string(rec), "\t")
+		fields := strings.Fields(meta)
+		if !found || len(fields) != 3 || fields[1] != "blob" || fields[0] == "120000" {
+			return nil
+		}
+		if len(names) == maxFiles {
+			return errEnough
+		}
+		names, objects = append(names, name), append(objects, fields[2])
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnough) {
 		return nil, fmt.Errorf("listing %s at %s: %w", dir, abbrev.SHA(tree), err)
 	}
 	files := map[string][]byte{}
-	for _, entry := range strings.Split(out, "\x00") {
-		meta, name, found := strings.Cut(entry, "\t")
-		fields := strings.Fields(meta)
-		if !found || len(fields) != 3 || fields[1] != "blob" || fields[0] == "120000" {
-			continue
-		}
-		if len(files) == maxFiles {
-			break
-		}
-		body, err := r.ReadBlobPrefix(ctx, fields[2], maxBytes)
+	for i, name := range names {
+		body, err := r.ReadBlobPrefix(ctx, objects[i], maxBytes)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s at %s: %w", name, abbrev.SHA(tree), err)
 		}
@@ -359,6 +383,48 @@ func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, max
 	}
 	return files, nil
 }
+
+// NamedFiles reads the entries directly in folder dir of tree ("." for
+// the root) whose names keep accepts: the first maxBytes of each regular
+// file, by its path, and the paths of those that are symbolic links
+// (where they lead is the caller's to resolve). The listing is read as
+// git writes it; at most maxNamed entries are taken.
+func (v TreeView) NamedFiles(ctx context.Context, dir string, keep func(name string) bool, maxBytes int64) (files map[string][]byte, links []string, err error) {
+	r, tree := v.r, v.tree
+	args := []string{"ls-tree", "-z", tree}
+	if dir != "." && dir != "" {
+		args = append(args, "--", strings.TrimSuffix(dir, "/")+"/")
+	}
+	var names, objects []string
+	err = streamRecords(ctx, r, "", nil, args, func(rec []byte) error {
+		meta, name, found := strings.Cut(string(rec), "\t")
+		fields := strings.Fields(meta)
+		if !found || len(fields) != 3 || fields[1] != "blob" || !keep(path.Base(name)) || len(names) == maxNamed {
+			return nil
+		}
+		if fields[0] == "120000" {
+			links = append(links, name)
+		} else {
+			names, objects = append(names, name), append(objects, fields[2])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing %s at %s: %w", dir, abbrev.SHA(tree), err)
+	}
+	files = map[string][]byte{}
+	for i, name := range names {
+		body, err := r.ReadBlobPrefix(ctx, objects[i], maxBytes)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s at %s: %w", name, abbrev.SHA(tree), err)
+		}
+		files[name] = body
+	}
+	return files, links, nil
+}
+
+// maxNamed bounds the entries NamedFiles takes from one folder.
+const maxNamed = 16
 
 // ReadFiles reads the files of tree at paths (each a path of the
 // repository; a missing one, a folder or a submodule is left out, and a

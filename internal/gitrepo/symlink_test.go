@@ -129,22 +129,25 @@ func TestResolveFolders(t *testing.T) {
 }
 
 // TestFoldersHolding: the folders of a real tree, above the paths asked
-// about, that hold an action's definition; names with spaces and a
-// folder of that name (not a file) are read right.
+// about, that hold an action's definition (in any case); names with
+// spaces or a line break, and a folder of that name, are read right.
 func TestFoldersHolding(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	r := newRepo(t)
 	writeFiles(t, r.Root, map[string]string{"tools/deploy/action.yml": "runs: {}", "a blob/action.yaml": "x", "x/action.yml/inner": "x",
-		"action.yml": "x", "src/main.go": "x"})
+		"action.yml": "x", "src/main.go": "x", "ci/Build/Action.YML": "x", "new\nline/action.yml": "x"})
 	head := commitAll(ctx, t, r, "actions")
-	got, err := r.Tree(head).FoldersHolding(ctx, []string{"tools/deploy/lib/run.sh", "a blob/c", "x/y", "src/main.go", "top", "new\nline/z"},
-		[]string{"action.yml", "action.yaml"})
+	definition := func(name string) bool {
+		return strings.EqualFold(name, "action.yml") || strings.EqualFold(name, "action.yaml")
+	}
+	got, err := r.Tree(head).FoldersHolding(ctx, []string{"tools/deploy/lib/run.sh", "a blob/c", "x/y", "src/main.go", "top", "new\nline/z", "ci/Build/run.sh"},
+		definition)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || !got["tools/deploy"] || !got["a blob"] {
-		t.Errorf("FoldersHolding = %v, want tools/deploy and a blob", got)
+	if len(got) != 4 || !got["tools/deploy"] || !got["a blob"] || !got["ci/Build"] || !got["new\nline"] {
+		t.Errorf("FoldersHolding = %v, want tools/deploy, a blob, ci/Build and new\\nline", got)
 	}
 }
 

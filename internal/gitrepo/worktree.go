@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -232,22 +231,6 @@ func (r *Repo) ResetWorktree(ctx context.Context, dir, commit string) error {
 	return nil
 }
 
-// gitlinks are the paths the index env names holds as submodules (a
-// function, not a method: Repo is at its bound of methods).
-func gitlinks(ctx context.Context, r *Repo, dir string, env []string) (map[string]bool, error) {
-	out, err := r.git(ctx, dir, env, "ls-files", "-z", "--stage")
-	if err != nil {
-		return nil, fmt.Errorf("listing submodules: %w", err)
-	}
-	links := map[string]bool{}
-	for _, rec := range strings.Split(out, "\x00") {
-		if meta, path, ok := strings.Cut(rec, "\t"); ok && strings.HasPrefix(meta, "160000 ") {
-			links[path] = true
-		}
-	}
-	return links, nil
-}
-
 // emptySubmoduleFolders leaves every submodule folder of a reset worktree
 // as `git worktree add` makes it: an empty folder where the commit holds
 // a submodule (kept), nothing where only the last task's snapshot did
@@ -456,26 +439,6 @@ func (r *Repo) Snapshot(ctx context.Context, dir, base string) (tree string, cha
 	tree = strings.TrimSpace(out)
 	changes, err = r.DiffTrees(ctx, base, tree)
 	return tree, changes, err
-}
-
-// DiffTrees lists the paths that differ between two tree-ish objects.
-func (r *Repo) DiffTrees(ctx context.Context, from, to string) ([]Change, error) {
-	out, err := r.Git(ctx, "", "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", from, to)
-	if err != nil {
-		return nil, fmt.Errorf("comparing trees: %w", err)
-	}
-	// Records: ":oldmode newmode oldsha newsha status\0path\0".
-	parts := strings.Split(out, "\x00")
-	var changes []Change
-	for i := 0; i+1 < len(parts); i += 2 {
-		meta := strings.Fields(strings.TrimPrefix(parts[i], ":"))
-		if len(meta) < 5 {
-			continue
-		}
-		changes = append(changes, Change{Path: parts[i+1], Mode: meta[1], Blob: meta[3]})
-	}
-	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
-	return changes, nil
 }
 
 // Paths returns the paths of changes.

@@ -78,7 +78,7 @@ func GuardOf(p string) Guarded {
 	if g, ok := guidanceGuard(p); ok {
 		return g
 	}
-	if base := path.Base(p); oneOf(base, ActionFiles) {
+	if IsActionFile(path.Base(p)) {
 		if dir := path.Dir(p); dir != "." {
 			return Guarded{Guard: GuardFolder, Dir: dir, What: "an action's definition"}
 		}
@@ -140,6 +140,17 @@ func ReadAs(p string, aliases map[string]string) []string {
 // ActionFiles are the names of an action's definition: a folder holding
 // one is a local action a workflow may run (`uses: ./tools/deploy`).
 var ActionFiles = []string{"action.yml", "action.yaml"}
+
+// IsActionFile says whether name is one of ActionFiles whatever its case:
+// a macOS or Windows runner reads Action.yml as action.yml.
+func IsActionFile(name string) bool {
+	for _, f := range ActionFiles {
+		if strings.EqualFold(name, f) {
+			return true
+		}
+	}
+	return false
+}
 
 // MayChange says whether a task whose scope is taskScope may change the
 // repository path p, which GitHub reads as read (p itself, or its name
@@ -225,7 +236,7 @@ func mayChangeConfig(taskScope string) bool {
 		}
 	}
 	for _, g := range scope.Split(taskScope) {
-		if oneOf(path.Base(g), ActionFiles) {
+		if IsActionFile(path.Base(g)) {
 			return true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -40,41 +42,93 @@ func (ig *ignorer) ignored(rel string, isDir bool) bool {
 }
 
 // walk visits the non-ignored regular files below rel (or rel itself when
-// it is a file), in lexical order, until fn returns false.
-func (s *Set) walk(rel string, fn func(file string) bool) error {
-	ig := newIgnorer(s.dir)
-	start := filepath.Join(s.dir, filepath.FromSlash(rel))
-	stop := fmt.Errorf("stop")
-	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == start {
-				return err
-			}
-			return nil
-		}
-		r, _ := filepath.Rel(s.dir, p)
-		r = filepath.ToSlash(r)
-		if r != rel && r != "." && (ig.ignored(r, d.IsDir()) || s.inListed(p)) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		if !fn(r) {
-			return stop
-		}
-		return nil
-	})
-	if err == stop {
-		return nil
+// it is a file), in lexical order within each folder, until fn returns
+// false. Folders are opened through the step's root, in batches: at most
+// MaxWalkEntries entries are read in all, however many an agent made
+// (cut says the walk stopped there), and no folder's listing is held but
+// those on the way to the one being read.
+func (s *Set) walk(rel string, fn func(file string) bool) (cut bool, err error) {
+	st, err := s.root.Lstat(rel)
+	if err != nil {
+		return false, err
 	}
-	return err
+	if !st.IsDir() {
+		if st.Mode().IsRegular() {
+			fn(rel)
+		}
+		return false, nil
+	}
+	w := &walker{s: s, ig: newIgnorer(s.dir), fn: fn, left: s.cfg.MaxWalkEntries}
+	err = w.folder(rel)
+	return w.cut, err
+}
+
+// walker is one walk's state: the entries it may still read.
+type walker struct {
+	s       *Set
+	ig      *ignorer
+	fn      func(file string) bool
+	left    int
+	cut     bool
+	stopped bool
+}
+
+// folder visits the entries of folder rel (a path of the step's root).
+func (w *walker) folder(rel string) error {
+	ents, err := w.list(rel)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if w.stopped {
+			return nil
+		}
+		r := path.Join(rel, e.Name())
+		if w.ig.ignored(r, e.IsDir()) || w.s.inListed(filepath.Join(w.s.dir, filepath.FromSlash(r))) {
+			continue
+		}
+		switch {
+		case e.IsDir():
+			// A folder that cannot be read is left out, as before.
+			_ = w.folder(r)
+		case e.Type().IsRegular():
+			w.stopped = !w.fn(r)
+		}
+	}
+	return nil
+}
+
+// list reads folder rel's entries, sorted, within what the walk may still
+// read.
+func (w *walker) list(rel string) ([]fs.DirEntry, error) {
+	f, err := w.s.root.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ents []fs.DirEntry
+	for {
+		if w.left == 0 {
+			w.cut = true
+			break
+		}
+		batch, err := f.ReadDir(min(w.left, 1024))
+		ents = append(ents, batch...)
+		w.left -= len(batch)
+		if err != nil || len(batch) == 0 {
+			break
+		}
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, nil
+}
+
+// walkNote tells the model that a walk stopped at its bound, or nothing.
+func (s *Set) walkNote(cut bool) string {
+	if !cut {
+		return ""
+	}
+	return fmt.Sprintf("\n[the walk stopped after %d entries of the folders it read; narrow the path]", s.cfg.MaxWalkEntries)
 }
 
 func (s *Set) listFiles(input json.RawMessage) Output {
@@ -91,7 +145,7 @@ func (s *Set) listFiles(input json.RawMessage) Output {
 	}
 	var files []string
 	more := 0
-	err = s.walk(rel, func(f string) bool {
+	cut, err := s.walk(rel, func(f string) bool {
 		if in.Glob != "" {
 			if m, _ := doublestar.Match(in.Glob, f); !m {
 				return true
@@ -107,14 +161,14 @@ func (s *Set) listFiles(input json.RawMessage) Output {
 	if err != nil {
 		return fail("listing %s: %s", rel, s.describe(err))
 	}
-	if len(files) == 0 {
-		return ok("no files found")
-	}
 	out := strings.Join(files, "\n")
+	if len(files) == 0 {
+		out = "no files found"
+	}
 	if more > 0 {
 		out += fmt.Sprintf("\n… %d more files not shown; narrow the path or glob", more)
 	}
-	return ok("%s", out)
+	return ok("%s%s", out, s.walkNote(cut))
 }
 
 // openRegular opens rel for reading if it is a regular file; otherwise it
@@ -220,7 +274,7 @@ func (s *Set) search(ctx context.Context, input json.RawMessage) Output {
 	}
 	var out []string
 	more := false
-	err = s.walk(rel, func(file string) bool {
+	cut, err := s.walk(rel, func(file string) bool {
 		if ctx.Err() != nil {
 			return false
 		}
@@ -257,14 +311,14 @@ func (s *Set) search(ctx context.Context, input json.RawMessage) Output {
 	if err != nil {
 		return fail("searching %s: %s", rel, s.describe(err))
 	}
-	if len(out) == 0 {
-		return ok("no matches")
-	}
 	text := strings.Join(out, "\n")
+	if len(out) == 0 {
+		text = "no matches"
+	}
 	if more {
 		text += fmt.Sprintf("\n[stopped after %d matches; narrow the pattern, path or glob]", s.cfg.MaxSearchResults)
 	}
-	return ok("%s", text)
+	return ok("%s%s", text, s.walkNote(cut))
 }
 
 // readSmall reads a file through the root, skipping files that are too
@@ -290,6 +344,38 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// errNotRegular refuses a write to what an agent left in a file's place.
+var errNotRegular = errors.New("not a regular file")
+
+// writeRegular writes data to rel through the step's root, creating it
+// with perm, only when it is (or becomes) a regular file: a FIFO an
+// agent's command left there is opened without waiting for a reader,
+// then refused, before anything is truncated.
+func (s *Set) writeRegular(rel string, data []byte, perm os.FileMode) error {
+	f, err := s.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, perm)
+	if errors.Is(err, syscall.ENXIO) {
+		// A FIFO nothing reads.
+		return &fs.PathError{Op: "write", Path: rel, Err: errNotRegular}
+	}
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = &fs.PathError{Op: "write", Path: rel, Err: errNotRegular}
+	}
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func (s *Set) writeFile(input json.RawMessage) Output {
@@ -324,7 +410,7 @@ func (s *Set) writeFile(input json.RawMessage) Output {
 		perm = st.Mode().Perm()
 		existed = true
 	}
-	if err := s.root.WriteFile(rel, []byte(*in.Content), perm); err != nil {
+	if err := s.writeRegular(rel, []byte(*in.Content), perm); err != nil {
 		return fail("writing %s: %s", rel, s.describe(err))
 	}
 	verb := "created"
@@ -379,7 +465,7 @@ func (s *Set) editFile(input json.RawMessage) Output {
 	if len(text) > s.cfg.MaxWriteBytes {
 		return fail("the edited file would be %d bytes, more than the %d allowed", len(text), s.cfg.MaxWriteBytes)
 	}
-	if err := s.root.WriteFile(rel, []byte(text), st.Mode().Perm()); err != nil {
+	if err := s.writeRegular(rel, []byte(text), st.Mode().Perm()); err != nil {
 		return fail("writing %s: %s", rel, s.describe(err))
 	}
 	return ok("edited %s", rel)

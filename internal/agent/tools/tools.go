@@ -39,6 +39,7 @@ const (
 	DefaultMaxOutputBytes   = 16 << 10
 	DefaultMaxSearchResults = 100
 	DefaultMaxListEntries   = 1000
+	DefaultMaxWalkEntries   = 200_000
 	DefaultCommandTimeout   = 2 * time.Minute
 )
 
@@ -66,7 +67,10 @@ type Config struct {
 	MaxOutputBytes   int
 	MaxSearchResults int
 	MaxListEntries   int
-	CommandTimeout   time.Duration
+	// MaxWalkEntries bounds the folder entries one list_files or
+	// search_files reads, whatever an agent made in the worktree.
+	MaxWalkEntries int
+	CommandTimeout time.Duration
 
 	// Now stamps discoveries; nil means time.Now.
 	Now    func() time.Time
@@ -154,6 +158,7 @@ func setDefaults(c *Config) {
 	positiveOr(&c.MaxOutputBytes, DefaultMaxOutputBytes)
 	positiveOr(&c.MaxSearchResults, DefaultMaxSearchResults)
 	positiveOr(&c.MaxListEntries, DefaultMaxListEntries)
+	positiveOr(&c.MaxWalkEntries, DefaultMaxWalkEntries)
 	positiveOr(&c.CommandTimeout, DefaultCommandTimeout)
 	if c.Now == nil {
 		c.Now = time.Now

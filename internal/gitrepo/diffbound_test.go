@@ -1,0 +1,250 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// floodEntries is index input adding n entries of one blob, each path
+// about 500 bytes long, under d/.
+func floodEntries(blob string, n int) string {
+	var b strings.Builder
+	long := strings.Repeat("x", 480)
+	for i := range n {
+		fmt.Fprintf(&b, "100644 %s\td/%s%08d\n", blob, long, i)
+	}
+	return b.String()
+}
+
+// gitIndexIn runs git on repo with index as its index file and stdin.
+func gitIndexIn(t *testing.T, repo, index, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+index)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// allocated is how many bytes fn allocated.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestRedTeamChangeListBounded: whoever can push puts a task commit on
+// the run branch (or a matrix task's result ref) whose tree adds 150,000
+// files of 500-byte names, or a contained agent makes as many in its
+// worktree; planex lists the commit's changes (to recheck it) and, for
+// the agent's, resets the kept worktree through the private index that
+// now holds them. Both read git's whole answer into memory (75 MB of
+// names, several times over as it was split and copied), growing with
+// whatever was pushed or made. The change list is read as it comes and
+// refused past a bound (ErrTooManyChanges), and the reset keeps only the
+// submodule entries of the index it lists.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamChangeListBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := mustGitIn(t, r.Root, "flood\n", "hash-object", "-w", "--stdin")
+	blob = strings.TrimSpace(blob)
+	flood := floodEntries(blob, 150_000)
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, flood, "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	forged := gitIndexIn(t, r.Root, idx, "", "commit-tree", "-p", head, "-m", "T1", tree)
+
+	var derr error
+	if got := allocated(func() { _, derr = r.DiffTrees(ctx, head, forged) }); got > 64<<20 {
+		t.Errorf("listing the forged commit's changes allocated %d MiB; want at most 64 MiB", got>>20)
+	}
+	if !errors.Is(derr, ErrTooManyChanges) {
+		t.Errorf("DiffTrees = %v; want ErrTooManyChanges", derr)
+	}
+	// An ordinary commit's changes are listed as before.
+	if ch, err := r.DiffTrees(ctx, head+"^{tree}", head); err != nil || len(ch) != 0 {
+		t.Errorf("DiffTrees of a commit with itself = %v, %v", ch, err)
+	}
+
+	// The agent's worktree, whose private index the snapshot filled.
+	wt := r.WorktreeDir("s1", "T1")
+	if err := r.AddWorktree(ctx, wt, head); err != nil {
+		t.Fatal(err)
+	}
+	gitIndexIn(t, r.Root, indexFile(wt), flood, "update-index", "--index-info")
+	var rerr error
+	if got := allocated(func() { rerr = r.ResetWorktree(ctx, wt, head) }); got > 64<<20 {
+		t.Errorf("resetting the worktree allocated %d MiB; want at most 64 MiB", got>>20)
+	}
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "README.md")); err != nil {
+		t.Errorf("the reset worktree lacks its files: %v", err)
+	}
+}
+
+// TestRedTeamLinkTargetsBounded: whoever can push puts a task commit on
+// the run branch whose tree adds 64 symlink entries (mode 120000), each
+// the same 4 MiB blob. To recheck the commit planex reads where every
+// link of the tree leads, and read each link's blob whole, one copy per
+// entry: 256 MiB for one 4 MiB object, and as much more as entries were
+// pushed. A link whose target is longer than a checkout can follow
+// leads nowhere in the repository, so it escapes without being read, as
+// a link on the way to a folder does.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamLinkTargetsBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.TrimSpace(mustGitIn(t, r.Root, strings.Repeat("../", 4<<20/3), "hash-object", "-w", "--stdin"))
+	ok := strings.TrimSpace(mustGitIn(t, r.Root, "README.md", "hash-object", "-w", "--stdin"))
+	var entries strings.Builder
+	for i := range 64 {
+		fmt.Fprintf(&entries, "120000 %s\tlink%02d\n", big, i)
+	}
+	fmt.Fprintf(&entries, "120000 %s\tfine\n", ok)
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, entries.String(), "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	changes, err := r.DiffTrees(ctx, head, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bad []string
+	if got := allocated(func() { bad, err = r.SymlinkEscapes(ctx, tree, changes) }); got > 32<<20 {
+		t.Errorf("reading the links allocated %d MiB; want at most 32 MiB", got>>20)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) != 64 {
+		t.Errorf("%d links escape; want the 64 too long to follow", len(bad))
+	}
+	for _, b := range bad {
+		if strings.HasPrefix(b, "fine") || len(b) > 4096 {
+			t.Errorf("escaping link reported as %.80q (%d bytes)", b, len(b))
+		}
+	}
+}
+
+// TestRedTeamCommitMessageBounded: whoever can push publishes a matrix
+// task's result ref (refs/planex/tasks/…) as a commit whose message is
+// 64 MiB; the collect job reads the message, where planex's task jobs
+// put the task's result, whole. A message longer than planex writes
+// (ErrLongMessage) is refused after reading at most its bound.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamCommitMessageBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", head+"^{tree}"))
+	huge := "planex: T1\n\n{\"status\":\"completed\",\"findings\":\"" + strings.Repeat("x", 64<<20) + "\"}\n"
+	forged := strings.TrimSpace(mustGitIn(t, r.Root, huge, "commit-tree", tree, "-p", head, "-F", "-"))
+	var msg string
+	if got := allocated(func() { msg, err = r.CommitMessage(ctx, forged) }); got > 8<<20 {
+		t.Errorf("reading the forged message allocated %d MiB; want at most 8 MiB", got>>20)
+	}
+	if !errors.Is(err, ErrLongMessage) || msg != "" {
+		t.Errorf("CommitMessage = %d bytes, %v; want ErrLongMessage", len(msg), err)
+	}
+	if msg, err := r.CommitMessage(ctx, head); err != nil || msg == "" {
+		t.Errorf("CommitMessage of an ordinary commit = %q, %v", msg, err)
+	}
+}
+
+// TestRedTeamGitStderrBounded: an agent leaves `* text eol=crlf` in a
+// .gitattributes of its worktree and thousands of files with long names:
+// planex's `git add` of its changes warns once for each file (LF will be
+// replaced by CRLF), and planex kept all of git's standard error in
+// memory, growing with the files the agent made. Only its first 64 KiB
+// are kept (they go into an error message at most).
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamGitStderrBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	long := filepath.Join(strings.Repeat("d", 200), strings.Repeat("e", 200))
+	if err := os.MkdirAll(filepath.Join(r.Root, long), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Root, ".gitattributes"), []byte("* text eol=crlf\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12_000 {
+		name := filepath.Join(r.Root, long, fmt.Sprintf("%s%06d", strings.Repeat("f", 200), i))
+		if err := os.WriteFile(name, []byte("line\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	if got := allocated(func() { _, err = r.Git(ctx, "", "add", "--all") }); got > 4<<20 {
+		t.Errorf("git add allocated %d MiB in planex; want at most 4 MiB", got>>20)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRedTeamFolderListingBounded: whoever can push puts a commit whose
+// .github/workflows folder holds 300,000 entries; the CI-configuration
+// check lists that folder to read its first 200 workflows, and held the
+// whole listing (and its split) in memory first. The listing is read as
+// it comes and left once those are found.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamFolderListingBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.TrimSpace(mustGitIn(t, r.Root, "on: push\n", "hash-object", "-w", "--stdin"))
+	var entries strings.Builder
+	long := strings.Repeat("w", 90)
+	for i := range 300_000 {
+		fmt.Fprintf(&entries, "100644 %s\t.github/workflows/%s%06d.yml\n", blob, long, i)
+	}
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, entries.String(), "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	var files map[string][]byte
+	if got := allocated(func() { files, err = r.Tree(tree).FolderFiles(ctx, ".github/workflows", 200, 1<<20) }); got > 16<<20 {
+		t.Errorf("listing the folder allocated %d MiB; want at most 16 MiB", got>>20)
+	}
+	if err != nil || len(files) != 200 {
+		t.Errorf("FolderFiles = %d files, %v; want 200", len(files), err)
+	}
+}

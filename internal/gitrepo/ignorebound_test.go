@@ -1,0 +1,74 @@
+package gitrepo
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamIgnorerBounded: a repository ships a root .gitignore of
+// 60,000 patterns and 1,000 folders with a .gitignore of one line each;
+// an agent's list_files (planex's own Ignorer, outside the sandbox)
+// walks them. Each folder's patterns were a copy of everything above
+// it, so the walk allocated a gigabyte (and more with more folders); the
+// patterns are now shared, and the rules still hold: a deeper file's
+// negation wins over the root's pattern. A root file of 400,000 lines
+// (read whole before) keeps at most maxIgnorePatterns, and the patterns
+// read within the bound still ignore.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamIgnorerBounded(t *testing.T) {
+	root := t.TempDir()
+	var b strings.Builder
+	b.WriteString("*.tmp\nkeep*\n")
+	for i := range 60_000 {
+		fmt.Fprintf(&b, "p%d\n", i)
+	}
+	write := func(rel, body string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".gitignore", b.String())
+	const folders = 1000
+	for i := range folders {
+		write(fmt.Sprintf("d%d/.gitignore", i), "!keep.me\n")
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ig := NewIgnorer(root)
+	for i := range folders {
+		dir := fmt.Sprintf("d%d", i)
+		if ig.Ignored(dir+"/keep.me", false) {
+			t.Errorf("%s/keep.me ignored: the folder's negation must win", dir)
+		}
+		if i < 3 && !ig.Ignored(dir+"/x.tmp", false) {
+			t.Errorf("%s/x.tmp not ignored: the root's patterns must hold", dir)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 256<<20 {
+		t.Errorf("walking %d folders allocated %d MiB; want at most 256 MiB", folders, got>>20)
+	}
+
+	for i := 60_000; i < 400_000; i++ {
+		fmt.Fprintf(&b, "p%d\n", i)
+	}
+	write(".gitignore", b.String())
+	big := NewIgnorer(root)
+	if !big.Ignored("d0/x.tmp", false) || big.Ignored("d0/other", false) {
+		t.Error("the patterns read within the bound do not decide as before")
+	}
+	if big.held > maxIgnorePatterns {
+		t.Errorf("kept %d patterns; want at most %d", big.held, maxIgnorePatterns)
+	}
+}
