@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode"
 )
 
 // maxModelBody bounds the body of one model call the gateway reads
@@ -139,6 +140,14 @@ func (w *bodyWalk) inTool() bool {
 	return n == 3 && w.stack[0].key == "tools" && !w.stack[1].obj && w.stack[2].obj
 }
 
+// inToolList says whether the innermost object is an entry of a tools
+// array at any depth: countTokens nests a whole generateContent request,
+// its tools with it, below generateContentRequest.
+func (w *bodyWalk) inToolList() bool {
+	n := len(w.stack)
+	return n >= 3 && w.stack[n-3].obj && w.stack[n-3].key == "tools" && !w.stack[n-2].obj && w.stack[n-1].obj
+}
+
 // step takes the next token of the body.
 func (w *bodyWalk) step(tok json.Token) error {
 	top := &w.stack[len(w.stack)-1]
@@ -225,7 +234,7 @@ func (w *bodyWalk) member(top *frame, name string) error {
 	// Chat Completions' web_search_options has a search model search
 	// live, with no way to keep it to the index (see close).
 	if len(w.stack) == 1 && (top.key == "mcpservers" || w.p == ProviderOpenAI && top.key == "websearchoptions") ||
-		w.p == ProviderGemini && w.inTool() && top.key == "urlcontext" {
+		w.p == ProviderGemini && w.inToolList() && top.key == "urlcontext" {
 		return fmt.Errorf("%w (%q)", ErrServerFetch, name)
 	}
 	return nil
@@ -243,17 +252,37 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 		top := &w.stack[len(w.stack)-1]
 		top.search = top.search || w.p == ProviderOpenAI && strings.HasPrefix(fold(v), "websearch")
 		return checkToolType(v)
-	case under && webAddress(v):
+	case under && remoteSource(v):
 		return fmt.Errorf("%w (a source the provider would download from %.60q)", ErrServerFetch, v)
 	}
 	return nil
 }
 
-// webAddress says whether s is an http(s) URL (a data: URL carries its
-// content and is fine).
-func webAddress(s string) bool {
-	s = strings.ToLower(strings.TrimSpace(s))
-	return strings.HasPrefix(s, "http:") || strings.HasPrefix(s, "https:") || strings.HasPrefix(s, "//")
+// remoteSource says whether s, a value below a member naming a download
+// source, is a place for the provider to fetch from: an address with any
+// scheme but data: (which carries its content; gs: and file: name
+// places too), or one starting with a slash (scheme-relative). It reads
+// s as URL parsers do, which drop tabs and newlines anywhere and control
+// characters and spaces at either end (so "ht\ttps:" is https:), by
+// dropping every control character and space first. Plain words pass
+// (an image's detail, a file id).
+func remoteSource(s string) bool {
+	t := strings.ToLower(strings.Map(func(r rune) rune {
+		if r <= ' ' || r == 0x7f || unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, s))
+	if strings.HasPrefix(t, "data:") {
+		return false
+	}
+	if strings.HasPrefix(t, "/") || strings.HasPrefix(t, `\`) {
+		return true
+	}
+	scheme, _, found := strings.Cut(t, ":")
+	return found && scheme != "" && !strings.ContainsFunc(scheme, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '+' || r == '-' || r == '.')
+	})
 }
 
 // checkToolType refuses a tool type that connects to an address the
