@@ -445,9 +445,11 @@ func TestGatewayKeyStaysPut(t *testing.T) {
 
 // TestGatewayRequestLineGames: requests written by hand, as a command the
 // CLI runs could send them: an absolute URL naming another host, a Host
-// header naming one, encoded slashes and dot segments, and a second
-// request pipelined after a model call. The key only ever goes to the
-// upstream, and only with a model call's path.
+// header naming one, encoded slashes and dot segments, HTTP/2 (with prior
+// knowledge, or an upgrade asked on a model call, after which a second
+// request follows as HTTP/1.1), and a second request pipelined after a
+// model call. The key only ever goes to the upstream, and only with a
+// model call's path.
 func TestGatewayRequestLineGames(t *testing.T) {
 	t.Parallel()
 	up := &upstreamRecorder{}
@@ -482,6 +484,8 @@ func TestGatewayRequestLineGames(t *testing.T) {
 		{"encoded dot segments", call("/v1/messages%2F..%2F..%2Fv1%2Ffiles", "x"), []int{403}, nil},
 		{"dot segments", call("/v1/./messages/../../v1/files", "x"), []int{403}, nil},
 		{"double slash", call("//v1/messages", "x"), []int{403}, nil},
+		{"HTTP/2 with prior knowledge", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", []int{403}, nil},
+		{"upgrade to HTTP/2 on a model call", fmt.Sprintf("POST /v1/messages HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\nX-Api-Key: p\r\nContent-Length: %d\r\n\r\n%s", len(body), body) + "GET /v1/files HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\n\r\n", []int{200, 403}, []string{"POST /v1/messages?"}},
 		{"pipelined after a model call", call("/v1/messages", "x") + "GET /v1/files HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\n\r\n", []int{200, 403}, []string{"POST /v1/messages?"}},
 	} {
 		n := len(up.seen)
