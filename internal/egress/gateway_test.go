@@ -527,3 +527,38 @@ func TestGatewayRequestLineGames(t *testing.T) {
 		}
 	}
 }
+
+// xs reads as an endless run of x.
+type xs struct{}
+
+func (xs) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// TestGatewayBodyBeyondBound: a model call longer than the gateway reads
+// (64 MiB), sent chunked with no length, its MCP server after the bound,
+// is refused whole, not passed on with the part the check never saw.
+func TestGatewayBodyBeyondBound(t *testing.T) {
+	t.Parallel()
+	up := &upstreamRecorder{}
+	hs := httptest.NewServer(up)
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	client := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "k", Placeholder: "p"})
+	body := io.MultiReader(strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"`), io.LimitReader(xs{}, 64<<20),
+		strings.NewReader(`"}],"mcp_servers":[{"type":"url","url":"https://attacker.example/"}]}`))
+	req, _ := http.NewRequest("POST", "http://gateway/v1/messages", body)
+	req.Header.Set("X-Api-Key", "p")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if seen := up.last(); resp.StatusCode != http.StatusBadRequest || seen != "" {
+		t.Errorf("status %d, upstream saw %q; want 400 and nothing", resp.StatusCode, seen)
+	}
+}
