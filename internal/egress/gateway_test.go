@@ -274,6 +274,8 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"web search kept to the index by a string", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":"false"}]}`, 403},
 			{"web search kept to the index by null", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":null}]}`, 403},
 			{"container network policy, name all escapes", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","\u006eetwork_policy":{"type":"allowlist"}}}]}`, 403},
+			{"container network policy, a byte that is not UTF-8 in its name (a reader dropping it reads network_policy)", "{\"model\":\"m\",\"input\":\"hi\",\"tools\":[{\"type\":\"shell\",\"environment\":{\"type\":\"container_auto\",\"network_\xffpolicy\":{\"type\":\"allowlist\",\"allowed_domains\":[\"attacker.example\"]}}}]}", 400},
+			{"text in UTF-8, runes of two to four bytes", `{"model":"m","input":"héllo ✓ 🙂"}`, 200},
 			{"image as a data URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}]}`, 200},
 			{"web search (Codex's default tool)", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":false}]}`, 200},
 			{"web search kept to the index, member first", `{"model":"m","input":"hi","tools":[{"external_web_access":false,"type":"web_search"}]}`, 200},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // maxModelBody bounds the body of one model call the gateway reads
@@ -69,7 +70,8 @@ func fold(s string) string {
 // without recursion and at most maxNesting deep, so neither its size nor
 // its nesting costs memory beyond its largest string.
 func checkModelBody(p Provider, body io.Reader) error {
-	dec := json.NewDecoder(bufio.NewReaderSize(body, 32<<10))
+	var text utf8Check
+	dec := json.NewDecoder(bufio.NewReaderSize(io.TeeReader(body, &text), 32<<10))
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
 		return nil
@@ -87,11 +89,42 @@ func checkModelBody(p Provider, body io.Reader) error {
 			return err
 		}
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) || !text.valid() {
 		return errBody
 	}
 	return nil
 }
+
+// utf8Check sees a body go by and says whether it was all UTF-8. The
+// JSON reader puts U+FFFD for a byte that is not, where a provider's may
+// refuse the body or drop the byte ("network_\xffpolicy" would then be
+// a name the check never saw), so such a body is not passed on.
+type utf8Check struct {
+	tail []byte // a rune begun at the end of the last write
+	bad  bool
+}
+
+func (c *utf8Check) Write(p []byte) (int, error) {
+	if c.bad {
+		return len(p), nil
+	}
+	b := append(c.tail, p...)
+	end := len(b)
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				end = i
+			}
+			break
+		}
+	}
+	c.bad = !utf8.Valid(b[:end])
+	c.tail = append(c.tail[:0:0], b[end:]...)
+	return len(p), nil
+}
+
+// valid says whether everything written was UTF-8, to its last rune.
+func (c *utf8Check) valid() bool { return !c.bad && len(c.tail) == 0 }
 
 // maxNesting bounds how deep a model call's JSON may nest (the walk keeps
 // one frame per level); real calls stay far below it.
