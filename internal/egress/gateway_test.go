@@ -564,3 +564,47 @@ func TestGatewayBodyBeyondBound(t *testing.T) {
 		t.Errorf("status %d, upstream saw %q; want 400 and nothing", resp.StatusCode, seen)
 	}
 }
+
+// TestGatewayBetaHeaders: Anthropic's beta headers turn on its web
+// fetch tool, MCP connector and code execution; the gateway's verdict is
+// the body's whatever they say, so with every such beta named, a call
+// using them is still refused and a plain call passes with its header.
+func TestGatewayBetaHeaders(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var betas []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		betas = append(betas, r.Header.Get("Anthropic-Beta"))
+		mu.Unlock()
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	client := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "k", Placeholder: "p"})
+	const beta = "web-fetch-2025-09-10,mcp-client-2025-11-20,code-execution-2025-08-25,files-api-2025-04-14,skills-2025-10-02"
+	for _, row := range []struct {
+		name, body string
+		status     int
+	}{
+		{"web fetch", `{"model":"m","tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],"messages":[]}`, 403},
+		{"MCP connector", `{"model":"m","mcp_servers":[{"type":"url","url":"https://attacker.example/","name":"x"}],"tools":[{"type":"mcp_toolset","mcp_server_name":"x"}],"messages":[]}`, 403},
+		{"plain call", `{"model":"m","messages":[]}`, 200},
+	} {
+		req, _ := http.NewRequest("POST", "http://gateway/v1/messages?beta=true", strings.NewReader(row.body))
+		req.Header.Set("X-Api-Key", "p")
+		req.Header.Set("Anthropic-Beta", beta)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != row.status {
+			t.Errorf("%s: status %d, want %d", row.name, resp.StatusCode, row.status)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(betas) != 1 || betas[0] != beta {
+		t.Errorf("the upstream saw calls with betas %q, want only the plain call's", betas)
+	}
+}
