@@ -449,8 +449,8 @@ func TestGatewayKeyStaysPut(t *testing.T) {
 // CLI runs could send them: an absolute URL naming another host, a Host
 // header naming one, encoded slashes and dot segments, HTTP/2 (with prior
 // knowledge, or an upgrade asked on a model call, after which a second
-// request follows as HTTP/1.1), and a second request pipelined after a
-// model call. The key only ever goes to the upstream, and only with a
+// request follows as HTTP/1.1), a transfer coding other than chunked, and
+// a second request pipelined after a model call. The key only ever goes to the upstream, and only with a
 // model call's path.
 func TestGatewayRequestLineGames(t *testing.T) {
 	t.Parallel()
@@ -488,6 +488,7 @@ func TestGatewayRequestLineGames(t *testing.T) {
 		{"double slash", call("//v1/messages", "x"), []int{403}, nil},
 		{"HTTP/2 with prior knowledge", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", []int{403}, nil},
 		{"upgrade to HTTP/2 on a model call", fmt.Sprintf("POST /v1/messages HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\nX-Api-Key: p\r\nContent-Length: %d\r\n\r\n%s", len(body), body) + "GET /v1/files HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\n\r\n", []int{200, 403}, []string{"POST /v1/messages?"}},
+		{"a transfer coding the server would have to undo", "POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nxxxxx\r\n0\r\n\r\n", []int{501}, nil},
 		{"pipelined after a model call", call("/v1/messages", "x") + "GET /v1/files HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\n\r\n", []int{200, 403}, []string{"POST /v1/messages?"}},
 	} {
 		n := len(up.seen)
