@@ -23,7 +23,7 @@ const maxModelBody = 64 << 20
 var ErrServerFetch = errors.New("the model call asks the provider to connect to a place of the request's choosing")
 
 // errBody marks a body the gateway cannot read as one JSON object.
-var errBody = errors.New("the body of a model call must be one JSON object, nested at most 512 deep, without content encoding, of at most 64 MiB")
+var errBody = errors.New("the body of a model call must be one JSON object in UTF-8 (declared as application/json or not at all), nested at most 512 deep, without content encoding, of at most 64 MiB")
 
 // spoolBody reads r's body, up to maxModelBody, into an unlinked
 // temporary file (not memory: a call may carry megabytes of images)
@@ -265,7 +265,8 @@ func (w *bodyWalk) member(top *frame, name string) error {
 		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)
 	}
 	// Chat Completions' web_search_options has a search model search
-	// live, with no way to keep it to the index (see close).
+	// live, with no way to keep it to the index (see close); the path
+	// itself is not passed either (allowedCall).
 	if len(w.stack) == 1 && (top.key == "mcpservers" || w.p == ProviderOpenAI && top.key == "websearchoptions") ||
 		w.p == ProviderGemini && w.inToolList() && top.key == "urlcontext" {
 		return fmt.Errorf("%w (%q)", ErrServerFetch, name)
