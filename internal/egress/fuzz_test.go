@@ -8,14 +8,15 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 )
 
 // FuzzCheckModelBody: the gateway's check of a model call's body, which
 // an agent writes. It never panics; its verdict does not depend on how
 // the body arrives (whole, or a byte per read, as a slow client sends
-// it); what it lets through is one JSON value (or nothing); and a body it
-// refuses as a fetch stays refused with more members after it, so no
-// later member turns a refused part back into an allowed one.
+// it); what it lets through is one JSON value in UTF-8 (or nothing); and
+// a body it refuses as a fetch stays refused with more members after it,
+// so no later member turns a refused part back into an allowed one.
 func FuzzCheckModelBody(f *testing.F) {
 	for _, seed := range []string{
 		``,
@@ -39,7 +40,7 @@ func FuzzCheckModelBody(f *testing.F) {
 		if (whole == nil) != (slow == nil) || errors.Is(whole, ErrServerFetch) != errors.Is(slow, ErrServerFetch) {
 			t.Fatalf("verdicts differ by how the body arrives: %v, then %v", whole, slow)
 		}
-		if whole == nil && len(bytes.TrimSpace([]byte(body))) > 0 && !json.Valid([]byte(body)) {
+		if whole == nil && len(bytes.TrimSpace([]byte(body))) > 0 && (!json.Valid([]byte(body)) || !utf8.ValidString(body)) {
 			t.Fatalf("an unreadable body passed: %q", body)
 		}
 		trimmed := bytes.TrimSpace([]byte(body))

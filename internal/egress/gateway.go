@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -77,7 +78,9 @@ func (g *Gateway) allowedCall(method, rel string) bool {
 	case ProviderAnthropic:
 		return method == http.MethodPost && (rel == "/v1/messages" || rel == "/v1/messages/count_tokens")
 	case ProviderOpenAI:
-		return method == http.MethodPost && (rel == "/responses" || rel == "/chat/completions") ||
+		// Not Chat Completions: Codex speaks only the Responses API, and
+		// OpenAI's chat search models search the live web on every call.
+		return method == http.MethodPost && rel == "/responses" ||
 			method == http.MethodGet && rel == "/models"
 	case ProviderGemini:
 		return method == http.MethodPost && geminiCall().MatchString(rel)
@@ -152,6 +155,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 	out.RequestURI = ""
 	out.Body, out.ContentLength, out.GetBody = io.NopCloser(body), size, nil
 	out.Header.Del("Content-Length")
+	out.Header.Del("Content-Encoding") // identity alone, which says nothing
 	out.TransferEncoding, out.Trailer = nil, nil
 	if size == 0 {
 		out.Body = http.NoBody
@@ -181,7 +185,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 // readBody spools r's body and checks it (checkModelBody), returning it
 // rewound: the body passed on is the one checked, byte for byte.
 func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int64, error) {
-	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+	if !plainJSON(r.Header) {
 		return nil, 0, errBody
 	}
 	if scans != nil {
@@ -205,6 +209,35 @@ func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int6
 		return nil, 0, err
 	}
 	return f, size, nil
+}
+
+// plainJSON says whether a request's header declares its body as the
+// check reads it: no content encoding but identity, in any of its lines
+// (a server may decode by any of them, the last most often), and JSON
+// in UTF-8 or no type at all. A body in another character set (UTF-7
+// spells a quote +ACI-) or a form could read otherwise upstream.
+func plainJSON(h http.Header) bool {
+	for _, ce := range h.Values("Content-Encoding") {
+		for _, c := range strings.Split(ce, ",") {
+			if !strings.EqualFold(strings.TrimSpace(c), "identity") {
+				return false
+			}
+		}
+	}
+	types := h.Values("Content-Type")
+	if len(types) == 0 {
+		return true
+	}
+	mt, params, err := mime.ParseMediaType(types[0])
+	if err != nil || len(types) > 1 || mt != "application/json" {
+		return false
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			return false
+		}
+	}
+	return true
 }
 
 // streamResponse copies a response's header and body, flushing every

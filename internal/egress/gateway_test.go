@@ -86,6 +86,7 @@ func TestGateway(t *testing.T) {
 			{"no key", "POST", "/v1/messages", nil, 401, ""},
 			{"batches", "POST", "/v1/messages/batches", map[string]string{"X-Api-Key": ph}, 403, ""},
 			{"files", "GET", "/v1/files", map[string]string{"X-Api-Key": ph}, 403, ""},
+			{"skills", "POST", "/v1/skills", map[string]string{"X-Api-Key": ph}, 403, ""},
 			{"organization keys", "GET", "/v1/organizations/api_keys", map[string]string{"X-Api-Key": ph}, 403, ""},
 			{"path tricks", "POST", "/v1/messages/../files", map[string]string{"X-Api-Key": ph}, 403, ""},
 		}},
@@ -93,12 +94,28 @@ func TestGateway(t *testing.T) {
 			{"responses", "POST", "/v1/responses", map[string]string{"Authorization": "Bearer " + ph}, 200, "POST /v1/responses? x-api-key= authorization=Bearer sk-real"},
 			{"files", "POST", "/v1/files", map[string]string{"Authorization": "Bearer " + ph}, 403, ""},
 			{"outside the base path", "POST", "/responses", map[string]string{"Authorization": "Bearer " + ph}, 403, ""},
+			// Chat search models search live on every call, web_search_options
+			// or not; Codex speaks only the Responses API.
+			{"chat completions", "POST", "/v1/chat/completions", map[string]string{"Authorization": "Bearer " + ph}, 403, ""},
+			{"batches", "POST", "/v1/batches", map[string]string{"Authorization": "Bearer " + ph}, 403, ""},
+			{"vector stores", "POST", "/v1/vector_stores", map[string]string{"Authorization": "Bearer " + ph}, 403, ""},
+			{"fine-tuning", "POST", "/v1/fine_tuning/jobs", map[string]string{"Authorization": "Bearer " + ph}, 403, ""},
+			{"uploads", "POST", "/v1/uploads", map[string]string{"Authorization": "Bearer " + ph}, 403, ""},
+			{"assistants' runs", "POST", "/v1/threads/runs", map[string]string{"Authorization": "Bearer " + ph}, 403, ""},
+			{"realtime sessions", "POST", "/v1/realtime/sessions", map[string]string{"Authorization": "Bearer " + ph}, 403, ""},
+			{"containers", "POST", "/v1/containers", map[string]string{"Authorization": "Bearer " + ph}, 403, ""},
+			{"a stored response", "GET", "/v1/responses/resp_1", map[string]string{"Authorization": "Bearer " + ph}, 403, ""},
+			{"responses with a trailing slash", "POST", "/v1/responses/", map[string]string{"Authorization": "Bearer " + ph}, 403, ""},
 		}},
 		{ProviderGemini, "/", []row{
 			{"stream", "POST", "/v1beta/models/gemini-x:streamGenerateContent?alt=sse", map[string]string{"X-Goog-Api-Key": ph}, 200, "alt=sse x-api-key= authorization= goog=sk-real"},
 			{"key in the query", "POST", "/v1beta/models/gemini-x:generateContent?key=" + ph, nil, 200, "POST /v1beta/models/gemini-x:generateContent? x-api-key= authorization= goog=sk-real"},
 			{"tuned models", "POST", "/v1beta/tunedModels", map[string]string{"X-Goog-Api-Key": ph}, 403, ""},
 			{"model listing", "GET", "/v1beta/models", map[string]string{"X-Goog-Api-Key": ph}, 403, ""},
+			{"file upload", "POST", "/upload/v1beta/files", map[string]string{"X-Goog-Api-Key": ph}, 403, ""},
+			{"cached contents", "POST", "/v1beta/cachedContents", map[string]string{"X-Goog-Api-Key": ph}, 403, ""},
+			{"batch generation", "POST", "/v1beta/models/gemini-x:batchGenerateContent", map[string]string{"X-Goog-Api-Key": ph}, 403, ""},
+			{"a model call with a path parameter after it", "POST", "/v1beta/models/gemini-x:generateContent;x=1", map[string]string{"X-Goog-Api-Key": ph}, 403, ""},
 		}},
 	}
 	for _, pr := range providers {
@@ -233,6 +250,8 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"document by URL, type spelled in upper case", `{"model":"m","messages":[{"role":"user","content":[{"type":"document","source":{"url":"` + exfil + `","type":"URL"}}]}]}`, 403},
 			{"image inline, and a fetch the CLI made itself in the history", `{"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]},` +
 				`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"WebFetch","input":{"url":"https://docs.example/x","prompt":"read"}}]}]}`, 200},
+			{"web fetch, type escaped", `{"model":"m","tools":[{"type":"web\u005ffetch_20250910","name":"web_fetch"}],"messages":[]}`, 403},
+			{"container network policy given twice, disabled last", `{"model":"m","container":{"network_policy":{"type":"allowlist","allowed_domains":["attacker.example"]},"network_policy":{"type":"disabled"}},"messages":[]}`, 403},
 			{"container that may reach a domain", `{"model":"m","container":{"type":"container_auto","network_policy":{"type":"allowlist","allowed_domains":["attacker.example"]}},"tools":[{"type":"code_execution_20250825","name":"code_execution"}],"messages":[]}`, 403},
 			{"deeply nested", `{"model":"m","metadata":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, 400},
 			{"not JSON", `model=m&mcp_servers=x`, 400},
@@ -247,6 +266,16 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"chat video by URL (OpenAI-compatible servers fetch it)", `{"model":"m","messages":[{"role":"user","content":[{"type":"video_url","video_url":{"url":"` + exfil + `"}}]}]}`, 403},
 			{"chat audio by URL", `{"model":"m","messages":[{"role":"user","content":[{"type":"audio_url","audio_url":{"url":"` + exfil + `"}}]}]}`, 403},
 			{"chat image by URL", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"` + exfil + `"}}]}]}`, 403},
+			{"image by URL, a tab inside the scheme (URL parsers drop it)", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"ht\ttps://attacker.example/x"}]}]}`, 403},
+			{"image by URL, a control character before it (URL parsers strip it)", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"\u0001https://attacker.example/x"}]}]}`, 403},
+			{"image by URL, a newline in the host's slashes", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"https:/\n/attacker.example/x"}]}]}`, 403},
+			{"chat image as a data URL with its detail", `{"model":"m","input":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo=","detail":"high"}}]}]}`, 200},
+			{"image by file id", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","file_id":"file-abc","detail":"auto"}]}]}`, 200},
+			{"web search kept to the index by a string", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":"false"}]}`, 403},
+			{"web search kept to the index by null", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":null}]}`, 403},
+			{"container network policy, name all escapes", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","\u006eetwork_policy":{"type":"allowlist"}}}]}`, 403},
+			{"container network policy, a byte that is not UTF-8 in its name (a reader dropping it reads network_policy)", "{\"model\":\"m\",\"input\":\"hi\",\"tools\":[{\"type\":\"shell\",\"environment\":{\"type\":\"container_auto\",\"network_\xffpolicy\":{\"type\":\"allowlist\",\"allowed_domains\":[\"attacker.example\"]}}}]}", 400},
+			{"text in UTF-8, runes of two to four bytes", `{"model":"m","input":"héllo ✓ 🙂"}`, 200},
 			{"image as a data URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}]}`, 200},
 			{"web search (Codex's default tool)", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":false}]}`, 200},
 			{"web search kept to the index, member first", `{"model":"m","input":"hi","tools":[{"external_web_access":false,"type":"web_search"}]}`, 200},
@@ -271,6 +300,9 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"URL context", `{"contents":[{"parts":[{"text":"` + exfil + `"}]}],"tools":[{"urlContext":{}}]}`, 403},
 			{"URL context, snake case", `{"contents":[],"tools":[{"url_context":{}}]}`, 403},
 			{"file by web address", `{"contents":[{"parts":[{"fileData":{"mimeType":"text/html","fileUri":"` + exfil + `"}}]}]}`, 403},
+			{"URL context in count tokens' request", `{"generateContentRequest":{"model":"models/gemini-x","contents":[],"tools":[{"urlContext":{}}]}}`, 403},
+			{"URL context, upper case", `{"contents":[],"tools":[{"URL_CONTEXT":{}}]}`, 403},
+			{"file from a storage bucket", `{"contents":[{"parts":[{"fileData":{"mimeType":"text/plain","fileUri":"gs://attacker-bucket/c2VjcmV0"}}]}]}`, 403},
 			{"a web address in the text", `{"contents":[{"parts":[{"text":"see ` + exfil + `"}]}]}`, 200},
 		}},
 	}
@@ -304,9 +336,11 @@ func TestGatewayServerFetch(t *testing.T) {
 	}
 }
 
-// TestGatewayEncodedBody: a compressed body would hide its members from
-// the check, so any content encoding is refused; the body that reaches
-// the upstream is the one checked, with its length.
+// TestGatewayEncodedBody: a compressed body, or one in a character set
+// other than UTF-8, would hide its members from the check, so a content
+// encoding (in any of several header lines) or a body declared as
+// anything but JSON in UTF-8 is refused; the body that reaches the upstream
+// is the one checked, with its length, and no encoding header with it.
 func TestGatewayEncodedBody(t *testing.T) {
 	t.Parallel()
 	var got []string
@@ -314,33 +348,50 @@ func TestGatewayEncodedBody(t *testing.T) {
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
-		got = append(got, fmt.Sprintf("%d %s", r.ContentLength, b))
+		got = append(got, fmt.Sprintf("%d %s %q %q", r.ContentLength, b, r.Header.Values("Content-Encoding"), r.Header.Get("Content-Type")))
 		mu.Unlock()
 	}))
 	defer hs.Close()
 	u, _ := url.Parse(hs.URL)
 	client := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "k", Placeholder: "p"})
-	for _, ce := range []string{"gzip", "deflate", "br", "identity"} {
+	for _, row := range []struct {
+		name     string
+		encoding []string // Content-Encoding header lines
+		ctype    string
+		status   int
+	}{
+		{"gzip", []string{"gzip"}, "application/json", 400},
+		{"deflate", []string{"deflate"}, "application/json", 400},
+		{"br", []string{"br"}, "application/json", 400},
+		{"zstd", []string{"zstd"}, "application/json", 400},
+		{"identity, then gzip in a second line", []string{"identity", "gzip"}, "application/json", 400},
+		{"identity and gzip in one line", []string{"identity, gzip"}, "application/json", 400},
+		{"UTF-7 (a quote can be spelled +ACI-)", nil, "application/json; charset=utf-7", 400},
+		{"a form", nil, "application/x-www-form-urlencoded", 400},
+		{"plain text", nil, "text/plain", 400},
+		{"no type (read as JSON)", nil, "", 200},
+		{"identity, JSON in UTF-8", []string{"identity"}, "application/json; charset=UTF-8", 200},
+	} {
 		req, _ := http.NewRequest("POST", "http://gateway/v1/messages", strings.NewReader(`{"model":"m"}`))
 		req.Header.Set("X-Api-Key", "p")
-		req.Header.Set("Content-Encoding", ce)
+		req.Header["Content-Encoding"] = row.encoding
+		if row.ctype != "" {
+			req.Header.Set("Content-Type", row.ctype)
+		}
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		want := http.StatusBadRequest
-		if ce == "identity" {
-			want = http.StatusOK
-		}
-		if resp.StatusCode != want {
-			t.Errorf("Content-Encoding %s: status %d, want %d", ce, resp.StatusCode, want)
+		if resp.StatusCode != row.status {
+			t.Errorf("%s: status %d, want %d", row.name, resp.StatusCode, row.status)
 		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 1 || got[0] != `13 {"model":"m"}` {
-		t.Errorf("the upstream saw %q, want only the identity call with its length", got)
+	want := []string{`13 {"model":"m"} [] ""`, `13 {"model":"m"} [] "application/json; charset=UTF-8"`}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the upstream saw %q, want only %q", got, want)
 	}
 }
 
@@ -396,9 +447,11 @@ func TestGatewayKeyStaysPut(t *testing.T) {
 
 // TestGatewayRequestLineGames: requests written by hand, as a command the
 // CLI runs could send them: an absolute URL naming another host, a Host
-// header naming one, encoded slashes and dot segments, and a second
-// request pipelined after a model call. The key only ever goes to the
-// upstream, and only with a model call's path.
+// header naming one, encoded slashes and dot segments, HTTP/2 (with prior
+// knowledge, or an upgrade asked on a model call, after which a second
+// request follows as HTTP/1.1), a transfer coding other than chunked, and
+// a second request pipelined after a model call. The key only ever goes to the upstream, and only with a
+// model call's path.
 func TestGatewayRequestLineGames(t *testing.T) {
 	t.Parallel()
 	up := &upstreamRecorder{}
@@ -433,6 +486,9 @@ func TestGatewayRequestLineGames(t *testing.T) {
 		{"encoded dot segments", call("/v1/messages%2F..%2F..%2Fv1%2Ffiles", "x"), []int{403}, nil},
 		{"dot segments", call("/v1/./messages/../../v1/files", "x"), []int{403}, nil},
 		{"double slash", call("//v1/messages", "x"), []int{403}, nil},
+		{"HTTP/2 with prior knowledge", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", []int{403}, nil},
+		{"upgrade to HTTP/2 on a model call", fmt.Sprintf("POST /v1/messages HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\nX-Api-Key: p\r\nContent-Length: %d\r\n\r\n%s", len(body), body) + "GET /v1/files HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\n\r\n", []int{200, 403}, []string{"POST /v1/messages?"}},
+		{"a transfer coding the server would have to undo", "POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nxxxxx\r\n0\r\n\r\n", []int{501}, nil},
 		{"pipelined after a model call", call("/v1/messages", "x") + "GET /v1/files HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\n\r\n", []int{200, 403}, []string{"POST /v1/messages?"}},
 	} {
 		n := len(up.seen)
@@ -472,5 +528,84 @@ func TestGatewayRequestLineGames(t *testing.T) {
 				t.Errorf("%s: the upstream was asked for host %q, want %q", row.name, h, u.Host)
 			}
 		}
+	}
+}
+
+// xs reads as an endless run of x.
+type xs struct{}
+
+func (xs) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// TestGatewayBodyBeyondBound: a model call longer than the gateway reads
+// (64 MiB), sent chunked with no length, its MCP server after the bound,
+// is refused whole, not passed on with the part the check never saw.
+func TestGatewayBodyBeyondBound(t *testing.T) {
+	t.Parallel()
+	up := &upstreamRecorder{}
+	hs := httptest.NewServer(up)
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	client := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "k", Placeholder: "p"})
+	body := io.MultiReader(strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"`), io.LimitReader(xs{}, 64<<20),
+		strings.NewReader(`"}],"mcp_servers":[{"type":"url","url":"https://attacker.example/"}]}`))
+	req, _ := http.NewRequest("POST", "http://gateway/v1/messages", body)
+	req.Header.Set("X-Api-Key", "p")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if seen := up.last(); resp.StatusCode != http.StatusBadRequest || seen != "" {
+		t.Errorf("status %d, upstream saw %q; want 400 and nothing", resp.StatusCode, seen)
+	}
+}
+
+// TestGatewayBetaHeaders: Anthropic's beta headers turn on its web
+// fetch tool, MCP connector and code execution; the gateway's verdict is
+// the body's whatever they say, so with every such beta named, a call
+// using them is still refused and a plain call passes with its header.
+func TestGatewayBetaHeaders(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var betas []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		betas = append(betas, r.Header.Get("Anthropic-Beta"))
+		mu.Unlock()
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	client := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "k", Placeholder: "p"})
+	const beta = "web-fetch-2025-09-10,mcp-client-2025-11-20,code-execution-2025-08-25,files-api-2025-04-14,skills-2025-10-02"
+	for _, row := range []struct {
+		name, body string
+		status     int
+	}{
+		{"web fetch", `{"model":"m","tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],"messages":[]}`, 403},
+		{"MCP connector", `{"model":"m","mcp_servers":[{"type":"url","url":"https://attacker.example/","name":"x"}],"tools":[{"type":"mcp_toolset","mcp_server_name":"x"}],"messages":[]}`, 403},
+		{"plain call", `{"model":"m","messages":[]}`, 200},
+	} {
+		req, _ := http.NewRequest("POST", "http://gateway/v1/messages?beta=true", strings.NewReader(row.body))
+		req.Header.Set("X-Api-Key", "p")
+		req.Header.Set("Anthropic-Beta", beta)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != row.status {
+			t.Errorf("%s: status %d, want %d", row.name, resp.StatusCode, row.status)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(betas) != 1 || betas[0] != beta {
+		t.Errorf("the upstream saw calls with betas %q, want only the plain call's", betas)
 	}
 }

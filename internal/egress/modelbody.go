@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // maxModelBody bounds the body of one model call the gateway reads
@@ -21,7 +23,7 @@ const maxModelBody = 64 << 20
 var ErrServerFetch = errors.New("the model call asks the provider to connect to a place of the request's choosing")
 
 // errBody marks a body the gateway cannot read as one JSON object.
-var errBody = errors.New("the body of a model call must be one JSON object, nested at most 512 deep, without content encoding, of at most 64 MiB")
+var errBody = errors.New("the body of a model call must be one JSON object in UTF-8 (declared as application/json or not at all), nested at most 512 deep, without content encoding, of at most 64 MiB")
 
 // spoolBody reads r's body, up to maxModelBody, into an unlinked
 // temporary file (not memory: a call may carry megabytes of images)
@@ -68,7 +70,8 @@ func fold(s string) string {
 // without recursion and at most maxNesting deep, so neither its size nor
 // its nesting costs memory beyond its largest string.
 func checkModelBody(p Provider, body io.Reader) error {
-	dec := json.NewDecoder(bufio.NewReaderSize(body, 32<<10))
+	var text utf8Check
+	dec := json.NewDecoder(bufio.NewReaderSize(io.TeeReader(body, &text), 32<<10))
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
 		return nil
@@ -86,11 +89,42 @@ func checkModelBody(p Provider, body io.Reader) error {
 			return err
 		}
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) || !text.valid() {
 		return errBody
 	}
 	return nil
 }
+
+// utf8Check sees a body go by and says whether it was all UTF-8. The
+// JSON reader puts U+FFFD for a byte that is not, where a provider's may
+// refuse the body or drop the byte ("network_\xffpolicy" would then be
+// a name the check never saw), so such a body is not passed on.
+type utf8Check struct {
+	tail []byte // a rune begun at the end of the last write
+	bad  bool
+}
+
+func (c *utf8Check) Write(p []byte) (int, error) {
+	if c.bad {
+		return len(p), nil
+	}
+	b := append(c.tail, p...)
+	end := len(b)
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				end = i
+			}
+			break
+		}
+	}
+	c.bad = !utf8.Valid(b[:end])
+	c.tail = append(c.tail[:0:0], b[end:]...)
+	return len(p), nil
+}
+
+// valid says whether everything written was UTF-8, to its last rune.
+func (c *utf8Check) valid() bool { return !c.bad && len(c.tail) == 0 }
 
 // maxNesting bounds how deep a model call's JSON may nest (the walk keeps
 // one frame per level); real calls stay far below it.
@@ -137,6 +171,14 @@ func urlKey(key string) bool {
 func (w *bodyWalk) inTool() bool {
 	n := len(w.stack)
 	return n == 3 && w.stack[0].key == "tools" && !w.stack[1].obj && w.stack[2].obj
+}
+
+// inToolList says whether the innermost object is an entry of a tools
+// array at any depth: countTokens nests a whole generateContent request,
+// its tools with it, below generateContentRequest.
+func (w *bodyWalk) inToolList() bool {
+	n := len(w.stack)
+	return n >= 3 && w.stack[n-3].obj && w.stack[n-3].key == "tools" && !w.stack[n-2].obj && w.stack[n-1].obj
 }
 
 // step takes the next token of the body.
@@ -223,9 +265,10 @@ func (w *bodyWalk) member(top *frame, name string) error {
 		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)
 	}
 	// Chat Completions' web_search_options has a search model search
-	// live, with no way to keep it to the index (see close).
+	// live, with no way to keep it to the index (see close); the path
+	// itself is not passed either (allowedCall).
 	if len(w.stack) == 1 && (top.key == "mcpservers" || w.p == ProviderOpenAI && top.key == "websearchoptions") ||
-		w.p == ProviderGemini && w.inTool() && top.key == "urlcontext" {
+		w.p == ProviderGemini && w.inToolList() && top.key == "urlcontext" {
 		return fmt.Errorf("%w (%q)", ErrServerFetch, name)
 	}
 	return nil
@@ -243,17 +286,37 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 		top := &w.stack[len(w.stack)-1]
 		top.search = top.search || w.p == ProviderOpenAI && strings.HasPrefix(fold(v), "websearch")
 		return checkToolType(v)
-	case under && webAddress(v):
+	case under && remoteSource(v):
 		return fmt.Errorf("%w (a source the provider would download from %.60q)", ErrServerFetch, v)
 	}
 	return nil
 }
 
-// webAddress says whether s is an http(s) URL (a data: URL carries its
-// content and is fine).
-func webAddress(s string) bool {
-	s = strings.ToLower(strings.TrimSpace(s))
-	return strings.HasPrefix(s, "http:") || strings.HasPrefix(s, "https:") || strings.HasPrefix(s, "//")
+// remoteSource says whether s, a value below a member naming a download
+// source, is a place for the provider to fetch from: an address with any
+// scheme but data: (which carries its content; gs: and file: name
+// places too), or one starting with a slash (scheme-relative). It reads
+// s as URL parsers do, which drop tabs and newlines anywhere and control
+// characters and spaces at either end (so "ht\ttps:" is https:), by
+// dropping every control character and space first. Plain words pass
+// (an image's detail, a file id).
+func remoteSource(s string) bool {
+	t := strings.ToLower(strings.Map(func(r rune) rune {
+		if r <= ' ' || r == 0x7f || unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, s))
+	if strings.HasPrefix(t, "data:") {
+		return false
+	}
+	if strings.HasPrefix(t, "/") || strings.HasPrefix(t, `\`) {
+		return true
+	}
+	scheme, _, found := strings.Cut(t, ":")
+	return found && scheme != "" && !strings.ContainsFunc(scheme, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '+' || r == '-' || r == '.')
+	})
 }
 
 // checkToolType refuses a tool type that connects to an address the

@@ -224,7 +224,7 @@ func (p *Proxy) check(ctx context.Context, host string, port int) ([]netip.Addr,
 	resolve := p.Resolve
 	if resolve == nil {
 		resolve = func(ctx context.Context, name string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", absolute(name))
 		}
 	}
 	addrs, err := resolve(ctx, d.Name)
@@ -244,6 +244,18 @@ func (p *Proxy) check(ctx context.Context, host string, port int) ([]netip.Addr,
 		}
 	}
 	return addrs, nil
+}
+
+// absolute roots a name of more than one label (pypi.org.), so the
+// system's resolver looks it up as it is, and never, when it has no
+// address, below the machine's search domains (pypi.org.corp.example, a
+// host no allow-list named); a single label (localhost, a host of the
+// local network the user named) keeps them.
+func absolute(name string) string {
+	if strings.Contains(name, ".") && !strings.HasSuffix(name, ".") {
+		return name + "."
+	}
+	return name
 }
 
 // failed answers a request that err stopped: a refusal with the

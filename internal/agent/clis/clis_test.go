@@ -3,6 +3,7 @@ package clis
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -257,6 +258,34 @@ func TestMCPPassThrough(t *testing.T) {
 		}
 		if info, err := os.Stat(file); err != nil || info.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %s is not private to its owner: %v", name, file, info.Mode())
+		}
+	}
+}
+
+// TestCodexConfigKeepsSearchCached: the config.toml planex writes for
+// Codex sets web_search to "cached" as a root key (before any table, or
+// TOML reads it as a table's), so Codex's web search tool asks for OpenAI's
+// index only (external_web_access false), which the gateway passes, and
+// never live, which it refuses. The real Codex reads the key: the same
+// file with another value fails to load.
+func TestCodexConfigKeepsSearchCached(t *testing.T) {
+	t.Parallel()
+	c, _ := lookup("codex")
+	for _, s := range []setup{
+		{phase: agent.PhaseExecute, model: "m", keyVar: "OPENAI_API_KEY"},
+		{phase: agent.PhaseExplore, model: "m", baseURL: "http://127.0.0.1:9/v1"},
+	} {
+		s.home = t.TempDir()
+		if _, err := c.configure(s); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(s.home, "codex", "config.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, _, _ := strings.Cut(string(b), "\n[")
+		if !slices.Contains(strings.Split(root, "\n"), `web_search = "cached"`) {
+			t.Errorf("config.toml sets no root web_search = \"cached\":\n%s", b)
 		}
 	}
 }

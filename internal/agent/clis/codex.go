@@ -59,7 +59,11 @@ func codexConfig(s setup) string {
 	b.WriteString("# Written by planex for one step. The key is read from the variable env_key names.\n")
 	fmt.Fprintf(&b, "model = %s\n", tomlString(s.model))
 	b.WriteString("model_provider = \"planex\"\n")
-	b.WriteString("check_for_update_on_startup = false\n\n")
+	b.WriteString("check_for_update_on_startup = false\n")
+	// Codex's search stays on OpenAI's index, whatever its sandbox (with
+	// full access it would search live, which the gateway refuses: the
+	// model would open pages of its choosing).
+	b.WriteString("web_search = \"cached\"\n\n")
 	b.WriteString("[analytics]\nenabled = false\n\n")
 	b.WriteString("[model_providers.planex]\nname = \"planex\"\n")
 	fmt.Fprintf(&b, "base_url = %s\n", tomlString(strings.TrimRight(base, "/")))

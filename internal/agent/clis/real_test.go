@@ -472,3 +472,45 @@ func TestRealCLIMCP(t *testing.T) {
 		})
 	}
 }
+
+// TestRealCodexReadsWebSearchMode: the real Codex loads the config.toml
+// planex writes, web_search = "cached" in it, and reads that key as its
+// search mode: the same file with a value Codex does not know fails to
+// load, naming the modes (so the key is neither ignored nor misplaced).
+func TestRealCodexReadsWebSearchMode(t *testing.T) {
+	t.Parallel()
+	pkg, _ := Tested("codex")
+	bin := clistest.Install(t, "codex", pkg.Spec())
+	c, _ := lookup("codex")
+	s := setup{phase: agent.PhaseExecute, model: "m", home: t.TempDir(), keyVar: "OPENAI_API_KEY"}
+	env, err := c.configure(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(s.home, "codex", "config.toml")
+	load := func() (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "codex"), "features", "list")
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := load(); err != nil {
+		t.Fatalf("codex does not load planex's config.toml: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(b), `web_search = "cached"`, `web_search = "planex-unknown"`, 1)
+	if changed == string(b) {
+		t.Fatalf("config.toml has no web_search = \"cached\":\n%s", b)
+	}
+	if err := os.WriteFile(file, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := load(); err == nil || !strings.Contains(out, "planex-unknown") || !strings.Contains(out, "cached") {
+		t.Errorf("codex loaded a config.toml with an unknown search mode (%v), so it does not read the key:\n%s", err, out)
+	}
+}
