@@ -142,7 +142,7 @@ func (r *stateStore) fetchRecordListing(ctx context.Context, thread int, listAll
 	var tree *gitrepo.StateTree
 	var b []byte
 	if listAll {
-		if tree, err = r.Repo.ListState(ctx, remote.Commit); err != nil {
+		if tree, err = gitrepo.ListState(ctx, r.Repo, remote.Commit); err != nil {
 			return nil, nil, false, err
 		}
 		b, err = r.readListedRecord(ctx, ref, tree)
@@ -185,7 +185,7 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	if err != nil {
 		return nil, false, fmt.Errorf("state %s: %w", ref, err)
 	}
-	if err := rec.repo.RestoreListed(ctx, tree, dir); err != nil {
+	if err := tree.Restore(ctx, rec.repo, dir); err != nil {
 		return nil, false, err
 	}
 	// planex posts the review it finds in the session as its own: only

@@ -469,11 +469,11 @@ const (
 // bounds above (ErrStateTooLarge: a gigabyte blob was written out whole),
 // naming the file and the ref.
 func (r *Repo) RestoreDir(ctx context.Context, ref, dir string) error {
-	t, err := r.ListState(ctx, ref)
+	t, err := ListState(ctx, r, ref)
 	if err != nil {
 		return err
 	}
-	return r.RestoreListed(ctx, t, dir)
+	return t.Restore(ctx, r, dir)
 }
 
 // StateTree is the files of a state commit, listed once (bounded) so a
@@ -486,7 +486,7 @@ type StateTree struct {
 	// only the first MaxStateEntries, and none past an entry that made
 	// the listing refused.
 	Files map[string]TreeFile
-	// refusal is why RestoreListed refuses the tree (ErrStateNotFiles,
+	// refusal is why Restore refuses the tree (ErrStateNotFiles,
 	// ErrStateTooLarge), nil when it may be restored.
 	refusal error
 }
@@ -495,9 +495,10 @@ type StateTree struct {
 // when it may.
 func (t *StateTree) Refusal() error { return t.refusal }
 
-// RestoreListed is RestoreDir for a tree already listed: it refuses what
-// RestoreDir refuses, and otherwise writes the tree's files into dir.
-func (r *Repo) RestoreListed(ctx context.Context, t *StateTree, dir string) error {
+// Restore is RestoreDir for a tree already listed: it refuses what
+// RestoreDir refuses, and otherwise writes the tree's files into dir
+// with r's git (r shares the objects of the repository that listed it).
+func (t *StateTree) Restore(ctx context.Context, r *Repo, dir string) error {
 	if t.refusal != nil {
 		return t.refusal
 	}
@@ -521,12 +522,12 @@ func (r *Repo) RestoreListed(ctx context.Context, t *StateTree, dir string) erro
 	return nil
 }
 
-// ListState lists the tree at ref with one bounded git, and records
+// ListState lists the tree at ref of r with one bounded git, and records
 // whether it holds anything but regular files (and the folders they are
 // in), or more than RestoreDir's bounds, naming the first such entry.
 // Only a failure to list is an error here; a refused tree is returned
 // with its Refusal.
-func (r *Repo) ListState(ctx context.Context, ref string) (*StateTree, error) {
+func ListState(ctx context.Context, r *Repo, ref string) (*StateTree, error) {
 	out, cut, err := runCapped(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
 		args: []string{"ls-tree", "-r", "-z", "-l", "--full-tree", ref + "^{tree}"}}, MaxStateEntries*(4096+128))
 	if err != nil {
