@@ -23,6 +23,7 @@ var serialTests = map[string]string{
 	"internal/gitrepo.TestConfigFileReadOnce":                  "puts a counting git on the process's PATH",
 	"internal/gitrepo.TestStateIsOneGitProcess":                "puts a counting git on the process's PATH",
 	"internal/gitrepo.TestResolveFoldersReadsAtOnce":           "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestReadConfigFilesOneGit":               "puts a counting git on the process's PATH",
 	"internal/gitrepo.TestFetchRefConnections":                 "puts a counting git on the process's PATH",
 	"internal/gitrepo.TestRedTeamListingsRunNoDriverUnscanned": "puts a counting git on the process's PATH and plants programs through HOME",
 	// The attack or the user's setting is in the process's environment, as
