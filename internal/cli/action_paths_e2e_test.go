@@ -282,53 +282,6 @@ func TestRedTeamActionRaceTwoApprovals(t *testing.T) {
 	}
 }
 
-// TestActionDeletedPlanComment: an approval of a plan whose comment was
-// deleted is told to re-plan, not "internal error".
-func TestActionDeletedPlanComment(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
-	g.markRuns("T1")
-	n, id := g.plannedOne("Add a file")
-	for _, c := range g.fake.Comments(ghRepo, n) {
-		if strings.HasPrefix(c.Body, "<!-- planex:plan ") {
-			g.fake.DeleteComment(ghRepo, c.ID)
-		}
-	}
-	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
-	if reply := g.lastComment(n); r.code != 0 || r.outputs["status"] != "refused" || !strings.Contains(reply, "was deleted") || !strings.Contains(reply, "revise") || g.ran("T1") {
-		t.Fatalf("approve: %d %v\n%s\n%s", r.code, r.outputs, reply, r.err)
-	}
-	g.noInternalErrors(n)
-}
-
-// TestRedTeamActionReaderCommentFlood: a read-only user who keeps
-// writing commands gets one refusal reply, then reactions only.
-func TestRedTeamActionReaderCommentFlood(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	n := g.fake.AddIssue(ghRepo, "reader", "Idea", "")
-	for i, body := range []string{"/planex do it", "/planex do it now", "/planex help", "/planex aprove"} {
-		r := g.run("issue_comment", g.comment(n, false, "reader", body))
-		if r.code != 0 || r.outputs["status"] != "refused" {
-			t.Errorf("comment %d: %d %v\n%s", i+1, r.code, r.outputs, r.err)
-		}
-		if rs := g.reactions(g.commentBy(n, "reader", body)); !hasLabel(rs, "-1") {
-			t.Errorf("comment %d: reactions %v", i+1, rs)
-		}
-	}
-	if bots := g.botComments(n); len(bots) != 1 || !strings.Contains(bots[0], "@reader") {
-		t.Fatalf("planex replied %d times:\n%s", len(bots), strings.Join(bots, "\n---\n"))
-	}
-	// Someone else on the same thread is still answered.
-	g.fake.SetPermission(ghRepo, "other", "read")
-	g.run("issue_comment", g.comment(n, false, "other", "/planex do it"))
-	if bots := g.botComments(n); len(bots) != 2 || !strings.Contains(bots[1], "@other") {
-		t.Fatalf("another reader: %d replies", len(bots))
-	}
-	g.noInternalErrors(n)
-}
-
 // TestRedTeamActionDispatchSender: a workflow_dispatch with auto-approve
 // from a sender who may not approve plans runs nothing.
 func TestRedTeamActionDispatchSender(t *testing.T) {
@@ -435,32 +388,6 @@ func TestRedTeamActionScheduleLabeller(t *testing.T) {
 	if errs := g.fake.Errors(); len(errs) > 0 {
 		t.Errorf("requests GitHub would refuse: %v", errs)
 	}
-}
-
-// TestRedTeamActionApprovalElsewhere: an approval of this thread's plan
-// id written on another issue, or by someone whose write access was
-// removed since the plan was posted, runs nothing.
-func TestRedTeamActionApprovalElsewhere(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
-	g.markRuns("T1")
-	n, id := g.plannedOne("Add a file")
-	other := g.fake.AddIssue(ghRepo, "helper", "Unrelated", "")
-	r := g.run("issue_comment", g.comment(other, false, "maintainer", "/planex approve "+id))
-	if r.outputs["status"] != "refused" || !strings.Contains(g.lastComment(other), "There is no plan to approve here") {
-		t.Errorf("approval on another issue: %v\n%s", r.outputs, g.lastComment(other))
-	}
-	g.fake.SetPermission(ghRepo, "former", "write")
-	ev := g.comment(n, false, "former", "/planex approve "+id)
-	g.fake.SetPermission(ghRepo, "former", "read")
-	if r := g.run("issue_comment", ev); r.outputs["status"] != "refused" || !strings.Contains(g.lastComment(n), "@former") {
-		t.Errorf("approval by a demoted user: %v\n%s", r.outputs, g.lastComment(n))
-	}
-	if g.ran("T1") || !hasLabel(g.issueLabels(n), "planex:planned") {
-		t.Fatalf("something ran: labels %v", g.issueLabels(n))
-	}
-	g.noInternalErrors(n)
 }
 
 // TestRedTeamActionLabelPath: the planex label plans only when added by
