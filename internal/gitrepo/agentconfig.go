@@ -199,6 +199,11 @@ func readConfigsTogether(ctx context.Context, r *Repo, files []string) ([]Config
 			return nil, false
 		}
 		c := &cfgs[i]
+		if c.included == "" && origin != "file:"+c.Path {
+			// A file's first entry is its own (an include comes after
+			// the key naming it): git names the file otherwise.
+			return nil, false
+		}
 		c.included += origin + "\x00" + entry + "\x00"
 		if origin == "file:"+c.Path {
 			c.list += entry + "\x00"
