@@ -60,11 +60,35 @@ func (w *world) runWave(n int, run string) (*Runner, []string) {
 	return collect, ids
 }
 
+// repeatedJobsAddNothing runs a wave's collect again and its first task's
+// job again, as a re-run of the workflow's jobs would, and checks that
+// neither changes the run branch (the dispatch count is checked by the
+// caller).
+func (w *world) repeatedJobsAddNothing(run string, n int, session, task string) {
+	w.t.Helper()
+	ctx := context.Background()
+	ev := &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName, DefaultBranch: "main", Inputs: event.Inputs{Issue: n}}
+	before := w.branch("planex/" + session)
+	again, _ := w.job(matrixMode(run))
+	if err := again.Collect(ctx, ev); err != nil {
+		w.t.Fatalf("run %s: a second collect: %v", run, err)
+	}
+	job, _ := w.job(matrixMode(run))
+	if err := job.RunTask(ctx, ev, task); err != nil {
+		w.t.Fatalf("run %s: %s's job again: %v", run, task, err)
+	}
+	if got := w.branch("planex/" + session); !slices.Equal(got, before) {
+		w.t.Fatalf("run %s: a repeated collect or task job changed the branch:\n%v\nthen\n%v", run, before, got)
+	}
+}
+
 // TestMatrixModeRunsWaveByWave approves a diamond plan in matrix mode and
 // plays the workflow runs GitHub would start: each wave's tasks run as
 // jobs of their own, collect puts them on the run branch in plan order
 // and dispatches the next wave, and the last collect opens the pull
-// request.
+// request. In every wave a second collect and a re-run of a task's job
+// add nothing: no commit, no second dispatch (was checked end to end in
+// internal/cli's matrixMatchesSingleJob, a process per job).
 func TestMatrixModeRunsWaveByWave(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -85,6 +109,7 @@ func TestMatrixModeRunsWaveByWave(t *testing.T) {
 			break
 		}
 		waves, last = append(waves, ids), collect
+		w.repeatedJobsAddNothing(run, n, collect.Outputs.SessionID, ids[0])
 		if collect.Outputs.Status == StatusDone {
 			break
 		}

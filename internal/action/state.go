@@ -116,45 +116,63 @@ func stateRef(thread int) string { return "refs/planex/state/" + strconv.Itoa(th
 // refused when it is not that thread's (recordOfThread); found is false
 // when the thread has no state.
 func (r *stateStore) fetchRecord(ctx context.Context, thread int) (*Record, bool, error) {
+	rec, _, found, err := r.fetchRecordListing(ctx, thread, false)
+	return rec, found, err
+}
+
+// fetchRecordListing is fetchRecord; with listAll it lists the state's
+// whole tree once (gitrepo.ListState) and reads the record from that
+// listing, for restoring the session folder from the same listing.
+func (r *stateStore) fetchRecordListing(ctx context.Context, thread int, listAll bool) (*Record, *gitrepo.StateTree, bool, error) {
 	ref := stateRef(thread)
 	found, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, ref)
 	if err != nil {
-		return nil, false, fmt.Errorf("fetching planex state: %w", err)
+		return nil, nil, false, fmt.Errorf("fetching planex state: %w", err)
 	}
 	if !found {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	// The lease for saving is the commit just fetched, the state read
 	// below: asking the remote again could name a newer state another job
 	// pushed meanwhile, which this one never read (nor has).
 	remote, err := gitrepo.StateAt(r.Repo, ref).Read(ctx)
 	if err != nil {
-		return nil, false, fmt.Errorf("reading the fetched state: %w", err)
+		return nil, nil, false, fmt.Errorf("reading the fetched state: %w", err)
 	}
-	b, err := r.readRecordFile(ctx, ref, remote.Commit)
+	var tree *gitrepo.StateTree
+	var b []byte
+	if listAll {
+		if tree, err = gitrepo.ListState(ctx, r.Repo, remote.Commit); err != nil {
+			return nil, nil, false, err
+		}
+		b, err = r.readListedRecord(ctx, ref, tree)
+	} else {
+		b, err = r.readRecordFile(ctx, ref, remote.Commit)
+	}
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	rec := &Record{}
 	if err := json.Unmarshal(b, rec); err != nil {
-		return nil, false, fmt.Errorf("state %s: %s: %w", ref, recordFile, err)
+		return nil, nil, false, fmt.Errorf("state %s: %s: %w", ref, recordFile, err)
 	}
 	if err := recordOfThread(rec, thread); err != nil {
-		return nil, false, fmt.Errorf("state %s: %w", ref, err)
+		return nil, nil, false, fmt.Errorf("state %s: %w", ref, err)
 	}
 	rec.remote = remote
-	return rec, true, nil
+	return rec, tree, true, nil
 }
 
 // loadRecord fetches a thread's state and restores its session folder.
+// The state's tree is listed once, for the record and the restore.
 func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool, error) {
 	// The record says where the session folder goes (a follow-up's is in
-	// its own worktree): read it alone first, then restore the folder.
-	rec, found, err := r.fetchRecord(ctx, thread)
+	// its own worktree): read it first, then restore the folder.
+	rec, tree, found, err := r.fetchRecordListing(ctx, thread, true)
 	if err != nil || !found {
 		return nil, false, err
 	}
-	ref, remote := stateRef(thread), rec.remote
+	ref := stateRef(thread)
 	rec.repo = r.Repo
 	r.self.fromRecord(rec)
 	if rec.FollowUp {
@@ -167,7 +185,7 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 	if err != nil {
 		return nil, false, fmt.Errorf("state %s: %w", ref, err)
 	}
-	if err := rec.repo.RestoreDir(ctx, remote.Commit, dir); err != nil {
+	if err := tree.Restore(ctx, rec.repo, dir); err != nil {
 		return nil, false, err
 	}
 	// planex posts the review it finds in the session as its own: only
@@ -252,6 +270,22 @@ func (r *stateStore) readRecordFile(ctx context.Context, ref, commit string) ([]
 		return nil, fmt.Errorf("state %s has no %s", ref, recordFile)
 	case f.Type != "blob" || (f.Mode != "100644" && f.Mode != "100755"):
 		return nil, fmt.Errorf("state %s: %s is not a regular file", ref, recordFile)
+	case f.Size > maxRecordBytes:
+		return nil, fmt.Errorf("state %s: %s holds %d bytes, more than %d", ref, recordFile, f.Size, maxRecordBytes)
+	}
+	return r.Repo.ReadBlob(ctx, f.Object)
+}
+
+// readListedRecord is readRecordFile from a listing of the state's whole
+// tree: a record that is no regular file is not among its files, and a
+// tree refused before the record was listed gives the refusal.
+func (r *stateStore) readListedRecord(ctx context.Context, ref string, tree *gitrepo.StateTree) ([]byte, error) {
+	f, ok := tree.Files[recordFile]
+	switch {
+	case !ok && tree.Refusal() != nil:
+		return nil, tree.Refusal()
+	case !ok:
+		return nil, fmt.Errorf("state %s has no %s (as a regular file)", ref, recordFile)
 	case f.Size > maxRecordBytes:
 		return nil, fmt.Errorf("state %s: %s holds %d bytes, more than %d", ref, recordFile, f.Size, maxRecordBytes)
 	}

@@ -346,30 +346,27 @@ func (a *agentFlags) checkPrice(maxCost float64, getenv func(string) string, how
 // referenced file of the repository's work tree (a committed .gitconfig
 // an include names) is the repository's content and stays visible.
 func agentGitConfig(ctx context.Context, repo *gitrepo.Repo, getenv func(string) string) (overlays []agent.FileOverlay, conceal []string, err error) {
-	// Each file is read once for both its view and what it references.
-	for _, file := range gitrepo.ConfigFiles(repo) {
-		cfg, err := gitrepo.ReadConfigFile(ctx, repo, file)
-		if err != nil {
-			return nil, nil, err
-		}
-		overlays = append(overlays, agent.FileOverlay{Path: file, Content: cfg.AgentView()})
-		refs, err := gitrepo.ReferencedFilesIn(ctx, repo, cfg, getenv("HOME"))
-		if err != nil {
-			return nil, nil, err
-		}
-		conceal = append(conceal, refs...)
-	}
+	// Each file is read once for both its view and what it references,
+	// all of them with one git when they can be (gitrepo.ReadConfigFiles).
+	files := gitrepo.ConfigFiles(repo)
+	own := len(files)
 	for _, file := range gitrepo.OutsideConfigFiles(getenv) {
-		if fi, statErr := os.Stat(file); statErr != nil || !fi.Mode().IsRegular() {
+		if fi, statErr := os.Stat(file); statErr == nil && fi.Mode().IsRegular() {
+			files = append(files, file)
+		}
+	}
+	cfgs, errs := gitrepo.ReadConfigFiles(ctx, repo, files)
+	for i, cfg := range cfgs {
+		if errs[i] != nil {
+			if i < own {
+				return nil, nil, errs[i]
+			}
+			// One outside the repository planex cannot read is shown
+			// empty: git would refuse it.
+			overlays = append(overlays, agent.FileOverlay{Path: files[i]})
 			continue
 		}
-		// One planex cannot read is shown empty: git would refuse it.
-		cfg, cfgErr := gitrepo.ReadConfigFile(ctx, repo, file)
-		if cfgErr != nil {
-			overlays = append(overlays, agent.FileOverlay{Path: file})
-			continue
-		}
-		overlays = append(overlays, agent.FileOverlay{Path: file, Content: cfg.AgentView()})
+		overlays = append(overlays, agent.FileOverlay{Path: files[i], Content: cfg.AgentView()})
 		refs, err := gitrepo.ReferencedFilesIn(ctx, repo, cfg, getenv("HOME"))
 		if err != nil {
 			return nil, nil, err

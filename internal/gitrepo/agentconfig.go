@@ -129,6 +129,11 @@ func AgentConfigOf(ctx context.Context, r *Repo, file string) ([]byte, error) {
 type ConfigFile struct {
 	Path string
 	list string // `git config --list -z` of the file; "" when it has none
+	// included is the file read with its includes (`--includes --list
+	// --show-origin -z`), when ReadConfigFiles read it so; withIncludes
+	// says it was, so ReferencedFilesIn runs no git of its own.
+	included     string
+	withIncludes bool
 }
 
 // ReadConfigFile reads file's own entries with one git; a file that does
@@ -136,6 +141,78 @@ type ConfigFile struct {
 func ReadConfigFile(ctx context.Context, r *Repo, file string) (ConfigFile, error) {
 	list, err := configList(ctx, r, file)
 	return ConfigFile{Path: file, list: list}, err
+}
+
+// ReadConfigFiles reads several config files with one git (what
+// ReadConfigFile and then ReferencedFilesIn would read with one or two
+// each): a config given on stdin includes each file by its absolute
+// path, read with includes and each entry's origin. The entries between
+// two of those includes are one file's; those whose origin is the file
+// itself are its own entries, the rest what it includes. When that read
+// fails (a file or an include git cannot read, a loop of includes, a
+// path that is not absolute), each file is read on its own as before, so
+// errs[i] is file i's error then and the answers are today's.
+func ReadConfigFiles(ctx context.Context, r *Repo, files []string) (cfgs []ConfigFile, errs []error) {
+	if len(files) > 1 {
+		if cfgs, ok := readConfigsTogether(ctx, r, files); ok {
+			return cfgs, make([]error, len(files))
+		}
+	}
+	cfgs, errs = make([]ConfigFile, len(files)), make([]error, len(files))
+	for i, f := range files {
+		cfgs[i], errs[i] = ReadConfigFile(ctx, r, f)
+	}
+	return cfgs, errs
+}
+
+// stdinOrigin is how `git config --show-origin` names a config read from
+// stdin.
+const stdinOrigin = "standard input:"
+
+func readConfigsTogether(ctx context.Context, r *Repo, files []string) ([]ConfigFile, bool) {
+	var wrapper strings.Builder
+	wrapper.WriteString("[include]\n")
+	for _, f := range files {
+		if !filepath.IsAbs(f) || filepath.Clean(f) != f {
+			return nil, false
+		}
+		wrapper.WriteString("\tpath = " + quoteConfig(f) + "\n")
+	}
+	out, err := r.gitIn(ctx, r.Root, nil, []byte(wrapper.String()), "config", "--file", "-", "--includes", "--list", "--show-origin", "-z")
+	if err != nil {
+		return nil, false
+	}
+	cfgs := make([]ConfigFile, len(files))
+	i := -1
+	fields := strings.Split(out, "\x00")
+	for k := 0; k+1 < len(fields); k += 2 {
+		origin, entry := fields[k], fields[k+1]
+		if origin == stdinOrigin {
+			key, value, _ := strings.Cut(entry, "\n")
+			if i++; key != "include.path" || i >= len(files) || value != files[i] {
+				return nil, false
+			}
+			cfgs[i] = ConfigFile{Path: files[i], withIncludes: true}
+			continue
+		}
+		if i < 0 {
+			return nil, false
+		}
+		c := &cfgs[i]
+		if c.included == "" && origin != "file:"+c.Path {
+			// A file's first entry is its own (an include comes after
+			// the key naming it): git names the file otherwise.
+			return nil, false
+		}
+		c.included += origin + "\x00" + entry + "\x00"
+		if origin == "file:"+c.Path {
+			c.list += entry + "\x00"
+		}
+	}
+	if i != len(files)-1 {
+		return nil, false
+	}
+	return cfgs, true
 }
 
 // AgentView is the file as a contained agent may read it (AgentConfig);

@@ -406,8 +406,46 @@ var objectOnly = map[string]bool{
 	"rev-list": true, "config": true, "diff-tree": true, "cat-file": true, "version": true,
 }
 
+// listingOptions are the options with which ls-files and check-ignore
+// only list names: they read the index, the ignore files and folders,
+// never a file's contents (ls-files compares contents, through a clean
+// filter, only for --modified). A call with any other option (an
+// abbreviation, --modified, -m in a group, --format, --eol,
+// --recurse-submodules) is scanned as before.
+var listingOptions = map[string]map[string]bool{
+	"ls-files": {
+		"-z": true, "-c": true, "--cached": true, "-o": true, "--others": true, "-co": true,
+		"-s": true, "--stage": true, "-i": true, "--ignored": true, "--directory": true,
+		"--no-empty-directory": true, "--exclude-standard": true, "--deduplicate": true,
+		"--full-name": true,
+	},
+	"check-ignore": {"-z": true, "--stdin": true, "-v": true, "--verbose": true, "-n": true, "--non-matching": true, "--no-index": true},
+}
+
+// listingOnly reports whether sub with rest lists names only (see
+// listingOptions). Everything after "--" is a path; anything else
+// starting with "-" must be a known option.
+func listingOnly(sub string, rest []string) bool {
+	allowed := listingOptions[sub]
+	if allowed == nil {
+		return false
+	}
+	for _, a := range rest {
+		if a == "--" {
+			return true
+		}
+		if strings.HasPrefix(a, "-") && !allowed[a] {
+			return false
+		}
+	}
+	return true
+}
+
 func needsDriverScan(args []string) bool {
 	_, sub, rest := splitArgs(args)
+	if listingOnly(sub, rest) {
+		return false
+	}
 	if !objectOnly[sub] {
 		return true
 	}

@@ -469,9 +469,40 @@ const (
 // bounds above (ErrStateTooLarge: a gigabyte blob was written out whole),
 // naming the file and the ref.
 func (r *Repo) RestoreDir(ctx context.Context, ref, dir string) error {
-	if err := onlyFiles(ctx, r, ref); err != nil {
+	t, err := ListState(ctx, r, ref)
+	if err != nil {
 		return err
 	}
+	return t.Restore(ctx, r, dir)
+}
+
+// StateTree is the files of a state commit, listed once (bounded) so a
+// caller can read one of them (its record) and restore them all without
+// listing the tree again.
+type StateTree struct {
+	// Ref is what was listed (a ref or commit).
+	Ref string
+	// Files are the regular files listed, by path from the tree's top;
+	// only the first MaxStateEntries, and none past an entry that made
+	// the listing refused.
+	Files map[string]TreeFile
+	// refusal is why Restore refuses the tree (ErrStateNotFiles,
+	// ErrStateTooLarge), nil when it may be restored.
+	refusal error
+}
+
+// Refusal is why the tree may not be restored (RestoreDir's rules), nil
+// when it may.
+func (t *StateTree) Refusal() error { return t.refusal }
+
+// Restore is RestoreDir for a tree already listed: it refuses what
+// RestoreDir refuses, and otherwise writes the tree's files into dir
+// with r's git (r shares the objects of the repository that listed it).
+func (t *StateTree) Restore(ctx context.Context, r *Repo, dir string) error {
+	if t.refusal != nil {
+		return t.refusal
+	}
+	ref := t.Ref
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -491,43 +522,59 @@ func (r *Repo) RestoreDir(ctx context.Context, ref, dir string) error {
 	return nil
 }
 
-// onlyFiles refuses a tree at ref holding anything but regular files
-// (and the folders they are in), or more than RestoreDir's bounds, naming
-// the first such entry. The listing itself is read bounded.
-func onlyFiles(ctx context.Context, r *Repo, ref string) error {
+// ListState lists the tree at ref of r with one bounded git, and records
+// whether it holds anything but regular files (and the folders they are
+// in), or more than RestoreDir's bounds, naming the first such entry.
+// Only a failure to list is an error here; a refused tree is returned
+// with its Refusal.
+func ListState(ctx context.Context, r *Repo, ref string) (*StateTree, error) {
 	out, cut, err := runCapped(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
 		args: []string{"ls-tree", "-r", "-z", "-l", "--full-tree", ref + "^{tree}"}}, MaxStateEntries*(4096+128))
 	if err != nil {
-		return fmt.Errorf("reading state %s: %w", ref, err)
+		return nil, fmt.Errorf("reading state %s: %w", ref, err)
 	}
+	t := &StateTree{Ref: ref, Files: map[string]TreeFile{}}
 	if cut {
-		return fmt.Errorf("restoring state %s: it lists more files than the %d planex restores: %w", ref, MaxStateEntries, ErrStateTooLarge)
+		t.refusal = fmt.Errorf("restoring state %s: it lists more files than the %d planex restores: %w", ref, MaxStateEntries, ErrStateTooLarge)
 	}
 	var total int64
-	n := 0
 	for _, rec := range strings.Split(out, "\x00") {
 		meta, p, ok := strings.Cut(rec, "\t")
 		if !ok {
 			continue
 		}
-		f := strings.Fields(meta)
-		if len(f) != 4 || (f[0] != "100644" && f[0] != "100755") {
-			mode, _, _ := strings.Cut(meta, " ")
-			return fmt.Errorf("restoring state %s: %q has mode %s: %w", ref, p, mode, ErrStateNotFiles)
+		f, err := stateEntry(ref, meta, p)
+		if err == nil && len(t.Files) >= MaxStateEntries {
+			err = fmt.Errorf("restoring state %s: it holds more files than the %d planex restores: %w", ref, MaxStateEntries, ErrStateTooLarge)
 		}
-		size, err := strconv.ParseInt(f[3], 10, 64)
+		if err == nil && f.Size > MaxStateFileBytes {
+			err = fmt.Errorf("restoring state %s: %q holds %d bytes, more than %d: %w", ref, p, f.Size, MaxStateFileBytes, ErrStateTooLarge)
+		}
+		if total += f.Size; err == nil && total > MaxStateBytes {
+			err = fmt.Errorf("restoring state %s: its files hold more than %d bytes in all (at %q): %w", ref, MaxStateBytes, p, ErrStateTooLarge)
+		}
 		if err != nil {
-			return fmt.Errorf("restoring state %s: %q: git ls-tree said size %q", ref, p, f[3])
+			if t.refusal == nil {
+				t.refusal = err
+			}
+			break
 		}
-		if n++; n > MaxStateEntries {
-			return fmt.Errorf("restoring state %s: it holds more files than the %d planex restores: %w", ref, MaxStateEntries, ErrStateTooLarge)
-		}
-		if size > MaxStateFileBytes {
-			return fmt.Errorf("restoring state %s: %q holds %d bytes, more than %d: %w", ref, p, size, MaxStateFileBytes, ErrStateTooLarge)
-		}
-		if total += size; total > MaxStateBytes {
-			return fmt.Errorf("restoring state %s: its files hold more than %d bytes in all (at %q): %w", ref, MaxStateBytes, p, ErrStateTooLarge)
-		}
+		t.Files[p] = f
 	}
-	return nil
+	return t, nil
+}
+
+// stateEntry parses one `ls-tree -l` entry of a state tree, refusing
+// anything but a regular file.
+func stateEntry(ref, meta, p string) (TreeFile, error) {
+	f := strings.Fields(meta)
+	if len(f) != 4 || (f[0] != "100644" && f[0] != "100755") {
+		mode, _, _ := strings.Cut(meta, " ")
+		return TreeFile{}, fmt.Errorf("restoring state %s: %q has mode %s: %w", ref, p, mode, ErrStateNotFiles)
+	}
+	size, err := strconv.ParseInt(f[3], 10, 64)
+	if err != nil {
+		return TreeFile{}, fmt.Errorf("restoring state %s: %q: git ls-tree said size %q", ref, p, f[3])
+	}
+	return TreeFile{Mode: f[0], Type: f[1], Object: f[2], Size: size}, nil
 }

@@ -117,9 +117,13 @@ func ReferencedFilesIn(ctx context.Context, r *Repo, c ConfigFile, home string) 
 		return out, nil
 	}
 	// What git itself includes from here, nested includes too.
-	withIncludes, err := r.Git(ctx, "", "config", "--file", file, "--includes", "--list", "--show-origin", "-z")
-	if err != nil {
-		return out, nil // an include git cannot read: the ones named above are covered
+	withIncludes := c.included
+	if !c.withIncludes {
+		var err error
+		withIncludes, err = r.Git(ctx, "", "config", "--file", file, "--includes", "--list", "--show-origin", "-z")
+		if err != nil {
+			return out, nil // an include git cannot read: the ones named above are covered
+		}
 	}
 	fields := strings.Split(withIncludes, "\x00")
 	for i := 0; i+1 < len(fields); i += 2 {

@@ -18,12 +18,14 @@ var serialTests = map[string]string{
 	"internal/cli.TestBenchWidePlan":             "times runs against each other (and runs only with PLANEX_BENCH)",
 	"internal/agent/clis.TestMissingBinary":      "sets PATH for the whole process",
 	// The counting git is put first on the process's PATH.
-	"internal/gitrepo.TestGitProcessesPerTaskCommit":   "puts a counting git on the process's PATH",
-	"internal/gitrepo.TestStateSaveOnCountsAndParents": "puts a counting git on the process's PATH",
-	"internal/gitrepo.TestConfigFileReadOnce":          "puts a counting git on the process's PATH",
-	"internal/gitrepo.TestStateIsOneGitProcess":        "puts a counting git on the process's PATH",
-	"internal/gitrepo.TestResolveFoldersReadsAtOnce":   "puts a counting git on the process's PATH",
-	"internal/gitrepo.TestFetchRefConnections":         "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestGitProcessesPerTaskCommit":           "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestStateSaveOnCountsAndParents":         "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestConfigFileReadOnce":                  "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestStateIsOneGitProcess":                "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestResolveFoldersReadsAtOnce":           "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestReadConfigFilesOneGit":               "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestFetchRefConnections":                 "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestRedTeamListingsRunNoDriverUnscanned": "puts a counting git on the process's PATH and plants programs through HOME",
 	// The attack or the user's setting is in the process's environment, as
 	// it is in planex's.
 	"internal/gitrepo.TestIgnoredGlobalExcludes":                  "names the user's global config in GIT_CONFIG_GLOBAL",
