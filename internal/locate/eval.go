@@ -72,6 +72,10 @@ type EvalOptions struct {
 	// LeaveOneOut also scores each repository with weights fitted on the
 	// other repositories' instances.
 	LeaveOneOut bool
+	// InFold also scores, for each repository held out, leave-one-out
+	// among the others only (InFold): the score to decide a change on
+	// without looking at any left-out repository.
+	InFold bool
 }
 
 // Metrics are the scores of one ranker over the evaluated instances.
@@ -123,6 +127,7 @@ const (
 	SystemLocate   = "planex locate"
 	SystemBaseline = "BM25 baseline"
 	SystemLOO      = "planex locate, leave-one-repo-out"
+	SystemInFold   = "planex locate, in-fold"
 )
 
 // Evaluate ranks every instance's repository at its base commit with the
@@ -203,6 +208,9 @@ func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int,
 	}
 	if opts.LeaveOneOut {
 		rep.Outcomes = append(rep.Outcomes, LeaveOneRepoOut(rep.Samples, k, FitOptions{})...)
+	}
+	if opts.InFold {
+		rep.Outcomes = append(rep.Outcomes, InFold(rep.Samples, k, FitOptions{})...)
 	}
 	rep.Metrics = Score(rep.Outcomes)
 	if opts.Out != nil {

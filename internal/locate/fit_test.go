@@ -254,3 +254,49 @@ func TestFitWeighsLargeRepositoriesDown(t *testing.T) {
 		}
 	}
 }
+
+// InFold scores, for each repository held out, leave-one-out among the
+// others: every other instance once per held-out repository, the held-out
+// repository's own never, and each fold exactly as LeaveOneRepoOut over
+// the other repositories alone would (so nothing of the held-out one
+// reaches its weights).
+func TestInFoldNeverSeesTheHeldOutRepository(t *testing.T) {
+	t.Parallel()
+	sizes := map[string]int{"a/x": 10, "b/y": 6, "c/z": 4}
+	var samples []Sample
+	for _, r := range []string{"a/x", "b/y", "c/z"} {
+		samples = append(samples, synthetic(r, sizes[r])...)
+	}
+	// c's issues point the other way: fitted on, they would move weights.
+	for i := range samples {
+		if samples[i].Repo == "c/z" {
+			for c := range samples[i].Gold {
+				samples[i].Gold[c] = samples[i].Feats[c][fContent] == 1
+			}
+		}
+	}
+	got := InFold(samples, 10, FitOptions{Steps: 40})
+	if len(got) != (20-10)+(20-6)+(20-4) {
+		t.Fatalf("%d outcomes, want %d", len(got), (20-10)+(20-6)+(20-4))
+	}
+	at := 0
+	for _, held := range []string{"a/x", "b/y", "c/z"} {
+		var rest []Sample
+		for _, s := range samples {
+			if s.Repo != held {
+				rest = append(rest, s)
+			}
+		}
+		want := LeaveOneRepoOut(rest, 10, FitOptions{Steps: 40})
+		for i, w := range want {
+			g := got[at+i]
+			if g.Repo == held {
+				t.Errorf("fold holding %s scored its own instance %s", held, g.InstanceID)
+			}
+			if g.System != SystemInFold || g.InstanceID != w.InstanceID || g.Rank != w.Rank || strings.Join(g.Top, " ") != strings.Join(w.Top, " ") {
+				t.Errorf("fold holding %s, outcome %d: %+v, want %+v as leave-one-out among the others", held, i, g, w)
+			}
+		}
+		at += len(want)
+	}
+}
