@@ -206,12 +206,7 @@ func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int,
 			t.Mean /= float64(t.N)
 		}
 	}
-	if opts.LeaveOneOut {
-		rep.Outcomes = append(rep.Outcomes, LeaveOneRepoOut(rep.Samples, k, FitOptions{})...)
-	}
-	if opts.InFold {
-		rep.Outcomes = append(rep.Outcomes, InFold(rep.Samples, k, FitOptions{})...)
-	}
+	rep.Outcomes = append(rep.Outcomes, refitted(rep.Samples, k, opts)...)
 	rep.Metrics = Score(rep.Outcomes)
 	if opts.Out != nil {
 		if err := rep.WriteTable(opts.Out); err != nil {
@@ -222,6 +217,19 @@ func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int,
 		return rep, fmt.Errorf("evaluating: no instance could be evaluated (%d skipped)", len(rep.Skipped))
 	}
 	return rep, nil
+}
+
+// refitted scores the samples with weights refitted without some of
+// them, as opts asks: leave-one-repository-out, then in-fold.
+func refitted(samples []Sample, k int, opts EvalOptions) []Outcome {
+	var out []Outcome
+	if opts.LeaveOneOut {
+		out = append(out, LeaveOneRepoOut(samples, k, FitOptions{})...)
+	}
+	if opts.InFold {
+		out = append(out, InFold(samples, k, FitOptions{})...)
+	}
+	return out
 }
 
 func pathsOf(rs []Ranked) []string {

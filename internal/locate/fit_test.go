@@ -300,3 +300,38 @@ func TestInFoldNeverSeesTheHeldOutRepository(t *testing.T) {
 		at += len(want)
 	}
 }
+
+// Evaluate's refitted outcomes are the left-out ones, then the in-fold
+// ones, each only when asked for.
+func TestRefittedOutcomes(t *testing.T) {
+	t.Parallel()
+	var samples []Sample
+	for _, r := range []string{"a/x", "b/y", "c/z"} {
+		samples = append(samples, synthetic(r, 4)...)
+	}
+	count := func(os []Outcome) map[string]int {
+		n := map[string]int{}
+		for _, o := range os {
+			n[o.System]++
+		}
+		return n
+	}
+	for _, c := range []struct {
+		opts        EvalOptions
+		loo, inFold int
+	}{
+		{EvalOptions{}, 0, 0},
+		{EvalOptions{LeaveOneOut: true}, 12, 0},
+		{EvalOptions{InFold: true}, 0, 24},
+		{EvalOptions{LeaveOneOut: true, InFold: true}, 12, 24},
+	} {
+		got := refitted(samples, 10, c.opts)
+		n := count(got)
+		if n[SystemLOO] != c.loo || n[SystemInFold] != c.inFold || len(got) != c.loo+c.inFold {
+			t.Errorf("%+v: %v, want %d left out and %d in-fold", c.opts, n, c.loo, c.inFold)
+		}
+		if c.loo > 0 && c.inFold > 0 && (got[0].System != SystemLOO || got[len(got)-1].System != SystemInFold) {
+			t.Errorf("%+v: left-out outcomes do not come first", c.opts)
+		}
+	}
+}
