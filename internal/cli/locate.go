@@ -134,7 +134,7 @@ func newEvalLocateCmd() *cobra.Command {
 		weightsFile, fitFile string
 		perInstance          string
 		top                  int
-		verbose, loo         bool
+		verbose, loo, inFold bool
 	)
 	cmd := &cobra.Command{
 		Use:   "eval-locate --data FILE --repos DIR [--top K]",
@@ -144,7 +144,10 @@ problem_statement, gold_files) as JSON lines, checks out each base commit from
 DIR/<owner>__<name> (a git directory or clone; plain trees are used as they
 are), ranks files with locate and with plain BM25, and prints Acc@1/3/5/10
 and MRR overall and per repository. --leave-one-out adds, per repository,
-the scores of weights fitted without that repository; --fit FILE writes
+the scores of weights fitted without that repository; --in-fold scores,
+for each repository held out, leave-one-out among the others only (each
+other instance ranked once per held-out repository, the held-out one never
+used), the score to choose a change on; --fit FILE writes
 weights fitted on all instances (internal/locate/weights.json is such a file);
 --per-instance FILE writes each instance's rank and top files under every
 system as JSON lines.`,
@@ -158,7 +161,7 @@ system as JSON lines.`,
 				return fmt.Errorf("evaluating locate: %w", err)
 			}
 			out := cmd.OutOrStdout()
-			opts := locate.EvalOptions{WorkDir: workDir, Out: out, LeaveOneOut: loo}
+			opts := locate.EvalOptions{WorkDir: workDir, Out: out, LeaveOneOut: loo, InFold: inFold}
 			if weightsFile != "" {
 				if opts.Weights, err = locate.LoadWeights(weightsFile); err != nil {
 					return fmt.Errorf("evaluating locate: %w", err)
@@ -194,6 +197,7 @@ system as JSON lines.`,
 	f.StringVar(&workDir, "work-dir", "", "where to keep extracted base commits (default: planex-eval-UID in the temporary folder, which must be a private folder of yours)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "also print each instance's rank")
 	f.BoolVar(&loo, "leave-one-out", false, "also score each repository with weights fitted on the others")
+	f.BoolVar(&inFold, "in-fold", false, "also score, for each repository held out, leave-one-out among the others only (to decide a change without seeing a left-out score)")
 	f.StringVar(&fitFile, "fit", "", "fit weights on all instances and write them to `FILE`")
 	f.StringVar(&perInstance, "per-instance", "", "write each instance's rank and top files under every system to `FILE` (JSON lines)")
 	f.StringVar(&weightsFile, "weights", "", "rank with the weights in `FILE` instead of the built-in ones")

@@ -72,6 +72,10 @@ type EvalOptions struct {
 	// LeaveOneOut also scores each repository with weights fitted on the
 	// other repositories' instances.
 	LeaveOneOut bool
+	// InFold also scores, for each repository held out, leave-one-out
+	// among the others only (InFold): the score to decide a change on
+	// without looking at any left-out repository.
+	InFold bool
 }
 
 // Metrics are the scores of one ranker over the evaluated instances.
@@ -123,6 +127,7 @@ const (
 	SystemLocate   = "planex locate"
 	SystemBaseline = "BM25 baseline"
 	SystemLOO      = "planex locate, leave-one-repo-out"
+	SystemInFold   = "planex locate, in-fold"
 )
 
 // Evaluate ranks every instance's repository at its base commit with the
@@ -201,9 +206,7 @@ func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int,
 			t.Mean /= float64(t.N)
 		}
 	}
-	if opts.LeaveOneOut {
-		rep.Outcomes = append(rep.Outcomes, LeaveOneRepoOut(rep.Samples, k, FitOptions{})...)
-	}
+	rep.Outcomes = append(rep.Outcomes, refitted(rep.Samples, k, opts)...)
 	rep.Metrics = Score(rep.Outcomes)
 	if opts.Out != nil {
 		if err := rep.WriteTable(opts.Out); err != nil {
@@ -214,6 +217,19 @@ func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int,
 		return rep, fmt.Errorf("evaluating: no instance could be evaluated (%d skipped)", len(rep.Skipped))
 	}
 	return rep, nil
+}
+
+// refitted scores the samples with weights refitted without some of
+// them, as opts asks: leave-one-repository-out, then in-fold.
+func refitted(samples []Sample, k int, opts EvalOptions) []Outcome {
+	var out []Outcome
+	if opts.LeaveOneOut {
+		out = append(out, LeaveOneRepoOut(samples, k, FitOptions{})...)
+	}
+	if opts.InFold {
+		out = append(out, InFold(samples, k, FitOptions{})...)
+	}
+	return out
 }
 
 func pathsOf(rs []Ranked) []string {

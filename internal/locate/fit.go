@@ -300,9 +300,8 @@ func (s *Sample) head(w *Weights, k int) *Sample {
 	return out
 }
 
-// LeaveOneRepoOut scores each repository's samples with weights fitted on
-// the other repositories' samples only.
-func LeaveOneRepoOut(samples []Sample, k int, opts FitOptions) []Outcome {
+// repoOrder lists the samples' repositories in the order they first appear.
+func repoOrder(samples []Sample) []string {
 	var repos []string
 	seen := map[string]bool{}
 	for _, s := range samples {
@@ -311,6 +310,36 @@ func LeaveOneRepoOut(samples []Sample, k int, opts FitOptions) []Outcome {
 			repos = append(repos, s.Repo)
 		}
 	}
+	return repos
+}
+
+// InFold is the score to choose a change on without seeing any left-out
+// repository: for each repository held out, leave-one-repository-out
+// among the others only. Each remaining repository's samples are ranked
+// with weights fitted on the rest of that fold, so a sample is scored once
+// per repository held out but its own (system SystemInFold), and the held
+// out repository's samples are never used, neither to fit nor to score.
+func InFold(samples []Sample, k int, opts FitOptions) []Outcome {
+	var out []Outcome
+	for _, held := range repoOrder(samples) {
+		var rest []Sample
+		for _, s := range samples {
+			if s.Repo != held {
+				rest = append(rest, s)
+			}
+		}
+		for _, o := range LeaveOneRepoOut(rest, k, opts) {
+			o.System = SystemInFold
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// LeaveOneRepoOut scores each repository's samples with weights fitted on
+// the other repositories' samples only.
+func LeaveOneRepoOut(samples []Sample, k int, opts FitOptions) []Outcome {
+	repos := repoOrder(samples)
 	var out []Outcome
 	for _, r := range repos {
 		var train []Sample

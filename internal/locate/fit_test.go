@@ -254,3 +254,84 @@ func TestFitWeighsLargeRepositoriesDown(t *testing.T) {
 		}
 	}
 }
+
+// InFold scores, for each repository held out, leave-one-out among the
+// others: every other instance once per held-out repository, the held-out
+// repository's own never, and each fold exactly as LeaveOneRepoOut over
+// the other repositories alone would (so nothing of the held-out one
+// reaches its weights).
+func TestInFoldNeverSeesTheHeldOutRepository(t *testing.T) {
+	t.Parallel()
+	sizes := map[string]int{"a/x": 10, "b/y": 6, "c/z": 4}
+	var samples []Sample
+	for _, r := range []string{"a/x", "b/y", "c/z"} {
+		samples = append(samples, synthetic(r, sizes[r])...)
+	}
+	// c's issues point the other way: fitted on, they would move weights.
+	for i := range samples {
+		if samples[i].Repo == "c/z" {
+			for c := range samples[i].Gold {
+				samples[i].Gold[c] = samples[i].Feats[c][fContent] == 1
+			}
+		}
+	}
+	got := InFold(samples, 10, FitOptions{Steps: 40})
+	if len(got) != (20-10)+(20-6)+(20-4) {
+		t.Fatalf("%d outcomes, want %d", len(got), (20-10)+(20-6)+(20-4))
+	}
+	at := 0
+	for _, held := range []string{"a/x", "b/y", "c/z"} {
+		var rest []Sample
+		for _, s := range samples {
+			if s.Repo != held {
+				rest = append(rest, s)
+			}
+		}
+		want := LeaveOneRepoOut(rest, 10, FitOptions{Steps: 40})
+		for i, w := range want {
+			g := got[at+i]
+			if g.Repo == held {
+				t.Errorf("fold holding %s scored its own instance %s", held, g.InstanceID)
+			}
+			if g.System != SystemInFold || g.InstanceID != w.InstanceID || g.Rank != w.Rank || strings.Join(g.Top, " ") != strings.Join(w.Top, " ") {
+				t.Errorf("fold holding %s, outcome %d: %+v, want %+v as leave-one-out among the others", held, i, g, w)
+			}
+		}
+		at += len(want)
+	}
+}
+
+// Evaluate's refitted outcomes are the left-out ones, then the in-fold
+// ones, each only when asked for.
+func TestRefittedOutcomes(t *testing.T) {
+	t.Parallel()
+	var samples []Sample
+	for _, r := range []string{"a/x", "b/y", "c/z"} {
+		samples = append(samples, synthetic(r, 4)...)
+	}
+	count := func(os []Outcome) map[string]int {
+		n := map[string]int{}
+		for _, o := range os {
+			n[o.System]++
+		}
+		return n
+	}
+	for _, c := range []struct {
+		opts        EvalOptions
+		loo, inFold int
+	}{
+		{EvalOptions{}, 0, 0},
+		{EvalOptions{LeaveOneOut: true}, 12, 0},
+		{EvalOptions{InFold: true}, 0, 24},
+		{EvalOptions{LeaveOneOut: true, InFold: true}, 12, 24},
+	} {
+		got := refitted(samples, 10, c.opts)
+		n := count(got)
+		if n[SystemLOO] != c.loo || n[SystemInFold] != c.inFold || len(got) != c.loo+c.inFold {
+			t.Errorf("%+v: %v, want %d left out and %d in-fold", c.opts, n, c.loo, c.inFold)
+		}
+		if c.loo > 0 && c.inFold > 0 && (got[0].System != SystemLOO || got[len(got)-1].System != SystemInFold) {
+			t.Errorf("%+v: left-out outcomes do not come first", c.opts)
+		}
+	}
+}
