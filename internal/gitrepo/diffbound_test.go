@@ -248,3 +248,49 @@ func TestRedTeamFolderListingBounded(t *testing.T) {
 		t.Errorf("FolderFiles = %d files, %v; want 200", len(files), err)
 	}
 }
+
+// TestRedTeamManyShortLinksBounded: a repository's tree holds 300,000
+// symlinks with short names and a one-byte target (one blob, so the
+// push is small), and a task commit adds one more link. To recheck it
+// planex reads every link of the tree: their names and targets come to
+// under the 16 MiB bound on links, but each also cost planex its object
+// name, git's header and the copies of both, held all at once (git's
+// whole answer to them all as one string): far more than the bound on
+// what the names and targets say.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamManyShortLinksBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := strings.TrimSpace(mustGitIn(t, r.Root, "x", "hash-object", "-w", "--stdin"))
+	var entries strings.Builder
+	for i := range 300_000 {
+		fmt.Fprintf(&entries, "120000 %s\tl/%06d\n", target, i)
+	}
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, entries.String(), "update-index", "--index-info")
+	base := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	gitIndexIn(t, r.Root, idx, "120000 "+target+"\tnew\n", "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	changes, err := r.DiffTrees(ctx, base, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bad []string
+	got := allocated(func() { bad, err = r.SymlinkEscapes(ctx, tree, changes) })
+	t.Logf("allocated %d MiB", got>>20)
+	if got > 64<<20 {
+		t.Errorf("reading the links allocated %d MiB; want at most 64 MiB", got>>20)
+	}
+	if err != nil && !errors.Is(err, ErrTooManyChanges) {
+		t.Fatal(err)
+	}
+	if err == nil && len(bad) != 0 {
+		t.Errorf("links escape: %v", bad)
+	}
+}

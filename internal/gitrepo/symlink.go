@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -245,18 +246,24 @@ func deref(t *string) (string, bool) {
 // symlinks reads every symlink of tree: path → target. A link whose
 // target is longer than maxLinkTarget (a tree anyone can push may hold
 // one of any size, many times over) is not read and leads to "/", out of
-// the repository; past maxLinkBytes of names and targets it stops with
-// ErrTooManyChanges.
+// the repository; past maxLinkBytes of links, each counted with what
+// planex keeps for it besides its name and target (linkCost), it stops
+// with ErrTooManyChanges. git's answer is read as it comes.
 func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 	r, tree := v.r, v.tree
 	links := map[string]string{}
-	var paths, shas []string
+	var paths []string
+	var shas bytes.Buffer
 	held := 0
 	err := streamRecords(ctx, r, "", nil, []string{"ls-tree", "-r", "-z", "-l", "--full-tree", tree}, func(rec []byte) error {
-		// "<mode> <type> <object> <size>\t<path>", the size padded.
+		// "<mode> <type> <object> <size>\t<path>", the size padded: only
+		// a link's record is turned into strings.
+		if !bytes.HasPrefix(rec, []byte("120000 ")) {
+			return nil
+		}
 		meta, p, ok := strings.Cut(string(rec), "\t")
 		f := strings.Fields(meta)
-		if !ok || len(f) != 4 || f[0] != "120000" {
+		if !ok || len(f) != 4 {
 			return nil
 		}
 		size, err := strconv.Atoi(f[3])
@@ -266,9 +273,10 @@ func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 			links[p] = "/"
 			size = 1
 		} else {
-			paths, shas = append(paths, p), append(shas, f[2])
+			paths = append(paths, p)
+			shas.WriteString(f[2] + "\n")
 		}
-		if held += len(p) + size; held > maxLinkBytes {
+		if held += len(p) + size + linkCost; held > maxLinkBytes {
 			return fmt.Errorf("more than %d MiB of symlinks: %w", maxLinkBytes>>20, ErrTooManyChanges)
 		}
 		return nil
@@ -276,32 +284,52 @@ func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 	if err != nil || len(paths) == 0 {
 		return links, err
 	}
-	out, err := r.gitIn(ctx, r.Root, nil, []byte(strings.Join(shas, "\n")+"\n"), "cat-file", "--batch")
+	env := append(r.gitEnv(r.Root), r.env...)
+	c := call{dir: r.Root, env: env, config: r.config, stdin: shas.Bytes(), args: []string{"cat-file", "--batch"}, scans: r.scans}
+	err = stream(ctx, c, func(out io.Reader) error {
+		br := bufio.NewReader(out)
+		for _, p := range paths {
+			target, err := readLinkBlob(br)
+			if err != nil {
+				return fmt.Errorf("reading link %s: %w", p, err)
+			}
+			links[p] = target
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReader(strings.NewReader(out))
-	for i, p := range paths {
-		header, err := br.ReadString('\n')
-		if err != nil {
-			return nil, fmt.Errorf("reading link %s: %w", p, err)
-		}
-		f := strings.Fields(header)
-		if len(f) != 3 {
-			return nil, fmt.Errorf("reading link %s: unexpected header %q", p, header)
-		}
-		size, err := strconv.Atoi(f[2])
-		if err != nil || size > maxLinkTarget {
-			return nil, fmt.Errorf("reading link %s: unexpected header %q", p, header)
-		}
-		body := make([]byte, size+1) // the content and its trailing newline
-		if _, err := io.ReadFull(br, body); err != nil {
-			return nil, fmt.Errorf("reading link %s (%s): %w", p, shas[i], err)
-		}
-		links[p] = string(body[:size])
-	}
 	return links, nil
 }
+
+// readLinkBlob reads one link's answer from git cat-file --batch: its
+// header and at most maxLinkTarget bytes of content.
+func readLinkBlob(br *bufio.Reader) (string, error) {
+	header, err := br.ReadSlice('\n')
+	if err != nil {
+		return "", err
+	}
+	f := strings.Fields(string(header))
+	if len(f) != 3 {
+		return "", fmt.Errorf("unexpected header %q", header)
+	}
+	size, err := strconv.Atoi(f[2])
+	if err != nil || size > maxLinkTarget {
+		return "", fmt.Errorf("unexpected header %q", header)
+	}
+	body := make([]byte, size+1) // the content and its trailing newline
+	if _, err := io.ReadFull(br, body); err != nil {
+		return "", fmt.Errorf("object %s: %w", f[0], err)
+	}
+	return string(body[:size]), nil
+}
+
+// linkCost is what planex holds for one symlink besides its name and
+// target while it checks where links lead: the object name it asks git
+// for, the entry of the path list and that of the map. A tree of short
+// links counts for what it costs.
+const linkCost = 128
 
 // maxLinkBytes bounds the names and targets of the symlinks of one tree
 // that planex holds to check where they lead.
