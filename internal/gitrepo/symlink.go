@@ -416,7 +416,9 @@ func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, max
 // the root) whose names keep accepts: the first maxBytes of each regular
 // file, by its path, and the paths of those that are symbolic links
 // (where they lead is the caller's to resolve). The listing is read as
-// git writes it; at most maxNamed entries are taken.
+// git writes it; a folder holding more than maxNamed such entries is
+// refused (ErrTooManyNamed): leaving out the later ones would leave out
+// the very one a runner reads (action.yml sorts after Action.yml).
 func (v TreeView) NamedFiles(ctx context.Context, dir string, keep func(name string) bool, maxBytes int64) (files map[string][]byte, links []string, err error) {
 	r, tree := v.r, v.tree
 	args := []string{"ls-tree", "-z", tree}
@@ -427,8 +429,11 @@ func (v TreeView) NamedFiles(ctx context.Context, dir string, keep func(name str
 	err = streamRecords(ctx, r, "", nil, args, func(rec []byte) error {
 		meta, name, found := strings.Cut(string(rec), "\t")
 		fields := strings.Fields(meta)
-		if !found || len(fields) != 3 || fields[1] != "blob" || !keep(path.Base(name)) || len(names) == maxNamed {
+		if !found || len(fields) != 3 || fields[1] != "blob" || !keep(path.Base(name)) {
 			return nil
+		}
+		if len(names)+len(links) == maxNamed {
+			return fmt.Errorf("%w (more than %d) in %s", ErrTooManyNamed, maxNamed, dir)
 		}
 		if fields[0] == "120000" {
 			links = append(links, name)
@@ -453,6 +458,10 @@ func (v TreeView) NamedFiles(ctx context.Context, dir string, keep func(name str
 
 // maxNamed bounds the entries NamedFiles takes from one folder.
 const maxNamed = 16
+
+// ErrTooManyNamed refuses a folder holding more entries of the names
+// looked for (an action's definition in every case) than planex reads.
+var ErrTooManyNamed = errors.New("too many files named alike")
 
 // ReadFiles reads the files of tree at paths (each a path of the
 // repository; a missing one, a folder or a submodule is left out, and a

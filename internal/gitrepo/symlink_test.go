@@ -2,6 +2,8 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,4 +225,29 @@ func commitAll(ctx context.Context, t *testing.T, r *Repo, msg string) string {
 		t.Fatal(err)
 	}
 	return head
+}
+
+// TestNamedFilesRefusesWhatItWouldLeaveOut: NamedFiles reads every entry
+// of a folder whose name it is asked for, and refuses a folder holding
+// more than it reads rather than leave out the later ones (git lists
+// Action.yml before action.yml, which a Linux runner reads).
+func TestNamedFilesRefusesWhatItWouldLeaveOut(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	files := map[string]string{"few/Action.yml": "a", "few/action.yml": "b", "few/other": "c"}
+	for i := range maxNamed {
+		files[fmt.Sprintf("many/Action.yml%02d", i)] = "decoy"
+	}
+	files["many/action.yml"] = "real"
+	writeFiles(t, r.Root, files)
+	head := commitAll(ctx, t, r, "files")
+	keep := func(name string) bool { return strings.HasPrefix(strings.ToLower(name), "action.yml") }
+	got, links, err := r.Tree(head).NamedFiles(ctx, "few", keep, 16)
+	if err != nil || len(links) != 0 || len(got) != 2 || string(got["few/action.yml"]) != "b" {
+		t.Errorf("NamedFiles(few) = %q, %v, %v", got, links, err)
+	}
+	if got, _, err := r.Tree(head).NamedFiles(ctx, "many", keep, 16); !errors.Is(err, ErrTooManyNamed) {
+		t.Errorf("NamedFiles(many) = %q, %v; want ErrTooManyNamed", got, err)
+	}
 }
