@@ -302,7 +302,8 @@ func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) 
 // and the root's Dockerfile when a workflow runs the root (`uses: ./`),
 // each also where its committed links lead. At most maxWorkflowFiles
 // workflow files, maxActionFolders definitions' folders, and the first
-// maxWorkflowBytes of each file are read.
+// maxWorkflowBytes of each file are read; a tree with more workflow files
+// or local actions is refused, as what went unread would go unguarded.
 func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string]string) (dirs, images []string, err error) {
 	dir := plan.WorkflowsDir
 	if to, ok := aliases[dir]; ok && to != "" {
@@ -319,7 +320,12 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 		}
 	}
 	rootDefined := false
-	for read := 0; read < len(w.queue) && read < maxActionFolders; read++ {
+	for read := 0; read < len(w.queue); read++ {
+		if read == maxActionFolders {
+			// The folders past the bound would go unread, and what their
+			// definitions run unguarded.
+			return nil, nil, fmt.Errorf("the workflows use more than %d local actions (the root counted)", maxActionFolders)
+		}
 		folder := w.queue[read]
 		defs, err := definitions(ctx, view, folder)
 		if err != nil {

@@ -377,15 +377,16 @@ func (v TreeView) FoldersHolding(ctx context.Context, paths []string, keep func(
 const maxListedFolders = 256
 
 // FolderFiles reads the files directly in folder dir of tree (not its
-// sub-folders, links or submodules), in git's order: at most maxFiles of
-// them and the first maxBytes of each, so that a repository's content
-// bounds neither the time nor the memory it takes.
+// sub-folders, links or submodules), in git's order: the first maxBytes
+// of each, so that a repository's content bounds neither the time nor the
+// memory it takes. A folder of more than maxFiles files is refused
+// (ErrTooManyFiles) once git has listed one more: a check reading only
+// the first would let the later ones through unread.
 func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, maxBytes int64) (map[string][]byte, error) {
 	r, tree := v.r, v.tree
-	// The listing is read as it comes and left once maxFiles are found: a
-	// tree anyone can push may hold a folder of a million entries.
+	// The listing is read as it comes and left past maxFiles: a tree
+	// anyone can push may hold a folder of a million entries.
 	var names, objects []string
-	errEnough := errors.New("enough files")
 	err := streamRecords(ctx, r, "", nil, []string{"ls-tree", "-z", tree, "--", strings.TrimSuffix(dir, "/") + "/"}, func(rec []byte) error {
 		meta, name, found := strings.Cut(string(rec), "\t")
 		fields := strings.Fields(meta)
@@ -393,12 +394,12 @@ func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, max
 			return nil
 		}
 		if len(names) == maxFiles {
-			return errEnough
+			return fmt.Errorf("more than %d files in %s: %w", maxFiles, dir, ErrTooManyFiles)
 		}
 		names, objects = append(names, name), append(objects, fields[2])
 		return nil
 	})
-	if err != nil && !errors.Is(err, errEnough) {
+	if err != nil {
 		return nil, fmt.Errorf("listing %s at %s: %w", dir, abbrev.SHA(tree), err)
 	}
 	files := map[string][]byte{}
@@ -458,6 +459,10 @@ func (v TreeView) NamedFiles(ctx context.Context, dir string, keep func(name str
 
 // maxNamed bounds the entries NamedFiles takes from one folder.
 const maxNamed = 16
+
+// ErrTooManyFiles refuses a folder holding more files than planex reads
+// of it (FolderFiles).
+var ErrTooManyFiles = errors.New("too many files in a folder")
 
 // ErrTooManyNamed refuses a folder holding more entries of the names
 // looked for (an action's definition in every case) than planex reads.

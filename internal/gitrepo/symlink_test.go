@@ -154,8 +154,8 @@ func TestFoldersHolding(t *testing.T) {
 }
 
 // TestFolderFiles: the files directly in a folder of a real tree, each
-// cut at the byte bound and no more of them than the file bound; links,
-// sub-folders and a missing folder give nothing.
+// cut at the byte bound, a folder of more files than the file bound
+// refused; links, sub-folders and a missing folder give nothing.
 func TestFolderFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -173,8 +173,11 @@ func TestFolderFiles(t *testing.T) {
 	if len(got) != 2 || string(got[".github/workflows/a.yml"]) != "uses" || string(got[".github/workflows/b.yml"]) != "0123" {
 		t.Errorf("FolderFiles = %q, want a.yml and b.yml cut at 4 bytes", got)
 	}
-	if got, err := r.Tree(head).FolderFiles(ctx, ".github/workflows", 1, 100); err != nil || len(got) != 1 {
-		t.Errorf("FolderFiles with one file allowed = %q, %v", got, err)
+	if got, err := r.Tree(head).FolderFiles(ctx, ".github/workflows", 2, 100); err != nil || len(got) != 2 {
+		t.Errorf("FolderFiles with two files allowed = %q, %v", got, err)
+	}
+	if got, err := r.Tree(head).FolderFiles(ctx, ".github/workflows", 1, 100); !errors.Is(err, ErrTooManyFiles) {
+		t.Errorf("FolderFiles with one file allowed = %q, %v; want ErrTooManyFiles", got, err)
 	}
 	if got, err := r.Tree(head).FolderFiles(ctx, "missing", 10, 100); err != nil || len(got) != 0 {
 		t.Errorf("FolderFiles of a missing folder = %q, %v", got, err)
