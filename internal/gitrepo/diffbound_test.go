@@ -294,3 +294,41 @@ func TestRedTeamManyShortLinksBounded(t *testing.T) {
 		t.Errorf("links escape: %v", bad)
 	}
 }
+
+// TestRedTeamParentsBounded: whoever can push publishes a matrix task's
+// result naming as its commit one that lists 1,000,000 parents (the
+// wave's base over and over: git takes the object). The collect job asks
+// git for the commit's parents to check it has one, and held git's whole
+// answer (41 MB) and a string per parent.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamParentsBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := r.TreeOf(ctx, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c strings.Builder
+	c.WriteString("tree " + tree + "\n")
+	for range 1_000_000 {
+		c.WriteString("parent " + head + "\n")
+	}
+	c.WriteString("author A <a@example.com> 1700000000 +0000\ncommitter A <a@example.com> 1700000000 +0000\n\nresult\n")
+	commit := strings.TrimSpace(mustGitIn(t, r.Root, c.String(), "hash-object", "-t", "commit", "-w", "--literally", "--stdin"))
+	var parents []string
+	got := allocated(func() { parents, err = r.Parents(ctx, commit) })
+	if got > 8<<20 {
+		t.Errorf("reading the parents allocated %d MiB; want at most 8 MiB", got>>20)
+	}
+	if !errors.Is(err, ErrTooManyParents) {
+		t.Errorf("Parents = %d parents, %v; want ErrTooManyParents", len(parents), err)
+	}
+	if ps, err := r.Parents(ctx, head); err != nil || len(ps) != 0 {
+		t.Errorf("Parents of the root commit = %v, %v", ps, err)
+	}
+}

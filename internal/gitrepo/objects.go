@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -61,14 +62,31 @@ func (r *Repo) RemoteURL(name string) string {
 	return r.remotes[name].fetch
 }
 
-// Parents returns a commit's parents.
+// Parents returns a commit's parents. A commit anyone can push (a
+// matrix task's result) may list any number: past maxParents the answer
+// is ErrTooManyParents, git stopped there.
 func (r *Repo) Parents(ctx context.Context, sha string) ([]string, error) {
-	out, err := r.Git(ctx, "", "rev-parse", sha+"^@")
+	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
+		args: []string{"rev-parse", sha + "^@"}}
+	// Each parent is a line of its id (at most 64 hex digits) and a break.
+	out, cut, err := runCapped(ctx, c, maxParents*65)
 	if err != nil {
 		return nil, fmt.Errorf("reading the parents of %s: %w", sha, err)
 	}
-	return strings.Fields(out), nil
+	ps := strings.Fields(out)
+	if cut || len(ps) > maxParents {
+		return nil, fmt.Errorf("reading the parents of %s: more than %d: %w", sha, maxParents, ErrTooManyParents)
+	}
+	return ps, nil
 }
+
+// maxParents bounds the parents Parents reads of one commit (an octopus
+// merge of the Linux kernel has 66).
+const maxParents = 256
+
+// ErrTooManyParents refuses a commit listing more parents than planex
+// reads.
+var ErrTooManyParents = errors.New("commit has too many parents")
 
 // TreeFile is one entry of a commit's tree.
 type TreeFile struct {
