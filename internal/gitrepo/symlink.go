@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/planexhq/planex/internal/abbrev"
+	"github.com/planexhq/planex/internal/plural"
 )
 
 // maxLinkHops bounds how many symlinks one resolution follows, as the
@@ -394,7 +395,7 @@ func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, max
 			return nil
 		}
 		if len(names) == maxFiles {
-			return fmt.Errorf("more than %d files in %s: %w", maxFiles, dir, ErrTooManyFiles)
+			return fmt.Errorf("more than %s in %s: %w", plural.Count(maxFiles, "file", "files"), dir, ErrTooManyFiles)
 		}
 		names, objects = append(names, name), append(objects, fields[2])
 		return nil
