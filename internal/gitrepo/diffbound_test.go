@@ -332,3 +332,40 @@ func TestRedTeamParentsBounded(t *testing.T) {
 		t.Errorf("Parents of the root commit = %v, %v", ps, err)
 	}
 }
+
+// TestRedTeamTaskHistoryBounded: whoever can push puts 100 commits on
+// the run branch, each a task commit (planex's trailers) whose message
+// is just under the 1 MiB a message may hold; messages of one repeated
+// byte travel in a push of kilobytes. To reconcile the run planex lists
+// the branch's task commits, keeping every one's message: the bound on
+// one message held none on all of them (90 MiB kept, several times that
+// allocated, growing with the commits).
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamTaskHistoryBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in strings.Builder
+	body := strings.Repeat("a", 900<<10)
+	for i := range 100 {
+		msg := fmt.Sprintf("T%d: forged\n\n%s\n\n%s: s1\n%s: T%d\n", i, body, TrailerSession, TrailerTask, i)
+		fmt.Fprintf(&in, "commit refs/heads/run\ncommitter A <a@example.com> 1700000000 +0000\ndata %d\n%s\n", len(msg), msg)
+		if i == 0 {
+			fmt.Fprintf(&in, "from %s\n", head)
+		}
+	}
+	mustGitIn(t, r.Root, in.String(), "fast-import", "--quiet")
+	in.Reset()
+	var commits []TaskCommit
+	got := allocated(func() { commits, err = r.TaskCommits(ctx, "run", head) })
+	if got > 32<<20 {
+		t.Errorf("listing the task commits allocated %d MiB; want at most 32 MiB", got>>20)
+	}
+	if !errors.Is(err, ErrLongMessage) {
+		t.Errorf("TaskCommits = %d commits, %v; want ErrLongMessage", len(commits), err)
+	}
+}
