@@ -369,3 +369,38 @@ func TestRedTeamTaskHistoryBounded(t *testing.T) {
 		t.Errorf("TaskCommits = %d commits, %v; want ErrLongMessage", len(commits), err)
 	}
 }
+
+// TestRedTeamLinkWayListingBounded: whoever can push puts a commit whose
+// .github folder holds 300,000 entries beside workflows/. To find where
+// .github/workflows leads, the CI-configuration check lists the entries
+// on the way to it, and git lists a folder asked for beside a path in it
+// by its whole content: planex held that listing (and its split) to keep
+// two entries of it.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamLinkWayListingBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.TrimSpace(mustGitIn(t, r.Root, "x\n", "hash-object", "-w", "--stdin"))
+	var entries strings.Builder
+	long := strings.Repeat("g", 90)
+	for i := range 300_000 {
+		fmt.Fprintf(&entries, "100644 %s\t.github/%s%06d\n", blob, long, i)
+	}
+	fmt.Fprintf(&entries, "100644 %s\t.github/workflows/ci.yml\n", blob)
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, entries.String(), "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	var to map[string]string
+	if got := allocated(func() { to, err = r.Tree(tree).ResolveFolders(ctx, []string{".github/workflows"}) }); got > 16<<20 {
+		t.Errorf("resolving .github/workflows allocated %d MiB; want at most 16 MiB", got>>20)
+	}
+	if err != nil || len(to) != 0 {
+		t.Errorf("ResolveFolders = %v, %v; want no link", to, err)
+	}
+}

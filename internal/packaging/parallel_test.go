@@ -43,6 +43,7 @@ var serialTests = map[string]string{
 	"internal/gitrepo.TestRedTeamManyShortLinksBounded": "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamParentsBounded":        "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamTaskHistoryBounded":    "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamLinkWayListingBounded": "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamCommitMessageBounded":  "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamGitStderrBounded":      "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamFolderListingBounded":  "measures the process's allocations",
