@@ -404,3 +404,35 @@ func TestRedTeamLinkWayListingBounded(t *testing.T) {
 		t.Errorf("ResolveFolders = %v, %v; want no link", to, err)
 	}
 }
+
+// TestRedTeamFolderTextBounded: whoever can push puts 200 workflows of
+// 1 MiB each in .github/workflows (one blob, so the push is small); the
+// CI-configuration check read them all before looking at any, 200 MiB
+// held at once, within its bounds of 200 files and 1 MiB a file. What a
+// folder's files hold is now bounded in all: past 16 MiB it is refused.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamFolderTextBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.TrimSpace(mustGitIn(t, r.Root, "on: push\n#"+strings.Repeat("x", 1<<20-16)+"\n", "hash-object", "-w", "--stdin"))
+	var entries strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&entries, "100644 %s\t.github/workflows/w%03d.yml\n", blob, i)
+	}
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, entries.String(), "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	var files map[string][]byte
+	if got := allocated(func() { files, err = r.Tree(tree).FolderFiles(ctx, ".github/workflows", 200, 1<<20+1) }); got > 48<<20 {
+		t.Errorf("reading the workflows allocated %d MiB; want at most 48 MiB", got>>20)
+	}
+	if !errors.Is(err, ErrTooManyFiles) {
+		t.Errorf("FolderFiles = %d files, %v; want ErrTooManyFiles", len(files), err)
+	}
+}

@@ -380,9 +380,9 @@ const maxListedFolders = 256
 // FolderFiles reads the files directly in folder dir of tree (not its
 // sub-folders, links or submodules), in git's order: the first maxBytes
 // of each, so that a repository's content bounds neither the time nor the
-// memory it takes. A folder of more than maxFiles files is refused
-// (ErrTooManyFiles) once git has listed one more: a check reading only
-// the first would let the later ones through unread.
+// memory it takes. A folder of more than maxFiles files, or whose files
+// hold more than maxFolderText, is refused (ErrTooManyFiles): a check
+// reading only the first would let the later ones through unread.
 func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, maxBytes int64) (map[string][]byte, error) {
 	r, tree := v.r, v.tree
 	// The listing is read as it comes and left past maxFiles: a tree
@@ -404,15 +404,23 @@ func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, max
 		return nil, fmt.Errorf("listing %s at %s: %w", dir, abbrev.SHA(tree), err)
 	}
 	files := map[string][]byte{}
+	held := int64(0)
 	for i, name := range names {
-		body, err := r.ReadBlobPrefix(ctx, objects[i], maxBytes)
+		body, err := r.ReadBlobPrefix(ctx, objects[i], min(maxBytes, maxFolderText-held+1))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s at %s: %w", name, abbrev.SHA(tree), err)
+		}
+		if held += int64(len(body)); held > maxFolderText {
+			return nil, fmt.Errorf("more than %d MiB in the files of %s: %w", maxFolderText>>20, dir, ErrTooManyFiles)
 		}
 		files[name] = body
 	}
 	return files, nil
 }
+
+// maxFolderText bounds what FolderFiles reads of one folder's files in
+// all (each is read up to its own bound too).
+const maxFolderText = 16 << 20
 
 // NamedFiles reads the entries directly in folder dir of tree ("." for
 // the root) whose names keep accepts: the first maxBytes of each regular

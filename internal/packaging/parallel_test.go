@@ -48,6 +48,7 @@ var serialTests = map[string]string{
 	"internal/gitrepo.TestRedTeamCommitMessageBounded":     "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamGitStderrBounded":         "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamFolderListingBounded":     "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamFolderTextBounded":        "measures the process's allocations",
 }
 
 // TestSlowPackagesTestInParallel: every top-level test of parallelPackages
