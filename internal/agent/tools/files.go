@@ -333,7 +333,8 @@ func (s *Set) readSmall(rel string) ([]byte, error) {
 	if err != nil || !st.Mode().IsRegular() || st.Size() > maxSearchFileBytes {
 		return nil, fmt.Errorf("skipped")
 	}
-	return io.ReadAll(f)
+	// At most the size checked, should the file grow meanwhile.
+	return io.ReadAll(io.LimitReader(f, maxSearchFileBytes))
 }
 
 func clip(s string, n int) string {
