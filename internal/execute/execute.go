@@ -302,13 +302,18 @@ func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) 
 // and the root's Dockerfile when a workflow runs the root (`uses: ./`),
 // each also where its committed links lead. At most maxWorkflowFiles
 // workflow files, maxActionFolders definitions' folders, and the first
-// maxWorkflowBytes of each file are read.
+// maxWorkflowBytes of each file are read; a tree with more workflow files
+// or local actions, or a longer file, is refused, as what went unread
+// would go unguarded.
 func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string]string) (dirs, images []string, err error) {
 	dir := plan.WorkflowsDir
 	if to, ok := aliases[dir]; ok && to != "" {
 		dir = to
 	}
-	files, err := view.FolderFiles(ctx, dir, maxWorkflowFiles, maxWorkflowBytes)
+	files, err := view.FolderFiles(ctx, dir, maxWorkflowFiles, maxWorkflowBytes+1)
+	if err == nil {
+		err = readWhole(files)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -319,7 +324,12 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 		}
 	}
 	rootDefined := false
-	for read := 0; read < len(w.queue) && read < maxActionFolders; read++ {
+	for read := 0; read < len(w.queue); read++ {
+		if read == maxActionFolders {
+			// The folders past the bound would go unread, and what their
+			// definitions run unguarded.
+			return nil, nil, fmt.Errorf("the workflows use more than %d local actions (the root counted)", maxActionFolders)
+		}
 		folder := w.queue[read]
 		defs, err := definitions(ctx, view, folder)
 		if err != nil {
@@ -352,7 +362,10 @@ func localActions(ctx context.Context, view gitrepo.TreeView, aliases map[string
 // link names (action.yml -> ../../shared/action.yml), whose steps and
 // image are then the action's.
 func definitions(ctx context.Context, view gitrepo.TreeView, folder string) (map[string][]byte, error) {
-	defs, links, err := view.NamedFiles(ctx, folder, plan.IsActionFile, maxWorkflowBytes)
+	defs, links, err := view.NamedFiles(ctx, folder, plan.IsActionFile, maxWorkflowBytes+1)
+	if err == nil {
+		err = readWhole(defs)
+	}
 	if err != nil || len(links) == 0 {
 		return defs, err
 	}
@@ -366,12 +379,28 @@ func definitions(ctx context.Context, view gitrepo.TreeView, folder string) (map
 			targets = append(targets, t)
 		}
 	}
-	linked, err := view.ReadFiles(ctx, targets, maxWorkflowBytes)
+	linked, err := view.ReadFiles(ctx, targets, maxWorkflowBytes+1)
+	if err == nil {
+		err = readWhole(linked)
+	}
 	if err != nil {
 		return nil, err
 	}
 	maps.Copy(defs, linked)
 	return defs, nil
+}
+
+// readWhole refuses files read up to maxWorkflowBytes+1 of which one is
+// longer than maxWorkflowBytes: the runner reads a workflow or an
+// action's definition whole, and what lies past the part read would go
+// unguarded.
+func readWhole(files map[string][]byte) error {
+	for name, body := range files {
+		if len(body) > maxWorkflowBytes {
+			return fmt.Errorf("%s is larger than %d MiB, more than planex reads to check what it runs", name, maxWorkflowBytes>>20)
+		}
+	}
+	return nil
 }
 
 // linkedImages is images with, for each that is a committed link (or lies

@@ -244,7 +244,195 @@ func TestRedTeamFolderListingBounded(t *testing.T) {
 	if got := allocated(func() { files, err = r.Tree(tree).FolderFiles(ctx, ".github/workflows", 200, 1<<20) }); got > 16<<20 {
 		t.Errorf("listing the folder allocated %d MiB; want at most 16 MiB", got>>20)
 	}
-	if err != nil || len(files) != 200 {
-		t.Errorf("FolderFiles = %d files, %v; want 200", len(files), err)
+	if !errors.Is(err, ErrTooManyFiles) {
+		t.Errorf("FolderFiles = %d files, %v; want ErrTooManyFiles", len(files), err)
+	}
+}
+
+// TestRedTeamManyShortLinksBounded: a repository's tree holds 300,000
+// symlinks with short names and a one-byte target (one blob, so the
+// push is small), and a task commit adds one more link. To recheck it
+// planex reads every link of the tree: their names and targets come to
+// under the 16 MiB bound on links, but each also cost planex its object
+// name, git's header and the copies of both, held all at once (git's
+// whole answer to them all as one string): far more than the bound on
+// what the names and targets say.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamManyShortLinksBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := strings.TrimSpace(mustGitIn(t, r.Root, "x", "hash-object", "-w", "--stdin"))
+	var entries strings.Builder
+	for i := range 300_000 {
+		fmt.Fprintf(&entries, "120000 %s\tl/%06d\n", target, i)
+	}
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, entries.String(), "update-index", "--index-info")
+	base := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	gitIndexIn(t, r.Root, idx, "120000 "+target+"\tnew\n", "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	changes, err := r.DiffTrees(ctx, base, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bad []string
+	got := allocated(func() { bad, err = r.SymlinkEscapes(ctx, tree, changes) })
+	t.Logf("allocated %d MiB", got>>20)
+	if got > 64<<20 {
+		t.Errorf("reading the links allocated %d MiB; want at most 64 MiB", got>>20)
+	}
+	if err != nil && !errors.Is(err, ErrTooManyChanges) {
+		t.Fatal(err)
+	}
+	if err == nil && len(bad) != 0 {
+		t.Errorf("links escape: %v", bad)
+	}
+}
+
+// TestRedTeamParentsBounded: whoever can push publishes a matrix task's
+// result naming as its commit one that lists 1,000,000 parents (the
+// wave's base over and over: git takes the object). The collect job asks
+// git for the commit's parents to check it has one, and held git's whole
+// answer (41 MB) and a string per parent.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamParentsBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := r.TreeOf(ctx, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c strings.Builder
+	c.WriteString("tree " + tree + "\n")
+	for range 1_000_000 {
+		c.WriteString("parent " + head + "\n")
+	}
+	c.WriteString("author A <a@example.com> 1700000000 +0000\ncommitter A <a@example.com> 1700000000 +0000\n\nresult\n")
+	commit := strings.TrimSpace(mustGitIn(t, r.Root, c.String(), "hash-object", "-t", "commit", "-w", "--literally", "--stdin"))
+	var parents []string
+	got := allocated(func() { parents, err = r.Parents(ctx, commit) })
+	if got > 8<<20 {
+		t.Errorf("reading the parents allocated %d MiB; want at most 8 MiB", got>>20)
+	}
+	if !errors.Is(err, ErrTooManyParents) {
+		t.Errorf("Parents = %d parents, %v; want ErrTooManyParents", len(parents), err)
+	}
+	if ps, err := r.Parents(ctx, head); err != nil || len(ps) != 0 {
+		t.Errorf("Parents of the root commit = %v, %v", ps, err)
+	}
+}
+
+// TestRedTeamTaskHistoryBounded: whoever can push puts 100 commits on
+// the run branch, each a task commit (planex's trailers) whose message
+// is just under the 1 MiB a message may hold; messages of one repeated
+// byte travel in a push of kilobytes. To reconcile the run planex lists
+// the branch's task commits, keeping every one's message: the bound on
+// one message held none on all of them (90 MiB kept, several times that
+// allocated, growing with the commits).
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamTaskHistoryBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in strings.Builder
+	body := strings.Repeat("a", 900<<10)
+	for i := range 100 {
+		msg := fmt.Sprintf("T%d: forged\n\n%s\n\n%s: s1\n%s: T%d\n", i, body, TrailerSession, TrailerTask, i)
+		fmt.Fprintf(&in, "commit refs/heads/run\ncommitter A <a@example.com> 1700000000 +0000\ndata %d\n%s\n", len(msg), msg)
+		if i == 0 {
+			fmt.Fprintf(&in, "from %s\n", head)
+		}
+	}
+	mustGitIn(t, r.Root, in.String(), "fast-import", "--quiet")
+	in.Reset()
+	var commits []TaskCommit
+	got := allocated(func() { commits, err = r.TaskCommits(ctx, "run", head) })
+	if got > 32<<20 {
+		t.Errorf("listing the task commits allocated %d MiB; want at most 32 MiB", got>>20)
+	}
+	if !errors.Is(err, ErrLongMessage) {
+		t.Errorf("TaskCommits = %d commits, %v; want ErrLongMessage", len(commits), err)
+	}
+}
+
+// TestRedTeamLinkWayListingBounded: whoever can push puts a commit whose
+// .github folder holds 300,000 entries beside workflows/. To find where
+// .github/workflows leads, the CI-configuration check lists the entries
+// on the way to it, and git lists a folder asked for beside a path in it
+// by its whole content: planex held that listing (and its split) to keep
+// two entries of it.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamLinkWayListingBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.TrimSpace(mustGitIn(t, r.Root, "x\n", "hash-object", "-w", "--stdin"))
+	var entries strings.Builder
+	long := strings.Repeat("g", 90)
+	for i := range 300_000 {
+		fmt.Fprintf(&entries, "100644 %s\t.github/%s%06d\n", blob, long, i)
+	}
+	fmt.Fprintf(&entries, "100644 %s\t.github/workflows/ci.yml\n", blob)
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, entries.String(), "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	var to map[string]string
+	if got := allocated(func() { to, err = r.Tree(tree).ResolveFolders(ctx, []string{".github/workflows"}) }); got > 16<<20 {
+		t.Errorf("resolving .github/workflows allocated %d MiB; want at most 16 MiB", got>>20)
+	}
+	if err != nil || len(to) != 0 {
+		t.Errorf("ResolveFolders = %v, %v; want no link", to, err)
+	}
+}
+
+// TestRedTeamFolderTextBounded: whoever can push puts 200 workflows of
+// 1 MiB each in .github/workflows (one blob, so the push is small); the
+// CI-configuration check read them all before looking at any, 200 MiB
+// held at once, within its bounds of 200 files and 1 MiB a file. What a
+// folder's files hold is now bounded in all: past 16 MiB it is refused.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamFolderTextBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.TrimSpace(mustGitIn(t, r.Root, "on: push\n#"+strings.Repeat("x", 1<<20-16)+"\n", "hash-object", "-w", "--stdin"))
+	var entries strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&entries, "100644 %s\t.github/workflows/w%03d.yml\n", blob, i)
+	}
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, entries.String(), "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	var files map[string][]byte
+	if got := allocated(func() { files, err = r.Tree(tree).FolderFiles(ctx, ".github/workflows", 200, 1<<20+1) }); got > 48<<20 {
+		t.Errorf("reading the workflows allocated %d MiB; want at most 48 MiB", got>>20)
+	}
+	if !errors.Is(err, ErrTooManyFiles) {
+		t.Errorf("FolderFiles = %d files, %v; want ErrTooManyFiles", len(files), err)
 	}
 }

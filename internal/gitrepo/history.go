@@ -43,15 +43,28 @@ var ErrLongMessage = errors.New("commit message too long")
 // directory, never through the worktree's .git entry, which planex does
 // not trust, and one commit at a time, so memory stays bounded however
 // long the branch is.
+// The messages kept come to at most maxTaskHistory in all (a branch
+// anyone can push to may carry any number of forged task commits, each
+// up to maxMessage): past it the read stops with ErrLongMessage.
 func (r *Repo) TaskCommits(ctx context.Context, branch, base string) ([]TaskCommit, error) {
 	var out []TaskCommit
-	err := branchCommits(ctx, r, branch, base, func(tc TaskCommit) {
-		if tc.Task != "" {
-			out = append(out, tc)
+	held := 0
+	err := branchCommits(ctx, r, branch, base, func(tc TaskCommit) error {
+		if tc.Task == "" {
+			return nil
 		}
+		if held += len(tc.Subject) + len(tc.Body) + len(tc.Session) + len(tc.Task); held > maxTaskHistory {
+			return fmt.Errorf("the task commits' messages come to more than %d MiB: %w", maxTaskHistory>>20, ErrLongMessage)
+		}
+		out = append(out, tc)
+		return nil
 	})
 	return out, err
 }
+
+// maxTaskHistory bounds the task commits' messages TaskCommits keeps in
+// all (planex writes a few kilobytes for each task).
+const maxTaskHistory = 16 << 20
 
 // MaxOtherCommits bounds the commits OtherCommits lists.
 const MaxOtherCommits = 50
@@ -62,22 +75,23 @@ const MaxOtherCommits = 50
 // the run carries all the same. At most MaxOtherCommits are listed; n is
 // how many there are.
 func OtherCommits(ctx context.Context, r *Repo, branch, base, session string) (list []TaskCommit, n int, err error) {
-	err = branchCommits(ctx, r, branch, base, func(tc TaskCommit) {
+	err = branchCommits(ctx, r, branch, base, func(tc TaskCommit) error {
 		if tc.Task != "" && tc.Session == session {
-			return
+			return nil
 		}
 		if n++; n <= MaxOtherCommits {
 			tc.Body = "" // the subject says what it is; the body is not kept
 			list = append(list, tc)
 		}
+		return nil
 	})
 	return list, n, err
 }
 
 // branchCommits calls fn for each commit on branch that base does not
 // have, oldest first (no commit before its parents), read as TaskCommits
-// read them; nothing when the branch does not exist.
-func branchCommits(ctx context.Context, r *Repo, branch, base string, fn func(TaskCommit)) error {
+// read them, until fn fails; nothing when the branch does not exist.
+func branchCommits(ctx context.Context, r *Repo, branch, base string, fn func(TaskCommit) error) error {
 	if base != "" && !r.format.IsID(base) {
 		return fmt.Errorf("reading the history of %s: the base %q is not a commit id (this repository's are %d hex digits)", branch, abbrev.Truncate(base, 80), r.format.HexLen())
 	}
@@ -100,8 +114,7 @@ func branchCommits(ctx context.Context, r *Repo, branch, base string, fn func(Ta
 			if !r.format.IsID(string(sha)) {
 				return fmt.Errorf("git log printed %q where a commit id belongs", abbrev.Truncate(string(sha), 80))
 			}
-			fn(ParseTaskCommit(string(sha), string(msg)))
-			return nil
+			return fn(ParseTaskCommit(string(sha), string(msg)))
 		})
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -21,9 +22,11 @@ const (
 	// maxIgnoreFile is how much of one ignore file is read; git's own
 	// limit is larger (100 MB), but no hand-written file comes near this.
 	maxIgnoreFile = 1 << 20
-	// maxIgnorePatterns is how many patterns one Ignorer keeps in all;
-	// the files read after the budget is spent count as empty.
+	// maxIgnorePatterns is how many patterns one Ignorer keeps in all,
+	// and maxIgnoreText their text in all (a line may be 64 KiB long);
+	// the files read after either budget is spent count as empty.
 	maxIgnorePatterns = 1 << 16
+	maxIgnoreText     = 8 << 20
 )
 
 // Ignorer answers whether paths of a tree are ignored, by git's rules,
@@ -36,7 +39,8 @@ const (
 // work tree, an agent's tool walking a worktree); where git can answer,
 // ask git. Like git, it follows no link named .gitignore inside the
 // tree; it reads only regular files (a FIFO there is not waited on), at
-// most maxIgnoreFile bytes of each and maxIgnorePatterns patterns in all,
+// most maxIgnoreFile bytes of each and maxIgnorePatterns patterns (of
+// maxIgnoreText bytes) in all,
 // and a directory's patterns are kept once, linked to its parent's, so
 // that many folders under a long root file cost no copies of it.
 type Ignorer struct {
@@ -44,6 +48,7 @@ type Ignorer struct {
 	base *ignoreLevel
 	dirs map[string]*ignoreLevel // in effect in a directory, by its slash path
 	held int                     // patterns kept so far
+	text int                     // and the bytes of their lines
 }
 
 // ignoreLevel is what one ignore file adds to the patterns in effect
@@ -110,7 +115,7 @@ func (ig *Ignorer) level(dir string) *ignoreLevel {
 // Ignorer's budget. A link is followed only when follow is set (the extra
 // files outside the tree).
 func (ig *Ignorer) readPatterns(file string, domain []string, follow bool) []gitignore.Pattern {
-	if ig.held >= maxIgnorePatterns {
+	if ig.held >= maxIgnorePatterns || ig.text >= maxIgnoreText {
 		return nil
 	}
 	var f *os.File
@@ -127,11 +132,14 @@ func (ig *Ignorer) readPatterns(file string, domain []string, follow bool) []git
 	var ps []gitignore.Pattern
 	sc := bufio.NewScanner(io.LimitReader(f, maxIgnoreFile))
 	for sc.Scan() && ig.held < maxIgnorePatterns {
-		line := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+		raw := bytes.TrimRight(sc.Bytes(), "\r")
+		if len(bytes.TrimSpace(raw)) == 0 || raw[0] == '#' {
 			continue
 		}
-		ps = append(ps, gitignore.ParsePattern(line, domain))
+		if ig.text += len(raw); ig.text > maxIgnoreText {
+			break
+		}
+		ps = append(ps, gitignore.ParsePattern(string(raw), domain))
 		ig.held++
 	}
 	return ps

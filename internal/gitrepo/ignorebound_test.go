@@ -72,3 +72,45 @@ func TestRedTeamIgnorerBounded(t *testing.T) {
 		t.Errorf("kept %d patterns; want at most %d", big.held, maxIgnorePatterns)
 	}
 }
+
+// TestRedTeamIgnorerBoundsPatternText: the Ignorer kept at most 65,536
+// patterns, but a pattern is a line of up to 64 KiB: an agent's folders
+// (or a repository's, one blob checked out many times) each holding a
+// .gitignore of 15 such lines made a walk keep all of their text, up to
+// 4 GiB within the pattern count. Here 64 folders, 60 MiB of patterns.
+//
+// Not parallel: it measures the process's allocations.
+func TestRedTeamIgnorerBoundsPatternText(t *testing.T) {
+	root := t.TempDir()
+	var b strings.Builder
+	for i := range 15 {
+		fmt.Fprintf(&b, "%s%02d\n", strings.Repeat("x", 64<<10-8), i)
+	}
+	const folders = 64
+	for i := range folders {
+		dir := filepath.Join(root, fmt.Sprintf("d%02d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(b.String()+"*.tmp\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ig *Ignorer
+	ignored := 0
+	got := allocated(func() {
+		ig = NewIgnorer(root)
+		for i := range folders {
+			if ig.Ignored(fmt.Sprintf("d%02d/x.tmp", i), false) {
+				ignored++
+			}
+		}
+	})
+	if got > 32<<20 {
+		t.Errorf("walking %d folders of long patterns allocated %d MiB; want at most 32 MiB", folders, got>>20)
+	}
+	if ignored == 0 {
+		t.Error("no folder's *.tmp was ignored: the first files read must hold")
+	}
+	runtime.KeepAlive(ig)
+}

@@ -1,7 +1,9 @@
 package gitrepo
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -61,14 +63,31 @@ func (r *Repo) RemoteURL(name string) string {
 	return r.remotes[name].fetch
 }
 
-// Parents returns a commit's parents.
+// Parents returns a commit's parents. A commit anyone can push (a
+// matrix task's result) may list any number: past maxParents the answer
+// is ErrTooManyParents, git stopped there.
 func (r *Repo) Parents(ctx context.Context, sha string) ([]string, error) {
-	out, err := r.Git(ctx, "", "rev-parse", sha+"^@")
+	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
+		args: []string{"rev-parse", sha + "^@"}}
+	// Each parent is a line of its id (at most 64 hex digits) and a break.
+	out, cut, err := runCapped(ctx, c, maxParents*65)
 	if err != nil {
 		return nil, fmt.Errorf("reading the parents of %s: %w", sha, err)
 	}
-	return strings.Fields(out), nil
+	ps := strings.Fields(out)
+	if cut || len(ps) > maxParents {
+		return nil, fmt.Errorf("reading the parents of %s: more than %d: %w", sha, maxParents, ErrTooManyParents)
+	}
+	return ps, nil
 }
+
+// maxParents bounds the parents Parents reads of one commit (an octopus
+// merge of the Linux kernel has 66).
+const maxParents = 256
+
+// ErrTooManyParents refuses a commit listing more parents than planex
+// reads.
+var ErrTooManyParents = errors.New("commit has too many parents")
 
 // TreeFile is one entry of a commit's tree.
 type TreeFile struct {
@@ -110,27 +129,33 @@ func holdsAnother(p string, paths []string) bool {
 	return false
 }
 
-// listTree adds the entries at paths of commit's tree to files.
+// listTree adds the entries at paths of commit's tree to files. git
+// lists a folder asked for beside a path inside it by its content, of any
+// size in a tree anyone can push: the listing is read as it comes and
+// only the entries asked for are kept.
 func listTree(ctx context.Context, r *Repo, commit string, paths []string, files map[string]TreeFile) error {
 	want := map[string]bool{}
 	for _, p := range paths {
 		want[p] = true
 	}
-	out, err := r.Git(ctx, "", append([]string{"ls-tree", "-z", "-l", commit, "--"}, paths...)...)
-	if err != nil {
-		return fmt.Errorf("listing %s at %s: %w", strings.Join(paths, ", "), commit, err)
-	}
-	for _, entry := range strings.Split(out, "\x00") {
-		meta, name, found := strings.Cut(entry, "\t")
-		fields := strings.Fields(meta)
-		if !found || !want[name] || len(fields) != 4 {
-			continue
+	err := streamRecords(ctx, r, "", nil, append([]string{"ls-tree", "-z", "-l", commit, "--"}, paths...), func(rec []byte) error {
+		meta, name, found := bytes.Cut(rec, []byte("\t"))
+		if !found || !want[string(name)] {
+			return nil
+		}
+		fields := strings.Fields(string(meta))
+		if len(fields) != 4 {
+			return nil
 		}
 		size, err := strconv.ParseInt(fields[3], 10, 64)
 		if err != nil {
 			size = -1 // "-": not a blob
 		}
-		files[name] = TreeFile{Mode: fields[0], Type: fields[1], Object: fields[2], Size: size}
+		files[string(name)] = TreeFile{Mode: fields[0], Type: fields[1], Object: fields[2], Size: size}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("listing %s at %s: %w", strings.Join(paths, ", "), commit, err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/planexhq/planex/internal/abbrev"
+	"github.com/planexhq/planex/internal/plural"
 )
 
 // maxLinkHops bounds how many symlinks one resolution follows, as the
@@ -245,18 +247,24 @@ func deref(t *string) (string, bool) {
 // symlinks reads every symlink of tree: path → target. A link whose
 // target is longer than maxLinkTarget (a tree anyone can push may hold
 // one of any size, many times over) is not read and leads to "/", out of
-// the repository; past maxLinkBytes of names and targets it stops with
-// ErrTooManyChanges.
+// the repository; past maxLinkBytes of links, each counted with what
+// planex keeps for it besides its name and target (linkCost), it stops
+// with ErrTooManyChanges. git's answer is read as it comes.
 func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 	r, tree := v.r, v.tree
 	links := map[string]string{}
-	var paths, shas []string
+	var paths []string
+	var shas bytes.Buffer
 	held := 0
 	err := streamRecords(ctx, r, "", nil, []string{"ls-tree", "-r", "-z", "-l", "--full-tree", tree}, func(rec []byte) error {
-		// "<mode> <type> <object> <size>\t<path>", the size padded.
+		// "<mode> <type> <object> <size>\t<path>", the size padded: only
+		// a link's record is turned into strings.
+		if !bytes.HasPrefix(rec, []byte("120000 ")) {
+			return nil
+		}
 		meta, p, ok := strings.Cut(string(rec), "\t")
 		f := strings.Fields(meta)
-		if !ok || len(f) != 4 || f[0] != "120000" {
+		if !ok || len(f) != 4 {
 			return nil
 		}
 		size, err := strconv.Atoi(f[3])
@@ -266,9 +274,10 @@ func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 			links[p] = "/"
 			size = 1
 		} else {
-			paths, shas = append(paths, p), append(shas, f[2])
+			paths = append(paths, p)
+			shas.WriteString(f[2] + "\n")
 		}
-		if held += len(p) + size; held > maxLinkBytes {
+		if held += len(p) + size + linkCost; held > maxLinkBytes {
 			return fmt.Errorf("more than %d MiB of symlinks: %w", maxLinkBytes>>20, ErrTooManyChanges)
 		}
 		return nil
@@ -276,32 +285,52 @@ func (v TreeView) symlinks(ctx context.Context) (map[string]string, error) {
 	if err != nil || len(paths) == 0 {
 		return links, err
 	}
-	out, err := r.gitIn(ctx, r.Root, nil, []byte(strings.Join(shas, "\n")+"\n"), "cat-file", "--batch")
+	env := append(r.gitEnv(r.Root), r.env...)
+	c := call{dir: r.Root, env: env, config: r.config, stdin: shas.Bytes(), args: []string{"cat-file", "--batch"}, scans: r.scans}
+	err = stream(ctx, c, func(out io.Reader) error {
+		br := bufio.NewReader(out)
+		for _, p := range paths {
+			target, err := readLinkBlob(br)
+			if err != nil {
+				return fmt.Errorf("reading link %s: %w", p, err)
+			}
+			links[p] = target
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReader(strings.NewReader(out))
-	for i, p := range paths {
-		header, err := br.ReadString('\n')
-		if err != nil {
-			return nil, fmt.Errorf("reading link %s: %w", p, err)
-		}
-		f := strings.Fields(header)
-		if len(f) != 3 {
-			return nil, fmt.Errorf("reading link %s: unexpected header %q", p, header)
-		}
-		size, err := strconv.Atoi(f[2])
-		if err != nil || size > maxLinkTarget {
-			return nil, fmt.Errorf("reading link %s: unexpected header %q", p, header)
-		}
-		body := make([]byte, size+1) // the content and its trailing newline
-		if _, err := io.ReadFull(br, body); err != nil {
-			return nil, fmt.Errorf("reading link %s (%s): %w", p, shas[i], err)
-		}
-		links[p] = string(body[:size])
-	}
 	return links, nil
 }
+
+// readLinkBlob reads one link's answer from git cat-file --batch: its
+// header and at most maxLinkTarget bytes of content.
+func readLinkBlob(br *bufio.Reader) (string, error) {
+	header, err := br.ReadSlice('\n')
+	if err != nil {
+		return "", err
+	}
+	f := strings.Fields(string(header))
+	if len(f) != 3 {
+		return "", fmt.Errorf("unexpected header %q", header)
+	}
+	size, err := strconv.Atoi(f[2])
+	if err != nil || size > maxLinkTarget {
+		return "", fmt.Errorf("unexpected header %q", header)
+	}
+	body := make([]byte, size+1) // the content and its trailing newline
+	if _, err := io.ReadFull(br, body); err != nil {
+		return "", fmt.Errorf("object %s: %w", f[0], err)
+	}
+	return string(body[:size]), nil
+}
+
+// linkCost is what planex holds for one symlink besides its name and
+// target while it checks where links lead: the object name it asks git
+// for, the entry of the path list and that of the map. A tree of short
+// links counts for what it costs.
+const linkCost = 128
 
 // maxLinkBytes bounds the names and targets of the symlinks of one tree
 // that planex holds to check where they lead.
@@ -349,15 +378,16 @@ func (v TreeView) FoldersHolding(ctx context.Context, paths []string, keep func(
 const maxListedFolders = 256
 
 // FolderFiles reads the files directly in folder dir of tree (not its
-// sub-folders, links or submodules), in git's order: at most maxFiles of
-// them and the first maxBytes of each, so that a repository's content
-// bounds neither the time nor the memory it takes.
+// sub-folders, links or submodules), in git's order: the first maxBytes
+// of each, so that a repository's content bounds neither the time nor the
+// memory it takes. A folder of more than maxFiles files, or whose files
+// hold more than maxFolderText, is refused (ErrTooManyFiles): a check
+// reading only the first would let the later ones through unread.
 func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, maxBytes int64) (map[string][]byte, error) {
 	r, tree := v.r, v.tree
-	// The listing is read as it comes and left once maxFiles are found: a
-	// tree anyone can push may hold a folder of a million entries.
+	// The listing is read as it comes and left past maxFiles: a tree
+	// anyone can push may hold a folder of a million entries.
 	var names, objects []string
-	errEnough := errors.New("enough files")
 	err := streamRecords(ctx, r, "", nil, []string{"ls-tree", "-z", tree, "--", strings.TrimSuffix(dir, "/") + "/"}, func(rec []byte) error {
 		meta, name, found := strings.Cut(string(rec), "\t")
 		fields := strings.Fields(meta)
@@ -365,30 +395,40 @@ func (v TreeView) FolderFiles(ctx context.Context, dir string, maxFiles int, max
 			return nil
 		}
 		if len(names) == maxFiles {
-			return errEnough
+			return fmt.Errorf("more than %s in %s: %w", plural.Count(maxFiles, "file", "files"), dir, ErrTooManyFiles)
 		}
 		names, objects = append(names, name), append(objects, fields[2])
 		return nil
 	})
-	if err != nil && !errors.Is(err, errEnough) {
+	if err != nil {
 		return nil, fmt.Errorf("listing %s at %s: %w", dir, abbrev.SHA(tree), err)
 	}
 	files := map[string][]byte{}
+	held := int64(0)
 	for i, name := range names {
-		body, err := r.ReadBlobPrefix(ctx, objects[i], maxBytes)
+		body, err := r.ReadBlobPrefix(ctx, objects[i], min(maxBytes, maxFolderText-held+1))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s at %s: %w", name, abbrev.SHA(tree), err)
+		}
+		if held += int64(len(body)); held > maxFolderText {
+			return nil, fmt.Errorf("more than %d MiB in the files of %s: %w", maxFolderText>>20, dir, ErrTooManyFiles)
 		}
 		files[name] = body
 	}
 	return files, nil
 }
 
+// maxFolderText bounds what FolderFiles reads of one folder's files in
+// all (each is read up to its own bound too).
+const maxFolderText = 16 << 20
+
 // NamedFiles reads the entries directly in folder dir of tree ("." for
 // the root) whose names keep accepts: the first maxBytes of each regular
 // file, by its path, and the paths of those that are symbolic links
 // (where they lead is the caller's to resolve). The listing is read as
-// git writes it; at most maxNamed entries are taken.
+// git writes it; a folder holding more than maxNamed such entries is
+// refused (ErrTooManyNamed): leaving out the later ones would leave out
+// the very one a runner reads (action.yml sorts after Action.yml).
 func (v TreeView) NamedFiles(ctx context.Context, dir string, keep func(name string) bool, maxBytes int64) (files map[string][]byte, links []string, err error) {
 	r, tree := v.r, v.tree
 	args := []string{"ls-tree", "-z", tree}
@@ -399,8 +439,11 @@ func (v TreeView) NamedFiles(ctx context.Context, dir string, keep func(name str
 	err = streamRecords(ctx, r, "", nil, args, func(rec []byte) error {
 		meta, name, found := strings.Cut(string(rec), "\t")
 		fields := strings.Fields(meta)
-		if !found || len(fields) != 3 || fields[1] != "blob" || !keep(path.Base(name)) || len(names) == maxNamed {
+		if !found || len(fields) != 3 || fields[1] != "blob" || !keep(path.Base(name)) {
 			return nil
+		}
+		if len(names)+len(links) == maxNamed {
+			return fmt.Errorf("%w (more than %d) in %s", ErrTooManyNamed, maxNamed, dir)
 		}
 		if fields[0] == "120000" {
 			links = append(links, name)
@@ -425,6 +468,14 @@ func (v TreeView) NamedFiles(ctx context.Context, dir string, keep func(name str
 
 // maxNamed bounds the entries NamedFiles takes from one folder.
 const maxNamed = 16
+
+// ErrTooManyFiles refuses a folder holding more files than planex reads
+// of it (FolderFiles).
+var ErrTooManyFiles = errors.New("too many files in a folder")
+
+// ErrTooManyNamed refuses a folder holding more entries of the names
+// looked for (an action's definition in every case) than planex reads.
+var ErrTooManyNamed = errors.New("too many files named alike")
 
 // ReadFiles reads the files of tree at paths (each a path of the
 // repository; a missing one, a folder or a submodule is left out, and a

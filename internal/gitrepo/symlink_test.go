@@ -2,6 +2,8 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,8 +154,8 @@ func TestFoldersHolding(t *testing.T) {
 }
 
 // TestFolderFiles: the files directly in a folder of a real tree, each
-// cut at the byte bound and no more of them than the file bound; links,
-// sub-folders and a missing folder give nothing.
+// cut at the byte bound, a folder of more files than the file bound
+// refused; links, sub-folders and a missing folder give nothing.
 func TestFolderFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -171,8 +173,11 @@ func TestFolderFiles(t *testing.T) {
 	if len(got) != 2 || string(got[".github/workflows/a.yml"]) != "uses" || string(got[".github/workflows/b.yml"]) != "0123" {
 		t.Errorf("FolderFiles = %q, want a.yml and b.yml cut at 4 bytes", got)
 	}
-	if got, err := r.Tree(head).FolderFiles(ctx, ".github/workflows", 1, 100); err != nil || len(got) != 1 {
-		t.Errorf("FolderFiles with one file allowed = %q, %v", got, err)
+	if got, err := r.Tree(head).FolderFiles(ctx, ".github/workflows", 2, 100); err != nil || len(got) != 2 {
+		t.Errorf("FolderFiles with two files allowed = %q, %v", got, err)
+	}
+	if got, err := r.Tree(head).FolderFiles(ctx, ".github/workflows", 1, 100); !errors.Is(err, ErrTooManyFiles) {
+		t.Errorf("FolderFiles with one file allowed = %q, %v; want ErrTooManyFiles", got, err)
 	}
 	if got, err := r.Tree(head).FolderFiles(ctx, "missing", 10, 100); err != nil || len(got) != 0 {
 		t.Errorf("FolderFiles of a missing folder = %q, %v", got, err)
@@ -223,4 +228,29 @@ func commitAll(ctx context.Context, t *testing.T, r *Repo, msg string) string {
 		t.Fatal(err)
 	}
 	return head
+}
+
+// TestNamedFilesRefusesWhatItWouldLeaveOut: NamedFiles reads every entry
+// of a folder whose name it is asked for, and refuses a folder holding
+// more than it reads rather than leave out the later ones (git lists
+// Action.yml before action.yml, which a Linux runner reads).
+func TestNamedFilesRefusesWhatItWouldLeaveOut(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	files := map[string]string{"few/Action.yml": "a", "few/action.yml": "b", "few/other": "c"}
+	for i := range maxNamed {
+		files[fmt.Sprintf("many/Action.yml%02d", i)] = "decoy"
+	}
+	files["many/action.yml"] = "real"
+	writeFiles(t, r.Root, files)
+	head := commitAll(ctx, t, r, "files")
+	keep := func(name string) bool { return strings.HasPrefix(strings.ToLower(name), "action.yml") }
+	got, links, err := r.Tree(head).NamedFiles(ctx, "few", keep, 16)
+	if err != nil || len(links) != 0 || len(got) != 2 || string(got["few/action.yml"]) != "b" {
+		t.Errorf("NamedFiles(few) = %q, %v, %v", got, links, err)
+	}
+	if got, _, err := r.Tree(head).NamedFiles(ctx, "many", keep, 16); !errors.Is(err, ErrTooManyNamed) {
+		t.Errorf("NamedFiles(many) = %q, %v; want ErrTooManyNamed", got, err)
+	}
 }

@@ -39,12 +39,18 @@ var serialTests = map[string]string{
 	"internal/gitrepo.TestRedTeamGitProgramsInWritableFolder":     "plants a writable folder on PATH",
 	"internal/gitrepo.TestWorktreeLivesOutsideTheRepository":      "sets TMPDIR for the OS temp dir row",
 	// What they measure is the whole process's.
-	"internal/gitrepo.TestRedTeamChangeListBounded":    "measures the process's allocations",
-	"internal/gitrepo.TestRedTeamIgnorerBounded":       "measures the process's allocations",
-	"internal/gitrepo.TestRedTeamLinkTargetsBounded":   "measures the process's allocations",
-	"internal/gitrepo.TestRedTeamCommitMessageBounded": "measures the process's allocations",
-	"internal/gitrepo.TestRedTeamGitStderrBounded":     "measures the process's allocations",
-	"internal/gitrepo.TestRedTeamFolderListingBounded": "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamChangeListBounded":        "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamIgnorerBounded":           "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamIgnorerBoundsPatternText": "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamLinkTargetsBounded":       "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamManyShortLinksBounded":    "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamParentsBounded":           "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamTaskHistoryBounded":       "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamLinkWayListingBounded":    "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamCommitMessageBounded":     "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamGitStderrBounded":         "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamFolderListingBounded":     "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamFolderTextBounded":        "measures the process's allocations",
 }
 
 // TestSlowPackagesTestInParallel: every top-level test of parallelPackages

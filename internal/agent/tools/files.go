@@ -333,7 +333,8 @@ func (s *Set) readSmall(rel string) ([]byte, error) {
 	if err != nil || !st.Mode().IsRegular() || st.Size() > maxSearchFileBytes {
 		return nil, fmt.Errorf("skipped")
 	}
-	return io.ReadAll(f)
+	// At most the size checked, should the file grow meanwhile.
+	return io.ReadAll(io.LimitReader(f, maxSearchFileBytes))
 }
 
 func clip(s string, n int) string {
@@ -438,7 +439,15 @@ func (s *Set) editFile(input json.RawMessage) Output {
 	if err := s.checkWrite(rel); err != nil {
 		return fail("%v", err)
 	}
-	st, err := s.root.Stat(rel)
+	// Opened once, without waiting (a FIFO), and edited through that one
+	// descriptor: what is read and written is the file checked, whatever
+	// takes its name meanwhile.
+	f, err := s.root.OpenFile(rel, os.O_RDWR|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return fail("editing %s: %s", rel, s.describe(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return fail("editing %s: %s", rel, s.describe(err))
 	}
@@ -447,12 +456,16 @@ func (s *Set) editFile(input json.RawMessage) Output {
 	if !st.Mode().IsRegular() {
 		return fail("editing %s: not a regular file", rel)
 	}
-	if st.Size() > maxEditFileBytes {
-		return fail("editing %s: %d bytes, more than the %d MiB edit_file works on; use run_command", rel, st.Size(), maxEditFileBytes>>20)
+	var data []byte
+	if st.Size() <= maxEditFileBytes {
+		data, err = io.ReadAll(io.LimitReader(f, maxEditFileBytes+1))
 	}
-	data, err := s.root.ReadFile(rel)
 	if err != nil {
 		return fail("editing %s: %s", rel, s.describe(err))
+	}
+	// Checked again on what was read: the file may have grown since.
+	if size := max(st.Size(), int64(len(data))); size > maxEditFileBytes {
+		return fail("editing %s: %d bytes, more than the %d MiB edit_file works on; use run_command", rel, size, maxEditFileBytes>>20)
 	}
 	text := string(data)
 	switch n := strings.Count(text, *in.OldText); {
@@ -465,7 +478,11 @@ func (s *Set) editFile(input json.RawMessage) Output {
 	if len(text) > s.cfg.MaxWriteBytes {
 		return fail("the edited file would be %d bytes, more than the %d allowed", len(text), s.cfg.MaxWriteBytes)
 	}
-	if err := s.writeRegular(rel, []byte(text), st.Mode().Perm()); err != nil {
+	err = f.Truncate(0)
+	if err == nil {
+		_, err = f.WriteAt([]byte(text), 0)
+	}
+	if err != nil {
 		return fail("writing %s: %s", rel, s.describe(err))
 	}
 	return ok("edited %s", rel)
