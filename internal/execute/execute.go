@@ -456,10 +456,12 @@ func (w *actionWalk) add(ctx context.Context, text []byte) error {
 }
 
 // The bounds of what localActions reads of a repository's workflows and
-// actions.
+// actions: well past what large monorepos keep (a few hundred workflows),
+// since a tree past them fails every task; memory stays bounded by the
+// 16 MiB FolderFiles reads in all.
 const (
-	maxWorkflowFiles = 200
-	maxActionFolders = 200
+	maxWorkflowFiles = 1000
+	maxActionFolders = 500
 	maxWorkflowBytes = 1 << 20
 )
 
