@@ -232,7 +232,7 @@ func mergeInto(w *bufio.Writer, s *spill, tmp string) error {
 		return err
 	}
 	defer out.close()
-	if err := s.merge(out, tmp); err != nil {
+	if err := s.merge(out); err != nil {
 		return err
 	}
 	return out.writeTo(w)
