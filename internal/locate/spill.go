@@ -463,7 +463,13 @@ func (s *section) copyTo(w io.Writer, count int64) error {
 	if _, err := w.Write(b[:]); err != nil {
 		return fmt.Errorf("writing index file: %w", err)
 	}
-	if _, err := io.Copy(w, io.NewSectionReader(s.f, 0, s.size)); err != nil {
+	// Read from the file itself (a limited *os.File, not a section
+	// reader): once w's buffer is flushed, an index file under it copies
+	// the rest in the kernel (copy_file_range), not through user space.
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("copying a temporary index file: %w", err)
+	}
+	if _, err := io.Copy(w, io.LimitReader(s.f, s.size)); err != nil {
 		return fmt.Errorf("copying a temporary index file: %w", err)
 	}
 	return nil
