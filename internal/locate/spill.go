@@ -78,14 +78,19 @@ func createTemp(dir, pattern string) (*os.File, error) {
 
 // add writes t, the table of the chunk whose first file is first, as a
 // run: per key its length and bytes, its value's length and bytes and,
-// for postings, the chunk's number of the key's last file.
-func (s *spill) add(t table, first int) error {
+// for postings, the chunk's number of the key's last file: lasts[i] for
+// key i, or read from the postings when lasts is nil.
+func (s *spill) add(t table, lasts []int32, first int) error {
 	start := s.size
 	var hdr []byte
 	for i := 0; i < t.len(); i++ {
 		k, v := t.key(i), t.val(i)
 		last := 0
-		if s.kind == spillPostings {
+		switch {
+		case s.kind != spillPostings:
+		case lasts != nil:
+			last = int(lasts[i])
+		default:
 			eachPosting(v, func(f int, _ uint32) { last = f })
 		}
 		var err error
