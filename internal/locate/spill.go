@@ -200,7 +200,7 @@ func readN(r io.Reader, buf []byte, n uint64) ([]byte, error) {
 // order, so a key's values come out in file order. It is a binary heap
 // with the least reader first, written out rather than through
 // container/heap: the merge moves its root once per entry of every run,
-// and the interface's calls were a tenth of the merge's time.
+// and each move made several calls through the heap.Interface.
 type runHeap []*runReader
 
 func (h runHeap) less(i, j int) bool {
@@ -295,7 +295,9 @@ func (s *spill) reduce(fan int) error {
 	var hdr []byte
 	var runs []spillRun
 	excess, i := len(s.runs)-fan, 0
-	for excess > 0 && i < len(s.runs) {
+	// A group of one run would only copy it: the loop stops short of the
+	// last run.
+	for excess > 0 && i < len(s.runs)-1 {
 		group := s.runs[i:min(i+fan, i+excess+1, len(s.runs))]
 		off := s.size
 		err := s.mergeRuns(group, group[0].first, func(key, val []byte, last int) (err error) {
