@@ -393,6 +393,9 @@ type section struct {
 	f    *os.File
 	w    *bufio.Writer
 	size int64
+	// num is u32's scratch: a local array passed to the writer escaped,
+	// one allocation per offset written (twice per key of every table).
+	num [4]byte
 }
 
 func newTableOut(dir string) (*tableOut, error) {
@@ -411,9 +414,8 @@ func newTableOut(dir string) (*tableOut, error) {
 }
 
 func (s *section) u32(v uint32) {
-	var b [4]byte
-	binary.LittleEndian.PutUint32(b[:], v)
-	s.write(b[:])
+	binary.LittleEndian.PutUint32(s.num[:], v)
+	s.write(s.num[:])
 }
 
 // write appends b; a failure shows in the flush before the copy.
