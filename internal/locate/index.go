@@ -322,6 +322,14 @@ func uvarintLen(x uint64) int {
 // buffer: no growing buffer per term, and no second copy into the table.
 // Vocabulary terms are distinct, so the keys ascend without a map.
 func fieldTable(m *repomap.Map, field func(*repomap.File) repomap.TermCounts, order, sizes []uint32) table {
+	t, _ := fieldTableLast(m, field, order, sizes)
+	return t
+}
+
+// fieldTableLast is fieldTable that also returns, for each of the table's
+// keys in order, the number of its last file: what a spilled run records
+// per key (spill.add), known here without decoding the postings again.
+func fieldTableLast(m *repomap.Map, field func(*repomap.File) repomap.TermCounts, order, sizes []uint32) (table, []int32) {
 	if sizes == nil {
 		sizes = postingSizes(m, field)
 	}
@@ -359,7 +367,15 @@ func fieldTable(m *repomap.Map, field func(*repomap.File) repomap.TermCounts, or
 			}
 		})
 	}
-	return t
+	// A used id's write position ended at its value's end; an unused
+	// id's was never set (0), and no used one ends at 0.
+	lasts := make([]int32, 0, used)
+	for _, id := range order {
+		if sizes[id] > 0 {
+			lasts = append(lasts, last[id])
+		}
+	}
+	return t, lasts
 }
 
 // fileTables fills the file entries and the module table, and returns

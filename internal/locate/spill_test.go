@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/planexhq/planex/internal/repomap"
@@ -15,7 +16,8 @@ import (
 // TestMergeFanInIsBounded checks that a table with more runs than the
 // merge's fan-in, merged in passes of a few runs at a time, comes out
 // byte for byte as one merge of every run writes it, for every table
-// kind, and that each pass removes the spill file it replaced.
+// kind, and that the passes write into the spill's own file (no file is
+// left behind).
 func TestMergeFanInIsBounded(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -68,8 +70,8 @@ func mergedTables(t *testing.T, dir string, fanIn int) [][]byte {
 		}
 		out = append(out, buf.Bytes())
 	}
-	// Four spill files, one a table: every pass removed the one it
-	// replaced, and the merges' section directories are gone.
+	// Four spill files, one a table: the passes wrote into them, and the
+	// merges' section directories are gone.
 	left, err := filepath.Glob(filepath.Join(tmp, "*"))
 	if err != nil {
 		t.Fatal(err)
@@ -83,4 +85,51 @@ func mergedTables(t *testing.T, dir string, fanIn int) [][]byte {
 		}
 	}
 	return out
+}
+
+// TestReduceRewritesOnlyTheExcess checks that a table with a few runs
+// more than the fan-in has only as many runs merged again as bring it
+// down to the fan-in: with 70 runs and a fan-in of 64, the first 7 become
+// one run written after the others, and the other 63 are left where they
+// were, not read or copied.
+func TestReduceRewritesOnlyTheExcess(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.GenerateRepo(t, dir, 70)
+	b, err := newStreamBuilder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	if _, err := repomap.Stream(context.Background(), dir, repomap.Options{NoCache: true, ChunkFiles: 1}, b.chunk); err != nil {
+		t.Fatal(err)
+	}
+	s := b.content
+	before := slices.Clone(s.runs)
+	if len(before) <= 64 {
+		t.Fatalf("%d runs from a tree of 70 files, one a chunk, want more than 64", len(before))
+	}
+	size := s.size
+	if err := s.reduce(64); err != nil {
+		t.Fatal(err)
+	}
+	merged := len(before) - 64 + 1
+	if len(s.runs) != 64 {
+		t.Fatalf("%d runs after the reduce, want 64", len(s.runs))
+	}
+	if s.runs[0].off != size || s.runs[0].first != before[0].first {
+		t.Errorf("first run %+v, want the merge of the first %d written at %d", s.runs[0], merged, size)
+	}
+	if !slices.Equal(s.runs[1:], before[merged:]) {
+		t.Errorf("runs after the first were moved: %v, want %v", s.runs[1:], before[merged:])
+	}
+	var grew int64
+	for _, r := range before[:merged] {
+		grew += r.end - r.off
+	}
+	// Merging joins a key's postings across runs, so the merged run is no
+	// longer than its parts; it is not empty either.
+	if got := s.size - size; got <= 0 || got > grew {
+		t.Errorf("the reduce wrote %d bytes, want between 1 and the %d bytes of the runs it merged", got, grew)
+	}
 }

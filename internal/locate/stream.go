@@ -132,11 +132,12 @@ func (b *streamBuilder) chunk(c repomap.Chunk) error {
 		{b.syms, (*repomap.File).SymbolTerms},
 	}
 	for _, fl := range fields {
-		if err := fl.to.add(fieldTable(m, fl.field, order, nil), c.First); err != nil {
+		t, lasts := fieldTableLast(m, fl.field, order, nil)
+		if err := fl.to.add(t, lasts, c.First); err != nil {
 			return err
 		}
 	}
-	if err := b.defs.add(defsTable(m), c.First); err != nil {
+	if err := b.defs.add(defsTable(m), nil, c.First); err != nil {
 		return err
 	}
 	for i := range c.Files {
@@ -232,7 +233,7 @@ func mergeInto(w *bufio.Writer, s *spill, tmp string) error {
 		return err
 	}
 	defer out.close()
-	if err := s.merge(out, tmp); err != nil {
+	if err := s.merge(out); err != nil {
 		return err
 	}
 	return out.writeTo(w)

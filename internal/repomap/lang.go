@@ -67,7 +67,7 @@ func vendoredDir(name string) bool {
 }
 
 func isVendored(p string) bool {
-	for _, part := range strings.Split(path.Dir(p), "/") {
+	for part := range strings.SplitSeq(path.Dir(p), "/") {
 		if vendoredDir(part) {
 			return true
 		}
@@ -154,7 +154,7 @@ func IsTestPath(p string) bool {
 		strings.HasSuffix(base, "_spec.rb") || strings.HasSuffix(base, "_test.rb"):
 		return true
 	}
-	for _, part := range strings.Split(path.Dir(p), "/") {
+	for part := range strings.SplitSeq(path.Dir(p), "/") {
 		switch part {
 		case "test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "test_data", "fixtures":
 			return true
@@ -170,7 +170,7 @@ func IsDocPath(p string) bool {
 	case ".md", ".rst", ".txt", ".adoc":
 		return true
 	}
-	for _, part := range strings.Split(path.Dir(p), "/") {
+	for part := range strings.SplitSeq(path.Dir(p), "/") {
 		switch strings.ToLower(part) {
 		case "doc", "docs", "documentation", "example", "examples", "benchmarks", "benchmark", "asv_bench":
 			return true

@@ -13,6 +13,8 @@ import (
 // open file replace lstat then open: half the path lookups, no os.File
 // (poller registration, finalizer), and no window between check and open.
 // O_NONBLOCK keeps a FIFO from blocking the open; fstat then skips it.
+// The read stops at the size fstat gave, and at maxBytes whatever fstat
+// said.
 func ReadRegular(buf []byte, name string, maxBytes int64) (data []byte, size int64, skip string, err error) {
 	var fd int
 	for {
@@ -56,6 +58,18 @@ func ReadRegular(buf []byte, name string, maxBytes int64) (data []byte, size int
 			return buf, st.Size, "", nil
 		}
 		buf = buf[:len(buf)+n]
+		switch {
+		case int64(len(buf)) == st.Size:
+			// All fstat reported: no second read to see the end (one
+			// syscall a file). A file growing meanwhile is read as it
+			// was when opened.
+			return buf, st.Size, "", nil
+		case int64(len(buf)) > maxBytes:
+			// Grown past the bound since fstat, or a file whose fstat
+			// size says nothing (size 0, content read): the buffer
+			// stays bounded.
+			return buf[:0], 0, "too large", nil
+		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}

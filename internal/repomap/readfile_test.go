@@ -47,3 +47,23 @@ func TestReadRegular(t *testing.T) {
 		}
 	}
 }
+
+// TestReadRegularStopsAtTheBound checks that a file whose fstat size says
+// nothing of its content (a procfs file reports 0 bytes) is still read no
+// further than the bound: the bound is checked on what was read, not only
+// on what fstat said.
+func TestReadRegularStopsAtTheBound(t *testing.T) {
+	const name = "/proc/self/status"
+	st, err := os.Stat(name)
+	if err != nil || st.Size() != 0 || !st.Mode().IsRegular() {
+		t.Skipf("needs a regular file of size 0 with content (Linux procfs): %v", err)
+	}
+	data, _, skip, err := ReadRegular(nil, name, 64<<10)
+	if skip != "" || err != nil || len(data) <= 16 {
+		t.Fatalf("%s under a large bound: %d bytes, skip %q, err %v; want its content", name, len(data), skip, err)
+	}
+	data, _, skip, err = ReadRegular(nil, name, 16)
+	if skip != "too large" || err != nil || len(data) != 0 {
+		t.Errorf("%s under a bound of 16 bytes: %d bytes, skip %q, err %v; want none, too large", name, len(data), skip, err)
+	}
+}
