@@ -262,3 +262,47 @@ func TestOtherEvents(t *testing.T) {
 	}
 	w.noRefusedRequests()
 }
+
+// TestBaseMovedSinceThePlan: main moving after the plan was made stops
+// an approval only when the change is inside a task's scope; the reply
+// names the file and the task, and nothing runs. (Were internal/cli's
+// TestActionBaseMovedUnderThePlan and TestActionBaseMovedElsewhereStillRuns.)
+func TestBaseMovedSinceThePlan(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		changes [][2]string // path, content, pushed to main in turn
+		want    Status
+		reply   string // "" when the plan runs
+	}{
+		{"elsewhere", [][2]string{{"README.md", "# demo, edited\n"}}, StatusDone, ""},
+		{"in a task's scope", [][2]string{{"README.md", "# demo, edited\n"}, {"a/keep.txt", "changed under the plan\n"}}, StatusRefused,
+			"cannot run: `main` moved since the plan was made and changed files in its tasks' scopes: `a/keep.txt` (T1)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newParallelWorld(t)
+			w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+			n := w.fake.AddIssue(wRepo, "maintainer", "Idea", "")
+			if r, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil || r.Outputs.Status != StatusPlanned {
+				t.Fatalf("plan: %v %+v", err, r.Outputs)
+			}
+			id := w.planID(n)
+			for _, ch := range c.changes {
+				w.commitToMain(ch[0], ch[1])
+			}
+			r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+id))
+			if err != nil || r.Outputs.Status != c.want {
+				t.Fatalf("approve: %v %+v\n%s", err, r.Outputs, w.lastComment(n))
+			}
+			if c.reply == "" {
+				return
+			}
+			if !strings.Contains(w.lastComment(n), c.reply) {
+				t.Errorf("reply: %q", w.lastComment(n))
+			}
+			if w.branch("planex/"+r.Outputs.SessionID) != nil || w.agent.executed("T1") {
+				t.Error("the plan ran although its base moved")
+			}
+		})
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/planexhq/planex/internal/event"
@@ -28,7 +30,9 @@ func matrixMode(run string) func(*Config) {
 
 // runWave is one dispatched matrix workflow run: prepare, a job per
 // task, collect. It returns the collect job's runner and the wave's tasks.
-func (w *world) runWave(n int, run string) (*Runner, []string) {
+// The jobs of the tasks named in dead die before they publish anything
+// (they are not run).
+func (w *world) runWave(n int, run string, dead ...string) (*Runner, []string) {
 	w.t.Helper()
 	ctx := context.Background()
 	ev := &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName, DefaultBranch: "main", Inputs: event.Inputs{Issue: n}}
@@ -45,9 +49,15 @@ func (w *world) runWave(n int, run string) (*Runner, []string) {
 	if err := json.Unmarshal([]byte(prep.Outputs.Matrix), &m); err != nil {
 		w.t.Fatalf("matrix %q: %v", prep.Outputs.Matrix, err)
 	}
+	if mp, _ := strconv.Atoi(prep.Outputs.MaxParallel); mp < 1 || mp > len(m.Include) {
+		w.t.Errorf("max-parallel = %q for %d task(s)", prep.Outputs.MaxParallel, len(m.Include))
+	}
 	var ids []string
 	for _, in := range m.Include {
 		ids = append(ids, in.Task)
+		if slices.Contains(dead, in.Task) {
+			continue
+		}
 		job, _ := w.job(matrixMode(run))
 		if err := job.RunTask(ctx, ev, in.Task); err != nil {
 			w.t.Fatalf("task %s: %v", in.Task, err)
@@ -168,4 +178,104 @@ func TestMatrixFinalizeThenRetry(t *testing.T) {
 		t.Errorf("wave after retry: %v %+v", ids, collect.Outputs)
 	}
 	w.noRefusedRequests()
+}
+
+// TestMatrixDeadTaskRetryAndRacingCollects: in wave 2 T2's job dies
+// before it publishes a result, T3's completes; collect commits T3,
+// reports T2 and T4 as not done and the plan failed. /planex retry
+// dispatches once, wave 3 runs T2; while wave 4 runs, a redelivered
+// dispatch prepares nothing, and two collects of it racing commit T4 once
+// and dispatch nothing. (Was internal/cli's
+// TestActionMatrixDeadTaskRetryAndRacingCollects, which killed T2's
+// process mid-task; a job killed mid-run is still end to end there, in
+// TestActionFinalizeAfterKilledJob and TestActionKilledRunIsTakenOver.)
+func TestMatrixDeadTaskRetryAndRacingCollects(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(diamond()...)
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add four files", "We need a, b, c and d.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add four files"), matrixMode("1")); err != nil {
+		t.Fatal(err)
+	}
+	approved, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1"))
+	if err != nil || approved.Outputs.Status != StatusRunning || w.dispatches() != 1 {
+		t.Fatalf("approve: %v %+v, %d dispatches", err, approved.Outputs, w.dispatches())
+	}
+	branch := "planex/" + approved.Outputs.SessionID
+	if w.branch(branch) != nil {
+		t.Fatal("the approve run executed tasks itself")
+	}
+	if _, ids := w.runWave(n, "101"); !slices.Equal(ids, []string{"T1"}) {
+		t.Fatalf("wave 1 = %v", ids)
+	}
+	if _, ids := w.runWave(n, "102", "T2"); !slices.Equal(ids, []string{"T2", "T3"}) {
+		t.Fatalf("wave 2 = %v", ids)
+	}
+	if got := strings.Join(w.branch(branch), " | "); got != "T1:_base | T3:_right" {
+		t.Errorf("branch after the dead job = %s", got)
+	}
+	prs := w.fake.PullRequests(wRepo)
+	if len(prs) != 1 {
+		t.Fatalf("%d pull requests", len(prs))
+	}
+	for _, want := range []string{"its job published no result", "T4"} {
+		if !strings.Contains(prs[0].Body, want) {
+			t.Errorf("report lacks %q:\n%s", want, prs[0].Body)
+		}
+	}
+	if !slices.Contains(w.labels(n), LabelFailed) {
+		t.Errorf("labels = %v", w.labels(n))
+	}
+
+	before := w.dispatches()
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex retry"), matrixMode("2")); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if w.dispatches() != before+1 {
+		t.Fatalf("retry made %d dispatches", w.dispatches()-before)
+	}
+	if _, ids := w.runWave(n, "103"); !slices.Equal(ids, []string{"T2"}) {
+		t.Fatalf("retry wave = %v", ids)
+	}
+	ctx := context.Background()
+	ev := &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName, DefaultBranch: "main", Inputs: event.Inputs{Issue: n}}
+	before = w.dispatches()
+	prep, _ := w.job(matrixMode("104"))
+	if err := prep.Prepare(ctx, ev); err != nil || !strings.Contains(prep.Outputs.Matrix, "T4") {
+		t.Fatalf("wave 4: %v, matrix %q", err, prep.Outputs.Matrix)
+	}
+	again, _ := w.job(matrixMode("105"))
+	if err := again.Prepare(ctx, ev); err != nil || again.Outputs.HasTasks != "false" {
+		t.Errorf("second prepare of a running wave: %v %+v", err, again.Outputs)
+	}
+	task, _ := w.job(matrixMode("104"))
+	if err := task.RunTask(ctx, ev, "T4"); err != nil {
+		t.Fatalf("task T4: %v", err)
+	}
+	collects := []*Runner{}
+	for i := 0; i < 2; i++ {
+		c, _ := w.job(matrixMode("104"))
+		collects = append(collects, c)
+	}
+	errs := make([]error, len(collects))
+	var wg sync.WaitGroup
+	for i, c := range collects {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.Collect(ctx, ev)
+		}()
+	}
+	wg.Wait()
+	if got := strings.Join(w.branch(branch), " | "); got != "T1:_base | T3:_right | T2:_left | T4:_join" {
+		t.Errorf("branch after retry = %s (collects: %v; %+v; %+v)", got, errs, collects[0].Outputs, collects[1].Outputs)
+	}
+	if w.dispatches() != before {
+		t.Errorf("the last wave dispatched again")
+	}
+	if prs := w.fake.PullRequests(wRepo); len(prs) != 1 || !strings.Contains(prs[0].Body, "| T2 | left | ✅ completed | ✅ passed |") {
+		t.Errorf("pull requests after retry = %+v", prs)
+	}
+	if !slices.Contains(w.labels(n), LabelDone) {
+		t.Errorf("labels = %v (collects: %v)", w.labels(n), errs)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/authz"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
@@ -88,20 +89,23 @@ func TestAccessOf(t *testing.T) {
 
 // TestScheduleChecksWhoLabelled: the schedule plans an issue only when
 // whoever last added planex:auto may; with auto-approve, a bot labeller
-// is refused too.
+// is refused too. A skipped issue gets no comment and keeps its label,
+// and its text never reaches the agent; the summary names who labelled
+// it. (The rows on issues a reader wrote, a triage label, one added again
+// by triage after a write user's was removed and one by a writer since
+// demoted, were internal/cli's TestRedTeamActionScheduleLabeller.)
 func TestScheduleChecksWhoLabelled(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
 	w.fake.SetPermission(wRepo, "helper", "triage")
-	w.fake.SetPermission(wRepo, "former", "read")
 	w.fake.AddUser("automation[bot]", "Bot")
 	w.fake.SetPermission(wRepo, "automation[bot]", "write")
-	// The issues are a maintainer's: one a user without write access
+	// Most issues are a maintainer's: one a user without write access
 	// wrote waits for an approval whoever labels it
 	// (TestRedTeamAutoApproveRunsNonWritersText).
-	issue := func(title string, labels ...[2]string) int {
-		n := w.fake.AddIssue(wRepo, "maintainer", title, "")
+	issueBy := func(author, title, body string, labels ...[2]string) int {
+		n := w.fake.AddIssue(wRepo, author, title, body)
 		for _, l := range labels {
 			if l[1] == "-" {
 				w.fake.UnlabelIssue(wRepo, n, l[0], "planex:auto")
@@ -111,26 +115,41 @@ func TestScheduleChecksWhoLabelled(t *testing.T) {
 		}
 		return n
 	}
+	issue := func(title string, labels ...[2]string) int { return issueBy("maintainer", title, "", labels...) }
 	byTriage := issue("triage", [2]string{"helper"})
 	relabelled := issue("relabelled", [2]string{"maintainer"}, [2]string{"maintainer", "-"}, [2]string{"helper"})
 	byBot := issue("bot", [2]string{"automation[bot]"})
+	readersByTriage := issueBy("reader", "Rewrite everything", "my text", [2]string{"helper"})
+	readersRelabelled := issueBy("reader", "Also rewrite", "", [2]string{"maintainer"}, [2]string{"maintainer", "-"}, [2]string{"helper"})
+	w.fake.SetPermission(wRepo, "former", "write")
+	readersDemoted := issueBy("reader", "Demoted", "", [2]string{"former"})
+	w.fake.SetPermission(wRepo, "former", "read")
 	byFormer := issue("former writer", [2]string{"former"})
 	ok := issue("ok", [2]string{"maintainer"})
-	r, err := w.handle(&event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName}, func(c *Config) { c.AutoApprove = true; c.MaxIssues = 10 })
-	if err != nil || r.Outputs.Status != StatusPlanned || r.Outputs.PlannedIssues != "1" {
-		t.Fatalf("schedule: %v %+v", err, r.Outputs)
+	r, out, err := w.handleOut(&event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName}, func(c *Config) { c.AutoApprove = true; c.MaxIssues = 10 })
+	if err != nil || r.Outputs.Status != StatusPlanned || r.Outputs.PlannedIssues != "1" || !strings.Contains(out, "schedule: planned 1 issue") {
+		t.Fatalf("schedule: %v %+v\n%s", err, r.Outputs, out)
 	}
-	for _, n := range []int{byTriage, relabelled, byBot, byFormer} {
-		if len(w.fake.Comments(wRepo, n)) != 0 || !strings.Contains(r.Outputs.Summary, "#"+strconv.Itoa(n)+":") {
-			t.Errorf("#%d was not skipped with a note:\n%s", n, r.Outputs.Summary)
+	for _, n := range []int{byTriage, relabelled, byBot, byFormer, readersByTriage, readersRelabelled, readersDemoted} {
+		if len(w.fake.Comments(wRepo, n)) != 0 || len(w.labels(n)) != 1 || !strings.Contains(r.Outputs.Summary, "#"+strconv.Itoa(n)+":") {
+			t.Errorf("#%d was not skipped with a note: labels %v\n%s", n, w.labels(n), r.Outputs.Summary)
 		}
 	}
 	if !strings.Contains(r.Outputs.Summary, "@helper, who may not have it planned (triage access)") ||
-		!strings.Contains(r.Outputs.Summary, "@automation[bot], who may not have it planned") {
+		!strings.Contains(r.Outputs.Summary, "@automation[bot], who may not have it planned") ||
+		!strings.Contains(r.Outputs.Summary, "last added by @helper") || !strings.Contains(r.Outputs.Summary, "last added by @former") {
 		t.Errorf("summary:\n%s", r.Outputs.Summary)
 	}
 	if l := w.labels(ok); !strings.Contains(strings.Join(l, ","), LabelDone) {
 		t.Errorf("#%d labelled by a write user: labels %v", ok, l)
+	}
+	if prs := w.fake.PullRequests(wRepo); len(prs) != 1 || !strings.Contains(prs[0].Body, "#"+strconv.Itoa(ok)) {
+		t.Errorf("pull requests %+v", prs)
+	}
+	for _, phase := range []agent.Phase{agent.PhaseAnalyze, agent.PhaseExplore, agent.PhasePlan, agent.PhaseExecute} {
+		if strings.Contains(w.agent.prompt(phase), "my text") {
+			t.Errorf("a triage-labelled issue's text reached the agent's %s prompt", phase)
+		}
 	}
 	w.noRefusedRequests()
 }

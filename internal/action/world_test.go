@@ -41,6 +41,9 @@ type world struct {
 	// clock is the world's time, shared by the fake GitHub's timestamps
 	// and every job's Runner: a test moves it on instead of sleeping.
 	clock *worldClock
+	// retry is the jobs' GitHub client's retry policy: no settle window
+	// (the fake answers in order); a test of faults shortens the backoff.
+	retry gh.RetryPolicy
 }
 
 // worldClock is the wall clock moved on by what tests skip ahead.
@@ -94,7 +97,7 @@ func buildWorld(t *testing.T) *world {
 	run(t, src, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "initial")
 	clock := &worldClock{}
 	w := &world{t: t, fake: ghfake.New(t, ghfake.WithClock(clock.now)), origin: filepath.Join(t.TempDir(), "origin.git"),
-		agent: &scriptedAgent{}, tmp: t.TempDir(), clock: clock}
+		agent: &scriptedAgent{}, tmp: t.TempDir(), clock: clock, retry: gh.RetryPolicy{SettleWindow: -1}}
 	// GitHub runs no gc after a push; receive-pack's gc --auto would be a
 	// git process per push here. A push is kept as a pack, as GitHub
 	// keeps it (unpackLimit 1), so a clone links a few files instead of
@@ -137,7 +140,7 @@ func (w *world) job(mutate ...func(*Config)) (*Runner, *strings.Builder) {
 	repo.TempDir = w.tmp
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	client, err := gh.NewClient(ctx, gh.Options{Token: "ghs_test", APIURL: w.fake.URL(), ServerURL: w.fake.ServerURL(), Logger: log,
-		Retry: gh.RetryPolicy{SettleWindow: -1}})
+		Retry: w.retry})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -156,39 +156,3 @@ func (g *ghEnv) pushToMain(path, content string) {
 		}
 	}
 }
-
-func TestActionBaseMovedUnderThePlan(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
-	n := g.fake.AddIssue(ghRepo, "maintainer", "Idea", "")
-	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file"))
-	id := g.lastPlanID(n)
-
-	// A change elsewhere does not invalidate the plan ...
-	g.pushToMain("README.md", "# demo, edited\n")
-	// ... but one inside a task's scope does.
-	g.pushToMain("a/keep.txt", "changed under the plan\n")
-	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
-	c := g.lastComment(n)
-	if r.code != 0 || !strings.Contains(c, "cannot run: `main` moved since the plan was made and changed files in its tasks' scopes: `a/keep.txt` (T1)") {
-		t.Fatalf("approve after the base moved: %d %q\n%s", r.code, c, r.err)
-	}
-	if g.branchCommits("planex/"+r.outputs["session-id"]) != nil {
-		t.Error("the plan ran although its base moved")
-	}
-}
-
-func TestActionBaseMovedElsewhereStillRuns(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
-	n := g.fake.AddIssue(ghRepo, "maintainer", "Idea", "")
-	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file"))
-	id := g.lastPlanID(n)
-	g.pushToMain("README.md", "# demo, edited\n")
-	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
-	if r.code != 0 || r.outputs["status"] != "done" {
-		t.Fatalf("approve after an unrelated change: %d %v %q\n%s", r.code, r.outputs, g.lastComment(n), r.err)
-	}
-}

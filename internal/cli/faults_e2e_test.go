@@ -17,8 +17,7 @@ import (
 // GitHub refuses. Nothing may be lost, duplicated or left "running".
 
 const (
-	routeComments = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
-	routePulls    = "POST /repos/{owner}/{repo}/pulls"
+	routePulls = "POST /repos/{owner}/{repo}/pulls"
 )
 
 // commentsWith counts the comments on n that start with prefix.
@@ -37,17 +36,6 @@ func (g *ghEnv) requests(route string) int {
 	n := 0
 	for _, r := range g.fake.Requests() {
 		if r.Route == route {
-			n++
-		}
-	}
-	return n
-}
-
-// lost counts the requests whose answer an injected fault lost.
-func (g *ghEnv) lost() int {
-	n := 0
-	for _, r := range g.fake.Requests() {
-		if r.Lost {
 			n++
 		}
 	}
@@ -92,75 +80,6 @@ func (g *ghEnv) assertDone(n int, r actionRun) {
 	}
 	if errs := g.fake.Errors(); len(errs) > 0 {
 		g.t.Errorf("requests GitHub would refuse: %v", errs)
-	}
-}
-
-func TestActionLostAnswersAreNotDuplicated(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(diamond()...)
-	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "We need a, b, c and d.")
-	// GitHub applies each of these writes; the answer never arrives.
-	g.fake.InjectFault(routeComments, 1, ghfake.LostResponse(502)) // the plan comment
-	g.fake.InjectFault(routeComments, 1, ghfake.LostConnection())  // the status comment
-	g.fake.InjectFault("POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", 1, ghfake.LostResponse(504))
-	g.fake.InjectFault("POST /repos/{owner}/{repo}/issues/{issue_number}/labels", 1, ghfake.LostConnection())
-	// And a burst of refusals on a read.
-	g.fake.InjectFault("GET /repos/{owner}/{repo}/collaborators/{username}/permission", 3, ghfake.ServerError(502))
-	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add four files"))
-	if r.code != 0 || r.outputs["status"] != "planned" {
-		t.Fatalf("plan run: %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
-	}
-	if plans := g.commentsWith(n, "<!-- planex:plan "); len(plans) != 1 {
-		t.Fatalf("%d plan comments", len(plans))
-	}
-	if statuses := g.commentsWith(n, "<!-- planex:status -->"); len(statuses) != 1 {
-		t.Fatalf("%d status comments", len(statuses))
-	}
-	if !hasLabel(g.issueLabels(n), "planex:planned") {
-		t.Errorf("labels = %v", g.issueLabels(n))
-	}
-	if got := g.lost(); got != 4 {
-		t.Errorf("%d answers were lost, want the 4 injected", got)
-	}
-
-	g.fake.InjectFault(routePulls, 1, ghfake.LostResponse(502))
-	g.fake.InjectFault("POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers", 1, ghfake.LostConnection())
-	g.fake.InjectFault("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}", 2, ghfake.ServerError(503))
-	r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+g.lastPlanID(n)))
-	g.assertDone(n, r)
-	if got := g.lost(); got != 6 {
-		t.Errorf("%d answers were lost, want the 6 injected", got)
-	}
-	if got := g.requests(routePulls); got != 1 {
-		t.Errorf("the pull request was sent %d times", got)
-	}
-	if pr := g.fake.PullRequests(ghRepo)[0]; !hasLabel(pr.RequestedReviewers, "maintainer") {
-		t.Errorf("reviewers = %v", pr.RequestedReviewers)
-	}
-}
-
-// TestActionPullRequestThatExistsIsAdopted: GitHub answers 422 "A pull
-// request already exists" (the branch has one already: another job opened
-// it); planex adopts it and updates its report instead of failing.
-func TestActionPullRequestThatExistsIsAdopted(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	n, id := g.planned(diamond()...)
-	session := g.commentsWith(n, "<!-- planex:plan ")[0]
-	session = session[strings.Index(session, `"session":"`)+len(`"session":"`):]
-	session = session[:strings.Index(session, `"`)]
-	// The branch must exist for GitHub to have a pull request from it.
-	g.originGit("update-ref", "refs/heads/planex/"+session, "main")
-	existing := g.fake.AddPullRequest(ghRepo, ghfake.PullRequest{Title: "planex: stale", Head: "planex/" + session, Base: "main", Body: "stale report"})
-	g.originGit("update-ref", "-d", "refs/heads/planex/"+session)
-	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
-	g.assertDone(n, r)
-	if pr := g.fake.PullRequests(ghRepo)[0]; pr.Number != existing {
-		t.Errorf("pull request #%d, want the existing #%d", pr.Number, existing)
-	}
-	if got := g.requests(routePulls); got != 1 {
-		t.Errorf("%d creates", got)
 	}
 }
 
@@ -384,89 +303,5 @@ func TestActionInternalErrorEndsFailedOnce(t *testing.T) {
 	}
 	if s := g.commentsWith(n, "<!-- planex:status -->"); len(s) != 1 || !strings.Contains(s[0], "**failed**") {
 		t.Errorf("status: %q", s)
-	}
-}
-
-// TestActionRedeliveredPlanEvent: the same /planex comment delivered
-// twice plans once; and when the job died after saving the plan but
-// before its comment got out, the redelivery posts it.
-func TestActionRedeliveredPlanEvent(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(diamond()...)
-	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "")
-	ev := g.comment(n, false, "maintainer", "/planex add four files")
-	if r := g.run("issue_comment", ev); r.code != 0 {
-		t.Fatalf("plan: %s", r.err)
-	}
-	id := g.lastPlanID(n)
-	r := g.run("issue_comment", ev)
-	if r.code != 0 || r.outputs["plan-id"] != id || r.outputs["status"] != "planned" {
-		t.Fatalf("redelivery: %d %v\n%s", r.code, r.outputs, r.err)
-	}
-	if plans := g.commentsWith(n, "<!-- planex:plan "); len(plans) != 1 {
-		t.Errorf("%d plan comments after a redelivery", len(plans))
-	}
-
-	// GitHub refuses every attempt to post the plan of a second issue.
-	m := g.fake.AddIssue(ghRepo, "maintainer", "Add four files again", "")
-	ev = g.comment(m, false, "maintainer", "/planex add four files")
-	g.fake.InjectFault(routeComments, 5, ghfake.ServerError(502))
-	if r := g.run("issue_comment", ev); r.code == 0 {
-		t.Fatalf("a plan whose comment never got out succeeded:\n%s", r.out)
-	}
-	if plans := g.commentsWith(m, "<!-- planex:plan "); len(plans) != 0 {
-		t.Fatalf("%d plan comments", len(plans))
-	}
-	calls, _ := os.ReadFile(filepath.Join(g.fake_dir(), "agent-calls"))
-	r = g.run("issue_comment", ev)
-	if r.code != 0 || r.outputs["status"] != "planned" {
-		t.Fatalf("redelivery: %d %v\n%s", r.code, r.outputs, r.err)
-	}
-	if plans := g.commentsWith(m, "<!-- planex:plan "); len(plans) != 1 {
-		t.Errorf("%d plan comments after the redelivery", len(plans))
-	}
-	if again, _ := os.ReadFile(filepath.Join(g.fake_dir(), "agent-calls")); string(again) != string(calls) {
-		t.Errorf("the redelivery planned again: agent calls %q", strings.TrimPrefix(string(again), string(calls)))
-	}
-}
-
-// TestActionRerunDispatchDoesNotPlanAgain: a workflow_dispatch run with a
-// requirement, re-run (same run id), finds the issue it opened and its
-// plan instead of opening and planning another.
-func TestActionRerunDispatchDoesNotPlanAgain(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
-	ev := g.eventFrom("event.workflow_dispatch.json", func(p map[string]any) {
-		p["inputs"] = map[string]any{"requirement": "Add a health check"}
-		p["sender"].(map[string]any)["login"] = "maintainer"
-	})
-	// The first attempt loses the answer to its issue; the create is not
-	// repeated.
-	g.fake.InjectFault("POST /repos/{owner}/{repo}/issues", 1, ghfake.LostResponse(502))
-	first := g.run("workflow_dispatch", ev, "GITHUB_RUN_ID=77", "GITHUB_RUN_ATTEMPT=1")
-	if first.code != 0 || first.outputs["status"] != "planned" {
-		t.Fatalf("dispatch: %d %v\n%s", first.code, first.outputs, first.err)
-	}
-	again := g.run("workflow_dispatch", ev, "GITHUB_RUN_ID=77", "GITHUB_RUN_ATTEMPT=2")
-	if again.code != 0 || again.outputs["plan-id"] != first.outputs["plan-id"] || again.outputs["session-id"] != first.outputs["session-id"] {
-		t.Fatalf("re-run: %d %v, first %v\n%s", again.code, again.outputs, first.outputs, again.err)
-	}
-	issues := 0
-	for n := 1; ; n++ {
-		is, ok := g.fake.Issue(ghRepo, n)
-		if !ok {
-			break
-		}
-		if strings.HasPrefix(is.Title, "planex: ") {
-			issues++
-			if plans := g.commentsWith(n, "<!-- planex:plan "); len(plans) != 1 {
-				t.Errorf("#%d has %d plan comments", n, len(plans))
-			}
-		}
-	}
-	if issues != 1 {
-		t.Errorf("%d issues opened for one dispatch", issues)
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -95,7 +93,7 @@ func (g *ghEnv) step(issue int, runID string, env ...string) map[string]string {
 
 // wave runs one matrix workflow run: prepare, the task jobs side by side,
 // collect. It returns the tasks of the wave (none when prepare had none).
-func (g *ghEnv) wave(issue int, runID string, beforeCollect func(procs map[string]*matrixProc)) []string {
+func (g *ghEnv) wave(issue int, runID string) []string {
 	g.t.Helper()
 	prep := g.step(issue, runID, "INPUT_MATRIX_STEP=prepare")
 	if prep["has-tasks"] != "true" {
@@ -118,9 +116,6 @@ func (g *ghEnv) wave(issue int, runID string, beforeCollect func(procs map[strin
 		ids = append(ids, inc.Task)
 		procs[inc.Task] = g.startAction("workflow_dispatch", g.dispatchEvent(issue), "GITHUB_RUN_ID="+runID,
 			"INPUT_MATRIX_STEP=task", "INPUT_TASK="+inc.Task)
-	}
-	if beforeCollect != nil {
-		beforeCollect(procs)
 	}
 	for id, p := range procs {
 		if _, code := p.wait(); code > 0 {
@@ -194,7 +189,7 @@ func matrixMatchesSingleJob(t *testing.T, want []string, singleBody string) {
 	for w := 1; w <= 5; w++ {
 		runID := strconv.Itoa(100 + w)
 		before := g.dispatches()
-		ids := g.wave(n, runID, nil)
+		ids := g.wave(n, runID)
 		if ids == nil {
 			break
 		}
@@ -237,102 +232,6 @@ func matrixMatchesSingleJob(t *testing.T, want []string, singleBody string) {
 	}
 	if errs := g.fake.Errors(); len(errs) > 0 {
 		t.Errorf("requests GitHub would refuse: %v", errs)
-	}
-}
-
-func TestActionMatrixDeadTaskRetryAndRacingCollects(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.setPlan(diamond()...)
-	n, branch := approveMatrix(t, g)
-	if ids := g.wave(n, "101", nil); fmt.Sprint(ids) != "[T1]" {
-		t.Fatalf("wave 1 = %v", ids)
-	}
-	// Wave 2: T2's job is killed mid-task, T3 completes.
-	g.write(g.fixture.fake, "T2.block", "")
-	ids := g.wave(n, "102", func(procs map[string]*matrixProc) {
-		pid := filepath.Join(g.fixture.fake, "T2.pid")
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			if _, err := os.Stat(pid); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("T2 never started")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		procs["T2"].cmd.Process.Signal(syscall.SIGKILL)
-		// The job's sandbox dies with it: nothing of T2 is left to kill.
-		os.Remove(filepath.Join(g.fixture.fake, "T2.block"))
-	})
-	if fmt.Sprint(ids) != "[T2 T3]" {
-		t.Fatalf("wave 2 = %v", ids)
-	}
-	if got := strings.Join(g.branchCommits(branch), " | "); got != "T1: base | T3: right" {
-		t.Errorf("branch after the kill = %s", got)
-	}
-	prs := g.fake.PullRequests(ghRepo)
-	if len(prs) != 1 {
-		t.Fatalf("%d pull requests", len(prs))
-	}
-	for _, want := range []string{"its job published no result", "T4"} {
-		if !strings.Contains(prs[0].Body, want) {
-			t.Errorf("report lacks %q:\n%s", want, prs[0].Body)
-		}
-	}
-	if !hasLabel(g.issueLabels(n), "planex:failed") {
-		t.Errorf("labels = %v", g.issueLabels(n))
-	}
-
-	// /planex retry picks the dead task up; wave 3 has two racing collects.
-	before := g.dispatches()
-	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "INPUT_MODE=matrix"); r.code != 0 {
-		t.Fatalf("retry: %d\n%s", r.code, r.err)
-	}
-	if g.dispatches() != before+1 {
-		t.Fatalf("retry made %d dispatches", g.dispatches()-before)
-	}
-	if ids := g.wave(n, "103", nil); fmt.Sprint(ids) != "[T2]" {
-		t.Fatalf("retry wave = %v", ids)
-	}
-	before = g.dispatches()
-	prep := g.step(n, "104", "INPUT_MATRIX_STEP=prepare")
-	if !strings.Contains(prep["matrix"], "T4") {
-		t.Fatalf("wave 4 matrix = %q", prep["matrix"])
-	}
-	// A redelivered dispatch while the wave runs prepares nothing.
-	if out := g.step(n, "105", "INPUT_MATRIX_STEP=prepare"); out["has-tasks"] != "false" {
-		t.Errorf("second prepare of a running wave: %v", out)
-	}
-	g.step(n, "104", "INPUT_MATRIX_STEP=task", "INPUT_TASK=T4")
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var logs []string
-	for i := 0; i < 2; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p := g.startAction("workflow_dispatch", g.dispatchEvent(n), "GITHUB_RUN_ID=104", "INPUT_MATRIX_STEP=collect")
-			_, code := p.wait()
-			mu.Lock()
-			logs = append(logs, fmt.Sprintf("exit %d\n%s\n%s", code, p.out.String(), p.err.String()))
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if got := strings.Join(g.branchCommits(branch), " | "); got != "T1: base | T3: right | T2: left | T4: join" {
-		t.Errorf("branch after retry = %s\n%s", got, strings.Join(logs, "\n"))
-	}
-	if g.dispatches() != before {
-		t.Errorf("the last wave dispatched again")
-	}
-	prs = g.fake.PullRequests(ghRepo)
-	if len(prs) != 1 || !strings.Contains(prs[0].Body, "| T2 | left | ✅ completed | ✅ passed |") {
-		t.Errorf("pull requests after retry = %+v", prs)
-	}
-	if !hasLabel(g.issueLabels(n), "planex:done") {
-		t.Errorf("labels = %v\n%s", g.issueLabels(n), strings.Join(logs, "\n"))
 	}
 }
 
@@ -385,7 +284,7 @@ func TestBenchWidePlan(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("matrix approve: %s", r.err)
 	}
-	if ids := g.wave(n, "101", nil); len(ids) != 8 {
+	if ids := g.wave(n, "101"); len(ids) != 8 {
 		t.Fatalf("matrix wave = %v", ids)
 	}
 	results["matrix 8 jobs"] = time.Since(start)

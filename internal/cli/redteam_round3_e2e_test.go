@@ -320,3 +320,17 @@ func TestRedTeamCITempHidden(t *testing.T) {
 		}
 	}
 }
+
+// gitIn runs git in dir with env added to the environment and fails the
+// test when it fails; it returns the output, trimmed.
+func gitIn(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}

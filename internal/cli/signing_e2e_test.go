@@ -319,7 +319,7 @@ func TestActionMatrixCommitSigningAPI(t *testing.T) {
 	g.setPlan(diamond()...)
 	n, branch := approveMatrix(t, g)
 	for w := 1; w <= 5 && len(g.fake.PullRequests(ghRepo)) == 0; w++ {
-		if g.wave(n, strconv.Itoa(100+w), nil) == nil {
+		if g.wave(n, strconv.Itoa(100+w)) == nil {
 			break
 		}
 	}
