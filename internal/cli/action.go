@@ -24,6 +24,7 @@ import (
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/render/md"
 	"github.com/planexhq/planex/internal/repomap"
 	"github.com/planexhq/planex/internal/review"
@@ -202,7 +203,9 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 		}
 	}
 	if summary != "" && stdio.Getenv("GITHUB_STEP_SUMMARY") != "" {
-		gha.AddStepSummary(summary)
+		// The runner drops a summary past 1 MiB whole: bounded here, for
+		// a report an agent made long.
+		gha.AddStepSummary(render.StepSummary(summary))
 	}
 	if err != nil {
 		fmt.Fprintf(elog, "planex: %v\n", err)

@@ -69,10 +69,7 @@ func PRBody(v PRView) string {
 	if len(out) > MaxCommentBytes {
 		// Cut between lines, so no escape or code span is cut in two, and
 		// close the <details> planex opened if the cut fell inside it.
-		out = out[:strings.LastIndexByte(out[:MaxCommentBytes-300], '\n')+1]
-		if strings.Count(out, "<details>") > strings.Count(out, "</details>") {
-			out += "\n</details>\n"
-		}
+		out = cutMarkdown(out, MaxCommentBytes-300)
 		out += "\n… (truncated; the full report is context.md in the session state)\n"
 		if v.Issue > 0 {
 			out += fmt.Sprintf("\nCloses #%d\n", v.Issue)
