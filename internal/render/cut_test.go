@@ -71,3 +71,34 @@ func TestCutMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// A follow-up's report is the pull request body under a heading, posted as
+// a comment. An agent whose text brings the body to just under GitHub's
+// limit (its findings and acceptance claim are shown) made the comment,
+// heading and all, just over it: GitHub refused it and the follow-up's
+// report was never posted.
+func TestRedTeamFollowUpReportWithinLimit(t *testing.T) {
+	t.Parallel()
+	const heading = "### CI-fix round 2 report"
+	pad := func(n int) PRView {
+		r := sample()
+		r.Meta.Approach = strings.Repeat("a", n)
+		return PRView{Report: r}
+	}
+	// The body's length grows with the padding one for one: find the
+	// padding that leaves it 4 bytes under the limit.
+	n := MaxCommentBytes - 4 - len(PRBody(pad(1))) + 1
+	if got := len(PRBody(pad(n))); got != MaxCommentBytes-4 {
+		t.Fatalf("the padded body is %d bytes, want %d", got, MaxCommentBytes-4)
+	}
+	v := pad(n)
+	v.Heading = heading
+	got := PRBody(v)
+	if len(got) > MaxCommentBytes {
+		t.Fatalf("the follow-up report is %d bytes, more than GitHub takes", len(got))
+	}
+	if !strings.HasPrefix(got, heading+"\n\n") || !strings.Contains(got, "(truncated; the full report is context.md") {
+		t.Errorf("the report lacks its heading or the truncation note:\n%s…%s", got[:200], got[len(got)-200:])
+	}
+	assertNoProblems(t, "follow-up report", parseDoc(t, got), mdtest.Rules{OwnHTML: []string{"<details>\n<summary>Approach and exploration</summary>", "</details>"}})
+}
