@@ -11,6 +11,7 @@ import (
 
 	"github.com/planexhq/planex/internal/ghfake"
 	"github.com/planexhq/planex/internal/render"
+	"github.com/planexhq/planex/internal/render/md/mdtest"
 )
 
 // TestRedTeamForgedStateLinksOutside: someone who can push to the
@@ -308,4 +309,40 @@ func TestRedTeamForgedStateMovesBaseOfLegacyPlan(t *testing.T) {
 	}))
 	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
 	refusedOnMovedBase(t, w, session, r, err)
+}
+
+// TestRedTeamForgedStateBranchNamePings: as above, but the forged base
+// branch is named so as to end a code span (branch names may hold
+// backticks and parentheses): the refusal put the name, escaped as text,
+// between backticks of its own, so the name's backticks closed the span
+// and the reply pinged a team under planex's account.
+func TestRedTeamForgedStateBranchNamePings(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	branch := "x`(@org/team)`y"
+	dir := filepath.Join(t.TempDir(), "clone")
+	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
+	run(t, dir, "push", "-q", "origin", "HEAD:refs/heads/"+branch)
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
+		return strings.Replace(s, `"base_branch": "main"`, `"base_branch": "`+branch+`"`, 1)
+	}))
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n))); err != nil {
+		t.Logf("approve: %v", err)
+	}
+	c := w.lastComment(n)
+	if !strings.Contains(c, "will not run") {
+		t.Fatalf("the thread is not told why:\n%s", c)
+	}
+	d, err := mdtest.Parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := regexp.MustCompile(`<!-- planex:req [0-9a-f]+ -->`).FindString(c)
+	for _, p := range d.Problems(mdtest.Rules{Trigger: "/planex", OwnHTML: []string{own}}) {
+		t.Errorf("the refusal: %s\n%s", p, c)
+	}
 }

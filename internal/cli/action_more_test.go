@@ -5,9 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/planexhq/planex/internal/render/md/mdtest"
 )
 
 // eventFrom writes an event file from one of GitHub's example payloads in
@@ -190,5 +193,33 @@ func TestActionBaseMovedElsewhereStillRuns(t *testing.T) {
 	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
 	if r.code != 0 || r.outputs["status"] != "done" {
 		t.Fatalf("approve after an unrelated change: %d %v %q\n%s", r.code, r.outputs, g.lastComment(n), r.err)
+	}
+}
+
+// A file whose name breaks out of a hand-made code span (a contributor's,
+// or one an agent made in an earlier planex pull request that was merged)
+// changes under a waiting plan: planex's refusal named it between
+// backticks of its own, so the name's backticks closed the span and the
+// reply pinged a team and referenced an issue under planex's account.
+func TestRedTeamBaseMovedFileNameStaysCode(t *testing.T) {
+	t.Parallel()
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Idea", "")
+	g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file"))
+	id := g.lastPlanID(n)
+	g.pushToMain("a/x` @org/everyone fixes #1 <img src=x> `y.txt", "changed under the plan\n")
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
+	c := g.lastComment(n)
+	if r.code != 0 || !strings.Contains(c, "moved since the plan was made") {
+		t.Fatalf("approve after the base moved: %d %q\n%s", r.code, c, r.err)
+	}
+	d, err := mdtest.Parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := regexp.MustCompile(`<!-- planex:req [0-9a-f]+ -->`).FindString(c)
+	for _, p := range d.Problems(mdtest.Rules{Trigger: "/planex", OwnHTML: []string{own}}) {
+		t.Errorf("the refusal: %s\n%s", p, c)
 	}
 }
