@@ -346,3 +346,31 @@ func TestRedTeamForgedStateBranchNamePings(t *testing.T) {
 		t.Errorf("the refusal: %s\n%s", p, c)
 	}
 }
+
+// TestRedTeamForgedStateSessionIDInjectsOutputs: whoever can push gives a
+// planned thread's record a session id holding line breaks and the
+// delimiter the Actions toolkit writes step outputs with. The session id
+// is the step's session-id output: written to $GITHUB_OUTPUT, its lines
+// set outputs of the forger's (a matrix for the task jobs, a status, a
+// shell command for a later step that interpolates an output). A record
+// whose session id is not of the form planex makes is refused.
+func TestRedTeamForgedStateSessionIDInjectsOutputs(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	inject := `\n_GitHubActionsFileCommandDelimeter_\nmatrix<<_GitHubActionsFileCommandDelimeter_\n{\"include\":[{\"task\":\"T9\"}]}`
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
+		re := regexp.MustCompile(`"session_id": "([^"]*)"`)
+		return re.ReplaceAllString(s, `"session_id": "${1}`+inject+`"`)
+	}))
+	r, err := w.handle(w.comment(n, "maintainer", "/planex cancel"))
+	if strings.ContainsAny(r.Outputs.SessionID, "\r\n") {
+		t.Errorf("the session-id output holds lines of the forger's: %q (err %v)", r.Outputs.SessionID, err)
+	}
+	if err == nil && !strings.Contains(w.lastComment(n), "not one planex makes") {
+		t.Errorf("the forged record was taken: outputs %+v\n%s", r.Outputs, w.lastComment(n))
+	}
+}

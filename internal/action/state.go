@@ -236,6 +236,11 @@ func recordOfThread(rec *Record, thread int) error {
 	}
 	// What planex shows and hands the workflow as outputs (plan-id,
 	// pull-request-url) is of the form planex writes, nothing else.
+	// The session id is the session-id output too, and names a folder:
+	// a line break in it would set outputs of the writer's.
+	if !sessionIDForm.MatchString(rec.SessionID) {
+		return fmt.Errorf("%s: the session id %q is not one planex makes", recordFile, abbrev.Truncate(rec.SessionID, 60))
+	}
 	if rec.PlanID != "" && !planIDForm.MatchString(rec.PlanID) {
 		return fmt.Errorf("%s: the plan id %q is not one planex makes", recordFile, abbrev.Truncate(rec.PlanID, 40))
 	}
@@ -249,6 +254,11 @@ func recordOfThread(rec *Record, thread int) error {
 	}
 	return nil
 }
+
+// sessionIDForm is the form of the session ids planex makes (an issue's
+// number and a slug of its title, a follow-up's "-f<n>"), with room for
+// the dots and capitals of an id a person gave.
+var sessionIDForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$`)
 
 // planIDForm is the form of a plan id (plan.ID): ten hex digits.
 var planIDForm = regexp.MustCompile(`^[0-9a-f]{10}$`)
