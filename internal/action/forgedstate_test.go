@@ -374,3 +374,35 @@ func TestRedTeamForgedStateSessionIDInjectsOutputs(t *testing.T) {
 		t.Errorf("the forged record was taken: outputs %+v\n%s", r.Outputs, w.lastComment(n))
 	}
 }
+
+// TestRedTeamForgedStateApproverPings: whoever can push names as a done
+// plan's approver `x (@org/team)`; a second `/planex approve` got the
+// reply "already approved by @x (@org/team)", pinging the team under
+// planex's account. A record's approver must be a login.
+func TestRedTeamForgedStateApproverPings(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	id := w.planID(n)
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+id)); err != nil {
+		t.Fatal(err)
+	}
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
+		return strings.Replace(s, `"approved_by": "maintainer"`, `"approved_by": "x (@org/team)"`, 1)
+	}))
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+id)); err != nil {
+		t.Logf("approve again: %v", err)
+	}
+	c := w.lastComment(n)
+	d, err := mdtest.Parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := regexp.MustCompile(`<!-- planex:req [0-9a-f]+ -->`).FindString(c)
+	for _, p := range d.Problems(mdtest.Rules{Trigger: "/planex", OwnHTML: []string{own}, Pings: []string{"@x"}}) {
+		t.Errorf("the reply: %s\n%s", p, c)
+	}
+}
