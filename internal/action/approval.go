@@ -168,8 +168,8 @@ func (r *gate) sessionMatches(ctx context.Context, rec *Record) error {
 		}
 		head := pr.GetHead()
 		if head.GetRef() != rec.Branch || !strings.EqualFold(head.GetRepo().GetFullName(), r.Cfg.Owner+"/"+r.Cfg.Repo) {
-			return problemf("it runs on the branch `%s`, which is not the head of pull request #%d (`%s`)",
-				render.Text(rec.Branch), rec.Thread, render.Text(head.GetRef()))
+			return problemf("it runs on the branch %s, which is not the head of pull request #%d (%s)",
+				render.Code(rec.Branch), rec.Thread, render.Code(head.GetRef()))
 		}
 	}
 	if err := r.baseBranchHolds(ctx, rec); err != nil {
@@ -179,9 +179,9 @@ func (r *gate) sessionMatches(ctx context.Context, rec *Record) error {
 	case s.Meta.Base != rec.Base:
 		return problemf("its session starts from %s, not from the base %s it was planned on", abbrev.SHA(s.Meta.Base), abbrev.SHA(rec.Base))
 	case s.Meta.Branch != rec.Branch:
-		return problemf("its session runs on the branch `%s`, not `%s`", render.Text(s.Meta.Branch), render.Text(rec.Branch))
+		return problemf("its session runs on the branch %s, not %s", render.Code(s.Meta.Branch), render.Code(rec.Branch))
 	case !rec.FollowUp && rec.Branch != "planex/"+rec.SessionID:
-		return problemf("its run branch `%s` is not planex's branch for session %s", render.Text(rec.Branch), rec.SessionID)
+		return problemf("its run branch %s is not planex's branch for session %s", render.Code(rec.Branch), render.Code(rec.SessionID))
 	}
 	return nil
 }
@@ -233,7 +233,9 @@ func (r *gate) baseBranchHolds(ctx context.Context, rec *Record) error {
 		}
 	}
 	if rec.BaseBranch != want {
-		return problemf("its pull request would go to `%s`, not to `%s`, the branch it was planned from", render.Text(rec.BaseBranch), render.Text(want))
+		// Branch names may hold backticks: render.Code makes a span they
+		// cannot end (text escapes inside a hand-made span could).
+		return problemf("its pull request would go to %s, not to %s, the branch it was planned from", render.Code(rec.BaseBranch), render.Code(want))
 	}
 	return nil
 }
@@ -518,7 +520,7 @@ func (r *gate) baseMoved(ctx context.Context, rec *Record) (string, error) {
 		return "", nil
 	}
 	if head == "" {
-		return fmt.Sprintf("the base branch `%s` no longer exists", rec.BaseBranch), nil
+		return fmt.Sprintf("the base branch %s no longer exists", render.Code(rec.BaseBranch)), nil
 	}
 	if head == rec.Base {
 		return "", nil
@@ -538,7 +540,7 @@ func (r *gate) baseMoved(ctx context.Context, rec *Record) (string, error) {
 	for _, p := range changed {
 		for _, t := range tasks {
 			if scope.Match(t.Scope, p) {
-				hits = append(hits, fmt.Sprintf("`%s` (%s)", p, t.ID))
+				hits = append(hits, fmt.Sprintf("%s (%s)", render.Code(p), t.ID))
 				break
 			}
 		}
@@ -549,5 +551,8 @@ func (r *gate) baseMoved(ctx context.Context, rec *Record) (string, error) {
 	if len(hits) > 10 {
 		hits = append(hits[:10], fmt.Sprintf("and %d more", len(hits)-10))
 	}
-	return fmt.Sprintf("`%s` moved since the plan was made and changed files in its tasks' scopes: %s", rec.BaseBranch, strings.Join(hits, ", ")), nil
+	// Paths are repository content (a contributor's file name, or one an
+	// agent made in a merged pull request): a hand-made code span would
+	// let a backtick in one end it.
+	return fmt.Sprintf("%s moved since the plan was made and changed files in its tasks' scopes: %s", render.Code(rec.BaseBranch), strings.Join(hits, ", ")), nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/ghfake"
+	"github.com/planexhq/planex/internal/render/md/mdtest"
 )
 
 var planIDRe = regexp.MustCompile("approve ([0-9a-f]{10})")
@@ -278,6 +279,13 @@ func TestBaseMovedSinceThePlan(t *testing.T) {
 		{"elsewhere", [][2]string{{"README.md", "# demo, edited\n"}}, StatusDone, ""},
 		{"in a task's scope", [][2]string{{"README.md", "# demo, edited\n"}, {"a/keep.txt", "changed under the plan\n"}}, StatusRefused,
 			"cannot run: `main` moved since the plan was made and changed files in its tasks' scopes: `a/keep.txt` (T1)"},
+		// A file whose name breaks out of a hand-made code span (a
+		// contributor's, or one an agent made in an earlier planex pull
+		// request that was merged): the refusal named it between backticks
+		// of its own, so the reply pinged a team and referenced an issue
+		// under planex's account. Every refusal is checked as Markdown below.
+		{"a file name that breaks out of code", [][2]string{{"a/x` @org/everyone fixes #1 <img src=x> `y.txt", "changed under the plan\n"}}, StatusRefused,
+			"moved since the plan was made"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := newParallelWorld(t)
@@ -299,6 +307,14 @@ func TestBaseMovedSinceThePlan(t *testing.T) {
 			}
 			if !strings.Contains(w.lastComment(n), c.reply) {
 				t.Errorf("reply: %q", w.lastComment(n))
+			}
+			d, err := mdtest.Parse(w.lastComment(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			own := regexp.MustCompile(`<!-- planex:req [0-9a-f]+ -->`).FindString(w.lastComment(n))
+			for _, p := range d.Problems(mdtest.Rules{Trigger: "/planex", OwnHTML: []string{own}}) {
+				t.Errorf("the refusal: %s\n%s", p, w.lastComment(n))
 			}
 			if w.branch("planex/"+r.Outputs.SessionID) != nil || w.agent.executed("T1") {
 				t.Error("the plan ran although its base moved")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/planexhq/planex/internal/ghfake"
 	"github.com/planexhq/planex/internal/render"
+	"github.com/planexhq/planex/internal/render/md/mdtest"
 )
 
 // TestRedTeamForgedStateLinksOutside: someone who can push to the
@@ -308,4 +309,100 @@ func TestRedTeamForgedStateMovesBaseOfLegacyPlan(t *testing.T) {
 	}))
 	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
 	refusedOnMovedBase(t, w, session, r, err)
+}
+
+// TestRedTeamForgedStateBranchNamePings: as above, but the forged base
+// branch is named so as to end a code span (branch names may hold
+// backticks and parentheses): the refusal put the name, escaped as text,
+// between backticks of its own, so the name's backticks closed the span
+// and the reply pinged a team under planex's account.
+func TestRedTeamForgedStateBranchNamePings(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	branch := "x`(@org/team)`y"
+	dir := filepath.Join(t.TempDir(), "clone")
+	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
+	run(t, dir, "push", "-q", "origin", "HEAD:refs/heads/"+branch)
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
+		return strings.Replace(s, `"base_branch": "main"`, `"base_branch": "`+branch+`"`, 1)
+	}))
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n))); err != nil {
+		t.Logf("approve: %v", err)
+	}
+	c := w.lastComment(n)
+	if !strings.Contains(c, "will not run") {
+		t.Fatalf("the thread is not told why:\n%s", c)
+	}
+	d, err := mdtest.Parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := regexp.MustCompile(`<!-- planex:req [0-9a-f]+ -->`).FindString(c)
+	for _, p := range d.Problems(mdtest.Rules{Trigger: "/planex", OwnHTML: []string{own}}) {
+		t.Errorf("the refusal: %s\n%s", p, c)
+	}
+}
+
+// TestRedTeamForgedStateSessionIDInjectsOutputs: whoever can push gives a
+// planned thread's record a session id holding line breaks and the
+// delimiter the Actions toolkit writes step outputs with. The session id
+// is the step's session-id output: written to $GITHUB_OUTPUT, its lines
+// set outputs of the forger's (a matrix for the task jobs, a status, a
+// shell command for a later step that interpolates an output). A record
+// whose session id is not of the form planex makes is refused.
+func TestRedTeamForgedStateSessionIDInjectsOutputs(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	inject := `\n_GitHubActionsFileCommandDelimeter_\nmatrix<<_GitHubActionsFileCommandDelimeter_\n{\"include\":[{\"task\":\"T9\"}]}`
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
+		re := regexp.MustCompile(`"session_id": "([^"]*)"`)
+		return re.ReplaceAllString(s, `"session_id": "${1}`+inject+`"`)
+	}))
+	r, err := w.handle(w.comment(n, "maintainer", "/planex cancel"))
+	if strings.ContainsAny(r.Outputs.SessionID, "\r\n") {
+		t.Errorf("the session-id output holds lines of the forger's: %q (err %v)", r.Outputs.SessionID, err)
+	}
+	if err == nil && !strings.Contains(w.lastComment(n), "not one planex makes") {
+		t.Errorf("the forged record was taken: outputs %+v\n%s", r.Outputs, w.lastComment(n))
+	}
+}
+
+// TestRedTeamForgedStateApproverPings: whoever can push names as a done
+// plan's approver `x (@org/team)`; a second `/planex approve` got the
+// reply "already approved by @x (@org/team)", pinging the team under
+// planex's account. A record's approver must be a login.
+func TestRedTeamForgedStateApproverPings(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	id := w.planID(n)
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+id)); err != nil {
+		t.Fatal(err)
+	}
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
+		return strings.Replace(s, `"approved_by": "maintainer"`, `"approved_by": "x (@org/team)"`, 1)
+	}))
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex approve "+id)); err != nil {
+		t.Logf("approve again: %v", err)
+	}
+	c := w.lastComment(n)
+	d, err := mdtest.Parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := regexp.MustCompile(`<!-- planex:req [0-9a-f]+ -->`).FindString(c)
+	for _, p := range d.Problems(mdtest.Rules{Trigger: "/planex", OwnHTML: []string{own}, Pings: []string{"@x"}}) {
+		t.Errorf("the reply: %s\n%s", p, c)
+	}
 }

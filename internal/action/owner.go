@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,18 +46,29 @@ func (r *env) claim(rec *Record) {
 
 // holder is the owner a running record names: the run working on an
 // outstanding matrix wave, or the one that claimed the plan.
+// A run id or attempt that is not a number (a forged record's) counts as
+// unknown: both reach replies on the thread, where Markdown of a forger's
+// (a mention, a link) has no place.
 func holder(rec *Record) Owner {
-	if m := rec.Matrix; m != nil && !m.Collected && m.RunID != "" {
-		o := Owner{RunID: m.RunID}
+	o := Owner{}
+	switch m := rec.Matrix; {
+	case m != nil && !m.Collected && m.RunID != "":
+		o.RunID = m.RunID
 		if rec.Owner != nil && rec.Owner.RunID == m.RunID {
 			o.RunAttempt = rec.Owner.RunAttempt
 		}
-		return o
+	case rec.Owner != nil:
+		o = *rec.Owner
 	}
-	if rec.Owner == nil {
-		return Owner{}
+	return Owner{RunID: number(o.RunID), RunAttempt: number(o.RunAttempt)}
+}
+
+// number is s when it is a decimal number of at most 20 digits, else "".
+func number(s string) string {
+	if len(s) == 0 || len(s) > 20 || strings.Trim(s, "0123456789") != "" {
+		return ""
 	}
-	return *rec.Owner
+	return s
 }
 
 // ownerGone decides whether a running plan's owner is gone. run is the

@@ -45,3 +45,30 @@ func TestOwnerGone(t *testing.T) {
 		t.Errorf("a collected wave still names the holder: %+v", h)
 	}
 }
+
+// TestRedTeamForgedOwnerIsNoMarkdown: whoever can push rewrites a running
+// plan's state so that its owner's run id (or attempt, or a matrix wave's
+// run id) is Markdown: the reply to a `/planex retry` named it as the run
+// holding the plan ("[workflow run <id>](…/runs/<id>)"), so the id's
+// mention pinged a team and its link went where the forger chose.
+func TestRedTeamForgedOwnerIsNoMarkdown(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	forged := "1 @org/team [x](https://evil.example)"
+	r := &engines{env: &env{Cfg: &Config{Owner: "o", Repo: "r", RunID: "50", RunAttempt: "1"}}}
+	for _, rec := range []*Record{
+		{State: StateRunning, Owner: &Owner{RunID: forged}, Heartbeat: now},
+		{State: StateRunning, Owner: &Owner{RunID: "50", RunAttempt: forged}, Heartbeat: now},
+		{State: StateRunning, Matrix: &MatrixWave{RunID: forged}, Heartbeat: now},
+	} {
+		_, why := ownerGone(rec, Owner{RunID: "50", RunAttempt: "1"}, nil, now, time.Hour)
+		for _, said := range []string{r.ownerText(rec), why} {
+			if strings.Contains(said, "@org") || strings.Contains(said, "evil") {
+				t.Errorf("a forged run id reaches the reply: %q", said)
+			}
+		}
+	}
+	if got := r.ownerText(&Record{Owner: &Owner{RunID: "42"}}); !strings.Contains(got, "[workflow run 42](https://github.com/o/r/actions/runs/42)") {
+		t.Errorf("a real run id is not linked: %q", got)
+	}
+}

@@ -358,12 +358,12 @@ func (r *executor) reportFollowUp(ctx context.Context, rec *Record, report rende
 		rec.PRNumber, rec.PRURL = existing.GetNumber(), existing.GetHTMLURL()
 	}
 	others, n := r.otherCommits(ctx, rec)
-	body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken, Others: others, OthersCount: n})
 	heading := "### Follow-up report"
 	if rec.CIFix != nil {
 		heading = fmt.Sprintf("### CI-fix round %d report", rec.CIFix.Round)
 	}
-	if _, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, heading+"\n\n"+body); err != nil {
+	body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken, Others: others, OthersCount: n, Heading: heading})
+	if _, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, body); err != nil {
 		return fmt.Errorf("posting the follow-up report: %w", err)
 	}
 	return r.ci.extendPRReport(ctx, rec, report.Tasks)

@@ -236,6 +236,22 @@ func recordOfThread(rec *Record, thread int) error {
 	}
 	// What planex shows and hands the workflow as outputs (plan-id,
 	// pull-request-url) is of the form planex writes, nothing else.
+	return recordForms(rec)
+}
+
+// recordForms refuses a record whose values planex shows (in replies, the
+// status comment, the pull request, step outputs) are not of the forms
+// planex writes: whoever can push may have written them.
+func recordForms(rec *Record) error {
+	// The session id is the session-id output too, and names a folder:
+	// a line break in it would set outputs of the writer's.
+	if !sessionIDForm.MatchString(rec.SessionID) {
+		return fmt.Errorf("%s: the session id %q is not one planex makes", recordFile, abbrev.Truncate(rec.SessionID, 60))
+	}
+	// The approver is named, "@" and all, in replies and the status.
+	if rec.ApprovedBy != "" && !loginForm.MatchString(rec.ApprovedBy) {
+		return fmt.Errorf("%s: the approver %q is no GitHub login", recordFile, abbrev.Truncate(rec.ApprovedBy, 60))
+	}
 	if rec.PlanID != "" && !planIDForm.MatchString(rec.PlanID) {
 		return fmt.Errorf("%s: the plan id %q is not one planex makes", recordFile, abbrev.Truncate(rec.PlanID, 40))
 	}
@@ -247,8 +263,19 @@ func recordOfThread(rec *Record, thread int) error {
 	if rec.PRURL != "" && !render.PlainURL(rec.PRURL) {
 		return fmt.Errorf("%s: the pull request's address %q is not a plain web address", recordFile, abbrev.Truncate(rec.PRURL, 80))
 	}
-	return nil
+	// A CI fix's runs and jobs are linked in the pull request's body and
+	// the plan comment, their addresses as written.
+	return rec.CIFix.plainURLs()
 }
+
+// sessionIDForm is the form of the session ids planex makes (an issue's
+// number and a slug of its title, a follow-up's "-f<n>"), with room for
+// the dots and capitals of an id a person gave.
+var sessionIDForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$`)
+
+// loginForm is the form of a GitHub login (an App's with "[bot]"), and of
+// "auto-approve", the approver of a plan the setting approved.
+var loginForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$`)
 
 // planIDForm is the form of a plan id (plan.ID): ten hex digits.
 var planIDForm = regexp.MustCompile(`^[0-9a-f]{10}$`)
@@ -396,4 +423,24 @@ func (r *stateStore) followUpRepo(ctx context.Context, sessionID, base string) (
 	}
 	wt.TempDir = r.Repo.TempDir
 	return wt, nil
+}
+
+// plainURLs refuses run and job addresses that are not plain web
+// addresses (render.PlainURL); a nil f has none.
+func (f *CIFailure) plainURLs() error {
+	if f == nil {
+		return nil
+	}
+	for _, run := range f.Runs {
+		urls := []string{run.URL}
+		for _, j := range run.Jobs {
+			urls = append(urls, j.URL)
+		}
+		for _, u := range urls {
+			if u != "" && !render.PlainURL(u) {
+				return fmt.Errorf("%s: the CI run's address %q is not a plain web address", recordFile, abbrev.Truncate(u, 80))
+			}
+		}
+	}
+	return nil
 }

@@ -70,3 +70,40 @@ func TestStatusTasksReportsAnUnreadableSession(t *testing.T) {
 		t.Errorf("status note %q", got)
 	}
 }
+
+// TestRecordForms: the values of a record that planex shows (replies, the
+// status comment, the pull request body, step outputs) are refused unless
+// of the forms planex writes; whoever can push may have written a state
+// ref with Markdown or line breaks in any of them.
+func TestRecordForms(t *testing.T) {
+	t.Parallel()
+	ok := func() *Record {
+		return &Record{SessionID: "7-add-a-file-f2", ApprovedBy: "maintainer", PlanID: "0123456789", State: StateDone,
+			PRURL: "https://github.com/o/r/pull/8", CIFix: &CIFailure{Runs: []CIRun{{ID: 1, URL: "https://github.com/o/r/actions/runs/1",
+				Jobs: []CIJob{{Name: "test", URL: "https://github.com/o/r/actions/runs/1/job/2"}}}}}}
+	}
+	tests := []struct {
+		name   string
+		forge  func(*Record)
+		refuse bool
+	}{
+		{"as planex writes it", func(*Record) {}, false},
+		{"approved by the setting", func(r *Record) { r.ApprovedBy = "auto-approve" }, false},
+		{"approved by an App", func(r *Record) { r.ApprovedBy = "planex-app[bot]" }, false},
+		{"no CI fix", func(r *Record) { r.CIFix = nil }, false},
+		{"session id with the output delimiter", func(r *Record) { r.SessionID = "7-x\n_GitHubActionsFileCommandDelimeter_\nstatus<<X" }, true},
+		{"session id with a backtick", func(r *Record) { r.SessionID = "7-x`@org/team`" }, true},
+		{"empty session id", func(r *Record) { r.SessionID = "" }, true},
+		{"approver with a mention", func(r *Record) { r.ApprovedBy = "x (@org/team)" }, true},
+		{"CI run address with Markdown", func(r *Record) { r.CIFix.Runs[0].URL = "https://x.example/ @org/team" }, true},
+		{"CI job address with Markdown", func(r *Record) { r.CIFix.Runs[0].Jobs[0].URL = "https://x.example/)![i](https://t.example/p.png" }, true},
+		{"plan id not hex", func(r *Record) { r.PlanID = "`@org/team`" }, true},
+	}
+	for _, tc := range tests {
+		rec := ok()
+		tc.forge(rec)
+		if err := recordForms(rec); (err != nil) != tc.refuse {
+			t.Errorf("%s: err = %v, want refused %v", tc.name, err, tc.refuse)
+		}
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/render/md"
 	"github.com/planexhq/planex/internal/repomap"
 	"github.com/planexhq/planex/internal/review"
@@ -179,11 +180,11 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 	if runner != nil {
 		o = runner.Outputs
 		for k, v := range map[string]string{"session-id": o.SessionID, "plan-id": o.PlanID, "status": string(o.Status), "pull-request-url": o.PullRequestURL} {
-			gha.SetOutput(k, v)
+			setOutput(gha, elog, k, v)
 		}
 		for k, v := range map[string]string{"matrix": o.Matrix, "max-parallel": o.MaxParallel, "has-tasks": o.HasTasks, "planned-issues": o.PlannedIssues} {
 			if v != "" {
-				gha.SetOutput(k, v)
+				setOutput(gha, elog, k, v)
 			}
 		}
 	}
@@ -202,7 +203,9 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 		}
 	}
 	if summary != "" && stdio.Getenv("GITHUB_STEP_SUMMARY") != "" {
-		gha.AddStepSummary(summary)
+		// The runner drops a summary past 1 MiB whole: bounded here, for
+		// a report an agent made long.
+		gha.AddStepSummary(render.StepSummary(summary))
 	}
 	if err != nil {
 		fmt.Fprintf(elog, "planex: %v\n", err)
@@ -216,6 +219,19 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 		return &exitError{code: exitFailed}
 	}
 	return nil
+}
+
+// setOutput sets the step output k. The toolkit writes an output between
+// lines of a fixed delimiter, so a value holding a line break could set
+// outputs of its own (the delimiter, then "matrix<<…"); planex's values
+// never hold one, and a value that does (a forged record's) is left unset,
+// with a line in the log saying so.
+func setOutput(gha *githubactions.Action, log io.Writer, k, v string) {
+	if strings.ContainsAny(v, "\r\n") {
+		fmt.Fprintf(log, "planex: output %s left unset: its value holds a line break\n", k)
+		return
+	}
+	gha.SetOutput(k, v)
 }
 
 func joinSummary(parts ...string) string {

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/planexhq/planex/internal/render"
 )
 
 // groups lists the log groups opened, and fails the test unless each is
@@ -157,5 +159,34 @@ func TestRedTeamActionAgentCannotIssueWorkflowCommands(t *testing.T) {
 	// carriage return is dropped with the other control characters).
 	if !strings.Contains(r.out, "T1 failed: gave up ::stop-commands::agent-owned ::set-output name=status::done::error::forged annotation") {
 		t.Errorf("annotation:\n%s", r.out)
+	}
+}
+
+// An agent makes thousands of files with long names in its scope, so
+// that the report (context.md, the job summary) passes 1 MiB, which the
+// runner refuses whole: the run's page showed no report, and no failure
+// of another task. The summary is cut below the runner's limit, keeping
+// every task's section, and says so.
+func TestRedTeamActionAgentFloodsJobSummary(t *testing.T) {
+	t.Parallel()
+	g := newGHEnv(t)
+	g.setPlan(task{ID: "T1", Title: "many files", Scope: "a/**"}, task{ID: "T2", Title: "other", Scope: "b/**"})
+	g.write(g.fixture.fake, "T1.sh", `mkdir -p a && cd a && seq 1 6000 | sed 's/^/`+strings.Repeat("f", 200)+`/' | xargs touch && cd ..`)
+	g.write(g.fixture.fake, "T2.fail", "could not do it")
+	n := g.fake.AddIssue(ghRepo, "maintainer", "Many files", "")
+	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add files")); r.code != 0 {
+		t.Fatalf("plan: %d\n%s", r.code, r.err)
+	}
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+g.lastPlanID(n)))
+	if r.code != exitFailed || r.outputs["status"] != "failed" {
+		t.Fatalf("approve: exit %d %v\n%s", r.code, r.outputs, r.err)
+	}
+	if len(r.summary) > render.MaxStepSummaryBytes {
+		t.Fatalf("the job summary is %d bytes; the runner drops one past %d whole", len(r.summary), render.MaxStepSummaryBytes)
+	}
+	for _, want := range []string{"1 completed, 1 failed", "could not do it", "and 5950 more (under Files modified)", "(truncated: the job summary holds at most 1024 KiB"} {
+		if !strings.Contains(r.summary, want) {
+			t.Errorf("the job summary lacks %q", want)
+		}
 	}
 }

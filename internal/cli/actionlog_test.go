@@ -2,9 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/sethvargo/go-githubactions"
 )
 
 // logLines splits a step's log the way the runner does: at \n and at \r.
@@ -90,5 +93,29 @@ func TestActionLogGroupsEndLines(t *testing.T) {
 	want := "::group::analyze\nhalf a line\n::endgroup::\n::group::plan\nplanning\n::endgroup::\n"
 	if out.String() != want {
 		t.Errorf("log = %q, want %q", out.String(), want)
+	}
+}
+
+// A value holding a line break and the toolkit's delimiter (a forged
+// record's session id) set outputs of its own in $GITHUB_OUTPUT, as the
+// runner reads the file; such a value is left unset, and the log says so.
+func TestRedTeamOutputValueCannotSetOutputs(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "output")
+	gha := githubactions.New(githubactions.WithGetenv(func(k string) string {
+		if k == "GITHUB_OUTPUT" {
+			return file
+		}
+		return ""
+	}))
+	var log bytes.Buffer
+	setOutput(gha, &log, "session-id", "7-x\n_GitHubActionsFileCommandDelimeter_\nmatrix<<_GitHubActionsFileCommandDelimeter_\n{\"include\":[{\"task\":\"T9\"}]}")
+	setOutput(gha, &log, "status", "planned")
+	got := readOutputs(file)
+	if len(got) != 1 || got["status"] != "planned" {
+		t.Errorf("outputs set: %q", got)
+	}
+	if !strings.Contains(log.String(), "output session-id left unset") {
+		t.Errorf("the log does not say so: %q", log.String())
 	}
 }

@@ -159,8 +159,7 @@ func PlanComment(v PlanView) (body string, truncated bool) {
 	}
 	// Thousands of tasks with scattered ids: cut at a line, below the
 	// limit, and say where the whole plan is.
-	cut := strings.LastIndexByte(out[:MaxCommentBytes-400], '\n')
-	return out[:cut] + fmt.Sprintf("\n\n> **This plan has %s: too many to list in a comment.** It is in the job summary and in %s.\n", plural.Count(len(v.Tasks), "task", "tasks"), md.Code(v.StateRef)), true
+	return strings.TrimRight(cutMarkdown(out, MaxCommentBytes-400), "\n") + fmt.Sprintf("\n\n> **This plan has %s: too many to list in a comment.** It is in the job summary and in %s.\n", plural.Count(len(v.Tasks), "task", "tasks"), md.Code(v.StateRef)), true
 }
 
 // capIDs keeps the first n ids and says how many more there are.

@@ -27,6 +27,9 @@ type PRView struct {
 	// session), at most a few; OthersCount is how many there are.
 	Others      []Commit
 	OthersCount int
+	// Heading, when set, starts the text (a follow-up's report is a
+	// comment under a heading); it counts towards GitHub's limit.
+	Heading string
 }
 
 // Commit is a commit the pull request body names.
@@ -66,13 +69,13 @@ func PRBody(v PRView) string {
 		panic(fmt.Sprintf("rendering pull request body: %v", err))
 	}
 	out := b.String()
+	if v.Heading != "" {
+		out = v.Heading + "\n\n" + out
+	}
 	if len(out) > MaxCommentBytes {
 		// Cut between lines, so no escape or code span is cut in two, and
 		// close the <details> planex opened if the cut fell inside it.
-		out = out[:strings.LastIndexByte(out[:MaxCommentBytes-300], '\n')+1]
-		if strings.Count(out, "<details>") > strings.Count(out, "</details>") {
-			out += "\n</details>\n"
-		}
+		out = cutMarkdown(out, MaxCommentBytes-300)
 		out += "\n… (truncated; the full report is context.md in the session state)\n"
 		if v.Issue > 0 {
 			out += fmt.Sprintf("\nCloses #%d\n", v.Issue)

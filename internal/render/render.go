@@ -53,6 +53,7 @@ func funcs() tmpl.FuncMap {
 		"planID":    func(ts []plan.Task) string { return plan.ID(plan.Hash(ts)) },
 		"list":      idList,
 		"codes":     codeList,
+		"taskFiles": taskFiles,
 		"table":     TaskTable,
 		"trunc":     abbrev.Truncate,
 		"orDash":    orDash,
@@ -152,6 +153,21 @@ func codeList(paths []string) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// maxTaskFiles is how many of a task's files its section of context.md
+// names; the run's list under "Files modified" names them all.
+const maxTaskFiles = 50
+
+// taskFiles renders a task's files as codeList does, the first
+// maxTaskFiles of them: an agent that makes thousands of files must not
+// push the later tasks' sections, their failures among them, past the
+// part of the report the job summary holds (StepSummary).
+func taskFiles(paths []string) string {
+	if len(paths) <= maxTaskFiles {
+		return codeList(paths)
+	}
+	return codeList(paths[:maxTaskFiles]) + fmt.Sprintf(" and %d more (under Files modified)", len(paths)-maxTaskFiles)
 }
 
 // Context renders context.md.
