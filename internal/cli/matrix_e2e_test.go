@@ -215,7 +215,7 @@ func matrixMatchesSingleJob(t *testing.T, want []string, singleBody string) {
 		t.Errorf("matrix branch differs from single-job mode:\n got %v\nwant %v", got, want)
 	}
 	prs := g.fake.PullRequests(ghRepo)
-	if len(prs) != 1 || prs[0].Head != branch || !strings.Contains(prs[0].Body, "| T4 | join | ✅ completed | ✅ passed |") {
+	if len(prs) != 1 || prs[0].Head != branch || !strings.Contains(prs[0].Body, "| T4 | join | ✅ completed | ❔ agent says passed (not run by planex) |") {
 		t.Fatalf("pull requests = %+v", prs)
 	}
 	if !hasLabel(g.issueLabels(n), "planex:done") {

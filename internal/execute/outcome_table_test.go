@@ -78,7 +78,8 @@ func TestRunOutcomes(t *testing.T) {
 		notErr     string // and not this
 		findings   string
 	}{
-		{name: "completed", step: step{files: src}, status: plan.StatusCompleted, tests: plan.TestsPass, findings: "done"},
+		// Without directives planex checks nothing: the agent's "passed" stays a claim.
+		{name: "completed", step: step{files: src}, status: plan.StatusCompleted, tests: plan.TestsClaimed, findings: "done"},
 		{name: "agent error with its problems", step: step{files: src, err: errors.New("step timed out"), res: agent.Result{Problems: []string{"Bash denied", "Write refused"}}},
 			status: plan.StatusFailed, err: "step timed out (the agent reported: Bash denied; Write refused)"},
 		{name: "result off the schema", step: step{files: src, result: map[string]any{"id": "T1", "status": "done"}},
@@ -86,7 +87,7 @@ func TestRunOutcomes(t *testing.T) {
 		{name: "agent reports failure", step: step{files: src, result: map[string]any{"id": "T1", "status": "failed", "findings": "", "tests_passed": false, "error": " cannot find module x "}},
 			status: plan.StatusFailed, tests: plan.TestsFail, err: "cannot find module x"},
 		{name: "agent reports failure without a reason", step: step{files: src, result: map[string]any{"id": "T1", "status": "failed", "findings": "", "tests_passed": true}},
-			status: plan.StatusFailed, tests: plan.TestsPass, err: "the agent reported the task as failed"},
+			status: plan.StatusFailed, tests: plan.TestsClaimed, err: "the agent reported the task as failed"},
 		{name: "success with no change", step: step{}, status: plan.StatusFailed, err: "no changes: the agent reported success but changed no file"},
 		{name: "agent's tests failed", step: step{files: src, result: completed(false)}, status: plan.StatusFailed, tests: plan.TestsFail,
 			err: "tests did not pass (reported by the agent)"},
@@ -108,7 +109,7 @@ func TestRunOutcomes(t *testing.T) {
 			status: plan.StatusFailed, tests: plan.TestsFail, err: "exit status 1: …xxx", notErr: strings.Repeat("x", 801)},
 		{name: "MCP calls and a cut output go with the findings",
 			step:   step{files: src, res: agent.Result{MCPCalls: []string{"mcp__gh__issue_read", "mcp__db__query (3)"}, OutputDropped: 42}},
-			status: plan.StatusCompleted, tests: plan.TestsPass,
+			status: plan.StatusCompleted, tests: plan.TestsClaimed,
 			findings: "done MCP tools called: mcp__gh__issue_read, mcp__db__query (3). The agent's output was cut: planex kept only its end (42 bytes were dropped)."},
 		{name: "MCP calls of a failed step", step: step{err: errors.New("boom"), res: agent.Result{MCPCalls: []string{"mcp__x__y"}}},
 			status: plan.StatusFailed, err: "boom", findings: "MCP tools called: mcp__x__y."},

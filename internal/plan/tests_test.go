@@ -18,6 +18,8 @@ func TestParseTestResult(t *testing.T) {
 		{"", TestsNotRun, false},
 		{" TRUE ", TestsPass, false},
 		{"False", TestsFail, false},
+		{"claimed", TestsClaimed, false},
+		{" Claimed", TestsClaimed, false},
 		{"yes", TestsNotRun, true},
 		{"1", TestsNotRun, true},
 	}
@@ -27,11 +29,14 @@ func TestParseTestResult(t *testing.T) {
 			t.Errorf("ParseTestResult(%q) = %q, %v; want %q (error: %v)", c.in, got, err, c.want, c.bad)
 		}
 	}
-	if !TestsPass.Passed() || TestsFail.Passed() || TestsNotRun.Passed() {
-		t.Error("Passed is true only for TestsPass")
+	if !TestsPass.Passed() || !TestsClaimed.Passed() || TestsFail.Passed() || TestsNotRun.Passed() {
+		t.Error("Passed is true only for TestsPass and TestsClaimed")
 	}
 	if TestsFrom(true) != TestsPass || TestsFrom(false) != TestsFail {
 		t.Error("TestsFrom does not map booleans to pass and fail")
+	}
+	if ClaimedFrom(true) != TestsClaimed || ClaimedFrom(false) != TestsFail {
+		t.Error("ClaimedFrom does not map an agent's booleans to a claim and a failure")
 	}
 }
 
@@ -72,7 +77,7 @@ func TestTestResultWireFormat(t *testing.T) {
 	var res struct {
 		T TestResult `json:"tests_passed,omitempty"`
 	}
-	for in, want := range map[string]TestResult{`{"tests_passed":"true"}`: TestsPass, `{"tests_passed":"false"}`: TestsFail, `{}`: TestsNotRun} {
+	for in, want := range map[string]TestResult{`{"tests_passed":"true"}`: TestsPass, `{"tests_passed":"false"}`: TestsFail, `{"tests_passed":"claimed"}`: TestsClaimed, `{}`: TestsNotRun} {
 		res.T = TestsNotRun
 		if err := json.Unmarshal([]byte(in), &res); err != nil || res.T != want {
 			t.Errorf("%s: %q, %v; want %q", in, res.T, err, want)

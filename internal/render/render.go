@@ -83,12 +83,14 @@ func Mark(s plan.Status) string {
 	return md.Cell(string(s))
 }
 
-// testsMark shows tests_passed: ✅ passed, ❌ failed, or — when no test
-// ran.
+// testsMark shows tests_passed: ✅ passed (planex ran them), ❔ the
+// agent's word when planex ran none, ❌ failed, or — when no test ran.
 func testsMark(v plan.TestResult) string {
 	switch v {
 	case plan.TestsPass:
 		return "✅ passed"
+	case plan.TestsClaimed:
+		return "❔ agent says passed (not run by planex)"
 	case plan.TestsFail:
 		return "❌ failed"
 	}

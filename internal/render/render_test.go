@@ -137,6 +137,7 @@ func TestMarksAndMoney(t *testing.T) {
 		{Mark(plan.StatusPending), "⏸️ pending"},
 		{Mark("weird|status"), `weird\|status`}, // not dressed up as a known one
 		{testsMark("true"), "✅ passed"},
+		{testsMark("claimed"), "❔ agent says passed (not run by planex)"},
 		{testsMark(plan.TestsFail), "❌ failed"},
 		{testsMark(""), "—"},
 		{reason(plan.StatusSkipped, "skipped: dependency T2 failed"), "dependency T2 failed"},
