@@ -115,6 +115,7 @@ i=0; while [ $i -lt 100000 ]; do set -- /proc/[0-9]*; [ $# -ge 64 ] && break; i=
 // the defaults as hard limits it cannot raise (memory: none), no core
 // dumps, and the OOM killer's first place.
 func TestDefaultLimitsAreSet(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	out, err := run(t, s, Policy{}, "/", []string{"PATH=" + os.Getenv("PATH")},
 		`grep -E '^Max (file size|processes|address space|core file size)' /proc/self/limits; ulimit -f unlimited 2>/dev/null && echo RAISED; echo "oom_score_adj $(cat /proc/self/oom_score_adj)"`)
@@ -192,6 +193,7 @@ func TestMemoryHogHelper(t *testing.T) {
 // back. An ordinary user's planex cannot set one, nor can root without
 // the capability (docs/security.md).
 func TestOOMScoreFloor(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	if !canSetOOMFloor() {
 		t.Skip("needs CAP_SYS_RESOURCE, which this machine's root lacks (CapEff in /proc/self/status): without it no write sets an OOM score floor")
@@ -219,6 +221,7 @@ echo "score $(cat /proc/self/oom_score_adj)"`
 // score 1000, and a process other than the init that connects to the
 // socket gets no answer, so it learns nothing and sets nothing.
 func TestOOMFloorHandshake(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	s := newSandbox(t)
 	s.oomFloor = true
