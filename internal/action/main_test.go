@@ -1,33 +1,16 @@
 package action
 
 import (
-	"flag"
 	"fmt"
 	"os"
-	"runtime"
-	"strconv"
 	"testing"
 )
 
-// TestMain runs the package's tests with two settings of their own, each
-// only where the caller chose nothing (issue 32, item 4: the package took
-// 93 to 136 s of wall time for 62 to 77 s of CPU).
+// TestMain runs the package's tests with their scratch in memory where
+// the caller chose no TMPDIR (issue 32, item 4: the package took 93 to
+// 136 s of wall time for 62 to 82 s of CPU, half of it system time).
 func TestMain(m *testing.M) {
-	flag.Parse()
-	parallelByDefault()
 	os.Exit(runWithScratchInMemory(m))
-}
-
-// parallelByDefault lets four tests a CPU run side by side unless
-// -test.parallel says otherwise. go test's default, one a CPU, suits
-// tests that compute; these mostly wait for git processes and for the
-// disk, so with one a CPU a core stood idle much of the time.
-func parallelByDefault() {
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
-	}
 }
 
 // runWithScratchInMemory runs the tests with TMPDIR in a fresh folder
