@@ -10,7 +10,7 @@ import (
 // itself, git, the coding CLIs) and spend most of their time waiting on them.
 // Run one after another they took minutes (issue 32, item 4), so each of
 // their top-level tests opens with t.Parallel(), but those in serialTests.
-var parallelPackages = []string{"internal/cli", "internal/agent/clis", "internal/gitrepo"}
+var parallelPackages = []string{"internal/cli", "internal/agent/clis", "internal/gitrepo", "internal/sandbox"}
 
 // serialTests may not run beside others, and say why.
 var serialTests = map[string]string{
@@ -51,6 +51,42 @@ var serialTests = map[string]string{
 	"internal/gitrepo.TestRedTeamGitStderrBounded":         "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamFolderListingBounded":     "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamFolderTextBounded":        "measures the process's allocations",
+	// internal/sandbox: serial tests finish before parallel ones resume,
+	// so these see no other test's sandbox.
+	"internal/sandbox.TestBuildRoot":                             "ends an OS thread (inThread), whose Pdeathsig would kill an init another test forked from it",
+	"internal/sandbox.TestBuildRootErrors":                       "ends an OS thread (inThread), whose Pdeathsig would kill an init another test forked from it",
+	"internal/sandbox.TestMaskKinds":                             "ends an OS thread (inThread), whose Pdeathsig would kill an init another test forked from it",
+	"internal/sandbox.TestStartNetwork":                          "ends an OS thread (inThread), whose Pdeathsig would kill an init another test forked from it",
+	"internal/sandbox.TestLeaveSessionKeyring":                   "ends an OS thread (inThread), whose Pdeathsig would kill an init another test forked from it",
+	"internal/sandbox.TestSessionKeyringOutOfReach":              "joins a session keyring on an OS thread it then hands back to other goroutines",
+	"internal/sandbox.TestContainment":                           "sets a secret in the process's environment with t.Setenv",
+	"internal/sandbox.TestLendingIsHeldAcrossTempDirs":           "sets TMPDIR with t.Setenv",
+	"internal/sandbox.TestLimitsStopRunawaySteps":                "runs a fork bomb and a memory hog under limits counted for the sandbox's uid, shared by every test's sandbox",
+	"internal/sandbox.TestDiskFillEndsTheStep":                   "mounts a file system on the host while other sandboxes copy its mounts, and needs the init's disk looks on time",
+	"internal/sandbox.TestInodeFillEndsTheStep":                  "mounts a file system on the host while other sandboxes copy its mounts, and needs the init's disk looks on time",
+	"internal/sandbox.TestRedTeamDiskFillBetweenLooks":           "mounts a file system on the host, and a step fills it between looks 20 ms apart: the machine must be quiet",
+	"internal/sandbox.TestKernelCountsBoundedPerStep":            "counts the inotify instances and namespaces of the whole machine's user",
+	"internal/sandbox.TestRedTeamParkedNamespaceDiesWithTheStep": "measures the machine's shared memory",
+	"internal/sandbox.TestRedTeamNothingOutlivesTheStep":         "looks through every process's namespaces, whose numbers other tests' new namespaces may take",
+	// They plant a host service's socket or secret in the machine's own
+	// folders (fixed names among them), which every sandbox built
+	// meanwhile walks and covers.
+	"internal/sandbox.TestMountedSecretsHidden":                "plants a secret under /run/secrets, which every sandbox built meanwhile covers",
+	"internal/sandbox.TestCrashDumpsHidden":                    "plants crash dumps under /var/crash, which every sandbox built meanwhile covers",
+	"internal/sandbox.TestHostServiceSocketsOutOfReach":        "plants a socket under /run, which every sandbox built meanwhile walks",
+	"internal/sandbox.TestContainerManagerSocketsOutOfReach":   "plants sockets at container managers' fixed paths, which every sandbox built meanwhile walks",
+	"internal/sandbox.TestBoundSocketsOutsideRunOutOfReach":    "binds sockets under /var/lib, /opt and /srv, which every sandbox built meanwhile covers",
+	"internal/sandbox.TestRedTeamLateSocketUnderRunOutOfReach": "plants a socket under /run, which every sandbox built meanwhile walks",
+	"internal/sandbox.TestRedTeamSessionSocketsOutOfReach":     "makes and removes /run/screen, /mnt/wslg and /run/WSL, which every sandbox built meanwhile walks",
+	// Entry points of child processes a test starts; in the package's
+	// run they skip at once.
+	"internal/sandbox.TestSandboxFDHelper":     "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestSandboxGroupsHelper": "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestKernelProbeHelper":   "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestKeyringProbeHelper":  "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestDescriptorHogHelper": "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestMemoryHogHelper":     "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestInotifyHogHelper":    "a child process's entry point (skips in the package's run)",
 }
 
 // TestSlowPackagesTestInParallel: every top-level test of parallelPackages

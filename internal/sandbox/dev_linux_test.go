@@ -18,6 +18,7 @@ import (
 // consoles, disks, memory), tries to make or remount its way to one, and
 // uses the few devices it is given.
 func TestMinimalDev(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	work := t.TempDir()
 	script := `ls -A /dev | tr '\n' ' '; echo
@@ -69,6 +70,7 @@ read -r stat < /proc/$$/stat; set -- $stat; [ "$6" = "$$" ] && echo own-session
 // tries to open it through /dev/tty (to push input into the user's shell
 // with TIOCSTI) and fails: it runs in a session of its own.
 func TestNoControllingTerminal(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // secret file open as fd 7 (not close-on-exec); a contained program tries
 // to read it through /proc/self/fd/7 and lists what it holds.
 func TestInheritedDescriptorDoesNotReachTheProgram(t *testing.T) {
+	t.Parallel()
 	newSandbox(t)
 	const secret = "fd7-sandbox-secret-4711"
 	path := filepath.Join(t.TempDir(), "secret")

@@ -13,6 +13,7 @@ import (
 // reads the other steps' private folders and homes there. What the step
 // is granted below the hidden folder stays reachable.
 func TestHiddenBelowReadOnlyStaysHidden(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	checkout, err := os.MkdirTemp("/srv", "planex-hidebelow-")
 	if err != nil {

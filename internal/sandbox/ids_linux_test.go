@@ -63,6 +63,7 @@ func gitCmd(t *testing.T, dir string, args ...string) string {
 // program tries what host root's uid would allow, and to use the lending
 // of its writable directories to get files outside them.
 func TestRootDoesNotMakeTheProgramRoot(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	s := newSandbox(t)
 	const secret = "root-only-secret-4711"
@@ -155,6 +156,7 @@ ln ` + outside + `/linked hl2 2>/dev/null && echo HARDLINKED; true`
 // worktree (an agent and its MCP server); the first to end must not take
 // it back from the other.
 func TestLendingIsHeldWhileAnyProgramRuns(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	s := newSandbox(t)
 	work := t.TempDir()
@@ -194,6 +196,7 @@ func TestLendingIsHeldWhileAnyProgramRuns(t *testing.T) {
 // one folder, a cache both share with --sandbox-write; the first to end
 // gives nothing back while the other's program still writes there.
 func TestLendingIsHeldAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	a, b := newSandbox(t), newSandbox(t)
 	shared := t.TempDir()
@@ -253,8 +256,8 @@ func TestLendingIsHeldAcrossTempDirs(t *testing.T) {
 // nothing a link leads to; giving back changes only what the sandbox's
 // uid owns.
 func TestChownTree(t *testing.T) {
-	needRoot(t)
 	t.Parallel()
+	needRoot(t)
 	root, outside := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(outside, "target"), "x", 0o644)
 	if err := os.MkdirAll(filepath.Join(root, "a", "b"), 0o755); err != nil {
@@ -315,6 +318,7 @@ func TestChownTree(t *testing.T) {
 // next step on the same worktree still starts: a deep tree is left as it
 // is below the walk's depth, not a reason to refuse every later step.
 func TestDeepTreeStopsNoStep(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	s := newSandbox(t)
 	work := t.TempDir()
@@ -352,6 +356,7 @@ func TestDeepTreeStopsNoStep(t *testing.T) {
 // commands and a terminal reads escapes); it goes to the Sandbox's Log,
 // whose handler filters it as planex's other output.
 func TestRedTeamGiveBackWarningIsLogged(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	s := newSandbox(t)
 	var logged bytes.Buffer
@@ -372,6 +377,7 @@ func TestRedTeamGiveBackWarningIsLogged(t *testing.T) {
 // capabilities and set-id bits, hoping planex or a later step runs it.
 // After the step the file is root's with neither.
 func TestFileCapabilitiesDoNotOutliveTheStep(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	for _, tool := range []string{"unshare", "setcap", "getcap"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -414,6 +420,7 @@ getcap capbin`
 // root-owned folder outside, and back, as fast as it can. No lending
 // walk follows the link: the folder outside and its files stay root's.
 func TestLendingRacesALinkSwap(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	s := newSandbox(t)
 	work, outside := t.TempDir(), t.TempDir()

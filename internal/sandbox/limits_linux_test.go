@@ -115,6 +115,7 @@ i=0; while [ $i -lt 100000 ]; do set -- /proc/[0-9]*; [ $# -ge 64 ] && break; i=
 // the defaults as hard limits it cannot raise (memory: none), no core
 // dumps, and the OOM killer's first place.
 func TestDefaultLimitsAreSet(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	out, err := run(t, s, Policy{}, "/", []string{"PATH=" + os.Getenv("PATH")},
 		`grep -E '^Max (file size|processes|address space|core file size)' /proc/self/limits; ulimit -f unlimited 2>/dev/null && echo RAISED; echo "oom_score_adj $(cat /proc/self/oom_score_adj)"`)
@@ -192,6 +193,7 @@ func TestMemoryHogHelper(t *testing.T) {
 // back. An ordinary user's planex cannot set one, nor can root without
 // the capability (docs/security.md).
 func TestOOMScoreFloor(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	if !canSetOOMFloor() {
 		t.Skip("needs CAP_SYS_RESOURCE, which this machine's root lacks (CapEff in /proc/self/status): without it no write sets an OOM score floor")
@@ -219,6 +221,7 @@ echo "score $(cat /proc/self/oom_score_adj)"`
 // score 1000, and a process other than the init that connects to the
 // socket gets no answer, so it learns nothing and sets nothing.
 func TestOOMFloorHandshake(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	s := newSandbox(t)
 	s.oomFloor = true
@@ -409,7 +412,7 @@ for i, cmd in enumerate([0x4030582a, 0x40305828, 0x4030582a, 0x40305828, 0x40305
     except OSError as e:
         print("refused:", e)
 print("reserved", n, flush=True)
-'; sleep 2; echo "hog still running"`
+'; sleep 0.5; echo "hog still running"`
 
 // TestRedTeamDiskFillBetweenLooks: the init looks at the disk a step
 // writes now and then, and a program fills it between two looks, to the
@@ -420,12 +423,14 @@ print("reserved", n, flush=True)
 // this 128 MiB file system) within the 200 ms between looks. With
 // fallocate refused (EOPNOTSUPP, as a file system without it answers:
 // posix_fallocate then writes) and the disk looked at every 20 ms, the
-// file system keeps space left. Root mounts the small file system.
+// file system keeps space left. A hog that got its space sleeps half a
+// second, 25 looks, before it would end by itself. Root mounts the small
+// file system.
 func TestRedTeamDiskFillBetweenLooks(t *testing.T) {
 	needRoot(t)
 	s := newSandbox(t)
 	for _, row := range []struct{ name, script string }{
-		{"fallocate the free space at once", `n=0; for i in 1 2 3 4; do fallocate -l 32M f$i 2>&1 && n=$((n+1)); done; echo "allocated $n"; sleep 2; echo "hog still running"`},
+		{"fallocate the free space at once", `n=0; for i in 1 2 3 4; do fallocate -l 32M f$i 2>&1 && n=$((n+1)); done; echo "allocated $n"; sleep 0.5; echo "hog still running"`},
 		// The kernel's generic preallocation ioctls (FS_IOC_RESVSP,
 		// FS_IOC_RESVSP64, FS_IOC_ZERO_RANGE: XFS's, answered for every
 		// file system with fallocate) reach the same call by another

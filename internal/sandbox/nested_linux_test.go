@@ -27,6 +27,7 @@ import (
 // empty as the step's. (Mounting over a folder in its own mount
 // namespace changes only its own view.)
 func TestNestedNamespaceGainsNothing(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("the attack is util-linux's unshare; not installed here")
@@ -85,6 +86,7 @@ set -- /proc/[0-9]*; echo procs=$#
 // descriptors, root, memory map, environment, and signals that would stop or
 // end it. Nothing is readable and the step runs on to its end.
 func TestInitIsOutOfReach(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	sockDir := t.TempDir()
 	sandboxtest.Listen(t, "unix", filepath.Join(sockDir, "egress.sock"))
@@ -182,6 +184,7 @@ func TestAttacksAsOrdinaryUser(t *testing.T) {
 // the mount or it shows only the step's own: no process outside the
 // step (this test's binary, planex's init) and no interface of the host.
 func TestRedTeamFreshProcAndSys(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("the attack is util-linux's unshare; not installed here")

@@ -24,6 +24,7 @@ import (
 // not one to an abstract Unix socket of the host (where the kernel has
 // Landlock's scopes, 6.12 and later).
 func TestNetworkContainment(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	if err := s.ProbeNetwork(context.Background()); err != nil {
 		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
@@ -86,6 +87,7 @@ func TestNetworkContainment(t *testing.T) {
 // family this list does not know (one a kernel with more modules makes)
 // fails the test, naming it, to be judged.
 func TestSocketFamiliesStayInTheNamespace(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	if err := s.ProbeNetwork(context.Background()); err != nil {
 		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
@@ -123,6 +125,7 @@ func TestSocketFamiliesStayInTheNamespace(t *testing.T) {
 }
 
 func TestForwardNeedsContainedNetwork(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	sock := filepath.Join(t.TempDir(), "x.sock")
 	for name, p := range map[string]Policy{
@@ -140,6 +143,7 @@ func TestForwardNeedsContainedNetwork(t *testing.T) {
 }
 
 func TestParseNetwork(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]Network{"": NetworkContained, "contained": NetworkContained, " OPEN ": NetworkOpen} {
 		if got, err := ParseNetwork(in); err != nil || got != want {
 			t.Errorf("ParseNetwork(%q) = %q, %v; want %q", in, got, err, want)
@@ -161,6 +165,7 @@ func TestParseNetwork(t *testing.T) {
 // tree still below /sys/fs/cgroup, read-only; with the network open it
 // sees the host's interfaces, as the host does.
 func TestSysShowsOwnNetwork(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	if err := s.ProbeNetwork(context.Background()); err != nil {
 		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
@@ -218,6 +223,7 @@ func TestSysShowsOwnNetwork(t *testing.T) {
 // own address: neither arrives; with the network open the loopback one
 // does.
 func TestUDPOutOfReach(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	if err := s.ProbeNetwork(context.Background()); err != nil {
 		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)

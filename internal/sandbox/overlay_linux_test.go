@@ -15,6 +15,7 @@ import (
 // can neither write it, nor replace, move or unmount it to reach the
 // real one, which stays unchanged.
 func TestOverlayShowsPlanexFile(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	src := filepath.Join(t.TempDir(), "agent-config")
 	writeFile(t, src, "clean-config\n", 0o644)

@@ -116,6 +116,7 @@ func TestParseStatusAndSampleProcs(t *testing.T) {
 // TestWrapConfig: what Wrap hands the init for a policy, without
 // starting anything.
 func TestWrapConfig(t *testing.T) {
+	t.Parallel()
 	s := &Sandbox{exe: "/planex"}
 	base := t.TempDir()
 	real := filepath.Join(base, "real")
@@ -295,8 +296,8 @@ func TestProbeFailsWithoutTheInit(t *testing.T) {
 // TestLendRefusesWhatItCannotWalk: a writable directory that vanished
 // stops the step before it starts, and nothing stays lent.
 func TestLendRefusesWhatItCannotWalk(t *testing.T) {
-	needRoot(t)
 	t.Parallel()
+	needRoot(t)
 	s := &Sandbox{exe: "/planex"}
 	ok := t.TempDir()
 	if _, err := s.lend([]string{ok, filepath.Join(ok, "gone")}, SandboxID); err == nil || !strings.Contains(err.Error(), "lending") {

@@ -50,6 +50,7 @@ func run(t *testing.T, s *Sandbox, p Policy, dir string, env []string, script st
 }
 
 func TestParseMode(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]Mode{"": ModeAuto, "auto": ModeAuto, "ON": ModeOn, " off ": ModeOff} {
 		if got, err := ParseMode(in); err != nil || got != want {
 			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
@@ -61,6 +62,7 @@ func TestParseMode(t *testing.T) {
 }
 
 func TestOffWrapsNothing(t *testing.T) {
+	t.Parallel()
 	s, err := New(context.Background(), ModeOff)
 	if err != nil || s != nil {
 		t.Fatalf("New(off) = %v, %v; want nil, nil", s, err)
@@ -204,6 +206,7 @@ func TestContainment(t *testing.T) {
 // TestDetachedProcessesDie: whatever the program leaves behind is
 // killed when it ends.
 func TestDetachedProcessesDie(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	work := t.TempDir()
 	tag := fmt.Sprintf("%d.4242", 900000+os.Getpid())
@@ -219,6 +222,7 @@ func TestDetachedProcessesDie(t *testing.T) {
 
 // TestCancelKillsEverything: ending the context ends the whole step.
 func TestCancelKillsEverything(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	work := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -252,6 +256,7 @@ func TestCancelKillsEverything(t *testing.T) {
 }
 
 func TestStdinReachesProgram(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	cmd := exec.Command("cat")
 	cmd.Dir = "/"
@@ -273,6 +278,7 @@ func TestStdinReachesProgram(t *testing.T) {
 // readable, a worktree there writable, and nothing else can be left in
 // the hidden home.
 func TestBindsUnderHiddenHome(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	home := t.TempDir()
 	repo := filepath.Join(home, "src", "repo")

@@ -254,7 +254,8 @@ func TestBoundSockets(t *testing.T) {
 // within reach: the sandbox covered the sockets it found when it was
 // built, and the rest of /run was the host's, bound read-only, where a
 // new socket appears at once and connect() works on a read-only mount.
-// The malicious program waits for the socket and connects. With the
+// The malicious program waits until the service is up (the test tells
+// it when the socket is bound) and connects. With the
 // network contained /run is an empty folder of the step's own, so the
 // socket never appears there; with the network open (the host's, by
 // choice) it does.
@@ -270,7 +271,7 @@ func TestRedTeamLateSocketUnderRunOutOfReach(t *testing.T) {
 			sock := filepath.Join(dir, "late.sock")
 			work := t.TempDir()
 			script := `touch ` + work + `/started
-i=0; while [ ! -S ` + sock + ` ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+i=0; while [ ! -e ` + work + `/bound ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
 ` + probe + ` unix ` + sock + ` late-` + row.network.String()
 			type result struct {
 				out string
@@ -286,6 +287,12 @@ i=0; while [ ! -S ` + sock + ` ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); don
 			}
 			l := sandboxtest.Listen(t, "unix", sock)
 			if err := os.Chmod(sock, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			// The socket is bound now: the program may look. (It used to
+			// wait for the socket itself, five seconds where it never
+			// appears.)
+			if err := os.WriteFile(filepath.Join(work, "bound"), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			r := <-done

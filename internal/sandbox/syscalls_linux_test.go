@@ -27,6 +27,7 @@ import (
 // .invalid); contained, all three are refused before anything is sent,
 // whichever network the sandbox has.
 func TestSyscallEscapesRefused(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	probe := sandboxtest.NetProbe(t)
 	const vsockTarget = "1:47391" // VMADDR_CID_LOCAL: never the hypervisor
@@ -111,6 +112,7 @@ func TestCoreHandlerAndPerfOutOfReach(t *testing.T) {
 // the kernel has vsock and ia32 emulation); contained each is refused
 // as its x86-64 twin is.
 func TestSyscallCompatRefused(t *testing.T) {
+	t.Parallel()
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the i386 and x32 conventions are x86-64's")
 	}
