@@ -49,7 +49,7 @@ func runWithReview(t *testing.T, g *ghEnv) ghfake.PullRequest {
 	// The reviewer saw the task's commit, its criteria and what the run
 	// recorded, read-only in a worktree of the run branch.
 	p, _ := os.ReadFile(filepath.Join(g.fake_dir(), "review-T1.prompt"))
-	for _, want := range []string{"+T1 was here", "file has content", "Tests passed: true", "read-only"} {
+	for _, want := range []string{"+T1 was here", "file has content", "Tests passed: claimed", "read-only"} {
 		if !strings.Contains(string(p), want) {
 			t.Errorf("review prompt lacks %q", want)
 		}
