@@ -45,11 +45,7 @@ func withoutCreateMarker(body string) string {
 func TestRedTeamPlanCommentEdited(t *testing.T) {
 	w := newParallelWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
-	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil || r.Outputs.Status != StatusPlanned {
-		t.Fatalf("plan: %v %+v", err, r.Outputs)
-	}
-	id := w.planID(n)
+	n, id := w.plannedOne("Add a file")
 	var planComment int64
 	var original string
 	for _, c := range w.fake.Comments(wRepo, n) {

@@ -184,11 +184,7 @@ func TestRedTeamForgedStateRetry(t *testing.T) {
 func TestRedTeamForgedStateThenApprove(t *testing.T) {
 	w := newParallelWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
-	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil || r.Outputs.Status != StatusPlanned {
-		t.Fatalf("plan: %v %+v", err, r.Outputs)
-	}
-	id := w.planID(n)
+	n, id := w.plannedOne("Add a file")
 	request := w.fake.Comments(wRepo, n)[0].ID
 	forgeState(t, w, n, func(dir string) error {
 		approveInSession(t, dir)
@@ -237,11 +233,7 @@ func TestRedTeamRefusedApprovalThenRetry(t *testing.T) {
 func TestRedTeamTamperedPlanGetsNoRocket(t *testing.T) {
 	w := newParallelWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "base", Scope: "a/**"})
-	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil || r.Outputs.Status != StatusPlanned {
-		t.Fatalf("plan: %v %+v", err, r.Outputs)
-	}
-	id := w.planID(n)
+	n, id := w.plannedOne("Add a file")
 	w.agent.takeCalls()
 	forgeState(t, w, n, func(dir string) error {
 		p := filepath.Join(dir, session.TasksFile)

@@ -67,17 +67,6 @@ func raceWorld(t *testing.T) *world {
 	return w
 }
 
-// plannedOne makes a one-task plan on a new issue a maintainer opened
-// and returns the issue and the plan's id.
-func (w *world) plannedOne(title string) (int, string) {
-	w.t.Helper()
-	n := w.fake.AddIssue(wRepo, "maintainer", title, "")
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex "+strings.ToLower(title))); err != nil || r.Outputs.Status != StatusPlanned {
-		w.t.Fatalf("plan: %v %+v", err, r.Outputs)
-	}
-	return n, w.planID(n)
-}
-
 // statusSays is the thread's one status comment; the test fails when
 // there is not exactly one.
 func (w *world) statusSays(n int) string {

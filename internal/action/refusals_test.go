@@ -24,11 +24,7 @@ func (w *world) botComments(n int) []string {
 func TestDeletedPlanComment(t *testing.T) {
 	w := newParallelWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
-	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil || r.Outputs.Status != StatusPlanned {
-		t.Fatalf("plan: %v %+v", err, r.Outputs)
-	}
-	id := w.planID(n)
+	n, id := w.plannedOne("Add a file")
 	for _, c := range w.fake.Comments(wRepo, n) {
 		if strings.HasPrefix(c.Body, "<!-- planex:plan ") {
 			w.fake.DeleteComment(wRepo, c.ID)
@@ -80,11 +76,7 @@ func TestRedTeamReaderCommentFlood(t *testing.T) {
 func TestRedTeamApprovalElsewhere(t *testing.T) {
 	w := newParallelWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
-	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "")
-	if r, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil || r.Outputs.Status != StatusPlanned {
-		t.Fatalf("plan: %v %+v", err, r.Outputs)
-	}
-	id := w.planID(n)
+	n, id := w.plannedOne("Add a file")
 	w.fake.AddUser("helper", "User")
 	other := w.fake.AddIssue(wRepo, "helper", "Unrelated", "")
 	if r, err := w.handle(w.comment(other, "maintainer", "/planex approve "+id)); err != nil || r.Outputs.Status != StatusRefused ||

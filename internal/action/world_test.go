@@ -389,3 +389,14 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 	raw, err := json.Marshal(v)
 	return agent.Result{Raw: raw}, err
 }
+
+// plannedOne makes a one-task plan on a new issue a maintainer opened
+// and returns the issue and the plan's id.
+func (w *world) plannedOne(title string) (int, string) {
+	w.t.Helper()
+	n := w.fake.AddIssue(wRepo, "maintainer", title, "")
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex "+strings.ToLower(title))); err != nil || r.Outputs.Status != StatusPlanned {
+		w.t.Fatalf("plan: %v %+v", err, r.Outputs)
+	}
+	return n, w.planID(n)
+}
