@@ -390,7 +390,7 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 	return agent.Result{Raw: raw}, err
 }
 
-// plannedOne makes a one-task plan on a new issue a maintainer opened
+// plannedOne plans the agent's set plan on a new issue a maintainer opened
 // and returns the issue and the plan's id.
 func (w *world) plannedOne(title string) (int, string) {
 	w.t.Helper()
