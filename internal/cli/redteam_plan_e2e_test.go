@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/planexhq/planex/internal/plan"
 )
 
 // The red-team tests of the approved plan: a malicious command agent
@@ -65,7 +67,12 @@ func assertPlanHeld(t *testing.T, f *fixture, executed, committed string) {
 	if !strings.Contains(string(tasksCSV), "touch "+pwned) {
 		t.Fatalf("tasks.csv does not hold the rewrite:\n%s", tasksCSV)
 	}
-	want := `tasks.csv changed after approval: T2 field scope ("b/**" → "**"); T2 field execution_directives ("" → "touch ` + pwned + `")`
+	// The message shortens a long value (pwned lies under TMPDIR, of any
+	// length), so the expected changes are formatted as planex formats them.
+	want := "tasks.csv changed after approval: " + plan.Changes([]plan.Change{
+		{Task: "T2", Kind: plan.FieldChanged, Field: "scope", Was: "b/**", Now: "**"},
+		{Task: "T2", Kind: plan.FieldChanged, Field: "execution_directives", Was: "", Now: "touch " + pwned},
+	})
 	o, e, code := f.planex("--continue")
 	if code == 0 || !strings.Contains(e, want) {
 		t.Fatalf("--continue: exit %d\nstdout:\n%s\nstderr:\n%s\nwant %q", code, o, e, want)
