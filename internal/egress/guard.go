@@ -55,6 +55,10 @@ func (g *Guard) Client(timeout time.Duration) *http.Client {
 			MaxIdleConnsPerHost: 4,
 			IdleConnTimeout:     30 * time.Second,
 			TLSHandshakeTimeout: dialTimeout,
+			// An allowed server (an MCP server the maintainer named) is
+			// still not trusted with planex's memory: Go's default would
+			// hold 10 MiB of its answer's header per connection.
+			MaxResponseHeaderBytes: maxAnswerHeaderBytes,
 		},
 		CheckRedirect: SameOrigin,
 		Timeout:       timeout,

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestGuardDial: a connection planex opens itself (a built-in agent's
@@ -202,4 +203,27 @@ func TestGuardClientRedirect(t *testing.T) {
 	if string(b) != "here" {
 		t.Errorf("same-origin redirect: %q", b)
 	}
+}
+
+// TestGuardClientAnswerHeaderBounded: an allowed server (an MCP server a
+// maintainer named, since taken over) answers with a 3 MiB header; the
+// guarded client refuses it rather than holding it, as the proxy does
+// (Go's default would keep up to 10 MiB a connection).
+func TestGuardClientAnswerHeaderBounded(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Pad", strings.Repeat("a", 3<<20))
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	rules, err := ParseRules(strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := NewGuard(Proxy{Rules: rules}).Client(10 * time.Second).Get(srv.URL)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("a 3 MiB answer header was read whole (status %d)", resp.StatusCode)
+	}
+	t.Logf("refused: %v", err)
 }
