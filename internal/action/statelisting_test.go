@@ -2,8 +2,8 @@ package action
 
 import (
 	"context"
+	"github.com/planexhq/planex/internal/gitrepo/gittest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,34 +26,20 @@ func TestLoadRecordListsStateOnce(t *testing.T) {
 	r, _ := w.job()
 	store := r.flows().store
 
-	real, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatal(err)
-	}
-	shimDir := t.TempDir()
-	log := filepath.Join(shimDir, "calls.log")
-	shim := "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(shimDir, "git"), []byte(shim), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", shimDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	calls := gittest.CountGit(t)
 
 	rec, found, err := store.loadRecord(context.Background(), n)
 	if err != nil || !found {
 		t.Fatalf("loadRecord = %v, %v", found, err)
 	}
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	listings := 0
-	for _, c := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	listings, got := 0, calls()
+	for _, c := range got {
 		if strings.Contains(c, "ls-tree") {
 			listings++
 		}
 	}
 	if listings != 1 {
-		t.Errorf("loading the state listed its tree %d times, want 1:\n%s", listings, b)
+		t.Errorf("loading the state listed its tree %d times, want 1:\n%s", listings, strings.Join(got, "\n"))
 	}
 	dir, err := session.StoreFor(rec.repo.Root, rec.repo.CommonDir).Folder(rec.SessionID)
 	if err != nil {

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"context"
+	"github.com/planexhq/planex/internal/gitrepo/gittest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,7 +115,7 @@ func TestReadConfigFilesOneGit(t *testing.T) {
 	})
 	mustGit(t, r.Root, "config", "include.path", filepath.Join(dir, "inc"))
 	settle()
-	calls := countGit(t)
+	calls := gittest.CountGit(t)
 	files := []string{filepath.Join(r.CommonDir, "config"), filepath.Join(dir, "global"), filepath.Join(dir, "system")}
 	cfgs, errs := ReadConfigFiles(ctx, r, files)
 	var refs []string

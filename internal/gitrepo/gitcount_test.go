@@ -2,42 +2,12 @@ package gitrepo
 
 import (
 	"context"
+	"github.com/planexhq/planex/internal/gitrepo/gittest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// countGit puts a git first on PATH that logs each of its invocations and
-// then runs the real one, and returns a function reading the log: one
-// line per git process, its arguments.
-func countGit(t *testing.T) func() []string {
-	t.Helper()
-	real, err := exec.LookPath("git")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	log := filepath.Join(dir, "calls.log")
-	shim := "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "git"), []byte(shim), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return func() []string {
-		b, err := os.ReadFile(log)
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		calls := strings.Split(strings.TrimSpace(string(b)), "\n")
-		if len(calls) == 1 && calls[0] == "" {
-			return nil
-		}
-		os.Remove(log)
-		return calls
-	}
-}
 
 // commitTask is what planex does for one task: open the repository, make
 // the task's worktree, snapshot what the agent left, commit it and move
@@ -97,7 +67,7 @@ func TestGitProcessesPerTaskCommit(t *testing.T) {
 	// Not parallel: the counting git is put on this process's PATH.
 	r := newRepo(t)
 	settle()
-	calls := countGit(t)
+	calls := gittest.CountGit(t)
 	commitTask(t, r.Root, "T1", false)
 	before := calls()
 	commitTask(t, r.Root, "T2", true)
@@ -165,7 +135,7 @@ func TestStateSaveOnCountsAndParents(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(`{"state":"running"}`)
-	calls := countGit(t)
+	calls := gittest.CountGit(t)
 	second, err := StateAt(r, ref).SaveOn(ctx, first, state, "planex: running")
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +180,7 @@ func TestConfigFileReadOnce(t *testing.T) {
 	mustGit(t, r.Root, "config", "include.path", inc)
 	mustGit(t, r.Root, "config", "remote.origin.url", "https://ci-token:s3cret@example.com/o/r.git")
 	settle()
-	calls := countGit(t)
+	calls := gittest.CountGit(t)
 	c, err := ReadConfigFile(ctx, r, filepath.Join(r.CommonDir, "config"))
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +250,7 @@ func TestResolveFoldersReadsAtOnce(t *testing.T) {
 	folders := []string{".github", ".github/workflows", ".github/actions", "docs", "AGENTS.md", "CLAUDE.md", ".claude", ".codex",
 		".gemini", ".cursor", ".vscode", ".devcontainer", ".husky", ".zed", ".roo", ".junie"}
 	settle()
-	calls := countGit(t)
+	calls := gittest.CountGit(t)
 	got, err := r.Tree(head).ResolveFolders(ctx, folders)
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +291,7 @@ func TestFetchRefConnections(t *testing.T) {
 	mustGit(t, r.Root, "push", "-q", origin, "HEAD:"+ref)
 	want := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
 	settle()
-	calls := countGit(t)
+	calls := gittest.CountGit(t)
 	connections := func() []string {
 		var out []string
 		for _, call := range calls() {

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"context"
+	"github.com/planexhq/planex/internal/gitrepo/gittest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +35,7 @@ func TestIgnoredRepeatedListingProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	calls := countGit(t)
+	calls := gittest.CountGit(t)
 	settle()
 	ctx := context.Background()
 	for _, list := range []func(context.Context, *Repo, int) ([]string, bool, error){Ignored, Untracked} {

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"context"
+	"github.com/planexhq/planex/internal/gitrepo/gittest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +67,7 @@ func TestRedTeamListingsRunNoDriverUnscanned(t *testing.T) {
 	os.Chtimes(filepath.Join(r.CommonDir, "index"), now, now)
 	os.Chtimes(filepath.Join(r.Root, "src", "old.txt"), now, now)
 
-	calls := countGit(t)
+	calls := gittest.CountGit(t)
 	for _, args := range [][]string{
 		{"-c", "core.quotepath=off", "ls-files", "-co", "--exclude-standard", "-z", "--deduplicate"},
 		{"-c", "core.quotepath=off", "ls-files", "-s", "-z"},

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"context"
+	"github.com/planexhq/planex/internal/gitrepo/gittest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -94,7 +95,7 @@ func TestStateIsOneGitProcess(t *testing.T) {
 	// Not parallel: the counting git is put on this process's PATH.
 	ctx := context.Background()
 	r := newRepo(t)
-	calls := countGit(t)
+	calls := gittest.CountGit(t)
 	if _, err := State(ctx, r); err != nil {
 		t.Fatal(err)
 	}
