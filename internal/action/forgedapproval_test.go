@@ -36,9 +36,8 @@ func editJSON(t *testing.T, path string, edit func(m map[string]any)) {
 	}
 }
 
-// tamperTasks rewrites T1 in a state folder: its scope widened to
-// everything and a directive planted that makes pwned.
-func tamperTasks(t *testing.T, dir, pwned string) {
+// stateTasks reads a state folder's tasks.csv: its path and its tasks.
+func stateTasks(t *testing.T, dir string) (string, []plan.Task) {
 	t.Helper()
 	p := filepath.Join(dir, session.TasksFile)
 	b, err := os.ReadFile(p)
@@ -49,6 +48,14 @@ func tamperTasks(t *testing.T, dir, pwned string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p, tasks
+}
+
+// tamperTasks rewrites T1 in a state folder: its scope widened to
+// everything and a directive planted that makes pwned.
+func tamperTasks(t *testing.T, dir, pwned string) {
+	t.Helper()
+	p, tasks := stateTasks(t, dir)
 	tasks[0].Scope = "**"
 	tasks[0].ExecutionDirectives = "touch " + pwned
 	if err := os.WriteFile(p, plan.WriteTasks(tasks), 0o644); err != nil {
@@ -61,15 +68,7 @@ func tamperTasks(t *testing.T, dir, pwned string) {
 // tasks' hash.
 func approveInSession(t *testing.T, dir string) string {
 	t.Helper()
-	p := filepath.Join(dir, session.TasksFile)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := plan.ReadTasks(p, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tasks := stateTasks(t, dir)
 	ap := session.NewApproval(tasks, "maintainer", "/planex approve", time.Now())
 	editJSON(t, filepath.Join(dir, session.MetaFile), func(m map[string]any) {
 		m["approved"] = map[string]any{"angles": true, "tasks": true}
