@@ -28,13 +28,7 @@ import (
 // host nobody allowed and records it in the step's own log, and the
 // host's own proxy settings are gone.
 func TestPreparedProcessNetwork(t *testing.T) {
-	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
-	if err != nil {
-		t.Skipf("no sandbox on this machine, so nothing to contain the network with: %v", err)
-	}
-	if err := box.ProbeNetwork(context.Background()); err != nil {
-		t.Skipf("this machine cannot make network namespaces: %v", err)
-	}
+	box := networkSandbox(t)
 	probe := sandboxtest.NetProbe(t)
 	loop := sandboxtest.Listen(t, "tcp", "127.0.0.1:0")
 	run := func(ctx context.Context, c Containment) string {
@@ -106,13 +100,7 @@ func TestHostProxyKeepsNoCredential(t *testing.T) {
 // folder), a contained step still gets its proxy: its socket's folder
 // goes to /tmp instead, and is gone once the step ended.
 func TestProxyUnderDeepTempDir(t *testing.T) {
-	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
-	if err != nil {
-		t.Skipf("no sandbox on this machine, so no proxy to start: %v", err)
-	}
-	if err := box.ProbeNetwork(context.Background()); err != nil {
-		t.Skipf("this machine cannot make network namespaces: %v", err)
-	}
+	box := networkSandbox(t)
 	probe := sandboxtest.NetProbe(t)
 	deep := filepath.Join(t.TempDir(), strings.Repeat("nested-job-folder/", 6))
 	if err := os.MkdirAll(deep, 0o755); err != nil {
@@ -266,13 +254,7 @@ func TestEgressSocketsPrivate(t *testing.T) {
 // descriptor of the sandbox's first process or of planex.
 func TestPreparedProcessHoldsOnlyItsStreams(t *testing.T) {
 	t.Parallel()
-	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
-	if err != nil {
-		t.Skipf("no sandbox on this machine: %v", err)
-	}
-	if err := box.ProbeNetwork(context.Background()); err != nil {
-		t.Skipf("this machine cannot make network namespaces: %v", err)
-	}
+	box := networkSandbox(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -319,4 +301,18 @@ func TestPreparedProcessHoldsOnlyItsStreams(t *testing.T) {
 			t.Errorf("%s: the program holds descriptors %q, want its three streams", network, out.String())
 		}
 	}
+}
+
+// networkSandbox is a sandbox that can give a step a network of its own;
+// the test skips, saying why, on a machine that has none.
+func networkSandbox(t *testing.T) *sandbox.Sandbox {
+	t.Helper()
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	if err := box.ProbeNetwork(context.Background()); err != nil {
+		t.Skipf("this machine cannot make network namespaces: %v", err)
+	}
+	return box
 }
