@@ -428,12 +428,15 @@ func (e *Engine) checkFound(ctx context.Context, s *session.Session, t plan.Task
 	return nil
 }
 
-// markFound records c, found on the run branch, as t's commit.
+// markFound records c, found on the run branch, as t's commit. Whether
+// its tests passed is not known: the commit carries no result planex
+// could trust (whoever can push may write planex's trailers), so the
+// report shows none rather than a pass planex did not see.
 func markFound(out io.Writer, s *session.Session, t *plan.Task, c gitrepo.TaskCommit, changes []gitrepo.Change) {
 	if t.Status != plan.StatusCompleted {
-		fmt.Fprintf(out, "%s: found its commit %s on %s; marking it completed\n", t.ID, abbrev.SHA(c.SHA), s.Meta.Branch)
+		fmt.Fprintf(out, "%s: found its commit %s on %s; marking it completed (its test results are not known)\n", t.ID, abbrev.SHA(c.SHA), s.Meta.Branch)
 		t.Findings = c.Body
-		t.TestsPassed = plan.TestsPass
+		t.TestsPassed = plan.TestsNotRun
 		t.Error = ""
 	}
 	t.Status = plan.StatusCompleted
