@@ -44,6 +44,14 @@ type Gateway struct {
 	Key, Placeholder string
 	// Transport sends the requests on; nil means http.DefaultTransport.
 	Transport http.RoundTripper
+	// Meter, when set, counts the tokens of every billed call forwarded
+	// (see meterCall).
+	Meter *Meter
+	// Admit, when set, is asked before each billed call is forwarded; an
+	// error refuses the call with it (the step's budget is spent).
+	Admit func() error
+
+	calls inflight
 }
 
 // NewPlaceholder returns a random stand-in for a key, unlike any real one.
@@ -141,6 +149,18 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 		http.Error(w, fmt.Sprintf("planex model gateway: %s %s is not a model call planex passes on", r.Method, r.URL.Path), http.StatusForbidden)
 		return
 	}
+	if !g.calls.enter() {
+		http.Error(w, "planex model gateway: the step is over", http.StatusServiceUnavailable)
+		return
+	}
+	defer g.calls.leave()
+	billed := billedCall(rel)
+	if billed && g.Admit != nil {
+		if err := g.Admit(); err != nil {
+			http.Error(w, "planex model gateway: "+err.Error(), http.StatusPaymentRequired)
+			return
+		}
+	}
 	body, size, err := g.readBody(r, scans)
 	if err != nil {
 		status := http.StatusBadRequest
@@ -175,11 +195,22 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 	}
 	resp, err := rt.RoundTrip(out)
 	if err != nil {
+		if billed && !dialFailed(err) {
+			// The call may have reached the provider, which bills it.
+			g.meterCall(rel, size, nil, nil, false)
+		}
 		http.Error(w, "planex model gateway: "+err.Error(), http.StatusBadGateway)
 		return
 	}
 	defer resp.Body.Close()
-	streamResponse(w, resp)
+	if !billed || g.Meter == nil {
+		streamResponse(w, resp, nil)
+		return
+	}
+	a := &answerUsage{p: g.Provider}
+	scan := newAnswerScan(isEventStream(resp.Header), a)
+	whole := streamResponse(w, resp, scan)
+	g.meterCall(rel, size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
 }
 
 // readBody spools r's body and checks it (checkModelBody), returning it
@@ -241,8 +272,10 @@ func plainJSON(h http.Header) bool {
 }
 
 // streamResponse copies a response's header and body, flushing every
-// chunk as it arrives (server-sent events reach the client unbuffered).
-func streamResponse(w http.ResponseWriter, resp *http.Response) {
+// chunk as it arrives (server-sent events reach the client unbuffered),
+// and shows the body to seen (when not nil) as it goes. It says whether
+// the whole body reached the client.
+func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer) bool {
 	dropHop(resp.Header)
 	for k, vs := range resp.Header {
 		for _, v := range vs {
@@ -255,13 +288,16 @@ func streamResponse(w http.ResponseWriter, resp *http.Response) {
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
+			if seen != nil {
+				seen.Write(buf[:n])
+			}
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
+				return false
 			}
 			_ = rc.Flush()
 		}
 		if err != nil {
-			return
+			return errors.Is(err, io.EOF)
 		}
 	}
 }
@@ -275,6 +311,10 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { srv.Close() })
 	defer stop()
 	err := srv.Serve(netutil.LimitListener(ln, DefaultMaxConns))
+	// The calls still running when the gateway stops are cut and metered
+	// before Serve returns, so a Meter read after it is the step's whole.
+	srv.Close()
+	g.calls.closeAndWait()
 	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
 		return nil
 	}

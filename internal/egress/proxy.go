@@ -398,7 +398,7 @@ func (h *handler) forward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
-	streamResponse(w, resp)
+	streamResponse(w, resp, nil)
 }
 
 // connect opens the tunnel: dials the checked addresses, answers 200 and

@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/egress"
 	"github.com/planexhq/planex/internal/sandbox"
 )
@@ -55,7 +57,8 @@ type gatewayed struct {
 // whose key is in s.keyVar: outside the sandbox, on a Unix socket the
 // sandbox forwards GatewayPort to. The CLI gets a random placeholder in
 // the key's variable and the gateway's address as its base URL.
-func (a *Agent) startGateway(ctx context.Context, s setup) (*gatewayed, error) {
+// Every billed call it forwards is counted on meter.
+func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter) (*gatewayed, error) {
 	up, provider, err := a.upstream()
 	if err != nil {
 		return nil, err
@@ -74,7 +77,8 @@ func (a *Agent) startGateway(ctx context.Context, s setup) (*gatewayed, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting the model gateway: %w", err)
 	}
-	gw := &egress.Gateway{Provider: provider, Upstream: up, Key: lookupEnv(a.env(), s.keyVar), Placeholder: placeholder}
+	gw := &egress.Gateway{Provider: provider, Upstream: up, Key: lookupEnv(a.env(), s.keyVar), Placeholder: placeholder,
+		Meter: meter}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
@@ -87,11 +91,25 @@ func (a *Agent) startGateway(ctx context.Context, s setup) (*gatewayed, error) {
 		forward: sandbox.Forward{Port: agent.GatewayPort, Socket: sock},
 		baseURL: "http://127.0.0.1:" + strconv.Itoa(agent.GatewayPort) + up.EscapedPath(),
 		keyEnv:  s.keyVar + "=" + placeholder,
-		stop: func() {
+		stop: sync.OnceFunc(func() {
 			cancel()
 			ln.Close()
 			<-done
 			os.RemoveAll(dir)
-		},
+		}),
 	}, nil
+}
+
+// metered prices what the gateway counted as a report's tokens are
+// priced. A model the price table does not know is priced as the step's
+// own: which model a call names is the contained program's choice.
+func (a *Agent) metered(totals map[string]agent.Usage) agent.Usage {
+	r := report{tokens: map[string]agent.Usage{}}
+	for m, u := range totals {
+		if _, ok := builtin.LookupPrice(m); !ok {
+			m = ""
+		}
+		r.tokens[m] = r.tokens[m].Add(u)
+	}
+	return a.usage(r)
 }

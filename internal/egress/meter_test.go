@@ -1,0 +1,227 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/usage"
+)
+
+// TestAnswerScanReadsUsage: the usage and model of answers in each
+// provider's wire format, whole or a byte at a time, where the model's
+// own output (text, tool arguments: what a prompt-injected model or the
+// program calling the gateway chooses) holds usage and model members of
+// its own. Only the provider's count and model are read.
+func TestAnswerScanReadsUsage(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		p     Provider
+		sse   bool
+		body  string
+		want  usage.Usage
+		model string
+	}{
+		{"openai responses JSON, usage in function arguments", ProviderOpenAI, false,
+			`{"id":"resp_1","object":"response","model":"gpt-6.1-sol","output":[{"type":"function_call","name":"f","arguments":"{\"model\":\"gpt-5-nano\",\"usage\":{\"input_tokens\":0}}"}],` +
+				`"usage":{"input_tokens":900,"input_tokens_details":{"cached_tokens":100},"output_tokens":50,"output_tokens_details":{"reasoning_tokens":20},"total_tokens":950}}`,
+			usage.Usage{InputTokens: 900, OutputTokens: 50, CacheReadTokens: 100}, "gpt-6.1-sol"},
+		{"anthropic JSON, usage and model in tool input", ProviderAnthropic, false,
+			`{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-5-5","content":[{"type":"tool_use","id":"t","name":"x","input":{"model":"claude-3-haiku","usage":{"input_tokens":1}}},` +
+				`{"type":"text","text":"\"usage\":{\"input_tokens\":0},\"model\":\"claude-3-haiku\""}],"stop_reason":"tool_use","usage":{"input_tokens":10,"cache_read_input_tokens":30,"cache_creation_input_tokens":5,"output_tokens":20}}`,
+			usage.Usage{InputTokens: 45, OutputTokens: 20, CacheReadTokens: 30, CacheWriteTokens: 5}, "claude-sonnet-5-5"},
+		{"anthropic SSE, CRLF lines, counts running up", ProviderAnthropic, true,
+			"event: message_start\r\ndata:{\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"claude-opus-5\",\"content\":[],\"usage\":{\"input_tokens\":7,\"output_tokens\":1}}}\r\n\r\n" +
+				"event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"data: {\\\"usage\\\":{}}\"}}\r\n\r\n" +
+				": a comment line\r\nevent: message_delta\r\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\r\ndata: \"usage\":{\"output_tokens\":400}}\r\n\r\n",
+			usage.Usage{InputTokens: 7, OutputTokens: 400}, "claude-opus-5"},
+		{"openai SSE response.completed", ProviderOpenAI, true,
+			"event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"model\":\"gpt-6.1-sol\",\"usage\":null}}\n\n" +
+				"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"model\":\"gpt-6.1-sol\",\"output\":[],\"usage\":{\"input_tokens\":3000,\"input_tokens_details\":{\"cached_tokens\":2000},\"output_tokens\":77}}}\n\n",
+			usage.Usage{InputTokens: 3000, OutputTokens: 77, CacheReadTokens: 2000}, "gpt-6.1-sol"},
+		{"gemini stream without alt=sse (a JSON array)", ProviderGemini, false,
+			`[{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"usageMetadata":{"promptTokenCount":0}}}}]}}],"usageMetadata":{"promptTokenCount":500,"candidatesTokenCount":3}},` + "\r\n" +
+				`{"candidates":[],"usageMetadata":{"promptTokenCount":500,"candidatesTokenCount":60,"thoughtsTokenCount":40,"toolUsePromptTokenCount":8,"cachedContentTokenCount":100},"modelVersion":"gemini-3.8-flash"}]`,
+			usage.Usage{InputTokens: 508, OutputTokens: 100, CacheReadTokens: 100}, "gemini-3.8-flash"},
+		{"not JSON at all", ProviderAnthropic, false, `}}]] "usage":{"input_tokens":5}`, usage.Usage{}, ""},
+	}
+	for _, c := range cases {
+		for _, bytewise := range []bool{false, true} {
+			a := &answerUsage{p: c.p}
+			s := newAnswerScan(c.sse, a)
+			if bytewise {
+				for i := range len(c.body) {
+					s.Write([]byte{c.body[i]})
+				}
+			} else {
+				s.Write([]byte(c.body))
+			}
+			if a.u != c.want || a.model != c.model || a.found != (c.want != usage.Usage{}) {
+				t.Errorf("%s (a byte at a time: %v): read %+v of model %q (found %v), want %+v of %q", c.name, bytewise, a.u, a.model, a.found, c.want, c.model)
+			}
+		}
+	}
+}
+
+// TestAnswerScanBounded: an answer of 40 MiB on one line (a model's long
+// output in OpenAI's response.completed, before its usage) and one that
+// nests a million arrays deep are read with a few kilobytes of state,
+// and the usage after the long output is still found.
+func TestAnswerScanBounded(t *testing.T) {
+	t.Parallel()
+	a := &answerUsage{p: ProviderOpenAI}
+	s := newAnswerScan(true, a)
+	s.Write([]byte(`data: {"type":"response.completed","response":{"model":"gpt-6.1-sol","output":[{"type":"message","content":[{"type":"output_text","text":"`))
+	chunk := []byte(strings.Repeat(`long \"text\" `, 4096))
+	for range (40 << 20) / len(chunk) {
+		s.Write(chunk)
+	}
+	s.Write([]byte(`"}]}],"metadata":{"big":"` + strings.Repeat("x", 1<<20) + `"},"usage":{"input_tokens":11,"output_tokens":22}}}` + "\n\n"))
+	if a.u != (usage.Usage{InputTokens: 11, OutputTokens: 22}) || a.model != "gpt-6.1-sol" {
+		t.Errorf("after a long output: %+v of %q", a.u, a.model)
+	}
+	deep := &answerUsage{p: ProviderAnthropic}
+	d := newAnswerScan(false, deep)
+	d.Write([]byte(`{"usage":`))
+	d.Write([]byte(strings.Repeat("[", 1<<20)))
+	for _, st := range []*answerScan{s, d} {
+		if cap(st.json.capture) > 2*maxCapture || cap(st.json.open) > 2*maxNesting || cap(st.json.key) > 2*maxSkimName || cap(st.field) > 64 {
+			t.Errorf("state grew with the answer: capture %d, levels %d, name %d, field %d", cap(st.json.capture), cap(st.json.open), cap(st.json.key), cap(st.field))
+		}
+	}
+	if deep.found {
+		t.Errorf("a usage cut short was read: %+v", deep.u)
+	}
+}
+
+// meteredGateway serves g, with a Meter, in front of upstream and
+// returns a client for it and a function that stops it (after which the
+// meter holds every call).
+func meteredGateway(t *testing.T, p Provider, upstream http.Handler, admit func() error) (*Gateway, *http.Client, func()) {
+	t.Helper()
+	hs := httptest.NewServer(upstream)
+	t.Cleanup(hs.Close)
+	u, _ := url.Parse(hs.URL)
+	g := &Gateway{Provider: p, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{}, Admit: admit}
+	sock := filepath.Join(t.TempDir(), "gw.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); g.Serve(ctx, ln) }()
+	stop := func() { cancel(); <-done }
+	t.Cleanup(stop)
+	return g, &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}}, stop
+}
+
+const meterCallBody = `{"model":"claude-sonnet-5-5","max_tokens":64000,"stream":true,"messages":[{"role":"user","content":"write forever"}]}`
+
+func postMessages(t *testing.T, c *http.Client) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(meterCallBody))
+	req.Header.Set("X-Api-Key", "ph")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// TestGatewayMeterFloor: where the provider's count cannot be read in
+// full the gateway counts a floor, never zero: an answer without usage,
+// and a stream the calling program hangs up on after the first event
+// (the provider bills what it generated until then). An error answer
+// without usage is not billed by the providers and counts nothing.
+func TestGatewayMeterFloor(t *testing.T) {
+	t.Parallel()
+	reqBytes := int64(len(meterCallBody))
+	t.Run("no usage", func(t *testing.T) {
+		t.Parallel()
+		answer := `{"id":"msg_1","type":"message","content":[{"type":"text","text":"hi"}]}`
+		g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, answer)
+		}), nil)
+		resp := postMessages(t, c)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		stop()
+		if got := g.Meter.Totals()[""]; got.InputTokens != reqBytes || got.OutputTokens != int64(len(answer)) {
+			t.Errorf("metered %+v, want the floor of %d in, %d out", g.Meter.Totals(), reqBytes, len(answer))
+		}
+	})
+	t.Run("error answer", func(t *testing.T) {
+		t.Parallel()
+		g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, `{"type":"error","error":{"type":"overloaded_error"}}`, 529)
+		}), nil)
+		resp := postMessages(t, c)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		stop()
+		if got := g.Meter.Totals(); len(got) != 0 {
+			t.Errorf("an error answer was metered: %+v", got)
+		}
+	})
+	t.Run("hung up mid-stream", func(t *testing.T) {
+		t.Parallel()
+		first := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-sonnet-5-5\",\"usage\":{\"input_tokens\":9,\"output_tokens\":1}}}\n\n"
+		g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, first)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // generating until the caller is gone
+		}), nil)
+		resp := postMessages(t, c)
+		buf := make([]byte, len(first))
+		if _, err := io.ReadFull(resp.Body, buf); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		stop()
+		if got := g.Meter.Totals()["claude-sonnet-5-5"]; got.InputTokens != reqBytes || got.OutputTokens != int64(len(first)) {
+			t.Errorf("metered %+v, want the floor of %d in, %d out", g.Meter.Totals(), reqBytes, len(first))
+		}
+	})
+}
+
+// TestGatewayAdmitRefuses: once Admit says the step's budget is spent,
+// the program's next call gets the gateway's refusal with the reason
+// and never reaches the provider; free calls (counting tokens) pass.
+func TestGatewayAdmitRefuses(t *testing.T) {
+	t.Parallel()
+	up := &upstreamRecorder{}
+	spent := errors.New("the step's cost budget is spent")
+	_, c, _ := meteredGateway(t, ProviderAnthropic, up, func() error { return spent })
+	resp := postMessages(t, c)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusPaymentRequired || !strings.Contains(string(b), spent.Error()) {
+		t.Errorf("status %d: %s", resp.StatusCode, b)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages/count_tokens", strings.NewReader(`{"model":"m","messages":[]}`))
+	req.Header.Set("X-Api-Key", "ph")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	up.mu.Lock()
+	seen := append([]string(nil), up.seen...)
+	up.mu.Unlock()
+	if len(seen) != 1 || !strings.HasPrefix(seen[0], "POST /v1/messages/count_tokens") {
+		t.Errorf("the provider saw %q", seen)
+	}
+}
