@@ -134,6 +134,33 @@ func (g *Gateway) swapKey(h http.Header, q url.Values) error {
 	return nil
 }
 
+// shapeHeaders are headers Google's front ends (and others) honour that
+// make a call another method than the one the gateway let through, or
+// cut members out of the answer (a field mask leaving out usageMetadata
+// or its output count, which the meter reads).
+func shapeHeaders() []string {
+	return []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "X-Goog-Fieldmask"}
+}
+
+// checkQuery refuses a Gemini call's query parameters but alt=sse (the
+// key, if any, is already swapped): Google's system parameters change
+// the answer's shape (fields, $fields, alt=proto) so that its usage
+// cannot be read, or whose project pays (userProject).
+func (g *Gateway) checkQuery(q url.Values) error {
+	if g.Provider != ProviderGemini {
+		return nil
+	}
+	for name, vs := range q {
+		if name == "key" {
+			continue
+		}
+		if name != "alt" || len(vs) != 1 || vs[0] != "sse" {
+			return fmt.Errorf("%w (the query parameter %q: only alt=sse is passed on)", ErrUnmetered, name)
+		}
+	}
+	return nil
+}
+
 // ServeHTTP forwards one model call.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.serve(w, r, nil)
@@ -164,7 +191,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 	body, size, err := g.readBody(r, scans)
 	if err != nil {
 		status := http.StatusBadRequest
-		if errors.Is(err, ErrServerFetch) {
+		if errors.Is(err, ErrServerFetch) || errors.Is(err, ErrUnmetered) {
 			status = http.StatusForbidden
 		}
 		http.Error(w, "planex model gateway: "+err.Error(), status)
@@ -185,6 +212,11 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 		http.Error(w, "planex model gateway: "+err.Error(), http.StatusUnauthorized)
 		return
 	}
+	if err := g.checkQuery(q); err != nil {
+		http.Error(w, "planex model gateway: "+err.Error(), http.StatusForbidden)
+		return
+	}
+	dropHeaders(out.Header, shapeHeaders())
 	out.URL = &url.URL{Scheme: g.Upstream.Scheme, Host: g.Upstream.Host, Path: r.URL.Path, RawQuery: q.Encode()}
 	out.Host = g.Upstream.Host
 	dropHop(out.Header)

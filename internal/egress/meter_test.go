@@ -225,3 +225,81 @@ func TestGatewayAdmitRefuses(t *testing.T) {
 		t.Errorf("the provider saw %q", seen)
 	}
 }
+
+// TestRedTeamGatewayUnmeteredShapes: a contained program shapes a model
+// call so that the provider's answer leaves out the usage the meter reads,
+// or bills after the answer: Google's field masks (fields, $fields, the
+// X-Goog-FieldMask header) and answer formats (alt=proto, alt given
+// twice), a method override (Google's front ends honour
+// X-HTTP-Method-Override) and OpenAI's background responses. Each
+// reached the upstream before; the query parameters and the background
+// call are refused, the headers never reach it.
+func TestRedTeamGatewayUnmeteredShapes(t *testing.T) {
+	t.Parallel()
+	gemini := "/v1beta/models/gemini-3.8-flash:streamGenerateContent"
+	cases := []struct {
+		name   string
+		p      Provider
+		target string
+		header string
+		body   string
+		status int
+	}{
+		{"field mask in the query", ProviderGemini, gemini + "?alt=sse&fields=usageMetadata.promptTokenCount", "", "", 403},
+		{"field mask as a system parameter", ProviderGemini, gemini + "?alt=sse&%24fields=candidates", "", "", 403},
+		{"protobuf answer", ProviderGemini, gemini + "?alt=proto", "", "", 403},
+		{"alt given twice", ProviderGemini, gemini + "?alt=sse&alt=json", "", "", 403},
+		{"another project pays", ProviderGemini, gemini + "?alt=sse&userProject=p", "", "", 403},
+		{"field mask header", ProviderGemini, gemini + "?alt=sse", "X-Goog-FieldMask", "", 200},
+		{"method override", ProviderGemini, gemini + "?alt=sse", "X-HTTP-Method-Override", "", 200},
+		{"method override, underscores", ProviderGemini, gemini + "?alt=sse", "X_Http_Method_Override", "", 200},
+		{"method header", ProviderGemini, gemini + "?alt=sse", "X-HTTP-Method", "", 200},
+		{"background response", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","background":true,"input":"x"}`, 403},
+		{"background response, spelled otherwise", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","Background":1,"input":"x"}`, 403},
+		{"not in the background", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","background":false,"input":"x"}`, 200},
+		{"the stream, as Gemini CLI sends it", ProviderGemini, gemini + "?alt=sse", "", "", 200},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			seen := make(chan http.Header, 1)
+			_, client, _ := meteredGateway(t, c.p, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				seen <- r.Header.Clone()
+				io.WriteString(w, `{"usageMetadata":{"promptTokenCount":1}}`)
+			}), nil)
+			body := c.body
+			if body == "" {
+				body = `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`
+			}
+			req, _ := http.NewRequest(http.MethodPost, "http://gateway"+c.target, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer ph")
+			if c.header != "" {
+				req.Header[c.header] = []string{"GET"}
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, b)
+			}
+			select {
+			case h := <-seen:
+				if c.status != 200 {
+					t.Errorf("a refused call reached the upstream")
+				}
+				for name := range h {
+					if strings.Contains(strings.ToLower(strings.ReplaceAll(name, "_", "-")), "method") || strings.EqualFold(name, "X-Goog-FieldMask") {
+						t.Errorf("the upstream got %s", name)
+					}
+				}
+			default:
+				if c.status == 200 {
+					t.Errorf("the upstream saw no call")
+				}
+			}
+		})
+	}
+}

@@ -22,6 +22,11 @@ const maxModelBody = 64 << 20
 // past the step's allow-list.
 var ErrServerFetch = errors.New("the model call asks the provider to connect to a place of the request's choosing")
 
+// ErrUnmetered marks a model call whose cost the gateway could not read
+// from the answer: a background response (its tokens are spent after the
+// answer), or a Gemini answer shaped otherwise by query parameters.
+var ErrUnmetered = errors.New("the model call asks for an answer whose usage the gateway cannot meter")
+
 // errBody marks a body the gateway cannot read as one JSON object.
 var errBody = errors.New("the body of a model call must be one JSON object in UTF-8 (declared as application/json or not at all), nested at most 512 deep, without content encoding, of at most 64 MiB")
 
@@ -206,6 +211,11 @@ func (w *bodyWalk) step(tok json.Token) error {
 	if key == "externalwebaccess" && w.inTool() {
 		b, ok := tok.(bool)
 		top.cached, top.live = top.cached || ok && !b, top.live || !ok || b
+	}
+	if len(w.stack) == 1 && key == "background" && w.p == ProviderOpenAI && tok != nil && tok != false {
+		// The answer comes at once, queued; the model runs and bills
+		// afterwards, where the gateway sees none of it.
+		return fmt.Errorf("%w (a background response)", ErrUnmetered)
 	}
 	if v, ok := tok.(string); ok {
 		return w.value(key, v, under)
