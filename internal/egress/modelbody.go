@@ -198,7 +198,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 	}
 	under := top.url || top.obj && urlKey(top.key)
 	policy := top.obj && top.container && top.key == "networkpolicy"
-	if err := checkPolicy(top, policy, tok); err != nil {
+	if err := w.checkValue(top, policy, tok); err != nil {
 		return err
 	}
 	if d, ok := tok.(json.Delim); ok {
@@ -212,15 +212,22 @@ func (w *bodyWalk) step(tok json.Token) error {
 		b, ok := tok.(bool)
 		top.cached, top.live = top.cached || ok && !b, top.live || !ok || b
 	}
-	if len(w.stack) == 1 && key == "background" && w.p == ProviderOpenAI && tok != nil && tok != false {
-		// The answer comes at once, queued; the model runs and bills
-		// afterwards, where the gateway sees none of it.
-		return fmt.Errorf("%w (a background response)", ErrUnmetered)
-	}
 	if v, ok := tok.(string); ok {
 		return w.value(key, v, under)
 	}
 	return nil
+}
+
+// checkValue refuses the value tok of top's current member where it
+// would have the provider connect out (checkPolicy) or bill where the
+// gateway cannot meter: an OpenAI call's background member other than
+// false (the answer comes at once, queued; the model runs and bills
+// afterwards, where the gateway sees none of it).
+func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
+	if len(w.stack) == 1 && top.key == "background" && w.p == ProviderOpenAI && tok != nil && tok != false {
+		return fmt.Errorf("%w (a background response)", ErrUnmetered)
+	}
+	return checkPolicy(top, policy, tok)
 }
 
 // checkPolicy refuses the value tok of a hosted container's network
