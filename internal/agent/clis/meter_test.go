@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,8 +21,10 @@ import (
 // the model gateway itself five times with the placeholder key it holds,
 // against a model server speaking Anthropic's wire format, then reports
 // that the step spent nothing. The step's recorded usage is what the
-// gateway metered: five calls' tokens, priced by the price table, not
-// the zero the program claimed (which budgets would have added up).
+// gateway metered: the calls' tokens, priced by the price table, not the
+// zero the program claimed (which budgets would have added up). With a
+// limit on the step (what the session's budget left it), the gateway
+// refuses the calls past it and the model server never sees them.
 func TestRedTeamGatewayMetersUnreportedCalls(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
@@ -36,11 +37,6 @@ func TestRedTeamGatewayMetersUnreportedCalls(t *testing.T) {
 	if err := box.ProbeNetwork(context.Background()); err != nil {
 		t.Skipf("this machine cannot make network namespaces, so no gateway: %v", err)
 	}
-	srv := agenttest.Anthropic(t, agenttest.Usage{In: 1000, Out: 100}, func(agenttest.Turn) agenttest.Action {
-		return agenttest.Action{Text: "spent"}
-	})
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
 	const calls = 5
 	result := `{"id":"T1","status":"completed","findings":"nothing","files_modified":[],"tests_passed":true}`
 	report := fmt.Sprintf(`{"type":"result","subtype":"success","is_error":false,"result":%q,"total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}`, result)
@@ -52,31 +48,48 @@ func TestRedTeamGatewayMetersUnreportedCalls(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(Config{Name: "claude", BaseURL: hs.URL, Env: append(os.Environ(), "ANTHROPIC_API_KEY="+testKey),
-		Contain:  agent.Containment{Sandbox: box},
-		LookPath: func(string) (string, error) { return filepath.Join(bin, "claude"), nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.Run(context.Background(), agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1",
-		Dir: gitDir(t), Scope: "**", Timeout: time.Minute})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	if n := len(srv.Turns()); n != calls {
-		t.Fatalf("the model server got %d calls, want the program's %d (requests %v)", n, calls, srv.Requests())
-	}
-	for _, k := range srv.Keys() {
-		if k != testKey {
-			t.Fatalf("the model server got key %q, not the real one: the calls did not pass the gateway", k)
-		}
-	}
-	// claude-sonnet-5-5 lists at $2 in and $10 out a million tokens.
-	wantCost := calls * (1000*2.0 + 100*10.0) / 1e6
-	if u := res.Usage; u.InputTokens != calls*1000 || u.OutputTokens != calls*100 || math.Abs(u.CostUSD-wantCost) > 1e-9 {
-		t.Errorf("recorded %+v, want the %d metered calls: %d in, %d out, $%.4f", u, calls, calls*1000, calls*100, wantCost)
-	}
-	if strings.Contains(fmt.Sprint(res.Problems), testKey) {
-		t.Errorf("the key reached the step's problems")
+	// claude-sonnet-5-5 lists at $2 in and $10 out a million tokens, so
+	// each call's 1000 in and 100 out cost $0.003.
+	const perCall = (1000*2.0 + 100*10.0) / 1e6
+	for _, c := range []struct {
+		name   string
+		limit  agent.Limit
+		passed int
+	}{
+		{"no budget", agent.Limit{}, calls},
+		{"cost left for two calls", agent.Limit{CostUSD: 1.5 * perCall}, 2},
+		{"tokens left for three calls", agent.Limit{Tokens: 2500}, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := agenttest.Anthropic(t, agenttest.Usage{In: 1000, Out: 100}, func(agenttest.Turn) agenttest.Action {
+				return agenttest.Action{Text: "spent"}
+			})
+			hs := httptest.NewServer(srv)
+			t.Cleanup(hs.Close)
+			a, err := New(Config{Name: "claude", BaseURL: hs.URL, Env: append(os.Environ(), "ANTHROPIC_API_KEY="+testKey),
+				Contain:  agent.Containment{Sandbox: box},
+				LookPath: func(string) (string, error) { return filepath.Join(bin, "claude"), nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.Run(context.Background(), agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1",
+				Dir: gitDir(t), Scope: "**", Timeout: time.Minute, Limit: c.limit})
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if n := len(srv.Turns()); n != c.passed {
+				t.Fatalf("the model server got %d calls, want %d of the program's %d (requests %v)", n, c.passed, calls, srv.Requests())
+			}
+			for _, k := range srv.Keys() {
+				if k != testKey {
+					t.Fatalf("the model server got key %q, not the real one: the calls did not pass the gateway", k)
+				}
+			}
+			wantCost := float64(c.passed) * perCall
+			if u := res.Usage; u.InputTokens != int64(c.passed)*1000 || u.OutputTokens != int64(c.passed)*100 || math.Abs(u.CostUSD-wantCost) > 1e-9 {
+				t.Errorf("recorded %+v, want the %d metered calls: %d in, %d out, $%.4f", u, c.passed, c.passed*1000, c.passed*100, wantCost)
+			}
+		})
 	}
 }
