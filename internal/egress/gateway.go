@@ -134,12 +134,16 @@ func (g *Gateway) swapKey(h http.Header, q url.Values) error {
 	return nil
 }
 
-// shapeHeaders are headers Google's front ends (and others) honour that
-// make a call another method than the one the gateway let through, or
-// cut members out of the answer (a field mask leaving out usageMetadata
-// or its output count, which the meter reads).
+// shapeHeaders are headers the providers' front ends honour that make a
+// call another method than the one the gateway let through, cut members
+// out of the answer (a field mask leaving out usageMetadata or its output
+// count, which the meter reads), or choose which of the key's
+// organisations and projects the call is billed to and may reach (a
+// user's OpenAI key reaches every project of every organisation the user
+// belongs to): the key is used as planex was given it.
 func shapeHeaders() []string {
-	return []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "X-Goog-Fieldmask"}
+	return []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "X-Goog-Fieldmask",
+		"Openai-Organization", "Openai-Project", "X-Goog-User-Project"}
 }
 
 // checkQuery refuses a Gemini call's query parameters but alt=sse (the

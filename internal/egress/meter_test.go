@@ -254,6 +254,9 @@ func TestRedTeamGatewayUnmeteredShapes(t *testing.T) {
 		{"method override", ProviderGemini, gemini + "?alt=sse", "X-HTTP-Method-Override", "", 200},
 		{"method override, underscores", ProviderGemini, gemini + "?alt=sse", "X_Http_Method_Override", "", 200},
 		{"method header", ProviderGemini, gemini + "?alt=sse", "X-HTTP-Method", "", 200},
+		{"another project pays (header)", ProviderGemini, gemini + "?alt=sse", "X-Goog-User-Project", "", 200},
+		{"another OpenAI project", ProviderOpenAI, "/responses", "OpenAI-Project", `{"model":"gpt-6.1-sol","input":"x"}`, 200},
+		{"another OpenAI organisation", ProviderOpenAI, "/responses", "Openai_Organization", `{"model":"gpt-6.1-sol","input":"x"}`, 200},
 		{"background response", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","background":true,"input":"x"}`, 403},
 		{"background response, spelled otherwise", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","Background":1,"input":"x"}`, 403},
 		{"not in the background", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","background":false,"input":"x"}`, 200},
@@ -291,7 +294,8 @@ func TestRedTeamGatewayUnmeteredShapes(t *testing.T) {
 					t.Errorf("a refused call reached the upstream")
 				}
 				for name := range h {
-					if strings.Contains(strings.ToLower(strings.ReplaceAll(name, "_", "-")), "method") || strings.EqualFold(name, "X-Goog-FieldMask") {
+					n := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
+					if strings.Contains(n, "method") || n == "x-goog-fieldmask" || strings.Contains(n, "project") || strings.Contains(n, "organization") {
 						t.Errorf("the upstream got %s", name)
 					}
 				}
