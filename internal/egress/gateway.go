@@ -76,7 +76,7 @@ func (g *Gateway) authHeaders() []string {
 
 // geminiCall is a model call of the Gemini API, below the base path.
 func geminiCall() *regexp.Regexp {
-	return regexp.MustCompile(`^/v1(beta|alpha)?/models/[A-Za-z0-9._-]+:(generateContent|streamGenerateContent|countTokens)$`)
+	return regexp.MustCompile(`^/v1(beta|alpha)?/models/[A-Za-z0-9][A-Za-z0-9._-]*:(generateContent|streamGenerateContent|countTokens)$`)
 }
 
 // allowedCall says whether method and path (below Upstream's path) are a
