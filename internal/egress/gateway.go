@@ -140,10 +140,14 @@ func (g *Gateway) swapKey(h http.Header, q url.Values) error {
 // count, which the meter reads), or choose which of the key's
 // organisations and projects the call is billed to and may reach (a
 // user's OpenAI key reaches every project of every organisation the user
-// belongs to): the key is used as planex was given it.
+// belongs to): the key is used as planex was given it. The caller's
+// Accept-Encoding goes too: Go's transport then asks for gzip itself and
+// hands the meter the answer decoded (a compressed answer hid its usage,
+// and its few bytes were all the floor counted of a long repetitive
+// output).
 func shapeHeaders() []string {
 	return []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "X-Goog-Fieldmask",
-		"Openai-Organization", "Openai-Project", "X-Goog-User-Project"}
+		"Openai-Organization", "Openai-Project", "X-Goog-User-Project", "Accept-Encoding"}
 }
 
 // checkQuery refuses a Gemini call's query parameters but alt=sse (the

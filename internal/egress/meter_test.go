@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -305,5 +306,46 @@ func TestRedTeamGatewayUnmeteredShapes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRedTeamGatewayMetersCompressedAnswers: the program asks for a
+// compressed answer (Accept-Encoding: gzip) to a call whose output is
+// long and repetitive. The provider's gzip hid the usage from the meter,
+// whose floor then counted the answer's few compressed bytes as the
+// output; the gateway now asks for the encoding itself and meters the
+// decoded answer, which the program gets decoded.
+func TestRedTeamGatewayMetersCompressedAnswers(t *testing.T) {
+	t.Parallel()
+	answer := `{"model":"claude-sonnet-5-5","content":[{"type":"text","text":"` + strings.Repeat("spend ", 50000) +
+		`"}],"usage":{"input_tokens":30,"output_tokens":50000}}`
+	g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			io.WriteString(w, answer)
+			return
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, answer)
+		zw.Close()
+	}), nil)
+	for _, enc := range []string{"gzip", "gzip, deflate, br", ""} {
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(meterCallBody))
+		req.Header.Set("X-Api-Key", "ph")
+		req.Header.Set("Accept-Encoding", enc)
+		resp, err := c.Transport.RoundTrip(req) // as sent: no decoding of the client's own
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != answer {
+			t.Errorf("Accept-Encoding %q: the program got %d bytes (%s), not the answer", enc, len(b), resp.Header.Get("Content-Encoding"))
+		}
+	}
+	stop()
+	if got := g.Meter.Totals()["claude-sonnet-5-5"]; got != (usage.Usage{InputTokens: 90, OutputTokens: 150000}) {
+		t.Errorf("metered %+v, want the three answers' own usage", g.Meter.Totals())
 	}
 }
