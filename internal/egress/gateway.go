@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/netutil"
 )
@@ -48,11 +49,20 @@ type Gateway struct {
 	// (see meterCall).
 	Meter *Meter
 	// Admit, when set, is asked before each billed call is forwarded; an
-	// error refuses the call with it (the step's budget is spent).
+	// error refuses the call with it (the step's budget is spent). At
+	// most MaxAdmitted billed calls run at once then (the others wait),
+	// so calls admitted together overrun a spent budget by a few calls,
+	// not by one per connection.
 	Admit func() error
 
-	calls inflight
+	calls    inflight
+	admitted chan struct{}
+	once     sync.Once
 }
+
+// MaxAdmitted bounds the billed calls running at once through a gateway
+// with Admit set.
+const MaxAdmitted = 4
 
 // NewPlaceholder returns a random stand-in for a key, unlike any real one.
 func NewPlaceholder() (string, error) {
@@ -191,10 +201,12 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 	defer g.calls.leave()
 	billed := billedCall(rel)
 	if billed && g.Admit != nil {
-		if err := g.Admit(); err != nil {
+		release, err := g.admit(r.Context())
+		if err != nil {
 			http.Error(w, "planex model gateway: "+err.Error(), http.StatusPaymentRequired)
 			return
 		}
+		defer release()
 	}
 	body, size, err := g.readBody(r, scans)
 	if err != nil {
@@ -251,6 +263,24 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 	scan := newAnswerScan(isEventStream(resp.Header), a)
 	whole := streamResponse(w, resp, scan)
 	g.meterCall(rel, size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
+}
+
+// admit waits for a turn among the MaxAdmitted billed calls that may run
+// at once, then asks Admit; release ends the turn once the call's answer
+// is metered.
+func (g *Gateway) admit(ctx context.Context) (release func(), err error) {
+	g.once.Do(func() { g.admitted = make(chan struct{}, MaxAdmitted) })
+	select {
+	case g.admitted <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	release = func() { <-g.admitted }
+	if err := g.Admit(); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
 }
 
 // readBody spools r's body and checks it (checkModelBody), returning it

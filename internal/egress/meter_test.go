@@ -11,7 +11,9 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/planexhq/planex/internal/usage"
 )
@@ -347,5 +349,69 @@ func TestRedTeamGatewayMetersCompressedAnswers(t *testing.T) {
 	stop()
 	if got := g.Meter.Totals()["claude-sonnet-5-5"]; got != (usage.Usage{InputTokens: 90, OutputTokens: 150000}) {
 		t.Errorf("metered %+v, want the three answers' own usage", g.Meter.Totals())
+	}
+}
+
+// TestRedTeamGatewayAdmitBoundsOverrun: with one call's worth of budget
+// left, the program opens twenty calls at once, each admitted before any
+// answer is metered. Every one reached the provider before (a spent
+// budget overrun by one call per connection, 64 of them); now at most
+// MaxAdmitted run at once, and those after them are refused once the
+// first answers are metered.
+func TestRedTeamGatewayAdmitBoundsOverrun(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	reached := 0
+	release := make(chan struct{})
+	var g *Gateway
+	admit := func() error {
+		if len(g.Meter.Totals()) > 0 {
+			return errors.New("the step's budget is spent")
+		}
+		return nil
+	}
+	g, c, _ := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		reached++
+		mu.Unlock()
+		<-release
+		io.WriteString(w, `{"model":"claude-sonnet-5-5","content":[],"usage":{"input_tokens":1000,"output_tokens":64000}}`)
+	}), func() error { return admit() })
+	const calls = 20
+	statuses := make(chan int, calls)
+	for range calls {
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(meterCallBody))
+			req.Header.Set("X-Api-Key", "ph")
+			resp, err := c.Do(req)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := reached
+		mu.Unlock()
+		if n >= MaxAdmitted || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // time for calls past the bound to arrive, were they let through
+	close(release)
+	counts := map[int]int{}
+	for range calls {
+		counts[<-statuses]++
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if reached != MaxAdmitted || counts[http.StatusOK] != MaxAdmitted || counts[http.StatusPaymentRequired] != calls-MaxAdmitted {
+		t.Errorf("the provider got %d calls at once with one call's budget left, statuses %v; want %d", reached, counts, MaxAdmitted)
 	}
 }
