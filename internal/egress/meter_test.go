@@ -262,6 +262,9 @@ func TestRedTeamGatewayUnmeteredShapes(t *testing.T) {
 		{"another OpenAI organisation", ProviderOpenAI, "/responses", "Openai_Organization", `{"model":"gpt-6.1-sol","input":"x"}`, 200},
 		{"background response", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","background":true,"input":"x"}`, 403},
 		{"background response, spelled otherwise", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","Background":1,"input":"x"}`, 403},
+		{"priority processing", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","service_tier":"priority","input":"x"}`, 403},
+		{"a service tier spelled otherwise", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","serviceTier":"Priority","input":"x"}`, 403},
+		{"the flex tier, cheaper", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","service_tier":"flex","input":"x"}`, 200},
 		{"not in the background", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","background":false,"input":"x"}`, 200},
 		{"the stream, as Gemini CLI sends it", ProviderGemini, gemini + "?alt=sse", "", "", 200},
 	}

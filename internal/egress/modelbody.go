@@ -222,10 +222,22 @@ func (w *bodyWalk) step(tok json.Token) error {
 // would have the provider connect out (checkPolicy) or bill where the
 // gateway cannot meter: an OpenAI call's background member other than
 // false (the answer comes at once, queued; the model runs and bills
-// afterwards, where the gateway sees none of it).
+// afterwards, where the gateway sees none of it) or service_tier other
+// than the ones billed at most at the list prices the meter is priced by
+// (priority processing costs about twice as much for the same usage).
 func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
-	if len(w.stack) == 1 && top.key == "background" && w.p == ProviderOpenAI && tok != nil && tok != false {
-		return fmt.Errorf("%w (a background response)", ErrUnmetered)
+	if len(w.stack) != 1 || w.p != ProviderOpenAI {
+		return checkPolicy(top, policy, tok)
+	}
+	switch top.key {
+	case "background":
+		if tok != nil && tok != false {
+			return fmt.Errorf("%w (a background response)", ErrUnmetered)
+		}
+	case "servicetier":
+		if v, _ := tok.(string); tok != nil && v != "auto" && v != "default" && v != "flex" {
+			return fmt.Errorf("%w (the service tier %v, billed above the list price)", ErrUnmetered, tok)
+		}
 	}
 	return checkPolicy(top, policy, tok)
 }
