@@ -22,12 +22,24 @@ type Meter struct {
 	byModel map[string]usage.Usage
 }
 
-// Add counts one call's tokens under model.
+// maxMeterModels bounds the models a Meter keeps apart, and
+// maxMeterModel the length of a name it keeps: a Gemini call's model is
+// its path's, the program's choice.
+const (
+	maxMeterModels = 32
+	maxMeterModel  = 128
+)
+
+// Add counts one call's tokens under model; past maxMeterModels models
+// (or with a longer name) under "", which is priced as the step's model.
 func (m *Meter) Add(model string, u usage.Usage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byModel == nil {
 		m.byModel = map[string]usage.Usage{}
+	}
+	if _, ok := m.byModel[model]; len(model) > maxMeterModel || !ok && len(m.byModel) >= maxMeterModels {
+		model = ""
 	}
 	m.byModel[model] = m.byModel[model].Add(u.Bounded()).Bounded()
 }

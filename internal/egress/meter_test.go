@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -416,5 +417,28 @@ func TestRedTeamGatewayAdmitBoundsOverrun(t *testing.T) {
 	defer mu.Unlock()
 	if reached != MaxAdmitted || counts[http.StatusOK] != MaxAdmitted || counts[http.StatusPaymentRequired] != calls-MaxAdmitted {
 		t.Errorf("the provider got %d calls at once with one call's budget left, statuses %v; want %d", reached, counts, MaxAdmitted)
+	}
+}
+
+// TestMeterBoundsModels: calls naming thousands of models (a Gemini
+// call's model is its path's) or one of a long name are kept under a
+// bounded number of names, none of their tokens lost.
+func TestMeterBoundsModels(t *testing.T) {
+	t.Parallel()
+	var m Meter
+	for i := range 5000 {
+		m.Add(fmt.Sprintf("model-%d", i), usage.Usage{InputTokens: 1})
+	}
+	m.Add(strings.Repeat("m", 1<<16), usage.Usage{OutputTokens: 7})
+	got := m.Totals()
+	var sum usage.Usage
+	for name, u := range got {
+		if len(name) > maxMeterModel {
+			t.Errorf("a name of %d bytes was kept", len(name))
+		}
+		sum = sum.Add(u)
+	}
+	if len(got) > maxMeterModels+1 || sum != (usage.Usage{InputTokens: 5000, OutputTokens: 7}) {
+		t.Errorf("%d names kept, %+v counted; want at most %d and every token", len(got), sum, maxMeterModels+1)
 	}
 }
