@@ -154,10 +154,11 @@ func (g *Gateway) swapKey(h http.Header, q url.Values) error {
 // Accept-Encoding goes too: Go's transport then asks for gzip itself and
 // hands the meter the answer decoded (a compressed answer hid its usage,
 // and its few bytes were all the floor counted of a long repetitive
-// output).
+// output), and so does a Range, by which a front end could answer a part
+// of an answer the model wrote whole.
 func shapeHeaders() []string {
 	return []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "X-Goog-Fieldmask",
-		"Openai-Organization", "Openai-Project", "X-Goog-User-Project", "Accept-Encoding"}
+		"Openai-Organization", "Openai-Project", "X-Goog-User-Project", "Accept-Encoding", "Range", "If-Range"}
 }
 
 // checkQuery refuses a Gemini call's query parameters but alt=sse (the
