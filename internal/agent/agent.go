@@ -51,6 +51,16 @@ type Step struct {
 	Scope string
 	// Timeout bounds the whole step; zero means no limit beyond ctx.
 	Timeout time.Duration
+	// Limit is what the step may still spend (see Limit); agents whose
+	// model calls pass a gateway of planex's refuse calls beyond it.
+	Limit Limit
+}
+
+// Limit is what a step may still spend: its session's budget less what
+// the session had spent when the step began. A zero field means no limit.
+type Limit struct {
+	Tokens  int64
+	CostUSD float64
 }
 
 // Usage is what a step consumed (defined in package usage, which the

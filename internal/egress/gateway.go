@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/netutil"
 )
@@ -44,7 +45,24 @@ type Gateway struct {
 	Key, Placeholder string
 	// Transport sends the requests on; nil means http.DefaultTransport.
 	Transport http.RoundTripper
+	// Meter, when set, counts the tokens of every billed call forwarded
+	// (see meterCall).
+	Meter *Meter
+	// Admit, when set, is asked before each billed call is forwarded; an
+	// error refuses the call with it (the step's budget is spent). At
+	// most MaxAdmitted billed calls run at once then (the others wait),
+	// so calls admitted together overrun a spent budget by a few calls,
+	// not by one per connection.
+	Admit func() error
+
+	calls    inflight
+	admitted chan struct{}
+	once     sync.Once
 }
+
+// MaxAdmitted bounds the billed calls running at once through a gateway
+// with Admit set.
+const MaxAdmitted = 4
 
 // NewPlaceholder returns a random stand-in for a key, unlike any real one.
 func NewPlaceholder() (string, error) {
@@ -68,7 +86,7 @@ func (g *Gateway) authHeaders() []string {
 
 // geminiCall is a model call of the Gemini API, below the base path.
 func geminiCall() *regexp.Regexp {
-	return regexp.MustCompile(`^/v1(beta|alpha)?/models/[A-Za-z0-9._-]+:(generateContent|streamGenerateContent|countTokens)$`)
+	return regexp.MustCompile(`^/v1(beta|alpha)?/models/[A-Za-z0-9][A-Za-z0-9._-]*:(generateContent|streamGenerateContent|countTokens)$`)
 }
 
 // allowedCall says whether method and path (below Upstream's path) are a
@@ -126,6 +144,42 @@ func (g *Gateway) swapKey(h http.Header, q url.Values) error {
 	return nil
 }
 
+// shapeHeaders are headers the providers' front ends honour that make a
+// call another method than the one the gateway let through, cut members
+// out of the answer (a field mask leaving out usageMetadata or its output
+// count, which the meter reads), or choose which of the key's
+// organisations and projects the call is billed to and may reach (a
+// user's OpenAI key reaches every project of every organisation the user
+// belongs to): the key is used as planex was given it. The caller's
+// Accept-Encoding goes too: Go's transport then asks for gzip itself and
+// hands the meter the answer decoded (a compressed answer hid its usage,
+// and its few bytes were all the floor counted of a long repetitive
+// output), and so does a Range, by which a front end could answer a part
+// of an answer the model wrote whole.
+func shapeHeaders() []string {
+	return []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "X-Goog-Fieldmask",
+		"Openai-Organization", "Openai-Project", "X-Goog-User-Project", "Accept-Encoding", "Range", "If-Range"}
+}
+
+// checkQuery refuses a Gemini call's query parameters but alt=sse (the
+// key, if any, is already swapped): Google's system parameters change
+// the answer's shape (fields, $fields, alt=proto) so that its usage
+// cannot be read, or whose project pays (userProject).
+func (g *Gateway) checkQuery(q url.Values) error {
+	if g.Provider != ProviderGemini {
+		return nil
+	}
+	for name, vs := range q {
+		if name == "key" {
+			continue
+		}
+		if name != "alt" || len(vs) != 1 || vs[0] != "sse" {
+			return fmt.Errorf("%w (the query parameter %q: only alt=sse is passed on)", ErrUnmetered, name)
+		}
+	}
+	return nil
+}
+
 // ServeHTTP forwards one model call.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.serve(w, r, nil)
@@ -141,10 +195,24 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 		http.Error(w, fmt.Sprintf("planex model gateway: %s %s is not a model call planex passes on", r.Method, r.URL.Path), http.StatusForbidden)
 		return
 	}
+	if !g.calls.enter() {
+		http.Error(w, "planex model gateway: the step is over", http.StatusServiceUnavailable)
+		return
+	}
+	defer g.calls.leave()
+	billed := billedCall(rel)
+	if billed && g.Admit != nil {
+		release, err := g.admit(r.Context())
+		if err != nil {
+			http.Error(w, "planex model gateway: "+err.Error(), http.StatusPaymentRequired)
+			return
+		}
+		defer release()
+	}
 	body, size, err := g.readBody(r, scans)
 	if err != nil {
 		status := http.StatusBadRequest
-		if errors.Is(err, ErrServerFetch) {
+		if errors.Is(err, ErrServerFetch) || errors.Is(err, ErrUnmetered) {
 			status = http.StatusForbidden
 		}
 		http.Error(w, "planex model gateway: "+err.Error(), status)
@@ -165,6 +233,11 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 		http.Error(w, "planex model gateway: "+err.Error(), http.StatusUnauthorized)
 		return
 	}
+	if err := g.checkQuery(q); err != nil {
+		http.Error(w, "planex model gateway: "+err.Error(), http.StatusForbidden)
+		return
+	}
+	dropHeaders(out.Header, shapeHeaders())
 	out.URL = &url.URL{Scheme: g.Upstream.Scheme, Host: g.Upstream.Host, Path: r.URL.Path, RawQuery: q.Encode()}
 	out.Host = g.Upstream.Host
 	dropHop(out.Header)
@@ -175,11 +248,40 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 	}
 	resp, err := rt.RoundTrip(out)
 	if err != nil {
+		if billed && !dialFailed(err) {
+			// The call may have reached the provider, which bills it.
+			g.meterCall(rel, size, nil, nil, false)
+		}
 		http.Error(w, "planex model gateway: "+err.Error(), http.StatusBadGateway)
 		return
 	}
 	defer resp.Body.Close()
-	streamResponse(w, resp)
+	if !billed || g.Meter == nil {
+		streamResponse(w, resp, nil)
+		return
+	}
+	a := &answerUsage{p: g.Provider}
+	scan := newAnswerScan(isEventStream(resp.Header), a)
+	whole := streamResponse(w, resp, scan)
+	g.meterCall(rel, size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
+}
+
+// admit waits for a turn among the MaxAdmitted billed calls that may run
+// at once, then asks Admit; release ends the turn once the call's answer
+// is metered.
+func (g *Gateway) admit(ctx context.Context) (release func(), err error) {
+	g.once.Do(func() { g.admitted = make(chan struct{}, MaxAdmitted) })
+	select {
+	case g.admitted <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	release = func() { <-g.admitted }
+	if err := g.Admit(); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
 }
 
 // readBody spools r's body and checks it (checkModelBody), returning it
@@ -241,8 +343,10 @@ func plainJSON(h http.Header) bool {
 }
 
 // streamResponse copies a response's header and body, flushing every
-// chunk as it arrives (server-sent events reach the client unbuffered).
-func streamResponse(w http.ResponseWriter, resp *http.Response) {
+// chunk as it arrives (server-sent events reach the client unbuffered),
+// and shows the body to seen (when not nil) as it goes. It says whether
+// the whole body reached the client.
+func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer) bool {
 	dropHop(resp.Header)
 	for k, vs := range resp.Header {
 		for _, v := range vs {
@@ -255,13 +359,16 @@ func streamResponse(w http.ResponseWriter, resp *http.Response) {
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
+			if seen != nil {
+				seen.Write(buf[:n])
+			}
 			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
+				return false
 			}
 			_ = rc.Flush()
 		}
 		if err != nil {
-			return
+			return errors.Is(err, io.EOF)
 		}
 	}
 }
@@ -275,6 +382,10 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { srv.Close() })
 	defer stop()
 	err := srv.Serve(netutil.LimitListener(ln, DefaultMaxConns))
+	// The calls still running when the gateway stops are cut and metered
+	// before Serve returns, so a Meter read after it is the step's whole.
+	srv.Close()
+	g.calls.closeAndWait()
 	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, net.ErrClosed) {
 		return nil
 	}

@@ -25,7 +25,7 @@ type upstreamRecorder struct {
 func (u *upstreamRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u.mu.Lock()
 	u.seen = append(u.seen, fmt.Sprintf("%s %s?%s x-api-key=%s authorization=%s goog=%s", r.Method, r.URL.Path, r.URL.RawQuery,
-		r.Header.Get("X-Api-Key"), r.Header.Get("Authorization"), r.Header.Get("X-Goog-Api-Key")))
+		strings.Join(r.Header.Values("X-Api-Key"), ","), strings.Join(r.Header.Values("Authorization"), ","), strings.Join(r.Header.Values("X-Goog-Api-Key"), ",")))
 	u.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	io.WriteString(w, "data: ok\n\n")
@@ -115,6 +115,8 @@ func TestGateway(t *testing.T) {
 			{"file upload", "POST", "/upload/v1beta/files", map[string]string{"X-Goog-Api-Key": ph}, 403, ""},
 			{"cached contents", "POST", "/v1beta/cachedContents", map[string]string{"X-Goog-Api-Key": ph}, 403, ""},
 			{"batch generation", "POST", "/v1beta/models/gemini-x:batchGenerateContent", map[string]string{"X-Goog-Api-Key": ph}, 403, ""},
+			{"two keys in the query, the placeholder second", "POST", "/v1beta/models/gemini-x:generateContent?key=sk-program&key=" + ph, nil, 401, ""},
+			{"a model named ..", "POST", "/v1beta/models/..:generateContent", map[string]string{"X-Goog-Api-Key": ph}, 403, ""},
 			{"a model call with a path parameter after it", "POST", "/v1beta/models/gemini-x:generateContent;x=1", map[string]string{"X-Goog-Api-Key": ph}, 403, ""},
 		}},
 	}
@@ -486,6 +488,12 @@ func TestGatewayRequestLineGames(t *testing.T) {
 		{"encoded dot segments", call("/v1/messages%2F..%2F..%2Fv1%2Ffiles", "x"), []int{403}, nil},
 		{"dot segments", call("/v1/./messages/../../v1/files", "x"), []int{403}, nil},
 		{"double slash", call("//v1/messages", "x"), []int{403}, nil},
+		{"an escaped letter", call("/v1/%6Dessages", "x"), []int{200}, []string{"POST /v1/messages? x-api-key=sk-real"}},
+		{"a path parameter", call("/v1/messages;x=1", "x"), []int{403}, nil},
+		{"upper case", call("/V1/MESSAGES", "x"), []int{403}, nil},
+		{"a trailing slash", call("/v1/messages/", "x"), []int{403}, nil},
+		{"a key header of the program's before the placeholder", fmt.Sprintf("POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Api-Key: sk-program\r\nX-Api-Key: p\r\nContent-Length: %d\r\n\r\n%s", len(body), body), []int{401}, nil},
+		{"the placeholder before a key header of the program's", fmt.Sprintf("POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\nX-Api-Key: sk-program\r\nContent-Length: %d\r\n\r\n%s", len(body), body), []int{200}, []string{"POST /v1/messages? x-api-key=sk-real"}},
 		{"HTTP/2 with prior knowledge", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", []int{403}, nil},
 		{"upgrade to HTTP/2 on a model call", fmt.Sprintf("POST /v1/messages HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\nX-Api-Key: p\r\nContent-Length: %d\r\n\r\n%s", len(body), body) + "GET /v1/files HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\n\r\n", []int{200, 403}, []string{"POST /v1/messages?"}},
 		{"a transfer coding the server would have to undo", "POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Api-Key: p\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nxxxxx\r\n0\r\n\r\n", []int{501}, nil},

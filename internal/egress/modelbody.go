@@ -22,6 +22,11 @@ const maxModelBody = 64 << 20
 // past the step's allow-list.
 var ErrServerFetch = errors.New("the model call asks the provider to connect to a place of the request's choosing")
 
+// ErrUnmetered marks a model call whose cost the gateway could not read
+// from the answer: a background response (its tokens are spent after the
+// answer), or a Gemini answer shaped otherwise by query parameters.
+var ErrUnmetered = errors.New("the model call asks for an answer whose usage the gateway cannot meter")
+
 // errBody marks a body the gateway cannot read as one JSON object.
 var errBody = errors.New("the body of a model call must be one JSON object in UTF-8 (declared as application/json or not at all), nested at most 512 deep, without content encoding, of at most 64 MiB")
 
@@ -193,7 +198,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 	}
 	under := top.url || top.obj && urlKey(top.key)
 	policy := top.obj && top.container && top.key == "networkpolicy"
-	if err := checkPolicy(top, policy, tok); err != nil {
+	if err := w.checkValue(top, policy, tok); err != nil {
 		return err
 	}
 	if d, ok := tok.(json.Delim); ok {
@@ -211,6 +216,30 @@ func (w *bodyWalk) step(tok json.Token) error {
 		return w.value(key, v, under)
 	}
 	return nil
+}
+
+// checkValue refuses the value tok of top's current member where it
+// would have the provider connect out (checkPolicy) or bill where the
+// gateway cannot meter: an OpenAI call's background member other than
+// false (the answer comes at once, queued; the model runs and bills
+// afterwards, where the gateway sees none of it) or service_tier other
+// than the ones billed at most at the list prices the meter is priced by
+// (priority processing costs about twice as much for the same usage).
+func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
+	if len(w.stack) != 1 || w.p != ProviderOpenAI {
+		return checkPolicy(top, policy, tok)
+	}
+	switch top.key {
+	case "background":
+		if tok != nil && tok != false {
+			return fmt.Errorf("%w (a background response)", ErrUnmetered)
+		}
+	case "servicetier":
+		if v, _ := tok.(string); tok != nil && v != "auto" && v != "default" && v != "flex" {
+			return fmt.Errorf("%w (the service tier %v, billed above the list price)", ErrUnmetered, tok)
+		}
+	}
+	return checkPolicy(top, policy, tok)
 }
 
 // checkPolicy refuses the value tok of a hosted container's network

@@ -369,8 +369,14 @@ func routingHeaders() []string {
 // and which CGI, PHP-FPM and WSGI servers read as HTTP_X_FORWARDED_HOST,
 // the variable X-Forwarded-Host fills).
 func dropRouting(hd http.Header) {
+	dropHeaders(hd, routingHeaders())
+}
+
+// dropHeaders removes the named headers from hd, in any case and with
+// underscores for dashes, as dropRouting does.
+func dropHeaders(hd http.Header, names []string) {
 	routing := map[string]bool{}
-	for _, name := range routingHeaders() {
+	for _, name := range names {
 		routing[strings.ToLower(name)] = true
 	}
 	for name := range hd {
@@ -398,7 +404,7 @@ func (h *handler) forward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
-	streamResponse(w, resp)
+	streamResponse(w, resp, nil)
 }
 
 // connect opens the tunnel: dials the checked addresses, answers 200 and

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/planexhq/planex/internal/agent"
@@ -73,6 +74,24 @@ func estimate(s *session.Session, tasks []plan.Task, phase agent.Phase) agent.Us
 	}
 	n := int64(len(pick))
 	return agent.Usage{InputTokens: sum.InputTokens / n, OutputTokens: sum.OutputTokens / n, CostUSD: sum.CostUSD / float64(n)}
+}
+
+// limit is what a step starting now may spend: the budget less what the
+// session spent, never zero where there is a cap (zero is no limit).
+// Steps that run at once each get the whole of it.
+func (b Budget) limit(s *session.Session, tasks []plan.Task) agent.Limit {
+	var l agent.Limit
+	if b.MaxTokens == 0 && b.MaxCostUSD == 0 {
+		return l
+	}
+	spent := Spent(s, tasks)
+	if b.MaxTokens > 0 {
+		l.Tokens = max(b.MaxTokens-spent.InputTokens-spent.OutputTokens, 1)
+	}
+	if b.MaxCostUSD > 0 {
+		l.CostUSD = max(b.MaxCostUSD-spent.CostUSD, math.SmallestNonzeroFloat64)
+	}
+	return l
 }
 
 // check refuses a step the budget cannot cover.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/planexhq/planex/internal/agent"
@@ -40,5 +41,46 @@ func TestRedTeamAgentRefundsItsCost(t *testing.T) {
 				t.Errorf("steps %s, stage %s (%q): the claimed refund let the run past its cost cap", p.ran(), out.Stage, out.Reason)
 			}
 		})
+	}
+}
+
+// TestStepsGetWhatTheBudgetLeaves: each step is told what the session's
+// budget leaves it when it starts (agent.Step.Limit), which a named
+// CLI's model gateway holds its calls to: the first step the whole cap,
+// later ones the cap less what earlier steps recorded, never nothing.
+func TestStepsGetWhatTheBudgetLeaves(t *testing.T) {
+	t.Parallel()
+	repo := testRepo(t)
+	p := &pipelineAgent{}
+	inner := p.agent()
+	var mu sync.Mutex
+	limits := map[agent.Phase][]agent.Limit{}
+	seen := agent.Func(func(ctx context.Context, s agent.Step) (agent.Result, error) {
+		mu.Lock()
+		limits[s.Phase] = append(limits[s.Phase], s.Limit)
+		mu.Unlock()
+		return inner.Run(ctx, s)
+	})
+	budget := Budget{MaxCostUSD: 5, MaxTokens: 10_000_000}
+	e, err := New(repo, Options{Agent: seen, Yes: true, Approver: "tester", Budget: budget, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Start(context.Background(), Request{Requirement: "add two files"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := limits[agent.PhaseAnalyze]; len(got) != 1 || got[0] != (agent.Limit{Tokens: budget.MaxTokens, CostUSD: budget.MaxCostUSD}) {
+		t.Errorf("analyze was told %+v, want the whole budget", got)
+	}
+	exec := limits[agent.PhaseExecute]
+	if len(exec) == 0 {
+		t.Fatalf("no execute step ran: %v", limits)
+	}
+	for _, l := range exec {
+		if !(l.CostUSD > 0 && l.CostUSD < budget.MaxCostUSD && l.Tokens > 0 && l.Tokens < budget.MaxTokens) {
+			t.Errorf("an execute step was told %+v: not what the budget left after the steps before it", l)
+		}
 	}
 }

@@ -399,6 +399,7 @@ func (e *Engine) seedDiscoveries(s *session.Session, rc *RepoContext) {
 // runStep runs one agent step of a session; the agent writes discoveries
 // to a file of its own, which planex adds to the session's board.
 func (e *Engine) runStep(ctx context.Context, s *session.Session, step agent.Step) (agent.Result, error) {
+	step.Limit = e.o.Budget.limit(s, nil)
 	return agent.RunStep(ctx, e.o.Agent, step, s.File(session.DiscoveriesFile), e.o.Log)
 }
 

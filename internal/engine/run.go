@@ -163,7 +163,7 @@ func (e *Engine) taskJob(s *session.Session, in taskInputs, tasks []plan.Task, t
 		return execute.Job{}, fmt.Errorf("building the prompt of %s: %w", t.ID, err)
 	}
 	return execute.Job{Task: t, Base: base, Prompt: p, Session: s.Meta.ID, Board: s.File(session.DiscoveriesFile),
-		Timeout: e.step(agent.PhaseExecute), Directives: directives}, nil
+		Timeout: e.step(agent.PhaseExecute), Directives: directives, Limit: e.o.Budget.limit(s, tasks)}, nil
 }
 
 // record applies one task's outcome to tasks (in place): a completed task

@@ -86,6 +86,8 @@ type Job struct {
 	// Directives are run after the agent; empty means trust the agent's
 	// own tests_passed.
 	Directives string
+	// Limit is what the task's step may spend (agent.Step.Limit).
+	Limit agent.Limit
 }
 
 // Outcome is what became of a task.
@@ -147,7 +149,7 @@ func (r *Runner) run(ctx context.Context, j Job) Outcome {
 
 	res, err := agent.RunStep(ctx, r.Agent, agent.Step{
 		Phase: agent.PhaseExecute, ID: j.Task.ID, Prompt: j.Prompt, Dir: wt,
-		Scope: j.Task.Scope, Timeout: j.Timeout,
+		Scope: j.Task.Scope, Timeout: j.Timeout, Limit: j.Limit,
 	}, j.Board, r.log())
 	out.Usage = res.Usage
 	problems = res.Problems

@@ -31,6 +31,19 @@ func (u Usage) Add(o Usage) Usage {
 	}
 }
 
+// Max returns, field by field, the larger of two accounts of the same
+// spending: what an agent reported and what planex's model gateway
+// metered, of which neither may be trusted to be whole alone.
+func (u Usage) Max(o Usage) Usage {
+	return Usage{
+		InputTokens:      max(u.InputTokens, o.InputTokens),
+		OutputTokens:     max(u.OutputTokens, o.OutputTokens),
+		CostUSD:          max(u.CostUSD, o.CostUSD),
+		CacheReadTokens:  max(u.CacheReadTokens, o.CacheReadTokens),
+		CacheWriteTokens: max(u.CacheWriteTokens, o.CacheWriteTokens),
+	}
+}
+
 // MaxTokens bounds each token count a record of usage may hold: far
 // above any one step's (a trillion), and low enough that millions of
 // records cannot overflow the sum a budget compares.

@@ -13,6 +13,21 @@ func TestAdd(t *testing.T) {
 	}
 }
 
+// Max keeps each field's larger account: a CLI reported more output than
+// the gateway could read, the gateway metered more input and cost.
+func TestMax(t *testing.T) {
+	t.Parallel()
+	reported := Usage{InputTokens: 10, OutputTokens: 9, CostUSD: 0.001, CacheReadTokens: 4}
+	metered := Usage{InputTokens: 5000, OutputTokens: 2, CostUSD: 0.5, CacheWriteTokens: 3}
+	want := Usage{InputTokens: 5000, OutputTokens: 9, CostUSD: 0.5, CacheReadTokens: 4, CacheWriteTokens: 3}
+	if got := reported.Max(metered); got != want {
+		t.Errorf("Max = %+v, want %+v", got, want)
+	}
+	if got := metered.Max(reported); got != want {
+		t.Errorf("Max the other way = %+v, want %+v", got, want)
+	}
+}
+
 // The JSON names are what session.json and the CSVs' readers expect; the
 // cache counts appear only when there are some, so files written without
 // caching read as before.

@@ -30,6 +30,7 @@ import (
 	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/agent/command"
 	"github.com/planexhq/planex/internal/agent/mcp"
+	"github.com/planexhq/planex/internal/egress"
 	"github.com/planexhq/planex/internal/sandbox"
 )
 
@@ -235,11 +236,12 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	s := a.setup(step.Phase, home)
 	contain := a.cfg.Contain
 	var keyEnv []string
+	var gw *gatewayed
+	meter := &egress.Meter{}
 	if contain.NetworkContained() && s.keyVar != "" {
 		// The key stays with planex: the CLI gets a placeholder and the
 		// gateway's address, which swaps the key in outside the sandbox.
-		gw, err := a.startGateway(ctx, s)
-		if err != nil {
+		if gw, err = a.startGateway(ctx, s, meter, a.admit(step.Limit, meter)); err != nil {
 			return agent.Result{}, fmt.Errorf("%s agent: %w", a.cli.binary, err)
 		}
 		defer gw.stop()
@@ -277,6 +279,12 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 		Decode:   a.decode,
 	})
 	res, err := ca.Run(ctx, step)
+	if gw != nil {
+		// The step spent at least what its calls through the gateway
+		// cost, whatever the CLI (or a program in its place) reports.
+		gw.stop()
+		res.Usage = res.Usage.Max(a.metered(meter.Totals()))
+	}
 	if err != nil {
 		return res, fmt.Errorf("%s agent: %w", a.cli.binary, err)
 	}

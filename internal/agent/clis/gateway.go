@@ -2,14 +2,17 @@ package clis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/egress"
 	"github.com/planexhq/planex/internal/sandbox"
 )
@@ -55,7 +58,9 @@ type gatewayed struct {
 // whose key is in s.keyVar: outside the sandbox, on a Unix socket the
 // sandbox forwards GatewayPort to. The CLI gets a random placeholder in
 // the key's variable and the gateway's address as its base URL.
-func (a *Agent) startGateway(ctx context.Context, s setup) (*gatewayed, error) {
+// Every billed call it forwards is counted on meter, after admit (when
+// not nil) let it through.
+func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error) (*gatewayed, error) {
 	up, provider, err := a.upstream()
 	if err != nil {
 		return nil, err
@@ -74,7 +79,8 @@ func (a *Agent) startGateway(ctx context.Context, s setup) (*gatewayed, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting the model gateway: %w", err)
 	}
-	gw := &egress.Gateway{Provider: provider, Upstream: up, Key: lookupEnv(a.env(), s.keyVar), Placeholder: placeholder}
+	gw := &egress.Gateway{Provider: provider, Upstream: up, Key: lookupEnv(a.env(), s.keyVar), Placeholder: placeholder,
+		Meter: meter, Admit: admit}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
@@ -87,11 +93,48 @@ func (a *Agent) startGateway(ctx context.Context, s setup) (*gatewayed, error) {
 		forward: sandbox.Forward{Port: agent.GatewayPort, Socket: sock},
 		baseURL: "http://127.0.0.1:" + strconv.Itoa(agent.GatewayPort) + up.EscapedPath(),
 		keyEnv:  s.keyVar + "=" + placeholder,
-		stop: func() {
+		stop: sync.OnceFunc(func() {
 			cancel()
 			ln.Close()
 			<-done
 			os.RemoveAll(dir)
-		},
+		}),
 	}, nil
+}
+
+// metered prices what the gateway counted as a report's tokens are
+// priced. A model the price table does not know is priced as the step's
+// own: which model a call names is the contained program's choice.
+func (a *Agent) metered(totals map[string]agent.Usage) agent.Usage {
+	r := report{tokens: map[string]agent.Usage{}}
+	for m, u := range totals {
+		if _, ok := builtin.LookupPrice(m); !ok {
+			m = ""
+		}
+		r.tokens[m] = r.tokens[m].Add(u)
+	}
+	return a.usage(r)
+}
+
+// ErrStepBudget marks a model call the gateway refused because the step
+// had spent what its session's budget left it.
+var ErrStepBudget = errors.New("the step has spent what the session's budget left it")
+
+// admit returns the check the gateway makes before each billed call of a
+// step: what it metered so far, priced, must stay below the step's limit
+// (nil: no limit). A call already running may take the step past it.
+func (a *Agent) admit(l agent.Limit, meter *egress.Meter) func() error {
+	if l == (agent.Limit{}) {
+		return nil
+	}
+	return func() error {
+		u := a.metered(meter.Totals())
+		if l.CostUSD > 0 && u.CostUSD >= l.CostUSD {
+			return fmt.Errorf("%w: $%.4f metered, $%.4f of the cost budget was left", ErrStepBudget, u.CostUSD, l.CostUSD)
+		}
+		if l.Tokens > 0 && u.InputTokens+u.OutputTokens >= l.Tokens {
+			return fmt.Errorf("%w: %d tokens metered, %d of the token budget were left", ErrStepBudget, u.InputTokens+u.OutputTokens, l.Tokens)
+		}
+		return nil
+	}
 }

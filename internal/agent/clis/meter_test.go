@@ -1,0 +1,95 @@
+package clis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/agent/agenttest"
+	"github.com/planexhq/planex/internal/sandbox"
+)
+
+// TestRedTeamGatewayMetersUnreportedCalls: a program in Claude Code's
+// place (a malicious CLI, or the shell of a prompt-injected one) calls
+// the model gateway itself five times with the placeholder key it holds,
+// against a model server speaking Anthropic's wire format, then reports
+// that the step spent nothing. The step's recorded usage is what the
+// gateway metered: the calls' tokens, priced by the price table, not the
+// zero the program claimed (which budgets would have added up). With a
+// limit on the step (what the session's budget left it), the gateway
+// refuses the calls past it and the model server never sees them.
+func TestRedTeamGatewayMetersUnreportedCalls(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl on this machine for the contained program to call the gateway with")
+	}
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine, so no gateway: %v", err)
+	}
+	if err := box.ProbeNetwork(context.Background()); err != nil {
+		t.Skipf("this machine cannot make network namespaces, so no gateway: %v", err)
+	}
+	const calls = 5
+	result := `{"id":"T1","status":"completed","findings":"nothing","files_modified":[],"tests_passed":true}`
+	report := fmt.Sprintf(`{"type":"result","subtype":"success","is_error":false,"result":%q,"total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}`, result)
+	script := "#!/bin/sh\nfor i in $(seq " + fmt.Sprint(calls) + "); do\n" +
+		`  curl -s -o /dev/null -H "x-api-key: $ANTHROPIC_API_KEY" -H 'content-type: application/json' ` +
+		`--data '{"model":"claude-sonnet-5-5","max_tokens":64,"messages":[{"role":"user","content":"spend"}]}' "$ANTHROPIC_BASE_URL/v1/messages"` +
+		"\ndone\ncat <<'EOF'\n" + report + "\nEOF\n"
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// claude-sonnet-5-5 lists at $2 in and $10 out a million tokens, so
+	// each call's 1000 in and 100 out cost $0.003.
+	const perCall = (1000*2.0 + 100*10.0) / 1e6
+	for _, c := range []struct {
+		name   string
+		limit  agent.Limit
+		passed int
+	}{
+		{"no budget", agent.Limit{}, calls},
+		{"cost left for two calls", agent.Limit{CostUSD: 1.5 * perCall}, 2},
+		{"tokens left for three calls", agent.Limit{Tokens: 2500}, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := agenttest.Anthropic(t, agenttest.Usage{In: 1000, Out: 100}, func(agenttest.Turn) agenttest.Action {
+				return agenttest.Action{Text: "spent"}
+			})
+			hs := httptest.NewServer(srv)
+			t.Cleanup(hs.Close)
+			a, err := New(Config{Name: "claude", BaseURL: hs.URL, Env: append(os.Environ(), "ANTHROPIC_API_KEY="+testKey),
+				Contain:  agent.Containment{Sandbox: box},
+				LookPath: func(string) (string, error) { return filepath.Join(bin, "claude"), nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.Run(context.Background(), agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1",
+				Dir: gitDir(t), Scope: "**", Timeout: time.Minute, Limit: c.limit})
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if n := len(srv.Turns()); n != c.passed {
+				t.Fatalf("the model server got %d calls, want %d of the program's %d (requests %v)", n, c.passed, calls, srv.Requests())
+			}
+			for _, k := range srv.Keys() {
+				if k != testKey {
+					t.Fatalf("the model server got key %q, not the real one: the calls did not pass the gateway", k)
+				}
+			}
+			wantCost := float64(c.passed) * perCall
+			if u := res.Usage; u.InputTokens != int64(c.passed)*1000 || u.OutputTokens != int64(c.passed)*100 || math.Abs(u.CostUSD-wantCost) > 1e-9 {
+				t.Errorf("recorded %+v, want the %d metered calls: %d in, %d out, $%.4f", u, c.passed, c.passed*1000, c.passed*100, wantCost)
+			}
+		})
+	}
+}

@@ -1,0 +1,491 @@
+package egress
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/planexhq/planex/internal/usage"
+)
+
+// Meter totals the tokens of the model calls a Gateway forwarded, as the
+// provider's own answers count them, per model (as the answers name it;
+// "" when none did). The agent's report of its own usage is a claim a
+// contained program can make zero; the meter is what planex's key paid.
+type Meter struct {
+	mu      sync.Mutex
+	byModel map[string]usage.Usage
+}
+
+// maxMeterModels bounds the models a Meter keeps apart, and
+// maxMeterModel the length of a name it keeps: a Gemini call's model is
+// its path's, the program's choice.
+const (
+	maxMeterModels = 32
+	maxMeterModel  = 128
+)
+
+// Add counts one call's tokens under model; past maxMeterModels models
+// (or with a longer name) under "", which is priced as the step's model.
+func (m *Meter) Add(model string, u usage.Usage) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byModel == nil {
+		m.byModel = map[string]usage.Usage{}
+	}
+	if _, ok := m.byModel[model]; len(model) > maxMeterModel || !ok && len(m.byModel) >= maxMeterModels {
+		model = ""
+	}
+	m.byModel[model] = m.byModel[model].Add(u.Bounded()).Bounded()
+}
+
+// Totals returns a copy of the tokens counted so far, per model.
+func (m *Meter) Totals() map[string]usage.Usage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.byModel)
+}
+
+// wireUsage is the usage object of any of the three providers' answers
+// (the names do not overlap): Anthropic's Messages, OpenAI's Responses
+// and Gemini's usageMetadata.
+type wireUsage struct {
+	InputTokens   int64 `json:"input_tokens"`
+	OutputTokens  int64 `json:"output_tokens"`
+	CacheCreation int64 `json:"cache_creation_input_tokens"`
+	CacheRead     int64 `json:"cache_read_input_tokens"`
+	InputDetails  struct {
+		Cached int64 `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	Prompt     int64 `json:"promptTokenCount"`
+	Candidates int64 `json:"candidatesTokenCount"`
+	Thoughts   int64 `json:"thoughtsTokenCount"`
+	ToolPrompt int64 `json:"toolUsePromptTokenCount"`
+	Cached     int64 `json:"cachedContentTokenCount"`
+}
+
+// tokens reads a provider's usage object as planex counts usage: every
+// prompt token is input, cached or not (as the agents' own reports are
+// read in internal/agent/clis).
+func (w wireUsage) tokens(p Provider) usage.Usage {
+	switch p {
+	case ProviderAnthropic:
+		// input_tokens leaves out the cached parts of the prompt.
+		return usage.Usage{InputTokens: w.InputTokens + w.CacheCreation + w.CacheRead, OutputTokens: w.OutputTokens,
+			CacheReadTokens: w.CacheRead, CacheWriteTokens: w.CacheCreation}
+	case ProviderGemini:
+		return usage.Usage{InputTokens: w.Prompt + w.ToolPrompt, OutputTokens: w.Candidates + w.Thoughts, CacheReadTokens: w.Cached}
+	}
+	return usage.Usage{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, CacheReadTokens: w.InputDetails.Cached}
+}
+
+// answerUsage gathers the usage objects and model names found in one
+// answer. Streams report usage more than once (Anthropic's message_start
+// and message_delta, each Gemini chunk), each count running up to its
+// total, so each field keeps the largest value seen.
+type answerUsage struct {
+	p     Provider
+	found bool
+	u     usage.Usage
+	model string
+}
+
+// take reads one captured value: a usage object or a model name.
+func (a *answerUsage) take(kind skimKind, raw []byte) {
+	if kind == skimModel {
+		var m string
+		if json.Unmarshal(raw, &m) == nil && m != "" {
+			a.model = m
+		}
+		return
+	}
+	var w wireUsage
+	if json.Unmarshal(raw, &w) != nil {
+		return
+	}
+	u := w.tokens(a.p).Bounded()
+	a.found = true
+	a.u = usage.Usage{InputTokens: max(a.u.InputTokens, u.InputTokens), OutputTokens: max(a.u.OutputTokens, u.OutputTokens),
+		CacheReadTokens: max(a.u.CacheReadTokens, u.CacheReadTokens), CacheWriteTokens: max(a.u.CacheWriteTokens, u.CacheWriteTokens)}
+}
+
+// answerScan reads an answer as it streams past the gateway, server-sent
+// events or one JSON document (or a JSON array of them: Gemini's stream
+// without alt=sse), and hands the usage objects and model names in it to
+// an answerUsage. It keeps no more than a few bytes of a line and one
+// captured value of at most maxCapture bytes, whatever the answer holds.
+type answerScan struct {
+	sse  bool
+	json skim
+	// SSE line state: the field name read so far (bounded), whether the
+	// line is a data line whose value goes to the JSON reader, and
+	// whether the last byte ended a line with a carriage return.
+	field     []byte
+	inValue   bool
+	data      bool
+	skipSpace bool
+	lineEmpty bool
+	cr        bool
+	bytes     int64
+}
+
+func newAnswerScan(sse bool, a *answerUsage) *answerScan {
+	s := &answerScan{sse: sse, lineEmpty: true}
+	s.json.found = a.take
+	return s
+}
+
+// Write implements io.Writer; it never fails.
+func (s *answerScan) Write(p []byte) (int, error) {
+	s.bytes += int64(len(p))
+	if !s.sse {
+		for _, c := range p {
+			s.json.byte(c)
+		}
+		return len(p), nil
+	}
+	for _, c := range p {
+		s.sseByte(c)
+	}
+	return len(p), nil
+}
+
+// sseByte takes one byte of an event stream: lines end with LF, CR or
+// CRLF; an empty line ends an event; data lines go to the JSON reader
+// (their line ends are JSON white space) and other fields are skipped.
+func (s *answerScan) sseByte(c byte) {
+	if c == '\n' && s.cr {
+		s.cr = false
+		return
+	}
+	s.cr = c == '\r'
+	if c == '\n' || c == '\r' {
+		if s.lineEmpty {
+			s.json.reset() // the event ends
+		} else if s.data {
+			s.json.byte('\n')
+		}
+		s.field, s.inValue, s.data, s.skipSpace, s.lineEmpty = s.field[:0], false, false, false, true
+		return
+	}
+	s.lineEmpty = false
+	switch {
+	case s.inValue && s.skipSpace && c == ' ':
+		s.skipSpace = false
+	case s.inValue:
+		s.skipSpace = false
+		if s.data {
+			s.json.byte(c)
+		}
+	case c == ':':
+		s.inValue, s.skipSpace, s.data = true, true, string(s.field) == "data"
+	case len(s.field) < 8:
+		s.field = append(s.field, c)
+	default:
+		s.field = append(s.field[:0], '-') // a long name is no field we read
+	}
+}
+
+// skimKind says what a captured value is.
+type skimKind int
+
+const (
+	skimUsage skimKind = iota
+	skimModel
+)
+
+const (
+	// maxCapture bounds a captured value (a usage object is a few hundred
+	// bytes); a longer one is dropped.
+	maxCapture = 16 << 10
+	// skimLevels is how many levels of member names the reader keeps;
+	// what it looks for lies at most two objects deep.
+	skimLevels = 4
+	// maxSkimName bounds a member name the reader keeps.
+	maxSkimName = 32
+)
+
+// skim reads JSON byte by byte, without holding any string or value but
+// the ones it captures, and captures the usage objects and model names
+// where the providers put them: at the top of a document (Anthropic's
+// and OpenAI's usage and model, Gemini's usageMetadata and
+// modelVersion) or below the message or response member of an event
+// (Anthropic's message_start, OpenAI's response.completed). Arrays do
+// not count as levels, so each element of a top-level array is a
+// document. A model's own text and tool arguments lie deeper or inside
+// strings, so nothing the model writes is read as usage.
+type skim struct {
+	found func(skimKind, []byte)
+	// open is the kind of each open level ('{' or '['); names the member
+	// being read at each object level, for the first skimLevels objects.
+	open    []byte
+	names   [skimLevels]string
+	objects int // open objects
+	deep    int // levels beyond maxNesting, only counted
+	inStr   bool
+	esc     bool
+	wantKey bool
+	key     []byte
+	keyLong bool
+	// capture is the value being captured, of kind kind, which ends when
+	// the levels are back to capLevel (an object) or its string closes.
+	capturing bool
+	capture   []byte
+	kind      skimKind
+	capLevel  int
+	capOver   bool
+}
+
+func (s *skim) reset() {
+	found, key, capture := s.found, s.key[:0], s.capture[:0]
+	*s = skim{found: found, key: key, capture: capture, open: s.open[:0]}
+}
+
+func (s *skim) byte(c byte) {
+	if s.capturing {
+		if len(s.capture) < maxCapture {
+			s.capture = append(s.capture, c)
+		} else {
+			s.capOver = true
+		}
+	}
+	if s.inStr {
+		s.strByte(c)
+		return
+	}
+	switch c {
+	case '"':
+		s.inStr, s.esc = true, false
+		if s.wantKey {
+			s.key, s.keyLong = s.key[:0], false
+		} else {
+			s.valueStart(c)
+		}
+	case '{', '[':
+		s.valueStart(c)
+		s.push(c)
+	case '}', ']':
+		s.pop()
+	case ',':
+		s.wantKey = len(s.open) > 0 && s.open[len(s.open)-1] == '{' && s.deep == 0
+	}
+}
+
+// strByte takes a byte inside a string: a member name is kept (bounded);
+// a captured model name ends with its closing quote.
+func (s *skim) strByte(c byte) {
+	switch {
+	case s.esc:
+		s.esc = false
+	case c == '\\':
+		s.esc = true
+	case c == '"':
+		s.inStr = false
+		if s.wantKey {
+			s.wantKey = false
+			s.name()
+			return
+		}
+		if s.capturing && s.kind == skimModel {
+			s.finish()
+		}
+		return
+	}
+	if s.wantKey {
+		if len(s.key) < maxSkimName {
+			s.key = append(s.key, c)
+		} else {
+			s.keyLong = true
+		}
+	}
+}
+
+// name sets the member name of the innermost object.
+func (s *skim) name() {
+	if s.objects == 0 || s.objects > skimLevels || s.deep > 0 {
+		return
+	}
+	n := string(s.key)
+	if s.keyLong {
+		n = ""
+	}
+	s.names[s.objects-1] = n
+}
+
+// valueStart sees a value begin ('{', '[' or '"') and starts capturing
+// it when it lies where a provider puts usage or a model name.
+func (s *skim) valueStart(c byte) {
+	if s.capturing || s.deep > 0 || len(s.open) == 0 || s.open[len(s.open)-1] != '{' {
+		return
+	}
+	var name string
+	switch s.objects {
+	case 1:
+		name = s.names[0]
+	case 2:
+		if s.names[0] != "message" && s.names[0] != "response" {
+			return
+		}
+		name = s.names[1]
+	default:
+		return
+	}
+	switch {
+	case c == '{' && (name == "usage" || name == "usageMetadata"):
+		s.kind = skimUsage
+	case c == '"' && (name == "model" || name == "modelVersion"):
+		s.kind = skimModel
+	default:
+		return
+	}
+	s.capturing, s.capOver, s.capLevel = true, false, len(s.open)
+	s.capture = append(s.capture[:0], c)
+}
+
+func (s *skim) push(c byte) {
+	if len(s.open) >= maxNesting {
+		s.deep++
+		return
+	}
+	s.open = append(s.open, c)
+	if c == '{' {
+		s.objects++
+		if s.objects <= skimLevels {
+			s.names[s.objects-1] = ""
+		}
+	}
+	s.wantKey = c == '{'
+}
+
+func (s *skim) pop() {
+	s.wantKey = false
+	if s.deep > 0 {
+		s.deep--
+		return
+	}
+	if len(s.open) == 0 {
+		return // not JSON; nothing below is read as usage
+	}
+	if s.open[len(s.open)-1] == '{' {
+		s.objects--
+	}
+	s.open = s.open[:len(s.open)-1]
+	if s.capturing && s.kind == skimUsage && len(s.open) == s.capLevel {
+		s.finish()
+	}
+}
+
+// finish hands a captured value on, unless it was cut short.
+func (s *skim) finish() {
+	s.capturing = false
+	if !s.capOver && s.found != nil {
+		s.found(s.kind, s.capture)
+	}
+	s.capture = s.capture[:0]
+}
+
+// billedCall says whether an allowed call (rel, below the base path) is
+// one the provider bills tokens for: not counting tokens, not listing
+// models.
+func billedCall(rel string) bool {
+	return !strings.HasSuffix(rel, "/count_tokens") && !strings.HasSuffix(rel, ":countTokens") && rel != "/models"
+}
+
+// dialFailed says whether a call failed before any byte of it left:
+// the provider saw nothing to bill.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// isEventStream says whether an answer is server-sent events.
+func isEventStream(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "text/event-stream"
+}
+
+// meterRead is what the gateway read of an answer.
+type meterRead struct {
+	usage *answerUsage
+	bytes int64
+}
+
+// meterCall counts one billed call on g.Meter: the usage the provider's
+// answer reports, under the model it names (a Gemini call's path names
+// it otherwise). Where that cannot be read in full (the answer names no
+// usage, its copy to the client was cut, or the call failed on the way)
+// each count is at least a floor no real call stays under: the request's
+// bytes as input tokens and the answer's bytes as output tokens. An
+// error answer without usage is not billed by the providers.
+func (g *Gateway) meterCall(rel string, reqBytes int64, resp *http.Response, read *meterRead, whole bool) {
+	if g.Meter == nil {
+		return
+	}
+	var u usage.Usage
+	var model string
+	if read != nil {
+		u, model = read.usage.u, read.usage.model
+	}
+	if model == "" && g.Provider == ProviderGemini {
+		_, after, _ := strings.Cut(rel, "/models/")
+		model, _, _ = strings.Cut(after, ":")
+	}
+	found := read != nil && read.usage.found
+	switch {
+	case found && whole:
+	case resp != nil && resp.StatusCode >= 400 && !found:
+		return
+	default:
+		var out int64
+		if read != nil {
+			out = read.bytes
+		}
+		u.InputTokens, u.OutputTokens = max(u.InputTokens, reqBytes), max(u.OutputTokens, out)
+	}
+	g.Meter.Add(model, u)
+}
+
+// inflight counts the calls a gateway is serving, so that stopping it
+// can wait for them; once closed it admits none.
+type inflight struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+	idle   *sync.Cond
+}
+
+func (f *inflight) enter() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
+	f.n++
+	return true
+}
+
+func (f *inflight) leave() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n--
+	if f.n == 0 && f.idle != nil {
+		f.idle.Broadcast()
+	}
+}
+
+func (f *inflight) closeAndWait() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	if f.idle == nil {
+		f.idle = sync.NewCond(&f.mu)
+	}
+	for f.n > 0 {
+		f.idle.Wait()
+	}
+}
