@@ -283,30 +283,33 @@ func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
 	if ferr == nil {
 		return true, nil
 	}
-	out, err := r.remoteGit(ctx, remote, false, []string{"ls-remote", uploadPack}, ref)
+	sha, err := r.RemoteRef(ctx, remote, ref)
 	if err != nil {
-		return false, fmt.Errorf("listing %s on %s: %w", ref, remote, err)
+		return false, err
 	}
-	if strings.TrimSpace(out) == "" {
+	if sha == "" {
 		return false, nil
 	}
 	return false, fmt.Errorf("fetching %s: %w", ref, ferr)
 }
 
-// RemoteRef returns the commit a remote ref points at ("" when absent).
+// RemoteRef returns the commit a remote ref points at ("" when absent):
+// the ref of exactly that name. git ls-remote matches a pattern against
+// the tail of each name, so refs/heads/main also lists a branch someone
+// pushed as a/refs/heads/main, which sorts first; taking git's first line
+// took that branch's commit for main's.
 func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (string, error) {
-	out, err := r.remoteGit(ctx, remote, false, []string{"ls-remote", uploadPack}, ref)
+	refs, err := r.ListRemoteRefs(ctx, remote, ref)
 	if err != nil {
-		return "", fmt.Errorf("listing %s on %s: %w", ref, remote, err)
+		return "", err
 	}
-	f := strings.Fields(out)
-	if len(f) == 0 {
-		return "", nil
-	}
-	return f[0], nil
+	return refs[ref], nil
 }
 
-// ListRemoteRefs lists remote refs matching a pattern, as name → commit.
+// ListRemoteRefs lists remote refs matching a pattern, as name → commit:
+// a name equal to the pattern or, for a pattern ending in "/*", any name
+// under the folder before it. Names git lists only because their tail
+// matches (refs/heads/x/refs/planex/… for refs/planex/*) are left out.
 func (r *Repo) ListRemoteRefs(ctx context.Context, remote, pattern string) (map[string]string, error) {
 	out, err := r.remoteGit(ctx, remote, false, []string{"ls-remote", uploadPack}, pattern)
 	if err != nil {
@@ -314,11 +317,21 @@ func (r *Repo) ListRemoteRefs(ctx context.Context, remote, pattern string) (map[
 	}
 	refs := map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) == 2 {
+		if f := strings.Fields(line); len(f) == 2 && refMatches(pattern, f[1]) {
 			refs[f[1]] = f[0]
 		}
 	}
 	return refs, nil
+}
+
+// refMatches says whether name is pattern or, for a pattern ending in
+// "/*", lies under the folder before it; matched from the start of the
+// name, never its tail.
+func refMatches(pattern, name string) bool {
+	if dir, ok := strings.CutSuffix(pattern, "*"); ok && strings.HasSuffix(dir, "/") {
+		return strings.HasPrefix(name, dir) && len(name) > len(dir)
+	}
+	return name == pattern
 }
 
 // EnsureCommit makes sure a commit is present locally, fetching it from

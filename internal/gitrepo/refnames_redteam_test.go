@@ -1,0 +1,65 @@
+package gitrepo
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamRemoteRefMatchesNoTail: whoever can push a branch (but not
+// to the protected main) pushes decoys whose names end in the refs planex
+// asks the remote about: a/refs/heads/main, which git ls-remote lists for
+// refs/heads/main (it matches a name's tail) and sorts before it, so
+// planex planned on the decoy's commit as main's; x/refs/planex/state/9
+// where no state 9 exists; x/refs/planex/state/7 beside a real state 7.
+// Each lookup names the ref of exactly that name, or none.
+func TestRedTeamRemoteRefMatchesNoTail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, c := cloneOf(t, r)
+	main := strings.TrimSpace(mustGit(t, origin, "rev-parse", "refs/heads/main"))
+	mustGit(t, r.Root, "commit", "-q", "--allow-empty", "-m", "the pusher's")
+	decoy := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	mustGit(t, r.Root, "push", "-q", origin,
+		"HEAD:refs/heads/a/refs/heads/main",
+		"HEAD:refs/heads/x/refs/planex/state/9",
+		"HEAD:refs/heads/x/refs/planex/state/7",
+		"HEAD~1:refs/planex/state/7")
+
+	if got, err := c.RemoteRef(ctx, "origin", "refs/heads/main"); err != nil || got != main {
+		t.Errorf("RemoteRef(refs/heads/main) = %q, %v; want main's %s (the decoy is %s)", got, err, main, decoy)
+	}
+	if got, err := c.RemoteRef(ctx, "origin", "refs/planex/state/9"); err != nil || got != "" {
+		t.Errorf("RemoteRef of a missing ref = %q, %v; want none", got, err)
+	}
+	if found, err := c.FetchRef(ctx, "origin", "refs/planex/state/9"); err != nil || found {
+		t.Errorf("FetchRef of a missing ref = %v, %v; want not found, no error", found, err)
+	}
+	refs, err := c.ListRemoteRefs(ctx, "origin", "refs/planex/state/*")
+	if err != nil || len(refs) != 1 || refs["refs/planex/state/7"] != main {
+		t.Errorf("ListRemoteRefs(refs/planex/state/*) = %v, %v; want state 7 at %s alone", refs, err, main)
+	}
+}
+
+// TestRedTeamResolveBranchMatchesNoFolder: a local planex/7-x/y (fetched
+// or left by a clone's history) stands where planex/7-x does not exist;
+// git for-each-ref lists it for refs/heads/planex/7-x, whose commit was
+// taken for the run branch's.
+func TestRedTeamResolveBranchMatchesNoFolder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	mustGit(t, r.Root, "branch", "planex/7-x/y")
+	mustGit(t, r.Root, "branch", "planex/8-x")
+	head := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	for _, tc := range []struct{ branch, want string }{
+		{"planex/7-x", ""},
+		{"planex/8-x", head},
+		{"planex", ""},
+	} {
+		if got, err := r.ResolveBranch(ctx, tc.branch); err != nil || got != tc.want {
+			t.Errorf("ResolveBranch(%s) = %q, %v; want %q", tc.branch, got, err, tc.want)
+		}
+	}
+}
