@@ -255,6 +255,15 @@ func recordForms(rec *Record) error {
 	if rec.PlanID != "" && !planIDForm.MatchString(rec.PlanID) {
 		return fmt.Errorf("%s: the plan id %q is not one planex makes", recordFile, abbrev.Truncate(rec.PlanID, 40))
 	}
+	// The base and a wave's base are handed to git: one of the forger's
+	// ("--output=<file>") was an option to git diff-tree, which wrote the
+	// file it named, and a short id names whichever object has it.
+	if rec.Base != "" && !commitForm.MatchString(rec.Base) {
+		return fmt.Errorf("%s: the base %q is not a commit id", recordFile, abbrev.Truncate(rec.Base, 80))
+	}
+	if m := rec.Matrix; m != nil && !commitForm.MatchString(m.Base) {
+		return fmt.Errorf("%s: the wave's base %q is not a commit id", recordFile, abbrev.Truncate(m.Base, 80))
+	}
 	switch rec.State {
 	case StatePlanned, StateRunning, StateDone, StateFailed, StateCancelled:
 	default:
@@ -276,6 +285,10 @@ var sessionIDForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$`)
 // loginForm is the form of a GitHub login (an App's with "[bot]"), and of
 // "auto-approve", the approver of a plan the setting approved.
 var loginForm = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$`)
+
+// commitForm is the form of a full commit id, SHA-1 or SHA-256, as git
+// prints it.
+var commitForm = regexp.MustCompile(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
 
 // planIDForm is the form of a plan id (plan.ID): ten hex digits.
 var planIDForm = regexp.MustCompile(`^[0-9a-f]{10}$`)

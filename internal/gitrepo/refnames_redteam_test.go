@@ -2,6 +2,9 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -61,5 +64,47 @@ func TestRedTeamResolveBranchMatchesNoFolder(t *testing.T) {
 		if got, err := r.ResolveBranch(ctx, tc.branch); err != nil || got != tc.want {
 			t.Errorf("ResolveBranch(%s) = %q, %v; want %q", tc.branch, got, err, tc.want)
 		}
+	}
+}
+
+// TestRedTeamRevisionsAreNoOptions: a commit planex hands git may come
+// from a record whoever can push wrote (a state ref's base). git reads
+// options after the revisions: EnsureCommit's fetch took
+// "--upload-pack=<command>" and ran the command (a file or ssh remote),
+// DiffTrees' diff-tree took "--output=<file>" and wrote the file, and a
+// short id named whichever object has that prefix. Each is refused before
+// git runs, the files untouched.
+func TestRedTeamRevisionsAreNoOptions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	_, c := cloneOf(t, r)
+	head := strings.TrimSpace(mustGit(t, c.Root, "rev-parse", "HEAD"))
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	victim := filepath.Join(dir, "victim")
+	const keep = "kept\n"
+	if err := os.WriteFile(victim, []byte(keep), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, sha := range []string{"--upload-pack=touch " + ran + ";false", head[:12], head + "^"} {
+		if err := c.EnsureCommit(ctx, "origin", sha); !errors.Is(err, ErrNotObjectID) {
+			t.Errorf("EnsureCommit(%q) = %v, want ErrNotObjectID", sha, err)
+		}
+	}
+	if err := c.EnsureCommit(ctx, "origin", head); err != nil {
+		t.Errorf("EnsureCommit of a full id: %v", err)
+	}
+	if _, err := c.DiffTrees(ctx, "--output="+victim, head); !errors.Is(err, ErrOptionRevision) {
+		t.Errorf("DiffTrees from an option = %v, want ErrOptionRevision", err)
+	}
+	if err := c.AddWorktree(ctx, filepath.Join(dir, "wt"), "-Bmain"); !errors.Is(err, ErrOptionRevision) {
+		t.Errorf("AddWorktree at an option = %v, want ErrOptionRevision", err)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command a forged base named ran")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != keep {
+		t.Errorf("the file a forged base named was written: %q", b)
 	}
 }

@@ -203,6 +203,10 @@ func localURL(u string) bool {
 		!strings.Contains(u, ":")
 }
 
+// ErrNotObjectID is returned for a commit named by anything but a full
+// object id where planex hands it to git.
+var ErrNotObjectID = errors.New("not a full object id")
+
 // ErrProtectedRef is returned for a push planex must never make.
 var ErrProtectedRef = errors.New("refusing to push")
 
@@ -335,8 +339,15 @@ func refMatches(pattern, name string) bool {
 }
 
 // EnsureCommit makes sure a commit is present locally, fetching it from
-// remote if a shallow checkout lacks it.
+// remote if a shallow checkout lacks it. sha must be a full object id:
+// it may come from a record whoever can push wrote (a state ref's base),
+// and git fetch takes an option after the remote, so a base of
+// "--upload-pack=<command>" ran that command (over a file or ssh
+// remote), and a short id names whichever object has that prefix.
 func (r *Repo) EnsureCommit(ctx context.Context, remote, sha string) error {
+	if !r.format.IsID(sha) {
+		return fmt.Errorf("fetching commit %q: %w (this repository's are %d hex digits)", abbrev.Truncate(sha, 80), ErrNotObjectID, r.format.HexLen())
+	}
 	if _, err := r.Git(ctx, "", "cat-file", "-e", sha+"^{commit}"); err == nil {
 		return nil
 	}
