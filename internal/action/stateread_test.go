@@ -102,7 +102,7 @@ func TestRecordForms(t *testing.T) {
 			r.Base = strings.Repeat("a", 40)
 			r.Matrix = &MatrixWave{Base: strings.Repeat("b", 40)}
 		}, false},
-		{"a SHA-256 base", func(r *Record) { r.Base = strings.Repeat("c", 64) }, false},
+		{"a SHA-256 base in a SHA-1 repository", func(r *Record) { r.Base = strings.Repeat("c", 64) }, true},
 		{"a base that is an option", func(r *Record) { r.Base = "--output=/tmp/x" }, true},
 		{"a short base", func(r *Record) { r.Base = "abc1234" }, true},
 		{"a base that is a ref", func(r *Record) { r.Base = "refs/heads/main" }, true},
@@ -111,7 +111,7 @@ func TestRecordForms(t *testing.T) {
 	for _, tc := range tests {
 		rec := ok()
 		tc.forge(rec)
-		if err := recordForms(rec); (err != nil) != tc.refuse {
+		if err := recordForms(rec, gitrepo.SHA1.IsID); (err != nil) != tc.refuse {
 			t.Errorf("%s: err = %v, want refused %v", tc.name, err, tc.refuse)
 		}
 	}

@@ -3,8 +3,10 @@ package gitrepo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -106,5 +108,45 @@ func TestRedTeamRevisionsAreNoOptions(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(victim); string(b) != keep {
 		t.Errorf("the file a forged base named was written: %q", b)
+	}
+}
+
+// TestRedTeamRemoteRefListingBounded: whoever can push makes 250,000
+// branches under planex/ with 200-byte names (50 MB of listing; a
+// branch costs its name alone): planex, which lists the remote's
+// planex/* branches to pick a free run branch, held git's whole answer,
+// split it and kept a map of it. The listing is read up to 16 MiB and
+// refused past it (ErrTooManyRefs); a lookup of main is unaffected.
+// Not parallel: it measures the process's allocations.
+func TestRedTeamRemoteRefListingBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, c := cloneOf(t, r)
+	main := strings.TrimSpace(mustGit(t, origin, "rev-parse", "refs/heads/main"))
+	var packed strings.Builder
+	packed.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
+	names := []string{"refs/heads/main"}
+	long := strings.Repeat("x", 180)
+	for i := range 250_000 {
+		names = append(names, fmt.Sprintf("refs/heads/planex/%07d-%s", i, long))
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		packed.WriteString(main + " " + n + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(origin, "packed-refs"), []byte(packed.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(origin, "refs", "heads", "main"))
+	var err error
+	got := allocated(func() { _, err = c.ListRemoteRefs(ctx, "origin", "refs/heads/planex/*") })
+	if !errors.Is(err, ErrTooManyRefs) {
+		t.Errorf("listing 250,000 pushed branches = %v, want ErrTooManyRefs", err)
+	}
+	if got > 64<<20 {
+		t.Errorf("listing the pushed branches allocated %d MiB; want at most 64 MiB", got>>20)
+	}
+	if sha, err := c.RemoteRef(ctx, "origin", "refs/heads/main"); err != nil || sha != main {
+		t.Errorf("RemoteRef(main) beside them = %q, %v; want %s", sha, err, main)
 	}
 }

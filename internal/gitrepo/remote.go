@@ -183,6 +183,11 @@ func addRemote(remotes map[string]remoteURL, key, value string) {
 // that was not local then may not be redirected (insteadOf) to a local
 // path, whose hooks git would run.
 func (r *Repo) remoteGit(ctx context.Context, remote string, push bool, args []string, refs ...string) (string, error) {
+	return run(ctx, remoteCall(r, remote, push, args, refs...))
+}
+
+// remoteCall is the call remoteGit runs.
+func remoteCall(r *Repo, remote string, push bool, args []string, refs ...string) call {
 	target, cfg := remote, r.config
 	if u, ok := r.remotes[remote]; ok && u.fetch != "" {
 		target = u.fetch
@@ -195,7 +200,7 @@ func (r *Repo) remoteGit(ctx context.Context, remote string, push bool, args []s
 	}
 	args = append(append(args[:len(args):len(args)], target), refs...)
 	env := append(r.gitEnv(r.Root), r.env...)
-	return run(ctx, call{dir: r.Root, env: env, config: cfg, args: args, scans: r.scans})
+	return call{dir: r.Root, env: env, config: cfg, args: args, scans: r.scans}
 }
 
 func localURL(u string) bool {
@@ -314,10 +319,17 @@ func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (string, error
 // a name equal to the pattern or, for a pattern ending in "/*", any name
 // under the folder before it. Names git lists only because their tail
 // matches (refs/heads/x/refs/planex/… for refs/planex/*) are left out.
+//
+// The listing is read up to maxRefListing: whoever can push decides how
+// many refs match (a million branches under planex/, or ending in
+// /refs/heads/main), and git's whole answer was held.
 func (r *Repo) ListRemoteRefs(ctx context.Context, remote, pattern string) (map[string]string, error) {
-	out, err := r.remoteGit(ctx, remote, false, []string{"ls-remote", uploadPack}, pattern)
+	out, cut, err := runCapped(ctx, remoteCall(r, remote, false, []string{"ls-remote", uploadPack}, pattern), maxRefListing)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s on %s: %w", pattern, remote, err)
+	}
+	if cut {
+		return nil, fmt.Errorf("listing %s on %s: more than %d MiB of refs: %w", pattern, remote, maxRefListing>>20, ErrTooManyRefs)
 	}
 	refs := map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
@@ -327,6 +339,13 @@ func (r *Repo) ListRemoteRefs(ctx context.Context, remote, pattern string) (map[
 	}
 	return refs, nil
 }
+
+// maxRefListing bounds the answer of one git ls-remote planex reads.
+const maxRefListing = 16 << 20
+
+// ErrTooManyRefs is returned when a remote lists more refs matching a
+// pattern than planex reads (maxRefListing).
+var ErrTooManyRefs = errors.New("the remote lists too many refs")
 
 // refMatches says whether name is pattern or, for a pattern ending in
 // "/*", lies under the folder before it; matched from the start of the
