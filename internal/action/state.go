@@ -156,7 +156,8 @@ func (r *stateStore) fetchRecordListing(ctx context.Context, thread int, listAll
 	if err := json.Unmarshal(b, rec); err != nil {
 		return nil, nil, false, fmt.Errorf("state %s: %s: %w", ref, recordFile, err)
 	}
-	if err := recordOfThread(rec, thread); err != nil {
+	isID := func(s string) bool { return gitrepo.IsObjectID(r.Repo, s) }
+	if err := recordOfThread(rec, thread, isID); err != nil {
 		return nil, nil, false, fmt.Errorf("state %s: %w", ref, err)
 	}
 	rec.remote = remote
@@ -213,7 +214,7 @@ func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool,
 // says "Closes #<issue>", and a forged state ref named an issue nobody
 // asked planex about, which merging the pull request closed. Its plan id
 // and pull request address must be of the forms planex writes.
-func recordOfThread(rec *Record, thread int) error {
+func recordOfThread(rec *Record, thread int, isID func(string) bool) error {
 	issue := thread
 	if rec.FollowUp {
 		m := runBranchRe.FindStringSubmatch(rec.Branch)
@@ -236,13 +237,14 @@ func recordOfThread(rec *Record, thread int) error {
 	}
 	// What planex shows and hands the workflow as outputs (plan-id,
 	// pull-request-url) is of the form planex writes, nothing else.
-	return recordForms(rec)
+	return recordForms(rec, isID)
 }
 
 // recordForms refuses a record whose values planex shows (in replies, the
 // status comment, the pull request, step outputs) are not of the forms
-// planex writes: whoever can push may have written them.
-func recordForms(rec *Record) error {
+// planex writes: whoever can push may have written them. isID says
+// whether a string is a full object id of the repository's format.
+func recordForms(rec *Record, isID func(string) bool) error {
 	// The session id is the session-id output too, and names a folder:
 	// a line break in it would set outputs of the writer's.
 	if !sessionIDForm.MatchString(rec.SessionID) {
@@ -254,6 +256,15 @@ func recordForms(rec *Record) error {
 	}
 	if rec.PlanID != "" && !planIDForm.MatchString(rec.PlanID) {
 		return fmt.Errorf("%s: the plan id %q is not one planex makes", recordFile, abbrev.Truncate(rec.PlanID, 40))
+	}
+	// The base and a wave's base are handed to git: one of the forger's
+	// ("--output=<file>") was an option to git diff-tree, which wrote the
+	// file it named, and a short id names whichever object has it.
+	if rec.Base != "" && !isID(rec.Base) {
+		return fmt.Errorf("%s: the base %q is not a commit id", recordFile, abbrev.Truncate(rec.Base, 80))
+	}
+	if m := rec.Matrix; m != nil && !isID(m.Base) {
+		return fmt.Errorf("%s: the wave's base %q is not a commit id", recordFile, abbrev.Truncate(m.Base, 80))
 	}
 	switch rec.State {
 	case StatePlanned, StateRunning, StateDone, StateFailed, StateCancelled:

@@ -98,11 +98,20 @@ func TestRecordForms(t *testing.T) {
 		{"CI run address with Markdown", func(r *Record) { r.CIFix.Runs[0].URL = "https://x.example/ @org/team" }, true},
 		{"CI job address with Markdown", func(r *Record) { r.CIFix.Runs[0].Jobs[0].URL = "https://x.example/)![i](https://t.example/p.png" }, true},
 		{"plan id not hex", func(r *Record) { r.PlanID = "`@org/team`" }, true},
+		{"a SHA-1 base and wave base", func(r *Record) {
+			r.Base = strings.Repeat("a", 40)
+			r.Matrix = &MatrixWave{Base: strings.Repeat("b", 40)}
+		}, false},
+		{"a SHA-256 base in a SHA-1 repository", func(r *Record) { r.Base = strings.Repeat("c", 64) }, true},
+		{"a base that is an option", func(r *Record) { r.Base = "--output=/tmp/x" }, true},
+		{"a short base", func(r *Record) { r.Base = "abc1234" }, true},
+		{"a base that is a ref", func(r *Record) { r.Base = "refs/heads/main" }, true},
+		{"a wave base that is an option", func(r *Record) { r.Matrix = &MatrixWave{Base: "--upload-pack=x"} }, true},
 	}
 	for _, tc := range tests {
 		rec := ok()
 		tc.forge(rec)
-		if err := recordForms(rec); (err != nil) != tc.refuse {
+		if err := recordForms(rec, gitrepo.SHA1.IsID); (err != nil) != tc.refuse {
 			t.Errorf("%s: err = %v, want refused %v", tc.name, err, tc.refuse)
 		}
 	}

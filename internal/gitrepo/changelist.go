@@ -32,6 +32,9 @@ const (
 // sorted by path, reading git's answer as it comes: at most maxChanges
 // files with maxChangeBytes of names in all, else ErrTooManyChanges.
 func (r *Repo) DiffTrees(ctx context.Context, from, to string) ([]Change, error) {
+	if err := revisions(from, to); err != nil {
+		return nil, fmt.Errorf("comparing trees: %w", err)
+	}
 	var changes []Change
 	names := 0
 	var meta []string

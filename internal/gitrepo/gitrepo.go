@@ -256,13 +256,22 @@ func parseState(out string) (WorkTreeState, error) {
 }
 
 // ResolveBranch returns the commit a branch points at, or "" when the
-// branch does not exist.
+// branch does not exist. git for-each-ref matches a pattern as a folder
+// too: for a planex/7-x that does not exist it listed a planex/7-x/y of
+// someone else's, whose commit was taken for the branch's; only the ref
+// of exactly that name counts.
 func (r *Repo) ResolveBranch(ctx context.Context, branch string) (string, error) {
-	out, err := r.Git(ctx, "", "for-each-ref", "--format=%(objectname)", "refs/heads/"+branch)
+	ref := "refs/heads/" + branch
+	out, err := r.Git(ctx, "", "for-each-ref", "--format=%(objectname) %(refname)", ref)
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(out), nil
+	for _, line := range strings.Split(out, "\n") {
+		if sha, name, ok := strings.Cut(line, " "); ok && name == ref {
+			return sha, nil
+		}
+	}
+	return "", nil
 }
 
 // ErrRefMoved is returned when a branch was not where the caller expected.

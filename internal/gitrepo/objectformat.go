@@ -65,3 +65,8 @@ func (f ObjectFormat) IsID(s string) bool {
 	}
 	return true
 }
+
+// IsObjectID reports whether s is a full object id of r's format, as git
+// prints them: what planex takes from a record anyone who can push may
+// have written is checked so before it is handed to git.
+func IsObjectID(r *Repo, s string) bool { return r.format.IsID(s) }

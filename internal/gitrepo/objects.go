@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/planexhq/planex/internal/abbrev"
 )
 
 // Plumbing for recreating local commits elsewhere (commit-signing: api).
@@ -194,4 +196,20 @@ func (r *Repo) ReadBlobPrefix(ctx context.Context, sha string, n int64) ([]byte,
 		return nil, fmt.Errorf("reading blob %s: %w", sha, werr)
 	}
 	return data, nil
+}
+
+// ErrOptionRevision is returned for a revision that git would read as an
+// option: one starting with "-".
+var ErrOptionRevision = errors.New("a revision may not start with \"-\"")
+
+// revisions refuses a revision git would take for an option. git reads
+// options after the revisions too: a base a forged record gave as
+// "--output=<file>" made git diff-tree write that file.
+func revisions(revs ...string) error {
+	for _, rev := range revs {
+		if strings.HasPrefix(rev, "-") {
+			return fmt.Errorf("%q: %w", abbrev.Truncate(rev, 80), ErrOptionRevision)
+		}
+	}
+	return nil
 }

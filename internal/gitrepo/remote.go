@@ -183,6 +183,11 @@ func addRemote(remotes map[string]remoteURL, key, value string) {
 // that was not local then may not be redirected (insteadOf) to a local
 // path, whose hooks git would run.
 func (r *Repo) remoteGit(ctx context.Context, remote string, push bool, args []string, refs ...string) (string, error) {
+	return run(ctx, remoteCall(r, remote, push, args, refs...))
+}
+
+// remoteCall is the call remoteGit runs.
+func remoteCall(r *Repo, remote string, push bool, args []string, refs ...string) call {
 	target, cfg := remote, r.config
 	if u, ok := r.remotes[remote]; ok && u.fetch != "" {
 		target = u.fetch
@@ -195,13 +200,17 @@ func (r *Repo) remoteGit(ctx context.Context, remote string, push bool, args []s
 	}
 	args = append(append(args[:len(args):len(args)], target), refs...)
 	env := append(r.gitEnv(r.Root), r.env...)
-	return run(ctx, call{dir: r.Root, env: env, config: cfg, args: args, scans: r.scans})
+	return call{dir: r.Root, env: env, config: cfg, args: args, scans: r.scans}
 }
 
 func localURL(u string) bool {
 	return strings.HasPrefix(u, "file://") || strings.HasPrefix(u, "/") || strings.HasPrefix(u, ".") ||
 		!strings.Contains(u, ":")
 }
+
+// ErrNotObjectID is returned for a commit named by anything but a full
+// object id where planex hands it to git.
+var ErrNotObjectID = errors.New("not a full object id")
 
 // ErrProtectedRef is returned for a push planex must never make.
 var ErrProtectedRef = errors.New("refusing to push")
@@ -283,47 +292,81 @@ func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
 	if ferr == nil {
 		return true, nil
 	}
-	out, err := r.remoteGit(ctx, remote, false, []string{"ls-remote", uploadPack}, ref)
+	sha, err := r.RemoteRef(ctx, remote, ref)
 	if err != nil {
-		return false, fmt.Errorf("listing %s on %s: %w", ref, remote, err)
+		return false, err
 	}
-	if strings.TrimSpace(out) == "" {
+	if sha == "" {
 		return false, nil
 	}
 	return false, fmt.Errorf("fetching %s: %w", ref, ferr)
 }
 
-// RemoteRef returns the commit a remote ref points at ("" when absent).
+// RemoteRef returns the commit a remote ref points at ("" when absent):
+// the ref of exactly that name. git ls-remote matches a pattern against
+// the tail of each name, so refs/heads/main also lists a branch someone
+// pushed as a/refs/heads/main, which sorts first; taking git's first line
+// took that branch's commit for main's.
 func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (string, error) {
-	out, err := r.remoteGit(ctx, remote, false, []string{"ls-remote", uploadPack}, ref)
+	refs, err := r.ListRemoteRefs(ctx, remote, ref)
 	if err != nil {
-		return "", fmt.Errorf("listing %s on %s: %w", ref, remote, err)
+		return "", err
 	}
-	f := strings.Fields(out)
-	if len(f) == 0 {
-		return "", nil
-	}
-	return f[0], nil
+	return refs[ref], nil
 }
 
-// ListRemoteRefs lists remote refs matching a pattern, as name → commit.
+// ListRemoteRefs lists remote refs matching a pattern, as name → commit:
+// a name equal to the pattern or, for a pattern ending in "/*", any name
+// under the folder before it. Names git lists only because their tail
+// matches (refs/heads/x/refs/planex/… for refs/planex/*) are left out.
+//
+// The listing is read up to maxRefListing: whoever can push decides how
+// many refs match (a million branches under planex/, or ending in
+// /refs/heads/main), and git's whole answer was held.
 func (r *Repo) ListRemoteRefs(ctx context.Context, remote, pattern string) (map[string]string, error) {
-	out, err := r.remoteGit(ctx, remote, false, []string{"ls-remote", uploadPack}, pattern)
+	out, cut, err := runCapped(ctx, remoteCall(r, remote, false, []string{"ls-remote", uploadPack}, pattern), maxRefListing)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s on %s: %w", pattern, remote, err)
 	}
+	if cut {
+		return nil, fmt.Errorf("listing %s on %s: more than %d MiB of refs: %w", pattern, remote, maxRefListing>>20, ErrTooManyRefs)
+	}
 	refs := map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) == 2 {
+		if f := strings.Fields(line); len(f) == 2 && refMatches(pattern, f[1]) {
 			refs[f[1]] = f[0]
 		}
 	}
 	return refs, nil
 }
 
+// maxRefListing bounds the answer of one git ls-remote planex reads.
+const maxRefListing = 16 << 20
+
+// ErrTooManyRefs is returned when a remote lists more refs matching a
+// pattern than planex reads (maxRefListing).
+var ErrTooManyRefs = errors.New("the remote lists too many refs")
+
+// refMatches says whether name is pattern or, for a pattern ending in
+// "/*", lies under the folder before it; matched from the start of the
+// name, never its tail.
+func refMatches(pattern, name string) bool {
+	if dir, ok := strings.CutSuffix(pattern, "*"); ok && strings.HasSuffix(dir, "/") {
+		return strings.HasPrefix(name, dir) && len(name) > len(dir)
+	}
+	return name == pattern
+}
+
 // EnsureCommit makes sure a commit is present locally, fetching it from
-// remote if a shallow checkout lacks it.
+// remote if a shallow checkout lacks it. sha must be a full object id:
+// it may come from a record whoever can push wrote (a state ref's base),
+// and git fetch takes an option after the remote, so a base of
+// "--upload-pack=<command>" ran that command (over a file or ssh
+// remote), and a short id names whichever object has that prefix.
 func (r *Repo) EnsureCommit(ctx context.Context, remote, sha string) error {
+	if !r.format.IsID(sha) {
+		return fmt.Errorf("fetching commit %q: %w (this repository's are %d hex digits)", abbrev.Truncate(sha, 80), ErrNotObjectID, r.format.HexLen())
+	}
 	if _, err := r.Git(ctx, "", "cat-file", "-e", sha+"^{commit}"); err == nil {
 		return nil
 	}

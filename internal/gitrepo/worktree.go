@@ -92,6 +92,9 @@ func (r *Repo) AddWorktree(ctx context.Context, dir, commit string) error {
 	if err != nil {
 		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
 	}
+	if err := revisions(commit); err != nil {
+		return fmt.Errorf("adding a worktree: %w", err)
+	}
 	_, err = r.Git(ctx, "", "worktree", "add", "--detach", "--force", dir, commit)
 	unlock()
 	if err != nil {

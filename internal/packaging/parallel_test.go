@@ -40,6 +40,7 @@ var serialTests = map[string]string{
 	"internal/gitrepo.TestWorktreeLivesOutsideTheRepository":      "sets TMPDIR for the OS temp dir row",
 	// What they measure is the whole process's.
 	"internal/gitrepo.TestRedTeamChangeListBounded":        "measures the process's allocations",
+	"internal/gitrepo.TestRedTeamRemoteRefListingBounded":  "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamIgnorerBounded":           "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamIgnorerBoundsPatternText": "measures the process's allocations",
 	"internal/gitrepo.TestRedTeamLinkTargetsBounded":       "measures the process's allocations",

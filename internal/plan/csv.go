@@ -53,6 +53,13 @@ func (e *FileError) Error() string {
 
 // readTable parses a CSV whose header must start with cols (extra may
 // follow). It returns each record as a column→value map and its line.
+// MaxRows bounds the rows of a tasks.csv or explore.csv. Such a file may
+// come from a clone (a plan the user imports) or a state ref whoever can
+// push wrote, and each row costs a map and a task beside its text: a
+// 16 MiB file of 900,000 empty rows held 1.6 GiB (a state's 64 MiB, four
+// times that). A plan of more tasks than this is no plan anyone approves.
+const MaxRows = 5000
+
 func readTable(file string, data []byte, cols, extra []string) ([]map[string]string, []int, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // spreadsheets add a BOM
 	r := csv.NewReader(bytes.NewReader(data))
@@ -97,6 +104,9 @@ func readTable(file string, data []byte, cols, extra []string) ([]map[string]str
 		}
 		if len(rec) != len(header) {
 			return nil, nil, &FileError{File: file, Line: line, Msg: fmt.Sprintf("row has %d fields, header has %d", len(rec), len(header))}
+		}
+		if len(rows) == MaxRows {
+			return nil, nil, &FileError{File: file, Line: line, Msg: fmt.Sprintf("more than %d rows: no plan has that many tasks or angles", MaxRows)}
 		}
 		m := make(map[string]string, len(header))
 		for i, h := range header {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/planexhq/planex/internal/plural"
 	"github.com/planexhq/planex/internal/scope"
 )
 
@@ -33,6 +34,11 @@ func (p Problems) Error() string {
 func Validate(file string, tasks []Task, explore []ExploreRow) ([]Task, error) {
 	if len(tasks) == 0 {
 		return nil, Problems{&FileError{File: file, Msg: "the plan has no tasks"}}
+	}
+	// A plan tasks.csv could not hold (MaxRows) is refused before it is
+	// saved, not found unreadable later.
+	if len(tasks) > MaxRows {
+		return nil, Problems{&FileError{File: file, Msg: fmt.Sprintf("the plan has %s, more than %d", plural.Count(len(tasks), "task", "tasks"), MaxRows)}}
 	}
 	tasks = append([]Task(nil), tasks...)
 	for i := range tasks {

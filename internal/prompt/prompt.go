@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/planexhq/planex/internal/agent"
@@ -154,11 +155,19 @@ func (s *Set) render(name string, data any) (string, error) {
 }
 
 // Defuse stops untrusted text from closing or opening a <data> or
-// <guidance> block.
+// <guidance> block: a zero-width space follows the tag's name, in any
+// case and spacing a reader would still take for the tag (</Data>,
+// </ guidance >, <data class="x">). Only the lower- and upper-case
+// spellings were defused before, so an AGENTS.md holding </Guidance> (or
+// an issue holding </Data>) closed the block and went on as planex's own
+// text.
 func Defuse(s string) string {
-	return defuser.Replace(s)
+	if !strings.Contains(s, "<") {
+		return s
+	}
+	return blockTag.ReplaceAllString(s, "${1}\u200b${2}>")
 }
 
-var defuser = strings.NewReplacer(
-	"<data>", "<data\u200b>", "</data>", "</data\u200b>", "<DATA>", "<DATA\u200b>", "</DATA>", "</DATA\u200b>",
-	"<guidance>", "<guidance\u200b>", "</guidance>", "</guidance\u200b>", "<GUIDANCE>", "<GUIDANCE\u200b>", "</GUIDANCE>", "</GUIDANCE\u200b>")
+// blockTag is an opening or closing <data> or <guidance> tag, whatever
+// its case, with space around its slash and name, or attributes.
+var blockTag = regexp.MustCompile(`(?i)(<[ \t\r\n]*/?[ \t\r\n]*(?:data|guidance))((?:[ \t\r\n/][^<>]*)?)>`)

@@ -1,7 +1,6 @@
 package repomap
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -55,15 +54,18 @@ func listGit(ctx context.Context, root string, trackedOnly bool) ([]string, erro
 	if trackedOnly {
 		which = "-c"
 	}
-	out, err := runGit(ctx, root, "-c", "core.quotepath=off", "ls-files", which, "--exclude-standard", "-z", "--deduplicate")
+	var files []string
+	budget := newListingBudget()
+	err := listRecords(ctx, root, nil, []string{"-c", "core.quotepath=off", "ls-files", which, "--exclude-standard", "-z", "--deduplicate"}, func(p []byte) error {
+		if len(p) == 0 {
+			return nil
+		}
+		name := string(p)
+		files = append(files, name)
+		return budget.take(name)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listing files: %w", err)
-	}
-	var files []string
-	for _, p := range bytes.Split(out, []byte{0}) {
-		if len(p) > 0 {
-			files = append(files, string(p))
-		}
 	}
 	return files, nil
 }
@@ -73,6 +75,7 @@ func listGit(ctx context.Context, root string, trackedOnly bool) ([]string, erro
 func listWalk(ctx context.Context, root string) ([]string, error) {
 	ig := gitrepo.NewIgnorer(root, filepath.Join(root, ".git", "info", "exclude"))
 	var files []string
+	budget := newListingBudget()
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root {
@@ -99,7 +102,7 @@ func listWalk(ctx context.Context, root string) ([]string, error) {
 			return nil
 		}
 		files = append(files, rel)
-		return nil
+		return budget.take(rel)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("walking %s: %w", root, err)

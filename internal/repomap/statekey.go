@@ -447,17 +447,33 @@ func (k *stateKeyer) list(ctx context.Context, since time.Time) (*stateRecord, e
 	// Stamps are taken before git reads: a change made while it runs
 	// is either seen by git or leaves a stamp too recent to trust.
 	rec.Index = k.stater().stamp(k.git.index)
-	staged, err := runGit(ctx, k.root, "-c", "core.quotepath=off", "ls-files", "-s", "-z")
+	// Both listings are read as git writes them, each name counted
+	// against one bound: a repository decides how many there are.
+	budget := newListingBudget()
+	var files []string
+	staged := sha256.New()
+	err := listRecords(ctx, k.root, staged, []string{"-c", "core.quotepath=off", "ls-files", "-s", "-z"}, func(entry []byte) error {
+		if _, p, ok := bytes.Cut(entry, []byte{'\t'}); ok {
+			files = append(files, string(p))
+			return budget.take(files[len(files)-1])
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listing staged files: %w", err)
 	}
-	sum := sha256.Sum256(staged)
-	rec.Staged = sum[:]
-	others, err := runGit(ctx, k.root, "-c", "core.quotepath=off", "ls-files", "-o", "--exclude-standard", "-z")
+	rec.Staged = staged.Sum(nil)
+	err = listRecords(ctx, k.root, nil, []string{"-c", "core.quotepath=off", "ls-files", "-o", "--exclude-standard", "-z"}, func(p []byte) error {
+		if len(p) == 0 {
+			return nil
+		}
+		files = append(files, string(p))
+		return budget.take(files[len(files)-1])
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listing untracked files: %w", err)
 	}
-	rec.Files = listedFiles(staged, others)
+	rec.Files = distinctSorted(files)
 	dirs, complete, err := k.watchedDirs(ctx, rec.Files)
 	if err != nil {
 		return nil, err
@@ -500,21 +516,9 @@ func localPath(p string) bool {
 // recent reports whether s changed at or after racy (ns since the epoch).
 func recent(s stamp, racy int64) bool { return !s.Missing && (s.Mtime >= racy || s.Ctime >= racy) }
 
-// listedFiles merges `ls-files -s -z` (mode, object, stage, tab, path;
-// a conflicted path once per stage) and `ls-files -o -z` into one sorted
-// list of distinct paths.
-func listedFiles(staged, others []byte) []string {
-	var files []string
-	for _, rec := range bytes.Split(staged, []byte{0}) {
-		if _, p, ok := bytes.Cut(rec, []byte{'\t'}); ok {
-			files = append(files, string(p))
-		}
-	}
-	for _, p := range bytes.Split(others, []byte{0}) {
-		if len(p) > 0 {
-			files = append(files, string(p))
-		}
-	}
+// distinctSorted sorts the names the staged entries (a conflicted path
+// once per stage) and the untracked files gave, each kept once.
+func distinctSorted(files []string) []string {
 	sort.Strings(files)
 	return slices.Compact(files)
 }

@@ -80,8 +80,16 @@ func AppendDiscovery(path string, d Discovery) error {
 	return nil
 }
 
+// MaxDiscoveries bounds the discoveries read from a board: far more than
+// a run's agents record, and what its prompts and report can show. A
+// state ref (whoever can push) may hold a board of 64 MiB of tiny lines,
+// which read whole held 340 MiB of discoveries and went whole into the
+// run's report.
+const MaxDiscoveries = 1000
+
 // ReadDiscoveries reads a board, skipping malformed lines with a warning
 // (never rewriting them) and dropping exact duplicates of type and data.
+// Past MaxDiscoveries the rest of the board is left out, with a warning.
 func ReadDiscoveries(path string, log *slog.Logger) ([]Discovery, error) {
 	b, err := readStateFile(path)
 	if os.IsNotExist(err) {
@@ -113,6 +121,10 @@ func ReadDiscoveries(path string, log *slog.Logger) ([]Discovery, error) {
 		key := d.Type + "\x00" + canon.String()
 		if seen[key] {
 			continue
+		}
+		if len(out) == MaxDiscoveries {
+			log.Warn("the discovery board holds more discoveries than planex reads; the rest are left out", "file", path, "line", n, "max", MaxDiscoveries)
+			break
 		}
 		seen[key] = true
 		out = append(out, d)

@@ -153,7 +153,7 @@ func Open(st Store, id string) (*Session, error) {
 			return nil, err
 		}
 		if len(ids) == 0 {
-			if len(st.legacyIDs()) > 0 {
+			if st.legacyCount() > 0 {
 				return nil, st.legacyError("")
 			}
 			return nil, fmt.Errorf("no planex session in %s; start one with: planex \"<requirement>\"", st.Dir)

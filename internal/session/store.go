@@ -227,25 +227,42 @@ func (st Store) legacyError(id string) error {
 		"Start the run again (planex \"<requirement>\", or --plan with its tasks.csv after you have read it), and delete " + st.Legacy + " once you no longer need it"}
 }
 
-// legacyIDs lists the folders of the old work-tree sessions folder.
-func (st Store) legacyIDs() []string {
-	ents, err := os.ReadDir(st.Legacy)
+// maxLegacyCount is how many entries of the old work-tree sessions
+// folder are counted at most.
+const maxLegacyCount = 1000
+
+// legacyCount counts the entries of the old work-tree sessions folder, up
+// to maxLegacyCount, a batch at a time. A repository commits that folder
+// as it likes: its entries were all read at once (a clone's million
+// files held as many names). It is opened without waiting, so a link in
+// its place to a FIFO is no folder, as for os.ReadDir.
+func (st Store) legacyCount() int {
+	f, err := os.OpenFile(st.Legacy, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil
+		return 0
 	}
-	var ids []string
-	for _, e := range ents {
-		ids = append(ids, e.Name())
+	defer f.Close()
+	n := 0
+	for n < maxLegacyCount {
+		ents, err := f.ReadDir(min(256, maxLegacyCount-n))
+		n += len(ents)
+		if err != nil || len(ents) == 0 {
+			break
+		}
 	}
-	return ids
+	return n
 }
 
 // LegacyNote is a sentence about sessions left in the work tree's old
 // folder, or "" when there are none.
 func (st Store) LegacyNote() string {
-	ids := st.legacyIDs()
-	if len(ids) == 0 {
+	n := st.legacyCount()
+	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("note: the sessions in %s (%d) are never resumed: a repository can commit one there; planex keeps its sessions in %s", st.Legacy, len(ids), st.Dir)
+	count := fmt.Sprint(n)
+	if n == maxLegacyCount {
+		count = fmt.Sprintf("%d or more", n)
+	}
+	return fmt.Sprintf("note: the sessions in %s (%s) are never resumed: a repository can commit one there; planex keeps its sessions in %s", st.Legacy, count, st.Dir)
 }

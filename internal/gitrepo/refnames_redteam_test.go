@@ -1,0 +1,152 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamRemoteRefMatchesNoTail: whoever can push a branch (but not
+// to the protected main) pushes decoys whose names end in the refs planex
+// asks the remote about: a/refs/heads/main, which git ls-remote lists for
+// refs/heads/main (it matches a name's tail) and sorts before it, so
+// planex planned on the decoy's commit as main's; x/refs/planex/state/9
+// where no state 9 exists; x/refs/planex/state/7 beside a real state 7.
+// Each lookup names the ref of exactly that name, or none.
+func TestRedTeamRemoteRefMatchesNoTail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, c := cloneOf(t, r)
+	main := strings.TrimSpace(mustGit(t, origin, "rev-parse", "refs/heads/main"))
+	mustGit(t, r.Root, "commit", "-q", "--allow-empty", "-m", "the pusher's")
+	decoy := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	mustGit(t, r.Root, "push", "-q", origin,
+		"HEAD:refs/heads/a/refs/heads/main",
+		"HEAD:refs/heads/x/refs/planex/state/9",
+		"HEAD:refs/heads/x/refs/planex/state/7",
+		"HEAD~1:refs/planex/state/7")
+
+	if got, err := c.RemoteRef(ctx, "origin", "refs/heads/main"); err != nil || got != main {
+		t.Errorf("RemoteRef(refs/heads/main) = %q, %v; want main's %s (the decoy is %s)", got, err, main, decoy)
+	}
+	if got, err := c.RemoteRef(ctx, "origin", "refs/planex/state/9"); err != nil || got != "" {
+		t.Errorf("RemoteRef of a missing ref = %q, %v; want none", got, err)
+	}
+	if found, err := c.FetchRef(ctx, "origin", "refs/planex/state/9"); err != nil || found {
+		t.Errorf("FetchRef of a missing ref = %v, %v; want not found, no error", found, err)
+	}
+	refs, err := c.ListRemoteRefs(ctx, "origin", "refs/planex/state/*")
+	if err != nil || len(refs) != 1 || refs["refs/planex/state/7"] != main {
+		t.Errorf("ListRemoteRefs(refs/planex/state/*) = %v, %v; want state 7 at %s alone", refs, err, main)
+	}
+}
+
+// TestRedTeamResolveBranchMatchesNoFolder: a local planex/7-x/y (fetched
+// or left by a clone's history) stands where planex/7-x does not exist;
+// git for-each-ref lists it for refs/heads/planex/7-x, whose commit was
+// taken for the run branch's.
+func TestRedTeamResolveBranchMatchesNoFolder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	mustGit(t, r.Root, "branch", "planex/7-x/y")
+	mustGit(t, r.Root, "branch", "planex/8-x")
+	head := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	for _, tc := range []struct{ branch, want string }{
+		{"planex/7-x", ""},
+		{"planex/8-x", head},
+		{"planex", ""},
+	} {
+		if got, err := r.ResolveBranch(ctx, tc.branch); err != nil || got != tc.want {
+			t.Errorf("ResolveBranch(%s) = %q, %v; want %q", tc.branch, got, err, tc.want)
+		}
+	}
+}
+
+// TestRedTeamRevisionsAreNoOptions: a commit planex hands git may come
+// from a record whoever can push wrote (a state ref's base). git reads
+// options after the revisions: EnsureCommit's fetch took
+// "--upload-pack=<command>" and ran the command (a file or ssh remote),
+// DiffTrees' diff-tree took "--output=<file>" and wrote the file, and a
+// short id named whichever object has that prefix. Each is refused before
+// git runs, the files untouched.
+func TestRedTeamRevisionsAreNoOptions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	_, c := cloneOf(t, r)
+	head := strings.TrimSpace(mustGit(t, c.Root, "rev-parse", "HEAD"))
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	victim := filepath.Join(dir, "victim")
+	const keep = "kept\n"
+	if err := os.WriteFile(victim, []byte(keep), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, sha := range []string{"--upload-pack=touch " + ran + ";false", head[:12], head + "^"} {
+		if err := c.EnsureCommit(ctx, "origin", sha); !errors.Is(err, ErrNotObjectID) {
+			t.Errorf("EnsureCommit(%q) = %v, want ErrNotObjectID", sha, err)
+		}
+	}
+	if err := c.EnsureCommit(ctx, "origin", head); err != nil {
+		t.Errorf("EnsureCommit of a full id: %v", err)
+	}
+	if _, err := c.DiffTrees(ctx, "--output="+victim, head); !errors.Is(err, ErrOptionRevision) {
+		t.Errorf("DiffTrees from an option = %v, want ErrOptionRevision", err)
+	}
+	if err := c.AddWorktree(ctx, filepath.Join(dir, "wt"), "-Bmain"); !errors.Is(err, ErrOptionRevision) {
+		t.Errorf("AddWorktree at an option = %v, want ErrOptionRevision", err)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command a forged base named ran")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != keep {
+		t.Errorf("the file a forged base named was written: %q", b)
+	}
+}
+
+// TestRedTeamRemoteRefListingBounded: whoever can push makes 250,000
+// branches under planex/ with 200-byte names (50 MB of listing; a
+// branch costs its name alone): planex, which lists the remote's
+// planex/* branches to pick a free run branch, held git's whole answer,
+// split it and kept a map of it. The listing is read up to 16 MiB and
+// refused past it (ErrTooManyRefs); a lookup of main is unaffected.
+// Not parallel: it measures the process's allocations.
+func TestRedTeamRemoteRefListingBounded(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, c := cloneOf(t, r)
+	main := strings.TrimSpace(mustGit(t, origin, "rev-parse", "refs/heads/main"))
+	var packed strings.Builder
+	packed.WriteString("# pack-refs with: peeled fully-peeled sorted \n")
+	names := []string{"refs/heads/main"}
+	long := strings.Repeat("x", 180)
+	for i := range 250_000 {
+		names = append(names, fmt.Sprintf("refs/heads/planex/%07d-%s", i, long))
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		packed.WriteString(main + " " + n + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(origin, "packed-refs"), []byte(packed.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(origin, "refs", "heads", "main"))
+	var err error
+	got := allocated(func() { _, err = c.ListRemoteRefs(ctx, "origin", "refs/heads/planex/*") })
+	if !errors.Is(err, ErrTooManyRefs) {
+		t.Errorf("listing 250,000 pushed branches = %v, want ErrTooManyRefs", err)
+	}
+	if got > 64<<20 {
+		t.Errorf("listing the pushed branches allocated %d MiB; want at most 64 MiB", got>>20)
+	}
+	if sha, err := c.RemoteRef(ctx, "origin", "refs/heads/main"); err != nil || sha != main {
+		t.Errorf("RemoteRef(main) beside them = %q, %v; want %s", sha, err, main)
+	}
+}
