@@ -9,8 +9,8 @@ import (
 
 // TestMain runs the package's tests with their scratch (repositories,
 // worktrees, git's objects and lock files) in memory where the caller
-// chose no TMPDIR: on disk, about half of their CPU was system time
-// (issue 32, item 4).
+// chose no TMPDIR: on disk 15.7 of its 28.9 CPU-s were system time
+// (issue 32, item 4; 27 November 2026, load 8 to 12).
 func TestMain(m *testing.M) {
 	os.Exit(gittest.InMemory("planex-gitrepo-test", m.Run))
 }
