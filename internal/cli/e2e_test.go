@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/planexhq/planex/internal/gh"
+	"github.com/planexhq/planex/internal/gitrepo/gittest"
 )
 
 // The test binary doubles as the planex binary, so tests run planex as a
@@ -38,30 +39,10 @@ func TestMain(m *testing.M) {
 	}
 	flag.Parse()
 	parallelByDefault()
-	os.Exit(withScratchInMemory(func() int { return runWithTemplate(m) }))
-}
-
-// withScratchInMemory runs the tests with TMPDIR in a fresh folder under
-// /dev/shm (a tmpfs) when the caller set no TMPDIR and it has 2 GiB free,
-// and removes it after: the fixtures' clones, worktrees and git's lock
-// files are made and deleted by the thousand, which on a disk file system
-// costs kernel time and journal waits (about half of this package's CPU
-// was system time; issue 32, item 4). The planex processes the tests
-// start inherit the folder, as a user's TMPDIR would be.
-func withScratchInMemory(run func() int) int {
-	if os.Getenv("TMPDIR") != "" || !roomInMemory("/dev/shm", 2<<30) {
-		return run()
-	}
-	dir, err := os.MkdirTemp("/dev/shm", "planex-cli-test-")
-	if err != nil {
-		return run()
-	}
-	defer os.RemoveAll(dir)
-	if err := os.Setenv("TMPDIR", dir); err != nil {
-		fmt.Fprintln(os.Stderr, "setting TMPDIR for the tests:", err)
-		return 1
-	}
-	return run()
+	// The fixtures' clones, worktrees and git's lock files are made and
+	// deleted by the thousand: their scratch goes to memory (about half of
+	// this package's CPU was system time on disk; issue 32, item 4).
+	os.Exit(gittest.InMemory("planex-cli-test", func() int { return runWithTemplate(m) }))
 }
 
 // templateRepo is the repository every fixture starts as, templateBase

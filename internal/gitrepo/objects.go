@@ -109,12 +109,12 @@ func (r *Repo) FilesAt(ctx context.Context, commit string, paths []string) (map[
 	for _, p := range paths {
 		if !holdsAnother(p, paths) {
 			together = append(together, p)
-		} else if err := listTree(ctx, r, commit, []string{p}, files); err != nil {
+		} else if err := listTree(ctx, r, commit, []string{p}, true, files); err != nil {
 			return nil, err
 		}
 	}
 	if len(together) > 0 {
-		if err := listTree(ctx, r, commit, together, files); err != nil {
+		if err := listTree(ctx, r, commit, together, true, files); err != nil {
 			return nil, err
 		}
 	}
@@ -134,24 +134,34 @@ func holdsAnother(p string, paths []string) bool {
 // listTree adds the entries at paths of commit's tree to files. git
 // lists a folder asked for beside a path inside it by its content, of any
 // size in a tree anyone can push: the listing is read as it comes and
-// only the entries asked for are kept.
-func listTree(ctx context.Context, r *Repo, commit string, paths []string, files map[string]TreeFile) error {
+// only the entries asked for are kept. With sizes false the entries' Size
+// is -1 and git reads no object but the trees: for each blob it lists
+// with its size, git opens the blob, and a pushed folder of 300,000
+// entries cost 300,000 object reads (3.7 s of CPU, loose) for the two
+// entries kept.
+func listTree(ctx context.Context, r *Repo, commit string, paths []string, sizes bool, files map[string]TreeFile) error {
 	want := map[string]bool{}
 	for _, p := range paths {
 		want[p] = true
 	}
-	err := streamRecords(ctx, r, "", nil, append([]string{"ls-tree", "-z", "-l", commit, "--"}, paths...), func(rec []byte) error {
+	args, columns := []string{"ls-tree", "-z", "-l", commit, "--"}, 4
+	if !sizes {
+		args, columns = []string{"ls-tree", "-z", commit, "--"}, 3
+	}
+	err := streamRecords(ctx, r, "", nil, append(args, paths...), func(rec []byte) error {
 		meta, name, found := bytes.Cut(rec, []byte("\t"))
 		if !found || !want[string(name)] {
 			return nil
 		}
 		fields := strings.Fields(string(meta))
-		if len(fields) != 4 {
+		if len(fields) != columns {
 			return nil
 		}
-		size, err := strconv.ParseInt(fields[3], 10, 64)
-		if err != nil {
-			size = -1 // "-": not a blob
+		size := int64(-1) // "-" or not asked for: not a blob, or not read
+		if sizes {
+			if n, err := strconv.ParseInt(fields[3], 10, 64); err == nil {
+				size = n
+			}
 		}
 		files[string(name)] = TreeFile{Mode: fields[0], Type: fields[1], Object: fields[2], Size: size}
 		return nil

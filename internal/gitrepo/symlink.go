@@ -191,7 +191,7 @@ func (w *linkWalk) readAhead(paths []string) error {
 		return nil
 	}
 	files := map[string]TreeFile{}
-	if err := listTree(w.ctx, w.v.r, w.v.tree, paths, files); err != nil {
+	if err := listTree(w.ctx, w.v.r, w.v.tree, paths, false, files); err != nil {
 		return err
 	}
 	for _, p := range paths {
@@ -209,13 +209,15 @@ func (w *linkWalk) note(p string, files map[string]TreeFile) error {
 	if !ok || f.Mode != "120000" {
 		return nil
 	}
-	t := "/" // too long to lead anywhere in the repository
-	if f.Size <= maxLinkTarget {
-		data, err := w.v.r.ReadBlobPrefix(w.ctx, f.Object, maxLinkTarget)
-		if err != nil {
-			return err
-		}
-		t = string(data)
+	// The listing read no sizes: one byte past the bound tells a target
+	// too long to lead anywhere in the repository.
+	data, err := w.v.r.ReadBlobPrefix(w.ctx, f.Object, maxLinkTarget+1)
+	if err != nil {
+		return err
+	}
+	t := string(data)
+	if len(data) > maxLinkTarget {
+		t = "/"
 	}
 	w.seen[p] = &t
 	return nil

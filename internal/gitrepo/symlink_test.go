@@ -96,7 +96,8 @@ func TestRedTeamGitSymlinkEscapes(t *testing.T) {
 
 // TestResolveFolders: where the configuration folders of a real tree lead
 // through its committed links, chained, to the root, out of the
-// repository and in a loop.
+// repository and in a loop, and a link whose target is one byte longer
+// than planex reads (none).
 func TestResolveFolders(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -115,11 +116,23 @@ func TestResolveFolders(t *testing.T) {
 		}
 	}
 	head := commitAll(ctx, t, r, "links")
-	got, err := r.Tree(head).ResolveFolders(ctx, []string{".github", ".github/workflows", ".github/actions", "docs", "docs/a", "src"})
+	// Two links no file system makes, only a push: targets of 4,096 bytes
+	// (the longest read) and of 4,097 (too long to lead anywhere here).
+	longest := strings.Repeat("./", 2047) + "wf"
+	var entries strings.Builder
+	for link, target := range map[string]string{".gitlab": longest, ".gitea": longest + "/"} {
+		blob := strings.TrimSpace(mustGitIn(t, r.Root, target, "hash-object", "-w", "--stdin"))
+		fmt.Fprintf(&entries, "120000 %s\t%s\n", blob, link)
+	}
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIndexIn(t, r.Root, idx, "", "read-tree", head)
+	gitIndexIn(t, r.Root, idx, entries.String(), "update-index", "--index-info")
+	tree := gitIndexIn(t, r.Root, idx, "", "write-tree")
+	got, err := r.Tree(tree).ResolveFolders(ctx, []string{".github", ".github/workflows", ".github/actions", "docs", "docs/a", "src", ".gitlab", ".gitea"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{".github": "ci", ".github/workflows": "wf"}
+	want := map[string]string{".github": "ci", ".github/workflows": "wf", ".gitlab": "wf"}
 	if len(got) != len(want) {
 		t.Errorf("ResolveFolders = %v, want %v", got, want)
 	}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cli
+package gittest
 
 // roomInMemory: only Linux's /dev/shm is used for the tests' scratch.
 func roomInMemory(string, uint64) bool { return false }

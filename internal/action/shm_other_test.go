@@ -1,6 +1,0 @@
-//go:build !linux
-
-package action
-
-// roomInMemory: only Linux's /dev/shm is used for the tests' scratch.
-func roomInMemory(string, uint64) bool { return false }
