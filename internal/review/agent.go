@@ -73,12 +73,7 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 	if err != nil {
 		return err
 	}
-	var todo []plan.Task
-	for _, t := range tasks {
-		if t.Status == plan.StatusCompleted && t.Commit != "" {
-			todo = append(todo, t)
-		}
-	}
+	todo := committedTasks(tasks)
 	if len(todo) == 0 {
 		fmt.Fprintln(r.Out, "review: no completed task to review")
 		res.Status, res.Finished = StatusCompleted, r.Now().UTC()
@@ -145,6 +140,17 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 		return fmt.Errorf("no task could be reviewed (first error: %s)", res.Tasks[0].Error)
 	}
 	return nil
+}
+
+// committedTasks are the tasks a review reads: completed, with a commit.
+func committedTasks(tasks []plan.Task) []plan.Task {
+	var out []plan.Task
+	for _, t := range tasks {
+		if t.Status == plan.StatusCompleted && t.Commit != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // resetWorktree puts the review worktree back at head before the next

@@ -119,6 +119,13 @@ sleep 0.2; echo survived`
 // The binary is copied where that user may run it. Skips unless root.
 func asOrdinaryUser(t *testing.T, run string) string {
 	t.Helper()
+	return asOrdinaryUserIn(t, run, -1)
+}
+
+// asOrdinaryUserIn is asOrdinaryUser with the test binary started in the
+// cgroup cgroupFD opens (none when it is negative).
+func asOrdinaryUserIn(t *testing.T, run string, cgroupFD int) string {
+	t.Helper()
 	needRoot(t)
 	dir, err := os.MkdirTemp("/srv", "planex-asuser-")
 	if err != nil {
@@ -147,6 +154,9 @@ func asOrdinaryUser(t *testing.T, run string) string {
 	}
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=/tmp", "PLANEX_TEST_NETPROBE=" + probe}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if cgroupFD >= 0 {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgroupFD
+	}
 	out, err := cmd.CombinedOutput()
 	if strings.Contains(string(out), "sandbox unavailable") {
 		// An AppArmor policy (Ubuntu 24.04's) or a sysctl that keeps user
