@@ -137,7 +137,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	// is also $TMPDIR) is not covered.
 	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
 	p.Mask = append(p.Mask, credentialFiles(base, env, keep)...)
-	p.Mask = append(p.Mask, runnerOwnFiles(base)...)
+	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
 	if err != nil {
@@ -376,7 +376,7 @@ var runnerSecretNames = []string{
 // outside every home, and an ordinary user's agent runs as the runner's
 // own uid. Found by looking for .runner in the folders above the
 // workspace (a few levels), never by a name planex assumes.
-func runnerOwnFiles(env []string) []string {
+func runnerOwnFiles(env, keep []string) []string {
 	ws := lookup(env, "RUNNER_WORKSPACE")
 	if ws == "" {
 		ws = lookup(env, "GITHUB_WORKSPACE")
@@ -391,7 +391,9 @@ func runnerOwnFiles(env []string) []string {
 			return nil
 		}
 		if isRunnerRoot(dir) {
-			return append(runnerSecrets(dir), siblingRunners(dir, ws)...)
+			out := append(runnerSecrets(dir), siblingRunners(dir, ws)...)
+			kept := append(slices.Clone(keep), ws, lookup(env, "RUNNER_TOOL_CACHE"), lookup(env, "AGENT_TOOLSDIRECTORY"))
+			return append(out, earlierJobs(runnerWorkFolder(dir), ws, kept)...)
 		}
 	}
 	return nil
@@ -441,6 +443,42 @@ func siblingRunners(root, ws string) []string {
 		if work := runnerWorkFolder(dir); work != ws && !strings.HasPrefix(ws, work+"/") {
 			out = append(out, work)
 		}
+	}
+	return out
+}
+
+// runnerFolders are the folders a runner makes in its work folder for
+// itself, beside the jobs' workspaces: the actions a job downloads, the
+// tool cache, the temporary folder (hidden on its own), the workspaces'
+// map and its updates.
+var runnerFolders = []string{"_actions", "_tool", "_temp", "_PipelineMapping", "_update"}
+
+// earlierJobs are the entries of the runner's own work folder that hold
+// another job's workspace: a self-hosted runner keeps the checkout of
+// every repository it ran a job for (_work/<repository>), with what that
+// job built and left there (its .env, its build's output, a token
+// actions/checkout persisted when its job was cancelled before cleaning
+// up), and an organisation's runner serves many repositories. The folder
+// holding this job's workspace (ws), the runner's own folders and any
+// folder holding a path of keep (the workspace, the step's working
+// folder and grants, the tool cache) stay visible. At most maxSiblingEntries are looked at.
+func earlierJobs(work, ws string, keep []string) []string {
+	if !strings.HasPrefix(ws, work+"/") {
+		return nil
+	}
+	f, err := os.Open(work)
+	if err != nil {
+		return nil
+	}
+	entries, _ := f.ReadDir(maxSiblingEntries)
+	f.Close()
+	var out []string
+	for _, e := range entries {
+		dir := filepath.Join(work, e.Name())
+		if !e.IsDir() || slices.Contains(runnerFolders, e.Name()) || holdsAny(dir, keep) {
+			continue
+		}
+		out = append(out, dir)
 	}
 	return out
 }

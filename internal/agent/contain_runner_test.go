@@ -12,7 +12,9 @@ import (
 // levels up at most; a link named .runner or a relative workspace finds
 // nothing. Other runners installed beside it (one user running several
 // on a machine) have their credentials and their work folders (other
-// jobs' checkouts and temporary folders) hidden too.
+// jobs' checkouts and temporary folders) hidden too, and so is every
+// folder of its own work folder holding an earlier job's workspace (an
+// organisation's runner keeps each repository's checkout it ran).
 func TestRunnerOwnFiles(t *testing.T) {
 	t.Parallel()
 	names := []string{".runner", ".runner_migrated", ".credentials", ".credentials_migrated", ".credentials_rsaparams", ".credential_store", ".certificates", ".env", "_diag"}
@@ -43,9 +45,18 @@ func TestRunnerOwnFiles(t *testing.T) {
 			}
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(root, "_work", "app", "app"), 0o755); err != nil {
+	// This runner's work folder: this job's workspace, an earlier job's
+	// of another repository (hidden), the runner's own folders and a
+	// folder holding a grant of the step's (visible).
+	for _, d := range []string{"app/app", "other/other", "_actions", "_tool/go", "_temp", "_PipelineMapping", "granted/cache"} {
+		if err := os.MkdirAll(filepath.Join(root, "_work", d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "_work", "notes.txt"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	keep := []string{filepath.Join(root, "_work", "granted", "cache"), "relative"}
 	linked := t.TempDir()
 	if err := os.Symlink(filepath.Join(root, ".runner"), filepath.Join(linked, ".runner")); err != nil {
 		t.Fatal(err)
@@ -54,6 +65,7 @@ func TestRunnerOwnFiles(t *testing.T) {
 	want = append(append(want, secrets(filepath.Join(runners, "runner-b"))...), filepath.Join(runners, "runner-b", "_work"))
 	want = append(append(want, secrets(filepath.Join(runners, "runner-c"))...), "/srv/work-c")
 	want = append(want, secrets(filepath.Join(runners, "runner-d"))...)
+	want = append(want, filepath.Join(root, "_work", "other"))
 	for _, c := range []struct {
 		name string
 		env  []string
@@ -67,7 +79,7 @@ func TestRunnerOwnFiles(t *testing.T) {
 		{"relative", []string{"GITHUB_WORKSPACE=_work/app/app"}, nil},
 		{"none", nil, nil},
 	} {
-		got := runnerOwnFiles(c.env)
+		got := runnerOwnFiles(c.env, keep)
 		slices.Sort(got)
 		slices.Sort(c.want)
 		if !slices.Equal(got, c.want) {
