@@ -86,6 +86,14 @@ var credentialVars = []credentialVar{
 	// /mnt/wslg/runtime-dir, a bus address under /srv).
 	{"DBUS_SESSION_BUS_ADDRESS", credDBus}, {"DBUS_SYSTEM_BUS_ADDRESS", credDBus},
 	{"XDG_RUNTIME_DIR", credDir},
+	// The user's base folders, which live in the home (hidden with it)
+	// unless these variables move them: a CI image's or a user's
+	// XDG_CONFIG_HOME=/config keeps gh's token (gh/hosts.yml), glab's,
+	// sops' age key, rclone's and doctl's configurations outside every
+	// home, the data folder keyrings and the state folder shell
+	// histories. A contained process gets folders of its own for them.
+	{"XDG_CONFIG_HOME", credDir}, {"XDG_DATA_HOME", credDir},
+	{"XDG_STATE_HOME", credDir}, {"XDG_CACHE_HOME", credDir},
 }
 
 // credentialFiles lists the absolute paths the credential variables of

@@ -25,19 +25,25 @@ import (
 func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 	box, dir := sandboxAndHostFolder(t, "planex-creds-")
 	files := map[string]string{
-		"gcp/key.json":        "loot-gcp-key",
-		"kube/a.yaml":         "loot-kube-a",
-		"kube/b.yaml":         "loot-kube-b",
-		"krb5cc_1000":         "loot-kerberos",
-		"docker/config.json":  "loot-docker-auth",
-		"netrc":               "loot-netrc",
-		"azure/sp.pfx":        "loot-azure-certificate",
-		"tf/kube-a":           "loot-terraform-kube-a",
-		"tf/kube-b":           "loot-terraform-kube-b",
-		"vault/client.key":    "loot-vault-key",
-		"hf/token":            "loot-hf-token",
-		"granted/aws.ini":     "granted-aws",
-		"unrelated/notes.txt": "plain-readable",
+		"gcp/key.json":       "loot-gcp-key",
+		"kube/a.yaml":        "loot-kube-a",
+		"kube/b.yaml":        "loot-kube-b",
+		"krb5cc_1000":        "loot-kerberos",
+		"docker/config.json": "loot-docker-auth",
+		"netrc":              "loot-netrc",
+		"azure/sp.pfx":       "loot-azure-certificate",
+		"tf/kube-a":          "loot-terraform-kube-a",
+		"tf/kube-b":          "loot-terraform-kube-b",
+		"vault/client.key":   "loot-vault-key",
+		"hf/token":           "loot-hf-token",
+		// The XDG base folders moved out of the home (a CI image's
+		// XDG_CONFIG_HOME=/config): gh's token, a keyring, a history.
+		"xdg/config/gh/hosts.yml":    "loot-gh-hosts-token",
+		"xdg/data/keyrings/login":    "loot-keyring",
+		"xdg/state/bash/history":     "loot-shell-history",
+		"xdg/cache/git/credential/x": "loot-cache",
+		"granted/aws.ini":            "granted-aws",
+		"unrelated/notes.txt":        "plain-readable",
 	}
 	for name, content := range files {
 		p := filepath.Join(dir, name)
@@ -59,6 +65,8 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 		"KUBE_CONFIG_PATHS=" + dir + "/tf/kube-a:" + dir + "/tf/kube-b",
 		"VAULT_CLIENT_KEY=" + dir + "/vault/client.key",
 		"HF_TOKEN_PATH=" + dir + "/hf/token",
+		"XDG_CONFIG_HOME=" + dir + "/xdg/config", "XDG_DATA_HOME=" + dir + "/xdg/data",
+		"XDG_STATE_HOME=" + dir + "/xdg/state", "XDG_CACHE_HOME=" + dir + "/xdg/cache",
 	}
 	var script strings.Builder
 	for name := range files {
