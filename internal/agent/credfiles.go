@@ -123,7 +123,34 @@ func credentialFiles(base, passed, keep []string) []string {
 			out = append(out, abs)
 		}
 	}
+	for _, p := range toolchainCredentials(base) {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
 	return out
+}
+
+// toolchainCredentials are the credential files inside toolchain
+// folders a step may see: Cargo's registry tokens (cargo login's
+// credentials.toml, and the older credentials) in CARGO_HOME, which is
+// passed on, or in ~/.cargo, which the documentation has users grant
+// with --sandbox-read for a toolchain in the home. A Rust image keeps
+// CARGO_HOME outside every home (/usr/local/cargo), where a workflow's
+// cargo login left its token readable to every step. No build reads
+// these files; publishing does. They are covered whatever the grants.
+func toolchainCredentials(base []string) []string {
+	dir := lookup(base, "CARGO_HOME")
+	if dir == "" {
+		if home := lookup(base, "HOME"); home != "" {
+			dir = filepath.Join(home, ".cargo")
+		}
+	}
+	if !filepath.IsAbs(dir) {
+		return nil
+	}
+	dir = filepath.Clean(dir)
+	return []string{filepath.Join(dir, "credentials.toml"), filepath.Join(dir, "credentials")}
 }
 
 // credentialPaths splits a credential variable's value into the paths
