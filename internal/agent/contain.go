@@ -367,7 +367,19 @@ func hideableTemp(d string) bool {
 var runnerSecretNames = []string{
 	".runner", ".runner_migrated", ".credentials", ".credentials_migrated", ".credentials_rsaparams",
 	".credential_store", ".certificates", ".env", "_diag",
+	// An Azure Pipelines agent (the runner's forebear) keeps the same
+	// credentials beside its registration, .agent, and its proxy's
+	// password in .proxycredentials.
+	".agent", ".proxycredentials",
 }
+
+// runnerMarkers name a runner's registration file: the Actions runner's
+// and the Azure Pipelines agent's.
+var runnerMarkers = []string{".runner", ".agent"}
+
+// workspaceVars name the job's workspace, where the runner's folder is
+// looked for above: the Actions runner's, then Azure Pipelines'.
+var workspaceVars = []string{"RUNNER_WORKSPACE", "GITHUB_WORKSPACE", "AGENT_BUILDDIRECTORY", "PIPELINE_WORKSPACE", "BUILD_SOURCESDIRECTORY"}
 
 // runnerOwnFiles are the files of a self-hosted Actions runner's own
 // installation (runnerSecretNames) that would let a process act as the
@@ -377,9 +389,11 @@ var runnerSecretNames = []string{
 // own uid. Found by looking for .runner in the folders above the
 // workspace (a few levels), never by a name planex assumes.
 func runnerOwnFiles(env, keep []string) []string {
-	ws := lookup(env, "RUNNER_WORKSPACE")
-	if ws == "" {
-		ws = lookup(env, "GITHUB_WORKSPACE")
+	var ws string
+	for _, name := range workspaceVars {
+		if ws = lookup(env, name); ws != "" {
+			break
+		}
 	}
 	if !filepath.IsAbs(ws) {
 		return nil
@@ -402,8 +416,10 @@ func runnerOwnFiles(env, keep []string) []string {
 // isRunnerRoot reports whether dir holds a runner's registration, a
 // regular .runner file.
 func isRunnerRoot(dir string) bool {
-	fi, err := os.Lstat(filepath.Join(dir, ".runner"))
-	return err == nil && fi.Mode().IsRegular()
+	return slices.ContainsFunc(runnerMarkers, func(name string) bool {
+		fi, err := os.Lstat(filepath.Join(dir, name))
+		return err == nil && fi.Mode().IsRegular()
+	})
 }
 
 func runnerSecrets(root string) []string {
@@ -450,8 +466,8 @@ func siblingRunners(root, ws string) []string {
 // runnerFolders are the folders a runner makes in its work folder for
 // itself, beside the jobs' workspaces: the actions a job downloads, the
 // tool cache, the temporary folder (hidden on its own), the workspaces'
-// map and its updates.
-var runnerFolders = []string{"_actions", "_tool", "_temp", "_PipelineMapping", "_update"}
+// map and its updates; an Azure agent's tasks and its map of sources.
+var runnerFolders = []string{"_actions", "_tool", "_temp", "_PipelineMapping", "_update", "_tasks", "SourceRootMapping"}
 
 // earlierJobs are the entries of the runner's own work folder that hold
 // another job's workspace: a self-hosted runner keeps the checkout of
@@ -484,11 +500,15 @@ func earlierJobs(work, ws string, keep []string) []string {
 }
 
 // runnerWorkFolder is the work folder the runner in root was configured
-// with (.runner's workFolder, relative to root unless absolute), _work by
-// default.
+// with (the workFolder of .runner, or of an Azure agent's .agent,
+// relative to root unless absolute), _work by default.
 func runnerWorkFolder(root string) string {
 	work := "_work"
-	if f, err := os.Open(filepath.Join(root, ".runner")); err == nil {
+	for _, name := range runnerMarkers {
+		f, err := os.Open(filepath.Join(root, name))
+		if err != nil {
+			continue
+		}
 		b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
 		f.Close()
 		var reg struct {
@@ -498,6 +518,7 @@ func runnerWorkFolder(root string) string {
 		if json.Unmarshal(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), &reg) == nil && reg.WorkFolder != "" {
 			work = reg.WorkFolder
 		}
+		break
 	}
 	if !filepath.IsAbs(work) {
 		work = filepath.Join(root, work)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -14,10 +15,12 @@ import (
 // on a machine) have their credentials and their work folders (other
 // jobs' checkouts and temporary folders) hidden too, and so is every
 // folder of its own work folder holding an earlier job's workspace (an
-// organisation's runner keeps each repository's checkout it ran).
+// organisation's runner keeps each repository's checkout it ran). An
+// Azure Pipelines agent, whose registration is .agent, is found the same
+// way from its build folder.
 func TestRunnerOwnFiles(t *testing.T) {
 	t.Parallel()
-	names := []string{".runner", ".runner_migrated", ".credentials", ".credentials_migrated", ".credentials_rsaparams", ".credential_store", ".certificates", ".env", "_diag"}
+	names := []string{".runner", ".runner_migrated", ".credentials", ".credentials_migrated", ".credentials_rsaparams", ".credential_store", ".certificates", ".env", "_diag", ".agent", ".proxycredentials"}
 	secrets := func(dir string) []string {
 		var out []string
 		for _, name := range names {
@@ -61,6 +64,17 @@ func TestRunnerOwnFiles(t *testing.T) {
 	if err := os.Symlink(filepath.Join(root, ".runner"), filepath.Join(linked, ".runner")); err != nil {
 		t.Fatal(err)
 	}
+	// An Azure Pipelines agent elsewhere: its registration is .agent, its
+	// work folder holds a numbered folder per pipeline.
+	azure := filepath.Join(t.TempDir(), "azagent")
+	for _, d := range []string{"_work/1/s", "_work/2/s", "_work/_tasks", "_work/_tool", "_work/SourceRootMapping"} {
+		if err := os.MkdirAll(filepath.Join(azure, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(azure, ".agent"), []byte(`{"agentName":"az","workFolder":"_work"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	want := secrets(root)
 	want = append(append(want, secrets(filepath.Join(runners, "runner-b"))...), filepath.Join(runners, "runner-b", "_work"))
 	want = append(append(want, secrets(filepath.Join(runners, "runner-c"))...), "/srv/work-c")
@@ -71,6 +85,8 @@ func TestRunnerOwnFiles(t *testing.T) {
 		env  []string
 		want []string
 	}{
+		{"Azure Pipelines", []string{"BUILD_SOURCESDIRECTORY=" + filepath.Join(azure, "_work", "1", "s"), "AGENT_BUILDDIRECTORY=" + filepath.Join(azure, "_work", "1")},
+			append(secrets(azure), filepath.Join(azure, "_work", "2"))},
 		{"RUNNER_WORKSPACE", []string{"RUNNER_WORKSPACE=" + filepath.Join(root, "_work", "app")}, want},
 		{"GITHUB_WORKSPACE", []string{"GITHUB_WORKSPACE=" + filepath.Join(root, "_work", "app", "app")}, want},
 		{"too deep", []string{"GITHUB_WORKSPACE=" + filepath.Join(root, "_work", "a", "b", "c", "d")}, nil},
@@ -143,6 +159,52 @@ func TestHiddenTempDirs(t *testing.T) {
 		}
 		if got := HiddenTempDirs(c.env); !slices.Equal(got, want) {
 			t.Errorf("%s: HiddenTempDirs = %q, want %q", c.name, got, want)
+		}
+	}
+}
+
+// TestRedTeamAzureAgentFilesHidden: a self-hosted Azure Pipelines agent
+// installed outside every home (/azagent), as an ordinary user whose
+// uid its jobs, planex and the contained agent share. Its registration
+// (.agent), OAuth client and private key (.credentials,
+// .credentials_rsaparams: whoever holds them takes the pool's jobs and
+// their secrets), its proxy's password and another pipeline's build
+// folder were read by their paths above the build folder; planex looked
+// for the Actions runner's .runner only.
+func TestRedTeamAzureAgentFilesHidden(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-azagent-")
+	files := map[string]string{
+		".agent":                 `{"agentName":"loot-az-agent-name","workFolder":"_work"}`,
+		".credentials":           "loot-az-client-id",
+		".credentials_rsaparams": "loot-az-private-key",
+		".proxycredentials":      "loot-az-proxy-password",
+		"_diag/Agent_1.log":      "loot-az-diag",
+		"_work/2/s/.env":         "loot-az-other-pipeline",
+		"_work/1/s/README.md":    "this-pipeline-readable",
+		"_work/_tool/node/v":     "tool-cache-readable",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=/usr/bin:/bin", "TF_BUILD=True",
+		"AGENT_BUILDDIRECTORY=" + filepath.Join(dir, "_work", "1"),
+		"BUILD_SOURCESDIRECTORY=" + filepath.Join(dir, "_work", "1", "s")}
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	script.WriteString("true")
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String())
+	for _, content := range files {
+		want := !strings.Contains(content, "loot-")
+		if got := strings.Contains(out, content); got != want {
+			t.Errorf("%.40s: want readable=%v, the agent read:\n%s", content, want, out)
 		}
 	}
 }
