@@ -138,6 +138,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
 	p.Mask = append(p.Mask, credentialFiles(base, env, keep)...)
 	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
+	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
 	if err != nil {
@@ -458,6 +459,46 @@ func siblingRunners(root, ws string) []string {
 		out = append(out, runnerSecrets(dir)...)
 		if work := runnerWorkFolder(dir); work != ws && !strings.HasPrefix(ws, work+"/") {
 			out = append(out, work)
+		}
+	}
+	return out
+}
+
+// jenkinsOtherJobs are the other jobs' folders beside a Jenkins job's
+// workspace: an agent (or the built-in node) keeps every job's workspace
+// in one folder named workspace (<root>/workspace/<job>), and with it
+// each running job's <job>@tmp, where withCredentials writes the secret
+// files of that job while it runs; all of them are the agent user's,
+// whose uid a contained program of planex run there has. Where that
+// root lies outside the home (hidden anyway) a program read another
+// job's checkout and, with two executors, the secret files of the job
+// running beside it. Every entry of the workspace folder but the one
+// holding this job's workspace or a path of keep is covered; at most
+// maxSiblingEntries are looked at. Only a folder named workspace is
+// taken for Jenkins' (a custom workspace elsewhere is left alone).
+func jenkinsOtherJobs(env, keep []string) []string {
+	ws := lookup(env, "WORKSPACE")
+	if lookup(env, "JENKINS_URL") == "" || !filepath.IsAbs(ws) {
+		return nil
+	}
+	ws = filepath.Clean(ws)
+	root := filepath.Dir(ws)
+	if filepath.Base(root) != "workspace" || !hideableTemp(root) {
+		return nil
+	}
+	f, err := os.Open(root)
+	if err != nil {
+		return nil
+	}
+	entries, _ := f.ReadDir(maxSiblingEntries)
+	f.Close()
+	kept := append(slices.Clone(keep), ws)
+	var out []string
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		// This job's @tmp is hidden already (CITempDirs).
+		if e.Type()&os.ModeSymlink == 0 && dir != ws+"@tmp" && !holdsAny(dir, kept) {
+			out = append(out, dir)
 		}
 	}
 	return out

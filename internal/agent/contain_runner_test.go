@@ -208,3 +208,82 @@ func TestRedTeamAzureAgentFilesHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamJenkinsOtherJobsHidden: a Jenkins agent whose root lies
+// outside every home (/opt/jenkins) keeps every job's workspace beside
+// this one's, and with two executors another job runs beside it, its
+// withCredentials secret files in its @tmp folder; all are the agent
+// user's, whose uid the contained program has. They were read by their
+// paths; only this job's own @tmp was hidden.
+func TestRedTeamJenkinsOtherJobsHidden(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-jenkins-")
+	root := filepath.Join(dir, "workspace")
+	files := map[string]string{
+		"deploy/.env":                         "loot-jenkins-other-job",
+		"deploy@tmp/secretFiles/1/kubeconfig": "loot-jenkins-running-secret",
+		"app@tmp/secretFiles/2/key":           "loot-jenkins-own-secret",
+		"app/README.md":                       "own-workspace-readable",
+	}
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=/usr/bin:/bin", "JENKINS_URL=https://jenkins.example/", "WORKSPACE=" + filepath.Join(root, "app")}
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(root, name) + " 2>/dev/null; ")
+	}
+	script.WriteString("true")
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String())
+	for _, content := range files {
+		want := !strings.Contains(content, "loot-")
+		if got := strings.Contains(out, content); got != want {
+			t.Errorf("%s: want readable=%v, the agent read:\n%s", content, want, out)
+		}
+	}
+}
+
+// TestJenkinsOtherJobs: only a Jenkins job (JENKINS_URL) whose workspace
+// lies in a folder named workspace has its neighbours covered; this
+// job's own folders, a folder holding a grant and links stay.
+func TestJenkinsOtherJobs(t *testing.T) {
+	t.Parallel()
+	// Outside /tmp, which the sandbox covers anyway (nothing is listed
+	// there).
+	base, err := os.MkdirTemp("/srv", "planex-jenkins-")
+	if err != nil {
+		t.Skipf("needs a folder outside /tmp (run as root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	root := filepath.Join(base, "workspace")
+	for _, d := range []string{"app", "app@tmp", "other", "cache/go"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/srv", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	ws := "WORKSPACE=" + filepath.Join(root, "app")
+	keep := []string{filepath.Join(root, "cache", "go")}
+	for _, c := range []struct {
+		name string
+		env  []string
+		want []string
+	}{
+		{"Jenkins", []string{"JENKINS_URL=https://j/", ws}, []string{filepath.Join(root, "other")}},
+		{"not Jenkins", []string{ws}, nil},
+		{"a custom workspace", []string{"JENKINS_URL=https://j/", "WORKSPACE=" + filepath.Join(root, "app", "sub")}, nil},
+		{"relative", []string{"JENKINS_URL=https://j/", "WORKSPACE=workspace/app"}, nil},
+		{"under /tmp", []string{"JENKINS_URL=https://j/", "WORKSPACE=/tmp/workspace/app"}, nil},
+	} {
+		if got := jenkinsOtherJobs(c.env, keep); !slices.Equal(got, c.want) {
+			t.Errorf("%s: jenkinsOtherJobs = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
