@@ -139,6 +139,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p.Mask = append(p.Mask, credentialFiles(base, env, keep)...)
 	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
 	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
+	p.Mask = append(p.Mask, gitlabOtherJobs(base, keep)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
 	if err != nil {
@@ -503,6 +504,57 @@ func jenkinsOtherJobs(env, keep []string) []string {
 	}
 	return out
 }
+
+// gitlabOtherJobs are the other jobs' folders in a GitLab runner's
+// builds folder (CI_BUILDS_DIR): a shell executor keeps every project's
+// checkout there (<builds>/<runner>/<n>/<group>/<project>), beside the
+// <project>.tmp folder holding the File variables of a job while it
+// runs, all of them the runner user's. Where builds_dir lies outside the
+// home (a configured /builds), a contained program read other projects'
+// checkouts and the files of a job running beside it. Everything there
+// but the way to this job's project folder (its .tmp is hidden already)
+// and to a path of keep is covered.
+func gitlabOtherJobs(env, keep []string) []string {
+	root, project := lookup(env, "CI_BUILDS_DIR"), lookup(env, "CI_PROJECT_DIR")
+	if lookup(env, "GITLAB_CI") == "" || !filepath.IsAbs(root) || !filepath.IsAbs(project) {
+		return nil
+	}
+	root, project = filepath.Clean(root), filepath.Clean(project)
+	if !strings.HasPrefix(project, root+"/") || !hideableTemp(root) {
+		return nil
+	}
+	return coverBeside(nil, root, append(slices.Clone(keep), project, project+".tmp"), 0)
+}
+
+// coverBeside appends to out every entry of dir that is not a link, not
+// a path of keep and holds none, and goes on into those that hold one,
+// at most maxBesideDepth folders down and maxSiblingEntries entries a
+// folder.
+func coverBeside(out []string, dir string, keep []string, depth int) []string {
+	f, err := os.Open(dir)
+	if err != nil {
+		return out
+	}
+	entries, _ := f.ReadDir(maxSiblingEntries)
+	f.Close()
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.Type()&os.ModeSymlink != 0 || slices.Contains(keep, p):
+		case holdsAny(p, keep):
+			if depth < maxBesideDepth && e.IsDir() {
+				out = coverBeside(out, p, keep, depth+1)
+			}
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// maxBesideDepth bounds how deep coverBeside follows the way to a kept
+// path.
+const maxBesideDepth = 8
 
 // runnerFolders are the folders a runner makes in its work folder for
 // itself, beside the jobs' workspaces: the actions a job downloads, the

@@ -287,3 +287,44 @@ func TestJenkinsOtherJobs(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamGitLabOtherJobsHidden: a GitLab runner's shell executor
+// with builds_dir outside every home (/builds) keeps every project's
+// checkout beside this job's, and the File variables of a job running
+// beside it in that project's .tmp folder; all are the runner user's,
+// whose uid the contained program has. They were read by their paths;
+// only this job's own .tmp was hidden. The way to this job's checkout
+// stays, and so does the checkout.
+func TestRedTeamGitLabOtherJobsHidden(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-gitlab-")
+	files := map[string]string{
+		"abc123/0/group/app/README.md":       "own-checkout-readable",
+		"abc123/0/group/app.tmp/KUBECONFIG":  "loot-gitlab-own-file-variable",
+		"abc123/0/group/billing/.env":        "loot-gitlab-other-project",
+		"abc123/1/group/deploy.tmp/AWS_KEY":  "loot-gitlab-running-file-variable",
+		"abc123/0/other-group/lib/README.md": "loot-gitlab-other-group",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=/usr/bin:/bin", "GITLAB_CI=true", "CI_BUILDS_DIR=" + dir,
+		"CI_PROJECT_DIR=" + filepath.Join(dir, "abc123", "0", "group", "app")}
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	script.WriteString("true")
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String())
+	for _, content := range files {
+		want := !strings.Contains(content, "loot-")
+		if got := strings.Contains(out, content); got != want {
+			t.Errorf("%s: want readable=%v, the agent read:\n%s", content, want, out)
+		}
+	}
+}
