@@ -139,7 +139,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p.Mask = append(p.Mask, credentialFiles(base, env, keep)...)
 	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
 	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
-	p.Mask = append(p.Mask, gitlabOtherJobs(base, keep)...)
+	p.Mask = append(p.Mask, buildsDirNeighbours(base, keep)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
 	if err != nil {
@@ -505,25 +505,46 @@ func jenkinsOtherJobs(env, keep []string) []string {
 	return out
 }
 
-// gitlabOtherJobs are the other jobs' folders in a GitLab runner's
-// builds folder (CI_BUILDS_DIR): a shell executor keeps every project's
-// checkout there (<builds>/<runner>/<n>/<group>/<project>), beside the
-// <project>.tmp folder holding the File variables of a job while it
-// runs, all of them the runner user's. Where builds_dir lies outside the
-// home (a configured /builds), a contained program read other projects'
-// checkouts and the files of a job running beside it. Everything there
-// but the way to this job's project folder (its .tmp is hidden already)
-// and to a path of keep is covered.
-func gitlabOtherJobs(env, keep []string) []string {
-	root, project := lookup(env, "CI_BUILDS_DIR"), lookup(env, "CI_PROJECT_DIR")
-	if lookup(env, "GITLAB_CI") == "" || !filepath.IsAbs(root) || !filepath.IsAbs(project) {
-		return nil
+// buildsDirs are the CI systems whose agents keep every job's checkout
+// in one builds folder: the variable saying the job runs there, the
+// builds folder's and the job's checkout's.
+// The job's own temporary folder beside its checkout, which CITempDirs
+// hides already, is named by tmp.
+var buildsDirs = []struct{ marker, root, checkout, tmp string }{
+	// A GitLab runner's shell executor: <builds>/<runner>/<n>/<group>/
+	// <project>, beside <project>.tmp, which holds the File variables of
+	// a job while it runs.
+	{"GITLAB_CI", "CI_BUILDS_DIR", "CI_PROJECT_DIR", ".tmp"},
+	// A Buildkite agent: <build path>/<agent>/<org>/<pipeline>.
+	{"BUILDKITE", "BUILDKITE_BUILD_PATH", "BUILDKITE_BUILD_CHECKOUT_PATH", ""},
+}
+
+// buildsDirNeighbours are the other jobs' folders in the builds folder
+// of the CI system the job runs on (buildsDirs), all of them its agent
+// user's, whose uid a contained program of planex run there has. Where
+// that folder lies outside the home (GitLab's builds_dir set to /builds,
+// a Buildkite build path on a data disk), the program read other
+// projects' checkouts and a job's File variables beside it. Everything
+// there but the way to this job's checkout (and GitLab's .tmp beside
+// it, hidden already) and to a path of keep is covered.
+func buildsDirNeighbours(env, keep []string) []string {
+	var out []string
+	for _, b := range buildsDirs {
+		root, project := lookup(env, b.root), lookup(env, b.checkout)
+		if lookup(env, b.marker) == "" || !filepath.IsAbs(root) || !filepath.IsAbs(project) {
+			continue
+		}
+		root, project = filepath.Clean(root), filepath.Clean(project)
+		if !strings.HasPrefix(project, root+"/") || !hideableTemp(root) {
+			continue
+		}
+		kept := append(slices.Clone(keep), project)
+		if b.tmp != "" {
+			kept = append(kept, project+b.tmp)
+		}
+		out = coverBeside(out, root, kept, 0)
 	}
-	root, project = filepath.Clean(root), filepath.Clean(project)
-	if !strings.HasPrefix(project, root+"/") || !hideableTemp(root) {
-		return nil
-	}
-	return coverBeside(nil, root, append(slices.Clone(keep), project, project+".tmp"), 0)
+	return out
 }
 
 // coverBeside appends to out every entry of dir that is not a link, not

@@ -294,7 +294,8 @@ func TestJenkinsOtherJobs(t *testing.T) {
 // beside it in that project's .tmp folder; all are the runner user's,
 // whose uid the contained program has. They were read by their paths;
 // only this job's own .tmp was hidden. The way to this job's checkout
-// stays, and so does the checkout.
+// stays, and so does the checkout. The same holds for a Buildkite
+// agent's build path.
 func TestRedTeamGitLabOtherJobsHidden(t *testing.T) {
 	box, dir := sandboxAndHostFolder(t, "planex-gitlab-")
 	files := map[string]string{
@@ -325,6 +326,17 @@ func TestRedTeamGitLabOtherJobsHidden(t *testing.T) {
 		want := !strings.Contains(content, "loot-")
 		if got := strings.Contains(out, content); got != want {
 			t.Errorf("%s: want readable=%v, the agent read:\n%s", content, want, out)
+		}
+	}
+	// The same folders as a Buildkite agent's build path (no .tmp of
+	// its own: this job's app.tmp is a neighbour there).
+	env = []string{"PATH=/usr/bin:/bin", "BUILDKITE=true", "BUILDKITE_BUILD_PATH=" + dir,
+		"BUILDKITE_BUILD_CHECKOUT_PATH=" + filepath.Join(dir, "abc123", "0", "group", "app")}
+	out = runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String())
+	for _, content := range files {
+		want := !strings.Contains(content, "loot-")
+		if got := strings.Contains(out, content); got != want {
+			t.Errorf("Buildkite: %s: want readable=%v, the agent read:\n%s", content, want, out)
 		}
 	}
 }
