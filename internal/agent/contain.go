@@ -140,6 +140,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
 	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
 	p.Mask = append(p.Mask, buildsDirNeighbours(base, keep)...)
+	p.Mask = append(p.Mask, codespaceSecrets(base, keep)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
 	if err != nil {
@@ -503,6 +504,31 @@ func jenkinsOtherJobs(env, keep []string) []string {
 		}
 	}
 	return out
+}
+
+// codespaceSecrets is the folder where a GitHub Codespace keeps its
+// shared state beside the repositories (/workspaces/.codespaces), among
+// it shared/.env-secrets: the codespace's GitHub token and every
+// Codespaces secret of the user's, readable by the codespace's user,
+// whose uid planex run in its terminal and the contained program have.
+// The repository is checked out beside it (/workspaces/<repo>), outside
+// the home, so a program read the token there although the variables
+// stay with planex. Found beside the folder CODESPACE_VSCODE_FOLDER
+// names, in a codespace (CODESPACES=true) only; one holding a path of
+// keep stays.
+func codespaceSecrets(env, keep []string) []string {
+	if lookup(env, "CODESPACES") != "true" {
+		return nil
+	}
+	root := "/workspaces"
+	if d := lookup(env, "CODESPACE_VSCODE_FOLDER"); filepath.IsAbs(d) {
+		root = filepath.Dir(filepath.Clean(d))
+	}
+	shared := filepath.Join(root, ".codespaces")
+	if holdsAny(shared, keep) {
+		return nil
+	}
+	return []string{shared}
 }
 
 // buildsDirs are the CI systems whose agents keep every job's checkout

@@ -340,3 +340,41 @@ func TestRedTeamGitLabOtherJobsHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamCodespaceSecretsHidden: planex run in a GitHub Codespace's
+// terminal on the repository at /workspaces/<repo>. Beside it the
+// codespace keeps /workspaces/.codespaces/shared/.env-secrets, the
+// codespace's GitHub token and the user's Codespaces secrets, readable
+// by the codespace's user, whose uid the contained program has; the
+// variables stay with planex, but the file was read by its path.
+func TestRedTeamCodespaceSecretsHidden(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-codespace-")
+	workspaces := filepath.Join(dir, "workspaces")
+	files := map[string]string{
+		".codespaces/shared/.env-secrets": "GITHUB_TOKEN=loot-codespace-token",
+		".codespaces/shared/.env":         "CODESPACE_NAME=loot-codespace-env",
+		"app/README.md":                   "repository-readable",
+	}
+	for name, content := range files {
+		p := filepath.Join(workspaces, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=/usr/bin:/bin", "CODESPACES=true", "CODESPACE_VSCODE_FOLDER=" + filepath.Join(workspaces, "app")}
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(workspaces, name) + " 2>/dev/null; ")
+	}
+	script.WriteString("true")
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String())
+	for _, content := range files {
+		want := !strings.Contains(content, "loot-")
+		if got := strings.Contains(out, content); got != want {
+			t.Errorf("%s: want readable=%v, the agent read:\n%s", content, want, out)
+		}
+	}
+}
