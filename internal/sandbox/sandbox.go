@@ -134,6 +134,13 @@ var defaultMasks = []string{
 	// Users' mail spools (a user's own is the user's to read): what cron
 	// mails a user, its jobs' output, secrets they print among it.
 	"/var/mail", "/var/spool/mail",
+	// The Kerberos credential cache daemon (sssd-kcm, Heimdal's kcm),
+	// the default cache of Fedora and RHEL (KRB5CCNAME=KCM:): it hands
+	// whoever connects the tickets of the caller's uid, an ordinary
+	// user's login ticket among them, and a program with the host's
+	// network (--network open) could then act as that user on every
+	// service of the realm.
+	"/run/.heim_org.h5l.kcm-socket", "/var/run/.heim_org.h5l.kcm-socket",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.
