@@ -141,6 +141,16 @@ var defaultMasks = []string{
 	// network (--network open) could then act as that user on every
 	// service of the realm.
 	"/run/.heim_org.h5l.kcm-socket", "/var/run/.heim_org.h5l.kcm-socket",
+	// Tailscale's daemon, open to every uid: it tells anyone the
+	// tailnet's peers, and takes changes from the user named its
+	// operator (tailscale up --operator=$USER, as desktops set so the
+	// user needs no sudo): a Funnel or a serve that publishes a port or
+	// a folder of this machine, a file sent to a peer, another exit node.
+	"/run/tailscale", "/var/run/tailscale",
+	// Multipass (Canonical's VM manager, a snap): its socket lets the
+	// sudo group (a desktop's first user) make VMs and mount the host's
+	// folders in them, as LXD's does.
+	"/var/snap/multipass/common/multipass_socket",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.
