@@ -151,6 +151,10 @@ var defaultMasks = []string{
 	// sudo group (a desktop's first user) make VMs and mount the host's
 	// folders in them, as LXD's does.
 	"/var/snap/multipass/common/multipass_socket",
+	// The smart card daemon (pcscd): polkit lets the desktop's user use
+	// every card and token it holds (a YubiKey's PIV and OpenPGP
+	// applets: keys, certificates, signing where no PIN is asked).
+	"/run/pcscd", "/var/run/pcscd",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.

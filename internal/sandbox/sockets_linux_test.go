@@ -133,9 +133,11 @@ func TestContainerManagerSocketsOutOfReach(t *testing.T) {
 		{"/var/snap/microk8s", "/var/snap/microk8s/common/run/containerd.sock"},
 		// Reached with the network open before: Tailscale's daemon
 		// (its operator user reconfigures it: a Funnel publishing a
-		// port) and Multipass's (VMs with the host's folders).
+		// port), Multipass's (VMs with the host's folders) and pcscd.
 		{"/run/tailscale", "/run/tailscale/tailscaled.sock"},
 		{"/var/snap/multipass", "/var/snap/multipass/common/multipass_socket"},
+		// The smart card daemon: the user's YubiKey.
+		{"/run/pcscd", "/run/pcscd/pcscd.comm"},
 	} {
 		if exists(m.owner) {
 			t.Logf("this machine has %s: its socket is not planted (the default masks cover it all the same)", m.owner)
