@@ -137,7 +137,10 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	// is also $TMPDIR) is not covered.
 	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
 	p.Mask = append(p.Mask, credentialFiles(base, env, keep)...)
-	p.Mask = append(p.Mask, runnerOwnFiles(base)...)
+	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
+	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
+	p.Mask = append(p.Mask, buildsDirNeighbours(base, keep)...)
+	p.Mask = append(p.Mask, codespaceSecrets(base, keep)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
 	if err != nil {
@@ -367,7 +370,19 @@ func hideableTemp(d string) bool {
 var runnerSecretNames = []string{
 	".runner", ".runner_migrated", ".credentials", ".credentials_migrated", ".credentials_rsaparams",
 	".credential_store", ".certificates", ".env", "_diag",
+	// An Azure Pipelines agent (the runner's forebear) keeps the same
+	// credentials beside its registration, .agent, and its proxy's
+	// password in .proxycredentials.
+	".agent", ".proxycredentials",
 }
+
+// runnerMarkers name a runner's registration file: the Actions runner's
+// and the Azure Pipelines agent's.
+var runnerMarkers = []string{".runner", ".agent"}
+
+// workspaceVars name the job's workspace, where the runner's folder is
+// looked for above: the Actions runner's, then Azure Pipelines'.
+var workspaceVars = []string{"RUNNER_WORKSPACE", "GITHUB_WORKSPACE", "AGENT_BUILDDIRECTORY", "PIPELINE_WORKSPACE", "BUILD_SOURCESDIRECTORY"}
 
 // runnerOwnFiles are the files of a self-hosted Actions runner's own
 // installation (runnerSecretNames) that would let a process act as the
@@ -376,10 +391,12 @@ var runnerSecretNames = []string{
 // outside every home, and an ordinary user's agent runs as the runner's
 // own uid. Found by looking for .runner in the folders above the
 // workspace (a few levels), never by a name planex assumes.
-func runnerOwnFiles(env []string) []string {
-	ws := lookup(env, "RUNNER_WORKSPACE")
-	if ws == "" {
-		ws = lookup(env, "GITHUB_WORKSPACE")
+func runnerOwnFiles(env, keep []string) []string {
+	var ws string
+	for _, name := range workspaceVars {
+		if ws = lookup(env, name); ws != "" {
+			break
+		}
 	}
 	if !filepath.IsAbs(ws) {
 		return nil
@@ -391,7 +408,9 @@ func runnerOwnFiles(env []string) []string {
 			return nil
 		}
 		if isRunnerRoot(dir) {
-			return append(runnerSecrets(dir), siblingRunners(dir, ws)...)
+			out := append(runnerSecrets(dir), siblingRunners(dir, ws)...)
+			kept := append(slices.Clone(keep), ws, lookup(env, "RUNNER_TOOL_CACHE"), lookup(env, "AGENT_TOOLSDIRECTORY"))
+			return append(out, earlierJobs(runnerWorkFolder(dir), ws, kept)...)
 		}
 	}
 	return nil
@@ -400,8 +419,10 @@ func runnerOwnFiles(env []string) []string {
 // isRunnerRoot reports whether dir holds a runner's registration, a
 // regular .runner file.
 func isRunnerRoot(dir string) bool {
-	fi, err := os.Lstat(filepath.Join(dir, ".runner"))
-	return err == nil && fi.Mode().IsRegular()
+	return slices.ContainsFunc(runnerMarkers, func(name string) bool {
+		fi, err := os.Lstat(filepath.Join(dir, name))
+		return err == nil && fi.Mode().IsRegular()
+	})
 }
 
 func runnerSecrets(root string) []string {
@@ -446,11 +467,15 @@ func siblingRunners(root, ws string) []string {
 }
 
 // runnerWorkFolder is the work folder the runner in root was configured
-// with (.runner's workFolder, relative to root unless absolute), _work by
-// default.
+// with (the workFolder of .runner, or of an Azure agent's .agent,
+// relative to root unless absolute), _work by default.
 func runnerWorkFolder(root string) string {
 	work := "_work"
-	if f, err := os.Open(filepath.Join(root, ".runner")); err == nil {
+	for _, name := range runnerMarkers {
+		f, err := os.Open(filepath.Join(root, name))
+		if err != nil {
+			continue
+		}
 		b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
 		f.Close()
 		var reg struct {
@@ -460,6 +485,7 @@ func runnerWorkFolder(root string) string {
 		if json.Unmarshal(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), &reg) == nil && reg.WorkFolder != "" {
 			work = reg.WorkFolder
 		}
+		break
 	}
 	if !filepath.IsAbs(work) {
 		work = filepath.Join(root, work)

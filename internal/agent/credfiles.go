@@ -86,6 +86,14 @@ var credentialVars = []credentialVar{
 	// /mnt/wslg/runtime-dir, a bus address under /srv).
 	{"DBUS_SESSION_BUS_ADDRESS", credDBus}, {"DBUS_SYSTEM_BUS_ADDRESS", credDBus},
 	{"XDG_RUNTIME_DIR", credDir},
+	// The user's base folders, which live in the home (hidden with it)
+	// unless these variables move them: a CI image's or a user's
+	// XDG_CONFIG_HOME=/config keeps gh's token (gh/hosts.yml), glab's,
+	// sops' age key, rclone's and doctl's configurations outside every
+	// home, the data folder keyrings and the state folder shell
+	// histories. A contained process gets folders of its own for them.
+	{"XDG_CONFIG_HOME", credDir}, {"XDG_DATA_HOME", credDir},
+	{"XDG_STATE_HOME", credDir}, {"XDG_CACHE_HOME", credDir},
 }
 
 // credentialFiles lists the absolute paths the credential variables of
@@ -115,7 +123,34 @@ func credentialFiles(base, passed, keep []string) []string {
 			out = append(out, abs)
 		}
 	}
+	for _, p := range toolchainCredentials(base) {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
 	return out
+}
+
+// toolchainCredentials are the credential files inside toolchain
+// folders a step may see: Cargo's registry tokens (cargo login's
+// credentials.toml, and the older credentials) in CARGO_HOME, which is
+// passed on, or in ~/.cargo, which the documentation has users grant
+// with --sandbox-read for a toolchain in the home. A Rust image keeps
+// CARGO_HOME outside every home (/usr/local/cargo), where a workflow's
+// cargo login left its token readable to every step. No build reads
+// these files; publishing does. They are covered whatever the grants.
+func toolchainCredentials(base []string) []string {
+	dir := lookup(base, "CARGO_HOME")
+	if dir == "" {
+		if home := lookup(base, "HOME"); home != "" {
+			dir = filepath.Join(home, ".cargo")
+		}
+	}
+	if !filepath.IsAbs(dir) {
+		return nil
+	}
+	dir = filepath.Clean(dir)
+	return []string{filepath.Join(dir, "credentials.toml"), filepath.Join(dir, "credentials")}
 }
 
 // credentialPaths splits a credential variable's value into the paths

@@ -25,19 +25,30 @@ import (
 func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 	box, dir := sandboxAndHostFolder(t, "planex-creds-")
 	files := map[string]string{
-		"gcp/key.json":        "loot-gcp-key",
-		"kube/a.yaml":         "loot-kube-a",
-		"kube/b.yaml":         "loot-kube-b",
-		"krb5cc_1000":         "loot-kerberos",
-		"docker/config.json":  "loot-docker-auth",
-		"netrc":               "loot-netrc",
-		"azure/sp.pfx":        "loot-azure-certificate",
-		"tf/kube-a":           "loot-terraform-kube-a",
-		"tf/kube-b":           "loot-terraform-kube-b",
-		"vault/client.key":    "loot-vault-key",
-		"hf/token":            "loot-hf-token",
-		"granted/aws.ini":     "granted-aws",
-		"unrelated/notes.txt": "plain-readable",
+		"gcp/key.json":       "loot-gcp-key",
+		"kube/a.yaml":        "loot-kube-a",
+		"kube/b.yaml":        "loot-kube-b",
+		"krb5cc_1000":        "loot-kerberos",
+		"docker/config.json": "loot-docker-auth",
+		"netrc":              "loot-netrc",
+		"azure/sp.pfx":       "loot-azure-certificate",
+		"tf/kube-a":          "loot-terraform-kube-a",
+		"tf/kube-b":          "loot-terraform-kube-b",
+		"vault/client.key":   "loot-vault-key",
+		"hf/token":           "loot-hf-token",
+		// The XDG base folders moved out of the home (a CI image's
+		// XDG_CONFIG_HOME=/config): gh's token, a keyring, a history.
+		"xdg/config/gh/hosts.yml":    "loot-gh-hosts-token",
+		"xdg/data/keyrings/login":    "loot-keyring",
+		"xdg/state/bash/history":     "loot-shell-history",
+		"xdg/cache/git/credential/x": "loot-cache",
+		// A Rust image's CARGO_HOME (passed on) after a workflow's
+		// cargo login: its registry token, beside the toolchain.
+		"cargo/credentials.toml": "loot-crates-token",
+		"cargo/credentials":      "loot-crates-token-legacy",
+		"cargo/config.toml":      "cargo-config-readable",
+		"granted/aws.ini":        "granted-aws",
+		"unrelated/notes.txt":    "plain-readable",
 	}
 	for name, content := range files {
 		p := filepath.Join(dir, name)
@@ -59,6 +70,9 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 		"KUBE_CONFIG_PATHS=" + dir + "/tf/kube-a:" + dir + "/tf/kube-b",
 		"VAULT_CLIENT_KEY=" + dir + "/vault/client.key",
 		"HF_TOKEN_PATH=" + dir + "/hf/token",
+		"XDG_CONFIG_HOME=" + dir + "/xdg/config", "XDG_DATA_HOME=" + dir + "/xdg/data",
+		"XDG_STATE_HOME=" + dir + "/xdg/state", "XDG_CACHE_HOME=" + dir + "/xdg/cache",
+		"CARGO_HOME=" + dir + "/cargo",
 	}
 	var script strings.Builder
 	for name := range files {
@@ -139,11 +153,16 @@ func TestCredentialFiles(t *testing.T) {
 		"KRB5_CLIENT_KTNAME=DIR::/srv/krb5/tkt1",
 		"ARM_OIDC_TOKEN_FILE_PATH=/srv/azure-token",
 		"KAGGLE_CONFIG_DIR=/srv/kaggle",
+		"XDG_CONFIG_HOME=/config", "XDG_CACHE_HOME=/",
+		// No CARGO_HOME: Cargo's folder in the home, which a grant
+		// (--sandbox-read ~/.cargo) may show.
+		"HOME=/home/u",
 	}
 	passed := []string{"AWS_CONFIG_FILE=/srv/aws"}
-	got := credentialFiles(append(base, "XDG_RUNTIME_DIR=/srv/run"), passed, []string{"/work/repo", "/srv/run/tmp"})
+	got := credentialFiles(append(base, "XDG_RUNTIME_DIR=/srv/run"), passed, []string{"/work/repo", "/srv/run/tmp", "/home/u/.cargo"})
 	want := []string{"/srv/k1", "/srv/k2", "/work/repo/.docker", "/etc/krb5.keytab", "/srv/netrc", "/srv/bus",
-		"/srv/system bus%2", "/srv/krb5/tkt1", "/srv/azure-token", "/srv/kaggle"}
+		"/srv/system bus%2", "/srv/krb5/tkt1", "/srv/azure-token", "/srv/kaggle", "/config",
+		"/home/u/.cargo/credentials.toml", "/home/u/.cargo/credentials"}
 	if strings.Join(sortedStrings(got), " ") != strings.Join(sortedStrings(want), " ") {
 		t.Errorf("credentialFiles = %q, want %q", got, want)
 	}

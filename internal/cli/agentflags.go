@@ -146,8 +146,9 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		box.Log = logger(warn, false)
 		c.Read = append([]string{repo.Root, repo.CommonDir}, read...)
 		c.Write = write
-		// The sessions and the key that seals them stay out of sight.
-		c.Conceal = []string{session.StoreFor(repo.Root, repo.CommonDir).Private()}
+		// The sessions and the key that seals them stay out of sight, and
+		// so do the repository's other work trees.
+		c.Conceal = append([]string{session.StoreFor(repo.Root, repo.CommonDir).Private()}, otherWorktrees(repo, c.Read, c.Write)...)
 		if err := a.checkAgentVisible(c.Read, getenv); err != nil {
 			return c, err
 		}
@@ -345,6 +346,74 @@ func (a *agentFlags) checkPrice(maxCost float64, getenv func(string) string, how
 // credential helpers, and the default credential stores, to conceal. A
 // referenced file of the repository's work tree (a committed .gitconfig
 // an include names) is the repository's content and stays visible.
+// otherWorktrees are the repository's work trees other than the one
+// planex works in (gitrepo.OtherWorktrees) that contained processes need
+// not see: the main work tree of a checkout that is a linked worktree,
+// the user's other linked worktrees. planex hides the checkout's
+// git-ignored files, not theirs, so a contained agent read their .env
+// by the path the git directory records, wherever they lie outside the
+// hidden home. In one that holds a folder the step reads or writes (the
+// git directory inside the main work tree, the checkout nested in it, a
+// grant) everything else is covered (coverAround).
+func otherWorktrees(repo *gitrepo.Repo, read, write []string) []string {
+	// Compared as resolved paths: git records a worktree as it was
+	// spelled when made, which may pass through a link.
+	real := func(p string) string {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	var keep []string
+	for _, k := range append(append([]string{repo.Root, repo.CommonDir}, read...), write...) {
+		keep = append(keep, real(k))
+	}
+	var out []string
+	for _, wt := range gitrepo.OtherWorktrees(repo) {
+		out = coverAround(out, real(wt), keep, 0)
+	}
+	return out
+}
+
+// maxCoverEntries bounds the entries coverAround lists in one folder,
+// and maxCoverDepth how deep it follows the way to a kept folder.
+const (
+	maxCoverEntries = 4096
+	maxCoverDepth   = 8
+)
+
+// coverAround appends dir to out when it holds no kept path; when it
+// does (the main work tree holding the git directory, or the checkout
+// nested in it), it covers dir's other entries one by one and goes on
+// down the way to each kept path. A kept folder itself stays, and so do
+// links.
+func coverAround(out []string, dir string, keep []string, depth int) []string {
+	holds := func(k string) bool { return strings.HasPrefix(k, dir+"/") }
+	// A link is left alone: a cover would land where it leads.
+	if fi, err := os.Lstat(dir); err != nil || fi.Mode()&os.ModeSymlink != 0 || slices.Contains(keep, dir) {
+		return out
+	}
+	if !slices.ContainsFunc(keep, holds) {
+		return append(out, dir)
+	}
+	if depth >= maxCoverDepth {
+		return out
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return out
+	}
+	names, _ := f.Readdirnames(maxCoverEntries)
+	f.Close()
+	for _, n := range names {
+		out = coverAround(out, filepath.Join(dir, n), keep, depth+1)
+	}
+	return out
+}
+
 func agentGitConfig(ctx context.Context, repo *gitrepo.Repo, getenv func(string) string) (overlays []agent.FileOverlay, conceal []string, err error) {
 	// Each file is read once for both its view and what it references,
 	// all of them with one git when they can be (gitrepo.ReadConfigFiles).

@@ -130,7 +130,9 @@ func TestRedTeamGitConfigCredentials(t *testing.T) {
 // own uid (planex as an ordinary user) could read them and act as the
 // runner, taking other workflows' jobs and their secrets. The contained
 // agent finds none of them; the files are readable to every uid here so
-// that the attack would work as root too.
+// that the attack would work as root too. Nor does it find what an
+// earlier job of another repository left in its workspace, which the
+// runner keeps in its work folder beside this job's.
 func TestRedTeamRunnerInstallHidden(t *testing.T) {
 	t.Parallel()
 	const rsa = `{"d":"redteam-runner-private-exponent","modulus":"x"}`
@@ -154,6 +156,9 @@ func TestRedTeamRunnerInstallHidden(t *testing.T) {
 		".credentials_migrated": `{"scheme":"OAuth","data":{"clientId":"redteam-runner-migrated-client"}}`,
 		".credential_store":     `{"redteam-runner-store":"redteam-runner-stored-secret"}`,
 		"_work/app/app/.keep":   "",
+		// An earlier job's workspace of another repository, which the
+		// runner keeps: what that job's build left there.
+		"_work/billing/billing/.env": "STRIPE_KEY=redteam-earlier-job-secret\n",
 	}
 	for name, content := range files {
 		p := filepath.Join(root, name)
@@ -180,7 +185,7 @@ func TestRedTeamRunnerInstallHidden(t *testing.T) {
 	}
 	for _, secret := range []string{"redteam-runner-private-exponent", diag, "redteam-runner-client-id", "redteam-runner-name",
 		"redteam-runner-proxy-password", "redteam-runner-migrated-client", "redteam-runner-stored-secret",
-		"redteam-runner-b-client", "redteam-other-jobs-token", "redteam-other-repository-code"} {
+		"redteam-runner-b-client", "redteam-other-jobs-token", "redteam-other-repository-code", "redteam-earlier-job-secret"} {
 		if strings.Contains(loot, secret) {
 			t.Errorf("the agent read %q from the runner's installation:\n%s", secret, loot)
 		}

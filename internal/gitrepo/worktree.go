@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -363,6 +364,55 @@ func (r *Repo) adminDirsFor(dir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// maxOtherWorktrees bounds how many of the repository's worktrees
+// OtherWorktrees reads.
+const maxOtherWorktrees = 1024
+
+// OtherWorktrees lists the work trees of the repository other than the
+// one r works in and planex's own task worktrees: the main work tree
+// (the folder holding the common git directory, when it is named .git)
+// and the linked worktrees the user made (git worktree add), each found
+// from its gitdir file under <common>/worktrees/. Their git-ignored
+// files (a .env, keys) are not the checkout's, which planex lists and
+// hides; a contained agent found each such work tree's path there and
+// read them where they lie outside the hidden home and temporary
+// folders. Paths are as git recorded them, cleaned; one that no longer
+// exists is left out.
+func OtherWorktrees(r *Repo) []string {
+	here := filepath.Clean(r.Root)
+	base := r.worktreeBase()
+	var out []string
+	add := func(p string) {
+		p = filepath.Clean(p)
+		if !filepath.IsAbs(p) || p == here || p == base || within(base, p) || slices.Contains(out, p) {
+			return
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			out = append(out, p)
+		}
+	}
+	if filepath.Base(r.CommonDir) == ".git" {
+		add(filepath.Dir(r.CommonDir))
+	}
+	root := filepath.Join(r.CommonDir, "worktrees")
+	f, err := os.Open(root)
+	if err != nil {
+		return out
+	}
+	ents, _ := f.ReadDir(maxOtherWorktrees)
+	f.Close()
+	for _, e := range ents {
+		b, err := safefile.ReadRegularNoFollow(filepath.Join(root, e.Name(), "gitdir"), 4096)
+		if err != nil {
+			continue
+		}
+		if p := strings.TrimSpace(string(b)); filepath.Base(p) == ".git" {
+			add(filepath.Dir(p))
+		}
+	}
+	return out
 }
 
 // sameFile makes two spellings of a path comparable: the directory part

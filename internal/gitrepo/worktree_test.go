@@ -351,3 +351,37 @@ func TestConcurrentWorktreesDoNotRace(t *testing.T) {
 		t.Errorf("%d worktree admin entries left behind", len(ents))
 	}
 }
+
+// TestOtherWorktrees: from a linked worktree, the main work tree and the
+// user's other linked worktree are listed; planex's own task worktrees,
+// the worktree itself and one whose folder is gone are not.
+func TestOtherWorktrees(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	main := newRepo(t)
+	head, _ := main.Head(ctx)
+	dir := t.TempDir()
+	feature, other, gone := filepath.Join(dir, "feature"), filepath.Join(dir, "other"), filepath.Join(dir, "gone")
+	for _, wt := range []string{feature, other, gone} {
+		mustGit(t, main.Root, "worktree", "add", "-q", "--detach", wt)
+	}
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := main.AddWorktree(ctx, main.WorktreeDir("s1", "T1"), head); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(ctx, feature)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.TempDir = main.TempDir
+	got := OtherWorktrees(r)
+	want := []string{main.Root, other}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("OtherWorktrees = %q, want %q", got, want)
+	}
+	if got := OtherWorktrees(main); strings.Join(got, " ") != feature+" "+other {
+		t.Errorf("from the main work tree: %q, want the two linked ones", got)
+	}
+}

@@ -72,13 +72,14 @@ var serialTests = map[string]string{
 	// They plant a host service's socket or secret in the machine's own
 	// folders (fixed names among them), which every sandbox built
 	// meanwhile walks and covers.
-	"internal/sandbox.TestMountedSecretsHidden":                "plants a secret under /run/secrets, which every sandbox built meanwhile covers",
-	"internal/sandbox.TestCrashDumpsHidden":                    "plants crash dumps under /var/crash, which every sandbox built meanwhile covers",
-	"internal/sandbox.TestHostServiceSocketsOutOfReach":        "plants a socket under /run, which every sandbox built meanwhile walks",
-	"internal/sandbox.TestContainerManagerSocketsOutOfReach":   "plants sockets at container managers' fixed paths, which every sandbox built meanwhile walks",
-	"internal/sandbox.TestBoundSocketsOutsideRunOutOfReach":    "binds sockets under /var/lib, /opt and /srv, which every sandbox built meanwhile covers",
-	"internal/sandbox.TestRedTeamLateSocketUnderRunOutOfReach": "plants a socket under /run, which every sandbox built meanwhile walks",
-	"internal/sandbox.TestRedTeamSessionSocketsOutOfReach":     "makes and removes /run/screen, /mnt/wslg and /run/WSL, which every sandbox built meanwhile walks",
+	"internal/sandbox.TestMountedSecretsHidden":                 "plants a secret under /run/secrets, which every sandbox built meanwhile covers",
+	"internal/sandbox.TestCrashDumpsHidden":                     "plants crash dumps under /var/crash, which every sandbox built meanwhile covers",
+	"internal/sandbox.TestHostServiceSocketsOutOfReach":         "plants a socket under /run, which every sandbox built meanwhile walks",
+	"internal/sandbox.TestContainerManagerSocketsOutOfReach":    "plants sockets at container managers' fixed paths, which every sandbox built meanwhile walks",
+	"internal/sandbox.TestBoundSocketsOutsideRunOutOfReach":     "binds sockets under /var/lib, /opt and /srv, which every sandbox built meanwhile covers",
+	"internal/sandbox.TestRedTeamLateSocketUnderRunOutOfReach":  "plants a socket under /run, which every sandbox built meanwhile walks",
+	"internal/sandbox.TestRedTeamSessionSocketsOutOfReach":      "makes and removes /run/screen, /mnt/wslg and /run/WSL, which every sandbox built meanwhile walks",
+	"internal/sandbox.TestRedTeamKerberosCacheSocketOutOfReach": "plants a socket under /run, which every sandbox built meanwhile walks",
 	// Entry points of child processes a test starts; in the package's
 	// run they skip at once.
 	"internal/sandbox.TestSandboxFDHelper":     "a child process's entry point (skips in the package's run)",
@@ -88,6 +89,7 @@ var serialTests = map[string]string{
 	"internal/sandbox.TestDescriptorHogHelper": "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestMemoryHogHelper":     "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestInotifyHogHelper":    "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestMountAPIProbeHelper": "a child process's entry point (skips in the package's run)",
 }
 
 // TestSlowPackagesTestInParallel: every top-level test of parallelPackages

@@ -25,8 +25,10 @@ import (
 const DefaultMaxDiffBytes = 120_000
 
 // Reviewer reviews a run's completed tasks with an agent, one task (one
-// commit) per read-only step, and writes review.json into the session. It
-// satisfies the engine's Reviewer hook.
+// commit) per step, and writes review.json into the session. A step's
+// file tools are read-only, but its commands may write the worktree (a
+// build, the tests), which is reset to the run's head before the next
+// task's step. It satisfies the engine's Reviewer hook.
 type Reviewer struct {
 	Agent agent.Agent
 	Repo  *gitrepo.Repo
@@ -71,12 +73,7 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 	if err != nil {
 		return err
 	}
-	var todo []plan.Task
-	for _, t := range tasks {
-		if t.Status == plan.StatusCompleted && t.Commit != "" {
-			todo = append(todo, t)
-		}
-	}
+	todo := committedTasks(tasks)
 	if len(todo) == 0 {
 		fmt.Fprintln(r.Out, "review: no completed task to review")
 		res.Status, res.Finished = StatusCompleted, r.Now().UTC()
@@ -107,9 +104,14 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 	}
 	common := prompt.Common{Requirement: s.Meta.Requirement, Guidance: guidance.Text(docs)}
 	failed := 0
-	for _, t := range todo {
+	for i, t := range todo {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if i > 0 {
+			if err := r.resetWorktree(ctx, dir, head); err != nil {
+				return err
+			}
 		}
 		fmt.Fprintf(r.Out, "review %s: started\n", t.ID)
 		tr := r.reviewTask(ctx, ps, common, s, t, dir)
@@ -136,6 +138,38 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 	fmt.Fprintf(r.Out, "review: %s (%s)\n", res.Verdict, plural.Count(len(res.Findings()), "finding", "findings"))
 	if failed == len(todo) {
 		return fmt.Errorf("no task could be reviewed (first error: %s)", res.Tasks[0].Error)
+	}
+	return nil
+}
+
+// committedTasks are the tasks a review reads: completed, with a commit.
+func committedTasks(tasks []plan.Task) []plan.Task {
+	var out []plan.Task
+	for _, t := range tasks {
+		if t.Status == plan.StatusCompleted && t.Commit != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// resetWorktree puts the review worktree back at head before the next
+// task's review. A review step may write its worktree (it may build and
+// run the tests), so what one task's reviewer left there (a file telling
+// the next reviewer to approve, a rewritten source file, a CLAUDE.md)
+// would otherwise be what the next task's reviewer reads. A worktree
+// that cannot be reset is made anew.
+func (r *Reviewer) resetWorktree(ctx context.Context, dir, head string) error {
+	err := r.Repo.ResetWorktree(ctx, dir, head)
+	if err == nil {
+		return nil
+	}
+	r.Log.Warn("replacing the review worktree", "err", err)
+	if err := r.Repo.RemoveWorktree(ctx, dir); err != nil {
+		return fmt.Errorf("review: replacing the worktree: %w", err)
+	}
+	if err := r.Repo.AddWorktree(ctx, dir, head); err != nil {
+		return fmt.Errorf("review: replacing the worktree: %w", err)
 	}
 	return nil
 }

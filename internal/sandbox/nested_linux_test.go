@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
+	"golang.org/x/sys/unix"
 )
 
 // TestNestedNamespaceGainsNothing: the program makes user, mount and
@@ -40,13 +42,14 @@ func TestNestedNamespaceGainsNothing(t *testing.T) {
 	outside := t.TempDir()
 	writeFile(t, filepath.Join(outside, "kept"), "original\n", 0o644)
 	work := t.TempDir()
-	p := Policy{Writable: []string{work}, ReadOnly: []string{filepath.Dir(probe), outside}, Limits: Limits{Processes: 48, FileSize: 1 << 20}}
+	p := Policy{Writable: []string{work}, ReadOnly: []string{filepath.Dir(probe), outside, filepath.Dir(os.Args[0])}, Limits: Limits{Processes: 48, FileSize: 1 << 20}}
 	script := `unshare -Urmn sh -c '
 id -u
 ulimit -H -f unlimited 2>/dev/null && echo RAISED-FSIZE
 ulimit -H -u unlimited 2>/dev/null && echo RAISED-NPROC
 mount -o remount,rw / 2>/dev/null; mount -o remount,rw ` + outside + ` 2>/dev/null
 echo tampered > ` + outside + `/kept 2>/dev/null && echo WROTE-OUTSIDE
+PLANEX_MOUNT_PROBE=` + outside + ` ` + os.Args[0] + ` -test.run=^TestMountAPIProbeHelper$
 ip link set lo up 2>/dev/null
 ` + probe + ` tcp ` + loop.Addr().String() + ` nested
 n=0; i=0
@@ -57,7 +60,10 @@ set -- /proc/[0-9]*; echo procs=$#
 	if strings.HasPrefix(out, "unshare:") {
 		t.Logf("nested namespaces are refused here, which also holds: %s", out)
 	}
-	for _, bad := range []string{"RAISED-FSIZE", "RAISED-NPROC", "WROTE-OUTSIDE", "ok: pong"} {
+	if !strings.Contains(out, "mount API probed") {
+		t.Errorf("the new mount API probe did not run to its end:\n%s", out)
+	}
+	for _, bad := range []string{"RAISED-FSIZE", "RAISED-NPROC", "WROTE-OUTSIDE", "ok: pong", "REACHED"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("from a nested namespace the program got %s:\n%s (%v)", bad, out, err)
 		}
@@ -78,6 +84,41 @@ set -- /proc/[0-9]*; echo procs=$#
 	if !strings.Contains(out, "process limit 48 hit") {
 		t.Errorf("the nested namespace's forks were not held at the step's process limit:\n%s", out)
 	}
+}
+
+// TestMountAPIProbeHelper is a program of TestNestedNamespaceGainsNothing,
+// run as root of its own user and mount namespaces: with the new mount
+// API it clones the read-only folder named by PLANEX_MOUNT_PROBE
+// (open_tree), clears the clone's read-only flag (mount_setattr),
+// attaches it elsewhere (move_mount) and writes through it, and clears
+// the flag of the folder's own mount. It prints REACHED for each step
+// that let it write, then "mount API probed".
+func TestMountAPIProbeHelper(t *testing.T) {
+	dir := os.Getenv("PLANEX_MOUNT_PROBE")
+	if dir == "" {
+		t.Skip("a program of TestNestedNamespaceGainsNothing")
+	}
+	clear := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	write := func(how, p string) {
+		if err := os.WriteFile(p, []byte("tampered\n"), 0o644); err == nil {
+			fmt.Printf("REACHED writing the read-only folder %s\n", how)
+		}
+	}
+	if fd, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE); err == nil {
+		if unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, clear) == nil {
+			fmt.Println("REACHED clearing a clone's read-only flag")
+		}
+		write("through its clone", fmt.Sprintf("/proc/self/fd/%d/kept", fd))
+		target, _ := os.MkdirTemp("", "clone-")
+		if unix.MoveMount(fd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH) == nil {
+			write("through its attached clone", filepath.Join(target, "kept"))
+		}
+	}
+	if unix.MountSetattr(unix.AT_FDCWD, dir, unix.AT_RECURSIVE, clear) == nil {
+		fmt.Println("REACHED clearing the folder's read-only flag")
+	}
+	write("directly", filepath.Join(dir, "kept"))
+	fmt.Println("mount API probed")
 }
 
 // TestInitIsOutOfReach: the program looks at and pokes the sandbox's
@@ -119,6 +160,13 @@ sleep 0.2; echo survived`
 // The binary is copied where that user may run it. Skips unless root.
 func asOrdinaryUser(t *testing.T, run string) string {
 	t.Helper()
+	return asOrdinaryUserIn(t, run, -1)
+}
+
+// asOrdinaryUserIn is asOrdinaryUser with the test binary started in the
+// cgroup cgroupFD opens (none when it is negative).
+func asOrdinaryUserIn(t *testing.T, run string, cgroupFD int) string {
+	t.Helper()
 	needRoot(t)
 	dir, err := os.MkdirTemp("/srv", "planex-asuser-")
 	if err != nil {
@@ -147,6 +195,9 @@ func asOrdinaryUser(t *testing.T, run string) string {
 	}
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=/tmp", "PLANEX_TEST_NETPROBE=" + probe}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if cgroupFD >= 0 {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cgroupFD
+	}
 	out, err := cmd.CombinedOutput()
 	if strings.Contains(string(out), "sandbox unavailable") {
 		// An AppArmor policy (Ubuntu 24.04's) or a sysctl that keeps user

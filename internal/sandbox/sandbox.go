@@ -134,6 +134,27 @@ var defaultMasks = []string{
 	// Users' mail spools (a user's own is the user's to read): what cron
 	// mails a user, its jobs' output, secrets they print among it.
 	"/var/mail", "/var/spool/mail",
+	// The Kerberos credential cache daemon (sssd-kcm, Heimdal's kcm),
+	// the default cache of Fedora and RHEL (KRB5CCNAME=KCM:): it hands
+	// whoever connects the tickets of the caller's uid, an ordinary
+	// user's login ticket among them, and a program with the host's
+	// network (--network open) could then act as that user on every
+	// service of the realm.
+	"/run/.heim_org.h5l.kcm-socket", "/var/run/.heim_org.h5l.kcm-socket",
+	// Tailscale's daemon, open to every uid: it tells anyone the
+	// tailnet's peers, and takes changes from the user named its
+	// operator (tailscale up --operator=$USER, as desktops set so the
+	// user needs no sudo): a Funnel or a serve that publishes a port or
+	// a folder of this machine, a file sent to a peer, another exit node.
+	"/run/tailscale", "/var/run/tailscale",
+	// Multipass (Canonical's VM manager, a snap): its socket lets the
+	// sudo group (a desktop's first user) make VMs and mount the host's
+	// folders in them, as LXD's does.
+	"/var/snap/multipass/common/multipass_socket",
+	// The smart card daemon (pcscd): polkit lets the desktop's user use
+	// every card and token it holds (a YubiKey's PIV and OpenPGP
+	// applets: keys, certificates, signing where no PIN is asked).
+	"/run/pcscd", "/var/run/pcscd",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.

@@ -131,6 +131,13 @@ func TestContainerManagerSocketsOutOfReach(t *testing.T) {
 		{"/var/snap/lxd", "/var/snap/lxd/common/lxd-user/unix.socket"},
 		{"/run/libvirt", "/run/libvirt/libvirt-sock"},
 		{"/var/snap/microk8s", "/var/snap/microk8s/common/run/containerd.sock"},
+		// Reached with the network open before: Tailscale's daemon
+		// (its operator user reconfigures it: a Funnel publishing a
+		// port), Multipass's (VMs with the host's folders) and pcscd.
+		{"/run/tailscale", "/run/tailscale/tailscaled.sock"},
+		{"/var/snap/multipass", "/var/snap/multipass/common/multipass_socket"},
+		// The smart card daemon: the user's YubiKey.
+		{"/run/pcscd", "/run/pcscd/pcscd.comm"},
 	} {
 		if exists(m.owner) {
 			t.Logf("this machine has %s: its socket is not planted (the default masks cover it all the same)", m.owner)
@@ -353,6 +360,39 @@ func TestRedTeamSessionSocketsOutOfReach(t *testing.T) {
 			if strings.HasPrefix(out, "ok:") || strings.Contains(strings.Join(l.Got(), "\n"), msg) {
 				t.Errorf("%s network: the program reached %s: it said %q, the socket got %q", network, sock, out, l.Got())
 			}
+		}
+	}
+}
+
+// TestRedTeamKerberosCacheSocketOutOfReach: on Fedora and RHEL the
+// default Kerberos cache is KCM (sssd-kcm), a socket at
+// /run/.heim_org.h5l.kcm-socket, open to every uid, that hands each
+// caller the tickets of its own uid: the login ticket of the user whose
+// uid an ordinary user's program shares. With the host's network
+// (--network open) the program connected, outside the step's view of
+// /run; it is covered now, whatever the network. Needs root to plant the
+// socket; skips where a KCM daemon already listens.
+func TestRedTeamKerberosCacheSocketOutOfReach(t *testing.T) {
+	needRoot(t) // only root may make the socket under /run
+	s := newSandbox(t)
+	sock := "/run/.heim_org.h5l.kcm-socket"
+	if exists(sock) {
+		t.Skipf("a Kerberos cache daemon listens at %s on this machine", sock)
+	}
+	probe := sandboxtest.NetProbe(t)
+	l := sandboxtest.Listen(t, "unix", sock)
+	if err := os.Chmod(sock, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for _, network := range []Network{NetworkOpen, NetworkContained} {
+		p := Policy{Network: network, ReadOnly: []string{filepath.Dir(probe)}}
+		msg := "kcm-" + network.String()
+		out, err := run(t, s, p, "/", nil, probe+" unix "+sock+" "+msg)
+		if err != nil {
+			t.Fatalf("%s network: %v\n%s", network, err, out)
+		}
+		if strings.HasPrefix(out, "ok:") || strings.Contains(strings.Join(l.Got(), "\n"), msg) {
+			t.Errorf("%s network: the program reached the Kerberos cache daemon: it said %q, the socket got %q", network, out, l.Got())
 		}
 	}
 }

@@ -29,6 +29,22 @@ import (
 // stepCountShare is the part of each count a step may use (1/n).
 const stepCountShare = 4
 
+// One count is set to none: cgroup namespaces. The sandbox makes no
+// cgroup of its own, so a step runs in planex's cgroup, and a program
+// that made user, mount and cgroup namespaces (unshare -UrmC) could
+// mount the cgroup2 file system there, rooted at that cgroup, which is
+// the program's to write wherever its files are the program's user's: a
+// desktop session delegates each terminal's and application's cgroup
+// to its user (systemd --user). Run by that user, a program wrote
+// cgroup.kill (ending planex and every process of the user's terminal,
+// its shell and editor among them), cgroup.freeze (stopping them all) or
+// the memory and process limits of them all. A program can make no
+// cgroup namespace in a namespace whose maximum is 0, nor in any below,
+// and without one it holds no right to mount a cgroup file system (the
+// host's cgroup tree stays bound read-only). Nested sandboxes still make
+// every other namespace.
+const noCgroupNamespaces = "max_cgroup_namespaces"
+
 // kernelCountNames are the counts of /proc/sys/user each step is held
 // to a share of.
 var kernelCountNames = []string{
@@ -40,8 +56,8 @@ var kernelCountNames = []string{
 }
 
 // stepCounts reads the maxima of planex's user namespace under
-// procSysUser (/proc/sys/user) and returns a step's share of each; a
-// count this kernel lacks is left out.
+// procSysUser (/proc/sys/user) and returns a step's share of each (none
+// of cgroup namespaces); a count this kernel lacks is left out.
 func stepCounts(procSysUser string) map[string]int64 {
 	out := map[string]int64{}
 	for _, name := range kernelCountNames {
@@ -54,6 +70,9 @@ func stepCounts(procSysUser string) map[string]int64 {
 			continue
 		}
 		out[name] = n / stepCountShare
+		if name == noCgroupNamespaces {
+			out[name] = 0
+		}
 	}
 	return out
 }

