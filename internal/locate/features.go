@@ -46,6 +46,20 @@ func (c *featureColumns) row(i int) features {
 	return r
 }
 
+// score is file i's score under w: Weights.score of its row, without
+// copying the row. A signal with no column holds zero for every file, and
+// adding its product (a zero) leaves the sum as it was, so the sum is
+// the same to the last bit.
+func (c *featureColumns) score(w *Weights, i int) float64 {
+	s := 0.0
+	for f, col := range c.cols {
+		if col != nil {
+			s += w[f] * col[i]
+		}
+	}
+	return s
+}
+
 // clear sets every signal of file i to zero.
 func (c *featureColumns) clear(i int) {
 	for _, col := range c.cols {

@@ -33,6 +33,10 @@ func TestFeatureColumnsAllocateOnFirstValue(t *testing.T) {
 	if got := fs.row(3); got != want {
 		t.Errorf("row 3 = %v, want %v", got, want)
 	}
+	w := DefaultWeights()
+	if got, want := fs.score(w, 3), w.score(&want); got != want {
+		t.Errorf("score of file 3 = %v, want the row's %v", got, want)
+	}
 	if got := fs.explicit(3); got != 0.375 {
 		t.Errorf("explicit evidence of file 3 = %v, want 0.375", got)
 	}

@@ -91,7 +91,7 @@ func (ix *Index) rank(query string, k int, opts Options) ([]Ranked, error) {
 	}
 	ev := ix.evidence(query, ix.root)
 	var scored []Ranked
-	for _, b := range bestFiles(ev.cands, func(c int) float64 { r := ev.feats.row(c); return w.score(&r) }, k) {
+	for _, b := range bestFiles(ev.cands, func(c int) float64 { return ev.feats.score(w, c) }, k) {
 		scored = append(scored, Ranked{Path: ix.files[b.file].path, Score: b.score, Reasons: ev.explain(b.file, w)})
 	}
 	return scored, nil
