@@ -55,7 +55,7 @@ func TestRedTeamErrorCoverBounded(t *testing.T) {
 	// ranking's readers keep what they read, so each call is one search
 	// of a file's text, the cost that grew with the runs.
 	read, calls, _ := countingReader(dir, ix, true)
-	ev := &evidence{feats: make([]features, len(ix.files))}
+	ev := &evidence{feats: newFeatureColumns(len(ix.files))}
 	ix.messageSignal(boundWindows(errorPhrases("ValueError: "+strings.Join(line, " "))), func(int) bool { return true }, read, ev)
 	t.Logf("%d searches of %d files for an error line of %d runs", *calls, files, len(line)/3)
 	if *calls > files || *calls == 0 {
@@ -147,7 +147,7 @@ func TestRedTeamQuoteSearchBounded(t *testing.T) {
 		fmt.Fprintf(&b, "`%s %s %s` ", ws[i%8], ws[(i/8)%8], ws[(i/64+3)%8])
 	}
 	read, _, searched := countingReader(dir, ix, false)
-	ev := &evidence{feats: make([]features, len(ix.files))}
+	ev := &evidence{feats: newFeatureColumns(len(ix.files))}
 	ix.phraseSignal(quotedPhrases(b.String()), fQuotedText, "holds words the issue quotes", func(int) bool { return true }, read, ev)
 	// Each quote may read one more file than it searches (the read is
 	// kept, the search not made) once the budget is spent.

@@ -32,7 +32,7 @@ func (ix *Index) sample(in Instance) Sample {
 	for _, c := range ev.cands {
 		p := ix.files[c].path
 		s.Paths = append(s.Paths, p)
-		s.Feats = append(s.Feats, ev.feats[c])
+		s.Feats = append(s.Feats, ev.feats.row(c))
 		s.Gold = append(s.Gold, gold[p])
 	}
 	return s

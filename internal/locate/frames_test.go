@@ -64,10 +64,10 @@ func TestInnermostFrameOfAGoPanic(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s is not in the index", p)
 		}
-		if got := ev.feats[i][fInnermost] > 0; got != want {
-			t.Errorf("%s: innermost_frame %v, want %v", p, ev.feats[i][fInnermost], want)
+		if got := ev.feats.at(fInnermost, i) > 0; got != want {
+			t.Errorf("%s: innermost_frame %v, want %v", p, ev.feats.at(fInnermost, i), want)
 		}
-		if ev.feats[i][fFrame] <= 0 {
+		if ev.feats.at(fFrame, i) <= 0 {
 			t.Errorf("%s: no traceback_frame credit", p)
 		}
 	}

@@ -322,7 +322,7 @@ func (ix *Index) historyFeature(qts []queryTerm, feat feature, what string, ev *
 	}
 	sort.Ints(files)
 	for _, f := range files {
-		ev.feats[f][feat] = credit[f] / best
+		ev.feats.set(feat, f, credit[f]/best)
 		cs := why[f]
 		example := ""
 		if cs[0] < len(subjects) {

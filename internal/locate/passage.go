@@ -71,26 +71,26 @@ func (ix *Index) passages(root, query string, qts []queryTerm, ev *evidence) {
 			ev.note(fTitlePassage, c, fmt.Sprintf("closest passage to the title at lines %d–%d", at+1, min(at+passageLines, len(lines))))
 		}
 		if v, n := phraseHits(terms, phrases); n > 0 {
-			ev.feats[c][fPhrase] = saturate(v / phraseScale)
+			ev.feats.set(fPhrase, c, saturate(v/phraseScale))
 			ev.note(fPhrase, c, fmt.Sprintf("a line shares words in the issue's order (%s)", plural.Count(n, "phrase", "phrases")))
 		}
 	}
 	for c, s := range best {
-		ev.feats[c][fPassage] = s / maxBest
+		ev.feats.set(fPassage, c, s/maxBest)
 	}
 	read := slices.Collect(maps.Keys(best))
 	for r, b := range bestFiles(read, func(c int) float64 { return best[c] }, len(read)) {
-		ev.feats[b.file][fPassageRank] = 1 / math.Sqrt(float64(r+1))
+		ev.feats.set(fPassageRank, b.file, 1/math.Sqrt(float64(r+1)))
 	}
 	for c, s := range tbest {
-		ev.feats[c][fTitlePassage] = s / maxT
+		ev.feats.set(fTitlePassage, c, s/maxT)
 	}
 }
 
 // firstStage returns up to k candidates, best first under startWeights.
 func (ix *Index) firstStage(ev *evidence, k int) []int {
 	w := startWeights
-	best := bestFiles(ev.cands, func(c int) float64 { return w.score(&ev.feats[c]) }, k)
+	best := bestFiles(ev.cands, func(c int) float64 { return ev.feats.score(&w, c) }, k)
 	out := make([]int, len(best))
 	for i, b := range best {
 		out[i] = b.file

@@ -19,18 +19,18 @@ func TestPassageStageReadsTheTree(t *testing.T) {
 	ev := ix.evidence(q, dir)
 	dense, _ := ix.byPath("pkg/dense.py")
 	spread, _ := ix.byPath("pkg/spread.py")
-	if ev.feats[dense][fPassage] != 1 || ev.feats[spread][fPassage] >= 1 {
+	if ev.feats.at(fPassage, dense) != 1 || ev.feats.at(fPassage, spread) >= 1 {
 		t.Errorf("passage: dense %.3f, spread %.3f; want the dense file best",
-			ev.feats[dense][fPassage], ev.feats[spread][fPassage])
+			ev.feats.at(fPassage, dense), ev.feats.at(fPassage, spread))
 	}
-	if ev.feats[dense][fPassageRank] != 1 {
-		t.Errorf("passage rank of the dense file = %.3f", ev.feats[dense][fPassageRank])
+	if ev.feats.at(fPassageRank, dense) != 1 {
+		t.Errorf("passage rank of the dense file = %.3f", ev.feats.at(fPassageRank, dense))
 	}
 	// Both have "timezone name"; only the dense file's comment has more
 	// of the word pairs ("offset loses", "loses the timezone").
-	if ev.feats[dense][fPhrase] <= ev.feats[spread][fPhrase] {
+	if ev.feats.at(fPhrase, dense) <= ev.feats.at(fPhrase, spread) {
 		t.Errorf("phrase: dense %.3f, spread %.3f; the dense file shares more of the issue's word pairs",
-			ev.feats[dense][fPhrase], ev.feats[spread][fPhrase])
+			ev.feats.at(fPhrase, dense), ev.feats.at(fPhrase, spread))
 	}
 	if got := ev.notes[fPassage][dense]; !strings.Contains(got, "closest passage at lines 161–200") {
 		t.Errorf("passage note = %q", got)
@@ -39,7 +39,7 @@ func TestPassageStageReadsTheTree(t *testing.T) {
 	// Without a root there is nothing to read: no second-stage signal.
 	ev = ix.evidence(q, "")
 	for _, f := range []feature{fPassage, fPassageRank, fPhrase, fTitlePassage} {
-		if ev.feats[dense][f] != 0 {
+		if ev.feats.at(f, dense) != 0 {
 			t.Errorf("%s set without a root", featureInfo[f].name)
 		}
 	}
@@ -65,8 +65,8 @@ func TestPassageStageReadsTheTree(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev = ix.evidence(q, dir)
-		if ev.feats[dense][fPassage] != 0 || ev.feats[dense][fPhrase] != 0 {
-			t.Errorf("%s was read: passage %.3f, phrase %.3f", swap.name, ev.feats[dense][fPassage], ev.feats[dense][fPhrase])
+		if ev.feats.at(fPassage, dense) != 0 || ev.feats.at(fPhrase, dense) != 0 {
+			t.Errorf("%s was read: passage %.3f, phrase %.3f", swap.name, ev.feats.at(fPassage, dense), ev.feats.at(fPhrase, dense))
 		}
 	}
 
@@ -75,7 +75,7 @@ func TestPassageStageReadsTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev = ix.evidence(q, dir)
-	if ev.feats[dense][fPassage] != 0 || ev.feats[spread][fPassage] != 1 {
-		t.Errorf("after removal: dense %.3f, spread %.3f", ev.feats[dense][fPassage], ev.feats[spread][fPassage])
+	if ev.feats.at(fPassage, dense) != 0 || ev.feats.at(fPassage, spread) != 1 {
+		t.Errorf("after removal: dense %.3f, spread %.3f", ev.feats.at(fPassage, dense), ev.feats.at(fPassage, spread))
 	}
 }

@@ -480,7 +480,7 @@ func (ix *Index) phraseSignal(phrases []string, feat feature, what string, keep 
 // saturated, with a note naming its first phrases.
 func (ev *evidence) setPhraseCredit(feat feature, what string, credit map[int]float64, named map[int][]string) {
 	for f, v := range credit {
-		ev.feats[f][feat] = saturate(v / quoteScale)
+		ev.feats.set(feat, f, saturate(v/quoteScale))
 		ids := named[f]
 		if len(ids) > 3 {
 			ids = append(ids[:3], "…")

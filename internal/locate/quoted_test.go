@@ -122,8 +122,8 @@ func checkErrorTextCredit(t *testing.T, ix *Index, root, issue, holder string, a
 		if !ok {
 			t.Fatalf("%s is not in the index", p)
 		}
-		if got, want := ev.feats[i][fErrorText] > 0, p == holder; got != want {
-			t.Errorf("%s: error_text %v, want credit %v (issue %q, pieces %q)", p, ev.feats[i][fErrorText], want, issue, errorPhrases(issue))
+		if got, want := ev.feats.at(fErrorText, i) > 0, p == holder; got != want {
+			t.Errorf("%s: error_text %v, want credit %v (issue %q, pieces %q)", p, ev.feats.at(fErrorText, i), want, issue, errorPhrases(issue))
 		}
 	}
 }
@@ -153,7 +153,7 @@ func TestQuotedTextCreditsTheFileHoldingTheQuote(t *testing.T) {
 		if ev.notes[fQuotedText] != nil {
 			note = ev.notes[fQuotedText][i]
 		}
-		return ev.feats[i][fQuotedText], note
+		return ev.feats.at(fQuotedText, i), note
 	}
 	if v, note := get("frames/merge.py"); v <= 0 || !strings.Contains(note, "“cannot merge two empty frames”") {
 		t.Errorf("frames/merge.py: quoted_text %v, note %q; want credit for the quote", v, note)

@@ -91,7 +91,7 @@ func (ix *Index) rank(query string, k int, opts Options) ([]Ranked, error) {
 	}
 	ev := ix.evidence(query, ix.root)
 	var scored []Ranked
-	for _, b := range bestFiles(ev.cands, func(c int) float64 { return w.score(&ev.feats[c]) }, k) {
+	for _, b := range bestFiles(ev.cands, func(c int) float64 { return ev.feats.score(w, c) }, k) {
 		scored = append(scored, Ranked{Path: ix.files[b.file].path, Score: b.score, Reasons: ev.explain(b.file, w)})
 	}
 	return scored, nil
@@ -193,7 +193,7 @@ func title(q string) string {
 // that explain them.
 type evidence struct {
 	cands []int
-	feats []features
+	feats featureColumns
 	notes [numFeatures][]string
 	// matched holds, for the BM25 signals, each file's best-matching
 	// terms, and matchedNote the words before them; the note is written
@@ -206,7 +206,7 @@ type evidence struct {
 
 func (ev *evidence) note(f feature, i int, s string) {
 	if ev.notes[f] == nil {
-		ev.notes[f] = make([]string, len(ev.feats))
+		ev.notes[f] = make([]string, ev.feats.len())
 	}
 	ev.notes[f][i] = appendNote(ev.notes[f][i], s)
 }
@@ -219,11 +219,12 @@ func (ev *evidence) explain(i int, w *Weights) []string {
 	}
 	var parts []part
 	for f := feature(0); f < numFeatures; f++ {
-		v := w[f] * ev.feats[i][f]
+		fi := ev.feats.at(f, i)
+		v := w[f] * fi
 		// A signal at weight zero adds nothing, but what it found (a
 		// traceback frame in the file, a module the issue names) still
 		// explains the file, and it feeds the signals of its neighbours.
-		shown := w[f] == 0 && ev.feats[i][f] != 0 && ev.notes[f] != nil && ev.notes[f][i] != ""
+		shown := w[f] == 0 && fi != 0 && ev.notes[f] != nil && ev.notes[f][i] != ""
 		if v == 0 && !shown {
 			continue
 		}
@@ -235,7 +236,7 @@ func (ev *evidence) explain(i int, w *Weights) []string {
 			note = ev.matchedNote[f] + " " + quoteList(ts)
 		}
 		if f == fPrior {
-			note = fmt.Sprintf("%s (%.2f)", note, ev.feats[i][f])
+			note = fmt.Sprintf("%s (%.2f)", note, fi)
 		}
 		parts = append(parts, part{v, note})
 	}
@@ -250,7 +251,7 @@ func (ev *evidence) explain(i int, w *Weights) []string {
 func (ix *Index) evidence(query, root string) *evidence {
 	query = dropEnvironment(query)
 	qts := queryTerms(query)
-	ev := &evidence{feats: make([]features, len(ix.files))}
+	ev := &evidence{feats: newFeatureColumns(len(ix.files))}
 
 	content := ix.lexicalFeatures(qts, ev)
 	contentRanks(content, ev)
@@ -280,20 +281,20 @@ func (ix *Index) evidence(query, root string) *evidence {
 // names, each normalised by its best file, and returns the raw content
 // scores.
 func (ix *Index) lexicalFeatures(qts []queryTerm, ev *evidence) []float64 {
-	fs := ev.feats
+	fs := &ev.feats
 	content, ctop := ix.contentBM25(qts, &ev.bestShares)
 	paths, ptop := ix.bm25(qts, fieldPath, &ev.bestShares)
 	syms, stop := ix.bm25(qts, fieldSymbols, &ev.bestShares)
 	maxC, maxP, maxS := maxOf(content), maxOf(paths), maxOf(syms)
-	for i := range fs {
+	for i := range fs.len() {
 		if content[i] > 0 {
-			fs[i][fContent] = content[i] / maxC
+			fs.set(fContent, i, content[i]/maxC)
 		}
 		if paths[i] > 0 {
-			fs[i][fPath] = paths[i] / maxP
+			fs.set(fPath, i, paths[i]/maxP)
 		}
 		if syms[i] > 0 {
-			fs[i][fSymbol] = syms[i] / maxS
+			fs.set(fSymbol, i, syms[i]/maxS)
 		}
 	}
 	ev.matched[fContent], ev.matchedNote[fContent] = ctop, "content matches"
@@ -314,7 +315,7 @@ func contentRanks(content []float64, ev *evidence) {
 	}
 	sort.Slice(byContent, func(a, b int) bool { return content[byContent[a]] > content[byContent[b]] })
 	for r, i := range byContent {
-		ev.feats[i][fContentRank] = 1 / math.Sqrt(float64(r+1))
+		ev.feats.set(fContentRank, i, 1/math.Sqrt(float64(r+1)))
 	}
 }
 
@@ -325,7 +326,7 @@ func (ix *Index) titleFeatures(query string, ev *evidence) {
 	if len(tqs) == 0 {
 		return
 	}
-	fs := ev.feats
+	fs := &ev.feats
 	tp, _ := ix.bm25(tqs, fieldPath, nil)
 	ts, _ := ix.bm25(tqs, fieldSymbols, nil)
 	for i := range tp {
@@ -333,8 +334,8 @@ func (ix *Index) titleFeatures(query string, ev *evidence) {
 	}
 	if maxT := maxOf(tp); maxT > 0 {
 		for i, v := range tp {
-			if v > 0 && (fs[i][fPath] > 0 || fs[i][fSymbol] > 0) {
-				fs[i][fTitle] = v / maxT
+			if v > 0 && (fs.at(fPath, i) > 0 || fs.at(fSymbol, i) > 0) {
+				fs.set(fTitle, i, v/maxT)
 			}
 		}
 	}
@@ -350,7 +351,7 @@ func (ix *Index) partContent(qts []queryTerm, f feature, part string, ev *eviden
 	if m := maxOf(scores); m > 0 {
 		for i, v := range scores {
 			if v > 0 {
-				ev.feats[i][f] = v / m
+				ev.feats.set(f, i, v/m)
 			}
 		}
 		ev.matched[f], ev.matchedNote[f] = top, "content matches "+part
@@ -400,27 +401,22 @@ func codeLine(line string) bool {
 	return strings.TrimSpace(line) != "" && codeLineRe.MatchString(line)
 }
 
-// explicit is the evidence that names a file outright.
-func (f *features) explicit() float64 {
-	return f[fQuoted] + f[fFrame] + f[fInnermost] + f[fDefines] + f[fModule] + f[fMethod]
-}
-
 // testLinks passes evidence that lands on a test file (a failing test's
 // frame, its name) on to the files it is named after and the files it
 // imports.
 func (ix *Index) testLinks(ev *evidence) {
-	fs := ev.feats
-	for t := range fs {
+	fs := &ev.feats
+	for t := range fs.len() {
 		if !ix.files[t].test() {
 			continue
 		}
-		e := fs[t].explicit()
+		e := fs.explicit(t)
 		if e <= 0 {
 			continue
 		}
 		for _, s := range ix.testedBy(t) {
-			if v := e * s.weight; v > fs[s.file][fTestLink] {
-				fs[s.file][fTestLink] = v
+			if v := e * s.weight; v > fs.at(fTestLink, s.file) {
+				fs.set(fTestLink, s.file, v)
 				ev.note(fTestLink, s.file, "tested by "+ix.files[t].path+" ("+s.how+")")
 			}
 		}
@@ -430,18 +426,18 @@ func (ix *Index) testLinks(ev *evidence) {
 // neighbours spills explicit evidence onto the files that import or are
 // imported by the file it names.
 func (ix *Index) neighbours(ev *evidence) {
-	fs := ev.feats
-	for i := range fs {
-		e := fs[i].explicit()
+	fs := &ev.feats
+	for i := range fs.len() {
+		e := fs.explicit(i)
 		if e <= 0 {
 			continue
 		}
 		for _, list := range [][]uint32{ix.deps(i), ix.dependents(i)} {
 			for _, j := range list {
-				if e > fs[j][fNeighbour] {
-					fs[j][fNeighbour] = e
+				if e > fs.at(fNeighbour, int(j)) {
+					fs.set(fNeighbour, int(j), e)
 					if ev.notes[fNeighbour] == nil {
-						ev.notes[fNeighbour] = make([]string, len(fs))
+						ev.notes[fNeighbour] = make([]string, fs.len())
 					}
 					ev.notes[fNeighbour][j] = "linked by imports to " + ix.files[i].path
 				}
@@ -454,33 +450,32 @@ func (ix *Index) neighbours(ev *evidence) {
 // evidence, clearing the rest, and sets the candidates' prior and
 // file-kind signals.
 func (ix *Index) candidates(query string, ms mentions, ev *evidence) {
-	fs := ev.feats
+	fs := &ev.feats
 	hold, votes := ix.langHoldBack(query, ms)
 	lead := votes.leading()
 	// One note per family held back, not one string built per file.
 	holdNotes := map[string]string{}
-	for i := range fs {
-		f := &fs[i]
-		lexical := f[fContent] + f[fPath] + f[fSymbol]
-		if lexical <= 0 && f.explicit() <= 0 && f[fTestLink] <= 0 {
-			*f = features{}
+	for i := range fs.len() {
+		lexical := fs.at(fContent, i) + fs.at(fPath, i) + fs.at(fSymbol, i)
+		if lexical <= 0 && fs.explicit(i) <= 0 && fs.at(fTestLink, i) <= 0 {
+			fs.clear(i)
 			continue
 		}
 		ev.cands = append(ev.cands, i)
-		f[fPrior] = float64(ix.prior[i])
+		fs.set(fPrior, i, float64(ix.prior[i]))
 		d := &ix.files[i]
 		if path.Base(d.path) == "__init__.py" {
 			// Package files collect every dotted-name hit on their
 			// package but seldom hold the code itself.
-			f[fPackageInit] = 1
+			fs.set(fPackageInit, i, 1)
 		}
 		switch {
 		case d.test():
-			f[fTest] = lexical + f[fDefines]
+			fs.set(fTest, i, lexical+fs.at(fDefines, i))
 		case d.doc():
-			f[fDoc] = lexical + f[fDefines]
+			fs.set(fDoc, i, lexical+fs.at(fDefines, i))
 		case !d.code():
-			f[fData] = lexical + f[fDefines]
+			fs.set(fData, i, lexical+fs.at(fDefines, i))
 		default:
 			// Held back by how far the issue's language evidence
 			// points away from the file's language.
@@ -488,7 +483,7 @@ func (ix *Index) candidates(query string, ms mentions, ev *evidence) {
 				break
 			}
 			if fam := fileFamily(d.path); hold[fam] > 0 {
-				f[fOtherLang] = hold[fam] * (lexical + f[fDefines])
+				fs.set(fOtherLang, i, hold[fam]*(lexical+fs.at(fDefines, i)))
 				note, ok := holdNotes[fam]
 				if !ok {
 					note = otherLangNote(fam, lead)
@@ -614,14 +609,14 @@ func (ix *Index) pathMentions(ms mentions, ev *evidence) {
 	// large tree.
 	for i := range quoted {
 		if quoted[i] != 0 {
-			ev.feats[i][fQuoted] = saturate(quoted[i])
+			ev.feats.set(fQuoted, i, saturate(quoted[i]))
 		}
 		if frames[i] != 0 {
-			ev.feats[i][fFrame] = saturate(frames[i])
+			ev.feats.set(fFrame, i, saturate(frames[i]))
 		}
 	}
 	if innermost >= 0 {
-		ev.feats[innermost][fInnermost] = 1
+		ev.feats.set(fInnermost, innermost, 1)
 		ev.note(fInnermost, innermost, fmt.Sprintf("innermost traceback frame in the repository's code (frame %d of %d)", innermostFrame, maxFrame))
 	}
 }
@@ -720,7 +715,7 @@ func (ix *Index) identDefinitions(ms mentions, ev *evidence) {
 func (ev *evidence) setNamed(feat feature, hits []float64, named map[int][]string, note func(ids string) string) {
 	for i, h := range hits {
 		if h != 0 { // saturate(0) is 0, which the file holds already
-			ev.feats[i][feat] = saturate(h)
+			ev.feats.set(feat, i, saturate(h))
 		}
 	}
 	for i, ids := range named {
@@ -902,10 +897,10 @@ func (ix *Index) dottedNames(ms mentions, ev *evidence) {
 	}
 	for i := range hits {
 		if hits[i] != 0 { // saturate(0) is 0, which the file holds already
-			ev.feats[i][fModule] = saturate(hits[i])
+			ev.feats.set(fModule, i, saturate(hits[i]))
 		}
 		if mhits[i] != 0 {
-			ev.feats[i][fMethod] = saturate(mhits[i])
+			ev.feats.set(fMethod, i, saturate(mhits[i]))
 		}
 	}
 }

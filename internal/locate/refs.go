@@ -107,10 +107,10 @@ func (ix *Index) citedChanges(query string, ev *evidence) {
 				return
 			}
 			for _, f := range ct.to[ct.off[c]:ct.off[c+1]] {
-				if int(f) >= len(ev.feats) || ev.feats[f][fIssueRefs] > 0 {
+				if int(f) >= ev.feats.len() || ev.feats.at(fIssueRefs, int(f)) > 0 {
 					continue
 				}
-				ev.feats[f][fIssueRefs] = 1
+				ev.feats.set(fIssueRefs, int(f), 1)
 				hash, subject, _ := strings.Cut(subjects[c], " ")
 				ev.note(fIssueRefs, int(f), fmt.Sprintf("changed by %s “%s”, which cites #%s as the issue does", hash, subject, n))
 			}

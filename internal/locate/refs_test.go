@@ -59,11 +59,11 @@ func TestCitedIssueSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	marked := func(query string) map[string]string {
-		ev := &evidence{feats: make([]features, len(ix.files))}
+		ev := &evidence{feats: newFeatureColumns(len(ix.files))}
 		ix.citedChanges(query, ev)
 		out := map[string]string{}
-		for i := range ev.feats {
-			if ev.feats[i][fIssueRefs] > 0 {
+		for i := range ev.feats.len() {
+			if ev.feats.at(fIssueRefs, i) > 0 {
 				out[ix.files[i].path] = ev.notes[fIssueRefs][i]
 			}
 		}

@@ -209,29 +209,32 @@ func (ix *Index) encode() []byte {
 // fileSections writes the file table, each file's prior and the averages
 // of the field lengths: the sections before the tables.
 func (e *encoder) fileSections(ix *Index) {
-	var paths strings.Builder
-	off := make([]uint32, 1, len(ix.files)+1)
-	lengths := make([]uint32, 0, len(ix.files))
-	pathLens := make([]uint32, 0, len(ix.files))
-	symLens := make([]uint32, 0, len(ix.files))
-	flags := make([]byte, 0, len(ix.files))
-	prior := make([]uint32, 0, len(ix.files))
-	for i, f := range ix.files {
-		paths.WriteString(f.path)
-		off = append(off, uint32(paths.Len()))
-		lengths = append(lengths, f.length)
-		pathLens = append(pathLens, f.pathLen)
-		symLens = append(symLens, f.symLen)
-		flags = append(flags, f.flags)
-		prior = append(prior, math.Float32bits(ix.prior[i]))
+	// The same bytes as str of every path joined, then u32s of each
+	// column, without building the string or the columns.
+	total := 0
+	for i := range ix.files {
+		total += len(ix.files[i].path)
 	}
-	e.str(paths.String())
-	e.u32s(off)
-	e.u32s(lengths)
-	e.u32s(pathLens)
-	e.u32s(symLens)
-	e.bytes(flags)
-	e.u32s(prior)
+	e.u32(uint32(total))
+	for i := range ix.files {
+		e.rawString(ix.files[i].path)
+	}
+	end := 0
+	e.u32Each(len(ix.files)+1, func(i int) uint32 {
+		if i > 0 {
+			end += len(ix.files[i-1].path)
+		}
+		return uint32(end)
+	})
+	e.u32Each(len(ix.files), func(i int) uint32 { return ix.files[i].length })
+	e.u32Each(len(ix.files), func(i int) uint32 { return ix.files[i].pathLen })
+	e.u32Each(len(ix.files), func(i int) uint32 { return ix.files[i].symLen })
+	e.u32(uint32(len(ix.files)))
+	for i := range ix.files {
+		e.buf = append(e.buf, ix.files[i].flags)
+		e.spill()
+	}
+	e.u32Each(len(ix.files), func(i int) uint32 { return math.Float32bits(ix.prior[i]) })
 	for _, avg := range []float64{ix.avgContent, ix.avgPath, ix.avgSym} {
 		e.u32(math.Float32bits(float32(avg)))
 	}

@@ -183,23 +183,22 @@ func (b *streamBuilder) save(ix *Index, tmp, dest string) error {
 	}
 	defer f.Close()
 	w := bufio.NewWriterSize(f, 64<<10)
-	e := &encoder{buf: []byte(indexMagic)}
+	e := &encoder{buf: append(make([]byte, 0, encoderFlush+64), indexMagic...), w: w}
 	e.fileSections(ix)
-	if _, err := w.Write(e.buf); err != nil {
-		return fmt.Errorf("writing index file: %w", err)
+	if e.flush(); e.err != nil {
+		return fmt.Errorf("writing index file: %w", e.err)
 	}
 	for _, s := range []*spill{b.content, b.paths, b.syms, b.defs} {
 		if err := mergeInto(w, s, tmp); err != nil {
 			return err
 		}
 	}
-	e.buf = e.buf[:0]
 	for _, t := range []table{ix.modules, ix.bases, ix.exports} {
 		e.table(t)
 	}
 	e.restSections(ix)
-	if _, err := w.Write(e.buf); err != nil {
-		return fmt.Errorf("writing index file: %w", err)
+	if e.flush(); e.err != nil {
+		return fmt.Errorf("writing index file: %w", e.err)
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("writing index file: %w", err)

@@ -2,6 +2,7 @@ package locate
 
 import (
 	"encoding/binary"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -103,27 +104,93 @@ func eachPosting(v []byte, fn func(file int, count uint32)) {
 }
 
 // encoder writes the index file: length-prefixed sections, little endian.
-type encoder struct{ buf []byte }
+// With w set, what it has encoded goes to w whenever buf holds
+// encoderFlush bytes, and a long string or byte section goes to w
+// directly: the sections a cold query writes (file table, import graph,
+// name tables) are never held whole in buf, nor regrown into it (at
+// 100,000 files that growth allocated 45 MB, at the build's peak). The
+// first error writing stops the writes; err reports it.
+type encoder struct {
+	buf []byte
+	w   io.Writer
+	err error
+}
+
+// encoderFlush is how many bytes an encoder with a writer keeps before
+// writing them.
+const encoderFlush = 64 << 10
+
+// spill writes buf to w once it holds encoderFlush bytes (never without w).
+func (e *encoder) spill() {
+	if e.w != nil && len(e.buf) >= encoderFlush {
+		e.flush()
+	}
+}
+
+// flush writes buf to w and empties it.
+func (e *encoder) flush() {
+	if e.err == nil && len(e.buf) > 0 {
+		_, e.err = e.w.Write(e.buf)
+	}
+	e.buf = e.buf[:0]
+}
 
 func (e *encoder) u32(v uint32) { e.buf = binary.LittleEndian.AppendUint32(e.buf, v) }
 
 func (e *encoder) u32s(vs []uint32) {
 	e.u32(uint32(len(vs)))
-	off := len(e.buf)
-	e.buf = slices.Grow(e.buf, 4*len(vs))[:off+4*len(vs)]
-	for i, v := range vs {
-		binary.LittleEndian.PutUint32(e.buf[off+4*i:], v)
+	for len(vs) > 0 {
+		block := vs[:min(len(vs), encoderFlush/4)]
+		vs = vs[len(block):]
+		off := len(e.buf)
+		e.buf = slices.Grow(e.buf, 4*len(block))[:off+4*len(block)]
+		for i, v := range block {
+			binary.LittleEndian.PutUint32(e.buf[off+4*i:], v)
+		}
+		e.spill()
+	}
+}
+
+// u32Each writes n values, the i-th at(i), as u32s would write them in
+// a slice, without the slice.
+func (e *encoder) u32Each(n int, at func(i int) uint32) {
+	e.u32(uint32(n))
+	for i := range n {
+		e.u32(at(i))
+		e.spill()
 	}
 }
 
 func (e *encoder) bytes(b []byte) {
 	e.u32(uint32(len(b)))
+	if e.w != nil && len(b) >= encoderFlush {
+		e.flush()
+		if e.err == nil {
+			_, e.err = e.w.Write(b)
+		}
+		return
+	}
 	e.buf = append(e.buf, b...)
+	e.spill()
 }
 
 func (e *encoder) str(s string) {
 	e.u32(uint32(len(s)))
+	e.rawString(s)
+}
+
+// rawString appends s without a length, or writes it straight to w when
+// it is long.
+func (e *encoder) rawString(s string) {
+	if e.w != nil && len(s) >= encoderFlush {
+		e.flush()
+		if e.err == nil {
+			_, e.err = io.WriteString(e.w, s)
+		}
+		return
+	}
 	e.buf = append(e.buf, s...)
+	e.spill()
 }
 
 // tableSize is how many bytes table writes for t, its sample aside
