@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -183,30 +182,11 @@ func TestRedTeamAzureAgentFilesHidden(t *testing.T) {
 		"_work/1/s/README.md":    "this-pipeline-readable",
 		"_work/_tool/node/v":     "tool-cache-readable",
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	plant(t, dir, files)
 	env := []string{"PATH=/usr/bin:/bin", "TF_BUILD=True",
 		"AGENT_BUILDDIRECTORY=" + filepath.Join(dir, "_work", "1"),
 		"BUILD_SOURCESDIRECTORY=" + filepath.Join(dir, "_work", "1", "s")}
-	var script strings.Builder
-	for name := range files {
-		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
-	}
-	script.WriteString("true")
-	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String())
-	for _, content := range files {
-		want := !strings.Contains(content, "loot-")
-		if got := strings.Contains(out, content); got != want {
-			t.Errorf("%.40s: want readable=%v, the agent read:\n%s", content, want, out)
-		}
-	}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
 
 // TestRedTeamJenkinsOtherJobsHidden: a Jenkins agent whose root lies
@@ -224,28 +204,9 @@ func TestRedTeamJenkinsOtherJobsHidden(t *testing.T) {
 		"app@tmp/secretFiles/2/key":           "loot-jenkins-own-secret",
 		"app/README.md":                       "own-workspace-readable",
 	}
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	plant(t, root, files)
 	env := []string{"PATH=/usr/bin:/bin", "JENKINS_URL=https://jenkins.example/", "WORKSPACE=" + filepath.Join(root, "app")}
-	var script strings.Builder
-	for name := range files {
-		script.WriteString("cat " + filepath.Join(root, name) + " 2>/dev/null; ")
-	}
-	script.WriteString("true")
-	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String())
-	for _, content := range files {
-		want := !strings.Contains(content, "loot-")
-		if got := strings.Contains(out, content); got != want {
-			t.Errorf("%s: want readable=%v, the agent read:\n%s", content, want, out)
-		}
-	}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, root, files)
 }
 
 // TestJenkinsOtherJobs: only a Jenkins job (JENKINS_URL) whose workspace
@@ -305,40 +266,15 @@ func TestRedTeamGitLabOtherJobsHidden(t *testing.T) {
 		"abc123/1/group/deploy.tmp/AWS_KEY":  "loot-gitlab-running-file-variable",
 		"abc123/0/other-group/lib/README.md": "loot-gitlab-other-group",
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	plant(t, dir, files)
 	env := []string{"PATH=/usr/bin:/bin", "GITLAB_CI=true", "CI_BUILDS_DIR=" + dir,
 		"CI_PROJECT_DIR=" + filepath.Join(dir, "abc123", "0", "group", "app")}
-	var script strings.Builder
-	for name := range files {
-		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
-	}
-	script.WriteString("true")
-	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String())
-	for _, content := range files {
-		want := !strings.Contains(content, "loot-")
-		if got := strings.Contains(out, content); got != want {
-			t.Errorf("%s: want readable=%v, the agent read:\n%s", content, want, out)
-		}
-	}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 	// The same folders as a Buildkite agent's build path (no .tmp of
 	// its own: this job's app.tmp is a neighbour there).
 	env = []string{"PATH=/usr/bin:/bin", "BUILDKITE=true", "BUILDKITE_BUILD_PATH=" + dir,
 		"BUILDKITE_BUILD_CHECKOUT_PATH=" + filepath.Join(dir, "abc123", "0", "group", "app")}
-	out = runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String())
-	for _, content := range files {
-		want := !strings.Contains(content, "loot-")
-		if got := strings.Contains(out, content); got != want {
-			t.Errorf("Buildkite: %s: want readable=%v, the agent read:\n%s", content, want, out)
-		}
-	}
+	checkPlantedReads(t, "Buildkite: ", Containment{Sandbox: box}, env, dir, files)
 }
 
 // TestRedTeamCodespaceSecretsHidden: planex run in a GitHub Codespace's
@@ -355,26 +291,7 @@ func TestRedTeamCodespaceSecretsHidden(t *testing.T) {
 		".codespaces/shared/.env":         "CODESPACE_NAME=loot-codespace-env",
 		"app/README.md":                   "repository-readable",
 	}
-	for name, content := range files {
-		p := filepath.Join(workspaces, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	plant(t, workspaces, files)
 	env := []string{"PATH=/usr/bin:/bin", "CODESPACES=true", "CODESPACE_VSCODE_FOLDER=" + filepath.Join(workspaces, "app")}
-	var script strings.Builder
-	for name := range files {
-		script.WriteString("cat " + filepath.Join(workspaces, name) + " 2>/dev/null; ")
-	}
-	script.WriteString("true")
-	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String())
-	for _, content := range files {
-		want := !strings.Contains(content, "loot-")
-		if got := strings.Contains(out, content); got != want {
-			t.Errorf("%s: want readable=%v, the agent read:\n%s", content, want, out)
-		}
-	}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, workspaces, files)
 }

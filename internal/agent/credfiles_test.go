@@ -50,15 +50,7 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 		"granted/aws.ini":        "granted-aws",
 		"unrelated/notes.txt":    "plain-readable",
 	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	plant(t, dir, files)
 	env := []string{"PATH=/usr/bin:/bin",
 		"GOOGLE_APPLICATION_CREDENTIALS=" + dir + "/gcp/key.json",
 		"KUBECONFIG=" + dir + "/kube/a.yaml:" + dir + "/kube/b.yaml",
@@ -74,21 +66,7 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 		"XDG_STATE_HOME=" + dir + "/xdg/state", "XDG_CACHE_HOME=" + dir + "/xdg/cache",
 		"CARGO_HOME=" + dir + "/cargo",
 	}
-	var script strings.Builder
-	for name := range files {
-		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
-	}
-	// A covered folder's file is missing: the script's status is its
-	// last cat's, whichever file that is, so it ends with true.
-	script.WriteString("true")
-	c := Containment{Sandbox: box, AllowEnv: []string{"AWS_SHARED_CREDENTIALS_FILE"}}
-	out := runContained(t, c, env, "sh", "-c", script.String())
-	for _, content := range files {
-		want := !strings.HasPrefix(content, "loot-")
-		if got := strings.Contains(out, content); got != want {
-			t.Errorf("%s: want readable=%v, the agent read:\n%s", content, want, out)
-		}
-	}
+	checkPlantedReads(t, "", Containment{Sandbox: box, AllowEnv: []string{"AWS_SHARED_CREDENTIALS_FILE"}}, env, dir, files)
 }
 
 // sandboxAndHostFolder is the machine's sandbox and a new folder under
@@ -110,6 +88,43 @@ func sandboxAndHostFolder(t *testing.T, prefix string) (*sandbox.Sandbox, string
 		t.Fatal(err)
 	}
 	return box, dir
+}
+
+// plant writes files (a path under dir and its content) with their
+// folders, readable by all.
+func plant(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkPlantedReads has a program contained by c try to read every
+// planted file by its path and fails the test (each message starting
+// with label) for each file read though its content holds "loot-", or
+// not read though it does not.
+func checkPlantedReads(t *testing.T, label string, c Containment, env []string, dir string, files map[string]string) {
+	t.Helper()
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	// A covered folder's file is missing: the script's status is its
+	// last cat's, whichever file that is, so it ends with true.
+	script.WriteString("true")
+	out := runContained(t, c, env, "sh", "-c", script.String())
+	for _, content := range files {
+		want := !strings.Contains(content, "loot-")
+		if got := strings.Contains(out, content); got != want {
+			t.Errorf("%s%.40s: want readable=%v, the agent read:\n%s", label, content, want, out)
+		}
+	}
 }
 
 // runContained runs name with args in / under c with environment env and
