@@ -34,12 +34,10 @@ func jenkinsOtherJobs(env, keep []string) []string {
 	if filepath.Base(root) != "workspace" || !hideableTemp(root) {
 		return nil
 	}
-	f, err := os.Open(root)
+	entries, err := firstEntries(root)
 	if err != nil {
 		return nil
 	}
-	entries, _ := f.ReadDir(maxSiblingEntries)
-	f.Close()
 	kept := append(slices.Clone(keep), ws)
 	var out []string
 	for _, e := range entries {
@@ -124,12 +122,10 @@ func buildsDirNeighbours(env, keep []string) []string {
 // at most maxBesideDepth folders down and maxSiblingEntries entries a
 // folder.
 func coverBeside(out []string, dir string, keep []string, depth int) []string {
-	f, err := os.Open(dir)
+	entries, err := firstEntries(dir)
 	if err != nil {
 		return out
 	}
-	entries, _ := f.ReadDir(maxSiblingEntries)
-	f.Close()
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
 		switch {
@@ -168,12 +164,10 @@ func earlierJobs(work, ws string, keep []string) []string {
 	if !strings.HasPrefix(ws, work+"/") {
 		return nil
 	}
-	f, err := os.Open(work)
+	entries, err := firstEntries(work)
 	if err != nil {
 		return nil
 	}
-	entries, _ := f.ReadDir(maxSiblingEntries)
-	f.Close()
 	var out []string
 	for _, e := range entries {
 		dir := filepath.Join(work, e.Name())

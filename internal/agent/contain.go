@@ -433,9 +433,21 @@ func runnerSecrets(root string) []string {
 	return out
 }
 
-// maxSiblingEntries bounds how many entries beside the runner's folder
-// are looked at for other runners.
+// maxSiblingEntries bounds how many entries of a folder are looked at
+// for other runners or other jobs' folders.
 const maxSiblingEntries = 512
+
+// firstEntries lists at most maxSiblingEntries entries of dir, in the
+// order the file system gives them.
+func firstEntries(dir string) ([]os.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, _ := f.ReadDir(maxSiblingEntries)
+	return entries, nil
+}
 
 // siblingRunners are what other runners installed beside root (a
 // machine running several, as one user) keep that a contained agent of
@@ -446,12 +458,10 @@ const maxSiblingEntries = 512
 // workspace (ws) is left alone.
 func siblingRunners(root, ws string) []string {
 	parent := filepath.Dir(root)
-	f, err := os.Open(parent)
+	entries, err := firstEntries(parent)
 	if err != nil {
 		return nil
 	}
-	entries, _ := f.ReadDir(maxSiblingEntries)
-	f.Close()
 	var out []string
 	for _, e := range entries {
 		dir := filepath.Join(parent, e.Name())
