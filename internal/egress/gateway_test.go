@@ -42,6 +42,14 @@ func (u *upstreamRecorder) last() string {
 
 // serveGateway starts g on a Unix socket and returns a client for it.
 func serveGateway(t testing.TB, g *Gateway) *http.Client {
+	client, _ := ServeGatewayForTest(t, g)
+	return client
+}
+
+// ServeGatewayForTest serves g on a Unix socket until the test ends and
+// returns a client for it and a function that stops it (Serve returned).
+// Exported for the package's external tests.
+func ServeGatewayForTest(t testing.TB, g *Gateway) (*http.Client, func()) {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "gw.sock")
 	ln, err := net.Listen("unix", sock)
@@ -51,11 +59,12 @@ func serveGateway(t testing.TB, g *Gateway) *http.Client {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); g.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
+	stop := func() { cancel(); <-done }
+	t.Cleanup(stop)
 	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", sock)
-	}}}
+	}}}, stop
 }
 
 // TestGateway: what a CLI, or a command it runs, may ask of the gateway:

@@ -2,15 +2,12 @@ package egress
 
 import (
 	"compress/gzip"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -115,20 +112,8 @@ func meteredGateway(t *testing.T, p Provider, upstream http.Handler, admit func(
 	t.Cleanup(hs.Close)
 	u, _ := url.Parse(hs.URL)
 	g := &Gateway{Provider: p, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{}, Admit: admit}
-	sock := filepath.Join(t.TempDir(), "gw.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); g.Serve(ctx, ln) }()
-	stop := func() { cancel(); <-done }
-	t.Cleanup(stop)
-	return g, &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", sock)
-	}}}, stop
+	client, stop := ServeGatewayForTest(t, g)
+	return g, client, stop
 }
 
 const meterCallBody = `{"model":"claude-sonnet-5-5","max_tokens":64000,"stream":true,"messages":[{"role":"user","content":"write forever"}]}`

@@ -1,13 +1,10 @@
 package egress_test
 
 import (
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,26 +12,6 @@ import (
 	"github.com/planexhq/planex/internal/egress"
 	"github.com/planexhq/planex/internal/usage"
 )
-
-// gatewayClient serves g on a Unix socket until the test ends and
-// returns a client for it and a function that stops it (Serve returned).
-func gatewayClient(t *testing.T, g *egress.Gateway) (*http.Client, func()) {
-	t.Helper()
-	sock := filepath.Join(t.TempDir(), "gw.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); g.Serve(ctx, ln) }()
-	stop := func() { cancel(); <-done }
-	t.Cleanup(stop)
-	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", sock)
-	}}}, stop
-}
 
 // TestGatewayMetersWireFormats: a contained program calls the model
 // gateway itself, past its CLI, in each provider's wire format, streamed
@@ -79,7 +56,7 @@ func TestGatewayMetersWireFormats(t *testing.T) {
 			t.Cleanup(hs.Close)
 			up, _ := url.Parse(hs.URL + c.base)
 			meter := &egress.Meter{}
-			client, stop := gatewayClient(t, &egress.Gateway{Provider: c.p, Upstream: up, Key: "sk-real", Placeholder: "ph", Meter: meter})
+			client, stop := egress.ServeGatewayForTest(t, &egress.Gateway{Provider: c.p, Upstream: up, Key: "sk-real", Placeholder: "ph", Meter: meter})
 			for _, path := range c.paths {
 				q := ""
 				if strings.HasSuffix(path, ":streamGenerateContent") {
