@@ -224,9 +224,17 @@ func (w *bodyWalk) step(tok json.Token) error {
 // false (the answer comes at once, queued; the model runs and bills
 // afterwards, where the gateway sees none of it) or service_tier other
 // than the ones billed at most at the list prices the meter is priced by
-// (priority processing costs about twice as much for the same usage).
+// (priority processing costs about twice as much for the same usage),
+// and an Anthropic call's speed other than standard (fast mode bills six
+// times the list price for the same usage).
 func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
-	if len(w.stack) != 1 || w.p != ProviderOpenAI {
+	if len(w.stack) != 1 || w.p == ProviderGemini {
+		return checkPolicy(top, policy, tok)
+	}
+	if w.p == ProviderAnthropic {
+		if v, _ := tok.(string); top.key == "speed" && tok != nil && v != "standard" {
+			return fmt.Errorf("%w (the speed %v, billed above the list price)", ErrUnmetered, tok)
+		}
 		return checkPolicy(top, policy, tok)
 	}
 	switch top.key {

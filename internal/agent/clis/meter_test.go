@@ -93,3 +93,33 @@ func TestRedTeamGatewayMetersUnreportedCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamMeteredModelPrices: a program in a CLI's place names a
+// dearer model of its provider's in its calls (or as an advisor tool's
+// model, which the gateway meters under that model): Claude Code
+// 2.1.330 lists Mythos and Fable models at five times the price of the
+// default Sonnet 5.5, and without a row of their own they were priced
+// as the step's model, a fifth of what they bill. Each model of that
+// catalog is priced as it bills; a model no row knows still costs the
+// step's model's price, not nothing.
+func TestRedTeamMeteredModelPrices(t *testing.T) {
+	t.Parallel()
+	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
+	const million = 1_000_000
+	for _, c := range []struct {
+		model string
+		want  float64 // a million tokens in and a million out
+	}{
+		{"claude-mythos-5", 60},
+		{"claude-mythos-5-2-20261001", 48},
+		{"claude-fable-5-1", 60},
+		{"claude-haiku-5-5", 0.6},
+		{"claude-sonnet-5-5", 12},
+		{"claude-unheard-of-9", 12},
+	} {
+		got := a.metered(map[string]agent.Usage{c.model: {InputTokens: million, OutputTokens: million}})
+		if math.Abs(got.CostUSD-c.want) > 1e-9 {
+			t.Errorf("%s: a million tokens in and out metered at $%.4f, want $%.4f", c.model, got.CostUSD, c.want)
+		}
+	}
+}
