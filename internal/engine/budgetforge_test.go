@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/session"
 )
 
 // TestRedTeamAgentRefundsItsCost: an agent reports what it spent, and the
@@ -82,5 +84,45 @@ func TestStepsGetWhatTheBudgetLeaves(t *testing.T) {
 		if !(l.CostUSD > 0 && l.CostUSD < budget.MaxCostUSD && l.Tokens > 0 && l.Tokens < budget.MaxTokens) {
 			t.Errorf("an execute step was told %+v: not what the budget left after the steps before it", l)
 		}
+	}
+}
+
+// limitReviewer is a Reviewer that records what the budget leaves a
+// review step.
+type limitReviewer struct{ got []agent.Limit }
+
+func (r *limitReviewer) Review(_ context.Context, _ *session.Session, _ []plan.Task, limit func() agent.Limit) error {
+	if limit != nil {
+		r.got = append(r.got, limit())
+	}
+	return nil
+}
+
+// TestReviewGetsWhatTheBudgetLeaves: the review after the last wave is
+// told what the session's budget leaves, the tasks' spending counted
+// (review steps were given no limit, so a reviewer a task's diff
+// prompt-injected spent past the cap).
+func TestReviewGetsWhatTheBudgetLeaves(t *testing.T) {
+	t.Parallel()
+	repo := testRepo(t)
+	p := &pipelineAgent{}
+	rv := &limitReviewer{}
+	budget := Budget{MaxCostUSD: 5, MaxTokens: 10_000_000}
+	e, err := New(repo, Options{Agent: p.agent(), Yes: true, Approver: "tester", Budget: budget, Concurrency: 1, Reviewer: rv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.Start(context.Background(), Request{Requirement: "add two files"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := out.Session.ReadTasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spent := Spent(out.Session, tasks)
+	want := agent.Limit{Tokens: budget.MaxTokens - spent.InputTokens - spent.OutputTokens, CostUSD: budget.MaxCostUSD - spent.CostUSD}
+	if len(rv.got) != 1 || rv.got[0] != want || want.Tokens == budget.MaxTokens {
+		t.Errorf("the review was told %+v, want %+v (the budget less the session's spending)", rv.got, want)
 	}
 }
