@@ -6,6 +6,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/planexhq/planex/internal/usage"
@@ -62,6 +63,10 @@ type Limit struct {
 	Tokens  int64
 	CostUSD float64
 }
+
+// ErrStepBudget marks a model call an agent refused because the step had
+// spent what its session's budget left it (Step.Limit).
+var ErrStepBudget = errors.New("the step has spent what the session's budget left it")
 
 // Usage is what a step consumed (defined in package usage, which the
 // session shares without depending on the agents).

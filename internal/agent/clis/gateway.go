@@ -2,7 +2,6 @@ package clis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -118,7 +117,7 @@ func (a *Agent) metered(totals map[string]agent.Usage) agent.Usage {
 
 // ErrStepBudget marks a model call the gateway refused because the step
 // had spent what its session's budget left it.
-var ErrStepBudget = errors.New("the step has spent what the session's budget left it")
+var ErrStepBudget = agent.ErrStepBudget
 
 // admit returns the check the gateway makes before each billed call of a
 // step: what it metered so far, priced, must stay below the step's limit
