@@ -180,15 +180,20 @@ func (g *Gateway) checkQuery(q url.Values) error {
 	return nil
 }
 
-// ServeHTTP forwards one model call.
+// ServeHTTP forwards one model call; a call whose caller hangs up is cut.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g.serve(w, r, nil)
+	g.serve(w, r, r.Context(), nil)
 }
 
 // serve forwards one model call; scans, when not nil, bounds how many
 // bodies are spooled and checked at once (each takes up to 64 MiB of
-// disk and may hold one large string in memory).
-func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struct{}) {
+// disk and may hold one large string in memory). The call to the
+// provider lasts until its answer ends or stop ends, not only while the
+// caller listens: a caller that hangs up mid-answer would otherwise have
+// the meter count the bytes it saw while the provider billed what it had
+// generated (a reasoning model's hidden thinking first of all), so the
+// rest is read and metered without a reader.
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Context, scans chan struct{}) {
 	base := strings.TrimRight(g.Upstream.Path, "/")
 	rel, ok := strings.CutPrefix(r.URL.Path, base)
 	if !ok || !g.allowedCall(r.Method, rel) {
@@ -219,7 +224,10 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 		return
 	}
 	defer body.Close()
-	out := r.Clone(r.Context())
+	upCtx, cancelUp := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancelUp()
+	defer context.AfterFunc(stop, cancelUp)()
+	out := r.Clone(upCtx)
 	out.RequestURI = ""
 	out.Body, out.ContentLength, out.GetBody = io.NopCloser(body), size, nil
 	out.Header.Del("Content-Length")
@@ -344,8 +352,9 @@ func plainJSON(h http.Header) bool {
 
 // streamResponse copies a response's header and body, flushing every
 // chunk as it arrives (server-sent events reach the client unbuffered),
-// and shows the body to seen (when not nil) as it goes. It says whether
-// the whole body reached the client.
+// and shows the body to seen (when not nil) as it goes; once the client
+// is gone the rest is shown to seen alone, or not read when seen is nil.
+// It says whether the whole body was read.
 func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer) bool {
 	dropHop(resp.Header)
 	for k, vs := range resp.Header {
@@ -356,16 +365,21 @@ func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer) 
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 32<<10)
+	gone := false
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			if seen != nil {
 				seen.Write(buf[:n])
 			}
-			if _, werr := w.Write(buf[:n]); werr != nil {
+			if !gone {
+				_, werr := w.Write(buf[:n])
+				gone = werr != nil
+				_ = rc.Flush()
+			}
+			if gone && seen == nil {
 				return false
 			}
-			_ = rc.Flush()
 		}
 		if err != nil {
 			return errors.Is(err, io.EOF)
@@ -376,7 +390,7 @@ func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer) 
 // Serve answers model calls on ln until ctx ends or ln is closed.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	scans := make(chan struct{}, 4)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.serve(w, r, scans) })
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.serve(w, r, ctx, scans) })
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	stop := context.AfterFunc(ctx, func() { srv.Close() })
