@@ -57,12 +57,39 @@ type Gateway struct {
 
 	calls    inflight
 	admitted chan struct{}
-	once     sync.Once
+	// orphans holds a place for each call read on after its caller hung up.
+	orphans chan struct{}
+	once    sync.Once
 }
 
 // MaxAdmitted bounds the billed calls running at once through a gateway
 // with Admit set.
 const MaxAdmitted = 4
+
+// maxOrphans bounds the calls a gateway reads on after their callers hung
+// up (each holds its spooled body and an upstream connection, and no
+// connection of the caller's counts it); past it such a call is cut and
+// counted at the floor.
+const maxOrphans = 8
+
+func (g *Gateway) init() {
+	g.once.Do(func() {
+		g.admitted = make(chan struct{}, MaxAdmitted)
+		g.orphans = make(chan struct{}, maxOrphans)
+	})
+}
+
+// adopt takes a place for a call whose caller hung up, if one is free;
+// release gives it back.
+func (g *Gateway) adopt() (release func(), ok bool) {
+	g.init()
+	select {
+	case g.orphans <- struct{}{}:
+		return func() { <-g.orphans }, true
+	default:
+		return nil, false
+	}
+}
 
 // NewPlaceholder returns a random stand-in for a key, unlike any real one.
 func NewPlaceholder() (string, error) {
@@ -224,9 +251,8 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 		return
 	}
 	defer body.Close()
-	upCtx, cancelUp := context.WithCancel(context.WithoutCancel(r.Context()))
-	defer cancelUp()
-	defer context.AfterFunc(stop, cancelUp)()
+	upCtx, orphan, done := g.upstreamContext(r.Context(), stop)
+	defer done()
 	out := r.Clone(upCtx)
 	out.RequestURI = ""
 	out.Body, out.ContentLength, out.GetBody = io.NopCloser(body), size, nil
@@ -265,20 +291,51 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	}
 	defer resp.Body.Close()
 	if !billed || g.Meter == nil {
-		streamResponse(w, resp, nil)
+		streamResponse(w, resp, nil, nil)
 		return
 	}
 	a := &answerUsage{p: g.Provider}
 	scan := newAnswerScan(isEventStream(resp.Header), a)
-	whole := streamResponse(w, resp, scan)
+	whole := streamResponse(w, resp, scan, orphan)
 	g.meterCall(rel, size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
+}
+
+// upstreamContext is the context of a call's request to the provider
+// (caller is the caller's): it ends with stop, or when the caller hangs
+// up unless the call is adopted then (adopt), so that its answer is read
+// on and metered. orphan adopts the call once its caller is gone and says
+// whether it was; done ends the call and gives its place back.
+func (g *Gateway) upstreamContext(caller, stop context.Context) (ctx context.Context, orphan func() bool, done func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(caller))
+	var once sync.Once
+	var release func()
+	adopted := false
+	orphan = func() bool {
+		once.Do(func() { release, adopted = g.adopt() })
+		return adopted
+	}
+	stopAtEnd := context.AfterFunc(stop, cancel)
+	stopAtHangUp := context.AfterFunc(caller, func() {
+		if !orphan() {
+			cancel()
+		}
+	})
+	return ctx, orphan, func() {
+		stopAtHangUp()
+		stopAtEnd()
+		cancel()
+		once.Do(func() {}) // after an orphan() under way
+		if release != nil {
+			release()
+		}
+	}
 }
 
 // admit waits for a turn among the MaxAdmitted billed calls that may run
 // at once, then asks Admit; release ends the turn once the call's answer
 // is metered.
 func (g *Gateway) admit(ctx context.Context) (release func(), err error) {
-	g.once.Do(func() { g.admitted = make(chan struct{}, MaxAdmitted) })
+	g.init()
 	select {
 	case g.admitted <- struct{}{}:
 	case <-ctx.Done():
@@ -353,9 +410,9 @@ func plainJSON(h http.Header) bool {
 // streamResponse copies a response's header and body, flushing every
 // chunk as it arrives (server-sent events reach the client unbuffered),
 // and shows the body to seen (when not nil) as it goes; once the client
-// is gone the rest is shown to seen alone, or not read when seen is nil.
-// It says whether the whole body was read.
-func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer) bool {
+// is gone the rest is shown to seen alone if orphan (when not nil) says
+// so, else not read. It says whether the whole body was read.
+func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer, orphan func() bool) bool {
 	dropHop(resp.Header)
 	for k, vs := range resp.Header {
 		for _, v := range vs {
@@ -374,11 +431,10 @@ func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer) 
 			}
 			if !gone {
 				_, werr := w.Write(buf[:n])
-				gone = werr != nil
 				_ = rc.Flush()
-			}
-			if gone && seen == nil {
-				return false
+				if gone = werr != nil; gone && (orphan == nil || !orphan()) {
+					return false
+				}
 			}
 		}
 		if err != nil {

@@ -3,6 +3,7 @@ package egress
 import (
 	"io"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -42,5 +43,55 @@ func TestRedTeamGatewayMetersPastAHangUp(t *testing.T) {
 	stop()
 	if got := g.Meter.Totals()["claude-sonnet-5-5"]; got.OutputTokens != 5000 {
 		t.Errorf("metered %+v after the caller hung up, want the 5000 output tokens the provider reported", g.Meter.Totals())
+	}
+}
+
+// TestGatewayOrphansBounded: a program that opens calls and hangs up on
+// each, over and over, has at most maxOrphans of them read on (each
+// holds its spooled body and a connection to the provider, and frees
+// its caller's place at once); the calls past that are cut when their
+// callers go, as before, and counted at the floor.
+func TestGatewayOrphansBounded(t *testing.T) {
+	t.Parallel()
+	first := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-sonnet-5-5\",\"usage\":{\"input_tokens\":9,\"output_tokens\":1}}}\n\n"
+	last := "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":5000}}\n\n"
+	release := make(chan struct{})
+	var cut atomic.Int64
+	g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, first)
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+			io.WriteString(w, last)
+		case <-r.Context().Done():
+			cut.Add(1)
+		}
+	}), nil)
+	const extra = 3
+	for range maxOrphans + extra {
+		resp := postMessages(t, c)
+		buf := make([]byte, len(first))
+		if _, err := io.ReadFull(resp.Body, buf); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for cut.Load() < extra && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // no more are cut
+	if n := cut.Load(); n != extra {
+		t.Fatalf("%d calls were cut when their callers hung up, want the %d past the %d read on", n, extra, maxOrphans)
+	}
+	close(release)
+	for g.Meter.Totals()["claude-sonnet-5-5"].OutputTokens < maxOrphans*5000 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	want := int64(maxOrphans*5000 + extra*len(first))
+	if got := g.Meter.Totals()["claude-sonnet-5-5"].OutputTokens; got != want {
+		t.Errorf("metered %d output tokens, want %d: %d calls read to their end, %d at the floor", got, want, maxOrphans, extra)
 	}
 }
