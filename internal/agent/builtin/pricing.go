@@ -103,8 +103,11 @@ func knownPrices() []struct {
 		// The models Claude Code 2.1.330's catalog lists beyond the rows
 		// above, at its prices: a call may name any of them (an advisor
 		// tool's model, or the program's choice), and a model without a
-		// row is metered at the step's model's price.
-		{"claude-haiku-5-5", Price{0.1, 0.5, 0.01, 0.125}},
+		// row is metered at the step's model's price. Haiku 5.5 lists at
+		// $0.10 in and $0.50 out, five times that for prompts above 100K
+		// tokens: the row has the higher rates, as a row is never below
+		// what a call may bill.
+		{"claude-haiku-5-5", Price{0.5, 2.5, 0.05, 0.625}},
 		{"claude-fable-5", Price{10, 50, 1, 12.5}},
 		{"claude-fable-5-1", Price{10, 50, 0.25, 12.5}},
 		{"claude-fable-5-2", Price{8, 40, 0.2, 10}},

@@ -113,7 +113,7 @@ func TestRedTeamMeteredModelPrices(t *testing.T) {
 		{"claude-mythos-5", 60},
 		{"claude-mythos-5-2-20261001", 48},
 		{"claude-fable-5-1", 60},
-		{"claude-haiku-5-5", 0.6},
+		{"claude-haiku-5-5", 3}, // its rates above 100K prompt tokens
 		{"claude-sonnet-5-5", 12},
 		{"claude-unheard-of-9", 12},
 	} {
