@@ -115,11 +115,7 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 			return err
 		}
 		fmt.Fprintf(r.Out, "review %s: started\n", t.ID)
-		var l agent.Limit
-		if limit != nil {
-			l = limit()
-		}
-		tr := r.reviewTask(ctx, ps, common, s, t, dir, l)
+		tr := r.reviewTask(ctx, ps, common, s, t, dir, stepLimit(limit))
 		if tr.Error != "" {
 			failed++
 			fmt.Fprintf(r.Out, "review %s: not reviewed: %s\n", t.ID, tr.Error)
@@ -158,6 +154,15 @@ func (r *Reviewer) runHead(ctx context.Context, branch string) (string, error) {
 		return "", fmt.Errorf("review: the run branch %s does not exist", branch)
 	}
 	return head, nil
+}
+
+// stepLimit is what limit says the budget leaves a step starting now;
+// none when limit is nil.
+func stepLimit(limit func() agent.Limit) agent.Limit {
+	if limit == nil {
+		return agent.Limit{}
+	}
+	return limit()
 }
 
 func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, common prompt.Common, s *session.Session, t plan.Task, dir string, limit agent.Limit) TaskReview {
