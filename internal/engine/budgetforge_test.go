@@ -126,3 +126,41 @@ func TestReviewGetsWhatTheBudgetLeaves(t *testing.T) {
 		t.Errorf("the review was told %+v, want %+v (the budget less the session's spending)", rv.got, want)
 	}
 }
+
+// TestTasksAtOnceShareTheRemainder: the tasks of an execution, which may
+// run at once, are each told the remainder and given one agent.Shared
+// to count it together (each alone was allowed all of it, so N tasks at
+// once could spend N times the budget's remainder).
+func TestTasksAtOnceShareTheRemainder(t *testing.T) {
+	t.Parallel()
+	repo := testRepo(t)
+	p := &pipelineAgent{}
+	inner := p.agent()
+	var mu sync.Mutex
+	var shared []*agent.Shared
+	seen := agent.Func(func(ctx context.Context, s agent.Step) (agent.Result, error) {
+		if s.Phase == agent.PhaseExecute {
+			mu.Lock()
+			shared = append(shared, s.Limit.Shared)
+			mu.Unlock()
+		}
+		return inner.Run(ctx, s)
+	})
+	e, err := New(repo, Options{Agent: seen, Yes: true, Approver: "tester", Budget: Budget{MaxCostUSD: 5}, Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Start(context.Background(), Request{Requirement: "add two files"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(shared) < 2 {
+		t.Fatalf("%d execute steps ran, want the plan's two", len(shared))
+	}
+	for _, s := range shared {
+		if s == nil || s != shared[0] {
+			t.Fatalf("the execute steps were given %v, want one shared count for all", shared)
+		}
+	}
+}

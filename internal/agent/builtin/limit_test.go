@@ -51,3 +51,37 @@ func TestRedTeamBuiltinHeldToTheStepLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamBuiltinStepsShareTheRemainder: two tasks' built-in agents
+// run at once, each told the whole remainder (enough for five calls),
+// and each model keeps calling tools. Alone each was held to five calls,
+// ten together; sharing it (agent.Shared) they stop once they spent it
+// together, one call over at most (the other's call under way).
+func TestRedTeamBuiltinStepsShareTheRemainder(t *testing.T) {
+	t.Parallel()
+	const perCall = (1000*2.0 + 100*10.0) / 1e6
+	left := agent.Limit{CostUSD: 4.5 * perCall}
+	left.Shared = agent.NewShared(left)
+	var calls atomic.Int64
+	p := ProviderFunc(func(ctx context.Context, req Request) (Response, error) {
+		calls.Add(1)
+		return Response{Stop: StopToolUse, ToolCalls: []ToolCall{{ID: "c", Name: "list_files", Input: json.RawMessage(`{}`)}},
+			Usage: TokenUsage{InputTokens: 1000, OutputTokens: 100}}, nil
+	})
+	errs := make(chan error, 2)
+	for _, id := range []string{"T1", "T2"} {
+		go func() {
+			a := New(p, Options{Name: "fake", Price: &Price{InPerMTok: 2, OutPerMTok: 10}})
+			_, err := a.Run(context.Background(), agent.Step{Phase: agent.PhaseExplore, ID: id, Prompt: "explore", Dir: t.TempDir(), Timeout: time.Minute, Limit: left})
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; !errors.Is(err, agent.ErrStepBudget) {
+			t.Errorf("err %v, want the budget spent", err)
+		}
+	}
+	if n := calls.Load(); n < 5 || n > 6 {
+		t.Errorf("the two steps made %d calls together, want 5 (6 at most) of the remainder's 5", n)
+	}
+}
