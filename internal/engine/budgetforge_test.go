@@ -127,26 +127,36 @@ func TestReviewGetsWhatTheBudgetLeaves(t *testing.T) {
 	}
 }
 
-// TestTasksAtOnceShareTheRemainder: the tasks of an execution, which may
-// run at once, are each told the remainder and given one agent.Shared
-// to count it together (each alone was allowed all of it, so N tasks at
-// once could spend N times the budget's remainder).
+// TestTasksAtOnceShareTheRemainder: the tasks of an execution, and the
+// explorations, which may run at once, are each told the remainder and
+// given one agent.Shared per phase to count it together (each alone was
+// allowed all of it, so N steps at once could spend N times the budget's
+// remainder).
 func TestTasksAtOnceShareTheRemainder(t *testing.T) {
 	t.Parallel()
+	for _, phase := range []agent.Phase{agent.PhaseExecute, agent.PhaseExplore} {
+		t.Run(string(phase), func(t *testing.T) {
+			t.Parallel()
+			stepsShareTheRemainder(t, phase)
+		})
+	}
+}
+
+func stepsShareTheRemainder(t *testing.T, phase agent.Phase) {
 	repo := testRepo(t)
 	p := &pipelineAgent{}
 	inner := p.agent()
 	var mu sync.Mutex
 	var shared []*agent.Shared
 	seen := agent.Func(func(ctx context.Context, s agent.Step) (agent.Result, error) {
-		if s.Phase == agent.PhaseExecute {
+		if s.Phase == phase {
 			mu.Lock()
 			shared = append(shared, s.Limit.Shared)
 			mu.Unlock()
 		}
 		return inner.Run(ctx, s)
 	})
-	e, err := New(repo, Options{Agent: seen, Yes: true, Approver: "tester", Budget: Budget{MaxCostUSD: 5}, Concurrency: 2})
+	e, err := New(repo, Options{Agent: seen, Yes: true, Approver: "tester", Budget: Budget{MaxCostUSD: 5}, Concurrency: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,11 +166,11 @@ func TestTasksAtOnceShareTheRemainder(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if len(shared) < 2 {
-		t.Fatalf("%d execute steps ran, want the plan's two", len(shared))
+		t.Fatalf("%d %s steps ran, want two or more", len(shared), phase)
 	}
 	for _, s := range shared {
 		if s == nil || s != shared[0] {
-			t.Fatalf("the execute steps were given %v, want one shared count for all", shared)
+			t.Fatalf("the %s steps were given %v, want one shared count for all", phase, shared)
 		}
 	}
 }
