@@ -6,6 +6,9 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/planexhq/planex/internal/usage"
@@ -61,7 +64,61 @@ type Step struct {
 type Limit struct {
 	Tokens  int64
 	CostUSD float64
+	// Shared, when set, is what the steps running beside this one spend
+	// of the same remainder (the tasks of one execution): the step also
+	// stops once they spent it together.
+	Shared *Shared
 }
+
+// Shared counts what the steps of one stretch of a session that run at
+// once (the tasks of an execution) spend of what the budget left when
+// the stretch began: each step tells it what it spent so far before each
+// model call (Spend), and the engine what a finished step recorded
+// (Finish). Each step alone is held to the whole remainder, so without it
+// N steps at once could spend N times that.
+type Shared struct {
+	mu   sync.Mutex
+	left Limit
+	live map[string]Usage
+	done Usage
+}
+
+// NewShared starts counting the steps that share left.
+func NewShared(left Limit) *Shared {
+	return &Shared{left: Limit{Tokens: left.Tokens, CostUSD: left.CostUSD}, live: map[string]Usage{}}
+}
+
+// Spend records that step id spent u so far and says, with
+// ErrStepBudget, whether the steps together spent what was left.
+func (s *Shared) Spend(id string, u Usage) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.live[id] = u.Bounded()
+	total := s.done
+	for _, v := range s.live {
+		total = total.Add(v)
+	}
+	if s.left.CostUSD > 0 && total.CostUSD >= s.left.CostUSD {
+		return fmt.Errorf("%w: $%.4f spent by the steps running together, $%.4f of the cost budget was left when they began", ErrStepBudget, total.CostUSD, s.left.CostUSD)
+	}
+	if n := total.InputTokens + total.OutputTokens; s.left.Tokens > 0 && n >= s.left.Tokens {
+		return fmt.Errorf("%w: %d tokens spent by the steps running together, %d of the token budget were left when they began", ErrStepBudget, n, s.left.Tokens)
+	}
+	return nil
+}
+
+// Finish records what finished step id spent in all (at least what it
+// told Spend).
+func (s *Shared) Finish(id string, u Usage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done = s.done.Add(s.live[id].Max(u.Bounded()))
+	delete(s.live, id)
+}
+
+// ErrStepBudget marks a model call an agent refused because the step had
+// spent what its session's budget left it (Step.Limit).
+var ErrStepBudget = errors.New("the step has spent what the session's budget left it")
 
 // Usage is what a step consumed (defined in package usage, which the
 // session shares without depending on the agents).

@@ -57,12 +57,39 @@ type Gateway struct {
 
 	calls    inflight
 	admitted chan struct{}
-	once     sync.Once
+	// orphans holds a place for each call read on after its caller hung up.
+	orphans chan struct{}
+	once    sync.Once
 }
 
 // MaxAdmitted bounds the billed calls running at once through a gateway
 // with Admit set.
 const MaxAdmitted = 4
+
+// maxOrphans bounds the calls a gateway reads on after their callers hung
+// up (each holds its spooled body and an upstream connection, and no
+// connection of the caller's counts it); past it such a call is cut and
+// counted at the floor.
+const maxOrphans = 8
+
+func (g *Gateway) init() {
+	g.once.Do(func() {
+		g.admitted = make(chan struct{}, MaxAdmitted)
+		g.orphans = make(chan struct{}, maxOrphans)
+	})
+}
+
+// adopt takes a place for a call whose caller hung up, if one is free;
+// release gives it back.
+func (g *Gateway) adopt() (release func(), ok bool) {
+	g.init()
+	select {
+	case g.orphans <- struct{}{}:
+		return func() { <-g.orphans }, true
+	default:
+		return nil, false
+	}
+}
 
 // NewPlaceholder returns a random stand-in for a key, unlike any real one.
 func NewPlaceholder() (string, error) {
@@ -180,15 +207,20 @@ func (g *Gateway) checkQuery(q url.Values) error {
 	return nil
 }
 
-// ServeHTTP forwards one model call.
+// ServeHTTP forwards one model call; a call whose caller hangs up is cut.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g.serve(w, r, nil)
+	g.serve(w, r, r.Context(), nil)
 }
 
 // serve forwards one model call; scans, when not nil, bounds how many
 // bodies are spooled and checked at once (each takes up to 64 MiB of
-// disk and may hold one large string in memory).
-func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struct{}) {
+// disk and may hold one large string in memory). The call to the
+// provider lasts until its answer ends or stop ends, not only while the
+// caller listens: a caller that hangs up mid-answer would otherwise have
+// the meter count the bytes it saw while the provider billed what it had
+// generated (a reasoning model's hidden thinking first of all), so the
+// rest is read and metered without a reader.
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Context, scans chan struct{}) {
 	base := strings.TrimRight(g.Upstream.Path, "/")
 	rel, ok := strings.CutPrefix(r.URL.Path, base)
 	if !ok || !g.allowedCall(r.Method, rel) {
@@ -219,7 +251,9 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 		return
 	}
 	defer body.Close()
-	out := r.Clone(r.Context())
+	upCtx, orphan, done := g.upstreamContext(r.Context(), stop)
+	defer done()
+	out := r.Clone(upCtx)
 	out.RequestURI = ""
 	out.Body, out.ContentLength, out.GetBody = io.NopCloser(body), size, nil
 	out.Header.Del("Content-Length")
@@ -257,20 +291,51 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, scans chan struc
 	}
 	defer resp.Body.Close()
 	if !billed || g.Meter == nil {
-		streamResponse(w, resp, nil)
+		streamResponse(w, resp, nil, nil)
 		return
 	}
 	a := &answerUsage{p: g.Provider}
 	scan := newAnswerScan(isEventStream(resp.Header), a)
-	whole := streamResponse(w, resp, scan)
+	whole := streamResponse(w, resp, scan, orphan)
 	g.meterCall(rel, size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
+}
+
+// upstreamContext is the context of a call's request to the provider
+// (caller is the caller's): it ends with stop, or when the caller hangs
+// up unless the call is adopted then (adopt), so that its answer is read
+// on and metered. orphan adopts the call once its caller is gone and says
+// whether it was; done ends the call and gives its place back.
+func (g *Gateway) upstreamContext(caller, stop context.Context) (ctx context.Context, orphan func() bool, done func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(caller))
+	var once sync.Once
+	var release func()
+	adopted := false
+	orphan = func() bool {
+		once.Do(func() { release, adopted = g.adopt() })
+		return adopted
+	}
+	stopAtEnd := context.AfterFunc(stop, cancel)
+	stopAtHangUp := context.AfterFunc(caller, func() {
+		if !orphan() {
+			cancel()
+		}
+	})
+	return ctx, orphan, func() {
+		stopAtHangUp()
+		stopAtEnd()
+		cancel()
+		once.Do(func() {}) // after an orphan() under way
+		if release != nil {
+			release()
+		}
+	}
 }
 
 // admit waits for a turn among the MaxAdmitted billed calls that may run
 // at once, then asks Admit; release ends the turn once the call's answer
 // is metered.
 func (g *Gateway) admit(ctx context.Context) (release func(), err error) {
-	g.once.Do(func() { g.admitted = make(chan struct{}, MaxAdmitted) })
+	g.init()
 	select {
 	case g.admitted <- struct{}{}:
 	case <-ctx.Done():
@@ -344,9 +409,10 @@ func plainJSON(h http.Header) bool {
 
 // streamResponse copies a response's header and body, flushing every
 // chunk as it arrives (server-sent events reach the client unbuffered),
-// and shows the body to seen (when not nil) as it goes. It says whether
-// the whole body reached the client.
-func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer) bool {
+// and shows the body to seen (when not nil) as it goes; once the client
+// is gone the rest is shown to seen alone if orphan (when not nil) says
+// so, else not read. It says whether the whole body was read.
+func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer, orphan func() bool) bool {
 	dropHop(resp.Header)
 	for k, vs := range resp.Header {
 		for _, v := range vs {
@@ -356,16 +422,20 @@ func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer) 
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 32<<10)
+	gone := false
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			if seen != nil {
 				seen.Write(buf[:n])
 			}
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return false
+			if !gone {
+				_, werr := w.Write(buf[:n])
+				_ = rc.Flush()
+				if gone = werr != nil; gone && (orphan == nil || !orphan()) {
+					return false
+				}
 			}
-			_ = rc.Flush()
 		}
 		if err != nil {
 			return errors.Is(err, io.EOF)
@@ -376,7 +446,7 @@ func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer) 
 // Serve answers model calls on ln until ctx ends or ln is closed.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	scans := make(chan struct{}, 4)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.serve(w, r, scans) })
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.serve(w, r, ctx, scans) })
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	stop := context.AfterFunc(ctx, func() { srv.Close() })

@@ -67,6 +67,47 @@ type wireUsage struct {
 	Thoughts   int64 `json:"thoughtsTokenCount"`
 	ToolPrompt int64 `json:"toolUsePromptTokenCount"`
 	Cached     int64 `json:"cachedContentTokenCount"`
+	// Iterations are the parts of an Anthropic answer that ran as calls
+	// of their own on the provider's side, each billed: its "message"
+	// iterations are the ones the counts above add up; the others (an
+	// advisor tool's calls of another model, a context compaction) are
+	// billed on top of them, each under its own model.
+	Iterations []wireIteration `json:"iterations"`
+}
+
+// wireIteration is one entry of an Anthropic usage's iterations.
+type wireIteration struct {
+	Type          string `json:"type"`
+	Model         string `json:"model"`
+	InputTokens   int64  `json:"input_tokens"`
+	OutputTokens  int64  `json:"output_tokens"`
+	CacheCreation int64  `json:"cache_creation_input_tokens"`
+	CacheRead     int64  `json:"cache_read_input_tokens"`
+}
+
+// maxIterationModels bounds the models one answer's iterations are kept
+// apart under; the others count under the answer's own model.
+const maxIterationModels = 4
+
+// beyond sums, per model ("" for the answer's own), the iterations the
+// usage's counts leave out: every kind but "message".
+func (w wireUsage) beyond() map[string]usage.Usage {
+	var out map[string]usage.Usage
+	for _, it := range w.Iterations {
+		if it.Type == "message" {
+			continue
+		}
+		if out == nil {
+			out = map[string]usage.Usage{}
+		}
+		m := it.Model
+		if _, ok := out[m]; !ok && len(out) >= maxIterationModels || len(m) > maxMeterModel {
+			m = ""
+		}
+		u := wireUsage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens, CacheCreation: it.CacheCreation, CacheRead: it.CacheRead}.tokens(ProviderAnthropic)
+		out[m] = out[m].Add(u.Bounded()).Bounded()
+	}
+	return out
 }
 
 // tokens reads a provider's usage object as planex counts usage: every
@@ -93,6 +134,9 @@ type answerUsage struct {
 	found bool
 	u     usage.Usage
 	model string
+	// beyond is what the answer's iterations billed past u, per model
+	// ("" for the answer's own), each field the largest value seen.
+	beyond map[string]usage.Usage
 }
 
 // take reads one captured value: a usage object or a model name.
@@ -110,8 +154,35 @@ func (a *answerUsage) take(kind skimKind, raw []byte) {
 	}
 	u := w.tokens(a.p).Bounded()
 	a.found = true
-	a.u = usage.Usage{InputTokens: max(a.u.InputTokens, u.InputTokens), OutputTokens: max(a.u.OutputTokens, u.OutputTokens),
-		CacheReadTokens: max(a.u.CacheReadTokens, u.CacheReadTokens), CacheWriteTokens: max(a.u.CacheWriteTokens, u.CacheWriteTokens)}
+	a.u = largest(a.u, u)
+	if a.p != ProviderAnthropic {
+		return
+	}
+	// A stream's records each count the iterations so far: each model
+	// keeps its largest count. The models one record names past those
+	// already kept count under the answer's own, added up first.
+	rec := map[string]usage.Usage{}
+	for m, x := range w.beyond() {
+		if _, ok := a.beyond[m]; m != "" && !ok && len(a.beyond)+len(rec) >= maxIterationModels {
+			if _, inRec := rec[m]; !inRec {
+				m = ""
+			}
+		}
+		rec[m] = rec[m].Add(x).Bounded()
+	}
+	for m, x := range rec {
+		if a.beyond == nil {
+			a.beyond = map[string]usage.Usage{}
+		}
+		a.beyond[m] = largest(a.beyond[m], x)
+	}
+}
+
+// largest is, field by field, the larger of two counts of the same
+// tokens (a stream's running counts); no cost is kept here.
+func largest(a, b usage.Usage) usage.Usage {
+	return usage.Usage{InputTokens: max(a.InputTokens, b.InputTokens), OutputTokens: max(a.OutputTokens, b.OutputTokens),
+		CacheReadTokens: max(a.CacheReadTokens, b.CacheReadTokens), CacheWriteTokens: max(a.CacheWriteTokens, b.CacheWriteTokens)}
 }
 
 // answerScan reads an answer as it streams past the gateway, server-sent
@@ -201,8 +272,10 @@ const (
 
 const (
 	// maxCapture bounds a captured value (a usage object is a few hundred
-	// bytes); a longer one is dropped.
-	maxCapture = 16 << 10
+	// bytes, and some 250 more for each of its iterations: an advisor
+	// called a few hundred times in one answer still fits); a longer one
+	// is dropped.
+	maxCapture = 256 << 10
 	// skimLevels is how many levels of member names the reader keeps;
 	// what it looks for lies at most two objects deep.
 	skimLevels = 4
@@ -448,6 +521,14 @@ func (g *Gateway) meterCall(rel string, reqBytes int64, resp *http.Response, rea
 		u.InputTokens, u.OutputTokens = max(u.InputTokens, reqBytes), max(u.OutputTokens, out)
 	}
 	g.Meter.Add(model, u)
+	if read != nil {
+		for m, x := range read.usage.beyond {
+			if m == "" {
+				m = model
+			}
+			g.Meter.Add(m, x)
+		}
+	}
 }
 
 // inflight counts the calls a gateway is serving, so that stopping it

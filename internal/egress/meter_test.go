@@ -252,6 +252,12 @@ func TestRedTeamGatewayUnmeteredShapes(t *testing.T) {
 		{"priority processing", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","service_tier":"priority","input":"x"}`, 403},
 		{"a service tier spelled otherwise", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","serviceTier":"Priority","input":"x"}`, 403},
 		{"the flex tier, cheaper", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","service_tier":"flex","input":"x"}`, 200},
+		{"fast mode", ProviderAnthropic, "/v1/messages", "", `{"model":"claude-opus-5-5","speed":"fast","max_tokens":1,"messages":[]}`, 403},
+		{"fast mode spelled otherwise", ProviderAnthropic, "/v1/messages", "", `{"model":"claude-opus-5-5","Speed":"FAST","max_tokens":1,"messages":[]}`, 403},
+		{"a speed that is no string", ProviderAnthropic, "/v1/messages", "", `{"model":"claude-opus-5-5","speed":{"mode":"fast"},"max_tokens":1,"messages":[]}`, 403},
+		{"inference kept to one region", ProviderAnthropic, "/v1/messages", "", `{"model":"claude-opus-5-5","inference_geo":"us","max_tokens":1,"messages":[]}`, 403},
+		{"inference anywhere", ProviderAnthropic, "/v1/messages", "", `{"model":"claude-opus-5-5","inference_geo":"global","max_tokens":1,"messages":[]}`, 200},
+		{"the standard speed", ProviderAnthropic, "/v1/messages", "", `{"model":"claude-opus-5-5","speed":"standard","max_tokens":1,"messages":[]}`, 200},
 		{"not in the background", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","background":false,"input":"x"}`, 200},
 		{"the stream, as Gemini CLI sends it", ProviderGemini, gemini + "?alt=sse", "", "", 200},
 	}

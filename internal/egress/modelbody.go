@@ -224,9 +224,19 @@ func (w *bodyWalk) step(tok json.Token) error {
 // false (the answer comes at once, queued; the model runs and bills
 // afterwards, where the gateway sees none of it) or service_tier other
 // than the ones billed at most at the list prices the meter is priced by
-// (priority processing costs about twice as much for the same usage).
+// (priority processing costs about twice as much for the same usage),
+// and an Anthropic call's speed other than standard (fast mode bills six
+// times the list price for the same usage) or inference_geo other than
+// global (inference kept to one region bills 1.1 times it).
 func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
-	if len(w.stack) != 1 || w.p != ProviderOpenAI {
+	if len(w.stack) != 1 || w.p == ProviderGemini {
+		return checkPolicy(top, policy, tok)
+	}
+	if w.p == ProviderAnthropic {
+		v, _ := tok.(string)
+		if top.key == "speed" && tok != nil && v != "standard" || top.key == "inferencegeo" && tok != nil && v != "global" {
+			return fmt.Errorf("%w (the %s %v, billed above the list price)", ErrUnmetered, top.key, tok)
+		}
 		return checkPolicy(top, policy, tok)
 	}
 	switch top.key {

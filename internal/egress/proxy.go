@@ -404,7 +404,7 @@ func (h *handler) forward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
-	streamResponse(w, resp, nil)
+	streamResponse(w, resp, nil, nil)
 }
 
 // connect opens the tunnel: dials the checked addresses, answers 200 and

@@ -119,7 +119,9 @@ type Publisher interface {
 // Reviewer reviews a session's completed tasks and leaves its result in
 // the session folder (review.json; see package review).
 type Reviewer interface {
-	Review(ctx context.Context, s *session.Session, tasks []plan.Task) error
+	// Review runs the review; limit says what the session's budget leaves
+	// a review step starting now (see agent.Step.Limit).
+	Review(ctx context.Context, s *session.Session, tasks []plan.Task, limit func() agent.Limit) error
 }
 
 // Engine runs sessions in one repository.

@@ -28,11 +28,18 @@ type execution struct {
 	held      map[int]execute.Outcome
 	results   chan execute.Outcome
 	announced map[int]bool // waves whose first task started
+	// shared is what the tasks running at once spend together of what the
+	// budget left when the execution began (nil without a budget).
+	shared *agent.Shared
 }
 
 func (e *Engine) newExecution(s *session.Session, ap *session.Approval, rc *RepoContext, tasks []plan.Task, tip string) *execution {
-	return &execution{e: e, s: s, ap: ap, rc: rc, tasks: tasks, sched: newSchedule(tasks), tip: tip,
+	x := &execution{e: e, s: s, ap: ap, rc: rc, tasks: tasks, sched: newSchedule(tasks), tip: tip,
 		held: map[int]execute.Outcome{}, results: make(chan execute.Outcome, len(tasks)), announced: map[int]bool{}}
+	if l := e.o.Budget.limit(s, tasks); l != (agent.Limit{}) {
+		x.shared = agent.NewShared(l)
+	}
+	return x
 }
 
 // run works until nothing is left to start and nothing runs. After an
@@ -110,6 +117,7 @@ func (x *execution) start(ctx, wctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
+	job.Limit.Shared = x.shared
 	if err := checkPlan(x.s, x.ap); err != nil {
 		return err
 	}
@@ -150,6 +158,10 @@ func sortedByID(tasks []plan.Task) []plan.Task {
 // committed (see schedule), a failure is recorded at once and its
 // dependents are skipped.
 func (x *execution) finished(ctx context.Context, o execute.Outcome) error {
+	if x.shared != nil {
+		// A completed task may wait to be recorded; its spending counts now.
+		x.shared.Finish(o.ID, o.Usage)
+	}
 	i := x.index(o.ID)
 	delete(x.sched.running, i)
 	switch {

@@ -219,6 +219,11 @@ func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContex
 	var wg sync.WaitGroup
 	var firstErr error
 	sem := make(chan struct{}, e.o.Concurrency)
+	// The explorations that run at once share what the budget left.
+	var shared *agent.Shared
+	if l := e.o.Budget.limit(s, nil); l != (agent.Limit{}) {
+		shared = agent.NewShared(l)
+	}
 	for i := range rows {
 		if rows[i].Status.Done() {
 			continue
@@ -226,12 +231,20 @@ func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContex
 		// A free slot first: the check then sees what the steps before
 		// it spent, and whether they reached their model.
 		sem <- struct{}{}
-		if err := e.canStart(s, nil, agent.PhaseExplore); err != nil {
+		// Under mu: the steps running write the session's usage.
+		mu.Lock()
+		err := e.canStart(s, nil, agent.PhaseExplore)
+		limit := e.o.Budget.limit(s, nil)
+		mu.Unlock()
+		if err != nil {
 			<-sem
 			mu.Lock()
 			firstErr = err
 			mu.Unlock()
 			break
+		}
+		if limit != (agent.Limit{}) {
+			limit.Shared = shared
 		}
 		i := i
 		wg.Add(1)
@@ -240,7 +253,10 @@ func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContex
 			defer func() { <-sem }()
 			row := rows[i]
 			fmt.Fprintf(e.o.Out, "explore %s (%s): started\n", row.ID, row.Angle)
-			res, usage, err := e.exploreOne(ctx, s, rc, row)
+			res, usage, err := e.exploreOne(ctx, s, rc, row, limit)
+			if shared != nil {
+				shared.Finish(row.ID, usage)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			s.AddUsage(row.ID, usage)
@@ -269,7 +285,8 @@ func (e *Engine) explore(ctx context.Context, s *session.Session, rc *RepoContex
 	return firstErr
 }
 
-func (e *Engine) exploreOne(ctx context.Context, s *session.Session, rc *RepoContext, row plan.ExploreRow) (agent.ExploreResult, agent.Usage, error) {
+// exploreOne runs one exploration, held to limit (see agent.Step.Limit).
+func (e *Engine) exploreOne(ctx context.Context, s *session.Session, rc *RepoContext, row plan.ExploreRow, limit agent.Limit) (agent.ExploreResult, agent.Usage, error) {
 	var res agent.ExploreResult
 	angle := agent.Angle{ID: row.ID, Angle: row.Angle, Description: row.Description, Focus: row.Focus}
 	c := e.common(ctx, s, rc)
@@ -278,7 +295,8 @@ func (e *Engine) exploreOne(ctx context.Context, s *session.Session, rc *RepoCon
 	if err != nil {
 		return res, agent.Usage{}, err
 	}
-	r, err := e.runStep(ctx, s, agent.Step{Phase: agent.PhaseExplore, ID: row.ID, Prompt: p, Dir: e.repo.Root, Timeout: e.step(agent.PhaseExplore)})
+	r, err := agent.RunStep(ctx, e.o.Agent, agent.Step{Phase: agent.PhaseExplore, ID: row.ID, Prompt: p, Dir: e.repo.Root, Timeout: e.step(agent.PhaseExplore), Limit: limit},
+		s.File(session.DiscoveriesFile), e.o.Log)
 	if err != nil {
 		return res, r.Usage, err
 	}

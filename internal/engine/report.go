@@ -181,7 +181,11 @@ func (e *Engine) review(ctx context.Context, s *session.Session, tasks []plan.Ta
 	}
 	e.phase("review")
 	fmt.Fprintln(e.o.Out, "review: reviewing the run's changes")
-	if err := e.o.Reviewer.Review(ctx, s, tasks); err != nil {
+	// Each review step is held to what the budget leaves when it starts:
+	// a review reads the diff a task's agent wrote, which may be written
+	// to have the reviewer spend.
+	limit := func() agent.Limit { return e.o.Budget.limit(s, tasks) }
+	if err := e.o.Reviewer.Review(ctx, s, tasks, limit); err != nil {
 		e.o.Log.Warn("review failed", "session", s.Meta.ID, "err", err)
 		fmt.Fprintf(e.o.Out, "review: failed: %v (the run's result stands)\n", err)
 		if rerr := review.RecordFailure(path, err, e.o.Now().UTC()); rerr != nil {

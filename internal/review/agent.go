@@ -57,8 +57,11 @@ func (r *Reviewer) defaults() {
 
 // Review reviews every completed task of s. A task whose review fails is
 // recorded as not reviewed; the error returned says that no task could be
-// reviewed at all (or that review.json could not be written).
-func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.Task) error {
+// reviewed at all (or that review.json could not be written). limit, when
+// not nil, says what the session's budget leaves a review step as it
+// starts (after the reviews before it were recorded in s), which the
+// step's agent holds its model calls to (agent.Step.Limit).
+func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.Task, limit func() agent.Limit) error {
 	r.defaults()
 	if r.Agent == nil || r.Repo == nil {
 		return errors.New("the reviewer has no agent or repository")
@@ -114,7 +117,7 @@ func (r *Reviewer) Review(ctx context.Context, s *session.Session, tasks []plan.
 			}
 		}
 		fmt.Fprintf(r.Out, "review %s: started\n", t.ID)
-		tr := r.reviewTask(ctx, ps, common, s, t, dir)
+		tr := r.reviewTask(ctx, ps, common, s, t, dir, stepLimit(limit))
 		if tr.Error != "" {
 			failed++
 			fmt.Fprintf(r.Out, "review %s: not reviewed: %s\n", t.ID, tr.Error)
@@ -187,7 +190,16 @@ func (r *Reviewer) runHead(ctx context.Context, branch string) (string, error) {
 	return head, nil
 }
 
-func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, common prompt.Common, s *session.Session, t plan.Task, dir string) TaskReview {
+// stepLimit is what limit says the budget leaves a step starting now;
+// none when limit is nil.
+func stepLimit(limit func() agent.Limit) agent.Limit {
+	if limit == nil {
+		return agent.Limit{}
+	}
+	return limit()
+}
+
+func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, common prompt.Common, s *session.Session, t plan.Task, dir string, limit agent.Limit) TaskReview {
 	tr := TaskReview{Task: t.ID, Title: t.Title, Commit: t.Commit}
 	diff, err := r.Repo.ShowCommit(ctx, t.Commit)
 	if err != nil {
@@ -200,7 +212,7 @@ func (r *Reviewer) reviewTask(ctx context.Context, ps *prompt.Set, common prompt
 		tr.Error = abbrev.OneLine(err.Error())
 		return tr
 	}
-	out, err := agent.RunStep(ctx, r.Agent, agent.Step{Phase: agent.PhaseReview, ID: t.ID, Prompt: p, Dir: dir, Timeout: r.Timeout},
+	out, err := agent.RunStep(ctx, r.Agent, agent.Step{Phase: agent.PhaseReview, ID: t.ID, Prompt: p, Dir: dir, Timeout: r.Timeout, Limit: limit},
 		s.File(session.DiscoveriesFile), r.Log)
 	tr.Usage = out.Usage
 	var ar AgentResult

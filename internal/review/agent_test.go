@@ -164,7 +164,7 @@ func TestReviewerReviewsEachCompletedTask(t *testing.T) {
 	var out bytes.Buffer
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	r := &Reviewer{Agent: rec, Repo: f.repo, Out: &out, Now: func() time.Time { return now }, Timeout: time.Minute}
-	if err := r.Review(context.Background(), f.s, f.tasks()); err != nil {
+	if err := r.Review(context.Background(), f.s, f.tasks(), nil); err != nil {
 		t.Fatalf("Review: %v", err)
 	}
 	if len(rec.steps) != 2 {
@@ -299,7 +299,7 @@ func TestReviewerTaskFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// Sub-tests share the fixture's session, so they run in turn.
 			r := &Reviewer{Agent: &recorder{answer: tc.answer}, Repo: f.repo}
-			err := r.Review(context.Background(), f.s, tc.tasks)
+			err := r.Review(context.Background(), f.s, tc.tasks, nil)
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("Review: %v", err)
 			}
@@ -366,7 +366,7 @@ func TestReviewerBeforeAnyStep(t *testing.T) {
 			}
 			f.s.Meta.Branch = tc.branch
 			defer func() { f.s.Meta.Branch = "planex/rev" }()
-			err := tc.r.Review(tc.ctx, f.s, tc.tasks)
+			err := tc.r.Review(tc.ctx, f.s, tc.tasks, nil)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("Review error = %v, want %q", err, tc.wantErr)
 			}
@@ -394,7 +394,7 @@ func TestReviewerClipsLongDiffs(t *testing.T) {
 	f := newRunFixture(t)
 	rec := &recorder{answer: func(s agent.Step) (agent.Result, error) { return passAnswer(s.ID), nil }}
 	r := &Reviewer{Agent: rec, Repo: f.repo, MaxDiffBytes: 200}
-	if err := r.Review(context.Background(), f.s, f.tasks()[:1]); err != nil {
+	if err := r.Review(context.Background(), f.s, f.tasks()[:1], nil); err != nil {
 		t.Fatal(err)
 	}
 	p := rec.steps[0].Prompt
@@ -505,6 +505,41 @@ func TestReviewPullRequest(t *testing.T) {
 		res, err := ReviewPullRequest(context.Background(), &recorder{answer: fail}, pr, 0, 0, now)
 		if err == nil || res != nil || !strings.HasPrefix(err.Error(), "reviewing #42: ") {
 			t.Errorf("a failed step gave %v, %v; want an error naming #42", res, err)
+		}
+	}
+}
+
+// TestRedTeamReviewStepsHeldToTheBudget: a task's agent writes a diff
+// that has its reviewer spend (a prompt injection in the code it
+// reviews). Review steps were run with no limit, so a named CLI's
+// gateway let the reviewer's calls through past the session's budget;
+// each review step is now told what the budget leaves as it starts,
+// after the reviews before it were recorded.
+func TestRedTeamReviewStepsHeldToTheBudget(t *testing.T) {
+	t.Parallel()
+	f := newRunFixture(t)
+	rec := &recorder{answer: func(s agent.Step) (agent.Result, error) { return passAnswer(s.ID), nil }}
+	const budget = 10_000
+	spent := func() int64 {
+		var n int64
+		for _, u := range f.s.Meta.Usage {
+			n += u.InputTokens + u.OutputTokens
+		}
+		return n
+	}
+	before := spent()
+	limit := func() agent.Limit { return agent.Limit{Tokens: budget - spent()} }
+	r := &Reviewer{Agent: rec, Repo: f.repo}
+	if err := r.Review(context.Background(), f.s, f.tasks(), limit); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.steps) != 2 {
+		t.Fatalf("%d review steps, want 2", len(rec.steps))
+	}
+	// Each answer reports 110 tokens.
+	for i, s := range rec.steps {
+		if want := (agent.Limit{Tokens: budget - before - int64(i)*110}); s.Limit != want {
+			t.Errorf("review step %s was told %+v, want %+v", s.ID, s.Limit, want)
 		}
 	}
 }

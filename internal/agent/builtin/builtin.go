@@ -155,6 +155,9 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (res agent.Result, err
 		if !a.opts.KeepOutputs {
 			sent.Messages = elide(req.Messages)
 		}
+		if err := overLimit(step.ID, step.Limit, used, price); err != nil {
+			return agent.Result{}, fmt.Errorf("%s agent: turn %d: %w", a.opts.Name, turn, err)
+		}
 		resp, err := a.send(ctx, sent, log)
 		used = used.add(resp.Usage)
 		if err != nil {
@@ -197,6 +200,27 @@ func (a *Agent) toolConfig(step agent.Step) tools.Config {
 		tc.Logger = a.opts.Logger
 	}
 	return tc
+}
+
+// overLimit refuses the step's next model call once what it spent (used,
+// priced as the step's cost is) reaches what the session's budget left it
+// (l): a model that keeps calling tools, prompt-injected or not, would
+// otherwise spend up to its turn limit past the budget within one step.
+func overLimit(id string, l agent.Limit, used TokenUsage, price Price) error {
+	cost := price.Cost(used)
+	if l.Shared != nil {
+		// The steps running beside this one (id) spend the same remainder.
+		if err := l.Shared.Spend(id, agent.Usage{InputTokens: used.InputTokens, OutputTokens: used.OutputTokens, CostUSD: cost}); err != nil {
+			return err
+		}
+	}
+	if l.CostUSD > 0 && cost >= l.CostUSD {
+		return fmt.Errorf("%w: $%.4f spent, $%.4f of the cost budget was left", agent.ErrStepBudget, cost, l.CostUSD)
+	}
+	if n := used.InputTokens + used.OutputTokens; l.Tokens > 0 && n >= l.Tokens {
+		return fmt.Errorf("%w: %d tokens spent, %d of the token budget were left", agent.ErrStepBudget, n, l.Tokens)
+	}
+	return nil
 }
 
 // maxTurns is the configured turn limit, else the default for the phase.

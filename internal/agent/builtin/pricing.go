@@ -100,6 +100,20 @@ func knownPrices() []struct {
 		{"claude-3-7-sonnet", Price{3, 15, 0.3, 3.75}},
 		{"claude-3-5-sonnet", Price{3, 15, 0.3, 3.75}},
 		{"claude-haiku-4", Price{1, 5, 0.1, 1.25}},
+		// The models Claude Code 2.1.330's catalog lists beyond the rows
+		// above, at its prices: a call may name any of them (an advisor
+		// tool's model, or the program's choice), and a model without a
+		// row is metered at the step's model's price. Haiku 5.5 lists at
+		// $0.10 in and $0.50 out, five times that for prompts above 100K
+		// tokens: the row has the higher rates, as a row is never below
+		// what a call may bill.
+		{"claude-haiku-5-5", Price{0.5, 2.5, 0.05, 0.625}},
+		{"claude-fable-5", Price{10, 50, 1, 12.5}},
+		{"claude-fable-5-1", Price{10, 50, 0.25, 12.5}},
+		{"claude-fable-5-2", Price{8, 40, 0.2, 10}},
+		{"claude-mythos-5", Price{10, 50, 1, 12.5}},
+		{"claude-mythos-5-1", Price{10, 50, 0.25, 12.5}},
+		{"claude-mythos-5-2", Price{8, 40, 0.2, 10}},
 		{"claude-3-5-haiku", Price{0.8, 4, 0.08, 1}},
 		{"claude-3-haiku", Price{0.25, 1.25, 0.03, 0.3}},
 		// OpenAI

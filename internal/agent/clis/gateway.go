@@ -2,7 +2,6 @@ package clis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -118,17 +117,23 @@ func (a *Agent) metered(totals map[string]agent.Usage) agent.Usage {
 
 // ErrStepBudget marks a model call the gateway refused because the step
 // had spent what its session's budget left it.
-var ErrStepBudget = errors.New("the step has spent what the session's budget left it")
+var ErrStepBudget = agent.ErrStepBudget
 
-// admit returns the check the gateway makes before each billed call of a
-// step: what it metered so far, priced, must stay below the step's limit
+// admit returns the check the gateway makes before each billed call of
+// step id: what it metered so far, priced, must stay below the step's
+// limit, and with the steps running beside it below their shared one
 // (nil: no limit). A call already running may take the step past it.
-func (a *Agent) admit(l agent.Limit, meter *egress.Meter) func() error {
+func (a *Agent) admit(id string, l agent.Limit, meter *egress.Meter) func() error {
 	if l == (agent.Limit{}) {
 		return nil
 	}
 	return func() error {
 		u := a.metered(meter.Totals())
+		if l.Shared != nil {
+			if err := l.Shared.Spend(id, u); err != nil {
+				return err
+			}
+		}
 		if l.CostUSD > 0 && u.CostUSD >= l.CostUSD {
 			return fmt.Errorf("%w: $%.4f metered, $%.4f of the cost budget was left", ErrStepBudget, u.CostUSD, l.CostUSD)
 		}

@@ -2,6 +2,7 @@ package clis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/agenttest"
+	"github.com/planexhq/planex/internal/egress"
 	"github.com/planexhq/planex/internal/sandbox"
 )
 
@@ -91,5 +93,63 @@ func TestRedTeamGatewayMetersUnreportedCalls(t *testing.T) {
 				t.Errorf("recorded %+v, want the %d metered calls: %d in, %d out, $%.4f", u, c.passed, c.passed*1000, c.passed*100, wantCost)
 			}
 		})
+	}
+}
+
+// TestRedTeamMeteredModelPrices: a program in a CLI's place names a
+// dearer model of its provider's in its calls (or as an advisor tool's
+// model, which the gateway meters under that model): Claude Code
+// 2.1.330 lists Mythos and Fable models at five times the price of the
+// default Sonnet 5.5, and without a row of their own they were priced
+// as the step's model, a fifth of what they bill. Each model of that
+// catalog is priced as it bills; a model no row knows still costs the
+// step's model's price, not nothing.
+func TestRedTeamMeteredModelPrices(t *testing.T) {
+	t.Parallel()
+	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
+	const million = 1_000_000
+	for _, c := range []struct {
+		model string
+		want  float64 // a million tokens in and a million out
+	}{
+		{"claude-mythos-5", 60},
+		{"claude-mythos-5-2-20261001", 48},
+		{"claude-fable-5-1", 60},
+		{"claude-haiku-5-5", 3}, // its rates above 100K prompt tokens
+		{"claude-sonnet-5-5", 12},
+		{"claude-unheard-of-9", 12},
+	} {
+		got := a.metered(map[string]agent.Usage{c.model: {InputTokens: million, OutputTokens: million}})
+		if math.Abs(got.CostUSD-c.want) > 1e-9 {
+			t.Errorf("%s: a million tokens in and out metered at $%.4f, want $%.4f", c.model, got.CostUSD, c.want)
+		}
+	}
+}
+
+// TestRedTeamGatewaySharesTheRemainder: two tasks' CLIs run at once,
+// each told the whole remainder ($1). One has spent $0.90; the other's
+// gateway, having metered $0.10 of its own, let its calls through before
+// (each step alone was under $1) and now refuses them: together they
+// spent what was left.
+func TestRedTeamGatewaySharesTheRemainder(t *testing.T) {
+	t.Parallel()
+	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
+	meter := &egress.Meter{}
+	meter.Add("claude-sonnet-5-5", agent.Usage{InputTokens: 50_000}) // $0.10
+	for _, c := range []struct {
+		name   string
+		others float64
+		over   bool
+	}{
+		{"the other step spent little", 0.5, false},
+		{"together they spent the remainder", 0.9, true},
+	} {
+		left := agent.Limit{CostUSD: 1}
+		left.Shared = agent.NewShared(left)
+		left.Shared.Spend("T1", agent.Usage{CostUSD: c.others})
+		err := a.admit("T2", left, meter)()
+		if errors.Is(err, ErrStepBudget) != c.over {
+			t.Errorf("%s: %v, want refused %v", c.name, err, c.over)
+		}
 	}
 }

@@ -1,0 +1,52 @@
+package agent
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestSharedHoldsStepsTogether: steps that run at once, each allowed
+// the whole remainder alone, are refused once what they spent together
+// (the finished ones' recorded spending included, never less than they
+// told) reaches it.
+func TestSharedHoldsStepsTogether(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		left Limit
+		unit Usage
+	}{
+		{"cost", Limit{CostUSD: 1}, Usage{CostUSD: 0.1}},
+		{"tokens", Limit{Tokens: 1000}, Usage{InputTokens: 90, OutputTokens: 10}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			times := func(n int64) Usage {
+				return Usage{InputTokens: c.unit.InputTokens * n, OutputTokens: c.unit.OutputTokens * n, CostUSD: c.unit.CostUSD * float64(n)}
+			}
+			s := NewShared(c.left)
+			steps := []struct {
+				id   string
+				n    int64
+				over bool
+			}{{"T1", 4, false}, {"T2", 4, false}, {"T3", 1, false}, {"T3", 2, true}}
+			for _, st := range steps {
+				if err := s.Spend(st.id, times(st.n)); errors.Is(err, ErrStepBudget) != st.over {
+					t.Fatalf("%s at %d units: %v, want refused %v", st.id, st.n, err, st.over)
+				}
+			}
+			// T1 finishes having spent 3 units more than it last told.
+			s.Finish("T1", times(7))
+			if err := s.Spend("T2", times(1)); !errors.Is(err, ErrStepBudget) {
+				t.Errorf("after T1 finished at 7 units, T2 at 1 and T3 at 2 passed: %v", err)
+			}
+			// A step that finished recording less than it told counts what it told.
+			s2 := NewShared(c.left)
+			s2.Spend("T1", times(9))
+			s2.Finish("T1", Usage{})
+			if err := s2.Spend("T2", times(1)); !errors.Is(err, ErrStepBudget) {
+				t.Errorf("a finished step's told spending was forgotten: %v", err)
+			}
+		})
+	}
+}

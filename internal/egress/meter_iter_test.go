@@ -1,0 +1,84 @@
+package egress
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/planexhq/planex/internal/usage"
+)
+
+// TestRedTeamGatewayMetersIterations: a contained program gives its call
+// Anthropic's advisor tool naming a dearer model (Claude Code 2.1.330
+// sends {"type":"advisor_20260301","model":…}), which the provider runs
+// on the whole conversation each time the model asks, and has the
+// context compacted: the answer's usage counts only the model's own
+// messages and lists the advisor's calls and the compaction as
+// iterations, billed on top. The gateway read the top-level counts
+// alone before (the advisor's 90,000 input tokens went unmetered); now
+// each iteration beyond the messages is metered, under its own model
+// where it names one, in a JSON answer and in a stream.
+func TestRedTeamGatewayMetersIterations(t *testing.T) {
+	t.Parallel()
+	const iterations = `"iterations":[{"type":"message","input_tokens":100,"output_tokens":40},` +
+		`{"type":"advisor_message","model":"claude-mythos-5","input_tokens":60000,"cache_read_input_tokens":30000,"output_tokens":2000},` +
+		`{"type":"compaction","input_tokens":5000,"output_tokens":700},` +
+		`{"type":"message","input_tokens":200,"output_tokens":10}]`
+	answers := []struct {
+		name, contentType, body string
+	}{
+		{"json", "application/json",
+			`{"id":"msg_1","type":"message","model":"claude-sonnet-5-5","content":[{"type":"text","text":"done"}],` +
+				`"usage":{"input_tokens":300,"output_tokens":50,` + iterations + `}}`},
+		{"stream", "text/event-stream",
+			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-sonnet-5-5\",\"usage\":{\"input_tokens\":300,\"output_tokens\":1}}}\n\n" +
+				"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"input_tokens\":300,\"output_tokens\":50," + iterations + "}}\n\n" +
+				"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"},
+	}
+	for _, a := range answers {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", a.contentType)
+				io.WriteString(w, a.body)
+			}), nil)
+			resp := postMessages(t, c)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			stop()
+			got := g.Meter.Totals()
+			want := map[string]usage.Usage{
+				"claude-sonnet-5-5": {InputTokens: 300 + 5000, OutputTokens: 50 + 700},
+				"claude-mythos-5":   {InputTokens: 90000, OutputTokens: 2000, CacheReadTokens: 30000},
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("metered %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+// TestAnswerIterationsBounded: an answer whose iterations name many
+// models keeps a few apart and counts the rest under its own model, so
+// that nothing is lost and the meter's state stays small.
+func TestAnswerIterationsBounded(t *testing.T) {
+	t.Parallel()
+	a := &answerUsage{p: ProviderAnthropic}
+	s := newAnswerScan(false, a)
+	s.Write([]byte(`{"model":"claude-sonnet-5-5","usage":{"input_tokens":1,"output_tokens":1,"iterations":[`))
+	for i := range 50 {
+		if i > 0 {
+			s.Write([]byte(","))
+		}
+		fmt.Fprintf(s, `{"type":"advisor_message","model":"m%d","input_tokens":10,"output_tokens":1}`, i)
+	}
+	s.Write([]byte(`]}}`))
+	var total usage.Usage
+	for _, u := range a.beyond {
+		total = total.Add(u)
+	}
+	if len(a.beyond) > maxIterationModels+1 || a.beyond[""] == (usage.Usage{}) || total.InputTokens != 500 || total.OutputTokens != 50 {
+		t.Errorf("kept %d models apart, %+v in all; want at most %d and the answer's own, 500 in, 50 out", len(a.beyond), total, maxIterationModels)
+	}
+}
