@@ -37,7 +37,7 @@ fi
 printf '{"id":"%s","verdict":"pass","summary":"ok","criteria":[],"findings":[]}' "$PLANEX_ID" > "$PLANEX_RESULT_FILE"`
 	ag := command.New(command.Config{Command: script, Env: []string{"PATH=" + os.Getenv("PATH")}})
 	r := &Reviewer{Agent: ag, Repo: f.repo}
-	if err := r.Review(context.Background(), f.s, f.tasks()); err != nil {
+	if err := r.Review(context.Background(), f.s, f.tasks(), nil); err != nil {
 		t.Fatalf("Review: %v", err)
 	}
 	ls, err := os.ReadFile(filepath.Join(seen, "ls"))
