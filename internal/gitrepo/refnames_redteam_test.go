@@ -150,3 +150,42 @@ func TestRedTeamRemoteRefListingBounded(t *testing.T) {
 		t.Errorf("RemoteRef(main) beside them = %q, %v; want %s", sha, err, main)
 	}
 }
+
+// TestRedTeamFetchRefTakesNoGuess: git fetch reads a refspec's source the
+// way it reads a name a person typed, so where refs/planex/state/9 is
+// missing it fetched a pushed branch named refs/planex/state/9
+// (refs/heads/refs/planex/state/9) into the state ref, and a tag or
+// refs/remotes/ ref named like a run branch into that branch. Each
+// missing ref is reported missing and left unwritten; a ref the remote
+// holds is fetched as it is, not as the decoy beside it.
+func TestRedTeamFetchRefTakesNoGuess(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, c := cloneOf(t, r)
+	real := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	mustGit(t, r.Root, "commit", "-q", "--allow-empty", "-m", "the pusher's")
+	// The real state first: git push also guesses a destination's name,
+	// and would have updated the decoy branch pushed before it.
+	mustGit(t, r.Root, "push", "-q", origin, "HEAD~1:refs/planex/state/7")
+	mustGit(t, r.Root, "push", "-q", origin,
+		"HEAD:refs/heads/refs/planex/state/9",
+		"HEAD:refs/tags/refs/heads/planex/s2",
+		"HEAD:refs/remotes/refs/heads/planex/s3",
+		"HEAD:refs/refs/heads/planex/s4",
+		"HEAD:refs/heads/refs/planex/state/7")
+	for _, ref := range []string{"refs/planex/state/9", "refs/heads/planex/s2", "refs/heads/planex/s3", "refs/heads/planex/s4"} {
+		if found, err := c.FetchRef(ctx, "origin", ref); err != nil || found {
+			t.Errorf("FetchRef(%s) with only a decoy = %v, %v; want not found", ref, found, err)
+		}
+		if out, err := c.Git(ctx, "", "for-each-ref", ref); err != nil || strings.TrimSpace(out) != "" {
+			t.Errorf("after FetchRef(%s) the local ref is %q, %v; want none", ref, out, err)
+		}
+	}
+	if found, err := c.FetchRef(ctx, "origin", "refs/planex/state/7"); err != nil || !found {
+		t.Fatalf("FetchRef(refs/planex/state/7) = %v, %v", found, err)
+	}
+	if got := strings.TrimSpace(mustGit(t, c.Root, "rev-parse", "refs/planex/state/7")); got != real {
+		t.Errorf("fetched state 7 = %s, want %s (not the decoy branch's)", got, real)
+	}
+}

@@ -281,17 +281,14 @@ func (r *Repo) PushRefs(ctx context.Context, remote string, refs []RefPush) erro
 // FetchRef fetches a remote ref into the same local name, overwriting the
 // local one. It reports false when the remote has no such ref.
 //
-// It fetches first: a ref that exists (the common case: a session's
-// state, its run branch) costs one connection. Only when the fetch fails
-// does a listing tell a missing ref (git fetch exits 128 for it, as for a
-// failed connection) from a failure, so a missing ref costs two, as it
-// did before.
+// It lists the remote first and fetches the object the ref of exactly
+// that name points at. git fetch reads a refspec's source as git reads a
+// name typed by a person: when refs/planex/state/7 is missing it takes
+// refs/heads/refs/planex/state/7 (a branch anyone who can push may make),
+// refs/tags/… or refs/remotes/… instead, so fetching by name first wrote
+// a decoy branch's commit into the state ref. A ref the remote holds
+// costs two connections, a missing one only the listing.
 func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
-	// A branch that is checked out cannot be fetched into; planex's are not.
-	_, ferr := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, "+"+ref+":"+ref)
-	if ferr == nil {
-		return true, nil
-	}
 	sha, err := r.RemoteRef(ctx, remote, ref)
 	if err != nil {
 		return false, err
@@ -299,7 +296,14 @@ func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
 	if sha == "" {
 		return false, nil
 	}
-	return false, fmt.Errorf("fetching %s: %w", ref, ferr)
+	if !r.format.IsID(sha) {
+		return false, fmt.Errorf("fetching %s: the remote lists %q: %w", ref, abbrev.Truncate(sha, 80), ErrNotObjectID)
+	}
+	// A branch that is checked out cannot be fetched into; planex's are not.
+	if _, err := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, "+"+sha+":"+ref); err != nil {
+		return false, fmt.Errorf("fetching %s: %w", ref, err)
+	}
+	return true, nil
 }
 
 // RemoteRef returns the commit a remote ref points at ("" when absent):
