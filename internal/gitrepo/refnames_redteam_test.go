@@ -189,3 +189,36 @@ func TestRedTeamFetchRefTakesNoGuess(t *testing.T) {
 		t.Errorf("fetched state 7 = %s, want %s (not the decoy branch's)", got, real)
 	}
 }
+
+// TestRedTeamPushGoesNowhereElse: git push also guesses a destination's
+// name. Someone pushes a branch named refs/planex/state/5 and one named
+// refs/heads/planex/s5 (refs/heads/refs/heads/planex/s5) at an ancestor
+// of planex's commits; planex's pushes of the missing state ref and run
+// branch updated those branches instead and reported success, so the
+// state was never saved. Each push is reported as gone astray.
+func TestRedTeamPushGoesNowhereElse(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, c := cloneOf(t, r)
+	mustGit(t, r.Root, "push", "-q", origin,
+		"HEAD:refs/heads/refs/planex/state/5", "HEAD:refs/heads/refs/heads/planex/s5")
+	mustGit(t, c.Root, "commit", "-q", "--allow-empty", "-m", "planex's")
+	mustGit(t, c.Root, "update-ref", "refs/planex/state/5", "HEAD")
+	mustGit(t, c.Root, "update-ref", "refs/heads/planex/s5", "HEAD")
+	if err := c.PushRef(ctx, "origin", "refs/planex/state/5", false, ""); !errors.Is(err, ErrPushedElsewhere) {
+		t.Errorf("PushRef of state 5 beside a decoy branch = %v; want ErrPushedElsewhere", err)
+	}
+	err := c.PushRefs(ctx, "origin", []RefPush{{Ref: "refs/heads/planex/s5"}})
+	if !errors.Is(err, ErrPushedElsewhere) {
+		t.Errorf("PushRefs of planex/s5 beside a decoy branch = %v; want ErrPushedElsewhere", err)
+	}
+	// A push with no decoy is still reported as done.
+	mustGit(t, c.Root, "update-ref", "refs/planex/state/6", "HEAD")
+	if err := c.PushRef(ctx, "origin", "refs/planex/state/6", false, ""); err != nil {
+		t.Errorf("PushRef of state 6 = %v", err)
+	}
+	if err := c.PushRefs(ctx, "origin", []RefPush{{Ref: "refs/planex/state/6"}}); err != nil {
+		t.Errorf("PushRefs of state 6, up to date = %v", err)
+	}
+}

@@ -229,11 +229,36 @@ func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expe
 	if lease {
 		args = append(args, "--force-with-lease="+ref+":"+expected)
 	}
-	if out, err := r.remoteGit(ctx, remote, true, args, ref+":"+ref); err != nil {
+	out, err := r.remoteGit(ctx, remote, true, args, ref+":"+ref)
+	if err != nil {
 		if we := workflowRefusal(ref, out+"\n"+err.Error()); we != nil {
 			return we
 		}
 		return fmt.Errorf("pushing %s: %w", ref, err)
+	}
+	return pushedWhereAsked(out, []string{ref})
+}
+
+// ErrPushedElsewhere is returned when git pushed a ref to a remote ref of
+// another name.
+var ErrPushedElsewhere = errors.New("the push went to another ref")
+
+// pushedWhereAsked checks git push --porcelain's report: each updated
+// remote ref must be one of refs. git guesses a destination's name as it
+// does a name a person typed: where refs/planex/state/7 is missing on the
+// remote and someone pushed a branch named refs/planex/state/7
+// (refs/heads/refs/planex/state/7), planex's push updated that branch,
+// reported success, and the state was never saved.
+func pushedWhereAsked(out string, refs []string) error {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) < 3 {
+			continue
+		}
+		_, to, ok := strings.Cut(f[1], ":")
+		if ok && !slices.Contains(refs, to) {
+			return fmt.Errorf("pushing %s: git pushed to %s, a ref someone else made with a name git reads as planex's (remove it): %w", f[1], abbrev.Truncate(to, 200), ErrPushedElsewhere)
+		}
 	}
 	return nil
 }
@@ -272,10 +297,11 @@ func (r *Repo) PushRefs(ctx context.Context, remote string, refs []RefPush) erro
 	if len(specs) == 0 {
 		return nil
 	}
-	if _, err := r.remoteGit(ctx, remote, true, args, specs...); err != nil {
+	out, err := r.remoteGit(ctx, remote, true, args, specs...)
+	if err != nil {
 		return fmt.Errorf("pushing %s: %w", strings.Join(names, ", "), err)
 	}
-	return nil
+	return pushedWhereAsked(out, names)
 }
 
 // FetchRef fetches a remote ref into the same local name, overwriting the
