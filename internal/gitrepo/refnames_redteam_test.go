@@ -222,3 +222,24 @@ func TestRedTeamPushGoesNowhereElse(t *testing.T) {
 		t.Errorf("PushRefs of state 6, up to date = %v", err)
 	}
 }
+
+// TestRedTeamParentsOfAnIDOnly: a matrix task's result names its commit
+// in a message whoever can push wrote; a name or an expression there
+// (HEAD, a branch, main's commit reached by its message) was resolved by
+// git and passed the check that the commit sits on the wave's base, to
+// be offered to the publisher as the commit. Only a full id is read.
+func TestRedTeamParentsOfAnIDOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	mustGit(t, r.Root, "commit", "-q", "--allow-empty", "-m", "second")
+	head := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	for _, name := range []string{"HEAD", "main", "HEAD^{/second}", head[:12], "--all", head + "^0"} {
+		if ps, err := r.Parents(ctx, name); !errors.Is(err, ErrNotObjectID) {
+			t.Errorf("Parents(%q) = %v, %v; want ErrNotObjectID", name, ps, err)
+		}
+	}
+	if ps, err := r.Parents(ctx, head); err != nil || len(ps) != 1 {
+		t.Errorf("Parents(%s) = %v, %v; want its one parent", head, ps, err)
+	}
+}
