@@ -413,7 +413,28 @@ func runnerOwnFiles(env, keep []string) []string {
 			return append(out, earlierJobs(runnerWorkFolder(dir), ws, kept)...)
 		}
 	}
-	return nil
+	return movedWorkFolderJobs(env, keep)
+}
+
+// movedWorkFolderJobs are the earlier jobs' folders of an Actions runner
+// whose installation is not above the workspace: a runner configured
+// with a work folder elsewhere (config.sh --work /mnt/work, a data disk)
+// puts each repository's checkout in that folder, and planex, which
+// looked for the runner's registration only in the folders above the
+// workspace, hid none of them. The runner names a job's folder in that
+// work folder RUNNER_WORKSPACE, so the work folder is the one holding it.
+func movedWorkFolderJobs(env, keep []string) []string {
+	rw := lookup(env, "RUNNER_WORKSPACE")
+	if lookup(env, "GITHUB_ACTIONS") != "true" || !filepath.IsAbs(rw) {
+		return nil
+	}
+	rw = filepath.Clean(rw)
+	work := filepath.Dir(rw)
+	if !hideableTemp(work) {
+		return nil
+	}
+	kept := append(slices.Clone(keep), rw, lookup(env, "RUNNER_TOOL_CACHE"), lookup(env, "RUNNER_TEMP"))
+	return earlierJobs(work, rw, kept)
 }
 
 // isRunnerRoot reports whether dir holds a runner's registration, a

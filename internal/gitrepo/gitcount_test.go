@@ -278,10 +278,12 @@ func TestResolveFoldersReadsAtOnce(t *testing.T) {
 }
 
 // TestFetchRefConnections: fetching a ref the remote holds (a session's
-// state on every run after the first) opens one connection, where a
-// listing before the fetch made it two; a missing ref still reports
-// false, with no error, and a remote that cannot be reached an error,
-// not a missing ref.
+// state on every run after the first) opens two connections, the listing
+// that finds the ref of exactly that name and the fetch of its object (a
+// fetch by name alone took a decoy for a missing ref: see
+// TestRedTeamFetchRefTakesNoGuess); a missing ref opens the listing
+// alone and reports false, with no error, and a remote that cannot be
+// reached an error, not a missing ref.
 func TestFetchRefConnections(t *testing.T) {
 	// Not parallel: the counting git is put on this process's PATH.
 	ctx := context.Background()
@@ -304,8 +306,8 @@ func TestFetchRefConnections(t *testing.T) {
 	if found, err := c.FetchRef(ctx, "origin", ref); err != nil || !found {
 		t.Fatalf("FetchRef of a ref origin holds = %v, %v", found, err)
 	}
-	if got := connections(); len(got) != 1 {
-		t.Errorf("fetching a ref origin holds opened %d connections, want 1:\n%s", len(got), strings.Join(got, "\n"))
+	if got := connections(); len(got) != 2 {
+		t.Errorf("fetching a ref origin holds opened %d connections, want 2 (the listing, then the fetch):\n%s", len(got), strings.Join(got, "\n"))
 	}
 	if got := strings.TrimSpace(mustGit(t, c.Root, "rev-parse", ref)); got != want {
 		t.Errorf("fetched %s = %s, want %s", ref, got, want)
@@ -313,8 +315,8 @@ func TestFetchRefConnections(t *testing.T) {
 	if found, err := c.FetchRef(ctx, "origin", "refs/planex/state/99"); err != nil || found {
 		t.Errorf("FetchRef of a missing ref = %v, %v", found, err)
 	}
-	if got := connections(); len(got) != 2 {
-		t.Errorf("fetching a missing ref opened %d connections, want 2 (the fetch, then the listing):\n%s", len(got), strings.Join(got, "\n"))
+	if got := connections(); len(got) != 1 {
+		t.Errorf("fetching a missing ref opened %d connections, want 1 (the listing alone):\n%s", len(got), strings.Join(got, "\n"))
 	}
 	if err := os.RemoveAll(origin); err != nil {
 		t.Fatal(err)

@@ -68,7 +68,16 @@ func (r *Repo) RemoteURL(name string) string {
 // Parents returns a commit's parents. A commit anyone can push (a
 // matrix task's result) may list any number: past maxParents the answer
 // is ErrTooManyParents, git stopped there.
+//
+// sha must be a full object id: a matrix task's result names its commit
+// in a message whoever can push wrote, and a name or an expression there
+// (HEAD, a branch, <base>^{/text}) was resolved by git, checked against
+// the wave's base, and offered to the publisher as though it were the
+// commit itself.
 func (r *Repo) Parents(ctx context.Context, sha string) ([]string, error) {
+	if !r.format.IsID(sha) {
+		return nil, fmt.Errorf("reading the parents of %q: %w", abbrev.Truncate(sha, 80), ErrNotObjectID)
+	}
 	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
 		args: []string{"rev-parse", sha + "^@"}}
 	// Each parent is a line of its id (at most 64 hex digits) and a break.

@@ -150,3 +150,96 @@ func TestRedTeamRemoteRefListingBounded(t *testing.T) {
 		t.Errorf("RemoteRef(main) beside them = %q, %v; want %s", sha, err, main)
 	}
 }
+
+// TestRedTeamFetchRefTakesNoGuess: git fetch reads a refspec's source the
+// way it reads a name a person typed, so where refs/planex/state/9 is
+// missing it fetched a pushed branch named refs/planex/state/9
+// (refs/heads/refs/planex/state/9) into the state ref, and a tag or
+// refs/remotes/ ref named like a run branch into that branch. Each
+// missing ref is reported missing and left unwritten; a ref the remote
+// holds is fetched as it is, not as the decoy beside it.
+func TestRedTeamFetchRefTakesNoGuess(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, c := cloneOf(t, r)
+	real := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	mustGit(t, r.Root, "commit", "-q", "--allow-empty", "-m", "the pusher's")
+	// The real state first: git push also guesses a destination's name,
+	// and would have updated the decoy branch pushed before it.
+	mustGit(t, r.Root, "push", "-q", origin, "HEAD~1:refs/planex/state/7")
+	mustGit(t, r.Root, "push", "-q", origin,
+		"HEAD:refs/heads/refs/planex/state/9",
+		"HEAD:refs/tags/refs/heads/planex/s2",
+		"HEAD:refs/remotes/refs/heads/planex/s3",
+		"HEAD:refs/refs/heads/planex/s4",
+		"HEAD:refs/heads/refs/planex/state/7")
+	for _, ref := range []string{"refs/planex/state/9", "refs/heads/planex/s2", "refs/heads/planex/s3", "refs/heads/planex/s4"} {
+		if found, err := c.FetchRef(ctx, "origin", ref); err != nil || found {
+			t.Errorf("FetchRef(%s) with only a decoy = %v, %v; want not found", ref, found, err)
+		}
+		if out, err := c.Git(ctx, "", "for-each-ref", ref); err != nil || strings.TrimSpace(out) != "" {
+			t.Errorf("after FetchRef(%s) the local ref is %q, %v; want none", ref, out, err)
+		}
+	}
+	if found, err := c.FetchRef(ctx, "origin", "refs/planex/state/7"); err != nil || !found {
+		t.Fatalf("FetchRef(refs/planex/state/7) = %v, %v", found, err)
+	}
+	if got := strings.TrimSpace(mustGit(t, c.Root, "rev-parse", "refs/planex/state/7")); got != real {
+		t.Errorf("fetched state 7 = %s, want %s (not the decoy branch's)", got, real)
+	}
+}
+
+// TestRedTeamPushGoesNowhereElse: git push also guesses a destination's
+// name. Someone pushes a branch named refs/planex/state/5 and one named
+// refs/heads/planex/s5 (refs/heads/refs/heads/planex/s5) at an ancestor
+// of planex's commits; planex's pushes of the missing state ref and run
+// branch updated those branches instead and reported success, so the
+// state was never saved. Each push is reported as gone astray.
+func TestRedTeamPushGoesNowhereElse(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, c := cloneOf(t, r)
+	mustGit(t, r.Root, "push", "-q", origin,
+		"HEAD:refs/heads/refs/planex/state/5", "HEAD:refs/heads/refs/heads/planex/s5")
+	mustGit(t, c.Root, "commit", "-q", "--allow-empty", "-m", "planex's")
+	mustGit(t, c.Root, "update-ref", "refs/planex/state/5", "HEAD")
+	mustGit(t, c.Root, "update-ref", "refs/heads/planex/s5", "HEAD")
+	if err := c.PushRef(ctx, "origin", "refs/planex/state/5", false, ""); !errors.Is(err, ErrPushedElsewhere) {
+		t.Errorf("PushRef of state 5 beside a decoy branch = %v; want ErrPushedElsewhere", err)
+	}
+	err := c.PushRefs(ctx, "origin", []RefPush{{Ref: "refs/heads/planex/s5"}})
+	if !errors.Is(err, ErrPushedElsewhere) {
+		t.Errorf("PushRefs of planex/s5 beside a decoy branch = %v; want ErrPushedElsewhere", err)
+	}
+	// A push with no decoy is still reported as done.
+	mustGit(t, c.Root, "update-ref", "refs/planex/state/6", "HEAD")
+	if err := c.PushRef(ctx, "origin", "refs/planex/state/6", false, ""); err != nil {
+		t.Errorf("PushRef of state 6 = %v", err)
+	}
+	if err := c.PushRefs(ctx, "origin", []RefPush{{Ref: "refs/planex/state/6"}}); err != nil {
+		t.Errorf("PushRefs of state 6, up to date = %v", err)
+	}
+}
+
+// TestRedTeamParentsOfAnIDOnly: a matrix task's result names its commit
+// in a message whoever can push wrote; a name or an expression there
+// (HEAD, a branch, main's commit reached by its message) was resolved by
+// git and passed the check that the commit sits on the wave's base, to
+// be offered to the publisher as the commit. Only a full id is read.
+func TestRedTeamParentsOfAnIDOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	mustGit(t, r.Root, "commit", "-q", "--allow-empty", "-m", "second")
+	head := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	for _, name := range []string{"HEAD", "main", "HEAD^{/second}", head[:12], "--all", head + "^0"} {
+		if ps, err := r.Parents(ctx, name); !errors.Is(err, ErrNotObjectID) {
+			t.Errorf("Parents(%q) = %v, %v; want ErrNotObjectID", name, ps, err)
+		}
+	}
+	if ps, err := r.Parents(ctx, head); err != nil || len(ps) != 1 {
+		t.Errorf("Parents(%s) = %v, %v; want its one parent", head, ps, err)
+	}
+}

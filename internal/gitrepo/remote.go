@@ -229,11 +229,36 @@ func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expe
 	if lease {
 		args = append(args, "--force-with-lease="+ref+":"+expected)
 	}
-	if out, err := r.remoteGit(ctx, remote, true, args, ref+":"+ref); err != nil {
+	out, err := r.remoteGit(ctx, remote, true, args, ref+":"+ref)
+	if err != nil {
 		if we := workflowRefusal(ref, out+"\n"+err.Error()); we != nil {
 			return we
 		}
 		return fmt.Errorf("pushing %s: %w", ref, err)
+	}
+	return pushedWhereAsked(out, []string{ref})
+}
+
+// ErrPushedElsewhere is returned when git pushed a ref to a remote ref of
+// another name.
+var ErrPushedElsewhere = errors.New("the push went to another ref")
+
+// pushedWhereAsked checks git push --porcelain's report: each updated
+// remote ref must be one of refs. git guesses a destination's name as it
+// does a name a person typed: where refs/planex/state/7 is missing on the
+// remote and someone pushed a branch named refs/planex/state/7
+// (refs/heads/refs/planex/state/7), planex's push updated that branch,
+// reported success, and the state was never saved.
+func pushedWhereAsked(out string, refs []string) error {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) < 3 {
+			continue
+		}
+		_, to, ok := strings.Cut(f[1], ":")
+		if ok && !slices.Contains(refs, to) {
+			return fmt.Errorf("pushing %s: git pushed to %s, a ref someone else made with a name git reads as planex's (remove it): %w", f[1], abbrev.Truncate(to, 200), ErrPushedElsewhere)
+		}
 	}
 	return nil
 }
@@ -272,26 +297,24 @@ func (r *Repo) PushRefs(ctx context.Context, remote string, refs []RefPush) erro
 	if len(specs) == 0 {
 		return nil
 	}
-	if _, err := r.remoteGit(ctx, remote, true, args, specs...); err != nil {
+	out, err := r.remoteGit(ctx, remote, true, args, specs...)
+	if err != nil {
 		return fmt.Errorf("pushing %s: %w", strings.Join(names, ", "), err)
 	}
-	return nil
+	return pushedWhereAsked(out, names)
 }
 
 // FetchRef fetches a remote ref into the same local name, overwriting the
 // local one. It reports false when the remote has no such ref.
 //
-// It fetches first: a ref that exists (the common case: a session's
-// state, its run branch) costs one connection. Only when the fetch fails
-// does a listing tell a missing ref (git fetch exits 128 for it, as for a
-// failed connection) from a failure, so a missing ref costs two, as it
-// did before.
+// It lists the remote first and fetches the object the ref of exactly
+// that name points at. git fetch reads a refspec's source as git reads a
+// name typed by a person: when refs/planex/state/7 is missing it takes
+// refs/heads/refs/planex/state/7 (a branch anyone who can push may make),
+// refs/tags/… or refs/remotes/… instead, so fetching by name first wrote
+// a decoy branch's commit into the state ref. A ref the remote holds
+// costs two connections, a missing one only the listing.
 func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
-	// A branch that is checked out cannot be fetched into; planex's are not.
-	_, ferr := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, "+"+ref+":"+ref)
-	if ferr == nil {
-		return true, nil
-	}
 	sha, err := r.RemoteRef(ctx, remote, ref)
 	if err != nil {
 		return false, err
@@ -299,7 +322,14 @@ func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
 	if sha == "" {
 		return false, nil
 	}
-	return false, fmt.Errorf("fetching %s: %w", ref, ferr)
+	if !r.format.IsID(sha) {
+		return false, fmt.Errorf("fetching %s: the remote lists %q: %w", ref, abbrev.Truncate(sha, 80), ErrNotObjectID)
+	}
+	// A branch that is checked out cannot be fetched into; planex's are not.
+	if _, err := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, "+"+sha+":"+ref); err != nil {
+		return false, fmt.Errorf("fetching %s: %w", ref, err)
+	}
+	return true, nil
 }
 
 // RemoteRef returns the commit a remote ref points at ("" when absent):

@@ -157,17 +157,47 @@ func (s *Set) render(name string, data any) (string, error) {
 // Defuse stops untrusted text from closing or opening a <data> or
 // <guidance> block: a zero-width space follows the tag's name, in any
 // case and spacing a reader would still take for the tag (</Data>,
-// </ guidance >, <data class="x">). Only the lower- and upper-case
-// spellings were defused before, so an AGENTS.md holding </Guidance> (or
-// an issue holding </Data>) closed the block and went on as planex's own
-// text.
+// </ guidance >, <data class="x">), with the fullwidth and small forms
+// of <, / and > and of the name's letters (which Unicode's compatibility
+// normalisation reads as the plain ones) and any Unicode space. Only the lower- and upper-case spellings
+// were defused before, so an AGENTS.md holding </Guidance> (or an issue
+// holding </Data>) closed the block and went on as planex's own text.
+//
+// A tag's name is defused whatever follows it, and a < ending the text
+// gets the zero-width space too: each string is defused alone, and a
+// template that puts one string after another (a line per key file)
+// joined a file named "x</data" and one named ">" into a closing tag.
 func Defuse(s string) string {
-	if !strings.Contains(s, "<") {
+	if !strings.ContainsAny(s, "<\uff1c\ufe64") {
 		return s
 	}
-	return blockTag.ReplaceAllString(s, "${1}\u200b${2}>")
+	s = blockTag.ReplaceAllString(s, "${1}\u200b${2}")
+	return openEnd.ReplaceAllString(s, "${1}\u200b${2}")
 }
 
-// blockTag is an opening or closing <data> or <guidance> tag, whatever
-// its case, with space around its slash and name, or attributes.
-var blockTag = regexp.MustCompile(`(?i)(<[ \t\r\n]*/?[ \t\r\n]*(?:data|guidance))((?:[ \t\r\n/][^<>]*)?)>`)
+// Characters a reader takes for a tag's <, /, > and the spaces inside it.
+const (
+	tagLT    = `[<\x{ff1c}\x{fe64}]`
+	tagSlash = `[/\x{ff0f}]`
+	tagGT    = `[>\x{ff1e}\x{fe65}]`
+	tagSpace = `[\s\v\x{85}\p{Z}]`
+)
+
+// blockTag is the start of an opening or closing <data> or <guidance>
+// tag, whatever its case and spacing, up to the character after its name
+// (a space, a slash, the tag's end, or the end of the text).
+var blockTag = regexp.MustCompile(`(?i)(` + tagLT + tagSpace + `*` + tagSlash + `?` + tagSpace + `*(?:` + tagName("data") + `|` + tagName("guidance") + `))(` +
+	tagSpace + `|` + tagSlash + `|` + tagGT + `|$)`)
+
+// tagName matches name (lower-case ASCII letters) spelled in ASCII or
+// fullwidth letters, in any mix; the pattern using it ignores case.
+func tagName(name string) string {
+	var b strings.Builder
+	for _, c := range name {
+		fmt.Fprintf(&b, `[%c\x{%x}]`, c, c-'a'+0xff41)
+	}
+	return b.String()
+}
+
+// openEnd is a < (with spaces or a slash after it) ending the text.
+var openEnd = regexp.MustCompile(`(` + tagLT + `)((?:` + tagSpace + `|` + tagSlash + `)*)$`)
