@@ -272,6 +272,8 @@ func (w *world) noRefusedRequests() {
 type wTask struct {
 	ID, Title, Scope string
 	Deps             []string
+	// Directives are the planner's execution directives for the task.
+	Directives string
 }
 
 // scriptedAgent answers every phase as a command agent would: the plan
@@ -362,7 +364,7 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 				deps = []string{}
 			}
 			ts = append(ts, map[string]any{"id": t.ID, "title": t.Title, "description": "do " + t.ID, "test": "the file exists",
-				"acceptance_criteria": "file has content", "scope": t.Scope, "hints": "", "execution_directives": "",
+				"acceptance_criteria": "file has content", "scope": t.Scope, "hints": "", "execution_directives": t.Directives,
 				"deps": deps, "context_from": []string{}})
 		}
 		v = map[string]any{"summary": "the plan", "approach": "one file per task", "tasks": ts}
