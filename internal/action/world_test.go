@@ -289,6 +289,10 @@ type scriptedAgent struct {
 	review string
 	// prompts holds the newest prompt of each phase.
 	prompts map[agent.Phase]string
+	// rawPlan, when set, is the plan answered as it is (tasks are then
+	// only what it lists); twoAngles has the analysis name two angles.
+	rawPlan   map[string]any
+	twoAngles bool
 }
 
 var findingRe = regexp.MustCompile("finding `([0-9a-f]+)`")
@@ -340,7 +344,7 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 		a.prompts = map[agent.Phase]string{}
 	}
 	a.prompts[s.Phase] = s.Prompt
-	tasks, why, reviewJSON := a.tasks, a.fail[s.ID], a.review
+	tasks, why, reviewJSON, rawPlan, two := a.tasks, a.fail[s.ID], a.review, a.rawPlan, a.twoAngles
 	a.mu.Unlock()
 	if s.Phase == agent.PhaseReview && reviewJSON != "" {
 		return agent.Result{Raw: json.RawMessage(strings.ReplaceAll(reviewJSON, "__ID__", s.ID))}, nil
@@ -352,22 +356,19 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 	var v any
 	switch s.Phase {
 	case agent.PhaseAnalyze:
-		v = map[string]any{"type": "feature", "complexity": "Medium", "angles": []map[string]string{
-			{"id": "E1", "angle": "patterns", "description": "find patterns", "focus": "code"}}}
+		angles := []map[string]string{{"id": "E1", "angle": "patterns", "description": "find patterns", "focus": "code"}}
+		if two {
+			angles = append(angles, map[string]string{"id": "E2", "angle": "tests", "description": "find tests", "focus": "tests"})
+		}
+		v = map[string]any{"type": "feature", "complexity": "Medium", "angles": angles}
+	case agent.PhasePlan:
+		if rawPlan != nil {
+			v = rawPlan
+			break
+		}
+		v = planOf(tasks)
 	case agent.PhaseExplore:
 		v = map[string]any{"id": s.ID, "status": "completed", "findings": "findings of " + s.ID, "key_files": []string{"README.md"}, "error": ""}
-	case agent.PhasePlan:
-		var ts []map[string]any
-		for _, t := range tasks {
-			deps := t.Deps
-			if deps == nil {
-				deps = []string{}
-			}
-			ts = append(ts, map[string]any{"id": t.ID, "title": t.Title, "description": "do " + t.ID, "test": "the file exists",
-				"acceptance_criteria": "file has content", "scope": t.Scope, "hints": "", "execution_directives": t.Directives,
-				"deps": deps, "context_from": []string{}})
-		}
-		v = map[string]any{"summary": "the plan", "approach": "one file per task", "tasks": ts}
 	case agent.PhaseReview:
 		v = map[string]any{"id": s.ID, "verdict": "pass", "summary": "looks right",
 			"criteria": []map[string]any{{"criterion": "file has content", "met": true, "evidence": "README.md:1"}}, "findings": []any{}}
@@ -390,6 +391,21 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 	}
 	raw, err := json.Marshal(v)
 	return agent.Result{Raw: raw}, err
+}
+
+// planOf is the plan the scripted agent answers for tasks.
+func planOf(tasks []wTask) map[string]any {
+	var ts []map[string]any
+	for _, t := range tasks {
+		deps := t.Deps
+		if deps == nil {
+			deps = []string{}
+		}
+		ts = append(ts, map[string]any{"id": t.ID, "title": t.Title, "description": "do " + t.ID, "test": "the file exists",
+			"acceptance_criteria": "file has content", "scope": t.Scope, "hints": "", "execution_directives": t.Directives,
+			"deps": deps, "context_from": []string{}})
+	}
+	return map[string]any{"summary": "the plan", "approach": "one file per task", "tasks": ts}
 }
 
 // plannedOne plans the agent's set plan on a new issue a maintainer opened
