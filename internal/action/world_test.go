@@ -10,12 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/apicommit"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/explore"
@@ -44,6 +46,9 @@ type world struct {
 	// retry is the jobs' GitHub client's retry policy: no settle window
 	// (the fake answers in order); a test of faults shortens the backoff.
 	retry gh.RetryPolicy
+	// config changes every job's Config before a job's own changes, as
+	// a workflow's inputs would.
+	config []func(*Config)
 }
 
 // worldClock is the wall clock moved on by what tests skip ahead.
@@ -148,12 +153,16 @@ func (w *world) job(mutate ...func(*Config)) (*Runner, *strings.Builder) {
 	// identity is pinned as the job token's (or a bot-login input) pins it.
 	cfg := Config{Owner: wOwner, Repo: wName, RunID: "42", RunAttempt: "1", DefaultBranch: "main", Review: review.ModeSkip,
 		BotLogin: ghfake.DefaultActor}
-	for _, m := range mutate {
+	for _, m := range append(slices.Clone(w.config), mutate...) {
 		m(&cfg)
 	}
 	out := &strings.Builder{}
 	r := &Runner{Cfg: cfg, GH: NewGitHub(client), Repo: repo, Out: &lockedWriter{w: out}, Log: log, Now: w.clock.now,
 		Engine: engine.Options{Agent: w.agent, Mapper: explore.Mapper{Log: log}, Log: log}}
+	if cfg.CommitSigning == apicommit.ModeAPI {
+		// As internal/cli wires it: GitHub makes the task commits.
+		r.Engine.Publisher = &apicommit.Publisher{GH: client, Local: repo, Owner: wOwner, Repo: wName, Remote: "origin", Log: log}
+	}
 	return r, out
 }
 
