@@ -31,17 +31,6 @@ func (g *ghEnv) commentsWith(n int, prefix string) []string {
 	return out
 }
 
-// requests counts the requests the fake received for route.
-func (g *ghEnv) requests(route string) int {
-	n := 0
-	for _, r := range g.fake.Requests() {
-		if r.Route == route {
-			n++
-		}
-	}
-	return n
-}
-
 // planned posts a plan for the diamond on a new issue and returns the
 // issue and the plan id.
 func (g *ghEnv) planned(tasks ...task) (int, string) {
@@ -81,50 +70,6 @@ func (g *ghEnv) assertDone(n int, r actionRun) {
 	if errs := g.fake.Errors(); len(errs) > 0 {
 		g.t.Errorf("requests GitHub would refuse: %v", errs)
 	}
-}
-
-func TestActionPrimaryRateLimitIsWaitedFor(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	n, id := g.planned(diamond()...)
-	g.fake.InjectFault(routePulls, 1, ghfake.PrimaryRateLimit(403, time.Now().Add(time.Second)))
-	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
-	g.assertDone(n, r)
-	if got := g.requests(routePulls); got != 2 {
-		t.Errorf("%d pull request creates, want the refused one and the one after the reset", got)
-	}
-}
-
-// TestActionRateLimitTooLongFailsTruthfully: a reset hours away is not
-// waited for; the run ends failed, saying until when, and a retry after
-// it finishes the run.
-func TestActionRateLimitTooLongFailsTruthfully(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	n, id := g.planned(diamond()...)
-	reset := time.Now().Add(2 * time.Hour)
-	g.fake.InjectFault(routePulls, 1, ghfake.PrimaryRateLimit(429, reset))
-	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
-	if r.code != 1 || r.outputs["status"] != "failed" {
-		t.Fatalf("run: %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
-	}
-	when := reset.UTC().Format("15:04 UTC")
-	statuses := g.commentsWith(n, "<!-- planex:status -->")
-	if len(statuses) != 1 || !strings.Contains(statuses[0], "**failed**") || !strings.Contains(statuses[0], "rate limit") ||
-		!strings.Contains(statuses[0], "until "+when) || !strings.Contains(statuses[0], "/planex retry") {
-		t.Errorf("status comment:\n%s", strings.Join(statuses, "\n---\n"))
-	}
-	if c := g.lastComment(n); strings.Contains(c, "internal error") || !strings.Contains(c, "until "+when) {
-		t.Errorf("last comment: %s", c)
-	}
-	if l := g.issueLabels(n); !hasLabel(l, "planex:failed") || hasLabel(l, "planex:running") {
-		t.Errorf("labels = %v", l)
-	}
-	if !strings.Contains(r.summary, "rate limit") {
-		t.Errorf("job summary: %s", r.summary)
-	}
-	r = g.run("issue_comment", g.comment(n, false, "maintainer", "/planex retry"), "GITHUB_RUN_ID=43")
-	g.assertDone(n, r)
 }
 
 // startBackground starts `planex action` for an event in a fresh clone, in
