@@ -175,51 +175,6 @@ func TestActionCancelledJobEndsFailed(t *testing.T) {
 	g.assertDone(n, r)
 }
 
-// TestActionWorkflowPushRefused: GitHub refuses to push a workflow change
-// with a token that lacks the workflows permission. The plan warned; the
-// run ends failed with that reason, once, never as an internal error and
-// never left running.
-func TestActionWorkflowPushRefused(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	hook, err := os.ReadFile("../gitrepo/testdata/pre-receive-workflows.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.write(g.origin, "hooks/pre-receive", string(hook))
-	os.Chmod(filepath.Join(g.origin, "hooks", "pre-receive"), 0o755)
-	n, id := g.planned(task{ID: "T1", Title: "docs", Scope: "a/**"}, task{ID: "T2", Title: "ci", Scope: ".github/workflows/**"})
-	plan := g.commentsWith(n, "<!-- planex:plan ")[0]
-	if !strings.Contains(plan, "**T2 can change files in `.github/workflows/`.**") || strings.Contains(plan, "T1 can change") {
-		t.Errorf("the plan does not warn about T2:\n%s", plan)
-	}
-	before := len(g.fake.Comments(ghRepo, n))
-	r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex approve "+id))
-	if r.code != 1 || r.outputs["status"] != "failed" {
-		t.Fatalf("run: %d %v\n%s\n%s", r.code, r.outputs, r.out, r.err)
-	}
-	var replies []string
-	for _, c := range g.fake.Comments(ghRepo, n)[before:] {
-		if !strings.HasPrefix(c.Body, "<!--") && !strings.HasPrefix(c.Body, "/planex") {
-			replies = append(replies, c.Body)
-		}
-	}
-	if len(replies) != 1 || !strings.Contains(replies[0], "GitHub refused to push") || !strings.Contains(replies[0], "`.github/workflows/t2.txt`") ||
-		!strings.Contains(replies[0], "`workflows` permission") || strings.Contains(replies[0], "internal error") {
-		t.Errorf("failure replies: %q", replies)
-	}
-	statuses := g.commentsWith(n, "<!-- planex:status -->")
-	if len(statuses) != 1 || !strings.Contains(statuses[0], "**failed**") || !strings.Contains(statuses[0], "`workflows` permission") {
-		t.Errorf("status comment: %q", statuses)
-	}
-	if l := g.issueLabels(n); !hasLabel(l, "planex:failed") || hasLabel(l, "planex:running") || hasLabel(l, "planex:done") {
-		t.Errorf("labels = %v", l)
-	}
-	if len(g.fake.PullRequests(ghRepo)) != 0 {
-		t.Error("a pull request was opened for a branch GitHub refused")
-	}
-}
-
 // TestActionInternalErrorEndsFailedOnce: a push refused for a reason
 // planex does not know is an internal error: reported once, and the plan
 // ends failed, not running.
