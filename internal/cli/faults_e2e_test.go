@@ -12,13 +12,11 @@ import (
 	"github.com/planexhq/planex/internal/ghfake"
 )
 
-// Faults as a busy repository produces them: answers lost after GitHub
-// applied a write, 5xx bursts, rate limits, runs killed mid-wave, pushes
-// GitHub refuses. Nothing may be lost, duplicated or left "running".
-
-const (
-	routePulls = "POST /repos/{owner}/{repo}/pulls"
-)
+// Faults as a busy repository produces them, where only a process shows
+// them: runs killed mid-wave, cancelled jobs, pushes GitHub refuses for a
+// reason planex does not know. Nothing may be lost, duplicated or left
+// "running". (Rate limits, lost answers and the refused workflow push are
+// internal/action's tests against the Runner.)
 
 // commentsWith counts the comments on n that start with prefix.
 func (g *ghEnv) commentsWith(n int, prefix string) []string {
