@@ -10,12 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/apicommit"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/explore"
@@ -44,6 +46,9 @@ type world struct {
 	// retry is the jobs' GitHub client's retry policy: no settle window
 	// (the fake answers in order); a test of faults shortens the backoff.
 	retry gh.RetryPolicy
+	// config changes every job's Config before a job's own changes, as
+	// a workflow's inputs would.
+	config []func(*Config)
 }
 
 // worldClock is the wall clock moved on by what tests skip ahead.
@@ -148,12 +153,16 @@ func (w *world) job(mutate ...func(*Config)) (*Runner, *strings.Builder) {
 	// identity is pinned as the job token's (or a bot-login input) pins it.
 	cfg := Config{Owner: wOwner, Repo: wName, RunID: "42", RunAttempt: "1", DefaultBranch: "main", Review: review.ModeSkip,
 		BotLogin: ghfake.DefaultActor}
-	for _, m := range mutate {
+	for _, m := range append(slices.Clone(w.config), mutate...) {
 		m(&cfg)
 	}
 	out := &strings.Builder{}
 	r := &Runner{Cfg: cfg, GH: NewGitHub(client), Repo: repo, Out: &lockedWriter{w: out}, Log: log, Now: w.clock.now,
 		Engine: engine.Options{Agent: w.agent, Mapper: explore.Mapper{Log: log}, Log: log}}
+	if cfg.CommitSigning == apicommit.ModeAPI {
+		// As internal/cli wires it: GitHub makes the task commits.
+		r.Engine.Publisher = &apicommit.Publisher{GH: client, Local: repo, Owner: wOwner, Repo: wName, Remote: "origin", Log: log}
+	}
 	return r, out
 }
 
@@ -272,6 +281,8 @@ func (w *world) noRefusedRequests() {
 type wTask struct {
 	ID, Title, Scope string
 	Deps             []string
+	// Directives are the planner's execution directives for the task.
+	Directives string
 }
 
 // scriptedAgent answers every phase as a command agent would: the plan
@@ -287,6 +298,10 @@ type scriptedAgent struct {
 	review string
 	// prompts holds the newest prompt of each phase.
 	prompts map[agent.Phase]string
+	// rawPlan, when set, is the plan answered as it is (tasks are then
+	// only what it lists); twoAngles has the analysis name two angles.
+	rawPlan   map[string]any
+	twoAngles bool
 }
 
 var findingRe = regexp.MustCompile("finding `([0-9a-f]+)`")
@@ -338,7 +353,7 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 		a.prompts = map[agent.Phase]string{}
 	}
 	a.prompts[s.Phase] = s.Prompt
-	tasks, why, reviewJSON := a.tasks, a.fail[s.ID], a.review
+	tasks, why, reviewJSON, rawPlan, two := a.tasks, a.fail[s.ID], a.review, a.rawPlan, a.twoAngles
 	a.mu.Unlock()
 	if s.Phase == agent.PhaseReview && reviewJSON != "" {
 		return agent.Result{Raw: json.RawMessage(strings.ReplaceAll(reviewJSON, "__ID__", s.ID))}, nil
@@ -350,22 +365,19 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 	var v any
 	switch s.Phase {
 	case agent.PhaseAnalyze:
-		v = map[string]any{"type": "feature", "complexity": "Medium", "angles": []map[string]string{
-			{"id": "E1", "angle": "patterns", "description": "find patterns", "focus": "code"}}}
+		angles := []map[string]string{{"id": "E1", "angle": "patterns", "description": "find patterns", "focus": "code"}}
+		if two {
+			angles = append(angles, map[string]string{"id": "E2", "angle": "tests", "description": "find tests", "focus": "tests"})
+		}
+		v = map[string]any{"type": "feature", "complexity": "Medium", "angles": angles}
+	case agent.PhasePlan:
+		if rawPlan != nil {
+			v = rawPlan
+			break
+		}
+		v = planOf(tasks)
 	case agent.PhaseExplore:
 		v = map[string]any{"id": s.ID, "status": "completed", "findings": "findings of " + s.ID, "key_files": []string{"README.md"}, "error": ""}
-	case agent.PhasePlan:
-		var ts []map[string]any
-		for _, t := range tasks {
-			deps := t.Deps
-			if deps == nil {
-				deps = []string{}
-			}
-			ts = append(ts, map[string]any{"id": t.ID, "title": t.Title, "description": "do " + t.ID, "test": "the file exists",
-				"acceptance_criteria": "file has content", "scope": t.Scope, "hints": "", "execution_directives": "",
-				"deps": deps, "context_from": []string{}})
-		}
-		v = map[string]any{"summary": "the plan", "approach": "one file per task", "tasks": ts}
 	case agent.PhaseReview:
 		v = map[string]any{"id": s.ID, "verdict": "pass", "summary": "looks right",
 			"criteria": []map[string]any{{"criterion": "file has content", "met": true, "evidence": "README.md:1"}}, "findings": []any{}}
@@ -388,6 +400,21 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 	}
 	raw, err := json.Marshal(v)
 	return agent.Result{Raw: raw}, err
+}
+
+// planOf is the plan the scripted agent answers for tasks.
+func planOf(tasks []wTask) map[string]any {
+	var ts []map[string]any
+	for _, t := range tasks {
+		deps := t.Deps
+		if deps == nil {
+			deps = []string{}
+		}
+		ts = append(ts, map[string]any{"id": t.ID, "title": t.Title, "description": "do " + t.ID, "test": "the file exists",
+			"acceptance_criteria": "file has content", "scope": t.Scope, "hints": "", "execution_directives": t.Directives,
+			"deps": deps, "context_from": []string{}})
+	}
+	return map[string]any{"summary": "the plan", "approach": "one file per task", "tasks": ts}
 }
 
 // plannedOne plans the agent's set plan on a new issue a maintainer opened

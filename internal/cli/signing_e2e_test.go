@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -303,47 +302,5 @@ func TestActionCommitSigningAPI(t *testing.T) {
 		if !g.fake.Verification(ghRepo, sha).Verified {
 			t.Errorf("commit %s on %s is not verified", sha, branch)
 		}
-	}
-}
-
-// TestActionMatrixCommitSigningAPI: in matrix mode with commit-signing:
-// api each task job has GitHub make its commit on the wave's base, and
-// collect moves the run branch through the API only: to the task job's
-// own commit when it sits on the tip (the first task of a wave), to a
-// commit GitHub makes again on the tip for the tasks after it.
-func TestActionMatrixCommitSigningAPI(t *testing.T) {
-	t.Parallel()
-	g := newGHEnv(t)
-	g.env = append(g.env, "INPUT_COMMIT_SIGNING=api")
-	g.fake.SetGitDir(ghRepo, g.origin)
-	g.setPlan(diamond()...)
-	n, branch := approveMatrix(t, g)
-	for w := 1; w <= 5 && len(g.fake.PullRequests(ghRepo)) == 0; w++ {
-		if g.wave(n, strconv.Itoa(100+w)) == nil {
-			break
-		}
-	}
-	if got := strings.Join(g.branchCommits(branch), " | "); got != "T1: base | T2: left | T3: right | T4: join" {
-		t.Fatalf("origin %s = %s", branch, got)
-	}
-	if prs := g.fake.PullRequests(ghRepo); len(prs) != 1 || prs[0].Head != branch {
-		t.Fatalf("pull requests: %+v", prs)
-	}
-	log := g.fake.RefLog(ghRepo, "refs/heads/"+branch)
-	if len(log) != 4 {
-		t.Errorf("GitHub's branch moved %d times, want 4: %+v", len(log), log)
-	}
-	for _, u := range log {
-		if !u.API {
-			t.Errorf("the run branch was pushed: %+v", u)
-		}
-		if !g.fake.Verification(ghRepo, u.New).Verified {
-			t.Errorf("commit %s is not verified", u.New)
-		}
-	}
-	// T1, T2 and T4 are their task jobs' commits; only T3, the second task
-	// of wave 2, is made again on top of T2.
-	if n := g.countRequests("POST /repos/{owner}/{repo}/git/commits"); n != 5 {
-		t.Errorf("%d commit requests, want 5 (4 task jobs and T3 again on T2)", n)
 	}
 }
