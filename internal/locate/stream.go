@@ -162,9 +162,13 @@ func (b *streamBuilder) index(m *repomap.Map) *Index {
 	}
 	// The export table is the last reader of the imports, Python names
 	// and import lookup: they are dropped before the other tables are
-	// built, so those do not add to them at the peak.
+	// built, so those do not add to them at the peak, and collected, so
+	// the collector's goal while those are built is twice what is live
+	// without them, not twice what import resolution held (at 20,000
+	// files the heap went from 16-18 MB to 11-12 here).
 	ix.exports = exportTable(m)
 	m.DropImports()
+	runtime.GC()
 	ix.modules = moduleTable(m)
 	ix.bases = basesTable(m)
 	ix.importGraph(m)

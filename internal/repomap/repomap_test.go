@@ -455,7 +455,7 @@ func TestTerms(t *testing.T) {
 }
 
 func TestPythonModule(t *testing.T) {
-	files := map[string]bool{"src/pkg/__init__.py": true, "src/pkg/sub/__init__.py": true, "lib/__init__.py": true}
+	files := map[string]bool{"src/pkg/__init__.py": true, "src/pkg/sub/__init__.py": true, "lib/__init__.py": true, "e//__init__.py": true}
 	exists := func(p string) bool { return files[p] }
 	cases := map[string]string{
 		"src/pkg/sub/mod.py":  "pkg.sub.mod",
@@ -464,6 +464,17 @@ func TestPythonModule(t *testing.T) {
 		"setup.py":            "setup",
 		"lib/x.py":            "lib.x",
 		"README.md":           "",
+		// Edges: a bare package file, empty names, a stub, empty parts.
+		"__init__.py":             "",
+		".py":                     "",
+		"/x.py":                   "",
+		"x.pyi":                   "x",
+		"lib/__init__.pyi":        "lib",
+		"src/pkg/sub/__init__.py": "pkg.sub",
+		"src/pkg/a__init__.py":    "pkg.a__init__",
+		"a//b.py":                 "b",
+		"src//pkg/c.py":           "c",
+		"e//f.py":                 ".f",
 	}
 	var keys []string
 	for k := range cases {

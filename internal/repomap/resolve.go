@@ -13,23 +13,32 @@ func PythonModule(p string, exists func(string) bool) string {
 	if !strings.HasSuffix(p, ".py") && !strings.HasSuffix(p, ".pyi") {
 		return ""
 	}
-	parts := strings.Split(strings.TrimSuffix(strings.TrimSuffix(p, ".pyi"), ".py"), "/")
-	if parts[len(parts)-1] == "__init__" {
-		parts = parts[:len(parts)-1]
-	}
-	if len(parts) == 0 || parts[0] == "" {
+	// The module is cut from p itself, not split into parts and joined
+	// again: it is computed for every Python file, twice in a cold query.
+	s := strings.TrimSuffix(strings.TrimSuffix(p, ".pyi"), ".py")
+	if s == "__init__" {
 		return ""
 	}
-	// Climb while the containing directory is a package.
-	j := len(parts) - 1
-	for j > 0 {
-		dir := strings.Join(parts[:j], "/")
-		if !exists(dir+"/__init__.py") && !exists(dir+"/__init__.pyi") {
+	s = strings.TrimSuffix(s, "/__init__")
+	if s == "" || s[0] == '/' {
+		return ""
+	}
+	// Climb while the containing directory is a package: s[from:] is
+	// the module's part of the path.
+	from := 0
+	for end := len(s); ; {
+		i := strings.LastIndexByte(s[:end], '/')
+		if i < 0 {
 			break
 		}
-		j--
+		dir := s[:i]
+		if !exists(dir+"/__init__.py") && !exists(dir+"/__init__.pyi") {
+			from = i + 1
+			break
+		}
+		end = i
 	}
-	return strings.Join(parts[j:], ".")
+	return strings.ReplaceAll(s[from:], "/", ".")
 }
 
 // resolveImports fills File.Deps with the repository files each file

@@ -62,11 +62,11 @@ func Stream(ctx context.Context, root string, opts Options, sink func(Chunk) err
 // buildStream is build a chunk of files at a time (see Stream).
 func buildStream(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger, sink func(Chunk) error) (*Map, error) {
 	m, todo := newBuildMap(root, listed)
-	m.Entries = make([]File, 0, len(todo))
 	chunk := opts.ChunkFiles
 	if chunk <= 0 {
 		chunk = DefaultChunkFiles
 	}
+	kept := &lightFiles{todo: todo}
 	for start := 0; start < len(todo); start += chunk {
 		part := todo[start:min(start+chunk, len(todo))]
 		// Each chunk has fresh workers' vocabularies, so no table of
@@ -77,31 +77,72 @@ func buildStream(ctx context.Context, root string, listed []string, opts Options
 		}
 		files, owners := keepMapped(m, mapped)
 		vocab := mergeVocabularies(files, owners, mapped.counters)
-		if err := sink(Chunk{First: len(m.Entries), Files: files, Vocab: vocab}); err != nil {
+		if err := sink(Chunk{First: kept.n, Files: files, Vocab: vocab}); err != nil {
 			return nil, fmt.Errorf("mapping %s: %w", root, err)
 		}
-		m.Entries = lightFiles(m.Entries, files)
+		kept.add(start, files)
 	}
 	delete(m.Languages, "")
-	// The last chunks' garbage is collected before detection and import
-	// resolution allocate the import lookup and Deps (about 27 MB at
-	// 100,000 files): otherwise those land on a heap that may already be
-	// near the collector's goal, twice what was live with the last chunk
-	// in hand, which made the end of the scan a cold query's highest heap.
+	// The last chunks' garbage is collected before the packed records
+	// are spelled out as Files, and those records once they are: so
+	// detection and import resolution (about 27 MB at 100,000 files)
+	// land on a heap holding what they read and not twice what was live
+	// with the last chunk in hand.
+	runtime.GC()
+	m.Entries = kept.expand()
 	runtime.GC()
 	detect(m, listed)
 	resolveImports(m)
 	return m, nil
 }
 
-// lightFiles appends what Stream keeps of files to entries. Their
-// imports and module-level names are copied into one string, one slice
-// of imports and one of symbols for the whole chunk: a few contiguous
-// allocations that outlive the chunk instead of small ones scattered
-// among its garbage, which would keep most of the heap's spans partly
-// used (and resident) after the chunk is freed.
-func lightFiles(entries []File, files []File) []File {
-	var text, imports, symbols int
+// lightFiles are what Stream keeps of the files it has handed on while
+// it reads the rest: a 32-byte record a file (lightRecord) and, a chunk
+// at a time, one string holding its imports and Python module-level
+// names with their end offsets, where a File took 136 bytes, a string
+// header per import and a 40-byte Symbol per name. So what stays per file
+// during the scan, which the collector's goal doubles while a chunk is
+// in hand, is about a third of what it was; expand spells the records
+// out as Files once the scan's garbage is collected.
+type lightFiles struct {
+	todo   []string // the paths being mapped, in path order
+	langs  []string // the languages seen, numbered by lightRecord.lang
+	chunks []lightChunk
+	n      int // records kept so far
+}
+
+// lightChunk is one chunk's kept files and the text their imports and
+// names are cut from.
+type lightChunk struct {
+	files   []lightRecord
+	text    string
+	imports []uint32    // end in text of each import, file after file
+	names   []lightName // each module-level Python name, file after file
+}
+
+// lightRecord is one kept file: its path's place in lightFiles.todo, its
+// language's in lightFiles.langs, how many imports and names it has in
+// its chunk, and its size, flags and term length.
+type lightRecord struct {
+	path, imports, names uint32
+	lang                 uint8
+	test, main           bool
+	size                 int64
+	length               int64
+}
+
+// lightName is one module-level Python name: its end in the chunk's text
+// and its kind.
+type lightName struct {
+	end  uint32
+	kind SymbolKind
+}
+
+// add packs what Stream keeps of files, the kept files of the chunk whose
+// first path is todo[first], in todo's order.
+func (l *lightFiles) add(first int, files []File) {
+	c := lightChunk{files: make([]lightRecord, 0, len(files))}
+	var text, imports, names int
 	for i := range files {
 		f := &files[i]
 		imports += len(f.Imports)
@@ -110,35 +151,84 @@ func lightFiles(entries []File, files []File) []File {
 		}
 		for _, s := range pythonNames(f) {
 			if moduleLevel(s) {
-				symbols++
+				names++
 				text += len(s.Name)
 			}
 		}
 	}
 	var sb strings.Builder
 	sb.Grow(text)
-	imps := make([]string, 0, imports)
-	syms := make([]Symbol, 0, symbols)
+	c.imports = make([]uint32, 0, imports)
+	c.names = make([]lightName, 0, names)
+	// The text holds every import of the chunk, then every name.
+	p := first
 	for i := range files {
 		f := &files[i]
-		l := File{Path: f.Path, Lang: f.Lang, Size: f.Size, Test: f.Test, Main: f.Main, Length: f.Length}
-		start := len(imps)
+		for l.todo[p] != f.Path {
+			p++
+		}
+		c.files = append(c.files, lightRecord{path: uint32(p), lang: l.lang(f.Lang), test: f.Test, main: f.Main,
+			size: f.Size, length: int64(f.Length), imports: uint32(len(f.Imports))})
 		for _, imp := range f.Imports {
-			imps = append(imps, copyInto(&sb, imp))
+			sb.WriteString(imp)
+			c.imports = append(c.imports, uint32(sb.Len()))
 		}
-		if len(imps) > start {
-			l.Imports = imps[start:len(imps):len(imps)]
-		}
-		start = len(syms)
-		for _, s := range pythonNames(f) {
+	}
+	for i := range files {
+		for _, s := range pythonNames(&files[i]) {
 			if moduleLevel(s) {
-				syms = append(syms, Symbol{Name: copyInto(&sb, s.Name), Kind: s.Kind})
+				sb.WriteString(s.Name)
+				c.names = append(c.names, lightName{end: uint32(sb.Len()), kind: s.Kind})
+				c.files[i].names++
 			}
 		}
-		if len(syms) > start {
-			l.Symbols = syms[start:len(syms):len(syms)]
+	}
+	c.text = sb.String()
+	l.chunks = append(l.chunks, c)
+	l.n += len(files)
+}
+
+// lang numbers a language in l.langs, adding it when new.
+func (l *lightFiles) lang(name string) uint8 {
+	// The languages are a closed set of a few dozen (lang.go).
+	for i, s := range l.langs {
+		if s == name {
+			return uint8(i)
 		}
-		entries = append(entries, l)
+	}
+	l.langs = append(l.langs, name)
+	return uint8(len(l.langs) - 1)
+}
+
+// expand spells the records out as Files, in order: a chunk's imports
+// and names become one slice of strings and one of Symbols for the
+// chunk, cut from its text without a copy.
+func (l *lightFiles) expand() []File {
+	entries := make([]File, 0, l.n)
+	for ci := range l.chunks {
+		c := &l.chunks[ci]
+		imps := make([]string, len(c.imports))
+		from := uint32(0)
+		for i, end := range c.imports {
+			imps[i], from = c.text[from:end], end
+		}
+		syms := make([]Symbol, len(c.names))
+		for i, nm := range c.names {
+			syms[i], from = Symbol{Name: c.text[from:nm.end], Kind: nm.kind}, nm.end
+		}
+		var ni, si uint32
+		for _, r := range c.files {
+			f := File{Path: l.todo[r.path], Lang: l.langs[r.lang], Size: r.size, Test: r.test, Main: r.main, Length: int(r.length)}
+			if r.imports > 0 {
+				f.Imports = imps[ni : ni+r.imports : ni+r.imports]
+				ni += r.imports
+			}
+			if r.names > 0 {
+				f.Symbols = syms[si : si+r.names : si+r.names]
+				si += r.names
+			}
+			entries = append(entries, f)
+		}
 	}
 	return entries
 }
@@ -150,15 +240,6 @@ func pythonNames(f *File) []Symbol {
 		return nil
 	}
 	return f.Symbols
-}
-
-// copyInto appends s to sb, whose capacity is reserved, and returns the
-// copy: a substring of sb's one buffer.
-func copyInto(sb *strings.Builder, s string) string {
-	start := sb.Len()
-	sb.WriteString(s)
-	all := sb.String()
-	return all[start:]
 }
 
 // moduleLevel says whether s is defined at a file's module level, what

@@ -3,6 +3,8 @@ package repomap_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -29,6 +31,13 @@ func TestStreamHandsEveryFileOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	repomaptest.GenerateRepo(t, dir, 300)
+	// Files skipped for their contents, amid the chunks' kept files:
+	// the light map must still give each kept file its own path.
+	for _, p := range []string{"pkg/a_blob.go", "py/m_blob.py", "py/z_blob.py"} {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte("x = 1\x00\x01\x02\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx := context.Background()
 	full, err := repomap.Build(ctx, dir, repomap.Options{NoCache: true})
 	if err != nil {
@@ -54,6 +63,9 @@ func TestStreamHandsEveryFileOnce(t *testing.T) {
 		t.Fatalf("light map has %d files and %d terms, want %d files and none", len(light.Entries), len(light.Vocab), len(full.Entries))
 	}
 	checkLightMap(t, light, full)
+	if light.Skipped["binary"] < 3 {
+		t.Errorf("the light map skipped %v, want the 3 binary files among them", light.Skipped)
+	}
 }
 
 // checkChunk checks that each file of a streamed chunk is the built map's
@@ -84,13 +96,12 @@ func checkLightMap(t *testing.T, light, full *repomap.Map) {
 	deps := 0
 	for i := range light.Entries {
 		l, f := &light.Entries[i], &full.Entries[i]
-		if l.Path != f.Path || !slices.Equal(l.Deps, f.Deps) || l.Terms != nil {
+		if l.Path != f.Path || l.Lang != f.Lang || l.Size != f.Size || l.Test != f.Test || l.Main != f.Main ||
+			l.Length != f.Length || !slices.Equal(l.Imports, f.Imports) || !slices.Equal(l.Deps, f.Deps) || l.Terms != nil {
 			t.Fatalf("light %+v, full %+v", l, f)
 		}
-		for _, s := range l.Symbols {
-			if s.Parent != "" || s.Kind == repomap.KindMethod || l.Lang != repomap.LangPython {
-				t.Fatalf("light map of %s keeps %+v", l.Path, s)
-			}
+		if got, want := l.Symbols, moduleNames(f); !slices.Equal(got, want) {
+			t.Fatalf("light map of %s keeps symbols %+v, want the module-level Python names %+v", l.Path, got, want)
 		}
 		deps += len(l.Deps)
 	}
@@ -103,6 +114,18 @@ func checkLightMap(t *testing.T, light, full *repomap.Map) {
 	if !reflect.DeepEqual(light.Languages, full.Languages) || !reflect.DeepEqual(light.Skipped, full.Skipped) || light.GoModule != full.GoModule {
 		t.Errorf("light map counts %v %v %q, full %v %v %q", light.Languages, light.Skipped, light.GoModule, full.Languages, full.Skipped, full.GoModule)
 	}
+}
+
+// moduleNames are what a light map keeps of f's symbols: a Python file's
+// module-level names, by name and kind alone.
+func moduleNames(f *repomap.File) []repomap.Symbol {
+	var out []repomap.Symbol
+	for _, s := range f.Symbols {
+		if f.Lang == repomap.LangPython && s.Parent == "" && s.Kind != repomap.KindMethod {
+			out = append(out, repomap.Symbol{Name: s.Name, Kind: s.Kind})
+		}
+	}
+	return out
 }
 
 // TestStreamStopsOnSinkError checks that a sink's error ends Stream at
