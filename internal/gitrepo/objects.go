@@ -74,23 +74,36 @@ func (r *Repo) RemoteURL(name string) string {
 // (HEAD, a branch, <base>^{/text}) was resolved by git, checked against
 // the wave's base, and offered to the publisher as though it were the
 // commit itself.
+//
+// The id must be a commit's: git reads an annotated tag's id as the
+// commit it tags, so a result naming a tag of a commit on the base passed
+// the check and the tag's id was offered as the commit (ErrNotCommit).
 func (r *Repo) Parents(ctx context.Context, sha string) ([]string, error) {
 	if !r.format.IsID(sha) {
 		return nil, fmt.Errorf("reading the parents of %q: %w", abbrev.Truncate(sha, 80), ErrNotObjectID)
 	}
+	// rev-list prints the commit it reached, then its parents: a tag's id
+	// comes back as its commit's, which is how one is told apart.
 	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
-		args: []string{"rev-parse", sha + "^@"}}
-	// Each parent is a line of its id (at most 64 hex digits) and a break.
-	out, cut, err := runCapped(ctx, c, maxParents*65)
+		args: []string{"rev-list", "--no-walk", "--parents", "--max-count=1", sha}}
+	// Each id is at most 64 hex digits and a space or a break.
+	out, cut, err := runCapped(ctx, c, (maxParents+1)*65)
 	if err != nil {
 		return nil, fmt.Errorf("reading the parents of %s: %w", sha, err)
 	}
-	ps := strings.Fields(out)
-	if cut || len(ps) > maxParents {
+	ids := strings.Fields(out)
+	if cut || len(ids) > maxParents+1 {
 		return nil, fmt.Errorf("reading the parents of %s: more than %d: %w", sha, maxParents, ErrTooManyParents)
 	}
-	return ps, nil
+	if len(ids) == 0 || !strings.EqualFold(ids[0], sha) {
+		return nil, fmt.Errorf("reading the parents of %s: %w", sha, ErrNotCommit)
+	}
+	return ids[1:], nil
 }
+
+// ErrNotCommit is returned for an object id that is not a commit's (an
+// annotated tag's, which git would read as the commit it tags).
+var ErrNotCommit = errors.New("not a commit")
 
 // maxParents bounds the parents Parents reads of one commit (an octopus
 // merge of the Linux kernel has 66).

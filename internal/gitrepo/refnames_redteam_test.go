@@ -243,3 +243,32 @@ func TestRedTeamParentsOfAnIDOnly(t *testing.T) {
 		t.Errorf("Parents(%s) = %v, %v; want its one parent", head, ps, err)
 	}
 }
+
+// TestRedTeamParentsOfACommitOnly: the id a matrix task's result names
+// may be an annotated tag's (whoever can push pushes one): git read it as
+// the commit it tags, so a tag of a commit on the wave's base passed the
+// check that the result sits on the base, and the tag's id, not a
+// commit's, was offered to the publisher as the task's commit.
+func TestRedTeamParentsOfACommitOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	base := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	mustGit(t, r.Root, "commit", "-q", "--allow-empty", "-m", "task")
+	mustGit(t, r.Root, "tag", "-a", "-m", "looks like the task's commit", "decoy")
+	tag := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "decoy"))
+	if ps, err := r.Parents(ctx, tag); !errors.Is(err, ErrNotCommit) {
+		t.Errorf("Parents(tag %s) = %v, %v; want ErrNotCommit (the tagged commit's parent is %s)", tag, ps, err, base)
+	}
+	tree := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD^{tree}"))
+	if ps, err := r.Parents(ctx, tree); err == nil {
+		t.Errorf("Parents(tree %s) = %v; want an error", tree, ps)
+	}
+	head := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	if ps, err := r.Parents(ctx, head); err != nil || len(ps) != 1 || ps[0] != base {
+		t.Errorf("Parents(%s) = %v, %v; want [%s]", head, ps, err, base)
+	}
+	if ps, err := r.Parents(ctx, base); err != nil || len(ps) != 0 {
+		t.Errorf("Parents(root %s) = %v, %v; want none", base, ps, err)
+	}
+}
