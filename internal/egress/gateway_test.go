@@ -67,6 +67,19 @@ func ServeGatewayForTest(t testing.TB, g *Gateway) (*http.Client, func()) {
 	}}}, stop
 }
 
+// statusOf sends req through c and returns the answer's status and body
+// (the first 4 KiB); a failure to send fails the test.
+func statusOf(t testing.TB, c *http.Client, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, string(body)
+}
+
 // TestGateway: what a CLI, or a command it runs, may ask of the gateway:
 // only the provider's model calls with the placeholder pass, with the
 // real key swapped in where the placeholder was and nothing else.
@@ -138,14 +151,8 @@ func TestGateway(t *testing.T) {
 			for k, v := range r.headers {
 				req.Header.Set(k, v)
 			}
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Fatalf("%s %s: %v", pr.p, r.name, err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != r.status {
-				t.Errorf("%s %s: status %d (%s), want %d", pr.p, r.name, resp.StatusCode, body, r.status)
+			if status, body := statusOf(t, client, req); status != r.status {
+				t.Errorf("%s %s: status %d (%s), want %d", pr.p, r.name, status, body, r.status)
 			}
 			got := up.last()
 			switch {
@@ -328,14 +335,8 @@ func TestGatewayServerFetch(t *testing.T) {
 				v = "Bearer " + ph
 			}
 			req.Header.Set(pr.header, v)
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Fatalf("%s %s: %v", pr.p, r.name, err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != r.status {
-				t.Errorf("%s %s: status %d (%s), want %d", pr.p, r.name, resp.StatusCode, body, r.status)
+			if status, body := statusOf(t, client, req); status != r.status {
+				t.Errorf("%s %s: status %d (%s), want %d", pr.p, r.name, status, body, r.status)
 			}
 			up.mu.Lock()
 			reached := len(up.seen) > n
@@ -389,13 +390,8 @@ func TestGatewayEncodedBody(t *testing.T) {
 		if row.ctype != "" {
 			req.Header.Set("Content-Type", row.ctype)
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != row.status {
-			t.Errorf("%s: status %d, want %d", row.name, resp.StatusCode, row.status)
+		if status, body := statusOf(t, client, req); status != row.status {
+			t.Errorf("%s: status %d (%s), want %d", row.name, status, body, row.status)
 		}
 	}
 	mu.Lock()
@@ -611,13 +607,8 @@ func TestGatewayBetaHeaders(t *testing.T) {
 		req, _ := http.NewRequest("POST", "http://gateway/v1/messages?beta=true", strings.NewReader(row.body))
 		req.Header.Set("X-Api-Key", "p")
 		req.Header.Set("Anthropic-Beta", beta)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != row.status {
-			t.Errorf("%s: status %d, want %d", row.name, resp.StatusCode, row.status)
+		if status, body := statusOf(t, client, req); status != row.status {
+			t.Errorf("%s: status %d (%s), want %d", row.name, status, body, row.status)
 		}
 	}
 	mu.Lock()
