@@ -65,6 +65,9 @@ type Containment struct {
 	// Forward lists more ports of a contained network that lead to
 	// planex outside (a named CLI's model gateway).
 	Forward []sandbox.Forward
+	// account stands for the password database in tests (nil: the
+	// machine's, accountHomes).
+	account func(env []string) []string
 }
 
 // NetworkContained reports whether prepared processes get a network of
@@ -118,7 +121,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
-		Hide:     append(homes(base), HiddenTempDirs(base)...),
+		Hide:     append(c.homes(base), HiddenTempDirs(base)...),
 		Limits:   c.Limits,
 	}
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
@@ -265,17 +268,13 @@ func writeOverlays(overlays []FileOverlay) (out []sandbox.Overlay, drop func(), 
 	return out, drop, nil
 }
 
-// homes are the real home directories to hide: planex's own and the one
-// the environment names, when they differ.
-func homes(env []string) []string {
-	var out []string
-	if h, err := os.UserHomeDir(); err == nil && h != "/" {
-		out = append(out, h)
+// homes are the home folders to hide (Homes), the password database's
+// answer from c.account where a test sets it.
+func (c Containment) homes(env []string) []string {
+	if c.account != nil {
+		return homesOf(env, c.account)
 	}
-	if h := lookup(env, "HOME"); h != "" && h != "/" && (len(out) == 0 || h != out[0]) {
-		out = append(out, h)
-	}
-	return out
+	return Homes(env)
 }
 
 // CITempDirs are the temporary folders CI systems keep beside a job,

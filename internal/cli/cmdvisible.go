@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -69,9 +68,9 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 	if h := getenv("HOME"); h != "" {
 		homes = append(homes, h)
 	}
-	if h, err := os.UserHomeDir(); err == nil {
-		homes = append(homes, h)
-	}
+	// Then every home the sandbox hides: planex's own and its account's
+	// in the password database, whatever HOME says.
+	homes = append(homes, agent.Homes([]string{"HOME=" + getenv("HOME"), "SUDO_UID=" + getenv("SUDO_UID")})...)
 	// CI systems' temporary folders and $TMPDIR are hidden like a home.
 	homes = append(homes, hiddenTemps(getenv)...)
 	prog, under := hiddenProgram(command, readable, homes, exec.LookPath)

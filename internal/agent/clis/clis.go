@@ -620,11 +620,7 @@ func installDirs(path string, env []string) []string {
 
 // holdsHome reports whether dir is a home directory or contains one.
 func holdsHome(dir string, env []string) bool {
-	homes := []string{lookupEnv(env, "HOME")}
-	if h, err := os.UserHomeDir(); err == nil {
-		homes = append(homes, h)
-	}
-	for _, h := range homes {
+	for _, h := range append([]string{lookupEnv(env, "HOME")}, agent.Homes(env)...) {
 		if h == "" {
 			continue
 		}

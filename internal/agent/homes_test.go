@@ -1,0 +1,85 @@
+package agent
+
+import (
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// TestRedTeamRealHomeWithHomeOverridden: planex runs with HOME naming
+// another folder than its account's home (a GitHub container job's
+// HOME=/github/home, a script's HOME=$PWD/.home, sudo's reset to root's),
+// so the sandbox hid only that folder; the account's real home, with its
+// ssh key and cloud credentials, stayed readable where its mode lets
+// others in (a home of mode 755, the default of many distributions).
+// The home the password database gives planex's uid is now hidden too
+// (here a folder under /srv stands for it).
+func TestRedTeamRealHomeWithHomeOverridden(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-realhome-")
+	files := map[string]string{
+		"real/.ssh/id_ed25519":     "loot-ssh-key",
+		"real/.aws/credentials":    "loot-aws",
+		"real/.git-credentials":    "loot-git-credentials",
+		"override/.config/x.toml":  "loot-override",
+		"unrelated/readable-notes": "plain-readable",
+	}
+	plant(t, dir, files)
+	real := filepath.Join(dir, "real")
+	c := Containment{Sandbox: box, account: func([]string) []string { return []string{real} }}
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join(dir, "override")}
+	checkPlantedReads(t, "", c, env, dir, files)
+}
+
+// TestHomes: which folders are hidden as homes.
+func TestHomes(t *testing.T) {
+	t.Parallel()
+	own, err := os.UserHomeDir()
+	if err != nil {
+		t.Skipf("planex's test runs without a home: %v", err)
+	}
+	for _, c := range []struct {
+		name    string
+		env     []string
+		account []string
+		want    []string
+	}{
+		{"HOME overridden", []string{"HOME=/github/home"}, []string{"/srv/account"}, []string{own, "/github/home", "/srv/account"}},
+		{"the same home once", []string{"HOME=" + own + "/"}, []string{own}, []string{own}},
+		{"no root, no relative", []string{"HOME=/"}, []string{"home", "/"}, []string{own}},
+	} {
+		got := homesOf(c.env, func([]string) []string { return c.account })
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: homes = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestAccountHomes: the password database is asked for planex's uid and,
+// as root, for sudo's invoking user; SUDO_UID is ignored otherwise.
+func TestAccountHomes(t *testing.T) {
+	t.Parallel()
+	me, err := user.LookupId(strconv.Itoa(os.Getuid()))
+	if err != nil {
+		t.Skipf("this uid has no account in the password database: %v", err)
+	}
+	if got := accountHomes(nil); !slices.Equal(got, []string{me.HomeDir}) {
+		t.Errorf("accountHomes = %q, want the account's %q", got, me.HomeDir)
+	}
+	other, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skipf("no account named nobody here: %v", err)
+	}
+	got := accountHomes([]string{"SUDO_UID=" + other.Uid})
+	if os.Getuid() == 0 && !slices.Contains(got, other.HomeDir) {
+		t.Errorf("as root, SUDO_UID=%s: accountHomes = %q, want %q among them", other.Uid, got, other.HomeDir)
+	}
+	if os.Getuid() != 0 && slices.Contains(got, other.HomeDir) && other.HomeDir != me.HomeDir {
+		t.Errorf("not root, SUDO_UID=%s: accountHomes = %q took the other account's home", other.Uid, got)
+	}
+	if got := accountHomes([]string{"SUDO_UID=x/../1"}); len(got) != 1 {
+		t.Errorf("a SUDO_UID that is no number: accountHomes = %q", got)
+	}
+}
