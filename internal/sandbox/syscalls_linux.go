@@ -59,7 +59,7 @@ import (
 // answers), io_uring, request_key, perf_event_open and userfaultfd
 // (ENOSYS, as a kernel without them answers; Node.js and the rest fall
 // back to ordinary calls, and a key a program adds itself needs no
-// request) and fallocate (EOPNOTSUPP), and ignores any change of
+// request), fallocate (EOPNOTSUPP) and file leases (leaseGuard), and ignores any change of
 // RLIMIT_CORE through setrlimit or prlimit64 (the call succeeds and
 // changes nothing; reading it passes). Everything else passes.
 
@@ -76,6 +76,7 @@ type syscallArch struct {
 	// direction bit _IOW sets (bit 30, bit 31 on powerpc).
 	ioctls     []uint32
 	iocWrite   uint32
+	fcntls     []uint32 // fcntl, and fcntl64 where the convention has it
 	setrlimit  uint32
 	prlimit    uint32 // prlimit64
 	socketcall uint32 // the socket multiplexer (i386, powerpc), 0 where there is none
@@ -85,12 +86,12 @@ type syscallArch struct {
 // Numbers from the kernel's syscall tables (asm-generic for the newer
 // architectures: io_uring_setup is 425 everywhere).
 var (
-	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, perfEvent: 298, uffd: 323, fallocate: 285, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, setrlimit: 160, prlimit: 302, x32: true}
-	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, perfEvent: 336, uffd: 374, fallocate: 324, ioctls: []uint32{54}, iocWrite: 1 << 30, setrlimit: 75, prlimit: 340, socketcall: 102}
-	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, setrlimit: 164, prlimit: 261}
-	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, perfEvent: 364, uffd: 388, fallocate: 352, ioctls: []uint32{54}, iocWrite: 1 << 30, setrlimit: 75, prlimit: 369}
-	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, setrlimit: 164, prlimit: 261}
-	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, perfEvent: 319, uffd: 364, fallocate: 309, ioctls: []uint32{54}, iocWrite: 4 << 29, setrlimit: 75, prlimit: 325, socketcall: 102}
+	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, perfEvent: 298, uffd: 323, fallocate: 285, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, fcntls: []uint32{72}, setrlimit: 160, prlimit: 302, x32: true}
+	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, perfEvent: 336, uffd: 374, fallocate: 324, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 340, socketcall: 102}
+	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
+	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, perfEvent: 364, uffd: 388, fallocate: 352, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 369}
+	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, perfEvent: 319, uffd: 364, fallocate: 309, ioctls: []uint32{54}, iocWrite: 4 << 29, fcntls: []uint32{55}, setrlimit: 75, prlimit: 325, socketcall: 102}
 )
 
 // archsFor lists the conventions a process on goarch's kernel may use:
@@ -178,6 +179,7 @@ func archBody(a syscallArch) []bpf.Instruction {
 		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.fallocate, SkipTrue: 1},
 		bpf.RetConstant{Val: retErrno(unix.EOPNOTSUPP)})
 	b = append(b, preallocGuard(a)...)
+	b = append(b, leaseGuard(a)...)
 	b = append(b, coreLimitGuard(a)...)
 	if a.socketcall != 0 {
 		b = append(b,
@@ -227,6 +229,32 @@ func preallocGuard(a syscallArch) []bpf.Instruction {
 	inner = append(inner, bpf.RetConstant{Val: retAllow})
 	var b []bpf.Instruction
 	for _, nr := range a.ioctls {
+		b = append(b, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: uint8(len(inner))})
+		b = append(b, inner...)
+	}
+	return b
+}
+
+// leaseGuard refuses fcntl(fd, F_SETLEASE, …) with EINVAL, as a machine
+// with leases turned off (fs.leases-enable 0) answers. A lease needs
+// only a descriptor open for reading and a file the caller owns, so a
+// read-only view does not stop it: a program of planex run as an
+// ordinary user took a read lease on a file of the user's it could read
+// (a reflog, a module cache's file), and every host process that then
+// opened the file for writing, planex's own git or another job's,
+// waited up to the kernel's lease-break time (45 s) each time, while
+// the step lasted. Programs do not need leases (file servers such as
+// Samba and NFS's server take them). Any other call falls through with
+// its number still loaded; every other fcntl passes.
+func leaseGuard(a syscallArch) []bpf.Instruction {
+	inner := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offArg1, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.F_SETLEASE, SkipTrue: 1},
+		bpf.RetConstant{Val: retErrno(unix.EINVAL)},
+		bpf.RetConstant{Val: retAllow},
+	}
+	var b []bpf.Instruction
+	for _, nr := range a.fcntls {
 		b = append(b, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: uint8(len(inner))})
 		b = append(b, inner...)
 	}

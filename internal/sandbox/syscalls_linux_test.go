@@ -172,6 +172,11 @@ func TestSyscallFilter(t *testing.T) {
 		}
 		var calls []call
 		for _, a := range archs {
+			// A conditional jump skips at most 255 instructions: a longer
+			// body would wrap the jump over the next convention's check.
+			if n := len(archBody(a)); n > 255 {
+				t.Fatalf("%s: the filter's body for arch %#x is %d instructions, more than a jump skips", goarch, a.audit, n)
+			}
 			calls = append(calls,
 				mk("vsock socket", a.audit, a.socket, unix.AF_VSOCK, noFamily),
 				mk("inet socket", a.audit, a.socket, unix.AF_INET, allow),
@@ -198,6 +203,14 @@ func TestSyscallFilter(t *testing.T) {
 				call{name: "prlimit64 reading RLIMIT_CORE", arch: a.audit, nr: a.prlimit, arg1: unix.RLIMIT_CORE, want: allow},
 				call{name: "prlimit64 setting RLIMIT_NOFILE", arch: a.audit, nr: a.prlimit, arg1: unix.RLIMIT_NOFILE, arg2: 0x7ffc1000, want: allow},
 			)
+			for _, nr := range a.fcntls {
+				calls = append(calls,
+					call{name: "fcntl F_SETLEASE", arch: a.audit, nr: nr, arg1: unix.F_SETLEASE, arg2: unix.F_RDLCK, want: retErrno(unix.EINVAL)},
+					call{name: "fcntl F_GETLEASE", arch: a.audit, nr: nr, arg1: unix.F_GETLEASE, want: allow},
+					call{name: "fcntl F_SETLK", arch: a.audit, nr: nr, arg1: unix.F_SETLK, want: allow},
+					call{name: "fcntl F_SETFD", arch: a.audit, nr: nr, arg1: unix.F_SETFD, arg2: unix.FD_CLOEXEC, want: allow})
+			}
+			calls = append(calls, call{name: "F_SETLEASE as ioctl's command", arch: a.audit, nr: a.ioctls[0], arg1: unix.F_SETLEASE, want: allow})
 			if a.socketcall != 0 {
 				calls = append(calls,
 					mk("socketcall(SYS_SOCKET)", a.audit, a.socketcall, sysSocket, noFamily),
@@ -208,6 +221,7 @@ func TestSyscallFilter(t *testing.T) {
 					mk("x32 vsock socket", a.audit, a.socket|x32Bit, unix.AF_VSOCK, noFamily),
 					mk("x32 io_uring_setup", a.audit, a.ioUring|x32Bit, 0, noSys),
 					call{name: "x32 ioctl FS_IOC_RESVSP64", arch: a.audit, nr: 514 | x32Bit, arg1: 1<<30 | 48<<16 | 'X'<<8 | 42, want: retErrno(unix.EOPNOTSUPP)},
+					call{name: "x32 fcntl F_SETLEASE", arch: a.audit, nr: 72 | x32Bit, arg1: unix.F_SETLEASE, want: retErrno(unix.EINVAL)},
 					call{name: "x32 prlimit64 setting RLIMIT_CORE", arch: a.audit, nr: a.prlimit | x32Bit, arg1: unix.RLIMIT_CORE, arg2: 0x1000, want: ignored})
 			}
 		}
