@@ -171,10 +171,55 @@ func earlierJobs(work, ws string, keep []string) []string {
 	var out []string
 	for _, e := range entries {
 		dir := filepath.Join(work, e.Name())
-		if !e.IsDir() || slices.Contains(runnerFolders, e.Name()) || holdsAny(dir, keep) {
+		if slices.Contains(runnerFolders, e.Name()) || holdsAny(dir, keep) {
 			continue
 		}
-		out = append(out, dir)
+		if e.Type()&os.ModeSymlink != 0 {
+			if t := linkedJobFolder(dir, work, ws, keep); t != "" {
+				out = append(out, t)
+			}
+			continue
+		}
+		if e.IsDir() {
+			out = append(out, dir)
+		}
 	}
 	return out
+}
+
+// programDirs are the folders that hold the system's programs and
+// settings: a link in a work folder leading into one is no job's folder.
+var programDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/nix", "/proc", "/sbin", "/snap", "/sys", "/usr"}
+
+// linkedJobFolder is the folder a link in a runner's work folder leads
+// to, when it is a job's folder to hide: a runner whose admin moved a
+// repository's checkout to another disk (_work/big -> /data/big), or an
+// earlier job that left a link there, keeps another job's files at the
+// link's end, which the sandbox showed through the link and at its
+// target alike. The target is covered (the sandbox covers what a path
+// leads to), unless it is no folder, is or holds a folder the sandbox
+// replaces or the system needs (hideableTemp), lies among the system's
+// programs, in the work folder (whose own entries are judged as they
+// are) or in this job's workspace ws, or is or holds a path of keep
+// (the step's folders, its grants), compared with links resolved too:
+// "" then.
+func linkedJobFolder(link, work, ws string, keep []string) string {
+	t, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return ""
+	}
+	if fi, err := os.Stat(t); err != nil || !fi.IsDir() || !hideableTemp(t) {
+		return ""
+	}
+	for _, d := range append(slices.Clone(programDirs), work, resolvedPath(work), ws, resolvedPath(ws)) {
+		if t == d || strings.HasPrefix(t, d+"/") {
+			return ""
+		}
+	}
+	for _, k := range keep {
+		if k != "" && (holdsAny(t, []string{k}) || holdsAny(t, []string{resolvedPath(k)})) {
+			return ""
+		}
+	}
+	return t
 }

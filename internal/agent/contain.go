@@ -407,12 +407,30 @@ func runnerOwnFiles(env, keep []string) []string {
 			return nil
 		}
 		if isRunnerRoot(dir) {
-			out := append(runnerSecrets(dir), siblingRunners(dir, ws)...)
-			kept := append(slices.Clone(keep), ws, lookup(env, "RUNNER_TOOL_CACHE"), lookup(env, "AGENT_TOOLSDIRECTORY"))
-			return append(out, earlierJobs(runnerWorkFolder(dir), ws, kept)...)
+			return runnerRootFiles(env, dir, ws, keep)
 		}
 	}
+	// A work folder elsewhere (config.sh --work /mnt/work): the runner
+	// is found as planex's ancestor.
+	if root := runnerRootAbove("/proc", os.Getppid()); root != "" {
+		out := runnerRootFiles(env, root, ws, keep)
+		for _, p := range movedWorkFolderJobs(env, keep) {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
 	return movedWorkFolderJobs(env, keep)
+}
+
+// runnerRootFiles are what the runner installed in root keeps for
+// itself, what the runners beside it keep, and the earlier jobs' folders
+// of its work folder.
+func runnerRootFiles(env []string, root, ws string, keep []string) []string {
+	out := append(runnerSecrets(root), siblingRunners(root, ws)...)
+	kept := append(slices.Clone(keep), ws, lookup(env, "RUNNER_TOOL_CACHE"), lookup(env, "AGENT_TOOLSDIRECTORY"))
+	return append(out, earlierJobs(runnerWorkFolder(root), ws, kept)...)
 }
 
 // movedWorkFolderJobs are the earlier jobs' folders of an Actions runner
