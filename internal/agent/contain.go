@@ -125,7 +125,8 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		Limits:   c.Limits,
 	}
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
-	overlays, dropOverlays, err := writeOverlays(c.Overlay)
+	pkgViews, pkgKeys := packageConfigViews(base)
+	overlays, dropOverlays, err := writeOverlays(append(slices.Clone(c.Overlay), pkgViews...))
 	if err != nil {
 		os.RemoveAll(home)
 		return func() {}, err
@@ -144,6 +145,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
 	p.Mask = append(p.Mask, buildsDirNeighbours(base, keep)...)
 	p.Mask = append(p.Mask, codespaceSecrets(base, keep)...)
+	p.Mask = append(p.Mask, pkgKeys...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
 	if err != nil {

@@ -43,6 +43,9 @@ const (
 	// path sockets. An abstract one is Landlock's (section 1b of
 	// docs/security.md), a listening address names no socket yet.
 	credDBus
+	// credSSHCommand is an ssh command line (GIT_SSH_COMMAND): the
+	// files its -i, -F and -o IdentityFile= or CertificateFile= name.
+	credSSHCommand
 )
 
 // credentialVars are the variables whose files are covered when
@@ -94,6 +97,11 @@ var credentialVars = []credentialVar{
 	// histories. A contained process gets folders of its own for them.
 	{"XDG_CONFIG_HOME", credDir}, {"XDG_DATA_HOME", credDir},
 	{"XDG_STATE_HOME", credDir}, {"XDG_CACHE_HOME", credDir},
+	// git's ssh command with a deploy key of its own
+	// (GIT_SSH_COMMAND="ssh -i /opt/ci/deploy_key", as a workflow or
+	// an image sets it to push), and the programs git and ssh ask for a
+	// password (a script printing a token it holds).
+	{"GIT_SSH_COMMAND", credSSHCommand}, {"GIT_ASKPASS", credFile}, {"SSH_ASKPASS", credFile},
 }
 
 // credentialFiles lists the absolute paths the credential variables of
@@ -179,6 +187,8 @@ func credentialPaths(val string, kind credentialKind) []string {
 			}
 		}
 		return out
+	case credSSHCommand:
+		return sshCommandFiles(val)
 	case credKerberos:
 		typ, rest, ok := strings.Cut(val, ":")
 		if !ok {
@@ -193,6 +203,47 @@ func credentialPaths(val string, kind credentialKind) []string {
 		return nil // KEYRING:, KCM:, MEMORY:, API: name no file
 	}
 	return []string{val}
+}
+
+// sshCommandFiles are the absolute paths an ssh command line names as
+// its identity, certificate or configuration: -i FILE, -iFILE, -F FILE,
+// -o IdentityFile=FILE (CertificateFile too, any case, also -oKEY=FILE).
+// Quotes around a word are dropped; a word with ~ names the home,
+// hidden anyway.
+func sshCommandFiles(cmd string) []string {
+	words := strings.Fields(cmd)
+	var out []string
+	add := func(p string) {
+		if p = strings.Trim(p, `"'`); filepath.IsAbs(p) {
+			out = append(out, p)
+		}
+	}
+	option := func(o string) {
+		k, v, ok := strings.Cut(strings.Trim(o, `"'`), "=")
+		if ok && (strings.EqualFold(k, "IdentityFile") || strings.EqualFold(k, "CertificateFile")) {
+			add(v)
+		}
+	}
+	for i := 0; i < len(words); i++ {
+		w := strings.Trim(words[i], `"'`)
+		next := ""
+		if i+1 < len(words) {
+			next = words[i+1]
+		}
+		switch {
+		case w == "-i" || w == "-F":
+			add(next)
+			i++
+		case w == "-o":
+			option(next)
+			i++
+		case strings.HasPrefix(w, "-i") || strings.HasPrefix(w, "-F"):
+			add(w[2:])
+		case strings.HasPrefix(w, "-o"):
+			option(w[2:])
+		}
+	}
+	return out
 }
 
 // dbusUnescape decodes a D-Bus address value: a byte outside the few

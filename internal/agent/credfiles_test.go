@@ -47,8 +47,14 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 		"cargo/credentials.toml": "loot-crates-token",
 		"cargo/credentials":      "loot-crates-token-legacy",
 		"cargo/config.toml":      "cargo-config-readable",
-		"granted/aws.ini":        "granted-aws",
-		"unrelated/notes.txt":    "plain-readable",
+		// git's ssh command with a deploy key, its own ssh
+		// configuration and certificate, and an askpass script.
+		"ssh/deploy_key":          "loot-deploy-key",
+		"ssh/config":              "loot-ssh-config",
+		"ssh/deploy_key-cert.pub": "loot-ssh-certificate",
+		"askpass.sh":              "loot-askpass-token",
+		"granted/aws.ini":         "granted-aws",
+		"unrelated/notes.txt":     "plain-readable",
 	}
 	plant(t, dir, files)
 	env := []string{"PATH=/usr/bin:/bin",
@@ -65,6 +71,8 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 		"XDG_CONFIG_HOME=" + dir + "/xdg/config", "XDG_DATA_HOME=" + dir + "/xdg/data",
 		"XDG_STATE_HOME=" + dir + "/xdg/state", "XDG_CACHE_HOME=" + dir + "/xdg/cache",
 		"CARGO_HOME=" + dir + "/cargo",
+		"GIT_SSH_COMMAND=ssh -o StrictHostKeyChecking=no -i " + dir + "/ssh/deploy_key -F '" + dir + "/ssh/config' -oCertificateFile=" + dir + "/ssh/deploy_key-cert.pub",
+		"GIT_ASKPASS=" + dir + "/askpass.sh",
 	}
 	checkPlantedReads(t, "", Containment{Sandbox: box, AllowEnv: []string{"AWS_SHARED_CREDENTIALS_FILE"}}, env, dir, files)
 }
@@ -249,5 +257,22 @@ func TestLocalSessionVariablesStayOut(t *testing.T) {
 	want := []string{"HOME=/home/dev", "HTTP_PROXY=http://proxy:3128", "LANG=C.UTF-8", "PATH=/usr/bin:/bin", "TERM=xterm-256color", "USER=dev"}
 	if got := sortedStrings(cmd.Env); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("an uncontained step's environment:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestSSHCommandFiles: the files an ssh command line names.
+func TestSSHCommandFiles(t *testing.T) {
+	t.Parallel()
+	for cmd, want := range map[string][]string{
+		"ssh -i /k/a -F /k/cfg":                             {"/k/a", "/k/cfg"},
+		"ssh -i/k/b -o IdentityFile=/k/c":                   {"/k/b", "/k/c"},
+		`ssh -o "identityfile=/k/d" -oCertificateFile=/k/e`: {"/k/d", "/k/e"},
+		"ssh -o StrictHostKeyChecking=no -i ~/.ssh/x":       nil,
+		"ssh -p 22 -l git -i":                               nil,
+		"/usr/bin/ssh -v":                                   nil,
+	} {
+		if got := sshCommandFiles(cmd); !slices.Equal(got, want) {
+			t.Errorf("sshCommandFiles(%q) = %q, want %q", cmd, got, want)
+		}
 	}
 }

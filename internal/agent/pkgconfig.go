@@ -1,0 +1,156 @@
+package agent
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Package managers' machine-wide configurations.
+//
+// npm and pip read a configuration of the whole installation besides the
+// user's: npm its global npmrc (<prefix>/etc/npmrc, the prefix being the
+// folder above the one holding node: a runner's tool cache,
+// /opt/hostedtoolcache/node/<v>/x64/etc/npmrc, or /usr/local/etc/npmrc,
+// Debian's /etc/npmrc), pip /etc/pip.conf and /etc/xdg/pip/pip.conf.
+// `npm config set --global //registry/:_authToken=…`, a workflow's
+// `pip config set --global index-url https://user:token@…` or an admin
+// leaves a registry's token there, outside every home, readable by
+// every uid. A contained process is shown each such file without its
+// credentials: the lines setting a token, a password or basic
+// credentials are left out and every URL loses its user name and
+// password; the rest (a mirror, a proxy, a cache folder) stays, so
+// installs that need no token work as before. A client key the file
+// names (npm's keyfile, pip's client-cert) is covered.
+
+// maxPackageConfig bounds the size of a configuration read to strip.
+const maxPackageConfig = 1 << 20
+
+// pipSystemConfigs are pip's machine-wide configuration files.
+var pipSystemConfigs = []string{"/etc/pip.conf", "/etc/xdg/pip/pip.conf"}
+
+// packageConfigFiles are the machine-wide npm and pip configurations base
+// (planex's environment) leads to, existing or not: the global npmrc of
+// each folder of PATH holding node or npm and of NPM_CONFIG_PREFIX, the
+// one NPM_CONFIG_GLOBALCONFIG names, Debian's and /usr/local's, and pip's.
+func packageConfigFiles(base []string) []string {
+	var out []string
+	add := func(p string) {
+		if filepath.IsAbs(p) && !slices.Contains(out, filepath.Clean(p)) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	for i, dir := range filepath.SplitList(lookup(base, "PATH")) {
+		if i >= 64 {
+			break
+		}
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		for _, prog := range []string{"node", "npm"} {
+			if _, err := os.Lstat(filepath.Join(dir, prog)); err == nil {
+				add(filepath.Join(filepath.Dir(filepath.Clean(dir)), "etc", "npmrc"))
+			}
+		}
+	}
+	for _, name := range []string{"NPM_CONFIG_PREFIX", "npm_config_prefix"} {
+		if p := lookup(base, name); p != "" {
+			add(filepath.Join(p, "etc", "npmrc"))
+		}
+	}
+	for _, name := range []string{"NPM_CONFIG_GLOBALCONFIG", "npm_config_globalconfig"} {
+		add(lookup(base, name))
+	}
+	add("/etc/npmrc")
+	add("/usr/local/etc/npmrc")
+	for _, p := range pipSystemConfigs {
+		add(p)
+	}
+	return out
+}
+
+// packageConfigViews are the overlays that show each machine-wide
+// package configuration without its credentials, where stripping
+// changed it, and the client key files they name, to cover.
+func packageConfigViews(base []string) (overlays []FileOverlay, keys []string) {
+	for _, p := range packageConfigFiles(base) {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		b, err := readSmallRegular(real)
+		if err != nil {
+			continue
+		}
+		view, named := stripConfigCredentials(b)
+		for _, k := range named {
+			if !filepath.IsAbs(k) {
+				k = filepath.Join(filepath.Dir(real), k)
+			}
+			keys = append(keys, filepath.Clean(k))
+		}
+		if !bytes.Equal(view, b) && !slices.ContainsFunc(overlays, func(o FileOverlay) bool { return o.Path == real }) {
+			overlays = append(overlays, FileOverlay{Path: real, Content: view})
+		}
+	}
+	return overlays, keys
+}
+
+// readSmallRegular reads a regular file of at most maxPackageConfig
+// bytes.
+func readSmallRegular(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxPackageConfig {
+		return nil, os.ErrInvalid
+	}
+	return io.ReadAll(io.LimitReader(f, maxPackageConfig))
+}
+
+// credentialKeys are the settings of npm's and pip's configurations
+// that hold a credential (npm's scoped by a registry,
+// //host/path/:_authToken), compared without case.
+var credentialKeys = []string{"_authtoken", "_auth", "_password", "password", "token", "authtoken"}
+
+// keyFileKeys are the settings naming a client's private key.
+var keyFileKeys = []string{"keyfile", "client-cert"}
+
+// urlUserinfo matches the user name and password of a URL.
+var urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s"']*@`)
+
+// stripConfigCredentials returns an ini-style configuration (npmrc,
+// pip.conf) without the lines setting a credential and with no user
+// name or password in any URL, and the key files it names.
+func stripConfigCredentials(b []byte) (view []byte, keyFiles []string) {
+	var out bytes.Buffer
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		key, val, ok := strings.Cut(string(line), "=")
+		if ok {
+			k := strings.ToLower(strings.TrimSpace(key))
+			if i := strings.LastIndex(k, ":"); i >= 0 {
+				k = k[i+1:]
+			}
+			if slices.Contains(credentialKeys, k) {
+				continue
+			}
+			if slices.Contains(keyFileKeys, k) {
+				if v := strings.Trim(strings.TrimSpace(val), `"'`); v != "" {
+					keyFiles = append(keyFiles, v)
+				}
+			}
+		}
+		out.Write(urlUserinfo.ReplaceAll(line, []byte("$1")))
+	}
+	return out.Bytes(), keyFiles
+}
