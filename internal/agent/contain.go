@@ -68,6 +68,9 @@ type Containment struct {
 	// account stands for the password database in tests (nil: the
 	// machine's, accountHomes).
 	account func(env []string) []string
+	// environmentFile stands for the machine's /etc/environment in
+	// tests ("": systemEnvironment).
+	environmentFile string
 }
 
 // NetworkContained reports whether prepared processes get a network of
@@ -126,6 +129,11 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	}
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
 	pkgViews, pkgKeys := packageConfigViews(base)
+	envFile := c.environmentFile
+	if envFile == "" {
+		envFile = systemEnvironment
+	}
+	pkgViews = append(pkgViews, environmentFileView(envFile, c.AllowEnv, c.SecretEnv)...)
 	overlays, dropOverlays, err := writeOverlays(append(slices.Clone(c.Overlay), pkgViews...))
 	if err != nil {
 		os.RemoveAll(home)

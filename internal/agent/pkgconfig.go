@@ -154,3 +154,39 @@ func stripConfigCredentials(b []byte) (view []byte, keyFiles []string) {
 	}
 	return out.Bytes(), keyFiles
 }
+
+// systemEnvironment is the machine's environment file, which pam_env
+// reads into every login's environment: admins of self-hosted runners
+// keep a proxy with its password or a token for every job there.
+const systemEnvironment = "/etc/environment"
+
+// environmentFileView shows the environment file at path (its links
+// resolved) as the step's environment is built (ScrubEnv with allow and
+// secrets): only the variables the allow-list passes, with no user name
+// or password in a URL; comments and blank lines stay. A file that
+// passes as it is, or cannot be read, gives no overlay.
+func environmentFileView(path string, allow, secrets []string) []FileOverlay {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil
+	}
+	b, err := readSmallRegular(real)
+	if err != nil {
+		return nil
+	}
+	var out bytes.Buffer
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		t := strings.TrimSpace(string(line))
+		if t != "" && !strings.HasPrefix(t, "#") {
+			name, _, _ := strings.Cut(strings.TrimPrefix(t, "export "), "=")
+			if len(ScrubEnv([]string{strings.TrimSpace(name) + "=x"}, allow, secrets...)) == 0 {
+				continue
+			}
+		}
+		out.Write(urlUserinfo.ReplaceAll(line, []byte("$1")))
+	}
+	if bytes.Equal(out.Bytes(), b) {
+		return nil
+	}
+	return []FileOverlay{{Path: real, Content: out.Bytes()}}
+}

@@ -89,3 +89,31 @@ func TestPackageConfigFiles(t *testing.T) {
 		t.Errorf("packageConfigFiles = %q: a folder without node or npm counted", got)
 	}
 }
+
+// TestRedTeamSystemEnvironmentFile: a self-hosted runner's admin keeps
+// the proxy's password and a token for every job in /etc/environment,
+// which pam_env reads into each login: the variables stay with planex,
+// but a contained agent read the file. It is now shown filtered as the
+// step's environment is: only names the allow-list passes, no password
+// in a URL. (A file under /srv stands for /etc/environment.)
+func TestRedTeamSystemEnvironmentFile(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-etcenv-")
+	plant(t, dir, map[string]string{"environment": "# the machine's\n" +
+		`PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"` + "\n" +
+		"http_proxy=http://runner:loot-proxy-password@proxy.corp:3128\n" +
+		"export ARTIFACTORY_TOKEN=loot-artifactory\n" +
+		"  DB_PASS=loot-db\n" +
+		"LANG=C.UTF-8\n" +
+		"CI_MIRROR=https://mirror:loot-mirror@repo.corp/\n"})
+	env := []string{"PATH=/usr/bin:/bin"}
+	c := Containment{Sandbox: box, AllowEnv: []string{"CI_MIRROR"}, environmentFile: filepath.Join(dir, "environment")}
+	out := runContained(t, c, env, "cat", filepath.Join(dir, "environment"))
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read the machine's environment file's secrets:\n%s", out)
+	}
+	for _, kept := range []string{"# the machine's", "PATH=\"/usr/local/sbin", "LANG=C.UTF-8", "CI_MIRROR=https://repo.corp/"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the environment file lost %q:\n%s", kept, out)
+		}
+	}
+}
