@@ -102,6 +102,28 @@ var credentialVars = []credentialVar{
 	// an image sets it to push), and the programs git and ssh ask for a
 	// password (a script printing a token it holds).
 	{"GIT_SSH_COMMAND", credSSHCommand}, {"GIT_ASKPASS", credFile}, {"SSH_ASKPASS", credFile},
+	// Client keys and configurations with tokens of git's and the
+	// package managers': git's TLS client key and certificate, Go's
+	// environment file (go env -w GOPROXY=https://user:token@…), pip's
+	// and npm's client keys, conda's configuration (a channel's
+	// /t/<token>/ URL) and Poetry's folder (auth.toml).
+	{"GIT_SSL_KEY", credFile}, {"GIT_SSL_CERT", credFile}, {"GOENV", credFile},
+	{"PIP_CLIENT_CERT", credFile}, {"NPM_CONFIG_KEYFILE", credFile}, {"npm_config_keyfile", credFile},
+	{"CONDARC", credFile}, {"POETRY_CONFIG_DIR", credDir},
+}
+
+// toolHomeCredentials are the files with tokens in the folders of build
+// tools that variables move out of the home (a CI image's
+// GRADLE_USER_HOME=/cache/gradle): Gradle's properties (a repository's
+// or a signing key's password), Composer's auth.json (a GitHub token),
+// Helm's registry logins. The folders themselves stay visible (their
+// caches make builds work without the network); only these files are
+// covered, when planex holds the variable.
+var toolHomeCredentials = []struct{ name, file string }{
+	{"GRADLE_USER_HOME", "gradle.properties"},
+	{"COMPOSER_HOME", "auth.json"},
+	{"HELM_CONFIG_HOME", "registry/config.json"},
+	{"HELM_CONFIG_HOME", "repositories.yaml"},
 }
 
 // credentialFiles lists the absolute paths the credential variables of
@@ -129,6 +151,13 @@ func credentialFiles(base, passed, keep []string) []string {
 				continue
 			}
 			out = append(out, abs)
+		}
+	}
+	for _, c := range toolHomeCredentials {
+		if dir := lookup(base, c.name); filepath.IsAbs(dir) && lookup(passed, c.name) == "" {
+			if p := filepath.Join(dir, c.file); !slices.Contains(out, p) {
+				out = append(out, p)
+			}
 		}
 	}
 	for _, p := range toolchainCredentials(base) {

@@ -53,8 +53,18 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 		"ssh/config":              "loot-ssh-config",
 		"ssh/deploy_key-cert.pub": "loot-ssh-certificate",
 		"askpass.sh":              "loot-askpass-token",
-		"granted/aws.ini":         "granted-aws",
-		"unrelated/notes.txt":     "plain-readable",
+		// Tools' folders moved out of the home, and client keys and
+		// configurations variables name.
+		"gradle/gradle.properties":      "loot-gradle-password",
+		"gradle/caches/modules-2/x.jar": "gradle-cache-readable",
+		"composer/auth.json":            "loot-composer-token",
+		"helm/registry/config.json":     "loot-helm-registry",
+		"git/client.key":                "loot-git-client-key",
+		"go/env":                        "loot-goproxy-token",
+		"conda/condarc":                 "loot-conda-channel-token",
+		"poetry/auth.toml":              "loot-poetry-password",
+		"granted/aws.ini":               "granted-aws",
+		"unrelated/notes.txt":           "plain-readable",
 	}
 	plant(t, dir, files)
 	env := []string{"PATH=/usr/bin:/bin",
@@ -73,6 +83,9 @@ func TestRedTeamCredentialFilesNamedByEnv(t *testing.T) {
 		"CARGO_HOME=" + dir + "/cargo",
 		"GIT_SSH_COMMAND=ssh -o StrictHostKeyChecking=no -i " + dir + "/ssh/deploy_key -F '" + dir + "/ssh/config' -oCertificateFile=" + dir + "/ssh/deploy_key-cert.pub",
 		"GIT_ASKPASS=" + dir + "/askpass.sh",
+		"GRADLE_USER_HOME=" + dir + "/gradle", "COMPOSER_HOME=" + dir + "/composer", "HELM_CONFIG_HOME=" + dir + "/helm",
+		"GIT_SSL_KEY=" + dir + "/git/client.key", "GOENV=" + dir + "/go/env", "CONDARC=" + dir + "/conda/condarc",
+		"POETRY_CONFIG_DIR=" + dir + "/poetry",
 	}
 	checkPlantedReads(t, "", Containment{Sandbox: box, AllowEnv: []string{"AWS_SHARED_CREDENTIALS_FILE"}}, env, dir, files)
 }
