@@ -90,6 +90,7 @@ var serialTests = map[string]string{
 	"internal/sandbox.TestMemoryHogHelper":     "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestInotifyHogHelper":    "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestMountAPIProbeHelper": "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestLeaseProbeHelper":    "a child process's entry point (skips in the package's run)",
 }
 
 // TestSlowPackagesTestInParallel: every top-level test of parallelPackages
