@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -400,5 +401,27 @@ func TestRedTeamCredentialCacheSocket(t *testing.T) {
 	}
 	if strings.Contains(loot, password) {
 		t.Errorf("the agent got the cached password:\n%s", loot)
+	}
+}
+
+// TestCommandUnderAccountHomeRefused: with HOME overridden (a container
+// job's /github/home), the account's own home from the password
+// database is hidden too, so an agent command there is refused before
+// the first step, naming it, as one under HOME is.
+func TestCommandUnderAccountHomeRefused(t *testing.T) {
+	me, err := user.Current()
+	if err != nil || me.HomeDir == "" || me.HomeDir == "/" {
+		t.Skipf("this uid has no home in the password database: %v", err)
+	}
+	// planex's own HOME too: the account's home is found whatever it
+	// says.
+	t.Setenv("HOME", "/github/home")
+	env := map[string]string{"HOME": "/github/home"}
+	getenv := func(k string) string { return env[k] }
+	prog := filepath.Join(me.HomeDir, ".local", "bin", "agent.sh")
+	err = checkCommandVisible(prog+" --fast", nil, getenv, true)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(ee.msg, "under "+me.HomeDir) {
+		t.Fatalf("a program in the account's home with HOME overridden: %v", err)
 	}
 }

@@ -14,9 +14,10 @@ var parallelPackages = []string{"internal/cli", "internal/agent/clis", "internal
 
 // serialTests may not run beside others, and say why.
 var serialTests = map[string]string{
-	"internal/cli.TestUnknownCommandSuggestions": "changes the process's working directory",
-	"internal/cli.TestBenchWidePlan":             "times runs against each other (and runs only with PLANEX_BENCH)",
-	"internal/agent/clis.TestMissingBinary":      "sets PATH for the whole process",
+	"internal/cli.TestUnknownCommandSuggestions":      "changes the process's working directory",
+	"internal/cli.TestBenchWidePlan":                  "times runs against each other (and runs only with PLANEX_BENCH)",
+	"internal/cli.TestCommandUnderAccountHomeRefused": "sets HOME for the whole process",
+	"internal/agent/clis.TestMissingBinary":           "sets PATH for the whole process",
 	// The counting git is put first on the process's PATH.
 	"internal/gitrepo.TestGitProcessesPerTaskCommit":           "puts a counting git on the process's PATH",
 	"internal/gitrepo.TestStateSaveOnCountsAndParents":         "puts a counting git on the process's PATH",
