@@ -16,7 +16,9 @@ import (
 // user's: npm its global npmrc (<prefix>/etc/npmrc, the prefix being the
 // folder above the one holding node: a runner's tool cache,
 // /opt/hostedtoolcache/node/<v>/x64/etc/npmrc, or /usr/local/etc/npmrc,
-// Debian's /etc/npmrc), pip /etc/pip.conf and /etc/xdg/pip/pip.conf.
+// Debian's /etc/npmrc), pip /etc/pip.conf, /etc/xdg/pip/pip.conf and
+// the pip.conf of a Python's prefix (its site configuration: a tool
+// cache's Python, a virtual environment on PATH).
 // `npm config set --global //registry/:_authToken=…`, a workflow's
 // `pip config set --global index-url https://user:token@…` or an admin
 // leaves a registry's token there, outside every home, readable by
@@ -36,7 +38,9 @@ var pipSystemConfigs = []string{"/etc/pip.conf", "/etc/xdg/pip/pip.conf"}
 // packageConfigFiles are the machine-wide npm and pip configurations base
 // (planex's environment) leads to, existing or not: the global npmrc of
 // each folder of PATH holding node or npm and of NPM_CONFIG_PREFIX, the
-// one NPM_CONFIG_GLOBALCONFIG names, Debian's and /usr/local's, and pip's.
+// one NPM_CONFIG_GLOBALCONFIG names, Debian's and /usr/local's, pip's
+// machine-wide ones and the site one of each folder of PATH holding a
+// Python or pip.
 func packageConfigFiles(base []string) []string {
 	var out []string
 	add := func(p string) {
@@ -51,9 +55,17 @@ func packageConfigFiles(base []string) []string {
 		if !filepath.IsAbs(dir) {
 			continue
 		}
+		prefix := filepath.Dir(filepath.Clean(dir))
 		for _, prog := range []string{"node", "npm"} {
 			if _, err := os.Lstat(filepath.Join(dir, prog)); err == nil {
-				add(filepath.Join(filepath.Dir(filepath.Clean(dir)), "etc", "npmrc"))
+				add(filepath.Join(prefix, "etc", "npmrc"))
+			}
+		}
+		// pip's site configuration (pip config set --site), in the
+		// prefix of a Python or virtual environment on PATH.
+		for _, prog := range []string{"python3", "python", "pip3", "pip"} {
+			if _, err := os.Lstat(filepath.Join(dir, prog)); err == nil {
+				add(filepath.Join(prefix, "pip.conf"))
 			}
 		}
 	}

@@ -25,19 +25,23 @@ func TestRedTeamPackageManagerGlobalConfig(t *testing.T) {
 			"keyfile=" + dir + "/keys/npm-client.key\n" +
 			"proxy=http://proxyuser:loot-proxy-password@proxy.example:3128\n",
 		"keys/npm-client.key": "loot-client-key",
+		// The tool cache's Python and its site configuration.
+		"toolcache/Python/3.12.3/x64/bin/python3": "#!/bin/sh\n",
+		"toolcache/Python/3.12.3/x64/pip.conf":    "[global]\nindex-url = https://ci:loot-pip-site@pypi.corp/simple\n",
 		"pip/pip.conf": "[global]\nindex-url = https://__token__:loot-pip-token@pypi.example/simple\n" +
 			"extra-index-url =\n    https://ci:loot-pip-extra@other.example/simple\ntimeout = 60\n",
 	})
 	npmrc := filepath.Join(node, "etc", "npmrc")
 	// pip's machine-wide files are /etc's, which a test does not write:
 	// a file in its format is named as npm's global configuration.
-	env := []string{"PATH=" + filepath.Join(node, "bin") + ":/usr/bin:/bin", "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(dir, "pip", "pip.conf")}
+	python := filepath.Join(dir, "toolcache", "Python", "3.12.3", "x64")
+	env := []string{"PATH=" + filepath.Join(node, "bin") + ":" + filepath.Join(python, "bin") + ":/usr/bin:/bin", "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(dir, "pip", "pip.conf")}
 	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c",
-		"cat "+npmrc+" "+filepath.Join(dir, "pip", "pip.conf")+" "+filepath.Join(dir, "keys", "npm-client.key")+" 2>&1; true")
+		"cat "+npmrc+" "+filepath.Join(python, "pip.conf")+" "+filepath.Join(dir, "pip", "pip.conf")+" "+filepath.Join(dir, "keys", "npm-client.key")+" 2>&1; true")
 	if strings.Contains(out, "loot-") || strings.Contains(out, "bG9vdC1") {
 		t.Errorf("the agent read a package manager's credentials:\n%s", out)
 	}
-	for _, kept := range []string{"registry=https://npm.mirror.example/", "proxy=http://proxy.example:3128", "index-url = https://pypi.example/simple", "timeout = 60"} {
+	for _, kept := range []string{"registry=https://npm.mirror.example/", "index-url = https://pypi.corp/simple", "proxy=http://proxy.example:3128", "index-url = https://pypi.example/simple", "timeout = 60"} {
 		if !strings.Contains(out, kept) {
 			t.Errorf("the configuration lost %q:\n%s", kept, out)
 		}
@@ -78,14 +82,14 @@ func TestStripConfigCredentials(t *testing.T) {
 func TestPackageConfigFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	plant(t, dir, map[string]string{"a/bin/node": "", "b/bin/npm": "", "c/bin/ls": ""})
-	got := packageConfigFiles([]string{"PATH=" + dir + "/a/bin:" + dir + "/b/bin:" + dir + "/c/bin:bin", "NPM_CONFIG_PREFIX=/srv/npm"})
-	for _, want := range []string{dir + "/a/etc/npmrc", dir + "/b/etc/npmrc", "/srv/npm/etc/npmrc", "/etc/npmrc", "/etc/pip.conf"} {
+	plant(t, dir, map[string]string{"a/bin/node": "", "b/bin/npm": "", "c/bin/ls": "", "venv/bin/python": ""})
+	got := packageConfigFiles([]string{"PATH=" + dir + "/a/bin:" + dir + "/b/bin:" + dir + "/c/bin:" + dir + "/venv/bin:bin", "NPM_CONFIG_PREFIX=/srv/npm"})
+	for _, want := range []string{dir + "/venv/pip.conf", dir + "/a/etc/npmrc", dir + "/b/etc/npmrc", "/srv/npm/etc/npmrc", "/etc/npmrc", "/etc/pip.conf"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("packageConfigFiles = %q, missing %s", got, want)
 		}
 	}
-	if slices.Contains(got, dir+"/c/etc/npmrc") {
+	if slices.Contains(got, dir+"/c/etc/npmrc") || slices.Contains(got, dir+"/c/pip.conf") {
 		t.Errorf("packageConfigFiles = %q: a folder without node or npm counted", got)
 	}
 }
