@@ -155,6 +155,14 @@ var defaultMasks = []string{
 	// every card and token it holds (a YubiKey's PIV and OpenPGP
 	// applets: keys, certificates, signing where no PIN is asked).
 	"/run/pcscd", "/var/run/pcscd",
+	// Other CI systems' runner configurations, each holding the token
+	// the runner authenticates with (whoever holds it takes the
+	// organisation's jobs, with their secrets), kept outside every home
+	// and readable by the user the jobs run as: CircleCI's machine
+	// runner (its folder is that user's) and its older launch agent,
+	// Buildkite's agent, GitLab Runner's system configuration.
+	"/etc/circleci-runner", "/opt/circleci/launch-agent-config.yaml",
+	"/etc/buildkite-agent/buildkite-agent.cfg", "/etc/gitlab-runner",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.

@@ -125,3 +125,57 @@ func TestSystemLogsHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherCIRunnerConfigsHidden: on a CircleCI machine runner, a
+// Buildkite agent or a GitLab runner, the runner's configuration holds
+// the token it authenticates with, outside every home and readable by
+// the user its jobs (and so planex's agents) run as: with it a program
+// could register as the runner and take the organisation's jobs. A
+// contained program reads none of them, whatever its network. The test
+// plants each (in a folder of its own inside a real one, and leaves an
+// existing file alone).
+func TestOtherCIRunnerConfigsHidden(t *testing.T) {
+	needRoot(t) // only root writes /etc and /opt
+	s := newSandbox(t)
+	var paths []string
+	for _, c := range []struct{ dir, file string }{
+		{"/etc/circleci-runner", "circleci-runner-config.yaml"},
+		{"/opt/circleci", "launch-agent-config.yaml"},
+		{"/etc/buildkite-agent", "buildkite-agent.cfg"},
+		{"/etc/gitlab-runner", "config.toml"},
+	} {
+		p := filepath.Join(c.dir, c.file)
+		switch _, err := os.Lstat(c.dir); {
+		case err != nil:
+			if err := os.MkdirAll(c.dir, 0o755); err != nil {
+				t.Skipf("cannot make %s on this machine: %v", c.dir, err)
+			}
+			dir := c.dir
+			t.Cleanup(func() { os.RemoveAll(dir) })
+		case c.file == "launch-agent-config.yaml" || c.file == "buildkite-agent.cfg":
+			if _, err := os.Lstat(p); err == nil {
+				t.Logf("%s exists on this machine: left alone", p)
+				continue
+			}
+			t.Cleanup(func() { os.Remove(p) })
+		default:
+			d, err := os.MkdirTemp(c.dir, "planex-redteam-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(d) })
+			p = filepath.Join(d, c.file)
+		}
+		writeFile(t, p, "token: redteam-runner-token-"+c.file+"\n", 0o644)
+		paths = append(paths, p)
+	}
+	for _, network := range []Network{NetworkContained, NetworkOpen} {
+		out, err := run(t, s, Policy{Network: network}, "/", nil, "cat "+strings.Join(paths, " ")+" 2>/dev/null; echo end")
+		if !strings.Contains(out, "end") {
+			t.Fatalf("%s: %v\n%s", network, err, out)
+		}
+		if strings.Contains(out, "redteam-runner-token") {
+			t.Errorf("%s network: the program read a CI runner's configuration:\n%s", network, out)
+		}
+	}
+}
