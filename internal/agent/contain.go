@@ -151,6 +151,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p.Mask = append(p.Mask, credentialFiles(base, env, keep)...)
 	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
 	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
+	p.Mask = append(p.Mask, jenkinsAgentSecrets("/proc", os.Getppid())...)
 	p.Mask = append(p.Mask, buildsDirNeighbours(base, keep)...)
 	p.Mask = append(p.Mask, codespaceSecrets(base, keep)...)
 	p.Mask = append(p.Mask, pkgKeys...)

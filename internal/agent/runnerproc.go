@@ -2,10 +2,12 @@ package agent
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // runnerPrograms are the programs of a runner that start a job's steps:
@@ -63,4 +65,72 @@ func parentOf(base string) int {
 		return 0
 	}
 	return ppid
+}
+
+// jenkinsAgentSecrets are the files an ancestor of process pid that is
+// a Jenkins agent (java … -jar agent.jar, the older slave.jar or
+// remoting.jar) reads its secret from (-secret @FILE, -jnlpCredentials
+// @FILE; relative to that process's folder): with the secret a program
+// connects to the controller as that agent and is sent other jobs'
+// builds, with their credentials. The Jenkins docs keep the file beside
+// the agent's work folder (/opt/jenkins/secret-file), outside every home
+// and readable by the user its jobs, planex's agents among them, run
+// as. proc is the /proc to read.
+func jenkinsAgentSecrets(proc string, pid int) []string {
+	var out []string
+	for range maxAncestors {
+		if pid <= 1 {
+			break
+		}
+		base := filepath.Join(proc, strconv.Itoa(pid))
+		for _, f := range agentSecretFiles(base) {
+			// A file only: covering a folder named by mistake (@/)
+			// would hide what programs need.
+			if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+				out = append(out, f)
+			}
+		}
+		pid = parentOf(base)
+	}
+	return out
+}
+
+// agentSecretFiles are the secret files of the Jenkins agent whose
+// /proc/<pid> is base, none when it is no agent.
+func agentSecretFiles(base string) []string {
+	f, err := os.Open(filepath.Join(base, "cmdline"))
+	if err != nil {
+		return nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	f.Close()
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	if !slices.ContainsFunc(args, func(a string) bool {
+		switch filepath.Base(a) {
+		case "agent.jar", "slave.jar", "remoting.jar":
+			return true
+		}
+		return false
+	}) {
+		return nil
+	}
+	cwd, _ := os.Readlink(filepath.Join(base, "cwd"))
+	var out []string
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] != "-secret" && args[i] != "-jnlpCredentials" {
+			continue
+		}
+		p, ok := strings.CutPrefix(args[i+1], "@")
+		if !ok || p == "" {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			if !filepath.IsAbs(cwd) {
+				continue
+			}
+			p = filepath.Join(cwd, p)
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out
 }

@@ -232,3 +232,76 @@ cat ` + late + ` 2>/dev/null; cat ` + dir + `/runner-b/_work/billing/billing/.en
 		t.Errorf("the agent read what another runner's job wrote during its step:\n%s", out.String())
 	}
 }
+
+// TestRedTeamJenkinsAgentSecretHidden: a Jenkins agent started as its
+// documentation says (java -jar agent.jar -secret @secret-file, in
+// /opt/jenkins) keeps the secret it connects to the controller with in a
+// file beside its work folder, outside every home and readable by the
+// user its jobs run as: a contained agent read it, and with it could
+// connect as that agent and be sent other jobs' builds. planex now finds
+// the agent among its ancestors and covers the file. The test runs
+// itself under a shell whose command line is an agent's.
+func TestRedTeamJenkinsAgentSecretHidden(t *testing.T) {
+	_, dir := sandboxAndHostFolder(t, "planex-jenkinsagent-")
+	plant(t, dir, jenkinsLayout())
+	cmd := exec.Command("sh", "-c", `"$3" -test.run='^TestJenkinsAgentHelper$' -test.v; status=$?; :; exit $status`,
+		"agent.jar", "-secret", "@secret-file", os.Args[0])
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PLANEX_JENKINS_PROBE="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestJenkinsAgentHelper") {
+		t.Errorf("the contained agent under the Jenkins agent read what it must not (%v):\n%s", err, out)
+	}
+}
+
+// jenkinsLayout is a Jenkins agent's folder: its secret file, and its
+// work folder's files, which stay readable.
+func jenkinsLayout() map[string]string {
+	return map[string]string{"secret-file": "loot-jenkins-agent-secret", "remoting/notes": "work-folder-readable"}
+}
+
+// TestJenkinsAgentHelper is the planex of
+// TestRedTeamJenkinsAgentSecretHidden: its parent's command line is a
+// Jenkins agent's.
+func TestJenkinsAgentHelper(t *testing.T) {
+	dir := os.Getenv("PLANEX_JENKINS_PROBE")
+	if dir == "" {
+		t.Skip("a program of TestRedTeamJenkinsAgentSecretHidden")
+	}
+	box, _ := sandboxAndHostFolder(t, "planex-jenkinsagent-helper-")
+	checkPlantedReads(t, "", Containment{Sandbox: box}, []string{"PATH=/usr/bin:/bin"}, dir, jenkinsLayout())
+}
+
+// TestAgentSecretFiles: which command lines are a Jenkins agent's and
+// which files they name.
+func TestAgentSecretFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		cwd  string
+		want []string
+	}{
+		{[]string{"java", "-jar", "/opt/jenkins/agent.jar", "-url", "https://ci/", "-secret", "@secret-file", "-name", "a"}, "/opt/jenkins", []string{"/opt/jenkins/secret-file"}},
+		{[]string{"java", "-jar", "slave.jar", "-jnlpCredentials", "@/etc/jenkins/creds", "-secret", "0123abcd"}, "/", []string{"/etc/jenkins/creds"}},
+		{[]string{"java", "-jar", "app.jar", "-secret", "@secret-file"}, "/opt/app", nil},
+		{[]string{"java", "-jar", "agent.jar", "-secret"}, "/opt/jenkins", nil},
+		{[]string{"java", "-jar", "agent.jar", "-secret", "@rel"}, "", nil},
+	} {
+		base := filepath.Join(dir, strconv.Itoa(len(c.args))+filepath.Base(c.cwd)+c.args[2])
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(base, "cmdline"), []byte(strings.Join(c.args, "\x00")+"\x00"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c.cwd != "" {
+			if err := os.Symlink(c.cwd, filepath.Join(base, "cwd")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := agentSecretFiles(base); !slices.Equal(got, c.want) {
+			t.Errorf("%q in %s: agentSecretFiles = %q, want %q", c.args, c.cwd, got, c.want)
+		}
+	}
+}
