@@ -414,8 +414,10 @@ func runnerOwnFiles(env, keep []string) []string {
 	ws = filepath.Clean(ws)
 	dir := ws
 	for range 4 {
+		// A shallow workspace (a work folder /mnt/work) reaches / first:
+		// the runner is then looked for as below.
 		if dir = filepath.Dir(dir); dir == "/" {
-			return nil
+			break
 		}
 		if isRunnerRoot(dir) {
 			return runnerRootFiles(env, dir, ws, keep)

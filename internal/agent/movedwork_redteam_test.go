@@ -51,3 +51,27 @@ func TestRedTeamMovedWorkFolderJobsHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamShallowMovedWorkFolderJobsHidden: the same with the work
+// folder one level below / (config.sh --work /work, or /mnt/work one
+// more): planex's look for the installation above the workspace reached
+// / within its four levels and gave up, so the other jobs' folders were
+// not hidden at all.
+func TestRedTeamShallowMovedWorkFolderJobsHidden(t *testing.T) {
+	t.Parallel()
+	work, err := os.MkdirTemp("/", "planex-shallowwork-")
+	if err != nil {
+		t.Skipf("needs a folder directly under /, as a work folder given to config.sh --work may be (run as root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(work) })
+	for _, d := range []string{"app/app", "other/other", "_tool"} {
+		if err := os.MkdirAll(filepath.Join(work, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := filepath.Join(work, "app")
+	env := []string{"GITHUB_ACTIONS=true", "RUNNER_WORKSPACE=" + ws, "GITHUB_WORKSPACE=" + filepath.Join(ws, "app")}
+	if got := runnerOwnFiles(env, nil); !slices.Contains(got, filepath.Join(work, "other")) {
+		t.Errorf("runnerOwnFiles = %q, want the other job's folder %s among them", got, filepath.Join(work, "other"))
+	}
+}
