@@ -7,6 +7,7 @@
 package locate
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -394,46 +395,17 @@ func (ix *Index) fileTables(m *repomap.Map) (sumC, sumP, sumS float64) {
 
 // moduleTable maps each Python module name to its file, the shortest
 // path when two trees claim a module (the first in file order among
-// equals). The claims are one slice sorted by module, not a map of
-// modules and a map of values: at 100,000 files those two held about 7 MB
-// and their growth left as much garbage while the index was built.
+// equals): the map's own sorted claims (repomap.Map.PythonModules), which
+// import resolution already worked out, written as a table.
 func moduleTable(m *repomap.Map) table {
-	exists := func(p string) bool { _, ok := m.File(p); return ok }
-	n := 0
-	for i := range m.Entries {
-		if m.Entries[i].Lang == repomap.LangPython {
-			n++
-		}
-	}
-	type claim struct {
-		mod  string
-		file int
-	}
-	claims := make([]claim, 0, n)
-	for i := range m.Entries {
-		if f := &m.Entries[i]; f.Lang == repomap.LangPython {
-			if mod := repomap.PythonModule(f.Path, exists); mod != "" {
-				claims = append(claims, claim{mod, i})
-			}
-		}
-	}
-	slices.SortFunc(claims, func(a, b claim) int {
-		if c := strings.Compare(a.mod, b.mod); c != 0 {
-			return c
-		}
-		if c := len(m.Entries[a.file].Path) - len(m.Entries[b.file].Path); c != 0 {
-			return c
-		}
-		return a.file - b.file
-	})
-	claims = slices.CompactFunc(claims, func(a, b claim) bool { return a.mod == b.mod })
+	claims := m.PythonModules()
 	vals := make([]byte, 0, len(claims)*binary.MaxVarintLen32)
 	ends := make([]uint32, len(claims))
 	for k, c := range claims {
-		vals = binary.AppendUvarint(vals, uint64(c.file))
+		vals = binary.AppendUvarint(vals, uint64(c.File))
 		ends[k] = uint32(len(vals))
 	}
-	return sortedTable(len(claims), func(k int) string { return claims[k].mod }, func(k int) []byte {
+	return sortedTable(len(claims), func(k int) string { return claims[k].Module }, func(k int) []byte {
 		start := uint32(0)
 		if k > 0 {
 			start = ends[k-1]
@@ -471,11 +443,43 @@ func defsTable(m *repomap.Map) table {
 }
 
 // basesTable maps each file base name to the files bearing it, in file
-// order (uvarints).
+// order (uvarints). The files are sorted by base name (sortedTerms: equal
+// names keep file order) and the table written from that order: nearly
+// every base name is distinct, so interning them (keyedTable) built a
+// table of every name beside the result, 18 MB of garbage at 100,000
+// files at the cold query's highest heap, against about 4 here.
 func basesTable(m *repomap.Map) table {
-	return keyedTable(len(m.Entries), func(i int) string { return path.Base(m.Entries[i].Path) }, func(buf []byte, i int) []byte {
-		return binary.AppendUvarint(buf, uint64(i))
-	})
+	bases := make([]string, len(m.Entries))
+	for i := range m.Entries {
+		bases[i] = path.Base(m.Entries[i].Path)
+	}
+	order := sortedTerms(bases)
+	distinct, klen, vlen := 0, 0, 0
+	for k, id := range order {
+		if k == 0 || bases[id] != bases[order[k-1]] {
+			distinct++
+			klen += len(bases[id])
+		}
+		vlen += uvarintLen(uint64(id))
+	}
+	t := table{koff: make([]uint32, 1, distinct+1), voff: make([]uint32, 1, distinct+1), vals: make([]byte, 0, vlen)}
+	var sb strings.Builder
+	sb.Grow(klen)
+	for k, id := range order {
+		if k > 0 && bases[id] != bases[order[k-1]] {
+			t.voff = append(t.voff, uint32(len(t.vals)))
+		}
+		if k == 0 || bases[id] != bases[order[k-1]] {
+			sb.WriteString(bases[id])
+			t.koff = append(t.koff, uint32(sb.Len()))
+		}
+		t.vals = binary.AppendUvarint(t.vals, uint64(id))
+	}
+	if len(order) > 0 {
+		t.voff = append(t.voff, uint32(len(t.vals)))
+	}
+	t.keys = sb.String()
+	return t
 }
 
 // keyedTable builds the table of n items: each distinct key's value is
@@ -540,8 +544,8 @@ func exportTable(m *repomap.Map) table {
 	return b.build()
 }
 
-// sortedTerms returns the vocabulary's ids in the order of their terms,
-// which must be distinct (an interned vocabulary, a table's keys). The
+// sortedTerms returns the vocabulary's ids in the order of their terms
+// (an interned vocabulary, a table's keys), equal terms by id. The
 // ids are sorted by their terms' first eight bytes as numbers (radixSort:
 // no comparisons), each run of ids whose terms share those bytes by the
 // next eight, and so on; only short runs, and runs whose terms end within
@@ -564,11 +568,16 @@ type termSorter struct {
 	tmpIDs        []uint32
 }
 
+// compare orders two ids by their terms, then by id.
+func (s *termSorter) compare(a, b uint32) int {
+	return cmp.Or(strings.Compare(s.vocab[a], s.vocab[b]), cmp.Compare(a, b))
+}
+
 // sort orders ids, whose terms share their first offset bytes (zero
 // padded), by the terms.
 func (s *termSorter) sort(ids []uint32, offset int) {
 	if len(ids) <= 32 {
-		slices.SortFunc(ids, func(a, b uint32) int { return strings.Compare(s.vocab[a], s.vocab[b]) })
+		slices.SortFunc(ids, s.compare)
 		return
 	}
 	keys := s.keys[:len(ids)]
@@ -591,7 +600,7 @@ func (s *termSorter) sort(ids []uint32, offset int) {
 			// before j, which are not read again.
 			s.sort(ids[i:j], offset+8)
 		default:
-			slices.SortFunc(ids[i:j], func(a, b uint32) int { return strings.Compare(s.vocab[a], s.vocab[b]) })
+			slices.SortFunc(ids[i:j], s.compare)
 		}
 		i = j
 	}

@@ -1,7 +1,9 @@
 package locate
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"os"
 	"path"
 	"path/filepath"
@@ -240,5 +242,79 @@ func TestBM25BestTerms(t *testing.T) {
 		if !slices.Equal(got, want) || slices.Max(want) == 0 {
 			t.Errorf("field %d: scores %v, want %v (term by term)", fl, got, want)
 		}
+	}
+}
+
+// TestSortedTermsEqualTermsByID checks that sortedTerms, given repeated
+// terms (basesTable's file base names), orders equal terms by id, in the
+// short runs sorted by comparison and in the long ones sorted by radix.
+func TestSortedTermsEqualTermsByID(t *testing.T) {
+	t.Parallel()
+	short := make([]string, 30) // sorted by comparison alone
+	for i := range short {
+		short[i] = []string{"b", "a", "c"}[i*7%3]
+	}
+	var long []string
+	for i := range 500 {
+		// Runs longer than 32 of one term, of terms sharing eight-byte
+		// prefixes, and of terms ending within them.
+		long = append(long, []string{"mod.py", "__init__.py", "x", "handler_config_" + strconv.Itoa(i%3) + ".go", ""}[i%5])
+	}
+	for _, vocab := range [][]string{short, long} {
+		checkSortedByID(t, vocab)
+	}
+}
+
+// checkSortedByID checks sortedTerms(vocab) against a stable sort.
+func checkSortedByID(t *testing.T, vocab []string) {
+	t.Helper()
+	got := sortedTerms(vocab)
+	want := make([]uint32, len(vocab))
+	for i := range want {
+		want[i] = uint32(i)
+	}
+	slices.SortStableFunc(want, func(a, b uint32) int { return strings.Compare(vocab[a], vocab[b]) })
+	if !slices.Equal(got, want) {
+		t.Errorf("sorted ids %v, want %v", got, want)
+	}
+}
+
+// TestBasesTableMatchesInterned compares basesTable, written from the
+// files sorted by base name, with the same table built by interning the
+// names (keyedTable, what it replaced): the same keys, and each key's
+// files in file order.
+func TestBasesTableMatchesInterned(t *testing.T) {
+	t.Parallel()
+	cases := map[string][]string{
+		"empty":    nil,
+		"one":      {"main.go"},
+		"repeated": {"a/__init__.py", "a/b/__init__.py", "a/b/mod.py", "c/mod.py", "c/x.go", "d/__init__.py", "mod.py", "z/y/x.go"},
+	}
+	var many []string
+	for i := range 3000 {
+		many = append(many, "pkg"+strconv.Itoa(i%97)+"/file_"+strconv.Itoa(i%701)+".py")
+	}
+	slices.Sort(many)
+	cases["many"] = slices.Compact(many)
+	for name, paths := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := &repomap.Map{}
+			for _, p := range paths {
+				m.Entries = append(m.Entries, repomap.File{Path: p})
+			}
+			got := basesTable(m)
+			want := keyedTable(len(paths), func(i int) string { return path.Base(paths[i]) }, func(buf []byte, i int) []byte {
+				return binary.AppendUvarint(buf, uint64(i))
+			})
+			if got.len() != want.len() {
+				t.Fatalf("%d keys, want %d", got.len(), want.len())
+			}
+			for k := 0; k < want.len(); k++ {
+				if got.key(k) != want.key(k) || !bytes.Equal(got.val(k), want.val(k)) {
+					t.Errorf("key %d: %q %v, want %q %v", k, got.key(k), got.val(k), want.key(k), want.val(k))
+				}
+			}
+		})
 	}
 }
