@@ -416,7 +416,7 @@ func moduleTable(m *repomap.Map) table {
 
 // nameTables builds the symbol definitions and file base name tables.
 func nameTables(m *repomap.Map) (defs, bases table) {
-	return defsTable(m), basesTable(m)
+	return defsTable(m), basesTable(len(m.Entries), func(i int) string { return m.Entries[i].Path })
 }
 
 // symRef is one symbol of the map: m.Entries[file].Symbols[sym].
@@ -448,10 +448,13 @@ func defsTable(m *repomap.Map) table {
 // every base name is distinct, so interning them (keyedTable) built a
 // table of every name beside the result, 18 MB of garbage at 100,000
 // files at the cold query's highest heap, against about 4 here.
-func basesTable(m *repomap.Map) table {
-	bases := make([]string, len(m.Entries))
-	for i := range m.Entries {
-		bases[i] = path.Base(m.Entries[i].Path)
+//
+// The table is of n files, file i's path being pathOf(i): a cold query
+// builds it from the index's file entries once the map is gone.
+func basesTable(n int, pathOf func(int) string) table {
+	bases := make([]string, n)
+	for i := range bases {
+		bases[i] = path.Base(pathOf(i))
 	}
 	order := sortedTerms(bases)
 	distinct, klen, vlen := 0, 0, 0

@@ -299,11 +299,7 @@ func TestBasesTableMatchesInterned(t *testing.T) {
 	for name, paths := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			m := &repomap.Map{}
-			for _, p := range paths {
-				m.Entries = append(m.Entries, repomap.File{Path: p})
-			}
-			got := basesTable(m)
+			got := basesTable(len(paths), func(i int) string { return paths[i] })
 			want := keyedTable(len(paths), func(i int) string { return path.Base(paths[i]) }, func(buf []byte, i int) []byte {
 				return binary.AppendUvarint(buf, uint64(i))
 			})
