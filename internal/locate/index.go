@@ -787,11 +787,51 @@ const bm25Keep = 4
 
 // termMatches are, per file, the query terms that contributed most to its
 // BM25 score on one field, best first: kept as term numbers while scoring
-// and spelled out only for the files a ranking explains.
+// and spelled out only for the files a ranking explains. A number is a
+// query term's index plus one (0: no more terms), two bytes wide unless
+// the query has more terms than that holds: a ranking keeps five of these
+// (content, path, symbols, title and code), which at four int32 a file
+// were 8 MB of a second query's heap at 100,000 files.
 type termMatches struct {
 	qts    []queryTerm
 	scores []float64
-	best   []int32 // bm25Keep per file, -1 after the last
+	best16 []uint16 // bm25Keep per file, when len(qts) < 1<<16
+	best32 []int32  // bm25Keep per file, otherwise
+}
+
+// newTermMatches sizes the best terms of n files for qts.
+func newTermMatches(qts []queryTerm, scores []float64, n int) *termMatches {
+	m := &termMatches{qts: qts, scores: scores}
+	if len(qts) < math.MaxUint16 {
+		m.best16 = make([]uint16, bm25Keep*n)
+	} else {
+		m.best32 = make([]int32, bm25Keep*n)
+	}
+	return m
+}
+
+// keep records term qi's share s of file i's score among its best.
+func (m *termMatches) keep(bestV []float32, i, qi int, s float32) {
+	vs := bestV[bm25Keep*i : bm25Keep*i+bm25Keep]
+	if m.best16 != nil {
+		keepBest(vs, m.best16[bm25Keep*i:bm25Keep*i+bm25Keep], s, uint16(qi+1))
+	} else {
+		keepBest(vs, m.best32[bm25Keep*i:bm25Keep*i+bm25Keep], s, int32(qi+1))
+	}
+}
+
+// keepBest inserts term t with share s into a file's best terms ts (their
+// shares vs), best first, an earlier term before a later one of equal
+// share.
+func keepBest[T uint16 | int32](vs []float32, ts []T, s float32, t T) {
+	for k := 0; k < bm25Keep; k++ {
+		if s > vs[k] {
+			copy(vs[k+1:], vs[k:bm25Keep-1])
+			copy(ts[k+1:], ts[k:bm25Keep-1])
+			vs[k], ts[k] = s, t
+			return
+		}
+	}
 }
 
 // terms lists file i's best-contributing terms (nil when it scored 0).
@@ -800,11 +840,17 @@ func (m *termMatches) terms(i int) []string {
 		return nil
 	}
 	var out []string
-	for _, t := range m.best[bm25Keep*i : bm25Keep*i+bm25Keep] {
-		if t < 0 {
+	for k := bm25Keep * i; k < bm25Keep*i+bm25Keep; k++ {
+		t := 0
+		if m.best16 != nil {
+			t = int(m.best16[k])
+		} else {
+			t = int(m.best32[k])
+		}
+		if t == 0 {
 			break
 		}
-		out = append(out, m.qts[t].term)
+		out = append(out, m.qts[t-1].term)
 	}
 	return out
 }
@@ -876,10 +922,7 @@ func (ix *Index) bm25(qts []queryTerm, fl field, scratch *[]float32) ([]float64,
 	if scratch != nil {
 		// The best terms per file, kept in place: a map or per-file
 		// slices cost more than the scoring itself on large repositories.
-		m = &termMatches{qts: qts, scores: scores, best: make([]int32, bm25Keep*n)}
-		for i := range m.best {
-			m.best[i] = -1
-		}
+		m = newTermMatches(qts, scores, n)
 		if cap(*scratch) < bm25Keep*n {
 			*scratch = make([]float32, bm25Keep*n)
 		}
@@ -904,15 +947,7 @@ func (ix *Index) bm25(qts []queryTerm, fl field, scratch *[]float32) ([]float64,
 			if m == nil {
 				continue
 			}
-			vs, ts := bestV[bm25Keep*i:bm25Keep*i+bm25Keep], m.best[bm25Keep*i:bm25Keep*i+bm25Keep]
-			for k := 0; k < bm25Keep; k++ {
-				if float32(s) > vs[k] {
-					copy(vs[k+1:], vs[k:bm25Keep-1])
-					copy(ts[k+1:], ts[k:bm25Keep-1])
-					vs[k], ts[k] = float32(s), int32(qi)
-					break
-				}
-			}
+			m.keep(bestV, i, qi, float32(s))
 		}
 	}
 	return scores, m

@@ -314,3 +314,46 @@ func TestBasesTableMatchesInterned(t *testing.T) {
 		})
 	}
 }
+
+// TestTermMatchesWideQuery checks that a file's best terms read back the
+// same whether the query's term numbers fit in two bytes or not (a query
+// of more than 65,534 distinct terms keeps them as int32): best first, an
+// earlier term before a later one of equal share, at most bm25Keep.
+func TestTermMatchesWideQuery(t *testing.T) {
+	t.Parallel()
+	wide := make([]queryTerm, 70000)
+	for i := range wide {
+		wide[i] = queryTerm{term: "t" + strconv.Itoa(i), weight: 1}
+	}
+	shares := []struct {
+		qi int
+		s  float32
+	}{{3, 0.5}, {69999, 2}, {10, 0.5}, {65536, 1}, {7, 0.1}, {65535, 3}}
+	for name, qts := range map[string][]queryTerm{"narrow": wide[:65534], "wide": wide} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := newTermMatches(qts, []float64{0, 1}, 2)
+			if (m.best16 != nil) != (len(qts) < 65535) {
+				t.Fatalf("%d terms kept as two bytes: %v", len(qts), m.best16 != nil)
+			}
+			bestV := make([]float32, bm25Keep*2)
+			var want []string
+			for _, sh := range shares {
+				if sh.qi < len(qts) {
+					m.keep(bestV, 1, sh.qi, sh.s)
+				}
+			}
+			if len(qts) == len(wide) {
+				want = []string{"t65535", "t69999", "t65536", "t3"}
+			} else {
+				want = []string{"t3", "t10", "t7"}
+			}
+			if got := m.terms(1); !slices.Equal(got, want) {
+				t.Errorf("terms %q, want %q", got, want)
+			}
+			if got := m.terms(0); got != nil {
+				t.Errorf("a file that scored 0 has terms %q", got)
+			}
+		})
+	}
+}
