@@ -7,6 +7,7 @@
 package locate
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -394,46 +395,17 @@ func (ix *Index) fileTables(m *repomap.Map) (sumC, sumP, sumS float64) {
 
 // moduleTable maps each Python module name to its file, the shortest
 // path when two trees claim a module (the first in file order among
-// equals). The claims are one slice sorted by module, not a map of
-// modules and a map of values: at 100,000 files those two held about 7 MB
-// and their growth left as much garbage while the index was built.
+// equals): the map's own sorted claims (repomap.Map.PythonModules), which
+// import resolution already worked out, written as a table.
 func moduleTable(m *repomap.Map) table {
-	exists := func(p string) bool { _, ok := m.File(p); return ok }
-	n := 0
-	for i := range m.Entries {
-		if m.Entries[i].Lang == repomap.LangPython {
-			n++
-		}
-	}
-	type claim struct {
-		mod  string
-		file int
-	}
-	claims := make([]claim, 0, n)
-	for i := range m.Entries {
-		if f := &m.Entries[i]; f.Lang == repomap.LangPython {
-			if mod := repomap.PythonModule(f.Path, exists); mod != "" {
-				claims = append(claims, claim{mod, i})
-			}
-		}
-	}
-	slices.SortFunc(claims, func(a, b claim) int {
-		if c := strings.Compare(a.mod, b.mod); c != 0 {
-			return c
-		}
-		if c := len(m.Entries[a.file].Path) - len(m.Entries[b.file].Path); c != 0 {
-			return c
-		}
-		return a.file - b.file
-	})
-	claims = slices.CompactFunc(claims, func(a, b claim) bool { return a.mod == b.mod })
+	claims := m.PythonModules()
 	vals := make([]byte, 0, len(claims)*binary.MaxVarintLen32)
 	ends := make([]uint32, len(claims))
 	for k, c := range claims {
-		vals = binary.AppendUvarint(vals, uint64(c.file))
+		vals = binary.AppendUvarint(vals, uint64(c.File))
 		ends[k] = uint32(len(vals))
 	}
-	return sortedTable(len(claims), func(k int) string { return claims[k].mod }, func(k int) []byte {
+	return sortedTable(len(claims), func(k int) string { return claims[k].Module }, func(k int) []byte {
 		start := uint32(0)
 		if k > 0 {
 			start = ends[k-1]
@@ -444,7 +416,7 @@ func moduleTable(m *repomap.Map) table {
 
 // nameTables builds the symbol definitions and file base name tables.
 func nameTables(m *repomap.Map) (defs, bases table) {
-	return defsTable(m), basesTable(m)
+	return defsTable(m), basesTable(len(m.Entries), func(i int) string { return m.Entries[i].Path })
 }
 
 // symRef is one symbol of the map: m.Entries[file].Symbols[sym].
@@ -471,11 +443,46 @@ func defsTable(m *repomap.Map) table {
 }
 
 // basesTable maps each file base name to the files bearing it, in file
-// order (uvarints).
-func basesTable(m *repomap.Map) table {
-	return keyedTable(len(m.Entries), func(i int) string { return path.Base(m.Entries[i].Path) }, func(buf []byte, i int) []byte {
-		return binary.AppendUvarint(buf, uint64(i))
-	})
+// order (uvarints). The files are sorted by base name (sortedTerms: equal
+// names keep file order) and the table written from that order: nearly
+// every base name is distinct, so interning them (keyedTable) built a
+// table of every name beside the result, 18 MB of garbage at 100,000
+// files at the cold query's highest heap, against about 4 here.
+//
+// The table is of n files, file i's path being pathOf(i): a cold query
+// builds it from the index's file entries once the map is gone.
+func basesTable(n int, pathOf func(int) string) table {
+	bases := make([]string, n)
+	for i := range bases {
+		bases[i] = path.Base(pathOf(i))
+	}
+	order := sortedTerms(bases)
+	distinct, klen, vlen := 0, 0, 0
+	for k, id := range order {
+		if k == 0 || bases[id] != bases[order[k-1]] {
+			distinct++
+			klen += len(bases[id])
+		}
+		vlen += uvarintLen(uint64(id))
+	}
+	t := table{koff: make([]uint32, 1, distinct+1), voff: make([]uint32, 1, distinct+1), vals: make([]byte, 0, vlen)}
+	var sb strings.Builder
+	sb.Grow(klen)
+	for k, id := range order {
+		if k > 0 && bases[id] != bases[order[k-1]] {
+			t.voff = append(t.voff, uint32(len(t.vals)))
+		}
+		if k == 0 || bases[id] != bases[order[k-1]] {
+			sb.WriteString(bases[id])
+			t.koff = append(t.koff, uint32(sb.Len()))
+		}
+		t.vals = binary.AppendUvarint(t.vals, uint64(id))
+	}
+	if len(order) > 0 {
+		t.voff = append(t.voff, uint32(len(t.vals)))
+	}
+	t.keys = sb.String()
+	return t
 }
 
 // keyedTable builds the table of n items: each distinct key's value is
@@ -540,8 +547,8 @@ func exportTable(m *repomap.Map) table {
 	return b.build()
 }
 
-// sortedTerms returns the vocabulary's ids in the order of their terms,
-// which must be distinct (an interned vocabulary, a table's keys). The
+// sortedTerms returns the vocabulary's ids in the order of their terms
+// (an interned vocabulary, a table's keys), equal terms by id. The
 // ids are sorted by their terms' first eight bytes as numbers (radixSort:
 // no comparisons), each run of ids whose terms share those bytes by the
 // next eight, and so on; only short runs, and runs whose terms end within
@@ -564,11 +571,16 @@ type termSorter struct {
 	tmpIDs        []uint32
 }
 
+// compare orders two ids by their terms, then by id.
+func (s *termSorter) compare(a, b uint32) int {
+	return cmp.Or(strings.Compare(s.vocab[a], s.vocab[b]), cmp.Compare(a, b))
+}
+
 // sort orders ids, whose terms share their first offset bytes (zero
 // padded), by the terms.
 func (s *termSorter) sort(ids []uint32, offset int) {
 	if len(ids) <= 32 {
-		slices.SortFunc(ids, func(a, b uint32) int { return strings.Compare(s.vocab[a], s.vocab[b]) })
+		slices.SortFunc(ids, s.compare)
 		return
 	}
 	keys := s.keys[:len(ids)]
@@ -591,7 +603,7 @@ func (s *termSorter) sort(ids []uint32, offset int) {
 			// before j, which are not read again.
 			s.sort(ids[i:j], offset+8)
 		default:
-			slices.SortFunc(ids[i:j], func(a, b uint32) int { return strings.Compare(s.vocab[a], s.vocab[b]) })
+			slices.SortFunc(ids[i:j], s.compare)
 		}
 		i = j
 	}
@@ -775,11 +787,51 @@ const bm25Keep = 4
 
 // termMatches are, per file, the query terms that contributed most to its
 // BM25 score on one field, best first: kept as term numbers while scoring
-// and spelled out only for the files a ranking explains.
+// and spelled out only for the files a ranking explains. A number is a
+// query term's index plus one (0: no more terms), two bytes wide unless
+// the query has more terms than that holds: a ranking keeps five of these
+// (content, path, symbols, title and code), which at four int32 a file
+// were 8 MB of a second query's heap at 100,000 files.
 type termMatches struct {
 	qts    []queryTerm
 	scores []float64
-	best   []int32 // bm25Keep per file, -1 after the last
+	best16 []uint16 // bm25Keep per file, when len(qts) < 1<<16
+	best32 []int32  // bm25Keep per file, otherwise
+}
+
+// newTermMatches sizes the best terms of n files for qts.
+func newTermMatches(qts []queryTerm, scores []float64, n int) *termMatches {
+	m := &termMatches{qts: qts, scores: scores}
+	if len(qts) < math.MaxUint16 {
+		m.best16 = make([]uint16, bm25Keep*n)
+	} else {
+		m.best32 = make([]int32, bm25Keep*n)
+	}
+	return m
+}
+
+// keep records term qi's share s of file i's score among its best.
+func (m *termMatches) keep(bestV []float32, i, qi int, s float32) {
+	vs := bestV[bm25Keep*i : bm25Keep*i+bm25Keep]
+	if m.best16 != nil {
+		keepBest(vs, m.best16[bm25Keep*i:bm25Keep*i+bm25Keep], s, uint16(qi+1))
+	} else {
+		keepBest(vs, m.best32[bm25Keep*i:bm25Keep*i+bm25Keep], s, int32(qi+1))
+	}
+}
+
+// keepBest inserts term t with share s into a file's best terms ts (their
+// shares vs), best first, an earlier term before a later one of equal
+// share.
+func keepBest[T uint16 | int32](vs []float32, ts []T, s float32, t T) {
+	for k := 0; k < bm25Keep; k++ {
+		if s > vs[k] {
+			copy(vs[k+1:], vs[k:bm25Keep-1])
+			copy(ts[k+1:], ts[k:bm25Keep-1])
+			vs[k], ts[k] = s, t
+			return
+		}
+	}
 }
 
 // terms lists file i's best-contributing terms (nil when it scored 0).
@@ -788,11 +840,17 @@ func (m *termMatches) terms(i int) []string {
 		return nil
 	}
 	var out []string
-	for _, t := range m.best[bm25Keep*i : bm25Keep*i+bm25Keep] {
-		if t < 0 {
+	for k := bm25Keep * i; k < bm25Keep*i+bm25Keep; k++ {
+		t := 0
+		if m.best16 != nil {
+			t = int(m.best16[k])
+		} else {
+			t = int(m.best32[k])
+		}
+		if t == 0 {
 			break
 		}
-		out = append(out, m.qts[t].term)
+		out = append(out, m.qts[t-1].term)
 	}
 	return out
 }
@@ -864,10 +922,7 @@ func (ix *Index) bm25(qts []queryTerm, fl field, scratch *[]float32) ([]float64,
 	if scratch != nil {
 		// The best terms per file, kept in place: a map or per-file
 		// slices cost more than the scoring itself on large repositories.
-		m = &termMatches{qts: qts, scores: scores, best: make([]int32, bm25Keep*n)}
-		for i := range m.best {
-			m.best[i] = -1
-		}
+		m = newTermMatches(qts, scores, n)
 		if cap(*scratch) < bm25Keep*n {
 			*scratch = make([]float32, bm25Keep*n)
 		}
@@ -892,15 +947,7 @@ func (ix *Index) bm25(qts []queryTerm, fl field, scratch *[]float32) ([]float64,
 			if m == nil {
 				continue
 			}
-			vs, ts := bestV[bm25Keep*i:bm25Keep*i+bm25Keep], m.best[bm25Keep*i:bm25Keep*i+bm25Keep]
-			for k := 0; k < bm25Keep; k++ {
-				if float32(s) > vs[k] {
-					copy(vs[k+1:], vs[k:bm25Keep-1])
-					copy(ts[k+1:], ts[k:bm25Keep-1])
-					vs[k], ts[k] = float32(s), int32(qi)
-					break
-				}
-			}
+			m.keep(bestV, i, qi, float32(s))
 		}
 	}
 	return scores, m

@@ -1,7 +1,9 @@
 package locate
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"os"
 	"path"
 	"path/filepath"
@@ -240,5 +242,118 @@ func TestBM25BestTerms(t *testing.T) {
 		if !slices.Equal(got, want) || slices.Max(want) == 0 {
 			t.Errorf("field %d: scores %v, want %v (term by term)", fl, got, want)
 		}
+	}
+}
+
+// TestSortedTermsEqualTermsByID checks that sortedTerms, given repeated
+// terms (basesTable's file base names), orders equal terms by id, in the
+// short runs sorted by comparison and in the long ones sorted by radix.
+func TestSortedTermsEqualTermsByID(t *testing.T) {
+	t.Parallel()
+	short := make([]string, 30) // sorted by comparison alone
+	for i := range short {
+		short[i] = []string{"b", "a", "c"}[i*7%3]
+	}
+	var long []string
+	for i := range 500 {
+		// Runs longer than 32 of one term, of terms sharing eight-byte
+		// prefixes, and of terms ending within them.
+		long = append(long, []string{"mod.py", "__init__.py", "x", "handler_config_" + strconv.Itoa(i%3) + ".go", ""}[i%5])
+	}
+	for _, vocab := range [][]string{short, long} {
+		checkSortedByID(t, vocab)
+	}
+}
+
+// checkSortedByID checks sortedTerms(vocab) against a stable sort.
+func checkSortedByID(t *testing.T, vocab []string) {
+	t.Helper()
+	got := sortedTerms(vocab)
+	want := make([]uint32, len(vocab))
+	for i := range want {
+		want[i] = uint32(i)
+	}
+	slices.SortStableFunc(want, func(a, b uint32) int { return strings.Compare(vocab[a], vocab[b]) })
+	if !slices.Equal(got, want) {
+		t.Errorf("sorted ids %v, want %v", got, want)
+	}
+}
+
+// TestBasesTableMatchesInterned compares basesTable, written from the
+// files sorted by base name, with the same table built by interning the
+// names (keyedTable, what it replaced): the same keys, and each key's
+// files in file order.
+func TestBasesTableMatchesInterned(t *testing.T) {
+	t.Parallel()
+	cases := map[string][]string{
+		"empty":    nil,
+		"one":      {"main.go"},
+		"repeated": {"a/__init__.py", "a/b/__init__.py", "a/b/mod.py", "c/mod.py", "c/x.go", "d/__init__.py", "mod.py", "z/y/x.go"},
+	}
+	var many []string
+	for i := range 3000 {
+		many = append(many, "pkg"+strconv.Itoa(i%97)+"/file_"+strconv.Itoa(i%701)+".py")
+	}
+	slices.Sort(many)
+	cases["many"] = slices.Compact(many)
+	for name, paths := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := basesTable(len(paths), func(i int) string { return paths[i] })
+			want := keyedTable(len(paths), func(i int) string { return path.Base(paths[i]) }, func(buf []byte, i int) []byte {
+				return binary.AppendUvarint(buf, uint64(i))
+			})
+			if got.len() != want.len() {
+				t.Fatalf("%d keys, want %d", got.len(), want.len())
+			}
+			for k := 0; k < want.len(); k++ {
+				if got.key(k) != want.key(k) || !bytes.Equal(got.val(k), want.val(k)) {
+					t.Errorf("key %d: %q %v, want %q %v", k, got.key(k), got.val(k), want.key(k), want.val(k))
+				}
+			}
+		})
+	}
+}
+
+// TestTermMatchesWideQuery checks that a file's best terms read back the
+// same whether the query's term numbers fit in two bytes or not (a query
+// of more than 65,534 distinct terms keeps them as int32): best first, an
+// earlier term before a later one of equal share, at most bm25Keep.
+func TestTermMatchesWideQuery(t *testing.T) {
+	t.Parallel()
+	wide := make([]queryTerm, 70000)
+	for i := range wide {
+		wide[i] = queryTerm{term: "t" + strconv.Itoa(i), weight: 1}
+	}
+	shares := []struct {
+		qi int
+		s  float32
+	}{{3, 0.5}, {69999, 2}, {10, 0.5}, {65536, 1}, {7, 0.1}, {65535, 3}}
+	for name, qts := range map[string][]queryTerm{"narrow": wide[:65534], "wide": wide} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := newTermMatches(qts, []float64{0, 1}, 2)
+			if (m.best16 != nil) != (len(qts) < 65535) {
+				t.Fatalf("%d terms kept as two bytes: %v", len(qts), m.best16 != nil)
+			}
+			bestV := make([]float32, bm25Keep*2)
+			var want []string
+			for _, sh := range shares {
+				if sh.qi < len(qts) {
+					m.keep(bestV, 1, sh.qi, sh.s)
+				}
+			}
+			if len(qts) == len(wide) {
+				want = []string{"t65535", "t69999", "t65536", "t3"}
+			} else {
+				want = []string{"t3", "t10", "t7"}
+			}
+			if got := m.terms(1); !slices.Equal(got, want) {
+				t.Errorf("terms %q, want %q", got, want)
+			}
+			if got := m.terms(0); got != nil {
+				t.Errorf("a file that scored 0 has terms %q", got)
+			}
+		})
 	}
 }

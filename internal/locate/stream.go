@@ -50,6 +50,10 @@ func streamIndex(ctx context.Context, root string, opts repomap.Options, hist hi
 	m = nil
 	logged.apply(ix, logger(opts))
 	runtime.GC() // what the map left is garbage: the file is written in its room
+	// The base names are read from the file entries, not the map: built
+	// while the map was still held, the table and its sorting scratch
+	// (about 8 MB at 100,000 files) set the cold query's highest heap.
+	ix.bases = basesTable(len(ix.files), func(i int) string { return ix.files[i].path })
 	if err := b.save(ix, tmp, dest); err != nil {
 		return nil, err
 	}
@@ -147,9 +151,9 @@ func (b *streamBuilder) chunk(c repomap.Chunk) error {
 }
 
 // index is the part of the index held in memory once m, Stream's light
-// map, is complete: file entries, the Python module, base name and
-// export tables, and the import graph. Its term and definition tables
-// are in the spills.
+// map, is complete: file entries, the Python module and export tables,
+// and the import graph. Its term and definition tables are in the
+// spills; its base name table is built by bases once m is collected.
 func (b *streamBuilder) index(m *repomap.Map) *Index {
 	n := len(m.Entries)
 	ix := &Index{files: b.files, hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}}, cited: emptyCited()}
@@ -170,7 +174,6 @@ func (b *streamBuilder) index(m *repomap.Map) *Index {
 	m.DropImports()
 	runtime.GC()
 	ix.modules = moduleTable(m)
-	ix.bases = basesTable(m)
 	ix.importGraph(m)
 	nf := math.Max(1, float64(n))
 	avg := func(sum float64) float64 { return float64(float32(math.Max(1, sum/nf))) }

@@ -82,13 +82,13 @@ func newNameResolver(m *Map) *nameResolver {
 // longer than maxReexportHops name no definition.
 func (r *nameResolver) definer(from int, mod, name string, hops int) int {
 	f := &r.m.Entries[from]
-	selfMod := r.ix.fileMod[f.Path]
+	selfMod := r.ix.selfModule(f, mod)
 	isPkg := strings.HasSuffix(f.Path, "__init__.py")
-	modPath := resolvePython(mod, selfMod, isPkg, r.ix.pyMods)
+	modPath := resolvePython(mod, selfMod, isPkg, r.ix.pyMods.find)
 	if modPath == "" {
 		return -1
 	}
-	if p := resolvePython(mod+":"+name, selfMod, isPkg, r.ix.pyMods); p != modPath {
+	if p := resolvePython(mod+":"+name, selfMod, isPkg, r.ix.pyMods.find); p != modPath {
 		return -1 // "from pkg import submodule"
 	}
 	t, ok := r.m.entry(modPath)

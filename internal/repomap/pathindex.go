@@ -46,3 +46,23 @@ func (ix pathIndex) find(p string) (int32, bool) {
 	n := ix.slots[ix.slot(p)]
 	return n - 1, n != 0
 }
+
+// hasJoined says whether the map has a file at dir+name, hashing and
+// comparing the two parts without joining them.
+func (ix pathIndex) hasJoined(dir, name string) bool {
+	if len(ix.slots) == 0 {
+		return false
+	}
+	var h maphash.Hash
+	h.SetSeed(ix.seed)
+	h.WriteString(dir)
+	h.WriteString(name)
+	mask := len(ix.slots) - 1
+	for s := int(h.Sum64()) & mask; ix.slots[s] != 0; s = (s + 1) & mask {
+		p := ix.entries[ix.slots[s]-1].Path
+		if len(p) == len(dir)+len(name) && p[:len(dir)] == dir && p[len(dir):] == name {
+			return true
+		}
+	}
+	return false
+}

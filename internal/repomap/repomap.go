@@ -71,6 +71,9 @@ type Map struct {
 	// imports is the lookup import resolution builds, kept for the name
 	// imports locate asks for later (not encoded: a cached map rebuilds it).
 	imports *importIndex
+	// modules are the Python modules (PythonModules), built with the
+	// import lookup and kept when DropImports drops it.
+	modules []ModuleClaim
 	// Languages counts kept files per language.
 	Languages map[string]int
 	// Manifests are package/build manifests (go.mod, package.json, ...).

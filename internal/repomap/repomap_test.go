@@ -487,3 +487,83 @@ func TestPythonModule(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareJoined compares a module name with mod+"."+name piecewise as
+// strings.Compare does with the joined string, prefixes and dots around.
+func TestCompareJoined(t *testing.T) {
+	t.Parallel()
+	join := func(a, b string) string {
+		if a == "" {
+			return b
+		}
+		return a + "." + b
+	}
+	words := []string{"", "a", "ab", "a.b", "a.b.c", "a-b", "a/b", "b", "a.", ".a", "ab.c", "a.bc"}
+	for _, s := range words {
+		for _, a := range words {
+			for _, b := range words {
+				want := strings.Compare(s, join(a, b))
+				if got := compareJoined(s, a, b); got != want {
+					t.Errorf("compareJoined(%q, %q, %q) = %d, want %d", s, a, b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestPythonModulesAsMaps checks the sorted module claims and their
+// lookup against the maps import resolution used before: every module to
+// the shortest path claiming it (the first of equals), found by the
+// joined and the plain lookup alike, and no module that is not claimed.
+func TestPythonModulesAsMaps(t *testing.T) {
+	t.Parallel()
+	paths := []string{"build/pkg/__init__.py", "build/pkg/mod.py", "docs/x.py", "pkg/__init__.py", "pkg/mod.py",
+		"pkg/sub/__init__.py", "pkg/sub/deep.pyi", "src/pkg/__init__.py", "src/pkg/mod.py", "x.py", "y/x.py", "z.go"}
+	var entries []File
+	files := map[string]bool{}
+	for _, p := range paths {
+		lang := LangPython
+		if strings.HasSuffix(p, ".go") {
+			lang = LangGo
+		}
+		entries = append(entries, File{Path: p, Lang: lang})
+		files[p] = true
+	}
+	want := map[string]string{}
+	for _, f := range entries {
+		mod := PythonModule(f.Path, func(p string) bool { return files[p] })
+		if old, ok := want[mod]; mod != "" && f.Lang == LangPython && (!ok || len(f.Path) < len(old)) {
+			want[mod] = f.Path
+		}
+	}
+	m := &Map{Entries: entries}
+	claims := m.PythonModules()
+	if len(claims) != len(want) {
+		t.Errorf("%d claims %v, want %d %v", len(claims), claims, len(want), want)
+	}
+	l := moduleLookup{claims: claims, entries: entries}
+	for mod, p := range want {
+		if got, ok := l.find(mod, ""); !ok || got != p {
+			t.Errorf("module %s: %q %v, want %q", mod, got, ok, p)
+		}
+		if i := strings.LastIndexByte(mod, '.'); i > 0 {
+			if got, ok := l.find(mod[:i], mod[i+1:]); !ok || got != p {
+				t.Errorf("module %s as %s and %s: %q %v, want %q", mod, mod[:i], mod[i+1:], got, ok, p)
+			}
+		}
+	}
+	for _, mod := range []string{"pkg.nothing", "sub", "", "pkg.sub.deep.more"} {
+		if got, ok := l.find(mod, ""); ok {
+			t.Errorf("module %q found at %q", mod, got)
+		}
+	}
+	ix := newPathIndex(entries)
+	for _, c := range []struct {
+		dir, name string
+		want      bool
+	}{{"pkg", "/__init__.py", true}, {"pkg/sub", "/__init__.py", true}, {"y", "/__init__.py", false}, {"pk", "g/__init__.py", true}, {"", "x.py", true}, {"docs", "/__init__.pyi", false}} {
+		if got := ix.hasJoined(c.dir, c.name); got != c.want {
+			t.Errorf("hasJoined(%q, %q) = %v, want %v", c.dir, c.name, got, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package repomap
 
 import (
+	"cmp"
 	"path"
 	"slices"
 	"strings"
@@ -10,11 +11,19 @@ import (
 // the chain of packages (directories with __init__.py) it sits in:
 // src/pkg/sub/mod.py -> pkg.sub.mod when src has no __init__.py.
 func PythonModule(p string, exists func(string) bool) string {
+	return pythonModule(p, func(dir, name string) bool { return exists(dir + name) })
+}
+
+// pythonModule is PythonModule with exists asked about a directory and a
+// name in it apart (dir ends before the slash, name starts with it), so a
+// lookup that can hash and compare the two parts needs no joined path:
+// it is asked twice for every directory above every Python file.
+func pythonModule(p string, exists func(dir, name string) bool) string {
 	if !strings.HasSuffix(p, ".py") && !strings.HasSuffix(p, ".pyi") {
 		return ""
 	}
 	// The module is cut from p itself, not split into parts and joined
-	// again: it is computed for every Python file, twice in a cold query.
+	// again: it is computed for every Python file.
 	s := strings.TrimSuffix(strings.TrimSuffix(p, ".pyi"), ".py")
 	if s == "__init__" {
 		return ""
@@ -32,13 +41,101 @@ func PythonModule(p string, exists func(string) bool) string {
 			break
 		}
 		dir := s[:i]
-		if !exists(dir+"/__init__.py") && !exists(dir+"/__init__.pyi") {
+		if !exists(dir, "/__init__.py") && !exists(dir, "/__init__.pyi") {
 			from = i + 1
 			break
 		}
 		end = i
 	}
 	return strings.ReplaceAll(s[from:], "/", ".")
+}
+
+// ModuleClaim is a Python module and the file that defines it (its
+// number in Map.Entries).
+type ModuleClaim struct {
+	Module string
+	File   int32
+}
+
+// PythonModules returns the map's Python modules sorted by name, one
+// claim each: the file with the shortest path when two trees claim a
+// module (a package and a copy under docs/ or build/), the first in file
+// order among equals. Import resolution looks modules up in it, and it
+// stays when DropImports drops the rest of the import lookup (locate's
+// module table is written from it).
+func (m *Map) PythonModules() []ModuleClaim {
+	if m.modules == nil {
+		has := newPathIndex(m.Entries)
+		m.modules = pythonModules(m.Entries, has.hasJoined)
+	}
+	return m.modules
+}
+
+// pythonModules is PythonModules computed (never nil).
+func pythonModules(entries []File, exists func(dir, name string) bool) []ModuleClaim {
+	n := 0
+	for i := range entries {
+		if entries[i].Lang == LangPython {
+			n++
+		}
+	}
+	claims := make([]ModuleClaim, 0, n)
+	for i := range entries {
+		if f := &entries[i]; f.Lang == LangPython {
+			if mod := pythonModule(f.Path, exists); mod != "" {
+				claims = append(claims, ModuleClaim{mod, int32(i)})
+			}
+		}
+	}
+	slices.SortFunc(claims, func(a, b ModuleClaim) int {
+		if c := strings.Compare(a.Module, b.Module); c != 0 {
+			return c
+		}
+		if c := len(entries[a.File].Path) - len(entries[b.File].Path); c != 0 {
+			return c
+		}
+		return int(a.File - b.File)
+	})
+	return slices.CompactFunc(claims, func(a, b ModuleClaim) bool { return a.Module == b.Module })
+}
+
+// moduleLookup finds a module's file among sorted claims.
+type moduleLookup struct {
+	claims  []ModuleClaim
+	entries []File
+}
+
+// find is the path of the file defining the module mod.name, or mod
+// when name is "" (mod alone when mod is ""), found without joining the
+// two.
+func (l moduleLookup) find(mod, name string) (string, bool) {
+	if name == "" {
+		mod, name = "", mod
+	}
+	i, ok := slices.BinarySearchFunc(l.claims, name, func(c ModuleClaim, name string) int { return compareJoined(c.Module, mod, name) })
+	if !ok {
+		return "", false
+	}
+	return l.entries[l.claims[i].File].Path, true
+}
+
+// compareJoined compares s with a+"."+b (b alone when a is ""), without
+// joining them.
+func compareJoined(s, a, b string) int {
+	if a == "" {
+		return strings.Compare(s, b)
+	}
+	n := min(len(s), len(a))
+	if c := strings.Compare(s[:n], a[:n]); c != 0 {
+		return c
+	}
+	if len(s) <= len(a) {
+		return -1 // s is a prefix of a, so shorter than a.b
+	}
+	if s[len(a)] != '.' {
+		return cmp.Compare(s[len(a)], '.')
+	}
+	return strings.Compare(s[len(a)+1:], b)
 }
 
 // resolveImports fills File.Deps with the repository files each file
@@ -48,11 +145,13 @@ func PythonModule(p string, exists func(string) bool) string {
 func resolveImports(m *Map) {
 	ix := m.importIndex()
 	var scratch []int32
+	var paths []string
 	for i := range m.Entries {
 		f := &m.Entries[i]
 		scratch = scratch[:0]
 		for _, imp := range f.Imports {
-			for _, p := range ix.targets(f, imp) {
+			paths = ix.targets(f, imp, paths[:0])
+			for _, p := range paths {
 				if j, ok := ix.byPath.find(p); ok && p != f.Path {
 					scratch = append(scratch, j)
 				}
@@ -83,23 +182,21 @@ type importIndex struct {
 	byPath       pathIndex
 	goMod        string
 	goDirs       map[string][]string // non-test Go files by directory
-	pyMods       map[string]string   // dotted module -> file
-	fileMod      map[string]string   // Python file -> dotted module
+	pyMods       moduleLookup        // dotted module -> file
 	javaBySuffix map[string][]string // Java files by base name
 }
 
 func newImportIndex(m *Map) *importIndex {
-	// The Python maps are sized up front: growing a Go map rehashes
-	// every key it holds, and on a large tree they hold one per file.
-	python := 0
-	for i := range m.Entries {
-		if m.Entries[i].Lang == LangPython {
-			python++
-		}
-	}
 	ix := &importIndex{byPath: newPathIndex(m.Entries), goMod: m.goModulePath(),
-		goDirs: map[string][]string{}, pyMods: make(map[string]string, python), fileMod: make(map[string]string, python),
-		javaBySuffix: map[string][]string{}}
+		goDirs: map[string][]string{}, javaBySuffix: map[string][]string{}}
+	// The Python modules are one sorted slice of claims looked up by
+	// binary search, and a file's own module is worked out only for a
+	// relative import: a map from every module to its file and one from
+	// every file to its module took about 10 MB at 100,000 files.
+	if m.modules == nil {
+		m.modules = pythonModules(m.Entries, ix.byPath.hasJoined)
+	}
+	ix.pyMods = moduleLookup{claims: m.modules, entries: m.Entries}
 	// Entries are read by pointer: term ids are renumbered in them at the
 	// same time (build), and a copy of a File would read those fields too.
 	for i := range m.Entries {
@@ -110,15 +207,6 @@ func newImportIndex(m *Map) *importIndex {
 				d := path.Dir(f.Path)
 				ix.goDirs[d] = append(ix.goDirs[d], f.Path)
 			}
-		case LangPython:
-			if mod := PythonModule(f.Path, ix.has); mod != "" {
-				ix.fileMod[f.Path] = mod
-				// Prefer the shortest path when two trees claim a module
-				// (a package and a copy under docs/ or build/).
-				if old, ok := ix.pyMods[mod]; !ok || len(f.Path) < len(old) {
-					ix.pyMods[mod] = f.Path
-				}
-			}
 		case LangJava:
 			ix.javaBySuffix[path.Base(f.Path)] = append(ix.javaBySuffix[path.Base(f.Path)], f.Path)
 		}
@@ -126,29 +214,40 @@ func newImportIndex(m *Map) *importIndex {
 	return ix
 }
 
+// selfModule is the module of f, the importer of mod, when mod is
+// relative (the only case that reads it), and "" otherwise.
+func (ix *importIndex) selfModule(f *File, mod string) string {
+	if !strings.HasPrefix(mod, ".") {
+		return ""
+	}
+	return pythonModule(f.Path, ix.byPath.hasJoined)
+}
+
 func (ix *importIndex) has(p string) bool { _, ok := ix.byPath.find(p); return ok }
 
-// targets are the files one import of f may name (unchecked: the caller
-// keeps those that exist).
-func (ix *importIndex) targets(f *File, imp string) []string {
+// targets appends to out the files one import of f may name (unchecked:
+// the caller keeps those that exist). The caller's out is reused from
+// import to import: a slice of one path made for every import was about
+// 2.5 MB of garbage at 100,000 files.
+func (ix *importIndex) targets(f *File, imp string, out []string) []string {
 	switch f.Lang {
 	case LangGo:
-		if ix.goMod == "" || (imp != ix.goMod && !strings.HasPrefix(imp, ix.goMod+"/")) {
-			return nil
+		rest, ok := strings.CutPrefix(imp, ix.goMod)
+		if ix.goMod == "" || !ok || (rest != "" && rest[0] != '/') {
+			return out
 		}
-		dir := strings.TrimPrefix(strings.TrimPrefix(imp, ix.goMod), "/")
+		dir := strings.TrimPrefix(rest, "/")
 		if dir == "" {
 			dir = "."
 		}
-		return ix.goDirs[dir]
+		return append(out, ix.goDirs[dir]...)
 	case LangPython:
-		return []string{resolvePython(imp, ix.fileMod[f.Path], strings.HasSuffix(f.Path, "__init__.py"), ix.pyMods)}
+		return append(out, resolvePython(imp, ix.selfModule(f, imp), strings.HasSuffix(f.Path, "__init__.py"), ix.pyMods.find))
 	case LangJavaScript, LangTypeScript:
-		return []string{resolveJS(f.Path, imp, ix.has)}
+		return append(out, resolveJS(f.Path, imp, ix.has))
 	case LangJava:
 		parts := strings.Split(strings.TrimSuffix(imp, ".*"), ".")
 		want := strings.Join(parts, "/") + ".java"
-		var out []string
 		for _, p := range ix.javaBySuffix[parts[len(parts)-1]+".java"] {
 			if strings.HasSuffix(p, want) {
 				out = append(out, p)
@@ -156,16 +255,16 @@ func (ix *importIndex) targets(f *File, imp string) []string {
 		}
 		return out
 	case LangRust:
-		return []string{resolveRust(f.Path, imp, ix.has)}
+		return append(out, resolveRust(f.Path, imp, ix.has))
 	}
-	return nil
+	return out
 }
 
 func (m *Map) goModulePath() string { return m.GoModule }
 
 // resolvePython resolves "pkg.mod" (import) or "pkg.mod:name" (from-import)
 // against the module table, relative imports against the importer's package.
-func resolvePython(imp, self string, selfIsPkg bool, mods map[string]string) string {
+func resolvePython(imp, self string, selfIsPkg bool, mods func(mod, name string) (string, bool)) string {
 	mod, name, _ := strings.Cut(imp, ":")
 	if strings.HasPrefix(mod, ".") {
 		dots := len(mod) - len(strings.TrimLeft(mod, "."))
@@ -188,12 +287,12 @@ func resolvePython(imp, self string, selfIsPkg bool, mods map[string]string) str
 		}
 	}
 	if name != "" && name != "*" {
-		if p, ok := mods[joinDot(mod, name)]; ok {
+		if p, ok := mods(mod, name); ok {
 			return p
 		}
 	}
 	for mod != "" {
-		if p, ok := mods[mod]; ok {
+		if p, ok := mods(mod, ""); ok {
 			return p
 		}
 		i := strings.LastIndexByte(mod, '.')
@@ -203,13 +302,6 @@ func resolvePython(imp, self string, selfIsPkg bool, mods map[string]string) str
 		mod = mod[:i]
 	}
 	return ""
-}
-
-func joinDot(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "." + b
 }
 
 var jsExts = []string{"", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", "/index.ts", "/index.tsx", "/index.js", "/index.jsx"}
