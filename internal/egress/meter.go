@@ -30,16 +30,21 @@ const (
 	maxMeterModel  = 128
 )
 
+// OtherModels is the name a Meter counts calls under once it keeps
+// maxMeterModels models apart, or for a longer name: which models they
+// were is unknown, so they are priced at the provider's dearest.
+const OtherModels = "\x00other models"
+
 // Add counts one call's tokens under model; past maxMeterModels models
-// (or with a longer name) under "", which is priced as the step's model.
+// (or with a longer name) under OtherModels.
 func (m *Meter) Add(model string, u usage.Usage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byModel == nil {
 		m.byModel = map[string]usage.Usage{}
 	}
-	if _, ok := m.byModel[model]; len(model) > maxMeterModel || !ok && len(m.byModel) >= maxMeterModels {
-		model = ""
+	if _, ok := m.byModel[model]; len(model) > maxMeterModel || strings.ContainsRune(model, 0) || !ok && len(m.byModel) >= maxMeterModels {
+		model = OtherModels
 	}
 	m.byModel[model] = m.byModel[model].Add(u.Bounded()).Bounded()
 }
@@ -59,7 +64,11 @@ type wireUsage struct {
 	OutputTokens  int64 `json:"output_tokens"`
 	CacheCreation int64 `json:"cache_creation_input_tokens"`
 	CacheRead     int64 `json:"cache_read_input_tokens"`
-	InputDetails  struct {
+	// CacheByTTL splits CacheCreation by how long the cache is kept:
+	// Anthropic bills a one-hour write twice the input price, a
+	// five-minute one 1.25 times it.
+	CacheByTTL   cacheByTTL `json:"cache_creation"`
+	InputDetails struct {
 		Cached int64 `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
 	Prompt     int64 `json:"promptTokenCount"`
@@ -77,12 +86,30 @@ type wireUsage struct {
 
 // wireIteration is one entry of an Anthropic usage's iterations.
 type wireIteration struct {
-	Type          string `json:"type"`
-	Model         string `json:"model"`
-	InputTokens   int64  `json:"input_tokens"`
-	OutputTokens  int64  `json:"output_tokens"`
-	CacheCreation int64  `json:"cache_creation_input_tokens"`
-	CacheRead     int64  `json:"cache_read_input_tokens"`
+	Type          string     `json:"type"`
+	Model         string     `json:"model"`
+	InputTokens   int64      `json:"input_tokens"`
+	OutputTokens  int64      `json:"output_tokens"`
+	CacheCreation int64      `json:"cache_creation_input_tokens"`
+	CacheRead     int64      `json:"cache_read_input_tokens"`
+	CacheByTTL    cacheByTTL `json:"cache_creation"`
+}
+
+// cacheByTTL is an Anthropic usage's cache_creation object.
+type cacheByTTL struct {
+	OneHour int64 `json:"ephemeral_1h_input_tokens"`
+}
+
+// cacheWrites is what an Anthropic usage's cache writes count as: usage
+// has one rate for cache writes, the five-minute one (1.25 times the
+// input price on every Claude row), so each one-hour write (twice the
+// input price) counts as 1.6 five-minute writes, rounded up. The token
+// counts overstate such writes by that much; the cost is what was
+// billed. A one-hour count above the total is taken as the total.
+func cacheWrites(total, oneHour int64) int64 {
+	total = min(max(total, 0), usage.MaxTokens)
+	oneHour = min(max(oneHour, 0), total)
+	return total + (3*oneHour+4)/5
 }
 
 // maxIterationModels bounds the models one answer's iterations are kept
@@ -104,7 +131,8 @@ func (w wireUsage) beyond() map[string]usage.Usage {
 		if _, ok := out[m]; !ok && len(out) >= maxIterationModels || len(m) > maxMeterModel {
 			m = ""
 		}
-		u := wireUsage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens, CacheCreation: it.CacheCreation, CacheRead: it.CacheRead}.tokens(ProviderAnthropic)
+		u := wireUsage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens, CacheCreation: it.CacheCreation, CacheRead: it.CacheRead,
+			CacheByTTL: it.CacheByTTL}.tokens(ProviderAnthropic)
 		out[m] = out[m].Add(u.Bounded()).Bounded()
 	}
 	return out
@@ -117,8 +145,9 @@ func (w wireUsage) tokens(p Provider) usage.Usage {
 	switch p {
 	case ProviderAnthropic:
 		// input_tokens leaves out the cached parts of the prompt.
-		return usage.Usage{InputTokens: w.InputTokens + w.CacheCreation + w.CacheRead, OutputTokens: w.OutputTokens,
-			CacheReadTokens: w.CacheRead, CacheWriteTokens: w.CacheCreation}
+		write := cacheWrites(w.CacheCreation, w.CacheByTTL.OneHour)
+		return usage.Usage{InputTokens: w.InputTokens + write + w.CacheRead, OutputTokens: w.OutputTokens,
+			CacheReadTokens: w.CacheRead, CacheWriteTokens: write}
 	case ProviderGemini:
 		return usage.Usage{InputTokens: w.Prompt + w.ToolPrompt, OutputTokens: w.Candidates + w.Thoughts, CacheReadTokens: w.Cached}
 	}

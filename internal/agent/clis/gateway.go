@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/planexhq/planex/internal/agent"
@@ -101,18 +102,62 @@ func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, 
 	}, nil
 }
 
-// metered prices what the gateway counted as a report's tokens are
-// priced. A model the price table does not know is priced as the step's
-// own: which model a call names is the contained program's choice.
+// metered prices what the gateway counted, model by model. Which model a
+// call names is the contained program's choice, so only the step's own
+// model (or a dated snapshot of it, and calls whose answer named none) is
+// priced as the step is (--price-in/--price-out, else the table); any
+// other model by its own row, and a model no row knows as it is (a
+// variant such as gpt-5-pro or a *-preview, a new id, or one of the
+// models past what the meter keeps apart) at the dearest row of the
+// provider (meteredPrice).
 func (a *Agent) metered(totals map[string]agent.Usage) agent.Usage {
-	r := report{tokens: map[string]agent.Usage{}}
-	for m, u := range totals {
-		if _, ok := builtin.LookupPrice(m); !ok {
-			m = ""
-		}
-		r.tokens[m] = r.tokens[m].Add(u)
+	var u agent.Usage
+	for m, t := range totals {
+		u = u.Add(agent.Usage{InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
+			CacheReadTokens: t.CacheReadTokens, CacheWriteTokens: t.CacheWriteTokens})
+		u.CostUSD += a.meteredPrice(m).Cost(tokenUsage(t))
 	}
-	return a.usage(r)
+	return u
+}
+
+// meteredPrice is the price the gateway's count of model's tokens is
+// metered at (see metered).
+func (a *Agent) meteredPrice(model string) builtin.Price {
+	step := a.cfg.Price
+	if step == nil {
+		p, _ := builtin.LookupPrice(a.cfg.Model)
+		step = &p
+	}
+	if model == "" || sameModel(a.cfg.Model, model) {
+		return *step
+	}
+	if p, ok := builtin.LookupPriceStrict(model); ok {
+		return p
+	}
+	_, provider, _ := a.upstream()
+	d := builtin.MaxPrice(func(prefix string) bool { return providerOf(prefix) == provider })
+	return builtin.Price{InPerMTok: max(d.InPerMTok, step.InPerMTok), OutPerMTok: max(d.OutPerMTok, step.OutPerMTok),
+		CacheReadPerMTok: max(d.CacheReadPerMTok, step.CacheReadPerMTok), CacheWritePerMTok: max(d.CacheWritePerMTok, step.CacheWritePerMTok)}
+}
+
+// sameModel says whether model (as an answer names it) is step's model:
+// the same name but for case, or followed by a date or version only
+// ("gpt-4.1" answered as "gpt-4.1-2025-04-14").
+func sameModel(step, model string) bool {
+	step, model = strings.ToLower(step), strings.ToLower(model)
+	rest, ok := strings.CutPrefix(model, step)
+	return step != "" && ok && strings.Trim(rest, "0123456789-.") == ""
+}
+
+// providerOf is the provider whose models a price table row's prefix names.
+func providerOf(prefix string) egress.Provider {
+	switch {
+	case strings.HasPrefix(prefix, "claude-"):
+		return egress.ProviderAnthropic
+	case strings.HasPrefix(prefix, "gemini-"):
+		return egress.ProviderGemini
+	}
+	return egress.ProviderOpenAI
 }
 
 // ErrStepBudget marks a model call the gateway refused because the step

@@ -14,6 +14,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/agenttest"
+	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/egress"
 	"github.com/planexhq/planex/internal/sandbox"
 )
@@ -102,26 +103,53 @@ func TestRedTeamGatewayMetersUnreportedCalls(t *testing.T) {
 // 2.1.330 lists Mythos and Fable models at five times the price of the
 // default Sonnet 5.5, and without a row of their own they were priced
 // as the step's model, a fifth of what they bill. Each model of that
-// catalog is priced as it bills; a model no row knows still costs the
-// step's model's price, not nothing.
+// catalog is priced as it bills. A model no row knows as it is (a new
+// Claude id, OpenAI's gpt-5-pro, which the gpt-5 row's prefix matched
+// at $1.25 in and $10 out against its $15 and $120, a Gemini preview)
+// was priced as the step's model too, or by the row its prefix found:
+// it is now priced at the dearest row of its provider, as are the
+// models a meter lumps together past the 32 it keeps apart. The step's
+// own model, dated or not, keeps the step's price (the user's, when
+// given, which priced every model before).
 func TestRedTeamMeteredModelPrices(t *testing.T) {
 	t.Parallel()
-	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
 	const million = 1_000_000
+	user := &builtin.Price{InPerMTok: 1, OutPerMTok: 1}
 	for _, c := range []struct {
-		model string
-		want  float64 // a million tokens in and a million out
+		agent, step string
+		price       *builtin.Price
+		model       string
+		want        float64 // a million tokens in and a million out
 	}{
-		{"claude-mythos-5", 60},
-		{"claude-mythos-5-2-20261001", 48},
-		{"claude-fable-5-1", 60},
-		{"claude-haiku-5-5", 3}, // its rates above 100K prompt tokens
-		{"claude-sonnet-5-5", 12},
-		{"claude-unheard-of-9", 12},
+		{"claude", "claude-sonnet-5-5", nil, "claude-mythos-5", 60},
+		{"claude", "claude-sonnet-5-5", nil, "claude-mythos-5-2-20261001", 48},
+		{"claude", "claude-sonnet-5-5", nil, "claude-fable-5-1", 60},
+		{"claude", "claude-sonnet-5-5", nil, "claude-haiku-5-5", 3}, // its rates above 100K prompt tokens
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5", 12},
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5-20261001", 12},
+		{"claude", "claude-sonnet-5-5", nil, "", 12},
+		// Claude's dearest row: Opus 4 at $15 in and $75 out.
+		{"claude", "claude-sonnet-5-5", nil, "claude-unheard-of-9", 90},
+		{"claude", "claude-sonnet-5-5", nil, "claude-3-5-sonnet-latest", 90},
+		{"claude", "claude-sonnet-5-5", nil, egress.OtherModels, 90},
+		{"claude", "claude-sonnet-5-5", user, "claude-sonnet-5-5", 2},
+		{"claude", "claude-sonnet-5-5", user, "claude-mythos-5", 60},
+		{"claude", "claude-sonnet-5-5", user, "claude-unheard-of-9", 90},
+		{"codex", "gpt-6.1-sol", nil, "gpt-6.1-sol", 12},
+		{"codex", "gpt-6.1-sol", nil, "gpt-5-pro", 135},
+		{"codex", "gpt-6.1-sol", nil, "gpt-5-pro-2025-10-06", 135},
+		// OpenAI's dearest row: o1-pro at $150 in and $600 out.
+		{"codex", "gpt-6.1-sol", nil, "gpt-5.9-ultra", 750},
+		{"codex", "gpt-6.1-sol", nil, "o3-deep-research", 750},
+		{"gemini", "gemini-3.8-flash", nil, "gemini-3.8-flash", 4.5},
+		{"gemini", "gemini-3.8-flash", nil, "gemini-3-pro-preview", 22},
+		{"gemini", "gemini-3.8-flash", nil, "gemini-2.5-flash-preview-05-20", 22},
 	} {
+		a := &Agent{cfg: Config{Name: c.agent, Model: c.step, Price: c.price}}
 		got := a.metered(map[string]agent.Usage{c.model: {InputTokens: million, OutputTokens: million}})
 		if math.Abs(got.CostUSD-c.want) > 1e-9 {
-			t.Errorf("%s: a million tokens in and out metered at $%.4f, want $%.4f", c.model, got.CostUSD, c.want)
+			t.Errorf("%s (step's model %s, user price %v): %q, a million tokens in and out, metered at $%.4f, want $%.4f",
+				c.agent, c.step, c.price, c.model, got.CostUSD, c.want)
 		}
 	}
 }
