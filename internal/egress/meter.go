@@ -36,18 +36,32 @@ const (
 const OtherModels = "\x00other models"
 
 // Add counts one call's tokens under model; past maxMeterModels models
-// (or with a longer name) under OtherModels.
+// (or with a longer name) under OtherModels (with LongPrompt kept).
 func (m *Meter) Add(model string, u usage.Usage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byModel == nil {
 		m.byModel = map[string]usage.Usage{}
 	}
-	if _, ok := m.byModel[model]; len(model) > maxMeterModel || strings.ContainsRune(model, 0) || !ok && len(m.byModel) >= maxMeterModels {
+	base, long := strings.CutSuffix(model, LongPrompt)
+	if _, ok := m.byModel[model]; len(base) > maxMeterModel || strings.ContainsRune(base, 0) || !ok && len(m.byModel) >= maxMeterModels {
 		model = OtherModels
+		if long {
+			model += LongPrompt
+		}
 	}
 	m.byModel[model] = m.byModel[model].Add(u.Bounded()).Bounded()
 }
+
+// LongPrompt marks, after its model's name, the tokens of the calls
+// whose prompt held more than LongPromptTokens: above that Anthropic's
+// long-context models, Gemini's Pro models and OpenAI's newest bill
+// twice the input and 1.5 times the output price for the whole call.
+// The gateway marks every model's, not knowing which do.
+const (
+	LongPrompt       = " (prompt over 200K tokens)"
+	LongPromptTokens = 200_000
+)
 
 // Totals returns a copy of the tokens counted so far, per model.
 func (m *Meter) Totals() map[string]usage.Usage {
@@ -67,7 +81,12 @@ type wireUsage struct {
 	// CacheByTTL splits CacheCreation by how long the cache is kept:
 	// Anthropic bills a one-hour write twice the input price, a
 	// five-minute one 1.25 times it.
-	CacheByTTL   cacheByTTL `json:"cache_creation"`
+	CacheByTTL cacheByTTL `json:"cache_creation"`
+	// ServerToolUse counts an Anthropic answer's server tool calls,
+	// billed per call on top of the tokens.
+	ServerToolUse struct {
+		WebSearch int64 `json:"web_search_requests"`
+	} `json:"server_tool_use"`
 	InputDetails struct {
 		Cached int64 `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
@@ -166,14 +185,44 @@ type answerUsage struct {
 	// beyond is what the answer's iterations billed past u, per model
 	// ("" for the answer's own), each field the largest value seen.
 	beyond map[string]usage.Usage
+	// searches counts the web searches the answer bills per call:
+	// Anthropic's server_tool_use (the largest count seen), OpenAI's
+	// web_search_call items of the final output list (listed), or of
+	// the output_item events, each item told twice (added, done).
+	searches, listed, itemEvents int64
+}
+
+// Per-call fees the gateway meters on top of tokens, in US dollars:
+// Anthropic's web search ($10 a thousand), OpenAI's ($10 a thousand,
+// $25 for the preview tool on models that do not reason: the dearer
+// one, as the answer does not say which was billed).
+const (
+	anthropicSearchFee = 0.01
+	openAISearchFee    = 0.025
+)
+
+// fee is what the answer's per-call tool uses bill beyond its tokens.
+func (a *answerUsage) fee() float64 {
+	if a.p == ProviderOpenAI {
+		return float64(max(a.listed, (a.itemEvents+1)/2)) * openAISearchFee
+	}
+	return float64(a.searches) * anthropicSearchFee
 }
 
 // take reads one captured value: a usage object or a model name.
 func (a *answerUsage) take(kind skimKind, raw []byte) {
-	if kind == skimModel {
+	if kind != skimUsage {
 		var m string
-		if json.Unmarshal(raw, &m) == nil && m != "" {
+		if json.Unmarshal(raw, &m) != nil {
+			return
+		}
+		switch {
+		case kind == skimModel && m != "":
 			a.model = m
+		case kind == skimListedItem && m == "web_search_call":
+			a.listed = min(a.listed+1, usage.MaxTokens)
+		case kind == skimEventItem && m == "web_search_call":
+			a.itemEvents = min(a.itemEvents+1, usage.MaxTokens)
 		}
 		return
 	}
@@ -184,6 +233,7 @@ func (a *answerUsage) take(kind skimKind, raw []byte) {
 	u := w.tokens(a.p).Bounded()
 	a.found = true
 	a.u = largest(a.u, u)
+	a.searches = max(a.searches, min(w.ServerToolUse.WebSearch, usage.MaxTokens))
 	if a.p != ProviderAnthropic {
 		return
 	}
@@ -297,6 +347,10 @@ type skimKind int
 const (
 	skimUsage skimKind = iota
 	skimModel
+	// skimListedItem is the type of an item of an OpenAI answer's output
+	// list, skimEventItem of an output_item event's item.
+	skimListedItem
+	skimEventItem
 )
 
 const (
@@ -393,7 +447,7 @@ func (s *skim) strByte(c byte) {
 			s.name()
 			return
 		}
-		if s.capturing && s.kind == skimModel {
+		if s.capturing && s.kind != skimUsage {
 			s.finish()
 		}
 		return
@@ -426,18 +480,27 @@ func (s *skim) valueStart(c byte) {
 		return
 	}
 	var name string
-	switch s.objects {
-	case 1:
+	item := skimUsage // or the kind of an item's type
+	switch {
+	case s.objects == 1:
 		name = s.names[0]
-	case 2:
-		if s.names[0] != "message" && s.names[0] != "response" {
-			return
-		}
+	case s.objects == 2 && (s.names[0] == "message" || s.names[0] == "response"):
 		name = s.names[1]
+	case s.objects == 2 && s.names[0] == "output":
+		name, item = s.names[1], skimListedItem
+	case s.objects == 2 && s.names[0] == "item":
+		name, item = s.names[1], skimEventItem
+	case s.objects == 3 && s.names[0] == "response" && s.names[1] == "output":
+		name, item = s.names[2], skimListedItem
 	default:
 		return
 	}
 	switch {
+	case item != skimUsage:
+		if c != '"' || name != "type" {
+			return
+		}
+		s.kind = item
 	case c == '{' && (name == "usage" || name == "usageMetadata"):
 		s.kind = skimUsage
 	case c == '"' && (name == "model" || name == "modelVersion"):
@@ -549,11 +612,20 @@ func (g *Gateway) meterCall(rel string, reqBytes int64, resp *http.Response, rea
 		}
 		u.InputTokens, u.OutputTokens = max(u.InputTokens, reqBytes), max(u.OutputTokens, out)
 	}
+	if read != nil {
+		u.CostUSD = read.usage.fee()
+	}
+	if u.InputTokens > LongPromptTokens {
+		model += LongPrompt
+	}
 	g.Meter.Add(model, u)
 	if read != nil {
 		for m, x := range read.usage.beyond {
 			if m == "" {
-				m = model
+				m = strings.TrimSuffix(model, LongPrompt)
+			}
+			if x.InputTokens > LongPromptTokens {
+				m += LongPrompt
 			}
 			g.Meter.Add(m, x)
 		}

@@ -310,6 +310,29 @@ func (w *bodyWalk) member(top *frame, name string) error {
 		w.p == ProviderGemini && w.inToolList() && top.key == "urlcontext" {
 		return fmt.Errorf("%w (%q)", ErrServerFetch, name)
 	}
+	if w.p == ProviderGemini && w.inToolList() {
+		switch top.key {
+		case "googlesearch", "googlesearchretrieval", "googlemaps", "enterprisewebsearch":
+			// Grounding bills per prompt or per search query, and the
+			// answer's usageMetadata counts none of it.
+			return fmt.Errorf("%w (the tool %q bills per use beyond its tokens)", ErrUnmetered, name)
+		}
+	}
+	return nil
+}
+
+// checkToolFee refuses a hosted tool whose per-use fee the answer's
+// usage does not count and the meter does not read: OpenAI's file
+// search, code interpreter (a container per session) and image
+// generation, and Anthropic's code execution (container hours). The
+// web searches of both are metered from the answer instead (answerUsage).
+func checkToolFee(p Provider, typ string) error {
+	t := fold(typ)
+	switch {
+	case p == ProviderOpenAI && (strings.HasPrefix(t, "filesearch") || strings.HasPrefix(t, "codeinterpreter") || strings.HasPrefix(t, "imagegeneration")),
+		p == ProviderAnthropic && strings.HasPrefix(t, "codeexecution"):
+		return fmt.Errorf("%w (a tool of type %q, billed per use beyond its tokens)", ErrUnmetered, typ)
+	}
 	return nil
 }
 
@@ -324,7 +347,10 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 		// (open_page) unless the request keeps it to the search index.
 		top := &w.stack[len(w.stack)-1]
 		top.search = top.search || w.p == ProviderOpenAI && strings.HasPrefix(fold(v), "websearch")
-		return checkToolType(v)
+		if err := checkToolType(v); err != nil {
+			return err
+		}
+		return checkToolFee(w.p, v)
 	case under && remoteSource(v):
 		return fmt.Errorf("%w (a source the provider would download from %.60q)", ErrServerFetch, v)
 	}

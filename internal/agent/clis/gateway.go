@@ -109,13 +109,15 @@ func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, 
 // other model by its own row, and a model no row knows as it is (a
 // variant such as gpt-5-pro or a *-preview, a new id, or one of the
 // models past what the meter keeps apart) at the dearest row of the
-// provider (meteredPrice).
+// provider (meteredPrice); a call whose prompt was long at its long-context
+// rates; and the per-call fees the gateway metered are added.
 func (a *Agent) metered(totals map[string]agent.Usage) agent.Usage {
 	var u agent.Usage
 	for m, t := range totals {
 		u = u.Add(agent.Usage{InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
 			CacheReadTokens: t.CacheReadTokens, CacheWriteTokens: t.CacheWriteTokens})
-		u.CostUSD += a.meteredPrice(m).Cost(tokenUsage(t))
+		// t.CostUSD is the per-call fees the gateway metered (web searches).
+		u.CostUSD += a.meteredPrice(m).Cost(tokenUsage(t)) + t.CostUSD
 	}
 	return u
 }
@@ -123,6 +125,12 @@ func (a *Agent) metered(totals map[string]agent.Usage) agent.Usage {
 // meteredPrice is the price the gateway's count of model's tokens is
 // metered at (see metered).
 func (a *Agent) meteredPrice(model string) builtin.Price {
+	if base, ok := strings.CutSuffix(model, egress.LongPrompt); ok {
+		// The long-context rates: twice the input, 1.5 times the output.
+		p := a.meteredPrice(base)
+		return builtin.Price{InPerMTok: 2 * p.InPerMTok, OutPerMTok: 1.5 * p.OutPerMTok,
+			CacheReadPerMTok: 2 * p.CacheReadPerMTok, CacheWritePerMTok: 2 * p.CacheWritePerMTok}
+	}
 	step := a.cfg.Price
 	if step == nil {
 		p, _ := builtin.LookupPrice(a.cfg.Model)

@@ -144,6 +144,12 @@ func TestRedTeamMeteredModelPrices(t *testing.T) {
 		{"gemini", "gemini-3.8-flash", nil, "gemini-3.8-flash", 4.5},
 		{"gemini", "gemini-3.8-flash", nil, "gemini-3-pro-preview", 22},
 		{"gemini", "gemini-3.8-flash", nil, "gemini-2.5-flash-preview-05-20", 22},
+		// A call whose prompt held more than 200K tokens, at the
+		// long-context rates: twice the input, 1.5 times the output.
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5" + egress.LongPrompt, 19},
+		{"claude", "claude-sonnet-5-5", user, "claude-sonnet-5-5" + egress.LongPrompt, 3.5},
+		{"claude", "claude-sonnet-5-5", nil, "claude-unheard-of-9" + egress.LongPrompt, 142.5},
+		{"claude", "claude-sonnet-5-5", nil, egress.OtherModels + egress.LongPrompt, 142.5},
 	} {
 		a := &Agent{cfg: Config{Name: c.agent, Model: c.step, Price: c.price}}
 		got := a.metered(map[string]agent.Usage{c.model: {InputTokens: million, OutputTokens: million}})
@@ -151,6 +157,11 @@ func TestRedTeamMeteredModelPrices(t *testing.T) {
 			t.Errorf("%s (step's model %s, user price %v): %q, a million tokens in and out, metered at $%.4f, want $%.4f",
 				c.agent, c.step, c.price, c.model, got.CostUSD, c.want)
 		}
+	}
+	// The per-call fees the gateway metered (web searches) add to the cost.
+	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
+	if got := a.metered(map[string]agent.Usage{"claude-sonnet-5-5": {InputTokens: million, CostUSD: 0.5}}); math.Abs(got.CostUSD-2.5) > 1e-9 {
+		t.Errorf("a million tokens in and $0.50 of search fees metered at $%.4f, want $2.5000", got.CostUSD)
 	}
 }
 
