@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -291,12 +292,12 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	}
 	defer resp.Body.Close()
 	if !billed || g.Meter == nil {
-		streamResponse(w, resp, nil, nil)
+		streamAnswer(w, resp, nil, nil, g.Key)
 		return
 	}
 	a := &answerUsage{p: g.Provider}
 	scan := newAnswerScan(isEventStream(resp.Header), a)
-	whole := streamResponse(w, resp, scan, orphan)
+	whole := streamAnswer(w, resp, scan, orphan, g.Key)
 	g.meterCall(rel, size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
 }
 
@@ -413,10 +414,22 @@ func plainJSON(h http.Header) bool {
 // is gone the rest is shown to seen alone if orphan (when not nil) says
 // so, else not read. It says whether the whole body was read.
 func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer, orphan func() bool) bool {
+	return streamAnswer(w, resp, seen, orphan, "")
+}
+
+// streamAnswer is streamResponse with every occurrence of key (when at
+// least minRedacted bytes long) in the answer's header and body masked,
+// byte for byte, before the client sees it: a server behind --base-url
+// (a LiteLLM or vLLM front, a misconfigured proxy) may echo the key it
+// was sent in an error, a header or a debug field, and the gateway's
+// caller is the contained program the key is kept from. The meter
+// (seen) reads the answer as it came.
+func streamAnswer(w http.ResponseWriter, resp *http.Response, seen io.Writer, orphan func() bool, key string) bool {
 	dropHop(resp.Header)
+	red := newRedactor(key)
 	for k, vs := range resp.Header {
 		for _, v := range vs {
-			w.Header().Add(k, v)
+			w.Header().Add(k, red.line(v))
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
@@ -430,7 +443,7 @@ func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer, 
 				seen.Write(buf[:n])
 			}
 			if !gone {
-				_, werr := w.Write(buf[:n])
+				_, werr := w.Write(red.filter(buf[:n]))
 				_ = rc.Flush()
 				if gone = werr != nil; gone && (orphan == nil || !orphan()) {
 					return false
@@ -438,6 +451,10 @@ func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer, 
 			}
 		}
 		if err != nil {
+			if !gone {
+				w.Write(red.carry) // a tail that only began like the key
+				_ = rc.Flush()
+			}
 			return errors.Is(err, io.EOF)
 		}
 	}
@@ -460,4 +477,64 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 		return nil
 	}
 	return err
+}
+
+// minRedacted is the shortest key an answer is searched for: a shorter
+// one (a test's) would mask ordinary text.
+const minRedacted = 8
+
+// redactor masks a key in a stream cut into chunks anywhere: it holds
+// back the end of a chunk that may be the start of the key (never more
+// than the key's length less one byte, and none at the end of a
+// server-sent event, which ends in a line break) until the next chunk
+// shows whether it is.
+type redactor struct {
+	key, mask []byte
+	carry     []byte
+}
+
+func newRedactor(key string) *redactor {
+	if len(key) < minRedacted {
+		return &redactor{}
+	}
+	return &redactor{key: []byte(key), mask: bytes.Repeat([]byte{'*'}, len(key))}
+}
+
+// line masks the key in a header value.
+func (r *redactor) line(v string) string {
+	if r.key == nil {
+		return v
+	}
+	return strings.ReplaceAll(v, string(r.key), string(r.mask))
+}
+
+// filter returns what of the stream can be passed on after p: the
+// carried bytes and p, the key masked, less a new tail to carry. It may
+// change p.
+func (r *redactor) filter(p []byte) []byte {
+	if r.key == nil {
+		return p
+	}
+	b := p // masked in place: the meter has read it already
+	if len(r.carry) > 0 {
+		b = append(r.carry, p...)
+	}
+	r.carry = nil
+	for i := 0; ; {
+		j := bytes.Index(b[i:], r.key)
+		if j < 0 {
+			break
+		}
+		copy(b[i+j:], r.mask)
+		i += j + len(r.key)
+	}
+	hold := 0
+	for n := min(len(r.key)-1, len(b)); n > 0; n-- {
+		if bytes.HasSuffix(b, r.key[:n]) {
+			hold = n
+			break
+		}
+	}
+	r.carry = append([]byte(nil), b[len(b)-hold:]...)
+	return b[:len(b)-hold]
 }
