@@ -103,7 +103,7 @@ func knownPrices() []struct {
 		// The models Claude Code 2.1.330's catalog lists beyond the rows
 		// above, at its prices: a call may name any of them (an advisor
 		// tool's model, or the program's choice), and a model without a
-		// row is metered at the step's model's price. Haiku 5.5 lists at
+		// row is metered at its provider's dearest row. Haiku 5.5 lists at
 		// $0.10 in and $0.50 out, five times that for prompts above 100K
 		// tokens: the row has the higher rates, as a row is never below
 		// what a call may bill.
