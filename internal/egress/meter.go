@@ -479,20 +479,8 @@ func (s *skim) valueStart(c byte) {
 	if s.capturing || s.deep > 0 || len(s.open) == 0 || s.open[len(s.open)-1] != '{' {
 		return
 	}
-	var name string
-	item := skimUsage // or the kind of an item's type
-	switch {
-	case s.objects == 1:
-		name = s.names[0]
-	case s.objects == 2 && (s.names[0] == "message" || s.names[0] == "response"):
-		name = s.names[1]
-	case s.objects == 2 && s.names[0] == "output":
-		name, item = s.names[1], skimListedItem
-	case s.objects == 2 && s.names[0] == "item":
-		name, item = s.names[1], skimEventItem
-	case s.objects == 3 && s.names[0] == "response" && s.names[1] == "output":
-		name, item = s.names[2], skimListedItem
-	default:
+	name, item, ok := s.place()
+	if !ok {
 		return
 	}
 	switch {
@@ -510,6 +498,25 @@ func (s *skim) valueStart(c byte) {
 	}
 	s.capturing, s.capOver, s.capLevel = true, false, len(s.open)
 	s.capture = append(s.capture[:0], c)
+}
+
+// place is the member whose value begins: its name, and whether it
+// lies in an OpenAI output item (skimListedItem, skimEventItem) or where
+// usage and model names lie (skimUsage); not ok anywhere else.
+func (s *skim) place() (name string, item skimKind, ok bool) {
+	switch {
+	case s.objects == 1:
+		return s.names[0], skimUsage, true
+	case s.objects == 2 && (s.names[0] == "message" || s.names[0] == "response"):
+		return s.names[1], skimUsage, true
+	case s.objects == 2 && s.names[0] == "output":
+		return s.names[1], skimListedItem, true
+	case s.objects == 2 && s.names[0] == "item":
+		return s.names[1], skimEventItem, true
+	case s.objects == 3 && s.names[0] == "response" && s.names[1] == "output":
+		return s.names[2], skimListedItem, true
+	}
+	return "", skimUsage, false
 }
 
 func (s *skim) push(c byte) {
