@@ -55,6 +55,12 @@ type Gateway struct {
 	// so calls admitted together overrun a spent budget by a few calls,
 	// not by one per connection.
 	Admit func() error
+	// Cap, when set, is asked before each billed call is forwarded, with
+	// the model the call names: the most output tokens the call may ask
+	// for (0: no bound). A larger limit in the body, or none, is lowered
+	// to it (capEdits), so calls running when the budget runs out
+	// overrun it by their prompts, not by their whole output limits.
+	Cap func(model string) int64
 
 	calls    inflight
 	admitted chan struct{}
@@ -242,7 +248,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 		}
 		defer release()
 	}
-	body, size, err := g.readBody(r, scans)
+	body, size, shape, err := g.readBody(r, scans)
 	if err != nil {
 		status := http.StatusBadRequest
 		if errors.Is(err, ErrServerFetch) || errors.Is(err, ErrUnmetered) {
@@ -256,7 +262,8 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	defer done()
 	out := r.Clone(upCtx)
 	out.RequestURI = ""
-	out.Body, out.ContentLength, out.GetBody = io.NopCloser(body), size, nil
+	sent, size := g.capped(billed, rel, body, size, shape)
+	out.Body, out.ContentLength, out.GetBody = io.NopCloser(sent), size, nil
 	out.Header.Del("Content-Length")
 	out.Header.Del("Content-Encoding") // identity alone, which says nothing
 	out.TransferEncoding, out.Trailer = nil, nil
@@ -352,31 +359,50 @@ func (g *Gateway) admit(ctx context.Context) (release func(), err error) {
 
 // readBody spools r's body and checks it (checkModelBody), returning it
 // rewound: the body passed on is the one checked, byte for byte.
-func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int64, error) {
+func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int64, bodyShape, error) {
 	if !plainJSON(r.Header) {
-		return nil, 0, errBody
+		return nil, 0, bodyShape{}, errBody
 	}
 	if scans != nil {
 		select {
 		case scans <- struct{}{}:
 			defer func() { <-scans }()
 		case <-r.Context().Done():
-			return nil, 0, r.Context().Err()
+			return nil, 0, bodyShape{}, r.Context().Err()
 		}
 	}
 	f, size, err := spoolBody(r.Body)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, bodyShape{}, err
 	}
-	err = checkModelBody(g.Provider, f)
+	shape, err := readModelBody(g.Provider, f)
 	if err == nil {
 		_, err = f.Seek(0, io.SeekStart)
 	}
 	if err != nil {
 		f.Close()
-		return nil, 0, err
+		return nil, 0, bodyShape{}, err
 	}
-	return f, size, nil
+	return f, size, shape, nil
+}
+
+// capped is the body of a call (rel) with, when it is billed, its output
+// limit held to what Cap allows for the model it names (a Gemini call's
+// path names it).
+func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape bodyShape) (io.Reader, int64) {
+	if !billed || g.Cap == nil || size == 0 {
+		return f, size
+	}
+	model := shape.model
+	if g.Provider == ProviderGemini {
+		_, after, _ := strings.Cut(rel, "/models/")
+		model, _, _ = strings.Cut(after, ":")
+	}
+	limit := g.Cap(model)
+	if limit <= 0 {
+		return f, size
+	}
+	return capBody(f, size, capEdits(g.Provider, shape, limit))
 }
 
 // plainJSON says whether a request's header declares its body as the

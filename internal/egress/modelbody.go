@@ -75,29 +75,39 @@ func fold(s string) string {
 // without recursion and at most maxNesting deep, so neither its size nor
 // its nesting costs memory beyond its largest string.
 func checkModelBody(p Provider, body io.Reader) error {
+	_, err := readModelBody(p, body)
+	return err
+}
+
+// readModelBody is checkModelBody, also returning where the body sets
+// the call's model and output limit (bodyShape).
+func readModelBody(p Provider, body io.Reader) (bodyShape, error) {
 	var text utf8Check
 	dec := json.NewDecoder(bufio.NewReaderSize(io.TeeReader(body, &text), 32<<10))
+	dec.UseNumber()
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
-		return nil
+		return bodyShape{}, nil
 	}
 	if err != nil || tok != json.Delim('{') {
-		return errBody
+		return bodyShape{}, errBody
 	}
 	w := bodyWalk{p: p, stack: []frame{{obj: true}}}
+	w.shape.top, w.shape.topEmpty = dec.InputOffset(), true
 	for len(w.stack) > 0 {
 		tok, err := dec.Token()
 		if err != nil {
-			return errBody
+			return bodyShape{}, errBody
 		}
+		w.off = dec.InputOffset()
 		if err := w.step(tok); err != nil {
-			return err
+			return bodyShape{}, err
 		}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) || !text.valid() {
-		return errBody
+		return bodyShape{}, errBody
 	}
-	return nil
+	return w.shape, nil
 }
 
 // utf8Check sees a body go by and says whether it was all UTF-8. The
@@ -157,6 +167,9 @@ type frame struct {
 type bodyWalk struct {
 	p     Provider
 	stack []frame
+	// off is the body's offset just past the token being taken.
+	off   int64
+	shape bodyShape
 }
 
 // urlKey says whether a member (folded) holds web addresses a provider
@@ -196,6 +209,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 		name, _ := tok.(string)
 		return w.member(top, name)
 	}
+	w.note(top, tok)
 	under := top.url || top.obj && urlKey(top.key)
 	policy := top.obj && top.container && top.key == "networkpolicy"
 	if err := w.checkValue(top, policy, tok); err != nil {
@@ -299,6 +313,12 @@ func (w *bodyWalk) close() error {
 // member takes the name of the next member of the innermost object.
 func (w *bodyWalk) member(top *frame, name string) error {
 	top.key, top.named = fold(name), true
+	switch {
+	case len(w.stack) == 1:
+		w.shape.topEmpty = false
+	case w.inGenerationConfig():
+		w.shape.genEmpty = false
+	}
 	if top.policy && top.key != "type" {
 		// allowed_domains, domain_secrets: the container may connect out.
 		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)

@@ -3,6 +3,7 @@ package clis
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -59,8 +60,9 @@ type gatewayed struct {
 // sandbox forwards GatewayPort to. The CLI gets a random placeholder in
 // the key's variable and the gateway's address as its base URL.
 // Every billed call it forwards is counted on meter, after admit (when
-// not nil) let it through.
-func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error) (*gatewayed, error) {
+// not nil) let it through, its output limit held to limitOut's (when not
+// nil).
+func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error, limitOut func(string) int64) (*gatewayed, error) {
 	up, provider, err := a.upstream()
 	if err != nil {
 		return nil, err
@@ -80,7 +82,7 @@ func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, 
 		return nil, fmt.Errorf("starting the model gateway: %w", err)
 	}
 	gw := &egress.Gateway{Provider: provider, Upstream: up, Key: lookupEnv(a.env(), s.keyVar), Placeholder: placeholder,
-		Meter: meter, Admit: admit}
+		Meter: meter, Admit: admit, Cap: limitOut}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
@@ -166,6 +168,33 @@ func providerOf(prefix string) egress.Provider {
 		return egress.ProviderGemini
 	}
 	return egress.ProviderOpenAI
+}
+
+// outputCap returns the gateway's bound on each billed call's output
+// tokens under the step's limit l (nil: no limit): a quarter (one of the
+// egress.MaxAdmitted calls that may run at once) of what the budget has
+// left, in tokens, or in dollars at the output price the model's tokens
+// are metered at. While much is left the bound is above what calls ask
+// for; near the end it lowers their limits, so the calls admitted then
+// overrun the budget by their prompts at most, not by their outputs.
+func (a *Agent) outputCap(l agent.Limit, meter *egress.Meter) func(string) int64 {
+	if l.CostUSD <= 0 && l.Tokens <= 0 {
+		return nil
+	}
+	return func(model string) int64 {
+		u := a.metered(meter.Totals())
+		c := int64(math.MaxInt64)
+		if rate := a.meteredPrice(model).OutPerMTok; l.CostUSD > 0 && rate > 0 {
+			c = int64(max(l.CostUSD-u.CostUSD, 0) / egress.MaxAdmitted / rate * 1e6)
+		}
+		if l.Tokens > 0 {
+			c = min(c, max(l.Tokens-u.InputTokens-u.OutputTokens, 0)/egress.MaxAdmitted)
+		}
+		if c == math.MaxInt64 {
+			return 0
+		}
+		return max(c, 1)
+	}
 }
 
 // ErrStepBudget marks a model call the gateway refused because the step

@@ -192,3 +192,35 @@ func TestRedTeamGatewaySharesTheRemainder(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputCapHoldsToTheBudget: the bound the gateway puts on each
+// call's output limit is a quarter of what is left, in tokens or in
+// dollars at the output price the call's model is metered at (a model
+// no row knows at its provider's dearest), never below one token; with
+// no limit there is no bound.
+func TestOutputCapHoldsToTheBudget(t *testing.T) {
+	t.Parallel()
+	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
+	if a.outputCap(agent.Limit{}, &egress.Meter{}) != nil {
+		t.Error("a step without a limit got a bound")
+	}
+	for _, c := range []struct {
+		name  string
+		limit agent.Limit
+		spent agent.Usage
+		model string
+		want  int64
+	}{
+		{"a dollar left, Sonnet's $10 out", agent.Limit{CostUSD: 1}, agent.Usage{}, "claude-sonnet-5-5", 25000},
+		{"40 cents left", agent.Limit{CostUSD: 1}, agent.Usage{InputTokens: 300_000}, "claude-sonnet-5-5", 10000},
+		{"an unknown model, at Opus 4's $75", agent.Limit{CostUSD: 1}, agent.Usage{InputTokens: 300_000}, "claude-unheard-of", 1333},
+		{"tokens left", agent.Limit{Tokens: 10000}, agent.Usage{InputTokens: 2000}, "claude-sonnet-5-5", 2000},
+		{"spent", agent.Limit{CostUSD: 1}, agent.Usage{InputTokens: 600_000}, "claude-sonnet-5-5", 1},
+	} {
+		meter := &egress.Meter{}
+		meter.Add("claude-sonnet-5-5", c.spent)
+		if got := a.outputCap(c.limit, meter)(c.model); got != c.want {
+			t.Errorf("%s: bound %d, want %d", c.name, got, c.want)
+		}
+	}
+}
