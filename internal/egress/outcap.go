@@ -3,7 +3,6 @@ package egress
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,7 +136,7 @@ func capEdits(p Provider, sh bodyShape, limit int64) []edit {
 
 // capBody returns f's body (of size bytes) with edits applied, and its
 // new size.
-func capBody(f *os.File, size int64, edits []edit) (io.Reader, int64) {
+func capBody(f io.ReaderAt, size int64, edits []edit) (io.Reader, int64) {
 	var parts []io.Reader
 	pos, out := int64(0), size
 	for _, e := range edits {
