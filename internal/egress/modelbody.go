@@ -243,6 +243,9 @@ func (w *bodyWalk) step(tok json.Token) error {
 // times the list price for the same usage) or inference_geo other than
 // global (inference kept to one region bills 1.1 times it).
 func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
+	if err := w.checkCandidates(top, tok); err != nil {
+		return err
+	}
 	if len(w.stack) != 1 || w.p == ProviderGemini {
 		return checkPolicy(top, policy, tok)
 	}
@@ -264,6 +267,16 @@ func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
 		}
 	}
 	return checkPolicy(top, policy, tok)
+}
+
+// checkCandidates refuses a Gemini call's generationConfig.candidateCount
+// but 1: each candidate is an answer of its own up to the output limit,
+// which the gateway holds to the budget (capEdits) for one answer.
+func (w *bodyWalk) checkCandidates(top *frame, tok json.Token) error {
+	if !w.inGenerationConfig() || top.key != "candidatecount" || tok == nil || tok == json.Number("1") {
+		return nil
+	}
+	return fmt.Errorf("%w (a candidateCount of %v: one answer a call)", ErrUnmetered, tok)
 }
 
 // checkPolicy refuses the value tok of a hosted container's network

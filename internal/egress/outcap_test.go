@@ -19,7 +19,9 @@ import (
 // its own limit, so the calls admitted when the budget ran out overran it
 // by their whole outputs. Each call's limit now reaches the provider
 // lowered to what Cap allows (100 here), inserted where the call set
-// none, and the body stays JSON; a smaller limit passes as it was.
+// none, and the body stays JSON; a smaller limit passes as it was. A
+// Gemini call asking for several candidates, each of which would run to
+// the limit, is refused.
 func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -92,6 +94,15 @@ func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	// Several candidates would each run to the limit: refused.
+	gem := serveGateway(t, &Gateway{Provider: ProviderGemini, Upstream: u, Key: "sk-real", Placeholder: "ph", Cap: func(string) int64 { return 100 }})
+	for _, body := range []string{`{"contents":[],"generationConfig":{"candidateCount":8}}`, `{"contents":[],"generation_config":{"candidate_count":2.0}}`} {
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1beta/models/gemini-x:generateContent", strings.NewReader(body))
+		req.Header.Set("X-Goog-Api-Key", "ph")
+		if status, _ := statusOf(t, gem, req); status != http.StatusForbidden {
+			t.Errorf("%s: status %d, want 403", body, status)
+		}
+	}
 	if strings.Join(asked, ",") != "claude-x,claude-x,claude-x,claude-x,gpt-x,gpt-x,,gemini-x,gemini-x,gemini-x,gemini-x" {
 		t.Errorf("Cap was asked for the models %q, want each call's", asked)
 	}
