@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -166,6 +167,15 @@ func (g *Gateway) swapKey(h http.Header, q url.Values) error {
 			carried = "X-Goog-Api-Key"
 		}
 		q.Del("key")
+	}
+	// A credential header spelt with underscores (X_Api_Key) is a name of
+	// its own to Go, which a CGI, PHP-FPM or WSGI server behind
+	// --base-url reads as the dashed one: it goes too.
+	for name := range h {
+		dashed := strings.ReplaceAll(name, "_", "-")
+		if dashed != name && slices.ContainsFunc(g.authHeaders(), func(a string) bool { return strings.EqualFold(a, dashed) }) {
+			delete(h, name)
+		}
 	}
 	switch name, bearer := strings.CutSuffix(carried, " bearer"); {
 	case carried == "":

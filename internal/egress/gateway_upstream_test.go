@@ -163,3 +163,49 @@ func TestRedTeamGatewayUpstreamGames(t *testing.T) {
 		t.Errorf("CONNECT to the gateway: status %d, the upstream got %d requests in all; want 403 and no more than 2", resp.StatusCode, len(upgrades))
 	}
 }
+
+// TestRedTeamGatewayUnderscoredCredentials: the program sends the
+// placeholder where the gateway looks, and a credential of its own
+// under the same name spelt with underscores (X_Api_Key, X_Goog_Api_Key),
+// a name of its own to Go that a CGI, PHP-FPM or WSGI server behind
+// --base-url reads as the dashed one, beside planex's key. It reached the
+// upstream before; now only planex's key does.
+func TestRedTeamGatewayUnderscoredCredentials(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		for name, vs := range r.Header {
+			if strings.Contains(strings.Join(vs, ","), "sk-program") {
+				seen = append(seen, name)
+			}
+		}
+		mu.Unlock()
+		io.WriteString(w, `{}`)
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	for _, r := range []struct {
+		p          Provider
+		path, body string
+		key        string
+	}{
+		{ProviderAnthropic, "/v1/messages", `{"model":"m","messages":[]}`, "X-Api-Key"},
+		{ProviderGemini, "/v1beta/models/gemini-x:generateContent", `{"contents":[]}`, "X-Goog-Api-Key"},
+	} {
+		c := serveGateway(t, &Gateway{Provider: r.p, Upstream: u, Key: "sk-real-0123456789", Placeholder: "ph"})
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway"+r.path, strings.NewReader(r.body))
+		req.Header.Set(r.key, "ph")
+		req.Header[strings.ReplaceAll(r.key, "-", "_")] = []string{"sk-program"}
+		req.Header["x_"+strings.ToLower(r.key[2:])] = []string{"sk-program"} // another case too
+		if status, msg := statusOf(t, c, req); status != http.StatusOK {
+			t.Fatalf("%s: status %d (%s)", r.p, status, msg)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) > 0 {
+		t.Errorf("the program's own credential reached the upstream under %q", seen)
+	}
+}

@@ -141,6 +141,12 @@ func knownPrices() []struct {
 		// Gemini 3 Pro (preview): $2 in and $12 out up to 200K prompt
 		// tokens, $4 and $18 above; the row has the higher rates.
 		{"gemini-3-pro", Price{4, 18, 0.4, 0}},
+		{"gemini-3-pro-preview", Price{4, 18, 0.4, 0}}, // its published id
+		// The image models bill their output (an image is a few thousand
+		// tokens) far above text: $30 a million for 2.5 Flash Image, $120
+		// for 3 Pro Image; a call may name them like any other model.
+		{"gemini-2.5-flash-image", Price{0.3, 30, 0, 0}},
+		{"gemini-3-pro-image", Price{2, 120, 0, 0}},
 		{"gemini-2.5-flash-lite", Price{0.1, 0.4, 0.01, 0}},
 		{"gemini-2.5-flash", Price{0.3, 2.5, 0.03, 0}},
 		{"gemini-2.0-flash", Price{0.1, 0.4, 0.025, 0}},

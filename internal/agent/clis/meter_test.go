@@ -143,7 +143,11 @@ func TestRedTeamMeteredModelPrices(t *testing.T) {
 		{"codex", "gpt-6.1-sol", nil, "o3-deep-research", 750},
 		{"gemini", "gemini-3.8-flash", nil, "gemini-3.8-flash", 4.5},
 		{"gemini", "gemini-3.8-flash", nil, "gemini-3-pro-preview", 22},
-		{"gemini", "gemini-3.8-flash", nil, "gemini-2.5-flash-preview-05-20", 22},
+		// Gemini's dearest row: 3 Pro Image at $4 in (3 Pro's long
+		// prompts) and $120 out.
+		{"gemini", "gemini-3.8-flash", nil, "gemini-2.5-flash-preview-05-20", 124},
+		{"gemini", "gemini-3.8-flash", nil, "gemini-2.5-flash-image", 30.3},
+		{"gemini", "gemini-3.8-flash", nil, "gemini-3-pro-image-preview", 124},
 		// A call whose prompt held more than 200K tokens, at the
 		// long-context rates: twice the input, 1.5 times the output.
 		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5" + egress.LongPrompt, 19},
