@@ -99,9 +99,17 @@ type edit struct {
 	text    string
 }
 
+// maxInserted is the largest output limit the gateway adds to a call
+// that set none: the smallest most output any current model allows
+// (Gemini 2.0 Flash's 8,192), as a provider may refuse a limit above its
+// model's. A call without a limit runs to its model's own while the
+// budget buys more than that.
+const maxInserted = 8192
+
 // capEdits are the edits that hold a call to limit output tokens: every
-// larger (or absent, or null) output limit becomes limit, and an
-// Anthropic thinking budget not below it becomes limit-1.
+// larger (or null) output limit becomes limit, one is added where the
+// call set none (when limit is at most maxInserted), and an Anthropic
+// thinking budget not below it becomes limit-1.
 func capEdits(p Provider, sh bodyShape, limit int64) []edit {
 	n := strconv.FormatInt(limit, 10)
 	var edits []edit
@@ -115,7 +123,7 @@ func capEdits(p Provider, sh bodyShape, limit int64) []edit {
 			edits = append(edits, edit{s.start, s.end, strconv.FormatInt(max(limit-1, 0), 10)})
 		}
 	}
-	if len(sh.limits) == 0 {
+	if len(sh.limits) == 0 && limit <= maxInserted {
 		member, at, empty := `"max_tokens":`+n, sh.top, sh.topEmpty
 		switch {
 		case p == ProviderOpenAI:

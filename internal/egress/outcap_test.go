@@ -92,8 +92,26 @@ func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
 			t.Errorf("%s: the provider got %s, want %s", r.name, body, r.want)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	// While the budget buys more than any model's smallest limit, a call
+	// that set none is left so (a provider may refuse a limit above its
+	// model's); one it set is still lowered.
+	g := &Gateway{Provider: ProviderOpenAI, Upstream: u, Key: "sk-real", Placeholder: "ph", Cap: func(string) int64 { return 20000 }}
+	oc := serveGateway(t, g)
+	for body, want := range map[string]string{
+		`{"model":"gpt-x","input":"write"}`:                            `{"model":"gpt-x","input":"write"}`,
+		`{"model":"gpt-x","input":"write","max_output_tokens":128000}`: `{"model":"gpt-x","input":"write","max_output_tokens":20000}`,
+	} {
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway/responses", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer ph")
+		if status, msg := statusOf(t, oc, req); status != http.StatusOK {
+			t.Fatalf("%s: status %d (%s)", body, status, msg)
+		}
+		mu.Lock()
+		if string(got) != want {
+			t.Errorf("with a bound of 20000, %s reached the provider as %s, want %s", body, got, want)
+		}
+		mu.Unlock()
+	}
 	// Several candidates would each run to the limit: refused.
 	gem := serveGateway(t, &Gateway{Provider: ProviderGemini, Upstream: u, Key: "sk-real", Placeholder: "ph", Cap: func(string) int64 { return 100 }})
 	for _, body := range []string{`{"contents":[],"generationConfig":{"candidateCount":8}}`, `{"contents":[],"generation_config":{"candidate_count":2.0}}`} {
@@ -103,6 +121,8 @@ func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
 			t.Errorf("%s: status %d, want 403", body, status)
 		}
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if strings.Join(asked, ",") != "claude-x,claude-x,claude-x,claude-x,gpt-x,gpt-x,,gemini-x,gemini-x,gemini-x,gemini-x" {
 		t.Errorf("Cap was asked for the models %q, want each call's", asked)
 	}
