@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +17,9 @@ import (
 // the body arrives (whole, or a byte per read, as a slow client sends
 // it); what it lets through is one JSON value in UTF-8 (or nothing); and
 // a body it refuses as a fetch stays refused with more members after it,
-// so no later member turns a refused part back into an allowed one.
+// so no later member turns a refused part back into an allowed one. A
+// body that passes, its output limit held to a few tokens (capEdits), is
+// still JSON that passes.
 func FuzzCheckModelBody(f *testing.F) {
 	for _, seed := range []string{
 		``,
@@ -28,6 +31,9 @@ func FuzzCheckModelBody(f *testing.F) {
 		`{"container":{"network_policy":{"type":"disabled"}}}`,
 		`{"messages":[{"content":[{"type":"image","source":{"type":"url","url":"https://a.example"}}]}]}`,
 		`{"contents":[{"parts":[{"fileData":{"fileUri":"https://a.example"}}]}],"tools":[{"urlContext":{}}]}`,
+		`{"model":"m","max_tokens":64000,"thinking":{"budget_tokens":32000},"max_output_tokens":null}`,
+		`{"contents":[],"generationConfig":{"maxOutputTokens":1e9}}`,
+		`{}`,
 	} {
 		for _, p := range []Provider{ProviderAnthropic, ProviderOpenAI, ProviderGemini} {
 			f.Add(string(p), seed)
@@ -42,6 +48,14 @@ func FuzzCheckModelBody(f *testing.F) {
 		}
 		if whole == nil && len(bytes.TrimSpace([]byte(body))) > 0 && (!json.Valid([]byte(body)) || !utf8.ValidString(body)) {
 			t.Fatalf("an unreadable body passed: %q", body)
+		}
+		if whole == nil && len(bytes.TrimSpace([]byte(body))) > 0 {
+			shape, _ := readModelBody(p, bytes.NewReader([]byte(body)))
+			r, n := capBody(bytes.NewReader([]byte(body)), int64(len(body)), capEdits(p, shape, 7))
+			capped, _ := io.ReadAll(r)
+			if int64(len(capped)) != n || !json.Valid(capped) || checkModelBody(p, bytes.NewReader(capped)) != nil {
+				t.Fatalf("%q, its output limit held, became %q (%d bytes said)", body, capped, n)
+			}
 		}
 		trimmed := bytes.TrimSpace([]byte(body))
 		if errors.Is(whole, ErrServerFetch) && len(trimmed) > 1 && trimmed[len(trimmed)-1] == '}' && json.Valid(trimmed) {

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -14,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -54,6 +56,12 @@ type Gateway struct {
 	// so calls admitted together overrun a spent budget by a few calls,
 	// not by one per connection.
 	Admit func() error
+	// Cap, when set, is asked before each billed call is forwarded, with
+	// the model the call names: the most output tokens the call may ask
+	// for (0: no bound). A larger limit in the body, or none, is lowered
+	// to it (capEdits), so calls running when the budget runs out
+	// overrun it by their prompts, not by their whole output limits.
+	Cap func(model string) int64
 
 	calls    inflight
 	admitted chan struct{}
@@ -160,6 +168,15 @@ func (g *Gateway) swapKey(h http.Header, q url.Values) error {
 		}
 		q.Del("key")
 	}
+	// A credential header spelt with underscores (X_Api_Key) is a name of
+	// its own to Go, which a CGI, PHP-FPM or WSGI server behind
+	// --base-url reads as the dashed one: it goes too.
+	for name := range h {
+		dashed := strings.ReplaceAll(name, "_", "-")
+		if dashed != name && slices.ContainsFunc(g.authHeaders(), func(a string) bool { return strings.EqualFold(a, dashed) }) {
+			delete(h, name)
+		}
+	}
 	switch name, bearer := strings.CutSuffix(carried, " bearer"); {
 	case carried == "":
 		return ErrPlaceholder
@@ -241,7 +258,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 		}
 		defer release()
 	}
-	body, size, err := g.readBody(r, scans)
+	body, size, shape, err := g.readBody(r, scans)
 	if err != nil {
 		status := http.StatusBadRequest
 		if errors.Is(err, ErrServerFetch) || errors.Is(err, ErrUnmetered) {
@@ -255,7 +272,8 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	defer done()
 	out := r.Clone(upCtx)
 	out.RequestURI = ""
-	out.Body, out.ContentLength, out.GetBody = io.NopCloser(body), size, nil
+	sent, size := g.capped(billed, rel, body, size, shape)
+	out.Body, out.ContentLength, out.GetBody = io.NopCloser(sent), size, nil
 	out.Header.Del("Content-Length")
 	out.Header.Del("Content-Encoding") // identity alone, which says nothing
 	out.TransferEncoding, out.Trailer = nil, nil
@@ -291,12 +309,12 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	}
 	defer resp.Body.Close()
 	if !billed || g.Meter == nil {
-		streamResponse(w, resp, nil, nil)
+		streamAnswer(w, resp, nil, nil, g.Key)
 		return
 	}
 	a := &answerUsage{p: g.Provider}
 	scan := newAnswerScan(isEventStream(resp.Header), a)
-	whole := streamResponse(w, resp, scan, orphan)
+	whole := streamAnswer(w, resp, scan, orphan, g.Key)
 	g.meterCall(rel, size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
 }
 
@@ -351,31 +369,50 @@ func (g *Gateway) admit(ctx context.Context) (release func(), err error) {
 
 // readBody spools r's body and checks it (checkModelBody), returning it
 // rewound: the body passed on is the one checked, byte for byte.
-func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int64, error) {
+func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int64, bodyShape, error) {
 	if !plainJSON(r.Header) {
-		return nil, 0, errBody
+		return nil, 0, bodyShape{}, errBody
 	}
 	if scans != nil {
 		select {
 		case scans <- struct{}{}:
 			defer func() { <-scans }()
 		case <-r.Context().Done():
-			return nil, 0, r.Context().Err()
+			return nil, 0, bodyShape{}, r.Context().Err()
 		}
 	}
 	f, size, err := spoolBody(r.Body)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, bodyShape{}, err
 	}
-	err = checkModelBody(g.Provider, f)
+	shape, err := readModelBody(g.Provider, f)
 	if err == nil {
 		_, err = f.Seek(0, io.SeekStart)
 	}
 	if err != nil {
 		f.Close()
-		return nil, 0, err
+		return nil, 0, bodyShape{}, err
 	}
-	return f, size, nil
+	return f, size, shape, nil
+}
+
+// capped is the body of a call (rel) with, when it is billed, its output
+// limit held to what Cap allows for the model it names (a Gemini call's
+// path names it).
+func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape bodyShape) (io.Reader, int64) {
+	if !billed || g.Cap == nil || size == 0 {
+		return f, size
+	}
+	model := shape.model
+	if g.Provider == ProviderGemini {
+		_, after, _ := strings.Cut(rel, "/models/")
+		model, _, _ = strings.Cut(after, ":")
+	}
+	limit := g.Cap(model)
+	if limit <= 0 {
+		return f, size
+	}
+	return capBody(f, size, capEdits(g.Provider, shape, limit))
 }
 
 // plainJSON says whether a request's header declares its body as the
@@ -413,10 +450,22 @@ func plainJSON(h http.Header) bool {
 // is gone the rest is shown to seen alone if orphan (when not nil) says
 // so, else not read. It says whether the whole body was read.
 func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer, orphan func() bool) bool {
+	return streamAnswer(w, resp, seen, orphan, "")
+}
+
+// streamAnswer is streamResponse with every occurrence of key (when at
+// least minRedacted bytes long) in the answer's header and body masked,
+// byte for byte, before the client sees it: a server behind --base-url
+// (a LiteLLM or vLLM front, a misconfigured proxy) may echo the key it
+// was sent in an error, a header or a debug field, and the gateway's
+// caller is the contained program the key is kept from. The meter
+// (seen) reads the answer as it came.
+func streamAnswer(w http.ResponseWriter, resp *http.Response, seen io.Writer, orphan func() bool, key string) bool {
 	dropHop(resp.Header)
+	red := newRedactor(key)
 	for k, vs := range resp.Header {
 		for _, v := range vs {
-			w.Header().Add(k, v)
+			w.Header().Add(k, red.line(v))
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
@@ -430,7 +479,7 @@ func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer, 
 				seen.Write(buf[:n])
 			}
 			if !gone {
-				_, werr := w.Write(buf[:n])
+				_, werr := w.Write(red.filter(buf[:n]))
 				_ = rc.Flush()
 				if gone = werr != nil; gone && (orphan == nil || !orphan()) {
 					return false
@@ -438,6 +487,10 @@ func streamResponse(w http.ResponseWriter, resp *http.Response, seen io.Writer, 
 			}
 		}
 		if err != nil {
+			if !gone {
+				w.Write(red.carry) // a tail that only began like the key
+				_ = rc.Flush()
+			}
 			return errors.Is(err, io.EOF)
 		}
 	}
@@ -460,4 +513,64 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 		return nil
 	}
 	return err
+}
+
+// minRedacted is the shortest key an answer is searched for: a shorter
+// one (a test's) would mask ordinary text.
+const minRedacted = 8
+
+// redactor masks a key in a stream cut into chunks anywhere: it holds
+// back the end of a chunk that may be the start of the key (never more
+// than the key's length less one byte, and none at the end of a
+// server-sent event, which ends in a line break) until the next chunk
+// shows whether it is.
+type redactor struct {
+	key, mask []byte
+	carry     []byte
+}
+
+func newRedactor(key string) *redactor {
+	if len(key) < minRedacted {
+		return &redactor{}
+	}
+	return &redactor{key: []byte(key), mask: bytes.Repeat([]byte{'*'}, len(key))}
+}
+
+// line masks the key in a header value.
+func (r *redactor) line(v string) string {
+	if r.key == nil {
+		return v
+	}
+	return strings.ReplaceAll(v, string(r.key), string(r.mask))
+}
+
+// filter returns what of the stream can be passed on after p: the
+// carried bytes and p, the key masked, less a new tail to carry. It may
+// change p.
+func (r *redactor) filter(p []byte) []byte {
+	if r.key == nil {
+		return p
+	}
+	b := p // masked in place: the meter has read it already
+	if len(r.carry) > 0 {
+		b = append(r.carry, p...)
+	}
+	r.carry = nil
+	for i := 0; ; {
+		j := bytes.Index(b[i:], r.key)
+		if j < 0 {
+			break
+		}
+		copy(b[i+j:], r.mask)
+		i += j + len(r.key)
+	}
+	hold := 0
+	for n := min(len(r.key)-1, len(b)); n > 0; n-- {
+		if bytes.HasSuffix(b, r.key[:n]) {
+			hold = n
+			break
+		}
+	}
+	r.carry = append([]byte(nil), b[len(b)-hold:]...)
+	return b[:len(b)-hold]
 }

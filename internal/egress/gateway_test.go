@@ -311,10 +311,10 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"container network policy as a word", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","networkPolicy":"allowlist"}}]}`, 403},
 			{"container network policy as a list", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":[{"type":"allowlist"}]}}]}`, 403},
 			{"a tool of the client's whose parameters name a network policy", `{"model":"m","input":"hi","tools":[{"type":"function","name":"apply_policy","parameters":{"type":"object","properties":{"network_policy":{"type":"object","properties":{"allowed_domains":{"type":"array"}}}}}}]}`, 200},
-			{"container without network", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":{"type":"disabled"}}},{"type":"code_interpreter","container":{"type":"auto","network_policy":null}}]}`, 200},
+			{"container without network", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":{"type":"disabled"}}},{"type":"shell","environment":{"type":"container_auto","network_policy":null}}]}`, 200},
 		}},
 		{ProviderGemini, "/", "/v1beta/models/gemini-x:generateContent", "X-Goog-Api-Key", []row{
-			{"function declarations and search", `{"contents":[],"tools":[{"functionDeclarations":[{"name":"f"}]},{"googleSearch":{}}]}`, 200},
+			{"function declarations and code execution", `{"contents":[],"tools":[{"functionDeclarations":[{"name":"f"}]},{"codeExecution":{}}]}`, 200},
 			{"URL context", `{"contents":[{"parts":[{"text":"` + exfil + `"}]}],"tools":[{"urlContext":{}}]}`, 403},
 			{"URL context, snake case", `{"contents":[],"tools":[{"url_context":{}}]}`, 403},
 			{"file by web address", `{"contents":[{"parts":[{"fileData":{"mimeType":"text/html","fileUri":"` + exfil + `"}}]}]}`, 403},

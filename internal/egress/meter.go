@@ -30,19 +30,38 @@ const (
 	maxMeterModel  = 128
 )
 
+// OtherModels is the name a Meter counts calls under once it keeps
+// maxMeterModels models apart, or for a longer name: which models they
+// were is unknown, so they are priced at the provider's dearest.
+const OtherModels = "\x00other models"
+
 // Add counts one call's tokens under model; past maxMeterModels models
-// (or with a longer name) under "", which is priced as the step's model.
+// (or with a longer name) under OtherModels (with LongPrompt kept).
 func (m *Meter) Add(model string, u usage.Usage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byModel == nil {
 		m.byModel = map[string]usage.Usage{}
 	}
-	if _, ok := m.byModel[model]; len(model) > maxMeterModel || !ok && len(m.byModel) >= maxMeterModels {
-		model = ""
+	base, long := strings.CutSuffix(model, LongPrompt)
+	if _, ok := m.byModel[model]; len(base) > maxMeterModel || strings.ContainsRune(base, 0) || !ok && len(m.byModel) >= maxMeterModels {
+		model = OtherModels
+		if long {
+			model += LongPrompt
+		}
 	}
 	m.byModel[model] = m.byModel[model].Add(u.Bounded()).Bounded()
 }
+
+// LongPrompt marks, after its model's name, the tokens of the calls
+// whose prompt held more than LongPromptTokens: above that Anthropic's
+// long-context models, Gemini's Pro models and OpenAI's newest bill
+// twice the input and 1.5 times the output price for the whole call.
+// The gateway marks every model's, not knowing which do.
+const (
+	LongPrompt       = " (prompt over 200K tokens)"
+	LongPromptTokens = 200_000
+)
 
 // Totals returns a copy of the tokens counted so far, per model.
 func (m *Meter) Totals() map[string]usage.Usage {
@@ -59,7 +78,16 @@ type wireUsage struct {
 	OutputTokens  int64 `json:"output_tokens"`
 	CacheCreation int64 `json:"cache_creation_input_tokens"`
 	CacheRead     int64 `json:"cache_read_input_tokens"`
-	InputDetails  struct {
+	// CacheByTTL splits CacheCreation by how long the cache is kept:
+	// Anthropic bills a one-hour write twice the input price, a
+	// five-minute one 1.25 times it.
+	CacheByTTL cacheByTTL `json:"cache_creation"`
+	// ServerToolUse counts an Anthropic answer's server tool calls,
+	// billed per call on top of the tokens.
+	ServerToolUse struct {
+		WebSearch int64 `json:"web_search_requests"`
+	} `json:"server_tool_use"`
+	InputDetails struct {
 		Cached int64 `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
 	Prompt     int64 `json:"promptTokenCount"`
@@ -77,12 +105,30 @@ type wireUsage struct {
 
 // wireIteration is one entry of an Anthropic usage's iterations.
 type wireIteration struct {
-	Type          string `json:"type"`
-	Model         string `json:"model"`
-	InputTokens   int64  `json:"input_tokens"`
-	OutputTokens  int64  `json:"output_tokens"`
-	CacheCreation int64  `json:"cache_creation_input_tokens"`
-	CacheRead     int64  `json:"cache_read_input_tokens"`
+	Type          string     `json:"type"`
+	Model         string     `json:"model"`
+	InputTokens   int64      `json:"input_tokens"`
+	OutputTokens  int64      `json:"output_tokens"`
+	CacheCreation int64      `json:"cache_creation_input_tokens"`
+	CacheRead     int64      `json:"cache_read_input_tokens"`
+	CacheByTTL    cacheByTTL `json:"cache_creation"`
+}
+
+// cacheByTTL is an Anthropic usage's cache_creation object.
+type cacheByTTL struct {
+	OneHour int64 `json:"ephemeral_1h_input_tokens"`
+}
+
+// cacheWrites is what an Anthropic usage's cache writes count as: usage
+// has one rate for cache writes, the five-minute one (1.25 times the
+// input price on every Claude row), so each one-hour write (twice the
+// input price) counts as 1.6 five-minute writes, rounded up. The token
+// counts overstate such writes by that much; the cost is what was
+// billed. A one-hour count above the total is taken as the total.
+func cacheWrites(total, oneHour int64) int64 {
+	total = min(max(total, 0), usage.MaxTokens)
+	oneHour = min(max(oneHour, 0), total)
+	return total + (3*oneHour+4)/5
 }
 
 // maxIterationModels bounds the models one answer's iterations are kept
@@ -104,7 +150,8 @@ func (w wireUsage) beyond() map[string]usage.Usage {
 		if _, ok := out[m]; !ok && len(out) >= maxIterationModels || len(m) > maxMeterModel {
 			m = ""
 		}
-		u := wireUsage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens, CacheCreation: it.CacheCreation, CacheRead: it.CacheRead}.tokens(ProviderAnthropic)
+		u := wireUsage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens, CacheCreation: it.CacheCreation, CacheRead: it.CacheRead,
+			CacheByTTL: it.CacheByTTL}.tokens(ProviderAnthropic)
 		out[m] = out[m].Add(u.Bounded()).Bounded()
 	}
 	return out
@@ -117,8 +164,9 @@ func (w wireUsage) tokens(p Provider) usage.Usage {
 	switch p {
 	case ProviderAnthropic:
 		// input_tokens leaves out the cached parts of the prompt.
-		return usage.Usage{InputTokens: w.InputTokens + w.CacheCreation + w.CacheRead, OutputTokens: w.OutputTokens,
-			CacheReadTokens: w.CacheRead, CacheWriteTokens: w.CacheCreation}
+		write := cacheWrites(w.CacheCreation, w.CacheByTTL.OneHour)
+		return usage.Usage{InputTokens: w.InputTokens + write + w.CacheRead, OutputTokens: w.OutputTokens,
+			CacheReadTokens: w.CacheRead, CacheWriteTokens: write}
 	case ProviderGemini:
 		return usage.Usage{InputTokens: w.Prompt + w.ToolPrompt, OutputTokens: w.Candidates + w.Thoughts, CacheReadTokens: w.Cached}
 	}
@@ -137,14 +185,44 @@ type answerUsage struct {
 	// beyond is what the answer's iterations billed past u, per model
 	// ("" for the answer's own), each field the largest value seen.
 	beyond map[string]usage.Usage
+	// searches counts the web searches the answer bills per call:
+	// Anthropic's server_tool_use (the largest count seen), OpenAI's
+	// web_search_call items of the final output list (listed), or of
+	// the output_item events, each item told twice (added, done).
+	searches, listed, itemEvents int64
+}
+
+// Per-call fees the gateway meters on top of tokens, in US dollars:
+// Anthropic's web search ($10 a thousand), OpenAI's ($10 a thousand,
+// $25 for the preview tool on models that do not reason: the dearer
+// one, as the answer does not say which was billed).
+const (
+	anthropicSearchFee = 0.01
+	openAISearchFee    = 0.025
+)
+
+// fee is what the answer's per-call tool uses bill beyond its tokens.
+func (a *answerUsage) fee() float64 {
+	if a.p == ProviderOpenAI {
+		return float64(max(a.listed, (a.itemEvents+1)/2)) * openAISearchFee
+	}
+	return float64(a.searches) * anthropicSearchFee
 }
 
 // take reads one captured value: a usage object or a model name.
 func (a *answerUsage) take(kind skimKind, raw []byte) {
-	if kind == skimModel {
+	if kind != skimUsage {
 		var m string
-		if json.Unmarshal(raw, &m) == nil && m != "" {
+		if json.Unmarshal(raw, &m) != nil {
+			return
+		}
+		switch {
+		case kind == skimModel && m != "":
 			a.model = m
+		case kind == skimListedItem && m == "web_search_call":
+			a.listed = min(a.listed+1, usage.MaxTokens)
+		case kind == skimEventItem && m == "web_search_call":
+			a.itemEvents = min(a.itemEvents+1, usage.MaxTokens)
 		}
 		return
 	}
@@ -155,6 +233,7 @@ func (a *answerUsage) take(kind skimKind, raw []byte) {
 	u := w.tokens(a.p).Bounded()
 	a.found = true
 	a.u = largest(a.u, u)
+	a.searches = max(a.searches, min(w.ServerToolUse.WebSearch, usage.MaxTokens))
 	if a.p != ProviderAnthropic {
 		return
 	}
@@ -268,6 +347,10 @@ type skimKind int
 const (
 	skimUsage skimKind = iota
 	skimModel
+	// skimListedItem is the type of an item of an OpenAI answer's output
+	// list, skimEventItem of an output_item event's item.
+	skimListedItem
+	skimEventItem
 )
 
 const (
@@ -364,7 +447,7 @@ func (s *skim) strByte(c byte) {
 			s.name()
 			return
 		}
-		if s.capturing && s.kind == skimModel {
+		if s.capturing && s.kind != skimUsage {
 			s.finish()
 		}
 		return
@@ -396,19 +479,16 @@ func (s *skim) valueStart(c byte) {
 	if s.capturing || s.deep > 0 || len(s.open) == 0 || s.open[len(s.open)-1] != '{' {
 		return
 	}
-	var name string
-	switch s.objects {
-	case 1:
-		name = s.names[0]
-	case 2:
-		if s.names[0] != "message" && s.names[0] != "response" {
-			return
-		}
-		name = s.names[1]
-	default:
+	name, item, ok := s.place()
+	if !ok {
 		return
 	}
 	switch {
+	case item != skimUsage:
+		if c != '"' || name != "type" {
+			return
+		}
+		s.kind = item
 	case c == '{' && (name == "usage" || name == "usageMetadata"):
 		s.kind = skimUsage
 	case c == '"' && (name == "model" || name == "modelVersion"):
@@ -418,6 +498,25 @@ func (s *skim) valueStart(c byte) {
 	}
 	s.capturing, s.capOver, s.capLevel = true, false, len(s.open)
 	s.capture = append(s.capture[:0], c)
+}
+
+// place is the member whose value begins: its name, and whether it
+// lies in an OpenAI output item (skimListedItem, skimEventItem) or where
+// usage and model names lie (skimUsage); not ok anywhere else.
+func (s *skim) place() (name string, item skimKind, ok bool) {
+	switch {
+	case s.objects == 1:
+		return s.names[0], skimUsage, true
+	case s.objects == 2 && (s.names[0] == "message" || s.names[0] == "response"):
+		return s.names[1], skimUsage, true
+	case s.objects == 2 && s.names[0] == "output":
+		return s.names[1], skimListedItem, true
+	case s.objects == 2 && s.names[0] == "item":
+		return s.names[1], skimEventItem, true
+	case s.objects == 3 && s.names[0] == "response" && s.names[1] == "output":
+		return s.names[2], skimListedItem, true
+	}
+	return "", skimUsage, false
 }
 
 func (s *skim) push(c byte) {
@@ -520,11 +619,20 @@ func (g *Gateway) meterCall(rel string, reqBytes int64, resp *http.Response, rea
 		}
 		u.InputTokens, u.OutputTokens = max(u.InputTokens, reqBytes), max(u.OutputTokens, out)
 	}
+	if read != nil {
+		u.CostUSD = read.usage.fee()
+	}
+	if u.InputTokens > LongPromptTokens {
+		model += LongPrompt
+	}
 	g.Meter.Add(model, u)
 	if read != nil {
 		for m, x := range read.usage.beyond {
 			if m == "" {
-				m = model
+				m = strings.TrimSuffix(model, LongPrompt)
+			}
+			if x.InputTokens > LongPromptTokens {
+				m += LongPrompt
 			}
 			g.Meter.Add(m, x)
 		}

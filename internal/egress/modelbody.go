@@ -75,29 +75,39 @@ func fold(s string) string {
 // without recursion and at most maxNesting deep, so neither its size nor
 // its nesting costs memory beyond its largest string.
 func checkModelBody(p Provider, body io.Reader) error {
+	_, err := readModelBody(p, body)
+	return err
+}
+
+// readModelBody is checkModelBody, also returning where the body sets
+// the call's model and output limit (bodyShape).
+func readModelBody(p Provider, body io.Reader) (bodyShape, error) {
 	var text utf8Check
 	dec := json.NewDecoder(bufio.NewReaderSize(io.TeeReader(body, &text), 32<<10))
+	dec.UseNumber()
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
-		return nil
+		return bodyShape{}, nil
 	}
 	if err != nil || tok != json.Delim('{') {
-		return errBody
+		return bodyShape{}, errBody
 	}
 	w := bodyWalk{p: p, stack: []frame{{obj: true}}}
+	w.shape.top, w.shape.topEmpty = dec.InputOffset(), true
 	for len(w.stack) > 0 {
 		tok, err := dec.Token()
 		if err != nil {
-			return errBody
+			return bodyShape{}, errBody
 		}
+		w.off = dec.InputOffset()
 		if err := w.step(tok); err != nil {
-			return err
+			return bodyShape{}, err
 		}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) || !text.valid() {
-		return errBody
+		return bodyShape{}, errBody
 	}
-	return nil
+	return w.shape, nil
 }
 
 // utf8Check sees a body go by and says whether it was all UTF-8. The
@@ -157,6 +167,9 @@ type frame struct {
 type bodyWalk struct {
 	p     Provider
 	stack []frame
+	// off is the body's offset just past the token being taken.
+	off   int64
+	shape bodyShape
 }
 
 // urlKey says whether a member (folded) holds web addresses a provider
@@ -196,6 +209,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 		name, _ := tok.(string)
 		return w.member(top, name)
 	}
+	w.note(top, tok)
 	under := top.url || top.obj && urlKey(top.key)
 	policy := top.obj && top.container && top.key == "networkpolicy"
 	if err := w.checkValue(top, policy, tok); err != nil {
@@ -229,6 +243,9 @@ func (w *bodyWalk) step(tok json.Token) error {
 // times the list price for the same usage) or inference_geo other than
 // global (inference kept to one region bills 1.1 times it).
 func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
+	if err := w.checkCandidates(top, tok); err != nil {
+		return err
+	}
 	if len(w.stack) != 1 || w.p == ProviderGemini {
 		return checkPolicy(top, policy, tok)
 	}
@@ -250,6 +267,16 @@ func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
 		}
 	}
 	return checkPolicy(top, policy, tok)
+}
+
+// checkCandidates refuses a Gemini call's generationConfig.candidateCount
+// but 1: each candidate is an answer of its own up to the output limit,
+// which the gateway holds to the budget (capEdits) for one answer.
+func (w *bodyWalk) checkCandidates(top *frame, tok json.Token) error {
+	if !w.inGenerationConfig() || top.key != "candidatecount" || tok == nil || tok == json.Number("1") {
+		return nil
+	}
+	return fmt.Errorf("%w (a candidateCount of %v: one answer a call)", ErrUnmetered, tok)
 }
 
 // checkPolicy refuses the value tok of a hosted container's network
@@ -299,6 +326,12 @@ func (w *bodyWalk) close() error {
 // member takes the name of the next member of the innermost object.
 func (w *bodyWalk) member(top *frame, name string) error {
 	top.key, top.named = fold(name), true
+	switch {
+	case len(w.stack) == 1:
+		w.shape.topEmpty = false
+	case w.inGenerationConfig():
+		w.shape.genEmpty = false
+	}
 	if top.policy && top.key != "type" {
 		// allowed_domains, domain_secrets: the container may connect out.
 		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)
@@ -309,6 +342,29 @@ func (w *bodyWalk) member(top *frame, name string) error {
 	if len(w.stack) == 1 && (top.key == "mcpservers" || w.p == ProviderOpenAI && top.key == "websearchoptions") ||
 		w.p == ProviderGemini && w.inToolList() && top.key == "urlcontext" {
 		return fmt.Errorf("%w (%q)", ErrServerFetch, name)
+	}
+	if w.p == ProviderGemini && w.inToolList() {
+		switch top.key {
+		case "googlesearch", "googlesearchretrieval", "googlemaps", "enterprisewebsearch":
+			// Grounding bills per prompt or per search query, and the
+			// answer's usageMetadata counts none of it.
+			return fmt.Errorf("%w (the tool %q bills per use beyond its tokens)", ErrUnmetered, name)
+		}
+	}
+	return nil
+}
+
+// checkToolFee refuses a hosted tool whose per-use fee the answer's
+// usage does not count and the meter does not read: OpenAI's file
+// search, code interpreter (a container per session) and image
+// generation, and Anthropic's code execution (container hours). The
+// web searches of both are metered from the answer instead (answerUsage).
+func checkToolFee(p Provider, typ string) error {
+	t := fold(typ)
+	switch {
+	case p == ProviderOpenAI && (strings.HasPrefix(t, "filesearch") || strings.HasPrefix(t, "codeinterpreter") || strings.HasPrefix(t, "imagegeneration")),
+		p == ProviderAnthropic && strings.HasPrefix(t, "codeexecution"):
+		return fmt.Errorf("%w (a tool of type %q, billed per use beyond its tokens)", ErrUnmetered, typ)
 	}
 	return nil
 }
@@ -324,7 +380,10 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 		// (open_page) unless the request keeps it to the search index.
 		top := &w.stack[len(w.stack)-1]
 		top.search = top.search || w.p == ProviderOpenAI && strings.HasPrefix(fold(v), "websearch")
-		return checkToolType(v)
+		if err := checkToolType(v); err != nil {
+			return err
+		}
+		return checkToolFee(w.p, v)
 	case under && remoteSource(v):
 		return fmt.Errorf("%w (a source the provider would download from %.60q)", ErrServerFetch, v)
 	}

@@ -149,14 +149,16 @@ func TestCost(t *testing.T) {
 }
 
 // TestPriceTableCacheRates: every row's cache reads are cheaper than its
-// input and its cache writes never cheaper, so no estimate drops below
+// input (or, with no rate, the input price) and its cache writes never cheaper, so no estimate drops below
 // what the provider bills for an uncached prompt of the same size, and
 // the Anthropic rows keep the published 0.1× and 1.25× (0.05× for Opus 5.5,
 // and for Sonnet 5.5 since Anthropic cut its cache reads on 2026-10-07).
 func TestPriceTableCacheRates(t *testing.T) {
 	for _, e := range knownPrices() {
 		p := e.price
-		if p.CacheReadPerMTok <= 0 || p.CacheReadPerMTok >= p.InPerMTok {
+		// 0 is the input price: a model with no cached rate (the
+		// OpenAI pro models) bills cached input in full.
+		if p.CacheReadPerMTok < 0 || p.CacheReadPerMTok != 0 && p.CacheReadPerMTok >= p.InPerMTok {
 			t.Errorf("%s: cache read %v not below input %v", e.prefix, p.CacheReadPerMTok, p.InPerMTok)
 		}
 		if p.CacheWritePerMTok != 0 && p.CacheWritePerMTok < p.InPerMTok {

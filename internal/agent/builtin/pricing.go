@@ -103,7 +103,7 @@ func knownPrices() []struct {
 		// The models Claude Code 2.1.330's catalog lists beyond the rows
 		// above, at its prices: a call may name any of them (an advisor
 		// tool's model, or the program's choice), and a model without a
-		// row is metered at the step's model's price. Haiku 5.5 lists at
+		// row is metered at its provider's dearest row. Haiku 5.5 lists at
 		// $0.10 in and $0.50 out, five times that for prompts above 100K
 		// tokens: the row has the higher rates, as a row is never below
 		// what a call may bill.
@@ -125,15 +125,70 @@ func knownPrices() []struct {
 		{"gpt-4.1", Price{2, 8, 0.5, 0}},
 		{"gpt-4o-mini", Price{0.15, 0.6, 0.075, 0}},
 		{"gpt-4o", Price{2.5, 10, 1.25, 0}},
+		// The dearest models OpenAI lists, which a call may name whatever
+		// the step's model is: a model no row knows is metered at the
+		// dearest row of its provider (MaxPrice), so these rows bound it.
+		{"gpt-5-pro", Price{15, 120, 0, 0}},
+		{"gpt-4.5", Price{75, 150, 37.5, 0}},
+		{"o1-pro", Price{150, 600, 0, 0}},
+		{"o1", Price{15, 60, 7.5, 0}},
+		{"o3-pro", Price{20, 80, 0, 0}},
 		{"o4-mini", Price{1.1, 4.4, 0.275, 0}},
 		{"o3-mini", Price{1.1, 4.4, 0.55, 0}},
 		{"o3", Price{2, 8, 0.5, 0}},
 		// Google (OpenAI-compatible endpoint)
 		{"gemini-2.5-pro", Price{1.25, 10, 0.125, 0}},
+		// Gemini 3 Pro (preview): $2 in and $12 out up to 200K prompt
+		// tokens, $4 and $18 above; the row has the higher rates.
+		{"gemini-3-pro", Price{4, 18, 0.4, 0}},
+		{"gemini-3-pro-preview", Price{4, 18, 0.4, 0}}, // its published id
+		// The image models bill their output (an image is a few thousand
+		// tokens) far above text: $30 a million for 2.5 Flash Image, $120
+		// for 3 Pro Image; a call may name them like any other model.
+		{"gemini-2.5-flash-image", Price{0.3, 30, 0, 0}},
+		{"gemini-3-pro-image", Price{2, 120, 0, 0}},
 		{"gemini-2.5-flash-lite", Price{0.1, 0.4, 0.01, 0}},
 		{"gemini-2.5-flash", Price{0.3, 2.5, 0.03, 0}},
 		{"gemini-2.0-flash", Price{0.1, 0.4, 0.025, 0}},
 	}
+}
+
+// LookupPriceStrict is LookupPrice for a name the price table must
+// know as it is: what follows the matching row's prefix may only be a
+// version or a date (digits, dashes, dots: "claude-sonnet-4-20250514",
+// "gpt-4o-2024-08-06"). A variant of a known model ("gpt-5-pro" before
+// its row, "gemini-2.5-flash-preview-05-20", "claude-3-5-sonnet-latest")
+// is not known: it may bill more than the row its prefix finds.
+func LookupPriceStrict(model string) (Price, bool) {
+	p, rest, ok := lookup(model)
+	if !ok || strings.Trim(rest, "0123456789-.") != "" {
+		return Price{}, false
+	}
+	return p, true
+}
+
+// MaxPrice is, rate by rate, the dearest of the rows whose prefix family
+// accepts: the price of a model of that provider no row knows, so that a
+// program naming one is never metered below what the table's dearest
+// model bills. Rows without a cache rate count their input rate there.
+func MaxPrice(family func(prefix string) bool) Price {
+	var m Price
+	for _, e := range knownPrices() {
+		if !family(e.prefix) {
+			continue
+		}
+		p := e.price
+		read, write := p.CacheReadPerMTok, p.CacheWritePerMTok
+		if read == 0 {
+			read = p.InPerMTok
+		}
+		if write == 0 {
+			write = p.InPerMTok
+		}
+		m.InPerMTok, m.OutPerMTok = max(m.InPerMTok, p.InPerMTok), max(m.OutPerMTok, p.OutPerMTok)
+		m.CacheReadPerMTok, m.CacheWritePerMTok = max(m.CacheReadPerMTok, read), max(m.CacheWritePerMTok, write)
+	}
+	return m
 }
 
 // LookupPrice finds the price of a model by the longest matching prefix.
@@ -141,17 +196,23 @@ func knownPrices() []struct {
 // dots and dashes in version numbers are treated alike
 // ("claude-sonnet-4.5" matches "claude-sonnet-4-5…").
 func LookupPrice(model string) (Price, bool) {
+	p, _, ok := lookup(model)
+	return p, ok
+}
+
+// lookup is LookupPrice, also returning what follows the matching prefix.
+func lookup(model string) (Price, string, bool) {
 	m := strings.ToLower(model)
 	if i := strings.LastIndex(m, "/"); i >= 0 {
 		m = m[i+1:]
 	}
-	best, bestLen := Price{}, -1
+	best, rest, bestLen := Price{}, "", -1
 	for _, e := range knownPrices() {
 		for _, cand := range []string{m, strings.ReplaceAll(m, ".", "-")} {
 			if strings.HasPrefix(cand, e.prefix) && len(e.prefix) > bestLen {
-				best, bestLen = e.price, len(e.prefix)
+				best, rest, bestLen = e.price, cand[len(e.prefix):], len(e.prefix)
 			}
 		}
 	}
-	return best, bestLen >= 0
+	return best, rest, bestLen >= 0
 }

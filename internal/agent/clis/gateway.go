@@ -3,11 +3,13 @@ package clis
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/planexhq/planex/internal/agent"
@@ -58,8 +60,9 @@ type gatewayed struct {
 // sandbox forwards GatewayPort to. The CLI gets a random placeholder in
 // the key's variable and the gateway's address as its base URL.
 // Every billed call it forwards is counted on meter, after admit (when
-// not nil) let it through.
-func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error) (*gatewayed, error) {
+// not nil) let it through, its output limit held to limitOut's (when not
+// nil).
+func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error, limitOut func(string) int64) (*gatewayed, error) {
 	up, provider, err := a.upstream()
 	if err != nil {
 		return nil, err
@@ -79,7 +82,7 @@ func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, 
 		return nil, fmt.Errorf("starting the model gateway: %w", err)
 	}
 	gw := &egress.Gateway{Provider: provider, Upstream: up, Key: lookupEnv(a.env(), s.keyVar), Placeholder: placeholder,
-		Meter: meter, Admit: admit}
+		Meter: meter, Admit: admit, Cap: limitOut}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
@@ -101,18 +104,97 @@ func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, 
 	}, nil
 }
 
-// metered prices what the gateway counted as a report's tokens are
-// priced. A model the price table does not know is priced as the step's
-// own: which model a call names is the contained program's choice.
+// metered prices what the gateway counted, model by model. Which model a
+// call names is the contained program's choice, so only the step's own
+// model (or a dated snapshot of it, and calls whose answer named none) is
+// priced as the step is (--price-in/--price-out, else the table); any
+// other model by its own row, and a model no row knows as it is (a
+// variant such as gpt-5-pro or a *-preview, a new id, or one of the
+// models past what the meter keeps apart) at the dearest row of the
+// provider (meteredPrice); a call whose prompt was long at its long-context
+// rates; and the per-call fees the gateway metered are added.
 func (a *Agent) metered(totals map[string]agent.Usage) agent.Usage {
-	r := report{tokens: map[string]agent.Usage{}}
-	for m, u := range totals {
-		if _, ok := builtin.LookupPrice(m); !ok {
-			m = ""
-		}
-		r.tokens[m] = r.tokens[m].Add(u)
+	var u agent.Usage
+	for m, t := range totals {
+		u = u.Add(agent.Usage{InputTokens: t.InputTokens, OutputTokens: t.OutputTokens,
+			CacheReadTokens: t.CacheReadTokens, CacheWriteTokens: t.CacheWriteTokens})
+		// t.CostUSD is the per-call fees the gateway metered (web searches).
+		u.CostUSD += a.meteredPrice(m).Cost(tokenUsage(t)) + t.CostUSD
 	}
-	return a.usage(r)
+	return u
+}
+
+// meteredPrice is the price the gateway's count of model's tokens is
+// metered at (see metered).
+func (a *Agent) meteredPrice(model string) builtin.Price {
+	if base, ok := strings.CutSuffix(model, egress.LongPrompt); ok {
+		// The long-context rates: twice the input, 1.5 times the output.
+		p := a.meteredPrice(base)
+		return builtin.Price{InPerMTok: 2 * p.InPerMTok, OutPerMTok: 1.5 * p.OutPerMTok,
+			CacheReadPerMTok: 2 * p.CacheReadPerMTok, CacheWritePerMTok: 2 * p.CacheWritePerMTok}
+	}
+	step := a.cfg.Price
+	if step == nil {
+		p, _ := builtin.LookupPrice(a.cfg.Model)
+		step = &p
+	}
+	if model == "" || sameModel(a.cfg.Model, model) {
+		return *step
+	}
+	if p, ok := builtin.LookupPriceStrict(model); ok {
+		return p
+	}
+	_, provider, _ := a.upstream()
+	d := builtin.MaxPrice(func(prefix string) bool { return providerOf(prefix) == provider })
+	return builtin.Price{InPerMTok: max(d.InPerMTok, step.InPerMTok), OutPerMTok: max(d.OutPerMTok, step.OutPerMTok),
+		CacheReadPerMTok: max(d.CacheReadPerMTok, step.CacheReadPerMTok), CacheWritePerMTok: max(d.CacheWritePerMTok, step.CacheWritePerMTok)}
+}
+
+// sameModel says whether model (as an answer names it) is step's model:
+// the same name but for case, or followed by a date or version only
+// ("gpt-4.1" answered as "gpt-4.1-2025-04-14").
+func sameModel(step, model string) bool {
+	step, model = strings.ToLower(step), strings.ToLower(model)
+	rest, ok := strings.CutPrefix(model, step)
+	return step != "" && ok && strings.Trim(rest, "0123456789-.") == ""
+}
+
+// providerOf is the provider whose models a price table row's prefix names.
+func providerOf(prefix string) egress.Provider {
+	switch {
+	case strings.HasPrefix(prefix, "claude-"):
+		return egress.ProviderAnthropic
+	case strings.HasPrefix(prefix, "gemini-"):
+		return egress.ProviderGemini
+	}
+	return egress.ProviderOpenAI
+}
+
+// outputCap returns the gateway's bound on each billed call's output
+// tokens under the step's limit l (nil: no limit): a quarter (one of the
+// egress.MaxAdmitted calls that may run at once) of what the budget has
+// left, in tokens, or in dollars at the output price the model's tokens
+// are metered at. While much is left the bound is above what calls ask
+// for; near the end it lowers their limits, so the calls admitted then
+// overrun the budget by their prompts at most, not by their outputs.
+func (a *Agent) outputCap(l agent.Limit, meter *egress.Meter) func(string) int64 {
+	if l.CostUSD <= 0 && l.Tokens <= 0 {
+		return nil
+	}
+	return func(model string) int64 {
+		u := a.metered(meter.Totals())
+		c := int64(math.MaxInt64)
+		if rate := a.meteredPrice(model).OutPerMTok; l.CostUSD > 0 && rate > 0 {
+			c = int64(max(l.CostUSD-u.CostUSD, 0) / egress.MaxAdmitted / rate * 1e6)
+		}
+		if l.Tokens > 0 {
+			c = min(c, max(l.Tokens-u.InputTokens-u.OutputTokens, 0)/egress.MaxAdmitted)
+		}
+		if c == math.MaxInt64 {
+			return 0
+		}
+		return max(c, 1)
+	}
 }
 
 // ErrStepBudget marks a model call the gateway refused because the step

@@ -14,6 +14,7 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/agent/agenttest"
+	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/egress"
 	"github.com/planexhq/planex/internal/sandbox"
 )
@@ -102,27 +103,69 @@ func TestRedTeamGatewayMetersUnreportedCalls(t *testing.T) {
 // 2.1.330 lists Mythos and Fable models at five times the price of the
 // default Sonnet 5.5, and without a row of their own they were priced
 // as the step's model, a fifth of what they bill. Each model of that
-// catalog is priced as it bills; a model no row knows still costs the
-// step's model's price, not nothing.
+// catalog is priced as it bills. A model no row knows as it is (a new
+// Claude id, OpenAI's gpt-5-pro, which the gpt-5 row's prefix matched
+// at $1.25 in and $10 out against its $15 and $120, a Gemini preview)
+// was priced as the step's model too, or by the row its prefix found:
+// it is now priced at the dearest row of its provider, as are the
+// models a meter lumps together past the 32 it keeps apart. The step's
+// own model, dated or not, keeps the step's price (the user's, when
+// given, which priced every model before).
 func TestRedTeamMeteredModelPrices(t *testing.T) {
 	t.Parallel()
-	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
 	const million = 1_000_000
+	user := &builtin.Price{InPerMTok: 1, OutPerMTok: 1}
 	for _, c := range []struct {
-		model string
-		want  float64 // a million tokens in and a million out
+		agent, step string
+		price       *builtin.Price
+		model       string
+		want        float64 // a million tokens in and a million out
 	}{
-		{"claude-mythos-5", 60},
-		{"claude-mythos-5-2-20261001", 48},
-		{"claude-fable-5-1", 60},
-		{"claude-haiku-5-5", 3}, // its rates above 100K prompt tokens
-		{"claude-sonnet-5-5", 12},
-		{"claude-unheard-of-9", 12},
+		{"claude", "claude-sonnet-5-5", nil, "claude-mythos-5", 60},
+		{"claude", "claude-sonnet-5-5", nil, "claude-mythos-5-2-20261001", 48},
+		{"claude", "claude-sonnet-5-5", nil, "claude-fable-5-1", 60},
+		{"claude", "claude-sonnet-5-5", nil, "claude-haiku-5-5", 3}, // its rates above 100K prompt tokens
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5", 12},
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5-20261001", 12},
+		{"claude", "claude-sonnet-5-5", nil, "", 12},
+		// Claude's dearest row: Opus 4 at $15 in and $75 out.
+		{"claude", "claude-sonnet-5-5", nil, "claude-unheard-of-9", 90},
+		{"claude", "claude-sonnet-5-5", nil, "claude-3-5-sonnet-latest", 90},
+		{"claude", "claude-sonnet-5-5", nil, egress.OtherModels, 90},
+		{"claude", "claude-sonnet-5-5", user, "claude-sonnet-5-5", 2},
+		{"claude", "claude-sonnet-5-5", user, "claude-mythos-5", 60},
+		{"claude", "claude-sonnet-5-5", user, "claude-unheard-of-9", 90},
+		{"codex", "gpt-6.1-sol", nil, "gpt-6.1-sol", 12},
+		{"codex", "gpt-6.1-sol", nil, "gpt-5-pro", 135},
+		{"codex", "gpt-6.1-sol", nil, "gpt-5-pro-2025-10-06", 135},
+		// OpenAI's dearest row: o1-pro at $150 in and $600 out.
+		{"codex", "gpt-6.1-sol", nil, "gpt-5.9-ultra", 750},
+		{"codex", "gpt-6.1-sol", nil, "o3-deep-research", 750},
+		{"gemini", "gemini-3.8-flash", nil, "gemini-3.8-flash", 4.5},
+		{"gemini", "gemini-3.8-flash", nil, "gemini-3-pro-preview", 22},
+		// Gemini's dearest row: 3 Pro Image at $4 in (3 Pro's long
+		// prompts) and $120 out.
+		{"gemini", "gemini-3.8-flash", nil, "gemini-2.5-flash-preview-05-20", 124},
+		{"gemini", "gemini-3.8-flash", nil, "gemini-2.5-flash-image", 30.3},
+		{"gemini", "gemini-3.8-flash", nil, "gemini-3-pro-image-preview", 124},
+		// A call whose prompt held more than 200K tokens, at the
+		// long-context rates: twice the input, 1.5 times the output.
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5" + egress.LongPrompt, 19},
+		{"claude", "claude-sonnet-5-5", user, "claude-sonnet-5-5" + egress.LongPrompt, 3.5},
+		{"claude", "claude-sonnet-5-5", nil, "claude-unheard-of-9" + egress.LongPrompt, 142.5},
+		{"claude", "claude-sonnet-5-5", nil, egress.OtherModels + egress.LongPrompt, 142.5},
 	} {
+		a := &Agent{cfg: Config{Name: c.agent, Model: c.step, Price: c.price}}
 		got := a.metered(map[string]agent.Usage{c.model: {InputTokens: million, OutputTokens: million}})
 		if math.Abs(got.CostUSD-c.want) > 1e-9 {
-			t.Errorf("%s: a million tokens in and out metered at $%.4f, want $%.4f", c.model, got.CostUSD, c.want)
+			t.Errorf("%s (step's model %s, user price %v): %q, a million tokens in and out, metered at $%.4f, want $%.4f",
+				c.agent, c.step, c.price, c.model, got.CostUSD, c.want)
 		}
+	}
+	// The per-call fees the gateway metered (web searches) add to the cost.
+	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
+	if got := a.metered(map[string]agent.Usage{"claude-sonnet-5-5": {InputTokens: million, CostUSD: 0.5}}); math.Abs(got.CostUSD-2.5) > 1e-9 {
+		t.Errorf("a million tokens in and $0.50 of search fees metered at $%.4f, want $2.5000", got.CostUSD)
 	}
 }
 
@@ -150,6 +193,38 @@ func TestRedTeamGatewaySharesTheRemainder(t *testing.T) {
 		err := a.admit("T2", left, meter)()
 		if errors.Is(err, ErrStepBudget) != c.over {
 			t.Errorf("%s: %v, want refused %v", c.name, err, c.over)
+		}
+	}
+}
+
+// TestOutputCapHoldsToTheBudget: the bound the gateway puts on each
+// call's output limit is a quarter of what is left, in tokens or in
+// dollars at the output price the call's model is metered at (a model
+// no row knows at its provider's dearest), never below one token; with
+// no limit there is no bound.
+func TestOutputCapHoldsToTheBudget(t *testing.T) {
+	t.Parallel()
+	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
+	if a.outputCap(agent.Limit{}, &egress.Meter{}) != nil {
+		t.Error("a step without a limit got a bound")
+	}
+	for _, c := range []struct {
+		name  string
+		limit agent.Limit
+		spent agent.Usage
+		model string
+		want  int64
+	}{
+		{"a dollar left, Sonnet's $10 out", agent.Limit{CostUSD: 1}, agent.Usage{}, "claude-sonnet-5-5", 25000},
+		{"40 cents left", agent.Limit{CostUSD: 1}, agent.Usage{InputTokens: 300_000}, "claude-sonnet-5-5", 10000},
+		{"an unknown model, at Opus 4's $75", agent.Limit{CostUSD: 1}, agent.Usage{InputTokens: 300_000}, "claude-unheard-of", 1333},
+		{"tokens left", agent.Limit{Tokens: 10000}, agent.Usage{InputTokens: 2000}, "claude-sonnet-5-5", 2000},
+		{"spent", agent.Limit{CostUSD: 1}, agent.Usage{InputTokens: 600_000}, "claude-sonnet-5-5", 1},
+	} {
+		meter := &egress.Meter{}
+		meter.Add("claude-sonnet-5-5", c.spent)
+		if got := a.outputCap(c.limit, meter)(c.model); got != c.want {
+			t.Errorf("%s: bound %d, want %d", c.name, got, c.want)
 		}
 	}
 }

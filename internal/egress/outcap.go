@@ -1,0 +1,157 @@
+package egress
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// bodyShape is where a model call's body names its model and limits its
+// output, by byte offsets into the body, so the gateway can lower the
+// limit to what the step's budget has left (capBody).
+type bodyShape struct {
+	// model is the top-level model member's value (Anthropic, OpenAI).
+	model string
+	// limits are the output limit's values (Anthropic's max_tokens,
+	// OpenAI's max_output_tokens, Gemini's generationConfig
+	// .maxOutputTokens; every copy of a member given twice), thinking
+	// Anthropic's thinking.budget_tokens, which must stay below it.
+	limits, thinking []span
+	// top is the offset just past the body's opening brace, gen past
+	// generationConfig's (0: none); topEmpty and genEmpty say whether
+	// those objects have no member.
+	top, gen           int64
+	topEmpty, genEmpty bool
+}
+
+// span is a value of the body: its bytes [start, end) and, for a whole
+// number, the number (else -1: null or anything a provider reads as no
+// limit or refuses).
+type span struct {
+	start, end, n int64
+}
+
+// inGenerationConfig says whether the innermost object is a Gemini
+// call's top-level generationConfig.
+func (w *bodyWalk) inGenerationConfig() bool {
+	return w.p == ProviderGemini && len(w.stack) == 2 && w.stack[0].key == "generationconfig" && w.stack[1].obj
+}
+
+// note records, in w.shape, a value of the body that names the model or
+// limits the output (tok, the value of top's current member).
+func (w *bodyWalk) note(top *frame, tok json.Token) {
+	if !top.obj {
+		return
+	}
+	top0 := len(w.stack) == 1
+	switch {
+	case top0 && top.key == "model":
+		if v, ok := tok.(string); ok {
+			w.shape.model = v
+		}
+	case top0 && w.p == ProviderGemini && top.key == "generationconfig" && tok == json.Delim('{'):
+		w.shape.gen, w.shape.genEmpty = w.off, true
+	case w.isLimit(top0, top.key):
+		if s, ok := w.valueSpan(tok); ok {
+			w.shape.limits = append(w.shape.limits, s)
+		}
+	case w.p == ProviderAnthropic && len(w.stack) == 2 && w.stack[0].key == "thinking" && top.key == "budgettokens":
+		if s, ok := w.valueSpan(tok); ok {
+			w.shape.thinking = append(w.shape.thinking, s)
+		}
+	}
+}
+
+// isLimit says whether key (folded) is the provider's output limit, in
+// the top-level object (top0) or Gemini's generationConfig.
+func (w *bodyWalk) isLimit(top0 bool, key string) bool {
+	switch w.p {
+	case ProviderAnthropic:
+		return top0 && key == "maxtokens"
+	case ProviderOpenAI:
+		return top0 && key == "maxoutputtokens"
+	}
+	return w.inGenerationConfig() && key == "maxoutputtokens"
+}
+
+// valueSpan is the span of a number or null value just taken; other
+// values (a string, an object) are left as they are, for the provider
+// to refuse.
+func (w *bodyWalk) valueSpan(tok json.Token) (span, bool) {
+	switch v := tok.(type) {
+	case json.Number:
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			n = -1
+		}
+		return span{start: w.off - int64(len(v)), end: w.off, n: n}, true
+	case nil:
+		return span{start: w.off - 4, end: w.off, n: -1}, true
+	}
+	return span{}, false
+}
+
+// edit replaces a body's bytes [at, end) with text (end == at inserts).
+type edit struct {
+	at, end int64
+	text    string
+}
+
+// maxInserted is the largest output limit the gateway adds to a call
+// that set none: the smallest most output any current model allows
+// (Gemini 2.0 Flash's 8,192), as a provider may refuse a limit above its
+// model's. A call without a limit runs to its model's own while the
+// budget buys more than that.
+const maxInserted = 8192
+
+// capEdits are the edits that hold a call to limit output tokens: every
+// larger (or null) output limit becomes limit, one is added where the
+// call set none (when limit is at most maxInserted), and an Anthropic
+// thinking budget not below it becomes limit-1.
+func capEdits(p Provider, sh bodyShape, limit int64) []edit {
+	n := strconv.FormatInt(limit, 10)
+	var edits []edit
+	for _, s := range sh.limits {
+		if s.n < 0 || s.n > limit {
+			edits = append(edits, edit{s.start, s.end, n})
+		}
+	}
+	for _, s := range sh.thinking {
+		if s.n < 0 || s.n >= limit {
+			edits = append(edits, edit{s.start, s.end, strconv.FormatInt(max(limit-1, 0), 10)})
+		}
+	}
+	if len(sh.limits) == 0 && limit <= maxInserted {
+		member, at, empty := `"max_tokens":`+n, sh.top, sh.topEmpty
+		switch {
+		case p == ProviderOpenAI:
+			member = `"max_output_tokens":` + n
+		case p == ProviderGemini && sh.gen > 0:
+			member, at, empty = `"maxOutputTokens":`+n, sh.gen, sh.genEmpty
+		case p == ProviderGemini:
+			member = `"generationConfig":{"maxOutputTokens":` + n + `}`
+		}
+		if !empty {
+			member += ","
+		}
+		edits = append(edits, edit{at, at, member})
+	}
+	slices.SortFunc(edits, func(a, b edit) int { return int(a.at - b.at) })
+	return edits
+}
+
+// capBody returns f's body (of size bytes) with edits applied, and its
+// new size.
+func capBody(f io.ReaderAt, size int64, edits []edit) (io.Reader, int64) {
+	var parts []io.Reader
+	pos, out := int64(0), size
+	for _, e := range edits {
+		parts = append(parts, io.NewSectionReader(f, pos, e.at-pos), strings.NewReader(e.text))
+		out += int64(len(e.text)) - (e.end - e.at)
+		pos = e.end
+	}
+	parts = append(parts, io.NewSectionReader(f, pos, size-pos))
+	return io.MultiReader(parts...), out
+}

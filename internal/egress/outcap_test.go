@@ -1,0 +1,129 @@
+package egress
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestRedTeamGatewayCapsOutputToTheBudget: with a few cents of the
+// step's budget left, the program opens calls asking for the largest
+// answers it may (max_tokens 128000, no OpenAI limit at all, a Gemini
+// maxOutputTokens of a million, a limit given twice with the larger
+// last, null, or an Anthropic thinking budget above the cap): each ran to
+// its own limit, so the calls admitted when the budget ran out overran it
+// by their whole outputs. Each call's limit now reaches the provider
+// lowered to what Cap allows (100 here), inserted where the call set
+// none, and the body stays JSON; a smaller limit passes as it was. A
+// Gemini call asking for several candidates, each of which would run to
+// the limit, is refused.
+func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []byte
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = b
+		mu.Unlock()
+		io.WriteString(w, `{}`)
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	var asked []string
+	for _, r := range []struct {
+		name string
+		p    Provider
+		path string
+		body string
+		want string // the body the provider got, compacted
+	}{
+		{"anthropic max_tokens", ProviderAnthropic, "/v1/messages", `{"model":"claude-x","max_tokens":128000,"messages":[]}`,
+			`{"model":"claude-x","max_tokens":100,"messages":[]}`},
+		{"anthropic, smaller limit", ProviderAnthropic, "/v1/messages", `{"model":"claude-x","max_tokens":50,"messages":[]}`,
+			`{"model":"claude-x","max_tokens":50,"messages":[]}`},
+		{"anthropic, twice, thinking", ProviderAnthropic, "/v1/messages", `{"max_tokens" : 10 ,"model":"claude-x","Max_Tokens":128000,"thinking":{"type":"enabled","budget_tokens":64000},"messages":[]}`,
+			`{"max_tokens":10,"model":"claude-x","Max_Tokens":100,"thinking":{"type":"enabled","budget_tokens":99},"messages":[]}`},
+		{"anthropic, none", ProviderAnthropic, "/v1/messages", `{"model":"claude-x","messages":[]}`,
+			`{"max_tokens":100,"model":"claude-x","messages":[]}`},
+		{"openai, none", ProviderOpenAI, "/responses", `{"model":"gpt-x","input":"write"}`,
+			`{"max_output_tokens":100,"model":"gpt-x","input":"write"}`},
+		{"openai null", ProviderOpenAI, "/responses", `{"model":"gpt-x","max_output_tokens":null}`,
+			`{"model":"gpt-x","max_output_tokens":100}`},
+		{"openai, empty", ProviderOpenAI, "/responses", `{ }`, `{"max_output_tokens":100}`},
+		{"gemini, none", ProviderGemini, "/v1beta/models/gemini-x:generateContent", `{"contents":[]}`,
+			`{"generationConfig":{"maxOutputTokens":100},"contents":[]}`},
+		{"gemini, config without a limit", ProviderGemini, "/v1beta/models/gemini-x:streamGenerateContent", `{"contents":[],"generationConfig":{}}`,
+			`{"contents":[],"generationConfig":{"maxOutputTokens":100}}`},
+		{"gemini, config with one", ProviderGemini, "/v1beta/models/gemini-x:generateContent", `{"contents":[],"generationConfig":{"temperature":1,"maxOutputTokens":1000000}}`,
+			`{"contents":[],"generationConfig":{"temperature":1,"maxOutputTokens":100}}`},
+		{"gemini, a nested limit is no limit", ProviderGemini, "/v1beta/models/gemini-x:generateContent", `{"contents":[{"maxOutputTokens":5}]}`,
+			`{"generationConfig":{"maxOutputTokens":100},"contents":[{"maxOutputTokens":5}]}`},
+	} {
+		g := &Gateway{Provider: r.p, Upstream: u, Key: "sk-real", Placeholder: "ph",
+			Cap: func(model string) int64 {
+				mu.Lock()
+				defer mu.Unlock()
+				asked = append(asked, model)
+				return 100
+			}}
+		c := serveGateway(t, g)
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway"+r.path, strings.NewReader(r.body))
+		req.Header.Set("X-Api-Key", "ph")
+		req.Header.Set("X-Goog-Api-Key", "ph")
+		req.Header.Set("Authorization", "Bearer ph")
+		if status, msg := statusOf(t, c, req); status != http.StatusOK {
+			t.Fatalf("%s: status %d (%s)", r.name, status, msg)
+		}
+		mu.Lock()
+		body := string(got)
+		mu.Unlock()
+		var v any
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Errorf("%s: the provider got %q, not JSON: %v", r.name, body, err)
+			continue
+		}
+		if strings.Join(strings.Fields(body), "") != r.want {
+			t.Errorf("%s: the provider got %s, want %s", r.name, body, r.want)
+		}
+	}
+	// While the budget buys more than any model's smallest limit, a call
+	// that set none is left so (a provider may refuse a limit above its
+	// model's); one it set is still lowered.
+	g := &Gateway{Provider: ProviderOpenAI, Upstream: u, Key: "sk-real", Placeholder: "ph", Cap: func(string) int64 { return 20000 }}
+	oc := serveGateway(t, g)
+	for body, want := range map[string]string{
+		`{"model":"gpt-x","input":"write"}`:                            `{"model":"gpt-x","input":"write"}`,
+		`{"model":"gpt-x","input":"write","max_output_tokens":128000}`: `{"model":"gpt-x","input":"write","max_output_tokens":20000}`,
+	} {
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway/responses", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer ph")
+		if status, msg := statusOf(t, oc, req); status != http.StatusOK {
+			t.Fatalf("%s: status %d (%s)", body, status, msg)
+		}
+		mu.Lock()
+		if string(got) != want {
+			t.Errorf("with a bound of 20000, %s reached the provider as %s, want %s", body, got, want)
+		}
+		mu.Unlock()
+	}
+	// Several candidates would each run to the limit: refused.
+	gem := serveGateway(t, &Gateway{Provider: ProviderGemini, Upstream: u, Key: "sk-real", Placeholder: "ph", Cap: func(string) int64 { return 100 }})
+	for _, body := range []string{`{"contents":[],"generationConfig":{"candidateCount":8}}`, `{"contents":[],"generation_config":{"candidate_count":2.0}}`} {
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1beta/models/gemini-x:generateContent", strings.NewReader(body))
+		req.Header.Set("X-Goog-Api-Key", "ph")
+		if status, _ := statusOf(t, gem, req); status != http.StatusForbidden {
+			t.Errorf("%s: status %d, want 403", body, status)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(asked, ",") != "claude-x,claude-x,claude-x,claude-x,gpt-x,gpt-x,,gemini-x,gemini-x,gemini-x,gemini-x" {
+		t.Errorf("Cap was asked for the models %q, want each call's", asked)
+	}
+}
