@@ -413,13 +413,25 @@ func TestRedTeamCLIInstructionsAbove(t *testing.T) {
 		})
 		hs := httptest.NewServer(srv)
 		defer hs.Close()
+		// The exploration comes from the repository map (planex explore,
+		// no model): the CLI starts twice, for the plan (a read-only step
+		// in the checkout) and for T1 (in its worktree), the two kinds of
+		// folder a step runs in. Analyze and explore are read-only steps
+		// in the checkout as the plan is; each CLI start costs 0.3 to 2.5 s
+		// of CPU (issue 32, item 4).
+		if out, errOut, code := f.planex("explore", "--angles", "1", "add a greeting"); code != 0 {
+			t.Fatalf("planex explore: exit %d\n%s%s", code, out, errOut)
+		}
 		cmd := f.command("--agent", name, "--base-url", clistest.BaseURL(name, hs.URL), "--sandbox", "off", "--review", "skip",
-			"--price-in", "1", "--price-out", "1", "-y", "add a greeting")
+			"--price-in", "1", "--price-out", "1", "-y", "--continue", filepath.Base(f.sessionDir()))
 		cmd.Env = append(cmd.Env, "PLANEX_AGENT_CMD=", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 			clistest.KeyEnv(name)+"=sk-shipped-e2e-key")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("planex: %v\n%s", err, out)
+		}
+		if got := strings.Join(run.Steps(), " "); got != "plan execute T1 execute T1" {
+			t.Errorf("model requests: %s, want the plan's and T1's", got)
 		}
 		mu.Lock()
 		defer mu.Unlock()

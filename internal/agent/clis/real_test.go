@@ -385,32 +385,6 @@ func TestRealCLIConfigurationHoldsNoKey(t *testing.T) {
 	}
 }
 
-// TestRealClaudeUncontainedAsRoot: without planex's sandbox (--sandbox
-// off) Claude Code runs as planex's own user, root on CI machines; the
-// flags planex passes need no bypass mode, which Claude Code refuses to
-// root, so the step works there too.
-func TestRealClaudeUncontainedAsRoot(t *testing.T) {
-	t.Parallel()
-	script := func(turn agenttest.Turn) agenttest.Action {
-		if len(turn.Results) == 0 {
-			return clistest.Write("claude", turn, "a/hello.txt", "hello\n")
-		}
-		return clistest.Answer(map[string]any{"id": "T1", "status": "completed", "findings": "ok", "tests_passed": true})
-	}
-	r := startReal(t, "claude", script, "")
-	r.agent.cfg.Contain.Sandbox = nil
-	// Uncontained, Claude Code keeps its state in HOME: a fresh one.
-	r.agent.cfg.Env = append(r.agent.cfg.Env, "HOME="+t.TempDir())
-	t.Logf("running as uid %d", os.Getuid())
-	dir := gitDir(t)
-	if _, err := r.run(t, agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1", Dir: dir, Scope: "a/**"}); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "a", "hello.txt")); err != nil || string(b) != "hello\n" {
-		t.Errorf("a/hello.txt = %q, %v", b, err)
-	}
-}
-
 // TestRealCLIMCP: each CLI gets the MCP test server from planex's
 // configuration, starts it inside the sandbox, offers its tool to the
 // model in a read-only step and hands the model what the tool returned.

@@ -296,12 +296,24 @@ func TestRealGeminiShippedEndpoint(t *testing.T) {
 // folder of the repository's can be hidden then) the programs a
 // repository's CLI configuration names still never run, in an execute
 // step, where each CLI also runs its shell.
+//
+// Claude Code's run also carries what was TestRealClaudeUncontainedAsRoot
+// (one Claude Code start fewer): uncontained, it runs as planex's own
+// user, root on CI machines; the flags planex passes need no bypass mode,
+// which Claude Code refuses to root, so the step succeeds and its write
+// lands.
 func TestRealCLIUncontainedRunsNoShippedProgram(t *testing.T) {
 	t.Parallel()
+	t.Logf("running as uid %d", os.Getuid())
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
+			// Claude Code first writes a file with its own edit tool.
+			writes := name == "claude"
 			script := func(turn agenttest.Turn) agenttest.Action {
-				if len(turn.Results) == 0 {
+				switch {
+				case writes && len(turn.Results) == 0:
+					return clistest.Write(name, turn, "a/hello.txt", "hello\n")
+				case len(turn.Results) == 0 || writes && len(turn.Results) == 1:
 					return shippedShell(name, "true")
 				}
 				return clistest.Answer(map[string]any{"id": "T1", "status": "completed", "findings": "done", "tests_passed": true})
@@ -314,11 +326,22 @@ func TestRealCLIUncontainedRunsNoShippedProgram(t *testing.T) {
 			})
 			dir := gitDir(t)
 			shipConfigs(t, dir)
-			if _, err := r.run(t, agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1", Dir: dir, Scope: "a/**"}); err != nil {
+			_, err := r.run(t, agent.Step{Phase: agent.PhaseExecute, ID: "T1", Prompt: "## Step: carry out task T1", Dir: dir, Scope: "a/**"})
+			if err != nil {
 				t.Logf("run: %v", err)
 			}
-			if n := len(r.srv.Turns()); n != 2 {
-				t.Errorf("%d model requests, want 2 (the shell call and the answer)", n)
+			want := 2
+			if writes {
+				want = 3
+				if err != nil {
+					t.Errorf("uncontained %s failed as uid %d: %v", name, os.Getuid(), err)
+				}
+				if b, err := os.ReadFile(filepath.Join(dir, "a", "hello.txt")); err != nil || string(b) != "hello\n" {
+					t.Errorf("a/hello.txt = %q, %v", b, err)
+				}
+			}
+			if n := len(r.srv.Turns()); n != want {
+				t.Errorf("%d model requests, want %d (a write for Claude Code, the shell call and the answer)", n, want)
 			}
 			pwned, _ := filepath.Glob(filepath.Join(dir, "pwned-*"))
 			for _, p := range pwned {
