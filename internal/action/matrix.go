@@ -383,7 +383,11 @@ func (r *matrixFlow) readResult(ctx context.Context, rec *Record, m *MatrixWave,
 	if err != nil || !found {
 		return execute.Outcome{}, false, err
 	}
-	msg, err := r.Repo.CommitMessage(ctx, ref)
+	id, err := r.Repo.ResolveRef(ctx, ref)
+	if err != nil || id == "" {
+		return execute.Outcome{}, false, err
+	}
+	msg, err := r.Repo.CommitMessage(ctx, id)
 	if err != nil {
 		return execute.Outcome{}, false, err
 	}

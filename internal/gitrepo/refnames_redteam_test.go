@@ -272,3 +272,50 @@ func TestRedTeamParentsOfACommitOnly(t *testing.T) {
 		t.Errorf("Parents(root %s) = %v, %v; want none", base, ps, err)
 	}
 }
+
+// TestRedTeamCommitReadersTakeCommitIDsOnly: CommitMessage, TreeOf and
+// IsAncestor handed what they were given to git, which reads a branch, a
+// tag, `HEAD~1`, an option-like name or an annotated tag's id as whatever
+// it leads to; whoever can push a tag (or a branch named like planex's
+// ref) had another commit's message, tree or history read in place of the
+// one asked for. Each must take only a commit's full object id.
+func TestRedTeamCommitReadersTakeCommitIDsOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	base := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	mustGit(t, r.Root, "commit", "-q", "--allow-empty", "-m", "forged message")
+	forged := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	mustGit(t, r.Root, "tag", "-a", "-m", "decoy", "decoy")
+	tag := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "decoy"))
+	mustGit(t, r.Root, "update-ref", "refs/heads/-x", forged)
+	names := []string{"HEAD", "HEAD~1", "decoy", "main", "master", "-x", tag, forged[:12], strings.ToUpper(forged[:3]) + "x"}
+	for _, n := range names {
+		if msg, err := r.CommitMessage(ctx, n); err == nil {
+			t.Errorf("CommitMessage(%q) read %q; want it refused", n, msg)
+		}
+		if tree, err := r.TreeOf(ctx, n); err == nil {
+			t.Errorf("TreeOf(%q) read %s; want it refused", n, tree)
+		}
+		if r.IsAncestor(ctx, base, n) || r.IsAncestor(ctx, n, forged) {
+			t.Errorf("IsAncestor took %q as a commit", n)
+		}
+	}
+	if msg, err := r.CommitMessage(ctx, tag); !errors.Is(err, ErrNotCommit) {
+		t.Errorf("CommitMessage(tag) = %q, %v; want ErrNotCommit", msg, err)
+	}
+	if _, err := r.CommitMessage(ctx, "HEAD"); !errors.Is(err, ErrNotObjectID) {
+		t.Errorf("CommitMessage(HEAD): %v; want ErrNotObjectID", err)
+	}
+	// Ids of commits are read as before.
+	if msg, err := r.CommitMessage(ctx, forged); err != nil || msg != "forged message\n" {
+		t.Errorf("CommitMessage(%s) = %q, %v", forged, msg, err)
+	}
+	want := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", forged+"^{tree}"))
+	if tree, err := r.TreeOf(ctx, forged); err != nil || tree != want {
+		t.Errorf("TreeOf(%s) = %s, %v; want %s", forged, tree, err, want)
+	}
+	if !r.IsAncestor(ctx, base, forged) || r.IsAncestor(ctx, forged, base) {
+		t.Error("IsAncestor of two commits' ids answered wrong")
+	}
+}
