@@ -383,7 +383,7 @@ func (r *matrixFlow) readResult(ctx context.Context, rec *Record, m *MatrixWave,
 	if err != nil || !found {
 		return execute.Outcome{}, false, err
 	}
-	id, err := r.Repo.ResolveRef(ctx, ref)
+	id, err := gitrepo.ResolveRef(ctx, r.Repo, ref)
 	if err != nil || id == "" {
 		return execute.Outcome{}, false, err
 	}

@@ -37,7 +37,7 @@ func (r *Repo) BlobSize(ctx context.Context, sha string) (int64, error) {
 // like an id) or an annotated tag's id as whatever it leads to, so the
 // message of another commit was read in place of the one asked for.
 func (r *Repo) CommitMessage(ctx context.Context, sha string) (string, error) {
-	out, cut, err := r.readCommit(ctx, sha, maxMessage+maxHeaders)
+	out, cut, err := readCommit(ctx, r, sha, maxMessage+maxHeaders)
 	if err != nil {
 		return "", fmt.Errorf("reading commit %s: %w", abbrev.Truncate(sha, 80), err)
 	}
@@ -56,7 +56,7 @@ func (r *Repo) CommitMessage(ctx context.Context, sha string) (string, error) {
 // is sha, up to max bytes (cut says it was longer). `git cat-file
 // --batch` reports the object's own type, where `cat-file commit` takes a
 // tag's id for the commit it tags.
-func (r *Repo) readCommit(ctx context.Context, sha string, max int) (content string, cut bool, err error) {
+func readCommit(ctx context.Context, r *Repo, sha string, max int) (content string, cut bool, err error) {
 	if !r.format.IsID(sha) {
 		return "", false, ErrNotObjectID
 	}

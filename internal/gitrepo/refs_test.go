@@ -33,7 +33,7 @@ func TestRefsNotesAndDiffs(t *testing.T) {
 	if err := r.SetRef(ctx, ref, note); err != nil {
 		t.Fatal(err)
 	}
-	if id, err := r.ResolveRef(ctx, ref); err != nil || id != note {
+	if id, err := ResolveRef(ctx, r, ref); err != nil || id != note {
 		t.Errorf("ResolveRef(%s) = %s, %v; want %s", ref, id, err, note)
 	}
 	msg, err := r.CommitMessage(ctx, note)

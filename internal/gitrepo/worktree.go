@@ -563,7 +563,7 @@ func (r *Repo) CommitTree(ctx context.Context, parent, tree, message string) (st
 // whatever it leads to.
 func (r *Repo) TreeOf(ctx context.Context, commit string) (string, error) {
 	// The tree is the commit's first header; a long message is cut.
-	out, _, err := r.readCommit(ctx, commit, 4<<10)
+	out, _, err := readCommit(ctx, r, commit, 4<<10)
 	if err != nil {
 		return "", fmt.Errorf("reading the tree of commit %s: %w", abbrev.Truncate(commit, 80), err)
 	}
