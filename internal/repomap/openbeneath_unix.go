@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // errOutside is what opening a path that leads out of the repository
@@ -54,7 +56,7 @@ func openPartByPart(dir int, rel string, flags int) (int, error) {
 
 func openatRetry(dir int, name string, flags int) (int, error) {
 	for {
-		fd, err := syscall.Openat(dir, name, flags, 0)
+		fd, err := unix.Openat(dir, name, flags, 0)
 		if !errors.Is(err, syscall.EINTR) {
 			return fd, err
 		}
