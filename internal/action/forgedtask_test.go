@@ -273,3 +273,32 @@ func TestRedTeamForgedTaskResultRefundsCost(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamTaskResultRefHoldsATag: whoever can push puts an annotated
+// tag object (of the task's own result commit) on the task's result ref.
+// git read a tag's id as the commit it tags, so the result was taken
+// through the tag; commit readers now take only commits, and the collect
+// job must neither stop on it nor take it: T1 has no result, as for any
+// unreadable one, and the collect completes.
+func TestRedTeamTaskResultRefHoldsATag(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w, n, ev, session := matrixTaskRan(ctx, t)
+	ref := taskRef(session, "T1")
+	dir := filepath.Join(t.TempDir(), "forge")
+	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
+	run(t, dir, "fetch", "-q", "origin", "+"+ref+":"+ref)
+	run(t, dir, "-c", "user.name=F", "-c", "user.email=f@example.com", "tag", "-a", "-m", "not a result", "decoy", ref)
+	run(t, dir, "push", "-q", "--force", "origin", "refs/tags/decoy:"+ref)
+	if typ := strings.TrimSpace(run(t, w.origin, "cat-file", "-t", ref)); typ != "tag" {
+		t.Fatalf("the result ref holds a %s, want the tag", typ)
+	}
+	collect, _ := w.job(matrixMode("2"))
+	if err := collect.Collect(ctx, ev); err != nil {
+		t.Errorf("collect stopped on the tag: %v", err)
+	}
+	tasks := run(t, w.origin, "show", "refs/planex/state/"+strconv.Itoa(n)+":tasks.csv")
+	if strings.Contains(tasks, "completed") {
+		t.Errorf("T1 was taken as completed through the tag:\n%s", tasks)
+	}
+}

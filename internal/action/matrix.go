@@ -383,7 +383,16 @@ func (r *matrixFlow) readResult(ctx context.Context, rec *Record, m *MatrixWave,
 	if err != nil || !found {
 		return execute.Outcome{}, false, err
 	}
-	msg, err := r.Repo.CommitMessage(ctx, ref)
+	id, err := gitrepo.ResolveRef(ctx, r.Repo, ref)
+	if err != nil || id == "" {
+		return execute.Outcome{}, false, err
+	}
+	msg, err := r.Repo.CommitMessage(ctx, id)
+	if errors.Is(err, gitrepo.ErrNotCommit) {
+		// A tag or a tree someone pushed there: no result, as below.
+		r.Log.Warn("task result is not a commit", "ref", ref, "object", id)
+		return execute.Outcome{}, false, nil
+	}
 	if err != nil {
 		return execute.Outcome{}, false, err
 	}

@@ -96,7 +96,11 @@ func branchTasks(t *testing.T, repo *gitrepo.Repo, s *session.Session) string {
 
 func branchTree(t *testing.T, repo *gitrepo.Repo, s *session.Session) string {
 	t.Helper()
-	tree, err := repo.TreeOf(context.Background(), "refs/heads/"+s.Meta.Branch)
+	tip, err := repo.ResolveBranch(context.Background(), s.Meta.Branch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := repo.TreeOf(context.Background(), tip)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -261,7 +261,12 @@ func parseState(out string) (WorkTreeState, error) {
 // someone else's, whose commit was taken for the branch's; only the ref
 // of exactly that name counts.
 func (r *Repo) ResolveBranch(ctx context.Context, branch string) (string, error) {
-	ref := "refs/heads/" + branch
+	return ResolveRef(ctx, r, "refs/heads/"+branch)
+}
+
+// ResolveRef returns the object the ref of exactly the full name ref
+// points at in r, or "" when there is none.
+func ResolveRef(ctx context.Context, r *Repo, ref string) (string, error) {
 	out, err := r.Git(ctx, "", "for-each-ref", "--format=%(objectname) %(refname)", ref)
 	if err != nil {
 		return "", err

@@ -31,12 +31,15 @@ func (r *Repo) BlobSize(ctx context.Context, sha string) (int64, error) {
 // anyone can push (a matrix task's result) may carry a message of any
 // length: one longer than maxMessage (with its headers) is refused with
 // ErrLongMessage, git stopped there.
+//
+// sha must be a commit's full object id (ErrNotObjectID, ErrNotCommit):
+// git reads a name (a branch, a tag, `HEAD~1`, one of a decoy ref named
+// like an id) or an annotated tag's id as whatever it leads to, so the
+// message of another commit was read in place of the one asked for.
 func (r *Repo) CommitMessage(ctx context.Context, sha string) (string, error) {
-	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
-		args: []string{"cat-file", "commit", sha}}
-	out, cut, err := runCapped(ctx, c, maxMessage+maxHeaders)
+	out, cut, err := readCommit(ctx, r, sha, maxMessage+maxHeaders)
 	if err != nil {
-		return "", fmt.Errorf("reading commit %s: %w", sha, err)
+		return "", fmt.Errorf("reading commit %s: %w", abbrev.Truncate(sha, 80), err)
 	}
 	if cut {
 		return "", fmt.Errorf("reading commit %s: more than %d MiB: %w", sha, maxMessage>>20, ErrLongMessage)
@@ -49,13 +52,58 @@ func (r *Repo) CommitMessage(ctx context.Context, sha string) (string, error) {
 	return msg, nil
 }
 
+// readCommit returns the raw content of the commit whose full object id
+// is sha, up to max bytes (cut says it was longer). `git cat-file
+// --batch` reports the object's own type, where `cat-file commit` takes a
+// tag's id for the commit it tags.
+func readCommit(ctx context.Context, r *Repo, sha string, max int) (content string, cut bool, err error) {
+	if !r.format.IsID(sha) {
+		return "", false, ErrNotObjectID
+	}
+	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
+		args: []string{"cat-file", "--batch"}, stdin: []byte(sha + "\n")}
+	out, cut, err := runCapped(ctx, c, max+len(sha)+64)
+	if err != nil {
+		return "", false, err
+	}
+	head, body, _ := strings.Cut(out, "\n")
+	f := strings.Fields(head)
+	switch {
+	case len(f) == 3 && f[1] == "commit" && strings.EqualFold(f[0], sha):
+	case len(f) == 2 && f[1] == "missing":
+		return "", false, fmt.Errorf("no object %s here", sha)
+	default:
+		return "", false, ErrNotCommit
+	}
+	if !cut {
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n > len(body) {
+			return "", false, fmt.Errorf("reading commit %s: a short answer from git", sha)
+		}
+		body = body[:n]
+	}
+	return body, cut, nil
+}
+
 // maxHeaders is room for a commit's headers beside its message (a
 // signature takes a few kilobytes).
 const maxHeaders = 64 << 10
 
-// IsAncestor reports whether commit a is b or one of its ancestors.
+// IsAncestor reports whether commit a is b or one of its ancestors. Both
+// must be commits' full object ids: a name (a branch, `HEAD~1`, an
+// option) or a tag's id is never an ancestor of anything here, where git
+// would have read it as whatever it leads to.
 func (r *Repo) IsAncestor(ctx context.Context, a, b string) bool {
-	_, err := r.Git(ctx, "", "merge-base", "--is-ancestor", a, b)
+	if !r.format.IsID(a) || !r.format.IsID(b) {
+		return false
+	}
+	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
+		args: []string{"cat-file", "--batch-check=%(objecttype)"}, stdin: []byte(a + "\n" + b + "\n")}
+	out, _, err := runCapped(ctx, c, 256)
+	if err != nil || out != "commit\ncommit\n" {
+		return false
+	}
+	_, err = r.Git(ctx, "", "merge-base", "--is-ancestor", "--end-of-options", a, b)
 	return err == nil
 }
 

@@ -272,3 +272,107 @@ func TestRedTeamParentsOfACommitOnly(t *testing.T) {
 		t.Errorf("Parents(root %s) = %v, %v; want none", base, ps, err)
 	}
 }
+
+// TestRedTeamCommitReadersTakeCommitIDsOnly: CommitMessage, TreeOf and
+// IsAncestor handed what they were given to git, which reads a branch, a
+// tag, `HEAD~1`, an option-like name or an annotated tag's id as whatever
+// it leads to; whoever can push a tag (or a branch named like planex's
+// ref) had another commit's message, tree or history read in place of the
+// one asked for. Each must take only a commit's full object id.
+func TestRedTeamCommitReadersTakeCommitIDsOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	base := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	mustGit(t, r.Root, "commit", "-q", "--allow-empty", "-m", "forged message")
+	forged := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	mustGit(t, r.Root, "tag", "-a", "-m", "decoy", "decoy")
+	tag := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "decoy"))
+	mustGit(t, r.Root, "update-ref", "refs/heads/-x", forged)
+	names := []string{"HEAD", "HEAD~1", "decoy", "main", "master", "-x", tag, forged[:12], strings.ToUpper(forged[:3]) + "x"}
+	for _, n := range names {
+		if msg, err := r.CommitMessage(ctx, n); err == nil {
+			t.Errorf("CommitMessage(%q) read %q; want it refused", n, msg)
+		}
+		if tree, err := r.TreeOf(ctx, n); err == nil {
+			t.Errorf("TreeOf(%q) read %s; want it refused", n, tree)
+		}
+		if r.IsAncestor(ctx, base, n) || r.IsAncestor(ctx, n, forged) {
+			t.Errorf("IsAncestor took %q as a commit", n)
+		}
+	}
+	if msg, err := r.CommitMessage(ctx, tag); !errors.Is(err, ErrNotCommit) {
+		t.Errorf("CommitMessage(tag) = %q, %v; want ErrNotCommit", msg, err)
+	}
+	if _, err := r.CommitMessage(ctx, "HEAD"); !errors.Is(err, ErrNotObjectID) {
+		t.Errorf("CommitMessage(HEAD): %v; want ErrNotObjectID", err)
+	}
+	// Ids of commits are read as before.
+	if msg, err := r.CommitMessage(ctx, forged); err != nil || msg != "forged message\n" {
+		t.Errorf("CommitMessage(%s) = %q, %v", forged, msg, err)
+	}
+	want := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", forged+"^{tree}"))
+	if tree, err := r.TreeOf(ctx, forged); err != nil || tree != want {
+		t.Errorf("TreeOf(%s) = %s, %v; want %s", forged, tree, err, want)
+	}
+	if !r.IsAncestor(ctx, base, forged) || r.IsAncestor(ctx, forged, base) {
+		t.Error("IsAncestor of two commits' ids answered wrong")
+	}
+}
+
+// TestRedTeamPushMovesNoDecoy: whoever can push makes, where planex's ref
+// R is missing on the remote, a ref git push takes for R (refs/heads/R,
+// refs/tags/R, refs/R, refs/remotes/R) at an ancestor of planex's commit.
+// planex's push (with or without a lease, alone or atomic) updated that
+// ref before planex noticed; now git refuses it before anything moves:
+// every decoy keeps its commit, R is not made, and the error says so.
+func TestRedTeamPushMovesNoDecoy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	origin, c := cloneOf(t, r)
+	mustGit(t, c.Root, "commit", "-q", "--allow-empty", "-m", "planex's")
+	mustGit(t, c.Root, "update-ref", "refs/planex/state/99", "HEAD")
+	type push func(ref string) error
+	pushes := map[string]push{
+		"PushRef":            func(ref string) error { return c.PushRef(ctx, "origin", ref, false, "") },
+		"PushRef with lease": func(ref string) error { return c.PushRef(ctx, "origin", ref, true, "") },
+		"PushRefs":           func(ref string) error { return c.PushRefs(ctx, "origin", []RefPush{{Ref: ref}}) },
+		"PushRefs with lease": func(ref string) error {
+			return c.PushRefs(ctx, "origin", []RefPush{{Ref: "refs/planex/state/99"}, {Ref: ref, Lease: true}})
+		},
+	}
+	n := 0
+	for _, form := range []string{"refs/heads/%s", "refs/tags/%s", "refs/%s", "refs/remotes/%s"} {
+		for name, p := range pushes {
+			n++
+			ref := fmt.Sprintf("refs/planex/state/%d", n)
+			decoy := fmt.Sprintf(form, ref)
+			mustGit(t, r.Root, "push", "-q", origin, "HEAD:"+decoy)
+			before := mustGit(t, origin, "rev-parse", decoy)
+			mustGit(t, c.Root, "update-ref", ref, "HEAD")
+			if err := p(ref); !errors.Is(err, ErrPushedElsewhere) {
+				t.Errorf("%s of %s beside %s: %v; want ErrPushedElsewhere", name, ref, decoy, err)
+			}
+			if after := mustGit(t, origin, "rev-parse", decoy); after != before {
+				t.Errorf("%s of %s moved the decoy %s from %s to %s", name, ref, decoy, strings.TrimSpace(before), strings.TrimSpace(after))
+			}
+			if got := mustGit(t, origin, "for-each-ref", ref, "refs/planex/state/99"); got != "" {
+				t.Errorf("%s beside %s pushed %s", name, decoy, got)
+			}
+		}
+	}
+	// Without a decoy the pushes are as before: made, leased, fast-forward.
+	mustGit(t, c.Root, "update-ref", "refs/planex/state/100", "HEAD")
+	if err := c.PushRef(ctx, "origin", "refs/planex/state/100", true, ""); err != nil {
+		t.Errorf("PushRef of a new ref: %v", err)
+	}
+	mustGit(t, c.Root, "update-ref", "refs/heads/planex/b", "HEAD")
+	if err := c.PushRefs(ctx, "origin", []RefPush{{Ref: "refs/heads/planex/b"}, {Ref: "refs/planex/state/100"}}); err != nil {
+		t.Errorf("PushRefs of a new branch and an up-to-date ref: %v", err)
+	}
+	mustGit(t, c.Root, "update-ref", "refs/heads/planex/b", "HEAD~1")
+	if err := c.PushRef(ctx, "origin", "refs/heads/planex/b", false, ""); err == nil {
+		t.Error("PushRef of a non-fast-forward without a lease went through")
+	}
+}

@@ -33,7 +33,10 @@ func TestRefsNotesAndDiffs(t *testing.T) {
 	if err := r.SetRef(ctx, ref, note); err != nil {
 		t.Fatal(err)
 	}
-	msg, err := r.CommitMessage(ctx, ref)
+	if id, err := ResolveRef(ctx, r, ref); err != nil || id != note {
+		t.Errorf("ResolveRef(%s) = %s, %v; want %s", ref, id, err, note)
+	}
+	msg, err := r.CommitMessage(ctx, note)
 	if err != nil || !strings.HasPrefix(msg, "planex task result T1\n\n{\"task\":\"T1\"}") {
 		t.Errorf("CommitMessage = %q, %v", msg, err)
 	}

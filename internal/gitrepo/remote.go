@@ -226,11 +226,15 @@ func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expe
 	// The remote's own receivepack setting cannot be overridden by config
 	// (git takes the first one), only by the option.
 	args := []string{"push", "--porcelain", "--no-verify", "--receive-pack=git-receive-pack"}
+	args = append(args, decoyLeases(ref)...)
 	if lease {
 		args = append(args, "--force-with-lease="+ref+":"+expected)
 	}
 	out, err := r.remoteGit(ctx, remote, true, args, ref+":"+ref)
 	if err != nil {
+		if pe := pushedWhereAsked(out, []string{ref}); pe != nil {
+			return pe
+		}
 		if we := workflowRefusal(ref, out+"\n"+err.Error()); we != nil {
 			return we
 		}
@@ -249,6 +253,9 @@ var ErrPushedElsewhere = errors.New("the push went to another ref")
 // remote and someone pushed a branch named refs/planex/state/7
 // (refs/heads/refs/planex/state/7), planex's push updated that branch,
 // reported success, and the state was never saved.
+//
+// decoyLeases makes git refuse such a push before it moves anything; a
+// refusal is reported here the same way, saying nothing moved.
 func pushedWhereAsked(out string, refs []string) error {
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Split(line, "\t")
@@ -256,11 +263,32 @@ func pushedWhereAsked(out string, refs []string) error {
 			continue
 		}
 		_, to, ok := strings.Cut(f[1], ":")
-		if ok && !slices.Contains(refs, to) {
-			return fmt.Errorf("pushing %s: git pushed to %s, a ref someone else made with a name git reads as planex's (remove it): %w", f[1], abbrev.Truncate(to, 200), ErrPushedElsewhere)
+		if !ok || slices.Contains(refs, to) {
+			continue
 		}
+		what := "git pushed to"
+		if strings.HasPrefix(f[0], "!") {
+			what = "nothing was pushed: git would have pushed to"
+		}
+		return fmt.Errorf("pushing %s: %s %s, a ref someone else made with a name git reads as planex's (remove it): %w", f[1], what, abbrev.Truncate(to, 200), ErrPushedElsewhere)
 	}
 	return nil
+}
+
+// decoyLeases are leases that each remote ref git could take for ref,
+// when the ref of exactly that name is missing, must not exist. git push
+// matches a destination as it does a name a person typed (R, refs/R,
+// refs/tags/R, refs/heads/R, refs/remotes/R, refs/remotes/R/HEAD) and
+// applies the first lease whose name matches the ref it chose: these come
+// first, name only the decoys (none of them matches R itself), so a push
+// that would land on a decoy is refused as stale before anything moves,
+// and a push to R is leased or fast-forwarded as before.
+func decoyLeases(ref string) []string {
+	var out []string
+	for _, d := range []string{"refs/" + ref, "refs/tags/" + ref, "refs/heads/" + ref, "refs/remotes/" + ref, "refs/remotes/" + ref + "/HEAD"} {
+		out = append(out, "--force-with-lease="+d+":")
+	}
+	return out
 }
 
 // ownRef refuses a ref planex must never push.
@@ -289,6 +317,9 @@ func (r *Repo) PushRefs(ctx context.Context, remote string, refs []RefPush) erro
 		if err := ownRef(p.Ref); err != nil {
 			return err
 		}
+		args = append(args, decoyLeases(p.Ref)...)
+	}
+	for _, p := range refs {
 		if p.Lease {
 			args = append(args, "--force-with-lease="+p.Ref+":"+p.Expected)
 		}
@@ -299,6 +330,9 @@ func (r *Repo) PushRefs(ctx context.Context, remote string, refs []RefPush) erro
 	}
 	out, err := r.remoteGit(ctx, remote, true, args, specs...)
 	if err != nil {
+		if pe := pushedWhereAsked(out, names); pe != nil {
+			return pe
+		}
 		return fmt.Errorf("pushing %s: %w", strings.Join(names, ", "), err)
 	}
 	return pushedWhereAsked(out, names)

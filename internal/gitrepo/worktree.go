@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/safefile"
 )
 
@@ -557,13 +558,21 @@ func (r *Repo) CommitTree(ctx context.Context, parent, tree, message string) (st
 	return strings.TrimSpace(out), nil
 }
 
-// TreeOf returns the tree of a commit.
+// TreeOf returns the tree of a commit, given as its full object id
+// (ErrNotObjectID, ErrNotCommit): a name or a tag's id was read as
+// whatever it leads to.
 func (r *Repo) TreeOf(ctx context.Context, commit string) (string, error) {
-	out, err := r.Git(ctx, "", "rev-parse", commit+"^{tree}")
+	// The tree is the commit's first header; a long message is cut.
+	out, _, err := readCommit(ctx, r, commit, 4<<10)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("reading the tree of commit %s: %w", abbrev.Truncate(commit, 80), err)
 	}
-	return strings.TrimSpace(out), nil
+	line, _, _ := strings.Cut(out, "\n")
+	tree, ok := strings.CutPrefix(line, "tree ")
+	if !ok || !r.format.IsID(tree) {
+		return "", fmt.Errorf("reading the tree of commit %s: no tree header", commit)
+	}
+	return tree, nil
 }
 
 // ReadBlob returns the content of a blob.

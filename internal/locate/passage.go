@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -53,7 +52,7 @@ func (ix *Index) passages(root, query string, qts []queryTerm, ev *evidence) {
 	for _, c := range ix.firstStage(ev, passageFiles) {
 		// Regular files only, no link followed, no wait on a FIFO: the
 		// tree may have changed since it was mapped.
-		text, _, skip, err := repomap.ReadRegular(buf, filepath.Join(root, filepath.FromSlash(ix.files[c].path)), passageMaxBytes)
+		text, _, skip, err := repomap.ReadRegular(buf, root, ix.files[c].path, passageMaxBytes)
 		buf = text
 		if err != nil || skip != "" {
 			continue // gone, replaced or unreadable since the map: no signal

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -182,7 +181,7 @@ func (ix *Index) quotedText(root, query string, ev *evidence) {
 		}
 		// Regular files only, no link followed: the tree may have
 		// changed since it was mapped.
-		data, _, skip, err := repomap.ReadRegular(buf, filepath.Join(root, filepath.FromSlash(ix.files[f].path)), passageMaxBytes)
+		data, _, skip, err := repomap.ReadRegular(buf, root, ix.files[f].path, passageMaxBytes)
 		buf = data
 		t := ""
 		if err == nil && skip == "" {

@@ -210,8 +210,12 @@ func TestInstallDownloadsVerifiesAndCaches(t *testing.T) {
 	if got := ranPlanex(t, r); got != "release-1.2.3" {
 		t.Errorf("installed binary printed %q", got)
 	}
-	if r.outputs["source"] != "release" || !strings.HasPrefix(r.outputs["path"], e.toolDir) {
-		t.Errorf("source %q path %q: want a download into the tool cache", r.outputs["source"], r.outputs["path"])
+	cached := filepath.Join(e.toolDir, "planex", "v1.2.3", "linux-amd64", "planex_linux_amd64.tar.gz")
+	if _, err := os.Stat(cached); r.outputs["source"] != "release" || err != nil {
+		t.Errorf("source %q, cached archive: %v; want a download kept in the tool cache", r.outputs["source"], err)
+	}
+	if strings.HasPrefix(r.outputs["path"], e.toolDir) {
+		t.Errorf("planex runs from the tool cache (%s), which another job may write", r.outputs["path"])
 	}
 	if !strings.Contains(r.calls, "gh release download v1.2.3 --repo planexhq/planex") ||
 		!strings.Contains(r.calls, "host=github.com token=tok123") {
@@ -221,13 +225,62 @@ func TestInstallDownloadsVerifiesAndCaches(t *testing.T) {
 		t.Error("no started-at output")
 	}
 
-	// Second run: from the tool cache, without asking GitHub.
+	// Second run: from the tool cache, asking GitHub only for checksums.txt.
 	r2 := e.run("v1.2.3", "planexhq/planex", "/runner/_actions/planexhq/planex/v1.2.3")
 	if got := ranPlanex(t, r2); got != "release-1.2.3" {
 		t.Errorf("cached binary printed %q", got)
 	}
-	if r2.outputs["source"] != "cache" || r2.calls != "" {
-		t.Errorf("second run: source %q, calls %q; want the cache and no calls", r2.outputs["source"], r2.calls)
+	if r2.outputs["source"] != "cache" || strings.Contains(r2.calls, "planex_linux_amd64") || !strings.Contains(r2.calls, "--pattern checksums.txt") {
+		t.Errorf("second run: source %q, calls %q; want the cache, checked against checksums.txt", r2.outputs["source"], r2.calls)
+	}
+}
+
+// TestRedTeamInstallToolCachePoisoned: on a self-hosted runner the tool
+// cache outlives the job, and another workflow's job there (a fork's pull
+// request's) can write it. The install step ran a cached planex whenever
+// the folder held an executable and a .complete marker: a planted binary
+// ran with the workflow's token and secrets. Now a cached archive runs
+// only when it matches the release's checksums.txt, fetched each time;
+// anything else is dropped and the release downloaded again.
+func TestRedTeamInstallToolCachePoisoned(t *testing.T) {
+	e := newInstallEnv(t)
+	e.publish("v1.2.3", "release-1.2.3", false)
+	const action = "/runner/_actions/planexhq/planex/v1.2.3"
+	if got := ranPlanex(t, e.run("v1.2.3", "planexhq/planex", action)); got != "release-1.2.3" {
+		t.Fatalf("first install ran %q", got)
+	}
+	dest := filepath.Join(e.toolDir, "planex", "v1.2.3", "linux-amd64")
+	// The poisoner's archive, made as a release's is, and a bare binary.
+	evil := newInstallEnv(t)
+	evil.publish("v1.2.3", "poisoned", false)
+	archive, err := os.ReadFile(filepath.Join(evil.releases, "v1.2.3", "planex_linux_amd64.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, poison := range map[string]func(){
+		"a replaced archive": func() {
+			if err := os.WriteFile(filepath.Join(dest, "planex_linux_amd64.tar.gz"), archive, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"a planted binary and no archive": func() {
+			os.RemoveAll(dest)
+			os.MkdirAll(dest, 0o755)
+			writeExec(t, filepath.Join(dest, "planex"), "#!/bin/sh\necho poisoned\n")
+			os.WriteFile(dest+".complete", nil, 0o644)
+		},
+	} {
+		poison()
+		r := e.run("v1.2.3", "planexhq/planex", action)
+		if got := ranPlanex(t, r); got != "release-1.2.3" {
+			t.Errorf("%s: the install ran %q, want the release's planex", name, got)
+		}
+		if r.outputs["source"] != "release" {
+			t.Errorf("%s: source %q, want the release downloaded again\n%s", name, r.outputs["source"], r.stdout)
+		}
+		if b, err := os.ReadFile(filepath.Join(dest, "planex_linux_amd64.tar.gz")); err != nil || bytes.Equal(b, archive) {
+			t.Errorf("%s: the tool cache still holds the poisoner's archive (%v)", name, err)
+		}
 	}
 }
 

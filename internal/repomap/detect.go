@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -53,7 +52,7 @@ type detector struct {
 func (d *detector) read(p string) string {
 	// Never through a link (a committed Makefile -> /dev/zero), never a
 	// FIFO or device, never more than 1 MiB.
-	data, _, skip, err := ReadRegular(nil, filepath.Join(d.m.Root, filepath.FromSlash(p)), 1<<20)
+	data, _, skip, err := ReadRegular(nil, d.m.Root, p, 1<<20)
 	if err != nil || skip != "" || binary(data) {
 		return ""
 	}

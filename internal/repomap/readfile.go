@@ -7,27 +7,27 @@ import (
 	"syscall"
 )
 
-// ReadRegular reads the regular file name into buf (reused, grown as
-// needed) unless it is larger than maxBytes. skip names why a file is left
-// out ("" when it was read). One open with O_NOFOLLOW and an fstat of the
-// open file replace lstat then open: half the path lookups, no os.File
-// (poller registration, finalizer), and no window between check and open.
+// ReadRegular reads the regular file rel (slash-separated, relative to the
+// folder root) into buf (reused, grown as needed) unless it is larger than
+// maxBytes. skip names why a file is left out ("" when it was read). No
+// symlink is followed in any part of rel, the folders leading to the file
+// included (a worktree's `src -> /home/user` made `src/.bashrc` read), and
+// nothing outside root is reached (openBeneath). One open and an fstat of
+// the open file replace lstat then open: no os.File (poller registration,
+// finalizer), and no window between check and open.
 // O_NONBLOCK keeps a FIFO from blocking the open; fstat then skips it.
 // The read stops at the size fstat gave, and at maxBytes whatever fstat
 // said.
-func ReadRegular(buf []byte, name string, maxBytes int64) (data []byte, size int64, skip string, err error) {
-	var fd int
-	for {
-		fd, err = syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
+func ReadRegular(buf []byte, root, rel string, maxBytes int64) (data []byte, size int64, skip string, err error) {
+	fd, err := openBeneath(root, rel, syscall.O_RDONLY|syscall.O_NONBLOCK)
 	switch {
 	case errors.Is(err, syscall.ELOOP):
-		// Symlinks may dangle or leave the repository; their targets
-		// inside the repository are mapped on their own.
+		// Symlinks, the file's or a folder's on the way to it, may
+		// dangle or leave the repository; their targets inside the
+		// repository are mapped on their own.
 		return buf, 0, "symlink", nil
+	case errors.Is(err, errOutside):
+		return buf, 0, "outside the repository", nil
 	case err != nil:
 		// Listed but gone (deleted in the work tree) or unreadable.
 		return buf, 0, "unreadable", err

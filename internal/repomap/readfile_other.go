@@ -5,20 +5,32 @@ package repomap
 import (
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
-// ReadRegular reads the regular file name into buf (reused, grown as
-// needed) unless it is larger than maxBytes; skip names why a file is left
-// out ("" when it was read). Without O_NOFOLLOW (Windows) the file is
-// checked with Lstat first, and the read stops at maxBytes whatever the
+// ReadRegular reads the regular file rel (slash-separated, relative to the
+// folder root) into buf (reused, grown as needed) unless it is larger than
+// maxBytes; skip names why a file is left out ("" when it was read).
+// Without O_NOFOLLOW (Windows) every part of rel is checked with Lstat
+// first (no link, no `..`), and the read stops at maxBytes whatever the
 // file grew to in between.
-func ReadRegular(buf []byte, name string, maxBytes int64) (data []byte, size int64, skip string, err error) {
-	fi, err := os.Lstat(name)
+func ReadRegular(buf []byte, root, rel string, maxBytes int64) (data []byte, size int64, skip string, err error) {
+	name := root
+	var fi os.FileInfo
+	for _, part := range strings.Split(rel, "/") {
+		if part == "" || part == "." || part == ".." {
+			return buf, 0, "outside the repository", nil
+		}
+		name = filepath.Join(name, part)
+		if fi, err = os.Lstat(name); err != nil {
+			return buf, 0, "unreadable", err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return buf, 0, "symlink", nil
+		}
+	}
 	switch {
-	case err != nil:
-		return buf, 0, "unreadable", err
-	case fi.Mode()&os.ModeSymlink != 0:
-		return buf, 0, "symlink", nil
 	case !fi.Mode().IsRegular():
 		return buf, 0, "not a regular file", nil
 	case fi.Size() > maxBytes:

@@ -3,6 +3,7 @@
 package repomap
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -17,8 +18,11 @@ import (
 func TestReadRegular(t *testing.T) {
 	dir := t.TempDir()
 	repomaptest.WriteFiles(t, dir, map[string]string{"ok.py": "x = 1\n", "big.txt": "0123456789", "sub/keep": ""})
-	ok, big := filepath.Join(dir, "ok.py"), filepath.Join(dir, "big.txt")
+	ok := filepath.Join(dir, "ok.py")
 	if err := os.Symlink(ok, filepath.Join(dir, "link.py")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", filepath.Join(dir, "linkdir")); err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
@@ -28,14 +32,16 @@ func TestReadRegular(t *testing.T) {
 	for _, tc := range []struct {
 		name, skip, data string
 	}{
-		{ok, "", "x = 1\n"},
-		{big, "too large", ""},
-		{filepath.Join(dir, "link.py"), "symlink", ""},
-		{filepath.Join(dir, "fifo"), "not a regular file", ""},
-		{filepath.Join(dir, "sub"), "not a regular file", ""},
-		{filepath.Join(dir, "gone.py"), "unreadable", ""},
+		{"ok.py", "", "x = 1\n"},
+		{"big.txt", "too large", ""},
+		{"link.py", "symlink", ""},
+		{"linkdir/keep", "symlink", ""},
+		{"../" + filepath.Base(dir) + "/ok.py", "outside the repository", ""},
+		{"fifo", "not a regular file", ""},
+		{"sub", "not a regular file", ""},
+		{"gone.py", "unreadable", ""},
 	} {
-		data, size, skip, err := ReadRegular(buf, tc.name, 9)
+		data, size, skip, err := ReadRegular(buf, dir, tc.name, 9)
 		if skip != tc.skip {
 			t.Errorf("%s: skip %q (err %v), want %q", filepath.Base(tc.name), skip, err, tc.skip)
 		}
@@ -53,17 +59,42 @@ func TestReadRegular(t *testing.T) {
 // further than the bound: the bound is checked on what was read, not only
 // on what fstat said.
 func TestReadRegularStopsAtTheBound(t *testing.T) {
-	const name = "/proc/self/status"
+	const root, rel = "/proc/self", "status"
+	name := root + "/" + rel
 	st, err := os.Stat(name)
 	if err != nil || st.Size() != 0 || !st.Mode().IsRegular() {
 		t.Skipf("needs a regular file of size 0 with content (Linux procfs): %v", err)
 	}
-	data, _, skip, err := ReadRegular(nil, name, 64<<10)
+	data, _, skip, err := ReadRegular(nil, root, rel, 64<<10)
 	if skip != "" || err != nil || len(data) <= 16 {
 		t.Fatalf("%s under a large bound: %d bytes, skip %q, err %v; want its content", name, len(data), skip, err)
 	}
-	data, _, skip, err = ReadRegular(nil, name, 16)
+	data, _, skip, err = ReadRegular(nil, root, rel, 16)
 	if skip != "too large" || err != nil || len(data) != 0 {
 		t.Errorf("%s under a bound of 16 bytes: %d bytes, skip %q, err %v; want none, too large", name, len(data), skip, err)
+	}
+}
+
+// TestOpenPartByPart checks the walk used where openat2 is missing: a
+// link in any part, and a `..`, are refused; a plain path opens.
+func TestOpenPartByPart(t *testing.T) {
+	dir := t.TempDir()
+	repomaptest.WriteFiles(t, dir, map[string]string{"a/b/c.txt": "x"})
+	if err := os.Symlink(filepath.Join(dir, "a"), filepath.Join(dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := openRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(root)
+	for rel, want := range map[string]error{"a/b/c.txt": nil, "l/b/c.txt": syscall.ELOOP, "a/../a/b/c.txt": errOutside, "l": syscall.ELOOP} {
+		fd, err := openPartByPart(root, rel, syscall.O_RDONLY)
+		if fd >= 0 {
+			syscall.Close(fd)
+		}
+		if !errors.Is(err, want) && !(want == nil && err == nil) {
+			t.Errorf("%s: %v, want %v", rel, err, want)
+		}
 	}
 }

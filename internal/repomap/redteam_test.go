@@ -87,3 +87,51 @@ func TestRedTeamMapReadsNoLinkDeviceOrHugeFile(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamMapFollowsNoFolderLink: an agent (or a tarball unpacked into
+// the work tree) commits pkg/secret.py, then replaces the folder pkg with
+// a link to a folder outside the repository holding a secret.py of its
+// own (a user's home, a runner's credentials). git still lists
+// pkg/secret.py; the map read it through the folder link (O_NOFOLLOW
+// guarded only the last part) and put the outside file's names in the map
+// planex sends to the model. It must skip it as a link.
+func TestRedTeamMapFollowsNoFolderLink(t *testing.T) {
+	d := t.TempDir()
+	repomaptest.InitRepo(t, d, map[string]string{
+		"main.go":       "package main\n\nfunc Serve() {}\n",
+		"pkg/secret.py": "def harmless():\n    pass\n",
+		"pkg/Makefile":  "all:\n\techo hi\n",
+	})
+	outside := t.TempDir()
+	repomaptest.WriteFiles(t, outside, map[string]string{
+		"secret.py": "def outside_credential_marker():\n    pass\n",
+		"Makefile":  "outside_target_marker:\n\techo x\n",
+	})
+	if err := os.RemoveAll(filepath.Join(d, "pkg")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(d, "pkg")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	m, err := Build(ctx, d, Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range m.Files() {
+		if strings.HasPrefix(f.Path, "pkg/") {
+			t.Errorf("mapped %s through the folder link (symbols %v)", f.Path, f.Symbols)
+		}
+	}
+	if m.Skipped["symlink"] < 1 {
+		t.Errorf("skipped %v, want pkg/secret.py skipped as a link", m.Skipped)
+	}
+	// Every reader of the map's files takes the same way.
+	for _, rel := range []string{"pkg/secret.py", "pkg/Makefile", "../" + filepath.Base(outside) + "/secret.py"} {
+		data, _, skip, _ := ReadRegular(nil, d, rel, 1<<20)
+		if skip == "" || len(data) != 0 {
+			t.Errorf("ReadRegular(%s) read %q (skip %q), want it refused", rel, data, skip)
+		}
+	}
+}

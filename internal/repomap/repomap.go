@@ -650,8 +650,7 @@ func mergeVocabularies(entries []File, owners []int32, counters []*termCounter) 
 // processFile maps the file at rel into f and returns "", or returns why
 // it was skipped.
 func processFile(f *File, root, rel string, maxBytes int64, log *slog.Logger, tc *termCounter) string {
-	full := filepath.Join(root, filepath.FromSlash(rel))
-	data, size, skip, err := ReadRegular(tc.buf, full, maxBytes)
+	data, size, skip, err := ReadRegular(tc.buf, root, rel, maxBytes)
 	tc.buf = data
 	if skip != "" {
 		if err != nil {

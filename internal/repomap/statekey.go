@@ -430,8 +430,8 @@ func (k *stateKeyer) hash(rec *stateRecord, files fileChunks, since time.Time) (
 // all that matters). The file is opened as the map opens it (no symlink
 // followed, a FIFO never waited on), so a planted link to /dev/zero or a
 // pipe cannot stall the key.
-func contentSum(buf []byte, name string, maxBytes int64) ([]byte, []byte) {
-	data, _, skip, _ := ReadRegular(buf, name, maxBytes)
+func contentSum(buf []byte, root, rel string, maxBytes int64) ([]byte, []byte) {
+	data, _, skip, _ := ReadRegular(buf, root, rel, maxBytes)
 	if skip != "" {
 		return data, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/gob"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/planexhq/planex/internal/safefile"
@@ -120,7 +119,7 @@ func (k *stateKeyer) contentPart(p string, s stamp, young bool, prev map[string]
 	}
 	k.contentReads++
 	var sum []byte
-	*file, sum = contentSum((*file)[:0], filepath.Join(k.root, filepath.FromSlash(p)), k.opts.MaxFileBytes)
+	*file, sum = contentSum((*file)[:0], k.root, p, k.opts.MaxFileBytes)
 	if sum == nil {
 		// Not a regular file when opened: its stamp says all.
 		return nil

@@ -357,11 +357,25 @@ func (s *Session) SaveMeta() error {
 	}
 	s.Meta.Seal = sl
 	b, err := json.MarshalIndent(s.Meta, "", "  ")
+	if err == nil && len(b) >= maxMeta {
+		// Indenting grows a record with many usage entries by a third:
+		// a state ref's compact session.json just under the bound was
+		// written back past it, and planex could not read its own state.
+		b, err = json.Marshal(s.Meta)
+	}
 	if err != nil {
 		return fmt.Errorf("encoding session: %w", err)
 	}
+	if len(b) >= maxMeta {
+		return fmt.Errorf("saving %s: %d bytes, more than the %d planex reads back; the file is left as it was: %w",
+			s.File(MetaFile), len(b), maxMeta, ErrMetaTooLarge)
+	}
 	return safefile.Write(s.File(MetaFile), append(b, '\n'), 0o600)
 }
+
+// ErrMetaTooLarge is returned for a session.json that would be too large
+// for planex to read back.
+var ErrMetaTooLarge = errors.New("session record too large")
 
 // AddUsage records a step's usage under key.
 func (s *Session) AddUsage(key string, u usage.Usage) {

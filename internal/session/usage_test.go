@@ -1,6 +1,11 @@
 package session
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,5 +56,59 @@ func TestRedTeamAdoptRefusesForgedUsage(t *testing.T) {
 				t.Error("the forged session opens")
 			}
 		})
+	}
+}
+
+// TestRedTeamMetaNeverSavedPastItsReadBound: whoever can push writes the
+// state ref's session.json compact, just under the 8 MiB planex reads,
+// with tens of thousands of usage records. Adopting it wrote it back
+// indented, past the bound, so every later step failed to read its own
+// session. It is now written back compact, and a record that cannot fit
+// either way is refused with ErrMetaTooLarge, the file left as it was.
+func TestRedTeamMetaNeverSavedPastItsReadBound(t *testing.T) {
+	t.Parallel()
+	other, st := testStore(t), testStore(t)
+	o, err := Create(other, Meta{ID: "s", Requirement: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each record is 72 bytes compact: enough of them for 8 MiB less
+	// 128 KiB, checked below.
+	o.Meta.Usage = map[string]usage.Usage{}
+	for i := 0; i < (maxMeta-128<<10)/72; i++ {
+		o.Meta.Usage[fmt.Sprintf("review T%06d", i)] = usage.Usage{InputTokens: 1, OutputTokens: 1, CostUSD: 0.01}
+	}
+	b, err := json.Marshal(o.Meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) >= maxMeta || len(b) < maxMeta-1<<20 {
+		t.Fatalf("the forged session.json is %d bytes; want just under %d", len(b), maxMeta)
+	}
+	copyMetaAs(t, st, "s", o)
+	dir, _ := st.Folder("s")
+	if err := os.WriteFile(filepath.Join(dir, MetaFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Adopt(st, "s"); err != nil {
+		t.Fatalf("Adopt of a %d-byte session.json: %v", len(b), err)
+	}
+	s, err := Open(st, "s")
+	if err != nil {
+		t.Fatalf("planex cannot read the session it saved: %v", err)
+	}
+	// Growing it past the bound is refused; what is on disk still opens.
+	before, _ := os.ReadFile(s.File(MetaFile))
+	for i := 0; i < 40000; i++ {
+		s.AddUsage(fmt.Sprintf("review U%06d", i), usage.Usage{InputTokens: 1})
+	}
+	if err := s.SaveMeta(); !errors.Is(err, ErrMetaTooLarge) {
+		t.Errorf("SaveMeta of a record past the bound: %v; want ErrMetaTooLarge", err)
+	}
+	if after, _ := os.ReadFile(s.File(MetaFile)); string(after) != string(before) {
+		t.Error("a refused SaveMeta changed session.json")
+	}
+	if _, err := Open(st, "s"); err != nil {
+		t.Errorf("after the refused save: %v", err)
 	}
 }

@@ -1,0 +1,40 @@
+//go:build linux
+
+package repomap
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// openBeneath opens rel (slash-separated, relative) under the folder root
+// for reading with no symlink followed in any of rel's parts and nothing
+// reached outside root: openat2 with RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH,
+// or, on a kernel without it (before 5.6), one part at a time.
+func openBeneath(root, rel string, flags int) (int, error) {
+	dir, err := openRoot(root)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(dir)
+	how := unix.OpenHow{
+		Flags:   uint64(flags | unix.O_NOFOLLOW | unix.O_CLOEXEC),
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	for {
+		fd, err := unix.Openat2(dir, rel, &how)
+		switch {
+		case errors.Is(err, unix.EINTR), errors.Is(err, unix.EAGAIN):
+			// EAGAIN: a rename raced the lookup; try again.
+			continue
+		case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM):
+			// No openat2 (a kernel before 5.6), or a seccomp profile
+			// that refuses it: the walk gives the same answer.
+			return openPartByPart(dir, rel, flags)
+		case errors.Is(err, unix.EXDEV):
+			return -1, errOutside
+		}
+		return fd, err
+	}
+}
