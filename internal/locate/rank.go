@@ -615,10 +615,38 @@ func (ix *Index) pathMentions(ms mentions, ev *evidence) {
 			ev.feats.set(fFrame, i, saturate(frames[i]))
 		}
 	}
+	if innermost < 0 {
+		innermost, innermostFrame, maxFrame = ix.innermostShortFrame(ms.shortFrames)
+	}
 	if innermost >= 0 {
 		ev.feats.set(fInnermost, innermost, 1)
 		ev.note(fInnermost, innermost, fmt.Sprintf("innermost traceback frame in the repository's code (frame %d of %d)", innermostFrame, maxFrame))
 	}
+}
+
+// innermostShortFrame is the innermost of frames (outermost first) that
+// resolves to exactly one non-test file of the repository, with its frame
+// number and the number of frames; -1 when none does. A frame in an
+// installed library or the standard library resolves to nothing and is
+// passed over, as in a full traceback.
+func (ix *Index) innermostShortFrame(frames []string) (file, frame, of int) {
+	for k := len(frames) - 1; k >= 0; k-- {
+		p := frames[k]
+		if !strings.Contains(p, "/") {
+			continue
+		}
+		var exact []int
+		for _, i := range ix.byBase(path.Base(p)) {
+			fp := ix.files[i].path
+			if fp == p || strings.HasSuffix(p, "/"+fp) || strings.HasSuffix(fp, "/"+p) {
+				exact = append(exact, i)
+			}
+		}
+		if len(exact) == 1 && !ix.files[exact[0]].test() {
+			return exact[0], k + 1, len(frames)
+		}
+	}
+	return -1, 0, 0
 }
 
 func appendNote(s, note string) string {
