@@ -583,13 +583,7 @@ func (ix *Index) pathMentions(ms mentions, ev *evidence) {
 		}
 		base := path.Base(pm.path)
 		cands := ix.byBase(base)
-		var exact []int
-		for _, i := range cands {
-			p := ix.files[i].path
-			if p == pm.path || strings.HasSuffix(pm.path, "/"+p) || strings.HasSuffix(p, "/"+pm.path) {
-				exact = append(exact, i)
-			}
-		}
+		exact := exactFiles(ix, cands, pm.path)
 		if len(exact) > 0 && strings.Contains(pm.path, "/") {
 			for _, i := range exact {
 				hits[i] += weight / float64(len(exact))
@@ -616,7 +610,8 @@ func (ix *Index) pathMentions(ms mentions, ev *evidence) {
 		}
 	}
 	if innermost < 0 {
-		innermost, innermostFrame, maxFrame = ix.innermostShortFrame(ms.shortFrames)
+		resolve := func(p string) []int { return exactFiles(ix, ix.byBase(path.Base(p)), p) }
+		innermost, innermostFrame, maxFrame = innermostShortFrame(ms.shortFrames, resolve, func(i int) bool { return ix.files[i].test() })
 	}
 	if innermost >= 0 {
 		ev.feats.set(fInnermost, innermost, 1)
@@ -624,25 +619,31 @@ func (ix *Index) pathMentions(ms mentions, ev *evidence) {
 	}
 }
 
+// exactFiles are the files among cands whose path is p, ends p or is
+// ended by p (a frame's absolute or installed path, a partial path).
+func exactFiles(ix *Index, cands []int, p string) []int {
+	var exact []int
+	for _, i := range cands {
+		fp := ix.files[i].path
+		if fp == p || strings.HasSuffix(p, "/"+fp) || strings.HasSuffix(fp, "/"+p) {
+			exact = append(exact, i)
+		}
+	}
+	return exact
+}
+
 // innermostShortFrame is the innermost of frames (outermost first) that
 // resolves to exactly one non-test file of the repository, with its frame
 // number and the number of frames; -1 when none does. A frame in an
 // installed library or the standard library resolves to nothing and is
-// passed over, as in a full traceback.
-func (ix *Index) innermostShortFrame(frames []string) (file, frame, of int) {
+// passed over, as in a full traceback. resolve lists the files a path
+// names; test says whether a file is a test.
+func innermostShortFrame(frames []string, resolve func(p string) []int, test func(i int) bool) (file, frame, of int) {
 	for k := len(frames) - 1; k >= 0; k-- {
-		p := frames[k]
-		if !strings.Contains(p, "/") {
+		if !strings.Contains(frames[k], "/") {
 			continue
 		}
-		var exact []int
-		for _, i := range ix.byBase(path.Base(p)) {
-			fp := ix.files[i].path
-			if fp == p || strings.HasSuffix(p, "/"+fp) || strings.HasSuffix(fp, "/"+p) {
-				exact = append(exact, i)
-			}
-		}
-		if len(exact) == 1 && !ix.files[exact[0]].test() {
+		if exact := resolve(frames[k]); len(exact) == 1 && !test(exact[0]) {
 			return exact[0], k + 1, len(frames)
 		}
 	}
