@@ -72,3 +72,77 @@ func TestInnermostFrameOfAGoPanic(t *testing.T) {
 		}
 	}
 }
+
+// TestShortTracebackFrames checks that the frames of IPython's and
+// pytest's traceback formats are read in the order printed, outermost
+// first, and that lines that only look like them are not.
+func TestShortTracebackFrames(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, issue string
+		want        []string
+	}{
+		{"ipython 8", "Cell In[3], line 1\n----> 1 t.write('x.fits')\nFile ~/env/lib/python3.10/site-packages/astro/io/registry/base.py:212, in UnifiedWrite.__call__(self)\nFile ~/env/lib/python3.10/site-packages/astro/io/fits/connect.py:72, in is_fits(origin, *args)\n",
+			[]string{"astro/io/registry/base.py", "astro/io/fits/connect.py"}},
+		{"ipython before 8", "<ipython-input-2-1b2> in <module>()\n/Users/me/env/lib/python3.6/site-packages/astro/units/core.py in __eq__(self, other)\n   1700 \n",
+			[]string{"astro/units/core.py"}},
+		{"pytest", "src/_pytest/runner.py:255: in from_call\n    result = func()\n.venv/lib/python3.8/site-packages/pluggy/manager.py:84: in <lambda>\nsrc/_pytest/setuponly.py:69: in _show_fixture_action\n    tw.write(\"[{}]\".format(fixturedef.cached_param))\nE   BytesWarning: str() on a bytes instance\n",
+			[]string{"src/_pytest/runner.py", "pluggy/manager.py", "src/_pytest/setuponly.py"}},
+		{"windows pytest", "..\\lib\\site-packages\\astro\\units\\quantity.py:617: in __array_ufunc__\n",
+			[]string{"astro/units/quantity.py"}},
+		{"a full python traceback is read elsewhere", "  File \"/app/pkg/mod.py\", line 3, in f\n", nil},
+		{"prose naming a file is no frame", "the bug in pkg/mod.py in my opinion (see pkg/other.py:12: in short) is old\n", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if got := shortFrames(c.issue); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("shortFrames = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestInnermostShortFrame checks that the innermost frame of an IPython
+// or pytest traceback that lands in one non-test file of the repository is
+// the one the innermost-frame signal marks: not a frame in an installed
+// library, not a test, not its caller; and that a full Python traceback's
+// innermost frame still wins over a short one.
+func TestInnermostShortFrame(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"pkg/__init__.py":       "",
+		"pkg/io/registry.py":    "def write(obj, fmt):\n    return lookup(fmt)(obj)\n",
+		"pkg/io/connect.py":     "def is_fits(origin, *args):\n    return args[0].endswith('.fits')\n",
+		"pkg/core.py":           "def run():\n    pass\n",
+		"tests/test_connect.py": "from pkg.io.connect import is_fits\n\ndef test_is_fits():\n    assert is_fits('w', 'x')\n",
+	}
+	root, m := mapTree(t, files)
+	ix := NewIndex(m)
+	cases := []struct{ name, issue, want string }{
+		{"ipython 8", "write fails\n```\nFile ~/env/site-packages/pkg/io/registry.py:2, in write(obj, fmt)\nFile ~/env/site-packages/pkg/io/connect.py:2, in is_fits(origin, *args)\nIndexError: tuple index out of range\n```\n", "pkg/io/connect.py"},
+		{"a library frame innermost", "```\n~/env/site-packages/pkg/io/registry.py in write(obj, fmt)\n~/env/lib/python3.9/posixpath.py in splitext(p)\n```\n", "pkg/io/registry.py"},
+		{"a test frame innermost", "```\npkg/io/connect.py:2: in is_fits\ntests/test_connect.py:4: in test_is_fits\n```\n", "pkg/io/connect.py"},
+		{"a full traceback wins", "```\nTraceback (most recent call last):\n  File \"/src/pkg/core.py\", line 2, in run\nValueError\n```\nand in the notebook\n```\nFile ~/env/site-packages/pkg/io/connect.py:2, in is_fits(origin)\n```\n", "pkg/core.py"},
+		{"no frame resolves", "```\n~/env/lib/python3.9/posixpath.py in splitext(p)\n```\n", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ev := ix.evidence(c.issue, root)
+			var got []string
+			for p := range files {
+				if i, ok := ix.byPath(p); ok && ev.feats.at(fInnermost, i) > 0 {
+					got = append(got, p)
+				}
+			}
+			want := []string{}
+			if c.want != "" {
+				want = []string{c.want}
+			}
+			if len(got) != len(want) || (len(got) == 1 && got[0] != want[0]) {
+				t.Errorf("innermost_frame on %q, want %q", got, want)
+			}
+		})
+	}
+}

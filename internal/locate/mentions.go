@@ -13,6 +13,11 @@ import (
 type mentions struct {
 	// paths are file paths as written, in order of appearance.
 	paths []pathMention
+	// shortFrames are the files of the frames of Python's short traceback
+	// formats (IPython's and pytest's), outermost first, normalised as
+	// paths are. Their paths are in paths too, as quoted paths: only the
+	// innermost is read from here.
+	shortFrames []string
 	// dotted are dotted names such as pkg.module.Class.method.
 	dotted []string
 	// idents maps code-looking identifiers to how strongly they look like
@@ -46,7 +51,12 @@ var (
 	// javaFrameRe is a JVM stack frame, at pkg.Class.method(Class.java:12),
 	// capturing the class's dotted name and its file.
 	javaFrameRe = regexp.MustCompile(`(?m)^[ \t]*at[ \t]+((?:[\w$]+\.)+)[\w$<>]+\(([\w$]+\.(?:java|kt|scala)):\d+\)`)
-	envLineRe   = regexp.MustCompile(`^\s*(?:[-*]\s+)?[A-Za-z][\w .()/-]{0,40}:\s*\S.{0,80}$`)
+	// shortFrameRe is a frame line of the traceback formats that print
+	// the outermost frame first without Python's File "…", line n: IPython
+	// 8 (File ~/env/pkg/mod.py:72, in f(x)), IPython before 8
+	// (~/env/pkg/mod.py in f(self, x)) and pytest (src/pkg/mod.py:34: in f).
+	shortFrameRe = regexp.MustCompile(`(?m)^[ \t]*(?:File[ \t]+([^\s",]+\.py):\d+,[ \t]+in[ \t]|([^\s",]+\.py)[ \t]+in[ \t]+[\w<>.]+\(|([^\s",]+\.py):\d+:[ \t]+in[ \t]+[\w<>.]+[ \t]*\r?$)`)
+	envLineRe    = regexp.MustCompile(`^\s*(?:[-*]\s+)?[A-Za-z][\w .()/-]{0,40}:\s*\S.{0,80}$`)
 )
 
 // envRunMin is how many "name: value" lines in a row make a block an
@@ -98,6 +108,7 @@ func extractMentions(q string) mentions {
 	ms := mentions{}
 	var frameFuncs []string
 	ms.paths, frameFuncs = mentionedPaths(q)
+	ms.shortFrames = shortFrames(q)
 	// Names below come from prose and code, not from links.
 	text := urlRe.ReplaceAllString(q, " ")
 	ms.dotted = dottedMentions(text)
@@ -139,6 +150,20 @@ func mentionedPaths(q string) (paths []pathMention, frameFuncs []string) {
 		paths = append(paths, pathMention{path: p})
 	}
 	return paths, frameFuncs
+}
+
+// shortFrames returns the files of q's frames in Python's short traceback
+// formats (shortFrameRe), outermost first as printed.
+func shortFrames(q string) []string {
+	var out []string
+	for _, m := range shortFrameRe.FindAllStringSubmatch(q, -1) {
+		for _, p := range m[1:] {
+			if p != "" {
+				out = append(out, normPath(p))
+			}
+		}
+	}
+	return out
 }
 
 // innerFirstFrames returns the files of the stack frames in q of the

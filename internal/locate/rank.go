@@ -583,13 +583,7 @@ func (ix *Index) pathMentions(ms mentions, ev *evidence) {
 		}
 		base := path.Base(pm.path)
 		cands := ix.byBase(base)
-		var exact []int
-		for _, i := range cands {
-			p := ix.files[i].path
-			if p == pm.path || strings.HasSuffix(pm.path, "/"+p) || strings.HasSuffix(p, "/"+pm.path) {
-				exact = append(exact, i)
-			}
-		}
+		exact := exactFiles(ix, cands, pm.path)
 		if len(exact) > 0 && strings.Contains(pm.path, "/") {
 			for _, i := range exact {
 				hits[i] += weight / float64(len(exact))
@@ -615,10 +609,45 @@ func (ix *Index) pathMentions(ms mentions, ev *evidence) {
 			ev.feats.set(fFrame, i, saturate(frames[i]))
 		}
 	}
+	if innermost < 0 {
+		resolve := func(p string) []int { return exactFiles(ix, ix.byBase(path.Base(p)), p) }
+		innermost, innermostFrame, maxFrame = innermostShortFrame(ms.shortFrames, resolve, func(i int) bool { return ix.files[i].test() })
+	}
 	if innermost >= 0 {
 		ev.feats.set(fInnermost, innermost, 1)
 		ev.note(fInnermost, innermost, fmt.Sprintf("innermost traceback frame in the repository's code (frame %d of %d)", innermostFrame, maxFrame))
 	}
+}
+
+// exactFiles are the files among cands whose path is p, ends p or is
+// ended by p (a frame's absolute or installed path, a partial path).
+func exactFiles(ix *Index, cands []int, p string) []int {
+	var exact []int
+	for _, i := range cands {
+		fp := ix.files[i].path
+		if fp == p || strings.HasSuffix(p, "/"+fp) || strings.HasSuffix(fp, "/"+p) {
+			exact = append(exact, i)
+		}
+	}
+	return exact
+}
+
+// innermostShortFrame is the innermost of frames (outermost first) that
+// resolves to exactly one non-test file of the repository, with its frame
+// number and the number of frames; -1 when none does. A frame in an
+// installed library or the standard library resolves to nothing and is
+// passed over, as in a full traceback. resolve lists the files a path
+// names; test says whether a file is a test.
+func innermostShortFrame(frames []string, resolve func(p string) []int, test func(i int) bool) (file, frame, of int) {
+	for k := len(frames) - 1; k >= 0; k-- {
+		if !strings.Contains(frames[k], "/") {
+			continue
+		}
+		if exact := resolve(frames[k]); len(exact) == 1 && !test(exact[0]) {
+			return exact[0], k + 1, len(frames)
+		}
+	}
+	return -1, 0, 0
 }
 
 func appendNote(s, note string) string {
