@@ -234,47 +234,6 @@ func credentialPaths(val string, kind credentialKind) []string {
 	return []string{val}
 }
 
-// sshCommandFiles are the absolute paths an ssh command line names as
-// its identity, certificate or configuration: -i FILE, -iFILE, -F FILE,
-// -o IdentityFile=FILE (CertificateFile too, any case, also -oKEY=FILE).
-// Quotes around a word are dropped; a word with ~ names the home,
-// hidden anyway.
-func sshCommandFiles(cmd string) []string {
-	words := strings.Fields(cmd)
-	var out []string
-	add := func(p string) {
-		if p = strings.Trim(p, `"'`); filepath.IsAbs(p) {
-			out = append(out, p)
-		}
-	}
-	option := func(o string) {
-		k, v, ok := strings.Cut(strings.Trim(o, `"'`), "=")
-		if ok && (strings.EqualFold(k, "IdentityFile") || strings.EqualFold(k, "CertificateFile")) {
-			add(v)
-		}
-	}
-	for i := 0; i < len(words); i++ {
-		w := strings.Trim(words[i], `"'`)
-		next := ""
-		if i+1 < len(words) {
-			next = words[i+1]
-		}
-		switch {
-		case w == "-i" || w == "-F":
-			add(next)
-			i++
-		case w == "-o":
-			option(next)
-			i++
-		case strings.HasPrefix(w, "-i") || strings.HasPrefix(w, "-F"):
-			add(w[2:])
-		case strings.HasPrefix(w, "-o"):
-			option(w[2:])
-		}
-	}
-	return out
-}
-
 // dbusUnescape decodes a D-Bus address value: a byte outside the few
 // it may hold as they are is written %XX (a space as %20).
 func dbusUnescape(v string) string {

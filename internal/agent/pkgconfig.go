@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -77,10 +78,44 @@ func packageConfigFiles(base []string) []string {
 	for _, name := range []string{"NPM_CONFIG_GLOBALCONFIG", "npm_config_globalconfig"} {
 		add(lookup(base, name))
 	}
+	for _, p := range toolCacheConfigs(base) {
+		add(p)
+	}
 	add("/etc/npmrc")
+	add("/usr/etc/npmrc")
 	add("/usr/local/etc/npmrc")
 	for _, p := range pipSystemConfigs {
 		add(p)
+	}
+	return out
+}
+
+// toolCacheConfigPatterns are where the versions of Node.js and Python
+// a tool cache holds keep their machine-wide configuration
+// (<tool>/<version>/<arch>/...).
+var toolCacheConfigPatterns = []string{"node/*/*/etc/npmrc", "Python/*/*/pip.conf", "PyPy/*/*/pip.conf"}
+
+// maxToolCacheConfigs bounds the configurations taken from each pattern.
+const maxToolCacheConfigs = 256
+
+// toolCacheConfigs are the npm and pip configurations of every version
+// in the runner's tool cache (RUNNER_TOOL_CACHE, Azure Pipelines'
+// AGENT_TOOLSDIRECTORY) that has one, not only of those on PATH: a
+// contained process can run any of them, or read the file by its path.
+func toolCacheConfigs(base []string) []string {
+	var out []string
+	for _, name := range []string{"RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY"} {
+		cache := lookup(base, name)
+		if !filepath.IsAbs(cache) {
+			continue
+		}
+		for _, pattern := range toolCacheConfigPatterns {
+			matches, _ := filepath.Glob(filepath.Join(cache, pattern))
+			if len(matches) > maxToolCacheConfigs {
+				matches = matches[:maxToolCacheConfigs]
+			}
+			out = append(out, matches...)
+		}
 	}
 	return out
 }
@@ -132,8 +167,9 @@ func readSmallRegular(p string) ([]byte, error) {
 
 // credentialKeys are the settings of npm's and pip's configurations
 // that hold a credential (npm's scoped by a registry,
-// //host/path/:_authToken), compared without case.
-var credentialKeys = []string{"_authtoken", "_auth", "_password", "password", "token", "authtoken"}
+// //host/path/:_authToken), compared without case: tokens, passwords,
+// basic credentials and an inline client key (npm's key=, PEM).
+var credentialKeys = []string{"_authtoken", "_auth", "_password", "password", "token", "authtoken", "key"}
 
 // keyFileKeys are the settings naming a client's private key.
 var keyFileKeys = []string{"keyfile", "client-cert"}
@@ -141,18 +177,56 @@ var keyFileKeys = []string{"keyfile", "client-cert"}
 // urlUserinfo matches the user name and password of a URL.
 var urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s"']*@`)
 
+// bareUserinfo matches a user name and password before a host given
+// without a scheme (pip's proxy = user:password@host:port, curl's
+// http_proxy=user:password@host:port): a word with a colon before the
+// @ and no slash, starting a value.
+var bareUserinfo = regexp.MustCompile(`(^|[\s=,"'])[^\s/@"'=,:]+:[^\s/@"']*@`)
+
+// privateKeyLine matches a line holding a PEM private key, whatever the
+// setting carrying it.
+var privateKeyLine = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----`)
+
+// withoutUserinfo is line without the user names and passwords of its
+// URLs and of hosts given without a scheme.
+func withoutUserinfo(line []byte) []byte {
+	return bareUserinfo.ReplaceAll(urlUserinfo.ReplaceAll(line, []byte("$1")), []byte("$1"))
+}
+
+// configKey is the setting an ini-style line's key names, as npm's ini
+// parser reads it: blanks around it dropped, a quoted key unquoted (a
+// double-quoted one decoded as JSON, \u escapes too), an array's []
+// dropped, in lower case, without npm's //registry/: scope.
+func configKey(raw string) string {
+	k := strings.TrimSpace(raw)
+	if len(k) >= 2 && (k[0] == '"' || k[0] == '\'') && k[len(k)-1] == k[0] {
+		var s string
+		if k[0] == '"' && json.Unmarshal([]byte(k), &s) == nil {
+			k = s
+		} else {
+			k = k[1 : len(k)-1]
+		}
+	}
+	k = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(k), "[]"))
+	if i := strings.LastIndex(k, ":"); i >= 0 {
+		k = k[i+1:]
+	}
+	return strings.TrimSpace(k)
+}
+
 // stripConfigCredentials returns an ini-style configuration (npmrc,
-// pip.conf) without the lines setting a credential and with no user
-// name or password in any URL, and the key files it names.
+// pip.conf) without the lines setting a credential or holding a private
+// key and with no user name or password in any URL or proxy address,
+// and the key files it names.
 func stripConfigCredentials(b []byte) (view []byte, keyFiles []string) {
 	var out bytes.Buffer
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if privateKeyLine.Match(line) {
+			continue
+		}
 		key, val, ok := strings.Cut(string(line), "=")
 		if ok {
-			k := strings.ToLower(strings.TrimSpace(key))
-			if i := strings.LastIndex(k, ":"); i >= 0 {
-				k = k[i+1:]
-			}
+			k := configKey(key)
 			if slices.Contains(credentialKeys, k) {
 				continue
 			}
@@ -162,7 +236,7 @@ func stripConfigCredentials(b []byte) (view []byte, keyFiles []string) {
 				}
 			}
 		}
-		out.Write(urlUserinfo.ReplaceAll(line, []byte("$1")))
+		out.Write(withoutUserinfo(line))
 	}
 	return out.Bytes(), keyFiles
 }
@@ -195,7 +269,7 @@ func environmentFileView(path string, allow, secrets []string) []FileOverlay {
 				continue
 			}
 		}
-		out.Write(urlUserinfo.ReplaceAll(line, []byte("$1")))
+		out.Write(withoutUserinfo(line))
 	}
 	if bytes.Equal(out.Bytes(), b) {
 		return nil

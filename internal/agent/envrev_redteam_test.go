@@ -1,0 +1,161 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamPackageConfigOtherSpellings: the machine-wide npmrc and
+// pip.conf spell their credentials in ways npm's and pip's parsers
+// accept but a line-by-line match of the bare key missed: a quoted key
+// (npm's ini unquotes it, and decodes \u escapes in a double-quoted
+// one), an inline client key (npm's key=, PEM with \n escapes), and a
+// proxy given without a scheme (pip's proxy = user:password@host:port).
+// A contained agent read each; now none of them is shown, and the
+// settings without credentials stay.
+func TestRedTeamPackageConfigOtherSpellings(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-pkgspell-")
+	plant(t, dir, map[string]string{
+		"npm/npmrc": "registry=https://npm.mirror.example/\n" +
+			`"//npm.pkg.github.com/:_authToken" = loot-quoted-token` + "\n" +
+			`'//r2.example/:_authToken'=loot-single-quoted` + "\n" +
+			`"//r3.example/:_auth\u0054oken"=loot-escaped-token` + "\n" +
+			`key="-----BEGIN PRIVATE KEY-----\nloot-inline-key\n-----END PRIVATE KEY-----"` + "\n" +
+			"//r4.example/:_authToken[]=loot-array-token\n",
+		"pip/pip.conf": "[global]\nproxy = proxyuser:loot-pip-proxy@proxy.corp:3128\n" +
+			"index-url = https://pypi.corp/simple\n",
+	})
+	env := []string{"PATH=/usr/bin:/bin", "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(dir, "npm", "npmrc"), "npm_config_globalconfig=" + filepath.Join(dir, "pip", "pip.conf")}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c",
+		"cat "+filepath.Join(dir, "npm", "npmrc")+" "+filepath.Join(dir, "pip", "pip.conf")+" 2>&1; true")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read a package manager's credentials:\n%s", out)
+	}
+	for _, kept := range []string{"registry=https://npm.mirror.example/", "proxy = proxy.corp:3128", "index-url = https://pypi.corp/simple"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the configuration lost %q:\n%s", kept, out)
+		}
+	}
+}
+
+// TestRedTeamOtherToolCacheVersionsConfig: the runner's tool cache holds
+// several Node.js and Python versions; an earlier job's `npm config set
+// --global` (or `pip config set --site`) left a token in the
+// configuration of a version that is not the one on planex's PATH. The
+// agent reads that file by its path (it can list the tool cache); it is
+// now shown without credentials too.
+func TestRedTeamOtherToolCacheVersionsConfig(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-toolcache-")
+	cache := filepath.Join(dir, "toolcache")
+	plant(t, dir, map[string]string{
+		"toolcache/node/22.1.0/x64/bin/node":      "#!/bin/sh",
+		"toolcache/node/20.12.0/x64/bin/node":     "#!/bin/sh",
+		"toolcache/node/20.12.0/x64/etc/npmrc":    "registry=https://npm.mirror.example/\n//npm.pkg.github.com/:_authToken=loot-old-node-token",
+		"toolcache/Python/3.11.9/x64/pip.conf":    "[global]\nindex-url = https://ci:loot-old-python@pypi.corp/simple",
+		"toolcache/Python/3.12.3/x64/bin/python3": "#!/bin/sh",
+		"toolcache/PyPy/3.10.14/x64/pip.conf":     "[global]\nindex-url = https://ci:loot-pypy@pypi.corp/simple",
+	})
+	env := []string{"PATH=" + filepath.Join(cache, "node", "22.1.0", "x64", "bin") + ":" + filepath.Join(cache, "Python", "3.12.3", "x64", "bin") + ":/usr/bin:/bin",
+		"RUNNER_TOOL_CACHE=" + cache}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c",
+		"cat "+filepath.Join(cache, "node", "20.12.0", "x64", "etc", "npmrc")+" "+
+			filepath.Join(cache, "Python", "3.11.9", "x64", "pip.conf")+" "+
+			filepath.Join(cache, "PyPy", "3.10.14", "x64", "pip.conf")+" 2>&1; true")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read another tool cache version's credentials:\n%s", out)
+	}
+	for _, kept := range []string{"registry=https://npm.mirror.example/", "index-url = https://pypi.corp/simple"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the configuration lost %q:\n%s", kept, out)
+		}
+	}
+}
+
+// TestRedTeamSSHCommandOtherSpellings: GIT_SSH_COMMAND names its deploy
+// key in ways ssh accepts but the word match missed: an -o option with
+// a space instead of = (-o "IdentityFile /path", as an ssh_config line
+// reads), -i joined to other flags (-vi /path), and a key the -F
+// configuration names. A contained agent read each key.
+func TestRedTeamSSHCommandOtherSpellings(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-sshspell-")
+	files := map[string]string{
+		"ci/deploy_key_a": "loot-key-spaced-option",
+		"ci/deploy_key_b": "loot-key-joined-flags",
+		"ci/deploy_key_c": "loot-key-in-config",
+		"ci/ssh_config":   "Host *\n  IdentityFile " + dir + "/ci/deploy_key_c\n  # loot-config",
+		"ci/known_hosts":  "known-hosts-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin",
+		"GIT_SSH_COMMAND=ssh -o \"IdentityFile " + dir + "/ci/deploy_key_a\" -4vi " + dir + "/ci/deploy_key_b -F " + dir + "/ci/ssh_config -o UserKnownHostsFile=" + dir + "/ci/known_hosts"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestRedTeamCredentialFileThroughLink: a credential variable names a
+// link (GIT_SSL_KEY=/srv/ci/client.key -> /srv/secrets/k.pem); the
+// agent reads the file the link leads to by its own name.
+func TestRedTeamCredentialFileThroughLink(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-credlink-")
+	files := map[string]string{"secrets/k.pem": "loot-linked-key"}
+	plant(t, dir, files)
+	if err := os.MkdirAll(filepath.Join(dir, "ci"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "secrets", "k.pem"), filepath.Join(dir, "ci", "client.key")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=/usr/bin:/bin", "GIT_SSL_KEY=" + dir + "/ci/../ci/client.key"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+	checkPlantedReads(t, "by the link: ", Containment{Sandbox: box}, env, dir, map[string]string{"ci/client.key": "loot-linked-key"})
+}
+
+// TestRedTeamEnvironmentFileBareProxyCredentials: /etc/environment
+// gives an allowed proxy variable as user:password@host:port (curl and
+// pip take a proxy without its scheme); the password was shown.
+func TestRedTeamEnvironmentFileBareProxyCredentials(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-etcenvbare-")
+	plant(t, dir, map[string]string{"environment": "ALL_PROXY=runner:loot-bare-proxy@proxy.corp:3128\nLANG=C.UTF-8"})
+	c := Containment{Sandbox: box, AllowEnv: []string{"ALL_PROXY"}, environmentFile: filepath.Join(dir, "environment")}
+	out := runContained(t, c, []string{"PATH=/usr/bin:/bin"}, "cat", filepath.Join(dir, "environment"))
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read the proxy's password:\n%s", out)
+	}
+	if !strings.Contains(out, "ALL_PROXY=proxy.corp:3128") {
+		t.Errorf("the environment file lost the proxy:\n%s", out)
+	}
+}
+
+// TestConfigSpellingsKept: what the stripper must not take for a
+// credential: an e-mail address, a scoped registry, an ssh URL's user,
+// a key file's name, a host and port.
+func TestConfigSpellingsKept(t *testing.T) {
+	t.Parallel()
+	for _, line := range []string{
+		"email=ci@example.com\n",
+		"@scope:registry=https://npm.example/\n",
+		"url = git@github.com:org/repo.git\n",
+		"//r.example/:keyfile=/srv/k.pem\n",
+		"trusted-host = pypi.corp:8443\n",
+		"//r.example/:username=ci\n",
+		"monkey=banana\n",
+	} {
+		if got, _ := stripConfigCredentials([]byte(line)); string(got) != line {
+			t.Errorf("stripConfigCredentials(%q) = %q, want it kept", line, got)
+		}
+	}
+	for line, want := range map[string]string{
+		`"//r/:_authToken" = t` + "\n":            "",
+		`'_auth'=t` + "\n":                        "",
+		`"_auth\u0054oken"=t` + "\n":              "",
+		"//r/:_authToken[]=t\n":                   "",
+		"KEY=\"-----BEGIN RSA PRIVATE KEY-----\n": "",
+		"proxy = u:p@proxy:3128\n":                "proxy = proxy:3128\n",
+		"proxy=\"u:p@proxy:3128\"\n":              "proxy=\"proxy:3128\"\n",
+	} {
+		if got, _ := stripConfigCredentials([]byte(line)); string(got) != want {
+			t.Errorf("stripConfigCredentials(%q) = %q, want %q", line, got, want)
+		}
+	}
+}
