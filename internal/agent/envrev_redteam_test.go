@@ -2,7 +2,9 @@ package agent
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -158,4 +160,57 @@ func TestConfigSpellingsKept(t *testing.T) {
 			t.Errorf("stripConfigCredentials(%q) = %q, want %q", line, got, want)
 		}
 	}
+}
+
+// TestRedTeamInvokingUsersHomeHidden: planex started through pkexec or
+// doas (PKEXEC_UID, DOAS_USER) runs as another account than the user who
+// started it, whose home held credentials a contained program read
+// where the home's mode let others in (755, many distributions'
+// default). That home is hidden now, as sudo's invoking user's was.
+// An account of this machine whose home lies under /home or /var stands
+// for the invoking user: a folder of the test's inside it is planted.
+func TestRedTeamInvokingUsersHomeHidden(t *testing.T) {
+	other := someOtherAccount(t)
+	box, _ := sandboxAndHostFolder(t, "planex-invoker-")
+	dir, err := os.MkdirTemp(other.HomeDir, "planex-redteam-")
+	if err != nil {
+		t.Skipf("cannot plant in %s: %v", other.HomeDir, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{".ssh/id_ed25519": "loot-invoker-key", ".npmrc": "loot-invoker-npm"}
+	plant(t, dir, files)
+	for _, v := range []string{"PKEXEC_UID=" + other.Uid, "DOAS_USER=" + other.Username, "SUDO_UID=" + other.Uid} {
+		env := []string{"PATH=/usr/bin:/bin", v}
+		checkPlantedReads(t, v+": ", Containment{Sandbox: box}, env, dir, files)
+	}
+}
+
+// someOtherAccount is an account of the password database other than
+// planex's whose home is a folder under /home or /var, or skips t.
+func someOtherAccount(t *testing.T) *user.User {
+	t.Helper()
+	b, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		t.Skipf("no password file to find another account in: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) < 7 || f[2] == strconv.Itoa(os.Getuid()) || f[2] == "0" {
+			continue
+		}
+		if !strings.HasPrefix(f[5], "/home/") && !strings.HasPrefix(f[5], "/var/") {
+			continue
+		}
+		if fi, err := os.Stat(f[5]); err != nil || !fi.IsDir() {
+			continue
+		}
+		if u, err := user.LookupId(f[2]); err == nil && u.HomeDir == f[5] {
+			return u
+		}
+	}
+	t.Skip("no other account with a home under /home or /var on this machine")
+	return nil
 }
