@@ -160,7 +160,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			}
 		}
 	}
-	for _, p := range toolchainCredentials(base) {
+	for _, p := range append(toolchainCredentials(base), gitSSHKeys(base)...) {
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -213,4 +214,64 @@ func someOtherAccount(t *testing.T) *user.User {
 	}
 	t.Skip("no other account with a home under /home or /var on this machine")
 	return nil
+}
+
+// TestRedTeamGitSSHKeysNamedElsewhere: git's ssh is told its deploy key
+// in places other than GIT_SSH_COMMAND: a GIT_SSH wrapper script,
+// core.sshCommand in git's system configuration (GIT_CONFIG_SYSTEM
+// stands for /etc/gitconfig), in the user's global one (in the hidden
+// home, naming a key outside it) and in GIT_CONFIG_KEY_<n> pairs, and
+// an IdentityFile line of ssh's machine-wide configuration (a file of
+// the test's in /etc/ssh/ssh_config.d). A contained agent read each key.
+func TestRedTeamGitSSHKeysNamedElsewhere(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-gitssh-")
+	files := map[string]string{
+		"ci/wrapper.sh":    "#!/bin/sh\nexec ssh -o IdentitiesOnly=yes -i " + dir + "/ci/key_wrapper \"$@\" # loot-wrapper",
+		"ci/key_wrapper":   "loot-key-wrapper",
+		"ci/gitconfig":     "[user]\n\tname = ci\n[Core]\n\tsshCommand = \"ssh -i \\\"" + dir + "/ci/key_system\\\"\"",
+		"ci/key_system":    "loot-key-system",
+		"ci/key_global":    "loot-key-global",
+		"ci/key_env":       "loot-key-env",
+		"ci/key_sshconfig": "loot-key-sshconfig",
+		"ci/known_hosts":   "known-hosts-readable",
+		"home/.gitconfig":  "[core]\n    sshcommand=ssh -i " + dir + "/ci/key_global",
+	}
+	plant(t, dir, files)
+	if _, err := os.Stat(systemSSHConfigDir); err == nil {
+		f, err := os.CreateTemp(systemSSHConfigDir, "planex-redteam-*.conf")
+		if err != nil {
+			t.Skipf("cannot plant in %s: %v", systemSSHConfigDir, err)
+		}
+		t.Cleanup(func() { os.Remove(f.Name()) })
+		if _, err := f.WriteString("Host planex-redteam.invalid\n  IdentityFile " + dir + "/ci/key_sshconfig\n"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	} else {
+		delete(files, "ci/key_sshconfig")
+		t.Logf("no %s on this machine: ssh's machine-wide configuration not tried", systemSSHConfigDir)
+	}
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + dir + "/home",
+		"GIT_SSH=" + dir + "/ci/wrapper.sh", "GIT_CONFIG_SYSTEM=" + dir + "/ci/gitconfig",
+		"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_VALUE_0=ci",
+		"GIT_CONFIG_KEY_1=core.sshcommand", "GIT_CONFIG_VALUE_1=ssh -i " + dir + "/ci/key_env"}
+	delete(files, "home/.gitconfig") // the hidden home's, read by path or not
+	delete(files, "ci/gitconfig")    // git's system configuration stays readable
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestGitConfigSSHCommands: core.sshCommand values of a git
+// configuration, quoting removed; other sections' keys ignored.
+func TestGitConfigSSHCommands(t *testing.T) {
+	t.Parallel()
+	got := gitConfigSSHCommands([]string{
+		"[alias]", "sshCommand = ssh -i /k/alias",
+		"[ core ]", `	SSHCOMMAND = "ssh -i \"/k/a b\""`,
+		`[core "x"]`, "sshcommand=ssh -i /k/sub",
+		"[core]", "editor = vi", "sshCommand=ssh -i/k/c",
+	})
+	want := []string{`ssh -i "/k/a b"`, "ssh -i/k/c"}
+	if !slices.Equal(got, want) {
+		t.Errorf("gitConfigSSHCommands = %q, want %q", got, want)
+	}
 }
