@@ -152,6 +152,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
 	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
 	p.Mask = append(p.Mask, jenkinsAgentSecrets("/proc", os.Getppid())...)
+	p.Mask = append(p.Mask, runnerConfigsAbove("/proc", os.Getppid())...)
 	p.Mask = append(p.Mask, buildsDirNeighbours(base, keep)...)
 	p.Mask = append(p.Mask, codespaceSecrets(base, keep)...)
 	p.Mask = append(p.Mask, pkgKeys...)
