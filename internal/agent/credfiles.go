@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -140,7 +142,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			continue
 		}
 		for _, p := range credentialPaths(val, v.kind) {
-			abs, err := filepath.Abs(p)
+			abs, err := walkedAbs(p)
 			if err != nil || slices.Contains(out, abs) {
 				continue
 			}
@@ -155,13 +157,18 @@ func credentialFiles(base, passed, keep []string) []string {
 	}
 	for _, c := range toolHomeCredentials {
 		if dir := lookup(base, c.name); filepath.IsAbs(dir) && lookup(passed, c.name) == "" {
-			if p := filepath.Join(dir, c.file); !slices.Contains(out, p) {
+			if p, err := walkedAbs(dir + "/" + c.file); err == nil && !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		}
 	}
-	for _, p := range append(toolchainCredentials(base), gitSSHKeys(base)...) {
+	for _, p := range toolchainCredentials(base) {
 		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range gitSSHKeys(base) {
+		if p, err := walkedAbs(p); err == nil && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
@@ -188,6 +195,37 @@ func toolchainCredentials(base []string) []string {
 	}
 	dir = filepath.Clean(dir)
 	return []string{filepath.Join(dir, "credentials.toml"), filepath.Join(dir, "credentials")}
+}
+
+// walkedAbs is p made absolute as the kernel walks it: a ".." after a
+// link leads to the parent of the link's target, which filepath.Abs's
+// lexical cleaning does not see (/opt/link/../key is /srv/key when
+// /opt/link leads to /srv/x, not /opt/key). The part up to the last ".."
+// has its links resolved (when it exists); the rest, and a path without
+// "..", is only cleaned, its links kept.
+func walkedAbs(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("locating %s: %w", p, err)
+		}
+		p = wd + "/" + p
+	}
+	elems := strings.Split(p, "/")
+	last := -1
+	for i, e := range elems {
+		if e == ".." {
+			last = i
+		}
+	}
+	if last < 0 {
+		return filepath.Clean(p), nil
+	}
+	head, err := filepath.EvalSymlinks(strings.Join(elems[:last+1], "/"))
+	if err != nil {
+		return filepath.Clean(p), nil
+	}
+	return filepath.Join(append([]string{head}, elems[last+1:]...)...), nil
 }
 
 // credentialPaths splits a credential variable's value into the paths

@@ -275,3 +275,51 @@ func TestGitConfigSSHCommands(t *testing.T) {
 		t.Errorf("gitConfigSSHCommands = %q, want %q", got, want)
 	}
 }
+
+// TestRedTeamDotDotAfterALink: a credential variable's path has a ".."
+// after a link (GIT_SSL_KEY=/srv/ci/tools/../client.key, tools leading
+// to /srv/ci/deep/tools): git's open walks the link and then up, to
+// /srv/ci/deep/client.key, while the lexically cleaned name the sandbox
+// covered, /srv/ci/client.key, is no file. The agent read the key git
+// uses. The same for a tool folder's token file (GRADLE_USER_HOME).
+func TestRedTeamDotDotAfterALink(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-dotdot-")
+	files := map[string]string{
+		"ci/deep/client.key":               "loot-dotdot-key",
+		"ci/deep/gradle/gradle.properties": "loot-dotdot-gradle",
+		"ci/deep/ssh_key":                  "loot-dotdot-ssh",
+		"ci/deep/tools/readme":             "tools-readable",
+	}
+	plant(t, dir, files)
+	if err := os.Symlink(filepath.Join(dir, "ci", "deep", "tools"), filepath.Join(dir, "ci", "tools")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=/usr/bin:/bin",
+		"GIT_SSL_KEY=" + dir + "/ci/tools/../client.key",
+		"GRADLE_USER_HOME=" + dir + "/ci/tools/../gradle",
+		"GIT_SSH_COMMAND=ssh -i " + dir + "/ci/tools/../ssh_key"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestWalkedAbs: ".." after a link is walked as the kernel walks it.
+func TestWalkedAbs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "a", "b"), filepath.Join(dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		dir + "/l/../k":        dir + "/a/k",
+		dir + "/l/../b/./../k": dir + "/a/k",
+		dir + "/l/k":           dir + "/l/k",
+		dir + "//x/./k":        dir + "/x/k",
+		dir + "/none/../k":     dir + "/k",
+	} {
+		if got, err := walkedAbs(in); err != nil || got != want {
+			t.Errorf("walkedAbs(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+}

@@ -45,7 +45,7 @@ const maxGitConfigPairs = 256
 func gitSSHKeys(base []string) []string {
 	var out []string
 	if w := lookup(base, "GIT_SSH"); filepath.IsAbs(w) && !isProgramPath(w) {
-		out = append(out, filepath.Clean(w))
+		out = append(out, w)
 		for _, line := range readLines(w) {
 			out = append(out, sshCommandFiles(line)...)
 		}

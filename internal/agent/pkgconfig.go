@@ -136,9 +136,11 @@ func packageConfigViews(base []string) (overlays []FileOverlay, keys []string) {
 		view, named := stripConfigCredentials(b)
 		for _, k := range named {
 			if !filepath.IsAbs(k) {
-				k = filepath.Join(filepath.Dir(real), k)
+				k = filepath.Dir(real) + "/" + k
 			}
-			keys = append(keys, filepath.Clean(k))
+			if k, err := walkedAbs(k); err == nil {
+				keys = append(keys, k)
+			}
 		}
 		if !bytes.Equal(view, b) && !slices.ContainsFunc(overlays, func(o FileOverlay) bool { return o.Path == real }) {
 			overlays = append(overlays, FileOverlay{Path: real, Content: view})

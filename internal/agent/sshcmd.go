@@ -27,7 +27,7 @@ func sshCommandFiles(cmd string) []string {
 	var out []string
 	add := func(p string) {
 		if filepath.IsAbs(p) {
-			out = append(out, filepath.Clean(p))
+			out = append(out, p) // not cleaned: a ".." after a link is the kernel's to walk
 		}
 	}
 	words := shellWords(cmd)
@@ -97,7 +97,7 @@ func sshConfigKeys(path string) []string {
 	sc.Buffer(make([]byte, 0, 4096), maxSSHConfig)
 	for sc.Scan() {
 		if k, v := sshOption(sc.Text()); isSSHKeyOption(k) && filepath.IsAbs(v) {
-			out = append(out, filepath.Clean(v))
+			out = append(out, v)
 		}
 	}
 	return out
