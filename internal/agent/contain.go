@@ -124,7 +124,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
-		Hide:     append(c.homes(base), HiddenTempDirs(base)...),
+		Hide:     withMountAliases(append(c.homes(base), HiddenTempDirs(base)...)),
 		Limits:   c.Limits,
 	}
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"golang.org/x/sys/unix"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -320,6 +321,73 @@ func TestWalkedAbs(t *testing.T) {
 	} {
 		if got, err := walkedAbs(in); err != nil || got != want {
 			t.Errorf("walkedAbs(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+}
+
+// TestRealHomeThroughALink: the account's home, as the password
+// database gives it, is a link (/home/ci -> /data/ci, a home moved to
+// another disk), and HOME names another folder: the agent reads the
+// home by the link's target and by a second link to it. Both are
+// hidden (the home is covered where it leads).
+func TestRealHomeThroughALink(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-homelink-")
+	files := map[string]string{"data/ci/.ssh/id_ed25519": "loot-linked-home-key", "data/other/notes": "plain-readable"}
+	plant(t, dir, files)
+	for _, l := range [][2]string{{"data/ci", "homelink"}, {"data/ci", "second"}} {
+		if err := os.Symlink(filepath.Join(dir, l[0]), filepath.Join(dir, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := Containment{Sandbox: box, account: func([]string) []string { return []string{filepath.Join(dir, "homelink")} }}
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join(dir, "override")}
+	checkPlantedReads(t, "", c, env, dir, files)
+	checkPlantedReads(t, "by a second link: ", c, env, dir, map[string]string{"second/.ssh/id_ed25519": "loot-linked-home-key"})
+}
+
+// TestRedTeamHomeThroughABindMount: the account's home is also mounted
+// at a second place (a home kept on a data disk, /data/home/ci bound to
+// /home/ci): the sandbox covered the home's name and the agent read the
+// same files by the other one. Both names are hidden now. (The test
+// binds a folder of its own, as root, and unmounts it after.)
+func TestRedTeamHomeThroughABindMount(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-homebind-")
+	files := map[string]string{"data/home/ci/.ssh/id_ed25519": "loot-bound-home-key", "data/home/ci/.npmrc": "loot-bound-npmrc", "data/other/notes": "plain-readable"}
+	plant(t, dir, files)
+	home := filepath.Join(dir, "home", "ci")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(filepath.Join(dir, "data", "home", "ci"), home, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind a folder here (needs root): %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(home, unix.MNT_DETACH) })
+	c := Containment{Sandbox: box, account: func([]string) []string { return []string{home} }}
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Join(dir, "override")}
+	checkPlantedReads(t, "the data disk's name: ", c, env, dir, files)
+	checkPlantedReads(t, "the home's name: ", c, env, dir, map[string]string{"home/ci/.npmrc": "loot-bound-npmrc"})
+}
+
+// TestMountAliases: the other names a folder has through the mount
+// table: a bind of a folder holding it, a bind of the folder itself
+// read from either side, a mount inside it; other devices not.
+func TestMountAliases(t *testing.T) {
+	t.Parallel()
+	mounts := parseMountinfo("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n" +
+		"30 22 8:2 / /data rw - ext4 /dev/sdb1 rw\n" +
+		"31 22 8:2 /home /home rw - ext4 /dev/sdb1 rw\n" +
+		"32 22 8:2 /home/ci/cache /var/cache/ci rw - ext4 /dev/sdb1 rw\n" +
+		"33 22 8:2 /home/ci\\040x /srv/space rw - ext4 /dev/sdb1 rw\n" +
+		"34 22 8:3 /home/ci /mnt/other rw - ext4 /dev/sdc1 rw\n")
+	for path, want := range map[string][]string{
+		"/home/ci":       {"/data/home/ci", "/var/cache/ci"},
+		"/data/home/ci":  {"/home/ci", "/var/cache/ci"},
+		"/home/ci x":     {"/data/home/ci x", "/srv/space"},
+		"/var/cache/ci":  {"/data/home/ci/cache", "/home/ci/cache"},
+		"/srv/elsewhere": nil,
+	} {
+		if got := mountAliases(mounts, path); !slices.Equal(got, want) {
+			t.Errorf("mountAliases(%s) = %q, want %q", path, got, want)
 		}
 	}
 }
