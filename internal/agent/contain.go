@@ -71,6 +71,9 @@ type Containment struct {
 	// environmentFile stands for the machine's /etc/environment in
 	// tests ("": systemEnvironment).
 	environmentFile string
+	// etcDir stands for /etc in tests, where the machine's other
+	// environment files are looked for ("": systemEtc).
+	etcDir string
 }
 
 // NetworkContained reports whether prepared processes get a network of
@@ -129,11 +132,11 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	}
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
 	pkgViews, pkgKeys := packageConfigViews(base)
-	envFile := c.environmentFile
-	if envFile == "" {
-		envFile = systemEnvironment
+	etc := c.etcDir
+	if etc == "" {
+		etc = systemEtc
 	}
-	pkgViews = append(pkgViews, environmentFileView(envFile, c.AllowEnv, c.SecretEnv)...)
+	pkgViews = append(pkgViews, environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv)...)
 	overlays, dropOverlays, err := writeOverlays(append(slices.Clone(c.Overlay), pkgViews...))
 	if err != nil {
 		os.RemoveAll(home)

@@ -391,3 +391,33 @@ func TestMountAliases(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamOtherSystemEnvironmentFiles: besides /etc/environment, an
+// admin gives every login or session its proxy and tokens in pam_env's
+// configuration (/etc/security/pam_env.conf: NAME DEFAULT=… OVERRIDE=…)
+// or in systemd's /etc/environment.d/*.conf: a contained agent read
+// both whole. They are shown filtered as the step's environment is now.
+// (A folder under /srv stands for /etc.)
+func TestRedTeamOtherSystemEnvironmentFiles(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-etcenvs-")
+	etc := filepath.Join(dir, "etc")
+	plant(t, etc, map[string]string{
+		"environment": "LANG=C.UTF-8",
+		"security/pam_env.conf": "# pam_env\n" +
+			"http_proxy DEFAULT=http://runner:loot-pam-proxy@proxy.corp:3128\n" +
+			"NPM_TOKEN  DEFAULT=loot-pam-npm OVERRIDE=${NPM_TOKEN}\n" +
+			"CI_PROXY   DEFAULT=http://ci:loot-pam-allowed@proxy.corp:3128\n" +
+			"LANG       DEFAULT=C.UTF-8\n",
+		"environment.d/50-ci.conf": "ARTIFACTORY_TOKEN=loot-envd-token\nTZ=UTC\n",
+	})
+	c := Containment{Sandbox: box, AllowEnv: []string{"CI_PROXY"}, etcDir: etc}
+	out := runContained(t, c, []string{"PATH=/usr/bin:/bin"}, "sh", "-c", "cat "+etc+"/security/pam_env.conf "+etc+"/environment.d/50-ci.conf")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read the machine's environment files' secrets:\n%s", out)
+	}
+	for _, kept := range []string{"# pam_env", "CI_PROXY   DEFAULT=http://proxy.corp:3128", "LANG       DEFAULT=C.UTF-8", "TZ=UTC"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the environment files lost %q:\n%s", kept, out)
+		}
+	}
+}

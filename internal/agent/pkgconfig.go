@@ -243,17 +243,81 @@ func stripConfigCredentials(b []byte) (view []byte, keyFiles []string) {
 	return out.Bytes(), keyFiles
 }
 
-// systemEnvironment is the machine's environment file, which pam_env
-// reads into every login's environment: admins of self-hosted runners
-// keep a proxy with its password or a token for every job there.
-const systemEnvironment = "/etc/environment"
+// systemEtc is the folder of the machine's environment files
+// (systemEnvFiles).
+const systemEtc = "/etc"
+
+// envFileKind is how a line of a machine-wide environment file names its
+// variable.
+type envFileKind int
+
+const (
+	// envAssignments: NAME=value lines (/etc/environment,
+	// environment.d's files; an export before the name is allowed).
+	envAssignments envFileKind = iota
+	// envPamConf: NAME [DEFAULT=value] [OVERRIDE=value] lines
+	// (pam_env.conf).
+	envPamConf
+)
+
+// envFile is a machine-wide environment file and how its lines name
+// their variables.
+type envFile struct {
+	path string
+	kind envFileKind
+}
+
+// lineName is the variable a (trimmed, not comment) line of a file of
+// kind k sets.
+func (k envFileKind) lineName(t string) string {
+	if k == envPamConf {
+		if f := strings.Fields(t); len(f) > 0 {
+			return f[0]
+		}
+		return ""
+	}
+	name, _, _ := strings.Cut(strings.TrimPrefix(t, "export "), "=")
+	return strings.TrimSpace(name)
+}
+
+// systemEnvFiles are the machine-wide files that give every login or
+// user session variables, under etc (/etc): the environment file and
+// pam_env's configuration, which pam_env reads, and systemd's
+// environment.d files (at most maxToolCacheConfigs of them). Admins of
+// self-hosted runners keep a proxy's password or a token for every job
+// in any of them. environment, when set, stands for etc/environment.
+func systemEnvFiles(etc, environment string) []envFile {
+	if environment == "" {
+		environment = filepath.Join(etc, "environment")
+	}
+	files := []envFile{{environment, envAssignments}, {filepath.Join(etc, "security", "pam_env.conf"), envPamConf}}
+	confs, _ := filepath.Glob(filepath.Join(etc, "environment.d", "*.conf"))
+	for i, c := range confs {
+		if i >= maxToolCacheConfigs {
+			break
+		}
+		files = append(files, envFile{c, envAssignments})
+	}
+	return files
+}
+
+// environmentFileViews are environmentFileView's overlays for each of
+// the machine's environment files (systemEnvFiles).
+func environmentFileViews(etc, envFile string, allow, secrets []string) []FileOverlay {
+	var out []FileOverlay
+	for _, f := range systemEnvFiles(etc, envFile) {
+		out = append(out, environmentFileView(f.path, f.kind, allow, secrets)...)
+	}
+	return out
+}
 
 // environmentFileView shows the environment file at path (its links
-// resolved) as the step's environment is built (ScrubEnv with allow and
-// secrets): only the variables the allow-list passes, with no user name
-// or password in a URL; comments and blank lines stay. A file that
-// passes as it is, or cannot be read, gives no overlay.
-func environmentFileView(path string, allow, secrets []string) []FileOverlay {
+// resolved), whose lines are of kind, as the step's environment is
+// built (ScrubEnv with allow and secrets): only the variables the
+// allow-list passes, with no user name or password in a URL or proxy
+// address; comments and blank lines stay. A file that passes as it is,
+// or cannot be read, gives no overlay.
+func environmentFileView(path string, kind envFileKind, allow, secrets []string) []FileOverlay {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil
@@ -266,8 +330,7 @@ func environmentFileView(path string, allow, secrets []string) []FileOverlay {
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
 		t := strings.TrimSpace(string(line))
 		if t != "" && !strings.HasPrefix(t, "#") {
-			name, _, _ := strings.Cut(strings.TrimPrefix(t, "export "), "=")
-			if len(ScrubEnv([]string{strings.TrimSpace(name) + "=x"}, allow, secrets...)) == 0 {
+			if len(ScrubEnv([]string{kind.lineName(t) + "=x"}, allow, secrets...)) == 0 {
 				continue
 			}
 		}
