@@ -88,3 +88,82 @@ func TestRunnerConfigFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamRunnerAsDotnetAncestor: the runner's worker runs through
+// the .NET host (dotnet <root>/bin/Runner.Worker.dll), so the ancestor's
+// executable is dotnet's and the runner was not found: its
+// credentials, its neighbours and their jobs stayed readable. The test
+// runs itself under a copy of sh named dotnet, whose script is the
+// runner's Runner.Worker.dll, in TestRedTeamRunnerFoundAsAncestor's
+// layout.
+func TestRedTeamRunnerAsDotnetAncestor(t *testing.T) {
+	_, dir := sandboxAndHostFolder(t, "planex-runnerdotnet-")
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skipf("no sh to stand for dotnet: %v", err)
+	}
+	if sh, err = filepath.EvalSymlinks(sh); err != nil {
+		t.Fatal(err)
+	}
+	plant(t, dir, runnerLayout(dir))
+	b, err := os.ReadFile(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dotnet := filepath.Join(dir, "dotnet", "dotnet")
+	if err := os.MkdirAll(filepath.Dir(dotnet), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dotnet, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dll := filepath.Join(dir, "actions-runner", "bin", "Runner.Worker.dll")
+	if err := os.WriteFile(dll, []byte(`"$1" -test.run='^TestRunnerAncestorHelper$' -test.v; status=$?; :; exit $status`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "data", "big"), filepath.Join(dir, "mnt", "work", "big")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(dotnet, dll, os.Args[0])
+	cmd.Env = append(os.Environ(), "PLANEX_RUNNER_PROBE="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestRunnerAncestorHelper") {
+		t.Errorf("the contained agent under the runner read what it must not (%v):\n%s", err, out)
+	}
+}
+
+// TestRunnerProgramPaths: a runner's program told by the executable, or
+// by the command line where the executable's link cannot be read or is
+// dotnet's.
+func TestRunnerProgramPaths(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for i, c := range []struct {
+		exe  string
+		args []string
+		want []string
+	}{
+		{"/r/bin/Runner.Worker", []string{"/r/bin/Runner.Worker", "spawnclient"}, []string{"/r/bin/Runner.Worker"}},
+		{"", []string{"/r/bin/Runner.Worker", "spawnclient", "1", "2"}, []string{"/r/bin/Runner.Worker"}},
+		{"/usr/share/dotnet/dotnet", []string{"/usr/share/dotnet/dotnet", "/r/bin/Runner.Listener.dll", "run"}, []string{"/r/bin/Runner.Listener.dll"}},
+		{"/usr/bin/bash", []string{"bash", "/r/bin/Runner.Worker"}, nil},
+		{"/usr/bin/sh", []string{"sh", "-c", "/r/bin/Runner.Worker"}, nil},
+		{"", []string{"Runner.Worker"}, nil},
+	} {
+		base := filepath.Join(dir, string(rune('a'+i)))
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(base, "cmdline"), []byte(strings.Join(c.args, "\x00")+"\x00"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c.exe != "" {
+			if err := os.Symlink(c.exe, filepath.Join(base, "exe")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := runnerProgramPaths(base); !slices.Equal(got, c.want) {
+			t.Errorf("exe %q, %q: runnerProgramPaths = %q, want %q", c.exe, c.args, got, c.want)
+		}
+	}
+}
