@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Homes are the home folders the sandbox hides from every contained
@@ -49,7 +50,8 @@ func homesOf(env []string, account func(env []string) []string) []string {
 // planex is built with cgo) gives planex's uid and the user who started
 // planex as another one (invokerHomes).
 func accountHomes(env []string) []string {
-	return invokerHomes(os.Getuid(), env, lookupHome)
+	login, _ := os.ReadFile("/proc/self/loginuid")
+	return invokerHomes(os.Getuid(), strings.TrimSpace(string(login)), env, lookupHome)
 }
 
 // invokerVars name the user who started planex through a tool that
@@ -60,14 +62,15 @@ var invokerVars = []struct {
 	byID bool
 }{{"SUDO_UID", true}, {"PKEXEC_UID", true}, {"DOAS_USER", false}}
 
-// invokerHomes are the homes home gives the account uid and the accounts
-// invokerVars name in env (a uid or a name, told apart by byID),
+// invokerHomes are the homes home gives the account uid, the session's
+// login uid (/proc/self/loginuid) and the accounts invokerVars name in
+// env (a uid or a name, told apart by byID),
 // whatever uid planex runs as: `sudo -u ci planex` from alice's shell
 // leaves planex as ci, and alice's home, of mode 755 on many
 // distributions, as readable to ci's programs as it is to root's. An
 // account home does not know gives nothing; a uid that is no number,
 // or uid 0 (root's home is hidden when planex is root), is ignored.
-func invokerHomes(uid int, env []string, home func(account string, byID bool) string) []string {
+func invokerHomes(uid int, loginUID string, env []string, home func(account string, byID bool) string) []string {
 	var out []string
 	add := func(h string) {
 		if h != "" && !slices.Contains(out, h) {
@@ -75,6 +78,12 @@ func invokerHomes(uid int, env []string, home func(account string, byID bool) st
 		}
 	}
 	add(home(strconv.Itoa(uid), true))
+	// The uid the session was logged in as (audit's login uid, which
+	// su, sudo and the rest keep): su - ci from alice's login sets no
+	// variable. Unset is 4294967295.
+	if n, err := strconv.ParseUint(loginUID, 10, 32); err == nil && n != 0 && n != 1<<32-1 {
+		add(home(loginUID, true))
+	}
 	for _, v := range invokerVars {
 		s := lookup(env, v.name)
 		if s == "" || s == "0" || s == "root" {
