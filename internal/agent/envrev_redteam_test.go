@@ -421,3 +421,17 @@ func TestRedTeamOtherSystemEnvironmentFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamPipConfigInXDGConfigDirs: pip reads a machine-wide
+// pip.conf from each folder of XDG_CONFIG_DIRS, not only /etc/xdg: an
+// image's XDG_CONFIG_DIRS=/opt/conf:/etc/xdg kept the index's password
+// in /opt/conf/pip/pip.conf, which a contained agent read.
+func TestRedTeamPipConfigInXDGConfigDirs(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-xdgdirs-")
+	plant(t, dir, map[string]string{"conf/pip/pip.conf": "[global]\nindex-url = https://ci:loot-xdg-pip@pypi.corp/simple"})
+	env := []string{"PATH=/usr/bin:/bin", "XDG_CONFIG_DIRS=" + filepath.Join(dir, "conf") + ":/etc/xdg"}
+	out := runContained(t, Containment{Sandbox: box}, env, "cat", filepath.Join(dir, "conf", "pip", "pip.conf"))
+	if strings.Contains(out, "loot-") || !strings.Contains(out, "index-url = https://pypi.corp/simple") {
+		t.Errorf("pip's configuration in XDG_CONFIG_DIRS, as the agent read it:\n%s", out)
+	}
+}

@@ -81,6 +81,16 @@ func packageConfigFiles(base []string) []string {
 	for _, p := range toolCacheConfigs(base) {
 		add(p)
 	}
+	// pip's machine-wide files are looked for in each folder of
+	// XDG_CONFIG_DIRS (/etc/xdg when unset, below).
+	for i, d := range filepath.SplitList(lookup(base, "XDG_CONFIG_DIRS")) {
+		if i >= 64 {
+			break
+		}
+		if filepath.IsAbs(d) {
+			add(filepath.Join(d, "pip", "pip.conf"))
+		}
+	}
 	add("/etc/npmrc")
 	add("/usr/etc/npmrc")
 	add("/usr/local/etc/npmrc")
