@@ -524,7 +524,15 @@ func siblingRunners(root, ws string) []string {
 			continue
 		}
 		out = append(out, runnerSecrets(dir)...)
-		if work := runnerWorkFolder(dir); work != ws && !strings.HasPrefix(ws, work+"/") {
+		work := runnerWorkFolder(dir)
+		if _, err := os.Lstat(work); err != nil && within(work, dir) && !within(ws, dir) {
+			// A runner that has run no job yet has no work folder: the
+			// one it makes with its first job, during this step maybe,
+			// would show. Its whole installation is covered instead.
+			out = append(out, dir)
+			continue
+		}
+		if work != ws && !strings.HasPrefix(ws, work+"/") {
 			out = append(out, work)
 		}
 	}
