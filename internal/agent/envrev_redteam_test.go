@@ -435,3 +435,31 @@ func TestRedTeamPipConfigInXDGConfigDirs(t *testing.T) {
 		t.Errorf("pip's configuration in XDG_CONFIG_DIRS, as the agent read it:\n%s", out)
 	}
 }
+
+// TestRedTeamMavenInstallationSettings: the settings.xml of the Maven
+// on PATH (a tool cache's or an image's installation, conf/ beside
+// bin/mvn) holds the repository manager's server passwords, outside
+// every home: a contained agent read them. It is shown with its
+// passwords, passphrases, private keys and URL credentials emptied now,
+// mirrors and the rest kept.
+func TestRedTeamMavenInstallationSettings(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-maven-")
+	mvn := filepath.Join(dir, "maven", "3.9.9")
+	plant(t, dir, map[string]string{
+		"maven/3.9.9/bin/mvn": "#!/bin/sh",
+		"maven/3.9.9/conf/settings.xml": "<settings>\n<servers>\n  <server>\n    <id>nexus</id>\n    <username>ci</username>\n    <password>loot-maven-password</password>\n  </server>\n" +
+			"  <server><id>ssh</id><privateKey>" + dir + "/keys/deploy.pem</privateKey><passphrase>\n      loot-maven-passphrase\n    </passphrase></server>\n</servers>\n" +
+			"<mirrors><mirror><id>m</id><url>https://ci:loot-mirror@nexus.corp/repository/maven/</url></mirror></mirrors>\n</settings>",
+		"keys/deploy.pem": "loot-maven-server-key",
+	})
+	env := []string{"PATH=" + filepath.Join(mvn, "bin") + ":/usr/bin:/bin"}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", "cat "+filepath.Join(mvn, "conf", "settings.xml")+" "+filepath.Join(dir, "keys", "deploy.pem")+" 2>&1; true")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read Maven's server credentials:\n%s", out)
+	}
+	for _, kept := range []string{"<username>ci</username>", "<password></password>", "<url>https://nexus.corp/repository/maven/</url>"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the settings lost %q:\n%s", kept, out)
+		}
+	}
+}
