@@ -463,3 +463,31 @@ func TestRedTeamMavenInstallationSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamNodeLinkedIntoPath: Node.js unpacked in /opt/node-v22 with
+// its node linked into a folder on PATH (/usr/local/bin/node ->
+// /opt/node-v22/bin/node): npm's global prefix is the linked-to
+// installation's, so `npm config set --global` wrote its token to
+// /opt/node-v22/etc/npmrc, not next to the link, and a contained agent
+// read it. The same for a Python linked into PATH (its site pip.conf).
+func TestRedTeamNodeLinkedIntoPath(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-nodelink-")
+	plant(t, dir, map[string]string{
+		"opt/node-v22/bin/node":  "#!/bin/sh",
+		"opt/node-v22/etc/npmrc": "registry=https://npm.mirror.example/\n//npm.pkg.github.com/:_authToken=loot-linked-node",
+		"opt/py312/bin/python3":  "#!/bin/sh",
+		"opt/py312/pip.conf":     "[global]\nindex-url = https://ci:loot-linked-python@pypi.corp/simple",
+		"usr-local/bin/.keep":    "",
+	})
+	bin := filepath.Join(dir, "usr-local", "bin")
+	for prog, target := range map[string]string{"node": "opt/node-v22/bin/node", "python3": "opt/py312/bin/python3"} {
+		if err := os.Symlink(filepath.Join(dir, target), filepath.Join(bin, prog)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=" + bin + ":/usr/bin:/bin"}
+	out := runContained(t, Containment{Sandbox: box}, env, "cat", filepath.Join(dir, "opt", "node-v22", "etc", "npmrc"), filepath.Join(dir, "opt", "py312", "pip.conf"))
+	if strings.Contains(out, "loot-") || !strings.Contains(out, "registry=https://npm.mirror.example/") {
+		t.Errorf("the linked installations' configurations, as the agent read them:\n%s", out)
+	}
+}

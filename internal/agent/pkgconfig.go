@@ -62,6 +62,18 @@ func packageConfigFiles(base []string) []string {
 				add(filepath.Join(prefix, "etc", "npmrc"))
 			}
 		}
+		// npm's prefix is that of node's executable with its links
+		// resolved (a tarball's /opt/node-v22/bin/node linked into
+		// /usr/local/bin), and pip's site folder that of the Python's.
+		for _, prog := range []string{"node", "python3", "python"} {
+			if real, err := filepath.EvalSymlinks(filepath.Join(dir, prog)); err == nil {
+				if p := filepath.Dir(filepath.Dir(real)); prog == "node" {
+					add(filepath.Join(p, "etc", "npmrc"))
+				} else {
+					add(filepath.Join(p, "pip.conf"))
+				}
+			}
+		}
 		// pip's site configuration (pip config set --site), in the
 		// prefix of a Python or virtual environment on PATH.
 		for _, prog := range []string{"python3", "python", "pip3", "pip"} {
