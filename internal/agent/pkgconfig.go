@@ -56,30 +56,8 @@ func packageConfigFiles(base []string) []string {
 		if !filepath.IsAbs(dir) {
 			continue
 		}
-		prefix := filepath.Dir(filepath.Clean(dir))
-		for _, prog := range []string{"node", "npm"} {
-			if _, err := os.Lstat(filepath.Join(dir, prog)); err == nil {
-				add(filepath.Join(prefix, "etc", "npmrc"))
-			}
-		}
-		// npm's prefix is that of node's executable with its links
-		// resolved (a tarball's /opt/node-v22/bin/node linked into
-		// /usr/local/bin), and pip's site folder that of the Python's.
-		for _, prog := range []string{"node", "python3", "python"} {
-			if real, err := filepath.EvalSymlinks(filepath.Join(dir, prog)); err == nil {
-				if p := filepath.Dir(filepath.Dir(real)); prog == "node" {
-					add(filepath.Join(p, "etc", "npmrc"))
-				} else {
-					add(filepath.Join(p, "pip.conf"))
-				}
-			}
-		}
-		// pip's site configuration (pip config set --site), in the
-		// prefix of a Python or virtual environment on PATH.
-		for _, prog := range []string{"python3", "python", "pip3", "pip"} {
-			if _, err := os.Lstat(filepath.Join(dir, prog)); err == nil {
-				add(filepath.Join(prefix, "pip.conf"))
-			}
+		for _, p := range pathDirConfigs(dir) {
+			add(p)
 		}
 	}
 	for _, name := range []string{"NPM_CONFIG_PREFIX", "npm_config_prefix"} {
@@ -108,6 +86,39 @@ func packageConfigFiles(base []string) []string {
 	add("/usr/local/etc/npmrc")
 	for _, p := range pipSystemConfigs {
 		add(p)
+	}
+	return out
+}
+
+// pathDirConfigs are the npm and pip configurations of the
+// installations a folder of PATH (absolute) holds programs of: the
+// global npmrc of its prefix where it holds node or npm, the site
+// pip.conf where it holds a Python or pip, and the same of the prefix
+// node's or Python's links lead to (a tarball's /opt/node-v22/bin/node
+// linked into /usr/local/bin: npm's prefix is the resolved one).
+func pathDirConfigs(dir string) []string {
+	var out []string
+	prefix := filepath.Dir(filepath.Clean(dir))
+	for _, prog := range []string{"node", "npm"} {
+		if _, err := os.Lstat(filepath.Join(dir, prog)); err == nil {
+			out = append(out, filepath.Join(prefix, "etc", "npmrc"))
+		}
+	}
+	for _, prog := range []string{"python3", "python", "pip3", "pip"} {
+		if _, err := os.Lstat(filepath.Join(dir, prog)); err == nil {
+			out = append(out, filepath.Join(prefix, "pip.conf"))
+		}
+	}
+	for _, prog := range []string{"node", "python3", "python"} {
+		real, err := filepath.EvalSymlinks(filepath.Join(dir, prog))
+		if err != nil {
+			continue
+		}
+		if p := filepath.Dir(filepath.Dir(real)); prog == "node" {
+			out = append(out, filepath.Join(p, "etc", "npmrc"))
+		} else {
+			out = append(out, filepath.Join(p, "pip.conf"))
+		}
 	}
 	return out
 }
