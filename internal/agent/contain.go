@@ -71,6 +71,9 @@ type Containment struct {
 	// environmentFile stands for the machine's /etc/environment in
 	// tests ("": systemEnvironment).
 	environmentFile string
+	// etcDir stands for /etc in tests, where the machine's other
+	// environment files are looked for ("": systemEtc).
+	etcDir string
 }
 
 // NetworkContained reports whether prepared processes get a network of
@@ -124,16 +127,18 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
-		Hide:     append(c.homes(base), HiddenTempDirs(base)...),
+		Hide:     withMountAliases(append(c.homes(base), HiddenTempDirs(base)...)),
 		Limits:   c.Limits,
 	}
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
 	pkgViews, pkgKeys := packageConfigViews(base)
-	envFile := c.environmentFile
-	if envFile == "" {
-		envFile = systemEnvironment
+	mvnViews, mvnKeys := mavenConfigViews(base)
+	pkgViews, pkgKeys = append(pkgViews, mvnViews...), append(pkgKeys, mvnKeys...)
+	etc := c.etcDir
+	if etc == "" {
+		etc = systemEtc
 	}
-	pkgViews = append(pkgViews, environmentFileView(envFile, c.AllowEnv, c.SecretEnv)...)
+	pkgViews = append(pkgViews, environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv)...)
 	overlays, dropOverlays, err := writeOverlays(append(slices.Clone(c.Overlay), pkgViews...))
 	if err != nil {
 		os.RemoveAll(home)
@@ -152,6 +157,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
 	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
 	p.Mask = append(p.Mask, jenkinsAgentSecrets("/proc", os.Getppid())...)
+	p.Mask = append(p.Mask, runnerConfigsAbove("/proc", os.Getppid())...)
 	p.Mask = append(p.Mask, buildsDirNeighbours(base, keep)...)
 	p.Mask = append(p.Mask, codespaceSecrets(base, keep)...)
 	p.Mask = append(p.Mask, pkgKeys...)
@@ -520,7 +526,15 @@ func siblingRunners(root, ws string) []string {
 			continue
 		}
 		out = append(out, runnerSecrets(dir)...)
-		if work := runnerWorkFolder(dir); work != ws && !strings.HasPrefix(ws, work+"/") {
+		work := runnerWorkFolder(dir)
+		if _, err := os.Lstat(work); err != nil && within(work, dir) && !within(ws, dir) {
+			// A runner that has run no job yet has no work folder: the
+			// one it makes with its first job, during this step maybe,
+			// would show. Its whole installation is covered instead.
+			out = append(out, dir)
+			continue
+		}
+		if work != ws && !strings.HasPrefix(ws, work+"/") {
 			out = append(out, work)
 		}
 	}

@@ -58,6 +58,11 @@ func TestRunnerOwnFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "_work", "notes.txt"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// runner-b has run a job: its work folder exists (one without is
+	// covered whole, TestRedTeamNeighbourWorkFolderCreatedDuringTheStep).
+	if err := os.MkdirAll(filepath.Join(runners, "runner-b", "_work"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	keep := []string{filepath.Join(root, "_work", "granted", "cache"), "relative"}
 	linked := t.TempDir()
 	if err := os.Symlink(filepath.Join(root, ".runner"), filepath.Join(linked, ".runner")); err != nil {

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -140,7 +142,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			continue
 		}
 		for _, p := range credentialPaths(val, v.kind) {
-			abs, err := filepath.Abs(p)
+			abs, err := walkedAbs(p)
 			if err != nil || slices.Contains(out, abs) {
 				continue
 			}
@@ -155,13 +157,18 @@ func credentialFiles(base, passed, keep []string) []string {
 	}
 	for _, c := range toolHomeCredentials {
 		if dir := lookup(base, c.name); filepath.IsAbs(dir) && lookup(passed, c.name) == "" {
-			if p := filepath.Join(dir, c.file); !slices.Contains(out, p) {
+			if p, err := walkedAbs(dir + "/" + c.file); err == nil && !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		}
 	}
 	for _, p := range toolchainCredentials(base) {
 		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range gitSSHKeys(base) {
+		if p, err := walkedAbs(p); err == nil && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
@@ -188,6 +195,37 @@ func toolchainCredentials(base []string) []string {
 	}
 	dir = filepath.Clean(dir)
 	return []string{filepath.Join(dir, "credentials.toml"), filepath.Join(dir, "credentials")}
+}
+
+// walkedAbs is p made absolute as the kernel walks it: a ".." after a
+// link leads to the parent of the link's target, which filepath.Abs's
+// lexical cleaning does not see (/opt/link/../key is /srv/key when
+// /opt/link leads to /srv/x, not /opt/key). The part up to the last ".."
+// has its links resolved (when it exists); the rest, and a path without
+// "..", is only cleaned, its links kept.
+func walkedAbs(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("locating %s: %w", p, err)
+		}
+		p = wd + "/" + p
+	}
+	elems := strings.Split(p, "/")
+	last := -1
+	for i, e := range elems {
+		if e == ".." {
+			last = i
+		}
+	}
+	if last < 0 {
+		return filepath.Clean(p), nil
+	}
+	head, err := filepath.EvalSymlinks(strings.Join(elems[:last+1], "/"))
+	if err != nil {
+		return filepath.Clean(p), nil
+	}
+	return filepath.Join(append([]string{head}, elems[last+1:]...)...), nil
 }
 
 // credentialPaths splits a credential variable's value into the paths
@@ -232,47 +270,6 @@ func credentialPaths(val string, kind credentialKind) []string {
 		return nil // KEYRING:, KCM:, MEMORY:, API: name no file
 	}
 	return []string{val}
-}
-
-// sshCommandFiles are the absolute paths an ssh command line names as
-// its identity, certificate or configuration: -i FILE, -iFILE, -F FILE,
-// -o IdentityFile=FILE (CertificateFile too, any case, also -oKEY=FILE).
-// Quotes around a word are dropped; a word with ~ names the home,
-// hidden anyway.
-func sshCommandFiles(cmd string) []string {
-	words := strings.Fields(cmd)
-	var out []string
-	add := func(p string) {
-		if p = strings.Trim(p, `"'`); filepath.IsAbs(p) {
-			out = append(out, p)
-		}
-	}
-	option := func(o string) {
-		k, v, ok := strings.Cut(strings.Trim(o, `"'`), "=")
-		if ok && (strings.EqualFold(k, "IdentityFile") || strings.EqualFold(k, "CertificateFile")) {
-			add(v)
-		}
-	}
-	for i := 0; i < len(words); i++ {
-		w := strings.Trim(words[i], `"'`)
-		next := ""
-		if i+1 < len(words) {
-			next = words[i+1]
-		}
-		switch {
-		case w == "-i" || w == "-F":
-			add(next)
-			i++
-		case w == "-o":
-			option(next)
-			i++
-		case strings.HasPrefix(w, "-i") || strings.HasPrefix(w, "-F"):
-			add(w[2:])
-		case strings.HasPrefix(w, "-o"):
-			option(w[2:])
-		}
-	}
-	return out
 }
 
 // dbusUnescape decodes a D-Bus address value: a byte outside the few

@@ -277,12 +277,16 @@ func TestLocalSessionVariablesStayOut(t *testing.T) {
 func TestSSHCommandFiles(t *testing.T) {
 	t.Parallel()
 	for cmd, want := range map[string][]string{
-		"ssh -i /k/a -F /k/cfg":                             {"/k/a", "/k/cfg"},
-		"ssh -i/k/b -o IdentityFile=/k/c":                   {"/k/b", "/k/c"},
-		`ssh -o "identityfile=/k/d" -oCertificateFile=/k/e`: {"/k/d", "/k/e"},
-		"ssh -o StrictHostKeyChecking=no -i ~/.ssh/x":       nil,
-		"ssh -p 22 -l git -i":                               nil,
-		"/usr/bin/ssh -v":                                   nil,
+		"ssh -i /k/a -F /k/cfg":                                  {"/k/a", "/k/cfg"},
+		"ssh -i/k/b -o IdentityFile=/k/c":                        {"/k/b", "/k/c"},
+		`ssh -o "identityfile=/k/d" -oCertificateFile=/k/e`:      {"/k/d", "/k/e"},
+		"ssh -o StrictHostKeyChecking=no -i ~/.ssh/x":            nil,
+		"ssh -p 22 -l git -i":                                    nil,
+		"/usr/bin/ssh -v":                                        nil,
+		`ssh -o "IdentityFile /k/f" -o 'CertificateFile = /k/g'`: {"/k/f", "/k/g"},
+		"ssh -4vi /k/h -vF/k/cfg2 -p22 -i":                       {"/k/h", "/k/cfg2"},
+		`ssh -i /k/with\ space -l git`:                           {"/k/with space"},
+		"ssh -l -i /k/not-a-key":                                 nil,
 	} {
 		if got := sshCommandFiles(cmd); !slices.Equal(got, want) {
 			t.Errorf("sshCommandFiles(%q) = %q, want %q", cmd, got, want)

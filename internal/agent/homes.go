@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Homes are the home folders the sandbox hides from every contained
 // process: planex's own as HOME names it (and as the environment env,
 // which the step is built from, names it), and the ones the password
-// database gives planex's uid and, when planex runs as root through
-// sudo, the invoking user's (SUDO_UID). HOME is only a variable: a CI
+// database gives planex's uid and the user who started planex through
+// sudo, pkexec or doas (invokerHomes). HOME is only a variable: a CI
 // system (a GitHub container job's HOME=/github/home), a script or sudo
 // (which resets it to root's) may point it elsewhere, while the
 // account's real home keeps its credentials (~/.ssh, ~/.aws,
@@ -46,23 +47,65 @@ func homesOf(env []string, account func(env []string) []string) []string {
 }
 
 // accountHomes are the homes the password database (with NSS, where
-// planex is built with cgo) gives planex's uid and, when planex runs as
-// root, the uid sudo names in SUDO_UID. An account it does not know
-// gives nothing.
+// planex is built with cgo) gives planex's uid and the user who started
+// planex as another one (invokerHomes).
 func accountHomes(env []string) []string {
-	uids := []string{strconv.Itoa(os.Getuid())}
-	if os.Getuid() == 0 {
-		if s := lookup(env, "SUDO_UID"); s != "" && s != "0" {
-			if _, err := strconv.ParseUint(s, 10, 32); err == nil {
-				uids = append(uids, s)
-			}
+	login, _ := os.ReadFile("/proc/self/loginuid")
+	return invokerHomes(os.Getuid(), strings.TrimSpace(string(login)), env, lookupHome)
+}
+
+// invokerVars name the user who started planex through a tool that
+// runs a program as another user: sudo's SUDO_UID, pkexec's PKEXEC_UID
+// (uids) and OpenBSD's doas, on Linux too, DOAS_USER (a name).
+var invokerVars = []struct {
+	name string
+	byID bool
+}{{"SUDO_UID", true}, {"PKEXEC_UID", true}, {"DOAS_USER", false}}
+
+// invokerHomes are the homes home gives the account uid, the session's
+// login uid (/proc/self/loginuid) and the accounts invokerVars name in
+// env (a uid or a name, told apart by byID),
+// whatever uid planex runs as: `sudo -u ci planex` from alice's shell
+// leaves planex as ci, and alice's home, of mode 755 on many
+// distributions, as readable to ci's programs as it is to root's. An
+// account home does not know gives nothing; a uid that is no number,
+// or uid 0 (root's home is hidden when planex is root), is ignored.
+func invokerHomes(uid int, loginUID string, env []string, home func(account string, byID bool) string) []string {
+	var out []string
+	add := func(h string) {
+		if h != "" && !slices.Contains(out, h) {
+			out = append(out, h)
 		}
 	}
-	var out []string
-	for _, uid := range uids {
-		if u, err := user.LookupId(uid); err == nil && u.HomeDir != "" {
-			out = append(out, u.HomeDir)
+	add(home(strconv.Itoa(uid), true))
+	// The uid the session was logged in as (audit's login uid, which
+	// su, sudo and the rest keep): su - ci from alice's login sets no
+	// variable. Unset is 4294967295.
+	if n, err := strconv.ParseUint(loginUID, 10, 32); err == nil && n != 0 && n != 1<<32-1 {
+		add(home(loginUID, true))
+	}
+	for _, v := range invokerVars {
+		s := lookup(env, v.name)
+		if s == "" || s == "0" || s == "root" {
+			continue
 		}
+		if _, err := strconv.ParseUint(s, 10, 32); v.byID && err != nil {
+			continue
+		}
+		add(home(s, v.byID))
 	}
 	return out
+}
+
+// lookupHome is the home the password database gives an account, by
+// uid or by name; "" for an account it does not know.
+func lookupHome(account string, byID bool) string {
+	lookup := user.Lookup
+	if byID {
+		lookup = user.LookupId
+	}
+	if u, err := lookup(account); err == nil {
+		return u.HomeDir
+	}
+	return ""
 }

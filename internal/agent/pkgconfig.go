@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -55,18 +56,8 @@ func packageConfigFiles(base []string) []string {
 		if !filepath.IsAbs(dir) {
 			continue
 		}
-		prefix := filepath.Dir(filepath.Clean(dir))
-		for _, prog := range []string{"node", "npm"} {
-			if _, err := os.Lstat(filepath.Join(dir, prog)); err == nil {
-				add(filepath.Join(prefix, "etc", "npmrc"))
-			}
-		}
-		// pip's site configuration (pip config set --site), in the
-		// prefix of a Python or virtual environment on PATH.
-		for _, prog := range []string{"python3", "python", "pip3", "pip"} {
-			if _, err := os.Lstat(filepath.Join(dir, prog)); err == nil {
-				add(filepath.Join(prefix, "pip.conf"))
-			}
+		for _, p := range pathDirConfigs(dir) {
+			add(p)
 		}
 	}
 	for _, name := range []string{"NPM_CONFIG_PREFIX", "npm_config_prefix"} {
@@ -77,10 +68,87 @@ func packageConfigFiles(base []string) []string {
 	for _, name := range []string{"NPM_CONFIG_GLOBALCONFIG", "npm_config_globalconfig"} {
 		add(lookup(base, name))
 	}
+	for _, p := range toolCacheConfigs(base) {
+		add(p)
+	}
+	// pip's machine-wide files are looked for in each folder of
+	// XDG_CONFIG_DIRS (/etc/xdg when unset, below).
+	for i, d := range filepath.SplitList(lookup(base, "XDG_CONFIG_DIRS")) {
+		if i >= 64 {
+			break
+		}
+		if filepath.IsAbs(d) {
+			add(filepath.Join(d, "pip", "pip.conf"))
+		}
+	}
 	add("/etc/npmrc")
+	add("/usr/etc/npmrc")
 	add("/usr/local/etc/npmrc")
 	for _, p := range pipSystemConfigs {
 		add(p)
+	}
+	return out
+}
+
+// pathDirConfigs are the npm and pip configurations of the
+// installations a folder of PATH (absolute) holds programs of: the
+// global npmrc of its prefix where it holds node or npm, the site
+// pip.conf where it holds a Python or pip, and the same of the prefix
+// node's or Python's links lead to (a tarball's /opt/node-v22/bin/node
+// linked into /usr/local/bin: npm's prefix is the resolved one).
+func pathDirConfigs(dir string) []string {
+	var out []string
+	prefix := filepath.Dir(filepath.Clean(dir))
+	for _, prog := range []string{"node", "npm"} {
+		if _, err := os.Lstat(filepath.Join(dir, prog)); err == nil {
+			out = append(out, filepath.Join(prefix, "etc", "npmrc"))
+		}
+	}
+	for _, prog := range []string{"python3", "python", "pip3", "pip"} {
+		if _, err := os.Lstat(filepath.Join(dir, prog)); err == nil {
+			out = append(out, filepath.Join(prefix, "pip.conf"))
+		}
+	}
+	for _, prog := range []string{"node", "python3", "python"} {
+		real, err := filepath.EvalSymlinks(filepath.Join(dir, prog))
+		if err != nil {
+			continue
+		}
+		if p := filepath.Dir(filepath.Dir(real)); prog == "node" {
+			out = append(out, filepath.Join(p, "etc", "npmrc"))
+		} else {
+			out = append(out, filepath.Join(p, "pip.conf"))
+		}
+	}
+	return out
+}
+
+// toolCacheConfigPatterns are where the versions of Node.js and Python
+// a tool cache holds keep their machine-wide configuration
+// (<tool>/<version>/<arch>/...).
+var toolCacheConfigPatterns = []string{"node/*/*/etc/npmrc", "Python/*/*/pip.conf", "PyPy/*/*/pip.conf"}
+
+// maxToolCacheConfigs bounds the configurations taken from each pattern.
+const maxToolCacheConfigs = 256
+
+// toolCacheConfigs are the npm and pip configurations of every version
+// in the runner's tool cache (RUNNER_TOOL_CACHE, Azure Pipelines'
+// AGENT_TOOLSDIRECTORY) that has one, not only of those on PATH: a
+// contained process can run any of them, or read the file by its path.
+func toolCacheConfigs(base []string) []string {
+	var out []string
+	for _, name := range []string{"RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY"} {
+		cache := lookup(base, name)
+		if !filepath.IsAbs(cache) {
+			continue
+		}
+		for _, pattern := range toolCacheConfigPatterns {
+			matches, _ := filepath.Glob(filepath.Join(cache, pattern))
+			if len(matches) > maxToolCacheConfigs {
+				matches = matches[:maxToolCacheConfigs]
+			}
+			out = append(out, matches...)
+		}
 	}
 	return out
 }
@@ -101,9 +169,11 @@ func packageConfigViews(base []string) (overlays []FileOverlay, keys []string) {
 		view, named := stripConfigCredentials(b)
 		for _, k := range named {
 			if !filepath.IsAbs(k) {
-				k = filepath.Join(filepath.Dir(real), k)
+				k = filepath.Dir(real) + "/" + k
 			}
-			keys = append(keys, filepath.Clean(k))
+			if k, err := walkedAbs(k); err == nil {
+				keys = append(keys, k)
+			}
 		}
 		if !bytes.Equal(view, b) && !slices.ContainsFunc(overlays, func(o FileOverlay) bool { return o.Path == real }) {
 			overlays = append(overlays, FileOverlay{Path: real, Content: view})
@@ -132,8 +202,9 @@ func readSmallRegular(p string) ([]byte, error) {
 
 // credentialKeys are the settings of npm's and pip's configurations
 // that hold a credential (npm's scoped by a registry,
-// //host/path/:_authToken), compared without case.
-var credentialKeys = []string{"_authtoken", "_auth", "_password", "password", "token", "authtoken"}
+// //host/path/:_authToken), compared without case: tokens, passwords,
+// basic credentials and an inline client key (npm's key=, PEM).
+var credentialKeys = []string{"_authtoken", "_auth", "_password", "password", "token", "authtoken", "key"}
 
 // keyFileKeys are the settings naming a client's private key.
 var keyFileKeys = []string{"keyfile", "client-cert"}
@@ -141,18 +212,56 @@ var keyFileKeys = []string{"keyfile", "client-cert"}
 // urlUserinfo matches the user name and password of a URL.
 var urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s"']*@`)
 
+// bareUserinfo matches a user name and password before a host given
+// without a scheme (pip's proxy = user:password@host:port, curl's
+// http_proxy=user:password@host:port): a word with a colon before the
+// @ and no slash, starting a value.
+var bareUserinfo = regexp.MustCompile(`(^|[\s=,"'])[^\s/@"'=,:]+:[^\s/@"']*@`)
+
+// privateKeyLine matches a line holding a PEM private key, whatever the
+// setting carrying it.
+var privateKeyLine = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----`)
+
+// withoutUserinfo is line without the user names and passwords of its
+// URLs and of hosts given without a scheme.
+func withoutUserinfo(line []byte) []byte {
+	return bareUserinfo.ReplaceAll(urlUserinfo.ReplaceAll(line, []byte("$1")), []byte("$1"))
+}
+
+// configKey is the setting an ini-style line's key names, as npm's ini
+// parser reads it: blanks around it dropped, a quoted key unquoted (a
+// double-quoted one decoded as JSON, \u escapes too), an array's []
+// dropped, in lower case, without npm's //registry/: scope.
+func configKey(raw string) string {
+	k := strings.TrimSpace(raw)
+	if len(k) >= 2 && (k[0] == '"' || k[0] == '\'') && k[len(k)-1] == k[0] {
+		var s string
+		if k[0] == '"' && json.Unmarshal([]byte(k), &s) == nil {
+			k = s
+		} else {
+			k = k[1 : len(k)-1]
+		}
+	}
+	k = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(k), "[]"))
+	if i := strings.LastIndex(k, ":"); i >= 0 {
+		k = k[i+1:]
+	}
+	return strings.TrimSpace(k)
+}
+
 // stripConfigCredentials returns an ini-style configuration (npmrc,
-// pip.conf) without the lines setting a credential and with no user
-// name or password in any URL, and the key files it names.
+// pip.conf) without the lines setting a credential or holding a private
+// key and with no user name or password in any URL or proxy address,
+// and the key files it names.
 func stripConfigCredentials(b []byte) (view []byte, keyFiles []string) {
 	var out bytes.Buffer
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if privateKeyLine.Match(line) {
+			continue
+		}
 		key, val, ok := strings.Cut(string(line), "=")
 		if ok {
-			k := strings.ToLower(strings.TrimSpace(key))
-			if i := strings.LastIndex(k, ":"); i >= 0 {
-				k = k[i+1:]
-			}
+			k := configKey(key)
 			if slices.Contains(credentialKeys, k) {
 				continue
 			}
@@ -162,22 +271,86 @@ func stripConfigCredentials(b []byte) (view []byte, keyFiles []string) {
 				}
 			}
 		}
-		out.Write(urlUserinfo.ReplaceAll(line, []byte("$1")))
+		out.Write(withoutUserinfo(line))
 	}
 	return out.Bytes(), keyFiles
 }
 
-// systemEnvironment is the machine's environment file, which pam_env
-// reads into every login's environment: admins of self-hosted runners
-// keep a proxy with its password or a token for every job there.
-const systemEnvironment = "/etc/environment"
+// systemEtc is the folder of the machine's environment files
+// (systemEnvFiles).
+const systemEtc = "/etc"
+
+// envFileKind is how a line of a machine-wide environment file names its
+// variable.
+type envFileKind int
+
+const (
+	// envAssignments: NAME=value lines (/etc/environment,
+	// environment.d's files; an export before the name is allowed).
+	envAssignments envFileKind = iota
+	// envPamConf: NAME [DEFAULT=value] [OVERRIDE=value] lines
+	// (pam_env.conf).
+	envPamConf
+)
+
+// envFile is a machine-wide environment file and how its lines name
+// their variables.
+type envFile struct {
+	path string
+	kind envFileKind
+}
+
+// lineName is the variable a (trimmed, not comment) line of a file of
+// kind k sets.
+func (k envFileKind) lineName(t string) string {
+	if k == envPamConf {
+		if f := strings.Fields(t); len(f) > 0 {
+			return f[0]
+		}
+		return ""
+	}
+	name, _, _ := strings.Cut(strings.TrimPrefix(t, "export "), "=")
+	return strings.TrimSpace(name)
+}
+
+// systemEnvFiles are the machine-wide files that give every login or
+// user session variables, under etc (/etc): the environment file and
+// pam_env's configuration, which pam_env reads, and systemd's
+// environment.d files (at most maxToolCacheConfigs of them). Admins of
+// self-hosted runners keep a proxy's password or a token for every job
+// in any of them. environment, when set, stands for etc/environment.
+func systemEnvFiles(etc, environment string) []envFile {
+	if environment == "" {
+		environment = filepath.Join(etc, "environment")
+	}
+	files := []envFile{{environment, envAssignments}, {filepath.Join(etc, "security", "pam_env.conf"), envPamConf}}
+	confs, _ := filepath.Glob(filepath.Join(etc, "environment.d", "*.conf"))
+	for i, c := range confs {
+		if i >= maxToolCacheConfigs {
+			break
+		}
+		files = append(files, envFile{c, envAssignments})
+	}
+	return files
+}
+
+// environmentFileViews are environmentFileView's overlays for each of
+// the machine's environment files (systemEnvFiles).
+func environmentFileViews(etc, envFile string, allow, secrets []string) []FileOverlay {
+	var out []FileOverlay
+	for _, f := range systemEnvFiles(etc, envFile) {
+		out = append(out, environmentFileView(f.path, f.kind, allow, secrets)...)
+	}
+	return out
+}
 
 // environmentFileView shows the environment file at path (its links
-// resolved) as the step's environment is built (ScrubEnv with allow and
-// secrets): only the variables the allow-list passes, with no user name
-// or password in a URL; comments and blank lines stay. A file that
-// passes as it is, or cannot be read, gives no overlay.
-func environmentFileView(path string, allow, secrets []string) []FileOverlay {
+// resolved), whose lines are of kind, as the step's environment is
+// built (ScrubEnv with allow and secrets): only the variables the
+// allow-list passes, with no user name or password in a URL or proxy
+// address; comments and blank lines stay. A file that passes as it is,
+// or cannot be read, gives no overlay.
+func environmentFileView(path string, kind envFileKind, allow, secrets []string) []FileOverlay {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil
@@ -190,12 +363,11 @@ func environmentFileView(path string, allow, secrets []string) []FileOverlay {
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
 		t := strings.TrimSpace(string(line))
 		if t != "" && !strings.HasPrefix(t, "#") {
-			name, _, _ := strings.Cut(strings.TrimPrefix(t, "export "), "=")
-			if len(ScrubEnv([]string{strings.TrimSpace(name) + "=x"}, allow, secrets...)) == 0 {
+			if len(ScrubEnv([]string{kind.lineName(t) + "=x"}, allow, secrets...)) == 0 {
 				continue
 			}
 		}
-		out.Write(urlUserinfo.ReplaceAll(line, []byte("$1")))
+		out.Write(withoutUserinfo(line))
 	}
 	if bytes.Equal(out.Bytes(), b) {
 		return nil

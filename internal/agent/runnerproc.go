@@ -33,14 +33,41 @@ func runnerRootAbove(proc string, pid int) string {
 			return ""
 		}
 		base := filepath.Join(proc, strconv.Itoa(pid))
-		if exe, err := os.Readlink(filepath.Join(base, "exe")); err == nil && filepath.IsAbs(exe) && slices.Contains(runnerPrograms, filepath.Base(exe)) {
-			if root := filepath.Dir(filepath.Dir(exe)); isRunnerRoot(root) {
+		for _, prog := range runnerProgramPaths(base) {
+			if root := filepath.Dir(filepath.Dir(prog)); isRunnerRoot(root) {
 				return root
 			}
 		}
 		pid = parentOf(base)
 	}
 	return ""
+}
+
+// runnerProgramPaths are the paths of a runner's program the process
+// whose /proc/<pid> is base runs: its executable, when it is one of
+// runnerPrograms; else the program its command line names, first or
+// after dotnet (dotnet bin/Runner.Worker.dll, a runner started through
+// the .NET host). The command line counts where the executable's link
+// cannot be read (a runner of another user: root's, with planex started
+// by sudo -u in its job) and for dotnet.
+func runnerProgramPaths(base string) []string {
+	isRunner := func(p string) bool {
+		return filepath.IsAbs(p) && slices.Contains(runnerPrograms, strings.TrimSuffix(filepath.Base(p), ".dll"))
+	}
+	if exe, err := os.Readlink(filepath.Join(base, "exe")); err == nil && isRunner(exe) {
+		return []string{exe}
+	}
+	var out []string
+	args := procStrings(filepath.Join(base, "cmdline"))
+	for i, a := range args {
+		if i > 1 || (i == 1 && filepath.Base(args[0]) != "dotnet") {
+			break
+		}
+		if isRunner(a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // parentOf is the parent pid /proc/<pid>/stat (base) gives, 0 when it

@@ -70,7 +70,7 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 	}
 	// Then every home the sandbox hides: planex's own and its account's
 	// in the password database, whatever HOME says.
-	homes = append(homes, agent.Homes([]string{"HOME=" + getenv("HOME"), "SUDO_UID=" + getenv("SUDO_UID")})...)
+	homes = append(homes, agent.Homes([]string{"HOME=" + getenv("HOME"), "SUDO_UID=" + getenv("SUDO_UID"), "PKEXEC_UID=" + getenv("PKEXEC_UID"), "DOAS_USER=" + getenv("DOAS_USER")})...)
 	// CI systems' temporary folders and $TMPDIR are hidden like a home.
 	homes = append(homes, hiddenTemps(getenv)...)
 	prog, under := hiddenProgram(command, readable, homes, exec.LookPath)

@@ -160,9 +160,12 @@ var defaultMasks = []string{
 	// organisation's jobs, with their secrets), kept outside every home
 	// and readable by the user the jobs run as: CircleCI's machine
 	// runner (its folder is that user's) and its older launch agent,
-	// Buildkite's agent, GitLab Runner's system configuration.
+	// Buildkite's agent (its whole folder: the hooks beside the
+	// configuration are where Buildkite's documentation has an admin
+	// export every build's secrets, hooks/environment), GitLab Runner's
+	// system configuration.
 	"/etc/circleci-runner", "/opt/circleci/launch-agent-config.yaml",
-	"/etc/buildkite-agent/buildkite-agent.cfg", "/etc/gitlab-runner",
+	"/etc/buildkite-agent", "/etc/gitlab-runner",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.

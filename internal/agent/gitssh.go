@@ -1,0 +1,171 @@
+package agent
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Keys git's ssh is told to use elsewhere than GIT_SSH_COMMAND.
+//
+// Besides GIT_SSH_COMMAND, git takes its ssh command from GIT_SSH (a
+// wrapper script: `exec ssh -i /opt/ci/deploy_key "$@"`) and from
+// core.sshCommand, set in git's system configuration (/etc/gitconfig,
+// a runner admin's machine-wide deploy key), the user's (whose file the
+// hidden home holds, while the key it names may lie outside it) or the
+// environment's GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n> pairs. Each
+// names the key by a path a contained program can read. Those keys are
+// covered, and the wrapper script when it is no system program; so are
+// the keys ssh's machine-wide configuration names (IdentityFile in
+// /etc/ssh/ssh_config and ssh_config.d).
+
+// systemSSHConfig and systemSSHConfigDir are ssh's machine-wide
+// configuration, whose IdentityFile lines may name a deploy key every
+// user's ssh offers.
+const (
+	systemSSHConfig    = "/etc/ssh/ssh_config"
+	systemSSHConfigDir = "/etc/ssh/ssh_config.d"
+)
+
+// maxGitConfig bounds each git configuration or wrapper script read.
+const maxGitConfig = 1 << 20
+
+// maxGitConfigPairs bounds the GIT_CONFIG_KEY_<n> pairs looked at.
+const maxGitConfigPairs = 256
+
+// gitSSHKeys are the files the ssh commands git takes from base
+// (planex's environment) name: GIT_SSH's script and each of its lines,
+// core.sshCommand in the system and global configurations and the
+// environment's configuration pairs, and ssh's machine-wide
+// configuration.
+func gitSSHKeys(base []string) []string {
+	var out []string
+	if w := lookup(base, "GIT_SSH"); filepath.IsAbs(w) && !isProgramPath(w) {
+		out = append(out, w)
+		for _, line := range readLines(w) {
+			out = append(out, sshCommandFiles(line)...)
+		}
+	}
+	for _, cmd := range gitSSHCommands(base) {
+		out = append(out, sshCommandFiles(cmd)...)
+	}
+	confs, _ := filepath.Glob(systemSSHConfigDir + "/*.conf")
+	for _, c := range append([]string{systemSSHConfig}, confs...) {
+		out = append(out, sshConfigKeys(c)...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// isProgramPath reports whether p lies among the system's programs and
+// settings (programDirs): plain ssh, never a credential.
+func isProgramPath(p string) bool {
+	p = filepath.Clean(p)
+	return slices.ContainsFunc(programDirs, func(d string) bool { return p == d || strings.HasPrefix(p, d+"/") })
+}
+
+// gitSSHCommands are the core.sshCommand values of git's system
+// configuration (GIT_CONFIG_SYSTEM or /etc/gitconfig, unless
+// GIT_CONFIG_NOSYSTEM), the global ones (GIT_CONFIG_GLOBAL, or
+// ~/.gitconfig and the XDG one) and the environment's pairs.
+func gitSSHCommands(base []string) []string {
+	var files []string
+	if lookup(base, "GIT_CONFIG_NOSYSTEM") == "" {
+		files = append(files, cmp(lookup(base, "GIT_CONFIG_SYSTEM"), "/etc/gitconfig"))
+	}
+	if g := lookup(base, "GIT_CONFIG_GLOBAL"); g != "" {
+		files = append(files, g)
+	} else {
+		if home := lookup(base, "HOME"); home != "" {
+			files = append(files, filepath.Join(home, ".gitconfig"))
+		}
+		if xdg := lookup(base, "XDG_CONFIG_HOME"); xdg != "" {
+			files = append(files, filepath.Join(xdg, "git", "config"))
+		} else if home := lookup(base, "HOME"); home != "" {
+			files = append(files, filepath.Join(home, ".config", "git", "config"))
+		}
+	}
+	var out []string
+	for _, f := range files {
+		if filepath.IsAbs(f) {
+			out = append(out, gitConfigSSHCommands(readLines(f))...)
+		}
+	}
+	n, _ := strconv.Atoi(lookup(base, "GIT_CONFIG_COUNT"))
+	for i := range min(n, maxGitConfigPairs) {
+		if strings.EqualFold(lookup(base, "GIT_CONFIG_KEY_"+strconv.Itoa(i)), "core.sshCommand") {
+			out = append(out, lookup(base, "GIT_CONFIG_VALUE_"+strconv.Itoa(i)))
+		}
+	}
+	return out
+}
+
+// cmp is a when it is set, else b.
+func cmp(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// gitConfigSSHCommands are the sshCommand values of a git
+// configuration's [core] sections (section and key in any case), with
+// git's quoting removed.
+func gitConfigSSHCommands(lines []string) []string {
+	var out []string
+	inCore := false
+	for _, line := range lines {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "[") {
+			name, _, _ := strings.Cut(strings.TrimPrefix(t, "["), "]")
+			inCore = strings.EqualFold(strings.TrimSpace(name), "core")
+			continue
+		}
+		k, v, ok := strings.Cut(t, "=")
+		if inCore && ok && strings.EqualFold(strings.TrimSpace(k), "sshCommand") {
+			out = append(out, gitUnquote(strings.TrimSpace(v)))
+		}
+	}
+	return out
+}
+
+// gitUnquote removes git's quoting from a configuration value: double
+// quotes around parts of it, and \" \\ escapes within.
+func gitUnquote(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '"':
+		case c == '\\' && i+1 < len(v):
+			i++
+			b.WriteByte(v[i])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// readLines is the text of the regular file at p in lines, at most
+// maxGitConfig bytes of it; none when it cannot be read.
+func readLines(p string) []string {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	var out []string
+	sc := bufio.NewScanner(io.LimitReader(f, maxGitConfig))
+	sc.Buffer(make([]byte, 0, 4096), maxGitConfig)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}

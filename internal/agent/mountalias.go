@@ -1,0 +1,146 @@
+package agent
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Folders reached through another mount.
+//
+// A folder the sandbox hides (a home, a CI system's temporary folder)
+// may be mounted at a second place too: a home kept on a data disk and
+// bind-mounted to /home (/data/home/ci is /home/ci), a bind mount of a
+// user's folder into a chroot or a service's tree. Covering one name
+// leaves the other showing the same files. The mount table tells the
+// other names: every mount of the same file system whose root holds the
+// folder, or lies inside it.
+
+// maxMountinfo bounds the mount table read.
+const maxMountinfo = 4 << 20
+
+// mountEntry is one line of /proc/self/mountinfo: the file system's
+// device, the folder of it mounted (root) and where (point).
+type mountEntry struct {
+	dev, root, point string
+}
+
+// withMountAliases is dirs with the other names the machine's mounts
+// give them (hiddenAliases), but for / and the system's program folders,
+// which no hidden folder's alias may cover.
+func withMountAliases(dirs []string) []string {
+	out := dirs
+	for _, a := range hiddenAliases(readMountinfo(), dirs) {
+		if a != "/" && !isProgramPath(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// hiddenAliases are the other names, through the mounts mountinfo (the
+// text of /proc/self/mountinfo) lists, of each folder of dirs (links
+// resolved), not among dirs already.
+func hiddenAliases(mountinfo string, dirs []string) []string {
+	mounts := parseMountinfo(mountinfo)
+	var out []string
+	for _, d := range dirs {
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			continue
+		}
+		for _, a := range mountAliases(mounts, real) {
+			if a != real && !slices.Contains(dirs, a) && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// mountAliases are the names path (absolute, links resolved) has through
+// mounts: the mount holding it gives its device and its place in that
+// file system; each mount of the same device whose root holds that
+// place shows it under its own point, and one whose root lies inside it
+// is wholly part of it.
+func mountAliases(mounts []mountEntry, path string) []string {
+	home := -1
+	for i, m := range mounts {
+		if within(path, m.point) && (home < 0 || len(m.point) >= len(mounts[home].point)) {
+			home = i
+		}
+	}
+	if home < 0 {
+		return nil
+	}
+	m := mounts[home]
+	rel, err := filepath.Rel(m.point, path)
+	if err != nil {
+		return nil
+	}
+	inFS := filepath.Join(m.root, rel)
+	var out []string
+	for i, n := range mounts {
+		if i == home || n.dev != m.dev {
+			continue
+		}
+		switch {
+		case within(inFS, n.root):
+			r, err := filepath.Rel(n.root, inFS)
+			if err == nil {
+				out = append(out, filepath.Join(n.point, r))
+			}
+		case within(n.root, inFS):
+			out = append(out, n.point)
+		}
+	}
+	return out
+}
+
+// parseMountinfo reads the mount table's lines; malformed ones are
+// skipped.
+func parseMountinfo(s string) []mountEntry {
+	var out []mountEntry
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		out = append(out, mountEntry{dev: f[2], root: unescapeMount(f[3]), point: unescapeMount(f[4])})
+	}
+	return out
+}
+
+// unescapeMount decodes the octal escapes (\040 for a space) the kernel
+// writes in mountinfo's paths.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// readMountinfo is this process's mount table, "" when it cannot be read.
+func readMountinfo() string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, maxMountinfo))
+	return string(b)
+}
