@@ -209,7 +209,9 @@ func (w *bodyWalk) step(tok json.Token) error {
 		name, _ := tok.(string)
 		return w.member(top, name)
 	}
-	w.note(top, tok)
+	if err := w.note(top, tok); err != nil {
+		return err
+	}
 	under := top.url || top.obj && urlKey(top.key)
 	policy := top.obj && top.container && top.key == "networkpolicy"
 	if err := w.checkValue(top, policy, tok); err != nil {
