@@ -162,6 +162,9 @@ type frame struct {
 	// it set external_web_access to false, live to anything else (a
 	// member given twice counts both ways).
 	search, cached, live bool
+	// env says the object is the environment of an OpenAI tool (the
+	// shell's); local that its type was "local", hosted anything else.
+	env, local, hosted bool
 }
 
 type bodyWalk struct {
@@ -217,8 +220,12 @@ func (w *bodyWalk) step(tok json.Token) error {
 	if err := w.checkValue(top, policy, tok); err != nil {
 		return err
 	}
+	env, err := w.toolEnvironment(top, tok)
+	if err != nil {
+		return err
+	}
 	if d, ok := tok.(json.Delim); ok {
-		return w.open(top, d == '{', frame{url: under, policy: policy})
+		return w.open(top, d == '{', frame{url: under, policy: policy, env: env})
 	}
 	key := top.key
 	if top.obj {
@@ -301,6 +308,21 @@ func checkPolicy(top *frame, policy bool, tok json.Token) error {
 	return fmt.Errorf("%w (a container network policy other than \"disabled\")", ErrServerFetch)
 }
 
+// toolEnvironment says whether tok, the value of top's current member,
+// opens the environment of an OpenAI tool (the shell's), and refuses
+// one given otherwise than as an object or null (a container's id):
+// only a local environment passes (see close), as a hosted one runs in
+// a container OpenAI bills per session, which no answer's usage counts.
+func (w *bodyWalk) toolEnvironment(top *frame, tok json.Token) (bool, error) {
+	if w.p != ProviderOpenAI || !w.inTool() || top.key != "environment" || tok == nil {
+		return false, nil
+	}
+	if tok != json.Delim('{') {
+		return false, fmt.Errorf("%w (a tool environment %v: only a local one)", ErrUnmetered, tok)
+	}
+	return true, nil
+}
+
 // open starts an object (obj) or array inside top, as f says.
 func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 	if len(w.stack) >= maxNesting {
@@ -317,6 +339,8 @@ func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 func (w *bodyWalk) close() error {
 	if top := w.stack[len(w.stack)-1]; top.search && (!top.cached || top.live) {
 		return fmt.Errorf("%w (a web search tool with live web access: set external_web_access to false)", ErrServerFetch)
+	} else if top.env && (top.hosted || !top.local) {
+		return fmt.Errorf("%w (a tool environment other than local: a hosted container, billed per session beyond its tokens)", ErrUnmetered)
 	}
 	w.stack = w.stack[:len(w.stack)-1]
 	if len(w.stack) > 0 {
@@ -386,6 +410,9 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 			return err
 		}
 		return checkToolFee(w.p, v)
+	case key == "type" && w.stack[len(w.stack)-1].env:
+		top := &w.stack[len(w.stack)-1]
+		top.local, top.hosted = top.local || fold(v) == "local", top.hosted || fold(v) != "local"
 	case under && remoteSource(v):
 		return fmt.Errorf("%w (a source the provider would download from %.60q)", ErrServerFetch, v)
 	}
