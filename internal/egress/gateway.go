@@ -308,6 +308,10 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 		return
 	}
 	defer resp.Body.Close()
+	if enc := answerEncoding(resp); enc != "" {
+		g.refuseEncoded(w, rel, size, resp, billed, enc)
+		return
+	}
 	if !billed || g.Meter == nil {
 		streamAnswer(w, resp, nil, nil, g.Key)
 		return
@@ -316,6 +320,33 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	scan := newAnswerScan(isEventStream(resp.Header), a)
 	whole := streamAnswer(w, resp, scan, orphan, g.Key)
 	g.meterCall(rel, size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
+}
+
+// answerEncoding is the content encoding of an answer the transport
+// did not decode (it decodes the gzip it asked for itself), or "" for
+// identity: an upstream that compresses unasked (br, deflate, x-gzip,
+// gzip twice) would hide the key from the masker and the usage from the
+// meter, while the caller's HTTP client decodes it.
+func answerEncoding(resp *http.Response) string {
+	for _, ce := range resp.Header.Values("Content-Encoding") {
+		for _, c := range strings.Split(ce, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return ce
+			}
+		}
+	}
+	return ""
+}
+
+// refuseEncoded answers a call whose answer came encoded (enc) with a
+// 502 and none of the answer, which it reads to the end so that a billed
+// call is metered at the floor of its bytes.
+func (g *Gateway) refuseEncoded(w http.ResponseWriter, rel string, size int64, resp *http.Response, billed bool, enc string) {
+	n, _ := io.Copy(io.Discard, resp.Body)
+	if billed {
+		g.meterCall(rel, size, nil, &meterRead{usage: &answerUsage{p: g.Provider}, bytes: n}, false)
+	}
+	http.Error(w, fmt.Sprintf("planex model gateway: the provider's answer came encoded (%.40q), which the gateway cannot read", enc), http.StatusBadGateway)
 }
 
 // upstreamContext is the context of a call's request to the provider
