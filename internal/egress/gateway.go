@@ -304,7 +304,9 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 			// The call may have reached the provider, which bills it.
 			g.meterCall(rel, size, nil, nil, false)
 		}
-		http.Error(w, "planex model gateway: "+err.Error(), http.StatusBadGateway)
+		// The transport's error may quote what the upstream sent (a
+		// malformed header line), the key among it.
+		http.Error(w, "planex model gateway: "+newRedactor(g.Key).line(err.Error()), http.StatusBadGateway)
 		return
 	}
 	defer resp.Body.Close()

@@ -279,3 +279,45 @@ func TestRedTeamGatewayKeyInAnEncodedAnswer(t *testing.T) {
 		t.Errorf("the encoded answers were metered at %d output tokens, want at least their bytes", out)
 	}
 }
+
+// TestRedTeamGatewayKeyInAMalformedAnswer: the --base-url server echoes
+// the request's header back in a header line Go cannot parse; the
+// transport's error quotes the line, and the gateway put the error in
+// its 502 to the caller, the key with it. The error now reaches the
+// caller with the key masked.
+func TestRedTeamGatewayKeyInAMalformedAnswer(t *testing.T) {
+	t.Parallel()
+	const key = "sk-real-0123456789abcdef"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nbad echo %s\r\n\r\n", req.Header.Get("X-Api-Key"))
+			}()
+		}
+	}()
+	u, _ := url.Parse("http://" + ln.Addr().String())
+	c := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: key, Placeholder: "ph"})
+	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(`{"model":"m","messages":[]}`))
+	req.Header.Set("X-Api-Key", "ph")
+	status, msg := statusOf(t, c, req)
+	if strings.Contains(msg, key) {
+		t.Fatalf("the caller read the key in the gateway's error: %q", msg)
+	}
+	if status != http.StatusBadGateway || !strings.Contains(msg, "bad echo "+strings.Repeat("*", len(key))) {
+		t.Errorf("status %d (%q), want 502 with the echoed key masked", status, msg)
+	}
+}
