@@ -132,11 +132,13 @@ func cacheWrites(total, oneHour int64) int64 {
 }
 
 // maxIterationModels bounds the models one answer's iterations are kept
-// apart under; the others count under the answer's own model.
+// apart under; the others count under OtherModels (priced as the
+// provider's dearest: they may be dearer than the answer's own model).
 const maxIterationModels = 4
 
-// beyond sums, per model ("" for the answer's own), the iterations the
-// usage's counts leave out: every kind but "message".
+// beyond sums, per model ("" for the answer's own, OtherModels past
+// maxIterationModels), the iterations the usage's counts leave out:
+// every kind but "message".
 func (w wireUsage) beyond() map[string]usage.Usage {
 	var out map[string]usage.Usage
 	for _, it := range w.Iterations {
@@ -148,7 +150,7 @@ func (w wireUsage) beyond() map[string]usage.Usage {
 		}
 		m := it.Model
 		if _, ok := out[m]; !ok && len(out) >= maxIterationModels || len(m) > maxMeterModel {
-			m = ""
+			m = OtherModels
 		}
 		u := wireUsage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens, CacheCreation: it.CacheCreation, CacheRead: it.CacheRead,
 			CacheByTTL: it.CacheByTTL}.tokens(ProviderAnthropic)
@@ -239,12 +241,12 @@ func (a *answerUsage) take(kind skimKind, raw []byte) {
 	}
 	// A stream's records each count the iterations so far: each model
 	// keeps its largest count. The models one record names past those
-	// already kept count under the answer's own, added up first.
+	// already kept count under OtherModels, added up first.
 	rec := map[string]usage.Usage{}
 	for m, x := range w.beyond() {
-		if _, ok := a.beyond[m]; m != "" && !ok && len(a.beyond)+len(rec) >= maxIterationModels {
+		if _, ok := a.beyond[m]; m != "" && m != OtherModels && !ok && len(a.beyond)+len(rec) >= maxIterationModels {
 			if _, inRec := rec[m]; !inRec {
-				m = ""
+				m = OtherModels
 			}
 		}
 		rec[m] = rec[m].Add(x).Bounded()
