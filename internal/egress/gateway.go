@@ -302,7 +302,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	if err != nil {
 		if billed && !dialFailed(err) {
 			// The call may have reached the provider, which bills it.
-			g.meterCall(rel, size, nil, nil, false)
+			g.meterCall(g.askedModel(rel, shape), size, nil, nil, false)
 		}
 		// The transport's error may quote what the upstream sent (a
 		// malformed header line), the key among it.
@@ -311,7 +311,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	}
 	defer resp.Body.Close()
 	if enc := answerEncoding(resp); enc != "" {
-		g.refuseEncoded(w, rel, size, resp, billed, enc)
+		g.refuseEncoded(w, g.askedModel(rel, shape), size, resp, billed, enc)
 		return
 	}
 	if !billed || g.Meter == nil {
@@ -321,7 +321,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	a := &answerUsage{p: g.Provider}
 	scan := newAnswerScan(isEventStream(resp.Header), a)
 	whole := streamAnswer(w, resp, scan, orphan, g.Key)
-	g.meterCall(rel, size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
+	g.meterCall(g.askedModel(rel, shape), size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
 }
 
 // answerEncoding is the content encoding of an answer the transport
@@ -340,13 +340,13 @@ func answerEncoding(resp *http.Response) string {
 	return ""
 }
 
-// refuseEncoded answers a call whose answer came encoded (enc) with a
-// 502 and none of the answer, which it reads to the end so that a billed
-// call is metered at the floor of its bytes.
-func (g *Gateway) refuseEncoded(w http.ResponseWriter, rel string, size int64, resp *http.Response, billed bool, enc string) {
+// refuseEncoded answers a call (of the model asked) whose answer came
+// encoded (enc) with a 502 and none of the answer, which it reads to the
+// end so that a billed call is metered at the floor of its bytes.
+func (g *Gateway) refuseEncoded(w http.ResponseWriter, asked string, size int64, resp *http.Response, billed bool, enc string) {
 	n, _ := io.Copy(io.Discard, resp.Body)
 	if billed {
-		g.meterCall(rel, size, nil, &meterRead{usage: &answerUsage{p: g.Provider}, bytes: n}, false)
+		g.meterCall(asked, size, nil, &meterRead{usage: &answerUsage{p: g.Provider}, bytes: n}, false)
 	}
 	http.Error(w, fmt.Sprintf("planex model gateway: the provider's answer came encoded (%.40q), which the gateway cannot read", enc), http.StatusBadGateway)
 }
@@ -436,16 +436,22 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	if !billed || g.Cap == nil || size == 0 {
 		return f, size
 	}
-	model := shape.model
-	if g.Provider == ProviderGemini {
-		_, after, _ := strings.Cut(rel, "/models/")
-		model, _, _ = strings.Cut(after, ":")
-	}
-	limit := g.Cap(model)
+	limit := g.Cap(g.askedModel(rel, shape))
 	if limit <= 0 {
 		return f, size
 	}
 	return capBody(f, size, capEdits(g.Provider, shape, limit))
+}
+
+// askedModel is the model a call (rel, below the base path) asks for: a
+// Gemini call's path names it, the others' body (shape).
+func (g *Gateway) askedModel(rel string, shape bodyShape) string {
+	if g.Provider == ProviderGemini {
+		_, after, _ := strings.Cut(rel, "/models/")
+		model, _, _ := strings.Cut(after, ":")
+		return model
+	}
+	return shape.model
 }
 
 // plainJSON says whether a request's header declares its body as the

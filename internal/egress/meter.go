@@ -590,13 +590,13 @@ type meterRead struct {
 }
 
 // meterCall counts one billed call on g.Meter: the usage the provider's
-// answer reports, under the model it names (a Gemini call's path names
-// it otherwise). Where that cannot be read in full (the answer names no
+// answer reports, under the model it names, else the one the call asked
+// for (asked: a Gemini call's path names it, the others' body). Where that cannot be read in full (the answer names no
 // usage, its copy to the client was cut, or the call failed on the way)
 // each count is at least a floor no real call stays under: the request's
 // bytes as input tokens and the answer's bytes as output tokens. An
 // error answer without usage is not billed by the providers.
-func (g *Gateway) meterCall(rel string, reqBytes int64, resp *http.Response, read *meterRead, whole bool) {
+func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, read *meterRead, whole bool) {
 	if g.Meter == nil {
 		return
 	}
@@ -605,9 +605,8 @@ func (g *Gateway) meterCall(rel string, reqBytes int64, resp *http.Response, rea
 	if read != nil {
 		u, model = read.usage.u, read.usage.model
 	}
-	if model == "" && g.Provider == ProviderGemini {
-		_, after, _ := strings.Cut(rel, "/models/")
-		model, _, _ = strings.Cut(after, ":")
+	if model == "" {
+		model = asked
 	}
 	found := read != nil && read.usage.found
 	switch {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/planexhq/planex/internal/usage"
@@ -128,6 +129,47 @@ func TestRedTeamGatewayIterationOverflowPricedDearest(t *testing.T) {
 			}
 			if other < 5000 {
 				t.Errorf("metered %+v: the dear iteration's 5,000 input tokens are not priced as the dearest", got)
+			}
+		})
+	}
+}
+
+// TestRedTeamGatewayFloorUnderTheAskedModel: the program asks for the
+// dearest model it may and sees to it that the answer names none (the
+// stream is cut before its first event: the step ends, or the call is
+// cut once the gateway reads on for no more hung-up callers; the
+// connection breaks mid-answer): the floor the gateway counts then went
+// under no model, which is priced as the step's own. It now goes under
+// the model the call asked for, read from its body.
+func TestRedTeamGatewayFloorUnderTheAskedModel(t *testing.T) {
+	t.Parallel()
+	for _, p := range []struct {
+		name string
+		h    http.HandlerFunc
+	}{
+		{"an answer without model or usage", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"content":[]}`) }},
+		{"a connection broken mid-answer", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "100")
+			io.WriteString(w, `{"content":`)
+			w.(http.Flusher).Flush()
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			g, c, stop := meteredGateway(t, ProviderAnthropic, p.h, nil)
+			req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages",
+				strings.NewReader(`{"model":"claude-mythos-5","max_tokens":64000,"messages":[{"role":"user","content":"think"}]}`))
+			req.Header.Set("X-Api-Key", "ph")
+			if resp, err := c.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			stop()
+			got := g.Meter.Totals()
+			if got["claude-mythos-5"].InputTokens == 0 || got[""] != (usage.Usage{}) {
+				t.Errorf("metered %+v, want the floor under claude-mythos-5, none under no model", got)
 			}
 		})
 	}
