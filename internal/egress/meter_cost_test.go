@@ -279,3 +279,44 @@ func TestRedTeamGatewayRefusesHostedContainers(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamGatewayRefusesStoredPrompts: the program finds an OpenAI
+// stored prompt's id in the repository it works on (an application
+// that uses one names it in its code) and names it in its call: the
+// prompt brings the tools it was saved with, a code interpreter, file
+// search, live web search or an MCP server, none of which the body
+// shows the gateway. A call naming a stored prompt, in any spelling, is
+// refused now and the upstream sees none; a prompt in the input, or a
+// member named so below the top level, passes.
+func TestRedTeamGatewayRefusesStoredPrompts(t *testing.T) {
+	t.Parallel()
+	up := &upstreamRecorder{}
+	hs := httptest.NewServer(up)
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	client := serveGateway(t, &Gateway{Provider: ProviderOpenAI, Upstream: u, Key: "sk-real", Placeholder: "ph"})
+	for _, r := range []struct {
+		body   string
+		status int
+	}{
+		{`{"model":"m","prompt":{"id":"pmpt_abc123","version":"2"},"input":"go"}`, 403},
+		{`{"model":"m","\u0070rompt":{"id":"pmpt_abc123"},"input":"go"}`, 403},
+		{`{"model":"m","Prompt":"pmpt_abc123","input":"go"}`, 403},
+		{`{"model":"m","input":[{"role":"user","content":"prompt"}],"metadata":{"prompt":"x"}}`, 200},
+	} {
+		up.mu.Lock()
+		n := len(up.seen)
+		up.mu.Unlock()
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway/responses", strings.NewReader(r.body))
+		req.Header.Set("Authorization", "Bearer ph")
+		if status, msg := statusOf(t, client, req); status != r.status {
+			t.Errorf("%s: status %d (%s), want %d", r.body, status, msg, r.status)
+		}
+		up.mu.Lock()
+		reached := len(up.seen) > n
+		up.mu.Unlock()
+		if reached != (r.status == 200) {
+			t.Errorf("%s: upstream reached %v", r.body, reached)
+		}
+	}
+}

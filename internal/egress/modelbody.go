@@ -369,6 +369,12 @@ func (w *bodyWalk) member(top *frame, name string) error {
 		w.p == ProviderGemini && w.inToolList() && top.key == "urlcontext" {
 		return fmt.Errorf("%w (%q)", ErrServerFetch, name)
 	}
+	if len(w.stack) == 1 && w.p == ProviderOpenAI && top.key == "prompt" {
+		// A stored prompt brings the tools it was saved with (file
+		// search, a code interpreter, live web search, MCP servers),
+		// which no check here sees; its id may stand in the repository.
+		return fmt.Errorf("%w (%q: a stored prompt, whose tools the gateway cannot see)", ErrServerFetch, name)
+	}
 	if w.p == ProviderGemini && w.inToolList() {
 		switch top.key {
 		case "googlesearch", "googlesearchretrieval", "googlemaps", "enterprisewebsearch":
