@@ -212,20 +212,13 @@ func (w *bodyWalk) step(tok json.Token) error {
 		name, _ := tok.(string)
 		return w.member(top, name)
 	}
-	if err := w.note(top, tok); err != nil {
-		return err
-	}
 	under := top.url || top.obj && urlKey(top.key)
 	policy := top.obj && top.container && top.key == "networkpolicy"
 	if err := w.checkValue(top, policy, tok); err != nil {
 		return err
 	}
-	env, err := w.toolEnvironment(top, tok)
-	if err != nil {
-		return err
-	}
 	if d, ok := tok.(json.Delim); ok {
-		return w.open(top, d == '{', frame{url: under, policy: policy, env: env})
+		return w.open(top, d == '{', frame{url: under, policy: policy})
 	}
 	key := top.key
 	if top.obj {
@@ -252,7 +245,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 // times the list price for the same usage) or inference_geo other than
 // global (inference kept to one region bills 1.1 times it).
 func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
-	if err := w.checkCandidates(top, tok); err != nil {
+	if err := w.checkShape(top, tok); err != nil {
 		return err
 	}
 	if len(w.stack) != 1 || w.p == ProviderGemini {
@@ -276,6 +269,20 @@ func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
 		}
 	}
 	return checkPolicy(top, policy, tok)
+}
+
+// checkShape notes the value tok of top's current member where it names
+// the model or limits the output (note), refusing it where the provider
+// would read another than the gateway, and refuses a hosted tool
+// environment (checkEnvironment) and several Gemini candidates.
+func (w *bodyWalk) checkShape(top *frame, tok json.Token) error {
+	if err := w.note(top, tok); err != nil {
+		return err
+	}
+	if err := w.checkEnvironment(top, tok); err != nil {
+		return err
+	}
+	return w.checkCandidates(top, tok)
 }
 
 // checkCandidates refuses a Gemini call's generationConfig.candidateCount
@@ -308,19 +315,21 @@ func checkPolicy(top *frame, policy bool, tok json.Token) error {
 	return fmt.Errorf("%w (a container network policy other than \"disabled\")", ErrServerFetch)
 }
 
-// toolEnvironment says whether tok, the value of top's current member,
-// opens the environment of an OpenAI tool (the shell's), and refuses
-// one given otherwise than as an object or null (a container's id):
-// only a local environment passes (see close), as a hosted one runs in
-// a container OpenAI bills per session, which no answer's usage counts.
-func (w *bodyWalk) toolEnvironment(top *frame, tok json.Token) (bool, error) {
-	if w.p != ProviderOpenAI || !w.inTool() || top.key != "environment" || tok == nil {
-		return false, nil
+// toolEnvironment says whether top's current member is the environment
+// of an OpenAI tool (the shell's): only a local one passes (see close),
+// as a hosted one runs in a container OpenAI bills per session, which
+// no answer's usage counts.
+func (w *bodyWalk) toolEnvironment(top *frame) bool {
+	return w.p == ProviderOpenAI && w.inTool() && top.key == "environment"
+}
+
+// checkEnvironment refuses a tool environment (toolEnvironment) given
+// otherwise than as an object or null: a container's id.
+func (w *bodyWalk) checkEnvironment(top *frame, tok json.Token) error {
+	if tok == nil || tok == json.Delim('{') || !w.toolEnvironment(top) {
+		return nil
 	}
-	if tok != json.Delim('{') {
-		return false, fmt.Errorf("%w (a tool environment %v: only a local one)", ErrUnmetered, tok)
-	}
-	return true, nil
+	return fmt.Errorf("%w (a tool environment %v: only a local one)", ErrUnmetered, tok)
 }
 
 // open starts an object (obj) or array inside top, as f says.
@@ -330,6 +339,7 @@ func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 	}
 	f.obj = obj
 	f.container = top.obj && (top.key == "container" || top.key == "environment")
+	f.env = obj && w.toolEnvironment(top)
 	w.stack = append(w.stack, f)
 	return nil
 }
