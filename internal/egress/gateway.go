@@ -504,7 +504,7 @@ func streamAnswer(w http.ResponseWriter, resp *http.Response, seen io.Writer, or
 	red := newRedactor(key)
 	for k, vs := range resp.Header {
 		for _, v := range vs {
-			w.Header().Add(k, red.line(v))
+			w.Header().Add(red.name(k), red.line(v))
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
@@ -581,6 +581,31 @@ func (r *redactor) line(v string) string {
 		return v
 	}
 	return strings.ReplaceAll(v, string(r.key), string(r.mask))
+}
+
+// name masks the key in a header name, in any case: Go's transport
+// gives a name canonical case ("X-Seen-Sk-Real-…"), which changes the
+// letters after each dash of a key echoed in it ('*' is a valid name
+// byte).
+func (r *redactor) name(k string) string {
+	if r.key == nil {
+		return k
+	}
+	b := []byte(k)
+	lower := bytes.ToLower(b)
+	key := bytes.ToLower(r.key)
+	if len(lower) != len(b) {
+		return k
+	}
+	for i := 0; ; {
+		j := bytes.Index(lower[i:], key)
+		if j < 0 {
+			break
+		}
+		copy(b[i+j:], r.mask)
+		i += j + len(key)
+	}
+	return string(b)
 }
 
 // filter returns what of the stream can be passed on after p: the

@@ -321,3 +321,37 @@ func TestRedTeamGatewayKeyInAMalformedAnswer(t *testing.T) {
 		t.Errorf("status %d (%q), want 502 with the echoed key masked", status, msg)
 	}
 }
+
+// TestRedTeamGatewayKeyInAHeaderName: the --base-url server echoes the
+// key it was sent as the name of a header of its answer (a debugging
+// front that turns request values into header names): the masker read
+// header values only, and the caller read the key from the name. It is
+// masked there too.
+func TestRedTeamGatewayKeyInAHeaderName(t *testing.T) {
+	t.Parallel()
+	const key = "sk-real-0123456789abcdef"
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Seen-"+r.Header.Get("X-Api-Key"), "1")
+		io.WriteString(w, `{}`)
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	c := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: key, Placeholder: "ph"})
+	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(`{"model":"m","messages":[]}`))
+	req.Header.Set("X-Api-Key", "ph")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	masked := false
+	for name := range resp.Header {
+		if strings.Contains(strings.ToLower(name), strings.ToLower(key)) {
+			t.Errorf("the caller read the key in the header name %q", name)
+		}
+		masked = masked || strings.Contains(name, strings.Repeat("*", len(key)))
+	}
+	if !masked {
+		t.Errorf("got the header %v, want the echoed name with the key masked", resp.Header)
+	}
+}
