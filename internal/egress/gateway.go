@@ -302,12 +302,18 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	if err != nil {
 		if billed && !dialFailed(err) {
 			// The call may have reached the provider, which bills it.
-			g.meterCall(rel, size, nil, nil, false)
+			g.meterCall(g.askedModel(rel, shape), size, nil, nil, false)
 		}
-		http.Error(w, "planex model gateway: "+err.Error(), http.StatusBadGateway)
+		// The transport's error may quote what the upstream sent (a
+		// malformed header line), the key among it.
+		http.Error(w, "planex model gateway: "+newRedactor(g.Key).line(err.Error()), http.StatusBadGateway)
 		return
 	}
 	defer resp.Body.Close()
+	if enc := answerEncoding(resp); enc != "" {
+		g.refuseEncoded(w, g.askedModel(rel, shape), size, resp, billed, enc)
+		return
+	}
 	if !billed || g.Meter == nil {
 		streamAnswer(w, resp, nil, nil, g.Key)
 		return
@@ -315,7 +321,34 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	a := &answerUsage{p: g.Provider}
 	scan := newAnswerScan(isEventStream(resp.Header), a)
 	whole := streamAnswer(w, resp, scan, orphan, g.Key)
-	g.meterCall(rel, size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
+	g.meterCall(g.askedModel(rel, shape), size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
+}
+
+// answerEncoding is the content encoding of an answer the transport
+// did not decode (it decodes the gzip it asked for itself), or "" for
+// identity: an upstream that compresses unasked (br, deflate, x-gzip,
+// gzip twice) would hide the key from the masker and the usage from the
+// meter, while the caller's HTTP client decodes it.
+func answerEncoding(resp *http.Response) string {
+	for _, ce := range resp.Header.Values("Content-Encoding") {
+		for _, c := range strings.Split(ce, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return ce
+			}
+		}
+	}
+	return ""
+}
+
+// refuseEncoded answers a call (of the model asked) whose answer came
+// encoded (enc) with a 502 and none of the answer, which it reads to the
+// end so that a billed call is metered at the floor of its bytes.
+func (g *Gateway) refuseEncoded(w http.ResponseWriter, asked string, size int64, resp *http.Response, billed bool, enc string) {
+	n, _ := io.Copy(io.Discard, resp.Body)
+	if billed {
+		g.meterCall(asked, size, nil, &meterRead{usage: &answerUsage{p: g.Provider}, bytes: n}, false)
+	}
+	http.Error(w, fmt.Sprintf("planex model gateway: the provider's answer came encoded (%.40q), which the gateway cannot read", enc), http.StatusBadGateway)
 }
 
 // upstreamContext is the context of a call's request to the provider
@@ -403,16 +436,22 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	if !billed || g.Cap == nil || size == 0 {
 		return f, size
 	}
-	model := shape.model
-	if g.Provider == ProviderGemini {
-		_, after, _ := strings.Cut(rel, "/models/")
-		model, _, _ = strings.Cut(after, ":")
-	}
-	limit := g.Cap(model)
+	limit := g.Cap(g.askedModel(rel, shape))
 	if limit <= 0 {
 		return f, size
 	}
 	return capBody(f, size, capEdits(g.Provider, shape, limit))
+}
+
+// askedModel is the model a call (rel, below the base path) asks for: a
+// Gemini call's path names it, the others' body (shape).
+func (g *Gateway) askedModel(rel string, shape bodyShape) string {
+	if g.Provider == ProviderGemini {
+		_, after, _ := strings.Cut(rel, "/models/")
+		model, _, _ := strings.Cut(after, ":")
+		return model
+	}
+	return shape.model
 }
 
 // plainJSON says whether a request's header declares its body as the
@@ -465,7 +504,7 @@ func streamAnswer(w http.ResponseWriter, resp *http.Response, seen io.Writer, or
 	red := newRedactor(key)
 	for k, vs := range resp.Header {
 		for _, v := range vs {
-			w.Header().Add(k, red.line(v))
+			w.Header().Add(red.name(k), red.line(v))
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
@@ -542,6 +581,31 @@ func (r *redactor) line(v string) string {
 		return v
 	}
 	return strings.ReplaceAll(v, string(r.key), string(r.mask))
+}
+
+// name masks the key in a header name, in any case: Go's transport
+// gives a name canonical case ("X-Seen-Sk-Real-…"), which changes the
+// letters after each dash of a key echoed in it ('*' is a valid name
+// byte).
+func (r *redactor) name(k string) string {
+	if r.key == nil {
+		return k
+	}
+	b := []byte(k)
+	lower := bytes.ToLower(b)
+	key := bytes.ToLower(r.key)
+	if len(lower) != len(b) {
+		return k
+	}
+	for i := 0; ; {
+		j := bytes.Index(lower[i:], key)
+		if j < 0 {
+			break
+		}
+		copy(b[i+j:], r.mask)
+		i += j + len(key)
+	}
+	return string(b)
 }
 
 // filter returns what of the stream can be passed on after p: the

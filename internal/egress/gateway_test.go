@@ -292,7 +292,7 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"web search kept to the index by a string", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":"false"}]}`, 403},
 			{"web search kept to the index by null", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":null}]}`, 403},
 			{"container network policy, name all escapes", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","\u006eetwork_policy":{"type":"allowlist"}}}]}`, 403},
-			{"container network policy, a byte that is not UTF-8 in its name (a reader dropping it reads network_policy)", "{\"model\":\"m\",\"input\":\"hi\",\"tools\":[{\"type\":\"shell\",\"environment\":{\"type\":\"container_auto\",\"network_\xffpolicy\":{\"type\":\"allowlist\",\"allowed_domains\":[\"attacker.example\"]}}}]}", 400},
+			{"container network policy, a byte that is not UTF-8 in its name (a reader dropping it reads network_policy)", "{\"model\":\"m\",\"input\":\"hi\",\"tools\":[{\"type\":\"shell\",\"environment\":{\"type\":\"local\",\"network_\xffpolicy\":{\"type\":\"allowlist\",\"allowed_domains\":[\"attacker.example\"]}}}]}", 400},
 			{"text in UTF-8, runes of two to four bytes", `{"model":"m","input":"héllo ✓ 🙂"}`, 200},
 			{"image as a data URL", `{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}]}`, 200},
 			{"web search (Codex's default tool)", `{"model":"m","input":"hi","tools":[{"type":"web_search","external_web_access":false}]}`, 200},
@@ -311,7 +311,9 @@ func TestGatewayServerFetch(t *testing.T) {
 			{"container network policy as a word", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","networkPolicy":"allowlist"}}]}`, 403},
 			{"container network policy as a list", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":[{"type":"allowlist"}]}}]}`, 403},
 			{"a tool of the client's whose parameters name a network policy", `{"model":"m","input":"hi","tools":[{"type":"function","name":"apply_policy","parameters":{"type":"object","properties":{"network_policy":{"type":"object","properties":{"allowed_domains":{"type":"array"}}}}}}]}`, 200},
-			{"container without network", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":{"type":"disabled"}}},{"type":"shell","environment":{"type":"container_auto","network_policy":null}}]}`, 200},
+			// Kept off the network, but refused for its container fee
+			// (TestRedTeamGatewayRefusesHostedContainers).
+			{"container without network", `{"model":"m","input":"hi","tools":[{"type":"shell","environment":{"type":"container_auto","network_policy":{"type":"disabled"}}},{"type":"shell","environment":{"type":"container_auto","network_policy":null}}]}`, 403},
 		}},
 		{ProviderGemini, "/", "/v1beta/models/gemini-x:generateContent", "X-Goog-Api-Key", []row{
 			{"function declarations and code execution", `{"contents":[],"tools":[{"functionDeclarations":[{"name":"f"}]},{"codeExecution":{}}]}`, 200},

@@ -2,6 +2,8 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net"
@@ -207,5 +209,149 @@ func TestRedTeamGatewayUnderscoredCredentials(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) > 0 {
 		t.Errorf("the program's own credential reached the upstream under %q", seen)
+	}
+}
+
+// TestRedTeamGatewayKeyInAnEncodedAnswer: the --base-url server echoes
+// the key in an answer it compresses unasked (br, deflate, x-gzip, gzip
+// twice): Go's transport decodes only the gzip it asked for, so the
+// answer went to the caller as it came, the masker blind to the key in
+// it and the meter to its usage, while the caller's HTTP client decodes
+// it. Such an answer is now refused (502) with none of its bytes, and
+// metered at the floor of its size; a gzip answer the transport decodes
+// still reaches the caller, the key masked.
+func TestRedTeamGatewayKeyInAnEncodedAnswer(t *testing.T) {
+	t.Parallel()
+	const key = "sk-real-0123456789abcdef"
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		enc := r.URL.Query().Get("beta")
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		io.WriteString(zw, `{"error":"bad key `+r.Header.Get("X-Api-Key")+`"}`)
+		zw.Close()
+		if enc == "gzip, gzip" {
+			inner := b.Bytes()
+			b = bytes.Buffer{}
+			zw = gzip.NewWriter(&b)
+			zw.Write(inner)
+			zw.Close()
+		}
+		w.Header().Set("Content-Encoding", enc)
+		w.Write(b.Bytes())
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	meter := &Meter{}
+	c := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: key, Placeholder: "ph", Meter: meter})
+	c.Transport.(*http.Transport).DisableCompression = true
+	for _, enc := range []string{"br", "deflate", "x-gzip", "gzip, gzip", "identity, gzip", "gzip"} {
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages?beta="+url.QueryEscape(enc), strings.NewReader(`{"model":"m","messages":[]}`))
+		req.Header.Set("X-Api-Key", "ph")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		plain := body
+		if zr, err := gzip.NewReader(bytes.NewReader(body)); err == nil {
+			plain, _ = io.ReadAll(zr)
+		}
+		if bytes.Contains(plain, []byte(key)) || bytes.Contains(body, []byte(key)) {
+			t.Errorf("%s: the caller read the key: %q", enc, plain)
+		}
+		want := http.StatusBadGateway
+		if enc == "gzip" {
+			want = http.StatusOK
+			if !strings.Contains(string(body), strings.Repeat("*", len(key))) {
+				t.Errorf("gzip: the caller got %q, want the answer with the key masked", body)
+			}
+		}
+		if resp.StatusCode != want {
+			t.Errorf("%s: status %d (%q), want %d", enc, resp.StatusCode, body, want)
+		}
+	}
+	var out int64
+	for _, u := range meter.Totals() {
+		out += u.OutputTokens
+	}
+	if out < 5*20 {
+		t.Errorf("the encoded answers were metered at %d output tokens, want at least their bytes", out)
+	}
+}
+
+// TestRedTeamGatewayKeyInAMalformedAnswer: the --base-url server echoes
+// the request's header back in a header line Go cannot parse; the
+// transport's error quotes the line, and the gateway put the error in
+// its 502 to the caller, the key with it. The error now reaches the
+// caller with the key masked.
+func TestRedTeamGatewayKeyInAMalformedAnswer(t *testing.T) {
+	t.Parallel()
+	const key = "sk-real-0123456789abcdef"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nbad echo %s\r\n\r\n", req.Header.Get("X-Api-Key"))
+			}()
+		}
+	}()
+	u, _ := url.Parse("http://" + ln.Addr().String())
+	c := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: key, Placeholder: "ph"})
+	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(`{"model":"m","messages":[]}`))
+	req.Header.Set("X-Api-Key", "ph")
+	status, msg := statusOf(t, c, req)
+	if strings.Contains(msg, key) {
+		t.Fatalf("the caller read the key in the gateway's error: %q", msg)
+	}
+	if status != http.StatusBadGateway || !strings.Contains(msg, "bad echo "+strings.Repeat("*", len(key))) {
+		t.Errorf("status %d (%q), want 502 with the echoed key masked", status, msg)
+	}
+}
+
+// TestRedTeamGatewayKeyInAHeaderName: the --base-url server echoes the
+// key it was sent as the name of a header of its answer (a debugging
+// front that turns request values into header names): the masker read
+// header values only, and the caller read the key from the name. It is
+// masked there too.
+func TestRedTeamGatewayKeyInAHeaderName(t *testing.T) {
+	t.Parallel()
+	const key = "sk-real-0123456789abcdef"
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Seen-"+r.Header.Get("X-Api-Key"), "1")
+		io.WriteString(w, `{}`)
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	c := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: key, Placeholder: "ph"})
+	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(`{"model":"m","messages":[]}`))
+	req.Header.Set("X-Api-Key", "ph")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	masked := false
+	for name := range resp.Header {
+		if strings.Contains(strings.ToLower(name), strings.ToLower(key)) {
+			t.Errorf("the caller read the key in the header name %q", name)
+		}
+		masked = masked || strings.Contains(name, strings.Repeat("*", len(key)))
+	}
+	if !masked {
+		t.Errorf("got the header %v, want the echoed name with the key masked", resp.Header)
 	}
 }

@@ -132,11 +132,13 @@ func cacheWrites(total, oneHour int64) int64 {
 }
 
 // maxIterationModels bounds the models one answer's iterations are kept
-// apart under; the others count under the answer's own model.
+// apart under; the others count under OtherModels (priced as the
+// provider's dearest: they may be dearer than the answer's own model).
 const maxIterationModels = 4
 
-// beyond sums, per model ("" for the answer's own), the iterations the
-// usage's counts leave out: every kind but "message".
+// beyond sums, per model ("" for the answer's own, OtherModels past
+// maxIterationModels), the iterations the usage's counts leave out:
+// every kind but "message".
 func (w wireUsage) beyond() map[string]usage.Usage {
 	var out map[string]usage.Usage
 	for _, it := range w.Iterations {
@@ -148,7 +150,7 @@ func (w wireUsage) beyond() map[string]usage.Usage {
 		}
 		m := it.Model
 		if _, ok := out[m]; !ok && len(out) >= maxIterationModels || len(m) > maxMeterModel {
-			m = ""
+			m = OtherModels
 		}
 		u := wireUsage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens, CacheCreation: it.CacheCreation, CacheRead: it.CacheRead,
 			CacheByTTL: it.CacheByTTL}.tokens(ProviderAnthropic)
@@ -239,12 +241,12 @@ func (a *answerUsage) take(kind skimKind, raw []byte) {
 	}
 	// A stream's records each count the iterations so far: each model
 	// keeps its largest count. The models one record names past those
-	// already kept count under the answer's own, added up first.
+	// already kept count under OtherModels, added up first.
 	rec := map[string]usage.Usage{}
 	for m, x := range w.beyond() {
-		if _, ok := a.beyond[m]; m != "" && !ok && len(a.beyond)+len(rec) >= maxIterationModels {
+		if _, ok := a.beyond[m]; m != "" && m != OtherModels && !ok && len(a.beyond)+len(rec) >= maxIterationModels {
 			if _, inRec := rec[m]; !inRec {
-				m = ""
+				m = OtherModels
 			}
 		}
 		rec[m] = rec[m].Add(x).Bounded()
@@ -588,13 +590,13 @@ type meterRead struct {
 }
 
 // meterCall counts one billed call on g.Meter: the usage the provider's
-// answer reports, under the model it names (a Gemini call's path names
-// it otherwise). Where that cannot be read in full (the answer names no
+// answer reports, under the model it names, else the one the call asked
+// for (asked: a Gemini call's path names it, the others' body). Where that cannot be read in full (the answer names no
 // usage, its copy to the client was cut, or the call failed on the way)
 // each count is at least a floor no real call stays under: the request's
 // bytes as input tokens and the answer's bytes as output tokens. An
 // error answer without usage is not billed by the providers.
-func (g *Gateway) meterCall(rel string, reqBytes int64, resp *http.Response, read *meterRead, whole bool) {
+func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, read *meterRead, whole bool) {
 	if g.Meter == nil {
 		return
 	}
@@ -603,9 +605,8 @@ func (g *Gateway) meterCall(rel string, reqBytes int64, resp *http.Response, rea
 	if read != nil {
 		u, model = read.usage.u, read.usage.model
 	}
-	if model == "" && g.Provider == ProviderGemini {
-		_, after, _ := strings.Cut(rel, "/models/")
-		model, _, _ = strings.Cut(after, ":")
+	if model == "" {
+		model = asked
 	}
 	found := read != nil && read.usage.found
 	switch {

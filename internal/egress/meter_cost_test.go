@@ -231,3 +231,92 @@ func TestRedTeamGatewayMarksLongPrompts(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamGatewayRefusesHostedContainers: code_interpreter is refused
+// for the container OpenAI bills per session, but the same container
+// came through the hosted shell: a shell tool whose environment is
+// container_auto (kept off the network, so the exfiltration check passed
+// it), a container of the key's by reference or by id, or an
+// environment whose type is given twice, local first. Each is refused
+// now and the upstream sees none; Codex's local shell, a shell with no
+// environment, and a function tool whose parameters name an environment
+// pass.
+func TestRedTeamGatewayRefusesHostedContainers(t *testing.T) {
+	t.Parallel()
+	up := &upstreamRecorder{}
+	hs := httptest.NewServer(up)
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	client := serveGateway(t, &Gateway{Provider: ProviderOpenAI, Upstream: u, Key: "sk-real", Placeholder: "ph"})
+	for _, r := range []struct {
+		tools  string
+		status int
+	}{
+		{`[{"type":"shell","environment":{"type":"container_auto","network_policy":{"type":"disabled"}}}]`, 403},
+		{`[{"type":"shell","environment":{"type":"container_reference","container_id":"cntr_1"}}]`, 403},
+		{`[{"type":"shell","environment":"cntr_1"}]`, 403},
+		{`[{"type":"shell","environment":{"type":"local","type":"container_auto"}}]`, 403},
+		{`[{"type":"shell","\u0065nvironment":{"type":"Container_Auto"}}]`, 403},
+		{`[{"type":"shell","environment":{}}]`, 403},
+		{`[{"type":"shell","environment":{"type":"local"}}]`, 200},
+		{`[{"type":"shell"}]`, 200},
+		{`[{"type":"function","name":"run","parameters":{"type":"object","properties":{"environment":{"type":"string"}}}}]`, 200},
+	} {
+		up.mu.Lock()
+		n := len(up.seen)
+		up.mu.Unlock()
+		body := `{"model":"m","input":"run this","tools":` + r.tools + `}`
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway/responses", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer ph")
+		if status, msg := statusOf(t, client, req); status != r.status {
+			t.Errorf("%s: status %d (%s), want %d", r.tools, status, msg, r.status)
+		}
+		up.mu.Lock()
+		reached := len(up.seen) > n
+		up.mu.Unlock()
+		if reached != (r.status == 200) {
+			t.Errorf("%s: upstream reached %v", r.tools, reached)
+		}
+	}
+}
+
+// TestRedTeamGatewayRefusesStoredPrompts: the program finds an OpenAI
+// stored prompt's id in the repository it works on (an application
+// that uses one names it in its code) and names it in its call: the
+// prompt brings the tools it was saved with, a code interpreter, file
+// search, live web search or an MCP server, none of which the body
+// shows the gateway. A call naming a stored prompt, in any spelling, is
+// refused now and the upstream sees none; a prompt in the input, or a
+// member named so below the top level, passes.
+func TestRedTeamGatewayRefusesStoredPrompts(t *testing.T) {
+	t.Parallel()
+	up := &upstreamRecorder{}
+	hs := httptest.NewServer(up)
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	client := serveGateway(t, &Gateway{Provider: ProviderOpenAI, Upstream: u, Key: "sk-real", Placeholder: "ph"})
+	for _, r := range []struct {
+		body   string
+		status int
+	}{
+		{`{"model":"m","prompt":{"id":"pmpt_abc123","version":"2"},"input":"go"}`, 403},
+		{`{"model":"m","\u0070rompt":{"id":"pmpt_abc123"},"input":"go"}`, 403},
+		{`{"model":"m","Prompt":"pmpt_abc123","input":"go"}`, 403},
+		{`{"model":"m","input":[{"role":"user","content":"prompt"}],"metadata":{"prompt":"x"}}`, 200},
+	} {
+		up.mu.Lock()
+		n := len(up.seen)
+		up.mu.Unlock()
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway/responses", strings.NewReader(r.body))
+		req.Header.Set("Authorization", "Bearer ph")
+		if status, msg := statusOf(t, client, req); status != r.status {
+			t.Errorf("%s: status %d (%s), want %d", r.body, status, msg, r.status)
+		}
+		up.mu.Lock()
+		reached := len(up.seen) > n
+		up.mu.Unlock()
+		if reached != (r.status == 200) {
+			t.Errorf("%s: upstream reached %v", r.body, reached)
+		}
+	}
+}

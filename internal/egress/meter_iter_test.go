@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/planexhq/planex/internal/usage"
@@ -60,7 +61,7 @@ func TestRedTeamGatewayMetersIterations(t *testing.T) {
 }
 
 // TestAnswerIterationsBounded: an answer whose iterations name many
-// models keeps a few apart and counts the rest under its own model, so
+// models keeps a few apart and counts the rest under OtherModels, so
 // that nothing is lost and the meter's state stays small.
 func TestAnswerIterationsBounded(t *testing.T) {
 	t.Parallel()
@@ -78,7 +79,98 @@ func TestAnswerIterationsBounded(t *testing.T) {
 	for _, u := range a.beyond {
 		total = total.Add(u)
 	}
-	if len(a.beyond) > maxIterationModels+1 || a.beyond[""] == (usage.Usage{}) || total.InputTokens != 500 || total.OutputTokens != 50 {
-		t.Errorf("kept %d models apart, %+v in all; want at most %d and the answer's own, 500 in, 50 out", len(a.beyond), total, maxIterationModels)
+	if len(a.beyond) > maxIterationModels+1 || a.beyond[OtherModels] == (usage.Usage{}) || total.InputTokens != 500 || total.OutputTokens != 50 {
+		t.Errorf("kept %d models apart, %+v in all; want at most %d and the others', 500 in, 50 out", len(a.beyond), total, maxIterationModels)
+	}
+}
+
+// TestRedTeamGatewayIterationOverflowPricedDearest: the program has its
+// call's iterations name more models than an answer keeps apart, four
+// cheap ones first (advisors, a compaction) and a dear one last, in an
+// answer whose own model is the cheapest: the last one's tokens counted
+// under the answer's own model, priced at its rate. They now count under
+// OtherModels, which is priced at the provider's dearest row, in a JSON
+// answer and in a stream.
+func TestRedTeamGatewayIterationOverflowPricedDearest(t *testing.T) {
+	t.Parallel()
+	its := `"iterations":[`
+	for i, m := range []string{"claude-haiku-4-5", "claude-3-haiku", "claude-3-5-haiku", "claude-haiku-5-5", "claude-mythos-5"} {
+		if i > 0 {
+			its += ","
+		}
+		its += fmt.Sprintf(`{"type":"advisor_message","model":%q,"input_tokens":%d,"output_tokens":10}`, m, 1000*(i+1))
+	}
+	its += "]"
+	for _, a := range []struct{ name, contentType, body string }{
+		{"json", "application/json", `{"model":"claude-3-haiku","usage":{"input_tokens":1,"output_tokens":1,` + its + `}}`},
+		{"stream", "text/event-stream",
+			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-3-haiku\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n" +
+				"event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1," + its + "}}\n\n"},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", a.contentType)
+				io.WriteString(w, a.body)
+			}), nil)
+			resp := postMessages(t, c)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			stop()
+			got := g.Meter.Totals()
+			if own := got["claude-3-haiku"]; own.InputTokens > 1+2000 {
+				t.Errorf("the answer's own model was metered %d input tokens, more than its own and its iteration's 2,001: another model's counted at its rate", own.InputTokens)
+			}
+			var other int64
+			for m, u := range got {
+				if m == OtherModels || m == "claude-mythos-5" {
+					other += u.InputTokens
+				}
+			}
+			if other < 5000 {
+				t.Errorf("metered %+v: the dear iteration's 5,000 input tokens are not priced as the dearest", got)
+			}
+		})
+	}
+}
+
+// TestRedTeamGatewayFloorUnderTheAskedModel: the program asks for the
+// dearest model it may and sees to it that the answer names none (the
+// stream is cut before its first event: the step ends, or the call is
+// cut once the gateway reads on for no more hung-up callers; the
+// connection breaks mid-answer): the floor the gateway counts then went
+// under no model, which is priced as the step's own. It now goes under
+// the model the call asked for, read from its body.
+func TestRedTeamGatewayFloorUnderTheAskedModel(t *testing.T) {
+	t.Parallel()
+	for _, p := range []struct {
+		name string
+		h    http.HandlerFunc
+	}{
+		{"an answer without model or usage", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"content":[]}`) }},
+		{"a connection broken mid-answer", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "100")
+			io.WriteString(w, `{"content":`)
+			w.(http.Flusher).Flush()
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			g, c, stop := meteredGateway(t, ProviderAnthropic, p.h, nil)
+			req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages",
+				strings.NewReader(`{"model":"claude-mythos-5","max_tokens":64000,"messages":[{"role":"user","content":"think"}]}`))
+			req.Header.Set("X-Api-Key", "ph")
+			if resp, err := c.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			stop()
+			got := g.Meter.Totals()
+			if got["claude-mythos-5"].InputTokens == 0 || got[""] != (usage.Usage{}) {
+				t.Errorf("metered %+v, want the floor under claude-mythos-5, none under no model", got)
+			}
+		})
 	}
 }

@@ -162,6 +162,9 @@ type frame struct {
 	// it set external_web_access to false, live to anything else (a
 	// member given twice counts both ways).
 	search, cached, live bool
+	// env says the object is the environment of an OpenAI tool (the
+	// shell's); local that its type was "local", hosted anything else.
+	env, local, hosted bool
 }
 
 type bodyWalk struct {
@@ -209,7 +212,6 @@ func (w *bodyWalk) step(tok json.Token) error {
 		name, _ := tok.(string)
 		return w.member(top, name)
 	}
-	w.note(top, tok)
 	under := top.url || top.obj && urlKey(top.key)
 	policy := top.obj && top.container && top.key == "networkpolicy"
 	if err := w.checkValue(top, policy, tok); err != nil {
@@ -243,7 +245,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 // times the list price for the same usage) or inference_geo other than
 // global (inference kept to one region bills 1.1 times it).
 func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
-	if err := w.checkCandidates(top, tok); err != nil {
+	if err := w.checkShape(top, tok); err != nil {
 		return err
 	}
 	if len(w.stack) != 1 || w.p == ProviderGemini {
@@ -267,6 +269,20 @@ func (w *bodyWalk) checkValue(top *frame, policy bool, tok json.Token) error {
 		}
 	}
 	return checkPolicy(top, policy, tok)
+}
+
+// checkShape notes the value tok of top's current member where it names
+// the model or limits the output (note), refusing it where the provider
+// would read another than the gateway, and refuses a hosted tool
+// environment (checkEnvironment) and several Gemini candidates.
+func (w *bodyWalk) checkShape(top *frame, tok json.Token) error {
+	if err := w.note(top, tok); err != nil {
+		return err
+	}
+	if err := w.checkEnvironment(top, tok); err != nil {
+		return err
+	}
+	return w.checkCandidates(top, tok)
 }
 
 // checkCandidates refuses a Gemini call's generationConfig.candidateCount
@@ -299,6 +315,23 @@ func checkPolicy(top *frame, policy bool, tok json.Token) error {
 	return fmt.Errorf("%w (a container network policy other than \"disabled\")", ErrServerFetch)
 }
 
+// toolEnvironment says whether top's current member is the environment
+// of an OpenAI tool (the shell's): only a local one passes (see close),
+// as a hosted one runs in a container OpenAI bills per session, which
+// no answer's usage counts.
+func (w *bodyWalk) toolEnvironment(top *frame) bool {
+	return w.p == ProviderOpenAI && w.inTool() && top.key == "environment"
+}
+
+// checkEnvironment refuses a tool environment (toolEnvironment) given
+// otherwise than as an object or null: a container's id.
+func (w *bodyWalk) checkEnvironment(top *frame, tok json.Token) error {
+	if tok == nil || tok == json.Delim('{') || !w.toolEnvironment(top) {
+		return nil
+	}
+	return fmt.Errorf("%w (a tool environment %v: only a local one)", ErrUnmetered, tok)
+}
+
 // open starts an object (obj) or array inside top, as f says.
 func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 	if len(w.stack) >= maxNesting {
@@ -306,6 +339,7 @@ func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 	}
 	f.obj = obj
 	f.container = top.obj && (top.key == "container" || top.key == "environment")
+	f.env = obj && w.toolEnvironment(top)
 	w.stack = append(w.stack, f)
 	return nil
 }
@@ -315,6 +349,8 @@ func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 func (w *bodyWalk) close() error {
 	if top := w.stack[len(w.stack)-1]; top.search && (!top.cached || top.live) {
 		return fmt.Errorf("%w (a web search tool with live web access: set external_web_access to false)", ErrServerFetch)
+	} else if top.env && (top.hosted || !top.local) {
+		return fmt.Errorf("%w (a tool environment other than local: a hosted container, billed per session beyond its tokens)", ErrUnmetered)
 	}
 	w.stack = w.stack[:len(w.stack)-1]
 	if len(w.stack) > 0 {
@@ -342,6 +378,12 @@ func (w *bodyWalk) member(top *frame, name string) error {
 	if len(w.stack) == 1 && (top.key == "mcpservers" || w.p == ProviderOpenAI && top.key == "websearchoptions") ||
 		w.p == ProviderGemini && w.inToolList() && top.key == "urlcontext" {
 		return fmt.Errorf("%w (%q)", ErrServerFetch, name)
+	}
+	if len(w.stack) == 1 && w.p == ProviderOpenAI && top.key == "prompt" {
+		// A stored prompt brings the tools it was saved with (file
+		// search, a code interpreter, live web search, MCP servers),
+		// which no check here sees; its id may stand in the repository.
+		return fmt.Errorf("%w (%q: a stored prompt, whose tools the gateway cannot see)", ErrServerFetch, name)
 	}
 	if w.p == ProviderGemini && w.inToolList() {
 		switch top.key {
@@ -384,6 +426,9 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 			return err
 		}
 		return checkToolFee(w.p, v)
+	case key == "type" && w.stack[len(w.stack)-1].env:
+		top := &w.stack[len(w.stack)-1]
+		top.local, top.hosted = top.local || fold(v) == "local", top.hosted || fold(v) != "local"
 	case under && remoteSource(v):
 		return fmt.Errorf("%w (a source the provider would download from %.60q)", ErrServerFetch, v)
 	}

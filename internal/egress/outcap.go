@@ -2,6 +2,7 @@ package egress
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -24,6 +25,8 @@ type bodyShape struct {
 	// those objects have no member.
 	top, gen           int64
 	topEmpty, genEmpty bool
+	// models counts the top-level model members.
+	models int
 }
 
 // span is a value of the body: its bytes [start, end) and, for a whole
@@ -40,28 +43,47 @@ func (w *bodyWalk) inGenerationConfig() bool {
 }
 
 // note records, in w.shape, a value of the body that names the model or
-// limits the output (tok, the value of top's current member).
-func (w *bodyWalk) note(top *frame, tok json.Token) {
+// limits the output (tok, the value of top's current member). It
+// refuses, with ErrUnmetered, what would have the provider read a limit
+// other than the one the gateway holds to the budget: a limit (or
+// Anthropic thinking budget) given as anything but a number or null (a
+// Gemini call's "1000000" is a number to Google's JSON reader, and a
+// lax one reads it so too, past a check that lowers numbers only), a
+// second model or generationConfig member (the provider reads one, the
+// cap the other: a cheap model's rate for a dear one, or a limit set in
+// the copy the provider drops), and a generationConfig not an object.
+func (w *bodyWalk) note(top *frame, tok json.Token) error {
 	if !top.obj {
-		return
+		return nil
 	}
 	top0 := len(w.stack) == 1
 	switch {
 	case top0 && top.key == "model":
+		if w.shape.models++; w.shape.models > 1 {
+			return fmt.Errorf("%w (the member %q given twice)", ErrUnmetered, "model")
+		}
 		if v, ok := tok.(string); ok {
 			w.shape.model = v
 		}
-	case top0 && w.p == ProviderGemini && top.key == "generationconfig" && tok == json.Delim('{'):
+	case top0 && w.p == ProviderGemini && top.key == "generationconfig":
+		if w.shape.gen > 0 || tok != json.Delim('{') {
+			return fmt.Errorf("%w (generationConfig given twice or not as an object)", ErrUnmetered)
+		}
 		w.shape.gen, w.shape.genEmpty = w.off, true
 	case w.isLimit(top0, top.key):
-		if s, ok := w.valueSpan(tok); ok {
-			w.shape.limits = append(w.shape.limits, s)
+		s, ok := w.valueSpan(tok)
+		if !ok {
+			return fmt.Errorf("%w (the output limit %v: a number or null only)", ErrUnmetered, tok)
 		}
+		w.shape.limits = append(w.shape.limits, s)
 	case w.p == ProviderAnthropic && len(w.stack) == 2 && w.stack[0].key == "thinking" && top.key == "budgettokens":
-		if s, ok := w.valueSpan(tok); ok {
-			w.shape.thinking = append(w.shape.thinking, s)
+		s, ok := w.valueSpan(tok)
+		if !ok {
+			return fmt.Errorf("%w (the thinking budget %v: a number or null only)", ErrUnmetered, tok)
 		}
+		w.shape.thinking = append(w.shape.thinking, s)
 	}
+	return nil
 }
 
 // isLimit says whether key (folded) is the provider's output limit, in

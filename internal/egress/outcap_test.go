@@ -127,3 +127,90 @@ func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
 		t.Errorf("Cap was asked for the models %q, want each call's", asked)
 	}
 }
+
+// TestRedTeamGatewayLimitSpellings: with a few cents of the budget left
+// (a bound of 20,000 output tokens, above which the gateway inserts no
+// limit), the program spells its output limit so that the cap reads
+// another than the provider: as a string (Google's JSON reader takes
+// "1000000" for an int32, and a lax reader on Anthropic's side does
+// too), which the cap passed untouched; an Anthropic thinking budget as
+// a string; the model named twice, the cap pricing the first (cheap)
+// and the provider running the last (dear); generationConfig given
+// twice, its limit in the copy a provider drops; or as null, so an
+// inserted limit lands beside a null copy. Each is now refused before
+// it reaches the provider. Spellings the provider reads as the cap does
+// (an escaped name, a float, a negative number) are lowered as before.
+func TestRedTeamGatewayLimitSpellings(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, string(b))
+		mu.Unlock()
+		io.WriteString(w, `{}`)
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	gateways := map[Provider]*http.Client{}
+	for _, p := range []Provider{ProviderAnthropic, ProviderOpenAI, ProviderGemini} {
+		gateways[p] = serveGateway(t, &Gateway{Provider: p, Upstream: u, Key: "sk-real", Placeholder: "ph",
+			Cap: func(string) int64 { return 20000 }})
+	}
+	paths := map[Provider]string{ProviderAnthropic: "/v1/messages", ProviderOpenAI: "/responses",
+		ProviderGemini: "/v1beta/models/gemini-x:generateContent"}
+	send := func(p Provider, body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway"+paths[p], strings.NewReader(body))
+		req.Header.Set("X-Api-Key", "ph")
+		req.Header.Set("X-Goog-Api-Key", "ph")
+		req.Header.Set("Authorization", "Bearer ph")
+		return statusOf(t, gateways[p], req)
+	}
+	for _, c := range []struct {
+		p    Provider
+		body string
+	}{
+		{ProviderGemini, `{"contents":[],"generationConfig":{"maxOutputTokens":"1000000"}}`},
+		{ProviderGemini, `{"contents":[],"generation_config":{"max_output_tokens":"1000000"}}`},
+		{ProviderAnthropic, `{"model":"claude-x","max_tokens":"128000","messages":[]}`},
+		{ProviderAnthropic, `{"model":"claude-x","max_tokens":true,"messages":[]}`},
+		{ProviderAnthropic, `{"model":"claude-x","max_tokens":100,"thinking":{"type":"enabled","budget_tokens":"64000"},"messages":[]}`},
+		{ProviderOpenAI, `{"model":"gpt-x","max_output_tokens":"128000"}`},
+		{ProviderOpenAI, `{"model":"gpt-x","max_output_tokens":{"value":128000}}`},
+		{ProviderOpenAI, `{"model":"gpt-cheap","input":"write","model":"gpt-dear","max_output_tokens":128000}`},
+		{ProviderAnthropic, `{"model":"claude-dear","\u006dodel":"claude-cheap","max_tokens":128000,"messages":[]}`},
+		{ProviderGemini, `{"contents":[],"generationConfig":{"maxOutputTokens":5},"generation_config":{"temperature":1}}`},
+		{ProviderGemini, `{"contents":[],"generationConfig":null}`},
+	} {
+		if status, msg := send(c.p, c.body); status != http.StatusForbidden || !strings.Contains(msg, "usage the gateway cannot meter") {
+			t.Errorf("%s %s: status %d (%s), want 403", c.p, c.body, status, msg)
+		}
+	}
+	mu.Lock()
+	if len(got) != 0 {
+		t.Errorf("refused calls reached the provider: %q", got)
+	}
+	got = nil
+	mu.Unlock()
+	for _, c := range []struct {
+		p          Provider
+		body, want string
+	}{
+		{ProviderAnthropic, `{"model":"claude-x","\u006dax_tokens":128000,"messages":[]}`, `{"model":"claude-x","\u006dax_tokens":20000,"messages":[]}`},
+		{ProviderAnthropic, `{"model":"claude-x","max_tokens":1e9,"messages":[]}`, `{"model":"claude-x","max_tokens":20000,"messages":[]}`},
+		{ProviderOpenAI, `{"model":"gpt-x","max_output_tokens":128000.0}`, `{"model":"gpt-x","max_output_tokens":20000}`},
+		{ProviderOpenAI, `{"model":"gpt-x","max_output_tokens":-1}`, `{"model":"gpt-x","max_output_tokens":20000}`},
+		{ProviderGemini, `{"contents":[],"generationConfig":{"maxOutputTokens":1E6}}`, `{"contents":[],"generationConfig":{"maxOutputTokens":20000}}`},
+	} {
+		if status, msg := send(c.p, c.body); status != http.StatusOK {
+			t.Errorf("%s %s: status %d (%s), want 200", c.p, c.body, status, msg)
+			continue
+		}
+		mu.Lock()
+		if last := got[len(got)-1]; last != c.want {
+			t.Errorf("%s %s reached the provider as %s, want %s", c.p, c.body, last, c.want)
+		}
+		mu.Unlock()
+	}
+}

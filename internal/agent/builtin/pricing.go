@@ -100,6 +100,13 @@ func knownPrices() []struct {
 		{"claude-3-7-sonnet", Price{3, 15, 0.3, 3.75}},
 		{"claude-3-5-sonnet", Price{3, 15, 0.3, 3.75}},
 		{"claude-haiku-4", Price{1, 5, 0.1, 1.25}},
+		// The point releases of Claude 4 that Claude Code names, each
+		// priced as its family: a version after a row's prefix is not
+		// taken as that row (LookupPriceStrict).
+		{"claude-opus-4-1", Price{15, 75, 1.5, 18.75}},
+		{"claude-sonnet-4-5", Price{3, 15, 0.3, 3.75}},
+		{"claude-sonnet-4-6", Price{3, 15, 0.3, 3.75}},
+		{"claude-haiku-4-5", Price{1, 5, 0.1, 1.25}},
 		// The models Claude Code 2.1.330's catalog lists beyond the rows
 		// above, at its prices: a call may name any of them (an advisor
 		// tool's model, or the program's choice), and a model without a
@@ -120,11 +127,15 @@ func knownPrices() []struct {
 		{"gpt-5-nano", Price{0.05, 0.4, 0.005, 0}},
 		{"gpt-5-mini", Price{0.25, 2, 0.025, 0}},
 		{"gpt-5", Price{1.25, 10, 0.125, 0}},
+		{"gpt-5.1", Price{1.25, 10, 0.125, 0}},
+		{"gpt-5.2", Price{1.75, 14, 0.175, 0}},
 		{"gpt-4.1-nano", Price{0.1, 0.4, 0.025, 0}},
 		{"gpt-4.1-mini", Price{0.4, 1.6, 0.1, 0}},
 		{"gpt-4.1", Price{2, 8, 0.5, 0}},
 		{"gpt-4o-mini", Price{0.15, 0.6, 0.075, 0}},
 		{"gpt-4o", Price{2.5, 10, 1.25, 0}},
+		// GPT-4o's first snapshot bills twice the input of the later ones.
+		{"gpt-4o-2024-05-13", Price{5, 15, 0, 0}},
 		// The dearest models OpenAI lists, which a call may name whatever
 		// the step's model is: a model no row knows is metered at the
 		// dearest row of its provider (MaxPrice), so these rows bound it.
@@ -154,17 +165,39 @@ func knownPrices() []struct {
 }
 
 // LookupPriceStrict is LookupPrice for a name the price table must
-// know as it is: what follows the matching row's prefix may only be a
-// version or a date (digits, dashes, dots: "claude-sonnet-4-20250514",
-// "gpt-4o-2024-08-06"). A variant of a known model ("gpt-5-pro" before
-// its row, "gemini-2.5-flash-preview-05-20", "claude-3-5-sonnet-latest")
-// is not known: it may bill more than the row its prefix finds.
+// know as it is: what follows the matching row's prefix may only date
+// it (Snapshot: "claude-sonnet-4-20250514", "gpt-4o-2024-08-06",
+// "gemini-2.0-flash-001"). A variant of a known model ("gpt-5-pro"
+// before its row, "gemini-2.5-flash-preview-05-20",
+// "claude-3-5-sonnet-latest") is not known, nor is a later version
+// ("gpt-5.2" under gpt-5's row, "claude-sonnet-5-9" under
+// claude-sonnet-5's): either may bill more than the row its prefix finds.
 func LookupPriceStrict(model string) (Price, bool) {
 	p, rest, ok := lookup(model)
-	if !ok || strings.Trim(rest, "0123456789-.") != "" {
+	if !ok || !Snapshot(rest) {
 		return Price{}, false
 	}
 	return p, true
+}
+
+// Snapshot says whether rest, what follows a model's name, only dates a
+// snapshot of that model: nothing, or a dash and a date (20250514,
+// 2024-08-06) or a three-digit stable number (Gemini's 001). A version
+// number (-1, .2, -5-9) names another model, at a price of its own.
+func Snapshot(rest string) bool {
+	digits := func(s string) bool { return strings.Trim(s, "0123456789") == "" }
+	d, ok := strings.CutPrefix(rest, "-")
+	switch {
+	case rest == "":
+		return true
+	case !ok:
+		return false
+	case len(d) == 8 || len(d) == 3:
+		return digits(d)
+	case len(d) == 10:
+		return d[4] == '-' && d[7] == '-' && digits(d[:4]+d[5:7]+d[8:])
+	}
+	return false
 }
 
 // MaxPrice is, rate by rate, the dearest of the rows whose prefix family

@@ -151,12 +151,14 @@ func (a *Agent) meteredPrice(model string) builtin.Price {
 }
 
 // sameModel says whether model (as an answer names it) is step's model:
-// the same name but for case, or followed by a date or version only
-// ("gpt-4.1" answered as "gpt-4.1-2025-04-14").
+// the same name but for case, or followed by a date only
+// ("gpt-4.1" answered as "gpt-4.1-2025-04-14"; builtin.Snapshot). A
+// later version ("claude-sonnet-5" called as "claude-sonnet-5-9") is
+// another model, which the step's price need not cover.
 func sameModel(step, model string) bool {
 	step, model = strings.ToLower(step), strings.ToLower(model)
 	rest, ok := strings.CutPrefix(model, step)
-	return step != "" && ok && strings.Trim(rest, "0123456789-.") == ""
+	return step != "" && ok && builtin.Snapshot(rest)
 }
 
 // providerOf is the provider whose models a price table row's prefix names.

@@ -228,3 +228,49 @@ func TestOutputCapHoldsToTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamMeteredModelVersions: the program names a later version of
+// a model the table has a row for, which the row's prefix matched with
+// only a version after it: gpt-5.5 under gpt-5's row ($1.25 in, $10
+// out), claude-sonnet-5-9 under claude-sonnet-5's (and as the step's own
+// model when the step ran claude-sonnet-5, at the user's price), or
+// GPT-4o's first snapshot, which bills twice the input of the gpt-4o
+// row. Each was metered below what it may bill; a version is now another
+// model (its provider's dearest row unless a row names it), and only a
+// date after a row's name is that row's. Dated ids of the rows, and the
+// point releases Claude Code names, keep their prices.
+func TestRedTeamMeteredModelVersions(t *testing.T) {
+	t.Parallel()
+	const million = 1_000_000
+	user := &builtin.Price{InPerMTok: 1, OutPerMTok: 1}
+	for _, c := range []struct {
+		agent, step string
+		price       *builtin.Price
+		model       string
+		want        float64 // a million tokens in and a million out
+	}{
+		{"codex", "gpt-6.1-sol", nil, "gpt-5.5", 750},
+		{"codex", "gpt-6.1-sol", nil, "gpt-5-5", 750},
+		{"codex", "gpt-6.1-sol", nil, "gpt-4o-2024-05-13", 20},
+		{"codex", "gpt-5", nil, "gpt-5.5", 750},
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-9", 90},
+		{"claude", "claude-sonnet-5-5", nil, "claude-opus-5-9-20270101", 90},
+		{"claude", "claude-sonnet-5", user, "claude-sonnet-5-9", 90},
+		{"gemini", "gemini-3.8-flash", nil, "gemini-2.5-flash-2", 124},
+		// What holds: dated ids and named point releases.
+		{"codex", "gpt-6.1-sol", nil, "gpt-4o-2024-08-06", 12.5},
+		{"codex", "gpt-6.1-sol", nil, "gpt-5.1", 11.25},
+		{"codex", "gpt-6.1-sol", nil, "gpt-5-2025-08-07", 11.25},
+		{"claude", "claude-sonnet-5-5", nil, "claude-haiku-4-5-20251001", 6},
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-4-5-20250929", 18},
+		{"claude", "claude-sonnet-5", user, "claude-sonnet-5-20261001", 2},
+		{"gemini", "gemini-3.8-flash", nil, "gemini-2.0-flash-001", 0.5},
+	} {
+		a := &Agent{cfg: Config{Name: c.agent, Model: c.step, Price: c.price}}
+		got := a.metered(map[string]agent.Usage{c.model: {InputTokens: million, OutputTokens: million}})
+		if math.Abs(got.CostUSD-c.want) > 1e-9 {
+			t.Errorf("%s (step's model %s, user price %v): %q, a million tokens in and out, metered at $%.4f, want $%.4f",
+				c.agent, c.step, c.price, c.model, got.CostUSD, c.want)
+		}
+	}
+}
