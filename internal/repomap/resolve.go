@@ -141,10 +141,13 @@ func compareJoined(s, a, b string) int {
 // resolveImports fills File.Deps with the repository files each file
 // imports, for the languages whose import syntax maps onto paths, sorted
 // and without repeats. The targets are gathered in one scratch list
-// reused across files and each file keeps an exact copy: no set per file.
+// reused across files: no set per file. Each file's Deps are cut from a
+// shared block (depsBlock numbers at a time), capacity capped at their
+// length so an append copies them, instead of one allocation a file (at
+// 100,000 files about 60,000 allocations of 4 to 80 bytes, 4 MB).
 func resolveImports(m *Map) {
 	ix := m.importIndex()
-	var scratch []int32
+	var scratch, block []int32
 	var paths []string
 	for i := range m.Entries {
 		f := &m.Entries[i]
@@ -160,10 +163,20 @@ func resolveImports(m *Map) {
 		f.Deps = nil
 		if len(scratch) > 0 {
 			slices.Sort(scratch)
-			f.Deps = slices.Clone(slices.Compact(scratch))
+			deps := slices.Compact(scratch)
+			if cap(block)-len(block) < len(deps) {
+				block = make([]int32, 0, max(depsBlock, len(deps)))
+			}
+			start := len(block)
+			block = append(block, deps...)
+			f.Deps = block[start:len(block):len(block)]
 		}
 	}
 }
+
+// depsBlock is how many Deps numbers resolveImports allocates at once:
+// 256 KB, so what a block's last file leaves unused is a small share.
+const depsBlock = 64 << 10
 
 // DepPath is the path of d, one of a file's Deps.
 func (m *Map) DepPath(d int32) string { return m.Entries[d].Path }

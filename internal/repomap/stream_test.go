@@ -239,3 +239,48 @@ func TestDropImportsKeepsDeps(t *testing.T) {
 		t.Fatalf("name imports after DropImports: %d names", len(got))
 	}
 }
+
+// TestDepsSharedBlockIsolated checks that Deps cut from resolveImports'
+// shared block behave as a slice of their own each: sorted, without
+// repeats or the file itself, and capacity capped so that appending to
+// one file's Deps leaves every other file's as they were.
+func TestDepsSharedBlockIsolated(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.GenerateRepo(t, dir, 200)
+	m, err := repomap.Stream(context.Background(), dir, repomap.Options{NoCache: true}, func(repomap.Chunk) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := make([][]int32, len(m.Entries))
+	with := 0
+	for i := range m.Entries {
+		d := m.Entries[i].Deps
+		was[i] = slices.Clone(d)
+		if len(d) == 0 {
+			continue
+		}
+		with++
+		if cap(d) != len(d) {
+			t.Fatalf("%s: Deps of length %d have capacity %d", m.Entries[i].Path, len(d), cap(d))
+		}
+		for k, j := range d {
+			if int(j) == i || (k > 0 && d[k-1] >= j) {
+				t.Fatalf("%s: Deps %v not sorted, distinct and without the file", m.Entries[i].Path, d)
+			}
+		}
+	}
+	if with < 2 {
+		t.Fatalf("%d files with Deps: nothing shares a block", with)
+	}
+	for i := range m.Entries {
+		if len(m.Entries[i].Deps) > 0 {
+			m.Entries[i].Deps = append(m.Entries[i].Deps, -1, -1, -1)
+		}
+	}
+	for i := range m.Entries {
+		if d := m.Entries[i].Deps; len(d) > 0 && !slices.Equal(d[:len(d)-3], was[i]) {
+			t.Fatalf("%s: Deps %v after the others were appended to, want %v", m.Entries[i].Path, d, was[i])
+		}
+	}
+}
