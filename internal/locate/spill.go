@@ -140,9 +140,13 @@ type runReader struct {
 	first int
 	seq   int
 	key   []byte
-	val   []byte
-	last  int
-	done  bool
+	// pre is key's first eight bytes as a big-endian number, zero-padded:
+	// two keys whose pre differ compare as their pre do, so most of the
+	// merge's comparisons are one of integers (see runHeap.less).
+	pre  uint64
+	val  []byte
+	last int
+	done bool
 }
 
 // next reads the run's next entry, or sets done at its end.
@@ -158,6 +162,7 @@ func (r *runReader) next() error {
 	if r.key, err = readN(r.r, r.key, klen); err != nil {
 		return r.damaged(err)
 	}
+	r.pre = keyPrefix(r.key)
 	vlen, err := binary.ReadUvarint(r.r)
 	if err != nil {
 		return r.damaged(err)
@@ -204,10 +209,30 @@ func readN(r io.Reader, buf []byte, n uint64) ([]byte, error) {
 type runHeap []*runReader
 
 func (h runHeap) less(i, j int) bool {
-	if c := bytes.Compare(h[i].key, h[j].key); c != 0 {
+	a, b := h[i], h[j]
+	if a.pre != b.pre {
+		return a.pre < b.pre
+	}
+	if c := bytes.Compare(a.key, b.key); c != 0 {
 		return c < 0
 	}
-	return h[i].seq < h[j].seq
+	return a.seq < b.seq
+}
+
+// keyPrefix is key's first eight bytes as a big-endian number, the bytes
+// past its end zero. Where two prefixes differ they order as the keys do:
+// either both keys have a byte there, or the shorter key ends there and
+// so is a prefix of the other, and its padding zero is less than the
+// other's byte, which is not zero or the prefixes would not differ there.
+func keyPrefix(key []byte) uint64 {
+	if len(key) >= 8 {
+		return binary.BigEndian.Uint64(key)
+	}
+	var p uint64
+	for i, c := range key {
+		p |= uint64(c) << (56 - 8*i)
+	}
+	return p
 }
 
 // down moves the reader at i down to its place.

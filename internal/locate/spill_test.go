@@ -133,3 +133,34 @@ func TestReduceRewritesOnlyTheExcess(t *testing.T) {
 		t.Errorf("the reduce wrote %d bytes, want between 1 and the %d bytes of the runs it merged", got, grew)
 	}
 }
+
+// TestKeyPrefixOrdersAsKeys checks that wherever two keys' prefixes
+// differ they order as bytes.Compare orders the keys, on keys built to
+// catch the edge cases: shorter than eight bytes, ending or holding zero
+// bytes, high bytes, and equal first eight bytes.
+func TestKeyPrefixOrdersAsKeys(t *testing.T) {
+	t.Parallel()
+	keys := [][]byte{nil, {0}, {0, 0}, {0, 1}, {1}, {0xff}, {0xff, 0}, []byte("a"), []byte("a\x00"), []byte("a\x00b"),
+		[]byte("ab"), []byte("abcdefg"), []byte("abcdefgh"), []byte("abcdefgh\x00"), []byte("abcdefghi"), []byte("abcdefgi"),
+		[]byte("abcdefg\xff"), []byte("b"), []byte("\x80abcdefghij")}
+	differ := 0
+	for _, a := range keys {
+		for _, b := range keys {
+			pa, pb := keyPrefix(a), keyPrefix(b)
+			if pa == pb {
+				continue
+			}
+			differ++
+			if want := bytes.Compare(a, b) < 0; (pa < pb) != want {
+				t.Errorf("keys %q and %q: prefixes %#x and %#x order the other way", a, b, pa, pb)
+			}
+		}
+	}
+	if differ == 0 {
+		t.Fatal("no two prefixes differ")
+	}
+	h := runHeap{{key: []byte("ab"), pre: keyPrefix([]byte("ab")), seq: 1}, {key: []byte("ab"), pre: keyPrefix([]byte("ab")), seq: 0}}
+	if !h.less(1, 0) || h.less(0, 1) {
+		t.Error("equal keys are not ordered by run")
+	}
+}
