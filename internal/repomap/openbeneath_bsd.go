@@ -12,3 +12,8 @@ func openBeneath(root, rel string, flags int) (int, error) {
 	defer closeUnless(dir, -1)
 	return openPartByPart(dir, rel, flags)
 }
+
+// openBeneathAt is openBeneath under the folder open as dir.
+func openBeneathAt(dir int, rel string, flags int) (int, error) {
+	return openPartByPart(dir, rel, flags)
+}

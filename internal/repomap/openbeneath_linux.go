@@ -18,6 +18,11 @@ func openBeneath(root, rel string, flags int) (int, error) {
 		return -1, err
 	}
 	defer unix.Close(dir)
+	return openBeneathAt(dir, rel, flags)
+}
+
+// openBeneathAt is openBeneath under the folder open as dir.
+func openBeneathAt(dir int, rel string, flags int) (int, error) {
 	how := unix.OpenHow{
 		Flags:   uint64(flags | unix.O_NOFOLLOW | unix.O_CLOEXEC),
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,

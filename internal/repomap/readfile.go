@@ -4,6 +4,8 @@ package repomap
 
 import (
 	"errors"
+	"path"
+	"strings"
 	"syscall"
 )
 
@@ -20,6 +22,12 @@ import (
 // said.
 func ReadRegular(buf []byte, root, rel string, maxBytes int64) (data []byte, size int64, skip string, err error) {
 	fd, err := openBeneath(root, rel, syscall.O_RDONLY|syscall.O_NONBLOCK)
+	return readOpened(buf, fd, err, maxBytes)
+}
+
+// readOpened is the rest of ReadRegular once the file is opened as fd
+// (err: why it was not), and closes fd.
+func readOpened(buf []byte, fd int, err error, maxBytes int64) (data []byte, size int64, skip string, _ error) {
 	switch {
 	case errors.Is(err, syscall.ELOOP):
 		// Symlinks, the file's or a folder's on the way to it, may
@@ -73,5 +81,73 @@ func ReadRegular(buf []byte, root, rel string, maxBytes int64) (data []byte, siz
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
+	}
+}
+
+// dirReader reads the files of a tree one after the other as ReadRegular
+// does, with the repository's root kept open and the folder of the last
+// file read kept open while the next files are in the same folder. A tree
+// listed in path order has each folder's files together, so the kernel
+// walks a folder's path once per run of its files rather than once a
+// file, and no joined path is built a file. The folder is opened beneath
+// the root with no symlink in any part (openBeneathAt), the file in it by
+// its name with O_NOFOLLOW: the same answers as ReadRegular. A name
+// openBeneathAt refuses is read by ReadRegular, which says why. Not safe
+// for concurrent use.
+type dirReader struct {
+	root   string
+	rootFD int    // -1 until opened
+	dir    string // rel's folder part (with its slash) open as fd
+	fd     int    // -1 when none is open
+}
+
+func newDirReader(root string) *dirReader { return &dirReader{root: root, rootFD: -1, fd: -1} }
+
+// read is ReadRegular of rel, a slash-separated path under d's root.
+func (d *dirReader) read(buf []byte, rel string, maxBytes int64) (data []byte, size int64, skip string, err error) {
+	dir, name := path.Split(rel)
+	if name == "" || name == "." || name == ".." || d.openRoot() != nil {
+		return ReadRegular(buf, d.root, rel, maxBytes)
+	}
+	at := d.rootFD
+	if dir != "" {
+		if d.fd < 0 || dir != d.dir {
+			d.closeDir()
+			fd, err := openBeneathAt(d.rootFD, strings.TrimSuffix(dir, "/"), syscall.O_RDONLY|syscall.O_DIRECTORY)
+			if err != nil {
+				return ReadRegular(buf, d.root, rel, maxBytes)
+			}
+			d.fd, d.dir = fd, dir
+		}
+		at = d.fd
+	}
+	fd, err := openatRetry(at, name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_CLOEXEC)
+	return readOpened(buf, fd, err, maxBytes)
+}
+
+func (d *dirReader) openRoot() error {
+	if d.rootFD >= 0 {
+		return nil
+	}
+	fd, err := openRoot(d.root)
+	if err == nil {
+		d.rootFD = fd
+	}
+	return err
+}
+
+func (d *dirReader) closeDir() {
+	if d.fd >= 0 {
+		syscall.Close(d.fd)
+		d.fd, d.dir = -1, ""
+	}
+}
+
+// close closes what d holds open.
+func (d *dirReader) close() {
+	d.closeDir()
+	if d.rootFD >= 0 {
+		syscall.Close(d.rootFD)
+		d.rootFD = -1
 	}
 }

@@ -61,3 +61,17 @@ func ReadRegular(buf []byte, root, rel string, maxBytes int64) (data []byte, siz
 		}
 	}
 }
+
+// dirReader reads the files of a tree as ReadRegular does (the
+// descriptor-relative opens of the unix build have no portable
+// counterpart here).
+type dirReader struct{ root string }
+
+func newDirReader(root string) *dirReader { return &dirReader{root: root} }
+
+// read is ReadRegular of rel, a slash-separated path under d's root.
+func (d *dirReader) read(buf []byte, rel string, maxBytes int64) (data []byte, size int64, skip string, err error) {
+	return ReadRegular(buf, d.root, rel, maxBytes)
+}
+
+func (d *dirReader) close() {}

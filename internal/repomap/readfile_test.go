@@ -98,3 +98,58 @@ func TestOpenPartByPart(t *testing.T) {
 		}
 	}
 }
+
+// TestDirReaderReadsAsReadRegular reads a tree's files in path order
+// through one dirReader, its folder descriptor kept across files and
+// changed between folders, and checks every answer is ReadRegular's: no
+// link followed, the file's or a folder's on the way (a link to a folder
+// inside the tree and one to a folder outside it), a `..` and a missing
+// folder refused, a folder and a file over the bound skipped.
+func TestDirReaderReadsAsReadRegular(t *testing.T) {
+	t.Parallel()
+	dir, outside := t.TempDir(), t.TempDir()
+	repomaptest.WriteFiles(t, dir, map[string]string{
+		"a.py": "top\n", "big.txt": "0123456789abcdefghij", "pkg/b.go": "package pkg\n", "pkg/c.go": "package c\n",
+		"pkg/deep/d.go": "package deep\n", "z/e.py": "e = 1\n",
+	})
+	repomaptest.WriteFiles(t, outside, map[string]string{"secret.txt": "outside\n"})
+	for link, to := range map[string]string{"pkg/link.py": filepath.Join(dir, "a.py"), "dirlink": filepath.Join(dir, "pkg"), "out": outside} {
+		if err := os.Symlink(to, filepath.Join(dir, filepath.FromSlash(link))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rd := newDirReader(dir)
+	defer rd.close()
+	var buf []byte
+	for _, tc := range []struct{ rel, skip, data string }{
+		{"a.py", "", "top\n"},
+		{"big.txt", "too large", ""},
+		{"dirlink", "symlink", ""},
+		{"dirlink/b.go", "symlink", ""},
+		{"gone/x.py", "unreadable", ""},
+		{"out/secret.txt", "symlink", ""},
+		{"pkg/b.go", "", "package pkg\n"},
+		{"pkg/../out/secret.txt", "symlink", ""},
+		{"pkg/../../" + filepath.Base(outside) + "/secret.txt", "outside the repository", ""},
+		{"pkg/c.go", "", "package c\n"},
+		{"pkg/deep", "not a regular file", ""},
+		{"pkg/deep/d.go", "", "package deep\n"},
+		{"pkg/gone.go", "unreadable", ""},
+		{"pkg/link.py", "symlink", ""},
+		{"z/e.py", "", "e = 1\n"},
+		{"a.py", "", "top\n"}, // back to the root folder
+	} {
+		data, size, skip, err := rd.read(buf, tc.rel, 16)
+		want, wantSize, wantSkip, _ := ReadRegular(nil, dir, tc.rel, 16)
+		if skip != tc.skip || skip != wantSkip {
+			t.Errorf("%s: skip %q (err %v), want %q (ReadRegular: %q)", tc.rel, skip, err, tc.skip, wantSkip)
+			continue
+		}
+		if skip == "" && (string(data) != tc.data || string(want) != tc.data || size != wantSize) {
+			t.Errorf("%s: read %q (%d bytes), want %q (ReadRegular: %q, %d)", tc.rel, data, size, tc.data, want, wantSize)
+		}
+		if skip == "" {
+			buf = data
+		}
+	}
+}

@@ -593,13 +593,15 @@ func mapFiles(ctx context.Context, root string, todo []string, opts Options, log
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			rd := newDirReader(root)
+			defer rd.close()
 			for i := int(next.Add(1) - 1); i < len(todo); i = int(next.Add(1) - 1) {
 				select {
 				case <-done:
 					return
 				default:
 				}
-				out.skips[i] = processFile(&out.files[i], root, todo[i], opts.MaxFileBytes, log, out.counters[w])
+				out.skips[i] = processFile(&out.files[i], rd, todo[i], opts.MaxFileBytes, log, out.counters[w])
 				out.owners[i] = int32(w)
 			}
 		}()
@@ -649,8 +651,8 @@ func mergeVocabularies(entries []File, owners []int32, counters []*termCounter) 
 
 // processFile maps the file at rel into f and returns "", or returns why
 // it was skipped.
-func processFile(f *File, root, rel string, maxBytes int64, log *slog.Logger, tc *termCounter) string {
-	data, size, skip, err := ReadRegular(tc.buf, root, rel, maxBytes)
+func processFile(f *File, rd *dirReader, rel string, maxBytes int64, log *slog.Logger, tc *termCounter) string {
+	data, size, skip, err := rd.read(tc.buf, rel, maxBytes)
 	tc.buf = data
 	if skip != "" {
 		if err != nil {
