@@ -69,6 +69,10 @@ func protections() []setting {
 		// repository's core.useReplaceRefs=true switched replace refs
 		// back on after it.
 		{"core.useReplaceRefs", "false"},
+		// The commit-graph file caches each commit's parents and tree,
+		// and git reads them from it in place of the commit: a rewritten
+		// file gave a commit parents of the writer's choosing.
+		{"core.commitGraph", "false"},
 	}
 }
 

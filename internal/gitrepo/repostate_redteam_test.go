@@ -2,6 +2,8 @@ package gitrepo
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,5 +166,82 @@ func TestRedTeamPushDecoyRemoteHEADAndFastForward(t *testing.T) {
 	}
 	if got, want := strings.TrimSpace(mustGit(t, origin, "rev-parse", ref)), strings.TrimSpace(mustGit(t, c.Root, "rev-parse", "HEAD")); got != want || first == second {
 		t.Errorf("the remote's %s is %s, want %s", ref, got, want)
+	}
+}
+
+// TestRedTeamForgedCommitGraphIgnored: the commit-graph file
+// (objects/info/commit-graph) caches each commit's tree and parents, and
+// git reads them from it instead of the commit. Whoever could write the
+// git directory before planex ran git rewrites the cached entry of a
+// task's commit T: its parent becomes a commit of the writer's, its tree
+// the base's. planex read T's parent from the file and saw no change
+// between the base and T, where T really changes src/old.txt; it must
+// read the commits themselves.
+func TestRedTeamForgedCommitGraphIgnored(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	base := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	baseTree := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD^{tree}"))
+	if err := os.WriteFile(filepath.Join(r.Root, "src", "old.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, r.Root, "commit", "-qam", "T")
+	task := strings.TrimSpace(mustGit(t, r.Root, "rev-parse", "HEAD"))
+	emptyTree := strings.TrimSpace(mustGitIn(t, r.Root, "", "mktree"))
+	forged := strings.TrimSpace(mustGit(t, r.Root, "commit-tree", "-m", "forged", emptyTree))
+	mustGit(t, r.Root, "update-ref", "refs/heads/forged", forged)
+	mustGit(t, r.Root, "commit-graph", "write", "--reachable")
+	forgeCommitGraph(t, filepath.Join(r.CommonDir, "objects", "info", "commit-graph"), task, forged, baseTree)
+	// The forged file is live for a git that reads it.
+	if got := mustGit(t, r.Root, "rev-list", "--parents", "-1", task); !strings.Contains(got, forged) {
+		t.Fatalf("plain git does not read the forged graph here: %q", got)
+	}
+
+	if ps, err := r.Parents(ctx, task); err != nil || !slices.Equal(ps, []string{base}) {
+		t.Errorf("Parents(T) = %v, %v; want [%s]", ps, err, base)
+	}
+	if !r.IsAncestor(ctx, base, task) || r.IsAncestor(ctx, forged, task) {
+		t.Error("IsAncestor read T's parent from the forged graph")
+	}
+	if paths, err := r.ChangedPaths(ctx, base, task); err != nil || !slices.Equal(paths, []string{"src/old.txt"}) {
+		t.Errorf("ChangedPaths(base, T) = %v, %v; want [src/old.txt]", paths, err)
+	}
+}
+
+// forgeCommitGraph rewrites, in a SHA-1 commit-graph file, the cached
+// entry of commit: its first parent becomes parent (which the file must
+// hold) and its tree tree.
+func forgeCommitGraph(t *testing.T, file, commit, parent, tree string) {
+	t.Helper()
+	d, err := os.ReadFile(file)
+	if err != nil || len(d) < 8 || string(d[:4]) != "CGPH" || d[5] != 1 {
+		t.Fatalf("not a SHA-1 commit-graph file: %v", err)
+	}
+	chunks := map[string]int{}
+	for i := 0; i <= int(d[6]); i++ {
+		o := 8 + 12*i
+		chunks[string(d[o:o+4])] = int(binary.BigEndian.Uint64(d[o+4 : o+12]))
+	}
+	n := int(binary.BigEndian.Uint32(d[chunks["OIDF"]+255*4:]))
+	index := map[string]int{}
+	for i := 0; i < n; i++ {
+		o := chunks["OIDL"] + 20*i
+		index[hex.EncodeToString(d[o:o+20])] = i
+	}
+	ci, ok1 := index[commit]
+	pi, ok2 := index[parent]
+	tr, err := hex.DecodeString(tree)
+	if !ok1 || !ok2 || err != nil {
+		t.Fatalf("the graph holds %s: %v, %s: %v (%v)", commit, ok1, parent, ok2, err)
+	}
+	o := chunks["CDAT"] + 36*ci
+	copy(d[o:o+20], tr)
+	binary.BigEndian.PutUint32(d[o+20:], uint32(pi))
+	if err := os.Chmod(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, d, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
