@@ -357,3 +357,29 @@ func TestReviewCommentFollowUpIsAnsweredInItsThread(t *testing.T) {
 	}
 	w.noRefusedRequests()
 }
+
+// TestRedTeamSettingsNotFromATagNamedLikeTheDefaultBranch: branch
+// protection guards main, but whoever can push may push a tag named main
+// whose .github/planex.yml changes the trigger phrase (or turns
+// auto-approve on). planex asked the contents API for the file at "main",
+// a name git resolves to the tag first; it must ask for refs/heads/main,
+// so the default branch's file (here none) is what counts.
+func TestRedTeamSettingsNotFromATagNamedLikeTheDefaultBranch(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	w.fake.SetFile(wRepo, "refs/tags/main", ".github/planex.yml", []byte("trigger-phrase: /bot\n"))
+	n := w.fake.AddIssue(wRepo, "maintainer", "Idea", "")
+	if r, err := w.handle(w.comment(n, "maintainer", "/bot do it")); err != nil || r.Outputs.Status == StatusPlanned {
+		t.Errorf("the tag's trigger phrase planned: %v %+v", err, r.Outputs)
+	}
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex do it")); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Errorf("the default trigger, with no settings on the default branch: %v %+v", err, r.Outputs)
+	}
+	// The same file on the branch itself is read, by its full name.
+	w.fake.SetFile(wRepo, "main", ".github/planex.yml", []byte("trigger-phrase: /bot\n"))
+	m := w.fake.AddIssue(wRepo, "maintainer", "Idea 2", "")
+	if r, err := w.handle(w.comment(m, "maintainer", "/bot do it")); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Errorf("the default branch's trigger phrase: %v %+v", err, r.Outputs)
+	}
+	w.noRefusedRequests()
+}

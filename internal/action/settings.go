@@ -172,14 +172,17 @@ type repoAPI interface {
 	GetFileContent(ctx context.Context, owner, repo, ref, path string) ([]byte, error)
 }
 
-// LoadSettings reads .github/planex.yml from the default branch and
-// applies it; a missing file changes nothing.
+// LoadSettings reads .github/planex.yml from the default branch (never a
+// tag of the same name) and applies it; a missing file changes nothing.
 func (r *Runner) LoadSettings(ctx context.Context) error {
 	branch, err := r.flows().intake.defaultBranch(ctx)
 	if err != nil {
 		return err
 	}
-	data, err := r.GH.Repo.GetFileContent(ctx, r.Cfg.Owner, r.Cfg.Repo, branch, SettingsPath)
+	// By the branch's full name: a short one is resolved by GitHub, and
+	// git tries a tag of that name first, which whoever can push may make
+	// past the branch's protection.
+	data, err := r.GH.Repo.GetFileContent(ctx, r.Cfg.Owner, r.Cfg.Repo, "refs/heads/"+branch, SettingsPath)
 	if gh.IsNotFound(err) {
 		return nil
 	}

@@ -239,8 +239,8 @@ func (f *Fake) SetPermission(fullName, login, role string) {
 	r.perms[strings.ToLower(login)] = role
 }
 
-// SetFile stores a file's content at ref (a branch name; the default branch
-// when empty) for the contents API.
+// SetFile stores a file's content at ref (a branch name, the default
+// branch when empty, or refs/tags/<name> for a tag) for the contents API.
 func (f *Fake) SetFile(fullName, ref, path string, content []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -248,6 +248,7 @@ func (f *Fake) SetFile(fullName, ref, path string, content []byte) {
 	if ref == "" {
 		ref = r.defaultBranch
 	}
+	ref = strings.TrimPrefix(ref, "refs/heads/")
 	if r.files[ref] == nil {
 		r.files[ref] = map[string][]byte{}
 	}

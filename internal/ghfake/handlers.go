@@ -157,12 +157,29 @@ func getRepo(f *Fake, c *call, r *repoState) *apiError {
 	return nil
 }
 
-func getContents(f *Fake, c *call, r *repoState) *apiError {
-	ref := c.r.URL.Query().Get("ref")
-	if ref == "" {
-		ref = r.defaultBranch
+// contentsRef is the key of the files a contents request's ref reads: a
+// full refs/heads/ or refs/tags/ name exactly, the default branch for
+// none, and a short name as git resolves one (gitrevisions(7) tries
+// refs/tags/<name> before refs/heads/<name>), so a tag named like a
+// branch is what the branch's short name reads; GitHub documents no order
+// for such a name.
+func (r *repoState) contentsRef(ref string) string {
+	switch {
+	case ref == "":
+		return r.defaultBranch
+	case strings.HasPrefix(ref, "refs/heads/"):
+		return strings.TrimPrefix(ref, "refs/heads/")
+	case strings.HasPrefix(ref, "refs/"):
+		return ref
 	}
-	ref = strings.TrimPrefix(ref, "refs/heads/")
+	if _, tag := r.files["refs/tags/"+ref]; tag {
+		return "refs/tags/" + ref
+	}
+	return ref
+}
+
+func getContents(f *Fake, c *call, r *repoState) *apiError {
+	ref := r.contentsRef(c.r.URL.Query().Get("ref"))
 	path := strings.Trim(c.param("path"), "/")
 	data, ok := r.files[ref][path]
 	if !ok {

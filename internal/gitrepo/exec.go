@@ -65,6 +65,14 @@ func protections() []setting {
 		{"submodule.recurse", "false"},
 		{"fetch.recurseSubmodules", "false"},
 		{"push.recurseSubmodules", "no"},
+		// GIT_NO_REPLACE_OBJECTS is not enough: before git 2.42 a
+		// repository's core.useReplaceRefs=true switched replace refs
+		// back on after it.
+		{"core.useReplaceRefs", "false"},
+		// The commit-graph file caches each commit's parents and tree,
+		// and git reads them from it in place of the commit: a rewritten
+		// file gave a commit parents of the writer's choosing.
+		{"core.commitGraph", "false"},
 	}
 }
 
@@ -125,9 +133,11 @@ func command(ctx context.Context, c call) (*exec.Cmd, error) {
 	env := sanitizeEnv(os.Environ(), c.userConfig)
 	// Never prompt (CI has no terminal), never page, never write the
 	// user's index opportunistically, never swap objects through
-	// refs/replace (which would change what planex commits).
+	// refs/replace or info/grafts (which would change what planex reads
+	// and commits: another commit's tree for an id, a parent of the
+	// writer's choosing).
 	env = append(env, "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "PAGER=cat", "LC_ALL=C",
-		"GIT_OPTIONAL_LOCKS=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_ATTR_NOSYSTEM=1")
+		"GIT_OPTIONAL_LOCKS=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE="+os.DevNull, "GIT_ATTR_NOSYSTEM=1")
 	if !c.userConfig {
 		env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_SYSTEM="+os.DevNull, "GIT_CONFIG_GLOBAL="+os.DevNull)
 	}
