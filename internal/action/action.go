@@ -64,8 +64,9 @@ type Config struct {
 	// per task, see matrix.go).
 	Mode Mode
 	// MatrixWorkflow is the workflow file dispatched for each wave in
-	// matrix mode (default planex-matrix.yml), on DispatchRef (default:
-	// the repository's default branch).
+	// matrix mode (default planex-matrix.yml), on DispatchRef (a full ref,
+	// refs/heads/… or refs/tags/…; a short name is taken as a branch;
+	// default: the repository's default branch, as refs/heads/<name>).
 	MatrixWorkflow string
 	DispatchRef    string
 	RunID          string // GITHUB_RUN_ID

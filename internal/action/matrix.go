@@ -85,12 +85,9 @@ type workflowAPI interface {
 
 // dispatchWave asks GitHub to run the matrix workflow for a thread.
 func (r *matrixFlow) dispatchWave(ctx context.Context, rec *Record) error {
-	ref := r.Cfg.DispatchRef
-	if ref == "" {
-		var err error
-		if ref, err = r.defaultBranch(ctx); err != nil {
-			return err
-		}
+	ref, err := r.dispatchRef(ctx)
+	if err != nil {
+		return err
 	}
 	wf := r.Cfg.MatrixWorkflow
 	if wf == "" {
@@ -101,6 +98,25 @@ func (r *matrixFlow) dispatchWave(ctx context.Context, rec *Record) error {
 	}
 	fmt.Fprintf(r.Out, "dispatched %s on %s for #%d\n", wf, ref, rec.Thread)
 	return nil
+}
+
+// dispatchRef is the full ref a wave runs on: DispatchRef, or the default
+// branch. Never a short name: GitHub resolves one as git does, a tag of
+// that name before the branch, and whoever can push may push a tag named
+// main past the branch's protection, whose matrix workflow would then run
+// with this workflow's secrets.
+func (r *matrixFlow) dispatchRef(ctx context.Context) (string, error) {
+	ref := r.Cfg.DispatchRef
+	if ref == "" {
+		var err error
+		if ref, err = r.defaultBranch(ctx); err != nil {
+			return "", err
+		}
+	}
+	if !strings.HasPrefix(ref, "refs/") {
+		ref = "refs/heads/" + ref
+	}
+	return ref, nil
 }
 
 // startMatrix approves the plan in the session and hands it to the matrix

@@ -279,3 +279,38 @@ func TestMatrixDeadTaskRetryAndRacingCollects(t *testing.T) {
 		t.Errorf("labels = %v (collects: %v)", w.labels(n), errs)
 	}
 }
+
+// TestRedTeamWaveNotDispatchedOnATagNamedLikeTheDefaultBranch: whoever
+// can push may push a tag named main whose planex-matrix.yml runs what
+// they like with the workflow's secrets. planex dispatched each wave on
+// "main", a short name GitHub resolves as git does, the tag first; it
+// must ask for refs/heads/main (and, with DispatchRef set from the
+// triggering run, for that full ref).
+func TestRedTeamWaveNotDispatchedOnATagNamedLikeTheDefaultBranch(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, dispatchRef, want string
+	}{
+		{"default branch", "", "refs/heads/main"},
+		{"the triggering run's branch", "refs/heads/main", "refs/heads/main"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			w.fake.SetFile(wRepo, "refs/tags/main", ".github/workflows/planex-matrix.yml", []byte("on: workflow_dispatch\njobs: {steal: {runs-on: ubuntu-latest, steps: [{run: env}]}}\n"))
+			w.agent.setPlan(diamond()...)
+			n := w.fake.AddIssue(wRepo, "maintainer", "Four files", "")
+			mode := func(c *Config) { matrixMode("1")(c); c.DispatchRef = tc.dispatchRef }
+			if _, err := w.handle(w.comment(n, "maintainer", "/planex four files"), mode); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), mode); err != nil || r.Outputs.Status != StatusRunning {
+				t.Fatalf("approve: %v %+v", err, r.Outputs)
+			}
+			ds := w.fake.Dispatches(wRepo)
+			if len(ds) != 1 || ds[0].Ref != tc.want || ds[0].Workflow != "planex-matrix.yml" {
+				t.Fatalf("dispatches = %+v, want one of planex-matrix.yml on %s", ds, tc.want)
+			}
+		})
+	}
+}

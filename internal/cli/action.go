@@ -381,7 +381,12 @@ func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, 
 		return cfg, inputError(fmt.Errorf("input mode: %q is not single or matrix", cfg.Mode))
 	}
 	cfg.MatrixWorkflow, cfg.RunID, cfg.RunAttempt = in.get("matrix-workflow"), getenv("GITHUB_RUN_ID"), getenv("GITHUB_RUN_ATTEMPT")
-	cfg.DispatchRef = getenv("GITHUB_REF_NAME")
+	// Waves run on the triggering run's full ref: its short name
+	// (GITHUB_REF_NAME) would be resolved by GitHub tags first. Another
+	// kind of ref (a pull request's merge ref) leaves the default branch.
+	if ref := getenv("GITHUB_REF"); strings.HasPrefix(ref, "refs/heads/") || strings.HasPrefix(ref, "refs/tags/") {
+		cfg.DispatchRef = ref
+	}
 	if v := in.get("max-cost-usd"); v != "" {
 		if cfg.MaxCostUSD, err = strconv.ParseFloat(v, 64); err != nil || cfg.MaxCostUSD < 0 {
 			return cfg, inputError(fmt.Errorf("input max-cost-usd: %q is not a non-negative number", v))

@@ -137,3 +137,28 @@ func TestActionConfigDefaultToken(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamActionConfigDispatchRefIsFull: the ref matrix waves are
+// dispatched on is the triggering run's full ref (GITHUB_REF), never its
+// short name (GITHUB_REF_NAME), which GitHub resolves to a tag of that
+// name before the branch, a tag whoever can push may make. A ref that is
+// neither a branch nor a tag (a pull request's merge ref) leaves the
+// default branch to the action.
+func TestRedTeamActionConfigDispatchRefIsFull(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ ref, name, want string }{
+		{"refs/heads/main", "main", "refs/heads/main"},
+		{"refs/heads/release/2", "release/2", "refs/heads/release/2"},
+		{"refs/tags/v1", "v1", "refs/tags/v1"},
+		{"refs/pull/7/merge", "7/merge", ""},
+		{"", "", ""},
+	} {
+		env := map[string]string{"GITHUB_REF": c.ref, "GITHUB_REF_NAME": c.name}
+		getenv := func(k string) string { return env[k] }
+		in := actionInputs{gha: githubactions.New(githubactions.WithGetenv(getenv)), getenv: getenv}
+		cfg, err := actionConfig(in, getenv, "octo", "demo", "main", "https://github.com")
+		if err != nil || cfg.DispatchRef != c.want {
+			t.Errorf("GITHUB_REF %q: DispatchRef = %q, %v; want %q", c.ref, cfg.DispatchRef, err, c.want)
+		}
+	}
+}

@@ -265,6 +265,14 @@ func (f *Fake) SetWorkflowRun(fullName string, run WorkflowRun) {
 	r.runs[run.ID] = run
 }
 
+// Dispatches lists the workflow_dispatch requests the repository accepted,
+// oldest first.
+func (f *Fake) Dispatches(fullName string) []Dispatch {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Dispatch(nil), f.mustRepo(fullName).dispatches...)
+}
+
 // AddIssue opens an issue and returns its number.
 func (f *Fake) AddIssue(fullName, author, title, body string, labels ...string) int {
 	f.mu.Lock()

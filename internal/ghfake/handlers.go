@@ -178,6 +178,19 @@ func (r *repoState) contentsRef(ref string) string {
 	return ref
 }
 
+// fullRef is the full name a ref given to GitHub stands for: a full
+// refs/ name itself, and a short name as git resolves it, the tag of that
+// name (when the repository has one) before the branch.
+func (r *repoState) fullRef(ref string) string {
+	switch {
+	case strings.HasPrefix(ref, "refs/"):
+		return ref
+	case r.files["refs/tags/"+ref] != nil:
+		return "refs/tags/" + ref
+	}
+	return "refs/heads/" + ref
+}
+
 func getContents(f *Fake, c *call, r *repoState) *apiError {
 	ref := r.contentsRef(c.r.URL.Query().Get("ref"))
 	path := strings.Trim(c.param("path"), "/")
@@ -665,6 +678,7 @@ func createWorkflowDispatch(f *Fake, c *call, r *repoState) *apiError {
 	if len(in.Inputs) > 25 {
 		return errValidation("too many inputs", obj{"resource": "WorkflowDispatch", "field": "inputs", "code": "invalid"})
 	}
+	r.dispatches = append(r.dispatches, Dispatch{Workflow: c.param("workflow_id"), AskedRef: in.Ref, Ref: r.fullRef(in.Ref), Inputs: in.Inputs})
 	c.noContent()
 	return nil
 }

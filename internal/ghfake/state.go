@@ -191,6 +191,18 @@ type repoState struct {
 	// GitHub says of the signatures of commits made through it.
 	gitDir   string
 	verified map[string]CommitVerification
+	// dispatches are the workflow_dispatch requests accepted, with the
+	// ref each would run resolved (Dispatches).
+	dispatches []Dispatch
+}
+
+// Dispatch is one accepted workflow_dispatch request: the workflow file,
+// the ref as asked and the full ref GitHub would run it on (a short name
+// resolved tags first, as git does: refs/tags/<name> when the repository
+// has such a tag in SetFile's contents, refs/heads/<name> otherwise).
+type Dispatch struct {
+	Workflow, AskedRef, Ref string
+	Inputs                  map[string]string
 }
 
 func (r *repoState) fullName() string { return r.owner + "/" + r.name }
