@@ -355,13 +355,28 @@ func (s *Session) SaveMeta() error {
 	if err != nil {
 		return err
 	}
+	// The record is encoded with its new seal, but memory keeps the old
+	// one unless the file is written: a refused or failed save leaves
+	// both the file and the record as they were.
+	m := s.Meta
+	m.Seal = sl
+	if err := s.writeMeta(m); err != nil {
+		return err
+	}
 	s.Meta.Seal = sl
-	b, err := json.MarshalIndent(s.Meta, "", "  ")
+	return nil
+}
+
+// writeMeta writes m as session.json, indented when that fits the bound
+// planex reads back, compact otherwise, and refuses it (ErrMetaTooLarge)
+// when neither does.
+func (s *Session) writeMeta(m Meta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
 	if err == nil && len(b) >= maxMeta {
 		// Indenting grows a record with many usage entries by a third:
 		// a state ref's compact session.json just under the bound was
 		// written back past it, and planex could not read its own state.
-		b, err = json.Marshal(s.Meta)
+		b, err = json.Marshal(m)
 	}
 	if err != nil {
 		return fmt.Errorf("encoding session: %w", err)

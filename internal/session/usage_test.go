@@ -99,11 +99,18 @@ func TestRedTeamMetaNeverSavedPastItsReadBound(t *testing.T) {
 	}
 	// Growing it past the bound is refused; what is on disk still opens.
 	before, _ := os.ReadFile(s.File(MetaFile))
+	seal := s.Meta.Seal
 	for i := 0; i < 40000; i++ {
 		s.AddUsage(fmt.Sprintf("review U%06d", i), usage.Usage{InputTokens: 1})
 	}
 	if err := s.SaveMeta(); !errors.Is(err, ErrMetaTooLarge) {
 		t.Errorf("SaveMeta of a record past the bound: %v; want ErrMetaTooLarge", err)
+	}
+	// The refusal leaves the in-memory record as it was too: its seal is
+	// still the one on disk, not one of a record never written.
+	var onDisk Meta
+	if err := json.Unmarshal(before, &onDisk); err != nil || s.Meta.Seal != seal || s.Meta.Seal != onDisk.Seal {
+		t.Errorf("after the refused save the in-memory seal is %q; want the saved one %q (%v)", s.Meta.Seal, onDisk.Seal, err)
 	}
 	if after, _ := os.ReadFile(s.File(MetaFile)); string(after) != string(before) {
 		t.Error("a refused SaveMeta changed session.json")
