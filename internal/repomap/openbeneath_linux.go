@@ -21,14 +21,31 @@ func openBeneath(root, rel string, flags int) (int, error) {
 	return openBeneathAt(dir, rel, flags)
 }
 
+// maxOpenat2Tries bounds the openat2 calls one open makes while they
+// answer EINTR or EAGAIN. The kernel answers EAGAIN to a scoped lookup
+// (RESOLVE_BENEATH) through `..` when any rename or mount anywhere on the
+// system raced it, so an agent renaming without pause could keep the loop
+// going for ever; after this many the part-by-part walk answers, which
+// takes no such retry (and refuses `..` outright).
+const maxOpenat2Tries = 256
+
+// openat2Func is unix.Openat2's shape, so a test can hand in one that
+// always races.
+type openat2Func func(dirfd int, path string, how *unix.OpenHow) (int, error)
+
 // openBeneathAt is openBeneath under the folder open as dir.
 func openBeneathAt(dir int, rel string, flags int) (int, error) {
+	return openBeneathWith(unix.Openat2, dir, rel, flags)
+}
+
+// openBeneathWith is openBeneathAt with openat2 made by the given call.
+func openBeneathWith(openat2 openat2Func, dir int, rel string, flags int) (int, error) {
 	how := unix.OpenHow{
 		Flags:   uint64(flags | unix.O_NOFOLLOW | unix.O_CLOEXEC),
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 	}
-	for {
-		fd, err := unix.Openat2(dir, rel, &how)
+	for range maxOpenat2Tries {
+		fd, err := openat2(dir, rel, &how)
 		switch {
 		case errors.Is(err, unix.EINTR), errors.Is(err, unix.EAGAIN):
 			// EAGAIN: a rename raced the lookup; try again.
@@ -42,4 +59,7 @@ func openBeneathAt(dir int, rel string, flags int) (int, error) {
 		}
 		return fd, err
 	}
+	// Every try raced: the walk opens each part with O_NOFOLLOW, as safe
+	// against a swapped folder, and does not retry.
+	return openPartByPart(dir, rel, flags)
 }
