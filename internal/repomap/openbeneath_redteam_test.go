@@ -20,6 +20,8 @@ import (
 // outside file read, by openat2 or by the part-by-part walk used where
 // openat2 is refused; a FIFO where a folder should be neither blocks nor
 // opens; absolute, /proc/self/root and `..` paths reach nothing outside.
+// The same holds through the map's dirReader, which keeps a folder open
+// across the files read in it.
 func TestRedTeamOpenBeneathRaceAndOddParts(t *testing.T) {
 	t.Parallel()
 	const secret = "outside-secret-5c1e"
@@ -51,11 +53,22 @@ func TestRedTeamOpenBeneathRaceAndOddParts(t *testing.T) {
 		data, _, _, err := ReadRegular(nil, dir, rel, 1<<10)
 		return string(data), err
 	}
+	viaDirReader := func(rd *dirReader) func(string) (string, error) {
+		return func(rel string) (string, error) {
+			data, _, _, err := rd.read(nil, rel, 1<<10)
+			return string(data), err
+		}
+	}
+	fresh := func(rel string) (string, error) {
+		rd := newDirReader(dir)
+		defer rd.close()
+		return viaDirReader(rd)(rel)
+	}
 
-	// Odd parts first, through both ways of opening.
+	// Odd parts first, through each way of opening.
 	for _, rel := range []string{"fifo/x", filepath.Join(outside, "secret.py"), "/proc/self/root" + outside + "/secret.py",
 		"pkg/../../" + filepath.Base(outside) + "/secret.py", "../" + filepath.Base(outside) + "/secret.py"} {
-		for name, read := range map[string]func(string) (string, error){"openPartByPart": walk, "ReadRegular": viaReadRegular} {
+		for name, read := range map[string]func(string) (string, error){"openPartByPart": walk, "ReadRegular": viaReadRegular, "dirReader": fresh} {
 			got, err := read(rel)
 			if got != "" {
 				t.Errorf("%s(%q) read %q (err %v); want nothing", name, rel, got, err)
@@ -78,9 +91,17 @@ func TestRedTeamOpenBeneathRaceAndOddParts(t *testing.T) {
 			os.Rename(aside, real) // pkg is the folder again
 		}
 	}()
+	// Through the map's dirReader: one made afresh for each read opens
+	// the folder under the race each time; one kept for the whole race
+	// keeps whichever folder it first opened, so a swap after that is
+	// met by the kept descriptor (the original folder, never the link's).
+	kept := newDirReader(dir)
+	defer kept.close()
+	readers := map[string]func(string) (string, error){"openPartByPart": walk, "ReadRegular": viaReadRegular,
+		"a fresh dirReader": fresh, "a kept dirReader": viaDirReader(kept)}
 	reads, inside := 0, 0
 	for ctx.Err() == nil {
-		for name, read := range map[string]func(string) (string, error){"openPartByPart": walk, "ReadRegular": viaReadRegular} {
+		for name, read := range readers {
 			got, _ := read("pkg/secret.py")
 			reads++
 			switch got {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -138,6 +139,16 @@ func TestDirReaderReadsAsReadRegular(t *testing.T) {
 		{"pkg/link.py", "symlink", ""},
 		{"z/e.py", "", "e = 1\n"},
 		{"a.py", "", "top\n"}, // back to the root folder
+		// Odd spellings get ReadRegular's answers too.
+		{"pkg/./c.go", "", "package c\n"},
+		{"pkg//c.go", "", "package c\n"},
+		{"pkg/c.go/", "unreadable", ""},
+		{"pkg/c\x00.go", "unreadable", ""},
+		{"pkg\x00/c.go", "unreadable", ""},
+		{"out//secret.txt", "symlink", ""},
+		{"out/./secret.txt", "symlink", ""},
+		{"//a.py", "outside the repository", ""},
+		{outside + "/secret.txt", "outside the repository", ""},
 	} {
 		data, size, skip, err := rd.read(buf, tc.rel, 16)
 		want, wantSize, wantSkip, _ := ReadRegular(nil, dir, tc.rel, 16)
@@ -150,6 +161,79 @@ func TestDirReaderReadsAsReadRegular(t *testing.T) {
 		}
 		if skip == "" {
 			buf = data
+		}
+	}
+	// A root given as a link to the tree is opened as ReadRegular opens
+	// it (followed: the root is planex's own path, not the agent's).
+	rootLink := filepath.Join(t.TempDir(), "root")
+	if err := os.Symlink(dir, rootLink); err != nil {
+		t.Fatal(err)
+	}
+	viaLink := newDirReader(rootLink)
+	defer viaLink.close()
+	for _, rel := range []string{"pkg/b.go", "out/secret.txt", "pkg/link.py"} {
+		data, _, skip, _ := viaLink.read(nil, rel, 16)
+		want, _, wantSkip, _ := ReadRegular(nil, rootLink, rel, 16)
+		if string(data) != string(want) || skip != wantSkip {
+			t.Errorf("root a link, %s: %q (%q); ReadRegular: %q (%q)", rel, data, skip, want, wantSkip)
+		}
+	}
+}
+
+// TestRedTeamDirReaderKeptFolderSwappedOrMovedOut: between two files of
+// one folder, the agent swaps the folder for a link to a folder outside
+// holding files of the same names, or renames the folder out of the tree
+// and puts a link to an outside file in it. The kept descriptor still
+// names the folder as it was opened, so the second file is read from it
+// (the agent's own file, in the tree when opened), never through the
+// link; a name in the moved folder that is a link is refused as ever;
+// a reader that opens the folder afresh meets the link and refuses it.
+func TestRedTeamDirReaderKeptFolderSwappedOrMovedOut(t *testing.T) {
+	t.Parallel()
+	dir, outside := t.TempDir(), t.TempDir()
+	repomaptest.WriteFiles(t, dir, map[string]string{"pkg/a.py": "inside a\n", "pkg/b.py": "inside b\n"})
+	repomaptest.WriteFiles(t, outside, map[string]string{"a.py": "secret a\n", "b.py": "secret b\n", "c.py": "secret c\n"})
+	read := func(rd *dirReader, rel string) (string, string) {
+		data, _, skip, _ := rd.read(nil, rel, 1<<10)
+		return string(data), skip
+	}
+	rd := newDirReader(dir)
+	defer rd.close()
+	if got, skip := read(rd, "pkg/a.py"); got != "inside a\n" {
+		t.Fatalf("pkg/a.py: %q (%s)", got, skip)
+	}
+	// Swap: pkg becomes a link to outside.
+	if err := os.Rename(filepath.Join(dir, "pkg"), filepath.Join(dir, "pkg.real")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "pkg")); err != nil {
+		t.Fatal(err)
+	}
+	if got, skip := read(rd, "pkg/b.py"); got != "inside b\n" {
+		t.Errorf("pkg/b.py after the swap, kept folder: %q (%s); want the kept folder's own file", got, skip)
+	}
+	fresh := newDirReader(dir)
+	defer fresh.close()
+	if got, skip := read(fresh, "pkg/b.py"); got != "" || skip != "symlink" {
+		t.Errorf("pkg/b.py after the swap, a fresh reader: %q (%s); want it refused as a symlink", got, skip)
+	}
+	// Moved out: the kept folder leaves the tree and gets a link to an
+	// outside file under a name the listing has.
+	rd2 := newDirReader(dir)
+	defer rd2.close()
+	if got, skip := read(rd2, "pkg.real/a.py"); got != "inside a\n" {
+		t.Fatalf("pkg.real/a.py: %q (%s)", got, skip)
+	}
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(filepath.Join(dir, "pkg.real"), moved); err != nil {
+		t.Skipf("cannot move the folder out of the tree here (%v): the case needs one file system", err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "c.py"), filepath.Join(moved, "c.py")); err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]string{"pkg.real/c.py": "", "pkg.real/b.py": "inside b\n"} {
+		if got, skip := read(rd2, rel); got != want || strings.HasPrefix(got, "secret") {
+			t.Errorf("%s after the folder moved out: %q (%s); want %q", rel, got, skip, want)
 		}
 	}
 }
