@@ -203,6 +203,9 @@ func (r *Runner) run(ctx context.Context, j Job) Outcome {
 	// claim, shown as such in the report.
 	out.TestsPassed = plan.ClaimedFrom(er.TestsPassed)
 	if strings.TrimSpace(j.Directives) != "" {
+		if err := r.checkoutSnapshot(ctx, wt, j, tree); err != nil {
+			return fail("preparing the worktree for the execution directives: %v", err)
+		}
 		if derr := r.runDirectives(ctx, wt, j.Directives); derr != nil {
 			out.TestsPassed = plan.TestsFail
 			return fail("execution directives failed: %v", derr)
@@ -570,6 +573,24 @@ func (r *Runner) leaks(ctx context.Context, changes []gitrepo.Change, secrets ma
 	sort.Strings(inNames)
 	sort.Strings(inContent)
 	return append(inNames, inContent...), nil
+}
+
+// checkoutSnapshot makes the task's worktree hold exactly tree, the tree
+// planex commits for it, before the execution directives run there:
+// they vouch for that commit (the report's "passed", the review's "planex
+// ran the tests"), so nothing the agent left uncommitted may take part.
+// Files git ignores (the repository's rules, or a .gitignore that ignores
+// itself) never reach the snapshot, its scope check or the commit, and a
+// tests/conftest.py of that kind made failing tests pass on the agent's
+// tree. The worktree is reset as for a next task (everything untracked or
+// ignored removed), at a commit of tree on the task's base that no branch
+// holds; the next task resets it again.
+func (r *Runner) checkoutSnapshot(ctx context.Context, wt string, j Job, tree string) error {
+	sha, err := r.Repo.CommitTree(ctx, j.Base, tree, "planex: testing "+j.Task.ID)
+	if err != nil {
+		return err
+	}
+	return r.Repo.ResetWorktree(ctx, wt, sha)
 }
 
 // runDirectives runs the task's verification commands as one shell
