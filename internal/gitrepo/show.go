@@ -15,7 +15,8 @@ import (
 // as an option is refused before git sees it.
 //
 // The text is at most MaxPatchBytes long: a longer patch is cut at a line
-// and ends with a line saying so.
+// and ends with a line saying so. The content of the files git shows only
+// as binary follows the patch, escaped (binaryContents).
 func (r *Repo) ShowCommit(ctx context.Context, sha string) (string, error) {
 	return showCommit(ctx, r, sha, MaxPatchBytes)
 }
@@ -35,6 +36,14 @@ func showCommit(ctx context.Context, r *Repo, sha string, max int) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("showing commit %s: %w", abbrev.SHA(sha), err)
 	}
+	if cut {
+		return out + patchCut, nil
+	}
+	extra, cut, err := binaryContents(ctx, r, sha, max-len(out)-len(patchCut))
+	if err != nil {
+		return "", fmt.Errorf("showing commit %s: %w", abbrev.SHA(sha), err)
+	}
+	out += extra
 	if cut {
 		out += patchCut
 	}
