@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/planexhq/planex/internal/plural"
 )
 
 // errStopListing ends a listing that reached its bound.
@@ -21,48 +23,90 @@ const binaryProbe = 8000
 // maxBinaryShown is the most of one binary file's content a patch shows.
 const maxBinaryShown = 32 << 10
 
+// maxFileList bounds the list of a commit's files that heads its patch.
+const maxFileList = 16 << 10
+
 // binaryNote heads the contents of the files a patch showed as binary.
 const binaryNote = "\nplanex: git shows the files below as binary (each holds a NUL byte), so the patch above leaves out their content. It follows, each NUL, other control byte or invalid UTF-8 byte written as \\xNN; a script or source file can hold a NUL and still run.\n"
 
-// binaryContents returns what follows a commit's patch for the files it
-// adds or changes that git shows only as "Binary files … differ": their
-// content, escaped, at most maxBinaryShown bytes of each and budget in
-// all. A NUL byte anywhere in a file's first 8000 bytes is enough for
-// git, and shells and JavaScript run such a file (a NUL in a comment), so
-// an agent could otherwise commit code its reviewer never reads.
-func binaryContents(ctx context.Context, r *Repo, sha string, budget int) (string, bool, error) {
-	paths := map[string][]string{}
-	var blobs []string
+// commitFile is one file a commit changes against its first parent.
+type commitFile struct {
+	status, mode, blob, path string
+}
+
+// commitFiles lists the files sha changes against its first parent (all
+// of a root commit's), bounded as DiffTrees is; cut says the list stops
+// short.
+func commitFiles(ctx context.Context, r *Repo, sha string) (files []commitFile, cut bool, err error) {
 	var meta []string
-	// Bounded as DiffTrees is: past it the rest is left out, said as a cut.
-	names, cut := 0, false
-	err := streamRecords(ctx, r, "", nil, []string{"diff-tree", "-r", "-z", "--root", "--no-renames", "--no-commit-id", sha, "--"}, func(rec []byte) error {
+	names := 0
+	err = streamRecords(ctx, r, "", nil, []string{"diff-tree", "-r", "-z", "--root", "--no-renames", "--no-commit-id", sha, "--"}, func(rec []byte) error {
 		if meta == nil {
 			if meta = strings.Fields(strings.TrimPrefix(string(rec), ":")); len(meta) < 5 {
 				meta = []string{}
 			}
 			return nil
 		}
-		if len(meta) >= 5 && (meta[1] == "100644" || meta[1] == "100755") {
-			if names += len(rec); len(blobs) == maxChanges || names > maxChangeBytes {
+		if len(meta) >= 5 {
+			if names += len(rec); len(files) == maxChanges || names > maxChangeBytes {
 				cut = true
 				return errStopListing
 			}
-			if paths[meta[3]] == nil {
-				blobs = append(blobs, meta[3])
-			}
-			paths[meta[3]] = append(paths[meta[3]], string(rec))
+			files = append(files, commitFile{status: meta[4], mode: meta[1], blob: meta[3], path: string(rec)})
 		}
 		meta = nil
 		return nil
 	})
 	if err != nil && !errors.Is(err, errStopListing) {
-		return "", false, fmt.Errorf("listing the files of commit %s: %w", sha, err)
+		return nil, false, fmt.Errorf("listing the files of commit %s: %w", sha, err)
+	}
+	return files, cut, nil
+}
+
+// fileList is the list of a commit's files that heads the patch a
+// reviewer reads, at most maxFileList bytes: a patch cut short (a huge
+// file first) still shows every file the commit touches, so a reviewer
+// told to read the rest knows what the rest is.
+func fileList(files []commitFile, cut bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "planex: the commit changes %s (A added, M modified, D deleted, T type changed):\n", plural.Count(len(files), "file", "files"))
+	for i, f := range files {
+		line := f.status + "\t" + strconv.Quote(f.path) + "\n"
+		if b.Len()+len(line) > maxFileList {
+			fmt.Fprintf(&b, "… and %d more\n", len(files)-i)
+			return b.String() + "\n"
+		}
+		b.WriteString(line)
+	}
+	if cut {
+		b.WriteString("… and more, not listed\n")
+	}
+	return b.String() + "\n"
+}
+
+// binaryContents returns what follows a commit's patch for the files it
+// adds or changes that git shows only as "Binary files … differ": their
+// content, escaped, at most maxBinaryShown bytes of each and budget in
+// all (cut says some did not fit). A NUL byte anywhere in a file's first
+// 8000 bytes is enough for git, and shells and JavaScript run such a
+// file (a NUL in a comment), so an agent could otherwise commit code its
+// reviewer never reads.
+func binaryContents(ctx context.Context, r *Repo, sha string, files []commitFile, budget int) (string, bool, error) {
+	paths := map[string][]string{}
+	var blobs []string
+	for _, f := range files {
+		if f.mode != "100644" && f.mode != "100755" {
+			continue
+		}
+		if paths[f.blob] == nil {
+			blobs = append(blobs, f.blob)
+		}
+		paths[f.blob] = append(paths[f.blob], f.path)
 	}
 	var b strings.Builder
 	full := false
 	buf := make([]byte, maxBinaryShown)
-	err = r.StreamBlobs(ctx, blobs, func(blob string, content io.Reader) error {
+	err := r.StreamBlobs(ctx, blobs, func(blob string, content io.Reader) error {
 		if full {
 			return nil
 		}
@@ -98,7 +142,7 @@ func binaryContents(ctx context.Context, r *Repo, sha string, budget int) (strin
 	if err != nil {
 		return "", false, fmt.Errorf("reading the binary files of commit %s: %w", sha, err)
 	}
-	return b.String(), cut || full, nil
+	return b.String(), full, nil
 }
 
 // escapeBinary writes b as text: printable characters, newlines and tabs

@@ -52,6 +52,13 @@ func TestRedTeamReviewSeesBinaryHiddenText(t *testing.T) {
 			t.Errorf("the reviewer's patch lacks %q:\n%.1500s", want, got)
 		}
 	}
+	// The files are listed before the patch, so a reviewer whose patch is
+	// cut short (a huge file first) still learns of every one.
+	list := "planex: the commit changes 4 files (A added, M modified, D deleted, T type changed):\n" +
+		"A\t\"big/data.bin\"\nA\t\"deploy.sh\"\nA\t\"logo.png\"\nA\t\"notes.md\"\n\nT1: add a helper"
+	if !strings.HasPrefix(got, "commit "+head+"\n\n"+list) {
+		t.Errorf("the patch does not start with the commit and its files:\n%.600s", got)
+	}
 	if strings.Contains(got, "\x00") || strings.Contains(got, "TAIL-NOT-SHOWN") || strings.Count(got, "plain text") != 1 {
 		t.Errorf("the patch holds a NUL, more than the bound of a file, or a text file twice:\n%.2000s", got)
 	}
@@ -63,5 +70,24 @@ func TestRedTeamReviewSeesBinaryHiddenText(t *testing.T) {
 	}
 	if !strings.HasSuffix(small, patchCut) || strings.Contains(small, payload) {
 		t.Errorf("a patch cut short in the binary files' contents:\n%s", small)
+	}
+}
+
+// TestFileList: the list of a commit's files quotes each name (a newline
+// or a terminal escape in a name stays on its line) and stops at its
+// bound, saying how many it left out.
+func TestFileList(t *testing.T) {
+	t.Parallel()
+	got := fileList([]commitFile{{status: "A", path: "a\nb"}, {status: "D", path: "\x1b[31mx"}}, false)
+	if want := "planex: the commit changes 2 files (A added, M modified, D deleted, T type changed):\nA\t\"a\\nb\"\nD\t\"\\x1b[31mx\"\n\n"; got != want {
+		t.Errorf("fileList = %q, want %q", got, want)
+	}
+	many := make([]commitFile, 5000)
+	for i := range many {
+		many[i] = commitFile{status: "A", path: strings.Repeat("p", 20)}
+	}
+	got = fileList(many, true)
+	if len(got) > maxFileList+64 || !strings.Contains(got, " more\n") || !strings.HasSuffix(got, "\n\n") {
+		t.Errorf("fileList of 5000 files: %d bytes, ending %q", len(got), got[len(got)-40:])
 	}
 }
