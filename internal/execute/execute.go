@@ -275,13 +275,21 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 // they give on tip: the scope, links out of the repository, planex's
 // settings file, CI configuration and gitlinks a wide scope does not
 // name (unnamedChanges), and values planex holds. It says why they cannot be committed, or returns "" (as
-// it does for an outcome Run made here, checked already, and for one
-// that did not complete).
+// it does for an outcome Run made here and checked on tip already, and
+// for one that did not complete). An outcome Run made on an older base is
+// judged again on the tree it makes on tip.
 func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) string {
-	if o.tree != "" || o.Status != plan.StatusCompleted {
+	if o.Status != plan.StatusCompleted || (o.tree != "" && o.base == tip) {
 		return ""
 	}
 	secrets := r.Contain.Secrets()
+	if o.tree != "" {
+		// Run's own outcome, for a newer tip (a task beside it committed
+		// first): what a file is (a local action's script, a workflow's
+		// folder) depends on the tree the commit makes, so the checks run
+		// again on it. Its blobs were scanned for held values already.
+		secrets = nil
+	}
 	// The commit the changes make on tip, never a branch's: its tree is
 	// what the checks read (git gc removes it if it is not committed).
 	tree, err := r.Repo.CommitChanges(ctx, tip, o.Changes, "planex: checking "+o.ID)
