@@ -299,7 +299,9 @@ func (r *executor) publishPR(ctx context.Context, rec *Record, report render.Rep
 	// Opening it finds the pull request the branch has already, if any
 	// (another job opened it, or the answer to an earlier create was
 	// lost); its report is then brought up to date.
-	title := "planex: " + abbrev.Truncate(abbrev.FirstLine(report.Meta.Requirement), 80)
+	// The requirement's first line is whoever opened the issue's; the
+	// merge commit carries the title, so it references no issue.
+	title := "planex: " + gitrepo.DefuseRefs(abbrev.Truncate(abbrev.FirstLine(report.Meta.Requirement), 80))
 	pr, err := r.GH.Pulls.CreatePR(ctx, r.Cfg.Owner, r.Cfg.Repo, gh.NewPR{Title: title, Head: rec.Branch, Base: rec.BaseBranch, Body: body, Draft: r.Cfg.Draft})
 	if err != nil {
 		return fmt.Errorf("opening the pull request: %w", err)

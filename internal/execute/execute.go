@@ -203,6 +203,9 @@ func (r *Runner) run(ctx context.Context, j Job) Outcome {
 	// claim, shown as such in the report.
 	out.TestsPassed = plan.ClaimedFrom(er.TestsPassed)
 	if strings.TrimSpace(j.Directives) != "" {
+		if err := r.checkoutSnapshot(ctx, wt, j, tree); err != nil {
+			return fail("preparing the worktree for the execution directives: %v", err)
+		}
 		if derr := r.runDirectives(ctx, wt, j.Directives); derr != nil {
 			out.TestsPassed = plan.TestsFail
 			return fail("execution directives failed: %v", derr)
@@ -272,13 +275,21 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 // they give on tip: the scope, links out of the repository, planex's
 // settings file, CI configuration and gitlinks a wide scope does not
 // name (unnamedChanges), and values planex holds. It says why they cannot be committed, or returns "" (as
-// it does for an outcome Run made here, checked already, and for one
-// that did not complete).
+// it does for an outcome Run made here and checked on tip already, and
+// for one that did not complete). An outcome Run made on an older base is
+// judged again on the tree it makes on tip.
 func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) string {
-	if o.tree != "" || o.Status != plan.StatusCompleted {
+	if o.Status != plan.StatusCompleted || (o.tree != "" && o.base == tip) {
 		return ""
 	}
 	secrets := r.Contain.Secrets()
+	if o.tree != "" {
+		// Run's own outcome, for a newer tip (a task beside it committed
+		// first): what a file is (a local action's script, a workflow's
+		// folder) depends on the tree the commit makes, so the checks run
+		// again on it. Its blobs were scanned for held values already.
+		secrets = nil
+	}
 	// The commit the changes make on tip, never a branch's: its tree is
 	// what the checks read (git gc removes it if it is not committed).
 	tree, err := r.Repo.CommitChanges(ctx, tip, o.Changes, "planex: checking "+o.ID)
@@ -570,6 +581,24 @@ func (r *Runner) leaks(ctx context.Context, changes []gitrepo.Change, secrets ma
 	sort.Strings(inNames)
 	sort.Strings(inContent)
 	return append(inNames, inContent...), nil
+}
+
+// checkoutSnapshot makes the task's worktree hold exactly tree, the tree
+// planex commits for it, before the execution directives run there:
+// they vouch for that commit (the report's "passed", the review's "planex
+// ran the tests"), so nothing the agent left uncommitted may take part.
+// Files git ignores (the repository's rules, or a .gitignore that ignores
+// itself) never reach the snapshot, its scope check or the commit, and a
+// tests/conftest.py of that kind made failing tests pass on the agent's
+// tree. The worktree is reset as for a next task (everything untracked or
+// ignored removed), at a commit of tree on the task's base that no branch
+// holds; the next task resets it again.
+func (r *Runner) checkoutSnapshot(ctx context.Context, wt string, j Job, tree string) error {
+	sha, err := r.Repo.CommitTree(ctx, j.Base, tree, "planex: testing "+j.Task.ID)
+	if err != nil {
+		return err
+	}
+	return r.Repo.ResetWorktree(ctx, wt, sha)
 }
 
 // runDirectives runs the task's verification commands as one shell

@@ -188,6 +188,12 @@ func TaskMessage(session, task, title, body string) string {
 	return b.String()
 }
 
+// DefuseRefs is defuseRefs for text that GitHub puts into a commit
+// message itself: a pull request's title, which the merge commit's (and
+// a squash commit's) message carries onto the default branch, where a
+// "closes #12" in it closes issue 12.
+func DefuseRefs(s string) string { return defuseRefs(s) }
+
 // defuseRefs keeps an agent's text in a commit message from referencing
 // issues: "#12", "GH-12" and "owner/repo#12" get a zero-width joiner
 // after their "#" or "-", and "://" one after its ":", so that "fixes #12"

@@ -15,7 +15,9 @@ import (
 // as an option is refused before git sees it.
 //
 // The text is at most MaxPatchBytes long: a longer patch is cut at a line
-// and ends with a line saying so.
+// and ends with a line saying so. A list of the commit's files heads it
+// (fileList), and the content of the files git shows only as binary
+// follows the patch, escaped (binaryContents).
 func (r *Repo) ShowCommit(ctx context.Context, sha string) (string, error) {
 	return showCommit(ctx, r, sha, MaxPatchBytes)
 }
@@ -31,10 +33,28 @@ func showCommit(ctx context.Context, r *Repo, sha string, max int) (string, erro
 	if sha == "" || strings.HasPrefix(sha, "-") {
 		return "", fmt.Errorf("showing commit %q: not a commit id", sha)
 	}
-	out, cut, err := gitCapped(ctx, r, max, "show", "--no-color", "--no-ext-diff", "--format=commit %H%n%n%B", sha, "--")
+	// The list of files follows the commit's id: room is kept for it.
+	room := max - maxFileList - len(patchCut)
+	out, cut, err := gitCapped(ctx, r, room, "show", "--no-color", "--no-ext-diff", "--format=commit %H%n%n%B", sha, "--")
 	if err != nil {
 		return "", fmt.Errorf("showing commit %s: %w", abbrev.SHA(sha), err)
 	}
+	files, listCut, err := commitFiles(ctx, r, sha)
+	if err != nil {
+		return "", fmt.Errorf("showing commit %s: %w", abbrev.SHA(sha), err)
+	}
+	// After the first line ("commit <id>", which the format makes), before
+	// the message, which the agent's findings fill.
+	first, rest, _ := strings.Cut(out, "\n")
+	out = first + "\n\n" + fileList(files, listCut) + strings.TrimPrefix(rest, "\n")
+	if cut {
+		return out + patchCut, nil
+	}
+	extra, cut, err := binaryContents(ctx, r, sha, files, room-len(out))
+	if err != nil {
+		return "", fmt.Errorf("showing commit %s: %w", abbrev.SHA(sha), err)
+	}
+	out += extra
 	if cut {
 		out += patchCut
 	}

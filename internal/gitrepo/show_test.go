@@ -22,7 +22,7 @@ func TestShowCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"commit " + head + "\n\nT1: add a line\n", "Planex-Task: T1", "+++ b/README.md", "+world"} {
+	for _, want := range []string{"commit " + head + "\n\nplanex: the commit changes 1 file (", "M\t\"README.md\"\n\nT1: add a line\n", "Planex-Task: T1", "+++ b/README.md", "+world"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("ShowCommit lacks %q:\n%s", want, got)
 		}

@@ -64,7 +64,8 @@ func PRBody(v PRView) string {
 		CIDocsURL   string
 		Refused     bool
 		OthersMore  int
-	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL, refused, max(v.OthersCount-len(v.Others), 0)})
+		Attributes  []string
+	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL, refused, max(v.OthersCount-len(v.Others), 0), attributeFiles(sorted)})
 	if err != nil {
 		panic(fmt.Sprintf("rendering pull request body: %v", err))
 	}
@@ -79,6 +80,27 @@ func PRBody(v PRView) string {
 		out += "\n… (truncated; the full report is context.md in the session state)\n"
 		if v.Issue > 0 {
 			out += fmt.Sprintf("\nCloses #%d\n", v.Issue)
+		}
+	}
+	return out
+}
+
+// maxAttributeFiles bounds the .gitattributes files the body names.
+const maxAttributeFiles = 20
+
+// attributeFiles lists the .gitattributes files the tasks changed, in any
+// folder: GitHub's diff of the pull request honours them, so one an agent
+// wrote (`evil.js -diff`, `linguist-generated`) shows a file's changes as
+// binary or collapses them, out of a person's sight.
+func attributeFiles(tasks []plan.Task) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tasks {
+		for _, f := range t.FilesModified {
+			if (f == ".gitattributes" || strings.HasSuffix(f, "/.gitattributes")) && !seen[f] && len(out) < maxAttributeFiles {
+				seen[f] = true
+				out = append(out, f)
+			}
 		}
 	}
 	return out

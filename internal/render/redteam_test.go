@@ -30,3 +30,30 @@ func TestRedTeamPlanCommentShowsWhatTheExecutorReads(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamPullRequestNamesAttributeFiles: a task under src/** writes
+// src/.gitattributes with `evil.js -diff linguist-generated`: GitHub's
+// diff of the pull request then shows src/evil.js as a binary file, or
+// collapses it, and a person reviewing it there never sees its code
+// (planex's own reviewer reads a patch that takes no attribute from the
+// work tree). The body warns, naming each such file; a run changing none
+// carries no warning.
+func TestRedTeamPullRequestNamesAttributeFiles(t *testing.T) {
+	t.Parallel()
+	r := sample()
+	r.Tasks = r.Tasks[:1]
+	r.Tasks[0].FilesModified = []string{"src/evil.js", "src/.gitattributes", ".gitattributes", "docs/gitattributes.md"}
+	body := PRBody(PRView{Report: r, Issue: 3})
+	for _, want := range []string{"**This pull request changes what GitHub's diff shows:**", "> - `src/.gitattributes`\n", "> - `.gitattributes`\n"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the body lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "`docs/gitattributes.md`") || strings.Contains(body, "`src/evil.js`") {
+		t.Errorf("the warning names files that are no attributes file:\n%s", body)
+	}
+	r.Tasks[0].FilesModified = []string{"src/evil.js"}
+	if body := PRBody(PRView{Report: r, Issue: 3}); strings.Contains(body, "what GitHub's diff shows") {
+		t.Errorf("a warning without an attributes file:\n%s", body)
+	}
+}
