@@ -49,6 +49,11 @@ func TestRedTeamLeaseOnAHostFile(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestLeaseProbeHelper$")
 	cmd.Env = []string{"PLANEX_LEASE_PROBE=" + file}
+	// A folder the program sees: the package's folder, the working
+	// directory go test gives, may lie under a /tmp the sandbox replaces.
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +80,8 @@ func TestRedTeamLeaseOnAHostFile(t *testing.T) {
 		}
 	}
 	if !strings.HasPrefix(said, "lease:") {
-		t.Fatalf("the probe said nothing of its lease (last line %q)", said)
+		cmd.Wait()
+		t.Fatalf("the probe said nothing of its lease (last line %q; its errors: %s)", said, stderr.String())
 	}
 	// The program holds what it took until its standard input closes.
 	fd, err := unix.Open(file, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
