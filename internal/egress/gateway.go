@@ -61,7 +61,11 @@ type Gateway struct {
 	// for (0: no bound). A larger limit in the body, or none, is lowered
 	// to it (capEdits), so calls running when the budget runs out
 	// overrun it by their prompts, not by their whole output limits.
-	Cap func(model string) int64
+	// release (when not nil) is called once the call's answer is
+	// metered: a bound holds its part of the budget for the call until
+	// then, so bounds given to calls running together add up to what
+	// the budget has left, not each to a part of it.
+	Cap func(model string) (limit int64, release func())
 
 	calls    inflight
 	admitted chan struct{}
@@ -272,7 +276,8 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	defer done()
 	out := r.Clone(upCtx)
 	out.RequestURI = ""
-	sent, size := g.capped(billed, rel, body, size, shape)
+	sent, size, uncap := g.capped(billed, rel, body, size, shape)
+	defer uncap() // after the call is metered, below
 	out.Body, out.ContentLength, out.GetBody = io.NopCloser(sent), size, nil
 	out.Header.Del("Content-Length")
 	out.Header.Del("Content-Encoding") // identity alone, which says nothing
@@ -431,16 +436,21 @@ func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int6
 
 // capped is the body of a call (rel) with, when it is billed, its output
 // limit held to what Cap allows for the model it names (a Gemini call's
-// path names it).
-func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape bodyShape) (io.Reader, int64) {
+// path names it); release gives the bound's part of the budget back.
+func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape bodyShape) (body io.Reader, n int64, release func()) {
+	release = func() {}
 	if !billed || g.Cap == nil || size == 0 {
-		return f, size
+		return f, size, release
 	}
-	limit := g.Cap(g.askedModel(rel, shape))
+	limit, held := g.Cap(g.askedModel(rel, shape))
+	if held != nil {
+		release = held
+	}
 	if limit <= 0 {
-		return f, size
+		return f, size, release
 	}
-	return capBody(f, size, capEdits(g.Provider, shape, limit))
+	body, n = capBody(f, size, capEdits(g.Provider, shape, limit))
+	return body, n, release
 }
 
 // askedModel is the model a call (rel, below the base path) asks for: a

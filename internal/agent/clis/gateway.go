@@ -62,7 +62,7 @@ type gatewayed struct {
 // Every billed call it forwards is counted on meter, after admit (when
 // not nil) let it through, its output limit held to limitOut's (when not
 // nil).
-func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error, limitOut func(string) int64) (*gatewayed, error) {
+func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error, limitOut func(string) (int64, func())) (*gatewayed, error) {
 	up, provider, err := a.upstream()
 	if err != nil {
 		return nil, err
@@ -176,26 +176,44 @@ func providerOf(prefix string) egress.Provider {
 // tokens under the step's limit l (nil: no limit): a quarter (one of the
 // egress.MaxAdmitted calls that may run at once) of what the budget has
 // left, in tokens, or in dollars at the output price the model's tokens
-// are metered at. While much is left the bound is above what calls ask
-// for; near the end it lowers their limits, so the calls admitted then
-// overrun the budget by their prompts at most, not by their outputs.
-func (a *Agent) outputCap(l agent.Limit, meter *egress.Meter) func(string) int64 {
+// are metered at. What is left is past what the meter counted and past
+// the bounds of the calls under way (each held until its answer is
+// metered, then released): the short calls one place lets through would
+// otherwise each get a quarter of a remainder the long calls in the
+// other places had already been bounded by. While much is left the
+// bound is above what calls ask for; near the end it lowers their
+// limits, so the calls admitted then overrun the budget by their prompts
+// at most, not by their outputs.
+func (a *Agent) outputCap(l agent.Limit, meter *egress.Meter) func(string) (int64, func()) {
 	if l.CostUSD <= 0 && l.Tokens <= 0 {
 		return nil
 	}
-	return func(model string) int64 {
+	var mu sync.Mutex
+	var heldUSD float64
+	var heldTokens int64
+	return func(model string) (int64, func()) {
+		rate := a.meteredPrice(model).OutPerMTok
+		mu.Lock()
+		defer mu.Unlock()
 		u := a.metered(meter.Totals())
 		c := int64(math.MaxInt64)
-		if rate := a.meteredPrice(model).OutPerMTok; l.CostUSD > 0 && rate > 0 {
-			c = int64(max(l.CostUSD-u.CostUSD, 0) / egress.MaxAdmitted / rate * 1e6)
+		if l.CostUSD > 0 && rate > 0 {
+			c = int64(max(l.CostUSD-u.CostUSD-heldUSD, 0) / egress.MaxAdmitted / rate * 1e6)
 		}
 		if l.Tokens > 0 {
-			c = min(c, max(l.Tokens-u.InputTokens-u.OutputTokens, 0)/egress.MaxAdmitted)
+			c = min(c, max(l.Tokens-u.InputTokens-u.OutputTokens-heldTokens, 0)/egress.MaxAdmitted)
 		}
 		if c == math.MaxInt64 {
-			return 0
+			return 0, nil
 		}
-		return max(c, 1)
+		c = max(c, 1)
+		usd := float64(c) * rate / 1e6
+		heldUSD, heldTokens = heldUSD+usd, heldTokens+c
+		return c, sync.OnceFunc(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			heldUSD, heldTokens = max(heldUSD-usd, 0), heldTokens-c
+		})
 	}
 }
 

@@ -223,7 +223,7 @@ func TestOutputCapHoldsToTheBudget(t *testing.T) {
 	} {
 		meter := &egress.Meter{}
 		meter.Add("claude-sonnet-5-5", c.spent)
-		if got := a.outputCap(c.limit, meter)(c.model); got != c.want {
+		if got, _ := a.outputCap(c.limit, meter)(c.model); got != c.want {
 			t.Errorf("%s: bound %d, want %d", c.name, got, c.want)
 		}
 	}
