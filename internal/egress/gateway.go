@@ -276,7 +276,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	defer done()
 	out := r.Clone(upCtx)
 	out.RequestURI = ""
-	sent, size, uncap := g.capped(billed, rel, body, size, shape)
+	sent, size, uncap, bound := g.capped(billed, rel, body, size, shape)
 	defer uncap() // after the call is metered, below
 	out.Body, out.ContentLength, out.GetBody = io.NopCloser(sent), size, nil
 	out.Header.Del("Content-Length")
@@ -307,7 +307,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	if err != nil {
 		if billed && !dialFailed(err) {
 			// The call may have reached the provider, which bills it.
-			g.meterCall(g.askedModel(rel, shape), size, nil, nil, false)
+			g.meterCall(g.askedModel(rel, shape), size, nil, nil, false, cutAtEnd(stop, bound))
 		}
 		// The transport's error may quote what the upstream sent (a
 		// malformed header line), the key among it.
@@ -326,7 +326,18 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	a := &answerUsage{p: g.Provider}
 	scan := newAnswerScan(isEventStream(resp.Header), a)
 	whole := streamAnswer(w, resp, scan, orphan, g.Key)
-	g.meterCall(g.askedModel(rel, shape), size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
+	g.meterCall(g.askedModel(rel, shape), size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole, cutAtEnd(stop, bound))
+}
+
+// cutAtEnd is the output a call bounded to bound (0: none) may be billed
+// for unseen, if the step's end (stop) cut it: the program may exit with
+// calls under way, and the provider need not stop when the connection
+// goes, least of all before it answers.
+func cutAtEnd(stop context.Context, bound int64) int64 {
+	if stop.Err() != nil {
+		return bound
+	}
+	return 0
 }
 
 // answerEncoding is the content encoding of an answer the transport
@@ -351,7 +362,7 @@ func answerEncoding(resp *http.Response) string {
 func (g *Gateway) refuseEncoded(w http.ResponseWriter, asked string, size int64, resp *http.Response, billed bool, enc string) {
 	n, _ := io.Copy(io.Discard, resp.Body)
 	if billed {
-		g.meterCall(asked, size, nil, &meterRead{usage: &answerUsage{p: g.Provider}, bytes: n}, false)
+		g.meterCall(asked, size, nil, &meterRead{usage: &answerUsage{p: g.Provider}, bytes: n}, false, 0)
 	}
 	http.Error(w, fmt.Sprintf("planex model gateway: the provider's answer came encoded (%.40q), which the gateway cannot read", enc), http.StatusBadGateway)
 }
@@ -436,21 +447,23 @@ func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int6
 
 // capped is the body of a call (rel) with, when it is billed, its output
 // limit held to what Cap allows for the model it names (a Gemini call's
-// path names it); release gives the bound's part of the budget back.
-func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape bodyShape) (body io.Reader, n int64, release func()) {
+// path names it); release gives the bound's part of the budget back, and
+// bound is the most output the call may then be billed for (0: no bound
+// was set).
+func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape bodyShape) (body io.Reader, n int64, release func(), bound int64) {
 	release = func() {}
 	if !billed || g.Cap == nil || size == 0 {
-		return f, size, release
+		return f, size, release, 0
 	}
 	limit, held := g.Cap(g.askedModel(rel, shape))
 	if held != nil {
 		release = held
 	}
 	if limit <= 0 {
-		return f, size, release
+		return f, size, release, 0
 	}
 	body, n = capBody(f, size, capEdits(g.Provider, shape, limit))
-	return body, n, release
+	return body, n, release, shape.boundUnder(limit)
 }
 
 // askedModel is the model a call (rel, below the base path) asks for: a

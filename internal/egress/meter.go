@@ -594,9 +594,12 @@ type meterRead struct {
 // for (asked: a Gemini call's path names it, the others' body). Where that cannot be read in full (the answer names no
 // usage, its copy to the client was cut, or the call failed on the way)
 // each count is at least a floor no real call stays under: the request's
-// bytes as input tokens and the answer's bytes as output tokens. An
-// error answer without usage is not billed by the providers.
-func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, read *meterRead, whole bool) {
+// bytes as input tokens and the answer's bytes as output tokens, and
+// for a call the step's end cut, the output it may be billed for
+// (cutBound: its output limit as the gateway held it, 0 when none was
+// set), as the provider may go on with it unseen. An error answer
+// without usage is not billed by the providers.
+func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, read *meterRead, whole bool, cutBound int64) {
 	if g.Meter == nil {
 		return
 	}
@@ -618,7 +621,7 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 		if read != nil {
 			out = read.bytes
 		}
-		u.InputTokens, u.OutputTokens = max(u.InputTokens, reqBytes), max(u.OutputTokens, out)
+		u.InputTokens, u.OutputTokens = max(u.InputTokens, reqBytes), max(u.OutputTokens, out, cutBound)
 	}
 	if read != nil {
 		u.CostUSD = read.usage.fee()

@@ -254,3 +254,71 @@ func TestGatewayReleasesTheBoundAfterMetering(t *testing.T) {
 		t.Errorf("bounds given back with %v output tokens metered, want [9 9]: once a call, after its answer was metered", released)
 	}
 }
+
+// TestRedTeamGatewayStepEndMetersTheBound: the program sends calls
+// asking for long answers without streaming and exits before they are
+// answered, ending its step: the gateway cut them and counted only
+// their requests' bytes (no output), while the provider, which need not
+// stop when the connection goes, may bill each to its output limit. The
+// next step was then told the budget had all of it left. A call the
+// step's end cuts is now counted at the output limit it reached the
+// provider with (its own when within the bound, else the bound).
+func TestRedTeamGatewayStepEndMetersTheBound(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, body string
+		want       int64
+	}{
+		{"a limit above the bound", `{"model":"claude-mythos-5","max_tokens":128000,"messages":[{"role":"user","content":"think"}]}`, 5000},
+		{"a limit within it", `{"model":"claude-mythos-5","max_tokens":300,"messages":[{"role":"user","content":"think"}]}`, 300},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			reached := make(chan struct{}, 1)
+			hold := make(chan struct{})
+			defer close(hold)
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				reached <- struct{}{}
+				select { // a long answer, still being written when the step ends
+				case <-hold:
+				case <-r.Context().Done():
+				}
+			}))
+			defer hs.Close()
+			u, _ := url.Parse(hs.URL)
+			g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
+				Cap: func(string) (int64, func()) { return 5000, nil }}
+			cl, stop := ServeGatewayForTest(t, g)
+			go func() {
+				req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(c.body))
+				req.Header.Set("X-Api-Key", "ph")
+				if resp, err := cl.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			<-reached
+			stop() // the program exits: its step ends
+			if got := g.Meter.Totals()["claude-mythos-5"]; got.OutputTokens < c.want || got.InputTokens == 0 {
+				t.Errorf("a call cut by the step's end metered %+v, want at least %d output tokens and its request", got, c.want)
+			}
+		})
+	}
+	// What holds: a call answered in full before the step ends counts
+	// what its answer says, not its bound.
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"model":"claude-mythos-5","content":[],"usage":{"input_tokens":7,"output_tokens":9}}`)
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
+		Cap: func(string) (int64, func()) { return 5000, nil }}
+	cl, stop := ServeGatewayForTest(t, g)
+	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(meterCallBody))
+	req.Header.Set("X-Api-Key", "ph")
+	statusOf(t, cl, req)
+	stop()
+	if got := g.Meter.Totals()["claude-mythos-5"]; got.OutputTokens != 9 {
+		t.Errorf("a whole answer metered %+v, want its 9 output tokens", got)
+	}
+}
