@@ -192,6 +192,9 @@ type answerUsage struct {
 	// web_search_call items of the final output list (listed), or of
 	// the output_item events, each item told twice (added, done).
 	searches, listed, itemEvents int64
+	// dropped says a usage object was too long to read (skimDropped):
+	// what was found is not the whole answer's usage.
+	dropped bool
 }
 
 // Per-call fees the gateway meters on top of tokens, in US dollars:
@@ -213,6 +216,10 @@ func (a *answerUsage) fee() float64 {
 
 // take reads one captured value: a usage object or a model name.
 func (a *answerUsage) take(kind skimKind, raw []byte) {
+	if kind == skimDropped {
+		a.dropped = true
+		return
+	}
 	if kind != skimUsage {
 		var m string
 		if json.Unmarshal(raw, &m) != nil {
@@ -353,6 +360,9 @@ const (
 	// list, skimEventItem of an output_item event's item.
 	skimListedItem
 	skimEventItem
+	// skimDropped reports a usage object longer than maxCapture, which
+	// was not read: the answer's usage is not known in full.
+	skimDropped
 )
 
 const (
@@ -554,11 +564,16 @@ func (s *skim) pop() {
 	}
 }
 
-// finish hands a captured value on, unless it was cut short.
+// finish hands a captured value on, unless it was cut short; a usage
+// object cut short is reported as dropped.
 func (s *skim) finish() {
 	s.capturing = false
-	if !s.capOver && s.found != nil {
+	switch {
+	case s.found == nil:
+	case !s.capOver:
 		s.found(s.kind, s.capture)
+	case s.kind == skimUsage:
+		s.found(skimDropped, nil)
 	}
 	s.capture = s.capture[:0]
 }
@@ -592,7 +607,7 @@ type meterRead struct {
 // meterCall counts one billed call on g.Meter: the usage the provider's
 // answer reports, under the model it names, else the one the call asked
 // for (asked: a Gemini call's path names it, the others' body). Where that cannot be read in full (the answer names no
-// usage, its copy to the client was cut, or the call failed on the way)
+// usage or one too long to read, its copy to the client was cut, or the call failed on the way)
 // each count is at least a floor no real call stays under: the request's
 // bytes as input tokens and the answer's bytes as output tokens, and
 // for a call the step's end cut, the output it may be billed for
@@ -611,9 +626,9 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 	if model == "" {
 		model = asked
 	}
-	found := read != nil && read.usage.found
+	found := read != nil && (read.usage.found || read.usage.dropped)
 	switch {
-	case found && whole:
+	case found && whole && !read.usage.dropped:
 	case resp != nil && resp.StatusCode >= 400 && !found:
 		return
 	default:
