@@ -81,6 +81,8 @@ type Shared struct {
 	left Limit
 	live map[string]Usage
 	done Usage
+	// held is what the steps' model calls under way set aside (Hold).
+	held Usage
 }
 
 // NewShared starts counting the steps that share left.
@@ -105,6 +107,38 @@ func (s *Shared) Spend(id string, u Usage) error {
 		return fmt.Errorf("%w: %d tokens spent by the steps running together, %d of the token budget were left when they began", ErrStepBudget, n, s.left.Tokens)
 	}
 	return nil
+}
+
+// Hold sets aside, for a model call of step id (which spent spent so
+// far), the part of what the steps together have left that part returns
+// when given it: the remainder less what they spent and what the calls
+// under way set aside (CostUSD in dollars, InputTokens in tokens, each
+// at least 0 and meaningful only where the remainder has that limit).
+// What part returns (CostUSD and OutputTokens) is held until release, so
+// that the calls under way in all the steps are bounded together by the
+// remainder, not each step's by all of it.
+func (s *Shared) Hold(id string, spent Usage, part func(left Usage) Usage) (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	total := s.done.Add(s.held)
+	for k, v := range s.live {
+		if k == id {
+			v = v.Max(spent.Bounded())
+		}
+		total = total.Add(v)
+	}
+	if _, ok := s.live[id]; !ok {
+		total = total.Add(spent.Bounded())
+	}
+	left := Usage{InputTokens: max(s.left.Tokens-total.InputTokens-total.OutputTokens, 0), CostUSD: max(s.left.CostUSD-total.CostUSD, 0)}
+	h := part(left).Bounded()
+	h = Usage{OutputTokens: h.OutputTokens, CostUSD: h.CostUSD}
+	s.held = s.held.Add(h)
+	return sync.OnceFunc(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.held = Usage{OutputTokens: max(s.held.OutputTokens-h.OutputTokens, 0), CostUSD: max(s.held.CostUSD-h.CostUSD, 0)}
+	})
 }
 
 // Finish records what finished step id spent in all (at least what it

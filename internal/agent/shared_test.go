@@ -50,3 +50,31 @@ func TestSharedHoldsStepsTogether(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedHoldsBoundsTogether: what the calls under way of the steps
+// sharing a remainder set aside (Hold) is taken from what each later
+// call is told is left, with what the steps spent, until released.
+func TestSharedHoldsBoundsTogether(t *testing.T) {
+	t.Parallel()
+	s := NewShared(Limit{Tokens: 1000, CostUSD: 10})
+	s.Spend("T1", Usage{InputTokens: 100, CostUSD: 1})
+	var seen []Usage
+	part := func(left Usage) Usage {
+		seen = append(seen, left)
+		return Usage{OutputTokens: 200, CostUSD: 2}
+	}
+	r1 := s.Hold("T1", Usage{InputTokens: 100, CostUSD: 1}, part)
+	s.Hold("T2", Usage{InputTokens: 50, CostUSD: 0.5}, part)
+	r1()
+	r1() // once only
+	s.Hold("T2", Usage{InputTokens: 50, CostUSD: 0.5}, part)
+	want := []Usage{{InputTokens: 900, CostUSD: 9}, {InputTokens: 650, CostUSD: 6.5}, {InputTokens: 650, CostUSD: 6.5}}
+	if len(seen) != len(want) {
+		t.Fatalf("told %v, want %v", seen, want)
+	}
+	for i := range want {
+		if seen[i].InputTokens != want[i].InputTokens || seen[i].CostUSD-want[i].CostUSD > 1e-9 || want[i].CostUSD-seen[i].CostUSD > 1e-9 {
+			t.Errorf("call %d was told %+v is left, want %+v", i+1, seen[i], want[i])
+		}
+	}
+}

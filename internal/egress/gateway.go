@@ -61,7 +61,11 @@ type Gateway struct {
 	// for (0: no bound). A larger limit in the body, or none, is lowered
 	// to it (capEdits), so calls running when the budget runs out
 	// overrun it by their prompts, not by their whole output limits.
-	Cap func(model string) int64
+	// release (when not nil) is called once the call's answer is
+	// metered: a bound holds its part of the budget for the call until
+	// then, so bounds given to calls running together add up to what
+	// the budget has left, not each to a part of it.
+	Cap func(model string) (limit int64, release func())
 
 	calls    inflight
 	admitted chan struct{}
@@ -272,7 +276,8 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	defer done()
 	out := r.Clone(upCtx)
 	out.RequestURI = ""
-	sent, size := g.capped(billed, rel, body, size, shape)
+	sent, size, uncap, bound := g.capped(billed, rel, body, size, shape)
+	defer uncap() // after the call is metered, below
 	out.Body, out.ContentLength, out.GetBody = io.NopCloser(sent), size, nil
 	out.Header.Del("Content-Length")
 	out.Header.Del("Content-Encoding") // identity alone, which says nothing
@@ -302,7 +307,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	if err != nil {
 		if billed && !dialFailed(err) {
 			// The call may have reached the provider, which bills it.
-			g.meterCall(g.askedModel(rel, shape), size, nil, nil, false)
+			g.meterCall(g.askedModel(rel, shape), size, nil, nil, false, cutAtEnd(stop, bound))
 		}
 		// The transport's error may quote what the upstream sent (a
 		// malformed header line), the key among it.
@@ -321,7 +326,18 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	a := &answerUsage{p: g.Provider}
 	scan := newAnswerScan(isEventStream(resp.Header), a)
 	whole := streamAnswer(w, resp, scan, orphan, g.Key)
-	g.meterCall(g.askedModel(rel, shape), size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole)
+	g.meterCall(g.askedModel(rel, shape), size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole, cutAtEnd(stop, bound))
+}
+
+// cutAtEnd is the output a call bounded to bound (0: none) may be billed
+// for unseen, if the step's end (stop) cut it: the program may exit with
+// calls under way, and the provider need not stop when the connection
+// goes, least of all before it answers.
+func cutAtEnd(stop context.Context, bound int64) int64 {
+	if stop.Err() != nil {
+		return bound
+	}
+	return 0
 }
 
 // answerEncoding is the content encoding of an answer the transport
@@ -346,7 +362,7 @@ func answerEncoding(resp *http.Response) string {
 func (g *Gateway) refuseEncoded(w http.ResponseWriter, asked string, size int64, resp *http.Response, billed bool, enc string) {
 	n, _ := io.Copy(io.Discard, resp.Body)
 	if billed {
-		g.meterCall(asked, size, nil, &meterRead{usage: &answerUsage{p: g.Provider}, bytes: n}, false)
+		g.meterCall(asked, size, nil, &meterRead{usage: &answerUsage{p: g.Provider}, bytes: n}, false, 0)
 	}
 	http.Error(w, fmt.Sprintf("planex model gateway: the provider's answer came encoded (%.40q), which the gateway cannot read", enc), http.StatusBadGateway)
 }
@@ -431,16 +447,23 @@ func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int6
 
 // capped is the body of a call (rel) with, when it is billed, its output
 // limit held to what Cap allows for the model it names (a Gemini call's
-// path names it).
-func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape bodyShape) (io.Reader, int64) {
+// path names it); release gives the bound's part of the budget back, and
+// bound is the most output the call may then be billed for (0: no bound
+// was set).
+func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape bodyShape) (body io.Reader, n int64, release func(), bound int64) {
+	release = func() {}
 	if !billed || g.Cap == nil || size == 0 {
-		return f, size
+		return f, size, release, 0
 	}
-	limit := g.Cap(g.askedModel(rel, shape))
+	limit, held := g.Cap(g.askedModel(rel, shape))
+	if held != nil {
+		release = held
+	}
 	if limit <= 0 {
-		return f, size
+		return f, size, release, 0
 	}
-	return capBody(f, size, capEdits(g.Provider, shape, limit))
+	body, n = capBody(f, size, capEdits(g.Provider, shape, limit))
+	return body, n, release, shape.boundUnder(limit)
 }
 
 // askedModel is the model a call (rel, below the base path) asks for: a

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -142,20 +143,27 @@ const maxIterationModels = 4
 func (w wireUsage) beyond() map[string]usage.Usage {
 	var out map[string]usage.Usage
 	for _, it := range w.Iterations {
-		if it.Type == "message" {
-			continue
-		}
-		if out == nil {
-			out = map[string]usage.Usage{}
-		}
-		m := it.Model
-		if _, ok := out[m]; !ok && len(out) >= maxIterationModels || len(m) > maxMeterModel {
-			m = OtherModels
-		}
-		u := wireUsage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens, CacheCreation: it.CacheCreation, CacheRead: it.CacheRead,
-			CacheByTTL: it.CacheByTTL}.tokens(ProviderAnthropic)
-		out[m] = out[m].Add(u.Bounded()).Bounded()
+		out = it.addTo(out)
 	}
+	return out
+}
+
+// addTo adds an iteration to out (beyond's sums) unless it is of the
+// "message" kind, returning out (made when nil).
+func (it wireIteration) addTo(out map[string]usage.Usage) map[string]usage.Usage {
+	if it.Type == "message" {
+		return out
+	}
+	if out == nil {
+		out = map[string]usage.Usage{}
+	}
+	m := it.Model
+	if _, ok := out[m]; !ok && len(out) >= maxIterationModels || len(m) > maxMeterModel {
+		m = OtherModels
+	}
+	u := wireUsage{InputTokens: it.InputTokens, OutputTokens: it.OutputTokens, CacheCreation: it.CacheCreation, CacheRead: it.CacheRead,
+		CacheByTTL: it.CacheByTTL}.tokens(ProviderAnthropic)
+	out[m] = out[m].Add(u.Bounded()).Bounded()
 	return out
 }
 
@@ -192,6 +200,13 @@ type answerUsage struct {
 	// web_search_call items of the final output list (listed), or of
 	// the output_item events, each item told twice (added, done).
 	searches, listed, itemEvents int64
+	// dropped says a usage object was too long to read (skimDropped):
+	// what was found is not the whole answer's usage.
+	dropped bool
+	// iter sums the iterations of the usage object being read, handed
+	// over one by one (skimIteration) so that a long list of them takes
+	// no memory (beyond's sums).
+	iter map[string]usage.Usage
 }
 
 // Per-call fees the gateway meters on top of tokens, in US dollars:
@@ -211,23 +226,56 @@ func (a *answerUsage) fee() float64 {
 	return float64(a.searches) * anthropicSearchFee
 }
 
-// take reads one captured value: a usage object or a model name.
+// take reads one captured value: a usage object, a model name, an
+// output item's type, or one iteration of the usage being read.
 func (a *answerUsage) take(kind skimKind, raw []byte) {
-	if kind != skimUsage {
-		var m string
-		if json.Unmarshal(raw, &m) != nil {
-			return
+	switch kind {
+	case skimUsage:
+		a.takeUsage(raw)
+	case skimDropped, skimUsageBegins, skimIteration:
+		a.takeIteration(kind, raw)
+	default:
+		a.takeName(kind, raw)
+	}
+}
+
+// takeIteration reads the signals of a usage object's iterations: one
+// of them (its sum kept in iter until the usage ends), a usage begun
+// (iter emptied) or dropped as too long.
+func (a *answerUsage) takeIteration(kind skimKind, raw []byte) {
+	switch kind {
+	case skimDropped:
+		a.dropped, a.iter = true, nil
+	case skimUsageBegins:
+		a.iter = nil
+	case skimIteration:
+		var it wireIteration
+		if json.Unmarshal(raw, &it) == nil {
+			a.iter = it.addTo(a.iter)
 		}
-		switch {
-		case kind == skimModel && m != "":
-			a.model = m
-		case kind == skimListedItem && m == "web_search_call":
-			a.listed = min(a.listed+1, usage.MaxTokens)
-		case kind == skimEventItem && m == "web_search_call":
-			a.itemEvents = min(a.itemEvents+1, usage.MaxTokens)
-		}
+	}
+}
+
+// takeName reads a captured string: a model's name or an output item's
+// type.
+func (a *answerUsage) takeName(kind skimKind, raw []byte) {
+	var m string
+	if json.Unmarshal(raw, &m) != nil {
 		return
 	}
+	switch {
+	case kind == skimModel && m != "":
+		a.model = m
+	case kind == skimListedItem && m == "web_search_call":
+		a.listed = min(a.listed+1, usage.MaxTokens)
+	case kind == skimEventItem && m == "web_search_call":
+		a.itemEvents = min(a.itemEvents+1, usage.MaxTokens)
+	}
+}
+
+// takeUsage reads a captured usage object, its iterations (handed over
+// before it, one by one) with it.
+func (a *answerUsage) takeUsage(raw []byte) {
 	var w wireUsage
 	if json.Unmarshal(raw, &w) != nil {
 		return
@@ -243,7 +291,12 @@ func (a *answerUsage) take(kind skimKind, raw []byte) {
 	// keeps its largest count. The models one record names past those
 	// already kept count under OtherModels, added up first.
 	rec := map[string]usage.Usage{}
-	for m, x := range w.beyond() {
+	iter := w.beyond() // none: each came on its own
+	for m, x := range a.iter {
+		iter = wireIteration{Model: m}.merge(iter, x)
+	}
+	a.iter = nil
+	for m, x := range iter {
 		if _, ok := a.beyond[m]; m != "" && m != OtherModels && !ok && len(a.beyond)+len(rec) >= maxIterationModels {
 			if _, inRec := rec[m]; !inRec {
 				m = OtherModels
@@ -257,6 +310,20 @@ func (a *answerUsage) take(kind skimKind, raw []byte) {
 		}
 		a.beyond[m] = largest(a.beyond[m], x)
 	}
+}
+
+// merge adds x, the sum of iterations of model it.Model, to out as
+// addTo adds one.
+func (it wireIteration) merge(out map[string]usage.Usage, x usage.Usage) map[string]usage.Usage {
+	if out == nil {
+		out = map[string]usage.Usage{}
+	}
+	m := it.Model
+	if _, ok := out[m]; !ok && len(out) >= maxIterationModels {
+		m = OtherModels
+	}
+	out[m] = out[m].Add(x).Bounded()
+	return out
 }
 
 // largest is, field by field, the larger of two counts of the same
@@ -353,6 +420,14 @@ const (
 	// list, skimEventItem of an output_item event's item.
 	skimListedItem
 	skimEventItem
+	// skimDropped reports a usage object longer than maxCapture, which
+	// was not read: the answer's usage is not known in full.
+	skimDropped
+	// skimUsageBegins reports that a usage object begins, and
+	// skimIteration one element of its iterations list, handed over
+	// alone and left out of the usage object's capture.
+	skimUsageBegins
+	skimIteration
 )
 
 const (
@@ -397,6 +472,12 @@ type skim struct {
 	kind      skimKind
 	capLevel  int
 	capOver   bool
+	// iterArr is the level of the captured usage object's iterations
+	// array (0: none open); inElem says one of its elements is being
+	// captured, from elemAt in capture.
+	iterArr int
+	inElem  bool
+	elemAt  int
 }
 
 func (s *skim) reset() {
@@ -427,10 +508,48 @@ func (s *skim) byte(c byte) {
 	case '{', '[':
 		s.valueStart(c)
 		s.push(c)
+		s.iterationOpens(c)
 	case '}', ']':
 		s.pop()
+		s.iterationCloses()
 	case ',':
 		s.wantKey = len(s.open) > 0 && s.open[len(s.open)-1] == '{' && s.deep == 0
+		if s.capturing && s.iterArr > 0 && len(s.open) == s.iterArr && !s.inElem &&
+			bytes.HasSuffix(bytes.TrimRight(s.capture[:len(s.capture)-1], " \t\r\n"), []byte("[")) {
+			s.capture = s.capture[:len(s.capture)-1] // after an element handed over alone
+		}
+	}
+}
+
+// iterationOpens sees c open a level: the iterations array of the usage
+// object being captured, or one of its elements, which is captured on
+// its own (iterationCloses), so that a usage with thousands of
+// iterations is read whole without holding them all.
+func (s *skim) iterationOpens(c byte) {
+	if !s.capturing || s.kind != skimUsage || s.deep > 0 {
+		return
+	}
+	switch n := len(s.open); {
+	case c == '[' && n == s.capLevel+2 && s.objects <= skimLevels && s.names[s.objects-1] == "iterations":
+		s.iterArr = n
+	case c == '{' && s.iterArr > 0 && n == s.iterArr+1:
+		s.inElem, s.elemAt = true, len(s.capture)-1
+	}
+}
+
+// iterationCloses sees a level close: an element of the iterations
+// array is handed over and cut out of the capture.
+func (s *skim) iterationCloses() {
+	switch n := len(s.open); {
+	case s.inElem && n == s.iterArr:
+		s.inElem = false
+		if !s.capOver && s.found != nil {
+			s.found(skimIteration, s.capture[s.elemAt:])
+		}
+		s.capture = bytes.TrimRight(s.capture[:s.elemAt], " \t\r\n")
+		s.capture = bytes.TrimSuffix(s.capture, []byte(",")) // the comma before it, if any
+	case s.iterArr > 0 && n < s.iterArr:
+		s.iterArr = 0
 	}
 }
 
@@ -499,7 +618,11 @@ func (s *skim) valueStart(c byte) {
 		return
 	}
 	s.capturing, s.capOver, s.capLevel = true, false, len(s.open)
+	s.iterArr, s.inElem = 0, false
 	s.capture = append(s.capture[:0], c)
+	if s.kind == skimUsage && s.found != nil {
+		s.found(skimUsageBegins, nil)
+	}
 }
 
 // place is the member whose value begins: its name, and whether it
@@ -554,11 +677,16 @@ func (s *skim) pop() {
 	}
 }
 
-// finish hands a captured value on, unless it was cut short.
+// finish hands a captured value on, unless it was cut short; a usage
+// object cut short is reported as dropped.
 func (s *skim) finish() {
 	s.capturing = false
-	if !s.capOver && s.found != nil {
+	switch {
+	case s.found == nil:
+	case !s.capOver:
 		s.found(s.kind, s.capture)
+	case s.kind == skimUsage:
+		s.found(skimDropped, nil)
 	}
 	s.capture = s.capture[:0]
 }
@@ -592,11 +720,14 @@ type meterRead struct {
 // meterCall counts one billed call on g.Meter: the usage the provider's
 // answer reports, under the model it names, else the one the call asked
 // for (asked: a Gemini call's path names it, the others' body). Where that cannot be read in full (the answer names no
-// usage, its copy to the client was cut, or the call failed on the way)
+// usage or one too long to read, its copy to the client was cut, or the call failed on the way)
 // each count is at least a floor no real call stays under: the request's
-// bytes as input tokens and the answer's bytes as output tokens. An
-// error answer without usage is not billed by the providers.
-func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, read *meterRead, whole bool) {
+// bytes as input tokens and the answer's bytes as output tokens, and
+// for a call the step's end cut, the output it may be billed for
+// (cutBound: its output limit as the gateway held it, 0 when none was
+// set), as the provider may go on with it unseen. An error answer
+// without usage is not billed by the providers.
+func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, read *meterRead, whole bool, cutBound int64) {
 	if g.Meter == nil {
 		return
 	}
@@ -608,9 +739,9 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 	if model == "" {
 		model = asked
 	}
-	found := read != nil && read.usage.found
+	found := read != nil && (read.usage.found || read.usage.dropped)
 	switch {
-	case found && whole:
+	case found && whole && !read.usage.dropped:
 	case resp != nil && resp.StatusCode >= 400 && !found:
 		return
 	default:
@@ -618,7 +749,7 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 		if read != nil {
 			out = read.bytes
 		}
-		u.InputTokens, u.OutputTokens = max(u.InputTokens, reqBytes), max(u.OutputTokens, out)
+		u.InputTokens, u.OutputTokens = max(u.InputTokens, reqBytes), max(u.OutputTokens, out, cutBound)
 	}
 	if read != nil {
 		u.CostUSD = read.usage.fee()

@@ -174,3 +174,56 @@ func TestRedTeamGatewayFloorUnderTheAskedModel(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamGatewayOverlongUsageIsNotLost: the program has a streamed
+// answer's last usage (the message_delta counting the output and the
+// iterations) grow past what the meter captures (some 1,000 iterations:
+// advisor calls, compactions): the capture was dropped and the usage of
+// message_start, read before, stood for the whole answer (1 output
+// token). The iterations are now read one by one, each held only while
+// it is read, so such a usage is metered in full; one that cannot be
+// read still (an iteration longer than the capture) is counted at least
+// at the floor of its bytes.
+func TestRedTeamGatewayOverlongUsageIsNotLost(t *testing.T) {
+	t.Parallel()
+	var its strings.Builder
+	for i := range 1200 {
+		if i > 0 {
+			its.WriteString(",")
+		}
+		fmt.Fprintf(&its, `{"type":"advisor_message","model":"claude-mythos-5","input_tokens":90000,"output_tokens":2000,"pad":"%0200d"}`, i)
+	}
+	stream := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-haiku-4-5\",\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"input_tokens\":10,\"output_tokens\":50000,\"iterations\":[" + its.String() + "]}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, stream)
+	}), nil)
+	resp := postMessages(t, c)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	stop()
+	got := g.Meter.Totals()["claude-mythos-5"+LongPrompt] // summed past 200K, marked long
+	if want := (usage.Usage{InputTokens: 1200 * 90000, OutputTokens: 1200 * 2000}); got != want {
+		t.Errorf("an answer with 1,200 advisor iterations metered %+v under the advisor's model, want %+v (all: %+v)", got, want, g.Meter.Totals())
+	}
+	// A single iteration past the capture's bound drops the usage:
+	// the floor of the bytes then.
+	long := strings.Replace(stream, `"pad":"`, `"pad":"`+strings.Repeat("x", maxCapture), 1)
+	g, c, stop = meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, long)
+	}), nil)
+	resp = postMessages(t, c)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	stop()
+	var out int64
+	for _, u := range g.Meter.Totals() {
+		out += u.OutputTokens
+	}
+	if out < int64(len(long)) {
+		t.Errorf("an answer of %d bytes whose usage was too long to read metered %d output tokens, want at least its bytes", len(long), out)
+	}
+}

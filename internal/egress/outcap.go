@@ -164,6 +164,24 @@ func capEdits(p Provider, sh bodyShape, limit int64) []edit {
 	return edits
 }
 
+// boundUnder is the most output a call of this shape may be billed for
+// once capEdits held it to limit: the largest of its own limits where
+// each was a whole number within it, else limit (a limit lowered or
+// inserted, or none inserted: limit is then what the budget set aside).
+func (sh bodyShape) boundUnder(limit int64) int64 {
+	if len(sh.limits) == 0 {
+		return limit
+	}
+	most := int64(0)
+	for _, s := range sh.limits {
+		if s.n < 0 || s.n > limit {
+			return limit
+		}
+		most = max(most, s.n)
+	}
+	return most
+}
+
 // capBody returns f's body (of size bytes) with edits applied, and its
 // new size.
 func capBody(f io.ReaderAt, size int64, edits []edit) (io.Reader, int64) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,11 +67,11 @@ func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
 			`{"generationConfig":{"maxOutputTokens":100},"contents":[{"maxOutputTokens":5}]}`},
 	} {
 		g := &Gateway{Provider: r.p, Upstream: u, Key: "sk-real", Placeholder: "ph",
-			Cap: func(model string) int64 {
+			Cap: func(model string) (int64, func()) {
 				mu.Lock()
 				defer mu.Unlock()
 				asked = append(asked, model)
-				return 100
+				return 100, nil
 			}}
 		c := serveGateway(t, g)
 		req, _ := http.NewRequest(http.MethodPost, "http://gateway"+r.path, strings.NewReader(r.body))
@@ -95,7 +96,7 @@ func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
 	// While the budget buys more than any model's smallest limit, a call
 	// that set none is left so (a provider may refuse a limit above its
 	// model's); one it set is still lowered.
-	g := &Gateway{Provider: ProviderOpenAI, Upstream: u, Key: "sk-real", Placeholder: "ph", Cap: func(string) int64 { return 20000 }}
+	g := &Gateway{Provider: ProviderOpenAI, Upstream: u, Key: "sk-real", Placeholder: "ph", Cap: func(string) (int64, func()) { return 20000, nil }}
 	oc := serveGateway(t, g)
 	for body, want := range map[string]string{
 		`{"model":"gpt-x","input":"write"}`:                            `{"model":"gpt-x","input":"write"}`,
@@ -113,7 +114,7 @@ func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
 		mu.Unlock()
 	}
 	// Several candidates would each run to the limit: refused.
-	gem := serveGateway(t, &Gateway{Provider: ProviderGemini, Upstream: u, Key: "sk-real", Placeholder: "ph", Cap: func(string) int64 { return 100 }})
+	gem := serveGateway(t, &Gateway{Provider: ProviderGemini, Upstream: u, Key: "sk-real", Placeholder: "ph", Cap: func(string) (int64, func()) { return 100, nil }})
 	for _, body := range []string{`{"contents":[],"generationConfig":{"candidateCount":8}}`, `{"contents":[],"generation_config":{"candidate_count":2.0}}`} {
 		req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1beta/models/gemini-x:generateContent", strings.NewReader(body))
 		req.Header.Set("X-Goog-Api-Key", "ph")
@@ -156,7 +157,7 @@ func TestRedTeamGatewayLimitSpellings(t *testing.T) {
 	gateways := map[Provider]*http.Client{}
 	for _, p := range []Provider{ProviderAnthropic, ProviderOpenAI, ProviderGemini} {
 		gateways[p] = serveGateway(t, &Gateway{Provider: p, Upstream: u, Key: "sk-real", Placeholder: "ph",
-			Cap: func(string) int64 { return 20000 }})
+			Cap: func(string) (int64, func()) { return 20000, nil }})
 	}
 	paths := map[Provider]string{ProviderAnthropic: "/v1/messages", ProviderOpenAI: "/responses",
 		ProviderGemini: "/v1beta/models/gemini-x:generateContent"}
@@ -212,5 +213,112 @@ func TestRedTeamGatewayLimitSpellings(t *testing.T) {
 			t.Errorf("%s %s reached the provider as %s, want %s", c.p, c.body, last, c.want)
 		}
 		mu.Unlock()
+	}
+}
+
+// TestGatewayReleasesTheBoundAfterMetering: the part of the budget a
+// call's bound holds is given back once, after the call's answer is
+// metered (released earlier, a call starting then would be bounded by
+// a remainder that counted neither), and also for a call refused after
+// its bound was taken (no placeholder).
+func TestGatewayReleasesTheBoundAfterMetering(t *testing.T) {
+	t.Parallel()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"model":"claude-sonnet-5-5","content":[],"usage":{"input_tokens":7,"output_tokens":9}}`)
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{}}
+	var mu sync.Mutex
+	var released []int64 // the output tokens metered when each bound was given back
+	g.Cap = func(string) (int64, func()) {
+		return 100, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			var out int64
+			for _, u := range g.Meter.Totals() {
+				out += u.OutputTokens
+			}
+			released = append(released, out)
+		}
+	}
+	c := serveGateway(t, g)
+	for _, key := range []string{"ph", "not-the-placeholder"} {
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(meterCallBody))
+		req.Header.Set("X-Api-Key", key)
+		statusOf(t, c, req)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(released, []int64{9, 9}) {
+		t.Errorf("bounds given back with %v output tokens metered, want [9 9]: once a call, after its answer was metered", released)
+	}
+}
+
+// TestRedTeamGatewayStepEndMetersTheBound: the program sends calls
+// asking for long answers without streaming and exits before they are
+// answered, ending its step: the gateway cut them and counted only
+// their requests' bytes (no output), while the provider, which need not
+// stop when the connection goes, may bill each to its output limit. The
+// next step was then told the budget had all of it left. A call the
+// step's end cuts is now counted at the output limit it reached the
+// provider with (its own when within the bound, else the bound).
+func TestRedTeamGatewayStepEndMetersTheBound(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, body string
+		want       int64
+	}{
+		{"a limit above the bound", `{"model":"claude-mythos-5","max_tokens":128000,"messages":[{"role":"user","content":"think"}]}`, 5000},
+		{"a limit within it", `{"model":"claude-mythos-5","max_tokens":300,"messages":[{"role":"user","content":"think"}]}`, 300},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			reached := make(chan struct{}, 1)
+			hold := make(chan struct{})
+			defer close(hold)
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				reached <- struct{}{}
+				select { // a long answer, still being written when the step ends
+				case <-hold:
+				case <-r.Context().Done():
+				}
+			}))
+			defer hs.Close()
+			u, _ := url.Parse(hs.URL)
+			g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
+				Cap: func(string) (int64, func()) { return 5000, nil }}
+			cl, stop := ServeGatewayForTest(t, g)
+			go func() {
+				req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(c.body))
+				req.Header.Set("X-Api-Key", "ph")
+				if resp, err := cl.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			<-reached
+			stop() // the program exits: its step ends
+			if got := g.Meter.Totals()["claude-mythos-5"]; got.OutputTokens < c.want || got.InputTokens == 0 {
+				t.Errorf("a call cut by the step's end metered %+v, want at least %d output tokens and its request", got, c.want)
+			}
+		})
+	}
+	// What holds: a call answered in full before the step ends counts
+	// what its answer says, not its bound.
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"model":"claude-mythos-5","content":[],"usage":{"input_tokens":7,"output_tokens":9}}`)
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
+		Cap: func(string) (int64, func()) { return 5000, nil }}
+	cl, stop := ServeGatewayForTest(t, g)
+	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(meterCallBody))
+	req.Header.Set("X-Api-Key", "ph")
+	statusOf(t, cl, req)
+	stop()
+	if got := g.Meter.Totals()["claude-mythos-5"]; got.OutputTokens != 9 {
+		t.Errorf("a whole answer metered %+v, want its 9 output tokens", got)
 	}
 }

@@ -62,7 +62,7 @@ type gatewayed struct {
 // Every billed call it forwards is counted on meter, after admit (when
 // not nil) let it through, its output limit held to limitOut's (when not
 // nil).
-func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error, limitOut func(string) int64) (*gatewayed, error) {
+func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error, limitOut func(string) (int64, func())) (*gatewayed, error) {
 	up, provider, err := a.upstream()
 	if err != nil {
 		return nil, err
@@ -176,27 +176,68 @@ func providerOf(prefix string) egress.Provider {
 // tokens under the step's limit l (nil: no limit): a quarter (one of the
 // egress.MaxAdmitted calls that may run at once) of what the budget has
 // left, in tokens, or in dollars at the output price the model's tokens
-// are metered at. While much is left the bound is above what calls ask
-// for; near the end it lowers their limits, so the calls admitted then
-// overrun the budget by their prompts at most, not by their outputs.
-func (a *Agent) outputCap(l agent.Limit, meter *egress.Meter) func(string) int64 {
+// are metered at. What is left is past what the meter counted and past
+// the bounds of the calls under way (each held until its answer is
+// metered, then released): the short calls one place lets through would
+// otherwise each get a quarter of a remainder the long calls in the
+// other places had already been bounded by. While much is left the
+// bound is above what calls ask for; near the end it lowers their
+// limits, so the calls admitted then overrun the budget by their prompts
+// at most, not by their outputs.
+func (a *Agent) outputCap(id string, l agent.Limit, meter *egress.Meter) func(string) (int64, func()) {
 	if l.CostUSD <= 0 && l.Tokens <= 0 {
 		return nil
 	}
-	return func(model string) int64 {
+	var mu sync.Mutex
+	var held agent.Usage // what this step's calls under way set aside
+	return func(model string) (int64, func()) {
+		rate := a.meteredPrice(model).OutPerMTok
 		u := a.metered(meter.Totals())
-		c := int64(math.MaxInt64)
-		if rate := a.meteredPrice(model).OutPerMTok; l.CostUSD > 0 && rate > 0 {
-			c = int64(max(l.CostUSD-u.CostUSD, 0) / egress.MaxAdmitted / rate * 1e6)
+		if l.Shared != nil {
+			// The tasks running beside this one share the remainder: the
+			// bound is a part of what they all left, held with theirs.
+			var c int64
+			release := l.Shared.Hold(id, u, func(left agent.Usage) agent.Usage {
+				c = quarterLeft(l, rate, min(left.CostUSD, l.CostUSD-u.CostUSD), min(left.InputTokens, l.Tokens-u.InputTokens-u.OutputTokens))
+				return heldFor(c, rate)
+			})
+			return c, release
 		}
-		if l.Tokens > 0 {
-			c = min(c, max(l.Tokens-u.InputTokens-u.OutputTokens, 0)/egress.MaxAdmitted)
-		}
-		if c == math.MaxInt64 {
-			return 0
-		}
-		return max(c, 1)
+		mu.Lock()
+		defer mu.Unlock()
+		c := quarterLeft(l, rate, l.CostUSD-u.CostUSD-held.CostUSD, l.Tokens-u.InputTokens-u.OutputTokens-held.OutputTokens)
+		h := heldFor(c, rate)
+		held = held.Add(h)
+		return c, sync.OnceFunc(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			held = agent.Usage{OutputTokens: held.OutputTokens - h.OutputTokens, CostUSD: max(held.CostUSD-h.CostUSD, 0)}
+		})
 	}
+}
+
+// quarterLeft is the output bound of one of the egress.MaxAdmitted calls
+// that may run at once, of a model whose output costs rate a million
+// tokens, when usd dollars and tokens tokens are left (each read only
+// where l limits it): at least 1, or 0 when nothing bounds it.
+func quarterLeft(l agent.Limit, rate, usd float64, tokens int64) int64 {
+	c := int64(math.MaxInt64)
+	if l.CostUSD > 0 && rate > 0 {
+		c = int64(max(usd, 0) / egress.MaxAdmitted / rate * 1e6)
+	}
+	if l.Tokens > 0 {
+		c = min(c, max(tokens, 0)/egress.MaxAdmitted)
+	}
+	if c == math.MaxInt64 {
+		return 0
+	}
+	return max(c, 1)
+}
+
+// heldFor is what a call bounded to c output tokens (0: unbounded, then
+// nothing) of a model at rate sets aside of the budget.
+func heldFor(c int64, rate float64) agent.Usage {
+	return agent.Usage{OutputTokens: c, CostUSD: float64(c) * rate / 1e6}
 }
 
 // ErrStepBudget marks a model call the gateway refused because the step

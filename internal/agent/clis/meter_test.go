@@ -205,7 +205,7 @@ func TestRedTeamGatewaySharesTheRemainder(t *testing.T) {
 func TestOutputCapHoldsToTheBudget(t *testing.T) {
 	t.Parallel()
 	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
-	if a.outputCap(agent.Limit{}, &egress.Meter{}) != nil {
+	if a.outputCap("step", agent.Limit{}, &egress.Meter{}) != nil {
 		t.Error("a step without a limit got a bound")
 	}
 	for _, c := range []struct {
@@ -223,7 +223,7 @@ func TestOutputCapHoldsToTheBudget(t *testing.T) {
 	} {
 		meter := &egress.Meter{}
 		meter.Add("claude-sonnet-5-5", c.spent)
-		if got := a.outputCap(c.limit, meter)(c.model); got != c.want {
+		if got, _ := a.outputCap("step", c.limit, meter)(c.model); got != c.want {
 			t.Errorf("%s: bound %d, want %d", c.name, got, c.want)
 		}
 	}
