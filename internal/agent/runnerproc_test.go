@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/planexhq/planex/internal/sandbox"
 )
 
 // TestRedTeamRunnerFoundAsAncestor: a self-hosted runner configured with
@@ -184,53 +186,7 @@ func TestRunnerJobsCreatedDuringTheStep(t *testing.T) {
 		"runner-b/.runner":          `{}`,
 		"runner-b/_work/_temp/keep": "x",
 	})
-	sync := filepath.Join(dir, "sync")
-	if err := os.MkdirAll(sync, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(sync, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	late := filepath.Join(dir, "runner-b", "_work", "_temp", "git-credentials-late.config")
-	script := `touch ` + sync + `/ready
-while [ ! -e ` + sync + `/go ]; do sleep 0.05; done
-cat ` + late + ` 2>/dev/null; cat ` + dir + `/runner-b/_work/billing/billing/.env 2>/dev/null; echo done`
-	cmd := exec.Command("sh", "-c", script)
-	cmd.Dir = "/"
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	ws := filepath.Join(dir, "runner-a", "_work", "app")
-	env := []string{"PATH=/usr/bin:/bin", "GITHUB_ACTIONS=true", "RUNNER_WORKSPACE=" + ws, "GITHUB_WORKSPACE=" + filepath.Join(ws, "app")}
-	cleanup, err := Containment{Sandbox: box}.Prepare(cmd, env, []string{sync}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; ; i++ {
-		if _, err := os.Stat(filepath.Join(sync, "ready")); err == nil {
-			break
-		}
-		if i > 600 {
-			t.Fatal("the contained program never started")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	plant(t, dir, map[string]string{
-		"runner-b/_work/_temp/git-credentials-late.config": "loot-late-checkout-token",
-		"runner-b/_work/billing/billing/.env":              "loot-late-job",
-	})
-	if err := os.WriteFile(filepath.Join(sync, "go"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	if !strings.Contains(out.String(), "done") || strings.Contains(out.String(), "loot-") {
-		t.Errorf("the agent read what another runner's job wrote during its step:\n%s", out.String())
-	}
+	checkLateRunnerJob(t, box, dir)
 }
 
 // TestRedTeamJenkinsAgentSecretHidden: a Jenkins agent started as its
@@ -303,5 +259,61 @@ func TestAgentSecretFiles(t *testing.T) {
 		if got := agentSecretFiles(base); !slices.Equal(got, c.want) {
 			t.Errorf("%q in %s: agentSecretFiles = %q, want %q", c.args, c.cwd, got, c.want)
 		}
+	}
+}
+
+// checkLateRunnerJob runs a contained program that waits until a job of
+// the runner installed beside planex's (runner-b under dir) writes its
+// token file and a job's .env during the step, then tries to read both;
+// it fails the test if the program read either. The runners' files
+// before the step are the caller's.
+func checkLateRunnerJob(t *testing.T, box *sandbox.Sandbox, dir string) {
+	t.Helper()
+	sync := filepath.Join(dir, "sync")
+	if err := os.MkdirAll(sync, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sync, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	late := filepath.Join(dir, "runner-b", "_work", "_temp", "git-credentials-late.config")
+	script := `touch ` + sync + `/ready
+while [ ! -e ` + sync + `/go ]; do sleep 0.05; done
+cat ` + late + ` 2>/dev/null; cat ` + dir + `/runner-b/_work/billing/billing/.env 2>/dev/null; echo done`
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = "/"
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	ws := filepath.Join(dir, "runner-a", "_work", "app")
+	env := []string{"PATH=/usr/bin:/bin", "GITHUB_ACTIONS=true", "RUNNER_WORKSPACE=" + ws, "GITHUB_WORKSPACE=" + filepath.Join(ws, "app")}
+	cleanup, err := Containment{Sandbox: box}.Prepare(cmd, env, []string{sync}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join(sync, "ready")); err == nil {
+			break
+		}
+		if i > 600 {
+			t.Fatal("the contained program never started")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	plant(t, dir, map[string]string{
+		"runner-b/_work/_temp/git-credentials-late.config": "loot-late-checkout-token",
+		"runner-b/_work/billing/billing/.env":              "loot-late-job",
+	})
+	if err := os.WriteFile(filepath.Join(sync, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "done") || strings.Contains(out.String(), "loot-") {
+		t.Errorf("the agent read what another runner's job wrote during its step:\n%s", out.String())
 	}
 }
