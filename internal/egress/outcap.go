@@ -75,6 +75,12 @@ func (w *bodyWalk) note(top *frame, tok json.Token) error {
 		if !ok {
 			return fmt.Errorf("%w (the output limit %v: a number or null only)", ErrUnmetered, tok)
 		}
+		if s.n < 1 {
+			// 0 (or -0) bounds nothing a provider runs: Anthropic and
+			// OpenAI refuse it, Gemini's proto3 field may read it as
+			// unset, the model's own limit. It is lowered as null is.
+			s.n = -1
+		}
 		w.shape.limits = append(w.shape.limits, s)
 	case w.p == ProviderAnthropic && len(w.stack) == 2 && w.stack[0].key == "thinking" && top.key == "budgettokens":
 		s, ok := w.valueSpan(tok)

@@ -63,6 +63,18 @@ func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
 			`{"contents":[],"generationConfig":{"maxOutputTokens":100}}`},
 		{"gemini, config with one", ProviderGemini, "/v1beta/models/gemini-x:generateContent", `{"contents":[],"generationConfig":{"temperature":1,"maxOutputTokens":1000000}}`,
 			`{"contents":[],"generationConfig":{"temperature":1,"maxOutputTokens":100}}`},
+		// A limit of 0 (or -0) limits nothing a provider runs: Anthropic
+		// and OpenAI refuse it, and Gemini's proto3 field may read it as
+		// unset (the model's own limit) while the gateway bounded the
+		// call by it.
+		{"gemini, zero", ProviderGemini, "/v1beta/models/gemini-x:generateContent", `{"contents":[],"generationConfig":{"maxOutputTokens":0}}`,
+			`{"contents":[],"generationConfig":{"maxOutputTokens":100}}`},
+		{"gemini, minus zero", ProviderGemini, "/v1beta/models/gemini-x:generateContent", `{"contents":[],"generationConfig":{"maxOutputTokens":-0}}`,
+			`{"contents":[],"generationConfig":{"maxOutputTokens":100}}`},
+		{"openai, zero", ProviderOpenAI, "/responses", `{"model":"gpt-x","max_output_tokens":0}`,
+			`{"model":"gpt-x","max_output_tokens":100}`},
+		{"anthropic, zero, thinking", ProviderAnthropic, "/v1/messages", `{"model":"claude-x","max_tokens":0,"thinking":{"type":"enabled","budget_tokens":0},"messages":[]}`,
+			`{"model":"claude-x","max_tokens":100,"thinking":{"type":"enabled","budget_tokens":0},"messages":[]}`},
 		{"gemini, a nested limit is no limit", ProviderGemini, "/v1beta/models/gemini-x:generateContent", `{"contents":[{"maxOutputTokens":5}]}`,
 			`{"generationConfig":{"maxOutputTokens":100},"contents":[{"maxOutputTokens":5}]}`},
 	} {
@@ -124,7 +136,7 @@ func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if strings.Join(asked, ",") != "claude-x,claude-x,claude-x,claude-x,gpt-x,gpt-x,,gemini-x,gemini-x,gemini-x,gemini-x" {
+	if strings.Join(asked, ",") != "claude-x,claude-x,claude-x,claude-x,gpt-x,gpt-x,,gemini-x,gemini-x,gemini-x,gemini-x,gemini-x,gpt-x,claude-x,gemini-x" {
 		t.Errorf("Cap was asked for the models %q, want each call's", asked)
 	}
 }
