@@ -81,7 +81,7 @@ const MaxAdmitted = 4
 // maxOrphans bounds the calls a gateway reads on after their callers hung
 // up (each holds its spooled body and an upstream connection, and no
 // connection of the caller's counts it); past it such a call is cut and
-// counted at the floor.
+// counted at the output limit it was sent with (cutShort).
 const maxOrphans = 8
 
 func (g *Gateway) init() {
@@ -307,7 +307,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	if err != nil {
 		if billed && !dialFailed(err) {
 			// The call may have reached the provider, which bills it.
-			g.meterCall(g.askedModel(rel, shape), size, nil, nil, false, cutAtEnd(stop, bound))
+			g.meterCall(g.askedModel(rel, shape), size, nil, nil, false, cutShort(upCtx, bound))
 		}
 		// The transport's error may quote what the upstream sent (a
 		// malformed header line), the key among it.
@@ -326,15 +326,17 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	a := &answerUsage{p: g.Provider}
 	scan := newAnswerScan(isEventStream(resp.Header), a)
 	whole := streamAnswer(w, resp, scan, orphan, g.Key)
-	g.meterCall(g.askedModel(rel, shape), size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole, cutAtEnd(stop, bound))
+	g.meterCall(g.askedModel(rel, shape), size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole, cutShort(upCtx, bound))
 }
 
-// cutAtEnd is the output a call bounded to bound (0: none) may be billed
-// for unseen, if the step's end (stop) cut it: the program may exit with
+// cutShort is the output a call bounded to bound (0: none) may be billed
+// for unseen, if the gateway cut it (up, the call's upstream context,
+// ended): the step's end, or its caller's hang-up when no place was
+// left to read it on (maxOrphans). The program may exit or hang up with
 // calls under way, and the provider need not stop when the connection
 // goes, least of all before it answers.
-func cutAtEnd(stop context.Context, bound int64) int64 {
-	if stop.Err() != nil {
+func cutShort(up context.Context, bound int64) int64 {
+	if up.Err() != nil {
 		return bound
 	}
 	return 0

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestRedTeamGatewayCapsOutputToTheBudget: with a few cents of the
@@ -332,5 +334,51 @@ func TestRedTeamGatewayStepEndMetersTheBound(t *testing.T) {
 	stop()
 	if got := g.Meter.Totals()["claude-mythos-5"]; got.OutputTokens != 9 {
 		t.Errorf("a whole answer metered %+v, want its 9 output tokens", got)
+	}
+}
+
+// TestRedTeamGatewayHangUpPastOrphansMetersTheBound: a program that has
+// kept the gateway's places for orphaned calls full (maxOrphans calls it
+// hung up on while their answers ran) hangs up on one more billed call
+// before its answer begins. The gateway cannot read that one on and
+// cuts it; the provider need not stop. It was counted at its request's
+// bytes and no output, the step's end alone counting the bound; a call
+// the gateway cut before its usage was read now counts the output limit
+// it reached the provider with, whatever cut it.
+func TestRedTeamGatewayHangUpPastOrphansMetersTheBound(t *testing.T) {
+	t.Parallel()
+	reached := make(chan struct{}, 1)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		reached <- struct{}{}
+		<-r.Context().Done() // a long answer, not begun when the caller goes
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
+		Cap: func(string) (int64, func()) { return 5000, nil }}
+	g.init()
+	for range maxOrphans { // the orphans the program left running
+		g.orphans <- struct{}{}
+	}
+	cl, stop := ServeGatewayForTest(t, g)
+	defer stop()
+	ctx, hangUp := context.WithCancel(t.Context())
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://gateway/v1/messages",
+			strings.NewReader(`{"model":"claude-mythos-5","max_tokens":128000,"messages":[{"role":"user","content":"think"}]}`))
+		req.Header.Set("X-Api-Key", "ph")
+		if resp, err := cl.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-reached
+	hangUp()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(g.Meter.Totals()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := g.Meter.Totals()["claude-mythos-5"]; got.OutputTokens < 5000 || got.InputTokens == 0 {
+		t.Errorf("a call cut at its caller's hang-up metered %+v, want at least its bound of 5000 output tokens and its request", got)
 	}
 }
