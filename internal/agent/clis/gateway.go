@@ -193,25 +193,31 @@ func (a *Agent) outputCap(id string, l agent.Limit, meter *egress.Meter) func(st
 	return func(model string) (int64, func()) {
 		rate := a.meteredPrice(model).OutPerMTok
 		u := a.metered(meter.Totals())
+		mu.Lock()
+		defer mu.Unlock()
+		// What the step's own limit leaves past its own calls under way:
+		// with tasks running at once it may still be below what they all
+		// left (the session counted spending the shared count did not).
+		usd, tokens := l.CostUSD-u.CostUSD-held.CostUSD, l.Tokens-u.InputTokens-u.OutputTokens-held.OutputTokens
+		var c int64
+		unshare := func() {}
 		if l.Shared != nil {
 			// The tasks running beside this one share the remainder: the
 			// bound is a part of what they all left, held with theirs.
-			var c int64
-			release := l.Shared.Hold(id, u, func(left agent.Usage) agent.Usage {
-				c = quarterLeft(l, rate, min(left.CostUSD, l.CostUSD-u.CostUSD), min(left.InputTokens, l.Tokens-u.InputTokens-u.OutputTokens))
+			unshare = l.Shared.Hold(id, u, func(left agent.Usage) agent.Usage {
+				c = quarterLeft(l, rate, min(left.CostUSD, usd), min(left.InputTokens, tokens))
 				return heldFor(c, rate)
 			})
-			return c, release
+		} else {
+			c = quarterLeft(l, rate, usd, tokens)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		c := quarterLeft(l, rate, l.CostUSD-u.CostUSD-held.CostUSD, l.Tokens-u.InputTokens-u.OutputTokens-held.OutputTokens)
 		h := heldFor(c, rate)
 		held = held.Add(h)
 		return c, sync.OnceFunc(func() {
+			unshare()
 			mu.Lock()
 			defer mu.Unlock()
-			held = agent.Usage{OutputTokens: held.OutputTokens - h.OutputTokens, CostUSD: max(held.CostUSD-h.CostUSD, 0)}
+			held = agent.Usage{OutputTokens: max(held.OutputTokens-h.OutputTokens, 0), CostUSD: max(held.CostUSD-h.CostUSD, 0)}
 		})
 	}
 }

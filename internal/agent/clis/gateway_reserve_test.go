@@ -115,10 +115,20 @@ func TestRedTeamGatewayOutputCapsReserved(t *testing.T) {
 		{"a cost budget (Sonnet's $10 out)", agent.Limit{CostUSD: 1}, 1, false},
 		{"two steps sharing a token budget", agent.Limit{Tokens: 100_000}, 2, true},
 		{"two steps sharing a cost budget", agent.Limit{CostUSD: 1}, 2, true},
+		// A step's own remainder may be below what the steps running
+		// together have left (the session counted spending the shared
+		// count did not): the step's own bound then binds, and it was
+		// blind to the step's own calls under way.
+		{"a step's own token limit below the shared remainder", agent.Limit{Tokens: 100_000}, 1, true},
+		{"a step's own cost limit below the shared remainder", agent.Limit{CostUSD: 1}, 1, true},
 	} {
 		l := c.limit
 		if c.shared {
-			l.Shared = agent.NewShared(l)
+			wide := l
+			if c.steps == 1 {
+				wide = agent.Limit{Tokens: 100 * l.Tokens, CostUSD: 100 * l.CostUSD}
+			}
+			l.Shared = agent.NewShared(wide)
 		}
 		var steps []*heldStep
 		var wg sync.WaitGroup
