@@ -227,3 +227,34 @@ func TestRedTeamGatewayOverlongUsageIsNotLost(t *testing.T) {
 		t.Errorf("an answer of %d bytes whose usage was too long to read metered %d output tokens, want at least its bytes", len(long), out)
 	}
 }
+
+// TestGatewayIterationsCumulativeAcrossDeltas: Anthropic's message_delta
+// usage is cumulative, its iterations too: a stream that repeats
+// message_delta, each listing every iteration so far, bills the last
+// list once, neither the sum of the lists nor only the first.
+func TestGatewayIterationsCumulativeAcrossDeltas(t *testing.T) {
+	t.Parallel()
+	adv := `{"type":"advisor_message","model":"claude-mythos-5","input_tokens":1000,"output_tokens":100}`
+	delta := func(out int, its ...string) string {
+		return fmt.Sprintf("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{},\"usage\":{\"input_tokens\":10,\"output_tokens\":%d,\"iterations\":[%s]}}\n\n", out, strings.Join(its, ","))
+	}
+	body := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-sonnet-5-5\",\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n" +
+		delta(20, adv) + delta(30, adv, adv) + delta(40, adv, adv) +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, body)
+	}), nil)
+	resp := postMessages(t, c)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	stop()
+	got := g.Meter.Totals()
+	want := map[string]usage.Usage{
+		"claude-sonnet-5-5": {InputTokens: 10, OutputTokens: 40},
+		"claude-mythos-5":   {InputTokens: 2000, OutputTokens: 200},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("metered %+v, want %+v", got, want)
+	}
+}
