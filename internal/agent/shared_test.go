@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"sync"
 	"testing"
 )
 
@@ -76,5 +77,33 @@ func TestSharedHoldsBoundsTogether(t *testing.T) {
 		if seen[i].InputTokens != want[i].InputTokens || seen[i].CostUSD-want[i].CostUSD > 1e-9 || want[i].CostUSD-seen[i].CostUSD > 1e-9 {
 			t.Errorf("call %d was told %+v is left, want %+v", i+1, seen[i], want[i])
 		}
+	}
+}
+
+// TestSharedHoldsAllReleased: steps whose calls hold and release their
+// bounds at once, many times over, leave nothing held once every call
+// released (a hold left behind would shrink the bounds of every later
+// call of the run), and a release given twice takes nothing more back.
+func TestSharedHoldsAllReleased(t *testing.T) {
+	t.Parallel()
+	s := NewShared(Limit{Tokens: 1_000_000, CostUSD: 100})
+	var wg sync.WaitGroup
+	for i := range 16 {
+		id := string(rune('A' + i))
+		wg.Go(func() {
+			for range 200 {
+				release := s.Hold(id, Usage{}, func(left Usage) Usage {
+					return Usage{OutputTokens: left.InputTokens / 4, CostUSD: left.CostUSD / 4}
+				})
+				release()
+				release()
+			}
+		})
+	}
+	wg.Wait()
+	var left Usage
+	s.Hold("Z", Usage{}, func(l Usage) Usage { left = l; return Usage{} })
+	if left.InputTokens != 1_000_000 || left.CostUSD < 100-1e-9 {
+		t.Errorf("after every call released, %+v is left, want the whole remainder", left)
 	}
 }
