@@ -43,11 +43,9 @@ func (r *Repo) NoteCommit(ctx context.Context, parent, message string) (string, 
 
 // DiffText is the unified diff of head against its merge base with base,
 // as a pull request from head into base shows it, cut at the last line
-// within MaxPatchBytes (what agents committed may be far larger). A file
-// moved is shown whole where it lands (no rename detection), as
-// ShowCommit does.
+// within MaxPatchBytes (what agents committed may be far larger).
 func (r *Repo) DiffText(ctx context.Context, base, head string) (string, error) {
-	out, _, err := gitCapped(ctx, r, MaxPatchBytes, "diff", "--no-color", "--no-ext-diff", "--no-renames", base+"..."+head, "--")
+	out, _, err := gitCapped(ctx, r, MaxPatchBytes, "diff", "--no-color", "--no-ext-diff", base+"..."+head, "--")
 	if err != nil {
 		return "", fmt.Errorf("diffing %s...%s: %w", abbrev.SHA(base), abbrev.SHA(head), err)
 	}
