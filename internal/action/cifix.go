@@ -575,6 +575,7 @@ func (r *ciFixer) extendPRReport(ctx context.Context, rec *Record, tasks []plan.
 		}
 		b.WriteString(line + "\n")
 	}
+	b.WriteString(render.AttributesWarning(sorted))
 	if r.Cfg.DefaultToken {
 		fmt.Fprintf(&b, "\n> [!NOTE]\n> planex pushed these commits with the workflow's default `GITHUB_TOKEN`, so CI does not test them by itself and planex will not see it fail again ([pull requests that run CI](%s)).\n", render.CIDocsURL)
 	}

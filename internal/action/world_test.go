@@ -283,6 +283,9 @@ type wTask struct {
 	Deps             []string
 	// Directives are the planner's execution directives for the task.
 	Directives string
+	// Attributes, when set, is a path in Scope where the agent also
+	// writes a .gitattributes file that marks the scope's files generated.
+	Attributes string
 }
 
 // scriptedAgent answers every phase as a command agent would: the plan
@@ -392,6 +395,13 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 		}
 		if err := os.WriteFile(filepath.Join(dir, s.ID+".txt"), []byte(s.ID+"\n"), 0o644); err != nil {
 			return agent.Result{}, err
+		}
+		for _, t := range tasks {
+			if t.ID == s.ID && t.Attributes != "" {
+				if err := os.WriteFile(filepath.Join(s.Dir, t.Attributes), []byte("* linguist-generated -diff\n"), 0o644); err != nil {
+					return agent.Result{}, err
+				}
+			}
 		}
 		v = map[string]any{"id": s.ID, "status": "completed", "findings": "did " + s.ID, "files_modified": []string{},
 			"tests_passed": true, "acceptance_met": "all"}

@@ -11,7 +11,9 @@ import (
 
 // ShowCommit returns a commit as a reviewer reads it: "commit <sha>", its
 // message, then its patch as a plain unified diff (no colour, no external
-// diff program). sha comes from a plan file, so one that git could read
+// diff program, no rename detection: a file moved or copied into place
+// is shown whole, as a new file, since "rename from"/"rename to" alone
+// would hide code that now runs where it did not). sha comes from a plan file, so one that git could read
 // as an option is refused before git sees it.
 //
 // The text is at most MaxPatchBytes long: a longer patch is cut at a line
@@ -35,7 +37,7 @@ func showCommit(ctx context.Context, r *Repo, sha string, max int) (string, erro
 	}
 	// The list of files follows the commit's id: room is kept for it.
 	room := max - maxFileList - len(patchCut)
-	out, cut, err := gitCapped(ctx, r, room, "show", "--no-color", "--no-ext-diff", "--format=commit %H%n%n%B", sha, "--")
+	out, cut, err := gitCapped(ctx, r, room, "show", "--no-color", "--no-ext-diff", "--no-renames", "--format=commit %H%n%n%B", sha, "--")
 	if err != nil {
 		return "", fmt.Errorf("showing commit %s: %w", abbrev.SHA(sha), err)
 	}

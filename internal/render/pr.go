@@ -65,7 +65,7 @@ func PRBody(v PRView) string {
 		Refused     bool
 		OthersMore  int
 		Attributes  []string
-	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL, refused, max(v.OthersCount-len(v.Others), 0), attributeFiles(sorted)})
+	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL, refused, max(v.OthersCount-len(v.Others), 0), AttributeFiles(sorted)})
 	if err != nil {
 		panic(fmt.Sprintf("rendering pull request body: %v", err))
 	}
@@ -88,11 +88,11 @@ func PRBody(v PRView) string {
 // maxAttributeFiles bounds the .gitattributes files the body names.
 const maxAttributeFiles = 20
 
-// attributeFiles lists the .gitattributes files the tasks changed, in any
-// folder: GitHub's diff of the pull request honours them, so one an agent
+// AttributeFiles lists the .gitattributes files the tasks changed, in any
+// folder (at most maxAttributeFiles): GitHub's diff of the pull request honours them, so one an agent
 // wrote (`evil.js -diff`, `linguist-generated`) shows a file's changes as
 // binary or collapses them, out of a person's sight.
-func attributeFiles(tasks []plan.Task) []string {
+func AttributeFiles(tasks []plan.Task) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range tasks {
@@ -104,6 +104,24 @@ func attributeFiles(tasks []plan.Task) []string {
 		}
 	}
 	return out
+}
+
+// AttributesWarning is the warning a CI-fix round's section of the pull
+// request's body carries for the .gitattributes files its tasks changed
+// (AttributeFiles), or "" when they changed none: the round's agent
+// writes to the same branch, and the body's own warning tells only the
+// first run's tasks.
+func AttributesWarning(tasks []plan.Task) string {
+	files := AttributeFiles(tasks)
+	if len(files) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n> [!WARNING]\n> **This round changes what GitHub's diff shows:** a `.gitattributes` file can mark files binary (`-diff`) or generated (`linguist-generated`), which hides or collapses their changes. Read these first, and the files they name in full:\n")
+	for _, f := range files {
+		b.WriteString("> - " + Code(f) + "\n")
+	}
+	return b.String()
 }
 
 // PlainURL says whether u is an http(s) address that Markdown shows as

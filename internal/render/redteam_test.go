@@ -57,3 +57,28 @@ func TestRedTeamPullRequestNamesAttributeFiles(t *testing.T) {
 		t.Errorf("a warning without an attributes file:\n%s", body)
 	}
 }
+
+// TestAttributesWarning: a CI-fix round's warning names each attributes
+// file its tasks changed, in code (a name with a backtick stays one
+// span), and is empty when they changed none.
+func TestAttributesWarning(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		files []string
+		want  []string
+	}{
+		{[]string{"fix/a.go"}, nil},
+		{[]string{"fix/a.go", "fix/.gitattributes"}, []string{"> [!WARNING]\n", "> - `fix/.gitattributes`\n"}},
+		{[]string{"we`ird/.gitattributes", ".gitattributes"}, []string{"> - ``we`ird/.gitattributes``\n", "> - `.gitattributes`\n"}},
+	} {
+		got := AttributesWarning([]plan.Task{{ID: "T1", FilesModified: tc.files}})
+		if len(tc.want) == 0 && got != "" {
+			t.Errorf("%q: warning %q, want none", tc.files, got)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q: warning lacks %q:\n%s", tc.files, w, got)
+			}
+		}
+	}
+}
