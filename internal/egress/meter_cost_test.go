@@ -43,15 +43,7 @@ func TestRedTeamGatewayMetersHourCacheWrites(t *testing.T) {
 	for _, a := range answers {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
-			g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", a.contentType)
-				io.WriteString(w, a.body)
-			}), nil)
-			resp := postMessages(t, c)
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			stop()
-			got := g.Meter.Totals()
+			got := meterAnswer(t, a.contentType, a.body)
 			if len(got) != len(a.want) {
 				t.Fatalf("metered %+v, want %+v", got, a.want)
 			}

@@ -40,15 +40,7 @@ func TestRedTeamGatewayMetersIterations(t *testing.T) {
 	for _, a := range answers {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
-			g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", a.contentType)
-				io.WriteString(w, a.body)
-			}), nil)
-			resp := postMessages(t, c)
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			stop()
-			got := g.Meter.Totals()
+			got := meterAnswer(t, a.contentType, a.body)
 			want := map[string]usage.Usage{
 				"claude-sonnet-5-5": {InputTokens: 300 + 5000, OutputTokens: 50 + 700},
 				"claude-mythos-5":   {InputTokens: 90000, OutputTokens: 2000, CacheReadTokens: 30000},
@@ -109,15 +101,7 @@ func TestRedTeamGatewayIterationOverflowPricedDearest(t *testing.T) {
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
-			g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", a.contentType)
-				io.WriteString(w, a.body)
-			}), nil)
-			resp := postMessages(t, c)
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			stop()
-			got := g.Meter.Totals()
+			got := meterAnswer(t, a.contentType, a.body)
 			if own := got["claude-3-haiku"]; own.InputTokens > 1+2000 {
 				t.Errorf("the answer's own model was metered %d input tokens, more than its own and its iteration's 2,001: another model's counted at its rate", own.InputTokens)
 			}

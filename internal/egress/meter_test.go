@@ -116,6 +116,22 @@ func meteredGateway(t *testing.T, p Provider, upstream http.Handler, admit func(
 	return g, client, stop
 }
 
+// meterAnswer sends one Anthropic call through a metered gateway whose
+// upstream answers body as contentType, reads the answer to its end and
+// returns what the meter counted.
+func meterAnswer(t *testing.T, contentType, body string) map[string]usage.Usage {
+	t.Helper()
+	g, c, stop := meteredGateway(t, ProviderAnthropic, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		io.WriteString(w, body)
+	}), nil)
+	resp := postMessages(t, c)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	stop()
+	return g.Meter.Totals()
+}
+
 const meterCallBody = `{"model":"claude-sonnet-5-5","max_tokens":64000,"stream":true,"messages":[{"role":"user","content":"write forever"}]}`
 
 func postMessages(t *testing.T, c *http.Client) *http.Response {
