@@ -235,11 +235,7 @@ func TestRedTeamGatewayMarksLongPrompts(t *testing.T) {
 // pass.
 func TestRedTeamGatewayRefusesHostedContainers(t *testing.T) {
 	t.Parallel()
-	up := &upstreamRecorder{}
-	hs := httptest.NewServer(up)
-	defer hs.Close()
-	u, _ := url.Parse(hs.URL)
-	client := serveGateway(t, &Gateway{Provider: ProviderOpenAI, Upstream: u, Key: "sk-real", Placeholder: "ph"})
+	var rows []openAIRefusal
 	for _, r := range []struct {
 		tools  string
 		status int
@@ -254,22 +250,9 @@ func TestRedTeamGatewayRefusesHostedContainers(t *testing.T) {
 		{`[{"type":"shell"}]`, 200},
 		{`[{"type":"function","name":"run","parameters":{"type":"object","properties":{"environment":{"type":"string"}}}}]`, 200},
 	} {
-		up.mu.Lock()
-		n := len(up.seen)
-		up.mu.Unlock()
-		body := `{"model":"m","input":"run this","tools":` + r.tools + `}`
-		req, _ := http.NewRequest(http.MethodPost, "http://gateway/responses", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer ph")
-		if status, msg := statusOf(t, client, req); status != r.status {
-			t.Errorf("%s: status %d (%s), want %d", r.tools, status, msg, r.status)
-		}
-		up.mu.Lock()
-		reached := len(up.seen) > n
-		up.mu.Unlock()
-		if reached != (r.status == 200) {
-			t.Errorf("%s: upstream reached %v", r.tools, reached)
-		}
+		rows = append(rows, openAIRefusal{`{"model":"m","input":"run this","tools":` + r.tools + `}`, r.status})
 	}
+	checkOpenAIRefusals(t, rows)
 }
 
 // TestRedTeamGatewayRefusesStoredPrompts: the program finds an OpenAI
@@ -282,20 +265,32 @@ func TestRedTeamGatewayRefusesHostedContainers(t *testing.T) {
 // member named so below the top level, passes.
 func TestRedTeamGatewayRefusesStoredPrompts(t *testing.T) {
 	t.Parallel()
+	checkOpenAIRefusals(t, []openAIRefusal{
+		{`{"model":"m","prompt":{"id":"pmpt_abc123","version":"2"},"input":"go"}`, 403},
+		{`{"model":"m","\u0070rompt":{"id":"pmpt_abc123"},"input":"go"}`, 403},
+		{`{"model":"m","Prompt":"pmpt_abc123","input":"go"}`, 403},
+		{`{"model":"m","input":[{"role":"user","content":"prompt"}],"metadata":{"prompt":"x"}}`, 200},
+	})
+}
+
+// openAIRefusal is a Responses call's body and the status the gateway
+// answers it with (200: passed on).
+type openAIRefusal struct {
+	body   string
+	status int
+}
+
+// checkOpenAIRefusals posts each row's body to an OpenAI gateway and
+// checks its status, and that the upstream saw the call only when it
+// was passed on.
+func checkOpenAIRefusals(t *testing.T, rows []openAIRefusal) {
+	t.Helper()
 	up := &upstreamRecorder{}
 	hs := httptest.NewServer(up)
 	defer hs.Close()
 	u, _ := url.Parse(hs.URL)
 	client := serveGateway(t, &Gateway{Provider: ProviderOpenAI, Upstream: u, Key: "sk-real", Placeholder: "ph"})
-	for _, r := range []struct {
-		body   string
-		status int
-	}{
-		{`{"model":"m","prompt":{"id":"pmpt_abc123","version":"2"},"input":"go"}`, 403},
-		{`{"model":"m","\u0070rompt":{"id":"pmpt_abc123"},"input":"go"}`, 403},
-		{`{"model":"m","Prompt":"pmpt_abc123","input":"go"}`, 403},
-		{`{"model":"m","input":[{"role":"user","content":"prompt"}],"metadata":{"prompt":"x"}}`, 200},
-	} {
+	for _, r := range rows {
 		up.mu.Lock()
 		n := len(up.seen)
 		up.mu.Unlock()

@@ -113,14 +113,8 @@ func TestRedTeamGatewayMetersUnreportedCalls(t *testing.T) {
 // given, which priced every model before).
 func TestRedTeamMeteredModelPrices(t *testing.T) {
 	t.Parallel()
-	const million = 1_000_000
 	user := &builtin.Price{InPerMTok: 1, OutPerMTok: 1}
-	for _, c := range []struct {
-		agent, step string
-		price       *builtin.Price
-		model       string
-		want        float64 // a million tokens in and a million out
-	}{
+	checkMeteredPrices(t, []meteredPrice{
 		{"claude", "claude-sonnet-5-5", nil, "claude-mythos-5", 60},
 		{"claude", "claude-sonnet-5-5", nil, "claude-mythos-5-2-20261001", 48},
 		{"claude", "claude-sonnet-5-5", nil, "claude-fable-5-1", 60},
@@ -154,17 +148,10 @@ func TestRedTeamMeteredModelPrices(t *testing.T) {
 		{"claude", "claude-sonnet-5-5", user, "claude-sonnet-5-5" + egress.LongPrompt, 3.5},
 		{"claude", "claude-sonnet-5-5", nil, "claude-unheard-of-9" + egress.LongPrompt, 142.5},
 		{"claude", "claude-sonnet-5-5", nil, egress.OtherModels + egress.LongPrompt, 142.5},
-	} {
-		a := &Agent{cfg: Config{Name: c.agent, Model: c.step, Price: c.price}}
-		got := a.metered(map[string]agent.Usage{c.model: {InputTokens: million, OutputTokens: million}})
-		if math.Abs(got.CostUSD-c.want) > 1e-9 {
-			t.Errorf("%s (step's model %s, user price %v): %q, a million tokens in and out, metered at $%.4f, want $%.4f",
-				c.agent, c.step, c.price, c.model, got.CostUSD, c.want)
-		}
-	}
+	})
 	// The per-call fees the gateway metered (web searches) add to the cost.
 	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
-	if got := a.metered(map[string]agent.Usage{"claude-sonnet-5-5": {InputTokens: million, CostUSD: 0.5}}); math.Abs(got.CostUSD-2.5) > 1e-9 {
+	if got := a.metered(map[string]agent.Usage{"claude-sonnet-5-5": {InputTokens: meteredMillion, CostUSD: 0.5}}); math.Abs(got.CostUSD-2.5) > 1e-9 {
 		t.Errorf("a million tokens in and $0.50 of search fees metered at $%.4f, want $2.5000", got.CostUSD)
 	}
 }
@@ -241,14 +228,8 @@ func TestOutputCapHoldsToTheBudget(t *testing.T) {
 // point releases Claude Code names, keep their prices.
 func TestRedTeamMeteredModelVersions(t *testing.T) {
 	t.Parallel()
-	const million = 1_000_000
 	user := &builtin.Price{InPerMTok: 1, OutPerMTok: 1}
-	for _, c := range []struct {
-		agent, step string
-		price       *builtin.Price
-		model       string
-		want        float64 // a million tokens in and a million out
-	}{
+	checkMeteredPrices(t, []meteredPrice{
 		{"codex", "gpt-6.1-sol", nil, "gpt-5.5", 750},
 		{"codex", "gpt-6.1-sol", nil, "gpt-5-5", 750},
 		{"codex", "gpt-6.1-sol", nil, "gpt-4o-2024-05-13", 20},
@@ -265,12 +246,31 @@ func TestRedTeamMeteredModelVersions(t *testing.T) {
 		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-4-5-20250929", 18},
 		{"claude", "claude-sonnet-5", user, "claude-sonnet-5-20261001", 2},
 		{"gemini", "gemini-3.8-flash", nil, "gemini-2.0-flash-001", 0.5},
-	} {
+	})
+}
+
+// meteredPrice is a row of the metered-price tables: the agent and its
+// step's model, the user's price if given, the model a call named, and
+// what a million tokens in and a million out cost.
+type meteredPrice struct {
+	agent, step string
+	price       *builtin.Price
+	model       string
+	want        float64
+}
+
+// checkMeteredPrices meters a million tokens in and out under each row's
+// model and checks the cost.
+func checkMeteredPrices(t *testing.T, rows []meteredPrice) {
+	t.Helper()
+	for _, c := range rows {
 		a := &Agent{cfg: Config{Name: c.agent, Model: c.step, Price: c.price}}
-		got := a.metered(map[string]agent.Usage{c.model: {InputTokens: million, OutputTokens: million}})
+		got := a.metered(map[string]agent.Usage{c.model: {InputTokens: meteredMillion, OutputTokens: meteredMillion}})
 		if math.Abs(got.CostUSD-c.want) > 1e-9 {
 			t.Errorf("%s (step's model %s, user price %v): %q, a million tokens in and out, metered at $%.4f, want $%.4f",
 				c.agent, c.step, c.price, c.model, got.CostUSD, c.want)
 		}
 	}
 }
+
+const meteredMillion = 1_000_000
