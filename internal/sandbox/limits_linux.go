@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,6 +54,15 @@ func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 		fmt.Fprintf(stderr, "planex sandbox: reading the limits: %v\n", err)
 		return exitSetup
 	}
+	// The address-space limit comes last, just before the program
+	// replaces this one: a Go process reserves much of its address space
+	// up front, so once the limit is set the runtime may be unable to grow
+	// its heap at all, and an allocation after it (os.Environ, the
+	// filter's program, exec's argument lists) killed this helper with
+	// "out of memory" before the program started. Everything is allocated
+	// before it, and the exec is the raw system call.
+	memory := l.Memory
+	l.Memory = 0
 	if err := applyLimits(l); err != nil {
 		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
 		return exitSetup
@@ -68,9 +78,36 @@ func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}
-	err := syscall.Exec(path, argv, os.Environ())
+	err := execWithMemoryLimit(path, argv, os.Environ(), memory)
 	fmt.Fprintf(stderr, "planex sandbox: starting %s: %v\n", path, err)
 	return 127
+}
+
+// execWithMemoryLimit sets the address-space limit (none when memory is
+// 0) and executes path in this process's place, allocating nothing
+// between the two. It returns only on failure.
+func execWithMemoryLimit(path string, argv, env []string, memory int64) error {
+	name, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	args, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return err
+	}
+	envp, err := syscall.SlicePtrFromStrings(env)
+	if err != nil {
+		return err
+	}
+	lim := &unix.Rlimit{Cur: uint64(memory), Max: uint64(memory)}
+	if memory > 0 {
+		if err := unix.Setrlimit(unix.RLIMIT_AS, lim); err != nil {
+			return fmt.Errorf("setting the memory limit to %d: %w", memory, err)
+		}
+	}
+	_, _, errno := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(name)),
+		uintptr(unsafe.Pointer(&args[0])), uintptr(unsafe.Pointer(&envp[0])))
+	return errno
 }
 
 // coreLimit is the core size limit of every contained program: 1 byte,
