@@ -457,15 +457,17 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	if !billed || g.Cap == nil || size == 0 {
 		return f, size, release, 0
 	}
-	limit, held := g.Cap(g.askedModel(rel, shape))
+	model := g.askedModel(rel, shape)
+	limit, held := g.Cap(model)
 	if held != nil {
 		release = held
 	}
 	if limit <= 0 {
 		return f, size, release, 0
 	}
-	body, n = capBody(f, size, capEdits(g.Provider, shape, limit))
-	return body, n, release, shape.boundUnder(limit)
+	inserted := insertedLimit(model, limit)
+	body, n = capBody(f, size, capEdits(g.Provider, shape, limit, inserted))
+	return body, n, release, shape.boundUnder(limit, inserted)
 }
 
 // askedModel is the model a call (rel, below the base path) asks for: a

@@ -127,18 +127,14 @@ type edit struct {
 	text    string
 }
 
-// maxInserted is the largest output limit the gateway adds to a call
-// that set none: the smallest most output any current model allows
-// (Gemini 2.0 Flash's 8,192), as a provider may refuse a limit above its
-// model's. A call without a limit runs to its model's own while the
-// budget buys more than that.
-const maxInserted = 8192
-
 // capEdits are the edits that hold a call to limit output tokens: every
-// larger (or null) output limit becomes limit, one is added where the
-// call set none (when limit is at most maxInserted), and an Anthropic
-// thinking budget not below it becomes limit-1.
-func capEdits(p Provider, sh bodyShape, limit int64) []edit {
+// larger (or null) output limit becomes limit, inserted (insertedLimit)
+// is added where the call set none, and an Anthropic thinking budget not
+// below the limit becomes one less. Before, a limit was inserted only
+// while the bound was at most 8,192 tokens (the smallest any model
+// takes), and above it a call that set none was billed for up to its
+// model's own maximum, far past the bound the budget had set aside.
+func capEdits(p Provider, sh bodyShape, limit, inserted int64) []edit {
 	n := strconv.FormatInt(limit, 10)
 	var edits []edit
 	for _, s := range sh.limits {
@@ -151,15 +147,16 @@ func capEdits(p Provider, sh bodyShape, limit int64) []edit {
 			edits = append(edits, edit{s.start, s.end, strconv.FormatInt(max(limit-1, 0), 10)})
 		}
 	}
-	if len(sh.limits) == 0 && limit <= maxInserted {
-		member, at, empty := `"max_tokens":`+n, sh.top, sh.topEmpty
+	if len(sh.limits) == 0 {
+		in := strconv.FormatInt(inserted, 10)
+		member, at, empty := `"max_tokens":`+in, sh.top, sh.topEmpty
 		switch {
 		case p == ProviderOpenAI:
-			member = `"max_output_tokens":` + n
+			member = `"max_output_tokens":` + in
 		case p == ProviderGemini && sh.gen > 0:
-			member, at, empty = `"maxOutputTokens":`+n, sh.gen, sh.genEmpty
+			member, at, empty = `"maxOutputTokens":`+in, sh.gen, sh.genEmpty
 		case p == ProviderGemini:
-			member = `"generationConfig":{"maxOutputTokens":` + n + `}`
+			member = `"generationConfig":{"maxOutputTokens":` + in + `}`
 		}
 		if !empty {
 			member += ","
@@ -171,12 +168,12 @@ func capEdits(p Provider, sh bodyShape, limit int64) []edit {
 }
 
 // boundUnder is the most output a call of this shape may be billed for
-// once capEdits held it to limit: the largest of its own limits where
-// each was a whole number within it, else limit (a limit lowered or
-// inserted, or none inserted: limit is then what the budget set aside).
-func (sh bodyShape) boundUnder(limit int64) int64 {
+// once capEdits held it to limit, inserted where it set none: the
+// largest of its own limits where each was a whole number within it,
+// else limit (a limit lowered).
+func (sh bodyShape) boundUnder(limit, inserted int64) int64 {
 	if len(sh.limits) == 0 {
-		return limit
+		return inserted
 	}
 	most := int64(0)
 	for _, s := range sh.limits {

@@ -108,12 +108,14 @@ func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
 		}
 	}
 	// While the budget buys more than any model's smallest limit, a call
-	// that set none is left so (a provider may refuse a limit above its
-	// model's); one it set is still lowered.
+	// that set none still gets one: the bound, or its model's own
+	// maximum where that is lower (TestRedTeamGatewayInsertsTheModelsOwnLimit);
+	// one it set is lowered.
 	g := &Gateway{Provider: ProviderOpenAI, Upstream: u, Key: "sk-real", Placeholder: "ph", Cap: func(string) (int64, func()) { return 20000, nil }}
 	oc := serveGateway(t, g)
 	for body, want := range map[string]string{
-		`{"model":"gpt-x","input":"write"}`:                            `{"model":"gpt-x","input":"write"}`,
+		`{"model":"gpt-x","input":"write"}`:                            `{"max_output_tokens":20000,"model":"gpt-x","input":"write"}`,
+		`{"model":"gpt-4o","input":"write"}`:                           `{"max_output_tokens":16384,"model":"gpt-4o","input":"write"}`,
 		`{"model":"gpt-x","input":"write","max_output_tokens":128000}`: `{"model":"gpt-x","input":"write","max_output_tokens":20000}`,
 	} {
 		req, _ := http.NewRequest(http.MethodPost, "http://gateway/responses", strings.NewReader(body))
@@ -144,8 +146,8 @@ func TestRedTeamGatewayCapsOutputToTheBudget(t *testing.T) {
 }
 
 // TestRedTeamGatewayLimitSpellings: with a few cents of the budget left
-// (a bound of 20,000 output tokens, above which the gateway inserts no
-// limit), the program spells its output limit so that the cap reads
+// (a bound of 20,000 output tokens, above which the gateway once
+// inserted no limit), the program spells its output limit so that the cap reads
 // another than the provider: as a string (Google's JSON reader takes
 // "1000000" for an int32, and a lax reader on Anthropic's side does
 // too), which the cap passed untouched; an Anthropic thinking budget as
