@@ -165,6 +165,9 @@ type frame struct {
 	// env says the object is the environment of an OpenAI tool (the
 	// shell's); local that its type was "local", hosted anything else.
 	env, local, hosted bool
+	// tool is the shape of an Anthropic tools entry (nil otherwise),
+	// which the gateway bounds where it is an advisor (advisorTool).
+	tool *advisorTool
 }
 
 type bodyWalk struct {
@@ -341,6 +344,9 @@ func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 	f.container = top.obj && (top.key == "container" || top.key == "environment")
 	f.env = obj && w.toolEnvironment(top)
 	w.stack = append(w.stack, f)
+	if obj && w.p == ProviderAnthropic && w.inTool() {
+		w.stack[len(w.stack)-1].tool = &advisorTool{start: w.off, empty: true}
+	}
 	return nil
 }
 
@@ -351,6 +357,9 @@ func (w *bodyWalk) close() error {
 		return fmt.Errorf("%w (a web search tool with live web access: set external_web_access to false)", ErrServerFetch)
 	} else if top.env && (top.hosted || !top.local) {
 		return fmt.Errorf("%w (a tool environment other than local: a hosted container, billed per session beyond its tokens)", ErrUnmetered)
+	}
+	if t := w.stack[len(w.stack)-1].tool; t != nil && t.advisor {
+		w.shape.advisors = append(w.shape.advisors, *t)
 	}
 	w.stack = w.stack[:len(w.stack)-1]
 	if len(w.stack) > 0 {
@@ -367,6 +376,8 @@ func (w *bodyWalk) member(top *frame, name string) error {
 		w.shape.topEmpty = false
 	case w.inGenerationConfig():
 		w.shape.genEmpty = false
+	case top.tool != nil:
+		top.tool.empty = false
 	}
 	if top.policy && top.key != "type" {
 		// allowed_domains, domain_secrets: the container may connect out.
@@ -422,6 +433,9 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 		// (open_page) unless the request keeps it to the search index.
 		top := &w.stack[len(w.stack)-1]
 		top.search = top.search || w.p == ProviderOpenAI && strings.HasPrefix(fold(v), "websearch")
+		if top.tool != nil && strings.HasPrefix(fold(v), "advisor") {
+			top.tool.advisor = true
+		}
 		if err := checkToolType(v); err != nil {
 			return err
 		}

@@ -27,7 +27,29 @@ type bodyShape struct {
 	topEmpty, genEmpty bool
 	// models counts the top-level model members.
 	models int
+	// advisors are the call's Anthropic advisor tools.
+	advisors []advisorTool
 }
+
+// advisorTool is an entry of an Anthropic call's tools list, by byte
+// offsets into the body: start is just past its opening brace (empty: it
+// has no member), uses its max_uses values and outs its max_tokens ones.
+// An advisor tool (advisor says the entry's type is one) has the
+// provider run another model (a dearer one, as a rule) on the whole
+// conversation each time the model asks, within the call and outside
+// its max_tokens: without max_uses as often as the model likes, each up
+// to the advisor's own max_tokens or its model's maximum.
+type advisorTool struct {
+	start      int64
+	empty      bool
+	advisor    bool
+	uses, outs []span
+}
+
+// advisorUses is how many advisor calls the gateway lets one model call
+// make under a budget: Claude Code consults its advisor about once a
+// turn, and each consult reads the whole conversation again.
+const advisorUses = 1
 
 // span is a value of the body: its bytes [start, end) and, for a whole
 // number, the number (else -1: null or anything a provider reads as no
@@ -65,6 +87,8 @@ func (w *bodyWalk) note(top *frame, tok json.Token) error {
 		if v, ok := tok.(string); ok {
 			w.shape.model = v
 		}
+	case top.tool != nil:
+		return w.noteTool(top, tok)
 	case top0 && w.p == ProviderGemini && top.key == "generationconfig":
 		if w.shape.gen > 0 || tok != json.Delim('{') {
 			return fmt.Errorf("%w (generationConfig given twice or not as an object)", ErrUnmetered)
@@ -88,6 +112,26 @@ func (w *bodyWalk) note(top *frame, tok json.Token) error {
 			return fmt.Errorf("%w (the thinking budget %v: a number or null only)", ErrUnmetered, tok)
 		}
 		w.shape.thinking = append(w.shape.thinking, s)
+	}
+	return nil
+}
+
+// noteTool records, in the Anthropic tool top, its max_uses and
+// max_tokens values (tok, the value of its current member), refusing one
+// given as anything but a number or null, which the provider may read
+// as a number the gateway never lowered.
+func (w *bodyWalk) noteTool(top *frame, tok json.Token) error {
+	if top.key != "maxuses" && top.key != "maxtokens" {
+		return nil
+	}
+	s, ok := w.valueSpan(tok)
+	if !ok {
+		return fmt.Errorf("%w (a tool's %s %v: a number or null only)", ErrUnmetered, top.key, tok)
+	}
+	if top.key == "maxuses" {
+		top.tool.uses = append(top.tool.uses, s)
+	} else {
+		top.tool.outs = append(top.tool.outs, s)
 	}
 	return nil
 }
@@ -147,6 +191,9 @@ func capEdits(p Provider, sh bodyShape, limit, inserted int64) []edit {
 			edits = append(edits, edit{s.start, s.end, strconv.FormatInt(max(limit-1, 0), 10)})
 		}
 	}
+	for _, a := range sh.advisors {
+		edits = append(edits, a.capEdits(limit)...)
+	}
 	if len(sh.limits) == 0 {
 		in := strconv.FormatInt(inserted, 10)
 		member, at, empty := `"max_tokens":`+in, sh.top, sh.topEmpty
@@ -167,22 +214,57 @@ func capEdits(p Provider, sh bodyShape, limit, inserted int64) []edit {
 	return edits
 }
 
+// capEdits are the edits that hold an advisor tool to advisorUses calls
+// of at most limit output tokens each: a larger (or null) max_uses or
+// max_tokens is lowered, and either is inserted where the tool set none.
+// A limit below the advisor's minimum (1,024) has the provider refuse
+// the call, unbilled, as near the end of a budget a thinking budget does.
+func (a advisorTool) capEdits(limit int64) []edit {
+	var edits []edit
+	var add []string
+	for _, m := range []struct {
+		name  string
+		spans []span
+		most  int64
+	}{{"max_uses", a.uses, advisorUses}, {"max_tokens", a.outs, limit}} {
+		n := strconv.FormatInt(m.most, 10)
+		for _, s := range m.spans {
+			if s.n < 0 || s.n > m.most {
+				edits = append(edits, edit{s.start, s.end, n})
+			}
+		}
+		if len(m.spans) == 0 {
+			add = append(add, `"`+m.name+`":`+n)
+		}
+	}
+	if len(add) > 0 {
+		member := strings.Join(add, ",")
+		if !a.empty {
+			member += ","
+		}
+		edits = append(edits, edit{a.start, a.start, member})
+	}
+	return edits
+}
+
 // boundUnder is the most output a call of this shape may be billed for
 // once capEdits held it to limit, inserted where it set none: the
 // largest of its own limits where each was a whole number within it,
-// else limit (a limit lowered).
+// else limit (a limit lowered); and the output of its advisor tools'
+// calls, each held to limit.
 func (sh bodyShape) boundUnder(limit, inserted int64) int64 {
+	advised := int64(len(sh.advisors)) * advisorUses * limit
 	if len(sh.limits) == 0 {
-		return inserted
+		return inserted + advised
 	}
 	most := int64(0)
 	for _, s := range sh.limits {
 		if s.n < 0 || s.n > limit {
-			return limit
+			return limit + advised
 		}
 		most = max(most, s.n)
 	}
-	return most
+	return most + advised
 }
 
 // capBody returns f's body (of size bytes) with edits applied, and its
