@@ -143,12 +143,116 @@ func TestRedTeamGatewayBoundsAdvisorCalls(t *testing.T) {
 // it cuts.
 func TestAdvisorBound(t *testing.T) {
 	t.Parallel()
-	sh := bodyShape{advisors: []advisorTool{{advisor: true}}}
+	sh := bodyShape{tools: []serverTool{{kind: toolAdvisor}, {kind: toolSearch}}}
 	if got := sh.boundUnder(2000, 2000); got != 4000 {
 		t.Errorf("bound with one advisor = %d, want 4000", got)
 	}
 	sh.limits = []span{{n: 500}}
 	if got := sh.boundUnder(2000, 2000); got != 2500 {
 		t.Errorf("bound with a limit of 500 and one advisor = %d, want 2500", got)
+	}
+}
+
+// searchLoopProvider answers calls as a provider runs its web search
+// tool within one call: the model searches as often as the call lets it
+// (max_tool_calls for OpenAI, the search tool's max_uses for Anthropic;
+// 40 without either), and samples again after each search, rereading
+// the whole prompt (20,000 tokens here), each time billed as input.
+func searchLoopProvider(p Provider, got func([]byte)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got(b)
+		var body struct {
+			Model        string `json:"model"`
+			MaxToolCalls *int64 `json:"max_tool_calls"`
+			Tools        []struct {
+				Type    string `json:"type"`
+				MaxUses *int64 `json:"max_uses"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(b, &body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		searches := int64(40)
+		if p == ProviderOpenAI && body.MaxToolCalls != nil {
+			searches = *body.MaxToolCalls
+		}
+		for _, tool := range body.Tools {
+			if p == ProviderAnthropic && tool.MaxUses != nil {
+				searches = *tool.MaxUses
+			}
+		}
+		in := (searches + 1) * 20000
+		w.Header().Set("Content-Type", "application/json")
+		if p == ProviderOpenAI {
+			fmt.Fprintf(w, `{"object":"response","model":%q,"output":[],"usage":{"input_tokens":%d,"output_tokens":10}}`, body.Model, in)
+			return
+		}
+		fmt.Fprintf(w, `{"type":"message","model":%q,"content":[],"usage":{"input_tokens":%d,"output_tokens":10}}`, body.Model, in)
+	})
+}
+
+// TestRedTeamGatewayBoundsSearchLoops: with the budget nearly spent, the
+// program sends a long prompt with the provider's web search tool and
+// asks the model to search again and again: each search has the model
+// sample once more, rereading the whole prompt, billed as input each
+// time, within the one call whose output the gateway bounds (an OpenAI
+// call searched as often as the model liked, 41 times the prompt here).
+// Under a budget an OpenAI call with tools now reaches the provider
+// with max_tool_calls held to 8 (inserted where it set none), and an
+// Anthropic web search tool with max_uses held to 8 (Claude Code's own),
+// so a call bills at most nine readings of its prompt; a smaller value
+// passes as it was, and one given as anything but a number or null is
+// refused.
+func TestRedTeamGatewayBoundsSearchLoops(t *testing.T) {
+	t.Parallel()
+	const most = (maxToolCalls + 1) * 20000
+	for _, r := range []struct {
+		p                Provider
+		path, body, want string // want: the body the provider got, compacted ("": refused)
+		input            int64  // the input tokens metered
+	}{
+		{ProviderOpenAI, "/responses", `{"model":"gpt-6.1-sol","input":"search forty times","tools":[{"type":"web_search","external_web_access":false}]}`,
+			`{"max_tool_calls":8,"max_output_tokens":2000,"model":"gpt-6.1-sol","input":"searchfortytimes","tools":[{"type":"web_search","external_web_access":false}]}`, most},
+		{ProviderOpenAI, "/responses", `{"model":"gpt-6.1-sol","max_tool_calls":null,"tools":[],"max_tool_calls":1000}`,
+			`{"max_output_tokens":2000,"model":"gpt-6.1-sol","max_tool_calls":8,"tools":[],"max_tool_calls":8}`, most},
+		{ProviderOpenAI, "/responses", `{"model":"gpt-6.1-sol","max_tool_calls":2,"tools":[]}`,
+			`{"max_output_tokens":2000,"model":"gpt-6.1-sol","max_tool_calls":2,"tools":[]}`, 3 * 20000},
+		{ProviderOpenAI, "/responses", `{"model":"gpt-6.1-sol","max_tool_calls":"1000","tools":[]}`, "", 0},
+		{ProviderAnthropic, "/v1/messages", `{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[]}`,
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"max_uses":8,"type":"web_search_20250305","name":"web_search"}],"messages":[]}`, most},
+		{ProviderAnthropic, "/v1/messages", `{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20260209","name":"web_search","max_uses":500}],"messages":[]}`,
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20260209","name":"web_search","max_uses":8}],"messages":[]}`, most},
+		{ProviderAnthropic, "/v1/messages", `{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20260209","max_uses":[500]}],"messages":[]}`, "", 0},
+	} {
+		var mu sync.Mutex
+		var seen []byte
+		hs := httptest.NewServer(searchLoopProvider(r.p, func(b []byte) { mu.Lock(); seen = b; mu.Unlock() }))
+		u, _ := url.Parse(hs.URL)
+		g := &Gateway{Provider: r.p, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
+			Cap: func(string) (int64, func()) { return 2000, nil }}
+		c, stop := ServeGatewayForTest(t, g)
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway"+r.path, strings.NewReader(r.body))
+		req.Header.Set("X-Api-Key", "ph")
+		req.Header.Set("Authorization", "Bearer ph")
+		status, msg := statusOf(t, c, req)
+		stop()
+		hs.Close()
+		mu.Lock()
+		body := strings.Join(strings.Fields(string(seen)), "")
+		mu.Unlock()
+		var in int64
+		for _, u := range g.Meter.Totals() {
+			in += u.InputTokens
+		}
+		switch {
+		case r.want == "" && (status != http.StatusForbidden || body != ""):
+			t.Errorf("%s: status %d (%s), the provider got %q; want 403 and nothing sent", r.body, status, msg, body)
+		case r.want != "" && (status != http.StatusOK || body != r.want):
+			t.Errorf("%s: status %d (%s), the provider got\n%s\nwant\n%s", r.body, status, msg, body, r.want)
+		case in != r.input || in > most:
+			t.Errorf("%s: %d input tokens metered, want %d (at most %d)", r.body, in, r.input, most)
+		}
 	}
 }

@@ -166,8 +166,8 @@ type frame struct {
 	// shell's); local that its type was "local", hosted anything else.
 	env, local, hosted bool
 	// tool is the shape of an Anthropic tools entry (nil otherwise),
-	// which the gateway bounds where it is an advisor (advisorTool).
-	tool *advisorTool
+	// which the gateway bounds where it is a server tool (serverTool).
+	tool *serverTool
 }
 
 type bodyWalk struct {
@@ -345,7 +345,7 @@ func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 	f.env = obj && w.toolEnvironment(top)
 	w.stack = append(w.stack, f)
 	if obj && w.p == ProviderAnthropic && w.inTool() {
-		w.stack[len(w.stack)-1].tool = &advisorTool{start: w.off, empty: true}
+		w.stack[len(w.stack)-1].tool = &serverTool{start: w.off, empty: true}
 	}
 	return nil
 }
@@ -358,8 +358,8 @@ func (w *bodyWalk) close() error {
 	} else if top.env && (top.hosted || !top.local) {
 		return fmt.Errorf("%w (a tool environment other than local: a hosted container, billed per session beyond its tokens)", ErrUnmetered)
 	}
-	if t := w.stack[len(w.stack)-1].tool; t != nil && t.advisor {
-		w.shape.advisors = append(w.shape.advisors, *t)
+	if t := w.stack[len(w.stack)-1].tool; t != nil && t.kind != toolOther {
+		w.shape.tools = append(w.shape.tools, *t)
 	}
 	w.stack = w.stack[:len(w.stack)-1]
 	if len(w.stack) > 0 {
@@ -374,6 +374,7 @@ func (w *bodyWalk) member(top *frame, name string) error {
 	switch {
 	case len(w.stack) == 1:
 		w.shape.topEmpty = false
+		w.shape.hasTools = w.shape.hasTools || top.key == "tools"
 	case w.inGenerationConfig():
 		w.shape.genEmpty = false
 	case top.tool != nil:
@@ -433,8 +434,8 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 		// (open_page) unless the request keeps it to the search index.
 		top := &w.stack[len(w.stack)-1]
 		top.search = top.search || w.p == ProviderOpenAI && strings.HasPrefix(fold(v), "websearch")
-		if top.tool != nil && strings.HasPrefix(fold(v), "advisor") {
-			top.tool.advisor = true
+		if top.tool != nil {
+			top.tool.kind = max(top.tool.kind, kindOf(v))
 		}
 		if err := checkToolType(v); err != nil {
 			return err

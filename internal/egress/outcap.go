@@ -27,22 +27,54 @@ type bodyShape struct {
 	topEmpty, genEmpty bool
 	// models counts the top-level model members.
 	models int
-	// advisors are the call's Anthropic advisor tools.
-	advisors []advisorTool
+	// tools are the call's Anthropic server tools that loop within the
+	// call (advisors, web search); toolCalls an OpenAI call's
+	// max_tool_calls values.
+	tools     []serverTool
+	toolCalls []span
+	// hasTools says the call has a top-level tools member: only then may
+	// the provider's own tools loop within it.
+	hasTools bool
 }
 
-// advisorTool is an entry of an Anthropic call's tools list, by byte
+// toolKind is what an Anthropic tools entry runs on the provider's side,
+// within the call.
+type toolKind int
+
+const (
+	// toolOther is any other tool: the program's own, run by the
+	// caller, or one the body check refuses.
+	toolOther toolKind = iota
+	// toolSearch is a web search: each search has the model sample
+	// again, rereading the whole conversation (billed as input each time).
+	toolSearch
+	// toolAdvisor is an advisor: each consult runs another model (a
+	// dearer one, as a rule) on the whole conversation, outside the
+	// call's max_tokens, up to the advisor's own max_tokens or its
+	// model's maximum output.
+	toolAdvisor
+)
+
+// kindOf is the kind of an Anthropic tool of type typ.
+func kindOf(typ string) toolKind {
+	switch t := fold(typ); {
+	case strings.HasPrefix(t, "advisor"):
+		return toolAdvisor
+	case strings.HasPrefix(t, "websearch"):
+		return toolSearch
+	}
+	return toolOther
+}
+
+// serverTool is an entry of an Anthropic call's tools list, by byte
 // offsets into the body: start is just past its opening brace (empty: it
 // has no member), uses its max_uses values and outs its max_tokens ones.
-// An advisor tool (advisor says the entry's type is one) has the
-// provider run another model (a dearer one, as a rule) on the whole
-// conversation each time the model asks, within the call and outside
-// its max_tokens: without max_uses as often as the model likes, each up
-// to the advisor's own max_tokens or its model's maximum.
-type advisorTool struct {
+// Without max_uses such a tool runs as often as the model asks within
+// the call.
+type serverTool struct {
 	start      int64
 	empty      bool
-	advisor    bool
+	kind       toolKind
 	uses, outs []span
 }
 
@@ -50,6 +82,14 @@ type advisorTool struct {
 // make under a budget: Claude Code consults its advisor about once a
 // turn, and each consult reads the whole conversation again.
 const advisorUses = 1
+
+// maxToolCalls is how many calls of the provider's own tools (web
+// searches: Anthropic's max_uses, OpenAI's max_tool_calls) the gateway
+// lets one model call make under a budget, each having the model read
+// the whole conversation again: Claude Code asks for at most 8 searches
+// a call itself. Without it an OpenAI call searched as often as the
+// model liked, its prompt billed again each time.
+const maxToolCalls = 8
 
 // span is a value of the body: its bytes [start, end) and, for a whole
 // number, the number (else -1: null or anything a provider reads as no
@@ -79,6 +119,14 @@ func (w *bodyWalk) note(top *frame, tok json.Token) error {
 		return nil
 	}
 	top0 := len(w.stack) == 1
+	if into, what := w.boundSpans(top, top0); into != nil {
+		s, ok := w.valueSpan(tok)
+		if !ok {
+			return fmt.Errorf("%w (%s %v: a number or null only)", ErrUnmetered, what, tok)
+		}
+		*into = append(*into, s)
+		return nil
+	}
 	switch {
 	case top0 && top.key == "model":
 		if w.shape.models++; w.shape.models > 1 {
@@ -87,8 +135,6 @@ func (w *bodyWalk) note(top *frame, tok json.Token) error {
 		if v, ok := tok.(string); ok {
 			w.shape.model = v
 		}
-	case top.tool != nil:
-		return w.noteTool(top, tok)
 	case top0 && w.p == ProviderGemini && top.key == "generationconfig":
 		if w.shape.gen > 0 || tok != json.Delim('{') {
 			return fmt.Errorf("%w (generationConfig given twice or not as an object)", ErrUnmetered)
@@ -106,34 +152,27 @@ func (w *bodyWalk) note(top *frame, tok json.Token) error {
 			s.n = -1
 		}
 		w.shape.limits = append(w.shape.limits, s)
-	case w.p == ProviderAnthropic && len(w.stack) == 2 && w.stack[0].key == "thinking" && top.key == "budgettokens":
-		s, ok := w.valueSpan(tok)
-		if !ok {
-			return fmt.Errorf("%w (the thinking budget %v: a number or null only)", ErrUnmetered, tok)
-		}
-		w.shape.thinking = append(w.shape.thinking, s)
 	}
 	return nil
 }
 
-// noteTool records, in the Anthropic tool top, its max_uses and
-// max_tokens values (tok, the value of its current member), refusing one
-// given as anything but a number or null, which the provider may read
-// as a number the gateway never lowered.
-func (w *bodyWalk) noteTool(top *frame, tok json.Token) error {
-	if top.key != "maxuses" && top.key != "maxtokens" {
-		return nil
+// boundSpans is where the value of top's current member is recorded
+// when it bounds what the call may spend other than its output limit,
+// and what it is (for a refusal): an Anthropic thinking budget, an
+// Anthropic tool's max_uses or max_tokens, an OpenAI call's
+// max_tool_calls. nil: it is none of those.
+func (w *bodyWalk) boundSpans(top *frame, top0 bool) (*[]span, string) {
+	switch {
+	case top.tool != nil && top.key == "maxuses":
+		return &top.tool.uses, "a tool's max_uses"
+	case top.tool != nil && top.key == "maxtokens":
+		return &top.tool.outs, "a tool's max_tokens"
+	case top0 && w.p == ProviderOpenAI && top.key == "maxtoolcalls":
+		return &w.shape.toolCalls, "max_tool_calls"
+	case w.p == ProviderAnthropic && len(w.stack) == 2 && w.stack[0].key == "thinking" && top.key == "budgettokens":
+		return &w.shape.thinking, "the thinking budget"
 	}
-	s, ok := w.valueSpan(tok)
-	if !ok {
-		return fmt.Errorf("%w (a tool's %s %v: a number or null only)", ErrUnmetered, top.key, tok)
-	}
-	if top.key == "maxuses" {
-		top.tool.uses = append(top.tool.uses, s)
-	} else {
-		top.tool.outs = append(top.tool.outs, s)
-	}
-	return nil
+	return nil, ""
 }
 
 // isLimit says whether key (folded) is the provider's output limit, in
@@ -172,90 +211,117 @@ type edit struct {
 }
 
 // capEdits are the edits that hold a call to limit output tokens: every
-// larger (or null) output limit becomes limit, inserted (insertedLimit)
-// is added where the call set none, and an Anthropic thinking budget not
+// larger (or null) output limit becomes limit, ins (insertedLimit) is
+// added where the call set none, and an Anthropic thinking budget not
 // below the limit becomes one less. Before, a limit was inserted only
 // while the bound was at most 8,192 tokens (the smallest any model
 // takes), and above it a call that set none was billed for up to its
-// model's own maximum, far past the bound the budget had set aside.
-func capEdits(p Provider, sh bodyShape, limit, inserted int64) []edit {
-	n := strconv.FormatInt(limit, 10)
-	var edits []edit
-	for _, s := range sh.limits {
-		if s.n < 0 || s.n > limit {
-			edits = append(edits, edit{s.start, s.end, n})
-		}
-	}
+// model's own maximum, far past the bound the budget had set aside. The
+// provider's own tools that loop within the call are held too (an
+// Anthropic server tool's capEdits, an OpenAI call's max_tool_calls).
+func capEdits(p Provider, sh bodyShape, limit, ins int64) []edit {
+	edits := lowered(sh.limits, limit)
 	for _, s := range sh.thinking {
 		if s.n < 0 || s.n >= limit {
 			edits = append(edits, edit{s.start, s.end, strconv.FormatInt(max(limit-1, 0), 10)})
 		}
 	}
-	for _, a := range sh.advisors {
+	for _, a := range sh.tools {
 		edits = append(edits, a.capEdits(limit)...)
 	}
+	var top []string // members added at the top of the body
+	if p == ProviderOpenAI {
+		edits = append(edits, lowered(sh.toolCalls, maxToolCalls)...)
+		if len(sh.toolCalls) == 0 && sh.hasTools {
+			top = append(top, `"max_tool_calls":`+strconv.FormatInt(maxToolCalls, 10))
+		}
+	}
 	if len(sh.limits) == 0 {
-		in := strconv.FormatInt(inserted, 10)
-		member, at, empty := `"max_tokens":`+in, sh.top, sh.topEmpty
+		in := strconv.FormatInt(ins, 10)
 		switch {
 		case p == ProviderOpenAI:
-			member = `"max_output_tokens":` + in
+			top = append(top, `"max_output_tokens":`+in)
 		case p == ProviderGemini && sh.gen > 0:
-			member, at, empty = `"maxOutputTokens":`+in, sh.gen, sh.genEmpty
+			edits = append(edits, inserted(sh.gen, sh.genEmpty, []string{`"maxOutputTokens":` + in}))
 		case p == ProviderGemini:
-			member = `"generationConfig":{"maxOutputTokens":` + in + `}`
+			top = append(top, `"generationConfig":{"maxOutputTokens":`+in+`}`)
+		default:
+			top = append(top, `"max_tokens":`+in)
 		}
-		if !empty {
-			member += ","
-		}
-		edits = append(edits, edit{at, at, member})
+	}
+	if len(top) > 0 {
+		edits = append(edits, inserted(sh.top, sh.topEmpty, top))
 	}
 	slices.SortFunc(edits, func(a, b edit) int { return int(a.at - b.at) })
 	return edits
 }
 
-// capEdits are the edits that hold an advisor tool to advisorUses calls
-// of at most limit output tokens each: a larger (or null) max_uses or
+// capEdits are the edits that hold a server tool to its calls: an
+// advisor to advisorUses consults of at most limit output tokens each, a
+// web search to maxToolCalls searches. A larger (or null) max_uses or
 // max_tokens is lowered, and either is inserted where the tool set none.
 // A limit below the advisor's minimum (1,024) has the provider refuse
 // the call, unbilled, as near the end of a budget a thinking budget does.
-func (a advisorTool) capEdits(limit int64) []edit {
-	var edits []edit
-	var add []string
-	for _, m := range []struct {
+func (a serverTool) capEdits(limit int64) []edit {
+	type bound struct {
 		name  string
 		spans []span
 		most  int64
-	}{{"max_uses", a.uses, advisorUses}, {"max_tokens", a.outs, limit}} {
-		n := strconv.FormatInt(m.most, 10)
-		for _, s := range m.spans {
-			if s.n < 0 || s.n > m.most {
-				edits = append(edits, edit{s.start, s.end, n})
-			}
-		}
+	}
+	bounds := []bound{{"max_uses", a.uses, maxToolCalls}}
+	if a.kind == toolAdvisor {
+		bounds = []bound{{"max_uses", a.uses, advisorUses}, {"max_tokens", a.outs, limit}}
+	}
+	var edits []edit
+	var add []string
+	for _, m := range bounds {
+		edits = append(edits, lowered(m.spans, m.most)...)
 		if len(m.spans) == 0 {
-			add = append(add, `"`+m.name+`":`+n)
+			add = append(add, `"`+m.name+`":`+strconv.FormatInt(m.most, 10))
 		}
 	}
 	if len(add) > 0 {
-		member := strings.Join(add, ",")
-		if !a.empty {
-			member += ","
-		}
-		edits = append(edits, edit{a.start, a.start, member})
+		edits = append(edits, inserted(a.start, a.empty, add))
 	}
 	return edits
 }
 
+// lowered are the edits that make each of spans larger than most (or
+// not a whole number) most.
+func lowered(spans []span, most int64) []edit {
+	var edits []edit
+	for _, s := range spans {
+		if s.n < 0 || s.n > most {
+			edits = append(edits, edit{s.start, s.end, strconv.FormatInt(most, 10)})
+		}
+	}
+	return edits
+}
+
+// inserted is the edit that adds members at the start of an object
+// (at, just past its brace; empty: it has none yet).
+func inserted(at int64, empty bool, members []string) edit {
+	text := strings.Join(members, ",")
+	if !empty {
+		text += ","
+	}
+	return edit{at, at, text}
+}
+
 // boundUnder is the most output a call of this shape may be billed for
-// once capEdits held it to limit, inserted where it set none: the
+// once capEdits held it to limit, ins where it set none: the
 // largest of its own limits where each was a whole number within it,
 // else limit (a limit lowered); and the output of its advisor tools'
 // calls, each held to limit.
-func (sh bodyShape) boundUnder(limit, inserted int64) int64 {
-	advised := int64(len(sh.advisors)) * advisorUses * limit
+func (sh bodyShape) boundUnder(limit, ins int64) int64 {
+	advised := int64(0)
+	for _, a := range sh.tools {
+		if a.kind == toolAdvisor {
+			advised += advisorUses * limit
+		}
+	}
 	if len(sh.limits) == 0 {
-		return inserted + advised
+		return ins + advised
 	}
 	most := int64(0)
 	for _, s := range sh.limits {
