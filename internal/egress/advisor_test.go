@@ -256,3 +256,54 @@ func TestRedTeamGatewayBoundsSearchLoops(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamGatewayAdvisorHeldAtItsOwnRate: the advisor's model bills
+// five times the call's (Claude Mythos 5 beside Sonnet 5.5), so the
+// call's bound in tokens, set aside at the call's model's rate, bought
+// five times as much there. The gateway asks Cap for the advisor's model
+// too: the consult is held to what the budget buys at that model's
+// rate, its part set aside beside the call's and given back once the
+// call is metered.
+func TestRedTeamGatewayAdvisorHeldAtItsOwnRate(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []byte
+	hs := httptest.NewServer(advisorProvider(func(b []byte) { mu.Lock(); seen = b; mu.Unlock() }))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	rates := map[string]int64{"claude-sonnet-5-5": 10, "claude-mythos-5": 50} // dollars a million output tokens
+	var asked []string
+	released := 0
+	g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
+		Cap: func(model string) (int64, func()) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, model)
+			// A quarter of 8 cents left, at the model's rate.
+			return 20000 / rates[model], func() { mu.Lock(); released++; mu.Unlock() }
+		}}
+	c, stop := ServeGatewayForTest(t, g)
+	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(
+		`{"model":"claude-sonnet-5-5","max_tokens":64000,"messages":[],"tools":[{"type":"advisor_20260301","model":"claude-mythos-5"}]}`))
+	req.Header.Set("X-Api-Key", "ph")
+	if status, msg := statusOf(t, c, req); status != http.StatusOK {
+		t.Fatalf("status %d (%s)", status, msg)
+	}
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	want := `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[],"tools":[{"max_uses":1,"max_tokens":400,"type":"advisor_20260301","model":"claude-mythos-5"}]}`
+	if string(seen) != want {
+		t.Errorf("the provider got\n%s\nwant\n%s", seen, want)
+	}
+	if strings.Join(asked, ",") != "claude-sonnet-5-5,claude-mythos-5" || released != 2 {
+		t.Errorf("Cap asked for %q and released %d times, want the call's model and the advisor's, each released", asked, released)
+	}
+	var cost int64
+	for m, u := range g.Meter.Totals() {
+		cost += u.OutputTokens * rates[m]
+	}
+	if cost > 2*20000 {
+		t.Errorf("the call's output cost %d (millionths of a dollar a token), past the two quarters set aside (%d)", cost, 2*20000)
+	}
+}

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -465,9 +466,38 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	if limit <= 0 {
 		return f, size, release, 0
 	}
+	shape, release = g.advisorLimits(shape, model, release)
 	inserted := insertedLimit(model, limit)
 	body, n = capBody(f, size, capEdits(g.Provider, shape, limit, inserted))
 	return body, n, release, shape.boundUnder(limit, inserted)
+}
+
+// advisorLimits asks Cap, for each advisor tool of a call (shape) to
+// model, the output its consult may write, at the advisor's model's own
+// rate (its part of the budget held beside the call's own), and returns
+// the shape with those limits and a release that gives back the call's
+// (release) and theirs: an advisor's model is commonly dearer than the
+// call's, so the call's own bound in tokens would buy more there than
+// the budget set aside.
+func (g *Gateway) advisorLimits(shape bodyShape, model string, release func()) (bodyShape, func()) {
+	releases := []func(){release}
+	tools := slices.Clone(shape.tools)
+	for i, t := range tools {
+		if t.kind != toolAdvisor {
+			continue
+		}
+		limit, held := g.Cap(cmp.Or(t.model, model))
+		tools[i].limit = max(limit, 0)
+		if held != nil {
+			releases = append(releases, held)
+		}
+	}
+	shape.tools = tools
+	return shape, func() {
+		for _, r := range releases {
+			r()
+		}
+	}
 }
 
 // askedModel is the model a call (rel, below the base path) asks for: a

@@ -427,6 +427,8 @@ func checkToolFee(p Provider, typ string) error {
 // array); under says it lies below a member naming a download source.
 func (w *bodyWalk) value(key, v string, under bool) error {
 	switch {
+	case key == "model" && w.stack[len(w.stack)-1].tool != nil:
+		w.stack[len(w.stack)-1].tool.model = v // an advisor's
 	case key == "type" && fold(v) == "url":
 		return fmt.Errorf("%w (a source of type %q)", ErrServerFetch, v)
 	case key == "type" && w.inTool():

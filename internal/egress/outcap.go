@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -76,6 +77,11 @@ type serverTool struct {
 	empty      bool
 	kind       toolKind
 	uses, outs []span
+	// model is an advisor's model; limit the output its consult is held
+	// to (0: the call's own bound), which the gateway asks of its Cap
+	// for that model (advisorLimits).
+	model string
+	limit int64
 }
 
 // advisorUses is how many advisor calls the gateway lets one model call
@@ -270,6 +276,9 @@ func (a serverTool) capEdits(limit int64) []edit {
 	}
 	bounds := []bound{{"max_uses", a.uses, maxToolCalls}}
 	if a.kind == toolAdvisor {
+		if a.limit > 0 {
+			limit = a.limit
+		}
 		bounds = []bound{{"max_uses", a.uses, advisorUses}, {"max_tokens", a.outs, limit}}
 	}
 	var edits []edit
@@ -317,7 +326,7 @@ func (sh bodyShape) boundUnder(limit, ins int64) int64 {
 	advised := int64(0)
 	for _, a := range sh.tools {
 		if a.kind == toolAdvisor {
-			advised += advisorUses * limit
+			advised += advisorUses * cmp.Or(a.limit, limit)
 		}
 	}
 	if len(sh.limits) == 0 {
