@@ -101,6 +101,9 @@ func TestRedTeamGatewayBoundsAdvisorCalls(t *testing.T) {
 			`{"type":"advisor_20260301","model":"claude-mythos-5","max_uses":1,"max_tokens":1200}`},
 		{"uses as a string", `{"type":"advisor_20260301","model":"claude-mythos-5","max_uses":"50"}`, ""},
 		{"tokens as an object", `{"type":"advisor_20260301","model":"claude-mythos-5","max_tokens":{"n":1}}`, ""},
+		// The bound is priced at the advisor's model: a second one may be
+		// the one the provider runs.
+		{"model twice", `{"type":"advisor_20260301","model":"claude-haiku-4-5","\u006dodel":"claude-mythos-5"}`, ""},
 	} {
 		g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
 			Cap: func(string) (int64, func()) { return bound, nil }}

@@ -428,7 +428,14 @@ func checkToolFee(p Provider, typ string) error {
 func (w *bodyWalk) value(key, v string, under bool) error {
 	switch {
 	case key == "model" && w.stack[len(w.stack)-1].tool != nil:
-		w.stack[len(w.stack)-1].tool.model = v // an advisor's
+		// An advisor's model, which its consult's bound is priced at:
+		// given twice, the provider may run the one the bound did not
+		// price (a dear one behind a cheap one).
+		t := w.stack[len(w.stack)-1].tool
+		if t.model != "" || v == "" {
+			return fmt.Errorf("%w (a tool's model given twice or empty)", ErrUnmetered)
+		}
+		t.model = v
 	case key == "type" && fold(v) == "url":
 		return fmt.Errorf("%w (a source of type %q)", ErrServerFetch, v)
 	case key == "type" && w.inTool():
