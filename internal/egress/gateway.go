@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -616,60 +617,93 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 const minRedacted = 8
 
 // redactor masks a key in a stream cut into chunks anywhere: it holds
-// back the end of a chunk that may be the start of the key (never more
-// than the key's length less one byte, and none at the end of a
-// server-sent event, which ends in a line break) until the next chunk
-// shows whether it is.
+// back the end of a chunk that may be the start of the key or of one of
+// its encodings (never more than the longest one's length less one
+// byte, and none at the end of a server-sent event, which ends in a line
+// break) until the next chunk shows whether it is.
 type redactor struct {
-	key, mask []byte
-	carry     []byte
+	// forms are the key and the encodings of it an answer may carry it
+	// in (keyForms), each masked with as many '*'.
+	forms [][]byte
+	carry []byte
 }
 
 func newRedactor(key string) *redactor {
 	if len(key) < minRedacted {
 		return &redactor{}
 	}
-	return &redactor{key: []byte(key), mask: bytes.Repeat([]byte{'*'}, len(key))}
+	return &redactor{forms: keyForms(key)}
 }
 
-// line masks the key in a header value.
+// keyForms are key and the forms an upstream that echoes what it was
+// sent may encode it in: hexadecimal (either case) and base64 (the
+// standard and URL alphabets). A key inside base64 text is encoded by
+// groups of three bytes counted from the text's start, so only the
+// groups wholly of the key are known, and which bytes start them
+// depends on where the key stands: each of the three alignments is a
+// form of its own, the bytes before and after it (at most two each
+// side) not masked.
+func keyForms(key string) [][]byte {
+	forms := [][]byte{[]byte(key), []byte(hex.EncodeToString([]byte(key))), []byte(strings.ToUpper(hex.EncodeToString([]byte(key))))}
+	for skip := range 3 {
+		whole := key[skip:]
+		whole = whole[:len(whole)/3*3]
+		if len(whole) < minRedacted {
+			continue
+		}
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			if f := []byte(enc.EncodeToString([]byte(whole))); !slices.ContainsFunc(forms, func(g []byte) bool { return bytes.Equal(f, g) }) {
+				forms = append(forms, f)
+			}
+		}
+	}
+	return forms
+}
+
+// line masks the key's forms in a header value.
 func (r *redactor) line(v string) string {
-	if r.key == nil {
-		return v
+	for _, f := range r.forms {
+		v = strings.ReplaceAll(v, string(f), strings.Repeat("*", len(f)))
 	}
-	return strings.ReplaceAll(v, string(r.key), string(r.mask))
+	return v
 }
 
-// name masks the key in a header name, in any case: Go's transport
-// gives a name canonical case ("X-Seen-Sk-Real-…"), which changes the
-// letters after each dash of a key echoed in it ('*' is a valid name
-// byte).
+// name masks the key's forms in a header name, in any case: Go's
+// transport gives a name canonical case ("X-Seen-Sk-Real-…"), which
+// changes the letters after each dash of a key echoed in it ('*' is a
+// valid name byte).
 func (r *redactor) name(k string) string {
-	if r.key == nil {
-		return k
-	}
 	b := []byte(k)
 	lower := bytes.ToLower(b)
-	key := bytes.ToLower(r.key)
 	if len(lower) != len(b) {
 		return k
 	}
-	for i := 0; ; {
-		j := bytes.Index(lower[i:], key)
-		if j < 0 {
-			break
-		}
-		copy(b[i+j:], r.mask)
-		i += j + len(key)
+	for _, f := range r.forms {
+		maskAll(b, lower, bytes.ToLower(f))
 	}
 	return string(b)
 }
 
+// maskAll masks in b every place where find occurs in in (b itself, or
+// a copy of it of the same length in another case).
+func maskAll(b, in, find []byte) {
+	for i := 0; ; {
+		j := bytes.Index(in[i:], find)
+		if j < 0 {
+			return
+		}
+		for k := i + j; k < i+j+len(find); k++ {
+			b[k] = '*'
+		}
+		i += j + len(find)
+	}
+}
+
 // filter returns what of the stream can be passed on after p: the
-// carried bytes and p, the key masked, less a new tail to carry. It may
-// change p.
+// carried bytes and p, the key's forms masked, less a new tail to carry.
+// It may change p.
 func (r *redactor) filter(p []byte) []byte {
-	if r.key == nil {
+	if r.forms == nil {
 		return p
 	}
 	b := p // masked in place: the meter has read it already
@@ -677,19 +711,16 @@ func (r *redactor) filter(p []byte) []byte {
 		b = append(r.carry, p...)
 	}
 	r.carry = nil
-	for i := 0; ; {
-		j := bytes.Index(b[i:], r.key)
-		if j < 0 {
-			break
-		}
-		copy(b[i+j:], r.mask)
-		i += j + len(r.key)
-	}
 	hold := 0
-	for n := min(len(r.key)-1, len(b)); n > 0; n-- {
-		if bytes.HasSuffix(b, r.key[:n]) {
-			hold = n
-			break
+	for _, f := range r.forms {
+		maskAll(b, b, f)
+	}
+	for _, f := range r.forms {
+		for n := min(len(f)-1, len(b)); n > hold; n-- {
+			if bytes.HasSuffix(b, f[:n]) {
+				hold = n
+				break
+			}
 		}
 	}
 	r.carry = append([]byte(nil), b[len(b)-hold:]...)
