@@ -237,9 +237,11 @@ func TestGatewayAdmitRefuses(t *testing.T) {
 // or bills after the answer: Google's field masks (fields, $fields, the
 // X-Goog-FieldMask header) and answer formats (alt=proto, alt given
 // twice), a method override (Google's front ends honour
-// X-HTTP-Method-Override) and OpenAI's background responses. Each
-// reached the upstream before; the query parameters and the background
-// call are refused, the headers never reach it.
+// X-HTTP-Method-Override) and OpenAI's background responses; or bills
+// above the list price the meter prices it at (OpenAI's priority
+// processing, Anthropic's fast mode, Gemini's priority inference, whose
+// service_tier passed before). Each reached the upstream before; the
+// query parameters and those calls are refused, the headers never reach it.
 func TestRedTeamGatewayUnmeteredShapes(t *testing.T) {
 	t.Parallel()
 	gemini := "/v1beta/models/gemini-3.8-flash:streamGenerateContent"
@@ -277,6 +279,13 @@ func TestRedTeamGatewayUnmeteredShapes(t *testing.T) {
 		{"the standard speed", ProviderAnthropic, "/v1/messages", "", `{"model":"claude-opus-5-5","speed":"standard","max_tokens":1,"messages":[]}`, 200},
 		{"not in the background", ProviderOpenAI, "/responses", "", `{"model":"gpt-6.1-sol","background":false,"input":"x"}`, 200},
 		{"the stream, as Gemini CLI sends it", ProviderGemini, gemini + "?alt=sse", "", "", 200},
+		// Gemini's priority inference bills at a premium; flex below the list price.
+		{"Gemini priority inference", ProviderGemini, gemini + "?alt=sse", "", `{"contents":[],"service_tier":"priority"}`, 403},
+		{"Gemini priority, the enum's name", ProviderGemini, gemini + "?alt=sse", "", `{"contents":[],"serviceTier":"SERVICE_TIER_PRIORITY"}`, 403},
+		{"Gemini priority in generationConfig", ProviderGemini, gemini + "?alt=sse", "", `{"contents":[],"generationConfig":{"service_tier":"PRIORITY"}}`, 403},
+		{"Gemini tier as a number", ProviderGemini, gemini + "?alt=sse", "", `{"contents":[],"serviceTier":3}`, 403},
+		{"Gemini flex inference", ProviderGemini, gemini + "?alt=sse", "", `{"contents":[],"service_tier":"flex"}`, 200},
+		{"Gemini standard inference", ProviderGemini, gemini + "?alt=sse", "", `{"contents":[],"serviceTier":"SERVICE_TIER_STANDARD"}`, 200},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

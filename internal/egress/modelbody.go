@@ -285,7 +285,26 @@ func (w *bodyWalk) checkShape(top *frame, tok json.Token) error {
 	if err := w.checkEnvironment(top, tok); err != nil {
 		return err
 	}
+	if err := w.checkGeminiTier(top, tok); err != nil {
+		return err
+	}
 	return w.checkCandidates(top, tok)
+}
+
+// checkGeminiTier refuses a Gemini call's service tier (at the top of
+// the body or in its generationConfig, in any spelling) but the standard
+// and flex ones: priority inference bills at a premium above the list
+// price the meter prices the call at.
+func (w *bodyWalk) checkGeminiTier(top *frame, tok json.Token) error {
+	if w.p != ProviderGemini || top.key != "servicetier" || !(len(w.stack) == 1 || w.inGenerationConfig()) || tok == nil {
+		return nil
+	}
+	v, _ := tok.(string)
+	switch strings.TrimPrefix(fold(v), "servicetier") {
+	case "standard", "flex", "unspecified":
+		return nil
+	}
+	return fmt.Errorf("%w (the service tier %v, billed above the list price)", ErrUnmetered, tok)
 }
 
 // checkCandidates refuses a Gemini call's generationConfig.candidateCount
