@@ -63,6 +63,9 @@ func maxOutputRows() []struct {
 		{"gpt-6.1-sol", 128000},
 		{"gpt-6.2-sol", 128000},
 		{"gpt-6-sol", 128000},
+		{"gpt-6-astra", 128000},
+		{"gpt-6-luna", 128000},
+		{"gpt-6.1-terra", 128000},
 		{"gpt-5", 128000},
 		{"gpt-5-chat", 16384},
 		{"gpt-5.1-chat", 16384},
@@ -80,6 +83,8 @@ func maxOutputRows() []struct {
 		{"gemini-3.8-flash", 65536},
 		{"gemini-3.7-flash", 65536},
 		{"gemini-3-flash", 65536},
+		{"gemini-3.5-flash", 65536}, // and its Flash-Lite
+		{"gemini-3.1-flash-lite", 65536},
 		{"gemini-3-pro", 65536},
 		{"gemini-3.1-pro", 65536},
 		{"gemini-3-pro-image", 32768},

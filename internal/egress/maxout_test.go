@@ -129,7 +129,8 @@ func TestModelMaxOutput(t *testing.T) {
 		"gpt-5-chat-latest": 16384, "gpt-5.1-chat-latest": 16384, "gpt-5-pro": 272000, "gpt-4o-mini": 16384,
 		"o3-mini": 100000, "o1-mini": 65536, "gemini-3.8-flash": 65536, "gemini-3-pro-image-preview": 32768,
 		"gemini-3-pro-preview": 65536, "gemini-2.0-flash-001": 8192, "claude-sonnet-4-5-20250929": 64000,
-		"claude-opus-4-1": 32000, "claude-sonnet-5.5": 128000, "gpt-9-nova": 0, "gemini-9-tiny": 0, "": 0,
+		"claude-opus-4-1": 32000, "gpt-6-luna": 128000, "gpt-5.6-terra": 128000, "gemini-3.5-flash-lite": 65536,
+		"gemini-3.1-flash-lite-preview": 65536, "gemini-3-flash-preview": 65536, "gemini-3.1-pro-preview-customtools": 65536, "claude-sonnet-5.5": 128000, "gpt-9-nova": 0, "gemini-9-tiny": 0, "": 0,
 	} {
 		got, ok := modelMaxOutput(model)
 		if got != want || ok != (want > 0) {
