@@ -34,6 +34,8 @@ func FuzzCheckModelBody(f *testing.F) {
 		`{"model":"m","max_tokens":64000,"thinking":{"budget_tokens":32000},"max_output_tokens":null}`,
 		`{"contents":[],"generationConfig":{"maxOutputTokens":1e9}}`,
 		`{}`,
+		`{"model":"m","max_tokens":9,"tools":[{"type":"advisor_20260301","model":"a","max_uses":null},{"type":"web_search_20250305","max_uses":50},{}]}`,
+		`{"model":"m","tools":[{"type":"web_search","external_web_access":false}],"max_tool_calls":null}`,
 	} {
 		for _, p := range []Provider{ProviderAnthropic, ProviderOpenAI, ProviderGemini} {
 			f.Add(string(p), seed)
