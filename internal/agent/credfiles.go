@@ -112,6 +112,13 @@ var credentialVars = []credentialVar{
 	{"GIT_SSL_KEY", credFile}, {"GIT_SSL_CERT", credFile}, {"GOENV", credFile},
 	{"PIP_CLIENT_CERT", credFile}, {"NPM_CONFIG_KEYFILE", credFile}, {"npm_config_keyfile", credFile},
 	{"CONDARC", credFile}, {"POETRY_CONFIG_DIR", credDir},
+	// A Buildkite job is told where its agent keeps its configuration
+	// (with the agent's registration token), its hooks (an environment
+	// hook exporting every build's secrets) and the job's environment
+	// file (the job's session token among it): an agent started with
+	// them elsewhere than the places the sandbox covers
+	// (/etc/buildkite-agent) left them readable to its jobs.
+	{"BUILDKITE_CONFIG_PATH", credFile}, {"BUILDKITE_HOOKS_PATH", credDir}, {"BUILDKITE_ENV_FILE", credFile},
 }
 
 // toolHomeCredentials are the files with tokens in the folders of build

@@ -1,0 +1,150 @@
+package agent
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamPipClientCertSpellings: pip's site configuration (of a
+// Python on PATH: a tool cache's, a virtual environment's) names the
+// client key pip presents to a private index, spelt as pip's
+// configparser reads it besides "client-cert = FILE": with an
+// underscore (pip folds _ to -), with a colon (configparser's other
+// separator) and as the long option (--client-cert, whose dashes pip
+// drops). The key, outside every home, was readable to a contained
+// agent: only "client-cert =" was taken for a key file.
+func TestRedTeamPipClientCertSpellings(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-pipcert-")
+	files := map[string]string{
+		"keys/underscore.pem": "loot-pip-underscore-key",
+		"keys/colon.pem":      "loot-pip-colon-key",
+		"keys/dashes.pem":     "loot-pip-dashes-key",
+		"keys/upper.pem":      "loot-pip-upper-key",
+		"py/bin/python3":      "#!/bin/sh",
+		"py/pip.conf": "[global]\nindex-url = https://pypi.corp/simple\n" +
+			"client_cert = " + dir + "/keys/underscore.pem\n" +
+			"[install]\nclient-cert: " + dir + "/keys/colon.pem\n" +
+			"[download]\n--client-cert=" + dir + "/keys/dashes.pem\n" +
+			"[wheel]\nCLIENT_CERT : " + dir + "/keys/upper.pem",
+		"keys/readme": "key-folder-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=" + filepath.Join(dir, "py", "bin") + ":/usr/bin:/bin"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestConfigSettingsPipSpellings: the settings a line is read as, by npm
+// and by pip, and the key files taken from them.
+func TestConfigSettingsPipSpellings(t *testing.T) {
+	t.Parallel()
+	for line, want := range map[string][]string{
+		"client_cert = /k/a.pem\n":               {"/k/a.pem"},
+		"client-cert: /k/b.pem\n":                {"/k/b.pem"},
+		"--client-cert=/k/c.pem\n":               {"/k/c.pem"},
+		"  Client_Cert :\t'/k/d.pem'\n":          {"/k/d.pem"},
+		"//r.example/:keyfile=/k/e.pem\n":        {"/k/e.pem"},
+		"keyfile = /k/f.pem\n":                   {"/k/f.pem"},
+		"cert = /k/ca.pem\n":                     nil,
+		"index-url = https://h:8443/simple\n":    nil,
+		"@scope:registry=https://npm.example/\n": nil,
+	} {
+		_, got := stripConfigCredentials([]byte(line))
+		if !slices.Equal(got, want) {
+			t.Errorf("stripConfigCredentials(%q) key files = %q, want %q", line, got, want)
+		}
+	}
+	if got, _ := stripConfigCredentials([]byte("token: abc\nx = 1\n")); string(got) != "x = 1\n" {
+		t.Errorf("a credential key set with a colon was kept: %q", got)
+	}
+}
+
+// TestRedTeamRunnerConfigGoFlagSpellings: GitLab Runner and Buildkite's
+// agent read their options with Go's flag package, which takes one dash
+// as two (-config FILE, --c=FILE). A runner among planex's ancestors
+// started so kept its configuration, with its token, readable: only
+// --config and -c were looked for.
+func TestRedTeamRunnerConfigGoFlagSpellings(t *testing.T) {
+	_, dir := sandboxAndHostFolder(t, "planex-runnerflag-")
+	plant(t, dir, runnerFlagLayout())
+	plant(t, dir, map[string]string{
+		"bk.sh": `bash -c 'exec -a gitlab-runner bash gl.sh run --c="$0/gl.toml" "$1"' "$PWD" "$4"; s=$?; exit $s`,
+		"gl.sh": `"$3" -test.run='^TestRunnerFlagHelper$' -test.v; s=$?; exit $s`,
+	})
+	cmd := exec.Command("bash", "-c", `exec -a buildkite-agent bash bk.sh start -config bk.cfg "$0"`, os.Args[0])
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PLANEX_RUNNERFLAG_PROBE="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestRunnerFlagHelper") {
+		t.Errorf("the contained agent under the runners read what it must not (%v):\n%s", err, out)
+	}
+}
+
+// runnerFlagLayout are the runners' configurations, and a file beside
+// them that stays readable.
+func runnerFlagLayout() map[string]string {
+	return map[string]string{"gl.toml": "loot-gitlab-flag-token", "bk.cfg": "loot-buildkite-dash-token", "notes": "runner-folder-readable"}
+}
+
+// TestRunnerFlagHelper is the planex of
+// TestRedTeamRunnerConfigGoFlagSpellings.
+func TestRunnerFlagHelper(t *testing.T) {
+	dir := os.Getenv("PLANEX_RUNNERFLAG_PROBE")
+	if dir == "" {
+		t.Skip("a program of TestRedTeamRunnerConfigGoFlagSpellings")
+	}
+	box, _ := sandboxAndHostFolder(t, "planex-runnerflag-helper-")
+	checkPlantedReads(t, "", Containment{Sandbox: box}, []string{"PATH=/usr/bin:/bin"}, dir, runnerFlagLayout())
+}
+
+// TestGoFlag: the words Go's flag package reads as an option.
+func TestGoFlag(t *testing.T) {
+	t.Parallel()
+	for w, want := range map[string][3]string{
+		"-config":       {"config", "", ""},
+		"--config":      {"config", "", ""},
+		"--c=/x":        {"c", "/x", "joined"},
+		"-config=a=b":   {"config", "a=b", "joined"},
+		"-":             {"", "", ""},
+		"--":            {"", "", ""},
+		"---config":     {"", "", ""},
+		"--=x":          {"", "", ""},
+		"/opt/bk/a.cfg": {"", "", ""},
+	} {
+		name, v, joined := goFlag(w)
+		got := [3]string{name, v, ""}
+		if joined {
+			got[2] = "joined"
+		}
+		if got != want {
+			t.Errorf("goFlag(%q) = %q, want %q", w, got, want)
+		}
+	}
+}
+
+// TestRedTeamBuildkiteJobPathsHidden: a Buildkite job's environment
+// names its agent's configuration file, hooks folder and the job's
+// environment file (BUILDKITE_CONFIG_PATH, BUILDKITE_HOOKS_PATH,
+// BUILDKITE_ENV_FILE). An agent set up outside /etc/buildkite-agent
+// (an admin's /srv/buildkite) kept its registration token, the
+// environment hook exporting every build's secrets and the job's
+// session token readable to a contained agent, which finds the places
+// by guessing or by the job's other files.
+func TestRedTeamBuildkiteJobPathsHidden(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-bkpaths-")
+	files := map[string]string{
+		"bk/buildkite-agent.cfg":  "loot-bk-registration-token",
+		"bk/hooks/environment":    "loot-bk-hook-secret",
+		"bk/tmp/job-env-1234":     "loot-bk-job-session",
+		"bk/plugins/readme":       "plugins-readable",
+		"bk/builds/this/checkout": "builds-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "BUILDKITE_CONFIG_PATH=" + dir + "/bk/buildkite-agent.cfg",
+		"BUILDKITE_HOOKS_PATH=" + dir + "/bk/hooks", "BUILDKITE_ENV_FILE=" + dir + "/bk/tmp/job-env-1234",
+		"BUILDKITE_PLUGINS_PATH=" + dir + "/bk/plugins"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
