@@ -158,7 +158,7 @@ func entryPaths(key, value, dir string) []string {
 		// cookie file are credentials themselves.
 		return []string{value}
 	case key == "core.sshcommand":
-		return sshKeyPaths(value)
+		return SSHCommandFiles(value)
 	}
 	return nil
 }
@@ -168,40 +168,6 @@ func entryPaths(key, value, dir string) []string {
 func isInclude(key string) bool {
 	key = strings.ToLower(key)
 	return (strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif.")) && strings.HasSuffix(key, ".path")
-}
-
-// sshKeyPaths are the identity files an ssh command line names (-i FILE,
-// -iFILE, -o IdentityFile=FILE): actions/checkout's ssh-key input, for
-// one, writes the key and names it in core.sshCommand.
-func sshKeyPaths(command string) []string {
-	var out []string
-	words := shellWords(command)
-	for i, w := range words {
-		switch {
-		case w == "-i" && i+1 < len(words):
-			out = append(out, words[i+1])
-		case strings.HasPrefix(w, "-i") && len(w) > 2:
-			out = append(out, w[2:])
-		case w == "-o" && i+1 < len(words):
-			out = append(out, identityOption(words[i+1])...)
-		case strings.HasPrefix(w, "-o") && len(w) > 2:
-			out = append(out, identityOption(w[2:])...)
-		}
-	}
-	return out
-}
-
-// identityOption is the file of an ssh -o IdentityFile=FILE (or
-// "IdentityFile FILE") option.
-func identityOption(opt string) []string {
-	name, value, ok := strings.Cut(opt, "=")
-	if !ok {
-		name, value, ok = strings.Cut(opt, " ")
-	}
-	if !ok || !strings.EqualFold(strings.TrimSpace(name), "identityfile") {
-		return nil
-	}
-	return []string{strings.TrimSpace(value)}
 }
 
 // helperPaths are the paths a credential helper's command line gives
@@ -219,43 +185,4 @@ func helperPaths(helper string) []string {
 		}
 	}
 	return out
-}
-
-// shellWords splits a command line as a shell would for plain words:
-// at unquoted blanks, with single and double quotes and backslashes
-// removed. Expansions are left as they are.
-func shellWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	var quote rune
-	escaped := false
-	for _, c := range s {
-		switch {
-		case escaped:
-			cur.WriteRune(c)
-			escaped = false
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote == '\'':
-			cur.WriteRune(c)
-		case c == '\\':
-			escaped, inWord = true, true
-		case quote == 0 && (c == '\'' || c == '"'):
-			quote, inWord = c, true
-		case quote == 0 && (c == ' ' || c == '\t' || c == '\n'):
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
 }
