@@ -148,3 +148,67 @@ func TestRedTeamBuildkiteJobPathsHidden(t *testing.T) {
 		"BUILDKITE_PLUGINS_PATH=" + dir + "/bk/plugins"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamGitSSHWrapperAmongPrograms: GIT_SSH names a wrapper script
+// an admin installed with the system's programs (/usr/local/bin, where
+// programs go), or by a bare name git finds on PATH. The wrapper itself
+// is no secret there, but the deploy key its line names was: only a
+// wrapper outside the program folders, given by its full path, was read
+// for the keys it names.
+func TestRedTeamGitSSHWrapperAmongPrograms(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-gitsshprog-")
+	files := map[string]string{
+		"ci/key_program": "loot-key-program-wrapper",
+		"ci/key_bare":    "loot-key-bare-wrapper",
+		"bin/ci-ssh":     "#!/bin/sh\nexec ssh -i " + dir + "/ci/key_bare \"$@\" # loot-bare-wrapper",
+	}
+	plant(t, dir, files)
+	if err := os.Chmod(filepath.Join(dir, "bin", "ci-ssh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.CreateTemp("/usr/local/bin", "planex-redteam-gitssh-*")
+	if err != nil {
+		t.Skipf("cannot plant a wrapper among the system's programs: %v", err)
+	}
+	t.Cleanup(func() { os.Remove(w.Name()) })
+	if _, err := w.WriteString("#!/bin/sh\nexec ssh -o IdentitiesOnly=yes -i " + dir + "/ci/key_program \"$@\"\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	for name, c := range map[string]struct {
+		wrapper string
+		files   []string
+	}{
+		"among the programs": {w.Name(), []string{"ci/key_program"}},
+		"by a bare name":     {"ci-ssh", []string{"ci/key_bare", "bin/ci-ssh"}},
+	} {
+		env := []string{"PATH=" + dir + "/bin:/usr/local/bin:/usr/bin:/bin", "GIT_SSH=" + c.wrapper}
+		want := map[string]string{}
+		for _, f := range c.files {
+			want[f] = files[f]
+		}
+		checkPlantedReads(t, name+": ", Containment{Sandbox: box}, env, dir, want)
+	}
+}
+
+// TestGitSSHProgram: where GIT_SSH leads, as git runs it.
+func TestGitSSHProgram(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plant(t, dir, map[string]string{"a/ci-ssh": "#!/bin/sh", "b/ci-ssh": "#!/bin/sh"})
+	if err := os.Chmod(filepath.Join(dir, "b", "ci-ssh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=rel:" + dir + "/a:" + dir + "/b"
+	for value, want := range map[string]string{
+		"/opt/ci/ssh.sh": "/opt/ci/ssh.sh",
+		"ci-ssh":         dir + "/b/ci-ssh", // a's is not executable
+		"ci/ssh.sh":      "",                // relative to git's folder: the repository's own
+		"no-such-ssh":    "",
+		"":               "",
+	} {
+		if got := gitSSHProgram([]string{path, "GIT_SSH=" + value}); got != want {
+			t.Errorf("gitSSHProgram(GIT_SSH=%q) = %q, want %q", value, got, want)
+		}
+	}
+}
