@@ -28,7 +28,7 @@ func TestRedTeamConfigSSHCommandSpellings(t *testing.T) {
 		t.Fatal(err)
 	}
 	command := "ssh -F " + filepath.Join(root, "ssh_config") + " -qi " + filepath.Join(root, "id_joined") + " -o CertificateFile=" + filepath.Join(root, "id_cert")
-	r := runRedTeam(t, "config-ssh-spellings.sh", "on", func(cmd *exec.Cmd) {
+	r := runRedTeam(t, "config-named-files.sh", "on", func(cmd *exec.Cmd) {
 		set := exec.Command("git", "config", "core.sshCommand", command)
 		set.Dir = cmd.Dir
 		if out, err := set.CombinedOutput(); err != nil {
@@ -45,6 +45,57 @@ func TestRedTeamConfigSSHCommandSpellings(t *testing.T) {
 	for name, v := range secrets {
 		if strings.Contains(loot, v) {
 			t.Errorf("the agent read %s, which the repository's core.sshCommand names:\n%s", name, loot)
+		}
+	}
+}
+
+// TestRedTeamConfigNamedProgramsAndSigningKey: the repository's git
+// config (a runner admin's or a developer's) names files that hold a
+// credential through keys planex did not read: a credential helper and
+// an askpass program given by their path, each a script printing the
+// token it holds (credential.helper, core.askPass), the TLS key
+// presented to an HTTPS proxy (http.proxySSLKey) and the ssh key
+// commits are signed with (user.signingKey, gpg.format=ssh). A command
+// agent read all four; the config it is shown has no credential
+// section, but the files stayed where the config said.
+func TestRedTeamConfigNamedProgramsAndSigningKey(t *testing.T) {
+	t.Parallel()
+	root := outsideTemp(t, "redteam-cfgprog-")
+	secrets := map[string]string{"cred.sh": "#!/bin/sh\necho password=helper-token-3e81c7", "askpass.sh": "#!/bin/sh\necho askpass-token-a40d19",
+		"proxy.key": "proxy-tls-key-5b22f0", "signing_key": "signing-key-c9e604"}
+	for name, v := range secrets {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(v+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runRedTeam(t, "config-named-files.sh", "on", func(cmd *exec.Cmd) {
+		for _, kv := range [][2]string{
+			{"credential.helper", filepath.Join(root, "cred.sh")},
+			{"core.askPass", filepath.Join(root, "askpass.sh")},
+			{"http.proxySSLKey", filepath.Join(root, "proxy.key")},
+			{"gpg.format", "ssh"},
+			{"user.signingKey", filepath.Join(root, "signing_key")},
+		} {
+			set := exec.Command("git", "config", kv[0], kv[1])
+			set.Dir = cmd.Dir
+			if out, err := set.CombinedOutput(); err != nil {
+				t.Fatalf("git config %s: %v: %s", kv[0], err, out)
+			}
+		}
+		cmd.Env = append(cmd.Env, "RED_TEAM="+root)
+	})
+	r.noSecretAnywhere(t)
+	r.mustHaveRun(t, "a/t1.txt")
+	loot := r.show(t, "a/loot.txt")
+	if !strings.Contains(loot, "signing_key") || !strings.Contains(loot, "read") {
+		t.Fatalf("the agent did not find the files' names or did not read:\n%s", loot)
+	}
+	for name, v := range secrets {
+		if _, after, _ := strings.Cut(v, "echo "); after != "" {
+			v = after
+		}
+		if strings.Contains(loot, v) {
+			t.Errorf("the agent read %s, which the repository's config names:\n%s", name, loot)
 		}
 	}
 }

@@ -52,3 +52,53 @@ func TestSSHCommandFilesHome(t *testing.T) {
 		t.Errorf("SSHCommandFiles = %q, want %q", got, want)
 	}
 }
+
+// TestReferencedFilesProgramsAndSigningKey: a config names credentials
+// through more keys than its includes, helpers' stores and TLS client
+// keys: a credential helper or askpass script given by its path (a
+// runner admin's /opt/ci/git-cred.sh printing the token it holds), the
+// TLS client key and certificate presented to an HTTPS proxy
+// (http.proxySSLKey, http.proxySSLCert) and the ssh key commits are
+// signed with (user.signingKey with gpg.format=ssh). A contained agent
+// read each (TestRedTeamConfigNamedProgramsAndSigningKey, ./internal/cli).
+// A compiled helper (gh's) stays visible; a helper found by name names
+// no file.
+func TestReferencedFilesProgramsAndSigningKey(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	dir := t.TempDir()
+	for name, text := range map[string]string{"cred.sh": "#!/bin/sh\necho password=x\n", "bang.sh": "#!/bin/sh\n", "askpass.sh": "#!/bin/sh\necho x\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compiled, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config")
+	if err := os.WriteFile(cfg, []byte(strings.Join([]string{
+		"[credential]", "\thelper = " + dir + "/cred.sh", "\thelper = \"!" + dir + "/bang.sh --verbose\"", "\thelper = " + compiled + " auth git-credential", "\thelper = manager",
+		"[core]", "\taskPass = " + dir + "/askpass.sh",
+		"[http]", "\tproxySSLKey = /srv/proxy/client.key", "\tproxySSLCert = /srv/proxy/client.pem",
+		`[http "https://git.example/"]`, "\tproxySslKey = /srv/proxy/example.key",
+		"[user]", "\tname = CI", "\tsigningKey = /srv/sign/id_ed25519",
+		"[gpg]", "\tformat = ssh", ""}, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReferencedFiles(context.Background(), r, cfg, "/home/ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want := []string{dir + "/askpass.sh", dir + "/bang.sh", dir + "/cred.sh", "/srv/proxy/client.key", "/srv/proxy/client.pem", "/srv/proxy/example.key", "/srv/sign/id_ed25519"}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("ReferencedFiles =\n%q\nwant\n%q", got, want)
+	}
+	for _, key := range []string{"key::ssh-ed25519 AAAAC3Nz", "0xDEADBEEF"} {
+		if got := entryPaths("user.signingkey", key, dir); got != nil {
+			t.Errorf("user.signingKey %q names %q, want no file", key, got)
+		}
+	}
+}

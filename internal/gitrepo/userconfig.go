@@ -2,6 +2,8 @@ package gitrepo
 
 import (
 	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -152,15 +154,48 @@ func entryPaths(key, value, dir string) []string {
 		}
 		return []string{value}
 	case strings.HasPrefix(key, "credential.") && strings.HasSuffix(key, ".helper"):
-		return helperPaths(value)
-	case strings.HasPrefix(key, "http.") && (strings.HasSuffix(key, ".sslkey") || strings.HasSuffix(key, ".sslcert") || strings.HasSuffix(key, ".cookiefile")):
-		// A TLS client key (a certificate file may hold it too) and a
-		// cookie file are credentials themselves.
+		return append(helperPaths(value), scriptProgram(value)...)
+	case key == "core.askpass":
+		// A program git asks for a password: a script printing a token
+		// holds it.
+		return scriptProgram(value)
+	case strings.HasPrefix(key, "http.") && (strings.HasSuffix(key, ".sslkey") || strings.HasSuffix(key, ".sslcert") ||
+		strings.HasSuffix(key, ".proxysslkey") || strings.HasSuffix(key, ".proxysslcert") || strings.HasSuffix(key, ".cookiefile")):
+		// A TLS client key (a certificate file may hold it too), the
+		// one presented to an HTTPS proxy, and a cookie file are
+		// credentials themselves.
+		return []string{value}
+	case key == "user.signingkey" && (filepath.IsAbs(value) || strings.HasPrefix(value, "~/")):
+		// gpg.format=ssh signs with the key file named here: with it a
+		// program signs commits as the machine's signing identity.
 		return []string{value}
 	case key == "core.sshcommand":
 		return SSHCommandFiles(value)
 	}
 	return nil
+}
+
+// scriptProgram is the program a credential helper or askpass setting
+// runs by its path (/opt/ci/git-cred.sh, or !/opt/ci/cred.sh args), when
+// it is no compiled program: a script may hold the token it prints (a
+// compiled helper, /usr/bin/gh, stays visible for the programs that use
+// it). A helper git finds by name (store, cache, manager) names none.
+func scriptProgram(value string) []string {
+	words := shellWords(strings.TrimPrefix(strings.TrimSpace(value), "!"))
+	if len(words) == 0 || !filepath.IsAbs(words[0]) && !strings.HasPrefix(words[0], "~/") {
+		return nil
+	}
+	f, err := os.Open(words[0])
+	if err != nil {
+		return nil // none to cover (a ~/ path is in the home, hidden anyway)
+	}
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	if string(head[:n]) == "\x7fELF" {
+		return nil
+	}
+	return []string{words[0]}
 }
 
 // isInclude says whether a config key is an include's path
