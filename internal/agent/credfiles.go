@@ -174,7 +174,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			out = append(out, p)
 		}
 	}
-	for _, p := range gitSSHKeys(base) {
+	for _, p := range append(gitSSHKeys(base), envConfigFiles(base)...) {
 		if p, err := walkedAbs(p); err == nil && !slices.Contains(out, p) {
 			out = append(out, p)
 		}

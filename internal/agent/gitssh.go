@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // Keys git's ssh is told to use elsewhere than GIT_SSH_COMMAND.
@@ -42,9 +44,9 @@ const maxGitConfigPairs = 256
 
 // gitSSHKeys are the files the ssh commands git takes from base
 // (planex's environment) name: GIT_SSH's script and each of its lines,
-// core.sshCommand in the system and global configurations and the
-// environment's configuration pairs, and ssh's machine-wide
-// configuration.
+// core.sshCommand in the system and global configurations, and ssh's
+// machine-wide configuration (the environment's configuration pairs are
+// envConfigFiles').
 func gitSSHKeys(base []string) []string {
 	var out []string
 	if w := gitSSHProgram(base); w != "" {
@@ -132,10 +134,37 @@ func gitSSHCommands(base []string) []string {
 			out = append(out, gitConfigSSHCommands(readLines(f))...)
 		}
 	}
+	return out
+}
+
+// envConfigFiles are the absolute files that can hold credentials the
+// configuration git takes from base names (gitrepo.ConfigEntryFiles):
+// the GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n> pairs GIT_CONFIG_COUNT
+// counts, and GIT_CONFIG_PARAMETERS (what git -c sets for the programs
+// it starts). An image or a workflow gives git a TLS client key, a
+// credential store, an include or an ssh command there as well as in a
+// file.
+func envConfigFiles(base []string) []string {
+	var pairs [][2]string
 	n, _ := strconv.Atoi(lookup(base, "GIT_CONFIG_COUNT"))
 	for i := range min(n, maxGitConfigPairs) {
-		if strings.EqualFold(lookup(base, "GIT_CONFIG_KEY_"+strconv.Itoa(i)), "core.sshCommand") {
-			out = append(out, lookup(base, "GIT_CONFIG_VALUE_"+strconv.Itoa(i)))
+		pairs = append(pairs, [2]string{lookup(base, "GIT_CONFIG_KEY_"+strconv.Itoa(i)), lookup(base, "GIT_CONFIG_VALUE_"+strconv.Itoa(i))})
+	}
+	// 'key'='value' (or the older 'key=value') words, shell-quoted.
+	for i, w := range gitrepo.ShellWords(lookup(base, "GIT_CONFIG_PARAMETERS")) {
+		if i >= maxGitConfigPairs {
+			break
+		}
+		if k, v, ok := strings.Cut(w, "="); ok {
+			pairs = append(pairs, [2]string{k, v})
+		}
+	}
+	var out []string
+	for _, kv := range pairs {
+		for _, p := range gitrepo.ConfigEntryFiles(kv[0], kv[1]) {
+			if filepath.IsAbs(p) {
+				out = append(out, p)
+			}
 		}
 	}
 	return out

@@ -212,3 +212,48 @@ func TestGitSSHProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamGitConfigFromEnvironmentFiles: git takes configuration from
+// the environment as well as from files (GIT_CONFIG_COUNT with its
+// GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n> pairs, as an image or a
+// workflow sets them, and GIT_CONFIG_PARAMETERS, which git -c sets for
+// what it starts). Only core.sshCommand was read there: a TLS client
+// key, a credential store, an included file, a proxy's TLS key and a
+// cookie file named so stayed readable to a contained agent.
+func TestRedTeamGitConfigFromEnvironmentFiles(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-gitenvcfg-")
+	files := map[string]string{
+		"ci/client.key":    "loot-env-ssl-key",
+		"ci/store":         "loot-env-credential-store",
+		"ci/inc.gitconfig": "[http]\n\textraHeader = loot-env-include",
+		"ci/proxy.key":     "loot-env-proxy-key",
+		"ci/cookies":       "loot-env-cookies",
+		"ci/ssh_key":       "loot-env-ssh-key",
+		"ci/readme":        "ci-folder-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_COUNT=5",
+		"GIT_CONFIG_KEY_0=http.sslKey", "GIT_CONFIG_VALUE_0=" + dir + "/ci/client.key",
+		"GIT_CONFIG_KEY_1=credential.https://git.example.helper", "GIT_CONFIG_VALUE_1=store --file=" + dir + "/ci/store",
+		"GIT_CONFIG_KEY_2=include.path", "GIT_CONFIG_VALUE_2=" + dir + "/ci/inc.gitconfig",
+		"GIT_CONFIG_KEY_3=HTTP.proxySSLKey", "GIT_CONFIG_VALUE_3=" + dir + "/ci/proxy.key",
+		"GIT_CONFIG_KEY_4=core.sshCommand", "GIT_CONFIG_VALUE_4=ssh -qi " + dir + "/ci/ssh_key",
+		"GIT_CONFIG_PARAMETERS='user.name'='ci' 'http.cookiefile'='" + dir + "/ci/cookies'"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestEnvConfigFiles: the pairs and parameters read, bounded, and what
+// names no file.
+func TestEnvConfigFiles(t *testing.T) {
+	t.Parallel()
+	got := envConfigFiles([]string{"GIT_CONFIG_COUNT=3",
+		"GIT_CONFIG_KEY_0=http.sslCert", "GIT_CONFIG_VALUE_0=/k/cert.pem",
+		"GIT_CONFIG_KEY_1=user.name", "GIT_CONFIG_VALUE_1=/not/a/file",
+		"GIT_CONFIG_KEY_2=http.sslKey", "GIT_CONFIG_VALUE_2=relative.key",
+		"GIT_CONFIG_KEY_3=http.sslKey", "GIT_CONFIG_VALUE_3=/k/past-count.key",
+		"GIT_CONFIG_PARAMETERS='http.sslkey=/k/old-format.key' 'include.path'='~/inc' 'core.sshcommand'='ssh -i /k/id'"})
+	want := []string{"/k/cert.pem", "/k/old-format.key", "/k/id"}
+	if !slices.Equal(got, want) {
+		t.Errorf("envConfigFiles = %q, want %q", got, want)
+	}
+}

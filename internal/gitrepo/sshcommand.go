@@ -34,7 +34,7 @@ func SSHCommandFiles(cmd string) []string {
 			out = append(out, p)
 		}
 	}
-	words := shellWords(cmd)
+	words := ShellWords(cmd)
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		if len(w) < 2 || w[0] != '-' || w == "--" {
@@ -109,12 +109,12 @@ func SSHConfigKeys(path string) []string {
 	return out
 }
 
-// shellWords splits a command line into words as a POSIX shell does
+// ShellWords splits a command line into words as a POSIX shell does
 // for plain words: blanks separate them, single quotes keep everything,
 // double quotes keep all but a backslash before ", \, $ or `, and a
 // backslash outside quotes keeps the next character. Expansions are
 // left as they are.
-func shellWords(s string) []string {
+func ShellWords(s string) []string {
 	var words []string
 	var cur strings.Builder
 	inWord := false

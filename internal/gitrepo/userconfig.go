@@ -140,6 +140,17 @@ func ReferencedFilesIn(ctx context.Context, r *Repo, c ConfigFile, home string) 
 	return out, nil
 }
 
+// ConfigEntryFiles are the files that can hold credentials one config
+// entry names, as ReferencedFiles lists them for an entry of a file
+// (ssh keys, TLS client keys, cookie files, credential stores, helper
+// and askpass scripts, signing keys, included files): for entries
+// given by the environment (GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n>,
+// GIT_CONFIG_PARAMETERS), which no file holds. key is section.name, any
+// case. Paths are absolute or start with ~/; a relative one names none.
+func ConfigEntryFiles(key, value string) []string {
+	return entryPaths(key, value, "")
+}
+
 // entryPaths are the files one config entry names: an include's path
 // (a relative one relative to dir; none when dir is "") or the paths a
 // credential helper is given.
@@ -181,7 +192,7 @@ func entryPaths(key, value, dir string) []string {
 // compiled helper, /usr/bin/gh, stays visible for the programs that use
 // it). A helper git finds by name (store, cache, manager) names none.
 func scriptProgram(value string) []string {
-	words := shellWords(strings.TrimPrefix(strings.TrimSpace(value), "!"))
+	words := ShellWords(strings.TrimPrefix(strings.TrimSpace(value), "!"))
 	if len(words) == 0 || !filepath.IsAbs(words[0]) && !strings.HasPrefix(words[0], "~/") {
 		return nil
 	}
@@ -209,7 +220,7 @@ func isInclude(key string) bool {
 // with --file or --socket (git credential-store and credential-cache).
 func helperPaths(helper string) []string {
 	var out []string
-	words := shellWords(helper)
+	words := ShellWords(helper)
 	for i, w := range words {
 		for _, opt := range []string{"--file", "--socket"} {
 			if v, ok := strings.CutPrefix(w, opt+"="); ok {
