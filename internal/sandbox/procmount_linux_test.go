@@ -25,6 +25,7 @@ import (
 // and starts a process outside whose command line the program looks
 // for.)
 func TestRedTeamOtherProcMountHidden(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	s := newSandbox(t)
 	dir, err := os.MkdirTemp("/srv", "planex-procmount-")
