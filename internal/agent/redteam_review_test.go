@@ -257,3 +257,27 @@ func TestEnvConfigFiles(t *testing.T) {
 		t.Errorf("envConfigFiles = %q, want %q", got, want)
 	}
 }
+
+// TestRedTeamHiddenFoldersDotDotAfterALink: HOME, TMPDIR and a CI
+// system's temporary folder (RUNNER_TEMP) are named with a ".." after a
+// link (/srv/ci/tools/../home, tools leading to /srv/ci/deep/tools): the
+// kernel walks the link and then up, to /srv/ci/deep/home, while the
+// sandbox covered the lexically cleaned name, /srv/ci/home, no folder
+// at all. The agent read the real home's and temporary folders' files.
+func TestRedTeamHiddenFoldersDotDotAfterALink(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-hiddendotdot-")
+	files := map[string]string{
+		"ci/deep/home/.git-credentials":        "loot-dotdot-home",
+		"ci/deep/tmp/planex-step/result.json":  "loot-dotdot-tmpdir",
+		"ci/deep/_temp/git-credentials-1.conf": "loot-dotdot-runner-temp",
+		"ci/deep/tools/readme":                 "tools-readable",
+	}
+	plant(t, dir, files)
+	if err := os.Symlink(filepath.Join(dir, "ci", "deep", "tools"), filepath.Join(dir, "ci", "tools")); err != nil {
+		t.Fatal(err)
+	}
+	via := dir + "/ci/tools/.."
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + via + "/home", "TMPDIR=" + via + "/tmp", "RUNNER_TEMP=" + via + "/_temp"}
+	c := Containment{Sandbox: box, account: func([]string) []string { return nil }}
+	checkPlantedReads(t, "", c, env, dir, files)
+}
