@@ -281,3 +281,54 @@ func TestRedTeamHiddenFoldersDotDotAfterALink(t *testing.T) {
 	c := Containment{Sandbox: box, account: func([]string) []string { return nil }}
 	checkPlantedReads(t, "", c, env, dir, files)
 }
+
+// TestRedTeamMavenSettingsOtherSpellings: Maven's settings hold
+// credentials the stripper did not see: a tag with white space before
+// its > (<password >…</password >, which XML and Maven's parser
+// accept), a repository manager's token sent as an HTTP header
+// (GitLab's documented <httpHeaders><property><name>Private-Token</name>
+// <value>…</value>, in a server's configuration), and a settings file
+// named by MAVEN_ARGS or MAVEN_OPTS (-s FILE, --global-settings=FILE, as a
+// CI image keeps one outside every home), with the master password file
+// -Dsettings.security names. The agent read all of them.
+func TestRedTeamMavenSettingsOtherSpellings(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-mavenspell-")
+	mvn := filepath.Join(dir, "maven")
+	plant(t, dir, map[string]string{
+		"maven/bin/mvn": "#!/bin/sh",
+		"maven/conf/settings.xml": "<settings><servers><server><id>a</id><username>ci</username><password >loot-spaced-password</password >\n" +
+			"<passphrase\n>loot-spaced-passphrase</passphrase\t></server>\n" +
+			"<server><id>gitlab</id><configuration><httpHeaders><property><name>Private-Token</name><value>loot-header-token</value></property></httpHeaders></configuration></server>\n" +
+			"</servers></settings>",
+		"ci/settings.xml":          "<settings><servers><server><id>b</id><password>loot-args-settings</password></server></servers></settings>",
+		"ci/global.xml":            "<settings><proxies><proxy><password>loot-opts-global</password></proxy></proxies></settings>",
+		"ci/settings-security.xml": "<settingsSecurity><master>loot-master-password</master></settingsSecurity>",
+	})
+	env := []string{"PATH=" + filepath.Join(mvn, "bin") + ":/usr/bin:/bin",
+		"MAVEN_ARGS=-B -s " + dir + "/ci/settings.xml",
+		"MAVEN_OPTS=-Xmx1g --global-settings=" + dir + "/ci/global.xml -Dsettings.security=" + dir + "/ci/settings-security.xml"}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c",
+		"cat "+filepath.Join(mvn, "conf", "settings.xml")+" "+dir+"/ci/settings.xml "+dir+"/ci/global.xml "+dir+"/ci/settings-security.xml 2>&1; true")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read Maven's credentials:\n%s", out)
+	}
+	for _, kept := range []string{"<username>ci</username>", "<name>Private-Token</name>", "<id>b</id>", "<proxies>"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the settings lost %q:\n%s", kept, out)
+		}
+	}
+}
+
+// TestMavenArgFiles: the settings files mvn's options in MAVEN_ARGS and
+// MAVEN_OPTS name, in each spelling.
+func TestMavenArgFiles(t *testing.T) {
+	t.Parallel()
+	env := []string{"MAVEN_ARGS=-B -s /a/s1.xml --settings=/a/s2.xml -s/a/s3.xml -gs rel.xml --global-settings '/a/g 1.xml'",
+		"MAVEN_OPTS=-Xmx1g -Dsettings.security=/a/sec.xml -gs=/a/g2.xml"}
+	if got, want := mavenArgFiles(env, mavenSettingsOptions), []string{"/a/s1.xml", "/a/s2.xml", "/a/s3.xml", "/a/g 1.xml", "/a/g2.xml"}; !slices.Equal(got, want) {
+		t.Errorf("settings files = %q, want %q", got, want)
+	}
+	if got, want := mavenArgFiles(env, mavenSecurityOptions), []string{"/a/sec.xml"}; !slices.Equal(got, want) {
+		t.Errorf("security files = %q, want %q", got, want)
+	}
+}
