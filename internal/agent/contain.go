@@ -133,7 +133,8 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
 	pkgViews, pkgKeys := packageConfigViews(base)
 	mvnViews, mvnKeys := mavenConfigViews(base)
-	pkgViews, pkgKeys = append(pkgViews, mvnViews...), append(pkgKeys, mvnKeys...)
+	condaViews, condaKeys := condaConfigViews(base)
+	pkgViews, pkgKeys = append(append(pkgViews, mvnViews...), condaViews...), append(append(pkgKeys, mvnKeys...), condaKeys...)
 	etc := c.etcDir
 	if etc == "" {
 		etc = systemEtc

@@ -332,3 +332,44 @@ func TestMavenArgFiles(t *testing.T) {
 		t.Errorf("security files = %q, want %q", got, want)
 	}
 }
+
+// TestRedTeamCondaSystemConfig: a CI image's `conda config --system`
+// left a private channel's token (the /t/<token>/ part of its URL) in
+// the .condarc of the conda installation (/opt/conda), an admin a
+// proxy's password in the machine's /etc/conda/condarc.d, and a client
+// key named there; outside every home and readable by every uid, a
+// contained agent read them. (A conda installation under the test's
+// folder stands for /opt/conda, found from PATH and from CONDA_ROOT.)
+func TestRedTeamCondaSystemConfig(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-conda-")
+	plant(t, dir, map[string]string{
+		"conda/bin/conda": "#!/bin/sh",
+		"conda/.condarc": "channels:\n  - https://conda.anaconda.org/t/loot-conda-token-1/private-org\n  - conda-forge\n" +
+			"channel_alias: https://conda.corp/t/loot-conda-alias\nclient_ssl_cert_key: " + dir + "/keys/conda.key\n",
+		"root/condarc.d/proxy.yml": "proxy_servers:\n  https: http://ci:loot-conda-proxy@proxy.corp:3128\n",
+		"keys/conda.key":           "loot-conda-client-key",
+	})
+	env := []string{"PATH=" + filepath.Join(dir, "conda", "bin") + ":/usr/bin:/bin", "CONDA_ROOT=" + filepath.Join(dir, "root")}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c",
+		"cat "+dir+"/conda/.condarc "+dir+"/root/condarc.d/proxy.yml "+dir+"/keys/conda.key 2>&1; true")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read conda's credentials:\n%s", out)
+	}
+	for _, kept := range []string{"https://conda.anaconda.org/private-org", "conda-forge", "http://proxy.corp:3128"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the configuration lost %q:\n%s", kept, out)
+		}
+	}
+}
+
+// TestStripCondaCredentials: tokens and URL passwords go, the rest and
+// the key files named stay.
+func TestStripCondaCredentials(t *testing.T) {
+	t.Parallel()
+	in := "channels:\n  - 'https://c.example/t/tk-1_a/org'\nclient_ssl_cert: \"/k/c.pem\" # mine\ncustom_channels:\n  x: https://u:p@h.example\nssl_verify: true\n"
+	want := "channels:\n  - 'https://c.example/org'\nclient_ssl_cert: \"/k/c.pem\" # mine\ncustom_channels:\n  x: https://h.example\nssl_verify: true\n"
+	got, keys := stripCondaCredentials([]byte(in))
+	if string(got) != want || !slices.Equal(keys, []string{"/k/c.pem"}) {
+		t.Errorf("stripCondaCredentials = %q, %q; want %q, [/k/c.pem]", got, keys, want)
+	}
+}
