@@ -119,6 +119,10 @@ var credentialVars = []credentialVar{
 	// them elsewhere than the places the sandbox covers
 	// (/etc/buildkite-agent) left them readable to its jobs.
 	{"BUILDKITE_CONFIG_PATH", credFile}, {"BUILDKITE_HOOKS_PATH", credDir}, {"BUILDKITE_ENV_FILE", credFile},
+	// Bundler's user configuration moved out of the home (a private gem
+	// server's user:token, BUNDLE_GEMS__CORP__COM) and RubyGems' gemrc
+	// (a source URL with a password).
+	{"BUNDLE_USER_CONFIG", credFile}, {"GEMRC", credList},
 }
 
 // toolHomeCredentials are the files with tokens in the folders of build
@@ -133,6 +137,11 @@ var toolHomeCredentials = []struct{ name, file string }{
 	{"COMPOSER_HOME", "auth.json"},
 	{"HELM_CONFIG_HOME", "registry/config.json"},
 	{"HELM_CONFIG_HOME", "repositories.yaml"},
+	// Bundler's application configuration folder: the Ruby images set
+	// BUNDLE_APP_CONFIG to their GEM_HOME (/usr/local/bundle), where
+	// `bundle config set --local` writes a gem server's credentials
+	// beside every installed gem.
+	{"BUNDLE_APP_CONFIG", "config"},
 }
 
 // credentialFiles lists the absolute paths the credential variables of

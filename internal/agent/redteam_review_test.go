@@ -373,3 +373,25 @@ func TestStripCondaCredentials(t *testing.T) {
 		t.Errorf("stripCondaCredentials = %q, %q; want %q, [/k/c.pem]", got, keys, want)
 	}
 }
+
+// TestRedTeamRubyToolConfigs: the Ruby images keep Bundler's
+// application configuration in their gem folder (BUNDLE_APP_CONFIG=
+// /usr/local/bundle), where `bundle config set --local` writes a
+// private gem server's user:token; a user configuration may be moved out
+// of the home (BUNDLE_USER_CONFIG), and RubyGems' gemrc (GEMRC, a list of
+// files) holds a source URL with a password. All were readable; the
+// installed gems stay.
+func TestRedTeamRubyToolConfigs(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-rubycfg-")
+	files := map[string]string{
+		"bundle/config":                 "BUNDLE_GEMS__CORP__COM: \"ci:loot-bundle-app\"",
+		"bundle/gems/rake-13.0/rake.rb": "gems-readable",
+		"ci/bundle-user":                "BUNDLE_GEMS__CORP__COM: \"ci:loot-bundle-user\"",
+		"ci/gemrc":                      ":sources:\n- https://ci:loot-gemrc@gems.corp/",
+		"ci/gemrc2":                     ":sources:\n- https://ci:loot-gemrc-second@gems.corp/",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "BUNDLE_APP_CONFIG=" + dir + "/bundle", "BUNDLE_USER_CONFIG=" + dir + "/ci/bundle-user",
+		"GEMRC=" + dir + "/ci/gemrc:" + dir + "/ci/gemrc2"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
