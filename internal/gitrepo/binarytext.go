@@ -122,7 +122,7 @@ func binaryContents(ctx context.Context, r *Repo, sha string, files []commitFile
 		if err != nil {
 			return err
 		}
-		text := escapeBinary(head)
+		text := EscapeBinary(head)
 		if rest > 0 {
 			text += fmt.Sprintf("\n… (%d more bytes not shown: read the file)", rest)
 		}
@@ -145,9 +145,9 @@ func binaryContents(ctx context.Context, r *Repo, sha string, files []commitFile
 	return b.String(), full, nil
 }
 
-// escapeBinary writes b as text: printable characters, newlines and tabs
+// EscapeBinary writes b as text: printable characters, newlines and tabs
 // as they are, every other byte as \xNN.
-func escapeBinary(b []byte) string {
+func EscapeBinary(b []byte) string {
 	var s strings.Builder
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)
