@@ -395,3 +395,38 @@ func TestRedTeamRubyToolConfigs(t *testing.T) {
 		"GEMRC=" + dir + "/ci/gemrc:" + dir + "/ci/gemrc2"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamSSHConfigIncludes: ssh's machine-wide configuration and a
+// -F configuration GIT_SSH_COMMAND names pull other files in with
+// Include (an admin's `Include /opt/ci/ssh/*.conf`), whose IdentityFile
+// lines name deploy keys outside every home: only the lines of the
+// named files themselves were read, so the included files' keys were
+// readable. (A file of the test's in /etc/ssh/ssh_config.d stands for an
+// admin's.)
+func TestRedTeamSSHConfigIncludes(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-sshinclude-")
+	files := map[string]string{
+		"ci/extra/deploy.conf":  "Host git.example\n  IdentityFile " + dir + "/ci/key_system_include",
+		"ci/cmd.conf":           "Include \"" + dir + "/ci/nested/*.conf\"",
+		"ci/nested/a.conf":      "Host *\n  CertificateFile " + dir + "/ci/key_cmd_include",
+		"ci/key_system_include": "loot-key-system-include",
+		"ci/key_cmd_include":    "loot-key-cmd-include",
+		"ci/readme":             "ci-folder-readable",
+	}
+	plant(t, dir, files)
+	if _, err := os.Stat(systemSSHConfigDir); err != nil {
+		t.Skipf("no %s on this machine: ssh's machine-wide configuration not tried", systemSSHConfigDir)
+	}
+	f, err := os.CreateTemp(systemSSHConfigDir, "planex-redteam-*.conf")
+	if err != nil {
+		t.Skipf("cannot plant in %s: %v", systemSSHConfigDir, err)
+	}
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	if _, err := f.WriteString("Include " + dir + "/ci/extra/*.conf\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	env := []string{"PATH=/usr/bin:/bin", "GIT_SSH_COMMAND=ssh -F " + dir + "/ci/cmd.conf"}
+	delete(files, "ci/cmd.conf") // named by the command: covered itself
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}

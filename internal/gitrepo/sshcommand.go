@@ -91,20 +91,67 @@ func isSSHKeyOption(k string) bool {
 // SSHConfigKeys are the absolute identity, certificate and agent files
 // the ssh configuration at path names (each IdentityFile,
 // CertificateFile and IdentityAgent line, whatever Host or Match it is
-// under). A file that cannot be read names none.
+// under), and those of the configurations its Include lines name
+// (absolute patterns, and ones relative to /etc/ssh for a file there, as
+// ssh reads a system configuration's; a user's relative ones lie in the
+// home, hidden anyway), up to maxSSHIncludes files. A file that cannot
+// be read names none.
 func SSHConfigKeys(path string) []string {
+	var out []string
+	seen := map[string]bool{}
+	queue := []string{path}
+	for len(queue) > 0 && len(seen) < maxSSHIncludes {
+		p := queue[0]
+		queue = queue[1:]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		keys, includes := sshConfigLines(p)
+		out = append(out, keys...)
+		queue = append(queue, includes...)
+	}
+	return out
+}
+
+// maxSSHIncludes bounds the ssh configuration files SSHConfigKeys reads.
+const maxSSHIncludes = 64
+
+// sshConfigLines are the absolute key files the ssh configuration at
+// path names and the files its Include lines name.
+func sshConfigLines(path string) (keys, includes []string) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	defer f.Close()
-	var out []string
 	sc := bufio.NewScanner(io.LimitReader(f, maxSSHConfig))
 	sc.Buffer(make([]byte, 0, 4096), maxSSHConfig)
 	for sc.Scan() {
-		if k, v := sshOption(sc.Text()); isSSHKeyOption(k) && filepath.IsAbs(v) {
-			out = append(out, v)
+		k, v := sshOption(sc.Text())
+		switch {
+		case isSSHKeyOption(k) && filepath.IsAbs(v):
+			keys = append(keys, v)
+		case strings.EqualFold(k, "Include"):
+			includes = append(includes, sshIncludes(path, v)...)
 		}
+	}
+	return keys, includes
+}
+
+// sshIncludes are the files an Include line's patterns (value) of the
+// configuration at path match.
+func sshIncludes(path, value string) []string {
+	var out []string
+	for _, pattern := range ShellWords(value) {
+		if !filepath.IsAbs(pattern) {
+			if !strings.HasPrefix(path, "/etc/ssh/") {
+				continue
+			}
+			pattern = filepath.Join("/etc/ssh", pattern)
+		}
+		m, _ := filepath.Glob(pattern)
+		out = append(out, m[:min(len(m), maxSSHIncludes)]...)
 	}
 	return out
 }

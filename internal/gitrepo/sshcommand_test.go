@@ -102,3 +102,28 @@ func TestReferencedFilesProgramsAndSigningKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSSHConfigKeysIncludes: Include lines are followed (absolute
+// patterns; a relative one outside /etc/ssh is the home's), each file
+// read once, a loop of includes ending.
+func TestSSHConfigKeysIncludes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.conf", "Include "+dir+"/inc/*.conf relative.conf\nIdentityFile /k/main\n")
+	write("inc/a.conf", "IdentityFile=/k/a\nInclude "+dir+"/main.conf\n")
+	write("inc/b.conf", "Host x\n  IdentityAgent /k/agent.sock\n")
+	write("relative.conf", "IdentityFile /k/relative\n")
+	got := SSHConfigKeys(filepath.Join(dir, "main.conf"))
+	slices.Sort(got)
+	if want := []string{"/k/a", "/k/agent.sock", "/k/main"}; !slices.Equal(got, want) {
+		t.Errorf("SSHConfigKeys = %q, want %q", got, want)
+	}
+}
