@@ -33,7 +33,7 @@ const (
 )
 
 // hiddenNote heads the contents of the files GitHub's diff does not show.
-const hiddenNote = "planex: GitHub's diff below leaves out the content of these files (moved or copied: it shows the move and the changed lines only; binary to GitHub: a NUL byte, or the pull request's .gitattributes; or too large). Their content at the pull request's head follows, each control byte or invalid UTF-8 byte written as \\xNN. Review it as you review the diff: a moved file may now run where it did not.\n"
+const hiddenNote = "planex: GitHub's diff below leaves out the content of these files (moved or copied: it shows the move and the changed lines only; binary to GitHub: a NUL byte, or the pull request's .gitattributes; too large; or a symbolic link, shown as where it leads: its content is the file it leads to). Their content at the pull request's head follows, each control byte or invalid UTF-8 byte written as \\xNN. Review it as you review the diff: a moved file may now run where it did not.\n"
 
 // fileContent is what reading one file of the head gives.
 type fileContent func(ctx context.Context, path string) ([]byte, error)
@@ -44,20 +44,41 @@ type fileContent func(ctx context.Context, path string) ([]byte, error)
 func reviewText(ctx context.Context, files []*github.CommitFile, diff string, content fileContent) string {
 	var b strings.Builder
 	b.WriteString(prFileList(files))
-	b.WriteString(hiddenContents(ctx, files, content))
+	b.WriteString(hiddenContents(ctx, files, linksInDiff(diff), content))
 	b.WriteString(diff)
 	return b.String()
 }
 
-// hiddenFromDiff says whether GitHub's diff leaves out a file's content.
-func hiddenFromDiff(f *github.CommitFile) bool {
+// hiddenFromDiff says whether GitHub's diff leaves out a file's content;
+// links are the paths the diff shows as symbolic links, whose patch is
+// only where each leads (GitHub's contents API answers with the file a
+// link leads to in the repository).
+func hiddenFromDiff(f *github.CommitFile, links map[string]bool) bool {
 	switch f.GetStatus() {
 	case "removed":
 		return false
 	case "renamed", "copied":
 		return true
 	}
-	return f.GetPatch() == ""
+	return f.GetPatch() == "" || links[f.GetFilename()]
+}
+
+// linksInDiff are the paths a unified diff gives the mode of a symbolic
+// link (new file mode 120000, new mode 120000).
+func linksInDiff(diff string) map[string]bool {
+	links := map[string]bool{}
+	path := ""
+	for _, line := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(line, "diff --git "):
+			if i := strings.LastIndex(line, " b/"); i >= 0 {
+				path = line[i+3:]
+			}
+		case line == "new file mode 120000" || line == "new mode 120000":
+			links[path] = true
+		}
+	}
+	return links
 }
 
 // prFileList lists the files a pull request changes, at most
@@ -82,11 +103,11 @@ func prFileList(files []*github.CommitFile) string {
 // hiddenContents is the content of the files GitHub's diff hides, as
 // content reads them: at most maxHiddenFiles files, maxHiddenShown bytes
 // of each and maxHiddenTotal in all; "" when there are none.
-func hiddenContents(ctx context.Context, files []*github.CommitFile, content fileContent) string {
+func hiddenContents(ctx context.Context, files []*github.CommitFile, links map[string]bool, content fileContent) string {
 	var b strings.Builder
 	n := 0
 	for _, f := range files {
-		if !hiddenFromDiff(f) {
+		if !hiddenFromDiff(f, links) {
 			continue
 		}
 		if n == 0 {
