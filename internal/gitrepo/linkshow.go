@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// What a commit's links lead to.
+// What a commit's links lead to, and the files it makes executable.
 //
 // A link's blob is only where it leads: a commit that adds
 // scripts/postinstall.sh as a link to a test fixture whose text is a
@@ -16,13 +16,50 @@ import (
 // review's patch detected no renames). The reviewer's text shows, after
 // the patch, the file each link the commit adds or changes leads to in
 // the commit (through other links too), where that stays inside the
-// repository.
+// repository; and the content of each file the commit makes executable
+// without changing it (a fixture's script made runnable shows in the
+// patch as a mode change alone).
 
 // maxLinksShown bounds the links whose targets a review's text shows.
 const maxLinksShown = 64
 
 // linkNote heads the contents of the files a commit's links lead to.
 const linkNote = "\nplanex: the commit adds or changes symbolic links; the patch above shows only where each leads. The content of the file each leads to in this commit follows, each control byte or invalid UTF-8 byte written as \\xNN: review it as the content of the link's own path.\n"
+
+// execNote heads the contents of the files a commit makes executable.
+const execNote = "\nplanex: the commit makes these files executable without changing them; the patch above shows only the mode. Their content follows, each control byte or invalid UTF-8 byte written as \\xNN.\n"
+
+// madeExecutable returns what follows a commit's patch for the files it
+// makes executable and leaves as they were (same blob): their content,
+// at most maxBinaryShown bytes of each and budget in all (cut says some
+// did not fit).
+func madeExecutable(ctx context.Context, r *Repo, files []commitFile, budget int) (string, bool, error) {
+	var b strings.Builder
+	shown := 0
+	for _, f := range files {
+		if f.mode != "100755" || f.oldMode == "100755" || f.blob != f.oldBlob || shown >= maxLinksShown {
+			continue
+		}
+		shown++
+		data, err := r.ReadBlobPrefix(ctx, f.blob, maxBinaryShown+1)
+		if err != nil {
+			return "", false, err
+		}
+		text := EscapeBinary(data[:min(len(data), maxBinaryShown)])
+		if len(data) > maxBinaryShown {
+			text += "\n… (more not shown: read the file)"
+		}
+		section := fmt.Sprintf("--- made executable %s ---\n%s\n", strconv.Quote(f.path), text)
+		if b.Len() == 0 {
+			section = execNote + section
+		}
+		if b.Len()+len(section) > budget {
+			return b.String(), true, nil
+		}
+		b.WriteString(section)
+	}
+	return b.String(), false, nil
+}
 
 // linkContents returns what follows a commit's patch for the links it
 // adds or changes: the content of the file each leads to in sha, at most
