@@ -123,6 +123,15 @@ var credentialVars = []credentialVar{
 	// server's user:token, BUNDLE_GEMS__CORP__COM) and RubyGems' gemrc
 	// (a source URL with a password).
 	{"BUNDLE_USER_CONFIG", credFile}, {"GEMRC", credList},
+	// More tools' key and password files: Terraform's Google provider
+	// (a service account key's path, or the key itself, which names no
+	// file), Snowflake's key pair, sudo's askpass program (the runner's
+	// sudo password), restic's and Borg's repository keys, Consul's
+	// token file and Ansible's become and connection password files.
+	{"GOOGLE_CREDENTIALS", credFile}, {"GOOGLE_CLOUD_KEYFILE_JSON", credFile}, {"GCLOUD_KEYFILE_JSON", credFile},
+	{"SNOWFLAKE_PRIVATE_KEY_PATH", credFile}, {"SUDO_ASKPASS", credFile},
+	{"RESTIC_PASSWORD_FILE", credFile}, {"BORG_KEY_FILE", credFile}, {"CONSUL_HTTP_TOKEN_FILE", credFile},
+	{"ANSIBLE_BECOME_PASSWORD_FILE", credFile}, {"ANSIBLE_CONNECTION_PASSWORD_FILE", credFile},
 }
 
 // toolHomeCredentials are the files with tokens in the folders of build

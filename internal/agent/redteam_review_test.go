@@ -430,3 +430,24 @@ func TestRedTeamSSHConfigIncludes(t *testing.T) {
 	delete(files, "ci/cmd.conf") // named by the command: covered itself
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamMoreToolCredentialFiles: tools' variables naming a key or
+// password file outside every home (a CI image's or a workflow's):
+// Terraform's Google provider's service account key, Snowflake's key
+// pair, sudo's askpass program (printing the runner's sudo password),
+// restic's and Borg's repository keys, Consul's token file, Ansible's
+// become and connection passwords. A contained agent read each.
+func TestRedTeamMoreToolCredentialFiles(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-toolcreds-")
+	vars := []string{"GOOGLE_CREDENTIALS", "GOOGLE_CLOUD_KEYFILE_JSON", "GCLOUD_KEYFILE_JSON", "SNOWFLAKE_PRIVATE_KEY_PATH", "SUDO_ASKPASS",
+		"RESTIC_PASSWORD_FILE", "BORG_KEY_FILE", "CONSUL_HTTP_TOKEN_FILE", "ANSIBLE_BECOME_PASSWORD_FILE", "ANSIBLE_CONNECTION_PASSWORD_FILE"}
+	files := map[string]string{"ci/readme": "ci-folder-readable"}
+	env := []string{"PATH=/usr/bin:/bin"}
+	for _, v := range vars {
+		name := "ci/" + strings.ToLower(v)
+		files[name] = "loot-" + strings.ToLower(v)
+		env = append(env, v+"="+filepath.Join(dir, name))
+	}
+	plant(t, dir, files)
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
