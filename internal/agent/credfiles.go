@@ -132,6 +132,11 @@ var credentialVars = []credentialVar{
 	{"SNOWFLAKE_PRIVATE_KEY_PATH", credFile}, {"SUDO_ASKPASS", credFile},
 	{"RESTIC_PASSWORD_FILE", credFile}, {"BORG_KEY_FILE", credFile}, {"CONSUL_HTTP_TOKEN_FILE", credFile},
 	{"ANSIBLE_BECOME_PASSWORD_FILE", credFile}, {"ANSIBLE_CONNECTION_PASSWORD_FILE", credFile},
+	// Command-line clients' configurations with a token or password:
+	// wget's (user, password), GitLab's glab and GitHub's hub, Scaleway's
+	// and Hetzner Cloud's.
+	{"WGETRC", credFile}, {"GLAB_CONFIG_DIR", credDir}, {"HUB_CONFIG", credFile},
+	{"SCW_CONFIG_PATH", credFile}, {"HCLOUD_CONFIG", credFile},
 }
 
 // toolHomeCredentials are the files with tokens in the folders of build
@@ -151,6 +156,10 @@ var toolHomeCredentials = []struct{ name, file string }{
 	// `bundle config set --local` writes a gem server's credentials
 	// beside every installed gem.
 	{"BUNDLE_APP_CONFIG", "config"},
+	// curl's configuration (user = name:password, an Authorization
+	// header) and Pulumi's access tokens.
+	{"CURL_HOME", ".curlrc"},
+	{"PULUMI_HOME", "credentials.json"},
 }
 
 // credentialFiles lists the absolute paths the credential variables of

@@ -451,3 +451,27 @@ func TestRedTeamMoreToolCredentialFiles(t *testing.T) {
 	plant(t, dir, files)
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamClientConfigsMovedOutOfHome: command-line clients'
+// configurations with a token or password, moved out of the home by a
+// variable (a CI image's): curl's .curlrc in CURL_HOME, wget's WGETRC,
+// glab's GLAB_CONFIG_DIR, hub's HUB_CONFIG, Scaleway's SCW_CONFIG_PATH,
+// Hetzner Cloud's HCLOUD_CONFIG and Pulumi's credentials.json in
+// PULUMI_HOME (whose plugins stay). A contained agent read each.
+func TestRedTeamClientConfigsMovedOutOfHome(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-clientcfg-")
+	files := map[string]string{
+		"curl/.curlrc":                    "user = ci:loot-curlrc",
+		"ci/wgetrc":                       "password = loot-wgetrc",
+		"glab/config.yml":                 "token: loot-glab",
+		"ci/hub":                          "oauth_token: loot-hub",
+		"ci/scw.yaml":                     "secret_key: loot-scw",
+		"ci/hcloud.toml":                  "token = \"loot-hcloud\"",
+		"pulumi/credentials.json":         "{\"accessTokens\": {\"https://api.pulumi.com\": \"loot-pulumi\"}}",
+		"pulumi/plugins/resource-aws/doc": "plugins-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "CURL_HOME=" + dir + "/curl", "WGETRC=" + dir + "/ci/wgetrc", "GLAB_CONFIG_DIR=" + dir + "/glab",
+		"HUB_CONFIG=" + dir + "/ci/hub", "SCW_CONFIG_PATH=" + dir + "/ci/scw.yaml", "HCLOUD_CONFIG=" + dir + "/ci/hcloud.toml", "PULUMI_HOME=" + dir + "/pulumi"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
