@@ -475,3 +475,28 @@ func TestRedTeamClientConfigsMovedOutOfHome(t *testing.T) {
 		"HUB_CONFIG=" + dir + "/ci/hub", "SCW_CONFIG_PATH=" + dir + "/ci/scw.yaml", "HCLOUD_CONFIG=" + dir + "/ci/hcloud.toml", "PULUMI_HOME=" + dir + "/pulumi"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamTeamCityBuildFilesHidden: a TeamCity build's environment
+// names its properties file (TEAMCITY_BUILD_PROPERTIES_FILE), which
+// holds the build's REST credentials and names the configuration's and
+// the runner's properties files (password parameters' values) and the
+// agent's home, whose conf/buildAgent.properties holds the agent's
+// server token; each properties file has an XML twin. A contained
+// agent read them all; the agent's other files stay.
+func TestRedTeamTeamCityBuildFilesHidden(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-teamcity-")
+	tmp := dir + "/agent/temp/buildTmp"
+	files := map[string]string{
+		"agent/temp/buildTmp/teamcity.build1.properties": "teamcity.auth.userId=TeamCityBuildId\\=1\nteamcity.auth.password=loot-tc-build-password\n" +
+			"agent.home.dir=" + dir + "/agent\nteamcity.configuration.properties.file=" + tmp + "/teamcity.config1.properties\n" +
+			"teamcity.runner.properties.file=" + strings.ReplaceAll(tmp, "/", "\\/") + "/teamcity.runner1.properties",
+		"agent/temp/buildTmp/teamcity.build1.properties.xml": "<entry key=\"teamcity.auth.password\">loot-tc-build-xml</entry>",
+		"agent/temp/buildTmp/teamcity.config1.properties":    "env.DEPLOY_TOKEN=loot-tc-config-secret",
+		"agent/temp/buildTmp/teamcity.runner1.properties":    "secure.password=loot-tc-runner-secret",
+		"agent/conf/buildAgent.properties":                   "authorizationToken=loot-tc-agent-token",
+		"agent/conf/readme":                                  "agent-conf-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "TEAMCITY_BUILD_PROPERTIES_FILE=" + tmp + "/teamcity.build1.properties"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
