@@ -226,8 +226,12 @@ func (r *reviewer) reviewPR(ctx context.Context, ev *event.Event, th thread) (Ou
 	}
 	fmt.Fprintf(r.Out, "review: pull request #%d (%s), from its diff only\n", th.Number, plural.Count(len(files), "file", "files"))
 	title, body := pullRequestText(pr.GetTitle(), pr.GetBody())
+	head := pr.GetHead().GetSHA()
+	text = reviewText(ctx, files, text, func(ctx context.Context, path string) ([]byte, error) {
+		return r.GH.Repo.GetFileContent(ctx, r.Cfg.Owner, r.Cfg.Repo, head, path)
+	})
 	res, err := review.ReviewPullRequest(ctx, r.Engine.Agent, review.PullRequest{Number: th.Number, Title: title, Body: body,
-		Head: pr.GetHead().GetSHA(), Diff: text}, r.Engine.Timeouts[agent.PhaseReview], 0, r.Now())
+		Head: head, Diff: text}, r.Engine.Timeouts[agent.PhaseReview], 0, r.Now())
 	if err != nil {
 		return Outputs{}, userf("planex could not review this pull request: %s", render.Text(err.Error()))
 	}

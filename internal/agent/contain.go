@@ -133,7 +133,8 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
 	pkgViews, pkgKeys := packageConfigViews(base)
 	mvnViews, mvnKeys := mavenConfigViews(base)
-	pkgViews, pkgKeys = append(pkgViews, mvnViews...), append(pkgKeys, mvnKeys...)
+	condaViews, condaKeys := condaConfigViews(base)
+	pkgViews, pkgKeys = append(append(pkgViews, mvnViews...), condaViews...), append(append(pkgKeys, mvnKeys...), condaKeys...)
 	etc := c.etcDir
 	if etc == "" {
 		etc = systemEtc
@@ -313,16 +314,25 @@ func (c Containment) homes(env []string) []string {
 func CITempDirs(env []string) []string {
 	var out []string
 	add := func(p string) {
-		if p != "" && filepath.IsAbs(p) && filepath.Clean(p) != "/" {
-			out = append(out, filepath.Clean(p))
+		if p == "" || !filepath.IsAbs(p) {
+			return
+		}
+		// As the kernel walks it: a ".." after a link leads below the
+		// link's target (walkedAbs), not where the name reads.
+		if p, err := walkedAbs(p); err == nil && p != "/" {
+			out = append(out, p)
 		}
 	}
 	add(lookup(env, "RUNNER_TEMP"))
-	if d := lookup(env, "CI_PROJECT_DIR"); d != "" && lookup(env, "GITLAB_CI") != "" {
-		add(filepath.Clean(d) + ".tmp")
+	if d := lookup(env, "CI_PROJECT_DIR"); filepath.IsAbs(d) && lookup(env, "GITLAB_CI") != "" {
+		if d, err := walkedAbs(d); err == nil {
+			add(d + ".tmp")
+		}
 	}
-	if d := lookup(env, "WORKSPACE"); d != "" && lookup(env, "JENKINS_URL") != "" {
-		add(filepath.Clean(d) + "@tmp")
+	if d := lookup(env, "WORKSPACE"); filepath.IsAbs(d) && lookup(env, "JENKINS_URL") != "" {
+		if d, err := walkedAbs(d); err == nil {
+			add(d + "@tmp")
+		}
 	}
 	if strings.EqualFold(lookup(env, "TF_BUILD"), "true") {
 		add(lookup(env, "AGENT_TEMPDIRECTORY"))
@@ -347,7 +357,10 @@ func HiddenTempDirs(env []string) []string {
 		if !filepath.IsAbs(d) {
 			continue
 		}
-		d = filepath.Clean(d)
+		d, err := walkedAbs(d)
+		if err != nil {
+			continue
+		}
 		if hideableTemp(d) && !slices.Contains(out, d) {
 			out = append(out, d)
 		}

@@ -112,6 +112,31 @@ var credentialVars = []credentialVar{
 	{"GIT_SSL_KEY", credFile}, {"GIT_SSL_CERT", credFile}, {"GOENV", credFile},
 	{"PIP_CLIENT_CERT", credFile}, {"NPM_CONFIG_KEYFILE", credFile}, {"npm_config_keyfile", credFile},
 	{"CONDARC", credFile}, {"POETRY_CONFIG_DIR", credDir},
+	// A Buildkite job is told where its agent keeps its configuration
+	// (with the agent's registration token), its hooks (an environment
+	// hook exporting every build's secrets) and the job's environment
+	// file (the job's session token among it): an agent started with
+	// them elsewhere than the places the sandbox covers
+	// (/etc/buildkite-agent) left them readable to its jobs.
+	{"BUILDKITE_CONFIG_PATH", credFile}, {"BUILDKITE_HOOKS_PATH", credDir}, {"BUILDKITE_ENV_FILE", credFile},
+	// Bundler's user configuration moved out of the home (a private gem
+	// server's user:token, BUNDLE_GEMS__CORP__COM) and RubyGems' gemrc
+	// (a source URL with a password).
+	{"BUNDLE_USER_CONFIG", credFile}, {"GEMRC", credList},
+	// More tools' key and password files: Terraform's Google provider
+	// (a service account key's path, or the key itself, which names no
+	// file), Snowflake's key pair, sudo's askpass program (the runner's
+	// sudo password), restic's and Borg's repository keys, Consul's
+	// token file and Ansible's become and connection password files.
+	{"GOOGLE_CREDENTIALS", credFile}, {"GOOGLE_CLOUD_KEYFILE_JSON", credFile}, {"GCLOUD_KEYFILE_JSON", credFile},
+	{"SNOWFLAKE_PRIVATE_KEY_PATH", credFile}, {"SUDO_ASKPASS", credFile},
+	{"RESTIC_PASSWORD_FILE", credFile}, {"BORG_KEY_FILE", credFile}, {"CONSUL_HTTP_TOKEN_FILE", credFile},
+	{"ANSIBLE_BECOME_PASSWORD_FILE", credFile}, {"ANSIBLE_CONNECTION_PASSWORD_FILE", credFile},
+	// Command-line clients' configurations with a token or password:
+	// wget's (user, password), GitLab's glab and GitHub's hub, Scaleway's
+	// and Hetzner Cloud's.
+	{"WGETRC", credFile}, {"GLAB_CONFIG_DIR", credDir}, {"HUB_CONFIG", credFile},
+	{"SCW_CONFIG_PATH", credFile}, {"HCLOUD_CONFIG", credFile},
 }
 
 // toolHomeCredentials are the files with tokens in the folders of build
@@ -126,6 +151,15 @@ var toolHomeCredentials = []struct{ name, file string }{
 	{"COMPOSER_HOME", "auth.json"},
 	{"HELM_CONFIG_HOME", "registry/config.json"},
 	{"HELM_CONFIG_HOME", "repositories.yaml"},
+	// Bundler's application configuration folder: the Ruby images set
+	// BUNDLE_APP_CONFIG to their GEM_HOME (/usr/local/bundle), where
+	// `bundle config set --local` writes a gem server's credentials
+	// beside every installed gem.
+	{"BUNDLE_APP_CONFIG", "config"},
+	// curl's configuration (user = name:password, an Authorization
+	// header) and Pulumi's access tokens.
+	{"CURL_HOME", ".curlrc"},
+	{"PULUMI_HOME", "credentials.json"},
 }
 
 // credentialFiles lists the absolute paths the credential variables of
@@ -167,7 +201,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			out = append(out, p)
 		}
 	}
-	for _, p := range gitSSHKeys(base) {
+	for _, p := range append(append(gitSSHKeys(base), envConfigFiles(base)...), teamcityFiles(base)...) {
 		if p, err := walkedAbs(p); err == nil && !slices.Contains(out, p) {
 			out = append(out, p)
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // Keys git's ssh is told to use elsewhere than GIT_SSH_COMMAND.
@@ -19,7 +21,10 @@ import (
 // hidden home holds, while the key it names may lie outside it) or the
 // environment's GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n> pairs. Each
 // names the key by a path a contained program can read. Those keys are
-// covered, and the wrapper script when it is no system program; so are
+// covered (a wrapper's whether it lies with the system's programs, as an
+// admin's /usr/local/bin/ci-ssh does, or not, and whether GIT_SSH gives
+// its path or a name git finds on PATH), and the wrapper script when it
+// is no system program; so are
 // the keys ssh's machine-wide configuration names (IdentityFile in
 // /etc/ssh/ssh_config and ssh_config.d).
 
@@ -39,15 +44,22 @@ const maxGitConfigPairs = 256
 
 // gitSSHKeys are the files the ssh commands git takes from base
 // (planex's environment) name: GIT_SSH's script and each of its lines,
-// core.sshCommand in the system and global configurations and the
-// environment's configuration pairs, and ssh's machine-wide
-// configuration.
+// core.sshCommand in the system and global configurations, and ssh's
+// machine-wide configuration (the environment's configuration pairs are
+// envConfigFiles').
 func gitSSHKeys(base []string) []string {
 	var out []string
-	if w := lookup(base, "GIT_SSH"); filepath.IsAbs(w) && !isProgramPath(w) {
-		out = append(out, w)
-		for _, line := range readLines(w) {
-			out = append(out, sshCommandFiles(line)...)
+	if w := gitSSHProgram(base); w != "" {
+		if !isProgramPath(w) {
+			out = append(out, w)
+		}
+		// A wrapper installed with the system's programs is no secret,
+		// but the key its line names is. Only a script is read: a
+		// program (ssh itself) names nothing in lines.
+		if lines := readLines(w); len(lines) > 0 && strings.HasPrefix(lines[0], "#!") {
+			for _, line := range lines {
+				out = append(out, sshCommandFiles(line)...)
+			}
 		}
 	}
 	for _, cmd := range gitSSHCommands(base) {
@@ -59,6 +71,33 @@ func gitSSHKeys(base []string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// gitSSHProgram is the program GIT_SSH in base names, as git starts it:
+// an absolute path as it is, a bare name looked up in base's PATH (its
+// absolute folders; the first executable regular file); "" for none, or
+// for a path relative to git's folder (the repository's own file).
+func gitSSHProgram(base []string) string {
+	w := lookup(base, "GIT_SSH")
+	switch {
+	case filepath.IsAbs(w):
+		return w
+	case w == "" || strings.Contains(w, "/"):
+		return ""
+	}
+	for i, dir := range filepath.SplitList(lookup(base, "PATH")) {
+		if i >= 64 {
+			break
+		}
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, w)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
 }
 
 // isProgramPath reports whether p lies among the system's programs and
@@ -95,10 +134,37 @@ func gitSSHCommands(base []string) []string {
 			out = append(out, gitConfigSSHCommands(readLines(f))...)
 		}
 	}
+	return out
+}
+
+// envConfigFiles are the absolute files that can hold credentials the
+// configuration git takes from base names (gitrepo.ConfigEntryFiles):
+// the GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n> pairs GIT_CONFIG_COUNT
+// counts, and GIT_CONFIG_PARAMETERS (what git -c sets for the programs
+// it starts). An image or a workflow gives git a TLS client key, a
+// credential store, an include or an ssh command there as well as in a
+// file.
+func envConfigFiles(base []string) []string {
+	var pairs [][2]string
 	n, _ := strconv.Atoi(lookup(base, "GIT_CONFIG_COUNT"))
 	for i := range min(n, maxGitConfigPairs) {
-		if strings.EqualFold(lookup(base, "GIT_CONFIG_KEY_"+strconv.Itoa(i)), "core.sshCommand") {
-			out = append(out, lookup(base, "GIT_CONFIG_VALUE_"+strconv.Itoa(i)))
+		pairs = append(pairs, [2]string{lookup(base, "GIT_CONFIG_KEY_"+strconv.Itoa(i)), lookup(base, "GIT_CONFIG_VALUE_"+strconv.Itoa(i))})
+	}
+	// 'key'='value' (or the older 'key=value') words, shell-quoted.
+	for i, w := range gitrepo.ShellWords(lookup(base, "GIT_CONFIG_PARAMETERS")) {
+		if i >= maxGitConfigPairs {
+			break
+		}
+		if k, v, ok := strings.Cut(w, "="); ok {
+			pairs = append(pairs, [2]string{k, v})
+		}
+	}
+	var out []string
+	for _, kv := range pairs {
+		for _, p := range gitrepo.ConfigEntryFiles(kv[0], kv[1]) {
+			if filepath.IsAbs(p) {
+				out = append(out, p)
+			}
 		}
 	}
 	return out

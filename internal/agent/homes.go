@@ -31,7 +31,12 @@ func homesOf(env []string, account func(env []string) []string) []string {
 		if !filepath.IsAbs(h) {
 			return
 		}
-		h = filepath.Clean(h)
+		// As the kernel walks it: a ".." after a link leads below the
+		// link's target (walkedAbs), not where the name reads.
+		h, err := walkedAbs(h)
+		if err != nil {
+			return
+		}
 		if h != "/" && !slices.Contains(out, h) {
 			out = append(out, h)
 		}

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
+
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // Maven's machine-wide settings.
@@ -19,15 +22,26 @@ import (
 
 // mavenSecretElements match the settings elements that hold a
 // credential, whatever their content (on one line or several).
+// A tag may hold white space before its > (<password >, </password\n>),
+// which XML and Maven's parser accept.
 var mavenSecretElements = []*regexp.Regexp{
-	regexp.MustCompile(`(?s)(<password>).*?(</password>)`),
-	regexp.MustCompile(`(?s)(<passphrase>).*?(</passphrase>)`),
-	regexp.MustCompile(`(?s)(<privateKey>).*?(</privateKey>)`),
+	regexp.MustCompile(`(?s)(<password\s*>).*?(</password\s*>)`),
+	regexp.MustCompile(`(?s)(<passphrase\s*>).*?(</passphrase\s*>)`),
+	regexp.MustCompile(`(?s)(<privateKey\s*>).*?(</privateKey\s*>)`),
 }
+
+// mavenHeaders matches a server configuration's HTTP headers, whose
+// values carry a repository manager's token (GitLab's Private-Token,
+// an Authorization header), and mavenHeaderValue one such value.
+var (
+	mavenHeaders     = regexp.MustCompile(`(?s)<httpHeaders\s*>.*?</httpHeaders\s*>`)
+	mavenHeaderValue = regexp.MustCompile(`(?s)(<value\s*>).*?(</value\s*>)`)
+)
 
 // mavenSettingsFiles are the installation settings of each Maven on
 // planex's PATH (<prefix>/conf/settings.xml beside bin/mvn), of
-// MAVEN_HOME and M2_HOME, and Debian's.
+// MAVEN_HOME and M2_HOME, the ones MAVEN_ARGS or MAVEN_OPTS name (-s,
+// -gs: a CI image's settings kept outside every home), and Debian's.
 func mavenSettingsFiles(base []string) []string {
 	var out []string
 	add := func(p string) {
@@ -50,7 +64,46 @@ func mavenSettingsFiles(base []string) []string {
 			add(filepath.Join(h, "conf", "settings.xml"))
 		}
 	}
+	for _, p := range mavenArgFiles(base, mavenSettingsOptions) {
+		add(p)
+	}
 	add("/etc/maven/settings.xml")
+	return out
+}
+
+// mavenSettingsOptions are mvn's options naming a settings file, and
+// mavenSecurityOptions the property naming the file that holds the
+// master password the settings' encrypted passwords open with.
+var (
+	mavenSettingsOptions = []string{"-s", "--settings", "-gs", "--global-settings"}
+	mavenSecurityOptions = []string{"-Dsettings.security"}
+)
+
+// mavenArgFiles are the absolute files the options opts name in the
+// arguments mvn takes from the environment (MAVEN_ARGS, Maven 3.9's, and
+// MAVEN_OPTS, the JVM's, where -D properties go): "-s FILE", "-s=FILE",
+// "-sFILE" for a one-letter option.
+func mavenArgFiles(base []string, opts []string) []string {
+	var out []string
+	for _, v := range []string{"MAVEN_ARGS", "MAVEN_OPTS"} {
+		words := gitrepo.ShellWords(lookup(base, v))
+		for i, w := range words {
+			for _, o := range opts {
+				var p string
+				switch {
+				case w == o && i+1 < len(words):
+					p = words[i+1]
+				case strings.HasPrefix(w, o+"="):
+					p = w[len(o)+1:]
+				case len(o) == 2 && strings.HasPrefix(w, o) && len(w) > 2:
+					p = w[2:]
+				}
+				if filepath.IsAbs(p) {
+					out = append(out, p)
+				}
+			}
+		}
+	}
 	return out
 }
 
@@ -82,6 +135,11 @@ func mavenConfigViews(base []string) (out []FileOverlay, keys []string) {
 			out = append(out, FileOverlay{Path: real, Content: view})
 		}
 	}
+	for _, k := range mavenArgFiles(base, mavenSecurityOptions) {
+		if k, err := walkedAbs(k); err == nil {
+			keys = append(keys, k)
+		}
+	}
 	return out, keys
 }
 
@@ -91,5 +149,8 @@ func stripMavenCredentials(b []byte) []byte {
 	for _, re := range mavenSecretElements {
 		b = re.ReplaceAll(b, []byte("${1}${2}"))
 	}
+	b = mavenHeaders.ReplaceAllFunc(b, func(h []byte) []byte {
+		return mavenHeaderValue.ReplaceAll(h, []byte("${1}${2}"))
+	})
 	return urlUserinfo.ReplaceAll(b, []byte("$1"))
 }

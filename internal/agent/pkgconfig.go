@@ -249,6 +249,25 @@ func configKey(raw string) string {
 	return strings.TrimSpace(k)
 }
 
+// configSettings are the settings (key, value) an ini-style line may
+// set, as each of the two readers of these files takes it: npm's, which
+// splits at the first = and keys by what follows a //registry/: scope
+// (configKey), and pip's configparser, which splits at the first = or :
+// and whose keys pip folds (lower case, _ as -, a leading -- dropped:
+// client_cert, --client-cert and "client-cert: FILE" all name pip's
+// client key).
+func configSettings(line string) [][2]string {
+	var out [][2]string
+	if key, val, ok := strings.Cut(line, "="); ok {
+		out = append(out, [2]string{configKey(key), val})
+	}
+	if i := strings.IndexAny(line, "=:"); i > 0 {
+		k := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(line[:i])), "_", "-")
+		out = append(out, [2]string{strings.TrimPrefix(k, "--"), line[i+1:]})
+	}
+	return out
+}
+
 // stripConfigCredentials returns an ini-style configuration (npmrc,
 // pip.conf) without the lines setting a credential or holding a private
 // key and with no user name or password in any URL or proxy address,
@@ -259,17 +278,19 @@ func stripConfigCredentials(b []byte) (view []byte, keyFiles []string) {
 		if privateKeyLine.Match(line) {
 			continue
 		}
-		key, val, ok := strings.Cut(string(line), "=")
-		if ok {
-			k := configKey(key)
-			if slices.Contains(credentialKeys, k) {
-				continue
+		drop := false
+		for _, kv := range configSettings(string(line)) {
+			if slices.Contains(credentialKeys, kv[0]) {
+				drop = true
 			}
-			if slices.Contains(keyFileKeys, k) {
-				if v := strings.Trim(strings.TrimSpace(val), `"'`); v != "" {
+			if slices.Contains(keyFileKeys, kv[0]) {
+				if v := strings.Trim(strings.TrimSpace(kv[1]), `"'`); v != "" && !slices.Contains(keyFiles, v) {
 					keyFiles = append(keyFiles, v)
 				}
 			}
+		}
+		if drop {
+			continue
 		}
 		out.Write(withoutUserinfo(line))
 	}

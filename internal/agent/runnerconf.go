@@ -13,7 +13,8 @@ import (
 // as its children, the options naming its configuration (with the
 // token it authenticates with): GitLab Runner's (gitlab-runner run
 // --config FILE, -c FILE), Buildkite's agent's (buildkite-agent start
-// --config FILE) and CircleCI's machine runner's. The sandbox covers
+// --config FILE) and CircleCI's machine runner's, each also spelt with
+// one dash or two (goFlag). The sandbox covers
 // these at their usual places (DefaultMasks); a runner started with
 // its configuration elsewhere (/opt/gitlab/config.toml) left that file
 // readable to the user its jobs run as.
@@ -66,12 +67,14 @@ func runnerConfigFiles(base string) []string {
 	}
 	var named []string
 	for i := 1; i < len(args); i++ {
-		for _, f := range flags {
-			if v, ok := strings.CutPrefix(args[i], f+"="); ok {
-				named = append(named, v)
-			} else if args[i] == f && i+1 < len(args) {
-				named = append(named, args[i+1])
-			}
+		name, v, joined := goFlag(args[i])
+		if !slices.ContainsFunc(flags, func(f string) bool { return strings.TrimLeft(f, "-") == name }) {
+			continue
+		}
+		if joined {
+			named = append(named, v)
+		} else if i+1 < len(args) {
+			named = append(named, args[i+1])
 		}
 	}
 	env := procStrings(filepath.Join(base, "environ"))
@@ -92,6 +95,24 @@ func runnerConfigFiles(base string) []string {
 		out = append(out, filepath.Clean(p))
 	}
 	return out
+}
+
+// goFlag reads a command-line word as Go's flag package does (which
+// GitLab Runner's and Buildkite's agent's option parser is built on):
+// one dash or two before the name alike (-config, --config, --c), its
+// value joined with = or in the next word. name is "" for a word that
+// is no option (a value, a lone - or --).
+func goFlag(w string) (name, value string, joined bool) {
+	rest, ok := strings.CutPrefix(w, "-")
+	if !ok {
+		return "", "", false
+	}
+	rest = strings.TrimPrefix(rest, "-")
+	if rest == "" || rest[0] == '-' || rest[0] == '=' {
+		return "", "", false
+	}
+	name, value, joined = strings.Cut(rest, "=")
+	return name, value, joined
 }
 
 // procStrings is a /proc file of NUL-ended strings (cmdline, environ),

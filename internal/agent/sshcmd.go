@@ -1,156 +1,26 @@
 package agent
 
 import (
-	"bufio"
-	"io"
-	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
-// sshArgFlags are the options of ssh(1) that take an argument: one of
-// them ends a word of joined flags (-4vi FILE, -vF/etc/cfg), its
-// argument being the word's rest or the next word.
-const sshArgFlags = "bBcDeEFiIJlLmoOpPQRSwW"
-
-// maxSSHConfig bounds the ssh configuration read for the keys it names.
-const maxSSHConfig = 1 << 20
-
 // sshCommandFiles are the absolute paths an ssh command line names as
-// its identity, certificate or configuration, as ssh parses its words:
-// -i FILE, -F FILE and -o "IdentityFile FILE" (or =FILE, CertificateFile
-// too, any case), each also joined to other flags (-4vi FILE, -iFILE);
-// and the identity and certificate files the -F configuration names.
-// Words are split as a shell splits them (quotes, backslashes). A path
-// with ~ names the home, hidden anyway.
+// its identity, certificate, agent socket or configuration, and those
+// its -F configuration names (gitrepo.SSHCommandFiles, which reads git's
+// core.sshCommand in every config the same way). A path with ~ names
+// the home, hidden anyway.
 func sshCommandFiles(cmd string) []string {
 	var out []string
-	add := func(p string) {
+	for _, p := range gitrepo.SSHCommandFiles(cmd) {
 		if filepath.IsAbs(p) {
-			out = append(out, p) // not cleaned: a ".." after a link is the kernel's to walk
-		}
-	}
-	words := shellWords(cmd)
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		if len(w) < 2 || w[0] != '-' || w == "--" {
-			continue
-		}
-		for j := 1; j < len(w); j++ {
-			if !strings.ContainsRune(sshArgFlags, rune(w[j])) {
-				continue
-			}
-			arg := w[j+1:]
-			if arg == "" && i+1 < len(words) {
-				i++
-				arg = words[i]
-			}
-			switch w[j] {
-			case 'i':
-				add(arg)
-			case 'F':
-				add(arg)
-				out = append(out, sshConfigKeys(arg)...)
-			case 'o':
-				if k, v := sshOption(arg); isSSHKeyOption(k) {
-					add(v)
-				}
-			}
-			break
+			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// sshOption splits an ssh configuration line or -o argument into its
-// keyword and value: they are separated by spaces, tabs or one = with
-// spaces around it; quotes around the value are dropped.
-func sshOption(line string) (key, value string) {
-	line = strings.TrimSpace(line)
-	i := strings.IndexAny(line, " \t=")
-	if i < 0 {
-		return line, ""
-	}
-	key, rest := line[:i], strings.TrimLeft(line[i:], " \t")
-	rest = strings.TrimLeft(strings.TrimPrefix(rest, "="), " \t")
-	return key, strings.Trim(rest, `"`)
-}
-
-// isSSHKeyOption reports whether an ssh keyword names a private key or
-// its certificate.
-func isSSHKeyOption(k string) bool {
-	return strings.EqualFold(k, "IdentityFile") || strings.EqualFold(k, "CertificateFile")
-}
-
-// sshConfigKeys are the absolute identity and certificate files the ssh
-// configuration at path names (each IdentityFile and CertificateFile
-// line, whatever Host or Match it is under). A file that cannot be read
-// names none.
-func sshConfigKeys(path string) []string {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(io.LimitReader(f, maxSSHConfig))
-	sc.Buffer(make([]byte, 0, 4096), maxSSHConfig)
-	for sc.Scan() {
-		if k, v := sshOption(sc.Text()); isSSHKeyOption(k) && filepath.IsAbs(v) {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// shellWords splits a command line into words as a POSIX shell does
-// for plain words: blanks separate them, single quotes keep everything,
-// double quotes keep all but a backslash before ", \, $ or `, and a
-// backslash outside quotes keeps the next character. Expansions are
-// left as they are.
-func shellWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote == '\'':
-			if c == '\'' {
-				quote = 0
-			} else {
-				cur.WriteByte(c)
-			}
-		case quote == '"':
-			switch {
-			case c == '"':
-				quote = 0
-			case c == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0:
-				i++
-				cur.WriteByte(s[i])
-			default:
-				cur.WriteByte(c)
-			}
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case c == '\'' || c == '"':
-			quote, inWord = c, true
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			inWord = true
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
-}
+// sshConfigKeys are the absolute identity, certificate and agent files
+// the ssh configuration at path names (gitrepo.SSHConfigKeys).
+func sshConfigKeys(path string) []string { return gitrepo.SSHConfigKeys(path) }

@@ -174,12 +174,20 @@ func editPull(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 
 func listPullFiles(f *Fake, c *call, r *repoState, is *issueState) *apiError {
 	c.json(http.StatusOK, pageJSON(c, is.pr.files, func(pf PRFile) obj {
-		return obj{"sha": fakeSHA(pf.Filename + pf.Patch), "filename": pf.Filename, "status": pf.Status,
+		o := obj{"sha": fakeSHA(pf.Filename + pf.Patch), "filename": pf.Filename, "status": pf.Status,
 			"additions": pf.Additions, "deletions": pf.Deletions, "changes": pf.Additions + pf.Deletions,
-			"patch":        pf.Patch,
 			"blob_url":     f.ServerURL() + "/" + r.fullName() + "/blob/" + is.pr.headSHA + "/" + pf.Filename,
 			"raw_url":      f.ServerURL() + "/" + r.fullName() + "/raw/" + is.pr.headSHA + "/" + pf.Filename,
 			"contents_url": c.apiBase + "repos/" + r.fullName() + "/contents/" + pf.Filename + "?ref=" + is.pr.headSHA}
+		// GitHub gives no patch for a binary or too large file, nor for
+		// a pure move, and names a moved file's old name.
+		if pf.Patch != "" {
+			o["patch"] = pf.Patch
+		}
+		if pf.PreviousFilename != "" {
+			o["previous_filename"] = pf.PreviousFilename
+		}
+		return o
 	}))
 	return nil
 }

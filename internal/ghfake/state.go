@@ -85,6 +85,8 @@ type PRFile struct {
 	Additions int
 	Deletions int
 	Patch     string // unified diff hunks, starting at "@@"
+	// PreviousFilename is a renamed or copied file's old name.
+	PreviousFilename string
 }
 
 // Review is a snapshot of a pull request review.

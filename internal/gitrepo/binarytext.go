@@ -32,6 +32,8 @@ const binaryNote = "\nplanex: git shows the files below as binary (each holds a 
 // commitFile is one file a commit changes against its first parent.
 type commitFile struct {
 	status, mode, blob, path string
+	// oldMode and oldBlob are the file's in the first parent.
+	oldMode, oldBlob string
 }
 
 // commitFiles lists the files sha changes against its first parent (all
@@ -52,7 +54,7 @@ func commitFiles(ctx context.Context, r *Repo, sha string) (files []commitFile, 
 				cut = true
 				return errStopListing
 			}
-			files = append(files, commitFile{status: meta[4], mode: meta[1], blob: meta[3], path: string(rec)})
+			files = append(files, commitFile{status: meta[4], mode: meta[1], blob: meta[3], path: string(rec), oldMode: meta[0], oldBlob: meta[2]})
 		}
 		meta = nil
 		return nil
@@ -122,7 +124,7 @@ func binaryContents(ctx context.Context, r *Repo, sha string, files []commitFile
 		if err != nil {
 			return err
 		}
-		text := escapeBinary(head)
+		text := EscapeBinary(head)
 		if rest > 0 {
 			text += fmt.Sprintf("\n… (%d more bytes not shown: read the file)", rest)
 		}
@@ -145,9 +147,9 @@ func binaryContents(ctx context.Context, r *Repo, sha string, files []commitFile
 	return b.String(), full, nil
 }
 
-// escapeBinary writes b as text: printable characters, newlines and tabs
+// EscapeBinary writes b as text: printable characters, newlines and tabs
 // as they are, every other byte as \xNN.
-func escapeBinary(b []byte) string {
+func EscapeBinary(b []byte) string {
 	var s strings.Builder
 	for len(b) > 0 {
 		r, size := utf8.DecodeRune(b)

@@ -19,7 +19,9 @@ import (
 // The text is at most MaxPatchBytes long: a longer patch is cut at a line
 // and ends with a line saying so. A list of the commit's files heads it
 // (fileList), and the content of the files git shows only as binary
-// follows the patch, escaped (binaryContents).
+// follows the patch, escaped (binaryContents), then that of the files
+// the links it adds or changes lead to (linkContents) and of the files
+// it makes executable unchanged (madeExecutable).
 func (r *Repo) ShowCommit(ctx context.Context, sha string) (string, error) {
 	return showCommit(ctx, r, sha, MaxPatchBytes)
 }
@@ -57,6 +59,20 @@ func showCommit(ctx context.Context, r *Repo, sha string, max int) (string, erro
 		return "", fmt.Errorf("showing commit %s: %w", abbrev.SHA(sha), err)
 	}
 	out += extra
+	if !cut {
+		extra, cut, err = linkContents(ctx, r, sha, files, room-len(out))
+		if err != nil {
+			return "", fmt.Errorf("showing commit %s: %w", abbrev.SHA(sha), err)
+		}
+		out += extra
+	}
+	if !cut {
+		extra, cut, err = madeExecutable(ctx, r, files, room-len(out))
+		if err != nil {
+			return "", fmt.Errorf("showing commit %s: %w", abbrev.SHA(sha), err)
+		}
+		out += extra
+	}
 	if cut {
 		out += patchCut
 	}

@@ -2,6 +2,8 @@ package gitrepo
 
 import (
 	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -138,6 +140,17 @@ func ReferencedFilesIn(ctx context.Context, r *Repo, c ConfigFile, home string) 
 	return out, nil
 }
 
+// ConfigEntryFiles are the files that can hold credentials one config
+// entry names, as ReferencedFiles lists them for an entry of a file
+// (ssh keys, TLS client keys, cookie files, credential stores, helper
+// and askpass scripts, signing keys, included files): for entries
+// given by the environment (GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n>,
+// GIT_CONFIG_PARAMETERS), which no file holds. key is section.name, any
+// case. Paths are absolute or start with ~/; a relative one names none.
+func ConfigEntryFiles(key, value string) []string {
+	return entryPaths(key, value, "")
+}
+
 // entryPaths are the files one config entry names: an include's path
 // (a relative one relative to dir; none when dir is "") or the paths a
 // credential helper is given.
@@ -152,15 +165,48 @@ func entryPaths(key, value, dir string) []string {
 		}
 		return []string{value}
 	case strings.HasPrefix(key, "credential.") && strings.HasSuffix(key, ".helper"):
-		return helperPaths(value)
-	case strings.HasPrefix(key, "http.") && (strings.HasSuffix(key, ".sslkey") || strings.HasSuffix(key, ".sslcert") || strings.HasSuffix(key, ".cookiefile")):
-		// A TLS client key (a certificate file may hold it too) and a
-		// cookie file are credentials themselves.
+		return append(helperPaths(value), scriptProgram(value)...)
+	case key == "core.askpass":
+		// A program git asks for a password: a script printing a token
+		// holds it.
+		return scriptProgram(value)
+	case strings.HasPrefix(key, "http.") && (strings.HasSuffix(key, ".sslkey") || strings.HasSuffix(key, ".sslcert") ||
+		strings.HasSuffix(key, ".proxysslkey") || strings.HasSuffix(key, ".proxysslcert") || strings.HasSuffix(key, ".cookiefile")):
+		// A TLS client key (a certificate file may hold it too), the
+		// one presented to an HTTPS proxy, and a cookie file are
+		// credentials themselves.
+		return []string{value}
+	case key == "user.signingkey" && (filepath.IsAbs(value) || strings.HasPrefix(value, "~/")):
+		// gpg.format=ssh signs with the key file named here: with it a
+		// program signs commits as the machine's signing identity.
 		return []string{value}
 	case key == "core.sshcommand":
-		return sshKeyPaths(value)
+		return SSHCommandFiles(value)
 	}
 	return nil
+}
+
+// scriptProgram is the program a credential helper or askpass setting
+// runs by its path (/opt/ci/git-cred.sh, or !/opt/ci/cred.sh args), when
+// it is no compiled program: a script may hold the token it prints (a
+// compiled helper, /usr/bin/gh, stays visible for the programs that use
+// it). A helper git finds by name (store, cache, manager) names none.
+func scriptProgram(value string) []string {
+	words := ShellWords(strings.TrimPrefix(strings.TrimSpace(value), "!"))
+	if len(words) == 0 || !filepath.IsAbs(words[0]) && !strings.HasPrefix(words[0], "~/") {
+		return nil
+	}
+	f, err := os.Open(words[0])
+	if err != nil {
+		return nil // none to cover (a ~/ path is in the home, hidden anyway)
+	}
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	if string(head[:n]) == "\x7fELF" {
+		return nil
+	}
+	return []string{words[0]}
 }
 
 // isInclude says whether a config key is an include's path
@@ -170,45 +216,11 @@ func isInclude(key string) bool {
 	return (strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif.")) && strings.HasSuffix(key, ".path")
 }
 
-// sshKeyPaths are the identity files an ssh command line names (-i FILE,
-// -iFILE, -o IdentityFile=FILE): actions/checkout's ssh-key input, for
-// one, writes the key and names it in core.sshCommand.
-func sshKeyPaths(command string) []string {
-	var out []string
-	words := shellWords(command)
-	for i, w := range words {
-		switch {
-		case w == "-i" && i+1 < len(words):
-			out = append(out, words[i+1])
-		case strings.HasPrefix(w, "-i") && len(w) > 2:
-			out = append(out, w[2:])
-		case w == "-o" && i+1 < len(words):
-			out = append(out, identityOption(words[i+1])...)
-		case strings.HasPrefix(w, "-o") && len(w) > 2:
-			out = append(out, identityOption(w[2:])...)
-		}
-	}
-	return out
-}
-
-// identityOption is the file of an ssh -o IdentityFile=FILE (or
-// "IdentityFile FILE") option.
-func identityOption(opt string) []string {
-	name, value, ok := strings.Cut(opt, "=")
-	if !ok {
-		name, value, ok = strings.Cut(opt, " ")
-	}
-	if !ok || !strings.EqualFold(strings.TrimSpace(name), "identityfile") {
-		return nil
-	}
-	return []string{strings.TrimSpace(value)}
-}
-
 // helperPaths are the paths a credential helper's command line gives
 // with --file or --socket (git credential-store and credential-cache).
 func helperPaths(helper string) []string {
 	var out []string
-	words := shellWords(helper)
+	words := ShellWords(helper)
 	for i, w := range words {
 		for _, opt := range []string{"--file", "--socket"} {
 			if v, ok := strings.CutPrefix(w, opt+"="); ok {
@@ -219,43 +231,4 @@ func helperPaths(helper string) []string {
 		}
 	}
 	return out
-}
-
-// shellWords splits a command line as a shell would for plain words:
-// at unquoted blanks, with single and double quotes and backslashes
-// removed. Expansions are left as they are.
-func shellWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	var quote rune
-	escaped := false
-	for _, c := range s {
-		switch {
-		case escaped:
-			cur.WriteRune(c)
-			escaped = false
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote == '\'':
-			cur.WriteRune(c)
-		case c == '\\':
-			escaped, inWord = true, true
-		case quote == 0 && (c == '\'' || c == '"'):
-			quote, inWord = c, true
-		case quote == 0 && (c == ' ' || c == '\t' || c == '\n'):
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
 }

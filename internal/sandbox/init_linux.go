@@ -133,6 +133,8 @@ func readConfig(path string) (config, error) {
 // a /proc that shows only this namespace's processes.
 func buildRoot(c config) error {
 	r := c.Root
+	// Read before the host is bound under r, which adds its mounts again.
+	procs := hostProcMounts()
 	if err := bindHostReadOnly(r); err != nil {
 		return err
 	}
@@ -140,14 +142,14 @@ func buildRoot(c config) error {
 		return err
 	}
 	masks := c.Mask
-	hide := c.Hide
+	hide := append(append([]string(nil), c.Hide...), procs...)
 	var runs []string
 	if c.Net.Contained {
 		masks = append(masks, runSockets(r, append(append([]string(nil), c.Mask...), c.Hide...))...)
 		masks = append(masks, boundIn(r, c.Net.Bound, append(forwardedSockets(c.Net), masks...))...)
 		ownSys(r)
 		runs = runFolders(r)
-		hide = append(append([]string(nil), c.Hide...), runs...)
+		hide = append(hide, runs...)
 	}
 	binds := append(append([]string(nil), c.ReadOnly...), c.Writable...)
 	early, late := splitHidden(hide, binds)
