@@ -658,23 +658,15 @@ func termPrefix(t string) uint64 {
 // flat form (file i's targets are to[off[i]:off[i+1]]), the reverse one
 // by counting each file's importers first: no list per file.
 func (ix *Index) importGraph(m *repomap.Map) {
-	n := len(m.Entries)
-	// A file's Deps are numbers of m.Entries, which are ix.files's.
-	edges := 0
-	for i := range m.Entries {
-		edges += len(m.Entries[i].Deps)
-	}
-	depOff, depTo := make([]uint32, 1, n+1), make([]uint32, 0, edges)
+	n := m.Len()
+	// The map's graph is the index's: file numbers are ix.files's, and
+	// no file imports itself. A streamed map hands over what import
+	// resolution wrote, without a copy.
+	depOff, depTo := m.DepGraph()
 	// rdepOff[j+1] counts j's importers, then becomes their offsets.
 	rdepOff := make([]uint32, n+1)
-	for i := range m.Entries {
-		for _, d := range m.Entries[i].Deps {
-			if j := uint32(d); int(j) != i {
-				depTo = append(depTo, j)
-				rdepOff[j+1]++
-			}
-		}
-		depOff = append(depOff, uint32(len(depTo)))
+	for _, j := range depTo {
+		rdepOff[j+1]++
 	}
 	for j := 1; j <= n; j++ {
 		rdepOff[j] += rdepOff[j-1]

@@ -42,9 +42,9 @@ func streamIndex(ctx context.Context, root string, opts repomap.Options, hist hi
 		logged.drain()
 		return nil, err
 	}
-	if len(b.files) != len(m.Entries) {
+	if len(b.files) != m.Len() {
 		logged.drain()
-		return nil, fmt.Errorf("mapping %s: %s streamed for a map of %d", root, plural.Count(len(b.files), "file", "files"), len(m.Entries))
+		return nil, fmt.Errorf("mapping %s: %s streamed for a map of %d", root, plural.Count(len(b.files), "file", "files"), m.Len())
 	}
 	ix := b.index(m)
 	m = nil
@@ -155,7 +155,7 @@ func (b *streamBuilder) chunk(c repomap.Chunk) error {
 // and the import graph. Its term and definition tables are in the
 // spills; its base name table is built by bases once m is collected.
 func (b *streamBuilder) index(m *repomap.Map) *Index {
-	n := len(m.Entries)
+	n := m.Len()
 	ix := &Index{files: b.files, hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}}, cited: emptyCited()}
 	b.files = nil
 	var sumC, sumP, sumS float64

@@ -320,9 +320,9 @@ func (d *detector) pythonScripts(py pythonFiles) {
 }
 
 func (d *detector) hasPythonTests() bool {
-	for i := range d.m.Entries {
-		f := &d.m.Entries[i] // not a copy: build renumbers its term ids meanwhile
-		if f.Lang == LangPython && f.Test {
+	files := d.m.files()
+	for i := range files.len() {
+		if test, _ := files.flags(i); test && files.lang(i) == LangPython {
 			return true
 		}
 	}
@@ -543,23 +543,25 @@ func (d *detector) entryPoints() {
 	m := d.m
 	goMains := map[string]bool{}
 	var pyMains []string
-	for i := range m.Entries {
-		f := &m.Entries[i] // not a copy: build renumbers its term ids meanwhile
-		if f.Test || IsDocPath(f.Path) {
+	files := m.files()
+	for i := range files.len() {
+		p, lang := files.path(i), files.lang(i)
+		test, main := files.flags(i)
+		if test || IsDocPath(p) {
 			continue
 		}
-		base := path.Base(f.Path)
+		base := path.Base(p)
 		switch {
-		case f.Lang == LangGo && f.Main:
-			goMains[path.Dir(f.Path)] = true
-		case f.Lang == LangPython && base == "__main__.py":
-			m.EntryPoints = append(m.EntryPoints, f.Path)
-		case f.Lang == LangPython && f.Main:
-			pyMains = append(pyMains, f.Path)
-		case f.Lang == LangRust && (f.Path == "src/main.rs" || strings.HasPrefix(f.Path, "src/bin/") || strings.HasSuffix(f.Path, "/src/main.rs")):
-			m.EntryPoints = append(m.EntryPoints, f.Path)
-		case f.Lang == LangJava && f.Main:
-			m.EntryPoints = append(m.EntryPoints, f.Path)
+		case lang == LangGo && main:
+			goMains[path.Dir(p)] = true
+		case lang == LangPython && base == "__main__.py":
+			m.EntryPoints = append(m.EntryPoints, p)
+		case lang == LangPython && main:
+			pyMains = append(pyMains, p)
+		case lang == LangRust && (p == "src/main.rs" || strings.HasPrefix(p, "src/bin/") || strings.HasSuffix(p, "/src/main.rs")):
+			m.EntryPoints = append(m.EntryPoints, p)
+		case lang == LangJava && main:
+			m.EntryPoints = append(m.EntryPoints, p)
 		}
 	}
 	for _, dir := range sortedKeys(goMains) {
@@ -603,14 +605,15 @@ func (d *detector) testLayout() {
 		patterns   map[string]int
 	}
 	groups := map[string]*group{}
-	for i := range d.m.Entries {
-		f := &d.m.Entries[i] // not a copy: build renumbers its term ids meanwhile
-		if !f.Test || !IsCode(f.Lang) {
+	files := d.m.files()
+	for i := range files.len() {
+		p, lang := files.path(i), files.lang(i)
+		if test, _ := files.flags(i); !test || !IsCode(lang) {
 			continue
 		}
-		pat := testPattern(f.Path)
+		pat := testPattern(p)
 		root := ""
-		parts := strings.Split(f.Path, "/")
+		parts := strings.Split(p, "/")
 		for i, part := range parts[:len(parts)-1] {
 			if testDirNames[part] {
 				root = strings.Join(parts[:i+1], "/") + "/"
@@ -623,10 +626,10 @@ func (d *detector) testLayout() {
 			}
 			root = "beside the code"
 		}
-		k := f.Lang + "\x00" + root
+		k := lang + "\x00" + root
 		g := groups[k]
 		if g == nil {
-			g = &group{lang: f.Lang, root: root, patterns: map[string]int{}}
+			g = &group{lang: lang, root: root, patterns: map[string]int{}}
 			groups[k] = g
 		}
 		g.n++

@@ -74,6 +74,10 @@ type Map struct {
 	// modules are the Python modules (PythonModules), built with the
 	// import lookup and kept when DropImports drops it.
 	modules []ModuleClaim
+	// light are a streamed map's files, packed, where a built map has
+	// Entries (Stream); deps its import graph (DepGraph).
+	light *lightFiles
+	deps  *depGraph
 	// Languages counts kept files per language.
 	Languages map[string]int
 	// Manifests are package/build manifests (go.mod, package.json, ...).
@@ -225,10 +229,11 @@ func (m *Map) File(p string) (File, bool) {
 }
 
 // entry is the index in Entries of the file at path p.
-func (m *Map) entry(p string) (int, bool) {
-	i := sort.Search(len(m.Entries), func(i int) bool { return m.Entries[i].Path >= p })
-	return i, i < len(m.Entries) && m.Entries[i].Path == p
-}
+func (m *Map) entry(p string) (int, bool) { return m.files().find(p) }
+
+// Len is how many files the map keeps: len(Entries), or for a map
+// Stream returned, which has no Entries, its packed records'.
+func (m *Map) Len() int { return m.files().len() }
 
 // Build maps the repository at root. The result is cached under the git
 // common dir (or the user cache dir outside git) keyed by the tree state.
@@ -444,7 +449,7 @@ func StartStateKey(ctx context.Context, root string, opts Options) (*KeyCheck, e
 }
 
 func checkEmpty(root string, m *Map) (*Map, error) {
-	if len(m.Entries) == 0 {
+	if m.Len() == 0 {
 		return nil, fmt.Errorf("mapping %s (%s listed, %s): %w", root, plural.Count(m.Listed, "file", "files"), skippedSummary(m.Skipped), ErrNoSourceFiles)
 	}
 	return m, nil
