@@ -783,17 +783,20 @@ const bm25Keep = 4
 // query term's index plus one (0: no more terms), two bytes wide unless
 // the query has more terms than that holds: a ranking keeps five of these
 // (content, path, symbols, title and code), which at four int32 a file
-// were 8 MB of a second query's heap at 100,000 files.
+// were 8 MB of a second query's heap at 100,000 files. They hold no
+// reference to the scores: a file that scored 0 kept no term (a term is
+// kept for a positive share, which its file's score includes), and
+// holding the five score arrays kept 4 MB alive at 100,000 files for the
+// whole ranking.
 type termMatches struct {
 	qts    []queryTerm
-	scores []float64
 	best16 []uint16 // bm25Keep per file, when len(qts) < 1<<16
 	best32 []int32  // bm25Keep per file, otherwise
 }
 
 // newTermMatches sizes the best terms of n files for qts.
-func newTermMatches(qts []queryTerm, scores []float64, n int) *termMatches {
-	m := &termMatches{qts: qts, scores: scores}
+func newTermMatches(qts []queryTerm, n int) *termMatches {
+	m := &termMatches{qts: qts}
 	if len(qts) < math.MaxUint16 {
 		m.best16 = make([]uint16, bm25Keep*n)
 	} else {
@@ -828,7 +831,7 @@ func keepBest[T uint16 | int32](vs []float32, ts []T, s float32, t T) {
 
 // terms lists file i's best-contributing terms (nil when it scored 0).
 func (m *termMatches) terms(i int) []string {
-	if m == nil || m.scores[i] == 0 {
+	if m == nil {
 		return nil
 	}
 	var out []string
@@ -914,7 +917,7 @@ func (ix *Index) bm25(qts []queryTerm, fl field, scratch *[]float32) ([]float64,
 	if scratch != nil {
 		// The best terms per file, kept in place: a map or per-file
 		// slices cost more than the scoring itself on large repositories.
-		m = newTermMatches(qts, scores, n)
+		m = newTermMatches(qts, n)
 		if cap(*scratch) < bm25Keep*n {
 			*scratch = make([]float32, bm25Keep*n)
 		}
