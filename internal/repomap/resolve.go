@@ -254,6 +254,10 @@ func (m *Map) DepGraph() (off, to []uint32) {
 	return off, to
 }
 
+// Path is the path of file i (Entries[i].Path, or for a map Stream
+// returned, which has no Entries, its packed record's).
+func (m *Map) Path(i int) string { return m.files().path(i) }
+
 // DepPath is the path of d, one of a file's Deps.
 func (m *Map) DepPath(d int32) string { return m.files().path(int(d)) }
 
