@@ -290,8 +290,9 @@ func pythonNames(f *File) []Symbol {
 // PythonNameImports looks names up among.
 func moduleLevel(s Symbol) bool { return s.Parent == "" && s.Kind != KindMethod }
 
-// DropImports forgets m's import specifiers, its files' symbols and its
-// import lookup: what resolving imports and PythonNameImports read. A
+// DropImports forgets m's import specifiers, its files' symbols (a
+// streamed map's packed imports and names) and its import lookup: what
+// resolving imports and PythonNameImports read. A
 // caller streaming a large tree calls it once it has what it needs of
 // them (locate, its export table), so the rest of its work does not hold
 // them too; Deps stay. A later PythonNameImports would find no imports.
