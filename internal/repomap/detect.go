@@ -38,15 +38,53 @@ func isCIFile(p string) bool {
 	return false
 }
 
+// listingFacts are what detection reads of the listing (before
+// filtering: lock files are skipped from the map but tell which package
+// manager is in use): the manifests and CI files, the names at the
+// repository's root with each top-level directory as "dir/", sorted, and
+// whether a conftest.py is anywhere. They are taken before the map is
+// built, so the map can filter the listing in place into the paths it
+// reads instead of holding a second list of every path's header while
+// it reads them (1.6 MB at 100,000 files).
+type listingFacts struct {
+	manifests, ciFiles []string
+	root               []string
+	conftest           bool
+}
+
+// factsOf takes listingFacts from listed.
+func factsOf(listed []string) listingFacts {
+	var f listingFacts
+	dirs := map[string]bool{}
+	for _, p := range listed {
+		if i := strings.IndexByte(p, '/'); i < 0 {
+			f.root = append(f.root, p)
+		} else if !dirs[p[:i]] {
+			dirs[p[:i]] = true
+			f.root = append(f.root, p[:i+1])
+		}
+		f.conftest = f.conftest || strings.HasSuffix(p, "/conftest.py")
+		if isVendored(p) {
+			continue
+		}
+		if _, ok := manifestNames[path.Base(p)]; ok && strings.Count(p, "/") <= 2 && !IsTestPath(p) && !IsDocPath(p) {
+			f.manifests = append(f.manifests, p)
+		}
+		if isCIFile(p) {
+			f.ciFiles = append(f.ciFiles, p)
+		}
+	}
+	slices.Sort(f.root)
+	sort.Strings(f.manifests)
+	sort.Strings(f.ciFiles)
+	return f
+}
+
 // detector accumulates what detect finds, deduplicating commands.
 type detector struct {
-	m *Map
-	// listed are the listed paths, sorted: a copy of the list's string
-	// headers (1.6 MB at 100,000 files) where a set took about three
-	// times that, garbage once detection is done, just before import
-	// resolution allocates the import lookup.
-	listed []string
-	seen   map[string]bool
+	m     *Map
+	facts listingFacts
+	seen  map[string]bool
 }
 
 func (d *detector) read(p string) string {
@@ -59,8 +97,10 @@ func (d *detector) read(p string) string {
 	return string(data)
 }
 
+// has says whether the file p, a name at the repository's root (the
+// only ones detection asks about), was listed.
 func (d *detector) has(p string) bool {
-	_, ok := slices.BinarySearch(d.listed, p)
+	_, ok := slices.BinarySearch(d.facts.root, p)
 	return ok
 }
 
@@ -82,26 +122,11 @@ func (d *detector) convention(note string) {
 	d.m.Conventions = append(d.m.Conventions, note)
 }
 
-// detect fills the project-level fields of m from the listed paths (before
-// filtering: lock files are skipped from the map but tell which package
-// manager is in use) and the contents of a few small files.
-func detect(m *Map, listed []string) {
-	d := &detector{m: m, listed: slices.Clone(listed), seen: map[string]bool{}}
-	slices.Sort(d.listed)
-	for _, p := range listed {
-		if isVendored(p) {
-			continue
-		}
-		base := path.Base(p)
-		if _, ok := manifestNames[base]; ok && strings.Count(p, "/") <= 2 && !IsTestPath(p) && !IsDocPath(p) {
-			m.Manifests = append(m.Manifests, p)
-		}
-		if isCIFile(p) {
-			m.CIFiles = append(m.CIFiles, p)
-		}
-	}
-	sort.Strings(m.Manifests)
-	sort.Strings(m.CIFiles)
+// detect fills the project-level fields of m from what the listing
+// showed (factsOf) and the contents of a few small files.
+func detect(m *Map, facts listingFacts) {
+	d := &detector{m: m, facts: facts, seen: map[string]bool{}}
+	m.Manifests, m.CIFiles = facts.manifests, facts.ciFiles
 
 	// Native commands first: they work on a fresh machine with only the
 	// language toolchain, then project wrappers, then what CI runs.
@@ -292,12 +317,7 @@ func (d *detector) usesPytest(py pythonFiles) bool {
 	if strings.Contains(all, "pytest") {
 		return true
 	}
-	for _, p := range d.listed {
-		if strings.HasSuffix(p, "/conftest.py") {
-			return true
-		}
-	}
-	return false
+	return d.facts.conftest
 }
 
 // pythonScripts records console scripts: the Python entry points users run.
@@ -389,10 +409,11 @@ func (d *detector) otherCommands() {
 	}
 }
 
+// hasDir says whether a file was listed under dir, a directory at the
+// repository's root.
 func (d *detector) hasDir(dir string) bool {
-	// The paths under dir/ sort together, from the first at or after it.
-	i, _ := slices.BinarySearch(d.listed, dir+"/")
-	return i < len(d.listed) && strings.HasPrefix(d.listed[i], dir+"/")
+	_, ok := slices.BinarySearch(d.facts.root, dir+"/")
+	return ok
 }
 
 var makeTarget = regexp.MustCompile(`(?m)^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:([^=]|$)`)

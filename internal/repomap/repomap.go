@@ -514,9 +514,12 @@ func drainCounts(b *termBag, buf []byte) (TermCounts, []byte) {
 // newBuildMap starts the map of the listed files under root and returns
 // the files to read, sorted: path-only filters first, since they are free
 // and spare the disk.
+//
+// The paths are filtered in place, into listed's own array: take
+// listingFacts (factsOf) before, and read listed no more after.
 func newBuildMap(root string, listed []string) (*Map, []string) {
 	m := &Map{Root: root, Languages: map[string]int{}, Skipped: map[string]int{}, Listed: len(listed)}
-	var todo []string
+	todo := listed[:0]
 	for _, p := range listed {
 		switch {
 		case isVendored(p):
@@ -551,6 +554,7 @@ func keepMapped(m *Map, mapped mapped) (files []File, owners []int32) {
 }
 
 func build(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger) (*Map, error) {
+	facts := factsOf(listed)
 	m, todo := newBuildMap(root, listed)
 	mapped, err := mapFiles(ctx, root, todo, opts, log)
 	if err != nil {
@@ -567,7 +571,7 @@ func build(ctx context.Context, root string, listed []string, opts Options, log 
 		defer close(renumbered)
 		m.Vocab = mergeVocabularies(m.Entries, owners, counters)
 	}()
-	detect(m, listed) // sets GoModule, which import resolution needs
+	detect(m, facts) // sets GoModule, which import resolution needs
 	resolveImports(m)
 	<-renumbered
 	return m, nil

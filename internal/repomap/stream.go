@@ -63,6 +63,7 @@ func Stream(ctx context.Context, root string, opts Options, sink func(Chunk) err
 
 // buildStream is build a chunk of files at a time (see Stream).
 func buildStream(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger, sink func(Chunk) error) (*Map, error) {
+	facts := factsOf(listed)
 	m, todo := newBuildMap(root, listed)
 	chunk := opts.ChunkFiles
 	if chunk <= 0 {
@@ -90,7 +91,7 @@ func buildStream(ctx context.Context, root string, listed []string, opts Options
 	// twice what was live with the last chunk in hand.
 	runtime.GC()
 	m.light = kept
-	detect(m, listed)
+	detect(m, facts)
 	resolveImports(m)
 	return m, nil
 }
