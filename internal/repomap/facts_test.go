@@ -63,3 +63,40 @@ func TestNewBuildMapFiltersInPlace(t *testing.T) {
 		t.Errorf("listed %d, skipped %v; want 5 with one binary and one vendored", m.Listed, m.Skipped)
 	}
 }
+
+// TestLightImportsHeldOnce checks that a chunk's packed records give each
+// file its own imports in order, repeats included, while the chunk's text
+// holds an import many files name once, and names follow the imports.
+func TestLightImportsHeldOnce(t *testing.T) {
+	t.Parallel()
+	files := []File{
+		{Path: "a.py", Lang: LangPython, Imports: []string{"pkg:helpers", "os"}, Symbols: []Symbol{{Name: "Alpha", Kind: KindClass}}},
+		{Path: "b.py", Lang: LangPython, Imports: []string{"os", "pkg:helpers", "os"}},
+		{Path: "c.go", Lang: LangGo},
+		{Path: "d.py", Lang: LangPython, Imports: []string{"pkg:other"}, Symbols: []Symbol{{Name: "delta", Kind: KindFunc}}},
+	}
+	l := &lightFiles{todo: []string{"a.py", "b.py", "c.go", "d.py"}}
+	l.add(0, files)
+	if got, want := l.chunks[0].text, "pkg:helpersospkg:otherAlphadelta"; got != want {
+		t.Errorf("chunk text %q, want %q", got, want)
+	}
+	set := fileSet{light: l}
+	for i, f := range files {
+		imps := set.imports(i)
+		var got []string
+		for k := range imps.len() {
+			got = append(got, imps.at(k))
+		}
+		if !slices.Equal(got, f.Imports) {
+			t.Errorf("%s: imports %q, want %q", f.Path, got, f.Imports)
+		}
+		for _, s := range f.Symbols {
+			if !set.definesName(i, s.Name) {
+				t.Errorf("%s does not define %s", f.Path, s.Name)
+			}
+		}
+	}
+	if set.definesName(1, "Alpha") || set.definesName(3, "Alpha") {
+		t.Error("a name found in a file that does not define it")
+	}
+}

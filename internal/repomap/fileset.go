@@ -80,31 +80,33 @@ func (s fileSet) find(p string) (int, bool) {
 	return i, i < n && s.path(i) == p
 }
 
-// textList is a list of strings: a slice of them, or cut from one text
-// at ends (each string starting where the one before ended, the first at
-// from), so a streamed map's imports need no string header each.
+// textList is a list of strings: a slice of them, or numbers of strings
+// cut from one text at ends (the j-th from ends[j-1], the first from 0,
+// to ends[j]), so a streamed map's imports need no string header each
+// and an import many files of a chunk name is held once.
 type textList struct {
 	strs []string
 	text string
 	ends []uint32
-	from uint32
+	ids  []uint32
 }
 
 func (l textList) len() int {
-	if l.ends != nil {
-		return len(l.ends)
+	if l.ids != nil {
+		return len(l.ids)
 	}
 	return len(l.strs)
 }
 
 // at is the k-th string.
 func (l textList) at(k int) string {
-	if l.ends == nil {
+	if l.ids == nil {
 		return l.strs[k]
 	}
-	from := l.from
-	if k > 0 {
-		from = l.ends[k-1]
+	j := l.ids[k]
+	from := uint32(0)
+	if j > 0 {
+		from = l.ends[j-1]
 	}
-	return l.text[from:l.ends[k]]
+	return l.text[from:l.ends[j]]
 }
