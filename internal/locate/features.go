@@ -35,6 +35,35 @@ func (c *featureColumns) set(f feature, i int, v float64) {
 	c.cols[f][i] = v
 }
 
+// setScaled sets signal f of every file whose score is positive to that
+// score over top (the largest score), as set(f, i, scores[i]/top) would,
+// others staying zero. When f has no column yet, scores itself is
+// scaled in place and becomes the column (the caller must not read it as
+// scores afterwards): no second array of every file for each BM25 signal.
+func (c *featureColumns) setScaled(f feature, scores []float64, top float64) {
+	if c.cols[f] != nil || len(scores) != c.n {
+		for i, v := range scores {
+			if v > 0 {
+				c.set(f, i, v/top)
+			}
+		}
+		return
+	}
+	// set makes the column at its first value other than zero.
+	nonzero := false
+	for i, v := range scores {
+		if v > 0 {
+			scores[i] = v / top
+			nonzero = nonzero || scores[i] != 0
+		} else {
+			scores[i] = 0
+		}
+	}
+	if nonzero {
+		c.cols[f] = scores
+	}
+}
+
 // row is file i's signals, as the weights score them.
 func (c *featureColumns) row(i int) features {
 	var r features

@@ -1,6 +1,10 @@
 package locate
 
-import "testing"
+import (
+	"math"
+	"slices"
+	"testing"
+)
 
 // TestFeatureColumnsAllocateOnFirstValue checks a signal's column exists
 // only once some file holds a value other than zero for it, and that a
@@ -49,5 +53,50 @@ func TestFeatureColumnsAllocateOnFirstValue(t *testing.T) {
 	}
 	if got := fs.at(fQuoted, 1); got != 1 {
 		t.Errorf("clearing file 3 changed file 1: %v", got)
+	}
+}
+
+// TestSetScaledAsSetLoop checks that setScaled leaves every column as the
+// loop it replaced (set(f, i, v/top) for each positive score) did, to the
+// bit: with no column yet (scores become the column), with one already
+// holding values, with no positive score (no column at all), and with
+// scores that are zero, negative or not a number.
+func TestSetScaledAsSetLoop(t *testing.T) {
+	t.Parallel()
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, tc := range []struct {
+		name   string
+		scores []float64
+		before map[int]float64 // values set on the column first
+	}{
+		{"fresh", []float64{0, 3, 1.5, 0, 0.1}, nil},
+		{"none positive", []float64{0, 0, -1, 0, nan}, nil},
+		{"odd values", []float64{nan, 2, -0.5, math.SmallestNonzeroFloat64, 0}, nil},
+		{"infinite", []float64{inf, 1, 0, 0, 0}, nil},
+		{"existing column", []float64{0, 3, 0, 1, 0}, map[int]float64{0: 0.7, 3: 0.2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			top := maxOf(tc.scores)
+			want, got := newFeatureColumns(len(tc.scores)), newFeatureColumns(len(tc.scores))
+			for i, v := range tc.before {
+				want.set(fPath, i, v)
+				got.set(fPath, i, v)
+			}
+			for i, v := range tc.scores {
+				if v > 0 {
+					want.set(fPath, i, v/top)
+				}
+			}
+			got.setScaled(fPath, slices.Clone(tc.scores), top)
+			if (want.cols[fPath] == nil) != (got.cols[fPath] == nil) {
+				t.Fatalf("column made: %v, want %v", got.cols[fPath] != nil, want.cols[fPath] != nil)
+			}
+			for i := range tc.scores {
+				if w, g := want.at(fPath, i), got.at(fPath, i); math.Float64bits(w) != math.Float64bits(g) {
+					t.Errorf("file %d: %v, want %v", i, g, w)
+				}
+			}
+		})
 	}
 }

@@ -658,23 +658,15 @@ func termPrefix(t string) uint64 {
 // flat form (file i's targets are to[off[i]:off[i+1]]), the reverse one
 // by counting each file's importers first: no list per file.
 func (ix *Index) importGraph(m *repomap.Map) {
-	n := len(m.Entries)
-	// A file's Deps are numbers of m.Entries, which are ix.files's.
-	edges := 0
-	for i := range m.Entries {
-		edges += len(m.Entries[i].Deps)
-	}
-	depOff, depTo := make([]uint32, 1, n+1), make([]uint32, 0, edges)
+	n := m.Len()
+	// The map's graph is the index's: file numbers are ix.files's, and
+	// no file imports itself. A streamed map hands over what import
+	// resolution wrote, without a copy.
+	depOff, depTo := m.DepGraph()
 	// rdepOff[j+1] counts j's importers, then becomes their offsets.
 	rdepOff := make([]uint32, n+1)
-	for i := range m.Entries {
-		for _, d := range m.Entries[i].Deps {
-			if j := uint32(d); int(j) != i {
-				depTo = append(depTo, j)
-				rdepOff[j+1]++
-			}
-		}
-		depOff = append(depOff, uint32(len(depTo)))
+	for _, j := range depTo {
+		rdepOff[j+1]++
 	}
 	for j := 1; j <= n; j++ {
 		rdepOff[j] += rdepOff[j-1]
@@ -791,17 +783,20 @@ const bm25Keep = 4
 // query term's index plus one (0: no more terms), two bytes wide unless
 // the query has more terms than that holds: a ranking keeps five of these
 // (content, path, symbols, title and code), which at four int32 a file
-// were 8 MB of a second query's heap at 100,000 files.
+// were 8 MB of a second query's heap at 100,000 files. They hold no
+// reference to the scores: a file that scored 0 kept no term (a term is
+// kept for a positive share, which its file's score includes), and
+// holding the five score arrays kept 4 MB alive at 100,000 files for the
+// whole ranking.
 type termMatches struct {
 	qts    []queryTerm
-	scores []float64
 	best16 []uint16 // bm25Keep per file, when len(qts) < 1<<16
 	best32 []int32  // bm25Keep per file, otherwise
 }
 
 // newTermMatches sizes the best terms of n files for qts.
-func newTermMatches(qts []queryTerm, scores []float64, n int) *termMatches {
-	m := &termMatches{qts: qts, scores: scores}
+func newTermMatches(qts []queryTerm, n int) *termMatches {
+	m := &termMatches{qts: qts}
 	if len(qts) < math.MaxUint16 {
 		m.best16 = make([]uint16, bm25Keep*n)
 	} else {
@@ -836,7 +831,7 @@ func keepBest[T uint16 | int32](vs []float32, ts []T, s float32, t T) {
 
 // terms lists file i's best-contributing terms (nil when it scored 0).
 func (m *termMatches) terms(i int) []string {
-	if m == nil || m.scores[i] == 0 {
+	if m == nil {
 		return nil
 	}
 	var out []string
@@ -922,7 +917,7 @@ func (ix *Index) bm25(qts []queryTerm, fl field, scratch *[]float32) ([]float64,
 	if scratch != nil {
 		// The best terms per file, kept in place: a map or per-file
 		// slices cost more than the scoring itself on large repositories.
-		m = newTermMatches(qts, scores, n)
+		m = newTermMatches(qts, n)
 		if cap(*scratch) < bm25Keep*n {
 			*scratch = make([]float32, bm25Keep*n)
 		}

@@ -332,7 +332,7 @@ func TestTermMatchesWideQuery(t *testing.T) {
 	for name, qts := range map[string][]queryTerm{"narrow": wide[:65534], "wide": wide} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			m := newTermMatches(qts, []float64{0, 1}, 2)
+			m := newTermMatches(qts, 2)
 			if (m.best16 != nil) != (len(qts) < 65535) {
 				t.Fatalf("%d terms kept as two bytes: %v", len(qts), m.best16 != nil)
 			}

@@ -32,7 +32,7 @@ func TestPassageStageReadsTheTree(t *testing.T) {
 		t.Errorf("phrase: dense %.3f, spread %.3f; the dense file shares more of the issue's word pairs",
 			ev.feats.at(fPhrase, dense), ev.feats.at(fPhrase, spread))
 	}
-	if got := ev.notes[fPassage][dense]; !strings.Contains(got, "closest passage at lines 161–200") {
+	if got := ev.noteOf(fPassage, dense); !strings.Contains(got, "closest passage at lines 161–200") {
 		t.Errorf("passage note = %q", got)
 	}
 

@@ -149,11 +149,7 @@ func TestQuotedTextCreditsTheFileHoldingTheQuote(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s is not in the index", p)
 		}
-		note := ""
-		if ev.notes[fQuotedText] != nil {
-			note = ev.notes[fQuotedText][i]
-		}
-		return ev.feats.at(fQuotedText, i), note
+		return ev.feats.at(fQuotedText, i), ev.noteOf(fQuotedText, i)
 	}
 	if v, note := get("frames/merge.py"); v <= 0 || !strings.Contains(note, "“cannot merge two empty frames”") {
 		t.Errorf("frames/merge.py: quoted_text %v, note %q; want credit for the quote", v, note)

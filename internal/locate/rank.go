@@ -194,7 +194,10 @@ func title(q string) string {
 type evidence struct {
 	cands []int
 	feats featureColumns
-	notes [numFeatures][]string
+	// notes are each signal's notes by file: a few files get one (a
+	// mention, a passage, a test link), so a map, where a string for
+	// every file took 1.6 MB a signal at 100,000 files.
+	notes [numFeatures]map[int32]string
 	// matched holds, for the BM25 signals, each file's best-matching
 	// terms, and matchedNote the words before them; the note is written
 	// only for the files explained, not for every file that matched.
@@ -206,10 +209,13 @@ type evidence struct {
 
 func (ev *evidence) note(f feature, i int, s string) {
 	if ev.notes[f] == nil {
-		ev.notes[f] = make([]string, ev.feats.len())
+		ev.notes[f] = map[int32]string{}
 	}
-	ev.notes[f][i] = appendNote(ev.notes[f][i], s)
+	ev.notes[f][int32(i)] = appendNote(ev.notes[f][int32(i)], s)
 }
+
+// noteOf is file i's note on signal f ("" if none).
+func (ev *evidence) noteOf(f feature, i int) string { return ev.notes[f][int32(i)] }
 
 // explain lists each signal's contribution to file i's score, largest first.
 func (ev *evidence) explain(i int, w *Weights) []string {
@@ -224,14 +230,14 @@ func (ev *evidence) explain(i int, w *Weights) []string {
 		// A signal at weight zero adds nothing, but what it found (a
 		// traceback frame in the file, a module the issue names) still
 		// explains the file, and it feeds the signals of its neighbours.
-		shown := w[f] == 0 && fi != 0 && ev.notes[f] != nil && ev.notes[f][i] != ""
+		shown := w[f] == 0 && fi != 0 && ev.noteOf(f, i) != ""
 		if v == 0 && !shown {
 			continue
 		}
 		// Notes read on their own; signals without one use their label.
 		note := featureInfo[f].label
-		if ev.notes[f] != nil && ev.notes[f][i] != "" {
-			note = ev.notes[f][i]
+		if n := ev.noteOf(f, i); n != "" {
+			note = n
 		} else if ts := ev.matched[f].terms(i); len(ts) > 0 {
 			note = ev.matchedNote[f] + " " + quoteList(ts)
 		}
@@ -255,6 +261,8 @@ func (ix *Index) evidence(query, root string) *evidence {
 
 	content := ix.lexicalFeatures(qts, ev)
 	contentRanks(content, ev)
+	// Scaled once the ranks, which order the raw scores, are set.
+	ev.feats.setScaled(fContent, content, maxOf(content))
 	ix.titleFeatures(query, ev)
 	ix.partContent(queryTerms(title(query)), fTitleContent, "the title's words", ev)
 	ix.partContent(queryTerms(issueCode(query)), fCodeContent, "the words of the issue's code", ev)
@@ -277,26 +285,17 @@ func (ix *Index) evidence(query, root string) *evidence {
 	return ev
 }
 
-// lexicalFeatures sets the BM25 signals on content, path terms and symbol
-// names, each normalised by its best file, and returns the raw content
-// scores.
+// lexicalFeatures sets the BM25 signals on path terms and symbol names,
+// each normalised by its best file, and returns the raw content scores,
+// which the caller sets as the content signal (setScaled) once it has
+// ranked files by them.
 func (ix *Index) lexicalFeatures(qts []queryTerm, ev *evidence) []float64 {
 	fs := &ev.feats
 	content, ctop := ix.contentBM25(qts, &ev.bestShares)
 	paths, ptop := ix.bm25(qts, fieldPath, &ev.bestShares)
+	fs.setScaled(fPath, paths, maxOf(paths))
 	syms, stop := ix.bm25(qts, fieldSymbols, &ev.bestShares)
-	maxC, maxP, maxS := maxOf(content), maxOf(paths), maxOf(syms)
-	for i := range fs.len() {
-		if content[i] > 0 {
-			fs.set(fContent, i, content[i]/maxC)
-		}
-		if paths[i] > 0 {
-			fs.set(fPath, i, paths[i]/maxP)
-		}
-		if syms[i] > 0 {
-			fs.set(fSymbol, i, syms[i]/maxS)
-		}
-	}
+	fs.setScaled(fSymbol, syms, maxOf(syms))
 	ev.matched[fContent], ev.matchedNote[fContent] = ctop, "content matches"
 	ev.matched[fPath], ev.matchedNote[fPath] = ptop, "path terms match"
 	ev.matched[fSymbol], ev.matchedNote[fSymbol] = stop, "symbol names match"
@@ -333,11 +332,13 @@ func (ix *Index) titleFeatures(query string, ev *evidence) {
 		tp[i] += ts[i]
 	}
 	if maxT := maxOf(tp); maxT > 0 {
+		// Only files the whole query matched by path or symbol count.
 		for i, v := range tp {
-			if v > 0 && (fs.at(fPath, i) > 0 || fs.at(fSymbol, i) > 0) {
-				fs.set(fTitle, i, v/maxT)
+			if v > 0 && !(fs.at(fPath, i) > 0 || fs.at(fSymbol, i) > 0) {
+				tp[i] = 0
 			}
 		}
+		fs.setScaled(fTitle, tp, maxT)
 	}
 }
 
@@ -349,11 +350,7 @@ func (ix *Index) partContent(qts []queryTerm, f feature, part string, ev *eviden
 	}
 	scores, top := ix.contentBM25(qts, &ev.bestShares)
 	if m := maxOf(scores); m > 0 {
-		for i, v := range scores {
-			if v > 0 {
-				ev.feats.set(f, i, v/m)
-			}
-		}
+		ev.feats.setScaled(f, scores, m)
 		ev.matched[f], ev.matchedNote[f] = top, "content matches "+part
 	}
 }
@@ -437,9 +434,9 @@ func (ix *Index) neighbours(ev *evidence) {
 				if e > fs.at(fNeighbour, int(j)) {
 					fs.set(fNeighbour, int(j), e)
 					if ev.notes[fNeighbour] == nil {
-						ev.notes[fNeighbour] = make([]string, fs.len())
+						ev.notes[fNeighbour] = map[int32]string{}
 					}
-					ev.notes[fNeighbour][j] = "linked by imports to " + ix.files[i].path
+					ev.notes[fNeighbour][int32(j)] = "linked by imports to " + ix.files[i].path
 				}
 			}
 		}

@@ -64,7 +64,7 @@ func TestCitedIssueSignal(t *testing.T) {
 		out := map[string]string{}
 		for i := range ev.feats.len() {
 			if ev.feats.at(fIssueRefs, i) > 0 {
-				out[ix.files[i].path] = ev.notes[fIssueRefs][i]
+				out[ix.files[i].path] = ev.noteOf(fIssueRefs, i)
 			}
 		}
 		return out

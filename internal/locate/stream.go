@@ -42,9 +42,9 @@ func streamIndex(ctx context.Context, root string, opts repomap.Options, hist hi
 		logged.drain()
 		return nil, err
 	}
-	if len(b.files) != len(m.Entries) {
+	if b.n != m.Len() {
 		logged.drain()
-		return nil, fmt.Errorf("mapping %s: %s streamed for a map of %d", root, plural.Count(len(b.files), "file", "files"), len(m.Entries))
+		return nil, fmt.Errorf("mapping %s: %s streamed for a map of %d", root, plural.Count(b.n, "file", "files"), m.Len())
 	}
 	ix := b.index(m)
 	m = nil
@@ -92,10 +92,23 @@ func pruneStaleBuilds(dir string, now time.Time) {
 }
 
 // streamBuilder receives the map's chunks: the term and definition
-// tables go to spills, the file entries stay.
+// tables go to spills, each file's lengths and flags stay (one block a
+// chunk) until index makes the file entries with the map's paths.
 type streamBuilder struct {
 	content, paths, syms, defs *spill
-	files                      []fileEntry
+	stats                      [][]fileStats
+	n                          int // files received
+}
+
+// fileStats is a file entry without its path: what the builder keeps of
+// a file while the map streams. The path is read from the map once it is
+// complete, so the scan does not hold a string header a file twice (the
+// listing's and the entry's), and each chunk's block is sized once, with
+// no array of every file grown and copied during the scan (at 100,000
+// files 1.6 MB live at the scan's end instead of 3.2 MB and its growth).
+type fileStats struct {
+	length, pathLen, symLen uint32
+	flags                   uint8
 }
 
 func newStreamBuilder(tmp string) (*streamBuilder, error) {
@@ -144,9 +157,13 @@ func (b *streamBuilder) chunk(c repomap.Chunk) error {
 	if err := b.defs.add(defsTable(m), nil, c.First); err != nil {
 		return err
 	}
+	block := make([]fileStats, len(c.Files))
 	for i := range c.Files {
-		b.files = append(b.files, newFileEntry(&c.Files[i]))
+		e := newFileEntry(&c.Files[i])
+		block[i] = fileStats{length: e.length, pathLen: e.pathLen, symLen: e.symLen, flags: e.flags}
 	}
+	b.stats = append(b.stats, block)
+	b.n += len(c.Files)
 	return nil
 }
 
@@ -155,15 +172,8 @@ func (b *streamBuilder) chunk(c repomap.Chunk) error {
 // and the import graph. Its term and definition tables are in the
 // spills; its base name table is built by bases once m is collected.
 func (b *streamBuilder) index(m *repomap.Map) *Index {
-	n := len(m.Entries)
-	ix := &Index{files: b.files, hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}}, cited: emptyCited()}
-	b.files = nil
-	var sumC, sumP, sumS float64
-	for _, e := range ix.files {
-		sumC += float64(e.length)
-		sumP += float64(e.pathLen)
-		sumS += float64(e.symLen)
-	}
+	n := m.Len()
+	ix := &Index{hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}}, cited: emptyCited()}
 	// The export table is the last reader of the imports, Python names
 	// and import lookup: they are dropped before the other tables are
 	// built, so those do not add to them at the peak, and collected, so
@@ -173,6 +183,19 @@ func (b *streamBuilder) index(m *repomap.Map) *Index {
 	ix.exports = exportTable(m)
 	m.DropImports()
 	runtime.GC()
+	// The entries are made once the import lookup is collected: the
+	// chunks' blocks and the map's paths, in file order.
+	ix.files = make([]fileEntry, 0, n)
+	var sumC, sumP, sumS float64
+	for _, block := range b.stats {
+		for _, s := range block {
+			ix.files = append(ix.files, fileEntry{path: m.Path(len(ix.files)), length: s.length, pathLen: s.pathLen, symLen: s.symLen, flags: s.flags})
+			sumC += float64(s.length)
+			sumP += float64(s.pathLen)
+			sumS += float64(s.symLen)
+		}
+	}
+	b.stats = nil
 	ix.modules = moduleTable(m)
 	ix.importGraph(m)
 	nf := math.Max(1, float64(n))

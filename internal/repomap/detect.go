@@ -38,15 +38,53 @@ func isCIFile(p string) bool {
 	return false
 }
 
+// listingFacts are what detection reads of the listing (before
+// filtering: lock files are skipped from the map but tell which package
+// manager is in use): the manifests and CI files, the names at the
+// repository's root with each top-level directory as "dir/", sorted, and
+// whether a conftest.py is anywhere. They are taken before the map is
+// built, so the map can filter the listing in place into the paths it
+// reads instead of holding a second list of every path's header while
+// it reads them (1.6 MB at 100,000 files).
+type listingFacts struct {
+	manifests, ciFiles []string
+	root               []string
+	conftest           bool
+}
+
+// factsOf takes listingFacts from listed.
+func factsOf(listed []string) listingFacts {
+	var f listingFacts
+	dirs := map[string]bool{}
+	for _, p := range listed {
+		if i := strings.IndexByte(p, '/'); i < 0 {
+			f.root = append(f.root, p)
+		} else if !dirs[p[:i]] {
+			dirs[p[:i]] = true
+			f.root = append(f.root, p[:i+1])
+		}
+		f.conftest = f.conftest || strings.HasSuffix(p, "/conftest.py")
+		if isVendored(p) {
+			continue
+		}
+		if _, ok := manifestNames[path.Base(p)]; ok && strings.Count(p, "/") <= 2 && !IsTestPath(p) && !IsDocPath(p) {
+			f.manifests = append(f.manifests, p)
+		}
+		if isCIFile(p) {
+			f.ciFiles = append(f.ciFiles, p)
+		}
+	}
+	slices.Sort(f.root)
+	sort.Strings(f.manifests)
+	sort.Strings(f.ciFiles)
+	return f
+}
+
 // detector accumulates what detect finds, deduplicating commands.
 type detector struct {
-	m *Map
-	// listed are the listed paths, sorted: a copy of the list's string
-	// headers (1.6 MB at 100,000 files) where a set took about three
-	// times that, garbage once detection is done, just before import
-	// resolution allocates the import lookup.
-	listed []string
-	seen   map[string]bool
+	m     *Map
+	facts listingFacts
+	seen  map[string]bool
 }
 
 func (d *detector) read(p string) string {
@@ -59,8 +97,10 @@ func (d *detector) read(p string) string {
 	return string(data)
 }
 
+// has says whether the file p, a name at the repository's root (the
+// only ones detection asks about), was listed.
 func (d *detector) has(p string) bool {
-	_, ok := slices.BinarySearch(d.listed, p)
+	_, ok := slices.BinarySearch(d.facts.root, p)
 	return ok
 }
 
@@ -82,26 +122,11 @@ func (d *detector) convention(note string) {
 	d.m.Conventions = append(d.m.Conventions, note)
 }
 
-// detect fills the project-level fields of m from the listed paths (before
-// filtering: lock files are skipped from the map but tell which package
-// manager is in use) and the contents of a few small files.
-func detect(m *Map, listed []string) {
-	d := &detector{m: m, listed: slices.Clone(listed), seen: map[string]bool{}}
-	slices.Sort(d.listed)
-	for _, p := range listed {
-		if isVendored(p) {
-			continue
-		}
-		base := path.Base(p)
-		if _, ok := manifestNames[base]; ok && strings.Count(p, "/") <= 2 && !IsTestPath(p) && !IsDocPath(p) {
-			m.Manifests = append(m.Manifests, p)
-		}
-		if isCIFile(p) {
-			m.CIFiles = append(m.CIFiles, p)
-		}
-	}
-	sort.Strings(m.Manifests)
-	sort.Strings(m.CIFiles)
+// detect fills the project-level fields of m from what the listing
+// showed (factsOf) and the contents of a few small files.
+func detect(m *Map, facts listingFacts) {
+	d := &detector{m: m, facts: facts, seen: map[string]bool{}}
+	m.Manifests, m.CIFiles = facts.manifests, facts.ciFiles
 
 	// Native commands first: they work on a fresh machine with only the
 	// language toolchain, then project wrappers, then what CI runs.
@@ -292,12 +317,7 @@ func (d *detector) usesPytest(py pythonFiles) bool {
 	if strings.Contains(all, "pytest") {
 		return true
 	}
-	for _, p := range d.listed {
-		if strings.HasSuffix(p, "/conftest.py") {
-			return true
-		}
-	}
-	return false
+	return d.facts.conftest
 }
 
 // pythonScripts records console scripts: the Python entry points users run.
@@ -320,9 +340,9 @@ func (d *detector) pythonScripts(py pythonFiles) {
 }
 
 func (d *detector) hasPythonTests() bool {
-	for i := range d.m.Entries {
-		f := &d.m.Entries[i] // not a copy: build renumbers its term ids meanwhile
-		if f.Lang == LangPython && f.Test {
+	files := d.m.files()
+	for i := range files.len() {
+		if test, _ := files.flags(i); test && files.lang(i) == LangPython {
 			return true
 		}
 	}
@@ -389,10 +409,11 @@ func (d *detector) otherCommands() {
 	}
 }
 
+// hasDir says whether a file was listed under dir, a directory at the
+// repository's root.
 func (d *detector) hasDir(dir string) bool {
-	// The paths under dir/ sort together, from the first at or after it.
-	i, _ := slices.BinarySearch(d.listed, dir+"/")
-	return i < len(d.listed) && strings.HasPrefix(d.listed[i], dir+"/")
+	_, ok := slices.BinarySearch(d.facts.root, dir+"/")
+	return ok
 }
 
 var makeTarget = regexp.MustCompile(`(?m)^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:([^=]|$)`)
@@ -543,23 +564,25 @@ func (d *detector) entryPoints() {
 	m := d.m
 	goMains := map[string]bool{}
 	var pyMains []string
-	for i := range m.Entries {
-		f := &m.Entries[i] // not a copy: build renumbers its term ids meanwhile
-		if f.Test || IsDocPath(f.Path) {
+	files := m.files()
+	for i := range files.len() {
+		p, lang := files.path(i), files.lang(i)
+		test, main := files.flags(i)
+		if test || IsDocPath(p) {
 			continue
 		}
-		base := path.Base(f.Path)
+		base := path.Base(p)
 		switch {
-		case f.Lang == LangGo && f.Main:
-			goMains[path.Dir(f.Path)] = true
-		case f.Lang == LangPython && base == "__main__.py":
-			m.EntryPoints = append(m.EntryPoints, f.Path)
-		case f.Lang == LangPython && f.Main:
-			pyMains = append(pyMains, f.Path)
-		case f.Lang == LangRust && (f.Path == "src/main.rs" || strings.HasPrefix(f.Path, "src/bin/") || strings.HasSuffix(f.Path, "/src/main.rs")):
-			m.EntryPoints = append(m.EntryPoints, f.Path)
-		case f.Lang == LangJava && f.Main:
-			m.EntryPoints = append(m.EntryPoints, f.Path)
+		case lang == LangGo && main:
+			goMains[path.Dir(p)] = true
+		case lang == LangPython && base == "__main__.py":
+			m.EntryPoints = append(m.EntryPoints, p)
+		case lang == LangPython && main:
+			pyMains = append(pyMains, p)
+		case lang == LangRust && (p == "src/main.rs" || strings.HasPrefix(p, "src/bin/") || strings.HasSuffix(p, "/src/main.rs")):
+			m.EntryPoints = append(m.EntryPoints, p)
+		case lang == LangJava && main:
+			m.EntryPoints = append(m.EntryPoints, p)
 		}
 	}
 	for _, dir := range sortedKeys(goMains) {
@@ -603,14 +626,15 @@ func (d *detector) testLayout() {
 		patterns   map[string]int
 	}
 	groups := map[string]*group{}
-	for i := range d.m.Entries {
-		f := &d.m.Entries[i] // not a copy: build renumbers its term ids meanwhile
-		if !f.Test || !IsCode(f.Lang) {
+	files := d.m.files()
+	for i := range files.len() {
+		p, lang := files.path(i), files.lang(i)
+		if test, _ := files.flags(i); !test || !IsCode(lang) {
 			continue
 		}
-		pat := testPattern(f.Path)
+		pat := testPattern(p)
 		root := ""
-		parts := strings.Split(f.Path, "/")
+		parts := strings.Split(p, "/")
 		for i, part := range parts[:len(parts)-1] {
 			if testDirNames[part] {
 				root = strings.Join(parts[:i+1], "/") + "/"
@@ -623,10 +647,10 @@ func (d *detector) testLayout() {
 			}
 			root = "beside the code"
 		}
-		k := f.Lang + "\x00" + root
+		k := lang + "\x00" + root
 		g := groups[k]
 		if g == nil {
-			g = &group{lang: f.Lang, root: root, patterns: map[string]int{}}
+			g = &group{lang: lang, root: root, patterns: map[string]int{}}
 			groups[k] = g
 		}
 		g.n++

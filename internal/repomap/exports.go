@@ -32,14 +32,14 @@ func PythonNameImports(m *Map) map[string][]NameImport {
 	// cold query's peak.
 	counts := map[nameAt]int{}
 	seen := map[string]bool{}
-	for i := range m.Entries {
-		f := &m.Entries[i]
-		if f.Lang != LangPython {
+	for i := range r.files.len() {
+		if r.files.lang(i) != LangPython {
 			continue
 		}
 		clear(seen)
-		for _, imp := range f.Imports {
-			mod, name, ok := strings.Cut(imp, ":")
+		imps := r.files.imports(i)
+		for k := range imps.len() {
+			mod, name, ok := strings.Cut(imps.at(k), ":")
 			if !ok || name == "*" || seen[name] {
 				continue
 			}
@@ -69,21 +69,21 @@ type nameAt struct {
 
 // nameResolver follows from-imports to the files that define names.
 type nameResolver struct {
-	m  *Map
-	ix *importIndex
+	files fileSet
+	ix    *importIndex
 }
 
 func newNameResolver(m *Map) *nameResolver {
-	return &nameResolver{m: m, ix: m.importIndex()}
+	return &nameResolver{files: m.files(), ix: m.importIndex()}
 }
 
 // definer is the file that defines name when file `from` imports it from
 // mod, or -1: a submodule of that name, an unresolved module or a chain
 // longer than maxReexportHops name no definition.
 func (r *nameResolver) definer(from int, mod, name string, hops int) int {
-	f := &r.m.Entries[from]
-	selfMod := r.ix.selfModule(f, mod)
-	isPkg := strings.HasSuffix(f.Path, "__init__.py")
+	p := r.files.path(from)
+	selfMod := r.ix.selfModule(p, mod)
+	isPkg := strings.HasSuffix(p, "__init__.py")
 	modPath := resolvePython(mod, selfMod, isPkg, r.ix.pyMods.find)
 	if modPath == "" {
 		return -1
@@ -91,7 +91,7 @@ func (r *nameResolver) definer(from int, mod, name string, hops int) int {
 	if p := resolvePython(mod+":"+name, selfMod, isPkg, r.ix.pyMods.find); p != modPath {
 		return -1 // "from pkg import submodule"
 	}
-	t, ok := r.m.entry(modPath)
+	t, ok := r.files.find(modPath)
 	if !ok || t == from {
 		return -1
 	}
@@ -101,8 +101,9 @@ func (r *nameResolver) definer(from int, mod, name string, hops int) int {
 	if hops >= maxReexportHops {
 		return -1
 	}
-	for _, imp := range r.m.Entries[t].Imports {
-		m2, n2, ok := strings.Cut(imp, ":")
+	imps := r.files.imports(t)
+	for k := range imps.len() {
+		m2, n2, ok := strings.Cut(imps.at(k), ":")
 		if ok && n2 == name {
 			return r.definer(t, m2, name, hops+1)
 		}
@@ -114,11 +115,4 @@ func (r *nameResolver) definer(from int, mod, name string, hops int) int {
 // symbols are scanned each time: a set of names cached per visited file
 // (a small map each) held about 200 bytes for every Python file some
 // file imports from, most of a large tree's, at the cold query's peak.
-func (r *nameResolver) defines(i int, name string) bool {
-	for _, s := range r.m.Entries[i].Symbols {
-		if s.Name == name && moduleLevel(s) {
-			return true
-		}
-	}
-	return false
-}
+func (r *nameResolver) defines(i int, name string) bool { return r.files.definesName(i, name) }

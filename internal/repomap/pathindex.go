@@ -9,21 +9,22 @@ import "hash/maphash"
 // its number took about 40 (import resolution looks up every import's
 // candidate paths, so a binary search of the entries is too slow here).
 type pathIndex struct {
-	seed    maphash.Seed
-	slots   []int32
-	entries []File
+	seed  maphash.Seed
+	slots []int32
+	files fileSet
 }
 
-func newPathIndex(entries []File) pathIndex {
+func newPathIndex(files fileSet) pathIndex {
+	n := files.len()
 	size := 16
-	for size < 2*len(entries) {
+	for size < 2*n {
 		size *= 2
 	}
-	ix := pathIndex{seed: maphash.MakeSeed(), slots: make([]int32, size), entries: entries}
+	ix := pathIndex{seed: maphash.MakeSeed(), slots: make([]int32, size), files: files}
 	// A path listed twice names its last file, as a map's last store
 	// would.
-	for i := range entries {
-		ix.slots[ix.slot(entries[i].Path)] = int32(i) + 1
+	for i := range n {
+		ix.slots[ix.slot(files.path(i))] = int32(i) + 1
 	}
 	return ix
 }
@@ -32,7 +33,7 @@ func newPathIndex(entries []File) pathIndex {
 func (ix pathIndex) slot(p string) int {
 	mask := len(ix.slots) - 1
 	s := int(maphash.String(ix.seed, p)) & mask
-	for ix.slots[s] != 0 && ix.entries[ix.slots[s]-1].Path != p {
+	for ix.slots[s] != 0 && ix.files.path(int(ix.slots[s]-1)) != p {
 		s = (s + 1) & mask
 	}
 	return s
@@ -59,7 +60,7 @@ func (ix pathIndex) hasJoined(dir, name string) bool {
 	h.WriteString(name)
 	mask := len(ix.slots) - 1
 	for s := int(h.Sum64()) & mask; ix.slots[s] != 0; s = (s + 1) & mask {
-		p := ix.entries[ix.slots[s]-1].Path
+		p := ix.files.path(int(ix.slots[s] - 1))
 		if len(p) == len(dir)+len(name) && p[:len(dir)] == dir && p[len(dir):] == name {
 			return true
 		}

@@ -16,7 +16,7 @@ func TestPathIndexFindsEveryPath(t *testing.T) {
 		for i := range entries {
 			entries[i].Path = fmt.Sprintf("pkg%d/mod%d.py", i%7, i)
 		}
-		ix := newPathIndex(entries)
+		ix := newPathIndex(fileSet{entries: entries})
 		for i := range entries {
 			if got, ok := ix.find(entries[i].Path); !ok || got != int32(i) {
 				t.Fatalf("%d files: %s found at %d (%v), want %d", n, entries[i].Path, got, ok, i)
@@ -37,7 +37,7 @@ func TestPathIndexFindsEveryPath(t *testing.T) {
 // the later file, as the map it replaces did.
 func TestPathIndexLastOfARepeatedPath(t *testing.T) {
 	t.Parallel()
-	ix := newPathIndex([]File{{Path: "a.py"}, {Path: "b.py"}, {Path: "a.py"}})
+	ix := newPathIndex(fileSet{entries: []File{{Path: "a.py"}, {Path: "b.py"}, {Path: "a.py"}}})
 	if got, ok := ix.find("a.py"); !ok || got != 2 {
 		t.Fatalf("a.py found at %d (%v), want 2", got, ok)
 	}

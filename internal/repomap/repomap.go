@@ -74,6 +74,10 @@ type Map struct {
 	// modules are the Python modules (PythonModules), built with the
 	// import lookup and kept when DropImports drops it.
 	modules []ModuleClaim
+	// light are a streamed map's files, packed, where a built map has
+	// Entries (Stream); deps its import graph (DepGraph).
+	light *lightFiles
+	deps  *depGraph
 	// Languages counts kept files per language.
 	Languages map[string]int
 	// Manifests are package/build manifests (go.mod, package.json, ...).
@@ -225,10 +229,11 @@ func (m *Map) File(p string) (File, bool) {
 }
 
 // entry is the index in Entries of the file at path p.
-func (m *Map) entry(p string) (int, bool) {
-	i := sort.Search(len(m.Entries), func(i int) bool { return m.Entries[i].Path >= p })
-	return i, i < len(m.Entries) && m.Entries[i].Path == p
-}
+func (m *Map) entry(p string) (int, bool) { return m.files().find(p) }
+
+// Len is how many files the map keeps: len(Entries), or for a map
+// Stream returned, which has no Entries, its packed records'.
+func (m *Map) Len() int { return m.files().len() }
 
 // Build maps the repository at root. The result is cached under the git
 // common dir (or the user cache dir outside git) keyed by the tree state.
@@ -444,7 +449,7 @@ func StartStateKey(ctx context.Context, root string, opts Options) (*KeyCheck, e
 }
 
 func checkEmpty(root string, m *Map) (*Map, error) {
-	if len(m.Entries) == 0 {
+	if m.Len() == 0 {
 		return nil, fmt.Errorf("mapping %s (%s listed, %s): %w", root, plural.Count(m.Listed, "file", "files"), skippedSummary(m.Skipped), ErrNoSourceFiles)
 	}
 	return m, nil
@@ -509,9 +514,12 @@ func drainCounts(b *termBag, buf []byte) (TermCounts, []byte) {
 // newBuildMap starts the map of the listed files under root and returns
 // the files to read, sorted: path-only filters first, since they are free
 // and spare the disk.
+//
+// The paths are filtered in place, into listed's own array: take
+// listingFacts (factsOf) before, and read listed no more after.
 func newBuildMap(root string, listed []string) (*Map, []string) {
 	m := &Map{Root: root, Languages: map[string]int{}, Skipped: map[string]int{}, Listed: len(listed)}
-	var todo []string
+	todo := listed[:0]
 	for _, p := range listed {
 		switch {
 		case isVendored(p):
@@ -546,6 +554,7 @@ func keepMapped(m *Map, mapped mapped) (files []File, owners []int32) {
 }
 
 func build(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger) (*Map, error) {
+	facts := factsOf(listed)
 	m, todo := newBuildMap(root, listed)
 	mapped, err := mapFiles(ctx, root, todo, opts, log)
 	if err != nil {
@@ -562,7 +571,7 @@ func build(ctx context.Context, root string, listed []string, opts Options, log 
 		defer close(renumbered)
 		m.Vocab = mergeVocabularies(m.Entries, owners, counters)
 	}()
-	detect(m, listed) // sets GoModule, which import resolution needs
+	detect(m, facts) // sets GoModule, which import resolution needs
 	resolveImports(m)
 	<-renumbered
 	return m, nil

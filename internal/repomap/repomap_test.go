@@ -541,7 +541,7 @@ func TestPythonModulesAsMaps(t *testing.T) {
 	if len(claims) != len(want) {
 		t.Errorf("%d claims %v, want %d %v", len(claims), claims, len(want), want)
 	}
-	l := moduleLookup{claims: claims, entries: entries}
+	l := moduleLookup{claims: claims, files: fileSet{entries: entries}}
 	for mod, p := range want {
 		if got, ok := l.find(mod, ""); !ok || got != p {
 			t.Errorf("module %s: %q %v, want %q", mod, got, ok, p)
@@ -557,7 +557,7 @@ func TestPythonModulesAsMaps(t *testing.T) {
 			t.Errorf("module %q found at %q", mod, got)
 		}
 	}
-	ix := newPathIndex(entries)
+	ix := newPathIndex(fileSet{entries: entries})
 	for _, c := range []struct {
 		dir, name string
 		want      bool

@@ -65,24 +65,25 @@ type ModuleClaim struct {
 // module table is written from it).
 func (m *Map) PythonModules() []ModuleClaim {
 	if m.modules == nil {
-		has := newPathIndex(m.Entries)
-		m.modules = pythonModules(m.Entries, has.hasJoined)
+		files := m.files()
+		has := newPathIndex(files)
+		m.modules = pythonModules(files, has.hasJoined)
 	}
 	return m.modules
 }
 
 // pythonModules is PythonModules computed (never nil).
-func pythonModules(entries []File, exists func(dir, name string) bool) []ModuleClaim {
+func pythonModules(files fileSet, exists func(dir, name string) bool) []ModuleClaim {
 	n := 0
-	for i := range entries {
-		if entries[i].Lang == LangPython {
+	for i := range files.len() {
+		if files.lang(i) == LangPython {
 			n++
 		}
 	}
 	claims := make([]ModuleClaim, 0, n)
-	for i := range entries {
-		if f := &entries[i]; f.Lang == LangPython {
-			if mod := pythonModule(f.Path, exists); mod != "" {
+	for i := range files.len() {
+		if files.lang(i) == LangPython {
+			if mod := pythonModule(files.path(i), exists); mod != "" {
 				claims = append(claims, ModuleClaim{mod, int32(i)})
 			}
 		}
@@ -91,7 +92,7 @@ func pythonModules(entries []File, exists func(dir, name string) bool) []ModuleC
 		if c := strings.Compare(a.Module, b.Module); c != 0 {
 			return c
 		}
-		if c := len(entries[a.File].Path) - len(entries[b.File].Path); c != 0 {
+		if c := len(files.path(int(a.File))) - len(files.path(int(b.File))); c != 0 {
 			return c
 		}
 		return int(a.File - b.File)
@@ -101,8 +102,8 @@ func pythonModules(entries []File, exists func(dir, name string) bool) []ModuleC
 
 // moduleLookup finds a module's file among sorted claims.
 type moduleLookup struct {
-	claims  []ModuleClaim
-	entries []File
+	claims []ModuleClaim
+	files  fileSet
 }
 
 // find is the path of the file defining the module mod.name, or mod
@@ -116,7 +117,7 @@ func (l moduleLookup) find(mod, name string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return l.entries[l.claims[i].File].Path, true
+	return l.files.path(int(l.claims[i].File)), true
 }
 
 // compareJoined compares s with a+"."+b (b alone when a is ""), without
@@ -145,25 +146,43 @@ func compareJoined(s, a, b string) int {
 // shared block (depsBlock numbers at a time), capacity capped at their
 // length so an append copies them, instead of one allocation a file (at
 // 100,000 files about 60,000 allocations of 4 to 80 bytes, 4 MB).
+//
+// A map Stream returned has no Entries: its Deps go to a depGraph
+// instead, in the same order.
 func resolveImports(m *Map) {
 	ix := m.importIndex()
+	files := m.files()
+	var g *depGraph
+	if m.light != nil {
+		g = newDepGraph(files.len())
+		m.deps = g
+	}
 	var scratch, block []int32
 	var paths []string
-	for i := range m.Entries {
-		f := &m.Entries[i]
+	for i := range files.len() {
 		scratch = scratch[:0]
-		for _, imp := range f.Imports {
-			paths = ix.targets(f, imp, paths[:0])
+		from, lang := files.path(i), files.lang(i)
+		imps := files.imports(i)
+		for k := range imps.len() {
+			paths = ix.targets(from, lang, imps.at(k), paths[:0])
 			for _, p := range paths {
-				if j, ok := ix.byPath.find(p); ok && p != f.Path {
+				if j, ok := ix.byPath.find(p); ok && p != from {
 					scratch = append(scratch, j)
 				}
 			}
 		}
-		f.Deps = nil
+		var deps []int32
 		if len(scratch) > 0 {
 			slices.Sort(scratch)
-			deps := slices.Compact(scratch)
+			deps = slices.Compact(scratch)
+		}
+		if g != nil {
+			g.add(deps)
+			continue
+		}
+		f := &m.Entries[i]
+		f.Deps = nil
+		if len(deps) > 0 {
 			if cap(block)-len(block) < len(deps) {
 				block = make([]int32, 0, max(depsBlock, len(deps)))
 			}
@@ -178,8 +197,69 @@ func resolveImports(m *Map) {
 // 256 KB, so what a block's last file leaves unused is a small share.
 const depsBlock = 64 << 10
 
+// depGraph is a streamed map's import graph: file i's Deps are
+// to[off[i]:off[i+1]]. Import resolution writes them into blocks of
+// depsBlock numbers, so no array is grown and copied while the import
+// lookup is live (the cold query's highest heap); DepGraph joins them.
+type depGraph struct {
+	off    []uint32
+	blocks [][]uint32
+	to     []uint32
+}
+
+func newDepGraph(files int) *depGraph { return &depGraph{off: make([]uint32, 1, files+1)} }
+
+// add appends the next file's Deps.
+func (g *depGraph) add(deps []int32) {
+	for _, d := range deps {
+		if k := len(g.blocks) - 1; k < 0 || len(g.blocks[k]) == cap(g.blocks[k]) {
+			g.blocks = append(g.blocks, make([]uint32, 0, depsBlock))
+		}
+		k := len(g.blocks) - 1
+		g.blocks[k] = append(g.blocks[k], uint32(d))
+	}
+	g.off = append(g.off, g.off[len(g.off)-1]+uint32(len(deps)))
+}
+
+// DepGraph is the map's import graph as offsets and targets: file i's
+// Deps are to[off[i]:off[i+1]] (numbers of files, ascending), without
+// the file itself. For a map Stream returned it is what import
+// resolution wrote, its blocks joined on the first call; for a built map
+// it is copied from the Entries' Deps on every call. The caller must not
+// change either slice.
+func (m *Map) DepGraph() (off, to []uint32) {
+	if g := m.deps; g != nil {
+		if g.to == nil {
+			g.to = make([]uint32, 0, g.off[len(g.off)-1])
+			for _, b := range g.blocks {
+				g.to = append(g.to, b...)
+			}
+			g.blocks = nil
+		}
+		return g.off, g.to
+	}
+	edges := 0
+	for i := range m.Entries {
+		edges += len(m.Entries[i].Deps)
+	}
+	off, to = make([]uint32, 1, len(m.Entries)+1), make([]uint32, 0, edges)
+	for i := range m.Entries {
+		for _, d := range m.Entries[i].Deps {
+			if int(d) != i {
+				to = append(to, uint32(d))
+			}
+		}
+		off = append(off, uint32(len(to)))
+	}
+	return off, to
+}
+
+// Path is the path of file i (Entries[i].Path, or for a map Stream
+// returned, which has no Entries, its packed record's).
+func (m *Map) Path(i int) string { return m.files().path(i) }
+
 // DepPath is the path of d, one of a file's Deps.
-func (m *Map) DepPath(d int32) string { return m.Entries[d].Path }
+func (m *Map) DepPath(d int32) string { return m.files().path(int(d)) }
 
 // importIndex returns the map's import lookup, built on first use.
 func (m *Map) importIndex() *importIndex {
@@ -200,50 +280,49 @@ type importIndex struct {
 }
 
 func newImportIndex(m *Map) *importIndex {
-	ix := &importIndex{byPath: newPathIndex(m.Entries), goMod: m.goModulePath(),
+	files := m.files()
+	ix := &importIndex{byPath: newPathIndex(files), goMod: m.goModulePath(),
 		goDirs: map[string][]string{}, javaBySuffix: map[string][]string{}}
 	// The Python modules are one sorted slice of claims looked up by
 	// binary search, and a file's own module is worked out only for a
 	// relative import: a map from every module to its file and one from
 	// every file to its module took about 10 MB at 100,000 files.
 	if m.modules == nil {
-		m.modules = pythonModules(m.Entries, ix.byPath.hasJoined)
+		m.modules = pythonModules(files, ix.byPath.hasJoined)
 	}
-	ix.pyMods = moduleLookup{claims: m.modules, entries: m.Entries}
-	// Entries are read by pointer: term ids are renumbered in them at the
-	// same time (build), and a copy of a File would read those fields too.
-	for i := range m.Entries {
-		f := &m.Entries[i]
-		switch f.Lang {
+	ix.pyMods = moduleLookup{claims: m.modules, files: files}
+	for i := range files.len() {
+		switch p := files.path(i); files.lang(i) {
 		case LangGo:
-			if !strings.HasSuffix(f.Path, "_test.go") {
-				d := path.Dir(f.Path)
-				ix.goDirs[d] = append(ix.goDirs[d], f.Path)
+			if !strings.HasSuffix(p, "_test.go") {
+				d := path.Dir(p)
+				ix.goDirs[d] = append(ix.goDirs[d], p)
 			}
 		case LangJava:
-			ix.javaBySuffix[path.Base(f.Path)] = append(ix.javaBySuffix[path.Base(f.Path)], f.Path)
+			ix.javaBySuffix[path.Base(p)] = append(ix.javaBySuffix[path.Base(p)], p)
 		}
 	}
 	return ix
 }
 
-// selfModule is the module of f, the importer of mod, when mod is
-// relative (the only case that reads it), and "" otherwise.
-func (ix *importIndex) selfModule(f *File, mod string) string {
+// selfModule is the module of the file at from, the importer of mod,
+// when mod is relative (the only case that reads it), and "" otherwise.
+func (ix *importIndex) selfModule(from, mod string) string {
 	if !strings.HasPrefix(mod, ".") {
 		return ""
 	}
-	return pythonModule(f.Path, ix.byPath.hasJoined)
+	return pythonModule(from, ix.byPath.hasJoined)
 }
 
 func (ix *importIndex) has(p string) bool { _, ok := ix.byPath.find(p); return ok }
 
-// targets appends to out the files one import of f may name (unchecked:
-// the caller keeps those that exist). The caller's out is reused from
+// targets appends to out the files one import of the file at from, in
+// lang, may name (unchecked: the caller keeps those that exist). The
+// caller's out is reused from
 // import to import: a slice of one path made for every import was about
 // 2.5 MB of garbage at 100,000 files.
-func (ix *importIndex) targets(f *File, imp string, out []string) []string {
-	switch f.Lang {
+func (ix *importIndex) targets(from, lang, imp string, out []string) []string {
+	switch lang {
 	case LangGo:
 		rest, ok := strings.CutPrefix(imp, ix.goMod)
 		if ix.goMod == "" || !ok || (rest != "" && rest[0] != '/') {
@@ -255,9 +334,9 @@ func (ix *importIndex) targets(f *File, imp string, out []string) []string {
 		}
 		return append(out, ix.goDirs[dir]...)
 	case LangPython:
-		return append(out, resolvePython(imp, ix.selfModule(f, imp), strings.HasSuffix(f.Path, "__init__.py"), ix.pyMods.find))
+		return append(out, resolvePython(imp, ix.selfModule(from, imp), strings.HasSuffix(from, "__init__.py"), ix.pyMods.find))
 	case LangJavaScript, LangTypeScript:
-		return append(out, resolveJS(f.Path, imp, ix.has))
+		return append(out, resolveJS(from, imp, ix.has))
 	case LangJava:
 		parts := strings.Split(strings.TrimSuffix(imp, ".*"), ".")
 		want := strings.Join(parts, "/") + ".java"
@@ -268,7 +347,7 @@ func (ix *importIndex) targets(f *File, imp string, out []string) []string {
 		}
 		return out
 	case LangRust:
-		return append(out, resolveRust(f.Path, imp, ix.has))
+		return append(out, resolveRust(from, imp, ix.has))
 	}
 	return out
 }

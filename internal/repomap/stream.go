@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 )
@@ -31,11 +32,12 @@ type Chunk struct {
 // writing the map cache, but hands the files to sink a chunk at a time
 // in path order as they are read, and keeps of each in the map it
 // returns only what import resolution and detection read: path,
-// language, size, flags, imports, length and Deps, and for a Python file
-// its module-level names (Symbols, kind and name alone). So what stays
-// in memory is a small record per file and not its symbols or term
-// counts, which sink writes elsewhere (locate spills them to a file).
-// The returned map's Vocab is empty and its files have no term counts.
+// language, flags and imports, and for a Python file its module-level
+// names, packed (lightFiles). So what stays in memory is a small record
+// per file and not its symbols or term counts, which sink writes
+// elsewhere (locate spills them to a file). The returned map has no
+// Entries and no Vocab: Len counts its files, DepGraph gives its import
+// graph, PythonModules and PythonNameImports read it as a built map's.
 func Stream(ctx context.Context, root string, opts Options, sink func(Chunk) error) (*Map, error) {
 	start := time.Now()
 	opts.NoCache = opts.NoCache || opts.Key == ""
@@ -55,12 +57,13 @@ func Stream(ctx context.Context, root string, opts Options, sink func(Chunk) err
 	}
 	m.Git = git != nil
 	m.Key = key
-	log.Debug("repomap: streamed", "files", len(m.Entries), "listed", m.Listed, "took", time.Since(start))
+	log.Debug("repomap: streamed", "files", m.Len(), "listed", m.Listed, "took", time.Since(start))
 	return checkEmpty(root, m)
 }
 
 // buildStream is build a chunk of files at a time (see Stream).
 func buildStream(ctx context.Context, root string, listed []string, opts Options, log *slog.Logger, sink func(Chunk) error) (*Map, error) {
+	facts := factsOf(listed)
 	m, todo := newBuildMap(root, listed)
 	chunk := opts.ChunkFiles
 	if chunk <= 0 {
@@ -77,58 +80,65 @@ func buildStream(ctx context.Context, root string, listed []string, opts Options
 		}
 		files, owners := keepMapped(m, mapped)
 		vocab := mergeVocabularies(files, owners, mapped.counters)
-		if err := sink(Chunk{First: kept.n, Files: files, Vocab: vocab}); err != nil {
+		if err := sink(Chunk{First: len(kept.recs), Files: files, Vocab: vocab}); err != nil {
 			return nil, fmt.Errorf("mapping %s: %w", root, err)
 		}
 		kept.add(start, files)
 	}
 	delete(m.Languages, "")
-	// The last chunks' garbage is collected before the packed records
-	// are spelled out as Files, and those records once they are: so
-	// detection and import resolution (about 27 MB at 100,000 files)
-	// land on a heap holding what they read and not twice what was live
-	// with the last chunk in hand.
+	// The last chunks' garbage is collected before detection and import
+	// resolution, so they land on a heap holding what they read and not
+	// twice what was live with the last chunk in hand.
 	runtime.GC()
-	m.Entries = kept.expand()
-	runtime.GC()
-	detect(m, listed)
+	m.light = kept
+	detect(m, facts)
 	resolveImports(m)
 	return m, nil
 }
 
-// lightFiles are what Stream keeps of the files it has handed on while
-// it reads the rest: a 32-byte record a file (lightRecord) and, a chunk
-// at a time, one string holding its imports and Python module-level
-// names with their end offsets, where a File took 136 bytes, a string
-// header per import and a 40-byte Symbol per name. So what stays per file
-// during the scan, which the collector's goal doubles while a chunk is
-// in hand, is about a third of what it was; expand spells the records
-// out as Files once the scan's garbage is collected.
+// lightFiles are what Stream keeps of the files it has handed on: a
+// 16-byte record a file (lightRecord) and, a chunk at a time, one string
+// holding its imports and Python module-level names with their end
+// offsets, where a File took 136 bytes, a string header per import and a
+// 40-byte Symbol per name. Detection, import resolution and
+// PythonNameImports read the records as they are (fileSet): they are
+// never spelled out as Files.
 type lightFiles struct {
 	todo   []string // the paths being mapped, in path order
 	langs  []string // the languages seen, numbered by lightRecord.lang
+	recs   []lightRecord
 	chunks []lightChunk
-	n      int // records kept so far
+	// dropped is set by DropImports: the chunks' text is gone.
+	dropped bool
 }
 
-// lightChunk is one chunk's kept files and the text their imports and
-// names are cut from.
+// lightChunk is one chunk's imports and names: the text they are cut
+// from, their ends in it, and the records the chunk holds.
 type lightChunk struct {
-	files   []lightRecord
-	text    string
-	imports []uint32    // end in text of each import, file after file
-	names   []lightName // each module-level Python name, file after file
+	// first and end are the chunk's records, recs[first:end].
+	first, end int
+	text       string
+	// The chunk's distinct imports are written once each at the start of
+	// text, distinct[k] the end of the k-th; imports numbers each file's
+	// imports among them, file after file. Files of one package import the
+	// same paths (at 100,000 generated files the distinct ones are about a
+	// tenth).
+	distinct []uint32
+	imports  []uint32
+	names    []lightName // each module-level Python name, file after file
+	// namesFrom is where the names start in text, after the imports.
+	namesFrom uint32
 }
 
 // lightRecord is one kept file: its path's place in lightFiles.todo, its
-// language's in lightFiles.langs, how many imports and names it has in
-// its chunk, and its size, flags and term length.
+// language's in lightFiles.langs, where its imports and names start in
+// its chunk's lists (they run to the next record's in the chunk), and
+// its flags. Size and term length stay with the chunk's Files: nothing
+// after the scan reads them from the map.
 type lightRecord struct {
 	path, imports, names uint32
 	lang                 uint8
 	test, main           bool
-	size                 int64
-	length               int64
 }
 
 // lightName is one module-level Python name: its end in the chunk's text
@@ -141,13 +151,23 @@ type lightName struct {
 // add packs what Stream keeps of files, the kept files of the chunk whose
 // first path is todo[first], in todo's order.
 func (l *lightFiles) add(first int, files []File) {
-	c := lightChunk{files: make([]lightRecord, 0, len(files))}
+	if l.recs == nil {
+		// At most one record a path: no growth, no garbage.
+		l.recs = make([]lightRecord, 0, len(l.todo))
+	}
+	c := lightChunk{first: len(l.recs), end: len(l.recs) + len(files)}
 	var text, imports, names int
+	ids := map[string]uint32{} // the chunk's distinct imports, numbered as first met
+	var uniq []string
 	for i := range files {
 		f := &files[i]
 		imports += len(f.Imports)
 		for _, imp := range f.Imports {
-			text += len(imp)
+			if _, ok := ids[imp]; !ok {
+				ids[imp] = uint32(len(uniq))
+				uniq = append(uniq, imp)
+				text += len(imp)
+			}
 		}
 		for _, s := range pythonNames(f) {
 			if moduleLevel(s) {
@@ -158,34 +178,38 @@ func (l *lightFiles) add(first int, files []File) {
 	}
 	var sb strings.Builder
 	sb.Grow(text)
+	c.distinct = make([]uint32, len(uniq))
 	c.imports = make([]uint32, 0, imports)
 	c.names = make([]lightName, 0, names)
-	// The text holds every import of the chunk, then every name.
+	// The text holds the chunk's distinct imports, then every name.
+	for k, imp := range uniq {
+		sb.WriteString(imp)
+		c.distinct[k] = uint32(sb.Len())
+	}
 	p := first
 	for i := range files {
 		f := &files[i]
 		for l.todo[p] != f.Path {
 			p++
 		}
-		c.files = append(c.files, lightRecord{path: uint32(p), lang: l.lang(f.Lang), test: f.Test, main: f.Main,
-			size: f.Size, length: int64(f.Length), imports: uint32(len(f.Imports))})
+		l.recs = append(l.recs, lightRecord{path: uint32(p), lang: l.lang(f.Lang), test: f.Test, main: f.Main,
+			imports: uint32(len(c.imports))})
 		for _, imp := range f.Imports {
-			sb.WriteString(imp)
-			c.imports = append(c.imports, uint32(sb.Len()))
+			c.imports = append(c.imports, ids[imp])
 		}
 	}
+	c.namesFrom = uint32(sb.Len())
 	for i := range files {
+		l.recs[c.first+i].names = uint32(len(c.names))
 		for _, s := range pythonNames(&files[i]) {
 			if moduleLevel(s) {
 				sb.WriteString(s.Name)
 				c.names = append(c.names, lightName{end: uint32(sb.Len()), kind: s.Kind})
-				c.files[i].names++
 			}
 		}
 	}
 	c.text = sb.String()
 	l.chunks = append(l.chunks, c)
-	l.n += len(files)
 }
 
 // lang numbers a language in l.langs, adding it when new.
@@ -200,37 +224,70 @@ func (l *lightFiles) lang(name string) uint8 {
 	return uint8(len(l.langs) - 1)
 }
 
-// expand spells the records out as Files, in order: a chunk's imports
-// and names become one slice of strings and one of Symbols for the
-// chunk, cut from its text without a copy.
-func (l *lightFiles) expand() []File {
-	entries := make([]File, 0, l.n)
-	for ci := range l.chunks {
-		c := &l.chunks[ci]
-		imps := make([]string, len(c.imports))
-		from := uint32(0)
-		for i, end := range c.imports {
-			imps[i], from = c.text[from:end], end
-		}
-		syms := make([]Symbol, len(c.names))
-		for i, nm := range c.names {
-			syms[i], from = Symbol{Name: c.text[from:nm.end], Kind: nm.kind}, nm.end
-		}
-		var ni, si uint32
-		for _, r := range c.files {
-			f := File{Path: l.todo[r.path], Lang: l.langs[r.lang], Size: r.size, Test: r.test, Main: r.main, Length: int(r.length)}
-			if r.imports > 0 {
-				f.Imports = imps[ni : ni+r.imports : ni+r.imports]
-				ni += r.imports
-			}
-			if r.names > 0 {
-				f.Symbols = syms[si : si+r.names : si+r.names]
-				si += r.names
-			}
-			entries = append(entries, f)
-		}
+// chunkOf is the chunk holding record i.
+func (l *lightFiles) chunkOf(i int) *lightChunk {
+	k := sort.Search(len(l.chunks), func(k int) bool { return l.chunks[k].end > i })
+	return &l.chunks[k]
+}
+
+// spans are where record i's imports and names start and end in its
+// chunk c's lists.
+func (l *lightFiles) spans(c *lightChunk, i int) (imp0, imp1, name0, name1 uint32) {
+	r := &l.recs[i]
+	imp1, name1 = uint32(len(c.imports)), uint32(len(c.names))
+	if i+1 < c.end {
+		imp1, name1 = l.recs[i+1].imports, l.recs[i+1].names
 	}
-	return entries
+	return r.imports, imp1, r.names, name1
+}
+
+// importsOf is record i's imports.
+func (l *lightFiles) importsOf(i int) textList {
+	if l.dropped {
+		return textList{}
+	}
+	c := l.chunkOf(i)
+	imp0, imp1, _, _ := l.spans(c, i)
+	if imp0 == imp1 {
+		return textList{}
+	}
+	return textList{text: c.text, ends: c.distinct, ids: c.imports[imp0:imp1]}
+}
+
+// namesOf calls yield with each of record i's module-level names and its
+// kind until yield returns false.
+func (l *lightFiles) namesOf(i int, yield func(name string, kind SymbolKind) bool) {
+	if l.dropped {
+		return
+	}
+	c := l.chunkOf(i)
+	_, _, name0, name1 := l.spans(c, i)
+	from := c.namesFrom
+	if name0 > 0 {
+		from = c.names[name0-1].end
+	}
+	for _, nm := range c.names[name0:name1] {
+		if !yield(c.text[from:nm.end], nm.kind) {
+			return
+		}
+		from = nm.end
+	}
+}
+
+// definesName says whether record i has the module-level name.
+func (l *lightFiles) definesName(i int, name string) bool {
+	found := false
+	l.namesOf(i, func(n string, _ SymbolKind) bool {
+		found = n == name
+		return !found
+	})
+	return found
+}
+
+// drop forgets the chunks' imports and names; the records stay.
+func (l *lightFiles) drop() {
+	l.chunks = nil
+	l.dropped = true
 }
 
 // pythonNames are f's symbols if it is a Python file: the only ones
@@ -246,13 +303,17 @@ func pythonNames(f *File) []Symbol {
 // PythonNameImports looks names up among.
 func moduleLevel(s Symbol) bool { return s.Parent == "" && s.Kind != KindMethod }
 
-// DropImports forgets m's import specifiers, its files' symbols and its
-// import lookup: what resolving imports and PythonNameImports read. A
+// DropImports forgets m's import specifiers, its files' symbols (a
+// streamed map's packed imports and names) and its import lookup: what
+// resolving imports and PythonNameImports read. A
 // caller streaming a large tree calls it once it has what it needs of
 // them (locate, its export table), so the rest of its work does not hold
 // them too; Deps stay. A later PythonNameImports would find no imports.
 func (m *Map) DropImports() {
 	m.imports = nil
+	if m.light != nil {
+		m.light.drop()
+	}
 	for i := range m.Entries {
 		m.Entries[i].Imports = nil
 		m.Entries[i].Symbols = nil

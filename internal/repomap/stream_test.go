@@ -38,6 +38,21 @@ func TestStreamHandsEveryFileOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A name one package re-exports, imported from it by two files: the
+	// light map's names and imports must find its home as the full map's.
+	for p, src := range map[string]string{
+		"reexp/__init__.py": "from .core import where\n",
+		"reexp/core.py":     "def where():\n    return 1\n",
+		"use_a.py":          "from reexp import where\n",
+		"use_b.py":          "from reexp import where\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx := context.Background()
 	full, err := repomap.Build(ctx, dir, repomap.Options{NoCache: true})
 	if err != nil {
@@ -59,8 +74,9 @@ func TestStreamHandsEveryFileOnce(t *testing.T) {
 	if want := (len(full.Entries) + 36) / 37; chunks < want || next != len(full.Entries) {
 		t.Fatalf("%d chunks handed %d files, want %d chunks and %d files", chunks, next, want, len(full.Entries))
 	}
-	if len(light.Entries) != len(full.Entries) || len(light.Vocab) != 0 {
-		t.Fatalf("light map has %d files and %d terms, want %d files and none", len(light.Entries), len(light.Vocab), len(full.Entries))
+	if light.Len() != len(full.Entries) || light.Entries != nil || len(light.Vocab) != 0 {
+		t.Fatalf("light map has %d files, %d Entries and %d terms, want %d files, no Entries and no terms",
+			light.Len(), len(light.Entries), len(light.Vocab), len(full.Entries))
 	}
 	checkLightMap(t, light, full)
 	if light.Skipped["binary"] < 3 {
@@ -89,16 +105,21 @@ func checkChunk(t *testing.T, c repomap.Chunk, full *repomap.Map) {
 }
 
 // checkLightMap checks that the light map Stream returns resolves what
-// the full map does (Deps, Python name imports, counts) and keeps of the
-// symbols only a Python file's module-level names.
+// the full map does (Deps, the import graph, Python modules and name
+// imports, counts) and keeps of the symbols only a Python file's
+// module-level names.
 func checkLightMap(t *testing.T, light, full *repomap.Map) {
 	t.Helper()
 	deps := 0
-	for i := range light.Entries {
-		l, f := &light.Entries[i], &full.Entries[i]
-		if l.Path != f.Path || l.Lang != f.Lang || l.Size != f.Size || l.Test != f.Test || l.Main != f.Main ||
-			l.Length != f.Length || !slices.Equal(l.Imports, f.Imports) || !slices.Equal(l.Deps, f.Deps) || l.Terms != nil {
+	entries := repomap.LightEntries(light)
+	for i := range entries {
+		l, f := &entries[i], &full.Entries[i]
+		if l.Path != f.Path || l.Lang != f.Lang || l.Test != f.Test || l.Main != f.Main ||
+			!slices.Equal(l.Imports, f.Imports) || !slices.Equal(l.Deps, f.Deps) {
 			t.Fatalf("light %+v, full %+v", l, f)
+		}
+		if p := light.DepPath(int32(i)); p != f.Path {
+			t.Fatalf("light DepPath(%d) = %s, want %s", i, p, f.Path)
 		}
 		if got, want := l.Symbols, moduleNames(f); !slices.Equal(got, want) {
 			t.Fatalf("light map of %s keeps symbols %+v, want the module-level Python names %+v", l.Path, got, want)
@@ -108,8 +129,21 @@ func checkLightMap(t *testing.T, light, full *repomap.Map) {
 	if deps == 0 {
 		t.Fatal("the generated tree resolved no imports: the comparison shows nothing")
 	}
-	if got, want := repomap.PythonNameImports(light), repomap.PythonNameImports(full); !reflect.DeepEqual(got, want) {
+	lo, lt := light.DepGraph()
+	fo, ft := full.DepGraph()
+	if !slices.Equal(lo, fo) || !slices.Equal(lt, ft) {
+		t.Errorf("import graph of the light map %v %v, of the full map %v %v", lo, lt, fo, ft)
+	}
+	if got, want := light.PythonModules(), full.PythonModules(); !slices.Equal(got, want) || len(got) == 0 {
+		t.Errorf("Python modules of the light map %v, of the full map %v", got, want)
+	}
+	if got, want := repomap.PythonNameImports(light), repomap.PythonNameImports(full); !reflect.DeepEqual(got, want) || len(got) == 0 {
 		t.Errorf("name imports of the light map %v, of the full map %v", got, want)
+	}
+	if !reflect.DeepEqual(light.EntryPoints, full.EntryPoints) || !reflect.DeepEqual(light.TestLayout, full.TestLayout) ||
+		!reflect.DeepEqual(light.Commands, full.Commands) || len(light.Commands) == 0 {
+		t.Errorf("light map detected %v %v %v, full %v %v %v", light.EntryPoints, light.TestLayout, light.Commands,
+			full.EntryPoints, full.TestLayout, full.Commands)
 	}
 	if !reflect.DeepEqual(light.Languages, full.Languages) || !reflect.DeepEqual(light.Skipped, full.Skipped) || light.GoModule != full.GoModule {
 		t.Errorf("light map counts %v %v %q, full %v %v %q", light.Languages, light.Skipped, light.GoModule, full.Languages, full.Skipped, full.GoModule)
@@ -211,19 +245,20 @@ func TestDropImportsKeepsDeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := repomap.LightEntries(m)
 	imports, names := 0, 0
-	for i := range m.Entries {
-		imports += len(m.Entries[i].Imports)
-		names += len(m.Entries[i].Symbols)
+	for i := range before {
+		imports += len(before[i].Imports)
+		names += len(before[i].Symbols)
 	}
 	if imports == 0 || names == 0 {
 		t.Fatalf("the light map holds %d imports and %d Python names, nothing to drop", imports, names)
 	}
-	before := slices.Clone(m.Entries)
 	deps := 0
 	m.DropImports()
-	for i := range m.Entries {
-		f, was := &m.Entries[i], &before[i]
+	after := repomap.LightEntries(m)
+	for i := range after {
+		f, was := &after[i], &before[i]
 		if f.Imports != nil || f.Symbols != nil {
 			t.Fatalf("%s kept %d imports and %d names", f.Path, len(f.Imports), len(f.Symbols))
 		}
@@ -240,15 +275,16 @@ func TestDropImportsKeepsDeps(t *testing.T) {
 	}
 }
 
-// TestDepsSharedBlockIsolated checks that Deps cut from resolveImports'
-// shared block behave as a slice of their own each: sorted, without
-// repeats or the file itself, and capacity capped so that appending to
-// one file's Deps leaves every other file's as they were.
+// TestDepsSharedBlockIsolated checks that a built map's Deps, cut from
+// resolveImports' shared block, behave as a slice of their own each:
+// sorted, without repeats or the file itself, and capacity capped so
+// that appending to one file's Deps leaves every other file's as they
+// were.
 func TestDepsSharedBlockIsolated(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	repomaptest.GenerateRepo(t, dir, 200)
-	m, err := repomap.Stream(context.Background(), dir, repomap.Options{NoCache: true}, func(repomap.Chunk) error { return nil })
+	m, err := repomap.Build(context.Background(), dir, repomap.Options{NoCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
