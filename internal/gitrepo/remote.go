@@ -194,9 +194,14 @@ func remoteCall(r *Repo, remote string, push bool, args []string, refs ...string
 		if push && u.push != "" {
 			target = u.push
 		}
-		if !localURL(target) {
-			cfg = append(append([]setting{}, cfg...), setting{"protocol.file.allow", "never"})
-		}
+	}
+	// The protections refuse local repositories; a remote that is one
+	// (its URL when planex opened the repository, or a path planex was
+	// given) is reached with the upload or receive program planex names.
+	// One that was not local stays refused a local path it could be
+	// redirected to (insteadOf).
+	if localURL(target) {
+		cfg = append(append([]setting{}, cfg...), setting{"protocol.file.allow", "always"})
 	}
 	args = append(append(args[:len(args):len(args)], target), refs...)
 	env := append(r.gitEnv(r.Root), r.env...)
