@@ -93,3 +93,22 @@ func trustedRemoteCall(ctx context.Context, r *Repo, remote string, push bool, a
 	c.config = append(append([]setting{}, c.config...), over...)
 	return c, nil
 }
+
+// Authenticated is r.WithAuth(serverURL, token) with the repository's
+// https trust settings undone (httpOverrides) on every call, not only on
+// fetches and pushes: any git that meets a missing object in a partial
+// clone fetches it from the promisor remote, carrying the header. A
+// certificate authority of the configuration's is refused here, before
+// the token is used at all.
+func Authenticated(ctx context.Context, r *Repo, serverURL, token string) (*Repo, error) {
+	if token == "" {
+		return r, nil
+	}
+	over, err := httpOverrides(ctx, r)
+	if err != nil {
+		return nil, fmt.Errorf("sending the token to %s: %w", serverURL, err)
+	}
+	a := r.WithAuth(serverURL, token)
+	a.config = append(a.config, over...)
+	return a, nil
+}

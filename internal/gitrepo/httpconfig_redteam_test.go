@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -105,5 +106,58 @@ func TestHTTPOverrides(t *testing.T) {
 	}
 	if got, err := httpOverrides(ctx, newRepo(t)); err != nil || len(got) != 0 {
 		t.Errorf("a config without them: %v %v", got, err)
+	}
+}
+
+// TestRedTeamLazyFetchCarriesNoTokenUnverified: as above, but the server
+// is the promisor remote of a partial clone (https, so its lazy fetches
+// are allowed, as a checkout made with a filter needs them), and planex
+// only reads a commit a state ref names and the clone lacks. Every git of
+// an authenticated Repo carries the token's header, and the lazy fetch
+// under that read sent it with the configuration's sslVerify=false: the
+// overrides are taken into an authenticated Repo's every call, not only
+// its fetches and pushes.
+func TestRedTeamLazyFetchCarriesNoTokenUnverified(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var mu sync.Mutex
+	var auth []string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		auth = append(auth, req.Header.Get("Authorization"))
+		mu.Unlock()
+		http.NotFound(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r := newRepo(t)
+	for _, kv := range [][2]string{
+		{"core.repositoryformatversion", "1"}, {"extensions.partialClone", "origin"}, {"remote.origin.url", srv.URL + "/o/r.git"},
+		{"remote.origin.promisor", "true"}, {"http." + srv.URL + "/.sslVerify", "false"},
+	} {
+		mustGit(t, r.Root, "config", kv[0], kv[1])
+	}
+	authed, err := Authenticated(ctx, r, srv.URL, "ghs_secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := strings.Repeat("ab", 20)
+	if _, err := authed.CommitMessage(ctx, missing); err == nil {
+		t.Fatal("a missing commit was read")
+	}
+	if _, err := authed.TreeOf(ctx, missing); err == nil {
+		t.Fatal("a missing commit's tree was read")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if slices.ContainsFunc(auth, func(h string) bool { return h != "" }) {
+		t.Fatalf("the server got the token's header: %q", auth)
+	}
+
+	// A certificate authority of the configuration's is refused at once.
+	mustGit(t, r.Root, "config", "http.sslCAPath", t.TempDir())
+	if os.Getenv("GIT_SSL_CAPATH") == "" {
+		if _, err := Authenticated(ctx, r, srv.URL, "ghs_secret"); !errors.Is(err, ErrUnsafeHTTPConfig) {
+			t.Errorf("Authenticated with a config's authority: %v", err)
+		}
 	}
 }
