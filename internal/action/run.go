@@ -295,7 +295,9 @@ func (r *executor) publishPR(ctx context.Context, rec *Record, report render.Rep
 		return r.reportFollowUp(ctx, rec, report, approver)
 	}
 	others, n := r.otherCommits(ctx, rec)
-	body := render.PRBody(render.PRView{Report: report, Issue: rec.Issue, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken, Others: others, OthersCount: n})
+	hidden, nh := r.hiddenFiles(ctx, rec)
+	body := render.PRBody(render.PRView{Report: report, Issue: rec.Issue, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken, Others: others, OthersCount: n,
+		Hidden: hidden, HiddenCount: nh})
 	// Opening it finds the pull request the branch has already, if any
 	// (another job opened it, or the answer to an earlier create was
 	// lost); its report is then brought up to date.
@@ -349,6 +351,24 @@ func (r *executor) otherCommits(ctx context.Context, rec *Record) ([]render.Comm
 	return out, n
 }
 
+// hiddenFiles lists the files of the run branch's changes since its base
+// whose diff GitHub hides by the repository's attributes (a
+// `docs/.gitattributes` with `* -diff` hides any file a task adds there),
+// for the report to name. When they cannot be read the log says why and
+// the count is -1: the report says it could not tell.
+func (r *executor) hiddenFiles(ctx context.Context, rec *Record) ([]render.HiddenFile, int) {
+	list, n, err := gitrepo.HiddenChanges(ctx, rec.repo, rec.Branch, rec.Base)
+	if err != nil {
+		r.Log.Warn("reading which of the run's files GitHub's diff hides", "branch", rec.Branch, "err", err)
+		return nil, -1
+	}
+	out := make([]render.HiddenFile, len(list))
+	for i, f := range list {
+		out[i] = render.HiddenFile{Path: f.Path, Why: f.Why.String()}
+	}
+	return out, n
+}
+
 // reportFollowUp reports a follow-up run in a comment on its pull
 // request, whose body stays as it is.
 func (r *executor) reportFollowUp(ctx context.Context, rec *Record, report render.Report, approver string) error {
@@ -364,7 +384,9 @@ func (r *executor) reportFollowUp(ctx context.Context, rec *Record, report rende
 	if rec.CIFix != nil {
 		heading = fmt.Sprintf("### CI-fix round %d report", rec.CIFix.Round)
 	}
-	body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken, Others: others, OthersCount: n, Heading: heading})
+	hidden, nh := r.hiddenFiles(ctx, rec)
+	body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken, Others: others, OthersCount: n, Heading: heading,
+		Hidden: hidden, HiddenCount: nh})
 	if _, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, body); err != nil {
 		return fmt.Errorf("posting the follow-up report: %w", err)
 	}

@@ -307,7 +307,9 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 	} else if len(removed) > 0 {
 		fmt.Fprintf(stdio.Out, "removed the token actions/checkout left for later steps (%s), so agents cannot read it; set persist-credentials: false to avoid this\n", strings.Join(removed, ", "))
 	}
-	repo = repo.WithAuth(serverURL, token)
+	if repo, err = gitrepo.Authenticated(ctx, repo, serverURL, token); err != nil {
+		return nil, err
+	}
 
 	cfg, err := actionConfig(in, getenv, owner, repoName, ev.DefaultBranch, serverURL)
 	if err != nil {

@@ -49,7 +49,11 @@ func commitPublisher(ctx context.Context, mode string, repo *gitrepo.Repo, geten
 	if err != nil {
 		return nil, err
 	}
-	return &apicommit.Publisher{GH: client, Local: repo.WithAuth(client.ServerURL(), token), Owner: owner, Repo: name, Remote: signingRemote, Log: log}, nil
+	local, err := gitrepo.Authenticated(ctx, repo, client.ServerURL(), token)
+	if err != nil {
+		return nil, err
+	}
+	return &apicommit.Publisher{GH: client, Local: local, Owner: owner, Repo: name, Remote: signingRemote, Log: log}, nil
 }
 
 // githubRepoOf reads owner/name from a GitHub remote URL

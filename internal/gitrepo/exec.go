@@ -47,11 +47,17 @@ func protections() []setting {
 		{"diff.external", ""},
 		// Only the transports planex uses; ext:: and git:// (whose
 		// core.gitProxy cannot be overridden) and remote helpers are refused.
+		// A local repository (file://, a path) is allowed only for the
+		// fetches, listings and pushes planex makes itself (remoteCall),
+		// which name their upload and receive programs: any other git
+		// that reaches a missing object fetches it lazily from the
+		// configuration's promisor remote, running that remote's
+		// remote.<name>.uploadpack, a command, when it is a local path.
 		{"protocol.allow", "never"},
 		{"protocol.https.allow", "always"},
 		{"protocol.http.allow", "always"},
 		{"protocol.ssh.allow", "always"},
-		{"protocol.file.allow", "always"},
+		{"protocol.file.allow", "never"},
 		{"commit.gpgSign", "false"},
 		{"tag.gpgSign", "false"},
 		{"push.gpgSign", "false"},

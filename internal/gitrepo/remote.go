@@ -183,7 +183,11 @@ func addRemote(remotes map[string]remoteURL, key, value string) {
 // that was not local then may not be redirected (insteadOf) to a local
 // path, whose hooks git would run.
 func (r *Repo) remoteGit(ctx context.Context, remote string, push bool, args []string, refs ...string) (string, error) {
-	return run(ctx, remoteCall(r, remote, push, args, refs...))
+	c, err := trustedRemoteCall(ctx, r, remote, push, args, refs...)
+	if err != nil {
+		return "", err
+	}
+	return run(ctx, c)
 }
 
 // remoteCall is the call remoteGit runs.
@@ -194,9 +198,14 @@ func remoteCall(r *Repo, remote string, push bool, args []string, refs ...string
 		if push && u.push != "" {
 			target = u.push
 		}
-		if !localURL(target) {
-			cfg = append(append([]setting{}, cfg...), setting{"protocol.file.allow", "never"})
-		}
+	}
+	// The protections refuse local repositories; a remote that is one
+	// (its URL when planex opened the repository, or a path planex was
+	// given) is reached with the upload or receive program planex names.
+	// One that was not local stays refused a local path it could be
+	// redirected to (insteadOf).
+	if localURL(target) {
+		cfg = append(append([]setting{}, cfg...), setting{"protocol.file.allow", "always"})
 	}
 	args = append(append(args[:len(args):len(args)], target), refs...)
 	env := append(r.gitEnv(r.Root), r.env...)
@@ -388,7 +397,11 @@ func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (string, error
 // many refs match (a million branches under planex/, or ending in
 // /refs/heads/main), and git's whole answer was held.
 func (r *Repo) ListRemoteRefs(ctx context.Context, remote, pattern string) (map[string]string, error) {
-	out, cut, err := runCapped(ctx, remoteCall(r, remote, false, []string{"ls-remote", uploadPack}, pattern), maxRefListing)
+	c, err := trustedRemoteCall(ctx, r, remote, false, []string{"ls-remote", uploadPack}, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s on %s: %w", pattern, remote, err)
+	}
+	out, cut, err := runCapped(ctx, c, maxRefListing)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s on %s: %w", pattern, remote, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -243,5 +244,64 @@ func forgeCommitGraph(t *testing.T, file, commit, parent, tree string) {
 	}
 	if err := os.WriteFile(file, d, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRedTeamLazyFetchRunsNoUploadPack: whoever could write the
+// repository's config before planex ran git (the same writer as above)
+// makes it a partial clone whose promisor remote is a local path, with
+// remote.<name>.uploadpack a command of theirs. Any git that meets a
+// missing object fetches it from the promisor remote, and a local one is
+// reached by running its uploadpack command: planex reading a commit id
+// from a state ref (CommitMessage, TreeOf, Parents, IsAncestor, a tree
+// comparison) ran the command with planex's environment, token included.
+// Only planex's own fetches, listings and pushes may reach a local
+// repository now (they name the upload program); every other git is
+// refused the file transport, and the reads fail without running it.
+func TestRedTeamLazyFetchRunsNoUploadPack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	other := newRepo(t)
+	mustGit(t, other.Root, "commit", "-q", "--allow-empty", "-m", "not in r")
+	missing := strings.TrimSpace(mustGit(t, other.Root, "rev-parse", "HEAD"))
+	pwned := filepath.Join(t.TempDir(), "pwned")
+	for _, kv := range [][2]string{
+		{"core.repositoryformatversion", "1"}, {"extensions.partialClone", "evil"}, {"remote.evil.url", other.Root},
+		{"remote.evil.promisor", "true"}, {"remote.evil.uploadpack", "touch " + pwned + "; git-upload-pack"},
+	} {
+		mustGit(t, r.Root, "config", kv[0], kv[1])
+	}
+	// Plain git runs the command.
+	mustGit(t, r.Root, "cat-file", "-t", missing)
+	if err := os.Remove(pwned); err != nil {
+		t.Fatalf("plain git fetched no missing object lazily here: %v", err)
+	}
+	mustGit(t, other.Root, "commit", "-q", "--allow-empty", "-m", "not in r either")
+	missing = strings.TrimSpace(mustGit(t, other.Root, "rev-parse", "HEAD"))
+
+	base, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := map[string]func() error{
+		"CommitMessage": func() error { _, err := r.CommitMessage(ctx, missing); return err },
+		"TreeOf":        func() error { _, err := r.TreeOf(ctx, missing); return err },
+		"Parents":       func() error { _, err := r.Parents(ctx, missing); return err },
+		"DiffTrees":     func() error { _, err := r.DiffTrees(ctx, base, missing); return err },
+		"IsAncestor": func() error {
+			if r.IsAncestor(ctx, base, missing) {
+				return nil
+			}
+			return errors.New("not an ancestor")
+		},
+	}
+	for name, read := range reads {
+		if err := read(); err == nil {
+			t.Errorf("%s of a missing commit succeeded", name)
+		}
+		if _, err := os.Stat(pwned); err == nil {
+			t.Fatalf("%s ran the promisor remote's uploadpack", name)
+		}
 	}
 }

@@ -38,6 +38,7 @@ var serialTests = map[string]string{
 	"internal/gitrepo.TestRedTeamGitProgramsOnRelativePath":       "plants relative folders on PATH",
 	"internal/gitrepo.TestRedTeamGitProgramsOnAbsolutePathInRepo": "plants the repository's folders on PATH",
 	"internal/gitrepo.TestRedTeamGitProgramsInWritableFolder":     "plants a writable folder on PATH",
+	"internal/gitrepo.TestRedTeamHTTPSTrustFromRepositoryConfig":  "unsets GIT_SSL_CAINFO and GIT_SSL_CAPATH, which git takes over the config's authority",
 	"internal/gitrepo.TestWorktreeLivesOutsideTheRepository":      "sets TMPDIR for the OS temp dir row",
 	// What they measure is the whole process's.
 	"internal/gitrepo.TestRedTeamChangeListBounded":        "measures the process's allocations",

@@ -30,7 +30,16 @@ type PRView struct {
 	// Heading, when set, starts the text (a follow-up's report is a
 	// comment under a heading); it counts towards GitHub's limit.
 	Heading string
+	// Hidden are files of the run's changes whose diff GitHub hides by the
+	// repository's attributes (at most a few); HiddenCount is how many
+	// there are, or -1 when planex could not tell (the body says so).
+	Hidden      []HiddenFile
+	HiddenCount int
 }
+
+// HiddenFile is a changed file GitHub's diff hides, and the attribute
+// that hides it (`-diff`, `linguist-generated`).
+type HiddenFile struct{ Path, Why string }
 
 // Commit is a commit the pull request body names.
 type Commit struct{ SHA, Subject string }
@@ -65,7 +74,9 @@ func PRBody(v PRView) string {
 		Refused     bool
 		OthersMore  int
 		Attributes  []string
-	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL, refused, max(v.OthersCount-len(v.Others), 0), AttributeFiles(sorted)})
+		HiddenMore  int
+	}{v, plan.Count(v.Tasks), sorted, problems, CIDocsURL, refused, max(v.OthersCount-len(v.Others), 0), AttributeFiles(sorted),
+		max(v.HiddenCount-len(v.Hidden), 0)})
 	if err != nil {
 		panic(fmt.Sprintf("rendering pull request body: %v", err))
 	}

@@ -82,3 +82,37 @@ func TestAttributesWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestPRBodyNamesHiddenFiles: the files the repository's attributes hide
+// from GitHub's diff are named with the attribute, a name's Markdown
+// kept inert, the ones past the list counted; a body whose count is
+// unknown (-1) says planex could not tell; none hidden, no warning.
+func TestPRBodyNamesHiddenFiles(t *testing.T) {
+	t.Parallel()
+	r := sample()
+	cases := []struct {
+		hidden []HiddenFile
+		count  int
+		want   []string
+		absent []string
+	}{
+		{[]HiddenFile{{"docs/run.sh", "-diff"}, {"gen/`x`.go", "linguist-generated"}}, 5,
+			[]string{"hides the changes of 5 files below", "> - `docs/run.sh` (`-diff`)\n", "``gen/`x`.go``", "> - … and 3 more\n"}, []string{"could not tell"}},
+		{[]HiddenFile{{"a.lock", "-diff"}}, 1, []string{"hides the changes of 1 file below", "Read it in full"}, []string{"more\n"}},
+		{nil, -1, []string{"could not tell which files of this pull request GitHub's diff hides"}, []string{"hides the changes of"}},
+		{nil, 0, nil, []string{"hides the changes of", "could not tell"}},
+	}
+	for _, tc := range cases {
+		body := PRBody(PRView{Report: r, Issue: 3, Hidden: tc.hidden, HiddenCount: tc.count})
+		for _, want := range tc.want {
+			if !strings.Contains(body, want) {
+				t.Errorf("count %d: the body lacks %q:\n%s", tc.count, want, body)
+			}
+		}
+		for _, no := range tc.absent {
+			if strings.Contains(body, no) {
+				t.Errorf("count %d: the body holds %q:\n%s", tc.count, no, body)
+			}
+		}
+	}
+}
