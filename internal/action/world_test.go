@@ -24,6 +24,7 @@ import (
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/ghfake"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/gitrepo/gittest"
 	"github.com/planexhq/planex/internal/review"
 )
 
@@ -93,21 +94,14 @@ func newParallelWorld(t *testing.T) *world {
 
 func buildWorld(t *testing.T) *world {
 	t.Helper()
-	src := t.TempDir()
-	run(t, src, "init", "-q", "-b", "main")
-	if err := os.WriteFile(filepath.Join(src, "README.md"), []byte("# demo\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run(t, src, "add", "README.md")
-	run(t, src, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "initial")
 	clock := &worldClock{}
 	w := &world{t: t, fake: ghfake.New(t, ghfake.WithClock(clock.now)), origin: filepath.Join(t.TempDir(), "origin.git"),
 		agent: &scriptedAgent{}, tmp: t.TempDir(), clock: clock, retry: gh.RetryPolicy{SettleWindow: -1}}
-	// GitHub runs no gc after a push; receive-pack's gc --auto would be a
-	// git process per push here. A push is kept as a pack, as GitHub
-	// keeps it (unpackLimit 1), so a clone links a few files instead of
-	// one for every object pushed so far.
-	run(t, src, "clone", "-q", "--bare", "-c", "receive.autogc=false", "-c", "receive.unpackLimit=1", src, w.origin)
+	// The origin is templateOrigin's copy (main_test.go says how it is
+	// made): a README on main, kept as GitHub keeps pushes.
+	if err := gittest.CopyTree(templateOrigin, w.origin); err != nil {
+		t.Fatal(err)
+	}
 	w.fake.AddRepo(wRepo, ghfake.Repo{DefaultBranch: "main"})
 	for login, role := range map[string]string{"maintainer": "write", "reader": "read"} {
 		w.fake.AddUser(login, "User")

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/planexhq/planex/internal/ghfake"
+	"github.com/planexhq/planex/internal/gitrepo/gittest"
 )
 
 const ghRepo = "octo/demo"
@@ -30,7 +31,7 @@ func newGHEnv(t *testing.T) *ghEnv {
 	// The origin is templateOrigin's copy: the fixture's repository as
 	// GitHub holds it, with no gc after a push.
 	g.origin = filepath.Join(t.TempDir(), "origin.git")
-	if err := copyTree(templateOrigin, g.origin); err != nil {
+	if err := gittest.CopyTree(templateOrigin, g.origin); err != nil {
 		t.Fatal(err)
 	}
 	g.fake.AddRepo(ghRepo, ghfake.Repo{DefaultBranch: "main"})

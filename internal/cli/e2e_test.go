@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -105,41 +104,6 @@ func makeTemplate(repo, origin string) (string, error) {
 	return head, nil
 }
 
-// copyTree copies the folder src to dst (which must not exist): folders,
-// files and links, with their permissions.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, info.Mode().Perm())
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, to)
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(to, b, info.Mode().Perm())
-		}
-	})
-}
-
 // parallelByDefault lets more of this package's tests run at once than
 // Go's default of one per CPU, unless -parallel was given: most of an
 // end-to-end test's time is spent waiting on the planex, git and agent
@@ -198,7 +162,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f.agent = abs
-	if err := copyTree(templateRepo, f.repo); err != nil {
+	if err := gittest.CopyTree(templateRepo, f.repo); err != nil {
 		t.Fatal(err)
 	}
 	// The copies' times and inodes are not those the template's index

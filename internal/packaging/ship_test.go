@@ -344,3 +344,35 @@ func TestActionVerifiesProvenance(t *testing.T) {
 	}
 	t.Fatal("action.yml has no install step")
 }
+
+// The test command README.md gives first is the one .ci/run runs, as a line
+// of its own; where it switches go test's vet pass off, .ci/run vets every
+// package (and its test files) with go vet before it, so nothing goes
+// unvetted in CI.
+func TestCIScriptRunsREADMETestCommand(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile(filepath.Join(repoRoot(t), ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^(go test [^#\n]*?)\s*#`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no `go test … # …` command line")
+	}
+	command := string(m[1])
+	lines := strings.Split(string(ci), "\n")
+	at := slices.Index(lines, command)
+	if at < 0 {
+		t.Fatalf(".ci/run does not run README.md's test command %q as a line of its own", command)
+	}
+	if strings.Contains(command, "-vet=off") {
+		vet := slices.Index(lines, "go vet ./...")
+		if vet < 0 || vet > at {
+			t.Errorf("README.md's test command %q skips vet, but .ci/run does not run `go vet ./...` before it", command)
+		}
+	}
+}
