@@ -218,7 +218,7 @@ func (ix *Index) quotedText(root, query string, ev *evidence) {
 	// routine lines of a program's output (fenced lines) match the
 	// driver that prints them whatever went wrong (bench/repomap-locate.md).
 	readMax = len(texts) + templateReadMax
-	ix.templateSignal(shownLines(query), fMsgTemplate, "prints an error or quote the issue shows", raises, read, ev)
+	templateSignal(ix, shownLines(query), fMsgTemplate, "prints an error or quote the issue shows", raises, read, ev)
 }
 
 // maxQuotedPhrases bounds the prose quotes of one query looked up (each a

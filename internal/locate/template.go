@@ -49,7 +49,7 @@ var placeholderRe = regexp.MustCompile(`%(?:\([\w.]+\))?[-+ #0]*\d*(?:\.\d+)?[sd
 // templateFilesPerLine: a literal that prints the line holds every word of
 // its fixed text, and which words those are is not known before it is
 // read. Ties go to the lower file number.
-func (ix *Index) filesSharing(line string, keep func(int) bool) []int {
+func filesSharing(ix *Index, line string, keep func(int) bool) []int {
 	terms := slices.Compact(slices.Sorted(slices.Values(repomap.Terms(line))))
 	if len(terms) > templateLineTerms {
 		terms = terms[:templateLineTerms]
@@ -210,17 +210,17 @@ func normLines(raw []string) []string {
 	return out
 }
 
-// templateSignal sets feat on the files keep accepts whose literals, as
+// templateSignal sets feat on the files of ix keep accepts whose literals, as
 // templates, match one of lines, each line credited by its rarity among
 // them (at most quoteMaxFiles files). The files read for a line are those
 // holding most of its words (filesSharing).
-func (ix *Index) templateSignal(lines []string, feat feature, what string, keep func(int) bool, read func(int) (string, bool), ev *evidence) {
+func templateSignal(ix *Index, lines []string, feat feature, what string, keep func(int) bool, read func(int) (string, bool), ev *evidence) {
 	if len(lines) == 0 {
 		return
 	}
 	templates := map[int][]template{}
 	for _, l := range lines {
-		for _, f := range ix.filesSharing(l, keep) {
+		for _, f := range filesSharing(ix, l, keep) {
 			if _, ok := templates[f]; ok {
 				continue
 			}
