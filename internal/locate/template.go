@@ -5,7 +5,6 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/planexhq/planex/internal/repomap"
@@ -24,8 +23,11 @@ import (
 // literal matches the line, by rarity.
 const (
 	// templateFilesPerLine is how many files are read for each line: those
-	// holding most of its words (filesSharing).
+	// holding most of its words (lineFiles).
 	templateFilesPerLine = 30
+	// templatePostingBytes is the longest posting list of a term the
+	// files to read are chosen by (lineFiles).
+	templatePostingBytes = 64 << 10
 	// templateLineTerms caps the terms of a line looked up.
 	templateLineTerms = 32
 	// templateReadMax caps the files the template signals read per query
@@ -44,40 +46,81 @@ const (
 // {0}, {name!r}, f-string {expr}) and template-literal ${expr}.
 var placeholderRe = regexp.MustCompile(`%(?:\([\w.]+\))?[-+ #0]*\d*(?:\.\d+)?[sdrifgxqvep]|\$?\{[^{}\n]{0,80}\}`)
 
-// filesSharing lists the files keep accepts that hold most of line's
-// words, weighed by their rarity, best first, at most
-// templateFilesPerLine: a literal that prints the line holds every word of
-// its fixed text, and which words those are is not known before it is
-// read. Ties go to the lower file number.
-func filesSharing(ix *Index, line string, keep func(int) bool) []int {
+// lineFiles finds, for the lines of one query, the files holding most
+// of a line's words, weighed by their rarity: a literal that prints the
+// line holds every word of its fixed text, and which words those are is
+// not known before it is read. Each term's postings are decoded once per
+// query, and a term whose postings pass templatePostingBytes (one in
+// tens of thousands of files) is left out: it weighs next to nothing, and
+// decoding it for every line would grow with the repository.
+type lineFiles struct {
+	ix     *Index
+	keep   func(int) bool
+	terms  map[string]termFiles
+	score  []float64 // per file, for the line being scored
+	scored []int     // the files score holds a value for
+}
+
+// termFiles are a term's files that keep accepts and how many files hold
+// it in all; none when it is left out.
+type termFiles struct {
+	files []int
+	df    int
+}
+
+func newLineFiles(ix *Index, keep func(int) bool) *lineFiles {
+	return &lineFiles{ix: ix, keep: keep, terms: map[string]termFiles{}, score: make([]float64, len(ix.files))}
+}
+
+// best lists the templateFilesPerLine files sharing most of line's words,
+// best first, ties to the lower file number.
+func (lf *lineFiles) best(line string) []int {
 	terms := slices.Compact(slices.Sorted(slices.Values(repomap.Terms(line))))
 	if len(terms) > templateLineTerms {
 		terms = terms[:templateLineTerms]
 	}
-	n := float64(len(ix.files))
-	score := map[int]float64{}
+	n := float64(len(lf.ix.files))
 	for _, t := range terms {
-		v := ix.content.get(t)
-		df := 0
-		eachPosting(v, func(int, uint32) { df++ })
-		if df == 0 {
+		tf := lf.files(t)
+		if tf.df == 0 {
 			continue
 		}
-		idf := math.Log(1 + n/float64(df))
+		idf := math.Log(1 + n/float64(tf.df))
+		for _, f := range tf.files {
+			if lf.score[f] == 0 {
+				lf.scored = append(lf.scored, f)
+			}
+			lf.score[f] += idf
+		}
+	}
+	top := bestFiles(lf.scored, func(f int) float64 { return lf.score[f] }, templateFilesPerLine)
+	for _, f := range lf.scored {
+		lf.score[f] = 0
+	}
+	lf.scored = lf.scored[:0]
+	out := make([]int, len(top))
+	for i, b := range top {
+		out[i] = b.file
+	}
+	return out
+}
+
+// files returns term's files, decoded once.
+func (lf *lineFiles) files(t string) termFiles {
+	if tf, ok := lf.terms[t]; ok {
+		return tf
+	}
+	var tf termFiles
+	if v := lf.ix.content.get(t); len(v) <= templatePostingBytes {
 		eachPosting(v, func(f int, _ uint32) {
-			if f < len(ix.files) && keep(f) {
-				score[f] += idf
+			tf.df++
+			if f < len(lf.ix.files) && lf.keep(f) {
+				tf.files = append(tf.files, f)
 			}
 		})
 	}
-	files := slices.Collect(maps.Keys(score))
-	sort.Slice(files, func(a, b int) bool {
-		if score[files[a]] != score[files[b]] {
-			return score[files[a]] > score[files[b]]
-		}
-		return files[a] < files[b]
-	})
-	return files[:min(len(files), templateFilesPerLine)]
+	lf.terms[t] = tf
+	return tf
 }
 
 // template is a literal's fixed text around its placeholders.
@@ -213,14 +256,15 @@ func normLines(raw []string) []string {
 // templateSignal sets feat on the files of ix keep accepts whose literals, as
 // templates, match one of lines, each line credited by its rarity among
 // them (at most quoteMaxFiles files). The files read for a line are those
-// holding most of its words (filesSharing).
+// holding most of its words (lineFiles).
 func templateSignal(ix *Index, lines []string, feat feature, what string, keep func(int) bool, read func(int) (string, bool), ev *evidence) {
 	if len(lines) == 0 {
 		return
 	}
 	templates := map[int][]template{}
+	lf := newLineFiles(ix, keep)
 	for _, l := range lines {
-		for _, f := range filesSharing(ix, l, keep) {
+		for _, f := range lf.best(l) {
 			if _, ok := templates[f]; ok {
 				continue
 			}
