@@ -132,10 +132,10 @@ func fit(samples []Sample, opts FitOptions, balance float64) *Weights {
 
 // lateFeature marks the features Fit fits after the others, with the
 // others held: each fires on few issues (cited_issue: an issue that cites
-// an earlier one; error_text: an issue showing an error its repository
-// prints), and fitted together with the rest it moves their
+// an earlier one; error_text and message_template: an issue showing an
+// error its repository prints), and fitted together with the rest it moves their
 // weights, and with them the ranking of the many issues it never touches.
-var lateFeature = [numFeatures]bool{fIssueRefs: true, fErrorText: true}
+var lateFeature = [numFeatures]bool{fIssueRefs: true, fErrorText: true, fMsgTemplate: true}
 
 // unweighted marks the features Fit keeps at weight zero: they still
 // feed other signals, but add nothing to a score of their own.
@@ -161,7 +161,7 @@ var direction = [numFeatures]int8{
 	fContent: 1, fPath: 1, fSymbol: 1, fQuoted: 1, fFrame: 1, fDefines: 1, fModule: 1, fTestLink: 1,
 	fNeighbour: 1, fTitle: 1, fInnermost: 1, fPassage: 1, fPhrase: 1, fTitlePassage: 1, fTitleContent: 1,
 	fCodeContent: 1, fExported: 1, fTitleName: 1, fHistory: 1, fTitleHistory: 1, fQuotedText: 1, fMethod: 1,
-	fIssueRefs: 1, fErrorText: 1,
+	fIssueRefs: 1, fErrorText: 1, fMsgTemplate: 1,
 	fTest: -1, fDoc: -1, fData: -1, fOtherLang: -1, fPackageInit: -1,
 }
 

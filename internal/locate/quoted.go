@@ -172,11 +172,12 @@ func (ix *Index) quotedText(root, query string, ev *evidence) {
 	}
 	texts := map[int]string{} // normalised text of each file read
 	var buf []byte
+	readMax := quoteReadMax
 	read := func(f int) (string, bool) {
 		if t, ok := texts[f]; ok {
 			return t, true
 		}
-		if len(texts) >= quoteReadMax {
+		if len(texts) >= readMax {
 			return "", false
 		}
 		// Regular files only, no link followed: the tree may have
@@ -212,6 +213,12 @@ func (ix *Index) quotedText(root, query string, ev *evidence) {
 		return words[f], true
 	}
 	ix.messageSignal(boundWindows(errorPhrases(query)), raises, readWords, ev)
+	// The templates' reads have their own budget: the quotes may have
+	// spent the one above. Only errors and quotes are matched: the
+	// routine lines of a program's output (fenced lines) match the
+	// driver that prints them whatever went wrong (bench/repomap-locate.md).
+	readMax = len(texts) + templateReadMax
+	templateSignal(ix, shownLines(query), fMsgTemplate, "prints an error or quote the issue shows", raises, read, ev)
 }
 
 // maxQuotedPhrases bounds the prose quotes of one query looked up (each a

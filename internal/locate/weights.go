@@ -46,6 +46,7 @@ const (
 	fMethod                      // the issue names Class.method and the file's class defines it
 	fIssueRefs                   // a past commit citing an issue the issue cites changed the file
 	fErrorText                   // the file holds the message of an error the issue shows, verbatim
+	fMsgTemplate                 // a literal of the file, its placeholders filled in, prints an error or quote the issue shows
 	numFeatures
 )
 
@@ -84,6 +85,7 @@ var featureInfo = [numFeatures]struct{ name, label string }{
 	fMethod:       {"class_method", "defines a Class.method the issue names"},
 	fIssueRefs:    {"cited_issue", "changed by a commit citing the same issue"},
 	fErrorText:    {"error_text", "holds the message of an error the issue shows"},
+	fMsgTemplate:  {"message_template", "prints an error or quote the issue shows"},
 }
 
 // Weights are the ranker's coefficients, one per feature.
