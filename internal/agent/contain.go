@@ -131,14 +131,11 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		Limits:   c.Limits,
 	}
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
-	pkgViews, pkgKeys := packageConfigViews(base)
-	mvnViews, mvnKeys := mavenConfigViews(base)
-	pkgViews, pkgKeys = append(pkgViews, mvnViews...), append(pkgKeys, mvnKeys...)
-	etc := c.etcDir
-	if etc == "" {
-		etc = systemEtc
-	}
-	pkgViews = append(pkgViews, environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv)...)
+	// planex's temporary folder holds the step's folders and its egress
+	// sockets: a credential folder holding it (an XDG_RUNTIME_DIR that
+	// is also $TMPDIR) is not covered.
+	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
+	pkgViews, pkgKeys := c.fileViews(base, keep)
 	overlays, dropOverlays, err := writeOverlays(append(slices.Clone(c.Overlay), pkgViews...))
 	if err != nil {
 		os.RemoveAll(home)
@@ -149,10 +146,6 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		p.Mask = append(p.Mask, sock)
 	}
 	p.Mask = append(p.Mask, engineSockets(base)...)
-	// planex's temporary folder holds the step's folders and its egress
-	// sockets: a credential folder holding it (an XDG_RUNTIME_DIR that
-	// is also $TMPDIR) is not covered.
-	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
 	p.Mask = append(p.Mask, credentialFiles(base, env, keep)...)
 	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
 	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
@@ -176,6 +169,23 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		return func() {}, fmt.Errorf("containing the agent: %w", err)
 	}
 	return func() { done(); stopNet(); dropOverlays(); os.RemoveAll(home) }, nil
+}
+
+// fileViews are the overlays showing the machine's configuration files
+// that hold credentials without them (package managers', Maven's, the
+// environment files, the proxy's and package repositories'), and the
+// files and folders to cover: the keys they name, apt's auth files,
+// systemd's unit folders. keep are the folders the step must see.
+func (c Containment) fileViews(base, keep []string) (views []FileOverlay, masks []string) {
+	pkgViews, pkgKeys := packageConfigViews(base)
+	mvnViews, mvnKeys := mavenConfigViews(base)
+	etc := c.etcDir
+	if etc == "" {
+		etc = systemEtc
+	}
+	sysViews, sysMasks := machineConfigViews(etc, c.AllowEnv, c.SecretEnv, keep)
+	views = slices.Concat(pkgViews, mvnViews, environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
+	return views, slices.Concat(pkgKeys, mvnKeys, sysMasks)
 }
 
 // runnerCommandVars name the files the Actions runner reads once the

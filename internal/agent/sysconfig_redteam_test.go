@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamMachineProxyAndRepoPasswords: the places an admin of a
+// self-hosted runner (or a corporate image) keeps the proxy's password
+// and the package repositories' credentials, outside every home and
+// readable by every uid: apt's configuration, its sources and its
+// netrc-style auth files, the Docker daemon's proxy drop-in (the way
+// Docker's documentation gives) and daemon.json, systemd's units (their
+// Environment= lines, their command lines, the EnvironmentFile= they
+// name elsewhere) and manager-wide DefaultEnvironment=, yum's and dnf's
+// repositories and proxy, wget's machine-wide wgetrc. A contained agent
+// read every one. Now each is shown without its credentials, or covered,
+// and what holds none stays readable.
+func TestRedTeamMachineProxyAndRepoPasswords(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-sysconf-")
+	etc := filepath.Join(dir, "etc")
+	envFile := filepath.Join(dir, "opt", "ci-agent", "agent.env")
+	files := map[string]string{
+		"etc/apt/apt.conf.d/95proxy":       `Acquire::http::Proxy "http://ci:loot-apt-proxy@proxy.corp:3128/";`,
+		"etc/apt/apt.conf":                 "Acquire {\n  https::Proxy \"http://ci:loot-apt-block@proxy.corp:3128/\";\n};",
+		"etc/apt/auth.conf.d/corp.conf":    "machine apt.corp login ci password loot-apt-auth",
+		"etc/apt/auth.conf":                "machine apt2.corp login ci password loot-apt-auth-main",
+		"etc/apt/sources.list.d/corp.list": "deb https://ci:loot-apt-source@apt.corp/debian stable main",
+		"etc/apt/sources.list":             "deb http://deb.debian.org/debian bookworm main",
+		"etc/systemd/system/docker.service.d/http-proxy.conf": "[Service]\nEnvironment=\"HTTPS_PROXY=http://ci:loot-docker-dropin@proxy.corp:3128\"",
+		"etc/systemd/system/ci-agent.service":                 "[Service]\nExecStart=/opt/ci-agent/run --token loot-unit-cmdline\nEnvironmentFile=-" + envFile,
+		"etc/systemd/system.conf.d/proxy.conf":                "[Manager]\nDefaultEnvironment=\"http_proxy=http://ci:loot-default-env@proxy.corp:3128\" DEPLOY_TOKEN=loot-default-token \\\n  LANG=C.UTF-8 TZ=UTC",
+		"etc/systemd/system.conf":                             "[Manager]\n#DefaultEnvironment=",
+		"etc/docker/daemon.json":                              `{"proxies": {"http-proxy": "http://ci:loot-daemon-json@proxy.corp:3128"}, "data-root": "/var/lib/docker"}`,
+		"etc/yum.repos.d/corp.repo":                           "[corp]\nbaseurl=https://ci:loot-yum-url@rpm.corp/el9/\nusername=ci\npassword=loot-yum-password\nsslclientkey=" + filepath.Join(dir, "keys", "yum.key"),
+		"etc/dnf/dnf.conf":                                    "[main]\nproxy=http://proxy.corp:3128\nproxy_username=ci\nproxy_password=loot-dnf-proxy",
+		"etc/yum.conf":                                        "[main]\nproxy_password = loot-yum-proxy",
+		"etc/wgetrc":                                          "use_proxy = on\nhttp_proxy = http://ci:loot-wget-url@proxy.corp:3128/\nhttp_password = loot-wget-password\nproxy-passwd = loot-wget-proxy",
+		"opt/ci-agent/agent.env":                              "RUNNER_TOKEN=loot-envfile-token\nTZ=UTC",
+		"keys/yum.key":                                        "loot-yum-client-key",
+	}
+	plant(t, dir, files)
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	script.WriteString("true")
+	c := Containment{Sandbox: box, etcDir: etc}
+	out := runContained(t, c, []string{"PATH=/usr/bin:/bin"}, "sh", "-c", script.String())
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "loot-") {
+			t.Errorf("the agent read %q", l)
+		}
+	}
+	for _, kept := range []string{
+		`Acquire::http::Proxy "http://proxy.corp:3128/";`, `https::Proxy "http://proxy.corp:3128/";`,
+		"deb https://apt.corp/debian stable main", "deb http://deb.debian.org/debian bookworm main",
+		"LANG=C.UTF-8 TZ=UTC", "#DefaultEnvironment=",
+		`"http-proxy": "http://proxy.corp:3128"`, `"data-root": "/var/lib/docker"`,
+		"baseurl=https://rpm.corp/el9/", "username=ci", "proxy=http://proxy.corp:3128",
+		"use_proxy = on", "http_proxy = http://proxy.corp:3128/", "TZ=UTC",
+	} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the machine's configuration lost %q:\n%s", kept, out)
+		}
+	}
+}
