@@ -22,12 +22,12 @@ func TestRedTeamMachineProxyAndRepoPasswords(t *testing.T) {
 	etc := filepath.Join(dir, "etc")
 	envFile := filepath.Join(dir, "opt", "ci-agent", "agent.env")
 	files := map[string]string{
-		"etc/apt/apt.conf.d/95proxy":       `Acquire::http::Proxy "http://ci:loot-apt-proxy@proxy.corp:3128/";`,
-		"etc/apt/apt.conf":                 "Acquire {\n  https::Proxy \"http://ci:loot-apt-block@proxy.corp:3128/\";\n};",
-		"etc/apt/auth.conf.d/corp.conf":    "machine apt.corp login ci password loot-apt-auth",
-		"etc/apt/auth.conf":                "machine apt2.corp login ci password loot-apt-auth-main",
-		"etc/apt/sources.list.d/corp.list": "deb https://ci:loot-apt-source@apt.corp/debian stable main",
-		"etc/apt/sources.list":             "deb http://deb.debian.org/debian bookworm main",
+		"etc/apt/apt.conf.d/95proxy":                          `Acquire::http::Proxy "http://ci:loot-apt-proxy@proxy.corp:3128/";`,
+		"etc/apt/apt.conf":                                    "Acquire {\n  https::Proxy \"http://ci:loot-apt-block@proxy.corp:3128/\";\n};",
+		"etc/apt/auth.conf.d/corp.conf":                       "machine apt.corp login ci password loot-apt-auth",
+		"etc/apt/auth.conf":                                   "machine apt2.corp login ci password loot-apt-auth-main",
+		"etc/apt/sources.list.d/corp.list":                    "deb https://ci:loot-apt-source@apt.corp/debian stable main",
+		"etc/apt/sources.list":                                "deb http://deb.debian.org/debian bookworm main",
 		"etc/systemd/system/docker.service.d/http-proxy.conf": "[Service]\nEnvironment=\"HTTPS_PROXY=http://ci:loot-docker-dropin@proxy.corp:3128\"",
 		"etc/systemd/system/ci-agent.service":                 "[Service]\nExecStart=/opt/ci-agent/run --token loot-unit-cmdline\nEnvironmentFile=-" + envFile,
 		"etc/systemd/system.conf.d/proxy.conf":                "[Manager]\nDefaultEnvironment=\"http_proxy=http://ci:loot-default-env@proxy.corp:3128\" DEPLOY_TOKEN=loot-default-token \\\n  LANG=C.UTF-8 TZ=UTC",
