@@ -71,6 +71,9 @@ type Containment struct {
 	// environmentFile stands for the machine's /etc/environment in
 	// tests ("": systemEnvironment).
 	environmentFile string
+	// passwdFile stands for /etc/passwd in tests, where the other
+	// accounts' homes are looked for ("": the machine's).
+	passwdFile string
 	// etcDir stands for /etc in tests, where the machine's other
 	// environment files are looked for ("": systemEtc).
 	etcDir string
@@ -127,7 +130,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
-		Hide:     withMountAliases(append(c.homes(base), HiddenTempDirs(base)...)),
+		Hide:     withMountAliases(slices.Concat(c.homes(base), HiddenTempDirs(base), otherAccountHomes(c.passwd(), base))),
 		Limits:   c.Limits,
 	}
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
@@ -297,6 +300,14 @@ func writeOverlays(overlays []FileOverlay) (out []sandbox.Overlay, drop func(), 
 
 // homes are the home folders to hide (Homes), the password database's
 // answer from c.account where a test sets it.
+// passwd is the password file other accounts' homes are read from.
+func (c Containment) passwd() string {
+	if c.passwdFile != "" {
+		return c.passwdFile
+	}
+	return "/etc/passwd"
+}
+
 func (c Containment) homes(env []string) []string {
 	if c.account != nil {
 		return homesOf(env, c.account)
