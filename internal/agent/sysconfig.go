@@ -19,7 +19,11 @@ import (
 // documentation gives it, or daemon.json's "proxies"), systemd's units
 // (Environment=, EnvironmentFile=, a token on an ExecStart= line) and
 // its manager-wide DefaultEnvironment=, yum's and dnf's repositories and
-// proxy, wget's machine-wide wgetrc. A contained process is shown each
+// proxy, wget's machine-wide wgetrc, RubyGems' gemrc, the shells'
+// machine-wide profiles (/etc/profile.d/proxy.sh exporting
+// https_proxy=http://user:pass@…) and the services' /etc/default and
+// /etc/sysconfig files (SUSE's sysconfig/proxy, an old Docker's
+// default/docker). A contained process is shown each
 // without its credentials, or not at all where the whole file is one.
 
 // sysConfigFilter is how a machine-wide file loses its credentials.
@@ -39,6 +43,11 @@ const (
 	filterEnvironment
 	// filterCover covers the whole file (a netrc-style auth file).
 	filterCover
+	// filterShellURLs removes only the user names and passwords of URLs
+	// with a scheme: a shell script (a profile, /etc/default's files)
+	// holds words such as ${debian_chroot:+…}\u@\h that a proxy address
+	// without a scheme would match.
+	filterShellURLs
 )
 
 // sysConfigs are the machine-wide files, as globs under /etc, and how
@@ -53,6 +62,10 @@ var sysConfigs = []struct {
 	{"docker/daemon.json", filterURLs},
 	{"yum.conf", filterPasswords}, {"dnf/dnf.conf", filterPasswords},
 	{"yum.repos.d/*.repo", filterPasswords}, {"wgetrc", filterPasswords},
+	{"gemrc", filterURLs},
+	{"profile", filterShellURLs}, {"profile.d/*", filterShellURLs}, {"bash.bashrc", filterShellURLs},
+	{"bashrc", filterShellURLs}, {"zshenv", filterShellURLs}, {"zsh/zshenv", filterShellURLs},
+	{"zsh/zprofile", filterShellURLs}, {"default/*", filterShellURLs}, {"sysconfig/*", filterShellURLs},
 	{"systemd/system.conf", filterEnvironment}, {"systemd/user.conf", filterEnvironment},
 	{"systemd/system.conf.d/*.conf", filterEnvironment}, {"systemd/user.conf.d/*.conf", filterEnvironment},
 }
@@ -156,7 +169,13 @@ func isDirectory(p string) bool {
 // and the key files it names.
 func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) (view []byte, keyFiles []string) {
 	var out bytes.Buffer
-	for _, line := range unitLines(b) {
+	lines := strings.SplitAfter(string(b), "\n")
+	if filter == filterEnvironment {
+		// A file without credentials is shown as it is: only systemd's
+		// continued lines are joined, to be judged whole.
+		lines = unitLines(b)
+	}
+	for _, line := range lines {
 		switch filter {
 		case filterPasswords:
 			key, val, ok := strings.Cut(line, "=")
@@ -175,6 +194,10 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 			}
 		}
 		if privateKeyLine.MatchString(line) {
+			continue
+		}
+		if filter == filterShellURLs {
+			out.Write(urlUserinfo.ReplaceAll([]byte(line), []byte("$1")))
 			continue
 		}
 		out.Write(withoutUserinfo([]byte(line)))

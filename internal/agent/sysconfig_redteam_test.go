@@ -37,6 +37,11 @@ func TestRedTeamMachineProxyAndRepoPasswords(t *testing.T) {
 		"etc/dnf/dnf.conf":                                    "[main]\nproxy=http://proxy.corp:3128\nproxy_username=ci\nproxy_password=loot-dnf-proxy",
 		"etc/yum.conf":                                        "[main]\nproxy_password = loot-yum-proxy",
 		"etc/wgetrc":                                          "use_proxy = on\nhttp_proxy = http://ci:loot-wget-url@proxy.corp:3128/\nhttp_password = loot-wget-password\nproxy-passwd = loot-wget-proxy",
+		"etc/profile.d/proxy.sh":                              `export https_proxy="http://ci:loot-profile-proxy@proxy.corp:3128"`,
+		"etc/bash.bashrc":                                     `PS1='${debian_chroot:+($debian_chroot)}\u@\h:\w\$ '`,
+		"etc/sysconfig/proxy":                                 `HTTP_PROXY="http://ci:loot-sysconfig@proxy.corp:3128"`,
+		"etc/default/docker":                                  `export http_proxy="http://ci:loot-default-docker@proxy.corp:3128/"`,
+		"etc/gemrc":                                           ":sources:\n- https://ci:loot-gem@gems.corp/",
 		"opt/ci-agent/agent.env":                              "RUNNER_TOKEN=loot-envfile-token\nTZ=UTC",
 		"keys/yum.key":                                        "loot-yum-client-key",
 	}
@@ -60,6 +65,8 @@ func TestRedTeamMachineProxyAndRepoPasswords(t *testing.T) {
 		`"http-proxy": "http://proxy.corp:3128"`, `"data-root": "/var/lib/docker"`,
 		"baseurl=https://rpm.corp/el9/", "username=ci", "proxy=http://proxy.corp:3128",
 		"use_proxy = on", "http_proxy = http://proxy.corp:3128/", "TZ=UTC",
+		`export https_proxy="http://proxy.corp:3128"`, `PS1='${debian_chroot:+($debian_chroot)}\u@\h:\w\$ '`,
+		`HTTP_PROXY="http://proxy.corp:3128"`, `export http_proxy="http://proxy.corp:3128/"`, "- https://gems.corp/",
 	} {
 		if !strings.Contains(out, kept) {
 			t.Errorf("the machine's configuration lost %q:\n%s", kept, out)

@@ -26,6 +26,7 @@ func TestSysConfigFilters(t *testing.T) {
 		{"quoted", filterEnvironment, `Environment="LANG=C.UTF-8" 'API_KEY=a b' "TZ=Europe/X Y"` + "\n", `Environment=LANG=C.UTF-8 "TZ=Europe/X Y"` + "\n", nil},
 		{"none passes", filterEnvironment, "DefaultEnvironment=TOKEN=a\n[Manager]\n", "[Manager]\n", nil},
 		{"other key", filterEnvironment, "PassEnvironment=TOKEN\n", "PassEnvironment=TOKEN\n", nil},
+		{"shell words", filterShellURLs, "PS1='${c:+($c)}\\u@\\h:\\w' \\\n  x=\"https://u:p@h/\"\n", "PS1='${c:+($c)}\\u@\\h:\\w' \\\n  x=\"https://h/\"\n", nil},
 		{"allowed proxy", filterEnvironment, "Environment=LANG=http://u:p@h\n", "Environment=LANG=http://h\n", nil},
 	}
 	for _, c := range cases {
