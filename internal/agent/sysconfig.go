@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -48,6 +49,10 @@ const (
 	// holds words such as ${debian_chroot:+…}\u@\h that a proxy address
 	// without a scheme would match.
 	filterShellURLs
+	// filterMountOptions leaves out the password options of mount
+	// options (fstab's and autofs maps' password=, pass=) and covers
+	// the credentials= files they name.
+	filterMountOptions
 )
 
 // sysConfigs are the machine-wide files, as globs under /etc, and how
@@ -66,6 +71,9 @@ var sysConfigs = []struct {
 	{"profile", filterShellURLs}, {"profile.d/*", filterShellURLs}, {"bash.bashrc", filterShellURLs},
 	{"bashrc", filterShellURLs}, {"zshenv", filterShellURLs}, {"zsh/zshenv", filterShellURLs},
 	{"zsh/zprofile", filterShellURLs}, {"default/*", filterShellURLs}, {"sysconfig/*", filterShellURLs},
+	{"fstab", filterMountOptions}, {"auto.*", filterMountOptions},
+	{"libnss-ldap.conf", filterPasswords}, {"pam_ldap.conf", filterPasswords}, {"nslcd.conf", filterPasswords},
+	{"ldap.conf", filterPasswords}, {"ssmtp/ssmtp.conf", filterPasswords}, {"msmtprc", filterPasswords},
 	{"systemd/system.conf", filterEnvironment}, {"systemd/user.conf", filterEnvironment},
 	{"systemd/system.conf.d/*.conf", filterEnvironment}, {"systemd/user.conf.d/*.conf", filterEnvironment},
 }
@@ -178,16 +186,19 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 	for _, line := range lines {
 		switch filter {
 		case filterPasswords:
-			key, val, ok := strings.Cut(line, "=")
-			k := strings.NewReplacer("_", "", "-", "", " ", "", "\t", "").Replace(strings.ToLower(key))
-			if ok && (strings.HasSuffix(k, "password") || strings.HasSuffix(k, "passwd")) {
+			k, val := settingKey(line)
+			if passwordKey(k) {
 				continue
 			}
-			if ok && strings.HasSuffix(k, "sslclientkey") {
+			if strings.HasSuffix(k, "sslclientkey") {
 				if v := strings.Trim(strings.TrimSpace(val), `"'`); v != "" {
 					keyFiles = append(keyFiles, v)
 				}
 			}
+		case filterMountOptions:
+			var files []string
+			line, files = withoutMountPasswords(line)
+			keyFiles = append(keyFiles, files...)
 		case filterEnvironment:
 			if l, ok := filterEnvironmentLine(line, allow, secrets); ok {
 				line = l
@@ -203,6 +214,65 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 		out.Write(withoutUserinfo([]byte(line)))
 	}
 	return out.Bytes(), keyFiles
+}
+
+// settingKey is the key of a configuration line (ini's key = value,
+// or the key value of ldap.conf, msmtprc and their kind), lower case
+// without _, - and blanks, and the value after it.
+func settingKey(line string) (key, val string) {
+	t := strings.TrimSpace(line)
+	end := strings.IndexAny(t, "= \t")
+	if end < 0 {
+		return "", ""
+	}
+	key = strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(t[:end]))
+	val = strings.TrimLeft(t[end:], " \t")
+	return key, strings.TrimPrefix(val, "=")
+}
+
+// passwordKey reports whether a setting key (settingKey's) names a
+// password: password, passwd, pass (ssmtp's AuthPass), pw (LDAP's
+// bindpw, rootbindpw), with any prefix (proxy_password, http_passwd).
+func passwordKey(k string) bool {
+	for _, suffix := range []string{"password", "passwd", "pass", "pw"} {
+		if strings.HasSuffix(k, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// mountWord matches a word of a mount table line.
+var mountWord = regexp.MustCompile(`\S+`)
+
+// withoutMountPasswords is a line of a mount table (fstab, an autofs
+// map) without the password options of its comma-separated option
+// lists (password=, pass=: CIFS's), and the credentials= files they
+// name, to cover. Comments pass as they are.
+func withoutMountPasswords(line string) (string, []string) {
+	if strings.HasPrefix(strings.TrimSpace(line), "#") {
+		return line, nil
+	}
+	var files []string
+	out := mountWord.ReplaceAllStringFunc(line, func(w string) string {
+		if !strings.Contains(w, "=") {
+			return w
+		}
+		var kept []string
+		for _, opt := range strings.Split(w, ",") {
+			name, val, _ := strings.Cut(opt, "=")
+			k := strings.ToLower(strings.TrimLeft(name, "-"))
+			if passwordKey(k) {
+				continue
+			}
+			if (k == "credentials" || k == "cred") && filepath.IsAbs(val) {
+				files = append(files, val)
+			}
+			kept = append(kept, opt)
+		}
+		return strings.Join(kept, ",")
+	})
+	return out, files
 }
 
 // unitLines splits b into lines, each with its newline, a line ending

@@ -73,3 +73,46 @@ func TestRedTeamMachineProxyAndRepoPasswords(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamMachineServicePasswords: more places a machine's services
+// keep a password in a file every uid reads: a CIFS share's password
+// in /etc/fstab's mount options (or an autofs map's), the LDAP bind
+// password of nss_ldap's and pam_ldap's configurations (bindpw, often
+// 644 on older systems), ssmtp's and msmtp's mail relay passwords. A
+// contained agent read each; now the password is left out and the rest
+// of each file stays.
+func TestRedTeamMachineServicePasswords(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-syspass-")
+	etc := filepath.Join(dir, "etc")
+	files := map[string]string{
+		"etc/fstab":            "UUID=1234 / ext4 defaults 0 1\n//nas/builds /mnt/builds cifs username=ci,password=loot-fstab-cifs,uid=1000 0 0\n//nas/b /mnt/b cifs user=ci,pass=loot-fstab-pass,credentials=" + filepath.Join(dir, "cifs.cred") + " 0 0",
+		"etc/auto.nas":         "builds -fstype=cifs,username=ci,password=loot-autofs ://nas/builds",
+		"etc/libnss-ldap.conf": "uri ldap://ldap.corp\nbinddn cn=proxy,dc=corp\nbindpw loot-nss-ldap",
+		"etc/pam_ldap.conf":    "rootbindpw loot-pam-ldap-root\nbindpw\tloot-pam-ldap",
+		"etc/nslcd.conf":       "bindpw loot-nslcd",
+		"etc/ssmtp/ssmtp.conf": "mailhub=smtp.corp:587\nAuthUser=ci\nAuthPass=loot-ssmtp",
+		"etc/msmtprc":          "account default\nhost smtp.corp\nuser ci\npassword loot-msmtp",
+		"cifs.cred":            "username=ci\npassword=loot-cifs-credentials",
+	}
+	plant(t, dir, files)
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	script.WriteString("true")
+	out := runContained(t, Containment{Sandbox: box, etcDir: etc}, []string{"PATH=/usr/bin:/bin"}, "sh", "-c", script.String())
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "loot-") {
+			t.Errorf("the agent read %q", l)
+		}
+	}
+	for _, kept := range []string{
+		"UUID=1234 / ext4 defaults 0 1", "//nas/builds /mnt/builds cifs username=ci,uid=1000 0 0",
+		"-fstype=cifs,username=ci ://nas/builds", "uri ldap://ldap.corp", "binddn cn=proxy,dc=corp",
+		"mailhub=smtp.corp:587", "AuthUser=ci", "host smtp.corp", "user ci",
+	} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the machine's configuration lost %q:\n%s", kept, out)
+		}
+	}
+}

@@ -27,6 +27,8 @@ func TestSysConfigFilters(t *testing.T) {
 		{"none passes", filterEnvironment, "DefaultEnvironment=TOKEN=a\n[Manager]\n", "[Manager]\n", nil},
 		{"other key", filterEnvironment, "PassEnvironment=TOKEN\n", "PassEnvironment=TOKEN\n", nil},
 		{"shell words", filterShellURLs, "PS1='${c:+($c)}\\u@\\h:\\w' \\\n  x=\"https://u:p@h/\"\n", "PS1='${c:+($c)}\\u@\\h:\\w' \\\n  x=\"https://h/\"\n", nil},
+		{"space separated", filterPasswords, "bindpw s\n  passwordeval gpg -d p\npassive_ftp = on\n", "  passwordeval gpg -d p\npassive_ftp = on\n", nil},
+		{"mount options", filterMountOptions, "# pass=x\n//n/s  /m cifs  pw=a,credentials=/c,ro  0 0\n", "# pass=x\n//n/s  /m cifs  credentials=/c,ro  0 0\n", []string{"/c"}},
 		{"allowed proxy", filterEnvironment, "Environment=LANG=http://u:p@h\n", "Environment=LANG=http://h\n", nil},
 	}
 	for _, c := range cases {
