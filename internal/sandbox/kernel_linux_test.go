@@ -18,7 +18,8 @@ import (
 // kernel limits (the file table, the step's inotify cap) through
 // /proc/sys, drop the page cache, raise its
 // cgroup's limits, read kernel memory and debug files, load a module or
-// a new kernel, make a userfaultfd (fixed: it was made), and reach the sandbox's init (planex re-executed, which
+// a new kernel, make a userfaultfd (fixed: it was made) or a BPF map
+// (fixed: refused by the filter, not only by the kernel's setting), and reach the sandbox's init (planex re-executed, which
 // holds the relays) by process_vm_readv, ptrace and pidfd_getfd. None
 // works, and the values read outside afterwards are unchanged. All but
 // userfaultfd held before this test was written. (The step's System V caps an
@@ -86,6 +87,13 @@ func TestKernelProbeHelper(t *testing.T) {
 	// widening the race a kernel exploit needs.
 	if fd, _, e := unix.Syscall(unix.SYS_USERFAULTFD, 1|unix.O_CLOEXEC, 0, 0); e == 0 {
 		fmt.Printf("REACHED userfaultfd (%d)\n", fd)
+	}
+	// An array map, which an unprivileged process may make where
+	// kernel.unprivileged_bpf_disabled is 0. Whatever that setting, the
+	// answer must be the filter's (ENOSYS), not the kernel's (EPERM).
+	attr := [5]uint32{unix.BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0}
+	if fd, _, e := unix.Syscall(unix.SYS_BPF, unix.BPF_MAP_CREATE, uintptr(unsafe.Pointer(&attr[0])), unsafe.Sizeof(attr)); e != unix.ENOSYS {
+		fmt.Printf("REACHED bpf: made map %d, or the kernel answered (%v), not the filter\n", fd, e)
 	}
 	buf := make([]byte, 64)
 	local := []unix.Iovec{{Base: &buf[0], Len: uint64(len(buf))}}
