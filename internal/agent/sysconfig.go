@@ -208,7 +208,7 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 			continue
 		}
 		if filter == filterShellURLs {
-			out.Write(urlUserinfo.ReplaceAll([]byte(line), []byte("$1")))
+			out.Write(withoutPathTokens(urlUserinfo.ReplaceAll([]byte(line), []byte("$1"))))
 			continue
 		}
 		out.Write(withoutUserinfo([]byte(line)))

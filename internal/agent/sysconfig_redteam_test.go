@@ -28,6 +28,8 @@ func TestRedTeamMachineProxyAndRepoPasswords(t *testing.T) {
 		"etc/apt/auth.conf":                                   "machine apt2.corp login ci password loot-apt-auth-main",
 		"etc/apt/sources.list.d/corp.list":                    "deb https://ci:loot-apt-source@apt.corp/debian stable main",
 		"etc/apt/sources.list":                                "deb http://deb.debian.org/debian bookworm main",
+		"etc/apt/sources.list.d/cloudsmith.list":              "deb https://dl.cloudsmith.io/loot-cloudsmith-token/acme/tools/deb/debian bookworm main",
+		"etc/profile.d/conda.sh":                              "export CONDA_CHANNEL=https://conda.anaconda.org/t/loot-anaconda-token/acme",
 		"etc/systemd/system/docker.service.d/http-proxy.conf": "[Service]\nEnvironment=\"HTTPS_PROXY=http://ci:loot-docker-dropin@proxy.corp:3128\"",
 		"etc/systemd/system/ci-agent.service":                 "[Service]\nExecStart=/opt/ci-agent/run --token loot-unit-cmdline\nEnvironmentFile=-" + envFile,
 		"etc/systemd/system.conf.d/proxy.conf":                "[Manager]\nDefaultEnvironment=\"http_proxy=http://ci:loot-default-env@proxy.corp:3128\" DEPLOY_TOKEN=loot-default-token \\\n  LANG=C.UTF-8 TZ=UTC",
@@ -61,6 +63,7 @@ func TestRedTeamMachineProxyAndRepoPasswords(t *testing.T) {
 	for _, kept := range []string{
 		`Acquire::http::Proxy "http://proxy.corp:3128/";`, `https::Proxy "http://proxy.corp:3128/";`,
 		"deb https://apt.corp/debian stable main", "deb http://deb.debian.org/debian bookworm main",
+		"deb https://dl.cloudsmith.io/acme/tools/deb/debian bookworm main", "export CONDA_CHANNEL=https://conda.anaconda.org/acme",
 		"LANG=C.UTF-8 TZ=UTC", "#DefaultEnvironment=",
 		`"http-proxy": "http://proxy.corp:3128"`, `"data-root": "/var/lib/docker"`,
 		"baseurl=https://rpm.corp/el9/", "username=ci", "proxy=http://proxy.corp:3128",

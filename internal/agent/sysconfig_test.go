@@ -29,6 +29,7 @@ func TestSysConfigFilters(t *testing.T) {
 		{"shell words", filterShellURLs, "PS1='${c:+($c)}\\u@\\h:\\w' \\\n  x=\"https://u:p@h/\"\n", "PS1='${c:+($c)}\\u@\\h:\\w' \\\n  x=\"https://h/\"\n", nil},
 		{"space separated", filterPasswords, "bindpw s\n  passwordeval gpg -d p\npassive_ftp = on\n", "  passwordeval gpg -d p\npassive_ftp = on\n", nil},
 		{"mount options", filterMountOptions, "# pass=x\n//n/s  /m cifs  pw=a,credentials=/c,ro  0 0\n", "# pass=x\n//n/s  /m cifs  credentials=/c,ro  0 0\n", []string{"/c"}},
+		{"path tokens", filterURLs, "a https://dl.cloudsmith.io/tok1/acme/r/ b https://dl.cloudsmith.io/public/acme/r/ c https://conda.anaconda.org/t/tok2/main d https://example.test/t/x/y\n", "a https://dl.cloudsmith.io/acme/r/ b https://dl.cloudsmith.io/public/acme/r/ c https://conda.anaconda.org/main d https://example.test/t/x/y\n", nil},
 		{"allowed proxy", filterEnvironment, "Environment=LANG=http://u:p@h\n", "Environment=LANG=http://h\n", nil},
 	}
 	for _, c := range cases {
