@@ -101,6 +101,21 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 			}
 		}
 	}
+	// The units' environment files first: one in /etc/default is shown
+	// filtered as an environment (only allowed variables), not only
+	// without URL credentials as the rest of that folder is.
+	for _, d := range unitDirs {
+		dir, err := filepath.EvalSymlinks(filepath.Join(etc, d))
+		if err != nil || !isDirectory(dir) || !coverableDir(dir) || holdsAny(dir, keep) {
+			continue
+		}
+		masks = append(masks, dir)
+		for _, f := range unitEnvironmentFiles(dir) {
+			if !holdsAny(f, keep) && !inUnitDirs(f, etc) {
+				add(environmentFileView(f, envAssignments, allow, secrets))
+			}
+		}
+	}
 	for _, sc := range sysConfigs {
 		paths, _ := filepath.Glob(filepath.Join(etc, sc.glob))
 		for i, p := range paths {
@@ -123,18 +138,6 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 			masks = append(masks, absKeys(keys, filepath.Dir(real))...)
 			if !bytes.Equal(view, b) {
 				add([]FileOverlay{{Path: real, Content: view}})
-			}
-		}
-	}
-	for _, d := range unitDirs {
-		dir, err := filepath.EvalSymlinks(filepath.Join(etc, d))
-		if err != nil || !isDirectory(dir) || !coverableDir(dir) || holdsAny(dir, keep) {
-			continue
-		}
-		masks = append(masks, dir)
-		for _, f := range unitEnvironmentFiles(dir) {
-			if !holdsAny(f, keep) && !inUnitDirs(f, etc) {
-				add(environmentFileView(f, envAssignments, allow, secrets))
 			}
 		}
 	}

@@ -32,6 +32,8 @@ func TestRedTeamMachineProxyAndRepoPasswords(t *testing.T) {
 		"etc/profile.d/conda.sh":                              "export CONDA_CHANNEL=https://conda.anaconda.org/t/loot-anaconda-token/acme",
 		"etc/systemd/system/docker.service.d/http-proxy.conf": "[Service]\nEnvironment=\"HTTPS_PROXY=http://ci:loot-docker-dropin@proxy.corp:3128\"",
 		"etc/systemd/system/ci-agent.service":                 "[Service]\nExecStart=/opt/ci-agent/run --token loot-unit-cmdline\nEnvironmentFile=-" + envFile,
+		"etc/systemd/system/runner.service":                   "[Service]\nEnvironmentFile=" + etc + "/default/ci-runner",
+		"etc/default/ci-runner":                               "RUNNER_TOKEN=loot-default-envfile\nhttp_proxy=http://ci:loot-default-envfile-proxy@proxy.corp:3128\nTZ=UTC",
 		"etc/systemd/system.conf.d/proxy.conf":                "[Manager]\nDefaultEnvironment=\"http_proxy=http://ci:loot-default-env@proxy.corp:3128\" DEPLOY_TOKEN=loot-default-token \\\n  LANG=C.UTF-8 TZ=UTC",
 		"etc/systemd/system.conf":                             "[Manager]\n#DefaultEnvironment=",
 		"etc/docker/daemon.json":                              `{"proxies": {"http-proxy": "http://ci:loot-daemon-json@proxy.corp:3128"}, "data-root": "/var/lib/docker"}`,
