@@ -71,6 +71,9 @@ type Containment struct {
 	// environmentFile stands for the machine's /etc/environment in
 	// tests ("": systemEnvironment).
 	environmentFile string
+	// passwdFile stands for /etc/passwd in tests, where the other
+	// accounts' homes are looked for ("": the machine's).
+	passwdFile string
 	// etcDir stands for /etc in tests, where the machine's other
 	// environment files are looked for ("": systemEtc).
 	etcDir string
@@ -127,19 +130,15 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
-		Hide:     withMountAliases(append(c.homes(base), HiddenTempDirs(base)...)),
+		Hide:     withMountAliases(slices.Concat(c.homes(base), HiddenTempDirs(base), otherAccountHomes(c.passwd(), base))),
 		Limits:   c.Limits,
 	}
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
-	pkgViews, pkgKeys := packageConfigViews(base)
-	mvnViews, mvnKeys := mavenConfigViews(base)
-	condaViews, condaKeys := condaConfigViews(base)
-	pkgViews, pkgKeys = append(append(pkgViews, mvnViews...), condaViews...), append(append(pkgKeys, mvnKeys...), condaKeys...)
-	etc := c.etcDir
-	if etc == "" {
-		etc = systemEtc
-	}
-	pkgViews = append(pkgViews, environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv)...)
+	// planex's temporary folder holds the step's folders and its egress
+	// sockets: a credential folder holding it (an XDG_RUNTIME_DIR that
+	// is also $TMPDIR) is not covered.
+	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
+	pkgViews, pkgKeys := c.fileViews(base, keep)
 	overlays, dropOverlays, err := writeOverlays(append(slices.Clone(c.Overlay), pkgViews...))
 	if err != nil {
 		os.RemoveAll(home)
@@ -150,10 +149,6 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		p.Mask = append(p.Mask, sock)
 	}
 	p.Mask = append(p.Mask, engineSockets(base)...)
-	// planex's temporary folder holds the step's folders and its egress
-	// sockets: a credential folder holding it (an XDG_RUNTIME_DIR that
-	// is also $TMPDIR) is not covered.
-	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
 	p.Mask = append(p.Mask, credentialFiles(base, env, keep)...)
 	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
 	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
@@ -177,6 +172,24 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		return func() {}, fmt.Errorf("containing the agent: %w", err)
 	}
 	return func() { done(); stopNet(); dropOverlays(); os.RemoveAll(home) }, nil
+}
+
+// fileViews are the overlays showing the machine's configuration files
+// that hold credentials without them (package managers', Maven's, the
+// environment files, the proxy's and package repositories'), and the
+// files and folders to cover: the keys they name, apt's auth files,
+// systemd's unit folders. keep are the folders the step must see.
+func (c Containment) fileViews(base, keep []string) (views []FileOverlay, masks []string) {
+	pkgViews, pkgKeys := packageConfigViews(base)
+	mvnViews, mvnKeys := mavenConfigViews(base)
+	condaViews, condaKeys := condaConfigViews(base)
+	etc := c.etcDir
+	if etc == "" {
+		etc = systemEtc
+	}
+	sysViews, sysMasks := machineConfigViews(etc, c.AllowEnv, c.SecretEnv, keep)
+	views = slices.Concat(pkgViews, mvnViews, condaViews, environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
+	return views, slices.Concat(pkgKeys, mvnKeys, condaKeys, sysMasks)
 }
 
 // runnerCommandVars name the files the Actions runner reads once the
@@ -288,6 +301,14 @@ func writeOverlays(overlays []FileOverlay) (out []sandbox.Overlay, drop func(), 
 
 // homes are the home folders to hide (Homes), the password database's
 // answer from c.account where a test sets it.
+// passwd is the password file other accounts' homes are read from.
+func (c Containment) passwd() string {
+	if c.passwdFile != "" {
+		return c.passwdFile
+	}
+	return "/etc/passwd"
+}
+
 func (c Containment) homes(env []string) []string {
 	if c.account != nil {
 		return homesOf(env, c.account)

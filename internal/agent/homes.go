@@ -114,3 +114,49 @@ func lookupHome(account string, byID bool) string {
 	}
 	return ""
 }
+
+// maxOtherHomes bounds the other accounts' homes hidden.
+const maxOtherHomes = 512
+
+// otherAccountHomes are the homes of the people's accounts the password
+// file passwd lists (/etc/passwd: a uid of 1000 or more but nobody's
+// 65534, or a home under /home), whatever their owner: on a machine
+// shared with developers, or a runner's host with an admin's account,
+// each keeps credentials there (a .npmrc, .pypirc, .gitconfig with a
+// token, a project's .env) that a home of mode 755, many
+// distributions' default, lets every uid read, a contained program's
+// included. A home that is / or a system folder, or holds a folder of
+// PATH (a Homebrew under /home/linuxbrew on PATH), is left alone, and
+// so is one that does not exist. Service accounts under /var keep
+// theirs (their uids are below 1000), and accounts only NSS knows (LDAP)
+// are not listed.
+func otherAccountHomes(passwd string, base []string) []string {
+	b, err := readSmallRegular(passwd)
+	if err != nil {
+		return nil
+	}
+	path := filepath.SplitList(lookup(base, "PATH"))
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) < 7 || len(out) >= maxOtherHomes {
+			continue
+		}
+		uid, err := strconv.ParseUint(f[2], 10, 32)
+		home := filepath.Clean(f[5])
+		if err != nil || !filepath.IsAbs(f[5]) || !(uid >= 1000 && uid != 65534 || strings.HasPrefix(home, "/home/")) {
+			continue
+		}
+		if !coverableDir(home) || holdsAny(home, path) || slices.Contains(out, home) || !isDirectory(home) {
+			continue
+		}
+		out = append(out, home)
+	}
+	return out
+}
+
+// OtherAccountHomes are the other accounts' homes the sandbox hides
+// (otherAccountHomes of the machine's /etc/passwd), for env's PATH.
+func OtherAccountHomes(env []string) []string {
+	return otherAccountHomes("/etc/passwd", env)
+}

@@ -223,9 +223,32 @@ var bareUserinfo = regexp.MustCompile(`(^|[\s=,"'])[^\s/@"'=,:]+:[^\s/@"']*@`)
 var privateKeyLine = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----`)
 
 // withoutUserinfo is line without the user names and passwords of its
-// URLs and of hosts given without a scheme.
+// URLs and of hosts given without a scheme, and without the tokens
+// private registries take in a URL's path (withoutPathTokens).
 func withoutUserinfo(line []byte) []byte {
-	return bareUserinfo.ReplaceAll(urlUserinfo.ReplaceAll(line, []byte("$1")), []byte("$1"))
+	return withoutPathTokens(bareUserinfo.ReplaceAll(urlUserinfo.ReplaceAll(line, []byte("$1")), []byte("$1")))
+}
+
+// pathToken matches the part of a URL's path that is a token for the
+// hosted registries whose private URLs carry one there: Cloudsmith's
+// dl.cloudsmith.io/<token>/<owner>/<repo>/ (public/ and basic/ are no
+// token) and Anaconda's /t/<token>/ (conda.anaconda.org,
+// repo.anaconda.cloud).
+var pathToken = regexp.MustCompile(`(://dl\.cloudsmith\.io/)([^/\s"']+/)|(://[^/\s"']*anaconda\.(?:org|cloud|com)[^/\s"']*/t/)([^/\s"']+/)`)
+
+// withoutPathTokens is line without pathToken's tokens: a Cloudsmith
+// URL loses its token's segment, an Anaconda one its t/<token>/.
+func withoutPathTokens(line []byte) []byte {
+	return pathToken.ReplaceAllFunc(line, func(m []byte) []byte {
+		sub := pathToken.FindSubmatch(m)
+		if len(sub[1]) > 0 {
+			if seg := string(sub[2]); seg == "public/" || seg == "basic/" {
+				return m
+			}
+			return sub[1]
+		}
+		return bytes.TrimSuffix(sub[3], []byte("t/"))
+	})
 }
 
 // configKey is the setting an ini-style line's key names, as npm's ini

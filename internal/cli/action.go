@@ -24,6 +24,7 @@ import (
 	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/proc"
 	"github.com/planexhq/planex/internal/render"
 	"github.com/planexhq/planex/internal/render/md"
 	"github.com/planexhq/planex/internal/repomap"
@@ -424,7 +425,7 @@ func ciFixInputs(in actionInputs) (action.CIFixMode, int, error) {
 // sandbox no agent runs: agentErr says why, and every flow that needs an
 // agent fails with it while help, status and cancel still answer.
 func actionAgent(ctx context.Context, in actionInputs, repo *gitrepo.Repo, warn io.Writer, getenv func(string) string, maxCost float64, log *slog.Logger) (agent.Agent, agent.Containment, error, error) {
-	af := agentFlags{name: in.get("agent"), command: in.get("agent-command"), model: in.get("model"), baseURL: in.get("base-url"), apiKeyEnv: in.get("api-key-env")}
+	af := agentFlags{name: in.get("agent"), command: in.get("agent-command"), model: in.get("model"), baseURL: in.get("base-url"), apiKeyEnv: in.get("api-key-env"), hideSelf: proc.HideFromSameUser}
 	if allow := in.get("allow-env"); allow != "" {
 		af.allowEnv = strings.Split(allow, ",")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/planexhq/planex/internal/agent/mcp"
 	"github.com/planexhq/planex/internal/agent/registry"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/proc"
 	"github.com/planexhq/planex/internal/sandbox"
 	"github.com/planexhq/planex/internal/session"
 )
@@ -60,9 +61,15 @@ type agentFlags struct {
 	// newSandbox makes the sandbox; nil means sandbox.New. Tests stand in
 	// a machine that cannot make one.
 	newSandbox func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error)
+	// hideSelf, when set (register, the Action), makes planex
+	// non-dumpable once its agents are known to run uncontained, as its
+	// own user (proc.HideFromSameUser); tests that call containment in
+	// their own process leave it nil.
+	hideSelf func() error
 }
 
 func (a *agentFlags) register(f *pflag.FlagSet) {
+	a.hideSelf = proc.HideFromSameUser
 	f.StringVar(&a.command, "agent-cmd", "", "run this command as the agent (sh -c; see docs/agent-contract.md); default $PLANEX_AGENT_CMD")
 	f.StringVar(&a.name, "agent", "", "built-in agent: anthropic, openai, claude, codex, gemini, command")
 	f.StringVar(&a.model, "model", "", "model for --agent anthropic|openai|claude|codex|gemini (defaults: docs/agents.md)")
@@ -140,6 +147,9 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		fmt.Fprintf(warn, "planex: warning: %v; agents run uncontained (only secrets are removed from their environment). Pass --sandbox off to run so without this warning; see docs/security.md\n", err)
 	}
 	c.Sandbox = box
+	if box == nil {
+		a.hideFromUncontained(warn)
+	}
 	if box != nil {
 		// Its warnings name files agents made: they go where planex's
 		// other messages go (through the Action log's defusing).
@@ -186,6 +196,19 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 // root that is a link leading out of it: the repository decides what
 // that name is, and its target (a server list of the runner's or the
 // user's, with the tokens in it) would become the agent's servers.
+// hideFromUncontained makes planex non-dumpable (hideSelf): an
+// uncontained agent runs as planex's user and would read planex's
+// environment (the tokens and keys it keeps from agents) in
+// /proc/<pid>/environ.
+func (a *agentFlags) hideFromUncontained(warn io.Writer) {
+	if a.hideSelf == nil {
+		return
+	}
+	if err := a.hideSelf(); err != nil {
+		fmt.Fprintf(warn, "planex: warning: hiding planex's environment from its agents: %v\n", err)
+	}
+}
+
 func (a *agentFlags) refuseMCPLinkOut(root string) error {
 	p := strings.TrimSpace(a.mcpConfig)
 	if !filepath.IsAbs(p) {

@@ -48,7 +48,8 @@ func TestContainmentWhenNoSandbox(t *testing.T) {
 		{mode: "maybe", wantErr: `"maybe" is not one of auto, on, off`},
 	} {
 		t.Run(fmt.Sprintf("%s %s strict=%v", c.mode, c.network, c.strict), func(t *testing.T) {
-			a := &agentFlags{sandbox: c.mode, network: c.network, apiKeyEnv: "LLM_KEY", newSandbox: unavailable}
+			hidden := 0
+			a := &agentFlags{sandbox: c.mode, network: c.network, apiKeyEnv: "LLM_KEY", newSandbox: unavailable, hideSelf: func() error { hidden++; return nil }}
 			var warn bytes.Buffer
 			contain, err := a.containment(context.Background(), repo, c.strict, &warn, noEnv)
 			if c.wantErr != "" {
@@ -69,7 +70,26 @@ func TestContainmentWhenNoSandbox(t *testing.T) {
 			if len(contain.SecretEnv) != 1 || contain.SecretEnv[0] != "LLM_KEY" {
 				t.Errorf("the --api-key-env variable is not scrubbed: %v", contain.SecretEnv)
 			}
+			// Uncontained agents run as planex's user: planex hides its
+			// /proc entries (environ) from them.
+			if hidden != 1 {
+				t.Errorf("planex made itself non-dumpable %d times, want once", hidden)
+			}
 		})
+	}
+	// With a sandbox planex stays dumpable: a user namespace's child is
+	// root's until it execs, and planex could not write its uid map.
+	hidden := 0
+	available := func(context.Context, sandbox.Mode) (*sandbox.Sandbox, error) { return &sandbox.Sandbox{}, nil }
+	contained := &agentFlags{sandbox: "auto", newSandbox: available, hideSelf: func() error { hidden++; return nil }}
+	if _, err := contained.containment(context.Background(), repo, false, &bytes.Buffer{}, noEnv); err != nil || hidden != 0 {
+		t.Errorf("with a sandbox: %v, planex made itself non-dumpable %d times", err, hidden)
+	}
+	var warn bytes.Buffer
+	failing := &agentFlags{hideSelf: func() error { return errors.New("prctl refused") }}
+	failing.hideFromUncontained(&warn)
+	if !strings.Contains(warn.String(), "hiding planex's environment from its agents: prctl refused") {
+		t.Errorf("a failed hiding is not said: %q", warn.String())
 	}
 	var ee *exitError
 	a := &agentFlags{sandbox: "maybe", newSandbox: unavailable}

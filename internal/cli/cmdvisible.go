@@ -71,8 +71,10 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 	// Then every home the sandbox hides: planex's own and its account's
 	// in the password database, whatever HOME says.
 	homes = append(homes, agent.Homes([]string{"HOME=" + getenv("HOME"), "SUDO_UID=" + getenv("SUDO_UID"), "PKEXEC_UID=" + getenv("PKEXEC_UID"), "DOAS_USER=" + getenv("DOAS_USER")})...)
-	// CI systems' temporary folders and $TMPDIR are hidden like a home.
+	// CI systems' temporary folders and $TMPDIR are hidden like a home,
+	// and so are the other people's accounts' homes.
 	homes = append(homes, hiddenTemps(getenv)...)
+	homes = append(homes, agent.OtherAccountHomes([]string{"PATH=" + getenv("PATH")})...)
 	prog, under := hiddenProgram(command, readable, homes, exec.LookPath)
 	if prog == "" && contained {
 		resolved := func(name string) (string, error) {

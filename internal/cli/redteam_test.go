@@ -182,6 +182,14 @@ func runRedTeam(t *testing.T, script string, sandbox string, adjust ...func(*exe
 	r := &redTeamRun{f: f, mark: t.TempDir(), realHome: t.TempDir(), runnerFiles: map[string]string{},
 		tag: fmt.Sprintf("%d.%06d", 700000+os.Getpid()%100000, (int(name[0])<<16|int(name[1])<<8|int(name[2]))%1000000)}
 	f.write(r.realHome, ".git-credentials", "https://x:"+redTeamSecrets["GITHUB_TOKEN"]+"@github.com\n")
+	// Every secret in a file of the user's home too: an uncontained
+	// agent reads it there (planex's own environment it reads only as
+	// root, planex being non-dumpable then), a contained one nowhere.
+	var dump strings.Builder
+	for k, v := range redTeamSecrets {
+		dump.WriteString(k + "=" + v + "\n")
+	}
+	f.write(filepath.Join(r.realHome, ".config", "gh"), "hosts.yml", dump.String())
 	runner := t.TempDir()
 	for _, name := range []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"} {
 		r.runnerFiles[name] = filepath.Join(runner, strings.ToLower(name))
@@ -309,8 +317,10 @@ func hashCheckout(t *testing.T, repo string) map[string]string {
 }
 
 // TestRedTeamSecretsWithoutSandbox: with the sandbox off the agent can
-// read planex's environment, but planex still refuses to commit a change
-// that holds a secret's value, and redacts what the agent reports.
+// read the user's files (and, as root, planex's environment: planex is
+// non-dumpable then, which holds against an ordinary user's agent only),
+// but planex still refuses to commit a change that holds a secret's
+// value, and redacts what the agent reports.
 func TestRedTeamSecretsWithoutSandbox(t *testing.T) {
 	t.Parallel()
 	r := runRedTeam(t, "steal-secrets.sh", "off")

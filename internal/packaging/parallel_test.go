@@ -76,6 +76,7 @@ var serialTests = map[string]string{
 	// meanwhile walks and covers.
 	"internal/sandbox.TestMountedSecretsHidden":                 "plants a secret under /run/secrets, which every sandbox built meanwhile covers",
 	"internal/sandbox.TestOtherCIRunnerConfigsHidden":           "plants runner configurations under /etc and /opt, which every sandbox built meanwhile covers",
+	"internal/sandbox.TestRedTeamClusterCredentialsHidden":      "plants cluster credentials under /etc and /var/snap, which every sandbox built meanwhile covers",
 	"internal/sandbox.TestRedTeamBuildkiteAgentHooksHidden":     "plants /etc/buildkite-agent, which every sandbox built meanwhile covers, and removes it after",
 	"internal/sandbox.TestCrashDumpsHidden":                     "plants crash dumps under /var/crash, which every sandbox built meanwhile covers",
 	"internal/sandbox.TestHostServiceSocketsOutOfReach":         "plants a socket under /run, which every sandbox built meanwhile walks",

@@ -18,7 +18,9 @@ import (
 // kernel limits (the file table, the step's inotify cap) through
 // /proc/sys, drop the page cache, raise its
 // cgroup's limits, read kernel memory and debug files, load a module or
-// a new kernel, make a userfaultfd (fixed: it was made), and reach the sandbox's init (planex re-executed, which
+// a new kernel, make a userfaultfd (fixed: it was made) or a BPF map
+// (fixed: refused by the filter, not only by the kernel's setting), open
+// a file system's root by a file handle (open_by_handle_at), and reach the sandbox's init (planex re-executed, which
 // holds the relays) by process_vm_readv, ptrace and pidfd_getfd. None
 // works, and the values read outside afterwards are unchanged. All but
 // userfaultfd held before this test was written. (The step's System V caps an
@@ -86,6 +88,26 @@ func TestKernelProbeHelper(t *testing.T) {
 	// widening the race a kernel exploit needs.
 	if fd, _, e := unix.Syscall(unix.SYS_USERFAULTFD, 1|unix.O_CLOEXEC, 0, 0); e == 0 {
 		fmt.Printf("REACHED userfaultfd (%d)\n", fd)
+	}
+	// An array map, which an unprivileged process may make where
+	// kernel.unprivileged_bpf_disabled is 0. Whatever that setting, the
+	// answer must be the filter's (ENOSYS), not the kernel's (EPERM).
+	attr := [5]uint32{unix.BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0}
+	if fd, _, e := unix.Syscall(unix.SYS_BPF, unix.BPF_MAP_CREATE, uintptr(unsafe.Pointer(&attr[0])), unsafe.Sizeof(attr)); e != unix.ENOSYS {
+		fmt.Printf("REACHED bpf: made map %d, or the kernel answered (%v), not the filter\n", fd, e)
+	}
+	// The "shocker" escape: a file handle of the root of the file
+	// system holding / (taken by name here; on ext4 a forged one of inode
+	// 2 works as well), opened with open_by_handle_at, is that file
+	// system's root whatever covers the program's view. The call needs
+	// CAP_DAC_READ_SEARCH in the machine's own user namespace.
+	if h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, "/", 0); err == nil {
+		if mnt, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC, 0); err == nil {
+			if fd, err := unix.OpenByHandleAt(mnt, h, unix.O_RDONLY|unix.O_CLOEXEC); err == nil {
+				fmt.Printf("REACHED open_by_handle_at (%d)\n", fd)
+			}
+			unix.Close(mnt)
+		}
 	}
 	buf := make([]byte, 64)
 	local := []unix.Iovec{{Base: &buf[0], Len: uint64(len(buf))}}

@@ -166,6 +166,14 @@ var defaultMasks = []string{
 	// system configuration.
 	"/etc/circleci-runner", "/opt/circleci/launch-agent-config.yaml",
 	"/etc/buildkite-agent", "/etc/gitlab-runner",
+	// A Kubernetes node's admin credentials: k3s's and RKE2's
+	// configuration folders (the kubeconfig, which k3s's documentation
+	// has made readable by every uid with --write-kubeconfig-mode 644
+	// for kubectl without sudo, the cluster's join token in config.yaml,
+	// registry passwords in registries.yaml), kubeadm's (admin.conf, the
+	// control plane's keys) and MicroK8s's credentials (its group's, in
+	// which a desktop's first user is).
+	"/etc/rancher", "/etc/kubernetes", "/var/snap/microk8s/current/credentials",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.

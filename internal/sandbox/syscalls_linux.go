@@ -52,11 +52,15 @@ import (
 // an unprivileged process may make in its user-mode-only form, lets it
 // hold the kernel at a page fault of its choosing in the middle of a
 // copy from its memory, widening any race it wants to win. Programs
-// seldom need it (live migration, CRIU's lazy pages).
+// seldom need it (live migration, CRIU's lazy pages). bpf is the other:
+// where kernel.unprivileged_bpf_disabled is 0 (older kernels' default,
+// and an admin's choice) an unprivileged process loads socket filters
+// and makes maps, and the verifier that judges them has given root on
+// the host again and again; no build needs it unprivileged.
 //
 // So the program of every sandbox starts under a seccomp filter that
 // refuses an AF_VSOCK socket (EAFNOSUPPORT, as a kernel without vsock
-// answers), io_uring, request_key, perf_event_open and userfaultfd
+// answers), io_uring, request_key, perf_event_open, userfaultfd and bpf
 // (ENOSYS, as a kernel without them answers; Node.js and the rest fall
 // back to ordinary calls, and a key a program adds itself needs no
 // request), fallocate (EOPNOTSUPP) and file leases (leaseGuard), and ignores any change of
@@ -71,6 +75,7 @@ type syscallArch struct {
 	requestKey uint32
 	perfEvent  uint32 // perf_event_open
 	uffd       uint32 // userfaultfd
+	bpf        uint32
 	fallocate  uint32
 	// ioctl's numbers (x32's own compat entry beside amd64's) and the
 	// direction bit _IOW sets (bit 30, bit 31 on powerpc).
@@ -86,12 +91,12 @@ type syscallArch struct {
 // Numbers from the kernel's syscall tables (asm-generic for the newer
 // architectures: io_uring_setup is 425 everywhere).
 var (
-	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, perfEvent: 298, uffd: 323, fallocate: 285, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, fcntls: []uint32{72}, setrlimit: 160, prlimit: 302, x32: true}
-	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, perfEvent: 336, uffd: 374, fallocate: 324, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 340, socketcall: 102}
-	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
-	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, perfEvent: 364, uffd: 388, fallocate: 352, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 369}
-	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
-	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, perfEvent: 319, uffd: 364, fallocate: 309, ioctls: []uint32{54}, iocWrite: 4 << 29, fcntls: []uint32{55}, setrlimit: 75, prlimit: 325, socketcall: 102}
+	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, perfEvent: 298, uffd: 323, bpf: 321, fallocate: 285, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, fcntls: []uint32{72}, setrlimit: 160, prlimit: 302, x32: true}
+	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, perfEvent: 336, uffd: 374, bpf: 357, fallocate: 324, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 340, socketcall: 102}
+	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
+	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, perfEvent: 364, uffd: 388, bpf: 386, fallocate: 352, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 369}
+	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, perfEvent: 319, uffd: 364, bpf: 361, fallocate: 309, ioctls: []uint32{54}, iocWrite: 4 << 29, fcntls: []uint32{55}, setrlimit: 75, prlimit: 325, socketcall: 102}
 )
 
 // archsFor lists the conventions a process on goarch's kernel may use:
@@ -170,7 +175,7 @@ func archBody(a syscallArch) []bpf.Instruction {
 	if a.x32 {
 		b = append(b, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ^uint32(x32Bit)})
 	}
-	for _, nr := range []uint32{a.ioUring, a.requestKey, a.perfEvent, a.uffd} {
+	for _, nr := range []uint32{a.ioUring, a.requestKey, a.perfEvent, a.uffd, a.bpf} {
 		b = append(b,
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: 1},
 			bpf.RetConstant{Val: retErrno(unix.ENOSYS)})

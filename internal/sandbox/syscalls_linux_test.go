@@ -188,6 +188,8 @@ func TestSyscallFilter(t *testing.T) {
 				mk("a call with AF_VSOCK as first argument", a.audit, a.socket+1, unix.AF_VSOCK, allow),
 				call{name: "perf_event_open", arch: a.audit, nr: a.perfEvent, want: noSys},
 				call{name: "userfaultfd", arch: a.audit, nr: a.uffd, want: noSys},
+				call{name: "bpf", arch: a.audit, nr: a.bpf, want: noSys},
+				call{name: "bpf's neighbour", arch: a.audit, nr: a.bpf + 1, want: allow},
 				call{name: "fallocate", arch: a.audit, nr: a.fallocate, want: retErrno(unix.EOPNOTSUPP)},
 				call{name: "fallocate's neighbour", arch: a.audit, nr: a.fallocate + 1, want: allow},
 				call{name: "ioctl FS_IOC_RESVSP64", arch: a.audit, nr: a.ioctls[0], arg1: a.iocWrite | 48<<16 | 'X'<<8 | 42, want: retErrno(unix.EOPNOTSUPP)},

@@ -1,0 +1,411 @@
+package agent
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The machine's proxy and package repository credentials.
+//
+// An admin of a self-hosted runner, or a corporate image, gives the
+// machine's services and package managers the proxy's password and the
+// private repositories' credentials in files under /etc that every uid
+// reads: apt's configuration (Acquire::http::Proxy "http://user:pass@…"),
+// its sources (deb https://user:token@…) and its netrc-style auth files,
+// the Docker daemon's proxy (a systemd drop-in, as Docker's
+// documentation gives it, or daemon.json's "proxies"), systemd's units
+// (Environment=, EnvironmentFile=, a token on an ExecStart= line) and
+// its manager-wide DefaultEnvironment=, yum's and dnf's repositories and
+// proxy, wget's machine-wide wgetrc, RubyGems' gemrc, the shells'
+// machine-wide profiles (/etc/profile.d/proxy.sh exporting
+// https_proxy=http://user:pass@…) and the services' /etc/default and
+// /etc/sysconfig files (SUSE's sysconfig/proxy, an old Docker's
+// default/docker). A contained process is shown each
+// without its credentials, or not at all where the whole file is one.
+
+// sysConfigFilter is how a machine-wide file loses its credentials.
+type sysConfigFilter int
+
+const (
+	// filterURLs removes the user names and passwords of URLs and of
+	// proxy addresses (apt's files, daemon.json).
+	filterURLs sysConfigFilter = iota
+	// filterPasswords also leaves out the ini lines whose key names a
+	// password (yum's, dnf's and wget's password, proxy_password,
+	// http_passwd, …) and covers the client keys they name.
+	filterPasswords
+	// filterEnvironment keeps of systemd's Environment= and
+	// DefaultEnvironment= lines only the variables the step's
+	// environment would pass.
+	filterEnvironment
+	// filterCover covers the whole file (a netrc-style auth file).
+	filterCover
+	// filterShellURLs removes only the user names and passwords of URLs
+	// with a scheme: a shell script (a profile, /etc/default's files)
+	// holds words such as ${debian_chroot:+…}\u@\h that a proxy address
+	// without a scheme would match.
+	filterShellURLs
+	// filterMountOptions leaves out the password options of mount
+	// options (fstab's and autofs maps' password=, pass=) and covers
+	// the credentials= files they name.
+	filterMountOptions
+)
+
+// sysConfigs are the machine-wide files, as globs under /etc, and how
+// each loses its credentials.
+var sysConfigs = []struct {
+	glob   string
+	filter sysConfigFilter
+}{
+	{"apt/apt.conf", filterURLs}, {"apt/apt.conf.d/*", filterURLs},
+	{"apt/sources.list", filterURLs}, {"apt/sources.list.d/*", filterURLs},
+	{"apt/auth.conf", filterCover}, {"apt/auth.conf.d/*", filterCover},
+	{"docker/daemon.json", filterURLs},
+	{"yum.conf", filterPasswords}, {"dnf/dnf.conf", filterPasswords},
+	{"yum.repos.d/*.repo", filterPasswords}, {"wgetrc", filterPasswords},
+	{"gemrc", filterURLs},
+	{"profile", filterShellURLs}, {"profile.d/*", filterShellURLs}, {"bash.bashrc", filterShellURLs},
+	{"bashrc", filterShellURLs}, {"zshenv", filterShellURLs}, {"zsh/zshenv", filterShellURLs},
+	{"zsh/zprofile", filterShellURLs}, {"default/*", filterShellURLs}, {"sysconfig/*", filterShellURLs},
+	{"fstab", filterMountOptions}, {"auto.*", filterMountOptions},
+	{"libnss-ldap.conf", filterPasswords}, {"pam_ldap.conf", filterPasswords}, {"nslcd.conf", filterPasswords},
+	{"ldap.conf", filterPasswords}, {"ssmtp/ssmtp.conf", filterPasswords}, {"msmtprc", filterPasswords},
+	{"systemd/system.conf", filterEnvironment}, {"systemd/user.conf", filterEnvironment},
+	{"systemd/system.conf.d/*.conf", filterEnvironment}, {"systemd/user.conf.d/*.conf", filterEnvironment},
+}
+
+// unitDirs are the folders of the admin's systemd units under /etc,
+// covered whole: a unit's command line may carry a token, and no build
+// reads them. The environment files their units name are shown
+// filtered as /etc/environment is.
+var unitDirs = []string{"systemd/system", "systemd/user"}
+
+// maxUnitFiles bounds the unit files read in each unit folder.
+const maxUnitFiles = 1024
+
+// machineConfigViews are the overlays showing the machine's proxy and
+// repository configurations under etc (/etc) without their credentials
+// and the files and folders to cover: apt's auth files, the client keys
+// the configurations name, the unit folders. allow and secrets are the
+// step's environment filter (ScrubEnv's); keep are the folders the step
+// must see, never covered.
+func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []FileOverlay, masks []string) {
+	add := func(o []FileOverlay) {
+		for _, v := range o {
+			if !slices.ContainsFunc(overlays, func(h FileOverlay) bool { return h.Path == v.Path }) {
+				overlays = append(overlays, v)
+			}
+		}
+	}
+	// The units' environment files first: one in /etc/default is shown
+	// filtered as an environment (only allowed variables), not only
+	// without URL credentials as the rest of that folder is.
+	for _, d := range unitDirs {
+		dir, err := filepath.EvalSymlinks(filepath.Join(etc, d))
+		if err != nil || !isDirectory(dir) || !coverableDir(dir) || holdsAny(dir, keep) {
+			continue
+		}
+		masks = append(masks, dir)
+		for _, f := range unitEnvironmentFiles(dir) {
+			if !holdsAny(f, keep) && !inUnitDirs(f, etc) {
+				add(environmentFileView(f, envAssignments, allow, secrets))
+			}
+		}
+	}
+	for _, sc := range sysConfigs {
+		paths, _ := filepath.Glob(filepath.Join(etc, sc.glob))
+		for i, p := range paths {
+			if i >= maxToolCacheConfigs {
+				break
+			}
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil || holdsAny(real, keep) {
+				continue
+			}
+			if sc.filter == filterCover {
+				masks = append(masks, real)
+				continue
+			}
+			b, err := readSmallRegular(real)
+			if err != nil {
+				continue
+			}
+			view, keys := filterSysConfig(b, sc.filter, allow, secrets)
+			masks = append(masks, absKeys(keys, filepath.Dir(real))...)
+			if !bytes.Equal(view, b) {
+				add([]FileOverlay{{Path: real, Content: view}})
+			}
+		}
+	}
+	return overlays, masks
+}
+
+// absKeys are the key files named, made absolute from dir where
+// relative, as a process opening them would walk them.
+func absKeys(keys []string, dir string) []string {
+	var out []string
+	for _, k := range keys {
+		if !filepath.IsAbs(k) {
+			k = dir + "/" + k
+		}
+		if k, err := walkedAbs(k); err == nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// inUnitDirs reports whether f lies in a unit folder of etc, covered
+// whole.
+func inUnitDirs(f, etc string) bool {
+	for _, d := range unitDirs {
+		real, err := filepath.EvalSymlinks(filepath.Join(etc, d))
+		if err == nil && strings.HasPrefix(f, real+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func isDirectory(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// filterSysConfig is b as a contained process is shown it under filter,
+// and the key files it names.
+func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) (view []byte, keyFiles []string) {
+	var out bytes.Buffer
+	lines := strings.SplitAfter(string(b), "\n")
+	if filter == filterEnvironment {
+		// A file without credentials is shown as it is: only systemd's
+		// continued lines are joined, to be judged whole.
+		lines = unitLines(b)
+	}
+	for _, line := range lines {
+		switch filter {
+		case filterPasswords:
+			k, val := settingKey(line)
+			if passwordKey(k) {
+				continue
+			}
+			if strings.HasSuffix(k, "sslclientkey") {
+				if v := strings.Trim(strings.TrimSpace(val), `"'`); v != "" {
+					keyFiles = append(keyFiles, v)
+				}
+			}
+		case filterMountOptions:
+			var files []string
+			line, files = withoutMountPasswords(line)
+			keyFiles = append(keyFiles, files...)
+		case filterEnvironment:
+			if l, ok := filterEnvironmentLine(line, allow, secrets); ok {
+				line = l
+			}
+		}
+		if privateKeyLine.MatchString(line) {
+			continue
+		}
+		if filter == filterShellURLs {
+			out.Write(withoutPathTokens(urlUserinfo.ReplaceAll([]byte(line), []byte("$1"))))
+			continue
+		}
+		out.Write(withoutUserinfo([]byte(line)))
+	}
+	return out.Bytes(), keyFiles
+}
+
+// settingKey is the key of a configuration line (ini's key = value,
+// or the key value of ldap.conf, msmtprc and their kind), lower case
+// without _, - and blanks, and the value after it.
+func settingKey(line string) (key, val string) {
+	t := strings.TrimSpace(line)
+	end := strings.IndexAny(t, "= \t")
+	if end < 0 {
+		return "", ""
+	}
+	key = strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(t[:end]))
+	val = strings.TrimLeft(t[end:], " \t")
+	return key, strings.TrimPrefix(val, "=")
+}
+
+// passwordKey reports whether a setting key (settingKey's) names a
+// password: password, passwd, pass (ssmtp's AuthPass), pw (LDAP's
+// bindpw, rootbindpw), with any prefix (proxy_password, http_passwd).
+func passwordKey(k string) bool {
+	for _, suffix := range []string{"password", "passwd", "pass", "pw"} {
+		if strings.HasSuffix(k, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// mountWord matches a word of a mount table line.
+var mountWord = regexp.MustCompile(`\S+`)
+
+// withoutMountPasswords is a line of a mount table (fstab, an autofs
+// map) without the password options of its comma-separated option
+// lists (password=, pass=: CIFS's), and the credentials= files they
+// name, to cover. Comments pass as they are.
+func withoutMountPasswords(line string) (string, []string) {
+	if strings.HasPrefix(strings.TrimSpace(line), "#") {
+		return line, nil
+	}
+	var files []string
+	out := mountWord.ReplaceAllStringFunc(line, func(w string) string {
+		if !strings.Contains(w, "=") {
+			return w
+		}
+		var kept []string
+		for _, opt := range strings.Split(w, ",") {
+			name, val, _ := strings.Cut(opt, "=")
+			k := strings.ToLower(strings.TrimLeft(name, "-"))
+			if passwordKey(k) {
+				continue
+			}
+			if (k == "credentials" || k == "cred") && filepath.IsAbs(val) {
+				files = append(files, val)
+			}
+			kept = append(kept, opt)
+		}
+		return strings.Join(kept, ",")
+	})
+	return out, files
+}
+
+// unitLines splits b into lines, each with its newline, a line ending
+// in a backslash joined with the next as systemd and ini readers join
+// them (so a continued value is judged whole).
+func unitLines(b []byte) []string {
+	var out []string
+	var cur strings.Builder
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		body := strings.TrimRight(l, "\r\n")
+		if strings.HasSuffix(body, "\\") {
+			cur.WriteString(strings.TrimSuffix(body, "\\") + " ")
+			continue
+		}
+		cur.WriteString(l)
+		if cur.Len() > 0 {
+			out = append(out, cur.String())
+		}
+		cur.Reset()
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String()+"\n")
+	}
+	return out
+}
+
+// filterEnvironmentLine is an Environment= or DefaultEnvironment= line
+// with only the assignments the step's environment would pass (no
+// line when none passes); ok is false for any other line.
+func filterEnvironmentLine(line string, allow, secrets []string) (string, bool) {
+	key, val, found := strings.Cut(line, "=")
+	k := strings.TrimSpace(key)
+	if !found || (k != "Environment" && k != "DefaultEnvironment") {
+		return line, false
+	}
+	var kept []string
+	for _, w := range unitWords(val) {
+		name, _, _ := strings.Cut(w, "=")
+		if len(ScrubEnv([]string{name + "=x"}, allow, secrets...)) == 1 {
+			kept = append(kept, quoteUnitWord(w))
+		}
+	}
+	if len(kept) == 0 {
+		return "", true
+	}
+	return k + "=" + strings.Join(kept, " ") + "\n", true
+}
+
+// unitWords splits a systemd value into its words: blanks separate
+// them, single and double quotes group, a backslash escapes the next
+// character.
+func unitWords(v string) []string {
+	var words []string
+	var w strings.Builder
+	in, quote, esc := false, byte(0), false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case esc:
+			w.WriteByte(c)
+			esc = false
+		case c == '\\':
+			esc, in = true, true
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteByte(c)
+		case c == '"' || c == '\'':
+			quote, in = c, true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			if in {
+				words = append(words, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// quoteUnitWord writes a word back so that unitWords reads it again.
+func quoteUnitWord(w string) string {
+	if w != "" && !strings.ContainsAny(w, " \t\"'\\") {
+		return w
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(w) + `"`
+}
+
+// unitEnvironmentFiles are the absolute files the EnvironmentFile=
+// lines of the unit files in dir and its subfolders (drop-ins) name,
+// their links resolved.
+func unitEnvironmentFiles(dir string) []string {
+	var files []string
+	for _, g := range []string{"*", "*/*"} {
+		m, _ := filepath.Glob(filepath.Join(dir, g))
+		files = append(files, m...)
+	}
+	var out []string
+	for i, f := range files {
+		if i >= maxUnitFiles {
+			break
+		}
+		if fi, err := os.Lstat(f); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		b, err := readSmallRegular(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range unitLines(b) {
+			key, val, ok := strings.Cut(line, "=")
+			if !ok || strings.TrimSpace(key) != "EnvironmentFile" {
+				continue
+			}
+			for _, p := range unitWords(val) {
+				p = strings.TrimPrefix(p, "-")
+				if !filepath.IsAbs(p) {
+					continue
+				}
+				if real, err := walkedAbs(p); err == nil && !slices.Contains(out, real) {
+					out = append(out, real)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,44 @@
+package agent
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestSysConfigFilters: what each filter leaves of a line, and what it
+// keeps: continued lines judged whole, quoting read as systemd reads it,
+// a password key in every spelling yum, dnf and wget accept.
+func TestSysConfigFilters(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		filter sysConfigFilter
+		in     string
+		want   string
+		keys   []string
+	}{
+		{"apt proxy", filterURLs, `Acquire::ftp::Proxy "ftp://u:p@proxy:21/";` + "\n", `Acquire::ftp::Proxy "ftp://proxy:21/";` + "\n", nil},
+		{"apt plain", filterURLs, "APT::Install-Recommends \"false\";\n", "APT::Install-Recommends \"false\";\n", nil},
+		{"pem anywhere", filterURLs, "a\nkey=-----BEGIN RSA PRIVATE KEY-----x\nb\n", "a\nb\n", nil},
+		{"wget spellings", filterPasswords, "passwd=a\nHTTP-Password = b\nftp_passwd=c\nuser=ci\n", "user=ci\n", nil},
+		{"dnf key", filterPasswords, "proxy_sslclientkey = /k/p.key\nsslclientkey=\"rel.key\"\n", "proxy_sslclientkey = /k/p.key\nsslclientkey=\"rel.key\"\n", []string{"/k/p.key", "rel.key"}},
+		{"continued", filterEnvironment, "Environment=TZ=UTC \\\n  SECRET=x\nUser=ci\n", "Environment=TZ=UTC\nUser=ci\n", nil},
+		{"quoted", filterEnvironment, `Environment="LANG=C.UTF-8" 'API_KEY=a b' "TZ=Europe/X Y"` + "\n", `Environment=LANG=C.UTF-8 "TZ=Europe/X Y"` + "\n", nil},
+		{"none passes", filterEnvironment, "DefaultEnvironment=TOKEN=a\n[Manager]\n", "[Manager]\n", nil},
+		{"other key", filterEnvironment, "PassEnvironment=TOKEN\n", "PassEnvironment=TOKEN\n", nil},
+		{"shell words", filterShellURLs, "PS1='${c:+($c)}\\u@\\h:\\w' \\\n  x=\"https://u:p@h/\"\n", "PS1='${c:+($c)}\\u@\\h:\\w' \\\n  x=\"https://h/\"\n", nil},
+		{"space separated", filterPasswords, "bindpw s\n  passwordeval gpg -d p\npassive_ftp = on\n", "  passwordeval gpg -d p\npassive_ftp = on\n", nil},
+		{"mount options", filterMountOptions, "# pass=x\n//n/s  /m cifs  pw=a,credentials=/c,ro  0 0\n", "# pass=x\n//n/s  /m cifs  credentials=/c,ro  0 0\n", []string{"/c"}},
+		{"path tokens", filterURLs, "a https://dl.cloudsmith.io/tok1/acme/r/ b https://dl.cloudsmith.io/public/acme/r/ c https://conda.anaconda.org/t/tok2/main d https://example.test/t/x/y\n", "a https://dl.cloudsmith.io/acme/r/ b https://dl.cloudsmith.io/public/acme/r/ c https://conda.anaconda.org/main d https://example.test/t/x/y\n", nil},
+		{"allowed proxy", filterEnvironment, "Environment=LANG=http://u:p@h\n", "Environment=LANG=http://h\n", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got, keys := filterSysConfig([]byte(c.in), c.filter, nil, nil)
+			if string(got) != c.want || !slices.Equal(keys, c.keys) {
+				t.Errorf("got %q %q, want %q %q", got, keys, c.want, c.keys)
+			}
+		})
+	}
+}
