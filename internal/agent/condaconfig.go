@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 )
 
 // conda's machine-wide configurations.
@@ -92,26 +91,5 @@ func stripCondaCredentials(b []byte) (view []byte, keyFiles []string) {
 // configuration without its credentials, where that changed it, and
 // the absolute client key files they name, to cover.
 func condaConfigViews(base []string) (overlays []FileOverlay, keys []string) {
-	for _, p := range condaConfigFiles(base) {
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			continue
-		}
-		b, err := readSmallRegular(real)
-		if err != nil {
-			continue
-		}
-		view, named := stripCondaCredentials(b)
-		for _, k := range named {
-			if strings.HasPrefix(k, "/") {
-				if k, err := walkedAbs(k); err == nil {
-					keys = append(keys, k)
-				}
-			}
-		}
-		if !bytes.Equal(view, b) && !slices.ContainsFunc(overlays, func(o FileOverlay) bool { return o.Path == real }) {
-			overlays = append(overlays, FileOverlay{Path: real, Content: view})
-		}
-	}
-	return overlays, keys
+	return strippedViews(condaConfigFiles(base), stripCondaCredentials, false)
 }

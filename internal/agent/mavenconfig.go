@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -114,27 +113,13 @@ var mavenPrivateKey = regexp.MustCompile(`<privateKey>\s*([^<\s]+)\s*</privateKe
 // settings without credentials, where stripping changed them, and the
 // private key files (absolute) its servers name, to cover.
 func mavenConfigViews(base []string) (out []FileOverlay, keys []string) {
-	for _, p := range mavenSettingsFiles(base) {
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			continue
-		}
-		b, err := readSmallRegular(real)
-		if err != nil {
-			continue
-		}
+	out, keys = strippedViews(mavenSettingsFiles(base), func(b []byte) ([]byte, []string) {
+		var named []string
 		for _, m := range mavenPrivateKey.FindAllSubmatch(b, -1) {
-			if k := string(m[1]); filepath.IsAbs(k) {
-				if k, err := walkedAbs(k); err == nil {
-					keys = append(keys, k)
-				}
-			}
+			named = append(named, string(m[1]))
 		}
-		view := stripMavenCredentials(b)
-		if !bytes.Equal(view, b) && !slices.ContainsFunc(out, func(o FileOverlay) bool { return o.Path == real }) {
-			out = append(out, FileOverlay{Path: real, Content: view})
-		}
-	}
+		return stripMavenCredentials(b), named
+	}, false)
 	for _, k := range mavenArgFiles(base, mavenSecurityOptions) {
 		if k, err := walkedAbs(k); err == nil {
 			keys = append(keys, k)

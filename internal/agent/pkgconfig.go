@@ -157,7 +157,17 @@ func toolCacheConfigs(base []string) []string {
 // package configuration without its credentials, where stripping
 // changed it, and the client key files they name, to cover.
 func packageConfigViews(base []string) (overlays []FileOverlay, keys []string) {
-	for _, p := range packageConfigFiles(base) {
+	return strippedViews(packageConfigFiles(base), stripConfigCredentials, true)
+}
+
+// strippedViews reads each file (its links resolved, a small regular
+// file only) and strips it with strip: an overlay shows the file
+// stripped where that changed it (each real file once), and the key
+// files strip names are returned to cover, as a process opening them
+// would walk them; a relative name is taken from the file's folder when
+// relKeys is set and left out otherwise.
+func strippedViews(files []string, strip func([]byte) ([]byte, []string), relKeys bool) (overlays []FileOverlay, keys []string) {
+	for _, p := range files {
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			continue
@@ -166,15 +176,11 @@ func packageConfigViews(base []string) (overlays []FileOverlay, keys []string) {
 		if err != nil {
 			continue
 		}
-		view, named := stripConfigCredentials(b)
-		for _, k := range named {
-			if !filepath.IsAbs(k) {
-				k = filepath.Dir(real) + "/" + k
-			}
-			if k, err := walkedAbs(k); err == nil {
-				keys = append(keys, k)
-			}
+		view, named := strip(b)
+		if !relKeys {
+			named = slices.DeleteFunc(named, func(k string) bool { return !filepath.IsAbs(k) })
 		}
+		keys = append(keys, absKeys(named, filepath.Dir(real))...)
 		if !bytes.Equal(view, b) && !slices.ContainsFunc(overlays, func(o FileOverlay) bool { return o.Path == real }) {
 			overlays = append(overlays, FileOverlay{Path: real, Content: view})
 		}
