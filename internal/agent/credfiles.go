@@ -201,7 +201,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			out = append(out, p)
 		}
 	}
-	for _, p := range append(append(gitSSHKeys(base), envConfigFiles(base)...), teamcityFiles(base)...) {
+	for _, p := range append(append(append(gitSSHKeys(base), envConfigFiles(base)...), teamcityFiles(base)...), npmUserConfigs(base, passed)...) {
 		if p, err := walkedAbs(p); err == nil && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
