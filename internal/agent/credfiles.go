@@ -148,6 +148,10 @@ var credentialVars = []credentialVar{
 // covered, when planex holds the variable.
 var toolHomeCredentials = []struct{ name, file string }{
 	{"GRADLE_USER_HOME", "gradle.properties"},
+	// A Gradle installation's own properties and init scripts (its
+	// init.d folder), which can hold repository credentials too.
+	{"GRADLE_HOME", "gradle.properties"},
+	{"GRADLE_HOME", "init.d"},
 	{"COMPOSER_HOME", "auth.json"},
 	{"HELM_CONFIG_HOME", "registry/config.json"},
 	{"HELM_CONFIG_HOME", "repositories.yaml"},

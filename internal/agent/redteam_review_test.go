@@ -518,3 +518,21 @@ func TestRedTeamNpmConfigOddCase(t *testing.T) {
 	env := []string{"PATH=/usr/bin:/bin", "Npm_Config_Userconfig=" + dir + "/ci/user-npmrc", "NPM_Config_Globalconfig=" + dir + "/ci/global-npmrc"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamGradleInstallationCredentials: a Gradle installation
+// (GRADLE_HOME) reads its own gradle.properties and the init scripts of
+// its init.d folder, where a runner image can keep repository
+// credentials. A contained agent read them; the installation's other
+// files stay.
+func TestRedTeamGradleInstallationCredentials(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-gradlehome-")
+	files := map[string]string{
+		"gradle/gradle.properties":       "repoPassword=loot-gradle-home-props",
+		"gradle/init.d/repos.gradle":     "credentials { password 'loot-gradle-init' }",
+		"gradle/lib/gradle-launcher.txt": "gradle-lib-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "GRADLE_HOME=" + dir + "/gradle"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
