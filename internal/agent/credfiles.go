@@ -148,6 +148,10 @@ var credentialVars = []credentialVar{
 // covered, when planex holds the variable.
 var toolHomeCredentials = []struct{ name, file string }{
 	{"GRADLE_USER_HOME", "gradle.properties"},
+	// A Gradle installation's own properties and init scripts (its
+	// init.d folder), which can hold repository credentials too.
+	{"GRADLE_HOME", "gradle.properties"},
+	{"GRADLE_HOME", "init.d"},
 	{"COMPOSER_HOME", "auth.json"},
 	{"HELM_CONFIG_HOME", "registry/config.json"},
 	{"HELM_CONFIG_HOME", "repositories.yaml"},
@@ -201,7 +205,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			out = append(out, p)
 		}
 	}
-	for _, p := range append(append(gitSSHKeys(base), envConfigFiles(base)...), teamcityFiles(base)...) {
+	for _, p := range append(append(append(gitSSHKeys(base), envConfigFiles(base)...), teamcityFiles(base)...), npmUserConfigs(base, passed)...) {
 		if p, err := walkedAbs(p); err == nil && !slices.Contains(out, p) {
 			out = append(out, p)
 		}

@@ -60,13 +60,8 @@ func packageConfigFiles(base []string) []string {
 			add(p)
 		}
 	}
-	for _, name := range []string{"NPM_CONFIG_PREFIX", "npm_config_prefix"} {
-		if p := lookup(base, name); p != "" {
-			add(filepath.Join(p, "etc", "npmrc"))
-		}
-	}
-	for _, name := range []string{"NPM_CONFIG_GLOBALCONFIG", "npm_config_globalconfig"} {
-		add(lookup(base, name))
+	for _, p := range npmConfigNamed(base) {
+		add(p)
 	}
 	for _, p := range toolCacheConfigs(base) {
 		add(p)
@@ -423,4 +418,39 @@ func environmentFileView(path string, kind envFileKind, allow, secrets []string)
 		return nil
 	}
 	return []FileOverlay{{Path: real, Content: out.Bytes()}}
+}
+
+// npmConfigNamed lists the npm configuration files base's npm_config_*
+// variables name: npm reads those variables whatever the case of their
+// names (NPM_Config_Globalconfig too), so each spelling counts: the
+// global npmrc below a prefix and the global npmrc named.
+func npmConfigNamed(base []string) []string {
+	var out []string
+	for _, kv := range base {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || val == "" {
+			continue
+		}
+		switch strings.ToLower(name) {
+		case "npm_config_prefix":
+			out = append(out, filepath.Join(val, "etc", "npmrc"))
+		case "npm_config_globalconfig":
+			out = append(out, val)
+		}
+	}
+	return out
+}
+
+// npmUserConfigs lists the user npmrc files base's npm_config_userconfig
+// variables name in any case of the name (npm reads them all), but the
+// ones passed on to the agent under that very name.
+func npmUserConfigs(base, passed []string) []string {
+	var out []string
+	for _, kv := range base {
+		name, val, ok := strings.Cut(kv, "=")
+		if ok && val != "" && strings.EqualFold(name, "npm_config_userconfig") && lookup(passed, name) == "" {
+			out = append(out, val)
+		}
+	}
+	return out
 }

@@ -500,3 +500,39 @@ func TestRedTeamTeamCityBuildFilesHidden(t *testing.T) {
 	env := []string{"PATH=/usr/bin:/bin", "TEAMCITY_BUILD_PROPERTIES_FILE=" + tmp + "/teamcity.build1.properties"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamNpmConfigOddCase: npm reads its npm_config_* variables
+// whatever the case of their names, so a user npmrc or a global one
+// named by Npm_Config_Userconfig or NPM_Config_Globalconfig is read
+// like one named by the usual spellings. A contained agent read both,
+// registry tokens in them; planex looked up the two usual spellings
+// only.
+func TestRedTeamNpmConfigOddCase(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-npmcase-")
+	files := map[string]string{
+		"ci/user-npmrc":   "//registry.example.com/:_authToken=loot-npm-user",
+		"ci/global-npmrc": "//npm.example.com/:_authToken=loot-npm-global",
+		"ci/readme":       "npm-folder-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "Npm_Config_Userconfig=" + dir + "/ci/user-npmrc", "NPM_Config_Globalconfig=" + dir + "/ci/global-npmrc"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestRedTeamGradleInstallationCredentials: a Gradle installation
+// (GRADLE_HOME) reads its own gradle.properties and the init scripts of
+// its init.d folder, where a runner image can keep repository
+// credentials. A contained agent read them; the installation's other
+// files stay.
+func TestRedTeamGradleInstallationCredentials(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-gradlehome-")
+	files := map[string]string{
+		"gradle/gradle.properties":       "repoPassword=loot-gradle-home-props",
+		"gradle/init.d/repos.gradle":     "credentials { password 'loot-gradle-init' }",
+		"gradle/lib/gradle-launcher.txt": "gradle-lib-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "GRADLE_HOME=" + dir + "/gradle"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
