@@ -40,15 +40,7 @@ func TestRedTeamConfigSSHCommandSpellings(t *testing.T) {
 	})
 	r.noSecretAnywhere(t)
 	r.mustHaveRun(t, "a/t1.txt")
-	loot := r.show(t, "a/loot.txt")
-	if !strings.Contains(loot, "id_joined") || !strings.Contains(loot, "read") {
-		t.Fatalf("the agent did not find the keys' names or did not read:\n%s", loot)
-	}
-	for name, v := range secrets {
-		if strings.Contains(loot, v) {
-			t.Errorf("the agent read %s, which the repository's core.sshCommand names:\n%s", name, loot)
-		}
-	}
+	r.loot(t, []string{"id_joined", "read"}, secrets, "the repository's core.sshCommand names")
 }
 
 // TestRedTeamConfigNamedProgramsAndSigningKey: the repository's git

@@ -315,15 +315,7 @@ func TestRedTeamCITempHidden(t *testing.T) {
 	})
 	r.noSecretAnywhere(t)
 	r.mustHaveRun(t, "a/t1.txt")
-	loot := r.show(t, "a/loot.txt")
-	if !strings.Contains(loot, "looked") || !strings.Contains(loot, "KUBECONFIG") {
-		t.Fatalf("the agent did not look:\n%s", loot)
-	}
-	for _, secret := range secrets {
-		if strings.Contains(loot, secret) {
-			t.Errorf("the agent read %q:\n%s", secret, loot)
-		}
-	}
+	r.loot(t, []string{"looked", "KUBECONFIG"}, secrets, "a CI system keeps beside the job")
 }
 
 // gitIn runs git in dir with env added to the environment and fails the

@@ -78,15 +78,7 @@ func TestRedTeamConfigNamedKeyFiles(t *testing.T) {
 	})
 	r.noSecretAnywhere(t)
 	r.mustHaveRun(t, "a/t1.txt")
-	loot := r.show(t, "a/loot.txt")
-	if !strings.Contains(loot, "id_checkout") || !strings.Contains(loot, "read") {
-		t.Fatalf("the agent did not find the key's name or did not read:\n%s", loot)
-	}
-	for name, v := range secrets {
-		if strings.Contains(loot, v) {
-			t.Errorf("the agent read %s, which the repository's config names:\n%s", name, loot)
-		}
-	}
+	r.loot(t, []string{"id_checkout", "read"}, secrets, "the repository's config names")
 }
 
 // TestRedTeamIgnoredLinkToOutsideSecret: the user's ignored .env is a
