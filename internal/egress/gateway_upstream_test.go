@@ -35,16 +35,7 @@ func TestRedTeamGatewayKeyEchoedByUpstream(t *testing.T) {
 		io.WriteString(w, got[10:]+", again: "+got+"\"}\n\n")
 	}))
 	defer hs.Close()
-	u, _ := url.Parse(hs.URL)
-	c := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: key, Placeholder: "ph"})
-	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(`{"model":"m","messages":[]}`))
-	req.Header.Set("X-Api-Key", "ph")
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := answerVia(t, hs.URL, key)
 	mask := strings.Repeat("*", len(key))
 	if strings.Contains(string(body), key) || strings.Contains(resp.Header.Get("X-Debug-Key"), key) {
 		t.Fatalf("the answer carries the real key: header %q, body %q", resp.Header.Get("X-Debug-Key"), body)
@@ -314,10 +305,7 @@ func TestRedTeamGatewayKeyInAMalformedAnswer(t *testing.T) {
 			}()
 		}
 	}()
-	u, _ := url.Parse("http://" + ln.Addr().String())
-	c := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: key, Placeholder: "ph"})
-	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(`{"model":"m","messages":[]}`))
-	req.Header.Set("X-Api-Key", "ph")
+	c, req := anthropicCallVia(t, "http://"+ln.Addr().String(), key)
 	status, msg := statusOf(t, c, req)
 	if strings.Contains(msg, key) {
 		t.Fatalf("the caller read the key in the gateway's error: %q", msg)
@@ -340,15 +328,7 @@ func TestRedTeamGatewayKeyInAHeaderName(t *testing.T) {
 		io.WriteString(w, `{}`)
 	}))
 	defer hs.Close()
-	u, _ := url.Parse(hs.URL)
-	c := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: key, Placeholder: "ph"})
-	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(`{"model":"m","messages":[]}`))
-	req.Header.Set("X-Api-Key", "ph")
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp, _ := answerVia(t, hs.URL, key)
 	masked := false
 	for name := range resp.Header {
 		if strings.Contains(strings.ToLower(name), strings.ToLower(key)) {
@@ -359,4 +339,32 @@ func TestRedTeamGatewayKeyInAHeaderName(t *testing.T) {
 	if !masked {
 		t.Errorf("got the header %v, want the echoed name with the key masked", resp.Header)
 	}
+}
+
+// anthropicCallVia is a gateway for key in front of the upstream at
+// upstreamURL and a Messages call to it carrying the placeholder.
+func anthropicCallVia(t *testing.T, upstreamURL, key string) (*http.Client, *http.Request) {
+	t.Helper()
+	u, err := url.Parse(upstreamURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: key, Placeholder: "ph"})
+	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(`{"model":"m","messages":[]}`))
+	req.Header.Set("X-Api-Key", "ph")
+	return c, req
+}
+
+// answerVia sends anthropicCallVia's call and returns its answer, the
+// body read whole.
+func answerVia(t *testing.T, upstreamURL, key string) (*http.Response, []byte) {
+	t.Helper()
+	c, req := anthropicCallVia(t, upstreamURL, key)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, body
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 )
@@ -43,16 +42,7 @@ func TestRedTeamGatewayKeyEchoedEncoded(t *testing.T) {
 		}
 	}))
 	defer hs.Close()
-	u, _ := url.Parse(hs.URL)
-	c := serveGateway(t, &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: key, Placeholder: "ph"})
-	req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(`{"model":"m","messages":[]}`))
-	req.Header.Set("X-Api-Key", "ph")
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := answerVia(t, hs.URL, key)
 	seen := string(body) + "\n" + resp.Header.Get("X-Debug-Request")
 	for _, e := range append(encoded, base64.StdEncoding.EncodeToString([]byte("X-Api-Key: "+key))) {
 		// What decodes to the key's inner bytes: the encoding less the
