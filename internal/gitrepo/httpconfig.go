@@ -1,7 +1,6 @@
 package gitrepo
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +20,11 @@ var ErrUnsafeHTTPConfig = errors.New("the repository's git config chooses whom h
 // alone or for a URL (http.<url>.<key>). Names come from git in lower
 // case but for the URL.
 var httpTrustKey = regexp.MustCompile(`^http\.(?:.+\.)?(sslverify|sslcainfo|sslcapath|curloptresolve)$`)
+
+// maxHTTPSettings bounds what httpOverrides reads of the settings: a
+// configuration holding more is refused, never read in part (a setting
+// past the cut would keep its effect).
+const maxHTTPSettings = 1 << 20
 
 // httpOverrides reads the repository's configuration (with its includes:
 // the system and global files are never read) for the settings that
@@ -44,9 +48,9 @@ func httpOverrides(ctx context.Context, r *Repo) ([]setting, error) {
 	if err != nil {
 		return nil, err
 	}
-	var stdout bytes.Buffer
+	stdout := &headBuffer{max: maxHTTPSettings + 1}
 	stderr := &headBuffer{max: 64 << 10}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.b.Len() == 0 {
@@ -54,9 +58,12 @@ func httpOverrides(ctx context.Context, r *Repo) ([]setting, error) {
 		}
 		return nil, fmt.Errorf("reading the repository's https settings: %s", strings.TrimSpace(stderr.b.String()+" "+err.Error()))
 	}
+	if stdout.b.Len() > maxHTTPSettings {
+		return nil, fmt.Errorf("%w: its https settings pass %d bytes", ErrUnsafeHTTPConfig, maxHTTPSettings)
+	}
 	var out []setting
 	seen := map[string]bool{}
-	for _, entry := range strings.Split(stdout.String(), "\x00") {
+	for _, entry := range strings.Split(stdout.b.String(), "\x00") {
 		key, _, _ := strings.Cut(entry, "\n")
 		m := httpTrustKey.FindStringSubmatch(key)
 		if m == nil || seen[key] {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -106,6 +107,21 @@ func TestHTTPOverrides(t *testing.T) {
 	}
 	if got, err := httpOverrides(ctx, newRepo(t)); err != nil || len(got) != 0 {
 		t.Errorf("a config without them: %v %v", got, err)
+	}
+	// More settings than planex reads (a git-directory writer's) are
+	// refused, not read in part: one past the cut would keep its effect.
+	big := newRepo(t)
+	f, err := os.OpenFile(filepath.Join(big.Root, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 30000; i++ {
+		fmt.Fprintf(f, "[http \"https://h%d.example/\"]\n\tsslVerify = true\n", i)
+	}
+	f.WriteString("[http]\n\tsslVerify = false\n")
+	f.Close()
+	if _, err := httpOverrides(ctx, big); !errors.Is(err, ErrUnsafeHTTPConfig) {
+		t.Errorf("a config with over %d bytes of https settings: err %v, want ErrUnsafeHTTPConfig", maxHTTPSettings, err)
 	}
 }
 
