@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -37,19 +38,17 @@ const (
 const OtherModels = "\x00other models"
 
 // Add counts one call's tokens under model; past maxMeterModels models
-// (or with a longer name) under OtherModels (with LongPrompt kept).
+// (or with a longer name) under OtherModels (with its marks, a tier's
+// and LongPrompt, kept).
 func (m *Meter) Add(model string, u usage.Usage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byModel == nil {
 		m.byModel = map[string]usage.Usage{}
 	}
-	base, long := strings.CutSuffix(model, LongPrompt)
+	base, marks := splitMarks(model)
 	if _, ok := m.byModel[model]; len(base) > maxMeterModel || strings.ContainsRune(base, 0) || !ok && len(m.byModel) >= maxMeterModels {
-		model = OtherModels
-		if long {
-			model += LongPrompt
-		}
+		model = OtherModels + marks
 	}
 	m.byModel[model] = m.byModel[model].Add(u.Bounded()).Bounded()
 }
@@ -63,6 +62,58 @@ const (
 	LongPrompt       = " (prompt over 200K tokens)"
 	LongPromptTokens = 200_000
 )
+
+// PriorityTier marks, after its model's name (and before LongPrompt), the
+// tokens of the calls whose answer says they ran in the provider's
+// priority tier (OpenAI's priority processing, Anthropic's Priority
+// Tier), which bills about twice the list price; PremiumTier those of a
+// tier billed above the list price by an amount the meter does not know
+// (OpenAI's scale and ultrafast tiers, a tier named later), priced as
+// the dearest premium known, Anthropic's fast mode at six times the list
+// price. A call need not ask for such a tier to run in it: a project's
+// or organisation's default applies to a call that asks for none (or
+// "auto"), and only the answer tells.
+const (
+	PriorityTier = " (priority tier)"
+	PremiumTier  = " (premium tier)"
+)
+
+// tierMark is the mark an answer's service tier puts on its tokens
+// (PriorityTier, PremiumTier; "" for a tier billed at most at the list
+// price, or none named).
+func tierMark(tier string) string {
+	switch fold(tier) {
+	case "", "auto", "default", "standard", "standardonly", "flex", "batch":
+		return ""
+	case "priority":
+		return PriorityTier
+	}
+	return PremiumTier
+}
+
+// dearerMark is the dearer of two tier marks.
+func dearerMark(a, b string) string {
+	if a == PremiumTier || b == PremiumTier {
+		return PremiumTier
+	}
+	return cmp.Or(a, b)
+}
+
+// splitMarks splits a name the meter counts under into its model and
+// its marks (a tier's, then LongPrompt), as meterCall put them.
+func splitMarks(model string) (base, marks string) {
+	base, long := strings.CutSuffix(model, LongPrompt)
+	for _, m := range []string{PriorityTier, PremiumTier} {
+		if b, ok := strings.CutSuffix(base, m); ok {
+			base, marks = b, m
+			break
+		}
+	}
+	if long {
+		marks += LongPrompt
+	}
+	return base, marks
+}
 
 // Totals returns a copy of the tokens counted so far, per model.
 func (m *Meter) Totals() map[string]usage.Usage {
@@ -88,6 +139,8 @@ type wireUsage struct {
 	ServerToolUse struct {
 		WebSearch int64 `json:"web_search_requests"`
 	} `json:"server_tool_use"`
+	// ServiceTier is the tier an Anthropic answer ran in (tierMark).
+	ServiceTier  string `json:"service_tier"`
 	InputDetails struct {
 		Cached int64 `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
@@ -200,6 +253,9 @@ type answerUsage struct {
 	// web_search_call items of the final output list (listed), or of
 	// the output_item events, each item told twice (added, done).
 	searches, listed, itemEvents int64
+	// tier is the mark of the dearest service tier the answer named
+	// (tierMark): in its usage (Anthropic) or beside it (OpenAI).
+	tier string
 	// dropped says a usage object was too long to read (skimDropped):
 	// what was found is not the whole answer's usage.
 	dropped bool
@@ -266,6 +322,8 @@ func (a *answerUsage) takeName(kind skimKind, raw []byte) {
 	switch {
 	case kind == skimModel && m != "":
 		a.model = m
+	case kind == skimTier:
+		a.tier = dearerMark(a.tier, tierMark(m))
 	case kind == skimListedItem && m == "web_search_call":
 		a.listed = min(a.listed+1, usage.MaxTokens)
 	case kind == skimEventItem && m == "web_search_call":
@@ -283,6 +341,7 @@ func (a *answerUsage) takeUsage(raw []byte) {
 	u := w.tokens(a.p).Bounded()
 	a.found = true
 	a.u = largest(a.u, u)
+	a.tier = dearerMark(a.tier, tierMark(w.ServiceTier))
 	a.searches = max(a.searches, min(w.ServerToolUse.WebSearch, usage.MaxTokens))
 	if a.p != ProviderAnthropic {
 		return
@@ -428,6 +487,9 @@ const (
 	// alone and left out of the usage object's capture.
 	skimUsageBegins
 	skimIteration
+	// skimTier is the service tier an OpenAI answer names beside its
+	// usage.
+	skimTier
 )
 
 const (
@@ -614,6 +676,8 @@ func (s *skim) valueStart(c byte) {
 		s.kind = skimUsage
 	case c == '"' && (name == "model" || name == "modelVersion"):
 		s.kind = skimModel
+	case c == '"' && name == "service_tier":
+		s.kind = skimTier
 	default:
 		return
 	}
@@ -751,24 +815,28 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 		}
 		u.InputTokens, u.OutputTokens = max(u.InputTokens, reqBytes), max(u.OutputTokens, out, cutBound)
 	}
+	var tier string
 	if read != nil {
-		u.CostUSD = read.usage.fee()
+		u.CostUSD, tier = read.usage.fee(), read.usage.tier
 	}
+	g.Meter.Add(marked(model, tier, u), u)
+	if read != nil {
+		for m, x := range read.usage.beyond {
+			// The parts run beside the answer's own model (an advisor's
+			// consults) are taken to run in its tier.
+			g.Meter.Add(marked(cmp.Or(m, model), tier, x), x)
+		}
+	}
+}
+
+// marked is the name the meter counts u, tokens of model, under: with
+// the mark of the tier they ran in and LongPrompt after a long prompt.
+func marked(model, tier string, u usage.Usage) string {
+	model += tier
 	if u.InputTokens > LongPromptTokens {
 		model += LongPrompt
 	}
-	g.Meter.Add(model, u)
-	if read != nil {
-		for m, x := range read.usage.beyond {
-			if m == "" {
-				m = strings.TrimSuffix(model, LongPrompt)
-			}
-			if x.InputTokens > LongPromptTokens {
-				m += LongPrompt
-			}
-			g.Meter.Add(m, x)
-		}
-	}
+	return model
 }
 
 // inflight counts the calls a gateway is serving, so that stopping it

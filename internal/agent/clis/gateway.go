@@ -112,7 +112,8 @@ func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, 
 // variant such as gpt-5-pro or a *-preview, a new id, or one of the
 // models past what the meter keeps apart) at the dearest row of the
 // provider (meteredPrice); a call whose prompt was long at its long-context
-// rates; and the per-call fees the gateway metered are added.
+// rates, and one whose answer named a premium tier at that tier's; and the
+// per-call fees the gateway metered are added.
 func (a *Agent) metered(totals map[string]agent.Usage) agent.Usage {
 	var u agent.Usage
 	for m, t := range totals {
@@ -132,6 +133,16 @@ func (a *Agent) meteredPrice(model string) builtin.Price {
 		p := a.meteredPrice(base)
 		return builtin.Price{InPerMTok: 2 * p.InPerMTok, OutPerMTok: 1.5 * p.OutPerMTok,
 			CacheReadPerMTok: 2 * p.CacheReadPerMTok, CacheWritePerMTok: 2 * p.CacheWritePerMTok}
+	}
+	for mark, times := range map[string]float64{egress.PriorityTier: 2, egress.PremiumTier: 6} {
+		if base, ok := strings.CutSuffix(model, mark); ok {
+			// A premium tier the answer named: priority processing at
+			// twice every rate, a tier of unknown price at six times
+			// (Anthropic's fast mode, the dearest premium known).
+			p := a.meteredPrice(base)
+			return builtin.Price{InPerMTok: times * p.InPerMTok, OutPerMTok: times * p.OutPerMTok,
+				CacheReadPerMTok: times * p.CacheReadPerMTok, CacheWritePerMTok: times * p.CacheWritePerMTok}
+		}
 	}
 	step := a.cfg.Price
 	if step == nil {

@@ -148,6 +148,16 @@ func TestRedTeamMeteredModelPrices(t *testing.T) {
 		{"claude", "claude-sonnet-5-5", user, "claude-sonnet-5-5" + egress.LongPrompt, 3.5},
 		{"claude", "claude-sonnet-5-5", nil, "claude-unheard-of-9" + egress.LongPrompt, 142.5},
 		{"claude", "claude-sonnet-5-5", nil, egress.OtherModels + egress.LongPrompt, 142.5},
+		// A call the answer says ran in a premium tier (a project's or
+		// organisation's default): priority at twice every rate, a tier
+		// of unknown price at six times (fast mode's), after the long
+		// prompt's rates; the user's price is multiplied too.
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5" + egress.PriorityTier, 24},
+		{"claude", "claude-sonnet-5-5", user, "claude-sonnet-5-5" + egress.PriorityTier, 4},
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5" + egress.PriorityTier + egress.LongPrompt, 38},
+		{"claude", "claude-sonnet-5-5", nil, egress.OtherModels + egress.PriorityTier, 180},
+		{"codex", "gpt-6.1-sol", nil, "gpt-6.1-sol" + egress.PriorityTier, 24},
+		{"codex", "gpt-6.1-sol", nil, "gpt-6.1-sol" + egress.PremiumTier, 72},
 	})
 	// The per-call fees the gateway metered (web searches) add to the cost.
 	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
