@@ -377,6 +377,9 @@ func (w *bodyWalk) close() error {
 	} else if top.env && (top.hosted || !top.local) {
 		return fmt.Errorf("%w (a tool environment other than local: a hosted container, billed per session beyond its tokens)", ErrUnmetered)
 	}
+	if top := w.stack[len(w.stack)-1]; top.search {
+		w.shape.openAISearches++
+	}
 	if t := w.stack[len(w.stack)-1].tool; t != nil && t.kind != toolOther {
 		w.shape.tools = append(w.shape.tools, *t)
 	}

@@ -61,8 +61,10 @@ type gatewayed struct {
 // the key's variable and the gateway's address as its base URL.
 // Every billed call it forwards is counted on meter, after admit (when
 // not nil) let it through, its output limit held to limitOut's (when not
-// nil).
-func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error, limitOut func(string) (int64, func())) (*gatewayed, error) {
+// nil), and its web searches to what limitOut's part for them pays for,
+// priced by worth.
+func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error, limitOut func(string) (int64, func()),
+	worth func(string, agent.Usage) int64) (*gatewayed, error) {
 	up, provider, err := a.upstream()
 	if err != nil {
 		return nil, err
@@ -82,7 +84,7 @@ func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, 
 		return nil, fmt.Errorf("starting the model gateway: %w", err)
 	}
 	gw := &egress.Gateway{Provider: provider, Upstream: up, Key: lookupEnv(a.env(), s.keyVar), Placeholder: placeholder,
-		Meter: meter, Admit: admit, Cap: limitOut}
+		Meter: meter, Admit: admit, Cap: limitOut, Worth: worth}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
@@ -230,6 +232,24 @@ func (a *Agent) outputCap(id string, l agent.Limit, meter *egress.Meter) func(st
 			defer mu.Unlock()
 			held = agent.Usage{OutputTokens: max(held.OutputTokens-h.OutputTokens, 0), CostUSD: max(held.CostUSD-h.CostUSD, 0)}
 		})
+	}
+}
+
+// worth is what a usage of a model costs in the units of outputCap's
+// bound under the step's limit l: output tokens of that model, at its
+// metered output price where l is in dollars (the tokens at the model's
+// metered prices, and the fees), one for one where l is in tokens; the
+// larger where it is in both.
+func (a *Agent) worth(l agent.Limit) func(string, agent.Usage) int64 {
+	return func(model string, u agent.Usage) int64 {
+		var w int64
+		if l.Tokens > 0 {
+			w = u.InputTokens + u.OutputTokens
+		}
+		if p := a.meteredPrice(model); l.CostUSD > 0 && p.OutPerMTok > 0 {
+			w = max(w, int64(math.Ceil((p.Cost(tokenUsage(u))+u.CostUSD)/p.OutPerMTok*1e6)))
+		}
+		return w
 	}
 }
 

@@ -284,3 +284,28 @@ func checkMeteredPrices(t *testing.T, rows []meteredPrice) {
 }
 
 const meteredMillion = 1_000_000
+
+// TestSearchReadingWorth: the gateway holds a call's web searches to
+// what the part of the budget set aside for them pays for, each a
+// reading of the prompt and a fee, priced in the bound's units: output
+// tokens of the model at its metered prices under a limit in dollars
+// (a million input tokens and a $0.01 fee at Sonnet 5.5's $2 and $10:
+// $2.01, 201,000 output tokens), one for one under a limit in tokens.
+func TestSearchReadingWorth(t *testing.T) {
+	t.Parallel()
+	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
+	reading := agent.Usage{InputTokens: 1_000_000, CostUSD: 0.01}
+	for _, c := range []struct {
+		l    agent.Limit
+		want int64
+	}{
+		{agent.Limit{CostUSD: 5}, 201_000},
+		{agent.Limit{Tokens: 5_000_000}, 1_000_000},
+		{agent.Limit{CostUSD: 5, Tokens: 5_000_000}, 1_000_000},
+		{agent.Limit{}, 0},
+	} {
+		if got := a.worth(c.l)("claude-sonnet-5-5", reading); got != c.want {
+			t.Errorf("limit %+v: a reading worth %d output tokens, want %d", c.l, got, c.want)
+		}
+	}
+}
