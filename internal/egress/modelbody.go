@@ -165,6 +165,10 @@ type frame struct {
 	// env says the object is the environment of an OpenAI tool (the
 	// shell's); local that its type was "local", hosted anything else.
 	env, local, hosted bool
+	// callerTool says the object is an OpenAI tools entry whose type
+	// names a tool the caller runs (function, custom); builtinTool that
+	// a type named another (or twice, one of them another).
+	callerTool, builtinTool bool
 	// tool is the shape of an Anthropic tools entry (nil otherwise),
 	// which the gateway bounds where it is a server tool (serverTool).
 	tool *serverTool
@@ -380,6 +384,9 @@ func (w *bodyWalk) close() error {
 	if top := w.stack[len(w.stack)-1]; top.search {
 		w.shape.openAISearches++
 	}
+	if top := w.stack[len(w.stack)-1]; w.p == ProviderOpenAI && w.inTool() && (top.builtinTool || !top.callerTool) {
+		w.shape.builtinTools++
+	}
 	if t := w.stack[len(w.stack)-1].tool; t != nil && t.kind != toolOther {
 		w.shape.tools = append(w.shape.tools, *t)
 	}
@@ -396,7 +403,6 @@ func (w *bodyWalk) member(top *frame, name string) error {
 	switch {
 	case len(w.stack) == 1:
 		w.shape.topEmpty = false
-		w.shape.hasTools = w.shape.hasTools || top.key == "tools"
 	case w.inGenerationConfig():
 		w.shape.genEmpty = false
 	case top.tool != nil:
@@ -465,6 +471,8 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 		// (open_page) unless the request keeps it to the search index.
 		top := &w.stack[len(w.stack)-1]
 		top.search = top.search || w.p == ProviderOpenAI && strings.HasPrefix(fold(v), "websearch")
+		caller := fold(v) == "function" || fold(v) == "custom"
+		top.callerTool, top.builtinTool = top.callerTool || caller, top.builtinTool || !caller
 		if top.tool != nil {
 			top.tool.kind = max(top.tool.kind, kindOf(v))
 		}

@@ -33,9 +33,14 @@ type bodyShape struct {
 	// max_tool_calls values.
 	tools     []serverTool
 	toolCalls []span
-	// hasTools says the call has a top-level tools member: only then may
-	// the provider's own tools loop within it.
-	hasTools bool
+	// builtinTools counts an OpenAI call's tools the provider runs
+	// itself (any type but function and custom, which the caller runs):
+	// only they loop within the call, and max_tool_calls bounds only
+	// them. A call without one gets no max_tool_calls: an
+	// OpenAI-compatible server behind --base-url that knows no such
+	// member may refuse it, and the function tools it serves end the
+	// call each time.
+	builtinTools int
 	// openAISearches counts an OpenAI call's web search tools.
 	openAISearches int
 	// searches is how many web searches the gateway lets the call make
@@ -257,7 +262,7 @@ func capEdits(p Provider, sh bodyShape, limit, ins int64) []edit {
 	var top []string // members added at the top of the body
 	if p == ProviderOpenAI {
 		edits = append(edits, lowered(sh.toolCalls, searches)...)
-		if len(sh.toolCalls) == 0 && sh.hasTools {
+		if len(sh.toolCalls) == 0 && sh.builtinTools > 0 {
 			top = append(top, `"max_tool_calls":`+strconv.FormatInt(searches, 10))
 		}
 	}
