@@ -514,7 +514,8 @@ const bytesPerToken = 3
 // for, maxToolCalls at most, shared among its search tools, with a
 // release that gives back release's part and this one. Each search has
 // the model read the whole prompt again, billed as input, and bills a
-// fee (Worth prices both in the bound's units): with 8 searches let
+// fee (Worth prices both in the bound's units; a prompt the provider
+// holds, shape.stored, reckoned at LongPromptTokens at least): with 8 searches let
 // through whatever was left, one call overran a nearly spent budget by
 // nine readings of its prompt. Where the part pays for no search each
 // tool may make, the call is refused (ErrSearchBudget).
@@ -536,6 +537,12 @@ func (g *Gateway) searchLimits(shape bodyShape, model string, size int64, releas
 		fee = openAISearchFee
 	}
 	reading := usage.Usage{InputTokens: size/bytesPerToken + 1, CostUSD: fee}
+	if shape.stored {
+		// The prompt holds what the provider keeps, which the body
+		// does not show: reckoned as long as a prompt billed at the
+		// normal rates may be.
+		reading.InputTokens = max(reading.InputTokens, LongPromptTokens)
+	}
 	each := reading.InputTokens
 	if g.Worth != nil {
 		each = g.Worth(model, reading)

@@ -408,6 +408,7 @@ func (w *bodyWalk) member(top *frame, name string) error {
 	case top.tool != nil:
 		top.tool.empty = false
 	}
+	w.noteStored(top.key)
 	if top.policy && top.key != "type" {
 		// allowed_domains, domain_secrets: the container may connect out.
 		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)
@@ -434,6 +435,26 @@ func (w *bodyWalk) member(top *frame, name string) error {
 		}
 	}
 	return nil
+}
+
+// noteToolType notes a tools entry's type: one its caller runs, or
+// another (callerTool, builtinTool).
+func (f *frame) noteToolType(typ string) {
+	if t := fold(typ); t == "function" || t == "custom" {
+		f.callerTool = true
+	} else {
+		f.builtinTool = true
+	}
+}
+
+// noteStored notes, from a member's name (key, folded), a prompt that
+// holds what the provider keeps (an earlier response's conversation, a
+// stored conversation, an uploaded file), longer than the body shows.
+func (w *bodyWalk) noteStored(key string) {
+	top0 := len(w.stack) == 1 && w.p == ProviderOpenAI
+	if key == "fileid" || top0 && (key == "previousresponseid" || key == "conversation") {
+		w.shape.stored = true
+	}
 }
 
 // checkToolFee refuses a hosted tool whose per-use fee the answer's
@@ -471,8 +492,7 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 		// (open_page) unless the request keeps it to the search index.
 		top := &w.stack[len(w.stack)-1]
 		top.search = top.search || w.p == ProviderOpenAI && strings.HasPrefix(fold(v), "websearch")
-		caller := fold(v) == "function" || fold(v) == "custom"
-		top.callerTool, top.builtinTool = top.callerTool || caller, top.builtinTool || !caller
+		top.noteToolType(v)
 		if top.tool != nil {
 			top.tool.kind = max(top.tool.kind, kindOf(v))
 		}

@@ -41,6 +41,10 @@ type bodyShape struct {
 	// member may refuse it, and the function tools it serves end the
 	// call each time.
 	builtinTools int
+	// stored says the call's prompt holds what the provider keeps (an
+	// OpenAI previous_response_id or conversation, a file_id anywhere):
+	// it may be far longer than the body.
+	stored bool
 	// openAISearches counts an OpenAI call's web search tools.
 	openAISearches int
 	// searches is how many web searches the gateway lets the call make

@@ -45,6 +45,20 @@ func TestRedTeamGatewayBoundsSearchesByTheBudget(t *testing.T) {
 			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 2000, 0},
 		{"openai, nothing left for a search", ProviderOpenAI, "/responses",
 			`{"model":"gpt-6.1-sol","input":"` + long + `","tools":[{"type":"web_search","external_web_access":false}]}`, 2000, 0},
+		// A short body whose prompt the provider holds: an earlier
+		// response's conversation, a stored conversation, an uploaded
+		// file. It is reckoned as long as a prompt billed at the normal
+		// rates may be (200K tokens), which pays for no search here.
+		{"openai, a stored conversation", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","previous_response_id":"resp_1","input":"again","tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, a conversation", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","conversation":{"id":"conv_1"},"input":"again","tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, an uploaded file", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","input":[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"anthropic, an uploaded file", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file_id":"file_1"}}]}]}`, 20000, 0},
+		{"anthropic, a stored prompt and much left", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file_id":"file_1"}}]}]}`, 2000000, 8},
 		{"anthropic, a short prompt", ProviderAnthropic, "/v1/messages",
 			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[]}`, 20000, 8},
 	} {
