@@ -99,18 +99,32 @@ func dearerMark(a, b string) string {
 	return cmp.Or(a, b)
 }
 
-// splitMarks splits a name the meter counts under into its model and
-// its marks (a tier's, then LongPrompt), as meterCall put them.
-func splitMarks(model string) (base, marks string) {
-	base, long := strings.CutSuffix(model, LongPrompt)
-	for _, m := range []string{PriorityTier, PremiumTier} {
-		if b, ok := strings.CutSuffix(base, m); ok {
-			base, marks = b, m
-			break
-		}
+// RegionalInference marks, after a tier's mark, the tokens of the calls
+// whose answer says they ran in one region (an Anthropic usage's
+// inference_geo but global), which bills 1.1 times the list price: an
+// organisation's or workspace's default_inference_geo applies to a call
+// that names none.
+const RegionalInference = " (regional inference)"
+
+// geoMark is the mark an Anthropic usage's inference_geo puts on its
+// tokens: RegionalInference for a region, "" for global or none.
+func geoMark(geo string) string {
+	switch fold(geo) {
+	case "", "global", "notavailable":
+		return ""
 	}
-	if long {
-		marks += LongPrompt
+	return RegionalInference
+}
+
+// splitMarks splits a name the meter counts under into its model and
+// its marks (a tier's, RegionalInference, then LongPrompt), as
+// meterCall put them.
+func splitMarks(model string) (base, marks string) {
+	base = model
+	for _, m := range []string{LongPrompt, RegionalInference, PriorityTier, PremiumTier} {
+		if b, ok := strings.CutSuffix(base, m); ok {
+			base, marks = b, m+marks
+		}
 	}
 	return base, marks
 }
@@ -139,8 +153,12 @@ type wireUsage struct {
 	ServerToolUse struct {
 		WebSearch int64 `json:"web_search_requests"`
 	} `json:"server_tool_use"`
-	// ServiceTier is the tier an Anthropic answer ran in (tierMark).
+	// ServiceTier is the tier an Anthropic answer ran in (tierMark),
+	// Speed its speed (fast mode bills six times the list price) and
+	// InferenceGeo where it ran (geoMark).
 	ServiceTier  string `json:"service_tier"`
+	Speed        string `json:"speed"`
+	InferenceGeo string `json:"inference_geo"`
 	InputDetails struct {
 		Cached int64 `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
@@ -254,8 +272,9 @@ type answerUsage struct {
 	// the output_item events, each item told twice (added, done).
 	searches, listed, itemEvents int64
 	// tier is the mark of the dearest service tier the answer named
-	// (tierMark): in its usage (Anthropic) or beside it (OpenAI).
-	tier string
+	// (tierMark): in its usage (Anthropic) or beside it (OpenAI); geo
+	// the mark of a region its usage named (geoMark).
+	tier, geo string
 	// dropped says a usage object was too long to read (skimDropped):
 	// what was found is not the whole answer's usage.
 	dropped bool
@@ -342,6 +361,10 @@ func (a *answerUsage) takeUsage(raw []byte) {
 	a.found = true
 	a.u = largest(a.u, u)
 	a.tier = dearerMark(a.tier, tierMark(w.ServiceTier))
+	if fold(w.Speed) != "" && fold(w.Speed) != "standard" {
+		a.tier = PremiumTier
+	}
+	a.geo = cmp.Or(a.geo, geoMark(w.InferenceGeo))
 	a.searches = max(a.searches, min(w.ServerToolUse.WebSearch, usage.MaxTokens))
 	if a.p != ProviderAnthropic {
 		return
@@ -817,7 +840,7 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 	}
 	var tier string
 	if read != nil {
-		u.CostUSD, tier = read.usage.fee(), read.usage.tier
+		u.CostUSD, tier = read.usage.fee(), read.usage.tier+read.usage.geo
 	}
 	g.Meter.Add(marked(model, tier, u), u)
 	if read != nil {

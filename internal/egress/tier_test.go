@@ -17,8 +17,10 @@ import (
 // answer says so in its service_tier. Such a call bills about twice the
 // list price; the meter counted it at the list price. Its tokens are now
 // kept apart, marked with the tier the answer names (PriorityTier, and
-// PremiumTier for a tier the meter knows no price for), in a JSON answer
-// and a stream alike; a standard, default or flex answer is unmarked.
+// PremiumTier for a tier the meter knows no price for or Anthropic's
+// fast speed), in a JSON answer and a stream alike; a standard, default
+// or flex answer is unmarked. So is a region an Anthropic workspace's
+// default_inference_geo chose (RegionalInference, 1.1 times).
 func TestRedTeamGatewayMetersTheAnswersTier(t *testing.T) {
 	t.Parallel()
 	rows := []struct {
@@ -53,6 +55,15 @@ func TestRedTeamGatewayMetersTheAnswersTier(t *testing.T) {
 			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-sonnet-5-5\"," +
 				"\"usage\":{\"input_tokens\":100,\"output_tokens\":1,\"service_tier\":\"priority\"}}}\n\n" +
 				"event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":7}}\n\n", "claude-sonnet-5-5" + PriorityTier},
+		{"anthropic, a workspace's default region", ProviderAnthropic, "application/json",
+			`{"model":"claude-sonnet-5-5","usage":{"input_tokens":100,"output_tokens":7,"inference_geo":"us"}}`, "claude-sonnet-5-5" + RegionalInference},
+		{"anthropic, priority in a region", ProviderAnthropic, "application/json",
+			`{"model":"claude-sonnet-5-5","usage":{"input_tokens":100,"output_tokens":7,"service_tier":"priority","inference_geo":"us"}}`,
+			"claude-sonnet-5-5" + PriorityTier + RegionalInference},
+		{"anthropic, fast", ProviderAnthropic, "application/json",
+			`{"model":"claude-sonnet-5-5","usage":{"input_tokens":100,"output_tokens":7,"speed":"fast"}}`, "claude-sonnet-5-5" + PremiumTier},
+		{"anthropic, global", ProviderAnthropic, "application/json",
+			`{"model":"claude-sonnet-5-5","usage":{"input_tokens":100,"output_tokens":7,"inference_geo":"global","speed":"standard"}}`, "claude-sonnet-5-5"},
 		{"anthropic standard", ProviderAnthropic, "application/json",
 			`{"model":"claude-sonnet-5-5","usage":{"input_tokens":100,"output_tokens":7,"service_tier":"standard"}}`, "claude-sonnet-5-5"},
 	}

@@ -136,11 +136,12 @@ func (a *Agent) meteredPrice(model string) builtin.Price {
 		return builtin.Price{InPerMTok: 2 * p.InPerMTok, OutPerMTok: 1.5 * p.OutPerMTok,
 			CacheReadPerMTok: 2 * p.CacheReadPerMTok, CacheWritePerMTok: 2 * p.CacheWritePerMTok}
 	}
-	for mark, times := range map[string]float64{egress.PriorityTier: 2, egress.PremiumTier: 6} {
+	for mark, times := range map[string]float64{egress.PriorityTier: 2, egress.PremiumTier: 6, egress.RegionalInference: 1.1} {
 		if base, ok := strings.CutSuffix(model, mark); ok {
 			// A premium tier the answer named: priority processing at
 			// twice every rate, a tier of unknown price at six times
-			// (Anthropic's fast mode, the dearest premium known).
+			// (Anthropic's fast mode, the dearest premium known),
+			// inference kept to one region at 1.1 times.
 			p := a.meteredPrice(base)
 			return builtin.Price{InPerMTok: times * p.InPerMTok, OutPerMTok: times * p.OutPerMTok,
 				CacheReadPerMTok: times * p.CacheReadPerMTok, CacheWritePerMTok: times * p.CacheWritePerMTok}

@@ -158,6 +158,9 @@ func TestRedTeamMeteredModelPrices(t *testing.T) {
 		{"claude", "claude-sonnet-5-5", nil, egress.OtherModels + egress.PriorityTier, 180},
 		{"codex", "gpt-6.1-sol", nil, "gpt-6.1-sol" + egress.PriorityTier, 24},
 		{"codex", "gpt-6.1-sol", nil, "gpt-6.1-sol" + egress.PremiumTier, 72},
+		// One region (a workspace's default_inference_geo): 1.1 times.
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5" + egress.RegionalInference, 13.2},
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5" + egress.PriorityTier + egress.RegionalInference + egress.LongPrompt, 41.8},
 	})
 	// The per-call fees the gateway metered (web searches) add to the cost.
 	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
