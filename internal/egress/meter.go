@@ -116,6 +116,15 @@ func geoMark(geo string) string {
 	return RegionalInference
 }
 
+// TierMarks is the marks of the tier and region a name the meter counts
+// under carries (PriorityTier or PremiumTier, then RegionalInference; ""
+// for none): what an answer said the key's calls run in, which later
+// calls asking for no tier run in too.
+func TierMarks(name string) string {
+	_, marks := splitMarks(name)
+	return strings.TrimSuffix(marks, LongPrompt)
+}
+
 // splitMarks splits a name the meter counts under into its model and
 // its marks (a tier's, RegionalInference, then LongPrompt), as
 // meterCall put them.

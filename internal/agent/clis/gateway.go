@@ -205,8 +205,9 @@ func (a *Agent) outputCap(id string, l agent.Limit, meter *egress.Meter) func(st
 	var mu sync.Mutex
 	var held agent.Usage // what this step's calls under way set aside
 	return func(model string) (int64, func()) {
-		rate := a.meteredPrice(model).OutPerMTok
-		u := a.metered(meter.Totals())
+		totals := meter.Totals()
+		rate := a.seenPrice(model, totals).OutPerMTok
+		u := a.metered(totals)
 		mu.Lock()
 		defer mu.Unlock()
 		// What the step's own limit leaves past its own calls under way:
@@ -236,18 +237,34 @@ func (a *Agent) outputCap(id string, l agent.Limit, meter *egress.Meter) func(st
 	}
 }
 
+// seenPrice is the price a call to model is bounded at: its metered
+// price in the dearest tier and region an answer the meter counted
+// (totals) named, as a project's or workspace's default applies to every
+// call that asks for none; the list price before any did.
+func (a *Agent) seenPrice(model string, totals map[string]agent.Usage) builtin.Price {
+	p := a.meteredPrice(model)
+	for name := range totals {
+		if marks := egress.TierMarks(name); marks != "" {
+			if q := a.meteredPrice(model + marks); q.OutPerMTok > p.OutPerMTok {
+				p = q
+			}
+		}
+	}
+	return p
+}
+
 // worth is what a usage of a model costs in the units of outputCap's
 // bound under the step's limit l: output tokens of that model, at its
-// metered output price where l is in dollars (the tokens at the model's
+// output price (seenPrice) where l is in dollars (the tokens at the model's
 // metered prices, and the fees), one for one where l is in tokens; the
 // larger where it is in both.
-func (a *Agent) worth(l agent.Limit) func(string, agent.Usage) int64 {
+func (a *Agent) worth(l agent.Limit, meter *egress.Meter) func(string, agent.Usage) int64 {
 	return func(model string, u agent.Usage) int64 {
 		var w int64
 		if l.Tokens > 0 {
 			w = u.InputTokens + u.OutputTokens
 		}
-		if p := a.meteredPrice(model); l.CostUSD > 0 && p.OutPerMTok > 0 {
+		if p := a.seenPrice(model, meter.Totals()); l.CostUSD > 0 && p.OutPerMTok > 0 {
 			w = max(w, int64(math.Ceil((p.Cost(tokenUsage(u))+u.CostUSD)/p.OutPerMTok*1e6)))
 		}
 		return w

@@ -307,8 +307,39 @@ func TestSearchReadingWorth(t *testing.T) {
 		{agent.Limit{CostUSD: 5, Tokens: 5_000_000}, 1_000_000},
 		{agent.Limit{}, 0},
 	} {
-		if got := a.worth(c.l)("claude-sonnet-5-5", reading); got != c.want {
+		if got := a.worth(c.l, &egress.Meter{})("claude-sonnet-5-5", reading); got != c.want {
 			t.Errorf("limit %+v: a reading worth %d output tokens, want %d", c.l, got, c.want)
+		}
+	}
+}
+
+// TestRedTeamOutputCapAtTheTierSeen: the key's project serves calls at
+// priority by default, so each call the program sends asking no tier
+// bills twice the list price. The bound on a call's output limit was set
+// at the list price, so the calls running when the budget ran out could
+// write twice what it set aside for them. Once an answer of the step has
+// named a premium tier (or a region), later calls' bounds are set at the
+// price that tier's mark gives the model they name.
+func TestRedTeamOutputCapAtTheTierSeen(t *testing.T) {
+	t.Parallel()
+	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
+	for _, c := range []struct {
+		name string
+		seen string // the name the meter counted the first call under
+		want int64
+	}{
+		{"list price", "claude-sonnet-5-5", 20000},
+		{"a priority answer", "claude-sonnet-5-5" + egress.PriorityTier, 7500},
+		{"a priority answer of another model", "claude-haiku-5-5" + egress.PriorityTier, 11250},
+		{"a tier of unknown price", "claude-haiku-5-5" + egress.PremiumTier, 2916},
+	} {
+		meter := &egress.Meter{}
+		// 100,000 tokens in: Sonnet's $0.20 at the list price, $0.40
+		// at priority; the bound is a quarter of what is left of $1 at
+		// the output price of Sonnet in the tier seen ($10, $20, $60).
+		meter.Add(c.seen, agent.Usage{InputTokens: 100_000})
+		if got, _ := a.outputCap("step", agent.Limit{CostUSD: 1}, meter)("claude-sonnet-5-5"); got != c.want {
+			t.Errorf("%s: bound %d, want %d", c.name, got, c.want)
 		}
 	}
 }
