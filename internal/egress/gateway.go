@@ -498,30 +498,33 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	return body, n, release, shape.boundUnder(limit, inserted), nil
 }
 
-// ErrSearchBudget marks a model call with the provider's web search
-// whose searches the budget's remainder pays for none of.
-var ErrSearchBudget = errors.New("what the budget has left pays for no web search of this call's prompt")
+// ErrSearchBudget marks a model call with the provider's web search or
+// compaction whose readings of the prompt on the provider's side the
+// budget's remainder pays for none of.
+var ErrSearchBudget = errors.New("what the budget has left pays for no web search or compaction of this call's prompt")
 
 // bytesPerToken is how many bytes of a call's body the gateway reckons a
 // token of its prompt: about four of English text, three of code; fewer
-// makes more tokens, so a search is reckoned dearer.
+// makes more tokens, so a reading is reckoned dearer.
 const bytesPerToken = 3
 
 // searchLimits asks Cap, for a call (shape, of size bytes) to model
-// with the provider's web search, for a part of the budget set aside
-// for its searches (held beside the call's own until it is metered),
-// and returns the shape holding the call to the searches that part pays
-// for, maxToolCalls at most, shared among its search tools, with a
-// release that gives back release's part and this one. Each search has
-// the model read the whole prompt again, billed as input, and bills a
-// fee (Worth prices both in the bound's units; a prompt the provider
-// holds, shape.stored, reckoned at LongPromptTokens at least): with 8 searches let
-// through whatever was left, one call overran a nearly spent budget by
-// nine readings of its prompt. Where the part pays for no search each
-// tool may make, the call is refused (ErrSearchBudget).
+// with the provider's web search or compaction, for a part of the
+// budget set aside for what they read (held beside the call's own
+// bound until it is metered), and returns the shape holding the call to
+// the searches that part pays for, maxToolCalls at most, shared among
+// its search tools, with a release that gives back release's part and
+// this one. Each search has the model read the whole prompt again,
+// billed as input, and bills a fee, and a compaction reads it again too,
+// once and after each search (Worth prices them in the bound's units; a
+// prompt the provider holds, shape.stored, is reckoned at
+// LongPromptTokens at least): with 8 searches let through whatever was
+// left, one call overran a nearly spent budget by nine readings of its
+// prompt. Where the part pays for no search each tool may make, or not
+// for a compaction's reading, the call is refused (ErrSearchBudget).
 func (g *Gateway) searchLimits(shape bodyShape, model string, size int64, release func()) (bodyShape, func(), error) {
 	tools := shape.searchTools()
-	if tools == 0 {
+	if tools == 0 && !shape.compacts {
 		return shape, release, nil
 	}
 	limit, held := g.Cap(model)
@@ -532,22 +535,18 @@ func (g *Gateway) searchLimits(shape bodyShape, model string, size int64, releas
 	if limit <= 0 {
 		return shape, both, nil
 	}
-	fee := anthropicSearchFee
-	if g.Provider == ProviderOpenAI {
-		fee = openAISearchFee
+	reading, search := g.readingWorth(shape, model, size)
+	if shape.compacts {
+		limit -= reading  // the first compaction
+		search += reading // one after each search
+		if limit < 0 && tools == 0 {
+			return shape, both, ErrSearchBudget
+		}
 	}
-	reading := usage.Usage{InputTokens: size/bytesPerToken + 1, CostUSD: fee}
-	if shape.stored {
-		// The prompt holds what the provider keeps, which the body
-		// does not show: reckoned as long as a prompt billed at the
-		// normal rates may be.
-		reading.InputTokens = max(reading.InputTokens, LongPromptTokens)
+	if tools == 0 {
+		return shape, both, nil
 	}
-	each := reading.InputTokens
-	if g.Worth != nil {
-		each = g.Worth(model, reading)
-	}
-	searches := min(limit/max(each, 1), maxToolCalls)
+	searches := min(max(limit, 0)/max(search, 1), maxToolCalls)
 	if g.Provider != ProviderOpenAI {
 		searches /= tools // each Anthropic tool has max_uses of its own
 	}
@@ -556,6 +555,29 @@ func (g *Gateway) searchLimits(shape bodyShape, model string, size int64, releas
 	}
 	shape.searches = searches
 	return shape, both, nil
+}
+
+// readingWorth is what one reading of a call's prompt (shape, of size
+// bytes, to model) costs in Cap's units, and what one web search does
+// (a reading and its fee).
+func (g *Gateway) readingWorth(shape bodyShape, model string, size int64) (reading, search int64) {
+	fee := anthropicSearchFee
+	if g.Provider == ProviderOpenAI {
+		fee = openAISearchFee
+	}
+	u := usage.Usage{InputTokens: size/bytesPerToken + 1}
+	if shape.stored {
+		// The prompt holds what the provider keeps, which the body
+		// does not show: reckoned as long as a prompt billed at the
+		// normal rates may be.
+		u.InputTokens = max(u.InputTokens, LongPromptTokens)
+	}
+	if g.Worth == nil {
+		return u.InputTokens, u.InputTokens
+	}
+	reading = g.Worth(model, u)
+	u.CostUSD = fee
+	return reading, g.Worth(model, u)
 }
 
 // advisorLimits asks Cap, for each advisor tool of a call (shape) to

@@ -447,6 +447,17 @@ func (f *frame) noteToolType(typ string) {
 	}
 }
 
+// noteCompaction notes, from a value (v, of the member key), that the
+// call has the provider compact the conversation on its side: a type
+// beginning "compact" below the top-level context_management
+// (Anthropic's compact edits, OpenAI's compaction entries). Each
+// compaction reads the whole prompt again.
+func (w *bodyWalk) noteCompaction(key, v string) {
+	if key == "type" && len(w.stack) > 1 && w.stack[0].key == "contextmanagement" && strings.HasPrefix(fold(v), "compact") {
+		w.shape.compacts = true
+	}
+}
+
 // noteStored notes, from a member's name (key, folded), a prompt that
 // holds what the provider keeps (an earlier response's conversation, a
 // stored conversation, an uploaded file), longer than the body shows.
@@ -475,6 +486,7 @@ func checkToolFee(p Provider, typ string) error {
 // value takes a string value, the member key's (folded; "" in an
 // array); under says it lies below a member naming a download source.
 func (w *bodyWalk) value(key, v string, under bool) error {
+	w.noteCompaction(key, v)
 	switch {
 	case key == "model" && w.stack[len(w.stack)-1].tool != nil:
 		// An advisor's model, which its consult's bound is priced at:

@@ -45,6 +45,9 @@ type bodyShape struct {
 	// OpenAI previous_response_id or conversation, a file_id anywhere):
 	// it may be far longer than the body.
 	stored bool
+	// compacts says the call has the provider compact the conversation
+	// on its side (noteCompaction).
+	compacts bool
 	// openAISearches counts an OpenAI call's web search tools.
 	openAISearches int
 	// searches is how many web searches the gateway lets the call make
