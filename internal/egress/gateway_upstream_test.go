@@ -368,3 +368,33 @@ func answerVia(t *testing.T, upstreamURL, key string) (*http.Response, []byte) {
 	resp.Body.Close()
 	return resp, body
 }
+
+// TestGatewayKeyInTrailers: an upstream echoes the key it was sent in a
+// trailer after the answer's body (a proxy's debugging trailer, a
+// server's "Server-Timing" with the request's header), where the masker
+// of the header and body does not look. Held: the gateway passes no
+// trailer on, declared or not, so the program reads none.
+func TestGatewayKeyInTrailers(t *testing.T) {
+	t.Parallel()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-Echo")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"type":"message","usage":{"input_tokens":1,"output_tokens":1}}`)
+		w.Header().Set("X-Echo", r.Header.Get("X-Api-Key"))
+		w.Header().Set(http.TrailerPrefix+"X-Undeclared", r.Header.Get("X-Api-Key"))
+	}))
+	defer hs.Close()
+	const key = "sk-ant-real-key-0123456789"
+	resp, body := answerVia(t, hs.URL, key)
+	if resp.StatusCode != http.StatusOK || len(body) == 0 {
+		t.Fatalf("status %d, body %q", resp.StatusCode, body)
+	}
+	for k, vs := range resp.Trailer {
+		if strings.Contains(strings.Join(vs, ","), key) {
+			t.Errorf("the trailer %s carried the key to the program", k)
+		}
+	}
+	if strings.Contains(fmt.Sprint(resp.Header), key) || strings.Contains(string(body), key) {
+		t.Error("the key reached the program")
+	}
+}
