@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"net/textproto"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -396,5 +398,45 @@ func TestGatewayKeyInTrailers(t *testing.T) {
 	}
 	if strings.Contains(fmt.Sprint(resp.Header), key) || strings.Contains(string(body), key) {
 		t.Error("the key reached the program")
+	}
+}
+
+// TestGatewayKeyInInformationalAnswers: an upstream sends an
+// informational answer (103 Early Hints) before the real one, with the
+// key it was sent in its header, where a proxy that relays 1xx answers
+// would pass it before the masked header of the final one. Held: the
+// gateway relays no informational answer.
+func TestGatewayKeyInInformationalAnswers(t *testing.T) {
+	t.Parallel()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</"+r.Header.Get("X-Api-Key")+">; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"type":"message","usage":{"input_tokens":1,"output_tokens":1}}`)
+	}))
+	defer hs.Close()
+	const key = "sk-ant-real-key-0123456789"
+	c, req := anthropicCallVia(t, hs.URL, key)
+	var hints []string
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+			hints = append(hints, fmt.Sprint(code, h))
+			return nil
+		},
+	}))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	for _, h := range append(hints, fmt.Sprint(resp.Header), string(body)) {
+		if strings.Contains(h, key) {
+			t.Errorf("the key reached the program: %s", h)
+		}
 	}
 }
