@@ -125,6 +125,23 @@ func TierMarks(name string) string {
 	return strings.TrimSuffix(marks, LongPrompt)
 }
 
+// seenMarks is the dearest tier's mark and the region's mark (TierMarks)
+// of the names counted so far: what the key's calls run in when they
+// ask for nothing, by what their answers said.
+func (m *Meter) seenMarks() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tier, geo := "", ""
+	for name := range m.byModel {
+		t, regional := strings.CutSuffix(TierMarks(name), RegionalInference)
+		tier = dearerMark(tier, t)
+		if regional {
+			geo = RegionalInference
+		}
+	}
+	return tier + geo
+}
+
 // splitMarks splits a name the meter counts under into its model and
 // its marks (a tier's, RegionalInference, then LongPrompt), as
 // meterCall put them.
@@ -247,6 +264,12 @@ func (it wireIteration) addTo(out map[string]usage.Usage) map[string]usage.Usage
 	return out
 }
 
+// namesTier says whether an Anthropic usage names what it ran in: a
+// tier, a speed or a region.
+func (w wireUsage) namesTier() bool {
+	return w.ServiceTier != "" || w.Speed != "" || w.InferenceGeo != ""
+}
+
 // tokens reads a provider's usage object as planex counts usage: every
 // prompt token is input, cached or not (as the agents' own reports are
 // read in internal/agent/clis).
@@ -282,8 +305,10 @@ type answerUsage struct {
 	searches, listed, itemEvents int64
 	// tier is the mark of the dearest service tier the answer named
 	// (tierMark): in its usage (Anthropic) or beside it (OpenAI); geo
-	// the mark of a region its usage named (geoMark).
+	// the mark of a region its usage named (geoMark); named says it named
+	// a tier or a region at all (a standard one too).
 	tier, geo string
+	named     bool
 	// dropped says a usage object was too long to read (skimDropped):
 	// what was found is not the whole answer's usage.
 	dropped bool
@@ -351,7 +376,7 @@ func (a *answerUsage) takeName(kind skimKind, raw []byte) {
 	case kind == skimModel && m != "":
 		a.model = m
 	case kind == skimTier:
-		a.tier = dearerMark(a.tier, tierMark(m))
+		a.tier, a.named = dearerMark(a.tier, tierMark(m)), true
 	case kind == skimListedItem && m == "web_search_call":
 		a.listed = min(a.listed+1, usage.MaxTokens)
 	case kind == skimEventItem && m == "web_search_call":
@@ -369,7 +394,7 @@ func (a *answerUsage) takeUsage(raw []byte) {
 	u := w.tokens(a.p).Bounded()
 	a.found = true
 	a.u = largest(a.u, u)
-	a.tier = dearerMark(a.tier, tierMark(w.ServiceTier))
+	a.tier, a.named = dearerMark(a.tier, tierMark(w.ServiceTier)), a.named || w.namesTier()
 	if fold(w.Speed) != "" && fold(w.Speed) != "standard" {
 		a.tier = PremiumTier
 	}
@@ -850,6 +875,11 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 	var tier string
 	if read != nil {
 		u.CostUSD, tier = read.usage.fee(), read.usage.tier+read.usage.geo
+	}
+	if read == nil || !read.usage.named {
+		// An answer cut before it named its tier, or without one, ran
+		// in the tier the key's other calls ran in.
+		tier = g.Meter.seenMarks()
 	}
 	g.Meter.Add(marked(model, tier, u), u)
 	if read != nil {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/planexhq/planex/internal/usage"
@@ -92,5 +93,48 @@ func TestRedTeamGatewayMetersTheAnswersTier(t *testing.T) {
 				t.Errorf("metered %v, want 100 in and 7 out under %q", got, r.want)
 			}
 		})
+	}
+}
+
+// TestRedTeamGatewayCutCallsAtTheTierSeen: with the key's project
+// serving calls at priority by default, the program has one call
+// answered (its answer names the priority tier), then sends calls whose
+// answers name no tier: cut before the last event (the step's end, a
+// hang-up), or without usage. Such a call was metered at the list price
+// at its floor, half what the provider bills it at. A call whose answer
+// named no tier now counts in the dearest tier and region an earlier
+// answer through the gateway named; one that names its own tier keeps
+// it.
+func TestRedTeamGatewayCutCallsAtTheTierSeen(t *testing.T) {
+	t.Parallel()
+	answers := []string{
+		`{"model":"gpt-5","service_tier":"priority","usage":{"input_tokens":100,"output_tokens":7}}`,
+		`{"model":"gpt-5","output":[]}`, // no usage, no tier: at the floor
+		`{"model":"gpt-5","service_tier":"default","usage":{"input_tokens":100,"output_tokens":7}}`,
+	}
+	var mu sync.Mutex
+	n := 0
+	g, c, stop := meteredGateway(t, ProviderOpenAI, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		a := answers[n]
+		n++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, a)
+	}), nil)
+	for range answers {
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway/responses", strings.NewReader(`{"model":"gpt-5","input":"hi"}`))
+		req.Header.Set("Authorization", "Bearer ph")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	stop()
+	got := g.Meter.Totals()
+	if p := got["gpt-5"+PriorityTier]; p.InputTokens < 100+30 || len(got) != 2 || got["gpt-5"] != (usage.Usage{InputTokens: 100, OutputTokens: 7}) {
+		t.Errorf("metered %v: want the untiered answer under %q with the first, the default one apart", got, "gpt-5"+PriorityTier)
 	}
 }
