@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/planexhq/planex/internal/usage"
 	"golang.org/x/net/netutil"
 )
 
@@ -68,6 +69,13 @@ type Gateway struct {
 	// then, so bounds given to calls running together add up to what
 	// the budget has left, not each to a part of it.
 	Cap func(model string) (limit int64, release func())
+	// Worth, when set, is what u (input tokens, and fees in CostUSD) of a
+	// call to model costs in the units of Cap's bound: output tokens of
+	// model (at its output price, where the budget is in dollars). The
+	// gateway holds the provider's web searches to what the budget pays
+	// for with it (searchLimits); nil counts an input token as an output
+	// one and a fee as nothing.
+	Worth func(model string, u usage.Usage) int64
 
 	calls    inflight
 	admitted chan struct{}
@@ -266,11 +274,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	}
 	body, size, shape, err := g.readBody(r, scans)
 	if err != nil {
-		status := http.StatusBadRequest
-		if errors.Is(err, ErrServerFetch) || errors.Is(err, ErrUnmetered) {
-			status = http.StatusForbidden
-		}
-		http.Error(w, "planex model gateway: "+err.Error(), status)
+		refuseCall(w, err)
 		return
 	}
 	defer body.Close()
@@ -278,8 +282,12 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	defer done()
 	out := r.Clone(upCtx)
 	out.RequestURI = ""
-	sent, size, uncap, bound := g.capped(billed, rel, body, size, shape)
+	sent, size, uncap, bound, err := g.capped(billed, rel, body, size, shape)
 	defer uncap() // after the call is metered, below
+	if err != nil {
+		refuseCall(w, err)
+		return
+	}
 	out.Body, out.ContentLength, out.GetBody = io.NopCloser(sent), size, nil
 	out.Header.Del("Content-Length")
 	out.Header.Del("Content-Encoding") // identity alone, which says nothing
@@ -329,6 +337,20 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	scan := newAnswerScan(isEventStream(resp.Header), a)
 	whole := streamAnswer(w, resp, scan, orphan, g.Key)
 	g.meterCall(g.askedModel(rel, shape), size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole, cutShort(upCtx, bound))
+}
+
+// refuseCall answers a call the gateway does not pass on for err: 403
+// for what it never passes, 402 for what the budget does not pay for,
+// 400 for a body it cannot read.
+func refuseCall(w http.ResponseWriter, err error) {
+	status := http.StatusBadRequest
+	switch {
+	case errors.Is(err, ErrServerFetch), errors.Is(err, ErrUnmetered):
+		status = http.StatusForbidden
+	case errors.Is(err, ErrSearchBudget):
+		status = http.StatusPaymentRequired
+	}
+	http.Error(w, "planex model gateway: "+err.Error(), status)
 }
 
 // cutShort is the output a call bounded to bound (0: none) may be billed
@@ -454,10 +476,10 @@ func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int6
 // path names it); release gives the bound's part of the budget back, and
 // bound is the most output the call may then be billed for (0: no bound
 // was set).
-func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape bodyShape) (body io.Reader, n int64, release func(), bound int64) {
+func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape bodyShape) (body io.Reader, n int64, release func(), bound int64, err error) {
 	release = func() {}
 	if !billed || g.Cap == nil || size == 0 {
-		return f, size, release, 0
+		return f, size, release, 0, nil
 	}
 	model := g.askedModel(rel, shape)
 	limit, held := g.Cap(model)
@@ -465,12 +487,97 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 		release = held
 	}
 	if limit <= 0 {
-		return f, size, release, 0
+		return f, size, release, 0, nil
 	}
 	shape, release = g.advisorLimits(shape, model, release)
+	if shape, release, err = g.searchLimits(shape, model, size, release); err != nil {
+		return nil, 0, release, 0, err
+	}
 	inserted := insertedLimit(model, limit)
 	body, n = capBody(f, size, capEdits(g.Provider, shape, limit, inserted))
-	return body, n, release, shape.boundUnder(limit, inserted)
+	return body, n, release, shape.boundUnder(limit, inserted), nil
+}
+
+// ErrSearchBudget marks a model call with the provider's web search or
+// compaction whose readings of the prompt on the provider's side the
+// budget's remainder pays for none of.
+var ErrSearchBudget = errors.New("what the budget has left pays for no web search or compaction of this call's prompt")
+
+// bytesPerToken is how many bytes of a call's body the gateway reckons a
+// token of its prompt: about four of English text, three of code; fewer
+// makes more tokens, so a reading is reckoned dearer.
+const bytesPerToken = 3
+
+// searchLimits asks Cap, for a call (shape, of size bytes) to model
+// with the provider's web search or compaction, for a part of the
+// budget set aside for what they read (held beside the call's own
+// bound until it is metered), and returns the shape holding the call to
+// the searches that part pays for, maxToolCalls at most, shared among
+// its search tools, with a release that gives back release's part and
+// this one. Each search has the model read the whole prompt again,
+// billed as input, and bills a fee, and a compaction reads it again too,
+// once and after each search (Worth prices them in the bound's units; a
+// prompt the provider holds, shape.stored, is reckoned at
+// LongPromptTokens at least): with 8 searches let through whatever was
+// left, one call overran a nearly spent budget by nine readings of its
+// prompt. Where the part pays for no search each tool may make, or not
+// for a compaction's reading, the call is refused (ErrSearchBudget).
+func (g *Gateway) searchLimits(shape bodyShape, model string, size int64, release func()) (bodyShape, func(), error) {
+	tools := shape.searchTools()
+	if tools == 0 && !shape.compacts {
+		return shape, release, nil
+	}
+	limit, held := g.Cap(model)
+	both := release
+	if held != nil {
+		both = func() { release(); held() }
+	}
+	if limit <= 0 {
+		return shape, both, nil
+	}
+	reading, search := g.readingWorth(shape, model, size)
+	if shape.compacts {
+		limit -= reading  // the first compaction
+		search += reading // one after each search
+		if limit < 0 && tools == 0 {
+			return shape, both, ErrSearchBudget
+		}
+	}
+	if tools == 0 {
+		return shape, both, nil
+	}
+	searches := min(max(limit, 0)/max(search, 1), maxToolCalls)
+	if g.Provider != ProviderOpenAI {
+		searches /= tools // each Anthropic tool has max_uses of its own
+	}
+	if searches < 1 {
+		return shape, both, ErrSearchBudget
+	}
+	shape.searches = searches
+	return shape, both, nil
+}
+
+// readingWorth is what one reading of a call's prompt (shape, of size
+// bytes, to model) costs in Cap's units, and what one web search does
+// (a reading and its fee).
+func (g *Gateway) readingWorth(shape bodyShape, model string, size int64) (reading, search int64) {
+	fee := anthropicSearchFee
+	if g.Provider == ProviderOpenAI {
+		fee = openAISearchFee
+	}
+	u := usage.Usage{InputTokens: size/bytesPerToken + 1}
+	if shape.stored {
+		// The prompt holds what the provider keeps, which the body
+		// does not show: reckoned as long as a prompt billed at the
+		// normal rates may be.
+		u.InputTokens = max(u.InputTokens, LongPromptTokens)
+	}
+	if g.Worth == nil {
+		return u.InputTokens, u.InputTokens
+	}
+	reading = g.Worth(model, u)
+	u.CostUSD = fee
+	return reading, g.Worth(model, u)
 }
 
 // advisorLimits asks Cap, for each advisor tool of a call (shape) to

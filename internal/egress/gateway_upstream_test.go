@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"net/textproto"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -367,4 +369,74 @@ func answerVia(t *testing.T, upstreamURL, key string) (*http.Response, []byte) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	return resp, body
+}
+
+// TestGatewayKeyInTrailers: an upstream echoes the key it was sent in a
+// trailer after the answer's body (a proxy's debugging trailer, a
+// server's "Server-Timing" with the request's header), where the masker
+// of the header and body does not look. Held: the gateway passes no
+// trailer on, declared or not, so the program reads none.
+func TestGatewayKeyInTrailers(t *testing.T) {
+	t.Parallel()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-Echo")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"type":"message","usage":{"input_tokens":1,"output_tokens":1}}`)
+		w.Header().Set("X-Echo", r.Header.Get("X-Api-Key"))
+		w.Header().Set(http.TrailerPrefix+"X-Undeclared", r.Header.Get("X-Api-Key"))
+	}))
+	defer hs.Close()
+	const key = "sk-ant-real-key-0123456789"
+	resp, body := answerVia(t, hs.URL, key)
+	if resp.StatusCode != http.StatusOK || len(body) == 0 {
+		t.Fatalf("status %d, body %q", resp.StatusCode, body)
+	}
+	for k, vs := range resp.Trailer {
+		if strings.Contains(strings.Join(vs, ","), key) {
+			t.Errorf("the trailer %s carried the key to the program", k)
+		}
+	}
+	if strings.Contains(fmt.Sprint(resp.Header), key) || strings.Contains(string(body), key) {
+		t.Error("the key reached the program")
+	}
+}
+
+// TestGatewayKeyInInformationalAnswers: an upstream sends an
+// informational answer (103 Early Hints) before the real one, with the
+// key it was sent in its header, where a proxy that relays 1xx answers
+// would pass it before the masked header of the final one. Held: the
+// gateway relays no informational answer.
+func TestGatewayKeyInInformationalAnswers(t *testing.T) {
+	t.Parallel()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</"+r.Header.Get("X-Api-Key")+">; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"type":"message","usage":{"input_tokens":1,"output_tokens":1}}`)
+	}))
+	defer hs.Close()
+	const key = "sk-ant-real-key-0123456789"
+	c, req := anthropicCallVia(t, hs.URL, key)
+	var hints []string
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+			hints = append(hints, fmt.Sprint(code, h))
+			return nil
+		},
+	}))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	for _, h := range append(hints, fmt.Sprint(resp.Header), string(body)) {
+		if strings.Contains(h, key) {
+			t.Errorf("the key reached the program: %s", h)
+		}
+	}
 }

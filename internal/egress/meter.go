@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -37,19 +38,17 @@ const (
 const OtherModels = "\x00other models"
 
 // Add counts one call's tokens under model; past maxMeterModels models
-// (or with a longer name) under OtherModels (with LongPrompt kept).
+// (or with a longer name) under OtherModels (with its marks, a tier's
+// and LongPrompt, kept).
 func (m *Meter) Add(model string, u usage.Usage) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.byModel == nil {
 		m.byModel = map[string]usage.Usage{}
 	}
-	base, long := strings.CutSuffix(model, LongPrompt)
+	base, marks := splitMarks(model)
 	if _, ok := m.byModel[model]; len(base) > maxMeterModel || strings.ContainsRune(base, 0) || !ok && len(m.byModel) >= maxMeterModels {
-		model = OtherModels
-		if long {
-			model += LongPrompt
-		}
+		model = OtherModels + marks
 	}
 	m.byModel[model] = m.byModel[model].Add(u.Bounded()).Bounded()
 }
@@ -63,6 +62,98 @@ const (
 	LongPrompt       = " (prompt over 200K tokens)"
 	LongPromptTokens = 200_000
 )
+
+// PriorityTier marks, after its model's name (and before LongPrompt), the
+// tokens of the calls whose answer says they ran in the provider's
+// priority tier (OpenAI's priority processing, Anthropic's Priority
+// Tier), which bills about twice the list price; PremiumTier those of a
+// tier billed above the list price by an amount the meter does not know
+// (OpenAI's scale and ultrafast tiers, a tier named later), priced as
+// the dearest premium known, Anthropic's fast mode at six times the list
+// price. A call need not ask for such a tier to run in it: a project's
+// or organisation's default applies to a call that asks for none (or
+// "auto"), and only the answer tells.
+const (
+	PriorityTier = " (priority tier)"
+	PremiumTier  = " (premium tier)"
+)
+
+// tierMark is the mark an answer's service tier puts on its tokens
+// (PriorityTier, PremiumTier; "" for a tier billed at most at the list
+// price, or none named).
+func tierMark(tier string) string {
+	switch fold(tier) {
+	case "", "auto", "default", "standard", "standardonly", "flex", "batch":
+		return ""
+	case "priority":
+		return PriorityTier
+	}
+	return PremiumTier
+}
+
+// dearerMark is the dearer of two tier marks.
+func dearerMark(a, b string) string {
+	if a == PremiumTier || b == PremiumTier {
+		return PremiumTier
+	}
+	return cmp.Or(a, b)
+}
+
+// RegionalInference marks, after a tier's mark, the tokens of the calls
+// whose answer says they ran in one region (an Anthropic usage's
+// inference_geo but global), which bills 1.1 times the list price: an
+// organisation's or workspace's default_inference_geo applies to a call
+// that names none.
+const RegionalInference = " (regional inference)"
+
+// geoMark is the mark an Anthropic usage's inference_geo puts on its
+// tokens: RegionalInference for a region, "" for global or none.
+func geoMark(geo string) string {
+	switch fold(geo) {
+	case "", "global", "notavailable":
+		return ""
+	}
+	return RegionalInference
+}
+
+// TierMarks is the marks of the tier and region a name the meter counts
+// under carries (PriorityTier or PremiumTier, then RegionalInference; ""
+// for none): what an answer said the key's calls run in, which later
+// calls asking for no tier run in too.
+func TierMarks(name string) string {
+	_, marks := splitMarks(name)
+	return strings.TrimSuffix(marks, LongPrompt)
+}
+
+// seenMarks is the dearest tier's mark and the region's mark (TierMarks)
+// of the names counted so far: what the key's calls run in when they
+// ask for nothing, by what their answers said.
+func (m *Meter) seenMarks() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tier, geo := "", ""
+	for name := range m.byModel {
+		t, regional := strings.CutSuffix(TierMarks(name), RegionalInference)
+		tier = dearerMark(tier, t)
+		if regional {
+			geo = RegionalInference
+		}
+	}
+	return tier + geo
+}
+
+// splitMarks splits a name the meter counts under into its model and
+// its marks (a tier's, RegionalInference, then LongPrompt), as
+// meterCall put them.
+func splitMarks(model string) (base, marks string) {
+	base = model
+	for _, m := range []string{LongPrompt, RegionalInference, PriorityTier, PremiumTier} {
+		if b, ok := strings.CutSuffix(base, m); ok {
+			base, marks = b, m+marks
+		}
+	}
+	return base, marks
+}
 
 // Totals returns a copy of the tokens counted so far, per model.
 func (m *Meter) Totals() map[string]usage.Usage {
@@ -88,6 +179,12 @@ type wireUsage struct {
 	ServerToolUse struct {
 		WebSearch int64 `json:"web_search_requests"`
 	} `json:"server_tool_use"`
+	// ServiceTier is the tier an Anthropic answer ran in (tierMark),
+	// Speed its speed (fast mode bills six times the list price) and
+	// InferenceGeo where it ran (geoMark).
+	ServiceTier  string `json:"service_tier"`
+	Speed        string `json:"speed"`
+	InferenceGeo string `json:"inference_geo"`
 	InputDetails struct {
 		Cached int64 `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
@@ -167,6 +264,12 @@ func (it wireIteration) addTo(out map[string]usage.Usage) map[string]usage.Usage
 	return out
 }
 
+// namesTier says whether an Anthropic usage names what it ran in: a
+// tier, a speed or a region.
+func (w wireUsage) namesTier() bool {
+	return w.ServiceTier != "" || w.Speed != "" || w.InferenceGeo != ""
+}
+
 // tokens reads a provider's usage object as planex counts usage: every
 // prompt token is input, cached or not (as the agents' own reports are
 // read in internal/agent/clis).
@@ -200,6 +303,12 @@ type answerUsage struct {
 	// web_search_call items of the final output list (listed), or of
 	// the output_item events, each item told twice (added, done).
 	searches, listed, itemEvents int64
+	// tier is the mark of the dearest service tier the answer named
+	// (tierMark): in its usage (Anthropic) or beside it (OpenAI); geo
+	// the mark of a region its usage named (geoMark); named says it named
+	// a tier or a region at all (a standard one too).
+	tier, geo string
+	named     bool
 	// dropped says a usage object was too long to read (skimDropped):
 	// what was found is not the whole answer's usage.
 	dropped bool
@@ -266,6 +375,8 @@ func (a *answerUsage) takeName(kind skimKind, raw []byte) {
 	switch {
 	case kind == skimModel && m != "":
 		a.model = m
+	case kind == skimTier:
+		a.tier, a.named = dearerMark(a.tier, tierMark(m)), true
 	case kind == skimListedItem && m == "web_search_call":
 		a.listed = min(a.listed+1, usage.MaxTokens)
 	case kind == skimEventItem && m == "web_search_call":
@@ -283,6 +394,11 @@ func (a *answerUsage) takeUsage(raw []byte) {
 	u := w.tokens(a.p).Bounded()
 	a.found = true
 	a.u = largest(a.u, u)
+	a.tier, a.named = dearerMark(a.tier, tierMark(w.ServiceTier)), a.named || w.namesTier()
+	if fold(w.Speed) != "" && fold(w.Speed) != "standard" {
+		a.tier = PremiumTier
+	}
+	a.geo = cmp.Or(a.geo, geoMark(w.InferenceGeo))
 	a.searches = max(a.searches, min(w.ServerToolUse.WebSearch, usage.MaxTokens))
 	if a.p != ProviderAnthropic {
 		return
@@ -428,6 +544,9 @@ const (
 	// alone and left out of the usage object's capture.
 	skimUsageBegins
 	skimIteration
+	// skimTier is the service tier an OpenAI answer names beside its
+	// usage.
+	skimTier
 )
 
 const (
@@ -614,6 +733,8 @@ func (s *skim) valueStart(c byte) {
 		s.kind = skimUsage
 	case c == '"' && (name == "model" || name == "modelVersion"):
 		s.kind = skimModel
+	case c == '"' && name == "service_tier":
+		s.kind = skimTier
 	default:
 		return
 	}
@@ -751,24 +872,33 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 		}
 		u.InputTokens, u.OutputTokens = max(u.InputTokens, reqBytes), max(u.OutputTokens, out, cutBound)
 	}
+	var tier string
 	if read != nil {
-		u.CostUSD = read.usage.fee()
+		u.CostUSD, tier = read.usage.fee(), read.usage.tier+read.usage.geo
 	}
+	if read == nil || !read.usage.named {
+		// An answer cut before it named its tier, or without one, ran
+		// in the tier the key's other calls ran in.
+		tier = g.Meter.seenMarks()
+	}
+	g.Meter.Add(marked(model, tier, u), u)
+	if read != nil {
+		for m, x := range read.usage.beyond {
+			// The parts run beside the answer's own model (an advisor's
+			// consults) are taken to run in its tier.
+			g.Meter.Add(marked(cmp.Or(m, model), tier, x), x)
+		}
+	}
+}
+
+// marked is the name the meter counts u, tokens of model, under: with
+// the mark of the tier they ran in and LongPrompt after a long prompt.
+func marked(model, tier string, u usage.Usage) string {
+	model += tier
 	if u.InputTokens > LongPromptTokens {
 		model += LongPrompt
 	}
-	g.Meter.Add(model, u)
-	if read != nil {
-		for m, x := range read.usage.beyond {
-			if m == "" {
-				m = strings.TrimSuffix(model, LongPrompt)
-			}
-			if x.InputTokens > LongPromptTokens {
-				m += LongPrompt
-			}
-			g.Meter.Add(m, x)
-		}
-	}
+	return model
 }
 
 // inflight counts the calls a gateway is serving, so that stopping it

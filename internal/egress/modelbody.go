@@ -165,6 +165,10 @@ type frame struct {
 	// env says the object is the environment of an OpenAI tool (the
 	// shell's); local that its type was "local", hosted anything else.
 	env, local, hosted bool
+	// callerTool says the object is an OpenAI tools entry whose type
+	// names a tool the caller runs (function, custom); builtinTool that
+	// a type named another (or twice, one of them another).
+	callerTool, builtinTool bool
 	// tool is the shape of an Anthropic tools entry (nil otherwise),
 	// which the gateway bounds where it is a server tool (serverTool).
 	tool *serverTool
@@ -377,6 +381,12 @@ func (w *bodyWalk) close() error {
 	} else if top.env && (top.hosted || !top.local) {
 		return fmt.Errorf("%w (a tool environment other than local: a hosted container, billed per session beyond its tokens)", ErrUnmetered)
 	}
+	if top := w.stack[len(w.stack)-1]; top.search {
+		w.shape.openAISearches++
+	}
+	if top := w.stack[len(w.stack)-1]; w.p == ProviderOpenAI && w.inTool() && (top.builtinTool || !top.callerTool) {
+		w.shape.builtinTools++
+	}
 	if t := w.stack[len(w.stack)-1].tool; t != nil && t.kind != toolOther {
 		w.shape.tools = append(w.shape.tools, *t)
 	}
@@ -393,12 +403,12 @@ func (w *bodyWalk) member(top *frame, name string) error {
 	switch {
 	case len(w.stack) == 1:
 		w.shape.topEmpty = false
-		w.shape.hasTools = w.shape.hasTools || top.key == "tools"
 	case w.inGenerationConfig():
 		w.shape.genEmpty = false
 	case top.tool != nil:
 		top.tool.empty = false
 	}
+	w.noteStored(top.key)
 	if top.policy && top.key != "type" {
 		// allowed_domains, domain_secrets: the container may connect out.
 		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)
@@ -427,6 +437,37 @@ func (w *bodyWalk) member(top *frame, name string) error {
 	return nil
 }
 
+// noteToolType notes a tools entry's type: one its caller runs, or
+// another (callerTool, builtinTool).
+func (f *frame) noteToolType(typ string) {
+	if t := fold(typ); t == "function" || t == "custom" {
+		f.callerTool = true
+	} else {
+		f.builtinTool = true
+	}
+}
+
+// noteCompaction notes, from a value (v, of the member key), that the
+// call has the provider compact the conversation on its side: a type
+// beginning "compact" below the top-level context_management
+// (Anthropic's compact edits, OpenAI's compaction entries). Each
+// compaction reads the whole prompt again.
+func (w *bodyWalk) noteCompaction(key, v string) {
+	if key == "type" && len(w.stack) > 1 && w.stack[0].key == "contextmanagement" && strings.HasPrefix(fold(v), "compact") {
+		w.shape.compacts = true
+	}
+}
+
+// noteStored notes, from a member's name (key, folded), a prompt that
+// holds what the provider keeps (an earlier response's conversation, a
+// stored conversation, an uploaded file), longer than the body shows.
+func (w *bodyWalk) noteStored(key string) {
+	top0 := len(w.stack) == 1 && w.p == ProviderOpenAI
+	if key == "fileid" || top0 && (key == "previousresponseid" || key == "conversation") {
+		w.shape.stored = true
+	}
+}
+
 // checkToolFee refuses a hosted tool whose per-use fee the answer's
 // usage does not count and the meter does not read: OpenAI's file
 // search, code interpreter (a container per session) and image
@@ -445,6 +486,7 @@ func checkToolFee(p Provider, typ string) error {
 // value takes a string value, the member key's (folded; "" in an
 // array); under says it lies below a member naming a download source.
 func (w *bodyWalk) value(key, v string, under bool) error {
+	w.noteCompaction(key, v)
 	switch {
 	case key == "model" && w.stack[len(w.stack)-1].tool != nil:
 		// An advisor's model, which its consult's bound is priced at:
@@ -462,6 +504,7 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 		// (open_page) unless the request keeps it to the search index.
 		top := &w.stack[len(w.stack)-1]
 		top.search = top.search || w.p == ProviderOpenAI && strings.HasPrefix(fold(v), "websearch")
+		top.noteToolType(v)
 		if top.tool != nil {
 			top.tool.kind = max(top.tool.kind, kindOf(v))
 		}

@@ -33,9 +33,39 @@ type bodyShape struct {
 	// max_tool_calls values.
 	tools     []serverTool
 	toolCalls []span
-	// hasTools says the call has a top-level tools member: only then may
-	// the provider's own tools loop within it.
-	hasTools bool
+	// builtinTools counts an OpenAI call's tools the provider runs
+	// itself (any type but function and custom, which the caller runs):
+	// only they loop within the call, and max_tool_calls bounds only
+	// them. A call without one gets no max_tool_calls: an
+	// OpenAI-compatible server behind --base-url that knows no such
+	// member may refuse it, and the function tools it serves end the
+	// call each time.
+	builtinTools int
+	// stored says the call's prompt holds what the provider keeps (an
+	// OpenAI previous_response_id or conversation, a file_id anywhere):
+	// it may be far longer than the body.
+	stored bool
+	// compacts says the call has the provider compact the conversation
+	// on its side (noteCompaction).
+	compacts bool
+	// openAISearches counts an OpenAI call's web search tools.
+	openAISearches int
+	// searches is how many web searches the gateway lets the call make
+	// (an OpenAI call's max_tool_calls, each Anthropic search tool's
+	// max_uses): maxToolCalls, or fewer where the budget pays for fewer
+	// (searchLimits); 0 is maxToolCalls.
+	searches int64
+}
+
+// searchTools counts the web search tools of a call.
+func (sh bodyShape) searchTools() int64 {
+	n := int64(sh.openAISearches)
+	for _, t := range sh.tools {
+		if t.kind == toolSearch {
+			n++
+		}
+	}
+	return n
 }
 
 // toolKind is what an Anthropic tools entry runs on the provider's side,
@@ -232,14 +262,15 @@ func capEdits(p Provider, sh bodyShape, limit, ins int64) []edit {
 			edits = append(edits, edit{s.start, s.end, strconv.FormatInt(max(limit-1, 0), 10)})
 		}
 	}
+	searches := cmp.Or(sh.searches, maxToolCalls)
 	for _, a := range sh.tools {
-		edits = append(edits, a.capEdits(limit)...)
+		edits = append(edits, a.capEdits(limit, searches)...)
 	}
 	var top []string // members added at the top of the body
 	if p == ProviderOpenAI {
-		edits = append(edits, lowered(sh.toolCalls, maxToolCalls)...)
-		if len(sh.toolCalls) == 0 && sh.hasTools {
-			top = append(top, `"max_tool_calls":`+strconv.FormatInt(maxToolCalls, 10))
+		edits = append(edits, lowered(sh.toolCalls, searches)...)
+		if len(sh.toolCalls) == 0 && sh.builtinTools > 0 {
+			top = append(top, `"max_tool_calls":`+strconv.FormatInt(searches, 10))
 		}
 	}
 	if len(sh.limits) == 0 {
@@ -264,17 +295,17 @@ func capEdits(p Provider, sh bodyShape, limit, ins int64) []edit {
 
 // capEdits are the edits that hold a server tool to its calls: an
 // advisor to advisorUses consults of at most limit output tokens each, a
-// web search to maxToolCalls searches. A larger (or null) max_uses or
+// web search to searches searches. A larger (or null) max_uses or
 // max_tokens is lowered, and either is inserted where the tool set none.
 // A limit below the advisor's minimum (1,024) has the provider refuse
 // the call, unbilled, as near the end of a budget a thinking budget does.
-func (a serverTool) capEdits(limit int64) []edit {
+func (a serverTool) capEdits(limit, searches int64) []edit {
 	type bound struct {
 		name  string
 		spans []span
 		most  int64
 	}
-	bounds := []bound{{"max_uses", a.uses, maxToolCalls}}
+	bounds := []bound{{"max_uses", a.uses, searches}}
 	if a.kind == toolAdvisor {
 		if a.limit > 0 {
 			limit = a.limit

@@ -241,7 +241,7 @@ func (a *Agent) Run(ctx context.Context, step agent.Step) (agent.Result, error) 
 	if contain.NetworkContained() && s.keyVar != "" {
 		// The key stays with planex: the CLI gets a placeholder and the
 		// gateway's address, which swaps the key in outside the sandbox.
-		if gw, err = a.startGateway(ctx, s, meter, a.admit(step.ID, step.Limit, meter), a.outputCap(step.ID, step.Limit, meter)); err != nil {
+		if gw, err = a.startGateway(ctx, s, meter, a.admit(step.ID, step.Limit, meter), a.outputCap(step.ID, step.Limit, meter), a.worth(step.Limit, meter)); err != nil {
 			return agent.Result{}, fmt.Errorf("%s agent: %w", a.cli.binary, err)
 		}
 		defer gw.stop()

@@ -61,8 +61,10 @@ type gatewayed struct {
 // the key's variable and the gateway's address as its base URL.
 // Every billed call it forwards is counted on meter, after admit (when
 // not nil) let it through, its output limit held to limitOut's (when not
-// nil).
-func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error, limitOut func(string) (int64, func())) (*gatewayed, error) {
+// nil), and its web searches to what limitOut's part for them pays for,
+// priced by worth.
+func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, admit func() error, limitOut func(string) (int64, func()),
+	worth func(string, agent.Usage) int64) (*gatewayed, error) {
 	up, provider, err := a.upstream()
 	if err != nil {
 		return nil, err
@@ -82,7 +84,7 @@ func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, 
 		return nil, fmt.Errorf("starting the model gateway: %w", err)
 	}
 	gw := &egress.Gateway{Provider: provider, Upstream: up, Key: lookupEnv(a.env(), s.keyVar), Placeholder: placeholder,
-		Meter: meter, Admit: admit, Cap: limitOut}
+		Meter: meter, Admit: admit, Cap: limitOut, Worth: worth}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
@@ -112,7 +114,8 @@ func (a *Agent) startGateway(ctx context.Context, s setup, meter *egress.Meter, 
 // variant such as gpt-5-pro or a *-preview, a new id, or one of the
 // models past what the meter keeps apart) at the dearest row of the
 // provider (meteredPrice); a call whose prompt was long at its long-context
-// rates; and the per-call fees the gateway metered are added.
+// rates, and one whose answer named a premium tier at that tier's; and the
+// per-call fees the gateway metered are added.
 func (a *Agent) metered(totals map[string]agent.Usage) agent.Usage {
 	var u agent.Usage
 	for m, t := range totals {
@@ -132,6 +135,17 @@ func (a *Agent) meteredPrice(model string) builtin.Price {
 		p := a.meteredPrice(base)
 		return builtin.Price{InPerMTok: 2 * p.InPerMTok, OutPerMTok: 1.5 * p.OutPerMTok,
 			CacheReadPerMTok: 2 * p.CacheReadPerMTok, CacheWritePerMTok: 2 * p.CacheWritePerMTok}
+	}
+	for mark, times := range map[string]float64{egress.PriorityTier: 2, egress.PremiumTier: 6, egress.RegionalInference: 1.1} {
+		if base, ok := strings.CutSuffix(model, mark); ok {
+			// A premium tier the answer named: priority processing at
+			// twice every rate, a tier of unknown price at six times
+			// (Anthropic's fast mode, the dearest premium known),
+			// inference kept to one region at 1.1 times.
+			p := a.meteredPrice(base)
+			return builtin.Price{InPerMTok: times * p.InPerMTok, OutPerMTok: times * p.OutPerMTok,
+				CacheReadPerMTok: times * p.CacheReadPerMTok, CacheWritePerMTok: times * p.CacheWritePerMTok}
+		}
 	}
 	step := a.cfg.Price
 	if step == nil {
@@ -191,8 +205,9 @@ func (a *Agent) outputCap(id string, l agent.Limit, meter *egress.Meter) func(st
 	var mu sync.Mutex
 	var held agent.Usage // what this step's calls under way set aside
 	return func(model string) (int64, func()) {
-		rate := a.meteredPrice(model).OutPerMTok
-		u := a.metered(meter.Totals())
+		totals := meter.Totals()
+		rate := a.seenPrice(model, totals).OutPerMTok
+		u := a.metered(totals)
 		mu.Lock()
 		defer mu.Unlock()
 		// What the step's own limit leaves past its own calls under way:
@@ -219,6 +234,40 @@ func (a *Agent) outputCap(id string, l agent.Limit, meter *egress.Meter) func(st
 			defer mu.Unlock()
 			held = agent.Usage{OutputTokens: max(held.OutputTokens-h.OutputTokens, 0), CostUSD: max(held.CostUSD-h.CostUSD, 0)}
 		})
+	}
+}
+
+// seenPrice is the price a call to model is bounded at: its metered
+// price in the dearest tier and region an answer the meter counted
+// (totals) named, as a project's or workspace's default applies to every
+// call that asks for none; the list price before any did.
+func (a *Agent) seenPrice(model string, totals map[string]agent.Usage) builtin.Price {
+	p := a.meteredPrice(model)
+	for name := range totals {
+		if marks := egress.TierMarks(name); marks != "" {
+			if q := a.meteredPrice(model + marks); q.OutPerMTok > p.OutPerMTok {
+				p = q
+			}
+		}
+	}
+	return p
+}
+
+// worth is what a usage of a model costs in the units of outputCap's
+// bound under the step's limit l: output tokens of that model, at its
+// output price (seenPrice) where l is in dollars (the tokens at the model's
+// metered prices, and the fees), one for one where l is in tokens; the
+// larger where it is in both.
+func (a *Agent) worth(l agent.Limit, meter *egress.Meter) func(string, agent.Usage) int64 {
+	return func(model string, u agent.Usage) int64 {
+		var w int64
+		if l.Tokens > 0 {
+			w = u.InputTokens + u.OutputTokens
+		}
+		if p := a.seenPrice(model, meter.Totals()); l.CostUSD > 0 && p.OutPerMTok > 0 {
+			w = max(w, int64(math.Ceil((p.Cost(tokenUsage(u))+u.CostUSD)/p.OutPerMTok*1e6)))
+		}
+		return w
 	}
 }
 

@@ -148,6 +148,19 @@ func TestRedTeamMeteredModelPrices(t *testing.T) {
 		{"claude", "claude-sonnet-5-5", user, "claude-sonnet-5-5" + egress.LongPrompt, 3.5},
 		{"claude", "claude-sonnet-5-5", nil, "claude-unheard-of-9" + egress.LongPrompt, 142.5},
 		{"claude", "claude-sonnet-5-5", nil, egress.OtherModels + egress.LongPrompt, 142.5},
+		// A call the answer says ran in a premium tier (a project's or
+		// organisation's default): priority at twice every rate, a tier
+		// of unknown price at six times (fast mode's), after the long
+		// prompt's rates; the user's price is multiplied too.
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5" + egress.PriorityTier, 24},
+		{"claude", "claude-sonnet-5-5", user, "claude-sonnet-5-5" + egress.PriorityTier, 4},
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5" + egress.PriorityTier + egress.LongPrompt, 38},
+		{"claude", "claude-sonnet-5-5", nil, egress.OtherModels + egress.PriorityTier, 180},
+		{"codex", "gpt-6.1-sol", nil, "gpt-6.1-sol" + egress.PriorityTier, 24},
+		{"codex", "gpt-6.1-sol", nil, "gpt-6.1-sol" + egress.PremiumTier, 72},
+		// One region (a workspace's default_inference_geo): 1.1 times.
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5" + egress.RegionalInference, 13.2},
+		{"claude", "claude-sonnet-5-5", nil, "claude-sonnet-5-5" + egress.PriorityTier + egress.RegionalInference + egress.LongPrompt, 41.8},
 	})
 	// The per-call fees the gateway metered (web searches) add to the cost.
 	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
@@ -274,3 +287,59 @@ func checkMeteredPrices(t *testing.T, rows []meteredPrice) {
 }
 
 const meteredMillion = 1_000_000
+
+// TestSearchReadingWorth: the gateway holds a call's web searches to
+// what the part of the budget set aside for them pays for, each a
+// reading of the prompt and a fee, priced in the bound's units: output
+// tokens of the model at its metered prices under a limit in dollars
+// (a million input tokens and a $0.01 fee at Sonnet 5.5's $2 and $10:
+// $2.01, 201,000 output tokens), one for one under a limit in tokens.
+func TestSearchReadingWorth(t *testing.T) {
+	t.Parallel()
+	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
+	reading := agent.Usage{InputTokens: 1_000_000, CostUSD: 0.01}
+	for _, c := range []struct {
+		l    agent.Limit
+		want int64
+	}{
+		{agent.Limit{CostUSD: 5}, 201_000},
+		{agent.Limit{Tokens: 5_000_000}, 1_000_000},
+		{agent.Limit{CostUSD: 5, Tokens: 5_000_000}, 1_000_000},
+		{agent.Limit{}, 0},
+	} {
+		if got := a.worth(c.l, &egress.Meter{})("claude-sonnet-5-5", reading); got != c.want {
+			t.Errorf("limit %+v: a reading worth %d output tokens, want %d", c.l, got, c.want)
+		}
+	}
+}
+
+// TestRedTeamOutputCapAtTheTierSeen: the key's project serves calls at
+// priority by default, so each call the program sends asking no tier
+// bills twice the list price. The bound on a call's output limit was set
+// at the list price, so the calls running when the budget ran out could
+// write twice what it set aside for them. Once an answer of the step has
+// named a premium tier (or a region), later calls' bounds are set at the
+// price that tier's mark gives the model they name.
+func TestRedTeamOutputCapAtTheTierSeen(t *testing.T) {
+	t.Parallel()
+	a := &Agent{cfg: Config{Name: "claude", Model: "claude-sonnet-5-5"}}
+	for _, c := range []struct {
+		name string
+		seen string // the name the meter counted the first call under
+		want int64
+	}{
+		{"list price", "claude-sonnet-5-5", 20000},
+		{"a priority answer", "claude-sonnet-5-5" + egress.PriorityTier, 7500},
+		{"a priority answer of another model", "claude-haiku-5-5" + egress.PriorityTier, 11250},
+		{"a tier of unknown price", "claude-haiku-5-5" + egress.PremiumTier, 2916},
+	} {
+		meter := &egress.Meter{}
+		// 100,000 tokens in: Sonnet's $0.20 at the list price, $0.40
+		// at priority; the bound is a quarter of what is left of $1 at
+		// the output price of Sonnet in the tier seen ($10, $20, $60).
+		meter.Add(c.seen, agent.Usage{InputTokens: 100_000})
+		if got, _ := a.outputCap("step", agent.Limit{CostUSD: 1}, meter)("claude-sonnet-5-5"); got != c.want {
+			t.Errorf("%s: bound %d, want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package egress
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/planexhq/planex/internal/usage"
+)
+
+// TestRedTeamGatewayBoundsSearchesByTheBudget: with the budget nearly
+// spent, the program sends a long prompt (60 KB, some 20,000 tokens)
+// with the provider's web search tool and asks for search after search:
+// each has the model read the whole prompt again, billed as input, and
+// bills a fee. The gateway let 8 searches through whatever was left, so
+// such a call overran a nearly spent budget by up to nine readings of its
+// prompt. It now asks Cap for a part of the budget for the searches and
+// lets through only as many as that part pays for (Worth: a reading of
+// the prompt, estimated at a token per three bytes, and the fee, in the
+// bound's output tokens); where it pays for none the call is refused
+// (402) and the provider sees nothing. A short prompt keeps its 8.
+func TestRedTeamGatewayBoundsSearchesByTheBudget(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 60000)
+	for _, r := range []struct {
+		name       string
+		p          Provider
+		path, body string
+		capOut     int64
+		want       int64 // searches let through; 0: refused; -1: passed, no search tool
+	}{
+		{"openai, a long prompt", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","input":"` + long + `","tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 3},
+		{"openai, a long prompt, its own larger limit", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","max_tool_calls":30,"input":"` + long + `","tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 3},
+		{"anthropic, a long prompt", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 20000, 3},
+		{"anthropic, two search tools share them", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"a"},{"type":"web_search_20260209","name":"b","max_uses":8}],"messages":[{"role":"user","content":"` + long + `"}]}`, 20000, 2},
+		{"anthropic, nothing left for a search", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 2000, 0},
+		{"openai, nothing left for a search", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","input":"` + long + `","tools":[{"type":"web_search","external_web_access":false}]}`, 2000, 0},
+		// A short body whose prompt the provider holds: an earlier
+		// response's conversation, a stored conversation, an uploaded
+		// file. It is reckoned as long as a prompt billed at the normal
+		// rates may be (200K tokens), which pays for no search here.
+		{"openai, a stored conversation", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","previous_response_id":"resp_1","input":"again","tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, a conversation", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","conversation":{"id":"conv_1"},"input":"again","tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, an uploaded file", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","input":[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"anthropic, an uploaded file", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file_id":"file_1"}}]}]}`, 20000, 0},
+		{"anthropic, a stored prompt and much left", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file_id":"file_1"}}]}]}`, 2000000, 8},
+		// Compaction on the provider's side reads the whole prompt again
+		// (and again after a search): a call with it and no search must
+		// be able to pay one reading, and with search each search counts
+		// two readings, after the first compaction's.
+		{"anthropic, compaction, nothing left", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"context_management":{"edits":[{"type":"compact_20260112"}]},"messages":[{"role":"user","content":"` + long + `"}]}`, 2000, 0},
+		{"anthropic, compaction", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"context_management":{"edits":[{"type":"compact_20260112"}]},"messages":[{"role":"user","content":"` + long + `"}]}`, 20000, -1},
+		{"anthropic, compaction and search", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"context_management":{"edits":[{"type":"compact_20260112"}]},"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 20000, 1},
+		{"openai, compaction and search", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","context_management":[{"type":"compaction","compact_threshold":1000}],"input":"` + long + `","tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 1},
+		{"anthropic, a short prompt", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[]}`, 20000, 8},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var seen []byte
+			hs := httptest.NewServer(searchLoopProvider(r.p, func(b []byte) { mu.Lock(); seen = b; mu.Unlock() }))
+			defer hs.Close()
+			u, _ := url.Parse(hs.URL)
+			held := 0
+			g := &Gateway{Provider: r.p, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
+				Cap: func(string) (int64, func()) {
+					mu.Lock()
+					defer mu.Unlock()
+					held++
+					return r.capOut, func() { mu.Lock(); held--; mu.Unlock() }
+				},
+				// Input at a fifth of the output price, $10 a million
+				// output tokens: a $0.01 fee is 1,000 of them.
+				Worth: func(_ string, u usage.Usage) int64 { return u.InputTokens/5 + int64(u.CostUSD*1e5) }}
+			c, stop := ServeGatewayForTest(t, g)
+			req, _ := http.NewRequest(http.MethodPost, "http://gateway"+r.path, strings.NewReader(r.body))
+			req.Header.Set("X-Api-Key", "ph")
+			req.Header.Set("Authorization", "Bearer ph")
+			status, msg := statusOf(t, c, req)
+			stop()
+			mu.Lock()
+			defer mu.Unlock()
+			if held != 0 {
+				t.Errorf("%d parts of the budget still held after the call", held)
+			}
+			if r.want == 0 {
+				if status != http.StatusPaymentRequired || seen != nil {
+					t.Errorf("status %d (%s), the provider got %d bytes; want 402 and nothing sent", status, msg, len(seen))
+				}
+				return
+			}
+			var body struct {
+				MaxToolCalls *int64 `json:"max_tool_calls"`
+				Tools        []struct {
+					MaxUses *int64 `json:"max_uses"`
+				} `json:"tools"`
+			}
+			if status != http.StatusOK || json.Unmarshal(seen, &body) != nil {
+				t.Fatalf("status %d (%s)", status, msg)
+			}
+			got := int64(0)
+			if body.MaxToolCalls != nil {
+				got = *body.MaxToolCalls
+			}
+			for _, tool := range body.Tools {
+				if tool.MaxUses != nil {
+					got += *tool.MaxUses
+				}
+			}
+			if got != max(r.want, 0) {
+				t.Errorf("%d searches let through, want %d", got, r.want)
+			}
+		})
+	}
+}
