@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/planexhq/planex/internal/abbrev"
+	"github.com/planexhq/planex/internal/authz"
 	"github.com/planexhq/planex/internal/cilog"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
@@ -149,11 +150,51 @@ func (r *ciFixer) onWorkflowRun(ctx context.Context, ev *event.Event) (Outputs, 
 	if sha := pr.GetHead().GetSHA(); sha != run.HeadSHA {
 		return r.talk.ignore(ev, "run %d tested %s; pull request #%d has moved on to %s", run.ID, abbrev.SHA(run.HeadSHA), number, abbrev.SHA(sha))
 	}
+	if why, err := r.notStartedByWriters(ctx, ev); err != nil || why != "" {
+		if err != nil {
+			return Outputs{}, err
+		}
+		return r.talk.ignore(ev, "%s", why)
+	}
 	th := thread{Number: number, IsPR: true, Actor: ev.Sender}
 	first := gh.WorkflowRun{ID: run.ID, Name: run.Name, Path: run.Path, HTMLURL: run.HTMLURL, HeadBranch: run.HeadBranch, HeadSHA: run.HeadSHA, Conclusion: run.Conclusion}
 	cmd := &slash.Command{Name: slash.FixCI, Yes: r.ciFixMode() == CIFixAuto}
 	o, err := r.planCIFix(ctx, ev, th, pr, &first, cmd, true)
 	return r.talk.failAfter(ctx, th, nil, o, err)
+}
+
+// notStartedByWriters says why a failed run is not answered: someone who
+// started it may not have planex fix it. The event's sender, the run's
+// actor and whoever triggered this attempt must each be planex itself
+// or have write access; with ci-fix auto, where the fix runs at once, be
+// allowed to approve plans. A run that a reader's review or comment
+// started on planex's branch is theirs, whoever re-ran it. "" when all
+// of them may.
+func (r *ciFixer) notStartedByWriters(ctx context.Context, ev *event.Event) (string, error) {
+	run := ev.Run
+	if ev.Sender.Login == "" {
+		return fmt.Sprintf("the event of run %d names nobody who started it", run.ID), nil
+	}
+	need := authz.Trigger
+	if r.ciFixMode() == CIFixAuto {
+		need = authz.Approve
+	}
+	seen := map[string]bool{}
+	for _, u := range []event.User{ev.Sender, run.Actor, run.TriggeringActor} {
+		key := strings.ToLower(u.Login)
+		if u.Login == "" || seen[key] || r.self.isLogin(u.Login) {
+			continue
+		}
+		seen[key] = true
+		dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, u.Login, u.Type, need)
+		if err != nil {
+			return "", fmt.Errorf("checking who started run %d: %w", run.ID, err)
+		}
+		if !dec.Allowed {
+			return fmt.Sprintf("run %d was started by @%s, who may not have planex fix it (%s)", run.ID, u.Login, accessOf(dec)), nil
+		}
+	}
+	return "", nil
 }
 
 // notPlanexPR says why a pull request is not one planex opened and may
