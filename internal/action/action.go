@@ -211,8 +211,31 @@ func refusef(format string, args ...any) error {
 
 // Handle acts on an event.
 func (r *Runner) Handle(ctx context.Context, ev *event.Event) error {
+	if err := r.sameRepository(ev); err != nil {
+		return r.step(Outputs{}, err)
+	}
 	o, err := r.flows().intake.handle(ctx, ev)
 	return r.step(handleOutputs(o, err), err)
+}
+
+// ErrOtherRepository is the error of an event whose payload names another
+// repository than the one the workflow runs in.
+var ErrOtherRepository = errors.New("the event is about another repository")
+
+// sameRepository refuses an event whose payload names a repository other
+// than the workflow's (GITHUB_REPOSITORY, Cfg.Owner/Repo): who may act is
+// read on one repository, so an event of another, where its sender may
+// hold any access, decides nothing here. Names are compared as GitHub
+// does, without regard to case.
+func (r *Runner) sameRepository(ev *event.Event) error {
+	if ev == nil || ev.Owner == "" || r.Cfg.Owner == "" {
+		return nil
+	}
+	here := r.Cfg.Owner + "/" + r.Cfg.Repo
+	if !strings.EqualFold(ev.FullName(), here) {
+		return fmt.Errorf("%w: the %s event names %s, the workflow runs in %s; nothing was done", ErrOtherRepository, ev.Name, ev.FullName(), here)
+	}
+	return nil
 }
 
 // step ends an entry point: it writes the outputs the flow returned, the
