@@ -166,32 +166,36 @@ func (r *ciFixer) onWorkflowRun(ctx context.Context, ev *event.Event) (Outputs, 
 // notStartedByWriters says why a failed run is not answered: someone who
 // started it may not have planex fix it. The event's sender, the run's
 // actor and whoever triggered this attempt must each be planex itself
-// or have write access; with ci-fix auto, where the fix runs at once, be
-// allowed to approve plans. A run that a reader's review or comment
-// started on planex's branch is theirs, whoever re-ran it. "" when all
-// of them may.
+// or have write access (mayStart). A run that a reader's review or
+// comment started on planex's branch is theirs, whoever re-ran it. ""
+// when all of them may.
 func (r *ciFixer) notStartedByWriters(ctx context.Context, ev *event.Event) (string, error) {
 	run := ev.Run
 	if ev.Sender.Login == "" {
 		return fmt.Sprintf("the event of run %d names nobody who started it", run.ID), nil
 	}
+	return r.mayStart(ctx, run.ID, ev.Sender, run.Actor, run.TriggeringActor)
+}
+
+// mayStart says why the people who started run id may not have planex
+// fix it, or "": each named one must be planex itself or have write
+// access, and with ci-fix auto, where the fix runs at once, be allowed
+// to approve plans. An empty login is not known and not asked about.
+func (r *ciFixer) mayStart(ctx context.Context, id int64, people ...event.User) (string, error) {
 	need := authz.Trigger
 	if r.ciFixMode() == CIFixAuto {
 		need = authz.Approve
 	}
-	seen := map[string]bool{}
-	for _, u := range []event.User{ev.Sender, run.Actor, run.TriggeringActor} {
-		key := strings.ToLower(u.Login)
-		if u.Login == "" || seen[key] || r.self.isLogin(u.Login) {
+	for _, u := range people {
+		if u.Login == "" || r.self.isLogin(u.Login) {
 			continue
 		}
-		seen[key] = true
 		dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, u.Login, u.Type, need)
 		if err != nil {
-			return "", fmt.Errorf("checking who started run %d: %w", run.ID, err)
+			return "", fmt.Errorf("checking who started run %d: %w", id, err)
 		}
 		if !dec.Allowed {
-			return fmt.Sprintf("run %d was started by @%s, who may not have planex fix it (%s)", run.ID, u.Login, accessOf(dec)), nil
+			return fmt.Sprintf("run %d was started by @%s, who may not have planex fix it (%s)", id, u.Login, accessOf(dec)), nil
 		}
 	}
 	return "", nil
@@ -269,7 +273,7 @@ func (r *ciFixer) planCIFix(ctx context.Context, ev *event.Event, th thread, pr 
 		}
 		return r.stopCIFix(ctx, ev, th, rec, first, made)
 	}
-	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first)
+	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first, automatic)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -335,12 +339,14 @@ func pluralRuns(n int) string {
 	return fmt.Sprintf("%d fix runs", n)
 }
 
-// readCIFailure reads the failed runs of a commit (first, then the
-// newest others) and, of each, the failed jobs and their logs' failing
-// part.
-func (r *ciFixer) readCIFailure(ctx context.Context, branch, sha string, first *gh.WorkflowRun) (*CIFailure, error) {
-	o, rp := r.Cfg.Owner, r.Cfg.Repo
-	runs, err := r.GH.CI.ListWorkflowRuns(ctx, o, rp, gh.RunFilter{Branch: branch, HeadSHA: sha, Status: "failure"})
+// failedRuns are the failed runs of commit sha on branch a fix reads:
+// first (the run an event named, if any), then the newest others, up to
+// maxCIRuns. An automatic fix, which nobody may read before it runs,
+// leaves out a run that someone without write access started or re-ran
+// (a reader's review starts workflows on the pull request's head, and
+// their logs carry what the reader wrote).
+func (r *ciFixer) failedRuns(ctx context.Context, branch, sha string, first *gh.WorkflowRun, automatic bool) ([]gh.WorkflowRun, error) {
+	runs, err := r.GH.CI.ListWorkflowRuns(ctx, r.Cfg.Owner, r.Cfg.Repo, gh.RunFilter{Branch: branch, HeadSHA: sha, Status: "failure"})
 	if err != nil {
 		return nil, err
 	}
@@ -352,9 +358,33 @@ func (r *ciFixer) readCIFailure(ctx context.Context, branch, sha string, first *
 		if len(pick) == maxCIRuns {
 			break
 		}
-		if (first == nil || run.ID != first.ID) && run.HeadSHA == sha && run.Conclusion == "failure" && !run.HeadFork {
-			pick = append(pick, run)
+		if (first != nil && run.ID == first.ID) || run.HeadSHA != sha || run.Conclusion != "failure" || run.HeadFork {
+			continue
 		}
+		if automatic {
+			why, err := r.mayStart(ctx, run.ID, event.User{Login: run.Actor, Type: run.ActorType},
+				event.User{Login: run.TriggeringActor, Type: run.TriggeringActorType})
+			if err != nil {
+				return nil, err
+			}
+			if why != "" {
+				r.Log.Info("a failed run is left out of the automatic CI fix", "run", run.ID, "reason", why)
+				continue
+			}
+		}
+		pick = append(pick, run)
+	}
+	return pick, nil
+}
+
+// readCIFailure reads the failed runs of a commit (first, then the
+// newest others, see failedRuns) and, of each, the failed jobs and their
+// logs' failing part.
+func (r *ciFixer) readCIFailure(ctx context.Context, branch, sha string, first *gh.WorkflowRun, automatic bool) (*CIFailure, error) {
+	o, rp := r.Cfg.Owner, r.Cfg.Repo
+	pick, err := r.failedRuns(ctx, branch, sha, first, automatic)
+	if err != nil {
+		return nil, err
 	}
 	f := &CIFailure{Branch: branch, HeadSHA: sha}
 	jobs, budget := 0, maxCIExcerpts
