@@ -139,3 +139,30 @@ func TestRedTeamCheckFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamActionsBotNamesNobody: github-actions[bot] is the account of
+// every workflow's job token, among them workflows a reader's issue or
+// comment starts (a labeller that adds planex:auto by the issue's words,
+// a chat-ops workflow that dispatches planex). Should GitHub report write
+// access for it, it triggered planex like a maintainer: its act names no
+// person who may. It is refused for everything, in any case.
+func TestRedTeamActionsBotNamesNobody(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := ghfake.New(t)
+	f.AddRepo("octo/widgets", ghfake.Repo{})
+	f.SetPermission("octo/widgets", ghfake.DefaultActor, "admin")
+	client, err := gh.NewClient(ctx, gh.Options{Token: "t", APIURL: f.URL(), HTTPClient: f.HTTPClient(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, login := range []string{"github-actions[bot]", "GitHub-Actions[bot]"} {
+		for _, action := range []Action{Trigger, Approve} {
+			d, err := Check(ctx, client, "octo", "widgets", login, "Bot", action)
+			if err != nil || d.Allowed || !strings.Contains(d.Reason, "@"+login) {
+				t.Errorf("%s %s: %+v %v", login, action, d, err)
+			}
+		}
+	}
+}
