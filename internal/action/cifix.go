@@ -187,7 +187,10 @@ func (r *ciFixer) mayStart(ctx context.Context, id int64, people ...event.User) 
 		need = authz.Approve
 	}
 	for _, u := range people {
-		if u.Login == "" || r.self.isLogin(u.Login) {
+		// planex's own push (an App's or a person's token); the job
+		// token's account is every workflow's, and its pushes start no
+		// CI, so authz refuses it.
+		if u.Login == "" || r.self.isLogin(u.Login) && !strings.EqualFold(u.Login, ActionsBot) {
 			continue
 		}
 		dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, u.Login, u.Type, need)

@@ -36,7 +36,8 @@ func TestRedTeamCIFixStartedByNonWriter(t *testing.T) {
 		{"reader's review run, auto", reader, reader, reader, CIFixAuto, false},
 		{"reader's run a maintainer re-ran", maintainer, reader, maintainer, CIFixPlan, false},
 		{"maintainer's run, reader sender", reader, maintainer, maintainer, CIFixPlan, false},
-		{"planex's push, maintainer re-ran", maintainer, self, maintainer, CIFixPlan, true},
+		{"another workflow's job token", self, self, self, CIFixPlan, false},
+		{"maintainer's push, maintainer re-ran", maintainer, maintainer, maintainer, CIFixPlan, true},
 	} {
 		id++
 		ev := w.failCI(id, pr, "go test ./...")
@@ -89,4 +90,27 @@ func TestRedTeamCIFixReadsOnlyWritersRuns(t *testing.T) {
 		t.Errorf("the automatic fix's prompt:\n%s", p)
 	}
 	w.noRefusedRequests()
+}
+
+// TestCIFixAutoOfPlanexsOwnRun: with ci-fix auto, CI that planex's own
+// push started (an App's token, whose runs name planex as sender and
+// actor) fails: the fix runs. The CI-fix approval named planex as its
+// approver, and planex, a bot, was refused as one, so the fix never ran
+// where CI runs at all. (The job token's pushes start no CI, and its
+// account is every workflow's: TestRedTeamCIFixStartedByNonWriter.)
+func TestCIFixAutoOfPlanexsOwnRun(t *testing.T) {
+	w := newParallelWorld(t)
+	const app = "planex-app[bot]"
+	w.fake.SetToken("ghs_test", app)
+	w.fake.SetPermission(wRepo, app, "write")
+	w.config = append(w.config, func(c *Config) { c.BotLogin = app })
+	pr := w.planexPR()
+	w.agent.setPlan(wTask{ID: "T1", Title: "fix the limiter", Scope: "fix/**"})
+	ev := w.failCI(901, pr, "go test ./...")
+	self := event.User{Login: app, Type: "Bot"}
+	ev.Sender, ev.Run.Actor, ev.Run.TriggeringActor = self, self, self
+	if r, err := w.handle(ev, func(c *Config) { c.CIFix = CIFixAuto }); err != nil || r.Outputs.Status != StatusDone {
+		t.Fatalf("auto fix of planex's own run: %v %+v\n%s", err, r.Outputs, w.lastComment(pr.Number))
+	}
+	w.noInternalErrors(pr.Number)
 }
