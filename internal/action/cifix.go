@@ -276,7 +276,8 @@ func (r *ciFixer) planCIFix(ctx context.Context, ev *event.Event, th thread, pr 
 		}
 		return r.stopCIFix(ctx, ev, th, rec, first, made)
 	}
-	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first, automatic)
+	// A fix that runs unread reads only runs people who may started.
+	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first, automatic || cmd.Yes)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -344,11 +345,11 @@ func pluralRuns(n int) string {
 
 // failedRuns are the failed runs of commit sha on branch a fix reads:
 // first (the run an event named, if any), then the newest others, up to
-// maxCIRuns. An automatic fix, which nobody may read before it runs,
-// leaves out a run that someone without write access started or re-ran
-// (a reader's review starts workflows on the pull request's head, and
-// their logs carry what the reader wrote).
-func (r *ciFixer) failedRuns(ctx context.Context, branch, sha string, first *gh.WorkflowRun, automatic bool) ([]gh.WorkflowRun, error) {
+// maxCIRuns. A fix that runs unread (ci-fix auto, `fix-ci -y`) leaves
+// out a run that someone without write access started or re-ran (a
+// reader's review starts workflows on the pull request's head, and their
+// logs carry what the reader wrote).
+func (r *ciFixer) failedRuns(ctx context.Context, branch, sha string, first *gh.WorkflowRun, unread bool) ([]gh.WorkflowRun, error) {
 	runs, err := r.GH.CI.ListWorkflowRuns(ctx, r.Cfg.Owner, r.Cfg.Repo, gh.RunFilter{Branch: branch, HeadSHA: sha, Status: "failure"})
 	if err != nil {
 		return nil, err
@@ -364,14 +365,14 @@ func (r *ciFixer) failedRuns(ctx context.Context, branch, sha string, first *gh.
 		if (first != nil && run.ID == first.ID) || run.HeadSHA != sha || run.Conclusion != "failure" || run.HeadFork {
 			continue
 		}
-		if automatic {
+		if unread {
 			why, err := r.mayStart(ctx, run.ID, event.User{Login: run.Actor, Type: run.ActorType},
 				event.User{Login: run.TriggeringActor, Type: run.TriggeringActorType})
 			if err != nil {
 				return nil, err
 			}
 			if why != "" {
-				r.Log.Info("a failed run is left out of the automatic CI fix", "run", run.ID, "reason", why)
+				r.Log.Info("a failed run is left out of a CI fix that runs unread", "run", run.ID, "reason", why)
 				continue
 			}
 		}
@@ -383,9 +384,9 @@ func (r *ciFixer) failedRuns(ctx context.Context, branch, sha string, first *gh.
 // readCIFailure reads the failed runs of a commit (first, then the
 // newest others, see failedRuns) and, of each, the failed jobs and their
 // logs' failing part.
-func (r *ciFixer) readCIFailure(ctx context.Context, branch, sha string, first *gh.WorkflowRun, automatic bool) (*CIFailure, error) {
+func (r *ciFixer) readCIFailure(ctx context.Context, branch, sha string, first *gh.WorkflowRun, unread bool) (*CIFailure, error) {
 	o, rp := r.Cfg.Owner, r.Cfg.Repo
-	pick, err := r.failedRuns(ctx, branch, sha, first, automatic)
+	pick, err := r.failedRuns(ctx, branch, sha, first, unread)
 	if err != nil {
 		return nil, err
 	}

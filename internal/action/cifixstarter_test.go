@@ -64,32 +64,45 @@ func TestRedTeamCIFixStartedByNonWriter(t *testing.T) {
 	w.noRefusedRequests()
 }
 
-// TestRedTeamCIFixReadsOnlyWritersRuns: with ci-fix auto, a maintainer's
-// CI run fails on planex's pull request; beside it, on the same commit,
-// a run a reader's review started failed too, its log carrying the
-// reader's words. The automatic fix read every failed run of the commit,
-// so the reader's log became part of a fix that ran without anyone
-// reading it. Runs that someone without write access started are left
-// out of an automatic fix.
+// TestRedTeamCIFixReadsOnlyWritersRuns: a maintainer's CI run fails on
+// planex's pull request; beside it, on the same commit, a run a reader's
+// review started failed too, its log carrying the reader's words. A fix
+// that runs unread (ci-fix auto, or `/planex fix-ci -y`) read every
+// failed run of the commit, so the reader's log was part of it. Runs that
+// someone without write access started are left out of such a fix.
 func TestRedTeamCIFixReadsOnlyWritersRuns(t *testing.T) {
-	w := newParallelWorld(t)
-	pr := w.planexPR()
-	w.agent.setPlan(wTask{ID: "T1", Title: "fix the limiter", Scope: "fix/**"})
 	const pwned = "READERS-OWN-INSTRUCTIONS"
-	w.fake.SetWorkflowRun(wRepo, ghfake.WorkflowRun{ID: 710, Name: "Review bot", Path: ".github/workflows/review.yml", Event: "pull_request_review",
-		Status: "completed", Conclusion: "failure", HeadBranch: pr.Head, HeadSHA: pr.HeadSHA, PullRequests: []int{pr.Number},
-		Actor: "reader", TriggeringActor: "reader", Created: time.Unix(1_900_000_000, 0),
-		Jobs: []ghfake.WorkflowJob{{ID: 7101, Name: "check", Conclusion: "failure", Log: "##[error]" + pwned + "\n",
-			Steps: []ghfake.WorkflowStep{{Name: "Run check", Conclusion: "failure"}}}}})
-	ev := w.failCI(711, pr, "go test ./...")
-	r, err := w.handle(ev, func(c *Config) { c.CIFix, c.DefaultToken = CIFixAuto, true })
-	if err != nil || r.Outputs.Status != StatusDone {
-		t.Fatalf("auto fix: %v %+v", err, r.Outputs)
+	for _, byComment := range []bool{false, true} {
+		t.Run(map[bool]string{false: "ci-fix auto", true: "fix-ci -y"}[byComment], func(t *testing.T) {
+			w := newParallelWorld(t)
+			pr := w.planexPR()
+			w.agent.setPlan(wTask{ID: "T1", Title: "fix the limiter", Scope: "fix/**"})
+			w.fake.SetWorkflowRun(wRepo, ghfake.WorkflowRun{ID: 710, Name: "Review bot", Path: ".github/workflows/review.yml", Event: "pull_request_review",
+				Status: "completed", Conclusion: "failure", HeadBranch: pr.Head, HeadSHA: pr.HeadSHA, PullRequests: []int{pr.Number},
+				Actor: "reader", TriggeringActor: "reader", Created: time.Unix(1_900_000_000, 0),
+				Jobs: []ghfake.WorkflowJob{{ID: 7101, Name: "check", Conclusion: "failure", Log: "##[error]" + pwned + "\n",
+					Steps: []ghfake.WorkflowStep{{Name: "Run check", Conclusion: "failure"}}}}})
+			ev := w.failCI(711, pr, "go test ./...")
+			w.fake.SetWorkflowRun(wRepo, ghfake.WorkflowRun{ID: 711, Name: "CI", Path: ".github/workflows/ci.yml", Event: "pull_request",
+				Status: "completed", Conclusion: "failure", HeadBranch: pr.Head, HeadSHA: pr.HeadSHA, PullRequests: []int{pr.Number},
+				Actor: "maintainer", Created: time.Unix(1_800_000_000, 0),
+				Jobs: []ghfake.WorkflowJob{{ID: 7111, Name: "test", Conclusion: "failure", Log: "--- FAIL: TestLimiter\n",
+					Steps: []ghfake.WorkflowStep{{Name: "Run go test ./...", Conclusion: "failure"}}}}})
+			mutate := func(c *Config) { c.CIFix, c.DefaultToken = CIFixAuto, true }
+			if byComment {
+				ev = w.comment(pr.Number, "maintainer", "/planex fix-ci -y")
+				mutate = func(c *Config) { c.DefaultToken = true }
+			}
+			r, err := w.handle(ev, mutate)
+			if err != nil || r.Outputs.Status != StatusDone {
+				t.Fatalf("fix: %v %+v\n%s", err, r.Outputs, w.lastComment(pr.Number))
+			}
+			if p := w.agent.prompt(agent.PhasePlan); !strings.Contains(p, "run 711") || strings.Contains(p, pwned) || strings.Contains(p, "run 710") {
+				t.Errorf("the fix's prompt:\n%s", p)
+			}
+			w.noRefusedRequests()
+		})
 	}
-	if p := w.agent.prompt(agent.PhasePlan); !strings.Contains(p, "run 711") || strings.Contains(p, pwned) || strings.Contains(p, "run 710") {
-		t.Errorf("the automatic fix's prompt:\n%s", p)
-	}
-	w.noRefusedRequests()
 }
 
 // TestCIFixAutoOfPlanexsOwnRun: with ci-fix auto, CI that planex's own
