@@ -211,8 +211,31 @@ func refusef(format string, args ...any) error {
 
 // Handle acts on an event.
 func (r *Runner) Handle(ctx context.Context, ev *event.Event) error {
+	if err := r.sameRepository(ev); err != nil {
+		return r.step(Outputs{}, err)
+	}
 	o, err := r.flows().intake.handle(ctx, ev)
 	return r.step(handleOutputs(o, err), err)
+}
+
+// ErrOtherRepository is the error of an event whose payload names another
+// repository than the one the workflow runs in.
+var ErrOtherRepository = errors.New("the event is about another repository")
+
+// sameRepository refuses an event whose payload names a repository other
+// than the workflow's (GITHUB_REPOSITORY, Cfg.Owner/Repo): who may act is
+// read on one repository, so an event of another, where its sender may
+// hold any access, decides nothing here. Names are compared as GitHub
+// does, without regard to case.
+func (r *Runner) sameRepository(ev *event.Event) error {
+	if ev == nil || ev.Owner == "" || r.Cfg.Owner == "" {
+		return nil
+	}
+	here := r.Cfg.Owner + "/" + r.Cfg.Repo
+	if !strings.EqualFold(ev.FullName(), here) {
+		return fmt.Errorf("%w: the %s event names %s, the workflow runs in %s; nothing was done", ErrOtherRepository, ev.Name, ev.FullName(), here)
+	}
+	return nil
 }
 
 // step ends an entry point: it writes the outputs the flow returned, the
@@ -453,28 +476,38 @@ func (r *intake) onDispatch(ctx context.Context, ev *event.Event) (Outputs, erro
 	return r.talk.failAfter(ctx, th, nil, o, err)
 }
 
-// dispatchRefused checks, when the dispatched plan would be approved
-// automatically, that its sender may approve plans: GitHub lets only
-// write users dispatch today, and a change in who may must not let
-// anyone else run a plan. A refusal is told on the issue (if any) and in
-// a notice; nothing is planned.
+// dispatchRefused checks that the dispatch's sender may run planex: have
+// write access, and when the plan would be approved automatically (the
+// form's input or the setting), be allowed to approve plans. GitHub lets
+// only write users dispatch from its form, but any workflow's token (the
+// shared Actions bot, in a workflow a reader's comment started) or an
+// App may dispatch too, and a change in who may must not let anyone else
+// start a plan. A refusal is told on the issue (if any) and in a notice;
+// nothing is planned.
 func (r *intake) dispatchRefused(ctx context.Context, ev *event.Event, number int) (Outputs, bool, error) {
-	if !ev.Inputs.AutoApprove && !r.Cfg.AutoApprove {
-		return Outputs{}, false, nil
+	auto := ev.Inputs.AutoApprove || r.Cfg.AutoApprove
+	need := authz.Trigger
+	if auto {
+		need = authz.Approve
 	}
-	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, authz.Approve)
+	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, need)
 	if err != nil {
 		return Outputs{}, true, fmt.Errorf("checking the permission of @%s, who dispatched the workflow: %w", ev.Sender.Login, err)
 	}
 	if dec.Allowed {
 		return Outputs{}, false, nil
 	}
-	o := Outputs{Status: StatusRefused, Notice: "workflow_dispatch with auto-approve refused: " + dec.Reason}
+	what, why := "workflow_dispatch", ""
+	if auto {
+		what, why = "workflow_dispatch with auto-approve", " (a dispatch with auto-approve runs the plan, so its sender must be allowed to approve it.)"
+	}
+	reason := dec.Reason
+	o := Outputs{Status: StatusRefused, Notice: what + " refused: " + reason}
 	if number == 0 {
 		fmt.Fprintln(r.Out, o.Notice)
 		return o, true, nil
 	}
-	return o, true, r.talk.reply(ctx, thread{Number: number}, "@"+ev.Sender.Login+" "+dec.Reason+" (a dispatch with auto-approve runs the plan, so its sender must be allowed to approve it.)")
+	return o, true, r.talk.reply(ctx, thread{Number: number}, "@"+ev.Sender.Login+" "+reason+why)
 }
 
 // dispatchIssue opens the issue a requirement given to workflow_dispatch

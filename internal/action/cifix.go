@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/planexhq/planex/internal/abbrev"
+	"github.com/planexhq/planex/internal/authz"
 	"github.com/planexhq/planex/internal/cilog"
 	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/gh"
@@ -149,11 +150,58 @@ func (r *ciFixer) onWorkflowRun(ctx context.Context, ev *event.Event) (Outputs, 
 	if sha := pr.GetHead().GetSHA(); sha != run.HeadSHA {
 		return r.talk.ignore(ev, "run %d tested %s; pull request #%d has moved on to %s", run.ID, abbrev.SHA(run.HeadSHA), number, abbrev.SHA(sha))
 	}
+	if why, err := r.notStartedByWriters(ctx, ev); err != nil || why != "" {
+		if err != nil {
+			return Outputs{}, err
+		}
+		return r.talk.ignore(ev, "%s", why)
+	}
 	th := thread{Number: number, IsPR: true, Actor: ev.Sender}
 	first := gh.WorkflowRun{ID: run.ID, Name: run.Name, Path: run.Path, HTMLURL: run.HTMLURL, HeadBranch: run.HeadBranch, HeadSHA: run.HeadSHA, Conclusion: run.Conclusion}
 	cmd := &slash.Command{Name: slash.FixCI, Yes: r.ciFixMode() == CIFixAuto}
 	o, err := r.planCIFix(ctx, ev, th, pr, &first, cmd, true)
 	return r.talk.failAfter(ctx, th, nil, o, err)
+}
+
+// notStartedByWriters says why a failed run is not answered: someone who
+// started it may not have planex fix it. The event's sender, the run's
+// actor and whoever triggered this attempt must each be planex itself
+// or have write access (mayStart). A run that a reader's review or
+// comment started on planex's branch is theirs, whoever re-ran it. ""
+// when all of them may.
+func (r *ciFixer) notStartedByWriters(ctx context.Context, ev *event.Event) (string, error) {
+	run := ev.Run
+	if ev.Sender.Login == "" {
+		return fmt.Sprintf("the event of run %d names nobody who started it", run.ID), nil
+	}
+	return r.mayStart(ctx, run.ID, ev.Sender, run.Actor, run.TriggeringActor)
+}
+
+// mayStart says why the people who started run id may not have planex
+// fix it, or "": each named one must be planex itself or have write
+// access, and with ci-fix auto, where the fix runs at once, be allowed
+// to approve plans. An empty login is not known and not asked about.
+func (r *ciFixer) mayStart(ctx context.Context, id int64, people ...event.User) (string, error) {
+	need := authz.Trigger
+	if r.ciFixMode() == CIFixAuto {
+		need = authz.Approve
+	}
+	for _, u := range people {
+		// planex's own push (an App's or a person's token); the job
+		// token's account is every workflow's, and its pushes start no
+		// CI, so authz refuses it.
+		if u.Login == "" || r.self.isLogin(u.Login) && !strings.EqualFold(u.Login, ActionsBot) {
+			continue
+		}
+		dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, u.Login, u.Type, need)
+		if err != nil {
+			return "", fmt.Errorf("checking who started run %d: %w", id, err)
+		}
+		if !dec.Allowed {
+			return fmt.Sprintf("run %d was started by @%s, who may not have planex fix it (%s)", id, u.Login, accessOf(dec)), nil
+		}
+	}
+	return "", nil
 }
 
 // notPlanexPR says why a pull request is not one planex opened and may
@@ -228,7 +276,8 @@ func (r *ciFixer) planCIFix(ctx context.Context, ev *event.Event, th thread, pr 
 		}
 		return r.stopCIFix(ctx, ev, th, rec, first, made)
 	}
-	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first)
+	// A fix that runs unread reads only runs people who may started.
+	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first, automatic || cmd.Yes)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -294,12 +343,14 @@ func pluralRuns(n int) string {
 	return fmt.Sprintf("%d fix runs", n)
 }
 
-// readCIFailure reads the failed runs of a commit (first, then the
-// newest others) and, of each, the failed jobs and their logs' failing
-// part.
-func (r *ciFixer) readCIFailure(ctx context.Context, branch, sha string, first *gh.WorkflowRun) (*CIFailure, error) {
-	o, rp := r.Cfg.Owner, r.Cfg.Repo
-	runs, err := r.GH.CI.ListWorkflowRuns(ctx, o, rp, gh.RunFilter{Branch: branch, HeadSHA: sha, Status: "failure"})
+// failedRuns are the failed runs of commit sha on branch a fix reads:
+// first (the run an event named, if any), then the newest others, up to
+// maxCIRuns. A fix that runs unread (ci-fix auto, `fix-ci -y`) leaves
+// out a run that someone without write access started or re-ran (a
+// reader's review starts workflows on the pull request's head, and their
+// logs carry what the reader wrote).
+func (r *ciFixer) failedRuns(ctx context.Context, branch, sha string, first *gh.WorkflowRun, unread bool) ([]gh.WorkflowRun, error) {
+	runs, err := r.GH.CI.ListWorkflowRuns(ctx, r.Cfg.Owner, r.Cfg.Repo, gh.RunFilter{Branch: branch, HeadSHA: sha, Status: "failure"})
 	if err != nil {
 		return nil, err
 	}
@@ -311,9 +362,33 @@ func (r *ciFixer) readCIFailure(ctx context.Context, branch, sha string, first *
 		if len(pick) == maxCIRuns {
 			break
 		}
-		if (first == nil || run.ID != first.ID) && run.HeadSHA == sha && run.Conclusion == "failure" && !run.HeadFork {
-			pick = append(pick, run)
+		if (first != nil && run.ID == first.ID) || run.HeadSHA != sha || run.Conclusion != "failure" || run.HeadFork {
+			continue
 		}
+		if unread {
+			why, err := r.mayStart(ctx, run.ID, event.User{Login: run.Actor, Type: run.ActorType},
+				event.User{Login: run.TriggeringActor, Type: run.TriggeringActorType})
+			if err != nil {
+				return nil, err
+			}
+			if why != "" {
+				r.Log.Info("a failed run is left out of a CI fix that runs unread", "run", run.ID, "reason", why)
+				continue
+			}
+		}
+		pick = append(pick, run)
+	}
+	return pick, nil
+}
+
+// readCIFailure reads the failed runs of a commit (first, then the
+// newest others, see failedRuns) and, of each, the failed jobs and their
+// logs' failing part.
+func (r *ciFixer) readCIFailure(ctx context.Context, branch, sha string, first *gh.WorkflowRun, unread bool) (*CIFailure, error) {
+	o, rp := r.Cfg.Owner, r.Cfg.Repo
+	pick, err := r.failedRuns(ctx, branch, sha, first, unread)
+	if err != nil {
+		return nil, err
 	}
 	f := &CIFailure{Branch: branch, HeadSHA: sha}
 	jobs, budget := 0, maxCIExcerpts

@@ -171,6 +171,9 @@ func (r *matrixFlow) retryMatrix(ctx context.Context, th thread, rec *Record) (O
 // matrix reads: matrix ({"include":[{"task":"T1"},…]}), max-parallel and
 // has-tasks. With nothing left to run it publishes the result instead.
 func (r *Runner) Prepare(ctx context.Context, ev *event.Event) error {
+	if err := r.sameRepository(ev); err != nil {
+		return r.step(Outputs{HasTasks: "false"}, err)
+	}
 	o, err := r.flows().matrix.prepare(ctx, ev)
 	if o.HasTasks == "" {
 		o.HasTasks = "false"
@@ -248,6 +251,9 @@ func matrixJSON(ids []string) (string, error) {
 // RunTask runs one task of the prepared wave and publishes its result on
 // refs/planex/tasks/<session>/<task>. It never touches the run branch.
 func (r *Runner) RunTask(ctx context.Context, ev *event.Event, taskID string) error {
+	if err := r.sameRepository(ev); err != nil {
+		return r.step(Outputs{}, err)
+	}
 	return r.step(r.flows().matrix.runTask(ctx, ev, taskID))
 }
 
@@ -448,6 +454,9 @@ func (r *matrixFlow) readResult(ctx context.Context, rec *Record, m *MatrixWave,
 // then dispatches the next wave or publishes the result. It is meant for a
 // job that runs always (if: always()), after every task job.
 func (r *Runner) Collect(ctx context.Context, ev *event.Event) error {
+	if err := r.sameRepository(ev); err != nil {
+		return r.step(Outputs{}, err)
+	}
 	return r.step(r.flows().matrix.collect(ctx, ev))
 }
 

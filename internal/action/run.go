@@ -501,5 +501,8 @@ func (r *executor) finalize(ctx context.Context, ev *event.Event) (Outputs, erro
 // timed out): a running plan is marked failed, and the status comment and
 // labels say so. It is meant for an `if: cancelled() || failure()` step.
 func (r *Runner) Finalize(ctx context.Context, ev *event.Event) error {
+	if err := r.sameRepository(ev); err != nil {
+		return r.step(Outputs{}, err)
+	}
 	return r.step(r.flows().runs.finalize(ctx, ev))
 }

@@ -103,3 +103,36 @@ func TestRedTeamLabelPath(t *testing.T) {
 	}
 	w.noInternalErrors(n)
 }
+
+// TestRedTeamDispatchByNonWriter: a workflow_dispatch without
+// auto-approve whose sender has no write access (a triage user; the
+// shared Actions bot, as another workflow that a reader's comment started
+// dispatches planex naming an issue or a requirement) planned all the
+// same: only a dispatch that approved itself checked its sender. Now every
+// dispatch's sender must be allowed to run planex; the refused one is told
+// on the issue and nothing is planned.
+func TestRedTeamDispatchByNonWriter(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	w.fake.AddUser("helper", "User")
+	w.fake.SetPermission(wRepo, "helper", "triage")
+	n := w.fake.AddIssue(wRepo, "reader", "Add a file", "")
+	for _, c := range []struct {
+		sender event.User
+		in     event.Inputs
+	}{
+		{event.User{Login: "helper", Type: "User"}, event.Inputs{Issue: n}},
+		{event.User{Login: "helper", Type: "User"}, event.Inputs{Requirement: "Add a file"}},
+		{event.User{Login: ActionsBot, Type: "Bot"}, event.Inputs{Issue: n}},
+	} {
+		ev := &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName, DefaultBranch: "main", Sender: c.sender, Inputs: c.in}
+		r, out, err := w.handleOut(ev)
+		if err != nil || r.Outputs.Status != StatusRefused || !strings.Contains(out+w.lastComment(n), "@"+c.sender.Login) {
+			t.Errorf("dispatch by %s of %+v: %v %+v", c.sender.Login, c.in, err, r.Outputs)
+		}
+	}
+	if len(w.commentsWith(n, "<!-- planex:plan ")) != 0 || func() bool { _, ok := w.fake.Issue(wRepo, n+1); return ok }() {
+		t.Fatal("a dispatch by someone without write access planned")
+	}
+	w.noInternalErrors(n)
+}

@@ -3,9 +3,10 @@
 // Triggering and approving need write, maintain or admin access, read from
 // the collaborator permission API (never from a webhook's
 // author_association, which does not reflect team or organisation grants
-// reliably). Bots never approve. A refusal carries a short reason meant for
-// the person refused; failures to find out are returned as errors and are
-// for the logs.
+// reliably). Bots never approve, and the Actions bot, which every
+// workflow's job token acts as, does nothing. A refusal carries a short
+// reason meant for the person refused; failures to find out are returned
+// as errors and are for the logs.
 package authz
 
 import (
@@ -45,6 +46,12 @@ type Decision struct {
 	Role       string
 }
 
+// actionsBot is the account of every workflow job's own token, among
+// them jobs that a reader's issue or comment started: what it does names
+// no person, so it may do nothing here, whatever GitHub reports of its
+// access.
+const actionsBot = "github-actions[bot]"
+
 var writeRoles = map[string]bool{"admin": true, "maintain": true, "write": true}
 
 // Check decides whether login (of type userType, as in the event payload)
@@ -58,6 +65,9 @@ func Check(ctx context.Context, client PermissionGetter, owner, repo, login, use
 	}
 	if action != Trigger && action != Approve {
 		return Decision{}, fmt.Errorf("authz: unknown action %q", action)
+	}
+	if strings.EqualFold(login, actionsBot) {
+		return Decision{Reason: fmt.Sprintf("@%s acts for every workflow of the repository, whoever started it, so nothing it does is a request planex takes; a maintainer has to ask.", login)}, nil
 	}
 	if action == Approve && event.IsBot(login, userType) {
 		return Decision{Reason: fmt.Sprintf("@%s is a bot, and bots cannot approve plans; a maintainer has to approve.", login)}, nil

@@ -100,3 +100,69 @@ func TestCheckSurvivesTransientFailures(t *testing.T) {
 		t.Fatalf("%+v %v", d, err)
 	}
 }
+
+// TestRedTeamCheckFailsClosed: a maintainer's permission cannot be read
+// (the token may not read collaborators, GitHub keeps failing, a rate
+// limit far off, the answer is not the permission object): Check allows
+// nothing, and says so as an error unless GitHub answered that the user
+// has no access here.
+func TestRedTeamCheckFailsClosed(t *testing.T) {
+	t.Parallel()
+	const route = "GET /repos/{owner}/{repo}/collaborators/{username}/permission"
+	for _, c := range []struct {
+		name    string
+		fault   ghfake.Fault
+		wantErr bool
+	}{
+		{"forbidden", ghfake.Forbidden("Resource not accessible by integration"), true},
+		{"not found", ghfake.NotFound(), false},
+		{"server errors", ghfake.ServerError(502), true},
+		{"rate limited for hours", ghfake.PrimaryRateLimit(403, time.Now().Add(3*time.Hour)), true},
+		{"no permission in the answer", ghfake.Fault{Status: 200, Body: `{"user":{"login":"mnt"}}`}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := ghfake.New(t)
+			f.AddRepo("octo/widgets", ghfake.Repo{})
+			f.SetPermission("octo/widgets", "mnt", "maintain")
+			f.InjectFault(route, 100, c.fault)
+			client, _ := gh.NewClient(ctx, gh.Options{APIURL: f.URL(), HTTPClient: f.HTTPClient(),
+				Retry:  gh.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, SettleWindow: -1},
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			for _, action := range []Action{Trigger, Approve} {
+				d, err := Check(ctx, client, "octo", "widgets", "mnt", "User", action)
+				if d.Allowed || (err != nil) != c.wantErr {
+					t.Errorf("%s: %+v %v", action, d, err)
+				}
+			}
+		})
+	}
+}
+
+// TestRedTeamActionsBotNamesNobody: github-actions[bot] is the account of
+// every workflow's job token, among them workflows a reader's issue or
+// comment starts (a labeller that adds planex:auto by the issue's words,
+// a chat-ops workflow that dispatches planex). Should GitHub report write
+// access for it, it triggered planex like a maintainer: its act names no
+// person who may. It is refused for everything, in any case.
+func TestRedTeamActionsBotNamesNobody(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := ghfake.New(t)
+	f.AddRepo("octo/widgets", ghfake.Repo{})
+	f.SetPermission("octo/widgets", ghfake.DefaultActor, "admin")
+	client, err := gh.NewClient(ctx, gh.Options{Token: "t", APIURL: f.URL(), HTTPClient: f.HTTPClient(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, login := range []string{"github-actions[bot]", "GitHub-Actions[bot]"} {
+		for _, action := range []Action{Trigger, Approve} {
+			d, err := Check(ctx, client, "octo", "widgets", login, "Bot", action)
+			if err != nil || d.Allowed || !strings.Contains(d.Reason, "@"+login) {
+				t.Errorf("%s %s: %+v %v", login, action, d, err)
+			}
+		}
+	}
+}

@@ -104,6 +104,10 @@ func (g *ghEnv) runEvent(run ghfake.WorkflowRun, mutate func(w map[string]any)) 
 		}
 		w["pull_requests"] = prs
 		p["sender"].(map[string]any)["login"] = "maintainer"
+		// The run was started, and this attempt triggered, by the
+		// maintainer: planex answers no run a reader started.
+		w["actor"] = map[string]any{"login": "maintainer", "type": "User"}
+		w["triggering_actor"] = map[string]any{"login": "maintainer", "type": "User"}
 		if mutate != nil {
 			mutate(w)
 		}

@@ -128,6 +128,11 @@ type Run struct {
 	HeadRepo   string // "owner/name"; empty when unknown
 	HeadFork   bool
 	HTMLURL    string
+	// Actor started the run's first attempt; TriggeringActor started
+	// this attempt (a re-run's is whoever re-ran it). Empty when the
+	// payload does not say.
+	Actor           User
+	TriggeringActor User
 	// PullRequests are the run's pull requests in this repository
 	// (GitHub lists none for a fork's).
 	PullRequests []int
@@ -229,6 +234,8 @@ type runJSON struct {
 	HeadSHA      string    `json:"head_sha"`
 	HTMLURL      string    `json:"html_url"`
 	HeadRepo     *repoJSON `json:"head_repository"`
+	Actor        *User     `json:"actor"`
+	Triggering   *User     `json:"triggering_actor"`
 	PullRequests []struct {
 		Number int `json:"number"`
 	} `json:"pull_requests"`
@@ -508,6 +515,12 @@ func (e *Event) fromWorkflowRun(p *payload) error {
 	}
 	run := &Run{ID: w.ID, Attempt: w.Attempt, Name: w.Name, Path: w.Path, Event: w.Event, Status: w.Status,
 		Conclusion: str(w.Conclusion), HeadBranch: w.HeadBranch, HeadSHA: w.HeadSHA, HTMLURL: w.HTMLURL}
+	if w.Actor != nil {
+		run.Actor = *w.Actor
+	}
+	if w.Triggering != nil {
+		run.TriggeringActor = *w.Triggering
+	}
 	var wf struct{ Path string }
 	if run.Path == "" && json.Unmarshal(p.Workflow, &wf) == nil {
 		run.Path = wf.Path

@@ -166,7 +166,8 @@ func TestLoad(t *testing.T) {
 				if e.Ignored || r == nil || r.ID != 289782451 || r.Conclusion != "failure" || r.HeadBranch != "master" ||
 					r.HeadSHA != "3484a3fb816e0859fd6e1cea078d76385ff50625" || r.HeadRepo != "octo-org/octo-repo" || r.Path != ".github/workflows/test.yml" ||
 					r.Event != "repository_dispatch" || len(r.PullRequests) != 1 || r.PullRequests[0] != 2 || e.Number != 2 || !e.IsPR ||
-					r.HTMLURL != "https://github.com/octo-org/octo-repo/actions/runs/289782451" || e.FullName() != "octo-org/octo-repo" {
+					r.HTMLURL != "https://github.com/octo-org/octo-repo/actions/runs/289782451" || e.FullName() != "octo-org/octo-repo" ||
+					r.Actor.Login != "Codertocat" || r.TriggeringActor.Login != "Codertocat" {
 					t.Fatalf("%+v %+v", e, r)
 				}
 			}},

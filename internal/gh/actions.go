@@ -17,7 +17,9 @@ func workflowRun(run *github.WorkflowRun) WorkflowRun {
 	out := WorkflowRun{ID: run.GetID(), Attempt: run.GetRunAttempt(), Status: run.GetStatus(), Conclusion: run.GetConclusion(),
 		Name: run.GetName(), Event: run.GetEvent(), HTMLURL: run.GetHTMLURL(),
 		HeadBranch: run.GetHeadBranch(), HeadSHA: run.GetHeadSHA(),
-		HeadRepo: run.GetHeadRepository().GetFullName(), HeadFork: run.GetHeadRepository().GetFork()}
+		HeadRepo: run.GetHeadRepository().GetFullName(), HeadFork: run.GetHeadRepository().GetFork(),
+		Actor: run.GetActor().GetLogin(), ActorType: run.GetActor().GetType(),
+		TriggeringActor: run.GetTriggeringActor().GetLogin(), TriggeringActorType: run.GetTriggeringActor().GetType()}
 	for _, pr := range run.PullRequests {
 		out.PullRequests = append(out.PullRequests, pr.GetNumber())
 	}

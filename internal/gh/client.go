@@ -741,6 +741,10 @@ type WorkflowRun struct {
 	HeadRepo             string // "owner/name"
 	HeadFork             bool
 	PullRequests         []int
+	// Actor started the run, TriggeringActor its latest attempt (a
+	// re-run's is whoever re-ran it): logins, and account types.
+	Actor, ActorType                     string
+	TriggeringActor, TriggeringActorType string
 }
 
 // GetWorkflowRun returns a workflow run of the repository. It needs the

@@ -1,6 +1,7 @@
 package ghfake
 
 import (
+	"cmp"
 	"net/http"
 	"sort"
 	"strconv"
@@ -105,6 +106,7 @@ func (f *Fake) runJSON(c *call, r *repoState, run WorkflowRun) obj {
 		"jobs_url": api + "/jobs", "logs_url": api + "/logs", "pull_requests": prs,
 		"created_at": ts(created), "updated_at": ts(created), "run_started_at": ts(created),
 		"repository": f.repoJSON(c, r), "head_repository": head,
+		"actor": f.userJSON(c, cmp.Or(run.Actor, DefaultActor)), "triggering_actor": f.userJSON(c, cmp.Or(run.TriggeringActor, run.Actor, DefaultActor)),
 	}
 }
 

@@ -137,6 +137,10 @@ type WorkflowRun struct {
 	PullRequests []int
 	Jobs         []WorkflowJob
 	Created      time.Time // the fake's clock when zero; newest first in lists
+	// Actor started the run and TriggeringActor its latest attempt
+	// (logins); DefaultActor when empty, as for a push with the job's
+	// token.
+	Actor, TriggeringActor string
 }
 
 // Request is one request the fake received.
