@@ -3,6 +3,7 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -34,4 +35,48 @@ func TestRedTeamGradleOnPathCredentials(t *testing.T) {
 	}
 	env := []string{"PATH=" + bin + ":/usr/bin:/bin"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestRedTeamProfileScriptTokens: an admin of a self-hosted runner gives
+// every login a token by name in a machine-wide profile script
+// (/etc/profile.d/deploy.sh: export DEPLOY_TOKEN=…), in the shells'
+// rc files or in a service's /etc/default file, all readable by every
+// uid. A contained agent read them: only URL credentials were taken
+// out of those scripts. Now a literal value given to a variable the
+// step's environment would not pass is left out where the name says
+// it is a secret or the value looks like a token, and the rest of each
+// script (a JAVA_HOME, a prompt built from variables, a folder) stays.
+func TestRedTeamProfileScriptTokens(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-profile-")
+	etc := filepath.Join(dir, "etc")
+	files := map[string]string{
+		"etc/profile.d/deploy.sh": "export DEPLOY_TOKEN=loot-profile-token\nexport NPM_AUTH='loot-profile-npm-auth'\n" +
+			"  export CI_DB_PASS=\"loot-profile-db\" # the build database\nexport JAVA_HOME=/usr/lib/jvm/temurin-21\nexport NVM_DIR=/usr/local/nvm",
+		"etc/profile.d/ci.sh":  "export CI_ACCESS=ghp_loot0profile0shaped0token0abcdef1234\nexport EDITOR=vim",
+		"etc/bash.bashrc":      "PS1='${debian_chroot:+($debian_chroot)}\\u@\\h:\\w\\$ '\nSENTRY_KEY=loot-bashrc-sentry",
+		"etc/default/ci-agent": "AGENT_SECRET=loot-default-secret\nAGENT_OPTS=--verbose",
+		"etc/zsh/zshenv":       "export VAULT_TOKEN=loot-zshenv-vault\nexport ARTIFACTORY_API_KEY=\"$(cat /run/key)\"",
+	}
+	plant(t, dir, files)
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	script.WriteString("true")
+	out := runContained(t, Containment{Sandbox: box, etcDir: etc}, []string{"PATH=/usr/bin:/bin"}, "sh", "-c", script.String())
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "loot-") {
+			t.Errorf("the agent read %q", l)
+		}
+	}
+	for _, kept := range []string{
+		"export DEPLOY_TOKEN=", "export JAVA_HOME=/usr/lib/jvm/temurin-21", "export NVM_DIR=/usr/local/nvm",
+		"export EDITOR=vim", `PS1='${debian_chroot:+($debian_chroot)}\u@\h:\w\$ '`, "AGENT_OPTS=--verbose",
+		`export ARTIFACTORY_API_KEY="$(cat /run/key)"`,
+	} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the machine's profile lost %q:\n%s", kept, out)
+		}
+	}
 }

@@ -211,6 +211,7 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 			continue
 		}
 		if filter == filterShellURLs {
+			line = withoutShellSecret(line, allow, secrets)
 			out.Write(withoutPathTokens(urlUserinfo.ReplaceAll([]byte(line), []byte("$1"))))
 			continue
 		}
