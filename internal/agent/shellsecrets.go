@@ -19,8 +19,9 @@ import (
 // command's output holds none itself and stays.
 
 // shellAssignment matches a line assigning a variable, exported or not:
-// its lead (blanks, export), the name, and the rest of the line.
-var shellAssignment = regexp.MustCompile(`^(\s*(?:export\s+)?)([A-Za-z_][A-Za-z0-9_]*)=([^\n]*)`)
+// its lead (blanks, export, readonly, declare or typeset with their
+// flags), the name, and the rest of the line.
+var shellAssignment = regexp.MustCompile(`^(\s*(?:(?:export|readonly|(?:declare|typeset)(?:\s+[-+][A-Za-z]+)*)\s+)?)([A-Za-z_][A-Za-z0-9_]*)=([^\n]*)`)
 
 // withoutShellSecret is line with the value of a secret assignment
 // (shellAssignment) emptied, the rest of the line with it: a comment or

@@ -30,7 +30,7 @@ func TestSysConfigFilters(t *testing.T) {
 		{"space separated", filterPasswords, "bindpw s\n  passwordeval gpg -d p\npassive_ftp = on\n", "  passwordeval gpg -d p\npassive_ftp = on\n", nil},
 		{"mount options", filterMountOptions, "# pass=x\n//n/s  /m cifs  pw=a,credentials=/c,ro  0 0\n", "# pass=x\n//n/s  /m cifs  credentials=/c,ro  0 0\n", []string{"/c"}},
 		{"path tokens", filterURLs, "a https://dl.cloudsmith.io/tok1/acme/r/ b https://dl.cloudsmith.io/public/acme/r/ c https://conda.anaconda.org/t/tok2/main d https://example.test/t/x/y\n", "a https://dl.cloudsmith.io/acme/r/ b https://dl.cloudsmith.io/public/acme/r/ c https://conda.anaconda.org/main d https://example.test/t/x/y\n", nil},
-		{"shell secrets", filterShellURLs, "export A_TOKEN='x' # c\n  SVC_PW=y; run\nexport LONG=abcdefghij0123456789xyz\n", "export A_TOKEN=\n  SVC_PW=\nexport LONG=\n", nil},
+		{"shell secrets", filterShellURLs, "export A_TOKEN='x' # c\n  SVC_PW=y; run\nexport LONG=abcdefghij0123456789xyz\ndeclare -rx B_SECRET=z\nreadonly C_AUTH=w\n", "export A_TOKEN=\n  SVC_PW=\nexport LONG=\ndeclare -rx B_SECRET=\nreadonly C_AUTH=\n", nil},
 		{"shell kept", filterShellURLs, "LANG=C.UTF-8\nKEYBOARD=us\nX_TOKEN=$T\nY_KEY=`cat k`\nP=/opt/abcdefghij0123456789\nZ=abcdefghijklmnopqrstuvwxyz\n", "LANG=C.UTF-8\nKEYBOARD=us\nX_TOKEN=$T\nY_KEY=`cat k`\nP=/opt/abcdefghij0123456789\nZ=abcdefghijklmnopqrstuvwxyz\n", nil},
 		{"allowed proxy", filterEnvironment, "Environment=LANG=http://u:p@h\n", "Environment=LANG=http://h\n", nil},
 	}
