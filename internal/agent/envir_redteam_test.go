@@ -80,3 +80,44 @@ func TestRedTeamProfileScriptTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamGemfuryPathTokens: Gemfury's private package URLs carry
+// the account's token as the path's first segment
+// (https://pypi.fury.io/<token>/<account>/, npm-proxy.fury.io's the
+// same), written by an admin into an apt source, a profile script's
+// index URL or the machine's npmrc. A contained agent read the token
+// there: only Cloudsmith's and Anaconda's path tokens were taken out.
+// Now a Gemfury package host's URL with the account after the token
+// loses the token, and a URL naming only the account stays.
+func TestRedTeamGemfuryPathTokens(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-gemfury-")
+	etc := filepath.Join(dir, "etc")
+	files := map[string]string{
+		"etc/apt/sources.list.d/fury.list": "deb [trusted=yes] https://apt.fury.io/loot-fury-apt/acme/ /",
+		"etc/profile.d/pip.sh":             "export PIP_EXTRA_INDEX_URL=https://pypi.fury.io/loot-fury-pypi/acme/",
+		"etc/apt/sources.list.d/deb.list":  "deb https://Apt.Fury.IO/loot-fury-case/acme/ /\ndeb https://apt.fury.io/public-acme/ /",
+		"opt/npm/npmrc":                    "@acme:registry=https://npm-proxy.fury.io/loot-fury-npm/acme/",
+	}
+	plant(t, dir, files)
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	script.WriteString("true")
+	env := []string{"PATH=/usr/bin:/bin", "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(dir, "opt/npm/npmrc")}
+	out := runContained(t, Containment{Sandbox: box, etcDir: etc}, env, "sh", "-c", script.String())
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "loot-") {
+			t.Errorf("the agent read %q", l)
+		}
+	}
+	for _, kept := range []string{
+		"deb [trusted=yes] https://apt.fury.io/acme/ /", "export PIP_EXTRA_INDEX_URL=https://pypi.fury.io/acme/",
+		"https://apt.fury.io/public-acme/ /", "@acme:registry=https://npm-proxy.fury.io/acme/",
+	} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the configuration lost %q:\n%s", kept, out)
+		}
+	}
+}

@@ -233,15 +233,31 @@ func withoutUserinfo(line []byte) []byte {
 // pathToken matches the part of a URL's path that is a token for the
 // hosted registries whose private URLs carry one there: Cloudsmith's
 // dl.cloudsmith.io/<token>/<owner>/<repo>/ (public/ and basic/ are no
-// token) and Anaconda's /t/<token>/ (conda.anaconda.org,
-// repo.anaconda.cloud).
-var pathToken = regexp.MustCompile(`(://dl\.cloudsmith\.io/)([^/\s"']+/)|(://[^/\s"']*anaconda\.(?:org|cloud|com)[^/\s"']*/t/)([^/\s"']+/)`)
+// token), Anaconda's /t/<token>/ (conda.anaconda.org,
+// repo.anaconda.cloud) and Gemfury's package hosts'
+// <host>.fury.io/<token>/<account>/ (pypi., npm-proxy., apt., …: a URL
+// naming only the account, /<account>/, carries no token; the host's
+// case is any, as a host name's is).
+var pathToken = regexp.MustCompile(`(://dl\.cloudsmith\.io/)([^/\s"']+/)|(://[^/\s"']*anaconda\.(?:org|cloud|com)[^/\s"']*/t/)([^/\s"']+/)|(?i:(://(?:[a-z0-9-]+\.)*fury\.io(?::[0-9]+)?/))([^/\s"']+/)([^/\s"'?#][^/\s"']*)`)
+
+// furyAccountHosts are Gemfury's hosts whose paths hold no token (its
+// API's and its dashboard's).
+var furyAccountHosts = []string{"://api.", "://manage."}
 
 // withoutPathTokens is line without pathToken's tokens: a Cloudsmith
-// URL loses its token's segment, an Anaconda one its t/<token>/.
+// URL loses its token's segment, an Anaconda one its t/<token>/, a
+// Gemfury one the segment before its account.
 func withoutPathTokens(line []byte) []byte {
 	return pathToken.ReplaceAllFunc(line, func(m []byte) []byte {
 		sub := pathToken.FindSubmatch(m)
+		if len(sub[5]) > 0 {
+			for _, h := range furyAccountHosts {
+				if bytes.HasPrefix(bytes.ToLower(sub[5]), []byte(h)) {
+					return m
+				}
+			}
+			return append(append([]byte(nil), sub[5]...), sub[7]...)
+		}
 		if len(sub[1]) > 0 {
 			if seg := string(sub[2]); seg == "public/" || seg == "basic/" {
 				return m
