@@ -148,6 +148,11 @@ var credentialVars = []credentialVar{
 // covered, when planex holds the variable.
 var toolHomeCredentials = []struct{ name, file string }{
 	{"GRADLE_USER_HOME", "gradle.properties"},
+	// Its init scripts, which Gradle runs before every build: where an
+	// admin or an image puts the company repository with its password.
+	{"GRADLE_USER_HOME", "init.gradle"},
+	{"GRADLE_USER_HOME", "init.gradle.kts"},
+	{"GRADLE_USER_HOME", "init.d"},
 	// A Gradle installation's own properties and init scripts (its
 	// init.d folder), which can hold repository credentials too.
 	{"GRADLE_HOME", "gradle.properties"},

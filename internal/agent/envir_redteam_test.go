@@ -121,3 +121,25 @@ func TestRedTeamGemfuryPathTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamGradleUserHomeInitScripts: Gradle runs the init scripts of
+// its user home (init.gradle, init.gradle.kts and init.d/*) before every
+// build, where an admin or a CI image puts the company repository with
+// its credentials. With the user home moved out of the home
+// (GRADLE_USER_HOME=/cache/gradle) only its gradle.properties was
+// covered: a contained agent read the init scripts. Now they are covered
+// too, and the caches beside them stay readable.
+func TestRedTeamGradleUserHomeInitScripts(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-gradleuser-")
+	files := map[string]string{
+		"gradle/gradle.properties":             "repoPassword=loot-gradle-user-props",
+		"gradle/init.gradle":                   "credentials { password 'loot-gradle-user-init' }",
+		"gradle/init.gradle.kts":               "credentials { password = \"loot-gradle-user-init-kts\" }",
+		"gradle/init.d/corp.gradle":            "credentials { password 'loot-gradle-user-initd' }",
+		"gradle/caches/modules-2/metadata.bin": "gradle-cache-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "GRADLE_USER_HOME=" + dir + "/gradle"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
