@@ -143,3 +143,37 @@ func TestRedTeamGradleUserHomeInitScripts(t *testing.T) {
 	env := []string{"PATH=/usr/bin:/bin", "GRADLE_USER_HOME=" + dir + "/gradle"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamOversizedConfigShownWhole: planex reads a machine-wide
+// configuration to show it without its credentials only up to 1 MiB,
+// and one it did not read was shown as it is, whole: a global npmrc in
+// a self-hosted runner's tool cache that an earlier job padded with a
+// megabyte of comments before a later one's `npm config set --global`
+// added its token, an /etc/environment or a profile script as large.
+// Now such a file is shown empty.
+func TestRedTeamOversizedConfigShownWhole(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-bigconf-")
+	etc := filepath.Join(dir, "etc")
+	pad := strings.Repeat("# padding padding padding padding padding padding padding\n", 20000)
+	files := map[string]string{
+		"etc/profile.d/big.sh": pad + "export DEPLOY_TOKEN=loot-big-profile",
+		"etc/environment":      pad + "NPM_TOKEN=loot-big-environment",
+		"opt/npm/npmrc":        pad + "//registry.npmjs.org/:_authToken=loot-big-npmrc",
+		"etc/profile.d/ok.sh":  "export EDITOR=vim",
+	}
+	plant(t, dir, files)
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null | tail -n 1; ")
+	}
+	script.WriteString("true")
+	env := []string{"PATH=/usr/bin:/bin", "NPM_CONFIG_GLOBALCONFIG=" + filepath.Join(dir, "opt/npm/npmrc")}
+	out := runContained(t, Containment{Sandbox: box, etcDir: etc, environmentFile: filepath.Join(etc, "environment")}, env, "sh", "-c", script.String())
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read an oversized configuration's credentials:\n%s", out)
+	}
+	if !strings.Contains(out, "export EDITOR=vim") {
+		t.Errorf("a small configuration was lost:\n%s", out)
+	}
+}

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -167,8 +168,8 @@ func strippedViews(files []string, strip func([]byte) ([]byte, []string), relKey
 		if err != nil {
 			continue
 		}
-		b, err := readSmallRegular(real)
-		if err != nil {
+		b, ok := readConfigToShow(real)
+		if !ok {
 			continue
 		}
 		view, named := strip(b)
@@ -176,7 +177,7 @@ func strippedViews(files []string, strip func([]byte) ([]byte, []string), relKey
 			named = slices.DeleteFunc(named, func(k string) bool { return !filepath.IsAbs(k) })
 		}
 		keys = append(keys, absKeys(named, filepath.Dir(real))...)
-		if !bytes.Equal(view, b) && !slices.ContainsFunc(overlays, func(o FileOverlay) bool { return o.Path == real }) {
+		if (b == nil || !bytes.Equal(view, b)) && !slices.ContainsFunc(overlays, func(o FileOverlay) bool { return o.Path == real }) {
 			overlays = append(overlays, FileOverlay{Path: real, Content: view})
 		}
 	}
@@ -195,10 +196,32 @@ func readSmallRegular(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxPackageConfig {
+	if !fi.Mode().IsRegular() {
 		return nil, os.ErrInvalid
 	}
-	return io.ReadAll(io.LimitReader(f, maxPackageConfig))
+	if fi.Size() > maxPackageConfig {
+		return nil, errConfigTooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxPackageConfig+1))
+	if err == nil && len(b) > maxPackageConfig {
+		return nil, errConfigTooLarge // it grew since the Stat
+	}
+	return b, err
+}
+
+// errConfigTooLarge is readSmallRegular's error for a file larger than
+// it reads.
+var errConfigTooLarge = errors.New("larger than a configuration planex reads")
+
+// readConfigToShow is readSmallRegular for a file a step is shown
+// without its credentials: one too large to read is shown empty (its
+// content nil, ok true), not as it is, whole, credentials and all.
+func readConfigToShow(p string) (b []byte, ok bool) {
+	b, err := readSmallRegular(p)
+	if errors.Is(err, errConfigTooLarge) {
+		return nil, true
+	}
+	return b, err == nil
 }
 
 // credentialKeys are the settings of npm's and pip's configurations
@@ -416,9 +439,12 @@ func environmentFileView(path string, kind envFileKind, allow, secrets []string)
 	if err != nil {
 		return nil
 	}
-	b, err := readSmallRegular(real)
-	if err != nil {
+	b, ok := readConfigToShow(real)
+	if !ok {
 		return nil
+	}
+	if b == nil {
+		return []FileOverlay{{Path: real}}
 	}
 	var out bytes.Buffer
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {

@@ -130,13 +130,13 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 				masks = append(masks, real)
 				continue
 			}
-			b, err := readSmallRegular(real)
-			if err != nil {
+			b, ok := readConfigToShow(real)
+			if !ok {
 				continue
 			}
 			view, keys := filterSysConfig(b, sc.filter, allow, secrets)
 			masks = append(masks, absKeys(keys, filepath.Dir(real))...)
-			if !bytes.Equal(view, b) {
+			if b == nil || !bytes.Equal(view, b) {
 				add([]FileOverlay{{Path: real, Content: view}})
 			}
 		}
