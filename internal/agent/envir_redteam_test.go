@@ -177,3 +177,24 @@ func TestRedTeamOversizedConfigShownWhole(t *testing.T) {
 		t.Errorf("a small configuration was lost:\n%s", out)
 	}
 }
+
+// TestRedTeamTmpAndTempHidden: Node.js takes its temporary folder from
+// TMPDIR, else TMP, else TEMP, and Python from TMPDIR, TEMP, TMP. A CI
+// image or a runner's service that sets TMP or TEMP (a Windows habit)
+// to a folder outside /tmp, without TMPDIR, has its jobs' tools keep
+// their temporary files there (a login's token among them), while
+// planex hid only TMPDIR's folder: a contained agent read another
+// job's files by that path. Now the folders TMP and TEMP name are hidden
+// as TMPDIR's is.
+func TestRedTeamTmpAndTempHidden(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-tmpvars-")
+	files := map[string]string{
+		"scratch-tmp/node-login/token.json": `{"token":"loot-tmp-folder"}`,
+		"scratch-temp/py-login/token.json":  `{"token":"loot-temp-folder"}`,
+		"tools/readable.txt":                "tools-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "TMP=" + dir + "/scratch-tmp", "TEMP=" + dir + "/scratch-temp"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}

@@ -102,7 +102,7 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 // (agent.HiddenTempDirs) for the environment getenv reads.
 func hiddenTemps(getenv func(string) string) []string {
 	var env []string
-	for _, k := range []string{"TMPDIR", "RUNNER_TEMP", "CI_PROJECT_DIR", "GITLAB_CI", "WORKSPACE", "JENKINS_URL", "TF_BUILD", "AGENT_TEMPDIRECTORY"} {
+	for _, k := range []string{"TMPDIR", "TMP", "TEMP", "RUNNER_TEMP", "CI_PROJECT_DIR", "GITLAB_CI", "WORKSPACE", "JENKINS_URL", "TF_BUILD", "AGENT_TEMPDIRECTORY"} {
 		env = append(env, k+"="+getenv(k))
 	}
 	return agent.HiddenTempDirs(env)
