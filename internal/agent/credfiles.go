@@ -169,6 +169,13 @@ var toolHomeCredentials = []struct{ name, file string }{
 	// header) and Pulumi's access tokens.
 	{"CURL_HOME", ".curlrc"},
 	{"PULUMI_HOME", "credentials.json"},
+	// The .NET CLI's home moved out of the user's (a CI image's
+	// DOTNET_CLI_HOME): NuGet's user configurations, where `dotnet
+	// nuget add source --password` keeps a feed's password in clear on
+	// Linux (.nuget/NuGet/NuGet.Config, and the extra ones of
+	// .nuget/config). The package cache beside them stays.
+	{"DOTNET_CLI_HOME", ".nuget/NuGet"},
+	{"DOTNET_CLI_HOME", ".nuget/config"},
 }
 
 // credentialFiles lists the absolute paths the credential variables of

@@ -198,3 +198,43 @@ func TestRedTeamTmpAndTempHidden(t *testing.T) {
 	env := []string{"PATH=/usr/bin:/bin", "TMP=" + dir + "/scratch-tmp", "TEMP=" + dir + "/scratch-temp"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamNuGetConfigs: NuGet on Linux cannot encrypt a feed's
+// password, so its configurations keep it in clear
+// (<add key="ClearTextPassword" value="…"/>): the machine-wide ones an
+// admin writes for every build (/etc/opt/NuGet/Config/*.config) and the
+// user's, which a CI image moves out of the home with DOTNET_CLI_HOME
+// ($DOTNET_CLI_HOME/.nuget/NuGet/NuGet.Config, where `dotnet nuget
+// add source --password` writes it). A contained agent read both. Now
+// the machine-wide ones are shown without their password lines, feeds
+// and user names kept, and the moved user configuration is covered.
+func TestRedTeamNuGetConfigs(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-nuget-")
+	etc := filepath.Join(dir, "etc")
+	files := map[string]string{
+		"etc/opt/NuGet/Config/corp.config": "<configuration>\n  <packageSources>\n    <add key=\"corp\" value=\"https://nuget.corp/v3/index.json\" />\n  </packageSources>\n" +
+			"  <packageSourceCredentials>\n    <corp>\n      <add key=\"Username\" value=\"ci\" />\n      <add key=\"ClearTextPassword\" value=\"loot-nuget-machine\" />\n" +
+			"      <add key = 'Password' value = 'loot-nuget-machine-pw' />\n    </corp>\n  </packageSourceCredentials>\n</configuration>",
+		"dotnet-home/.nuget/NuGet/NuGet.Config": "<add key=\"ClearTextPassword\" value=\"loot-nuget-user\" />",
+		"dotnet-home/.dotnet/readable.txt":      "dotnet-home-readable",
+	}
+	plant(t, dir, files)
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	script.WriteString("true")
+	env := []string{"PATH=/usr/bin:/bin", "DOTNET_CLI_HOME=" + filepath.Join(dir, "dotnet-home")}
+	out := runContained(t, Containment{Sandbox: box, etcDir: etc}, env, "sh", "-c", script.String())
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "loot-") {
+			t.Errorf("the agent read %q", l)
+		}
+	}
+	for _, kept := range []string{`<add key="corp" value="https://nuget.corp/v3/index.json" />`, `<add key="Username" value="ci" />`, "</packageSourceCredentials>", "dotnet-home-readable"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the configuration lost %q:\n%s", kept, out)
+		}
+	}
+}

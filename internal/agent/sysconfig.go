@@ -53,7 +53,16 @@ const (
 	// options (fstab's and autofs maps' password=, pass=) and covers
 	// the credentials= files they name.
 	filterMountOptions
+	// filterNuGetPasswords leaves out the lines of a NuGet
+	// configuration that give a feed's password (<add
+	// key="ClearTextPassword" value="…"/>, or "Password"): NuGet on
+	// Linux cannot encrypt one, so it is kept in clear.
+	filterNuGetPasswords
 )
+
+// nugetPasswordLine matches a NuGet configuration's line giving a
+// password, quoted either way, in any case, blanks around the =.
+var nugetPasswordLine = regexp.MustCompile(`(?i)\bkey\s*=\s*["'](?:cleartext)?password["']`)
 
 // sysConfigs are the machine-wide files, as globs under /etc, and how
 // each loses its credentials.
@@ -76,6 +85,9 @@ var sysConfigs = []struct {
 	{"ldap.conf", filterPasswords}, {"ssmtp/ssmtp.conf", filterPasswords}, {"msmtprc", filterPasswords},
 	{"systemd/system.conf", filterEnvironment}, {"systemd/user.conf", filterEnvironment},
 	{"systemd/system.conf.d/*.conf", filterEnvironment}, {"systemd/user.conf.d/*.conf", filterEnvironment},
+	// NuGet's machine-wide configurations on Linux, read by every
+	// dotnet restore: a private feed's password in clear.
+	{"opt/NuGet/Config/*.config", filterNuGetPasswords}, {"opt/NuGet/Config/*.Config", filterNuGetPasswords},
 }
 
 // unitDirs are the folders of the admin's systemd units under /etc,
@@ -205,6 +217,10 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 		case filterEnvironment:
 			if l, ok := filterEnvironmentLine(line, allow, secrets); ok {
 				line = l
+			}
+		case filterNuGetPasswords:
+			if nugetPasswordLine.MatchString(line) {
+				continue
 			}
 		}
 		if privateKeyLine.MatchString(line) {
