@@ -188,7 +188,7 @@ func (c Containment) fileViews(base, keep []string) (views []FileOverlay, masks 
 		etc = systemEtc
 	}
 	sysViews, sysMasks := machineConfigViews(etc, c.AllowEnv, c.SecretEnv, keep)
-	views = slices.Concat(pkgViews, mvnViews, condaViews, environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
+	views = slices.Concat(pkgViews, mvnViews, condaViews, cargoConfigViews(base), environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
 	return views, slices.Concat(pkgKeys, mvnKeys, condaKeys, sysMasks)
 }
 

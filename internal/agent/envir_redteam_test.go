@@ -238,3 +238,39 @@ func TestRedTeamNuGetConfigs(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamCargoConfigTokens: Cargo takes a registry's token from its
+// configuration as well as from credentials.toml (registries.<name>.token,
+// registry.token), and a Rust image's CARGO_HOME lies outside every home
+// (/usr/local/cargo), where an admin's config.toml gives the company
+// registry its token and its proxy a password. credentials.toml was
+// covered, config.toml not: a contained agent read both there. Now the
+// configuration is shown without its token lines and URL passwords, the
+// registries' addresses kept.
+func TestRedTeamCargoConfigTokens(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-cargocfg-")
+	files := map[string]string{
+		"cargo/config.toml": "[registries.corp]\nindex = \"sparse+https://cargo.corp/index/\"\ntoken = \"loot-cargo-config-token\"\n" +
+			"[registry]\n  Token='loot-cargo-registry-token'\n[http]\nproxy = \"http://ci:loot-cargo-proxy@proxy.corp:3128\"",
+		"cargo/config": "[registries.old]\ntoken = \"loot-cargo-old-config\"",
+	}
+	plant(t, dir, files)
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	script.WriteString("true")
+	env := []string{"PATH=/usr/bin:/bin", "CARGO_HOME=" + filepath.Join(dir, "cargo")}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String())
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "loot-") {
+			t.Errorf("the agent read %q", l)
+		}
+	}
+	for _, kept := range []string{`index = "sparse+https://cargo.corp/index/"`, `proxy = "http://proxy.corp:3128"`, "[registries.old]"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the configuration lost %q:\n%s", kept, out)
+		}
+	}
+}
