@@ -168,6 +168,17 @@ func TestKeyringProbeHelper(t *testing.T) {
 func TestUserKeysReadByID(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
+	// The test possesses its key, to set its permissions, through a
+	// session keyring of its own linking the user keyring (per thread
+	// until exec), as a login does.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if _, err := unix.KeyctlJoinSessionKeyring("planex-redteam-byid"); err != nil {
+		t.Skipf("no session keyring can be made here: %v", err)
+	}
+	if _, err := unix.KeyctlInt(unix.KEYCTL_LINK, unix.KEY_SPEC_USER_KEYRING, unix.KEY_SPEC_SESSION_KEYRING, 0, 0); err != nil {
+		t.Fatalf("linking the user keyring: %v", err)
+	}
 	id, err := unix.AddKey("user", "planex-redteam-byid-key", []byte(keyringSecret), unix.KEY_SPEC_USER_KEYRING)
 	if err != nil {
 		t.Skipf("no user keyring here: %v", err)
