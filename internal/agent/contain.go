@@ -188,7 +188,7 @@ func (c Containment) fileViews(base, keep []string) (views []FileOverlay, masks 
 		etc = systemEtc
 	}
 	sysViews, sysMasks := machineConfigViews(etc, c.AllowEnv, c.SecretEnv, keep)
-	views = slices.Concat(pkgViews, mvnViews, condaViews, environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
+	views = slices.Concat(pkgViews, mvnViews, condaViews, cargoConfigViews(base), environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
 	return views, slices.Concat(pkgKeys, mvnKeys, condaKeys, sysMasks)
 }
 
@@ -371,10 +371,14 @@ func CITempDirs(env []string) []string {
 // (the same uid as every other step) could read them all. The folders a
 // step is granted below it are bound again over the cover. A $TMPDIR of
 // / or one holding the system's own folders (/usr, /etc, /var, …) is
-// left visible: covering it would hide the programs themselves.
+// left visible: covering it would hide the programs themselves. The
+// folders TMP and TEMP name are hidden too: Node.js takes its temporary
+// folder from them when TMPDIR is not set, and Python from TEMP and TMP,
+// so a machine that sets them (a Windows habit of CI images) has its
+// jobs' tools keep their temporary files there.
 func HiddenTempDirs(env []string) []string {
 	out := CITempDirs(env)
-	for _, d := range []string{lookup(env, "TMPDIR"), os.TempDir()} {
+	for _, d := range []string{lookup(env, "TMPDIR"), os.TempDir(), lookup(env, "TMP"), lookup(env, "TEMP")} {
 		if !filepath.IsAbs(d) {
 			continue
 		}

@@ -148,6 +148,11 @@ var credentialVars = []credentialVar{
 // covered, when planex holds the variable.
 var toolHomeCredentials = []struct{ name, file string }{
 	{"GRADLE_USER_HOME", "gradle.properties"},
+	// Its init scripts, which Gradle runs before every build: where an
+	// admin or an image puts the company repository with its password.
+	{"GRADLE_USER_HOME", "init.gradle"},
+	{"GRADLE_USER_HOME", "init.gradle.kts"},
+	{"GRADLE_USER_HOME", "init.d"},
 	// A Gradle installation's own properties and init scripts (its
 	// init.d folder), which can hold repository credentials too.
 	{"GRADLE_HOME", "gradle.properties"},
@@ -164,6 +169,13 @@ var toolHomeCredentials = []struct{ name, file string }{
 	// header) and Pulumi's access tokens.
 	{"CURL_HOME", ".curlrc"},
 	{"PULUMI_HOME", "credentials.json"},
+	// The .NET CLI's home moved out of the user's (a CI image's
+	// DOTNET_CLI_HOME): NuGet's user configurations, where `dotnet
+	// nuget add source --password` keeps a feed's password in clear on
+	// Linux (.nuget/NuGet/NuGet.Config, and the extra ones of
+	// .nuget/config). The package cache beside them stays.
+	{"DOTNET_CLI_HOME", ".nuget/NuGet"},
+	{"DOTNET_CLI_HOME", ".nuget/config"},
 }
 
 // credentialFiles lists the absolute paths the credential variables of
@@ -200,7 +212,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			}
 		}
 	}
-	for _, p := range toolchainCredentials(base) {
+	for _, p := range append(toolchainCredentials(base), gradleInstallCredentials(base)...) {
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
@@ -233,6 +245,43 @@ func toolchainCredentials(base []string) []string {
 	}
 	dir = filepath.Clean(dir)
 	return []string{filepath.Join(dir, "credentials.toml"), filepath.Join(dir, "credentials")}
+}
+
+// maxPathDirs bounds the PATH folders looked in for a tool.
+const maxPathDirs = 64
+
+// gradleInstallCredentials are the gradle.properties and init.d folder
+// of each Gradle installation whose launcher is on PATH: an installation
+// unpacked outside every home and linked into PATH (/usr/local/bin/gradle
+// -> /opt/gradle-8.10/bin/gradle, with no GRADLE_HOME), where an admin
+// keeps a repository's or a proxy's password for every build. The
+// launcher's links are followed as its script follows them to find its
+// installation; a folder that holds no Gradle library (lib/gradle-*.jar)
+// is no installation and is left alone.
+func gradleInstallCredentials(base []string) []string {
+	var out []string
+	for i, dir := range filepath.SplitList(lookup(base, "PATH")) {
+		if i >= maxPathDirs {
+			break
+		}
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(filepath.Join(dir, "gradle"))
+		if err != nil {
+			continue
+		}
+		inst := filepath.Dir(filepath.Dir(real))
+		if jars, _ := filepath.Glob(filepath.Join(inst, "lib", "gradle-*.jar")); len(jars) == 0 {
+			continue
+		}
+		for _, p := range []string{filepath.Join(inst, "gradle.properties"), filepath.Join(inst, "init.d")} {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // walkedAbs is p made absolute as the kernel walks it: a ".." after a

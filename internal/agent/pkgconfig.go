@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -167,8 +168,8 @@ func strippedViews(files []string, strip func([]byte) ([]byte, []string), relKey
 		if err != nil {
 			continue
 		}
-		b, err := readSmallRegular(real)
-		if err != nil {
+		b, ok := readConfigToShow(real)
+		if !ok {
 			continue
 		}
 		view, named := strip(b)
@@ -176,7 +177,7 @@ func strippedViews(files []string, strip func([]byte) ([]byte, []string), relKey
 			named = slices.DeleteFunc(named, func(k string) bool { return !filepath.IsAbs(k) })
 		}
 		keys = append(keys, absKeys(named, filepath.Dir(real))...)
-		if !bytes.Equal(view, b) && !slices.ContainsFunc(overlays, func(o FileOverlay) bool { return o.Path == real }) {
+		if (b == nil || !bytes.Equal(view, b)) && !slices.ContainsFunc(overlays, func(o FileOverlay) bool { return o.Path == real }) {
 			overlays = append(overlays, FileOverlay{Path: real, Content: view})
 		}
 	}
@@ -195,10 +196,32 @@ func readSmallRegular(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxPackageConfig {
+	if !fi.Mode().IsRegular() {
 		return nil, os.ErrInvalid
 	}
-	return io.ReadAll(io.LimitReader(f, maxPackageConfig))
+	if fi.Size() > maxPackageConfig {
+		return nil, errConfigTooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxPackageConfig+1))
+	if err == nil && len(b) > maxPackageConfig {
+		return nil, errConfigTooLarge // it grew since the Stat
+	}
+	return b, err
+}
+
+// errConfigTooLarge is readSmallRegular's error for a file larger than
+// it reads.
+var errConfigTooLarge = errors.New("larger than a configuration planex reads")
+
+// readConfigToShow is readSmallRegular for a file a step is shown
+// without its credentials: one too large to read is shown empty (its
+// content nil, ok true), not as it is, whole, credentials and all.
+func readConfigToShow(p string) (b []byte, ok bool) {
+	b, err := readSmallRegular(p)
+	if errors.Is(err, errConfigTooLarge) {
+		return nil, true
+	}
+	return b, err == nil
 }
 
 // credentialKeys are the settings of npm's and pip's configurations
@@ -233,15 +256,31 @@ func withoutUserinfo(line []byte) []byte {
 // pathToken matches the part of a URL's path that is a token for the
 // hosted registries whose private URLs carry one there: Cloudsmith's
 // dl.cloudsmith.io/<token>/<owner>/<repo>/ (public/ and basic/ are no
-// token) and Anaconda's /t/<token>/ (conda.anaconda.org,
-// repo.anaconda.cloud).
-var pathToken = regexp.MustCompile(`(://dl\.cloudsmith\.io/)([^/\s"']+/)|(://[^/\s"']*anaconda\.(?:org|cloud|com)[^/\s"']*/t/)([^/\s"']+/)`)
+// token), Anaconda's /t/<token>/ (conda.anaconda.org,
+// repo.anaconda.cloud) and Gemfury's package hosts'
+// <host>.fury.io/<token>/<account>/ (pypi., npm-proxy., apt., …: a URL
+// naming only the account, /<account>/, carries no token; the host's
+// case is any, as a host name's is).
+var pathToken = regexp.MustCompile(`(://dl\.cloudsmith\.io/)([^/\s"']+/)|(://[^/\s"']*anaconda\.(?:org|cloud|com)[^/\s"']*/t/)([^/\s"']+/)|(?i:(://(?:[a-z0-9-]+\.)*fury\.io(?::[0-9]+)?/))([^/\s"']+/)([^/\s"'?#][^/\s"']*)`)
+
+// furyAccountHosts are Gemfury's hosts whose paths hold no token (its
+// API's and its dashboard's).
+var furyAccountHosts = []string{"://api.", "://manage."}
 
 // withoutPathTokens is line without pathToken's tokens: a Cloudsmith
-// URL loses its token's segment, an Anaconda one its t/<token>/.
+// URL loses its token's segment, an Anaconda one its t/<token>/, a
+// Gemfury one the segment before its account.
 func withoutPathTokens(line []byte) []byte {
 	return pathToken.ReplaceAllFunc(line, func(m []byte) []byte {
 		sub := pathToken.FindSubmatch(m)
+		if len(sub[5]) > 0 {
+			for _, h := range furyAccountHosts {
+				if bytes.HasPrefix(bytes.ToLower(sub[5]), []byte(h)) {
+					return m
+				}
+			}
+			return append(append([]byte(nil), sub[5]...), sub[7]...)
+		}
 		if len(sub[1]) > 0 {
 			if seg := string(sub[2]); seg == "public/" || seg == "basic/" {
 				return m
@@ -400,9 +439,12 @@ func environmentFileView(path string, kind envFileKind, allow, secrets []string)
 	if err != nil {
 		return nil
 	}
-	b, err := readSmallRegular(real)
-	if err != nil {
+	b, ok := readConfigToShow(real)
+	if !ok {
 		return nil
+	}
+	if b == nil {
+		return []FileOverlay{{Path: real}}
 	}
 	var out bytes.Buffer
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {

@@ -53,7 +53,16 @@ const (
 	// options (fstab's and autofs maps' password=, pass=) and covers
 	// the credentials= files they name.
 	filterMountOptions
+	// filterNuGetPasswords leaves out the lines of a NuGet
+	// configuration that give a feed's password (<add
+	// key="ClearTextPassword" value="…"/>, or "Password"): NuGet on
+	// Linux cannot encrypt one, so it is kept in clear.
+	filterNuGetPasswords
 )
+
+// nugetPasswordLine matches a NuGet configuration's line giving a
+// password, quoted either way, in any case, blanks around the =.
+var nugetPasswordLine = regexp.MustCompile(`(?i)\bkey\s*=\s*["'](?:cleartext)?password["']`)
 
 // sysConfigs are the machine-wide files, as globs under /etc, and how
 // each loses its credentials.
@@ -76,6 +85,9 @@ var sysConfigs = []struct {
 	{"ldap.conf", filterPasswords}, {"ssmtp/ssmtp.conf", filterPasswords}, {"msmtprc", filterPasswords},
 	{"systemd/system.conf", filterEnvironment}, {"systemd/user.conf", filterEnvironment},
 	{"systemd/system.conf.d/*.conf", filterEnvironment}, {"systemd/user.conf.d/*.conf", filterEnvironment},
+	// NuGet's machine-wide configurations on Linux, read by every
+	// dotnet restore: a private feed's password in clear.
+	{"opt/NuGet/Config/*.config", filterNuGetPasswords}, {"opt/NuGet/Config/*.Config", filterNuGetPasswords},
 }
 
 // unitDirs are the folders of the admin's systemd units under /etc,
@@ -130,13 +142,13 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 				masks = append(masks, real)
 				continue
 			}
-			b, err := readSmallRegular(real)
-			if err != nil {
+			b, ok := readConfigToShow(real)
+			if !ok {
 				continue
 			}
 			view, keys := filterSysConfig(b, sc.filter, allow, secrets)
 			masks = append(masks, absKeys(keys, filepath.Dir(real))...)
-			if !bytes.Equal(view, b) {
+			if b == nil || !bytes.Equal(view, b) {
 				add([]FileOverlay{{Path: real, Content: view}})
 			}
 		}
@@ -206,11 +218,16 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 			if l, ok := filterEnvironmentLine(line, allow, secrets); ok {
 				line = l
 			}
+		case filterNuGetPasswords:
+			if nugetPasswordLine.MatchString(line) {
+				continue
+			}
 		}
 		if privateKeyLine.MatchString(line) {
 			continue
 		}
 		if filter == filterShellURLs {
+			line = withoutShellSecret(line, allow, secrets)
 			out.Write(withoutPathTokens(urlUserinfo.ReplaceAll([]byte(line), []byte("$1"))))
 			continue
 		}

@@ -30,6 +30,10 @@ func TestSysConfigFilters(t *testing.T) {
 		{"space separated", filterPasswords, "bindpw s\n  passwordeval gpg -d p\npassive_ftp = on\n", "  passwordeval gpg -d p\npassive_ftp = on\n", nil},
 		{"mount options", filterMountOptions, "# pass=x\n//n/s  /m cifs  pw=a,credentials=/c,ro  0 0\n", "# pass=x\n//n/s  /m cifs  credentials=/c,ro  0 0\n", []string{"/c"}},
 		{"path tokens", filterURLs, "a https://dl.cloudsmith.io/tok1/acme/r/ b https://dl.cloudsmith.io/public/acme/r/ c https://conda.anaconda.org/t/tok2/main d https://example.test/t/x/y\n", "a https://dl.cloudsmith.io/acme/r/ b https://dl.cloudsmith.io/public/acme/r/ c https://conda.anaconda.org/main d https://example.test/t/x/y\n", nil},
+		{"gemfury", filterURLs, "a https://pypi.fury.io/tok1/acme/ b https://NPM-Proxy.Fury.io:443/tok2/acme c https://pypi.fury.io/acme/ d https://api.fury.io/1/packages e https://notfury.io/x/y\n", "a https://pypi.fury.io/acme/ b https://NPM-Proxy.Fury.io:443/acme c https://pypi.fury.io/acme/ d https://api.fury.io/1/packages e https://notfury.io/x/y\n", nil},
+		{"nuget", filterNuGetPasswords, "<add key=\"Username\" value=\"ci\" />\n<add KEY = 'ClearTextPassword' value='a'/>\n<add key=\"password\" value=\"b\"/>\n<add key=\"PasswordHint\" value=\"c\"/>\n", "<add key=\"Username\" value=\"ci\" />\n<add key=\"PasswordHint\" value=\"c\"/>\n", nil},
+		{"shell secrets", filterShellURLs, "export A_TOKEN='x' # c\n  SVC_PW=y; run\nexport LONG=abcdefghij0123456789xyz\ndeclare -rx B_SECRET=z\nreadonly C_AUTH=w\n", "export A_TOKEN=\n  SVC_PW=\nexport LONG=\ndeclare -rx B_SECRET=\nreadonly C_AUTH=\n", nil},
+		{"shell kept", filterShellURLs, "LANG=C.UTF-8\nKEYBOARD=us\nX_TOKEN=$T\nY_KEY=`cat k`\nP=/opt/abcdefghij0123456789\nZ=abcdefghijklmnopqrstuvwxyz\n", "LANG=C.UTF-8\nKEYBOARD=us\nX_TOKEN=$T\nY_KEY=`cat k`\nP=/opt/abcdefghij0123456789\nZ=abcdefghijklmnopqrstuvwxyz\n", nil},
 		{"allowed proxy", filterEnvironment, "Environment=LANG=http://u:p@h\n", "Environment=LANG=http://h\n", nil},
 	}
 	for _, c := range cases {

@@ -73,7 +73,7 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 	homes = append(homes, agent.Homes([]string{"HOME=" + getenv("HOME"), "SUDO_UID=" + getenv("SUDO_UID"), "PKEXEC_UID=" + getenv("PKEXEC_UID"), "DOAS_USER=" + getenv("DOAS_USER")})...)
 	// CI systems' temporary folders and $TMPDIR are hidden like a home,
 	// and so are the other people's accounts' homes.
-	homes = append(homes, hiddenTemps(getenv)...)
+	homes = append(homes, hiddenTemps(getenv, "TMP", "TEMP")...)
 	homes = append(homes, agent.OtherAccountHomes([]string{"PATH=" + getenv("PATH")})...)
 	prog, under := hiddenProgram(command, readable, homes, exec.LookPath)
 	if prog == "" && contained {
@@ -99,10 +99,12 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 }
 
 // hiddenTemps are the temporary folders the sandbox hides like a home
-// (agent.HiddenTempDirs) for the environment getenv reads.
-func hiddenTemps(getenv func(string) string) []string {
+// (agent.HiddenTempDirs) for the environment getenv reads, and for the
+// variables more (TMP and TEMP, where other programs keep theirs:
+// planex keeps nothing there, so checkTempHidden leaves them out).
+func hiddenTemps(getenv func(string) string, more ...string) []string {
 	var env []string
-	for _, k := range []string{"TMPDIR", "RUNNER_TEMP", "CI_PROJECT_DIR", "GITLAB_CI", "WORKSPACE", "JENKINS_URL", "TF_BUILD", "AGENT_TEMPDIRECTORY"} {
+	for _, k := range append([]string{"TMPDIR", "RUNNER_TEMP", "CI_PROJECT_DIR", "GITLAB_CI", "WORKSPACE", "JENKINS_URL", "TF_BUILD", "AGENT_TEMPDIRECTORY"}, more...) {
 		env = append(env, k+"="+getenv(k))
 	}
 	return agent.HiddenTempDirs(env)

@@ -137,6 +137,9 @@ func TestKeyringProbeHelper(t *testing.T) {
 	switch os.Getenv("PLANEX_KEYRING_PROBE") {
 	case "":
 		t.Skip("the probe of TestSessionKeyringOutOfReach and TestUserKeyringsOutOfReach")
+	case "byid":
+		fmt.Printf("probe: byid: %s\n", readKeysByID())
+		return
 	case "user":
 		persistent := "no persistent keyring"
 		if id, err := unix.KeyctlInt(unix.KEYCTL_GET_PERSISTENT, -1, unix.KEY_SPEC_USER_KEYRING, 0, 0); err == nil {
@@ -149,4 +152,82 @@ func TestKeyringProbeHelper(t *testing.T) {
 	}
 	keys, _ := os.ReadFile("/proc/keys")
 	fmt.Printf("probe: %s\n%s\n", readSessionKey(), keys)
+}
+
+// TestUserKeysReadByID: a key is reached by its serial number as well
+// as by a search, and /proc/keys lists the serial of every key of a uid
+// the reader's user namespace maps, with the permission to view it (a
+// user key's default). When planex runs as an ordinary user, the
+// program has planex's uid, so it found the keys of planex's user there
+// (in the keyrings of the user's login, outside its namespace) and read
+// each whose permissions let the user read it (a Kerberos ticket cache,
+// a key a tool stored for its user) by the number listed. The test
+// keeps such a key in its user keyring and has the program read every
+// key /proc/keys lists, and this one by its number (which a program
+// could otherwise find by trying numbers).
+func TestUserKeysReadByID(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	// The test possesses its key, to set its permissions, through a
+	// session keyring of its own linking the user keyring (per thread
+	// until exec), as a login does.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if _, err := unix.KeyctlJoinSessionKeyring("planex-redteam-byid"); err != nil {
+		t.Skipf("no session keyring can be made here: %v", err)
+	}
+	if _, err := unix.KeyctlInt(unix.KEYCTL_LINK, unix.KEY_SPEC_USER_KEYRING, unix.KEY_SPEC_SESSION_KEYRING, 0, 0); err != nil {
+		t.Fatalf("linking the user keyring: %v", err)
+	}
+	id, err := unix.AddKey("user", "planex-redteam-byid-key", []byte(keyringSecret), unix.KEY_SPEC_USER_KEYRING)
+	if err != nil {
+		t.Skipf("no user keyring here: %v", err)
+	}
+	defer unix.KeyctlInt(unix.KEYCTL_UNLINK, id, unix.KEY_SPEC_USER_KEYRING, 0, 0)
+	const userCanRead = 0x3f3f0000
+	if _, err := unix.KeyctlInt(unix.KEYCTL_SETPERM, id, userCanRead, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}
+	out, err := run(t, s, p, "/", []string{"PLANEX_KEYRING_PROBE=byid", fmt.Sprintf("PLANEX_KEYRING_ID=%d", id)}, os.Args[0]+` -test.run=^TestKeyringProbeHelper$`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(out, keyringSecret) {
+		t.Errorf("the program read a key of planex's user by its number:\n%s", out)
+	}
+	if !strings.Contains(out, "probe: byid:") {
+		t.Errorf("the probe did not run:\n%s", out)
+	}
+}
+
+// readKeysByID reads the key numbered PLANEX_KEYRING_ID and each key
+// /proc/keys lists, and says what it got.
+func readKeysByID() string {
+	ids := []string{os.Getenv("PLANEX_KEYRING_ID")}
+	if b, err := os.ReadFile("/proc/keys"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 0 {
+				ids = append(ids, f[0])
+			}
+		}
+	}
+	var got []string
+	for _, s := range ids {
+		var id int
+		if _, err := fmt.Sscanf(s, "%x", &id); err != nil {
+			continue
+		}
+		if s == os.Getenv("PLANEX_KEYRING_ID") {
+			fmt.Sscanf(s, "%d", &id)
+		}
+		buf := make([]byte, 256)
+		n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+		if err != nil {
+			got = append(got, s+": "+err.Error())
+			continue
+		}
+		got = append(got, s+": "+string(buf[:min(n, len(buf))]))
+	}
+	return strings.Join(got, "; ")
 }

@@ -155,6 +155,17 @@ var defaultMasks = []string{
 	// every card and token it holds (a YubiKey's PIV and OpenPGP
 	// applets: keys, certificates, signing where no PIN is asked).
 	"/run/pcscd", "/var/run/pcscd",
+	// systemd's units made at run time, readable by every uid: a
+	// transient unit's (systemd-run --setenv=TOKEN=…), a runtime unit's
+	// or drop-in's, and the mount units the fstab generator writes from
+	// /etc/fstab with their Options= (a CIFS share's password=, which
+	// the filtered /etc/fstab leaves out); and the credentials systemd
+	// gives a service (LoadCredential=), its user's to read. No build
+	// reads them; /run/systemd/system stays a folder, so a program
+	// still tells that systemd runs. Only reachable with the network
+	// open (a contained network's /run is empty).
+	"/run/systemd/transient", "/run/systemd/system", "/run/systemd/generator",
+	"/run/systemd/generator.early", "/run/systemd/generator.late", "/run/credentials",
 	// Other CI systems' runner configurations, each holding the token
 	// the runner authenticates with (whoever holds it takes the
 	// organisation's jobs, with their secrets), kept outside every home

@@ -179,3 +179,49 @@ func TestOtherCIRunnerConfigsHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemdRuntimeUnitsHidden: with the network open /run is the
+// host's, and systemd keeps there, readable by every uid, the units it
+// made at run time: a transient unit started with `systemd-run
+// --setenv=DEPLOY_TOKEN=…` (/run/systemd/transient), a runtime unit or
+// drop-in (`systemctl set-property --runtime`, /run/systemd/system), and
+// the mount units its fstab generator wrote from /etc/fstab, a CIFS
+// share's password= among their Options= (/run/systemd/generator), which
+// the filtered /etc/fstab of section 2 no longer shows; and
+// /run/credentials, where a service's LoadCredential= files are given to
+// the service's user. A contained program reads none of them, whatever
+// its network. The test plants a file readable by every uid in each (a
+// folder it made, or one of its own inside the real one).
+func TestSystemdRuntimeUnitsHidden(t *testing.T) {
+	needRoot(t) // only root may write under /run
+	s := newSandbox(t)
+	const secret = "ghs_redteamTokenInRuntimeUnit"
+	dirs := []string{"/run/systemd/transient", "/run/systemd/system", "/run/systemd/generator",
+		"/run/systemd/generator.early", "/run/systemd/generator.late", "/run/credentials"}
+	var files []string
+	for _, dir := range dirs {
+		place := dir
+		if _, err := os.Lstat(dir); err == nil {
+			d, err := os.MkdirTemp(dir, "planex-redteam-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			place = d
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Skipf("cannot make %s on this machine: %v", dir, err)
+		}
+		t.Cleanup(func() { os.RemoveAll(place) })
+		if err := os.Chmod(place, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(place, "run-u1.service")
+		writeFile(t, f, "[Service]\nEnvironment=\"DEPLOY_TOKEN="+secret+"\"\nOptions=username=ci,password="+secret+"\n", 0o644)
+		files = append(files, f)
+	}
+	for _, network := range []Network{NetworkContained, NetworkOpen} {
+		out, _ := run(t, s, Policy{Network: network}, "/", nil, "cat "+strings.Join(files, " ")+" 2>/dev/null; echo \"listed: $(ls -A "+strings.Join(dirs, " ")+" 2>/dev/null | grep -v ':$' | tr -d '\\n')end\"")
+		if strings.Contains(out, secret) || !strings.Contains(out, "listed: end") {
+			t.Errorf("%s network: the program read systemd's runtime units:\n%s", network, out)
+		}
+	}
+}

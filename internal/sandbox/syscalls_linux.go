@@ -58,12 +58,21 @@ import (
 // and makes maps, and the verifier that judges them has given root on
 // the host again and again; no build needs it unprivileged.
 //
+// The kernel's keyrings reach past them too: a key is found by its
+// serial number as well as by a search, and /proc/keys lists the serial
+// of every key of a uid the reader's user namespace maps. A program of
+// planex run as an ordinary user has planex's uid, so it listed the keys
+// of the user's login (outside its namespace, its session keyring and
+// user keyring its own) and read by number each the user may read (a
+// Kerberos ticket cache's, a key a tool stored for its user). Docker's
+// default profile refuses the keyring calls for the same reason.
+//
 // So the program of every sandbox starts under a seccomp filter that
 // refuses an AF_VSOCK socket (EAFNOSUPPORT, as a kernel without vsock
-// answers), io_uring, request_key, perf_event_open, userfaultfd and bpf
-// (ENOSYS, as a kernel without them answers; Node.js and the rest fall
-// back to ordinary calls, and a key a program adds itself needs no
-// request), fallocate (EOPNOTSUPP) and file leases (leaseGuard), and ignores any change of
+// answers), io_uring, request_key, add_key, keyctl, perf_event_open,
+// userfaultfd and bpf (ENOSYS, as a kernel without them answers;
+// Node.js and the rest fall back to ordinary calls, and a Kerberos
+// client to a file cache), fallocate (EOPNOTSUPP) and file leases (leaseGuard), and ignores any change of
 // RLIMIT_CORE through setrlimit or prlimit64 (the call succeeds and
 // changes nothing; reading it passes). Everything else passes.
 
@@ -73,6 +82,8 @@ type syscallArch struct {
 	socket     uint32
 	ioUring    uint32 // io_uring_setup
 	requestKey uint32
+	addKey     uint32
+	keyctl     uint32
 	perfEvent  uint32 // perf_event_open
 	uffd       uint32 // userfaultfd
 	bpf        uint32
@@ -91,12 +102,12 @@ type syscallArch struct {
 // Numbers from the kernel's syscall tables (asm-generic for the newer
 // architectures: io_uring_setup is 425 everywhere).
 var (
-	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, perfEvent: 298, uffd: 323, bpf: 321, fallocate: 285, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, fcntls: []uint32{72}, setrlimit: 160, prlimit: 302, x32: true}
-	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, perfEvent: 336, uffd: 374, bpf: 357, fallocate: 324, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 340, socketcall: 102}
-	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
-	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, perfEvent: 364, uffd: 388, bpf: 386, fallocate: 352, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 369}
-	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
-	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, perfEvent: 319, uffd: 364, bpf: 361, fallocate: 309, ioctls: []uint32{54}, iocWrite: 4 << 29, fcntls: []uint32{55}, setrlimit: 75, prlimit: 325, socketcall: 102}
+	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, addKey: 248, keyctl: 250, perfEvent: 298, uffd: 323, bpf: 321, fallocate: 285, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, fcntls: []uint32{72}, setrlimit: 160, prlimit: 302, x32: true}
+	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, addKey: 286, keyctl: 288, perfEvent: 336, uffd: 374, bpf: 357, fallocate: 324, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 340, socketcall: 102}
+	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
+	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, addKey: 309, keyctl: 311, perfEvent: 364, uffd: 388, bpf: 386, fallocate: 352, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 369}
+	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, addKey: 269, keyctl: 271, perfEvent: 319, uffd: 364, bpf: 361, fallocate: 309, ioctls: []uint32{54}, iocWrite: 4 << 29, fcntls: []uint32{55}, setrlimit: 75, prlimit: 325, socketcall: 102}
 )
 
 // archsFor lists the conventions a process on goarch's kernel may use:
@@ -175,7 +186,7 @@ func archBody(a syscallArch) []bpf.Instruction {
 	if a.x32 {
 		b = append(b, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ^uint32(x32Bit)})
 	}
-	for _, nr := range []uint32{a.ioUring, a.requestKey, a.perfEvent, a.uffd, a.bpf} {
+	for _, nr := range []uint32{a.ioUring, a.requestKey, a.addKey, a.keyctl, a.perfEvent, a.uffd, a.bpf} {
 		b = append(b,
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: 1},
 			bpf.RetConstant{Val: retErrno(unix.ENOSYS)})

@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Tokens a machine-wide shell script gives by name.
+//
+// An admin gives every login a token in a profile script
+// (/etc/profile.d/deploy.sh: export DEPLOY_TOKEN=…), a shell's rc file or
+// a service's /etc/default file, all readable by every uid. Those files
+// are shell code, not settings: a prompt, a PATH built from other
+// variables, a folder for a tool, so they cannot be filtered as an
+// environment file is (only the allow-list's names). A literal value
+// given to a name the step's environment would not pass is left out
+// where the name says it is a secret (secretName) or the value looks
+// like a token (tokenShaped); a value built from variables or a
+// command's output holds none itself and stays.
+
+// shellAssignment matches a line assigning a variable, exported or not:
+// its lead (blanks, export, readonly, declare or typeset with their
+// flags), the name, and the rest of the line.
+var shellAssignment = regexp.MustCompile(`^(\s*(?:(?:export|readonly|(?:declare|typeset)(?:\s+[-+][A-Za-z]+)*)\s+)?)([A-Za-z_][A-Za-z0-9_]*)=([^\n]*)`)
+
+// withoutShellSecret is line with the value of a secret assignment
+// (shellAssignment) emptied, the rest of the line with it: a comment or
+// a second command after the value is dropped too. allow and secrets
+// are the step's environment filter (ScrubEnv's).
+func withoutShellSecret(line string, allow, secrets []string) string {
+	m := shellAssignment.FindStringSubmatchIndex(line)
+	if m == nil {
+		return line
+	}
+	name, val := line[m[4]:m[5]], line[m[6]:m[7]]
+	if strings.ContainsAny(val, "$`") || len(ScrubEnv([]string{name + "=x"}, allow, secrets...)) == 1 {
+		return line
+	}
+	if !secretName(name) && !tokenShaped(val) {
+		return line
+	}
+	return line[:m[6]] + line[m[7]:]
+}
+
+// secretNameParts are the parts of a variable's name (between its
+// underscores, in upper case) that say it holds a secret, and
+// secretNameWords those that do wherever they are in it.
+var (
+	secretNameParts = []string{"PASS", "PWD", "PW", "KEY", "PAT", "DSN"}
+	secretNameWords = []string{"TOKEN", "SECRET", "PASSW", "PASSPHRASE", "APIKEY", "AUTH", "CREDENTIAL", "COOKIE"}
+)
+
+// secretName reports whether a variable's name says it holds a secret.
+func secretName(name string) bool {
+	up := strings.ToUpper(name)
+	for _, w := range secretNameWords {
+		if strings.Contains(up, w) {
+			return true
+		}
+	}
+	for _, part := range strings.Split(up, "_") {
+		for _, p := range secretNameParts {
+			if part == p {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tokenShaped reports whether a value (quotes and a trailing comment
+// aside) is one word of at least 20 characters with letters and
+// digits and no slash: a token's shape, not a folder's or an option's.
+func tokenShaped(val string) bool {
+	v := strings.TrimSpace(val)
+	if i := strings.Index(v, " #"); i >= 0 {
+		v = strings.TrimSpace(v[:i])
+	}
+	v = strings.TrimRight(strings.Trim(v, `"'`), ";")
+	if len(v) < 20 || strings.ContainsAny(v, "/ \t\"'") {
+		return false
+	}
+	return strings.ContainsAny(v, "0123456789") && strings.ContainsAny(strings.ToLower(v), "abcdefghijklmnopqrstuvwxyz")
+}
