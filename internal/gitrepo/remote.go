@@ -183,11 +183,7 @@ func addRemote(remotes map[string]remoteURL, key, value string) {
 // that was not local then may not be redirected (insteadOf) to a local
 // path, whose hooks git would run.
 func (r *Repo) remoteGit(ctx context.Context, remote string, push bool, args []string, refs ...string) (string, error) {
-	c, err := trustedRemoteCall(ctx, r, remote, push, args, refs...)
-	if err != nil {
-		return "", err
-	}
-	return run(ctx, c)
+	return run(ctx, trustedRemoteCall(r, remote, push, args, refs...))
 }
 
 // remoteCall is the call remoteGit runs.
@@ -397,10 +393,7 @@ func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (string, error
 // many refs match (a million branches under planex/, or ending in
 // /refs/heads/main), and git's whole answer was held.
 func (r *Repo) ListRemoteRefs(ctx context.Context, remote, pattern string) (map[string]string, error) {
-	c, err := trustedRemoteCall(ctx, r, remote, false, []string{"ls-remote", uploadPack}, pattern)
-	if err != nil {
-		return nil, fmt.Errorf("listing %s on %s: %w", pattern, remote, err)
-	}
+	c := trustedRemoteCall(r, remote, false, []string{"ls-remote", uploadPack}, pattern)
 	out, cut, err := runCapped(ctx, c, maxRefListing)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s on %s: %w", pattern, remote, err)
