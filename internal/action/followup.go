@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/safefile"
 	"github.com/planexhq/planex/internal/session"
 	"github.com/planexhq/planex/internal/slash"
@@ -83,15 +84,12 @@ func (r *planner) followUpPlan(ctx context.Context, ev *event.Event, th thread, 
 		}
 		req += ".)"
 	}
-	tip, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+head)
+	tip, err := gitrepo.FetchRefTip(ctx, r.Repo, r.Cfg.Remote, "refs/heads/"+head)
 	if err != nil {
 		return Outputs{}, err
 	}
 	if tip == "" {
 		return Outputs{}, userf("The branch `%s` of this pull request no longer exists.", head)
-	}
-	if _, err := r.Repo.FetchRef(ctx, r.Cfg.Remote, "refs/heads/"+head); err != nil {
-		return Outputs{}, err
 	}
 	previous := ""
 	if old, found, err := r.store.loadRecord(ctx, th.Number); err != nil {

@@ -66,25 +66,32 @@ func slug(s string) string {
 	return s
 }
 
-// baseCommit resolves the base branch and its current commit.
-func (r *planner) baseCommit(ctx context.Context) (branch, sha string, err error) {
+// runBranches are the remote branches placePlan reads: the base branch
+// and every planex/ branch, listed by one connection.
+const runBranches = "refs/heads/planex/*"
+
+// baseCommit resolves the base branch and its current commit, and
+// returns the listing it was read from (the base branch and
+// runBranches), from which freeSessionID picks an unused id.
+func (r *planner) baseCommit(ctx context.Context) (branch, sha string, listed map[string]string, err error) {
 	branch = r.Cfg.BaseBranch
 	if branch == "" {
 		if branch, err = r.defaultBranch(ctx); err != nil {
-			return "", "", err
+			return "", "", nil, err
 		}
 	}
-	sha, err = r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+branch)
+	listed, err = r.Repo.ListRemoteRefs(ctx, r.Cfg.Remote, "refs/heads/"+branch, runBranches)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
+	sha = listed["refs/heads/"+branch]
 	if sha == "" {
-		return "", "", userf("the base branch %s does not exist", render.Code(branch))
+		return "", "", nil, userf("the base branch %s does not exist", render.Code(branch))
 	}
 	if err := r.Repo.EnsureCommit(ctx, r.Cfg.Remote, sha); err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
-	return branch, sha, nil
+	return branch, sha, listed, nil
 }
 
 // plan explores and plans, posts the plan comment, and (when approval is
@@ -157,12 +164,11 @@ func (r *planner) placePlan(ctx context.Context, rec *Record, pr planRequest) er
 		return nil
 	}
 	var err error
-	if rec.BaseBranch, rec.Base, err = r.baseCommit(ctx); err != nil {
+	var listed map[string]string
+	if rec.BaseBranch, rec.Base, listed, err = r.baseCommit(ctx); err != nil {
 		return err
 	}
-	if rec.SessionID, err = r.freeSessionID(ctx, fmt.Sprintf("%d-%s", pr.Issue, slug(pr.Requirement))); err != nil {
-		return err
-	}
+	rec.SessionID = freeSessionID(listed, fmt.Sprintf("%d-%s", pr.Issue, slug(pr.Requirement)))
 	rec.Branch = "planex/" + rec.SessionID
 	return nil
 }
@@ -357,17 +363,14 @@ func (r *planner) autoApprove(ctx context.Context, th thread, rec *Record, pr pl
 	return r.runs.execute(ctx, th, rec, a, pr.Concurrency)
 }
 
-// freeSessionID picks a session id whose run branch and state are unused.
-func (r *planner) freeSessionID(ctx context.Context, id string) (string, error) {
-	refs, err := r.Repo.ListRemoteRefs(ctx, r.Cfg.Remote, "refs/heads/planex/*")
-	if err != nil {
-		return "", err
-	}
+// freeSessionID picks a session id whose run branch is not among the
+// listed remote branches (runBranches).
+func freeSessionID(listed map[string]string, id string) string {
 	cand := id
-	for n := 2; refs["refs/heads/planex/"+cand] != ""; n++ {
+	for n := 2; listed["refs/heads/planex/"+cand] != ""; n++ {
 		cand = fmt.Sprintf("%s-%d", id, n)
 	}
-	return cand, nil
+	return cand
 }
 
 // planSummary is the job summary of a posted plan: its comment, or its

@@ -172,6 +172,18 @@ func TestSmallTextHelpers(t *testing.T) {
 	if got := slug("!!!"); got != "plan" {
 		t.Errorf("slug of nothing = %q", got)
 	}
+	for _, c := range []struct {
+		listed map[string]string
+		want   string
+	}{
+		{nil, "7-x"},
+		{map[string]string{"refs/heads/main": "a", "refs/heads/planex/7-x-2": "b"}, "7-x"},
+		{map[string]string{"refs/heads/planex/7-x": "a", "refs/heads/planex/7-x-2": "b"}, "7-x-3"},
+	} {
+		if got := freeSessionID(c.listed, "7-x"); got != c.want {
+			t.Errorf("freeSessionID(%v) = %q, want %q", c.listed, got, c.want)
+		}
+	}
 	if got := issueRequirement("Title\u200b", "Body <!-- hidden -->text"); strings.Contains(got, "hidden") || strings.Contains(got, "\u200b") || !strings.HasPrefix(got, "Title") {
 		t.Errorf("issueRequirement = %q", got)
 	}

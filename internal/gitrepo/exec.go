@@ -128,8 +128,11 @@ type call struct {
 	// userConfig reads the user's system and global config too; only for
 	// `git config --get`, which runs nothing.
 	userConfig bool
-	// scans is the Repo's remembered driver scans; nil scans every time.
+	// scans is the Repo's remembered config scans; nil scans every time.
 	scans *scanCache
+	// trustHTTP undoes the config's https trust settings for this call
+	// (httpOverrides), read by the same scan as the drivers.
+	trustHTTP bool
 }
 
 // command builds the protected exec.Cmd for c. Commands that may read
@@ -157,14 +160,27 @@ func command(ctx context.Context, c call) (*exec.Cmd, error) {
 			settings = append(settings, setting{"safe.directory", root})
 		}
 	}
-	if needsDriverScan(c.args) {
-		names, err := c.scans.drivers(ctx, c)
+	var scanned configScan
+	if needsDriverScan(c.args) || c.trustHTTP {
+		s, err := c.scans.scan(ctx, c)
+		if err != nil {
+			if c.trustHTTP {
+				return nil, unreadHTTPSettings(err)
+			}
+			return nil, err
+		}
+		scanned = s
+		settings = append(settings, neutralise(s.drivers)...)
+	}
+	settings = append(settings, c.config...)
+	if c.trustHTTP {
+		// Last: of two settings under one name the later wins.
+		over, err := scanned.httpOverrides()
 		if err != nil {
 			return nil, err
 		}
-		settings = append(settings, neutralise(names)...)
+		settings = append(settings, over...)
 	}
-	settings = append(settings, c.config...)
 	env = append(env, configEnv(settings)...)
 	env, gitProg := outsideRepoPath(env, c.dir, avoided(ctx)...)
 	cmd := exec.CommandContext(ctx, gitProg, withDiffFlags(c.args)...)
@@ -487,46 +503,85 @@ func withDiffFlags(args []string) []string {
 
 var driverKey = regexp.MustCompile(`^(filter|diff|merge)\.(.+)\.[^.]+$`)
 
-// driverNames lists the filter, diff and merge drivers c's repository
-// defines, reading config the way c itself will, and whether the config
-// has include directives (which name files beyond the repository's own).
-func driverNames(ctx context.Context, c call) (names map[string][]string, includes bool, err error) {
+// scanPattern is what the config scan lists: the keys naming filter, diff
+// and merge drivers, include directives, and the https trust settings
+// (httpTrustKey). One git process answers both the driver scan and the
+// https trust read, which were two before every fetch, push and listing.
+const scanPattern = `^(filter|diff|merge|include|includeif)\.|^http\..*(sslverify|sslcainfo|sslcapath|curloptresolve)$`
+
+// maxScan bounds what a config scan reads of git's answer: a config
+// listing more is refused, never read in part (a driver or https setting
+// past the cut would keep its effect).
+const maxScan = 1 << 20
+
+// ErrConfigTooLarge is returned when the repository's config lists more
+// driver, include and https trust keys than planex reads (maxScan).
+var ErrConfigTooLarge = errors.New("the repository's git config lists more driver, include and https settings than planex reads")
+
+// configScan is what one scan of c's config found.
+type configScan struct {
+	drivers  map[string][]string // filter, diff and merge drivers by kind
+	httpKeys []string            // https trust settings, as git names them
+	includes bool                // the config has include directives
+}
+
+// scanConfig lists the filter, diff and merge drivers and the https trust
+// settings c's repository defines, reading config the way c itself will,
+// and whether the config has include directives (which name files beyond
+// the repository's own).
+func scanConfig(ctx context.Context, c call) (configScan, error) {
 	global, _, _ := splitArgs(c.args)
 	scan := c
 	scan.stdin = nil
-	scan.args = append(append([]string{}, global...), "config", "--name-only", "--get-regexp", `^(filter|diff|merge|include|includeif)\.`)
+	scan.trustHTTP = false
+	scan.args = append(append([]string{}, global...), "config", "-z", "--name-only", "--get-regexp", scanPattern)
 	cmd, err := command(ctx, scan)
 	if err != nil {
-		return nil, false, err
+		return configScan{}, err
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stdout := &headBuffer{max: maxScan + 1}
+	stderr := &headBuffer{max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.Len() == 0 {
-			return nil, false, nil // no such keys
+		if errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.b.Len() == 0 {
+			return configScan{}, nil // no such keys
 		}
-		msg := strings.TrimSpace(stderr.String())
+		msg := strings.TrimSpace(stderr.b.String())
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, false, fmt.Errorf("listing the repository's git drivers: %s", msg)
+		return configScan{}, fmt.Errorf("listing the repository's git drivers and https settings: %s", msg)
 	}
-	names = map[string][]string{}
+	if stdout.b.Len() > maxScan {
+		return configScan{}, fmt.Errorf("%w: they pass %d bytes", ErrConfigTooLarge, maxScan)
+	}
+	return parseScan(stdout.b.String()), nil
+}
+
+// parseScan reads the NUL-separated key names of a config scan.
+func parseScan(out string) configScan {
+	s := configScan{drivers: map[string][]string{}}
 	seen := map[string]bool{}
-	for _, key := range strings.Split(stdout.String(), "\n") {
-		key = strings.TrimSpace(key)
+	for _, key := range strings.Split(out, "\x00") {
 		if strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif.") {
-			includes = true
+			s.includes = true
+		}
+		if httpTrustKey.MatchString(key) {
+			if !seen[key] {
+				s.httpKeys = append(s.httpKeys, key)
+			}
+			seen[key] = true
+			continue
 		}
 		m := driverKey.FindStringSubmatch(key)
 		if m == nil || seen[m[1]+"."+m[2]] {
 			continue
 		}
 		seen[m[1]+"."+m[2]] = true
-		names[m[1]] = append(names[m[1]], m[2])
+		s.drivers[m[1]] = append(s.drivers[m[1]], m[2])
 	}
-	return names, includes, nil
+	return s
 }
 
 // neutralise switches off every driver by name. An empty command is no

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 )
@@ -21,55 +20,49 @@ var ErrUnsafeHTTPConfig = errors.New("the repository's git config chooses whom h
 // case but for the URL.
 var httpTrustKey = regexp.MustCompile(`^http\.(?:.+\.)?(sslverify|sslcainfo|sslcapath|curloptresolve)$`)
 
-// maxHTTPSettings bounds what httpOverrides reads of the settings: a
-// configuration holding more is refused, never read in part (a setting
-// past the cut would keep its effect).
-const maxHTTPSettings = 1 << 20
-
 // httpOverrides reads the repository's configuration (with its includes:
 // the system and global files are never read) for the settings that
-// decide whom git's https trusts, and returns the command-line settings
-// that undo them: each http.<url>.sslVerify set again to true and each
-// curloptResolve list emptied under the same name, since a setting for a
-// URL outranks a general one whatever the order, and of two under one
-// name the command line's comes last and wins. A certificate authority
-// of the configuration's (sslCAInfo, sslCAPath) has no neutral value and
-// is refused (ErrUnsafeHTTPConfig), naming the key, unless the user's
-// GIT_SSL_CAINFO (GIT_SSL_CAPATH), which git takes over it, is set.
+// decide whom git's https trusts (the config scan, scanConfig, cached as
+// the driver scan is), and returns the command-line settings that undo
+// them (configScan.httpOverrides).
+func httpOverrides(ctx context.Context, r *Repo) ([]setting, error) {
+	s, err := r.scans.scan(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config})
+	if err != nil {
+		return nil, unreadHTTPSettings(err)
+	}
+	return s.httpOverrides()
+}
+
+// unreadHTTPSettings is err, a failed config scan, for a call that needs
+// the https trust settings: a config too large to read whole may hide one
+// (ErrUnsafeHTTPConfig).
+func unreadHTTPSettings(err error) error {
+	if errors.Is(err, ErrConfigTooLarge) {
+		return fmt.Errorf("%w: %w", ErrUnsafeHTTPConfig, err)
+	}
+	return err
+}
+
+// httpOverrides returns the command-line settings that undo the https
+// trust settings s found: each http.<url>.sslVerify set again to true and
+// each curloptResolve list emptied under the same name, since a setting
+// for a URL outranks a general one whatever the order, and of two under
+// one name the command line's comes last and wins. A certificate
+// authority of the configuration's (sslCAInfo, sslCAPath) has no neutral
+// value and is refused (ErrUnsafeHTTPConfig), naming the key, unless the
+// user's GIT_SSL_CAINFO (GIT_SSL_CAPATH), which git takes over it, is set.
 //
 // Whoever could write the git directory before planex ran git (the writer
 // of section 3 of docs/security.md) set `http.sslVerify=false` (or one
 // for github.com's URL) with an `http.proxy` of theirs, and planex's
 // push sent its token through a proxy that could read it.
-func httpOverrides(ctx context.Context, r *Repo) ([]setting, error) {
-	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
-		args: []string{"config", "-z", "--get-regexp", `^http\..*(sslverify|sslcainfo|sslcapath|curloptresolve)$`}}
-	cmd, err := command(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	stdout := &headBuffer{max: maxHTTPSettings + 1}
-	stderr := &headBuffer{max: 64 << 10}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.b.Len() == 0 {
-			return nil, nil // no such keys
-		}
-		return nil, fmt.Errorf("reading the repository's https settings: %s", strings.TrimSpace(stderr.b.String()+" "+err.Error()))
-	}
-	if stdout.b.Len() > maxHTTPSettings {
-		return nil, fmt.Errorf("%w: its https settings pass %d bytes", ErrUnsafeHTTPConfig, maxHTTPSettings)
-	}
+func (s configScan) httpOverrides() ([]setting, error) {
 	var out []setting
-	seen := map[string]bool{}
-	for _, entry := range strings.Split(stdout.b.String(), "\x00") {
-		key, _, _ := strings.Cut(entry, "\n")
+	for _, key := range s.httpKeys {
 		m := httpTrustKey.FindStringSubmatch(key)
-		if m == nil || seen[key] {
+		if m == nil {
 			continue
 		}
-		seen[key] = true
 		switch m[1] {
 		case "sslverify":
 			out = append(out, setting{key, "true"})
@@ -90,15 +83,13 @@ func httpOverrides(ctx context.Context, r *Repo) ([]setting, error) {
 }
 
 // trustedRemoteCall is remoteCall with the repository's https trust
-// settings undone (httpOverrides).
-func trustedRemoteCall(ctx context.Context, r *Repo, remote string, push bool, args []string, refs ...string) (call, error) {
+// settings undone (httpOverrides) by the call itself: the scan that lists
+// the drivers before it runs lists them too, and a certificate authority
+// of the configuration's fails the call before git starts.
+func trustedRemoteCall(r *Repo, remote string, push bool, args []string, refs ...string) call {
 	c := remoteCall(r, remote, push, args, refs...)
-	over, err := httpOverrides(ctx, r)
-	if err != nil {
-		return c, fmt.Errorf("reaching %s: %w", remote, err)
-	}
-	c.config = append(append([]setting{}, c.config...), over...)
-	return c, nil
+	c.trustHTTP = true
+	return c
 }
 
 // Authenticated is r.WithAuth(serverURL, token) with the repository's

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -25,7 +26,10 @@ import (
 // authority vouches for: planex's listing sent it the token's
 // Authorization header. Now the verification is switched back on under
 // the same name, and an authority of the configuration's is refused
-// before git runs: the server never sees the header. (Not parallel: the
+// before git runs: the server never sees the header. The settings are
+// read by the scan that lists the drivers, which a Repo remembers while
+// the config is unchanged: set after a listing whose scan was remembered
+// ("after a listing"), they are undone all the same. (Not parallel: the
 // user's GIT_SSL_CAINFO, which git takes over the config, is unset here.)
 func TestRedTeamHTTPSTrustFromRepositoryConfig(t *testing.T) {
 	for _, name := range []string{"GIT_SSL_CAINFO", "GIT_SSL_CAPATH"} {
@@ -49,26 +53,46 @@ func TestRedTeamHTTPSTrustFromRepositoryConfig(t *testing.T) {
 		name    string
 		config  [][2]string
 		refused error
+		after   bool // set after a first listing, whose scan is remembered
 	}{
-		{"sslVerify off for the URL", [][2]string{{"http." + srv.URL + "/.sslVerify", "false"}, {"http.sslVerify", "false"}}, nil},
-		{"an authority of its own", [][2]string{{"http.sslCAInfo", ca}}, ErrUnsafeHTTPConfig},
-		{"an authority for the URL", [][2]string{{"http." + srv.URL + "/o.sslCAPath", filepath.Dir(ca)}}, ErrUnsafeHTTPConfig},
+		{"sslVerify off for the URL", [][2]string{{"http." + srv.URL + "/.sslVerify", "false"}, {"http.sslVerify", "false"}}, nil, false},
+		{"an authority of its own", [][2]string{{"http.sslCAInfo", ca}}, ErrUnsafeHTTPConfig, false},
+		{"an authority for the URL", [][2]string{{"http." + srv.URL + "/o.sslCAPath", filepath.Dir(ca)}}, ErrUnsafeHTTPConfig, false},
+		{"sslVerify off after a listing", [][2]string{{"http." + srv.URL + "/.sslVerify", "false"}}, nil, true},
+		{"an authority after a listing", [][2]string{{"http.sslCAInfo", ca}}, ErrUnsafeHTTPConfig, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			r := newRepo(t)
 			mustGit(t, r.Root, "remote", "add", "origin", srv.URL+"/o/r.git")
-			for _, kv := range tc.config {
-				mustGit(t, r.Root, "config", kv[0], kv[1])
+			configure := func() {
+				for _, kv := range tc.config {
+					mustGit(t, r.Root, "config", kv[0], kv[1])
+				}
+			}
+			if !tc.after {
+				configure()
 			}
 			opened, err := Open(ctx, r.Root)
 			if err != nil {
 				t.Fatal(err)
 			}
+			authed := opened.WithAuth(srv.URL, "ghs_secret")
+			if tc.after {
+				settle()
+				if _, err := authed.ListRemoteRefs(ctx, "origin", "refs/heads/*"); err == nil {
+					t.Fatal("the first listing succeeded")
+				}
+				if runtime.GOOS == "linux" && len(opened.scans.m) == 0 {
+					t.Fatal("the first listing's scan was not remembered: the case tests nothing")
+				}
+				configure()
+				settle()
+			}
 			mu.Lock()
 			before := len(auth)
 			mu.Unlock()
-			_, err = opened.WithAuth(srv.URL, "ghs_secret").ListRemoteRefs(ctx, "origin", "refs/heads/*")
+			_, err = authed.ListRemoteRefs(ctx, "origin", "refs/heads/*")
 			if err == nil {
 				t.Fatal("the listing succeeded")
 			}
@@ -121,7 +145,7 @@ func TestHTTPOverrides(t *testing.T) {
 	f.WriteString("[http]\n\tsslVerify = false\n")
 	f.Close()
 	if _, err := httpOverrides(ctx, big); !errors.Is(err, ErrUnsafeHTTPConfig) {
-		t.Errorf("a config with over %d bytes of https settings: err %v, want ErrUnsafeHTTPConfig", maxHTTPSettings, err)
+		t.Errorf("a config with over %d bytes of https settings: err %v, want ErrUnsafeHTTPConfig", maxScan, err)
 	}
 }
 

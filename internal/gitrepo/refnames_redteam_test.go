@@ -41,9 +41,20 @@ func TestRedTeamRemoteRefMatchesNoTail(t *testing.T) {
 	if found, err := c.FetchRef(ctx, "origin", "refs/planex/state/9"); err != nil || found {
 		t.Errorf("FetchRef of a missing ref = %v, %v; want not found, no error", found, err)
 	}
+	if got, err := FetchRefTip(ctx, c, "origin", "refs/planex/state/7"); err != nil || got != main {
+		t.Errorf("FetchRefTip(refs/planex/state/7) = %q, %v; want %s (the decoy is %s)", got, err, main, decoy)
+	} else if local := strings.TrimSpace(mustGit(t, c.Root, "rev-parse", "refs/planex/state/7")); local != main {
+		t.Errorf("FetchRefTip fetched %s into refs/planex/state/7, want %s", local, main)
+	}
 	refs, err := c.ListRemoteRefs(ctx, "origin", "refs/planex/state/*")
 	if err != nil || len(refs) != 1 || refs["refs/planex/state/7"] != main {
 		t.Errorf("ListRemoteRefs(refs/planex/state/*) = %v, %v; want state 7 at %s alone", refs, err, main)
+	}
+	// Two patterns, one listing: each name matches one of them exactly or
+	// under its folder, never by its tail.
+	refs, err = c.ListRemoteRefs(ctx, "origin", "refs/heads/main", "refs/planex/state/*")
+	if err != nil || len(refs) != 2 || refs["refs/heads/main"] != main || refs["refs/planex/state/7"] != main {
+		t.Errorf("ListRemoteRefs(refs/heads/main, refs/planex/state/*) = %v, %v; want main and state 7 at %s alone", refs, err, main)
 	}
 }
 

@@ -183,11 +183,7 @@ func addRemote(remotes map[string]remoteURL, key, value string) {
 // that was not local then may not be redirected (insteadOf) to a local
 // path, whose hooks git would run.
 func (r *Repo) remoteGit(ctx context.Context, remote string, push bool, args []string, refs ...string) (string, error) {
-	c, err := trustedRemoteCall(ctx, r, remote, push, args, refs...)
-	if err != nil {
-		return "", err
-	}
-	return run(ctx, c)
+	return run(ctx, trustedRemoteCall(r, remote, push, args, refs...))
 }
 
 // remoteCall is the call remoteGit runs.
@@ -358,21 +354,29 @@ func (r *Repo) PushRefs(ctx context.Context, remote string, refs []RefPush) erro
 // a decoy branch's commit into the state ref. A ref the remote holds
 // costs two connections, a missing one only the listing.
 func (r *Repo) FetchRef(ctx context.Context, remote, ref string) (bool, error) {
+	sha, err := FetchRefTip(ctx, r, remote, ref)
+	return sha != "", err
+}
+
+// FetchRefTip is r.FetchRef returning the commit fetched, the one the
+// listing named ("" when the remote has no such ref): a caller that needs
+// the remote ref's commit and its objects reads both from one listing.
+func FetchRefTip(ctx context.Context, r *Repo, remote, ref string) (string, error) {
 	sha, err := r.RemoteRef(ctx, remote, ref)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	if sha == "" {
-		return false, nil
+		return "", nil
 	}
 	if !r.format.IsID(sha) {
-		return false, fmt.Errorf("fetching %s: the remote lists %q: %w", ref, abbrev.Truncate(sha, 80), ErrNotObjectID)
+		return "", fmt.Errorf("fetching %s: the remote lists %q: %w", ref, abbrev.Truncate(sha, 80), ErrNotObjectID)
 	}
 	// A branch that is checked out cannot be fetched into; planex's are not.
 	if _, err := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, "+"+sha+":"+ref); err != nil {
-		return false, fmt.Errorf("fetching %s: %w", ref, err)
+		return "", fmt.Errorf("fetching %s: %w", ref, err)
 	}
-	return true, nil
+	return sha, nil
 }
 
 // RemoteRef returns the commit a remote ref points at ("" when absent):
@@ -388,29 +392,32 @@ func (r *Repo) RemoteRef(ctx context.Context, remote, ref string) (string, error
 	return refs[ref], nil
 }
 
-// ListRemoteRefs lists remote refs matching a pattern, as name → commit:
-// a name equal to the pattern or, for a pattern ending in "/*", any name
-// under the folder before it. Names git lists only because their tail
-// matches (refs/heads/x/refs/planex/… for refs/planex/*) are left out.
+// ListRemoteRefs lists remote refs matching any of the patterns (at
+// least one), as name → commit: a name equal to a pattern or, for a
+// pattern ending in "/*", any name under the folder before it. Names git
+// lists only because their tail matches (refs/heads/x/refs/planex/… for
+// refs/planex/*) are left out. Several patterns are listed by one
+// connection, at one moment.
 //
 // The listing is read up to maxRefListing: whoever can push decides how
 // many refs match (a million branches under planex/, or ending in
 // /refs/heads/main), and git's whole answer was held.
-func (r *Repo) ListRemoteRefs(ctx context.Context, remote, pattern string) (map[string]string, error) {
-	c, err := trustedRemoteCall(ctx, r, remote, false, []string{"ls-remote", uploadPack}, pattern)
-	if err != nil {
-		return nil, fmt.Errorf("listing %s on %s: %w", pattern, remote, err)
+func (r *Repo) ListRemoteRefs(ctx context.Context, remote string, patterns ...string) (map[string]string, error) {
+	what := strings.Join(patterns, " ")
+	if len(patterns) == 0 {
+		return nil, fmt.Errorf("listing refs on %s: no pattern given", remote)
 	}
+	c := trustedRemoteCall(r, remote, false, []string{"ls-remote", uploadPack}, patterns...)
 	out, cut, err := runCapped(ctx, c, maxRefListing)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s on %s: %w", pattern, remote, err)
+		return nil, fmt.Errorf("listing %s on %s: %w", what, remote, err)
 	}
 	if cut {
-		return nil, fmt.Errorf("listing %s on %s: more than %d MiB of refs: %w", pattern, remote, maxRefListing>>20, ErrTooManyRefs)
+		return nil, fmt.Errorf("listing %s on %s: more than %d MiB of refs: %w", what, remote, maxRefListing>>20, ErrTooManyRefs)
 	}
 	refs := map[string]string{}
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) == 2 && refMatches(pattern, f[1]) {
+		if f := strings.Fields(line); len(f) == 2 && slices.ContainsFunc(patterns, func(p string) bool { return refMatches(p, f[1]) }) {
 			refs[f[1]] = f[0]
 		}
 	}

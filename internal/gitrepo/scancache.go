@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// The driver scan (driverNames) is one git process before nearly every
-// git planex runs. Its answer depends only on the config files git reads
+// The config scan (scanConfig: drivers and https trust settings) is one
+// git process before nearly every git planex runs. Its answer depends only on the config files git reads
 // for the call, so a Repo keeps the answer while none of those files has
 // changed. What git reads for a Repo's call, with system and global
 // config switched off: $GIT_COMMON_DIR/config, $GIT_DIR/config.worktree,
@@ -39,7 +39,7 @@ const racyWindow = 100 * time.Millisecond
 // environment); when full, all are dropped.
 const maxScans = 64
 
-// scanCache is a Repo's remembered driver scans. A nil cache scans every
+// scanCache is a Repo's remembered config scans. A nil cache scans every
 // time.
 type scanCache struct {
 	mu sync.Mutex
@@ -48,18 +48,18 @@ type scanCache struct {
 
 type scanEntry struct {
 	stamp string
-	names map[string][]string
+	scan  configScan
 }
 
 func newScanCache() *scanCache { return &scanCache{m: map[string]scanEntry{}} }
 
-// drivers returns the drivers c's repository defines, from the cache when
-// the config files git reads for c are unchanged since they were scanned.
-func (s *scanCache) drivers(ctx context.Context, c call) (map[string][]string, error) {
+// scan returns what c's config defines (drivers, https trust settings),
+// from the cache when the config files git reads for c are unchanged
+// since they were scanned.
+func (s *scanCache) scan(ctx context.Context, c call) (configScan, error) {
 	files := configFiles(c)
 	if s == nil || files == nil {
-		names, _, err := driverNames(ctx, c)
-		return names, err
+		return scanConfig(ctx, c)
 	}
 	key := scanKey(c)
 	stamp, stable := configStamp(files, time.Now())
@@ -68,20 +68,20 @@ func (s *scanCache) drivers(ctx context.Context, c call) (map[string][]string, e
 		e, hit := s.m[key]
 		s.mu.Unlock()
 		if hit && e.stamp == stamp {
-			return e.names, nil
+			return e.scan, nil
 		}
 	}
-	names, includes, err := driverNames(ctx, c)
-	if err != nil || !stable || includes {
-		return names, err
+	scanned, err := scanConfig(ctx, c)
+	if err != nil || !stable || scanned.includes {
+		return scanned, err
 	}
 	s.mu.Lock()
 	if len(s.m) >= maxScans {
 		s.m = map[string]scanEntry{}
 	}
-	s.m[key] = scanEntry{stamp: stamp, names: names}
+	s.m[key] = scanEntry{stamp: stamp, scan: scanned}
 	s.mu.Unlock()
-	return names, nil
+	return scanned, nil
 }
 
 // configFiles are the config files git reads for c, or nil when that is

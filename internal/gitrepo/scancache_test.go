@@ -131,11 +131,11 @@ func TestScanReusedOnlyWhileConfigUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle()
-	names, err := r.scans.drivers(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, args: []string{"status"}})
+	scanned, err := r.scans.scan(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, args: []string{"status"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(names["filter"], ",") != "mine" {
-		t.Errorf("filters after planex's own config write = %v, want [mine]", names["filter"])
+	if strings.Join(scanned.drivers["filter"], ",") != "mine" {
+		t.Errorf("filters after planex's own config write = %v, want [mine]", scanned.drivers["filter"])
 	}
 }
