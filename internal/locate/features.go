@@ -15,6 +15,11 @@ type featureColumns struct {
 	n      int
 	cols   [numFeatures][]float64
 	sparse [numFeatures]map[int32]float64
+	// held marks, a bit a file, the files a sparse column holds, so
+	// reading a file it does not hold (most reads: every file is read
+	// while candidates are picked, every candidate while scored) costs
+	// no map lookup.
+	held [numFeatures][]uint64
 }
 
 // denseShare is the share of the files (one in denseShare) a sparse
@@ -32,7 +37,10 @@ func (c *featureColumns) at(f feature, i int) float64 {
 	if col := c.cols[f]; col != nil {
 		return col[i]
 	}
-	return c.sparse[f][int32(i)] // 0 when the column or the file is absent
+	if h := c.held[f]; h != nil && h[i>>6]&(1<<(i&63)) != 0 {
+		return c.sparse[f][int32(i)]
+	}
+	return 0
 }
 
 // set sets signal f of file i to v.
@@ -43,20 +51,29 @@ func (c *featureColumns) set(f feature, i int, v float64) {
 	}
 	m := c.sparse[f]
 	if v == 0 {
-		delete(m, int32(i))
+		c.unset(f, i)
 		return
 	}
 	if m == nil {
 		m = map[int32]float64{}
-		c.sparse[f] = m
+		c.sparse[f], c.held[f] = m, make([]uint64, (c.n+63)/64)
 	}
 	m[int32(i)] = v
+	c.held[f][i>>6] |= 1 << (i & 63)
 	if len(m) > c.n/denseShare {
 		col := make([]float64, c.n)
 		for j, x := range m {
 			col[j] = x
 		}
-		c.cols[f], c.sparse[f] = col, nil
+		c.cols[f], c.sparse[f], c.held[f] = col, nil, nil
+	}
+}
+
+// unset sets signal f of file i to zero in f's sparse column.
+func (c *featureColumns) unset(f feature, i int) {
+	if h := c.held[f]; h != nil && h[i>>6]&(1<<(i&63)) != 0 {
+		delete(c.sparse[f], int32(i))
+		h[i>>6] &^= 1 << (i & 63)
 	}
 }
 
@@ -108,8 +125,8 @@ func (c *featureColumns) score(w *Weights, i int) float64 {
 	for f, col := range c.cols {
 		if col != nil {
 			s += w[f] * col[i]
-		} else if m := c.sparse[f]; m != nil {
-			s += w[f] * m[int32(i)]
+		} else if c.sparse[f] != nil {
+			s += w[f] * c.at(feature(f), i)
 		}
 	}
 	return s
@@ -120,8 +137,8 @@ func (c *featureColumns) clear(i int) {
 	for f, col := range c.cols {
 		if col != nil {
 			col[i] = 0
-		} else if m := c.sparse[f]; len(m) > 0 {
-			delete(m, int32(i))
+		} else {
+			c.unset(feature(f), i)
 		}
 	}
 }
