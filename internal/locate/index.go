@@ -790,6 +790,9 @@ type termMatches struct {
 	ix  *Index
 	qts []queryTerm
 	fl  field
+	// dfs is each query term's number of postings as scoring read them
+	// (its idf's document frequency), -1 for a term with none.
+	dfs []int
 	// best holds, after find, each found file's best terms.
 	best map[int][]string
 }
@@ -811,28 +814,35 @@ func (m *termMatches) find(files []int) {
 	vs := make([]float32, bm25Keep*len(want))
 	ts := make([]int32, bm25Keep*len(want))
 	t, avg := fieldPostings(ix, m.fl)
-	var pf []int
-	var pc []uint32
 	for qi, q := range m.qts {
-		v := t.get(q.term)
-		if v == nil {
+		if m.dfs[qi] < 0 || len(want) == 0 {
 			continue
 		}
-		pf, pc = postingList(v, pf[:0], pc[:0])
-		w := q.weight * idf(n, len(pf))
-		j := 0 // postings are in file order, as want is
-		for k, i := range pf {
-			for j < len(want) && want[j] < i {
-				j++
-			}
-			if j == len(want) || i >= n {
+		w := q.weight * idf(n, m.dfs[qi])
+		// The postings are walked in place, in file order as want is,
+		// and left once past the last file wanted.
+		v, file, j := t.get(q.term), 0, 0
+		for len(v) > 0 && j < len(want) {
+			d, k := binary.Uvarint(v)
+			if k <= 0 {
 				break
 			}
-			if want[j] != i {
-				continue
+			c, k2 := binary.Uvarint(v[k:])
+			if k2 <= 0 {
+				break
 			}
-			s := w * bm25tf(int(pc[k]), int(ix.files[i].fieldLen(m.fl)), avg)
-			keepBest(vs[bm25Keep*j:bm25Keep*j+bm25Keep], ts[bm25Keep*j:bm25Keep*j+bm25Keep], float32(s), int32(qi+1))
+			v = v[k+k2:]
+			file += int(d)
+			if file >= n {
+				break
+			}
+			for j < len(want) && want[j] < file {
+				j++
+			}
+			if j < len(want) && want[j] == file {
+				s := w * bm25tf(int(c), int(ix.files[file].fieldLen(m.fl)), avg)
+				keepBest(vs[bm25Keep*j:bm25Keep*j+bm25Keep], ts[bm25Keep*j:bm25Keep*j+bm25Keep], float32(s), int32(qi+1))
+			}
 		}
 	}
 	m.best = make(map[int][]string, len(want))
@@ -933,12 +943,15 @@ func (ix *Index) bm25(qts []queryTerm, fl field, matches bool) ([]float64, *term
 	scores := make([]float64, n)
 	var files []int
 	var counts []uint32
-	for _, q := range qts {
+	dfs := make([]int, len(qts))
+	for qi, q := range qts {
 		v := t.get(q.term)
 		if v == nil {
+			dfs[qi] = -1
 			continue
 		}
 		files, counts = postingList(v, files[:0], counts[:0])
+		dfs[qi] = len(files)
 		w := q.weight * idf(n, len(files))
 		for k, i := range files {
 			if i >= n {
@@ -950,7 +963,7 @@ func (ix *Index) bm25(qts []queryTerm, fl field, matches bool) ([]float64, *term
 	if !matches {
 		return scores, nil
 	}
-	return scores, &termMatches{ix: ix, qts: qts, fl: fl}
+	return scores, &termMatches{ix: ix, qts: qts, fl: fl, dfs: dfs}
 }
 
 // bm25Term scores one query term of the given weight over a field's

@@ -195,7 +195,7 @@ func TestBM25BestTerms(t *testing.T) {
 	n := len(ix.files)
 	// Found for a few files, given out of order and twice, then for all.
 	few := []int{n - 1, 2, 0, 2}
-	some := &termMatches{ix: ix, qts: qts, fl: fieldContent}
+	_, some := ix.bm25(qts, fieldContent, true)
 	some.find(few)
 	all := make([]int, n)
 	for i := range all {
