@@ -1,15 +1,33 @@
 package locate
 
 // featureColumns holds every signal of every file, one column of the
-// files per signal. A column is allocated when its signal is first set
-// to a value other than zero on some file: most signals (a quoted path,
-// a traceback frame, a named definition, history, passages) hold zero
-// for nearly every file of a large tree, and a row of all 30 for each
-// file cost 240 bytes a file (24 MB at 100,000 files) on every query.
+// files per signal. A column is made when its signal is first set to a
+// value other than zero on some file: most signals (a quoted path, a
+// traceback frame, a named definition, history, passages) hold zero for
+// nearly every file of a large tree, and a row of all 30 for each file
+// cost 240 bytes a file (24 MB at 100,000 files) on every query. A
+// column starts sparse, the files holding a value other than zero by
+// file, and becomes an array of every file once more than one file in
+// denseShare holds one: a dense column of every file for each signal
+// that named a few files was 800 KB a signal at 100,000 files, seven of
+// them live while a query ranked.
 type featureColumns struct {
-	n    int
-	cols [numFeatures][]float64
+	n      int
+	cols   [numFeatures][]float64
+	sparse [numFeatures]map[int32]float64
+	// held marks, a bit a file, the files a sparse column holds, so
+	// reading a file it does not hold (most reads: every file is read
+	// while candidates are picked, every candidate while scored) costs
+	// no map lookup.
+	held [numFeatures][]uint64
 }
+
+// denseShare is the share of the files (one in denseShare) a sparse
+// column may hold before it becomes an array: a map entry costs a few
+// times a float64's eight bytes, and a signal that ends up on most
+// files (a rank, the prior) pays a map insertion for each of the first
+// n/denseShare (with 16, 6% of a ranking's CPU at 20,000 files).
+const denseShare = 64
 
 func newFeatureColumns(n int) featureColumns { return featureColumns{n: n} }
 
@@ -21,18 +39,44 @@ func (c *featureColumns) at(f feature, i int) float64 {
 	if col := c.cols[f]; col != nil {
 		return col[i]
 	}
+	if h := c.held[f]; h != nil && h[i>>6]&(1<<(i&63)) != 0 {
+		return c.sparse[f][int32(i)]
+	}
 	return 0
 }
 
 // set sets signal f of file i to v.
 func (c *featureColumns) set(f feature, i int, v float64) {
-	if c.cols[f] == nil {
-		if v == 0 {
-			return
-		}
-		c.cols[f] = make([]float64, c.n)
+	if col := c.cols[f]; col != nil {
+		col[i] = v
+		return
 	}
-	c.cols[f][i] = v
+	m := c.sparse[f]
+	if v == 0 {
+		c.unset(f, i)
+		return
+	}
+	if m == nil {
+		m = map[int32]float64{}
+		c.sparse[f], c.held[f] = m, make([]uint64, (c.n+63)/64)
+	}
+	m[int32(i)] = v
+	c.held[f][i>>6] |= 1 << (i & 63)
+	if len(m) > c.n/denseShare {
+		col := make([]float64, c.n)
+		for j, x := range m {
+			col[j] = x
+		}
+		c.cols[f], c.sparse[f], c.held[f] = col, nil, nil
+	}
+}
+
+// unset sets signal f of file i to zero in f's sparse column.
+func (c *featureColumns) unset(f feature, i int) {
+	if h := c.held[f]; h != nil && h[i>>6]&(1<<(i&63)) != 0 {
+		delete(c.sparse[f], int32(i))
+		h[i>>6] &^= 1 << (i & 63)
+	}
 }
 
 // setScaled sets signal f of every file whose score is positive to that
@@ -41,7 +85,7 @@ func (c *featureColumns) set(f feature, i int, v float64) {
 // scaled in place and becomes the column (the caller must not read it as
 // scores afterwards): no second array of every file for each BM25 signal.
 func (c *featureColumns) setScaled(f feature, scores []float64, top float64) {
-	if c.cols[f] != nil || len(scores) != c.n {
+	if c.cols[f] != nil || c.sparse[f] != nil || len(scores) != c.n {
 		for i, v := range scores {
 			if v > 0 {
 				c.set(f, i, v/top)
@@ -67,10 +111,8 @@ func (c *featureColumns) setScaled(f feature, scores []float64, top float64) {
 // row is file i's signals, as the weights score them.
 func (c *featureColumns) row(i int) features {
 	var r features
-	for f, col := range c.cols {
-		if col != nil {
-			r[f] = col[i]
-		}
+	for f := range c.cols {
+		r[f] = c.at(feature(f), i)
 	}
 	return r
 }
@@ -78,12 +120,15 @@ func (c *featureColumns) row(i int) features {
 // score is file i's score under w: Weights.score of its row, without
 // copying the row. A signal with no column holds zero for every file, and
 // adding its product (a zero) leaves the sum as it was, so the sum is
-// the same to the last bit.
+// the same to the last bit; a sparse column adds its file's value, or
+// the product of a zero as a dense column would.
 func (c *featureColumns) score(w *Weights, i int) float64 {
 	s := 0.0
 	for f, col := range c.cols {
 		if col != nil {
 			s += w[f] * col[i]
+		} else if c.sparse[f] != nil {
+			s += w[f] * c.at(feature(f), i)
 		}
 	}
 	return s
@@ -91,9 +136,11 @@ func (c *featureColumns) score(w *Weights, i int) float64 {
 
 // clear sets every signal of file i to zero.
 func (c *featureColumns) clear(i int) {
-	for _, col := range c.cols {
+	for f, col := range c.cols {
 		if col != nil {
 			col[i] = 0
+		} else {
+			c.unset(feature(f), i)
 		}
 	}
 }

@@ -100,3 +100,57 @@ func TestSetScaledAsSetLoop(t *testing.T) {
 		})
 	}
 }
+
+// TestFeatureColumnsSparseAsDense checks that a signal set on a few files
+// of many is kept by file, not as an array of every file, until more than
+// one file in denseShare holds it, and that every read (at, row, score to
+// the bit, explicit, clear) gives what an array of every file gives,
+// before and after the column becomes one.
+func TestFeatureColumnsSparseAsDense(t *testing.T) {
+	t.Parallel()
+	const n = 1000
+	fs := newFeatureColumns(n)
+	want := make([]features, n) // every file's row, as set
+	set := func(f feature, i int, v float64) {
+		fs.set(f, i, v)
+		want[i][f] = v
+	}
+	w := DefaultWeights()
+	check := func(stage string) {
+		t.Helper()
+		for i := range n {
+			if got := fs.row(i); got != want[i] {
+				t.Fatalf("%s: row %d = %v, want %v", stage, i, got, want[i])
+			}
+			if got, wantS := fs.score(w, i), w.score(&want[i]); math.Float64bits(got) != math.Float64bits(wantS) {
+				t.Fatalf("%s: score of file %d = %v, want %v", stage, i, got, wantS)
+			}
+			r := want[i]
+			if got, wantE := fs.explicit(i), r[fQuoted]+r[fFrame]+r[fInnermost]+r[fDefines]+r[fModule]+r[fMethod]; got != wantE {
+				t.Fatalf("%s: explicit evidence of file %d = %v, want %v", stage, i, got, wantE)
+			}
+		}
+	}
+	set(fContent, 7, 0.5)
+	fs.setScaled(fPath, []float64{n - 1: 2}, 4)
+	want[n-1][fPath] = 0.5
+	for i := 0; i < n/denseShare; i++ {
+		set(fQuoted, 3*i, 1/float64(i+1))
+	}
+	set(fFrame, 10, -0.25)
+	set(fFrame, 11, 1)
+	set(fFrame, 11, 0) // back to zero
+	if fs.cols[fQuoted] != nil || fs.cols[fFrame] != nil || fs.sparse[fQuoted] == nil {
+		t.Fatalf("a signal held by %d of %d files made an array of every file", n/denseShare, n)
+	}
+	check("sparse")
+	fs.clear(3)
+	want[3] = features{}
+	check("cleared")
+	set(fQuoted, 3, 0.75)
+	set(fQuoted, 4, 0.5) // one more than n/denseShare files
+	if fs.cols[fQuoted] == nil || fs.sparse[fQuoted] != nil {
+		t.Fatalf("a signal held by more than one file in %d is still kept by file", denseShare)
+	}
+	check("dense")
+}

@@ -777,48 +777,89 @@ func queryTerms(q string) []queryTerm {
 // bm25Keep is how many best-contributing terms a file's BM25 note names.
 const bm25Keep = 4
 
-// termMatches are, per file, the query terms that contributed most to its
-// BM25 score on one field, best first: kept as term numbers while scoring
-// and spelled out only for the files a ranking explains. A number is a
-// query term's index plus one (0: no more terms), two bytes wide unless
-// the query has more terms than that holds: a ranking keeps five of these
-// (content, path, symbols, title and code), which at four int32 a file
-// were 8 MB of a second query's heap at 100,000 files. They hold no
-// reference to the scores: a file that scored 0 kept no term (a term is
-// kept for a positive share, which its file's score includes), and
-// holding the five score arrays kept 4 MB alive at 100,000 files for the
-// whole ranking.
+// termMatches name, for the files a ranking explains, the query terms
+// that contributed most to each one's BM25 score on one field, best
+// first. They are found once those files are known (find), in one more
+// pass over the query terms' postings that keeps the shares of those
+// files alone, instead of keeping every file's four best terms and
+// their shares while scoring: at 100,000 files that was 8 bytes a file
+// for each of a ranking's five BM25 signals and 16 bytes a file of
+// scratch, 5.6 MB of every query's heap for the ten or hundred files
+// explained.
 type termMatches struct {
-	qts    []queryTerm
-	best16 []uint16 // bm25Keep per file, when len(qts) < 1<<16
-	best32 []int32  // bm25Keep per file, otherwise
+	ix  *Index
+	qts []queryTerm
+	fl  field
+	// dfs is each query term's number of postings as scoring read them
+	// (its idf's document frequency), -1 for a term with none.
+	dfs []int
+	// best holds, after find, each found file's best terms.
+	best map[int][]string
 }
 
-// newTermMatches sizes the best terms of n files for qts.
-func newTermMatches(qts []queryTerm, n int) *termMatches {
-	m := &termMatches{qts: qts}
-	if len(qts) < math.MaxUint16 {
-		m.best16 = make([]uint16, bm25Keep*n)
-	} else {
-		m.best32 = make([]int32, bm25Keep*n)
+// find works out the best terms of files (each a file of ix), as
+// scoring met them: query term after query term, a term's share of a
+// file (as float32) inserted among the file's best when it is larger
+// than one of them (keepBest), so an earlier term stays before a later
+// one of equal share.
+func (m *termMatches) find(files []int) {
+	if m == nil {
+		return
 	}
-	return m
-}
-
-// keep records term qi's share s of file i's score among its best.
-func (m *termMatches) keep(bestV []float32, i, qi int, s float32) {
-	vs := bestV[bm25Keep*i : bm25Keep*i+bm25Keep]
-	if m.best16 != nil {
-		keepBest(vs, m.best16[bm25Keep*i:bm25Keep*i+bm25Keep], s, uint16(qi+1))
-	} else {
-		keepBest(vs, m.best32[bm25Keep*i:bm25Keep*i+bm25Keep], s, int32(qi+1))
+	ix := m.ix
+	n := len(ix.files)
+	want := slices.Clone(files)
+	slices.Sort(want)
+	want = slices.Compact(want)
+	vs := make([]float32, bm25Keep*len(want))
+	ts := make([]int32, bm25Keep*len(want))
+	t, avg := fieldPostings(ix, m.fl)
+	for qi, q := range m.qts {
+		if m.dfs[qi] < 0 || len(want) == 0 {
+			continue
+		}
+		w := q.weight * idf(n, m.dfs[qi])
+		// The postings are walked in place, in file order as want is,
+		// and left once past the last file wanted.
+		v, file, j := t.get(q.term), 0, 0
+		for len(v) > 0 && j < len(want) {
+			d, k := binary.Uvarint(v)
+			if k <= 0 {
+				break
+			}
+			c, k2 := binary.Uvarint(v[k:])
+			if k2 <= 0 {
+				break
+			}
+			v = v[k+k2:]
+			file += int(d)
+			if file >= n {
+				break
+			}
+			for j < len(want) && want[j] < file {
+				j++
+			}
+			if j < len(want) && want[j] == file {
+				s := w * bm25tf(int(c), int(ix.files[file].fieldLen(m.fl)), avg)
+				keepBest(vs[bm25Keep*j:bm25Keep*j+bm25Keep], ts[bm25Keep*j:bm25Keep*j+bm25Keep], float32(s), int32(qi+1))
+			}
+		}
+	}
+	m.best = make(map[int][]string, len(want))
+	for j, i := range want {
+		for _, qt := range ts[bm25Keep*j : bm25Keep*j+bm25Keep] {
+			if qt == 0 {
+				break
+			}
+			m.best[i] = append(m.best[i], m.qts[qt-1].term)
+		}
 	}
 }
 
 // keepBest inserts term t with share s into a file's best terms ts (their
 // shares vs), best first, an earlier term before a later one of equal
 // share.
-func keepBest[T uint16 | int32](vs []float32, ts []T, s float32, t T) {
+func keepBest(vs []float32, ts []int32, s float32, t int32) {
 	for k := 0; k < bm25Keep; k++ {
 		if s > vs[k] {
 			copy(vs[k+1:], vs[k:bm25Keep-1])
@@ -829,25 +870,13 @@ func keepBest[T uint16 | int32](vs []float32, ts []T, s float32, t T) {
 	}
 }
 
-// terms lists file i's best-contributing terms (nil when it scored 0).
+// terms lists file i's best-contributing terms: nil when it scored 0 or
+// find was not given it.
 func (m *termMatches) terms(i int) []string {
 	if m == nil {
 		return nil
 	}
-	var out []string
-	for k := bm25Keep * i; k < bm25Keep*i+bm25Keep; k++ {
-		t := 0
-		if m.best16 != nil {
-			t = int(m.best16[k])
-		} else {
-			t = int(m.best32[k])
-		}
-		if t == 0 {
-			break
-		}
-		out = append(out, m.qts[t-1].term)
-	}
-	return out
+	return m.best[i]
 }
 
 // field is one of the fields a file's terms are counted in.
@@ -905,47 +934,36 @@ func postingList(v []byte, files []int, counts []uint32) ([]int, []uint32) {
 // bm25 scores every file against the query terms over one field, as
 // bm25Term does each term (the same arithmetic in the same order, with
 // each term's postings decoded once into reused lists instead of twice
-// through callbacks). With a scratch buffer it also records each file's
-// best-contributing terms (the buffer holds their shares while scoring);
-// with nil it records none.
-func (ix *Index) bm25(qts []queryTerm, fl field, scratch *[]float32) ([]float64, *termMatches) {
+// through callbacks). With matches it also returns what names the
+// best-contributing terms of the files a ranking explains (see
+// termMatches.find); without, nil.
+func (ix *Index) bm25(qts []queryTerm, fl field, matches bool) ([]float64, *termMatches) {
 	n := len(ix.files)
 	t, avg := fieldPostings(ix, fl)
 	scores := make([]float64, n)
-	var m *termMatches
-	var bestV []float32
-	if scratch != nil {
-		// The best terms per file, kept in place: a map or per-file
-		// slices cost more than the scoring itself on large repositories.
-		m = newTermMatches(qts, n)
-		if cap(*scratch) < bm25Keep*n {
-			*scratch = make([]float32, bm25Keep*n)
-		}
-		bestV = (*scratch)[:bm25Keep*n]
-		clear(bestV)
-	}
 	var files []int
 	var counts []uint32
+	dfs := make([]int, len(qts))
 	for qi, q := range qts {
 		v := t.get(q.term)
 		if v == nil {
+			dfs[qi] = -1
 			continue
 		}
 		files, counts = postingList(v, files[:0], counts[:0])
+		dfs[qi] = len(files)
 		w := q.weight * idf(n, len(files))
 		for k, i := range files {
 			if i >= n {
 				continue
 			}
-			s := w * bm25tf(int(counts[k]), int(ix.files[i].fieldLen(fl)), avg)
-			scores[i] += s
-			if m == nil {
-				continue
-			}
-			m.keep(bestV, i, qi, float32(s))
+			scores[i] += w * bm25tf(int(counts[k]), int(ix.files[i].fieldLen(fl)), avg)
 		}
 	}
-	return scores, m
+	if !matches {
+		return scores, nil
+	}
+	return scores, &termMatches{ix: ix, qts: qts, fl: fl, dfs: dfs}
 }
 
 // bm25Term scores one query term of the given weight over a field's
@@ -961,6 +979,6 @@ func bm25Term(v []byte, n int, weight float64, length func(i int) int, avg float
 	})
 }
 
-func (ix *Index) contentBM25(qts []queryTerm, scratch *[]float32) ([]float64, *termMatches) {
-	return ix.bm25(qts, fieldContent, scratch)
+func (ix *Index) contentBM25(qts []queryTerm) ([]float64, *termMatches) {
+	return ix.bm25(qts, fieldContent, true)
 }

@@ -187,13 +187,26 @@ func TestBM25BestTerms(t *testing.T) {
 	t.Parallel()
 	ix := NewIndex(buildProject(t))
 	qts := queryTerms("metres feet inches convert length geojson shapes circle area units projection mercator latitude")
-	var scratch []float32
-	scores, m := ix.bm25(qts, fieldContent, &scratch)
-	plain, none := ix.bm25(qts, fieldContent, nil)
+	scores, m := ix.bm25(qts, fieldContent, true)
+	plain, none := ix.bm25(qts, fieldContent, false)
 	if none != nil || !slices.Equal(plain, scores) {
 		t.Fatalf("scoring without the best terms gave %v (%v), want %v", plain, none, scores)
 	}
 	n := len(ix.files)
+	// Found for a few files, given out of order and twice, then for all.
+	few := []int{n - 1, 2, 0, 2}
+	_, some := ix.bm25(qts, fieldContent, true)
+	some.find(few)
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	m.find(all)
+	for i := range ix.files {
+		if got, want := some.terms(i), m.terms(i); !slices.Contains(few, i) && got != nil || slices.Contains(few, i) && !slices.Equal(got, want) {
+			t.Errorf("%s: best terms found among a few files %q, among all %q", ix.files[i].path, got, want)
+		}
+	}
 	shares := make([][]float32, n)
 	for _, q := range qts {
 		alone := make([]float32, n)
@@ -238,7 +251,7 @@ func TestBM25BestTerms(t *testing.T) {
 				bm25Term(v, n, q.weight, func(i int) int { return int(ix.files[i].fieldLen(fl)) }, avg, func(i int, s float64) { want[i] += s })
 			}
 		}
-		got, _ := ix.bm25(qts, fl, nil)
+		got, _ := ix.bm25(qts, fl, false)
 		if !slices.Equal(got, want) || slices.Max(want) == 0 {
 			t.Errorf("field %d: scores %v, want %v (term by term)", fl, got, want)
 		}
@@ -310,49 +323,6 @@ func TestBasesTableMatchesInterned(t *testing.T) {
 				if got.key(k) != want.key(k) || !bytes.Equal(got.val(k), want.val(k)) {
 					t.Errorf("key %d: %q %v, want %q %v", k, got.key(k), got.val(k), want.key(k), want.val(k))
 				}
-			}
-		})
-	}
-}
-
-// TestTermMatchesWideQuery checks that a file's best terms read back the
-// same whether the query's term numbers fit in two bytes or not (a query
-// of more than 65,534 distinct terms keeps them as int32): best first, an
-// earlier term before a later one of equal share, at most bm25Keep.
-func TestTermMatchesWideQuery(t *testing.T) {
-	t.Parallel()
-	wide := make([]queryTerm, 70000)
-	for i := range wide {
-		wide[i] = queryTerm{term: "t" + strconv.Itoa(i), weight: 1}
-	}
-	shares := []struct {
-		qi int
-		s  float32
-	}{{3, 0.5}, {69999, 2}, {10, 0.5}, {65536, 1}, {7, 0.1}, {65535, 3}}
-	for name, qts := range map[string][]queryTerm{"narrow": wide[:65534], "wide": wide} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			m := newTermMatches(qts, 2)
-			if (m.best16 != nil) != (len(qts) < 65535) {
-				t.Fatalf("%d terms kept as two bytes: %v", len(qts), m.best16 != nil)
-			}
-			bestV := make([]float32, bm25Keep*2)
-			var want []string
-			for _, sh := range shares {
-				if sh.qi < len(qts) {
-					m.keep(bestV, 1, sh.qi, sh.s)
-				}
-			}
-			if len(qts) == len(wide) {
-				want = []string{"t65535", "t69999", "t65536", "t3"}
-			} else {
-				want = []string{"t3", "t10", "t7"}
-			}
-			if got := m.terms(1); !slices.Equal(got, want) {
-				t.Errorf("terms %q, want %q", got, want)
-			}
-			if got := m.terms(0); got != nil {
-				t.Errorf("a file that scored 0 has terms %q", got)
 			}
 		})
 	}

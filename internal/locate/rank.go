@@ -70,8 +70,7 @@ func (ix *Index) rank(query string, k int, opts Options) ([]Ranked, error) {
 	}
 	if opts.Baseline {
 		qts := queryTerms(query)
-		var scratch []float32
-		scores, top := ix.contentBM25(qts, &scratch)
+		scores, top := ix.contentBM25(qts)
 		var matched []int
 		for i, s := range scores {
 			if s > 0 {
@@ -79,7 +78,9 @@ func (ix *Index) rank(query string, k int, opts Options) ([]Ranked, error) {
 			}
 		}
 		var scored []Ranked
-		for _, b := range bestFiles(matched, func(i int) float64 { return scores[i] }, k) {
+		best := bestFiles(matched, func(i int) float64 { return scores[i] }, k)
+		top.find(fileNumbers(best))
+		for _, b := range best {
 			scored = append(scored, Ranked{Path: ix.files[b.file].path, Score: b.score,
 				Reasons: []string{fmt.Sprintf("bm25 %.2f on content (%s)", b.score, strings.Join(top.terms(b.file), ", "))}})
 		}
@@ -91,10 +92,23 @@ func (ix *Index) rank(query string, k int, opts Options) ([]Ranked, error) {
 	}
 	ev := ix.evidence(query, ix.root)
 	var scored []Ranked
-	for _, b := range bestFiles(ev.cands, func(c int) float64 { return ev.feats.score(w, c) }, k) {
+	best := bestFiles(ev.cands, func(c int) float64 { return ev.feats.score(w, c) }, k)
+	for _, m := range ev.matched {
+		m.find(fileNumbers(best))
+	}
+	for _, b := range best {
 		scored = append(scored, Ranked{Path: ix.files[b.file].path, Score: b.score, Reasons: ev.explain(b.file, w)})
 	}
 	return scored, nil
+}
+
+// fileNumbers are the files of scored.
+func fileNumbers(scored []scoredFile) []int {
+	out := make([]int, len(scored))
+	for i, s := range scored {
+		out[i] = s.file
+	}
+	return out
 }
 
 // scoredFile is a file index and its score.
@@ -198,13 +212,12 @@ type evidence struct {
 	// mention, a passage, a test link), so a map, where a string for
 	// every file took 1.6 MB a signal at 100,000 files.
 	notes [numFeatures]map[int32]string
-	// matched holds, for the BM25 signals, each file's best-matching
-	// terms, and matchedNote the words before them; the note is written
-	// only for the files explained, not for every file that matched.
+	// matched names, for the BM25 signals, the best-matching terms of
+	// the files explained, and matchedNote the words before them; the
+	// note is written only for the files explained, not for every file
+	// that matched.
 	matched     [numFeatures]*termMatches
 	matchedNote [numFeatures]string
-	// bestShares is the BM25 scoring's scratch buffer (see bm25).
-	bestShares []float32
 }
 
 func (ev *evidence) note(f feature, i int, s string) {
@@ -291,10 +304,10 @@ func (ix *Index) evidence(query, root string) *evidence {
 // ranked files by them.
 func (ix *Index) lexicalFeatures(qts []queryTerm, ev *evidence) []float64 {
 	fs := &ev.feats
-	content, ctop := ix.contentBM25(qts, &ev.bestShares)
-	paths, ptop := ix.bm25(qts, fieldPath, &ev.bestShares)
+	content, ctop := ix.contentBM25(qts)
+	paths, ptop := ix.bm25(qts, fieldPath, true)
 	fs.setScaled(fPath, paths, maxOf(paths))
-	syms, stop := ix.bm25(qts, fieldSymbols, &ev.bestShares)
+	syms, stop := ix.bm25(qts, fieldSymbols, true)
 	fs.setScaled(fSymbol, syms, maxOf(syms))
 	ev.matched[fContent], ev.matchedNote[fContent] = ctop, "content matches"
 	ev.matched[fPath], ev.matchedNote[fPath] = ptop, "path terms match"
@@ -326,8 +339,8 @@ func (ix *Index) titleFeatures(query string, ev *evidence) {
 		return
 	}
 	fs := &ev.feats
-	tp, _ := ix.bm25(tqs, fieldPath, nil)
-	ts, _ := ix.bm25(tqs, fieldSymbols, nil)
+	tp, _ := ix.bm25(tqs, fieldPath, false)
+	ts, _ := ix.bm25(tqs, fieldSymbols, false)
 	for i := range tp {
 		tp[i] += ts[i]
 	}
@@ -348,7 +361,7 @@ func (ix *Index) partContent(qts []queryTerm, f feature, part string, ev *eviden
 	if len(qts) == 0 {
 		return
 	}
-	scores, top := ix.contentBM25(qts, &ev.bestShares)
+	scores, top := ix.contentBM25(qts)
 	if m := maxOf(scores); m > 0 {
 		ev.feats.setScaled(f, scores, m)
 		ev.matched[f], ev.matchedNote[f] = top, "content matches "+part

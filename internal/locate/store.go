@@ -313,13 +313,51 @@ func readIndex(f *indexFile) (*Index, error) {
 	return ix, nil
 }
 
-// readFiles reads the file table and the averages of the field lengths.
+// readFiles reads the file table and the averages of the field lengths,
+// each column into the file entries as it is read: no section is held
+// as an array of its own beside the entries (at 100,000 files the paths
+// twice and five columns of 400 KB, read then copied, were 5.5 MB of a
+// query's heap while the index loaded).
 func (ix *Index) readFiles(c *cursor) error {
 	paths := c.str()
-	off := c.u32s()
-	lengths, pathLens, symLens := c.u32s(), c.u32s(), c.u32s()
+	offAt, offs := c.skip(4)
+	if c.err != nil {
+		return c.err
+	}
+	if offs == 0 {
+		return errFilesDisagree
+	}
+	n := offs - 1
+	files := make([]fileEntry, n)
+	prev := uint32(0)
+	pathsOK := c.f.eachU32(offAt, offs, func(i int, end uint32) bool {
+		if int(end) > len(paths) || (i > 0 && end < prev) || (i == n && int(end) != len(paths)) {
+			return false
+		}
+		if i > 0 {
+			files[i-1].path = paths[prev:end]
+		}
+		prev = end
+		return true
+	})
+	if err := c.f.readErr(); err != nil {
+		return err
+	}
+	if !pathsOK {
+		return errors.New("index path offsets decrease or pass the paths")
+	}
+	c.column(n, func(i int, v uint32) bool { files[i].length = v; return true })
+	c.column(n, func(i int, v uint32) bool { files[i].pathLen = v; return true })
+	c.column(n, func(i int, v uint32) bool { files[i].symLen = v; return true })
 	flags := c.bytes()
-	prior := c.u32s()
+	if c.err == nil && len(flags) != n {
+		return errFilesDisagree
+	}
+	for i, fl := range flags {
+		files[i].flags = fl
+	}
+	prior := make([]float32, n)
+	c.column(n, func(i int, v uint32) bool { prior[i] = math.Float32frombits(v); return true })
 	var avgs [3]float64
 	for i := range avgs {
 		avgs[i] = float64(math.Float32frombits(c.u32()))
@@ -327,21 +365,8 @@ func (ix *Index) readFiles(c *cursor) error {
 	if c.err != nil {
 		return c.err
 	}
+	ix.files, ix.prior = files, prior
 	ix.avgContent, ix.avgPath, ix.avgSym = avgs[0], avgs[1], avgs[2]
-	n := len(lengths)
-	if len(off) != n+1 || len(pathLens) != n || len(symLens) != n || len(flags) != n || len(prior) != n ||
-		int(off[n]) != len(paths) {
-		return errors.New("index sections disagree on the number of files")
-	}
-	if !ascending(off, off[n]) {
-		return errors.New("index path offsets decrease")
-	}
-	ix.files = make([]fileEntry, n)
-	ix.prior = make([]float32, n)
-	for i := range ix.files {
-		ix.files[i] = fileEntry{path: paths[off[i]:off[i+1]], length: lengths[i], pathLen: pathLens[i], symLen: symLens[i], flags: flags[i]}
-		ix.prior[i] = math.Float32frombits(prior[i])
-	}
 	return nil
 }
 

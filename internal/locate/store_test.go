@@ -2,6 +2,8 @@ package locate
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -164,4 +166,49 @@ func builtIndex(t *testing.T, dir string) *Index {
 		t.Fatal(err)
 	}
 	return ix
+}
+
+// TestFileTableDamage refuses a file table whose columns, read into the
+// file entries as they stream, disagree with the number of files, or
+// whose path offsets decrease, pass the paths or stop short of them.
+func TestFileTableDamage(t *testing.T) {
+	t.Parallel()
+	data := NewIndex(buildProject(t)).encode()
+	if _, err := decodeIndex(data); err != nil {
+		t.Fatal(err)
+	}
+	// The file table: the paths' length and text, then the count of the
+	// path offsets (files plus one), the offsets, and the count of the
+	// lengths before them.
+	total := binary.LittleEndian.Uint32(data[len(indexMagic):])
+	offsAt := len(indexMagic) + 4 + int(total)
+	n := int(binary.LittleEndian.Uint32(data[offsAt:])) - 1
+	lengthsAt := offsAt + 4 + 4*(n+1)
+	if n < 3 {
+		t.Fatalf("the project has %d files, want at least 3", n)
+	}
+	for _, tc := range []struct {
+		name     string
+		at       int
+		v        uint32
+		disagree bool
+	}{
+		{"offsets decrease", offsAt + 4 + 4*1, total, false},
+		{"an offset past the paths", offsAt + 4 + 4*1, total + 1, false},
+		{"the last offset short of the paths", offsAt + 4 + 4*n, total - 1, false},
+		{"fewer lengths than files", lengthsAt, uint32(n - 1), true},
+		{"more lengths than files", lengthsAt, uint32(n + 1), true},
+		{"more offsets than the file holds", offsAt, 1 << 30, false},
+	} {
+		d := slices.Clone(data)
+		binary.LittleEndian.PutUint32(d[tc.at:], tc.v)
+		_, err := decodeIndex(d)
+		if err == nil {
+			t.Errorf("%s: index accepted", tc.name)
+			continue
+		}
+		if tc.disagree && !errors.Is(err, errFilesDisagree) {
+			t.Errorf("%s: %v, want %v", tc.name, err, errFilesDisagree)
+		}
+	}
 }

@@ -205,7 +205,12 @@ func (b *streamBuilder) index(m *repomap.Map) *Index {
 }
 
 // save writes ix's index file, its term and definition tables merged
-// from the spills, to a temporary file in tmp and renames it to dest.
+// from the spills, to a temporary file in tmp and renames it to dest. It
+// drops ix's file table once that is written, first in the file, and
+// collects it: the merges that follow, which set a cold query's highest
+// heap, then run without it (at 100,000 files 3.2 MB of entries and the
+// 5 MB of paths they held; the heap's highest during the save went from
+// 36 to 27 MB), and the caller loads the saved index for its query.
 func (b *streamBuilder) save(ix *Index, tmp, dest string) error {
 	f, err := createTemp(tmp, "index-*")
 	if err != nil {
@@ -218,6 +223,11 @@ func (b *streamBuilder) save(ix *Index, tmp, dest string) error {
 	if e.flush(); e.err != nil {
 		return fmt.Errorf("writing index file: %w", e.err)
 	}
+	ix.files, ix.prior = nil, nil
+	// Collected at once, so the collector's goal during the merges is
+	// twice what is live without the file table, not twice what was live
+	// with it.
+	runtime.GC()
 	for _, s := range []*spill{b.content, b.paths, b.syms, b.defs} {
 		if err := mergeInto(w, s, tmp); err != nil {
 			return err
