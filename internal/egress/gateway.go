@@ -672,6 +672,14 @@ func streamAnswer(w http.ResponseWriter, resp *http.Response, seen io.Writer, or
 			w.Header().Add(red.name(k), red.line(v))
 		}
 	}
+	if seen != nil {
+		// A metered answer goes without its length, so that the caller
+		// sees its end only when this call's handler returns, after the
+		// call is metered and its hold on the budget released: with the
+		// length, a program calling in a loop had the whole answer, and
+		// sent its next call, before this one counted.
+		w.Header().Del("Content-Length")
+	}
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 32<<10)
