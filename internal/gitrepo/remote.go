@@ -183,18 +183,15 @@ func addRemote(remotes map[string]remoteURL, key, value string) {
 // that was not local then may not be redirected (insteadOf) to a local
 // path, whose hooks git would run.
 func (r *Repo) remoteGit(ctx context.Context, remote string, push bool, args []string, refs ...string) (string, error) {
+	if err := refuseLocalRewrite(ctx, r, remote, push); err != nil {
+		return "", err
+	}
 	return run(ctx, trustedRemoteCall(r, remote, push, args, refs...))
 }
 
 // remoteCall is the call remoteGit runs.
 func remoteCall(r *Repo, remote string, push bool, args []string, refs ...string) call {
-	target, cfg := remote, r.config
-	if u, ok := r.remotes[remote]; ok && u.fetch != "" {
-		target = u.fetch
-		if push && u.push != "" {
-			target = u.push
-		}
-	}
+	target, cfg := remoteTarget(r, remote, push), r.config
 	// The protections refuse local repositories; a remote that is one
 	// (its URL when planex opened the repository, or a path planex was
 	// given) is reached with the upload or receive program planex names.
@@ -206,6 +203,19 @@ func remoteCall(r *Repo, remote string, push bool, args []string, refs ...string
 	args = append(append(args[:len(args):len(args)], target), refs...)
 	env := append(r.gitEnv(r.Root), r.env...)
 	return call{dir: r.Root, env: env, config: cfg, args: args, scans: r.scans}
+}
+
+// remoteTarget is the URL planex names for remote: the one it had when
+// the repository was opened, or remote itself (a URL or path).
+func remoteTarget(r *Repo, remote string, push bool) string {
+	target := remote
+	if u, ok := r.remotes[remote]; ok && u.fetch != "" {
+		target = u.fetch
+		if push && u.push != "" {
+			target = u.push
+		}
+	}
+	return target
 }
 
 func localURL(u string) bool {
@@ -406,6 +416,9 @@ func (r *Repo) ListRemoteRefs(ctx context.Context, remote string, patterns ...st
 	what := strings.Join(patterns, " ")
 	if len(patterns) == 0 {
 		return nil, fmt.Errorf("listing refs on %s: no pattern given", remote)
+	}
+	if err := refuseLocalRewrite(ctx, r, remote, false); err != nil {
+		return nil, fmt.Errorf("listing %s: %w", what, err)
 	}
 	c := trustedRemoteCall(r, remote, false, []string{"ls-remote", uploadPack}, patterns...)
 	out, cut, err := runCapped(ctx, c, maxRefListing)
