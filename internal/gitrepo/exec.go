@@ -507,7 +507,7 @@ var driverKey = regexp.MustCompile(`^(filter|diff|merge)\.(.+)\.[^.]+$`)
 // and merge drivers, include directives, and the https trust settings
 // (httpTrustKey). One git process answers both the driver scan and the
 // https trust read, which were two before every fetch, push and listing.
-const scanPattern = `^(filter|diff|merge|include|includeif)\.|^http\..*(sslverify|sslcainfo|sslcapath|curloptresolve)$`
+const scanPattern = `^(filter|diff|merge|include|includeif)\.|^http\..*(sslverify|sslcainfo|sslcapath|curloptresolve)$|^url\..*\.(insteadof|pushinsteadof)$`
 
 // maxScan bounds what a config scan reads of git's answer: a config
 // listing more is refused, never read in part (a driver or https setting
@@ -523,6 +523,7 @@ type configScan struct {
 	drivers  map[string][]string // filter, diff and merge drivers by kind
 	httpKeys []string            // https trust settings, as git names them
 	includes bool                // the config has include directives
+	rewrites bool                // the config has url.<base>.insteadOf or pushInsteadOf
 }
 
 // scanConfig lists the filter, diff and merge drivers and the https trust
@@ -566,6 +567,10 @@ func parseScan(out string) configScan {
 	for _, key := range strings.Split(out, "\x00") {
 		if strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif.") {
 			s.includes = true
+		}
+		if strings.HasPrefix(key, "url.") && (strings.HasSuffix(key, ".insteadof") || strings.HasSuffix(key, ".pushinsteadof")) {
+			s.rewrites = true
+			continue
 		}
 		if httpTrustKey.MatchString(key) {
 			if !seen[key] {

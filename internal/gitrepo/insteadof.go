@@ -28,6 +28,16 @@ const maxRewriteSettings = 1 << 20
 // hooks ran. A remote reached over the network is left to the protocol
 // settings: a rewrite of one to a local path is refused there.
 func localRewrite(ctx context.Context, r *Repo, target string, push bool) error {
+	// The config scan every protected git call makes (remembered while
+	// the config files are unchanged) says whether any rewrite exists;
+	// their values are read only then.
+	scan, err := r.scans.scan(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config})
+	if err != nil {
+		return fmt.Errorf("reading the repository's url rewrites: %w", err)
+	}
+	if !scan.rewrites {
+		return nil
+	}
 	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
 		args: []string{"config", "-z", "--get-regexp", `^url\..*\.(insteadof|pushinsteadof)$`}}
 	cmd, err := command(ctx, c)

@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,12 +14,17 @@ import (
 // whoever could write the git directory adds `url.<own>.insteadOf` (or
 // pushInsteadOf) for its path, or a prefix of it. planex's push went to
 // the writer's repository and ran its hooks with planex's environment.
-// planex refuses a local remote the configuration rewrites.
+// planex refuses a local remote the configuration rewrites, also when the
+// rewrite is written after a listing whose config scan planex remembers
+// (the scan says whether any rewrite exists).
 func TestRedTeamLocalRemoteRewritten(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ key, base string }{{"insteadOf", "prefix"}, {"pushInsteadOf", "prefix"}, {"insteadOf", ""}} {
+	for _, tc := range []struct {
+		key, base string
+		listFirst bool
+	}{{"insteadOf", "prefix", false}, {"pushInsteadOf", "prefix", false}, {"insteadOf", "", false}, {"pushInsteadOf", "prefix", true}} {
 		key := tc.key
-		t.Run(key+"/"+tc.base, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/listed-first=%v", key, tc.base, tc.listFirst), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			r := newRepo(t)
@@ -38,7 +44,16 @@ func TestRedTeamLocalRemoteRewritten(t *testing.T) {
 			if tc.base == "" {
 				base = ""
 			}
+			if tc.listFirst {
+				settle()
+				if _, err := r.RemoteRef(ctx, "origin", "refs/heads/planex/s1"); err != nil {
+					t.Fatal(err)
+				}
+			}
 			mustGit(t, r.Root, "config", "url."+own+"/."+key, base)
+			if tc.listFirst {
+				settle()
+			}
 
 			err = r.PushRef(ctx, "origin", "refs/heads/planex/s1", false, "")
 			if !errors.Is(err, ErrRemoteRewritten) {
