@@ -59,19 +59,15 @@ type history struct {
 
 func (h *history) commits() int { return len(h.lengths) }
 
-// gitLog reads the newest historyCommits non-merge commits reachable from
-// src.rev (see readLog).
-func gitLog(ctx context.Context, src historySource) ([]byte, error) {
-	return readLog(ctx, src, historyCommits, "--no-merges", "history")
-}
-
-// Bounds of what readLog keeps of git's log, whatever the repository's
+// Bounds of what readLogs keeps of git's log, whatever the repository's
 // history holds (a commit message of hundreds of megabytes is one `git
-// commit -F` away): a record's message beyond logMessageMax bytes is
-// dropped (its terms are in the first ones), a record whose changed
-// paths pass logNamesMax bytes keeps none (thousands of files: a sweeping
-// commit, which eachCommit would skip anyway), and reading stops, git
-// killed, before the kept records pass logTotalMax bytes.
+// commit -F` away): a record's parents beyond logHashMax bytes are
+// dropped (more than one is all that counts), its message beyond
+// logMessageMax bytes too (its terms are in the first ones), a record
+// whose changed paths pass logNamesMax bytes keeps none (thousands of
+// files: a sweeping commit, which eachCommit would skip anyway), and each
+// log stops before its kept records pass logTotalMax bytes; git is
+// killed once both logs are done.
 const (
 	logHashMax    = 128
 	logMessageMax = 64 << 10
@@ -79,15 +75,47 @@ const (
 	logTotalMax   = 32 << 20
 )
 
-// readLog reads the newest n commits reachable from src.rev that merges
-// selects ("--no-merges", or "--diff-merges=first-parent" for merges too,
-// by their change against the first parent): records of NUL, short hash,
-// \x01, message, \x02 and the changed paths one a line (eachCommit reads
-// them), streamed from git and bounded (logMessageMax and the others).
-// No source, no log.
-func readLog(ctx context.Context, src historySource, n int, merges, what string) ([]byte, error) {
+// logPart is one of the two logs readLogs splits git's one log into:
+// records of NUL, short hash, \x01, message, \x02 and the changed paths
+// one a line (eachCommit reads them).
+type logPart struct {
+	out []byte
+	// kept counts the records in out, at most max; full says the next
+	// record would have passed total bytes.
+	kept, max, total int
+	full             bool
+	// merges says whether merge commits belong to this log.
+	merges bool
+}
+
+func (p *logPart) done() bool { return p.full || p.kept >= p.max }
+
+// add keeps rec, a merge's or not, if it belongs and fits.
+func (p *logPart) add(rec []byte, merge bool) {
+	if p.done() || (merge && !p.merges) {
+		return
+	}
+	if len(p.out)+len(rec) > p.total {
+		p.full = true
+		return
+	}
+	p.out = append(p.out, rec...)
+	p.kept++
+}
+
+// readLogs reads both logs an index takes from the history of src.rev
+// with one git log, newest first: hist holds the newest historyCommits
+// commits that are not merges, cited the newest refCommits commits with
+// merges (by their change against the first parent). Run as two logs,
+// `--no-merges -n 5000` and `--diff-merges=first-parent -n 5000`, git
+// walked the same commits twice and planex set up two protected git
+// processes; a commit's non-merge record is the same bytes in both, so
+// one walk that prints each commit's parents splits into the same two
+// logs. Streamed from git and bounded (logMessageMax and the others). No
+// source, no logs.
+func readLogs(ctx context.Context, src historySource) (hist, cited []byte, err error) {
 	if src.dir == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	rev := src.rev
 	if rev == "" {
@@ -95,78 +123,87 @@ func readLog(ctx context.Context, src historySource, n int, merges, what string)
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	args := []string{"-c", "core.quotepath=off", "log", "-n", fmt.Sprint(n),
-		merges, "--no-show-signature", "--no-renames", "--relative", "--format=%x00%h%x01%B%x02", "--name-only", rev, "--"}
+	args := []string{"-c", "core.quotepath=off", "log", "--diff-merges=first-parent", "--no-show-signature",
+		"--no-renames", "--relative", "--format=%x00%p%x03%h%x01%B%x02", "--name-only", rev, "--"}
 	cmd, err := gitrepo.Command(ctx, src.dir, args...)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", what, err)
+		return nil, nil, fmt.Errorf("reading history: %w", err)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", what, err)
+		return nil, nil, fmt.Errorf("reading history: %w", err)
 	}
 	stderr := &logStderr{max: 16 << 10}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", what, err)
+		return nil, nil, fmt.Errorf("reading history: %w", err)
 	}
-	out, full, readErr := boundedLog(stdout, logTotalMax)
-	if full {
-		stop() // enough kept: git need not write the rest
+	h := &logPart{max: historyCommits, total: logTotalMax}
+	c := &logPart{max: refCommits, total: logTotalMax, merges: true}
+	done, readErr := boundedLog(stdout, h, c)
+	if done {
+		stop() // both logs complete: git need not write the rest
 	}
 	io.Copy(io.Discard, stdout)
 	waitErr := cmd.Wait()
 	switch {
 	case readErr != nil:
-		return nil, fmt.Errorf("reading %s: %w", what, readErr)
-	case full:
-		return out, nil
+		return nil, nil, fmt.Errorf("reading history: %w", readErr)
+	case done:
+		return h.out, c.out, nil
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("reading %s: %w", what, ctx.Err())
+		return nil, nil, fmt.Errorf("reading history: %w", ctx.Err())
 	case waitErr != nil:
 		msg := strings.TrimSpace(string(stderr.b))
 		if msg == "" {
 			msg = waitErr.Error()
 		}
-		return nil, fmt.Errorf("reading %s: git log: %s", what, msg)
+		return nil, nil, fmt.Errorf("reading history: git log: %s", msg)
 	}
-	return out, nil
+	return h.out, c.out, nil
 }
 
-// boundedLog copies readLog's records from r, each cut to the bounds
-// above, until r ends or the next record would pass total bytes (full).
-func boundedLog(r io.Reader, total int) (out []byte, full bool, err error) {
+// boundedLog reads readLogs' records from r (NUL, parents, \x03, short
+// hash, \x01, message, \x02, paths), each cut to the bounds above, and
+// adds each without its parents to the parts, until r ends or every part
+// is done (done).
+func boundedLog(r io.Reader, parts ...*logPart) (done bool, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	// Whatever precedes the first record's NUL is no record.
 	if _, _, err := readField(br, nil, 0, 0); err != nil {
-		return nil, false, eofIsEnd(err)
+		return false, eofIsEnd(err)
 	}
-	var rec []byte
+	var rec, parents []byte
 	for {
-		rec = append(rec[:0], 0)
 		var over bool
+		if parents, over, err = readField(br, parents[:0], 3, logHashMax); err != nil {
+			return false, eofIsEnd(err) // a cut record is dropped
+		}
+		merge := over || bytes.IndexByte(parents, ' ') >= 0
+		rec = append(rec[:0], 0)
 		if rec, _, err = readField(br, rec, 1, logHashMax); err != nil {
-			return out, false, eofIsEnd(err) // a cut record is dropped
+			return false, eofIsEnd(err)
 		}
 		rec = append(rec, 1)
 		if rec, _, err = readField(br, rec, 2, logMessageMax); err != nil {
-			return out, false, eofIsEnd(err)
+			return false, eofIsEnd(err)
 		}
 		rec = append(rec, 2)
 		names := len(rec)
 		rec, over, err = readField(br, rec, 0, logNamesMax)
 		if err != nil && err != io.EOF {
-			return out, false, err
+			return false, err
 		}
 		if over {
 			rec = rec[:names]
 		}
-		if len(out)+len(rec) > total {
-			return out, true, nil
+		done = true
+		for _, p := range parts {
+			p.add(rec, merge)
+			done = done && p.done()
 		}
-		out = append(out, rec...)
-		if err == io.EOF {
-			return out, false, nil
+		if done || err == io.EOF {
+			return done, nil
 		}
 	}
 }
@@ -211,7 +248,7 @@ func eofIsEnd(err error) error {
 	return err
 }
 
-// eachCommit calls fn with each record of a readLog output that changed
+// eachCommit calls fn with each record of a readLogs output that changed
 // between one and historyMaxFiles indexed files, and its one-line subject
 // for --explain.
 func (ix *Index) eachCommit(out []byte, fn func(subject string, msg []byte, files []uint32)) {
@@ -237,7 +274,7 @@ func (ix *Index) eachCommit(out []byte, fn func(subject string, msg []byte, file
 	}
 }
 
-// setHistory indexes a gitLog output, keeping the commits that changed at
+// setHistory indexes readLogs' hist, keeping the commits that changed at
 // least one indexed file and at most historyMaxFiles files.
 func (ix *Index) setHistory(out []byte) {
 	postings := map[string][]byte{}

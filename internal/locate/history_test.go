@@ -147,3 +147,46 @@ func TestHistoryCacheFollowsHead(t *testing.T) {
 		t.Errorf("after two commits back to the same tree: from cache %v, %d commits (was %d)", after.fromCache, after.hist.commits(), before)
 	}
 }
+
+// TestReadLogsSplitsOneLog: readLogs' one git log, split by parent count,
+// gives the same bytes as the two logs it replaced (`--no-merges` and
+// `--diff-merges=first-parent`) on a history with a root commit, a merge
+// of a branch that changed files, an octopus merge and commits on both
+// sides of them.
+func TestReadLogsSplitsOneLog(t *testing.T) {
+	t.Parallel()
+	dir := historyRepo(t)
+	git := func(args ...string) string { return repomaptest.Git(t, dir, args...) }
+	main := strings.TrimSpace(git("rev-parse", "--abbrev-ref", "HEAD"))
+	for _, b := range []string{"left", "right"} {
+		git("checkout", "-q", "-b", b, main)
+		commitFiles(t, dir, "Work on "+b+" (#12)", map[string]string{b + ".py": "x = 1\n"})
+		git("checkout", "-q", main)
+	}
+	commitFiles(t, dir, "Meanwhile on main", map[string]string{"geo/units.py": project["geo/units.py"] + "\n# meanwhile\n"})
+	git("merge", "-q", "--no-ff", "--no-gpg-sign", "-m", "Merge pull request #12 from left", "left")
+	git("checkout", "-q", "-b", "third", main)
+	commitFiles(t, dir, "Third", map[string]string{"third.py": "y = 2\n"})
+	git("checkout", "-q", main)
+	git("merge", "-q", "--no-ff", "--no-gpg-sign", "-m", "Octopus #13", "right", "third")
+	commitFiles(t, dir, "After the merges", map[string]string{"after.py": "z = 3\n"})
+
+	oldLog := func(merges string) string {
+		out := git("-c", "core.quotepath=off", "log", "-n", "5000", merges, "--no-show-signature", "--no-renames",
+			"--relative", "--format=%x00%h%x01%B%x02", "--name-only", "HEAD", "--")
+		return out[strings.IndexByte(out, 0):]
+	}
+	hist, cited, err := readLogs(context.Background(), historySource{dir: dir, rev: "HEAD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := oldLog("--no-merges"); string(hist) != want {
+		t.Errorf("history log:\n%q\nwant (--no-merges):\n%q", hist, want)
+	}
+	if want := oldLog("--diff-merges=first-parent"); string(cited) != want {
+		t.Errorf("cited log:\n%q\nwant (--diff-merges=first-parent):\n%q", cited, want)
+	}
+	if n := strings.Count(string(cited), "\x00") - strings.Count(string(hist), "\x00"); n != 2 {
+		t.Errorf("the cited log has %d records more than the history, want the 2 merges", n)
+	}
+}

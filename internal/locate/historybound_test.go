@@ -67,7 +67,7 @@ func hugeMessageRepo(t *testing.T) (dir, huge string) {
 
 // TestRedTeamHugeCommitMessageBounded: a repository whose history holds a
 // commit with a 128 MiB message. Reading the history (the two logs a
-// cold query runs at once) keeps the commits before and after it and the
+// cold query reads with one git log) keeps the commits before and after it and the
 // huge one with the start of its message, and the reading process's peak
 // resident memory stays under historyReadPeak: git's output is streamed
 // and cut, never held whole. Measured in a child process, whose peak is
@@ -116,24 +116,9 @@ func TestHistoryReadChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("runs only as the child process of TestRedTeamHugeCommitMessageBounded (" + historyChildEnv + " unset)")
 	}
-	ctx := context.Background()
-	src := historySource{dir: dir}
-	type result struct {
-		out []byte
-		err error
-	}
-	cited := make(chan result, 1)
-	go func() {
-		out, err := gitRefLog(ctx, src)
-		cited <- result{out, err}
-	}()
-	out, err := gitLog(ctx, src)
+	out, cited, err := readLogs(context.Background(), historySource{dir: dir})
 	if err != nil {
 		t.Fatal(err)
-	}
-	c := <-cited
-	if c.err != nil {
-		t.Fatal(c.err)
 	}
 	count := func(log []byte) (n int, subjects []string) {
 		for _, rec := range bytes.Split(log, []byte{0}) {
@@ -145,7 +130,7 @@ func TestHistoryReadChild(t *testing.T) {
 		return n, subjects
 	}
 	n, subjects := count(out)
-	m, _ := count(c.out)
+	m, _ := count(cited)
 	peak, err := proc.PeakRSS()
 	if err != nil {
 		t.Fatal(err)
@@ -154,32 +139,64 @@ func TestHistoryReadChild(t *testing.T) {
 }
 
 // TestBoundedLog: each record of git's log is kept with its message cut
-// at logMessageMax and its paths dropped past logNamesMax; a record cut
-// by the end of the output is dropped; reading stops at the record that
-// would pass the total, keeping whole records only.
+// at logMessageMax and its paths dropped past logNamesMax, and goes to
+// every log it belongs to (a merge, two parents or more, only to the one
+// that takes merges); a record cut by the end of the output is dropped; a
+// log stops at its record count or at the record that would pass its
+// total, keeping whole records only, and reading stops when both have.
 func TestBoundedLog(t *testing.T) {
 	t.Parallel()
+	in := func(parents, hash, msg, names string) string {
+		return "\x00" + parents + "\x03" + hash + "\x01" + msg + "\x02" + names
+	}
 	rec := func(hash, msg, names string) string { return "\x00" + hash + "\x01" + msg + "\x02" + names }
 	long := strings.Repeat("m", logMessageMax+10)
 	manyNames := strings.Repeat("gen/file.py\n", logNamesMax/12+1)
+	octopus := strings.TrimSpace(strings.Repeat("abcdef0 ", logHashMax))
+	a, b := rec("a1", "Fix\n", "\nx.py\n"), rec("b2", "Add\n", "\ny.py\n")
+	inA, inB := in("p0", "a1", "Fix\n", "\nx.py\n"), in("p1", "b2", "Add\n", "\ny.py\n")
+	merge := rec("m3", "Merge #4\n", "\nz.py\n")
+	inMerge := in("p1 p2", "m3", "Merge #4\n", "\nz.py\n")
+	big := 1 << 20
 	for _, c := range []struct {
-		name  string
-		in    string
-		total int
-		want  string
-		full  bool
+		name                string
+		in                  string
+		max, total          int
+		hist, cited         string
+		histFull, citedFull bool
+		done                bool
 	}{
-		{"plain", rec("a1", "Fix\n", "\nx.py\n") + rec("b2", "Add\n", "\ny.py\n"), 1 << 20, rec("a1", "Fix\n", "\nx.py\n") + rec("b2", "Add\n", "\ny.py\n"), false},
-		{"long message", rec("a1", long, "\nx.py\n"), 1 << 20, rec("a1", long[:logMessageMax], "\nx.py\n"), false},
-		{"too many paths", rec("a1", "Sweep\n", manyNames) + rec("b2", "Add\n", "\ny.py\n"), 1 << 20, rec("a1", "Sweep\n", "") + rec("b2", "Add\n", "\ny.py\n"), false},
-		{"cut at the end", rec("a1", "Fix\n", "\nx.py\n") + "\x00b2\x01Add", 1 << 20, rec("a1", "Fix\n", "\nx.py\n"), false},
-		{"junk before the first record", "warning\n" + rec("a1", "Fix\n", ""), 1 << 20, rec("a1", "Fix\n", ""), false},
-		{"total reached", rec("a1", "Fix\n", "\nx.py\n") + rec("b2", "Add\n", "\ny.py\n"), 20, rec("a1", "Fix\n", "\nx.py\n"), true},
-		{"empty", "", 1 << 20, "", false},
+		{name: "plain", in: inA + inB, max: 10, total: big, hist: a + b, cited: a + b},
+		{name: "merges", in: inA + inMerge + in(octopus, "o4", "Octopus\n", "") + inB, max: 10, total: big,
+			hist: a + b, cited: a + merge + rec("o4", "Octopus\n", "") + b},
+		{name: "root commit", in: in("", "r0", "Start\n", "\nx.py\n"), max: 10, total: big,
+			hist: rec("r0", "Start\n", "\nx.py\n"), cited: rec("r0", "Start\n", "\nx.py\n")},
+		{name: "long message", in: in("p0", "a1", long, "\nx.py\n"), max: 10, total: big,
+			hist: rec("a1", long[:logMessageMax], "\nx.py\n"), cited: rec("a1", long[:logMessageMax], "\nx.py\n")},
+		{name: "too many paths", in: in("p0", "a1", "Sweep\n", manyNames) + inB, max: 10, total: big,
+			hist: rec("a1", "Sweep\n", "") + b, cited: rec("a1", "Sweep\n", "") + b},
+		{name: "cut at the end", in: inA + "\x00p1\x03b2\x01Add", max: 10, total: big, hist: a, cited: a},
+		{name: "junk before the first record", in: "warning\n" + inA, max: 10, total: big, hist: a, cited: a},
+		{name: "total reached", in: inA + inB, max: 10, total: 20, hist: a, cited: a, histFull: true, citedFull: true, done: true},
+		{name: "counts reached", in: inMerge + inA + inB + in("p2", "c3", "More\n", ""), max: 2, total: big,
+			hist: a + b, cited: merge + a, done: true},
+		{name: "empty", in: "", max: 10, total: big},
 	} {
-		got, full, err := boundedLog(strings.NewReader(c.in), c.total)
-		if err != nil || string(got) != c.want || full != c.full {
-			t.Errorf("%s: boundedLog = %d bytes %q…, full %v, %v; want %d bytes, full %v", c.name, len(got), abbrevBytes(got), full, err, len(c.want), c.full)
+		h := &logPart{max: c.max, total: c.total}
+		ct := &logPart{max: c.max, total: c.total, merges: true}
+		done, err := boundedLog(strings.NewReader(c.in), h, ct)
+		if err != nil || done != c.done {
+			t.Errorf("%s: boundedLog = done %v, %v; want done %v", c.name, done, err, c.done)
+		}
+		for _, p := range []struct {
+			what string
+			got  *logPart
+			want string
+			full bool
+		}{{"history", h, c.hist, c.histFull}, {"cited", ct, c.cited, c.citedFull}} {
+			if string(p.got.out) != p.want || p.got.full != p.full {
+				t.Errorf("%s: %s log = %d bytes %q…, full %v; want %d bytes %q…, full %v", c.name, p.what, len(p.got.out), abbrevBytes(p.got.out), p.got.full, len(p.want), abbrevBytes([]byte(p.want)), p.full)
+			}
 		}
 	}
 }

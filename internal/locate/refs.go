@@ -1,7 +1,6 @@
 package locate
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -55,13 +54,7 @@ func emptyCited() cited {
 	return cited{terms: tableBuilder{}.build(), off: []uint32{0}, to: []uint32{}}
 }
 
-// gitRefLog reads the newest refCommits commits reachable from src.rev,
-// merges included (see readLog).
-func gitRefLog(ctx context.Context, src historySource) ([]byte, error) {
-	return readLog(ctx, src, refCommits, "--diff-merges=first-parent", "cited commits")
-}
-
-// setCited indexes a gitRefLog output: each commit whose message cites a
+// setCited indexes readLogs' cited: each commit whose message cites a
 // number and that changed between one and historyMaxFiles indexed files.
 func (ix *Index) setCited(out []byte) {
 	ct := emptyCited()

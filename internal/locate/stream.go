@@ -278,49 +278,37 @@ func mergeInto(w *bufio.Writer, s *spill, tmp string) error {
 	return out.writeTo(w)
 }
 
-// historyLogs are the two git logs an index reads its history from,
-// read in the background.
-type historyLogs struct {
-	logged, cited chan logResult
-}
+// historyLogs are the two logs an index reads its history from, read
+// in the background by one git log.
+type historyLogs chan logResult
 
 type logResult struct {
-	out []byte
-	err error
+	hist, cited []byte
+	err         error
 }
 
 // startHistory starts reading hist's logs.
 func startHistory(ctx context.Context, hist historySource) historyLogs {
-	h := historyLogs{logged: make(chan logResult, 1), cited: make(chan logResult, 1)}
+	h := make(historyLogs, 1)
 	go func() {
-		out, err := gitLog(ctx, hist)
-		h.logged <- logResult{out, err}
-	}()
-	go func() {
-		out, err := gitRefLog(ctx, hist)
-		h.cited <- logResult{out, err}
+		out, cited, err := readLogs(ctx, hist)
+		h <- logResult{out, cited, err}
 	}()
 	return h
 }
 
 // drain waits for the logs, unused.
-func (h historyLogs) drain() {
-	<-h.logged
-	<-h.cited
-}
+func (h historyLogs) drain() { <-h }
 
 // apply waits for the logs and indexes them into ix.
 func (h historyLogs) apply(ix *Index, log interface{ Debug(string, ...any) }) {
-	if l := <-h.logged; l.err != nil {
+	l := <-h
+	if l.err != nil {
 		// Not a repository, no commit yet: the ranking goes on without
 		// history.
 		log.Debug("locate: no history", "err", l.err)
-	} else {
-		ix.setHistory(l.out)
+		return
 	}
-	if l := <-h.cited; l.err != nil {
-		log.Debug("locate: no cited commits", "err", l.err)
-	} else {
-		ix.setCited(l.out)
-	}
+	ix.setHistory(l.hist)
+	ix.setCited(l.cited)
 }
