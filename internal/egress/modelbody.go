@@ -172,6 +172,10 @@ type frame struct {
 	// tool is the shape of an Anthropic tools entry (nil otherwise),
 	// which the gateway bounds where it is a server tool (serverTool).
 	tool *serverTool
+	// item says the object is an entry of an OpenAI call's top-level
+	// input list; itemID that it has an id, itemTyped that a type other
+	// than an item reference was given (see noteItem).
+	item, itemID, itemTyped bool
 }
 
 type bodyWalk struct {
@@ -366,6 +370,7 @@ func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 	f.obj = obj
 	f.container = top.obj && (top.key == "container" || top.key == "environment")
 	f.env = obj && w.toolEnvironment(top)
+	f.item = obj && w.p == ProviderOpenAI && len(w.stack) == 2 && w.stack[0].key == "input" && !top.obj
 	w.stack = append(w.stack, f)
 	if obj && w.p == ProviderAnthropic && w.inTool() {
 		w.stack[len(w.stack)-1].tool = &serverTool{start: w.off, empty: true}
@@ -376,6 +381,9 @@ func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 // close ends the innermost object or array; an OpenAI web search tool
 // ends refused unless it was kept to the search index.
 func (w *bodyWalk) close() error {
+	if top := w.stack[len(w.stack)-1]; top.item && top.itemID && !top.itemTyped {
+		w.shape.stored = true // an item reference without its type
+	}
 	if top := w.stack[len(w.stack)-1]; top.search && (!top.cached || top.live) {
 		return fmt.Errorf("%w (a web search tool with live web access: set external_web_access to false)", ErrServerFetch)
 	} else if top.env && (top.hosted || !top.local) {
@@ -460,11 +468,34 @@ func (w *bodyWalk) noteCompaction(key, v string) {
 
 // noteStored notes, from a member's name (key, folded), a prompt that
 // holds what the provider keeps (an earlier response's conversation, a
-// stored conversation, an uploaded file), longer than the body shows.
+// stored conversation, an uploaded file), longer than the body shows;
+// an input item's id is noted for noteItem.
 func (w *bodyWalk) noteStored(key string) {
+	if top := &w.stack[len(w.stack)-1]; top.item && key == "id" {
+		top.itemID = true
+	}
 	top0 := len(w.stack) == 1 && w.p == ProviderOpenAI
 	if key == "fileid" || top0 && (key == "previousresponseid" || key == "conversation") {
 		w.shape.stored = true
+	}
+}
+
+// noteItem notes, from a value (v, of the member key) of an OpenAI
+// input item, an item reference: an item of an earlier response the
+// provider stored (a message of any length), which the body names by
+// its id alone. Its type is "item_reference" or left out (or null), so
+// an item with an id counts as one unless it names another type.
+func (w *bodyWalk) noteItem(key, v string) {
+	top := &w.stack[len(w.stack)-1]
+	if !top.item || key != "type" {
+		return
+	}
+	switch fold(v) {
+	case "itemreference":
+		w.shape.stored = true
+	case "":
+	default:
+		top.itemTyped = true
 	}
 }
 
@@ -487,6 +518,7 @@ func checkToolFee(p Provider, typ string) error {
 // array); under says it lies below a member naming a download source.
 func (w *bodyWalk) value(key, v string, under bool) error {
 	w.noteCompaction(key, v)
+	w.noteItem(key, v)
 	switch {
 	case key == "model" && w.stack[len(w.stack)-1].tool != nil:
 		// An advisor's model, which its consult's bound is priced at:

@@ -55,6 +55,17 @@ func TestRedTeamGatewayBoundsSearchesByTheBudget(t *testing.T) {
 			`{"model":"gpt-6.1-sol","conversation":{"id":"conv_1"},"input":"again","tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
 		{"openai, an uploaded file", ProviderOpenAI, "/responses",
 			`{"model":"gpt-6.1-sol","input":[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		// An item reference names an item of an earlier response the
+		// provider stored (a message of any length), by type or, the
+		// type left out, by its id alone.
+		{"openai, an item reference", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","input":[{"type":"item_reference","id":"msg_1"},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, an item reference without its type", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","input":[{"id":"msg_1"},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, an item reference, escaped", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","input":[{"type":"Item\u005fReference","id":"msg_1"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, an output item sent back", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","input":[{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"hi"}]},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 7},
 		{"anthropic, an uploaded file", ProviderAnthropic, "/v1/messages",
 			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file_id":"file_1"}}]}]}`, 20000, 0},
 		{"anthropic, a stored prompt and much left", ProviderAnthropic, "/v1/messages",
