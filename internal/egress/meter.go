@@ -91,6 +91,14 @@ func tierMark(tier string) string {
 	return PremiumTier
 }
 
+// choseTier says whether an answer's service tier names the tier the
+// call ran in: "auto" (and an empty one) is the request's own value,
+// which OpenAI's response.created echoes before the provider has chosen.
+func choseTier(tier string) bool {
+	t := fold(tier)
+	return t != "" && t != "auto"
+}
+
 // dearerMark is the dearer of two tier marks.
 func dearerMark(a, b string) string {
 	if a == PremiumTier || b == PremiumTier {
@@ -267,7 +275,7 @@ func (it wireIteration) addTo(out map[string]usage.Usage) map[string]usage.Usage
 // namesTier says whether an Anthropic usage names what it ran in: a
 // tier, a speed or a region.
 func (w wireUsage) namesTier() bool {
-	return w.ServiceTier != "" || w.Speed != "" || w.InferenceGeo != ""
+	return choseTier(w.ServiceTier) || w.Speed != "" || w.InferenceGeo != ""
 }
 
 // tokens reads a provider's usage object as planex counts usage: every
@@ -376,7 +384,7 @@ func (a *answerUsage) takeName(kind skimKind, raw []byte) {
 	case kind == skimModel && m != "":
 		a.model = m
 	case kind == skimTier:
-		a.tier, a.named = dearerMark(a.tier, tierMark(m)), true
+		a.tier, a.named = dearerMark(a.tier, tierMark(m)), a.named || choseTier(m)
 	case kind == skimListedItem && m == "web_search_call":
 		a.listed = min(a.listed+1, usage.MaxTokens)
 	case kind == skimEventItem && m == "web_search_call":
