@@ -509,7 +509,9 @@ var ErrSearchBudget = errors.New("what the budget has left pays for no web searc
 const bytesPerToken = 3
 
 // searchLimits asks Cap, for a call (shape, of size bytes) to model
-// with the provider's web search or compaction, for a part of the
+// with the provider's web search or compaction (or, for OpenAI, any
+// tool it runs itself, which max_tool_calls bounds with the searches:
+// each call of one a reading, without the fee), for a part of the
 // budget set aside for what they read (held beside the call's own
 // bound until it is metered), and returns the shape holding the call to
 // the searches that part pays for, maxToolCalls at most, shared among
@@ -524,7 +526,14 @@ const bytesPerToken = 3
 // for a compaction's reading, the call is refused (ErrSearchBudget).
 func (g *Gateway) searchLimits(shape bodyShape, model string, size int64, release func()) (bodyShape, func(), error) {
 	tools := shape.searchTools()
-	if tools == 0 && !shape.compacts {
+	loops := tools
+	if g.Provider == ProviderOpenAI && shape.builtinTools > 0 {
+		// max_tool_calls bounds every tool OpenAI runs itself (its
+		// hosted tool search too), each call of one a reading of the
+		// prompt.
+		loops = max(loops, 1)
+	}
+	if loops == 0 && !shape.compacts {
 		return shape, release, nil
 	}
 	limit, held := g.Cap(model)
@@ -536,14 +545,17 @@ func (g *Gateway) searchLimits(shape bodyShape, model string, size int64, releas
 		return shape, both, nil
 	}
 	reading, search := g.readingWorth(shape, model, size)
+	if tools == 0 {
+		search = reading // no search fee
+	}
 	if shape.compacts {
 		limit -= reading  // the first compaction
 		search += reading // one after each search
-		if limit < 0 && tools == 0 {
+		if limit < 0 && loops == 0 {
 			return shape, both, ErrSearchBudget
 		}
 	}
-	if tools == 0 {
+	if loops == 0 {
 		return shape, both, nil
 	}
 	searches := min(max(limit, 0)/max(search, 1), maxToolCalls)

@@ -45,6 +45,13 @@ func TestRedTeamGatewayBoundsSearchesByTheBudget(t *testing.T) {
 			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 2000, 0},
 		{"openai, nothing left for a search", ProviderOpenAI, "/responses",
 			`{"model":"gpt-6.1-sol","input":"` + long + `","tools":[{"type":"web_search","external_web_access":false}]}`, 2000, 0},
+		// Another tool OpenAI runs itself (its hosted tool search) loops
+		// within the call as a web search does, each call of it a reading
+		// of the prompt, without the fee.
+		{"openai, a hosted tool search and a long prompt", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","input":"` + long + `","tools":[{"type":"tool_search"},{"type":"function","name":"f","defer_loading":true}]}`, 20000, 4},
+		{"openai, a hosted tool search, nothing left", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","input":"` + long + `","tools":[{"type":"tool_search"}]}`, 2000, 0},
 		// A short body whose prompt the provider holds: an earlier
 		// response's conversation, a stored conversation, an uploaded
 		// file. It is reckoned as long as a prompt billed at the normal
