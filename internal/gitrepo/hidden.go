@@ -48,14 +48,20 @@ const (
 )
 
 // GitHub's diff limits (its documentation's "Repository limits"): one
-// file's diff over fileDiffLines is not shown, nor are the files after
-// the first prDiffFiles, or after prDiffLines lines in all; one over
-// loadedLines is collapsed until the reviewer loads it.
+// file's diff over fileDiffLines or fileDiffBytes of raw diff is not
+// shown, nor are the files after the first prDiffFiles, or after
+// prDiffLines lines or prDiffBytes of raw diff in all; one over
+// loadedLines or loadedBytes is collapsed until the reviewer loads it.
+// The byte limits are taken in thousands, the lower reading of "20 KB",
+// "500 KB" and "1 MB".
 const (
 	fileDiffLines = 20000
+	fileDiffBytes = 500_000
 	loadedLines   = 400
+	loadedBytes   = 20_000
 	prDiffFiles   = 300
 	prDiffLines   = 20000
+	prDiffBytes   = 1_000_000
 )
 
 // String is the attribute that hides the file, as a person writes it.
@@ -247,12 +253,18 @@ func diffLimits(ctx context.Context, c call, base, tip string, changes []Change,
 		at[ch.Path] = i
 	}
 	c.config = append(append([]setting{}, c.config...), setting{"core.attributesFile", os.DevNull})
+	sizes, err := patchSizes(ctx, c, base, tip)
+	if err != nil {
+		return err
+	}
 	c.args = []string{"diff-tree", "-r", "-z", "--numstat", "--no-renames", "--no-commit-id", base, tip}
 	files, lines := 0, 0
+	var total int64
 	return stream(ctx, c, func(out io.Reader) error {
 		return eachRecord(out, func(rec []byte) error {
 			added, rest, _ := strings.Cut(string(rec), "\t")
 			deleted, p, ok := strings.Cut(rest, "\t")
+			size := sizes[p]
 			i, known := at[p]
 			if !ok || !known {
 				return nil
@@ -261,23 +273,84 @@ func diffLimits(ctx context.Context, c call, base, tip string, changes []Change,
 			d, errD := strconv.Atoi(deleted)
 			binary := errA != nil || errD != nil
 			n := a + d
-			past := files >= prDiffFiles || lines >= prDiffLines
+			past := files >= prDiffFiles || lines >= prDiffLines || total >= prDiffBytes
 			files++
 			lines += n
+			total += size
 			switch {
 			case attrs[i].why != 0:
 			case past:
 				attrs[i].why = HiddenPastLimit
 			case binary && changes[i].Mode != "000000" && changes[i].Mode != "160000":
 				attrs[i].why = HiddenBinaryContent
-			case n > fileDiffLines:
+			case n > fileDiffLines || size > fileDiffBytes:
 				attrs[i].why = HiddenTooLarge
-			case n > loadedLines:
+			case n > loadedLines || size > loadedBytes:
 				attrs[i].why = HiddenCollapsed
 			}
 			return nil
 		})
 	})
+}
+
+// patchSizes is the size of each changed file's raw diff from base to
+// tip (git's patch, as GitHub's byte limits count it), by path: each
+// "diff --git" header, which begins a line only there (a patch's other
+// lines begin with a space, + or -, and a path with a line break is
+// quoted), names the path of the lines up to the next (patchPath). A
+// file whose type changed is two such parts, added up. No diff driver
+// or text conversion runs.
+func patchSizes(ctx context.Context, c call, base, tip string) (map[string]int64, error) {
+	c.args = []string{"diff-tree", "-r", "-p", "--no-renames", "--no-commit-id", "--no-color", "--no-ext-diff", "--no-textconv", base, tip}
+	sizes := map[string]int64{}
+	err := stream(ctx, c, func(out io.Reader) error {
+		br := bufio.NewReaderSize(out, 64<<10)
+		start := true // at the start of a line
+		cur := ""     // the path of the part being read
+		for {
+			line, err := br.ReadSlice('\n')
+			if h, ok := bytes.CutPrefix(line, []byte("diff --git ")); start && ok {
+				cur = patchPath(string(h))
+			}
+			sizes[cur] += int64(len(line))
+			start = len(line) > 0 && line[len(line)-1] == '\n'
+			switch {
+			case err == io.EOF:
+				return nil
+			case err != nil && err != bufio.ErrBufferFull:
+				return err
+			}
+		}
+	})
+	return sizes, err
+}
+
+// patchPath is the path a "diff --git" header names (h, what follows
+// "diff --git "): a/<path> b/<path>, the same path twice without
+// renames, each C-quoted by git where it holds a quote, a backslash, a
+// control or (as configured) a non-ASCII byte.
+func patchPath(h string) string {
+	h = strings.TrimSuffix(h, "\n")
+	if strings.HasPrefix(h, `"`) {
+		for i := 1; i < len(h); i++ {
+			switch h[i] {
+			case '\\':
+				i++
+			case '"':
+				p, err := strconv.Unquote(h[:i+1])
+				if err != nil {
+					return h
+				}
+				return strings.TrimPrefix(p, "a/")
+			}
+		}
+		return h
+	}
+	n := (len(h) - len("a/ b/")) / 2
+	if n <= 0 || !strings.HasPrefix(h, "a/") {
+		return h
+	}
+	return h[2 : 2+n]
 }
 
 // readBlobShape reads one blob's answer from git cat-file --batch: its
