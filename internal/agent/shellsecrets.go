@@ -23,23 +23,46 @@ import (
 // flags), the name, and the rest of the line.
 var shellAssignment = regexp.MustCompile(`^(\s*(?:(?:export|readonly|(?:declare|typeset)(?:\s+[-+][A-Za-z]+)*)\s+)?)([A-Za-z_][A-Za-z0-9_]*)=([^\n]*)`)
 
+// shellWordAssignment matches an assignment anywhere in a line, as one
+// shell word: after the line's start, a blank or an operator (;, &, |,
+// a parenthesis), the name, and its value (a quoted string or an
+// unquoted word).
+var shellWordAssignment = regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=('[^']*'|"(?:[^"\\]|\\.)*"|[^\s;&|()'"]*)`)
+
 // withoutShellSecret is line with the value of a secret assignment
 // (shellAssignment) emptied, the rest of the line with it: a comment or
-// a second command after the value is dropped too. allow and secrets
-// are the step's environment filter (ScrubEnv's).
+// a second command after the value is dropped too. An assignment later
+// in the line (export A=1 B_TOKEN=…, a test's && export …, then …; fi)
+// loses its value alone (shellWordAssignment). allow and secrets are
+// the step's environment filter (ScrubEnv's).
 func withoutShellSecret(line string, allow, secrets []string) string {
-	m := shellAssignment.FindStringSubmatchIndex(line)
-	if m == nil {
-		return line
+	if m := shellAssignment.FindStringSubmatchIndex(line); m != nil {
+		name, val := line[m[4]:m[5]], line[m[6]:m[7]]
+		if shellSecret(name, val, allow, secrets) {
+			line = line[:m[6]] + line[m[7]:]
+		}
 	}
-	name, val := line[m[4]:m[5]], line[m[6]:m[7]]
+	var out strings.Builder
+	last := 0
+	for _, m := range shellWordAssignment.FindAllStringSubmatchIndex(line, -1) {
+		if shellSecret(line[m[2]:m[3]], line[m[4]:m[5]], allow, secrets) {
+			out.WriteString(line[last:m[4]])
+			last = m[5]
+		}
+	}
+	out.WriteString(line[last:])
+	return out.String()
+}
+
+// shellSecret says whether a literal value (val, as written) given to
+// name is left out: one the step's environment would not pass, whose
+// name says it is a secret or whose value looks like a token, with no
+// variable or command in it.
+func shellSecret(name, val string, allow, secrets []string) bool {
 	if strings.ContainsAny(val, "$`") || len(ScrubEnv([]string{name + "=x"}, allow, secrets...)) == 1 {
-		return line
+		return false
 	}
-	if !secretName(name) && !tokenShaped(val) {
-		return line
-	}
-	return line[:m[6]] + line[m[7]:]
+	return secretName(name) || tokenShaped(val)
 }
 
 // secretNameParts are the parts of a variable's name (between its
