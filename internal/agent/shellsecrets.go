@@ -23,6 +23,12 @@ import (
 // flags), the name, and the rest of the line.
 var shellAssignment = regexp.MustCompile(`^(\s*(?:(?:export|readonly|(?:declare|typeset)(?:\s+[-+][A-Za-z]+)*)\s+)?)([A-Za-z_][A-Za-z0-9_]*)=([^\n]*)`)
 
+// cshAssignment matches a line setting a variable in csh's or fish's
+// words (a profile.d/*.csh twin of a .sh script, fish's config): setenv
+// NAME value, set NAME = value, set -gx NAME value; its lead, the name,
+// and the value with the rest of the line.
+var cshAssignment = regexp.MustCompile(`^(\s*(?:setenv|set(?:\s+--?[A-Za-z]+)*)\s+)([A-Za-z_][A-Za-z0-9_]*)(?:\s*=\s*|\s+)([^\n]+)`)
+
 // shellWordAssignment matches an assignment anywhere in a line, as one
 // shell word: after the line's start, a blank or an operator (;, &, |,
 // a parenthesis), the name, and its value (a quoted string or an
@@ -36,6 +42,12 @@ var shellWordAssignment = regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9
 // loses its value alone (shellWordAssignment). allow and secrets are
 // the step's environment filter (ScrubEnv's).
 func withoutShellSecret(line string, allow, secrets []string) string {
+	if m := cshAssignment.FindStringSubmatchIndex(line); m != nil {
+		if shellSecret(line[m[4]:m[5]], line[m[6]:m[7]], allow, secrets) {
+			return line[:m[6]] + line[m[7]:]
+		}
+		return line
+	}
 	if m := shellAssignment.FindStringSubmatchIndex(line); m != nil {
 		name, val := line[m[4]:m[5]], line[m[6]:m[7]]
 		if shellSecret(name, val, allow, secrets) {

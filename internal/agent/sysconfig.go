@@ -80,6 +80,13 @@ var sysConfigs = []struct {
 	{"profile", filterShellURLs}, {"profile.d/*", filterShellURLs}, {"bash.bashrc", filterShellURLs},
 	{"bashrc", filterShellURLs}, {"zshenv", filterShellURLs}, {"zsh/zshenv", filterShellURLs},
 	{"zsh/zprofile", filterShellURLs}, {"default/*", filterShellURLs}, {"sysconfig/*", filterShellURLs},
+	// The other shells' startup files every login reads, by the names
+	// Debian's and Red Hat's packages give them: zsh's rc and login
+	// files, csh's and fish's (cshAssignment reads their syntax).
+	{"zsh/zshrc", filterShellURLs}, {"zsh/zlogin", filterShellURLs}, {"zsh/zlogout", filterShellURLs},
+	{"zshrc", filterShellURLs}, {"zprofile", filterShellURLs}, {"zlogin", filterShellURLs}, {"zlogout", filterShellURLs},
+	{"bash.bash_logout", filterShellURLs}, {"csh.cshrc", filterShellURLs}, {"csh.login", filterShellURLs},
+	{"csh.logout", filterShellURLs}, {"fish/config.fish", filterShellURLs}, {"fish/conf.d/*", filterShellURLs},
 	{"fstab", filterMountOptions}, {"auto.*", filterMountOptions},
 	{"libnss-ldap.conf", filterPasswords}, {"pam_ldap.conf", filterPasswords}, {"nslcd.conf", filterPasswords},
 	{"ldap.conf", filterPasswords}, {"ssmtp/ssmtp.conf", filterPasswords}, {"msmtprc", filterPasswords},
