@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // Cargo's configuration outside the home.
@@ -31,14 +32,74 @@ func cargoConfigFiles(base []string) []string {
 	return []string{filepath.Join(dir, "config.toml"), filepath.Join(dir, "config")}
 }
 
+// tomlKeyLine matches a TOML line setting a key (bare, quoted or
+// dotted): the key and the value with the rest of the line.
+var tomlKeyLine = regexp.MustCompile(`^\s*((?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*'))*)\s*=\s*(.*)`)
+
+// tomlTable matches a table's header line, [name] or [[name]].
+var tomlTable = regexp.MustCompile(`^\s*\[\[?\s*([^\]]*?)\s*\]`)
+
 // stripCargoCredentials is a Cargo configuration with every token's
-// value emptied and no user name or password in a URL.
+// value emptied and no user name or password in a URL. A token is any
+// key whose last part is token, quoted or not (its value left out
+// whole, a multi-line string with it), and in the [env] table, which
+// gives builds their environment, any variable whose name says it is a
+// secret or whose value looks like a token.
 func stripCargoCredentials(b []byte) ([]byte, []string) {
 	var out bytes.Buffer
+	closing := "" // the end of a multi-line string being left out
+	env := false
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if closing != "" {
+			if bytes.Contains(line, []byte(closing)) {
+				closing = ""
+			}
+			continue
+		}
+		if m := tomlTable.FindSubmatch(line); m != nil {
+			env = string(m[1]) == "env"
+		}
+		if m := tomlKeyLine.FindSubmatchIndex(line); m != nil && cargoSecretKey(string(line[m[2]:m[3]]), string(line[m[4]:m[5]]), env) {
+			closing = multiLineOpen(string(line[m[4]:m[5]]))
+			line = append(line[:m[4]:m[4]], "\"\"\n"...)
+		}
 		out.Write(withoutUserinfo(cargoToken.ReplaceAll(line, []byte(`${1}""`))))
 	}
 	return out.Bytes(), nil
+}
+
+// multiLineOpen is the delimiter of a TOML multi-line string that val
+// opens and does not close on its line, or "".
+func multiLineOpen(val string) string {
+	for _, q := range []string{`"""`, `'''`} {
+		if strings.HasPrefix(val, q) && !strings.Contains(val[len(q):], q) {
+			return q
+		}
+	}
+	return ""
+}
+
+// cargoSecretKey says whether a TOML key (as written) with value val
+// holds a secret: its last part is token, or it is a variable of the
+// [env] table (env: the line lies in it; or a key env.NAME) whose name
+// says so or whose value looks like a token.
+func cargoSecretKey(key, val string, env bool) bool {
+	parts := strings.Split(key, ".")
+	for i, p := range parts {
+		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+	}
+	last := parts[len(parts)-1]
+	if strings.EqualFold(last, "token") {
+		return true
+	}
+	name := parts[0]
+	switch {
+	case len(parts) == 2 && parts[0] == "env":
+		name = last
+	case !env:
+		return false
+	}
+	return secretName(name) || tokenShaped(val)
 }
 
 // cargoConfigViews are the overlays showing Cargo's configurations
