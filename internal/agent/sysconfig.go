@@ -64,6 +64,38 @@ const (
 // password, quoted either way, in any case, blanks around the =.
 var nugetPasswordLine = regexp.MustCompile(`(?i)\bkey\s*=\s*["'](?:cleartext)?password["']`)
 
+// nugetAddElement matches an <add …> element of a NuGet configuration
+// over as many lines as it takes, a > inside a quoted value with it.
+var nugetAddElement = regexp.MustCompile(`(?i)<add\b(?:[^>"']|"[^"]*"|'[^']*')*>`)
+
+// withoutNuGetPasswords is a NuGet configuration without the <add>
+// elements giving a password (nugetPasswordLine), wherever their key
+// stands and however many lines they take: a value on the line after
+// its key was shown. Each leaves a NUL (which XML text cannot hold) in
+// its place, so that a line it leaves blank is dropped (nugetLine).
+func withoutNuGetPasswords(b []byte) []byte {
+	return nugetAddElement.ReplaceAllFunc(b, func(el []byte) []byte {
+		if nugetPasswordLine.Match(el) {
+			return []byte{0}
+		}
+		return el
+	})
+}
+
+// nugetLine is a line of withoutNuGetPasswords' answer as shown: without
+// its NULs, and dropped (false) where nothing but blanks is left around
+// them, or where it still gives a password.
+func nugetLine(line string) (string, bool) {
+	if nugetPasswordLine.MatchString(line) {
+		return "", false
+	}
+	if !strings.Contains(line, "\x00") {
+		return line, true
+	}
+	line = strings.ReplaceAll(line, "\x00", "")
+	return line, strings.TrimSpace(line) != ""
+}
+
 // sysConfigs are the machine-wide files, as globs under /etc, and how
 // each loses its credentials.
 var sysConfigs = []struct {
@@ -200,6 +232,9 @@ func isDirectory(p string) bool {
 func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) (view []byte, keyFiles []string) {
 	var out bytes.Buffer
 	lines := strings.SplitAfter(string(b), "\n")
+	if filter == filterNuGetPasswords {
+		lines = strings.SplitAfter(string(withoutNuGetPasswords(b)), "\n")
+	}
 	if filter == filterEnvironment {
 		// A file without credentials is shown as it is: only systemd's
 		// continued lines are joined, to be judged whole.
@@ -226,9 +261,11 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 				line = l
 			}
 		case filterNuGetPasswords:
-			if nugetPasswordLine.MatchString(line) {
+			l, ok := nugetLine(line)
+			if !ok {
 				continue
 			}
+			line = l
 		}
 		if privateKeyLine.MatchString(line) {
 			continue
