@@ -60,7 +60,10 @@ type Gateway struct {
 	// not by one per connection.
 	Admit func() error
 	// Cap, when set, is asked before each billed call is forwarded, with
-	// the model the call names: the most output tokens the call may ask
+	// the model the call names (marked LongPrompt when its body is
+	// reckoned over LongPromptTokens, or its prompt is one the provider
+	// holds, as its output then bills at the long-prompt rate): the most
+	// output tokens the call may ask
 	// for (0: no bound). A larger limit in the body, or none, is lowered
 	// to it (capEdits), so calls running when the budget runs out
 	// overrun it by their prompts, not by their whole output limits.
@@ -482,15 +485,20 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 		return f, size, release, 0, nil
 	}
 	model := g.askedModel(rel, shape)
-	limit, held := g.Cap(model)
+	priced := model
+	if shape.stored || size/bytesPerToken > LongPromptTokens {
+		// Its output and its readings bill at the long-prompt rates.
+		priced += LongPrompt
+	}
+	limit, held := g.Cap(priced)
 	if held != nil {
 		release = held
 	}
 	if limit <= 0 {
 		return f, size, release, 0, nil
 	}
-	shape, release = g.advisorLimits(shape, model, release)
-	if shape, release, err = g.searchLimits(shape, model, size, release); err != nil {
+	shape, release = g.advisorLimits(shape, priced, release)
+	if shape, release, err = g.searchLimits(shape, priced, size, release); err != nil {
 		return nil, 0, release, 0, err
 	}
 	inserted := insertedLimit(model, limit)
