@@ -130,10 +130,9 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 	}
 	for _, sc := range sysConfigs {
 		paths, _ := filepath.Glob(filepath.Join(etc, sc.glob))
-		for i, p := range paths {
-			if i >= maxToolCacheConfigs {
-				break
-			}
+		paths, rest := boundedMatches(paths)
+		masks = append(masks, slices.DeleteFunc(rest, func(p string) bool { return holdsAny(p, keep) })...)
+		for _, p := range paths {
 			real, err := filepath.EvalSymlinks(p)
 			if err != nil || holdsAny(real, keep) {
 				continue

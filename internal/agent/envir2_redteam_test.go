@@ -1,0 +1,45 @@
+package agent
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamConfigsPastTheBound: a machine folder holds more matching
+// configurations than planex reads (257 profile scripts, tool cache
+// versions, environment.d files, conda drop-ins); the filters stopped
+// at the bound and the rest were shown whole, so the agent read the
+// password in the last one. Those past the bound are now covered.
+func TestRedTeamConfigsPastTheBound(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-bound-")
+	files := map[string]string{}
+	var loot []string
+	for i := 0; i <= maxToolCacheConfigs; i++ {
+		secret := ""
+		if i == maxToolCacheConfigs {
+			secret = "ci:loot-past-bound@"
+		}
+		files[fmt.Sprintf("etc/profile.d/p%03d.sh", i)] = "export https_proxy=http://" + secret + "proxy.corp:3128"
+		files[fmt.Sprintf("etc/environment.d/e%03d.conf", i)] = "http_proxy=http://" + secret + "proxy.corp:3128"
+		files[fmt.Sprintf("cache/node/1.%03d.0/x64/etc/npmrc", i)] = "registry=https://" + secret + "npm.corp/"
+		files[fmt.Sprintf("conda/condarc.d/c%03d.yml", i)] = "channels:\n  - https://" + secret + "conda.corp/main"
+	}
+	for name := range files {
+		if strings.Contains(files[name], "loot-") {
+			loot = append(loot, name)
+		}
+	}
+	plant(t, dir, files)
+	script := ""
+	for _, name := range loot {
+		script += "cat " + filepath.Join(dir, name) + " 2>/dev/null; "
+	}
+	c := Containment{Sandbox: box, etcDir: filepath.Join(dir, "etc")}
+	env := []string{"PATH=/usr/bin:/bin", "RUNNER_TOOL_CACHE=" + filepath.Join(dir, "cache"), "CONDA_ROOT=" + filepath.Join(dir, "conda")}
+	out := runContained(t, c, env, "sh", "-c", script+"true")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read configurations past planex's bound whole:\n%s", out)
+	}
+}
