@@ -130,7 +130,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: append(append([]string(nil), readable...), c.Read...),
-		Hide:     withMountAliases(slices.Concat(c.homes(base), HiddenTempDirs(base), otherAccountHomes(c.passwd(), base))),
+		Hide:     withMountAliases(slices.Concat(c.hiddenFolders(base), otherAccountHomes(c.passwd(), base))),
 		Limits:   c.Limits,
 	}
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
@@ -148,14 +148,16 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if sock := lookup(base, "SSH_AUTH_SOCK"); sock != "" {
 		p.Mask = append(p.Mask, sock)
 	}
-	p.Mask = append(p.Mask, engineSockets(base)...)
-	p.Mask = append(p.Mask, credentialFiles(base, env, keep)...)
-	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
-	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
+	for _, b := range envReadings(base) {
+		p.Mask = append(p.Mask, engineSockets(b)...)
+		p.Mask = append(p.Mask, credentialFiles(b, env, keep)...)
+		p.Mask = append(p.Mask, runnerOwnFiles(b, keep)...)
+		p.Mask = append(p.Mask, jenkinsOtherJobs(b, keep)...)
+		p.Mask = append(p.Mask, buildsDirNeighbours(b, keep)...)
+		p.Mask = append(p.Mask, codespaceSecrets(b, keep)...)
+	}
 	p.Mask = append(p.Mask, jenkinsAgentSecrets("/proc", os.Getppid())...)
 	p.Mask = append(p.Mask, runnerConfigsAbove("/proc", os.Getppid())...)
-	p.Mask = append(p.Mask, buildsDirNeighbours(base, keep)...)
-	p.Mask = append(p.Mask, codespaceSecrets(base, keep)...)
 	p.Mask = append(p.Mask, pkgKeys...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
@@ -619,6 +621,40 @@ func privateHome(env []string, home string) []string {
 		out = append(out, kv)
 	}
 	return append(out, "HOME="+home, "TMPDIR=/tmp")
+}
+
+// hiddenFolders are the homes and temporary folders base names, by each
+// of its readings (envReadings).
+func (c Containment) hiddenFolders(base []string) []string {
+	var out []string
+	for _, b := range envReadings(base) {
+		out = append(append(out, c.homes(b)...), HiddenTempDirs(b)...)
+	}
+	return out
+}
+
+// envReadings are the ways env is read where a name occurs in it more
+// than once: as lookup reads it (the last value: dash, and the
+// environment Go's exec hands a program), and, when there are
+// duplicates, with the first value of each (glibc's and Go's getenv),
+// so that what either value names is covered.
+func envReadings(env []string) [][]string {
+	seen := map[string]bool{}
+	var firsts []string
+	dup := false
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if seen[name] {
+			dup = true
+			continue
+		}
+		seen[name] = true
+		firsts = append(firsts, kv)
+	}
+	if !dup {
+		return [][]string{env}
+	}
+	return [][]string{env, firsts}
 }
 
 func lookup(env []string, name string) string {

@@ -43,3 +43,23 @@ func TestRedTeamConfigsPastTheBound(t *testing.T) {
 		t.Errorf("the agent read configurations past planex's bound whole:\n%s", out)
 	}
 }
+
+// TestRedTeamDuplicateVariableFiles: planex's environment holds a
+// credential variable twice (a wrapper prepended its own value; env
+// -i with a repeated name); planex covered the file the last value
+// names, as dash reads it, but Go's and glibc's getenv read the first,
+// and the agent read that file. Both are covered now, and the agent's
+// environment holds each name once.
+func TestRedTeamDuplicateVariableFiles(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-dupvar-")
+	files := map[string]string{"gcp/first.json": "loot-first-value", "gcp/last.json": "loot-last-value"}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "GOOGLE_APPLICATION_CREDENTIALS=" + filepath.Join(dir, "gcp", "first.json"),
+		"LANG=C", "GOOGLE_APPLICATION_CREDENTIALS=" + filepath.Join(dir, "gcp", "last.json"), "LANG=C.UTF-8"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+	// cat is started without a shell, which would keep one of each.
+	out := runContained(t, Containment{Sandbox: box}, env, "cat", "/proc/self/environ")
+	if n := strings.Count("\x00"+out, "\x00LANG="); n != 1 {
+		t.Errorf("the agent's environment holds LANG %d times: %q", n, out)
+	}
+}
