@@ -63,3 +63,24 @@ func TestRedTeamDuplicateVariableFiles(t *testing.T) {
 		t.Errorf("the agent's environment holds LANG %d times: %q", n, out)
 	}
 }
+
+// TestRedTeamGradleWrapperScriptOnPath: the gradle on PATH is a wrapper
+// script, not a link (an image's /usr/local/bin/gradle setting
+// GRADLE_HOME and exec'ing the installation's launcher); planex did not
+// find the installation, and the agent read the password in its
+// gradle.properties and init.d by the path the script gives away.
+func TestRedTeamGradleWrapperScriptOnPath(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-gradlewrap-")
+	files := map[string]string{
+		"opt/gradle-a/gradle.properties":         "systemProp.https.proxyPassword=loot-gradle-wrapper-home",
+		"opt/gradle-a/lib/gradle-launcher-8.jar": "gradle-lib-readable",
+		"opt/gradle-b/init.d/corp.gradle":        "credentials { password 'loot-gradle-wrapper-exec' }",
+		"opt/gradle-b/lib/gradle-launcher-8.jar": "gradle-lib-readable",
+		"bin1/gradle":                            "#!/bin/sh\nGRADLE_HOME=\"" + dir + "/opt/gradle-a\"\nexport GRADLE_HOME\nexec \"$GRADLE_HOME/bin/gradle\" \"$@\"",
+		"bin2/gradle":                            "#!/bin/sh\nexec " + dir + "/opt/gradle-b/bin/gradle \"$@\"",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=" + filepath.Join(dir, "bin1") + ":" + filepath.Join(dir, "bin2") + ":/usr/bin:/bin"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
