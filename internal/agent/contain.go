@@ -138,7 +138,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	// sockets: a credential folder holding it (an XDG_RUNTIME_DIR that
 	// is also $TMPDIR) is not covered.
 	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
-	pkgViews, pkgKeys := c.fileViews(base, keep)
+	pkgViews, pkgKeys := c.fileViews(base, keep, append([]string{cmd.Dir}, c.RepoDirs...))
 	overlays, dropOverlays, err := writeOverlays(append(slices.Clone(c.Overlay), pkgViews...))
 	if err != nil {
 		os.RemoveAll(home)
@@ -180,8 +180,10 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 // that hold credentials without them (package managers', Maven's, the
 // environment files, the proxy's and package repositories'), and the
 // files and folders to cover: the keys they name, apt's auth files,
-// systemd's unit folders. keep are the folders the step must see.
-func (c Containment) fileViews(base, keep []string) (views []FileOverlay, masks []string) {
+// systemd's unit folders. keep are the folders the step must see; work
+// are the folders it works in (Cargo reads the configurations above
+// them).
+func (c Containment) fileViews(base, keep, work []string) (views []FileOverlay, masks []string) {
 	pkgViews, pkgKeys := packageConfigViews(base)
 	mvnViews, mvnKeys := mavenConfigViews(base)
 	condaViews, condaKeys := condaConfigViews(base)
@@ -190,7 +192,7 @@ func (c Containment) fileViews(base, keep []string) (views []FileOverlay, masks 
 		etc = systemEtc
 	}
 	sysViews, sysMasks := machineConfigViews(etc, c.AllowEnv, c.SecretEnv, keep)
-	views = slices.Concat(pkgViews, mvnViews, condaViews, cargoConfigViews(base), environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
+	views = slices.Concat(pkgViews, mvnViews, condaViews, cargoConfigViews(base, work), nugetCommonDataViews(base), environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
 	return views, slices.Concat(pkgKeys, mvnKeys, condaKeys, sysMasks)
 }
 

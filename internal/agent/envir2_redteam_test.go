@@ -1,7 +1,11 @@
 package agent
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,4 +87,52 @@ func TestRedTeamGradleWrapperScriptOnPath(t *testing.T) {
 	plant(t, dir, files)
 	env := []string{"PATH=" + filepath.Join(dir, "bin1") + ":" + filepath.Join(dir, "bin2") + ":/usr/bin:/bin"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestRedTeamNuGetCommonDataAndCargoAbove: NuGet reads its machine-wide
+// configurations from NUGET_COMMON_APPLICATION_DATA/NuGet/Config when
+// the variable moves them from /etc/opt, and Cargo reads the
+// .cargo/config.toml of every folder above the one it runs in (a runner
+// admin's /srv/.cargo above the work folder). Both kept a registry's
+// password, shown whole to the agent: only /etc/opt's and CARGO_HOME's
+// were filtered.
+func TestRedTeamNuGetCommonDataAndCargoAbove(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-nugetcargo-")
+	files := map[string]string{
+		"nuget/NuGet/Config/corp.config": "<configuration><packageSourceCredentials><corp>\n<add key=\"Username\" value=\"ci\" />\n<add key=\"ClearTextPassword\" value=\"loot-nuget-common\" />\n</corp></packageSourceCredentials></configuration>",
+		".cargo/config.toml":             "[registries.corp]\nindex = \"sparse+https://cargo.corp/\"\ntoken = \"loot-cargo-above\"",
+		"work/.cargo/config":             "[http]\nproxy = \"http://ci:loot-cargo-above-proxy@proxy.corp:3128\"",
+	}
+	plant(t, dir, files)
+	wd := filepath.Join(dir, "work", "repo")
+	if err := os.MkdirAll(wd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	cmd := exec.Command("sh", "-c", script.String()+"true")
+	cmd.Dir = wd
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	env := []string{"PATH=/usr/bin:/bin", "NUGET_COMMON_APPLICATION_DATA=" + filepath.Join(dir, "nuget")}
+	cleanup, err := Containment{Sandbox: box}.PrepareContext(context.Background(), cmd, env, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Run()
+	cleanup()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "loot-") {
+		t.Errorf("the agent read a registry's password:\n%s", out.String())
+	}
+	for _, kept := range []string{`<add key="Username" value="ci" />`, `index = "sparse+https://cargo.corp/"`, `proxy = "http://proxy.corp:3128"`} {
+		if !strings.Contains(out.String(), kept) {
+			t.Errorf("the configuration lost %q:\n%s", kept, out.String())
+		}
+	}
 }
