@@ -127,10 +127,11 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if err != nil {
 		return func() {}, fmt.Errorf("creating the agent's home: %w", err)
 	}
+	others, othersShown := otherAccountHomes(c.passwd(), base)
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
-		ReadOnly: append(append([]string(nil), readable...), c.Read...),
-		Hide:     withMountAliases(slices.Concat(c.hiddenFolders(base), otherAccountHomes(c.passwd(), base))),
+		ReadOnly: slices.Concat(readable, c.Read, othersShown),
+		Hide:     withMountAliases(slices.Concat(c.hiddenFolders(base), others)),
 		Limits:   c.Limits,
 	}
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
