@@ -287,19 +287,27 @@ func gradleInstallCredentials(base []string) []string {
 	return out
 }
 
-// gradleWrapperLine matches a wrapper script's line naming a Gradle
-// installation: GRADLE_HOME=<folder> (export before it or not), or an
-// exec of <folder>/bin/gradle; quotes around the path allowed.
-var gradleWrapperLine = regexp.MustCompile(`^\s*(?:export\s+)?(?:GRADLE_HOME=["']?(/[^"'\s;]+)|exec\s+["']?(/[^"'\s;]+)/bin/gradle\b)`)
-
 // maxWrapperScript bounds the launcher script read for
-// gradleWrapperHomes.
+// launcherHomes.
 const maxWrapperScript = 64 << 10
 
-// gradleWrapperHomes are the installations a launcher that is a shell
-// script (a wrapper an image puts on PATH in place of a link) names by
-// an absolute path, the links of each resolved.
+// wrapperLine matches a wrapper script's line naming a tool's
+// installation: <home variable>=<folder> (export before it or not), or
+// an exec of <folder>/bin/<prog>; quotes around the path allowed.
+func wrapperLine(homeVars []string, prog string) *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:export\s+)?(?:(?:` + strings.Join(homeVars, "|") + `)=["']?(/[^"'\s;]+)|exec\s+["']?(/[^"'\s;]+)/bin/` + regexp.QuoteMeta(prog) + `\b)`)
+}
+
+// gradleWrapperHomes are the Gradle installations a launcher script
+// names (launcherHomes).
 func gradleWrapperHomes(launcher string) []string {
+	return launcherHomes(launcher, wrapperLine([]string{"GRADLE_HOME"}, "gradle"))
+}
+
+// launcherHomes are the installations a launcher that is a shell
+// script (a wrapper an image puts on PATH in place of a link) names by
+// an absolute path on a line line matches, the links of each resolved.
+func launcherHomes(launcher string, line *regexp.Regexp) []string {
 	// A FIFO put there would hold the open: regular files only.
 	if fi, err := os.Stat(launcher); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxWrapperScript {
 		return nil
@@ -309,8 +317,8 @@ func gradleWrapperHomes(launcher string) []string {
 		return nil
 	}
 	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		m := gradleWrapperLine.FindStringSubmatch(line)
+	for _, l := range strings.Split(string(b), "\n") {
+		m := line.FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}

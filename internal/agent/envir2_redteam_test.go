@@ -136,3 +136,27 @@ func TestRedTeamNuGetCommonDataAndCargoAbove(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamMavenWrapperScriptOnPath: as for Gradle, the mvn on PATH
+// is a wrapper script naming its installation (MAVEN_HOME=…, exec
+// …/bin/mvn) rather than a link to it; the installation's
+// conf/settings.xml kept a repository's password, read whole.
+func TestRedTeamMavenWrapperScriptOnPath(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-mvnwrap-")
+	files := map[string]string{
+		"opt/maven-a/conf/settings.xml": "<settings><servers><server><id>corp</id><password>loot-mvn-wrapper-home</password></server></servers></settings>",
+		"opt/maven-b/conf/settings.xml": "<settings><servers><server><id>corp</id><password>loot-mvn-wrapper-exec</password></server></servers></settings>",
+		"bin1/mvn":                      "#!/bin/sh\nexport MAVEN_HOME=" + dir + "/opt/maven-a\nexec \"$MAVEN_HOME/bin/mvn\" \"$@\"",
+		"bin2/mvn":                      "#!/bin/sh\nexec '" + dir + "/opt/maven-b/bin/mvn' \"$@\"",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=" + filepath.Join(dir, "bin1") + ":" + filepath.Join(dir, "bin2") + ":/usr/bin:/bin"}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", "cat "+filepath.Join(dir, "opt/maven-a/conf/settings.xml")+" "+filepath.Join(dir, "opt/maven-b/conf/settings.xml")+" 2>&1; true")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read the Maven installation's password:\n%s", out)
+	}
+	if !strings.Contains(out, "<id>corp</id>") {
+		t.Errorf("the settings were not shown filtered:\n%s", out)
+	}
+}
