@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -103,8 +104,34 @@ func cargoSecretKey(key, val string, env bool) bool {
 }
 
 // cargoConfigViews are the overlays showing Cargo's configurations
-// without their credentials.
-func cargoConfigViews(base []string) []FileOverlay {
-	views, _ := strippedViews(cargoConfigFiles(base), stripCargoCredentials, false)
+// without their credentials: CARGO_HOME's and those of the folders
+// above each of work (cargoConfigsAbove).
+func cargoConfigViews(base, work []string) []FileOverlay {
+	views, _ := strippedViews(append(cargoConfigFiles(base), cargoConfigsAbove(work)...), stripCargoCredentials, false)
 	return views
+}
+
+// cargoConfigsAbove are the .cargo/config.toml and .cargo/config files
+// of every folder above each of dirs (absolute), to /: Cargo reads those
+// of the folder it runs in and of each of its parents, a runner admin's
+// (/srv/.cargo above the work folder) among them. A folder's own are
+// its content, the step's to read as they are.
+func cargoConfigsAbove(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		for p := filepath.Dir(filepath.Clean(d)); ; p = filepath.Dir(p) {
+			for _, name := range []string{"config.toml", "config"} {
+				if f := filepath.Join(p, ".cargo", name); !slices.Contains(out, f) {
+					out = append(out, f)
+				}
+			}
+			if p == filepath.Dir(p) {
+				break
+			}
+		}
+	}
+	return out
 }

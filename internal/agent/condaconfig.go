@@ -33,8 +33,9 @@ var condaKeyFileSetting = regexp.MustCompile(`^\s*(client_ssl_cert_key|client_ss
 
 // condaConfigFiles are the machine-wide conda configurations base leads
 // to: those of the machine, of CONDA_ROOT, CONDA_PREFIX and the
-// installation CONDA_EXE or a conda on PATH runs from.
-func condaConfigFiles(base []string) []string {
+// installation CONDA_EXE or a conda on PATH runs from; and the
+// condarc.d files past the bound, to cover (boundedMatches).
+func condaConfigFiles(base []string) (files, cover []string) {
 	roots := slices.Clone(condaSystemRoots)
 	for _, v := range []string{"CONDA_ROOT", "CONDA_PREFIX"} {
 		roots = append(roots, lookup(base, v))
@@ -55,23 +56,23 @@ func condaConfigFiles(base []string) []string {
 			roots = append(roots, filepath.Dir(filepath.Dir(real)))
 		}
 	}
-	var out []string
 	for _, r := range roots {
 		if !filepath.IsAbs(r) || filepath.Clean(r) == "/" {
 			continue
 		}
-		files := []string{filepath.Join(r, ".condarc"), filepath.Join(r, "condarc")}
+		found := []string{filepath.Join(r, ".condarc"), filepath.Join(r, "condarc")}
 		for _, pattern := range []string{"*.yml", "*.yaml"} {
 			m, _ := filepath.Glob(filepath.Join(r, "condarc.d", pattern))
-			files = append(files, m[:min(len(m), maxToolCacheConfigs)]...)
+			read, rest := boundedMatches(m)
+			found, cover = append(found, read...), append(cover, rest...)
 		}
-		for _, f := range files {
-			if f = filepath.Clean(f); !slices.Contains(out, f) {
-				out = append(out, f)
+		for _, f := range found {
+			if f = filepath.Clean(f); !slices.Contains(files, f) {
+				files = append(files, f)
 			}
 		}
 	}
-	return out
+	return files, cover
 }
 
 // stripCondaCredentials returns a condarc without channel tokens and URL
@@ -91,5 +92,7 @@ func stripCondaCredentials(b []byte) (view []byte, keyFiles []string) {
 // configuration without its credentials, where that changed it, and
 // the absolute client key files they name, to cover.
 func condaConfigViews(base []string) (overlays []FileOverlay, keys []string) {
-	return strippedViews(condaConfigFiles(base), stripCondaCredentials, false)
+	files, cover := condaConfigFiles(base)
+	overlays, keys = strippedViews(files, stripCondaCredentials, false)
+	return overlays, append(keys, cover...)
 }

@@ -127,10 +127,11 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if err != nil {
 		return func() {}, fmt.Errorf("creating the agent's home: %w", err)
 	}
+	others, othersShown := otherAccountHomes(c.passwd(), base)
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
-		ReadOnly: append(append([]string(nil), readable...), c.Read...),
-		Hide:     withMountAliases(slices.Concat(c.homes(base), HiddenTempDirs(base), otherAccountHomes(c.passwd(), base))),
+		ReadOnly: slices.Concat(readable, c.Read, othersShown),
+		Hide:     withMountAliases(slices.Concat(c.hiddenFolders(base), others)),
 		Limits:   c.Limits,
 	}
 	p.Mask = append(append(p.Mask, c.Conceal...), ignored...)
@@ -138,7 +139,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	// sockets: a credential folder holding it (an XDG_RUNTIME_DIR that
 	// is also $TMPDIR) is not covered.
 	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
-	pkgViews, pkgKeys := c.fileViews(base, keep)
+	pkgViews, pkgKeys := c.fileViews(base, keep, append([]string{cmd.Dir}, c.RepoDirs...))
 	overlays, dropOverlays, err := writeOverlays(append(slices.Clone(c.Overlay), pkgViews...))
 	if err != nil {
 		os.RemoveAll(home)
@@ -148,14 +149,16 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if sock := lookup(base, "SSH_AUTH_SOCK"); sock != "" {
 		p.Mask = append(p.Mask, sock)
 	}
-	p.Mask = append(p.Mask, engineSockets(base)...)
-	p.Mask = append(p.Mask, credentialFiles(base, env, keep)...)
-	p.Mask = append(p.Mask, runnerOwnFiles(base, keep)...)
-	p.Mask = append(p.Mask, jenkinsOtherJobs(base, keep)...)
+	for _, b := range envReadings(base) {
+		p.Mask = append(p.Mask, engineSockets(b)...)
+		p.Mask = append(p.Mask, credentialFiles(b, env, keep)...)
+		p.Mask = append(p.Mask, runnerOwnFiles(b, keep)...)
+		p.Mask = append(p.Mask, jenkinsOtherJobs(b, keep)...)
+		p.Mask = append(p.Mask, buildsDirNeighbours(b, keep)...)
+		p.Mask = append(p.Mask, codespaceSecrets(b, keep)...)
+	}
 	p.Mask = append(p.Mask, jenkinsAgentSecrets("/proc", os.Getppid())...)
 	p.Mask = append(p.Mask, runnerConfigsAbove("/proc", os.Getppid())...)
-	p.Mask = append(p.Mask, buildsDirNeighbours(base, keep)...)
-	p.Mask = append(p.Mask, codespaceSecrets(base, keep)...)
 	p.Mask = append(p.Mask, pkgKeys...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
@@ -178,8 +181,10 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 // that hold credentials without them (package managers', Maven's, the
 // environment files, the proxy's and package repositories'), and the
 // files and folders to cover: the keys they name, apt's auth files,
-// systemd's unit folders. keep are the folders the step must see.
-func (c Containment) fileViews(base, keep []string) (views []FileOverlay, masks []string) {
+// systemd's unit folders. keep are the folders the step must see; work
+// are the folders it works in (Cargo reads the configurations above
+// them).
+func (c Containment) fileViews(base, keep, work []string) (views []FileOverlay, masks []string) {
 	pkgViews, pkgKeys := packageConfigViews(base)
 	mvnViews, mvnKeys := mavenConfigViews(base)
 	condaViews, condaKeys := condaConfigViews(base)
@@ -188,7 +193,7 @@ func (c Containment) fileViews(base, keep []string) (views []FileOverlay, masks 
 		etc = systemEtc
 	}
 	sysViews, sysMasks := machineConfigViews(etc, c.AllowEnv, c.SecretEnv, keep)
-	views = slices.Concat(pkgViews, mvnViews, condaViews, cargoConfigViews(base), environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
+	views = slices.Concat(pkgViews, mvnViews, condaViews, cargoConfigViews(base, work), nugetCommonDataViews(base), environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
 	return views, slices.Concat(pkgKeys, mvnKeys, condaKeys, sysMasks)
 }
 
@@ -619,6 +624,40 @@ func privateHome(env []string, home string) []string {
 		out = append(out, kv)
 	}
 	return append(out, "HOME="+home, "TMPDIR=/tmp")
+}
+
+// hiddenFolders are the homes and temporary folders base names, by each
+// of its readings (envReadings).
+func (c Containment) hiddenFolders(base []string) []string {
+	var out []string
+	for _, b := range envReadings(base) {
+		out = append(append(out, c.homes(b)...), HiddenTempDirs(b)...)
+	}
+	return out
+}
+
+// envReadings are the ways env is read where a name occurs in it more
+// than once: as lookup reads it (the last value: dash, and the
+// environment Go's exec hands a program), and, when there are
+// duplicates, with the first value of each (glibc's and Go's getenv),
+// so that what either value names is covered.
+func envReadings(env []string) [][]string {
+	seen := map[string]bool{}
+	var firsts []string
+	dup := false
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if seen[name] {
+			dup = true
+			continue
+		}
+		seen[name] = true
+		firsts = append(firsts, kv)
+	}
+	if !dup {
+		return [][]string{env}
+	}
+	return [][]string{env, firsts}
 }
 
 func lookup(env []string, name string) string {

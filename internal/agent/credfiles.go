@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -271,14 +273,57 @@ func gradleInstallCredentials(base []string) []string {
 		if err != nil {
 			continue
 		}
-		inst := filepath.Dir(filepath.Dir(real))
-		if jars, _ := filepath.Glob(filepath.Join(inst, "lib", "gradle-*.jar")); len(jars) == 0 {
+		for _, inst := range append([]string{filepath.Dir(filepath.Dir(real))}, gradleWrapperHomes(real)...) {
+			if jars, _ := filepath.Glob(filepath.Join(inst, "lib", "gradle-*.jar")); len(jars) == 0 {
+				continue
+			}
+			for _, p := range []string{filepath.Join(inst, "gradle.properties"), filepath.Join(inst, "init.d")} {
+				if !slices.Contains(out, p) {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// maxWrapperScript bounds the launcher script read for
+// launcherHomes.
+const maxWrapperScript = 64 << 10
+
+// wrapperLine matches a wrapper script's line naming a tool's
+// installation: <home variable>=<folder> (export before it or not), or
+// an exec of <folder>/bin/<prog>; quotes around the path allowed.
+func wrapperLine(homeVars []string, prog string) *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:export\s+)?(?:(?:` + strings.Join(homeVars, "|") + `)=["']?(/[^"'\s;]+)|exec\s+["']?(/[^"'\s;]+)/bin/` + regexp.QuoteMeta(prog) + `\b)`)
+}
+
+// gradleWrapperHomes are the Gradle installations a launcher script
+// names (launcherHomes).
+func gradleWrapperHomes(launcher string) []string {
+	return launcherHomes(launcher, wrapperLine([]string{"GRADLE_HOME"}, "gradle"))
+}
+
+// launcherHomes are the installations a launcher that is a shell
+// script (a wrapper an image puts on PATH in place of a link) names by
+// an absolute path on a line line matches, the links of each resolved.
+func launcherHomes(launcher string, line *regexp.Regexp) []string {
+	// A FIFO put there would hold the open: regular files only.
+	if fi, err := os.Stat(launcher); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxWrapperScript {
+		return nil
+	}
+	b, err := readSmallRegular(launcher)
+	if err != nil || !bytes.HasPrefix(b, []byte("#!")) {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		m := line.FindStringSubmatch(l)
+		if m == nil {
 			continue
 		}
-		for _, p := range []string{filepath.Join(inst, "gradle.properties"), filepath.Join(inst, "init.d")} {
-			if !slices.Contains(out, p) {
-				out = append(out, p)
-			}
+		if real, err := filepath.EvalSymlinks(filepath.Clean(m[1] + m[2])); err == nil && !slices.Contains(out, real) {
+			out = append(out, real)
 		}
 	}
 	return out

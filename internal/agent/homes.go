@@ -125,21 +125,21 @@ const maxOtherHomes = 512
 // each keeps credentials there (a .npmrc, .pypirc, .gitconfig with a
 // token, a project's .env) that a home of mode 755, many
 // distributions' default, lets every uid read, a contained program's
-// included. A home that is / or a system folder, or holds a folder of
-// PATH (a Homebrew under /home/linuxbrew on PATH), is left alone, and
-// so is one that does not exist. Service accounts under /var keep
+// included. A home that is / or a system folder is left alone, and so
+// is one that does not exist. One that holds folders of PATH (a
+// Homebrew under /home/linuxbrew on PATH) is hidden too, and what PATH
+// needs of it is shown (pathShown). Service accounts under /var keep
 // theirs (their uids are below 1000), and accounts only NSS knows (LDAP)
 // are not listed.
-func otherAccountHomes(passwd string, base []string) []string {
+func otherAccountHomes(passwd string, base []string) (homes, shown []string) {
 	b, err := readSmallRegular(passwd)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	path := filepath.SplitList(lookup(base, "PATH"))
-	var out []string
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Split(line, ":")
-		if len(f) < 7 || len(out) >= maxOtherHomes {
+		if len(f) < 7 || len(homes) >= maxOtherHomes {
 			continue
 		}
 		uid, err := strconv.ParseUint(f[2], 10, 32)
@@ -147,16 +147,38 @@ func otherAccountHomes(passwd string, base []string) []string {
 		if err != nil || !filepath.IsAbs(f[5]) || !(uid >= 1000 && uid != 65534 || strings.HasPrefix(home, "/home/")) {
 			continue
 		}
-		if !coverableDir(home) || holdsAny(home, path) || slices.Contains(out, home) || !isDirectory(home) {
+		if !coverableDir(home) || slices.Contains(homes, home) || !isDirectory(home) {
 			continue
 		}
-		out = append(out, home)
+		homes = append(homes, home)
+		shown = append(shown, pathShown(home, path)...)
+	}
+	return homes, shown
+}
+
+// pathShown are the folders of a hidden home that its folders on PATH
+// need shown: a Homebrew's whole prefix (.linuxbrew, whose bin and sbin
+// hold links into its Cellar and opt), any other PATH folder alone.
+func pathShown(home string, path []string) []string {
+	var out []string
+	for _, d := range path {
+		d = filepath.Clean(d)
+		if !filepath.IsAbs(d) || !strings.HasPrefix(d, home+"/") {
+			continue
+		}
+		if prefix := filepath.Dir(d); filepath.Base(prefix) == ".linuxbrew" {
+			d = prefix
+		}
+		if !slices.Contains(out, d) && isDirectory(d) {
+			out = append(out, d)
+		}
 	}
 	return out
 }
 
 // OtherAccountHomes are the other accounts' homes the sandbox hides
 // (otherAccountHomes of the machine's /etc/passwd), for env's PATH.
-func OtherAccountHomes(env []string) []string {
+// shown are the folders of them it shows all the same (pathShown).
+func OtherAccountHomes(env []string) (homes, shown []string) {
 	return otherAccountHomes("/etc/passwd", env)
 }

@@ -55,6 +55,10 @@ func mavenSettingsFiles(base []string) []string {
 		if mvn := filepath.Join(dir, "mvn"); filepath.IsAbs(dir) {
 			if real, err := filepath.EvalSymlinks(mvn); err == nil {
 				add(filepath.Join(filepath.Dir(filepath.Dir(real)), "conf", "settings.xml"))
+				// A wrapper script names its installation instead.
+				for _, h := range launcherHomes(real, wrapperLine([]string{"MAVEN_HOME", "M2_HOME"}, "mvn")) {
+					add(filepath.Join(h, "conf", "settings.xml"))
+				}
 			}
 		}
 	}

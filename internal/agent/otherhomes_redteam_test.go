@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,4 +40,35 @@ func TestRedTeamOtherAccountsHomesHidden(t *testing.T) {
 	}, "\n")})
 	env := []string{"PATH=" + filepath.Join(brew, ".linuxbrew", "bin") + ":/usr/bin:/bin"}
 	checkPlantedReads(t, "", Containment{Sandbox: box, passwdFile: passwd}, env, dir, files)
+}
+
+// TestRedTeamBrewHomeShowsOnlyItsPrefix: the linuxbrew account's home
+// holds the Homebrew on PATH, and was left readable whole for it: the
+// account's own files beside the prefix (its .ssh, a .env) were read.
+// Now the home is hidden but for the prefix PATH needs (its bin, the
+// Cellar the links lead to), and another home's PATH folder alone.
+func TestRedTeamBrewHomeShowsOnlyItsPrefix(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-brewhome-")
+	brew, dave := filepath.Join(dir, "home", "linuxbrew"), filepath.Join(dir, "home", "dave")
+	files := map[string]string{
+		"home/linuxbrew/.linuxbrew/Cellar/hello/1.0/bin/hello": "brew tool",
+		"home/linuxbrew/.ssh/id_ed25519":                       "loot-brew-account-key",
+		"home/linuxbrew/.env":                                  "TOKEN=loot-brew-account-env",
+		"home/dave/tools/bin/tool":                             "dave's tool",
+		"home/dave/.npmrc":                                     "//registry.npmjs.org/:_authToken=loot-dave-npm",
+	}
+	plant(t, dir, files)
+	if err := os.MkdirAll(filepath.Join(brew, ".linuxbrew", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../Cellar/hello/1.0/bin/hello", filepath.Join(brew, ".linuxbrew", "bin", "hello")); err != nil {
+		t.Fatal(err)
+	}
+	plant(t, dir, map[string]string{"passwd": "linuxbrew:x:1003:1003::" + brew + ":/bin/bash\ndave:x:1005:1005::" + dave + ":/bin/bash"})
+	env := []string{"PATH=" + filepath.Join(brew, ".linuxbrew", "bin") + ":" + filepath.Join(dave, "tools", "bin") + ":/usr/bin:/bin"}
+	c := Containment{Sandbox: box, passwdFile: filepath.Join(dir, "passwd")}
+	checkPlantedReads(t, "", c, env, dir, files)
+	if out := runContained(t, c, env, "cat", filepath.Join(brew, ".linuxbrew", "bin", "hello")); !strings.Contains(out, "brew tool") {
+		t.Errorf("the Homebrew program on PATH is not readable through its link: %q", out)
+	}
 }

@@ -38,12 +38,13 @@ const maxPackageConfig = 1 << 20
 var pipSystemConfigs = []string{"/etc/pip.conf", "/etc/xdg/pip/pip.conf"}
 
 // packageConfigFiles are the machine-wide npm and pip configurations base
-// (planex's environment) leads to, existing or not: the global npmrc of
+// (planex's environment) leads to, existing or not, and those to cover
+// whole (tool cache versions past the bound, toolCacheConfigs'): the global npmrc of
 // each folder of PATH holding node or npm and of NPM_CONFIG_PREFIX, the
 // one NPM_CONFIG_GLOBALCONFIG names, Debian's and /usr/local's, pip's
 // machine-wide ones and the site one of each folder of PATH holding a
 // Python or pip.
-func packageConfigFiles(base []string) []string {
+func packageConfigFiles(base []string) (files, cover []string) {
 	var out []string
 	add := func(p string) {
 		if filepath.IsAbs(p) && !slices.Contains(out, filepath.Clean(p)) {
@@ -64,7 +65,8 @@ func packageConfigFiles(base []string) []string {
 	for _, p := range npmConfigNamed(base) {
 		add(p)
 	}
-	for _, p := range toolCacheConfigs(base) {
+	cached, cover := toolCacheConfigs(base)
+	for _, p := range cached {
 		add(p)
 	}
 	// pip's machine-wide files are looked for in each folder of
@@ -83,7 +85,7 @@ func packageConfigFiles(base []string) []string {
 	for _, p := range pipSystemConfigs {
 		add(p)
 	}
-	return out
+	return out, cover
 }
 
 // pathDirConfigs are the npm and pip configurations of the
@@ -131,8 +133,8 @@ const maxToolCacheConfigs = 256
 // in the runner's tool cache (RUNNER_TOOL_CACHE, Azure Pipelines'
 // AGENT_TOOLSDIRECTORY) that has one, not only of those on PATH: a
 // contained process can run any of them, or read the file by its path.
-func toolCacheConfigs(base []string) []string {
-	var out []string
+// Those past maxToolCacheConfigs of a pattern are to cover (boundedMatches).
+func toolCacheConfigs(base []string) (files, cover []string) {
 	for _, name := range []string{"RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY"} {
 		cache := lookup(base, name)
 		if !filepath.IsAbs(cache) {
@@ -140,20 +142,36 @@ func toolCacheConfigs(base []string) []string {
 		}
 		for _, pattern := range toolCacheConfigPatterns {
 			matches, _ := filepath.Glob(filepath.Join(cache, pattern))
-			if len(matches) > maxToolCacheConfigs {
-				matches = matches[:maxToolCacheConfigs]
-			}
-			out = append(out, matches...)
+			read, rest := boundedMatches(matches)
+			files, cover = append(files, read...), append(cover, rest...)
 		}
 	}
-	return out
+	return files, cover
+}
+
+// boundedMatches splits the files a pattern matched into the first
+// maxToolCacheConfigs, read and shown filtered, and the rest, their
+// links resolved, to cover whole: a folder holding more than planex
+// reads has none shown as it is, credentials and all.
+func boundedMatches(matches []string) (read, cover []string) {
+	if len(matches) <= maxToolCacheConfigs {
+		return matches, nil
+	}
+	for _, p := range matches[maxToolCacheConfigs:] {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			cover = append(cover, real)
+		}
+	}
+	return matches[:maxToolCacheConfigs], cover
 }
 
 // packageConfigViews are the overlays that show each machine-wide
 // package configuration without its credentials, where stripping
 // changed it, and the client key files they name, to cover.
 func packageConfigViews(base []string) (overlays []FileOverlay, keys []string) {
-	return strippedViews(packageConfigFiles(base), stripConfigCredentials, true)
+	files, cover := packageConfigFiles(base)
+	overlays, keys = strippedViews(files, stripConfigCredentials, true)
+	return overlays, append(keys, cover...)
 }
 
 // strippedViews reads each file (its links resolved, a small regular
@@ -375,6 +393,9 @@ const (
 	// envPamConf: NAME [DEFAULT=value] [OVERRIDE=value] lines
 	// (pam_env.conf).
 	envPamConf
+	// envCovered: a file past the bound of those read
+	// (boundedMatches), shown empty.
+	envCovered
 )
 
 // envFile is a machine-wide environment file and how its lines name
@@ -409,11 +430,12 @@ func systemEnvFiles(etc, environment string) []envFile {
 	}
 	files := []envFile{{environment, envAssignments}, {filepath.Join(etc, "security", "pam_env.conf"), envPamConf}}
 	confs, _ := filepath.Glob(filepath.Join(etc, "environment.d", "*.conf"))
-	for i, c := range confs {
-		if i >= maxToolCacheConfigs {
-			break
-		}
+	read, cover := boundedMatches(confs)
+	for _, c := range read {
 		files = append(files, envFile{c, envAssignments})
+	}
+	for _, c := range cover {
+		files = append(files, envFile{c, envCovered})
 	}
 	return files
 }
@@ -438,6 +460,9 @@ func environmentFileView(path string, kind envFileKind, allow, secrets []string)
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil
+	}
+	if kind == envCovered {
+		return []FileOverlay{{Path: real}}
 	}
 	b, ok := readConfigToShow(real)
 	if !ok {

@@ -83,7 +83,7 @@ func TestPackageConfigFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	plant(t, dir, map[string]string{"a/bin/node": "", "b/bin/npm": "", "c/bin/ls": "", "venv/bin/python": ""})
-	got := packageConfigFiles([]string{"PATH=" + dir + "/a/bin:" + dir + "/b/bin:" + dir + "/c/bin:" + dir + "/venv/bin:bin", "NPM_CONFIG_PREFIX=/srv/npm"})
+	got, _ := packageConfigFiles([]string{"PATH=" + dir + "/a/bin:" + dir + "/b/bin:" + dir + "/c/bin:" + dir + "/venv/bin:bin", "NPM_CONFIG_PREFIX=/srv/npm"})
 	for _, want := range []string{dir + "/venv/pip.conf", dir + "/a/etc/npmrc", dir + "/b/etc/npmrc", "/srv/npm/etc/npmrc", "/etc/npmrc", "/etc/pip.conf"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("packageConfigFiles = %q, missing %s", got, want)

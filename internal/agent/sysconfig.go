@@ -129,6 +129,39 @@ var sysConfigs = []struct {
 	{"opt/NuGet/Config/*.config", filterNuGetPasswords}, {"opt/NuGet/Config/*.Config", filterNuGetPasswords},
 }
 
+// nugetCommonDataViews are the overlays showing NuGet's machine-wide
+// configurations without their passwords where NUGET_COMMON_APPLICATION_DATA
+// moves them from /etc/opt (machineConfigViews'): NuGet then reads
+// <that folder>/NuGet/Config/*.config. Those past the bound are shown
+// empty.
+func nugetCommonDataViews(base []string) []FileOverlay {
+	dir := lookup(base, "NUGET_COMMON_APPLICATION_DATA")
+	if !filepath.IsAbs(dir) {
+		return nil
+	}
+	var out []FileOverlay
+	for _, ext := range []string{"*.config", "*.Config"} {
+		m, _ := filepath.Glob(filepath.Join(dir, "NuGet", "Config", ext))
+		read, rest := boundedMatches(m)
+		for _, p := range rest {
+			out = append(out, FileOverlay{Path: p})
+		}
+		for _, p := range read {
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				continue
+			}
+			if b, ok := readConfigToShow(real); ok {
+				view, _ := filterSysConfig(b, filterNuGetPasswords, nil, nil)
+				if b == nil || !bytes.Equal(view, b) {
+					out = append(out, FileOverlay{Path: real, Content: view})
+				}
+			}
+		}
+	}
+	return out
+}
+
 // unitDirs are the folders of the admin's systemd units under /etc,
 // covered whole: a unit's command line may carry a token, and no build
 // reads them. The environment files their units name are shown
@@ -169,10 +202,9 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 	}
 	for _, sc := range sysConfigs {
 		paths, _ := filepath.Glob(filepath.Join(etc, sc.glob))
-		for i, p := range paths {
-			if i >= maxToolCacheConfigs {
-				break
-			}
+		paths, rest := boundedMatches(paths)
+		masks = append(masks, slices.DeleteFunc(rest, func(p string) bool { return holdsAny(p, keep) })...)
+		for _, p := range paths {
 			real, err := filepath.EvalSymlinks(p)
 			if err != nil || holdsAny(real, keep) {
 				continue

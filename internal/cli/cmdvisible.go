@@ -74,7 +74,9 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 	// CI systems' temporary folders and $TMPDIR are hidden like a home,
 	// and so are the other people's accounts' homes.
 	homes = append(homes, hiddenTemps(getenv, "TMP", "TEMP")...)
-	homes = append(homes, agent.OtherAccountHomes([]string{"PATH=" + getenv("PATH")})...)
+	others, shown := agent.OtherAccountHomes([]string{"PATH=" + getenv("PATH")})
+	homes = append(homes, others...)
+	readable = append(append([]string(nil), readable...), shown...)
 	prog, under := hiddenProgram(command, readable, homes, exec.LookPath)
 	if prog == "" && contained {
 		resolved := func(name string) (string, error) {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -138,7 +139,14 @@ type call struct {
 // command builds the protected exec.Cmd for c. Commands that may read
 // file contents or attributes first list the repository's filter, diff
 // and merge drivers so that each can be switched off by name.
-func command(ctx context.Context, c call) (*exec.Cmd, error) {
+//
+// The credential settings among them (an http extraheader, WithAuth's)
+// are not put in git's environment, which every process of the user
+// reads in /proc/<pid>/environ while git runs (an agent run without the
+// sandbox, a detached process it left): they are written to a file of
+// mode 0600 in a folder of planex's own, which git includes; done
+// removes it, once git has ended.
+func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error) {
 	env := sanitizeEnv(os.Environ(), c.userConfig)
 	// Never prompt (CI has no terminal), never page, never write the
 	// user's index opportunistically, never swap objects through
@@ -165,9 +173,9 @@ func command(ctx context.Context, c call) (*exec.Cmd, error) {
 		s, err := c.scans.scan(ctx, c)
 		if err != nil {
 			if c.trustHTTP {
-				return nil, unreadHTTPSettings(err)
+				return nil, func() {}, unreadHTTPSettings(err)
 			}
-			return nil, err
+			return nil, func() {}, err
 		}
 		scanned = s
 		settings = append(settings, neutralise(s.drivers)...)
@@ -177,27 +185,32 @@ func command(ctx context.Context, c call) (*exec.Cmd, error) {
 		// Last: of two settings under one name the later wins.
 		over, err := scanned.httpOverrides()
 		if err != nil {
-			return nil, err
+			return nil, func() {}, err
 		}
 		settings = append(settings, over...)
 	}
+	settings, done, err = credentialsInFile(settings)
+	if err != nil {
+		return nil, done, err
+	}
 	env = append(env, configEnv(settings)...)
 	env, gitProg := outsideRepoPath(env, c.dir, avoided(ctx)...)
-	cmd := exec.CommandContext(ctx, gitProg, withDiffFlags(c.args)...)
+	cmd = exec.CommandContext(ctx, gitProg, withDiffFlags(c.args)...)
 	cmd.Dir = c.dir
 	cmd.Env = env
 	if c.stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.stdin)
 	}
-	return cmd, nil
+	return cmd, done, nil
 }
 
 // run executes c and returns its stdout.
 func run(ctx context.Context, c call) (string, error) {
-	cmd, err := command(ctx, c)
+	cmd, done, err := command(ctx, c)
 	if err != nil {
 		return "", err
 	}
+	defer done()
 	// Git's warnings come once for each file (an agent's attributes make
 	// it warn about every line ending it converts): only their start is
 	// kept, for the error.
@@ -228,10 +241,11 @@ func run(ctx context.Context, c call) (string, error) {
 func runCapped(ctx context.Context, c call, max int) (out string, cut bool, err error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	cmd, err := command(ctx, c)
+	cmd, done, err := command(ctx, c)
 	if err != nil {
 		return "", false, err
 	}
+	defer done()
 	stdout := &cappedBuffer{max: max, full: stop}
 	stderr := &cappedBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -535,11 +549,16 @@ func scanConfig(ctx context.Context, c call) (configScan, error) {
 	scan := c
 	scan.stdin = nil
 	scan.trustHTTP = false
+	// The credentials are none of the keys listed; included from a file
+	// of their own (credentialsInFile), they would mark every scan as
+	// having includes, never remembered.
+	scan.config = slices.DeleteFunc(slices.Clone(c.config), isCredentialSetting)
 	scan.args = append(append([]string{}, global...), "config", "-z", "--name-only", "--get-regexp", scanPattern)
-	cmd, err := command(ctx, scan)
+	cmd, done, err := command(ctx, scan)
 	if err != nil {
 		return configScan{}, err
 	}
+	defer done()
 	stdout := &headBuffer{max: maxScan + 1}
 	stderr := &headBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -611,7 +630,9 @@ func neutralise(names map[string][]string) []setting {
 // map, the locate benchmark). The repository is found from dir, or named
 // by --git-dir in args. The caller sets Stdin/Stdout and runs it.
 func Command(ctx context.Context, dir string, args ...string) (*exec.Cmd, error) {
-	return command(ctx, call{dir: dir, args: args})
+	// No setting of planex's, so no credential file to remove later.
+	cmd, _, err := command(ctx, call{dir: dir, args: args})
+	return cmd, err
 }
 
 // Output runs a protected git command (see Command) and returns stdout.
@@ -626,10 +647,11 @@ func stream(ctx context.Context, c call, fn func(io.Reader) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	args := c.args
-	cmd, err := command(ctx, c)
+	cmd, done, err := command(ctx, c)
 	if err != nil {
 		return err
 	}
+	defer done()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("git %s: %w", strings.Join(args, " "), err)

@@ -102,10 +102,11 @@ func userExcludesFile(ctx context.Context, r *Repo, env []string) (string, error
 // whose files git reads beyond the ones stamped. It runs nothing.
 func readExcludesFile(ctx context.Context, c call) (value string, includes bool, err error) {
 	c.args = []string{"config", "-z", "--type=path", "--get-regexp", `^(core\.excludesfile|include\..*|includeif\..*)$`}
-	cmd, err := command(ctx, c)
+	cmd, done, err := command(ctx, c)
 	if err != nil {
 		return "", false, err
 	}
+	defer done()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -40,10 +40,11 @@ func localRewrite(ctx context.Context, r *Repo, target string, push bool) error 
 	}
 	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, scans: r.scans,
 		args: []string{"config", "-z", "--get-regexp", `^url\..*\.(insteadof|pushinsteadof)$`}}
-	cmd, err := command(ctx, c)
+	cmd, done, err := command(ctx, c)
 	if err != nil {
 		return err
 	}
+	defer done()
 	stdout := &headBuffer{max: maxRewriteSettings + 1}
 	stderr := &headBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr

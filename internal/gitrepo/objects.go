@@ -251,10 +251,11 @@ func (r *Repo) ReadBlobPrefix(ctx context.Context, sha string, n int64) ([]byte,
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	env := append(r.gitEnv(r.Root), r.env...)
-	cmd, err := command(ctx, call{dir: r.Root, env: env, config: r.config, args: []string{"cat-file", "blob", sha}, scans: r.scans})
+	cmd, done, err := command(ctx, call{dir: r.Root, env: env, config: r.config, args: []string{"cat-file", "blob", sha}, scans: r.scans})
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("reading blob %s: %w", sha, err)

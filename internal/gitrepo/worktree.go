@@ -600,11 +600,12 @@ func (r *Repo) StreamBlobs(ctx context.Context, shas []string, fn func(sha strin
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd, err := command(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config,
+	cmd, done, err := command(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config,
 		stdin: []byte(in.String()), args: []string{"cat-file", "--batch"}, scans: r.scans})
 	if err != nil {
 		return fmt.Errorf("reading blobs: %w", err)
 	}
+	defer done()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()

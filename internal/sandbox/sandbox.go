@@ -185,6 +185,11 @@ var defaultMasks = []string{
 	// control plane's keys) and MicroK8s's credentials (its group's, in
 	// which a desktop's first user is).
 	"/etc/rancher", "/etc/kubernetes", "/var/snap/microk8s/current/credentials",
+	// containerd's and Docker's runtime state, beside their sockets: each
+	// running container's bundle (config.json, with the environment a
+	// token was passed in) and the shims' sockets. Only reachable with
+	// the network open.
+	"/run/containerd", "/var/run/containerd", "/run/docker", "/var/run/docker",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.

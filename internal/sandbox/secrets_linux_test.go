@@ -225,3 +225,43 @@ func TestSystemdRuntimeUnitsHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestContainerRuntimeStateHidden: with the network open a program sees
+// the host's /run, where containerd keeps each running container's
+// bundle (its config.json: the container's environment, a token passed
+// with -e among it) and Docker its runtime state; only containerd's
+// socket was covered, and the program read another container's
+// environment there.
+func TestContainerRuntimeStateHidden(t *testing.T) {
+	needRoot(t) // only root may write under /run
+	s := newSandbox(t)
+	const secret = "ghs_redteamTokenInContainerBundle"
+	dirs := []string{"/run/containerd", "/run/docker"}
+	var files []string
+	for _, dir := range dirs {
+		place := dir
+		if _, err := os.Lstat(dir); err == nil {
+			d, err := os.MkdirTemp(dir, "planex-redteam-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			place = d
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Skipf("cannot make %s on this machine: %v", dir, err)
+		}
+		t.Cleanup(func() { os.RemoveAll(place) })
+		if err := os.Chmod(place, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(place, "io.containerd.runtime.v2.task", "moby", "c0ffee", "config.json")
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, f, `{"process":{"env":["DEPLOY_TOKEN=`+secret+`"]}}`, 0o644)
+		files = append(files, f)
+	}
+	out, _ := run(t, s, Policy{Network: NetworkOpen}, "/", nil, "cat "+strings.Join(files, " ")+" 2>/dev/null; echo \"listed: $(ls -A "+strings.Join(dirs, " ")+" 2>/dev/null | grep -v ':$' | tr -d '\\n')end\"")
+	if strings.Contains(out, secret) || !strings.Contains(out, "listed: end") {
+		t.Errorf("the program read the container runtime's state:\n%s", out)
+	}
+}
