@@ -654,25 +654,42 @@ func termPrefix(t string) uint64 {
 }
 
 // importGraph stores the import edges between m's files, both ways, and
-// the PageRank prior over them. The lists are written straight into their
-// flat form (file i's targets are to[off[i]:off[i+1]]), the reverse one
-// by counting each file's importers first: no list per file.
+// the PageRank prior over them (forwardGraph, then reverseGraph).
 func (ix *Index) importGraph(m *repomap.Map) {
-	n := m.Len()
-	// The map's graph is the index's: file numbers are ix.files's, and
-	// no file imports itself. A streamed map hands over what import
-	// resolution wrote, without a copy.
-	depOff, depTo := m.DepGraph()
+	ix.depOff, ix.depTo, ix.prior = forwardGraph(m)
+	ix.rdepOff, ix.rdepTo = reverseGraph(ix.depOff, ix.depTo)
+}
+
+// forwardGraph returns the import edges of m's files (file i's targets
+// are to[off[i]:off[i+1]]) and the PageRank prior over them. The map's
+// graph is the index's: file numbers are the index's, and no file imports
+// itself. A streamed map hands over what import resolution wrote, without
+// a copy.
+func forwardGraph(m *repomap.Map) (off, to []uint32, prior []float32) {
+	off, to = m.DepGraph()
+	pr := pagerank(off, to, 20, 0.85)
+	prior = make([]float32, len(pr))
+	for i, v := range pr {
+		prior[i] = float32(v)
+	}
+	return off, to, prior
+}
+
+// reverseGraph returns each file's importers given the edges depOff and
+// depTo, written straight into their flat form (file j's importers are
+// rdepTo[rdepOff[j]:rdepOff[j+1]], in file order) by counting each file's
+// importers first: no list per file.
+func reverseGraph(depOff, depTo []uint32) (rdepOff, rdepTo []uint32) {
+	n := len(depOff) - 1
 	// rdepOff[j+1] counts j's importers, then becomes their offsets.
-	rdepOff := make([]uint32, n+1)
+	rdepOff = make([]uint32, n+1)
 	for _, j := range depTo {
 		rdepOff[j+1]++
 	}
 	for j := 1; j <= n; j++ {
 		rdepOff[j] += rdepOff[j-1]
 	}
-	// Importers are written in file order, as each file's own imports.
-	rdepTo := make([]uint32, len(depTo))
+	rdepTo = make([]uint32, len(depTo))
 	next := slices.Clone(rdepOff[:n])
 	for i := 0; i < n; i++ {
 		for _, j := range depTo[depOff[i]:depOff[i+1]] {
@@ -680,12 +697,7 @@ func (ix *Index) importGraph(m *repomap.Map) {
 			next[j]++
 		}
 	}
-	ix.depOff, ix.depTo, ix.rdepOff, ix.rdepTo = depOff, depTo, rdepOff, rdepTo
-	pr := pagerank(depOff, depTo, 20, 0.85)
-	ix.prior = make([]float32, n)
-	for i, v := range pr {
-		ix.prior[i] = float32(v)
-	}
+	return rdepOff, rdepTo
 }
 
 // pagerank scores files by how much of the code (transitively) imports

@@ -183,6 +183,14 @@ func (b *streamBuilder) index(m *repomap.Map) *Index {
 	ix.exports = exportTable(m)
 	m.DropImports()
 	runtime.GC()
+	// The prior is computed first and its garbage (the import edges'
+	// blocks, joined, and PageRank's two float64 arrays) collected
+	// before the file entries and module table are made; the reverse
+	// graph waits for the save (see save). With all of them made here
+	// this phase's heap reached 31-33 MB at 100,000 files, a cold query's
+	// highest; it stays under 25 MB.
+	ix.depOff, ix.depTo, ix.prior = forwardGraph(m)
+	runtime.GC()
 	// The entries are made once the import lookup is collected: the
 	// chunks' blocks and the map's paths, in file order.
 	ix.files = make([]fileEntry, 0, n)
@@ -197,7 +205,6 @@ func (b *streamBuilder) index(m *repomap.Map) *Index {
 	}
 	b.stats = nil
 	ix.modules = moduleTable(m)
-	ix.importGraph(m)
 	nf := math.Max(1, float64(n))
 	avg := func(sum float64) float64 { return float64(float32(math.Max(1, sum/nf))) }
 	ix.avgContent, ix.avgPath, ix.avgSym = avg(sumC), avg(sumP), avg(sumS)
@@ -236,6 +243,12 @@ func (b *streamBuilder) save(ix *Index, tmp, dest string) error {
 	for _, t := range []table{ix.modules, ix.bases, ix.exports} {
 		e.table(t)
 	}
+	// The reverse graph, which index leaves out, is built here, where
+	// the file table is gone and the merges' garbage is collected first:
+	// its arrays (the size of the import edges) then add to the least
+	// that is live in the whole build.
+	runtime.GC()
+	ix.rdepOff, ix.rdepTo = reverseGraph(ix.depOff, ix.depTo)
 	e.restSections(ix)
 	if e.flush(); e.err != nil {
 		return fmt.Errorf("writing index file: %w", e.err)
