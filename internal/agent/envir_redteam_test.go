@@ -58,18 +58,7 @@ func TestRedTeamProfileScriptTokens(t *testing.T) {
 		"etc/default/ci-agent": "AGENT_SECRET=loot-default-secret\nAGENT_OPTS=--verbose",
 		"etc/zsh/zshenv":       "export VAULT_TOKEN=loot-zshenv-vault\nexport ARTIFACTORY_API_KEY=\"$(cat /run/key)\"",
 	}
-	plant(t, dir, files)
-	var script strings.Builder
-	for name := range files {
-		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
-	}
-	script.WriteString("true")
-	out := runContained(t, Containment{Sandbox: box, etcDir: etc}, []string{"PATH=/usr/bin:/bin"}, "sh", "-c", script.String())
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "loot-") {
-			t.Errorf("the agent read %q", l)
-		}
-	}
+	out := catPlanted(t, box, dir, etc, files)
 	for _, kept := range []string{
 		"export DEPLOY_TOKEN=", "export JAVA_HOME=/usr/lib/jvm/temurin-21", "export NVM_DIR=/usr/local/nvm",
 		"export EDITOR=vim", `PS1='${debian_chroot:+($debian_chroot)}\u@\h:\w\$ '`, "AGENT_OPTS=--verbose",

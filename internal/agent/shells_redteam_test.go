@@ -26,18 +26,7 @@ func TestRedTeamOtherShellsTokens(t *testing.T) {
 		"etc/fish/config.fish":     "set -gx CI_SECRET loot-fish",
 		"etc/fish/conf.d/ci.fish":  "set --export --global SENTRY_KEY loot-fish-confd",
 	}
-	plant(t, dir, files)
-	var script strings.Builder
-	for name := range files {
-		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
-	}
-	script.WriteString("true")
-	out := runContained(t, Containment{Sandbox: box, etcDir: etc}, []string{"PATH=/usr/bin:/bin"}, "sh", "-c", script.String())
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "loot-") {
-			t.Errorf("the agent read %q", l)
-		}
-	}
+	out := catPlanted(t, box, dir, etc, files)
 	for _, kept := range []string{"export PAGER=less DEPLOY_TOKEN=", "setenv EDITOR vim", "set -gx CI_SECRET "} {
 		if !strings.Contains(out, kept) {
 			t.Errorf("the machine's startup files lost %q:\n%s", kept, out)

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/planexhq/planex/internal/sandbox"
 )
 
 // TestRedTeamMachineProxyAndRepoPasswords: the places an admin of a
@@ -99,6 +101,23 @@ func TestRedTeamMachineServicePasswords(t *testing.T) {
 		"etc/msmtprc":          "account default\nhost smtp.corp\nuser ci\npassword loot-msmtp",
 		"cifs.cred":            "username=ci\npassword=loot-cifs-credentials",
 	}
+	out := catPlanted(t, box, dir, etc, files)
+	for _, kept := range []string{
+		"UUID=1234 / ext4 defaults 0 1", "//nas/builds /mnt/builds cifs username=ci,uid=1000 0 0",
+		"-fstype=cifs,username=ci ://nas/builds", "uri ldap://ldap.corp", "binddn cn=proxy,dc=corp",
+		"mailhub=smtp.corp:587", "AuthUser=ci", "host smtp.corp", "user ci",
+	} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the machine's configuration lost %q:\n%s", kept, out)
+		}
+	}
+}
+
+// catPlanted plants files under dir, has a contained program (its
+// machine-wide configuration read from etc) print each, fails the test
+// for every line it read holding "loot-", and returns what it printed.
+func catPlanted(t *testing.T, box *sandbox.Sandbox, dir, etc string, files map[string]string) string {
+	t.Helper()
 	plant(t, dir, files)
 	var script strings.Builder
 	for name := range files {
@@ -111,13 +130,5 @@ func TestRedTeamMachineServicePasswords(t *testing.T) {
 			t.Errorf("the agent read %q", l)
 		}
 	}
-	for _, kept := range []string{
-		"UUID=1234 / ext4 defaults 0 1", "//nas/builds /mnt/builds cifs username=ci,uid=1000 0 0",
-		"-fstype=cifs,username=ci ://nas/builds", "uri ldap://ldap.corp", "binddn cn=proxy,dc=corp",
-		"mailhub=smtp.corp:587", "AuthUser=ci", "host smtp.corp", "user ci",
-	} {
-		if !strings.Contains(out, kept) {
-			t.Errorf("the machine's configuration lost %q:\n%s", kept, out)
-		}
-	}
+	return out
 }
