@@ -79,12 +79,18 @@ type approvalAPI interface {
 // Bot: a bot wrote it (no bot approves anything); Self: planex's own
 // account wrote it (only then is it planex's plan comment).
 type postedComment struct {
-	ID      int64
-	Login   string
-	Bot     bool
-	Self    bool
-	Body    string
+	ID    int64
+	Login string
+	Bot   bool
+	Self  bool
+	Body  string
+	// Kind is which of GitHub's lists holds it: each numbers its own
+	// (issue comments, review comments and reviews have separate ids).
+	Kind    event.CommentKind
 	Created time.Time
+	// Dismissed: a review someone with write access dismissed; what it
+	// said approves nothing any more.
+	Dismissed bool
 }
 
 // approvalProblem is why a recorded approval does not hold.
@@ -121,7 +127,7 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	var err error
 	var posted []*postedComment
 	for _, c := range issueComments {
-		posted = append(posted, r.posted(c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time))
+		posted = append(posted, r.posted(event.KindIssueComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time))
 	}
 	var approving *postedComment
 	if rec.ApprovedVia == viaComment || rec.ApprovedVia == viaYes {
@@ -307,6 +313,9 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 	if approving.Bot || approving.Login != rec.ApprovedBy {
 		return problemf("the approving comment is not @%s's", rec.ApprovedBy)
 	}
+	if approving.Dismissed {
+		return problemf("@%s's approving review was dismissed", rec.ApprovedBy)
+	}
 	if rec.ApprovedVia == viaComment {
 		return commentApproves(rec, approving, planComment, trigger)
 	}
@@ -337,7 +346,7 @@ func yesApproves(rec *Record, c, planComment *postedComment, thread []*postedCom
 		return problemf("plan `%s` was posted before @%s's %s -y", rec.PlanID, rec.ApprovedBy, trigger)
 	}
 	for _, pc := range thread {
-		if _, isPlan := render.ParsePlanMarker(pc.Body); isPlan && pc.Self && pc.ID != planComment.ID && after(pc, c) && after(planComment, pc) {
+		if _, isPlan := render.ParsePlanMarker(pc.Body); isPlan && pc.Self && pc.ID != planComment.ID && mayBeAfter(pc, c) && after(planComment, pc) {
 			return problemf("@%s's %s -y approved an earlier plan, not `%s`", rec.ApprovedBy, trigger, rec.PlanID)
 		}
 	}
@@ -351,7 +360,7 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 	case event.KindIssueComment, "":
 		for _, c := range issueComments {
 			if c.GetID() == rec.ApprovalCommentID {
-				return r.posted(c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time), nil
+				return r.posted(event.KindIssueComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time), nil
 			}
 		}
 	case event.KindReviewComment:
@@ -361,7 +370,7 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 		}
 		for _, c := range cs {
 			if c.GetID() == rec.ApprovalCommentID {
-				return r.posted(c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time), nil
+				return r.posted(event.KindReviewComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time), nil
 			}
 		}
 	case event.KindReview:
@@ -371,7 +380,9 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 		}
 		for _, rv := range rs {
 			if rv.GetID() == rec.ApprovalCommentID {
-				return r.posted(rv.GetID(), rv.GetUser(), rv.GetBody(), rv.GetSubmittedAt().Time), nil
+				p := r.posted(event.KindReview, rv.GetID(), rv.GetUser(), rv.GetBody(), rv.GetSubmittedAt().Time)
+				p.Dismissed = strings.EqualFold(rv.GetState(), "DISMISSED")
+				return p, nil
 			}
 		}
 	}
@@ -379,17 +390,35 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 }
 
 // posted is a comment (or review) by u as the gate judges it.
-func (r *gate) posted(id int64, u *github.User, body string, created time.Time) *postedComment {
-	return &postedComment{ID: id, Login: u.GetLogin(), Bot: event.IsBot(u.GetLogin(), u.GetType()), Self: r.self.is(u), Body: body, Created: created}
+func (r *gate) posted(kind event.CommentKind, id int64, u *github.User, body string, created time.Time) *postedComment {
+	return &postedComment{ID: id, Kind: kind, Login: u.GetLogin(), Bot: event.IsBot(u.GetLogin(), u.GetType()), Self: r.self.is(u), Body: body, Created: created}
 }
 
-// after says whether a was written after b. Comments of one kind are
-// ordered by id (GitHub's ids grow), others by time.
-func after(a, b *postedComment) bool {
-	if a.Created.Equal(b.Created) || a.Created.IsZero() || b.Created.IsZero() {
-		return a.ID > b.ID
+// order says whether a was written after b, and whether that is known.
+// Times order comments; in one second (or without a time) ids order
+// comments of one kind (GitHub's ids grow), and comments of two kinds,
+// numbered apart, are not ordered at all.
+func order(a, b *postedComment) (isAfter, known bool) {
+	if !a.Created.Equal(b.Created) && !a.Created.IsZero() && !b.Created.IsZero() {
+		return a.Created.After(b.Created), true
 	}
-	return a.Created.After(b.Created)
+	if a.Kind != b.Kind {
+		return false, false
+	}
+	return a.ID > b.ID, true
+}
+
+// after says whether a is known to have been written after b.
+func after(a, b *postedComment) bool {
+	isAfter, known := order(a, b)
+	return known && isAfter
+}
+
+// mayBeAfter says whether a may have been written after b: not known
+// to come first.
+func mayBeAfter(a, b *postedComment) bool {
+	isAfter, known := order(a, b)
+	return !known || isAfter
 }
 
 // refuseUnapproved explains why a plan will not run and what to do,

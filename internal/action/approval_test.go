@@ -1,10 +1,14 @@
 package action
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v60/github"
+
+	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/render"
 )
@@ -24,7 +28,7 @@ func TestJudgeApproval(t *testing.T) {
 		return strings.Replace(strings.Replace(body, m.ID, planID, 1), m.SHA256, sha, 1)
 	}
 	bot := func(cid int64, at time.Duration, body string) *postedComment {
-		return &postedComment{ID: cid, Login: "planex[bot]", Bot: true, Self: true, Body: body, Created: t0.Add(at)}
+		return &postedComment{ID: cid, Kind: event.KindIssueComment, Login: "planex[bot]", Bot: true, Self: true, Body: body, Created: t0.Add(at)}
 	}
 	// otherBot is a comment by a bot that is not planex's account
 	// (dependabot, a contributor's GitHub App).
@@ -32,7 +36,7 @@ func TestJudgeApproval(t *testing.T) {
 		return &postedComment{ID: cid, Login: "helper-app[bot]", Bot: true, Body: body, Created: t0.Add(at)}
 	}
 	person := func(cid int64, at time.Duration, login, body string) *postedComment {
-		return &postedComment{ID: cid, Login: login, Body: body, Created: t0.Add(at)}
+		return &postedComment{ID: cid, Kind: event.KindIssueComment, Login: login, Body: body, Created: t0.Add(at)}
 	}
 	planC := bot(10, time.Minute, marker(id, hash))
 	approve := person(11, 2*time.Minute, "maintainer", "/planex approve "+id)
@@ -73,6 +77,21 @@ func TestJudgeApproval(t *testing.T) {
 		{"plan comment forged by another bot", rec(viaComment, "maintainer"), []*postedComment{otherBot(10, time.Minute, planC.Body), approve}, approve, false, "not planex's comment"},
 		{"-y: another bot's plan comment in between is not planex's", rec(viaYes, "maintainer"), []*postedComment{yes, otherBot(9, 30*time.Second, marker("1111111111", hash)), planC}, yes, false, ""},
 		{"approved by another bot", rec(viaComment, "helper-app[bot]"), []*postedComment{planC}, otherBot(11, 2*time.Minute, approve.Body), false, "not @helper-app[bot]'s"},
+		// A review approving the plan, later dismissed by a maintainer:
+		// the dismissal takes the approval back.
+		{"approving review dismissed", rec(viaComment, "maintainer"), []*postedComment{planC},
+			&postedComment{ID: 5, Kind: event.KindReview, Login: "maintainer", Body: approve.Body, Created: t0.Add(2 * time.Minute), Dismissed: true}, false, "review was dismissed"},
+		{"approving review", rec(viaComment, "maintainer"), []*postedComment{planC},
+			&postedComment{ID: 5, Kind: event.KindReview, Login: "maintainer", Body: approve.Body, Created: t0.Add(2 * time.Minute)}, false, ""},
+		// A review in the plan comment's second with a larger id (reviews
+		// are numbered apart from comments): not known to come after.
+		{"approving review in the plan's second", rec(viaComment, "maintainer"), []*postedComment{planC},
+			&postedComment{ID: 99, Kind: event.KindReview, Login: "maintainer", Body: approve.Body, Created: planC.Created}, false, "written before plan"},
+		// A -y review in the second of an earlier plan: that plan may
+		// have come after it, so the -y may have approved that one.
+		{"-y review in an earlier plan's second", rec(viaYes, "maintainer"),
+			[]*postedComment{bot(9, 30*time.Second, marker("1111111111", hash)), planC},
+			&postedComment{ID: 3, Kind: event.KindReview, Login: "maintainer", Body: yes.Body, Created: t0.Add(30 * time.Second)}, false, "approved an earlier plan"},
 	}
 	for _, c := range cases {
 		err := judgeApproval(c.rec, c.thread, c.approving, "/planex", c.auto, false)
@@ -103,10 +122,46 @@ func TestAfter(t *testing.T) {
 		{"same second, larger id", c(3, 0), c(2, 0), true},
 		{"same second, smaller id", c(1, 0), c(2, 0), false},
 		{"no time", &postedComment{ID: 5}, c(4, time.Hour), true},
+		// A review's id and an issue comment's id are numbered apart: in
+		// one second neither is known to come first.
+		{"same second, review with a larger id than a comment", &postedComment{ID: 900, Kind: event.KindReview, Created: t0}, &postedComment{ID: 2, Kind: event.KindIssueComment, Created: t0}, false},
+		{"same second, comment with a larger id than a review", &postedComment{ID: 900, Kind: event.KindIssueComment, Created: t0}, &postedComment{ID: 2, Kind: event.KindReview, Created: t0}, false},
+		{"a later review", &postedComment{ID: 1, Kind: event.KindReview, Created: t0.Add(time.Second)}, &postedComment{ID: 2, Kind: event.KindIssueComment, Created: t0}, true},
 	}
 	for _, k := range cases {
 		if got := after(k.a, k.b); got != k.want {
 			t.Errorf("%s: %v", k.name, got)
+		}
+	}
+}
+
+// reviewsOnly is what approvalComment reads of a pull request's reviews.
+type reviewsOnly struct {
+	approvalAPI
+	reviews []*github.PullRequestReview
+}
+
+func (r reviewsOnly) ListReviews(context.Context, string, string, int) ([]*github.PullRequestReview, error) {
+	return r.reviews, nil
+}
+
+// TestApprovalReviewDismissed: a maintainer who dismisses a review that
+// approved a plan takes that approval back; the jobs that check the
+// approval again (each task, each resume) find it dismissed and refuse.
+func TestApprovalReviewDismissed(t *testing.T) {
+	t.Parallel()
+	at := github.Timestamp{Time: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	for _, state := range []string{"COMMENTED", "APPROVED", "DISMISSED", "dismissed"} {
+		body, login, id := "/planex approve 0123456789", "maintainer", int64(77)
+		api := reviewsOnly{reviews: []*github.PullRequestReview{{ID: &id, Body: &body, State: &state, User: &github.User{Login: &login}, SubmittedAt: &at}}}
+		g := &gate{env: &env{Cfg: &Config{Owner: "o", Repo: "r"}, GH: GitHub{Approvals: api}, self: &identity{pinned: "planex[bot]"}}}
+		rec := &Record{Thread: 3, ApprovalCommentKind: event.KindReview, ApprovalCommentID: id}
+		c, err := g.approvalComment(context.Background(), rec, nil)
+		if err != nil || c == nil {
+			t.Fatalf("%s: %v %v", state, c, err)
+		}
+		if want := strings.EqualFold(state, "DISMISSED"); c.Dismissed != want || c.Kind != event.KindReview {
+			t.Errorf("%s: dismissed %v kind %q", state, c.Dismissed, c.Kind)
 		}
 	}
 }

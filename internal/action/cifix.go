@@ -171,7 +171,7 @@ func (r *ciFixer) onWorkflowRun(ctx context.Context, ev *event.Event) (Outputs, 
 // when all of them may.
 func (r *ciFixer) notStartedByWriters(ctx context.Context, ev *event.Event) (string, error) {
 	run := ev.Run
-	if ev.Sender.Login == "" {
+	if ev.Sender.Login == "" || run.Actor.Login == "" && run.TriggeringActor.Login == "" {
 		return fmt.Sprintf("the event of run %d names nobody who started it", run.ID), nil
 	}
 	return r.mayStart(ctx, run.ID, ev.Sender, run.Actor, run.TriggeringActor)
@@ -363,6 +363,11 @@ func (r *ciFixer) failedRuns(ctx context.Context, branch, sha string, first *gh.
 			break
 		}
 		if (first != nil && run.ID == first.ID) || run.HeadSHA != sha || run.Conclusion != "failure" || run.HeadFork {
+			continue
+		}
+		if unread && run.Actor == "" && run.TriggeringActor == "" {
+			// Nobody to check: not read unseen.
+			r.Log.Info("a failed run is left out of a CI fix that runs unread", "run", run.ID, "reason", "it names nobody who started it")
 			continue
 		}
 		if unread {

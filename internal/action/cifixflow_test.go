@@ -36,7 +36,7 @@ func (w *world) failCI(id int64, pr ghfake.PullRequest, command string) *event.E
 		}})
 	return &event.Event{Name: event.WorkflowRun, Action: "completed", Owner: wOwner, Repo: wName, DefaultBranch: "main",
 		Sender: event.User{Login: "maintainer", Type: "User"}, Number: pr.Number, IsPR: true,
-		Run: &event.Run{ID: id, Name: "CI", Path: ".github/workflows/ci.yml", Event: "pull_request", Status: "completed", Conclusion: "failure",
+		Run: &event.Run{ID: id, Name: "CI", Path: ".github/workflows/ci.yml", Event: "pull_request", Status: "completed", Conclusion: "failure", Actor: event.User{Login: "maintainer", Type: "User"},
 			HeadBranch: pr.Head, HeadSHA: pr.HeadSHA, HeadRepo: wRepo, HTMLURL: url, PullRequests: []int{pr.Number}}}
 }
 

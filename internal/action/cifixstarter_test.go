@@ -1,12 +1,15 @@
 package action
 
 import (
+	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/ghfake"
 )
 
@@ -126,4 +129,42 @@ func TestCIFixAutoOfPlanexsOwnRun(t *testing.T) {
 		t.Fatalf("auto fix of planex's own run: %v %+v\n%s", err, r.Outputs, w.lastComment(pr.Number))
 	}
 	w.noInternalErrors(pr.Number)
+}
+
+// listedRuns is the CI API of failedRuns: the listing alone.
+type listedRuns struct {
+	ciAPI
+	runs []gh.WorkflowRun
+}
+
+func (l listedRuns) ListWorkflowRuns(context.Context, string, string, gh.RunFilter) ([]gh.WorkflowRun, error) {
+	return l.runs, nil
+}
+
+// TestRedTeamCIFixRunsNamingNobody: a failed run whose event or listing
+// names nobody who started it (no actor, no triggering actor) was
+// answered on the sender alone, and listed beside the named run its log
+// was read into a fix that runs unread: nobody was checked. Such a run
+// starts nothing and is left out of an unread fix.
+func TestRedTeamCIFixRunsNamingNobody(t *testing.T) {
+	t.Parallel()
+	e := &env{Cfg: &Config{Owner: wOwner, Repo: wName}, Log: slog.New(slog.DiscardHandler), self: &identity{pinned: "planex-app[bot]"}}
+	sha := strings.Repeat("a", 40)
+	e.GH.CI = listedRuns{runs: []gh.WorkflowRun{
+		{ID: 2, HeadSHA: sha, Conclusion: "failure"},
+		{ID: 3, HeadSHA: sha, Conclusion: "failure", Actor: "planex-app[bot]"},
+	}}
+	f := &ciFixer{env: e}
+	unread, err := f.failedRuns(context.Background(), "planex/1-x", sha, nil, true)
+	if err != nil || len(unread) != 1 || unread[0].ID != 3 {
+		t.Errorf("an unread fix reads %+v (%v), want run 3 alone", unread, err)
+	}
+	read, err := f.failedRuns(context.Background(), "planex/1-x", sha, nil, false)
+	if err != nil || len(read) != 2 {
+		t.Errorf("a fix whose plan is read first reads %+v (%v), want both", read, err)
+	}
+	ev := &event.Event{Name: event.WorkflowRun, Sender: event.User{Login: "maintainer", Type: "User"}, Run: &event.Run{ID: 4}}
+	if why, err := f.notStartedByWriters(context.Background(), ev); err != nil || !strings.Contains(why, "names nobody") {
+		t.Errorf("a run naming nobody: %q %v", why, err)
+	}
 }

@@ -117,6 +117,6 @@ func (w *world) forgedCILog(id int64, pr ghfake.PullRequest, step, command, pwne
 			{Name: "Set up job", Conclusion: "success"}, {Name: step, Conclusion: "failure"}}}}})
 	return &event.Event{Name: event.WorkflowRun, Action: "completed", Owner: wOwner, Repo: wName, DefaultBranch: "main",
 		Sender: event.User{Login: "maintainer", Type: "User"}, Number: pr.Number, IsPR: true,
-		Run: &event.Run{ID: id, Name: "CI", Path: ".github/workflows/ci.yml", Event: "pull_request", Status: "completed", Conclusion: "failure",
+		Run: &event.Run{ID: id, Name: "CI", Path: ".github/workflows/ci.yml", Event: "pull_request", Status: "completed", Conclusion: "failure", Actor: event.User{Login: "maintainer", Type: "User"},
 			HeadBranch: pr.Head, HeadSHA: pr.HeadSHA, HeadRepo: wRepo, HTMLURL: url, PullRequests: []int{pr.Number}}}
 }

@@ -252,7 +252,7 @@ func TestCIFixIgnoresWhatIsNotPlanexs(t *testing.T) {
 			Status: "completed", Conclusion: "failure", HeadBranch: branch, HeadSHA: sha, PullRequests: prs})
 		return &event.Event{Name: event.WorkflowRun, Action: "completed", Owner: wOwner, Repo: wName, DefaultBranch: "main",
 			Sender: event.User{Login: "maintainer", Type: "User"}, Number: pr.Number, IsPR: true,
-			Run: &event.Run{ID: id, Name: "CI", Path: ".github/workflows/ci.yml", Event: "pull_request", Status: "completed", Conclusion: "failure",
+			Run: &event.Run{ID: id, Name: "CI", Path: ".github/workflows/ci.yml", Event: "pull_request", Status: "completed", Conclusion: "failure", Actor: event.User{Login: "maintainer", Type: "User"},
 				HeadBranch: branch, HeadSHA: sha, HeadRepo: wRepo, PullRequests: prs}}
 	}
 	cases := []struct {
