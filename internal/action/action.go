@@ -78,8 +78,11 @@ type Config struct {
 	// "<app>[bot]" for a GitHub App): planex takes only that account's
 	// comments, reviews and pull requests as its own. Empty: the Actions
 	// bot with the job token, else learned from what planex posts.
-	BotLogin   string
-	RunAttempt string // GITHUB_RUN_ATTEMPT
+	BotLogin string
+	// TrustedBots are the bots (the trusted-bots input) that may start
+	// planex if they have write access; no other bot may (authz.Policy).
+	TrustedBots []string
+	RunAttempt  string // GITHUB_RUN_ATTEMPT
 	// HeartbeatInterval is how often a running plan's state is saved to
 	// show its owner is alive (DefaultHeartbeatInterval when zero);
 	// StaleAfter is how long an owner may be silent before its plan can
@@ -162,6 +165,9 @@ func (r *Runner) flows() *flowSet {
 
 // access is r.GH.Access, asked at most once per person in a run.
 func (r *env) access() authz.PermissionGetter { return runAccess{r} }
+
+// policy is who may start planex beyond GitHub's permissions.
+func (r *env) policy() authz.Policy { return authz.Policy{TrustedBots: r.Cfg.TrustedBots} }
 
 type runAccess struct{ r *env }
 
@@ -322,7 +328,7 @@ func (r *intake) onComment(ctx context.Context, ev *event.Event, s step) (Output
 		// once (refuseOnce), not answered at every comment.
 		need = authz.Trigger
 	}
-	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, need)
+	dec, err := r.policy().Check(ctx, r.access(), ev.Owner, ev.Repo, c.Author.Login, c.Author.Type, need)
 	if err != nil {
 		return r.talk.fail(ctx, th, nil, fmt.Errorf("checking @%s's permission: %w", c.Author.Login, err))
 	}
@@ -397,7 +403,7 @@ func (r *intake) onLabeled(ctx context.Context, ev *event.Event) (Outputs, error
 		// The label then runs the plan: the labeller approves it.
 		need = authz.Approve
 	}
-	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, need)
+	dec, err := r.policy().Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, need)
 	if err != nil {
 		return r.talk.fail(ctx, th, nil, err)
 	}
@@ -426,7 +432,7 @@ func (r *intake) writtenByOther(ctx context.Context, author event.User, by strin
 	if !auto || author.Login == "" || strings.EqualFold(author.Login, by) {
 		return "", nil
 	}
-	dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, author.Login, author.Type, authz.Approve)
+	dec, err := r.policy().Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, author.Login, author.Type, authz.Approve)
 	if err != nil {
 		return "", fmt.Errorf("checking the permission of @%s, who wrote the issue: %w", author.Login, err)
 	}
@@ -490,7 +496,7 @@ func (r *intake) dispatchRefused(ctx context.Context, ev *event.Event, number in
 	if auto {
 		need = authz.Approve
 	}
-	dec, err := authz.Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, need)
+	dec, err := r.policy().Check(ctx, r.access(), ev.Owner, ev.Repo, ev.Sender.Login, ev.Sender.Type, need)
 	if err != nil {
 		return Outputs{}, true, fmt.Errorf("checking the permission of @%s, who dispatched the workflow: %w", ev.Sender.Login, err)
 	}
@@ -648,7 +654,7 @@ func (r *intake) scheduleLabeller(ctx context.Context, n int) (string, string, e
 	if r.Cfg.AutoApprove {
 		need = authz.Approve
 	}
-	dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, last.Actor, last.ActorType, need)
+	dec, err := r.policy().Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, last.Actor, last.ActorType, need)
 	if err != nil {
 		return "", "", fmt.Errorf("checking who labelled #%d: %w", n, err)
 	}

@@ -149,7 +149,7 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	if rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix && r.self.isLogin(rec.ApprovedBy) {
 		return nil
 	}
-	dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
+	dec, err := r.policy().Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
 	if err != nil {
 		return err
 	}

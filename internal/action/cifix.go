@@ -193,7 +193,7 @@ func (r *ciFixer) mayStart(ctx context.Context, id int64, people ...event.User) 
 		if u.Login == "" || r.self.isLogin(u.Login) && !strings.EqualFold(u.Login, ActionsBot) {
 			continue
 		}
-		dec, err := authz.Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, u.Login, u.Type, need)
+		dec, err := r.policy().Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, u.Login, u.Type, need)
 		if err != nil {
 			return "", fmt.Errorf("checking who started run %d: %w", id, err)
 		}

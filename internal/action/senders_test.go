@@ -136,3 +136,51 @@ func TestRedTeamDispatchByNonWriter(t *testing.T) {
 	}
 	w.noInternalErrors(n)
 }
+
+// TestRedTeamOtherAppStartsNothing: a GitHub App with write access that
+// labels issues for others (an issue importer, a triage bot acting on a
+// reader's request) adds the trigger label: its write access was taken
+// as a maintainer's and the reader's issue was planned. A bot starts
+// planex only when the workflow names it in trusted-bots; named, it plans
+// but never approves. (A bot's comments were ignored already; they still
+// are, named or not.)
+func TestRedTeamOtherAppStartsNothing(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	const app = "importer[bot]"
+	w.fake.AddUser(app, "Bot")
+	w.fake.SetPermission(wRepo, app, "write")
+	bot := event.User{Login: app, Type: "Bot"}
+	byApp := func(n int, body string) *event.Event {
+		ev := w.comment(n, app, body)
+		ev.Sender, ev.Comment.Author = bot, bot
+		return ev
+	}
+	labeled := func(n int) *event.Event {
+		return &event.Event{Name: event.Issues, Action: "labeled", Owner: wOwner, Repo: wName, DefaultBranch: "main", Number: n,
+			Sender: bot, Label: "planex", Issue: &event.Issue{Number: n, Title: "Rewrite everything", Author: event.User{Login: "reader", Type: "User"}}}
+	}
+	trusted := func(c *Config) { c.TrustedBots = []string{"Importer[bot]"} }
+	n := w.fake.AddIssue(wRepo, "reader", "Rewrite everything", "")
+	if r, err := w.handle(labeled(n)); err != nil || r.Outputs.Status != StatusRefused || !strings.Contains(w.lastComment(n), "trusted-bots") {
+		t.Errorf("label by an App: %v %+v\n%s", err, r.Outputs, w.lastComment(n))
+	}
+	for _, mutate := range []func(*Config){func(*Config) {}, trusted} {
+		if r, err := w.handle(byApp(n, "/planex rewrite everything"), mutate); err != nil || r.Outputs.Status != StatusIgnored {
+			t.Errorf("comment by an App: %v %+v", err, r.Outputs)
+		}
+	}
+	w.agent.mu.Lock()
+	calls := len(w.agent.calls)
+	w.agent.mu.Unlock()
+	if calls != 0 || len(w.commentsWith(n, "<!-- planex:plan ")) != 0 {
+		t.Fatalf("an App's command or label planned something (%d agent steps)", calls)
+	}
+	if r, err := w.handle(labeled(n), trusted); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Fatalf("a trusted App's label: %v %+v\n%s", err, r.Outputs, w.lastComment(n))
+	}
+	if r, err := w.handle(labeled(n), trusted, func(c *Config) { c.AutoApprove = true }); err != nil || r.Outputs.Status != StatusRefused || w.agent.executed("T1") {
+		t.Errorf("a trusted App's label under auto-approve: %v %+v\n%s", err, r.Outputs, w.lastComment(n))
+	}
+	w.noInternalErrors(n)
+}

@@ -157,7 +157,7 @@ var settingVars = map[string]bool{
 	"INPUT_AUTO_APPROVE": true, "INPUT_MAX_COST_USD": true, "INPUT_MAX_ISSUES": true, "INPUT_LABEL": true,
 	"INPUT_MODE": true, "INPUT_MATRIX_WORKFLOW": true, "INPUT_MATRIX_STEP": true, "INPUT_TASK": true,
 	"INPUT_REVIEW": true, "INPUT_SANDBOX": true, "INPUT_COMMIT_SIGNING": true, "INPUT_CI_FIX": true,
-	"INPUT_CI_FIX_ATTEMPTS": true, "INPUT_BOT_LOGIN": true,
+	"INPUT_CI_FIX_ATTEMPTS": true, "INPUT_BOT_LOGIN": true, "INPUT_TRUSTED_BOTS": true,
 }
 
 // SecretValues maps the value of every variable in env that a step's

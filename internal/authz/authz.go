@@ -3,8 +3,11 @@
 // Triggering and approving need write, maintain or admin access, read from
 // the collaborator permission API (never from a webhook's
 // author_association, which does not reflect team or organisation grants
-// reliably). Bots never approve, and the Actions bot, which every
-// workflow's job token acts as, does nothing. A refusal carries a short
+// reliably). Bots never approve; a bot (a GitHub App's account) starts
+// nothing unless the repository's workflow names it in Policy.TrustedBots
+// (an App that echoes others' words would hand its write access to
+// them); the Actions bot, which every workflow's job token acts as,
+// does nothing whatever the policy says. A refusal carries a short
 // reason meant for the person refused; failures to find out are returned
 // as errors and are for the logs.
 package authz
@@ -54,9 +57,33 @@ const actionsBot = "github-actions[bot]"
 
 var writeRoles = map[string]bool{"admin": true, "maintain": true, "write": true}
 
-// Check decides whether login (of type userType, as in the event payload)
-// may perform action on owner/repo.
+// Policy is what the repository's workflow adds to GitHub's permissions.
+type Policy struct {
+	// TrustedBots are the bots (GitHub Apps' "<slug>[bot]" logins) that
+	// may start planex, if they have write access; no other bot may.
+	TrustedBots []string
+}
+
+// trusts says whether p names login among its trusted bots.
+func (p Policy) trusts(login string) bool {
+	for _, b := range p.TrustedBots {
+		if strings.EqualFold(b, login) {
+			return true
+		}
+	}
+	return false
+}
+
+// Check decides, under the default policy (no bot trusted), whether
+// login (of type userType, as in the event payload) may perform action
+// on owner/repo.
 func Check(ctx context.Context, client PermissionGetter, owner, repo, login, userType string, action Action) (Decision, error) {
+	return Policy{}.Check(ctx, client, owner, repo, login, userType, action)
+}
+
+// Check decides whether login (of type userType, as in the event
+// payload) may perform action on owner/repo under p.
+func (pol Policy) Check(ctx context.Context, client PermissionGetter, owner, repo, login, userType string, action Action) (Decision, error) {
 	if client == nil {
 		return Decision{}, errors.New("authz: no permission client")
 	}
@@ -71,6 +98,9 @@ func Check(ctx context.Context, client PermissionGetter, owner, repo, login, use
 	}
 	if action == Approve && event.IsBot(login, userType) {
 		return Decision{Reason: fmt.Sprintf("@%s is a bot, and bots cannot approve plans; a maintainer has to approve.", login)}, nil
+	}
+	if event.IsBot(login, userType) && !pol.trusts(login) {
+		return Decision{Reason: fmt.Sprintf("@%s is a bot that this repository's workflow does not name in trusted-bots, so nothing it does starts planex; a maintainer has to ask.", login)}, nil
 	}
 	p, err := client.Permission(ctx, owner, repo, login)
 	if err != nil {

@@ -40,8 +40,9 @@ func TestCheck(t *testing.T) {
 		{"rdr", "User", Approve, false, "you have read access"},
 		{"outsider", "User", Trigger, false, "need write, maintain or admin access to octo/widgets"},
 		{"nobody-known", "User", Trigger, false, "you have no access"},
-		{"helper[bot]", "Bot", Trigger, true, ""},
+		{"helper[bot]", "Bot", Trigger, false, "does not name in trusted-bots"},
 		{"helper[bot]", "Bot", Approve, false, "bots cannot approve"},
+		{"wrt", "Bot", Trigger, false, "does not name in trusted-bots"},
 		{"wrt", "Bot", Approve, false, "bots cannot approve"},
 	}
 	for _, tt := range tests {
@@ -163,6 +164,42 @@ func TestRedTeamActionsBotNamesNobody(t *testing.T) {
 			if err != nil || d.Allowed || !strings.Contains(d.Reason, "@"+login) {
 				t.Errorf("%s %s: %+v %v", login, action, d, err)
 			}
+		}
+	}
+}
+
+// TestPolicyTrustedBots: a GitHub App with write access (a chat bridge,
+// an issue importer) that posts `/planex ...` or adds the trigger label
+// on someone's behalf started plans, so whoever could make it write had
+// planex run. A bot starts planex only when the workflow names it, with
+// write access still read from GitHub; a named bot never approves, and
+// the Actions bot does nothing even when named.
+func TestPolicyTrustedBots(t *testing.T) {
+	t.Parallel()
+	pol := Policy{TrustedBots: []string{"Importer[bot]", "github-actions[bot]"}}
+	ctx := context.Background()
+	cases := []struct {
+		pol     Policy
+		login   string
+		action  Action
+		allowed bool
+		reason  string
+	}{
+		{Policy{}, "importer[bot]", Trigger, false, "does not name in trusted-bots"},
+		{pol, "importer[bot]", Trigger, true, ""},
+		{pol, "IMPORTER[BOT]", Trigger, true, ""},
+		{pol, "importer[bot]", Approve, false, "bots cannot approve"},
+		{pol, "other[bot]", Trigger, false, "does not name in trusted-bots"},
+		{pol, "github-actions[bot]", Trigger, false, "acts for every workflow"},
+		{pol, "maintainer", Trigger, true, ""},
+	}
+	for _, c := range cases {
+		d, err := c.pol.Check(ctx, custom{}, "o", "r", c.login, "Bot", c.action)
+		if c.login == "maintainer" {
+			d, err = c.pol.Check(ctx, custom{}, "o", "r", c.login, "User", c.action)
+		}
+		if err != nil || d.Allowed != c.allowed || !strings.Contains(d.Reason, c.reason) {
+			t.Errorf("%v %s %s: %+v %v", c.pol.TrustedBots, c.login, c.action, d, err)
 		}
 	}
 }

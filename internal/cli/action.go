@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/spf13/cobra"
@@ -77,6 +78,24 @@ func (a actionInputs) get(name string) string {
 		return v
 	}
 	return strings.TrimSpace(a.getenv("INPUT_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))))
+}
+
+// trustedBots reads the trusted-bots input: App logins ("<slug>[bot]"),
+// separated by commas, spaces or new lines. A person's login or the
+// Actions bot is refused: a person needs no naming, and the Actions bot
+// acts for every workflow, whoever started it.
+func trustedBots(v string) ([]string, error) {
+	var out []string
+	for _, b := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+		switch {
+		case !action.IsLogin(b) || !strings.HasSuffix(strings.ToLower(b), "[bot]"):
+			return nil, fmt.Errorf("input trusted-bots: %q is not a GitHub App's login (\"<app-slug>[bot]\")", b)
+		case strings.EqualFold(b, action.ActionsBot):
+			return nil, fmt.Errorf("input trusted-bots: %s acts for every workflow of the repository, whoever started it, and cannot be trusted to start planex", b)
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 func (a actionInputs) boolean(name string, def bool) (bool, error) {
@@ -364,6 +383,9 @@ func actionConfig(in actionInputs, getenv func(string) string, owner, repoName, 
 		return cfg, inputError(fmt.Errorf("input bot-login: %q is not a GitHub login (a user's, or an App's \"<app-slug>[bot]\")", cfg.BotLogin))
 	}
 	var err error
+	if cfg.TrustedBots, err = trustedBots(in.get("trusted-bots")); err != nil {
+		return cfg, inputError(err)
+	}
 	if cfg.Concurrency, err = in.integer("concurrency", 4); err != nil {
 		return cfg, inputError(err)
 	}

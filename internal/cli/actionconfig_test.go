@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,6 +104,40 @@ func TestActionConfigBotLogin(t *testing.T) {
 			t.Errorf("bot-login %q: error %v; want a usage error naming the input", c.input, err)
 		case !c.bad && (err != nil || cfg.BotLogin != c.want):
 			t.Errorf("bot-login %q: BotLogin = %q, %v; want %q", c.input, cfg.BotLogin, err, c.want)
+		}
+	}
+}
+
+// TestActionConfigTrustedBots: the trusted-bots input lists the Apps
+// that may start planex (commas, spaces or new lines between them); a
+// person's login, the Actions bot or anything that is no App login is a
+// usage error naming the input.
+func TestActionConfigTrustedBots(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		input string
+		want  []string
+		bad   bool
+	}{
+		{input: "", want: nil},
+		{input: "importer[bot]", want: []string{"importer[bot]"}},
+		{input: "importer[bot], chat-bridge[bot]\nthird[bot]", want: []string{"importer[bot]", "chat-bridge[bot]", "third[bot]"}},
+		{input: "octo-maintainer", bad: true},
+		{input: "github-actions[bot]", bad: true},
+		{input: "GitHub-Actions[bot]", bad: true},
+		{input: "*[bot]", bad: true},
+		{input: "github-\u0430ctions[bot]", bad: true},
+	} {
+		env := map[string]string{"INPUT_TRUSTED_BOTS": c.input}
+		getenv := func(k string) string { return env[k] }
+		in := actionInputs{gha: githubactions.New(githubactions.WithGetenv(getenv)), getenv: getenv}
+		cfg, err := actionConfig(in, getenv, "octo", "demo", "main", "https://github.com")
+		var exit *exitError
+		switch {
+		case c.bad && (!errors.As(err, &exit) || exit.code != exitUsage || !strings.Contains(exit.msg, "input trusted-bots")):
+			t.Errorf("trusted-bots %q: error %v; want a usage error naming the input", c.input, err)
+		case !c.bad && (err != nil || !slices.Equal(cfg.TrustedBots, c.want)):
+			t.Errorf("trusted-bots %q: %q, %v; want %q", c.input, cfg.TrustedBots, err, c.want)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 var wantInputs = map[string]string{
 	"github-token":    "${{ github.token }}",
 	"bot-login":       "",
+	"trusted-bots":    "",
 	"agent":           "anthropic",
 	"agent-command":   "",
 	"model":           "",
