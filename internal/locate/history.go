@@ -143,7 +143,9 @@ func readLogs(ctx context.Context, src historySource) (hist, cited []byte, err e
 	}
 	h := &logPart{max: historyCommits, total: logTotalMax}
 	c := &logPart{max: refCommits, total: logTotalMax, merges: true}
-	roots := func(hash []byte, max int) ([]byte, bool, error) { return rootNames(ctx, src.dir, hash, max) }
+	roots := boundedRoots(maxRootListings, func(hash []byte, max int) ([]byte, bool, error) {
+		return rootNames(ctx, src.dir, hash, max)
+	})
 	done, readErr := boundedLog(stdout, roots, h, c)
 	if done {
 		stop() // both logs complete: git need not write the rest
@@ -170,6 +172,23 @@ func readLogs(ctx context.Context, src historySource) (hist, cited []byte, err e
 // rootLister returns the paths field git's log prints for the parentless
 // commit hash (rootNames), or over when it would pass max bytes.
 type rootLister func(hash []byte, max int) (names []byte, over bool, err error)
+
+// maxRootListings bounds the root commits whose files one history read
+// lists (a git process each): a history joining many unrelated ones
+// cannot make a query start thousands of processes.
+const maxRootListings = 16
+
+// boundedRoots lists the files of the first n root commits with list; the
+// later ones keep none, as a record whose names pass logNamesMax.
+func boundedRoots(n int, list rootLister) rootLister {
+	return func(hash []byte, max int) ([]byte, bool, error) {
+		if n <= 0 {
+			return nil, true, nil
+		}
+		n--
+		return list(hash, max)
+	}
+}
 
 // boundedLog reads readLogs' records from r (NUL, parents, \x03, short
 // hash, \x01, message, \x02, paths), each cut to the bounds above, and

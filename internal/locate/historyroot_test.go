@@ -165,3 +165,23 @@ func TestRootNamesBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundedRoots: one history read lists the files of at most
+// maxRootListings root commits; the later ones keep none.
+func TestBoundedRoots(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	list := boundedRoots(maxRootListings, func([]byte, int) ([]byte, bool, error) {
+		calls++
+		return []byte("\n\na.py\n"), false, nil
+	})
+	for i := 0; i < maxRootListings+5; i++ {
+		names, over, err := list([]byte("abc123"), logNamesMax)
+		if want := i >= maxRootListings; over != want || err != nil || (string(names) == "") != want {
+			t.Errorf("root %d: %q, over %v, %v; want over %v", i, names, over, err, want)
+		}
+	}
+	if calls != maxRootListings {
+		t.Errorf("listed %d roots, want %d", calls, maxRootListings)
+	}
+}
