@@ -19,8 +19,8 @@ import (
 // own log with the root's files printed, on histories with a root commit
 // of odd names, an empty root commit, two roots (unrelated histories
 // merged), a map of a subdirectory (paths relative to it), a shallow
-// clone (its one commit looks parentless) and a root of more names than
-// a record keeps.
+// clone (its one commit looks parentless), a SHA-256 repository and a
+// root of more names than a record keeps.
 func TestReadLogsRootCommits(t *testing.T) {
 	t.Parallel()
 	commit := func(t *testing.T, dir, msg string, files map[string]string, extra ...string) {
@@ -87,6 +87,13 @@ func TestReadLogsRootCommits(t *testing.T) {
 			}
 			repomaptest.Git(t, dir, "clone", "-q", "--depth", "1", "file://"+src, "clone")
 			return filepath.Join(dir, "clone")
+		}},
+		{name: "SHA-256 repository", make: func(t *testing.T, dir string) string {
+			repo := filepath.Join(dir, "sha256")
+			repomaptest.Git(t, dir, "init", "-q", "-b", "main", "--object-format=sha256", repo)
+			commit(t, repo, "Start", map[string]string{"a.py": "a = 1\n", "b/c.py": "c = 1\n"})
+			commit(t, repo, "Next", map[string]string{"a.py": "a = 2\n"})
+			return repo
 		}},
 		{name: "root of more names than a record keeps", make: func(t *testing.T, dir string) string {
 			commit(t, dir, "Generated", many)
