@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -123,7 +124,9 @@ func readLogs(ctx context.Context, src historySource) (hist, cited []byte, err e
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	args := []string{"-c", "core.quotepath=off", "log", "--diff-merges=first-parent", "--no-show-signature",
+	// A root commit's files are listed from its tree (rootNames), not by
+	// git's log: see rootNames.
+	args := []string{"-c", "core.quotepath=off", "-c", "log.showRoot=false", "log", "--diff-merges=first-parent", "--no-show-signature",
 		"--no-renames", "--relative", "--format=%x00%p%x03%h%x01%B%x02", "--name-only", rev, "--"}
 	cmd, err := gitrepo.Command(ctx, src.dir, args...)
 	if err != nil {
@@ -140,7 +143,10 @@ func readLogs(ctx context.Context, src historySource) (hist, cited []byte, err e
 	}
 	h := &logPart{max: historyCommits, total: logTotalMax}
 	c := &logPart{max: refCommits, total: logTotalMax, merges: true}
-	done, readErr := boundedLog(stdout, h, c)
+	roots := boundedRoots(maxRootListings, func(hash []byte, max int) ([]byte, bool, error) {
+		return rootNames(ctx, src.dir, hash, max)
+	})
+	done, readErr := boundedLog(stdout, roots, h, c)
 	if done {
 		stop() // both logs complete: git need not write the rest
 	}
@@ -163,11 +169,33 @@ func readLogs(ctx context.Context, src historySource) (hist, cited []byte, err e
 	return h.out, c.out, nil
 }
 
+// rootLister returns the paths field git's log prints for the parentless
+// commit hash (rootNames), or over when it would pass max bytes.
+type rootLister func(hash []byte, max int) (names []byte, over bool, err error)
+
+// maxRootListings bounds the root commits whose files one history read
+// lists (a git process each): a history joining many unrelated ones
+// cannot make a query start thousands of processes.
+const maxRootListings = 16
+
+// boundedRoots lists the files of the first n root commits with list; the
+// later ones keep none, as a record whose names pass logNamesMax.
+func boundedRoots(n int, list rootLister) rootLister {
+	return func(hash []byte, max int) ([]byte, bool, error) {
+		if n <= 0 {
+			return nil, true, nil
+		}
+		n--
+		return list(hash, max)
+	}
+}
+
 // boundedLog reads readLogs' records from r (NUL, parents, \x03, short
 // hash, \x01, message, \x02, paths), each cut to the bounds above, and
 // adds each without its parents to the parts, until r ends or every part
-// is done (done).
-func boundedLog(r io.Reader, parts ...*logPart) (done bool, err error) {
+// is done (done). A record without parents takes its paths from roots
+// when it is given (git printed none).
+func boundedLog(r io.Reader, roots rootLister, parts ...*logPart) (done bool, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	// Whatever precedes the first record's NUL is no record.
 	if _, _, err := readField(br, nil, 0, 0); err != nil {
@@ -180,10 +208,12 @@ func boundedLog(r io.Reader, parts ...*logPart) (done bool, err error) {
 			return false, eofIsEnd(err) // a cut record is dropped
 		}
 		merge := over || bytes.IndexByte(parents, ' ') >= 0
+		root := !over && len(parents) == 0
 		rec = append(rec[:0], 0)
 		if rec, _, err = readField(br, rec, 1, logHashMax); err != nil {
 			return false, eofIsEnd(err)
 		}
+		hashEnd := len(rec)
 		rec = append(rec, 1)
 		if rec, _, err = readField(br, rec, 2, logMessageMax); err != nil {
 			return false, eofIsEnd(err)
@@ -197,6 +227,12 @@ func boundedLog(r io.Reader, parts ...*logPart) (done bool, err error) {
 		if over {
 			rec = rec[:names]
 		}
+		if root && roots != nil {
+			var rerr error
+			if rec, rerr = appendRootNames(rec[:names], rec[1:hashEnd], roots); rerr != nil {
+				return false, rerr
+			}
+		}
 		done = true
 		for _, p := range parts {
 			p.add(rec, merge)
@@ -206,6 +242,71 @@ func boundedLog(r io.Reader, parts ...*logPart) (done bool, err error) {
 			return done, nil
 		}
 	}
+}
+
+// appendRootNames appends to rec the paths field roots gives for the
+// root commit hash, or none when it passes logNamesMax (as readField
+// drops a field that does).
+func appendRootNames(rec, hash []byte, roots rootLister) ([]byte, error) {
+	names, over, err := roots(bytes.Clone(hash), logNamesMax)
+	if err != nil || over {
+		return rec, err
+	}
+	return append(rec, names...), nil
+}
+
+// errNotCommitName is a root commit's name from git's log that is not a
+// short hash.
+var errNotCommitName = errors.New("not a commit name")
+
+// rootNames returns what `git log --name-only` prints as the paths of the
+// parentless commit hash, relative to dir as `--relative` makes them: a
+// newline, then, if the commit has files, another and each path on a
+// line; over, and nothing, when that would pass max bytes. git's log
+// builds the whole change of a commit before printing it, and a root
+// commit's change is every file of its tree: 38 MiB of git's memory for
+// the one commit of a 100,000-file shallow clone, to print names the
+// record would drop (logNamesMax). `git ls-tree` prints the same paths in
+// the same order, quoted alike, as it reads the tree, so it is stopped as
+// soon as they pass max.
+func rootNames(ctx context.Context, dir string, hash []byte, max int) ([]byte, bool, error) {
+	if len(hash) == 0 || bytes.IndexFunc(hash, func(r rune) bool { return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') }) >= 0 {
+		return nil, false, fmt.Errorf("listing the files of root commit %q: %w", hash, errNotCommitName)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	cmd, err := gitrepo.Command(ctx, dir, "-c", "core.quotepath=off", "ls-tree", "-r", "--name-only", string(hash))
+	if err != nil {
+		return nil, false, fmt.Errorf("listing the files of root commit %s: %w", hash, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, false, fmt.Errorf("listing the files of root commit %s: %w", hash, err)
+	}
+	stderr := &logStderr{max: 16 << 10}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return nil, false, fmt.Errorf("listing the files of root commit %s: %w", hash, err)
+	}
+	const sep = "\n\n"
+	names, readErr := io.ReadAll(io.LimitReader(stdout, int64(max-len(sep)+1)))
+	over := len(names) > max-len(sep)
+	if over {
+		stop()
+	}
+	io.Copy(io.Discard, stdout)
+	waitErr := cmd.Wait()
+	switch {
+	case over:
+		return nil, true, nil
+	case readErr != nil:
+		return nil, false, fmt.Errorf("listing the files of root commit %s: %w", hash, readErr)
+	case waitErr != nil:
+		return nil, false, fmt.Errorf("listing the files of root commit %s: %w: %s", hash, waitErr, strings.TrimSpace(string(stderr.b)))
+	case len(names) == 0:
+		return []byte("\n"), false, nil
+	}
+	return append([]byte(sep), names...), false, nil
 }
 
 // readField appends to dst what br holds up to the next delim (consumed,

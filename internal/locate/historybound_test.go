@@ -184,7 +184,7 @@ func TestBoundedLog(t *testing.T) {
 	} {
 		h := &logPart{max: c.max, total: c.total}
 		ct := &logPart{max: c.max, total: c.total, merges: true}
-		done, err := boundedLog(strings.NewReader(c.in), h, ct)
+		done, err := boundedLog(strings.NewReader(c.in), nil, h, ct)
 		if err != nil || done != c.done {
 			t.Errorf("%s: boundedLog = done %v, %v; want done %v", c.name, done, err, c.done)
 		}
