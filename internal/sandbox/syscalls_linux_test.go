@@ -193,6 +193,8 @@ func TestSyscallFilter(t *testing.T) {
 				call{name: "userfaultfd", arch: a.audit, nr: a.uffd, want: noSys},
 				call{name: "bpf", arch: a.audit, nr: a.bpf, want: noSys},
 				call{name: "bpf's neighbour", arch: a.audit, nr: a.bpf + 1, want: allow},
+				call{name: "io_setup", arch: a.audit, nr: a.aioSetup[0], want: noSys},
+				call{name: "io_setup's neighbour (io_destroy)", arch: a.audit, nr: a.aioSetup[0] + 1, want: allow},
 				call{name: "fallocate", arch: a.audit, nr: a.fallocate, want: retErrno(unix.EOPNOTSUPP)},
 				call{name: "fallocate's neighbour", arch: a.audit, nr: a.fallocate + 1, want: allow},
 				call{name: "ioctl FS_IOC_RESVSP64", arch: a.audit, nr: a.ioctls[0], arg1: a.iocWrite | 48<<16 | 'X'<<8 | 42, want: retErrno(unix.EOPNOTSUPP)},
@@ -226,6 +228,7 @@ func TestSyscallFilter(t *testing.T) {
 					mk("x32 vsock socket", a.audit, a.socket|x32Bit, unix.AF_VSOCK, noFamily),
 					mk("x32 io_uring_setup", a.audit, a.ioUring|x32Bit, 0, noSys),
 					mk("x32 keyctl", a.audit, a.keyctl|x32Bit, 0, noSys),
+					mk("x32 io_setup (its own entry)", a.audit, 543|x32Bit, 0, noSys),
 					call{name: "x32 ioctl FS_IOC_RESVSP64", arch: a.audit, nr: 514 | x32Bit, arg1: 1<<30 | 48<<16 | 'X'<<8 | 42, want: retErrno(unix.EOPNOTSUPP)},
 					call{name: "x32 fcntl F_SETLEASE", arch: a.audit, nr: 72 | x32Bit, arg1: unix.F_SETLEASE, want: retErrno(unix.EINVAL)},
 					call{name: "x32 prlimit64 setting RLIMIT_CORE", arch: a.audit, nr: a.prlimit | x32Bit, arg1: unix.RLIMIT_CORE, arg2: 0x1000, want: ignored})
