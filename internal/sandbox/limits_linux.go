@@ -167,7 +167,8 @@ const diskInterval = watchInterval / 10
 // space among them, from the namespace's own /proc, until stopped, and
 // calls end (endStep in the init) once when the step holds more
 // descriptors than it may (fileGuard), has filled a file system it
-// writes (diskGuard) or holds System V memory past its caps (sysvGuard).
+// writes (diskGuard), holds System V memory past its caps (sysvGuard) or
+// more terminals than it may (ptyGuard).
 type watcher struct {
 	stop chan struct{}
 	done chan usage
@@ -188,6 +189,7 @@ func watch(p watchPlan) *watcher {
 	guard := newFileGuard("/proc", p.limits.OpenFiles)
 	disk := newDiskGuard(p.writable, unix.Statfs)
 	sysv := sysvGuard{proc: "/proc", shmCap: p.shmCap}
+	ptys := newPtyGuard("/proc")
 	end := p.end
 	go func() {
 		var u usage
@@ -208,6 +210,10 @@ func watch(p watchPlan) *watcher {
 				}
 				if what := sysv.check(); what != "" && u.sysvPast == "" {
 					u.sysvPast = what
+					end()
+				}
+				if n := ptys.check(); n > 0 && u.ptys == 0 {
+					u.ptys, u.ptyLimit = n, ptyDescriptors
 					end()
 				}
 			}

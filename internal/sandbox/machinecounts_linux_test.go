@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -36,9 +39,129 @@ func TestRedTeamAIOContextsOutOfReach(t *testing.T) {
 	}
 }
 
+// TestRedTeamPtysBounded: a contained program opens pseudo-terminals
+// until none is left, through the step's own /dev/ptmx and through a
+// devpts it mounts itself as root of user and mount namespaces of its
+// own (unshare -Urm), then holds them. The kernel keeps one count of
+// them for the whole machine (kernel.pty.max, 4096 by default, of which
+// every devpts but the host's first may use all but kernel.pty.reserve,
+// 1024): a step took all 3071 this machine had for them, and every
+// container's and other step's terminal (docker run -t, a CLI's shell
+// tool, ssh into a container) failed with ENOSPC while it ran. The probe
+// stops at 1024, not to take the machine's pool in the test. Contained,
+// the step's /dev/pts gives at most maxPtys, and a step holding more
+// terminal descriptors than ptyDescriptors, however it made them, is
+// ended: it never holds them to its end.
+func TestRedTeamPtysBounded(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	helper := os.Args[0] + " -test.run=^TestMachineCountsProbeHelper$"
+	bound := strconv.Itoa(ptyDescriptors)
+	cases := []struct{ name, script string }{
+		{"the step's /dev/ptmx", "PLANEX_COUNTS_PROBE=pty:/dev/ptmx:" + bound + " " + helper},
+	}
+	if _, err := exec.LookPath("unshare"); err == nil {
+		cases = append(cases, struct{ name, script string }{"a devpts of its own",
+			"unshare -Urm sh -c 'mkdir -p /tmp/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /tmp/pts && PLANEX_COUNTS_PROBE=pty:/tmp/pts/ptmx:" + bound + " " + helper + "'"})
+	} else {
+		t.Log("util-linux's unshare is not installed: the nested devpts case is not tried")
+	}
+	for _, c := range cases {
+		out, _ := run(t, s, Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}, "/", []string{"PATH=" + os.Getenv("PATH")}, c.script)
+		n := -1
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, "ptys: "); ok {
+				n, _ = strconv.Atoi(strings.TrimSuffix(strings.Fields(v)[0], ","))
+			}
+		}
+		ended := strings.Contains(out, "pseudo-terminal limit")
+		if n < 0 && !ended {
+			t.Errorf("%s: the probe did not run:\n%s", c.name, out)
+			continue
+		}
+		if n < 0 {
+			t.Logf("%s: ended while it opened terminals", c.name)
+		} else {
+			t.Logf("%s: %d terminals", c.name, n)
+		}
+		if n > ptyDescriptors && strings.Contains(out, "held to the end") {
+			t.Errorf("%s: the program held %d terminals to its end (the machine has %d for every container and step together):\n%s", c.name, n, readPtyMax(t), out)
+		}
+		if n > ptyDescriptors && !ended {
+			t.Errorf("%s: a step holding %d terminals was not reported:\n%s", c.name, n, out)
+		}
+	}
+}
+
+// TestPtyGuard: the watcher's look at a step's terminals, on a /proc
+// made of links: it counts only while the machine's count has grown by
+// more than half the bound since the step started, then only the
+// descriptors of terminals (either end, the init's aside), and reports
+// a step past the bound.
+func TestPtyGuard(t *testing.T) {
+	t.Parallel()
+	var ptmx unix.Stat_t
+	if err := unix.Stat("/dev/ptmx", &ptmx); err != nil || !isPty(ptmx) {
+		t.Skipf("no /dev/ptmx to stand for a terminal here (%v)", err)
+	}
+	for _, c := range []struct {
+		name       string
+		grown      int
+		ptys, init int
+		want       int64
+	}{
+		{"many terminals, the machine's count unchanged", 0, ptyDescriptors + 10, 0, 0},
+		{"the count grown, few of them the step's", ptyDescriptors, 3, 0, 0},
+		{"the step's, at the bound", ptyDescriptors, ptyDescriptors, 0, 0},
+		{"the step's, past the bound", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1},
+		{"the init's are not the step's", ptyDescriptors + 40, 3, ptyDescriptors + 40, 0},
+	} {
+		proc := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(proc, "sys", "kernel", "pty"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(proc, "sys", "kernel", "pty", "nr"), "100\n", 0o644)
+		g := newPtyGuard(proc)
+		writeFile(t, filepath.Join(proc, "sys", "kernel", "pty", "nr"), strconv.Itoa(100+c.grown)+"\n", 0o644)
+		links := func(pid string, n int) {
+			fd := filepath.Join(proc, pid, "fd")
+			if err := os.MkdirAll(fd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				if err := os.Symlink("/dev/ptmx", filepath.Join(fd, strconv.Itoa(100+i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, other := range []string{"/dev/null", "pipe:[4242]", "socket:[77]"} {
+				if err := os.Symlink(other, filepath.Join(fd, strconv.Itoa(i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		links("1", c.init)
+		// The step's terminals spread over two processes.
+		links("7", c.ptys/2)
+		links("8", c.ptys-c.ptys/2)
+		if got := g.check(); got != c.want {
+			t.Errorf("%s: check() = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// readPtyMax is the machine's kernel.pty.max less its reserve: what
+// every devpts but the host's first shares.
+func readPtyMax(t *testing.T) int64 {
+	t.Helper()
+	return readFirstInt("/proc/sys/kernel/pty/max") - readFirstInt("/proc/sys/kernel/pty/reserve")
+}
+
 // TestMachineCountsProbeHelper is the program of the tests of what the
 // kernel counts for the whole machine. PLANEX_COUNTS_PROBE says what it
-// takes: "aio", AIO contexts of 8192 events (at most two).
+// takes: "aio", AIO contexts of 8192 events (at most two);
+// "pty:PATH:BOUND", terminals opened through the ptmx at PATH (at most
+// 1024), held, when it got more than BOUND, up to ten seconds before it
+// says "held to the end".
 func TestMachineCountsProbeHelper(t *testing.T) {
 	what := os.Getenv("PLANEX_COUNTS_PROBE")
 	switch {
@@ -47,6 +170,25 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 	case what == "aio":
 		n, err := takeAIOContexts(2, 8192)
 		fmt.Printf("aio: %d contexts, then %v\n", n, err)
+	case strings.HasPrefix(what, "pty:"):
+		ptmx, b, _ := strings.Cut(strings.TrimPrefix(what, "pty:"), ":")
+		bound, _ := strconv.Atoi(b)
+		var held []*os.File
+		var err error
+		for len(held) < 1024 {
+			var f *os.File
+			if f, err = os.OpenFile(ptmx, os.O_RDWR|unix.O_NOCTTY, 0); err != nil {
+				break
+			}
+			held = append(held, f)
+		}
+		fmt.Printf("ptys: %d, then %v\n", len(held), err)
+		os.Stdout.Sync()
+		if len(held) > bound {
+			// The attacker's hold: the step is ended long before.
+			time.Sleep(10 * time.Second)
+		}
+		fmt.Println("held to the end")
 	}
 }
 
