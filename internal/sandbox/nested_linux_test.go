@@ -221,11 +221,11 @@ func asOrdinaryUserIn(t *testing.T, run string, cgroupFD int) string {
 // init's descriptors and its SIGTERM to the init came back to it, ending
 // the step), the keyrings of that uid, the core limit, perf events and
 // the network's ways out, the inotify instances counted against
-// that user, the kernel interfaces past the namespaces, and the
-// machine's terminals.
+// that user, the kernel interfaces past the namespaces, the machine's
+// terminals and the step's System V semaphores.
 func TestAttacksAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
-	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestUserKeysReadByID|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace|TestRedTeamPtysBounded")
+	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestUserKeysReadByID|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace|TestRedTeamPtysBounded|TestRedTeamSysVSemaphoresBounded")
 }
 
 // TestRedTeamFreshProcAndSys: the program makes namespaces of its own
