@@ -168,7 +168,8 @@ const diskInterval = watchInterval / 10
 // calls end (endStep in the init) once when the step holds more
 // descriptors than it may (fileGuard), has filled a file system it
 // writes (diskGuard), holds System V memory past its caps (sysvGuard) or
-// more terminals than it may (ptyGuard).
+// more terminals than it may (ptyGuard), or when the machine's memory
+// runs low (memGuard).
 type watcher struct {
 	stop chan struct{}
 	done chan usage
@@ -176,11 +177,13 @@ type watcher struct {
 
 // watchPlan is what a watcher guards: the step's limits, the folders it
 // writes, its System V shared memory cap in bytes (0: its System V
-// memory is not watched), and what ends the step.
+// memory is not watched), the memory guard's floor (0: memGuard's own),
+// and what ends the step.
 type watchPlan struct {
 	limits   Limits
 	writable []string
 	shmCap   uint64
+	memFloor int64
 	end      func()
 }
 
@@ -190,6 +193,7 @@ func watch(p watchPlan) *watcher {
 	disk := newDiskGuard(p.writable, unix.Statfs)
 	sysv := sysvGuard{proc: "/proc", shmCap: p.shmCap}
 	ptys := newPtyGuard("/proc")
+	mem := newMemGuard(func() ([]byte, error) { return os.ReadFile("/proc/meminfo") }, p.memFloor)
 	end := p.end
 	go func() {
 		var u usage
@@ -198,6 +202,10 @@ func watch(p watchPlan) *watcher {
 		for tick := 0; ; tick++ {
 			if p, left, full := disk.check(); full && u.diskFull == "" {
 				u.diskFull, u.diskLeft = p, left
+				end()
+			}
+			if left, low := mem.check(); low && u.memLeft == 0 {
+				u.memLeft = left
 				end()
 			}
 			if tick%int(watchInterval/diskInterval) == 0 {

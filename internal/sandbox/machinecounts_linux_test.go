@@ -156,12 +156,96 @@ func readPtyMax(t *testing.T) int64 {
 	return readFirstInt("/proc/sys/kernel/pty/max") - readFirstInt("/proc/sys/kernel/pty/reserve")
 }
 
+// TestRedTeamMemoryNoProcessCounts: a contained program writes a memfd
+// (not mapped) a GiB long, memory the resident size the OOM killer
+// chooses by does not count, then holds it. Where planex cannot set an
+// OOM floor (an ordinary user, a root without CAP_SYS_RESOURCE, as this
+// project's test machine) the program lowers its score to 0 and, when
+// memory runs out, the kernel ends planex or the runner rather than the
+// small process holding it; a tmpfs or ramfs of its own in nested
+// namespaces does the same. So the init ends a step once the machine's
+// memory and swap left fall below a floor (and below what it had at the
+// step's start). The test sets that floor 256 MiB below what is left now,
+// not to take the machine's memory; the program never holds its GiB and
+// runs on.
+func TestRedTeamMemoryNoProcessCounts(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	left := memoryLeft(readFile(t, "/proc/meminfo"))
+	if left < 3<<30 {
+		t.Skipf("the machine has %d MiB of memory and swap left; the test takes 1 GiB", left>>20)
+	}
+	s.memFloor = left - 256<<20
+	out, err := run(t, s, Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}, "/", []string{"PLANEX_COUNTS_PROBE=memfd"},
+		os.Args[0]+" -test.run=^TestMachineCountsProbeHelper$")
+	if strings.Contains(out, "held to the end") {
+		t.Errorf("the program held a GiB no process's resident size counts past the floor, and ran on (%v):\n%s", err, out)
+	}
+	if !strings.Contains(out, "memory nearly exhausted") {
+		t.Errorf("the step was not ended for the memory it held, or said nothing (%v):\n%s", err, out)
+	}
+}
+
+// TestMemGuard: the memory guard's floor (a thirty-second of the
+// machine's memory, within its bounds, or the one given), what it counts
+// as left (available memory and free swap), and that a machine already
+// short of memory at the step's start ends it only once it falls further.
+func TestMemGuard(t *testing.T) {
+	t.Parallel()
+	info := func(total, avail, swap int64) []byte {
+		return []byte(fmt.Sprintf("MemTotal:       %d kB\nMemFree:        1 kB\nMemAvailable:   %d kB\nSwapTotal:      %d kB\nSwapFree:       %d kB\n", total>>10, avail>>10, swap>>10, swap>>10))
+	}
+	const gib = int64(1) << 30
+	for _, c := range []struct {
+		name          string
+		floor         int64
+		start, now    []byte
+		wantLow       bool
+		wantFloor     int64
+		wantLeftAfter int64
+	}{
+		{"plenty left", 0, info(16*gib, 12*gib, 0), info(16*gib, 10*gib, 0), false, 512 << 20, 10 * gib},
+		{"below a thirty-second", 0, info(16*gib, 12*gib, 0), info(16*gib, 400<<20, 0), true, 512 << 20, 400 << 20},
+		{"swap counts as left", 0, info(16*gib, 12*gib, 4*gib), info(16*gib, 400<<20, 2*gib), false, 512 << 20, 400<<20 + 2*gib},
+		{"a small machine's floor is the least", 0, info(2*gib, 1*gib, 0), info(2*gib, 100<<20, 0), true, memFloorLeast, 100 << 20},
+		{"a large machine's floor is the most", 0, info(256*gib, 200*gib, 0), info(256*gib, 2*gib, 0), false, memFloorMost, 2 * gib},
+		{"short at the start, steady", 0, info(16*gib, 300<<20, 0), info(16*gib, 280<<20, 0), false, 512 << 20, 280 << 20},
+		{"short at the start, falling", 0, info(16*gib, 300<<20, 0), info(16*gib, 200<<20, 0), true, 512 << 20, 200 << 20},
+		{"a floor given", 5 * gib, info(16*gib, 6*gib, 0), info(16*gib, 4*gib, 0), true, 5 * gib, 4 * gib},
+	} {
+		next := c.start
+		g := newMemGuard(func() ([]byte, error) { return next, nil }, c.floor)
+		if g.floor != c.wantFloor {
+			t.Errorf("%s: floor %d MiB, want %d MiB", c.name, g.floor>>20, c.wantFloor>>20)
+		}
+		next = c.now
+		left, low := g.check()
+		if low != c.wantLow || left != c.wantLeftAfter {
+			t.Errorf("%s: check() = %d MiB, %v; want %d MiB, %v", c.name, left>>20, low, c.wantLeftAfter>>20, c.wantLow)
+		}
+	}
+	g := newMemGuard(func() ([]byte, error) { return nil, os.ErrNotExist }, 0)
+	if _, low := g.check(); low {
+		t.Error("a guard that read nothing at the start ended the step")
+	}
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TestMachineCountsProbeHelper is the program of the tests of what the
 // kernel counts for the whole machine. PLANEX_COUNTS_PROBE says what it
 // takes: "aio", AIO contexts of 8192 events (at most two);
 // "pty:PATH:BOUND", terminals opened through the ptmx at PATH (at most
 // 1024), held, when it got more than BOUND, up to ten seconds before it
-// says "held to the end".
+// says "held to the end"; "memfd", a GiB written to a memfd, held three
+// seconds before it says "held to the end".
 func TestMachineCountsProbeHelper(t *testing.T) {
 	what := os.Getenv("PLANEX_COUNTS_PROBE")
 	switch {
@@ -188,6 +272,23 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 			// The attacker's hold: the step is ended long before.
 			time.Sleep(10 * time.Second)
 		}
+		fmt.Println("held to the end")
+	case what == "memfd":
+		fd, err := unix.MemfdCreate("planex-hog", unix.MFD_CLOEXEC)
+		if err != nil {
+			fmt.Printf("memfd: %v\n", err)
+			return
+		}
+		chunk := make([]byte, 1<<20)
+		for i := range 1024 {
+			if _, err := unix.Write(fd, chunk); err != nil {
+				fmt.Printf("memfd: %d MiB, then %v\n", i, err)
+				return
+			}
+		}
+		fmt.Println("memfd: 1024 MiB")
+		os.Stdout.Sync()
+		time.Sleep(3 * time.Second)
 		fmt.Println("held to the end")
 	}
 }

@@ -269,10 +269,11 @@ func asOrdinaryUserIn(t *testing.T, run string, cgroupFD int) string {
 // the step), the keyrings of that uid, the core limit, perf events and
 // the network's ways out, the inotify instances counted against
 // that user, the kernel interfaces past the namespaces, the machine's
-// terminals and the step's System V semaphores.
+// terminals, the step's System V semaphores and the memory no
+// process's resident size counts.
 func TestAttacksAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
-	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestUserKeysReadByID|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace|TestRedTeamPtysBounded|TestRedTeamSysVSemaphoresBounded")
+	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestUserKeysReadByID|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace|TestRedTeamPtysBounded|TestRedTeamSysVSemaphoresBounded|TestRedTeamMemoryNoProcessCounts")
 }
 
 // TestRedTeamFreshProcAndSys: the program makes namespaces of its own
