@@ -104,6 +104,20 @@ func TestPtyGuard(t *testing.T) {
 	if err := unix.Stat("/dev/ptmx", &ptmx); err != nil || !isPty(ptmx) {
 		t.Skipf("no /dev/ptmx to stand for a terminal here (%v)", err)
 	}
+	// A terminal's numbered end, for links named as /dev/pts/N.
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no terminal to open here: %v", err)
+	}
+	defer master.Close()
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	ptn, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptsEnd := fmt.Sprintf("/dev/pts/%d", ptn)
 	for _, c := range []struct {
 		name       string
 		grown      int
@@ -115,6 +129,7 @@ func TestPtyGuard(t *testing.T) {
 		{"the step's, at the bound", ptyDescriptors, ptyDescriptors, 0, 0},
 		{"the step's, past the bound", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1},
 		{"the init's are not the step's", ptyDescriptors + 40, 3, ptyDescriptors + 40, 0},
+		{"numbered ends", ptyDescriptors + 1, -(ptyDescriptors + 1), 0, ptyDescriptors + 1},
 	} {
 		proc := t.TempDir()
 		if err := os.MkdirAll(filepath.Join(proc, "sys", "kernel", "pty"), 0o755); err != nil {
@@ -128,12 +143,18 @@ func TestPtyGuard(t *testing.T) {
 			if err := os.MkdirAll(fd, 0o755); err != nil {
 				t.Fatal(err)
 			}
+			// A negative count stands for terminals' numbered ends: links
+			// named like /dev/pts/N, to the terminal this test opened.
+			target := "/dev/ptmx"
+			if n < 0 {
+				n, target = -n, ptsEnd
+			}
 			for i := range n {
-				if err := os.Symlink("/dev/ptmx", filepath.Join(fd, strconv.Itoa(100+i))); err != nil {
+				if err := os.Symlink(target, filepath.Join(fd, strconv.Itoa(100+i))); err != nil {
 					t.Fatal(err)
 				}
 			}
-			for i, other := range []string{"/dev/null", "pipe:[4242]", "socket:[77]"} {
+			for i, other := range []string{"/dev/null", "pipe:[4242]", "socket:[77]", "/dev/pts/ptmx.bak", "/tmp/12x"} {
 				if err := os.Symlink(other, filepath.Join(fd, strconv.Itoa(i))); err != nil {
 					t.Fatal(err)
 				}

@@ -68,9 +68,7 @@ func (g *ptyGuard) check() int64 {
 }
 
 // countPtyDescriptors counts the descriptors of terminals the processes
-// under proc but the init hold, stopping once past limit. A descriptor
-// whose link names no path (a pipe, a socket, an anonymous inode) is not
-// looked at further.
+// under proc but the init hold, stopping once past limit.
 func countPtyDescriptors(proc string, limit int64) int64 {
 	ents, err := os.ReadDir(proc)
 	if err != nil {
@@ -102,7 +100,7 @@ func ptyDescriptorsOf(dir string, limit int64) int64 {
 		names, err := f.Readdirnames(1024)
 		for _, name := range names {
 			p := filepath.Join(dir, name)
-			if target, err := os.Readlink(p); err != nil || !strings.HasPrefix(target, "/") {
+			if target, err := os.Readlink(p); err != nil || !ptyName(target) {
 				continue
 			}
 			var st unix.Stat_t
@@ -115,6 +113,22 @@ func ptyDescriptorsOf(dir string, limit int64) int64 {
 		}
 	}
 	return n
+}
+
+// ptyName reports whether a descriptor's link could name a terminal: a
+// devpts's ptmx, or one of its numbered ends, wherever it is mounted. The
+// rest (pipes, sockets, files with other names) is not looked at, so a
+// file of a slow file system is never asked for its attributes.
+func ptyName(target string) bool {
+	if !strings.HasPrefix(target, "/") {
+		return false
+	}
+	base := filepath.Base(target)
+	if base == "ptmx" {
+		return true
+	}
+	_, err := strconv.ParseUint(base, 10, 32)
+	return err == nil
 }
 
 // isPty reports whether st is a terminal's end.
