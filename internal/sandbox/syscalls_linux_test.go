@@ -194,6 +194,8 @@ func TestSyscallFilter(t *testing.T) {
 				call{name: "userfaultfd", arch: a.audit, nr: a.uffd, want: noSys},
 				call{name: "bpf", arch: a.audit, nr: a.bpf, want: noSys},
 				call{name: "bpf's neighbour", arch: a.audit, nr: a.bpf + 1, want: allow},
+				call{name: "syslog", arch: a.audit, nr: a.syslog, want: noSys},
+				call{name: "syslog's neighbour", arch: a.audit, nr: a.syslog + 1, want: allow},
 				call{name: "io_setup", arch: a.audit, nr: a.aioSetup[0], want: noSys},
 				call{name: "io_setup's neighbour (io_destroy)", arch: a.audit, nr: a.aioSetup[0] + 1, want: allow},
 				call{name: "fallocate", arch: a.audit, nr: a.fallocate, want: retErrno(unix.EOPNOTSUPP)},
