@@ -99,6 +99,7 @@ var serialTests = map[string]string{
 	"internal/sandbox.TestMountAPIProbeHelper":      "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestLeaseProbeHelper":         "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestMachineCountsProbeHelper": "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestHostIPCProbeHelper":       "a child process's entry point (skips in the package's run)",
 }
 
 // TestSlowPackagesTestInParallel: every top-level test of parallelPackages
