@@ -89,15 +89,17 @@ var serialTests = map[string]string{
 	"internal/sandbox.TestRedTeamKerberosCacheSocketOutOfReach": "plants a socket under /run, which every sandbox built meanwhile walks",
 	// Entry points of child processes a test starts; in the package's
 	// run they skip at once.
-	"internal/sandbox.TestSandboxFDHelper":     "a child process's entry point (skips in the package's run)",
-	"internal/sandbox.TestSandboxGroupsHelper": "a child process's entry point (skips in the package's run)",
-	"internal/sandbox.TestKernelProbeHelper":   "a child process's entry point (skips in the package's run)",
-	"internal/sandbox.TestKeyringProbeHelper":  "a child process's entry point (skips in the package's run)",
-	"internal/sandbox.TestDescriptorHogHelper": "a child process's entry point (skips in the package's run)",
-	"internal/sandbox.TestMemoryHogHelper":     "a child process's entry point (skips in the package's run)",
-	"internal/sandbox.TestInotifyHogHelper":    "a child process's entry point (skips in the package's run)",
-	"internal/sandbox.TestMountAPIProbeHelper": "a child process's entry point (skips in the package's run)",
-	"internal/sandbox.TestLeaseProbeHelper":    "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestSandboxFDHelper":          "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestSandboxGroupsHelper":      "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestKernelProbeHelper":        "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestKeyringProbeHelper":       "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestDescriptorHogHelper":      "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestMemoryHogHelper":          "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestInotifyHogHelper":         "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestMountAPIProbeHelper":      "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestLeaseProbeHelper":         "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestMachineCountsProbeHelper": "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestHostIPCProbeHelper":       "a child process's entry point (skips in the package's run)",
 }
 
 // TestSlowPackagesTestInParallel: every top-level test of parallelPackages

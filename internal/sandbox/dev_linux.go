@@ -40,7 +40,8 @@ func DevEntries() []string {
 
 // minimalDev covers r/dev with a tmpfs holding only devNodes, devLinks and
 // devDirs, mounts a private devpts instance (its own ptmx and numbers, no
-// host terminal), and makes the tmpfs read-only.
+// host terminal, at most maxPtys terminals: ptys_linux.go), and makes the
+// tmpfs read-only.
 func minimalDev(r string) error {
 	dev := filepath.Join(r, "dev")
 	if err := tmpfs(dev, "0755", 0); err != nil {
@@ -62,7 +63,7 @@ func minimalDev(r string) error {
 		}
 	}
 	pts := filepath.Join(dev, "pts")
-	if err := unix.Mount("devpts", pts, "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+	if err := unix.Mount("devpts", pts, "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, fmt.Sprintf("newinstance,ptmxmode=0666,mode=0620,max=%d", maxPtys)); err != nil {
 		return fmt.Errorf("mounting a private /dev/pts: %w", err)
 	}
 	if err := unix.MountSetattr(-1, dev, 0, readOnlyAttr()); err != nil {

@@ -91,7 +91,7 @@ func initMain(cfgFile string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: starting %s: %v\n", c.Path, err)
 		return 127
 	}
-	watching := watch(watchPlan{limits: c.Limits, writable: c.Writable, shmCap: machineMemory() / 8, end: endStep})
+	watching := watch(watchPlan{limits: c.Limits, writable: c.Writable, shmCap: machineMemory() / 8, memFloor: c.MemFloor, end: endStep})
 	pid := cmd.Process.Pid
 	go func() {
 		for s := range sigs {
@@ -343,9 +343,10 @@ func scratchInodes(ram, percent uint64) string {
 }
 
 // capSysVShm caps the System V shared memory of the step's own IPC
-// namespace (shmall, in pages) at an eighth of the machine's memory, and
-// its message queues at msgQueues: a fresh namespace allows any amount
-// of the one and 32,000 queues of 16 KiB of the other, and both outlive
+// namespace (shmall, in pages) at an eighth of the machine's memory, its
+// message queues at msgQueues and its semaphores at semCount: a fresh
+// namespace allows any amount of the first, 32,000 queues of 16 KiB of
+// the second and about 100 GiB of the third, and all outlive
 // the program that made them while the init holds the namespace, memory
 // no process owns, as a tmpfs's is (scratchPlaces). procDir is the step's
 // /proc; ram 0 leaves shmall as it is. Best effort: a kernel that lets
@@ -353,6 +354,9 @@ func scratchInodes(ram, percent uint64) string {
 func capSysVShm(procDir string, ram uint64) {
 	kernel := filepath.Join(procDir, "sys", "kernel")
 	_ = os.WriteFile(filepath.Join(kernel, "msgmni"), []byte(fmt.Sprint(msgQueues)), 0)
+	// SEMMSL, SEMMNS, SEMOPM, SEMMNI: sets of up to 32000 as before, at
+	// most semCount semaphores and semSets sets in all.
+	_ = os.WriteFile(filepath.Join(kernel, "sem"), []byte(fmt.Sprintf("32000 %d 500 %d", semCount, semSets)), 0)
 	if ram == 0 {
 		return
 	}

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +20,8 @@ import (
 // /proc/sys, drop the page cache, raise its
 // cgroup's limits, read kernel memory and debug files, load a module or
 // a new kernel, make a userfaultfd (fixed: it was made) or a BPF map
-// (fixed: refused by the filter, not only by the kernel's setting), open
+// (fixed: refused by the filter, not only by the kernel's setting), read
+// the kernel's log (fixed likewise: read where dmesg_restrict is 0), open
 // a file system's root by a file handle (open_by_handle_at), and reach the sandbox's init (planex re-executed, which
 // holds the relays) by process_vm_readv, ptrace and pidfd_getfd. None
 // works, and the values read outside afterwards are unchanged. All but
@@ -95,6 +97,14 @@ func TestKernelProbeHelper(t *testing.T) {
 	attr := [5]uint32{unix.BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0}
 	if fd, _, e := unix.Syscall(unix.SYS_BPF, unix.BPF_MAP_CREATE, uintptr(unsafe.Pointer(&attr[0])), unsafe.Sizeof(attr)); e != unix.ENOSYS {
 		fmt.Printf("REACHED bpf: made map %d, or the kernel answered (%v), not the filter\n", fd, e)
+	}
+	// The kernel's log (syslog(2), SYSLOG_ACTION_READ_ALL), which every
+	// process reads where kernel.dmesg_restrict is 0: the machine's
+	// devices, other jobs' crashes and OOM kills, a firewall's logged
+	// packets. Whatever that setting, the answer must be the filter's
+	// (ENOSYS), not the kernel's (EPERM).
+	if n, err := unix.Klogctl(3, make([]byte, 4096)); !errors.Is(err, unix.ENOSYS) {
+		fmt.Printf("REACHED syslog: read %d bytes of the kernel's log, or the kernel answered (%v), not the filter\n", n, err)
 	}
 	// The "shocker" escape: a file handle of the root of the file
 	// system holding / (taken by name here; on ext4 a forged one of inode

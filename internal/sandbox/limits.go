@@ -206,6 +206,12 @@ type usage struct {
 	// sysvPast says what System V memory the step held past its caps
 	// when the init ended it; "" when it did not.
 	sysvPast string
+	// ptys is how many terminal descriptors the step held when the init
+	// ended it for holding more than ptyLimit; 0 when it did not.
+	ptys, ptyLimit int64
+	// memLeft is the machine's memory and swap left (bytes) when the
+	// init ended the step for it; 0 when it did not.
+	memLeft int64
 }
 
 // sigXFSZ is SIGXFSZ's number on Linux (also on the BSDs and macOS).
@@ -233,6 +239,12 @@ func limitsHit(l Limits, u usage) []string {
 	}
 	if u.sysvPast != "" {
 		hit = append(hit, "the step held "+u.sysvPast+", and was ended")
+	}
+	if u.memLeft > 0 {
+		hit = append(hit, fmt.Sprintf("memory nearly exhausted: the machine had %d MiB of memory and swap left, and the step was ended (out of memory, the kernel ends a process of its choosing: planex or the runner, where a program lowered its OOM score)", u.memLeft>>20))
+	}
+	if u.ptys > 0 {
+		hit = append(hit, fmt.Sprintf("pseudo-terminal limit %d hit: the step's processes held %d terminal descriptors at once (the machine's terminals, kernel.pty.max, are every container's and step's), and the step was ended", u.ptyLimit, u.ptys))
 	}
 	if l.Memory > 0 && u.peakMemory >= l.Memory-l.Memory/10 {
 		hit = append(hit, fmt.Sprintf("memory limit %s hit: a process of the step reached %s of address space, where allocations fail", formatLimit(limitMemory, l.Memory), formatLimit(limitMemory, u.peakMemory&^(1<<20-1))))

@@ -167,7 +167,9 @@ const diskInterval = watchInterval / 10
 // space among them, from the namespace's own /proc, until stopped, and
 // calls end (endStep in the init) once when the step holds more
 // descriptors than it may (fileGuard), has filled a file system it
-// writes (diskGuard) or holds System V memory past its caps (sysvGuard).
+// writes (diskGuard), holds System V memory past its caps (sysvGuard) or
+// more terminals than it may (ptyGuard), or when the machine's memory
+// runs low (memGuard).
 type watcher struct {
 	stop chan struct{}
 	done chan usage
@@ -175,11 +177,13 @@ type watcher struct {
 
 // watchPlan is what a watcher guards: the step's limits, the folders it
 // writes, its System V shared memory cap in bytes (0: its System V
-// memory is not watched), and what ends the step.
+// memory is not watched), the memory guard's floor (0: memGuard's own),
+// and what ends the step.
 type watchPlan struct {
 	limits   Limits
 	writable []string
 	shmCap   uint64
+	memFloor int64
 	end      func()
 }
 
@@ -188,6 +192,8 @@ func watch(p watchPlan) *watcher {
 	guard := newFileGuard("/proc", p.limits.OpenFiles)
 	disk := newDiskGuard(p.writable, unix.Statfs)
 	sysv := sysvGuard{proc: "/proc", shmCap: p.shmCap}
+	ptys := newPtyGuard("/proc")
+	mem := newMemGuard(func() ([]byte, error) { return os.ReadFile("/proc/meminfo") }, p.memFloor)
 	end := p.end
 	go func() {
 		var u usage
@@ -196,6 +202,10 @@ func watch(p watchPlan) *watcher {
 		for tick := 0; ; tick++ {
 			if p, left, full := disk.check(); full && u.diskFull == "" {
 				u.diskFull, u.diskLeft = p, left
+				end()
+			}
+			if left, low := mem.check(); low && u.memLeft == 0 {
+				u.memLeft = left
 				end()
 			}
 			if tick%int(watchInterval/diskInterval) == 0 {
@@ -208,6 +218,10 @@ func watch(p watchPlan) *watcher {
 				}
 				if what := sysv.check(); what != "" && u.sysvPast == "" {
 					u.sysvPast = what
+					end()
+				}
+				if n := ptys.check(); n > 0 && u.ptys == 0 {
+					u.ptys, u.ptyLimit = n, ptyDescriptors
 					end()
 				}
 			}

@@ -94,6 +94,8 @@ func TestLimitsHit(t *testing.T) {
 		{"memory below", l, usage{peakMemory: 900 << 20}, nil},
 		{"open files past the limit", l, usage{status: 137, openFiles: 5000, openFilesLimit: 4096}, []string{"open file limit 4096 hit: the step's processes held 5000 descriptors"}},
 		{"disk filled", l, usage{status: 137, diskFull: "/work/tree", diskLeft: "3 MiB"}, []string{"disk nearly full: the file system holding /work/tree had 3 MiB left"}},
+		{"terminals past the bound", l, usage{status: 137, ptys: 489, ptyLimit: 128}, []string{"pseudo-terminal limit 128 hit: the step's processes held 489 terminal descriptors"}},
+		{"memory nearly exhausted", l, usage{status: 137, memLeft: 300 << 20}, []string{"memory nearly exhausted: the machine had 300 MiB of memory and swap left"}},
 		{"all", l, usage{status: 153, tasks: 64, peakMemory: 1 << 30}, []string{"file size", "process limit", "memory limit"}},
 	} {
 		got := limitsHit(c.l, c.u)

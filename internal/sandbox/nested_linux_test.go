@@ -25,8 +25,10 @@ import (
 // and reach the host from a network it administers. None of it works:
 // rlimits and the process count hold across nested namespaces (the
 // kernel counts a nested namespace's processes against every parent's
-// limit), the mounts are locked read-only, and a new network is as
-// empty as the step's. (Mounting over a folder in its own mount
+// limit), the mounts are locked read-only, the covers over hidden
+// folders and masked files neither come off nor stay behind in a bind or
+// clone of the folder above them, and a new network is as empty as the
+// step's. (Mounting over a folder in its own mount
 // namespace changes only its own view.)
 func TestNestedNamespaceGainsNothing(t *testing.T) {
 	t.Parallel()
@@ -41,8 +43,16 @@ func TestNestedNamespaceGainsNothing(t *testing.T) {
 	loop := sandboxtest.Listen(t, "tcp", "127.0.0.1:0")
 	outside := t.TempDir()
 	writeFile(t, filepath.Join(outside, "kept"), "original\n", 0o644)
+	// A hidden folder and a masked file below it, whose covers the
+	// nested namespace tries to take off or see past.
+	if err := os.Mkdir(filepath.Join(outside, "hidden"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(outside, "hidden", "secret"), "nested-cover-secret\n", 0o644)
+	writeFile(t, filepath.Join(outside, "masked"), "nested-cover-secret\n", 0o644)
 	work := t.TempDir()
-	p := Policy{Writable: []string{work}, ReadOnly: []string{filepath.Dir(probe), outside, filepath.Dir(os.Args[0])}, Limits: Limits{Processes: 48, FileSize: 1 << 20}}
+	p := Policy{Writable: []string{work}, ReadOnly: []string{filepath.Dir(probe), outside, filepath.Dir(os.Args[0])}, Limits: Limits{Processes: 48, FileSize: 1 << 20},
+		Hide: []string{filepath.Join(outside, "hidden")}, Mask: []string{filepath.Join(outside, "masked")}}
 	script := `unshare -Urmn sh -c '
 id -u
 ulimit -H -f unlimited 2>/dev/null && echo RAISED-FSIZE
@@ -63,7 +73,7 @@ set -- /proc/[0-9]*; echo procs=$#
 	if !strings.Contains(out, "mount API probed") {
 		t.Errorf("the new mount API probe did not run to its end:\n%s", out)
 	}
-	for _, bad := range []string{"RAISED-FSIZE", "RAISED-NPROC", "WROTE-OUTSIDE", "ok: pong", "REACHED"} {
+	for _, bad := range []string{"RAISED-FSIZE", "RAISED-NPROC", "WROTE-OUTSIDE", "ok: pong", "REACHED", "nested-cover-secret"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("from a nested namespace the program got %s:\n%s (%v)", bad, out, err)
 		}
@@ -91,8 +101,12 @@ set -- /proc/[0-9]*; echo procs=$#
 // API it clones the read-only folder named by PLANEX_MOUNT_PROBE
 // (open_tree), clears the clone's read-only flag (mount_setattr),
 // attaches it elsewhere (move_mount) and writes through it, and clears
-// the flag of the folder's own mount. It prints REACHED for each step
-// that let it write, then "mount API probed".
+// the flag of the folder's own mount. Then it tries to see past the
+// covers below that folder (its hidden folder "hidden" and masked file
+// "masked"): unmounting each (plainly and detached), and binding or
+// cloning the folder without what is mounted below it. It prints REACHED
+// for each step that let it write or read what a cover hides, then
+// "mount API probed".
 func TestMountAPIProbeHelper(t *testing.T) {
 	dir := os.Getenv("PLANEX_MOUNT_PROBE")
 	if dir == "" {
@@ -118,7 +132,40 @@ func TestMountAPIProbeHelper(t *testing.T) {
 		fmt.Println("REACHED clearing the folder's read-only flag")
 	}
 	write("directly", filepath.Join(dir, "kept"))
+	probeCovers(dir)
 	fmt.Println("mount API probed")
+}
+
+// probeCovers tries to see what the covers below dir hide (the hidden
+// folder dir/hidden, the masked file dir/masked) from a mount namespace
+// of the program's own: the kernel locks the mounts a less privileged
+// namespace inherits together, so none comes off and no bind or clone
+// leaves them behind.
+func probeCovers(dir string) {
+	read := func(how, p string) {
+		if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
+			fmt.Printf("REACHED %s: %s", how, b)
+		}
+	}
+	for _, cover := range []string{filepath.Join(dir, "hidden"), filepath.Join(dir, "masked")} {
+		for _, flags := range []int{0, unix.MNT_DETACH} {
+			if unix.Unmount(cover, flags) == nil {
+				fmt.Printf("REACHED unmounting the cover of %s (flags %d)\n", cover, flags)
+			}
+		}
+	}
+	read("the hidden folder", filepath.Join(dir, "hidden", "secret"))
+	read("the masked file", filepath.Join(dir, "masked"))
+	if target, err := os.MkdirTemp("", "bind-"); err == nil {
+		if unix.Mount(dir, target, "", unix.MS_BIND, "") == nil {
+			read("a bind without what is below", filepath.Join(target, "hidden", "secret"))
+			read("a bind without what is below", filepath.Join(target, "masked"))
+		}
+	}
+	if fd, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC); err == nil {
+		read("a clone without what is below", fmt.Sprintf("/proc/self/fd/%d/hidden/secret", fd))
+		read("a clone without what is below", fmt.Sprintf("/proc/self/fd/%d/masked", fd))
+	}
 }
 
 // TestInitIsOutOfReach: the program looks at and pokes the sandbox's
@@ -221,10 +268,12 @@ func asOrdinaryUserIn(t *testing.T, run string, cgroupFD int) string {
 // init's descriptors and its SIGTERM to the init came back to it, ending
 // the step), the keyrings of that uid, the core limit, perf events and
 // the network's ways out, the inotify instances counted against
-// that user, and the kernel interfaces past the namespaces.
+// that user, the kernel interfaces past the namespaces, the machine's
+// terminals, the step's System V semaphores and the memory no
+// process's resident size counts.
 func TestAttacksAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
-	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestUserKeysReadByID|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace")
+	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestUserKeysReadByID|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace|TestRedTeamPtysBounded|TestRedTeamSysVSemaphoresBounded|TestRedTeamMemoryNoProcessCounts")
 }
 
 // TestRedTeamFreshProcAndSys: the program makes namespaces of its own

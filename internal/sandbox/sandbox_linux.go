@@ -45,6 +45,10 @@ type Sandbox struct {
 	// while planex runs.
 	countsOnce sync.Once
 	counts     map[string]int64
+	// memFloor, when not 0, is the memory and swap left (bytes) below
+	// which the init ends a step, in place of memGuard's floor: tests set
+	// it near what the machine has, not to take its memory.
+	memFloor int64
 }
 
 // New returns a sandbox for mode: nil for ModeOff; for ModeOn an error
@@ -150,6 +154,8 @@ type config struct {
 	// Counts are the step's maxima of what the kernel counts per user
 	// (ucounts_linux.go).
 	Counts map[string]int64 `json:"counts,omitempty"`
+	// MemFloor replaces the memory guard's floor when not 0 (tests).
+	MemFloor int64 `json:"mem_floor,omitempty"`
 }
 
 // Wrap turns cmd, not yet started, into the same command run inside a
@@ -200,6 +206,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	}
 	c.Root = root
 	c.OOMFloor = s.oomFloor
+	c.MemFloor = s.memFloor
 	s.countsOnce.Do(func() { s.counts = stepCounts("/proc/sys/user") })
 	c.Counts = s.counts
 	b, err := json.Marshal(c)

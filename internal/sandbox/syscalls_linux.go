@@ -67,10 +67,25 @@ import (
 // Kerberos ticket cache's, a key a tool stored for its user). Docker's
 // default profile refuses the keyring calls for the same reason.
 //
+// Linux AIO draws on a pool the kernel keeps for the whole machine,
+// whatever namespace asks: fs.aio-max-nr, 65536 events by default, and
+// one io_setup of 32768 events takes half of it. A program that took it
+// all left every other process on the machine (a database's native AIO,
+// QEMU, another job's) with EAGAIN until its step ended. Programs that
+// use it fall back to ordinary reads and writes where the kernel has no
+// AIO; nothing else makes contexts, so refusing io_setup is enough.
+//
+// The kernel's log is the machine's: where kernel.dmesg_restrict is 0
+// (the kernel's default, kept by several distributions) syslog(2) reads
+// it for any process in any namespace, with the machine's devices,
+// other jobs' crashes and OOM kills and a firewall's logged packets.
+// /dev/kmsg is not in the sandbox's /dev and /proc/kmsg is root's; the
+// call is refused whatever the setting.
+//
 // So the program of every sandbox starts under a seccomp filter that
 // refuses an AF_VSOCK socket (EAFNOSUPPORT, as a kernel without vsock
 // answers), io_uring, request_key, add_key, keyctl, perf_event_open,
-// userfaultfd and bpf (ENOSYS, as a kernel without them answers;
+// userfaultfd, bpf, io_setup and syslog (ENOSYS, as a kernel without them answers;
 // Node.js and the rest fall back to ordinary calls, and a Kerberos
 // client to a file cache), fallocate (EOPNOTSUPP) and file leases (leaseGuard), and ignores any change of
 // RLIMIT_CORE through setrlimit or prlimit64 (the call succeeds and
@@ -88,6 +103,9 @@ type syscallArch struct {
 	uffd       uint32 // userfaultfd
 	bpf        uint32
 	fallocate  uint32
+	// io_setup, and x32's own compat entry beside amd64's.
+	aioSetup []uint32
+	syslog   uint32
 	// ioctl's numbers (x32's own compat entry beside amd64's) and the
 	// direction bit _IOW sets (bit 30, bit 31 on powerpc).
 	ioctls     []uint32
@@ -102,12 +120,12 @@ type syscallArch struct {
 // Numbers from the kernel's syscall tables (asm-generic for the newer
 // architectures: io_uring_setup is 425 everywhere).
 var (
-	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, addKey: 248, keyctl: 250, perfEvent: 298, uffd: 323, bpf: 321, fallocate: 285, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, fcntls: []uint32{72}, setrlimit: 160, prlimit: 302, x32: true}
-	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, addKey: 286, keyctl: 288, perfEvent: 336, uffd: 374, bpf: 357, fallocate: 324, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 340, socketcall: 102}
-	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
-	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, addKey: 309, keyctl: 311, perfEvent: 364, uffd: 388, bpf: 386, fallocate: 352, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 369}
-	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
-	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, addKey: 269, keyctl: 271, perfEvent: 319, uffd: 364, bpf: 361, fallocate: 309, ioctls: []uint32{54}, iocWrite: 4 << 29, fcntls: []uint32{55}, setrlimit: 75, prlimit: 325, socketcall: 102}
+	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, addKey: 248, keyctl: 250, perfEvent: 298, uffd: 323, bpf: 321, fallocate: 285, aioSetup: []uint32{206, 543}, syslog: 103, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, fcntls: []uint32{72}, setrlimit: 160, prlimit: 302, x32: true}
+	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, addKey: 286, keyctl: 288, perfEvent: 336, uffd: 374, bpf: 357, fallocate: 324, aioSetup: []uint32{245}, syslog: 103, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 340, socketcall: 102}
+	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, aioSetup: []uint32{0}, syslog: 116, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
+	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, addKey: 309, keyctl: 311, perfEvent: 364, uffd: 388, bpf: 386, fallocate: 352, aioSetup: []uint32{243}, syslog: 103, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 369}
+	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, aioSetup: []uint32{0}, syslog: 116, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, addKey: 269, keyctl: 271, perfEvent: 319, uffd: 364, bpf: 361, fallocate: 309, aioSetup: []uint32{227}, syslog: 103, ioctls: []uint32{54}, iocWrite: 4 << 29, fcntls: []uint32{55}, setrlimit: 75, prlimit: 325, socketcall: 102}
 )
 
 // archsFor lists the conventions a process on goarch's kernel may use:
@@ -186,7 +204,7 @@ func archBody(a syscallArch) []bpf.Instruction {
 	if a.x32 {
 		b = append(b, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ^uint32(x32Bit)})
 	}
-	for _, nr := range []uint32{a.ioUring, a.requestKey, a.addKey, a.keyctl, a.perfEvent, a.uffd, a.bpf} {
+	for _, nr := range append([]uint32{a.ioUring, a.requestKey, a.addKey, a.keyctl, a.perfEvent, a.uffd, a.bpf, a.syslog}, a.aioSetup...) {
 		b = append(b,
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: 1},
 			bpf.RetConstant{Val: retErrno(unix.ENOSYS)})

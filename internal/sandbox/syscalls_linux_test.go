@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -193,6 +194,10 @@ func TestSyscallFilter(t *testing.T) {
 				call{name: "userfaultfd", arch: a.audit, nr: a.uffd, want: noSys},
 				call{name: "bpf", arch: a.audit, nr: a.bpf, want: noSys},
 				call{name: "bpf's neighbour", arch: a.audit, nr: a.bpf + 1, want: allow},
+				call{name: "syslog", arch: a.audit, nr: a.syslog, want: noSys},
+				call{name: "syslog's neighbour", arch: a.audit, nr: a.syslog + 1, want: allow},
+				call{name: "io_setup", arch: a.audit, nr: a.aioSetup[0], want: noSys},
+				call{name: "io_setup's neighbour (io_destroy)", arch: a.audit, nr: a.aioSetup[0] + 1, want: allow},
 				call{name: "fallocate", arch: a.audit, nr: a.fallocate, want: retErrno(unix.EOPNOTSUPP)},
 				call{name: "fallocate's neighbour", arch: a.audit, nr: a.fallocate + 1, want: allow},
 				call{name: "ioctl FS_IOC_RESVSP64", arch: a.audit, nr: a.ioctls[0], arg1: a.iocWrite | 48<<16 | 'X'<<8 | 42, want: retErrno(unix.EOPNOTSUPP)},
@@ -226,6 +231,7 @@ func TestSyscallFilter(t *testing.T) {
 					mk("x32 vsock socket", a.audit, a.socket|x32Bit, unix.AF_VSOCK, noFamily),
 					mk("x32 io_uring_setup", a.audit, a.ioUring|x32Bit, 0, noSys),
 					mk("x32 keyctl", a.audit, a.keyctl|x32Bit, 0, noSys),
+					mk("x32 io_setup (its own entry)", a.audit, 543|x32Bit, 0, noSys),
 					call{name: "x32 ioctl FS_IOC_RESVSP64", arch: a.audit, nr: 514 | x32Bit, arg1: 1<<30 | 48<<16 | 'X'<<8 | 42, want: retErrno(unix.EOPNOTSUPP)},
 					call{name: "x32 fcntl F_SETLEASE", arch: a.audit, nr: 72 | x32Bit, arg1: unix.F_SETLEASE, want: retErrno(unix.EINVAL)},
 					call{name: "x32 prlimit64 setting RLIMIT_CORE", arch: a.audit, nr: a.prlimit | x32Bit, arg1: unix.RLIMIT_CORE, arg2: 0x1000, want: ignored})
@@ -482,6 +488,46 @@ func TestSysVInNestedIPCNamespace(t *testing.T) {
 	t.Logf("uid %d: %v %s", os.Getuid(), err, out)
 }
 
+// TestRedTeamSysVSemaphoresBounded: a program makes System V semaphore
+// sets of 32000 semaphores each (about 3 MiB of kernel memory a set),
+// which outlive it while the step's init holds its IPC namespace, memory
+// no process owns, as a segment's: the step's namespace allowed 32000
+// sets, about 100 GiB, and neither its caps nor the init's guard counted
+// semaphores (64 sets were made and held here, where the probe stops).
+// It first raises the namespace's semaphore limits (an ordinary user's
+// program may: TestAttacksAsOrdinaryUser runs it), then does the same in
+// an IPC namespace of its own (unshare -Ui), whose limits are the
+// kernel's defaults. Either the sets past the step's semaphores are
+// refused, or the step is ended, saying why; it never holds them and
+// runs on.
+func TestRedTeamSysVSemaphoresBounded(t *testing.T) {
+	t.Parallel()
+	_, s := sysVSandbox(t)
+	sets := `echo "32000 1024000000 500 32000" 2>/dev/null >/proc/sys/kernel/sem
+i=0; while [ $i -lt 64 ] && ipcmk -S 32000 >/dev/null 2>&1; do i=$((i+1)); done; echo sets $i; sleep 3; echo still running`
+	scripts := map[string]string{"the step's namespace": sets}
+	if _, err := exec.LookPath("unshare"); err == nil {
+		scripts["a namespace of its own"] = "unshare -Ui sh -c '" + sets + "'"
+	}
+	for name, script := range scripts {
+		out, err := run(t, s, Policy{}, "/", []string{"PATH=/usr/bin:/bin"}, script)
+		var made int
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, "sets "); ok {
+				made, _ = strconv.Atoi(v)
+			}
+		}
+		past := made*32000 > semCount
+		if past && strings.Contains(out, "still running") {
+			t.Errorf("%s: the program made %d semaphores, past the step's %d, and ran on (%v):\n%s", name, made*32000, semCount, err, out)
+		}
+		if past && !strings.Contains(out, "planex sandbox: the step held System V semaphores") {
+			t.Errorf("%s: the step was ended without saying why:\n%s", name, out)
+		}
+		t.Logf("%s, uid %d: %v %s", name, os.Getuid(), err, out)
+	}
+}
+
 // TestSysVGuard: segments and queued message bytes are added up from
 // /proc/sysvipc (laid out in a folder here), headers skipped; past a cap
 // the guard says which, and with no cap it watches nothing.
@@ -513,5 +559,20 @@ func TestSysVGuard(t *testing.T) {
 	writeFile(t, filepath.Join(proc, "sysvipc", "msg"), msg+strings.Repeat("         0          3   600           0          0\n", 2*msgQueues), 0o644)
 	if got := (sysvGuard{proc: proc, shmCap: 4 << 20}).check(); !strings.Contains(got, fmt.Sprintf("(%d queues), past", msgQueues+1)) {
 		t.Errorf("queues past the count: %q", got)
+	}
+	// Semaphores: their count is the sets' fourth column.
+	writeFile(t, filepath.Join(proc, "sysvipc", "msg"), msg, 0o644)
+	sem := "       key      semid perms      nsems   uid\n         0          1   600         17     0\n"
+	writeFile(t, filepath.Join(proc, "sysvipc", "sem"), sem, 0o644)
+	if got := (sysvGuard{proc: proc, shmCap: 4 << 20}).check(); got != "" {
+		t.Errorf("17 semaphores under the cap: %q", got)
+	}
+	writeFile(t, filepath.Join(proc, "sysvipc", "sem"), sem+strings.Repeat("         0          2   600      32000     0\n", 3), 0o644)
+	if got := (sysvGuard{proc: proc, shmCap: 4 << 20}).check(); !strings.Contains(got, "System V semaphores: 96017 (4 sets), past the step's 65536") {
+		t.Errorf("semaphores past the cap: %q", got)
+	}
+	writeFile(t, filepath.Join(proc, "sysvipc", "sem"), sem+strings.Repeat("         0          3   600          1     0\n", 2*semSets), 0o644)
+	if got := (sysvGuard{proc: proc, shmCap: 4 << 20}).check(); !strings.Contains(got, fmt.Sprintf("(%d sets), past", semSets+1)) {
+		t.Errorf("sets past the count: %q", got)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // it could raise them again and keep as much shared memory as it liked,
 // memory no process owns. So the init also looks at what the namespace
 // holds (/proc/sysvipc), every 200 ms, and ends the step when its
-// segments or queued messages are past the caps: the namespace, and all
+// segments, queued messages or semaphores are past the caps: the namespace, and all
 // it holds, goes with the init. A program may also make IPC namespaces
 // of its own (in a user namespace of its own), with the kernel's default
 // limits: the init reads those too, and adds them up with its own.
@@ -35,6 +35,17 @@ const msgBytesCap = msgQueues * 16 << 10
 // shmSegments is the most segments a step's namespace allows (shmmni's
 // default, which the init leaves as it is).
 const shmSegments = 4096
+
+// semCount is the most System V semaphores a step's IPC namespaces may
+// hold together, and semSets the most sets: a semaphore is about 100
+// bytes of kernel memory, and a fresh namespace allowed 32000 sets of
+// 32000 each (about 100 GiB) that outlive their program as a segment
+// does. 65536 is about 6 MiB; a PostgreSQL server of 100 connections
+// uses a few hundred in sets of 17.
+const (
+	semCount = 65536
+	semSets  = 4096
+)
 
 // sysvGuard watches the System V memory of the step's IPC namespace.
 type sysvGuard struct {
@@ -53,16 +64,16 @@ func (g sysvGuard) check() string {
 	if g.shmCap == 0 {
 		return ""
 	}
-	u := readSysV(g.proc, shmSegments, msgQueues)
+	u := readSysV(g.proc, sysvRows{shmSegments, msgQueues, semSets})
 	nested, many := nestedIPC(g.proc)
 	if many {
 		return fmt.Sprintf("more than %d IPC namespaces of its own, whose System V memory the init does not read", maxNestedIPC)
 	}
 	for _, ns := range nested {
-		if u.shmRows > shmSegments || u.msgRows > msgQueues {
+		if u.shmRows > shmSegments || u.msgRows > msgQueues || u.semRows > semSets {
 			break
 		}
-		if v, ok := readSysVIn(ns, g.proc, shmSegments-u.shmRows, msgQueues-u.msgRows); ok {
+		if v, ok := readSysVIn(ns, g.proc, sysvRows{shmSegments - u.shmRows, msgQueues - u.msgRows, semSets - u.semRows}); ok {
 			u = u.add(v)
 		}
 	}
@@ -72,26 +83,35 @@ func (g sysvGuard) check() string {
 	if u.msg > msgBytesCap || u.msgRows > msgQueues {
 		return fmt.Sprintf("System V messages of %d KiB (%d queues), past the step's %d KiB (or %d queues)", u.msg>>10, u.msgRows, msgBytesCap>>10, msgQueues)
 	}
+	if u.sem > semCount || u.semRows > semSets {
+		return fmt.Sprintf("System V semaphores: %d (%d sets), past the step's %d (or %d sets)", u.sem, u.semRows, semCount, semSets)
+	}
 	return ""
 }
 
-// sysvUse is what IPC namespaces hold: segment and queued message bytes,
-// and how many segments and queues.
+// sysvUse is what IPC namespaces hold: segment and queued message
+// bytes, semaphores, and how many segments, queues and semaphore sets.
 type sysvUse struct {
-	shm, msg         uint64
-	shmRows, msgRows int
+	shm, msg, sem             uint64
+	shmRows, msgRows, semRows int
 }
 
 func (u sysvUse) add(v sysvUse) sysvUse {
-	return sysvUse{shm: u.shm + v.shm, msg: u.msg + v.msg, shmRows: u.shmRows + v.shmRows, msgRows: u.msgRows + v.msgRows}
+	return sysvUse{shm: u.shm + v.shm, msg: u.msg + v.msg, sem: u.sem + v.sem,
+		shmRows: u.shmRows + v.shmRows, msgRows: u.msgRows + v.msgRows, semRows: u.semRows + v.semRows}
 }
 
-// readSysV reads the /proc/sysvipc tables under proc, at most maxShm+1
-// and maxMsg+1 rows.
-func readSysV(proc string, maxShm, maxMsg int) sysvUse {
+// sysvRows bounds the rows read of each /proc/sysvipc table.
+type sysvRows struct{ shm, msg, sem int }
+
+// readSysV reads the /proc/sysvipc tables under proc, at most one row
+// more of each than most allows. The fourth column is a segment's size,
+// a queue's bytes, a set's semaphores.
+func readSysV(proc string, most sysvRows) sysvUse {
 	var u sysvUse
-	u.shm, u.shmRows = sumColumn(filepath.Join(proc, "sysvipc", "shm"), 3, max(maxShm, 0))
-	u.msg, u.msgRows = sumColumn(filepath.Join(proc, "sysvipc", "msg"), 3, max(maxMsg, 0))
+	u.shm, u.shmRows = sumColumn(filepath.Join(proc, "sysvipc", "shm"), 3, max(most.shm, 0))
+	u.msg, u.msgRows = sumColumn(filepath.Join(proc, "sysvipc", "msg"), 3, max(most.msg, 0))
+	u.sem, u.semRows = sumColumn(filepath.Join(proc, "sysvipc", "sem"), 3, max(most.sem, 0))
 	return u
 }
 
@@ -135,7 +155,7 @@ func nestedIPC(proc string) (nsFiles []string, many bool) {
 // thread is left locked, so it ends with its goroutine instead of
 // running anything else in that namespace. ok is false when the
 // namespace could not be entered (its process gone).
-func readSysVIn(nsFile, proc string, maxShm, maxMsg int) (u sysvUse, ok bool) {
+func readSysVIn(nsFile, proc string, most sysvRows) (u sysvUse, ok bool) {
 	type result struct {
 		u  sysvUse
 		ok bool
@@ -154,7 +174,7 @@ func readSysVIn(nsFile, proc string, maxShm, maxMsg int) (u sysvUse, ok bool) {
 			done <- result{}
 			return
 		}
-		done <- result{readSysV(proc, maxShm, maxMsg), true}
+		done <- result{readSysV(proc, most), true}
 	}()
 	r := <-done
 	return r.u, r.ok

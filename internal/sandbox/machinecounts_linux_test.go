@@ -1,0 +1,330 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestRedTeamAIOContextsOutOfReach: a contained program makes Linux AIO
+// contexts (io_setup), which the kernel counts in one pool for the whole
+// machine (fs.aio-max-nr, 65536 events by default), whatever namespace
+// asks: one io_setup(32768) took half of it and a second the rest, and
+// every other process on the machine (a database's native AIO, QEMU,
+// another job) then got EAGAIN until the step ended. Contained, the call
+// is refused as a kernel without AIO refuses it (ENOSYS), and the
+// programs that use it fall back to ordinary reads and writes. The probe
+// stops at two contexts, not to take the machine's pool in the test.
+func TestRedTeamAIOContextsOutOfReach(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	out, err := run(t, s, Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}, "/", []string{"PLANEX_COUNTS_PROBE=aio"},
+		os.Args[0]+" -test.run=^TestMachineCountsProbeHelper$")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "aio: 0 contexts, then function not implemented") {
+		t.Errorf("a contained program made AIO contexts from the machine's pool, or was refused otherwise than by the filter:\n%s", out)
+	}
+}
+
+// TestRedTeamPtysBounded: a contained program opens pseudo-terminals
+// until none is left, through the step's own /dev/ptmx and through a
+// devpts it mounts itself as root of user and mount namespaces of its
+// own (unshare -Urm), then holds them. The kernel keeps one count of
+// them for the whole machine (kernel.pty.max, 4096 by default, of which
+// every devpts but the host's first may use all but kernel.pty.reserve,
+// 1024): a step took all 3071 this machine had for them, and every
+// container's and other step's terminal (docker run -t, a CLI's shell
+// tool, ssh into a container) failed with ENOSPC while it ran. The probe
+// stops at 1024, not to take the machine's pool in the test. Contained,
+// the step's /dev/pts gives at most maxPtys, and a step holding more
+// terminal descriptors than ptyDescriptors, however it made them, is
+// ended: it never holds them to its end.
+func TestRedTeamPtysBounded(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	helper := os.Args[0] + " -test.run=^TestMachineCountsProbeHelper$"
+	bound := strconv.Itoa(ptyDescriptors)
+	cases := []struct{ name, script string }{
+		{"the step's /dev/ptmx", "PLANEX_COUNTS_PROBE=pty:/dev/ptmx:" + bound + " " + helper},
+	}
+	if _, err := exec.LookPath("unshare"); err == nil {
+		cases = append(cases, struct{ name, script string }{"a devpts of its own",
+			"unshare -Urm sh -c 'mkdir -p /tmp/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /tmp/pts && PLANEX_COUNTS_PROBE=pty:/tmp/pts/ptmx:" + bound + " " + helper + "'"})
+	} else {
+		t.Log("util-linux's unshare is not installed: the nested devpts case is not tried")
+	}
+	for _, c := range cases {
+		out, _ := run(t, s, Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}, "/", []string{"PATH=" + os.Getenv("PATH")}, c.script)
+		n := -1
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, "ptys: "); ok {
+				n, _ = strconv.Atoi(strings.TrimSuffix(strings.Fields(v)[0], ","))
+			}
+		}
+		ended := strings.Contains(out, "pseudo-terminal limit")
+		if n < 0 && !ended {
+			t.Errorf("%s: the probe did not run:\n%s", c.name, out)
+			continue
+		}
+		if n < 0 {
+			t.Logf("%s: ended while it opened terminals", c.name)
+		} else {
+			t.Logf("%s: %d terminals", c.name, n)
+		}
+		if n > ptyDescriptors && strings.Contains(out, "held to the end") {
+			t.Errorf("%s: the program held %d terminals to its end (the machine has %d for every container and step together):\n%s", c.name, n, readPtyMax(t), out)
+		}
+		if n > ptyDescriptors && !ended {
+			t.Errorf("%s: a step holding %d terminals was not reported:\n%s", c.name, n, out)
+		}
+	}
+}
+
+// TestPtyGuard: the watcher's look at a step's terminals, on a /proc
+// made of links: it counts only while the machine's count has grown by
+// more than half the bound since the step started, then only the
+// descriptors of terminals (either end, the init's aside), and reports
+// a step past the bound.
+func TestPtyGuard(t *testing.T) {
+	t.Parallel()
+	var ptmx unix.Stat_t
+	if err := unix.Stat("/dev/ptmx", &ptmx); err != nil || !isPty(ptmx) {
+		t.Skipf("no /dev/ptmx to stand for a terminal here (%v)", err)
+	}
+	// A terminal's numbered end, for links named as /dev/pts/N.
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no terminal to open here: %v", err)
+	}
+	defer master.Close()
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	ptn, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptsEnd := fmt.Sprintf("/dev/pts/%d", ptn)
+	for _, c := range []struct {
+		name       string
+		grown      int
+		ptys, init int
+		want       int64
+	}{
+		{"many terminals, the machine's count unchanged", 0, ptyDescriptors + 10, 0, 0},
+		{"the count grown, few of them the step's", ptyDescriptors, 3, 0, 0},
+		{"the step's, at the bound", ptyDescriptors, ptyDescriptors, 0, 0},
+		{"the step's, past the bound", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1},
+		{"the init's are not the step's", ptyDescriptors + 40, 3, ptyDescriptors + 40, 0},
+		{"numbered ends", ptyDescriptors + 1, -(ptyDescriptors + 1), 0, ptyDescriptors + 1},
+	} {
+		proc := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(proc, "sys", "kernel", "pty"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(proc, "sys", "kernel", "pty", "nr"), "100\n", 0o644)
+		g := newPtyGuard(proc)
+		writeFile(t, filepath.Join(proc, "sys", "kernel", "pty", "nr"), strconv.Itoa(100+c.grown)+"\n", 0o644)
+		links := func(pid string, n int) {
+			fd := filepath.Join(proc, pid, "fd")
+			if err := os.MkdirAll(fd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// A negative count stands for terminals' numbered ends: links
+			// named like /dev/pts/N, to the terminal this test opened.
+			target := "/dev/ptmx"
+			if n < 0 {
+				n, target = -n, ptsEnd
+			}
+			for i := range n {
+				if err := os.Symlink(target, filepath.Join(fd, strconv.Itoa(100+i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, other := range []string{"/dev/null", "pipe:[4242]", "socket:[77]", "/dev/pts/ptmx.bak", "/tmp/12x"} {
+				if err := os.Symlink(other, filepath.Join(fd, strconv.Itoa(i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		links("1", c.init)
+		// The step's terminals spread over two processes.
+		links("7", c.ptys/2)
+		links("8", c.ptys-c.ptys/2)
+		if got := g.check(); got != c.want {
+			t.Errorf("%s: check() = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// readPtyMax is the machine's kernel.pty.max less its reserve: what
+// every devpts but the host's first shares.
+func readPtyMax(t *testing.T) int64 {
+	t.Helper()
+	return readFirstInt("/proc/sys/kernel/pty/max") - readFirstInt("/proc/sys/kernel/pty/reserve")
+}
+
+// TestRedTeamMemoryNoProcessCounts: a contained program writes a memfd
+// (not mapped) a GiB long, memory the resident size the OOM killer
+// chooses by does not count, then holds it. Where planex cannot set an
+// OOM floor (an ordinary user, a root without CAP_SYS_RESOURCE, as this
+// project's test machine) the program lowers its score to 0 and, when
+// memory runs out, the kernel ends planex or the runner rather than the
+// small process holding it; a tmpfs or ramfs of its own in nested
+// namespaces does the same. So the init ends a step once the machine's
+// memory and swap left fall below a floor (and below what it had at the
+// step's start). The test sets that floor 256 MiB below what is left now,
+// not to take the machine's memory; the program never holds its GiB and
+// runs on.
+func TestRedTeamMemoryNoProcessCounts(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	left := memoryLeft(readFile(t, "/proc/meminfo"))
+	if left < 3<<30 {
+		t.Skipf("the machine has %d MiB of memory and swap left; the test takes 1 GiB", left>>20)
+	}
+	s.memFloor = left - 256<<20
+	out, err := run(t, s, Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}, "/", []string{"PLANEX_COUNTS_PROBE=memfd"},
+		os.Args[0]+" -test.run=^TestMachineCountsProbeHelper$")
+	if strings.Contains(out, "held to the end") {
+		t.Errorf("the program held a GiB no process's resident size counts past the floor, and ran on (%v):\n%s", err, out)
+	}
+	if !strings.Contains(out, "memory nearly exhausted") {
+		t.Errorf("the step was not ended for the memory it held, or said nothing (%v):\n%s", err, out)
+	}
+}
+
+// TestMemGuard: the memory guard's floor (a thirty-second of the
+// machine's memory, within its bounds, or the one given), what it counts
+// as left (available memory and free swap), and that a machine already
+// short of memory at the step's start ends it only once it falls further.
+func TestMemGuard(t *testing.T) {
+	t.Parallel()
+	info := func(total, avail, swap int64) []byte {
+		return []byte(fmt.Sprintf("MemTotal:       %d kB\nMemFree:        1 kB\nMemAvailable:   %d kB\nSwapTotal:      %d kB\nSwapFree:       %d kB\n", total>>10, avail>>10, swap>>10, swap>>10))
+	}
+	const gib = int64(1) << 30
+	for _, c := range []struct {
+		name          string
+		floor         int64
+		start, now    []byte
+		wantLow       bool
+		wantFloor     int64
+		wantLeftAfter int64
+	}{
+		{"plenty left", 0, info(16*gib, 12*gib, 0), info(16*gib, 10*gib, 0), false, 512 << 20, 10 * gib},
+		{"below a thirty-second", 0, info(16*gib, 12*gib, 0), info(16*gib, 400<<20, 0), true, 512 << 20, 400 << 20},
+		{"swap counts as left", 0, info(16*gib, 12*gib, 4*gib), info(16*gib, 400<<20, 2*gib), false, 512 << 20, 400<<20 + 2*gib},
+		{"a small machine's floor is the least", 0, info(2*gib, 1*gib, 0), info(2*gib, 100<<20, 0), true, memFloorLeast, 100 << 20},
+		{"a large machine's floor is the most", 0, info(256*gib, 200*gib, 0), info(256*gib, 2*gib, 0), false, memFloorMost, 2 * gib},
+		{"short at the start, steady", 0, info(16*gib, 300<<20, 0), info(16*gib, 280<<20, 0), false, 512 << 20, 280 << 20},
+		{"short at the start, falling", 0, info(16*gib, 300<<20, 0), info(16*gib, 200<<20, 0), true, 512 << 20, 200 << 20},
+		{"a floor given", 5 * gib, info(16*gib, 6*gib, 0), info(16*gib, 4*gib, 0), true, 5 * gib, 4 * gib},
+	} {
+		next := c.start
+		g := newMemGuard(func() ([]byte, error) { return next, nil }, c.floor)
+		if g.floor != c.wantFloor {
+			t.Errorf("%s: floor %d MiB, want %d MiB", c.name, g.floor>>20, c.wantFloor>>20)
+		}
+		next = c.now
+		left, low := g.check()
+		if low != c.wantLow || left != c.wantLeftAfter {
+			t.Errorf("%s: check() = %d MiB, %v; want %d MiB, %v", c.name, left>>20, low, c.wantLeftAfter>>20, c.wantLow)
+		}
+	}
+	g := newMemGuard(func() ([]byte, error) { return nil, os.ErrNotExist }, 0)
+	if _, low := g.check(); low {
+		t.Error("a guard that read nothing at the start ended the step")
+	}
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestMachineCountsProbeHelper is the program of the tests of what the
+// kernel counts for the whole machine. PLANEX_COUNTS_PROBE says what it
+// takes: "aio", AIO contexts of 8192 events (at most two);
+// "pty:PATH:BOUND", terminals opened through the ptmx at PATH (at most
+// 1024), held, when it got more than BOUND, up to ten seconds before it
+// says "held to the end"; "memfd", a GiB written to a memfd, held three
+// seconds before it says "held to the end".
+func TestMachineCountsProbeHelper(t *testing.T) {
+	what := os.Getenv("PLANEX_COUNTS_PROBE")
+	switch {
+	case what == "":
+		t.Skip("the program of the machine-wide count tests")
+	case what == "aio":
+		n, err := takeAIOContexts(2, 8192)
+		fmt.Printf("aio: %d contexts, then %v\n", n, err)
+	case strings.HasPrefix(what, "pty:"):
+		ptmx, b, _ := strings.Cut(strings.TrimPrefix(what, "pty:"), ":")
+		bound, _ := strconv.Atoi(b)
+		var held []*os.File
+		var err error
+		for len(held) < 1024 {
+			var f *os.File
+			if f, err = os.OpenFile(ptmx, os.O_RDWR|unix.O_NOCTTY, 0); err != nil {
+				break
+			}
+			held = append(held, f)
+		}
+		fmt.Printf("ptys: %d, then %v\n", len(held), err)
+		os.Stdout.Sync()
+		if len(held) > bound {
+			// The attacker's hold: the step is ended long before.
+			time.Sleep(10 * time.Second)
+		}
+		fmt.Println("held to the end")
+	case what == "memfd":
+		fd, err := unix.MemfdCreate("planex-hog", unix.MFD_CLOEXEC)
+		if err != nil {
+			fmt.Printf("memfd: %v\n", err)
+			return
+		}
+		chunk := make([]byte, 1<<20)
+		for i := range 1024 {
+			if _, err := unix.Write(fd, chunk); err != nil {
+				fmt.Printf("memfd: %d MiB, then %v\n", i, err)
+				return
+			}
+		}
+		fmt.Println("memfd: 1024 MiB")
+		os.Stdout.Sync()
+		time.Sleep(3 * time.Second)
+		fmt.Println("held to the end")
+	}
+}
+
+// takeAIOContexts makes up to most AIO contexts of events each, and
+// returns how many it made and the error that stopped it (nil: none).
+func takeAIOContexts(most, events int) (int, error) {
+	for n := range most {
+		var ctx uintptr
+		if _, _, e := unix.Syscall(unix.SYS_IO_SETUP, uintptr(events), uintptr(unsafe.Pointer(&ctx)), 0); e != 0 {
+			if errors.Is(e, unix.EAGAIN) {
+				return n, fmt.Errorf("%w (the machine's fs.aio-max-nr is spent)", e)
+			}
+			return n, e
+		}
+	}
+	return most, nil
+}

@@ -1,0 +1,141 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The kernel counts pseudo-terminals once for the whole machine
+// (kernel.pty.max, 4096 by default), and every devpts but the host's
+// first shares all of them but kernel.pty.reserve (1024): every
+// container's, every other step's. A step that opened them until none
+// was left (3071 on the machine tested, in well under a second) had
+// every container's terminal (docker run -t, ssh into one, a CLI's shell
+// tool in another step) fail with ENOSPC while it ran.
+//
+// The step's own /dev/pts gives at most maxPtys. A devpts is one of the
+// file systems a user namespace's root may mount, so a program making
+// user and mount namespaces of its own mounts one without that bound:
+// the init's watcher (ptyGuard) ends a step whose processes hold more
+// than ptyDescriptors descriptors of terminals, wherever they were made.
+// A terminal lives while either of its ends is open, so a step holds at
+// most as many as it has such descriptors; one using maxPtys terminals
+// through both ends stays within the bound.
+const (
+	maxPtys        = 64
+	ptyDescriptors = 2 * maxPtys
+)
+
+// Device numbers of terminals: every devpts's ptmx is 5:2 (what a
+// terminal's controlling end opens as), and the other ends are
+// UNIX98_PTY_SLAVE_MAJOR's 136 and the seven majors after it.
+const (
+	ptmxMajor, ptmxMinor = 5, 2
+	ptsMajorFirst        = 136
+	ptsMajorLast         = 143
+)
+
+// ptyGuard watches the machine's count of terminals for one step: base
+// is kernel.pty.nr when the step started.
+type ptyGuard struct {
+	proc string
+	base int64
+}
+
+// newPtyGuard starts watching under the /proc at proc.
+func newPtyGuard(proc string) *ptyGuard {
+	return &ptyGuard{proc: proc, base: readFirstInt(filepath.Join(proc, "sys", "kernel", "pty", "nr"))}
+}
+
+// check returns how many terminal descriptors the step holds when that
+// is more than ptyDescriptors, else 0. It counts them only when the
+// machine's count has grown by more than half of that since the step
+// started: a step that holds more must have opened them.
+func (g *ptyGuard) check() int64 {
+	if now := readFirstInt(filepath.Join(g.proc, "sys", "kernel", "pty", "nr")); now-g.base <= ptyDescriptors/2 {
+		return 0
+	}
+	if n := countPtyDescriptors(g.proc, ptyDescriptors); n > ptyDescriptors {
+		return n
+	}
+	return 0
+}
+
+// countPtyDescriptors counts the descriptors of terminals the processes
+// under proc but the init hold, stopping once past limit.
+func countPtyDescriptors(proc string, limit int64) int64 {
+	ents, err := os.ReadDir(proc)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil || e.Name() == "1" {
+			continue
+		}
+		n += ptyDescriptorsOf(filepath.Join(proc, e.Name(), "fd"), limit-n)
+		if n > limit {
+			break
+		}
+	}
+	return n
+}
+
+// ptyDescriptorsOf counts the terminals among the descriptors listed in
+// the fd folder dir, stopping once past limit.
+func ptyDescriptorsOf(dir string, limit int64) int64 {
+	f, err := os.Open(dir)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var n int64
+	for n <= limit {
+		names, err := f.Readdirnames(1024)
+		for _, name := range names {
+			p := filepath.Join(dir, name)
+			if target, err := os.Readlink(p); err != nil || !ptyName(target) {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Stat(p, &st) == nil && isPty(st) {
+				n++
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	return n
+}
+
+// ptyName reports whether a descriptor's link could name a terminal: a
+// devpts's ptmx, or one of its numbered ends, wherever it is mounted. The
+// rest (pipes, sockets, files with other names) is not looked at, so a
+// file of a slow file system is never asked for its attributes.
+func ptyName(target string) bool {
+	if !strings.HasPrefix(target, "/") {
+		return false
+	}
+	base := filepath.Base(target)
+	if base == "ptmx" {
+		return true
+	}
+	_, err := strconv.ParseUint(base, 10, 32)
+	return err == nil
+}
+
+// isPty reports whether st is a terminal's end.
+func isPty(st unix.Stat_t) bool {
+	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return false
+	}
+	major, minor := unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))
+	return major == ptmxMajor && minor == ptmxMinor || major >= ptsMajorFirst && major <= ptsMajorLast
+}
