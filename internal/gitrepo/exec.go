@@ -521,7 +521,7 @@ var driverKey = regexp.MustCompile(`^(filter|diff|merge)\.(.+)\.[^.]+$`)
 // and merge drivers, include directives, and the https trust settings
 // (httpTrustKey). One git process answers both the driver scan and the
 // https trust read, which were two before every fetch, push and listing.
-const scanPattern = `^(filter|diff|merge|include|includeif)\.|^http\..*(sslverify|sslcainfo|sslcapath|curloptresolve)$|^url\..*\.(insteadof|pushinsteadof)$`
+const scanPattern = `^(filter|diff|merge|include|includeif)\.|^http\..*(sslverify|sslcainfo|sslcapath|curloptresolve|sslversion|sslcipherlist|cookiefile|savecookies)$|^url\..*\.(insteadof|pushinsteadof)$`
 
 // maxScan bounds what a config scan reads of git's answer: a config
 // listing more is refused, never read in part (a driver or https setting
