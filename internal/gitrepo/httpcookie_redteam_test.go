@@ -14,10 +14,11 @@ import (
 	"testing"
 )
 
-// smartHTTPServer serves the bare repository origin over git's smart
-// http (git http-backend), setting a cookie on every answer and
-// recording the Cookie header of every request.
-func smartHTTPServer(t *testing.T, origin string) (url string, cookies func() []string) {
+// smartHTTPServer serves the bare repositories under root over git's
+// smart http (git http-backend) at the returned base URL, setting a
+// cookie on every answer and recording the Cookie header of every
+// request.
+func smartHTTPServer(t *testing.T, root string) (base string, cookies func() []string) {
 	t.Helper()
 	out, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
@@ -27,7 +28,7 @@ func smartHTTPServer(t *testing.T, origin string) (url string, cookies func() []
 	if _, err := os.Stat(backend); err != nil {
 		t.Skipf("no git-http-backend: %v", err)
 	}
-	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + filepath.Dir(origin), "GIT_HTTP_EXPORT_ALL=1"}}
+	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
 	var mu sync.Mutex
 	var seen []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -38,7 +39,7 @@ func smartHTTPServer(t *testing.T, origin string) (url string, cookies func() []
 		h.ServeHTTP(w, req)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL + "/" + filepath.Base(origin), func() []string {
+	return srv.URL, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Clone(seen)
@@ -60,7 +61,8 @@ func TestRedTeamHTTPCookieFileFromRepositoryConfig(t *testing.T) {
 			ctx := context.Background()
 			r := newRepo(t)
 			origin, _ := cloneOf(t, r)
-			url, cookies := smartHTTPServer(t, origin)
+			base, cookies := smartHTTPServer(t, filepath.Dir(origin))
+			url := base + "/" + filepath.Base(origin)
 			victim := filepath.Join(t.TempDir(), "profile")
 			const precious = "# the user's own file\nexport A=1\n"
 			if err := os.WriteFile(victim, []byte(precious), 0o644); err != nil {

@@ -1,0 +1,151 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamNetworkRemoteRewrittenToAnotherRepository: the remote is
+// reached over the network (here smart http; with the Action, https to
+// github.com with the token's header for the host), and whoever could
+// write the git directory adds `url.<another repository on the same
+// host>.insteadOf` (or `pushInsteadOf`) naming the remote's URL or a
+// start of it. planex's push went to that other repository, which the
+// token may write too (a public one of the same owner: the run's code
+// published). planex refuses a rewrite to anything but the same
+// repository on the same host, and still follows one that only adds a
+// user name or the `.git` suffix.
+func TestRedTeamNetworkRemoteRewrittenToAnotherRepository(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		key, other string // other: the rewrite's base, relative to the server's URL
+		from       string // what it replaces, relative to the server's URL
+		refused    bool
+	}{
+		{"insteadOf to another repository", "insteadOf", "/evil/e.git", "/o/r.git", true},
+		{"pushInsteadOf to another repository", "pushInsteadOf", "/evil/e.git", "/o/r.git", true},
+		{"insteadOf of the host to another owner", "insteadOf", "/evil/", "/o/", true},
+		{"insteadOf of the host's root", "insteadOf", "/evil", "/o", true},
+		{"insteadOf adding .git", "insteadOf", "/o/r.git", "/o/r", false},
+		{"pushInsteadOf to the same repository", "pushInsteadOf", "/o/", "/o/", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			r := newRepo(t)
+			root := t.TempDir()
+			origin := filepath.Join(root, "o", "r.git")
+			others := []string{filepath.Join(root, "evil", "e.git"), filepath.Join(root, "evil", "r.git")}
+			for _, bare := range append([]string{origin}, others...) {
+				mustGit(t, r.Root, "init", "-q", "--bare", bare)
+				mustGit(t, bare, "config", "http.receivepack", "true")
+			}
+			base, _ := smartHTTPServer(t, root)
+			remote := base + "/o/r.git"
+			if !tc.refused && strings.HasSuffix(tc.from, "/r") {
+				remote = base + "/o/r"
+			}
+			mustGit(t, r.Root, "remote", "add", "origin", remote)
+			opened, err := Open(ctx, r.Root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head, _ := opened.Head(ctx)
+			mustGit(t, r.Root, "update-ref", "refs/heads/planex/s1", head)
+			mustGit(t, r.Root, "config", "url."+base+tc.other+"."+tc.key, base+tc.from)
+
+			err = opened.PushRef(ctx, "origin", "refs/heads/planex/s1", false, "")
+			for _, other := range others {
+				if got := strings.TrimSpace(cleanGit(t, other, "for-each-ref")); got != "" {
+					t.Errorf("the push reached %s: %s", other, got)
+				}
+			}
+			if !tc.refused {
+				if err != nil {
+					t.Fatalf("PushRef with a rewrite to the same repository: %v", err)
+				}
+				if got := strings.TrimSpace(cleanGit(t, origin, "rev-parse", "refs/heads/planex/s1")); got != head {
+					t.Errorf("the push did not reach the remote: %q", got)
+				}
+				return
+			}
+			if !errors.Is(err, ErrRemoteRewritten) {
+				t.Errorf("PushRef = %v, want ErrRemoteRewritten", err)
+			}
+			if _, err := opened.RemoteRef(ctx, "origin", "refs/heads/main"); tc.key == "insteadOf" && !errors.Is(err, ErrRemoteRewritten) {
+				t.Errorf("RemoteRef = %v, want ErrRemoteRewritten", err)
+			}
+		})
+	}
+}
+
+// TestSameRepository: a rewrite of a network remote is followed only to
+// the same repository on the same host, over https or ssh.
+func TestSameRepository(t *testing.T) {
+	t.Parallel()
+	const gh = "https://github.com/o/r.git"
+	for _, tc := range []struct {
+		to   string
+		same bool
+	}{
+		{"git@github.com:o/r.git", true},        // the user's https to ssh
+		{"ssh://git@github.com/o/r", true},      // the same, as a URL
+		{"git+ssh://git@GitHub.com/o/r/", true}, // host in any case
+		{"https://x:ghp_token@github.com/o/r.git", true},
+		{"https://github.com/o/r", true},
+		{"https://github.com/o/r.git/", true},
+		{"https://github.com/o/r2.git", false},
+		{"https://github.com/evil/r.git", false},
+		{"https://github.com/O/r.git", false}, // another path on a host that may tell case
+		{"git@github.com:evil/r.git", false},
+		{"http://github.com/o/r.git", false}, // the token's transport weakened
+		{"https://github.com:8443/o/r.git", false},
+		{"https://github.com/o/r.git?/evil/x", false},
+		{"https://github.com/evil/x#/o/r.git", false},
+		{"https://github.com.evil.example/o/r.git", false},
+		{"https://evil.example/o/r.git", false},
+		{"/srv/o/r.git", false},
+		{"file:///srv/o/r.git", false},
+		{"ext::sh -c evil", false},
+		{"", false},
+	} {
+		if got := sameRepository(gh, tc.to); got != tc.same {
+			t.Errorf("sameRepository(%q, %q) = %v, want %v", gh, tc.to, got, tc.same)
+		}
+	}
+	if !sameRepository("git@github.com:o/r.git", "https://github.com/o/r") {
+		t.Error("ssh to https refused")
+	}
+}
+
+// TestRewritten: git's choice among rewrites: the longest match, for a
+// push a pushInsteadOf before any insteadOf, every equally long one.
+func TestRewritten(t *testing.T) {
+	t.Parallel()
+	rw := parseRewrites("url.A.insteadof\nhttps://h/\x00url.B.insteadof\nhttps://h/o/\x00url.C.pushinsteadof\nhttps://\x00url.D.insteadof\nhttps://h/o/\x00")
+	bases := func(ws []rewrite) string {
+		var b strings.Builder
+		for _, w := range ws {
+			b.WriteString(w.base)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		target string
+		push   bool
+		want   string
+	}{
+		{"https://h/o/r", false, "BD"},
+		{"https://h/x/r", false, "A"},
+		{"https://h/o/r", true, "C"},
+		{"ssh://h/o/r", true, ""},
+	} {
+		if got := bases(rewritten(rw, tc.target, tc.push)); got != tc.want {
+			t.Errorf("rewritten(%q, push %v) = %q, want %q", tc.target, tc.push, got, tc.want)
+		}
+	}
+}
