@@ -173,14 +173,15 @@ func parseRepoURL(s string) (u repoURL, ok bool) {
 }
 
 // sameRepository says whether git reaching to instead of from reaches the
-// same repository: the same host (any case) and path (but for a trailing
-// `.git` or slash), no other query, over https or ssh (or from's own
+// same repository: the same host and path in any case (GitHub's, like
+// most hosts', tell no case; the rewrite that differs only in case is
+// the user's), but for a trailing `.git` or slash, no other query, over https or ssh (or from's own
 // transport), on the same port when the transport is kept. A user name
 // or password added (a token in the URL) changes nothing.
 func sameRepository(from, to string) bool {
 	a, okA := parseRepoURL(from)
 	b, okB := parseRepoURL(to)
-	if !okA || !okB || a.host != b.host || a.path != b.path || a.rest != b.rest {
+	if !okA || !okB || a.host != b.host || !strings.EqualFold(a.path, b.path) || a.rest != b.rest {
 		return false
 	}
 	if a.scheme == b.scheme {

@@ -100,7 +100,7 @@ func TestSameRepository(t *testing.T) {
 		{"https://github.com/o/r.git/", true},
 		{"https://github.com/o/r2.git", false},
 		{"https://github.com/evil/r.git", false},
-		{"https://github.com/O/r.git", false}, // another path on a host that may tell case
+		{"https://github.com/O/R.git", true}, // GitHub tells no case
 		{"git@github.com:evil/r.git", false},
 		{"http://github.com/o/r.git", false}, // the token's transport weakened
 		{"https://github.com:8443/o/r.git", false},
