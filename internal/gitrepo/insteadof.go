@@ -189,3 +189,29 @@ func sameRepository(from, to string) bool {
 	}
 	return b.scheme == "https" || b.scheme == "ssh"
 }
+
+// ErrRemoteElsewhere is returned for a remote whose URL names another
+// repository than the one planex was told it works on.
+var ErrRemoteElsewhere = errors.New("the remote names another repository")
+
+// CheckRemote refuses (ErrRemoteElsewhere) a remote whose URL or push URL,
+// as they were when the repository was opened, reaches over the network
+// another repository than want (a URL: the Action's server and
+// GITHUB_REPOSITORY), by sameRepository's rules. A local remote is left
+// to the local-remote protections.
+//
+// Whoever could write the git directory before planex opened it (an
+// earlier agent without the sandbox, on a self-hosted runner that keeps
+// the workspace: actions/checkout checks the remote's URL and never its
+// push URL) set `remote.origin.pushurl` to another repository of the
+// host: planex's pushes went there with the token.
+func CheckRemote(r *Repo, name, want string) error {
+	u := r.remotes[name]
+	for _, got := range []string{u.fetch, u.push} {
+		if got == "" || localURL(got) || sameRepository(want, got) {
+			continue
+		}
+		return fmt.Errorf("%w: remote %s is %s, but planex works on %s; set it back (git remote set-url)", ErrRemoteElsewhere, name, got, want)
+	}
+	return nil
+}

@@ -25,13 +25,15 @@ func TestRedTeamNetworkRemoteRewrittenToAnotherRepository(t *testing.T) {
 		key, other string // other: the rewrite's base, relative to the server's URL
 		from       string // what it replaces, relative to the server's URL
 		refused    bool
+		included   bool // written in a file the config includes
 	}{
-		{"insteadOf to another repository", "insteadOf", "/evil/e.git", "/o/r.git", true},
-		{"pushInsteadOf to another repository", "pushInsteadOf", "/evil/e.git", "/o/r.git", true},
-		{"insteadOf of the host to another owner", "insteadOf", "/evil/", "/o/", true},
-		{"insteadOf of the host's root", "insteadOf", "/evil", "/o", true},
-		{"insteadOf adding .git", "insteadOf", "/o/r.git", "/o/r", false},
-		{"pushInsteadOf to the same repository", "pushInsteadOf", "/o/", "/o/", false},
+		{"insteadOf to another repository", "insteadOf", "/evil/e.git", "/o/r.git", true, false},
+		{"pushInsteadOf to another repository", "pushInsteadOf", "/evil/e.git", "/o/r.git", true, false},
+		{"insteadOf of the host to another owner", "insteadOf", "/evil/", "/o/", true, false},
+		{"insteadOf of the host's root", "insteadOf", "/evil", "/o", true, false},
+		{"insteadOf through include.path", "InsteadOf", "/evil/e.git", "/o/r.git", true, true},
+		{"insteadOf adding .git", "insteadOf", "/o/r.git", "/o/r", false, false},
+		{"pushInsteadOf to the same repository", "pushInsteadOf", "/o/", "/o/", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -56,7 +58,13 @@ func TestRedTeamNetworkRemoteRewrittenToAnotherRepository(t *testing.T) {
 			}
 			head, _ := opened.Head(ctx)
 			mustGit(t, r.Root, "update-ref", "refs/heads/planex/s1", head)
-			mustGit(t, r.Root, "config", "url."+base+tc.other+"."+tc.key, base+tc.from)
+			if tc.included {
+				inc := filepath.Join(t.TempDir(), "included")
+				mustGit(t, r.Root, "config", "--file", inc, "url."+base+tc.other+"."+tc.key, base+tc.from)
+				mustGit(t, r.Root, "config", "include.path", inc)
+			} else {
+				mustGit(t, r.Root, "config", "url."+base+tc.other+"."+tc.key, base+tc.from)
+			}
 
 			err = opened.PushRef(ctx, "origin", "refs/heads/planex/s1", false, "")
 			for _, other := range others {
@@ -76,7 +84,7 @@ func TestRedTeamNetworkRemoteRewrittenToAnotherRepository(t *testing.T) {
 			if !errors.Is(err, ErrRemoteRewritten) {
 				t.Errorf("PushRef = %v, want ErrRemoteRewritten", err)
 			}
-			if _, err := opened.RemoteRef(ctx, "origin", "refs/heads/main"); tc.key == "insteadOf" && !errors.Is(err, ErrRemoteRewritten) {
+			if _, err := opened.RemoteRef(ctx, "origin", "refs/heads/main"); !strings.HasPrefix(tc.key, "push") && !errors.Is(err, ErrRemoteRewritten) {
 				t.Errorf("RemoteRef = %v, want ErrRemoteRewritten", err)
 			}
 		})
@@ -146,6 +154,40 @@ func TestRewritten(t *testing.T) {
 	} {
 		if got := bases(rewritten(rw, tc.target, tc.push)); got != tc.want {
 			t.Errorf("rewritten(%q, push %v) = %q, want %q", tc.target, tc.push, got, tc.want)
+		}
+	}
+}
+
+// TestRedTeamRemoteNamesAnotherRepository: whoever could write the git
+// directory before planex opened it sets the remote's push URL (or its
+// URL) to another repository of the host; the Action's check against the
+// workflow's repository refuses it, and leaves the user's ssh or
+// credential-carrying spelling, and a local remote, alone.
+func TestRedTeamRemoteNamesAnotherRepository(t *testing.T) {
+	t.Parallel()
+	const want = "https://github.com/o/r"
+	for _, tc := range []struct {
+		url, pushURL string
+		refused      bool
+	}{
+		{"https://github.com/o/r", "https://github.com/evil/x", true},
+		{"https://github.com/evil/x.git", "", true},
+		{"https://github.com/o/r", "http://github.com/o/r", true},
+		{"https://github.com/o/r.git", "", false},
+		{"git@github.com:O/R.git", "https://x-access-token:t@github.com/o/r", false},
+		{"/srv/mirror/r.git", "", false},
+	} {
+		r := newRepo(t)
+		mustGit(t, r.Root, "remote", "add", "origin", tc.url)
+		if tc.pushURL != "" {
+			mustGit(t, r.Root, "remote", "set-url", "--push", "origin", tc.pushURL)
+		}
+		opened, err := Open(context.Background(), r.Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckRemote(opened, "origin", want); errors.Is(err, ErrRemoteElsewhere) != tc.refused {
+			t.Errorf("CheckRemote with url %s, push url %s = %v, want refused %v", tc.url, tc.pushURL, err, tc.refused)
 		}
 	}
 }
