@@ -28,14 +28,10 @@ type rewrite struct {
 }
 
 // readRewrites reads the repository's url rewrites, with its includes
-// (the system and global files are never read), or none when the config
-// scan every protected call makes (remembered while the config files are
-// unchanged) says there is none.
-func readRewrites(ctx context.Context, r *Repo) ([]rewrite, error) {
-	scan, err := r.scans.scan(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config})
-	if err != nil {
-		return nil, fmt.Errorf("reading the repository's url rewrites: %w", err)
-	}
+// (the system and global files are never read), or none when scan, the
+// config scan every protected call makes (remembered while the config
+// files are unchanged), says there is none.
+func readRewrites(ctx context.Context, r *Repo, scan configScan) ([]rewrite, error) {
 	if !scan.rewrites {
 		return nil, nil
 	}
@@ -115,10 +111,21 @@ func longestMatches(rw []rewrite, target string, push bool) []rewrite {
 // host over https or ssh (sameRepository: a user's rewrite of https to
 // ssh, or one adding a user name): whoever had the git directory before
 // sent planex's push, with a token that may write there too, to another
-// repository of the host.
+// repository of the host. Nor may a remote be named like the URL, which
+// git reads as that remote's name first.
 func refuseRewrite(ctx context.Context, r *Repo, remote string, push bool) error {
 	target := remoteTarget(r, remote, push)
-	rw, err := readRewrites(ctx, r)
+	scan, err := r.scans.scan(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config})
+	if err != nil {
+		return fmt.Errorf("reaching %s: reading the repository's url rewrites: %w", remote, err)
+	}
+	// git takes a URL it is given for the name of a remote first: the
+	// settings of a remote named like it (its url, pushurl, proxy) apply.
+	// A name planex was given (not a remote since Open) is git's to read.
+	if scan.remotes[target] && (target != remote || strings.ContainsAny(target, ":/")) {
+		return fmt.Errorf("reaching %s: %w: a remote is named %s; remove it", remote, ErrRemoteRewritten, target)
+	}
+	rw, err := readRewrites(ctx, r, scan)
 	if err != nil {
 		return fmt.Errorf("reaching %s: %w", remote, err)
 	}

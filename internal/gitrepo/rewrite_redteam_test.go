@@ -191,3 +191,53 @@ func TestRedTeamRemoteNamesAnotherRepository(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamRemoteNamedLikeTheURL: planex names a remote to git by its
+// URL, and git first looks for a configured remote of that name: whoever
+// could write the git directory adds `remote.<the URL>.url` (or
+// `.pushurl`) naming another repository, and planex's push and listing
+// went there. planex refuses a remote the configuration names like the
+// URL it reaches.
+func TestRedTeamRemoteNamedLikeTheURL(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"url", "pushurl"} {
+		t.Run(key, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			r := newRepo(t)
+			root := t.TempDir()
+			origin, other := filepath.Join(root, "o", "r.git"), filepath.Join(root, "evil", "e.git")
+			for _, bare := range []string{origin, other} {
+				mustGit(t, r.Root, "init", "-q", "--bare", bare)
+				mustGit(t, bare, "config", "http.receivepack", "true")
+			}
+			base, _ := smartHTTPServer(t, root)
+			mustGit(t, r.Root, "remote", "add", "origin", base+"/o/r.git")
+			opened, err := Open(ctx, r.Root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head, _ := opened.Head(ctx)
+			mustGit(t, r.Root, "update-ref", "refs/heads/planex/s1", head)
+			settle()
+			if _, err := opened.RemoteRef(ctx, "origin", "refs/heads/main"); err != nil {
+				t.Fatal(err)
+			}
+			if key == "pushurl" {
+				mustGit(t, r.Root, "config", "remote."+base+"/o/r.git.url", base+"/o/r.git")
+			}
+			mustGit(t, r.Root, "config", "remote."+base+"/o/r.git."+key, base+"/evil/e.git")
+			settle()
+			err = opened.PushRef(ctx, "origin", "refs/heads/planex/s1", false, "")
+			if got := strings.TrimSpace(cleanGit(t, other, "for-each-ref")); got != "" {
+				t.Errorf("the push reached the other repository: %s", got)
+			}
+			if !errors.Is(err, ErrRemoteRewritten) {
+				t.Errorf("PushRef = %v, want ErrRemoteRewritten", err)
+			}
+			if _, err := opened.RemoteRef(ctx, "origin", "refs/heads/main"); key == "url" && !errors.Is(err, ErrRemoteRewritten) {
+				t.Errorf("RemoteRef = %v, want ErrRemoteRewritten", err)
+			}
+		})
+	}
+}
