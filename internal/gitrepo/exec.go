@@ -72,6 +72,11 @@ func protections() []setting {
 		{"submodule.recurse", "false"},
 		{"fetch.recurseSubmodules", "false"},
 		{"push.recurseSubmodules", "no"},
+		// A push carries only the refs planex names, and no options: a
+		// writer's followTags pushed its tags along (a release workflow
+		// runs on one), and push options ask some servers to act.
+		{"push.followTags", "false"},
+		{"push.pushOption", ""},
 		// GIT_NO_REPLACE_OBJECTS is not enough: before git 2.42 a
 		// repository's core.useReplaceRefs=true switched replace refs
 		// back on after it.
