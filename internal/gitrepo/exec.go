@@ -72,6 +72,11 @@ func protections() []setting {
 		{"submodule.recurse", "false"},
 		{"fetch.recurseSubmodules", "false"},
 		{"push.recurseSubmodules", "no"},
+		// A push carries only the refs planex names, and no options: a
+		// writer's followTags pushed its tags along (a release workflow
+		// runs on one), and push options ask some servers to act.
+		{"push.followTags", "false"},
+		{"push.pushOption", ""},
 		// GIT_NO_REPLACE_OBJECTS is not enough: before git 2.42 a
 		// repository's core.useReplaceRefs=true switched replace refs
 		// back on after it.
@@ -518,10 +523,10 @@ func withDiffFlags(args []string) []string {
 var driverKey = regexp.MustCompile(`^(filter|diff|merge)\.(.+)\.[^.]+$`)
 
 // scanPattern is what the config scan lists: the keys naming filter, diff
-// and merge drivers, include directives, and the https trust settings
-// (httpTrustKey). One git process answers both the driver scan and the
+// and merge drivers, include directives, the https trust settings
+// (httpTrustKey), url rewrites and remotes' settings (refuseRewrite). One git process answers both the driver scan and the
 // https trust read, which were two before every fetch, push and listing.
-const scanPattern = `^(filter|diff|merge|include|includeif)\.|^http\..*(sslverify|sslcainfo|sslcapath|curloptresolve)$|^url\..*\.(insteadof|pushinsteadof)$`
+const scanPattern = `^(filter|diff|merge|include|includeif)\.|^http\..*(sslverify|sslcainfo|sslcapath|curloptresolve|sslversion|sslcipherlist|cookiefile|savecookies)$|^url\..*\.(insteadof|pushinsteadof)$|^remote\..+\.`
 
 // maxScan bounds what a config scan reads of git's answer: a config
 // listing more is refused, never read in part (a driver or https setting
@@ -538,6 +543,7 @@ type configScan struct {
 	httpKeys []string            // https trust settings, as git names them
 	includes bool                // the config has include directives
 	rewrites bool                // the config has url.<base>.insteadOf or pushInsteadOf
+	remotes  map[string]bool     // the names of the remotes the config configures
 }
 
 // scanConfig lists the filter, diff and merge drivers and the https trust
@@ -581,7 +587,7 @@ func scanConfig(ctx context.Context, c call) (configScan, error) {
 
 // parseScan reads the NUL-separated key names of a config scan.
 func parseScan(out string) configScan {
-	s := configScan{drivers: map[string][]string{}}
+	s := configScan{drivers: map[string][]string{}, remotes: map[string]bool{}}
 	seen := map[string]bool{}
 	for _, key := range strings.Split(out, "\x00") {
 		if strings.HasPrefix(key, "include.") || strings.HasPrefix(key, "includeif.") {
@@ -589,6 +595,12 @@ func parseScan(out string) configScan {
 		}
 		if strings.HasPrefix(key, "url.") && (strings.HasSuffix(key, ".insteadof") || strings.HasSuffix(key, ".pushinsteadof")) {
 			s.rewrites = true
+			continue
+		}
+		if name, ok := strings.CutPrefix(key, "remote."); ok {
+			if dot := strings.LastIndex(name, "."); dot > 0 {
+				s.remotes[name[:dot]] = true
+			}
 			continue
 		}
 		if httpTrustKey.MatchString(key) {

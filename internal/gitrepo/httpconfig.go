@@ -14,11 +14,13 @@ import (
 // planex's token would then be sent to.
 var ErrUnsafeHTTPConfig = errors.New("the repository's git config chooses whom https trusts")
 
-// httpTrustKey matches the settings that decide whom git's https trusts:
-// http.sslVerify, http.sslCAInfo, http.sslCAPath and http.curloptResolve,
+// httpTrustKey matches the settings that decide whom git's https trusts
+// and how: http.sslVerify, http.sslCAInfo, http.sslCAPath,
+// http.curloptResolve, http.sslVersion and http.sslCipherList, and the
+// cookie file git reads and writes (http.cookieFile, http.saveCookies),
 // alone or for a URL (http.<url>.<key>). Names come from git in lower
 // case but for the URL.
-var httpTrustKey = regexp.MustCompile(`^http\.(?:.+\.)?(sslverify|sslcainfo|sslcapath|curloptresolve)$`)
+var httpTrustKey = regexp.MustCompile(`^http\.(?:.+\.)?(sslverify|sslcainfo|sslcapath|curloptresolve|sslversion|sslcipherlist|cookiefile|savecookies)$`)
 
 // httpOverrides reads the repository's configuration (with its includes:
 // the system and global files are never read) for the settings that
@@ -44,8 +46,9 @@ func unreadHTTPSettings(err error) error {
 }
 
 // httpOverrides returns the command-line settings that undo the https
-// trust settings s found: each http.<url>.sslVerify set again to true and
-// each curloptResolve list emptied under the same name, since a setting
+// trust settings s found: each http.<url>.sslVerify set again to true,
+// each curloptResolve list, sslVersion, sslCipherList and cookieFile
+// emptied and each saveCookies set to false under the same name, since a setting
 // for a URL outranks a general one whatever the order, and of two under
 // one name the command line's comes last and wins. A certificate
 // authority of the configuration's (sslCAInfo, sslCAPath) has no neutral
@@ -55,7 +58,9 @@ func unreadHTTPSettings(err error) error {
 // Whoever could write the git directory before planex ran git (the writer
 // of section 3 of docs/security.md) set `http.sslVerify=false` (or one
 // for github.com's URL) with an `http.proxy` of theirs, and planex's
-// push sent its token through a proxy that could read it.
+// push sent its token through a proxy that could read it; with
+// `http.cookieFile` naming a file of the user's and `http.saveCookies`,
+// every fetch wrote the server's cookies over that file.
 func (s configScan) httpOverrides() ([]setting, error) {
 	var out []setting
 	for _, key := range s.httpKeys {
@@ -66,8 +71,12 @@ func (s configScan) httpOverrides() ([]setting, error) {
 		switch m[1] {
 		case "sslverify":
 			out = append(out, setting{key, "true"})
-		case "curloptresolve":
+		case "curloptresolve", "sslversion", "sslcipherlist", "cookiefile":
+			// Empty is git's default: no resolver entries, curl's own
+			// TLS versions and ciphers, no cookie file read.
 			out = append(out, setting{key, ""})
+		case "savecookies":
+			out = append(out, setting{key, "false"})
 		case "sslcainfo", "sslcapath":
 			// git takes GIT_SSL_CAINFO and GIT_SSL_CAPATH, the user's, over
 			// the configuration.

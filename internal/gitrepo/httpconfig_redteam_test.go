@@ -109,8 +109,9 @@ func TestRedTeamHTTPSTrustFromRepositoryConfig(t *testing.T) {
 }
 
 // TestHTTPOverrides: each http.<url>.sslVerify is set back to true and
-// each curloptResolve list emptied, under the name the config used; other
-// http settings are left as they are.
+// each curloptResolve list, sslVersion (a writer's downgrade to TLS 1.0)
+// and sslCipherList (a writer's weak ciphers) emptied, under the name the
+// config used; other http settings are left as they are.
 func TestHTTPOverrides(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -118,6 +119,7 @@ func TestHTTPOverrides(t *testing.T) {
 	for _, kv := range [][2]string{
 		{"http.sslVerify", "false"}, {"http.https://Example.com/A.sslVerify", "no"},
 		{"http.curloptResolve", "example.com:443:10.0.0.1"}, {"http.proxy", "http://proxy.example:3128"},
+		{"http.sslVersion", "tlsv1.0"}, {"http.https://Example.com/A.sslCipherList", "NULL"},
 	} {
 		mustGit(t, r.Root, "config", kv[0], kv[1])
 	}
@@ -125,7 +127,8 @@ func TestHTTPOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []setting{{"http.sslverify", "true"}, {"http.curloptresolve", ""}, {"http.https://Example.com/A.sslverify", "true"}}
+	want := []setting{{"http.sslverify", "true"}, {"http.curloptresolve", ""}, {"http.sslversion", ""},
+		{"http.https://Example.com/A.sslverify", "true"}, {"http.https://Example.com/A.sslcipherlist", ""}}
 	if !slices.Equal(got, want) {
 		t.Errorf("overrides = %v, want %v", got, want)
 	}

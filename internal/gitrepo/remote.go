@@ -179,11 +179,11 @@ func addRemote(remotes map[string]remoteURL, key, value string) {
 }
 
 // remoteGit runs `git <args> <remote> <refs>` against remote (a name or a
-// URL). A remote known since Open is addressed by its URL from then; one
-// that was not local then may not be redirected (insteadOf) to a local
-// path, whose hooks git would run.
+// URL). A remote known since Open is addressed by its URL from then; a
+// rewrite (insteadOf) of that URL is refused but to the same repository
+// over the network (refuseRewrite).
 func (r *Repo) remoteGit(ctx context.Context, remote string, push bool, args []string, refs ...string) (string, error) {
-	if err := refuseLocalRewrite(ctx, r, remote, push); err != nil {
+	if err := refuseRewrite(ctx, r, remote, push); err != nil {
 		return "", err
 	}
 	return run(ctx, trustedRemoteCall(r, remote, push, args, refs...))
@@ -417,7 +417,7 @@ func (r *Repo) ListRemoteRefs(ctx context.Context, remote string, patterns ...st
 	if len(patterns) == 0 {
 		return nil, fmt.Errorf("listing refs on %s: no pattern given", remote)
 	}
-	if err := refuseLocalRewrite(ctx, r, remote, false); err != nil {
+	if err := refuseRewrite(ctx, r, remote, false); err != nil {
 		return nil, fmt.Errorf("listing %s: %w", what, err)
 	}
 	c := trustedRemoteCall(r, remote, false, []string{"ls-remote", uploadPack}, patterns...)

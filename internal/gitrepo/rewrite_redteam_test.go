@@ -1,0 +1,243 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamNetworkRemoteRewrittenToAnotherRepository: the remote is
+// reached over the network (here smart http; with the Action, https to
+// github.com with the token's header for the host), and whoever could
+// write the git directory adds `url.<another repository on the same
+// host>.insteadOf` (or `pushInsteadOf`) naming the remote's URL or a
+// start of it. planex's push went to that other repository, which the
+// token may write too (a public one of the same owner: the run's code
+// published). planex refuses a rewrite to anything but the same
+// repository on the same host, and still follows one that only adds a
+// user name or the `.git` suffix.
+func TestRedTeamNetworkRemoteRewrittenToAnotherRepository(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		key, other string // other: the rewrite's base, relative to the server's URL
+		from       string // what it replaces, relative to the server's URL
+		refused    bool
+		included   bool // written in a file the config includes
+	}{
+		{"insteadOf to another repository", "insteadOf", "/evil/e.git", "/o/r.git", true, false},
+		{"pushInsteadOf to another repository", "pushInsteadOf", "/evil/e.git", "/o/r.git", true, false},
+		{"insteadOf of the host to another owner", "insteadOf", "/evil/", "/o/", true, false},
+		{"insteadOf of the host's root", "insteadOf", "/evil", "/o", true, false},
+		{"insteadOf through include.path", "InsteadOf", "/evil/e.git", "/o/r.git", true, true},
+		{"insteadOf adding .git", "insteadOf", "/o/r.git", "/o/r", false, false},
+		{"pushInsteadOf to the same repository", "pushInsteadOf", "/o/", "/o/", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			r := newRepo(t)
+			root := t.TempDir()
+			origin := filepath.Join(root, "o", "r.git")
+			others := []string{filepath.Join(root, "evil", "e.git"), filepath.Join(root, "evil", "r.git")}
+			for _, bare := range append([]string{origin}, others...) {
+				mustGit(t, r.Root, "init", "-q", "--bare", bare)
+				mustGit(t, bare, "config", "http.receivepack", "true")
+			}
+			base, _ := smartHTTPServer(t, root)
+			remote := base + "/o/r.git"
+			if !tc.refused && strings.HasSuffix(tc.from, "/r") {
+				remote = base + "/o/r"
+			}
+			mustGit(t, r.Root, "remote", "add", "origin", remote)
+			opened, err := Open(ctx, r.Root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head, _ := opened.Head(ctx)
+			mustGit(t, r.Root, "update-ref", "refs/heads/planex/s1", head)
+			if tc.included {
+				inc := filepath.Join(t.TempDir(), "included")
+				mustGit(t, r.Root, "config", "--file", inc, "url."+base+tc.other+"."+tc.key, base+tc.from)
+				mustGit(t, r.Root, "config", "include.path", inc)
+			} else {
+				mustGit(t, r.Root, "config", "url."+base+tc.other+"."+tc.key, base+tc.from)
+			}
+
+			err = opened.PushRef(ctx, "origin", "refs/heads/planex/s1", false, "")
+			for _, other := range others {
+				if got := strings.TrimSpace(cleanGit(t, other, "for-each-ref")); got != "" {
+					t.Errorf("the push reached %s: %s", other, got)
+				}
+			}
+			if !tc.refused {
+				if err != nil {
+					t.Fatalf("PushRef with a rewrite to the same repository: %v", err)
+				}
+				if got := strings.TrimSpace(cleanGit(t, origin, "rev-parse", "refs/heads/planex/s1")); got != head {
+					t.Errorf("the push did not reach the remote: %q", got)
+				}
+				return
+			}
+			if !errors.Is(err, ErrRemoteRewritten) {
+				t.Errorf("PushRef = %v, want ErrRemoteRewritten", err)
+			}
+			if _, err := opened.RemoteRef(ctx, "origin", "refs/heads/main"); !strings.HasPrefix(tc.key, "push") && !errors.Is(err, ErrRemoteRewritten) {
+				t.Errorf("RemoteRef = %v, want ErrRemoteRewritten", err)
+			}
+		})
+	}
+}
+
+// TestSameRepository: a rewrite of a network remote is followed only to
+// the same repository on the same host, over https or ssh.
+func TestSameRepository(t *testing.T) {
+	t.Parallel()
+	const gh = "https://github.com/o/r.git"
+	for _, tc := range []struct {
+		to   string
+		same bool
+	}{
+		{"git@github.com:o/r.git", true},        // the user's https to ssh
+		{"ssh://git@github.com/o/r", true},      // the same, as a URL
+		{"git+ssh://git@GitHub.com/o/r/", true}, // host in any case
+		{"https://x:ghp_token@github.com/o/r.git", true},
+		{"https://github.com/o/r", true},
+		{"https://github.com/o/r.git/", true},
+		{"https://github.com/o/r2.git", false},
+		{"https://github.com/evil/r.git", false},
+		{"https://github.com/O/R.git", true}, // GitHub tells no case
+		{"git@github.com:evil/r.git", false},
+		{"http://github.com/o/r.git", false}, // the token's transport weakened
+		{"https://github.com:8443/o/r.git", false},
+		{"https://github.com/o/r.git?/evil/x", false},
+		{"https://github.com/evil/x#/o/r.git", false},
+		{"https://github.com.evil.example/o/r.git", false},
+		{"https://evil.example/o/r.git", false},
+		{"/srv/o/r.git", false},
+		{"file:///srv/o/r.git", false},
+		{"ext::sh -c evil", false},
+		{"", false},
+	} {
+		if got := sameRepository(gh, tc.to); got != tc.same {
+			t.Errorf("sameRepository(%q, %q) = %v, want %v", gh, tc.to, got, tc.same)
+		}
+	}
+	if !sameRepository("git@github.com:o/r.git", "https://github.com/o/r") {
+		t.Error("ssh to https refused")
+	}
+}
+
+// TestRewritten: git's choice among rewrites: the longest match, for a
+// push a pushInsteadOf before any insteadOf, every equally long one.
+func TestRewritten(t *testing.T) {
+	t.Parallel()
+	rw := parseRewrites("url.A.insteadof\nhttps://h/\x00url.B.insteadof\nhttps://h/o/\x00url.C.pushinsteadof\nhttps://\x00url.D.insteadof\nhttps://h/o/\x00")
+	bases := func(ws []rewrite) string {
+		var b strings.Builder
+		for _, w := range ws {
+			b.WriteString(w.base)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		target string
+		push   bool
+		want   string
+	}{
+		{"https://h/o/r", false, "BD"},
+		{"https://h/x/r", false, "A"},
+		{"https://h/o/r", true, "C"},
+		{"ssh://h/o/r", true, ""},
+	} {
+		if got := bases(rewritten(rw, tc.target, tc.push)); got != tc.want {
+			t.Errorf("rewritten(%q, push %v) = %q, want %q", tc.target, tc.push, got, tc.want)
+		}
+	}
+}
+
+// TestRedTeamRemoteNamesAnotherRepository: whoever could write the git
+// directory before planex opened it sets the remote's push URL (or its
+// URL) to another repository of the host; the Action's check against the
+// workflow's repository refuses it, and leaves the user's ssh or
+// credential-carrying spelling, and a local remote, alone.
+func TestRedTeamRemoteNamesAnotherRepository(t *testing.T) {
+	t.Parallel()
+	const want = "https://github.com/o/r"
+	for _, tc := range []struct {
+		url, pushURL string
+		refused      bool
+	}{
+		{"https://github.com/o/r", "https://github.com/evil/x", true},
+		{"https://github.com/evil/x.git", "", true},
+		{"https://github.com/o/r", "http://github.com/o/r", true},
+		{"https://github.com/o/r.git", "", false},
+		{"git@github.com:O/R.git", "https://x-access-token:t@github.com/o/r", false},
+		{"/srv/mirror/r.git", "", false},
+	} {
+		r := newRepo(t)
+		mustGit(t, r.Root, "remote", "add", "origin", tc.url)
+		if tc.pushURL != "" {
+			mustGit(t, r.Root, "remote", "set-url", "--push", "origin", tc.pushURL)
+		}
+		opened, err := Open(context.Background(), r.Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckRemote(opened, "origin", want); errors.Is(err, ErrRemoteElsewhere) != tc.refused {
+			t.Errorf("CheckRemote with url %s, push url %s = %v, want refused %v", tc.url, tc.pushURL, err, tc.refused)
+		}
+	}
+}
+
+// TestRedTeamRemoteNamedLikeTheURL: planex names a remote to git by its
+// URL, and git first looks for a configured remote of that name: whoever
+// could write the git directory adds `remote.<the URL>.url` (or
+// `.pushurl`) naming another repository, and planex's push and listing
+// went there. planex refuses a remote the configuration names like the
+// URL it reaches.
+func TestRedTeamRemoteNamedLikeTheURL(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"url", "pushurl"} {
+		t.Run(key, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			r := newRepo(t)
+			root := t.TempDir()
+			origin, other := filepath.Join(root, "o", "r.git"), filepath.Join(root, "evil", "e.git")
+			for _, bare := range []string{origin, other} {
+				mustGit(t, r.Root, "init", "-q", "--bare", bare)
+				mustGit(t, bare, "config", "http.receivepack", "true")
+			}
+			base, _ := smartHTTPServer(t, root)
+			mustGit(t, r.Root, "remote", "add", "origin", base+"/o/r.git")
+			opened, err := Open(ctx, r.Root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head, _ := opened.Head(ctx)
+			mustGit(t, r.Root, "update-ref", "refs/heads/planex/s1", head)
+			settle()
+			if _, err := opened.RemoteRef(ctx, "origin", "refs/heads/main"); err != nil {
+				t.Fatal(err)
+			}
+			if key == "pushurl" {
+				mustGit(t, r.Root, "config", "remote."+base+"/o/r.git.url", base+"/o/r.git")
+			}
+			mustGit(t, r.Root, "config", "remote."+base+"/o/r.git."+key, base+"/evil/e.git")
+			settle()
+			err = opened.PushRef(ctx, "origin", "refs/heads/planex/s1", false, "")
+			if got := strings.TrimSpace(cleanGit(t, other, "for-each-ref")); got != "" {
+				t.Errorf("the push reached the other repository: %s", got)
+			}
+			if !errors.Is(err, ErrRemoteRewritten) {
+				t.Errorf("PushRef = %v, want ErrRemoteRewritten", err)
+			}
+			if _, err := opened.RemoteRef(ctx, "origin", "refs/heads/main"); key == "url" && !errors.Is(err, ErrRemoteRewritten) {
+				t.Errorf("RemoteRef = %v, want ErrRemoteRewritten", err)
+			}
+		})
+	}
+}
