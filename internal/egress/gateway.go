@@ -541,7 +541,8 @@ func (g *Gateway) searchLimits(shape bodyShape, model string, size int64, releas
 		// prompt.
 		loops = max(loops, 1)
 	}
-	if loops == 0 && !shape.compacts {
+	lookups := g.Provider == ProviderAnthropic && shape.lookups()
+	if loops == 0 && !shape.compacts && !lookups {
 		return shape, release, nil
 	}
 	limit, held := g.Cap(model)
@@ -556,12 +557,18 @@ func (g *Gateway) searchLimits(shape bodyShape, model string, size int64, releas
 	if tools == 0 {
 		search = reading // no search fee
 	}
+	if lookups {
+		// A tool search's samplings, which its web searches' are among:
+		// those then add only their fee.
+		limit -= serverLoops * reading
+		search -= reading
+	}
 	if shape.compacts {
 		limit -= reading  // the first compaction
 		search += reading // one after each search
-		if limit < 0 && loops == 0 {
-			return shape, both, ErrSearchBudget
-		}
+	}
+	if limit < 0 && (lookups || shape.compacts) {
+		return shape, both, ErrSearchBudget
 	}
 	if loops == 0 {
 		return shape, both, nil

@@ -84,7 +84,25 @@ const (
 	// call's max_tokens, up to the advisor's own max_tokens or its
 	// model's maximum output.
 	toolAdvisor
+	// toolLookup is a tool search (tool_search_tool_regex,
+	// tool_search_tool_bm25): each search has the model sample again,
+	// rereading the conversation with the tools it loaded, and the tool
+	// takes no max_uses, so only the provider's own limit on the
+	// samplings of one call (serverLoops) ends it.
+	toolLookup
 )
+
+// serverLoops is how many times the provider's server-side loop lets
+// the model sample within one Anthropic call before it ends the call
+// with pause_turn (the documented default of 10): what a tool search,
+// which nothing in the request bounds, may make the call read its
+// prompt again at most.
+const serverLoops = 10
+
+// lookups says whether a call has an Anthropic tool search (toolLookup).
+func (sh bodyShape) lookups() bool {
+	return slices.ContainsFunc(sh.tools, func(t serverTool) bool { return t.kind == toolLookup })
+}
 
 // kindOf is the kind of an Anthropic tool of type typ.
 func kindOf(typ string) toolKind {
@@ -93,6 +111,8 @@ func kindOf(typ string) toolKind {
 		return toolAdvisor
 	case strings.HasPrefix(t, "websearch"):
 		return toolSearch
+	case strings.HasPrefix(t, "toolsearch"):
+		return toolLookup
 	}
 	return toolOther
 }
@@ -306,7 +326,10 @@ func (a serverTool) capEdits(limit, searches int64) []edit {
 		most  int64
 	}
 	bounds := []bound{{"max_uses", a.uses, searches}}
-	if a.kind == toolAdvisor {
+	switch a.kind {
+	case toolLookup:
+		return nil // it takes no max_uses: searchLimits reckons serverLoops
+	case toolAdvisor:
 		if a.limit > 0 {
 			limit = a.limit
 		}
