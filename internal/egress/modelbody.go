@@ -176,6 +176,9 @@ type frame struct {
 	// input list; itemID that it has an id, itemTyped that a type other
 	// than an item reference was given (see noteItem).
 	item, itemID, itemTyped bool
+	// reasoning says the input item's type is "reasoning"; encrypted
+	// that it carries its encrypted_content (a non-empty string).
+	reasoning, encrypted bool
 }
 
 type bodyWalk struct {
@@ -381,8 +384,10 @@ func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 // close ends the innermost object or array; an OpenAI web search tool
 // ends refused unless it was kept to the search index.
 func (w *bodyWalk) close() error {
-	if top := w.stack[len(w.stack)-1]; top.item && top.itemID && !top.itemTyped {
-		w.shape.stored = true // an item reference without its type
+	if top := w.stack[len(w.stack)-1]; top.item && top.itemID && (!top.itemTyped || top.reasoning && !top.encrypted) {
+		// An item reference without its type, or a reasoning item by
+		// its id alone, which the provider restores from what it stored.
+		w.shape.stored = true
 	}
 	if top := w.stack[len(w.stack)-1]; top.search && (!top.cached || top.live) {
 		return fmt.Errorf("%w (a web search tool with live web access: set external_web_access to false)", ErrServerFetch)
@@ -485,15 +490,27 @@ func (w *bodyWalk) noteStored(key string) {
 // provider stored (a message of any length), which the body names by
 // its id alone. Its type is "item_reference" or left out (or null), so
 // an item with an id counts as one unless it names another type.
+//
+// A reasoning item given by its id without its encrypted_content has
+// the provider (under store:true) restore the reasoning it stored, read
+// as input, of any length: it counts as a reference too (close).
 func (w *bodyWalk) noteItem(key, v string) {
 	top := &w.stack[len(w.stack)-1]
-	if !top.item || key != "type" {
+	if !top.item {
+		return
+	}
+	if key == "encryptedcontent" && v != "" {
+		top.encrypted = true
+	}
+	if key != "type" {
 		return
 	}
 	switch fold(v) {
 	case "itemreference":
 		w.shape.stored = true
 	case "":
+	case "reasoning":
+		top.itemTyped, top.reasoning = true, true
 	default:
 		top.itemTyped = true
 	}

@@ -71,6 +71,16 @@ func TestRedTeamGatewayBoundsSearchesByTheBudget(t *testing.T) {
 			`{"model":"gpt-6.1-sol","input":[{"id":"msg_1"},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
 		{"openai, an item reference, escaped", ProviderOpenAI, "/responses",
 			`{"model":"gpt-6.1-sol","input":[{"type":"Item\u005fReference","id":"msg_1"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		// A reasoning item sent back by its id alone, under store:true:
+		// the provider restores the stored reasoning (billed as input, of
+		// any length) from it; with its encrypted_content the body holds
+		// what is read.
+		{"openai, a reasoning item by its id", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","store":true,"input":[{"type":"reasoning","id":"rs_1","summary":[]},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, a reasoning item by its id, its content null", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","store":true,"input":[{"type":"Reasoning","encrypted_content":null,"id":"rs_1","summary":[]}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, a reasoning item with its content", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","store":false,"input":[{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA"},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 7},
 		{"openai, an output item sent back", ProviderOpenAI, "/responses",
 			`{"model":"gpt-6.1-sol","input":[{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"hi"}]},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 7},
 		{"anthropic, an uploaded file", ProviderAnthropic, "/v1/messages",
