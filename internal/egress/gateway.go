@@ -486,7 +486,7 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	}
 	model := g.askedModel(rel, shape)
 	priced := model
-	if shape.stored || size/bytesPerToken > LongPromptTokens {
+	if shape.stored || shape.promptTokens(size) > LongPromptTokens {
 		// Its output and its readings bill at the long-prompt rates.
 		priced += LongPrompt
 	}
@@ -592,7 +592,7 @@ func (g *Gateway) readingWorth(shape bodyShape, model string, size int64) (readi
 	if g.Provider == ProviderOpenAI {
 		fee = openAISearchFee
 	}
-	u := usage.Usage{InputTokens: size/bytesPerToken + 1}
+	u := usage.Usage{InputTokens: shape.promptTokens(size) + 1}
 	if shape.stored {
 		// The prompt holds what the provider keeps, which the body
 		// does not show: reckoned as long as a prompt billed at the

@@ -179,6 +179,11 @@ type frame struct {
 	// reasoning says the input item's type is "reasoning"; encrypted
 	// that it carries its encrypted_content (a non-empty string).
 	reasoning, encrypted bool
+	// media is the dense bytes (denseBytes) of the base64 runs of a
+	// medium's data (mediaKey) in the object, counted when it closes
+	// if textMedia says the medium is text (noteDense).
+	media     int64
+	textMedia bool
 }
 
 type bodyWalk struct {
@@ -224,6 +229,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 	}
 	if top.obj && !top.named {
 		name, _ := tok.(string)
+		w.noteDense("", name, false)
 		return w.member(top, name)
 	}
 	under := top.url || top.obj && urlKey(top.key)
@@ -243,6 +249,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 		top.cached, top.live = top.cached || ok && !b, top.live || !ok || b
 	}
 	if v, ok := tok.(string); ok {
+		w.noteDense(key, v, under)
 		return w.value(key, v, under)
 	}
 	return nil
@@ -399,6 +406,9 @@ func (w *bodyWalk) close() error {
 	}
 	if top := w.stack[len(w.stack)-1]; w.p == ProviderOpenAI && w.inTool() && (top.builtinTool || !top.callerTool) {
 		w.shape.builtinTools++
+	}
+	if top := w.stack[len(w.stack)-1]; top.textMedia {
+		w.shape.dense += top.media
 	}
 	if t := w.stack[len(w.stack)-1].tool; t != nil && t.kind != toolOther {
 		w.shape.tools = append(w.shape.tools, *t)

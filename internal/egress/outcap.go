@@ -48,6 +48,9 @@ type bodyShape struct {
 	// compacts says the call has the provider compact the conversation
 	// on its side (noteCompaction).
 	compacts bool
+	// dense is the bytes of the body's strings that may each be a
+	// token of their own (denseBytes): promptTokens.
+	dense int64
 	// openAISearches counts an OpenAI call's web search tools.
 	openAISearches int
 	// searches is how many web searches the gateway lets the call make
