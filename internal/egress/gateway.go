@@ -497,6 +497,7 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	if limit <= 0 {
 		return f, size, release, 0, nil
 	}
+	shape.pinTier = g.pinnedTier()
 	shape, release = g.advisorLimits(shape, priced, release)
 	if shape, release, err = g.searchLimits(shape, priced, size, release); err != nil {
 		return nil, 0, release, 0, err
@@ -504,6 +505,26 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	inserted := insertedLimit(model, limit)
 	body, n = capBody(f, size, capEdits(g.Provider, shape, limit, inserted))
 	return body, n, release, shape.boundUnder(limit, inserted), nil
+}
+
+// pinnedTier is the service tier a bounded call to the provider's own
+// API is sent in where it asks for none (or "auto", or null): OpenAI's
+// "default" and Anthropic's "standard_only", billed at the list price.
+// A call asking for none runs in the key's project's or organisation's
+// default tier, priority processing (about twice the list price) where
+// one was set, and only its answer tells; its output bound, set before,
+// was priced at the list price, so the first calls of a step wrote up to
+// twice what the budget set aside. A server behind another base URL
+// (vLLM, a proxy) gets none, as it may refuse the member or read it
+// otherwise ("").
+func (g *Gateway) pinnedTier() string {
+	switch host := strings.ToLower(g.Upstream.Hostname()); {
+	case g.Provider == ProviderOpenAI && host == "api.openai.com":
+		return "default"
+	case g.Provider == ProviderAnthropic && host == "api.anthropic.com":
+		return "standard_only"
+	}
+	return ""
 }
 
 // ErrSearchBudget marks a model call with the provider's web search or

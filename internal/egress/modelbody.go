@@ -95,6 +95,7 @@ func readModelBody(p Provider, body io.Reader) (bodyShape, error) {
 	w := bodyWalk{p: p, stack: []frame{{obj: true}}}
 	w.shape.top, w.shape.topEmpty = dec.InputOffset(), true
 	for len(w.stack) > 0 {
+		w.prev = dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			return bodyShape{}, errBody
@@ -189,9 +190,11 @@ type frame struct {
 type bodyWalk struct {
 	p     Provider
 	stack []frame
-	// off is the body's offset just past the token being taken.
-	off   int64
-	shape bodyShape
+	// off is the body's offset just past the token being taken, prev
+	// just past the one before it (a value's span then holds the colon
+	// before it).
+	off, prev int64
+	shape     bodyShape
 }
 
 // urlKey says whether a member (folded) holds web addresses a provider

@@ -51,6 +51,13 @@ type bodyShape struct {
 	// dense is the bytes of the body's strings that may each be a
 	// token of their own (denseBytes): promptTokens.
 	dense int64
+	// tiers are an OpenAI or Anthropic call's top-level service_tier
+	// values, each with the colon before it (n 1: "auto", "" or null,
+	// which leave the tier to the key's project or organisation; 0:
+	// another). pinTier, when set (Gateway.pinnedTier), replaces those
+	// and is inserted where the call named none.
+	tiers   []span
+	pinTier string
 	// openAISearches counts an OpenAI call's web search tools.
 	openAISearches int
 	// searches is how many web searches the gateway lets the call make
@@ -194,6 +201,16 @@ func (w *bodyWalk) note(top *frame, tok json.Token) error {
 		if v, ok := tok.(string); ok {
 			w.shape.model = v
 		}
+	case top0 && w.p != ProviderGemini && top.key == "servicetier":
+		v, ok := tok.(string)
+		if !ok && tok != nil {
+			return fmt.Errorf("%w (the service tier %v: a string or null only)", ErrUnmetered, tok)
+		}
+		s := span{start: w.prev, end: w.off}
+		if t := fold(v); t == "" || t == "auto" {
+			s.n = 1
+		}
+		w.shape.tiers = append(w.shape.tiers, s)
 	case top0 && w.p == ProviderGemini && top.key == "generationconfig":
 		if w.shape.gen > 0 || tok != json.Delim('{') {
 			return fmt.Errorf("%w (generationConfig given twice or not as an object)", ErrUnmetered)
@@ -290,6 +307,16 @@ func capEdits(p Provider, sh bodyShape, limit, ins int64) []edit {
 		edits = append(edits, a.capEdits(limit, searches)...)
 	}
 	var top []string // members added at the top of the body
+	if sh.pinTier != "" {
+		for _, s := range sh.tiers {
+			if s.n == 1 {
+				edits = append(edits, edit{s.start, s.end, `:"` + sh.pinTier + `"`})
+			}
+		}
+		if len(sh.tiers) == 0 {
+			top = append(top, `"service_tier":"`+sh.pinTier+`"`)
+		}
+	}
 	if p == ProviderOpenAI {
 		edits = append(edits, lowered(sh.toolCalls, searches)...)
 		if len(sh.toolCalls) == 0 && sh.builtinTools > 0 {
