@@ -413,7 +413,7 @@ func (w *bodyWalk) close() error {
 	if top := w.stack[len(w.stack)-1]; top.textMedia {
 		w.shape.dense += top.media
 	}
-	if t := w.stack[len(w.stack)-1].tool; t != nil && t.kind != toolOther {
+	if t := w.stack[len(w.stack)-1].tool; t != nil && (t.kind != toolOther || t.lookup) {
 		w.shape.tools = append(w.shape.tools, *t)
 	}
 	w.stack = w.stack[:len(w.stack)-1]
@@ -569,6 +569,7 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 		top.noteToolType(v)
 		if top.tool != nil {
 			top.tool.kind = max(top.tool.kind, kindOf(v))
+			top.tool.lookup = top.tool.lookup || isLookup(v)
 		}
 		if err := checkToolType(v); err != nil {
 			return err

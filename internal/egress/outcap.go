@@ -94,12 +94,6 @@ const (
 	// call's max_tokens, up to the advisor's own max_tokens or its
 	// model's maximum output.
 	toolAdvisor
-	// toolLookup is a tool search (tool_search_tool_regex,
-	// tool_search_tool_bm25): each search has the model sample again,
-	// rereading the conversation with the tools it loaded, and the tool
-	// takes no max_uses, so only the provider's own limit on the
-	// samplings of one call (serverLoops) ends it.
-	toolLookup
 )
 
 // serverLoops is how many times the provider's server-side loop lets
@@ -109,9 +103,19 @@ const (
 // prompt again at most.
 const serverLoops = 10
 
-// lookups says whether a call has an Anthropic tool search (toolLookup).
+// lookups says whether a call has an Anthropic tool search (a tool's
+// lookup).
 func (sh bodyShape) lookups() bool {
-	return slices.ContainsFunc(sh.tools, func(t serverTool) bool { return t.kind == toolLookup })
+	return slices.ContainsFunc(sh.tools, func(t serverTool) bool { return t.lookup })
+}
+
+// isLookup says whether an Anthropic tool's type names a tool search
+// (tool_search_tool_regex, tool_search_tool_bm25): each search has the
+// model sample again, rereading the conversation with the tools it
+// loaded, and the tool takes no max_uses, so only the provider's own
+// limit on the samplings of one call (serverLoops) ends it.
+func isLookup(typ string) bool {
+	return strings.HasPrefix(fold(typ), "toolsearch")
 }
 
 // kindOf is the kind of an Anthropic tool of type typ.
@@ -121,8 +125,6 @@ func kindOf(typ string) toolKind {
 		return toolAdvisor
 	case strings.HasPrefix(t, "websearch"):
 		return toolSearch
-	case strings.HasPrefix(t, "toolsearch"):
-		return toolLookup
 	}
 	return toolOther
 }
@@ -137,6 +139,9 @@ type serverTool struct {
 	empty      bool
 	kind       toolKind
 	uses, outs []span
+	// lookup says a type of the tool named a tool search (isLookup): a
+	// tool whose type is given twice keeps the bounds of both.
+	lookup bool
 	// model is an advisor's model; limit the output its consult is held
 	// to (0: the call's own bound), which the gateway asks of its Cap
 	// for that model (advisorLimits).
@@ -357,8 +362,8 @@ func (a serverTool) capEdits(limit, searches int64) []edit {
 	}
 	bounds := []bound{{"max_uses", a.uses, searches}}
 	switch a.kind {
-	case toolLookup:
-		return nil // it takes no max_uses: searchLimits reckons serverLoops
+	case toolOther:
+		return nil // a tool search alone takes no max_uses: searchLimits reckons serverLoops
 	case toolAdvisor:
 		if a.limit > 0 {
 			limit = a.limit

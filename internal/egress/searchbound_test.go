@@ -111,6 +111,12 @@ func TestRedTeamGatewayBoundsSearchesByTheBudget(t *testing.T) {
 			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"Tool_Search_Tool_Regex_20251119","name":"s"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 20000, 0},
 		{"anthropic, a tool search and a long prompt, much left", ProviderAnthropic, "/v1/messages",
 			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"tool_search_tool_regex_20251119","name":"s"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 2000000, -1},
+		// A type given twice keeps the bounds of both: an advisor's
+		// max_uses, and the tool search's reckoning.
+		{"anthropic, an advisor's type and a tool search's", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"advisor_20260301","model":"claude-sonnet-5-5","type":"tool_search_tool_regex_20251119","name":"s"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 2000000, 1},
+		{"anthropic, an advisor's type and a tool search's, little left", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"tool_search_tool_regex_20251119","model":"claude-sonnet-5-5","type":"advisor_20260301","name":"s"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 20000, 0},
 		{"anthropic, a tool search and a web search", ProviderAnthropic, "/v1/messages",
 			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"tool_search_tool_regex_20251119","name":"s"},{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 44000, 3},
 		{"anthropic, a short prompt", ProviderAnthropic, "/v1/messages",
