@@ -52,6 +52,9 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		{"long", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("x", 3*LongPromptTokens+30) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		{"stored", `{"model":"gpt-5","previous_response_id":"resp_1","input":"again"}`, "gpt-5" + LongPrompt},
 		{"short", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"hi"}]}`, "claude-sonnet-5-5"},
+		// A Gemini context cache the key's project holds, of any length.
+		{"gemini, a cached content", `{"cachedContent":"cachedContents/c1","contents":[{"role":"user","parts":[{"text":"again"}]}]}`, "gemini-3-pro" + LongPrompt},
+		{"gemini, short", `{"contents":[{"role":"user","parts":[{"text":"again"}]}]}`, "gemini-3-pro"},
 		// Dense text holds far more tokens a byte than English: 140,000
 		// characters of CJK Extension B (4 bytes each, none a token of
 		// its own, several tokens each) in 560 KB, random base64 in
@@ -69,8 +72,11 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			t.Parallel()
 			p, path := ProviderAnthropic, "/v1/messages"
-			if strings.Contains(r.body, "gpt-5") {
+			switch {
+			case strings.Contains(r.body, "gpt-5"):
 				p, path = ProviderOpenAI, "/responses"
+			case strings.Contains(r.body, "contents"):
+				p, path = ProviderGemini, "/v1beta/models/gemini-3-pro:generateContent"
 			}
 			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 				io.Copy(io.Discard, req.Body)

@@ -486,14 +486,18 @@ func (w *bodyWalk) noteCompaction(key, v string) {
 
 // noteStored notes, from a member's name (key, folded), a prompt that
 // holds what the provider keeps (an earlier response's conversation, a
-// stored conversation, an uploaded file), longer than the body shows;
+// stored conversation, an uploaded file, a context cache), longer than
+// the body shows;
 // an input item's id is noted for noteItem.
 func (w *bodyWalk) noteStored(key string) {
 	if top := &w.stack[len(w.stack)-1]; top.item && key == "id" {
 		top.itemID = true
 	}
 	top0 := len(w.stack) == 1 && w.p == ProviderOpenAI
-	if key == "fileid" || top0 && (key == "previousresponseid" || key == "conversation") {
+	// A Gemini call's cachedContent names a context cache the key's
+	// project holds, read as part of the prompt.
+	gemini := len(w.stack) == 1 && w.p == ProviderGemini && key == "cachedcontent"
+	if key == "fileid" || gemini || top0 && (key == "previousresponseid" || key == "conversation") {
 		w.shape.stored = true
 	}
 }
