@@ -177,7 +177,8 @@ type frame struct {
 	// input list; itemID that it has an id, itemTyped that a type other
 	// than an item reference was given (see noteItem).
 	item, itemID, itemTyped bool
-	// reasoning says the input item's type is "reasoning"; encrypted
+	// reasoning says the input item's type is "reasoning" or
+	// "compaction", whose content is encrypted; encrypted
 	// that it carries its encrypted_content (a non-empty string).
 	reasoning, encrypted bool
 	// media is the dense bytes (denseBytes) of the base64 runs of a
@@ -508,9 +509,10 @@ func (w *bodyWalk) noteStored(key string) {
 // its id alone. Its type is "item_reference" or left out (or null), so
 // an item with an id counts as one unless it names another type.
 //
-// A reasoning item given by its id without its encrypted_content has
-// the provider (under store:true) restore the reasoning it stored, read
-// as input, of any length: it counts as a reference too (close).
+// A reasoning (or compaction) item given by its id without its
+// encrypted_content has the provider (under store:true) restore what it
+// stored, read as input, of any length: it counts as a reference too
+// (close).
 func (w *bodyWalk) noteItem(key, v string) {
 	top := &w.stack[len(w.stack)-1]
 	if !top.item {
@@ -526,7 +528,7 @@ func (w *bodyWalk) noteItem(key, v string) {
 	case "itemreference":
 		w.shape.stored = true
 	case "":
-	case "reasoning":
+	case "reasoning", "compaction":
 		top.itemTyped, top.reasoning = true, true
 	default:
 		top.itemTyped = true

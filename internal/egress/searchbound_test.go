@@ -79,6 +79,8 @@ func TestRedTeamGatewayBoundsSearchesByTheBudget(t *testing.T) {
 			`{"model":"gpt-6.1-sol","store":true,"input":[{"type":"reasoning","id":"rs_1","summary":[]},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
 		{"openai, a reasoning item by its id, its content null", ProviderOpenAI, "/responses",
 			`{"model":"gpt-6.1-sol","store":true,"input":[{"type":"Reasoning","encrypted_content":null,"id":"rs_1","summary":[]}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, a compaction item by its id", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","store":true,"input":[{"type":"compaction","id":"cmp_1"},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
 		{"openai, a reasoning item with its content", ProviderOpenAI, "/responses",
 			`{"model":"gpt-6.1-sol","store":false,"input":[{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA"},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 7},
 		{"openai, an output item sent back", ProviderOpenAI, "/responses",
