@@ -436,6 +436,9 @@ func (w *bodyWalk) member(top *frame, name string) error {
 		top.tool.empty = false
 	}
 	w.noteStored(top.key)
+	if w.boundsAt() && !readAs(w.p, name) {
+		return fmt.Errorf("%w (the member %q: spelled otherwise than the provider reads it)", ErrUnmetered, name)
+	}
 	if top.policy && top.key != "type" {
 		// allowed_domains, domain_secrets: the container may connect out.
 		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)

@@ -444,3 +444,54 @@ func capBody(f io.ReaderAt, size int64, edits []edit) (io.Reader, int64) {
 	parts = append(parts, io.NewSectionReader(f, pos, size-pos))
 	return io.MultiReader(parts...), out
 }
+
+// boundNames are the members the gateway reads to bound or price a call
+// (by folded name: its output limit, tool-call and tool-use limits,
+// thinking budget, model, service tier, speed, region, background,
+// Gemini's generationConfig and candidate count), as the providers spell
+// them in snake_case.
+var boundNames = map[string]string{
+	"maxtokens": "max_tokens", "maxoutputtokens": "max_output_tokens", "maxtoolcalls": "max_tool_calls",
+	"maxuses": "max_uses", "budgettokens": "budget_tokens", "model": "model", "servicetier": "service_tier",
+	"speed": "speed", "inferencegeo": "inference_geo", "background": "background",
+	"generationconfig": "generation_config", "candidatecount": "candidate_count",
+}
+
+// readAs says whether a member named name, where the gateway reads the
+// members that bound a call (boundsAt), is one the provider reads as the
+// gateway does: a bound member (boundNames) only as the provider spells
+// it, snake_case, or for Gemini, whose JSON reader takes both, its
+// lowerCamelCase form. The gateway folds case and underscores to find
+// them, so "Max_Output_Tokens" was taken for the output limit, lowered,
+// and no limit inserted; an OpenAI-compatible server behind --base-url
+// that ignores members it does not know then ran the call without one.
+func readAs(p Provider, name string) bool {
+	snake, ok := boundNames[fold(name)]
+	if !ok || name == snake {
+		return true
+	}
+	if p != ProviderGemini {
+		return false
+	}
+	camel, up := []byte{}, false
+	for i := 0; i < len(snake); i++ {
+		switch c := snake[i]; {
+		case c == '_':
+			up = true
+		case up:
+			camel, up = append(camel, c-'a'+'A'), false
+		default:
+			camel = append(camel, c)
+		}
+	}
+	return name == string(camel)
+}
+
+// boundsAt says whether the innermost object is one whose members the
+// gateway reads to bound or price the call: the body's top, Gemini's
+// generationConfig, an Anthropic tools entry and Anthropic's thinking.
+func (w *bodyWalk) boundsAt() bool {
+	top := w.stack[len(w.stack)-1]
+	return len(w.stack) == 1 || w.inGenerationConfig() || top.tool != nil ||
+		w.p == ProviderAnthropic && len(w.stack) == 2 && w.stack[0].key == "thinking"
+}
