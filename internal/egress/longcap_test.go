@@ -52,6 +52,11 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		{"long", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("x", 3*LongPromptTokens+30) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		{"stored", `{"model":"gpt-5","previous_response_id":"resp_1","input":"again"}`, "gpt-5" + LongPrompt},
 		{"short", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"hi"}]}`, "claude-sonnet-5-5"},
+		// A PDF given inline: the provider reads out its text (compressed
+		// in the file, so of any length) and an image of each page.
+		{"anthropic, a PDF", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjcK"}}]}]}`, "claude-sonnet-5-5" + LongPrompt},
+		{"openai, a PDF", `{"model":"gpt-5","input":[{"role":"user","content":[{"type":"input_file","filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERi0xLjcK"}]}]}`, "gpt-5" + LongPrompt},
+		{"gemini, a PDF", `{"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"Application/PDF","data":"JVBERi0xLjcK"}}]}]}`, "gemini-3-pro" + LongPrompt},
 		// A Gemini context cache the key's project holds, of any length.
 		{"gemini, a cached content", `{"cachedContent":"cachedContents/c1","contents":[{"role":"user","parts":[{"text":"again"}]}]}`, "gemini-3-pro" + LongPrompt},
 		{"gemini, short", `{"contents":[{"role":"user","parts":[{"text":"again"}]}]}`, "gemini-3-pro"},

@@ -42,8 +42,9 @@ type bodyShape struct {
 	// call each time.
 	builtinTools int
 	// stored says the call's prompt holds what the provider keeps (an
-	// OpenAI previous_response_id or conversation, a file_id anywhere):
-	// it may be far longer than the body.
+	// OpenAI previous_response_id or conversation, a file_id anywhere),
+	// or a document given inline (a PDF, OpenAI's file_data) whose text
+	// the provider reads out: it may be far longer than the body.
 	stored bool
 	// compacts says the call has the provider compact the conversation
 	// on its side (noteCompaction).

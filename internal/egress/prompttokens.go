@@ -69,6 +69,12 @@ func (w *bodyWalk) noteDense(key, v string, under bool) {
 	default:
 		w.shape.dense += denseBytes(v, true)
 	}
+	if key == "filedata" && v != "" || (key == "mediatype" || key == "mimetype") && strings.EqualFold(v, "application/pdf") {
+		// A document given inline (OpenAI's file_data, a PDF): the
+		// provider reads out its text, compressed in the file and so of
+		// any length, and an image of each page.
+		w.shape.stored = true
+	}
 	switch {
 	case key == "type" && fold(v) == "text",
 		(key == "mediatype" || key == "mimetype") && strings.HasPrefix(strings.ToLower(v), "text/"):
