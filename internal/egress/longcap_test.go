@@ -132,7 +132,8 @@ func TestDenseBytes(t *testing.T) {
 		{b64, true, 40},
 		{b64, false, 0},
 		{"sha " + strings.Repeat("0123456789abcdef", 2) + " ok", true, 32},
-		{strings.Repeat("0123456789abcdef", 2)[:31], true, 0},
+		{"0123456789abcdef"[:15] + " TestRedTeamGatewayPins", true, 0},
+		{"a3f9c2e1d4b5a6c7", true, 16},
 		{b64 + "中" + b64, true, 83},
 	} {
 		if got := denseBytes(r.s, r.runs); got != r.want {

@@ -6,7 +6,7 @@ import "strings"
 // alphabet, with its padding) holding a digit and a letter that the
 // gateway reckons at a token a byte: random base64 or hex, which a
 // model's tokenizer cuts into far shorter pieces than words.
-const denseRun = 32
+const denseRun = 16
 
 // denseBytes counts the bytes of s (a string the JSON reader decoded)
 // that may each be a token of their own: those of every non-ASCII
