@@ -54,8 +54,8 @@ type bodyShape struct {
 	dense int64
 	// tiers are an OpenAI or Anthropic call's top-level service_tier
 	// values, each with the colon before it (n 1: "auto", "" or null,
-	// which leave the tier to the key's project or organisation; 0:
-	// another). pinTier, when set (Gateway.pinnedTier), replaces those
+	// which leave the tier to the key's project or organisation, and
+	// for Anthropic any but "standard_only"; 0: another). pinTier, when set (Gateway.pinnedTier), replaces those
 	// and is inserted where the call named none.
 	tiers   []span
 	pinTier string
@@ -213,8 +213,8 @@ func (w *bodyWalk) note(top *frame, tok json.Token) error {
 			return fmt.Errorf("%w (the service tier %v: a string or null only)", ErrUnmetered, tok)
 		}
 		s := span{start: w.prev, end: w.off}
-		if t := fold(v); t == "" || t == "auto" {
-			s.n = 1
+		if t := fold(v); t == "" || t == "auto" || w.p == ProviderAnthropic && v != "standard_only" {
+			s.n = 1 // Anthropic's tiers but standard_only may run at priority
 		}
 		w.shape.tiers = append(w.shape.tiers, s)
 	case top0 && w.p == ProviderGemini && top.key == "generationconfig":

@@ -49,6 +49,8 @@ func TestRedTeamGatewayPinsTheTierOfTheFirstCall(t *testing.T) {
 		{"openai, flex kept", ProviderOpenAI, "https://api.openai.com/v1", `{"model":"gpt-5","service_tier":"flex","input":"hi"}`, []string{"flex"}},
 		{"anthropic, none", ProviderAnthropic, "https://api.anthropic.com", `{"model":"claude-sonnet-5-5","max_tokens":10,"messages":[]}`, []string{"standard_only"}},
 		{"anthropic, auto", ProviderAnthropic, "https://api.anthropic.com", `{"model":"claude-sonnet-5-5","max_tokens":10,"service_tier":"auto","messages":[]}`, []string{"standard_only"}},
+		{"anthropic, another tier", ProviderAnthropic, "https://api.anthropic.com", `{"model":"claude-sonnet-5-5","max_tokens":10,"service_tier":"priority","messages":[]}`, []string{"standard_only"}},
+		{"anthropic, standard_only kept", ProviderAnthropic, "https://api.anthropic.com", `{"model":"claude-sonnet-5-5","max_tokens":10,"service_tier":"standard_only","messages":[]}`, []string{"standard_only"}},
 		{"another base URL", ProviderOpenAI, "https://llm.internal.test/v1", `{"model":"gpt-5","input":"hi"}`, nil},
 	} {
 		t.Run(r.name, func(t *testing.T) {
