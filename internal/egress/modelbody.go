@@ -214,6 +214,12 @@ func urlKey(key string) bool {
 // tools array.
 func (w *bodyWalk) inTool() bool {
 	n := len(w.stack)
+	if n == 5 && w.p == ProviderOpenAI {
+		// An entry of an OpenAI namespace's tools (a tools entry
+		// holding tools of its own) is checked as a tools entry is.
+		return w.stack[0].key == "tools" && !w.stack[1].obj && w.stack[2].obj && w.stack[2].key == "tools" &&
+			!w.stack[3].obj && w.stack[4].obj
+	}
 	return n == 3 && w.stack[0].key == "tools" && !w.stack[1].obj && w.stack[2].obj
 }
 
