@@ -276,6 +276,11 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 		defer release()
 	}
 	body, size, shape, err := g.readBody(r, scans)
+	if err == nil {
+		if err = g.checkGeminiModel(rel, shape); err != nil {
+			body.Close()
+		}
+	}
 	if err != nil {
 		refuseCall(w, err)
 		return
@@ -665,6 +670,20 @@ func (g *Gateway) askedModel(rel string, shape bodyShape) string {
 		return model
 	}
 	return shape.model
+}
+
+// checkGeminiModel refuses a Gemini call whose body names a model (its
+// model member, with or without "models/") other than its path's, which
+// the gateway prices the call at: a front end taking the body's would
+// run a model the bound was not priced for.
+func (g *Gateway) checkGeminiModel(rel string, shape bodyShape) error {
+	if g.Provider != ProviderGemini || shape.models == 0 {
+		return nil
+	}
+	if m := strings.TrimPrefix(shape.model, "models/"); m != g.askedModel(rel, shape) {
+		return fmt.Errorf("%w (the model %.60q in the body, another than the path's)", ErrUnmetered, shape.model)
+	}
+	return nil
 }
 
 // plainJSON says whether a request's header declares its body as the

@@ -77,3 +77,41 @@ func TestRedTeamGatewayBoundMembersSpelledOtherwise(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamGatewayGeminiModelTwice: a Gemini call names its model in
+// the path, which the gateway prices the call's bound at; the program
+// names another in the body's model member (a dear image model behind a
+// cheap path). Where the provider's front end took the body's, the bound
+// in the cheap model's tokens bought hundreds of times what the budget
+// set aside. A body model other than the path's is refused (403); the
+// same one, with or without "models/", passes.
+func TestRedTeamGatewayGeminiModelTwice(t *testing.T) {
+	t.Parallel()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, `{}`)
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	for _, r := range []struct {
+		body   string
+		status int
+	}{
+		{`{"model":"models/gemini-3-pro-image","contents":[]}`, http.StatusForbidden},
+		{`{"model":"gemini-3-pro-image","contents":[]}`, http.StatusForbidden},
+		{`{"model":"models/gemini-flash-lite","contents":[]}`, http.StatusOK},
+		{`{"model":"gemini-flash-lite","contents":[]}`, http.StatusOK},
+		{`{"contents":[]}`, http.StatusOK},
+	} {
+		g := &Gateway{Provider: ProviderGemini, Upstream: u, Key: "sk-real", Placeholder: "ph",
+			Cap: func(string) (int64, func()) { return 20000, nil }}
+		client, stop := ServeGatewayForTest(t, g)
+		req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1beta/models/gemini-flash-lite:generateContent", strings.NewReader(r.body))
+		req.Header.Set("X-Goog-Api-Key", "ph")
+		status, msg := statusOf(t, client, req)
+		stop()
+		if status != r.status {
+			t.Errorf("%s: status %d (%s), want %d", r.body, status, msg, r.status)
+		}
+	}
+}
