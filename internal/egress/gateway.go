@@ -275,12 +275,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 		}
 		defer release()
 	}
-	body, size, shape, err := g.readBody(r, scans)
-	if err == nil {
-		if err = g.checkGeminiModel(rel, shape); err != nil {
-			body.Close()
-		}
-	}
+	body, size, shape, err := g.readBody(r, rel, scans)
 	if err != nil {
 		refuseCall(w, err)
 		return
@@ -450,9 +445,10 @@ func (g *Gateway) admit(ctx context.Context) (release func(), err error) {
 	return release, nil
 }
 
-// readBody spools r's body and checks it (checkModelBody), returning it
-// rewound: the body passed on is the one checked, byte for byte.
-func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int64, bodyShape, error) {
+// readBody spools r's body (of the call rel) and checks it
+// (checkModelBody, checkGeminiModel), returning it rewound: the body
+// passed on is the one checked, byte for byte.
+func (g *Gateway) readBody(r *http.Request, rel string, scans chan struct{}) (*os.File, int64, bodyShape, error) {
 	if !plainJSON(r.Header) {
 		return nil, 0, bodyShape{}, errBody
 	}
@@ -469,6 +465,9 @@ func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int6
 		return nil, 0, bodyShape{}, err
 	}
 	shape, err := readModelBody(g.Provider, f)
+	if err == nil {
+		err = g.checkGeminiModel(rel, shape)
+	}
 	if err == nil {
 		_, err = f.Seek(0, io.SeekStart)
 	}

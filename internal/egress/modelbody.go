@@ -401,11 +401,7 @@ func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 // close ends the innermost object or array; an OpenAI web search tool
 // ends refused unless it was kept to the search index.
 func (w *bodyWalk) close() error {
-	if top := w.stack[len(w.stack)-1]; top.item && top.itemID && (!top.itemTyped || top.reasoning && !top.encrypted) {
-		// An item reference without its type, or a reasoning item by
-		// its id alone, which the provider restores from what it stored.
-		w.shape.stored = true
-	}
+	w.closeNotes(w.stack[len(w.stack)-1])
 	if top := w.stack[len(w.stack)-1]; top.search && (!top.cached || top.live) {
 		return fmt.Errorf("%w (a web search tool with live web access: set external_web_access to false)", ErrServerFetch)
 	} else if top.env && (top.hosted || !top.local) {
@@ -417,9 +413,6 @@ func (w *bodyWalk) close() error {
 	if top := w.stack[len(w.stack)-1]; w.p == ProviderOpenAI && w.inTool() && (top.builtinTool || !top.callerTool) {
 		w.shape.builtinTools++
 	}
-	if top := w.stack[len(w.stack)-1]; top.textMedia {
-		w.shape.dense += top.media
-	}
 	if t := w.stack[len(w.stack)-1].tool; t != nil && (t.kind != toolOther || t.lookup) {
 		w.shape.tools = append(w.shape.tools, *t)
 	}
@@ -428,6 +421,19 @@ func (w *bodyWalk) close() error {
 		w.stack[len(w.stack)-1].key, w.stack[len(w.stack)-1].named = "", false
 	}
 	return nil
+}
+
+// closeNotes notes, as an object (top) closes, what only its whole
+// tells: an input item that refers to what the provider stored (an item
+// reference without its type, or a reasoning item by its id alone,
+// which the provider restores), and a text medium's dense bytes.
+func (w *bodyWalk) closeNotes(top frame) {
+	if top.item && top.itemID && (!top.itemTyped || top.reasoning && !top.encrypted) {
+		w.shape.stored = true
+	}
+	if top.textMedia {
+		w.shape.dense += top.media
+	}
 }
 
 // member takes the name of the next member of the innermost object.
@@ -442,12 +448,8 @@ func (w *bodyWalk) member(top *frame, name string) error {
 		top.tool.empty = false
 	}
 	w.noteStored(top.key)
-	if w.boundsAt() && !readAs(w.p, name) {
-		return fmt.Errorf("%w (the member %q: spelled otherwise than the provider reads it)", ErrUnmetered, name)
-	}
-	if top.policy && top.key != "type" {
-		// allowed_domains, domain_secrets: the container may connect out.
-		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)
+	if err := w.checkName(top, name); err != nil {
+		return err
 	}
 	// Chat Completions' web_search_options has a search model search
 	// live, with no way to keep it to the index (see close); the path
@@ -469,6 +471,21 @@ func (w *bodyWalk) member(top *frame, name string) error {
 			// answer's usageMetadata counts none of it.
 			return fmt.Errorf("%w (the tool %q bills per use beyond its tokens)", ErrUnmetered, name)
 		}
+	}
+	return nil
+}
+
+// checkName refuses a member's name (of top, the innermost object)
+// where the gateway reads bounds and the provider would not read it as
+// the gateway does (readAs), and in a container's network policy any
+// member but its type.
+func (w *bodyWalk) checkName(top *frame, name string) error {
+	if w.boundsAt() && !readAs(w.p, name) {
+		return fmt.Errorf("%w (the member %q: spelled otherwise than the provider reads it)", ErrUnmetered, name)
+	}
+	if top.policy && top.key != "type" {
+		// allowed_domains, domain_secrets: the container may connect out.
+		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)
 	}
 	return nil
 }

@@ -208,15 +208,7 @@ func (w *bodyWalk) note(top *frame, tok json.Token) error {
 			w.shape.model = v
 		}
 	case top0 && w.p != ProviderGemini && top.key == "servicetier":
-		v, ok := tok.(string)
-		if !ok && tok != nil {
-			return fmt.Errorf("%w (the service tier %v: a string or null only)", ErrUnmetered, tok)
-		}
-		s := span{start: w.prev, end: w.off}
-		if t := fold(v); t == "" || t == "auto" || w.p == ProviderAnthropic && v != "standard_only" {
-			s.n = 1 // Anthropic's tiers but standard_only may run at priority
-		}
-		w.shape.tiers = append(w.shape.tiers, s)
+		return w.noteTier(tok)
 	case top0 && w.p == ProviderGemini && top.key == "generationconfig":
 		if w.shape.gen > 0 || tok != json.Delim('{') {
 			return fmt.Errorf("%w (generationConfig given twice or not as an object)", ErrUnmetered)
@@ -235,6 +227,22 @@ func (w *bodyWalk) note(top *frame, tok json.Token) error {
 		}
 		w.shape.limits = append(w.shape.limits, s)
 	}
+	return nil
+}
+
+// noteTier records an OpenAI or Anthropic call's top-level service tier
+// (tok, its value) where pinTier may replace it, refusing one given as
+// anything but a string or null.
+func (w *bodyWalk) noteTier(tok json.Token) error {
+	v, ok := tok.(string)
+	if !ok && tok != nil {
+		return fmt.Errorf("%w (the service tier %v: a string or null only)", ErrUnmetered, tok)
+	}
+	s := span{start: w.prev, end: w.off}
+	if t := fold(v); t == "" || t == "auto" || w.p == ProviderAnthropic && v != "standard_only" {
+		s.n = 1 // Anthropic's tiers but standard_only may run at priority
+	}
+	w.shape.tiers = append(w.shape.tiers, s)
 	return nil
 }
 
