@@ -53,6 +53,7 @@ func FuzzCheckModelBody(f *testing.F) {
 		}
 		if whole == nil && len(bytes.TrimSpace([]byte(body))) > 0 {
 			shape, _ := readModelBody(p, bytes.NewReader([]byte(body)))
+			shape.pinTier = map[Provider]string{ProviderOpenAI: "default", ProviderAnthropic: "standard_only"}[p]
 			r, n := capBody(bytes.NewReader([]byte(body)), int64(len(body)), capEdits(p, shape, 7, 7))
 			capped, _ := io.ReadAll(r)
 			if int64(len(capped)) != n || !json.Valid(capped) || checkModelBody(p, bytes.NewReader(capped)) != nil {

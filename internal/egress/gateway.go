@@ -275,7 +275,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 		}
 		defer release()
 	}
-	body, size, shape, err := g.readBody(r, scans)
+	body, size, shape, err := g.readBody(r, rel, scans)
 	if err != nil {
 		refuseCall(w, err)
 		return
@@ -445,9 +445,10 @@ func (g *Gateway) admit(ctx context.Context) (release func(), err error) {
 	return release, nil
 }
 
-// readBody spools r's body and checks it (checkModelBody), returning it
-// rewound: the body passed on is the one checked, byte for byte.
-func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int64, bodyShape, error) {
+// readBody spools r's body (of the call rel) and checks it
+// (checkModelBody, checkGeminiModel), returning it rewound: the body
+// passed on is the one checked, byte for byte.
+func (g *Gateway) readBody(r *http.Request, rel string, scans chan struct{}) (*os.File, int64, bodyShape, error) {
 	if !plainJSON(r.Header) {
 		return nil, 0, bodyShape{}, errBody
 	}
@@ -464,6 +465,9 @@ func (g *Gateway) readBody(r *http.Request, scans chan struct{}) (*os.File, int6
 		return nil, 0, bodyShape{}, err
 	}
 	shape, err := readModelBody(g.Provider, f)
+	if err == nil {
+		err = g.checkGeminiModel(rel, shape)
+	}
 	if err == nil {
 		_, err = f.Seek(0, io.SeekStart)
 	}
@@ -486,7 +490,7 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	}
 	model := g.askedModel(rel, shape)
 	priced := model
-	if shape.stored || size/bytesPerToken > LongPromptTokens {
+	if shape.stored || shape.promptTokens(size) > LongPromptTokens {
 		// Its output and its readings bill at the long-prompt rates.
 		priced += LongPrompt
 	}
@@ -497,6 +501,7 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	if limit <= 0 {
 		return f, size, release, 0, nil
 	}
+	shape.pinTier = g.pinnedTier()
 	shape, release = g.advisorLimits(shape, priced, release)
 	if shape, release, err = g.searchLimits(shape, priced, size, release); err != nil {
 		return nil, 0, release, 0, err
@@ -504,6 +509,26 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	inserted := insertedLimit(model, limit)
 	body, n = capBody(f, size, capEdits(g.Provider, shape, limit, inserted))
 	return body, n, release, shape.boundUnder(limit, inserted), nil
+}
+
+// pinnedTier is the service tier a bounded call to the provider's own
+// API is sent in where it asks for none (or "auto", or null): OpenAI's
+// "default" and Anthropic's "standard_only", billed at the list price.
+// A call asking for none runs in the key's project's or organisation's
+// default tier, priority processing (about twice the list price) where
+// one was set, and only its answer tells; its output bound, set before,
+// was priced at the list price, so the first calls of a step wrote up to
+// twice what the budget set aside. A server behind another base URL
+// (vLLM, a proxy) gets none, as it may refuse the member or read it
+// otherwise ("").
+func (g *Gateway) pinnedTier() string {
+	switch host := strings.ToLower(g.Upstream.Hostname()); {
+	case g.Provider == ProviderOpenAI && host == "api.openai.com":
+		return "default"
+	case g.Provider == ProviderAnthropic && host == "api.anthropic.com":
+		return "standard_only"
+	}
+	return ""
 }
 
 // ErrSearchBudget marks a model call with the provider's web search or
@@ -541,7 +566,8 @@ func (g *Gateway) searchLimits(shape bodyShape, model string, size int64, releas
 		// prompt.
 		loops = max(loops, 1)
 	}
-	if loops == 0 && !shape.compacts {
+	lookups := g.Provider == ProviderAnthropic && shape.lookups()
+	if loops == 0 && !shape.compacts && !lookups {
 		return shape, release, nil
 	}
 	limit, held := g.Cap(model)
@@ -556,12 +582,18 @@ func (g *Gateway) searchLimits(shape bodyShape, model string, size int64, releas
 	if tools == 0 {
 		search = reading // no search fee
 	}
+	if lookups {
+		// A tool search's samplings, which its web searches' are among:
+		// those then add only their fee.
+		limit -= serverLoops * reading
+		search -= reading
+	}
 	if shape.compacts {
 		limit -= reading  // the first compaction
 		search += reading // one after each search
-		if limit < 0 && loops == 0 {
-			return shape, both, ErrSearchBudget
-		}
+	}
+	if limit < 0 && (lookups || shape.compacts) {
+		return shape, both, ErrSearchBudget
 	}
 	if loops == 0 {
 		return shape, both, nil
@@ -585,7 +617,7 @@ func (g *Gateway) readingWorth(shape bodyShape, model string, size int64) (readi
 	if g.Provider == ProviderOpenAI {
 		fee = openAISearchFee
 	}
-	u := usage.Usage{InputTokens: size/bytesPerToken + 1}
+	u := usage.Usage{InputTokens: shape.promptTokens(size) + 1}
 	if shape.stored {
 		// The prompt holds what the provider keeps, which the body
 		// does not show: reckoned as long as a prompt billed at the
@@ -637,6 +669,20 @@ func (g *Gateway) askedModel(rel string, shape bodyShape) string {
 		return model
 	}
 	return shape.model
+}
+
+// checkGeminiModel refuses a Gemini call whose body names a model (its
+// model member, with or without "models/") other than its path's, which
+// the gateway prices the call at: a front end taking the body's would
+// run a model the bound was not priced for.
+func (g *Gateway) checkGeminiModel(rel string, shape bodyShape) error {
+	if g.Provider != ProviderGemini || shape.models == 0 {
+		return nil
+	}
+	if m := strings.TrimPrefix(shape.model, "models/"); m != g.askedModel(rel, shape) {
+		return fmt.Errorf("%w (the model %.60q in the body, another than the path's)", ErrUnmetered, shape.model)
+	}
+	return nil
 }
 
 // plainJSON says whether a request's header declares its body as the

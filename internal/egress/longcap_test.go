@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -8,7 +9,31 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 )
+
+// rareCJK is n characters of CJK Extension B, each different from the
+// last.
+func rareCJK(n int) string {
+	b := make([]byte, 0, 4*n)
+	for i := range n {
+		b = utf8.AppendRune(b, rune(0x20000+i%40000))
+	}
+	return string(b)
+}
+
+// randomBase64 is n bytes of base64 of a fixed pseudo-random stream.
+func randomBase64(n int) string {
+	raw := make([]byte, n*3/4+3)
+	x := uint32(2463534242)
+	for i := range raw {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		raw[i] = byte(x)
+	}
+	return base64.StdEncoding.EncodeToString(raw)[:n]
+}
 
 // TestRedTeamOutputBoundAtTheLongPromptRate: with the budget nearly
 // spent, the program sends a prompt of over 200K tokens, whose output the
@@ -27,12 +52,36 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		{"long", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("x", 3*LongPromptTokens+30) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		{"stored", `{"model":"gpt-5","previous_response_id":"resp_1","input":"again"}`, "gpt-5" + LongPrompt},
 		{"short", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"hi"}]}`, "claude-sonnet-5-5"},
+		// A PDF given inline: the provider reads out its text (compressed
+		// in the file, so of any length) and an image of each page.
+		{"anthropic, a PDF", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjcK"}}]}]}`, "claude-sonnet-5-5" + LongPrompt},
+		{"openai, a PDF", `{"model":"gpt-5","input":[{"role":"user","content":[{"type":"input_file","filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERi0xLjcK"}]}]}`, "gpt-5" + LongPrompt},
+		{"gemini, a PDF", `{"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"Application/PDF","data":"JVBERi0xLjcK"}}]}]}`, "gemini-3-pro" + LongPrompt},
+		// A Gemini context cache the key's project holds, of any length.
+		{"gemini, a cached content", `{"cachedContent":"cachedContents/c1","contents":[{"role":"user","parts":[{"text":"again"}]}]}`, "gemini-3-pro" + LongPrompt},
+		{"gemini, short", `{"contents":[{"role":"user","parts":[{"text":"again"}]}]}`, "gemini-3-pro"},
+		// Dense text holds far more tokens a byte than English: 140,000
+		// characters of CJK Extension B (4 bytes each, none a token of
+		// its own, several tokens each) in 560 KB, random base64 in
+		// 550 KB: each is over 200K tokens under the 600 KB a token per
+		// three bytes lets through. (Escaped, \uXXXX is 6 bytes a
+		// character, reckoned at 2 tokens, enough for 3 bytes of UTF-8.)
+		{"rare CJK", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + rareCJK(140000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
+		{"base64", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + randomBase64(550000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
+		{"base64 in a member's name", `{"model":"claude-sonnet-5-5","max_tokens":2000,"metadata":{"` + randomBase64(550000) + `":1},"messages":[]}`, "claude-sonnet-5-5" + LongPrompt},
+		// An image's base64 is billed by its size in pixels, not its
+		// bytes, and English text stays at a token per three bytes.
+		{"an image", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + randomBase64(550000) + `"}}]}]}`, "claude-sonnet-5-5"},
+		{"english", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("the quick brown fox jumps over 12 lazy dogs, ", 12000) + `"}]}`, "claude-sonnet-5-5"},
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			t.Parallel()
 			p, path := ProviderAnthropic, "/v1/messages"
-			if strings.Contains(r.body, "gpt-5") {
+			switch {
+			case strings.Contains(r.body, "gpt-5"):
 				p, path = ProviderOpenAI, "/responses"
+			case strings.Contains(r.body, "contents"):
+				p, path = ProviderGemini, "/v1beta/models/gemini-3-pro:generateContent"
 			}
 			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 				io.Copy(io.Discard, req.Body)
@@ -62,5 +111,33 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 				t.Errorf("status %d (%s), Cap asked for %q, want %q first", status, msg, asked, r.want)
 			}
 		})
+	}
+}
+
+// TestDenseBytes: the bytes of a string the gateway reckons a token
+// each: non-ASCII characters' and long runs of base64 holding a digit
+// and a letter, not words, repeated letters or short identifiers.
+func TestDenseBytes(t *testing.T) {
+	t.Parallel()
+	b64 := randomBase64(40)
+	for _, r := range []struct {
+		s    string
+		runs bool
+		want int64
+	}{
+		{"plain English words, 1234 and a_snake_case_name.", true, 0},
+		{strings.Repeat("x", 100), true, 0},
+		{"中文", true, 6},
+		{"😀 ok", true, 4},
+		{b64, true, 40},
+		{b64, false, 0},
+		{"sha " + strings.Repeat("0123456789abcdef", 2) + " ok", true, 32},
+		{"0123456789abcdef"[:15] + " TestRedTeamGatewayPins", true, 0},
+		{"a3f9c2e1d4b5a6c7", true, 16},
+		{b64 + "中" + b64, true, 83},
+	} {
+		if got := denseBytes(r.s, r.runs); got != r.want {
+			t.Errorf("denseBytes(%.30q, %v) = %d, want %d", r.s, r.runs, got, r.want)
+		}
 	}
 }

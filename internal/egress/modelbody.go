@@ -95,6 +95,7 @@ func readModelBody(p Provider, body io.Reader) (bodyShape, error) {
 	w := bodyWalk{p: p, stack: []frame{{obj: true}}}
 	w.shape.top, w.shape.topEmpty = dec.InputOffset(), true
 	for len(w.stack) > 0 {
+		w.prev = dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			return bodyShape{}, errBody
@@ -176,14 +177,25 @@ type frame struct {
 	// input list; itemID that it has an id, itemTyped that a type other
 	// than an item reference was given (see noteItem).
 	item, itemID, itemTyped bool
+	// reasoning says the input item's type is "reasoning" or
+	// "compaction", whose content is encrypted; encrypted
+	// that it carries its encrypted_content (a non-empty string).
+	reasoning, encrypted bool
+	// media is the dense bytes (denseBytes) of the base64 runs of a
+	// medium's data (mediaKey) in the object, counted when it closes
+	// if textMedia says the medium is text (noteDense).
+	media     int64
+	textMedia bool
 }
 
 type bodyWalk struct {
 	p     Provider
 	stack []frame
-	// off is the body's offset just past the token being taken.
-	off   int64
-	shape bodyShape
+	// off is the body's offset just past the token being taken, prev
+	// just past the one before it (a value's span then holds the colon
+	// before it).
+	off, prev int64
+	shape     bodyShape
 }
 
 // urlKey says whether a member (folded) holds web addresses a provider
@@ -202,6 +214,12 @@ func urlKey(key string) bool {
 // tools array.
 func (w *bodyWalk) inTool() bool {
 	n := len(w.stack)
+	if n == 5 && w.p == ProviderOpenAI {
+		// An entry of an OpenAI namespace's tools (a tools entry
+		// holding tools of its own) is checked as a tools entry is.
+		return w.stack[0].key == "tools" && !w.stack[1].obj && w.stack[2].obj && w.stack[2].key == "tools" &&
+			!w.stack[3].obj && w.stack[4].obj
+	}
 	return n == 3 && w.stack[0].key == "tools" && !w.stack[1].obj && w.stack[2].obj
 }
 
@@ -221,6 +239,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 	}
 	if top.obj && !top.named {
 		name, _ := tok.(string)
+		w.noteDense("", name, false)
 		return w.member(top, name)
 	}
 	under := top.url || top.obj && urlKey(top.key)
@@ -240,6 +259,7 @@ func (w *bodyWalk) step(tok json.Token) error {
 		top.cached, top.live = top.cached || ok && !b, top.live || !ok || b
 	}
 	if v, ok := tok.(string); ok {
+		w.noteDense(key, v, under)
 		return w.value(key, v, under)
 	}
 	return nil
@@ -381,9 +401,7 @@ func (w *bodyWalk) open(top *frame, obj bool, f frame) error {
 // close ends the innermost object or array; an OpenAI web search tool
 // ends refused unless it was kept to the search index.
 func (w *bodyWalk) close() error {
-	if top := w.stack[len(w.stack)-1]; top.item && top.itemID && !top.itemTyped {
-		w.shape.stored = true // an item reference without its type
-	}
+	w.closeNotes(w.stack[len(w.stack)-1])
 	if top := w.stack[len(w.stack)-1]; top.search && (!top.cached || top.live) {
 		return fmt.Errorf("%w (a web search tool with live web access: set external_web_access to false)", ErrServerFetch)
 	} else if top.env && (top.hosted || !top.local) {
@@ -395,7 +413,7 @@ func (w *bodyWalk) close() error {
 	if top := w.stack[len(w.stack)-1]; w.p == ProviderOpenAI && w.inTool() && (top.builtinTool || !top.callerTool) {
 		w.shape.builtinTools++
 	}
-	if t := w.stack[len(w.stack)-1].tool; t != nil && t.kind != toolOther {
+	if t := w.stack[len(w.stack)-1].tool; t != nil && (t.kind != toolOther || t.lookup) {
 		w.shape.tools = append(w.shape.tools, *t)
 	}
 	w.stack = w.stack[:len(w.stack)-1]
@@ -403,6 +421,19 @@ func (w *bodyWalk) close() error {
 		w.stack[len(w.stack)-1].key, w.stack[len(w.stack)-1].named = "", false
 	}
 	return nil
+}
+
+// closeNotes notes, as an object (top) closes, what only its whole
+// tells: an input item that refers to what the provider stored (an item
+// reference without its type, or a reasoning item by its id alone,
+// which the provider restores), and a text medium's dense bytes.
+func (w *bodyWalk) closeNotes(top frame) {
+	if top.item && top.itemID && (!top.itemTyped || top.reasoning && !top.encrypted) {
+		w.shape.stored = true
+	}
+	if top.textMedia {
+		w.shape.dense += top.media
+	}
 }
 
 // member takes the name of the next member of the innermost object.
@@ -417,9 +448,8 @@ func (w *bodyWalk) member(top *frame, name string) error {
 		top.tool.empty = false
 	}
 	w.noteStored(top.key)
-	if top.policy && top.key != "type" {
-		// allowed_domains, domain_secrets: the container may connect out.
-		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)
+	if err := w.checkName(top, name); err != nil {
+		return err
 	}
 	// Chat Completions' web_search_options has a search model search
 	// live, with no way to keep it to the index (see close); the path
@@ -441,6 +471,21 @@ func (w *bodyWalk) member(top *frame, name string) error {
 			// answer's usageMetadata counts none of it.
 			return fmt.Errorf("%w (the tool %q bills per use beyond its tokens)", ErrUnmetered, name)
 		}
+	}
+	return nil
+}
+
+// checkName refuses a member's name (of top, the innermost object)
+// where the gateway reads bounds and the provider would not read it as
+// the gateway does (readAs), and in a container's network policy any
+// member but its type.
+func (w *bodyWalk) checkName(top *frame, name string) error {
+	if w.boundsAt() && !readAs(w.p, name) {
+		return fmt.Errorf("%w (the member %q: spelled otherwise than the provider reads it)", ErrUnmetered, name)
+	}
+	if top.policy && top.key != "type" {
+		// allowed_domains, domain_secrets: the container may connect out.
+		return fmt.Errorf("%w (%q in a container network policy)", ErrServerFetch, name)
 	}
 	return nil
 }
@@ -468,14 +513,18 @@ func (w *bodyWalk) noteCompaction(key, v string) {
 
 // noteStored notes, from a member's name (key, folded), a prompt that
 // holds what the provider keeps (an earlier response's conversation, a
-// stored conversation, an uploaded file), longer than the body shows;
+// stored conversation, an uploaded file, a context cache), longer than
+// the body shows;
 // an input item's id is noted for noteItem.
 func (w *bodyWalk) noteStored(key string) {
 	if top := &w.stack[len(w.stack)-1]; top.item && key == "id" {
 		top.itemID = true
 	}
 	top0 := len(w.stack) == 1 && w.p == ProviderOpenAI
-	if key == "fileid" || top0 && (key == "previousresponseid" || key == "conversation") {
+	// A Gemini call's cachedContent names a context cache the key's
+	// project holds, read as part of the prompt.
+	gemini := len(w.stack) == 1 && w.p == ProviderGemini && key == "cachedcontent"
+	if key == "fileid" || gemini || top0 && (key == "previousresponseid" || key == "conversation") {
 		w.shape.stored = true
 	}
 }
@@ -485,15 +534,28 @@ func (w *bodyWalk) noteStored(key string) {
 // provider stored (a message of any length), which the body names by
 // its id alone. Its type is "item_reference" or left out (or null), so
 // an item with an id counts as one unless it names another type.
+//
+// A reasoning (or compaction) item given by its id without its
+// encrypted_content has the provider (under store:true) restore what it
+// stored, read as input, of any length: it counts as a reference too
+// (close).
 func (w *bodyWalk) noteItem(key, v string) {
 	top := &w.stack[len(w.stack)-1]
-	if !top.item || key != "type" {
+	if !top.item {
+		return
+	}
+	if key == "encryptedcontent" && v != "" {
+		top.encrypted = true
+	}
+	if key != "type" {
 		return
 	}
 	switch fold(v) {
 	case "itemreference":
 		w.shape.stored = true
 	case "":
+	case "reasoning", "compaction":
+		top.itemTyped, top.reasoning = true, true
 	default:
 		top.itemTyped = true
 	}
@@ -539,6 +601,7 @@ func (w *bodyWalk) value(key, v string, under bool) error {
 		top.noteToolType(v)
 		if top.tool != nil {
 			top.tool.kind = max(top.tool.kind, kindOf(v))
+			top.tool.lookup = top.tool.lookup || isLookup(v)
 		}
 		if err := checkToolType(v); err != nil {
 			return err

@@ -42,12 +42,23 @@ type bodyShape struct {
 	// call each time.
 	builtinTools int
 	// stored says the call's prompt holds what the provider keeps (an
-	// OpenAI previous_response_id or conversation, a file_id anywhere):
-	// it may be far longer than the body.
+	// OpenAI previous_response_id or conversation, a file_id anywhere),
+	// or a document given inline (a PDF, OpenAI's file_data) whose text
+	// the provider reads out: it may be far longer than the body.
 	stored bool
 	// compacts says the call has the provider compact the conversation
 	// on its side (noteCompaction).
 	compacts bool
+	// dense is the bytes of the body's strings that may each be a
+	// token of their own (denseBytes): promptTokens.
+	dense int64
+	// tiers are an OpenAI or Anthropic call's top-level service_tier
+	// values, each with the colon before it (n 1: "auto", "" or null,
+	// which leave the tier to the key's project or organisation, and
+	// for Anthropic any but "standard_only"; 0: another). pinTier, when set (Gateway.pinnedTier), replaces those
+	// and is inserted where the call named none.
+	tiers   []span
+	pinTier string
 	// openAISearches counts an OpenAI call's web search tools.
 	openAISearches int
 	// searches is how many web searches the gateway lets the call make
@@ -86,6 +97,28 @@ const (
 	toolAdvisor
 )
 
+// serverLoops is how many times the provider's server-side loop lets
+// the model sample within one Anthropic call before it ends the call
+// with pause_turn (the documented default of 10): what a tool search,
+// which nothing in the request bounds, may make the call read its
+// prompt again at most.
+const serverLoops = 10
+
+// lookups says whether a call has an Anthropic tool search (a tool's
+// lookup).
+func (sh bodyShape) lookups() bool {
+	return slices.ContainsFunc(sh.tools, func(t serverTool) bool { return t.lookup })
+}
+
+// isLookup says whether an Anthropic tool's type names a tool search
+// (tool_search_tool_regex, tool_search_tool_bm25): each search has the
+// model sample again, rereading the conversation with the tools it
+// loaded, and the tool takes no max_uses, so only the provider's own
+// limit on the samplings of one call (serverLoops) ends it.
+func isLookup(typ string) bool {
+	return strings.HasPrefix(fold(typ), "toolsearch")
+}
+
 // kindOf is the kind of an Anthropic tool of type typ.
 func kindOf(typ string) toolKind {
 	switch t := fold(typ); {
@@ -107,6 +140,9 @@ type serverTool struct {
 	empty      bool
 	kind       toolKind
 	uses, outs []span
+	// lookup says a type of the tool named a tool search (isLookup): a
+	// tool whose type is given twice keeps the bounds of both.
+	lookup bool
 	// model is an advisor's model; limit the output its consult is held
 	// to (0: the call's own bound), which the gateway asks of its Cap
 	// for that model (advisorLimits).
@@ -171,6 +207,8 @@ func (w *bodyWalk) note(top *frame, tok json.Token) error {
 		if v, ok := tok.(string); ok {
 			w.shape.model = v
 		}
+	case top0 && w.p != ProviderGemini && top.key == "servicetier":
+		return w.noteTier(tok)
 	case top0 && w.p == ProviderGemini && top.key == "generationconfig":
 		if w.shape.gen > 0 || tok != json.Delim('{') {
 			return fmt.Errorf("%w (generationConfig given twice or not as an object)", ErrUnmetered)
@@ -189,6 +227,22 @@ func (w *bodyWalk) note(top *frame, tok json.Token) error {
 		}
 		w.shape.limits = append(w.shape.limits, s)
 	}
+	return nil
+}
+
+// noteTier records an OpenAI or Anthropic call's top-level service tier
+// (tok, its value) where pinTier may replace it, refusing one given as
+// anything but a string or null.
+func (w *bodyWalk) noteTier(tok json.Token) error {
+	v, ok := tok.(string)
+	if !ok && tok != nil {
+		return fmt.Errorf("%w (the service tier %v: a string or null only)", ErrUnmetered, tok)
+	}
+	s := span{start: w.prev, end: w.off}
+	if t := fold(v); t == "" || t == "auto" || w.p == ProviderAnthropic && v != "standard_only" {
+		s.n = 1 // Anthropic's tiers but standard_only may run at priority
+	}
+	w.shape.tiers = append(w.shape.tiers, s)
 	return nil
 }
 
@@ -267,6 +321,16 @@ func capEdits(p Provider, sh bodyShape, limit, ins int64) []edit {
 		edits = append(edits, a.capEdits(limit, searches)...)
 	}
 	var top []string // members added at the top of the body
+	if sh.pinTier != "" {
+		for _, s := range sh.tiers {
+			if s.n == 1 {
+				edits = append(edits, edit{s.start, s.end, `:"` + sh.pinTier + `"`})
+			}
+		}
+		if len(sh.tiers) == 0 {
+			top = append(top, `"service_tier":"`+sh.pinTier+`"`)
+		}
+	}
 	if p == ProviderOpenAI {
 		edits = append(edits, lowered(sh.toolCalls, searches)...)
 		if len(sh.toolCalls) == 0 && sh.builtinTools > 0 {
@@ -306,7 +370,10 @@ func (a serverTool) capEdits(limit, searches int64) []edit {
 		most  int64
 	}
 	bounds := []bound{{"max_uses", a.uses, searches}}
-	if a.kind == toolAdvisor {
+	switch a.kind {
+	case toolOther:
+		return nil // a tool search alone takes no max_uses: searchLimits reckons serverLoops
+	case toolAdvisor:
 		if a.limit > 0 {
 			limit = a.limit
 		}
@@ -385,4 +452,55 @@ func capBody(f io.ReaderAt, size int64, edits []edit) (io.Reader, int64) {
 	}
 	parts = append(parts, io.NewSectionReader(f, pos, size-pos))
 	return io.MultiReader(parts...), out
+}
+
+// boundNames are the members the gateway reads to bound or price a call
+// (by folded name: its output limit, tool-call and tool-use limits,
+// thinking budget, model, service tier, speed, region, background,
+// Gemini's generationConfig and candidate count), as the providers spell
+// them in snake_case.
+var boundNames = map[string]string{
+	"maxtokens": "max_tokens", "maxoutputtokens": "max_output_tokens", "maxtoolcalls": "max_tool_calls",
+	"maxuses": "max_uses", "budgettokens": "budget_tokens", "model": "model", "servicetier": "service_tier",
+	"speed": "speed", "inferencegeo": "inference_geo", "background": "background",
+	"generationconfig": "generation_config", "candidatecount": "candidate_count",
+}
+
+// readAs says whether a member named name, where the gateway reads the
+// members that bound a call (boundsAt), is one the provider reads as the
+// gateway does: a bound member (boundNames) only as the provider spells
+// it, snake_case, or for Gemini, whose JSON reader takes both, its
+// lowerCamelCase form. The gateway folds case and underscores to find
+// them, so "Max_Output_Tokens" was taken for the output limit, lowered,
+// and no limit inserted; an OpenAI-compatible server behind --base-url
+// that ignores members it does not know then ran the call without one.
+func readAs(p Provider, name string) bool {
+	snake, ok := boundNames[fold(name)]
+	if !ok || name == snake {
+		return true
+	}
+	if p != ProviderGemini {
+		return false
+	}
+	camel, up := []byte{}, false
+	for i := 0; i < len(snake); i++ {
+		switch c := snake[i]; {
+		case c == '_':
+			up = true
+		case up:
+			camel, up = append(camel, c-'a'+'A'), false
+		default:
+			camel = append(camel, c)
+		}
+	}
+	return name == string(camel)
+}
+
+// boundsAt says whether the innermost object is one whose members the
+// gateway reads to bound or price the call: the body's top, Gemini's
+// generationConfig, an Anthropic tools entry and Anthropic's thinking.
+func (w *bodyWalk) boundsAt() bool {
+	top := w.stack[len(w.stack)-1]
+	return len(w.stack) == 1 || w.inGenerationConfig() || top.tool != nil ||
+		w.p == ProviderAnthropic && len(w.stack) == 2 && w.stack[0].key == "thinking"
 }

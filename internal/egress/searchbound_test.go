@@ -71,6 +71,18 @@ func TestRedTeamGatewayBoundsSearchesByTheBudget(t *testing.T) {
 			`{"model":"gpt-6.1-sol","input":[{"id":"msg_1"},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
 		{"openai, an item reference, escaped", ProviderOpenAI, "/responses",
 			`{"model":"gpt-6.1-sol","input":[{"type":"Item\u005fReference","id":"msg_1"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		// A reasoning item sent back by its id alone, under store:true:
+		// the provider restores the stored reasoning (billed as input, of
+		// any length) from it; with its encrypted_content the body holds
+		// what is read.
+		{"openai, a reasoning item by its id", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","store":true,"input":[{"type":"reasoning","id":"rs_1","summary":[]},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, a reasoning item by its id, its content null", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","store":true,"input":[{"type":"Reasoning","encrypted_content":null,"id":"rs_1","summary":[]}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, a compaction item by its id", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","store":true,"input":[{"type":"compaction","id":"cmp_1"},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		{"openai, a reasoning item with its content", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","store":false,"input":[{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA"},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 7},
 		{"openai, an output item sent back", ProviderOpenAI, "/responses",
 			`{"model":"gpt-6.1-sol","input":[{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"hi"}]},{"role":"user","content":"again"}],"tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 7},
 		{"anthropic, an uploaded file", ProviderAnthropic, "/v1/messages",
@@ -89,6 +101,26 @@ func TestRedTeamGatewayBoundsSearchesByTheBudget(t *testing.T) {
 			`{"model":"claude-sonnet-5-5","max_tokens":2000,"context_management":{"edits":[{"type":"compact_20260112"}]},"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 20000, 1},
 		{"openai, compaction and search", ProviderOpenAI, "/responses",
 			`{"model":"gpt-6.1-sol","context_management":[{"type":"compaction","compact_threshold":1000}],"input":"` + long + `","tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 1},
+		// Anthropic's tool search takes no max_uses: each search has the
+		// model sample again, rereading the prompt, until the provider's
+		// own loop limit (10 samplings) ends the call with pause_turn.
+		// The call passes only where the budget's part pays for all of
+		// them; its web searches, among those samplings, then pay only
+		// their fee from what is left.
+		{"anthropic, a tool search and a long prompt, little left", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_bm25"},{"name":"f","input_schema":{"type":"object"},"defer_loading":true}],"messages":[{"role":"user","content":"` + long + `"}]}`, 20000, 0},
+		{"anthropic, a tool search spelled otherwise", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"Tool_Search_Tool_Regex_20251119","name":"s"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 20000, 0},
+		{"anthropic, a tool search and a long prompt, much left", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"tool_search_tool_regex_20251119","name":"s"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 2000000, -1},
+		// A type given twice keeps the bounds of both: an advisor's
+		// max_uses, and the tool search's reckoning.
+		{"anthropic, an advisor's type and a tool search's", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"advisor_20260301","model":"claude-sonnet-5-5","type":"tool_search_tool_regex_20251119","name":"s"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 2000000, 1},
+		{"anthropic, an advisor's type and a tool search's, little left", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"tool_search_tool_regex_20251119","model":"claude-sonnet-5-5","type":"advisor_20260301","name":"s"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 20000, 0},
+		{"anthropic, a tool search and a web search", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"tool_search_tool_regex_20251119","name":"s"},{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 44000, 3},
 		{"anthropic, a short prompt", ProviderAnthropic, "/v1/messages",
 			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[]}`, 20000, 8},
 	} {
