@@ -185,16 +185,35 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 // are the folders it works in (Cargo reads the configurations above
 // them).
 func (c Containment) fileViews(base, keep, work []string) (views []FileOverlay, masks []string) {
-	pkgViews, pkgKeys := packageConfigViews(base)
-	mvnViews, mvnKeys := mavenConfigViews(base)
-	condaViews, condaKeys := condaConfigViews(base)
 	etc := c.etcDir
 	if etc == "" {
 		etc = systemEtc
 	}
-	sysViews, sysMasks := machineConfigViews(etc, c.AllowEnv, c.SecretEnv, keep)
-	views = slices.Concat(pkgViews, mvnViews, condaViews, cargoConfigViews(base, work), nugetCommonDataViews(base), environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
-	return views, slices.Concat(pkgKeys, mvnKeys, condaKeys, sysMasks)
+	sysViews, masks := machineConfigViews(etc, c.AllowEnv, c.SecretEnv, keep)
+	views = slices.Concat(environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
+	// A name present twice leads each reader to one of its values: the
+	// configurations of both are shown filtered.
+	for _, b := range envReadings(base) {
+		pkgViews, pkgKeys := packageConfigViews(b)
+		mvnViews, mvnKeys := mavenConfigViews(b)
+		condaViews, condaKeys := condaConfigViews(b)
+		views = slices.Concat(views, pkgViews, mvnViews, condaViews, cargoConfigViews(b, work), nugetCommonDataViews(b))
+		masks = slices.Concat(masks, pkgKeys, mvnKeys, condaKeys)
+	}
+	return uniqueOverlays(views), masks
+}
+
+// uniqueOverlays are views with each path once, its first overlay: the
+// views of one file, reached through two readings of the environment,
+// are alike.
+func uniqueOverlays(views []FileOverlay) []FileOverlay {
+	var out []FileOverlay
+	for _, v := range views {
+		if !slices.ContainsFunc(out, func(o FileOverlay) bool { return o.Path == v.Path }) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // runnerCommandVars name the files the Actions runner reads once the
