@@ -112,6 +112,9 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		cmd.Env = env
 		return func() {}, nil
 	}
+	if err := environmentPastBound(base, c.etc()); err != nil {
+		return func() {}, err
+	}
 	if err := CheckRunnerFilesUnwritable(append(append([]string(nil), writable...), c.Write...), func(k string) string { return lookup(base, k) }); err != nil {
 		return func() {}, err
 	}
@@ -185,10 +188,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 // are the folders it works in (Cargo reads the configurations above
 // them).
 func (c Containment) fileViews(base, keep, work []string) (views []FileOverlay, masks []string) {
-	etc := c.etcDir
-	if etc == "" {
-		etc = systemEtc
-	}
+	etc := c.etc()
 	sysViews, masks := machineConfigViews(etc, c.AllowEnv, c.SecretEnv, keep)
 	views = slices.Concat(environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
 	// A name present twice leads each reader to one of its values: the
@@ -201,6 +201,14 @@ func (c Containment) fileViews(base, keep, work []string) (views []FileOverlay, 
 		masks = slices.Concat(masks, pkgKeys, mvnKeys, condaKeys)
 	}
 	return uniqueOverlays(views), masks
+}
+
+// etc is the machine's /etc (a test's stand-in).
+func (c Containment) etc() string {
+	if c.etcDir == "" {
+		return systemEtc
+	}
+	return c.etcDir
 }
 
 // uniqueOverlays are views with each path once, its first overlay: the

@@ -146,7 +146,7 @@ func gitSSHCommands(base []string) []string {
 // file.
 func envConfigFiles(base []string) []string {
 	var pairs [][2]string
-	n, _ := strconv.Atoi(lookup(base, "GIT_CONFIG_COUNT"))
+	n := gitConfigCount(lookup(base, "GIT_CONFIG_COUNT"))
 	for i := range min(n, maxGitConfigPairs) {
 		pairs = append(pairs, [2]string{lookup(base, "GIT_CONFIG_KEY_"+strconv.Itoa(i)), lookup(base, "GIT_CONFIG_VALUE_"+strconv.Itoa(i))})
 	}

@@ -463,22 +463,30 @@ func quoteUnitWord(w string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(w) + `"`
 }
 
+// unitFiles are the regular files of dir and its subfolders: the units
+// and their drop-ins (the links of .wants folders are left out).
+func unitFiles(dir string) []string {
+	var files []string
+	for _, g := range []string{"*", "*/*"} {
+		m, _ := filepath.Glob(filepath.Join(dir, g))
+		for _, f := range m {
+			if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+				files = append(files, f)
+			}
+		}
+	}
+	return files
+}
+
 // unitEnvironmentFiles are the absolute files the EnvironmentFile=
 // lines of the unit files in dir and its subfolders (drop-ins) name,
 // their links resolved.
 func unitEnvironmentFiles(dir string) []string {
-	var files []string
-	for _, g := range []string{"*", "*/*"} {
-		m, _ := filepath.Glob(filepath.Join(dir, g))
-		files = append(files, m...)
-	}
 	var out []string
-	for i, f := range files {
+	for i, f := range unitFiles(dir) {
 		if i >= maxUnitFiles {
+			// environmentPastBound refuses the step.
 			break
-		}
-		if fi, err := os.Lstat(f); err != nil || !fi.Mode().IsRegular() {
-			continue
 		}
 		b, err := readSmallRegular(f)
 		if err != nil {
