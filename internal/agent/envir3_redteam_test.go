@@ -86,3 +86,56 @@ func TestRedTeamEnvironmentPastTheBound(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamShellScriptSpellings: an admin's machine-wide shell script
+// (a profile.d script, a service's /etc/default file) gives a token in
+// a spelling the literal stripping did not read as an assignment; the
+// view of the file showed it. Each line is judged as a contained process
+// reads the file.
+func TestRedTeamShellScriptSpellings(t *testing.T) {
+	t.Parallel()
+	const tok = "ghp_L00tL00tL00tL00tL00tL00t12"
+	for _, tc := range []struct{ name, script string }{
+		{"continued line", "export DEPLOY_TOKEN=\\\n  " + tok + "\n"},
+		{"alias", "alias deploy='DEPLOY_TOKEN=" + tok + " ./deploy.sh'\n"},
+		{"quoted assignment", "export \"DEPLOY_TOKEN=" + tok + "\"\n"},
+		{"append", "DEPLOY_TOKEN+=" + tok + "\n"},
+		{"ansi-c quoting", "export DEPLOY_TOKEN=$'" + tok + "'\n"},
+		{"default value", "export DEPLOY_TOKEN=\"${DEPLOY_TOKEN:-" + tok + "}\"\n"},
+		{"printf -v", "printf -v DEPLOY_TOKEN '%s' '" + tok + "'\n"},
+		{"header in a function", "deploy() {\n  curl -H \"Authorization: token " + tok + "\" https://api.corp/\n}\n"},
+		{"heredoc", "cat >/tmp/creds <<EOF\n" + tok + "\nEOF\n"},
+		{"declare -x", "declare -x DEPLOY_TOKEN=\"" + tok + "\"\n"},
+		{"set -a", "set -a\nDEPLOY_TOKEN=" + tok + "\nset +a\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			view, _ := filterSysConfig([]byte(tc.script), filterShellURLs, nil, nil)
+			if strings.Contains(string(view), "L00t") {
+				t.Errorf("the view shows the token:\n%s", view)
+			}
+		})
+	}
+}
+
+// TestRedTeamSkeletonShellFiles: an admin gives every new account a
+// token through the skeleton of its home (/etc/skel/.bashrc, .profile,
+// .bash_aliases), copied by useradd and readable by every uid; planex
+// filtered the machine's profiles and rc files but not the skeleton's,
+// and the agent read the token there.
+func TestRedTeamSkeletonShellFiles(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-skel-")
+	files := map[string]string{
+		"etc/skel/.bashrc":       "export PS1='$ '\nexport DEPLOY_TOKEN=loot-skel-bashrc",
+		"etc/skel/.profile":      "export NPM_TOKEN=\"loot-skel-profile\"",
+		"etc/skel/.bash_aliases": "alias pub='curl -H \"Authorization: token ghp_l00tSkelAliasL00tSkelAlias9\" https://api.corp/'",
+	}
+	out := catPlanted(t, box, dir, filepath.Join(dir, "etc"), files)
+	if !strings.Contains(out, "export PS1='$ '") {
+		t.Errorf("the skeleton's prompt is no credential, yet hidden:\n%s", out)
+	}
+	if strings.Contains(out, "l00t") {
+		t.Errorf("the agent read the alias's token:\n%s", out)
+	}
+}

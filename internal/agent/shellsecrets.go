@@ -63,6 +63,39 @@ func withoutShellSecret(line string, allow, secrets []string) string {
 		}
 	}
 	out.WriteString(line[last:])
+	return withoutTokenWords(out.String())
+}
+
+// shellWordBreaks are the bytes that end a word for withoutTokenWords:
+// blanks, quotes, the shell's operators and expansions, and the
+// separators of assignments, lists and options.
+const shellWordBreaks = " \t\r\n'\"`;&|()<>{}$=:,\\"
+
+// withoutTokenWords is line without the words that look like a token
+// (tokenShaped) wherever they stand: a literal the assignment patterns
+// do not reach (a continued line, an alias, a header in a function, a
+// heredoc's body, printf -v, ${NAME:-default}, $'…', NAME+=) is
+// still no token shown. A word holding a slash (a path, a URL) stays.
+func withoutTokenWords(line string) string {
+	var out strings.Builder
+	start := -1
+	for i := 0; i <= len(line); i++ {
+		if i < len(line) && strings.IndexByte(shellWordBreaks, line[i]) < 0 {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			if w := line[start:i]; !tokenShaped(w) {
+				out.WriteString(w)
+			}
+			start = -1
+		}
+		if i < len(line) {
+			out.WriteByte(line[i])
+		}
+	}
 	return out.String()
 }
 

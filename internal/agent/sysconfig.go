@@ -119,6 +119,9 @@ var sysConfigs = []struct {
 	{"zshrc", filterShellURLs}, {"zprofile", filterShellURLs}, {"zlogin", filterShellURLs}, {"zlogout", filterShellURLs},
 	{"bash.bash_logout", filterShellURLs}, {"csh.cshrc", filterShellURLs}, {"csh.login", filterShellURLs},
 	{"csh.logout", filterShellURLs}, {"fish/config.fish", filterShellURLs}, {"fish/conf.d/*", filterShellURLs},
+	// The skeleton useradd copies into each new home: its rc, profile
+	// and alias files.
+	{"skel/.*", filterShellURLs}, {"skel/.config/fish/*", filterShellURLs},
 	{"fstab", filterMountOptions}, {"auto.*", filterMountOptions},
 	{"libnss-ldap.conf", filterPasswords}, {"pam_ldap.conf", filterPasswords}, {"nslcd.conf", filterPasswords},
 	{"ldap.conf", filterPasswords}, {"ssmtp/ssmtp.conf", filterPasswords}, {"msmtprc", filterPasswords},
