@@ -219,6 +219,10 @@ func gitUnquote(v string) string {
 // readLines is the text of the regular file at p in lines, at most
 // maxGitConfig bytes of it; none when it cannot be read.
 func readLines(p string) []string {
+	// A FIFO's open waits for a writer: it is refused unopened.
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return nil

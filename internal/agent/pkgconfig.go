@@ -203,8 +203,14 @@ func strippedViews(files []string, strip func([]byte) ([]byte, []string), relKey
 }
 
 // readSmallRegular reads a regular file of at most maxPackageConfig
-// bytes.
+// bytes. What is no regular file is refused before it is opened: the
+// open of a FIFO (or a link to one) waits for a writer.
 func readSmallRegular(p string) ([]byte, error) {
+	if fi, err := os.Stat(p); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, os.ErrInvalid
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
