@@ -273,7 +273,7 @@ func gradleInstallCredentials(base []string) []string {
 		if err != nil {
 			continue
 		}
-		for _, inst := range append([]string{filepath.Dir(filepath.Dir(real))}, gradleWrapperHomes(real)...) {
+		for _, inst := range append([]string{filepath.Dir(filepath.Dir(real))}, gradleWrapperHomes(filepath.Join(dir, "gradle"))...) {
 			if jars, _ := filepath.Glob(filepath.Join(inst, "lib", "gradle-*.jar")); len(jars) == 0 {
 				continue
 			}
@@ -304,12 +304,29 @@ func gradleWrapperHomes(launcher string) []string {
 	return launcherHomes(launcher, wrapperLine([]string{"GRADLE_HOME"}, "gradle"))
 }
 
+// scriptDirname is dirname of $0, ${0} or ${BASH_SOURCE[0]}, quoted or
+// not, as a command substitution holds it.
+const scriptDirname = `\s*dirname\s+(?:--\s+)?"?(?:\$0|\$\{0\}|\$\{BASH_SOURCE(?:\[0\])?\})"?\s*`
+
+// scriptSelf matches what a shell script writes for its own folder:
+// $(dirname "$0") (or of ${BASH_SOURCE[0]}, in backquotes too) and
+// ${0%/*}; scriptSelfCd the same made absolute, $(cd "<folder>" && pwd),
+// once scriptSelf's folder stands in it.
+var (
+	scriptSelf   = regexp.MustCompile(`\$\(` + scriptDirname + `\)|` + "`" + scriptDirname + "`" + `|\$\{(?:0|BASH_SOURCE(?:\[0\])?)%/\*\}`)
+	scriptSelfCd = regexp.MustCompile(`\$\(\s*cd\s+(?:-P\s+)?(?:--\s+)?"?(/[^"\s;)]*)"?\s*(?:&&|;)\s*pwd(?:\s+-P)?\s*\)`)
+)
+
 // launcherHomes are the installations a launcher that is a shell
-// script (a wrapper an image puts on PATH in place of a link) names by
-// an absolute path on a line line matches, the links of each resolved.
-func launcherHomes(launcher string, line *regexp.Regexp) []string {
+// script (a wrapper an image puts on PATH in place of a link), found at
+// invoked, names by an absolute path on a line line matches, the links
+// of each resolved. The script's own folder ($0's, by the name it was
+// started by or by its links' target) stands where the script writes it
+// (scriptSelf): exec "$(dirname "$0")/../gradle-8/bin/gradle".
+func launcherHomes(invoked string, line *regexp.Regexp) []string {
+	launcher, err := filepath.EvalSymlinks(invoked)
 	// A FIFO put there would hold the open: regular files only.
-	if fi, err := os.Stat(launcher); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxWrapperScript {
+	if fi, serr := os.Stat(launcher); err != nil || serr != nil || !fi.Mode().IsRegular() || fi.Size() > maxWrapperScript {
 		return nil
 	}
 	b, err := readSmallRegular(launcher)
@@ -317,13 +334,60 @@ func launcherHomes(launcher string, line *regexp.Regexp) []string {
 		return nil
 	}
 	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		m := line.FindStringSubmatch(l)
-		if m == nil {
-			continue
+	for _, self := range uniqueStrings(filepath.Dir(invoked), filepath.Dir(launcher)) {
+		text := scriptSelf.ReplaceAllLiteralString(string(b), self)
+		text = scriptSelfCd.ReplaceAllString(text, "$1")
+		for _, l := range withScriptFolders(strings.Split(text, "\n")) {
+			m := line.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			walked, err := walkedAbs(m[1] + m[2])
+			if err != nil {
+				continue
+			}
+			if real, err := filepath.EvalSymlinks(walked); err == nil && !slices.Contains(out, real) {
+				out = append(out, real)
+			}
 		}
-		if real, err := filepath.EvalSymlinks(filepath.Clean(m[1] + m[2])); err == nil && !slices.Contains(out, real) {
-			out = append(out, real)
+	}
+	return out
+}
+
+// scriptFolderLine matches a script's line giving a variable an
+// absolute folder, quoted or not, and nothing else.
+var scriptFolderLine = regexp.MustCompile(`^\s*(?:export\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)=["']?(/[^"'\s;$]*)["']?\s*$`)
+
+// scriptVarUse matches a variable's use, $NAME or ${NAME}.
+var scriptVarUse = regexp.MustCompile(`\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)`)
+
+// withScriptFolders are lines with each variable a line before gave an
+// absolute folder (scriptFolderLine) written out where it is used, $NAME
+// or ${NAME}: DIR=…; APP_HOME="$DIR/../gradle-8"; exec "$APP_HOME/bin/gradle".
+func withScriptFolders(lines []string) []string {
+	vars := map[string]string{}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		l = scriptVarUse.ReplaceAllStringFunc(l, func(use string) string {
+			if val, ok := vars[strings.Trim(use, "${}")]; ok {
+				return val
+			}
+			return use
+		})
+		if m := scriptFolderLine.FindStringSubmatch(l); m != nil && len(vars) < 64 {
+			vars[m[1]] = m[2]
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// uniqueStrings are ss without repeats, in their order.
+func uniqueStrings(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
 		}
 	}
 	return out

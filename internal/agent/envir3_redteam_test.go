@@ -139,3 +139,31 @@ func TestRedTeamSkeletonShellFiles(t *testing.T) {
 		t.Errorf("the agent read the alias's token:\n%s", out)
 	}
 }
+
+// TestRedTeamWrapperScriptRelativeToItself: the gradle or mvn on PATH
+// is a wrapper script that finds its installation from its own place
+// ($0): exec "$(dirname "$0")/../gradle-c/bin/gradle", GRADLE_HOME="${0%/*}/../gradle-d",
+// MAVEN_HOME=`dirname $0`/../maven-e, or through variables
+// (DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"; APP_HOME="$DIR/..";
+// exec "${APP_HOME}/bin/gradle"). Only absolute paths were followed,
+// and the agent read the installations' passwords.
+func TestRedTeamWrapperScriptRelativeToItself(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-wrapself-")
+	files := map[string]string{
+		"tools/gradle-c/gradle.properties":         "systemProp.https.proxyPassword=loot-wrapper-dirname",
+		"tools/gradle-c/lib/gradle-launcher-8.jar": "gradle-lib-readable",
+		"tools/bin-c/gradle":                       "#!/bin/sh\nexec \"$(dirname \"$0\")/../gradle-c/bin/gradle\" \"$@\"",
+		"tools/gradle-d/gradle.properties":         "systemProp.https.proxyPassword=loot-wrapper-param",
+		"tools/gradle-d/lib/gradle-launcher-8.jar": "gradle-lib-readable",
+		"tools/bin-d/gradle":                       "#!/bin/sh\nGRADLE_HOME=\"${0%/*}/../gradle-d\"\nexport GRADLE_HOME\nexec \"$GRADLE_HOME/bin/gradle\" \"$@\"",
+		"tools/maven-e/conf/settings.xml":          "<settings><servers><server><password>loot-wrapper-maven</password></server></servers></settings>",
+		"tools/bin-e/mvn":                          "#!/bin/sh\nMAVEN_HOME=`dirname $0`/../maven-e\nexec \"$MAVEN_HOME/bin/mvn\" \"$@\"",
+		"tools/gradle-f/init.d/corp.gradle":        "credentials { password 'loot-wrapper-variables' }",
+		"tools/gradle-f/lib/gradle-launcher-8.jar": "gradle-lib-readable",
+		"tools/bin-f/gradle":                       "#!/bin/bash\nDIR=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\nAPP_HOME=\"$DIR/../gradle-f\"\nexec \"${APP_HOME}/bin/gradle\" \"$@\"",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=" + strings.Join([]string{dir + "/tools/bin-c", dir + "/tools/bin-d", dir + "/tools/bin-e", dir + "/tools/bin-f", "/usr/bin", "/bin"}, ":")}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
