@@ -167,3 +167,26 @@ func TestRedTeamWrapperScriptRelativeToItself(t *testing.T) {
 	env := []string{"PATH=" + strings.Join([]string{dir + "/tools/bin-c", dir + "/tools/bin-d", dir + "/tools/bin-e", dir + "/tools/bin-f", "/usr/bin", "/bin"}, ":")}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamCargoConfigSpellings: a Cargo configuration planex shows
+// filtered gives a token in a spelling the filter did not read: an [env]
+// variable as an inline table ({ value = "…", force = true }), as a
+// table of its own ([env.NPM_TOKEN]) or a dotted key (env.NPM_TOKEN.value),
+// or a credential provider's command line holding the token
+// (cargo:token-from-stdout echo …).
+func TestRedTeamCargoConfigSpellings(t *testing.T) {
+	t.Parallel()
+	const tok = "ghp_L00tL00tL00tL00tL00t123"
+	for _, config := range []string{
+		"[env]\nREGISTRY_CRED = { value = \"" + tok + "\", force = true }\n",
+		"[env.NPM_TOKEN]\nvalue = \"L00t\"\n",
+		"env.NPM_TOKEN.value = \"L00t\"\n",
+		"[registries.corp]\ncredential-provider = [\"cargo:token-from-stdout\", \"echo\", \"" + tok + "\"]\n",
+		"[registry]\nglobal-credential-providers = [\"cargo:token-from-stdout echo " + tok + "\"]\n",
+	} {
+		view, _ := stripCargoCredentials([]byte(config))
+		if strings.Contains(string(view), "L00t") {
+			t.Errorf("the view shows the token: %q", view)
+		}
+	}
+}
