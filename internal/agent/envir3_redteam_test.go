@@ -190,3 +190,24 @@ func TestRedTeamCargoConfigSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamBrewPrefixVar: the Homebrew prefix a hidden home holds for
+// PATH was shown whole, its var folder too, where Homebrew's services
+// keep their data (a PostgreSQL cluster's files, Redis's dump, their
+// logs): the agent read the database of the machine's owner. The prefix
+// is shown but for var.
+func TestRedTeamBrewPrefixVar(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-brewvar-")
+	brew := filepath.Join(dir, "home", "linuxbrew")
+	files := map[string]string{
+		"home/linuxbrew/.linuxbrew/bin/hello":                   "brew tool",
+		"home/linuxbrew/.linuxbrew/etc/hello.conf":              "brew config",
+		"home/linuxbrew/.linuxbrew/var/postgresql@16/base/1/42": "loot-brew-var-database",
+		"home/linuxbrew/.linuxbrew/var/log/redis.log":           "loot-brew-var-log",
+	}
+	plant(t, dir, files)
+	plant(t, dir, map[string]string{"passwd": "linuxbrew:x:1003:1003::" + brew + ":/bin/bash"})
+	env := []string{"PATH=" + filepath.Join(brew, ".linuxbrew", "bin") + ":/usr/bin:/bin"}
+	checkPlantedReads(t, "", Containment{Sandbox: box, passwdFile: filepath.Join(dir, "passwd")}, env, dir, files)
+}

@@ -157,20 +157,48 @@ func otherAccountHomes(passwd string, base []string) (homes, shown []string) {
 }
 
 // pathShown are the folders of a hidden home that its folders on PATH
-// need shown: a Homebrew's whole prefix (.linuxbrew, whose bin and sbin
-// hold links into its Cellar and opt), any other PATH folder alone.
+// need shown: a Homebrew's prefix (.linuxbrew, whose bin and sbin hold
+// links into its Cellar and opt) but for its var, where its services
+// keep their data (brewPrefixShown), any other PATH folder alone.
 func pathShown(home string, path []string) []string {
 	var out []string
+	add := func(d string) {
+		if !slices.Contains(out, d) && isDirectory(d) {
+			out = append(out, d)
+		}
+	}
 	for _, d := range path {
 		d = filepath.Clean(d)
 		if !filepath.IsAbs(d) || !strings.HasPrefix(d, home+"/") {
 			continue
 		}
 		if prefix := filepath.Dir(d); filepath.Base(prefix) == ".linuxbrew" {
-			d = prefix
+			for _, sub := range brewPrefixShown(prefix) {
+				add(sub)
+			}
+			continue
 		}
-		if !slices.Contains(out, d) && isDirectory(d) {
-			out = append(out, d)
+		add(d)
+	}
+	return out
+}
+
+// maxBrewEntries bounds the entries of a Homebrew prefix shown.
+const maxBrewEntries = 256
+
+// brewPrefixShown are the entries of a Homebrew prefix a step is shown:
+// all but var (databases, logs and sockets of the services it runs).
+func brewPrefixShown(prefix string) []string {
+	f, err := os.Open(prefix)
+	if err != nil {
+		return nil
+	}
+	names, _ := f.Readdirnames(maxBrewEntries)
+	f.Close()
+	var out []string
+	for _, n := range names {
+		if n != "var" {
+			out = append(out, filepath.Join(prefix, n))
 		}
 	}
 	return out
