@@ -211,3 +211,26 @@ func TestRedTeamBrewPrefixVar(t *testing.T) {
 	env := []string{"PATH=" + filepath.Join(brew, ".linuxbrew", "bin") + ":/usr/bin:/bin"}
 	checkPlantedReads(t, "", Containment{Sandbox: box, passwdFile: filepath.Join(dir, "passwd")}, env, dir, files)
 }
+
+// TestRedTeamOtherHomesPastTheBound: a shared machine has more people's
+// accounts than planex hides homes of (512); the homes past the bound
+// were shown, and the agent read the token in the 513th. Those past the
+// bound are hidden with the folder that holds them.
+func TestRedTeamOtherHomesPastTheBound(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-manyhomes-")
+	files := map[string]string{fmt.Sprintf("people/u%03d/.npmrc", maxOtherHomes): "//registry.npmjs.org/:_authToken=loot-home-past-bound"}
+	var passwd []string
+	for i := 0; i <= maxOtherHomes; i++ {
+		home := filepath.Join(dir, "people", fmt.Sprintf("u%03d", i))
+		files[fmt.Sprintf("people/u%03d/.keep", i)] = "loot-home-kept"
+		passwd = append(passwd, fmt.Sprintf("u%03d:x:%d:%d::%s:/bin/sh", i, 2000+i, 2000+i, home))
+	}
+	plant(t, dir, files)
+	plant(t, dir, map[string]string{"passwd": strings.Join(passwd, "\n")})
+	out := runContained(t, Containment{Sandbox: box, passwdFile: filepath.Join(dir, "passwd")}, []string{"PATH=/usr/bin:/bin"},
+		"sh", "-c", fmt.Sprintf("cat %s/people/u%03d/.npmrc %s/people/u000/.keep 2>&1; true", dir, maxOtherHomes, dir))
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read another account's home:\n%s", out)
+	}
+}
