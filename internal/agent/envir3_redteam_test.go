@@ -234,3 +234,22 @@ func TestRedTeamOtherHomesPastTheBound(t *testing.T) {
 		t.Errorf("the agent read another account's home:\n%s", out)
 	}
 }
+
+// TestRedTeamSourcedShellFiles: a machine-wide profile script planex
+// shows filtered sources another file with the secrets (set -a; .
+// /opt/ci/secrets.env; set +a, or source /srv/ci/env.sh): that file lies
+// outside every folder planex filters, and the agent read it whole.
+func TestRedTeamSourcedShellFiles(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-sourced-")
+	files := map[string]string{
+		"etc/profile.d/ci.sh": "set -a\n. " + dir + "/opt/ci/secrets.env\nset +a\n[ -r \"" + dir + "/srv/env.sh\" ] && source \"" + dir + "/srv/env.sh\"",
+		"opt/ci/secrets.env":  "DEPLOY_TOKEN=loot-sourced-set-a\nREGISTRY=https://ci:loot-sourced-url@reg.corp/\nREGION=eu-west-1",
+		"srv/env.sh":          "export NPM_TOKEN='loot-sourced-source'\n. " + dir + "/srv/nested.sh",
+		"srv/nested.sh":       "export VAULT_TOKEN=loot-sourced-nested",
+	}
+	out := catPlanted(t, box, dir, filepath.Join(dir, "etc"), files)
+	if !strings.Contains(out, "REGION=eu-west-1") {
+		t.Errorf("the sourced file's region is no credential, yet hidden:\n%s", out)
+	}
+}

@@ -181,6 +181,7 @@ const maxUnitFiles = 1024
 // step's environment filter (ScrubEnv's); keep are the folders the step
 // must see, never covered.
 func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []FileOverlay, masks []string) {
+	var sourced []string
 	add := func(o []FileOverlay) {
 		for _, v := range o {
 			if !slices.ContainsFunc(overlays, func(h FileOverlay) bool { return h.Path == v.Path }) {
@@ -225,9 +226,63 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 			if b == nil || !bytes.Equal(view, b) {
 				add([]FileOverlay{{Path: real, Content: view}})
 			}
+			if sc.filter == filterShellURLs {
+				sourced = append(sourced, sourcedFiles(b)...)
+			}
 		}
 	}
+	add(sourcedViews(sourced, allow, secrets, keep))
 	return overlays, masks
+}
+
+// maxSourcedFiles bounds the files sourced by the machine's shell files
+// that are read to be shown filtered.
+const maxSourcedFiles = 256
+
+// sourcedLine matches a shell line (or the end of one, after && or ;)
+// that sources a file by its absolute path: . FILE or source FILE,
+// quoted or not.
+var sourcedLine = regexp.MustCompile(`(?:^|[;&|]\s*|\bthen\s+)\s*(?:\.|source)\s+["']?(/[^"'\s;&|)]+)`)
+
+// sourcedFiles are the absolute files the shell code b sources.
+func sourcedFiles(b []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, m := range sourcedLine.FindAllStringSubmatch(line, -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// sourcedViews are the overlays showing the files the machine's shell
+// files source (set -a; . /opt/ci/secrets.env; set +a), and those they
+// source in turn, filtered as shell code: they lie anywhere, outside the
+// folders planex filters, and hold what the profiles give every login.
+// Files of keep and those past maxSourcedFiles are left as they are.
+func sourcedViews(files, allow, secrets, keep []string) []FileOverlay {
+	var out []FileOverlay
+	var seen []string
+	for i := 0; i < len(files) && len(seen) < maxSourcedFiles; i++ {
+		walked, err := walkedAbs(files[i])
+		if err != nil {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(walked)
+		if err != nil || slices.Contains(seen, real) || holdsAny(real, keep) {
+			continue
+		}
+		seen = append(seen, real)
+		b, ok := readConfigToShow(real)
+		if !ok {
+			continue
+		}
+		if view, _ := filterSysConfig(b, filterShellURLs, allow, secrets); b == nil || !bytes.Equal(view, b) {
+			out = append(out, FileOverlay{Path: real, Content: view})
+		}
+		files = append(files, sourcedFiles(b)...)
+	}
+	return out
 }
 
 // absKeys are the key files named, made absolute from dir where
