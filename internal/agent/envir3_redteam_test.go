@@ -253,3 +253,32 @@ func TestRedTeamSourcedShellFiles(t *testing.T) {
 		t.Errorf("the sourced file's region is no credential, yet hidden:\n%s", out)
 	}
 }
+
+// TestRedTeamShellSecretFromFile: a machine-wide profile script gives a
+// secret variable the content of a file (export GH_TOKEN=$(cat
+// /etc/ci/gh-token), $(< file), `cat file`, read -r NAME < file): the
+// view kept the line, as its value is a command's output, and the agent
+// read the file it names. Those files are covered; a file read into a
+// variable whose name says nothing secret stays readable.
+func TestRedTeamShellSecretFromFile(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-shellfile-")
+	files := map[string]string{
+		"etc/profile.d/ci.sh": strings.Join([]string{
+			"export GH_TOKEN=$(cat " + dir + "/ci/gh-token)",
+			"NPM_TOKEN=\"$(< " + dir + "/ci/npm-token)\"",
+			"export VAULT_PASSWORD=`cat '" + dir + "/ci/vault'`",
+			"read -r DEPLOY_KEY < " + dir + "/ci/deploy",
+			"export CI_REGION=$(cat " + dir + "/ci/region)",
+		}, "\n"),
+		"ci/gh-token":  "loot-file-gh",
+		"ci/npm-token": "loot-file-npm",
+		"ci/vault":     "loot-file-vault",
+		"ci/deploy":    "loot-file-deploy",
+		"ci/region":    "eu-west-1",
+	}
+	out := catPlanted(t, box, dir, filepath.Join(dir, "etc"), files)
+	if !strings.Contains(out, "eu-west-1") {
+		t.Errorf("the region file is no secret, yet hidden:\n%s", out)
+	}
+}

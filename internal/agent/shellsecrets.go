@@ -150,3 +150,35 @@ func tokenShaped(val string) bool {
 	}
 	return strings.ContainsAny(v, "0123456789") && strings.ContainsAny(strings.ToLower(v), "abcdefghijklmnopqrstuvwxyz")
 }
+
+// shellFileRead matches a file a shell line reads by its absolute path:
+// into a command substitution ($(cat FILE), $(< FILE), `cat FILE`, head
+// or tail with their options) or as a command's input (< FILE).
+var shellFileRead = regexp.MustCompile("(?:\\$\\(\\s*(?:<\\s*|(?:cat|head|tail)\\s+(?:-\\S+\\s+)*)|`\\s*(?:cat|head|tail)\\s+(?:-\\S+\\s+)*|<\\s*)[\"']?(/[^\"'\\s;)`]+)")
+
+// shellNamesSet matches the names a shell line sets: by an assignment
+// (NAME=…) or by read (read -r NAME).
+var shellNamesSet = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)=|\bread\s+(?:-\S+\s+)*([A-Za-z_][A-Za-z0-9_]*)`)
+
+// shellSecretFiles are the files a line of a machine's shell file reads
+// into a variable whose name says it is a secret and which the step's
+// environment would not pass (export GH_TOKEN=$(cat /etc/ci/gh-token),
+// read -r DEPLOY_KEY < /srv/ci/key): the value stays out of the view
+// because it is no literal, and the file itself is to cover.
+func shellSecretFiles(line string, allow, secrets []string) []string {
+	secret := false
+	for _, m := range shellNamesSet.FindAllStringSubmatch(line, -1) {
+		name := m[1] + m[2]
+		if secretName(name) && len(ScrubEnv([]string{name + "=x"}, allow, secrets...)) == 0 {
+			secret = true
+		}
+	}
+	if !secret {
+		return nil
+	}
+	var out []string
+	for _, m := range shellFileRead.FindAllStringSubmatch(line, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}

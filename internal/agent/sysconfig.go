@@ -231,8 +231,9 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 			}
 		}
 	}
-	add(sourcedViews(sourced, allow, secrets, keep))
-	return overlays, masks
+	sourcedOverlays, sourcedKeys := sourcedViews(sourced, allow, secrets, keep)
+	add(sourcedOverlays)
+	return overlays, append(masks, sourcedKeys...)
 }
 
 // maxSourcedFiles bounds the files sourced by the machine's shell files
@@ -259,9 +260,9 @@ func sourcedFiles(b []byte) []string {
 // files source (set -a; . /opt/ci/secrets.env; set +a), and those they
 // source in turn, filtered as shell code: they lie anywhere, outside the
 // folders planex filters, and hold what the profiles give every login.
-// Files of keep and those past maxSourcedFiles are left as they are.
-func sourcedViews(files, allow, secrets, keep []string) []FileOverlay {
-	var out []FileOverlay
+// Files of keep and those past maxSourcedFiles are left as they are;
+// keys are the files they read secrets from (shellSecretFiles), to cover.
+func sourcedViews(files, allow, secrets, keep []string) (out []FileOverlay, keys []string) {
 	var seen []string
 	for i := 0; i < len(files) && len(seen) < maxSourcedFiles; i++ {
 		walked, err := walkedAbs(files[i])
@@ -277,12 +278,14 @@ func sourcedViews(files, allow, secrets, keep []string) []FileOverlay {
 		if !ok {
 			continue
 		}
-		if view, _ := filterSysConfig(b, filterShellURLs, allow, secrets); b == nil || !bytes.Equal(view, b) {
+		view, named := filterSysConfig(b, filterShellURLs, allow, secrets)
+		if b == nil || !bytes.Equal(view, b) {
 			out = append(out, FileOverlay{Path: real, Content: view})
 		}
+		keys = append(keys, absKeys(named, filepath.Dir(real))...)
 		files = append(files, sourcedFiles(b)...)
 	}
-	return out
+	return out, keys
 }
 
 // absKeys are the key files named, made absolute from dir where
@@ -361,6 +364,7 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 			continue
 		}
 		if filter == filterShellURLs {
+			keyFiles = append(keyFiles, shellSecretFiles(line, allow, secrets)...)
 			line = withoutShellSecret(line, allow, secrets)
 			out.Write(withoutPathTokens(urlUserinfo.ReplaceAll([]byte(line), []byte("$1"))))
 			continue
