@@ -282,3 +282,20 @@ func TestRedTeamShellSecretFromFile(t *testing.T) {
 		t.Errorf("the region file is no secret, yet hidden:\n%s", out)
 	}
 }
+
+// TestRedTeamShellSecretInParts: a machine-wide profile script builds a
+// secret from parts given to plain names, none of a token's shape
+// (A=ghp_L00t; B=Parts2x; export GH_TOKEN="$A$B"): each part stayed in
+// the view, and the agent joined them. The literal values of names a
+// secret variable's value uses are left out too.
+func TestRedTeamShellSecretInParts(t *testing.T) {
+	t.Parallel()
+	script := "PART_A=ghp_L00tA\nexport PART_B='L00tB'\nexport GH_TOKEN=\"${PART_A}$PART_B\"\nCI_REGION=eu-west-1\n"
+	view, _ := filterSysConfig([]byte(script), filterShellURLs, nil, nil)
+	if strings.Contains(string(view), "L00t") {
+		t.Errorf("the view shows the secret's parts:\n%s", view)
+	}
+	if !strings.Contains(string(view), "CI_REGION=eu-west-1") {
+		t.Errorf("the view lost a setting that is no part of a secret:\n%s", view)
+	}
+}

@@ -41,23 +41,23 @@ var shellWordAssignment = regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9
 // in the line (export A=1 B_TOKEN=…, a test's && export …, then …; fi)
 // loses its value alone (shellWordAssignment). allow and secrets are
 // the step's environment filter (ScrubEnv's).
-func withoutShellSecret(line string, allow, secrets []string) string {
+func withoutShellSecret(line string, f shellFilter) string {
 	if m := cshAssignment.FindStringSubmatchIndex(line); m != nil {
-		if shellSecret(line[m[4]:m[5]], line[m[6]:m[7]], allow, secrets) {
+		if f.secret(line[m[4]:m[5]], line[m[6]:m[7]]) {
 			return line[:m[6]] + line[m[7]:]
 		}
 		return line
 	}
 	if m := shellAssignment.FindStringSubmatchIndex(line); m != nil {
 		name, val := line[m[4]:m[5]], line[m[6]:m[7]]
-		if shellSecret(name, val, allow, secrets) {
+		if f.secret(name, val) {
 			line = line[:m[6]] + line[m[7]:]
 		}
 	}
 	var out strings.Builder
 	last := 0
 	for _, m := range shellWordAssignment.FindAllStringSubmatchIndex(line, -1) {
-		if shellSecret(line[m[2]:m[3]], line[m[4]:m[5]], allow, secrets) {
+		if f.secret(line[m[2]:m[3]], line[m[4]:m[5]]) {
 			out.WriteString(line[last:m[4]])
 			last = m[5]
 		}
@@ -99,15 +99,46 @@ func withoutTokenWords(line string) string {
 	return out.String()
 }
 
-// shellSecret says whether a literal value (val, as written) given to
-// name is left out: one the step's environment would not pass, whose
-// name says it is a secret or whose value looks like a token, with no
-// variable or command in it.
-func shellSecret(name, val string, allow, secrets []string) bool {
-	if strings.ContainsAny(val, "$`") || len(ScrubEnv([]string{name + "=x"}, allow, secrets...)) == 1 {
+// shellFilter is how a machine's shell file loses its secrets: the
+// step's environment filter (ScrubEnv's allow and secrets), and parts,
+// the names whose values a secret variable's value uses (A=…; B=…;
+// GH_TOKEN="$A$B"), whose literals are secrets too.
+type shellFilter struct {
+	allow, secrets []string
+	parts          map[string]bool
+}
+
+// newShellFilter is the shellFilter of the shell file b.
+func newShellFilter(b []byte, allow, secrets []string) shellFilter {
+	f := shellFilter{allow: allow, secrets: secrets, parts: map[string]bool{}}
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, m := range shellWordAssignment.FindAllStringSubmatch(line, -1) {
+			if !f.secretName(m[1]) {
+				continue
+			}
+			for _, use := range scriptVarUse.FindAllString(m[2], -1) {
+				f.parts[strings.Trim(use, "${}")] = true
+			}
+		}
+	}
+	return f
+}
+
+// secretName reports whether name says it holds a secret and the step's
+// environment would not pass it.
+func (f shellFilter) secretName(name string) bool {
+	return secretName(name) && len(ScrubEnv([]string{name + "=x"}, f.allow, f.secrets...)) == 0
+}
+
+// secret says whether a literal value (val, as written) given to name is
+// left out: one the step's environment would not pass, whose name says
+// it is a secret, whose value looks like a token, or which a secret's
+// value uses (parts); with no variable or command in it.
+func (f shellFilter) secret(name, val string) bool {
+	if strings.ContainsAny(val, "$`") || len(ScrubEnv([]string{name + "=x"}, f.allow, f.secrets...)) == 1 {
 		return false
 	}
-	return secretName(name) || tokenShaped(val)
+	return secretName(name) || tokenShaped(val) || f.parts[name]
 }
 
 // secretNameParts are the parts of a variable's name (between its

@@ -333,6 +333,10 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 		// continued lines are joined, to be judged whole.
 		lines = unitLines(b)
 	}
+	var shells shellFilter
+	if filter == filterShellURLs {
+		shells = newShellFilter(b, allow, secrets)
+	}
 	for _, line := range lines {
 		switch filter {
 		case filterPasswords:
@@ -365,7 +369,7 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 		}
 		if filter == filterShellURLs {
 			keyFiles = append(keyFiles, shellSecretFiles(line, allow, secrets)...)
-			line = withoutShellSecret(line, allow, secrets)
+			line = withoutShellSecret(line, shells)
 			out.Write(withoutPathTokens(urlUserinfo.ReplaceAll([]byte(line), []byte("$1"))))
 			continue
 		}
