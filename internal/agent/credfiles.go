@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // Credentials named by the environment.
@@ -214,7 +216,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			}
 		}
 	}
-	for _, p := range append(toolchainCredentials(base), gradleInstallCredentials(base)...) {
+	for _, p := range slices.Concat(toolchainCredentials(base), gradleInstallCredentials(base), gradleOptionHomes(base)) {
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
@@ -222,6 +224,35 @@ func credentialFiles(base, passed, keep []string) []string {
 	for _, p := range append(append(append(gitSSHKeys(base), envConfigFiles(base)...), teamcityFiles(base)...), npmUserConfigs(base, passed)...) {
 		if p, err := walkedAbs(p); err == nil && !slices.Contains(out, p) {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// jvmOptionVars are the variables that give a JVM (Gradle's among
+// them) its options.
+var jvmOptionVars = []string{"GRADLE_OPTS", "JAVA_OPTS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"}
+
+// gradleOptionHomes are the credential files of the Gradle user homes
+// base's JVM options name (-Dgradle.user.home=/cache/gradle, a CI
+// image's way of moving it, as GRADLE_USER_HOME does): their
+// gradle.properties and init scripts (toolHomeCredentials').
+func gradleOptionHomes(base []string) []string {
+	var out []string
+	for _, v := range jvmOptionVars {
+		for _, w := range gitrepo.ShellWords(lookup(base, v)) {
+			home, ok := strings.CutPrefix(w, "-Dgradle.user.home=")
+			if !ok || !filepath.IsAbs(home) {
+				continue
+			}
+			for _, c := range toolHomeCredentials {
+				if c.name != "GRADLE_USER_HOME" {
+					continue
+				}
+				if p, err := walkedAbs(home + "/" + c.file); err == nil {
+					out = append(out, p)
+				}
+			}
 		}
 	}
 	return out

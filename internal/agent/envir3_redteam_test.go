@@ -299,3 +299,23 @@ func TestRedTeamShellSecretInParts(t *testing.T) {
 		t.Errorf("the view lost a setting that is no part of a secret:\n%s", view)
 	}
 }
+
+// TestRedTeamGradleUserHomeFromJVMOptions: a CI image moves Gradle's
+// user home by a JVM option (GRADLE_OPTS="-Dgradle.user.home=/cache/gradle",
+// or JAVA_TOOL_OPTIONS), not by GRADLE_USER_HOME: its gradle.properties
+// and init scripts, with a repository's password, were not covered, and
+// the agent read them by the path the option gives.
+func TestRedTeamGradleUserHomeFromJVMOptions(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-gradleopts-")
+	files := map[string]string{
+		"cache/gradle/gradle.properties":         "corpRepoPassword=loot-gradle-opts-properties",
+		"cache/gradle/init.d/corp.gradle":        "credentials { password 'loot-gradle-opts-init' }",
+		"cache/gradle/caches/modules-2/note.txt": "gradle cache readable",
+		"tool/gradle/init.gradle.kts":            "password = \"loot-gradle-tool-options\"",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "GRADLE_OPTS=-Xmx2g \"-Dgradle.user.home=" + dir + "/cache/gradle\"",
+		"JAVA_TOOL_OPTIONS=-Dfile.encoding=UTF-8 -Dgradle.user.home=" + dir + "/tool/gradle"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
