@@ -233,14 +233,22 @@ func credentialFiles(base, passed, keep []string) []string {
 // them) its options.
 var jvmOptionVars = []string{"GRADLE_OPTS", "JAVA_OPTS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"}
 
-// gradleOptionHomes are the credential files of the Gradle user homes
-// base's JVM options name (-Dgradle.user.home=/cache/gradle, a CI
-// image's way of moving it, as GRADLE_USER_HOME does): their
-// gradle.properties and init scripts (toolHomeCredentials').
+// gradleOptionHomes are the credential files base's JVM options name:
+// those of the Gradle user homes (-Dgradle.user.home=/cache/gradle, a CI
+// image's way of moving it, as GRADLE_USER_HOME does: their
+// gradle.properties and init scripts, toolHomeCredentials'), and the TLS
+// client keystore (-Djavax.net.ssl.keyStore=).
 func gradleOptionHomes(base []string) []string {
 	var out []string
 	for _, v := range jvmOptionVars {
 		for _, w := range gitrepo.ShellWords(lookup(base, v)) {
+			if key, ok := strings.CutPrefix(w, "-Djavax.net.ssl.keyStore="); ok && filepath.IsAbs(key) {
+				// The JVM's TLS client key: a keystore file.
+				if p, err := walkedAbs(key); err == nil {
+					out = append(out, p)
+				}
+				continue
+			}
 			home, ok := strings.CutPrefix(w, "-Dgradle.user.home=")
 			if !ok || !filepath.IsAbs(home) {
 				continue

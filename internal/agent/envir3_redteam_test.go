@@ -304,7 +304,8 @@ func TestRedTeamShellSecretInParts(t *testing.T) {
 // user home by a JVM option (GRADLE_OPTS="-Dgradle.user.home=/cache/gradle",
 // or JAVA_TOOL_OPTIONS), not by GRADLE_USER_HOME: its gradle.properties
 // and init scripts, with a repository's password, were not covered, and
-// the agent read them by the path the option gives.
+// the agent read them by the path the option gives; so was the TLS
+// client keystore -Djavax.net.ssl.keyStore names.
 func TestRedTeamGradleUserHomeFromJVMOptions(t *testing.T) {
 	t.Parallel()
 	box, dir := sandboxAndHostFolder(t, "planex-gradleopts-")
@@ -313,9 +314,11 @@ func TestRedTeamGradleUserHomeFromJVMOptions(t *testing.T) {
 		"cache/gradle/init.d/corp.gradle":        "credentials { password 'loot-gradle-opts-init' }",
 		"cache/gradle/caches/modules-2/note.txt": "gradle cache readable",
 		"tool/gradle/init.gradle.kts":            "password = \"loot-gradle-tool-options\"",
+		"tls/client.p12":                         "loot-jvm-client-keystore",
 	}
 	plant(t, dir, files)
 	env := []string{"PATH=/usr/bin:/bin", "GRADLE_OPTS=-Xmx2g \"-Dgradle.user.home=" + dir + "/cache/gradle\"",
-		"JAVA_TOOL_OPTIONS=-Dfile.encoding=UTF-8 -Dgradle.user.home=" + dir + "/tool/gradle"}
+		"JAVA_TOOL_OPTIONS=-Dfile.encoding=UTF-8 -Dgradle.user.home=" + dir + "/tool/gradle",
+		"JAVA_OPTS=-Djavax.net.ssl.keyStore=" + dir + "/tls/client.p12 -Djavax.net.ssl.keyStorePassword=changeit"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
