@@ -87,6 +87,11 @@ var credentialVars = []credentialVar{
 	{"TALOSCONFIG", credFile}, {"ALIBABA_CLOUD_CREDENTIALS_FILE", credFile}, {"MYSQL_TEST_LOGIN_FILE", credFile},
 	{"HF_TOKEN_PATH", credFile}, {"KAGGLE_CONFIG_DIR", credDir},
 	{"VAULT_CLIENT_KEY", credFile}, {"CONSUL_CLIENT_KEY", credFile}, {"NOMAD_CLIENT_KEY", credFile}, {"ETCDCTL_KEY", credFile},
+	// sbt's and Coursier's repository credentials, R's user environment
+	// file (where GITHUB_PAT is kept), uv's configuration (an index's
+	// URL with its password).
+	{"SBT_CREDENTIALS", credFile}, {"COURSIER_CREDENTIALS", credFile}, {"R_ENVIRON_USER", credFile},
+	{"UV_CONFIG_FILE", credFile},
 	// The desktop session's: its bus starts programs for whoever
 	// connects (systemd-run --user), and the runtime folder holds the
 	// session's other sockets (a keyring daemon, gpg-agent, a Wayland
@@ -180,6 +185,14 @@ var toolHomeCredentials = []struct{ name, file string }{
 	// .nuget/config). The package cache beside them stays.
 	{"DOTNET_CLI_HOME", ".nuget/NuGet"},
 	{"DOTNET_CLI_HOME", ".nuget/config"},
+	// The JFrog CLI's server tokens, Conan's remotes' logins, Hex's API
+	// key and cabal's Hackage password, in the homes these move.
+	{"JFROG_CLI_HOME_DIR", "jfrog-cli.conf"},
+	{"JFROG_CLI_HOME_DIR", "jfrog-cli.conf.v5"},
+	{"JFROG_CLI_HOME_DIR", "jfrog-cli.conf.v6"},
+	{"CONAN_HOME", "credentials.json"},
+	{"HEX_HOME", "hex.config"},
+	{"CABAL_DIR", "config"},
 }
 
 // credentialFiles lists the absolute paths the credential variables of

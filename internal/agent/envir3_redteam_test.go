@@ -322,3 +322,34 @@ func TestRedTeamGradleUserHomeFromJVMOptions(t *testing.T) {
 		"JAVA_OPTS=-Djavax.net.ssl.keyStore=" + dir + "/tls/client.p12 -Djavax.net.ssl.keyStorePassword=changeit"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamMoreToolCredentialVariables: planex's environment names
+// the credential files of tools planex did not know: sbt's and
+// Coursier's credentials files (SBT_CREDENTIALS, COURSIER_CREDENTIALS),
+// R's user environment file where GITHUB_PAT lives (R_ENVIRON_USER),
+// uv's configuration with an index's password (UV_CONFIG_FILE), the
+// JFrog CLI's home with its server tokens (JFROG_CLI_HOME_DIR), Conan's
+// home with its remotes' logins (CONAN_HOME), Hex's API key
+// (HEX_HOME) and cabal's Hackage password (CABAL_DIR). The agent read
+// each by the path the variable gives.
+func TestRedTeamMoreToolCredentialVariables(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-toolvars-")
+	files := map[string]string{
+		"ci/sbt.credentials":             "realm=Artifactory\nhost=art.corp\nuser=ci\npassword=loot-sbt",
+		"ci/coursier.properties":         "corp.host=art.corp\ncorp.password=loot-coursier",
+		"ci/Renviron":                    "GITHUB_PAT=loot-r-environ",
+		"ci/uv.toml":                     "[[index]]\nurl = \"https://ci:loot-uv@pypi.corp/simple\"",
+		"jfrog/jfrog-cli.conf.v6":        "{\"servers\":[{\"accessToken\":\"loot-jfrog\"}]}",
+		"conan/credentials.json":         "{\"credentials\":[{\"remote\":\"corp\",\"password\":\"loot-conan\"}]}",
+		"hex/hex.config":                 "{'$write_key', <<\"loot-hex\">>}.",
+		"cabal/config":                   "repository hackage.haskell.org\n  password: loot-cabal",
+		"conan/p/cache/readable-pkg.txt": "conan package cache",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin",
+		"SBT_CREDENTIALS=" + dir + "/ci/sbt.credentials", "COURSIER_CREDENTIALS=" + dir + "/ci/coursier.properties",
+		"R_ENVIRON_USER=" + dir + "/ci/Renviron", "UV_CONFIG_FILE=" + dir + "/ci/uv.toml",
+		"JFROG_CLI_HOME_DIR=" + dir + "/jfrog", "CONAN_HOME=" + dir + "/conan", "HEX_HOME=" + dir + "/hex", "CABAL_DIR=" + dir + "/cabal"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
