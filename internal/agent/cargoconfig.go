@@ -50,6 +50,7 @@ func stripCargoCredentials(b []byte) ([]byte, []string) {
 	var out bytes.Buffer
 	closing := "" // the end of a multi-line string being left out
 	var table []string
+	provider := false // within a credential provider's value
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
 		if closing != "" {
 			if bytes.Contains(line, []byte(closing)) {
@@ -64,9 +65,17 @@ func stripCargoCredentials(b []byte) ([]byte, []string) {
 			closing = multiLineOpen(string(line[m[4]:m[5]]))
 			line = append(line[:m[4]:m[4]], "\"\"\n"...)
 		}
-		// A token elsewhere (a credential provider's command line) is
-		// left out by its shape.
-		out.WriteString(withoutTokenWords(string(withoutUserinfo(cargoToken.ReplaceAll(line, []byte(`${1}""`))))))
+		line = withoutUserinfo(cargoToken.ReplaceAll(line, []byte(`${1}""`)))
+		key := tomlKeyLine.FindSubmatch(line)
+		if provider || key != nil && strings.Contains(strings.ToLower(string(key[1])), "credential-provider") {
+			// A credential provider's command line (an array over
+			// lines, maybe) may hold the token: it is left out by its
+			// shape (a git revision elsewhere, of that shape, stays).
+			opens := provider || bytes.HasPrefix(bytes.TrimSpace(key[2]), []byte("["))
+			provider = opens && !bytes.Contains(line, []byte("]"))
+			line = []byte(withoutTokenWords(string(line)))
+		}
+		out.Write(line)
 	}
 	return out.Bytes(), nil
 }

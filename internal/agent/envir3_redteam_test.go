@@ -183,6 +183,7 @@ func TestRedTeamCargoConfigSpellings(t *testing.T) {
 		"env.NPM_TOKEN.value = \"L00t\"\n",
 		"[registries.corp]\ncredential-provider = [\"cargo:token-from-stdout\", \"echo\", \"" + tok + "\"]\n",
 		"[registry]\nglobal-credential-providers = [\"cargo:token-from-stdout echo " + tok + "\"]\n",
+		"[registries.corp]\ncredential-provider = [\n  \"cargo:token-from-stdout\",\n  \"echo\",\n  \"" + tok + "\",\n]\n",
 	} {
 		view, _ := stripCargoCredentials([]byte(config))
 		if strings.Contains(string(view), "L00t") {
@@ -352,4 +353,16 @@ func TestRedTeamMoreToolCredentialVariables(t *testing.T) {
 		"R_ENVIRON_USER=" + dir + "/ci/Renviron", "UV_CONFIG_FILE=" + dir + "/ci/uv.toml",
 		"JFROG_CLI_HOME_DIR=" + dir + "/jfrog", "CONAN_HOME=" + dir + "/conan", "HEX_HOME=" + dir + "/hex", "CABAL_DIR=" + dir + "/cabal"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestCargoConfigKeepsRevisions: a patch pinned to a git revision in a
+// Cargo configuration keeps its revision, which has a token's shape but
+// is none: the build needs it.
+func TestCargoConfigKeepsRevisions(t *testing.T) {
+	t.Parallel()
+	const line = `foo = { git = "https://github.com/o/foo", rev = "0123456789abcdef0123456789abcdef01234567" }` + "\n"
+	view, _ := stripCargoCredentials([]byte("[patch.crates-io]\n" + line))
+	if !strings.Contains(string(view), line) {
+		t.Errorf("the view lost the patch's revision:\n%s", view)
+	}
 }
