@@ -366,3 +366,21 @@ func TestCargoConfigKeepsRevisions(t *testing.T) {
 		t.Errorf("the view lost the patch's revision:\n%s", view)
 	}
 }
+
+// TestRedTeamEnvironmentDOutsideEtc: systemd reads environment.d files
+// from /usr/local/lib/environment.d and /usr/lib/environment.d as well
+// as /etc's, and an admin of a runner's host put a proxy's password for
+// every user session in the first: only /etc/environment.d was shown
+// filtered, and the agent read the password.
+func TestRedTeamEnvironmentDOutsideEtc(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-envd-")
+	files := map[string]string{
+		"usr/local/lib/environment.d/50-proxy.conf": "https_proxy=http://ci:loot-envd-local@proxy.corp:3128\nLANG=C.UTF-8",
+		"usr/lib/environment.d/60-ci.conf":          "CI_DEPLOY_TOKEN=loot-envd-usr-lib",
+	}
+	out := catPlanted(t, box, dir, filepath.Join(dir, "etc"), files)
+	if !strings.Contains(out, "LANG=C.UTF-8") {
+		t.Errorf("the file lost a variable the step is passed:\n%s", out)
+	}
+}

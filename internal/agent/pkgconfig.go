@@ -427,7 +427,8 @@ func (k envFileKind) lineName(t string) string {
 // systemEnvFiles are the machine-wide files that give every login or
 // user session variables, under etc (/etc): the environment file and
 // pam_env's configuration, which pam_env reads, and systemd's
-// environment.d files (at most maxToolCacheConfigs of them). Admins of
+// environment.d files of /etc, /usr/local/lib and /usr/lib (at most
+// maxToolCacheConfigs of each folder; those past it are covered). Admins of
 // self-hosted runners keep a proxy's password or a token for every job
 // in any of them. environment, when set, stands for etc/environment.
 func systemEnvFiles(etc, environment string) []envFile {
@@ -435,13 +436,18 @@ func systemEnvFiles(etc, environment string) []envFile {
 		environment = filepath.Join(etc, "environment")
 	}
 	files := []envFile{{environment, envAssignments}, {filepath.Join(etc, "security", "pam_env.conf"), envPamConf}}
-	confs, _ := filepath.Glob(filepath.Join(etc, "environment.d", "*.conf"))
-	read, cover := boundedMatches(confs)
-	for _, c := range read {
-		files = append(files, envFile{c, envAssignments})
-	}
-	for _, c := range cover {
-		files = append(files, envFile{c, envCovered})
+	// systemd's environment.d folders: /etc's, and those of /usr/local
+	// and /usr (found beside etc, a test's stand-in too).
+	root := filepath.Dir(etc)
+	for _, d := range []string{filepath.Join(etc, "environment.d"), filepath.Join(root, "usr", "local", "lib", "environment.d"), filepath.Join(root, "usr", "lib", "environment.d")} {
+		confs, _ := filepath.Glob(filepath.Join(d, "*.conf"))
+		read, cover := boundedMatches(confs)
+		for _, c := range read {
+			files = append(files, envFile{c, envAssignments})
+		}
+		for _, c := range cover {
+			files = append(files, envFile{c, envCovered})
+		}
 	}
 	return files
 }
