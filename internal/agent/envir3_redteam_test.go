@@ -384,3 +384,34 @@ func TestRedTeamEnvironmentDOutsideEtc(t *testing.T) {
 		t.Errorf("the file lost a variable the step is passed:\n%s", out)
 	}
 }
+
+// TestRedTeamMoreMachineFiles: other machine-wide files of mode 644 an
+// admin keeps a secret in: the cron tables (a job's token in its
+// command line or an assignment above it), rc.local, MySQL's and
+// MariaDB's client options ([client] password=), ODBC's data sources,
+// Subversion's proxy password, PostgreSQL's service file and boto's
+// keys. The agent read each.
+func TestRedTeamMoreMachineFiles(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-moremachine-")
+	files := map[string]string{
+		"etc/crontab":                           "SHELL=/bin/sh\nDEPLOY_TOKEN=loot-crontab-env\n17 * * * * root cd / && run-parts --report /etc/cron.hourly",
+		"etc/cron.d/sync":                       "0 3 * * * ci curl -fsS -H \"Authorization: token ghp_L00tCronL00tCronL00tCron12\" https://api.corp/sync",
+		"etc/rc.local":                          "#!/bin/sh\nexport RUNNER_TOKEN=AAAL00tRcLocalL00tRcLocal99\nexit 0",
+		"etc/mysql/my.cnf":                      "[client]\nuser = ci\npassword = loot-mysql-client",
+		"etc/mysql/conf.d/ci.cnf":               "[client]\npassword=loot-mysql-confd",
+		"etc/odbc.ini":                          "[corp]\nDriver = PostgreSQL\nServername = db.corp\nPassword = loot-odbc",
+		"etc/subversion/servers":                "[global]\nhttp-proxy-host = proxy.corp\nhttp-proxy-password = loot-svn-proxy",
+		"etc/postgresql-common/pg_service.conf": "[corp]\nhost=db.corp\npassword=loot-pg-service",
+		"etc/boto.cfg":                          "[Credentials]\naws_access_key_id = AKIAL00T\naws_secret_access_key = loot-boto",
+	}
+	out := catPlanted(t, box, dir, filepath.Join(dir, "etc"), files)
+	if strings.Contains(out, "L00t") {
+		t.Errorf("the agent read a token:\n%s", out)
+	}
+	for _, kept := range []string{"run-parts --report", "Servername = db.corp", "http-proxy-host = proxy.corp", "user = ci"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("a file lost %q:\n%s", kept, out)
+		}
+	}
+}

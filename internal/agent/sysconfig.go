@@ -122,6 +122,16 @@ var sysConfigs = []struct {
 	// The skeleton useradd copies into each new home: its rc, profile
 	// and alias files.
 	{"skel/.*", filterShellURLs}, {"skel/.config/fish/*", filterShellURLs},
+	// The cron tables and rc.local: shell command lines (a job's token
+	// in its curl header, an assignment above the jobs).
+	{"crontab", filterShellURLs}, {"cron.d/*", filterShellURLs}, {"rc.local", filterShellURLs},
+	// Database clients' machine-wide options and data sources, and
+	// Subversion's proxy: their password settings.
+	{"my.cnf", filterPasswords}, {"mysql/my.cnf", filterPasswords}, {"mysql/conf.d/*", filterPasswords},
+	{"mysql/mariadb.conf.d/*", filterPasswords}, {"odbc.ini", filterPasswords},
+	{"postgresql-common/pg_service.conf", filterPasswords}, {"subversion/servers", filterPasswords},
+	// boto's keys (gsutil's, the older AWS tools'): no build reads them.
+	{"boto.cfg", filterCover},
 	{"fstab", filterMountOptions}, {"auto.*", filterMountOptions},
 	{"libnss-ldap.conf", filterPasswords}, {"pam_ldap.conf", filterPasswords}, {"nslcd.conf", filterPasswords},
 	{"ldap.conf", filterPasswords}, {"ssmtp/ssmtp.conf", filterPasswords}, {"msmtprc", filterPasswords},
