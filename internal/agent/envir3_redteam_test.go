@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -413,5 +414,38 @@ func TestRedTeamMoreMachineFiles(t *testing.T) {
 		if !strings.Contains(out, kept) {
 			t.Errorf("a file lost %q:\n%s", kept, out)
 		}
+	}
+}
+
+// TestRedTeamNodePythonWrapperScripts: the node or python3 on PATH is a
+// wrapper script that execs the installation's program (an image's
+// /usr/local/bin/node: exec /opt/node-v22/bin/node "$@"): npm's global
+// npmrc and pip's site pip.conf of that installation, with a registry's
+// token and an index's password, were not found, and the agent read
+// them by the path the script gives.
+func TestRedTeamNodePythonWrapperScripts(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-nodewrap-")
+	files := map[string]string{
+		"opt/node-v22/etc/npmrc": "registry=https://npm.corp/\n//npm.corp/:_authToken=loot-node-wrapper",
+		"opt/node-v22/bin/node":  "#!/bin/sh",
+		"opt/py312/pip.conf":     "[global]\nindex-url = https://ci:loot-python-wrapper@pypi.corp/simple",
+		"opt/py312/bin/python3":  "#!/bin/sh",
+		"wrap/node":              "#!/bin/sh\nexec \"" + dir + "/opt/node-v22/bin/node\" \"$@\"",
+		"wrap/python3":           "#!/bin/sh\nexec " + dir + "/opt/py312/bin/python3 \"$@\"",
+	}
+	plant(t, dir, files)
+	for _, f := range []string{"wrap/node", "wrap/python3"} {
+		if err := os.Chmod(filepath.Join(dir, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=" + dir + "/wrap:/usr/bin:/bin"}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", "cat "+dir+"/opt/node-v22/etc/npmrc "+dir+"/opt/py312/pip.conf")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read an installation's credentials:\n%s", out)
+	}
+	if !strings.Contains(out, "registry=https://npm.corp/") {
+		t.Errorf("the npmrc's registry is no credential, yet hidden:\n%s", out)
 	}
 }

@@ -93,7 +93,8 @@ func packageConfigFiles(base []string) (files, cover []string) {
 // global npmrc of its prefix where it holds node or npm, the site
 // pip.conf where it holds a Python or pip, and the same of the prefix
 // node's or Python's links lead to (a tarball's /opt/node-v22/bin/node
-// linked into /usr/local/bin: npm's prefix is the resolved one).
+// linked into /usr/local/bin: npm's prefix is the resolved one) or a
+// wrapper script in their place names (launcherHomes).
 func pathDirConfigs(dir string) []string {
 	var out []string
 	prefix := filepath.Dir(filepath.Clean(dir))
@@ -112,10 +113,14 @@ func pathDirConfigs(dir string) []string {
 		if err != nil {
 			continue
 		}
-		if p := filepath.Dir(filepath.Dir(real)); prog == "node" {
-			out = append(out, filepath.Join(p, "etc", "npmrc"))
-		} else {
-			out = append(out, filepath.Join(p, "pip.conf"))
+		// A wrapper script names its installation instead (exec
+		// /opt/node-v22/bin/node "$@").
+		for _, p := range append([]string{filepath.Dir(filepath.Dir(real))}, launcherHomes(filepath.Join(dir, prog), wrapperLine([]string{"NODE_HOME", "PYTHONHOME"}, prog))...) {
+			if prog == "node" {
+				out = append(out, filepath.Join(p, "etc", "npmrc"))
+			} else {
+				out = append(out, filepath.Join(p, "pip.conf"))
+			}
 		}
 	}
 	return out
