@@ -34,8 +34,8 @@ func environmentPastBound(base []string, etc string) error {
 			return fmt.Errorf("GIT_CONFIG_PARAMETERS holds %d settings, planex follows %d: %w", n, maxGitConfigPairs, ErrPastBound)
 		}
 	}
-	for _, d := range unitDirs {
-		dir, err := filepath.EvalSymlinks(filepath.Join(etc, d))
+	for _, d := range unitFolders(etc) {
+		dir, err := filepath.EvalSymlinks(d)
 		if err != nil {
 			continue
 		}

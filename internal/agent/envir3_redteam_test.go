@@ -449,3 +449,21 @@ func TestRedTeamNodePythonWrapperScripts(t *testing.T) {
 		t.Errorf("the npmrc's registry is no credential, yet hidden:\n%s", out)
 	}
 }
+
+// TestRedTeamLocalUnitFolders: an admin installs a service's unit under
+// /usr/local/lib/systemd/system (systemd reads it as /etc's), a runner's
+// registration token on its Environment= line: only /etc's unit folders
+// were covered, and the agent read it.
+func TestRedTeamLocalUnitFolders(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-localunits-")
+	files := map[string]string{
+		"usr/local/lib/systemd/system/ci-runner.service": "[Service]\nEnvironment=RUNNER_TOKEN=loot-local-unit\nEnvironmentFile=" + dir + "/srv/runner.env",
+		"usr/local/lib/systemd/user/sync.service":        "[Service]\nExecStart=/usr/bin/sync --token loot-local-user-unit",
+		"srv/runner.env": "RUNNER_TOKEN=loot-local-unit-env\nLANG=C.UTF-8",
+	}
+	out := catPlanted(t, box, dir, filepath.Join(dir, "etc"), files)
+	if !strings.Contains(out, "LANG=C.UTF-8") {
+		t.Errorf("the unit's environment file lost a passed variable:\n%s", out)
+	}
+}

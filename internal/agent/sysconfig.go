@@ -181,6 +181,17 @@ func nugetCommonDataViews(base []string) []FileOverlay {
 // filtered as /etc/environment is.
 var unitDirs = []string{"systemd/system", "systemd/user"}
 
+// unitFolders are the admin's unit folders of the machine whose /etc is
+// etc: /etc's (unitDirs) and /usr/local/lib's, which systemd reads too
+// (found beside etc, a test's stand-in too).
+func unitFolders(etc string) []string {
+	var out []string
+	for _, d := range unitDirs {
+		out = append(out, filepath.Join(etc, d), filepath.Join(filepath.Dir(etc), "usr", "local", "lib", d))
+	}
+	return out
+}
+
 // maxUnitFiles bounds the unit files read in each unit folder.
 const maxUnitFiles = 1024
 
@@ -202,8 +213,8 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 	// The units' environment files first: one in /etc/default is shown
 	// filtered as an environment (only allowed variables), not only
 	// without URL credentials as the rest of that folder is.
-	for _, d := range unitDirs {
-		dir, err := filepath.EvalSymlinks(filepath.Join(etc, d))
+	for _, d := range unitFolders(etc) {
+		dir, err := filepath.EvalSymlinks(d)
 		if err != nil || !isDirectory(dir) || !coverableDir(dir) || holdsAny(dir, keep) {
 			continue
 		}
@@ -316,8 +327,8 @@ func absKeys(keys []string, dir string) []string {
 // inUnitDirs reports whether f lies in a unit folder of etc, covered
 // whole.
 func inUnitDirs(f, etc string) bool {
-	for _, d := range unitDirs {
-		real, err := filepath.EvalSymlinks(filepath.Join(etc, d))
+	for _, d := range unitFolders(etc) {
+		real, err := filepath.EvalSymlinks(d)
 		if err == nil && strings.HasPrefix(f, real+"/") {
 			return true
 		}
