@@ -273,11 +273,14 @@ func TestRedTeamShellSecretFromFile(t *testing.T) {
 			"read -r DEPLOY_KEY < " + dir + "/ci/deploy",
 			"export CI_REGION=$(cat " + dir + "/ci/region)",
 		}, "\n"),
-		"ci/gh-token":  "loot-file-gh",
-		"ci/npm-token": "loot-file-npm",
-		"ci/vault":     "loot-file-vault",
-		"ci/deploy":    "loot-file-deploy",
-		"ci/region":    "eu-west-1",
+		"etc/profile.d/ci.csh": "setenv GH_TOKEN `cat " + dir + "/ci/csh-token`\nset -gx NPM_TOKEN (cat " + dir + "/ci/fish-token)",
+		"ci/csh-token":         "loot-file-csh",
+		"ci/fish-token":        "loot-file-fish",
+		"ci/gh-token":          "loot-file-gh",
+		"ci/npm-token":         "loot-file-npm",
+		"ci/vault":             "loot-file-vault",
+		"ci/deploy":            "loot-file-deploy",
+		"ci/region":            "eu-west-1",
 	}
 	out := catPlanted(t, box, dir, filepath.Join(dir, "etc"), files)
 	if !strings.Contains(out, "eu-west-1") {

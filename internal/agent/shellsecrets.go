@@ -183,13 +183,15 @@ func tokenShaped(val string) bool {
 }
 
 // shellFileRead matches a file a shell line reads by its absolute path:
-// into a command substitution ($(cat FILE), $(< FILE), `cat FILE`, head
-// or tail with their options) or as a command's input (< FILE).
-var shellFileRead = regexp.MustCompile("(?:\\$\\(\\s*(?:<\\s*|(?:cat|head|tail)\\s+(?:-\\S+\\s+)*)|`\\s*(?:cat|head|tail)\\s+(?:-\\S+\\s+)*|<\\s*)[\"']?(/[^\"'\\s;)`]+)")
+// into a command substitution ($(cat FILE), $(< FILE), `cat FILE`, fish's
+// (cat FILE), head or tail with their options) or as a command's input
+// (< FILE).
+var shellFileRead = regexp.MustCompile("(?:\\$\\(\\s*(?:<\\s*|(?:cat|head|tail)\\s+(?:-\\S+\\s+)*)|`\\s*(?:cat|head|tail)\\s+(?:-\\S+\\s+)*|\\(\\s*(?:cat|head|tail)\\s+(?:-\\S+\\s+)*|<\\s*)[\"']?(/[^\"'\\s;)`]+)")
 
 // shellNamesSet matches the names a shell line sets: by an assignment
-// (NAME=…) or by read (read -r NAME).
-var shellNamesSet = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)=|\bread\s+(?:-\S+\s+)*([A-Za-z_][A-Za-z0-9_]*)`)
+// (NAME=…), by read (read -r NAME), or in csh's and fish's words
+// (setenv NAME, set -gx NAME).
+var shellNamesSet = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)=|\b(?:read|setenv|set)\s+(?:-\S+\s+)*([A-Za-z_][A-Za-z0-9_]*)`)
 
 // shellSecretFiles are the files a line of a machine's shell file reads
 // into a variable whose name says it is a secret and which the step's
