@@ -51,18 +51,22 @@ func TestRedTeamEnvironmentPastTheBound(t *testing.T) {
 	params := strings.Repeat("'core.pager=cat' ", maxGitConfigPairs) + "'http.sslKey=" + dir + "/git/params.key'"
 	plant(t, dir, files)
 	loot := []string{"node/etc/npmrc", "xdg/pip/pip.conf", "git/client.key", "git/params.key", "svc/ci.env"}
+	// Only the unit files' case has the unit folder: the others must
+	// be held by their own bound.
 	for _, tc := range []struct {
-		name string
-		env  []string
-		file string
+		name   string
+		env    []string
+		file   string
+		etc    string
+		refuse bool // whether a refusal holds the attack
 	}{
-		{"PATH", []string{"PATH=" + strings.Join(filler, ":") + ":" + dir + "/node/bin:/usr/bin:/bin"}, loot[0]},
-		{"XDG_CONFIG_DIRS", []string{"PATH=/usr/bin:/bin", "XDG_CONFIG_DIRS=" + strings.Join(filler, ":") + ":" + dir + "/xdg"}, loot[1]},
-		{"GIT_CONFIG_COUNT", append([]string{"PATH=/usr/bin:/bin"}, pairs...), loot[2]},
-		{"GIT_CONFIG_PARAMETERS", []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_PARAMETERS=" + params}, loot[3]},
-		{"unit files", []string{"PATH=/usr/bin:/bin"}, loot[4]},
+		{"PATH", []string{"PATH=" + strings.Join(filler, ":") + ":" + dir + "/node/bin:/usr/bin:/bin"}, loot[0], "etc-none", true},
+		{"XDG_CONFIG_DIRS", []string{"PATH=/usr/bin:/bin", "XDG_CONFIG_DIRS=" + strings.Join(filler, ":") + ":" + dir + "/xdg"}, loot[1], "etc-none", true},
+		{"GIT_CONFIG_COUNT", append([]string{"PATH=/usr/bin:/bin"}, pairs...), loot[2], "etc-none", true},
+		{"GIT_CONFIG_PARAMETERS", []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_PARAMETERS=" + params}, loot[3], "etc-none", true},
+		{"unit files", []string{"PATH=/usr/bin:/bin"}, loot[4], "etc", true},
 		// git reads the count as strtoul does, past leading blanks.
-		{"GIT_CONFIG_COUNT spaced", []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_COUNT= \t1", "GIT_CONFIG_KEY_0=http.sslKey", "GIT_CONFIG_VALUE_0=" + dir + "/git/spaced.key"}, "git/spaced.key"},
+		{"GIT_CONFIG_COUNT spaced", []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_COUNT= \t1", "GIT_CONFIG_KEY_0=http.sslKey", "GIT_CONFIG_VALUE_0=" + dir + "/git/spaced.key"}, "git/spaced.key", "etc-none", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -70,9 +74,9 @@ func TestRedTeamEnvironmentPastTheBound(t *testing.T) {
 			cmd.Dir = "/"
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
-			cleanup, err := Containment{Sandbox: box, etcDir: filepath.Join(dir, "etc")}.PrepareContext(context.Background(), cmd, tc.env, nil, nil)
+			cleanup, err := Containment{Sandbox: box, etcDir: filepath.Join(dir, tc.etc)}.PrepareContext(context.Background(), cmd, tc.env, nil, nil)
 			if err != nil {
-				if !errors.Is(err, ErrPastBound) {
+				if !tc.refuse || !errors.Is(err, ErrPastBound) {
 					t.Fatalf("refused with %v; want ErrPastBound", err)
 				}
 				return
