@@ -49,7 +49,8 @@ var tomlTable = regexp.MustCompile(`^\s*\[\[?\s*([^\]]*?)\s*\]`)
 func stripCargoCredentials(b []byte) ([]byte, []string) {
 	var out bytes.Buffer
 	closing := "" // the end of a multi-line string being left out
-	env := false
+	var table []string
+	provider := false // within a credential provider's value
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
 		if closing != "" {
 			if bytes.Contains(line, []byte(closing)) {
@@ -58,15 +59,35 @@ func stripCargoCredentials(b []byte) ([]byte, []string) {
 			continue
 		}
 		if m := tomlTable.FindSubmatch(line); m != nil {
-			env = string(m[1]) == "env"
+			table = tomlKeyParts(string(m[1]))
 		}
-		if m := tomlKeyLine.FindSubmatchIndex(line); m != nil && cargoSecretKey(string(line[m[2]:m[3]]), string(line[m[4]:m[5]]), env) {
+		if m := tomlKeyLine.FindSubmatchIndex(line); m != nil && cargoSecretKey(string(line[m[2]:m[3]]), string(line[m[4]:m[5]]), table) {
 			closing = multiLineOpen(string(line[m[4]:m[5]]))
 			line = append(line[:m[4]:m[4]], "\"\"\n"...)
 		}
-		out.Write(withoutUserinfo(cargoToken.ReplaceAll(line, []byte(`${1}""`))))
+		line = withoutUserinfo(cargoToken.ReplaceAll(line, []byte(`${1}""`)))
+		key := tomlKeyLine.FindSubmatch(line)
+		if provider || key != nil && strings.Contains(strings.ToLower(string(key[1])), "credential-provider") {
+			// A credential provider's command line (an array over
+			// lines, maybe) may hold the token: it is left out by its
+			// shape (a git revision elsewhere, of that shape, stays).
+			opens := provider || bytes.HasPrefix(bytes.TrimSpace(key[2]), []byte("["))
+			provider = opens && !bytes.Contains(line, []byte("]"))
+			line = []byte(withoutTokenWords(string(line)))
+		}
+		out.Write(line)
 	}
 	return out.Bytes(), nil
+}
+
+// tomlKeyParts are the parts of a dotted TOML key (or table name), as
+// written, without their blanks and quotes.
+func tomlKeyParts(key string) []string {
+	parts := strings.Split(key, ".")
+	for i, p := range parts {
+		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+	}
+	return parts
 }
 
 // multiLineOpen is the delimiter of a TOML multi-line string that val
@@ -80,27 +101,20 @@ func multiLineOpen(val string) string {
 	return ""
 }
 
-// cargoSecretKey says whether a TOML key (as written) with value val
-// holds a secret: its last part is token, or it is a variable of the
-// [env] table (env: the line lies in it; or a key env.NAME) whose name
-// says so or whose value looks like a token.
-func cargoSecretKey(key, val string, env bool) bool {
-	parts := strings.Split(key, ".")
-	for i, p := range parts {
-		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
-	}
-	last := parts[len(parts)-1]
-	if strings.EqualFold(last, "token") {
+// cargoSecretKey says whether a TOML key (as written) with value val,
+// in the table named table, holds a secret: its last part is token, or
+// it gives a variable of the env table ([env] NAME, env.NAME, [env.NAME]
+// value, an inline { value = … }) whose name says so or whose value
+// holds a word that looks like a token.
+func cargoSecretKey(key, val string, table []string) bool {
+	parts := append(slices.Clone(table), tomlKeyParts(key)...)
+	if strings.EqualFold(parts[len(parts)-1], "token") {
 		return true
 	}
-	name := parts[0]
-	switch {
-	case len(parts) == 2 && parts[0] == "env":
-		name = last
-	case !env:
+	if len(parts) < 2 || parts[0] != "env" {
 		return false
 	}
-	return secretName(name) || tokenShaped(val)
+	return secretName(parts[1]) || withoutTokenWords(val) != val
 }
 
 // cargoConfigViews are the overlays showing Cargo's configurations

@@ -112,6 +112,9 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		cmd.Env = env
 		return func() {}, nil
 	}
+	if err := environmentPastBound(base, c.etc()); err != nil {
+		return func() {}, err
+	}
 	if err := CheckRunnerFilesUnwritable(append(append([]string(nil), writable...), c.Write...), func(k string) string { return lookup(base, k) }); err != nil {
 		return func() {}, err
 	}
@@ -185,16 +188,40 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 // are the folders it works in (Cargo reads the configurations above
 // them).
 func (c Containment) fileViews(base, keep, work []string) (views []FileOverlay, masks []string) {
-	pkgViews, pkgKeys := packageConfigViews(base)
-	mvnViews, mvnKeys := mavenConfigViews(base)
-	condaViews, condaKeys := condaConfigViews(base)
-	etc := c.etcDir
-	if etc == "" {
-		etc = systemEtc
+	etc := c.etc()
+	sysViews, masks := machineConfigViews(etc, c.AllowEnv, c.SecretEnv, keep)
+	views = slices.Concat(environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
+	// A name present twice leads each reader to one of its values: the
+	// configurations of both are shown filtered.
+	for _, b := range envReadings(base) {
+		pkgViews, pkgKeys := packageConfigViews(b)
+		mvnViews, mvnKeys := mavenConfigViews(b)
+		condaViews, condaKeys := condaConfigViews(b)
+		views = slices.Concat(views, pkgViews, mvnViews, condaViews, cargoConfigViews(b, work), nugetCommonDataViews(b))
+		masks = slices.Concat(masks, pkgKeys, mvnKeys, condaKeys)
 	}
-	sysViews, sysMasks := machineConfigViews(etc, c.AllowEnv, c.SecretEnv, keep)
-	views = slices.Concat(pkgViews, mvnViews, condaViews, cargoConfigViews(base, work), nugetCommonDataViews(base), environmentFileViews(etc, c.environmentFile, c.AllowEnv, c.SecretEnv), sysViews)
-	return views, slices.Concat(pkgKeys, mvnKeys, condaKeys, sysMasks)
+	return uniqueOverlays(views), masks
+}
+
+// etc is the machine's /etc (a test's stand-in).
+func (c Containment) etc() string {
+	if c.etcDir == "" {
+		return systemEtc
+	}
+	return c.etcDir
+}
+
+// uniqueOverlays are views with each path once, its first overlay: the
+// views of one file, reached through two readings of the environment,
+// are alike.
+func uniqueOverlays(views []FileOverlay) []FileOverlay {
+	var out []FileOverlay
+	for _, v := range views {
+		if !slices.ContainsFunc(out, func(o FileOverlay) bool { return o.Path == v.Path }) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // runnerCommandVars name the files the Actions runner reads once the

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/planexhq/planex/internal/gitrepo"
 )
 
 // Credentials named by the environment.
@@ -85,6 +87,11 @@ var credentialVars = []credentialVar{
 	{"TALOSCONFIG", credFile}, {"ALIBABA_CLOUD_CREDENTIALS_FILE", credFile}, {"MYSQL_TEST_LOGIN_FILE", credFile},
 	{"HF_TOKEN_PATH", credFile}, {"KAGGLE_CONFIG_DIR", credDir},
 	{"VAULT_CLIENT_KEY", credFile}, {"CONSUL_CLIENT_KEY", credFile}, {"NOMAD_CLIENT_KEY", credFile}, {"ETCDCTL_KEY", credFile},
+	// sbt's and Coursier's repository credentials, R's user environment
+	// file (where GITHUB_PAT is kept), uv's configuration (an index's
+	// URL with its password).
+	{"SBT_CREDENTIALS", credFile}, {"COURSIER_CREDENTIALS", credFile}, {"R_ENVIRON_USER", credFile},
+	{"UV_CONFIG_FILE", credFile},
 	// The desktop session's: its bus starts programs for whoever
 	// connects (systemd-run --user), and the runtime folder holds the
 	// session's other sockets (a keyring daemon, gpg-agent, a Wayland
@@ -178,6 +185,14 @@ var toolHomeCredentials = []struct{ name, file string }{
 	// .nuget/config). The package cache beside them stays.
 	{"DOTNET_CLI_HOME", ".nuget/NuGet"},
 	{"DOTNET_CLI_HOME", ".nuget/config"},
+	// The JFrog CLI's server tokens, Conan's remotes' logins, Hex's API
+	// key and cabal's Hackage password, in the homes these move.
+	{"JFROG_CLI_HOME_DIR", "jfrog-cli.conf"},
+	{"JFROG_CLI_HOME_DIR", "jfrog-cli.conf.v5"},
+	{"JFROG_CLI_HOME_DIR", "jfrog-cli.conf.v6"},
+	{"CONAN_HOME", "credentials.json"},
+	{"HEX_HOME", "hex.config"},
+	{"CABAL_DIR", "config"},
 }
 
 // credentialFiles lists the absolute paths the credential variables of
@@ -214,7 +229,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			}
 		}
 	}
-	for _, p := range append(toolchainCredentials(base), gradleInstallCredentials(base)...) {
+	for _, p := range slices.Concat(toolchainCredentials(base), gradleInstallCredentials(base), gradleOptionHomes(base)) {
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
@@ -222,6 +237,43 @@ func credentialFiles(base, passed, keep []string) []string {
 	for _, p := range append(append(append(gitSSHKeys(base), envConfigFiles(base)...), teamcityFiles(base)...), npmUserConfigs(base, passed)...) {
 		if p, err := walkedAbs(p); err == nil && !slices.Contains(out, p) {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// jvmOptionVars are the variables that give a JVM (Gradle's among
+// them) its options.
+var jvmOptionVars = []string{"GRADLE_OPTS", "JAVA_OPTS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"}
+
+// gradleOptionHomes are the credential files base's JVM options name:
+// those of the Gradle user homes (-Dgradle.user.home=/cache/gradle, a CI
+// image's way of moving it, as GRADLE_USER_HOME does: their
+// gradle.properties and init scripts, toolHomeCredentials'), and the TLS
+// client keystore (-Djavax.net.ssl.keyStore=).
+func gradleOptionHomes(base []string) []string {
+	var out []string
+	for _, v := range jvmOptionVars {
+		for _, w := range gitrepo.ShellWords(lookup(base, v)) {
+			if key, ok := strings.CutPrefix(w, "-Djavax.net.ssl.keyStore="); ok && filepath.IsAbs(key) {
+				// The JVM's TLS client key: a keystore file.
+				if p, err := walkedAbs(key); err == nil {
+					out = append(out, p)
+				}
+				continue
+			}
+			home, ok := strings.CutPrefix(w, "-Dgradle.user.home=")
+			if !ok || !filepath.IsAbs(home) {
+				continue
+			}
+			for _, c := range toolHomeCredentials {
+				if c.name != "GRADLE_USER_HOME" {
+					continue
+				}
+				if p, err := walkedAbs(home + "/" + c.file); err == nil {
+					out = append(out, p)
+				}
+			}
 		}
 	}
 	return out
@@ -273,7 +325,7 @@ func gradleInstallCredentials(base []string) []string {
 		if err != nil {
 			continue
 		}
-		for _, inst := range append([]string{filepath.Dir(filepath.Dir(real))}, gradleWrapperHomes(real)...) {
+		for _, inst := range append([]string{filepath.Dir(filepath.Dir(real))}, gradleWrapperHomes(filepath.Join(dir, "gradle"))...) {
 			if jars, _ := filepath.Glob(filepath.Join(inst, "lib", "gradle-*.jar")); len(jars) == 0 {
 				continue
 			}
@@ -304,12 +356,29 @@ func gradleWrapperHomes(launcher string) []string {
 	return launcherHomes(launcher, wrapperLine([]string{"GRADLE_HOME"}, "gradle"))
 }
 
+// scriptDirname is dirname of $0, ${0} or ${BASH_SOURCE[0]}, quoted or
+// not, as a command substitution holds it.
+const scriptDirname = `\s*dirname\s+(?:--\s+)?"?(?:\$0|\$\{0\}|\$\{BASH_SOURCE(?:\[0\])?\})"?\s*`
+
+// scriptSelf matches what a shell script writes for its own folder:
+// $(dirname "$0") (or of ${BASH_SOURCE[0]}, in backquotes too) and
+// ${0%/*}; scriptSelfCd the same made absolute, $(cd "<folder>" && pwd),
+// once scriptSelf's folder stands in it.
+var (
+	scriptSelf   = regexp.MustCompile(`\$\(` + scriptDirname + `\)|` + "`" + scriptDirname + "`" + `|\$\{(?:0|BASH_SOURCE(?:\[0\])?)%/\*\}`)
+	scriptSelfCd = regexp.MustCompile(`\$\(\s*cd\s+(?:-P\s+)?(?:--\s+)?"?(/[^"\s;)]*)"?\s*(?:&&|;)\s*pwd(?:\s+-P)?\s*\)`)
+)
+
 // launcherHomes are the installations a launcher that is a shell
-// script (a wrapper an image puts on PATH in place of a link) names by
-// an absolute path on a line line matches, the links of each resolved.
-func launcherHomes(launcher string, line *regexp.Regexp) []string {
+// script (a wrapper an image puts on PATH in place of a link), found at
+// invoked, names by an absolute path on a line line matches, the links
+// of each resolved. The script's own folder ($0's, by the name it was
+// started by or by its links' target) stands where the script writes it
+// (scriptSelf): exec "$(dirname "$0")/../gradle-8/bin/gradle".
+func launcherHomes(invoked string, line *regexp.Regexp) []string {
+	launcher, err := filepath.EvalSymlinks(invoked)
 	// A FIFO put there would hold the open: regular files only.
-	if fi, err := os.Stat(launcher); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxWrapperScript {
+	if fi, serr := os.Stat(launcher); err != nil || serr != nil || !fi.Mode().IsRegular() || fi.Size() > maxWrapperScript {
 		return nil
 	}
 	b, err := readSmallRegular(launcher)
@@ -317,13 +386,60 @@ func launcherHomes(launcher string, line *regexp.Regexp) []string {
 		return nil
 	}
 	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		m := line.FindStringSubmatch(l)
-		if m == nil {
-			continue
+	for _, self := range uniqueStrings(filepath.Dir(invoked), filepath.Dir(launcher)) {
+		text := scriptSelf.ReplaceAllLiteralString(string(b), self)
+		text = scriptSelfCd.ReplaceAllString(text, "$1")
+		for _, l := range withScriptFolders(strings.Split(text, "\n")) {
+			m := line.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			walked, err := walkedAbs(m[1] + m[2])
+			if err != nil {
+				continue
+			}
+			if real, err := filepath.EvalSymlinks(walked); err == nil && !slices.Contains(out, real) {
+				out = append(out, real)
+			}
 		}
-		if real, err := filepath.EvalSymlinks(filepath.Clean(m[1] + m[2])); err == nil && !slices.Contains(out, real) {
-			out = append(out, real)
+	}
+	return out
+}
+
+// scriptFolderLine matches a script's line giving a variable an
+// absolute folder, quoted or not, and nothing else.
+var scriptFolderLine = regexp.MustCompile(`^\s*(?:export\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)=["']?(/[^"'\s;$]*)["']?\s*$`)
+
+// scriptVarUse matches a variable's use, $NAME or ${NAME}.
+var scriptVarUse = regexp.MustCompile(`\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)`)
+
+// withScriptFolders are lines with each variable a line before gave an
+// absolute folder (scriptFolderLine) written out where it is used, $NAME
+// or ${NAME}: DIR=…; APP_HOME="$DIR/../gradle-8"; exec "$APP_HOME/bin/gradle".
+func withScriptFolders(lines []string) []string {
+	vars := map[string]string{}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		l = scriptVarUse.ReplaceAllStringFunc(l, func(use string) string {
+			if val, ok := vars[strings.Trim(use, "${}")]; ok {
+				return val
+			}
+			return use
+		})
+		if m := scriptFolderLine.FindStringSubmatch(l); m != nil && len(vars) < 64 {
+			vars[m[1]] = m[2]
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// uniqueStrings are ss without repeats, in their order.
+func uniqueStrings(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
 		}
 	}
 	return out

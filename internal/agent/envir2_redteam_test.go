@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -158,5 +159,55 @@ func TestRedTeamMavenWrapperScriptOnPath(t *testing.T) {
 	}
 	if !strings.Contains(out, "<id>corp</id>") {
 		t.Errorf("the settings were not shown filtered:\n%s", out)
+	}
+}
+
+// TestRedTeamDuplicateVariableViews: as above, for the variables that
+// lead planex to a configuration it shows filtered: with PATH, MAVEN_HOME
+// and NUGET_COMMON_APPLICATION_DATA each present twice in planex's
+// environment, the views followed only the last value, and the agent read
+// the credentials of the npmrc, settings.xml and NuGet.Config the first
+// values lead to. The first SSH_AUTH_SOCK's socket, which planex does not
+// cover by name, is covered as every socket bound on the machine is. Both values' files are shown filtered now, and what is
+// no credential in them stays readable.
+func TestRedTeamDuplicateVariableViews(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-dupview-")
+	files := map[string]string{
+		"node/bin/node":                    "#!/bin/sh",
+		"node/etc/npmrc":                   "registry=https://npm.corp/\n//npm.corp/:_authToken=loot-dup-npm",
+		"mvn-a/conf/settings.xml":          "<settings><servers><server><id>corp</id><password>loot-dup-maven</password></server></servers></settings>",
+		"nuget-a/NuGet/Config/corp.config": "<configuration><packageSourceCredentials><corp>\n<add key=\"ClearTextPassword\" value=\"loot-dup-nuget\" />\n</corp></packageSourceCredentials></configuration>",
+	}
+	plant(t, dir, files)
+	sock := filepath.Join(dir, "agent.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	script.WriteString("test -S " + sock + " && echo loot-dup-ssh-agent-socket; ")
+	env := []string{
+		"SSH_AUTH_SOCK=" + sock,
+		"PATH=" + filepath.Join(dir, "node", "bin") + ":/usr/bin:/bin",
+		"MAVEN_HOME=" + filepath.Join(dir, "mvn-a"),
+		"NUGET_COMMON_APPLICATION_DATA=" + filepath.Join(dir, "nuget-a"),
+		"PATH=/usr/bin:/bin",
+		"MAVEN_HOME=" + filepath.Join(dir, "mvn-b"),
+		"NUGET_COMMON_APPLICATION_DATA=" + filepath.Join(dir, "nuget-b"),
+		"SSH_AUTH_SOCK=" + filepath.Join(dir, "none.sock"),
+	}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String()+"true")
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "loot-") {
+			t.Errorf("the agent read %q", l)
+		}
+	}
+	if !strings.Contains(out, "registry=https://npm.corp/") {
+		t.Errorf("the npmrc's registry is no credential, yet hidden:\n%s", out)
 	}
 }

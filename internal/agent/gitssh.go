@@ -146,7 +146,7 @@ func gitSSHCommands(base []string) []string {
 // file.
 func envConfigFiles(base []string) []string {
 	var pairs [][2]string
-	n, _ := strconv.Atoi(lookup(base, "GIT_CONFIG_COUNT"))
+	n := gitConfigCount(lookup(base, "GIT_CONFIG_COUNT"))
 	for i := range min(n, maxGitConfigPairs) {
 		pairs = append(pairs, [2]string{lookup(base, "GIT_CONFIG_KEY_"+strconv.Itoa(i)), lookup(base, "GIT_CONFIG_VALUE_"+strconv.Itoa(i))})
 	}
@@ -219,6 +219,10 @@ func gitUnquote(v string) string {
 // readLines is the text of the regular file at p in lines, at most
 // maxGitConfig bytes of it; none when it cannot be read.
 func readLines(p string) []string {
+	// A FIFO's open waits for a writer: it is refused unopened.
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return nil

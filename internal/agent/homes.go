@@ -115,7 +115,8 @@ func lookupHome(account string, byID bool) string {
 	return ""
 }
 
-// maxOtherHomes bounds the other accounts' homes hidden.
+// maxOtherHomes bounds the other accounts' homes hidden one by one;
+// those past it are hidden with the folder that holds them.
 const maxOtherHomes = 512
 
 // otherAccountHomes are the homes of the people's accounts the password
@@ -138,17 +139,17 @@ func otherAccountHomes(passwd string, base []string) (homes, shown []string) {
 	}
 	path := filepath.SplitList(lookup(base, "PATH"))
 	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Split(line, ":")
-		if len(f) < 7 || len(homes) >= maxOtherHomes {
+		home, ok := personHome(line)
+		if !ok || slices.Contains(homes, home) {
 			continue
 		}
-		uid, err := strconv.ParseUint(f[2], 10, 32)
-		home := filepath.Clean(f[5])
-		if err != nil || !filepath.IsAbs(f[5]) || !(uid >= 1000 && uid != 65534 || strings.HasPrefix(home, "/home/")) {
-			continue
-		}
-		if !coverableDir(home) || slices.Contains(homes, home) || !isDirectory(home) {
-			continue
+		if len(homes) >= maxOtherHomes {
+			// Past the bound, the folder holding the home is hidden
+			// (once): no home is shown for being one too many.
+			home = filepath.Dir(home)
+			if !coverableDir(home) || slices.Contains(homes, home) {
+				continue
+			}
 		}
 		homes = append(homes, home)
 		shown = append(shown, pathShown(home, path)...)
@@ -156,21 +157,65 @@ func otherAccountHomes(passwd string, base []string) (homes, shown []string) {
 	return homes, shown
 }
 
+// personHome is the home of a password file's line when it is a
+// person's account (a uid of 1000 or more but nobody's 65534, or a home
+// under /home) whose home exists and may be hidden.
+func personHome(line string) (string, bool) {
+	f := strings.Split(line, ":")
+	if len(f) < 7 {
+		return "", false
+	}
+	uid, err := strconv.ParseUint(f[2], 10, 32)
+	home := filepath.Clean(f[5])
+	if err != nil || !filepath.IsAbs(f[5]) || !(uid >= 1000 && uid != 65534 || strings.HasPrefix(home, "/home/")) {
+		return "", false
+	}
+	return home, coverableDir(home) && isDirectory(home)
+}
+
 // pathShown are the folders of a hidden home that its folders on PATH
-// need shown: a Homebrew's whole prefix (.linuxbrew, whose bin and sbin
-// hold links into its Cellar and opt), any other PATH folder alone.
+// need shown: a Homebrew's prefix (.linuxbrew, whose bin and sbin hold
+// links into its Cellar and opt) but for its var, where its services
+// keep their data (brewPrefixShown), any other PATH folder alone.
 func pathShown(home string, path []string) []string {
 	var out []string
+	add := func(d string) {
+		if !slices.Contains(out, d) && isDirectory(d) {
+			out = append(out, d)
+		}
+	}
 	for _, d := range path {
 		d = filepath.Clean(d)
 		if !filepath.IsAbs(d) || !strings.HasPrefix(d, home+"/") {
 			continue
 		}
 		if prefix := filepath.Dir(d); filepath.Base(prefix) == ".linuxbrew" {
-			d = prefix
+			for _, sub := range brewPrefixShown(prefix) {
+				add(sub)
+			}
+			continue
 		}
-		if !slices.Contains(out, d) && isDirectory(d) {
-			out = append(out, d)
+		add(d)
+	}
+	return out
+}
+
+// maxBrewEntries bounds the entries of a Homebrew prefix shown.
+const maxBrewEntries = 256
+
+// brewPrefixShown are the entries of a Homebrew prefix a step is shown:
+// all but var (databases, logs and sockets of the services it runs).
+func brewPrefixShown(prefix string) []string {
+	f, err := os.Open(prefix)
+	if err != nil {
+		return nil
+	}
+	names, _ := f.Readdirnames(maxBrewEntries)
+	f.Close()
+	var out []string
+	for _, n := range names {
+		if n != "var" {
+			out = append(out, filepath.Join(prefix, n))
 		}
 	}
 	return out

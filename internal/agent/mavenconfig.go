@@ -56,7 +56,7 @@ func mavenSettingsFiles(base []string) []string {
 			if real, err := filepath.EvalSymlinks(mvn); err == nil {
 				add(filepath.Join(filepath.Dir(filepath.Dir(real)), "conf", "settings.xml"))
 				// A wrapper script names its installation instead.
-				for _, h := range launcherHomes(real, wrapperLine([]string{"MAVEN_HOME", "M2_HOME"}, "mvn")) {
+				for _, h := range launcherHomes(mvn, wrapperLine([]string{"MAVEN_HOME", "M2_HOME"}, "mvn")) {
 					add(filepath.Join(h, "conf", "settings.xml"))
 				}
 			}

@@ -93,7 +93,8 @@ func packageConfigFiles(base []string) (files, cover []string) {
 // global npmrc of its prefix where it holds node or npm, the site
 // pip.conf where it holds a Python or pip, and the same of the prefix
 // node's or Python's links lead to (a tarball's /opt/node-v22/bin/node
-// linked into /usr/local/bin: npm's prefix is the resolved one).
+// linked into /usr/local/bin: npm's prefix is the resolved one) or a
+// wrapper script in their place names (launcherHomes).
 func pathDirConfigs(dir string) []string {
 	var out []string
 	prefix := filepath.Dir(filepath.Clean(dir))
@@ -112,10 +113,14 @@ func pathDirConfigs(dir string) []string {
 		if err != nil {
 			continue
 		}
-		if p := filepath.Dir(filepath.Dir(real)); prog == "node" {
-			out = append(out, filepath.Join(p, "etc", "npmrc"))
-		} else {
-			out = append(out, filepath.Join(p, "pip.conf"))
+		// A wrapper script names its installation instead (exec
+		// /opt/node-v22/bin/node "$@").
+		for _, p := range append([]string{filepath.Dir(filepath.Dir(real))}, launcherHomes(filepath.Join(dir, prog), wrapperLine([]string{"NODE_HOME", "PYTHONHOME"}, prog))...) {
+			if prog == "node" {
+				out = append(out, filepath.Join(p, "etc", "npmrc"))
+			} else {
+				out = append(out, filepath.Join(p, "pip.conf"))
+			}
 		}
 	}
 	return out
@@ -203,8 +208,14 @@ func strippedViews(files []string, strip func([]byte) ([]byte, []string), relKey
 }
 
 // readSmallRegular reads a regular file of at most maxPackageConfig
-// bytes.
+// bytes. What is no regular file is refused before it is opened: the
+// open of a FIFO (or a link to one) waits for a writer.
 func readSmallRegular(p string) ([]byte, error) {
+	if fi, err := os.Stat(p); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, os.ErrInvalid
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
@@ -421,7 +432,8 @@ func (k envFileKind) lineName(t string) string {
 // systemEnvFiles are the machine-wide files that give every login or
 // user session variables, under etc (/etc): the environment file and
 // pam_env's configuration, which pam_env reads, and systemd's
-// environment.d files (at most maxToolCacheConfigs of them). Admins of
+// environment.d files of /etc, /usr/local/lib and /usr/lib (at most
+// maxToolCacheConfigs of each folder; those past it are covered). Admins of
 // self-hosted runners keep a proxy's password or a token for every job
 // in any of them. environment, when set, stands for etc/environment.
 func systemEnvFiles(etc, environment string) []envFile {
@@ -429,13 +441,18 @@ func systemEnvFiles(etc, environment string) []envFile {
 		environment = filepath.Join(etc, "environment")
 	}
 	files := []envFile{{environment, envAssignments}, {filepath.Join(etc, "security", "pam_env.conf"), envPamConf}}
-	confs, _ := filepath.Glob(filepath.Join(etc, "environment.d", "*.conf"))
-	read, cover := boundedMatches(confs)
-	for _, c := range read {
-		files = append(files, envFile{c, envAssignments})
-	}
-	for _, c := range cover {
-		files = append(files, envFile{c, envCovered})
+	// systemd's environment.d folders: /etc's, and those of /usr/local
+	// and /usr (found beside etc, a test's stand-in too).
+	root := filepath.Dir(etc)
+	for _, d := range []string{filepath.Join(etc, "environment.d"), filepath.Join(root, "usr", "local", "lib", "environment.d"), filepath.Join(root, "usr", "lib", "environment.d")} {
+		confs, _ := filepath.Glob(filepath.Join(d, "*.conf"))
+		read, cover := boundedMatches(confs)
+		for _, c := range read {
+			files = append(files, envFile{c, envAssignments})
+		}
+		for _, c := range cover {
+			files = append(files, envFile{c, envCovered})
+		}
 	}
 	return files
 }

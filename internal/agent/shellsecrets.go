@@ -41,40 +41,104 @@ var shellWordAssignment = regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9
 // in the line (export A=1 B_TOKEN=…, a test's && export …, then …; fi)
 // loses its value alone (shellWordAssignment). allow and secrets are
 // the step's environment filter (ScrubEnv's).
-func withoutShellSecret(line string, allow, secrets []string) string {
+func withoutShellSecret(line string, f shellFilter) string {
 	if m := cshAssignment.FindStringSubmatchIndex(line); m != nil {
-		if shellSecret(line[m[4]:m[5]], line[m[6]:m[7]], allow, secrets) {
+		if f.secret(line[m[4]:m[5]], line[m[6]:m[7]]) {
 			return line[:m[6]] + line[m[7]:]
 		}
 		return line
 	}
 	if m := shellAssignment.FindStringSubmatchIndex(line); m != nil {
 		name, val := line[m[4]:m[5]], line[m[6]:m[7]]
-		if shellSecret(name, val, allow, secrets) {
+		if f.secret(name, val) {
 			line = line[:m[6]] + line[m[7]:]
 		}
 	}
 	var out strings.Builder
 	last := 0
 	for _, m := range shellWordAssignment.FindAllStringSubmatchIndex(line, -1) {
-		if shellSecret(line[m[2]:m[3]], line[m[4]:m[5]], allow, secrets) {
+		if f.secret(line[m[2]:m[3]], line[m[4]:m[5]]) {
 			out.WriteString(line[last:m[4]])
 			last = m[5]
 		}
 	}
 	out.WriteString(line[last:])
+	return withoutTokenWords(out.String())
+}
+
+// shellWordBreaks are the bytes that end a word for withoutTokenWords:
+// blanks, quotes, the shell's operators and expansions, and the
+// separators of assignments, lists and options.
+const shellWordBreaks = " \t\r\n'\"`;&|()<>{}$=:,\\"
+
+// withoutTokenWords is line without the words that look like a token
+// (tokenShaped) wherever they stand: a literal the assignment patterns
+// do not reach (a continued line, an alias, a header in a function, a
+// heredoc's body, printf -v, ${NAME:-default}, $'…', NAME+=) is
+// still no token shown. A word holding a slash (a path, a URL) stays.
+func withoutTokenWords(line string) string {
+	var out strings.Builder
+	start := -1
+	for i := 0; i <= len(line); i++ {
+		if i < len(line) && strings.IndexByte(shellWordBreaks, line[i]) < 0 {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			if w := line[start:i]; !tokenShaped(w) {
+				out.WriteString(w)
+			}
+			start = -1
+		}
+		if i < len(line) {
+			out.WriteByte(line[i])
+		}
+	}
 	return out.String()
 }
 
-// shellSecret says whether a literal value (val, as written) given to
-// name is left out: one the step's environment would not pass, whose
-// name says it is a secret or whose value looks like a token, with no
-// variable or command in it.
-func shellSecret(name, val string, allow, secrets []string) bool {
-	if strings.ContainsAny(val, "$`") || len(ScrubEnv([]string{name + "=x"}, allow, secrets...)) == 1 {
+// shellFilter is how a machine's shell file loses its secrets: the
+// step's environment filter (ScrubEnv's allow and secrets), and parts,
+// the names whose values a secret variable's value uses (A=…; B=…;
+// GH_TOKEN="$A$B"), whose literals are secrets too.
+type shellFilter struct {
+	allow, secrets []string
+	parts          map[string]bool
+}
+
+// newShellFilter is the shellFilter of the shell file b.
+func newShellFilter(b []byte, allow, secrets []string) shellFilter {
+	f := shellFilter{allow: allow, secrets: secrets, parts: map[string]bool{}}
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, m := range shellWordAssignment.FindAllStringSubmatch(line, -1) {
+			if !f.secretName(m[1]) {
+				continue
+			}
+			for _, use := range scriptVarUse.FindAllString(m[2], -1) {
+				f.parts[strings.Trim(use, "${}")] = true
+			}
+		}
+	}
+	return f
+}
+
+// secretName reports whether name says it holds a secret and the step's
+// environment would not pass it.
+func (f shellFilter) secretName(name string) bool {
+	return secretName(name) && len(ScrubEnv([]string{name + "=x"}, f.allow, f.secrets...)) == 0
+}
+
+// secret says whether a literal value (val, as written) given to name is
+// left out: one the step's environment would not pass, whose name says
+// it is a secret, whose value looks like a token, or which a secret's
+// value uses (parts); with no variable or command in it.
+func (f shellFilter) secret(name, val string) bool {
+	if strings.ContainsAny(val, "$`") || len(ScrubEnv([]string{name + "=x"}, f.allow, f.secrets...)) == 1 {
 		return false
 	}
-	return secretName(name) || tokenShaped(val)
+	return secretName(name) || tokenShaped(val) || f.parts[name]
 }
 
 // secretNameParts are the parts of a variable's name (between its
@@ -116,4 +180,38 @@ func tokenShaped(val string) bool {
 		return false
 	}
 	return strings.ContainsAny(v, "0123456789") && strings.ContainsAny(strings.ToLower(v), "abcdefghijklmnopqrstuvwxyz")
+}
+
+// shellFileRead matches a file a shell line reads by its absolute path:
+// into a command substitution ($(cat FILE), $(< FILE), `cat FILE`, fish's
+// (cat FILE), head or tail with their options) or as a command's input
+// (< FILE).
+var shellFileRead = regexp.MustCompile("(?:\\$\\(\\s*(?:<\\s*|(?:cat|head|tail)\\s+(?:-\\S+\\s+)*)|`\\s*(?:cat|head|tail)\\s+(?:-\\S+\\s+)*|\\(\\s*(?:cat|head|tail)\\s+(?:-\\S+\\s+)*|<\\s*)[\"']?(/[^\"'\\s;)`]+)")
+
+// shellNamesSet matches the names a shell line sets: by an assignment
+// (NAME=…), by read (read -r NAME), or in csh's and fish's words
+// (setenv NAME, set -gx NAME).
+var shellNamesSet = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)=|\b(?:read|setenv|set)\s+(?:-\S+\s+)*([A-Za-z_][A-Za-z0-9_]*)`)
+
+// shellSecretFiles are the files a line of a machine's shell file reads
+// into a variable whose name says it is a secret and which the step's
+// environment would not pass (export GH_TOKEN=$(cat /etc/ci/gh-token),
+// read -r DEPLOY_KEY < /srv/ci/key): the value stays out of the view
+// because it is no literal, and the file itself is to cover.
+func shellSecretFiles(line string, allow, secrets []string) []string {
+	secret := false
+	for _, m := range shellNamesSet.FindAllStringSubmatch(line, -1) {
+		name := m[1] + m[2]
+		if secretName(name) && len(ScrubEnv([]string{name + "=x"}, allow, secrets...)) == 0 {
+			secret = true
+		}
+	}
+	if !secret {
+		return nil
+	}
+	var out []string
+	for _, m := range shellFileRead.FindAllStringSubmatch(line, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }

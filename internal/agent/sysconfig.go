@@ -119,6 +119,19 @@ var sysConfigs = []struct {
 	{"zshrc", filterShellURLs}, {"zprofile", filterShellURLs}, {"zlogin", filterShellURLs}, {"zlogout", filterShellURLs},
 	{"bash.bash_logout", filterShellURLs}, {"csh.cshrc", filterShellURLs}, {"csh.login", filterShellURLs},
 	{"csh.logout", filterShellURLs}, {"fish/config.fish", filterShellURLs}, {"fish/conf.d/*", filterShellURLs},
+	// The skeleton useradd copies into each new home: its rc, profile
+	// and alias files.
+	{"skel/.*", filterShellURLs}, {"skel/.config/fish/*", filterShellURLs},
+	// The cron tables and rc.local: shell command lines (a job's token
+	// in its curl header, an assignment above the jobs).
+	{"crontab", filterShellURLs}, {"cron.d/*", filterShellURLs}, {"rc.local", filterShellURLs},
+	// Database clients' machine-wide options and data sources, and
+	// Subversion's proxy: their password settings.
+	{"my.cnf", filterPasswords}, {"mysql/my.cnf", filterPasswords}, {"mysql/conf.d/*", filterPasswords},
+	{"mysql/mariadb.conf.d/*", filterPasswords}, {"odbc.ini", filterPasswords},
+	{"postgresql-common/pg_service.conf", filterPasswords}, {"subversion/servers", filterPasswords},
+	// boto's keys (gsutil's, the older AWS tools'): no build reads them.
+	{"boto.cfg", filterCover},
 	{"fstab", filterMountOptions}, {"auto.*", filterMountOptions},
 	{"libnss-ldap.conf", filterPasswords}, {"pam_ldap.conf", filterPasswords}, {"nslcd.conf", filterPasswords},
 	{"ldap.conf", filterPasswords}, {"ssmtp/ssmtp.conf", filterPasswords}, {"msmtprc", filterPasswords},
@@ -168,6 +181,17 @@ func nugetCommonDataViews(base []string) []FileOverlay {
 // filtered as /etc/environment is.
 var unitDirs = []string{"systemd/system", "systemd/user"}
 
+// unitFolders are the admin's unit folders of the machine whose /etc is
+// etc: /etc's (unitDirs) and /usr/local/lib's, which systemd reads too
+// (found beside etc, a test's stand-in too).
+func unitFolders(etc string) []string {
+	var out []string
+	for _, d := range unitDirs {
+		out = append(out, filepath.Join(etc, d), filepath.Join(filepath.Dir(etc), "usr", "local", "lib", d))
+	}
+	return out
+}
+
 // maxUnitFiles bounds the unit files read in each unit folder.
 const maxUnitFiles = 1024
 
@@ -178,6 +202,7 @@ const maxUnitFiles = 1024
 // step's environment filter (ScrubEnv's); keep are the folders the step
 // must see, never covered.
 func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []FileOverlay, masks []string) {
+	var sourced []string
 	add := func(o []FileOverlay) {
 		for _, v := range o {
 			if !slices.ContainsFunc(overlays, func(h FileOverlay) bool { return h.Path == v.Path }) {
@@ -188,8 +213,8 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 	// The units' environment files first: one in /etc/default is shown
 	// filtered as an environment (only allowed variables), not only
 	// without URL credentials as the rest of that folder is.
-	for _, d := range unitDirs {
-		dir, err := filepath.EvalSymlinks(filepath.Join(etc, d))
+	for _, d := range unitFolders(etc) {
+		dir, err := filepath.EvalSymlinks(d)
 		if err != nil || !isDirectory(dir) || !coverableDir(dir) || holdsAny(dir, keep) {
 			continue
 		}
@@ -222,9 +247,66 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 			if b == nil || !bytes.Equal(view, b) {
 				add([]FileOverlay{{Path: real, Content: view}})
 			}
+			if sc.filter == filterShellURLs {
+				sourced = append(sourced, sourcedFiles(b)...)
+			}
 		}
 	}
-	return overlays, masks
+	sourcedOverlays, sourcedKeys := sourcedViews(sourced, allow, secrets, keep)
+	add(sourcedOverlays)
+	return overlays, append(masks, sourcedKeys...)
+}
+
+// maxSourcedFiles bounds the files sourced by the machine's shell files
+// that are read to be shown filtered.
+const maxSourcedFiles = 256
+
+// sourcedLine matches a shell line (or the end of one, after && or ;)
+// that sources a file by its absolute path: . FILE or source FILE,
+// quoted or not.
+var sourcedLine = regexp.MustCompile(`(?:^|[;&|]\s*|\bthen\s+)\s*(?:\.|source)\s+["']?(/[^"'\s;&|)]+)`)
+
+// sourcedFiles are the absolute files the shell code b sources.
+func sourcedFiles(b []byte) []string {
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, m := range sourcedLine.FindAllStringSubmatch(line, -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// sourcedViews are the overlays showing the files the machine's shell
+// files source (set -a; . /opt/ci/secrets.env; set +a), and those they
+// source in turn, filtered as shell code: they lie anywhere, outside the
+// folders planex filters, and hold what the profiles give every login.
+// Files of keep and those past maxSourcedFiles are left as they are;
+// keys are the files they read secrets from (shellSecretFiles), to cover.
+func sourcedViews(files, allow, secrets, keep []string) (out []FileOverlay, keys []string) {
+	var seen []string
+	for i := 0; i < len(files) && len(seen) < maxSourcedFiles; i++ {
+		walked, err := walkedAbs(files[i])
+		if err != nil {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(walked)
+		if err != nil || slices.Contains(seen, real) || holdsAny(real, keep) {
+			continue
+		}
+		seen = append(seen, real)
+		b, ok := readConfigToShow(real)
+		if !ok {
+			continue
+		}
+		view, named := filterSysConfig(b, filterShellURLs, allow, secrets)
+		if b == nil || !bytes.Equal(view, b) {
+			out = append(out, FileOverlay{Path: real, Content: view})
+		}
+		keys = append(keys, absKeys(named, filepath.Dir(real))...)
+		files = append(files, sourcedFiles(b)...)
+	}
+	return out, keys
 }
 
 // absKeys are the key files named, made absolute from dir where
@@ -245,8 +327,8 @@ func absKeys(keys []string, dir string) []string {
 // inUnitDirs reports whether f lies in a unit folder of etc, covered
 // whole.
 func inUnitDirs(f, etc string) bool {
-	for _, d := range unitDirs {
-		real, err := filepath.EvalSymlinks(filepath.Join(etc, d))
+	for _, d := range unitFolders(etc) {
+		real, err := filepath.EvalSymlinks(d)
 		if err == nil && strings.HasPrefix(f, real+"/") {
 			return true
 		}
@@ -271,6 +353,10 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 		// A file without credentials is shown as it is: only systemd's
 		// continued lines are joined, to be judged whole.
 		lines = unitLines(b)
+	}
+	var shells shellFilter
+	if filter == filterShellURLs {
+		shells = newShellFilter(b, allow, secrets)
 	}
 	for _, line := range lines {
 		switch filter {
@@ -303,7 +389,8 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 			continue
 		}
 		if filter == filterShellURLs {
-			line = withoutShellSecret(line, allow, secrets)
+			keyFiles = append(keyFiles, shellSecretFiles(line, allow, secrets)...)
+			line = withoutShellSecret(line, shells)
 			out.Write(withoutPathTokens(urlUserinfo.ReplaceAll([]byte(line), []byte("$1"))))
 			continue
 		}
@@ -463,22 +550,30 @@ func quoteUnitWord(w string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(w) + `"`
 }
 
+// unitFiles are the regular files of dir and its subfolders: the units
+// and their drop-ins (the links of .wants folders are left out).
+func unitFiles(dir string) []string {
+	var files []string
+	for _, g := range []string{"*", "*/*"} {
+		m, _ := filepath.Glob(filepath.Join(dir, g))
+		for _, f := range m {
+			if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+				files = append(files, f)
+			}
+		}
+	}
+	return files
+}
+
 // unitEnvironmentFiles are the absolute files the EnvironmentFile=
 // lines of the unit files in dir and its subfolders (drop-ins) name,
 // their links resolved.
 func unitEnvironmentFiles(dir string) []string {
-	var files []string
-	for _, g := range []string{"*", "*/*"} {
-		m, _ := filepath.Glob(filepath.Join(dir, g))
-		files = append(files, m...)
-	}
 	var out []string
-	for i, f := range files {
+	for i, f := range unitFiles(dir) {
 		if i >= maxUnitFiles {
+			// environmentPastBound refuses the step.
 			break
-		}
-		if fi, err := os.Lstat(f); err != nil || !fi.Mode().IsRegular() {
-			continue
 		}
 		b, err := readSmallRegular(f)
 		if err != nil {

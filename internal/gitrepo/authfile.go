@@ -19,10 +19,12 @@ func isCredentialSetting(s setting) bool {
 }
 
 // credentialsInFile moves the credential settings of settings into a
-// config file of mode 0600, in a folder of mode 0700 made for it, and
-// puts an include of that file in their place; done removes the
-// folder. Without a credential setting, settings come back as they are.
-func credentialsInFile(settings []setting) (out []setting, done func(), err error) {
+// config file of mode 0600 and puts an include of that file in their
+// place; file, when not nil, is a descriptor git must inherit as its
+// first extra file (fd 3), which the include names; done closes and
+// removes what was made. Without a credential setting, settings come
+// back as they are.
+func credentialsInFile(settings []setting) (out []setting, file *os.File, done func(), err error) {
 	var body strings.Builder
 	for _, s := range settings {
 		if !isCredentialSetting(s) {
@@ -31,24 +33,36 @@ func credentialsInFile(settings []setting) (out []setting, done func(), err erro
 		}
 		line, err := configFileLine(s)
 		if err != nil {
-			return nil, func() {}, err
+			return nil, nil, func() {}, err
 		}
 		body.WriteString(line)
 	}
 	if body.Len() == 0 {
-		return settings, func() {}, nil
+		return settings, nil, func() {}, nil
 	}
+	path, file, done, err := credentialFile([]byte(body.String()))
+	if err != nil {
+		return nil, nil, func() {}, err
+	}
+	return append(out, setting{"include.path", path}), file, done, nil
+}
+
+// credentialFileInFolder writes body to a file of mode 0600 in a folder
+// of mode 0700 made for it and returns its path; done removes the
+// folder. The file is named while git runs, and stays if planex is
+// killed before done: the way of systems without /proc.
+func credentialFileInFolder(body []byte) (path string, done func(), err error) {
 	dir, err := os.MkdirTemp("", "planex-git-auth-")
 	if err != nil {
-		return nil, func() {}, fmt.Errorf("creating the folder of git's credential config: %w", err)
+		return "", func() {}, fmt.Errorf("creating the folder of git's credential config: %w", err)
 	}
 	done = func() { os.RemoveAll(dir) }
-	file := filepath.Join(dir, "config")
-	if err := os.WriteFile(file, []byte(body.String()), 0o600); err != nil {
+	path = filepath.Join(dir, "config")
+	if err := os.WriteFile(path, body, 0o600); err != nil {
 		done()
-		return nil, func() {}, fmt.Errorf("writing git's credential config: %w", err)
+		return "", func() {}, fmt.Errorf("writing git's credential config: %w", err)
 	}
-	return append(out, setting{"include.path", file}), done, nil
+	return path, done, nil
 }
 
 // configFileLine is s as a config file's section and entry: a key

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 )
@@ -25,7 +26,7 @@ func TestCredentialsInFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			out, done, err := credentialsInFile(tc.settings)
+			out, file, done, err := credentialsInFile(tc.settings)
 			defer done()
 			if !errors.Is(err, tc.err) {
 				t.Fatalf("err = %v; want %v", err, tc.err)
@@ -43,16 +44,26 @@ func TestCredentialsInFile(t *testing.T) {
 			if last.key != "include.path" || len(out) != len(tc.settings) {
 				t.Fatalf("settings = %v; want the others and an include", out)
 			}
-			fi, err := os.Stat(last.value)
+			path := last.value
+			if file != nil {
+				// The include names git's descriptor 3, which is file.
+				path = fmt.Sprintf("/proc/self/fd/%d", file.Fd())
+			}
+			fi, err := os.Stat(path)
 			if err != nil || fi.Mode().Perm() != 0o600 {
 				t.Fatalf("credential file %v, %v; want mode 0600", fi, err)
 			}
-			if b, _ := os.ReadFile(last.value); string(b) != tc.file {
+			if b, _ := os.ReadFile(path); string(b) != tc.file {
 				t.Errorf("file = %q; want %q", b, tc.file)
 			}
 			done()
-			if _, err := os.Stat(last.value); !os.IsNotExist(err) {
+			if _, err := os.Stat(path); !os.IsNotExist(err) && file == nil {
 				t.Errorf("the file outlived done: %v", err)
+			}
+			if file != nil {
+				if _, err := file.Stat(); err == nil {
+					t.Errorf("the descriptor outlived done")
+				}
 			}
 		})
 	}

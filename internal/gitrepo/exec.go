@@ -149,8 +149,8 @@ type call struct {
 // are not put in git's environment, which every process of the user
 // reads in /proc/<pid>/environ while git runs (an agent run without the
 // sandbox, a detached process it left): they are written to a file of
-// mode 0600 in a folder of planex's own, which git includes; done
-// removes it, once git has ended.
+// mode 0600 git includes, on Linux one without a name that git inherits
+// (credentialFile); done closes or removes it, once git has ended.
 func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error) {
 	env := sanitizeEnv(os.Environ(), c.userConfig)
 	// Never prompt (CI has no terminal), never page, never write the
@@ -194,7 +194,7 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 		}
 		settings = append(settings, over...)
 	}
-	settings, done, err = credentialsInFile(settings)
+	settings, credFile, done, err := credentialsInFile(settings)
 	if err != nil {
 		return nil, done, err
 	}
@@ -203,6 +203,9 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 	cmd = exec.CommandContext(ctx, gitProg, withDiffFlags(c.args)...)
 	cmd.Dir = c.dir
 	cmd.Env = env
+	if credFile != nil {
+		cmd.ExtraFiles = []*os.File{credFile}
+	}
 	if c.stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.stdin)
 	}

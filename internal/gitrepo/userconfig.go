@@ -34,6 +34,9 @@ func OutsideConfigFiles(getenv func(string) string) []string {
 	for _, p := range systemConfigs {
 		add(p)
 	}
+	for _, p := range pathGitSystemConfigs(getenv("PATH")) {
+		add(p)
+	}
 	add(getenv("GIT_CONFIG_GLOBAL"))
 	home := getenv("HOME")
 	if xdg := getenv("XDG_CONFIG_HOME"); xdg != "" {
@@ -42,6 +45,35 @@ func OutsideConfigFiles(getenv func(string) string) []string {
 	if home != "" {
 		add(filepath.Join(home, ".config", "git", "config"))
 		add(filepath.Join(home, ".gitconfig"))
+	}
+	return out
+}
+
+// maxPathGits bounds the PATH folders looked in for a git.
+const maxPathGits = 64
+
+// pathGitSystemConfigs are the system configs of the gits on path (its
+// absolute folders, the first maxPathGits): a git installed under a
+// prefix of its own (Homebrew's, /home/linuxbrew/.linuxbrew/bin/git, a
+// link into its Cellar) reads <prefix>/etc/gitconfig, the prefix being
+// the folder above PATH's or above the link's target's.
+func pathGitSystemConfigs(path string) []string {
+	var out []string
+	for i, dir := range filepath.SplitList(path) {
+		if i >= maxPathGits {
+			break
+		}
+		prog := filepath.Join(dir, "git")
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		if _, err := os.Lstat(prog); err != nil {
+			continue
+		}
+		out = append(out, filepath.Join(filepath.Dir(filepath.Clean(dir)), "etc", "gitconfig"))
+		if real, err := filepath.EvalSymlinks(prog); err == nil {
+			out = append(out, filepath.Join(filepath.Dir(filepath.Dir(real)), "etc", "gitconfig"))
+		}
 	}
 	return out
 }

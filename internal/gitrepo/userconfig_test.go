@@ -177,3 +177,34 @@ func TestReferencedFilesKeysAndCookies(t *testing.T) {
 		t.Errorf("ReferencedFiles =\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestRedTeamPathGitSystemConfig: the git on PATH is a Homebrew one
+// (/home/linuxbrew/.linuxbrew/bin/git, a link into its Cellar), which
+// reads its system config from <prefix>/etc/gitconfig, not /etc's: an
+// admin's http.extraheader there was shown to the agent as it was, as
+// only /etc/gitconfig and /usr/local/etc/gitconfig were filtered. The
+// config of the prefix PATH names and of the one its link leads to are
+// listed now, for the agent to be shown without credentials.
+func TestRedTeamPathGitSystemConfig(t *testing.T) {
+	t.Parallel()
+	prefix := t.TempDir()
+	real := filepath.Join(prefix, "Cellar", "git", "2.47.0", "bin", "git")
+	for _, d := range []string{filepath.Dir(real), filepath.Join(prefix, "bin"), filepath.Join(prefix, "etc")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(real, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(prefix, "bin", "git")); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PATH": "/nonexistent:relative/bin:" + filepath.Join(prefix, "bin")}
+	got := OutsideConfigFiles(func(k string) string { return env[k] })
+	for _, want := range []string{filepath.Join(prefix, "etc", "gitconfig"), filepath.Join(prefix, "Cellar", "git", "2.47.0", "etc", "gitconfig")} {
+		if !slices.Contains(got, want) {
+			t.Errorf("OutsideConfigFiles = %q; want %s among them", got, want)
+		}
+	}
+}
