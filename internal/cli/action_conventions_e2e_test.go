@@ -92,6 +92,7 @@ func TestActionConventions(t *testing.T) {
 func TestActionAppTokenPullRequestHasNoCINote(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
+	g.skipReview()
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "One file", "")
 	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file"), "PLANEX_DEFAULT_TOKEN=false"); r.code != 0 {

@@ -381,7 +381,7 @@ func TestFailureSkipsDependents(t *testing.T) {
 	f := newFixture(t)
 	f.setPlan(diamond()...)
 	f.write(f.fake, "T2.fail", "could not do it")
-	out, errOut, code := f.planex("-y", "add four files")
+	out, errOut, code := f.planex("-y", "--review", "skip", "add four files")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
@@ -621,7 +621,7 @@ func TestKilledRunResumes(t *testing.T) {
 	t.Parallel()
 	ref := newFixture(t)
 	ref.setPlan(diamond()...)
-	if out, errOut, code := ref.planex("-y", "add four files"); code != 0 {
+	if out, errOut, code := ref.planex("-y", "--review", "skip", "add four files"); code != 0 {
 		t.Fatalf("reference run: %d\n%s\n%s", code, out, errOut)
 	}
 
@@ -629,7 +629,7 @@ func TestKilledRunResumes(t *testing.T) {
 	f.setPlan(diamond()...)
 	killAfterT2(t, f)
 
-	o2, e2, code := f.planex("--continue")
+	o2, e2, code := f.planex("--continue", "--review", "skip")
 	if code != 0 {
 		t.Fatalf("continue: %d\n%s\n%s", code, o2, e2)
 	}

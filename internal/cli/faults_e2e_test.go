@@ -102,6 +102,7 @@ func TestActionKilledRunIsTakenOver(t *testing.T) {
 	atOnce(t, len(cases), func(i int) string { return "killed in " + cases[i].block }, func(t *testing.T, i int) {
 		c := cases[i]
 		g := newGHEnv(t)
+		g.skipReview()
 		n, id := g.planned(diamond()...)
 		g.write(g.fake_dir(), c.block+".block", "")
 		g.fake.SetWorkflowRun(ghRepo, ghfake.WorkflowRun{ID: 42, Status: "in_progress"})
@@ -151,6 +152,7 @@ func TestActionKilledRunIsTakenOver(t *testing.T) {
 func TestActionCancelledJobEndsFailed(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
+	g.skipReview()
 	n, id := g.planned(diamond()...)
 	g.write(g.fake_dir(), "T3.block", "")
 	cmd, out := g.startBackground(g.comment(n, false, "maintainer", "/planex approve "+id))
@@ -179,6 +181,7 @@ func TestActionCancelledJobEndsFailed(t *testing.T) {
 func TestActionInternalErrorEndsFailedOnce(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
+	g.skipReview()
 	g.write(g.origin, "hooks/pre-receive", "#!/bin/sh\nwhile read -r old new ref; do case $ref in refs/heads/planex/*) echo 'branch pushes are frozen' >&2; exit 1;; esac; done\n")
 	os.Chmod(filepath.Join(g.origin, "hooks", "pre-receive"), 0o755)
 	n, id := g.planned(task{ID: "T1", Title: "one", Scope: "a/**"})
