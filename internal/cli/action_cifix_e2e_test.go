@@ -132,6 +132,7 @@ func (g *ghEnv) fixPlan() {
 func TestActionCIFixPlanApproveSameBranch(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
+	g.skipReview()
 	// The failing command proves it ran as the fix task's directive.
 	ran := filepath.Join(g.fake_dir(), "directive-ran")
 	command := "test -f fix/t1.txt && echo ok > " + ran

@@ -92,6 +92,7 @@ func TestActionConventions(t *testing.T) {
 func TestActionAppTokenPullRequestHasNoCINote(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
+	g.skipReview()
 	g.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "One file", "")
 	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file"), "PLANEX_DEFAULT_TOKEN=false"); r.code != 0 {
@@ -171,11 +172,12 @@ func TestRedTeamActionAgentFloodsJobSummary(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
 	g.setPlan(task{ID: "T1", Title: "many files", Scope: "a/**"}, task{ID: "T2", Title: "other", Scope: "b/**"})
-	// 1,500 paths of about 800 bytes each (four folders of 200-byte names)
+	// 450 paths of about 2,800 bytes each (fourteen folders of 200-byte
+	// names, the worktree's own path still well below the system's 4,096)
 	// make the same 1.2 MiB of names as 6,000 files of 200 bytes, at a
-	// quarter of the files to add, commit, check and push.
-	deep := "a/" + strings.Repeat(strings.Repeat("f", 200)+"/", 4)
-	g.write(g.fixture.fake, "T1.sh", `mkdir -p `+deep+` && cd `+deep+` && seq 1 1500 | sed 's/^/f/' | xargs touch && cd /`)
+	// thirteenth of the files to add, commit, check and push.
+	deep := "a/" + strings.Repeat(strings.Repeat("f", 200)+"/", 14)
+	g.write(g.fixture.fake, "T1.sh", `mkdir -p `+deep+` && cd `+deep+` && seq 1 450 | sed 's/^/f/' | xargs touch && cd /`)
 	g.write(g.fixture.fake, "T2.fail", "could not do it")
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Many files", "")
 	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add files")); r.code != 0 {
@@ -188,7 +190,7 @@ func TestRedTeamActionAgentFloodsJobSummary(t *testing.T) {
 	if len(r.summary) > render.MaxStepSummaryBytes {
 		t.Fatalf("the job summary is %d bytes; the runner drops one past %d whole", len(r.summary), render.MaxStepSummaryBytes)
 	}
-	for _, want := range []string{"1 completed, 1 failed", "could not do it", "and 1450 more (under Files modified)", "(truncated: the job summary holds at most 1024 KiB"} {
+	for _, want := range []string{"1 completed, 1 failed", "could not do it", "and 400 more (under Files modified)", "(truncated: the job summary holds at most 1024 KiB"} {
 		if !strings.Contains(r.summary, want) {
 			t.Errorf("the job summary lacks %q", want)
 		}

@@ -45,6 +45,12 @@ func newGHEnv(t *testing.T) *ghEnv {
 	return g
 }
 
+// skipReview runs every `planex action` of g with the input review:
+// skip, for the tests of what a run does around its tasks: each review is
+// one more agent step per task (a third of a small run's CPU), and the
+// reviews are review_e2e_test.go's and internal/action's tests.
+func (g *ghEnv) skipReview() { g.env = append(g.env, "INPUT_REVIEW=skip") }
+
 func (g *ghEnv) originGit(args ...string) string {
 	g.t.Helper()
 	cmd := exec.Command("git", args...)

@@ -92,6 +92,7 @@ func TestActionFailureExitsOneSayingWhy(t *testing.T) {
 func TestActionFinalizeAfterKilledJob(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
+	g.skipReview()
 	g.setPlan(diamond()...)
 	g.write(g.fake_dir(), "T3.block", "")
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add four files", "")

@@ -66,29 +66,22 @@ var hostileForms = []struct{ name, format string }{
 }
 
 // TestActionHostileCommentFormsRunNothing: a command GitHub displays as
-// code, a quote, HTML or behind invisible text is no command. Each of
-// hostileForms, holding an approval of a real plan or a self-approving
-// plan request, leaves no comment, reaction, label, branch or state
-// behind, and no agent runs.
+// code, a quote, HTML or behind invisible text is no command, read from
+// the event file by the planex process. Each of hostileForms, holding an
+// approval or a self-approving plan request, leaves no comment, reaction,
+// label, branch or state behind, and no agent runs; the same kind of
+// command written plainly (after a quote) is answered. The approval of a
+// real plan, and the plain approval that runs it, are internal/action's
+// TestHostileCommentFormsRunNothing: whether a comment is a command is
+// decided before any plan is read, so no plan run is needed here.
 func TestActionHostileCommentFormsRunNothing(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
 	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
-	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex add a file")); r.code != 0 {
-		t.Fatalf("plan: %d\n%s", r.code, r.err)
-	}
-	id := g.lastPlanID(n)
-	if !strings.Contains(g.agentCalls(), "plan") {
-		t.Fatalf("the scripted agent logged no plan step: %q", g.agentCalls())
-	}
-	g.clearAgentCalls()
 	refs := g.originGit("for-each-ref")
-
 	for _, form := range hostileForms {
-		for _, cmd := range []string{"/planex approve " + id, "/planex -y add a second file"} {
+		for _, cmd := range []string{"/planex approve 0123456789", "/planex -y add a second file"} {
 			body := strings.Replace(form.format, "%s", cmd, 1)
-			g.clearAgentCalls()
 			before := len(g.fake.Requests())
 			comments := len(g.fake.Comments(ghRepo, n))
 			r := g.run("issue_comment", g.comment(n, false, "maintainer", body))
@@ -113,39 +106,44 @@ func TestActionHostileCommentFormsRunNothing(t *testing.T) {
 	if got := g.originGit("for-each-ref"); got != refs {
 		t.Errorf("origin's refs changed:\nbefore %s\nafter %s", refs, got)
 	}
-	if l := g.issueLabels(n); !hasLabel(l, "planex:planned") || hasLabel(l, "planex:running") {
+	if l := g.issueLabels(n); len(l) > 0 {
 		t.Errorf("labels = %v", l)
 	}
 
-	// The same command, written plainly, still runs.
-	r := g.run("issue_comment", g.comment(n, false, "maintainer", "> ship it?\n\n/planex approve "+id+"\n\nyes"))
-	if r.code != 0 || r.outputs["status"] != "done" {
-		t.Fatalf("plain approve: %d %v\n%s", r.code, r.outputs, r.err)
-	}
-	if !strings.Contains(g.agentCalls(), "execute T1") {
-		t.Errorf("agent calls after the plain approval: %q", g.agentCalls())
+	// A command written plainly, after a quote, is read and answered.
+	before := len(g.fake.Requests())
+	r := g.run("issue_comment", g.comment(n, false, "maintainer", "> what is going on?\n\n/planex status\n\nthanks"))
+	if r.code != 0 || r.outputs["status"] == "ignored" || len(g.writesSince(before)) == 0 {
+		t.Errorf("plain status: exit %d, outputs %v, writes %v\n%s", r.code, r.outputs, g.writesSince(before), r.err)
 	}
 	if errs := g.fake.Errors(); len(errs) > 0 {
 		t.Errorf("requests GitHub would refuse: %v", errs)
 	}
 }
 
-// TestActionReviewCommentHostileFormsRunNothing: review comments go
-// through the same parser.
+// TestActionReviewCommentHostileFormsRunNothing: review comments on
+// planex's pull request, read from the event file, go through the same
+// parser: each hostile form of a self-approving request is ignored,
+// writes nothing to GitHub, runs no agent and moves no ref. (The pull
+// request is the fake's, on a branch of origin: whether a comment is a
+// command is decided before the run behind it is read; internal/action's
+// TestHostileReviewCommentFormsRunNothing has the pull request of a run.)
 func TestActionReviewCommentHostileFormsRunNothing(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
-	g.setPlan(task{ID: "T1", Title: "base", Scope: "a/**"})
-	n := g.fake.AddIssue(ghRepo, "maintainer", "Add a file", "")
-	if r := g.run("issue_comment", g.comment(n, false, "maintainer", "/planex -y add a file")); r.code != 0 {
-		t.Fatalf("run: %d\n%s", r.code, r.err)
+	const head = "planex/add-a-file"
+	g.originGit("update-ref", "refs/heads/"+head, g.base)
+	num := g.fake.AddPullRequest(ghRepo, ghfake.PullRequest{Title: "Add a file", Body: "Closes #1", Head: head, HeadSHA: g.base})
+	var pr ghfake.PullRequest
+	for _, p := range g.fake.PullRequests(ghRepo) {
+		if p.Number == num {
+			pr = p
+		}
 	}
-	pr := g.fake.PullRequests(ghRepo)[0]
-	g.clearAgentCalls()
+	refs := g.originGit("for-each-ref")
 	for _, form := range hostileForms {
 		body := strings.Replace(form.format, "%s", "/planex -y also add docs", 1)
 		cid := g.fake.AddReviewComment(ghRepo, pr.Number, "maintainer", "a/t1.txt", 1, body)
-		g.clearAgentCalls()
 		before := len(g.fake.Requests())
 		r := g.run("pull_request_review_comment", g.reviewCommentEvent(pr, cid, body))
 		if r.code != 0 || r.outputs["status"] != "ignored" {
@@ -158,8 +156,8 @@ func TestActionReviewCommentHostileFormsRunNothing(t *testing.T) {
 			t.Errorf("%s: the agent ran: %q", form.name, calls)
 		}
 	}
-	if got := strings.Join(g.branchCommits(pr.Head), " | "); got != "T1: base" {
-		t.Errorf("the pull request's branch changed: %s", got)
+	if got := g.originGit("for-each-ref"); got != refs {
+		t.Errorf("origin's refs changed:\nbefore %s\nafter %s", refs, got)
 	}
 }
 

@@ -381,7 +381,7 @@ func TestFailureSkipsDependents(t *testing.T) {
 	f := newFixture(t)
 	f.setPlan(diamond()...)
 	f.write(f.fake, "T2.fail", "could not do it")
-	out, errOut, code := f.planex("-y", "add four files")
+	out, errOut, code := f.planex("-y", "--review", "skip", "add four files")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
@@ -404,7 +404,7 @@ func TestOutOfScopeWriteIsCaught(t *testing.T) {
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "sneaky", Scope: "a/**"}, task{ID: "T2", Title: "fine", Scope: "b/**"})
 	f.write(f.fake, "T1.sh", "echo x > a/ok.txt; echo y > README.md; mkdir -p z && echo z > z/new.txt\n")
-	out, errOut, code := f.planex("-y", "scope test")
+	out, errOut, code := f.planex("-y", "--review", "skip", "scope test")
 	if code != 1 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -425,7 +425,7 @@ func TestNoChangesAndDirectives(t *testing.T) {
 		task{ID: "T3", Title: "broken", Scope: "c/**", Directives: "echo failing check >&2; exit 4"},
 	)
 	f.write(f.fake, "T1.sh", "true\n")
-	out, _, _ := f.planex("-y", "checks")
+	out, _, _ := f.planex("-y", "--review", "skip", "checks")
 	if !strings.Contains(out, "T1: failed: no changes") {
 		t.Errorf("T1 not failed for no changes:\n%s", out)
 	}
@@ -464,7 +464,7 @@ func TestGatesWithoutTerminal(t *testing.T) {
 	}
 	os.WriteFile(tasksPath, []byte(strings.Join(kept, "\n")), 0o644)
 	id := filepath.Base(f.sessionDir())
-	out, _, code = f.planex("--continue", id)
+	out, _, code = f.planex("--review", "skip", "--continue", id)
 	if code != 0 {
 		t.Fatalf("third run: exit %d\n%s", code, out)
 	}
@@ -534,7 +534,7 @@ func TestImportedPlanJSON(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
-	out, errOut, code := f.planex("-y", filepath.Join(f.fake, "plan.json"))
+	out, errOut, code := f.planex("-y", "--review", "skip", filepath.Join(f.fake, "plan.json"))
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -552,7 +552,7 @@ func TestRequirementFromMarkdownFile(t *testing.T) {
 	f.setPlan(task{ID: "T1", Title: "one", Scope: "a/**"})
 	p := filepath.Join(t.TempDir(), "req.md")
 	os.WriteFile(p, []byte("# Add logging\n\nPlease add logging.\n"), 0o644)
-	out, _, code := f.planex("-y", p)
+	out, _, code := f.planex("-y", "--review", "skip", p)
 	if code != 0 || !strings.Contains(out, "session add-logging-") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -568,7 +568,7 @@ func TestAllExplorationsFailStillPlans(t *testing.T) {
 	f.twoAngles()
 	f.write(f.fake, "E1.fail", "x")
 	f.write(f.fake, "E2.fail", "x")
-	out, errOut, code := f.planex("-y", "something")
+	out, errOut, code := f.planex("-y", "--review", "skip", "something")
 	if code != 0 || !strings.Contains(out, "planning from the requirement alone") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -621,7 +621,7 @@ func TestKilledRunResumes(t *testing.T) {
 	t.Parallel()
 	ref := newFixture(t)
 	ref.setPlan(diamond()...)
-	if out, errOut, code := ref.planex("-y", "add four files"); code != 0 {
+	if out, errOut, code := ref.planex("-y", "--review", "skip", "add four files"); code != 0 {
 		t.Fatalf("reference run: %d\n%s\n%s", code, out, errOut)
 	}
 
@@ -629,7 +629,7 @@ func TestKilledRunResumes(t *testing.T) {
 	f.setPlan(diamond()...)
 	killAfterT2(t, f)
 
-	o2, e2, code := f.planex("--continue")
+	o2, e2, code := f.planex("--continue", "--review", "skip")
 	if code != 0 {
 		t.Fatalf("continue: %d\n%s\n%s", code, o2, e2)
 	}

@@ -37,7 +37,7 @@ func TestSecondContinueIsRefusedWhileRunning(t *testing.T) {
 	cmd.Wait()
 	agentsGone(t, f.fake)
 	os.Remove(filepath.Join(f.fake, "T3.block"))
-	o2, e2, code := f.planex("--continue")
+	o2, e2, code := f.planex("--continue", "--review", "skip")
 	if code != 0 {
 		t.Fatalf("continue after the kill: %d\n%s\n%s", code, o2, e2)
 	}

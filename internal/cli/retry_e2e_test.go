@@ -36,7 +36,7 @@ func TestRetryFailedTasksAndContinueFinished(t *testing.T) {
 	f := newFixture(t)
 	f.setPlan(diamond()...)
 	f.write(f.fake, "T2.fail", "could not do it")
-	out, errOut, code := f.planex("-y", "add four files")
+	out, errOut, code := f.planex("-y", "--review", "skip", "add four files")
 	if code != exitFailed {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
@@ -61,7 +61,7 @@ func TestRetryFailedTasksAndContinueFinished(t *testing.T) {
 	if err := os.Remove(filepath.Join(f.fake, "T2.fail")); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code = f.planex("retry")
+	out, errOut, code = f.planex("retry", "--review", "skip")
 	if code != exitOK {
 		t.Fatalf("planex retry: exit %d\n%s\n%s", code, out, errOut)
 	}

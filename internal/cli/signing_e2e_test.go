@@ -260,6 +260,7 @@ func TestCommitSigningAPINeedsGitHub(t *testing.T) {
 func TestActionCommitSigningAPI(t *testing.T) {
 	t.Parallel()
 	g := newGHEnv(t)
+	g.skipReview()
 	g.fake.SetGitDir(ghRepo, g.origin)
 	g.setPlan(diamond()...)
 	bad := g.fake.AddIssue(ghRepo, "maintainer", "Bad input", "")
