@@ -87,7 +87,17 @@ const MaxOtherCommits = 50
 // the run carries all the same. At most MaxOtherCommits are listed; n is
 // how many there are.
 func OtherCommits(ctx context.Context, r *Repo, branch, base, session string) (list []TaskCommit, n int, err error) {
-	err = branchCommits(ctx, r, branch, base, func(tc TaskCommit) error {
+	tip, err := r.ResolveBranch(ctx, branch)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading branch %s: %w", branch, err)
+	}
+	return OtherCommitsAt(ctx, r, branch, tip, base, session)
+}
+
+// OtherCommitsAt is OtherCommits of branch when its tip is tip, which
+// the caller read ("" when the branch does not exist).
+func OtherCommitsAt(ctx context.Context, r *Repo, branch, tip, base, session string) (list []TaskCommit, n int, err error) {
+	err = commitsFrom(ctx, r, branch, tip, base, func(tc TaskCommit) error {
 		if tc.Task != "" && tc.Session == session {
 			return nil
 		}
