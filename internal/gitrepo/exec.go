@@ -85,6 +85,15 @@ func protections() []setting {
 		// and git reads them from it in place of the commit: a rewritten
 		// file gave a commit parents of the writer's choosing.
 		{"core.commitGraph", "false"},
+		// Files git opens by a setting's name: a git-directory writer's
+		// FIFO there hung every diff, show or log planex ran. planex reads
+		// none of them (the tree's own .gitattributes still counts);
+		// diff.orderFile takes no empty value. core.excludesFile is left:
+		// what it ignores is hidden from agents (ignored.go).
+		{"diff.orderFile", os.DevNull},
+		{"core.attributesFile", ""},
+		{"mailmap.file", ""},
+		{"mailmap.blob", ""},
 	}
 }
 
