@@ -296,6 +296,13 @@ func (g *fileGuard) check() int64 {
 // countDescriptors counts the open descriptors of the processes under
 // proc but the init, stopping once past limit.
 func countDescriptors(proc string, limit int64) int64 {
+	return countPerProcess(proc, limit, descriptorsOf)
+}
+
+// countPerProcess adds up what count finds in the fd folder of each
+// process under proc but the init, stopping once past limit; count is
+// given what is left of the limit.
+func countPerProcess(proc string, limit int64, count func(fdDir string, limit int64) int64) int64 {
 	ents, err := os.ReadDir(proc)
 	if err != nil {
 		return 0
@@ -305,19 +312,27 @@ func countDescriptors(proc string, limit int64) int64 {
 		if _, err := strconv.Atoi(e.Name()); err != nil || e.Name() == "1" {
 			continue
 		}
-		f, err := os.Open(filepath.Join(proc, e.Name(), "fd"))
-		if err != nil {
-			continue
-		}
-		for n <= limit {
-			names, err := f.Readdirnames(1024)
-			n += int64(len(names))
-			if err != nil {
-				break
-			}
-		}
-		f.Close()
+		n += count(filepath.Join(proc, e.Name(), "fd"), limit-n)
 		if n > limit {
+			break
+		}
+	}
+	return n
+}
+
+// descriptorsOf counts the descriptors listed in the fd folder dir,
+// stopping once past limit.
+func descriptorsOf(dir string, limit int64) int64 {
+	f, err := os.Open(dir)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var n int64
+	for n <= limit {
+		names, err := f.Readdirnames(1024)
+		n += int64(len(names))
+		if err != nil {
 			break
 		}
 	}
@@ -368,30 +383,42 @@ func sampleProcs(proc string) (tasks, peak int64) {
 	return tasks, peak
 }
 
-// parseStatus reads Threads and VmPeak (kB) from a /proc/<pid>/status.
+// parseStatus reads Threads and VmPeak (in bytes) from a
+// /proc/<pid>/status.
 func parseStatus(b []byte) (threads, vmPeak int64) {
+	eachProcNumber(b, func(key string, n int64) {
+		switch key {
+		case "Threads":
+			threads = n
+		case "VmPeak":
+			vmPeak = n
+		}
+	})
+	return threads, vmPeak
+}
+
+// eachProcNumber calls f with each "Key: number [kB]" line of a /proc
+// file (status, meminfo), the number in bytes when its unit is kB.
+func eachProcNumber(b []byte, f func(key string, n int64)) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		key, val, ok := bytes.Cut(sc.Bytes(), []byte(":"))
 		if !ok {
 			continue
 		}
-		f := bytes.Fields(val)
-		if len(f) == 0 {
+		fs := bytes.Fields(val)
+		if len(fs) == 0 {
 			continue
 		}
-		n, err := strconv.ParseInt(string(f[0]), 10, 64)
+		n, err := strconv.ParseInt(string(fs[0]), 10, 64)
 		if err != nil {
 			continue
 		}
-		switch string(key) {
-		case "Threads":
-			threads = n
-		case "VmPeak":
-			vmPeak = n << 10
+		if len(fs) > 1 && string(fs[1]) == "kB" {
+			n <<= 10
 		}
+		f(string(key), n)
 	}
-	return threads, vmPeak
 }
 
 // reportLimits tells the step's error output which limits the step hit.

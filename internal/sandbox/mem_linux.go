@@ -2,12 +2,6 @@
 
 package sandbox
 
-import (
-	"bufio"
-	"bytes"
-	"strconv"
-)
-
 // memoryLeft is what a /proc/meminfo says the machine has left, in
 // bytes: the memory available without swapping, and the swap free.
 func memoryLeft(meminfo []byte) int64 {
@@ -18,25 +12,7 @@ func memoryLeft(meminfo []byte) int64 {
 // meminfoFields reads a /proc/meminfo's fields, in bytes.
 func meminfoFields(meminfo []byte) map[string]int64 {
 	out := map[string]int64{}
-	sc := bufio.NewScanner(bytes.NewReader(meminfo))
-	for sc.Scan() {
-		key, val, ok := bytes.Cut(sc.Bytes(), []byte(":"))
-		if !ok {
-			continue
-		}
-		f := bytes.Fields(val)
-		if len(f) == 0 {
-			continue
-		}
-		n, err := strconv.ParseInt(string(f[0]), 10, 64)
-		if err != nil {
-			continue
-		}
-		if len(f) > 1 && string(f[1]) == "kB" {
-			n <<= 10
-		}
-		out[string(key)] = n
-	}
+	eachProcNumber(meminfo, func(key string, n int64) { out[key] = n })
 	return out
 }
 

@@ -70,21 +70,7 @@ func (g *ptyGuard) check() int64 {
 // countPtyDescriptors counts the descriptors of terminals the processes
 // under proc but the init hold, stopping once past limit.
 func countPtyDescriptors(proc string, limit int64) int64 {
-	ents, err := os.ReadDir(proc)
-	if err != nil {
-		return 0
-	}
-	var n int64
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil || e.Name() == "1" {
-			continue
-		}
-		n += ptyDescriptorsOf(filepath.Join(proc, e.Name(), "fd"), limit-n)
-		if n > limit {
-			break
-		}
-	}
-	return n
+	return countPerProcess(proc, limit, ptyDescriptorsOf)
 }
 
 // ptyDescriptorsOf counts the terminals among the descriptors listed in
