@@ -70,20 +70,40 @@ func slug(s string) string {
 // and every planex/ branch, listed by one connection.
 const runBranches = "refs/heads/planex/*"
 
-// baseCommit resolves the base branch and its current commit, and
-// returns the listing it was read from (the base branch and
-// runBranches), from which freeSessionID picks an unused id.
-func (r *planner) baseCommit(ctx context.Context) (branch, sha string, listed map[string]string, err error) {
-	branch = r.Cfg.BaseBranch
+// planListing is what a plan job reads of the remote, by one connection
+// at one moment: the thread's state ref (its record, if any), the base
+// branch, and runBranches (the base's head and the free session ids).
+// Before, the state ref was listed by a connection of its own. A
+// follow-up plans on its pull request's branch and lists only the state
+// ref (nil: loadRecord lists it).
+type planListing struct {
+	baseBranch string
+	refs       map[string]string
+}
+
+// listForPlan lists the remote for a plan on th (see planListing).
+func (r *planner) listForPlan(ctx context.Context, th thread, pr planRequest) (planListing, error) {
+	if pr.FollowUp {
+		return planListing{}, nil
+	}
+	branch := r.Cfg.BaseBranch
 	if branch == "" {
+		var err error
 		if branch, err = r.defaultBranch(ctx); err != nil {
-			return "", "", nil, err
+			return planListing{}, err
 		}
 	}
-	listed, err = r.Repo.ListRemoteRefs(ctx, r.Cfg.Remote, "refs/heads/"+branch, runBranches)
+	refs, err := r.Repo.ListRemoteRefs(ctx, r.Cfg.Remote, stateRef(th.Number), "refs/heads/"+branch, runBranches)
 	if err != nil {
-		return "", "", nil, err
+		return planListing{}, err
 	}
+	return planListing{baseBranch: branch, refs: refs}, nil
+}
+
+// baseCommit resolves the base branch and its current commit from the
+// plan job's listing, from which freeSessionID picks an unused id.
+func (r *planner) baseCommit(ctx context.Context, l planListing) (branch, sha string, listed map[string]string, err error) {
+	branch, listed = l.baseBranch, l.refs
 	sha = listed["refs/heads/"+branch]
 	if sha == "" {
 		return "", "", nil, userf("the base branch %s does not exist", render.Code(branch))
@@ -97,7 +117,11 @@ func (r *planner) baseCommit(ctx context.Context) (branch, sha string, listed ma
 // plan explores and plans, posts the plan comment, and (when approval is
 // automatic) goes straight on to execute it.
 func (r *planner) plan(ctx context.Context, th thread, pr planRequest) (Outputs, error) {
-	old, found, err := r.store.loadRecord(ctx, th.Number)
+	listing, err := r.listForPlan(ctx, th, pr)
+	if err != nil {
+		return Outputs{}, err
+	}
+	old, found, err := r.store.loadListedRecord(ctx, th.Number, listing.refs)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -109,7 +133,7 @@ func (r *planner) plan(ctx context.Context, th thread, pr planRequest) (Outputs,
 	if err != nil {
 		return Outputs{}, err
 	}
-	if err := r.placePlan(ctx, rec, pr); err != nil {
+	if err := r.placePlan(ctx, rec, pr, listing); err != nil {
 		return Outputs{}, err
 	}
 	tasks, err := r.makePlan(ctx, th, rec, pr)
@@ -157,7 +181,7 @@ func (r *planner) newPlanRecord(th thread, pr planRequest, key string, old *Reco
 
 // placePlan sets where the plan runs: a follow-up on the pull request's
 // branch, else a new branch and session from the base branch's head.
-func (r *planner) placePlan(ctx context.Context, rec *Record, pr planRequest) error {
+func (r *planner) placePlan(ctx context.Context, rec *Record, pr planRequest, l planListing) error {
 	if pr.FollowUp {
 		rec.Branch, rec.Base, rec.SessionID, rec.repo = pr.Branch, pr.Base, pr.SessionID, pr.Repo
 		rec.BaseBranch = pr.Branch
@@ -165,7 +189,7 @@ func (r *planner) placePlan(ctx context.Context, rec *Record, pr planRequest) er
 	}
 	var err error
 	var listed map[string]string
-	if rec.BaseBranch, rec.Base, listed, err = r.baseCommit(ctx); err != nil {
+	if rec.BaseBranch, rec.Base, listed, err = r.baseCommit(ctx, l); err != nil {
 		return err
 	}
 	rec.SessionID = freeSessionID(listed, fmt.Sprintf("%d-%s", pr.Issue, slug(pr.Requirement)))

@@ -294,8 +294,9 @@ func (r *executor) publishPR(ctx context.Context, rec *Record, report render.Rep
 	if rec.FollowUp {
 		return r.reportFollowUp(ctx, rec, report, approver)
 	}
-	others, n := r.otherCommits(ctx, rec)
-	hidden, nh := r.hiddenFiles(ctx, rec)
+	tip, err := rec.repo.ResolveBranch(ctx, rec.Branch)
+	others, n := r.otherCommits(ctx, rec, tip, err)
+	hidden, nh := r.hiddenFiles(ctx, rec, tip, err)
 	body := render.PRBody(render.PRView{Report: report, Issue: rec.Issue, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken, Others: others, OthersCount: n,
 		Hidden: hidden, HiddenCount: nh})
 	// Opening it finds the pull request the branch has already, if any
@@ -338,8 +339,13 @@ func (r *executor) prOfBranch(ctx context.Context, rec *Record) int {
 // no task of the run made (someone pushed them), for the report to name:
 // a pull request carries them under planex's report all the same. When
 // the history cannot be read the log says why and the report names none.
-func (r *executor) otherCommits(ctx context.Context, rec *Record) ([]render.Commit, int) {
-	list, n, err := gitrepo.OtherCommits(ctx, rec.repo, rec.Branch, rec.Base, rec.SessionID)
+// tip is the branch's tip as the report's caller read it (tipErr: why
+// it could not), the one commit both of the report's lists describe.
+func (r *executor) otherCommits(ctx context.Context, rec *Record, tip string, tipErr error) ([]render.Commit, int) {
+	list, n, err := []gitrepo.TaskCommit(nil), 0, tipErr
+	if err == nil {
+		list, n, err = gitrepo.OtherCommitsAt(ctx, rec.repo, rec.Branch, tip, rec.Base, rec.SessionID)
+	}
 	if err != nil {
 		r.Log.Warn("listing the run branch's other commits", "branch", rec.Branch, "err", err)
 		return nil, 0
@@ -355,9 +361,16 @@ func (r *executor) otherCommits(ctx context.Context, rec *Record) ([]render.Comm
 // whose diff GitHub hides by the repository's attributes (a
 // `docs/.gitattributes` with `* -diff` hides any file a task adds there),
 // for the report to name. When they cannot be read the log says why and
-// the count is -1: the report says it could not tell.
-func (r *executor) hiddenFiles(ctx context.Context, rec *Record) ([]render.HiddenFile, int) {
-	list, n, err := gitrepo.HiddenChanges(ctx, rec.repo, rec.Branch, rec.Base)
+// the count is -1: the report says it could not tell. tip and tipErr are
+// as otherCommits takes them.
+func (r *executor) hiddenFiles(ctx context.Context, rec *Record, tip string, tipErr error) ([]render.HiddenFile, int) {
+	list, n, err := []gitrepo.HiddenFile(nil), 0, tipErr
+	switch {
+	case err == nil && tip == "":
+		err = fmt.Errorf("no branch %s", rec.Branch)
+	case err == nil:
+		list, n, err = gitrepo.HiddenChangesAt(ctx, rec.repo, rec.Branch, tip, rec.Base)
+	}
 	if err != nil {
 		r.Log.Warn("reading which of the run's files GitHub's diff hides", "branch", rec.Branch, "err", err)
 		return nil, -1
@@ -379,12 +392,13 @@ func (r *executor) reportFollowUp(ctx context.Context, rec *Record, report rende
 	if existing != nil {
 		rec.PRNumber, rec.PRURL = existing.GetNumber(), existing.GetHTMLURL()
 	}
-	others, n := r.otherCommits(ctx, rec)
+	tip, err := rec.repo.ResolveBranch(ctx, rec.Branch)
+	others, n := r.otherCommits(ctx, rec, tip, err)
 	heading := "### Follow-up report"
 	if rec.CIFix != nil {
 		heading = fmt.Sprintf("### CI-fix round %d report", rec.CIFix.Round)
 	}
-	hidden, nh := r.hiddenFiles(ctx, rec)
+	hidden, nh := r.hiddenFiles(ctx, rec, tip, err)
 	body := render.PRBody(render.PRView{Report: report, ApprovedBy: approver, NoCI: r.Cfg.DefaultToken, Others: others, OthersCount: n, Heading: heading,
 		Hidden: hidden, HiddenCount: nh})
 	if _, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, body); err != nil {

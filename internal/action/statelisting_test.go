@@ -49,3 +49,31 @@ func TestLoadRecordListsStateOnce(t *testing.T) {
 		t.Errorf("the session folder was not restored: %v", err)
 	}
 }
+
+// TestPlanJobListsTheRemoteOnce: a plan job reads the thread's state
+// ref, the base branch and the planex/ branches from one listing of the
+// remote (one git ls-remote), where it listed the state ref by a
+// connection of its own first (two before).
+func TestPlanJobListsTheRemoteOnce(t *testing.T) {
+	// Not parallel: the counting git is put on this process's PATH.
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "only", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	ev := w.comment(n, "maintainer", "/planex add a file")
+	calls := gittest.CountGit(t)
+	if _, err := w.handle(ev); err != nil {
+		t.Fatal(err)
+	}
+	var listings []string
+	for _, c := range calls() {
+		if strings.Contains(c, "ls-remote") {
+			listings = append(listings, c)
+		}
+	}
+	if len(listings) != 1 {
+		t.Errorf("the plan job listed the remote %d times, want 1:\n%s", len(listings), strings.Join(listings, "\n"))
+	}
+	if got := run(t, w.origin, "for-each-ref", "--format=%(refname)", "refs/planex/state/"); !strings.Contains(got, "refs/planex/state/") {
+		t.Errorf("no state ref pushed: %q", got)
+	}
+}

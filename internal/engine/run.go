@@ -35,7 +35,8 @@ import (
 // execute runs the approved plan on the session's branch (see schedule
 // and execution).
 func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContext, ap *session.Approval) error {
-	if err := e.startBranch(ctx, s, ap); err != nil {
+	tip, err := e.startBranch(ctx, s, ap)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.o.Out, "execute: on branch %s\n", s.Meta.Branch)
@@ -53,10 +54,6 @@ func (e *Engine) execute(ctx context.Context, s *session.Session, rc *RepoContex
 		ids[i] = t.ID
 	}
 	e.runner.RemoveStale(ctx, s.Meta.ID, ids)
-	tip, err := e.repo.ResolveBranch(ctx, s.Meta.Branch)
-	if err != nil {
-		return err
-	}
 	return e.newExecution(s, ap, rc, tasks, tip).run(ctx)
 }
 
@@ -72,23 +69,33 @@ func (e *Engine) cascade(s *session.Session, ap *session.Approval, tasks []plan.
 }
 
 // startBranch creates the run branch at the session's base when it does
-// not exist yet, and makes tasks.csv agree with it.
-func (e *Engine) startBranch(ctx context.Context, s *session.Session, ap *session.Approval) error {
+// not exist yet, makes tasks.csv agree with it, and returns its tip.
+//
+// The branch is read once, after the publisher brought it up to date:
+// that is where a writer from outside (a push, another job) shows. The
+// tip read is the one reconcile checks and the one the run builds on.
+// Nothing between here and the first task commit moves the branch (the
+// run's own writes are tasks.csv and its worktrees), and that commit
+// is a compare-and-swap from this tip, so a branch moved meanwhile (by
+// an agent, or another process on the same repository) stops it with
+// ErrRefMoved instead of being built on unchecked.
+func (e *Engine) startBranch(ctx context.Context, s *session.Session, ap *session.Approval) (string, error) {
 	if e.o.Publisher != nil {
 		if err := e.o.Publisher.Sync(ctx, s.Meta.Branch); err != nil {
-			return err
+			return "", err
 		}
 	}
 	tip, err := e.repo.ResolveBranch(ctx, s.Meta.Branch)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if tip == "" {
 		if err := e.repo.UpdateBranch(ctx, s.Meta.Branch, s.Meta.Base, "", "planex: start "+s.Meta.ID); err != nil {
-			return err
+			return "", err
 		}
+		tip = s.Meta.Base
 	}
-	return e.reconcile(ctx, s, ap)
+	return tip, e.reconcile(ctx, s, ap, tip)
 }
 
 // Wave is a set of tasks that can run now, side by side, from Base.
@@ -109,8 +116,9 @@ func (w Wave) IDs() []string {
 
 // nextWave re-reads tasks.csv (the source of truth for progress), refuses
 // it if its plan is not the approved one, skips the tasks whose
-// dependencies did not complete, and returns the next wave with the tasks.
-func (e *Engine) nextWave(ctx context.Context, s *session.Session, ap *session.Approval) (Wave, []plan.Task, error) {
+// dependencies did not complete, and returns the next wave, to start from
+// tip, with the tasks.
+func (e *Engine) nextWave(s *session.Session, ap *session.Approval, tip string) (Wave, []plan.Task, error) {
 	tasks, err := e.plans.loadApproved(s, ap)
 	if err != nil {
 		return Wave{}, nil, err
@@ -121,10 +129,6 @@ func (e *Engine) nextWave(ctx context.Context, s *session.Session, ap *session.A
 	ready, wave := plan.Ready(tasks)
 	if wave == 0 {
 		return Wave{}, tasks, nil
-	}
-	tip, err := e.repo.ResolveBranch(ctx, s.Meta.Branch)
-	if err != nil {
-		return Wave{}, nil, err
 	}
 	return Wave{Number: wave, Base: tip, Tasks: ready}, tasks, nil
 }
@@ -241,10 +245,11 @@ func (e *Engine) PrepareWave(ctx context.Context, sessionID, hash string) (Wave,
 	if err != nil {
 		return Wave{}, err
 	}
-	if err := e.startBranch(ctx, s, ap); err != nil {
+	tip, err := e.startBranch(ctx, s, ap)
+	if err != nil {
 		return Wave{}, err
 	}
-	w, tasks, err := e.nextWave(ctx, s, ap)
+	w, tasks, err := e.nextWave(s, ap, tip)
 	if err != nil || w.Number == 0 {
 		return w, err
 	}
@@ -301,7 +306,8 @@ func (e *Engine) Integrate(ctx context.Context, sessionID string, outcomes []exe
 		return err
 	}
 	// reconcile: a task already on the branch is completed in tasks.csv.
-	if err := e.startBranch(ctx, s, ap); err != nil {
+	tip, err := e.startBranch(ctx, s, ap)
+	if err != nil {
 		return err
 	}
 	tasks, err := e.plans.loadApproved(s, ap)
@@ -316,10 +322,6 @@ func (e *Engine) Integrate(ctx context.Context, sessionID string, outcomes []exe
 		}
 	}
 	sort.SliceStable(sorted, func(i, j int) bool { return idx[sorted[i].ID] < idx[sorted[j].ID] })
-	tip, err := e.repo.ResolveBranch(ctx, s.Meta.Branch)
-	if err != nil {
-		return err
-	}
 	for _, o := range sorted {
 		if tasks[idx[o.ID]].Status == plan.StatusCompleted {
 			fmt.Fprintf(e.o.Out, "  %s: already on %s\n", o.ID, s.Meta.Branch)
@@ -398,10 +400,11 @@ var ErrForeignRunBranch = errors.New("the run branch is not this run's")
 // ahead of the base while none of its commits is a task commit of this
 // run (own counts those). Once a task has committed, later commits on the
 // branch (a fix pushed before a retry) are the pull request's to show.
-func checkRunBranch(ctx context.Context, repo *gitrepo.Repo, s *session.Session, own int) error {
-	tip, err := repo.ResolveBranch(ctx, s.Meta.Branch)
-	if err != nil || tip == "" || tip == s.Meta.Base {
-		return err
+// tip is the branch's tip as startBranch read it, the commit whose
+// history own was counted in.
+func checkRunBranch(ctx context.Context, repo *gitrepo.Repo, s *session.Session, tip string, own int) error {
+	if tip == "" || tip == s.Meta.Base {
+		return nil
 	}
 	if !repo.IsAncestor(ctx, s.Meta.Base, tip) {
 		return fmt.Errorf("%w: %s is at %s, which does not hold the plan's base %s: someone who can push moved it; nothing runs. "+
@@ -444,15 +447,15 @@ func markFound(out io.Writer, s *session.Session, t *plan.Task, c gitrepo.TaskCo
 	t.FilesModified = gitrepo.Paths(changes)
 }
 
-// reconcile makes tasks.csv agree with the branch after a crash: a task
-// whose commit is on the branch is completed (the commit is the proof),
-// and a "completed" task without one runs again.
-func (e *Engine) reconcile(ctx context.Context, s *session.Session, ap *session.Approval) error {
+// reconcile makes tasks.csv agree with the branch at tip after a crash: a
+// task whose commit is on the branch is completed (the commit is the
+// proof), and a "completed" task without one runs again.
+func (e *Engine) reconcile(ctx context.Context, s *session.Session, ap *session.Approval, tip string) error {
 	tasks, err := e.plans.loadApproved(s, ap)
 	if err != nil {
 		return err
 	}
-	commits, err := e.repo.TaskCommits(ctx, s.Meta.Branch, s.Meta.Base)
+	commits, err := gitrepo.TaskCommitsAt(ctx, e.repo, s.Meta.Branch, tip, s.Meta.Base)
 	if err != nil {
 		return err
 	}
@@ -462,7 +465,7 @@ func (e *Engine) reconcile(ctx context.Context, s *session.Session, ap *session.
 			byTask[c.Task] = c
 		}
 	}
-	if err := checkRunBranch(ctx, e.repo, s, len(byTask)); err != nil {
+	if err := checkRunBranch(ctx, e.repo, s, tip, len(byTask)); err != nil {
 		return err
 	}
 	changed := false

@@ -100,6 +100,19 @@ func TestWorktreeCommitAndHistory(t *testing.T) {
 	if strings.Contains(commits[0].Body, "Planex-Task") {
 		t.Errorf("a forged trailer survived in the body: %q", commits[0].Body)
 	}
+	// At a tip the caller holds: that commit's history, whatever the
+	// branch says; "" is a branch that does not exist; a tip that is no
+	// commit id is refused, never handed to git log as an option or name.
+	for _, c := range []struct {
+		tip     string
+		want    int
+		refused bool
+	}{{c1, 1, false}, {head, 0, false}, {"", 0, false}, {"--all", 0, true}, {"planex/s1", 0, true}} {
+		got, err := TaskCommitsAt(ctx, r, "planex/s1", c.tip, head)
+		if len(got) != c.want || (err != nil) != c.refused {
+			t.Errorf("TaskCommitsAt(%q) = %d commits, %v; want %d, refused %v", c.tip, len(got), err, c.want, c.refused)
+		}
+	}
 	files := mustGit(t, r.Root, "ls-tree", "-r", "--name-only", "planex/s1")
 	if files != "README.md\nsrc/new.go\n" {
 		t.Errorf("branch tree = %q", files)

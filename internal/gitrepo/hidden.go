@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/planexhq/planex/internal/abbrev"
 )
 
 // HiddenWhy is why GitHub's diff of a pull request does not show a
@@ -119,6 +121,15 @@ func HiddenChanges(ctx context.Context, r *Repo, branch, base string) (files []H
 	tip, err := r.ResolveBranch(ctx, branch)
 	if err != nil || tip == "" {
 		return nil, 0, fmt.Errorf("reading branch %s: %w", branch, orMissing(err, branch))
+	}
+	return HiddenChangesAt(ctx, r, branch, tip, base)
+}
+
+// HiddenChangesAt is HiddenChanges of branch when its tip is tip, which
+// the caller read (one read serving several of the branch's reports).
+func HiddenChangesAt(ctx context.Context, r *Repo, branch, tip, base string) (files []HiddenFile, n int, err error) {
+	if !r.format.IsID(tip) {
+		return nil, 0, fmt.Errorf("reading the hidden changes of %s at %q: %w", branch, abbrev.Truncate(tip, 80), ErrNotObjectID)
 	}
 	changes, err := r.DiffTrees(ctx, base, tip)
 	if err != nil || len(changes) == 0 {

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -82,6 +83,12 @@ func TestRedTeamHiddenByAttributesTheRepositoryHas(t *testing.T) {
 	}
 	if _, _, err := HiddenChanges(ctx, r, "planex/none", base); err == nil {
 		t.Error("a missing branch read as hiding nothing")
+	}
+	// A tip given by the caller is a commit id, never a name or an option.
+	for _, tip := range []string{"", "planex/x", "--all"} {
+		if _, _, err := HiddenChangesAt(ctx, r, "planex/x", tip, base); !errors.Is(err, ErrNotObjectID) {
+			t.Errorf("HiddenChangesAt(%q) = %v, want ErrNotObjectID", tip, err)
+		}
 	}
 }
 

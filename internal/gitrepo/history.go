@@ -47,9 +47,21 @@ var ErrLongMessage = errors.New("commit message too long")
 // anyone can push to may carry any number of forged task commits, each
 // up to maxMessage): past it the read stops with ErrLongMessage.
 func (r *Repo) TaskCommits(ctx context.Context, branch, base string) ([]TaskCommit, error) {
+	tip, err := r.ResolveBranch(ctx, branch)
+	if err != nil {
+		return nil, fmt.Errorf("reading branch %s: %w", branch, err)
+	}
+	return TaskCommitsAt(ctx, r, branch, tip, base)
+}
+
+// TaskCommitsAt is TaskCommits of branch when its tip is tip, a commit
+// id the caller read ("" when the branch does not exist): a caller that
+// holds the tip it checks and builds on reads the history of that very
+// commit, not of wherever the branch is a git process later.
+func TaskCommitsAt(ctx context.Context, r *Repo, branch, tip, base string) ([]TaskCommit, error) {
 	var out []TaskCommit
 	held := 0
-	err := branchCommits(ctx, r, branch, base, func(tc TaskCommit) error {
+	err := commitsFrom(ctx, r, branch, tip, base, func(tc TaskCommit) error {
 		if tc.Task == "" {
 			return nil
 		}
@@ -75,7 +87,17 @@ const MaxOtherCommits = 50
 // the run carries all the same. At most MaxOtherCommits are listed; n is
 // how many there are.
 func OtherCommits(ctx context.Context, r *Repo, branch, base, session string) (list []TaskCommit, n int, err error) {
-	err = branchCommits(ctx, r, branch, base, func(tc TaskCommit) error {
+	tip, err := r.ResolveBranch(ctx, branch)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading branch %s: %w", branch, err)
+	}
+	return OtherCommitsAt(ctx, r, branch, tip, base, session)
+}
+
+// OtherCommitsAt is OtherCommits of branch when its tip is tip, which
+// the caller read ("" when the branch does not exist).
+func OtherCommitsAt(ctx context.Context, r *Repo, branch, tip, base, session string) (list []TaskCommit, n int, err error) {
+	err = commitsFrom(ctx, r, branch, tip, base, func(tc TaskCommit) error {
 		if tc.Task != "" && tc.Session == session {
 			return nil
 		}
@@ -92,15 +114,24 @@ func OtherCommits(ctx context.Context, r *Repo, branch, base, session string) (l
 // have, oldest first (no commit before its parents), read as TaskCommits
 // read them, until fn fails; nothing when the branch does not exist.
 func branchCommits(ctx context.Context, r *Repo, branch, base string, fn func(TaskCommit) error) error {
-	if base != "" && !r.format.IsID(base) {
-		return fmt.Errorf("reading the history of %s: the base %q is not a commit id (this repository's are %d hex digits)", branch, abbrev.Truncate(base, 80), r.format.HexLen())
-	}
 	tip, err := r.ResolveBranch(ctx, branch)
 	if err != nil {
 		return fmt.Errorf("reading branch %s: %w", branch, err)
 	}
+	return commitsFrom(ctx, r, branch, tip, base, fn)
+}
+
+// commitsFrom is branchCommits of branch when its tip is tip ("" when the
+// branch does not exist).
+func commitsFrom(ctx context.Context, r *Repo, branch, tip, base string, fn func(TaskCommit) error) error {
+	if base != "" && !r.format.IsID(base) {
+		return fmt.Errorf("reading the history of %s: the base %q is not a commit id (this repository's are %d hex digits)", branch, abbrev.Truncate(base, 80), r.format.HexLen())
+	}
 	if tip == "" {
 		return nil
+	}
+	if !r.format.IsID(tip) {
+		return fmt.Errorf("reading the history of %s: its tip %q is not a commit id (this repository's are %d hex digits)", branch, abbrev.Truncate(tip, 80), r.format.HexLen())
 	}
 	// -z ends each commit with a NUL; the id is the first line of the record.
 	args := []string{"log", "-z", "--format=%H%n%B", "--date-order", "--reverse", tip}
@@ -108,7 +139,7 @@ func branchCommits(ctx context.Context, r *Repo, branch, base string, fn func(Ta
 		args = append(args, "^"+base)
 	}
 	c := call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config, args: append(args, "--"), scans: r.scans}
-	err = stream(ctx, c, func(log io.Reader) error {
+	err := stream(ctx, c, func(log io.Reader) error {
 		return eachRecord(log, func(rec []byte) error {
 			sha, msg, _ := bytes.Cut(rec, []byte("\n"))
 			if !r.format.IsID(string(sha)) {

@@ -376,6 +376,14 @@ func FetchRefTip(ctx context.Context, r *Repo, remote, ref string) (string, erro
 	if err != nil {
 		return "", err
 	}
+	return FetchListed(ctx, r, remote, ref, sha)
+}
+
+// FetchListed is FetchRefTip when the caller has listed the remote
+// already (ListRemoteRefs, with ref among the names or patterns it
+// asked for): sha is what that listing named for ref, "" when it named
+// nothing. One listing serves every ref a job reads at its start.
+func FetchListed(ctx context.Context, r *Repo, remote, ref, sha string) (string, error) {
 	if sha == "" {
 		return "", nil
 	}
