@@ -520,9 +520,11 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 // was priced at the list price, so the first calls of a step wrote up to
 // twice what the budget set aside. A server behind another base URL
 // (vLLM, a proxy) gets none, as it may refuse the member or read it
-// otherwise ("").
+// otherwise (""). The host is compared in any case and without the
+// trailing dot of its absolute form (api.openai.com.), which reaches the
+// same API.
 func (g *Gateway) pinnedTier() string {
-	switch host := strings.ToLower(g.Upstream.Hostname()); {
+	switch host := strings.TrimSuffix(strings.ToLower(g.Upstream.Hostname()), "."); {
 	case g.Provider == ProviderOpenAI && host == "api.openai.com":
 		return "default"
 	case g.Provider == ProviderAnthropic && host == "api.anthropic.com":

@@ -51,6 +51,8 @@ func TestRedTeamGatewayPinsTheTierOfTheFirstCall(t *testing.T) {
 		{"anthropic, auto", ProviderAnthropic, "https://api.anthropic.com", `{"model":"claude-sonnet-5-5","max_tokens":10,"service_tier":"auto","messages":[]}`, []string{"standard_only"}},
 		{"anthropic, another tier", ProviderAnthropic, "https://api.anthropic.com", `{"model":"claude-sonnet-5-5","max_tokens":10,"service_tier":"priority","messages":[]}`, []string{"standard_only"}},
 		{"anthropic, standard_only kept", ProviderAnthropic, "https://api.anthropic.com", `{"model":"claude-sonnet-5-5","max_tokens":10,"service_tier":"standard_only","messages":[]}`, []string{"standard_only"}},
+		{"openai, the host's absolute form", ProviderOpenAI, "https://api.openai.com.:443/v1", `{"model":"gpt-5","input":"hi"}`, []string{"default"}},
+		{"anthropic, the host's absolute form", ProviderAnthropic, "https://API.anthropic.com./", `{"model":"claude-sonnet-5-5","max_tokens":10,"messages":[]}`, []string{"standard_only"}},
 		{"another base URL", ProviderOpenAI, "https://llm.internal.test/v1", `{"model":"gpt-5","input":"hi"}`, nil},
 	} {
 		t.Run(r.name, func(t *testing.T) {

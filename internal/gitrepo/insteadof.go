@@ -159,7 +159,7 @@ func parseRepoURL(s string) (u repoURL, ok bool) {
 		if err != nil || p.Hostname() == "" {
 			return u, false
 		}
-		u = repoURL{scheme: strings.ToLower(p.Scheme), host: strings.ToLower(p.Hostname()), port: p.Port(), path: p.Path}
+		u = repoURL{scheme: strings.ToLower(p.Scheme), host: asciiHost(p.Hostname()), port: p.Port(), path: p.Path}
 		if p.RawQuery != "" || p.Fragment != "" || p.ForceQuery {
 			u.rest = "?" + p.RawQuery + "#" + p.Fragment
 		}
@@ -173,10 +173,25 @@ func parseRepoURL(s string) (u repoURL, ok bool) {
 			return u, false
 		}
 		hostPart := s[:colon]
-		u = repoURL{scheme: "ssh", host: strings.ToLower(hostPart[strings.LastIndex(hostPart, "@")+1:]), path: s[colon+1:]}
+		u = repoURL{scheme: "ssh", host: asciiHost(hostPart[strings.LastIndex(hostPart, "@")+1:]), path: s[colon+1:]}
 	}
 	u.path = strings.Trim(strings.TrimSuffix(strings.TrimRight(u.path, "/"), ".git"), "/")
 	return u, u.host != "" && u.path != ""
+}
+
+// asciiHost is host in lower case, or "" (no network remote) when it
+// holds a byte past ASCII: Go lowers some letters to ASCII ones (a
+// capital I with a dot to i, the Kelvin sign to k), while curl's IDN
+// mapping makes such a host another domain, one anybody may register
+// (xn--…), so "gİthub.com" compared equal to github.com and planex's
+// token went to the other.
+func asciiHost(host string) string {
+	for i := 0; i < len(host); i++ {
+		if host[i] >= 0x80 {
+			return ""
+		}
+	}
+	return strings.ToLower(host)
 }
 
 // sameRepository says whether git reaching to instead of from reaches the

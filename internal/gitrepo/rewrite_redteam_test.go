@@ -116,6 +116,8 @@ func TestSameRepository(t *testing.T) {
 		{"https://github.com/evil/x#/o/r.git", false},
 		{"https://github.com.evil.example/o/r.git", false},
 		{"https://evil.example/o/r.git", false},
+		{"https://g\u0130thub.com/o/r.git", false}, // lowers to github.com in Go alone
+		{"git@G\u0130THUB.COM:o/r.git", false},
 		{"/srv/o/r.git", false},
 		{"file:///srv/o/r.git", false},
 		{"ext::sh -c evil", false},
@@ -174,6 +176,10 @@ func TestRedTeamRemoteNamesAnotherRepository(t *testing.T) {
 		{"https://github.com/evil/x.git", "", true},
 		{"https://github.com/o/r", "http://github.com/o/r", true},
 		{"https://github.com/o/r.git", "", false},
+		// A capital I with a dot lowers to i in Go, but curl's IDN
+		// mapping makes the host another, registrable domain.
+		{"https://github.com/o/r", "https://g\u0130thub.com/o/r", true},
+		{"g\u0130thub.com:o/r", "", true},
 		{"git@github.com:O/R.git", "https://x-access-token:t@github.com/o/r", false},
 		{"/srv/mirror/r.git", "", false},
 	} {
