@@ -229,7 +229,7 @@ var ErrRemoteElsewhere = errors.New("the remote names another repository")
 // host: planex's pushes went there with the token.
 func CheckRemote(r *Repo, name, want string) error {
 	u := r.remotes[name]
-	for _, got := range []string{u.fetch, u.push} {
+	for _, got := range append([]string{u.fetch, u.push}, u.more...) {
 		if got == "" || localURL(got) || sameRepository(want, got) {
 			continue
 		}

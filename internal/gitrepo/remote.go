@@ -138,8 +138,13 @@ func unsetKeys(ctx context.Context, r *Repo, file, prefix string, keys []string)
 // overriding remote.<name>.uploadpack from the repository's config.
 const uploadPack = "--upload-pack=git-upload-pack"
 
-// remoteURL is where a remote pointed when the repository was opened.
-type remoteURL struct{ fetch, push string }
+// remoteURL is where a remote pointed when the repository was opened:
+// its first url and pushurl, and any further values (git pushes to
+// every pushurl; CheckRemote judges them all).
+type remoteURL struct {
+	fetch, push string
+	more        []string
+}
 
 // readRemotes records the URL of every configured remote. planex talks to
 // these, not to whatever remote.<name>.url says later: an agent that
@@ -161,7 +166,7 @@ func readRemotes(ctx context.Context, dir string, gitEnv []string) map[string]re
 }
 
 // addRemote records a remote.<name>.url or .pushurl entry; the first
-// value of each is kept.
+// value of each is the one planex uses, later ones are kept apart.
 func addRemote(remotes map[string]remoteURL, key, value string) {
 	if !strings.HasPrefix(key, "remote.") {
 		return
@@ -174,6 +179,8 @@ func addRemote(remotes map[string]remoteURL, key, value string) {
 		u.fetch = value
 	case field == "pushurl" && u.push == "":
 		u.push = value
+	case field == "url" || field == "pushurl":
+		u.more = append(u.more, value)
 	}
 	remotes[name] = u
 }
@@ -209,11 +216,13 @@ func remoteCall(r *Repo, remote string, push bool, args []string, refs ...string
 // the repository was opened, or remote itself (a URL or path).
 func remoteTarget(r *Repo, remote string, push bool) string {
 	target := remote
-	if u, ok := r.remotes[remote]; ok && u.fetch != "" {
+	u, ok := r.remotes[remote]
+	switch {
+	case ok && push && u.push != "":
+		// One URL: git given the name pushes to every pushurl.
+		target = u.push
+	case ok && u.fetch != "":
 		target = u.fetch
-		if push && u.push != "" {
-			target = u.push
-		}
 	}
 	return target
 }

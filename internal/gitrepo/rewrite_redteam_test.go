@@ -247,3 +247,44 @@ func TestRedTeamRemoteNamedLikeTheURL(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamRemoteWithSeveralURLs: whoever could write the git directory
+// gives origin a second push URL (or a second URL) naming another
+// repository after the first, right one: CheckRemote looked at the first
+// value of each, and git pushes to every push URL, so the Action's push
+// and its token reached the second. Every value is checked, and a push
+// names one URL to git, never the remote's name.
+func TestRedTeamRemoteWithSeveralURLs(t *testing.T) {
+	t.Parallel()
+	const want = "https://github.com/o/r"
+	for _, tc := range []struct {
+		name string
+		cfg  [][]string
+	}{
+		{"second push url", [][]string{{"remote.origin.url", want}, {"remote.origin.pushurl", want}, {"remote.origin.pushurl", "https://github.com/evil/x"}}},
+		{"second url", [][]string{{"remote.origin.url", want}, {"remote.origin.url", "https://github.com/evil/x"}}},
+		{"push urls alone", [][]string{{"remote.origin.pushurl", want}, {"remote.origin.pushurl", "https://github.com/evil/x"}}},
+	} {
+		r := newRepo(t)
+		for _, kv := range tc.cfg {
+			mustGit(t, r.Root, "config", "--add", kv[0], kv[1])
+		}
+		opened, err := Open(context.Background(), r.Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckRemote(opened, "origin", want); !errors.Is(err, ErrRemoteElsewhere) {
+			t.Errorf("%s: CheckRemote = %v, want ErrRemoteElsewhere", tc.name, err)
+		}
+	}
+	// A push to a remote with push URLs alone names the first to git.
+	r := newRepo(t)
+	mustGit(t, r.Root, "config", "--add", "remote.origin.pushurl", want)
+	opened, err := Open(context.Background(), r.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := remoteTarget(opened, "origin", true); got != want {
+		t.Errorf("push target %q, want %q", got, want)
+	}
+}
