@@ -35,6 +35,8 @@ func TestRedTeamEnvironmentPastTheBound(t *testing.T) {
 		"git/spaced.key":                "loot-spaced-git-config-count",
 		"svc/ci.env":                    "CI_TOKEN=loot-past-unit-files",
 		"etc/systemd/system/zz.service": "[Service]\nEnvironmentFile=" + dir + "/svc/ci.env",
+		"svc/local.env":                 "CI_TOKEN=loot-past-local-unit-files",
+		"local/usr/local/lib/systemd/system/zz.service": "[Service]\nEnvironmentFile=" + dir + "/svc/local.env",
 	}
 	var filler []string
 	for i := range maxPathDirs {
@@ -42,6 +44,7 @@ func TestRedTeamEnvironmentPastTheBound(t *testing.T) {
 	}
 	for i := range maxUnitFiles {
 		files[fmt.Sprintf("etc/systemd/system/a%04d.service", i)] = "[Service]\nExecStart=/bin/true"
+		files[fmt.Sprintf("local/usr/local/lib/systemd/system/a%04d.service", i)] = "[Service]\nExecStart=/bin/true"
 	}
 	pairs := []string{"GIT_CONFIG_COUNT=" + strconv.Itoa(maxGitConfigPairs+1)}
 	for i := range maxGitConfigPairs {
@@ -65,6 +68,9 @@ func TestRedTeamEnvironmentPastTheBound(t *testing.T) {
 		{"GIT_CONFIG_COUNT", append([]string{"PATH=/usr/bin:/bin"}, pairs...), loot[2], "etc-none", true},
 		{"GIT_CONFIG_PARAMETERS", []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_PARAMETERS=" + params}, loot[3], "etc-none", true},
 		{"unit files", []string{"PATH=/usr/bin:/bin"}, loot[4], "etc", true},
+		// /usr/local/lib's unit folders are read as /etc's, under the
+		// same bound.
+		{"local unit files", []string{"PATH=/usr/bin:/bin"}, "svc/local.env", "local/etc", true},
 		// git reads the count as strtoul does, past leading blanks.
 		{"GIT_CONFIG_COUNT spaced", []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_COUNT= \t1", "GIT_CONFIG_KEY_0=http.sslKey", "GIT_CONFIG_VALUE_0=" + dir + "/git/spaced.key"}, "git/spaced.key", "etc-none", false},
 	} {
