@@ -219,6 +219,7 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 			continue
 		}
 		masks = append(masks, dir)
+		masks = append(masks, slices.DeleteFunc(linkedUnits(dir, etc), func(f string) bool { return holdsAny(f, keep) })...)
 		for _, f := range unitEnvironmentFiles(dir) {
 			if !holdsAny(f, keep) && !inUnitDirs(f, etc) {
 				add(environmentFileView(f, envAssignments, allow, secrets))
@@ -550,19 +551,40 @@ func quoteUnitWord(w string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(w) + `"`
 }
 
-// unitFiles are the regular files of dir and its subfolders: the units
-// and their drop-ins (the links of .wants folders are left out).
+// unitFiles are the units and drop-ins of dir and its subfolders: its
+// regular files and its links to regular files (systemctl link's units
+// kept beside their service, .wants folders' links), each once by the
+// file it leads to.
 func unitFiles(dir string) []string {
-	var files []string
+	var files, seen []string
 	for _, g := range []string{"*", "*/*"} {
 		m, _ := filepath.Glob(filepath.Join(dir, g))
 		for _, f := range m {
-			if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
-				files = append(files, f)
+			real, err := filepath.EvalSymlinks(f)
+			if err != nil || slices.Contains(seen, real) {
+				continue
+			}
+			if fi, err := os.Stat(real); err == nil && fi.Mode().IsRegular() {
+				seen = append(seen, real)
+				files = append(files, real)
 			}
 		}
 	}
 	return files
+}
+
+// linkedUnits are the unit files dir's links lead to outside the unit
+// folders of etc and the packages' (/usr/lib, /lib): a unit kept beside
+// its service, whose Environment= lines the cover of dir leaves shown.
+func linkedUnits(dir, etc string) []string {
+	var out []string
+	for _, f := range unitFiles(dir) {
+		if strings.HasPrefix(f, dir+"/") || inUnitDirs(f, etc) || strings.HasPrefix(f, "/usr/lib/") || strings.HasPrefix(f, "/lib/") {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // unitEnvironmentFiles are the absolute files the EnvironmentFile=

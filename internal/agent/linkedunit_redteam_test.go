@@ -1,0 +1,48 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamLinkedUnitEnvironmentFile: an admin installs a service's
+// unit with `systemctl link`, which leaves in /etc/systemd/system a
+// link to the unit file kept beside the service (/opt/app/app.service),
+// or enables it into a .wants folder; the unit's EnvironmentFile= names
+// the service's token file. The unit folders' walk took only regular
+// files, so the linked unit's environment file was shown whole.
+func TestRedTeamLinkedUnitEnvironmentFile(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-linkedunit-")
+	files := map[string]string{
+		"opt/app/app.service":  "[Service]\nEnvironment=APP_KEY=loot-linked-unit\nEnvironmentFile=" + dir + "/opt/app/app.env",
+		"opt/app/app.env":      "APP_TOKEN=loot-linked-unit-env\nLANG=C.UTF-8",
+		"opt/job/job.service":  "[Service]\nEnvironmentFile=-" + dir + "/opt/job/job.env",
+		"opt/job/job.env":      "JOB_TOKEN=loot-wanted-unit-env\nLANG=C.UTF-8",
+		"etc/systemd/system/x": "",
+	}
+	plant(t, dir, files)
+	links := map[string]string{
+		"etc/systemd/system/app.service":                         dir + "/opt/app/app.service",
+		"etc/systemd/system/multi-user.target.wants/job.service": dir + "/opt/job/job.service",
+	}
+	for name, target := range links {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := runContained(t, Containment{Sandbox: box, etcDir: filepath.Join(dir, "etc")}, []string{"PATH=/usr/bin:/bin"}, "sh", "-c",
+		"cat "+dir+"/opt/app/app.service "+dir+"/opt/app/app.env "+dir+"/opt/job/job.env 2>/dev/null; true")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read a linked unit's environment file:\n%s", out)
+	}
+	if strings.Count(out, "LANG=C.UTF-8") != 2 {
+		t.Errorf("the environment files' passed variables were hidden, not filtered:\n%s", out)
+	}
+}
