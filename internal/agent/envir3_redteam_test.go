@@ -118,6 +118,10 @@ func TestRedTeamShellScriptSpellings(t *testing.T) {
 		{"heredoc", "cat >/tmp/creds <<EOF\n" + tok + "\nEOF\n"},
 		{"declare -x", "declare -x DEPLOY_TOKEN=\"" + tok + "\"\n"},
 		{"set -a", "set -a\nDEPLOY_TOKEN=" + tok + "\nset +a\n"},
+		{"quotes splitting the token", "export DEPLOY_KEY=\"ghp_\"'" + tok[4:] + "'\n"},
+		{"quotes splitting the prefix", "export BUILD_FLAGS=gh\"\"p_" + tok[4:] + "\n"},
+		{"CRLF line ending", "export BUILD_FLAGS=" + tok + "\r\n"},
+		{"byte order mark", "\ufeffexport BUILD_FLAGS=" + tok + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
