@@ -46,3 +46,35 @@ func TestRedTeamLinkedUnitEnvironmentFile(t *testing.T) {
 		t.Errorf("the environment files' passed variables were hidden, not filtered:\n%s", out)
 	}
 }
+
+// TestRedTeamNestedWrapperScripts: the node wrapper on PATH execs a
+// second wrapper (a version switch's shim), which execs the real
+// installation; only the first wrapper was read, so the npmrc of the
+// installation the second names was shown whole. A loop of wrappers
+// must end the walk.
+func TestRedTeamNestedWrapperScripts(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-nestedwrap-")
+	files := map[string]string{
+		"opt/node-v22/etc/npmrc": "registry=https://npm.corp/\n//npm.corp/:_authToken=loot-nested-wrapper",
+		"opt/node-v22/bin/node":  "#!/bin/sh",
+		"opt/shim/bin/node":      "#!/bin/sh\nexec " + dir + "/opt/node-v22/bin/node \"$@\"",
+		"wrap/node":              "#!/bin/sh\nexec " + dir + "/opt/shim/bin/node \"$@\"",
+		"loop/a/bin/python3":     "#!/bin/sh\nexec " + dir + "/loop/b/bin/python3 \"$@\"",
+		"loop/b/bin/python3":     "#!/bin/sh\nexec " + dir + "/loop/a/bin/python3 \"$@\"",
+	}
+	plant(t, dir, files)
+	for _, f := range []string{"wrap/node", "opt/shim/bin/node", "loop/a/bin/python3", "loop/b/bin/python3"} {
+		if err := os.Chmod(filepath.Join(dir, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=" + dir + "/wrap:" + dir + "/loop/a/bin:/usr/bin:/bin"}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", "cat "+dir+"/opt/node-v22/etc/npmrc")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read an installation's credentials:\n%s", out)
+	}
+	if !strings.Contains(out, "registry=https://npm.corp/") {
+		t.Errorf("the npmrc's registry is no credential, yet hidden:\n%s", out)
+	}
+}

@@ -115,11 +115,48 @@ func pathDirConfigs(dir string) []string {
 		}
 		// A wrapper script names its installation instead (exec
 		// /opt/node-v22/bin/node "$@").
-		for _, p := range append([]string{filepath.Dir(filepath.Dir(real))}, launcherHomes(filepath.Join(dir, prog), wrapperLine([]string{"NODE_HOME", "PYTHONHOME"}, prog))...) {
+		for _, p := range append([]string{filepath.Dir(filepath.Dir(real))}, wrappedHomes(filepath.Join(dir, prog), prog)...) {
 			if prog == "node" {
 				out = append(out, filepath.Join(p, "etc", "npmrc"))
 			} else {
 				out = append(out, filepath.Join(p, "pip.conf"))
+			}
+		}
+	}
+	return out
+}
+
+// maxWrapperDepth bounds the wrapper scripts followed one from another
+// (wrappedHomes).
+const maxWrapperDepth = 8
+
+// wrappedHomes are the installations the wrapper script launcher names
+// (launcherHomes), and those named in turn by the installations'
+// bin/<prog> where that is a wrapper too (a version switch's shim
+// exec'ing the real one) or links elsewhere, to maxWrapperDepth
+// scripts; a loop of wrappers ends where a home comes again.
+func wrappedHomes(launcher, prog string) []string {
+	line := wrapperLine([]string{"NODE_HOME", "PYTHONHOME"}, prog)
+	var out []string
+	next := []string{launcher}
+	for depth := 0; depth < maxWrapperDepth && len(next) > 0; depth++ {
+		var found []string
+		for _, l := range next {
+			for _, h := range launcherHomes(l, line) {
+				if !slices.Contains(out, h) {
+					out = append(out, h)
+					found = append(found, h)
+				}
+			}
+		}
+		next = next[:0]
+		for _, h := range found {
+			bin := filepath.Join(h, "bin", prog)
+			if real, err := filepath.EvalSymlinks(bin); err == nil {
+				if p := filepath.Dir(filepath.Dir(real)); !slices.Contains(out, p) {
+					out = append(out, p)
+				}
+				next = append(next, bin)
 			}
 		}
 	}
