@@ -351,9 +351,9 @@ func wrapperLine(homeVars []string, prog string) *regexp.Regexp {
 }
 
 // gradleWrapperHomes are the Gradle installations a launcher script
-// names (launcherHomes).
+// names, followed through wrappers (wrappedHomes).
 func gradleWrapperHomes(launcher string) []string {
-	return launcherHomes(launcher, wrapperLine([]string{"GRADLE_HOME"}, "gradle"))
+	return wrappedHomes(launcher, "gradle", wrapperLine([]string{"GRADLE_HOME"}, "gradle"))
 }
 
 // scriptDirname is dirname of $0, ${0} or ${BASH_SOURCE[0]}, quoted or

@@ -78,3 +78,21 @@ func TestRedTeamNestedWrapperScripts(t *testing.T) {
 		t.Errorf("the npmrc's registry is no credential, yet hidden:\n%s", out)
 	}
 }
+
+// TestRedTeamNestedGradleWrapper: the gradle on PATH is a wrapper that
+// execs a second wrapper (a version switch's), which execs the real
+// installation; only the first was read, so the agent read the password
+// in the real installation's gradle.properties.
+func TestRedTeamNestedGradleWrapper(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-nestedgradle-")
+	files := map[string]string{
+		"opt/gradle-8/gradle.properties":         "systemProp.https.proxyPassword=loot-nested-gradle",
+		"opt/gradle-8/lib/gradle-launcher-8.jar": "gradle-lib-readable",
+		"opt/switch/bin/gradle":                  "#!/bin/sh\nexec " + dir + "/opt/gradle-8/bin/gradle \"$@\"",
+		"bin/gradle":                             "#!/bin/sh\nexec " + dir + "/opt/switch/bin/gradle \"$@\"",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=" + filepath.Join(dir, "bin") + ":/usr/bin:/bin"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}

@@ -115,7 +115,7 @@ func pathDirConfigs(dir string) []string {
 		}
 		// A wrapper script names its installation instead (exec
 		// /opt/node-v22/bin/node "$@").
-		for _, p := range append([]string{filepath.Dir(filepath.Dir(real))}, wrappedHomes(filepath.Join(dir, prog), prog)...) {
+		for _, p := range append([]string{filepath.Dir(filepath.Dir(real))}, wrappedHomes(filepath.Join(dir, prog), prog, wrapperLine([]string{"NODE_HOME", "PYTHONHOME"}, prog))...) {
 			if prog == "node" {
 				out = append(out, filepath.Join(p, "etc", "npmrc"))
 			} else {
@@ -131,12 +131,11 @@ func pathDirConfigs(dir string) []string {
 const maxWrapperDepth = 8
 
 // wrappedHomes are the installations the wrapper script launcher names
-// (launcherHomes), and those named in turn by the installations'
+// on a line line matches (launcherHomes), and those named in turn by the installations'
 // bin/<prog> where that is a wrapper too (a version switch's shim
 // exec'ing the real one) or links elsewhere, to maxWrapperDepth
 // scripts; a loop of wrappers ends where a home comes again.
-func wrappedHomes(launcher, prog string) []string {
-	line := wrapperLine([]string{"NODE_HOME", "PYTHONHOME"}, prog)
+func wrappedHomes(launcher, prog string, line *regexp.Regexp) []string {
 	var out []string
 	next := []string{launcher}
 	for depth := 0; depth < maxWrapperDepth && len(next) > 0; depth++ {
