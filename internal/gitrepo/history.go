@@ -110,19 +110,10 @@ func OtherCommitsAt(ctx context.Context, r *Repo, branch, tip, base, session str
 	return list, n, err
 }
 
-// branchCommits calls fn for each commit on branch that base does not
-// have, oldest first (no commit before its parents), read as TaskCommits
-// read them, until fn fails; nothing when the branch does not exist.
-func branchCommits(ctx context.Context, r *Repo, branch, base string, fn func(TaskCommit) error) error {
-	tip, err := r.ResolveBranch(ctx, branch)
-	if err != nil {
-		return fmt.Errorf("reading branch %s: %w", branch, err)
-	}
-	return commitsFrom(ctx, r, branch, tip, base, fn)
-}
-
-// commitsFrom is branchCommits of branch when its tip is tip ("" when the
-// branch does not exist).
+// commitsFrom calls fn for each commit of branch, whose tip is tip (""
+// when the branch does not exist), that base does not have, oldest first
+// (no commit before its parents), read as TaskCommits read them, until fn
+// fails.
 func commitsFrom(ctx context.Context, r *Repo, branch, tip, base string, fn func(TaskCommit) error) error {
 	if base != "" && !r.format.IsID(base) {
 		return fmt.Errorf("reading the history of %s: the base %q is not a commit id (this repository's are %d hex digits)", branch, abbrev.Truncate(base, 80), r.format.HexLen())
