@@ -203,13 +203,36 @@ func asciiHost(host string) string {
 func sameRepository(from, to string) bool {
 	a, okA := parseRepoURL(from)
 	b, okB := parseRepoURL(to)
-	if !okA || !okB || a.host != b.host || !strings.EqualFold(a.path, b.path) || a.rest != b.rest {
+	if !okA || !okB || a.host != b.host || !asciiEqualFold(a.path, b.path) || a.rest != b.rest {
 		return false
 	}
 	if a.scheme == b.scheme {
 		return a.port == b.port
 	}
 	return b.scheme == "https" || b.scheme == "ssh"
+}
+
+// asciiEqualFold says whether a and b are the same but for the case of
+// ASCII letters: strings.EqualFold also folds Unicode (the Kelvin sign is
+// a k, a long s an s), and a server that tells those apart names another
+// repository by them.
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrRemoteElsewhere is returned for a remote whose URL names another

@@ -130,6 +130,16 @@ func TestSameRepository(t *testing.T) {
 	if !sameRepository("git@github.com:o/r.git", "https://github.com/o/r") {
 		t.Error("ssh to https refused")
 	}
+	// Case is ASCII's alone: Unicode folding makes the Kelvin sign a k and
+	// a long s an s, letters a server may tell apart.
+	for _, to := range []string{"https://github.com/o/\u212a", "https://github.com/\u017fo/k", "https://github.com/o/\u212aK"} {
+		if sameRepository("https://github.com/o/k", to) {
+			t.Errorf("sameRepository(o/k, %q) = true", to)
+		}
+	}
+	if !sameRepository("https://github.com/o/k", "https://github.com/O/K") {
+		t.Error("ASCII case refused")
+	}
 }
 
 // TestRewritten: git's choice among rewrites: the longest match, for a
