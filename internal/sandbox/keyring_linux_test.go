@@ -75,28 +75,7 @@ func readSessionKey() string {
 func TestUserKeyringsOutOfReach(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
-	// The test possesses the user keyring's keys, as a login does,
-	// through a session keyring of its own linking it (per thread until
-	// exec).
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if _, err := unix.KeyctlJoinSessionKeyring("planex-redteam-user"); err != nil {
-		t.Skipf("no session keyring can be made here: %v", err)
-	}
-	if _, err := unix.KeyctlInt(unix.KEYCTL_LINK, unix.KEY_SPEC_USER_KEYRING, unix.KEY_SPEC_SESSION_KEYRING, 0, 0); err != nil {
-		t.Fatalf("linking the user keyring: %v", err)
-	}
-	id, err := unix.AddKey("user", "planex-redteam-user-key", []byte(keyringSecret), unix.KEY_SPEC_USER_KEYRING)
-	if err != nil {
-		t.Skipf("no user keyring here: %v", err)
-	}
-	defer unix.KeyctlInt(unix.KEYCTL_UNLINK, id, unix.KEY_SPEC_USER_KEYRING, 0, 0)
-	// Readable by its uid, not only by who possesses it (a process whose
-	// session keyring links the user keyring, as a login's does).
-	const userCanRead = 0x3f3f0000
-	if _, err := unix.KeyctlInt(unix.KEYCTL_SETPERM, id, userCanRead, 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	plantUserKey(t, "planex-redteam-user", "planex-redteam-user-key")
 	if got := readKeyIn(unix.KEY_SPEC_USER_KEYRING, "planex-redteam-user-key"); got != keyringSecret {
 		t.Fatalf("the test cannot read its own key back: %q", got)
 	}
@@ -168,26 +147,7 @@ func TestKeyringProbeHelper(t *testing.T) {
 func TestUserKeysReadByID(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
-	// The test possesses its key, to set its permissions, through a
-	// session keyring of its own linking the user keyring (per thread
-	// until exec), as a login does.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if _, err := unix.KeyctlJoinSessionKeyring("planex-redteam-byid"); err != nil {
-		t.Skipf("no session keyring can be made here: %v", err)
-	}
-	if _, err := unix.KeyctlInt(unix.KEYCTL_LINK, unix.KEY_SPEC_USER_KEYRING, unix.KEY_SPEC_SESSION_KEYRING, 0, 0); err != nil {
-		t.Fatalf("linking the user keyring: %v", err)
-	}
-	id, err := unix.AddKey("user", "planex-redteam-byid-key", []byte(keyringSecret), unix.KEY_SPEC_USER_KEYRING)
-	if err != nil {
-		t.Skipf("no user keyring here: %v", err)
-	}
-	defer unix.KeyctlInt(unix.KEYCTL_UNLINK, id, unix.KEY_SPEC_USER_KEYRING, 0, 0)
-	const userCanRead = 0x3f3f0000
-	if _, err := unix.KeyctlInt(unix.KEYCTL_SETPERM, id, userCanRead, 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	id := plantUserKey(t, "planex-redteam-byid", "planex-redteam-byid-key")
 	p := Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}
 	out, err := run(t, s, p, "/", []string{"PLANEX_KEYRING_PROBE=byid", fmt.Sprintf("PLANEX_KEYRING_ID=%d", id)}, os.Args[0]+` -test.run=^TestKeyringProbeHelper$`)
 	if err != nil {
@@ -230,4 +190,35 @@ func readKeysByID() string {
 		got = append(got, s+": "+string(buf[:min(n, len(buf))]))
 	}
 	return strings.Join(got, "; ")
+}
+
+// userCanRead is a key's permission mask that lets its uid (and whoever
+// possesses it) read it.
+const userCanRead = 0x3f3f0000
+
+// plantUserKey puts a key holding keyringSecret into the user keyring,
+// readable by its uid (not only by who possesses it), and returns its
+// id. The test possesses it, to set its permissions, through a session
+// keyring of its own linking the user keyring, as a login does: the
+// session keyring is the thread's until exec, so the test stays on its
+// thread. It skips where no keyring can be made.
+func plantUserKey(t *testing.T, session, name string) int {
+	t.Helper()
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	if _, err := unix.KeyctlJoinSessionKeyring(session); err != nil {
+		t.Skipf("no session keyring can be made here: %v", err)
+	}
+	if _, err := unix.KeyctlInt(unix.KEYCTL_LINK, unix.KEY_SPEC_USER_KEYRING, unix.KEY_SPEC_SESSION_KEYRING, 0, 0); err != nil {
+		t.Fatalf("linking the user keyring: %v", err)
+	}
+	id, err := unix.AddKey("user", name, []byte(keyringSecret), unix.KEY_SPEC_USER_KEYRING)
+	if err != nil {
+		t.Skipf("no user keyring here: %v", err)
+	}
+	t.Cleanup(func() { unix.KeyctlInt(unix.KEYCTL_UNLINK, id, unix.KEY_SPEC_USER_KEYRING, 0, 0) })
+	if _, err := unix.KeyctlInt(unix.KEYCTL_SETPERM, id, userCanRead, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
