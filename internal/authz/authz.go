@@ -74,15 +74,9 @@ func (p Policy) trusts(login string) bool {
 	return false
 }
 
-// Check decides, under the default policy (no bot trusted), whether
-// login (of type userType, as in the event payload) may perform action
-// on owner/repo.
-func Check(ctx context.Context, client PermissionGetter, owner, repo, login, userType string, action Action) (Decision, error) {
-	return Policy{}.Check(ctx, client, owner, repo, login, userType, action)
-}
-
 // Check decides whether login (of type userType, as in the event
-// payload) may perform action on owner/repo under p.
+// payload) may perform action on owner/repo under pol (Policy{}: no bot
+// trusted).
 func (pol Policy) Check(ctx context.Context, client PermissionGetter, owner, repo, login, userType string, action Action) (Decision, error) {
 	if client == nil {
 		return Decision{}, errors.New("authz: no permission client")

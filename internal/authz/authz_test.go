@@ -47,7 +47,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.login+"/"+string(tt.action), func(t *testing.T) {
-			d, err := Check(ctx, client, "octo", "widgets", tt.login, tt.userType, tt.action)
+			d, err := Policy{}.Check(ctx, client, "octo", "widgets", tt.login, tt.userType, tt.action)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,13 +75,13 @@ func (custom) Permission(context.Context, string, string, string) (gh.Permission
 
 func TestCheckErrorsAreSeparateFromRefusals(t *testing.T) {
 	ctx := context.Background()
-	if _, err := Check(ctx, failing{}, "o", "r", "u", "User", Trigger); err == nil || !strings.Contains(err.Error(), "boom") {
+	if _, err := (Policy{}).Check(ctx, failing{}, "o", "r", "u", "User", Trigger); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("want internal error, got %v", err)
 	}
-	if _, err := Check(ctx, custom{}, "o", "r", "", "User", Trigger); err == nil {
+	if _, err := (Policy{}).Check(ctx, custom{}, "o", "r", "", "User", Trigger); err == nil {
 		t.Fatal("empty login accepted")
 	}
-	d, err := Check(ctx, custom{}, "o", "r", "u", "User", Approve)
+	d, err := Policy{}.Check(ctx, custom{}, "o", "r", "u", "User", Approve)
 	if err != nil || !d.Allowed {
 		t.Fatalf("custom role with write base: %+v %v", d, err)
 	}
@@ -96,7 +96,7 @@ func TestCheckSurvivesTransientFailures(t *testing.T) {
 	client, _ := gh.NewClient(ctx, gh.Options{APIURL: f.URL(), HTTPClient: f.HTTPClient(),
 		Retry:  gh.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	d, err := Check(ctx, client, "octo", "widgets", "mnt", "User", Approve)
+	d, err := Policy{}.Check(ctx, client, "octo", "widgets", "mnt", "User", Approve)
 	if err != nil || !d.Allowed {
 		t.Fatalf("%+v %v", d, err)
 	}
@@ -132,7 +132,7 @@ func TestRedTeamCheckFailsClosed(t *testing.T) {
 				Retry:  gh.RetryPolicy{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, SettleWindow: -1},
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			for _, action := range []Action{Trigger, Approve} {
-				d, err := Check(ctx, client, "octo", "widgets", "mnt", "User", action)
+				d, err := Policy{}.Check(ctx, client, "octo", "widgets", "mnt", "User", action)
 				if d.Allowed || (err != nil) != c.wantErr {
 					t.Errorf("%s: %+v %v", action, d, err)
 				}
@@ -160,7 +160,7 @@ func TestRedTeamActionsBotNamesNobody(t *testing.T) {
 	}
 	for _, login := range []string{"github-actions[bot]", "GitHub-Actions[bot]"} {
 		for _, action := range []Action{Trigger, Approve} {
-			d, err := Check(ctx, client, "octo", "widgets", login, "Bot", action)
+			d, err := Policy{}.Check(ctx, client, "octo", "widgets", login, "Bot", action)
 			if err != nil || d.Allowed || !strings.Contains(d.Reason, "@"+login) {
 				t.Errorf("%s %s: %+v %v", login, action, d, err)
 			}
