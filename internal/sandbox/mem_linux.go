@@ -4,16 +4,24 @@ package sandbox
 
 // memoryLeft is what a /proc/meminfo says the machine has left, in
 // bytes: the memory available without swapping, and the swap free.
-func memoryLeft(meminfo []byte) int64 {
-	f := meminfoFields(meminfo)
-	return f["MemAvailable"] + f["SwapFree"]
+// It is read every diskInterval (20 ms), so it keeps no map of the fields.
+func memoryLeft(meminfo []byte) (left int64) {
+	eachProcNumber(meminfo, func(key string, n int64) {
+		if key == "MemAvailable" || key == "SwapFree" {
+			left += n
+		}
+	})
+	return left
 }
 
-// meminfoFields reads a /proc/meminfo's fields, in bytes.
-func meminfoFields(meminfo []byte) map[string]int64 {
-	out := map[string]int64{}
-	eachProcNumber(meminfo, func(key string, n int64) { out[key] = n })
-	return out
+// memoryTotal is a /proc/meminfo's MemTotal, in bytes.
+func memoryTotal(meminfo []byte) (total int64) {
+	eachProcNumber(meminfo, func(key string, n int64) {
+		if key == "MemTotal" {
+			total = n
+		}
+	})
+	return total
 }
 
 // Memory no process's resident size counts.
@@ -60,7 +68,7 @@ func newMemGuard(read func() ([]byte, error), floor int64) *memGuard {
 		return g
 	}
 	if g.floor == 0 {
-		g.floor = min(max(meminfoFields(b)["MemTotal"]/32, memFloorLeast), memFloorMost)
+		g.floor = min(max(memoryTotal(b)/32, memFloorLeast), memFloorMost)
 	}
 	g.start = memoryLeft(b)
 	return g
