@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,26 @@ import (
 // and a codespace its secrets beside the repository: all of them the
 // same uid's as the contained program of planex run there (an ordinary
 // user), and readable where they lie outside the hidden home.
+
+// otherJobsFolders are, for each reading of base (planex's environment,
+// envReadings), the folders of other jobs and runners beside this job's
+// workspace that the step covers: the runner's own files and earlier
+// jobs' folders, Jenkins' other jobs, a builds folder's other checkouts.
+// A folder among them holding more entries than planex looks at refuses
+// the step (ErrPastBound) rather than showing the rest.
+func otherJobsFolders(base, keep []string) ([]string, error) {
+	var out []string
+	for _, b := range envReadings(base) {
+		for _, find := range []func(env, keep []string) ([]string, error){runnerOwnFiles, jenkinsOtherJobs, buildsDirNeighbours} {
+			paths, err := find(b, keep)
+			if err != nil {
+				return nil, fmt.Errorf("hiding other jobs' folders: %w", err)
+			}
+			out = append(out, paths...)
+		}
+	}
+	return out, nil
+}
 
 // jenkinsOtherJobs are the other jobs' folders beside a Jenkins job's
 // workspace: an agent (or the built-in node) keeps every job's workspace
@@ -24,19 +45,19 @@ import (
 // holding this job's workspace or a path of keep is covered; at most
 // maxSiblingEntries are looked at. Only a folder named workspace is
 // taken for Jenkins' (a custom workspace elsewhere is left alone).
-func jenkinsOtherJobs(env, keep []string) []string {
+func jenkinsOtherJobs(env, keep []string) ([]string, error) {
 	ws := lookup(env, "WORKSPACE")
 	if lookup(env, "JENKINS_URL") == "" || !filepath.IsAbs(ws) {
-		return nil
+		return nil, nil
 	}
 	ws = filepath.Clean(ws)
 	root := filepath.Dir(ws)
 	if filepath.Base(root) != "workspace" || !hideableTemp(root) {
-		return nil
+		return nil, nil
 	}
-	entries, err := firstEntries(root)
+	entries, err := siblingEntries(root)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	kept := append(slices.Clone(keep), ws)
 	var out []string
@@ -47,7 +68,7 @@ func jenkinsOtherJobs(env, keep []string) []string {
 			out = append(out, dir)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // codespaceSecrets is the folder where a GitHub Codespace keeps its
@@ -97,7 +118,7 @@ var buildsDirs = []struct{ marker, root, checkout, tmp string }{
 // projects' checkouts and a job's File variables beside it. Everything
 // there but the way to this job's checkout (and GitLab's .tmp beside
 // it, hidden already) and to a path of keep is covered.
-func buildsDirNeighbours(env, keep []string) []string {
+func buildsDirNeighbours(env, keep []string) ([]string, error) {
 	var out []string
 	for _, b := range buildsDirs {
 		root, project := lookup(env, b.root), lookup(env, b.checkout)
@@ -112,19 +133,22 @@ func buildsDirNeighbours(env, keep []string) []string {
 		if b.tmp != "" {
 			kept = append(kept, project+b.tmp)
 		}
-		out = coverBeside(out, root, kept, 0)
+		var err error
+		if out, err = coverBeside(out, root, kept, 0); err != nil {
+			return nil, err
+		}
 	}
-	return out
+	return out, nil
 }
 
 // coverBeside appends to out every entry of dir that is not a link, not
 // a path of keep and holds none, and goes on into those that hold one,
 // at most maxBesideDepth folders down and maxSiblingEntries entries a
 // folder.
-func coverBeside(out []string, dir string, keep []string, depth int) []string {
-	entries, err := firstEntries(dir)
+func coverBeside(out []string, dir string, keep []string, depth int) ([]string, error) {
+	entries, err := siblingEntries(dir)
 	if err != nil {
-		return out
+		return nil, err
 	}
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
@@ -132,13 +156,15 @@ func coverBeside(out []string, dir string, keep []string, depth int) []string {
 		case e.Type()&os.ModeSymlink != 0 || slices.Contains(keep, p):
 		case holdsAny(p, keep):
 			if depth < maxBesideDepth && e.IsDir() {
-				out = coverBeside(out, p, keep, depth+1)
+				if out, err = coverBeside(out, p, keep, depth+1); err != nil {
+					return nil, err
+				}
 			}
 		default:
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // maxBesideDepth bounds how deep coverBeside follows the way to a kept
@@ -160,13 +186,13 @@ var runnerFolders = []string{"_actions", "_tool", "_temp", "_PipelineMapping", "
 // holding this job's workspace (ws), the runner's own folders and any
 // folder holding a path of keep (the workspace, the step's working
 // folder and grants, the tool cache) stay visible. At most maxSiblingEntries are looked at.
-func earlierJobs(work, ws string, keep []string) []string {
+func earlierJobs(work, ws string, keep []string) ([]string, error) {
 	if !strings.HasPrefix(ws, work+"/") {
-		return nil
+		return nil, nil
 	}
-	entries, err := firstEntries(work)
+	entries, err := siblingEntries(work)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	var out []string
 	for _, e := range entries {
@@ -184,7 +210,7 @@ func earlierJobs(work, ws string, keep []string) []string {
 			out = append(out, dir)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // programDirs are the folders that hold the system's programs and

@@ -152,12 +152,16 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if sock := lookup(base, "SSH_AUTH_SOCK"); sock != "" {
 		p.Mask = append(p.Mask, sock)
 	}
+	jobs, err := otherJobsFolders(base, keep)
+	if err != nil {
+		dropOverlays()
+		os.RemoveAll(home)
+		return func() {}, err
+	}
+	p.Mask = append(p.Mask, jobs...)
 	for _, b := range envReadings(base) {
 		p.Mask = append(p.Mask, engineSockets(b)...)
 		p.Mask = append(p.Mask, credentialFiles(b, env, keep)...)
-		p.Mask = append(p.Mask, runnerOwnFiles(b, keep)...)
-		p.Mask = append(p.Mask, jenkinsOtherJobs(b, keep)...)
-		p.Mask = append(p.Mask, buildsDirNeighbours(b, keep)...)
 		p.Mask = append(p.Mask, codespaceSecrets(b, keep)...)
 	}
 	p.Mask = append(p.Mask, jenkinsAgentSecrets("/proc", os.Getppid())...)
@@ -477,7 +481,7 @@ var workspaceVars = []string{"RUNNER_WORKSPACE", "GITHUB_WORKSPACE", "AGENT_BUIL
 // outside every home, and an ordinary user's agent runs as the runner's
 // own uid. Found by looking for .runner in the folders above the
 // workspace (a few levels), never by a name planex assumes.
-func runnerOwnFiles(env, keep []string) []string {
+func runnerOwnFiles(env, keep []string) ([]string, error) {
 	var ws string
 	for _, name := range workspaceVars {
 		if ws = lookup(env, name); ws != "" {
@@ -485,7 +489,7 @@ func runnerOwnFiles(env, keep []string) []string {
 		}
 	}
 	if !filepath.IsAbs(ws) {
-		return nil
+		return nil, nil
 	}
 	ws = filepath.Clean(ws)
 	dir := ws
@@ -502,13 +506,20 @@ func runnerOwnFiles(env, keep []string) []string {
 	// A work folder elsewhere (config.sh --work /mnt/work): the runner
 	// is found as planex's ancestor.
 	if root := runnerRootAbove("/proc", os.Getppid()); root != "" {
-		out := runnerRootFiles(env, root, ws, keep)
-		for _, p := range movedWorkFolderJobs(env, keep) {
+		out, err := runnerRootFiles(env, root, ws, keep)
+		if err != nil {
+			return nil, err
+		}
+		moved, err := movedWorkFolderJobs(env, keep)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range moved {
 			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		}
-		return out
+		return out, nil
 	}
 	return movedWorkFolderJobs(env, keep)
 }
@@ -516,10 +527,17 @@ func runnerOwnFiles(env, keep []string) []string {
 // runnerRootFiles are what the runner installed in root keeps for
 // itself, what the runners beside it keep, and the earlier jobs' folders
 // of its work folder.
-func runnerRootFiles(env []string, root, ws string, keep []string) []string {
-	out := append(runnerSecrets(root), siblingRunners(root, ws)...)
+func runnerRootFiles(env []string, root, ws string, keep []string) ([]string, error) {
+	siblings, err := siblingRunners(root, ws)
+	if err != nil {
+		return nil, err
+	}
 	kept := append(slices.Clone(keep), ws, lookup(env, "RUNNER_TOOL_CACHE"), lookup(env, "AGENT_TOOLSDIRECTORY"))
-	return append(out, earlierJobs(runnerWorkFolder(root), ws, kept)...)
+	jobs, err := earlierJobs(runnerWorkFolder(root), ws, kept)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(runnerSecrets(root), siblings, jobs), nil
 }
 
 // movedWorkFolderJobs are the earlier jobs' folders of an Actions runner
@@ -529,15 +547,15 @@ func runnerRootFiles(env []string, root, ws string, keep []string) []string {
 // looked for the runner's registration only in the folders above the
 // workspace, hid none of them. The runner names a job's folder in that
 // work folder RUNNER_WORKSPACE, so the work folder is the one holding it.
-func movedWorkFolderJobs(env, keep []string) []string {
+func movedWorkFolderJobs(env, keep []string) ([]string, error) {
 	rw := lookup(env, "RUNNER_WORKSPACE")
 	if lookup(env, "GITHUB_ACTIONS") != "true" || !filepath.IsAbs(rw) {
-		return nil
+		return nil, nil
 	}
 	rw = filepath.Clean(rw)
 	work := filepath.Dir(rw)
 	if !hideableTemp(work) {
-		return nil
+		return nil, nil
 	}
 	kept := append(slices.Clone(keep), rw, lookup(env, "RUNNER_TOOL_CACHE"), lookup(env, "RUNNER_TEMP"))
 	return earlierJobs(work, rw, kept)
@@ -561,18 +579,24 @@ func runnerSecrets(root string) []string {
 }
 
 // maxSiblingEntries bounds how many entries of a folder are looked at
-// for other runners or other jobs' folders.
-const maxSiblingEntries = 512
+// for other runners or other jobs' folders: each one hidden is a mount
+// of the step's.
+const maxSiblingEntries = 4096
 
-// firstEntries lists at most maxSiblingEntries entries of dir, in the
-// order the file system gives them.
-func firstEntries(dir string) ([]os.DirEntry, error) {
+// siblingEntries lists the entries of dir, in the order the file system
+// gives them: none for a folder that cannot be read (nothing there to
+// hide), an error wrapping ErrPastBound for one holding more than
+// maxSiblingEntries — the entries past the bound would be shown whole.
+func siblingEntries(dir string) ([]os.DirEntry, error) {
 	f, err := os.Open(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil
 	}
 	defer f.Close()
-	entries, _ := f.ReadDir(maxSiblingEntries)
+	entries, _ := f.ReadDir(maxSiblingEntries + 1)
+	if len(entries) > maxSiblingEntries {
+		return nil, fmt.Errorf("%s holds more than %d entries, planex looks at %d to hide other jobs' and runners' folders: remove the ones no longer used: %w", dir, maxSiblingEntries, maxSiblingEntries, ErrPastBound)
+	}
 	return entries, nil
 }
 
@@ -583,11 +607,11 @@ func firstEntries(dir string) ([]os.DirEntry, error) {
 // jobs' checkouts and temporary folders (actions/checkout's token file
 // of a job running there now). A work folder holding this job's
 // workspace (ws) is left alone.
-func siblingRunners(root, ws string) []string {
+func siblingRunners(root, ws string) ([]string, error) {
 	parent := filepath.Dir(root)
-	entries, err := firstEntries(parent)
+	entries, err := siblingEntries(parent)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	var out []string
 	for _, e := range entries {
@@ -608,7 +632,7 @@ func siblingRunners(root, ws string) []string {
 			out = append(out, work)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // runnerWorkFolder is the work folder the runner in root was configured

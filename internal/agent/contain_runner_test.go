@@ -99,7 +99,10 @@ func TestRunnerOwnFiles(t *testing.T) {
 		{"relative", []string{"GITHUB_WORKSPACE=_work/app/app"}, nil},
 		{"none", nil, nil},
 	} {
-		got := runnerOwnFiles(c.env, keep)
+		got, err := runnerOwnFiles(c.env, keep)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
 		slices.Sort(got)
 		slices.Sort(c.want)
 		if !slices.Equal(got, c.want) {
@@ -248,8 +251,8 @@ func TestJenkinsOtherJobs(t *testing.T) {
 		{"relative", []string{"JENKINS_URL=https://j/", "WORKSPACE=workspace/app"}, nil},
 		{"under /tmp", []string{"JENKINS_URL=https://j/", "WORKSPACE=/tmp/workspace/app"}, nil},
 	} {
-		if got := jenkinsOtherJobs(c.env, keep); !slices.Equal(got, c.want) {
-			t.Errorf("%s: jenkinsOtherJobs = %q, want %q", c.name, got, c.want)
+		if got, err := jenkinsOtherJobs(c.env, keep); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: jenkinsOtherJobs = %q, %v, want %q", c.name, got, err, c.want)
 		}
 	}
 }

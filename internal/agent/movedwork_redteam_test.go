@@ -46,8 +46,8 @@ func TestRedTeamMovedWorkFolderJobsHidden(t *testing.T) {
 		{"a workspace at the root", []string{"GITHUB_ACTIONS=true", "RUNNER_WORKSPACE=/app"}, nil},
 		{"relative", []string{"GITHUB_ACTIONS=true", "RUNNER_WORKSPACE=work/app"}, nil},
 	} {
-		if got := runnerOwnFiles(c.env, keep); !slices.Equal(got, c.want) {
-			t.Errorf("%s: runnerOwnFiles = %q, want %q", c.name, got, c.want)
+		if got, err := runnerOwnFiles(c.env, keep); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: runnerOwnFiles = %q, %v, want %q", c.name, got, err, c.want)
 		}
 	}
 }
@@ -71,7 +71,7 @@ func TestRedTeamShallowMovedWorkFolderJobsHidden(t *testing.T) {
 	}
 	ws := filepath.Join(work, "app")
 	env := []string{"GITHUB_ACTIONS=true", "RUNNER_WORKSPACE=" + ws, "GITHUB_WORKSPACE=" + filepath.Join(ws, "app")}
-	if got := runnerOwnFiles(env, nil); !slices.Contains(got, filepath.Join(work, "other")) {
-		t.Errorf("runnerOwnFiles = %q, want the other job's folder %s among them", got, filepath.Join(work, "other"))
+	if got, err := runnerOwnFiles(env, nil); err != nil || !slices.Contains(got, filepath.Join(work, "other")) {
+		t.Errorf("runnerOwnFiles = %q, %v, want the other job's folder %s among them", got, err, filepath.Join(work, "other"))
 	}
 }
