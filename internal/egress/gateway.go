@@ -490,6 +490,9 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	}
 	model := g.askedModel(rel, shape)
 	priced := model
+	if g.defaultRegion(shape) {
+		priced += RegionalInference
+	}
 	if shape.stored || shape.promptTokens(size) > LongPromptTokens {
 		// Its output and its readings bill at the long-prompt rates.
 		priced += LongPrompt
@@ -509,6 +512,20 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	inserted := insertedLimit(model, limit)
 	body, n = capBody(f, size, capEdits(g.Provider, shape, limit, inserted))
 	return body, n, release, shape.boundUnder(limit, inserted), nil
+}
+
+// defaultRegion says whether a call (shape) may run in one region,
+// billed 1.1 times the list price, with nothing yet to tell: an
+// Anthropic call to the provider's own API that does not name the
+// global region, before any answer through the gateway named the
+// region it ran in. Such a call runs where the key's workspace
+// defaults to (default_inference_geo), and its output bound, priced at
+// the list price, let the calls running when the budget ran out write a
+// tenth more than it set aside. The gateway does not pin "global" as it
+// pins the tier: a workspace may forbid it, and models before Opus 4.6
+// refuse the member.
+func (g *Gateway) defaultRegion(shape bodyShape) bool {
+	return g.Provider == ProviderAnthropic && g.pinnedTier() != "" && !shape.namesGlobal() && !g.Meter.regionKnown()
 }
 
 // pinnedTier is the service tier a bounded call to the provider's own

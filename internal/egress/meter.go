@@ -22,6 +22,9 @@ import (
 type Meter struct {
 	mu      sync.Mutex
 	byModel map[string]usage.Usage
+	// geo says an answer counted named the region it ran in (global
+	// too): calls naming none run in the same one (regionKnown).
+	geo bool
 }
 
 // maxMeterModels bounds the models a Meter keeps apart, and
@@ -148,6 +151,24 @@ func (m *Meter) seenMarks() string {
 		}
 	}
 	return tier + geo
+}
+
+// sawRegion notes that an answer named the region it ran in.
+func (m *Meter) sawRegion() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.geo = true
+}
+
+// regionKnown says whether an answer counted on m (not nil) named the
+// region it ran in.
+func (m *Meter) regionKnown() bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.geo
 }
 
 // splitMarks splits a name the meter counts under into its model and
@@ -317,6 +338,8 @@ type answerUsage struct {
 	// a tier or a region at all (a standard one too).
 	tier, geo string
 	named     bool
+	// geoNamed says the usage named a region at all (global too).
+	geoNamed bool
 	// dropped says a usage object was too long to read (skimDropped):
 	// what was found is not the whole answer's usage.
 	dropped bool
@@ -407,6 +430,7 @@ func (a *answerUsage) takeUsage(raw []byte) {
 		a.tier = PremiumTier
 	}
 	a.geo = cmp.Or(a.geo, geoMark(w.InferenceGeo))
+	a.geoNamed = a.geoNamed || w.InferenceGeo != ""
 	a.searches = max(a.searches, min(w.ServerToolUse.WebSearch, usage.MaxTokens))
 	if a.p != ProviderAnthropic {
 		return
@@ -890,6 +914,9 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 		tier = g.Meter.seenMarks()
 	}
 	g.Meter.Add(marked(model, tier, u), u)
+	if read != nil && read.usage.geoNamed {
+		g.Meter.sawRegion()
+	}
 	if read != nil {
 		for m, x := range read.usage.beyond {
 			// The parts run beside the answer's own model (an advisor's

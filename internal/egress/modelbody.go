@@ -310,6 +310,7 @@ func (w *bodyWalk) checkShape(top *frame, tok json.Token) error {
 	if err := w.note(top, tok); err != nil {
 		return err
 	}
+	w.noteGeo(top, tok)
 	if err := w.checkEnvironment(top, tok); err != nil {
 		return err
 	}

@@ -59,6 +59,12 @@ type bodyShape struct {
 	// and is inserted where the call named none.
 	tiers   []span
 	pinTier string
+	// geos counts an Anthropic call's top-level inference_geo members
+	// but null ones, regional those naming a region (not "global"), and
+	// nullGeo says one was null: the call runs anywhere (at the list
+	// price) only where it named "global" in every copy (namesGlobal).
+	geos, regional int
+	nullGeo        bool
 	// openAISearches counts an OpenAI call's web search tools.
 	openAISearches int
 	// searches is how many web searches the gateway lets the call make
@@ -244,6 +250,29 @@ func (w *bodyWalk) noteTier(tok json.Token) error {
 	}
 	w.shape.tiers = append(w.shape.tiers, s)
 	return nil
+}
+
+// noteGeo records an Anthropic call's top-level inference_geo (tok,
+// the value of top's current member, if it is one).
+func (w *bodyWalk) noteGeo(top *frame, tok json.Token) {
+	if w.p != ProviderAnthropic || len(w.stack) != 1 || !top.obj || top.key != "inferencegeo" {
+		return
+	}
+	if tok == nil {
+		w.shape.nullGeo = true
+		return
+	}
+	if w.shape.geos++; tok != "global" {
+		w.shape.regional++
+	}
+}
+
+// namesGlobal says whether an Anthropic call asks to run in any
+// region, "global" in each copy of its inference_geo: one naming none
+// (or null) runs where the key's workspace defaults to, which may be one
+// region, billed 1.1 times the list price.
+func (sh bodyShape) namesGlobal() bool {
+	return sh.geos > 0 && sh.regional == 0 && !sh.nullGeo
 }
 
 // boundSpans is where the value of top's current member is recorded
