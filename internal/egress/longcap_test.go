@@ -2,6 +2,7 @@ package egress
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -69,6 +70,12 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		{"rare CJK", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + rareCJK(140000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		{"base64", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + randomBase64(550000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		{"base64 in a member's name", `{"model":"claude-sonnet-5-5","max_tokens":2000,"metadata":{"` + randomBase64(550000) + `":1},"messages":[]}`, "claude-sonnet-5-5" + LongPrompt},
+		// Random words of letters alone, or random printable ASCII (its
+		// quotes and backslashes escaped), hold a token per two bytes
+		// or fewer: over 300K tokens in 590 KB, reckoned 196K at a
+		// token per three bytes.
+		{"random words", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + randomText(47000, 8, 15, lowerLetters, " ") + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
+		{"random printable ASCII", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":` + quoted(randomText(1, 560000, 560000, lowerLetters+upperLetters+digits+marks+" ", "")) + `}]}`, "claude-sonnet-5-5" + LongPrompt},
 		// An image's base64 is billed by its size in pixels, not its
 		// bytes, and English text stays at a token per three bytes.
 		{"an image", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + randomBase64(550000) + `"}}]}]}`, "claude-sonnet-5-5"},
@@ -112,6 +119,15 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// quoted is s as a JSON string.
+func quoted(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // TestDenseBytes: the bytes of a string the gateway reckons a token

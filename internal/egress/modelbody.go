@@ -181,8 +181,8 @@ type frame struct {
 	// "compaction", whose content is encrypted; encrypted
 	// that it carries its encrypted_content (a non-empty string).
 	reasoning, encrypted bool
-	// media is the dense bytes (denseBytes) of the base64 runs of a
-	// medium's data (mediaKey) in the object, counted when it closes
+	// media is the tokens past a token per three bytes (extraTokens)
+	// of the base64 runs of a medium's data (mediaKey) in the object, counted when it closes
 	// if textMedia says the medium is text (noteDense).
 	media     int64
 	textMedia bool
@@ -433,7 +433,7 @@ func (w *bodyWalk) closeNotes(top frame) {
 		w.shape.stored = true
 	}
 	if top.textMedia {
-		w.shape.dense += top.media
+		w.shape.extra += top.media
 	}
 }
 

@@ -49,9 +49,9 @@ type bodyShape struct {
 	// compacts says the call has the provider compact the conversation
 	// on its side (noteCompaction).
 	compacts bool
-	// dense is the bytes of the body's strings that may each be a
-	// token of their own (denseBytes): promptTokens.
-	dense int64
+	// extra is the tokens the body's strings may hold past a token per
+	// three of their bytes (extraTokens): promptTokens.
+	extra int64
 	// tiers are an OpenAI or Anthropic call's top-level service_tier
 	// values, each with the colon before it (n 1: "auto", "" or null,
 	// which leave the tier to the key's project or organisation, and

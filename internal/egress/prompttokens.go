@@ -52,8 +52,8 @@ func mediaKey(key string) bool {
 	return key == "data"
 }
 
-// noteDense adds the dense bytes (denseBytes) of a string of the body
-// to the shape: a member's name (key ""), or a value of the member key
+// noteDense adds the tokens a string of the body may hold past a token
+// per three of its bytes (extraTokens) to the shape: a member's name (key ""), or a value of the member key
 // (folded; under: below a member naming a download source, a data:
 // URL). The base64 of a medium (mediaKey) is held in its object until
 // it closes, and counted only if the object said the medium is text;
@@ -62,12 +62,12 @@ func (w *bodyWalk) noteDense(key, v string, under bool) {
 	top := &w.stack[len(w.stack)-1]
 	switch {
 	case key != "" && mediaKey(key):
-		w.shape.dense += denseBytes(v, false)
-		top.media += denseBytes(v, true) - denseBytes(v, false)
+		w.shape.extra += extraTokens(v, false)
+		top.media += extraTokens(v, true) - extraTokens(v, false)
 	case under || key == "filedata":
-		w.shape.dense += denseBytes(v, !strings.HasPrefix(strings.ToLower(v), "data:image/"))
+		w.shape.extra += extraTokens(v, !strings.HasPrefix(strings.ToLower(v), "data:image/"))
 	default:
-		w.shape.dense += denseBytes(v, true)
+		w.shape.extra += extraTokens(v, true)
 	}
 	if key == "filedata" && v != "" || (key == "mediatype" || key == "mimetype") && strings.EqualFold(v, "application/pdf") {
 		// A document given inline (OpenAI's file_data, a PDF): the
@@ -84,7 +84,272 @@ func (w *bodyWalk) noteDense(key, v string, under bool) {
 
 // promptTokens is how many tokens the gateway reckons a call's prompt
 // (its body of size bytes) may hold, at most: a token per bytesPerToken
-// bytes, and a token for each dense byte (denseBytes) besides.
+// bytes, and what its strings may hold beyond that (extraTokens).
 func (sh bodyShape) promptTokens(size int64) int64 {
-	return size/bytesPerToken + sh.dense - sh.dense/bytesPerToken
+	return size/bytesPerToken + sh.extra
+}
+
+// extraTokens is how many tokens s may hold (textTokens) past a token
+// per bytesPerToken of its bytes.
+func extraTokens(s string, runs bool) int64 {
+	return textTokens(s, runs) - int64(len(s))/bytesPerToken
+}
+
+// lower is c in lower case, where c is an ASCII letter.
+func lower(c byte) byte { return c | 0x20 }
+
+// wordShaped says whether w, a run of ASCII letters in one case (or
+// capitalised), has only pairs and triples of letters common in words
+// (commonPairs, commonTriples).
+func wordShaped(w string) bool {
+	for i := 0; i+1 < len(w); i++ {
+		if commonPairs[int(lower(w[i])-'a')*26+int(lower(w[i+1])-'a')] == '.' {
+			return false
+		}
+	}
+	for i := 0; i+2 < len(w); i++ {
+		if !commonTriple(lower(w[i]), lower(w[i+1]), lower(w[i+2])) {
+			return false
+		}
+	}
+	return true
+}
+
+// commonTriple says whether a, b and c (lower case letters) are a
+// triple of commonTriples.
+func commonTriple(a, b, c byte) bool {
+	return commonTriples[(int(a-'a')*26+int(b-'a'))*26+int(c-'a')] != '.'
+}
+
+// commonPairs marks, row by first letter and column by second, the
+// pairs of letters common in words (the letter where the pair is
+// common, '.' where it is not): met more than 16 times in planex's own
+// documentation.
+const commonPairs = "" +
+	".bcd.fg.i.klmn.p.rstuvwxyz" +
+	"a...e...ij.lm.o..rs.u...y." +
+	"a.c.e.ghi.klm.op.rstu...y." +
+	"ab.de.g.i.klmnop.rs.uv..y." +
+	"abcdefghi..lmnopqrstuvwxy." +
+	"a..def..i..l..o..rstu...y." +
+	"a...e.ghi..lmnop.rstu....." +
+	"a...e...i.....o..rstu...y." +
+	"abcdefg...klmnop.rst.v.x.z" +
+	"a...e.........o...s.u....." +
+	"a...ef..i....no...stu....." +
+	"a.cdef..i.klm.op.rstuv..y." +
+	"abcdef..i..lmnop.rs.u....." +
+	"a.cdefg.i.klmnop.rstuv..y." +
+	"abcdefg.ijklmnop.rstuvwxy." +
+	"abcdefghi..lm.op.rstu...y." +
+	"....................u....." +
+	"abcdefg.i.klmnop.rstuvw.y." +
+	"a.cde.ghi.klmnop.rstuvw.y." +
+	"a.cdef.hi..lm.op.rstu.w.y." +
+	"abcde.g.i..lmnop.rst...x.." +
+	"a...e...i...m.....s......." +
+	"a...e..hi....no..rs......." +
+	"a.cde...i......p...t....y." +
+	"a...e...i...m.op..st..w..." +
+	"....e...............u....."
+
+// wordTokens reckons the tokens of w, a run of ASCII letters in one
+// case (or capitalised): a word-shaped one a token per six letters
+// (most English words and names in code are one token, a long one a
+// few), any other (random letters, which a tokenizer cuts into pieces
+// of about two letters or fewer) two tokens per three letters. Letters
+// strung of common triples alone but of no language are cut into pieces
+// of two or three letters too, and pass for words: a token per three
+// bytes, the least textTokens reckons, holds them to about a quarter
+// above it (a token per 2.4 bytes).
+func wordTokens(w string) int64 {
+	if wordShaped(w) {
+		return int64(len(w)+5) / 6
+	}
+	return int64(2*len(w)+2) / 3
+}
+
+// isRunByte says whether c is one of base64's characters (either
+// alphabet, with its padding): a run of them is a word, a number, an
+// identifier or an encoded blob.
+func isRunByte(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' ||
+		c == '+' || c == '/' || c == '=' || c == '-' || c == '_'
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// textTokens reckons at most how many tokens s (a string the JSON
+// reader decoded) holds, by the pieces a tokenizer cuts text into before
+// it looks them up in its vocabulary: a word (wordTokens; a space, or a
+// mark before a word-shaped word, joins it), a number (a token per two
+// digits), a mark (one, a pair common in code one: markTokens), a run of
+// spaces (one, but for a single space before a word or a mark, which
+// joins it), a run of one character repeated (a token per three bytes),
+// a byte of a non-ASCII
+// character one, and each byte of a run of base64 at least denseRun
+// long holding a digit and a letter one. Random text is cut into far
+// shorter pieces than English: random letters about two a token, random
+// printable ASCII under one and a half bytes a token, where a token per
+// three bytes reckoned half of that or less. The reckoning is at least
+// that of a token per three bytes with a token for each denseBytes byte
+// (English and code, reckoned at most a few tenths above it by the
+// pieces, stay there). Where runs is false (a medium's base64, billed
+// by the medium) only the non-ASCII characters count beyond a token per
+// three bytes.
+func textTokens(s string, runs bool) int64 {
+	d := denseBytes(s, runs)
+	floor := (int64(len(s))-d)/bytesPerToken + d
+	if !runs {
+		return floor
+	}
+	var n int64
+	for i := 0; i < len(s); {
+		if k := repeats(s, i); k >= minRepeat {
+			n += int64(k+2) / 3
+			i += k
+			continue
+		}
+		j := i + 1
+		switch c := s[i]; {
+		case c >= 0x80:
+			n++
+		case isRunByte(c):
+			for j < len(s) && isRunByte(s[j]) {
+				j++
+			}
+			n += runTokens(s[i:j])
+		case isSpace(c):
+			for j < len(s) && isSpace(s[j]) {
+				j++
+			}
+			if rest := int64(j - i); rest > 1 || j == len(s) || !isLetter(s[j]) && !isMark(s[j]) {
+				n += 1 + (rest-1)/8
+			}
+		default:
+			for j < len(s) && isMark(s[j]) {
+				j++
+			}
+			end := j
+			if shapedWordAt(s, j) {
+				end-- // the last mark joins the word
+			}
+			n += markTokens(s[i:end])
+		}
+		i = j
+	}
+	return max(n, floor)
+}
+
+// minRepeat is the shortest run of one ASCII character repeated that
+// textTokens reckons at a token per three bytes: a tokenizer's
+// vocabulary holds such runs (a line of dashes, padding, a letter held
+// down) at three bytes a token or more (digits) or far more (the rest).
+const minRepeat = 4
+
+// repeats is how many times s[i], an ASCII character, is repeated from
+// i on (0 for a byte of a non-ASCII character).
+func repeats(s string, i int) int {
+	if s[i] >= 0x80 {
+		return 0
+	}
+	k := i + 1
+	for k < len(s) && s[k] == s[i] {
+		k++
+	}
+	return k - i
+}
+
+// isMark says whether c is ASCII punctuation but base64's characters.
+func isMark(c byte) bool {
+	return c < 0x80 && !isRunByte(c) && !isSpace(c) && c > ' '
+}
+
+// wordStarts says whether a word starts at r[j], a letter after a
+// letter: an upper case one after a lower case one (camelCase), or
+// before one (the Server of HTTPServer).
+func wordStarts(r string, j int) bool {
+	return isUpper(r[j]) && (!isUpper(r[j-1]) || j+1 < len(r) && isLetter(r[j+1]) && !isUpper(r[j+1]))
+}
+
+// runTokens reckons the tokens of a run of base64's characters (see
+// textTokens): all of it dense where it is at least denseRun long and
+// holds a digit and a letter; otherwise its words (split where a lower
+// case letter meets an upper case one, as camelCase and HTTPServer are),
+// numbers and marks.
+func runTokens(r string) int64 {
+	if denseBytes(r, true) > 0 {
+		return int64(len(r))
+	}
+	var n int64
+	for i := 0; i < len(r); {
+		if k := repeats(r, i); k >= minRepeat {
+			n += int64(k+2) / 3
+			i += k
+			continue
+		}
+		j := i + 1
+		switch c := r[i]; {
+		case isLetter(c):
+			for j < len(r) && isLetter(r[j]) && !wordStarts(r, j) {
+				j++
+			}
+			n += wordTokens(r[i:j])
+		case isDigit(c):
+			for j < len(r) && isDigit(r[j]) {
+				j++
+			}
+			n += int64(j-i+1) / 2
+		default:
+			if !shapedWordAt(r, j) {
+				n++ // else it joins the word
+			}
+		}
+		i = j
+	}
+	return n
+}
+
+// commonMarks is pairs of marks common in code and JSON, each a token
+// (or part of one) of a tokenizer's vocabulary.
+const commonMarks = `":",{}()[]);),].},};])}))]]}}:===!=<=>=&&||//*/->=><-++--..::("")["]{""}\"(*&(!(*)',')('` +
+	"`,`)"
+
+// markTokens reckons the tokens of a run of marks: a token for each
+// pair of commonMarks, and for each other mark.
+func markTokens(m string) int64 {
+	var n int64
+	for i := 0; i < len(m); i++ {
+		n++
+		if i+1 < len(m) && commonMark(m[i], m[i+1]) {
+			i++
+		}
+	}
+	return n
+}
+
+// commonMark says whether a and b are a pair of commonMarks.
+func commonMark(a, b byte) bool {
+	for i := 0; i+1 < len(commonMarks); i += 2 {
+		if commonMarks[i] == a && commonMarks[i+1] == b {
+			return true
+		}
+	}
+	return false
+}
+
+// shapedWordAt says whether a word of two letters or more, shaped like
+// one (wordShaped), starts at s[j]: a mark before it joins its token.
+func shapedWordAt(s string, j int) bool {
+	k := j
+	for k < len(s) && isLetter(s[k]) && (k == j || !wordStarts(s, k)) {
+		k++
+	}
+	return k-j >= 2 && wordShaped(s[j:k])
 }

@@ -1,0 +1,92 @@
+package egress
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// randomText is words (n of them, each of lo to hi bytes of alphabet,
+// a fixed pseudo-random stream's choice) joined by sep.
+func randomText(n, lo, hi int, alphabet, sep string) string {
+	x := uint32(88172645)
+	next := func(k int) int {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		return int(x % uint32(k))
+	}
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		for range lo + next(hi-lo+1) {
+			b.WriteByte(alphabet[next(len(alphabet))])
+		}
+	}
+	return b.String()
+}
+
+const (
+	lowerLetters = "abcdefghijklmnopqrstuvwxyz"
+	upperLetters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	digits       = "0123456789"
+	marks        = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+)
+
+// TestTextTokens: random text, which a tokenizer cuts into pieces of two
+// bytes or fewer, is reckoned at least at the tokens a tokenizer makes
+// of it (perByte: the fewest bytes a token of OpenAI's o200k_base and
+// cl100k_base tokenizers held for such text, measured on text of the
+// same kind), where a token per three bytes reckoned half of that or
+// less; English and code stay near a token per three bytes (at most
+// within: the most it may reckon, as a multiple of that), which is
+// already above what they hold (about four bytes a token).
+func TestTextTokens(t *testing.T) {
+	t.Parallel()
+	readme := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	uuids := strings.ReplaceAll(randomText(4000, 8, 8, "0123456789abcdef", " "), " ", "-")
+	for _, r := range []struct {
+		name    string
+		s       string
+		perByte float64 // bytes a token held at the fewest (0: not random)
+		within  float64
+	}{
+		{"random lower case words of 8 to 15 letters", randomText(3000, 8, 15, lowerLetters, " "), 1.95, 0},
+		{"random lower case words of 1 to 15 letters", randomText(3000, 1, 15, lowerLetters, " "), 1.98, 0},
+		{"random words of 3 to 6 letters", randomText(3000, 3, 6, lowerLetters, " "), 2.07, 0},
+		{"random letters, one a word", randomText(3000, 1, 1, lowerLetters, " "), 2, 0},
+		{"random lower case words joined by dots", randomText(3000, 8, 15, lowerLetters, "."), 1.88, 0},
+		{"random upper case words", randomText(3000, 8, 15, upperLetters, " "), 1.79, 0},
+		{"random mixed case words", randomText(3000, 8, 15, lowerLetters+upperLetters, " "), 1.61, 0},
+		{"random identifiers of 1 to 15 letters and digits", randomText(3000, 1, 15, lowerLetters+upperLetters+digits, " "), 1.48, 0},
+		{"random snake case", randomText(3000, 3, 8, lowerLetters, "_"), 1.9, 0},
+		{"random numbers", randomText(3000, 1, 15, digits, " "), 2.25, 0},
+		{"random hex words", randomText(3000, 8, 15, "0123456789abcdef", " "), 1.66, 0},
+		{"hex words joined by dashes", uuids, 1.59, 0},
+		{"random marks", randomText(1, 30000, 30000, marks, ""), 1.51, 0},
+		{"random printable ASCII", randomText(1, 30000, 30000, lowerLetters+upperLetters+digits+marks+" ", ""), 1.32, 0},
+		{"English", readme("../../docs/architecture.md"), 0, 1.02},
+		{"Go", readme("gateway.go"), 0, 1.1},
+		{"Go tests", readme("gateway_test.go"), 0, 1.2},
+		{"lines of dashes", strings.Repeat(strings.Repeat("-", 79)+"\n", 100), 0, 1.05},
+		{"a letter held down", strings.Repeat("x", 60000), 0, 1.01},
+		{"short words", strings.Repeat("the cat sat on a mat, and it was not a dog. ", 1000), 0, 1.15},
+	} {
+		got := textTokens(r.s, true)
+		third := float64(len(r.s)) / bytesPerToken
+		switch {
+		case r.perByte > 0 && float64(got) < float64(len(r.s))/r.perByte:
+			t.Errorf("%s: reckoned %d tokens, a tokenizer makes %.0f", r.name, got, float64(len(r.s))/r.perByte)
+		case r.within > 0 && float64(got) > r.within*third:
+			t.Errorf("%s: reckoned %d tokens, %.2f times a token per three bytes, over %.2f", r.name, got, float64(got)/third, r.within)
+		}
+	}
+}
