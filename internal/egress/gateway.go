@@ -555,6 +555,15 @@ func (g *Gateway) pinnedTier() string {
 // budget's remainder pays for none of.
 var ErrSearchBudget = errors.New("what the budget has left pays for no web search or compaction of this call's prompt")
 
+// storedPromptTokens is how long a prompt the provider holds (shape
+// .stored) is reckoned at least, when its readings are: the longest any
+// of the providers' models takes (a million tokens, OpenAI's a little
+// over). A chain of stored responses, a conversation, a context cache
+// or an uploaded file may hold that much; reckoned at 200K before, a
+// call with search let five times as many readings through as its part
+// of the budget paid for.
+const storedPromptTokens = 1_050_000
+
 // bytesPerToken is how many bytes of a call's body the gateway reckons a
 // token of its prompt: about four of English text, three of code; fewer
 // makes more tokens, so a reading is reckoned dearer.
@@ -572,7 +581,7 @@ const bytesPerToken = 3
 // billed as input, and bills a fee, and a compaction reads it again too,
 // once and after each search (Worth prices them in the bound's units; a
 // prompt the provider holds, shape.stored, is reckoned at
-// LongPromptTokens at least): with 8 searches let through whatever was
+// storedPromptTokens at least): with 8 searches let through whatever was
 // left, one call overran a nearly spent budget by nine readings of its
 // prompt. Where the part pays for no search each tool may make, or not
 // for a compaction's reading, the call is refused (ErrSearchBudget).
@@ -639,9 +648,8 @@ func (g *Gateway) readingWorth(shape bodyShape, model string, size int64) (readi
 	u := usage.Usage{InputTokens: shape.promptTokens(size) + 1}
 	if shape.stored {
 		// The prompt holds what the provider keeps, which the body
-		// does not show: reckoned as long as a prompt billed at the
-		// normal rates may be.
-		u.InputTokens = max(u.InputTokens, LongPromptTokens)
+		// does not show: reckoned as long as any model's may be.
+		u.InputTokens = max(u.InputTokens, storedPromptTokens)
 	}
 	if g.Worth == nil {
 		return u.InputTokens, u.InputTokens

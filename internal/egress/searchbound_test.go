@@ -54,10 +54,18 @@ func TestRedTeamGatewayBoundsSearchesByTheBudget(t *testing.T) {
 			`{"model":"gpt-6.1-sol","input":"` + long + `","tools":[{"type":"tool_search"}]}`, 2000, 0},
 		// A short body whose prompt the provider holds: an earlier
 		// response's conversation, a stored conversation, an uploaded
-		// file. It is reckoned as long as a prompt billed at the normal
-		// rates may be (200K tokens), which pays for no search here.
+		// file. It is reckoned as long as any model's prompt may be (a
+		// million tokens), which pays for no search here.
 		{"openai, a stored conversation", ProviderOpenAI, "/responses",
 			`{"model":"gpt-6.1-sol","previous_response_id":"resp_1","input":"again","tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
+		// A chain of responses (or a conversation, a cache, a file) may
+		// hold as much as the model takes, a million tokens, not 200K:
+		// where the budget pays for 8 readings of 200K, it pays for 2 of
+		// a million.
+		{"openai, a stored conversation, much left", ProviderOpenAI, "/responses",
+			`{"model":"gpt-6.1-sol","previous_response_id":"resp_1","input":"again","tools":[{"type":"web_search","external_web_access":false}]}`, 500000, 2},
+		{"anthropic, an uploaded file, much left", ProviderAnthropic, "/v1/messages",
+			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file_id":"file_1"}}]}]}`, 500000, 2},
 		{"openai, a conversation", ProviderOpenAI, "/responses",
 			`{"model":"gpt-6.1-sol","conversation":{"id":"conv_1"},"input":"again","tools":[{"type":"web_search","external_web_access":false}]}`, 20000, 0},
 		{"openai, an uploaded file", ProviderOpenAI, "/responses",
