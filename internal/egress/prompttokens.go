@@ -62,10 +62,10 @@ func (w *bodyWalk) noteDense(key, v string, under bool) {
 	top := &w.stack[len(w.stack)-1]
 	switch {
 	case key != "" && mediaKey(key):
-		w.shape.extra += extraTokens(v, false)
+		w.shape.extra += extraTokens(v, false) + pixelTokens(v)
 		top.media += extraTokens(v, true) - extraTokens(v, false)
 	case under || key == "filedata":
-		w.shape.extra += extraTokens(v, !strings.HasPrefix(strings.ToLower(v), "data:image/"))
+		w.shape.extra += extraTokens(v, !strings.HasPrefix(strings.ToLower(v), "data:image/")) + pixelTokens(v)
 	default:
 		w.shape.extra += extraTokens(v, true)
 	}
@@ -75,11 +75,29 @@ func (w *bodyWalk) noteDense(key, v string, under bool) {
 		// any length, and an image of each page.
 		w.shape.stored = true
 	}
+	if (key == "mediatype" || key == "mimetype") && mediaByLength(v) || (under || key == "filedata") && mediaByLength(strings.TrimPrefix(strings.ToLower(v), "data:")) {
+		// Video or audio given inline bills by its length, which a
+		// still picture or silence holds in a few bytes a second.
+		w.shape.stored = true
+	}
 	switch {
 	case key == "type" && fold(v) == "text",
 		(key == "mediatype" || key == "mimetype") && strings.HasPrefix(strings.ToLower(v), "text/"):
 		top.textMedia = true
 	}
+}
+
+// pixelTokens is how many tokens the image v (its base64 or a data:
+// URL) may be billed by its pixels (imageTokens) past a token per three
+// of its bytes.
+func pixelTokens(v string) int64 {
+	return max(imageTokens(v)-int64(len(v))/bytesPerToken, 0)
+}
+
+// mediaByLength says whether the media type t names video or audio.
+func mediaByLength(t string) bool {
+	t = strings.ToLower(t)
+	return strings.HasPrefix(t, "video/") || strings.HasPrefix(t, "audio/")
 }
 
 // promptTokens is how many tokens the gateway reckons a call's prompt

@@ -1,0 +1,91 @@
+package egress
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"image"
+	_ "image/gif"  // the sizes of GIF images given inline
+	_ "image/jpeg" // of JPEG ones
+	_ "image/png"  // of PNG ones
+	"io"
+	"strings"
+)
+
+// Images given inline are billed by their size in pixels, not their
+// bytes: Anthropic's about a token per 750 pixels (up to about 1,600,
+// more for its high-resolution models), OpenAI's original detail a
+// patch of 32 by 32 each (up to 10,000, times 1.62 for its small
+// models), Gemini's a few hundred per tile of 768 by 768. imagePixels
+// is the pixels a token of any of them holds at the fewest, and
+// maxImageTokens the most tokens one image is billed: what an image
+// whose size cannot be read is reckoned at.
+const (
+	imagePixels    = 600
+	maxImageTokens = 16384
+)
+
+// imageTokens reckons the tokens an image given inline as b64 (its
+// base64, or a data: URL) may be billed, at most: by its width and
+// height (imagePixels), maxImageTokens where they cannot be read from
+// an image's header, and 0 where b64 is no image (a document, audio).
+func imageTokens(b64 string) int64 {
+	if strings.HasPrefix(strings.ToLower(b64), "data:") {
+		_, b64, _ = strings.Cut(b64, ",")
+	}
+	if len(b64) < 8 {
+		return 0
+	}
+	head := make([]byte, 32)
+	n, _ := io.ReadFull(base64.NewDecoder(base64.StdEncoding, strings.NewReader(b64[:min(len(b64), 44)])), head)
+	head = head[:n]
+	if !imageMagic(head) {
+		return 0
+	}
+	w, h, ok := webpSize(head)
+	if !ok {
+		cfg, _, err := image.DecodeConfig(base64.NewDecoder(base64.StdEncoding, strings.NewReader(b64)))
+		w, h, ok = int64(cfg.Width), int64(cfg.Height), err == nil
+	}
+	if !ok || w <= 0 || h <= 0 || w > maxImageTokens*imagePixels || h > maxImageTokens*imagePixels {
+		return maxImageTokens
+	}
+	return min(w*h/imagePixels+1, maxImageTokens)
+}
+
+// imageMagic says whether head begins as an image format a provider
+// takes does: PNG, JPEG, GIF, WebP, HEIC or HEIF, AVIF.
+func imageMagic(head []byte) bool {
+	s := string(head)
+	switch {
+	case strings.HasPrefix(s, "\x89PNG"), strings.HasPrefix(s, "\xff\xd8"), strings.HasPrefix(s, "GIF8"):
+		return true
+	case strings.HasPrefix(s, "RIFF") && len(s) >= 12 && s[8:12] == "WEBP":
+		return true
+	case len(s) >= 12 && s[4:8] == "ftyp":
+		switch s[8:12] {
+		case "heic", "heix", "hevc", "heim", "heis", "mif1", "msf1", "avif", "avis":
+			return true
+		}
+	}
+	return false
+}
+
+// webpSize reads a WebP image's width and height from its first 30
+// bytes (head): the canvas of an extended one (VP8X), or the frame of a
+// lossless (VP8L) or lossy (VP8) one.
+func webpSize(head []byte) (w, h int64, ok bool) {
+	if len(head) < 30 || string(head[:4]) != "RIFF" || string(head[8:12]) != "WEBP" {
+		return 0, 0, false
+	}
+	u24 := func(b []byte) int64 { return int64(b[0]) | int64(b[1])<<8 | int64(b[2])<<16 }
+	switch string(head[12:16]) {
+	case "VP8X":
+		return u24(head[24:27]) + 1, u24(head[27:30]) + 1, true
+	case "VP8L":
+		bits := binary.LittleEndian.Uint32(head[21:25])
+		return int64(bits&0x3fff) + 1, int64(bits>>14&0x3fff) + 1, head[20] == 0x2f
+	case "VP8 ":
+		return int64(binary.LittleEndian.Uint16(head[26:28]) & 0x3fff), int64(binary.LittleEndian.Uint16(head[28:30]) & 0x3fff), true
+	}
+	return 0, 0, false
+}

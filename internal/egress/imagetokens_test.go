@@ -1,0 +1,155 @@
+package egress
+
+import (
+	"bytes"
+	"encoding/base64"
+	"image"
+	"image/color"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// blankPNG is the base64 of a w×h PNG of one colour, two in its
+// palette: a bit a pixel, compressed to a few hundred bytes.
+func blankPNG(t testing.TB, w, h int) string {
+	t.Helper()
+	img := image.NewPaletted(image.Rect(0, 0, w, h), color.Palette{color.White, color.Black})
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+// jpegEncode writes a w×h grey JPEG to b.
+func jpegEncode(b io.Writer, w, h int) error {
+	return jpeg.Encode(b, image.NewGray(image.Rect(0, 0, w, h)), nil)
+}
+
+// gifEncode writes a w×h GIF of one colour to b.
+func gifEncode(b io.Writer, w, h int) error {
+	return gif.Encode(b, image.NewPaletted(image.Rect(0, 0, w, h), color.Palette{color.White, color.Black}), nil)
+}
+
+// TestRedTeamImagesReckonedByTheirPixels: a provider bills an image by
+// its size in pixels (Anthropic up to about 1,600 tokens, more for its
+// high-resolution models; OpenAI's original detail up to 10,000 patches),
+// not its bytes, and the gateway reckoned an image's base64 at a token
+// per three bytes. A PNG of one colour, 2000 pixels square, is a few
+// hundred bytes: 150 of them, 2,000 tokens each or more (300K), in a
+// body of 100 KB were reckoned at 35K tokens, so the call's bound was
+// priced at the ordinary rate, and its searches' readings at a sixth of
+// what they bill. An image is now reckoned by its width and height (a
+// token per 600 pixels, at most 16,384), where that is more than its
+// bytes reckon.
+func TestRedTeamImagesReckonedByTheirPixels(t *testing.T) {
+	t.Parallel()
+	img := blankPNG(t, 2000, 2000)
+	var anthropic, openai, gemini []string
+	for range 150 {
+		anthropic = append(anthropic, `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"`+img+`"}}`)
+		openai = append(openai, `{"type":"input_image","detail":"high","image_url":"data:image/png;base64,`+img+`"}`)
+		gemini = append(gemini, `{"inlineData":{"mimeType":"image/png","data":"`+img+`"}}`)
+	}
+	small := blankPNG(t, 100, 100)
+	for _, r := range []struct {
+		name, body, want string
+	}{
+		{"anthropic", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[` + strings.Join(anthropic, ",") + `]}]}`, "claude-sonnet-5-5" + LongPrompt},
+		{"openai", `{"model":"gpt-5","input":[{"role":"user","content":[` + strings.Join(openai, ",") + `]}]}`, "gpt-5" + LongPrompt},
+		{"gemini", `{"contents":[{"role":"user","parts":[` + strings.Join(gemini, ",") + `]}]}`, "gemini-3-pro" + LongPrompt},
+		{"a small image", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + small + `"}}]}]}`, "claude-sonnet-5-5"},
+		// Video and audio given inline bill by their length (Gemini: 263
+		// tokens a second of video, 32 of audio), which a still video
+		// or silence holds in a few bytes a second.
+		{"gemini, a video", `{"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"video/mp4","data":"AAAAIGZ0eXBpc29t"}}]}]}`, "gemini-3-pro" + LongPrompt},
+		{"gemini, audio", `{"contents":[{"role":"user","parts":[{"inline_data":{"mime_type":"Audio/ogg","data":"T2dnUwACAAAAAAAA"}}]}]}`, "gemini-3-pro" + LongPrompt},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			p, path := ProviderAnthropic, "/v1/messages"
+			switch {
+			case strings.Contains(r.body, "gpt-5"):
+				p, path = ProviderOpenAI, "/responses"
+			case strings.Contains(r.body, "contents"):
+				p, path = ProviderGemini, "/v1beta/models/gemini-3-pro:generateContent"
+			}
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				io.Copy(io.Discard, req.Body)
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"model":"m","usage":{"input_tokens":1,"output_tokens":1}}`)
+			}))
+			defer hs.Close()
+			u, _ := url.Parse(hs.URL)
+			var mu sync.Mutex
+			var asked []string
+			g := &Gateway{Provider: p, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
+				Cap: func(model string) (int64, func()) {
+					mu.Lock()
+					defer mu.Unlock()
+					asked = append(asked, model)
+					return 100000, nil
+				}}
+			c, stop := ServeGatewayForTest(t, g)
+			req, _ := http.NewRequest(http.MethodPost, "http://gateway"+path, strings.NewReader(r.body))
+			req.Header.Set("X-Api-Key", "ph")
+			req.Header.Set("Authorization", "Bearer ph")
+			status, msg := statusOf(t, c, req)
+			stop()
+			mu.Lock()
+			defer mu.Unlock()
+			if status != http.StatusOK || len(asked) == 0 || asked[0] != r.want {
+				t.Errorf("status %d (%.200s), Cap asked for %q, want %q first (body %d bytes)", status, msg, asked, r.want, len(r.body))
+			}
+		})
+	}
+}
+
+// TestImageTokens: an image's tokens are reckoned from the size its
+// header gives, in each format a provider takes; one whose size cannot
+// be read at the most an image bills; anything else not at all.
+func TestImageTokens(t *testing.T) {
+	t.Parallel()
+	enc := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+	var jpg, gif bytes.Buffer
+	if err := jpegEncode(&jpg, 1200, 600); err != nil {
+		t.Fatal(err)
+	}
+	if err := gifEncode(&gif, 300, 200); err != nil {
+		t.Fatal(err)
+	}
+	riff := func(chunk string, body []byte) string {
+		b := append([]byte("RIFF\x00\x00\x00\x00WEBP"+chunk+"\x0a\x00\x00\x00"), body...)
+		return enc(append(b, make([]byte, 16)...))
+	}
+	for _, r := range []struct {
+		name, b64 string
+		want      int64
+	}{
+		{"png", blankPNG(t, 3000, 1200), 3000*1200/imagePixels + 1},
+		{"png as a data URL", "data:image/png;base64," + blankPNG(t, 600, 600), 601},
+		{"jpeg", enc(jpg.Bytes()), 1200*600/imagePixels + 1},
+		{"gif", enc(gif.Bytes()), 300*200/imagePixels + 1},
+		{"webp, extended", riff("VP8X", []byte{0, 0, 0, 0, 0xff, 0x0f, 0, 0xff, 0x0f, 0}), maxImageTokens}, // 4096 square
+		{"webp, lossless", riff("VP8L", []byte{0x2f, 0xff, 0xc3, 0xff, 0x00}), 1024*1024/imagePixels + 1},
+		{"webp, lossy", riff("VP8 ", []byte{0, 0, 0, 0x9d, 0x01, 0x2a, 0x00, 0x04, 0x00, 0x02}), 1024*512/imagePixels + 1},
+		{"webp, unreadable", riff("VP8Z", nil), maxImageTokens},
+		{"heic", enc([]byte("\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic")), maxImageTokens},
+		{"png, cut short", enc([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR")), maxImageTokens},
+		{"a PDF", enc([]byte("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")), 0},
+		{"text", enc([]byte("hello, world, hello, world")), 0},
+		{"not base64", "!!!!!!!!!!!!!!!!", 0},
+	} {
+		if got := imageTokens(r.b64); got != r.want {
+			t.Errorf("%s: %d tokens, want %d", r.name, got, r.want)
+		}
+	}
+}
