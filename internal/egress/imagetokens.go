@@ -35,6 +35,10 @@ func imageTokens(b64 string) int64 {
 	if len(b64) < 8 {
 		return 0
 	}
+	if strings.ContainsAny(b64, "-_") {
+		// base64url, which Gemini's reader takes as well.
+		b64 = strings.NewReplacer("-", "+", "_", "/").Replace(b64)
+	}
 	head := make([]byte, 32)
 	n, _ := io.ReadFull(base64.NewDecoder(base64.StdEncoding, strings.NewReader(b64[:min(len(b64), 44)])), head)
 	head = head[:n]

@@ -142,6 +142,7 @@ func TestImageTokens(t *testing.T) {
 		{"webp, lossless", riff("VP8L", []byte{0x2f, 0xff, 0xc3, 0xff, 0x00}), 1024*1024/imagePixels + 1},
 		{"webp, lossy", riff("VP8 ", []byte{0, 0, 0, 0x9d, 0x01, 0x2a, 0x00, 0x04, 0x00, 0x02}), 1024*512/imagePixels + 1},
 		{"webp, unreadable", riff("VP8Z", nil), maxImageTokens},
+		{"webp in base64url", strings.NewReplacer("+", "-", "/", "_").Replace(enc(append([]byte("RIFF\xfb\xff\xff\x00WEBPVP8L\x0a\x00\x00\x00\x2f\xff\xc3\xff\x00"), make([]byte, 16)...))), 1024*1024/imagePixels + 1},
 		{"heic", enc([]byte("\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic")), maxImageTokens},
 		{"png, cut short", enc([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR")), maxImageTokens},
 		{"a PDF", enc([]byte("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")), 0},
