@@ -339,7 +339,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	a := &answerUsage{p: g.Provider}
 	scan := newAnswerScan(isEventStream(resp.Header), a)
 	whole := streamAnswer(w, resp, scan, orphan, g.Key)
-	g.meterCall(g.askedModel(rel, shape), size, resp, &meterRead{usage: a, bytes: scan.bytes}, whole, cutShort(upCtx, bound))
+	g.meterCall(g.askedModel(rel, shape), size, resp, &meterRead{usage: a, bytes: scan.bytes, chose: shape.namesGlobal()}, whole, cutShort(upCtx, bound))
 }
 
 // refuseCall answers a call the gateway does not pass on for err: 403

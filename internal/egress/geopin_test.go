@@ -41,6 +41,9 @@ func TestRedTeamGatewayReckonsTheDefaultRegion(t *testing.T) {
 		{"global named", "https://api.anthropic.com", "", "us", `{"model":"claude-sonnet-5-5","max_tokens":10,"inference_geo":"global","messages":[]}`, "claude-sonnet-5-5"},
 		{"after an answer named global", "https://api.anthropic.com", first, "global", first, "claude-sonnet-5-5"},
 		{"after an answer named the region", "https://api.anthropic.com", first, "us", first, "claude-sonnet-5-5"},
+		// An answer to a call that named global says nothing of where
+		// the calls naming none run.
+		{"after a call naming global", "https://api.anthropic.com", `{"model":"claude-sonnet-5-5","max_tokens":10,"inference_geo":"global","messages":[]}`, "us", first, "claude-sonnet-5-5" + RegionalInference},
 		{"after an answer of a model without regions", "https://api.anthropic.com", first, "not_available", first, "claude-sonnet-5-5"},
 		{"another base URL", "https://llm.internal.test", "", "us", first, "claude-sonnet-5-5"},
 	} {

@@ -22,8 +22,9 @@ import (
 type Meter struct {
 	mu      sync.Mutex
 	byModel map[string]usage.Usage
-	// geo says an answer counted named the region it ran in (global
-	// too): calls naming none run in the same one (regionKnown).
+	// geo says the answer to a call naming no region named the region
+	// it ran in (global too): calls naming none run in the same one
+	// (regionKnown).
 	geo bool
 }
 
@@ -153,15 +154,16 @@ func (m *Meter) seenMarks() string {
 	return tier + geo
 }
 
-// sawRegion notes that an answer named the region it ran in.
+// sawRegion notes that the answer to a call naming no region named the
+// region it ran in.
 func (m *Meter) sawRegion() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.geo = true
 }
 
-// regionKnown says whether an answer counted on m (not nil) named the
-// region it ran in.
+// regionKnown says whether the answer to a call naming no region,
+// counted on m (not nil), named the region it ran in.
 func (m *Meter) regionKnown() bool {
 	if m == nil {
 		return false
@@ -868,6 +870,9 @@ func isEventStream(h http.Header) bool {
 type meterRead struct {
 	usage *answerUsage
 	bytes int64
+	// chose says the call named the region it runs in: its answer's
+	// region tells nothing of where calls naming none run.
+	chose bool
 }
 
 // meterCall counts one billed call on g.Meter: the usage the provider's
@@ -914,15 +919,21 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 		tier = g.Meter.seenMarks()
 	}
 	g.Meter.Add(marked(model, tier, u), u)
-	if read != nil && read.usage.geoNamed {
-		g.Meter.sawRegion()
-	}
+	read.noteRegion(g.Meter)
 	if read != nil {
 		for m, x := range read.usage.beyond {
 			// The parts run beside the answer's own model (an advisor's
 			// consults) are taken to run in its tier.
 			g.Meter.Add(marked(cmp.Or(m, model), tier, x), x)
 		}
+	}
+}
+
+// noteRegion notes on m that the key's calls run in a region read
+// (nil: none read) named, where the call named none itself.
+func (read *meterRead) noteRegion(m *Meter) {
+	if read != nil && read.usage.geoNamed && !read.chose {
+		m.sawRegion()
 	}
 }
 
