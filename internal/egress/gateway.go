@@ -490,7 +490,7 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	}
 	model := g.askedModel(rel, shape)
 	priced := model
-	if g.defaultRegion(shape) {
+	if g.defaultRegion(shape.namesGlobal()) {
 		priced += RegionalInference
 	}
 	if shape.stored || shape.promptTokens(size) > LongPromptTokens {
@@ -514,7 +514,9 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	return body, n, release, shape.boundUnder(limit, inserted), nil
 }
 
-// defaultRegion says whether a call (shape) may run in one region,
+// defaultRegion says whether a call (global: naming the global region
+// in each copy of its inference_geo, bodyShape.namesGlobal) may run in
+// one region,
 // billed 1.1 times the list price, with nothing yet to tell: an
 // Anthropic call to the provider's own API that does not name the
 // global region, before any answer through the gateway named the
@@ -524,8 +526,8 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 // tenth more than it set aside. The gateway does not pin "global" as it
 // pins the tier: a workspace may forbid it, and models before Opus 4.6
 // refuse the member.
-func (g *Gateway) defaultRegion(shape bodyShape) bool {
-	return g.Provider == ProviderAnthropic && g.pinnedTier() != "" && !shape.namesGlobal() && !g.Meter.regionKnown()
+func (g *Gateway) defaultRegion(global bool) bool {
+	return g.Provider == ProviderAnthropic && g.pinnedTier() != "" && !global && !g.Meter.regionKnown()
 }
 
 // pinnedTier is the service tier a bounded call to the provider's own

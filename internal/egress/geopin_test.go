@@ -90,3 +90,47 @@ func TestRedTeamGatewayReckonsTheDefaultRegion(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamGatewayCutFirstCallAtTheDefaultRegion: under a regional
+// default, the step's first call (naming no region) is cut before its
+// answer names one, or answered without usage: counted at its floor, it
+// was counted at the list price, where the provider billed it a tenth
+// more. Until an answer names the region, such a call to the provider's
+// own API is counted in one region.
+func TestRedTeamGatewayCutFirstCallAtTheDefaultRegion(t *testing.T) {
+	t.Parallel()
+	for _, r := range []struct {
+		name, upstream, body string
+		regional             bool
+	}{
+		{"the provider's API", "https://api.anthropic.com", `{"model":"claude-sonnet-5-5","max_tokens":10,"messages":[]}`, true},
+		{"global named", "https://api.anthropic.com", `{"model":"claude-sonnet-5-5","max_tokens":10,"inference_geo":"global","messages":[]}`, false},
+		{"another base URL", "https://llm.internal.test", `{"model":"claude-sonnet-5-5","max_tokens":10,"messages":[]}`, false},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				io.Copy(io.Discard, req.Body)
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"model":"claude-sonnet-5-5","content":[]}`)
+			}))
+			defer hs.Close()
+			u, _ := url.Parse(r.upstream)
+			hu, _ := url.Parse(hs.URL)
+			m := &Meter{}
+			g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: m, Transport: toHost{hu.Host}}
+			c, stop := ServeGatewayForTest(t, g)
+			req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(r.body))
+			req.Header.Set("X-Api-Key", "ph")
+			statusOf(t, c, req)
+			stop()
+			var names []string
+			for name := range m.Totals() {
+				names = append(names, name)
+			}
+			if len(names) != 1 || strings.HasSuffix(names[0], RegionalInference) != r.regional {
+				t.Errorf("counted under %q, want one name, in one region: %v", names, r.regional)
+			}
+		})
+	}
+}

@@ -916,7 +916,7 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 	if read == nil || !read.usage.named {
 		// An answer cut before it named its tier, or without one, ran
 		// in the tier the key's other calls ran in.
-		tier = g.Meter.seenMarks()
+		tier = g.unnamedMarks(read)
 	}
 	g.Meter.Add(marked(model, tier, u), u)
 	read.noteRegion(g.Meter)
@@ -927,6 +927,18 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 			g.Meter.Add(marked(cmp.Or(m, model), tier, x), x)
 		}
 	}
+}
+
+// unnamedMarks is the marks of a call whose answer (read, nil for none)
+// named no tier or region: the dearest tier and the region earlier
+// answers named, and one region where the call may run in the key's
+// default region, which no answer has told yet (defaultRegion).
+func (g *Gateway) unnamedMarks(read *meterRead) string {
+	marks := g.Meter.seenMarks()
+	if !strings.HasSuffix(marks, RegionalInference) && g.defaultRegion(read != nil && read.chose) {
+		marks += RegionalInference
+	}
+	return marks
 }
 
 // noteRegion notes on m that the key's calls run in a region read
