@@ -69,6 +69,8 @@ func TestTextTokens(t *testing.T) {
 		{"random identifiers of 1 to 15 letters and digits", randomText(3000, 1, 15, lowerLetters+upperLetters+digits, " "), 1.48, 0},
 		{"random snake case", randomText(3000, 3, 8, lowerLetters, "_"), 1.9, 0},
 		{"random numbers", randomText(3000, 1, 15, digits, " "), 2.25, 0},
+		{"random numbers in CSV", randomText(8000, 1, 7, digits, ","), 1.84, 0},
+		{"random signed decimals in CSV", randomText(8000, 1, 7, digits+".-", ","), 1.68, 0},
 		{"random hex words", randomText(3000, 8, 15, "0123456789abcdef", " "), 1.66, 0},
 		{"hex words joined by dashes", uuids, 1.59, 0},
 		{"random marks", randomText(1, 30000, 30000, marks, ""), 1.51, 0},
