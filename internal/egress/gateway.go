@@ -525,9 +525,10 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 // the list price, let the calls running when the budget ran out write a
 // tenth more than it set aside. The gateway does not pin "global" as it
 // pins the tier: a workspace may forbid it, and models before Opus 4.6
-// refuse the member.
+// refuse the member. A call to an OpenAI data residency endpoint
+// (regionalEndpoint) runs in one region whatever it asks.
 func (g *Gateway) defaultRegion(global bool) bool {
-	return g.Provider == ProviderAnthropic && g.pinnedTier() != "" && !global && !g.Meter.regionKnown()
+	return g.Provider == ProviderAnthropic && g.pinnedTier() != "" && !global && !g.Meter.regionKnown() || g.regionalEndpoint()
 }
 
 // pinnedTier is the service tier a bounded call to the provider's own
@@ -542,14 +543,31 @@ func (g *Gateway) defaultRegion(global bool) bool {
 // otherwise (""). The host is compared in any case and without the
 // trailing dot of its absolute form (api.openai.com.), which reaches the
 // same API.
+// OpenAI's data residency endpoints (eu.api.openai.com and the like,
+// regionalEndpoint) reach the same projects and get it too.
 func (g *Gateway) pinnedTier() string {
-	switch host := strings.TrimSuffix(strings.ToLower(g.Upstream.Hostname()), "."); {
-	case g.Provider == ProviderOpenAI && host == "api.openai.com":
+	switch host := g.upstreamHost(); {
+	case g.Provider == ProviderOpenAI && (host == "api.openai.com" || g.regionalEndpoint()):
 		return "default"
 	case g.Provider == ProviderAnthropic && host == "api.anthropic.com":
 		return "standard_only"
 	}
 	return ""
+}
+
+// upstreamHost is the upstream's host name in lower case, without the
+// trailing dot of its absolute form.
+func (g *Gateway) upstreamHost() string {
+	return strings.TrimSuffix(strings.ToLower(g.Upstream.Hostname()), ".")
+}
+
+// regionalEndpoint says whether the upstream is one of OpenAI's data
+// residency endpoints (us., eu., jp.api.openai.com and the like), which
+// run every call in one region and bill the newer models a tenth above
+// the list price: the gateway bounds and meters all its calls in one
+// region (RegionalInference).
+func (g *Gateway) regionalEndpoint() bool {
+	return g.Provider == ProviderOpenAI && strings.HasSuffix(g.upstreamHost(), ".api.openai.com")
 }
 
 // ErrSearchBudget marks a model call with the provider's web search or

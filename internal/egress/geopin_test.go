@@ -134,3 +134,69 @@ func TestRedTeamGatewayCutFirstCallAtTheDefaultRegion(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamGatewayOpenAIRegionalEndpoint: the base URL names one of
+// OpenAI's data residency endpoints (eu.api.openai.com and the like),
+// which bill a tenth above the list price for the newer models and
+// reach the same projects, their priority defaults included. The tier
+// pin compared the host with api.openai.com alone, so the step's first
+// calls went out asking no tier, and every call was bounded and metered
+// at the list price. Such a host now gets the pin, and its calls are
+// bounded and metered in one region (1.1 times).
+func TestRedTeamGatewayOpenAIRegionalEndpoint(t *testing.T) {
+	t.Parallel()
+	for _, r := range []struct {
+		upstream string
+		regional bool
+	}{
+		{"https://eu.api.openai.com/v1", true},
+		{"https://JP.api.openai.com./v1", true},
+		{"https://api.openai.com/v1", false},
+	} {
+		t.Run(r.upstream, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var tiers []string
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				b, _ := io.ReadAll(req.Body)
+				mu.Lock()
+				tiers = serviceTiers(b)
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"model":"gpt-5","service_tier":"default","usage":{"input_tokens":5,"output_tokens":10}}`)
+			}))
+			defer hs.Close()
+			u, _ := url.Parse(r.upstream)
+			hu, _ := url.Parse(hs.URL)
+			var asked []string
+			m := &Meter{}
+			g := &Gateway{Provider: ProviderOpenAI, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: m,
+				Transport: toHost{hu.Host}, Cap: func(model string) (int64, func()) {
+					mu.Lock()
+					defer mu.Unlock()
+					asked = append(asked, model)
+					return 100000, nil
+				}}
+			c, stop := ServeGatewayForTest(t, g)
+			req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/responses", strings.NewReader(`{"model":"gpt-5","input":"hi"}`))
+			req.Header.Set("Authorization", "Bearer ph")
+			if status, msg := statusOf(t, c, req); status != http.StatusOK {
+				t.Fatalf("status %d (%s)", status, msg)
+			}
+			stop()
+			mu.Lock()
+			defer mu.Unlock()
+			want := "gpt-5"
+			if r.regional {
+				want += RegionalInference
+			}
+			var names []string
+			for name := range m.Totals() {
+				names = append(names, name)
+			}
+			if strings.Join(tiers, ",") != "default" || len(asked) != 1 || asked[0] != want || len(names) != 1 || names[0] != want {
+				t.Errorf("the provider got the tiers %q, Cap was asked for %q, the meter counted %q; want default, %q", tiers, asked, names, want)
+			}
+		})
+	}
+}

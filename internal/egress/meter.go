@@ -918,6 +918,7 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 		// in the tier the key's other calls ran in.
 		tier = g.unnamedMarks(read)
 	}
+	tier = g.endpointMarks(tier)
 	g.Meter.Add(marked(model, tier, u), u)
 	read.noteRegion(g.Meter)
 	if read != nil {
@@ -936,6 +937,15 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 func (g *Gateway) unnamedMarks(read *meterRead) string {
 	marks := g.Meter.seenMarks()
 	if !strings.HasSuffix(marks, RegionalInference) && g.defaultRegion(read != nil && read.chose) {
+		marks += RegionalInference
+	}
+	return marks
+}
+
+// endpointMarks is marks (a tier's and a region's) with the region's
+// where the upstream runs every call in one region (regionalEndpoint).
+func (g *Gateway) endpointMarks(marks string) string {
+	if g.regionalEndpoint() && !strings.HasSuffix(marks, RegionalInference) {
 		marks += RegionalInference
 	}
 	return marks
