@@ -22,8 +22,9 @@ import (
 //     condition on the branch, could change without either file
 //     changing), so a repository with includes is scanned every time;
 //   - neither file was changed within racyWindow before it was looked
-//     at, so a rewrite that keeps its size cannot land in the same
-//     timestamp tick as the change recorded.
+//     at (coarseWindow where the file system keeps times in seconds or
+//     hundredths), so a rewrite that keeps its size cannot land in the
+//     same timestamp tick as the change recorded.
 // It is reused only while both files have the same device, inode, size,
 // modification and change time (or are still absent). Every writer of a
 // config file, planex or another process, changes at least the change
@@ -34,6 +35,11 @@ import (
 // lags real time by at most a tick (a few milliseconds); this is far
 // above that.
 const racyWindow = 100 * time.Millisecond
+
+// coarseWindow is racyWindow for a file whose times are kept coarsely
+// (coarseTimes): above FAT's two-second step, with the clock's tick to
+// spare.
+const coarseWindow = 3 * time.Second
 
 // maxScans bounds the answers a Repo keeps (one per worktree and
 // environment); when full, all are dropped.
