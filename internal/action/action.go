@@ -379,7 +379,9 @@ func (r *intake) dispatch(ctx context.Context, ev *event.Event, th thread, cmd *
 
 // planOnIssue plans a command's requirement on an issue, or without one
 // the issue's own text, which waits for an approval under auto-approve
-// when a non-writer wrote it (writtenByOther).
+// or -y when a non-writer wrote it (writtenByOther): its author may edit
+// it in the seconds between a maintainer's reading and commenting, and
+// the event carries the text as it is when the comment is made.
 func (r *intake) planOnIssue(ctx context.Context, ev *event.Event, th thread, cmd *slash.Command) (Outputs, error) {
 	req, manual := cmd.Requirement, ""
 	if strings.TrimSpace(req) == "" {
@@ -388,11 +390,11 @@ func (r *intake) planOnIssue(ctx context.Context, ev *event.Event, th thread, cm
 		}
 		req = issueRequirement(ev.Issue.Title, ev.Issue.Body)
 		var err error
-		if manual, err = r.writtenByOther(ctx, ev.Issue.Author, th.Actor.Login, r.Cfg.AutoApprove); err != nil {
+		if manual, err = r.writtenByOther(ctx, ev.Issue.Author, th.Actor.Login, r.Cfg.AutoApprove || cmd.Yes); err != nil {
 			return Outputs{}, err
 		}
 	}
-	return r.plans.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes, Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login, Manual: manual})
+	return r.plans.plan(ctx, th, planRequest{Requirement: req, Issue: th.Number, Yes: cmd.Yes && manual == "", Concurrency: cmd.Concurrency, RequestedBy: th.Actor.Login, Manual: manual})
 }
 
 // onLabeled plans an issue that was given the planex label.
@@ -421,7 +423,8 @@ func (r *intake) onLabeled(ctx context.Context, ev *event.Event) (Outputs, error
 	return r.talk.failAfter(ctx, th, nil, o, err)
 }
 
-// writtenByOther says, when plans are approved automatically (auto), why
+// writtenByOther says, when plans are approved automatically (auto: the
+// setting, -y or the dispatch form's input), why
 // an issue's plan must wait for an approval all the same: its text is the
 // requirement, and its author, who is not the one who asked for the plan
 // (by), has no write access. They may edit the text after a maintainer
@@ -439,7 +442,7 @@ func (r *intake) writtenByOther(ctx context.Context, author event.User, by strin
 	if dec.Allowed {
 		return "", nil
 	}
-	return fmt.Sprintf("auto-approve is on, but this issue was written by `%s`, who cannot approve plans, and may have been edited since it was labelled or named: read the plan above and approve it with `%s approve <plan-id>`.",
+	return fmt.Sprintf("this plan would run at once (auto-approve or `-y`), but this issue was written by `%s`, who cannot approve plans, and may have been edited since it was read, labelled or named: read the plan above and approve it with `%s approve <plan-id>`.",
 		author.Login, r.Cfg.Trigger), nil
 }
 
