@@ -178,12 +178,13 @@ type watcher struct {
 // watchPlan is what a watcher guards: the step's limits, the folders it
 // writes, its System V shared memory cap in bytes (0: its System V
 // memory is not watched), the memory guard's floor (0: memGuard's own),
-// and what ends the step.
+// the terminal guard's (0: ptyGuard's own), and what ends the step.
 type watchPlan struct {
 	limits   Limits
 	writable []string
 	shmCap   uint64
 	memFloor int64
+	ptyFloor int64
 	end      func()
 }
 
@@ -192,7 +193,7 @@ func watch(p watchPlan) *watcher {
 	guard := newFileGuard("/proc", p.limits.OpenFiles)
 	disk := newDiskGuard(p.writable, unix.Statfs)
 	sysv := sysvGuard{proc: "/proc", shmCap: p.shmCap}
-	ptys := newPtyGuard("/proc")
+	ptys := newPtyGuard("/proc", p.ptyFloor)
 	mem := newMemGuard(func() ([]byte, error) { return os.ReadFile("/proc/meminfo") }, p.memFloor)
 	end := p.end
 	go func() {
@@ -220,8 +221,8 @@ func watch(p watchPlan) *watcher {
 					u.sysvPast = what
 					end()
 				}
-				if n := ptys.check(); n > 0 && u.ptys == 0 {
-					u.ptys, u.ptyLimit = n, ptyDescriptors
+				if v := ptys.check(); (v.held > 0 || v.low) && u.ptys == 0 && !u.ptyPoolLow {
+					u.ptys, u.ptyLimit, u.ptyPoolLow, u.ptyPoolLeft = v.held, ptyDescriptors, v.low, v.left
 					end()
 				}
 			}

@@ -93,11 +93,48 @@ func TestRedTeamPtysBounded(t *testing.T) {
 	}
 }
 
+// TestRedTeamParkedPtysBounded: a contained program mounts a devpts of
+// its own (unshare -Urm), opens terminals there and parks them in flight
+// in a Unix socket it never reads (SCM_RIGHTS), closing its own
+// descriptors: the terminals live on, counted in the machine's pool
+// (kernel.pty.max), but no process's descriptor table lists them, so
+// the guard that counts the step's terminal descriptors saw none. The
+// kernel bounds what a user has in flight only by the sender's
+// descriptor limit (20,000 here), far above the 3071 terminals every
+// container and step shares. The test sets the floor of the pool 256
+// below what is left now and parks 512, not to take the machine's
+// terminals; the step must not hold them to its end.
+func TestRedTeamParkedPtysBounded(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("util-linux's unshare is not installed: no devpts of the program's own to park terminals from")
+	}
+	left := ptyPoolLeft("/proc")
+	if left < 1024 {
+		t.Skipf("the machine has %d terminals left for containers; the test parks 512", left)
+	}
+	s := newSandbox(t)
+	s.ptyFloor = left - 256
+	helper := os.Args[0] + " -test.run=^TestMachineCountsProbeHelper$"
+	script := "unshare -Urm sh -c 'mkdir -p /tmp/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /tmp/pts && PLANEX_COUNTS_PROBE=ptypark:/tmp/pts/ptmx:512 " + helper + "'"
+	out, err := run(t, s, Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}, "/", []string{"PATH=" + os.Getenv("PATH")}, script)
+	if !strings.Contains(out, "parked: ") && !strings.Contains(out, "terminals nearly spent") {
+		t.Fatalf("the probe did not run (%v):\n%s", err, out)
+	}
+	if strings.Contains(out, "held to the end") {
+		t.Errorf("the program held terminals parked in flight past the pool's floor to its end (%v):\n%s", err, out)
+	}
+	if !strings.Contains(out, "terminals nearly spent") {
+		t.Errorf("the step was not ended for the terminals it parked, or said nothing (%v):\n%s", err, out)
+	}
+}
+
 // TestPtyGuard: the watcher's look at a step's terminals, on a /proc
 // made of links: it counts only while the machine's count has grown by
 // more than half the bound since the step started, then only the
 // descriptors of terminals (either end, the init's aside), and reports
-// a step past the bound.
+// a step past the bound; within it, a pool grown past the bound since
+// the step started and below its floor (terminals parked in flight).
 func TestPtyGuard(t *testing.T) {
 	t.Parallel()
 	var ptmx unix.Stat_t
@@ -118,26 +155,42 @@ func TestPtyGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	ptsEnd := fmt.Sprintf("/dev/pts/%d", ptn)
+	// The pool: 4096 less a reserve of 1024, 3072 for containers, of
+	// which a quarter, 768, is the floor. 100 are open at the start.
 	for _, c := range []struct {
 		name       string
 		grown      int
 		ptys, init int
 		want       int64
+		wantLow    bool
 	}{
-		{"many terminals, the machine's count unchanged", 0, ptyDescriptors + 10, 0, 0},
-		{"the count grown, few of them the step's", ptyDescriptors, 3, 0, 0},
-		{"the step's, at the bound", ptyDescriptors, ptyDescriptors, 0, 0},
-		{"the step's, past the bound", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1},
-		{"the init's are not the step's", ptyDescriptors + 40, 3, ptyDescriptors + 40, 0},
-		{"numbered ends", ptyDescriptors + 1, -(ptyDescriptors + 1), 0, ptyDescriptors + 1},
+		{"many terminals, the machine's count unchanged", 0, ptyDescriptors + 10, 0, 0, false},
+		{"the count grown, few of them the step's", ptyDescriptors, 3, 0, 0, false},
+		{"the step's, at the bound", ptyDescriptors, ptyDescriptors, 0, 0, false},
+		{"the step's, past the bound", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1, false},
+		{"the init's are not the step's", ptyDescriptors + 40, 3, ptyDescriptors + 40, 0, false},
+		{"numbered ends", ptyDescriptors + 1, -(ptyDescriptors + 1), 0, ptyDescriptors + 1, false},
+		{"the pool grown past the bound, above its floor", 2000, 3, 0, 0, false},
+		{"the pool below its floor, none of it shown", 2300, 3, 0, 0, true},
+		{"the pool below its floor, within the bound", ptyDescriptors, 3, 0, 0, false},
 	} {
 		proc := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(proc, "sys", "kernel", "pty"), 0o755); err != nil {
+		pty := filepath.Join(proc, "sys", "kernel", "pty")
+		if err := os.MkdirAll(pty, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(proc, "sys", "kernel", "pty", "nr"), "100\n", 0o644)
-		g := newPtyGuard(proc)
-		writeFile(t, filepath.Join(proc, "sys", "kernel", "pty", "nr"), strconv.Itoa(100+c.grown)+"\n", 0o644)
+		writeFile(t, filepath.Join(pty, "max"), "4096\n", 0o644)
+		writeFile(t, filepath.Join(pty, "reserve"), "1024\n", 0o644)
+		start := 100
+		if c.name == "the pool below its floor, within the bound" {
+			start = 2900 // already short at the step's start
+		}
+		writeFile(t, filepath.Join(pty, "nr"), strconv.Itoa(start)+"\n", 0o644)
+		g := newPtyGuard(proc, 0)
+		if g.floor != 768 {
+			t.Errorf("%s: floor %d, want a quarter of 3072", c.name, g.floor)
+		}
+		writeFile(t, filepath.Join(pty, "nr"), strconv.Itoa(start+c.grown)+"\n", 0o644)
 		links := func(pid string, n int) {
 			fd := filepath.Join(proc, pid, "fd")
 			if err := os.MkdirAll(fd, 0o755); err != nil {
@@ -164,8 +217,8 @@ func TestPtyGuard(t *testing.T) {
 		// The step's terminals spread over two processes.
 		links("7", c.ptys/2)
 		links("8", c.ptys-c.ptys/2)
-		if got := g.check(); got != c.want {
-			t.Errorf("%s: check() = %d, want %d", c.name, got, c.want)
+		if got := g.check(); got.held != c.want || got.low != c.wantLow {
+			t.Errorf("%s: check() = %+v, want %d held, low %v", c.name, got, c.want, c.wantLow)
 		}
 	}
 }
@@ -294,6 +347,14 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 			time.Sleep(10 * time.Second)
 		}
 		fmt.Println("held to the end")
+	case strings.HasPrefix(what, "ptypark:"):
+		ptmx, n, _ := strings.Cut(strings.TrimPrefix(what, "ptypark:"), ":")
+		most, _ := strconv.Atoi(n)
+		parked, err := parkPtys(ptmx, most)
+		fmt.Printf("parked: %d, then %v\n", parked, err)
+		os.Stdout.Sync()
+		time.Sleep(10 * time.Second)
+		fmt.Println("held to the end")
 	case what == "memfd":
 		fd, err := unix.MemfdCreate("planex-hog", unix.MFD_CLOEXEC)
 		if err != nil {
@@ -312,6 +373,42 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		fmt.Println("held to the end")
 	}
+}
+
+// parkPtys opens up to most terminals through the ptmx at path and sends
+// each, in batches, through a Unix socket of a pair whose other end is
+// never read, closing its own descriptors: the terminals stay open in
+// flight, in no process's descriptor table. It returns how many it
+// parked and the error that stopped it (nil: none).
+func parkPtys(path string, most int) (int, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	// Both ends stay open (never read) until the process ends.
+	parked := 0
+	for parked < most {
+		var batch []int
+		for len(batch) < 200 && parked+len(batch) < most {
+			fd, err := unix.Open(path, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				break
+			}
+			batch = append(batch, fd)
+		}
+		if len(batch) == 0 {
+			return parked, errors.New("no terminal opened")
+		}
+		err := unix.Sendmsg(pair[0], []byte{0}, unix.UnixRights(batch...), nil, 0)
+		for _, fd := range batch {
+			unix.Close(fd)
+		}
+		if err != nil {
+			return parked, err
+		}
+		parked += len(batch)
+	}
+	return parked, nil
 }
 
 // takeAIOContexts makes up to most AIO contexts of events each, and

@@ -27,6 +27,16 @@ import (
 // A terminal lives while either of its ends is open, so a step holds at
 // most as many as it has such descriptors; one using maxPtys terminals
 // through both ends stays within the bound.
+//
+// But a descriptor sent through a Unix socket and not received
+// (SCM_RIGHTS) is in flight, in no process's table, and its terminal
+// lives on: a program parked them so, as many as its descriptor limit
+// allows (20,000 here), and the count of descriptors saw none. So the
+// guard also watches the pool itself: a step that has seen the machine's
+// count grow by more than ptyDescriptors since it started is ended once
+// what the pool has left for containers falls below a quarter of it
+// (ptyPoolFloor). Whoever took them, the step is ended then, as the
+// memory guard ends it when another process takes the memory.
 const (
 	maxPtys        = 64
 	ptyDescriptors = 2 * maxPtys
@@ -42,29 +52,54 @@ const (
 )
 
 // ptyGuard watches the machine's count of terminals for one step: base
-// is kernel.pty.nr when the step started.
+// is kernel.pty.nr when the step started, floor the terminals the pool
+// must keep for containers (ptyPoolFloor).
 type ptyGuard struct {
-	proc string
-	base int64
+	proc  string
+	base  int64
+	floor int64
 }
 
-// newPtyGuard starts watching under the /proc at proc.
-func newPtyGuard(proc string) *ptyGuard {
-	return &ptyGuard{proc: proc, base: readFirstInt(filepath.Join(proc, "sys", "kernel", "pty", "nr"))}
+// newPtyGuard starts watching under the /proc at proc, with floor or,
+// when floor is 0, ptyPoolFloor.
+func newPtyGuard(proc string, floor int64) *ptyGuard {
+	g := &ptyGuard{proc: proc, base: readFirstInt(filepath.Join(proc, "sys", "kernel", "pty", "nr")), floor: floor}
+	if g.floor == 0 {
+		g.floor = ptyPoolFloor(proc)
+	}
+	return g
 }
 
-// check returns how many terminal descriptors the step holds when that
-// is more than ptyDescriptors, else 0. It counts them only when the
-// machine's count has grown by more than half of that since the step
-// started: a step that holds more must have opened them.
-func (g *ptyGuard) check() int64 {
-	if now := readFirstInt(filepath.Join(g.proc, "sys", "kernel", "pty", "nr")); now-g.base <= ptyDescriptors/2 {
-		return 0
+// ptyPoolFloor is a quarter of the terminals the machine's pool gives
+// every devpts but the host's first (kernel.pty.max less its reserve).
+func ptyPoolFloor(proc string) int64 {
+	dir := filepath.Join(proc, "sys", "kernel", "pty")
+	return (readFirstInt(filepath.Join(dir, "max")) - readFirstInt(filepath.Join(dir, "reserve"))) / 4
+}
+
+// ptyVerdict is what one look of a ptyGuard found: held, the terminal
+// descriptors the step holds when that is past ptyDescriptors (else 0);
+// low, the pool below its floor after the step saw it grow by more than
+// ptyDescriptors, with left what it had left.
+type ptyVerdict struct {
+	held, left int64
+	low        bool
+}
+
+// check looks at the step's terminals only when the machine's count has
+// grown by more than half of ptyDescriptors since the step started: a
+// step that holds more must have opened them. Then it counts the step's
+// terminal descriptors, and, within the bound, what the pool has left.
+func (g *ptyGuard) check() ptyVerdict {
+	grown := readFirstInt(filepath.Join(g.proc, "sys", "kernel", "pty", "nr")) - g.base
+	if grown <= ptyDescriptors/2 {
+		return ptyVerdict{}
 	}
 	if n := countPtyDescriptors(g.proc, ptyDescriptors); n > ptyDescriptors {
-		return n
+		return ptyVerdict{held: n}
 	}
-	return 0
+	left := ptyPoolLeft(g.proc)
+	return ptyVerdict{left: left, low: grown > ptyDescriptors && left < g.floor}
 }
 
 // countPtyDescriptors counts the descriptors of terminals the processes
@@ -124,4 +159,12 @@ func isPty(st unix.Stat_t) bool {
 	}
 	major, minor := unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))
 	return major == ptmxMajor && minor == ptmxMinor || major >= ptsMajorFirst && major <= ptsMajorLast
+}
+
+// ptyPoolLeft is how many terminals the machine's pool still gives
+// every devpts but the host's first (kernel.pty.max less its reserve and
+// those open), under the /proc at proc.
+func ptyPoolLeft(proc string) int64 {
+	dir := filepath.Join(proc, "sys", "kernel", "pty")
+	return readFirstInt(filepath.Join(dir, "max")) - readFirstInt(filepath.Join(dir, "reserve")) - readFirstInt(filepath.Join(dir, "nr"))
 }

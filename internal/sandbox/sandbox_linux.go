@@ -49,6 +49,10 @@ type Sandbox struct {
 	// which the init ends a step, in place of memGuard's floor: tests set
 	// it near what the machine has, not to take its memory.
 	memFloor int64
+	// ptyFloor, when not 0, is the terminals left in the machine's pool
+	// below which the init ends a step, in place of ptyGuard's floor:
+	// tests set it near what the machine has, not to take its terminals.
+	ptyFloor int64
 }
 
 // New returns a sandbox for mode: nil for ModeOff; for ModeOn an error
@@ -156,6 +160,8 @@ type config struct {
 	Counts map[string]int64 `json:"counts,omitempty"`
 	// MemFloor replaces the memory guard's floor when not 0 (tests).
 	MemFloor int64 `json:"mem_floor,omitempty"`
+	// PtyFloor replaces the terminal guard's floor when not 0 (tests).
+	PtyFloor int64 `json:"pty_floor,omitempty"`
 }
 
 // Wrap turns cmd, not yet started, into the same command run inside a
@@ -207,6 +213,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	c.Root = root
 	c.OOMFloor = s.oomFloor
 	c.MemFloor = s.memFloor
+	c.PtyFloor = s.ptyFloor
 	s.countsOnce.Do(func() { s.counts = stepCounts("/proc/sys/user") })
 	c.Counts = s.counts
 	b, err := json.Marshal(c)
