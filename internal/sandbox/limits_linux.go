@@ -127,6 +127,9 @@ func applyLimits(l Limits) error {
 	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: coreLimit, Max: coreLimit}); err != nil {
 		return fmt.Errorf("turning core dumps off: %w", err)
 	}
+	if err := capInherited(inheritedCaps()); err != nil {
+		return err
+	}
 	for _, r := range []struct {
 		name string
 		res  int
@@ -137,6 +140,57 @@ func applyLimits(l Limits) error {
 		}
 		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: uint64(r.v), Max: uint64(r.v)}); err != nil {
 			return fmt.Errorf("setting the %s limit to %d: %w", r.name, r.v, err)
+		}
+	}
+	return nil
+}
+
+// inheritedCaps lists the limits a step would otherwise take from planex
+// as they are, with the most each may be: a root that raised them (a
+// service manager's LimitRTPRIO=, LimitMEMLOCK=infinity, a CI image's
+// limits.conf) passed them on to every contained program.
+//   - RLIMIT_RTPRIO 0: a real-time priority (SCHED_FIFO, SCHED_RR) lets
+//     a program that never sleeps keep a CPU from every other process of
+//     the machine, the runner's and planex's among them;
+//   - RLIMIT_NICE 0: no nice value below the one it started with, so it
+//     cannot go ahead of them either;
+//   - RLIMIT_MEMLOCK 8 MiB (the kernel's default): memory locked with
+//     mlock is never swapped out nor given back under pressure;
+//   - RLIMIT_MSGQUEUE 800 KiB (the kernel's default): POSIX message
+//     queues' bytes, kernel memory counted per user, not per step.
+//
+// A limit already lower stays as it is.
+func inheritedCaps() []inheritedCap {
+	return []inheritedCap{
+		{"real-time priority", unix.RLIMIT_RTPRIO, 0},
+		{"nice", unix.RLIMIT_NICE, 0},
+		{"locked memory", unix.RLIMIT_MEMLOCK, 8 << 20},
+		{"message queue", unix.RLIMIT_MSGQUEUE, 800 << 10},
+	}
+}
+
+// inheritedCap is one limit of inheritedCaps: its name for errors, its
+// resource and the most it may be.
+type inheritedCap struct {
+	name string
+	res  int
+	most uint64
+}
+
+// capInherited lowers each limit of caps to its most, soft and hard
+// alike, where it is higher.
+func capInherited(caps []inheritedCap) error {
+	for _, c := range caps {
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(c.res, &cur); err != nil {
+			return fmt.Errorf("reading the %s limit: %w", c.name, err)
+		}
+		want := unix.Rlimit{Cur: min(cur.Cur, c.most), Max: min(cur.Max, c.most)}
+		if want == cur {
+			continue
+		}
+		if err := unix.Setrlimit(c.res, &want); err != nil {
+			return fmt.Errorf("lowering the %s limit to %d: %w", c.name, c.most, err)
 		}
 	}
 	return nil
