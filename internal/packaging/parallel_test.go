@@ -94,6 +94,7 @@ var serialTests = map[string]string{
 	"internal/sandbox.TestKernelProbeHelper":        "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestKeyringProbeHelper":       "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestCapInheritedHelper":       "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestMemoryCgroupProbeHelper":  "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestDescriptorHogHelper":      "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestMemoryHogHelper":          "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestInotifyHogHelper":         "a child process's entry point (skips in the package's run)",

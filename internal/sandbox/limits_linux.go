@@ -248,7 +248,7 @@ func watch(p watchPlan) *watcher {
 	disk := newDiskGuard(p.writable, unix.Statfs)
 	sysv := sysvGuard{proc: "/proc", shmCap: p.shmCap}
 	ptys := newPtyGuard("/proc", p.ptyFloor)
-	mem := newMemGuard(func() ([]byte, error) { return os.ReadFile("/proc/meminfo") }, p.memFloor)
+	mem := newMemGuard(os.DirFS("/"), p.memFloor)
 	end := p.end
 	go func() {
 		var u usage

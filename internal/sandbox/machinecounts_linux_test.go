@@ -5,12 +5,14 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 	"unsafe"
 
@@ -261,19 +263,51 @@ func TestRedTeamMemoryNoProcessCounts(t *testing.T) {
 }
 
 // TestMemGuard: the memory guard's floor (a thirty-second of the
-// machine's memory, within its bounds, or the one given), what it counts
-// as left (available memory and free swap), and that a machine already
-// short of memory at the step's start ends it only once it falls further.
+// machine's memory, or of its cgroups' smallest limit, within its bounds,
+// or the one given), what it counts as left (available memory and free
+// swap; in a cgroup with a limit, the limit less its use, plus its file
+// cache and the swap it may still use), and that a machine already short
+// of memory at the step's start ends it only once it falls further.
 func TestMemGuard(t *testing.T) {
 	t.Parallel()
-	info := func(total, avail, swap int64) []byte {
-		return []byte(fmt.Sprintf("MemTotal:       %d kB\nMemFree:        1 kB\nMemAvailable:   %d kB\nSwapTotal:      %d kB\nSwapFree:       %d kB\n", total>>10, avail>>10, swap>>10, swap>>10))
-	}
 	const gib = int64(1) << 30
+	info := func(total, avail, swap int64) fstest.MapFS {
+		return fstest.MapFS{"proc/meminfo": {Data: []byte(fmt.Sprintf("MemTotal:       %d kB\nMemFree:        1 kB\nMemAvailable:   %d kB\nSwapTotal:      %d kB\nSwapFree:       %d kB\n", total>>10, avail>>10, swap>>10, swap>>10))}}
+	}
+	// v2 is a unified hierarchy's cgroup /a/b whose own level has no
+	// limit and whose parent /a has one: used bytes, file cache, and its
+	// swap.max ("" for no file).
+	v2 := func(m fstest.MapFS, limit, used, cache int64, swapMax string) fstest.MapFS {
+		m["proc/self/cgroup"] = &fstest.MapFile{Data: []byte("0::/a/b\n")}
+		m["sys/fs/cgroup/a/b/memory.max"] = &fstest.MapFile{Data: []byte("max\n")}
+		m["sys/fs/cgroup/a/b/memory.current"] = &fstest.MapFile{Data: []byte("4096\n")}
+		m["sys/fs/cgroup/a/memory.max"] = &fstest.MapFile{Data: []byte(fmt.Sprintln(limit))}
+		m["sys/fs/cgroup/a/memory.current"] = &fstest.MapFile{Data: []byte(fmt.Sprintln(used))}
+		m["sys/fs/cgroup/a/memory.stat"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("anon 5\nfile %d\nactive_file %d\ninactive_file %d\nshmem 0\n", cache, cache/2, cache-cache/2))}
+		if swapMax != "" {
+			m["sys/fs/cgroup/a/memory.swap.max"] = &fstest.MapFile{Data: []byte(swapMax + "\n")}
+			m["sys/fs/cgroup/a/memory.swap.current"] = &fstest.MapFile{Data: []byte("0\n")}
+		}
+		return m
+	}
+	// v1 is a first-version memory cgroup /x with a limit, its root's
+	// unlimited; memsw its memory and swap limit (0: none counted).
+	v1 := func(m fstest.MapFS, limit, used, cache, memsw int64) fstest.MapFS {
+		m["proc/self/cgroup"] = &fstest.MapFile{Data: []byte("5:devices:/x\n4:cpu,memory:/x\n0::/\n")}
+		m["sys/fs/cgroup/memory/memory.limit_in_bytes"] = &fstest.MapFile{Data: []byte("9223372036854771712\n")}
+		m["sys/fs/cgroup/memory/x/memory.limit_in_bytes"] = &fstest.MapFile{Data: []byte(fmt.Sprintln(limit))}
+		m["sys/fs/cgroup/memory/x/memory.usage_in_bytes"] = &fstest.MapFile{Data: []byte(fmt.Sprintln(used))}
+		m["sys/fs/cgroup/memory/x/memory.stat"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("cache %d\ninactive_file 1\ntotal_active_file %d\ntotal_inactive_file %d\n", cache, cache/2, cache-cache/2))}
+		if memsw > 0 {
+			m["sys/fs/cgroup/memory/x/memory.memsw.limit_in_bytes"] = &fstest.MapFile{Data: []byte(fmt.Sprintln(memsw))}
+			m["sys/fs/cgroup/memory/x/memory.memsw.usage_in_bytes"] = &fstest.MapFile{Data: []byte(fmt.Sprintln(used))}
+		}
+		return m
+	}
 	for _, c := range []struct {
 		name          string
 		floor         int64
-		start, now    []byte
+		start, now    fstest.MapFS
 		wantLow       bool
 		wantFloor     int64
 		wantLeftAfter int64
@@ -286,19 +320,27 @@ func TestMemGuard(t *testing.T) {
 		{"short at the start, steady", 0, info(16*gib, 300<<20, 0), info(16*gib, 280<<20, 0), false, 512 << 20, 280 << 20},
 		{"short at the start, falling", 0, info(16*gib, 300<<20, 0), info(16*gib, 200<<20, 0), true, 512 << 20, 200 << 20},
 		{"a floor given", 5 * gib, info(16*gib, 6*gib, 0), info(16*gib, 4*gib, 0), true, 5 * gib, 4 * gib},
+		{"a parent cgroup's limit runs out, the machine's memory plenty", 0, v2(info(64*gib, 60*gib, 0), 8*gib, 1*gib, 0, ""), v2(info(64*gib, 56*gib, 0), 8*gib, 8*gib-100<<20, 0, ""), true, 256 << 20, 100 << 20},
+		{"a cgroup's file cache is given back first", 0, v2(info(64*gib, 60*gib, 0), 8*gib, 1*gib, 0, ""), v2(info(64*gib, 56*gib, 0), 8*gib, 8*gib-100<<20, 3*gib, ""), false, 256 << 20, 3*gib + 100<<20},
+		{"a cgroup that may swap", 0, v2(info(64*gib, 60*gib, 2*gib), 8*gib, 1*gib, 0, "max"), v2(info(64*gib, 56*gib, 2*gib), 8*gib, 8*gib-100<<20, 0, "max"), false, 256 << 20, 2*gib + 100<<20},
+		{"a cgroup that may not swap", 0, v2(info(64*gib, 60*gib, 2*gib), 8*gib, 1*gib, 0, "0"), v2(info(64*gib, 56*gib, 2*gib), 8*gib, 8*gib-100<<20, 0, "0"), true, 256 << 20, 100 << 20},
+		{"a first-version cgroup", 0, v1(info(64*gib, 60*gib, 0), 4*gib, 1*gib, 0, 0), v1(info(64*gib, 56*gib, 0), 4*gib, 4*gib-100<<20, 0, 0), true, memFloorLeast, 100 << 20},
+		{"a first-version cgroup's cache", 0, v1(info(64*gib, 60*gib, 0), 4*gib, 1*gib, 0, 0), v1(info(64*gib, 56*gib, 0), 4*gib, 4*gib-100<<20, gib, 0), false, memFloorLeast, gib + 100<<20},
+		{"a first-version cgroup's memory and swap limit", 0, v1(info(64*gib, 60*gib, 2*gib), 4*gib, 1*gib, 0, 4*gib), v1(info(64*gib, 56*gib, 2*gib), 4*gib, 4*gib-100<<20, 0, 4*gib), true, memFloorLeast, 100 << 20},
 	} {
-		next := c.start
-		g := newMemGuard(func() ([]byte, error) { return next, nil }, c.floor)
+		m := fstest.MapFS{}
+		maps.Copy(m, c.start)
+		g := newMemGuard(m, c.floor)
 		if g.floor != c.wantFloor {
 			t.Errorf("%s: floor %d MiB, want %d MiB", c.name, g.floor>>20, c.wantFloor>>20)
 		}
-		next = c.now
+		maps.Copy(m, c.now)
 		left, low := g.check()
 		if low != c.wantLow || left != c.wantLeftAfter {
 			t.Errorf("%s: check() = %d MiB, %v; want %d MiB, %v", c.name, left>>20, low, c.wantLeftAfter>>20, c.wantLow)
 		}
 	}
-	g := newMemGuard(func() ([]byte, error) { return nil, os.ErrNotExist }, 0)
+	g := newMemGuard(fstest.MapFS{}, 0)
 	if _, low := g.check(); low {
 		t.Error("a guard that read nothing at the start ended the step")
 	}
