@@ -39,12 +39,12 @@ type Sandbox struct {
 	// oomFloor: planex may set its programs' OOM score floor
 	// (oom_linux.go).
 	oomFloor bool
-	// counts are a step's share of the kernel's per-user counts
+	// counts hands out the steps' shares of the kernel's per-user counts
 	// (ucounts_linux.go), read once: twelve /proc/sys/user files each
 	// step cost about 0.15 ms, and the machine's maxima seldom change
 	// while planex runs.
 	countsOnce sync.Once
-	counts     map[string]int64
+	counts     *countBudget
 	// memFloor, when not 0, is the memory and swap left (bytes) below
 	// which the init ends a step, in place of memGuard's floor: tests set
 	// it near what the machine has, not to take its memory.
@@ -214,13 +214,9 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	c.OOMFloor = s.oomFloor
 	c.MemFloor = s.memFloor
 	c.PtyFloor = s.ptyFloor
-	s.countsOnce.Do(func() { s.counts = stepCounts("/proc/sys/user") })
-	c.Counts = s.counts
-	b, err := json.Marshal(c)
-	if err != nil {
-		os.Remove(root)
-		return noop, fmt.Errorf("sandbox: encoding its configuration: %w", err)
-	}
+	s.countsOnce.Do(func() { s.counts = newCountBudget(stepCounts("/proc/sys/user")) })
+	var giveCounts func()
+	c.Counts, giveCounts = s.counts.take()
 	// The configuration goes in a file, not on the init's command line,
 	// which every process of the sandbox reads in /proc/1/cmdline: it
 	// names what is hidden and masked (where the credentials are) and the
@@ -228,8 +224,14 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	// under the host's file system once the init has bound it there, and
 	// the init removes it as soon as it has read it.
 	cfgFile := filepath.Join(root, configFile)
+	undo := func() { giveCounts(); os.Remove(cfgFile); os.Remove(root) }
+	b, err := json.Marshal(c)
+	if err != nil {
+		undo()
+		return noop, fmt.Errorf("sandbox: encoding its configuration: %w", err)
+	}
 	if err := os.WriteFile(cfgFile, b, 0o600); err != nil {
-		os.Remove(root)
+		undo()
 		return noop, fmt.Errorf("sandbox: writing its configuration: %w", err)
 	}
 	cmd.Path = s.exe
@@ -246,19 +248,17 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	stopOOM := func() {}
 	if c.OOMFloor {
 		if stopOOM, err = serveOOMFloor(root, cfgFile); err != nil {
-			os.Remove(cfgFile)
-			os.Remove(root)
+			undo()
 			return noop, err
 		}
 	}
 	giveBack, err := s.lend(c.Writable, ids.host)
 	if err != nil {
 		stopOOM()
-		os.Remove(cfgFile)
-		os.Remove(root)
+		undo()
 		return noop, err
 	}
-	return func() { stopOOM(); os.Remove(cfgFile); os.Remove(root); giveBack(); collectInFlight() }, nil
+	return func() { stopOOM(); undo(); giveBack(); collectInFlight() }, nil
 }
 
 // collectInFlight has the kernel collect what the ended step left in

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The kernel counts some of what a process makes against its user on
@@ -75,6 +76,56 @@ func stepCounts(procSysUser string) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// But every contained process is a sandbox of its own (each task's
+// agent, each MCP server, each command a built-in agent runs), and four
+// at once took a quarter each: all of the user's inotify instances. So
+// the steps of one planex also share half of each count (countBudget):
+// a step gets at most its quarter, and at most half of what planex's
+// live steps have not been given, so that together they never take more
+// than half, however many run.
+
+// countBudget hands each step of one planex its share of each count it
+// is held to, out of half of the count for all its live steps.
+type countBudget struct {
+	mu sync.Mutex
+	// most is a step's share when planex's steps have taken nothing (a
+	// quarter, stepCounts); left what its live steps have not been given
+	// of twice that.
+	most, left map[string]int64
+}
+
+// newCountBudget starts the budget of a step's shares most.
+func newCountBudget(most map[string]int64) *countBudget {
+	b := &countBudget{most: most, left: map[string]int64{}}
+	for name, n := range most {
+		b.left[name] = 2 * n
+	}
+	return b
+}
+
+// take returns a new step's share of each count, and what gives it back
+// once the step has ended (once; calls after the first do nothing).
+func (b *countBudget) take() (shares map[string]int64, give func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	shares = map[string]int64{}
+	for name, most := range b.most {
+		n := min(most, (b.left[name]+1)/2)
+		shares[name] = n
+		b.left[name] -= n
+	}
+	var once sync.Once
+	return shares, func() {
+		once.Do(func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			for name, n := range shares {
+				b.left[name] += n
+			}
+		})
+	}
 }
 
 // capKernelCounts, in the init, sets its user namespace's maxima to
