@@ -91,7 +91,7 @@ func initMain(cfgFile string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: starting %s: %v\n", c.Path, err)
 		return 127
 	}
-	watching := watch(watchPlan{limits: c.Limits, writable: c.Writable, shmCap: machineMemory() / 8, memFloor: c.MemFloor, ptyFloor: c.PtyFloor, end: endStep})
+	watching := watch(watchPlan{limits: c.Limits, writable: c.Writable, shmCap: machineMemory() / 8, memFloor: c.MemFloor, ptyFloor: c.PtyFloor, netMem: c.NetMem, end: endStep})
 	pid := cmd.Process.Pid
 	go func() {
 		for s := range sigs {

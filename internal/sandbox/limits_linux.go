@@ -223,7 +223,7 @@ const diskInterval = watchInterval / 10
 // descriptors than it may (fileGuard), has filled a file system it
 // writes (diskGuard), holds System V memory past its caps (sysvGuard) or
 // more terminals than it may (ptyGuard), or when the machine's memory
-// runs low (memGuard).
+// (memGuard) or network buffers (netMemGuard) run low.
 type watcher struct {
 	stop chan struct{}
 	done chan usage
@@ -232,53 +232,83 @@ type watcher struct {
 // watchPlan is what a watcher guards: the step's limits, the folders it
 // writes, its System V shared memory cap in bytes (0: its System V
 // memory is not watched), the memory guard's floor (0: memGuard's own),
-// the terminal guard's (0: ptyGuard's own), and what ends the step.
+// the terminal guard's (0: ptyGuard's own), the machine's low marks of
+// network memory, and what ends the step.
 type watchPlan struct {
 	limits   Limits
 	writable []string
 	shmCap   uint64
 	memFloor int64
 	ptyFloor int64
+	netMem   netMemLimits
 	end      func()
+}
+
+// guards are the init's looks at one step.
+type guards struct {
+	files *fileGuard
+	disk  *diskGuard
+	sysv  sysvGuard
+	ptys  *ptyGuard
+	mem   *memGuard
+	net   *netMemGuard
+}
+
+// fast looks at what a step can take within one watchInterval (its
+// disks, the machine's memory and network buffers), records in u the
+// first time each is past its bound, and reports whether one is.
+func (g guards) fast(u *usage) (past bool) {
+	if p, left, full := g.disk.check(); full && u.diskFull == "" {
+		u.diskFull, u.diskLeft, past = p, left, true
+	}
+	if left, low := g.mem.check(); low && u.memLeft == 0 {
+		u.memLeft, past = left, true
+	}
+	if proto, pages := g.net.check(); proto != "" && u.netMemProto == "" {
+		u.netMemProto, u.netMemBytes, past = proto, pages*int64(os.Getpagesize()), true
+	}
+	return past
+}
+
+// slow looks at the step's processes (recording their tasks and largest
+// address space in u), descriptors, System V memory and terminals, and
+// reports whether one is past its bound the first time.
+func (g guards) slow(u *usage) (past bool) {
+	tasks, mem := sampleProcs("/proc")
+	u.tasks = max(u.tasks, tasks)
+	u.peakMemory = max(u.peakMemory, mem)
+	if n := g.files.check(); n > 0 && u.openFiles == 0 {
+		u.openFiles, u.openFilesLimit, past = n, g.files.limit, true
+	}
+	if what := g.sysv.check(); what != "" && u.sysvPast == "" {
+		u.sysvPast, past = what, true
+	}
+	if v := g.ptys.check(); (v.held > 0 || v.low) && u.ptys == 0 && !u.ptyPoolLow {
+		u.ptys, u.ptyLimit, u.ptyPoolLow, u.ptyPoolLeft, past = v.held, ptyDescriptors, v.low, v.left, true
+	}
+	return past
 }
 
 func watch(p watchPlan) *watcher {
 	w := &watcher{stop: make(chan struct{}), done: make(chan usage, 1)}
-	guard := newFileGuard("/proc", p.limits.OpenFiles)
-	disk := newDiskGuard(p.writable, unix.Statfs)
-	sysv := sysvGuard{proc: "/proc", shmCap: p.shmCap}
-	ptys := newPtyGuard("/proc", p.ptyFloor)
-	mem := newMemGuard(os.DirFS("/"), p.memFloor)
-	end := p.end
+	g := guards{
+		files: newFileGuard("/proc", p.limits.OpenFiles),
+		disk:  newDiskGuard(p.writable, unix.Statfs),
+		sysv:  sysvGuard{proc: "/proc", shmCap: p.shmCap},
+		ptys:  newPtyGuard("/proc", p.ptyFloor),
+		mem:   newMemGuard(os.DirFS("/"), p.memFloor),
+		net:   newNetMemGuard("/proc/net/sockstat", p.netMem),
+	}
 	go func() {
 		var u usage
 		t := time.NewTicker(diskInterval)
 		defer t.Stop()
 		for tick := 0; ; tick++ {
-			if p, left, full := disk.check(); full && u.diskFull == "" {
-				u.diskFull, u.diskLeft = p, left
-				end()
+			if g.fast(&u) {
+				p.end()
 			}
-			if left, low := mem.check(); low && u.memLeft == 0 {
-				u.memLeft = left
-				end()
-			}
-			if tick%int(watchInterval/diskInterval) == 0 {
-				tasks, mem := sampleProcs("/proc")
-				u.tasks = max(u.tasks, tasks)
-				u.peakMemory = max(u.peakMemory, mem)
-				if n := guard.check(); n > 0 && u.openFiles == 0 {
-					u.openFiles, u.openFilesLimit = n, guard.limit
-					end()
-				}
-				if what := sysv.check(); what != "" && u.sysvPast == "" {
-					u.sysvPast = what
-					end()
-				}
-				if v := ptys.check(); (v.held > 0 || v.low) && u.ptys == 0 && !u.ptyPoolLow {
-					u.ptys, u.ptyLimit, u.ptyPoolLow, u.ptyPoolLeft = v.held, ptyDescriptors, v.low, v.left
-					end()
-				}
+			if tick%int(watchInterval/diskInterval) == 0 && g.slow(&u) {
+				p.end()
 			}
 			select {
 			case <-w.stop:

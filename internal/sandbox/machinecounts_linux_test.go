@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -397,6 +398,13 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 		os.Stdout.Sync()
 		time.Sleep(10 * time.Second)
 		fmt.Println("held to the end")
+	case strings.HasPrefix(what, "tcp:"):
+		n, _ := strconv.Atoi(strings.TrimPrefix(what, "tcp:"))
+		mib, err := fillTCPBuffers(n)
+		fmt.Printf("tcp: %d MiB queued, then %v\n", mib, err)
+		os.Stdout.Sync()
+		time.Sleep(5 * time.Second)
+		fmt.Println("held to the end")
 	case what == "memfd":
 		fd, err := unix.MemfdCreate("planex-hog", unix.MFD_CLOEXEC)
 		if err != nil {
@@ -451,6 +459,41 @@ func parkPtys(path string, most int) (int, error) {
 		parked += len(batch)
 	}
 	return parked, nil
+}
+
+// fillTCPBuffers opens n TCP connections over the loopback, each end's
+// buffer as large as the kernel allows, and writes into each until the
+// writer would wait, reading nothing: the queued data is charged to the
+// kernel's TCP memory, one count for the whole machine. It returns the
+// MiB written and the error that stopped it (nil: none).
+func fillTCPBuffers(n int) (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for range n {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			return total >> 20, err
+		}
+		peer, err := ln.Accept()
+		if err != nil {
+			return total >> 20, err
+		}
+		_ = c.(*net.TCPConn).SetWriteBuffer(64 << 20)
+		_ = peer.(*net.TCPConn).SetReadBuffer(64 << 20)
+		buf := make([]byte, 1<<20)
+		for {
+			_ = c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+			k, err := c.Write(buf)
+			total += k
+			if err != nil {
+				break
+			}
+		}
+	}
+	return total >> 20, nil
 }
 
 // takeAIOContexts makes up to most AIO contexts of events each, and

@@ -45,6 +45,9 @@ type Sandbox struct {
 	// while planex runs.
 	countsOnce sync.Once
 	counts     *countBudget
+	// netMem are the machine's low marks of network memory, read once.
+	netMemOnce sync.Once
+	netMem     netMemLimits
 	// memFloor, when not 0, is the memory and swap left (bytes) below
 	// which the init ends a step, in place of memGuard's floor: tests set
 	// it near what the machine has, not to take its memory.
@@ -53,6 +56,10 @@ type Sandbox struct {
 	// below which the init ends a step, in place of ptyGuard's floor:
 	// tests set it near what the machine has, not to take its terminals.
 	ptyFloor int64
+	// netMemLow, when not 0, replaces the machine's tcp_mem and udp_mem
+	// low thresholds (pages) the init's network memory guard reads
+	// (netmem_linux.go): tests set it low, not to take the machine's.
+	netMemLow int64
 }
 
 // New returns a sandbox for mode: nil for ModeOff; for ModeOn an error
@@ -162,6 +169,9 @@ type config struct {
 	MemFloor int64 `json:"mem_floor,omitempty"`
 	// PtyFloor replaces the terminal guard's floor when not 0 (tests).
 	PtyFloor int64 `json:"pty_floor,omitempty"`
+	// NetMem are the machine's low marks of network memory
+	// (netmem_linux.go), which the init's network namespace does not show.
+	NetMem netMemLimits `json:"net_mem"`
 }
 
 // Wrap turns cmd, not yet started, into the same command run inside a
@@ -214,6 +224,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	c.OOMFloor = s.oomFloor
 	c.MemFloor = s.memFloor
 	c.PtyFloor = s.ptyFloor
+	c.NetMem = s.netMemLimits()
 	s.countsOnce.Do(func() { s.counts = newCountBudget(stepCounts("/proc/sys/user")) })
 	var giveCounts func()
 	c.Counts, giveCounts = s.counts.take()
@@ -259,6 +270,16 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 		return noop, err
 	}
 	return func() { stopOOM(); undo(); giveBack(); collectInFlight() }, nil
+}
+
+// netMemLimits are the machine's low marks of network memory, read once
+// (or netMemLow's, for tests).
+func (s *Sandbox) netMemLimits() netMemLimits {
+	if s.netMemLow != 0 {
+		return netMemLimits{TCP: s.netMemLow, UDP: s.netMemLow}
+	}
+	s.netMemOnce.Do(func() { s.netMem = readNetMemLimits("/proc/sys/net/ipv4", machineMemory()) })
+	return s.netMem
 }
 
 // collectInFlight has the kernel collect what the ended step left in
