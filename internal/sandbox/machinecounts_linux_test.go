@@ -65,7 +65,11 @@ func TestRedTeamPtysBounded(t *testing.T) {
 	}
 	if _, err := exec.LookPath("unshare"); err == nil {
 		cases = append(cases, struct{ name, script string }{"a devpts of its own",
-			"unshare -Urm sh -c 'mkdir -p /tmp/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /tmp/pts && PLANEX_COUNTS_PROBE=pty:/tmp/pts/ptmx:" + bound + " " + helper + "'"})
+			"unshare -Urm sh -c 'mkdir -p /tmp/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /tmp/pts && PLANEX_COUNTS_PROBE=pty:/tmp/pts/ptmx:" + bound + " " + helper + "'"},
+			// Bound over a file of another name, its descriptors' links
+			// name that file, not a ptmx.
+			struct{ name, script string }{"a devpts of its own, its ptmx bound elsewhere",
+				"unshare -Urm sh -c 'mkdir -p /tmp/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /tmp/pts && touch /tmp/notes.txt && mount --bind /tmp/pts/ptmx /tmp/notes.txt && PLANEX_COUNTS_PROBE=pty:/tmp/notes.txt:" + bound + " " + helper + "'"})
 	} else {
 		t.Log("util-linux's unshare is not installed: the nested devpts case is not tried")
 	}
@@ -141,7 +145,7 @@ func TestRedTeamParkedPtysBounded(t *testing.T) {
 func TestPtyGuard(t *testing.T) {
 	t.Parallel()
 	var ptmx unix.Stat_t
-	if err := unix.Stat("/dev/ptmx", &ptmx); err != nil || !isPty(ptmx) {
+	if err := unix.Stat("/dev/ptmx", &ptmx); err != nil || !isPty(ptmx.Mode, unix.Major(ptmx.Rdev), unix.Minor(ptmx.Rdev)) {
 		t.Skipf("no /dev/ptmx to stand for a terminal here (%v)", err)
 	}
 	// A terminal's numbered end, for links named as /dev/pts/N.
@@ -166,16 +170,18 @@ func TestPtyGuard(t *testing.T) {
 		ptys, init int
 		want       int64
 		wantLow    bool
+		disguised  bool
 	}{
-		{"many terminals, the machine's count unchanged", 0, ptyDescriptors + 10, 0, 0, false},
-		{"the count grown, few of them the step's", ptyDescriptors, 3, 0, 0, false},
-		{"the step's, at the bound", ptyDescriptors, ptyDescriptors, 0, 0, false},
-		{"the step's, past the bound", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1, false},
-		{"the init's are not the step's", ptyDescriptors + 40, 3, ptyDescriptors + 40, 0, false},
-		{"numbered ends", ptyDescriptors + 1, -(ptyDescriptors + 1), 0, ptyDescriptors + 1, false},
-		{"the pool grown past the bound, above its floor", 2000, 3, 0, 0, false},
-		{"the pool below its floor, none of it shown", 2300, 3, 0, 0, true},
-		{"the pool below its floor, within the bound", ptyDescriptors, 3, 0, 0, false},
+		{"many terminals, the machine's count unchanged", 0, ptyDescriptors + 10, 0, 0, false, false},
+		{"the count grown, few of them the step's", ptyDescriptors, 3, 0, 0, false, false},
+		{"the step's, at the bound", ptyDescriptors, ptyDescriptors, 0, 0, false, false},
+		{"the step's, past the bound", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1, false, false},
+		{"the init's are not the step's", ptyDescriptors + 40, 3, ptyDescriptors + 40, 0, false, false},
+		{"numbered ends", ptyDescriptors + 1, -(ptyDescriptors + 1), 0, ptyDescriptors + 1, false, false},
+		{"the pool grown past the bound, above its floor", 2000, 3, 0, 0, false, false},
+		{"the pool below its floor, none of it shown", 2300, 3, 0, 0, true, false},
+		{"the pool below its floor, within the bound", ptyDescriptors, 3, 0, 0, false, false},
+		{"terminals under another name (a ptmx bound over notes.txt)", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1, false, true},
 	} {
 		proc := t.TempDir()
 		pty := filepath.Join(proc, "sys", "kernel", "pty")
@@ -204,6 +210,11 @@ func TestPtyGuard(t *testing.T) {
 			target := "/dev/ptmx"
 			if n < 0 {
 				n, target = -n, ptsEnd
+			}
+			if c.disguised {
+				// Its link names notes.txt; the file there is the ptmx.
+				target = filepath.Join(proc, "notes.txt")
+				_ = os.Symlink("/dev/ptmx", target)
 			}
 			for i := range n {
 				if err := os.Symlink(target, filepath.Join(fd, strconv.Itoa(100+i))); err != nil {

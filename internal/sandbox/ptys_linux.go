@@ -5,7 +5,6 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -109,7 +108,13 @@ func countPtyDescriptors(proc string, limit int64) int64 {
 }
 
 // ptyDescriptorsOf counts the terminals among the descriptors listed in
-// the fd folder dir, stopping once past limit.
+// the fd folder dir, stopping once past limit. Every descriptor of a
+// file with a path is asked for its device, whatever its name: a
+// program bound its devpts's ptmx over a file of another name
+// (notes.txt), and the descriptors it opened there were named so. The
+// attributes are those the kernel holds (AT_STATX_DONT_SYNC), so a file
+// of a FUSE file system the program serves itself, or of a slow network
+// one, is never asked for them and cannot stall the look.
 func ptyDescriptorsOf(dir string, limit int64) int64 {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -121,11 +126,12 @@ func ptyDescriptorsOf(dir string, limit int64) int64 {
 		names, err := f.Readdirnames(1024)
 		for _, name := range names {
 			p := filepath.Join(dir, name)
-			if target, err := os.Readlink(p); err != nil || !ptyName(target) {
+			// Pipes, sockets and anonymous files have no path.
+			if target, err := os.Readlink(p); err != nil || !strings.HasPrefix(target, "/") {
 				continue
 			}
-			var st unix.Stat_t
-			if unix.Stat(p, &st) == nil && isPty(st) {
+			var st unix.Statx_t
+			if unix.Statx(unix.AT_FDCWD, p, unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE, &st) == nil && isPty(uint32(st.Mode), st.Rdev_major, st.Rdev_minor) {
 				n++
 			}
 		}
@@ -136,28 +142,12 @@ func ptyDescriptorsOf(dir string, limit int64) int64 {
 	return n
 }
 
-// ptyName reports whether a descriptor's link could name a terminal: a
-// devpts's ptmx, or one of its numbered ends, wherever it is mounted. The
-// rest (pipes, sockets, files with other names) is not looked at, so a
-// file of a slow file system is never asked for its attributes.
-func ptyName(target string) bool {
-	if !strings.HasPrefix(target, "/") {
+// isPty reports whether a file of mode and device number major:minor
+// is a terminal's end.
+func isPty(mode, major, minor uint32) bool {
+	if mode&unix.S_IFMT != unix.S_IFCHR {
 		return false
 	}
-	base := filepath.Base(target)
-	if base == "ptmx" {
-		return true
-	}
-	_, err := strconv.ParseUint(base, 10, 32)
-	return err == nil
-}
-
-// isPty reports whether st is a terminal's end.
-func isPty(st unix.Stat_t) bool {
-	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
-		return false
-	}
-	major, minor := unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))
 	return major == ptmxMajor && minor == ptmxMinor || major >= ptsMajorFirst && major <= ptsMajorLast
 }
 
