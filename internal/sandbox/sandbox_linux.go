@@ -45,6 +45,10 @@ type Sandbox struct {
 	// while planex runs.
 	countsOnce sync.Once
 	counts     *countBudget
+	// pids share the machine's process ids between the sandboxes' process
+	// limits (ucounts_linux.go); nil when pid_max cannot be read. Tests
+	// put one of a smaller machine's in its place.
+	pids *countBudget
 	// netMem are the machine's low marks of network memory, read once.
 	netMemOnce sync.Once
 	netMem     netMemLimits
@@ -225,9 +229,13 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	c.MemFloor = s.memFloor
 	c.PtyFloor = s.ptyFloor
 	c.NetMem = s.netMemLimits()
-	s.countsOnce.Do(func() { s.counts = newCountBudget(stepCounts("/proc/sys/user")) })
-	var giveCounts func()
-	c.Counts, giveCounts = s.counts.take()
+	s.countsOnce.Do(func() {
+		s.counts = newCountBudget(stepCounts("/proc/sys/user"))
+		s.pids = newPidBudget(readFirstInt("/proc/sys/kernel/pid_max"))
+	})
+	var giveCounts, givePids func()
+	c.Counts, giveCounts = s.counts.take(nil)
+	c.Limits.Processes, givePids = s.pids.shareProcesses(c.Limits.Processes)
 	// The configuration goes in a file, not on the init's command line,
 	// which every process of the sandbox reads in /proc/1/cmdline: it
 	// names what is hidden and masked (where the credentials are) and the
@@ -235,7 +243,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	// under the host's file system once the init has bound it there, and
 	// the init removes it as soon as it has read it.
 	cfgFile := filepath.Join(root, configFile)
-	undo := func() { giveCounts(); os.Remove(cfgFile); os.Remove(root) }
+	undo := func() { giveCounts(); givePids(); os.Remove(cfgFile); os.Remove(root) }
 	b, err := json.Marshal(c)
 	if err != nil {
 		undo()

@@ -105,13 +105,17 @@ func newCountBudget(most map[string]int64) *countBudget {
 	return b
 }
 
-// take returns a new step's share of each count, and what gives it back
+// take returns a new step's share of each count, at most what want
+// names for it (nil: no more than its most), and what gives it back
 // once the step has ended (once; calls after the first do nothing).
-func (b *countBudget) take() (shares map[string]int64, give func()) {
+func (b *countBudget) take(want map[string]int64) (shares map[string]int64, give func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	shares = map[string]int64{}
 	for name, most := range b.most {
+		if w, ok := want[name]; ok {
+			most = min(most, w)
+		}
 		n := min(most, (b.left[name]+1)/2)
 		shares[name] = n
 		b.left[name] -= n
@@ -143,4 +147,40 @@ func capKernelCounts(procSysUser string, counts map[string]int64) {
 		_, _ = f.WriteString(strconv.FormatInt(n, 10))
 		f.Close()
 	}
+}
+
+// Process ids.
+//
+// Every process and thread of a step takes one of the machine's process
+// ids (kernel.pid_max), whatever PID namespace it is in, and each
+// sandbox's process limit (RLIMIT_NPROC, 4096 by default) bounds only
+// its own: where the kernel's default of 32768 is kept, eight sandboxes
+// at once (tasks with --concurrency, an MCP server beside each) took
+// them all, and nothing else on the machine could start a process. So
+// the sandboxes of one planex share half of them as they share the
+// counts above: a sandbox's limit is at most half of what the live ones
+// have not been given (and never below minProcesses).
+
+// pidsName names the process ids in a countBudget.
+const pidsName = "pids"
+
+// newPidBudget is the budget of the process ids of a machine whose
+// kernel.pid_max is pidMax: half of them for planex's sandboxes
+// together, a quarter at most for one. Nil when pidMax is not known.
+func newPidBudget(pidMax int64) *countBudget {
+	if pidMax <= 0 {
+		return nil
+	}
+	return newCountBudget(map[string]int64{pidsName: pidMax / 4})
+}
+
+// shareProcesses returns a new sandbox's process limit, limit or its
+// share of b if that is lower (a limit turned off stays off, as does
+// every limit without a budget), and what gives the share back.
+func (b *countBudget) shareProcesses(limit int64) (int64, func()) {
+	if b == nil || limit <= 0 {
+		return limit, func() {}
+	}
+	shares, give := b.take(map[string]int64{pidsName: limit})
+	return max(shares[pidsName], minProcesses), give
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -221,7 +222,7 @@ func TestCountBudget(t *testing.T) {
 	var gives []func()
 	var got []int64
 	for range 8 {
-		shares, give := b.take()
+		shares, give := b.take(nil)
 		if shares["max_cgroup_namespaces"] != 0 {
 			t.Errorf("a count of none was shared: %v", shares)
 		}
@@ -233,7 +234,83 @@ func TestCountBudget(t *testing.T) {
 	}
 	gives[1]()
 	gives[1]()
-	if shares, _ := b.take(); shares["max_inotify_instances"] != 8 {
+	if shares, _ := b.take(nil); shares["max_inotify_instances"] != 8 {
 		t.Errorf("after the second step's 16 came back (given twice), the next got %d, want 8", shares["max_inotify_instances"])
+	}
+}
+
+// TestRedTeamStepsSharePids: every task's agent, MCP server and command
+// is a sandbox of its own with the step's process limit (4096), and
+// every process or thread of any takes one of the machine's process ids
+// (kernel.pid_max, 32768 here and wherever the kernel's default is
+// kept): eight fork bombs at once (--concurrency 4 with an MCP server
+// each) took every id, and nothing else on the machine could start a
+// process. The sandboxes of one planex share half of the ids: the test
+// says the machine has 16384 (not to fork-bomb it) and holds three
+// sandboxes at once, whose limits must add up to at most 8192.
+func TestRedTeamStepsSharePids(t *testing.T) {
+	t.Parallel()
+	s := newSandbox(t)
+	s.pids = newPidBudget(16384)
+	var total int64
+	for range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "sh", "-c", `grep '^Max processes' /proc/self/limits; read -r _`)
+		cmd.Dir = "/"
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		stdin, err1 := cmd.StdinPipe()
+		stdout, err2 := cmd.StdoutPipe()
+		cleanup, err3 := s.Wrap(cmd, Policy{})
+		if err := errors.Join(err1, err2, err3); err != nil {
+			t.Fatal(err)
+		}
+		defer cleanup()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Wait()
+		defer stdin.Close()
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			t.Fatalf("no process limit read: %q", line)
+		}
+		n, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		t.Logf("a sandbox's process limit: %d", n)
+		total += n
+	}
+	if total > 8192 {
+		t.Errorf("three sandboxes at once may run %d processes together; want at most half of the machine's 16384 ids", total)
+	}
+}
+
+// TestPidBudget: a sandbox's process limit is its own when the budget
+// has room, its share when that is lower, never below the least limit,
+// and untouched when turned off or when pid_max is not known.
+func TestPidBudget(t *testing.T) {
+	t.Parallel()
+	b := newPidBudget(32768) // 16384 for planex's sandboxes, 8192 at most each
+	var got []int64
+	for _, limit := range []int64{4096, 100000, 4096, 4096, Unlimited, 4096, 4096, 4096, 4096, 4096} {
+		n, _ := b.shareProcesses(limit)
+		got = append(got, n)
+	}
+	if want := []int64{4096, 6144, 3072, 1536, Unlimited, 768, 384, 192, 96, 48}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("process limits of sandboxes at once: %v, want %v", got, want)
+	}
+	for range 3 {
+		b.shareProcesses(4096)
+	}
+	if n, _ := b.shareProcesses(4096); n != minProcesses {
+		t.Errorf("with the budget spent, a limit of %d, want the least, %d", n, minProcesses)
+	}
+	if n, give := newPidBudget(0).shareProcesses(4096); n != 4096 {
+		t.Errorf("without pid_max the limit became %d", n)
+	} else {
+		give()
 	}
 }
