@@ -70,6 +70,7 @@ var serialTests = map[string]string{
 	"internal/sandbox.TestRedTeamDiskFillBetweenLooks":           "mounts a file system on the host, and a step fills it between looks 20 ms apart: the machine must be quiet",
 	"internal/sandbox.TestKernelCountsBoundedPerStep":            "counts the inotify instances and namespaces of the whole machine's user",
 	"internal/sandbox.TestRedTeamStepsShareKernelCounts":         "counts the inotify instances of the whole machine's user",
+	"internal/sandbox.TestRedTeamParkedPtysBounded":              "measures the machine's pool of terminals, which other tests' terminals move",
 	"internal/sandbox.TestRedTeamParkedNamespaceDiesWithTheStep": "measures the machine's shared memory",
 	"internal/sandbox.TestRedTeamNothingOutlivesTheStep":         "looks through every process's namespaces, whose numbers other tests' new namespaces may take",
 	// They plant a host service's socket or secret in the machine's own

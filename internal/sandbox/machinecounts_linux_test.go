@@ -51,7 +51,9 @@ func TestRedTeamAIOContextsOutOfReach(t *testing.T) {
 // 1024): a step took all 3071 this machine had for them, and every
 // container's and other step's terminal (docker run -t, a CLI's shell
 // tool, ssh into a container) failed with ENOSPC while it ran. The probe
-// stops at 1024, not to take the machine's pool in the test. Contained,
+// stops at 512, not to take the machine's pool in the test (nor, with
+// the other tests of terminals running beside it, to bring the pool
+// below the floor past which every step running is ended). Contained,
 // the step's /dev/pts gives at most maxPtys, and a step holding more
 // terminal descriptors than ptyDescriptors, however it made them, is
 // ended: it never holds them to its end.
@@ -108,22 +110,22 @@ func TestRedTeamPtysBounded(t *testing.T) {
 // the guard that counts the step's terminal descriptors saw none. The
 // kernel bounds what a user has in flight only by the sender's
 // descriptor limit (20,000 here), far above the 3071 terminals every
-// container and step shares. The test sets the floor of the pool 256
-// below what is left now and parks 512, not to take the machine's
-// terminals; the step must not hold them to its end.
+// container and step shares. The test sets the floor of the pool 128
+// below what is left now and parks 384, not to take the machine's
+// terminals; the step must not hold them to its end. It runs alone: the
+// other tests' terminals would move the pool under it.
 func TestRedTeamParkedPtysBounded(t *testing.T) {
-	t.Parallel()
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("util-linux's unshare is not installed: no devpts of the program's own to park terminals from")
 	}
 	left := ptyPoolLeft("/proc")
 	if left < 1024 {
-		t.Skipf("the machine has %d terminals left for containers; the test parks 512", left)
+		t.Skipf("the machine has %d terminals left for containers; the test parks 384", left)
 	}
 	s := newSandbox(t)
-	s.ptyFloor = left - 256
+	s.ptyFloor = left - 128
 	helper := os.Args[0] + " -test.run=^TestMachineCountsProbeHelper$"
-	script := "unshare -Urm sh -c 'mkdir -p /tmp/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /tmp/pts && PLANEX_COUNTS_PROBE=ptypark:/tmp/pts/ptmx:512 " + helper + "'"
+	script := "unshare -Urm sh -c 'mkdir -p /tmp/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /tmp/pts && PLANEX_COUNTS_PROBE=ptypark:/tmp/pts/ptmx:384 " + helper + "'"
 	out, err := run(t, s, Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}, "/", []string{"PATH=" + os.Getenv("PATH")}, script)
 	if !strings.Contains(out, "parked: ") && !strings.Contains(out, "terminals nearly spent") {
 		t.Fatalf("the probe did not run (%v):\n%s", err, out)
@@ -371,7 +373,7 @@ func readFile(t *testing.T, p string) []byte {
 // kernel counts for the whole machine. PLANEX_COUNTS_PROBE says what it
 // takes: "aio", AIO contexts of 8192 events (at most two);
 // "pty:PATH:BOUND", terminals opened through the ptmx at PATH (at most
-// 1024), held, when it got more than BOUND, up to ten seconds before it
+// 512), held, when it got more than BOUND, up to ten seconds before it
 // says "held to the end"; "memfd", a GiB written to a memfd, held three
 // seconds before it says "held to the end".
 func TestMachineCountsProbeHelper(t *testing.T) {
@@ -387,7 +389,7 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 		bound, _ := strconv.Atoi(b)
 		var held []*os.File
 		var err error
-		for len(held) < 1024 {
+		for len(held) < 512 {
 			var f *os.File
 			if f, err = os.OpenFile(ptmx, os.O_RDWR|unix.O_NOCTTY, 0); err != nil {
 				break
