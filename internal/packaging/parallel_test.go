@@ -69,6 +69,8 @@ var serialTests = map[string]string{
 	"internal/sandbox.TestInodeFillEndsTheStep":                  "mounts a file system on the host while other sandboxes copy its mounts, and needs the init's disk looks on time",
 	"internal/sandbox.TestRedTeamDiskFillBetweenLooks":           "mounts a file system on the host, and a step fills it between looks 20 ms apart: the machine must be quiet",
 	"internal/sandbox.TestKernelCountsBoundedPerStep":            "counts the inotify instances and namespaces of the whole machine's user",
+	"internal/sandbox.TestRedTeamStepsShareKernelCounts":         "counts the inotify instances of the whole machine's user",
+	"internal/sandbox.TestRedTeamParkedPtysBounded":              "measures the machine's pool of terminals, which other tests' terminals move",
 	"internal/sandbox.TestRedTeamParkedNamespaceDiesWithTheStep": "measures the machine's shared memory",
 	"internal/sandbox.TestRedTeamNothingOutlivesTheStep":         "looks through every process's namespaces, whose numbers other tests' new namespaces may take",
 	// They plant a host service's socket or secret in the machine's own
@@ -93,6 +95,8 @@ var serialTests = map[string]string{
 	"internal/sandbox.TestSandboxGroupsHelper":      "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestKernelProbeHelper":        "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestKeyringProbeHelper":       "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestCapInheritedHelper":       "a child process's entry point (skips in the package's run)",
+	"internal/sandbox.TestMemoryCgroupProbeHelper":  "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestDescriptorHogHelper":      "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestMemoryHogHelper":          "a child process's entry point (skips in the package's run)",
 	"internal/sandbox.TestInotifyHogHelper":         "a child process's entry point (skips in the package's run)",

@@ -111,3 +111,45 @@ func TestNoControllingTerminal(t *testing.T) {
 		t.Errorf("the program opened the controlling terminal:\n%s", out.String())
 	}
 }
+
+// TestRedTeamHostDeviceNodesOutOfReach: the host keeps device nodes
+// outside /dev (a build chroot's or a container image's own /dev under
+// /srv or /var/lib, made with mknod), which the sandbox's read-only view
+// showed as they are: a node of the kernel's log (kmsg, 0666 as a chroot
+// makes it) opened for writing there would put lines of the program's in
+// the machine's kernel log, and one of KVM gave virtual machines. The
+// test (as root, to make the nodes) plants kmsg and null nodes in a
+// folder the view shows and has the program open them: neither opens.
+func TestRedTeamHostDeviceNodesOutOfReach(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	dir := visibleDir(t)
+	for _, n := range []struct {
+		name         string
+		major, minor uint32
+	}{{"kmsg", 1, 11}, {"null", 1, 3}} {
+		p := dir + "/" + n.name
+		if err := unix.Mknod(p, unix.S_IFCHR|0o666, int(unix.Mkdev(n.major, n.minor))); err != nil {
+			t.Skipf("cannot make a device node here: %v", err)
+		}
+		if err := os.Chmod(p, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := newSandbox(t)
+	// kmsg is opened for writing only: nothing is written to the log.
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=" + os.Getenv("PATH")},
+		`(exec 3>`+dir+`/kmsg) 2>/dev/null && echo OPENED-kmsg; (exec 3<>`+dir+`/null) 2>/dev/null && echo OPENED-null; ls `+dir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "kmsg") {
+		t.Fatalf("the planted nodes are not in the program's view:\n%s", out)
+	}
+	if strings.Contains(out, "OPENED") {
+		t.Errorf("a contained program opened a device node of the host's file system outside /dev:\n%s", out)
+	}
+}

@@ -91,7 +91,7 @@ func initMain(cfgFile string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: starting %s: %v\n", c.Path, err)
 		return 127
 	}
-	watching := watch(watchPlan{limits: c.Limits, writable: c.Writable, shmCap: machineMemory() / 8, memFloor: c.MemFloor, end: endStep})
+	watching := watch(watchPlan{limits: c.Limits, writable: c.Writable, shmCap: machineMemory() / 8, memFloor: c.MemFloor, ptyFloor: c.PtyFloor, netMem: c.NetMem, end: endStep})
 	pid := cmd.Process.Pid
 	go func() {
 		for s := range sigs {
@@ -262,9 +262,20 @@ func forwardedSockets(n netConfig) []string {
 	return out
 }
 
-// readOnlyAttr is what every read-only bind gets: no writes, no set-id.
+// readOnlyAttr is what every read-only bind gets: no writes, no set-id,
+// and no devices. The host keeps device nodes outside /dev (a build
+// chroot's own /dev, made with mknod), which opened as they are on the
+// host: a kernel log node of mode 0666 took the program's lines into the
+// machine's log. The step's devices are those of its minimal /dev, bound
+// from the host's own /dev, which these attributes do not reach.
 func readOnlyAttr() *unix.MountAttr {
-	return &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}
+	return &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+}
+
+// writableAttr is what every writable bind gets: no set-id and no
+// devices (readOnlyAttr).
+func writableAttr() *unix.MountAttr {
+	return &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
 }
 
 // bindHostReadOnly binds the host's file system at r, read-only.
@@ -513,6 +524,9 @@ func bindWritable(r string, dirs []string) error {
 		}
 		if err := unix.Mount(w, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("binding writable %s: %w", w, err)
+		}
+		if err := unix.MountSetattr(-1, target, unix.AT_RECURSIVE, writableAttr()); err != nil {
+			return fmt.Errorf("making %s hold no devices: %w", w, err)
 		}
 	}
 	return nil

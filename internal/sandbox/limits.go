@@ -209,6 +209,16 @@ type usage struct {
 	// ptys is how many terminal descriptors the step held when the init
 	// ended it for holding more than ptyLimit; 0 when it did not.
 	ptys, ptyLimit int64
+	// ptyPoolLow is true when the init ended the step because the
+	// machine's pool of terminals had only ptyPoolLeft left after the
+	// step saw it grow past what it may hold.
+	ptyPoolLow  bool
+	ptyPoolLeft int64
+	// netMemProto is the protocol ("TCP", "UDP") whose memory, the
+	// machine's, was netMemBytes when the init ended the step for it; ""
+	// when it did not.
+	netMemProto string
+	netMemBytes int64
 	// memLeft is the machine's memory and swap left (bytes) when the
 	// init ended the step for it; 0 when it did not.
 	memLeft int64
@@ -245,6 +255,12 @@ func limitsHit(l Limits, u usage) []string {
 	}
 	if u.ptys > 0 {
 		hit = append(hit, fmt.Sprintf("pseudo-terminal limit %d hit: the step's processes held %d terminal descriptors at once (the machine's terminals, kernel.pty.max, are every container's and step's), and the step was ended", u.ptyLimit, u.ptys))
+	}
+	if u.ptyPoolLow {
+		hit = append(hit, fmt.Sprintf("terminals nearly spent: the machine's pool (kernel.pty.max, every container's and step's) had %d left after it grew by more than the step's %d since it started, terminals its processes' descriptors do not show (parked in flight in a Unix socket), and the step was ended", u.ptyPoolLeft, u.ptyLimit))
+	}
+	if u.netMemProto != "" {
+		hit = append(hit, fmt.Sprintf("network buffers nearly spent: the machine's %s memory (what every network namespace's sockets hold) reached %d MiB, past half of its low mark after it grew since the step started, and the step was ended (past its limit every %s socket of the machine waits: the runner's, planex's)", u.netMemProto, u.netMemBytes>>20, u.netMemProto))
 	}
 	if l.Memory > 0 && u.peakMemory >= l.Memory-l.Memory/10 {
 		hit = append(hit, fmt.Sprintf("memory limit %s hit: a process of the step reached %s of address space, where allocations fail", formatLimit(limitMemory, l.Memory), formatLimit(limitMemory, u.peakMemory&^(1<<20-1))))

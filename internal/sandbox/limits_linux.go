@@ -127,6 +127,9 @@ func applyLimits(l Limits) error {
 	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: coreLimit, Max: coreLimit}); err != nil {
 		return fmt.Errorf("turning core dumps off: %w", err)
 	}
+	if err := capInherited(inheritedCaps()); err != nil {
+		return err
+	}
 	for _, r := range []struct {
 		name string
 		res  int
@@ -137,6 +140,57 @@ func applyLimits(l Limits) error {
 		}
 		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: uint64(r.v), Max: uint64(r.v)}); err != nil {
 			return fmt.Errorf("setting the %s limit to %d: %w", r.name, r.v, err)
+		}
+	}
+	return nil
+}
+
+// inheritedCaps lists the limits a step would otherwise take from planex
+// as they are, with the most each may be: a root that raised them (a
+// service manager's LimitRTPRIO=, LimitMEMLOCK=infinity, a CI image's
+// limits.conf) passed them on to every contained program.
+//   - RLIMIT_RTPRIO 0: a real-time priority (SCHED_FIFO, SCHED_RR) lets
+//     a program that never sleeps keep a CPU from every other process of
+//     the machine, the runner's and planex's among them;
+//   - RLIMIT_NICE 0: no nice value below the one it started with, so it
+//     cannot go ahead of them either;
+//   - RLIMIT_MEMLOCK 8 MiB (the kernel's default): memory locked with
+//     mlock is never swapped out nor given back under pressure;
+//   - RLIMIT_MSGQUEUE 800 KiB (the kernel's default): POSIX message
+//     queues' bytes, kernel memory counted per user, not per step.
+//
+// A limit already lower stays as it is.
+func inheritedCaps() []inheritedCap {
+	return []inheritedCap{
+		{"real-time priority", unix.RLIMIT_RTPRIO, 0},
+		{"nice", unix.RLIMIT_NICE, 0},
+		{"locked memory", unix.RLIMIT_MEMLOCK, 8 << 20},
+		{"message queue", unix.RLIMIT_MSGQUEUE, 800 << 10},
+	}
+}
+
+// inheritedCap is one limit of inheritedCaps: its name for errors, its
+// resource and the most it may be.
+type inheritedCap struct {
+	name string
+	res  int
+	most uint64
+}
+
+// capInherited lowers each limit of caps to its most, soft and hard
+// alike, where it is higher.
+func capInherited(caps []inheritedCap) error {
+	for _, c := range caps {
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(c.res, &cur); err != nil {
+			return fmt.Errorf("reading the %s limit: %w", c.name, err)
+		}
+		want := unix.Rlimit{Cur: min(cur.Cur, c.most), Max: min(cur.Max, c.most)}
+		if want == cur {
+			continue
+		}
+		if err := unix.Setrlimit(c.res, &want); err != nil {
+			return fmt.Errorf("lowering the %s limit to %d: %w", c.name, c.most, err)
 		}
 	}
 	return nil
@@ -169,7 +223,7 @@ const diskInterval = watchInterval / 10
 // descriptors than it may (fileGuard), has filled a file system it
 // writes (diskGuard), holds System V memory past its caps (sysvGuard) or
 // more terminals than it may (ptyGuard), or when the machine's memory
-// runs low (memGuard).
+// (memGuard) or network buffers (netMemGuard) run low.
 type watcher struct {
 	stop chan struct{}
 	done chan usage
@@ -178,52 +232,83 @@ type watcher struct {
 // watchPlan is what a watcher guards: the step's limits, the folders it
 // writes, its System V shared memory cap in bytes (0: its System V
 // memory is not watched), the memory guard's floor (0: memGuard's own),
-// and what ends the step.
+// the terminal guard's (0: ptyGuard's own), the machine's low marks of
+// network memory, and what ends the step.
 type watchPlan struct {
 	limits   Limits
 	writable []string
 	shmCap   uint64
 	memFloor int64
+	ptyFloor int64
+	netMem   netMemLimits
 	end      func()
+}
+
+// guards are the init's looks at one step.
+type guards struct {
+	files *fileGuard
+	disk  *diskGuard
+	sysv  sysvGuard
+	ptys  *ptyGuard
+	mem   *memGuard
+	net   *netMemGuard
+}
+
+// fast looks at what a step can take within one watchInterval (its
+// disks, the machine's memory and network buffers), records in u the
+// first time each is past its bound, and reports whether one is.
+func (g guards) fast(u *usage) (past bool) {
+	if p, left, full := g.disk.check(); full && u.diskFull == "" {
+		u.diskFull, u.diskLeft, past = p, left, true
+	}
+	if left, low := g.mem.check(); low && u.memLeft == 0 {
+		u.memLeft, past = left, true
+	}
+	if proto, pages := g.net.check(); proto != "" && u.netMemProto == "" {
+		u.netMemProto, u.netMemBytes, past = proto, pages*int64(os.Getpagesize()), true
+	}
+	return past
+}
+
+// slow looks at the step's processes (recording their tasks and largest
+// address space in u), descriptors, System V memory and terminals, and
+// reports whether one is past its bound the first time.
+func (g guards) slow(u *usage) (past bool) {
+	tasks, mem := sampleProcs("/proc")
+	u.tasks = max(u.tasks, tasks)
+	u.peakMemory = max(u.peakMemory, mem)
+	if n := g.files.check(); n > 0 && u.openFiles == 0 {
+		u.openFiles, u.openFilesLimit, past = n, g.files.limit, true
+	}
+	if what := g.sysv.check(); what != "" && u.sysvPast == "" {
+		u.sysvPast, past = what, true
+	}
+	if v := g.ptys.check(); (v.held > 0 || v.low) && u.ptys == 0 && !u.ptyPoolLow {
+		u.ptys, u.ptyLimit, u.ptyPoolLow, u.ptyPoolLeft, past = v.held, ptyDescriptors, v.low, v.left, true
+	}
+	return past
 }
 
 func watch(p watchPlan) *watcher {
 	w := &watcher{stop: make(chan struct{}), done: make(chan usage, 1)}
-	guard := newFileGuard("/proc", p.limits.OpenFiles)
-	disk := newDiskGuard(p.writable, unix.Statfs)
-	sysv := sysvGuard{proc: "/proc", shmCap: p.shmCap}
-	ptys := newPtyGuard("/proc")
-	mem := newMemGuard(func() ([]byte, error) { return os.ReadFile("/proc/meminfo") }, p.memFloor)
-	end := p.end
+	g := guards{
+		files: newFileGuard("/proc", p.limits.OpenFiles),
+		disk:  newDiskGuard(p.writable, unix.Statfs),
+		sysv:  sysvGuard{proc: "/proc", shmCap: p.shmCap},
+		ptys:  newPtyGuard("/proc", p.ptyFloor),
+		mem:   newMemGuard(os.DirFS("/"), p.memFloor),
+		net:   newNetMemGuard("/proc/net/sockstat", p.netMem),
+	}
 	go func() {
 		var u usage
 		t := time.NewTicker(diskInterval)
 		defer t.Stop()
 		for tick := 0; ; tick++ {
-			if p, left, full := disk.check(); full && u.diskFull == "" {
-				u.diskFull, u.diskLeft = p, left
-				end()
+			if g.fast(&u) {
+				p.end()
 			}
-			if left, low := mem.check(); low && u.memLeft == 0 {
-				u.memLeft = left
-				end()
-			}
-			if tick%int(watchInterval/diskInterval) == 0 {
-				tasks, mem := sampleProcs("/proc")
-				u.tasks = max(u.tasks, tasks)
-				u.peakMemory = max(u.peakMemory, mem)
-				if n := guard.check(); n > 0 && u.openFiles == 0 {
-					u.openFiles, u.openFilesLimit = n, guard.limit
-					end()
-				}
-				if what := sysv.check(); what != "" && u.sysvPast == "" {
-					u.sysvPast = what
-					end()
-				}
-				if n := ptys.check(); n > 0 && u.ptys == 0 {
-					u.ptys, u.ptyLimit = n, ptyDescriptors
-					end()
-				}
+			if tick%int(watchInterval/diskInterval) == 0 && g.slow(&u) {
+				p.end()
 			}
 			select {
 			case <-w.stop:

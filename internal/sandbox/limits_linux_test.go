@@ -477,3 +477,109 @@ func TestRedTeamDiskFillBetweenLooks(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamInheritedLimitsCapped: planex started by a root that raised
+// its real-time priority, nice, locked memory and message queue limits
+// (a service's LimitRTPRIO=99, LimitMEMLOCK=infinity) passed them on to
+// every contained program, which could then run at a real-time priority
+// (chrt -f 99: a loop that never sleeps keeps a CPU from the runner and
+// planex), lock memory the kernel never reclaims, or fill POSIX message
+// queues. The test raises them on its own process, as such a root, and
+// reads what the contained program gets: the kernel's defaults at most.
+// Raising a hard limit needs CAP_SYS_RESOURCE, which this project's test
+// machine's root lacks; it skips there, saying so.
+func TestRedTeamInheritedLimitsCapped(t *testing.T) {
+	t.Parallel()
+	raised := []struct {
+		res  int
+		line string // /proc/self/limits' row, its soft and hard values wanted
+	}{
+		{unix.RLIMIT_RTPRIO, "Max realtime priority 0 0"},
+		{unix.RLIMIT_NICE, "Max nice priority 0 0"},
+		{unix.RLIMIT_MEMLOCK, fmt.Sprintf("Max locked memory %d %d bytes", 8<<20, 8<<20)},
+		{unix.RLIMIT_MSGQUEUE, fmt.Sprintf("Max msgqueue size %d %d bytes", 800<<10, 800<<10)},
+	}
+	for _, r := range raised {
+		var old unix.Rlimit
+		if err := unix.Getrlimit(r.res, &old); err != nil {
+			t.Fatal(err)
+		}
+		high := unix.Rlimit{Cur: max(old.Cur, 1<<30), Max: max(old.Max, 1<<30)}
+		if r.res == unix.RLIMIT_RTPRIO || r.res == unix.RLIMIT_NICE {
+			high = unix.Rlimit{Cur: 40, Max: 40}
+		}
+		if err := unix.Setrlimit(r.res, &high); err != nil {
+			t.Skipf("raising a hard limit needs CAP_SYS_RESOURCE, which this process lacks: %v", err)
+		}
+		t.Cleanup(func() { _ = unix.Setrlimit(r.res, &old) })
+	}
+	s := newSandbox(t)
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=" + os.Getenv("PATH")},
+		`grep -E '^Max (realtime priority|nice priority|locked memory|msgqueue size)' /proc/self/limits; chrt -f 10 true 2>/dev/null && echo REALTIME`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := strings.Join(strings.Fields(out), " ")
+	for _, r := range raised {
+		if !strings.Contains(got, r.line) {
+			t.Errorf("the program's limits lack %q (planex's raised limit passed through):\n%s", r.line, out)
+		}
+	}
+	if strings.Contains(out, "REALTIME") {
+		t.Errorf("the program ran at a real-time priority:\n%s", out)
+	}
+}
+
+// TestCapInherited: a limit above its cap is lowered to it, soft and
+// hard, and one below stays. It runs in a child process (TestCapInheritedHelper),
+// since a lowered hard limit cannot be raised again; the caps are below
+// this machine's limits, which the red-team test above cannot raise here.
+func TestCapInherited(t *testing.T) {
+	t.Parallel()
+	var memlock unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &memlock); err != nil || memlock.Max < 2<<20 || memlock.Cur < 2<<20 {
+		t.Skipf("the locked memory limit here is below 2 MiB already (%+v, %v)", memlock, err)
+	}
+	var nofile unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &nofile); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCapInheritedHelper$")
+	cmd.Env = append(os.Environ(), "PLANEX_CAP_INHERITED=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := strings.Join(strings.Fields(string(out)), " ")
+	for _, want := range []string{
+		fmt.Sprintf("Max locked memory %d %d bytes", 1<<20, 1<<20),
+		fmt.Sprintf("Max msgqueue size %d %d bytes", 4096, 4096),
+		// Below its cap: left as it is.
+		fmt.Sprintf("Max open files %d %d files", nofile.Cur, nofile.Max),
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("limits after capInherited lack %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestCapInheritedHelper lowers its own locked memory and message queue
+// limits with capInherited and prints its limits.
+func TestCapInheritedHelper(t *testing.T) {
+	if os.Getenv("PLANEX_CAP_INHERITED") == "" {
+		t.Skip("TestCapInherited's child")
+	}
+	err := capInherited([]inheritedCap{
+		{"locked memory", unix.RLIMIT_MEMLOCK, 1 << 20},
+		{"message queue", unix.RLIMIT_MSGQUEUE, 4096},
+		{"open files", unix.RLIMIT_NOFILE, 1 << 40},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/proc/self/limits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Print(string(b))
+}

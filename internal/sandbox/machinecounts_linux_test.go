@@ -5,12 +5,15 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 	"unsafe"
 
@@ -48,7 +51,9 @@ func TestRedTeamAIOContextsOutOfReach(t *testing.T) {
 // 1024): a step took all 3071 this machine had for them, and every
 // container's and other step's terminal (docker run -t, a CLI's shell
 // tool, ssh into a container) failed with ENOSPC while it ran. The probe
-// stops at 1024, not to take the machine's pool in the test. Contained,
+// stops at 512, not to take the machine's pool in the test (nor, with
+// the other tests of terminals running beside it, to bring the pool
+// below the floor past which every step running is ended). Contained,
 // the step's /dev/pts gives at most maxPtys, and a step holding more
 // terminal descriptors than ptyDescriptors, however it made them, is
 // ended: it never holds them to its end.
@@ -62,7 +67,11 @@ func TestRedTeamPtysBounded(t *testing.T) {
 	}
 	if _, err := exec.LookPath("unshare"); err == nil {
 		cases = append(cases, struct{ name, script string }{"a devpts of its own",
-			"unshare -Urm sh -c 'mkdir -p /tmp/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /tmp/pts && PLANEX_COUNTS_PROBE=pty:/tmp/pts/ptmx:" + bound + " " + helper + "'"})
+			"unshare -Urm sh -c 'mkdir -p /tmp/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /tmp/pts && PLANEX_COUNTS_PROBE=pty:/tmp/pts/ptmx:" + bound + " " + helper + "'"},
+			// Bound over a file of another name, its descriptors' links
+			// name that file, not a ptmx.
+			struct{ name, script string }{"a devpts of its own, its ptmx bound elsewhere",
+				"unshare -Urm sh -c 'mkdir -p /tmp/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /tmp/pts && touch /tmp/notes.txt && mount --bind /tmp/pts/ptmx /tmp/notes.txt && PLANEX_COUNTS_PROBE=pty:/tmp/notes.txt:" + bound + " " + helper + "'"})
 	} else {
 		t.Log("util-linux's unshare is not installed: the nested devpts case is not tried")
 	}
@@ -93,15 +102,52 @@ func TestRedTeamPtysBounded(t *testing.T) {
 	}
 }
 
+// TestRedTeamParkedPtysBounded: a contained program mounts a devpts of
+// its own (unshare -Urm), opens terminals there and parks them in flight
+// in a Unix socket it never reads (SCM_RIGHTS), closing its own
+// descriptors: the terminals live on, counted in the machine's pool
+// (kernel.pty.max), but no process's descriptor table lists them, so
+// the guard that counts the step's terminal descriptors saw none. The
+// kernel bounds what a user has in flight only by the sender's
+// descriptor limit (20,000 here), far above the 3071 terminals every
+// container and step shares. The test sets the floor of the pool 128
+// below what is left now and parks 384, not to take the machine's
+// terminals; the step must not hold them to its end. It runs alone: the
+// other tests' terminals would move the pool under it.
+func TestRedTeamParkedPtysBounded(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("util-linux's unshare is not installed: no devpts of the program's own to park terminals from")
+	}
+	left := ptyPoolLeft("/proc")
+	if left < 1024 {
+		t.Skipf("the machine has %d terminals left for containers; the test parks 384", left)
+	}
+	s := newSandbox(t)
+	s.ptyFloor = left - 128
+	helper := os.Args[0] + " -test.run=^TestMachineCountsProbeHelper$"
+	script := "unshare -Urm sh -c 'mkdir -p /tmp/pts && mount -t devpts -o newinstance,ptmxmode=0666 devpts /tmp/pts && PLANEX_COUNTS_PROBE=ptypark:/tmp/pts/ptmx:384 " + helper + "'"
+	out, err := run(t, s, Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}, "/", []string{"PATH=" + os.Getenv("PATH")}, script)
+	if !strings.Contains(out, "parked: ") && !strings.Contains(out, "terminals nearly spent") {
+		t.Fatalf("the probe did not run (%v):\n%s", err, out)
+	}
+	if strings.Contains(out, "held to the end") {
+		t.Errorf("the program held terminals parked in flight past the pool's floor to its end (%v):\n%s", err, out)
+	}
+	if !strings.Contains(out, "terminals nearly spent") {
+		t.Errorf("the step was not ended for the terminals it parked, or said nothing (%v):\n%s", err, out)
+	}
+}
+
 // TestPtyGuard: the watcher's look at a step's terminals, on a /proc
 // made of links: it counts only while the machine's count has grown by
 // more than half the bound since the step started, then only the
 // descriptors of terminals (either end, the init's aside), and reports
-// a step past the bound.
+// a step past the bound; within it, a pool grown past the bound since
+// the step started and below its floor (terminals parked in flight).
 func TestPtyGuard(t *testing.T) {
 	t.Parallel()
 	var ptmx unix.Stat_t
-	if err := unix.Stat("/dev/ptmx", &ptmx); err != nil || !isPty(ptmx) {
+	if err := unix.Stat("/dev/ptmx", &ptmx); err != nil || !isPty(ptmx.Mode, unix.Major(ptmx.Rdev), unix.Minor(ptmx.Rdev)) {
 		t.Skipf("no /dev/ptmx to stand for a terminal here (%v)", err)
 	}
 	// A terminal's numbered end, for links named as /dev/pts/N.
@@ -118,26 +164,44 @@ func TestPtyGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	ptsEnd := fmt.Sprintf("/dev/pts/%d", ptn)
+	// The pool: 4096 less a reserve of 1024, 3072 for containers, of
+	// which a quarter, 768, is the floor. 100 are open at the start.
 	for _, c := range []struct {
 		name       string
 		grown      int
 		ptys, init int
 		want       int64
+		wantLow    bool
+		disguised  bool
 	}{
-		{"many terminals, the machine's count unchanged", 0, ptyDescriptors + 10, 0, 0},
-		{"the count grown, few of them the step's", ptyDescriptors, 3, 0, 0},
-		{"the step's, at the bound", ptyDescriptors, ptyDescriptors, 0, 0},
-		{"the step's, past the bound", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1},
-		{"the init's are not the step's", ptyDescriptors + 40, 3, ptyDescriptors + 40, 0},
-		{"numbered ends", ptyDescriptors + 1, -(ptyDescriptors + 1), 0, ptyDescriptors + 1},
+		{"many terminals, the machine's count unchanged", 0, ptyDescriptors + 10, 0, 0, false, false},
+		{"the count grown, few of them the step's", ptyDescriptors, 3, 0, 0, false, false},
+		{"the step's, at the bound", ptyDescriptors, ptyDescriptors, 0, 0, false, false},
+		{"the step's, past the bound", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1, false, false},
+		{"the init's are not the step's", ptyDescriptors + 40, 3, ptyDescriptors + 40, 0, false, false},
+		{"numbered ends", ptyDescriptors + 1, -(ptyDescriptors + 1), 0, ptyDescriptors + 1, false, false},
+		{"the pool grown past the bound, above its floor", 2000, 3, 0, 0, false, false},
+		{"the pool below its floor, none of it shown", 2300, 3, 0, 0, true, false},
+		{"the pool below its floor, within the bound", ptyDescriptors, 3, 0, 0, false, false},
+		{"terminals under another name (a ptmx bound over notes.txt)", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1, false, true},
 	} {
 		proc := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(proc, "sys", "kernel", "pty"), 0o755); err != nil {
+		pty := filepath.Join(proc, "sys", "kernel", "pty")
+		if err := os.MkdirAll(pty, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(proc, "sys", "kernel", "pty", "nr"), "100\n", 0o644)
-		g := newPtyGuard(proc)
-		writeFile(t, filepath.Join(proc, "sys", "kernel", "pty", "nr"), strconv.Itoa(100+c.grown)+"\n", 0o644)
+		writeFile(t, filepath.Join(pty, "max"), "4096\n", 0o644)
+		writeFile(t, filepath.Join(pty, "reserve"), "1024\n", 0o644)
+		start := 100
+		if c.name == "the pool below its floor, within the bound" {
+			start = 2900 // already short at the step's start
+		}
+		writeFile(t, filepath.Join(pty, "nr"), strconv.Itoa(start)+"\n", 0o644)
+		g := newPtyGuard(proc, 0)
+		if g.floor != 768 {
+			t.Errorf("%s: floor %d, want a quarter of 3072", c.name, g.floor)
+		}
+		writeFile(t, filepath.Join(pty, "nr"), strconv.Itoa(start+c.grown)+"\n", 0o644)
 		links := func(pid string, n int) {
 			fd := filepath.Join(proc, pid, "fd")
 			if err := os.MkdirAll(fd, 0o755); err != nil {
@@ -148,6 +212,11 @@ func TestPtyGuard(t *testing.T) {
 			target := "/dev/ptmx"
 			if n < 0 {
 				n, target = -n, ptsEnd
+			}
+			if c.disguised {
+				// Its link names notes.txt; the file there is the ptmx.
+				target = filepath.Join(proc, "notes.txt")
+				_ = os.Symlink("/dev/ptmx", target)
 			}
 			for i := range n {
 				if err := os.Symlink(target, filepath.Join(fd, strconv.Itoa(100+i))); err != nil {
@@ -164,8 +233,8 @@ func TestPtyGuard(t *testing.T) {
 		// The step's terminals spread over two processes.
 		links("7", c.ptys/2)
 		links("8", c.ptys-c.ptys/2)
-		if got := g.check(); got != c.want {
-			t.Errorf("%s: check() = %d, want %d", c.name, got, c.want)
+		if got := g.check(); got.held != c.want || got.low != c.wantLow {
+			t.Errorf("%s: check() = %+v, want %d held, low %v", c.name, got, c.want, c.wantLow)
 		}
 	}
 }
@@ -208,19 +277,51 @@ func TestRedTeamMemoryNoProcessCounts(t *testing.T) {
 }
 
 // TestMemGuard: the memory guard's floor (a thirty-second of the
-// machine's memory, within its bounds, or the one given), what it counts
-// as left (available memory and free swap), and that a machine already
-// short of memory at the step's start ends it only once it falls further.
+// machine's memory, or of its cgroups' smallest limit, within its bounds,
+// or the one given), what it counts as left (available memory and free
+// swap; in a cgroup with a limit, the limit less its use, plus its file
+// cache and the swap it may still use), and that a machine already short
+// of memory at the step's start ends it only once it falls further.
 func TestMemGuard(t *testing.T) {
 	t.Parallel()
-	info := func(total, avail, swap int64) []byte {
-		return []byte(fmt.Sprintf("MemTotal:       %d kB\nMemFree:        1 kB\nMemAvailable:   %d kB\nSwapTotal:      %d kB\nSwapFree:       %d kB\n", total>>10, avail>>10, swap>>10, swap>>10))
-	}
 	const gib = int64(1) << 30
+	info := func(total, avail, swap int64) fstest.MapFS {
+		return fstest.MapFS{"proc/meminfo": {Data: []byte(fmt.Sprintf("MemTotal:       %d kB\nMemFree:        1 kB\nMemAvailable:   %d kB\nSwapTotal:      %d kB\nSwapFree:       %d kB\n", total>>10, avail>>10, swap>>10, swap>>10))}}
+	}
+	// v2 is a unified hierarchy's cgroup /a/b whose own level has no
+	// limit and whose parent /a has one: used bytes, file cache, and its
+	// swap.max ("" for no file).
+	v2 := func(m fstest.MapFS, limit, used, cache int64, swapMax string) fstest.MapFS {
+		m["proc/self/cgroup"] = &fstest.MapFile{Data: []byte("0::/a/b\n")}
+		m["sys/fs/cgroup/a/b/memory.max"] = &fstest.MapFile{Data: []byte("max\n")}
+		m["sys/fs/cgroup/a/b/memory.current"] = &fstest.MapFile{Data: []byte("4096\n")}
+		m["sys/fs/cgroup/a/memory.max"] = &fstest.MapFile{Data: []byte(fmt.Sprintln(limit))}
+		m["sys/fs/cgroup/a/memory.current"] = &fstest.MapFile{Data: []byte(fmt.Sprintln(used))}
+		m["sys/fs/cgroup/a/memory.stat"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("anon 5\nfile %d\nactive_file %d\ninactive_file %d\nshmem 0\n", cache, cache/2, cache-cache/2))}
+		if swapMax != "" {
+			m["sys/fs/cgroup/a/memory.swap.max"] = &fstest.MapFile{Data: []byte(swapMax + "\n")}
+			m["sys/fs/cgroup/a/memory.swap.current"] = &fstest.MapFile{Data: []byte("0\n")}
+		}
+		return m
+	}
+	// v1 is a first-version memory cgroup /x with a limit, its root's
+	// unlimited; memsw its memory and swap limit (0: none counted).
+	v1 := func(m fstest.MapFS, limit, used, cache, memsw int64) fstest.MapFS {
+		m["proc/self/cgroup"] = &fstest.MapFile{Data: []byte("5:devices:/x\n4:cpu,memory:/x\n0::/\n")}
+		m["sys/fs/cgroup/memory/memory.limit_in_bytes"] = &fstest.MapFile{Data: []byte("9223372036854771712\n")}
+		m["sys/fs/cgroup/memory/x/memory.limit_in_bytes"] = &fstest.MapFile{Data: []byte(fmt.Sprintln(limit))}
+		m["sys/fs/cgroup/memory/x/memory.usage_in_bytes"] = &fstest.MapFile{Data: []byte(fmt.Sprintln(used))}
+		m["sys/fs/cgroup/memory/x/memory.stat"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("cache %d\ninactive_file 1\ntotal_active_file %d\ntotal_inactive_file %d\n", cache, cache/2, cache-cache/2))}
+		if memsw > 0 {
+			m["sys/fs/cgroup/memory/x/memory.memsw.limit_in_bytes"] = &fstest.MapFile{Data: []byte(fmt.Sprintln(memsw))}
+			m["sys/fs/cgroup/memory/x/memory.memsw.usage_in_bytes"] = &fstest.MapFile{Data: []byte(fmt.Sprintln(used))}
+		}
+		return m
+	}
 	for _, c := range []struct {
 		name          string
 		floor         int64
-		start, now    []byte
+		start, now    fstest.MapFS
 		wantLow       bool
 		wantFloor     int64
 		wantLeftAfter int64
@@ -233,19 +334,27 @@ func TestMemGuard(t *testing.T) {
 		{"short at the start, steady", 0, info(16*gib, 300<<20, 0), info(16*gib, 280<<20, 0), false, 512 << 20, 280 << 20},
 		{"short at the start, falling", 0, info(16*gib, 300<<20, 0), info(16*gib, 200<<20, 0), true, 512 << 20, 200 << 20},
 		{"a floor given", 5 * gib, info(16*gib, 6*gib, 0), info(16*gib, 4*gib, 0), true, 5 * gib, 4 * gib},
+		{"a parent cgroup's limit runs out, the machine's memory plenty", 0, v2(info(64*gib, 60*gib, 0), 8*gib, 1*gib, 0, ""), v2(info(64*gib, 56*gib, 0), 8*gib, 8*gib-100<<20, 0, ""), true, 256 << 20, 100 << 20},
+		{"a cgroup's file cache is given back first", 0, v2(info(64*gib, 60*gib, 0), 8*gib, 1*gib, 0, ""), v2(info(64*gib, 56*gib, 0), 8*gib, 8*gib-100<<20, 3*gib, ""), false, 256 << 20, 3*gib + 100<<20},
+		{"a cgroup that may swap", 0, v2(info(64*gib, 60*gib, 2*gib), 8*gib, 1*gib, 0, "max"), v2(info(64*gib, 56*gib, 2*gib), 8*gib, 8*gib-100<<20, 0, "max"), false, 256 << 20, 2*gib + 100<<20},
+		{"a cgroup that may not swap", 0, v2(info(64*gib, 60*gib, 2*gib), 8*gib, 1*gib, 0, "0"), v2(info(64*gib, 56*gib, 2*gib), 8*gib, 8*gib-100<<20, 0, "0"), true, 256 << 20, 100 << 20},
+		{"a first-version cgroup", 0, v1(info(64*gib, 60*gib, 0), 4*gib, 1*gib, 0, 0), v1(info(64*gib, 56*gib, 0), 4*gib, 4*gib-100<<20, 0, 0), true, memFloorLeast, 100 << 20},
+		{"a first-version cgroup's cache", 0, v1(info(64*gib, 60*gib, 0), 4*gib, 1*gib, 0, 0), v1(info(64*gib, 56*gib, 0), 4*gib, 4*gib-100<<20, gib, 0), false, memFloorLeast, gib + 100<<20},
+		{"a first-version cgroup's memory and swap limit", 0, v1(info(64*gib, 60*gib, 2*gib), 4*gib, 1*gib, 0, 4*gib), v1(info(64*gib, 56*gib, 2*gib), 4*gib, 4*gib-100<<20, 0, 4*gib), true, memFloorLeast, 100 << 20},
 	} {
-		next := c.start
-		g := newMemGuard(func() ([]byte, error) { return next, nil }, c.floor)
+		m := fstest.MapFS{}
+		maps.Copy(m, c.start)
+		g := newMemGuard(m, c.floor)
 		if g.floor != c.wantFloor {
 			t.Errorf("%s: floor %d MiB, want %d MiB", c.name, g.floor>>20, c.wantFloor>>20)
 		}
-		next = c.now
+		maps.Copy(m, c.now)
 		left, low := g.check()
 		if low != c.wantLow || left != c.wantLeftAfter {
 			t.Errorf("%s: check() = %d MiB, %v; want %d MiB, %v", c.name, left>>20, low, c.wantLeftAfter>>20, c.wantLow)
 		}
 	}
-	g := newMemGuard(func() ([]byte, error) { return nil, os.ErrNotExist }, 0)
+	g := newMemGuard(fstest.MapFS{}, 0)
 	if _, low := g.check(); low {
 		t.Error("a guard that read nothing at the start ended the step")
 	}
@@ -264,7 +373,7 @@ func readFile(t *testing.T, p string) []byte {
 // kernel counts for the whole machine. PLANEX_COUNTS_PROBE says what it
 // takes: "aio", AIO contexts of 8192 events (at most two);
 // "pty:PATH:BOUND", terminals opened through the ptmx at PATH (at most
-// 1024), held, when it got more than BOUND, up to ten seconds before it
+// 512), held, when it got more than BOUND, up to ten seconds before it
 // says "held to the end"; "memfd", a GiB written to a memfd, held three
 // seconds before it says "held to the end".
 func TestMachineCountsProbeHelper(t *testing.T) {
@@ -280,7 +389,7 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 		bound, _ := strconv.Atoi(b)
 		var held []*os.File
 		var err error
-		for len(held) < 1024 {
+		for len(held) < 512 {
 			var f *os.File
 			if f, err = os.OpenFile(ptmx, os.O_RDWR|unix.O_NOCTTY, 0); err != nil {
 				break
@@ -293,6 +402,21 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 			// The attacker's hold: the step is ended long before.
 			time.Sleep(10 * time.Second)
 		}
+		fmt.Println("held to the end")
+	case strings.HasPrefix(what, "ptypark:"):
+		ptmx, n, _ := strings.Cut(strings.TrimPrefix(what, "ptypark:"), ":")
+		most, _ := strconv.Atoi(n)
+		parked, err := parkPtys(ptmx, most)
+		fmt.Printf("parked: %d, then %v\n", parked, err)
+		os.Stdout.Sync()
+		time.Sleep(10 * time.Second)
+		fmt.Println("held to the end")
+	case strings.HasPrefix(what, "tcp:"):
+		n, _ := strconv.Atoi(strings.TrimPrefix(what, "tcp:"))
+		mib, err := fillTCPBuffers(n)
+		fmt.Printf("tcp: %d MiB queued, then %v\n", mib, err)
+		os.Stdout.Sync()
+		time.Sleep(5 * time.Second)
 		fmt.Println("held to the end")
 	case what == "memfd":
 		fd, err := unix.MemfdCreate("planex-hog", unix.MFD_CLOEXEC)
@@ -312,6 +436,77 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		fmt.Println("held to the end")
 	}
+}
+
+// parkPtys opens up to most terminals through the ptmx at path and sends
+// each, in batches, through a Unix socket of a pair whose other end is
+// never read, closing its own descriptors: the terminals stay open in
+// flight, in no process's descriptor table. It returns how many it
+// parked and the error that stopped it (nil: none).
+func parkPtys(path string, most int) (int, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	// Both ends stay open (never read) until the process ends.
+	parked := 0
+	for parked < most {
+		var batch []int
+		for len(batch) < 200 && parked+len(batch) < most {
+			fd, err := unix.Open(path, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				break
+			}
+			batch = append(batch, fd)
+		}
+		if len(batch) == 0 {
+			return parked, errors.New("no terminal opened")
+		}
+		err := unix.Sendmsg(pair[0], []byte{0}, unix.UnixRights(batch...), nil, 0)
+		for _, fd := range batch {
+			unix.Close(fd)
+		}
+		if err != nil {
+			return parked, err
+		}
+		parked += len(batch)
+	}
+	return parked, nil
+}
+
+// fillTCPBuffers opens n TCP connections over the loopback, each end's
+// buffer as large as the kernel allows, and writes into each until the
+// writer would wait, reading nothing: the queued data is charged to the
+// kernel's TCP memory, one count for the whole machine. It returns the
+// MiB written and the error that stopped it (nil: none).
+func fillTCPBuffers(n int) (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for range n {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			return total >> 20, err
+		}
+		peer, err := ln.Accept()
+		if err != nil {
+			return total >> 20, err
+		}
+		_ = c.(*net.TCPConn).SetWriteBuffer(64 << 20)
+		_ = peer.(*net.TCPConn).SetReadBuffer(64 << 20)
+		buf := make([]byte, 1<<20)
+		for {
+			_ = c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+			k, err := c.Write(buf)
+			total += k
+			if err != nil {
+				break
+			}
+		}
+	}
+	return total >> 20, nil
 }
 
 // takeAIOContexts makes up to most AIO contexts of events each, and

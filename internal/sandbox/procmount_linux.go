@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"bufio"
+	"errors"
 	"io"
 	"os"
 	"strconv"
@@ -21,8 +23,10 @@ import (
 // disk, loop, KVM and other devices the minimal /dev leaves out. Every
 // such mount is covered like a hidden folder.
 
-// maxMountTable bounds the mount table read for them.
-const maxMountTable = 4 << 20
+// maxMountLine bounds a line of the mount table: two escaped paths and
+// the options (an overlay's many lower folders) stay far below it. A
+// longer line is skipped, not the rest of the table.
+const maxMountLine = 1 << 20
 
 // systemMounts are the file systems whose mounts elsewhere are covered,
 // each with the place of the sandbox's own (below which they stay: the
@@ -33,21 +37,59 @@ var systemMounts = map[string]string{"proc": "/proc", "devtmpfs": "/dev"}
 // mountinfo (the text of /proc/self/mountinfo) lists, but /proc, /dev and
 // what lies below them.
 func otherProcMounts(mountinfo string) []string {
+	return readOtherProcMounts(strings.NewReader(mountinfo))
+}
+
+// readOtherProcMounts is otherProcMounts of the mount table r gives, read
+// a line at a time to its end: a machine with tens of thousands of
+// mounts (a Kubernetes node's pods) has a table of many MiB, and a procfs
+// listed past a bound on the whole was left uncovered.
+func readOtherProcMounts(r io.Reader) []string {
 	var out []string
-	for _, line := range strings.Split(mountinfo, "\n") {
-		before, after, ok := strings.Cut(line, " - ")
-		f, tail := strings.Fields(before), strings.Fields(after)
-		if !ok || len(f) < 5 || len(tail) < 1 {
-			continue
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := readMountLine(br)
+		if point, ok := otherProcMount(line); ok {
+			out = append(out, point)
 		}
-		own, system := systemMounts[tail[0]]
-		point := unescapeMountField(f[4])
-		if !system || point == own || strings.HasPrefix(point, own+"/") || !strings.HasPrefix(point, "/") {
-			continue
+		if err != nil {
+			return out
 		}
-		out = append(out, point)
 	}
-	return out
+}
+
+// readMountLine reads one line of br without its newline; a line past
+// maxMountLine comes back empty (its rest read and dropped).
+func readMountLine(br *bufio.Reader) (string, error) {
+	var b []byte
+	tooLong := false
+	for {
+		part, err := br.ReadSlice('\n')
+		if !tooLong && len(b)+len(part) <= maxMountLine {
+			b = append(b, part...)
+		} else {
+			tooLong, b = true, nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return strings.TrimSuffix(string(b), "\n"), err
+		}
+	}
+}
+
+// otherProcMount is the mount point of a mount table line when it is a
+// procfs or devtmpfs elsewhere than /proc and /dev and below them.
+func otherProcMount(line string) (string, bool) {
+	before, after, ok := strings.Cut(line, " - ")
+	f, tail := strings.Fields(before), strings.Fields(after)
+	if !ok || len(f) < 5 || len(tail) < 1 {
+		return "", false
+	}
+	own, system := systemMounts[tail[0]]
+	point := unescapeMountField(f[4])
+	if !system || point == own || strings.HasPrefix(point, own+"/") || !strings.HasPrefix(point, "/") {
+		return "", false
+	}
+	return point, true
 }
 
 // unescapeMountField decodes the octal escapes (\040 for a space, \011,
@@ -78,6 +120,5 @@ func hostProcMounts() []string {
 		return nil
 	}
 	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, maxMountTable))
-	return otherProcMounts(string(b))
+	return readOtherProcMounts(f)
 }

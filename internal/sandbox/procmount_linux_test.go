@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,5 +106,24 @@ func TestOtherProcMounts(t *testing.T) {
 	want := []string{"/host/proc", "/srv/a b/proc", "/host/dev", "/srv/kvm"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("otherProcMounts = %q, want %q", got, want)
+	}
+}
+
+// TestOtherProcMountsInALargeTable: a machine with tens of thousands of
+// mounts (a Kubernetes node's pods, snaps) has a mount table past 4 MiB,
+// and a procfs mounted after that point (/host/proc, mounted last) was
+// not read, so not covered: a program listed the machine's processes
+// through it. The whole table is read, a line at a time.
+func TestOtherProcMountsInALargeTable(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := 0; b.Len() < 5<<20; i++ {
+		fmt.Fprintf(&b, "%d 1 0:%d / /var/lib/kubelet/pods/%08d/volumes/kubernetes.io~projected/kube-api-access rw,relatime - tmpfs tmpfs rw,size=4096k\n", 100+i, 50+i, i)
+	}
+	// A line past the bound on one line (skipped), then the procfs.
+	fmt.Fprintf(&b, "99998 1 0:99 / /srv/%s rw - proc proc rw\n", strings.Repeat("x", maxMountLine))
+	b.WriteString("99999 1 0:21 / /host/proc rw,relatime - proc proc rw")
+	if got := readOtherProcMounts(strings.NewReader(b.String())); strings.Join(got, "|") != "/host/proc" {
+		t.Errorf("a procfs mounted past the table's first %d MiB: got %q, want it covered", b.Len()>>20, got)
 	}
 }

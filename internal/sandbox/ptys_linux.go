@@ -5,7 +5,6 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -27,6 +26,16 @@ import (
 // A terminal lives while either of its ends is open, so a step holds at
 // most as many as it has such descriptors; one using maxPtys terminals
 // through both ends stays within the bound.
+//
+// But a descriptor sent through a Unix socket and not received
+// (SCM_RIGHTS) is in flight, in no process's table, and its terminal
+// lives on: a program parked them so, as many as its descriptor limit
+// allows (20,000 here), and the count of descriptors saw none. So the
+// guard also watches the pool itself: a step that has seen the machine's
+// count grow by more than ptyDescriptors since it started is ended once
+// what the pool has left for containers falls below a quarter of it
+// (ptyPoolFloor). Whoever took them, the step is ended then, as the
+// memory guard ends it when another process takes the memory.
 const (
 	maxPtys        = 64
 	ptyDescriptors = 2 * maxPtys
@@ -42,29 +51,54 @@ const (
 )
 
 // ptyGuard watches the machine's count of terminals for one step: base
-// is kernel.pty.nr when the step started.
+// is kernel.pty.nr when the step started, floor the terminals the pool
+// must keep for containers (ptyPoolFloor).
 type ptyGuard struct {
-	proc string
-	base int64
+	proc  string
+	base  int64
+	floor int64
 }
 
-// newPtyGuard starts watching under the /proc at proc.
-func newPtyGuard(proc string) *ptyGuard {
-	return &ptyGuard{proc: proc, base: readFirstInt(filepath.Join(proc, "sys", "kernel", "pty", "nr"))}
+// newPtyGuard starts watching under the /proc at proc, with floor or,
+// when floor is 0, ptyPoolFloor.
+func newPtyGuard(proc string, floor int64) *ptyGuard {
+	g := &ptyGuard{proc: proc, base: readFirstInt(filepath.Join(proc, "sys", "kernel", "pty", "nr")), floor: floor}
+	if g.floor == 0 {
+		g.floor = ptyPoolFloor(proc)
+	}
+	return g
 }
 
-// check returns how many terminal descriptors the step holds when that
-// is more than ptyDescriptors, else 0. It counts them only when the
-// machine's count has grown by more than half of that since the step
-// started: a step that holds more must have opened them.
-func (g *ptyGuard) check() int64 {
-	if now := readFirstInt(filepath.Join(g.proc, "sys", "kernel", "pty", "nr")); now-g.base <= ptyDescriptors/2 {
-		return 0
+// ptyPoolFloor is a quarter of the terminals the machine's pool gives
+// every devpts but the host's first (kernel.pty.max less its reserve).
+func ptyPoolFloor(proc string) int64 {
+	dir := filepath.Join(proc, "sys", "kernel", "pty")
+	return (readFirstInt(filepath.Join(dir, "max")) - readFirstInt(filepath.Join(dir, "reserve"))) / 4
+}
+
+// ptyVerdict is what one look of a ptyGuard found: held, the terminal
+// descriptors the step holds when that is past ptyDescriptors (else 0);
+// low, the pool below its floor after the step saw it grow by more than
+// ptyDescriptors, with left what it had left.
+type ptyVerdict struct {
+	held, left int64
+	low        bool
+}
+
+// check looks at the step's terminals only when the machine's count has
+// grown by more than half of ptyDescriptors since the step started: a
+// step that holds more must have opened them. Then it counts the step's
+// terminal descriptors, and, within the bound, what the pool has left.
+func (g *ptyGuard) check() ptyVerdict {
+	grown := readFirstInt(filepath.Join(g.proc, "sys", "kernel", "pty", "nr")) - g.base
+	if grown <= ptyDescriptors/2 {
+		return ptyVerdict{}
 	}
 	if n := countPtyDescriptors(g.proc, ptyDescriptors); n > ptyDescriptors {
-		return n
+		return ptyVerdict{held: n}
 	}
-	return 0
+	left := ptyPoolLeft(g.proc)
+	return ptyVerdict{left: left, low: grown > ptyDescriptors && left < g.floor}
 }
 
 // countPtyDescriptors counts the descriptors of terminals the processes
@@ -74,7 +108,13 @@ func countPtyDescriptors(proc string, limit int64) int64 {
 }
 
 // ptyDescriptorsOf counts the terminals among the descriptors listed in
-// the fd folder dir, stopping once past limit.
+// the fd folder dir, stopping once past limit. Every descriptor of a
+// file with a path is asked for its device, whatever its name: a
+// program bound its devpts's ptmx over a file of another name
+// (notes.txt), and the descriptors it opened there were named so. The
+// attributes are those the kernel holds (AT_STATX_DONT_SYNC), so a file
+// of a FUSE file system the program serves itself, or of a slow network
+// one, is never asked for them and cannot stall the look.
 func ptyDescriptorsOf(dir string, limit int64) int64 {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -86,11 +126,12 @@ func ptyDescriptorsOf(dir string, limit int64) int64 {
 		names, err := f.Readdirnames(1024)
 		for _, name := range names {
 			p := filepath.Join(dir, name)
-			if target, err := os.Readlink(p); err != nil || !ptyName(target) {
+			// Pipes, sockets and anonymous files have no path.
+			if target, err := os.Readlink(p); err != nil || !strings.HasPrefix(target, "/") {
 				continue
 			}
-			var st unix.Stat_t
-			if unix.Stat(p, &st) == nil && isPty(st) {
+			var st unix.Statx_t
+			if unix.Statx(unix.AT_FDCWD, p, unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE, &st) == nil && isPty(uint32(st.Mode), st.Rdev_major, st.Rdev_minor) {
 				n++
 			}
 		}
@@ -101,27 +142,19 @@ func ptyDescriptorsOf(dir string, limit int64) int64 {
 	return n
 }
 
-// ptyName reports whether a descriptor's link could name a terminal: a
-// devpts's ptmx, or one of its numbered ends, wherever it is mounted. The
-// rest (pipes, sockets, files with other names) is not looked at, so a
-// file of a slow file system is never asked for its attributes.
-func ptyName(target string) bool {
-	if !strings.HasPrefix(target, "/") {
+// isPty reports whether a file of mode and device number major:minor
+// is a terminal's end.
+func isPty(mode, major, minor uint32) bool {
+	if mode&unix.S_IFMT != unix.S_IFCHR {
 		return false
 	}
-	base := filepath.Base(target)
-	if base == "ptmx" {
-		return true
-	}
-	_, err := strconv.ParseUint(base, 10, 32)
-	return err == nil
+	return major == ptmxMajor && minor == ptmxMinor || major >= ptsMajorFirst && major <= ptsMajorLast
 }
 
-// isPty reports whether st is a terminal's end.
-func isPty(st unix.Stat_t) bool {
-	if st.Mode&unix.S_IFMT != unix.S_IFCHR {
-		return false
-	}
-	major, minor := unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev))
-	return major == ptmxMajor && minor == ptmxMinor || major >= ptsMajorFirst && major <= ptsMajorLast
+// ptyPoolLeft is how many terminals the machine's pool still gives
+// every devpts but the host's first (kernel.pty.max less its reserve and
+// those open), under the /proc at proc.
+func ptyPoolLeft(proc string) int64 {
+	dir := filepath.Join(proc, "sys", "kernel", "pty")
+	return readFirstInt(filepath.Join(dir, "max")) - readFirstInt(filepath.Join(dir, "reserve")) - readFirstInt(filepath.Join(dir, "nr"))
 }

@@ -39,16 +39,31 @@ type Sandbox struct {
 	// oomFloor: planex may set its programs' OOM score floor
 	// (oom_linux.go).
 	oomFloor bool
-	// counts are a step's share of the kernel's per-user counts
+	// counts hands out the steps' shares of the kernel's per-user counts
 	// (ucounts_linux.go), read once: twelve /proc/sys/user files each
 	// step cost about 0.15 ms, and the machine's maxima seldom change
 	// while planex runs.
 	countsOnce sync.Once
-	counts     map[string]int64
+	counts     *countBudget
+	// pids share the machine's process ids between the sandboxes' process
+	// limits (ucounts_linux.go); nil when pid_max cannot be read. Tests
+	// put one of a smaller machine's in its place.
+	pids *countBudget
+	// netMem are the machine's low marks of network memory, read once.
+	netMemOnce sync.Once
+	netMem     netMemLimits
 	// memFloor, when not 0, is the memory and swap left (bytes) below
 	// which the init ends a step, in place of memGuard's floor: tests set
 	// it near what the machine has, not to take its memory.
 	memFloor int64
+	// ptyFloor, when not 0, is the terminals left in the machine's pool
+	// below which the init ends a step, in place of ptyGuard's floor:
+	// tests set it near what the machine has, not to take its terminals.
+	ptyFloor int64
+	// netMemLow, when not 0, replaces the machine's tcp_mem and udp_mem
+	// low thresholds (pages) the init's network memory guard reads
+	// (netmem_linux.go): tests set it low, not to take the machine's.
+	netMemLow int64
 }
 
 // New returns a sandbox for mode: nil for ModeOff; for ModeOn an error
@@ -156,6 +171,11 @@ type config struct {
 	Counts map[string]int64 `json:"counts,omitempty"`
 	// MemFloor replaces the memory guard's floor when not 0 (tests).
 	MemFloor int64 `json:"mem_floor,omitempty"`
+	// PtyFloor replaces the terminal guard's floor when not 0 (tests).
+	PtyFloor int64 `json:"pty_floor,omitempty"`
+	// NetMem are the machine's low marks of network memory
+	// (netmem_linux.go), which the init's network namespace does not show.
+	NetMem netMemLimits `json:"net_mem"`
 }
 
 // Wrap turns cmd, not yet started, into the same command run inside a
@@ -207,13 +227,15 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	c.Root = root
 	c.OOMFloor = s.oomFloor
 	c.MemFloor = s.memFloor
-	s.countsOnce.Do(func() { s.counts = stepCounts("/proc/sys/user") })
-	c.Counts = s.counts
-	b, err := json.Marshal(c)
-	if err != nil {
-		os.Remove(root)
-		return noop, fmt.Errorf("sandbox: encoding its configuration: %w", err)
-	}
+	c.PtyFloor = s.ptyFloor
+	c.NetMem = s.netMemLimits()
+	s.countsOnce.Do(func() {
+		s.counts = newCountBudget(stepCounts("/proc/sys/user"))
+		s.pids = newPidBudget(readFirstInt("/proc/sys/kernel/pid_max"))
+	})
+	var giveCounts, givePids func()
+	c.Counts, giveCounts = s.counts.take(nil)
+	c.Limits.Processes, givePids = s.pids.shareProcesses(c.Limits.Processes)
 	// The configuration goes in a file, not on the init's command line,
 	// which every process of the sandbox reads in /proc/1/cmdline: it
 	// names what is hidden and masked (where the credentials are) and the
@@ -221,8 +243,14 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	// under the host's file system once the init has bound it there, and
 	// the init removes it as soon as it has read it.
 	cfgFile := filepath.Join(root, configFile)
+	undo := func() { giveCounts(); givePids(); os.Remove(cfgFile); os.Remove(root) }
+	b, err := json.Marshal(c)
+	if err != nil {
+		undo()
+		return noop, fmt.Errorf("sandbox: encoding its configuration: %w", err)
+	}
 	if err := os.WriteFile(cfgFile, b, 0o600); err != nil {
-		os.Remove(root)
+		undo()
 		return noop, fmt.Errorf("sandbox: writing its configuration: %w", err)
 	}
 	cmd.Path = s.exe
@@ -239,19 +267,27 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	stopOOM := func() {}
 	if c.OOMFloor {
 		if stopOOM, err = serveOOMFloor(root, cfgFile); err != nil {
-			os.Remove(cfgFile)
-			os.Remove(root)
+			undo()
 			return noop, err
 		}
 	}
 	giveBack, err := s.lend(c.Writable, ids.host)
 	if err != nil {
 		stopOOM()
-		os.Remove(cfgFile)
-		os.Remove(root)
+		undo()
 		return noop, err
 	}
-	return func() { stopOOM(); os.Remove(cfgFile); os.Remove(root); giveBack(); collectInFlight() }, nil
+	return func() { stopOOM(); undo(); giveBack(); collectInFlight() }, nil
+}
+
+// netMemLimits are the machine's low marks of network memory, read once
+// (or netMemLow's, for tests).
+func (s *Sandbox) netMemLimits() netMemLimits {
+	if s.netMemLow != 0 {
+		return netMemLimits{TCP: s.netMemLow, UDP: s.netMemLow}
+	}
+	s.netMemOnce.Do(func() { s.netMem = readNetMemLimits("/proc/sys/net/ipv4", machineMemory()) })
+	return s.netMem
 }
 
 // collectInFlight has the kernel collect what the ended step left in

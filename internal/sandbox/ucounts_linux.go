@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The kernel counts some of what a process makes against its user on
@@ -77,6 +78,60 @@ func stepCounts(procSysUser string) map[string]int64 {
 	return out
 }
 
+// But every contained process is a sandbox of its own (each task's
+// agent, each MCP server, each command a built-in agent runs), and four
+// at once took a quarter each: all of the user's inotify instances. So
+// the steps of one planex also share half of each count (countBudget):
+// a step gets at most its quarter, and at most half of what planex's
+// live steps have not been given, so that together they never take more
+// than half, however many run.
+
+// countBudget hands each step of one planex its share of each count it
+// is held to, out of half of the count for all its live steps.
+type countBudget struct {
+	mu sync.Mutex
+	// most is a step's share when planex's steps have taken nothing (a
+	// quarter, stepCounts); left what its live steps have not been given
+	// of twice that.
+	most, left map[string]int64
+}
+
+// newCountBudget starts the budget of a step's shares most.
+func newCountBudget(most map[string]int64) *countBudget {
+	b := &countBudget{most: most, left: map[string]int64{}}
+	for name, n := range most {
+		b.left[name] = 2 * n
+	}
+	return b
+}
+
+// take returns a new step's share of each count, at most what want
+// names for it (nil: no more than its most), and what gives it back
+// once the step has ended (once; calls after the first do nothing).
+func (b *countBudget) take(want map[string]int64) (shares map[string]int64, give func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	shares = map[string]int64{}
+	for name, most := range b.most {
+		if w, ok := want[name]; ok {
+			most = min(most, w)
+		}
+		n := min(most, (b.left[name]+1)/2)
+		shares[name] = n
+		b.left[name] -= n
+	}
+	var once sync.Once
+	return shares, func() {
+		once.Do(func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			for name, n := range shares {
+				b.left[name] += n
+			}
+		})
+	}
+}
+
 // capKernelCounts, in the init, sets its user namespace's maxima to
 // counts, under procSysUser. Best effort, as capSysVShm: a kernel that
 // refuses one keeps its default.
@@ -92,4 +147,40 @@ func capKernelCounts(procSysUser string, counts map[string]int64) {
 		_, _ = f.WriteString(strconv.FormatInt(n, 10))
 		f.Close()
 	}
+}
+
+// Process ids.
+//
+// Every process and thread of a step takes one of the machine's process
+// ids (kernel.pid_max), whatever PID namespace it is in, and each
+// sandbox's process limit (RLIMIT_NPROC, 4096 by default) bounds only
+// its own: where the kernel's default of 32768 is kept, eight sandboxes
+// at once (tasks with --concurrency, an MCP server beside each) took
+// them all, and nothing else on the machine could start a process. So
+// the sandboxes of one planex share half of them as they share the
+// counts above: a sandbox's limit is at most half of what the live ones
+// have not been given (and never below minProcesses).
+
+// pidsName names the process ids in a countBudget.
+const pidsName = "pids"
+
+// newPidBudget is the budget of the process ids of a machine whose
+// kernel.pid_max is pidMax: half of them for planex's sandboxes
+// together, a quarter at most for one. Nil when pidMax is not known.
+func newPidBudget(pidMax int64) *countBudget {
+	if pidMax <= 0 {
+		return nil
+	}
+	return newCountBudget(map[string]int64{pidsName: pidMax / 4})
+}
+
+// shareProcesses returns a new sandbox's process limit, limit or its
+// share of b if that is lower (a limit turned off stays off, as does
+// every limit without a budget), and what gives the share back.
+func (b *countBudget) shareProcesses(limit int64) (int64, func()) {
+	if b == nil || limit <= 0 {
+		return limit, func() {}
+	}
+	shares, give := b.take(map[string]int64{pidsName: limit})
+	return max(shares[pidsName], minProcesses), give
 }
