@@ -112,3 +112,69 @@ func sessionClone(t *testing.T) (string, *gitrepo.Repo) {
 	}
 	return origin, repo
 }
+
+// TestStateSaveAfterItsOwnInterruptedPush: a job cancelled while it
+// pushed its state (SIGTERM, as GitHub cancels a job) stops git after the
+// remote took the push but before git said so. The failure it then
+// records was committed on the state before that push and refused as
+// "another planex run changed this plan's state first", so the plan's
+// state kept saying running though the thread was told it failed, and a
+// retry refused to take it over while its heartbeat looked fresh. The
+// remote's state is now recognised as the run's own and the failure is
+// saved on top of it.
+func TestStateSaveAfterItsOwnInterruptedPush(t *testing.T) {
+	t.Parallel()
+	origin, repo := sessionClone(t)
+	r := &Runner{Cfg: Config{RunID: "42", RunAttempt: "1"}, Repo: repo, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	f := r.flows()
+	rec := &Record{Thread: 1, SessionID: "s1", State: StateRunning, repo: repo}
+	f.runs.claim(rec)
+	if err := f.store.saveRecord(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	stateAt := func() string { return git(t, origin, "rev-parse", stateRef(1)) }
+	first := stateAt()
+	// The remote takes the next push, then keeps git waiting: its
+	// post-receive hook runs after the ref moved.
+	marker := filepath.Join(t.TempDir(), "received")
+	hook := filepath.Join(origin, "hooks", "post-receive")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\ntouch '"+marker+"'\nsleep 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(marker); err == nil {
+				break
+			}
+		}
+		cancel()
+	}()
+	rec.Note = "T1 committed"
+	if err := f.store.saveRecord(ctx, rec); err == nil {
+		t.Fatal("the push was not interrupted: the test shows nothing")
+	}
+	if stateAt() == first {
+		t.Fatal("the interrupted push did not reach the remote: the test shows nothing")
+	}
+	if err := os.Remove(hook); err != nil {
+		t.Fatal(err)
+	}
+	rec.State = StateFailed
+	if err := f.store.saveRecord(context.Background(), rec); err != nil {
+		t.Fatalf("saving the failure after the run's own interrupted push: %v", err)
+	}
+	if got := git(t, origin, "show", stateRef(1)+":"+recordFile); !strings.Contains(got, `"state": "failed"`) {
+		t.Errorf("the remote's record after the failure was saved:\n%s", got)
+	}
+	// A state another run wrote is still refused.
+	other := filepath.Join(t.TempDir(), "other")
+	git(t, t.TempDir(), "clone", "-q", origin, other)
+	git(t, other, "fetch", "-q", "origin", "+"+stateRef(1)+":"+stateRef(1))
+	taken := git(t, other, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit-tree", stateRef(1)+"^{tree}", "-p", stateRef(1), "-m", "taken over by run 43")
+	git(t, other, "push", "-q", "--force", "origin", taken+":"+stateRef(1))
+	rec.Note = "later"
+	if err := f.store.saveRecord(context.Background(), rec); !errors.Is(err, errStateMoved) {
+		t.Errorf("saving over another run's state: %v, want errStateMoved", err)
+	}
+}

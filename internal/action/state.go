@@ -86,6 +86,11 @@ type Record struct {
 	// as last pushed: the lease for saving, and the parent of the next
 	// state.
 	remote gitrepo.Saved
+	// attempted are the states this run pushed whose push failed (at
+	// most maxAttempted, newest last): one may have reached the remote
+	// all the same (git was stopped after the remote took it, a job's
+	// cancel), and then leads the next save (adoptOwnPush).
+	attempted []gitrepo.Saved
 	// repo is where the session lives (a worktree for follow-ups).
 	repo *gitrepo.Repo
 	// fresh: the thread had no record before this one, so it has no plan
@@ -395,15 +400,75 @@ func (r *stateStore) commitRecord(ctx context.Context, rec *Record) (gitrepo.Sav
 }
 
 // pushRecord pushes the committed state with a lease on the remote value.
+// When the lease fails because the remote holds a state this run pushed
+// before without hearing that it landed (adoptOwnPush), the record is
+// committed again on that state and pushed once more.
 func (r *stateStore) pushRecord(ctx context.Context, rec *Record, saved gitrepo.Saved) error {
 	if saved.Commit == rec.remote.Commit {
 		return nil
 	}
+	err := r.Repo.PushRef(ctx, r.Cfg.Remote, stateRef(rec.Thread), true, rec.remote.Commit)
+	if err == nil {
+		rec.remote = saved
+		return nil
+	}
+	rec.noteAttempt(saved)
+	if !r.adoptOwnPush(ctx, rec) {
+		return fmt.Errorf("%w: %v", errStateMoved, err)
+	}
+	if saved.Commit == rec.remote.Commit {
+		return nil
+	}
+	if saved, err = r.commitRecord(ctx, rec); err != nil {
+		return err
+	}
+	if saved.Commit == rec.remote.Commit {
+		return nil
+	}
 	if err := r.Repo.PushRef(ctx, r.Cfg.Remote, stateRef(rec.Thread), true, rec.remote.Commit); err != nil {
+		rec.noteAttempt(saved)
 		return fmt.Errorf("%w: %v", errStateMoved, err)
 	}
 	rec.remote = saved
 	return nil
+}
+
+// maxAttempted bounds the failed pushes a record remembers.
+const maxAttempted = 8
+
+// noteAttempt remembers a state whose push failed (see Record.attempted).
+func (rec *Record) noteAttempt(saved gitrepo.Saved) {
+	if saved.Commit == "" {
+		return
+	}
+	if len(rec.attempted) == maxAttempted {
+		rec.attempted = rec.attempted[1:]
+	}
+	rec.attempted = append(rec.attempted, saved)
+}
+
+// adoptOwnPush reports whether the remote's state ref is a state this
+// run pushed itself whose push it took for failed (rec.attempted): a git
+// stopped by a job's cancel after the remote took its push, or a push
+// whose answer was lost. That state becomes rec.remote, the lease and
+// the parent of the next save. A state another run wrote is never
+// adopted: only a commit this run made has one of these names.
+func (r *stateStore) adoptOwnPush(ctx context.Context, rec *Record) bool {
+	if len(rec.attempted) == 0 {
+		return false
+	}
+	tip, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, stateRef(rec.Thread))
+	if err != nil || tip == "" {
+		return false
+	}
+	for i, a := range rec.attempted {
+		if a.Commit == tip {
+			rec.remote = a
+			rec.attempted = rec.attempted[i+1:]
+			return true
+		}
+	}
+	return false
 }
 
 // saveWithBranch is saveRecord and then, unless the state moved, pushBranch:
@@ -422,6 +487,7 @@ func (r *stateStore) saveWithBranch(ctx context.Context, rec *Record) (stateErr,
 			rec.remote = saved
 			return nil, nil
 		}
+		rec.noteAttempt(saved)
 		err = r.pushRecord(ctx, rec, saved)
 	} else if err == nil {
 		err = r.pushRecord(ctx, rec, saved)
