@@ -199,14 +199,7 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 	var o action.Outputs
 	if runner != nil {
 		o = runner.Outputs
-		for k, v := range map[string]string{"session-id": o.SessionID, "plan-id": o.PlanID, "status": string(o.Status), "pull-request-url": o.PullRequestURL} {
-			setOutput(gha, elog, k, v)
-		}
-		for k, v := range map[string]string{"matrix": o.Matrix, "max-parallel": o.MaxParallel, "has-tasks": o.HasTasks, "planned-issues": o.PlannedIssues} {
-			if v != "" {
-				setOutput(gha, elog, k, v)
-			}
-		}
+		writeOutputs(gha, elog, stdio.Getenv, o)
 	}
 	if o.Notice != "" && err == nil {
 		gha.Noticef("%s", o.Notice)
@@ -225,7 +218,7 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 	if summary != "" && stdio.Getenv("GITHUB_STEP_SUMMARY") != "" {
 		// The runner drops a summary past 1 MiB whole: bounded here, for
 		// a report an agent made long.
-		gha.AddStepSummary(render.StepSummary(summary))
+		runnerFile(elog, "the job summary", func() { gha.AddStepSummary(render.StepSummary(summary)) })
 	}
 	if err != nil {
 		fmt.Fprintf(elog, "planex: %v\n", err)
@@ -241,6 +234,37 @@ func runAction(ctx context.Context, stdio IO, finalize, verbose bool, m matrixFl
 	return nil
 }
 
+// writeOutputs sets the step's outputs from o: the four always, the
+// others when they have a value. Outside a runner's step (no
+// GITHUB_OUTPUT) none is written, and the log says so.
+func writeOutputs(gha *githubactions.Action, log io.Writer, getenv func(string) string, o action.Outputs) {
+	if getenv("GITHUB_OUTPUT") == "" {
+		fmt.Fprintln(log, "planex: GITHUB_OUTPUT is not set (not a GitHub Actions step): the step's outputs are not written")
+		return
+	}
+	for _, kv := range [][2]string{{"session-id", o.SessionID}, {"plan-id", o.PlanID}, {"status", string(o.Status)}, {"pull-request-url", o.PullRequestURL}} {
+		setOutput(gha, log, kv[0], kv[1])
+	}
+	for _, kv := range [][2]string{{"matrix", o.Matrix}, {"max-parallel", o.MaxParallel}, {"has-tasks", o.HasTasks}, {"planned-issues", o.PlannedIssues}} {
+		if kv[1] != "" {
+			setOutput(gha, log, kv[0], kv[1])
+		}
+	}
+}
+
+// runnerFile runs a toolkit call that appends to a runner's file (an
+// output, the job summary). The toolkit panics when it cannot open the
+// file (a path in a folder that is gone, one planex may not write): the
+// log says which was not written, and the step goes on to report.
+func runnerFile(log io.Writer, what string, write func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(log, "planex: %s not written: %v\n", what, p)
+		}
+	}()
+	write()
+}
+
 // setOutput sets the step output k. The toolkit writes an output between
 // lines of a fixed delimiter, so a value holding a line break could set
 // outputs of its own (the delimiter, then "matrix<<…"); planex's values
@@ -251,7 +275,7 @@ func setOutput(gha *githubactions.Action, log io.Writer, k, v string) {
 		fmt.Fprintf(log, "planex: output %s left unset: its value holds a line break\n", k)
 		return
 	}
-	gha.SetOutput(k, v)
+	runnerFile(log, "output "+k, func() { gha.SetOutput(k, v) })
 }
 
 func joinSummary(parts ...string) string {

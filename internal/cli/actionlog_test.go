@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/planexhq/planex/internal/action"
 )
 
 // logLines splits a step's log the way the runner does: at \n and at \r.
@@ -117,5 +119,42 @@ func TestRedTeamOutputValueCannotSetOutputs(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "output session-id left unset") {
 		t.Errorf("the log does not say so: %q", log.String())
+	}
+}
+
+// TestWriteOutputsOutsideARunner: the toolkit panics when it cannot open
+// the file an output goes to, and planex run as an Action step outside a
+// runner (no GITHUB_OUTPUT), or given a path it cannot write, ended in a
+// Go panic instead of its report. Neither panics now: with no
+// GITHUB_OUTPUT the log says no output is written; with a path that
+// cannot be opened it names each output left out.
+func TestWriteOutputsOutsideARunner(t *testing.T) {
+	t.Parallel()
+	o := action.Outputs{SessionID: "1-x", PlanID: "0123456789", Status: action.StatusFailed}
+	for _, c := range []struct {
+		name, file, want string
+	}{
+		{"no GITHUB_OUTPUT", "", "GITHUB_OUTPUT is not set"},
+		{"a folder that is gone", filepath.Join(t.TempDir(), "gone", "output"), "output status not written"},
+	} {
+		getenv := func(k string) string {
+			if k == "GITHUB_OUTPUT" {
+				return c.file
+			}
+			return ""
+		}
+		gha := githubactions.New(githubactions.WithGetenv(getenv))
+		var log bytes.Buffer
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s: writing the outputs panicked: %v", c.name, p)
+				}
+			}()
+			writeOutputs(gha, &log, getenv, o)
+		}()
+		if !strings.Contains(log.String(), c.want) {
+			t.Errorf("%s: log = %q, want it to say %q", c.name, log.String(), c.want)
+		}
 	}
 }
