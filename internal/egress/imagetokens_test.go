@@ -10,10 +10,7 @@ import (
 	"image/png"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -75,37 +72,7 @@ func TestRedTeamImagesReckonedByTheirPixels(t *testing.T) {
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			t.Parallel()
-			p, path := ProviderAnthropic, "/v1/messages"
-			switch {
-			case strings.Contains(r.body, "gpt-5"):
-				p, path = ProviderOpenAI, "/responses"
-			case strings.Contains(r.body, "contents"):
-				p, path = ProviderGemini, "/v1beta/models/gemini-3-pro:generateContent"
-			}
-			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-				io.Copy(io.Discard, req.Body)
-				w.Header().Set("Content-Type", "application/json")
-				io.WriteString(w, `{"model":"m","usage":{"input_tokens":1,"output_tokens":1}}`)
-			}))
-			defer hs.Close()
-			u, _ := url.Parse(hs.URL)
-			var mu sync.Mutex
-			var asked []string
-			g := &Gateway{Provider: p, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
-				Cap: func(model string) (int64, func()) {
-					mu.Lock()
-					defer mu.Unlock()
-					asked = append(asked, model)
-					return 100000, nil
-				}}
-			c, stop := ServeGatewayForTest(t, g)
-			req, _ := http.NewRequest(http.MethodPost, "http://gateway"+path, strings.NewReader(r.body))
-			req.Header.Set("X-Api-Key", "ph")
-			req.Header.Set("Authorization", "Bearer ph")
-			status, msg := statusOf(t, c, req)
-			stop()
-			mu.Lock()
-			defer mu.Unlock()
+			status, msg, asked := capsAsked(t, r.body)
 			if status != http.StatusOK || len(asked) == 0 || asked[0] != r.want {
 				t.Errorf("status %d (%.200s), Cap asked for %q, want %q first (body %d bytes)", status, msg, asked, r.want, len(r.body))
 			}

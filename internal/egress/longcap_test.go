@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -83,42 +84,53 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			t.Parallel()
-			p, path := ProviderAnthropic, "/v1/messages"
-			switch {
-			case strings.Contains(r.body, "gpt-5"):
-				p, path = ProviderOpenAI, "/responses"
-			case strings.Contains(r.body, "contents"):
-				p, path = ProviderGemini, "/v1beta/models/gemini-3-pro:generateContent"
-			}
-			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-				io.Copy(io.Discard, req.Body)
-				w.Header().Set("Content-Type", "application/json")
-				io.WriteString(w, `{"model":"m","usage":{"input_tokens":1,"output_tokens":1}}`)
-			}))
-			defer hs.Close()
-			u, _ := url.Parse(hs.URL)
-			var mu sync.Mutex
-			var asked []string
-			g := &Gateway{Provider: p, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
-				Cap: func(model string) (int64, func()) {
-					mu.Lock()
-					defer mu.Unlock()
-					asked = append(asked, model)
-					return 100000, nil
-				}}
-			c, stop := ServeGatewayForTest(t, g)
-			req, _ := http.NewRequest(http.MethodPost, "http://gateway"+path, strings.NewReader(r.body))
-			req.Header.Set("X-Api-Key", "ph")
-			req.Header.Set("Authorization", "Bearer ph")
-			status, msg := statusOf(t, c, req)
-			stop()
-			mu.Lock()
-			defer mu.Unlock()
+			status, msg, asked := capsAsked(t, r.body)
 			if status != http.StatusOK || len(asked) == 0 || asked[0] != r.want {
 				t.Errorf("status %d (%s), Cap asked for %q, want %q first", status, msg, asked, r.want)
 			}
 		})
 	}
+}
+
+// capsAsked sends body through a gateway to a provider that answers
+// every call with a token of usage: OpenAI's for a gpt-5 body, Gemini's
+// for one with contents, else Anthropic's. It returns the answer's status
+// and text and the models Cap was asked for, in order (a long prompt's
+// with LongPrompt on its name).
+func capsAsked(t *testing.T, body string) (int, string, []string) {
+	t.Helper()
+	p, path := ProviderAnthropic, "/v1/messages"
+	switch {
+	case strings.Contains(body, "gpt-5"):
+		p, path = ProviderOpenAI, "/responses"
+	case strings.Contains(body, "contents"):
+		p, path = ProviderGemini, "/v1beta/models/gemini-3-pro:generateContent"
+	}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		io.Copy(io.Discard, req.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"model":"m","usage":{"input_tokens":1,"output_tokens":1}}`)
+	}))
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	var mu sync.Mutex
+	var asked []string
+	g := &Gateway{Provider: p, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
+		Cap: func(model string) (int64, func()) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, model)
+			return 100000, nil
+		}}
+	c, stop := ServeGatewayForTest(t, g)
+	req, _ := http.NewRequest(http.MethodPost, "http://gateway"+path, strings.NewReader(body))
+	req.Header.Set("X-Api-Key", "ph")
+	req.Header.Set("Authorization", "Bearer ph")
+	status, msg := statusOf(t, c, req)
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	return status, msg, slices.Clone(asked)
 }
 
 // quoted is s as a JSON string.
