@@ -112,6 +112,15 @@ func (r *executor) execute(ctx context.Context, th thread, rec *Record, a approv
 	r.claim(rec)
 	a.record(rec)
 	noteCIFixRun(rec)
+	var approveErr error
+	if r.Cfg.Mode != ModeMatrix {
+		// The approval goes into the session before the claim, so the
+		// claim's save carries it: a run that dies during the first task
+		// can be taken over and resumed. A run that loses the claim
+		// leaves its session's approval in its own clone; one that
+		// cannot approve claims all the same and reports why below.
+		approveErr = r.approveSession(ctx, rec, a)
+	}
 	// The state first (compare-and-swap on the state ref): only the run
 	// that moved the plan to running reacts, labels and edits the status.
 	if err := r.store.saveRecord(ctx, rec); err != nil {
@@ -130,24 +139,21 @@ func (r *executor) execute(ctx context.Context, th thread, rec *Record, a approv
 		return r.matrix.startMatrix(ctx, th, rec, a)
 	}
 	return r.runEngine(ctx, th, rec, concurrency, func(ctx context.Context, eng *engine.Engine) (*engine.Outcome, error) {
-		if err := eng.ApprovePlan(ctx, rec.SessionID, rec.PlanHash, a.engine(r.Cfg.Trigger)); err != nil {
-			return nil, err
-		}
-		// The approval is in the session now: saved before the first task,
-		// a run that dies during it can be taken over and resumed.
-		r.runMu.Lock()
-		err := r.store.saveRecord(ctx, rec)
-		r.runMu.Unlock()
-		if errors.Is(err, errStateMoved) {
-			r.stopRun(errTakenOver)
-			return nil, err
-		} else if err != nil {
-			// Logged; the first task's progress saves it again, and the
-			// run's end saves it or reports that it could not.
-			r.Log.Warn("saving state", "err", err)
+		if approveErr != nil {
+			return nil, approveErr
 		}
 		return eng.Resume(ctx, rec.SessionID, rec.PlanHash)
 	})
+}
+
+// approveSession records a's approval of rec's plan in its session, if
+// the session's plan is still the one rec names.
+func (r *executor) approveSession(ctx context.Context, rec *Record, a approval) error {
+	eng, err := r.engines.bareEngine(rec.repo)
+	if err != nil {
+		return err
+	}
+	return eng.ApprovePlan(ctx, rec.SessionID, rec.PlanHash, a.engine(r.Cfg.Trigger))
 }
 
 // runEngine runs rec's approved plan in this job (run is the engine call:
