@@ -239,24 +239,43 @@ func asciiEqualFold(a, b string) bool {
 // repository than the one planex was told it works on.
 var ErrRemoteElsewhere = errors.New("the remote names another repository")
 
+// ErrRemoteLocal is returned for a remote that CheckRemote was told must
+// be reached over the network but is a repository on this machine (a
+// path, a file:// URL), or that is not configured at all.
+var ErrRemoteLocal = errors.New("the remote is a local repository")
+
 // CheckRemote refuses (ErrRemoteElsewhere) a remote whose URL or push URL,
 // as they were when the repository was opened, reaches over the network
 // another repository than want (a URL: the Action's server and
-// GITHUB_REPOSITORY), by sameRepository's rules. A local remote is left
-// to the local-remote protections.
+// GITHUB_REPOSITORY), by sameRepository's rules. Unless allowLocal, a
+// remote that is missing or is a local repository is refused too
+// (ErrRemoteLocal).
 //
 // Whoever could write the git directory before planex opened it (an
 // earlier agent without the sandbox, on a self-hosted runner that keeps
 // the workspace: actions/checkout checks the remote's URL and never its
 // push URL) set `remote.origin.pushurl` to another repository of the
-// host: planex's pushes went there with the token.
-func CheckRemote(r *Repo, name, want string) error {
-	u := r.remotes[name]
+// host: planex's pushes went there with the token. Or they set it to a
+// repository on the runner's disk: git reaches that one by starting its
+// receive program there, which runs that repository's hooks (and reads
+// its config) with planex's environment; no option of the pushing side
+// switches them off.
+func CheckRemote(r *Repo, name, want string, allowLocal bool) error {
+	u, ok := r.remotes[name]
+	if !ok && !allowLocal {
+		return fmt.Errorf("%w: no remote %s is configured, but planex works on %s", ErrRemoteLocal, name, want)
+	}
 	for _, got := range append([]string{u.fetch, u.push}, u.more...) {
-		if got == "" || localURL(got) || sameRepository(want, got) {
+		switch {
+		case got == "":
 			continue
+		case localURL(got) && allowLocal:
+			continue
+		case localURL(got):
+			return fmt.Errorf("%w: remote %s is %s, a local repository whose hooks would run with planex's environment, but planex works on %s; set it back (git remote set-url)", ErrRemoteLocal, name, got, want)
+		case !sameRepository(want, got):
+			return fmt.Errorf("%w: remote %s is %s, but planex works on %s; set it back (git remote set-url)", ErrRemoteElsewhere, name, got, want)
 		}
-		return fmt.Errorf("%w: remote %s is %s, but planex works on %s; set it back (git remote set-url)", ErrRemoteElsewhere, name, got, want)
 	}
 	return nil
 }
