@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os/exec"
+	"strconv"
 	"strings"
 )
 
@@ -159,7 +160,7 @@ func parseRepoURL(s string) (u repoURL, ok bool) {
 		if err != nil || p.Hostname() == "" {
 			return u, false
 		}
-		u = repoURL{scheme: strings.ToLower(p.Scheme), host: asciiHost(p.Hostname()), port: p.Port(), path: p.Path}
+		u = repoURL{scheme: strings.ToLower(p.Scheme), host: asciiHost(p.Hostname()), path: p.Path}
 		if p.RawQuery != "" || p.Fragment != "" || p.ForceQuery {
 			u.rest = "?" + p.RawQuery + "#" + p.Fragment
 		}
@@ -167,6 +168,7 @@ func parseRepoURL(s string) (u repoURL, ok bool) {
 		case "git+ssh", "ssh+git":
 			u.scheme = "ssh"
 		}
+		u.port = portOf(u.scheme, p.Port())
 	} else {
 		colon := strings.Index(s, ":")
 		if colon <= 0 || strings.Contains(s[:colon], "/") {
@@ -177,6 +179,26 @@ func parseRepoURL(s string) (u repoURL, ok bool) {
 	}
 	u.path = strings.Trim(strings.TrimSuffix(strings.TrimRight(u.path, "/"), ".git"), "/")
 	return u, u.host != "" && u.path != ""
+}
+
+// defaultPorts are the ports a transport uses when a URL names none.
+var defaultPorts = map[string]int{"https": 443, "http": 80, "ssh": 22}
+
+// portOf is a URL's port as a comparable string: "" for none or the
+// transport's own (https://host:443/ is https://host/, as to curl), else
+// the number in decimal (curl reads :0443 as 443). A port that is no
+// number is kept as written, matching only itself.
+func portOf(scheme, port string) string {
+	n, err := strconv.Atoi(port)
+	switch {
+	case port == "":
+		return ""
+	case err != nil || n < 0:
+		return port
+	case n == defaultPorts[scheme]:
+		return ""
+	}
+	return strconv.Itoa(n)
 }
 
 // asciiHost is host in lower case, or "" (no network remote) when it

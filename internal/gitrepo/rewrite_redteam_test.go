@@ -112,6 +112,13 @@ func TestSameRepository(t *testing.T) {
 		{"git@github.com:evil/r.git", false},
 		{"http://github.com/o/r.git", false}, // the token's transport weakened
 		{"https://github.com:8443/o/r.git", false},
+		{"https://github.com:443/o/r.git", true}, // https's own port, named
+		{"https://github.com:0443/o/r", true},
+		{"https://github.com:/o/r", true},
+		{"https://github.com:80/o/r.git", false},
+		{"http://github.com:443/o/r.git", false},
+		{"ssh://git@github.com:22/o/r.git", true},
+		{"https://github.com:+443/o/r.git", false},
 		{"https://github.com/o/r.git?/evil/x", false},
 		{"https://github.com/evil/x#/o/r.git", false},
 		{"https://github.com.evil.example/o/r.git", false},
@@ -192,6 +199,9 @@ func TestRedTeamRemoteNamesAnotherRepository(t *testing.T) {
 		{"https://github.com/o/r", "https://g\u0130thub.com/o/r", true},
 		{"g\u0130thub.com:o/r", "", true},
 		{"git@github.com:O/R.git", "https://x-access-token:t@github.com/o/r", false},
+		{"https://github.com:443/o/r", "ssh://git@github.com:22/o/r.git", false},
+		{"https://github.com:0443/o/r", "", false},
+		{"https://github.com:8443/o/r", "", true},
 	} {
 		r := newRepo(t)
 		mustGit(t, r.Root, "remote", "add", "origin", tc.url)
