@@ -201,6 +201,11 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 		if err != nil {
 			return nil, func() {}, err
 		}
+		if scanned.hasHTTPFiles() {
+			if err := checkHTTPFiles(ctx, c); err != nil {
+				return nil, func() {}, err
+			}
+		}
 		settings = append(settings, over...)
 	}
 	settings, credFile, done, err := credentialsInFile(settings)
@@ -538,7 +543,7 @@ var driverKey = regexp.MustCompile(`^(filter|diff|merge)\.(.+)\.[^.]+$`)
 // and merge drivers, include directives, the https trust settings
 // (httpTrustKey), url rewrites and remotes' settings (refuseRewrite). One git process answers both the driver scan and the
 // https trust read, which were two before every fetch, push and listing.
-const scanPattern = `^(filter|diff|merge|include|includeif)\.|^http\..*(sslverify|sslcainfo|sslcapath|curloptresolve|sslversion|sslcipherlist|cookiefile|savecookies)$|^url\..*\.(insteadof|pushinsteadof)$|^remote\..+\.`
+const scanPattern = `^(filter|diff|merge|include|includeif)\.|^http\..*(sslverify|sslcainfo|sslcapath|curloptresolve|sslversion|sslcipherlist|cookiefile|savecookies|sslcert|sslkey|pinnedpubkey|proxysslcert|proxysslkey|proxysslcainfo)$|^url\..*\.(insteadof|pushinsteadof)$|^remote\..+\.`
 
 // maxScan bounds what a config scan reads of git's answer: a config
 // listing more is refused, never read in part (a driver or https setting
