@@ -88,9 +88,13 @@ func protections() []setting {
 		// Files git opens by a setting's name: a git-directory writer's
 		// FIFO there hung every diff, show or log planex ran. planex reads
 		// none of them (the tree's own .gitattributes still counts);
-		// diff.orderFile takes no empty value. core.excludesFile is left:
-		// what it ignores is hidden from agents (ignored.go).
+		// diff.orderFile takes no empty value. No excludes file either,
+		// the repository's or the one git reads by default
+		// ($XDG_CONFIG_HOME/git/ignore): the listing of what is hidden
+		// from agents names the user's when it is a regular file
+		// (ignored.go), and nothing else reads one.
 		{"diff.orderFile", os.DevNull},
+		{"core.excludesFile", ""},
 		{"core.attributesFile", ""},
 		{"mailmap.file", ""},
 		{"mailmap.blob", ""},
@@ -174,6 +178,11 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 	}
 	env = append(env, c.env...)
 	settings := protections()
+	if c.userConfig {
+		// A read of the user's config (`git config`, which opens no
+		// excludes file) must see their core.excludesFile, not planex's.
+		settings = slices.DeleteFunc(settings, func(s setting) bool { return s.key == "core.excludesFile" })
+	}
 	if !explicitGitDir(c) {
 		// Discovery checks ownership; planex's own git is protected, so the
 		// repository git would find from dir is trusted even when another
