@@ -191,6 +191,10 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 			settings = append(settings, setting{"safe.directory", root})
 		}
 	}
+	// git reads its config files before anything else, includes and all.
+	if err := checkConfigFiles(ctx, c.scans, configFiles(c)); err != nil {
+		return nil, func() {}, err
+	}
 	var scanned configScan
 	if needsDriverScan(c.args) || c.trustHTTP {
 		s, err := c.scans.scan(ctx, c)
