@@ -155,3 +155,60 @@ func includePaths(ctx context.Context, path string) ([]string, error) {
 	}
 	return paths, nil
 }
+
+// ErrGitDirFileNotRegular is returned for a call whose git directory
+// holds, where git reads a file of its own (packed-refs, HEAD, the
+// index, info/exclude, shallow, objects/info/alternates, …), something
+// that exists and is not a regular file.
+var ErrGitDirFileNotRegular = errors.New("a file of the git directory is not a regular file")
+
+// commonDirFiles and gitDirFiles are the files git opens by name in the
+// common and the worktree's git directory: each one a FIFO made git wait
+// for ever (packed-refs: every ref read; shallow, alternates: every log;
+// info/exclude: every status).
+var (
+	commonDirFiles = []string{"packed-refs", "shallow", "info/exclude", "info/attributes", "info/sparse-checkout", filepath.Join("objects", "info", "alternates"), filepath.Join("objects", "info", "http-alternates")}
+	gitDirFiles    = []string{"HEAD", "index", "commondir", "info/sparse-checkout", "config.worktree"}
+)
+
+// checkGitDirFiles refuses (ErrGitDirFileNotRegular) a call whose git
+// directories (GIT_DIR, GIT_COMMON_DIR in c's environment) or index
+// (GIT_INDEX_FILE) hold a file git opens by name that exists and is not
+// a regular file: whoever could write the git directory made it a FIFO,
+// and every git planex ran waited on it. Only what c names is looked at.
+func checkGitDirFiles(c call) error {
+	var gitDir, commonDir, index string
+	for _, kv := range c.env {
+		name, value, _ := strings.Cut(kv, "=")
+		switch name {
+		case "GIT_DIR":
+			gitDir = value
+		case "GIT_COMMON_DIR":
+			commonDir = value
+		case "GIT_INDEX_FILE":
+			index = value
+		}
+	}
+	var files []string
+	if commonDir != "" {
+		for _, f := range commonDirFiles {
+			files = append(files, filepath.Join(commonDir, filepath.FromSlash(f)))
+		}
+	}
+	if gitDir != "" {
+		for _, f := range gitDirFiles {
+			if f != "index" || index == "" {
+				files = append(files, filepath.Join(gitDir, filepath.FromSlash(f)))
+			}
+		}
+	}
+	if index != "" {
+		files = append(files, index)
+	}
+	for _, f := range files {
+		if info, err := os.Stat(f); err == nil && !info.Mode().IsRegular() {
+			return fmt.Errorf("%w: %s is a %v; remove it", ErrGitDirFileNotRegular, f, info.Mode().Type())
+		}
+	}
+	return nil
+}

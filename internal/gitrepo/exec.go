@@ -195,6 +195,9 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 	if err := checkConfigFiles(ctx, c.scans, configFiles(c)); err != nil {
 		return nil, func() {}, err
 	}
+	if err := checkGitDirFiles(c); err != nil {
+		return nil, func() {}, err
+	}
 	var scanned configScan
 	if needsDriverScan(c.args) || c.trustHTTP {
 		s, err := c.scans.scan(ctx, c)

@@ -90,3 +90,39 @@ func TestRedTeamConfigIncludesAFIFO(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamGitDirFileIsAFIFO: as above, for the files git opens by
+// name in the git directory: a FIFO in place of packed-refs hung every
+// ref read, of shallow or objects/info/alternates every log, of
+// info/exclude every status, of the index every index read. Every call
+// naming the git directory refuses it now (ErrGitDirFileNotRegular).
+func TestRedTeamGitDirFileIsAFIFO(t *testing.T) {
+	t.Parallel()
+	for _, rel := range []string{"packed-refs", "shallow", "info/exclude", "objects/info/alternates", "index"} {
+		t.Run(rel, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t)
+			p := filepath.Join(r.CommonDir, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(p)
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_, headErr := r.Head(ctx)
+			_, dirtyErr := r.Dirty(ctx)
+			_, logErr := r.Git(ctx, "", "log", "-1", "--format=%H")
+			if ctx.Err() != nil {
+				t.Fatalf("git waited on the FIFO: %v, %v, %v", headErr, dirtyErr, logErr)
+			}
+			for _, err := range []error{headErr, dirtyErr, logErr} {
+				if !errors.Is(err, ErrGitDirFileNotRegular) {
+					t.Errorf("err = %v, want ErrGitDirFileNotRegular", err)
+				}
+			}
+		})
+	}
+}
