@@ -347,8 +347,9 @@ func actionStep(ctx context.Context, stdio IO, alog *actionLog, finalize, verbos
 		return nil, fmt.Errorf("GITHUB_WORKSPACE must be a checkout of the repository (actions/checkout): %w", err)
 	}
 	// The checkout's remote is the workflow's repository: a push URL a
-	// git-directory writer pointed elsewhere would take the token's pushes.
-	if err := gitrepo.CheckRemote(repo, "origin", strings.TrimSuffix(serverURL, "/")+"/"+full); err != nil {
+	// git-directory writer pointed elsewhere would take the token's pushes,
+	// and one on this machine would run its hooks on planex's push.
+	if err := gitrepo.CheckRemote(repo, "origin", strings.TrimSuffix(serverURL, "/")+"/"+full, stdio.AllowLocalOrigin); err != nil {
 		return nil, err
 	}
 	if removed, err := repo.DropPersistedCredentials(ctx); err != nil {

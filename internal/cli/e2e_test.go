@@ -22,6 +22,11 @@ import (
 	"github.com/planexhq/planex/internal/gitrepo/gittest"
 )
 
+// refuseLocalOriginEnv, set to 1, runs the test binary as planex does
+// outside tests: the Action refuses a local origin. Every other e2e test's
+// origin is a bare repository on disk.
+const refuseLocalOriginEnv = "PLANEX_TEST_REFUSE_LOCAL_ORIGIN"
+
 // The test binary doubles as the planex binary, so tests run planex as a
 // separate process (needed to SIGKILL it mid-run) without a build step.
 func TestMain(m *testing.M) {
@@ -32,7 +37,8 @@ func TestMain(m *testing.M) {
 		// retries wait milliseconds, not GitHub's seconds. Waits GitHub
 		// names (Retry-After, a rate limit's reset) are still waited for.
 		code := Run(ctx, os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv,
-			GitHubRetry: gh.RetryPolicy{BaseDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond}})
+			AllowLocalOrigin: os.Getenv(refuseLocalOriginEnv) != "1",
+			GitHubRetry:      gh.RetryPolicy{BaseDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond}})
 		stop()
 		os.Exit(code)
 	}

@@ -34,6 +34,12 @@ type IO struct {
 	// client's defaults, a first wait of 1 s). cmd/planex leaves it zero;
 	// tests that make the fake GitHub fail on purpose shorten the waits.
 	GitHubRetry gh.RetryPolicy
+	// AllowLocalOrigin lets `planex action` work on a checkout whose
+	// origin is a repository on this machine (a path, a file:// URL).
+	// cmd/planex leaves it false: a git-directory writer's local origin
+	// ran its own hooks on planex's push. The e2e tests, whose origin is a
+	// bare repository on disk, set it.
+	AllowLocalOrigin bool
 }
 
 // Exit codes (README.md, "Exit codes").

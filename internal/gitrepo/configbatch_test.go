@@ -115,6 +115,11 @@ func TestReadConfigFilesOneGit(t *testing.T) {
 	})
 	mustGit(t, r.Root, "config", "include.path", filepath.Join(dir, "inc"))
 	settle()
+	// What the repository's config includes is listed once, before the
+	// first call, then remembered (checkConfigFiles).
+	if _, err := r.Head(ctx); err != nil {
+		t.Fatal(err)
+	}
 	calls := gittest.CountGit(t)
 	files := []string{filepath.Join(r.CommonDir, "config"), filepath.Join(dir, "global"), filepath.Join(dir, "system")}
 	cfgs, errs := ReadConfigFiles(ctx, r, files)

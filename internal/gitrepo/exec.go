@@ -88,9 +88,13 @@ func protections() []setting {
 		// Files git opens by a setting's name: a git-directory writer's
 		// FIFO there hung every diff, show or log planex ran. planex reads
 		// none of them (the tree's own .gitattributes still counts);
-		// diff.orderFile takes no empty value. core.excludesFile is left:
-		// what it ignores is hidden from agents (ignored.go).
+		// diff.orderFile takes no empty value. No excludes file either,
+		// the repository's or the one git reads by default
+		// ($XDG_CONFIG_HOME/git/ignore): the listing of what is hidden
+		// from agents names the user's when it is a regular file
+		// (ignored.go), and nothing else reads one.
 		{"diff.orderFile", os.DevNull},
+		{"core.excludesFile", ""},
 		{"core.attributesFile", ""},
 		{"mailmap.file", ""},
 		{"mailmap.blob", ""},
@@ -174,6 +178,11 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 	}
 	env = append(env, c.env...)
 	settings := protections()
+	if c.userConfig {
+		// A read of the user's config (`git config`, which opens no
+		// excludes file) must see their core.excludesFile, not planex's.
+		settings = slices.DeleteFunc(settings, func(s setting) bool { return s.key == "core.excludesFile" })
+	}
 	if !explicitGitDir(c) {
 		// Discovery checks ownership; planex's own git is protected, so the
 		// repository git would find from dir is trusted even when another
@@ -181,6 +190,13 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 		if root := discoverRoot(c.dir); root != "" {
 			settings = append(settings, setting{"safe.directory", root})
 		}
+	}
+	// git reads its config files before anything else, includes and all.
+	if err := checkConfigFiles(ctx, c.scans, configFiles(c)); err != nil {
+		return nil, func() {}, err
+	}
+	if err := checkGitDirFiles(c); err != nil {
+		return nil, func() {}, err
 	}
 	var scanned configScan
 	if needsDriverScan(c.args) || c.trustHTTP {
@@ -200,6 +216,11 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 		over, err := scanned.httpOverrides()
 		if err != nil {
 			return nil, func() {}, err
+		}
+		if scanned.hasHTTPFiles() {
+			if err := checkHTTPFiles(ctx, c); err != nil {
+				return nil, func() {}, err
+			}
 		}
 		settings = append(settings, over...)
 	}
@@ -538,7 +559,7 @@ var driverKey = regexp.MustCompile(`^(filter|diff|merge)\.(.+)\.[^.]+$`)
 // and merge drivers, include directives, the https trust settings
 // (httpTrustKey), url rewrites and remotes' settings (refuseRewrite). One git process answers both the driver scan and the
 // https trust read, which were two before every fetch, push and listing.
-const scanPattern = `^(filter|diff|merge|include|includeif)\.|^http\..*(sslverify|sslcainfo|sslcapath|curloptresolve|sslversion|sslcipherlist|cookiefile|savecookies)$|^url\..*\.(insteadof|pushinsteadof)$|^remote\..+\.`
+const scanPattern = `^(filter|diff|merge|include|includeif)\.|^http\..*(sslverify|sslcainfo|sslcapath|curloptresolve|sslversion|sslcipherlist|cookiefile|savecookies|sslcert|sslkey|pinnedpubkey|proxysslcert|proxysslkey|proxysslcainfo)$|^url\..*\.(insteadof|pushinsteadof)$|^remote\..+\.`
 
 // maxScan bounds what a config scan reads of git's answer: a config
 // listing more is refused, never read in part (a driver or https setting

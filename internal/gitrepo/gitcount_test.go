@@ -180,6 +180,11 @@ func TestConfigFileReadOnce(t *testing.T) {
 	mustGit(t, r.Root, "config", "include.path", inc)
 	mustGit(t, r.Root, "config", "remote.origin.url", "https://ci-token:s3cret@example.com/o/r.git")
 	settle()
+	// What the repository's config includes is listed once, before the
+	// first call, then remembered (checkConfigFiles).
+	if _, err := r.Head(ctx); err != nil {
+		t.Fatal(err)
+	}
 	calls := gittest.CountGit(t)
 	c, err := ReadConfigFile(ctx, r, filepath.Join(r.CommonDir, "config"))
 	if err != nil {

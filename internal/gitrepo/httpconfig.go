@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -20,7 +22,16 @@ var ErrUnsafeHTTPConfig = errors.New("the repository's git config chooses whom h
 // cookie file git reads and writes (http.cookieFile, http.saveCookies),
 // alone or for a URL (http.<url>.<key>). Names come from git in lower
 // case but for the URL.
-var httpTrustKey = regexp.MustCompile(`^http\.(?:.+\.)?(sslverify|sslcainfo|sslcapath|curloptresolve|sslversion|sslcipherlist|cookiefile|savecookies)$`)
+//
+// It also matches the files git's https opens that have no neutral value
+// (httpFileKey): they are checked, not undone (checkHTTPFiles).
+var httpTrustKey = regexp.MustCompile(`^http\.(?:.+\.)?(sslverify|sslcainfo|sslcapath|curloptresolve|sslversion|sslcipherlist|cookiefile|savecookies|sslcert|sslkey|pinnedpubkey|proxysslcert|proxysslkey|proxysslcainfo)$`)
+
+// httpFileKeys are the https settings naming a file git's https opens
+// that no command-line value undoes (an empty client certificate or
+// pinned key fails every connection).
+var httpFileKeys = map[string]bool{"sslcert": true, "sslkey": true, "pinnedpubkey": true,
+	"proxysslcert": true, "proxysslkey": true, "proxysslcainfo": true}
 
 // httpOverrides reads the repository's configuration (with its includes:
 // the system and global files are never read) for the settings that
@@ -68,6 +79,10 @@ func (s configScan) httpOverrides() ([]setting, error) {
 		if m == nil {
 			continue
 		}
+		switch {
+		case httpFileKeys[m[1]]:
+			continue // checkHTTPFiles
+		}
 		switch m[1] {
 		case "sslverify":
 			out = append(out, setting{key, "true"})
@@ -89,6 +104,80 @@ func (s configScan) httpOverrides() ([]setting, error) {
 		}
 	}
 	return out, nil
+}
+
+// hasHTTPFiles says whether s lists a setting of httpFileKeys.
+func (s configScan) hasHTTPFiles() bool {
+	for _, key := range s.httpKeys {
+		if m := httpTrustKey.FindStringSubmatch(key); m != nil && httpFileKeys[m[1]] {
+			return true
+		}
+	}
+	return false
+}
+
+// maxHTTPFileSettings bounds what checkHTTPFiles reads of git's answer.
+const maxHTTPFileSettings = 1 << 20
+
+// checkHTTPFiles refuses (ErrUnsafeHTTPConfig) c when the configuration
+// names, as a file git's https opens (httpFileKeys), one that exists and
+// is not a regular file. git opens it, and waits, whatever it is: a
+// git-directory writer's FIFO there hung every fetch, listing and push
+// until the job's time-out. A missing file is git's to report; a pinned
+// key given as hashes names no file. Run only when the scan lists such a
+// setting, with c's own config and includes.
+func checkHTTPFiles(ctx context.Context, c call) error {
+	global, _, _ := splitArgs(c.args)
+	read := c
+	read.stdin, read.trustHTTP = nil, false
+	read.args = append(append([]string{}, global...), "config", "-z", "--type=path", "--get-regexp",
+		`^http\..*(sslcert|sslkey|pinnedpubkey|proxysslcert|proxysslkey|proxysslcainfo)$`)
+	cmd, done, err := command(ctx, read)
+	if err != nil {
+		return err
+	}
+	defer done()
+	stdout := &headBuffer{max: maxHTTPFileSettings + 1}
+	stderr := &headBuffer{max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 1 && stderr.b.Len() == 0 {
+			return nil // none left since the scan
+		}
+		return fmt.Errorf("reading the repository's https files: %s", strings.TrimSpace(stderr.b.String()+" "+err.Error()))
+	}
+	if stdout.b.Len() > maxHTTPFileSettings {
+		return fmt.Errorf("%w: its https file settings pass %d bytes", ErrUnsafeHTTPConfig, maxHTTPFileSettings)
+	}
+	for _, entry := range strings.Split(stdout.b.String(), "\x00") {
+		key, value, _ := strings.Cut(entry, "\n")
+		if path := httpFilePath(key, value, c.dir); path != "" {
+			if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
+				return fmt.Errorf("%w: %s names %s, which is not a regular file: remove it", ErrUnsafeHTTPConfig, key, value)
+			}
+		}
+	}
+	return nil
+}
+
+// httpFilePath is the file a setting's value names for git run in dir,
+// or "" for none: a pinned key is a file's name or sha256// hashes, and
+// may be followed by more hashes after a semicolon.
+func httpFilePath(key, value, dir string) string {
+	if strings.HasSuffix(key, ".pinnedpubkey") {
+		value, _, _ = strings.Cut(value, ";")
+		if strings.HasPrefix(value, "sha256//") {
+			return ""
+		}
+	}
+	if value == "" || key == "" {
+		return ""
+	}
+	if !filepath.IsAbs(value) {
+		value = filepath.Join(dir, value)
+	}
+	return value
 }
 
 // trustedRemoteCall is remoteCall with the repository's https trust
@@ -113,6 +202,10 @@ func Authenticated(ctx context.Context, r *Repo, serverURL, token string) (*Repo
 	}
 	over, err := httpOverrides(ctx, r)
 	if err != nil {
+		return nil, fmt.Errorf("sending the token to %s: %w", serverURL, err)
+	}
+	// A lazy fetch opens the https files too.
+	if err := checkHTTPFiles(ctx, call{dir: r.Root, env: append(r.gitEnv(r.Root), r.env...), config: r.config}); err != nil {
 		return nil, fmt.Errorf("sending the token to %s: %w", serverURL, err)
 	}
 	a := r.WithAuth(serverURL, token)

@@ -45,8 +45,10 @@ func others(ctx context.Context, r *Repo, max int, ignoredOnly bool) (paths []st
 	// local files as much as what .gitignore names. It is read by a
 	// `git config` that runs nothing, or remembered (userExcludesFile).
 	excludes, err := userExcludesFile(ctx, r, env)
-	if err == nil && excludes != "" {
-		config = append(append([]setting(nil), r.config...), setting{"core.excludesFile", excludes})
+	if err == nil {
+		if file := regularExcludesFile(excludes, r.Root, os.Getenv); file != "" {
+			config = append(append([]setting(nil), r.config...), setting{"core.excludesFile", file})
+		}
 	}
 	top := level{c: call{dir: r.Root, env: env, config: config, scans: r.scans}, cache: r.listing, index: filepath.Join(r.gitDir, "index")}
 	paths, more, err = othersBelow(ctx, top, max, ignoredOnly, 0)
@@ -54,6 +56,33 @@ func others(ctx context.Context, r *Repo, max int, ignoredOnly bool) (paths []st
 		return nil, false, fmt.Errorf("listing the checkout's untracked files: %w", err)
 	}
 	return paths, more, nil
+}
+
+// regularExcludesFile is the excludes file git would read for value (a
+// core.excludesFile, "" for none set: git's default place,
+// $XDG_CONFIG_HOME/git/ignore or ~/.config/git/ignore), relative paths
+// taken from root, or "" when that is not a regular file. planex's git
+// is told to read no other (protections): git opens the file and waits,
+// whatever it is, and a git-directory writer's FIFO there hung every
+// listing, status and snapshot.
+func regularExcludesFile(value, root string, getenv func(string) string) string {
+	if value == "" {
+		switch {
+		case getenv("XDG_CONFIG_HOME") != "":
+			value = filepath.Join(getenv("XDG_CONFIG_HOME"), "git", "ignore")
+		case getenv("HOME") != "":
+			value = filepath.Join(getenv("HOME"), ".config", "git", "ignore")
+		default:
+			return ""
+		}
+	}
+	if !filepath.IsAbs(value) {
+		value = filepath.Join(root, value)
+	}
+	if info, err := os.Stat(value); err != nil || !info.Mode().IsRegular() {
+		return ""
+	}
+	return value
 }
 
 // level is one repository of the listing: the checkout, or a submodule

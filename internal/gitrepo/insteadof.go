@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os/exec"
+	"strconv"
 	"strings"
 )
 
@@ -159,7 +160,7 @@ func parseRepoURL(s string) (u repoURL, ok bool) {
 		if err != nil || p.Hostname() == "" {
 			return u, false
 		}
-		u = repoURL{scheme: strings.ToLower(p.Scheme), host: asciiHost(p.Hostname()), port: p.Port(), path: p.Path}
+		u = repoURL{scheme: strings.ToLower(p.Scheme), host: asciiHost(p.Hostname()), path: p.Path}
 		if p.RawQuery != "" || p.Fragment != "" || p.ForceQuery {
 			u.rest = "?" + p.RawQuery + "#" + p.Fragment
 		}
@@ -167,6 +168,7 @@ func parseRepoURL(s string) (u repoURL, ok bool) {
 		case "git+ssh", "ssh+git":
 			u.scheme = "ssh"
 		}
+		u.port = portOf(u.scheme, p.Port())
 	} else {
 		colon := strings.Index(s, ":")
 		if colon <= 0 || strings.Contains(s[:colon], "/") {
@@ -177,6 +179,26 @@ func parseRepoURL(s string) (u repoURL, ok bool) {
 	}
 	u.path = strings.Trim(strings.TrimSuffix(strings.TrimRight(u.path, "/"), ".git"), "/")
 	return u, u.host != "" && u.path != ""
+}
+
+// defaultPorts are the ports a transport uses when a URL names none.
+var defaultPorts = map[string]int{"https": 443, "http": 80, "ssh": 22}
+
+// portOf is a URL's port as a comparable string: "" for none or the
+// transport's own (https://host:443/ is https://host/, as to curl), else
+// the number in decimal (curl reads :0443 as 443). A port that is no
+// number is kept as written, matching only itself.
+func portOf(scheme, port string) string {
+	n, err := strconv.Atoi(port)
+	switch {
+	case port == "":
+		return ""
+	case err != nil || n < 0:
+		return port
+	case n == defaultPorts[scheme]:
+		return ""
+	}
+	return strconv.Itoa(n)
 }
 
 // asciiHost is host in lower case, or "" (no network remote) when it
@@ -239,24 +261,43 @@ func asciiEqualFold(a, b string) bool {
 // repository than the one planex was told it works on.
 var ErrRemoteElsewhere = errors.New("the remote names another repository")
 
+// ErrRemoteLocal is returned for a remote that CheckRemote was told must
+// be reached over the network but is a repository on this machine (a
+// path, a file:// URL), or that is not configured at all.
+var ErrRemoteLocal = errors.New("the remote is a local repository")
+
 // CheckRemote refuses (ErrRemoteElsewhere) a remote whose URL or push URL,
 // as they were when the repository was opened, reaches over the network
 // another repository than want (a URL: the Action's server and
-// GITHUB_REPOSITORY), by sameRepository's rules. A local remote is left
-// to the local-remote protections.
+// GITHUB_REPOSITORY), by sameRepository's rules. Unless allowLocal, a
+// remote that is missing or is a local repository is refused too
+// (ErrRemoteLocal).
 //
 // Whoever could write the git directory before planex opened it (an
 // earlier agent without the sandbox, on a self-hosted runner that keeps
 // the workspace: actions/checkout checks the remote's URL and never its
 // push URL) set `remote.origin.pushurl` to another repository of the
-// host: planex's pushes went there with the token.
-func CheckRemote(r *Repo, name, want string) error {
-	u := r.remotes[name]
+// host: planex's pushes went there with the token. Or they set it to a
+// repository on the runner's disk: git reaches that one by starting its
+// receive program there, which runs that repository's hooks (and reads
+// its config) with planex's environment; no option of the pushing side
+// switches them off.
+func CheckRemote(r *Repo, name, want string, allowLocal bool) error {
+	u, ok := r.remotes[name]
+	if !ok && !allowLocal {
+		return fmt.Errorf("%w: no remote %s is configured, but planex works on %s", ErrRemoteLocal, name, want)
+	}
 	for _, got := range append([]string{u.fetch, u.push}, u.more...) {
-		if got == "" || localURL(got) || sameRepository(want, got) {
+		switch {
+		case got == "":
 			continue
+		case localURL(got) && allowLocal:
+			continue
+		case localURL(got):
+			return fmt.Errorf("%w: remote %s is %s, a local repository whose hooks would run with planex's environment, but planex works on %s; set it back (git remote set-url)", ErrRemoteLocal, name, got, want)
+		case !sameRepository(want, got):
+			return fmt.Errorf("%w: remote %s is %s, but planex works on %s; set it back (git remote set-url)", ErrRemoteElsewhere, name, got, want)
 		}
-		return fmt.Errorf("%w: remote %s is %s, but planex works on %s; set it back (git remote set-url)", ErrRemoteElsewhere, name, got, want)
 	}
 	return nil
 }

@@ -131,27 +131,77 @@ type fileShape struct {
 	fontStream  bool   // a font converted to PostScript (fontLine)
 }
 
+// lineMarkers are the texts a content rule looks for anywhere in a line
+// (not at its start), which Linguist finds however far into the line
+// they are: past a line's kept prefix (maxBannerLine) readShape looks
+// for them as the line streams by and adds those found to the kept line.
+var lineMarkers = func() [][]byte {
+	out := [][]byte{[]byte("sourceURL=")}
+	for _, b := range banners {
+		if !b.prefix {
+			out = append(out, []byte(b.text))
+		}
+	}
+	return out
+}()
+
+// markerScan finds lineMarkers in the part of one line past its kept
+// prefix, fed in pieces, keeping only a marker's length of it.
+type markerScan struct {
+	tail  []byte
+	found []byte // the markers found, each after a space
+	seen  []bool
+}
+
+func (m *markerScan) feed(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	if m.seen == nil {
+		m.seen = make([]bool, len(lineMarkers))
+	}
+	text := append(m.tail, p...)
+	longest := 0
+	for i, mk := range lineMarkers {
+		longest = max(longest, len(mk))
+		if !m.seen[i] && bytes.Contains(text, mk) {
+			m.seen[i] = true
+			m.found = append(append(m.found, ' '), mk...)
+		}
+	}
+	keep := min(len(text), longest-1)
+	m.tail = append(m.tail[:0], text[len(text)-keep:]...)
+}
+
+// end returns the markers found in the line and starts the next.
+func (m *markerScan) end() []byte {
+	found := m.found
+	m.tail, m.found, m.seen = m.tail[:0], nil, nil
+	return found
+}
+
 // readShape reads a file's shape from r to its end.
 func readShape(r io.Reader) (fileShape, error) {
 	var s fileShape
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
+	var past markerScan
 	for {
 		chunk, err := br.ReadSlice('\n')
 		end := len(chunk) > 0 && chunk[len(chunk)-1] == '\n'
 		body := bytes.TrimSuffix(chunk, []byte("\n"))
 		s.bytes += len(body)
-		if room := maxBannerLine - len(line); room > 0 {
-			line = append(line, body[:min(room, len(body))]...)
-		}
+		room := max(maxBannerLine-len(line), 0)
+		line = append(line, body[:min(room, len(body))]...)
+		past.feed(body[min(room, len(body)):])
 		if end {
-			s.endLine(string(line))
+			s.endLine(string(append(line, past.end()...)))
 			line = line[:0]
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
 		case err == io.EOF:
-			s.endLine(string(line)) // the text after the last newline, maybe empty
+			s.endLine(string(append(line, past.end()...))) // the text after the last newline, maybe empty
 			return s, nil
 		case err != nil:
 			return s, err

@@ -112,6 +112,13 @@ func TestSameRepository(t *testing.T) {
 		{"git@github.com:evil/r.git", false},
 		{"http://github.com/o/r.git", false}, // the token's transport weakened
 		{"https://github.com:8443/o/r.git", false},
+		{"https://github.com:443/o/r.git", true}, // https's own port, named
+		{"https://github.com:0443/o/r", true},
+		{"https://github.com:/o/r", true},
+		{"https://github.com:80/o/r.git", false},
+		{"http://github.com:443/o/r.git", false},
+		{"ssh://git@github.com:22/o/r.git", true},
+		{"https://github.com:+443/o/r.git", false},
 		{"https://github.com/o/r.git?/evil/x", false},
 		{"https://github.com/evil/x#/o/r.git", false},
 		{"https://github.com.evil.example/o/r.git", false},
@@ -174,7 +181,8 @@ func TestRewritten(t *testing.T) {
 // directory before planex opened it sets the remote's push URL (or its
 // URL) to another repository of the host; the Action's check against the
 // workflow's repository refuses it, and leaves the user's ssh or
-// credential-carrying spelling, and a local remote, alone.
+// credential-carrying spelling alone. A local remote, whose hooks git's
+// receive program runs, is refused unless allowed (the tests' origins).
 func TestRedTeamRemoteNamesAnotherRepository(t *testing.T) {
 	t.Parallel()
 	const want = "https://github.com/o/r"
@@ -191,7 +199,9 @@ func TestRedTeamRemoteNamesAnotherRepository(t *testing.T) {
 		{"https://github.com/o/r", "https://g\u0130thub.com/o/r", true},
 		{"g\u0130thub.com:o/r", "", true},
 		{"git@github.com:O/R.git", "https://x-access-token:t@github.com/o/r", false},
-		{"/srv/mirror/r.git", "", false},
+		{"https://github.com:443/o/r", "ssh://git@github.com:22/o/r.git", false},
+		{"https://github.com:0443/o/r", "", false},
+		{"https://github.com:8443/o/r", "", true},
 	} {
 		r := newRepo(t)
 		mustGit(t, r.Root, "remote", "add", "origin", tc.url)
@@ -202,8 +212,46 @@ func TestRedTeamRemoteNamesAnotherRepository(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := CheckRemote(opened, "origin", want); errors.Is(err, ErrRemoteElsewhere) != tc.refused {
+		if err := CheckRemote(opened, "origin", want, false); errors.Is(err, ErrRemoteElsewhere) != tc.refused {
 			t.Errorf("CheckRemote with url %s, push url %s = %v, want refused %v", tc.url, tc.pushURL, err, tc.refused)
+		}
+	}
+}
+
+// TestRedTeamRemoteIsALocalRepository: whoever could write the git
+// directory before planex opened it points origin (its URL or push URL)
+// at a repository on this machine, or removes it: git reaches a local
+// repository by starting its receive program there, which runs that
+// repository's hooks with planex's environment. CheckRemote refuses it
+// unless told local remotes are allowed.
+func TestRedTeamRemoteIsALocalRepository(t *testing.T) {
+	t.Parallel()
+	const want = "https://github.com/o/r"
+	for _, tc := range []struct {
+		name string
+		cfg  [][]string
+	}{
+		{"path", [][]string{{"remote.origin.url", "/srv/mirror/r.git"}}},
+		{"file URL", [][]string{{"remote.origin.url", "file:///srv/mirror/r.git"}}},
+		{"relative path", [][]string{{"remote.origin.url", "../r.git"}}},
+		{"bare name", [][]string{{"remote.origin.url", "mirror"}}},
+		{"local push url", [][]string{{"remote.origin.url", want}, {"remote.origin.pushurl", "/srv/mirror/r.git"}}},
+		{"second local push url", [][]string{{"remote.origin.url", want}, {"remote.origin.pushurl", want}, {"remote.origin.pushurl", "/tmp/r"}}},
+		{"no origin", [][]string{{"remote.other.url", want}}},
+	} {
+		r := newRepo(t)
+		for _, kv := range tc.cfg {
+			mustGit(t, r.Root, "config", "--add", kv[0], kv[1])
+		}
+		opened, err := Open(context.Background(), r.Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckRemote(opened, "origin", want, false); !errors.Is(err, ErrRemoteLocal) {
+			t.Errorf("%s: CheckRemote = %v, want ErrRemoteLocal", tc.name, err)
+		}
+		if err := CheckRemote(opened, "origin", want, true); err != nil {
+			t.Errorf("%s: CheckRemote allowing local remotes = %v", tc.name, err)
 		}
 	}
 }
@@ -283,7 +331,7 @@ func TestRedTeamRemoteWithSeveralURLs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := CheckRemote(opened, "origin", want); !errors.Is(err, ErrRemoteElsewhere) {
+		if err := CheckRemote(opened, "origin", want, false); !errors.Is(err, ErrRemoteElsewhere) {
 			t.Errorf("%s: CheckRemote = %v, want ErrRemoteElsewhere", tc.name, err)
 		}
 	}

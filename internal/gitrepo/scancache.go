@@ -50,6 +50,8 @@ const maxScans = 64
 type scanCache struct {
 	mu sync.Mutex
 	m  map[string]scanEntry
+	// includes is what each config file includes (checkConfigFiles).
+	includes map[string]includeEntry
 }
 
 type scanEntry struct {

@@ -214,6 +214,11 @@ func (r *Repo) ResetWorktree(ctx context.Context, dir, commit string) error {
 	// a .gitattributes it finds in the working tree (line endings, an
 	// encoding), so one the last agent left, even a failed task's, would
 	// re-encode what this checkout writes for the next task.
+	// git's clean leaves a FIFO, and its checkout waits on one named
+	// .gitattributes.
+	if err := removeSpecialRuleFiles(ctx, dir); err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
+	}
 	if _, err := r.git(ctx, dir, env, "clean", "-q", "-f", "-f", "-d", "-x"); err != nil {
 		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
 	}
@@ -481,6 +486,9 @@ func (r *Repo) Snapshot(ctx context.Context, dir, base string) (tree string, cha
 		if _, err := r.git(ctx, dir, []string{"GIT_DIR=" + admin, "GIT_WORK_TREE=" + dir, "GIT_INDEX_FILE=" + idx}, "read-tree", base+"^{tree}"); err != nil {
 			return "", nil, fmt.Errorf("staging task changes: %w", err)
 		}
+	}
+	if err := refuseSpecialRuleFiles(ctx, dir); err != nil {
+		return "", nil, fmt.Errorf("staging task changes: %w", err)
 	}
 	env := append([]string{"GIT_DIR=" + admin, "GIT_WORK_TREE=" + dir, "GIT_INDEX_FILE=" + idx}, statEnv()...)
 	if _, err := r.git(ctx, dir, env, "add", "--all", "--", "."); err != nil {

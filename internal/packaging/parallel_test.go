@@ -22,6 +22,7 @@ var serialTests = map[string]string{
 	"internal/gitrepo.TestGitProcessesPerTaskCommit":           "puts a counting git on the process's PATH",
 	"internal/gitrepo.TestStateSaveOnCountsAndParents":         "puts a counting git on the process's PATH",
 	"internal/gitrepo.TestConfigFileReadOnce":                  "puts a counting git on the process's PATH",
+	"internal/gitrepo.TestRedTeamExcludesFileIsAFIFO":          "sets XDG_CONFIG_HOME, where git looks for the user's default ignore file",
 	"internal/gitrepo.TestStateIsOneGitProcess":                "puts a counting git on the process's PATH",
 	"internal/gitrepo.TestResolveFoldersReadsAtOnce":           "puts a counting git on the process's PATH",
 	"internal/gitrepo.TestReadConfigFilesOneGit":               "puts a counting git on the process's PATH",

@@ -1,0 +1,214 @@
+package gitrepo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ErrConfigNotAFile is returned for a call whose configuration names, as
+// a config file git reads (the repository's own, its worktree's, or one
+// they include), something that exists and is not a regular file.
+var ErrConfigNotAFile = errors.New("a config file git reads is not a regular file")
+
+// maxIncludeDepth is how deep includes are followed, as git does (it
+// refuses more).
+const maxIncludeDepth = 10
+
+// maxConfigPeek is how much of a config file is read to see whether it
+// may include another; a larger one is asked of git.
+const maxConfigPeek = 1 << 20
+
+// checkConfigFiles refuses (ErrConfigNotAFile) the config files git reads
+// for a call, files (configFiles), when one exists and is not a regular
+// file, nor is any file they include. git opens each and waits, whatever
+// it is: a git-directory writer's include.path (or includeIf) naming a
+// FIFO, or a FIFO in place of the config, hung every git planex ran. A
+// file that holds no "include" (in any case) includes nothing and is
+// read no further; one that does has its include paths listed by a `git
+// config --file --no-includes`, which opens that file alone.
+//
+// What each file includes is remembered in scans (when not nil) while the
+// file keeps its device, inode, size and times (configStamp): a
+// repository with includes would otherwise run one more git on every
+// call. Whether each file is regular is looked at every time.
+func checkConfigFiles(ctx context.Context, scans *scanCache, files []string) error {
+	for _, f := range files {
+		if err := checkConfigFile(ctx, scans, f, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkConfigFile(ctx context.Context, scans *scanCache, file string, depth int) error {
+	info, err := os.Stat(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("%w: %s: %w", ErrConfigNotAFile, file, err)
+	case !info.Mode().IsRegular():
+		return fmt.Errorf("%w: %s is a %v; remove it", ErrConfigNotAFile, file, info.Mode().Type())
+	case depth >= maxIncludeDepth:
+		return nil // git refuses the include itself
+	}
+	paths, err := scans.includesOf(ctx, file)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if err := checkConfigFile(ctx, scans, p, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// includesOf is what the regular config file at file includes, from s
+// while the file is unchanged.
+func (s *scanCache) includesOf(ctx context.Context, file string) ([]string, error) {
+	stamp, stable := configStamp([]string{file}, time.Now())
+	if s != nil && stable {
+		s.mu.Lock()
+		e, hit := s.includes[file]
+		s.mu.Unlock()
+		if hit && e.stamp == stamp {
+			return e.paths, nil
+		}
+	}
+	var paths []string
+	may, err := mayInclude(file)
+	if err == nil && may {
+		paths, err = includePaths(ctx, file)
+	}
+	if err != nil || s == nil || !stable {
+		return paths, err
+	}
+	s.mu.Lock()
+	if s.includes == nil || len(s.includes) >= maxScans {
+		s.includes = map[string]includeEntry{}
+	}
+	s.includes[file] = includeEntry{stamp: stamp, paths: paths}
+	s.mu.Unlock()
+	return paths, nil
+}
+
+// includeEntry is what a config file included when it had stamp.
+type includeEntry struct {
+	stamp string
+	paths []string
+}
+
+// mayInclude says whether the regular file at path holds the word
+// "include" in any case (so may hold an include directive), reading at
+// most maxConfigPeek bytes (a longer file may).
+func mayInclude(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return false, fmt.Errorf("%w: %s", ErrConfigNotAFile, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxConfigPeek+1))
+	if err != nil {
+		return false, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return len(b) > maxConfigPeek || bytes.Contains(bytes.ToLower(b), []byte("include")), nil
+}
+
+// includePaths lists the files the config file at path includes
+// (include.path and includeIf.<condition>.path, whatever the condition),
+// as git resolves them: ~ expanded, a relative path taken from path's
+// folder.
+func includePaths(ctx context.Context, path string) ([]string, error) {
+	c := call{dir: string(filepath.Separator), args: []string{"config", "--file", path, "--no-includes", "-z", "--type=path",
+		"--get-regexp", `^include(if\..*)?\.path$`}}
+	out, err := run(ctx, c)
+	if err != nil {
+		if strings.TrimSpace(out) == "" && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			// No such key (exit 1) or a file git cannot parse: git's own
+			// call reports the latter.
+			return nil, nil
+		}
+		return nil, fmt.Errorf("listing the includes of %s: %w", path, err)
+	}
+	var paths []string
+	for _, entry := range strings.Split(out, "\x00") {
+		_, value, ok := strings.Cut(entry, "\n")
+		if !ok || value == "" {
+			continue
+		}
+		if !filepath.IsAbs(value) {
+			value = filepath.Join(filepath.Dir(path), value)
+		}
+		paths = append(paths, value)
+	}
+	return paths, nil
+}
+
+// ErrGitDirFileNotRegular is returned for a call whose git directory
+// holds, where git reads a file of its own (packed-refs, HEAD, the
+// index, info/exclude, shallow, objects/info/alternates, …), something
+// that exists and is not a regular file.
+var ErrGitDirFileNotRegular = errors.New("a file of the git directory is not a regular file")
+
+// commonDirFiles and gitDirFiles are the files git opens by name in the
+// common and the worktree's git directory: each one a FIFO made git wait
+// for ever (packed-refs: every ref read; shallow, alternates: every log;
+// info/exclude: every status).
+var (
+	commonDirFiles = []string{"packed-refs", "shallow", "info/exclude", "info/attributes", "info/sparse-checkout", filepath.Join("objects", "info", "alternates"), filepath.Join("objects", "info", "http-alternates")}
+	gitDirFiles    = []string{"HEAD", "index", "commondir", "info/sparse-checkout", "config.worktree"}
+)
+
+// checkGitDirFiles refuses (ErrGitDirFileNotRegular) a call whose git
+// directories (GIT_DIR, GIT_COMMON_DIR in c's environment) or index
+// (GIT_INDEX_FILE) hold a file git opens by name that exists and is not
+// a regular file: whoever could write the git directory made it a FIFO,
+// and every git planex ran waited on it. Only what c names is looked at.
+func checkGitDirFiles(c call) error {
+	var gitDir, commonDir, index string
+	for _, kv := range c.env {
+		name, value, _ := strings.Cut(kv, "=")
+		switch name {
+		case "GIT_DIR":
+			gitDir = value
+		case "GIT_COMMON_DIR":
+			commonDir = value
+		case "GIT_INDEX_FILE":
+			index = value
+		}
+	}
+	var files []string
+	if commonDir != "" {
+		for _, f := range commonDirFiles {
+			files = append(files, filepath.Join(commonDir, filepath.FromSlash(f)))
+		}
+	}
+	if gitDir != "" {
+		for _, f := range gitDirFiles {
+			if f != "index" || index == "" {
+				files = append(files, filepath.Join(gitDir, filepath.FromSlash(f)))
+			}
+		}
+	}
+	if index != "" {
+		files = append(files, index)
+	}
+	for _, f := range files {
+		if info, err := os.Stat(f); err == nil && !info.Mode().IsRegular() {
+			return fmt.Errorf("%w: %s is a %v; remove it", ErrGitDirFileNotRegular, f, info.Mode().Type())
+		}
+	}
+	return nil
+}
