@@ -465,6 +465,7 @@ func (ix *Index) candidates(query string, ms mentions, ev *evidence) {
 	lead := votes.leading()
 	// One note per family held back, not one string built per file.
 	holdNotes := map[string]string{}
+	var memo familyMemo
 	for i := range fs.len() {
 		lexical := fs.at(fContent, i) + fs.at(fPath, i) + fs.at(fSymbol, i)
 		if lexical <= 0 && fs.explicit(i) <= 0 && fs.at(fTestLink, i) <= 0 {
@@ -492,7 +493,7 @@ func (ix *Index) candidates(query string, ms mentions, ev *evidence) {
 			if len(hold) == 0 {
 				break
 			}
-			if fam := fileFamily(d.path); hold[fam] > 0 {
+			if fam := memo.of(d.path); hold[fam] > 0 {
 				fs.set(fOtherLang, i, hold[fam]*(lexical+fs.at(fDefines, i)))
 				note, ok := holdNotes[fam]
 				if !ok {
