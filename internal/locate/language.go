@@ -3,6 +3,7 @@ package locate
 import (
 	"maps"
 	"math"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -40,6 +41,30 @@ func fileFamily(p string) string {
 		return ""
 	}
 	return langFamily(l)
+}
+
+// familyMemo is fileFamily for a run of paths, remembering the last
+// extension's family: the index lists paths in order, so the files of a
+// directory mostly share one extension, and a walk of every file then
+// looks up each run's family once instead of each file's.
+type familyMemo struct {
+	ext, family string
+	set         bool
+}
+
+// of is fileFamily(p). A name whose language DetectLanguage reads from
+// more than its extension (a Makefile, a Dockerfile, a name without an
+// extension) is looked up on its own and not remembered.
+func (m *familyMemo) of(p string) string {
+	base := path.Base(p)
+	ext := path.Ext(base)
+	if ext == "" || strings.HasPrefix(base, "Dockerfile") {
+		return fileFamily(p)
+	}
+	if !m.set || ext != m.ext {
+		m.ext, m.family, m.set = ext, fileFamily(p), true
+	}
+	return m.family
 }
 
 // langVotes is how strongly an issue points at each language family.
@@ -184,14 +209,25 @@ func callStyle(name string, afterDot bool) nameStyle {
 // family.
 func (ix *Index) codeFamilies() map[string]int {
 	counts := map[string]int{}
+	var memo familyMemo
+	// A run of files of one family is counted, then added once.
+	run, n := "", 0
 	for i := range ix.files {
 		d := &ix.files[i]
 		if !d.code() || d.test() || d.doc() {
 			continue
 		}
-		if f := fileFamily(d.path); f != "" {
-			counts[f]++
+		f := memo.of(d.path)
+		if f != run {
+			if run != "" {
+				counts[run] += n
+			}
+			run, n = f, 0
 		}
+		n++
+	}
+	if run != "" {
+		counts[run] += n
 	}
 	return counts
 }

@@ -96,6 +96,31 @@ func TestLangFamily(t *testing.T) {
 	}
 }
 
+// TestFamilyMemo checks a memo walked over a run of paths gives each the
+// family fileFamily gives it alone: across changes of extension and case,
+// names DetectLanguage reads whole, and names without an extension.
+func TestFamilyMemo(t *testing.T) {
+	t.Parallel()
+	for name, paths := range map[string][]string{
+		"runs":         {"a/x.go", "a/y.go", "b/z.py", "b/w.py", "c/v.go", "c/u.ts", "c/t.tsx", "c/s.js"},
+		"case":         {"a.PY", "b.py", "c.Py", "d.GO", "e.go"},
+		"whole names":  {"a/x.go", "a/Makefile", "a/y.go", "Dockerfile", "Dockerfile.go", "z.go", "Dockerfile.py", "GNUmakefile"},
+		"no extension": {"a.py", "LICENSE", "b.py", "c", ".bashrc", "d.py", "e."},
+		"not code":     {"README.md", "a.go", "b.yaml", "c.yaml", "d.go", "e.md"},
+		"same ext":     {"x.h", "y.cpp", "z.h", "w.kt", "v.java"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var m familyMemo
+			for _, p := range paths {
+				if got, want := m.of(p), fileFamily(p); got != want {
+					t.Errorf("after a run, family of %q = %q, alone %q", p, got, want)
+				}
+			}
+		})
+	}
+}
+
 // TestLangHoldBack checks, on the generated monorepo, how far each kind of
 // evidence holds back the languages it does not point at.
 func TestLangHoldBack(t *testing.T) {

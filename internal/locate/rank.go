@@ -218,6 +218,10 @@ type evidence struct {
 	// that matched.
 	matched     [numFeatures]*termMatches
 	matchedNote [numFeatures]string
+	// otherLang is the note of a file held back for its language, made
+	// when an explanation reads it: one a candidate held back was a map
+	// entry a file, for the few files a ranking explains.
+	otherLang func(i int) string
 }
 
 func (ev *evidence) note(f feature, i int, s string) {
@@ -228,7 +232,12 @@ func (ev *evidence) note(f feature, i int, s string) {
 }
 
 // noteOf is file i's note on signal f ("" if none).
-func (ev *evidence) noteOf(f feature, i int) string { return ev.notes[f][int32(i)] }
+func (ev *evidence) noteOf(f feature, i int) string {
+	if f == fOtherLang && ev.otherLang != nil && ev.feats.at(f, i) != 0 {
+		return ev.otherLang(i)
+	}
+	return ev.notes[f][int32(i)]
+}
 
 // explain lists each signal's contribution to file i's score, largest first.
 func (ev *evidence) explain(i int, w *Weights) []string {
@@ -463,8 +472,18 @@ func (ix *Index) candidates(query string, ms mentions, ev *evidence) {
 	fs := &ev.feats
 	hold, votes := ix.langHoldBack(query, ms)
 	lead := votes.leading()
-	// One note per family held back, not one string built per file.
+	// One note per family held back, made when a file is explained.
 	holdNotes := map[string]string{}
+	ev.otherLang = func(i int) string {
+		fam := fileFamily(ix.files[i].path)
+		note, ok := holdNotes[fam]
+		if !ok {
+			note = otherLangNote(fam, lead)
+			holdNotes[fam] = note
+		}
+		return note
+	}
+	var memo familyMemo
 	for i := range fs.len() {
 		lexical := fs.at(fContent, i) + fs.at(fPath, i) + fs.at(fSymbol, i)
 		if lexical <= 0 && fs.explicit(i) <= 0 && fs.at(fTestLink, i) <= 0 {
@@ -492,14 +511,8 @@ func (ix *Index) candidates(query string, ms mentions, ev *evidence) {
 			if len(hold) == 0 {
 				break
 			}
-			if fam := fileFamily(d.path); hold[fam] > 0 {
+			if fam := memo.of(d.path); hold[fam] > 0 {
 				fs.set(fOtherLang, i, hold[fam]*(lexical+fs.at(fDefines, i)))
-				note, ok := holdNotes[fam]
-				if !ok {
-					note = otherLangNote(fam, lead)
-					holdNotes[fam] = note
-				}
-				ev.note(fOtherLang, i, note)
 			}
 		}
 	}
