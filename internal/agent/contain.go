@@ -115,8 +115,12 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if err := environmentPastBound(base, c.etc()); err != nil {
 		return func() {}, err
 	}
-	if err := CheckRunnerFilesUnwritable(append(append([]string(nil), writable...), c.Write...), func(k string) string { return lookup(base, k) }); err != nil {
-		return func() {}, err
+	// A name present twice is judged by each of its values: the runner
+	// (Node's getenv) reads the first, a shell the last.
+	for _, getenv := range EnvGetters(base) {
+		if err := CheckRunnerFilesUnwritable(append(append([]string(nil), writable...), c.Write...), getenv); err != nil {
+			return func() {}, err
+		}
 	}
 	current, err := c.Ignored.current(ctx)
 	if err != nil {
@@ -709,6 +713,18 @@ func envReadings(env []string) [][]string {
 		return [][]string{env}
 	}
 	return [][]string{env, firsts}
+}
+
+// EnvGetters are env's readings (envReadings) as getenv functions: one
+// when no name occurs twice, the last values and the first values
+// otherwise. A reader of planex's environment that names files to hide
+// or refuse asks each of them.
+func EnvGetters(env []string) []func(string) string {
+	var out []func(string) string
+	for _, b := range envReadings(env) {
+		out = append(out, func(k string) string { return lookup(b, k) })
+	}
+	return out
 }
 
 func lookup(env []string, name string) string {

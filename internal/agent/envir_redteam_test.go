@@ -263,3 +263,32 @@ func TestRedTeamCargoConfigTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamNuGetKeyCharacterReferences: NuGet reads its configuration
+// as XML, so a key may spell its letters as character references
+// (key="&#x43;learTextPassword", key="Pass&#119;ord"), which the
+// password filter, matching the raw text, let through: a contained agent
+// read the machine-wide configuration's password. The key is now read
+// with its references decoded.
+func TestRedTeamNuGetKeyCharacterReferences(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-nugetref-")
+	etc := filepath.Join(dir, "etc")
+	files := map[string]string{
+		"etc/opt/NuGet/Config/refs.config": "<configuration>\n  <packageSourceCredentials>\n    <corp>\n      <add key=\"Username\" value=\"ci\" />\n" +
+			"      <add key=\"&#x43;learTextPassword\" value=\"loot-nuget-hex\" />\n" +
+			"      <add key=\"Pass&#119;ord\" value=\"loot-nuget-decimal\" />\n" +
+			"      <add key='&#x0050;&#97;ssword' value='loot-nuget-padded' />\n" +
+			"    </corp>\n  </packageSourceCredentials>\n</configuration>",
+	}
+	plant(t, dir, files)
+	out := runContained(t, Containment{Sandbox: box, etcDir: etc}, []string{"PATH=/usr/bin:/bin"}, "cat", filepath.Join(dir, "etc/opt/NuGet/Config/refs.config"))
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "loot-") {
+			t.Errorf("the agent read %q", l)
+		}
+	}
+	if !strings.Contains(out, `<add key="Username" value="ci" />`) {
+		t.Errorf("the configuration lost its user name:\n%s", out)
+	}
+}

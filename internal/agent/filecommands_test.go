@@ -138,3 +138,46 @@ func attackFileCommands(t *testing.T, box *sandbox.Sandbox, name, write string, 
 		}
 	}
 }
+
+// TestRedTeamRunnerFileCommandsNamedTwice: planex's environment names
+// GITHUB_ENV twice, its first value (what the runner's getenv reads) in
+// a --sandbox-write folder and its last elsewhere. The check read only
+// the last value and let the grant through, and the agent wrote the file
+// the first names. Each value is judged now: the grant is refused.
+func TestRedTeamRunnerFileCommandsNamedTwice(t *testing.T) {
+	t.Parallel()
+	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	if err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	base, err := os.MkdirTemp("/srv", "planex-runner-")
+	if err != nil {
+		t.Skipf("needs a folder outside /tmp and the homes, which the sandbox covers anyway (run as root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	granted := filepath.Join(base, "cache")
+	other := filepath.Join(base, "other")
+	for _, d := range []string{granted, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, last := filepath.Join(granted, "set_env_1"), filepath.Join(other, "set_env_1")
+	for _, p := range []string{first, last} {
+		if err := os.WriteFile(p, []byte("FROM_RUNNER=1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, row := range []struct {
+		name string
+		env  []string
+	}{
+		{"the first value in the grant", []string{"GITHUB_ENV=" + first, "GITHUB_ENV=" + last}},
+		{"the last value in the grant", []string{"GITHUB_ENV=" + last, "GITHUB_ENV=" + first}},
+	} {
+		attackFileCommands(t, box, row.name, granted, true, append([]string{"PATH=/usr/bin:/bin"}, row.env...), []string{first})
+	}
+}

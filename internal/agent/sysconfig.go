@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The machine's proxy and package repository credentials.
@@ -64,6 +66,42 @@ const (
 // password, quoted either way, in any case, blanks around the =.
 var nugetPasswordLine = regexp.MustCompile(`(?i)\bkey\s*=\s*["'](?:cleartext)?password["']`)
 
+// xmlCharRef matches an XML character reference, decimal or hex
+// (&#119;, &#x43;), and the predefined entities.
+var xmlCharRef = regexp.MustCompile(`&#[xX]([0-9a-fA-F]{1,8});|&#([0-9]{1,10});|&(amp|lt|gt|quot|apos);`)
+
+// xmlUnescaped is s with its character references and predefined
+// entities replaced by what they stand for, as NuGet's XML reader reads
+// an attribute: a key may spell "Password" as "Pass&#119;ord". A
+// reference to no character stands for U+FFFD.
+func xmlUnescaped(s string) string {
+	if !strings.Contains(s, "&") {
+		return s
+	}
+	entities := map[string]string{"amp": "&", "lt": "<", "gt": ">", "quot": `"`, "apos": "'"}
+	return xmlCharRef.ReplaceAllStringFunc(s, func(ref string) string {
+		m := xmlCharRef.FindStringSubmatch(ref)
+		if m[3] != "" {
+			return entities[m[3]]
+		}
+		base, digits := 16, m[1]
+		if digits == "" {
+			base, digits = 10, m[2]
+		}
+		n, err := strconv.ParseUint(digits, base, 32)
+		if err != nil || !utf8.ValidRune(rune(n)) {
+			return string(utf8.RuneError)
+		}
+		return string(rune(n))
+	})
+}
+
+// isNuGetPassword reports whether text (an <add> element, a line) gives
+// a password, its character references decoded.
+func isNuGetPassword(text string) bool {
+	return nugetPasswordLine.MatchString(xmlUnescaped(text))
+}
+
 // nugetAddElement matches an <add …> element of a NuGet configuration
 // over as many lines as it takes, a > inside a quoted value with it.
 var nugetAddElement = regexp.MustCompile(`(?i)<add\b(?:[^>"']|"[^"]*"|'[^']*')*>`)
@@ -75,7 +113,7 @@ var nugetAddElement = regexp.MustCompile(`(?i)<add\b(?:[^>"']|"[^"]*"|'[^']*')*>
 // its place, so that a line it leaves blank is dropped (nugetLine).
 func withoutNuGetPasswords(b []byte) []byte {
 	return nugetAddElement.ReplaceAllFunc(b, func(el []byte) []byte {
-		if nugetPasswordLine.Match(el) {
+		if isNuGetPassword(string(el)) {
 			return []byte{0}
 		}
 		return el
@@ -86,7 +124,7 @@ func withoutNuGetPasswords(b []byte) []byte {
 // its NULs, and dropped (false) where nothing but blanks is left around
 // them, or where it still gives a password.
 func nugetLine(line string) (string, bool) {
-	if nugetPasswordLine.MatchString(line) {
+	if isNuGetPassword(line) {
 		return "", false
 	}
 	if !strings.Contains(line, "\x00") {

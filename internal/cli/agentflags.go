@@ -162,8 +162,9 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		if err := a.checkAgentVisible(c.Read, getenv); err != nil {
 			return c, err
 		}
-		if err := agent.CheckRunnerFilesUnwritable(write, getenv); err != nil {
-			return c, &exitError{code: 2, msg: "planex: --sandbox-write (or PLANEX_SANDBOX_WRITE): " + err.Error()}
+		getenvs := envGetters(getenv, os.Environ())
+		if err := checkRunnerFiles(write, getenvs); err != nil {
+			return c, err
 		}
 		if err := checkTempHidden([]string{repo.Root, repo.CommonDir}, getenv); err != nil {
 			return c, err
@@ -171,7 +172,7 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		if err := hideIgnored(ctx, &c, repo, cmp.Or(a.command, getenv("PLANEX_AGENT_CMD")), append(append([]string(nil), read...), write...), getenv, strict, true); err != nil {
 			return c, err
 		}
-		overlays, conceal, err := agentGitConfig(ctx, repo, getenv)
+		overlays, conceal, err := agentGitConfig(ctx, repo, getenvs)
 		if err != nil {
 			return c, err
 		}
@@ -437,14 +438,18 @@ func coverAround(out []string, dir string, keep []string, depth int) []string {
 	return out
 }
 
-func agentGitConfig(ctx context.Context, repo *gitrepo.Repo, getenv func(string) string) (overlays []agent.FileOverlay, conceal []string, err error) {
+// getenvs are the readings of planex's environment (envGetters): a
+// variable present twice names the configs and stores of each value.
+func agentGitConfig(ctx context.Context, repo *gitrepo.Repo, getenvs []func(string) string) (overlays []agent.FileOverlay, conceal []string, err error) {
 	// Each file is read once for both its view and what it references,
 	// all of them with one git when they can be (gitrepo.ReadConfigFiles).
 	files := gitrepo.ConfigFiles(repo)
 	own := len(files)
-	for _, file := range gitrepo.OutsideConfigFiles(getenv) {
-		if fi, statErr := os.Stat(file); statErr == nil && fi.Mode().IsRegular() {
-			files = append(files, file)
+	for _, getenv := range getenvs {
+		for _, file := range gitrepo.OutsideConfigFiles(getenv) {
+			if fi, statErr := os.Stat(file); statErr == nil && fi.Mode().IsRegular() && !slices.Contains(files, file) {
+				files = append(files, file)
+			}
 		}
 	}
 	cfgs, errs := gitrepo.ReadConfigFiles(ctx, repo, files)
@@ -459,13 +464,17 @@ func agentGitConfig(ctx context.Context, repo *gitrepo.Repo, getenv func(string)
 			continue
 		}
 		overlays = append(overlays, agent.FileOverlay{Path: files[i], Content: cfg.AgentView()})
-		refs, err := gitrepo.ReferencedFilesIn(ctx, repo, cfg, getenv("HOME"))
-		if err != nil {
-			return nil, nil, err
+		for _, getenv := range getenvs {
+			refs, err := gitrepo.ReferencedFilesIn(ctx, repo, cfg, getenv("HOME"))
+			if err != nil {
+				return nil, nil, err
+			}
+			conceal = append(conceal, refs...)
 		}
-		conceal = append(conceal, refs...)
 	}
-	conceal = append(conceal, gitrepo.CredentialStores(getenv)...)
+	for _, getenv := range getenvs {
+		conceal = append(conceal, gitrepo.CredentialStores(getenv)...)
+	}
 	kept := conceal[:0]
 	for _, p := range conceal {
 		// Files and sockets only: a folder named by mistake (an include
@@ -474,9 +483,32 @@ func agentGitConfig(ctx context.Context, repo *gitrepo.Repo, getenv func(string)
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			continue
 		}
-		if !within(p, repo.Root) || within(p, repo.CommonDir) {
+		if (!within(p, repo.Root) || within(p, repo.CommonDir)) && !slices.Contains(kept, p) {
 			kept = append(kept, p)
 		}
 	}
 	return overlays, kept, nil
+}
+
+// envGetters are the readings of planex's environment a reader that
+// names files to hide or refuse asks: getenv, and, where environ (the
+// process's own) holds a name twice, each of its readings
+// (agent.EnvGetters), as the agent's own checks read it.
+func envGetters(getenv func(string) string, environ []string) []func(string) string {
+	readings := agent.EnvGetters(environ)
+	if len(readings) < 2 {
+		return []func(string) string{getenv}
+	}
+	return append([]func(string) string{getenv}, readings...)
+}
+
+// checkRunnerFiles refuses writable folders holding a file the Actions
+// runner reads after the step, by every reading of the environment.
+func checkRunnerFiles(write []string, getenvs []func(string) string) error {
+	for _, g := range getenvs {
+		if err := agent.CheckRunnerFilesUnwritable(write, g); err != nil {
+			return &exitError{code: 2, msg: "planex: --sandbox-write (or PLANEX_SANDBOX_WRITE): " + err.Error()}
+		}
+	}
+	return nil
 }

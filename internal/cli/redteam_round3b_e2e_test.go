@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
 )
 
@@ -335,7 +336,7 @@ func TestAgentGitConfigConceals(t *testing.T) {
 	global := filepath.Join(outside, "global.gitconfig")
 	writeReadable(t, global, "[include]\n\tpath = /etc\n")
 	env := map[string]string{"HOME": t.TempDir(), "GIT_CONFIG_GLOBAL": global}
-	overlays, conceal, err := agentGitConfig(context.Background(), repo, func(k string) string { return env[k] })
+	overlays, conceal, err := agentGitConfig(context.Background(), repo, []func(string) string{func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,5 +424,49 @@ func TestCommandUnderAccountHomeRefused(t *testing.T) {
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(ee.msg, "under "+me.HomeDir) {
 		t.Fatalf("a program in the account's home with HOME overridden: %v", err)
+	}
+}
+
+// TestRedTeamAgentGitConfigNamedTwice: planex's environment names
+// XDG_CONFIG_HOME and HOME twice. A program reading the first value (git
+// linked with glibc's getenv) and one reading the last (a shell) find
+// different global configs and credential stores: each is shown
+// filtered or concealed, not only those of the one value planex read.
+func TestRedTeamAgentGitConfigNamedTwice(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	repo, err := gitrepo.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var configs, stores, environ []string
+	for _, name := range []string{"first", "last"} {
+		root := t.TempDir()
+		cfg := filepath.Join(root, "xdg", "git", "config")
+		store := filepath.Join(root, "home", ".git-credentials")
+		writeReadable(t, cfg, "[http]\n\textraheader = AUTHORIZATION: basic redteam-"+name+"\n")
+		writeReadable(t, store, "https://bot:redteam-"+name+"@git.example\n")
+		configs, stores = append(configs, cfg), append(stores, store)
+		environ = append(environ, "XDG_CONFIG_HOME="+filepath.Join(root, "xdg"), "HOME="+filepath.Join(root, "home"))
+	}
+	getenvs := envGetters(func(k string) string { return "" }, environ)
+	if len(getenvs) != 3 {
+		t.Fatalf("%d readings of an environment naming variables twice, want getenv and both values'", len(getenvs))
+	}
+	overlays, conceal, err := agentGitConfig(context.Background(), repo, getenvs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, cfg := range configs {
+		at := slices.IndexFunc(overlays, func(o agent.FileOverlay) bool { return o.Path == cfg })
+		if at < 0 || strings.Contains(string(overlays[at].Content), "redteam-") {
+			t.Errorf("the global config %s is not shown filtered: %+v", cfg, overlays)
+		}
+		if !slices.Contains(conceal, stores[i]) {
+			t.Errorf("conceal = %q, missing the credential store %s", conceal, stores[i])
+		}
 	}
 }
