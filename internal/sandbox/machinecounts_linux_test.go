@@ -173,17 +173,22 @@ func TestPtyGuard(t *testing.T) {
 		want       int64
 		wantLow    bool
 		disguised  bool
+		released   int // terminals others closed after the step started, before it opened its own
 	}{
-		{"many terminals, the machine's count unchanged", 0, ptyDescriptors + 10, 0, 0, false, false},
-		{"the count grown, few of them the step's", ptyDescriptors, 3, 0, 0, false, false},
-		{"the step's, at the bound", ptyDescriptors, ptyDescriptors, 0, 0, false, false},
-		{"the step's, past the bound", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1, false, false},
-		{"the init's are not the step's", ptyDescriptors + 40, 3, ptyDescriptors + 40, 0, false, false},
-		{"numbered ends", ptyDescriptors + 1, -(ptyDescriptors + 1), 0, ptyDescriptors + 1, false, false},
-		{"the pool grown past the bound, above its floor", 2000, 3, 0, 0, false, false},
-		{"the pool below its floor, none of it shown", 2300, 3, 0, 0, true, false},
-		{"the pool below its floor, within the bound", ptyDescriptors, 3, 0, 0, false, false},
-		{"terminals under another name (a ptmx bound over notes.txt)", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1, false, true},
+		{"many terminals, the machine's count unchanged", 0, ptyDescriptors + 10, 0, 0, false, false, 0},
+		{"the count grown, few of them the step's", ptyDescriptors, 3, 0, 0, false, false, 0},
+		{"the step's, at the bound", ptyDescriptors, ptyDescriptors, 0, 0, false, false, 0},
+		{"the step's, past the bound", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1, false, false, 0},
+		{"the init's are not the step's", ptyDescriptors + 40, 3, ptyDescriptors + 40, 0, false, false, 0},
+		{"numbered ends", ptyDescriptors + 1, -(ptyDescriptors + 1), 0, ptyDescriptors + 1, false, false, 0},
+		{"the pool grown past the bound, above its floor", 2000, 3, 0, 0, false, false, 0},
+		{"the pool below its floor, none of it shown", 2300, 3, 0, 0, true, false, 0},
+		{"the pool below its floor, within the bound", ptyDescriptors, 3, 0, 0, false, false, 0},
+		{"terminals under another name (a ptmx bound over notes.txt)", ptyDescriptors + 1, ptyDescriptors + 1, 0, ptyDescriptors + 1, false, true, 0},
+		// Another container closed 90 terminals after the step started,
+		// then the step opened 130: the count ends 40 above its start,
+		// the step's 130 still seen.
+		{"the step's, past the bound, after others closed theirs", 40, ptyDescriptors + 2, 0, ptyDescriptors + 2, false, false, 90},
 	} {
 		proc := t.TempDir()
 		pty := filepath.Join(proc, "sys", "kernel", "pty")
@@ -200,6 +205,12 @@ func TestPtyGuard(t *testing.T) {
 		g := newPtyGuard(proc, 0)
 		if g.floor != 768 {
 			t.Errorf("%s: floor %d, want a quarter of 3072", c.name, g.floor)
+		}
+		if c.released > 0 {
+			writeFile(t, filepath.Join(pty, "nr"), strconv.Itoa(start-c.released)+"\n", 0o644)
+			if got := g.check(); got.held != 0 || got.low {
+				t.Errorf("%s: check() after others closed terminals = %+v, want nothing", c.name, got)
+			}
 		}
 		writeFile(t, filepath.Join(pty, "nr"), strconv.Itoa(start+c.grown)+"\n", 0o644)
 		links := func(pid string, n int) {

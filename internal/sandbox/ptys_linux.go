@@ -51,8 +51,10 @@ const (
 )
 
 // ptyGuard watches the machine's count of terminals for one step: base
-// is kernel.pty.nr when the step started, floor the terminals the pool
-// must keep for containers (ptyPoolFloor).
+// is the lowest kernel.pty.nr seen since the step started (others on the
+// machine closing terminals lower it, so what the step opens after that
+// is growth all the same), floor the terminals the pool must keep for
+// containers (ptyPoolFloor).
 type ptyGuard struct {
 	proc  string
 	base  int64
@@ -86,11 +88,13 @@ type ptyVerdict struct {
 }
 
 // check looks at the step's terminals only when the machine's count has
-// grown by more than half of ptyDescriptors since the step started: a
-// step that holds more must have opened them. Then it counts the step's
+// grown by more than half of ptyDescriptors from the lowest it was since
+// the step started: a step that holds more must have opened them. Then it counts the step's
 // terminal descriptors, and, within the bound, what the pool has left.
 func (g *ptyGuard) check() ptyVerdict {
-	grown := readFirstInt(filepath.Join(g.proc, "sys", "kernel", "pty", "nr")) - g.base
+	nr := readFirstInt(filepath.Join(g.proc, "sys", "kernel", "pty", "nr"))
+	g.base = min(g.base, nr)
+	grown := nr - g.base
 	if grown <= ptyDescriptors/2 {
 		return ptyVerdict{}
 	}
