@@ -38,9 +38,6 @@ type Chunk struct {
 // elsewhere (locate spills them to a file). The returned map has no
 // Entries and no Vocab: Len counts its files, DepGraph gives its import
 // graph, PythonModules and PythonNameImports read it as a built map's.
-// sink is called on a goroutine of its own while the next chunk is read,
-// one chunk at a time, in order, and has returned when Stream does; it
-// must not change the chunk's files.
 func Stream(ctx context.Context, root string, opts Options, sink func(Chunk) error) (*Map, error) {
 	start := time.Now()
 	opts.NoCache = opts.NoCache || opts.Key == ""
@@ -73,32 +70,20 @@ func buildStream(ctx context.Context, root string, listed []string, opts Options
 		chunk = DefaultChunkFiles
 	}
 	kept := &lightFiles{todo: todo}
-	// The sink takes a chunk on its own goroutine while the next chunk
-	// is read: run between the chunks, it left all workers but one idle.
-	// One chunk at a time is in the sink, in order.
-	sunk := make(chan error, 1)
-	sunk <- nil
 	for start := 0; start < len(todo); start += chunk {
 		part := todo[start:min(start+chunk, len(todo))]
 		// Each chunk has fresh workers' vocabularies, so no table of
 		// terms outlives its chunk.
 		mapped, err := mapFiles(ctx, root, part, opts, log)
 		if err != nil {
-			<-sunk
 			return nil, err
 		}
 		files, owners := keepMapped(m, mapped)
 		vocab := mergeVocabularies(files, owners, mapped.counters)
-		if err := <-sunk; err != nil {
+		if err := sink(Chunk{First: len(kept.recs), Files: files, Vocab: vocab}); err != nil {
 			return nil, fmt.Errorf("mapping %s: %w", root, err)
 		}
-		// The sink and kept.add only read the chunk's files.
-		c := Chunk{First: len(kept.recs), Files: files, Vocab: vocab}
-		go func() { sunk <- sink(c) }()
 		kept.add(start, files)
-	}
-	if err := <-sunk; err != nil {
-		return nil, fmt.Errorf("mapping %s: %w", root, err)
 	}
 	delete(m.Languages, "")
 	// The last chunks' garbage is collected before detection and import
