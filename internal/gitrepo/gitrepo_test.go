@@ -7,24 +7,21 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/planexhq/planex/internal/gitrepo/gittest"
 )
 
-// newRepo makes a repository with one commit and returns it opened.
+// newRepo makes a repository with one commit (a copy of templateRepo)
+// and returns it opened.
 func newRepo(t *testing.T) *Repo {
 	t.Helper()
 	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"config", "user.name", "Test"},
-		{"config", "user.email", "test@example.com"},
-	} {
-		mustGit(t, dir, args...)
+	if err := gittest.CopyTree(templateRepo, dir); err != nil {
+		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "README.md"), []byte("hello\n"), 0o644)
-	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
-	os.WriteFile(filepath.Join(dir, "src", "old.txt"), []byte("old\n"), 0o644)
-	mustGit(t, dir, "add", ".")
-	mustGit(t, dir, "commit", "-qm", "initial")
+	// The copies' times and inodes are not those the template's index
+	// recorded: refreshing it spares every later git a look at contents.
+	mustGit(t, dir, "update-index", "-q", "--refresh")
 	r, err := Open(context.Background(), filepath.Join(dir, "src"))
 	if err != nil {
 		t.Fatal(err)

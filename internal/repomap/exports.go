@@ -84,12 +84,21 @@ func (r *nameResolver) definer(from int, mod, name string, hops int) int {
 	p := r.files.path(from)
 	selfMod := r.ix.selfModule(p, mod)
 	isPkg := strings.HasSuffix(p, "__init__.py")
-	modPath := resolvePython(mod, selfMod, isPkg, r.ix.pyMods.find)
+	abs, ok := absolutePythonModule(mod, selfMod, isPkg)
+	if !ok {
+		return -1
+	}
+	modPath := pythonModuleFile(abs, r.ix.pyMods.find)
 	if modPath == "" {
 		return -1
 	}
-	if p := resolvePython(mod+":"+name, selfMod, isPkg, r.ix.pyMods.find); p != modPath {
-		return -1 // "from pkg import submodule"
+	// The module is resolved once: resolving "mod:name" again would
+	// repeat its lookups to find the same file unless name is a module
+	// of its own.
+	if name != "" && name != "*" {
+		if p, ok := r.ix.pyMods.find(abs, name); ok && p != modPath {
+			return -1 // "from pkg import submodule"
+		}
 	}
 	t, ok := r.files.find(modPath)
 	if !ok || t == from {

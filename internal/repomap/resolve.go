@@ -358,31 +358,49 @@ func (m *Map) goModulePath() string { return m.GoModule }
 // against the module table, relative imports against the importer's package.
 func resolvePython(imp, self string, selfIsPkg bool, mods func(mod, name string) (string, bool)) string {
 	mod, name, _ := strings.Cut(imp, ":")
-	if strings.HasPrefix(mod, ".") {
-		dots := len(mod) - len(strings.TrimLeft(mod, "."))
-		pkg := strings.Split(self, ".")
-		if !selfIsPkg && len(pkg) > 0 {
-			pkg = pkg[:len(pkg)-1]
-		}
-		up := dots - 1
-		if up > len(pkg) {
-			return ""
-		}
-		pkg = pkg[:len(pkg)-up]
-		rest := strings.TrimLeft(mod, ".")
-		mod = strings.Join(pkg, ".")
-		if rest != "" {
-			if mod != "" {
-				mod += "."
-			}
-			mod += rest
-		}
+	mod, ok := absolutePythonModule(mod, self, selfIsPkg)
+	if !ok {
+		return ""
 	}
 	if name != "" && name != "*" {
 		if p, ok := mods(mod, name); ok {
 			return p
 		}
 	}
+	return pythonModuleFile(mod, mods)
+}
+
+// absolutePythonModule is mod with a relative import's leading dots
+// resolved against the importer's module self; false when the dots climb
+// above the top package.
+func absolutePythonModule(mod, self string, selfIsPkg bool) (string, bool) {
+	if !strings.HasPrefix(mod, ".") {
+		return mod, true
+	}
+	dots := len(mod) - len(strings.TrimLeft(mod, "."))
+	pkg := strings.Split(self, ".")
+	if !selfIsPkg && len(pkg) > 0 {
+		pkg = pkg[:len(pkg)-1]
+	}
+	up := dots - 1
+	if up > len(pkg) {
+		return "", false
+	}
+	pkg = pkg[:len(pkg)-up]
+	rest := strings.TrimLeft(mod, ".")
+	mod = strings.Join(pkg, ".")
+	if rest != "" {
+		if mod != "" {
+			mod += "."
+		}
+		mod += rest
+	}
+	return mod, true
+}
+
+// pythonModuleFile is the file of the absolute module mod or of its
+// nearest enclosing package found, or "".
+func pythonModuleFile(mod string, mods func(mod, name string) (string, bool)) string {
 	for mod != "" {
 		if p, ok := mods(mod, ""); ok {
 			return p

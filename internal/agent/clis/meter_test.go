@@ -16,7 +16,6 @@ import (
 	"github.com/planexhq/planex/internal/agent/agenttest"
 	"github.com/planexhq/planex/internal/agent/builtin"
 	"github.com/planexhq/planex/internal/egress"
-	"github.com/planexhq/planex/internal/sandbox"
 )
 
 // TestRedTeamGatewayMetersUnreportedCalls: a program in Claude Code's
@@ -33,7 +32,7 @@ func TestRedTeamGatewayMetersUnreportedCalls(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("no curl on this machine for the contained program to call the gateway with")
 	}
-	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	box, err := testSandbox()
 	if err != nil {
 		t.Skipf("no sandbox on this machine, so no gateway: %v", err)
 	}

@@ -40,6 +40,13 @@ func startReal(t *testing.T, name string, script agenttest.Script, model string)
 	return startRealWith(t, name, script, model, nil)
 }
 
+// testSandbox is the sandbox the package's tests contain their CLIs
+// in, made (and probed, a contained process start) once per test binary
+// instead of once per test, as planex makes one for all of a run's steps.
+var testSandbox = sync.OnceValues(func() (*sandbox.Sandbox, error) {
+	return sandbox.New(context.Background(), sandbox.ModeAuto)
+})
+
 // startRealWith is startReal with a last change to the agent's Config.
 func startRealWith(t *testing.T, name string, script agenttest.Script, model string, change func(*Config)) *realCLI {
 	t.Helper()
@@ -48,7 +55,7 @@ func startRealWith(t *testing.T, name string, script agenttest.Script, model str
 	srv := clistest.Server(t, name, agenttest.Usage{In: 1000, Out: 100, CacheRead: 600, CacheWrite: 100}, script)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
+	box, err := testSandbox()
 	if err != nil {
 		t.Logf("running %s uncontained: %v", name, err)
 	}

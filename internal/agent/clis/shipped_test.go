@@ -307,6 +307,7 @@ func TestRealCLIUncontainedRunsNoShippedProgram(t *testing.T) {
 	t.Logf("running as uid %d", os.Getuid())
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			// Claude Code first writes a file with its own edit tool.
 			writes := name == "claude"
 			script := func(turn agenttest.Turn) agenttest.Action {
