@@ -59,7 +59,14 @@ type ptyGuard struct {
 	proc  string
 	base  int64
 	floor int64
+	looks int
 }
+
+// ptyFullLookEvery is how often, in looks, the step's terminal
+// descriptors are counted whatever the machine's count did: others
+// giving terminals back between two looks while the step opens as many
+// hide the growth, for at most this many looks.
+const ptyFullLookEvery = 10
 
 // newPtyGuard starts watching under the /proc at proc, with floor or,
 // when floor is 0, ptyPoolFloor.
@@ -87,15 +94,17 @@ type ptyVerdict struct {
 	low        bool
 }
 
-// check looks at the step's terminals only when the machine's count has
+// check looks at the step's terminals when the machine's count has
 // grown by more than half of ptyDescriptors from the lowest it was since
-// the step started: a step that holds more must have opened them. Then it counts the step's
+// the step started (a step that holds more must have opened them), and
+// every ptyFullLookEvery looks in any case. Then it counts the step's
 // terminal descriptors, and, within the bound, what the pool has left.
 func (g *ptyGuard) check() ptyVerdict {
 	nr := readFirstInt(filepath.Join(g.proc, "sys", "kernel", "pty", "nr"))
 	g.base = min(g.base, nr)
 	grown := nr - g.base
-	if grown <= ptyDescriptors/2 {
+	g.looks++
+	if grown <= ptyDescriptors/2 && g.looks%ptyFullLookEvery != 0 {
 		return ptyVerdict{}
 	}
 	if n := countPtyDescriptors(g.proc, ptyDescriptors); n > ptyDescriptors {
