@@ -31,18 +31,7 @@ import (
 // to write. Each file stays as the runner wrote it.
 func TestRedTeamRunnerFileCommands(t *testing.T) {
 	t.Parallel()
-	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
-	if err != nil {
-		t.Skipf("no sandbox on this machine: %v", err)
-	}
-	base, err := os.MkdirTemp("/srv", "planex-runner-")
-	if err != nil {
-		t.Skipf("needs a folder outside /tmp and the homes, which the sandbox covers anyway (run as root): %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	box, base := sandboxAndHostFolder(t, "planex-runner-")
 	temp := filepath.Join(base, "_work", "_temp")
 	commands := filepath.Join(temp, "_runner_file_commands")
 	for _, d := range []string{commands, filepath.Join(temp, "cache")} {
@@ -146,18 +135,7 @@ func attackFileCommands(t *testing.T, box *sandbox.Sandbox, name, write string, 
 // the first names. Each value is judged now: the grant is refused.
 func TestRedTeamRunnerFileCommandsNamedTwice(t *testing.T) {
 	t.Parallel()
-	box, err := sandbox.New(context.Background(), sandbox.ModeAuto)
-	if err != nil {
-		t.Skipf("no sandbox on this machine: %v", err)
-	}
-	base, err := os.MkdirTemp("/srv", "planex-runner-")
-	if err != nil {
-		t.Skipf("needs a folder outside /tmp and the homes, which the sandbox covers anyway (run as root): %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	box, base := sandboxAndHostFolder(t, "planex-runner-")
 	granted := filepath.Join(base, "cache")
 	other := filepath.Join(base, "other")
 	for _, d := range []string{granted, other} {
