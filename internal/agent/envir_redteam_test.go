@@ -275,6 +275,8 @@ func TestRedTeamNuGetKeyCharacterReferences(t *testing.T) {
 	box, dir := sandboxAndHostFolder(t, "planex-nugetref-")
 	etc := filepath.Join(dir, "etc")
 	files := map[string]string{
+		"etc/opt/NuGet/Config/dtd.config": "<?xml version=\"1.0\"?>\n<!DOCTYPE configuration [<!ENTITY p \"ClearTextPassword\">]>\n<configuration>\n  <packageSourceCredentials>\n    <corp>\n" +
+			"      <add key=\"&p;\" value=\"loot-nuget-entity\" />\n    </corp>\n  </packageSourceCredentials>\n</configuration>",
 		"etc/opt/NuGet/Config/refs.config": "<configuration>\n  <packageSourceCredentials>\n    <corp>\n      <add key=\"Username\" value=\"ci\" />\n" +
 			"      <add key=\"&#x43;learTextPassword\" value=\"loot-nuget-hex\" />\n" +
 			"      <add key=\"Pass&#119;ord\" value=\"loot-nuget-decimal\" />\n" +
@@ -282,7 +284,7 @@ func TestRedTeamNuGetKeyCharacterReferences(t *testing.T) {
 			"    </corp>\n  </packageSourceCredentials>\n</configuration>",
 	}
 	plant(t, dir, files)
-	out := runContained(t, Containment{Sandbox: box, etcDir: etc}, []string{"PATH=/usr/bin:/bin"}, "cat", filepath.Join(dir, "etc/opt/NuGet/Config/refs.config"))
+	out := runContained(t, Containment{Sandbox: box, etcDir: etc}, []string{"PATH=/usr/bin:/bin"}, "cat", filepath.Join(dir, "etc/opt/NuGet/Config/refs.config"), filepath.Join(dir, "etc/opt/NuGet/Config/dtd.config"))
 	for _, l := range strings.Split(out, "\n") {
 		if strings.Contains(l, "loot-") {
 			t.Errorf("the agent read %q", l)

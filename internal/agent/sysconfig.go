@@ -97,10 +97,17 @@ func xmlUnescaped(s string) string {
 }
 
 // isNuGetPassword reports whether text (an <add> element, a line) gives
-// a password, its character references decoded.
+// a password, its character references decoded, or names its key with
+// an entity of the file's own DOCTYPE (&p;), which planex does not
+// expand: that key may spell Password, so the element is taken for one.
 func isNuGetPassword(text string) bool {
-	return nugetPasswordLine.MatchString(xmlUnescaped(text))
+	plain := xmlUnescaped(text)
+	return nugetPasswordLine.MatchString(plain) || nugetEntityKey.MatchString(plain)
 }
+
+// nugetEntityKey matches a key attribute whose value holds an entity
+// reference of a name XML does not predefine.
+var nugetEntityKey = regexp.MustCompile(`(?i)\bkey\s*=\s*(?:"[^"]*&[A-Za-z_:][-\w.:]*;[^"]*"|'[^']*&[A-Za-z_:][-\w.:]*;[^']*')`)
 
 // nugetAddElement matches an <add …> element of a NuGet configuration
 // over as many lines as it takes, a > inside a quoted value with it.
