@@ -239,14 +239,7 @@ func TestRedTeamRemoteIsALocalRepository(t *testing.T) {
 		{"second local push url", [][]string{{"remote.origin.url", want}, {"remote.origin.pushurl", want}, {"remote.origin.pushurl", "/tmp/r"}}},
 		{"no origin", [][]string{{"remote.other.url", want}}},
 	} {
-		r := newRepo(t)
-		for _, kv := range tc.cfg {
-			mustGit(t, r.Root, "config", "--add", kv[0], kv[1])
-		}
-		opened, err := Open(context.Background(), r.Root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opened := repoConfigured(t, tc.cfg)
 		if err := CheckRemote(opened, "origin", want, false); !errors.Is(err, ErrRemoteLocal) {
 			t.Errorf("%s: CheckRemote = %v, want ErrRemoteLocal", tc.name, err)
 		}
@@ -323,14 +316,7 @@ func TestRedTeamRemoteWithSeveralURLs(t *testing.T) {
 		{"second url", [][]string{{"remote.origin.url", want}, {"remote.origin.url", "https://github.com/evil/x"}}},
 		{"push urls alone", [][]string{{"remote.origin.pushurl", want}, {"remote.origin.pushurl", "https://github.com/evil/x"}}},
 	} {
-		r := newRepo(t)
-		for _, kv := range tc.cfg {
-			mustGit(t, r.Root, "config", "--add", kv[0], kv[1])
-		}
-		opened, err := Open(context.Background(), r.Root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opened := repoConfigured(t, tc.cfg)
 		if err := CheckRemote(opened, "origin", want, false); !errors.Is(err, ErrRemoteElsewhere) {
 			t.Errorf("%s: CheckRemote = %v, want ErrRemoteElsewhere", tc.name, err)
 		}
@@ -345,4 +331,20 @@ func TestRedTeamRemoteWithSeveralURLs(t *testing.T) {
 	if got := remoteTarget(opened, "origin", true); got != want {
 		t.Errorf("push target %q, want %q", got, want)
 	}
+}
+
+// repoConfigured is a new repository with each key and value of cfg
+// added to its config (in order, a key given twice holding both), opened
+// afresh so that nothing of the config is remembered from before.
+func repoConfigured(t *testing.T, cfg [][]string) *Repo {
+	t.Helper()
+	r := newRepo(t)
+	for _, kv := range cfg {
+		mustGit(t, r.Root, "config", "--add", kv[0], kv[1])
+	}
+	opened, err := Open(context.Background(), r.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opened
 }
