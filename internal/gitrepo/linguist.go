@@ -129,6 +129,14 @@ type fileShape struct {
 
 	fontPending string // fontLine's state: "eexec" or "sfnts" seen on the last line
 	fontStream  bool   // a font converted to PostScript (fontLine)
+
+	// Lines longer than maxBannerLine, cut there: a cut line may hold any
+	// marker past its kept prefix, so a rule that looks for one anywhere
+	// in it takes it as holding one (a file taken for generated too
+	// readily is only reported).
+	cut              uint64 // bit i: head[i] was cut
+	curCut           bool   // the line being read was cut
+	lastCut, prevCut bool   // last and prev were cut
 }
 
 // lineMarkers are the texts a content rule looks for anywhere in a line
@@ -194,6 +202,9 @@ func readShape(r io.Reader) (fileShape, error) {
 		room := max(maxBannerLine-len(line), 0)
 		line = append(line, body[:min(room, len(body))]...)
 		past.feed(body[min(room, len(body)):])
+		if len(body) > room {
+			s.cutLine()
+		}
 		if end {
 			s.endLine(string(append(line, past.end()...)))
 			line = line[:0]
@@ -209,6 +220,18 @@ func readShape(r io.Reader) (fileShape, error) {
 	}
 }
 
+// cutLine records that the line being read is longer than its kept
+// prefix.
+func (s *fileShape) cutLine() {
+	s.curCut = true
+	if s.lines < headLines {
+		s.cut |= 1 << s.lines
+	}
+}
+
+// cutAt reports whether head line i (from 0) was cut at maxBannerLine.
+func (s fileShape) cutAt(i int) bool { return i < headLines && s.cut&(1<<i) != 0 }
+
 // endLine records one whole line (its kept prefix).
 func (s *fileShape) endLine(l string) {
 	s.lines++
@@ -216,6 +239,7 @@ func (s *fileShape) endLine(l string) {
 		s.head = append(s.head, l)
 	}
 	s.prev, s.last = s.last, l
+	s.prevCut, s.lastCut, s.curCut = s.lastCut, s.curCut, false
 	s.fontLine(l)
 }
 
@@ -238,10 +262,10 @@ func generatedByContent(p string, s fileShape) bool {
 		strings.HasPrefix(s.head[0], "/** Begin line maps. **/{")) {
 		return true
 	}
-	if ext == ".dart" && s.lines > 1 && dartBanner.MatchString(s.head[0]) {
+	if ext == ".dart" && s.lines > 1 && (dartBanner.MatchString(s.head[0]) || s.cutAt(0)) {
 		return true
 	}
-	if ext == ".yml" && s.lines > 2 && strings.Contains(s.prev, "recorded_with: VCR") {
+	if ext == ".yml" && s.lines > 2 && (strings.Contains(s.prev, "recorded_with: VCR") || s.prevCut) {
 		return true
 	}
 	for _, b := range banners {

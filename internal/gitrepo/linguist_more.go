@@ -31,11 +31,26 @@ var (
 	gameMakerV   = regexp.MustCompile(`^\d\.\d\.\d.+\|\{`)
 )
 
+// dspBanner is the comment Visual C++ 6 writes in its project files.
+const dspBanner = "# Microsoft Developer Studio Generated Build File"
+
 // moreRule is one of those rules: the files it applies to (by path, by
 // extension as written and in lower case) and its test of the shape.
 type moreRule struct {
 	applies func(p, ext, low string) bool
 	holds   func(s fileShape) bool
+}
+
+// holds reports whether head line i (from 0) contains text, or was cut
+// where text may follow.
+func (s fileShape) holds(i int, text string) bool {
+	return strings.Contains(shapeLine(s, i), text) || s.cutAt(i)
+}
+
+// matches reports whether re matches head line i (from 0), or the line
+// was cut where a match may follow.
+func (s fileShape) matches(i int, re *regexp.Regexp) bool {
+	return re.MatchString(shapeLine(s, i)) || s.cutAt(i)
 }
 
 // shapeLine is the i-th line of s (from 0), "" past its head.
@@ -57,25 +72,23 @@ func extIn(exts ...string) func(p, ext, low string) bool {
 var moreRules = []moreRule{
 	{lowIn(".html", ".htm", ".xhtml"), func(s fileShape) bool { return s.lines > 1 && generatedHTML(s) }},
 	{extIn(".ps", ".eps", ".pfa"), func(s fileShape) bool { return s.fontStream || generatedPostScript(s) }},
-	{extIn(".c", ".h"), func(s fileShape) bool { return gimpDump.MatchString(shapeLine(s, 0)) }},
+	{extIn(".c", ".h"), func(s fileShape) bool { return s.matches(0, gimpDump) }},
 	{func(p, _, _ string) bool { return strings.HasSuffix(p, "ppport.h") }, func(s fileShape) bool {
-		return s.lines > 10 && strings.Contains(shapeLine(s, 8), "Automatically created by Devel::PPPort")
+		return s.lines > 10 && s.holds(8, "Automatically created by Devel::PPPort")
 	}},
 	{lowIn(".rbi"), func(s fileShape) bool {
 		return s.lines >= 5 && strings.HasPrefix(shapeLine(s, 0), "# typed:") &&
-			strings.Contains(shapeLine(s, 2), "DO NOT EDIT MANUALLY") && tapiocaLine.MatchString(shapeLine(s, 4))
+			s.holds(2, "DO NOT EDIT MANUALLY") && s.matches(4, tapiocaLine)
 	}},
 	{lowIn(".dsp"), func(s fileShape) bool {
-		return slices.ContainsFunc(s.head[:min(3, len(s.head))], func(l string) bool {
-			return strings.Contains(l, "# Microsoft Developer Studio Generated Build File")
-		})
+		return s.holds(0, dspBanner) || s.holds(1, dspBanner) || s.holds(2, dspBanner)
 	}},
 	{extIn(".yy", ".yyp"), func(s fileShape) bool {
-		return s.lines > 3 && (gameMaker.MatchString(shapeLine(s, 2)) || gameMakerV.MatchString(shapeLine(s, 0)))
+		return s.lines > 3 && (s.matches(2, gameMaker) || s.matches(0, gameMakerV))
 	}},
 	{lowIn(".xml"), func(s fileShape) bool {
-		return s.lines > 3 && strings.Contains(shapeLine(s, 1), "<doc>") &&
-			strings.Contains(shapeLine(s, 2), "<assembly>") && strings.Contains(s.prev, "</doc>")
+		return s.lines > 3 && s.holds(1, "<doc>") && s.holds(2, "<assembly>") &&
+			(strings.Contains(s.prev, "</doc>") || s.prevCut)
 	}},
 }
 
@@ -99,8 +112,8 @@ func generatedHTML(s fileShape) bool {
 		return true
 	}
 	first := s.head[:min(31, len(s.head))]
-	for _, l := range first {
-		if doxygenMark.MatchString(l) {
+	for i := range first {
+		if s.matches(i, doxygenMark) { // a cut line may also hold a <meta> tag
 			return true
 		}
 	}
@@ -127,11 +140,11 @@ func generatedHTML(s fileShape) bool {
 // lines that names a program (a version number, or one of the programs
 // that write none), or EAGLE's with its drawing title.
 func generatedPostScript(s fileShape) bool {
-	for _, l := range s.head[:min(10, len(s.head))] {
+	for i, l := range s.head[:min(10, len(s.head))] {
 		if !strings.HasPrefix(l, "%%Creator: ") {
 			continue
 		}
-		if psCreator.MatchString(l) {
+		if psCreator.MatchString(l) || s.cutAt(i) {
 			return true
 		}
 		if !strings.Contains(l, "EAGLE") {
