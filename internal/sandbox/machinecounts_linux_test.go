@@ -432,6 +432,9 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 	case strings.HasPrefix(what, "timers:"):
 		n, _ := strconv.Atoi(strings.TrimPrefix(what, "timers:"))
 		holdTimers(n)
+	case strings.HasPrefix(what, "mqueues:"):
+		n, _ := strconv.Atoi(strings.TrimPrefix(what, "mqueues:"))
+		holdQueues(n)
 	case what == "memfd":
 		fd, err := unix.MemfdCreate("planex-hog", unix.MFD_CLOEXEC)
 		if err != nil {

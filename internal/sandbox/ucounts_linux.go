@@ -214,7 +214,18 @@ type rlimitCount struct {
 
 // rlimitCounts lists them. A step holds at least 64 pending signals,
 // whatever its share: a program may need a few timers.
-var rlimitCounts = []rlimitCount{{"rlimit_sigpending", unix.RLIMIT_SIGPENDING, 64}}
+//
+// POSIX message queues' bytes (RLIMIT_MSGQUEUE) are counted alike: the
+// limits helper caps the step's at 800 KiB, the kernel's default
+// (inheritedCaps), which is all of planex's user's when planex keeps the
+// default, and a program that made queues of the default size (about 80
+// KiB each) until refused left root or the runner user unable to open
+// one while it ran, whatever id the program has. Programs seldom use
+// them; a step's share holds two of the default size.
+var rlimitCounts = []rlimitCount{
+	{"rlimit_sigpending", unix.RLIMIT_SIGPENDING, 64},
+	{"rlimit_msgqueue", unix.RLIMIT_MSGQUEUE, 0},
+}
 
 // stepRlimits returns a step's share of each of rlimitCounts, out of
 // the soft limit getrlimit gives for it (planex's); a limit it cannot
