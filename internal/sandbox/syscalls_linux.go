@@ -82,10 +82,20 @@ import (
 // /dev/kmsg is not in the sandbox's /dev and /proc/kmsg is root's; the
 // call is refused whatever the setting.
 //
+// And one slows the whole machine's kernel past the step: memfd_secret
+// gives a process memory the kernel takes out of its own direct map,
+// the map of all memory it keeps in huge pages, and each page taken
+// splits the huge page holding it, which the kernel does not join again
+// when the memory is freed. A program that made and touched secret
+// memory until its locked-memory limit, in every process it may start,
+// left the kernel's map of the machine's memory in small pages, each
+// kernel access to it costlier on the TLB, until the machine restarts.
+// Only a process guarding a key from its own kernel needs it.
+//
 // So the program of every sandbox starts under a seccomp filter that
 // refuses an AF_VSOCK socket (EAFNOSUPPORT, as a kernel without vsock
 // answers), io_uring, request_key, add_key, keyctl, perf_event_open,
-// userfaultfd, bpf, io_setup and syslog (ENOSYS, as a kernel without them answers;
+// userfaultfd, bpf, io_setup, syslog and memfd_secret (ENOSYS, as a kernel without them answers;
 // Node.js and the rest fall back to ordinary calls, and a Kerberos
 // client to a file cache), fallocate (EOPNOTSUPP) and file leases (leaseGuard), and ignores any change of
 // RLIMIT_CORE through setrlimit or prlimit64 (the call succeeds and
@@ -127,6 +137,10 @@ var (
 	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, aioSetup: []uint32{0}, syslog: 116, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
 	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, addKey: 269, keyctl: 271, perfEvent: 319, uffd: 364, bpf: 361, fallocate: 309, aioSetup: []uint32{227}, syslog: 103, ioctls: []uint32{54}, iocWrite: 4 << 29, fcntls: []uint32{55}, setrlimit: 75, prlimit: 325, socketcall: 102}
 )
+
+// memfdSecret is memfd_secret's number in every convention that has it:
+// the calls from io_uring_setup (425) on share one table.
+const memfdSecret = 447
 
 // archsFor lists the conventions a process on goarch's kernel may use:
 // its own first, then the 32-bit one a 64-bit kernel also runs.
@@ -204,7 +218,7 @@ func archBody(a syscallArch) []bpf.Instruction {
 	if a.x32 {
 		b = append(b, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ^uint32(x32Bit)})
 	}
-	for _, nr := range append([]uint32{a.ioUring, a.requestKey, a.addKey, a.keyctl, a.perfEvent, a.uffd, a.bpf, a.syslog}, a.aioSetup...) {
+	for _, nr := range append([]uint32{a.ioUring, a.requestKey, a.addKey, a.keyctl, a.perfEvent, a.uffd, a.bpf, a.syslog, memfdSecret}, a.aioSetup...) {
 		b = append(b,
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: 1},
 			bpf.RetConstant{Val: retErrno(unix.ENOSYS)})

@@ -192,6 +192,8 @@ func TestSyscallFilter(t *testing.T) {
 				mk("a call with AF_VSOCK as first argument", a.audit, a.socket+1, unix.AF_VSOCK, allow),
 				call{name: "perf_event_open", arch: a.audit, nr: a.perfEvent, want: noSys},
 				call{name: "userfaultfd", arch: a.audit, nr: a.uffd, want: noSys},
+				call{name: "memfd_secret", arch: a.audit, nr: memfdSecret, want: noSys},
+				call{name: "memfd_secret's neighbour", arch: a.audit, nr: memfdSecret + 1, want: allow},
 				call{name: "bpf", arch: a.audit, nr: a.bpf, want: noSys},
 				call{name: "bpf's neighbour", arch: a.audit, nr: a.bpf + 1, want: allow},
 				call{name: "syslog", arch: a.audit, nr: a.syslog, want: noSys},
