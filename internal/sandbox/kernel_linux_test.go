@@ -122,7 +122,7 @@ func TestKernelProbeHelper(t *testing.T) {
 	// system's root whatever covers the program's view. The call needs
 	// CAP_DAC_READ_SEARCH in the machine's own user namespace.
 	if h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, "/", 0); err == nil {
-		if mnt, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC, 0); err == nil {
+		if mnt, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 			if fd, err := unix.OpenByHandleAt(mnt, h, unix.O_RDONLY|unix.O_CLOEXEC); err == nil {
 				fmt.Printf("REACHED open_by_handle_at (%d)\n", fd)
 			}

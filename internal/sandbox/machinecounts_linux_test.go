@@ -432,6 +432,8 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 	case strings.HasPrefix(what, "timers:"):
 		n, _ := strconv.Atoi(strings.TrimPrefix(what, "timers:"))
 		holdTimers(n)
+	case strings.HasPrefix(what, "fhandle:"):
+		openByHandle(strings.TrimPrefix(what, "fhandle:"))
 	case what == "unixbuf":
 		fillSocketBuffers()
 	case strings.HasPrefix(what, "mqueues:"):
