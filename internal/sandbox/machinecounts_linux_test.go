@@ -434,6 +434,8 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 		holdTimers(n)
 	case strings.HasPrefix(what, "fhandle:"):
 		openByHandle(strings.TrimPrefix(what, "fhandle:"))
+	case what == "families":
+		probeFamilies()
 	case what == "unixbuf":
 		fillSocketBuffers()
 	case strings.HasPrefix(what, "mqueues:"):
