@@ -65,6 +65,8 @@ func probeFamilies() {
 		kernelMayLackItToo bool
 	}{
 		{"nf_tables' netlink (NETLINK_NETFILTER)", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_NETFILTER, unix.EPROTONOSUPPORT, true},
+		{"generic netlink (openvswitch, TIPC, tunnels)", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_GENERIC, unix.EPROTONOSUPPORT, true},
+		{"IPsec's xfrm netlink", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_XFRM, unix.EPROTONOSUPPORT, true},
 		{"a packet socket (AF_PACKET)", unix.AF_PACKET, unix.SOCK_RAW, 0, unix.EAFNOSUPPORT, false},
 		{"an XDP socket (AF_XDP)", unix.AF_XDP, unix.SOCK_RAW, 0, unix.EAFNOSUPPORT, true},
 		{"an AppleTalk socket", unix.AF_APPLETALK, unix.SOCK_DGRAM, 0, unix.EAFNOSUPPORT, true},
@@ -98,6 +100,7 @@ func probeFamilies() {
 		family, typ, proto int
 	}{
 		{"routing netlink", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE},
+		{"socket diagnostics netlink", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_SOCK_DIAG},
 		{"a Unix socket", unix.AF_UNIX, unix.SOCK_STREAM, 0},
 		{"an IPv4 socket", unix.AF_INET, unix.SOCK_STREAM, 0},
 		{"an IPv6 socket", unix.AF_INET6, unix.SOCK_DGRAM, 0},

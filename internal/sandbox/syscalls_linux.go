@@ -108,7 +108,8 @@ import (
 // So the program of every sandbox starts under a seccomp filter that
 // refuses a socket of any family but Unix, IPv4, IPv6 and netlink
 // (EAFNOSUPPORT, as a kernel without it answers: AF_VSOCK among them)
-// and netlink's netfilter protocol (EPROTONOSUPPORT), io_uring, request_key, add_key, keyctl, perf_event_open,
+// and netlink's protocols but routing, socket diagnostics, audit and
+// device events (EPROTONOSUPPORT: familyGuard), io_uring, request_key, add_key, keyctl, perf_event_open,
 // userfaultfd, bpf, io_setup, syslog and memfd_secret (ENOSYS, as a kernel without them answers;
 // Node.js and the rest fall back to ordinary calls, and a Kerberos
 // client to a file cache), fallocate (EOPNOTSUPP) and file leases (leaseGuard), and ignores any change of
@@ -267,22 +268,30 @@ func archBody(a syscallArch) []bpf.Instruction {
 }
 
 // familyGuard checks socket(family, type, protocol), its arguments
-// loaded from the call: Unix, IPv4, IPv6 and netlink sockets pass, but
-// netlink's netfilter protocol (EPROTONOSUPPORT, as a kernel without
-// nf_tables answers); every other family is refused with EAFNOSUPPORT,
-// as a kernel without it answers. It always returns.
+// loaded from the call: Unix, IPv4 and IPv6 sockets pass, and netlink
+// sockets of the protocols programs use unprivileged (routing, which
+// the C library asks for addresses, socket diagnostics, audit, device
+// events); netlink's other protocols are refused with EPROTONOSUPPORT
+// (as a kernel without them answers): netfilter (nf_tables), generic
+// netlink (openvswitch, TIPC, the tunnel families, loaded as modules at
+// first ask) and IPsec's xfrm, each code a program reaches as root of a
+// network namespace of its own. Every other family is refused with
+// EAFNOSUPPORT, as a kernel without it answers. It always returns.
 func familyGuard() []bpf.Instruction {
 	return []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArg0, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: 6},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET, SkipTrue: 5},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET6, SkipTrue: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: 10},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET, SkipTrue: 9},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET6, SkipTrue: 8},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_NETLINK, SkipTrue: 1},
 		bpf.RetConstant{Val: retErrno(unix.EAFNOSUPPORT)},
 		bpf.LoadAbsolute{Off: offArg2, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_NETFILTER, SkipTrue: 1},
-		bpf.RetConstant{Val: retAllow},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_ROUTE, SkipTrue: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_SOCK_DIAG, SkipTrue: 3},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_AUDIT, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_KOBJECT_UEVENT, SkipTrue: 1},
 		bpf.RetConstant{Val: retErrno(unix.EPROTONOSUPPORT)},
+		bpf.RetConstant{Val: retAllow},
 	}
 }
 
