@@ -64,6 +64,10 @@ func initMain(cfgFile string) int {
 		return exitSetup
 	}
 	capKernelCounts("/proc/sys/user", c.Counts)
+	if err := capRlimits(c.Counts); err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
 	if !isDir(c.Dir) {
 		fmt.Fprintf(os.Stderr, "planex sandbox: the working directory %s is not visible inside the sandbox (is it under /tmp or a hidden home? make it readable)\n", c.Dir)
 		return exitSetup

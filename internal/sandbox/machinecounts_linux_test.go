@@ -429,6 +429,18 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 		os.Stdout.Sync()
 		time.Sleep(5 * time.Second)
 		fmt.Println("held to the end")
+	case strings.HasPrefix(what, "timers:"):
+		n, _ := strconv.Atoi(strings.TrimPrefix(what, "timers:"))
+		holdTimers(n)
+	case strings.HasPrefix(what, "fhandle:"):
+		openByHandle(strings.TrimPrefix(what, "fhandle:"))
+	case what == "families":
+		probeFamilies()
+	case what == "unixbuf":
+		fillSocketBuffers()
+	case strings.HasPrefix(what, "mqueues:"):
+		n, _ := strconv.Atoi(strings.TrimPrefix(what, "mqueues:"))
+		holdQueues(n)
 	case what == "memfd":
 		fd, err := unix.MemfdCreate("planex-hog", unix.MFD_CLOEXEC)
 		if err != nil {

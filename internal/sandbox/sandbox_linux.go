@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -230,7 +231,9 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	c.PtyFloor = s.ptyFloor
 	c.NetMem = s.netMemLimits()
 	s.countsOnce.Do(func() {
-		s.counts = newCountBudget(stepCounts("/proc/sys/user"))
+		most := stepCounts("/proc/sys/user")
+		maps.Copy(most, stepRlimits(unix.Getrlimit))
+		s.counts = newCountBudget(most)
 		s.pids = newPidBudget(readFirstInt("/proc/sys/kernel/pid_max"))
 	})
 	var giveCounts, givePids func()

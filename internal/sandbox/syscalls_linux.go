@@ -82,10 +82,35 @@ import (
 // /dev/kmsg is not in the sandbox's /dev and /proc/kmsg is root's; the
 // call is refused whatever the setting.
 //
+// And one slows the whole machine's kernel past the step: memfd_secret
+// gives a process memory the kernel takes out of its own direct map,
+// the map of all memory it keeps in huge pages, and each page taken
+// splits the huge page holding it, which the kernel does not join again
+// when the memory is freed. A program that made and touched secret
+// memory until its locked-memory limit, in every process it may start,
+// left the kernel's map of the machine's memory in small pages, each
+// kernel access to it costlier on the TLB, until the machine restarts.
+// Only a process guarding a key from its own kernel needs it.
+//
+// And a program reaches kernel code no unprivileged user otherwise
+// does: as root of user and network namespaces of its own (unshare
+// -Urn) it holds CAP_NET_ADMIN and CAP_NET_RAW over its own network,
+// which is all nf_tables (netlink's netfilter protocol), packet sockets
+// and XDP sockets ask, and each has given root on the host to programs
+// that could: the nf_tables bugs of 2022 to 2024, the packet socket bugs
+// of 2016, 2017 and 2020, exploited from exactly such namespaces. On a
+// kernel with modules the rarer families (AppleTalk, RDS, TIPC, X.25,
+// …) are loaded at a program's first socket of theirs, as root, and
+// stay loaded after the step. Ubuntu refuses capabilities in such
+// namespaces by default, which the Action turns off for the sandbox;
+// builds and agents use Unix, IP and netlink sockets only.
+//
 // So the program of every sandbox starts under a seccomp filter that
-// refuses an AF_VSOCK socket (EAFNOSUPPORT, as a kernel without vsock
-// answers), io_uring, request_key, add_key, keyctl, perf_event_open,
-// userfaultfd, bpf, io_setup and syslog (ENOSYS, as a kernel without them answers;
+// refuses a socket of any family but Unix, IPv4, IPv6 and netlink
+// (EAFNOSUPPORT, as a kernel without it answers: AF_VSOCK among them)
+// and netlink's protocols but routing, socket diagnostics, audit and
+// device events (EPROTONOSUPPORT: familyGuard), io_uring, request_key, add_key, keyctl, perf_event_open,
+// userfaultfd, bpf, io_setup, syslog and memfd_secret (ENOSYS, as a kernel without them answers;
 // Node.js and the rest fall back to ordinary calls, and a Kerberos
 // client to a file cache), fallocate (EOPNOTSUPP) and file leases (leaseGuard), and ignores any change of
 // RLIMIT_CORE through setrlimit or prlimit64 (the call succeeds and
@@ -95,6 +120,7 @@ import (
 type syscallArch struct {
 	audit      uint32 // AUDIT_ARCH_* as seccomp reports it
 	socket     uint32
+	socketpair uint32
 	ioUring    uint32 // io_uring_setup
 	requestKey uint32
 	addKey     uint32
@@ -120,13 +146,17 @@ type syscallArch struct {
 // Numbers from the kernel's syscall tables (asm-generic for the newer
 // architectures: io_uring_setup is 425 everywhere).
 var (
-	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, ioUring: 425, requestKey: 249, addKey: 248, keyctl: 250, perfEvent: 298, uffd: 323, bpf: 321, fallocate: 285, aioSetup: []uint32{206, 543}, syslog: 103, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, fcntls: []uint32{72}, setrlimit: 160, prlimit: 302, x32: true}
-	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, ioUring: 425, requestKey: 287, addKey: 286, keyctl: 288, perfEvent: 336, uffd: 374, bpf: 357, fallocate: 324, aioSetup: []uint32{245}, syslog: 103, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 340, socketcall: 102}
-	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, aioSetup: []uint32{0}, syslog: 116, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
-	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, ioUring: 425, requestKey: 310, addKey: 309, keyctl: 311, perfEvent: 364, uffd: 388, bpf: 386, fallocate: 352, aioSetup: []uint32{243}, syslog: 103, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 369}
-	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, aioSetup: []uint32{0}, syslog: 116, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
-	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, ioUring: 425, requestKey: 270, addKey: 269, keyctl: 271, perfEvent: 319, uffd: 364, bpf: 361, fallocate: 309, aioSetup: []uint32{227}, syslog: 103, ioctls: []uint32{54}, iocWrite: 4 << 29, fcntls: []uint32{55}, setrlimit: 75, prlimit: 325, socketcall: 102}
+	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, socketpair: 53, ioUring: 425, requestKey: 249, addKey: 248, keyctl: 250, perfEvent: 298, uffd: 323, bpf: 321, fallocate: 285, aioSetup: []uint32{206, 543}, syslog: 103, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, fcntls: []uint32{72}, setrlimit: 160, prlimit: 302, x32: true}
+	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, socketpair: 360, ioUring: 425, requestKey: 287, addKey: 286, keyctl: 288, perfEvent: 336, uffd: 374, bpf: 357, fallocate: 324, aioSetup: []uint32{245}, syslog: 103, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 340, socketcall: 102}
+	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, socketpair: 199, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, aioSetup: []uint32{0}, syslog: 116, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
+	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, socketpair: 288, ioUring: 425, requestKey: 310, addKey: 309, keyctl: 311, perfEvent: 364, uffd: 388, bpf: 386, fallocate: 352, aioSetup: []uint32{243}, syslog: 103, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 369}
+	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, socketpair: 199, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, aioSetup: []uint32{0}, syslog: 116, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, socketpair: 333, ioUring: 425, requestKey: 270, addKey: 269, keyctl: 271, perfEvent: 319, uffd: 364, bpf: 361, fallocate: 309, aioSetup: []uint32{227}, syslog: 103, ioctls: []uint32{54}, iocWrite: 4 << 29, fcntls: []uint32{55}, setrlimit: 75, prlimit: 325, socketcall: 102}
 )
+
+// memfdSecret is memfd_secret's number in every convention that has it:
+// the calls from io_uring_setup (425) on share one table.
+const memfdSecret = 447
 
 // archsFor lists the conventions a process on goarch's kernel may use:
 // its own first, then the 32-bit one a 64-bit kernel also runs.
@@ -168,10 +198,12 @@ const (
 	// letting them through would leave vsock, io_uring and request_key
 	// open by that door.
 	retForeign = unix.SECCOMP_RET_KILL_PROCESS
-	// socketcall's SYS_SOCKET: its family sits in memory, out of a
-	// filter's sight, so every socket it would make is refused.
-	sysSocket = 1
-	x32Bit    = 0x40000000
+	// socketcall's SYS_SOCKET and SYS_SOCKETPAIR: their family sits in
+	// memory, out of a filter's sight, so every socket they would make
+	// is refused.
+	sysSocket     = 1
+	sysSocketpair = 8
+	x32Bit        = 0x40000000
 )
 
 func retErrno(errno unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(errno) }
@@ -194,17 +226,12 @@ func syscallFilter(archs []syscallArch) []bpf.Instruction {
 // archBody checks one convention's call (the arch already matched) and
 // always returns.
 func archBody(a syscallArch) []bpf.Instruction {
-	refuseFamily := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: offArg0, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.AF_VSOCK, SkipTrue: 1},
-		bpf.RetConstant{Val: retErrno(unix.EAFNOSUPPORT)},
-		bpf.RetConstant{Val: retAllow},
-	}
+	refuseFamily := familyGuard()
 	b := []bpf.Instruction{bpf.LoadAbsolute{Off: offNr, Size: 4}}
 	if a.x32 {
 		b = append(b, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ^uint32(x32Bit)})
 	}
-	for _, nr := range append([]uint32{a.ioUring, a.requestKey, a.addKey, a.keyctl, a.perfEvent, a.uffd, a.bpf, a.syslog}, a.aioSetup...) {
+	for _, nr := range append([]uint32{a.ioUring, a.requestKey, a.addKey, a.keyctl, a.perfEvent, a.uffd, a.bpf, a.syslog, memfdSecret}, a.aioSetup...) {
 		b = append(b,
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: nr, SkipTrue: 1},
 			bpf.RetConstant{Val: retErrno(unix.ENOSYS)})
@@ -217,16 +244,55 @@ func archBody(a syscallArch) []bpf.Instruction {
 	b = append(b, coreLimitGuard(a)...)
 	if a.socketcall != 0 {
 		b = append(b,
-			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.socketcall, SkipTrue: 4},
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.socketcall, SkipTrue: 5},
 			bpf.LoadAbsolute{Off: offArg0, Size: 4},
-			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: sysSocket, SkipTrue: 1},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: sysSocket, SkipTrue: 1},
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: sysSocketpair, SkipTrue: 1},
 			bpf.RetConstant{Val: retErrno(unix.EAFNOSUPPORT)},
 			bpf.RetConstant{Val: retAllow},
 		)
 	}
+	// socketpair makes its two sockets as socket does (a module loaded
+	// for the family, TIPC's pair usable), and only Unix sockets are
+	// made in pairs by the programs a step runs.
+	b = append(b,
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.socketpair, SkipTrue: 4},
+		bpf.LoadAbsolute{Off: offArg0, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: 1},
+		bpf.RetConstant{Val: retErrno(unix.EAFNOSUPPORT)},
+		bpf.RetConstant{Val: retAllow},
+	)
 	b = append(b, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.socket, SkipTrue: uint8(len(refuseFamily))})
 	b = append(b, refuseFamily...)
 	return append(b, bpf.RetConstant{Val: retAllow})
+}
+
+// familyGuard checks socket(family, type, protocol), its arguments
+// loaded from the call: Unix, IPv4 and IPv6 sockets pass, and netlink
+// sockets of the protocols programs use unprivileged (routing, which
+// the C library asks for addresses, socket diagnostics, audit, device
+// events); netlink's other protocols are refused with EPROTONOSUPPORT
+// (as a kernel without them answers): netfilter (nf_tables), generic
+// netlink (openvswitch, TIPC, the tunnel families, loaded as modules at
+// first ask) and IPsec's xfrm, each code a program reaches as root of a
+// network namespace of its own. Every other family is refused with
+// EAFNOSUPPORT, as a kernel without it answers. It always returns.
+func familyGuard() []bpf.Instruction {
+	return []bpf.Instruction{
+		bpf.LoadAbsolute{Off: offArg0, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: 10},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET, SkipTrue: 9},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET6, SkipTrue: 8},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_NETLINK, SkipTrue: 1},
+		bpf.RetConstant{Val: retErrno(unix.EAFNOSUPPORT)},
+		bpf.LoadAbsolute{Off: offArg2, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_ROUTE, SkipTrue: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_SOCK_DIAG, SkipTrue: 3},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_AUDIT, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_KOBJECT_UEVENT, SkipTrue: 1},
+		bpf.RetConstant{Val: retErrno(unix.EPROTONOSUPPORT)},
+		bpf.RetConstant{Val: retAllow},
+	}
 }
 
 // preallocCommands are the ioctl commands through which the kernel

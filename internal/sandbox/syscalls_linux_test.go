@@ -180,6 +180,21 @@ func TestSyscallFilter(t *testing.T) {
 			}
 			calls = append(calls,
 				mk("vsock socket", a.audit, a.socket, unix.AF_VSOCK, noFamily),
+				mk("packet socket", a.audit, a.socket, unix.AF_PACKET, noFamily),
+				mk("Unix socket pair", a.audit, a.socketpair, unix.AF_UNIX, allow),
+				mk("TIPC socket pair", a.audit, a.socketpair, unix.AF_TIPC, noFamily),
+				mk("IPv4 socket pair", a.audit, a.socketpair, unix.AF_INET, noFamily),
+				mk("XDP socket", a.audit, a.socket, unix.AF_XDP, noFamily),
+				mk("AppleTalk socket", a.audit, a.socket, unix.AF_APPLETALK, noFamily),
+				mk("IPv6 socket", a.audit, a.socket, unix.AF_INET6, allow),
+				call{name: "routing netlink socket", arch: a.audit, nr: a.socket, arg0: unix.AF_NETLINK, arg2: unix.NETLINK_ROUTE, want: allow},
+				call{name: "netfilter netlink socket", arch: a.audit, nr: a.socket, arg0: unix.AF_NETLINK, arg2: unix.NETLINK_NETFILTER, want: retErrno(unix.EPROTONOSUPPORT)},
+				call{name: "an IPv4 socket of netfilter's protocol number", arch: a.audit, nr: a.socket, arg0: unix.AF_INET, arg2: unix.NETLINK_NETFILTER, want: allow},
+				call{name: "generic netlink socket", arch: a.audit, nr: a.socket, arg0: unix.AF_NETLINK, arg2: unix.NETLINK_GENERIC, want: retErrno(unix.EPROTONOSUPPORT)},
+				call{name: "xfrm netlink socket", arch: a.audit, nr: a.socket, arg0: unix.AF_NETLINK, arg2: unix.NETLINK_XFRM, want: retErrno(unix.EPROTONOSUPPORT)},
+				call{name: "socket diagnostics netlink socket", arch: a.audit, nr: a.socket, arg0: unix.AF_NETLINK, arg2: unix.NETLINK_SOCK_DIAG, want: allow},
+				call{name: "audit netlink socket", arch: a.audit, nr: a.socket, arg0: unix.AF_NETLINK, arg2: unix.NETLINK_AUDIT, want: allow},
+				call{name: "device events netlink socket", arch: a.audit, nr: a.socket, arg0: unix.AF_NETLINK, arg2: unix.NETLINK_KOBJECT_UEVENT, want: allow},
 				mk("inet socket", a.audit, a.socket, unix.AF_INET, allow),
 				mk("unix socket", a.audit, a.socket, unix.AF_UNIX, allow),
 				mk("io_uring_setup", a.audit, a.ioUring, 0, noSys),
@@ -189,9 +204,11 @@ func TestSyscallFilter(t *testing.T) {
 				mk("keyctl", a.audit, a.keyctl, 0, noSys),
 				mk("add_key's neighbour", a.audit, a.addKey-1, 0, allow),
 				mk("keyctl's neighbour", a.audit, a.keyctl+1, 0, allow),
-				mk("a call with AF_VSOCK as first argument", a.audit, a.socket+1, unix.AF_VSOCK, allow),
+				mk("a call with AF_VSOCK as first argument", a.audit, a.socket+2, unix.AF_VSOCK, allow),
 				call{name: "perf_event_open", arch: a.audit, nr: a.perfEvent, want: noSys},
 				call{name: "userfaultfd", arch: a.audit, nr: a.uffd, want: noSys},
+				call{name: "memfd_secret", arch: a.audit, nr: memfdSecret, want: noSys},
+				call{name: "memfd_secret's neighbour", arch: a.audit, nr: memfdSecret + 1, want: allow},
 				call{name: "bpf", arch: a.audit, nr: a.bpf, want: noSys},
 				call{name: "bpf's neighbour", arch: a.audit, nr: a.bpf + 1, want: allow},
 				call{name: "syslog", arch: a.audit, nr: a.syslog, want: noSys},
@@ -224,6 +241,7 @@ func TestSyscallFilter(t *testing.T) {
 			if a.socketcall != 0 {
 				calls = append(calls,
 					mk("socketcall(SYS_SOCKET)", a.audit, a.socketcall, sysSocket, noFamily),
+					mk("socketcall(SYS_SOCKETPAIR)", a.audit, a.socketcall, sysSocketpair, noFamily),
 					mk("socketcall(SYS_CONNECT)", a.audit, a.socketcall, 3, allow))
 			}
 			if a.x32 {

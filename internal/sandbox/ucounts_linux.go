@@ -3,11 +3,14 @@
 package sandbox
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // The kernel counts some of what a process makes against its user on
@@ -183,4 +186,71 @@ func (b *countBudget) shareProcesses(limit int64) (int64, func()) {
 	}
 	shares, give := b.take(map[string]int64{pidsName: limit})
 	return max(shares[pidsName], minProcesses), give
+}
+
+// Limits the kernel counts per user the same way.
+//
+// Signals queued to a process (a POSIX timer holds one from its
+// creation, sigqueue queues real-time ones) count against
+// RLIMIT_SIGPENDING in the sender's user namespace and in every one
+// above it, up to planex's user on the host, each level held to the
+// limit its namespace was made with: a contained program that made
+// timers until the kernel refused one took all of planex's user's count
+// (about 96,000 on 24 GiB), and every other process of that user (the
+// runner, planex, a service run as root) got EAGAIN from timer_create
+// and sigqueue while it ran. A step is held to a share of planex's limit
+// as it is to the counts above: the init lowers its own limit to the
+// share before it makes the program's namespace, which takes that as its
+// level's most, and the program inherits it, soft and hard.
+
+// rlimitCount is a limit counted per user up the user namespaces: its
+// name in a countBudget and in the init's configuration, its resource,
+// and the least share a step is given.
+type rlimitCount struct {
+	name  string
+	res   int
+	floor int64
+}
+
+// rlimitCounts lists them. A step holds at least 64 pending signals,
+// whatever its share: a program may need a few timers.
+//
+// POSIX message queues' bytes (RLIMIT_MSGQUEUE) are counted alike: the
+// limits helper caps the step's at 800 KiB, the kernel's default
+// (inheritedCaps), which is all of planex's user's when planex keeps the
+// default, and a program that made queues of the default size (about 80
+// KiB each) until refused left root or the runner user unable to open
+// one while it ran, whatever id the program has. Programs seldom use
+// them; a step's share holds two of the default size.
+var rlimitCounts = []rlimitCount{
+	{"rlimit_sigpending", unix.RLIMIT_SIGPENDING, 64},
+	{"rlimit_msgqueue", unix.RLIMIT_MSGQUEUE, 0},
+}
+
+// stepRlimits returns a step's share of each of rlimitCounts, out of
+// the soft limit getrlimit gives for it (planex's); a limit it cannot
+// read, or that is infinite, is left out (no count to share).
+func stepRlimits(getrlimit func(res int, r *unix.Rlimit) error) map[string]int64 {
+	out := map[string]int64{}
+	for _, c := range rlimitCounts {
+		var r unix.Rlimit
+		if err := getrlimit(c.res, &r); err != nil || r.Cur == unix.RLIM_INFINITY || r.Cur > math.MaxInt64 {
+			continue
+		}
+		out[c.name] = int64(r.Cur) / stepCountShare
+	}
+	return out
+}
+
+// capRlimits, in the init, lowers its own limits of rlimitCounts to the
+// step's shares in counts (soft and hard, never below a count's floor
+// nor above what it was), before the program's user namespace is made.
+func capRlimits(counts map[string]int64) error {
+	var caps []inheritedCap
+	for _, c := range rlimitCounts {
+		if n, ok := counts[c.name]; ok {
+			caps = append(caps, inheritedCap{name: c.name, res: c.res, most: uint64(max(n, c.floor))})
+		}
+	}
+	return capInherited(caps)
 }
