@@ -262,12 +262,6 @@ func generatedByContent(p string, s fileShape) bool {
 		strings.HasPrefix(s.head[0], "/** Begin line maps. **/{")) {
 		return true
 	}
-	if ext == ".dart" && s.lines > 1 && (dartBanner.MatchString(s.head[0]) || s.cutAt(0)) {
-		return true
-	}
-	if ext == ".yml" && s.lines > 2 && (strings.Contains(s.prev, "recorded_with: VCR") || s.prevCut) {
-		return true
-	}
 	for _, b := range banners {
 		if b.match(ext, s) {
 			return true

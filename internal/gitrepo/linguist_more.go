@@ -70,6 +70,10 @@ func extIn(exts ...string) func(p, ext, low string) bool {
 }
 
 var moreRules = []moreRule{
+	{extIn(".dart"), func(s fileShape) bool { return s.lines > 1 && s.matches(0, dartBanner) }},
+	{extIn(".yml"), func(s fileShape) bool {
+		return s.lines > 2 && (strings.Contains(s.prev, "recorded_with: VCR") || s.prevCut)
+	}},
 	{lowIn(".html", ".htm", ".xhtml"), func(s fileShape) bool { return s.lines > 1 && generatedHTML(s) }},
 	{extIn(".ps", ".eps", ".pfa"), func(s fileShape) bool { return s.fontStream || generatedPostScript(s) }},
 	{extIn(".c", ".h"), func(s fileShape) bool { return s.matches(0, gimpDump) }},
