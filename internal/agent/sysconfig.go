@@ -400,22 +400,15 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 		// continued lines are joined, to be judged whole.
 		lines = unitLines(b)
 	}
+	if filter == filterPasswords {
+		lines, keyFiles = withoutPasswordSettings(lines)
+	}
 	var shells shellFilter
 	if filter == filterShellURLs {
 		shells = newShellFilter(b, allow, secrets)
 	}
 	for _, line := range lines {
 		switch filter {
-		case filterPasswords:
-			k, val := settingKey(line)
-			if passwordKey(k) {
-				continue
-			}
-			if strings.HasSuffix(k, "sslclientkey") {
-				if v := strings.Trim(strings.TrimSpace(val), `"'`); v != "" {
-					keyFiles = append(keyFiles, v)
-				}
-			}
 		case filterMountOptions:
 			var files []string
 			line, files = withoutMountPasswords(line)
@@ -445,25 +438,61 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 	return out.Bytes(), keyFiles
 }
 
-// settingKey is the key of a configuration line (ini's key = value,
-// or the key value of ldap.conf, msmtprc and their kind), lower case
-// without _, - and blanks, and the value after it.
+// withoutPasswordSettings are lines without the settings whose key
+// names a password (passwordKey), and the client keys the others name
+// (sslclientkey). A password's value continued on the lines after it
+// goes with it: Python's configparser (yum's, pip's) and Subversion read
+// the blank lines and those indented deeper than the key that follow it
+// as more of its value.
+func withoutPasswordSettings(lines []string) (kept, keyFiles []string) {
+	dropping, indent := false, 0
+	for _, line := range lines {
+		body := strings.TrimRight(line, "\r\n")
+		lead := len(body) - len(strings.TrimLeft(body, " \t"))
+		if dropping && (strings.TrimSpace(body) == "" || lead > indent) {
+			continue
+		}
+		dropping = false
+		k, val := settingKey(line)
+		if passwordKey(k) {
+			dropping, indent = true, lead
+			continue
+		}
+		if strings.HasSuffix(k, "sslclientkey") {
+			if v := strings.Trim(strings.TrimSpace(val), `"'`); v != "" {
+				keyFiles = append(keyFiles, v)
+			}
+		}
+		kept = append(kept, line)
+	}
+	return kept, keyFiles
+}
+
+// settingKey is the key of a configuration line (ini's key = value and
+// key: value, or the key value of ldap.conf, msmtprc and their kind),
+// lower case without _, - and blanks, and the value after it.
 func settingKey(line string) (key, val string) {
 	t := strings.TrimSpace(line)
-	end := strings.IndexAny(t, "= \t")
+	end := strings.IndexAny(t, "=: \t")
 	if end < 0 {
 		return "", ""
 	}
 	key = strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(t[:end]))
 	val = strings.TrimLeft(t[end:], " \t")
+	if v, ok := strings.CutPrefix(val, ":"); ok {
+		return key, v
+	}
 	return key, strings.TrimPrefix(val, "=")
 }
 
 // passwordKey reports whether a setting key (settingKey's) names a
 // password: password, passwd, pass (ssmtp's AuthPass), pw (LDAP's
-// bindpw, rootbindpw), with any prefix (proxy_password, http_passwd).
+// bindpw, rootbindpw), pwd (ODBC's), with any prefix (proxy_password,
+// http_passwd) and any number after it (MySQL's password1 to password3,
+// mount.cifs' password2).
 func passwordKey(k string) bool {
-	for _, suffix := range []string{"password", "passwd", "pass", "pw"} {
+	k = strings.TrimRight(k, "0123456789")
+	for _, suffix := range []string{"password", "passwd", "pass", "pwd", "pw"} {
 		if strings.HasSuffix(k, suffix) {
 			return true
 		}
