@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // TestRedTeamIniPasswordForms: the machine-wide files whose password
@@ -35,5 +37,100 @@ func TestRedTeamIniPasswordForms(t *testing.T) {
 		if !strings.Contains(out, kept) {
 			t.Errorf("the machine's configuration lost %q:\n%s", kept, out)
 		}
+	}
+}
+
+// utf16Text is s stored as UTF-16, little-endian with a byte order
+// mark or big-endian without one, as Windows tools save XML.
+func utf16Text(s string, bigEndian bool) string {
+	var b []byte
+	if !bigEndian {
+		b = []byte{0xff, 0xfe}
+	}
+	for _, u := range utf16.Encode([]rune(s)) {
+		if bigEndian {
+			b = append(b, byte(u>>8), byte(u))
+		} else {
+			b = append(b, byte(u), byte(u>>8))
+		}
+	}
+	return string(b)
+}
+
+// TestRedTeamXMLConfigsInUTF16: NuGet's and Maven's readers take an
+// XML configuration saved as UTF-16 (with a byte order mark, or without
+// one when it starts with "<?xml") as well as a UTF-8 one, and NuGet
+// reads the proxy's password under the key http_proxy.password. The
+// filters matched the raw bytes: a contained agent read a feed's
+// password, the proxy's and a Maven server's. Each is left out now, the
+// file shown in its own encoding with the rest kept.
+func TestRedTeamXMLConfigsInUTF16(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-xml16-")
+	etc := filepath.Join(dir, "etc")
+	feed := "<?xml version=\"1.0\" encoding=\"utf-16\"?>\n<configuration>\n  <packageSourceCredentials>\n    <corp>\n      <add key=\"Username\" value=\"ci\" />\n" +
+		"      <add key=\"ClearTextPassword\" value=\"loot-nuget-%s\" />\n    </corp>\n  </packageSourceCredentials>\n</configuration>"
+	files := map[string]string{
+		"etc/opt/NuGet/Config/le.config":    utf16Text(fmt.Sprintf(feed, "le"), false),
+		"etc/opt/NuGet/Config/be.config":    utf16Text(fmt.Sprintf(feed, "be"), true),
+		"etc/opt/NuGet/Config/proxy.config": "<configuration>\n  <config>\n    <add key=\"http_proxy\" value=\"http://proxy.corp:3128\" />\n    <add key=\"http_proxy.password\" value=\"loot-nuget-proxy\" />\n  </config>\n</configuration>",
+		"maven/bin/mvn":                     "#!/bin/sh",
+		"maven/conf/settings.xml":           utf16Text("<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n<settings><servers><server><id>a</id><username>ci</username><password>loot-maven-utf16</password></server></servers></settings>", false),
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=" + filepath.Join(dir, "maven", "bin") + ":/usr/bin:/bin"}
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+	}
+	script.WriteString("true")
+	raw := runContained(t, Containment{Sandbox: box, etcDir: etc}, env, "sh", "-c", script.String())
+	// What the agent read, whichever encoding each file is in.
+	out := raw + "\n" + strings.ReplaceAll(raw, "\x00", "")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read a password:\n%q", out)
+	}
+	for _, kept := range []string{`<add key="Username" value="ci" />`, `value="http://proxy.corp:3128"`, "<username>ci</username>"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the configurations lost %q:\n%q", kept, out)
+		}
+	}
+	if !strings.Contains(raw, utf16Text(`<add key="Username" value="ci" />`, true)[1:]) {
+		t.Errorf("the big-endian configuration is no longer UTF-16:\n%q", raw)
+	}
+}
+
+// TestXMLText: an XML file's text is read in the encoding its first
+// bytes tell and given back in it; a NuGet configuration still holding
+// NULs once read is shown empty.
+func TestXMLText(t *testing.T) {
+	t.Parallel()
+	const doc = "<?xml version=\"1.0\"?><a>é\U0001F600</a>"
+	utf32le := []byte{0xff, 0xfe, 0x00, 0x00}
+	for _, r := range doc {
+		utf32le = append(utf32le, byte(r), byte(r>>8), byte(r>>16), 0)
+	}
+	for _, c := range []struct {
+		name string
+		in   []byte
+	}{
+		{"utf-8", []byte(doc)},
+		{"utf-16le with a mark", []byte(utf16Text(doc, false))},
+		{"utf-16be without", []byte(utf16Text(doc, true))},
+		{"utf-32le with a mark", utf32le},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			text, back := xmlText(c.in)
+			if string(text) != doc {
+				t.Errorf("read %q, want %q", text, doc)
+			}
+			if got := back(text); string(got) != string(c.in) {
+				t.Errorf("given back %q, want %q", got, c.in)
+			}
+		})
+	}
+	if view, _ := filterSysConfig([]byte("<add key=\"Pass\x00word\" value=\"x\"/>\n"), filterNuGetPasswords, nil, nil); len(view) != 0 {
+		t.Errorf("a configuration holding NULs is shown as %q", view)
 	}
 }

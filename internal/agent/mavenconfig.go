@@ -118,11 +118,14 @@ var mavenPrivateKey = regexp.MustCompile(`<privateKey>\s*([^<\s]+)\s*</privateKe
 // private key files (absolute) its servers name, to cover.
 func mavenConfigViews(base []string) (out []FileOverlay, keys []string) {
 	out, keys = strippedViews(mavenSettingsFiles(base), func(b []byte) ([]byte, []string) {
+		// Maven reads a UTF-16 file as well: it is judged as text and
+		// shown in its own encoding.
+		text, back := xmlText(b)
 		var named []string
-		for _, m := range mavenPrivateKey.FindAllSubmatch(b, -1) {
+		for _, m := range mavenPrivateKey.FindAllSubmatch(text, -1) {
 			named = append(named, string(m[1]))
 		}
-		return stripMavenCredentials(b), named
+		return back(stripMavenCredentials(text)), named
 	}, false)
 	for _, k := range mavenArgFiles(base, mavenSecurityOptions) {
 		if k, err := walkedAbs(k); err == nil {

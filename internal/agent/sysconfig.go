@@ -63,8 +63,10 @@ const (
 )
 
 // nugetPasswordLine matches a NuGet configuration's line giving a
-// password, quoted either way, in any case, blanks around the =.
-var nugetPasswordLine = regexp.MustCompile(`(?i)\bkey\s*=\s*["'](?:cleartext)?password["']`)
+// password, quoted either way, in any case, blanks around the =: a
+// feed's (Password, ClearTextPassword) or the proxy's
+// (http_proxy.password), any key ending in password.
+var nugetPasswordLine = regexp.MustCompile(`(?i)\bkey\s*=\s*["'][^"']*password["']`)
 
 // xmlCharRef matches an XML character reference, decimal or hex
 // (&#119;, &#x43;), and the predefined entities.
@@ -390,11 +392,24 @@ func isDirectory(p string) bool {
 // filterSysConfig is b as a contained process is shown it under filter,
 // and the key files it names.
 func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) (view []byte, keyFiles []string) {
+	if filter == filterNuGetPasswords {
+		// NuGet reads a UTF-16 file as well: it is judged as text and
+		// shown in its own encoding. One holding NULs still is no XML
+		// NuGet reads, and a NUL is the filter's mark: it is shown empty.
+		text, back := xmlText(b)
+		if bytes.IndexByte(text, 0) >= 0 {
+			return nil, nil
+		}
+		view, keyFiles = filterSysConfigText(withoutNuGetPasswords(text), filter, allow, secrets)
+		return back(view), keyFiles
+	}
+	return filterSysConfigText(b, filter, allow, secrets)
+}
+
+// filterSysConfigText is filterSysConfig of b, UTF-8 text.
+func filterSysConfigText(b []byte, filter sysConfigFilter, allow, secrets []string) (view []byte, keyFiles []string) {
 	var out bytes.Buffer
 	lines := strings.SplitAfter(string(b), "\n")
-	if filter == filterNuGetPasswords {
-		lines = strings.SplitAfter(string(withoutNuGetPasswords(b)), "\n")
-	}
 	if filter == filterEnvironment {
 		// A file without credentials is shown as it is: only systemd's
 		// continued lines are joined, to be judged whole.
