@@ -162,7 +162,9 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		os.RemoveAll(home)
 		return func() {}, err
 	}
-	p.Mask = append(p.Mask, jobs...)
+	p.Mask = append(p.Mask, jobs.Mask...)
+	p.Hide = append(p.Hide, withMountAliases(jobs.Hide)...)
+	p.ReadOnly = append(p.ReadOnly, jobs.Show...)
 	for _, b := range envReadings(base) {
 		p.Mask = append(p.Mask, engineSockets(b)...)
 		p.Mask = append(p.Mask, credentialFiles(b, env, keep)...)
