@@ -146,6 +146,12 @@ var credentialVars = []credentialVar{
 	// and Hetzner Cloud's.
 	{"WGETRC", credFile}, {"GLAB_CONFIG_DIR", credDir}, {"HUB_CONFIG", credFile},
 	{"SCW_CONFIG_PATH", credFile}, {"HCLOUD_CONFIG", credFile},
+	// What a service manager or a pod gives the process: systemd's
+	// credentials of the unit running it (LoadCredential=, in
+	// /run/credentials/<unit>, which a step with the network open
+	// sees), EKS Pod Identity's token, which the pod's credential
+	// endpoint exchanges for the role's keys.
+	{"CREDENTIALS_DIRECTORY", credDir}, {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", credFile},
 }
 
 // toolHomeCredentials are the files with tokens in the folders of build

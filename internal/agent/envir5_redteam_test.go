@@ -134,3 +134,25 @@ func TestXMLText(t *testing.T) {
 		t.Errorf("a configuration holding NULs is shown as %q", view)
 	}
 }
+
+// TestRedTeamServiceCredentialVariables: credentials a service manager
+// or a pod gives planex's process by a variable naming where they lie:
+// systemd's CREDENTIALS_DIRECTORY (LoadCredential= of the unit running
+// a CI agent, /run/credentials/<unit>, shown once the network is open),
+// and EKS Pod Identity's AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (the
+// pod's token, which the credential endpoint takes for the role's
+// keys). A contained agent read each; both are covered now.
+func TestRedTeamServiceCredentialVariables(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-svccreds-")
+	files := map[string]string{
+		"credentials/ci-agent.service/token": "loot-systemd-credential",
+		"eks/eks-pod-identity-token":         "loot-eks-pod-identity",
+		"ci/readme":                          "ci-folder-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin",
+		"CREDENTIALS_DIRECTORY=" + filepath.Join(dir, "credentials", "ci-agent.service"),
+		"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=" + filepath.Join(dir, "eks", "eks-pod-identity-token")}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
