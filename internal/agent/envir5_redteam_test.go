@@ -156,3 +156,30 @@ func TestRedTeamServiceCredentialVariables(t *testing.T) {
 		"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=" + filepath.Join(dir, "eks", "eks-pod-identity-token")}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamCargoTokenSpellings: Cargo's TOML reader takes a token in
+// spellings the line filter of its configuration did not: a quoted key
+// with escapes ("tok\u0065n"), and in an inline table a multi-line or
+// literal string (token = """…""", over lines too, token = ”'…”').
+// A contained agent read each from CARGO_HOME's config.toml.
+func TestRedTeamCargoTokenSpellings(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-cargospell-")
+	cfg := "[registries.corp]\nindex = \"sparse+https://cargo.corp/index/\"\n\"tok\\u0065n\" = \"loot-escaped-key\"\n" +
+		"[registries]\nold = { index = \"https://old.corp/\", \"tok\\u0065n\" = \"loot-inline-escaped\" }\n" +
+		"multi = { token = \"\"\"loot-inline-multi\"\"\" }\n" +
+		"lines = { index = \"https://lines.corp/\", token = \"\"\"\nloot-inline-over-lines\n\"\"\" }\n" +
+		"literal = { token = '''loot-inline-literal''' }\n" +
+		"[http]\nproxy = \"http://proxy.corp:3128\"\n"
+	plant(t, dir, map[string]string{"cargo/config.toml": cfg})
+	env := []string{"PATH=/usr/bin:/bin", "CARGO_HOME=" + filepath.Join(dir, "cargo")}
+	out := runContained(t, Containment{Sandbox: box}, env, "cat", filepath.Join(dir, "cargo", "config.toml"))
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read a registry's token:\n%s", out)
+	}
+	for _, kept := range []string{`index = "sparse+https://cargo.corp/index/"`, `index = "https://old.corp/"`, `index = "https://lines.corp/"`, `proxy = "http://proxy.corp:3128"`} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the configuration lost %q:\n%s", kept, out)
+		}
+	}
+}
