@@ -183,3 +183,27 @@ func TestRedTeamCargoTokenSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamPipClientCertContinued: pip reads its configuration with
+// Python's configparser, which takes a value from the indented lines
+// after its key: a site pip.conf giving client-cert on the line after
+// the key named a client key planex did not cover, and a contained
+// agent read it.
+func TestRedTeamPipClientCertContinued(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-pipcont-")
+	key := filepath.Join(dir, "keys", "client.pem")
+	plant(t, dir, map[string]string{
+		"venv/bin/python3": "#!/bin/sh",
+		"venv/pip.conf":    "[global]\nclient-cert =\n\n    " + key + "\nindex-url = https://pypi.corp/simple",
+		"keys/client.pem":  "loot-pip-client-key",
+	})
+	env := []string{"PATH=" + filepath.Join(dir, "venv", "bin") + ":/usr/bin:/bin"}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", "cat "+key+" "+filepath.Join(dir, "venv", "pip.conf")+" 2>&1; true")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read the client key:\n%s", out)
+	}
+	if !strings.Contains(out, "index-url = https://pypi.corp/simple") {
+		t.Errorf("the configuration lost its index:\n%s", out)
+	}
+}
