@@ -207,3 +207,21 @@ func TestRedTeamPipClientCertContinued(t *testing.T) {
 		t.Errorf("the configuration lost its index:\n%s", out)
 	}
 }
+
+// TestRedTeamMavenPrivateKeySpellings: a Maven server's private key file
+// named in a spelling Maven's XML reader takes but the search for it did
+// not: a tag with blanks before its > (<privateKey >), the path in a
+// CDATA section, or written with character references (&#47;). The
+// key file stayed readable to a contained agent.
+func TestRedTeamMavenPrivateKeySpellings(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-mvnkey-")
+	k1, k2, k3 := filepath.Join(dir, "keys", "k1"), filepath.Join(dir, "keys", "k2"), filepath.Join(dir, "keys", "k3")
+	plant(t, dir, map[string]string{"maven/conf/settings.xml": "<settings><servers>\n<server><id>a</id><privateKey >" + k1 + "</privateKey ></server>\n" +
+		"<server><id>b</id><privateKey><![CDATA[" + k2 + "]]></privateKey></server>\n" +
+		"<server><id>c</id><privateKey>" + strings.ReplaceAll(k3, "/", "&#47;") + "</privateKey></server>\n</servers></settings>"})
+	keys := map[string]string{"keys/k1": "loot-maven-key-spaced", "keys/k2": "loot-maven-key-cdata", "keys/k3": "loot-maven-key-references", "keys/kept": "keys-folder-readable"}
+	plant(t, dir, keys)
+	env := []string{"PATH=/usr/bin:/bin", "MAVEN_HOME=" + filepath.Join(dir, "maven")}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, keys)
+}
