@@ -77,6 +77,9 @@ type Containment struct {
 	// etcDir stands for /etc in tests, where the machine's other
 	// environment files are looked for ("": systemEtc).
 	etcDir string
+	// homeRoot stands for /home in tests, whose folders are people's
+	// homes whether the password file lists them or not ("": /home).
+	homeRoot string
 }
 
 // NetworkContained reports whether prepared processes get a network of
@@ -134,7 +137,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if err != nil {
 		return func() {}, fmt.Errorf("creating the agent's home: %w", err)
 	}
-	others, othersShown := otherAccountHomes(c.passwd(), base)
+	others, othersShown := otherAccountHomes(c.passwd(), cmp(c.homeRoot, peopleHomes), base)
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: slices.Concat(readable, c.Read, othersShown),

@@ -225,3 +225,27 @@ func TestRedTeamMavenPrivateKeySpellings(t *testing.T) {
 	env := []string{"PATH=/usr/bin:/bin", "MAVEN_HOME=" + filepath.Join(dir, "maven")}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, keys)
 }
+
+// TestRedTeamHomesNotInThePasswordFile: on a machine whose people log
+// in through LDAP, SSSD or Active Directory (a shared build host's), or
+// whose account was removed with its home kept, their homes under
+// /home are no lines of /etc/passwd: planex hid the password file's
+// people's homes only, and a contained agent read a project's .env in
+// such a home (mode 755 by default on many distributions). Every folder
+// of /home is hidden as a person's home now; a folder of PATH in one
+// stays shown.
+func TestRedTeamHomesNotInThePasswordFile(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-ldaphomes-")
+	homes := filepath.Join(dir, "home")
+	files := map[string]string{
+		"home/bob.smith/work/app/.env": "STRIPE_KEY=loot-ldap-home-env",
+		"home/old-admin/.pypirc":       "[pypi]\npassword = loot-removed-account",
+		"home/tools/bin/tool":          "shared tool on PATH",
+		"home/alice/.npmrc":            "//registry.npmjs.org/:_authToken=loot-alice-npm",
+	}
+	plant(t, dir, files)
+	plant(t, dir, map[string]string{"passwd": "root:x:0:0:root:/root:/bin/bash\nalice:x:1001:1001::" + filepath.Join(homes, "alice") + ":/bin/bash"})
+	env := []string{"PATH=" + filepath.Join(homes, "tools", "bin") + ":/usr/bin:/bin"}
+	checkPlantedReads(t, "", Containment{Sandbox: box, passwdFile: filepath.Join(dir, "passwd"), homeRoot: homes}, env, dir, files)
+}
