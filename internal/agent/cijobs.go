@@ -41,7 +41,7 @@ func otherJobsFolders(base, keep []string) (otherJobs, error) {
 			return otherJobs{}, fmt.Errorf("hiding other jobs' folders: %w", err)
 		}
 		out.Mask = append(out.Mask, paths...)
-		for _, find := range []func(env, keep []string) ([]string, error){jenkinsOtherJobs, buildsDirNeighbours} {
+		for _, find := range []func(env, keep []string) ([]string, error){jenkinsOtherJobs, buildsDirNeighbours, teamcityOtherCheckouts} {
 			paths, err := find(b, keep)
 			if err != nil {
 				return otherJobs{}, fmt.Errorf("hiding other jobs' folders: %w", err)
@@ -73,7 +73,55 @@ func jobFolders(env []string) []jobFolder {
 			out = append(out, jobFolder{root, project})
 		}
 	}
+	if root, own := teamcityWork(env); root != "" {
+		out = append(out, jobFolder{root, own})
+	}
 	return out
+}
+
+// teamcityWork is a TeamCity agent's work folder and the build's
+// checkout in it, as the build's properties file (TEAMCITY_BUILD_
+// PROPERTIES_FILE) names them (agent.work.dir or teamcity.agent.work.dir,
+// teamcity.build.checkoutDir), when the folder lies outside the places
+// hidden anyway.
+func teamcityWork(env []string) (root, own string) {
+	props := lookup(env, "TEAMCITY_BUILD_PROPERTIES_FILE")
+	if !filepath.IsAbs(props) {
+		return "", ""
+	}
+	for _, line := range readLines(props) {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		switch k, v = strings.TrimSpace(k), javaPropertyValue(v); k {
+		case "agent.work.dir", "teamcity.agent.work.dir":
+			root = v
+		case "teamcity.build.checkoutDir":
+			own = v
+		}
+	}
+	if !filepath.IsAbs(root) || !filepath.IsAbs(own) {
+		return "", ""
+	}
+	root, own = filepath.Clean(root), filepath.Clean(own)
+	if !strings.HasPrefix(own, root+"/") || !hideableTemp(root) {
+		return "", ""
+	}
+	return root, own
+}
+
+// teamcityOtherCheckouts are the other build configurations' checkouts
+// in a TeamCity agent's work folder (teamcityWork): the agent keeps
+// every one it ran, with what its builds left, readable by the user
+// builds run as. Everything there but the way to this build's checkout
+// and to a path of keep is covered.
+func teamcityOtherCheckouts(env, keep []string) ([]string, error) {
+	root, own := teamcityWork(env)
+	if root == "" {
+		return nil, nil
+	}
+	return coverBeside(nil, root, append(slices.Clone(keep), own), 0)
 }
 
 // jobsHiddenWhole reports whether root, a folder of jobs' folders, may

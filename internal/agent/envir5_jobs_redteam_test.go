@@ -98,3 +98,39 @@ func TestJobsHiddenWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamTeamCityOtherCheckouts: a TeamCity agent keeps the checkout
+// of every build configuration it ran in its work folder
+// (<agent>/work/<hash>), outside every home, with what those builds
+// left (a project's .env, its output); the build names that folder and
+// its own checkout in its properties file (agent.work.dir,
+// teamcity.build.checkoutDir). A contained agent read the other
+// checkouts; they are hidden now, the build's own shown.
+func TestRedTeamTeamCityOtherCheckouts(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-tcwork-")
+	work, own := filepath.Join(dir, "agent", "work"), filepath.Join(dir, "agent", "work", "a1b2c3")
+	props := filepath.Join(dir, "agent", "temp", "buildTmp", "teamcity.build1.properties")
+	plant(t, dir, map[string]string{
+		"agent/temp/buildTmp/teamcity.build1.properties": "agent.work.dir=" + strings.ReplaceAll(work, "/", "\\/") + "\nteamcity.build.checkoutDir=" + own,
+		"agent/work/a1b2c3/README.md":                    "own-checkout-readable",
+		"agent/work/d4e5f6/.env":                         "STRIPE_KEY=loot-teamcity-other-checkout",
+	})
+	env := []string{"PATH=/usr/bin:/bin", "TEAMCITY_VERSION=2024.12", "TEAMCITY_BUILD_PROPERTIES_FILE=" + props}
+	cmd := exec.Command("sh", "-c", "cat "+filepath.Join(work, "d4e5f6", ".env")+" "+filepath.Join(work, "late", ".env")+" "+filepath.Join(own, "README.md")+" 2>/dev/null; true")
+	cmd.Dir = "/"
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cleanup, err := Containment{Sandbox: box, RepoDirs: []string{own}}.PrepareContext(context.Background(), cmd, env, nil, []string{own})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	plant(t, dir, map[string]string{"agent/work/late/.env": "loot-teamcity-late-checkout"})
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "loot-") || !strings.Contains(out.String(), "own-checkout-readable") {
+		t.Errorf("the agent read another build's checkout, or not its own:\n%s", out.String())
+	}
+}
