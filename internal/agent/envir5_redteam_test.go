@@ -249,3 +249,34 @@ func TestRedTeamHomesNotInThePasswordFile(t *testing.T) {
 	env := []string{"PATH=" + filepath.Join(homes, "tools", "bin") + ":/usr/bin:/bin"}
 	checkPlantedReads(t, "", Containment{Sandbox: box, passwdFile: filepath.Join(dir, "passwd"), homeRoot: homes}, env, dir, files)
 }
+
+// TestRedTeamDataToolCredentials: the database and cloud tools' files a
+// CI image moves out of the home by a variable: unixODBC's user DSN file
+// (ODBCINI, a DSN's password), Pulumi's passphrase file
+// (PULUMI_CONFIG_PASSPHRASE_FILE), an Oracle wallet in TNS_ADMIN (its
+// auto-login cwallet.sso, ewallet.p12 and ojdbc.properties with the
+// wallet's password), Snowflake's connections (SNOWFLAKE_HOME) and the
+// IBM Cloud CLI's tokens (IBMCLOUD_HOME/.bluemix). A contained agent
+// read each; the folders' other files (tnsnames.ora) stay.
+func TestRedTeamDataToolCredentials(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-datatools-")
+	files := map[string]string{
+		"ci/odbc.ini":                "[corp]\nPassword = loot-odbcini",
+		"ci/pulumi-passphrase":       "loot-pulumi-passphrase",
+		"wallet/cwallet.sso":         "loot-oracle-auto-login",
+		"wallet/ewallet.p12":         "loot-oracle-pkcs12",
+		"wallet/ojdbc.properties":    "javax.net.ssl.keyStorePassword=loot-oracle-ojdbc",
+		"wallet/tnsnames.ora":        "corp = (DESCRIPTION=(ADDRESS=(HOST=db.corp)))",
+		"snowflake/connections.toml": "[default]\npassword = \"loot-snowflake\"",
+		"ibm/.bluemix/config.json":   "{\"IAMToken\": \"loot-ibmcloud\"}",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin",
+		"ODBCINI=" + filepath.Join(dir, "ci", "odbc.ini"),
+		"PULUMI_CONFIG_PASSPHRASE_FILE=" + filepath.Join(dir, "ci", "pulumi-passphrase"),
+		"TNS_ADMIN=" + filepath.Join(dir, "wallet"),
+		"SNOWFLAKE_HOME=" + filepath.Join(dir, "snowflake"),
+		"IBMCLOUD_HOME=" + filepath.Join(dir, "ibm")}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
