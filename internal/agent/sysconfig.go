@@ -112,8 +112,10 @@ func isNuGetPassword(text string) bool {
 var nugetEntityKey = regexp.MustCompile(`(?i)\bkey\s*=\s*(?:"[^"]*&[A-Za-z_:][-\w.:]*;[^"]*"|'[^']*&[A-Za-z_:][-\w.:]*;[^']*')`)
 
 // nugetAddElement matches an <add …> element of a NuGet configuration
-// over as many lines as it takes, a > inside a quoted value with it.
-var nugetAddElement = regexp.MustCompile(`(?i)<add\b(?:[^>"']|"[^"]*"|'[^']*')*>`)
+// over as many lines as it takes, a > inside a quoted value with it, a
+// namespace prefix before its name too (<n:add …>: a reader that goes
+// by the local name takes it for an add).
+var nugetAddElement = regexp.MustCompile(`(?i)<(?:[\w.-]+:)?add\b(?:[^>"']|"[^"]*"|'[^']*')*>`)
 
 // withoutNuGetPasswords is a NuGet configuration without the <add>
 // elements giving a password (nugetPasswordLine), wherever their key
