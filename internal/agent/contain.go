@@ -176,6 +176,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p.Mask = append(p.Mask, jenkinsAgentSecrets("/proc", os.Getppid())...)
 	p.Mask = append(p.Mask, runnerConfigsAbove("/proc", os.Getppid())...)
 	p.Mask = append(p.Mask, pkgKeys...)
+	p.Mask = append(p.Mask, maskAliases(p.Mask)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
 	if err != nil {

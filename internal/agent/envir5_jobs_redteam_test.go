@@ -5,11 +5,14 @@ package agent
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestRedTeamJobStartedDuringTheStep: a Jenkins agent with two
@@ -133,4 +136,27 @@ func TestRedTeamTeamCityOtherCheckouts(t *testing.T) {
 	if strings.Contains(out.String(), "loot-") || !strings.Contains(out.String(), "own-checkout-readable") {
 		t.Errorf("the agent read another build's checkout, or not its own:\n%s", out.String())
 	}
+}
+
+// TestRedTeamCredentialFileThroughABindMount: the folder holding a
+// credential file a variable names is also mounted at a second place
+// (a data disk's /data/ci bound to /opt/ci, where KUBECONFIG points):
+// the sandbox covered the file by the variable's path and the agent read
+// it by the other name. Both names are covered now. (The test binds a
+// folder of its own, as root, and unmounts it after.)
+func TestRedTeamCredentialFileThroughABindMount(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-credbind-")
+	files := map[string]string{"data/ci/kubeconfig": "loot-bound-kubeconfig", "data/ci/notes": "plain-readable"}
+	plant(t, dir, files)
+	bound := filepath.Join(dir, "opt", "ci")
+	if err := os.MkdirAll(bound, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(filepath.Join(dir, "data", "ci"), bound, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind a folder here (needs root): %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(bound, unix.MNT_DETACH) })
+	env := []string{"PATH=/usr/bin:/bin", "KUBECONFIG=" + filepath.Join(bound, "kubeconfig")}
+	checkPlantedReads(t, "the data disk's name: ", Containment{Sandbox: box}, env, dir, files)
+	checkPlantedReads(t, "the variable's name: ", Containment{Sandbox: box}, env, dir, map[string]string{"opt/ci/kubeconfig": "loot-bound-kubeconfig"})
 }

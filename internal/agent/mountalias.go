@@ -41,6 +41,21 @@ func withMountAliases(dirs []string) []string {
 	return out
 }
 
+// maskAliases are the other names the machine's mounts give the files
+// and folders of masks (hiddenAliases), but for / and the system's
+// program folders: a credential file covered by the name a variable
+// gives it is read by another where its folder is mounted twice.
+func maskAliases(masks []string) []string {
+	info := readMountinfo()
+	var out []string
+	for _, a := range hiddenAliases(info, masks) {
+		if a != "/" && !isProgramPath(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // hiddenAliases are the other names, through the mounts mountinfo (the
 // text of /proc/self/mountinfo) lists, of each folder of dirs (links
 // resolved), not among dirs already.
