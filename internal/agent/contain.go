@@ -253,12 +253,18 @@ var runnerCommandVars = []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "
 // folder away and makes a new one in its place (no cover mounted inside
 // a writable folder stops that). Paths are compared with links resolved.
 func CheckRunnerFilesUnwritable(writable []string, getenv func(string) string) error {
+	info := ""
 	for _, name := range runnerCommandVars {
 		f := getenv(name)
 		if !filepath.IsAbs(f) {
 			continue
 		}
-		real := resolvedPath(f)
+		if info == "" {
+			info = readMountinfo()
+		}
+		// The file by every name: its own, links resolved, and those the
+		// mount table gives it (its folder bind-mounted from another).
+		names := append([]string{resolvedPath(f)}, hiddenAliases(info, []string{f})...)
 		for _, w := range writable {
 			// A relative folder is the sandbox's from planex's own
 			// working folder (filepath.Abs), so it is judged from there.
@@ -266,7 +272,8 @@ func CheckRunnerFilesUnwritable(writable []string, getenv func(string) string) e
 			if err != nil {
 				return fmt.Errorf("locating the writable folder %s: %w", w, err)
 			}
-			if rw := resolvedPath(abs); real == rw || strings.HasPrefix(real, strings.TrimSuffix(rw, "/")+"/") {
+			rw := resolvedPath(abs)
+			if slices.ContainsFunc(names, func(real string) bool { return real == rw || strings.HasPrefix(real, strings.TrimSuffix(rw, "/")+"/") }) {
 				return &RunnerFileWritableError{Folder: w, Var: name, File: f}
 			}
 		}

@@ -160,3 +160,28 @@ func TestRedTeamCredentialFileThroughABindMount(t *testing.T) {
 	checkPlantedReads(t, "the data disk's name: ", Containment{Sandbox: box}, env, dir, files)
 	checkPlantedReads(t, "the variable's name: ", Containment{Sandbox: box}, env, dir, map[string]string{"opt/ci/kubeconfig": "loot-bound-kubeconfig"})
 }
+
+// TestRedTeamRunnerFilesThroughABindMount: the runner's file commands'
+// folder is a bind mount of a folder on a data disk, and that folder is
+// given to --sandbox-write (as a cache): the check compared the grant
+// with $GITHUB_ENV's path, links resolved, and let it through, and the
+// agent appended BASH_ENV= to the file by the disk's name. The grant is
+// refused now, the file's names in the mount table judged too.
+func TestRedTeamRunnerFilesThroughABindMount(t *testing.T) {
+	box, base := sandboxAndHostFolder(t, "planex-runnerbind-")
+	data, commands := filepath.Join(base, "data"), filepath.Join(base, "runner", "_temp", "_runner_file_commands")
+	for _, d := range []string{data, commands} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(data, "set_env_1"), []byte("FROM_RUNNER=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(data, commands, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind a folder here (needs root): %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(commands, unix.MNT_DETACH) })
+	env := []string{"PATH=/usr/bin:/bin", "RUNNER_TEMP=" + filepath.Join(base, "runner", "_temp"), "GITHUB_ENV=" + filepath.Join(commands, "set_env_1")}
+	attackFileCommands(t, box, "the data disk's folder granted", data, true, env, []string{filepath.Join(data, "set_env_1")})
+}
