@@ -150,7 +150,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	// is also $TMPDIR) is not covered.
 	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
 	pkgViews, pkgKeys := c.fileViews(base, keep, append([]string{cmd.Dir}, c.RepoDirs...))
-	overlays, dropOverlays, err := writeOverlays(append(slices.Clone(c.Overlay), pkgViews...))
+	overlays, dropOverlays, err := writeOverlays(withOverlayAliases(append(slices.Clone(c.Overlay), pkgViews...)))
 	if err != nil {
 		os.RemoveAll(home)
 		return func() {}, err

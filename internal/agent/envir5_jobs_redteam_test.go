@@ -185,3 +185,29 @@ func TestRedTeamRunnerFilesThroughABindMount(t *testing.T) {
 	env := []string{"PATH=/usr/bin:/bin", "RUNNER_TEMP=" + filepath.Join(base, "runner", "_temp"), "GITHUB_ENV=" + filepath.Join(commands, "set_env_1")}
 	attackFileCommands(t, box, "the data disk's folder granted", data, true, env, []string{filepath.Join(data, "set_env_1")})
 }
+
+// TestRedTeamFilteredConfigThroughABindMount: a configuration planex
+// shows filtered (CARGO_HOME's config.toml, its registry's token
+// emptied) lies in a folder bind-mounted from a data disk: the sandbox
+// showed the filtered view by the variable's path and the agent read
+// the token by the disk's name. Each of its names shows the view now.
+func TestRedTeamFilteredConfigThroughABindMount(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-viewbind-")
+	plant(t, dir, map[string]string{"data/cargo/config.toml": "[registries.corp]\nindex = \"https://cargo.corp/index\"\ntoken = \"loot-cargo-bound\""})
+	cargo := filepath.Join(dir, "cargo")
+	if err := os.MkdirAll(cargo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(filepath.Join(dir, "data", "cargo"), cargo, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind a folder here (needs root): %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(cargo, unix.MNT_DETACH) })
+	env := []string{"PATH=/usr/bin:/bin", "CARGO_HOME=" + cargo}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", "cat "+filepath.Join(cargo, "config.toml")+" "+filepath.Join(dir, "data", "cargo", "config.toml"))
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read the token:\n%s", out)
+	}
+	if strings.Count(out, `index = "https://cargo.corp/index"`) != 2 {
+		t.Errorf("the configuration is not shown by both names:\n%s", out)
+	}
+}
