@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -47,6 +48,7 @@ var tomlTable = regexp.MustCompile(`^\s*\[\[?\s*([^\]]*?)\s*\]`)
 // gives builds their environment, any variable whose name says it is a
 // secret or whose value looks like a token.
 func stripCargoCredentials(b []byte) ([]byte, []string) {
+	b = withoutTokenStrings(b)
 	var out bytes.Buffer
 	closing := "" // the end of a multi-line string being left out
 	var table []string
@@ -81,13 +83,88 @@ func stripCargoCredentials(b []byte) ([]byte, []string) {
 }
 
 // tomlKeyParts are the parts of a dotted TOML key (or table name), as
-// written, without their blanks and quotes.
+// written, without their blanks and quotes, a double-quoted one with its
+// escapes decoded (tomlKeyName).
 func tomlKeyParts(key string) []string {
 	parts := strings.Split(key, ".")
 	for i, p := range parts {
-		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+		parts[i] = tomlKeyName(strings.TrimSpace(p))
 	}
 	return parts
+}
+
+// tomlKeyName is a TOML key part as TOML reads it: a bare one as it is,
+// a literal one without its quotes, a basic one with its escapes
+// (\u0065) decoded. One whose escapes planex cannot decode is taken
+// for a token's.
+func tomlKeyName(k string) string {
+	if len(k) < 2 || k[0] != '"' || k[len(k)-1] != '"' || !strings.Contains(k, `\`) {
+		return strings.Trim(k, `"'`)
+	}
+	if s, err := strconv.Unquote(k); err == nil {
+		return s
+	}
+	return "token"
+}
+
+// tomlTokenKey matches where a key part that may name a token (bare
+// token, or any quoted part) is set: the part and the blanks and = after
+// it, the value following.
+var tomlTokenKey = regexp.MustCompile(`(?i)(\btoken|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')\s*=\s*`)
+
+// withoutTokenStrings is a Cargo configuration with the string value of
+// every key part naming token (tomlKeyName's reading, in any case)
+// emptied, wherever it stands (a line's key, an inline table's) and in
+// whichever of TOML's four kinds of string, a multi-line one over as
+// many lines as it takes.
+func withoutTokenStrings(b []byte) []byte {
+	var out []byte
+	for {
+		m := tomlTokenKey.FindSubmatchIndex(b)
+		if m == nil {
+			return append(out, b...)
+		}
+		end := m[1]
+		n := 0
+		if strings.EqualFold(tomlKeyName(string(b[m[2]:m[3]])), "token") {
+			n = tomlStringLen(b[end:])
+		}
+		if n == 0 {
+			out, b = append(out, b[:end]...), b[end:]
+			continue
+		}
+		out = append(append(out, b[:end]...), `""`...)
+		b = b[end+n:]
+	}
+}
+
+// tomlStringLen is the length of the TOML string b starts with (basic,
+// literal, or either multi-line kind), or 0 when it starts with none;
+// one left open runs to the end.
+func tomlStringLen(b []byte) int {
+	for _, q := range []string{`"""`, `'''`, `"`, `'`} {
+		if !bytes.HasPrefix(b, []byte(q)) {
+			continue
+		}
+		escapes := q[0] == '"'
+		for i := len(q); i < len(b); i++ {
+			switch {
+			case escapes && b[i] == '\\':
+				i++
+			case bytes.HasPrefix(b[i:], []byte(q)):
+				// A multi-line string may end in up to two more quotes.
+				j := i + len(q)
+				for k := 0; len(q) == 3 && k < 2 && j < len(b) && b[j] == q[0]; k++ {
+					j++
+				}
+				return j
+			case len(q) == 1 && b[i] == '\n':
+				return i
+			}
+		}
+		return len(b)
+	}
+	return 0
 }
 
 // multiLineOpen is the delimiter of a TOML multi-line string that val

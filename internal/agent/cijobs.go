@@ -13,24 +13,154 @@ import (
 // same uid's as the contained program of planex run there (an ordinary
 // user), and readable where they lie outside the hidden home.
 
+// otherJobs are what the step covers of other jobs' and runners' folders
+// beside this job's: paths covered one by one (Mask), folders hidden
+// whole (Hide) and, within those, the folders shown again (Show: this
+// job's own).
+type otherJobs struct {
+	Mask, Hide, Show []string
+}
+
 // otherJobsFolders are, for each reading of base (planex's environment,
 // envReadings), the folders of other jobs and runners beside this job's
 // workspace that the step covers: the runner's own files and earlier
 // jobs' folders, Jenkins' other jobs, a builds folder's other checkouts.
 // A folder among them holding more entries than planex looks at refuses
 // the step (ErrPastBound) rather than showing the rest.
-func otherJobsFolders(base, keep []string) ([]string, error) {
-	var out []string
+//
+// A CI agent running jobs at once (Jenkins' executors, a GitLab
+// runner's concurrent jobs) starts a job while the step runs, its folder
+// made after planex listed the others: the folder holding the jobs'
+// folders is hidden whole instead, and this job's shown again, wherever
+// nothing else the step keeps lies in it (jobsHiddenWhole).
+func otherJobsFolders(base, keep []string) (otherJobs, error) {
+	var out otherJobs
 	for _, b := range envReadings(base) {
-		for _, find := range []func(env, keep []string) ([]string, error){runnerOwnFiles, jenkinsOtherJobs, buildsDirNeighbours} {
+		paths, err := runnerOwnFiles(b, keep)
+		if err != nil {
+			return otherJobs{}, fmt.Errorf("hiding other jobs' folders: %w", err)
+		}
+		out.Mask = append(out.Mask, paths...)
+		for _, find := range []func(env, keep []string) ([]string, error){jenkinsOtherJobs, buildsDirNeighbours, teamcityOtherCheckouts} {
 			paths, err := find(b, keep)
 			if err != nil {
-				return nil, fmt.Errorf("hiding other jobs' folders: %w", err)
+				return otherJobs{}, fmt.Errorf("hiding other jobs' folders: %w", err)
 			}
-			out = append(out, paths...)
+			out.Mask = append(out.Mask, paths...)
+		}
+		for _, j := range jobFolders(b) {
+			if jobsHiddenWhole(j.root, j.own, keep) {
+				out.Hide, out.Show = append(out.Hide, j.root), append(out.Show, j.own)
+			}
 		}
 	}
 	return out, nil
+}
+
+// jobFolder is a folder holding every job's folder (root) and the one
+// of this job's (own) within it.
+type jobFolder struct{ root, own string }
+
+// jobFolders are the folders holding this CI agent's jobs' folders that
+// jenkinsOtherJobs and buildsDirNeighbours cover entry by entry.
+func jobFolders(env []string) []jobFolder {
+	var out []jobFolder
+	if ws, root := jenkinsRoot(env); root != "" {
+		out = append(out, jobFolder{root, ws})
+	}
+	for _, b := range buildsDirs {
+		if root, project := buildsRoot(env, b.marker, b.root, b.checkout); root != "" {
+			out = append(out, jobFolder{root, project})
+		}
+	}
+	if root, own := teamcityWork(env); root != "" {
+		out = append(out, jobFolder{root, own})
+	}
+	return out
+}
+
+// teamcityWork is a TeamCity agent's work folder and the build's
+// checkout in it, as the build's properties file (TEAMCITY_BUILD_
+// PROPERTIES_FILE) names them (agent.work.dir or teamcity.agent.work.dir,
+// teamcity.build.checkoutDir), when the folder lies outside the places
+// hidden anyway.
+func teamcityWork(env []string) (root, own string) {
+	props := lookup(env, "TEAMCITY_BUILD_PROPERTIES_FILE")
+	if !filepath.IsAbs(props) {
+		return "", ""
+	}
+	for _, line := range readLines(props) {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		switch k, v = strings.TrimSpace(k), javaPropertyValue(v); k {
+		case "agent.work.dir", "teamcity.agent.work.dir":
+			root = v
+		case "teamcity.build.checkoutDir":
+			own = v
+		}
+	}
+	if !filepath.IsAbs(root) || !filepath.IsAbs(own) {
+		return "", ""
+	}
+	root, own = filepath.Clean(root), filepath.Clean(own)
+	if !strings.HasPrefix(own, root+"/") || !hideableTemp(root) {
+		return "", ""
+	}
+	return root, own
+}
+
+// teamcityOtherCheckouts are the other build configurations' checkouts
+// in a TeamCity agent's work folder (teamcityWork): the agent keeps
+// every one it ran, with what its builds left, readable by the user
+// builds run as. Everything there but the way to this build's checkout
+// and to a path of keep is covered.
+func teamcityOtherCheckouts(env, keep []string) ([]string, error) {
+	root, own := teamcityWork(env)
+	if root == "" {
+		return nil, nil
+	}
+	return coverBeside(nil, root, append(slices.Clone(keep), own), 0)
+}
+
+// jobsHiddenWhole reports whether root, a folder of jobs' folders, may
+// be hidden whole with own shown again: every path of keep within it
+// (root itself too) lies in own (a cache or a temporary folder beside
+// the jobs' would be hidden). A folder of keep holding root is bound
+// first and root hidden after (the sandbox's order for a hidden folder
+// below a bound one).
+// Paths are compared as written and with their links resolved.
+func jobsHiddenWhole(root, own string, keep []string) bool {
+	for _, r := range []string{root, resolvedPath(root)} {
+		for _, k := range keep {
+			if k == "" {
+				continue
+			}
+			for _, kk := range []string{filepath.Clean(k), resolvedPath(k)} {
+				if within(kk, r) && !within(kk, own) && !within(kk, resolvedPath(own)) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// jenkinsRoot is a Jenkins job's workspace and the folder named
+// workspace holding every job's (<root>/workspace/<job>), when the job
+// runs on Jenkins there, outside the places hidden anyway.
+func jenkinsRoot(env []string) (ws, root string) {
+	ws = lookup(env, "WORKSPACE")
+	if lookup(env, "JENKINS_URL") == "" || !filepath.IsAbs(ws) {
+		return "", ""
+	}
+	ws = filepath.Clean(ws)
+	root = filepath.Dir(ws)
+	if filepath.Base(root) != "workspace" || !hideableTemp(root) {
+		return "", ""
+	}
+	return ws, root
 }
 
 // jenkinsOtherJobs are the other jobs' folders beside a Jenkins job's
@@ -46,13 +176,8 @@ func otherJobsFolders(base, keep []string) ([]string, error) {
 // maxSiblingEntries are looked at. Only a folder named workspace is
 // taken for Jenkins' (a custom workspace elsewhere is left alone).
 func jenkinsOtherJobs(env, keep []string) ([]string, error) {
-	ws := lookup(env, "WORKSPACE")
-	if lookup(env, "JENKINS_URL") == "" || !filepath.IsAbs(ws) {
-		return nil, nil
-	}
-	ws = filepath.Clean(ws)
-	root := filepath.Dir(ws)
-	if filepath.Base(root) != "workspace" || !hideableTemp(root) {
+	ws, root := jenkinsRoot(env)
+	if root == "" {
 		return nil, nil
 	}
 	entries, err := siblingEntries(root)
@@ -121,12 +246,8 @@ var buildsDirs = []struct{ marker, root, checkout, tmp string }{
 func buildsDirNeighbours(env, keep []string) ([]string, error) {
 	var out []string
 	for _, b := range buildsDirs {
-		root, project := lookup(env, b.root), lookup(env, b.checkout)
-		if lookup(env, b.marker) == "" || !filepath.IsAbs(root) || !filepath.IsAbs(project) {
-			continue
-		}
-		root, project = filepath.Clean(root), filepath.Clean(project)
-		if !strings.HasPrefix(project, root+"/") || !hideableTemp(root) {
+		root, project := buildsRoot(env, b.marker, b.root, b.checkout)
+		if root == "" {
 			continue
 		}
 		kept := append(slices.Clone(keep), project)
@@ -139,6 +260,21 @@ func buildsDirNeighbours(env, keep []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// buildsRoot is the builds folder and the job's checkout in it the
+// variables root and checkout name, when marker says the job runs on
+// that CI system and the folder lies outside the places hidden anyway.
+func buildsRoot(env []string, marker, root, checkout string) (string, string) {
+	r, project := lookup(env, root), lookup(env, checkout)
+	if lookup(env, marker) == "" || !filepath.IsAbs(r) || !filepath.IsAbs(project) {
+		return "", ""
+	}
+	r, project = filepath.Clean(r), filepath.Clean(project)
+	if !strings.HasPrefix(project, r+"/") || !hideableTemp(r) {
+		return "", ""
+	}
+	return r, project
 }
 
 // coverBeside appends to out every entry of dir that is not a link, not

@@ -77,6 +77,9 @@ type Containment struct {
 	// etcDir stands for /etc in tests, where the machine's other
 	// environment files are looked for ("": systemEtc).
 	etcDir string
+	// homeRoot stands for /home in tests, whose folders are people's
+	// homes whether the password file lists them or not ("": /home).
+	homeRoot string
 }
 
 // NetworkContained reports whether prepared processes get a network of
@@ -134,7 +137,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if err != nil {
 		return func() {}, fmt.Errorf("creating the agent's home: %w", err)
 	}
-	others, othersShown := otherAccountHomes(c.passwd(), base)
+	others, othersShown := otherAccountHomes(c.passwd(), cmp(c.homeRoot, peopleHomes), base)
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: slices.Concat(readable, c.Read, othersShown),
@@ -147,7 +150,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	// is also $TMPDIR) is not covered.
 	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
 	pkgViews, pkgKeys := c.fileViews(base, keep, append([]string{cmd.Dir}, c.RepoDirs...))
-	overlays, dropOverlays, err := writeOverlays(append(slices.Clone(c.Overlay), pkgViews...))
+	overlays, dropOverlays, err := writeOverlays(withOverlayAliases(append(slices.Clone(c.Overlay), pkgViews...)))
 	if err != nil {
 		os.RemoveAll(home)
 		return func() {}, err
@@ -162,7 +165,9 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		os.RemoveAll(home)
 		return func() {}, err
 	}
-	p.Mask = append(p.Mask, jobs...)
+	p.Mask = append(p.Mask, jobs.Mask...)
+	p.Hide = append(p.Hide, withMountAliases(jobs.Hide)...)
+	p.ReadOnly = append(p.ReadOnly, jobs.Show...)
 	for _, b := range envReadings(base) {
 		p.Mask = append(p.Mask, engineSockets(b)...)
 		p.Mask = append(p.Mask, credentialFiles(b, env, keep)...)
@@ -171,6 +176,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	p.Mask = append(p.Mask, jenkinsAgentSecrets("/proc", os.Getppid())...)
 	p.Mask = append(p.Mask, runnerConfigsAbove("/proc", os.Getppid())...)
 	p.Mask = append(p.Mask, pkgKeys...)
+	p.Mask = append(p.Mask, maskAliases(p.Mask)...)
 	cmd.Env = privateHome(env, home)
 	stopNet, err := c.network(ctx, cmd, &p)
 	if err != nil {
@@ -247,12 +253,18 @@ var runnerCommandVars = []string{"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "
 // folder away and makes a new one in its place (no cover mounted inside
 // a writable folder stops that). Paths are compared with links resolved.
 func CheckRunnerFilesUnwritable(writable []string, getenv func(string) string) error {
+	info := ""
 	for _, name := range runnerCommandVars {
 		f := getenv(name)
 		if !filepath.IsAbs(f) {
 			continue
 		}
-		real := resolvedPath(f)
+		if info == "" {
+			info = readMountinfo()
+		}
+		// The file by every name: its own, links resolved, and those the
+		// mount table gives it (its folder bind-mounted from another).
+		names := append([]string{resolvedPath(f)}, hiddenAliases(info, []string{f})...)
 		for _, w := range writable {
 			// A relative folder is the sandbox's from planex's own
 			// working folder (filepath.Abs), so it is judged from there.
@@ -260,7 +272,8 @@ func CheckRunnerFilesUnwritable(writable []string, getenv func(string) string) e
 			if err != nil {
 				return fmt.Errorf("locating the writable folder %s: %w", w, err)
 			}
-			if rw := resolvedPath(abs); real == rw || strings.HasPrefix(real, strings.TrimSuffix(rw, "/")+"/") {
+			rw := resolvedPath(abs)
+			if slices.ContainsFunc(names, func(real string) bool { return real == rw || strings.HasPrefix(real, strings.TrimSuffix(rw, "/")+"/") }) {
 				return &RunnerFileWritableError{Folder: w, Var: name, File: f}
 			}
 		}

@@ -146,6 +146,15 @@ var credentialVars = []credentialVar{
 	// and Hetzner Cloud's.
 	{"WGETRC", credFile}, {"GLAB_CONFIG_DIR", credDir}, {"HUB_CONFIG", credFile},
 	{"SCW_CONFIG_PATH", credFile}, {"HCLOUD_CONFIG", credFile},
+	// What a service manager or a pod gives the process: systemd's
+	// credentials of the unit running it (LoadCredential=, in
+	// /run/credentials/<unit>, which a step with the network open
+	// sees), EKS Pod Identity's token, which the pod's credential
+	// endpoint exchanges for the role's keys.
+	{"CREDENTIALS_DIRECTORY", credDir}, {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", credFile},
+	// unixODBC's user DSN file (a DSN's password) and Pulumi's
+	// passphrase file, moved out of the home.
+	{"ODBCINI", credFile}, {"PULUMI_CONFIG_PASSPHRASE_FILE", credFile},
 }
 
 // toolHomeCredentials are the files with tokens in the folders of build
@@ -192,6 +201,18 @@ var toolHomeCredentials = []struct{ name, file string }{
 	{"JFROG_CLI_HOME_DIR", "jfrog-cli.conf.v6"},
 	{"CONAN_HOME", "credentials.json"},
 	{"HEX_HOME", "hex.config"},
+	// An Oracle wallet in TNS_ADMIN (its auto-login and PKCS#12 stores,
+	// the JDBC properties giving the wallet's password; tnsnames.ora
+	// stays), Snowflake's connections and configuration, the IBM Cloud
+	// CLI's tokens.
+	{"TNS_ADMIN", "cwallet.sso"},
+	{"TNS_ADMIN", "ewallet.p12"},
+	{"TNS_ADMIN", "ewallet.pem"},
+	{"TNS_ADMIN", "keystore.jks"},
+	{"TNS_ADMIN", "ojdbc.properties"},
+	{"SNOWFLAKE_HOME", "connections.toml"},
+	{"SNOWFLAKE_HOME", "config.toml"},
+	{"IBMCLOUD_HOME", ".bluemix"},
 	{"CABAL_DIR", "config"},
 }
 

@@ -119,6 +119,9 @@ func lookupHome(account string, byID bool) string {
 // those past it are hidden with the folder that holds them.
 const maxOtherHomes = 512
 
+// peopleHomes is the folder holding people's homes.
+const peopleHomes = "/home"
+
 // otherAccountHomes are the homes of the people's accounts the password
 // file passwd lists (/etc/passwd: a uid of 1000 or more but nobody's
 // 65534, or a home under /home), whatever their owner: on a machine
@@ -132,7 +135,7 @@ const maxOtherHomes = 512
 // needs of it is shown (pathShown). Service accounts under /var keep
 // theirs (their uids are below 1000), and accounts only NSS knows (LDAP)
 // are not listed.
-func otherAccountHomes(passwd string, base []string) (homes, shown []string) {
+func otherAccountHomes(passwd, homeRoot string, base []string) (homes, shown []string) {
 	b, err := readSmallRegular(passwd)
 	if err != nil {
 		return nil, nil
@@ -154,7 +157,41 @@ func otherAccountHomes(passwd string, base []string) (homes, shown []string) {
 		homes = append(homes, home)
 		shown = append(shown, pathShown(home, path)...)
 	}
+	// The folders of /home are people's homes whether the password file
+	// lists them or not: those of LDAP's, SSSD's or a directory's
+	// accounts, a removed account's home kept.
+	for _, home := range unlistedHomes(homeRoot, homes) {
+		homes = append(homes, home)
+		shown = append(shown, pathShown(home, path)...)
+	}
 	return homes, shown
+}
+
+// unlistedHomes are the folders of root (/home) not among listed, no
+// links, each a person's home to hide; past maxOtherHomes in all, root
+// itself once.
+func unlistedHomes(root string, listed []string) []string {
+	if !coverableDir(root) {
+		return nil
+	}
+	f, err := os.Open(root)
+	if err != nil {
+		return nil
+	}
+	entries, _ := f.ReadDir(maxOtherHomes + 1)
+	f.Close()
+	var out []string
+	for _, e := range entries {
+		home := filepath.Join(root, e.Name())
+		if !e.IsDir() || slices.Contains(listed, home) || slices.Contains(listed, root) {
+			continue
+		}
+		if len(listed)+len(out) >= maxOtherHomes {
+			return append(out, root)
+		}
+		out = append(out, home)
+	}
+	return out
 }
 
 // personHome is the home of a password file's line when it is a
@@ -225,5 +262,5 @@ func brewPrefixShown(prefix string) []string {
 // (otherAccountHomes of the machine's /etc/passwd), for env's PATH.
 // shown are the folders of them it shows all the same (pathShown).
 func OtherAccountHomes(env []string) (homes, shown []string) {
-	return otherAccountHomes("/etc/passwd", env)
+	return otherAccountHomes("/etc/passwd", peopleHomes, env)
 }

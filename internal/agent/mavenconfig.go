@@ -110,19 +110,35 @@ func mavenArgFiles(base []string, opts []string) []string {
 	return out
 }
 
-// mavenPrivateKey matches a server's private key file.
-var mavenPrivateKey = regexp.MustCompile(`<privateKey>\s*([^<\s]+)\s*</privateKey>`)
+// mavenPrivateKey matches a server's private key file: the tags with
+// blanks before their >, the path maybe in a CDATA section, written
+// with character references maybe (mavenKeyPath reads it).
+var mavenPrivateKey = regexp.MustCompile(`<privateKey\s*>\s*((?:<!\[CDATA\[)?[^<\s]*?(?:\]\]>)?)\s*</privateKey\s*>`)
+
+// mavenKeyPath is the path a private key element's content (a match of
+// mavenPrivateKey) names, as Maven's XML reader reads it.
+func mavenKeyPath(content string) string {
+	if inner, ok := strings.CutPrefix(content, "<![CDATA["); ok {
+		return strings.TrimSuffix(inner, "]]>")
+	}
+	return xmlUnescaped(content)
+}
 
 // mavenConfigViews are the overlays showing each Maven installation's
 // settings without credentials, where stripping changed them, and the
 // private key files (absolute) its servers name, to cover.
 func mavenConfigViews(base []string) (out []FileOverlay, keys []string) {
 	out, keys = strippedViews(mavenSettingsFiles(base), func(b []byte) ([]byte, []string) {
+		// Maven reads a UTF-16 file as well: it is judged as text and
+		// shown in its own encoding.
+		text, back := xmlText(b)
 		var named []string
-		for _, m := range mavenPrivateKey.FindAllSubmatch(b, -1) {
-			named = append(named, string(m[1]))
+		for _, m := range mavenPrivateKey.FindAllSubmatch(text, -1) {
+			if p := mavenKeyPath(string(m[1])); p != "" {
+				named = append(named, p)
+			}
 		}
-		return stripMavenCredentials(b), named
+		return back(stripMavenCredentials(text)), named
 	}, false)
 	for _, k := range mavenArgFiles(base, mavenSecurityOptions) {
 		if k, err := walkedAbs(k); err == nil {

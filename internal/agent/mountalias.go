@@ -41,6 +41,40 @@ func withMountAliases(dirs []string) []string {
 	return out
 }
 
+// maskAliases are the other names the machine's mounts give the files
+// and folders of masks (hiddenAliases), but for / and the system's
+// program folders: a credential file covered by the name a variable
+// gives it is read by another where its folder is mounted twice.
+func maskAliases(masks []string) []string {
+	info := readMountinfo()
+	var out []string
+	for _, a := range hiddenAliases(info, masks) {
+		if a != "/" && !isProgramPath(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// withOverlayAliases is views with each file also shown, alike, under
+// the other names the machine's mounts give it (a folder bind-mounted
+// from a data disk): the real file was read by the other name.
+func withOverlayAliases(views []FileOverlay) []FileOverlay {
+	if len(views) == 0 {
+		return views
+	}
+	info := readMountinfo()
+	out := views
+	for _, v := range views {
+		for _, a := range hiddenAliases(info, []string{v.Path}) {
+			if !isProgramPath(a) && !slices.ContainsFunc(out, func(o FileOverlay) bool { return o.Path == a }) {
+				out = append(out, FileOverlay{Path: a, Content: v.Content})
+			}
+		}
+	}
+	return out
+}
+
 // hiddenAliases are the other names, through the mounts mountinfo (the
 // text of /proc/self/mountinfo) lists, of each folder of dirs (links
 // resolved), not among dirs already.

@@ -402,27 +402,69 @@ func configSettings(line string) [][2]string {
 // and the key files it names.
 func stripConfigCredentials(b []byte) (view []byte, keyFiles []string) {
 	var out bytes.Buffer
+	// pip's configparser continues a value on the lines after its key
+	// indented deeper: a credential's go with it, and a key file's name
+	// there is a key file's too.
+	var cont continuation
+	addKey := func(v string) {
+		if v = strings.Trim(strings.TrimSpace(v), `"'`); v != "" && !slices.Contains(keyFiles, v) {
+			keyFiles = append(keyFiles, v)
+		}
+	}
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if cont.holds(string(line)) {
+			if cont.keyFile {
+				addKey(string(line))
+			}
+			if cont.drop {
+				continue
+			}
+			out.Write(withoutUserinfo(line))
+			continue
+		}
+		if (cont.drop || cont.keyFile) && strings.TrimSpace(string(line)) == "" {
+			// configparser keeps a value going past blank lines.
+			out.Write(line)
+			continue
+		}
+		cont = continuation{indent: indentOf(string(line))}
 		if privateKeyLine.Match(line) {
 			continue
 		}
-		drop := false
 		for _, kv := range configSettings(string(line)) {
 			if slices.Contains(credentialKeys, kv[0]) {
-				drop = true
+				cont.drop = true
 			}
 			if slices.Contains(keyFileKeys, kv[0]) {
-				if v := strings.Trim(strings.TrimSpace(kv[1]), `"'`); v != "" && !slices.Contains(keyFiles, v) {
-					keyFiles = append(keyFiles, v)
-				}
+				cont.keyFile = true
+				addKey(kv[1])
 			}
 		}
-		if drop {
+		if cont.drop {
 			continue
 		}
 		out.Write(withoutUserinfo(line))
 	}
 	return out.Bytes(), keyFiles
+}
+
+// continuation is the setting whose value the lines indented deeper
+// than its key (indent) continue, as configparser reads them: one to
+// leave out (drop), one naming a key file (keyFile).
+type continuation struct {
+	indent        int
+	drop, keyFile bool
+}
+
+// holds reports whether line continues the setting: it is indented
+// deeper than the setting's key and the setting is one that matters.
+func (c continuation) holds(line string) bool {
+	return (c.drop || c.keyFile) && strings.TrimSpace(line) != "" && indentOf(line) > c.indent
+}
+
+// indentOf is the number of blanks line starts with.
+func indentOf(line string) int {
+	return len(line) - len(strings.TrimLeft(line, " \t"))
 }
 
 // systemEtc is the folder of the machine's environment files

@@ -63,8 +63,10 @@ const (
 )
 
 // nugetPasswordLine matches a NuGet configuration's line giving a
-// password, quoted either way, in any case, blanks around the =.
-var nugetPasswordLine = regexp.MustCompile(`(?i)\bkey\s*=\s*["'](?:cleartext)?password["']`)
+// password, quoted either way, in any case, blanks around the =: a
+// feed's (Password, ClearTextPassword) or the proxy's
+// (http_proxy.password), any key ending in password.
+var nugetPasswordLine = regexp.MustCompile(`(?i)\bkey\s*=\s*["'][^"']*password["']`)
 
 // xmlCharRef matches an XML character reference, decimal or hex
 // (&#119;, &#x43;), and the predefined entities.
@@ -110,8 +112,10 @@ func isNuGetPassword(text string) bool {
 var nugetEntityKey = regexp.MustCompile(`(?i)\bkey\s*=\s*(?:"[^"]*&[A-Za-z_:][-\w.:]*;[^"]*"|'[^']*&[A-Za-z_:][-\w.:]*;[^']*')`)
 
 // nugetAddElement matches an <add …> element of a NuGet configuration
-// over as many lines as it takes, a > inside a quoted value with it.
-var nugetAddElement = regexp.MustCompile(`(?i)<add\b(?:[^>"']|"[^"]*"|'[^']*')*>`)
+// over as many lines as it takes, a > inside a quoted value with it, a
+// namespace prefix before its name too (<n:add …>: a reader that goes
+// by the local name takes it for an add).
+var nugetAddElement = regexp.MustCompile(`(?i)<(?:[\w.-]+:)?add\b(?:[^>"']|"[^"]*"|'[^']*')*>`)
 
 // withoutNuGetPasswords is a NuGet configuration without the <add>
 // elements giving a password (nugetPasswordLine), wherever their key
@@ -390,15 +394,31 @@ func isDirectory(p string) bool {
 // filterSysConfig is b as a contained process is shown it under filter,
 // and the key files it names.
 func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) (view []byte, keyFiles []string) {
+	if filter == filterNuGetPasswords {
+		// NuGet reads a UTF-16 file as well: it is judged as text and
+		// shown in its own encoding. One holding NULs still is no XML
+		// NuGet reads, and a NUL is the filter's mark: it is shown empty.
+		text, back := xmlText(b)
+		if bytes.IndexByte(text, 0) >= 0 {
+			return nil, nil
+		}
+		view, keyFiles = filterSysConfigText(withoutNuGetPasswords(text), filter, allow, secrets)
+		return back(view), keyFiles
+	}
+	return filterSysConfigText(b, filter, allow, secrets)
+}
+
+// filterSysConfigText is filterSysConfig of b, UTF-8 text.
+func filterSysConfigText(b []byte, filter sysConfigFilter, allow, secrets []string) (view []byte, keyFiles []string) {
 	var out bytes.Buffer
 	lines := strings.SplitAfter(string(b), "\n")
-	if filter == filterNuGetPasswords {
-		lines = strings.SplitAfter(string(withoutNuGetPasswords(b)), "\n")
-	}
 	if filter == filterEnvironment {
 		// A file without credentials is shown as it is: only systemd's
 		// continued lines are joined, to be judged whole.
 		lines = unitLines(b)
+	}
+	if filter == filterPasswords {
+		lines, keyFiles = withoutPasswordSettings(lines)
 	}
 	var shells shellFilter
 	if filter == filterShellURLs {
@@ -406,16 +426,6 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 	}
 	for _, line := range lines {
 		switch filter {
-		case filterPasswords:
-			k, val := settingKey(line)
-			if passwordKey(k) {
-				continue
-			}
-			if strings.HasSuffix(k, "sslclientkey") {
-				if v := strings.Trim(strings.TrimSpace(val), `"'`); v != "" {
-					keyFiles = append(keyFiles, v)
-				}
-			}
 		case filterMountOptions:
 			var files []string
 			line, files = withoutMountPasswords(line)
@@ -445,25 +455,61 @@ func filterSysConfig(b []byte, filter sysConfigFilter, allow, secrets []string) 
 	return out.Bytes(), keyFiles
 }
 
-// settingKey is the key of a configuration line (ini's key = value,
-// or the key value of ldap.conf, msmtprc and their kind), lower case
-// without _, - and blanks, and the value after it.
+// withoutPasswordSettings are lines without the settings whose key
+// names a password (passwordKey), and the client keys the others name
+// (sslclientkey). A password's value continued on the lines after it
+// goes with it: Python's configparser (yum's, pip's) and Subversion read
+// the blank lines and those indented deeper than the key that follow it
+// as more of its value.
+func withoutPasswordSettings(lines []string) (kept, keyFiles []string) {
+	dropping, indent := false, 0
+	for _, line := range lines {
+		body := strings.TrimRight(line, "\r\n")
+		lead := len(body) - len(strings.TrimLeft(body, " \t"))
+		if dropping && (strings.TrimSpace(body) == "" || lead > indent) {
+			continue
+		}
+		dropping = false
+		k, val := settingKey(line)
+		if passwordKey(k) {
+			dropping, indent = true, lead
+			continue
+		}
+		if strings.HasSuffix(k, "sslclientkey") {
+			if v := strings.Trim(strings.TrimSpace(val), `"'`); v != "" {
+				keyFiles = append(keyFiles, v)
+			}
+		}
+		kept = append(kept, line)
+	}
+	return kept, keyFiles
+}
+
+// settingKey is the key of a configuration line (ini's key = value and
+// key: value, or the key value of ldap.conf, msmtprc and their kind),
+// lower case without _, - and blanks, and the value after it.
 func settingKey(line string) (key, val string) {
 	t := strings.TrimSpace(line)
-	end := strings.IndexAny(t, "= \t")
+	end := strings.IndexAny(t, "=: \t")
 	if end < 0 {
 		return "", ""
 	}
 	key = strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(t[:end]))
 	val = strings.TrimLeft(t[end:], " \t")
+	if v, ok := strings.CutPrefix(val, ":"); ok {
+		return key, v
+	}
 	return key, strings.TrimPrefix(val, "=")
 }
 
 // passwordKey reports whether a setting key (settingKey's) names a
 // password: password, passwd, pass (ssmtp's AuthPass), pw (LDAP's
-// bindpw, rootbindpw), with any prefix (proxy_password, http_passwd).
+// bindpw, rootbindpw), pwd (ODBC's), with any prefix (proxy_password,
+// http_passwd) and any number after it (MySQL's password1 to password3,
+// mount.cifs' password2).
 func passwordKey(k string) bool {
-	for _, suffix := range []string{"password", "passwd", "pass", "pw"} {
+	k = strings.TrimRight(k, "0123456789")
+	for _, suffix := range []string{"password", "passwd", "pass", "pwd", "pw"} {
 		if strings.HasSuffix(k, suffix) {
 			return true
 		}
