@@ -94,6 +94,13 @@ func (r *env) ciFixMode() CIFixMode {
 	return r.Cfg.CIFix
 }
 
+// fixRunsAtOnce says whether a CI fix planex plans of its own accord runs
+// without waiting for an approval: ci-fix auto, or the auto-approve
+// setting, which approves every plan it is not told to hold.
+func (r *env) fixRunsAtOnce() bool {
+	return r.ciFixMode() == CIFixAuto || r.Cfg.AutoApprove
+}
+
 func (r *env) ciFixAttempts() int {
 	if r.Cfg.CIFixAttempts <= 0 {
 		return DefaultCIFixAttempts
@@ -179,11 +186,12 @@ func (r *ciFixer) notStartedByWriters(ctx context.Context, ev *event.Event) (str
 
 // mayStart says why the people who started run id may not have planex
 // fix it, or "": each named one must be planex itself or have write
-// access, and with ci-fix auto, where the fix runs at once, be allowed
-// to approve plans. An empty login is not known and not asked about.
+// access, and where the fix runs at once (ci-fix auto, or the
+// auto-approve setting: fixRunsAtOnce), be allowed to approve plans,
+// which no bot is. An empty login is not known and not asked about.
 func (r *ciFixer) mayStart(ctx context.Context, id int64, people ...event.User) (string, error) {
 	need := authz.Trigger
-	if r.ciFixMode() == CIFixAuto {
+	if r.fixRunsAtOnce() {
 		need = authz.Approve
 	}
 	for _, u := range people {
@@ -276,8 +284,9 @@ func (r *ciFixer) planCIFix(ctx context.Context, ev *event.Event, th thread, pr 
 		}
 		return r.stopCIFix(ctx, ev, th, rec, first, made)
 	}
-	// A fix that runs unread reads only runs people who may started.
-	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first, automatic || cmd.Yes)
+	// A fix that runs unread (-y, or a plan the auto-approve setting
+	// runs at once) reads only runs people who may started.
+	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first, automatic || cmd.Yes || r.Cfg.AutoApprove)
 	if err != nil {
 		return Outputs{}, err
 	}
