@@ -144,9 +144,11 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	if err := r.inputsMatch(rec, posted); err != nil {
 		return err
 	}
-	// The setting approves these plans; a CI fix of a run planex's own
-	// push started names planex, which no permission describes.
-	if rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix && r.self.isLogin(rec.ApprovedBy) {
+	// The setting runs a plan in the name of whoever asked for it (the
+	// labeller, the commenter), who must still be allowed to approve, as
+	// a commenting approver must. A CI fix of a run planex's own push
+	// started names planex, which no permission describes.
+	if (rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix) && r.self.isLogin(rec.ApprovedBy) {
 		return nil
 	}
 	dec, err := r.policy().Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
