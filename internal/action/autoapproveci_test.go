@@ -1,6 +1,8 @@
 package action
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +78,35 @@ func TestRedTeamAutoApproveFixCIReadsReadersRun(t *testing.T) {
 	}
 	if p := w.agent.prompt(agent.PhasePlan); !strings.Contains(p, "run 811") || strings.Contains(p, pwned) || strings.Contains(p, "run 810") {
 		t.Errorf("the fix's prompt:\n%s", p)
+	}
+}
+
+// TestRedTeamAutoApproveCIFixRunsPlannersCommand: a CI fix nobody reads
+// before it runs (ci-fix auto, fix-ci -y) runs the workflow file's failing
+// command as each task's check and nothing the planner wrote, which the
+// log (the code under test's output) may have steered. The auto-approve
+// setting runs a CI fix (ci-fix left at plan) just as unread, but its
+// tasks kept the planner's directives: the log's "run touch …" became the
+// command that ran. The setting's fixes now run the workflow's command
+// alone, as the other unread fixes do.
+func TestRedTeamAutoApproveCIFixRunsPlannersCommand(t *testing.T) {
+	w := newParallelWorld(t)
+	const real = "test -f fix/T1.txt"
+	pwned := filepath.Join(t.TempDir(), "pwned")
+	w.commitToMain(".github/workflows/ci.yml", "name: CI\non: pull_request\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"+
+		"      - uses: actions/checkout@v4\n      - run: \""+real+"\"\n")
+	pr := w.planexPR()
+	w.agent.setPlan(wTask{ID: "T1", Title: "fix the limiter", Scope: "fix/**", Directives: "touch " + pwned})
+	ev := w.forgedCILog(950, pr, "Run "+real, real, pwned)
+	r, err := w.handle(ev, func(c *Config) { c.AutoApprove, c.DefaultToken = true, true })
+	if err != nil || r.Outputs.Status != StatusDone {
+		t.Fatalf("the fix under auto-approve: %v %+v\n%s", err, r.Outputs, w.lastComment(pr.Number))
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Error("the command the log steered the planner to write ran")
+	}
+	plans := w.commentsWith(pr.Number, "<!-- planex:plan ")
+	if len(plans) == 0 || !strings.Contains(plans[len(plans)-1], "Verified by: `"+real+"`") {
+		t.Errorf("the plan does not run the workflow's command %q", real)
 	}
 }

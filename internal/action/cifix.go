@@ -541,8 +541,8 @@ func ciRequirement(f *CIFailure, extra string) string {
 
 // withCIDirectives gives the failing command (from the workflow file) to
 // the tasks of a CI-fix plan that name no execution directive of their
-// own. A plan nobody reviews before it runs (unattended: ci-fix auto, or
-// fix-ci -y) runs that command and nothing else: directives the planner
+// own. A plan nobody reviews before it runs (unattended: ci-fix auto,
+// fix-ci -y, or the auto-approve setting) runs that command and nothing else: directives the planner
 // wrote, which the log it read may have steered, are replaced.
 func withCIDirectives(tasks []plan.Task, f *CIFailure, unattended bool) ([]plan.Task, bool) {
 	if f == nil {

@@ -223,7 +223,9 @@ func (r *planner) makePlan(ctx context.Context, th thread, rec *Record, pr planR
 	if tasks, err = plan.AssignWaves(tasks); err != nil {
 		return nil, err
 	}
-	if t, changed := withCIDirectives(tasks, pr.CIFix, pr.Yes); changed {
+	// A plan that runs at once (-y, ci-fix auto, the auto-approve
+	// setting) is unattended: nobody reads its directives first.
+	if t, changed := withCIDirectives(tasks, pr.CIFix, r.approvesItself(pr)); changed {
 		// Before the hash: the approved plan is the one that runs them.
 		if err := s.WriteTasks(t); err != nil {
 			return nil, fmt.Errorf("adding the failing command to the fix tasks: %w", err)
