@@ -292,10 +292,17 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 	if err := planCommentHolds(rec, planComment); err != nil {
 		return err
 	}
+	// A setting approves only a plan planex posted to run at once: one
+	// posted to wait (an issue a non-writer wrote, a revision) has its
+	// approval on GitHub or none, whatever a forged state ref says.
+	posted, _ := render.ParsePlanMarker(planComment.Body)
 	switch rec.ApprovedVia {
 	case viaAutoApprove:
 		if !autoApprove {
 			return problemf("it was approved automatically, and the auto-approve setting is off")
+		}
+		if !posted.Auto {
+			return problemf("it was approved automatically, but plan `%s` was posted to wait for an approval", rec.PlanID)
 		}
 		return nil
 	case viaDispatch:
@@ -303,6 +310,9 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 	case viaCIFix:
 		if rec.CIFix == nil || !ciFixAuto {
 			return problemf("it was approved automatically as a CI fix, and ci-fix is not auto")
+		}
+		if !posted.Auto {
+			return problemf("it was approved automatically as a CI fix, but plan `%s` was posted to wait for an approval", rec.PlanID)
 		}
 		return nil
 	case viaComment, viaYes:
