@@ -430,9 +430,18 @@ func (r *intake) onLabeled(ctx context.Context, ev *event.Event) (Outputs, error
 // (by), has no write access. They may edit the text after a maintainer
 // read it and added the label (a schedule plans it hours later) or
 // dispatched the workflow naming it, so what would run is text nobody
-// with write access approved. "" when the plan may run at once.
+// with write access approved. An issue whose author GitHub does not name
+// (its REST description lets the user be null) waits too: nobody can say
+// who may have edited it. "" when the plan may run at once.
 func (r *intake) writtenByOther(ctx context.Context, author event.User, by string, auto bool) (string, error) {
-	if !auto || author.Login == "" || strings.EqualFold(author.Login, by) {
+	if !auto {
+		return "", nil
+	}
+	if author.Login == "" {
+		return fmt.Sprintf("this plan would run at once (auto-approve or `-y`), but GitHub names no author for this issue, so nobody can tell who may have edited it since it was read, labelled or named: read the plan above and approve it with `%s approve <plan-id>`.",
+			r.Cfg.Trigger), nil
+	}
+	if strings.EqualFold(author.Login, by) {
 		return "", nil
 	}
 	dec, err := r.policy().Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, author.Login, author.Type, authz.Approve)

@@ -144,9 +144,11 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	if err := r.inputsMatch(rec, posted); err != nil {
 		return err
 	}
-	// The setting approves these plans; a CI fix of a run planex's own
-	// push started names planex, which no permission describes.
-	if rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix && r.self.isLogin(rec.ApprovedBy) {
+	// The setting runs a plan in the name of whoever asked for it (the
+	// labeller, the commenter), who must still be allowed to approve, as
+	// a commenting approver must. A CI fix of a run planex's own push
+	// started names planex, which no permission describes.
+	if (rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix) && r.self.isLogin(rec.ApprovedBy) {
 		return nil
 	}
 	dec, err := r.policy().Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
@@ -290,10 +292,17 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 	if err := planCommentHolds(rec, planComment); err != nil {
 		return err
 	}
+	// A setting approves only a plan planex posted to run at once: one
+	// posted to wait (an issue a non-writer wrote, a revision) has its
+	// approval on GitHub or none, whatever a forged state ref says.
+	posted, _ := render.ParsePlanMarker(planComment.Body)
 	switch rec.ApprovedVia {
 	case viaAutoApprove:
 		if !autoApprove {
 			return problemf("it was approved automatically, and the auto-approve setting is off")
+		}
+		if !posted.Auto {
+			return problemf("it was approved automatically, but plan `%s` was posted to wait for an approval", rec.PlanID)
 		}
 		return nil
 	case viaDispatch:
@@ -301,6 +310,9 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 	case viaCIFix:
 		if rec.CIFix == nil || !ciFixAuto {
 			return problemf("it was approved automatically as a CI fix, and ci-fix is not auto")
+		}
+		if !posted.Auto {
+			return problemf("it was approved automatically as a CI fix, but plan `%s` was posted to wait for an approval", rec.PlanID)
 		}
 		return nil
 	case viaComment, viaYes:

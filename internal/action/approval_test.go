@@ -39,6 +39,8 @@ func TestJudgeApproval(t *testing.T) {
 		return &postedComment{ID: cid, Kind: event.KindIssueComment, Login: login, Body: body, Created: t0.Add(at)}
 	}
 	planC := bot(10, time.Minute, marker(id, hash))
+	// autoPlanC is the plan comment of a plan posted to run at once.
+	autoPlanC := bot(10, time.Minute, strings.Replace(planC.Body, `"inputs":"`+inputs+`"`, `"inputs":"`+inputs+`","auto":true`, 1))
 	approve := person(11, 2*time.Minute, "maintainer", "/planex approve "+id)
 	yes := person(9, 0, "maintainer", "/planex -y add a cache")
 	rec := func(via ApprovalVia, approvedBy string) *Record {
@@ -54,8 +56,9 @@ func TestJudgeApproval(t *testing.T) {
 	}{
 		{"an approve command after the plan", rec(viaComment, "maintainer"), []*postedComment{planC, approve}, approve, false, ""},
 		{"-y before the plan", rec(viaYes, "maintainer"), []*postedComment{yes, planC}, yes, false, ""},
-		{"auto-approve on", rec(viaAutoApprove, "auto-approve"), []*postedComment{planC}, nil, true, ""},
-		{"auto-approve turned off", rec(viaAutoApprove, "auto-approve"), []*postedComment{planC}, nil, false, "auto-approve setting is off"},
+		{"auto-approve on", rec(viaAutoApprove, "auto-approve"), []*postedComment{autoPlanC}, nil, true, ""},
+		{"auto-approve on, a plan posted to wait", rec(viaAutoApprove, "maintainer"), []*postedComment{planC}, nil, true, "was posted to wait for an approval"},
+		{"auto-approve turned off", rec(viaAutoApprove, "auto-approve"), []*postedComment{autoPlanC}, nil, false, "auto-approve setting is off"},
 		{"dispatch", rec(viaDispatch, "maintainer"), []*postedComment{planC}, nil, false, "workflow_dispatch"},
 		{"never approved", rec("", ""), []*postedComment{planC}, nil, false, "no approval is on record"},
 		{"plan comment gone", rec(viaComment, "maintainer"), []*postedComment{approve}, approve, false, "plan comment is not on #1"},

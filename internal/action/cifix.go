@@ -94,6 +94,13 @@ func (r *env) ciFixMode() CIFixMode {
 	return r.Cfg.CIFix
 }
 
+// fixRunsAtOnce says whether a CI fix planex plans of its own accord runs
+// without waiting for an approval: ci-fix auto, or the auto-approve
+// setting, which approves every plan it is not told to hold.
+func (r *env) fixRunsAtOnce() bool {
+	return r.ciFixMode() == CIFixAuto || r.Cfg.AutoApprove
+}
+
 func (r *env) ciFixAttempts() int {
 	if r.Cfg.CIFixAttempts <= 0 {
 		return DefaultCIFixAttempts
@@ -174,18 +181,19 @@ func (r *ciFixer) notStartedByWriters(ctx context.Context, ev *event.Event) (str
 	if ev.Sender.Login == "" || run.Actor.Login == "" && run.TriggeringActor.Login == "" {
 		return fmt.Sprintf("the event of run %d names nobody who started it", run.ID), nil
 	}
-	return r.mayStart(ctx, run.ID, ev.Sender, run.Actor, run.TriggeringActor)
+	need := authz.Trigger
+	if r.fixRunsAtOnce() {
+		need = authz.Approve
+	}
+	return r.mayStart(ctx, run.ID, need, ev.Sender, run.Actor, run.TriggeringActor)
 }
 
 // mayStart says why the people who started run id may not have planex
-// fix it, or "": each named one must be planex itself or have write
-// access, and with ci-fix auto, where the fix runs at once, be allowed
-// to approve plans. An empty login is not known and not asked about.
-func (r *ciFixer) mayStart(ctx context.Context, id int64, people ...event.User) (string, error) {
-	need := authz.Trigger
-	if r.ciFixMode() == CIFixAuto {
-		need = authz.Approve
-	}
+// fix it, or "": each named one must be planex itself or be allowed need:
+// write access, and where the fix runs at once (ci-fix auto, the
+// auto-approve setting, -y) approving plans, which no bot may. An empty
+// login is not known and not asked about.
+func (r *ciFixer) mayStart(ctx context.Context, id int64, need authz.Action, people ...event.User) (string, error) {
 	for _, u := range people {
 		// planex's own push (an App's or a person's token); the job
 		// token's account is every workflow's, and its pushes start no
@@ -276,8 +284,9 @@ func (r *ciFixer) planCIFix(ctx context.Context, ev *event.Event, th thread, pr 
 		}
 		return r.stopCIFix(ctx, ev, th, rec, first, made)
 	}
-	// A fix that runs unread reads only runs people who may started.
-	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first, automatic || cmd.Yes)
+	// A fix that runs unread (-y, or a plan the auto-approve setting
+	// runs at once) reads only runs people who may started.
+	failure, err := r.readCIFailure(ctx, pr.GetHead().GetRef(), sha, first, automatic || cmd.Yes || r.Cfg.AutoApprove)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -345,10 +354,12 @@ func pluralRuns(n int) string {
 
 // failedRuns are the failed runs of commit sha on branch a fix reads:
 // first (the run an event named, if any), then the newest others, up to
-// maxCIRuns. A fix that runs unread (ci-fix auto, `fix-ci -y`) leaves
-// out a run that someone without write access started or re-ran (a
-// reader's review starts workflows on the pull request's head, and their
-// logs carry what the reader wrote).
+// maxCIRuns. A fix that may run unread (planned of planex's own accord,
+// `fix-ci -y`, or under the auto-approve setting) leaves out a run that
+// someone who may not approve plans started or re-ran: a reader's review
+// starts workflows on the pull request's head, and their logs carry what
+// the reader wrote; a bot, even one trusted to start planex, approves
+// nothing, and its run's log would steer a fix nobody read.
 func (r *ciFixer) failedRuns(ctx context.Context, branch, sha string, first *gh.WorkflowRun, unread bool) ([]gh.WorkflowRun, error) {
 	runs, err := r.GH.CI.ListWorkflowRuns(ctx, r.Cfg.Owner, r.Cfg.Repo, gh.RunFilter{Branch: branch, HeadSHA: sha, Status: "failure"})
 	if err != nil {
@@ -371,7 +382,7 @@ func (r *ciFixer) failedRuns(ctx context.Context, branch, sha string, first *gh.
 			continue
 		}
 		if unread {
-			why, err := r.mayStart(ctx, run.ID, event.User{Login: run.Actor, Type: run.ActorType},
+			why, err := r.mayStart(ctx, run.ID, authz.Approve, event.User{Login: run.Actor, Type: run.ActorType},
 				event.User{Login: run.TriggeringActor, Type: run.TriggeringActorType})
 			if err != nil {
 				return nil, err
@@ -532,8 +543,8 @@ func ciRequirement(f *CIFailure, extra string) string {
 
 // withCIDirectives gives the failing command (from the workflow file) to
 // the tasks of a CI-fix plan that name no execution directive of their
-// own. A plan nobody reviews before it runs (unattended: ci-fix auto, or
-// fix-ci -y) runs that command and nothing else: directives the planner
+// own. A plan nobody reviews before it runs (unattended: ci-fix auto,
+// fix-ci -y, or the auto-approve setting) runs that command and nothing else: directives the planner
 // wrote, which the log it read may have steered, are replaced.
 func withCIDirectives(tasks []plan.Task, f *CIFailure, unattended bool) ([]plan.Task, bool) {
 	if f == nil {

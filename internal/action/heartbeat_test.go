@@ -178,3 +178,35 @@ func TestStateSaveAfterItsOwnInterruptedPush(t *testing.T) {
 		t.Errorf("saving over another run's state: %v, want errStateMoved", err)
 	}
 }
+
+// TestRedTeamStateReplayOfOwnOlderPush: a run adopts, as its own, only a
+// state it pushed and took for failed (adoptOwnPush). Whoever can push
+// sets the thread's state ref back to an older state the run pushed and
+// heard land (its claim, say, from before a cancel another run saved):
+// the run's next save must not take that for its own and write over
+// what came after; it finds the state moved.
+func TestRedTeamStateReplayOfOwnOlderPush(t *testing.T) {
+	t.Parallel()
+	origin, repo := sessionClone(t)
+	r := &Runner{Cfg: Config{RunID: "42", RunAttempt: "1"}, Repo: repo, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	f := r.flows()
+	rec := &Record{Thread: 1, SessionID: "s1", State: StateRunning, repo: repo}
+	f.runs.claim(rec)
+	ctx := context.Background()
+	if err := f.store.saveRecord(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	claimed := git(t, origin, "rev-parse", stateRef(1))
+	rec.Note = "T1 committed"
+	if err := f.store.saveRecord(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	git(t, origin, "update-ref", stateRef(1), claimed)
+	rec.Note = "T2 committed"
+	if err := f.store.saveRecord(ctx, rec); !errors.Is(err, errStateMoved) {
+		t.Errorf("saving over a replayed older state of the run's own: %v, want errStateMoved", err)
+	}
+	if got := git(t, origin, "rev-parse", stateRef(1)); got != claimed {
+		t.Errorf("the state ref moved to %s; the replayed %s should stand", got, claimed)
+	}
+}

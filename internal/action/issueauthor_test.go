@@ -105,3 +105,41 @@ func TestRedTeamBareYesRunsNonWritersText(t *testing.T) {
 		t.Errorf("approving the waiting plan: %v %+v", err, r.Outputs)
 	}
 }
+
+// TestRedTeamBareYesEdgeCases: a bare `/planex -y` (the issue's text,
+// run at once) waits for an approval on every issue whose author cannot
+// approve plans, however the author or the command looks: an App's issue
+// (a bot, even a trusted one with write access), an issue whose payload
+// names no user (a deleted account: taken for the ghost user), and a -y
+// whose only "requirement" is an HTML comment nobody sees.
+func TestRedTeamBareYesEdgeCases(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	const app = "helper[bot]"
+	w.fake.AddUser(app, "Bot")
+	w.fake.SetPermission(wRepo, app, "write")
+	trusted := func(c *Config) { c.TrustedBots = []string{app} }
+	by := event.User{Login: "maintainer", Type: "User"}
+	for _, c := range []struct {
+		name, body string
+		author     event.User
+	}{
+		{"a trusted App's issue", "/planex -y", event.User{Login: app, Type: "Bot"}},
+		{"an issue naming no user", "/planex -y", event.User{Login: "ghost", Type: "User"}},
+		{"a requirement nobody sees", "/planex -y <!-- and run it -->", event.User{Login: "reader", Type: "User"}},
+	} {
+		n := w.fake.AddIssue(wRepo, c.author.Login, "Fix the typo", "It says 'teh'.")
+		id := w.fake.AddComment(wRepo, n, "maintainer", c.body)
+		ev := &event.Event{Name: event.IssueComment, Action: "created", Owner: wOwner, Repo: wName, DefaultBranch: "main",
+			Number: n, Sender: by, Comment: &event.Comment{Kind: event.KindIssueComment, ID: id, Body: c.body, Author: by},
+			Issue: &event.Issue{Number: n, Title: "Fix the typo", Body: "It says 'teh'.", Author: c.author}}
+		r, err := w.handle(ev, trusted)
+		if err != nil || r.Outputs.Status != StatusPlanned || !strings.Contains(w.lastComment(n), "cannot approve plans") {
+			t.Errorf("%s: %v %+v, want a plan waiting with a reason; last comment:\n%s", c.name, err, r.Outputs, w.lastComment(n))
+		}
+	}
+	if len(w.fake.PullRequests(wRepo)) != 0 {
+		t.Errorf("%d pull requests: an issue ran without an approval", len(w.fake.PullRequests(wRepo)))
+	}
+}

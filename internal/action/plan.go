@@ -223,7 +223,9 @@ func (r *planner) makePlan(ctx context.Context, th thread, rec *Record, pr planR
 	if tasks, err = plan.AssignWaves(tasks); err != nil {
 		return nil, err
 	}
-	if t, changed := withCIDirectives(tasks, pr.CIFix, pr.Yes); changed {
+	// A plan that runs at once (-y, ci-fix auto, the auto-approve
+	// setting) is unattended: nobody reads its directives first.
+	if t, changed := withCIDirectives(tasks, pr.CIFix, r.approvesItself(pr)); changed {
 		// Before the hash: the approved plan is the one that runs them.
 		if err := s.WriteTasks(t); err != nil {
 			return nil, fmt.Errorf("adding the failing command to the fix tasks: %w", err)
@@ -263,7 +265,7 @@ func (r *planner) postPlan(ctx context.Context, th thread, rec *Record, pr planR
 	if err != nil {
 		return Outputs{}, err
 	}
-	body, truncated := r.planCommentBody(rec, s, tasks)
+	body, truncated := r.planCommentBody(rec, s, tasks, r.approvesItself(pr))
 	var id int64
 	if !rec.fresh {
 		if id, err = r.findPlanComment(ctx, rec); err != nil {
@@ -353,8 +355,9 @@ func (r *planner) findPlanComment(ctx context.Context, rec *Record) (int64, erro
 }
 
 // planCommentBody is the plan comment of rec's plan, as planex posts it
-// (and whether the plan was too large for it).
-func (r *planner) planCommentBody(rec *Record, s *session.Session, tasks []plan.Task) (string, bool) {
+// (and whether the plan was too large for it); auto: the plan runs as
+// soon as it is posted, which its marker says (judgeApproval).
+func (r *planner) planCommentBody(rec *Record, s *session.Session, tasks []plan.Task, auto bool) (string, bool) {
 	// An unreadable exploration is logged (shownExplore) and the comment
 	// shows the tasks without it. Its note stays out of the comment: the
 	// comment's text is what an approval is checked against (bodyHash),
@@ -363,7 +366,7 @@ func (r *planner) planCommentBody(rec *Record, s *session.Session, tasks []plan.
 	body, truncated := render.PlanComment(render.PlanView{
 		Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type, Complexity: s.Meta.Complexity,
 		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
-		Trigger: r.Cfg.Trigger, StateRef: stateRef(rec.Thread), Inputs: plan.InputsHash(s.Meta.Requirement, explore),
+		Trigger: r.Cfg.Trigger, StateRef: stateRef(rec.Thread), Inputs: plan.InputsHash(s.Meta.Requirement, explore), Auto: auto,
 	})
 	return body + ciSection(rec.CIFix, render.MaxCommentBytes-len(body)), truncated
 }
@@ -451,7 +454,7 @@ func (r *planner) revise(ctx context.Context, th thread, feedback string) (Outpu
 		}
 		return Outputs{}, err
 	}
-	body, truncated := r.planCommentBody(rec, s, tasks)
+	body, truncated := r.planCommentBody(rec, s, tasks, false)
 	c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 	if err != nil {
 		return Outputs{}, fmt.Errorf("posting the revised plan: %w", err)

@@ -77,7 +77,8 @@ func (r *gate) repostPlan(ctx context.Context, th thread, rec *Record, current s
 	if err != nil {
 		return "", err
 	}
-	body, _ := r.plans.planCommentBody(rec, s, tasks)
+	// A plan posted again waits for the approval this reply asks for.
+	body, _ := r.plans.planCommentBody(rec, s, tasks, false)
 	what := "its text"
 	if bodyHash(body) == rec.PlanBodyHash {
 		what = changedLines(postedText(body), postedText(current))

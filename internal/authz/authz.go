@@ -55,7 +55,8 @@ type Decision struct {
 // access.
 const actionsBot = "github-actions[bot]"
 
-var writeRoles = map[string]bool{"admin": true, "maintain": true, "write": true}
+// writeLevels are the permission levels that may drive planex.
+var writeLevels = map[string]bool{"admin": true, "write": true}
 
 // Policy is what the repository's workflow adds to GitHub's permissions.
 type Policy struct {
@@ -101,14 +102,19 @@ func (pol Policy) Check(ctx context.Context, client PermissionGetter, owner, rep
 		return Decision{}, fmt.Errorf("authz: reading @%s's permission on %s/%s: %w", login, owner, repo, err)
 	}
 	d := Decision{Permission: p.Permission, Role: p.RoleName}
-	// role_name names maintain (reported as "write" in permission) and
-	// custom roles; permission carries the base level of custom roles.
-	if writeRoles[strings.ToLower(p.RoleName)] || p.Permission == "admin" || p.Permission == "write" {
+	// permission is the access level (maintain is reported as write,
+	// triage as read, a custom role as the level it is built on); it
+	// alone decides. role_name is a name: a custom role's is whatever
+	// the organisation called it, "Maintain" for one built on triage
+	// among them, so it is only shown to the person refused.
+	if writeLevels[strings.ToLower(p.Permission)] {
 		d.Allowed = true
 		return d, nil
 	}
 	have := p.RoleName
-	if have == "" {
+	if r := strings.ToLower(have); have == "" || writeLevels[r] || r == "maintain" {
+		// A role named like one that may (a custom role's name) would
+		// make the refusal read as nonsense: its level is what counts.
 		have = p.Permission
 	}
 	if have == "" || have == "none" {

@@ -203,3 +203,42 @@ func TestPolicyTrustedBots(t *testing.T) {
 		}
 	}
 }
+
+// roleNamed answers a custom repository role: its name is the
+// organisation's choice, its base access the permission field.
+type roleNamed struct{ permission, role string }
+
+func (r roleNamed) Permission(context.Context, string, string, string) (gh.Permission, error) {
+	return gh.Permission{Permission: r.permission, RoleName: r.role}, nil
+}
+
+// TestRedTeamCustomRoleNamedLikeWrite: an organisation's custom
+// repository role is named by its owners ("Maintain" for the people who
+// keep the issue tracker tidy, say) and built on read or triage. The
+// permission API reports its name in role_name and its base access in
+// permission; a role_name spelled like a built-in write role was taken
+// for one, so its holders triggered and approved plans. Only the base
+// access decides (the built-in maintain role reports write there).
+func TestRedTeamCustomRoleNamedLikeWrite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		permission, role string
+		allowed          bool
+	}{
+		{"read", "Maintain", false},
+		{"read", "write", false},
+		{"read", "ADMIN", false},
+		{"none", "maintain", false},
+		{"write", "maintain", true},
+		{"write", "Issue Keeper", true},
+		{"admin", "admin", true},
+	} {
+		for _, action := range []Action{Trigger, Approve} {
+			d, err := Policy{}.Check(ctx, roleNamed{c.permission, c.role}, "o", "r", "u", "User", action)
+			if err != nil || d.Allowed != c.allowed {
+				t.Errorf("permission %q, role %q, %s: allowed %v (%v), want %v", c.permission, c.role, action, d.Allowed, err, c.allowed)
+			}
+		}
+	}
+}

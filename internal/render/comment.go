@@ -28,13 +28,17 @@ type PlanMarker struct {
 	// Inputs is plan.InputsHash of the requirement and exploration the
 	// plan was made from (empty in comments of older planex versions).
 	Inputs string `json:"inputs,omitempty"`
+	// Auto says the plan was posted to run at once, approved with its
+	// request (-y) or by a setting (auto-approve, ci-fix auto); a plan
+	// posted to wait for an approval is never approved by a setting.
+	Auto bool `json:"auto,omitempty"`
 }
 
 const markerPrefix = "<!-- planex:plan "
 
 // Marker renders the hidden marker line.
 func (m PlanMarker) String() string {
-	b, _ := json.Marshal(m) // four strings cannot fail to marshal
+	b, _ := json.Marshal(m) // strings and a bool cannot fail to marshal
 	return markerPrefix + string(b) + " -->"
 }
 
@@ -67,6 +71,7 @@ type PlanView struct {
 	Trigger           string // "/planex"
 	StateRef          string // where the full plan lives
 	Inputs            string // plan.InputsHash of the requirement and exploration, for the marker
+	Auto              bool   // the plan runs at once (PlanMarker.Auto)
 }
 
 type wave struct {
@@ -112,7 +117,7 @@ type planData struct {
 // escaped.)
 func PlanComment(v PlanView) (body string, truncated bool) {
 	hash := plan.Hash(v.Tasks)
-	data := planData{PlanView: v, Marker: PlanMarker{ID: plan.ID(hash), SHA256: hash, Session: v.Session, Base: v.Base, Inputs: v.Inputs}.String(),
+	data := planData{PlanView: v, Marker: PlanMarker{ID: plan.ID(hash), SHA256: hash, Session: v.Session, Base: v.Base, Inputs: v.Inputs, Auto: v.Auto}.String(),
 		PlanID: plan.ID(hash), Hash: hash, Mermaid: Mermaid(v.Tasks), Waves: waves(v.Tasks), Full: true, TitleMax: 200, DepsMax: 50,
 		WorkflowTasks: plan.WorkflowTasks(v.Tasks), SettingsTasks: plan.SettingsTasks(v.Tasks),
 		ConfigTasks: plan.ConfigTasks(v.Tasks), GuidanceTasks: plan.GuidanceTasks(v.Tasks)}

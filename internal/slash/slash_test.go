@@ -68,6 +68,10 @@ var hostile = []struct {
 	{name: "trigger in a link", body: "[/planex approve p-1](https://example.com)", kind: Ignore},
 	{name: "trigger after text", body: "see\n\n/planex approve p-1", kind: Ignore},
 	{name: "trigger after a thematic break", body: "---\n/planex approve p-1", kind: Ignore},
+	{name: "full-width solidus", body: "\uff0fplanex approve p-1", kind: Ignore},
+	{name: "no-break space after the trigger", body: "/planex\u00a0approve p-1", kind: Ignore},
+	{name: "byte order mark before the trigger", body: "\ufeff/planex approve p-1", kind: Ignore},
+	{name: "trigger after 65,536 characters of text", body: strings.Repeat("a", 65536) + "\n\n/planex approve p-1", kind: Ignore},
 }
 
 func TestParse(t *testing.T) {
