@@ -464,8 +464,10 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 // parkPtys opens up to most terminals through the ptmx at path and sends
 // each, in batches, through a Unix socket of a pair whose other end is
 // never read, closing its own descriptors: the terminals stay open in
-// flight, in no process's descriptor table. It returns how many it
-// parked and the error that stopped it (nil: none).
+// flight, in no process's descriptor table. A batch holds fewer than
+// the 128 terminal descriptors a step may hold at once, so the guard
+// on those never ends the probe before the pool guard can. It returns
+// how many it parked and the error that stopped it (nil: none).
 func parkPtys(path string, most int) (int, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -475,7 +477,7 @@ func parkPtys(path string, most int) (int, error) {
 	parked := 0
 	for parked < most {
 		var batch []int
-		for len(batch) < 200 && parked+len(batch) < most {
+		for len(batch) < 64 && parked+len(batch) < most {
 			fd, err := unix.Open(path, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 			if err != nil {
 				break
