@@ -77,6 +77,12 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		// token per three bytes.
 		{"random words", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + randomText(47000, 8, 15, lowerLetters, " ") + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		{"random printable ASCII", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":` + quoted(randomText(1, 560000, 560000, lowerLetters+upperLetters+digits+marks+" ", "")) + `}]}`, "claude-sonnet-5-5" + LongPrompt},
+		// White space a tokenizer cuts finely: a letter on each line
+		// is a token a byte (240K tokens in 360 KB escaped), random
+		// spaces and carriage returns a token per 1.3 bytes (230K in
+		// 450 KB escaped), reckoned 160K and 150K before.
+		{"letters on lines of their own", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":` + quoted(randomText(120000, 1, 1, lowerLetters, "\n")) + `}]}`, "claude-sonnet-5-5" + LongPrompt},
+		{"random spaces and carriage returns", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":` + quoted(randomText(1, 300000, 300000, " \r", "")) + `}]}`, "claude-sonnet-5-5" + LongPrompt},
 		// An image's base64 is billed by its size in pixels, not its
 		// bytes, and English text stays at a token per three bytes.
 		{"an image", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + randomBase64(550000) + `"}}]}]}`, "claude-sonnet-5-5"},
