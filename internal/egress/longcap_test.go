@@ -61,6 +61,9 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		{"gemini, a PDF", `{"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"Application/PDF","data":"JVBERi0xLjcK"}}]}]}`, "gemini-3-pro" + LongPrompt},
 		// A Gemini context cache the key's project holds, of any length.
 		{"gemini, a cached content", `{"cachedContent":"cachedContents/c1","contents":[{"role":"user","parts":[{"text":"again"}]}]}`, "gemini-3-pro" + LongPrompt},
+		// A file of the key's project's Files API named without an
+		// address (files/…), of up to a million tokens.
+		{"gemini, a file by its name", `{"contents":[{"role":"user","parts":[{"fileData":{"mimeType":"text/plain","fileUri":"files/abc123"}}]}]}`, "gemini-3-pro" + LongPrompt},
 		{"gemini, short", `{"contents":[{"role":"user","parts":[{"text":"again"}]}]}`, "gemini-3-pro"},
 		// Dense text holds far more tokens a byte than English: 140,000
 		// characters of CJK Extension B (4 bytes each, none a token of
