@@ -86,6 +86,9 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		// 450 KB escaped), reckoned 160K and 150K before.
 		{"letters on lines of their own", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":` + quoted(randomText(120000, 1, 1, lowerLetters, "\n")) + `}]}`, "claude-sonnet-5-5" + LongPrompt},
 		{"random spaces and carriage returns", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":` + quoted(randomText(1, 300000, 300000, " \r", "")) + `}]}`, "claude-sonnet-5-5" + LongPrompt},
+		// A pair of letters repeated is a token a pair to cl100k: 225K
+		// tokens in 450 KB, reckoned 150K before.
+		{"a pair of letters repeated", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("ab", 225000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		// An image's base64 is billed by its size in pixels, not its
 		// bytes, and English text stays at a token per three bytes.
 		{"an image", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + randomBase64(550000) + `"}}]}]}`, "claude-sonnet-5-5"},

@@ -184,10 +184,25 @@ const commonPairs = "" +
 // bytes, the least textTokens reckons, holds them to about a quarter
 // above it (a token per 2.4 bytes).
 func wordTokens(w string) int64 {
+	if len(w) >= 4 && periodTwo(w) {
+		// A pair of letters repeated (abab…): a vocabulary holds few
+		// such runs, and cl100k cuts them a pair a token.
+		return int64(len(w)+2) / 2
+	}
 	if wordShaped(w) {
 		return int64(len(w)+5) / 6
 	}
 	return int64(2*len(w)+2) / 3
+}
+
+// periodTwo says whether w repeats its first two letters to its end.
+func periodTwo(w string) bool {
+	for i := 2; i < len(w); i++ {
+		if w[i] != w[i-2] {
+			return false
+		}
+	}
+	return true
 }
 
 // isRunByte says whether c is one of base64's characters (either

@@ -79,6 +79,8 @@ func TestTextTokens(t *testing.T) {
 		{"random spaces and carriage returns", randomText(1, 30000, 30000, " \r", ""), 1.31, 0},
 		{"letters on lines of their own", randomText(10000, 1, 1, lowerLetters, "\n"), 1, 0},
 		{"words of one to three letters on lines of their own", randomText(10000, 1, 3, lowerLetters, "\n"), 1.3, 0},
+		{"a pair of letters repeated", strings.Repeat("ab", 30000), 2, 0},
+		{"words of a pair of letters repeated", strings.Repeat(strings.Repeat("ab", 12)+" ", 2400), 2.07, 0},
 		{"English", readme("../../docs/architecture.md"), 0, 1.02},
 		{"Go", readme("gateway.go"), 0, 1.1},
 		{"Go tests", readme("gateway_test.go"), 0, 1.2},
