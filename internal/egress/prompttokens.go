@@ -401,6 +401,13 @@ func shapedWordAt(s string, j int) bool {
 // cl100k and reckoned at 200 (the least, a token per three bytes), a
 // line feed before each letter at nothing.
 func spaceTokens(run, next string) int64 {
+	if len(run) == 1 {
+		// The most common run, between two words: no list made.
+		if run == " " && next != "" && (isLetter(next[0]) || isMark(next[0])) {
+			return 0
+		}
+		return 1
+	}
 	var units []string // a CRLF pair or a byte
 	for k := 0; k < len(run); k++ {
 		if run[k] == '\r' && k+1 < len(run) && run[k+1] == '\n' {
