@@ -44,7 +44,10 @@ func TestRedTeamGatewayReckonsTheDefaultRegion(t *testing.T) {
 		// An answer to a call that named global says nothing of where
 		// the calls naming none run.
 		{"after a call naming global", "https://api.anthropic.com", `{"model":"claude-sonnet-5-5","max_tokens":10,"inference_geo":"global","messages":[]}`, "us", first, "claude-sonnet-5-5" + RegionalInference},
-		{"after an answer of a model without regions", "https://api.anthropic.com", first, "not_available", first, "claude-sonnet-5-5"},
+		// A model that runs in no region (one before Opus 4.6) answers
+		// not_available: that says nothing of where a newer model's
+		// calls naming none run under the workspace's default.
+		{"after an answer of a model without regions", "https://api.anthropic.com", `{"model":"claude-haiku-4-5","max_tokens":10,"messages":[]}`, "not_available", first, "claude-sonnet-5-5" + RegionalInference},
 		{"another base URL", "https://llm.internal.test", "", "us", first, "claude-sonnet-5-5"},
 	} {
 		t.Run(r.name, func(t *testing.T) {

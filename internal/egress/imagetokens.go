@@ -14,20 +14,30 @@ import (
 // Images given inline are billed by their size in pixels, not their
 // bytes: Anthropic's about a token per 750 pixels (up to about 1,600,
 // more for its high-resolution models), OpenAI's original detail a
-// patch of 32 by 32 each (up to 10,000, times 1.62 for its small
-// models), Gemini's a few hundred per tile of 768 by 768. imagePixels
-// is the pixels a token of any of them holds at the fewest, and
-// maxImageTokens the most tokens one image is billed: what an image
-// whose size cannot be read is reckoned at.
+// patch of 32 by 32 each (up to 10,000, times 1.62 for its mini models
+// and 2.46 for its nano ones: a token per 416 pixels), Gemini's a few
+// hundred per tile of 768 by 768, and Gemini 3's a fixed count per
+// image whatever its size (1,120 at its default resolution for images).
+// imagePixels is the pixels a token of any of them holds at the
+// fewest, counted in whole patches of 32 by 32 (a picture one pixel
+// wide is a column of patches); imageFloor the tokens any image may be
+// billed however small (a picture of one pixel, a hundred bytes of
+// base64, is billed 1,120 tokens by Gemini 3, 85 times a model's
+// multiplier at OpenAI's low detail); and maxImageTokens the most
+// tokens one image is billed: what an image whose size cannot be read
+// is reckoned at.
 const (
-	imagePixels    = 600
+	imagePixels    = 416
+	imagePatch     = 32
+	imageFloor     = 1120
 	maxImageTokens = 16384
 )
 
 // imageTokens reckons the tokens an image given inline as b64 (its
 // base64, or a data: URL) may be billed, at most: by its width and
-// height (imagePixels), maxImageTokens where they cannot be read from
-// an image's header, and 0 where b64 is no image (a document, audio).
+// height in whole patches (imagePixels), at least imageFloor,
+// maxImageTokens where they cannot be read from an image's header, and
+// 0 where b64 is no image (a document, audio).
 func imageTokens(b64 string) int64 {
 	if strings.HasPrefix(strings.ToLower(b64), "data:") {
 		_, b64, _ = strings.Cut(b64, ",")
@@ -53,7 +63,8 @@ func imageTokens(b64 string) int64 {
 	if !ok || w <= 0 || h <= 0 || w > maxImageTokens*imagePixels || h > maxImageTokens*imagePixels {
 		return maxImageTokens
 	}
-	return min(w*h/imagePixels+1, maxImageTokens)
+	patches := func(d int64) int64 { return (d + imagePatch - 1) / imagePatch * imagePatch }
+	return min(max(patches(w)*patches(h)/imagePixels+1, imageFloor), maxImageTokens)
 }
 
 // imageMagic says whether head begins as an image format a provider

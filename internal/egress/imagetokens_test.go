@@ -64,6 +64,10 @@ func TestRedTeamImagesReckonedByTheirPixels(t *testing.T) {
 		{"openai", `{"model":"gpt-5","input":[{"role":"user","content":[` + strings.Join(openai, ",") + `]}]}`, "gpt-5" + LongPrompt},
 		{"gemini", `{"contents":[{"role":"user","parts":[` + strings.Join(gemini, ",") + `]}]}`, "gemini-3-pro" + LongPrompt},
 		{"a small image", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + small + `"}}]}]}`, "claude-sonnet-5-5"},
+		// A picture of one pixel is a hundred bytes of base64 and
+		// billed 1,120 tokens by Gemini 3: 800 of them are 896K tokens
+		// in 140 KB.
+		{"gemini, tiny images", `{"contents":[{"role":"user","parts":[` + strings.Repeat(`{"inlineData":{"mimeType":"image/png","data":"`+blankPNG(t, 1, 1)+`"}},`, 800) + `{"text":"?"}]}]}`, "gemini-3-pro" + LongPrompt},
 		// Video and audio given inline bill by their length (Gemini: 263
 		// tokens a second of video, 32 of audio), which a still video
 		// or silence holds in a few bytes a second.
@@ -101,10 +105,13 @@ func TestImageTokens(t *testing.T) {
 		name, b64 string
 		want      int64
 	}{
-		{"png", blankPNG(t, 3000, 1200), 3000*1200/imagePixels + 1},
-		{"png as a data URL", "data:image/png;base64," + blankPNG(t, 600, 600), 601},
-		{"jpeg", enc(jpg.Bytes()), 1200*600/imagePixels + 1},
-		{"gif", enc(gif.Bytes()), 300*200/imagePixels + 1},
+		{"png", blankPNG(t, 3000, 1200), 3008*1216/imagePixels + 1}, // in whole patches of 32
+		{"one pixel", blankPNG(t, 1, 1), imageFloor},
+		// 500 patches, 1,230 tokens to a nano model of OpenAI's.
+		{"a column of one pixel", blankPNG(t, 1, 16000), 32*16000/imagePixels + 1},
+		{"png as a data URL", "data:image/png;base64," + blankPNG(t, 1200, 1200), 1216*1216/imagePixels + 1},
+		{"jpeg", enc(jpg.Bytes()), 1216*608/imagePixels + 1},
+		{"gif", enc(gif.Bytes()), imageFloor},                                                              // 300 by 200
 		{"webp, extended", riff("VP8X", []byte{0, 0, 0, 0, 0xff, 0x0f, 0, 0xff, 0x0f, 0}), maxImageTokens}, // 4096 square
 		{"webp, lossless", riff("VP8L", []byte{0x2f, 0xff, 0xc3, 0xff, 0x00}), 1024*1024/imagePixels + 1},
 		{"webp, lossy", riff("VP8 ", []byte{0, 0, 0, 0x9d, 0x01, 0x2a, 0x00, 0x04, 0x00, 0x02}), 1024*512/imagePixels + 1},

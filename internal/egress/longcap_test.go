@@ -61,6 +61,9 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		{"gemini, a PDF", `{"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"Application/PDF","data":"JVBERi0xLjcK"}}]}]}`, "gemini-3-pro" + LongPrompt},
 		// A Gemini context cache the key's project holds, of any length.
 		{"gemini, a cached content", `{"cachedContent":"cachedContents/c1","contents":[{"role":"user","parts":[{"text":"again"}]}]}`, "gemini-3-pro" + LongPrompt},
+		// A file of the key's project's Files API named without an
+		// address (files/…), of up to a million tokens.
+		{"gemini, a file by its name", `{"contents":[{"role":"user","parts":[{"fileData":{"mimeType":"text/plain","fileUri":"files/abc123"}}]}]}`, "gemini-3-pro" + LongPrompt},
 		{"gemini, short", `{"contents":[{"role":"user","parts":[{"text":"again"}]}]}`, "gemini-3-pro"},
 		// Dense text holds far more tokens a byte than English: 140,000
 		// characters of CJK Extension B (4 bytes each, none a token of
@@ -77,6 +80,15 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		// token per three bytes.
 		{"random words", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + randomText(47000, 8, 15, lowerLetters, " ") + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		{"random printable ASCII", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":` + quoted(randomText(1, 560000, 560000, lowerLetters+upperLetters+digits+marks+" ", "")) + `}]}`, "claude-sonnet-5-5" + LongPrompt},
+		// White space a tokenizer cuts finely: a letter on each line
+		// is a token a byte (240K tokens in 360 KB escaped), random
+		// spaces and carriage returns a token per 1.3 bytes (230K in
+		// 450 KB escaped), reckoned 160K and 150K before.
+		{"letters on lines of their own", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":` + quoted(randomText(120000, 1, 1, lowerLetters, "\n")) + `}]}`, "claude-sonnet-5-5" + LongPrompt},
+		{"random spaces and carriage returns", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":` + quoted(randomText(1, 300000, 300000, " \r", "")) + `}]}`, "claude-sonnet-5-5" + LongPrompt},
+		// A pair of letters repeated is a token a pair to cl100k: 225K
+		// tokens in 450 KB, reckoned 150K before.
+		{"a pair of letters repeated", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("ab", 225000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		// An image's base64 is billed by its size in pixels, not its
 		// bytes, and English text stays at a token per three bytes.
 		{"an image", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + randomBase64(550000) + `"}}]}]}`, "claude-sonnet-5-5"},

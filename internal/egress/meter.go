@@ -128,6 +128,16 @@ func geoMark(geo string) string {
 	return RegionalInference
 }
 
+// tellsRegion says whether an Anthropic usage's inference_geo tells
+// the region a call naming none ran in, and so the region the key's
+// other such calls run in (Meter.sawRegion): any but none and
+// not_available, which a model that runs in no region (one before Opus
+// 4.6) answers whatever the workspace's default, which a newer model's
+// calls still run in.
+func tellsRegion(geo string) bool {
+	return geo != "" && fold(geo) != "notavailable"
+}
+
 // TierMarks is the marks of the tier and region a name the meter counts
 // under carries (PriorityTier or PremiumTier, then RegionalInference; ""
 // for none): what an answer said the key's calls run in, which later
@@ -340,7 +350,8 @@ type answerUsage struct {
 	// a tier or a region at all (a standard one too).
 	tier, geo string
 	named     bool
-	// geoNamed says the usage named a region at all (global too).
+	// geoNamed says the usage named the region the call ran in, global
+	// too (tellsRegion).
 	geoNamed bool
 	// dropped says a usage object was too long to read (skimDropped):
 	// what was found is not the whole answer's usage.
@@ -432,7 +443,7 @@ func (a *answerUsage) takeUsage(raw []byte) {
 		a.tier = PremiumTier
 	}
 	a.geo = cmp.Or(a.geo, geoMark(w.InferenceGeo))
-	a.geoNamed = a.geoNamed || w.InferenceGeo != ""
+	a.geoNamed = a.geoNamed || tellsRegion(w.InferenceGeo)
 	a.searches = max(a.searches, min(w.ServerToolUse.WebSearch, usage.MaxTokens))
 	if a.p != ProviderAnthropic {
 		return

@@ -525,7 +525,10 @@ func (w *bodyWalk) noteStored(key string) {
 	// A Gemini call's cachedContent names a context cache the key's
 	// project holds, read as part of the prompt.
 	gemini := len(w.stack) == 1 && w.p == ProviderGemini && key == "cachedcontent"
-	if key == "fileid" || gemini || top0 && (key == "previousresponseid" || key == "conversation") {
+	// A Gemini fileUri that passed the download check (a file of the
+	// Files API by its name, files/…, which no address names) is an
+	// uploaded file as a file_id is.
+	if key == "fileid" || key == "fileuri" || gemini || top0 && (key == "previousresponseid" || key == "conversation") {
 		w.shape.stored = true
 	}
 }
