@@ -236,7 +236,7 @@ func TestRedTeamSessionSocketsNamedByEnv(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	probe := sandboxtest.NetProbe(t)
+	probe := netProbe.Path(t)
 	env := []string{"PATH=/usr/bin:/bin", "DBUS_SESSION_BUS_ADDRESS=unix:path=" + bus + ",guid=0123;unix:abstract=/tmp/dbus-x", "XDG_RUNTIME_DIR=" + runtime}
 	c := Containment{Sandbox: box, Network: sandbox.NetworkOpen, Read: []string{filepath.Dir(probe)}}
 	out := runContained(t, c, env, "sh", "-c", probe+" unix "+bus+" loot; "+probe+" unix "+keyring+" loot")

@@ -29,7 +29,7 @@ import (
 // host's own proxy settings are gone.
 func TestPreparedProcessNetwork(t *testing.T) {
 	box := networkSandbox(t)
-	probe := sandboxtest.NetProbe(t)
+	probe := netProbe.Path(t)
 	loop := sandboxtest.Listen(t, "tcp", "127.0.0.1:0")
 	run := func(ctx context.Context, c Containment) string {
 		cmd := exec.Command("sh", "-c", probe+" tcp "+loop.Addr().String()+" direct; "+probe+" get http://exfil.example.net/x; env | grep -i _proxy= | sort")
@@ -101,7 +101,7 @@ func TestHostProxyKeepsNoCredential(t *testing.T) {
 // goes to /tmp instead, and is gone once the step ended.
 func TestProxyUnderDeepTempDir(t *testing.T) {
 	box := networkSandbox(t)
-	probe := sandboxtest.NetProbe(t)
+	probe := netProbe.Path(t)
 	deep := filepath.Join(t.TempDir(), strings.Repeat("nested-job-folder/", 6))
 	if err := os.MkdirAll(deep, 0o755); err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestEngineSocketOutOfReach(t *testing.T) {
 	if err := os.Chmod(sock, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	probe := sandboxtest.NetProbe(t)
+	probe := netProbe.Path(t)
 	for _, row := range []struct {
 		name  string
 		env   string

@@ -39,7 +39,7 @@ func TestNestedNamespaceGainsNothing(t *testing.T) {
 	if err := s.ProbeNetwork(context.Background()); err != nil {
 		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
 	}
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	loop := sandboxtest.Listen(t, "tcp", "127.0.0.1:0")
 	outside := t.TempDir()
 	writeFile(t, filepath.Join(outside, "kept"), "original\n", 0o644)
@@ -234,7 +234,7 @@ func asOrdinaryUserIn(t *testing.T, run string, cgroupFD int) string {
 	cmd := exec.Command(bin, "-test.run=^("+run+")$", "-test.v")
 	cmd.Dir = dir
 	probe := filepath.Join(dir, "netprobe")
-	if b, err = os.ReadFile(sandboxtest.NetProbe(t)); err != nil {
+	if b, err = os.ReadFile(probeBuild.Path(t)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(probe, b, 0o755); err != nil {

@@ -29,7 +29,7 @@ func TestNetworkContainment(t *testing.T) {
 	if err := s.ProbeNetwork(context.Background()); err != nil {
 		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
 	}
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	loop := sandboxtest.Listen(t, "tcp", "127.0.0.1:0")
 	all := sandboxtest.Listen(t, "tcp", "0.0.0.0:0")
 	abstract := sandboxtest.Listen(t, "unix", fmt.Sprintf("@planex-test-%d", loop.Addr().(*net.TCPAddr).Port))
@@ -97,7 +97,7 @@ func TestSocketFamiliesStayInTheNamespace(t *testing.T) {
 		15: "key", 21: "rds", 24: "pppox", 29: "can", 30: "tipc", 33: "rxrpc", 41: "kcm", 43: "smc", 45: "mctp",
 		38: "alg (the kernel's ciphers, no network)",
 	}
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	p := Policy{ReadOnly: []string{filepath.Dir(probe)}, Network: NetworkContained}
 	ways := map[string]string{"as itself": probe + " families x"}
 	if _, err := exec.LookPath("unshare"); err == nil {
@@ -228,7 +228,7 @@ func TestUDPOutOfReach(t *testing.T) {
 	if err := s.ProbeNetwork(context.Background()); err != nil {
 		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
 	}
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	l := sandboxtest.ListenUDP(t, "0.0.0.0:0")
 	port := strconv.Itoa(l.Port())
 	other := sandboxtest.MachineAddress(t)
@@ -267,7 +267,7 @@ func TestUDPOutOfReach(t *testing.T) {
 func TestRelayFloodBounded(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	sockDir := t.TempDir()
 	sandboxtest.Listen(t, "unix", filepath.Join(sockDir, "egress.sock"))
 	p := Policy{ReadOnly: []string{filepath.Dir(probe)}, Forward: []Forward{{Port: 3128, Socket: filepath.Join(sockDir, "egress.sock")}}}

@@ -26,7 +26,7 @@ func TestRedTeamAddressSpellingsOutOfReach(t *testing.T) {
 	if err := s.ProbeNetwork(context.Background()); err != nil {
 		t.Fatalf("this machine makes network namespaces (CI too), yet: %v", err)
 	}
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	addr := "[::]:0"
 	v6 := true
 	if ln, err := net.Listen("tcp", "[::1]:0"); err != nil {

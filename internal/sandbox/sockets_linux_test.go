@@ -31,7 +31,7 @@ func TestHostServiceSocketsOutOfReach(t *testing.T) {
 	if err := os.Chmod(sock, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	p := Policy{ReadOnly: []string{filepath.Dir(probe)}}
 	for _, row := range []struct {
 		network Network
@@ -149,7 +149,7 @@ func TestContainerManagerSocketsOutOfReach(t *testing.T) {
 	dir := openTempDir(t, "/var/snap", "planex-redteam-")
 	svc := filepath.Join(dir, "common", "run", "svc.sock")
 	targets = append(targets, target{svc, listen(svc), true})
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	for _, tg := range targets {
 		for _, network := range []Network{NetworkContained, NetworkOpen} {
 			msg := "loot-" + string(network)
@@ -179,7 +179,7 @@ func TestContainerManagerSocketsOutOfReach(t *testing.T) {
 func TestBoundSocketsOutsideRunOutOfReach(t *testing.T) {
 	needRoot(t) // only root may make folders under /var/lib, /opt, /srv
 	s := newSandbox(t)
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	fwd := filepath.Join(t.TempDir(), "egress.sock")
 	egress := sandboxtest.Listen(t, "unix", fwd)
 	var socks []string
@@ -268,7 +268,7 @@ func TestBoundSockets(t *testing.T) {
 // choice) it does.
 func TestRedTeamLateSocketUnderRunOutOfReach(t *testing.T) {
 	s := sandboxWithRun(t)
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	for _, row := range []struct {
 		network Network
 		reach   bool
@@ -328,7 +328,7 @@ i=0; while [ ! -e ` + work + `/bound ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+
 func TestRedTeamSessionSocketsOutOfReach(t *testing.T) {
 	needRoot(t) // only root may make folders under /run and /mnt
 	s := newSandbox(t)
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	for _, row := range []struct{ top, sub, name string }{
 		{"/run/screen", "S-planex-redteam-", "4711.pts-0.host"},
 		{"/mnt/wslg", ".X11-unix-planex-redteam-", "X0"},
@@ -379,7 +379,7 @@ func TestRedTeamKerberosCacheSocketOutOfReach(t *testing.T) {
 	if exists(sock) {
 		t.Skipf("a Kerberos cache daemon listens at %s on this machine", sock)
 	}
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	l := sandboxtest.Listen(t, "unix", sock)
 	if err := os.Chmod(sock, 0o666); err != nil {
 		t.Fatal(err)

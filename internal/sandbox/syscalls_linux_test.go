@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planexhq/planex/internal/sandbox/sandboxtest"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +29,7 @@ import (
 func TestSyscallEscapesRefused(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	const vsockTarget = "1:47391" // VMADDR_CID_LOCAL: never the hypervisor
 	plain := func(args ...string) string {
 		out, err := exec.Command(probe, args...).CombinedOutput()
@@ -85,7 +84,7 @@ func TestSyscallEscapesRefused(t *testing.T) {
 func TestCoreHandlerAndPerfOutOfReach(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	for _, args := range [][]string{{"corelimit", "x"}, {"perf", "x"}} {
 		out, err := exec.Command(probe, args...).CombinedOutput()
 		if err != nil {
@@ -118,7 +117,7 @@ func TestSyscallCompatRefused(t *testing.T) {
 		t.Skip("the i386 and x32 conventions are x86-64's")
 	}
 	s := newSandbox(t)
-	probe := sandboxtest.NetProbe(t)
+	probe := probeBuild.Path(t)
 	plain, err := exec.Command(probe, "compat", "x").CombinedOutput()
 	if err != nil {
 		t.Fatalf("netprobe compat uncontained: %v\n%s", err, plain)

@@ -4,6 +4,7 @@ package sandboxtest
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -37,7 +38,8 @@ func Processes(t testing.TB, arg string) []string {
 // NetProbe builds the netprobe command (see its package) into a folder of
 // its own (or takes $PLANEX_TEST_NETPROBE's) and returns the binary's path; contained programs need that
 // folder in their policy's read-only list, since tests' folders lie under
-// /tmp.
+// /tmp. A package with several such tests shares one build through a
+// ProbeBuild instead.
 func NetProbe(t testing.TB) string {
 	t.Helper()
 	// A test binary run as another user (no module cache to build from)
@@ -45,13 +47,65 @@ func NetProbe(t testing.TB) string {
 	if bin := os.Getenv("PLANEX_TEST_NETPROBE"); bin != "" {
 		return bin
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "netprobe")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/planexhq/planex/internal/sandbox/sandboxtest/netprobe")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building netprobe: %v\n%s", err, out)
+	bin := filepath.Join(t.TempDir(), "netprobe")
+	if err := buildNetProbe(bin); err != nil {
+		t.Fatal(err)
 	}
 	return bin
+}
+
+// buildNetProbe builds the netprobe command at bin.
+func buildNetProbe(bin string) error {
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/planexhq/planex/internal/sandbox/sandboxtest/netprobe")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building netprobe: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// ProbeBuild is the netprobe command built once for all the tests of one
+// test binary: each build took the go command about 0.7 CPU-s, and
+// twenty-one tests built it (issue 32, item 4). Its zero value is ready;
+// the package's TestMain calls Remove after the tests.
+type ProbeBuild struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// Path returns the binary's path (or $PLANEX_TEST_NETPROBE's), building
+// it on the first call; its folder holds nothing else, for a policy's
+// read-only list.
+func (b *ProbeBuild) Path(t testing.TB) string {
+	t.Helper()
+	if bin := os.Getenv("PLANEX_TEST_NETPROBE"); bin != "" {
+		return bin
+	}
+	b.once.Do(func() {
+		b.dir, b.err = os.MkdirTemp("", "planex-netprobe-")
+		if b.err == nil {
+			// Open to every id: a sandbox run as root lends the folders it
+			// grants to the program's id, and tests side by side run
+			// programs under different ids.
+			b.err = os.Chmod(b.dir, 0o755)
+		}
+		if b.err == nil {
+			b.bin = filepath.Join(b.dir, "netprobe")
+			b.err = buildNetProbe(b.bin)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.bin
+}
+
+// Remove removes what Path built.
+func (b *ProbeBuild) Remove() {
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
 }
 
 // Listener is a TCP or Unix listener that records what arrives: an
