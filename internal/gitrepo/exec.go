@@ -192,7 +192,8 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 		}
 	}
 	// git reads its config files before anything else, includes and all.
-	if err := checkConfigFiles(ctx, c.scans, configFiles(c)); err != nil {
+	included, err := checkConfigFiles(ctx, c.scans, configFiles(c))
+	if err != nil {
 		return nil, func() {}, err
 	}
 	if err := checkGitDirFiles(c); err != nil {
@@ -209,6 +210,7 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 		}
 		scanned = s
 		settings = append(settings, neutralise(s.drivers)...)
+		settings = append(settings, neutralise(included)...)
 	}
 	settings = append(settings, c.config...)
 	if c.trustHTTP {
