@@ -139,14 +139,12 @@ type includeEntry struct {
 // (lower case) in any case (so may hold an include directive or name a
 // driver), reading at most maxConfigPeek bytes (a longer file may).
 func mayInclude(path string, words ...[]byte) (bool, error) {
-	f, err := os.Open(path)
+	// Made a FIFO since it was looked at, it is not waited on.
+	f, err := openRegular(path)
 	if err != nil {
-		return false, fmt.Errorf("reading %s: %w", path, err)
+		return false, fmt.Errorf("%w: %w", ErrConfigNotAFile, err)
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return false, fmt.Errorf("%w: %s", ErrConfigNotAFile, path)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, maxConfigPeek+1))
 	if err != nil {
 		return false, fmt.Errorf("reading %s: %w", path, err)
@@ -248,6 +246,14 @@ func checkGitDirFiles(c call) error {
 		if info, err := os.Stat(f); err == nil && !info.Mode().IsRegular() {
 			return fmt.Errorf("%w: %s is a %v; remove it", ErrGitDirFileNotRegular, f, info.Mode().Type())
 		}
+	}
+	if commonDir != "" {
+		if err := checkGitDirTree(c.scans, commonDir, true); err != nil {
+			return err
+		}
+	}
+	if gitDir != "" && filepath.Clean(gitDir) != filepath.Clean(commonDir) {
+		return checkGitDirTree(c.scans, gitDir, false)
 	}
 	return nil
 }
