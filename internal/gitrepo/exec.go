@@ -99,6 +99,9 @@ func protections() []setting {
 		{"core.attributesFile", ""},
 		{"mailmap.file", ""},
 		{"mailmap.blob", ""},
+		// Every log and show reads the work tree's .mailmap by
+		// default: a FIFO left there hung them.
+		{"log.mailmap", "false"},
 	}
 }
 
