@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -35,20 +36,29 @@ const maxConfigPeek = 1 << 20
 // read no further; one that does has its include paths listed by a `git
 // config --file --no-includes`, which opens that file alone.
 //
+// It also returns the filter, diff and merge drivers the included files
+// name, whatever the include's condition: a git the call starts may meet
+// a condition the call itself does not (`git worktree add` checks the
+// new worktree out in a child git whose git directory is the worktree's
+// own, so an `includeIf "gitdir:**/worktrees/**"` hid a filter from the
+// scan and the child ran it). Switching off a driver git does not use is
+// harmless.
+//
 // What each file includes is remembered in scans (when not nil) while the
 // file keeps its device, inode, size and times (configStamp): a
 // repository with includes would otherwise run one more git on every
 // call. Whether each file is regular is looked at every time.
-func checkConfigFiles(ctx context.Context, scans *scanCache, files []string) error {
+func checkConfigFiles(ctx context.Context, scans *scanCache, files []string) (map[string][]string, error) {
+	drivers := map[string][]string{}
 	for _, f := range files {
-		if err := checkConfigFile(ctx, scans, f, 0); err != nil {
-			return err
+		if err := checkConfigFile(ctx, scans, f, 0, drivers); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return drivers, nil
 }
 
-func checkConfigFile(ctx context.Context, scans *scanCache, file string, depth int) error {
+func checkConfigFile(ctx context.Context, scans *scanCache, file string, depth int, drivers map[string][]string) error {
 	info, err := os.Stat(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -60,91 +70,118 @@ func checkConfigFile(ctx context.Context, scans *scanCache, file string, depth i
 	case depth >= maxIncludeDepth:
 		return nil // git refuses the include itself
 	}
-	paths, err := scans.includesOf(ctx, file)
+	e, err := scans.includesOf(ctx, file, depth > 0)
 	if err != nil {
 		return err
 	}
-	for _, p := range paths {
-		if err := checkConfigFile(ctx, scans, p, depth+1); err != nil {
+	for kind, names := range e.drivers {
+		for _, n := range names {
+			if !slices.Contains(drivers[kind], n) {
+				drivers[kind] = append(drivers[kind], n)
+			}
+		}
+	}
+	for _, p := range e.paths {
+		if err := checkConfigFile(ctx, scans, p, depth+1, drivers); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// includesOf is what the regular config file at file includes, from s
-// while the file is unchanged.
-func (s *scanCache) includesOf(ctx context.Context, file string) ([]string, error) {
+// includesOf is what the regular config file at file includes, and when
+// it is itself included, the drivers it names; from s while the file is
+// unchanged.
+func (s *scanCache) includesOf(ctx context.Context, file string, included bool) (includeEntry, error) {
 	stamp, stable := configStamp([]string{file}, time.Now())
 	if s != nil && stable {
 		s.mu.Lock()
 		e, hit := s.includes[file]
 		s.mu.Unlock()
-		if hit && e.stamp == stamp {
-			return e.paths, nil
+		if hit && e.stamp == stamp && e.included == included {
+			return e, nil
 		}
 	}
-	var paths []string
-	may, err := mayInclude(file)
+	e := includeEntry{stamp: stamp, included: included}
+	words := [][]byte{[]byte("include")}
+	if included {
+		words = append(words, []byte("filter"), []byte("diff"), []byte("merge"))
+	}
+	may, err := mayInclude(file, words...)
 	if err == nil && may {
-		paths, err = includePaths(ctx, file)
+		e.paths, e.drivers, err = includePaths(ctx, file)
+	}
+	if !included {
+		e.drivers = nil // the call's own scan reads this file
 	}
 	if err != nil || s == nil || !stable {
-		return paths, err
+		return e, err
 	}
 	s.mu.Lock()
 	if s.includes == nil || len(s.includes) >= maxScans {
 		s.includes = map[string]includeEntry{}
 	}
-	s.includes[file] = includeEntry{stamp: stamp, paths: paths}
+	s.includes[file] = e
 	s.mu.Unlock()
-	return paths, nil
+	return e, nil
 }
 
-// includeEntry is what a config file included when it had stamp.
+// includeEntry is what a config file included, and the drivers it named,
+// when it had stamp.
 type includeEntry struct {
-	stamp string
-	paths []string
+	stamp    string
+	included bool
+	paths    []string
+	drivers  map[string][]string
 }
 
-// mayInclude says whether the regular file at path holds the word
-// "include" in any case (so may hold an include directive), reading at
-// most maxConfigPeek bytes (a longer file may).
-func mayInclude(path string) (bool, error) {
-	f, err := os.Open(path)
+// mayInclude says whether the regular file at path holds one of words
+// (lower case) in any case (so may hold an include directive or name a
+// driver), reading at most maxConfigPeek bytes (a longer file may).
+func mayInclude(path string, words ...[]byte) (bool, error) {
+	// Made a FIFO since it was looked at, it is not waited on.
+	f, err := openRegular(path)
 	if err != nil {
-		return false, fmt.Errorf("reading %s: %w", path, err)
+		return false, fmt.Errorf("%w: %w", ErrConfigNotAFile, err)
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return false, fmt.Errorf("%w: %s", ErrConfigNotAFile, path)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, maxConfigPeek+1))
 	if err != nil {
 		return false, fmt.Errorf("reading %s: %w", path, err)
 	}
-	return len(b) > maxConfigPeek || bytes.Contains(bytes.ToLower(b), []byte("include")), nil
+	if len(b) > maxConfigPeek {
+		return true, nil
+	}
+	lower := bytes.ToLower(b)
+	return slices.ContainsFunc(words, func(w []byte) bool { return bytes.Contains(lower, w) }), nil
 }
 
 // includePaths lists the files the config file at path includes
 // (include.path and includeIf.<condition>.path, whatever the condition),
 // as git resolves them: ~ expanded, a relative path taken from path's
-// folder.
-func includePaths(ctx context.Context, path string) ([]string, error) {
+// folder; and the filter, diff and merge drivers it names.
+func includePaths(ctx context.Context, path string) ([]string, map[string][]string, error) {
 	c := call{dir: string(filepath.Separator), args: []string{"config", "--file", path, "--no-includes", "-z", "--type=path",
-		"--get-regexp", `^include(if\..*)?\.path$`}}
+		"--get-regexp", `^(include(if\..*)?\.path|(filter|diff|merge)\..+\.[^.]+)$`}}
 	out, err := run(ctx, c)
 	if err != nil {
 		if strings.TrimSpace(out) == "" && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			// No such key (exit 1) or a file git cannot parse: git's own
 			// call reports the latter.
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, fmt.Errorf("listing the includes of %s: %w", path, err)
+		return nil, nil, fmt.Errorf("listing the includes of %s: %w", path, err)
 	}
 	var paths []string
+	drivers := map[string][]string{}
 	for _, entry := range strings.Split(out, "\x00") {
-		_, value, ok := strings.Cut(entry, "\n")
+		key, value, ok := strings.Cut(entry, "\n")
+		if m := driverKey.FindStringSubmatch(key); m != nil {
+			if !slices.Contains(drivers[m[1]], m[2]) {
+				drivers[m[1]] = append(drivers[m[1]], m[2])
+			}
+			continue
+		}
 		if !ok || value == "" {
 			continue
 		}
@@ -153,7 +190,7 @@ func includePaths(ctx context.Context, path string) ([]string, error) {
 		}
 		paths = append(paths, value)
 	}
-	return paths, nil
+	return paths, drivers, nil
 }
 
 // ErrGitDirFileNotRegular is returned for a call whose git directory
@@ -209,6 +246,14 @@ func checkGitDirFiles(c call) error {
 		if info, err := os.Stat(f); err == nil && !info.Mode().IsRegular() {
 			return fmt.Errorf("%w: %s is a %v; remove it", ErrGitDirFileNotRegular, f, info.Mode().Type())
 		}
+	}
+	if commonDir != "" {
+		if err := checkGitDirTree(c.scans, commonDir, true); err != nil {
+			return err
+		}
+	}
+	if gitDir != "" && filepath.Clean(gitDir) != filepath.Clean(commonDir) {
+		return checkGitDirTree(c.scans, gitDir, false)
 	}
 	return nil
 }

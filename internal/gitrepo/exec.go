@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Every git planex runs goes through this file. The repository, the user's
@@ -98,6 +99,9 @@ func protections() []setting {
 		{"core.attributesFile", ""},
 		{"mailmap.file", ""},
 		{"mailmap.blob", ""},
+		// Every log and show reads the work tree's .mailmap by
+		// default: a FIFO left there hung them.
+		{"log.mailmap", "false"},
 	}
 }
 
@@ -152,7 +156,19 @@ type call struct {
 	// trustHTTP undoes the config's https trust settings for this call
 	// (httpOverrides), read by the same scan as the drivers.
 	trustHTTP bool
+	// terminal keeps git in planex's process group: the ssh of a remote
+	// call may ask the user for a host key's approval or a passphrase on
+	// the terminal, which a process of another (background) group is
+	// stopped for reading. Every other call gets a group of its own, all
+	// killed when its context is cancelled (ownProcessGroup).
+	terminal bool
 }
+
+// waitDelay is how long a git whose context is done, or which has ended,
+// is waited for to close its output: past it the output is given up. A
+// child git left behind (an upload-pack blocked on a git-directory
+// writer's FIFO) held that output open, and the wait never ended.
+const waitDelay = 10 * time.Second
 
 // command builds the protected exec.Cmd for c. Commands that may read
 // file contents or attributes first list the repository's filter, diff
@@ -192,7 +208,8 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 		}
 	}
 	// git reads its config files before anything else, includes and all.
-	if err := checkConfigFiles(ctx, c.scans, configFiles(c)); err != nil {
+	included, err := checkConfigFiles(ctx, c.scans, configFiles(c))
+	if err != nil {
 		return nil, func() {}, err
 	}
 	if err := checkGitDirFiles(c); err != nil {
@@ -209,6 +226,7 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 		}
 		scanned = s
 		settings = append(settings, neutralise(s.drivers)...)
+		settings = append(settings, neutralise(included)...)
 	}
 	settings = append(settings, c.config...)
 	if c.trustHTTP {
@@ -233,6 +251,10 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 	cmd = exec.CommandContext(ctx, gitProg, withDiffFlags(c.args)...)
 	cmd.Dir = c.dir
 	cmd.Env = env
+	cmd.WaitDelay = waitDelay
+	if !c.terminal {
+		ownProcessGroup(cmd)
+	}
 	if credFile != nil {
 		cmd.ExtraFiles = []*os.File{credFile}
 	}

@@ -51,6 +51,9 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", dir, err)
 	}
+	if err := checkDiscovered(ctx, abs); err != nil {
+		return nil, fmt.Errorf("opening %s: %w", dir, err)
+	}
 	out, err := run(ctx, call{dir: abs, args: []string{"rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--show-object-format"}})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (%v)", dir, ErrNotRepo, err)

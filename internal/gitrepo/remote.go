@@ -209,7 +209,7 @@ func remoteCall(r *Repo, remote string, push bool, args []string, refs ...string
 	}
 	args = append(append(args[:len(args):len(args)], target), refs...)
 	env := append(r.gitEnv(r.Root), r.env...)
-	return call{dir: r.Root, env: env, config: cfg, args: args, scans: r.scans}
+	return call{dir: r.Root, env: env, config: cfg, args: args, scans: r.scans, terminal: !localURL(target)}
 }
 
 // remoteTarget is the URL planex names for remote: the one it had when

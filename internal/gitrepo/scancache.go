@@ -52,6 +52,9 @@ type scanCache struct {
 	m  map[string]scanEntry
 	// includes is what each config file includes (checkConfigFiles).
 	includes map[string]includeEntry
+	// clean is the git directory's folders found to hold no FIFO
+	// (checkGitDirTree).
+	clean map[string]cleanFolder
 }
 
 type scanEntry struct {

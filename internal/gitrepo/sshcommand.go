@@ -3,7 +3,6 @@ package gitrepo
 import (
 	"bufio"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -120,7 +119,8 @@ const maxSSHIncludes = 64
 // sshConfigLines are the absolute key files the ssh configuration at
 // path names and the files its Include lines name.
 func sshConfigLines(path string) (keys, includes []string) {
-	f, err := os.Open(path)
+	// Not waited on when a FIFO: no context reaches an open.
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, nil
 	}

@@ -344,6 +344,10 @@ func removeAll(dir string) error {
 	return os.RemoveAll(dir)
 }
 
+// maxGitdirFile bounds what is read of a worktree's gitdir file: one
+// path.
+const maxGitdirFile = 64 << 10
+
 // adminDirsFor finds the admin directories (<common>/worktrees/<name>)
 // that git keeps for a worktree at dir, by their gitdir files.
 func (r *Repo) adminDirsFor(dir string) ([]string, error) {
@@ -361,7 +365,8 @@ func (r *Repo) adminDirsFor(dir string) ([]string, error) {
 		if !e.IsDir() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(root, e.Name(), "gitdir"))
+		// A FIFO there is refused, not waited on.
+		b, err := safefile.ReadRegular(filepath.Join(root, e.Name(), "gitdir"), maxGitdirFile)
 		if err != nil {
 			continue
 		}
