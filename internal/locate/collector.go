@@ -23,7 +23,7 @@ import (
 
 // queryHeapLimit is the memory (the runtime's own measure: heap, stacks
 // and their bookkeeping) a held query may reach before the collector runs.
-// A second query at 100,000 files reached 58 MiB of peak RSS with no
+// A second query at 100,000 files reached 45-58 MiB of peak RSS with no
 // collection; 96 MiB keeps a query under issue 33's 128 MiB with the
 // binary's own pages.
 const queryHeapLimit = 96 << 20
