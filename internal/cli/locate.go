@@ -49,7 +49,7 @@ text: given as arguments, or read from --query-file ("-" for stdin).
 			if strings.TrimSpace(query) == "" {
 				return usageError(cmd, "locating files: %v (pass it as arguments or with --query-file)", locate.ErrEmptyQuery)
 			}
-			ix, err := locate.Open(cmd.Context(), repo, repomap.Options{})
+			ix, err := locate.OpenForOneQuery(cmd.Context(), repo, repomap.Options{})
 			if err != nil {
 				return fmt.Errorf("mapping repository %s: %w", repo, err)
 			}

@@ -172,7 +172,7 @@ func Evaluate(ctx context.Context, instances []Instance, reposDir string, k int,
 		}
 		// The history is the mirror's, up to the instance's commit.
 		hist := historySource{dir: filepath.Join(reposDir, strings.ReplaceAll(in.Repo, "/", "__")), rev: in.BaseCommit}
-		ix, err := open(ctx, tree, repomap.Options{Logger: log, CacheDir: cache, Key: key}, hist)
+		ix, err := open(ctx, tree, repomap.Options{Logger: log, CacheDir: cache, Key: key}, hist, nil)
 		if err != nil {
 			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: %v", in.InstanceID, err))
 			continue

@@ -36,6 +36,10 @@ type pendingKey struct {
 	guess  string           // the index key the index was loaded under
 	keyed  <-chan indexKeys // the tree's keys, once computed
 	reopen func(indexKeys) (*Index, error)
+	// hold is the collector held off while the guessed index is
+	// queried (nil without OpenForOneQuery): released before an index
+	// is built in its place, and at Close.
+	hold *collectorHold
 
 	mu      sync.Mutex
 	settled bool
@@ -121,6 +125,8 @@ func (p *pendingKey) settle(ix *Index) (bool, error) {
 	if k.err == nil && k.idxKey != "" && k.idxKey == p.guess {
 		return false, nil
 	}
+	// Building an index takes the collector's usual pace.
+	p.hold.release()
 	if err := ix.src.closer.Close(); err != nil {
 		return false, fmt.Errorf("closing index file: %w", err)
 	}
@@ -172,6 +178,7 @@ func (p *pendingKey) rank(ix *Index, query string, k int, opts Options) ([]Ranke
 // settled as closed: ranking on it fails from now on, and the key is not
 // waited for.
 func (p *pendingKey) closePending() {
+	p.hold.release()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.settled {

@@ -953,11 +953,17 @@ func (ix *Index) bm25(qts []queryTerm, fl field, matches bool) ([]float64, *term
 	n := len(ix.files)
 	t, avg := fieldPostings(ix, fl)
 	scores := make([]float64, n)
-	var files []int
-	var counts []uint32
+	// Every posting takes two bytes at least, so the lists are made once,
+	// for the longest value, instead of grown through every size up to it.
+	vals, most := make([][]byte, len(qts)), 0
+	for qi, q := range qts {
+		vals[qi] = t.get(q.term)
+		most = max(most, len(vals[qi])/2)
+	}
+	files, counts := make([]int, 0, most), make([]uint32, 0, most)
 	dfs := make([]int, len(qts))
 	for qi, q := range qts {
-		v := t.get(q.term)
+		v := vals[qi]
 		if v == nil {
 			dfs[qi] = -1
 			continue

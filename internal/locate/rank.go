@@ -484,6 +484,10 @@ func (ix *Index) candidates(query string, ms mentions, ev *evidence) {
 		return note
 	}
 	var memo familyMemo
+	// Room for every file at once: on a large tree most are candidates,
+	// and growing the list through every size allocated five times its
+	// final size (a fresh page each while the collector is held).
+	ev.cands = slices.Grow(ev.cands, fs.len())
 	for i := range fs.len() {
 		lexical := fs.at(fContent, i) + fs.at(fPath, i) + fs.at(fSymbol, i)
 		if lexical <= 0 && fs.explicit(i) <= 0 && fs.at(fTestLink, i) <= 0 {
@@ -587,8 +591,12 @@ func quoteList(ts []string) string {
 // hit; a bare file name spreads its weight over the files sharing it.
 // Traceback frames count apart from paths quoted in prose.
 func (ix *Index) pathMentions(ms mentions, ev *evidence) {
-	n := len(ix.files)
-	quoted, frames := make([]float64, n), make([]float64, n)
+	// Without a quoted path both stay nil (most queries: no array of
+	// every file for nothing).
+	var quoted, frames []float64
+	if n := len(ix.files); len(ms.paths) > 0 {
+		quoted, frames = make([]float64, n), make([]float64, n)
+	}
 	maxFrame := 0
 	for _, pm := range ms.paths {
 		maxFrame = max(maxFrame, pm.frame)
@@ -893,6 +901,9 @@ func (ix *Index) dottedNames(ms mentions, ev *evidence) {
 	// Module mentions and Class.method names are kept apart: an issue
 	// names many modules in passing (configuration, imports), while a
 	// Class.method it names is the file at fault about half the time.
+	if len(ms.dotted) == 0 {
+		return
+	}
 	hits := make([]float64, len(ix.files))
 	mhits := make([]float64, len(ix.files))
 	for _, name := range ms.dotted {
@@ -947,12 +958,18 @@ func (ix *Index) dottedNames(ms mentions, ev *evidence) {
 			ev.note(fMethod, f, "defines "+cls+"."+meth+" named in the issue")
 		}
 	}
-	for i := range hits {
-		if hits[i] != 0 { // saturate(0) is 0, which the file holds already
-			ev.feats.set(fModule, i, saturate(hits[i]))
-		}
-		if mhits[i] != 0 {
-			ev.feats.set(fMethod, i, saturate(mhits[i]))
+	ev.setSaturated(fModule, hits)
+	ev.setSaturated(fMethod, mhits)
+}
+
+// setSaturated sets signal f of each file with hits to their saturation
+// (a file without keeps its zero: saturate(0) is 0). Signals are columns
+// apart, so setting one before the other sets what setting them file by
+// file did.
+func (ev *evidence) setSaturated(f feature, hits []float64) {
+	for i, h := range hits {
+		if h != 0 {
+			ev.feats.set(f, i, saturate(h))
 		}
 	}
 }

@@ -130,7 +130,8 @@ func TestScaleChild(t *testing.T) {
 		n := repomaptest.ReadAll(t, dir)
 		fmt.Printf("scale-bytes=%d\n", n)
 	case modeQuery:
-		ix, err := Open(context.Background(), dir, repomap.Options{CacheDir: cache})
+		// As planex locate opens it.
+		ix, err := OpenForOneQuery(context.Background(), dir, repomap.Options{CacheDir: cache})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,14 @@ const keepIndexes = 8
 // opts.Key and opts.CacheDir are both set, the caller vouches that the key
 // names the tree's state (an extracted commit that never changes).
 func Open(ctx context.Context, root string, opts repomap.Options) (*Index, error) {
-	return open(ctx, root, opts, historySource{dir: root, rev: "HEAD"})
+	return open(ctx, root, opts, historySource{dir: root, rev: "HEAD"}, nil)
+}
+
+// OpenForOneQuery is Open for a process that ranks one query and exits
+// (planex locate): while the index the last query used is loaded and
+// ranked, the collector is held off (collector.go). Close gives it back.
+func OpenForOneQuery(ctx context.Context, root string, opts repomap.Options) (*Index, error) {
+	return open(ctx, root, opts, historySource{dir: root, rev: "HEAD"}, runtimeCollector{})
 }
 
 // open is Open reading the history from hist (Evaluate's trees are
@@ -39,7 +46,9 @@ func Open(ctx context.Context, root string, opts repomap.Options) (*Index, error
 // every file) is computed in the background while the index the previous
 // query used is loaded and, in Rank, queried; Rank returns that ranking
 // only once the key shows the tree is in that index's state (guess.go).
-func open(ctx context.Context, root string, opts repomap.Options, hist historySource) (*Index, error) {
+// With gc, the collector is held off while that index is loaded and
+// queried (collector.go).
+func open(ctx context.Context, root string, opts repomap.Options, hist historySource, gc collector) (*Index, error) {
 	if opts.Key != "" && opts.CacheDir != "" {
 		return openKeyed(ctx, root, opts, hist, indexKeys{key: opts.Key, idxKey: opts.Key}, opts.CacheDir, "")
 	}
@@ -51,13 +60,18 @@ func open(ctx context.Context, root string, opts repomap.Options, hist historySo
 	keyed := make(chan indexKeys, 1)
 	go func() { keyed <- stateIndexKeys(ctx, root, check) }()
 	guess := readLastKey(check.Dir, root)
+	var hold *collectorHold
+	if gc != nil && guess != "" {
+		hold = holdCollector(gc, queryHeapLimit)
+	}
 	if ix := openGuess(check.Dir, guess); ix != nil {
 		ix.root = root
-		ix.pending = &pendingKey{guess: guess, keyed: keyed, reopen: func(k indexKeys) (*Index, error) {
+		ix.pending = &pendingKey{guess: guess, keyed: keyed, hold: hold, reopen: func(k indexKeys) (*Index, error) {
 			return openKeyed(ctx, root, opts, hist, k, check.Dir, guess)
 		}}
 		return ix, nil
 	}
+	hold.release()
 	return openKeyed(ctx, root, opts, hist, <-keyed, check.Dir, guess)
 }
 

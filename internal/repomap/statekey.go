@@ -112,8 +112,9 @@ type stateKeyer struct {
 
 // stater takes stamps: the file system's, or a test's that fakes them.
 type stater interface {
-	// stamps stamps every path, relative to root unless absolute.
-	stamps(root string, paths []string) []stamp
+	// stamps stamps every path, relative to root unless absolute, into
+	// dst's storage when it has room.
+	stamps(dst []stamp, root string, paths []string) []stamp
 	// stamp stamps one path.
 	stamp(name string) stamp
 }
@@ -121,8 +122,10 @@ type stater interface {
 // osStat is the file system's stater.
 type osStat struct{}
 
-func (osStat) stamps(root string, paths []string) []stamp { return statAll(root, paths) }
-func (osStat) stamp(name string) stamp                    { return statStamp(name) }
+func (osStat) stamps(dst []stamp, root string, paths []string) []stamp {
+	return statAll(dst, root, paths)
+}
+func (osStat) stamp(name string) stamp { return statStamp(name) }
 
 func (k *stateKeyer) stater() stater {
 	if k.stat == nil {
@@ -372,7 +375,7 @@ func (k *stateKeyer) holds(rec *stateRecord) bool {
 		paths = append(paths, p)
 		want = append(want, rec.Stamps[i])
 	}
-	return slices.Equal(k.stater().stamps(k.root, paths), want)
+	return slices.Equal(k.stater().stamps(nil, k.root, paths), want)
 }
 
 // hash is the key: the options, what the index stages, and the stamp of
@@ -385,7 +388,8 @@ func (k *stateKeyer) hash(rec *stateRecord, files fileChunks, since time.Time) (
 	h.Write(rec.Staged)
 	racy := since.Add(-racyWindow).UnixNano()
 	buf := make([]byte, 0, 64<<10)
-	var file []byte // a recent file's contents, reused
+	var file []byte    // a recent file's contents, reused
+	var stamps []stamp // a chunk's, reused
 	// The sums of files counted by their contents (statekey_young.go).
 	prev, next := k.loadYoung(), []youngSum(nil)
 	// Stamps are taken a chunk of files at a time, so the key holds that
@@ -398,7 +402,7 @@ func (k *stateKeyer) hash(rec *stateRecord, files fileChunks, since time.Time) (
 		if len(chunk) == 0 {
 			break
 		}
-		stamps := k.stater().stamps(k.root, chunk)
+		stamps = k.stater().stamps(stamps, k.root, chunk)
 		for i, p := range chunk {
 			s := stamps[i]
 			buf = append(append(append(buf, 0), p...), 0)
@@ -479,7 +483,7 @@ func (k *stateKeyer) list(ctx context.Context, since time.Time) (*stateRecord, e
 		return nil, err
 	}
 	rec.Watched = append(dirs, k.ignoreSources(dirs)...)
-	rec.Stamps = k.stater().stamps(k.root, rec.Watched)
+	rec.Stamps = k.stater().stamps(nil, k.root, rec.Watched)
 	racy := since.Add(-racyWindow).UnixNano()
 	rec.Trusted = complete && !recent(rec.Index, racy)
 	for _, s := range rec.Stamps {
@@ -636,12 +640,13 @@ func (k *stateKeyer) ignoreSources(dirs []string) []string {
 	return out
 }
 
-// statAll stamps every path (relative to root unless absolute), in
+// statAll stamps every path (relative to root unless absolute), into
+// dst's storage when it has room, in
 // parallel: on a large tree this is most of a key's cost. Each worker
 // takes a run of paths, which in sorted order mostly share directories
 // (see stamper).
-func statAll(root string, paths []string) []stamp {
-	out := make([]stamp, len(paths))
+func statAll(dst []stamp, root string, paths []string) []stamp {
+	out := slices.Grow(dst[:0], len(paths))[:len(paths)]
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(paths)/256))
 	var wg sync.WaitGroup
 	chunk := (len(paths) + workers - 1) / workers

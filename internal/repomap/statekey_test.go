@@ -275,7 +275,7 @@ type countStat struct {
 	paths map[string]int
 }
 
-func (c *countStat) stamps(root string, paths []string) []stamp {
+func (c *countStat) stamps(dst []stamp, root string, paths []string) []stamp {
 	c.mu.Lock()
 	if c.paths != nil {
 		for _, p := range paths {
@@ -283,7 +283,7 @@ func (c *countStat) stamps(root string, paths []string) []stamp {
 		}
 	}
 	c.mu.Unlock()
-	return osStat{}.stamps(root, paths)
+	return osStat{}.stamps(dst, root, paths)
 }
 
 func (c *countStat) stamp(name string) stamp { return osStat{}.stamp(name) }
@@ -295,8 +295,8 @@ type frozenStat struct {
 	held stamp
 }
 
-func (f *frozenStat) stamps(root string, paths []string) []stamp {
-	out := osStat{}.stamps(root, paths)
+func (f *frozenStat) stamps(dst []stamp, root string, paths []string) []stamp {
+	out := osStat{}.stamps(dst, root, paths)
 	for i, p := range paths {
 		if p == f.path {
 			out[i] = f.held
