@@ -41,10 +41,7 @@ func TestRedTeamConfigIncludesAFIFO(t *testing.T) {
 			t.Parallel()
 			r := newRepo(t)
 			dir := t.TempDir()
-			fifo := filepath.Join(dir, "fifo")
-			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			fifo := makeFIFO(t, dir)
 			regular := filepath.Join(dir, "regular")
 			if err := os.WriteFile(regular, []byte("[core]\n\tquotePath = false\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -125,4 +122,15 @@ func TestRedTeamGitDirFileIsAFIFO(t *testing.T) {
 			}
 		})
 	}
+}
+
+// makeFIFO makes a FIFO named fifo in dir, which nobody writes, and
+// returns its path.
+func makeFIFO(t *testing.T, dir string) string {
+	t.Helper()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return fifo
 }

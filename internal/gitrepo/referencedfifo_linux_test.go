@@ -33,10 +33,7 @@ func TestRedTeamReferencedFileIsAFIFO(t *testing.T) {
 			t.Parallel()
 			r := newRepo(t)
 			dir := t.TempDir()
-			fifo := filepath.Join(dir, "fifo")
-			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			fifo := makeFIFO(t, dir)
 			regular := filepath.Join(dir, "ssh_config")
 			if err := os.WriteFile(regular, []byte("Include "+fifo+"\n"), 0o644); err != nil {
 				t.Fatal(err)
