@@ -519,7 +519,7 @@ type Saved struct {
 // ref's current commit, and moves the ref there (compare-and-swap).
 func (s StateRef) Save(ctx context.Context, dir, message string) (string, error) {
 	parent, _ := s.repo.Git(ctx, "", "rev-parse", "--verify", "--quiet", s.Ref)
-	saved, err := s.save(ctx, Saved{Commit: strings.TrimSpace(parent)}, true, dir, message)
+	saved, err := s.save(ctx, Saved{Commit: strings.TrimSpace(parent)}, dir, message)
 	return saved.Commit, err
 }
 
@@ -527,11 +527,11 @@ func (s StateRef) Save(ctx context.Context, dir, message string) (string, error)
 // parent (none when parent.Commit is "") and points the ref there,
 // whatever it held: the caller keeps the tip it builds on (a state ref is
 // pushed with a lease on that tip, which is what guards it), so the ref is
-// neither read nor compared, and git runs four times (add, write-tree,
-// commit-tree, update-ref) when parent's tree is known. When nothing
-// changed, the ref is pointed at parent, which is returned.
+// neither read nor compared, and git runs once (fast-import, statesave.go).
+// When nothing changed, the ref is pointed at parent, which is returned.
+// dir holds folders and regular files only (ErrStateNotFiles otherwise).
 func (s StateRef) SaveOn(ctx context.Context, parent Saved, dir, message string) (Saved, error) {
-	return s.save(ctx, parent, false, dir, message)
+	return s.saveByImport(ctx, parent, dir, message)
 }
 
 // Read returns the ref's commit and its tree, read by one git.
@@ -550,9 +550,8 @@ func (s StateRef) Read(ctx context.Context) (Saved, error) {
 	return Saved{Commit: f[0], Tree: f[1]}, nil
 }
 
-// save is Save (cas: the ref must still be at parent) and SaveOn (the
-// ref is set whatever it held).
-func (s StateRef) save(ctx context.Context, parent Saved, cas bool, dir, message string) (Saved, error) {
+// save is Save: the ref must still be at parent.
+func (s StateRef) save(ctx context.Context, parent Saved, dir, message string) (Saved, error) {
 	r := s.repo
 	idx, done, err := tempIndex()
 	if err != nil {
@@ -574,10 +573,7 @@ func (s StateRef) save(ctx context.Context, parent Saved, cas bool, dir, message
 			parent.Tree, _ = r.TreeOf(ctx, parent.Commit)
 		}
 		if parent.Tree == saved.Tree { // nothing changed
-			if !cas {
-				err = r.SetRef(ctx, s.Ref, parent.Commit)
-			}
-			return parent, err
+			return parent, nil
 		}
 		args = append(args, "-p", parent.Commit)
 	}
@@ -586,15 +582,11 @@ func (s StateRef) save(ctx context.Context, parent Saved, cas bool, dir, message
 		return Saved{}, fmt.Errorf("recording state: %w", err)
 	}
 	saved.Commit = strings.TrimSpace(out)
-	update := []string{"update-ref", s.Ref, saved.Commit}
-	if cas {
-		old := parent.Commit
-		if old == "" {
-			old = r.format.Zero()
-		}
-		update = append(update, old)
+	old := parent.Commit
+	if old == "" {
+		old = r.format.Zero()
 	}
-	if _, err := r.Git(ctx, "", update...); err != nil {
+	if _, err := r.Git(ctx, "", "update-ref", s.Ref, saved.Commit, old); err != nil {
 		return Saved{}, fmt.Errorf("updating %s: %w", s.Ref, err)
 	}
 	return saved, nil
