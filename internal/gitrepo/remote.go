@@ -645,30 +645,14 @@ type StateTree struct {
 func (t *StateTree) Refusal() error { return t.refusal }
 
 // Restore is RestoreDir for a tree already listed: it refuses what
-// RestoreDir refuses, and otherwise writes the tree's files into dir
-// with r's git (r shares the objects of the repository that listed it).
+// RestoreDir refuses, and otherwise writes the tree's files into dir,
+// their contents read by one `git cat-file --batch` of r (which shares
+// the objects of the repository that listed it; statesave.go).
 func (t *StateTree) Restore(ctx context.Context, r *Repo, dir string) error {
 	if t.refusal != nil {
 		return t.refusal
 	}
-	ref := t.Ref
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
-	}
-	idx, done, err := tempIndex()
-	if err != nil {
-		return err
-	}
-	defer done()
-	env := []string{"GIT_INDEX_FILE=" + idx}
-	if _, err := r.git(ctx, r.Root, env, "read-tree", ref+"^{tree}"); err != nil {
-		return fmt.Errorf("reading state %s: %w", ref, err)
-	}
-	prefix := strings.TrimSuffix(dir, string(filepath.Separator)) + string(filepath.Separator)
-	if _, err := r.git(ctx, r.Root, env, "checkout-index", "--all", "--force", "--prefix="+prefix); err != nil {
-		return fmt.Errorf("restoring state %s: %w", ref, err)
-	}
-	return nil
+	return restoreFiles(ctx, r, t.Ref, t.Files, dir)
 }
 
 // ListState lists the tree at ref of r with one bounded git, and records

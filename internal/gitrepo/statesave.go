@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -258,4 +259,96 @@ func (s StateRef) saveByImport(ctx context.Context, parent Saved, dir, message s
 		return parent, r.SetRef(ctx, s.Ref, parent.Commit)
 	}
 	return Saved{Commit: commit, Tree: tree}, nil
+}
+
+// A state is restored without an index: the files ListState listed are
+// written from one `git cat-file --batch`, which runs no filter and reads
+// no attributes (a read-tree into a scratch index and a checkout-index,
+// two gits each scanning the config for drivers, before). The checks
+// read-tree made on every path are made here: a path component that is
+// empty, ".", ".." or .git in any case (a state anyone who can push may
+// have written, with a tree naming ../../config) is refused.
+
+// ErrStatePath is returned for a state naming a file outside its folder
+// or inside a git directory.
+var ErrStatePath = errors.New("a state names a path outside its folder")
+
+// validStatePath reports whether p, a path in a state's tree, stays
+// inside the folder it is restored into.
+func validStatePath(p string) bool {
+	if p == "" || strings.ContainsRune(p, 0) || (filepath.Separator == '\\' && strings.ContainsRune(p, '\\')) {
+		return false
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == "" || part == "." || part == ".." || strings.EqualFold(strings.TrimRight(part, ". "), ".git") {
+			return false
+		}
+	}
+	return true
+}
+
+// restoreFiles writes files (path → listed blob) into dir, each through
+// a temporary file renamed over its name, so a reader never sees part of
+// one.
+func restoreFiles(ctx context.Context, r *Repo, ref string, files map[string]TreeFile, dir string) error {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		if !validStatePath(p) {
+			return fmt.Errorf("restoring state %s: %q: %w", ref, p, ErrStatePath)
+		}
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	shas := make([]string, len(paths))
+	for i, p := range paths {
+		shas[i] = files[p].Object
+	}
+	next := 0
+	err := r.StreamBlobs(ctx, shas, func(_ string, content io.Reader) error {
+		p := paths[next]
+		next++
+		perm := os.FileMode(0o644)
+		if files[p].Mode == "100755" {
+			perm = 0o755
+		}
+		return writeRestored(filepath.Join(dir, filepath.FromSlash(p)), content, files[p].Size, perm)
+	})
+	if err != nil {
+		return fmt.Errorf("restoring state %s: %w", ref, err)
+	}
+	return nil
+}
+
+// writeRestored writes size bytes of content to path through a
+// temporary file in its folder.
+func writeRestored(path string, content io.Reader, size int64, perm os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating the folder of %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	n, err := io.Copy(f, io.LimitReader(content, size))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n != size {
+		err = fmt.Errorf("%d of %d bytes", n, size)
+	}
+	if err == nil {
+		err = os.Chmod(tmp, perm)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }

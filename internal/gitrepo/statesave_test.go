@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -150,6 +152,54 @@ func TestQuotePath(t *testing.T) {
 	for in, want := range cases {
 		if got := quotePath(in); got != want {
 			t.Errorf("quotePath(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestRestoreRefusesPathsOutsideTheFolder: a state whose tree names
+// "..", a folder ".." holding a file, or a .git folder in any case (git
+// mktree writes such trees; anyone who can push a state ref can push
+// one) is refused with ErrStatePath and nothing is written, inside the
+// folder or next to it.
+func TestRestoreRefusesPathsOutsideTheFolder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newFormatRepo(t, SHA1)
+	blob := strings.TrimSpace(mustGit(t, r.Root, "hash-object", "-w", "--stdin", "--path=x"))
+	mktree := func(entries string) string {
+		cmd := exec.Command("git", "mktree")
+		cmd.Dir = r.Root
+		cmd.Stdin = strings.NewReader(entries)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	inner := mktree("100644 blob " + blob + "\tescaped\n")
+	cases := map[string]string{
+		"a file named ..":   "100644 blob " + blob + "\t..\n100644 blob " + blob + "\trecord.json\n",
+		"a folder named ..": "040000 tree " + inner + "\t..\n100644 blob " + blob + "\trecord.json\n",
+		"a .GIT folder":     "040000 tree " + inner + "\t.GIT\n100644 blob " + blob + "\trecord.json\n",
+		"a .git. folder":    "040000 tree " + inner + "\t.git.\n100644 blob " + blob + "\trecord.json\n",
+	}
+	n := 0
+	for name, entries := range cases {
+		n++
+		tree := mktree(entries)
+		commit := strings.TrimSpace(mustGit(t, r.Root, "commit-tree", tree, "-m", "hostile state"))
+		ref := "refs/planex/state/" + strconv.Itoa(n)
+		mustGit(t, r.Root, "update-ref", ref, commit)
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "session")
+		err := r.RestoreDir(ctx, ref, dir)
+		if !errors.Is(err, ErrStatePath) {
+			t.Errorf("%s: RestoreDir = %v, want ErrStatePath", name, err)
+		}
+		for _, p := range []string{filepath.Join(parent, "escaped"), filepath.Join(dir, "record.json"), filepath.Join(dir, ".GIT", "escaped")} {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("%s: %s was written", name, p)
+			}
 		}
 	}
 }
