@@ -126,13 +126,13 @@ func identityPart(s string) string {
 
 // committer is who git would name in a commit planex makes: the
 // GIT_COMMITTER_* variables first, then the identity read when the
-// repository was opened, then planex's.
-func (r *Repo) committer() (name, email string) {
+// repository was opened (config), then planex's.
+func committer(config []setting) (name, email string) {
 	pick := func(envName, key, fallback string) string {
 		if v := identityPart(os.Getenv(envName)); v != "" {
 			return v
 		}
-		for _, s := range r.config {
+		for _, s := range config {
 			if s.key == key {
 				if v := identityPart(s.value); v != "" {
 					return v
@@ -195,7 +195,7 @@ func writeStateFile(w *bufio.Writer, f stateFile) error {
 
 // importAnswers reads fast-import's answers to the stream's queries:
 // the new tree, the new commit and, when asked, the parent's tree.
-func (r *Repo) importAnswers(out string, wantParentTree bool) (tree, commit, parentTree string, err error) {
+func importAnswers(format ObjectFormat, out string, wantParentTree bool) (tree, commit, parentTree string, err error) {
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	want := 2
 	if wantParentTree {
@@ -206,7 +206,7 @@ func (r *Repo) importAnswers(out string, wantParentTree bool) (tree, commit, par
 	}
 	treeOf := func(line string) string {
 		f := strings.Fields(line)
-		if len(f) < 3 || f[1] != "tree" || !r.format.IsID(f[2]) {
+		if len(f) < 3 || f[1] != "tree" || !format.IsID(f[2]) {
 			return ""
 		}
 		return f[2]
@@ -215,7 +215,7 @@ func (r *Repo) importAnswers(out string, wantParentTree bool) (tree, commit, par
 	if wantParentTree {
 		parentTree = treeOf(lines[2])
 	}
-	if tree == "" || !r.format.IsID(commit) || (wantParentTree && parentTree == "") {
+	if tree == "" || !format.IsID(commit) || (wantParentTree && parentTree == "") {
 		return "", "", "", fmt.Errorf("git fast-import answered %q", out)
 	}
 	return tree, commit, parentTree, nil
@@ -236,7 +236,7 @@ func (s StateRef) saveByImport(ctx context.Context, parent Saved, dir, message s
 	if err != nil {
 		return Saved{}, err
 	}
-	name, email := r.committer()
+	name, email := committer(r.config)
 	pr, pw := io.Pipe()
 	go func() {
 		pw.CloseWithError(writeStateStream(pw, s.Ref, parent, files, name, email, message, time.Now()))
@@ -248,7 +248,7 @@ func (s StateRef) saveByImport(ctx context.Context, parent Saved, dir, message s
 	if err != nil {
 		return Saved{}, fmt.Errorf("recording state on %s: %w", s.Ref, err)
 	}
-	tree, commit, parentTree, err := r.importAnswers(out, parent.Commit != "" && parent.Tree == "")
+	tree, commit, parentTree, err := importAnswers(r.format, out, parent.Commit != "" && parent.Tree == "")
 	if err != nil {
 		return Saved{}, fmt.Errorf("recording state on %s: %w", s.Ref, err)
 	}

@@ -203,3 +203,31 @@ func TestRestoreRefusesPathsOutsideTheFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitter: a state commit names whom git would: the
+// GIT_COMMITTER_* variables, then the identity read at Open, then
+// planex; angle brackets and line breaks, which would end fast-import's
+// committer command, are dropped.
+func TestCommitter(t *testing.T) {
+	cases := []struct {
+		name, envName, envEmail string
+		config                  []setting
+		wantName, wantEmail     string
+	}{
+		{"none", "", "", nil, "planex", "planex@users.noreply.github.com"},
+		{"config", "", "", []setting{{"user.name", "Ann"}, {"user.email", "ann@example.com"}}, "Ann", "ann@example.com"},
+		{"variables first", "Bob", "bob@example.com", []setting{{"user.name", "Ann"}, {"user.email", "ann@example.com"}}, "Bob", "bob@example.com"},
+		{"crud dropped", "", "", []setting{{"user.name", "Eve <x>\nfrom 0000"}, {"user.email", "<e@x>"}}, "Eve xfrom 0000", "e@x"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// Not parallel: t.Setenv.
+			t.Setenv("GIT_COMMITTER_NAME", c.envName)
+			t.Setenv("GIT_COMMITTER_EMAIL", c.envEmail)
+			name, email := committer(c.config)
+			if name != c.wantName || email != c.wantEmail {
+				t.Errorf("committer = %q <%s>, want %q <%s>", name, email, c.wantName, c.wantEmail)
+			}
+		})
+	}
+}
