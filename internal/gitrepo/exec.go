@@ -147,7 +147,10 @@ type call struct {
 	env    []string  // planex's own variables for this call (GIT_DIR, GIT_INDEX_FILE, …)
 	config []setting // command-line config on top of the protections
 	stdin  []byte
-	args   []string
+	// input, when set, is read as git's standard input in place of
+	// stdin: what is too large to hold (a state's files, streamed).
+	input io.Reader
+	args  []string
 	// userConfig reads the user's system and global config too; only for
 	// `git config --get`, which runs nothing.
 	userConfig bool
@@ -260,6 +263,9 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 	}
 	if c.stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.stdin)
+	}
+	if c.input != nil {
+		cmd.Stdin = c.input
 	}
 	return cmd, done, nil
 }
@@ -510,6 +516,9 @@ var objectOnly = map[string]bool{
 	"rev-parse": true, "update-ref": true, "for-each-ref": true, "symbolic-ref": true,
 	"commit-tree": true, "ls-tree": true, "mktree": true, "merge-base": true,
 	"rev-list": true, "config": true, "diff-tree": true, "cat-file": true, "version": true,
+	// fast-import writes the objects and ref its input names, nothing of
+	// a work tree (planex's state saves, statesave.go).
+	"fast-import": true,
 }
 
 // listingOptions are the options with which ls-files and check-ignore
@@ -608,7 +617,7 @@ type configScan struct {
 func scanConfig(ctx context.Context, c call) (configScan, error) {
 	global, _, _ := splitArgs(c.args)
 	scan := c
-	scan.stdin = nil
+	scan.stdin, scan.input = nil, nil
 	scan.trustHTTP = false
 	// The credentials are none of the keys listed; included from a file
 	// of their own (credentialsInFile), they would mark every scan as

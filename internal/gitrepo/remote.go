@@ -519,7 +519,7 @@ type Saved struct {
 // ref's current commit, and moves the ref there (compare-and-swap).
 func (s StateRef) Save(ctx context.Context, dir, message string) (string, error) {
 	parent, _ := s.repo.Git(ctx, "", "rev-parse", "--verify", "--quiet", s.Ref)
-	saved, err := s.save(ctx, Saved{Commit: strings.TrimSpace(parent)}, true, dir, message)
+	saved, err := s.save(ctx, Saved{Commit: strings.TrimSpace(parent)}, dir, message)
 	return saved.Commit, err
 }
 
@@ -527,11 +527,11 @@ func (s StateRef) Save(ctx context.Context, dir, message string) (string, error)
 // parent (none when parent.Commit is "") and points the ref there,
 // whatever it held: the caller keeps the tip it builds on (a state ref is
 // pushed with a lease on that tip, which is what guards it), so the ref is
-// neither read nor compared, and git runs four times (add, write-tree,
-// commit-tree, update-ref) when parent's tree is known. When nothing
-// changed, the ref is pointed at parent, which is returned.
+// neither read nor compared, and git runs once (fast-import, statesave.go).
+// When nothing changed, the ref is pointed at parent, which is returned.
+// dir holds folders and regular files only (ErrStateNotFiles otherwise).
 func (s StateRef) SaveOn(ctx context.Context, parent Saved, dir, message string) (Saved, error) {
-	return s.save(ctx, parent, false, dir, message)
+	return s.saveByImport(ctx, parent, dir, message)
 }
 
 // Read returns the ref's commit and its tree, read by one git.
@@ -550,9 +550,8 @@ func (s StateRef) Read(ctx context.Context) (Saved, error) {
 	return Saved{Commit: f[0], Tree: f[1]}, nil
 }
 
-// save is Save (cas: the ref must still be at parent) and SaveOn (the
-// ref is set whatever it held).
-func (s StateRef) save(ctx context.Context, parent Saved, cas bool, dir, message string) (Saved, error) {
+// save is Save: the ref must still be at parent.
+func (s StateRef) save(ctx context.Context, parent Saved, dir, message string) (Saved, error) {
 	r := s.repo
 	idx, done, err := tempIndex()
 	if err != nil {
@@ -574,10 +573,7 @@ func (s StateRef) save(ctx context.Context, parent Saved, cas bool, dir, message
 			parent.Tree, _ = r.TreeOf(ctx, parent.Commit)
 		}
 		if parent.Tree == saved.Tree { // nothing changed
-			if !cas {
-				err = r.SetRef(ctx, s.Ref, parent.Commit)
-			}
-			return parent, err
+			return parent, nil
 		}
 		args = append(args, "-p", parent.Commit)
 	}
@@ -586,15 +582,11 @@ func (s StateRef) save(ctx context.Context, parent Saved, cas bool, dir, message
 		return Saved{}, fmt.Errorf("recording state: %w", err)
 	}
 	saved.Commit = strings.TrimSpace(out)
-	update := []string{"update-ref", s.Ref, saved.Commit}
-	if cas {
-		old := parent.Commit
-		if old == "" {
-			old = r.format.Zero()
-		}
-		update = append(update, old)
+	old := parent.Commit
+	if old == "" {
+		old = r.format.Zero()
 	}
-	if _, err := r.Git(ctx, "", update...); err != nil {
+	if _, err := r.Git(ctx, "", "update-ref", s.Ref, saved.Commit, old); err != nil {
 		return Saved{}, fmt.Errorf("updating %s: %w", s.Ref, err)
 	}
 	return saved, nil
@@ -653,30 +645,14 @@ type StateTree struct {
 func (t *StateTree) Refusal() error { return t.refusal }
 
 // Restore is RestoreDir for a tree already listed: it refuses what
-// RestoreDir refuses, and otherwise writes the tree's files into dir
-// with r's git (r shares the objects of the repository that listed it).
+// RestoreDir refuses, and otherwise writes the tree's files into dir,
+// their contents read by one `git cat-file --batch` of r (which shares
+// the objects of the repository that listed it; statesave.go).
 func (t *StateTree) Restore(ctx context.Context, r *Repo, dir string) error {
 	if t.refusal != nil {
 		return t.refusal
 	}
-	ref := t.Ref
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
-	}
-	idx, done, err := tempIndex()
-	if err != nil {
-		return err
-	}
-	defer done()
-	env := []string{"GIT_INDEX_FILE=" + idx}
-	if _, err := r.git(ctx, r.Root, env, "read-tree", ref+"^{tree}"); err != nil {
-		return fmt.Errorf("reading state %s: %w", ref, err)
-	}
-	prefix := strings.TrimSuffix(dir, string(filepath.Separator)) + string(filepath.Separator)
-	if _, err := r.git(ctx, r.Root, env, "checkout-index", "--all", "--force", "--prefix="+prefix); err != nil {
-		return fmt.Errorf("restoring state %s: %w", ref, err)
-	}
-	return nil
+	return restoreFiles(ctx, r, t.Ref, t.Files, dir)
 }
 
 // ListState lists the tree at ref of r with one bounded git, and records

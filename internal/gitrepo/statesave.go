@@ -1,0 +1,354 @@
+package gitrepo
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A state save (SaveOn) is one `git fast-import`: planex writes the
+// folder's files, the commit and the ref in one stream, and asks in the
+// same stream for the new commit's id, its tree and, when the caller
+// does not know it, the parent's tree. Before, a save was four git
+// processes (add to a scratch index, write-tree, commit-tree,
+// update-ref), and the Action saves its state at every step.
+
+// stateFile is one regular file of a state folder, as the stream names
+// it.
+type stateFile struct {
+	rel  string // slash-separated, from the folder's top
+	abs  string
+	mode string // "100644" or "100755", as git add records it
+}
+
+// ErrStateRefName is returned for a state ref whose name could not be
+// written into a fast-import stream unchanged (white space, control
+// characters, a leading dash, or not under refs/).
+var ErrStateRefName = errors.New("not a state ref name")
+
+// validStateRef reports whether ref can be named in a fast-import
+// stream: under refs/, none of the bytes git refuses in a ref name, no
+// space or control character that would end the command early.
+func validStateRef(ref string) bool {
+	if !strings.HasPrefix(ref, "refs/") || strings.HasSuffix(ref, "/") || strings.Contains(ref, "..") {
+		return false
+	}
+	for i := 0; i < len(ref); i++ {
+		c := ref[i]
+		if c <= ' ' || c == 0x7f || strings.IndexByte("~^:?*[\\", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// stateFiles lists dir's regular files, skipping folders named .git as
+// git add does. Anything else (a link, a FIFO, a device) is refused with
+// ErrStateNotFiles naming it: a state holds folders and regular files
+// only, and RestoreDir would refuse the state later.
+func stateFiles(dir string) ([]stateFile, error) {
+	var files []stateFile
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" && path != dir {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s is a %v: %w", path, d.Type(), ErrStateNotFiles)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		mode := "100644"
+		if info.Mode().Perm()&0o111 != 0 {
+			mode = "100755"
+		}
+		files = append(files, stateFile{rel: filepath.ToSlash(rel), abs: path, mode: mode})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing state folder %s: %w", dir, err)
+	}
+	return files, nil
+}
+
+// quotePath writes p as a fast-import path in C-style quotes, every
+// byte that could end or change the command (a quote, a backslash, a
+// control character) escaped in octal.
+func quotePath(p string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < ' ' || c == 0x7f:
+			fmt.Fprintf(&b, "\\%03o", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// identityPart is a committer name or email as fast-import takes it:
+// no angle brackets or line breaks (git's own commits drop them too).
+func identityPart(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '<' || r == '>' || r == '\n' || r == '\r' || r == 0 {
+			return -1
+		}
+		return r
+	}, s)
+	return strings.TrimSpace(s)
+}
+
+// committer is who git would name in a commit planex makes: the
+// GIT_COMMITTER_* variables first, then the identity read when the
+// repository was opened (config), then planex's.
+func committer(config []setting) (name, email string) {
+	pick := func(envName, key, fallback string) string {
+		if v := identityPart(os.Getenv(envName)); v != "" {
+			return v
+		}
+		for _, s := range config {
+			if s.key == key {
+				if v := identityPart(s.value); v != "" {
+					return v
+				}
+			}
+		}
+		return fallback
+	}
+	return pick("GIT_COMMITTER_NAME", "user.name", "planex"),
+		pick("GIT_COMMITTER_EMAIL", "user.email", "planex@users.noreply.github.com")
+}
+
+// writeStateStream writes the fast-import stream of a state commit on
+// ref: files under a fresh tree, on parent (none when ""), with the
+// queries whose answers importAnswers reads. A file whose size changed
+// since it was listed ends the stream with an error rather than a
+// commit of part of it.
+func writeStateStream(w io.Writer, ref string, parent Saved, files []stateFile, name, email, message string, now time.Time) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if parent.Commit == "" {
+		fmt.Fprintf(bw, "reset %s\n", ref)
+	}
+	fmt.Fprintf(bw, "commit %s\nmark :1\ncommitter %s <%s> %d +0000\ndata %d\n%s\n", ref, name, email, now.Unix(), len(message), message)
+	if parent.Commit != "" {
+		fmt.Fprintf(bw, "from %s\n", parent.Commit)
+	}
+	bw.WriteString("deleteall\n")
+	for _, f := range files {
+		if err := writeStateFile(bw, f); err != nil {
+			return err
+		}
+	}
+	bw.WriteString("\nls :1 \"\"\nget-mark :1\n")
+	if parent.Commit != "" && parent.Tree == "" {
+		fmt.Fprintf(bw, "ls %s \"\"\n", parent.Commit)
+	}
+	bw.WriteString("done\n")
+	return bw.Flush()
+}
+
+// writeStateFile writes one file's command and its bytes, exactly as
+// many as the size it had when opened.
+func writeStateFile(w *bufio.Writer, f stateFile) error {
+	in, err := openRegular(f.abs)
+	if err != nil {
+		return fmt.Errorf("saving state file %s: %w", f.abs, err)
+	}
+	defer in.Close()
+	info, err := in.Stat()
+	if err != nil {
+		return fmt.Errorf("saving state file %s: %w", f.abs, err)
+	}
+	fmt.Fprintf(w, "M %s inline %s\ndata %d\n", f.mode, quotePath(f.rel), info.Size())
+	if _, err := io.CopyN(w, in, info.Size()); err != nil {
+		return fmt.Errorf("saving state file %s: %w", f.abs, err)
+	}
+	_, err = w.WriteString("\n")
+	return err
+}
+
+// importAnswers reads fast-import's answers to the stream's queries:
+// the new tree, the new commit and, when asked, the parent's tree.
+func importAnswers(format ObjectFormat, out string, wantParentTree bool) (tree, commit, parentTree string, err error) {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	want := 2
+	if wantParentTree {
+		want = 3
+	}
+	if len(lines) != want {
+		return "", "", "", fmt.Errorf("git fast-import answered %q", out)
+	}
+	treeOf := func(line string) string {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[1] != "tree" || !format.IsID(f[2]) {
+			return ""
+		}
+		return f[2]
+	}
+	tree, commit = treeOf(lines[0]), strings.TrimSpace(lines[1])
+	if wantParentTree {
+		parentTree = treeOf(lines[2])
+	}
+	if tree == "" || !format.IsID(commit) || (wantParentTree && parentTree == "") {
+		return "", "", "", fmt.Errorf("git fast-import answered %q", out)
+	}
+	return tree, commit, parentTree, nil
+}
+
+// saveByImport is SaveOn: one fast-import writes the commit and points
+// the ref at it whatever it held; an unchanged tree points the ref back
+// at parent (a second git, only then).
+func (s StateRef) saveByImport(ctx context.Context, parent Saved, dir, message string) (Saved, error) {
+	r := s.repo
+	if !validStateRef(s.Ref) {
+		return Saved{}, fmt.Errorf("saving state to %q: %w", s.Ref, ErrStateRefName)
+	}
+	if parent.Commit != "" && !r.format.IsID(parent.Commit) {
+		return Saved{}, fmt.Errorf("saving state on %q: %w", parent.Commit, ErrNotObjectID)
+	}
+	files, err := stateFiles(dir)
+	if err != nil {
+		return Saved{}, err
+	}
+	name, email := committer(r.config)
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(writeStateStream(pw, s.Ref, parent, files, name, email, message, time.Now()))
+	}()
+	env := append(r.gitEnv(r.Root), r.env...)
+	out, err := run(ctx, call{dir: r.Root, env: env, config: r.config, input: pr, scans: r.scans,
+		args: []string{"fast-import", "--quiet", "--done", "--force", "--date-format=raw"}})
+	pr.CloseWithError(io.ErrClosedPipe) // the writer stops if git ended early
+	if err != nil {
+		return Saved{}, fmt.Errorf("recording state on %s: %w", s.Ref, err)
+	}
+	tree, commit, parentTree, err := importAnswers(r.format, out, parent.Commit != "" && parent.Tree == "")
+	if err != nil {
+		return Saved{}, fmt.Errorf("recording state on %s: %w", s.Ref, err)
+	}
+	if parentTree != "" {
+		parent.Tree = parentTree
+	}
+	if parent.Commit != "" && parent.Tree == tree { // nothing changed
+		return parent, r.SetRef(ctx, s.Ref, parent.Commit)
+	}
+	return Saved{Commit: commit, Tree: tree}, nil
+}
+
+// A state is restored without an index: the files ListState listed are
+// written from one `git cat-file --batch`, which runs no filter and reads
+// no attributes (a read-tree into a scratch index and a checkout-index,
+// two gits each scanning the config for drivers, before). The checks
+// read-tree made on every path are made here: a path component that is
+// empty, ".", ".." or .git in any case (a state anyone who can push may
+// have written, with a tree naming ../../config) is refused.
+
+// ErrStatePath is returned for a state naming a file outside its folder
+// or inside a git directory.
+var ErrStatePath = errors.New("a state names a path outside its folder")
+
+// validStatePath reports whether p, a path in a state's tree, stays
+// inside the folder it is restored into.
+func validStatePath(p string) bool {
+	if p == "" || strings.ContainsRune(p, 0) || (filepath.Separator == '\\' && strings.ContainsRune(p, '\\')) {
+		return false
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == "" || part == "." || part == ".." || strings.EqualFold(strings.TrimRight(part, ". "), ".git") {
+			return false
+		}
+	}
+	return true
+}
+
+// restoreFiles writes files (path → listed blob) into dir, each through
+// a temporary file renamed over its name, so a reader never sees part of
+// one.
+func restoreFiles(ctx context.Context, r *Repo, ref string, files map[string]TreeFile, dir string) error {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		if !validStatePath(p) {
+			return fmt.Errorf("restoring state %s: %q: %w", ref, p, ErrStatePath)
+		}
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	shas := make([]string, len(paths))
+	for i, p := range paths {
+		shas[i] = files[p].Object
+	}
+	next := 0
+	err := r.StreamBlobs(ctx, shas, func(_ string, content io.Reader) error {
+		p := paths[next]
+		next++
+		perm := os.FileMode(0o644)
+		if files[p].Mode == "100755" {
+			perm = 0o755
+		}
+		return writeRestored(filepath.Join(dir, filepath.FromSlash(p)), content, files[p].Size, perm)
+	})
+	if err != nil {
+		return fmt.Errorf("restoring state %s: %w", ref, err)
+	}
+	return nil
+}
+
+// writeRestored writes size bytes of content to path through a
+// temporary file in its folder.
+func writeRestored(path string, content io.Reader, size int64, perm os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("creating the folder of %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	n, err := io.Copy(f, io.LimitReader(content, size))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n != size {
+		err = fmt.Errorf("%d of %d bytes", n, size)
+	}
+	if err == nil {
+		err = os.Chmod(tmp, perm)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,233 @@
+package gitrepo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestSaveOnRoundTrip: a state saved by one fast-import comes back file
+// for file, in both object formats, whatever its files are named: a name
+// holding a line break, a quote, a backslash or a fast-import command
+// ("\nM 100644 inline x") is a file of that name, not a command of the
+// stream, and an executable file keeps its mode as git add kept it.
+func TestSaveOnRoundTrip(t *testing.T) {
+	t.Parallel()
+	names := map[string]string{
+		"record.json":           `{"state":"running"}` + "\n",
+		"logs/task 1.log":       "line\n",
+		"q\"uote\\back":         "x",
+		"nl\nM 100644 inline x": "injected?",
+		"tab\there":             "",
+		"ünï/cödé.txt":          strings.Repeat("z", 70<<10),
+		"deep/a/b/c/d.txt":      "d",
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("file names with line breaks and quotes are not allowed on Windows")
+	}
+	for _, format := range formats {
+		t.Run(string(format), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			r := newFormatRepo(t, format)
+			dir := t.TempDir()
+			for name, body := range names {
+				p := filepath.Join(dir, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(dir, "run.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			const ref = "refs/planex/state/7"
+			first, err := StateAt(r, ref).SaveOn(ctx, Saved{}, dir, "planex: one\nsecond line")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !format.IsID(first.Commit) || !format.IsID(first.Tree) {
+				t.Fatalf("SaveOn = %+v: not %s ids", first, format)
+			}
+			if got, err := StateAt(r, ref).Read(ctx); err != nil || got != first {
+				t.Fatalf("Read = %+v, %v; want %+v", got, err, first)
+			}
+			if msg, _ := r.Git(ctx, "", "log", "-1", "--format=%B", first.Commit); strings.TrimSpace(msg) != "planex: one\nsecond line" {
+				t.Errorf("message = %q", msg)
+			}
+			tree, err := ListState(ctx, r, ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tree.Refusal() != nil {
+				t.Fatalf("the saved state is refused: %v", tree.Refusal())
+			}
+			if len(tree.Files) != len(names)+1 {
+				t.Errorf("saved %d files, want %d: %v", len(tree.Files), len(names)+1, tree.Files)
+			}
+			if f := tree.Files["run.sh"]; f.Mode != "100755" {
+				t.Errorf("run.sh saved with mode %q, want 100755", f.Mode)
+			}
+			out := t.TempDir()
+			if err := tree.Restore(ctx, r, out); err != nil {
+				t.Fatal(err)
+			}
+			for name, body := range names {
+				got, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(name)))
+				if err != nil || !bytes.Equal(got, []byte(body)) {
+					t.Errorf("%q restored as %q, %v", name, abbrevBytes(got), err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(out, "x")); err == nil {
+				t.Error("a file name's line break wrote a file of its own")
+			}
+
+			// The same files on a parent whose tree the caller does not
+			// know: no commit, the ref back at the parent, its tree found.
+			if err := r.SetRef(ctx, ref, first.Commit); err != nil {
+				t.Fatal(err)
+			}
+			again, err := StateAt(r, ref).SaveOn(ctx, Saved{Commit: first.Commit}, dir, "planex: same")
+			if err != nil || again != first {
+				t.Errorf("unchanged save = %+v, %v; want %+v", again, err, first)
+			}
+			// A change on that parent: one new commit whose parent it is.
+			if err := os.WriteFile(filepath.Join(dir, "record.json"), []byte(`{"state":"done"}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			second, err := StateAt(r, ref).SaveOn(ctx, Saved{Commit: first.Commit}, dir, "planex: two")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := r.Parents(ctx, second.Commit); len(p) != 1 || p[0] != first.Commit {
+				t.Errorf("second state's parents = %v, want [%s]", p, first.Commit)
+			}
+		})
+	}
+}
+
+func abbrevBytes(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "…"
+	}
+	return string(b)
+}
+
+// TestSaveOnRefusesHostileInput: a ref name or parent that would end a
+// fast-import command early is refused before git runs.
+func TestSaveOnRefusesHostileInput(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newFormatRepo(t, SHA1)
+	dir := t.TempDir()
+	for _, ref := range []string{"refs/planex/state/1\ncommit refs/heads/main", "refs/a b", "-x", "HEAD", "refs/a/", "refs/../x", "refs/a:b"} {
+		if _, err := StateAt(r, ref).SaveOn(ctx, Saved{}, dir, "m"); !errors.Is(err, ErrStateRefName) {
+			t.Errorf("ref %q: SaveOn = %v, want ErrStateRefName", ref, err)
+		}
+	}
+	if _, err := StateAt(r, "refs/planex/state/1").SaveOn(ctx, Saved{Commit: "main\nreset refs/heads/main"}, dir, "m"); !errors.Is(err, ErrNotObjectID) {
+		t.Errorf("a parent that is no id: SaveOn = %v, want ErrNotObjectID", err)
+	}
+}
+
+func TestQuotePath(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"a/b.txt":   `"a/b.txt"`,
+		"q\"\\":     `"q\"\\"`,
+		"nl\nx":     `"nl\012x"`,
+		"del\x7f":   `"del\177"`,
+		"ünï":       `"ünï"`,
+		"sp ace\tt": `"sp ace\011t"`,
+	}
+	for in, want := range cases {
+		if got := quotePath(in); got != want {
+			t.Errorf("quotePath(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestRestoreRefusesPathsOutsideTheFolder: a state whose tree names
+// "..", a folder ".." holding a file, or a .git folder in any case (git
+// mktree writes such trees; anyone who can push a state ref can push
+// one) is refused with ErrStatePath and nothing is written, inside the
+// folder or next to it.
+func TestRestoreRefusesPathsOutsideTheFolder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newFormatRepo(t, SHA1)
+	blob := strings.TrimSpace(mustGit(t, r.Root, "hash-object", "-w", "--stdin", "--path=x"))
+	mktree := func(entries string) string {
+		cmd := exec.Command("git", "mktree")
+		cmd.Dir = r.Root
+		cmd.Stdin = strings.NewReader(entries)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	inner := mktree("100644 blob " + blob + "\tescaped\n")
+	cases := map[string]string{
+		"a file named ..":   "100644 blob " + blob + "\t..\n100644 blob " + blob + "\trecord.json\n",
+		"a folder named ..": "040000 tree " + inner + "\t..\n100644 blob " + blob + "\trecord.json\n",
+		"a .GIT folder":     "040000 tree " + inner + "\t.GIT\n100644 blob " + blob + "\trecord.json\n",
+		"a .git. folder":    "040000 tree " + inner + "\t.git.\n100644 blob " + blob + "\trecord.json\n",
+	}
+	n := 0
+	for name, entries := range cases {
+		n++
+		tree := mktree(entries)
+		commit := strings.TrimSpace(mustGit(t, r.Root, "commit-tree", tree, "-m", "hostile state"))
+		ref := "refs/planex/state/" + strconv.Itoa(n)
+		mustGit(t, r.Root, "update-ref", ref, commit)
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "session")
+		err := r.RestoreDir(ctx, ref, dir)
+		if !errors.Is(err, ErrStatePath) {
+			t.Errorf("%s: RestoreDir = %v, want ErrStatePath", name, err)
+		}
+		for _, p := range []string{filepath.Join(parent, "escaped"), filepath.Join(dir, "record.json"), filepath.Join(dir, ".GIT", "escaped")} {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("%s: %s was written", name, p)
+			}
+		}
+	}
+}
+
+// TestCommitter: a state commit names whom git would: the
+// GIT_COMMITTER_* variables, then the identity read at Open, then
+// planex; angle brackets and line breaks, which would end fast-import's
+// committer command, are dropped.
+func TestCommitter(t *testing.T) {
+	cases := []struct {
+		name, envName, envEmail string
+		config                  []setting
+		wantName, wantEmail     string
+	}{
+		{"none", "", "", nil, "planex", "planex@users.noreply.github.com"},
+		{"config", "", "", []setting{{"user.name", "Ann"}, {"user.email", "ann@example.com"}}, "Ann", "ann@example.com"},
+		{"variables first", "Bob", "bob@example.com", []setting{{"user.name", "Ann"}, {"user.email", "ann@example.com"}}, "Bob", "bob@example.com"},
+		{"crud dropped", "", "", []setting{{"user.name", "Eve <x>\nfrom 0000"}, {"user.email", "<e@x>"}}, "Eve xfrom 0000", "e@x"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			// Not parallel: t.Setenv.
+			t.Setenv("GIT_COMMITTER_NAME", c.envName)
+			t.Setenv("GIT_COMMITTER_EMAIL", c.envEmail)
+			name, email := committer(c.config)
+			if name != c.wantName || email != c.wantEmail {
+				t.Errorf("committer = %q <%s>, want %q <%s>", name, email, c.wantName, c.wantEmail)
+			}
+		})
+	}
+}
