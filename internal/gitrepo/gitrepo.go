@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/planexhq/planex/internal/abbrev"
 	"os"
 	"path/filepath"
 	"strings"
@@ -285,18 +286,37 @@ func ResolveRef(ctx context.Context, r *Repo, ref string) (string, error) {
 // ErrRefMoved is returned when a branch was not where the caller expected.
 var ErrRefMoved = errors.New("branch moved underneath planex")
 
+// ErrRefUpdate is returned when git could not move a branch that was
+// where the caller expected: a lock another git left or holds, a branch
+// whose name clashes with another's folder (planex beside planex/s1), a
+// full disk. git's own words follow it.
+var ErrRefUpdate = errors.New("git could not move the branch")
+
 // UpdateBranch moves refs/heads/branch to newSHA only if it is at oldSHA
 // ("" = must not exist yet): a compare-and-swap, so two writers never
-// overwrite each other's commits.
+// overwrite each other's commits. A branch found elsewhere after a
+// failure is ErrRefMoved; any other failure is ErrRefUpdate, so a stale
+// lock is not reported as someone else's commit.
 func (r *Repo) UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error {
 	old := oldSHA
 	if old == "" {
 		old = r.format.Zero()
 	}
-	if _, err := r.Git(ctx, "", "update-ref", "-m", reason, "refs/heads/"+branch, newSHA, old); err != nil {
-		return fmt.Errorf("updating %s: %w: %v", branch, ErrRefMoved, err)
+	_, err := r.Git(ctx, "", "update-ref", "-m", reason, "refs/heads/"+branch, newSHA, old)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if ctx.Err() != nil {
+		return fmt.Errorf("updating %s: %w", branch, err)
+	}
+	if cur, rerr := r.ResolveBranch(ctx, branch); rerr == nil && cur != oldSHA {
+		at := "deleted"
+		if cur != "" {
+			at = "at " + abbrev.SHA(cur)
+		}
+		return fmt.Errorf("updating %s: %w (now %s): %v", branch, ErrRefMoved, at, err)
+	}
+	return fmt.Errorf("updating %s: %w: %v", branch, ErrRefUpdate, err)
 }
 
 // Exclude adds a pattern to .git/info/exclude if it is not there, so

@@ -231,3 +231,51 @@ func TestCommitter(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateBranchTellsMovedFromFailed: a branch found elsewhere after
+// a failed compare-and-swap is ErrRefMoved; a lock file left by a
+// crashed git, or a branch whose name is another branch's folder, is
+// ErrRefUpdate with git's words, not a report that someone moved it.
+func TestUpdateBranchTellsMovedFromFailed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		branch string
+		setup  func(t *testing.T, r *Repo, head string)
+		old    func(head string) string
+		want   error
+		notIs  error
+	}{
+		{"moved by another writer", "planex/s1", func(t *testing.T, r *Repo, head string) {
+			mustGit(t, r.Root, "branch", "planex/s1", head)
+		}, func(string) string { return "" }, ErrRefMoved, ErrRefUpdate},
+		{"stale lock file", "planex/s2", func(t *testing.T, r *Repo, head string) {
+			lock := filepath.Join(r.CommonDir, "refs", "heads", "planex", "s2.lock")
+			if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(lock, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, func(string) string { return "" }, ErrRefUpdate, ErrRefMoved},
+		{"name clashes with a branch", "planex/s3", func(t *testing.T, r *Repo, head string) {
+			mustGit(t, r.Root, "branch", "planex", head)
+		}, func(string) string { return "" }, ErrRefUpdate, ErrRefMoved},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := newFormatRepo(t, SHA1)
+			head, err := r.Head(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.setup(t, r, head)
+			err = r.UpdateBranch(ctx, c.branch, head, c.old(head), "test")
+			if !errors.Is(err, c.want) || errors.Is(err, c.notIs) {
+				t.Fatalf("UpdateBranch = %v, want %v and not %v", err, c.want, c.notIs)
+			}
+		})
+	}
+}
