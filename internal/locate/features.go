@@ -117,21 +117,37 @@ func (c *featureColumns) row(i int) features {
 	return r
 }
 
-// score is file i's score under w: Weights.score of its row, without
-// copying the row. A signal with no column holds zero for every file, and
-// adding its product (a zero) leaves the sum as it was, so the sum is
-// the same to the last bit; a sparse column adds its file's value, or
-// the product of a zero as a dense column would.
-func (c *featureColumns) score(w *Weights, i int) float64 {
-	s := 0.0
+// scorer scores files under w: Weights.score of file i's row, without
+// copying the row. The signals that have a column are found once, not
+// checked at every file (all 30 for every candidate of a ranking were 5%
+// of a query's CPU at 100,000 files). A signal with no column holds zero
+// for every file, and adding its product (a zero) leaves the sum as it
+// was, so the sum is the same to the last bit; a sparse column adds its
+// file's value, or the product of a zero as a dense column would. No
+// signal may be set while the scorer is used.
+func (c *featureColumns) scorer(w *Weights) func(i int) float64 {
+	type term struct {
+		f   feature
+		w   float64
+		col []float64 // nil for a sparse column
+	}
+	terms := make([]term, 0, numFeatures)
 	for f, col := range c.cols {
-		if col != nil {
-			s += w[f] * col[i]
-		} else if c.sparse[f] != nil {
-			s += w[f] * c.at(feature(f), i)
+		if col != nil || c.sparse[f] != nil {
+			terms = append(terms, term{feature(f), w[f], col})
 		}
 	}
-	return s
+	return func(i int) float64 {
+		s := 0.0
+		for _, t := range terms {
+			if t.col != nil {
+				s += t.w * t.col[i]
+			} else {
+				s += t.w * c.at(t.f, i)
+			}
+		}
+		return s
+	}
 }
 
 // clear sets every signal of file i to zero.

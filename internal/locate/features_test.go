@@ -38,7 +38,7 @@ func TestFeatureColumnsAllocateOnFirstValue(t *testing.T) {
 		t.Errorf("row 3 = %v, want %v", got, want)
 	}
 	w := DefaultWeights()
-	if got, want := fs.score(w, 3), w.score(&want); got != want {
+	if got, want := fs.scorer(w)(3), w.score(&want); got != want {
 		t.Errorf("score of file 3 = %v, want the row's %v", got, want)
 	}
 	if got := fs.explicit(3); got != 0.375 {
@@ -118,11 +118,12 @@ func TestFeatureColumnsSparseAsDense(t *testing.T) {
 	w := DefaultWeights()
 	check := func(stage string) {
 		t.Helper()
+		score := fs.scorer(w)
 		for i := range n {
 			if got := fs.row(i); got != want[i] {
 				t.Fatalf("%s: row %d = %v, want %v", stage, i, got, want[i])
 			}
-			if got, wantS := fs.score(w, i), w.score(&want[i]); math.Float64bits(got) != math.Float64bits(wantS) {
+			if got, wantS := score(i), w.score(&want[i]); math.Float64bits(got) != math.Float64bits(wantS) {
 				t.Fatalf("%s: score of file %d = %v, want %v", stage, i, got, wantS)
 			}
 			r := want[i]

@@ -953,6 +953,12 @@ func (ix *Index) bm25(qts []queryTerm, fl field, matches bool) ([]float64, *term
 	n := len(ix.files)
 	t, avg := fieldPostings(ix, fl)
 	scores := make([]float64, n)
+	// Written whole before the sparse additions below read it: memory
+	// fresh from the system is mapped on its first touch, and a page read
+	// first is mapped to the shared zero page and faulted again, with
+	// every other processor's TLB flushed, when it is then written. With
+	// the collector held (collectorHold) every column is such memory.
+	clear(scores)
 	// Every posting takes two bytes at least, so the lists are made once,
 	// for the longest value, instead of grown through every size up to it.
 	vals, most := make([][]byte, len(qts)), 0

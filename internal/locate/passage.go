@@ -89,7 +89,7 @@ func (ix *Index) passages(root, query string, qts []queryTerm, ev *evidence) {
 // firstStage returns up to k candidates, best first under startWeights.
 func (ix *Index) firstStage(ev *evidence, k int) []int {
 	w := startWeights
-	best := bestFiles(ev.cands, func(c int) float64 { return ev.feats.score(&w, c) }, k)
+	best := bestFiles(ev.cands, ev.feats.scorer(&w), k)
 	out := make([]int, len(best))
 	for i, b := range best {
 		out[i] = b.file

@@ -92,7 +92,7 @@ func (ix *Index) rank(query string, k int, opts Options) ([]Ranked, error) {
 	}
 	ev := ix.evidence(query, ix.root)
 	var scored []Ranked
-	best := bestFiles(ev.cands, func(c int) float64 { return ev.feats.score(w, c) }, k)
+	best := bestFiles(ev.cands, ev.feats.scorer(w), k)
 	for _, m := range ev.matched {
 		m.find(fileNumbers(best))
 	}

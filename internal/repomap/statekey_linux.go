@@ -45,9 +45,37 @@ type stamper struct {
 	root string
 	dir  string // the open directory, relative to root
 	fd   int    // -1 when none is open
+	// raw is set when the stat calls go to the kernel without the
+	// scheduler's bookkeeping (fstatatRaw); name is the NUL-terminated
+	// name passed to it, reused.
+	raw  bool
+	name []byte
 }
 
-func newStamper(root string) *stamper { return &stamper{root: root, fd: -1} }
+func newStamper(root string) *stamper {
+	return &stamper{root: root, fd: -1, raw: haveRawFstatat && localDiskFS(root)}
+}
+
+// localDiskFS reports whether root is on a file system whose stat of a
+// name answers from memory or a local disk, never waiting on a network
+// or a user-space server: only there may a stat call keep its processor
+// (fstatatRaw). Anything else, or a root statfs cannot tell, takes the
+// scheduler's ordinary system call.
+func localDiskFS(root string) bool {
+	var fs unix.Statfs_t
+	if err := retryEINTR(func() error { return unix.Statfs(root, &fs) }); err != nil {
+		return false
+	}
+	return localDiskMagic(int64(fs.Type))
+}
+
+func localDiskMagic(magic int64) bool {
+	switch magic {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC, unix.OVERLAYFS_SUPER_MAGIC:
+		return true
+	}
+	return false
+}
 
 // stamp is p's stamp; p is slash-separated under root, or absolute.
 func (s *stamper) stamp(p string) stamp {
@@ -68,11 +96,32 @@ func (s *stamper) stamp(p string) stamp {
 		s.fd, s.dir = fd, dir
 	}
 	var st unix.Stat_t
-	if err := retryEINTR(func() error { return unix.Fstatat(s.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+	if err := s.fstatat(name, &st); err != nil {
 		return stamp{Missing: true}
 	}
 	return stamp{Size: st.Size, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano(), Ino: st.Ino, Mode: st.Mode,
 		Regular: st.Mode&unix.S_IFMT == unix.S_IFREG}
+}
+
+// fstatat stats name in the open directory, not following a final
+// symlink.
+func (s *stamper) fstatat(name string, st *unix.Stat_t) error {
+	if !s.raw {
+		return retryEINTR(func() error { return unix.Fstatat(s.fd, name, st, unix.AT_SYMLINK_NOFOLLOW) })
+	}
+	if strings.IndexByte(name, 0) >= 0 {
+		return syscall.EINVAL
+	}
+	s.name = append(append(s.name[:0], name...), 0)
+	for {
+		switch err := fstatatRaw(s.fd, s.name, st); err {
+		case 0:
+			return nil
+		case syscall.EINTR:
+		default:
+			return err
+		}
+	}
 }
 
 func (s *stamper) close() {

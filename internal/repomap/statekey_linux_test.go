@@ -4,9 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/planexhq/planex/internal/repomap/repomaptest"
 )
@@ -69,5 +72,76 @@ func TestStateKeyHostileFiles(t *testing.T) {
 	}
 	if second := keyWithin(); second == first {
 		t.Errorf("key %s did not change when the sparse file shrank", first)
+	}
+}
+
+// TestStamperRawCallMatches: the stamper's fstatat made without the
+// scheduler (raw) gives every kind of entry the stamp the ordinary call
+// and a stat of the whole path give, a missing name and a name holding a
+// NUL byte (which the kernel would cut short) included.
+func TestStamperRawCallMatches(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, dir, "pkg/a.go", "package pkg\n")
+	writeFile(t, dir, "pkg/b.py", "x = 1\n")
+	if err := os.Symlink("a.go", filepath.Join(dir, "pkg", "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pkg", "pipe.py"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "pkg", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	names := []struct{ path, want string }{
+		{"pkg/a.go", "regular"}, {"pkg/b.py", "regular"}, {"pkg/link.go", "link"}, {"pkg/pipe.py", "fifo"},
+		{"pkg/sub", "dir"}, {"pkg/gone.go", "missing"}, {"pkg/a.go\x00.py", "missing"}, {"top.go", "missing"},
+	}
+	for _, raw := range []bool{false, true} {
+		if raw && !haveRawFstatat {
+			continue
+		}
+		st := newStamper(dir)
+		st.raw = raw
+		for _, n := range names {
+			got := st.stamp(n.path)
+			want := stamp{Missing: true}
+			if !strings.ContainsRune(n.path, 0) {
+				want = statStamp(filepath.Join(dir, n.path))
+			}
+			if got != want {
+				t.Errorf("raw=%t %q (%s): stamp %+v, want %+v", raw, n.path, n.want, got, want)
+			}
+			if got.Missing != (n.want == "missing") || got.Regular != (n.want == "regular") {
+				t.Errorf("raw=%t %q: stamp %+v, want a %s entry", raw, n.path, got, n.want)
+			}
+		}
+		st.close()
+	}
+}
+
+// TestLocalDiskMagic: only local disk and memory file systems take the
+// raw stat call; a network or user-space file system, and one unknown,
+// keep the scheduler's.
+func TestLocalDiskMagic(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		magic int64
+		want  bool
+	}{
+		{"ext4", unix.EXT4_SUPER_MAGIC, true},
+		{"xfs", unix.XFS_SUPER_MAGIC, true},
+		{"btrfs", unix.BTRFS_SUPER_MAGIC, true},
+		{"tmpfs", unix.TMPFS_MAGIC, true},
+		{"overlay", unix.OVERLAYFS_SUPER_MAGIC, true},
+		{"nfs", unix.NFS_SUPER_MAGIC, false},
+		{"fuse", unix.FUSE_SUPER_MAGIC, false},
+		{"cifs", unix.CIFS_SUPER_MAGIC, false},
+		{"unknown", 0x12345678, false},
+	} {
+		if got := localDiskMagic(c.magic); got != c.want {
+			t.Errorf("%s: localDiskMagic = %t, want %t", c.name, got, c.want)
+		}
 	}
 }
