@@ -126,10 +126,11 @@ func identityPart(s string) string {
 
 // committer is who git would name in a commit planex makes: the
 // GIT_COMMITTER_* variables first, then the identity read when the
-// repository was opened (config), then planex's.
-func committer(config []setting) (name, email string) {
+// repository was opened (config), then planex's. getenv reads the
+// environment git is given (os.Getenv).
+func committer(config []setting, getenv func(string) string) (name, email string) {
 	pick := func(envName, key, fallback string) string {
-		if v := identityPart(os.Getenv(envName)); v != "" {
+		if v := identityPart(getenv(envName)); v != "" {
 			return v
 		}
 		for _, s := range config {
@@ -236,7 +237,7 @@ func (s StateRef) saveByImport(ctx context.Context, parent Saved, dir, message s
 	if err != nil {
 		return Saved{}, err
 	}
-	name, email := committer(r.config)
+	name, email := committer(r.config, os.Getenv)
 	pr, pw := io.Pipe()
 	go func() {
 		pw.CloseWithError(writeStateStream(pw, s.Ref, parent, files, name, email, message, time.Now()))

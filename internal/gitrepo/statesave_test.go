@@ -209,6 +209,7 @@ func TestRestoreRefusesPathsOutsideTheFolder(t *testing.T) {
 // planex; angle brackets and line breaks, which would end fast-import's
 // committer command, are dropped.
 func TestCommitter(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, envName, envEmail string
 		config                  []setting
@@ -221,10 +222,9 @@ func TestCommitter(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			// Not parallel: t.Setenv.
-			t.Setenv("GIT_COMMITTER_NAME", c.envName)
-			t.Setenv("GIT_COMMITTER_EMAIL", c.envEmail)
-			name, email := committer(c.config)
+			t.Parallel()
+			env := map[string]string{"GIT_COMMITTER_NAME": c.envName, "GIT_COMMITTER_EMAIL": c.envEmail}
+			name, email := committer(c.config, func(k string) string { return env[k] })
 			if name != c.wantName || email != c.wantEmail {
 				t.Errorf("committer = %q <%s>, want %q <%s>", name, email, c.wantName, c.wantEmail)
 			}
