@@ -292,9 +292,10 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 	if err := planCommentHolds(rec, planComment); err != nil {
 		return err
 	}
-	// A setting approves only a plan planex posted to run at once: one
-	// posted to wait (an issue a non-writer wrote, a revision) has its
-	// approval on GitHub or none, whatever a forged state ref says.
+	// A setting or a -y approves only a plan planex posted to run at
+	// once: one posted to wait (an issue a non-writer wrote, a revision)
+	// has its approval on GitHub or none, whatever a forged state ref
+	// says.
 	posted, _ := render.ParsePlanMarker(planComment.Body)
 	switch rec.ApprovedVia {
 	case viaAutoApprove:
@@ -315,7 +316,13 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 			return problemf("it was approved automatically as a CI fix, but plan `%s` was posted to wait for an approval", rec.PlanID)
 		}
 		return nil
-	case viaComment, viaYes:
+	case viaYes:
+		// A -y approves only the plan it asked to run at once: on an
+		// issue whose author may edit it, the plan was posted to wait.
+		if !posted.Auto {
+			return problemf("it was approved by a %s -y, but plan `%s` was posted to wait for an approval", trigger, rec.PlanID)
+		}
+	case viaComment:
 	default:
 		return problemf("no approval is on record for it")
 	}
