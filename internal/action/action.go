@@ -687,17 +687,14 @@ func lastLabeller(evs []gh.LabelEvent) (gh.LabelEvent, bool) {
 	return evs[len(evs)-1], true
 }
 
-// accessOf names the access a refused user has, for the job summary.
+// accessOf names the access a refused user has, for the job summary and
+// replies: a bot refused before GitHub was asked, or the access as the
+// refusal names it (authz.Decision.Access).
 func accessOf(dec authz.Decision) string {
-	switch {
-	case dec.Role != "" && dec.Role != "none":
-		return dec.Role + " access"
-	case dec.Permission != "" && dec.Permission != "none":
-		return dec.Permission + " access"
-	case dec.Permission == "" && dec.Role == "":
+	if dec.Permission == "" && dec.Role == "" {
 		return "a bot"
 	}
-	return "no access"
+	return dec.Access() + " access"
 }
 
 func hasAnyLabel(is *github.Issue, names ...string) bool {

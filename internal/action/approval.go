@@ -147,8 +147,9 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	// The setting runs a plan in the name of whoever asked for it (the
 	// labeller, the commenter), who must still be allowed to approve, as
 	// a commenting approver must. A CI fix of a run planex's own push
-	// started names planex, which no permission describes.
-	if (rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix) && r.self.isLogin(rec.ApprovedBy) {
+	// started names planex, which no permission describes: only a CI
+	// fix, whose plan comment planex posted with the failure it read.
+	if (rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix) && r.self.isLogin(rec.ApprovedBy) && ciFixComment(rec, posted) {
 		return nil
 	}
 	dec, err := r.policy().Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
@@ -159,6 +160,17 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 		return problemf("@%s, who approved it, cannot approve plans (any more)", rec.ApprovedBy)
 	}
 	return nil
+}
+
+// ciFixComment says whether rec is a CI fix whose plan comment (among
+// posted, judged planex's already) shows the CI failure planex read: an
+// approval in planex's own name holds for nothing else.
+func ciFixComment(rec *Record, posted []*postedComment) bool {
+	if rec.CIFix == nil {
+		return false
+	}
+	i := slices.IndexFunc(posted, func(c *postedComment) bool { return c.ID == rec.PlanCommentID })
+	return i >= 0 && strings.Contains(posted[i].Body, ciSectionMark)
 }
 
 // sessionMatches checks that the session rec restored runs where the
@@ -292,9 +304,10 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 	if err := planCommentHolds(rec, planComment); err != nil {
 		return err
 	}
-	// A setting approves only a plan planex posted to run at once: one
-	// posted to wait (an issue a non-writer wrote, a revision) has its
-	// approval on GitHub or none, whatever a forged state ref says.
+	// A setting or a -y approves only a plan planex posted to run at
+	// once: one posted to wait (an issue a non-writer wrote, a revision)
+	// has its approval on GitHub or none, whatever a forged state ref
+	// says.
 	posted, _ := render.ParsePlanMarker(planComment.Body)
 	switch rec.ApprovedVia {
 	case viaAutoApprove:
@@ -315,7 +328,13 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 			return problemf("it was approved automatically as a CI fix, but plan `%s` was posted to wait for an approval", rec.PlanID)
 		}
 		return nil
-	case viaComment, viaYes:
+	case viaYes:
+		// A -y approves only the plan it asked to run at once: on an
+		// issue whose author may edit it, the plan was posted to wait.
+		if !posted.Auto {
+			return problemf("it was approved by a %s -y, but plan `%s` was posted to wait for an approval", trigger, rec.PlanID)
+		}
+	case viaComment:
 	default:
 		return problemf("no approval is on record for it")
 	}

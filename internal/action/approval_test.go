@@ -55,7 +55,8 @@ func TestJudgeApproval(t *testing.T) {
 		want      string // "" = holds
 	}{
 		{"an approve command after the plan", rec(viaComment, "maintainer"), []*postedComment{planC, approve}, approve, false, ""},
-		{"-y before the plan", rec(viaYes, "maintainer"), []*postedComment{yes, planC}, yes, false, ""},
+		{"-y before the plan", rec(viaYes, "maintainer"), []*postedComment{yes, autoPlanC}, yes, false, ""},
+		{"-y before a plan posted to wait", rec(viaYes, "maintainer"), []*postedComment{yes, planC}, yes, false, "was posted to wait for an approval"},
 		{"auto-approve on", rec(viaAutoApprove, "auto-approve"), []*postedComment{autoPlanC}, nil, true, ""},
 		{"auto-approve on, a plan posted to wait", rec(viaAutoApprove, "maintainer"), []*postedComment{planC}, nil, true, "was posted to wait for an approval"},
 		{"auto-approve turned off", rec(viaAutoApprove, "auto-approve"), []*postedComment{autoPlanC}, nil, false, "auto-approve setting is off"},
@@ -74,11 +75,11 @@ func TestJudgeApproval(t *testing.T) {
 		{"approval in the plan's second, older id", rec(viaComment, "maintainer"), []*postedComment{planC}, person(9, time.Minute, "maintainer", approve.Body), false, "written before plan"},
 		{"approval before a re-posted plan", &Record{Thread: 1, SessionID: "s1", Base: base, PlanID: id, PlanHash: hash, PlanCommentID: 12, ApprovedVia: viaComment, ApprovedBy: "maintainer"},
 			[]*postedComment{planC, approve, bot(12, 3*time.Minute, planC.Body)}, approve, false, "written before plan"},
-		{"-y that is not -y", rec(viaYes, "maintainer"), []*postedComment{planC}, person(9, 0, "maintainer", "/planex add a cache"), false, "not a /planex -y command"},
-		{"-y after the plan", rec(viaYes, "maintainer"), []*postedComment{planC}, person(12, 3*time.Minute, "maintainer", yes.Body), false, "posted before"},
-		{"-y approved an earlier plan", rec(viaYes, "maintainer"), []*postedComment{yes, bot(9, 30*time.Second, marker("1111111111", hash)), planC}, yes, false, "approved an earlier plan"},
+		{"-y that is not -y", rec(viaYes, "maintainer"), []*postedComment{autoPlanC}, person(9, 0, "maintainer", "/planex add a cache"), false, "not a /planex -y command"},
+		{"-y after the plan", rec(viaYes, "maintainer"), []*postedComment{autoPlanC}, person(12, 3*time.Minute, "maintainer", yes.Body), false, "posted before"},
+		{"-y approved an earlier plan", rec(viaYes, "maintainer"), []*postedComment{yes, bot(9, 30*time.Second, marker("1111111111", hash)), autoPlanC}, yes, false, "approved an earlier plan"},
 		{"plan comment forged by another bot", rec(viaComment, "maintainer"), []*postedComment{otherBot(10, time.Minute, planC.Body), approve}, approve, false, "not planex's comment"},
-		{"-y: another bot's plan comment in between is not planex's", rec(viaYes, "maintainer"), []*postedComment{yes, otherBot(9, 30*time.Second, marker("1111111111", hash)), planC}, yes, false, ""},
+		{"-y: another bot's plan comment in between is not planex's", rec(viaYes, "maintainer"), []*postedComment{yes, otherBot(9, 30*time.Second, marker("1111111111", hash)), autoPlanC}, yes, false, ""},
 		{"approved by another bot", rec(viaComment, "helper-app[bot]"), []*postedComment{planC}, otherBot(11, 2*time.Minute, approve.Body), false, "not @helper-app[bot]'s"},
 		// A review approving the plan, later dismissed by a maintainer:
 		// the dismissal takes the approval back.
@@ -93,7 +94,7 @@ func TestJudgeApproval(t *testing.T) {
 		// A -y review in the second of an earlier plan: that plan may
 		// have come after it, so the -y may have approved that one.
 		{"-y review in an earlier plan's second", rec(viaYes, "maintainer"),
-			[]*postedComment{bot(9, 30*time.Second, marker("1111111111", hash)), planC},
+			[]*postedComment{bot(9, 30*time.Second, marker("1111111111", hash)), autoPlanC},
 			&postedComment{ID: 3, Kind: event.KindReview, Login: "maintainer", Body: yes.Body, Created: t0.Add(30 * time.Second)}, false, "approved an earlier plan"},
 	}
 	for _, c := range cases {

@@ -79,6 +79,13 @@ func TestAccessOf(t *testing.T) {
 		{authz.Decision{Permission: "read"}, "read access"},
 		{authz.Decision{Permission: "none", Role: "none"}, "no access"},
 		{authz.Decision{}, "a bot"},
+		// A custom role is named by the organisation: one built on read
+		// or triage and named like a role that may is shown by its level.
+		{authz.Decision{Permission: "read", Role: "Maintain"}, "read access"},
+		{authz.Decision{Permission: "read", Role: "Write"}, "read access"},
+		{authz.Decision{Permission: "read", Role: "ADMIN"}, "read access"},
+		{authz.Decision{Permission: "none", Role: "maintain"}, "no access"},
+		{authz.Decision{Permission: "read", Role: "Issue Keeper"}, "Issue Keeper access"},
 	}
 	for _, c := range cases {
 		if got := accessOf(c.dec); got != c.want {

@@ -68,16 +68,26 @@ func (r *executor) approve(ctx context.Context, th thread, planID, approver stri
 }
 
 // approveAgain handles an approval of a plan that already ran (or runs):
-// a run whose owner died is taken over, a failed plan whose approval does
-// not hold takes this one as its first (handled false: go on approving),
-// and anything else is told the plan runs only once.
+// a run whose owner died is taken over, a failed plan, or a dead run,
+// whose approval does not hold takes this one as its first (handled
+// false: go on approving), and anything else is told the plan runs only
+// once.
 func (r *executor) approveAgain(ctx context.Context, th thread, rec *Record, approver string) (Outputs, bool, error) {
 	if rec.State == StateRunning {
 		if gone, _ := r.engines.checkOwner(ctx, rec); gone {
 			// The run that had it died: this approval takes it over, as a
-			// retry would.
-			o, err := r.retry(ctx, th, approver)
-			return o, true, err
+			// retry would; when the approval it ran on has lapsed (its
+			// approver lost write access), a retry is refused, and this
+			// approval is the plan's new one.
+			verr := r.gate.approvedBefore(ctx, rec)
+			if verr == nil {
+				o, err := r.retry(ctx, th, approver)
+				return o, true, err
+			}
+			if !isRefusal(verr) {
+				return Outputs{}, true, verr
+			}
+			return Outputs{}, false, nil
 		}
 	}
 	if rec.State == StateFailed {

@@ -111,16 +111,23 @@ func (pol Policy) Check(ctx context.Context, client PermissionGetter, owner, rep
 		d.Allowed = true
 		return d, nil
 	}
-	have := p.RoleName
-	if r := strings.ToLower(have); have == "" || writeLevels[r] || r == "maintain" {
-		// A role named like one that may (a custom role's name) would
-		// make the refusal read as nonsense: its level is what counts.
-		have = p.Permission
+	verb := map[Action]string{Trigger: "run planex", Approve: "approve plans"}[action]
+	d.Reason = fmt.Sprintf("Sorry @%s, you need write, maintain or admin access to %s/%s to %s (you have %s access).", login, owner, repo, verb, d.Access())
+	return d, nil
+}
+
+// Access names the access a refused user has, as in "read access": the
+// role's name, unless it is none, missing or spelled like a role that
+// may drive planex (a custom role's name, whatever its organisation
+// called it, would make a refusal read as nonsense), then the level
+// ("no" for none).
+func (d Decision) Access() string {
+	have := d.Role
+	if r := strings.ToLower(have); have == "" || r == "none" || writeLevels[r] || r == "maintain" {
+		have = d.Permission
 	}
-	if have == "" || have == "none" {
+	if have == "" || strings.EqualFold(have, "none") {
 		have = "no"
 	}
-	verb := map[Action]string{Trigger: "run planex", Approve: "approve plans"}[action]
-	d.Reason = fmt.Sprintf("Sorry @%s, you need write, maintain or admin access to %s/%s to %s (you have %s access).", login, owner, repo, verb, have)
-	return d, nil
+	return have
 }
