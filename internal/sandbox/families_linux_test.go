@@ -68,6 +68,10 @@ func probeFamilies() {
 		{"generic netlink (openvswitch, TIPC, tunnels)", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_GENERIC, unix.EPROTONOSUPPORT, true},
 		{"IPsec's xfrm netlink", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_XFRM, unix.EPROTONOSUPPORT, true},
 		{"a packet socket (AF_PACKET)", unix.AF_PACKET, unix.SOCK_RAW, 0, unix.EAFNOSUPPORT, false},
+		// The kernel still makes an IPv4 socket of the obsolete type
+		// SOCK_PACKET a packet socket, family and all.
+		{"a packet socket through IPv4's obsolete SOCK_PACKET type", unix.AF_INET, unix.SOCK_PACKET, 0x0300, unix.EAFNOSUPPORT, false},
+		{"the same with the type's flags", unix.AF_INET, unix.SOCK_PACKET | unix.SOCK_NONBLOCK, 0x0300, unix.EAFNOSUPPORT, false},
 		{"an XDP socket (AF_XDP)", unix.AF_XDP, unix.SOCK_RAW, 0, unix.EAFNOSUPPORT, true},
 		{"an AppleTalk socket", unix.AF_APPLETALK, unix.SOCK_DGRAM, 0, unix.EAFNOSUPPORT, true},
 		{"an RDS socket", unix.AF_RDS, unix.SOCK_SEQPACKET, 0, unix.EAFNOSUPPORT, true},

@@ -269,3 +269,49 @@ func holdQueues(most int) {
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 	fmt.Println("held to the end")
 }
+
+// TestRedTeamPendingSignalsFromNestedNamespaces: as above, the program
+// makes its timers from user namespaces of its own, one and two levels
+// below its own (unshare -Ur), and from two processes at once, hoping
+// that a new namespace's count starts again from nothing, or each
+// process has a share. Neither: the kernel charges every level up to
+// planex's user, each held to the limit its namespace was made with, and
+// the step's own level was made with the step's share, so all together
+// they make at most a share. This held before the test was written.
+func TestRedTeamPendingSignalsFromNestedNamespaces(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("util-linux's unshare is not installed: no namespaces of the program's own")
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_SIGPENDING, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if lim.Cur == unix.RLIM_INFINITY || lim.Cur < 1024 {
+		t.Skipf("planex's pending signal limit is %d: nothing to share", lim.Cur)
+	}
+	share := int64(lim.Cur) / stepCountShare
+	probe := "PLANEX_COUNTS_PROBE=timers:" + strconv.FormatUint(lim.Cur/2, 10) + " " + os.Args[0] + " -test.run=^TestMachineCountsProbeHelper$"
+	// The first of the two, in a namespace of its own, holds its timers
+	// until its input ends; the shell reads its line, runs the second,
+	// and only then closes the first's input.
+	script := "unshare -Ur unshare -Ur sh -c '" + probe + "' </dev/null; mkfifo /tmp/hold && " +
+		"unshare -Ur sh -c '" + probe + "' </tmp/hold | { read -r line; echo \"$line\"; " + probe + " </dev/null; exec 3>&-; cat; } 3>/tmp/hold"
+	s := newSandbox(t)
+	out, err := run(t, s, Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}, "/", []string{"PATH=" + os.Getenv("PATH")}, script)
+	var total []int64
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "timers: ") {
+			total = append(total, probeCount(line))
+		}
+	}
+	if len(total) != 3 {
+		t.Fatalf("the probes did not all run (%v):\n%s", err, out)
+	}
+	if total[0] > share {
+		t.Errorf("two user namespaces below its own, a contained program made %d timers, more than a step's share %d", total[0], share)
+	}
+	if total[1]+total[2] > share {
+		t.Errorf("two contained processes, one in a user namespace of its own, held %d and %d timers at once, more than a step's share %d together", total[1], total[2], share)
+	}
+}

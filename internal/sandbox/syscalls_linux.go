@@ -204,6 +204,9 @@ const (
 	sysSocket     = 1
 	sysSocketpair = 8
 	x32Bit        = 0x40000000
+	// sockTypeMask is the part of socket's type that names the type
+	// (the kernel's SOCK_TYPE_MASK); the flags above it are not types.
+	sockTypeMask = 0xf
 )
 
 func retErrno(errno unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(errno) }
@@ -276,14 +279,21 @@ func archBody(a syscallArch) []bpf.Instruction {
 // netlink (openvswitch, TIPC, the tunnel families, loaded as modules at
 // first ask) and IPsec's xfrm, each code a program reaches as root of a
 // network namespace of its own. Every other family is refused with
-// EAFNOSUPPORT, as a kernel without it answers. It always returns.
+// EAFNOSUPPORT, as a kernel without it answers, and so is an IPv4 socket
+// of the obsolete type SOCK_PACKET, which the kernel makes a packet
+// socket (its type's flags, SOCK_NONBLOCK and SOCK_CLOEXEC, masked off
+// as the kernel masks them). It always returns.
 func familyGuard() []bpf.Instruction {
+	const allow = 15 // the index of the last instruction, which allows
 	return []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArg0, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: 10},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET, SkipTrue: 9},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET6, SkipTrue: 8},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_NETLINK, SkipTrue: 1},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_NETLINK, SkipTrue: 7},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: allow - 3},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET6, SkipTrue: allow - 4},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.AF_INET, SkipTrue: 3},
+		bpf.LoadAbsolute{Off: offArg1, Size: 4},
+		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SOCK_PACKET, SkipTrue: allow - 8},
 		bpf.RetConstant{Val: retErrno(unix.EAFNOSUPPORT)},
 		bpf.LoadAbsolute{Off: offArg2, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_ROUTE, SkipTrue: 4},
