@@ -49,16 +49,38 @@ const maxConfigPeek = 1 << 20
 // repository with includes would otherwise run one more git on every
 // call. Whether each file is regular is looked at every time.
 func checkConfigFiles(ctx context.Context, scans *scanCache, files []string) (map[string][]string, error) {
-	drivers := map[string][]string{}
+	w := includeWalk{scans: scans, drivers: map[string][]string{}, depth: map[string]int{}}
 	for _, f := range files {
-		if err := checkConfigFile(ctx, scans, f, 0, drivers); err != nil {
+		if err := w.check(ctx, f, 0); err != nil {
 			return nil, err
 		}
 	}
-	return drivers, nil
+	return w.drivers, nil
 }
 
-func checkConfigFile(ctx context.Context, scans *scanCache, file string, depth int, drivers map[string][]string) error {
+// includeWalk is one scan of the files a call's config includes: the
+// drivers they name, and the least depth each file was reached at. A
+// file is followed again only when reached less deep (its includes may
+// then reach further before git's limit): an include cycle, which git
+// follows only when its condition holds and refuses past the limit, made
+// every file in it scanned once for each path to it, up to n^10 times
+// for a file including itself n times.
+type includeWalk struct {
+	scans   *scanCache
+	drivers map[string][]string
+	depth   map[string]int
+}
+
+func (w *includeWalk) check(ctx context.Context, file string, depth int) error {
+	if d, seen := w.depth[file]; seen && d <= depth {
+		return nil
+	}
+	w.depth[file] = depth
+	if err := ctx.Err(); err != nil && depth > 0 {
+		// (A call's own files are left to it: its git names itself
+		// cancelled.)
+		return fmt.Errorf("checking %s: %w", file, err)
+	}
 	info, err := os.Stat(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -70,19 +92,19 @@ func checkConfigFile(ctx context.Context, scans *scanCache, file string, depth i
 	case depth >= maxIncludeDepth:
 		return nil // git refuses the include itself
 	}
-	e, err := scans.includesOf(ctx, file, depth > 0)
+	e, err := w.scans.includesOf(ctx, file, depth > 0)
 	if err != nil {
 		return err
 	}
 	for kind, names := range e.drivers {
 		for _, n := range names {
-			if !slices.Contains(drivers[kind], n) {
-				drivers[kind] = append(drivers[kind], n)
+			if !slices.Contains(w.drivers[kind], n) {
+				w.drivers[kind] = append(w.drivers[kind], n)
 			}
 		}
 	}
 	for _, p := range e.paths {
-		if err := checkConfigFile(ctx, scans, p, depth+1, drivers); err != nil {
+		if err := w.check(ctx, p, depth+1); err != nil {
 			return err
 		}
 	}

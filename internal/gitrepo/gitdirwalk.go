@@ -3,9 +3,12 @@ package gitrepo
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -16,13 +19,23 @@ import (
 // reset), a pack's index (every object read lists the packs), another
 // worktree's gitdir file (worktree add reads them all). A FIFO in any of
 // those places, or a link to one or to a device (/dev/zero is read
-// without end), made the git planex ran wait for ever.
+// without end), made the git planex ran wait for ever; so did one in a
+// loose object's folder, in an alternate object store, or in a folder a
+// link under refs/ leads to.
 
 // gitDirTrees are the folders of a git directory whose whole tree is
 // looked at; gitDirFolders those whose own entries are.
 var (
 	gitDirTrees   = []string{"refs", "logs"}
-	gitDirFolders = []string{".", "info", filepath.Join("objects", "pack"), filepath.Join("objects", "info")}
+	gitDirFolders = []string{".", "info"}
+)
+
+// maxAlternateDepth is how deep git follows alternates of alternates
+// (its own limit); maxAlternatesFile bounds what planex reads of one
+// alternates file.
+const (
+	maxAlternateDepth = 5
+	maxAlternatesFile = 64 << 10
 )
 
 // maxCleanFolders bounds the folders a Repo remembers as clean; when
@@ -39,8 +52,9 @@ type cleanFolder struct {
 // checkGitDirTree refuses (ErrGitDirFileNotRegular) the git directory dir
 // when one of the places above holds a FIFO or a device, or a link to
 // one. A socket is let be (git's fsmonitor daemon keeps one there, and
-// opening one fails at once). Loose objects are not looked at: there are
-// too many, and git opens one only by the id it reads.
+// opening one fails at once). The object store is looked at too, with
+// those its alternates name (checkObjectStore): a loose object's folder
+// is listed once and then remembered like any other.
 //
 // A folder found clean is remembered in s (when not nil) while it keeps
 // its device, inode and times (configStamp): an entry is added, removed
@@ -52,14 +66,26 @@ func checkGitDirTree(s *scanCache, dir string, common bool) error {
 			return err
 		}
 	}
+	if err := s.checkObjectStore(filepath.Join(dir, "objects"), 0, map[string]bool{}); err != nil {
+		return err
+	}
 	for _, t := range gitDirTrees {
+		// A folder reached twice (a link to a folder above it) is
+		// listed once.
+		seen := map[string]bool{}
 		queue := []string{filepath.Join(dir, t)}
 		for len(queue) > 0 {
 			subs, err := s.checkFolder(queue[0])
 			if err != nil {
 				return err
 			}
-			queue = append(queue[1:], subs...)
+			queue = queue[1:]
+			for _, sub := range subs {
+				if !seen[sub] {
+					seen[sub] = true
+					queue = append(queue, sub)
+				}
+			}
 		}
 	}
 	if !common {
@@ -77,8 +103,73 @@ func checkGitDirTree(s *scanCache, dir string, common bool) error {
 	return nil
 }
 
+// checkObjectStore checks an object store's folders (its loose objects'
+// folders, pack/, info/) and, to git's depth, those of every store its
+// info/alternates names: git lists the packs of each alternate and opens
+// a loose object in any of them by its id, so a FIFO there, or as an
+// alternate's own alternates file, hung every object read. A store
+// named again (seen) is not listed again.
+func (s *scanCache) checkObjectStore(objects string, depth int, seen map[string]bool) error {
+	if seen[objects] {
+		return nil
+	}
+	seen[objects] = true
+	subs, err := s.checkFolder(objects)
+	if err != nil {
+		return err
+	}
+	for _, sub := range subs {
+		if _, err := s.checkFolder(sub); err != nil {
+			return err
+		}
+	}
+	if depth >= maxAlternateDepth {
+		return nil
+	}
+	for _, alt := range readAlternates(objects) {
+		if err := s.checkObjectStore(alt, depth+1, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readAlternates returns the object stores objects/info/alternates
+// names, as git reads them: a line each, a # line a comment, a quoted
+// line unquoted, a relative one relative to objects. A file that is not
+// regular was refused by the folder check; one unreadable names none.
+func readAlternates(objects string) []string {
+	f, err := openRegular(filepath.Join(objects, "info", "alternates"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxAlternatesFile))
+	if err != nil {
+		return nil
+	}
+	var alts []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if line[0] == '"' {
+			if u, err := strconv.Unquote(line); err == nil {
+				line = u
+			}
+		}
+		if !filepath.IsAbs(line) {
+			line = filepath.Join(objects, line)
+		}
+		alts = append(alts, filepath.Clean(line))
+	}
+	return alts
+}
+
 // checkFolder checks each entry of the folder dir (not below it), and
-// returns its sub-folders.
+// returns its sub-folders: a link to a folder is returned as the folder
+// it leads to (git lists refs through it).
 func (s *scanCache) checkFolder(dir string) ([]string, error) {
 	stamp, stable := configStamp([]string{dir}, time.Now())
 	if s != nil && stable {
@@ -108,6 +199,11 @@ func (s *scanCache) checkFolder(dir string) ([]string, error) {
 				continue // a dangling link: git finds nothing there
 			}
 			typ = info.Mode().Type()
+			if typ.IsDir() {
+				if real, err := filepath.EvalSymlinks(p); err == nil {
+					subs = append(subs, real)
+				}
+			}
 		} else if typ.IsDir() {
 			subs = append(subs, p)
 		}

@@ -28,6 +28,12 @@ func checkDiscovered(ctx context.Context, dir string) error {
 	if root == "" {
 		return nil
 	}
+	return checkRepoAt(ctx, root)
+}
+
+// checkRepoAt makes checkDiscovered's checks on the repository whose
+// work tree is root, found by its .git folder or file.
+func checkRepoAt(ctx context.Context, root string) error {
 	gitDir := filepath.Join(root, ".git")
 	info, err := os.Stat(gitDir)
 	if err != nil {
