@@ -66,9 +66,11 @@ func (w *bodyWalk) noteDense(key, v string, under bool) {
 	switch {
 	case key != "" && mediaKey(key):
 		w.shape.extra += extraTokens(v, false) + pixelTokens(v)
+		w.shape.tileExtra += tileExtraTokens(v)
 		top.media += extraTokens(v, true) - extraTokens(v, false)
 	case under || key == "filedata":
 		w.shape.extra += extraTokens(v, !strings.HasPrefix(strings.ToLower(v), "data:image/")) + pixelTokens(v)
+		w.shape.tileExtra += tileExtraTokens(v)
 	default:
 		w.shape.extra += extraTokens(v, true)
 	}
@@ -97,6 +99,13 @@ func pixelTokens(v string) int64 {
 	return max(imageTokens(v)-int64(len(v))/bytesPerToken, 0)
 }
 
+// tileExtraTokens is how many tokens the image v may be billed by a
+// model of tileBilled (tileImageTokens) past what promptTokens reckons
+// it at (its pixels, or a token per three of its bytes).
+func tileExtraTokens(v string) int64 {
+	return max(tileImageTokens(v)-max(imageTokens(v), int64(len(v))/bytesPerToken), 0)
+}
+
 // mediaByLength says whether the media type t names video or audio.
 func mediaByLength(t string) bool {
 	t = strings.ToLower(t)
@@ -108,6 +117,16 @@ func mediaByLength(t string) bool {
 // bytes, and what its strings may hold beyond that (extraTokens).
 func (sh bodyShape) promptTokens(size int64) int64 {
 	return size/bytesPerToken + sh.extra
+}
+
+// promptTokensTo is promptTokens for a call to model: with, where the
+// model bills images by gpt-4o-mini's tiles (tileBilled), what its
+// images may bill past their pixels (tileExtra).
+func (sh bodyShape) promptTokensTo(model string, size int64) int64 {
+	if tileBilled(model) {
+		return sh.promptTokens(size) + sh.tileExtra
+	}
+	return sh.promptTokens(size)
 }
 
 // extraTokens is how many tokens s may hold (textTokens) past a token
