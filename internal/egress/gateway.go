@@ -493,7 +493,7 @@ func (g *Gateway) capped(billed bool, rel string, f *os.File, size int64, shape 
 	if g.defaultRegion(shape.namesGlobal()) {
 		priced += RegionalInference
 	}
-	if shape.stored || shape.promptTokens(size) > LongPromptTokens {
+	if shape.stored || shape.promptTokensTo(model, size) > LongPromptTokens {
 		// Its output and its readings bill at the long-prompt rates.
 		priced += LongPrompt
 	}
@@ -665,7 +665,7 @@ func (g *Gateway) readingWorth(shape bodyShape, model string, size int64) (readi
 	if g.Provider == ProviderOpenAI {
 		fee = openAISearchFee
 	}
-	u := usage.Usage{InputTokens: shape.promptTokens(size) + 1}
+	u := usage.Usage{InputTokens: shape.promptTokensTo(model, size) + 1}
 	if shape.stored {
 		// The prompt holds what the provider keeps, which the body
 		// does not show: reckoned as long as any model's may be.

@@ -39,11 +39,66 @@ const (
 // maxImageTokens where they cannot be read from an image's header, and
 // 0 where b64 is no image (a document, audio).
 func imageTokens(b64 string) int64 {
+	w, h, isImage, ok := imageSize(b64)
+	switch {
+	case !isImage:
+		return 0
+	case !ok:
+		return maxImageTokens
+	}
+	patches := func(d int64) int64 { return (d + imagePatch - 1) / imagePatch * imagePatch }
+	return min(max(patches(w)*patches(h)/imagePixels+1, imageFloor), maxImageTokens)
+}
+
+// gpt-4o-mini bills an image by tiles of 512 pixels square at 33 times
+// gpt-4o's rate: tileBase for the image and tileTokens a tile, once the
+// image is scaled to fit tileFit square and then its shorter side to
+// tileShort; at most tileMost tiles (2048 by 768), 48,169 tokens.
+const (
+	tileBase   = 2833
+	tileTokens = 5667
+	tileSide   = 512
+	tileFit    = 2048
+	tileShort  = 768
+	tileMost   = 8
+)
+
+// tileBilled says whether model bills images by gpt-4o-mini's tiles.
+func tileBilled(model string) bool {
+	return strings.HasPrefix(strings.ToLower(model), "gpt-4o-mini")
+}
+
+// tileImageTokens reckons the tokens the image b64 may be billed by a
+// model of tileBilled, at most: at its size, scaled as the provider
+// does, in whole tiles; at the most tiles where its size cannot be
+// read; 0 where b64 is no image.
+func tileImageTokens(b64 string) int64 {
+	w, h, isImage, ok := imageSize(b64)
+	switch {
+	case !isImage:
+		return 0
+	case !ok:
+		return tileBase + tileTokens*tileMost
+	}
+	if long := max(w, h); long > tileFit {
+		w, h = max(w*tileFit/long, 1), max(h*tileFit/long, 1)
+	}
+	if short := min(w, h); short > tileShort {
+		w, h = max(w*tileShort/short, 1), max(h*tileShort/short, 1)
+	}
+	tiles := (w + tileSide - 1) / tileSide * ((h + tileSide - 1) / tileSide)
+	return tileBase + tileTokens*min(tiles, tileMost)
+}
+
+// imageSize reads the width and height of the image given inline as b64
+// (its base64, or a data: URL) from its header: isImage says b64 begins
+// as an image a provider takes, ok that its size could be read.
+func imageSize(b64 string) (w, h int64, isImage, ok bool) {
 	if strings.HasPrefix(strings.ToLower(b64), "data:") {
 		_, b64, _ = strings.Cut(b64, ",")
 	}
 	if len(b64) < 8 {
-		return 0
+		return 0, 0, false, false
 	}
 	if strings.ContainsAny(b64, "-_") {
 		// base64url, which Gemini's reader takes as well.
@@ -53,18 +108,17 @@ func imageTokens(b64 string) int64 {
 	n, _ := io.ReadFull(base64.NewDecoder(base64.StdEncoding, strings.NewReader(b64[:min(len(b64), 44)])), head)
 	head = head[:n]
 	if !imageMagic(head) {
-		return 0
+		return 0, 0, false, false
 	}
-	w, h, ok := webpSize(head)
+	w, h, ok = webpSize(head)
 	if !ok {
 		cfg, _, err := image.DecodeConfig(base64.NewDecoder(base64.StdEncoding, strings.NewReader(b64)))
 		w, h, ok = int64(cfg.Width), int64(cfg.Height), err == nil
 	}
 	if !ok || w <= 0 || h <= 0 || w > maxImageTokens*imagePixels || h > maxImageTokens*imagePixels {
-		return maxImageTokens
+		return 0, 0, true, false
 	}
-	patches := func(d int64) int64 { return (d + imagePatch - 1) / imagePatch * imagePatch }
-	return min(max(patches(w)*patches(h)/imagePixels+1, imageFloor), maxImageTokens)
+	return w, h, true, true
 }
 
 // imageMagic says whether head begins as an image format a provider

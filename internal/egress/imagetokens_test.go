@@ -128,3 +128,38 @@ func TestImageTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestTileImageTokens: an image's tokens to gpt-4o-mini are reckoned by
+// the tiles of 512 pixels square it makes once scaled as the provider
+// scales it (to fit 2048 square, then its shorter side to 768), 2,833
+// and 5,667 a tile; an image whose size cannot be read at the most
+// tiles (8); anything else not at all.
+func TestTileImageTokens(t *testing.T) {
+	t.Parallel()
+	for _, r := range []struct {
+		name, b64 string
+		want      int64
+	}{
+		{"one pixel", blankPNG(t, 1, 1), tileBase + tileTokens},
+		{"the widest", blankPNG(t, 2048, 768), tileBase + 8*tileTokens},
+		{"scaled to fit, then its shorter side", blankPNG(t, 4096, 4096), tileBase + 4*tileTokens}, // 768 square
+		{"a column", blankPNG(t, 1, 16000), tileBase + 4*tileTokens},                               // 1 by 2048
+		{"wide, scaled to fit", blankPNG(t, 8000, 1000), tileBase + 4*tileTokens},                  // 2048 by 256
+		{"unreadable", enc64([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR")), tileBase + tileMost*tileTokens},
+		{"a PDF", enc64([]byte("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")), 0},
+	} {
+		if got := tileImageTokens(r.b64); got != r.want {
+			t.Errorf("%s: %d tokens, want %d", r.name, got, r.want)
+		}
+	}
+	for _, r := range []struct {
+		model string
+		want  bool
+	}{{"gpt-4o-mini", true}, {"GPT-4o-mini-2024-07-18", true}, {"gpt-4o-mini-search-preview" + LongPrompt, true}, {"gpt-4o", false}, {"gpt-4.1-mini", false}} {
+		if got := tileBilled(r.model); got != r.want {
+			t.Errorf("tileBilled(%q) = %v, want %v", r.model, got, r.want)
+		}
+	}
+}
+
+func enc64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -54,6 +54,13 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		{"long", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("x", 3*LongPromptTokens+30) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		{"stored", `{"model":"gpt-5","previous_response_id":"resp_1","input":"again"}`, "gpt-5" + LongPrompt},
 		{"short", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"hi"}]}`, "claude-sonnet-5-5"},
+		// One character repeated is a token per three bytes or fewer
+		// only for characters the vocabularies merge: 590 KB of DEL (a
+		// token a byte to o200k and cl100k) or of Q (a token per two),
+		// and carriage returns (a token a byte, two bytes each escaped).
+		{"DEL repeated", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("\x7f", 590000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
+		{"Q repeated", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("Q", 590000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
+		{"carriage returns", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat(`\r`, 250000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		// A PDF given inline: the provider reads out its text (compressed
 		// in the file, so of any length) and an image of each page.
 		{"anthropic, a PDF", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjcK"}}]}]}`, "claude-sonnet-5-5" + LongPrompt},

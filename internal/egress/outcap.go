@@ -52,6 +52,10 @@ type bodyShape struct {
 	// extra is the tokens the body's strings may hold past a token per
 	// three of their bytes (extraTokens): promptTokens.
 	extra int64
+	// tileExtra is the tokens the body's images may bill past extra's
+	// reckoning to a model billing them by gpt-4o-mini's tiles:
+	// promptTokensTo.
+	tileExtra int64
 	// tiers are an OpenAI or Anthropic call's top-level service_tier
 	// values, each with the colon before it (n 1: "auto", "" or null,
 	// which leave the tier to the key's project or organisation, and

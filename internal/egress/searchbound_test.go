@@ -26,6 +26,7 @@ import (
 func TestRedTeamGatewayBoundsSearchesByTheBudget(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("x", 60000)
+	wideImage := blankPNG(t, 2048, 768)
 	for _, r := range []struct {
 		name       string
 		p          Provider
@@ -129,6 +130,16 @@ func TestRedTeamGatewayBoundsSearchesByTheBudget(t *testing.T) {
 			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"tool_search_tool_regex_20251119","model":"claude-sonnet-5-5","type":"advisor_20260301","name":"s"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 20000, 0},
 		{"anthropic, a tool search and a web search", ProviderAnthropic, "/v1/messages",
 			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"tool_search_tool_regex_20251119","name":"s"},{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"` + long + `"}]}`, 44000, 3},
+		// gpt-4o-mini bills an image by tiles at 33 times gpt-4o's
+		// rate: a blank PNG of 2048 by 768, a few hundred bytes, is 8
+		// tiles and 48,169 tokens, which its pixels reckoned at 3,782.
+		// Twenty of them are 963K tokens a reading (193K of Worth's
+		// units): where the budget's part pays for 2 such readings, 8
+		// searches were let through.
+		{"openai, gpt-4o-mini, images billed by tiles", ProviderOpenAI, "/responses",
+			`{"model":"gpt-4o-mini","input":[{"role":"user","content":[` + strings.Repeat(`{"type":"input_image","image_url":"data:image/png;base64,`+wideImage+`"},`, 20) + `{"type":"input_text","text":"?"}]}],"tools":[{"type":"web_search","external_web_access":false}]}`, 500000, 2},
+		{"openai, gpt-5, the same images", ProviderOpenAI, "/responses",
+			`{"model":"gpt-5","input":[{"role":"user","content":[` + strings.Repeat(`{"type":"input_image","image_url":"data:image/png;base64,`+wideImage+`"},`, 20) + `{"type":"input_text","text":"?"}]}],"tools":[{"type":"web_search","external_web_access":false}]}`, 500000, 8},
 		{"anthropic, a short prompt", ProviderAnthropic, "/v1/messages",
 			`{"model":"claude-sonnet-5-5","max_tokens":2000,"tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[]}`, 20000, 8},
 	} {
