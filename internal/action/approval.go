@@ -526,7 +526,9 @@ func (r *gate) planUnchanged(ctx context.Context, rec *Record) (string, error) {
 // approvable says why rec's plan cannot run now ("" when it can): its
 // comment must still be planex's for exactly this plan, the base must not
 // have moved under its scopes, and the session must still be the plan.
-func (r *gate) approvable(ctx context.Context, th thread, rec *Record) (string, []*github.IssueComment, error) {
+// listed is the job's listing of the remote (the base branch read from it
+// when it was asked for).
+func (r *gate) approvable(ctx context.Context, th thread, rec *Record, listed refListing) (string, []*github.IssueComment, error) {
 	cs, err := r.GH.Approvals.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Thread, time.Time{})
 	if err != nil {
 		return "", nil, fmt.Errorf("reading the comments of #%d: %w", rec.Thread, err)
@@ -549,7 +551,7 @@ func (r *gate) approvable(ctx context.Context, th thread, rec *Record) (string, 
 		reason, err := r.repostPlan(ctx, th, rec, c.GetBody())
 		return reason, nil, err
 	}
-	reason, err := r.baseMoved(ctx, rec)
+	reason, err := r.baseMoved(ctx, rec, listed)
 	if err == nil && reason == "" {
 		reason, err = r.planUnchanged(ctx, rec)
 	}
@@ -571,11 +573,15 @@ func (r *gate) approvedBefore(ctx context.Context, rec *Record) error {
 
 // baseMoved says why a plan no longer fits its base, or "" when it does:
 // it does not fit when commits since the plan was made touched files in
-// the scope of one of its tasks.
-func (r *gate) baseMoved(ctx context.Context, rec *Record) (string, error) {
-	head, err := r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.BaseBranch)
-	if err != nil {
-		return "", err
+// the scope of one of its tasks. The base's commit is listed's when the
+// base was among what it asked for.
+func (r *gate) baseMoved(ctx context.Context, rec *Record, listed refListing) (string, error) {
+	head, ok := listed.tip("refs/heads/" + rec.BaseBranch)
+	if !ok {
+		var err error
+		if head, err = r.Repo.RemoteRef(ctx, r.Cfg.Remote, "refs/heads/"+rec.BaseBranch); err != nil {
+			return "", err
+		}
 	}
 	if rec.FollowUp {
 		// The pull request branch itself: our own commits are expected.

@@ -75,10 +75,10 @@ const runBranches = "refs/heads/planex/*"
 // branch, and runBranches (the base's head and the free session ids).
 // Before, the state ref was listed by a connection of its own. A
 // follow-up plans on its pull request's branch and lists only the state
-// ref (nil: loadRecord lists it).
+// ref (the zero refListing: loadRecord lists it).
 type planListing struct {
 	baseBranch string
-	refs       map[string]string
+	refListing
 }
 
 // listForPlan lists the remote for a plan on th (see planListing).
@@ -93,11 +93,12 @@ func (r *planner) listForPlan(ctx context.Context, th thread, pr planRequest) (p
 			return planListing{}, err
 		}
 	}
-	refs, err := r.Repo.ListRemoteRefs(ctx, r.Cfg.Remote, stateRef(th.Number), "refs/heads/"+branch, runBranches)
+	patterns := []string{stateRef(th.Number), "refs/heads/" + branch, runBranches}
+	refs, err := r.Repo.ListRemoteRefs(ctx, r.Cfg.Remote, patterns...)
 	if err != nil {
 		return planListing{}, err
 	}
-	return planListing{baseBranch: branch, refs: refs}, nil
+	return planListing{baseBranch: branch, refListing: refListing{patterns: patterns, refs: refs}}, nil
 }
 
 // baseCommit resolves the base branch and its current commit from the
@@ -121,7 +122,7 @@ func (r *planner) plan(ctx context.Context, th thread, pr planRequest) (Outputs,
 	if err != nil {
 		return Outputs{}, err
 	}
-	old, found, err := r.store.loadListedRecord(ctx, th.Number, listing.refs)
+	old, found, err := r.store.loadListedRecord(ctx, th.Number, listing.refListing)
 	if err != nil {
 		return Outputs{}, err
 	}

@@ -27,7 +27,11 @@ import (
 
 // approve runs the plan with planID, but only that exact plan.
 func (r *executor) approve(ctx context.Context, th thread, planID, approver string, concurrency int) (Outputs, error) {
-	rec, found, err := r.store.loadRecord(ctx, th.Number)
+	listing, err := r.listForApproval(ctx, th)
+	if err != nil {
+		return Outputs{}, err
+	}
+	rec, found, err := r.store.loadListedRecord(ctx, th.Number, listing)
 	if err != nil {
 		return Outputs{}, err
 	}
@@ -55,7 +59,7 @@ func (r *executor) approve(ctx context.Context, th thread, planID, approver stri
 	case StateCancelled:
 		return refuse("Plan `%s` was cancelled. Start a new one with `%s <requirement>`.", rec.PlanID, r.Cfg.Trigger)
 	}
-	reason, seen, err := r.gate.approvable(ctx, th, rec)
+	reason, seen, err := r.gate.approvable(ctx, th, rec, listing)
 	if err != nil {
 		return o, err
 	} else if reason != "" {

@@ -121,16 +121,16 @@ func stateRef(thread int) string { return "refs/planex/state/" + strconv.Itoa(th
 // refused when it is not that thread's (recordOfThread); found is false
 // when the thread has no state.
 func (r *stateStore) fetchRecord(ctx context.Context, thread int) (*Record, bool, error) {
-	rec, _, found, err := r.fetchRecordListing(ctx, thread, false, nil)
+	rec, _, found, err := r.fetchRecordListing(ctx, thread, false, refListing{})
 	return rec, found, err
 }
 
 // fetchRecordListing is fetchRecord; with listAll it lists the state's
 // whole tree once (gitrepo.ListState) and reads the record from that
 // listing, for restoring the session folder from the same listing.
-// listed, when not nil, is the remote's refs as the caller listed them,
-// the state ref among the names asked for.
-func (r *stateStore) fetchRecordListing(ctx context.Context, thread int, listAll bool, listed map[string]string) (*Record, *gitrepo.StateTree, bool, error) {
+// listed is the remote's refs as the caller listed them (the zero
+// refListing when it did not).
+func (r *stateStore) fetchRecordListing(ctx context.Context, thread int, listAll bool, listed refListing) (*Record, *gitrepo.StateTree, bool, error) {
 	ref := stateRef(thread)
 	found, err := r.fetchListed(ctx, ref, listed)
 	if err != nil {
@@ -172,29 +172,29 @@ func (r *stateStore) fetchRecordListing(ctx context.Context, thread int, listAll
 }
 
 // fetchListed fetches ref from the remote: the commit listed names for
-// it when the caller listed the remote with ref among the names asked
-// for (listed holds ref's name, or listed is not nil and ref was asked
-// for: absent means the remote has none), else after a listing of its
-// own. It reports whether the remote has ref.
-func (r *stateStore) fetchListed(ctx context.Context, ref string, listed map[string]string) (bool, error) {
-	if listed == nil {
+// it when the caller's listing asked for ref (absent there means the
+// remote has none), else after a listing of its own. It reports whether
+// the remote has ref.
+func (r *stateStore) fetchListed(ctx context.Context, ref string, listed refListing) (bool, error) {
+	sha, asked := listed.tip(ref)
+	if !asked {
 		return r.Repo.FetchRef(ctx, r.Cfg.Remote, ref)
 	}
-	sha, err := gitrepo.FetchListed(ctx, r.Repo, r.Cfg.Remote, ref, listed[ref])
+	sha, err := gitrepo.FetchListed(ctx, r.Repo, r.Cfg.Remote, ref, sha)
 	return sha != "", err
 }
 
 // loadRecord fetches a thread's state and restores its session folder.
 // The state's tree is listed once, for the record and the restore.
 func (r *stateStore) loadRecord(ctx context.Context, thread int) (*Record, bool, error) {
-	return r.loadListedRecord(ctx, thread, nil)
+	return r.loadListedRecord(ctx, thread, refListing{})
 }
 
 // loadListedRecord is loadRecord reading the state ref's commit from
-// listed, the remote's refs as the caller listed them with the state ref
-// among the names asked for (nil: loadRecord lists it itself). The run
-// branch is taken from listed too when listed names it.
-func (r *stateStore) loadListedRecord(ctx context.Context, thread int, listed map[string]string) (*Record, bool, error) {
+// listed, the remote's refs as the caller listed them (the zero
+// refListing: loadRecord lists it itself). The run branch is taken from
+// listed too when listed asked for it.
+func (r *stateStore) loadListedRecord(ctx context.Context, thread int, listed refListing) (*Record, bool, error) {
 	// The record says where the session folder goes (a follow-up's is in
 	// its own worktree): read it first, then restore the folder.
 	rec, tree, found, err := r.fetchRecordListing(ctx, thread, true, listed)
@@ -230,11 +230,7 @@ func (r *stateStore) loadListedRecord(ctx context.Context, thread int, listed ma
 		return nil, false, fmt.Errorf("state %s: %w", ref, err)
 	}
 	// The run branch holds the commits; a fresh runner needs it to resume.
-	branch := "refs/heads/" + rec.Branch
-	if _, ok := listed[branch]; !ok {
-		listed = nil // not among what the caller listed: list it
-	}
-	if _, err := r.fetchListed(ctx, branch, listed); err != nil {
+	if _, err := r.fetchListed(ctx, "refs/heads/"+rec.Branch, listed); err != nil {
 		return nil, false, err
 	}
 	return rec, true, nil

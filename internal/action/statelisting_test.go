@@ -77,3 +77,57 @@ func TestPlanJobListsTheRemoteOnce(t *testing.T) {
 		t.Errorf("no state ref pushed: %q", got)
 	}
 }
+
+// TestApproveJobListsTheRemoteOnce: an approve job reads the thread's
+// state ref, its run branch and its base branch from one listing of the
+// remote (one git ls-remote), where it made three (the state, the run
+// branch when restoring, the base when checking it had not moved); the
+// plan runs.
+func TestApproveJobListsTheRemoteOnce(t *testing.T) {
+	// Not parallel: the counting git is put on this process's PATH.
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "only", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	ev := w.comment(n, "maintainer", "/planex approve "+w.planID(n))
+	calls := gittest.CountGit(t)
+	r, err := w.handle(ev)
+	if err != nil || r.Outputs.Status != StatusDone {
+		t.Fatalf("approve: %v, outputs %+v", err, r.Outputs)
+	}
+	var listings []string
+	for _, c := range calls() {
+		if strings.Contains(c, "ls-remote") {
+			listings = append(listings, c)
+		}
+	}
+	if len(listings) != 1 {
+		t.Errorf("the approve job listed the remote %d times, want 1:\n%s", len(listings), strings.Join(listings, "\n"))
+	}
+}
+
+// TestRefListingTip: a listing tells a ref's commit, or its absence, only
+// for a ref among the names or folders it asked for.
+func TestRefListingTip(t *testing.T) {
+	t.Parallel()
+	l := refListing{patterns: []string{"refs/planex/state/7", "refs/heads/planex/*", "refs/heads/main"},
+		refs: map[string]string{"refs/heads/main": "aa", "refs/heads/planex/7-x": "bb"}}
+	for _, c := range []struct {
+		ref, sha string
+		asked    bool
+	}{
+		{"refs/heads/main", "aa", true},
+		{"refs/heads/planex/7-x", "bb", true},
+		{"refs/heads/planex/8-y", "", true},
+		{"refs/planex/state/7", "", true},
+		{"refs/heads/planex/", "", false},
+		{"refs/heads/dev", "", false},
+		{"refs/heads/x/refs/heads/main", "", false},
+	} {
+		if sha, asked := l.tip(c.ref); sha != c.sha || asked != c.asked {
+			t.Errorf("tip(%s) = %q, %v; want %q, %v", c.ref, sha, asked, c.sha, c.asked)
+		}
+	}
+}
