@@ -18,25 +18,12 @@ import (
 // may name planex now.
 func TestRedTeamForgedSelfAutoApprover(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.fake.AddUser("lead", "User")
-	w.fake.SetPermission(wRepo, "lead", "write")
-	auto := func(c *Config) { c.AutoApprove = true }
-	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"}, wTask{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
-	w.agent.failTask("T2", "not now")
-	n := w.fake.AddIssue(wRepo, "maintainer", "Two files", "")
-	r, err := w.handle(w.comment(n, "maintainer", "/planex two files"), auto)
-	if err != nil || r.Outputs.Status != StatusFailed {
-		t.Fatalf("the auto-approved run: %v %+v", err, r.Outputs)
-	}
-	session := r.Outputs.SessionID
-	w.agent.failTask("T2", "")
-	w.fake.SetPermission(wRepo, "maintainer", "read")
+	w, n, session, auto := failedAutoPlanRevoked(t)
 	forgeState(t, w, n, func(dir string) error {
 		editJSON(t, filepath.Join(dir, recordFile), func(rec map[string]any) { rec["approved_by"] = ghfake.DefaultActor })
 		return nil
 	})
-	r, err = w.handle(w.comment(n, "lead", "/planex retry"), auto)
+	r, err := w.handle(w.comment(n, "lead", "/planex retry"), auto)
 	if r.Outputs.Status == StatusDone || len(w.branch("planex/"+session)) != 1 {
 		t.Errorf("the retry ran on an auto-approval forged to name planex: %v, status %q, branch %v", err, r.Outputs.Status, w.branch("planex/"+session))
 	}

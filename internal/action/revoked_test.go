@@ -59,21 +59,8 @@ func TestRedTeamRevokedPermission(t *testing.T) {
 // access. It is now checked as any other approver's.
 func TestRedTeamRevokedAutoApprover(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.fake.AddUser("lead", "User")
-	w.fake.SetPermission(wRepo, "lead", "write")
-	auto := func(c *Config) { c.AutoApprove = true }
-	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"}, wTask{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
-	w.agent.failTask("T2", "not now")
-	n := w.fake.AddIssue(wRepo, "maintainer", "Two files", "")
-	r, err := w.handle(w.comment(n, "maintainer", "/planex two files"), auto)
-	if err != nil || r.Outputs.Status != StatusFailed {
-		t.Fatalf("the auto-approved run: %v %+v", err, r.Outputs)
-	}
-	session := r.Outputs.SessionID
-	w.agent.failTask("T2", "")
-	w.fake.SetPermission(wRepo, "maintainer", "read")
-	r, err = w.handle(w.comment(n, "lead", "/planex retry"), auto)
+	w, n, session, auto := failedAutoPlanRevoked(t)
+	r, err := w.handle(w.comment(n, "lead", "/planex retry"), auto)
 	if r.Outputs.Status == StatusDone || len(w.branch("planex/"+session)) != 1 {
 		t.Errorf("the retry ran on the auto-approval of someone who lost write access: %v, status %q, branch %v", err, r.Outputs.Status, w.branch("planex/"+session))
 	}
@@ -85,4 +72,27 @@ func TestRedTeamRevokedAutoApprover(t *testing.T) {
 	if r, err := w.handle(w.comment(n, "lead", "/planex retry"), auto); err != nil || r.Outputs.Status != StatusDone {
 		t.Errorf("retry after the access came back: %v %+v\n%s", err, r.Outputs, w.lastComment(n))
 	}
+}
+
+// failedAutoPlanRevoked is the start of the revoked-approver attacks: a
+// maintainer's plan the auto-approve setting ran fails at its second
+// task, "lead" may still write, and the maintainer's access falls to
+// read. It returns the world, the issue, the session and the setting.
+func failedAutoPlanRevoked(t *testing.T) (w *world, n int, session string, auto func(*Config)) {
+	t.Helper()
+	w = newWorld(t)
+	w.fake.AddUser("lead", "User")
+	w.fake.SetPermission(wRepo, "lead", "write")
+	auto = func(c *Config) { c.AutoApprove = true }
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"}, wTask{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
+	w.agent.failTask("T2", "not now")
+	n = w.fake.AddIssue(wRepo, "maintainer", "Two files", "")
+	r, err := w.handle(w.comment(n, "maintainer", "/planex two files"), auto)
+	if err != nil || r.Outputs.Status != StatusFailed {
+		t.Fatalf("the auto-approved run: %v %+v", err, r.Outputs)
+	}
+	session = r.Outputs.SessionID
+	w.agent.failTask("T2", "")
+	w.fake.SetPermission(wRepo, "maintainer", "read")
+	return w, n, session, auto
 }

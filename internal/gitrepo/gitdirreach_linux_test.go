@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -24,23 +23,8 @@ import (
 // directory refuses it now (ErrGitDirFileNotRegular).
 func TestRedTeamGitDirStateReachedBeyondTheWalk(t *testing.T) {
 	t.Parallel()
-	fifo := func(t *testing.T, p string) {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(p)
-		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write := func(t *testing.T, p, text string) {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fifo := fifoAt
+	write := writeAt
 	// alternate makes an object store outside the repository and names
 	// it in objects/info/alternates; it returns the store.
 	alternate := func(t *testing.T, r *Repo) string {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -43,15 +42,7 @@ func TestRedTeamGitDirStateIsAFIFO(t *testing.T) {
 	addWorktree := func(ctx context.Context, r *Repo, head string) error {
 		return r.AddWorktree(ctx, filepath.Join(r.worktreeBase(), "fifo-test-"+filepath.Base(r.Root)), head)
 	}
-	fifo := func(t *testing.T, p string) {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(p)
-		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fifo := fifoAt
 	link := func(t *testing.T, target, p string) {
 		os.Remove(p)
 		if err := os.Symlink(target, p); err != nil {

@@ -134,3 +134,28 @@ func makeFIFO(t *testing.T, dir string) string {
 	}
 	return fifo
 }
+
+// fifoAt makes a FIFO nobody writes at p, its folder made and anything
+// there before removed: the state a git-directory writer or an agent
+// plants in the FIFO attacks.
+func fifoAt(t *testing.T, p string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(p)
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeAt writes text to p, its folder made.
+func writeAt(t *testing.T, p, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -24,22 +23,8 @@ import (
 // nested .git.
 func TestRedTeamAgentLeavesNestedRepoFIFOs(t *testing.T) {
 	t.Parallel()
-	mk := func(t *testing.T, p string) {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write := func(t *testing.T, p, text string) {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mk := fifoAt
+	write := writeAt
 	// repo makes sub/.git look like a git directory to git's check.
 	repo := func(t *testing.T, g string) {
 		for _, d := range []string{"objects", "refs/heads"} {
