@@ -76,15 +76,7 @@ func TestRedTeamGitDirStateReachedBeyondTheWalk(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := newRepo(t)
-			head, err := r.Head(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			settle()
-			if _, err := r.Head(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			r, head := settledRepo(t)
 			tc.plant(t, r, head)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()

@@ -91,17 +91,7 @@ func TestRedTeamGitDirStateIsAFIFO(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := newRepo(t)
-			head, err := r.Head(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The folders found clean are remembered once settled: the
-			// FIFO made after must still be seen.
-			settle()
-			if _, err := r.Head(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			r, head := settledRepo(t)
 			if len(r.scans.clean) == 0 {
 				t.Fatal("no folder was remembered clean, so this test shows nothing about reuse")
 			}

@@ -159,3 +159,36 @@ func writeAt(t *testing.T, p, text string) {
 		t.Fatal(err)
 	}
 }
+
+// settledRepo is a new repository whose git-directory folders planex has
+// looked at once and, past the racy window, remembers as clean: a FIFO
+// planted after must be seen all the same. It returns the head.
+func settledRepo(t *testing.T) (*Repo, string) {
+	t.Helper()
+	r := newRepo(t)
+	head, err := r.Head(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle()
+	if _, err := r.Head(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return r, head
+}
+
+// taskWorktree is a new repository with a task's worktree at its head,
+// where an agent's attack files are planted.
+func taskWorktree(ctx context.Context, t *testing.T) (r *Repo, head, dir string) {
+	t.Helper()
+	r = newRepo(t)
+	head, err := r.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(t.TempDir(), "wt")
+	if err := r.AddWorktree(ctx, dir, head); err != nil {
+		t.Fatal(err)
+	}
+	return r, head, dir
+}

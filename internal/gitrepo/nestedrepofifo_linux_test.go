@@ -75,17 +75,9 @@ func TestRedTeamAgentLeavesNestedRepoFIFOs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := newRepo(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			head, err := r.Head(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := filepath.Join(t.TempDir(), "wt")
-			if err := r.AddWorktree(ctx, dir, head); err != nil {
-				t.Fatal(err)
-			}
+			r, head, dir := taskWorktree(ctx, t)
 			tc.plant(t, dir)
 			write(t, filepath.Join(dir, "sub", "work.txt"), "done\n")
 			_, _, snapErr := r.Snapshot(ctx, dir, head)

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 // A state save (SaveOn) is one `git fast-import`: planex writes the
@@ -323,33 +325,37 @@ func restoreFiles(ctx context.Context, r *Repo, ref string, files map[string]Tre
 	return nil
 }
 
-// writeRestored writes size bytes of content to path through a
-// temporary file in its folder.
+// writeRestored writes exactly size bytes of content to path, through
+// safefile (a temporary file renamed over it): content that ends early
+// leaves path as it was.
 func writeRestored(path string, content io.Reader, size int64, perm os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("creating the folder of %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	return safefile.WriteFrom(path, &exactReader{r: content, left: size}, perm)
+}
+
+// exactReader gives the first left bytes of r, and io.ErrUnexpectedEOF
+// when r ends before them.
+type exactReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (e *exactReader) Read(p []byte) (int, error) {
+	if e.left <= 0 {
+		return 0, io.EOF
 	}
-	tmp := f.Name()
-	n, err := io.Copy(f, io.LimitReader(content, size))
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if int64(len(p)) > e.left {
+		p = p[:e.left]
 	}
-	if err == nil && n != size {
-		err = fmt.Errorf("%d of %d bytes", n, size)
+	n, err := e.r.Read(p)
+	e.left -= int64(n)
+	if err == io.EOF && e.left > 0 {
+		err = io.ErrUnexpectedEOF
 	}
-	if err == nil {
-		err = os.Chmod(tmp, perm)
+	if err == io.EOF {
+		err = nil
 	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return n, err
 }

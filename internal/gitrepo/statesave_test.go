@@ -279,3 +279,41 @@ func TestUpdateBranchTellsMovedFromFailed(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteRestoredExactSize: a blob shorter than its listed size (the
+// object changed between listing and reading) leaves the file as it
+// was; a longer one is cut at the size.
+func TestWriteRestoredExactSize(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		content string
+		size    int64
+		want    string
+		wantErr bool
+	}{
+		{"exact", "abcd", 4, "abcd", false},
+		{"longer", "abcdef", 4, "abcd", false},
+		{"shorter", "ab", 4, "old", true},
+		{"empty", "", 0, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			p := filepath.Join(t.TempDir(), "sub", "record.json")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := writeRestored(p, strings.NewReader(c.content), c.size, 0o644)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("writeRestored = %v, want error %v", err, c.wantErr)
+			}
+			if got, _ := os.ReadFile(p); string(got) != c.want {
+				t.Errorf("file holds %q, want %q", got, c.want)
+			}
+		})
+	}
+}

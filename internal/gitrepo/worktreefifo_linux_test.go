@@ -24,17 +24,9 @@ func TestRedTeamAgentLeavesFIFOsGitReads(t *testing.T) {
 	for _, rel := range []string{".gitignore", "sub/.gitignore", ".gitattributes", "sub/.gitattributes", ".gitmodules"} {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
-			r := newRepo(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			head, err := r.Head(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := filepath.Join(t.TempDir(), "wt")
-			if err := r.AddWorktree(ctx, dir, head); err != nil {
-				t.Fatal(err)
-			}
+			r, head, dir := taskWorktree(ctx, t)
 			p := filepath.Join(dir, filepath.FromSlash(rel))
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
@@ -45,7 +37,7 @@ func TestRedTeamAgentLeavesFIFOsGitReads(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "sub", "work.txt"), []byte("done\n"), 0o644); err != nil && !os.IsNotExist(err) {
 				t.Fatal(err)
 			}
-			_, _, err = r.Snapshot(ctx, dir, head)
+			_, _, err := r.Snapshot(ctx, dir, head)
 			if ctx.Err() != nil {
 				t.Fatalf("the snapshot waited on the FIFO: %v", err)
 			}

@@ -4,13 +4,21 @@
 package safefile
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
 
 // Write atomically replaces path with data.
 func Write(path string, data []byte, perm os.FileMode) error {
+	return WriteFrom(path, bytes.NewReader(data), perm)
+}
+
+// WriteFrom atomically replaces path with what r gives until its end; an
+// error reading r leaves path as it was.
+func WriteFrom(path string, r io.Reader, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -24,7 +32,7 @@ func Write(path string, data []byte, perm os.FileMode) error {
 			os.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
+	if _, err := io.Copy(f, r); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
