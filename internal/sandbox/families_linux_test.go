@@ -72,6 +72,15 @@ func probeFamilies() {
 		// SOCK_PACKET a packet socket, family and all.
 		{"a packet socket through IPv4's obsolete SOCK_PACKET type", unix.AF_INET, unix.SOCK_PACKET, 0x0300, unix.EAFNOSUPPORT, false},
 		{"the same with the type's flags", unix.AF_INET, unix.SOCK_PACKET | unix.SOCK_NONBLOCK, 0x0300, unix.EAFNOSUPPORT, false},
+		// UDP-Lite is built into this kernel: the filter, not the
+		// kernel, must answer. SCTP, DCCP, L2TP and SMC are modules the
+		// kernel loads at a program's first ask where it has them.
+		{"a UDP-Lite socket (built in)", unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_UDPLITE, unix.EPROTONOSUPPORT, false},
+		{"an IPv6 UDP-Lite socket (built in)", unix.AF_INET6, unix.SOCK_DGRAM, unix.IPPROTO_UDPLITE, unix.EPROTONOSUPPORT, false},
+		{"an SCTP socket", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP, unix.EPROTONOSUPPORT, true},
+		{"an SCTP packet socket", unix.AF_INET6, unix.SOCK_SEQPACKET, unix.IPPROTO_SCTP, unix.EPROTONOSUPPORT, true},
+		{"a DCCP socket", unix.AF_INET, unix.SOCK_DCCP, unix.IPPROTO_DCCP, unix.EPROTONOSUPPORT, true},
+		{"an L2TP/IP socket", unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_L2TP, unix.EPROTONOSUPPORT, true},
 		{"an XDP socket (AF_XDP)", unix.AF_XDP, unix.SOCK_RAW, 0, unix.EAFNOSUPPORT, true},
 		{"an AppleTalk socket", unix.AF_APPLETALK, unix.SOCK_DGRAM, 0, unix.EAFNOSUPPORT, true},
 		{"an RDS socket", unix.AF_RDS, unix.SOCK_SEQPACKET, 0, unix.EAFNOSUPPORT, true},
@@ -108,6 +117,8 @@ func probeFamilies() {
 		{"a Unix socket", unix.AF_UNIX, unix.SOCK_STREAM, 0},
 		{"an IPv4 socket", unix.AF_INET, unix.SOCK_STREAM, 0},
 		{"an IPv6 socket", unix.AF_INET6, unix.SOCK_DGRAM, 0},
+		{"a TCP socket named by number", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP},
+		{"an IPv6 UDP socket named by number", unix.AF_INET6, unix.SOCK_DGRAM, unix.IPPROTO_UDP},
 	} {
 		fd, err := unix.Socket(c.family, c.typ|unix.SOCK_CLOEXEC, c.proto)
 		if err != nil {

@@ -270,6 +270,18 @@ func archBody(a syscallArch) []bpf.Instruction {
 	return append(b, bpf.RetConstant{Val: retAllow})
 }
 
+// inetProtocols are the protocol numbers an IPv4 or IPv6 socket that
+// is not raw may name: none (the type's own), TCP, UDP, ICMP and ICMPv6
+// (ping sockets) and MPTCP, each built into every kernel that has it.
+// Any other number is a protocol the kernel loads as a module at a
+// program's first ask (SCTP, DCCP, L2TP, SMC; net-pf-2-proto-N) or one
+// no program a step runs needs (UDP-Lite): refused with
+// EPROTONOSUPPORT, as a kernel without it answers. A raw socket takes
+// any number and loads nothing.
+func inetProtocols() []uint32 {
+	return []uint32{0, unix.IPPROTO_TCP, unix.IPPROTO_UDP, unix.IPPROTO_ICMP, unix.IPPROTO_ICMPV6, unix.IPPROTO_MPTCP}
+}
+
 // familyGuard checks socket(family, type, protocol), its arguments
 // loaded from the call: Unix, IPv4 and IPv6 sockets pass, and netlink
 // sockets of the protocols programs use unprivileged (routing, which
@@ -279,22 +291,39 @@ func archBody(a syscallArch) []bpf.Instruction {
 // netlink (openvswitch, TIPC, the tunnel families, loaded as modules at
 // first ask) and IPsec's xfrm, each code a program reaches as root of a
 // network namespace of its own. Every other family is refused with
-// EAFNOSUPPORT, as a kernel without it answers, and so is an IPv4 socket
+// EAFNOSUPPORT, as a kernel without it answers, and so is an IP socket
 // of the obsolete type SOCK_PACKET, which the kernel makes a packet
-// socket (its type's flags, SOCK_NONBLOCK and SOCK_CLOEXEC, masked off
-// as the kernel masks them). It always returns.
+// socket for IPv4 (its type's flags, SOCK_NONBLOCK and SOCK_CLOEXEC,
+// masked off as the kernel masks them). An IP socket that is not raw
+// names one of inetProtocols or is refused with EPROTONOSUPPORT. It
+// always returns.
 func familyGuard() []bpf.Instruction {
-	const allow = 15 // the index of the last instruction, which allows
-	return []bpf.Instruction{
+	protocols := inetProtocols()
+	const inet = 5 // where an IP socket's type is read
+	// after the IP part: the netlink part, then the two endings
+	netlink := inet + 5 + len(protocols) + 1
+	noFamily := netlink + 7
+	allowCall := noFamily + 1
+	to := func(at, target int) uint8 { return uint8(target - at - 1) }
+	b := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArg0, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_NETLINK, SkipTrue: 7},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: allow - 3},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET6, SkipTrue: allow - 4},
-		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.AF_INET, SkipTrue: 3},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_NETLINK, SkipTrue: to(1, netlink)},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipTrue: to(2, allowCall)},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET, SkipTrue: to(3, inet)},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.AF_INET6, SkipTrue: to(4, noFamily)},
+		// inet: the type, then the protocol
 		bpf.LoadAbsolute{Off: offArg1, Size: 4},
 		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask},
-		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SOCK_PACKET, SkipTrue: allow - 8},
-		bpf.RetConstant{Val: retErrno(unix.EAFNOSUPPORT)},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_PACKET, SkipTrue: to(inet+2, noFamily)},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_RAW, SkipTrue: to(inet+3, allowCall)},
+		bpf.LoadAbsolute{Off: offArg2, Size: 4},
+	}
+	for _, p := range protocols {
+		b = append(b, bpf.JumpIf{Cond: bpf.JumpEqual, Val: p, SkipTrue: to(len(b), allowCall)})
+	}
+	b = append(b,
+		bpf.RetConstant{Val: retErrno(unix.EPROTONOSUPPORT)},
+		// netlink
 		bpf.LoadAbsolute{Off: offArg2, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_ROUTE, SkipTrue: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_SOCK_DIAG, SkipTrue: 3},
@@ -302,7 +331,10 @@ func familyGuard() []bpf.Instruction {
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_KOBJECT_UEVENT, SkipTrue: 1},
 		bpf.RetConstant{Val: retErrno(unix.EPROTONOSUPPORT)},
 		bpf.RetConstant{Val: retAllow},
-	}
+		bpf.RetConstant{Val: retErrno(unix.EAFNOSUPPORT)},
+		bpf.RetConstant{Val: retAllow},
+	)
+	return b
 }
 
 // preallocCommands are the ioctl commands through which the kernel
