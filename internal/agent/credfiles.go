@@ -155,6 +155,13 @@ var credentialVars = []credentialVar{
 	// unixODBC's user DSN file (a DSN's password) and Pulumi's
 	// passphrase file, moved out of the home.
 	{"ODBCINI", credFile}, {"PULUMI_CONFIG_PASSPHRASE_FILE", credFile},
+	// Object stores' and clouds' clients: the MinIO client's folder (an
+	// alias's secret key), s3cmd's configuration, OpenStack's
+	// clouds.yaml (a project's password); the password managers' CLIs'
+	// folders (1Password's account key, Bitwarden's session) and
+	// Vault's CLI configuration (its token helper).
+	{"MC_CONFIG_DIR", credDir}, {"S3CMD_CONFIG", credFile}, {"OS_CLIENT_CONFIG_FILE", credFile},
+	{"OP_CONFIG_DIR", credDir}, {"BITWARDENCLI_APPDATA_DIR", credDir}, {"VAULT_CONFIG_PATH", credFile},
 }
 
 // toolHomeCredentials are the files with tokens in the folders of build
@@ -214,6 +221,24 @@ var toolHomeCredentials = []struct{ name, file string }{
 	{"SNOWFLAKE_HOME", "config.toml"},
 	{"IBMCLOUD_HOME", ".bluemix"},
 	{"CABAL_DIR", "config"},
+	// The option file MySQL's and MariaDB's programs read from
+	// MYSQL_HOME.
+	{"MYSQL_HOME", "my.cnf"},
+}
+
+// keptFolderHolds reports whether p lies in a folder of keep other
+// than / and the system's (a step run in / keeps no file by it).
+func keptFolderHolds(keep []string, p string) bool {
+	return slices.ContainsFunc(keep, func(k string) bool { return k != "" && coverableDir(k) && within(p, filepath.Clean(k)) })
+}
+
+// projectToolCredentials are toolHomeCredentials in folders that are
+// often a project's own: dbt's profiles (a warehouse's password), where
+// DBT_PROFILES_DIR names a folder outside the step's; one in a folder
+// the step keeps (the checkout's profiles.yml, which names its
+// passwords by env_var) is the repository's and stays.
+var projectToolCredentials = []struct{ name, file string }{
+	{"DBT_PROFILES_DIR", "profiles.yml"},
 }
 
 // credentialFiles lists the absolute paths the credential variables of
@@ -246,6 +271,13 @@ func credentialFiles(base, passed, keep []string) []string {
 	for _, c := range toolHomeCredentials {
 		if dir := lookup(base, c.name); filepath.IsAbs(dir) && lookup(passed, c.name) == "" {
 			if p, err := walkedAbs(dir + "/" + c.file); err == nil && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	for _, c := range projectToolCredentials {
+		if dir := lookup(base, c.name); filepath.IsAbs(dir) && lookup(passed, c.name) == "" {
+			if p, err := walkedAbs(dir + "/" + c.file); err == nil && !slices.Contains(out, p) && !keptFolderHolds(keep, p) {
 				out = append(out, p)
 			}
 		}

@@ -1,0 +1,69 @@
+package agent
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamMoreToolConfigFolders: more tools keep a password or a
+// token in a file a variable moves out of the home: dbt's profiles.yml
+// (DBT_PROFILES_DIR, a warehouse's password), the MinIO client's
+// config.json (MC_CONFIG_DIR, an S3 secret key), s3cmd's configuration
+// (S3CMD_CONFIG), the MySQL option file MYSQL_HOME holds, OpenStack's
+// clouds.yaml (OS_CLIENT_CONFIG_FILE), the 1Password and Bitwarden CLIs'
+// folders (OP_CONFIG_DIR, BITWARDENCLI_APPDATA_DIR) and Vault's CLI
+// configuration (VAULT_CONFIG_PATH, naming its token helper). A
+// contained agent read each; the rest of the folders dbt and MySQL's
+// home hold stays.
+func TestRedTeamMoreToolConfigFolders(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-toolcfg7-")
+	files := map[string]string{
+		"dbt/profiles.yml":       "corp:\n  outputs:\n    prod:\n      password: loot-dbt",
+		"dbt/dbt_project.yml":    "name: corp-readable",
+		"mc/config.json":         "{\"aliases\": {\"corp\": {\"secretKey\": \"loot-mc\"}}}",
+		"ci/s3cfg":               "[default]\nsecret_key = loot-s3cmd",
+		"mysqlhome/my.cnf":       "[client]\npassword=loot-mysql-home",
+		"mysqlhome/share/readme": "mysql-home-readable",
+		"ci/clouds.yaml":         "clouds:\n  corp:\n    auth:\n      password: loot-openstack",
+		"op/config":              "{\"accounts\": [{\"secretKey\": \"loot-op\"}]}",
+		"bw/data.json":           "{\"accessToken\": \"loot-bw\"}",
+		"ci/vault.hcl":           "token_helper = \"/srv/ci/loot-vault-helper\"",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "DBT_PROFILES_DIR=" + dir + "/dbt", "MC_CONFIG_DIR=" + dir + "/mc",
+		"S3CMD_CONFIG=" + dir + "/ci/s3cfg", "MYSQL_HOME=" + dir + "/mysqlhome", "OS_CLIENT_CONFIG_FILE=" + dir + "/ci/clouds.yaml",
+		"OP_CONFIG_DIR=" + dir + "/op", "BITWARDENCLI_APPDATA_DIR=" + dir + "/bw", "VAULT_CONFIG_PATH=" + dir + "/ci/vault.hcl"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestProjectToolCredentials: dbt's profiles.yml is covered where
+// DBT_PROFILES_DIR names a folder outside the step's, and stays where
+// the step keeps it (a project's own, committed).
+func TestProjectToolCredentials(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, dir string
+		keep      []string
+		want      bool
+	}{
+		{"elsewhere", "/srv/dbt", []string{"/", "/work/repo"}, true},
+		{"in the repository", "/work/repo/analytics", []string{"/work/repo"}, false},
+		{"the repository itself", "/work/repo", []string{"/work/repo"}, false},
+		{"passed on", "", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base := []string{"DBT_PROFILES_DIR=" + tc.dir}
+			var passed []string
+			if tc.dir == "" {
+				base, passed = []string{"DBT_PROFILES_DIR=/srv/dbt"}, []string{"DBT_PROFILES_DIR=/srv/dbt"}
+			}
+			got := slices.ContainsFunc(credentialFiles(base, passed, tc.keep), func(p string) bool { return strings.HasSuffix(p, "/profiles.yml") })
+			if got != tc.want {
+				t.Errorf("profiles.yml of %q covered = %v, want %v", tc.dir, got, tc.want)
+			}
+		})
+	}
+}
