@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -65,5 +67,37 @@ func TestProjectToolCredentials(t *testing.T) {
 				t.Errorf("profiles.yml of %q covered = %v, want %v", tc.dir, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRedTeamLinkedHomesHidden: a home in /home may be a link to where
+// the home lives (an automounter's or a data disk's, /home/frank ->
+// /nfs/frank), for an account the password file lists or one only a
+// directory knows. The agent read what such a home keeps, through the
+// link or by the folder it leads to.
+func TestRedTeamLinkedHomesHidden(t *testing.T) {
+	box, dir := sandboxAndHostFolder(t, "planex-linkedhomes-")
+	files := map[string]string{
+		"nfs/frank/.npmrc":   "//registry.npmjs.org/:_authToken=loot-frank-npm",
+		"data/gina/.pypirc":  "[pypi]\npassword = loot-gina-pypi",
+		"data/shared/README": "shared data",
+	}
+	plant(t, dir, files)
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"frank": "../nfs/frank", "gina": filepath.Join(dir, "data", "gina"), "shared": "/"} {
+		if err := os.Symlink(target, filepath.Join(home, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plant(t, dir, map[string]string{"passwd": "gina:x:1006:1006::" + filepath.Join(home, "gina") + ":/bin/bash"})
+	c := Containment{Sandbox: box, passwdFile: filepath.Join(dir, "passwd"), homeRoot: home}
+	checkPlantedReads(t, "", c, []string{"PATH=/usr/bin:/bin"}, dir, files)
+	for _, p := range []string{"home/frank/.npmrc", "home/gina/.pypirc"} {
+		if out := runContained(t, c, []string{"PATH=/usr/bin:/bin"}, "sh", "-c", "cat "+filepath.Join(dir, p)+" 2>/dev/null; true"); strings.Contains(out, "loot-") {
+			t.Errorf("the agent read %s through the link: %s", p, out)
+		}
 	}
 }

@@ -167,9 +167,11 @@ func otherAccountHomes(passwd, homeRoot string, base []string) (homes, shown []s
 	return homes, shown
 }
 
-// unlistedHomes are the folders of root (/home) not among listed, no
-// links, each a person's home to hide; past maxOtherHomes in all, root
-// itself once.
+// unlistedHomes are the folders of root (/home) not among listed, each
+// a person's home to hide; past maxOtherHomes in all, root itself once.
+// A link there is a home too where it leads to a folder that may be
+// hidden (an automounter's /home/frank -> /nfs/frank, a home moved to a
+// data disk): the sandbox hides the folder it leads to.
 func unlistedHomes(root string, listed []string) []string {
 	if !coverableDir(root) {
 		return nil
@@ -183,7 +185,7 @@ func unlistedHomes(root string, listed []string) []string {
 	var out []string
 	for _, e := range entries {
 		home := filepath.Join(root, e.Name())
-		if !e.IsDir() || slices.Contains(listed, home) || slices.Contains(listed, root) {
+		if !(e.IsDir() || linkedHome(home)) || slices.Contains(listed, home) || slices.Contains(listed, root) {
 			continue
 		}
 		if len(listed)+len(out) >= maxOtherHomes {
@@ -263,4 +265,15 @@ func brewPrefixShown(prefix string) []string {
 // shown are the folders of them it shows all the same (pathShown).
 func OtherAccountHomes(env []string) (homes, shown []string) {
 	return otherAccountHomes("/etc/passwd", peopleHomes, env)
+}
+
+// linkedHome reports whether p is a link leading to a folder that may
+// be hidden: not /, a system folder or one holding one.
+func linkedHome(p string) bool {
+	fi, err := os.Lstat(p)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return false
+	}
+	t, err := filepath.EvalSymlinks(p)
+	return err == nil && coverableDir(t) && isDirectory(t)
 }
