@@ -198,7 +198,8 @@ func unlistedHomes(root string, listed []string) []string {
 
 // personHome is the home of a password file's line when it is a
 // person's account (a uid of 1000 or more but nobody's 65534, or a home
-// under /home) whose home exists and may be hidden.
+// under /home, or a service account's one logs in as:
+// serviceLoginHome) whose home exists and may be hidden.
 func personHome(line string) (string, bool) {
 	f := strings.Split(line, ":")
 	if len(f) < 7 {
@@ -206,10 +207,41 @@ func personHome(line string) (string, bool) {
 	}
 	uid, err := strconv.ParseUint(f[2], 10, 32)
 	home := filepath.Clean(f[5])
-	if err != nil || !filepath.IsAbs(f[5]) || !(uid >= 1000 && uid != 65534 || strings.HasPrefix(home, "/home/")) {
+	if err != nil || !filepath.IsAbs(f[5]) {
+		return "", false
+	}
+	if !(uid >= 1000 && uid != 65534 || strings.HasPrefix(home, "/home/") || serviceLoginHome(home, f[6])) {
 		return "", false
 	}
 	return home, coverableDir(home) && isDirectory(home)
+}
+
+// loginShells are the shells (by base name) of accounts one logs in
+// as: a service account with one (Jenkins' jenkins, a database's
+// postgres, GitLab's git) runs jobs or people's commands in its home.
+var loginShells = []string{"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "git-shell"}
+
+// serviceLoginHome reports whether home, of an account of a uid below
+// 1000 with shell, is one to hide: the account logs in (loginShells),
+// and the home is no folder of the system's layout (none under /usr,
+// where programs lie; under /var, a service's own folder, not /var/lib
+// or /var/spool themselves; elsewhere not a top folder such as /srv,
+// but /root).
+func serviceLoginHome(home, shell string) bool {
+	if !slices.Contains(loginShells, filepath.Base(strings.TrimSpace(shell))) {
+		return false
+	}
+	depth := strings.Count(home, "/")
+	switch {
+	case within(home, "/usr"):
+		return false
+	case within(home, "/var"):
+		return depth >= 3
+	case home == "/root":
+		// root's, when planex is not root (hidden anyway when it is).
+		return true
+	}
+	return depth >= 2
 }
 
 // pathShown are the folders of a hidden home that its folders on PATH
