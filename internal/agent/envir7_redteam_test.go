@@ -152,3 +152,24 @@ func TestServiceLoginHome(t *testing.T) {
 		}
 	}
 }
+
+// TestInnerMountAliases: the other names of the mounts inside a folder.
+func TestInnerMountAliases(t *testing.T) {
+	t.Parallel()
+	mounts := parseMountinfo("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n" +
+		"30 22 8:2 / /data rw - ext4 /dev/sdb1 rw\n" +
+		"31 22 8:2 /aws /home/ci/.aws rw - ext4 /dev/sdb1 rw\n" +
+		"32 22 8:2 /aws/sso /srv/sso rw - ext4 /dev/sdb1 rw\n" +
+		"33 22 8:3 / /home/ci/disk rw - ext4 /dev/sdc1 rw\n" +
+		"34 22 8:3 / /mnt/disk rw - ext4 /dev/sdc1 rw\n" +
+		"35 22 8:1 /srv/x /home/ci/x rw - ext4 /dev/sda1 rw\n")
+	for path, want := range map[string][]string{
+		"/home/ci":       {"/data/aws", "/srv/sso", "/mnt/disk", "/srv/x"},
+		"/home/ci/.aws":  nil,
+		"/srv/elsewhere": nil,
+	} {
+		if got := innerMountAliases(mounts, path); !slices.Equal(got, want) {
+			t.Errorf("innerMountAliases(%s) = %q, want %q", path, got, want)
+		}
+	}
+}
