@@ -535,8 +535,9 @@ var mountWord = regexp.MustCompile(`\S+`)
 
 // withoutMountPasswords is a line of a mount table (fstab, an autofs
 // map) without the password options of its comma-separated option
-// lists (password=, pass=: CIFS's), and the credentials= files they
-// name, to cover. Comments pass as they are.
+// lists (password=, pass=: CIFS's; what follows a % in user= and
+// username=, where mount.cifs takes the password too), and the
+// credentials= files they name, to cover. Comments pass as they are.
 func withoutMountPasswords(line string) (string, []string) {
 	if strings.HasPrefix(strings.TrimSpace(line), "#") {
 		return line, nil
@@ -555,6 +556,11 @@ func withoutMountPasswords(line string) (string, []string) {
 			}
 			if (k == "credentials" || k == "cred") && filepath.IsAbs(val) {
 				files = append(files, val)
+			}
+			if user, _, ok := strings.Cut(val, "%"); ok && (k == "user" || k == "username") {
+				// mount.cifs takes the password after a % in the
+				// user name (user=ci%secret).
+				opt = name + "=" + user
 			}
 			kept = append(kept, opt)
 		}

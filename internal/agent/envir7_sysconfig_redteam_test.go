@@ -31,3 +31,23 @@ func TestRedTeamMySQLOptionFileForms(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamMountPasswordAfterUserName: mount.cifs takes the password
+// in the user name option too, after a %: user=ci%secret,
+// username=CORP/ci%secret. A contained agent read the password in the
+// machine's fstab and an autofs map; the user name stays.
+func TestRedTeamMountPasswordAfterUserName(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-cifsuser-")
+	files := map[string]string{
+		"etc/fstab":      "//nas/a /mnt/a cifs user=ci%loot-cifs-user,uid=1000 0 0",
+		"etc/auto.corp":  "share -fstype=cifs,username=CORP/ci%loot-autofs-user,rw ://nas/share",
+		"etc/auto.other": "plain -fstype=nfs,rw nas:/plain",
+	}
+	out := catPlanted(t, box, dir, dir+"/etc", files)
+	for _, kept := range []string{"cifs user=ci,uid=1000", "-fstype=cifs,username=CORP/ci,rw", "nas:/plain"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the mount tables lost %q:\n%s", kept, out)
+		}
+	}
+}
