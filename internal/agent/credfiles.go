@@ -275,6 +275,11 @@ func credentialFiles(base, passed, keep []string) []string {
 			}
 		}
 	}
+	for _, p := range namedSecretPaths(base, passed, keep) {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
 	for _, c := range projectToolCredentials {
 		if dir := lookup(base, c.name); filepath.IsAbs(dir) && lookup(passed, c.name) == "" {
 			if p, err := walkedAbs(dir + "/" + c.file); err == nil && !slices.Contains(out, p) && !keptFolderHolds(keep, p) {
@@ -617,4 +622,43 @@ func holdsAny(p string, dirs []string) bool {
 		}
 	}
 	return false
+}
+
+// secretPathWords are more words of a variable's name that say the file
+// it names holds a key (secretName's aside).
+var secretPathWords = []string{"KEYSTORE", "KEYFILE", "KEYRING", "PRIVKEY", "SERVICE_ACCOUNT"}
+
+// namedSecretPaths are the files and folders that variables of base,
+// which the step does not get (not in passed), name where their name
+// says a secret (secretName's words and parts, secretPathWords): a
+// workflow's DEPLOY_KEY_PATH=/opt/ci/deploy_key, SIGNING_KEY_FILE, an
+// ANDROID_KEYSTORE_FILE or a CI_SECRETS_DIR, of tools no list names.
+// Only a value that is one absolute path of something that exists
+// counts, not in the system's folders (isProgramPath: a key ring
+// under /usr/share or /etc stays) and not one the step keeps or lying
+// in a folder it keeps. PWD, the shell's working folder, is no
+// password's.
+func namedSecretPaths(base, passed, keep []string) []string {
+	var out []string
+	for _, kv := range base {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !filepath.IsAbs(val) || lookup(passed, name) != "" || !secretPathName(name) || name == "PWD" {
+			continue
+		}
+		p, err := walkedAbs(val)
+		if err != nil || isProgramPath(p) || !coverableDir(p) || holdsAny(p, keep) || keptFolderHolds(keep, p) {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// secretPathName reports whether a variable's name says the path it
+// holds leads to a secret.
+func secretPathName(name string) bool {
+	up := strings.ToUpper(name)
+	return secretName(name) || slices.ContainsFunc(secretPathWords, func(w string) bool { return strings.Contains(up, w) })
 }

@@ -173,3 +173,32 @@ func TestInnerMountAliases(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamSecretFilesNamedByAnyVariable: a workflow or an image names
+// its own key files in variables of its own (DEPLOY_KEY_PATH,
+// SIGNING_KEY_FILE, ANDROID_KEYSTORE_FILE, XAUTHORITY, a folder of
+// secrets), which stay with planex but whose files no list covered: a
+// contained agent read each. A file a held variable with a secret's
+// name gives by its path is covered now; a CA bundle or a
+// configuration a variable names otherwise stays readable.
+func TestRedTeamSecretFilesNamedByAnyVariable(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-anyvar-")
+	files := map[string]string{
+		"ci/deploy_key":      "loot-deploy-key",
+		"ci/signing.asc":     "loot-signing-key",
+		"ci/release.jks":     "loot-keystore",
+		"ci/Xauthority":      "loot-x-cookie",
+		"ci/secrets/db.txt":  "loot-secrets-dir",
+		"ci/sa.json":         "loot-service-account",
+		"ci/ca.pem":          "ca-bundle-readable",
+		"ci/app.conf":        "app-config-readable",
+		"repo/keys/test.key": "repo-key-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "DEPLOY_KEY_PATH=" + dir + "/ci/deploy_key", "SIGNING_KEY_FILE=" + dir + "/ci/signing.asc",
+		"ANDROID_KEYSTORE_FILE=" + dir + "/ci/release.jks", "XAUTHORITY=" + dir + "/ci/Xauthority", "CI_SECRETS_DIR=" + dir + "/ci/secrets",
+		"FIREBASE_SERVICE_ACCOUNT=" + dir + "/ci/sa.json", "NODE_EXTRA_CA_CERTS=" + dir + "/ci/ca.pem", "APP_CONFIG=" + dir + "/ci/app.conf", "PWD=" + dir + "/work",
+		"TEST_KEY_FILE=" + dir + "/repo/keys/test.key"}
+	checkPlantedReads(t, "", Containment{Sandbox: box, Read: []string{dir + "/repo"}}, env, dir, files)
+}
