@@ -51,3 +51,32 @@ func TestRedTeamMountPasswordAfterUserName(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamCondaConfigYAMLSpellings: conda reads its configuration as
+// YAML, where a double-quoted string may spell a character as an escape
+// (\x40 for the @ before a host, \x2f for a slash) and continue over
+// lines (a \ at a line's end joins them): a channel's /t/<token> or a
+// proxy's password so spelt passed the line filter, and so did a client
+// key named with escapes. A contained agent read them; each is left out
+// now, the channels and the proxy's host kept.
+func TestRedTeamCondaConfigYAMLSpellings(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-condayaml-")
+	plant(t, dir, map[string]string{
+		"root/.condarc": "channels:\n  - \"https://conda.anaconda.org\\x2ft\\x2floot-conda-escaped/private-org\"\n" +
+			"  - \"https://conda.anaconda.org/t/\\\n    loot-conda-continued/other-org\"\n  - conda-forge\n" +
+			"proxy_servers:\n  https: \"http://ci:loot-conda-proxy\\x40proxy.corp:3128\"\n" +
+			"client_ssl_cert_key: \"" + strings.ReplaceAll(dir, "/", "\\x2f") + "/keys/conda.key\"\n",
+		"keys/conda.key": "loot-conda-client-key",
+	})
+	env := []string{"PATH=/usr/bin:/bin", "CONDA_ROOT=" + dir + "/root"}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", "cat "+dir+"/root/.condarc "+dir+"/keys/conda.key 2>&1; true")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read conda's credentials:\n%s", out)
+	}
+	for _, kept := range []string{"private-org", "other-org", "conda-forge", "proxy.corp:3128"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the configuration lost %q:\n%s", kept, out)
+		}
+	}
+}
