@@ -226,6 +226,26 @@ var toolHomeCredentials = []struct{ name, file string }{
 	{"MYSQL_HOME", "my.cnf"},
 }
 
+// toolHomeFiles are the files of toolHomeCredentials, and of
+// projectToolCredentials outside the folders of keep, in the folders
+// the variables of base planex holds (not in passed) name.
+func toolHomeFiles(base, passed, keep []string) []string {
+	var out []string
+	for i, list := range [][]struct{ name, file string }{toolHomeCredentials, projectToolCredentials} {
+		for _, c := range list {
+			dir := lookup(base, c.name)
+			if !filepath.IsAbs(dir) || lookup(passed, c.name) != "" {
+				continue
+			}
+			p, err := walkedAbs(dir + "/" + c.file)
+			if err == nil && !slices.Contains(out, p) && (i == 0 || !keptFolderHolds(keep, p)) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 // keptFolderHolds reports whether p lies in a folder of keep other
 // than / and the system's (a step run in / keeps no file by it).
 func keptFolderHolds(keep []string, p string) bool {
@@ -268,26 +288,8 @@ func credentialFiles(base, passed, keep []string) []string {
 			out = append(out, abs)
 		}
 	}
-	for _, c := range toolHomeCredentials {
-		if dir := lookup(base, c.name); filepath.IsAbs(dir) && lookup(passed, c.name) == "" {
-			if p, err := walkedAbs(dir + "/" + c.file); err == nil && !slices.Contains(out, p) {
-				out = append(out, p)
-			}
-		}
-	}
-	for _, p := range namedSecretPaths(base, passed, keep) {
-		if !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	for _, c := range projectToolCredentials {
-		if dir := lookup(base, c.name); filepath.IsAbs(dir) && lookup(passed, c.name) == "" {
-			if p, err := walkedAbs(dir + "/" + c.file); err == nil && !slices.Contains(out, p) && !keptFolderHolds(keep, p) {
-				out = append(out, p)
-			}
-		}
-	}
-	for _, p := range slices.Concat(toolchainCredentials(base), gradleInstallCredentials(base), gradleOptionHomes(base)) {
+	for _, p := range slices.Concat(toolHomeFiles(base, passed, keep), namedSecretPaths(base, passed, keep),
+		toolchainCredentials(base), gradleInstallCredentials(base), gradleOptionHomes(base)) {
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}

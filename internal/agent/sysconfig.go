@@ -301,12 +301,8 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 			if b == nil || !bytes.Equal(view, b) {
 				add([]FileOverlay{{Path: real, Content: view}})
 			}
-			switch sc.filter {
-			case filterShellURLs:
-				sourced = append(sourced, sourcedFiles(b)...)
-			case filterMySQL:
-				included = append(included, mysqlIncludes(b, filepath.Dir(real))...)
-			}
+			sourced, included = append(sourced, named(sc.filter, b, real, filterShellURLs, sourcedFilesIn)...),
+				append(included, named(sc.filter, b, real, filterMySQL, mysqlIncludes)...)
 		}
 	}
 	sourcedOverlays, sourcedKeys := sourcedViews(sourced, allow, secrets, keep)
@@ -729,6 +725,20 @@ func unitEnvironmentFiles(dir string) []string {
 	}
 	return out
 }
+
+// named is what files finds in b, the content of file real, when it is
+// shown under filter want (the files a shell file sources, an option
+// file includes); none else.
+func named(filter sysConfigFilter, b []byte, real string, want sysConfigFilter, files func(b []byte, dir string) []string) []string {
+	if filter != want {
+		return nil
+	}
+	return files(b, filepath.Dir(real))
+}
+
+// sourcedFilesIn is sourcedFiles for named: the absolute files shell
+// code sources, wherever it lies.
+func sourcedFilesIn(b []byte, _ string) []string { return sourcedFiles(b) }
 
 // maxMySQLIncludes bounds the files MySQL's option files include that
 // are read to be shown filtered.
