@@ -288,7 +288,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			out = append(out, abs)
 		}
 	}
-	for _, p := range slices.Concat(toolHomeFiles(base, passed, keep), namedSecretPaths(base, passed, keep),
+	for _, p := range slices.Concat(toolHomeFiles(base, passed, keep), namedSecretPaths(base, passed, keep), ansibleConfigKeys(base, passed),
 		toolchainCredentials(base), gradleInstallCredentials(base), gradleOptionHomes(base)) {
 		if !slices.Contains(out, p) {
 			out = append(out, p)
@@ -663,4 +663,62 @@ func namedSecretPaths(base, passed, keep []string) []string {
 func secretPathName(name string) bool {
 	up := strings.ToUpper(name)
 	return secretName(name) || slices.ContainsFunc(secretPathWords, func(w string) bool { return strings.Contains(up, w) })
+}
+
+// ansibleKeySettings are the settings of Ansible's configuration that
+// name a file holding a secret: the vault's password (or a program
+// printing it), the ssh key, the become and connection passwords; as
+// settingKey gives them, without their underscores (vault_password_file).
+var ansibleKeySettings = []string{"vaultpasswordfile", "privatekeyfile", "becomepasswordfile", "connectionpasswordfile"}
+
+// ansibleConfigKeys are the files Ansible's configurations name in
+// ansibleKeySettings: the one ANSIBLE_CONFIG names, while planex holds
+// it, the machine's /etc/ansible/ansible.cfg and the user's
+// ~/.ansible.cfg (hidden with the home, but the files it names may lie
+// elsewhere: /opt/ci/vault_pass). A path starting with ~/ is the home's
+// (hidden already); only absolute ones count.
+func ansibleConfigKeys(base, passed []string) []string {
+	cfgs := []string{"/etc/ansible/ansible.cfg"}
+	if c := lookup(base, "ANSIBLE_CONFIG"); lookup(passed, "ANSIBLE_CONFIG") == "" {
+		cfgs = append(cfgs, c)
+	}
+	if home := lookup(base, "HOME"); home != "" {
+		cfgs = append(cfgs, filepath.Join(home, ".ansible.cfg"))
+	}
+	var out []string
+	for _, cfg := range cfgs {
+		if !filepath.IsAbs(cfg) {
+			continue
+		}
+		for _, line := range readLines(cfg) {
+			k, v := settingKey(line)
+			v = strings.Trim(strings.TrimSpace(v), `"'`)
+			switch {
+			case slices.Contains(ansibleKeySettings, k) && filepath.IsAbs(v):
+				out = append(out, v)
+			case k == "vaultidentitylist":
+				out = append(out, vaultIdentityFiles(v)...)
+			}
+		}
+	}
+	if v := lookup(base, "ANSIBLE_VAULT_IDENTITY_LIST"); lookup(passed, "ANSIBLE_VAULT_IDENTITY_LIST") == "" {
+		out = append(out, vaultIdentityFiles(v)...)
+	}
+	return out
+}
+
+// vaultIdentityFiles are the absolute password files of an Ansible
+// vault identity list (label@/path, comma-separated).
+func vaultIdentityFiles(list string) []string {
+	var out []string
+	for _, id := range strings.Split(list, ",") {
+		id = strings.TrimSpace(id)
+		if _, p, ok := strings.Cut(id, "@"); ok {
+			id = p
+		}
+		if filepath.IsAbs(id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -202,3 +202,35 @@ func TestRedTeamSecretFilesNamedByAnyVariable(t *testing.T) {
 		"TEST_KEY_FILE=" + dir + "/repo/keys/test.key"}
 	checkPlantedReads(t, "", Containment{Sandbox: box, Read: []string{dir + "/repo"}}, env, dir, files)
 }
+
+// TestRedTeamAnsibleConfigKeyFiles: Ansible's configuration names its
+// vault password file and the ssh key it connects with
+// (vault_password_file, private_key_file, become_password_file,
+// connection_password_file, the vault_identity_list's files, as
+// ANSIBLE_VAULT_IDENTITY_LIST names them too), in the file
+// ANSIBLE_CONFIG names or the
+// user's ~/.ansible.cfg (hidden with the home, while the files it names
+// lie elsewhere, /opt/ci): a contained agent read each. They are covered
+// now; the configuration's other settings, and a file it names that
+// holds no secret, stay.
+func TestRedTeamAnsibleConfigKeyFiles(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-ansiblecfg-")
+	files := map[string]string{
+		"ci/ansible.cfg": "[defaults]\ninventory = " + dir + "/ci/hosts\nvault_password_file = " + dir + "/ci/vault_pass\n" +
+			"private_key_file: " + dir + "/ci/deploy_key\nvault_identity_list = dev@" + dir + "/ci/dev_pass, prod@prompt\n[privilege_escalation]\nbecome_password_file=" + dir + "/ci/become_pass",
+		"ci/hosts":          "web1 ansible_host=10.0.0.1",
+		"ci/vault_pass":     "loot-ansible-vault",
+		"ci/deploy_key":     "loot-ansible-key",
+		"ci/become_pass":    "loot-ansible-become",
+		"ci/dev_pass":       "loot-ansible-dev-identity",
+		"ci/prod_pass":      "loot-ansible-prod-identity",
+		"home/.ansible.cfg": "[defaults]\nconnection_password_file = " + dir + "/ci/conn_pass",
+		"ci/conn_pass":      "loot-ansible-connection",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "ANSIBLE_CONFIG=" + dir + "/ci/ansible.cfg", "HOME=" + dir + "/home",
+		"ANSIBLE_VAULT_IDENTITY_LIST=prod@" + dir + "/ci/prod_pass"}
+	delete(files, "home/.ansible.cfg") // hidden with the home
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
