@@ -234,3 +234,26 @@ func TestRedTeamAnsibleConfigKeyFiles(t *testing.T) {
 	delete(files, "home/.ansible.cfg") // hidden with the home
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamUserSSHConfigKeysElsewhere: the user's ssh configuration
+// (~/.ssh/config, hidden with the home) names a deploy key and its
+// certificate kept outside the home (IdentityFile /opt/keys/deploy, an
+// Include of a file elsewhere naming another): a contained agent read
+// the keys by their paths. They are covered now, as the machine-wide
+// configuration's are.
+func TestRedTeamUserSSHConfigKeysElsewhere(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-userssh-")
+	files := map[string]string{
+		"keys/deploy":          "loot-user-ssh-deploy-key",
+		"keys/deploy-cert.pub": "loot-user-ssh-cert",
+		"keys/other":           "loot-user-ssh-included-key",
+		"keys/known_hosts":     "github.com ssh-ed25519 AAAA-readable",
+		"conf/extra.conf":      "Host other\n  IdentityFile " + dir + "/keys/other",
+	}
+	plant(t, dir, files)
+	plant(t, dir, map[string]string{"home/.ssh/config": "Host github.com\n  IdentityFile " + dir + "/keys/deploy\n  CertificateFile " + dir + "/keys/deploy-cert.pub\n" +
+		"  UserKnownHostsFile " + dir + "/keys/known_hosts\nInclude " + dir + "/conf/extra.conf"})
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + dir + "/home"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
