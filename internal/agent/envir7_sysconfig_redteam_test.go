@@ -80,3 +80,29 @@ func TestRedTeamCondaConfigYAMLSpellings(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamMachineClientKeysCovered: an admin gives the machine's
+// container engines a private registry's client key
+// (/etc/docker/certs.d/<registry>/client.key, the same under
+// /etc/containers/certs.d for Podman) and OpenVPN its client's key and
+// password file (/etc/openvpn/client/), often readable by every uid as
+// copied: a contained agent read them. The keys and the OpenVPN folder
+// are covered now; the registries' CA certificates stay.
+func TestRedTeamMachineClientKeysCovered(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-etckeys-")
+	files := map[string]string{
+		"etc/docker/certs.d/registry.corp:5000/client.key":  "loot-docker-client-key",
+		"etc/docker/certs.d/registry.corp:5000/client.cert": "docker-client-cert-readable",
+		"etc/docker/certs.d/registry.corp:5000/ca.crt":      "docker-ca-readable",
+		"etc/containers/certs.d/registry.corp/client.key":   "loot-podman-client-key",
+		"etc/openvpn/client/corp.conf":                      "auth-user-pass /etc/openvpn/client/pass\n<key>\nloot-openvpn-inline-key\n</key>",
+		"etc/openvpn/client/pass":                           "ci\nloot-openvpn-password",
+	}
+	out := catPlanted(t, box, dir, dir+"/etc", files)
+	for _, kept := range []string{"docker-ca-readable", "docker-client-cert-readable"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the machine's configuration lost %q:\n%s", kept, out)
+		}
+	}
+}

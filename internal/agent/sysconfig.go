@@ -185,6 +185,12 @@ var sysConfigs = []struct {
 	{"postgresql-common/pg_service.conf", filterPasswords}, {"subversion/servers", filterPasswords},
 	// boto's keys (gsutil's, the older AWS tools'): no build reads them.
 	{"boto.cfg", filterCover},
+	// A private registry's client keys for the container engines
+	// (Docker's and Podman's certs.d; their CA certificates stay) and
+	// OpenVPN's folder (a client's key, inline or beside it, and its
+	// auth-user-pass file), as an admin copies them, readable by all.
+	{"docker/certs.d/*/*.key", filterCover}, {"containers/certs.d/*/*.key", filterCover},
+	{"openvpn", filterCover},
 	{"fstab", filterMountOptions}, {"auto.*", filterMountOptions},
 	{"libnss-ldap.conf", filterPasswords}, {"pam_ldap.conf", filterPasswords}, {"nslcd.conf", filterPasswords},
 	{"ldap.conf", filterPasswords}, {"ssmtp/ssmtp.conf", filterPasswords}, {"msmtprc", filterPasswords},
