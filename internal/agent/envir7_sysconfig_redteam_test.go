@@ -106,3 +106,23 @@ func TestRedTeamMachineClientKeysCovered(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamRSiteEnvironment: R reads the site's environment file
+// (/etc/R/Renviron.site) into every session, where an admin gives
+// packages a GITHUB_PAT for installing from GitHub and a proxy with its
+// password: a contained agent read both. It is shown without them now,
+// as the shells' machine-wide files are; R's own settings stay.
+func TestRedTeamRSiteEnvironment(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-renviron-")
+	files := map[string]string{
+		"etc/R/Renviron.site": "R_LIBS_SITE=/usr/local/lib/R/site-library\nGITHUB_PAT=loot-r-github-pat-0123456789abcdef\n" +
+			"https_proxy=http://ci:loot-r-proxy@proxy.corp:3128",
+	}
+	out := catPlanted(t, box, dir, dir+"/etc", files)
+	for _, kept := range []string{"R_LIBS_SITE=/usr/local/lib/R/site-library", "proxy.corp:3128"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("R's site environment lost %q:\n%s", kept, out)
+		}
+	}
+}

@@ -178,6 +178,9 @@ var sysConfigs = []struct {
 	// The cron tables and rc.local: shell command lines (a job's token
 	// in its curl header, an assignment above the jobs).
 	{"crontab", filterShellURLs}, {"cron.d/*", filterShellURLs}, {"rc.local", filterShellURLs},
+	// R's site environment file, read into every R session (NAME=value
+	// lines: a GITHUB_PAT for installing packages, a proxy).
+	{"R/Renviron.site", filterShellURLs},
 	// Database clients' machine-wide options and data sources, and
 	// Subversion's proxy: their password settings.
 	{"my.cnf", filterMySQL}, {"mysql/my.cnf", filterMySQL}, {"mysql/conf.d/*", filterMySQL},
