@@ -122,19 +122,22 @@ const maxOtherHomes = 512
 // peopleHomes is the folder holding people's homes.
 const peopleHomes = "/home"
 
-// otherAccountHomes are the homes of the people's accounts the password
-// file passwd lists (/etc/passwd: a uid of 1000 or more but nobody's
-// 65534, or a home under /home), whatever their owner: on a machine
-// shared with developers, or a runner's host with an admin's account,
-// each keeps credentials there (a .npmrc, .pypirc, .gitconfig with a
-// token, a project's .env) that a home of mode 755, many
-// distributions' default, lets every uid read, a contained program's
-// included. A home that is / or a system folder is left alone, and so
-// is one that does not exist. One that holds folders of PATH (a
-// Homebrew under /home/linuxbrew on PATH) is hidden too, and what PATH
-// needs of it is shown (pathShown). Service accounts under /var keep
-// theirs (their uids are below 1000), and accounts only NSS knows (LDAP)
-// are not listed.
+// otherAccountHomes are the homes of the other accounts the password
+// file passwd lists (/etc/passwd), whatever their owner: people's (a uid
+// of 1000 or more but nobody's 65534, or a home under /home) and
+// services' (a uid from 1 to 999) whose home is no system folder
+// (serviceHome: /var/lib/jenkins, /var/lib/gitlab-runner, /srv/<app>).
+// On a machine shared with developers, or a runner's host with an
+// admin's account or a CI server of its own, each keeps credentials
+// there (a .npmrc, .pypirc, .gitconfig with a token, a project's .env,
+// Jenkins' credentials.xml and job configurations) that a home of mode
+// 755, many distributions' default, lets every uid read, a contained
+// program's included. A home that is / or a system folder is left
+// alone, and so is one that does not exist; a home that is a link is
+// hidden where it leads. One that holds folders of PATH (a Homebrew
+// under /home/linuxbrew on PATH) is hidden too, and what PATH needs of
+// it is shown (pathShown). Accounts only NSS knows (LDAP) are not
+// listed: their homes under /home are hidden as its folders.
 func otherAccountHomes(passwd, homeRoot string, base []string) (homes, shown []string) {
 	b, err := readSmallRegular(passwd)
 	if err != nil {
@@ -167,11 +170,15 @@ func otherAccountHomes(passwd, homeRoot string, base []string) (homes, shown []s
 	return homes, shown
 }
 
-// unlistedHomes are the folders of root (/home) not among listed, no
-// links, each a person's home to hide; past maxOtherHomes in all, root
-// itself once.
+// unlistedHomes are the folders of root (/home) not among listed, a
+// link to a folder taken where it leads (an automounter's or a data
+// disk's homes), each a person's home to hide; past maxOtherHomes in
+// all, root itself once.
 func unlistedHomes(root string, listed []string) []string {
-	if !coverableDir(root) {
+	// A /home that is a link (Fedora Silverblue's to /var/home) is
+	// listed where it leads, as the password file's homes are.
+	root, err := filepath.EvalSymlinks(root)
+	if err != nil || !coverableDir(root) {
 		return nil
 	}
 	f, err := os.Open(root)
@@ -182,8 +189,20 @@ func unlistedHomes(root string, listed []string) []string {
 	f.Close()
 	var out []string
 	for _, e := range entries {
+		if slices.Contains(listed, root) {
+			break
+		}
 		home := filepath.Join(root, e.Name())
-		if !e.IsDir() || slices.Contains(listed, home) || slices.Contains(listed, root) {
+		if e.Type()&os.ModeSymlink != 0 {
+			real, err := filepath.EvalSymlinks(home)
+			if err != nil || !coverableDir(real) || !isDirectory(real) {
+				continue
+			}
+			home = real
+		} else if !e.IsDir() {
+			continue
+		}
+		if slices.Contains(listed, home) || slices.Contains(out, home) {
 			continue
 		}
 		if len(listed)+len(out) >= maxOtherHomes {
@@ -196,18 +215,40 @@ func unlistedHomes(root string, listed []string) []string {
 
 // personHome is the home of a password file's line when it is a
 // person's account (a uid of 1000 or more but nobody's 65534, or a home
-// under /home) whose home exists and may be hidden.
+// under /home) or a service's whose home is no system folder
+// (serviceHome), and the home, where a link leads, exists and may be
+// hidden.
 func personHome(line string) (string, bool) {
 	f := strings.Split(line, ":")
 	if len(f) < 7 {
 		return "", false
 	}
 	uid, err := strconv.ParseUint(f[2], 10, 32)
-	home := filepath.Clean(f[5])
-	if err != nil || !filepath.IsAbs(f[5]) || !(uid >= 1000 && uid != 65534 || strings.HasPrefix(home, "/home/")) {
+	if err != nil || !filepath.IsAbs(f[5]) || uid == 0 || uid == 65534 {
 		return "", false
 	}
-	return home, coverableDir(home) && isDirectory(home)
+	home := filepath.Clean(f[5])
+	person := uid >= 1000 || strings.HasPrefix(home, peopleHomes+"/")
+	real, err := filepath.EvalSymlinks(home)
+	if err != nil || !person && !serviceHome(real) {
+		return "", false
+	}
+	return real, coverableDir(real) && isDirectory(real)
+}
+
+// serviceHome reports whether a service account's home (its links
+// followed) is a folder of its own to hide: not one of the system's
+// folders of programs, libraries, configuration, devices or run-time
+// state (a daemon's /usr/sbin, systemd-resolve's /run/systemd, which
+// holds the resolver's configuration), nor the
+// folder above any of them. /var's and /opt's folders and any other are.
+func serviceHome(home string) bool {
+	for _, sys := range []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/nix", "/proc", "/run", "/sbin", "/snap", "/sys", "/usr", "/var/run", "/var/lock", "/var/empty"} {
+		if home == sys || strings.HasPrefix(home, sys+"/") {
+			return false
+		}
+	}
+	return coverableDir(home)
 }
 
 // pathShown are the folders of a hidden home that its folders on PATH
