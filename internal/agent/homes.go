@@ -240,13 +240,19 @@ func personHome(line string) (string, bool) {
 // followed) is a folder of its own to hide: not one of the system's
 // folders of programs, libraries, configuration, devices or run-time
 // state (a daemon's /usr/sbin, systemd-resolve's /run/systemd, which
-// holds the resolver's configuration), nor the
-// folder above any of them. /var's and /opt's folders and any other are.
+// holds the resolver's configuration), and not a folder of the system's
+// layout that holds others' folders too: under /var a service's own
+// (/var/lib/jenkins, not /var/lib, /var/www or /var/mail), elsewhere one
+// below a top folder (/srv/app, /opt/gitlab; not /srv or /data).
 func serviceHome(home string) bool {
 	for _, sys := range []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/nix", "/proc", "/run", "/sbin", "/snap", "/sys", "/usr", "/var/run", "/var/lock", "/var/empty"} {
 		if home == sys || strings.HasPrefix(home, sys+"/") {
 			return false
 		}
+	}
+	depth := strings.Count(home, "/")
+	if strings.HasPrefix(home, "/var/") && depth < 3 || depth < 2 {
+		return false
 	}
 	return coverableDir(home)
 }

@@ -161,7 +161,8 @@ func TestPersonHome(t *testing.T) {
 		want bool
 	}{
 		{"/var/lib/jenkins", true}, {"/srv/app", true}, {"/opt/gitlab", true}, {"/data/ci", true},
-		{"/var/www", true}, {"/usr/sbin", false}, {"/usr/games", false}, {"/run/sshd", false},
+		{"/var/www", false}, {"/var/lib", false}, {"/var/mail", false}, {"/srv", false}, {"/data", false},
+		{"/var/spool/lpd", true}, {"/usr/sbin", false}, {"/usr/games", false}, {"/run/sshd", false},
 		{"/var/run/x", false}, {"/var/empty", false}, {"/var", false}, {"/opt", false},
 		{"/etc/unbound", false}, {"/", false},
 	} {
