@@ -89,6 +89,10 @@ type Config struct {
 	// be taken over (DefaultStaleAfter when zero). See owner.go.
 	HeartbeatInterval time.Duration
 	StaleAfter        time.Duration
+	// AccessRecheck is how long a run in one job goes on its approver's
+	// access before it reads it again, after a task lands
+	// (DefaultAccessRecheck when zero; see approvalLapsed).
+	AccessRecheck time.Duration
 	// CommitSigning is apicommit.ModeGit (task commits pushed with git)
 	// or apicommit.ModeAPI: GitHub makes them through its API (the
 	// engine's Publisher, set by the caller) and the run branch is never
@@ -304,6 +308,9 @@ func (r *Runner) defaults() {
 	}
 	if r.Cfg.StaleAfter <= 0 {
 		r.Cfg.StaleAfter = DefaultStaleAfter
+	}
+	if r.Cfg.AccessRecheck <= 0 {
+		r.Cfg.AccessRecheck = DefaultAccessRecheck
 	}
 }
 

@@ -3,8 +3,10 @@ package action
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/authz"
 	"github.com/planexhq/planex/internal/engine"
 	"github.com/planexhq/planex/internal/gitrepo"
 	"github.com/planexhq/planex/internal/plan"
@@ -38,6 +40,8 @@ func (r *engines) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *
 	// nothing), never one the repository map picked (withCIDirectives).
 	o.ApprovedDirectivesOnly = rec != nil && rec.CIFix != nil && rec.ApprovedVia != viaComment
 	if rec != nil {
+		// The approval was checked as the run began.
+		accessRead := r.Now()
 		// After every task: publish the commit, the state, the progress.
 		o.Progress = func(ctx context.Context, s *session.Session, tasks []plan.Task) {
 			r.runMu.Lock()
@@ -59,12 +63,53 @@ func (r *engines) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *
 			if branchErr != nil {
 				r.Log.Warn("pushing run branch", "err", branchErr)
 			}
+			if now := r.Now(); now.Sub(accessRead) >= r.Cfg.AccessRecheck {
+				accessRead = now
+				if r.approvalLapsed(ctx, rec) {
+					if r.stopRun != nil {
+						r.stopRun(errApprovalLapsed)
+					}
+					return
+				}
+			}
 			if progressNeedsStatus(tasks) {
 				r.talk.updateStatus(ctx, rec, tasks, "")
 			}
 		}
 	}
 	return engine.New(repo, o)
+}
+
+// DefaultAccessRecheck is Config.AccessRecheck's default: a minute,
+// so a plan of many quick tasks asks GitHub little, and an approver who
+// loses access sees at most the task under way and a minute's more run.
+const DefaultAccessRecheck = time.Minute
+
+// errApprovalLapsed is the cause of a run's cancellation when its
+// approver lost, while it ran, the access that let them approve.
+var errApprovalLapsed = errors.New("the plan's approver can no longer approve plans")
+
+// approvalLapsed says whether rec's approver has lost the access to
+// approve since the run began: read afresh from GitHub after a task
+// lands once Config.AccessRecheck has passed since the last read (not
+// this job's remembered answers), as a retry or a matrix job would
+// read it before its own tasks. An approval in planex's own name (a CI
+// fix by the setting) names no person to ask about. A failure to ask is
+// logged and the run goes on: its tasks were approved, and the next task
+// asks again.
+func (r *engines) approvalLapsed(ctx context.Context, rec *Record) bool {
+	if (rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix) && r.self.isLogin(rec.ApprovedBy) {
+		return false
+	}
+	if r.GH.Access == nil {
+		return false
+	}
+	dec, err := r.policy().Check(ctx, r.GH.Access, r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
+	if err != nil {
+		r.Log.Warn("reading the approver's access again", "approver", rec.ApprovedBy, "err", err)
+		return false
+	}
+	return !dec.Allowed
 }
 
 // addReviewer lets the engine review a run's changes when reviews are on.

@@ -3,6 +3,7 @@ package action
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRedTeamRevokedPermission: write access is read when it is used,
@@ -95,4 +96,47 @@ func failedAutoPlanRevoked(t *testing.T) (w *world, n int, session string, auto 
 	w.agent.failTask("T2", "")
 	w.fake.SetPermission(wRepo, "maintainer", "read")
 	return w, n, session, auto
+}
+
+// TestRedTeamApproverRevokedMidRun: a run in one job read its approver's
+// access once, before its first task, and kept going for as long as its
+// tasks took: an approver removed from the repository while the plan ran
+// (a compromised account, a contractor let go) still had every remaining
+// task run and a pull request opened in their name. The access is read
+// again after each task, and a lapse stops the run: the first task's
+// commit stays on the branch, the second never runs, no pull request is
+// opened, and the thread is told why and how to go on.
+func TestRedTeamApproverRevokedMidRun(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"}, wTask{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
+	w.agent.mu.Lock()
+	w.agent.during = map[string]func(){"T1": func() { w.fake.SetPermission(wRepo, "maintainer", "read") }}
+	w.agent.mu.Unlock()
+	n := w.fake.AddIssue(wRepo, "maintainer", "Two files", "")
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex two files")); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Fatalf("plan: %v %+v", err, r.Outputs)
+	}
+	// Read after every task (a minute by default).
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), func(c *Config) { c.AccessRecheck = time.Nanosecond })
+	if err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	if r.Outputs.Status != StatusFailed {
+		t.Errorf("status %q, want %q", r.Outputs.Status, StatusFailed)
+	}
+	if len(w.fake.PullRequests(wRepo)) != 0 {
+		t.Error("a pull request was opened for an approver who lost write access during the run")
+	}
+	if got := w.branch("planex/" + r.Outputs.SessionID); len(got) != 1 {
+		t.Errorf("the run branch holds %v, want the first task's commit alone", got)
+	}
+	for _, c := range w.agent.calls {
+		if c == "execute T2" {
+			t.Error("the second task ran after its approver lost write access")
+		}
+	}
+	if last := w.lastComment(n); !strings.Contains(last, "can no longer approve plans") || !strings.Contains(last, "approve "+w.planID(n)) {
+		t.Errorf("the thread is not told why the run stopped and how to go on:\n%s", last)
+	}
 }

@@ -194,6 +194,13 @@ func (r *executor) runEngine(ctx context.Context, th thread, rec *Record, concur
 		fmt.Fprintf(r.Out, "plan %s was taken over by another run; stopping and leaving it to that run\n", rec.PlanID)
 		return planOutputs(rec, StatusSuperseded), nil
 	}
+	if errors.Is(context.Cause(runCtx), errApprovalLapsed) && ctx.Err() == nil {
+		// Checked whatever the engine answered: a lapse found after the
+		// last task stops the pull request too.
+		return r.talk.fail(ctx, th, rec, userf("Plan `%s` stopped: @%s, who approved it, can no longer approve plans. "+
+			"The tasks committed before that stay on branch `%s`; nothing more runs and no pull request is opened "+
+			"until someone with write access approves it again: `%s approve %s`", rec.PlanID, rec.ApprovedBy, rec.Branch, r.Cfg.Trigger, rec.PlanID))
+	}
 	if isRefusal(err) {
 		return r.talk.fail(ctx, th, rec, r.gate.refuseUnapproved(rec, err))
 	}

@@ -299,6 +299,9 @@ type scriptedAgent struct {
 	// only what it lists); twoAngles has the analysis name two angles.
 	rawPlan   map[string]any
 	twoAngles bool
+	// during, by task id, runs while that task's step works (a change on
+	// GitHub in the middle of a run).
+	during map[string]func()
 }
 
 var findingRe = regexp.MustCompile("finding `([0-9a-f]+)`")
@@ -351,7 +354,11 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 	}
 	a.prompts[s.Phase] = s.Prompt
 	tasks, why, reviewJSON, rawPlan, two := a.tasks, a.fail[s.ID], a.review, a.rawPlan, a.twoAngles
+	during := a.during[s.ID]
 	a.mu.Unlock()
+	if s.Phase == agent.PhaseExecute && during != nil {
+		during()
+	}
 	if s.Phase == agent.PhaseReview && reviewJSON != "" {
 		return agent.Result{Raw: json.RawMessage(strings.ReplaceAll(reviewJSON, "__ID__", s.ID))}, nil
 	}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -243,8 +244,14 @@ func TestRedTeamHomesNotInThePasswordFile(t *testing.T) {
 		"home/old-admin/.pypirc":       "[pypi]\npassword = loot-removed-account",
 		"home/tools/bin/tool":          "shared tool on PATH",
 		"home/alice/.npmrc":            "//registry.npmjs.org/:_authToken=loot-alice-npm",
+		"nfs/eve/.git-credentials":     "https://eve:loot-automounted-home@github.com",
 	}
 	plant(t, dir, files)
+	// An automounter's or a data disk's home: /home/eve a link to it,
+	// which the walk of /home skipped as no folder.
+	if err := os.Symlink(filepath.Join(dir, "nfs", "eve"), filepath.Join(homes, "eve")); err != nil {
+		t.Fatal(err)
+	}
 	plant(t, dir, map[string]string{"passwd": "root:x:0:0:root:/root:/bin/bash\nalice:x:1001:1001::" + filepath.Join(homes, "alice") + ":/bin/bash"})
 	env := []string{"PATH=" + filepath.Join(homes, "tools", "bin") + ":/usr/bin:/bin"}
 	checkPlantedReads(t, "", Containment{Sandbox: box, passwdFile: filepath.Join(dir, "passwd"), homeRoot: homes}, env, dir, files)

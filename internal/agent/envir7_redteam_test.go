@@ -102,57 +102,6 @@ func TestRedTeamLinkedHomesHidden(t *testing.T) {
 	}
 }
 
-// TestRedTeamServiceLoginHomesHidden: a service that runs jobs or
-// logins under an account of a uid below 1000 keeps its home outside
-// /home (Jenkins' /var/lib/jenkins, with credentials.xml and its
-// secrets folder, made with the default umask): the agent of another
-// uid's planex read them. An account with a login shell is a person's
-// or a CI agent's, and its home is hidden now; a service that cannot
-// log in (nologin, false) keeps its home readable.
-func TestRedTeamServiceLoginHomesHidden(t *testing.T) {
-	box, dir := sandboxAndHostFolder(t, "planex-svchomes-")
-	jenkins, svc, pg := filepath.Join(dir, "var", "lib", "jenkins"), filepath.Join(dir, "var", "lib", "svc"), filepath.Join(dir, "srv", "pg")
-	files := map[string]string{
-		"var/lib/jenkins/credentials.xml":    "<password>loot-jenkins-credentials</password>",
-		"var/lib/jenkins/secrets/master.key": "loot-jenkins-master-key",
-		"srv/pg/.pgpass":                     "db:5432:*:app:loot-pgpass",
-		"var/lib/svc/README":                 "service data",
-	}
-	plant(t, dir, files)
-	plant(t, dir, map[string]string{"passwd": strings.Join([]string{
-		"jenkins:x:113:118:Jenkins,,,:" + jenkins + ":/bin/bash",
-		"postgres:x:114:119::" + pg + ":/usr/bin/zsh",
-		"svc:x:998:998::" + svc + ":/usr/sbin/nologin",
-		"sync:x:4:65534:sync:/bin:/bin/sync",
-	}, "\n")})
-	checkPlantedReads(t, "", Containment{Sandbox: box, passwdFile: filepath.Join(dir, "passwd")}, []string{"PATH=/usr/bin:/bin"}, dir, files)
-}
-
-// TestServiceLoginHome: which homes of service accounts are hidden.
-func TestServiceLoginHome(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		home, shell string
-		want        bool
-	}{
-		{"/var/lib/jenkins", "/bin/bash", true},
-		{"/var/opt/gitlab", "/bin/sh", true},
-		{"/srv/git", "/usr/bin/git-shell", true},
-		{"/root", "/bin/bash", true},
-		{"/var/lib/postgresql", "/usr/sbin/nologin", false},
-		{"/var/www", "/bin/false", false},
-		{"/var/lib", "/bin/bash", false},
-		{"/srv", "/bin/bash", false},
-		{"/usr/local/bin", "/bin/bash", false},
-		{"/bin", "/bin/sync", false},
-		{"/var/lib/x", "", false},
-	} {
-		if got := serviceLoginHome(tc.home, tc.shell); got != tc.want {
-			t.Errorf("serviceLoginHome(%q, %q) = %v, want %v", tc.home, tc.shell, got, tc.want)
-		}
-	}
-}
-
 // TestInnerMountAliases: the other names of the mounts inside a folder.
 func TestInnerMountAliases(t *testing.T) {
 	t.Parallel()

@@ -122,19 +122,22 @@ const maxOtherHomes = 512
 // peopleHomes is the folder holding people's homes.
 const peopleHomes = "/home"
 
-// otherAccountHomes are the homes of the people's accounts the password
-// file passwd lists (/etc/passwd: a uid of 1000 or more but nobody's
-// 65534, or a home under /home), whatever their owner: on a machine
-// shared with developers, or a runner's host with an admin's account,
-// each keeps credentials there (a .npmrc, .pypirc, .gitconfig with a
-// token, a project's .env) that a home of mode 755, many
-// distributions' default, lets every uid read, a contained program's
-// included. A home that is / or a system folder is left alone, and so
-// is one that does not exist. One that holds folders of PATH (a
-// Homebrew under /home/linuxbrew on PATH) is hidden too, and what PATH
-// needs of it is shown (pathShown). Service accounts under /var keep
-// theirs (their uids are below 1000), and accounts only NSS knows (LDAP)
-// are not listed.
+// otherAccountHomes are the homes of the other accounts the password
+// file passwd lists (/etc/passwd), whatever their owner: people's (a uid
+// of 1000 or more but nobody's 65534, or a home under /home) and
+// services' (a uid from 1 to 999) whose home is no system folder
+// (serviceHome: /var/lib/jenkins, /var/lib/gitlab-runner, /srv/<app>).
+// On a machine shared with developers, or a runner's host with an
+// admin's account or a CI server of its own, each keeps credentials
+// there (a .npmrc, .pypirc, .gitconfig with a token, a project's .env,
+// Jenkins' credentials.xml and job configurations) that a home of mode
+// 755, many distributions' default, lets every uid read, a contained
+// program's included. A home that is / or a system folder is left
+// alone, and so is one that does not exist; a home that is a link is
+// hidden where it leads. One that holds folders of PATH (a Homebrew
+// under /home/linuxbrew on PATH) is hidden too, and what PATH needs of
+// it is shown (pathShown). Accounts only NSS knows (LDAP) are not
+// listed: their homes under /home are hidden as its folders.
 func otherAccountHomes(passwd, homeRoot string, base []string) (homes, shown []string) {
 	b, err := readSmallRegular(passwd)
 	if err != nil {
@@ -167,13 +170,15 @@ func otherAccountHomes(passwd, homeRoot string, base []string) (homes, shown []s
 	return homes, shown
 }
 
-// unlistedHomes are the folders of root (/home) not among listed, each
-// a person's home to hide; past maxOtherHomes in all, root itself once.
-// A link there is a home too where it leads to a folder that may be
-// hidden (an automounter's /home/frank -> /nfs/frank, a home moved to a
-// data disk): the sandbox hides the folder it leads to.
+// unlistedHomes are the folders of root (/home) not among listed, a
+// link to a folder taken where it leads (an automounter's or a data
+// disk's homes), each a person's home to hide; past maxOtherHomes in
+// all, root itself once.
 func unlistedHomes(root string, listed []string) []string {
-	if !coverableDir(root) {
+	// A /home that is a link (Fedora Silverblue's to /var/home) is
+	// listed where it leads, as the password file's homes are.
+	root, err := filepath.EvalSymlinks(root)
+	if err != nil || !coverableDir(root) {
 		return nil
 	}
 	f, err := os.Open(root)
@@ -184,8 +189,20 @@ func unlistedHomes(root string, listed []string) []string {
 	f.Close()
 	var out []string
 	for _, e := range entries {
+		if slices.Contains(listed, root) {
+			break
+		}
 		home := filepath.Join(root, e.Name())
-		if !(e.IsDir() || linkedHome(home)) || slices.Contains(listed, home) || slices.Contains(listed, root) {
+		if e.Type()&os.ModeSymlink != 0 {
+			real, err := filepath.EvalSymlinks(home)
+			if err != nil || !coverableDir(real) || !isDirectory(real) {
+				continue
+			}
+			home = real
+		} else if !e.IsDir() {
+			continue
+		}
+		if slices.Contains(listed, home) || slices.Contains(out, home) {
 			continue
 		}
 		if len(listed)+len(out) >= maxOtherHomes {
@@ -198,50 +215,46 @@ func unlistedHomes(root string, listed []string) []string {
 
 // personHome is the home of a password file's line when it is a
 // person's account (a uid of 1000 or more but nobody's 65534, or a home
-// under /home, or a service account's one logs in as:
-// serviceLoginHome) whose home exists and may be hidden.
+// under /home) or a service's whose home is no system folder
+// (serviceHome), and the home, where a link leads, exists and may be
+// hidden.
 func personHome(line string) (string, bool) {
 	f := strings.Split(line, ":")
 	if len(f) < 7 {
 		return "", false
 	}
 	uid, err := strconv.ParseUint(f[2], 10, 32)
+	if err != nil || !filepath.IsAbs(f[5]) || uid == 0 || uid == 65534 {
+		return "", false
+	}
 	home := filepath.Clean(f[5])
-	if err != nil || !filepath.IsAbs(f[5]) {
+	person := uid >= 1000 || strings.HasPrefix(home, peopleHomes+"/")
+	real, err := filepath.EvalSymlinks(home)
+	if err != nil || !person && !serviceHome(real) {
 		return "", false
 	}
-	if !(uid >= 1000 && uid != 65534 || strings.HasPrefix(home, "/home/") || serviceLoginHome(home, f[6])) {
-		return "", false
-	}
-	return home, coverableDir(home) && isDirectory(home)
+	return real, coverableDir(real) && isDirectory(real)
 }
 
-// loginShells are the shells (by base name) of accounts one logs in
-// as: a service account with one (Jenkins' jenkins, a database's
-// postgres, GitLab's git) runs jobs or people's commands in its home.
-var loginShells = []string{"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "git-shell"}
-
-// serviceLoginHome reports whether home, of an account of a uid below
-// 1000 with shell, is one to hide: the account logs in (loginShells),
-// and the home is no folder of the system's layout (none under /usr,
-// where programs lie; under /var, a service's own folder, not /var/lib
-// or /var/spool themselves; elsewhere not a top folder such as /srv,
-// but /root).
-func serviceLoginHome(home, shell string) bool {
-	if !slices.Contains(loginShells, filepath.Base(strings.TrimSpace(shell))) {
-		return false
+// serviceHome reports whether a service account's home (its links
+// followed) is a folder of its own to hide: not one of the system's
+// folders of programs, libraries, configuration, devices or run-time
+// state (a daemon's /usr/sbin, systemd-resolve's /run/systemd, which
+// holds the resolver's configuration), and not a folder of the system's
+// layout that holds others' folders too: under /var a service's own
+// (/var/lib/jenkins, not /var/lib, /var/www or /var/mail), elsewhere one
+// below a top folder (/srv/app, /opt/gitlab; not /srv or /data).
+func serviceHome(home string) bool {
+	for _, sys := range []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/nix", "/proc", "/run", "/sbin", "/snap", "/sys", "/usr", "/var/run", "/var/lock", "/var/empty"} {
+		if home == sys || strings.HasPrefix(home, sys+"/") {
+			return false
+		}
 	}
 	depth := strings.Count(home, "/")
-	switch {
-	case within(home, "/usr"):
+	if strings.HasPrefix(home, "/var/") && depth < 3 || depth < 2 {
 		return false
-	case within(home, "/var"):
-		return depth >= 3
-	case home == "/root":
-		// root's, when planex is not root (hidden anyway when it is).
-		return true
 	}
-	return depth >= 2
+	return coverableDir(home)
 }
 
 // pathShown are the folders of a hidden home that its folders on PATH
@@ -297,15 +310,4 @@ func brewPrefixShown(prefix string) []string {
 // shown are the folders of them it shows all the same (pathShown).
 func OtherAccountHomes(env []string) (homes, shown []string) {
 	return otherAccountHomes("/etc/passwd", peopleHomes, env)
-}
-
-// linkedHome reports whether p is a link leading to a folder that may
-// be hidden: not /, a system folder or one holding one.
-func linkedHome(p string) bool {
-	fi, err := os.Lstat(p)
-	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		return false
-	}
-	t, err := filepath.EvalSymlinks(p)
-	return err == nil && coverableDir(t) && isDirectory(t)
 }

@@ -115,3 +115,59 @@ func TestInvokerHomes(t *testing.T) {
 		}
 	}
 }
+
+// TestPersonHome: which password file lines name a home to hide: people's
+// and services' but for homes that are system folders, / or missing; a
+// link is taken where it leads.
+func TestPersonHome(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	svc := filepath.Join(dir, "var", "lib", "jenkins")
+	if err := os.MkdirAll(svc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "jenkins-home")
+	if err := os.Symlink(svc, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		line, want string
+	}{
+		{"jenkins:x:110:115:Jenkins,,,:" + svc + ":/bin/bash", svc},
+		{"jenkins:x:110:115::" + link + ":/bin/bash", svc},
+		{"alice:x:1001:1001::" + svc + "/:/bin/bash", svc},
+		{"root:x:0:0:root:" + svc + ":/bin/bash", ""},
+		{"nobody:x:65534:65534:nobody:" + svc + ":/usr/sbin/nologin", ""},
+		{"daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin", ""},
+		{"bin:x:2:2:bin:/bin:/usr/sbin/nologin", ""},
+		{"systemd-resolve:x:991:991::/run/systemd:/usr/sbin/nologin", ""},
+		{"sys:x:3:3:sys:/dev:/usr/sbin/nologin", ""},
+		{"odd:x:1004:1004::/:/bin/sh", ""},
+		{"svc:x:998:998::" + filepath.Join(dir, "missing") + ":/bin/sh", ""},
+		{"svc:x:998:998::relative/home:/bin/sh", ""},
+		{"svc:x:nan:998::" + svc + ":/bin/sh", ""},
+		{"short:x:998", ""},
+	} {
+		got, ok := personHome(c.line)
+		if !ok {
+			got = ""
+		}
+		if got != c.want {
+			t.Errorf("%q: got %q, want %q", c.line, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		home string
+		want bool
+	}{
+		{"/var/lib/jenkins", true}, {"/srv/app", true}, {"/opt/gitlab", true}, {"/data/ci", true},
+		{"/var/www", false}, {"/var/lib", false}, {"/var/mail", false}, {"/srv", false}, {"/data", false},
+		{"/var/spool/lpd", true}, {"/usr/sbin", false}, {"/usr/games", false}, {"/run/sshd", false},
+		{"/var/run/x", false}, {"/var/empty", false}, {"/var", false}, {"/opt", false},
+		{"/etc/unbound", false}, {"/", false},
+	} {
+		if got := serviceHome(c.home); got != c.want {
+			t.Errorf("serviceHome(%s) = %v, want %v", c.home, got, c.want)
+		}
+	}
+}

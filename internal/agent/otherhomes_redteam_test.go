@@ -14,8 +14,11 @@ import (
 // a token, a project's .env) every uid reads, a contained program (as
 // planex's user, or root's unprivileged id) too: the agent read them.
 // Now the homes of the password file's people's accounts are hidden; a
-// service account's under /var and a home holding a folder of PATH (a
-// Homebrew under /home/linuxbrew) stay readable.
+// home holding a folder of PATH (a Homebrew under /home/linuxbrew) stays
+// readable. A service account's home outside the system's folders (a
+// Jenkins server's /var/lib/jenkins, with its credentials.xml and job
+// configurations) was readable too: it is hidden as well, and so is a
+// home the password file names through a link.
 func TestRedTeamOtherAccountsHomesHidden(t *testing.T) {
 	box, dir := sandboxAndHostFolder(t, "planex-otherhomes-")
 	alice, carol := filepath.Join(dir, "home", "alice"), filepath.Join(dir, "people", "carol")
@@ -24,10 +27,14 @@ func TestRedTeamOtherAccountsHomesHidden(t *testing.T) {
 		"home/alice/.npmrc":                   "//registry.npmjs.org/:_authToken=loot-alice-npm",
 		"home/alice/work/app/.env":            "STRIPE_KEY=loot-alice-env",
 		"people/carol/.pypirc":                "[pypi]\npassword = loot-carol-pypi",
-		"var/lib/svc/README":                  "service data",
+		"var/lib/svc/credentials.xml":         "<password>loot-jenkins-credentials</password>",
+		"data/dora/.netrc":                    "machine example.com password loot-dora-netrc",
 		"home/linuxbrew/.linuxbrew/bin/hello": "brew tool",
 	}
 	plant(t, dir, files)
+	if err := os.Symlink(filepath.Join(dir, "data", "dora"), filepath.Join(dir, "home", "dora")); err != nil {
+		t.Fatal(err)
+	}
 	passwd := filepath.Join(dir, "passwd")
 	plant(t, dir, map[string]string{"passwd": strings.Join([]string{
 		"root:x:0:0:root:/root:/bin/bash",
@@ -35,6 +42,7 @@ func TestRedTeamOtherAccountsHomesHidden(t *testing.T) {
 		"carol:x:1002:1002::" + carol + "/:/bin/bash",
 		"svc:x:998:998::" + svc + ":/usr/sbin/nologin",
 		"linuxbrew:x:1003:1003::" + brew + ":/bin/bash",
+		"dora:x:1006:1006::" + filepath.Join(dir, "home", "dora") + ":/bin/bash",
 		"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin",
 		"odd:x:1004:1004::/:/bin/sh", "broken line",
 	}, "\n")})

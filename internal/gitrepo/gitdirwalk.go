@@ -42,6 +42,16 @@ const (
 // full, all are forgotten.
 const maxCleanFolders = 4096
 
+// maxTreeFolders bounds the folders of refs/ or logs/ walked, links
+// followed: a link there to a huge tree (/usr, a data disk) was walked
+// whole before every git planex ran. A repository's loose refs fill a
+// few hundred folders; one holding more is refused, naming what to do.
+const maxTreeFolders = 10000
+
+// ErrGitDirTooLarge is returned for a git directory whose refs or logs
+// reach more folders than maxTreeFolders.
+var ErrGitDirTooLarge = errors.New("a git directory's refs reach too many folders")
+
 // cleanFolder is a folder found to hold no FIFO, device or link, with
 // the stamp it had then and its sub-folders.
 type cleanFolder struct {
@@ -74,7 +84,11 @@ func checkGitDirTree(s *scanCache, dir string, common bool) error {
 		// listed once.
 		seen := map[string]bool{}
 		queue := []string{filepath.Join(dir, t)}
-		for len(queue) > 0 {
+		for walked := 0; len(queue) > 0; walked++ {
+			if walked == maxTreeFolders {
+				return fmt.Errorf("%w: %s reaches more than %d folders (a link there may lead out of the repository: %s); remove such links, or pack loose refs with git pack-refs --all",
+					ErrGitDirTooLarge, filepath.Join(dir, t), maxTreeFolders, queue[0])
+			}
 			subs, err := s.checkFolder(queue[0])
 			if err != nil {
 				return err

@@ -211,11 +211,11 @@ func TestFormatsHistoryAndState(t *testing.T) {
 
 			state := t.TempDir()
 			os.WriteFile(filepath.Join(state, "meta.csv"), []byte("a,b\n"), 0o644)
-			if s1, err := StateAt(r, "refs/planex/state").Save(ctx, state, "state 1"); err != nil || !format.IsID(s1) {
+			if s1, err := saveState(ctx, r, "refs/planex/state", state, "state 1"); err != nil || !format.IsID(s1) {
 				t.Fatalf("first Save = %q, %v", s1, err)
 			}
 			os.WriteFile(filepath.Join(state, "meta.csv"), []byte("a,c\n"), 0o644)
-			if _, err := StateAt(r, "refs/planex/state").Save(ctx, state, "state 2"); err != nil {
+			if _, err := saveState(ctx, r, "refs/planex/state", state, "state 2"); err != nil {
 				t.Fatalf("second Save: %v", err)
 			}
 			back := t.TempDir()

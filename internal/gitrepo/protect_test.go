@@ -286,7 +286,7 @@ func TestRedTeamGitRepoAPIRunsNoPlantedProgram(t *testing.T) {
 	}
 	state := t.TempDir()
 	os.WriteFile(filepath.Join(state, "tasks.csv"), []byte("id\n"), 0o644)
-	if _, err := StateAt(r, "refs/planex/state/1").Save(ctx, state, "planex: state"); err != nil {
+	if _, err := saveState(ctx, r, "refs/planex/state/1", state, "planex: state"); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.RestoreDir(ctx, "refs/planex/state/1", t.TempDir()); err != nil {

@@ -515,14 +515,6 @@ type Saved struct {
 	Tree   string // "" when not known: SaveOn reads it
 }
 
-// Save records the files of dir (recursively) as a commit on top of the
-// ref's current commit, and moves the ref there (compare-and-swap).
-func (s StateRef) Save(ctx context.Context, dir, message string) (string, error) {
-	parent, _ := s.repo.Git(ctx, "", "rev-parse", "--verify", "--quiet", s.Ref)
-	saved, err := s.save(ctx, Saved{Commit: strings.TrimSpace(parent)}, dir, message)
-	return saved.Commit, err
-}
-
 // SaveOn records the files of dir (recursively) as a commit on top of
 // parent (none when parent.Commit is "") and points the ref there,
 // whatever it held: the caller keeps the tip it builds on (a state ref is
@@ -548,48 +540,6 @@ func (s StateRef) Read(ctx context.Context) (Saved, error) {
 		return Saved{}, fmt.Errorf("reading %s: git rev-parse said %q", s.Ref, strings.TrimSpace(out))
 	}
 	return Saved{Commit: f[0], Tree: f[1]}, nil
-}
-
-// save is Save: the ref must still be at parent.
-func (s StateRef) save(ctx context.Context, parent Saved, dir, message string) (Saved, error) {
-	r := s.repo
-	idx, done, err := tempIndex()
-	if err != nil {
-		return Saved{}, err
-	}
-	defer done()
-	env := []string{"GIT_INDEX_FILE=" + idx, "GIT_WORK_TREE=" + dir, "GIT_DIR=" + r.CommonDir}
-	if _, err := r.git(ctx, dir, env, "add", "--all", "--force", "."); err != nil {
-		return Saved{}, fmt.Errorf("staging state: %w", err)
-	}
-	out, err := r.git(ctx, dir, env, "write-tree")
-	if err != nil {
-		return Saved{}, fmt.Errorf("writing state tree: %w", err)
-	}
-	saved := Saved{Tree: strings.TrimSpace(out)}
-	args := []string{"commit-tree", saved.Tree, "-F", "-"}
-	if parent.Commit != "" {
-		if parent.Tree == "" {
-			parent.Tree, _ = r.TreeOf(ctx, parent.Commit)
-		}
-		if parent.Tree == saved.Tree { // nothing changed
-			return parent, nil
-		}
-		args = append(args, "-p", parent.Commit)
-	}
-	out, err = r.gitIn(ctx, r.Root, nil, []byte(message), args...)
-	if err != nil {
-		return Saved{}, fmt.Errorf("recording state: %w", err)
-	}
-	saved.Commit = strings.TrimSpace(out)
-	old := parent.Commit
-	if old == "" {
-		old = r.format.Zero()
-	}
-	if _, err := r.Git(ctx, "", "update-ref", s.Ref, saved.Commit, old); err != nil {
-		return Saved{}, fmt.Errorf("updating %s: %w", s.Ref, err)
-	}
-	return saved, nil
 }
 
 // ErrStateNotFiles is returned by RestoreDir for a state whose tree holds

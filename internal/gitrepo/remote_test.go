@@ -36,11 +36,11 @@ func TestStateRoundTripThroughOrigin(t *testing.T) {
 	os.WriteFile(filepath.Join(state, "sess", "tasks.csv"), []byte("id\n"), 0o644)
 	os.WriteFile(filepath.Join(state, "github.json"), []byte(`{"state":"planned"}`), 0o644)
 	const ref = "refs/planex/state/7"
-	first, err := StateAt(a, ref).Save(ctx, state, "planex: plan")
+	first, err := saveState(ctx, a, ref, state, "planex: plan")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := StateAt(a, ref).Save(ctx, state, "planex: no change"); err != nil || again != first {
+	if again, err := saveState(ctx, a, ref, state, "planex: no change"); err != nil || again != first {
 		t.Fatalf("saving unchanged state made %s (%v), want %s", again, err, first)
 	}
 	if err := a.PushRef(ctx, "origin", ref, true, ""); err != nil {
@@ -48,7 +48,7 @@ func TestStateRoundTripThroughOrigin(t *testing.T) {
 	}
 	// A lease on a stale value is refused.
 	os.WriteFile(filepath.Join(state, "github.json"), []byte(`{"state":"running"}`), 0o644)
-	second, err := StateAt(a, ref).Save(ctx, state, "planex: running")
+	second, err := saveState(ctx, a, ref, state, "planex: running")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,4 +355,12 @@ func TestPushRefsAtomic(t *testing.T) {
 	if err := a.PushRefs(ctx, "origin", []RefPush{{Ref: state, Lease: true, Expected: first.Commit}, {Ref: "refs/heads/main"}}); !errors.Is(err, ErrProtectedRef) {
 		t.Errorf("pushing main: %v, want ErrProtectedRef", err)
 	}
+}
+
+// saveState saves dir on ref on top of whatever ref holds (none when it
+// does not exist), as the Action's store does with the tip it read.
+func saveState(ctx context.Context, r *Repo, ref, dir, message string) (string, error) {
+	parent, _ := StateAt(r, ref).Read(ctx)
+	saved, err := StateAt(r, ref).SaveOn(ctx, parent, dir, message)
+	return saved.Commit, err
 }

@@ -295,13 +295,15 @@ func inetProtocols() []uint32 {
 // of the obsolete type SOCK_PACKET, which the kernel makes a packet
 // socket for IPv4 (its type's flags, SOCK_NONBLOCK and SOCK_CLOEXEC,
 // masked off as the kernel masks them). An IP socket that is not raw
-// names one of inetProtocols or is refused with EPROTONOSUPPORT. It
-// always returns.
+// is a stream or datagram one (SOCK_SEQPACKET is SCTP's, SOCK_DCCP
+// DCCP's, each loaded as a module by its type alone: ESOCKTNOSUPPORT, as
+// a kernel without them answers) and names one of inetProtocols or is
+// refused with EPROTONOSUPPORT. It always returns.
 func familyGuard() []bpf.Instruction {
 	protocols := inetProtocols()
 	const inet = 5 // where an IP socket's type is read
 	// after the IP part: the netlink part, then the two endings
-	netlink := inet + 5 + len(protocols) + 1
+	netlink := inet + 8 + len(protocols) + 1
 	noFamily := netlink + 7
 	allowCall := noFamily + 1
 	to := func(at, target int) uint8 { return uint8(target - at - 1) }
@@ -316,6 +318,9 @@ func familyGuard() []bpf.Instruction {
 		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_PACKET, SkipTrue: to(inet+2, noFamily)},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_RAW, SkipTrue: to(inet+3, allowCall)},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_STREAM, SkipTrue: 2},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_DGRAM, SkipTrue: 1},
+		bpf.RetConstant{Val: retErrno(unix.ESOCKTNOSUPPORT)},
 		bpf.LoadAbsolute{Off: offArg2, Size: 4},
 	}
 	for _, p := range protocols {
