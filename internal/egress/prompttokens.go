@@ -445,7 +445,7 @@ func shapedWordAt(s string, j int) bool {
 func spaceTokens(run, next string) int64 {
 	if len(run) == 1 {
 		// The most common run, between two words: no list made.
-		if run == " " && next != "" && (isLetter(next[0]) || isMark(next[0])) {
+		if run == " " && spaceJoins(next) {
 			return 0
 		}
 		return 1
@@ -462,7 +462,7 @@ func spaceTokens(run, next string) int64 {
 	if next != "" {
 		last := units[len(units)-1]
 		units = units[:len(units)-1]
-		if last != " " || !isLetter(next[0]) && !isMark(next[0]) {
+		if last != " " || !spaceJoins(next) {
 			n++
 		}
 	}
@@ -482,4 +482,14 @@ func spaceTokens(run, next string) int64 {
 		k = m
 	}
 	return n
+}
+
+// spaceJoins says whether a space before next (a string's rest after
+// it) joins next's first token: a word's or a mark's, but not a run of
+// one character repeated (repeatTokens), whose first character the
+// space takes as a token apart from the rest's. Before, such a space
+// was free: "QQQQ " repeated, three tokens a run to o200k and cl100k,
+// was reckoned at two.
+func spaceJoins(next string) bool {
+	return next != "" && (isLetter(next[0]) || isMark(next[0])) && repeats(next, 0) < minRepeat
 }
