@@ -283,11 +283,30 @@ func validStatePath(p string) bool {
 		return false
 	}
 	for _, part := range strings.Split(p, "/") {
-		if part == "" || part == "." || part == ".." || strings.EqualFold(strings.TrimRight(part, ". "), ".git") {
+		if part == "" || part == "." || part == ".." || namesGitDir(part) {
 			return false
 		}
 	}
 	return true
+}
+
+// namesGitDir reports whether a path component names a .git folder on
+// some file system: in any case, with trailing dots or spaces (NTFS),
+// as NTFS's short name GIT~1, or with code points HFS+ ignores.
+func namesGitDir(part string) bool {
+	part = strings.Map(func(r rune) rune {
+		if hfsIgnored(r) {
+			return -1
+		}
+		return r
+	}, part)
+	part = strings.TrimRight(part, ". ")
+	return strings.EqualFold(part, ".git") || strings.EqualFold(part, "git~1")
+}
+
+// hfsIgnored reports whether HFS+ drops r when comparing names.
+func hfsIgnored(r rune) bool {
+	return (r >= 0x200c && r <= 0x200f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x206a && r <= 0x206f) || r == 0xfeff
 }
 
 // restoreFiles writes files (path → listed blob) into dir, each through
@@ -305,6 +324,9 @@ func restoreFiles(ctx context.Context, r *Repo, ref string, files map[string]Tre
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
+	if err := realFolder(dir); err != nil {
+		return fmt.Errorf("restoring state %s: %w", ref, err)
+	}
 	shas := make([]string, len(paths))
 	for i, p := range paths {
 		shas[i] = files[p].Object
@@ -317,10 +339,49 @@ func restoreFiles(ctx context.Context, r *Repo, ref string, files map[string]Tre
 		if files[p].Mode == "100755" {
 			perm = 0o755
 		}
+		if err := folderInside(dir, p); err != nil {
+			return err
+		}
 		return writeRestored(filepath.Join(dir, filepath.FromSlash(p)), content, files[p].Size, perm)
 	})
 	if err != nil {
 		return fmt.Errorf("restoring state %s: %w", ref, err)
+	}
+	return nil
+}
+
+// realFolder refuses a path that is not a folder itself (a link to one,
+// which planex's writes would follow out of the session folder).
+func realFolder(p string) error {
+	info, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s is a %v, not a folder: %w", p, info.Mode().Type(), ErrStatePath)
+	}
+	return nil
+}
+
+// folderInside creates the folders of rel under dir one at a time,
+// refusing one that is already there as a link or a file: the file is
+// written where its name says, never through a link planted in the
+// session folder.
+func folderInside(dir, rel string) error {
+	parts := strings.Split(rel, "/")
+	at := dir
+	for _, part := range parts[:len(parts)-1] {
+		at = filepath.Join(at, part)
+		err := os.Mkdir(at, 0o755)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("creating %s: %w", at, err)
+		}
+		if err := realFolder(at); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -182,6 +182,10 @@ func TestRestoreRefusesPathsOutsideTheFolder(t *testing.T) {
 		"a folder named ..": "040000 tree " + inner + "\t..\n100644 blob " + blob + "\trecord.json\n",
 		"a .GIT folder":     "040000 tree " + inner + "\t.GIT\n100644 blob " + blob + "\trecord.json\n",
 		"a .git. folder":    "040000 tree " + inner + "\t.git.\n100644 blob " + blob + "\trecord.json\n",
+		// NTFS's short name and HFS+'s ignored code points name .git too.
+		"a GIT~1 folder":      "040000 tree " + inner + "\tGIT~1\n100644 blob " + blob + "\trecord.json\n",
+		"a .g\u200cit folder": "040000 tree " + inner + "\t.g\u200cit\n100644 blob " + blob + "\trecord.json\n",
+		"a .GIT\ufeff folder": "040000 tree " + inner + "\t.GIT\ufeff\n100644 blob " + blob + "\trecord.json\n",
 	}
 	n := 0
 	for name, entries := range cases {
@@ -313,6 +317,59 @@ func TestWriteRestoredExactSize(t *testing.T) {
 			}
 			if got, _ := os.ReadFile(p); string(got) != c.want {
 				t.Errorf("file holds %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestRedTeamRestoreThroughALinkedFolder: a state naming sub/record.json,
+// restored into a session folder where sub (or the folder itself) is a
+// link to a folder elsewhere, writes nothing there: the link is refused
+// with ErrStatePath, as checkout-index refused to write through a link.
+func TestRedTeamRestoreThroughALinkedFolder(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("links need privileges on Windows")
+	}
+	ctx := context.Background()
+	r := newFormatRepo(t, SHA1)
+	src := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(src, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"record.json", "sub/record.json"} {
+		if err := os.WriteFile(filepath.Join(src, p), []byte("forged\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const ref = "refs/planex/state/linked"
+	if _, err := StateAt(r, ref).SaveOn(ctx, Saved{}, src, "state"); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]func(dir, outside string) error{
+		"a folder of the session is a link": func(dir, outside string) error {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(outside, filepath.Join(dir, "sub"))
+		},
+		"the session folder is a link": func(dir, outside string) error {
+			return os.Symlink(outside, dir)
+		},
+	}
+	for name, plant := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			parent, outside := t.TempDir(), t.TempDir()
+			dir := filepath.Join(parent, "session")
+			if err := plant(dir, outside); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.RestoreDir(ctx, ref, dir); !errors.Is(err, ErrStatePath) {
+				t.Errorf("RestoreDir = %v, want ErrStatePath", err)
+			}
+			if _, err := os.Stat(filepath.Join(outside, "record.json")); err == nil {
+				t.Errorf("record.json was written through the link into %s", outside)
 			}
 		})
 	}
