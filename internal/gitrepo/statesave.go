@@ -196,6 +196,22 @@ func writeStateFile(w *bufio.Writer, f stateFile) error {
 	return err
 }
 
+// dropCrashReports removes the fast_import_crash_<pid> reports a failed
+// fast-import writes into its git directory (the per-worktree one) at
+// every failure: each names the state's files and its commit, readable
+// by every user of the runner, and nothing else ever removes them. Every
+// report there goes (the Action's checkout runs no fast-import but
+// planex's); one that cannot be removed is left, the save's own error
+// being what the caller hears.
+func dropCrashReports(dirs ...string) {
+	for _, d := range dirs {
+		found, _ := filepath.Glob(filepath.Join(d, "fast_import_crash_*"))
+		for _, f := range found {
+			_ = os.Remove(f)
+		}
+	}
+}
+
 // importAnswers reads fast-import's answers to the stream's queries:
 // the new tree, the new commit and, when asked, the parent's tree.
 func importAnswers(format ObjectFormat, out string, wantParentTree bool) (tree, commit, parentTree string, err error) {
@@ -249,6 +265,7 @@ func (s StateRef) saveByImport(ctx context.Context, parent Saved, dir, message s
 		args: []string{"fast-import", "--quiet", "--done", "--force", "--date-format=raw"}})
 	pr.CloseWithError(io.ErrClosedPipe) // the writer stops if git ended early
 	if err != nil {
+		dropCrashReports(r.gitDir, r.CommonDir)
 		return Saved{}, fmt.Errorf("recording state on %s: %w", s.Ref, err)
 	}
 	tree, commit, parentTree, err := importAnswers(r.format, out, parent.Commit != "" && parent.Tree == "")

@@ -374,3 +374,34 @@ func TestRedTeamRestoreThroughALinkedFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamFailedSaveLeavesNoCrashReport: a state save that git
+// fast-import gives up on (here a parent commit the repository does not
+// hold, as a forged or pruned state ref names) leaves no
+// fast_import_crash_<pid> report in the git directory: one was written
+// at every failure, naming the state's files and the commit, and they
+// piled up, one a failed save.
+func TestRedTeamFailedSaveLeavesNoCrashReport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newFormatRepo(t, SHA1)
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "record.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := Saved{Commit: strings.Repeat("ab", 20)}
+	for i := 0; i < 2; i++ {
+		if _, err := StateAt(r, "refs/planex/state/1").SaveOn(ctx, missing, src, "state"); err == nil {
+			t.Fatal("SaveOn on a parent the repository lacks succeeded")
+		}
+	}
+	for _, d := range []string{r.gitDir, r.CommonDir} {
+		found, err := filepath.Glob(filepath.Join(d, "fast_import_crash_*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(found) > 0 {
+			t.Errorf("crash reports left in %s: %v", d, found)
+		}
+	}
+}
