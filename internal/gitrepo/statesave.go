@@ -29,6 +29,7 @@ type stateFile struct {
 	rel  string // slash-separated, from the folder's top
 	abs  string
 	mode string // "100644" or "100755", as git add records it
+	size int64  // when listed
 }
 
 // ErrStateRefName is returned for a state ref whose name could not be
@@ -83,13 +84,36 @@ func stateFiles(dir string) ([]stateFile, error) {
 		if info.Mode().Perm()&0o111 != 0 {
 			mode = "100755"
 		}
-		files = append(files, stateFile{rel: filepath.ToSlash(rel), abs: path, mode: mode})
+		files = append(files, stateFile{rel: filepath.ToSlash(rel), abs: path, mode: mode, size: info.Size()})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing state folder %s: %w", dir, err)
 	}
+	if err := withinRestoreBounds(files); err != nil {
+		return nil, fmt.Errorf("saving state folder %s: %w", dir, err)
+	}
 	return files, nil
+}
+
+// withinRestoreBounds refuses files a restore would refuse (ListState's
+// bounds) with ErrStateTooLarge: saved, such a state would be pushed and
+// every later job would refuse it, where refusing the save keeps the
+// state before it.
+func withinRestoreBounds(files []stateFile) error {
+	if len(files) > MaxStateEntries {
+		return fmt.Errorf("more files than the %d a restore writes (count: %d): %w", MaxStateEntries, len(files), ErrStateTooLarge)
+	}
+	var total int64
+	for _, f := range files {
+		if f.size > MaxStateFileBytes {
+			return fmt.Errorf("%s holds %d bytes, more than %d: %w", f.rel, f.size, MaxStateFileBytes, ErrStateTooLarge)
+		}
+		if total += f.size; total > MaxStateBytes {
+			return fmt.Errorf("more than %d bytes in all (at %s): %w", MaxStateBytes, f.rel, ErrStateTooLarge)
+		}
+	}
+	return nil
 }
 
 // quotePath writes p as a fast-import path in C-style quotes, every

@@ -405,3 +405,50 @@ func TestRedTeamFailedSaveLeavesNoCrashReport(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamSaveRefusesWhatRestoreRefuses: a session folder grown past
+// what a restore writes (a file over MaxStateFileBytes, as an agent's
+// discoveries appended run after run make, or more than MaxStateEntries
+// files) is refused when saved, with ErrStateTooLarge, and the ref keeps
+// the state before it: it was saved and pushed, and every later job
+// refused to restore it, the thread's run lost.
+func TestRedTeamSaveRefusesWhatRestoreRefuses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newFormatRepo(t, SHA1)
+	cases := map[string]func(dir string) error{
+		"a file too large": func(dir string) error {
+			return os.Truncate(filepath.Join(dir, "discoveries.ndjson"), MaxStateFileBytes+1)
+		},
+		"too many files": func(dir string) error {
+			for i := 0; i < MaxStateEntries; i++ {
+				if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), nil, 0o644); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	n := 0
+	for name, grow := range cases {
+		n++
+		ref := "refs/planex/state/" + strconv.Itoa(n)
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "discoveries.ndjson"), []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		first, err := StateAt(r, ref).SaveOn(ctx, Saved{}, dir, "state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := grow(dir); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := StateAt(r, ref).SaveOn(ctx, first, dir, "grown"); !errors.Is(err, ErrStateTooLarge) {
+			t.Errorf("%s: SaveOn = %v, want ErrStateTooLarge", name, err)
+		}
+		if got, _ := StateAt(r, ref).Read(ctx); got.Commit != first.Commit {
+			t.Errorf("%s: the ref moved to %s, a state no restore writes", name, got.Commit)
+		}
+	}
+}
