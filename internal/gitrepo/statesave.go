@@ -201,9 +201,11 @@ func writeStateStream(w io.Writer, ref string, parent Saved, files []stateFile, 
 }
 
 // writeStateFile writes one file's command and its bytes, exactly as
-// many as the size it had when opened.
+// many as the size it had when opened. The file is opened without
+// following a link: one swapped in since the listing is refused, not
+// read into a state that is pushed.
 func writeStateFile(w *bufio.Writer, f stateFile) error {
-	in, err := openRegular(f.abs)
+	in, err := safefile.OpenNoFollow(f.abs)
 	if err != nil {
 		return fmt.Errorf("saving state file %s: %w", f.abs, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSaveOnRoundTrip: a state saved by one fast-import comes back file
@@ -450,5 +451,45 @@ func TestRedTeamSaveRefusesWhatRestoreRefuses(t *testing.T) {
 		if got, _ := StateAt(r, ref).Read(ctx); got.Commit != first.Commit {
 			t.Errorf("%s: the ref moved to %s, a state no restore writes", name, got.Commit)
 		}
+	}
+}
+
+// TestRedTeamSaveReadsNoLinkSwappedIn: a session file replaced by a link
+// to a runner file (the runner's credentials) after the save listed the
+// folder and before it opened the file is refused, and nothing of the
+// file it leads to goes into the stream (the state is pushed where
+// whoever can read the repository reads it). The swap is made before
+// the stream is written, as a racing writer would.
+func TestRedTeamSaveReadsNoLinkSwappedIn(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("links need privileges on Windows")
+	}
+	dir, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "credentials")
+	if err := os.WriteFile(secret, []byte("token-of-the-runner"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(dir, "record.json")
+	if err := os.WriteFile(rec, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := stateFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, rec); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = writeStateStream(&out, "refs/planex/state/1", Saved{}, files, "planex", "p@x", "state", time.Unix(0, 0))
+	if err == nil {
+		t.Error("the stream was written through a link swapped in")
+	}
+	if bytes.Contains(out.Bytes(), []byte("token-of-the-runner")) {
+		t.Error("the linked runner file went into the stream")
 	}
 }
