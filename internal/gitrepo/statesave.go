@@ -29,6 +29,7 @@ type stateFile struct {
 	rel  string // slash-separated, from the folder's top
 	abs  string
 	mode string // "100644" or "100755", as git add records it
+	size int64  // when listed
 }
 
 // ErrStateRefName is returned for a state ref whose name could not be
@@ -83,13 +84,36 @@ func stateFiles(dir string) ([]stateFile, error) {
 		if info.Mode().Perm()&0o111 != 0 {
 			mode = "100755"
 		}
-		files = append(files, stateFile{rel: filepath.ToSlash(rel), abs: path, mode: mode})
+		files = append(files, stateFile{rel: filepath.ToSlash(rel), abs: path, mode: mode, size: info.Size()})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing state folder %s: %w", dir, err)
 	}
+	if err := withinRestoreBounds(files); err != nil {
+		return nil, fmt.Errorf("saving state folder %s: %w", dir, err)
+	}
 	return files, nil
+}
+
+// withinRestoreBounds refuses files a restore would refuse (ListState's
+// bounds) with ErrStateTooLarge: saved, such a state would be pushed and
+// every later job would refuse it, where refusing the save keeps the
+// state before it.
+func withinRestoreBounds(files []stateFile) error {
+	if len(files) > MaxStateEntries {
+		return fmt.Errorf("more files than the %d a restore writes (count: %d): %w", MaxStateEntries, len(files), ErrStateTooLarge)
+	}
+	var total int64
+	for _, f := range files {
+		if f.size > MaxStateFileBytes {
+			return fmt.Errorf("%s holds %d bytes, more than %d: %w", f.rel, f.size, MaxStateFileBytes, ErrStateTooLarge)
+		}
+		if total += f.size; total > MaxStateBytes {
+			return fmt.Errorf("more than %d bytes in all (at %s): %w", MaxStateBytes, f.rel, ErrStateTooLarge)
+		}
+	}
+	return nil
 }
 
 // quotePath writes p as a fast-import path in C-style quotes, every
@@ -177,9 +201,11 @@ func writeStateStream(w io.Writer, ref string, parent Saved, files []stateFile, 
 }
 
 // writeStateFile writes one file's command and its bytes, exactly as
-// many as the size it had when opened.
+// many as the size it had when opened. The file is opened without
+// following a link: one swapped in since the listing is refused, not
+// read into a state that is pushed.
 func writeStateFile(w *bufio.Writer, f stateFile) error {
-	in, err := openRegular(f.abs)
+	in, err := safefile.OpenNoFollow(f.abs)
 	if err != nil {
 		return fmt.Errorf("saving state file %s: %w", f.abs, err)
 	}
@@ -194,6 +220,22 @@ func writeStateFile(w *bufio.Writer, f stateFile) error {
 	}
 	_, err = w.WriteString("\n")
 	return err
+}
+
+// dropCrashReports removes the fast_import_crash_<pid> reports a failed
+// fast-import writes into its git directory (the per-worktree one) at
+// every failure: each names the state's files and its commit, readable
+// by every user of the runner, and nothing else ever removes them. Every
+// report there goes (the Action's checkout runs no fast-import but
+// planex's); one that cannot be removed is left, the save's own error
+// being what the caller hears.
+func dropCrashReports(dirs ...string) {
+	for _, d := range dirs {
+		found, _ := filepath.Glob(filepath.Join(d, "fast_import_crash_*"))
+		for _, f := range found {
+			_ = os.Remove(f)
+		}
+	}
 }
 
 // importAnswers reads fast-import's answers to the stream's queries:
@@ -249,6 +291,7 @@ func (s StateRef) saveByImport(ctx context.Context, parent Saved, dir, message s
 		args: []string{"fast-import", "--quiet", "--done", "--force", "--date-format=raw"}})
 	pr.CloseWithError(io.ErrClosedPipe) // the writer stops if git ended early
 	if err != nil {
+		dropCrashReports(r.gitDir, r.CommonDir)
 		return Saved{}, fmt.Errorf("recording state on %s: %w", s.Ref, err)
 	}
 	tree, commit, parentTree, err := importAnswers(r.format, out, parent.Commit != "" && parent.Tree == "")
@@ -283,11 +326,30 @@ func validStatePath(p string) bool {
 		return false
 	}
 	for _, part := range strings.Split(p, "/") {
-		if part == "" || part == "." || part == ".." || strings.EqualFold(strings.TrimRight(part, ". "), ".git") {
+		if part == "" || part == "." || part == ".." || namesGitDir(part) {
 			return false
 		}
 	}
 	return true
+}
+
+// namesGitDir reports whether a path component names a .git folder on
+// some file system: in any case, with trailing dots or spaces (NTFS),
+// as NTFS's short name GIT~1, or with code points HFS+ ignores.
+func namesGitDir(part string) bool {
+	part = strings.Map(func(r rune) rune {
+		if hfsIgnored(r) {
+			return -1
+		}
+		return r
+	}, part)
+	part = strings.TrimRight(part, ". ")
+	return strings.EqualFold(part, ".git") || strings.EqualFold(part, "git~1")
+}
+
+// hfsIgnored reports whether HFS+ drops r when comparing names.
+func hfsIgnored(r rune) bool {
+	return (r >= 0x200c && r <= 0x200f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x206a && r <= 0x206f) || r == 0xfeff
 }
 
 // restoreFiles writes files (path → listed blob) into dir, each through
@@ -305,6 +367,9 @@ func restoreFiles(ctx context.Context, r *Repo, ref string, files map[string]Tre
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
+	if err := realFolder(dir); err != nil {
+		return fmt.Errorf("restoring state %s: %w", ref, err)
+	}
 	shas := make([]string, len(paths))
 	for i, p := range paths {
 		shas[i] = files[p].Object
@@ -317,10 +382,49 @@ func restoreFiles(ctx context.Context, r *Repo, ref string, files map[string]Tre
 		if files[p].Mode == "100755" {
 			perm = 0o755
 		}
+		if err := folderInside(dir, p); err != nil {
+			return err
+		}
 		return writeRestored(filepath.Join(dir, filepath.FromSlash(p)), content, files[p].Size, perm)
 	})
 	if err != nil {
 		return fmt.Errorf("restoring state %s: %w", ref, err)
+	}
+	return nil
+}
+
+// realFolder refuses a path that is not a folder itself (a link to one,
+// which planex's writes would follow out of the session folder).
+func realFolder(p string) error {
+	info, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s is a %v, not a folder: %w", p, info.Mode().Type(), ErrStatePath)
+	}
+	return nil
+}
+
+// folderInside creates the folders of rel under dir one at a time,
+// refusing one that is already there as a link or a file: the file is
+// written where its name says, never through a link planted in the
+// session folder.
+func folderInside(dir, rel string) error {
+	parts := strings.Split(rel, "/")
+	at := dir
+	for _, part := range parts[:len(parts)-1] {
+		at = filepath.Join(at, part)
+		err := os.Mkdir(at, 0o755)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("creating %s: %w", at, err)
+		}
+		if err := realFolder(at); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSaveOnRoundTrip: a state saved by one fast-import comes back file
@@ -182,6 +183,10 @@ func TestRestoreRefusesPathsOutsideTheFolder(t *testing.T) {
 		"a folder named ..": "040000 tree " + inner + "\t..\n100644 blob " + blob + "\trecord.json\n",
 		"a .GIT folder":     "040000 tree " + inner + "\t.GIT\n100644 blob " + blob + "\trecord.json\n",
 		"a .git. folder":    "040000 tree " + inner + "\t.git.\n100644 blob " + blob + "\trecord.json\n",
+		// NTFS's short name and HFS+'s ignored code points name .git too.
+		"a GIT~1 folder":      "040000 tree " + inner + "\tGIT~1\n100644 blob " + blob + "\trecord.json\n",
+		"a .g\u200cit folder": "040000 tree " + inner + "\t.g\u200cit\n100644 blob " + blob + "\trecord.json\n",
+		"a .GIT\ufeff folder": "040000 tree " + inner + "\t.GIT\ufeff\n100644 blob " + blob + "\trecord.json\n",
 	}
 	n := 0
 	for name, entries := range cases {
@@ -315,5 +320,176 @@ func TestWriteRestoredExactSize(t *testing.T) {
 				t.Errorf("file holds %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// TestRedTeamRestoreThroughALinkedFolder: a state naming sub/record.json,
+// restored into a session folder where sub (or the folder itself) is a
+// link to a folder elsewhere, writes nothing there: the link is refused
+// with ErrStatePath, as checkout-index refused to write through a link.
+func TestRedTeamRestoreThroughALinkedFolder(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("links need privileges on Windows")
+	}
+	ctx := context.Background()
+	r := newFormatRepo(t, SHA1)
+	src := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(src, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"record.json", "sub/record.json"} {
+		if err := os.WriteFile(filepath.Join(src, p), []byte("forged\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const ref = "refs/planex/state/linked"
+	if _, err := StateAt(r, ref).SaveOn(ctx, Saved{}, src, "state"); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]func(dir, outside string) error{
+		"a folder of the session is a link": func(dir, outside string) error {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(outside, filepath.Join(dir, "sub"))
+		},
+		"the session folder is a link": func(dir, outside string) error {
+			return os.Symlink(outside, dir)
+		},
+	}
+	for name, plant := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			parent, outside := t.TempDir(), t.TempDir()
+			dir := filepath.Join(parent, "session")
+			if err := plant(dir, outside); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.RestoreDir(ctx, ref, dir); !errors.Is(err, ErrStatePath) {
+				t.Errorf("RestoreDir = %v, want ErrStatePath", err)
+			}
+			if _, err := os.Stat(filepath.Join(outside, "record.json")); err == nil {
+				t.Errorf("record.json was written through the link into %s", outside)
+			}
+		})
+	}
+}
+
+// TestRedTeamFailedSaveLeavesNoCrashReport: a state save that git
+// fast-import gives up on (here a parent commit the repository does not
+// hold, as a forged or pruned state ref names) leaves no
+// fast_import_crash_<pid> report in the git directory: one was written
+// at every failure, naming the state's files and the commit, and they
+// piled up, one a failed save.
+func TestRedTeamFailedSaveLeavesNoCrashReport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newFormatRepo(t, SHA1)
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "record.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := Saved{Commit: strings.Repeat("ab", 20)}
+	for i := 0; i < 2; i++ {
+		if _, err := StateAt(r, "refs/planex/state/1").SaveOn(ctx, missing, src, "state"); err == nil {
+			t.Fatal("SaveOn on a parent the repository lacks succeeded")
+		}
+	}
+	for _, d := range []string{r.gitDir, r.CommonDir} {
+		found, err := filepath.Glob(filepath.Join(d, "fast_import_crash_*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(found) > 0 {
+			t.Errorf("crash reports left in %s: %v", d, found)
+		}
+	}
+}
+
+// TestRedTeamSaveRefusesWhatRestoreRefuses: a session folder grown past
+// what a restore writes (a file over MaxStateFileBytes, as an agent's
+// discoveries appended run after run make, or more than MaxStateEntries
+// files) is refused when saved, with ErrStateTooLarge, and the ref keeps
+// the state before it: it was saved and pushed, and every later job
+// refused to restore it, the thread's run lost.
+func TestRedTeamSaveRefusesWhatRestoreRefuses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newFormatRepo(t, SHA1)
+	cases := map[string]func(dir string) error{
+		"a file too large": func(dir string) error {
+			return os.Truncate(filepath.Join(dir, "discoveries.ndjson"), MaxStateFileBytes+1)
+		},
+		"too many files": func(dir string) error {
+			for i := 0; i < MaxStateEntries; i++ {
+				if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), nil, 0o644); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	n := 0
+	for name, grow := range cases {
+		n++
+		ref := "refs/planex/state/" + strconv.Itoa(n)
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "discoveries.ndjson"), []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		first, err := StateAt(r, ref).SaveOn(ctx, Saved{}, dir, "state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := grow(dir); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := StateAt(r, ref).SaveOn(ctx, first, dir, "grown"); !errors.Is(err, ErrStateTooLarge) {
+			t.Errorf("%s: SaveOn = %v, want ErrStateTooLarge", name, err)
+		}
+		if got, _ := StateAt(r, ref).Read(ctx); got.Commit != first.Commit {
+			t.Errorf("%s: the ref moved to %s, a state no restore writes", name, got.Commit)
+		}
+	}
+}
+
+// TestRedTeamSaveReadsNoLinkSwappedIn: a session file replaced by a link
+// to a runner file (the runner's credentials) after the save listed the
+// folder and before it opened the file is refused, and nothing of the
+// file it leads to goes into the stream (the state is pushed where
+// whoever can read the repository reads it). The swap is made before
+// the stream is written, as a racing writer would.
+func TestRedTeamSaveReadsNoLinkSwappedIn(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("links need privileges on Windows")
+	}
+	dir, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "credentials")
+	if err := os.WriteFile(secret, []byte("token-of-the-runner"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(dir, "record.json")
+	if err := os.WriteFile(rec, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := stateFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, rec); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = writeStateStream(&out, "refs/planex/state/1", Saved{}, files, "planex", "p@x", "state", time.Unix(0, 0))
+	if err == nil {
+		t.Error("the stream was written through a link swapped in")
+	}
+	if bytes.Contains(out.Bytes(), []byte("token-of-the-runner")) {
+		t.Error("the linked runner file went into the stream")
 	}
 }

@@ -3,6 +3,7 @@
 package repomap
 
 import (
+	"errors"
 	"path"
 	"path/filepath"
 	"strings"
@@ -42,9 +43,10 @@ func retryEINTR(f func() error) error {
 // directory, kept open while the next path is in the same directory: the
 // kernel then looks up one name per file instead of the whole path.
 type stamper struct {
-	root string
-	dir  string // the open directory, relative to root
-	fd   int    // -1 when none is open
+	root   string
+	rootFd int    // root, opened at the first relative path; -1 before
+	dir    string // the open directory, relative to root
+	fd     int    // -1 when none is open
 	// raw is set when the stat calls go to the kernel without the
 	// scheduler's bookkeeping (fstatatRaw); name is the NUL-terminated
 	// name passed to it, reused.
@@ -53,7 +55,7 @@ type stamper struct {
 }
 
 func newStamper(root string) *stamper {
-	return &stamper{root: root, fd: -1, raw: haveRawFstatat && localDiskFS(root)}
+	return &stamper{root: root, rootFd: -1, fd: -1, raw: haveRawFstatat && localDiskFS(root)}
 }
 
 // localDiskFS reports whether root is on a file system whose stat of a
@@ -88,8 +90,11 @@ func (s *stamper) stamp(p string) stamp {
 		return statStamp(filepath.Join(s.root, filepath.FromSlash(p)))
 	}
 	if s.fd < 0 || dir != s.dir {
-		s.close()
-		fd, err := syscall.Open(filepath.Join(s.root, filepath.FromSlash(dir)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_PATH, 0)
+		s.closeDir()
+		fd, err := s.openDir(dir)
+		if beyondTree(err) {
+			return stamp{Missing: true}
+		}
 		if err != nil {
 			return statStamp(filepath.Join(s.root, filepath.FromSlash(p)))
 		}
@@ -124,9 +129,44 @@ func (s *stamper) fstatat(name string, st *unix.Stat_t) error {
 	}
 }
 
-func (s *stamper) close() {
+// openDir opens dir (slash-separated under root, "" for root) without
+// following a link in any of its parts (openBeneathAt): a folder of the
+// tree replaced by a link leads out of the tree, maybe to a network or
+// user-space file system whose stat waits (with the raw call, holding
+// its processor), and git itself sees no file beyond a link.
+func (s *stamper) openDir(dir string) (int, error) {
+	if s.rootFd < 0 {
+		fd, err := syscall.Open(s.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_PATH, 0)
+		if err != nil {
+			return -1, err
+		}
+		s.rootFd = fd
+	}
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		return unix.Dup(s.rootFd)
+	}
+	return openBeneathAt(s.rootFd, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_PATH)
+}
+
+// beyondTree reports whether openDir failed because the folder is not
+// one of the tree's: a link or a file in its way, gone, or outside.
+func beyondTree(err error) bool {
+	return errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ENOENT) || errors.Is(err, errOutside)
+}
+
+// closeDir closes the open directory.
+func (s *stamper) closeDir() {
 	if s.fd >= 0 {
 		syscall.Close(s.fd)
 		s.fd = -1
+	}
+}
+
+func (s *stamper) close() {
+	s.closeDir()
+	if s.rootFd >= 0 {
+		syscall.Close(s.rootFd)
+		s.rootFd = -1
 	}
 }

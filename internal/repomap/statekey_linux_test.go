@@ -145,3 +145,48 @@ func TestLocalDiskMagic(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamStampStopsAtALinkedFolder: a folder of the work tree
+// replaced by a link (to a folder elsewhere, which could be on a network
+// or user-space file system where a stat waits, and the raw call with
+// it) after the key's record listed the files under it: a file named
+// through the link is missing, as git status says, and nothing beyond
+// the link is stamped. A root reached through a link of its own still
+// stamps its files.
+func TestRedTeamStampStopsAtALinkedFolder(t *testing.T) {
+	t.Parallel()
+	top, outside := t.TempDir(), t.TempDir()
+	dir := filepath.Join(top, "repo")
+	writeFile(t, dir, "pkg/a.go", "package pkg\n")
+	writeFile(t, outside, "a.go", "package elsewhere\n")
+	writeFile(t, outside, "sub/b.go", "package elsewhere\n")
+	for link, to := range map[string]string{"lib": outside, "pkg/inner": outside} {
+		if err := os.Symlink(to, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	viaLink := filepath.Join(top, "root-link")
+	if err := os.Symlink(dir, viaLink); err != nil {
+		t.Fatal(err)
+	}
+	names := []struct{ path, want string }{
+		{"lib/a.go", "missing"}, {"lib/sub/b.go", "missing"}, {"pkg/inner/a.go", "missing"},
+		{"pkg/inner/sub/b.go", "missing"}, {"lib", "link"}, {"pkg/a.go", "regular"},
+	}
+	for _, root := range []string{dir, viaLink} {
+		for _, raw := range []bool{false, true} {
+			if raw && !haveRawFstatat {
+				continue
+			}
+			st := newStamper(root)
+			st.raw = raw
+			for _, n := range names {
+				got := st.stamp(n.path)
+				if got.Missing != (n.want == "missing") || got.Regular != (n.want == "regular") {
+					t.Errorf("root %s raw=%t %q: stamp %+v, want a %s entry", root, raw, n.path, got, n.want)
+				}
+			}
+			st.close()
+		}
+	}
+}
