@@ -41,7 +41,7 @@ func initMain(cfgFile string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: reading configuration: %v\n", err)
 		return exitSetup
 	}
-	if c.OOMFloor {
+	if c.OOMFloor || c.CPUGroup {
 		if err := awaitOOMFloor(c.Root); err != nil {
 			fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
 			return exitSetup
