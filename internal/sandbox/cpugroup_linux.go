@@ -29,7 +29,11 @@ import (
 // one where the controller is enabled below planex's cgroup, which is
 // then the root), every step's init is moved into one of its own before
 // it starts the program: the step, however many sessions and processes
-// it makes, weighs as one session. The program cannot leave it: a
+// it makes, weighs as one session. Inside it the init and the program
+// have a group each (cpuGroupInit, cpuGroupProgram): the init moves
+// itself out of the program's once it has started it, so its guards,
+// waking every 20 ms, are not weighed as one process among the
+// program's thousands. The program cannot leave its group: a
 // cgroup's files are root's, and its view of them is read-only. Where
 // planex cannot make one (an ordinary user, a container's cgroup holding
 // processes), steps run as before, and the log says so once.
@@ -96,14 +100,69 @@ func cpuGroupParent() (string, error) {
 	return dir, nil
 }
 
-// makeCPUGroup makes a step's CPU cgroup in parent. remove removes it
-// once every process of the step has ended.
+// The groups inside a step's: the init's and the program's, both leaves
+// (the unified hierarchy lets only leaves hold processes).
+const (
+	cpuGroupInit    = "init"
+	cpuGroupProgram = "program"
+)
+
+// makeCPUGroup makes a step's CPU cgroup in parent, with the init's and
+// the program's groups in it. remove removes them once every process
+// of the step has ended.
 func makeCPUGroup(parent string) (dir string, remove func(), err error) {
 	dir, err = os.MkdirTemp(parent, cpuGroupPrefix)
 	if err != nil {
 		return "", nil, fmt.Errorf("sandbox: making the step's CPU cgroup: %w", err)
 	}
-	return dir, func() { removeCPUGroup(dir) }, nil
+	remove = func() {
+		removeCPUGroup(path.Join(dir, cpuGroupProgram))
+		removeCPUGroup(path.Join(dir, cpuGroupInit))
+		removeCPUGroup(dir)
+	}
+	// The unified hierarchy weighs the groups below only with the cpu
+	// controller enabled for them.
+	if _, err := os.Stat(path.Join(dir, "cgroup.subtree_control")); err == nil {
+		err = os.WriteFile(path.Join(dir, "cgroup.subtree_control"), []byte("+cpu"), 0)
+		if err != nil {
+			remove()
+			return "", nil, fmt.Errorf("sandbox: enabling the cpu controller in the step's cgroup: %w", err)
+		}
+	}
+	for _, sub := range []string{cpuGroupInit, cpuGroupProgram} {
+		if err := os.Mkdir(path.Join(dir, sub), 0o755); err != nil {
+			remove()
+			return "", nil, fmt.Errorf("sandbox: making the step's CPU cgroup: %w", err)
+		}
+	}
+	return dir, remove, nil
+}
+
+// openInitCPUGroup, in the init, opens the cgroup.procs file of its own
+// group in the step's CPU cgroup dir ("" for none), before the init's
+// view of the host is made read-only; nil when there is none.
+func openInitCPUGroup(dir string) (*os.File, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	f, err := os.OpenFile(path.Join(dir, cpuGroupInit, "cgroup.procs"), os.O_WRONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the init's CPU cgroup: %w", err)
+	}
+	return f, nil
+}
+
+// leaveProgramCPUGroup, in the init, once the program has started in
+// the program's group, moves the init (every thread of it: "0" is the
+// writer's own process) into its own group, through f from
+// openInitCPUGroup, and closes f. Best effort: an init left in the
+// program's group is only weighed with it.
+func leaveProgramCPUGroup(f *os.File) {
+	if f == nil {
+		return
+	}
+	_, _ = f.WriteString("0")
+	f.Close()
 }
 
 // removeCPUGroup removes an empty cgroup. The kernel may take a moment
@@ -119,10 +178,11 @@ func removeCPUGroup(dir string) {
 	}
 }
 
-// joinCPUGroup moves the process pid, with the threads it has, into
-// the cgroup dir.
+// joinCPUGroup moves the init pid, with the threads it has, into the
+// program's group of the step's CPU cgroup dir, which the program then
+// starts in.
 func joinCPUGroup(dir string, pid int) error {
-	if err := os.WriteFile(path.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+	if err := os.WriteFile(path.Join(dir, cpuGroupProgram, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
 		return fmt.Errorf("sandbox: moving the init into the step's CPU cgroup: %w", err)
 	}
 	return nil

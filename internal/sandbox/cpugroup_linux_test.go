@@ -50,7 +50,7 @@ echo probed`
 			continue
 		}
 		seen++
-		if strings.HasSuffix(rest, ":/") || !strings.Contains(rest, cpuGroupPrefix) {
+		if strings.HasSuffix(rest, ":/") || !strings.Contains(rest, cpuGroupPrefix) || !strings.HasSuffix(rest, "/"+cpuGroupProgram) {
 			t.Errorf("the %s runs in the root CPU cgroup, where each session is a scheduling group of its own: %s", who, rest)
 		}
 	}

@@ -174,9 +174,11 @@ type config struct {
 	// floor before it starts the program (oom_linux.go): planex runs as
 	// root.
 	OOMFloor bool `json:"oom_floor,omitempty"`
-	// CPUGroup has the init wait, as for OOMFloor, for planex to move it
-	// into the step's CPU cgroup (cpugroup_linux.go).
-	CPUGroup bool `json:"cpu_group,omitempty"`
+	// CPUGroup, when not "", is the step's CPU cgroup (cpugroup_linux.go):
+	// the init waits, as for OOMFloor, for planex to move it into the
+	// program's group there, and leaves it for its own once the program
+	// has started.
+	CPUGroup string `json:"cpu_group,omitempty"`
 	// Counts are the step's maxima of what the kernel counts per user
 	// (ucounts_linux.go).
 	Counts map[string]int64 `json:"counts,omitempty"`
@@ -299,7 +301,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 // serveInit answers the init's request to be placed (its OOM floor, its
 // CPU cgroup) when c has it make one.
 func serveInit(root, cfgFile string, c config, cpuGroup string) (stop func(), err error) {
-	if !c.OOMFloor && !c.CPUGroup {
+	if !c.OOMFloor && c.CPUGroup == "" {
 		return func() {}, nil
 	}
 	return serveOOMFloor(root, cfgFile, placement{oomFloor: c.OOMFloor, cpuGroup: cpuGroup})
@@ -319,8 +321,11 @@ func (s *Sandbox) stepCPUGroup(c *config) (dir string, remove func(), err error)
 		})
 		return "", func() {}, nil
 	}
-	c.CPUGroup = true
-	return makeCPUGroup(s.cpuParent)
+	if dir, remove, err = makeCPUGroup(s.cpuParent); err != nil {
+		return "", nil, err
+	}
+	c.CPUGroup = dir
+	return dir, remove, nil
 }
 
 // netMemLimits are the machine's low marks of network memory, read once
