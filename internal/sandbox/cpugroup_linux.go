@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,7 +112,7 @@ const (
 // the program's groups in it. remove removes them once every process
 // of the step has ended.
 func makeCPUGroup(parent string) (dir string, remove func(), err error) {
-	dir, err = os.MkdirTemp(parent, cpuGroupPrefix)
+	dir, err = os.MkdirTemp(parent, cpuGroupPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return "", nil, fmt.Errorf("sandbox: making the step's CPU cgroup: %w", err)
 	}
@@ -163,6 +164,29 @@ func leaveProgramCPUGroup(f *os.File) {
 	}
 	_, _ = f.WriteString("0")
 	f.Close()
+}
+
+// removeStaleCPUGroups removes the steps' CPU cgroups in parent that a
+// planex no longer running made (one killed with SIGKILL runs no
+// cleanup): a group's name holds its planex's pid. A group whose
+// processes are gone is empty; one that is not stays.
+func removeStaleCPUGroups(parent string, alive func(pid int) bool) {
+	groups, _ := filepath.Glob(filepath.Join(parent, cpuGroupPrefix+"*"))
+	for _, g := range groups {
+		pid, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(g), cpuGroupPrefix), "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || alive(n) {
+			continue
+		}
+		removeCPUGroup(filepath.Join(g, cpuGroupProgram))
+		removeCPUGroup(filepath.Join(g, cpuGroupInit))
+		removeCPUGroup(g)
+	}
+}
+
+// processAlive reports whether a process pid exists.
+func processAlive(pid int) bool {
+	return unix.Kill(pid, 0) != unix.ESRCH
 }
 
 // removeCPUGroup removes an empty cgroup. The kernel may take a moment

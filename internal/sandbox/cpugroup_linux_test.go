@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -97,5 +98,25 @@ func TestCPUGroupParent(t *testing.T) {
 				t.Errorf("cpuGroupParentIn = %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestRemoveStaleCPUGroups: the CPU cgroups a planex no longer running
+// left are removed, with the groups inside them; a live planex's and
+// other folders stay.
+func TestRemoveStaleCPUGroups(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	for _, d := range []string{"planex-step-111-a/init", "planex-step-111-a/program", "planex-step-222-b/program", "planex-step-x-c", "other"} {
+		if err := os.MkdirAll(filepath.Join(parent, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeStaleCPUGroups(parent, func(pid int) bool { return pid == 222 })
+	for d, want := range map[string]bool{"planex-step-111-a": false, "planex-step-222-b/program": true, "planex-step-x-c": true, "other": true} {
+		_, err := os.Stat(filepath.Join(parent, d))
+		if got := err == nil; got != want {
+			t.Errorf("%s: there %v, want %v", d, got, want)
+		}
 	}
 }

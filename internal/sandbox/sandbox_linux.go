@@ -86,7 +86,9 @@ func New(ctx context.Context, mode Mode) (*Sandbox, error) {
 		return nil, fmt.Errorf("%w: locating planex's own executable: %v", ErrUnavailable, err)
 	}
 	s := &Sandbox{exe: exe, oomFloor: canSetOOMFloor()}
-	s.cpuParent, s.cpuWhyNot = cpuGroupParent()
+	if s.cpuParent, s.cpuWhyNot = cpuGroupParent(); s.cpuParent != "" {
+		removeStaleCPUGroups(s.cpuParent, processAlive)
+	}
 	if err := s.Probe(ctx); err != nil {
 		return nil, err
 	}
