@@ -41,7 +41,7 @@ func initMain(cfgFile string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: reading configuration: %v\n", err)
 		return exitSetup
 	}
-	if c.OOMFloor {
+	if c.OOMFloor || c.CPUGroup != "" {
 		if err := awaitOOMFloor(c.Root); err != nil {
 			fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
 			return exitSetup
@@ -49,6 +49,11 @@ func initMain(cfgFile string) int {
 	}
 	if err := proc.CloseInherited(); err != nil {
 		fmt.Fprintf(os.Stderr, "planex sandbox: closing inherited descriptors: %v\n", err)
+		return exitSetup
+	}
+	initGroup, err := openInitCPUGroup(c.CPUGroup)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "planex sandbox: %v\n", err)
 		return exitSetup
 	}
 	if err := leaveSessionKeyring(); err != nil {
@@ -95,6 +100,7 @@ func initMain(cfgFile string) int {
 		fmt.Fprintf(os.Stderr, "planex sandbox: starting %s: %v\n", c.Path, err)
 		return 127
 	}
+	leaveProgramCPUGroup(initGroup)
 	watching := watch(watchPlan{limits: c.Limits, writable: c.Writable, shmCap: machineMemory() / 8, memFloor: c.MemFloor, ptyFloor: c.PtyFloor, netMem: c.NetMem, end: endStep})
 	pid := cmd.Process.Pid
 	go func() {

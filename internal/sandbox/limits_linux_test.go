@@ -241,7 +241,7 @@ func TestOOMFloorHandshake(t *testing.T) {
 		t.Fatalf("a step with the OOM handshake: %q, %v", out, err)
 	}
 	root := t.TempDir()
-	stop, err := serveOOMFloor(root, filepath.Join(root, configFile))
+	stop, err := serveOOMFloor(root, filepath.Join(root, configFile), placement{oomFloor: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -438,6 +438,9 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 		probeFamilies()
 	case what == "unixbuf":
 		fillSocketBuffers()
+	case strings.HasPrefix(what, "shmlock:"):
+		n, _ := strconv.Atoi(strings.TrimPrefix(what, "shmlock:"))
+		holdLockedSegments(n)
 	case strings.HasPrefix(what, "mqueues:"):
 		n, _ := strconv.Atoi(strings.TrimPrefix(what, "mqueues:"))
 		holdQueues(n)

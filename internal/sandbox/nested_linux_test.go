@@ -273,7 +273,7 @@ func asOrdinaryUserIn(t *testing.T, run string, cgroupFD int) string {
 // process's resident size counts.
 func TestAttacksAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
-	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestUserKeysReadByID|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace|TestRedTeamPtysBounded|TestRedTeamSysVSemaphoresBounded|TestRedTeamMemoryNoProcessCounts")
+	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestUserKeysReadByID|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace|TestRedTeamPtysBounded|TestRedTeamSysVSemaphoresBounded|TestRedTeamMemoryNoProcessCounts|TestRedTeamLockedSharedMemoryShared")
 }
 
 // TestRedTeamFreshProcAndSys: the program makes namespaces of its own

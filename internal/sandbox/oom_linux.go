@@ -80,11 +80,20 @@ func inDir(dirFd int, name string) string {
 	return "/proc/self/fd/" + strconv.Itoa(dirFd) + "/" + name
 }
 
+// placement is what planex does to a step's init from outside before the
+// init starts the program: set its OOM score and floor, move it into the
+// step's CPU cgroup (cpugroup_linux.go), or both.
+type placement struct {
+	oomFloor bool
+	cpuGroup string // "" for none
+}
+
 // serveOOMFloor listens in root for the init started with cfgFile and,
-// when it connects, sets its OOM score and floor and answers. stop ends
-// the wait and removes the socket; it must be called before root is
-// removed.
-func serveOOMFloor(root, cfgFile string) (stop func(), err error) {
+// when it connects, places it as pl says and answers; an init that could
+// not be moved into its CPU cgroup gets no answer, and its step fails.
+// stop ends the wait and removes the socket; it must be called before
+// root is removed.
+func serveOOMFloor(root, cfgFile string, pl placement) (stop func(), err error) {
 	dir, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: opening its root: %w", err)
@@ -108,9 +117,14 @@ func serveOOMFloor(root, cfgFile string) (stop func(), err error) {
 		if err != nil || !isInitOf(pid, cfgFile) {
 			return
 		}
-		// Best effort, as the program's own write: a /proc that
-		// refuses it changes nothing else.
-		_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(oomScoreFloor), 0)
+		if pl.cpuGroup != "" && joinCPUGroup(pl.cpuGroup, pid) != nil {
+			return
+		}
+		if pl.oomFloor {
+			// Best effort, as the program's own write: a /proc that
+			// refuses it changes nothing else.
+			_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(oomScoreFloor), 0)
+		}
 		_, _ = io.WriteString(c, oomReady)
 	}()
 	return func() { ln.Close(); os.Remove(sock) }, nil

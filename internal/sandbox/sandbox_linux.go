@@ -40,6 +40,12 @@ type Sandbox struct {
 	// oomFloor: planex may set its programs' OOM score floor
 	// (oom_linux.go).
 	oomFloor bool
+	// cpuParent is the folder where each step's CPU cgroup is made
+	// (cpugroup_linux.go), "" where planex can make none; cpuWhyNot
+	// says why, logged once at the first step.
+	cpuParent  string
+	cpuWhyNot  error
+	cpuLogOnce sync.Once
 	// counts hands out the steps' shares of the kernel's per-user counts
 	// (ucounts_linux.go), read once: twelve /proc/sys/user files each
 	// step cost about 0.15 ms, and the machine's maxima seldom change
@@ -80,6 +86,9 @@ func New(ctx context.Context, mode Mode) (*Sandbox, error) {
 		return nil, fmt.Errorf("%w: locating planex's own executable: %v", ErrUnavailable, err)
 	}
 	s := &Sandbox{exe: exe, oomFloor: canSetOOMFloor()}
+	if s.cpuParent, s.cpuWhyNot = cpuGroupParent(); s.cpuParent != "" {
+		removeStaleCPUGroups(s.cpuParent, processAlive)
+	}
 	if err := s.Probe(ctx); err != nil {
 		return nil, err
 	}
@@ -167,6 +176,11 @@ type config struct {
 	// floor before it starts the program (oom_linux.go): planex runs as
 	// root.
 	OOMFloor bool `json:"oom_floor,omitempty"`
+	// CPUGroup, when not "", is the step's CPU cgroup (cpugroup_linux.go):
+	// the init waits, as for OOMFloor, for planex to move it into the
+	// program's group there, and leaves it for its own once the program
+	// has started.
+	CPUGroup string `json:"cpu_group,omitempty"`
 	// Counts are the step's maxima of what the kernel counts per user
 	// (ucounts_linux.go).
 	Counts map[string]int64 `json:"counts,omitempty"`
@@ -230,6 +244,11 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	c.MemFloor = s.memFloor
 	c.PtyFloor = s.ptyFloor
 	c.NetMem = s.netMemLimits()
+	cpuGroup, removeGroup, err := s.stepCPUGroup(&c)
+	if err != nil {
+		os.Remove(root)
+		return noop, err
+	}
 	s.countsOnce.Do(func() {
 		most := stepCounts("/proc/sys/user")
 		maps.Copy(most, stepRlimits(unix.Getrlimit))
@@ -246,7 +265,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	// under the host's file system once the init has bound it there, and
 	// the init removes it as soon as it has read it.
 	cfgFile := filepath.Join(root, configFile)
-	undo := func() { giveCounts(); givePids(); os.Remove(cfgFile); os.Remove(root) }
+	undo := func() { giveCounts(); givePids(); removeGroup(); os.Remove(cfgFile); os.Remove(root) }
 	b, err := json.Marshal(c)
 	if err != nil {
 		undo()
@@ -267,12 +286,10 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	// If planex dies, so does the init, and with it every process of
 	// the step.
 	attr.Pdeathsig = syscall.SIGKILL
-	stopOOM := func() {}
-	if c.OOMFloor {
-		if stopOOM, err = serveOOMFloor(root, cfgFile); err != nil {
-			undo()
-			return noop, err
-		}
+	stopOOM, err := serveInit(root, cfgFile, c, cpuGroup)
+	if err != nil {
+		undo()
+		return noop, err
 	}
 	giveBack, err := s.lend(c.Writable, ids.host)
 	if err != nil {
@@ -281,6 +298,36 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 		return noop, err
 	}
 	return func() { stopOOM(); undo(); giveBack(); collectInFlight() }, nil
+}
+
+// serveInit answers the init's request to be placed (its OOM floor, its
+// CPU cgroup) when c has it make one.
+func serveInit(root, cfgFile string, c config, cpuGroup string) (stop func(), err error) {
+	if !c.OOMFloor && c.CPUGroup == "" {
+		return func() {}, nil
+	}
+	return serveOOMFloor(root, cfgFile, placement{oomFloor: c.OOMFloor, cpuGroup: cpuGroup})
+}
+
+// stepCPUGroup makes a step's CPU cgroup where planex can, and has c's
+// init wait to be moved into it; where it cannot, it says why once and
+// the step runs without one.
+func (s *Sandbox) stepCPUGroup(c *config) (dir string, remove func(), err error) {
+	if s.cpuParent == "" {
+		s.cpuLogOnce.Do(func() {
+			log := s.Log
+			if log == nil {
+				log = slog.Default()
+			}
+			log.Debug("sandbox: steps share the CPU by their sessions", "reason", s.cpuWhyNot)
+		})
+		return "", func() {}, nil
+	}
+	if dir, remove, err = makeCPUGroup(s.cpuParent); err != nil {
+		return "", nil, err
+	}
+	c.CPUGroup = dir
+	return dir, remove, nil
 }
 
 // netMemLimits are the machine's low marks of network memory, read once

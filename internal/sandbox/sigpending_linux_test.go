@@ -182,7 +182,7 @@ func TestStepRlimits(t *testing.T) {
 		err  error
 		want map[string]int64
 	}{
-		{"planex's limit", 96365, nil, map[string]int64{"rlimit_sigpending": 24091, "rlimit_msgqueue": 24091}},
+		{"planex's limit", 96365, nil, map[string]int64{"rlimit_memlock": 24091, "rlimit_sigpending": 24091, "rlimit_msgqueue": 24091}},
 		{"infinite", unix.RLIM_INFINITY, nil, map[string]int64{}},
 		{"unreadable", 0, unix.EPERM, map[string]int64{}},
 	} {

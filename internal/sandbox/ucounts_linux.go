@@ -222,9 +222,17 @@ type rlimitCount struct {
 // KiB each) until refused left root or the runner user unable to open
 // one while it ran, whatever id the program has. Programs seldom use
 // them; a step's share holds two of the default size.
+//
+// So is memory locked through System V segments (shmctl SHM_LOCK) and
+// huge page mappings against RLIMIT_MEMLOCK: a step's cap was 8 MiB, the
+// kernel's default and all of planex's user's, and a program that locked
+// segments until refused left the runner user unable to lock one. A
+// step holds at least 64 KiB (a gpg-agent's secure memory); mlock of a
+// process's own pages is held to the same share.
 var rlimitCounts = []rlimitCount{
 	{"rlimit_sigpending", unix.RLIMIT_SIGPENDING, 64},
 	{"rlimit_msgqueue", unix.RLIMIT_MSGQUEUE, 0},
+	{"rlimit_memlock", unix.RLIMIT_MEMLOCK, 64 << 10},
 }
 
 // stepRlimits returns a step's share of each of rlimitCounts, out of
