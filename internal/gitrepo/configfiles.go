@@ -235,7 +235,7 @@ var (
 // (GIT_INDEX_FILE) hold a file git opens by name that exists and is not
 // a regular file: whoever could write the git directory made it a FIFO,
 // and every git planex ran waited on it. Only what c names is looked at.
-func checkGitDirFiles(c call) error {
+func checkGitDirFiles(ctx context.Context, c call) error {
 	var gitDir, commonDir, index string
 	for _, kv := range c.env {
 		name, value, _ := strings.Cut(kv, "=")
@@ -270,12 +270,12 @@ func checkGitDirFiles(c call) error {
 		}
 	}
 	if commonDir != "" {
-		if err := checkGitDirTree(c.scans, commonDir, true); err != nil {
+		if err := checkGitDirTree(ctx, c.scans, commonDir, true); err != nil {
 			return err
 		}
 	}
 	if gitDir != "" && filepath.Clean(gitDir) != filepath.Clean(commonDir) {
-		return checkGitDirTree(c.scans, gitDir, false)
+		return checkGitDirTree(ctx, c.scans, gitDir, false)
 	}
 	return nil
 }

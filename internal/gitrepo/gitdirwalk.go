@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -60,7 +61,12 @@ type cleanFolder struct {
 // its device, inode and times (configStamp): an entry is added, removed
 // or renamed only by changing its folder's times. One holding a link is
 // listed every time (what a link leads to changes without its folder).
-func checkGitDirTree(s *scanCache, dir string, common bool) error {
+//
+// A link in refs or logs to a folder outside dir is refused: git would
+// list refs through it, and planex walk it before every call, whatever
+// it leads to (/, a large or slow file system), and what lies there
+// changes with no stamp of dir changing. The walk ends when ctx does.
+func checkGitDirTree(ctx context.Context, s *scanCache, dir string, common bool) error {
 	for _, f := range gitDirFolders {
 		if _, err := s.checkFolder(filepath.Join(dir, f)); err != nil {
 			return err
@@ -69,23 +75,30 @@ func checkGitDirTree(s *scanCache, dir string, common bool) error {
 	if err := s.checkObjectStore(filepath.Join(dir, "objects"), 0, map[string]bool{}); err != nil {
 		return err
 	}
+	inside := insideGitDir(dir)
 	for _, t := range gitDirTrees {
 		// A folder reached twice (a link to a folder above it) is
 		// listed once.
 		seen := map[string]bool{}
 		queue := []string{filepath.Join(dir, t)}
 		for len(queue) > 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("looking at %s: %w", dir, err)
+			}
 			subs, err := s.checkFolder(queue[0])
 			if err != nil {
 				return err
 			}
-			queue = queue[1:]
 			for _, sub := range subs {
+				if !inside(sub) {
+					return fmt.Errorf("%w: %s holds a link to %s, outside the git directory; remove it", ErrGitDirFileNotRegular, queue[0], sub)
+				}
 				if !seen[sub] {
 					seen[sub] = true
 					queue = append(queue, sub)
 				}
 			}
+			queue = queue[1:]
 		}
 	}
 	if !common {
@@ -101,6 +114,23 @@ func checkGitDirTree(s *scanCache, dir string, common bool) error {
 		}
 	}
 	return nil
+}
+
+// insideGitDir returns whether a path is dir or below it, as named or
+// with its links resolved (a link's folder is walked by its real path).
+func insideGitDir(dir string) func(string) bool {
+	roots := []string{filepath.Clean(dir)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		roots = append(roots, real)
+	}
+	return func(p string) bool {
+		for _, root := range roots {
+			if rel, err := filepath.Rel(root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // checkObjectStore checks an object store's folders (its loose objects'
