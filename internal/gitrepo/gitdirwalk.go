@@ -77,28 +77,8 @@ func checkGitDirTree(ctx context.Context, s *scanCache, dir string, common bool)
 	}
 	inside := insideGitDir(dir)
 	for _, t := range gitDirTrees {
-		// A folder reached twice (a link to a folder above it) is
-		// listed once.
-		seen := map[string]bool{}
-		queue := []string{filepath.Join(dir, t)}
-		for len(queue) > 0 {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("looking at %s: %w", dir, err)
-			}
-			subs, err := s.checkFolder(queue[0])
-			if err != nil {
-				return err
-			}
-			for _, sub := range subs {
-				if !inside(sub) {
-					return fmt.Errorf("%w: %s holds a link to %s, outside the git directory; remove it", ErrGitDirFileNotRegular, queue[0], sub)
-				}
-				if !seen[sub] {
-					seen[sub] = true
-					queue = append(queue, sub)
-				}
-			}
-			queue = queue[1:]
+		if err := s.checkTree(ctx, filepath.Join(dir, t), inside); err != nil {
+			return err
 		}
 	}
 	if !common {
@@ -112,6 +92,39 @@ func checkGitDirTree(ctx context.Context, s *scanCache, dir string, common bool)
 		if _, err := s.checkFolder(w); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkTree checks the folder root and every folder below it, through
+// links to folders that stay inside the git directory (inside); a link
+// out, or root itself leading out, is refused.
+func (s *scanCache) checkTree(ctx context.Context, root string, inside func(string) bool) error {
+	if real, err := filepath.EvalSymlinks(root); err == nil && !inside(real) {
+		return fmt.Errorf("%w: %s leads to %s, outside the git directory; remove it", ErrGitDirFileNotRegular, root, real)
+	}
+	// A folder reached twice (a link to a folder above it) is listed
+	// once.
+	seen := map[string]bool{}
+	queue := []string{root}
+	for len(queue) > 0 {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("looking at %s: %w", root, err)
+		}
+		subs, err := s.checkFolder(queue[0])
+		if err != nil {
+			return err
+		}
+		for _, sub := range subs {
+			if !inside(sub) {
+				return fmt.Errorf("%w: %s holds a link to %s, outside the git directory; remove it", ErrGitDirFileNotRegular, queue[0], sub)
+			}
+			if !seen[sub] {
+				seen[sub] = true
+				queue = append(queue, sub)
+			}
+		}
+		queue = queue[1:]
 	}
 	return nil
 }

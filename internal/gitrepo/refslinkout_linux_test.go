@@ -49,6 +49,12 @@ func TestRedTeamRefsLinkToAFolderOutside(t *testing.T) {
 			}
 			return rel
 		}, true},
+		{"logs itself to a tree outside", "logs", func(t *testing.T, r *Repo) string {
+			if err := os.RemoveAll(filepath.Join(r.CommonDir, "logs")); err != nil {
+				t.Fatal(err)
+			}
+			return outsideTree(t)
+		}, true},
 		{"refs folder to a folder inside", "refs/heads/alias", func(*testing.T, *Repo) string { return "../tags" }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,5 +77,34 @@ func TestRedTeamRefsLinkToAFolderOutside(t *testing.T) {
 				t.Errorf("a link inside the git directory: %v", err)
 			}
 		})
+	}
+}
+
+// TestRedTeamAgentLinksItsWorktreeRefsOutside: as above, from a contained
+// agent, whose own git writes its worktree's admin folder
+// (worktrees/<name>): it links a folder under that folder's refs/ to a
+// folder outside. planex's next call on the worktree refuses it.
+func TestRedTeamAgentLinksItsWorktreeRefsOutside(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, _, dir := taskWorktree(ctx, t)
+	admin, err := r.worktreeGitDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(out, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(admin, "refs", "bisect"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, filepath.Join(admin, "refs", "bisect", "linked")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.git(ctx, dir, []string{"GIT_DIR=" + admin, "GIT_WORK_TREE=" + dir}, "status", "--porcelain")
+	if !errors.Is(err, ErrGitDirFileNotRegular) {
+		t.Errorf("status in the worktree = %v, want ErrGitDirFileNotRegular", err)
 	}
 }
