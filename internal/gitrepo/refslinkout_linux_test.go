@@ -80,10 +80,11 @@ func TestRedTeamRefsLinkToAFolderOutside(t *testing.T) {
 	}
 }
 
-// TestRedTeamAgentLinksItsWorktreeRefsOutside: as above, from a contained
-// agent, whose own git writes its worktree's admin folder
-// (worktrees/<name>): it links a folder under that folder's refs/ to a
-// folder outside. planex's next call on the worktree refuses it.
+// TestRedTeamAgentLinksItsWorktreeRefsOutside: as above, in a task
+// worktree's own git directory (worktrees/<name>, which an agent run
+// without the sandbox writes with its worktree): a folder under its
+// refs/ linked to a folder outside. planex's next call on the worktree
+// refuses it.
 func TestRedTeamAgentLinksItsWorktreeRefsOutside(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
