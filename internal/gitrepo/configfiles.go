@@ -269,13 +269,24 @@ func checkGitDirFiles(ctx context.Context, c call) error {
 			return fmt.Errorf("%w: %s is a %v; remove it", ErrGitDirFileNotRegular, f, info.Mode().Type())
 		}
 	}
+	err := checkGitDirTrees(ctx, c.scans, gitDir, commonDir)
+	if err != nil && ctx.Err() != nil {
+		// Cut short by ctx: named as the git it was for.
+		err = fmt.Errorf("git %s: %w", strings.Join(c.args, " "), err)
+	}
+	return err
+}
+
+// checkGitDirTrees walks the common git directory and, when another,
+// the worktree's (checkGitDirTree).
+func checkGitDirTrees(ctx context.Context, s *scanCache, gitDir, commonDir string) error {
 	if commonDir != "" {
-		if err := checkGitDirTree(ctx, c.scans, commonDir, true); err != nil {
+		if err := checkGitDirTree(ctx, s, commonDir, true); err != nil {
 			return err
 		}
 	}
 	if gitDir != "" && filepath.Clean(gitDir) != filepath.Clean(commonDir) {
-		return checkGitDirTree(ctx, c.scans, gitDir, false)
+		return checkGitDirTree(ctx, s, gitDir, false)
 	}
 	return nil
 }

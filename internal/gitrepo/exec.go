@@ -216,10 +216,6 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 		return nil, func() {}, err
 	}
 	if err := checkGitDirFiles(ctx, c); err != nil {
-		if ctx.Err() != nil {
-			// Cut short by ctx: named as a git run would be.
-			err = fmt.Errorf("git %s: %w", strings.Join(c.args, " "), err)
-		}
 		return nil, func() {}, err
 	}
 	var scanned configScan
