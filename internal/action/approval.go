@@ -310,24 +310,10 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 	// says.
 	posted, _ := render.ParsePlanMarker(planComment.Body)
 	switch rec.ApprovedVia {
-	case viaAutoApprove:
-		if !autoApprove {
-			return problemf("it was approved automatically, and the auto-approve setting is off")
-		}
-		if !posted.Auto {
-			return problemf("it was approved automatically, but plan `%s` was posted to wait for an approval", rec.PlanID)
-		}
-		return nil
+	case viaAutoApprove, viaCIFix:
+		return settingApproves(rec, posted, autoApprove, ciFixAuto)
 	case viaDispatch:
 		return problemf("it was approved through workflow_dispatch, which planex cannot check again")
-	case viaCIFix:
-		if rec.CIFix == nil || !ciFixAuto {
-			return problemf("it was approved automatically as a CI fix, and ci-fix is not auto")
-		}
-		if !posted.Auto {
-			return problemf("it was approved automatically as a CI fix, but plan `%s` was posted to wait for an approval", rec.PlanID)
-		}
-		return nil
 	case viaYes:
 		// A -y approves only the plan it asked to run at once: on an
 		// issue whose author may edit it, the plan was posted to wait.
@@ -350,7 +336,46 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 	if rec.ApprovedVia == viaComment {
 		return commentApproves(rec, approving, planComment, trigger)
 	}
-	return yesApproves(rec, approving, planComment, thread, trigger)
+	if err := yesApproves(rec, approving, planComment, thread, trigger); err != nil {
+		return err
+	}
+	return postedFor(rec, posted)
+}
+
+// settingApproves checks an approval by a setting (auto-approve, ci-fix
+// auto): the setting is on, and the plan comment's marker says the plan
+// was posted to run at once, for the approver on record.
+func settingApproves(rec *Record, posted render.PlanMarker, autoApprove, ciFixAuto bool) error {
+	if rec.ApprovedVia == viaCIFix {
+		if rec.CIFix == nil || !ciFixAuto {
+			return problemf("it was approved automatically as a CI fix, and ci-fix is not auto")
+		}
+		if !posted.Auto {
+			return problemf("it was approved automatically as a CI fix, but plan `%s` was posted to wait for an approval", rec.PlanID)
+		}
+		return postedFor(rec, posted)
+	}
+	if !autoApprove {
+		return problemf("it was approved automatically, and the auto-approve setting is off")
+	}
+	if !posted.Auto {
+		return problemf("it was approved automatically, but plan `%s` was posted to wait for an approval", rec.PlanID)
+	}
+	return postedFor(rec, posted)
+}
+
+// postedFor checks that a plan approved as it was posted (a setting, a
+// -y) runs for whom its comment says: the approver a state ref names is
+// whoever can push's to write, and a setting's approver is the one whose
+// access is checked again (planex's own, for a CI fix, not at all).
+func postedFor(rec *Record, m render.PlanMarker) error {
+	if !strings.EqualFold(m.For, rec.ApprovedBy) {
+		if m.For == "" {
+			return problemf("plan `%s` was posted to run at once by an older planex, whose comment does not say whom for: start the plan again", rec.PlanID)
+		}
+		return problemf("plan `%s` was posted to run at once for @%s, not for @%s", rec.PlanID, m.For, rec.ApprovedBy)
+	}
+	return nil
 }
 
 // commentApproves checks an approve command: for this plan, written

@@ -40,7 +40,7 @@ func TestJudgeApproval(t *testing.T) {
 	}
 	planC := bot(10, time.Minute, marker(id, hash))
 	// autoPlanC is the plan comment of a plan posted to run at once.
-	autoPlanC := bot(10, time.Minute, strings.Replace(planC.Body, `"inputs":"`+inputs+`"`, `"inputs":"`+inputs+`","auto":true`, 1))
+	autoPlanC := bot(10, time.Minute, strings.Replace(planC.Body, `"inputs":"`+inputs+`"`, `"inputs":"`+inputs+`","auto":true,"for":"maintainer"`, 1))
 	approve := person(11, 2*time.Minute, "maintainer", "/planex approve "+id)
 	yes := person(9, 0, "maintainer", "/planex -y add a cache")
 	rec := func(via ApprovalVia, approvedBy string) *Record {
@@ -57,9 +57,15 @@ func TestJudgeApproval(t *testing.T) {
 		{"an approve command after the plan", rec(viaComment, "maintainer"), []*postedComment{planC, approve}, approve, false, ""},
 		{"-y before the plan", rec(viaYes, "maintainer"), []*postedComment{yes, autoPlanC}, yes, false, ""},
 		{"-y before a plan posted to wait", rec(viaYes, "maintainer"), []*postedComment{yes, planC}, yes, false, "was posted to wait for an approval"},
-		{"auto-approve on", rec(viaAutoApprove, "auto-approve"), []*postedComment{autoPlanC}, nil, true, ""},
+		{"auto-approve on", rec(viaAutoApprove, "maintainer"), []*postedComment{autoPlanC}, nil, true, ""},
+		// A state ref names the approver whose access is checked again:
+		// one the plan comment does not name is not its approval.
+		{"auto-approve, the record names another approver", rec(viaAutoApprove, "planex[bot]"), []*postedComment{autoPlanC}, nil, true, "not for @planex[bot]"},
+		{"-y, the record names another approver", rec(viaYes, "lead"), []*postedComment{yes, autoPlanC}, person(9, 0, "lead", yes.Body), false, "not for @lead"},
+		{"auto-approve, a comment that names nobody (an older planex's)", rec(viaAutoApprove, "maintainer"),
+			[]*postedComment{bot(10, time.Minute, strings.Replace(autoPlanC.Body, `,"for":"maintainer"`, "", 1))}, nil, true, "does not say whom for"},
 		{"auto-approve on, a plan posted to wait", rec(viaAutoApprove, "maintainer"), []*postedComment{planC}, nil, true, "was posted to wait for an approval"},
-		{"auto-approve turned off", rec(viaAutoApprove, "auto-approve"), []*postedComment{autoPlanC}, nil, false, "auto-approve setting is off"},
+		{"auto-approve turned off", rec(viaAutoApprove, "maintainer"), []*postedComment{autoPlanC}, nil, false, "auto-approve setting is off"},
 		{"dispatch", rec(viaDispatch, "maintainer"), []*postedComment{planC}, nil, false, "workflow_dispatch"},
 		{"never approved", rec("", ""), []*postedComment{planC}, nil, false, "no approval is on record"},
 		{"plan comment gone", rec(viaComment, "maintainer"), []*postedComment{approve}, approve, false, "plan comment is not on #1"},

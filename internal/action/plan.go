@@ -266,7 +266,7 @@ func (r *planner) postPlan(ctx context.Context, th thread, rec *Record, pr planR
 	if err != nil {
 		return Outputs{}, err
 	}
-	body, truncated := r.planCommentBody(rec, s, tasks, r.approvesItself(pr))
+	body, truncated := r.planCommentBody(rec, s, tasks, r.runsFor(pr))
 	var id int64
 	if !rec.fresh {
 		if id, err = r.findPlanComment(ctx, rec); err != nil {
@@ -356,9 +356,10 @@ func (r *planner) findPlanComment(ctx context.Context, rec *Record) (int64, erro
 }
 
 // planCommentBody is the plan comment of rec's plan, as planex posts it
-// (and whether the plan was too large for it); auto: the plan runs as
-// soon as it is posted, which its marker says (judgeApproval).
-func (r *planner) planCommentBody(rec *Record, s *session.Session, tasks []plan.Task, auto bool) (string, bool) {
+// (and whether the plan was too large for it); runsFor, when not "":
+// the plan runs as soon as it is posted, in runsFor's name, which its
+// marker says (judgeApproval).
+func (r *planner) planCommentBody(rec *Record, s *session.Session, tasks []plan.Task, runsFor string) (string, bool) {
 	// An unreadable exploration is logged (shownExplore) and the comment
 	// shows the tasks without it. Its note stays out of the comment: the
 	// comment's text is what an approval is checked against (bodyHash),
@@ -367,7 +368,7 @@ func (r *planner) planCommentBody(rec *Record, s *session.Session, tasks []plan.
 	body, truncated := render.PlanComment(render.PlanView{
 		Summary: s.Meta.Summary, Approach: s.Meta.Approach, Type: s.Meta.Type, Complexity: s.Meta.Complexity,
 		Explore: explore, Tasks: tasks, Session: s.Meta.ID, Base: rec.Base, Estimate: estimate(s, tasks),
-		Trigger: r.Cfg.Trigger, StateRef: stateRef(rec.Thread), Inputs: plan.InputsHash(s.Meta.Requirement, explore), Auto: auto,
+		Trigger: r.Cfg.Trigger, StateRef: stateRef(rec.Thread), Inputs: plan.InputsHash(s.Meta.Requirement, explore), Auto: runsFor != "", For: runsFor,
 	})
 	return body + ciSection(rec.CIFix, render.MaxCommentBytes-len(body)), truncated
 }
@@ -375,7 +376,7 @@ func (r *planner) planCommentBody(rec *Record, s *session.Session, tasks []plan.
 // autoApprove runs a plan approved with its request (-y) or by the
 // auto-approve setting.
 func (r *planner) autoApprove(ctx context.Context, th thread, rec *Record, pr planRequest) (Outputs, error) {
-	a := approval{By: pr.RequestedBy, Via: viaAutoApprove}
+	a := approval{By: autoApprover(pr), Via: viaAutoApprove}
 	if pr.Yes {
 		a.Via, a.Comment = viaYes, th.Comment
 		if th.Comment == nil {
@@ -385,10 +386,24 @@ func (r *planner) autoApprove(ctx context.Context, th thread, rec *Record, pr pl
 	if pr.Yes && th.Comment == nil && rec.CIFix != nil {
 		a.Via = viaCIFix
 	}
-	if a.By == "" {
-		a.By = "auto-approve"
-	}
 	return r.runs.execute(ctx, th, rec, a, pr.Concurrency)
+}
+
+// autoApprover is whom a plan pr approves itself runs for: whoever asked.
+func autoApprover(pr planRequest) string {
+	if pr.RequestedBy == "" {
+		return "auto-approve"
+	}
+	return pr.RequestedBy
+}
+
+// runsFor is whom the plan pr asked for runs for when it runs as soon as
+// it is posted, "" when it waits for an approval.
+func (r *planner) runsFor(pr planRequest) string {
+	if !r.approvesItself(pr) {
+		return ""
+	}
+	return autoApprover(pr)
 }
 
 // freeSessionID picks a session id whose run branch is not among the
@@ -455,7 +470,7 @@ func (r *planner) revise(ctx context.Context, th thread, feedback string) (Outpu
 		}
 		return Outputs{}, err
 	}
-	body, truncated := r.planCommentBody(rec, s, tasks, false)
+	body, truncated := r.planCommentBody(rec, s, tasks, "")
 	c, err := r.GH.Thread.CreateComment(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Number, body)
 	if err != nil {
 		return Outputs{}, fmt.Errorf("posting the revised plan: %w", err)

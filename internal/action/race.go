@@ -78,7 +78,7 @@ func (r *gate) repostPlan(ctx context.Context, th thread, rec *Record, current s
 		return "", err
 	}
 	// A plan posted again waits for the approval this reply asks for.
-	body, _ := r.plans.planCommentBody(rec, s, tasks, false)
+	body, _ := r.plans.planCommentBody(rec, s, tasks, "")
 	what := "its text"
 	if bodyHash(body) == rec.PlanBodyHash {
 		what = changedLines(postedText(body), postedText(current))

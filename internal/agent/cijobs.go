@@ -32,7 +32,8 @@ type otherJobs struct {
 // runner's concurrent jobs) starts a job while the step runs, its folder
 // made after planex listed the others: the folder holding the jobs'
 // folders is hidden whole instead, and this job's shown again, wherever
-// nothing else the step keeps lies in it (jobsHiddenWhole).
+// the step does not keep that folder itself; what else it keeps there
+// is shown again too (jobsShown).
 func otherJobsFolders(base, keep []string) (otherJobs, error) {
 	var out otherJobs
 	for _, b := range envReadings(base) {
@@ -49,8 +50,8 @@ func otherJobsFolders(base, keep []string) (otherJobs, error) {
 			out.Mask = append(out.Mask, paths...)
 		}
 		for _, j := range jobFolders(b) {
-			if jobsHiddenWhole(j.root, j.own, keep) {
-				out.Hide, out.Show = append(out.Hide, j.root), append(out.Show, j.own)
+			if show, ok := jobsShown(j.root, j.own, keep, isDirectory); ok {
+				out.Hide, out.Show = append(out.Hide, j.root), append(out.Show, show...)
 			}
 		}
 	}
@@ -124,27 +125,35 @@ func teamcityOtherCheckouts(env, keep []string) ([]string, error) {
 	return coverBeside(nil, root, append(slices.Clone(keep), own), 0)
 }
 
-// jobsHiddenWhole reports whether root, a folder of jobs' folders, may
-// be hidden whole with own shown again: every path of keep within it
-// (root itself too) lies in own (a cache or a temporary folder beside
-// the jobs' would be hidden). A folder of keep holding root is bound
-// first and root hidden after (the sandbox's order for a hidden folder
-// below a bound one).
-// Paths are compared as written and with their links resolved.
-func jobsHiddenWhole(root, own string, keep []string) bool {
+// jobsShown are the folders shown again in root, a folder of jobs'
+// folders hidden whole: own, and each path of keep within it outside
+// own that is a folder (a cache or a temporary folder granted beside
+// the jobs'; one that does not exist has nothing to show), so a
+// job another executor starts there while the step runs stays hidden
+// too. ok is false where the step keeps root itself (a grant of the
+// builds folder: it is covered entry by entry instead). A folder of
+// keep holding root is bound first and root hidden after (the
+// sandbox's order for a hidden folder below a bound one). Paths are
+// compared as written and with their links resolved; isDir tells a
+// folder.
+func jobsShown(root, own string, keep []string, isDir func(string) bool) (show []string, ok bool) {
+	show = []string{own}
 	for _, r := range []string{root, resolvedPath(root)} {
 		for _, k := range keep {
 			if k == "" {
 				continue
 			}
 			for _, kk := range []string{filepath.Clean(k), resolvedPath(k)} {
-				if within(kk, r) && !within(kk, own) && !within(kk, resolvedPath(own)) {
-					return false
+				switch {
+				case kk == r:
+					return nil, false
+				case within(kk, r) && !within(kk, own) && !within(kk, resolvedPath(own)) && !slices.Contains(show, kk) && isDir(kk):
+					show = append(show, kk)
 				}
 			}
 		}
 	}
-	return true
+	return show, true
 }
 
 // jenkinsRoot is a Jenkins job's workspace and the folder named

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+
+	"gopkg.in/yaml.v3"
 )
 
 // conda's machine-wide configurations.
@@ -76,16 +78,85 @@ func condaConfigFiles(base []string) (files, cover []string) {
 }
 
 // stripCondaCredentials returns a condarc without channel tokens and URL
-// user names and passwords, and the client key files it names.
+// user names and passwords, and the client key files it names. The
+// lines are filtered as they read; then the file is read as YAML, as
+// conda reads it (condaYAMLView), for what its escapes and continued
+// strings spell.
 func stripCondaCredentials(b []byte) (view []byte, keyFiles []string) {
 	var out bytes.Buffer
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
 		if m := condaKeyFileSetting.FindSubmatch(line); m != nil {
 			keyFiles = append(keyFiles, string(m[2]))
 		}
-		out.Write(condaToken.ReplaceAll(withoutUserinfo(line), nil))
+		out.Write(withoutCondaCredentials(line))
 	}
-	return out.Bytes(), keyFiles
+	view, named := condaYAMLView(out.Bytes())
+	for _, k := range named {
+		if !slices.Contains(keyFiles, k) {
+			keyFiles = append(keyFiles, k)
+		}
+	}
+	return view, keyFiles
+}
+
+// withoutCondaCredentials is s without channel tokens and URL user
+// names and passwords.
+func withoutCondaCredentials(s []byte) []byte {
+	return condaToken.ReplaceAll(withoutUserinfo(s), nil)
+}
+
+// condaYAMLView is view, a condarc the line filter has passed, as YAML:
+// a double-quoted string may spell a character as an escape
+// (\x40 for an @, \x2f for a slash) or go on over lines, so a token
+// or a password the lines did not show whole is found in the strings
+// YAML reads. Where one is, the document is shown written anew with
+// every string filtered; a file that is no YAML conda reads is shown as
+// the lines were filtered. The client key files its settings name are
+// returned as YAML reads them.
+func condaYAMLView(view []byte) ([]byte, []string) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(view, &doc); err != nil {
+		return view, nil
+	}
+	changed, keys := scrubCondaNode(&doc, 0)
+	if !changed {
+		return view, keys
+	}
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		return nil, keys
+	}
+	return out, keys
+}
+
+// maxCondaDepth bounds how deep scrubCondaNode walks a document.
+const maxCondaDepth = 64
+
+// scrubCondaNode filters every string of n (withoutCondaCredentials),
+// reporting whether one changed, and returns the files the client key
+// settings within it name. Past maxCondaDepth a node is emptied.
+func scrubCondaNode(n *yaml.Node, depth int) (changed bool, keys []string) {
+	if depth > maxCondaDepth {
+		*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
+		return true, nil
+	}
+	if n.Kind == yaml.ScalarNode {
+		if v := string(withoutCondaCredentials([]byte(n.Value))); v != n.Value {
+			n.Value, n.Style = v, yaml.DoubleQuotedStyle
+			return true, nil
+		}
+		return false, nil
+	}
+	for i, c := range n.Content {
+		if n.Kind == yaml.MappingNode && i%2 == 1 && c.Kind == yaml.ScalarNode {
+			if k := n.Content[i-1].Value; k == "client_ssl_cert_key" || k == "client_ssl_cert" {
+				keys = append(keys, c.Value)
+			}
+		}
+		ch, named := scrubCondaNode(c, depth+1)
+		changed, keys = changed || ch, append(keys, named...)
+	}
+	return changed, keys
 }
 
 // condaConfigViews are the overlays showing each machine-wide conda

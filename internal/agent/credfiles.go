@@ -155,6 +155,13 @@ var credentialVars = []credentialVar{
 	// unixODBC's user DSN file (a DSN's password) and Pulumi's
 	// passphrase file, moved out of the home.
 	{"ODBCINI", credFile}, {"PULUMI_CONFIG_PASSPHRASE_FILE", credFile},
+	// Object stores' and clouds' clients: the MinIO client's folder (an
+	// alias's secret key), s3cmd's configuration, OpenStack's
+	// clouds.yaml (a project's password); the password managers' CLIs'
+	// folders (1Password's account key, Bitwarden's session) and
+	// Vault's CLI configuration (its token helper).
+	{"MC_CONFIG_DIR", credDir}, {"S3CMD_CONFIG", credFile}, {"OS_CLIENT_CONFIG_FILE", credFile},
+	{"OP_CONFIG_DIR", credDir}, {"BITWARDENCLI_APPDATA_DIR", credDir}, {"VAULT_CONFIG_PATH", credFile},
 }
 
 // toolHomeCredentials are the files with tokens in the folders of build
@@ -214,6 +221,44 @@ var toolHomeCredentials = []struct{ name, file string }{
 	{"SNOWFLAKE_HOME", "config.toml"},
 	{"IBMCLOUD_HOME", ".bluemix"},
 	{"CABAL_DIR", "config"},
+	// The option file MySQL's and MariaDB's programs read from
+	// MYSQL_HOME.
+	{"MYSQL_HOME", "my.cnf"},
+}
+
+// toolHomeFiles are the files of toolHomeCredentials, and of
+// projectToolCredentials outside the folders of keep, in the folders
+// the variables of base planex holds (not in passed) name.
+func toolHomeFiles(base, passed, keep []string) []string {
+	var out []string
+	for i, list := range [][]struct{ name, file string }{toolHomeCredentials, projectToolCredentials} {
+		for _, c := range list {
+			dir := lookup(base, c.name)
+			if !filepath.IsAbs(dir) || lookup(passed, c.name) != "" {
+				continue
+			}
+			p, err := walkedAbs(dir + "/" + c.file)
+			if err == nil && !slices.Contains(out, p) && (i == 0 || !keptFolderHolds(keep, p)) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// keptFolderHolds reports whether p lies in a folder of keep other
+// than / and the system's (a step run in / keeps no file by it).
+func keptFolderHolds(keep []string, p string) bool {
+	return slices.ContainsFunc(keep, func(k string) bool { return k != "" && coverableDir(k) && within(p, filepath.Clean(k)) })
+}
+
+// projectToolCredentials are toolHomeCredentials in folders that are
+// often a project's own: dbt's profiles (a warehouse's password), where
+// DBT_PROFILES_DIR names a folder outside the step's; one in a folder
+// the step keeps (the checkout's profiles.yml, which names its
+// passwords by env_var) is the repository's and stays.
+var projectToolCredentials = []struct{ name, file string }{
+	{"DBT_PROFILES_DIR", "profiles.yml"},
 }
 
 // credentialFiles lists the absolute paths the credential variables of
@@ -243,14 +288,8 @@ func credentialFiles(base, passed, keep []string) []string {
 			out = append(out, abs)
 		}
 	}
-	for _, c := range toolHomeCredentials {
-		if dir := lookup(base, c.name); filepath.IsAbs(dir) && lookup(passed, c.name) == "" {
-			if p, err := walkedAbs(dir + "/" + c.file); err == nil && !slices.Contains(out, p) {
-				out = append(out, p)
-			}
-		}
-	}
-	for _, p := range slices.Concat(toolchainCredentials(base), gradleInstallCredentials(base), gradleOptionHomes(base)) {
+	for _, p := range slices.Concat(toolHomeFiles(base, passed, keep), namedSecretPaths(base, passed, keep), ansibleConfigKeys(base, passed),
+		toolchainCredentials(base), gradleInstallCredentials(base), gradleOptionHomes(base)) {
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
@@ -585,4 +624,101 @@ func holdsAny(p string, dirs []string) bool {
 		}
 	}
 	return false
+}
+
+// secretPathWords are more words of a variable's name that say the file
+// it names holds a key (secretName's aside).
+var secretPathWords = []string{"KEYSTORE", "KEYFILE", "KEYRING", "PRIVKEY", "SERVICE_ACCOUNT"}
+
+// namedSecretPaths are the files and folders that variables of base,
+// which the step does not get (not in passed), name where their name
+// says a secret (secretName's words and parts, secretPathWords): a
+// workflow's DEPLOY_KEY_PATH=/opt/ci/deploy_key, SIGNING_KEY_FILE, an
+// ANDROID_KEYSTORE_FILE or a CI_SECRETS_DIR, of tools no list names.
+// Only a value that is one absolute path of something that exists
+// counts, not in the system's folders (isProgramPath: a key ring
+// under /usr/share or /etc stays) and not one the step keeps or lying
+// in a folder it keeps. PWD, the shell's working folder, is no
+// password's.
+func namedSecretPaths(base, passed, keep []string) []string {
+	var out []string
+	for _, kv := range base {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !filepath.IsAbs(val) || lookup(passed, name) != "" || !secretPathName(name) || name == "PWD" {
+			continue
+		}
+		p, err := walkedAbs(val)
+		if err != nil || isProgramPath(p) || !coverableDir(p) || holdsAny(p, keep) || keptFolderHolds(keep, p) {
+			continue
+		}
+		if _, err := os.Stat(p); err == nil && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// secretPathName reports whether a variable's name says the path it
+// holds leads to a secret.
+func secretPathName(name string) bool {
+	up := strings.ToUpper(name)
+	return secretName(name) || slices.ContainsFunc(secretPathWords, func(w string) bool { return strings.Contains(up, w) })
+}
+
+// ansibleKeySettings are the settings of Ansible's configuration that
+// name a file holding a secret: the vault's password (or a program
+// printing it), the ssh key, the become and connection passwords; as
+// settingKey gives them, without their underscores (vault_password_file).
+var ansibleKeySettings = []string{"vaultpasswordfile", "privatekeyfile", "becomepasswordfile", "connectionpasswordfile"}
+
+// ansibleConfigKeys are the files Ansible's configurations name in
+// ansibleKeySettings: the one ANSIBLE_CONFIG names, while planex holds
+// it, the machine's /etc/ansible/ansible.cfg and the user's
+// ~/.ansible.cfg (hidden with the home, but the files it names may lie
+// elsewhere: /opt/ci/vault_pass). A path starting with ~/ is the home's
+// (hidden already); only absolute ones count.
+func ansibleConfigKeys(base, passed []string) []string {
+	cfgs := []string{"/etc/ansible/ansible.cfg"}
+	if c := lookup(base, "ANSIBLE_CONFIG"); lookup(passed, "ANSIBLE_CONFIG") == "" {
+		cfgs = append(cfgs, c)
+	}
+	if home := lookup(base, "HOME"); home != "" {
+		cfgs = append(cfgs, filepath.Join(home, ".ansible.cfg"))
+	}
+	var out []string
+	for _, cfg := range cfgs {
+		if !filepath.IsAbs(cfg) {
+			continue
+		}
+		for _, line := range readLines(cfg) {
+			k, v := settingKey(line)
+			v = strings.Trim(strings.TrimSpace(v), `"'`)
+			switch {
+			case slices.Contains(ansibleKeySettings, k) && filepath.IsAbs(v):
+				out = append(out, v)
+			case k == "vaultidentitylist":
+				out = append(out, vaultIdentityFiles(v)...)
+			}
+		}
+	}
+	if v := lookup(base, "ANSIBLE_VAULT_IDENTITY_LIST"); lookup(passed, "ANSIBLE_VAULT_IDENTITY_LIST") == "" {
+		out = append(out, vaultIdentityFiles(v)...)
+	}
+	return out
+}
+
+// vaultIdentityFiles are the absolute password files of an Ansible
+// vault identity list (label@/path, comma-separated).
+func vaultIdentityFiles(list string) []string {
+	var out []string
+	for _, id := range strings.Split(list, ",") {
+		id = strings.TrimSpace(id)
+		if _, p, ok := strings.Cut(id, "@"); ok {
+			id = p
+		}
+		if filepath.IsAbs(id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }

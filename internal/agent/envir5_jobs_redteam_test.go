@@ -81,23 +81,26 @@ func TestRedTeamJobStartedDuringTheStep(t *testing.T) {
 	}
 }
 
-// TestJobsHiddenWhole: a folder of jobs' folders is hidden whole unless
-// the step keeps a path in it outside its own job's folder.
-func TestJobsHiddenWhole(t *testing.T) {
+// TestJobsShown: a folder of jobs' folders is hidden whole, its own job's
+// folder and the step's paths in it shown again, unless the step keeps
+// the folder itself.
+func TestJobsShown(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name string
 		keep []string
-		want bool
+		show []string
+		ok   bool
 	}{
-		{"own only", []string{"/w/app", "/w/app/sub", "/tmp", ""}, true},
-		{"grants holding the folder", []string{"/", "/srv"}, true},
-		{"a cache beside the jobs", []string{"/w/app", "/w/cache"}, false},
-		{"the folder itself", []string{"/w"}, false},
-		{"a name sharing the prefix", []string{"/w/app2"}, false},
+		{"own only", []string{"/w/app", "/w/app/sub", "/tmp", ""}, []string{"/w/app"}, true},
+		{"grants holding the folder", []string{"/", "/srv"}, []string{"/w/app"}, true},
+		{"a cache beside the jobs", []string{"/w/app", "/w/cache"}, []string{"/w/app", "/w/cache"}, true},
+		{"the folder itself", []string{"/w"}, nil, false},
+		{"a name sharing the prefix", []string{"/w/app2"}, []string{"/w/app", "/w/app2"}, true},
 	} {
-		if got := jobsHiddenWhole("/w", "/w/app", c.keep); got != c.want {
-			t.Errorf("%s: jobsHiddenWhole = %v, want %v", c.name, got, c.want)
+		show, ok := jobsShown("/w", "/w/app", c.keep, func(string) bool { return true })
+		if ok != c.ok || !slices.Equal(show, c.show) {
+			t.Errorf("%s: jobsShown = %q, %v; want %q, %v", c.name, show, ok, c.show, c.ok)
 		}
 	}
 }

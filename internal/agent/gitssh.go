@@ -45,8 +45,8 @@ const maxGitConfigPairs = 256
 // gitSSHKeys are the files the ssh commands git takes from base
 // (planex's environment) name: GIT_SSH's script and each of its lines,
 // core.sshCommand in the system and global configurations, and ssh's
-// machine-wide configuration (the environment's configuration pairs are
-// envConfigFiles').
+// machine-wide configuration and the homes' (Homes: ~/.ssh/config; the
+// environment's configuration pairs are envConfigFiles').
 func gitSSHKeys(base []string) []string {
 	var out []string
 	if w := gitSSHProgram(base); w != "" {
@@ -66,6 +66,11 @@ func gitSSHKeys(base []string) []string {
 		out = append(out, sshCommandFiles(cmd)...)
 	}
 	confs, _ := filepath.Glob(systemSSHConfigDir + "/*.conf")
+	// The users' own configurations too: hidden with their homes, but a
+	// key they name may lie elsewhere (IdentityFile /opt/keys/deploy).
+	for _, home := range Homes(base) {
+		confs = append(confs, filepath.Join(home, ".ssh", "config"))
+	}
 	for _, c := range append([]string{systemSSHConfig}, confs...) {
 		out = append(out, sshConfigKeys(c)...)
 	}

@@ -86,8 +86,8 @@ func hiddenAliases(mountinfo string, dirs []string) []string {
 		if err != nil {
 			continue
 		}
-		for _, a := range mountAliases(mounts, real) {
-			if a != real && !slices.Contains(dirs, a) && !slices.Contains(out, a) {
+		for _, a := range append(mountAliases(mounts, real), innerMountAliases(mounts, real)...) {
+			if a != real && !within(a, real) && !slices.Contains(dirs, a) && !slices.Contains(out, a) {
 				out = append(out, a)
 			}
 		}
@@ -129,6 +129,36 @@ func mountAliases(mounts []mountEntry, path string) []string {
 			}
 		case within(n.root, inFS):
 			out = append(out, n.point)
+		}
+	}
+	return out
+}
+
+// innerMountAliases are the other names of the mounts inside path
+// (absolute, links resolved): hiding path hides a folder bound into it
+// (~/.aws bound from a data disk's /data/aws), not the same files where
+// their file system is mounted too. For each mount below path, each
+// other mount of its device whose root holds the mount's root shows it
+// under its own point, and one whose root lies inside it is wholly
+// part of it.
+func innerMountAliases(mounts []mountEntry, path string) []string {
+	var out []string
+	for i, m := range mounts {
+		if m.point == path || !within(m.point, path) {
+			continue
+		}
+		for j, n := range mounts {
+			if j == i || n.dev != m.dev {
+				continue
+			}
+			switch {
+			case within(m.root, n.root):
+				if r, err := filepath.Rel(n.root, m.root); err == nil {
+					out = append(out, filepath.Join(n.point, r))
+				}
+			case within(n.root, m.root):
+				out = append(out, n.point)
+			}
 		}
 	}
 	return out

@@ -60,6 +60,10 @@ const (
 	// key="ClearTextPassword" value="…"/>, or "Password"): NuGet on
 	// Linux cannot encrypt one, so it is kept in clear.
 	filterNuGetPasswords
+	// filterMySQL is filterPasswords for MySQL's and MariaDB's option
+	// files, whose !include and !includedir lines name more files to
+	// show so (mysqlIncludes).
+	filterMySQL
 )
 
 // nugetPasswordLine matches a NuGet configuration's line giving a
@@ -174,13 +178,22 @@ var sysConfigs = []struct {
 	// The cron tables and rc.local: shell command lines (a job's token
 	// in its curl header, an assignment above the jobs).
 	{"crontab", filterShellURLs}, {"cron.d/*", filterShellURLs}, {"rc.local", filterShellURLs},
+	// R's site environment file, read into every R session (NAME=value
+	// lines: a GITHUB_PAT for installing packages, a proxy).
+	{"R/Renviron.site", filterShellURLs},
 	// Database clients' machine-wide options and data sources, and
 	// Subversion's proxy: their password settings.
-	{"my.cnf", filterPasswords}, {"mysql/my.cnf", filterPasswords}, {"mysql/conf.d/*", filterPasswords},
-	{"mysql/mariadb.conf.d/*", filterPasswords}, {"odbc.ini", filterPasswords},
+	{"my.cnf", filterMySQL}, {"mysql/my.cnf", filterMySQL}, {"mysql/conf.d/*", filterMySQL},
+	{"mysql/mariadb.conf.d/*", filterMySQL}, {"odbc.ini", filterPasswords},
 	{"postgresql-common/pg_service.conf", filterPasswords}, {"subversion/servers", filterPasswords},
 	// boto's keys (gsutil's, the older AWS tools'): no build reads them.
 	{"boto.cfg", filterCover},
+	// A private registry's client keys for the container engines
+	// (Docker's and Podman's certs.d; their CA certificates stay) and
+	// OpenVPN's folder (a client's key, inline or beside it, and its
+	// auth-user-pass file), as an admin copies them, readable by all.
+	{"docker/certs.d/*/*.key", filterCover}, {"containers/certs.d/*/*.key", filterCover},
+	{"openvpn", filterCover},
 	{"fstab", filterMountOptions}, {"auto.*", filterMountOptions},
 	{"libnss-ldap.conf", filterPasswords}, {"pam_ldap.conf", filterPasswords}, {"nslcd.conf", filterPasswords},
 	{"ldap.conf", filterPasswords}, {"ssmtp/ssmtp.conf", filterPasswords}, {"msmtprc", filterPasswords},
@@ -251,7 +264,7 @@ const maxUnitFiles = 1024
 // step's environment filter (ScrubEnv's); keep are the folders the step
 // must see, never covered.
 func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []FileOverlay, masks []string) {
-	var sourced []string
+	var sourced, included []string
 	add := func(o []FileOverlay) {
 		for _, v := range o {
 			if !slices.ContainsFunc(overlays, func(h FileOverlay) bool { return h.Path == v.Path }) {
@@ -297,14 +310,15 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 			if b == nil || !bytes.Equal(view, b) {
 				add([]FileOverlay{{Path: real, Content: view}})
 			}
-			if sc.filter == filterShellURLs {
-				sourced = append(sourced, sourcedFiles(b)...)
-			}
+			sourced, included = append(sourced, named(sc.filter, b, real, filterShellURLs, sourcedFilesIn)...),
+				append(included, named(sc.filter, b, real, filterMySQL, mysqlIncludes)...)
 		}
 	}
 	sourcedOverlays, sourcedKeys := sourcedViews(sourced, allow, secrets, keep)
 	add(sourcedOverlays)
-	return overlays, append(masks, sourcedKeys...)
+	includedOverlays, includedMasks := mysqlIncludedViews(included, keep)
+	add(includedOverlays)
+	return overlays, slices.Concat(masks, sourcedKeys, includedMasks)
 }
 
 // maxSourcedFiles bounds the files sourced by the machine's shell files
@@ -417,7 +431,7 @@ func filterSysConfigText(b []byte, filter sysConfigFilter, allow, secrets []stri
 		// continued lines are joined, to be judged whole.
 		lines = unitLines(b)
 	}
-	if filter == filterPasswords {
+	if filter == filterPasswords || filter == filterMySQL {
 		lines, keyFiles = withoutPasswordSettings(lines)
 	}
 	var shells shellFilter
@@ -475,7 +489,7 @@ func withoutPasswordSettings(lines []string) (kept, keyFiles []string) {
 			dropping, indent = true, lead
 			continue
 		}
-		if strings.HasSuffix(k, "sslclientkey") {
+		if strings.HasSuffix(k, "sslclientkey") || k == "sslkey" {
 			if v := strings.Trim(strings.TrimSpace(val), `"'`); v != "" {
 				keyFiles = append(keyFiles, v)
 			}
@@ -514,7 +528,11 @@ func passwordKey(k string) bool {
 			return true
 		}
 	}
-	return false
+	// MariaDB takes a long option by a prefix no other option shares
+	// (pas=, passw=, passwor=), also after loose- (an option a program
+	// does not know is skipped, not refused).
+	k = strings.TrimPrefix(k, "loose")
+	return len(k) >= 3 && strings.HasPrefix("password", k)
 }
 
 // mountWord matches a word of a mount table line.
@@ -522,8 +540,9 @@ var mountWord = regexp.MustCompile(`\S+`)
 
 // withoutMountPasswords is a line of a mount table (fstab, an autofs
 // map) without the password options of its comma-separated option
-// lists (password=, pass=: CIFS's), and the credentials= files they
-// name, to cover. Comments pass as they are.
+// lists (password=, pass=: CIFS's; what follows a % in user= and
+// username=, where mount.cifs takes the password too), and the
+// credentials= files they name, to cover. Comments pass as they are.
 func withoutMountPasswords(line string) (string, []string) {
 	if strings.HasPrefix(strings.TrimSpace(line), "#") {
 		return line, nil
@@ -542,6 +561,11 @@ func withoutMountPasswords(line string) (string, []string) {
 			}
 			if (k == "credentials" || k == "cred") && filepath.IsAbs(val) {
 				files = append(files, val)
+			}
+			if user, _, ok := strings.Cut(val, "%"); ok && (k == "user" || k == "username") {
+				// mount.cifs takes the password after a % in the
+				// user name (user=ci%secret).
+				opt = name + "=" + user
 			}
 			kept = append(kept, opt)
 		}
@@ -709,4 +733,81 @@ func unitEnvironmentFiles(dir string) []string {
 		}
 	}
 	return out
+}
+
+// named is what files finds in b, the content of file real, when it is
+// shown under filter want (the files a shell file sources, an option
+// file includes); none else.
+func named(filter sysConfigFilter, b []byte, real string, want sysConfigFilter, files func(b []byte, dir string) []string) []string {
+	if filter != want {
+		return nil
+	}
+	return files(b, filepath.Dir(real))
+}
+
+// sourcedFilesIn is sourcedFiles for named: the absolute files shell
+// code sources, wherever it lies.
+func sourcedFilesIn(b []byte, _ string) []string { return sourcedFiles(b) }
+
+// maxMySQLIncludes bounds the files MySQL's option files include that
+// are read to be shown filtered.
+const maxMySQLIncludes = 256
+
+// mysqlIncludes are the files an option file's !include lines name and
+// the option files (*.cnf, *.ini) of the folders its !includedir lines
+// name, relative ones taken from dir.
+func mysqlIncludes(b []byte, dir string) []string {
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		word, arg, ok := strings.Cut(strings.TrimSpace(line), " ")
+		arg = strings.TrimSpace(arg)
+		if !ok || arg == "" {
+			continue
+		}
+		if !filepath.IsAbs(arg) {
+			arg = filepath.Join(dir, arg)
+		}
+		switch word {
+		case "!include":
+			out = append(out, arg)
+		case "!includedir":
+			for _, pattern := range []string{"*.cnf", "*.ini"} {
+				m, _ := filepath.Glob(filepath.Join(arg, pattern))
+				out = append(out, m...)
+			}
+		}
+	}
+	return out
+}
+
+// mysqlIncludedViews are the overlays showing the option files that
+// MySQL's machine-wide ones include (files, and what they include in
+// turn), wherever they lie, without their passwords, and the files to
+// cover: the client keys they name and the included files past
+// maxMySQLIncludes. A file in a folder of keep is the step's own and
+// is left alone.
+func mysqlIncludedViews(files, keep []string) (out []FileOverlay, masks []string) {
+	var seen []string
+	for i := 0; i < len(files); i++ {
+		real, err := filepath.EvalSymlinks(files[i])
+		if err != nil || slices.Contains(seen, real) || holdsAny(real, keep) {
+			continue
+		}
+		if len(seen) >= maxMySQLIncludes {
+			masks = append(masks, real)
+			continue
+		}
+		seen = append(seen, real)
+		b, ok := readConfigToShow(real)
+		if !ok {
+			continue
+		}
+		view, keys := filterSysConfig(b, filterMySQL, nil, nil)
+		if b == nil || !bytes.Equal(view, b) {
+			out = append(out, FileOverlay{Path: real, Content: view})
+		}
+		masks = append(masks, absKeys(keys, filepath.Dir(real))...)
+		files = append(files, mysqlIncludes(b, filepath.Dir(real))...)
+	}
+	return out, masks
 }

@@ -39,15 +39,33 @@ const (
 // maxImageTokens where they cannot be read from an image's header, and
 // 0 where b64 is no image (a document, audio).
 func imageTokens(b64 string) int64 {
+	return imageTokensUpTo(b64, maxImageTokens)
+}
+
+// nanoImageTokens is the most tokens a model of nanoBilled bills an
+// image: OpenAI's original detail, 10,000 patches at nano's multiplier
+// of 2.46, above maxImageTokens.
+const nanoImageTokens = 24600
+
+// nanoBilled says whether model bills images at OpenAI's nano rate
+// (gpt-5-nano, gpt-4.1-nano), whose most an image is nanoImageTokens.
+func nanoBilled(model string) bool {
+	m := strings.ToLower(model)
+	return strings.HasPrefix(m, "gpt-") && strings.Contains(m, "-nano")
+}
+
+// imageTokensUpTo is imageTokens with most the tokens an image is
+// billed at the most.
+func imageTokensUpTo(b64 string, most int64) int64 {
 	w, h, isImage, ok := imageSize(b64)
 	switch {
 	case !isImage:
 		return 0
 	case !ok:
-		return maxImageTokens
+		return most
 	}
 	patches := func(d int64) int64 { return (d + imagePatch - 1) / imagePatch * imagePatch }
-	return min(max(patches(w)*patches(h)/imagePixels+1, imageFloor), maxImageTokens)
+	return min(max(patches(w)*patches(h)/imagePixels+1, imageFloor), most)
 }
 
 // gpt-4o-mini bills an image by tiles of 512 pixels square at 33 times

@@ -163,3 +163,35 @@ func TestTileImageTokens(t *testing.T) {
 }
 
 func enc64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// TestRedTeamNanoImagesAtOriginalDetail: a program sends gpt-5-nano
+// ten large images at OpenAI's original detail, each up to 10,000
+// patches of 32 pixels at nano's multiplier of 2.46: 24,600 tokens an
+// image, 246,000 in all. Every image was held to 16,384, the most any
+// other model bills one, so the call was reckoned 82,000 tokens short
+// and bounded at the ordinary rate. A model billing images at nano's
+// rate (nanoBilled) now reckons each up to 24,600.
+func TestRedTeamNanoImagesAtOriginalDetail(t *testing.T) {
+	t.Parallel()
+	img := blankPNG(t, 4000, 4000) // 15,625 patches, 10,000 at most billed
+	parts := make([]string, 10)
+	for i := range parts {
+		parts[i] = `{"type":"input_image","detail":"original","image_url":"data:image/png;base64,` + img + `"}`
+	}
+	body := `{"model":"gpt-5-nano","input":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`
+	shape, err := readModelBody(ProviderOpenAI, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		model string
+		least int64
+	}{{"gpt-5-nano", 10 * 24600}, {"gpt-4.1-nano-2025-04-14", 10 * 24600}, {"gpt-5-mini", 10 * 16200}} {
+		if got := shape.promptTokensTo(r.model, int64(len(body))); got < r.least {
+			t.Errorf("%s: ten images reckoned at %d tokens, billed up to %d", r.model, got, r.least)
+		}
+	}
+	if got := shape.promptTokensTo("gpt-5", int64(len(body))); got > 10*maxImageTokens+int64(len(body)) {
+		t.Errorf("gpt-5: ten images reckoned at %d tokens, over 16,384 each", got)
+	}
+}

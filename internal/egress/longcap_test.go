@@ -96,6 +96,12 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		// A pair of letters repeated is a token a pair to cl100k: 225K
 		// tokens in 450 KB, reckoned 150K before.
 		{"a pair of letters repeated", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("ab", 225000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
+		// Short runs of a character the vocabularies merge poorly, each
+		// after a space: the space joins the run's first character, and
+		// the rest is a token per two, three tokens a run of four (240K
+		// tokens in 400 KB), reckoned 160K before as if the space were
+		// free.
+		{"short runs of Q", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("QQQQ ", 80000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		// An image's base64 is billed by its size in pixels, not its
 		// bytes, and English text stays at a token per three bytes.
 		{"an image", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + randomBase64(550000) + `"}}]}]}`, "claude-sonnet-5-5"},

@@ -56,6 +56,10 @@ type bodyShape struct {
 	// reckoning to a model billing them by gpt-4o-mini's tiles:
 	// promptTokensTo.
 	tileExtra int64
+	// nanoExtra is the tokens the body's images may bill past extra's
+	// reckoning to a model billing them at OpenAI's nano rate
+	// (nanoBilled), up to nanoImageTokens each: promptTokensTo.
+	nanoExtra int64
 	// tiers are an OpenAI or Anthropic call's top-level service_tier
 	// values, each with the colon before it (n 1: "auto", "" or null,
 	// which leave the tier to the key's project or organisation, and

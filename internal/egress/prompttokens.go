@@ -67,10 +67,12 @@ func (w *bodyWalk) noteDense(key, v string, under bool) {
 	case key != "" && mediaKey(key):
 		w.shape.extra += extraTokens(v, false) + pixelTokens(v)
 		w.shape.tileExtra += tileExtraTokens(v)
+		w.shape.nanoExtra += nanoExtraTokens(v)
 		top.media += extraTokens(v, true) - extraTokens(v, false)
 	case under || key == "filedata":
 		w.shape.extra += extraTokens(v, !strings.HasPrefix(strings.ToLower(v), "data:image/")) + pixelTokens(v)
 		w.shape.tileExtra += tileExtraTokens(v)
+		w.shape.nanoExtra += nanoExtraTokens(v)
 	default:
 		w.shape.extra += extraTokens(v, true)
 	}
@@ -106,6 +108,13 @@ func tileExtraTokens(v string) int64 {
 	return max(tileImageTokens(v)-max(imageTokens(v), int64(len(v))/bytesPerToken), 0)
 }
 
+// nanoExtraTokens is how many tokens the image v may be billed by a
+// model of nanoBilled past what promptTokens reckons it at: its pixels
+// up to nanoImageTokens rather than maxImageTokens.
+func nanoExtraTokens(v string) int64 {
+	return max(imageTokensUpTo(v, nanoImageTokens)-max(imageTokens(v), int64(len(v))/bytesPerToken), 0)
+}
+
 // mediaByLength says whether the media type t names video or audio.
 func mediaByLength(t string) bool {
 	t = strings.ToLower(t)
@@ -121,10 +130,15 @@ func (sh bodyShape) promptTokens(size int64) int64 {
 
 // promptTokensTo is promptTokens for a call to model: with, where the
 // model bills images by gpt-4o-mini's tiles (tileBilled), what its
-// images may bill past their pixels (tileExtra).
+// images may bill past their pixels (tileExtra), and where it bills
+// them at OpenAI's nano rate (nanoBilled), what they may bill past
+// maxImageTokens (nanoExtra).
 func (sh bodyShape) promptTokensTo(model string, size int64) int64 {
-	if tileBilled(model) {
+	switch {
+	case tileBilled(model):
 		return sh.promptTokens(size) + sh.tileExtra
+	case nanoBilled(model):
+		return sh.promptTokens(size) + sh.nanoExtra
 	}
 	return sh.promptTokens(size)
 }
@@ -445,7 +459,7 @@ func shapedWordAt(s string, j int) bool {
 func spaceTokens(run, next string) int64 {
 	if len(run) == 1 {
 		// The most common run, between two words: no list made.
-		if run == " " && next != "" && (isLetter(next[0]) || isMark(next[0])) {
+		if run == " " && spaceJoins(next) {
 			return 0
 		}
 		return 1
@@ -462,7 +476,7 @@ func spaceTokens(run, next string) int64 {
 	if next != "" {
 		last := units[len(units)-1]
 		units = units[:len(units)-1]
-		if last != " " || !isLetter(next[0]) && !isMark(next[0]) {
+		if last != " " || !spaceJoins(next) {
 			n++
 		}
 	}
@@ -482,4 +496,14 @@ func spaceTokens(run, next string) int64 {
 		k = m
 	}
 	return n
+}
+
+// spaceJoins says whether a space before next (a string's rest after
+// it) joins next's first token: a word's or a mark's, but not a run of
+// one character repeated (repeatTokens), whose first character the
+// space takes as a token apart from the rest's. Before, such a space
+// was free: "QQQQ " repeated, three tokens a run to o200k and cl100k,
+// was reckoned at two.
+func spaceJoins(next string) bool {
+	return next != "" && (isLetter(next[0]) || isMark(next[0])) && repeats(next, 0) < minRepeat
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +94,46 @@ func TestRedTeamGitDirStateReachedBeyondTheWalk(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRedTeamRefsLinkToAHugeTree: a link under refs/ to a big folder
+// tree (/usr, a data disk, someone's home) has no FIFO to refuse, and
+// the walk that looks for FIFOs followed it whole before every git
+// planex ran (the cache of clean folders, 4,096 of them, forgets all
+// when full): seconds a call, for ever. The walk stops at
+// maxTreeFolders and the call is refused, saying what to remove; a
+// repository with many loose refs (a few thousand folders) still works.
+func TestRedTeamRefsLinkToAHugeTree(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	mkdirs := func(t *testing.T, root string, n int) {
+		for i := 0; i < n; i++ {
+			if err := os.MkdirAll(filepath.Join(root, strconv.Itoa(i/100), strconv.Itoa(i%100)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Run("a link to a tree past the bound", func(t *testing.T) {
+		t.Parallel()
+		r, _ := settledRepo(t)
+		// Inside the git directory: a link out is refused before
+		// (TestRedTeamRefsLinkToAFolderOutside).
+		huge := filepath.Join(r.CommonDir, "big")
+		mkdirs(t, huge, maxTreeFolders+100)
+		if err := os.Symlink(huge, filepath.Join(r.CommonDir, "refs", "heads", "data")); err != nil {
+			t.Fatal(err)
+		}
+		_, err := r.Git(ctx, "", "for-each-ref")
+		if !errors.Is(err, ErrGitDirTooLarge) || !strings.Contains(err.Error(), "refs") {
+			t.Errorf("for-each-ref = %v, want ErrGitDirTooLarge naming refs", err)
+		}
+	})
+	t.Run("many loose refs' folders", func(t *testing.T) {
+		t.Parallel()
+		r, _ := settledRepo(t)
+		mkdirs(t, filepath.Join(r.CommonDir, "refs", "pull"), 3000)
+		if _, err := r.Git(ctx, "", "for-each-ref"); err != nil {
+			t.Errorf("for-each-ref with 3,000 empty ref folders: %v", err)
+		}
+	})
 }

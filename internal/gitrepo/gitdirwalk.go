@@ -43,6 +43,16 @@ const (
 // full, all are forgotten.
 const maxCleanFolders = 4096
 
+// maxTreeFolders bounds the folders of refs/ or logs/ walked, links
+// followed: a link there to a huge tree (/usr, a data disk) was walked
+// whole before every git planex ran. A repository's loose refs fill a
+// few hundred folders; one holding more is refused, naming what to do.
+const maxTreeFolders = 10000
+
+// ErrGitDirTooLarge is returned for a git directory whose refs or logs
+// reach more folders than maxTreeFolders.
+var ErrGitDirTooLarge = errors.New("a git directory's refs reach too many folders")
+
 // cleanFolder is a folder found to hold no FIFO, device or link, with
 // the stamp it had then and its sub-folders.
 type cleanFolder struct {
@@ -107,7 +117,11 @@ func (s *scanCache) checkTree(ctx context.Context, root string, inside func(stri
 	// once.
 	seen := map[string]bool{}
 	queue := []string{root}
-	for len(queue) > 0 {
+	for walked := 0; len(queue) > 0; walked++ {
+		if walked == maxTreeFolders {
+			return fmt.Errorf("%w: %s reaches more than %d folders (%s); pack loose refs with git pack-refs --all",
+				ErrGitDirTooLarge, root, maxTreeFolders, queue[0])
+		}
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("looking at %s: %w", root, err)
 		}

@@ -32,6 +32,11 @@ type PlanMarker struct {
 	// request (-y) or by a setting (auto-approve, ci-fix auto); a plan
 	// posted to wait for an approval is never approved by a setting.
 	Auto bool `json:"auto,omitempty"`
+	// For is, on a plan posted to run at once, whom it runs for: the
+	// login its approval names (the one who asked, or planex for a CI
+	// fix of its own push). A state ref naming another approver is not
+	// this plan's approval.
+	For string `json:"for,omitempty"`
 }
 
 const markerPrefix = "<!-- planex:plan "
@@ -72,6 +77,7 @@ type PlanView struct {
 	StateRef          string // where the full plan lives
 	Inputs            string // plan.InputsHash of the requirement and exploration, for the marker
 	Auto              bool   // the plan runs at once (PlanMarker.Auto)
+	For               string // whom a plan that runs at once runs for (PlanMarker.For)
 }
 
 type wave struct {
@@ -117,7 +123,7 @@ type planData struct {
 // escaped.)
 func PlanComment(v PlanView) (body string, truncated bool) {
 	hash := plan.Hash(v.Tasks)
-	data := planData{PlanView: v, Marker: PlanMarker{ID: plan.ID(hash), SHA256: hash, Session: v.Session, Base: v.Base, Inputs: v.Inputs, Auto: v.Auto}.String(),
+	data := planData{PlanView: v, Marker: PlanMarker{ID: plan.ID(hash), SHA256: hash, Session: v.Session, Base: v.Base, Inputs: v.Inputs, Auto: v.Auto, For: v.For}.String(),
 		PlanID: plan.ID(hash), Hash: hash, Mermaid: Mermaid(v.Tasks), Waves: waves(v.Tasks), Full: true, TitleMax: 200, DepsMax: 50,
 		WorkflowTasks: plan.WorkflowTasks(v.Tasks), SettingsTasks: plan.SettingsTasks(v.Tasks),
 		ConfigTasks: plan.ConfigTasks(v.Tasks), GuidanceTasks: plan.GuidanceTasks(v.Tasks)}
