@@ -235,7 +235,7 @@ var (
 // (GIT_INDEX_FILE) hold a file git opens by name that exists and is not
 // a regular file: whoever could write the git directory made it a FIFO,
 // and every git planex ran waited on it. Only what c names is looked at.
-func checkGitDirFiles(c call) error {
+func checkGitDirFiles(ctx context.Context, c call) error {
 	var gitDir, commonDir, index string
 	for _, kv := range c.env {
 		name, value, _ := strings.Cut(kv, "=")
@@ -269,13 +269,24 @@ func checkGitDirFiles(c call) error {
 			return fmt.Errorf("%w: %s is a %v; remove it", ErrGitDirFileNotRegular, f, info.Mode().Type())
 		}
 	}
+	err := checkGitDirTrees(ctx, c.scans, gitDir, commonDir)
+	if err != nil && ctx.Err() != nil {
+		// Cut short by ctx: named as the git it was for.
+		err = fmt.Errorf("git %s: %w", strings.Join(c.args, " "), err)
+	}
+	return err
+}
+
+// checkGitDirTrees walks the common git directory and, when another,
+// the worktree's (checkGitDirTree).
+func checkGitDirTrees(ctx context.Context, s *scanCache, gitDir, commonDir string) error {
 	if commonDir != "" {
-		if err := checkGitDirTree(c.scans, commonDir, true); err != nil {
+		if err := checkGitDirTree(ctx, s, commonDir, true); err != nil {
 			return err
 		}
 	}
 	if gitDir != "" && filepath.Clean(gitDir) != filepath.Clean(commonDir) {
-		return checkGitDirTree(c.scans, gitDir, false)
+		return checkGitDirTree(ctx, s, gitDir, false)
 	}
 	return nil
 }

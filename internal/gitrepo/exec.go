@@ -215,7 +215,7 @@ func command(ctx context.Context, c call) (cmd *exec.Cmd, done func(), err error
 	if err != nil {
 		return nil, func() {}, err
 	}
-	if err := checkGitDirFiles(c); err != nil {
+	if err := checkGitDirFiles(ctx, c); err != nil {
 		return nil, func() {}, err
 	}
 	var scanned configScan

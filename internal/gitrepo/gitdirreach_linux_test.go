@@ -116,7 +116,9 @@ func TestRedTeamRefsLinkToAHugeTree(t *testing.T) {
 	t.Run("a link to a tree past the bound", func(t *testing.T) {
 		t.Parallel()
 		r, _ := settledRepo(t)
-		huge := t.TempDir()
+		// Inside the git directory: a link out is refused before
+		// (TestRedTeamRefsLinkToAFolderOutside).
+		huge := filepath.Join(r.CommonDir, "big")
 		mkdirs(t, huge, maxTreeFolders+100)
 		if err := os.Symlink(huge, filepath.Join(r.CommonDir, "refs", "heads", "data")); err != nil {
 			t.Fatal(err)

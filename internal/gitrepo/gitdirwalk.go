@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -70,7 +71,12 @@ type cleanFolder struct {
 // its device, inode and times (configStamp): an entry is added, removed
 // or renamed only by changing its folder's times. One holding a link is
 // listed every time (what a link leads to changes without its folder).
-func checkGitDirTree(s *scanCache, dir string, common bool) error {
+//
+// A link in refs or logs to a folder outside dir is refused: git would
+// list refs through it, and planex walk it before every call, whatever
+// it leads to (/, a large or slow file system), and what lies there
+// changes with no stamp of dir changing. The walk ends when ctx does.
+func checkGitDirTree(ctx context.Context, s *scanCache, dir string, common bool) error {
 	for _, f := range gitDirFolders {
 		if _, err := s.checkFolder(filepath.Join(dir, f)); err != nil {
 			return err
@@ -79,27 +85,10 @@ func checkGitDirTree(s *scanCache, dir string, common bool) error {
 	if err := s.checkObjectStore(filepath.Join(dir, "objects"), 0, map[string]bool{}); err != nil {
 		return err
 	}
+	inside := insideGitDir(dir)
 	for _, t := range gitDirTrees {
-		// A folder reached twice (a link to a folder above it) is
-		// listed once.
-		seen := map[string]bool{}
-		queue := []string{filepath.Join(dir, t)}
-		for walked := 0; len(queue) > 0; walked++ {
-			if walked == maxTreeFolders {
-				return fmt.Errorf("%w: %s reaches more than %d folders (a link there may lead out of the repository: %s); remove such links, or pack loose refs with git pack-refs --all",
-					ErrGitDirTooLarge, filepath.Join(dir, t), maxTreeFolders, queue[0])
-			}
-			subs, err := s.checkFolder(queue[0])
-			if err != nil {
-				return err
-			}
-			queue = queue[1:]
-			for _, sub := range subs {
-				if !seen[sub] {
-					seen[sub] = true
-					queue = append(queue, sub)
-				}
-			}
+		if err := s.checkTree(ctx, filepath.Join(dir, t), inside); err != nil {
+			return err
 		}
 	}
 	if !common {
@@ -115,6 +104,60 @@ func checkGitDirTree(s *scanCache, dir string, common bool) error {
 		}
 	}
 	return nil
+}
+
+// checkTree checks the folder root and every folder below it, through
+// links to folders that stay inside the git directory (inside); a link
+// out, or root itself leading out, is refused.
+func (s *scanCache) checkTree(ctx context.Context, root string, inside func(string) bool) error {
+	if real, err := filepath.EvalSymlinks(root); err == nil && !inside(real) {
+		return fmt.Errorf("%w: %s leads to %s, outside the git directory; remove it", ErrGitDirFileNotRegular, root, real)
+	}
+	// A folder reached twice (a link to a folder above it) is listed
+	// once.
+	seen := map[string]bool{}
+	queue := []string{root}
+	for walked := 0; len(queue) > 0; walked++ {
+		if walked == maxTreeFolders {
+			return fmt.Errorf("%w: %s reaches more than %d folders (%s); pack loose refs with git pack-refs --all",
+				ErrGitDirTooLarge, root, maxTreeFolders, queue[0])
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("looking at %s: %w", root, err)
+		}
+		subs, err := s.checkFolder(queue[0])
+		if err != nil {
+			return err
+		}
+		for _, sub := range subs {
+			if !inside(sub) {
+				return fmt.Errorf("%w: %s holds a link to %s, outside the git directory; remove it", ErrGitDirFileNotRegular, queue[0], sub)
+			}
+			if !seen[sub] {
+				seen[sub] = true
+				queue = append(queue, sub)
+			}
+		}
+		queue = queue[1:]
+	}
+	return nil
+}
+
+// insideGitDir returns whether a path is dir or below it, as named or
+// with its links resolved (a link's folder is walked by its real path).
+func insideGitDir(dir string) func(string) bool {
+	roots := []string{filepath.Clean(dir)}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		roots = append(roots, real)
+	}
+	return func(p string) bool {
+		for _, root := range roots {
+			if rel, err := filepath.Rel(root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // checkObjectStore checks an object store's folders (its loose objects'

@@ -6,7 +6,6 @@
 package gitrepo
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -317,35 +316,4 @@ func (r *Repo) UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason 
 		return fmt.Errorf("updating %s: %w (now %s): %v", branch, ErrRefMoved, at, err)
 	}
 	return fmt.Errorf("updating %s: %w: %v", branch, ErrRefUpdate, err)
-}
-
-// Exclude adds a pattern to .git/info/exclude if it is not there, so
-// planex's session folder never shows up as an untracked change.
-func (r *Repo) Exclude(pattern string) error {
-	p := filepath.Join(r.CommonDir, "info", "exclude")
-	b, err := os.ReadFile(p)
-	if err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("reading %s: %w", p, err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.TrimSpace(l) == pattern {
-			return nil
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", filepath.Dir(p), err)
-	}
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("opening %s: %w", p, err)
-	}
-	defer f.Close()
-	prefix := ""
-	if len(b) > 0 && !bytes.HasSuffix(b, []byte("\n")) {
-		prefix = "\n"
-	}
-	if _, err := f.WriteString(prefix + pattern + "\n"); err != nil {
-		return fmt.Errorf("writing %s: %w", p, err)
-	}
-	return nil
 }

@@ -126,20 +126,6 @@ func TestWorktreeCommitAndHistory(t *testing.T) {
 	}
 }
 
-func TestExcludeIsIdempotent(t *testing.T) {
-	t.Parallel()
-	r := newRepo(t)
-	for i := 0; i < 2; i++ {
-		if err := r.Exclude("/.workflow/"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, _ := os.ReadFile(filepath.Join(r.CommonDir, "info", "exclude"))
-	if strings.Count(string(b), "/.workflow/") != 1 {
-		t.Errorf("exclude file:\n%s", b)
-	}
-}
-
 func TestOpenNotARepo(t *testing.T) {
 	t.Parallel()
 	if _, err := Open(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a git repository") {

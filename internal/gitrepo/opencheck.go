@@ -68,5 +68,5 @@ func checkRepoAt(ctx context.Context, root string) error {
 	if _, err := checkConfigFiles(ctx, nil, []string{filepath.Join(commonDir, "config"), filepath.Join(gitDir, "config.worktree")}); err != nil {
 		return err
 	}
-	return checkGitDirFiles(call{env: []string{"GIT_DIR=" + gitDir, "GIT_COMMON_DIR=" + commonDir}})
+	return checkGitDirFiles(ctx, call{env: []string{"GIT_DIR=" + gitDir, "GIT_COMMON_DIR=" + commonDir}})
 }
