@@ -70,3 +70,26 @@ func TestShellFilterSkipsOnlyLinesWithoutAssignments(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutSeparators: a key loses its underscores and hyphens only,
+// bytes that are no UTF-8 kept as they are.
+func TestWithoutSeparators(t *testing.T) {
+	t.Parallel()
+	for _, k := range []string{"", "password", "proxy_password", "http-passwd", "-_-", "a_b-c\xff_d"} {
+		if got, want := withoutSeparators(k), strings.NewReplacer("_", "", "-", "").Replace(k); got != want {
+			t.Errorf("withoutSeparators(%q) = %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestShellURLLinesWithoutSchemeKept: in a machine's shell file a line
+// without :// is shown as the expressions would leave it, and one with
+// a URL still loses its credentials and path token.
+func TestShellURLLinesWithoutSchemeKept(t *testing.T) {
+	t.Parallel()
+	in := "PS1='\\u@\\h:\\w '\nexport http_proxy=http://ci:hunter2@proxy:3128\nexport PIP_INDEX_URL=https://pypi.fury.io/tok3n/acme/\nalias ll='ls -l'\n"
+	want := "PS1='\\u@\\h:\\w '\nexport http_proxy=http://proxy:3128\nexport PIP_INDEX_URL=https://pypi.fury.io/acme/\nalias ll='ls -l'\n"
+	if got, _ := filterSysConfig([]byte(in), filterShellURLs, nil, nil); string(got) != want {
+		t.Errorf("filtered\n%s\nwant\n%s", got, want)
+	}
+}
