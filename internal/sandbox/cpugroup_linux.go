@@ -169,7 +169,9 @@ func leaveProgramCPUGroup(f *os.File) {
 // removeStaleCPUGroups removes the steps' CPU cgroups in parent that a
 // planex no longer running made (one killed with SIGKILL runs no
 // cleanup): a group's name holds its planex's pid. A group whose
-// processes are gone is empty; one that is not stays.
+// processes are gone is empty; one that is not stays, tried once (a pid
+// of another pid namespace's planex may look dead from here, and its
+// busy groups must not hold this planex's start).
 func removeStaleCPUGroups(parent string, alive func(pid int) bool) {
 	groups, _ := filepath.Glob(filepath.Join(parent, cpuGroupPrefix+"*"))
 	for _, g := range groups {
@@ -178,9 +180,9 @@ func removeStaleCPUGroups(parent string, alive func(pid int) bool) {
 		if !ok || err != nil || alive(n) {
 			continue
 		}
-		removeCPUGroup(filepath.Join(g, cpuGroupProgram))
-		removeCPUGroup(filepath.Join(g, cpuGroupInit))
-		removeCPUGroup(g)
+		for _, d := range []string{filepath.Join(g, cpuGroupProgram), filepath.Join(g, cpuGroupInit), g} {
+			_ = unix.Rmdir(d)
+		}
 	}
 }
 
