@@ -330,6 +330,8 @@ func (r *talker) failureText(err error, cancelled bool) (string, bool) {
 	case errors.As(err, &pe):
 		// Told as it is, and the job fails: the workflow needs fixing.
 		return "planex could not act: " + abbrev.OneLine(pe.Error()), false
+	case errors.Is(err, gh.ErrListTooLong):
+		return "planex could not act: " + render.Text(abbrev.OneLine(err.Error())), true
 	}
 	msg := "planex hit an internal error"
 	if r.Cfg.RunURL != "" {
@@ -351,6 +353,14 @@ func (r *talker) refuseOnce(ctx context.Context, th thread, login, reason string
 	o := Outputs{Status: StatusRefused}
 	if th.Number != 0 {
 		told, err := r.toldBefore(ctx, th.Number, refusedMarker(login))
+		if errors.Is(err, gh.ErrListTooLong) {
+			// A thread flooded past what planex reads: replying to each
+			// comment (with the refusal or with the failure to read) is
+			// what the flood would want.
+			o.Notice = fmt.Sprintf("@%s is refused on #%d; not replying, as the thread is too long to tell whether planex did before: %s", login, th.Number, reason)
+			fmt.Fprintln(r.Out, o.Notice)
+			return o, nil
+		}
 		if err != nil {
 			return o, err
 		}

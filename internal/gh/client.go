@@ -72,6 +72,8 @@ type Client struct {
 	plain *http.Client
 	// publish is Options.Publish.
 	publish func(string) string
+	// bound bounds every listing (pages.go).
+	bound listBound
 }
 
 // out is text as planex publishes it (Options.Publish).
@@ -157,7 +159,7 @@ func NewClient(ctx context.Context, opts Options) (*Client, error) {
 		gc.UserAgent = "planex"
 	}
 	plain := &http.Client{Transport: attemptTimeout{base: transport, d: policy.AttemptTimeout}}
-	return &Client{gh: gc, serverURL: serverURL, log: log, policy: policy, retry: retry, plain: plain, publish: opts.Publish}, nil
+	return &Client{gh: gc, serverURL: serverURL, log: log, policy: policy, retry: retry, plain: plain, publish: opts.Publish, bound: defaultListBound()}, nil
 }
 
 // GitHub exposes the underlying go-github client for calls without a
@@ -190,15 +192,26 @@ func (c *Client) ListIssuesByLabel(ctx context.Context, owner, repo, label, stat
 	}
 	opt := &github.IssueListByRepoOptions{Labels: []string{label}, State: state, Sort: "created", Direction: "asc"}
 	var out []*github.Issue
-	err := eachPage(func(lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+	held := 0
+	var over error
+	err := eachPage(c.bound, func(lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
 		opt.ListOptions = lo
 		return c.gh.Issues.ListByRepo(ctx, owner, repo, opt)
 	}, func(is *github.Issue) bool {
-		if !is.IsPullRequest() {
-			out = append(out, is)
+		if is.IsPullRequest() {
+			return true
 		}
+		// An issue form may label what anyone opens: the bodies count.
+		if held += len(is.GetBody()) + len(is.GetTitle()); held > c.bound.text {
+			over = tooLong(c.bound)
+			return false
+		}
+		out = append(out, is)
 		return true
 	})
+	if err == nil {
+		err = over
+	}
 	if err != nil {
 		return nil, classify(fmt.Sprintf("listing %s issues of %s/%s labelled %q", state, owner, repo, label), "issues: read", err)
 	}
@@ -230,7 +243,7 @@ func (c *Client) CreateIssue(ctx context.Context, owner, repo, title, body strin
 	}, func() (bool, error) {
 		opt := &github.IssueListByRepoOptions{State: "all", Since: since, Sort: "created", Direction: "desc"}
 		found := false
-		err := eachPage(func(lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+		err := eachPage(c.bound, func(lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
 			opt.ListOptions = lo
 			return c.gh.Issues.ListByRepo(ctx, owner, repo, opt)
 		}, func(is *github.Issue) bool {
@@ -306,10 +319,10 @@ func (c *Client) ListComments(ctx context.Context, owner, repo string, number in
 	if !since.IsZero() {
 		opt.Since = &since
 	}
-	out, err := allPages(func(lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
+	out, err := allPages(c.bound, func(lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
 		opt.ListOptions = lo
 		return c.gh.Issues.ListComments(ctx, owner, repo, number, opt)
-	})
+	}, func(cm *github.IssueComment) int { return len(cm.GetBody()) })
 	return out, classify(fmt.Sprintf("listing comments of %s/%s#%d", owner, repo, number), "issues: read", err)
 }
 
@@ -567,9 +580,9 @@ func (c *Client) RequestReviewers(ctx context.Context, owner, repo string, numbe
 
 // PRFiles returns a pull request's changed files (with patches).
 func (c *Client) PRFiles(ctx context.Context, owner, repo string, number int) ([]*github.CommitFile, error) {
-	out, err := allPages(func(lo github.ListOptions) ([]*github.CommitFile, *github.Response, error) {
+	out, err := allPages(c.bound, func(lo github.ListOptions) ([]*github.CommitFile, *github.Response, error) {
 		return c.gh.PullRequests.ListFiles(ctx, owner, repo, number, &lo)
-	})
+	}, func(f *github.CommitFile) int { return len(f.GetPatch()) + len(f.GetFilename()) })
 	return out, classify(fmt.Sprintf("listing files of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
 }
 
@@ -651,9 +664,9 @@ func (c *Client) CreateReview(ctx context.Context, owner, repo string, number in
 
 // ListReviews returns a pull request's reviews in order.
 func (c *Client) ListReviews(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestReview, error) {
-	out, err := allPages(func(lo github.ListOptions) ([]*github.PullRequestReview, *github.Response, error) {
+	out, err := allPages(c.bound, func(lo github.ListOptions) ([]*github.PullRequestReview, *github.Response, error) {
 		return c.gh.PullRequests.ListReviews(ctx, owner, repo, number, &lo)
-	})
+	}, func(rv *github.PullRequestReview) int { return len(rv.GetBody()) })
 	return out, classify(fmt.Sprintf("listing reviews of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
 }
 
@@ -670,9 +683,11 @@ func (c *Client) UpdateReview(ctx context.Context, owner, repo string, number in
 // ListReviewComments returns all inline review comments of a pull request.
 func (c *Client) ListReviewComments(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestComment, error) {
 	opt := &github.PullRequestListCommentsOptions{}
-	out, err := allPages(func(lo github.ListOptions) ([]*github.PullRequestComment, *github.Response, error) {
+	out, err := allPages(c.bound, func(lo github.ListOptions) ([]*github.PullRequestComment, *github.Response, error) {
 		opt.ListOptions = lo
 		return c.gh.PullRequests.ListComments(ctx, owner, repo, number, opt)
+	}, func(cm *github.PullRequestComment) int {
+		return len(cm.GetBody()) + len(cm.GetDiffHunk()) + len(cm.GetPath())
 	})
 	return out, classify(fmt.Sprintf("listing review comments of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
 }

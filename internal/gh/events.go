@@ -25,7 +25,7 @@ const maxLabelEvents = 100
 // label on an issue, oldest first, reading every page of its events.
 func (c *Client) LabelEvents(ctx context.Context, owner, repo string, number int, label string) ([]LabelEvent, error) {
 	var out []LabelEvent
-	err := eachPage(func(lo github.ListOptions) ([]*github.IssueEvent, *github.Response, error) {
+	err := eachPage(c.bound, func(lo github.ListOptions) ([]*github.IssueEvent, *github.Response, error) {
 		return c.gh.Issues.ListIssueEvents(ctx, owner, repo, number, &lo)
 	}, func(ev *github.IssueEvent) bool {
 		kind := ev.GetEvent()
