@@ -602,7 +602,14 @@ func (r *intake) onSchedule(ctx context.Context, ev *event.Event) (Outputs, erro
 			errs = append(errs, err)
 			continue
 		}
-		po, err := r.plans.plan(ctx, th, planRequest{Requirement: issueRequirement(is.GetTitle(), is.GetBody()), Issue: n, RequestedBy: by, Manual: manual})
+		// The listing holds no body (gh.Client.ListIssuesByLabel): the
+		// issue is read as it is now.
+		full, err := r.GH.Intake.GetIssue(ctx, ev.Owner, ev.Repo, n)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading issue #%d: %w", n, err))
+			continue
+		}
+		po, err := r.plans.plan(ctx, th, planRequest{Requirement: issueRequirement(full.GetTitle(), full.GetBody()), Issue: n, RequestedBy: by, Manual: manual})
 		o = o.with(po)
 		if err != nil {
 			fo, ferr := r.talk.fail(ctx, th, nil, err)
@@ -662,6 +669,11 @@ func (r *intake) scheduleOutputs(o Outputs, open, planned, failed int, skipped [
 // skipped.
 func (r *intake) scheduleLabeller(ctx context.Context, n int) (string, string, error) {
 	evs, err := r.GH.Intake.LabelEvents(ctx, r.Cfg.Owner, r.Cfg.Repo, n, r.Cfg.AutoLabel)
+	if errors.Is(err, gh.ErrListTooLong) {
+		// Skipped, not failed: one issue's flood of events (mentions
+		// make them) stops no other issue's plan.
+		return "", fmt.Sprintf("its events are too many to tell who added `%s` (%s)", r.Cfg.AutoLabel, abbrev.OneLine(err.Error())), nil
+	}
 	if err != nil {
 		return "", "", err
 	}

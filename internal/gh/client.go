@@ -185,7 +185,9 @@ func (c *Client) GetIssue(ctx context.Context, owner, repo string, number int) (
 }
 
 // ListIssuesByLabel returns the issues (not pull requests) carrying label
-// in state ("open", "closed" or "all"; "open" when empty), oldest first.
+// in state ("open", "closed" or "all"; "open" when empty), oldest first,
+// without their bodies: an issue form may label what anyone opens, so
+// the list holds whatever they wrote; GetIssue reads the one to act on.
 func (c *Client) ListIssuesByLabel(ctx context.Context, owner, repo, label, state string) ([]*github.Issue, error) {
 	if state == "" {
 		state = "open"
@@ -201,8 +203,8 @@ func (c *Client) ListIssuesByLabel(ctx context.Context, owner, repo, label, stat
 		if is.IsPullRequest() {
 			return true
 		}
-		// An issue form may label what anyone opens: the bodies count.
-		if held += len(is.GetBody()) + len(is.GetTitle()); held > c.bound.text {
+		is.Body = nil
+		if held += len(is.GetTitle()); held > c.bound.text {
 			over = tooLong(c.bound)
 			return false
 		}

@@ -15,7 +15,8 @@ import (
 // comments than a listing reads, or comments of GitHub's largest size
 // (65,536 characters, here emoji of 4 bytes each), or the same as inline
 // review comments on planex's pull request, or issues an issue form
-// labels for anyone. Before, every listing kept all of it (a thousand
+// labels for anyone (whose bodies the schedule's list now leaves out: it
+// reads the one it plans). Before, every listing kept all of it (a thousand
 // such comments are 256 MiB, read again before every decision); now a
 // listing stops reading where it passes its bound and says so, and
 // decides nothing on the part it read.
@@ -33,6 +34,11 @@ func TestRedTeamFloodedThreadListingBounded(t *testing.T) {
 	}
 	labelled := func(ctx context.Context, c *Client, _ int) (int, error) {
 		is, err := c.ListIssuesByLabel(ctx, owner, name, "planex:auto", "")
+		for _, i := range is {
+			if i.Body != nil {
+				return 0, fmt.Errorf("issue #%d's body was kept", i.GetNumber())
+			}
+		}
 		return len(is), err
 	}
 	tests := []struct {
@@ -49,7 +55,8 @@ func TestRedTeamFloodedThreadListingBounded(t *testing.T) {
 		{"huge comments", 12, huge, comments, addComments, true, 1},
 		{"huge review comments", 12, huge, reviewComments, addReviewComments, true, 1},
 		{"many review comments", 450, "nit", reviewComments, addReviewComments, true, 4},
-		{"huge labelled issues", 12, huge, labelled, addLabelled, true, 1},
+		{"huge labelled issues: no body kept", 12, huge, labelled, addLabelled, false, 1},
+		{"many labelled issues", 450, "x", labelled, addLabelled, true, 4},
 		{"a few huge comments", 3, huge, comments, addComments, false, 1},
 	}
 	for _, tc := range tests {
