@@ -184,7 +184,7 @@ func (r *Runner) run(ctx context.Context, j Job) Outcome {
 	if err != nil {
 		return fail("reading the task's changes: %v", err)
 	}
-	if why := r.refuseChanges(ctx, j.Task.Scope, tree, changes, secrets); why != "" {
+	if why := r.refuseChanges(ctx, j.Task.Scope, j.Base, tree, changes, secrets); why != "" {
 		return fail("%s", why)
 	}
 	if er.Status != string(plan.StatusCompleted) {
@@ -222,7 +222,7 @@ func (r *Runner) run(ctx context.Context, j Job) Outcome {
 // refuseChanges holds a task's changes against the trust boundary
 // whatever the agent reported: it says why they cannot be committed, or
 // returns "" when they may.
-func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, changes []gitrepo.Change, secrets map[string]string) string {
+func (r *Runner) refuseChanges(ctx context.Context, taskScope, base, tree string, changes []gitrepo.Change, secrets map[string]string) string {
 	// A committed link out of the repository would hand whoever checks
 	// the branch out (or a later step) a path to files elsewhere.
 	escapes, err := r.Repo.SymlinkEscapes(ctx, tree, changes)
@@ -266,6 +266,14 @@ func (r *Runner) refuseChanges(ctx context.Context, taskScope, tree string, chan
 	if len(leaks) > 0 {
 		return fmt.Sprintf("the changes contain secret values, so nothing was committed: %s", strings.Join(leaks, ", "))
 	}
+	imgs, err := r.outsideImages(ctx, base, changes)
+	if err != nil {
+		return fmt.Sprintf("checking the images the task's rendered files show: %v", err)
+	}
+	if len(imgs) > 0 {
+		return fmt.Sprintf("adds images GitHub would fetch from hosts the contained network does not allow, when the file is viewed (an address can carry what the agent read): %s; "+
+			"allow the host (--allow-host, the Action's allow-hosts) or use an image in the repository", strings.Join(imgs, ", "))
+	}
 	return ""
 }
 
@@ -297,7 +305,7 @@ func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) 
 	if err != nil {
 		why = fmt.Sprintf("reading the task's changes: %v", err)
 	} else {
-		why = r.refuseChanges(ctx, taskScope, tree, o.Changes, secrets)
+		why = r.refuseChanges(ctx, taskScope, tip, tree, o.Changes, secrets)
 	}
 	if why == "" {
 		return ""

