@@ -39,6 +39,8 @@ func renderedFinder(name string) func([]byte) []string {
 		return gfm.Fetched
 	case ".rst", ".rest", ".adoc", ".asciidoc", ".asc":
 		return gfm.FetchedMarkup
+	case ".ipynb":
+		return gfm.FetchedNotebook
 	}
 	return nil
 }

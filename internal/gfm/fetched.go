@@ -2,6 +2,7 @@ package gfm
 
 import (
 	"bytes"
+	"encoding/json"
 	"regexp"
 	"strings"
 
@@ -157,4 +158,69 @@ func FetchedMarkup(src []byte) []string {
 		}
 	}
 	return out
+}
+
+// FetchedNotebook is Fetched for a Jupyter notebook, which GitHub renders
+// cell by cell: the images of its Markdown cells and of the Markdown and
+// HTML its cells' outputs hold. A file that is not a notebook's JSON is
+// not rendered, and names none.
+func FetchedNotebook(src []byte) []string {
+	var nb struct {
+		Cells []struct {
+			CellType string          `json:"cell_type"`
+			Source   json.RawMessage `json:"source"`
+			Outputs  []struct {
+				Data map[string]json.RawMessage `json:"data"`
+			} `json:"outputs"`
+		} `json:"cells"`
+	}
+	if json.Unmarshal(src, &nb) != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(list []string) {
+		for _, u := range list {
+			if !seen[u] {
+				seen[u] = true
+				out = append(out, u)
+			}
+		}
+	}
+	for _, c := range nb.Cells {
+		if c.CellType == "markdown" {
+			add(Fetched([]byte(notebookText(c.Source))))
+		}
+		for _, o := range c.Outputs {
+			for kind, v := range o.Data {
+				switch kind {
+				case "text/markdown":
+					add(Fetched([]byte(notebookText(v))))
+				case "text/html", "image/svg+xml":
+					var found []string
+					htmlSources([]byte(notebookText(v)), func(u string) {
+						if outside(u) {
+							found = append(found, strings.TrimSpace(u))
+						}
+					})
+					add(found)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// notebookText is a notebook's text field: a string, or a list of the
+// lines to join.
+func notebookText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var lines []string
+	if json.Unmarshal(raw, &lines) == nil {
+		return strings.Join(lines, "")
+	}
+	return ""
 }

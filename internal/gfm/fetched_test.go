@@ -92,3 +92,22 @@ func TestHost(t *testing.T) {
 		}
 	}
 }
+
+func TestFetchedNotebook(t *testing.T) {
+	t.Parallel()
+	nb := `{"cells": [
+	 {"cell_type": "markdown", "source": ["# Results\n", "![plot](https://evil.example/m.png?d=1)\n"]},
+	 {"cell_type": "code", "source": "print('![x](https://evil.example/code)')",
+	  "outputs": [{"data": {"text/html": ["<img src=\"https://evil.example/h.png\">"], "text/plain": "![y](https://evil.example/plain)"}},
+	              {"data": {"text/markdown": "![z](//evil.example/md)"}}]},
+	 {"cell_type": "markdown", "source": "![a](img/local.png)"}
+	], "nbformat": 4}`
+	got := FetchedNotebook([]byte(nb))
+	want := []string{"https://evil.example/m.png?d=1", "https://evil.example/h.png", "//evil.example/md"}
+	if !slices.Equal(got, want) {
+		t.Errorf("FetchedNotebook = %q, want %q", got, want)
+	}
+	if got := FetchedNotebook([]byte("![x](https://evil.example/not-json)")); got != nil {
+		t.Errorf("a file that is no notebook gave %q", got)
+	}
+}
