@@ -14,7 +14,8 @@ import (
 // "//host/…") of the images GitHub fetches from outside when it shows the
 // Markdown text src: the destinations of Markdown images (inline and by
 // reference) and the sources of the raw HTML elements GitHub keeps that
-// load one (img, picture's source, video's poster, …). GitHub's image
+// load one (img, picture's source, video's poster, …), and every address
+// in a mermaid diagram, which may draw one. GitHub's image
 // proxy fetches each one, with its query, as soon as someone views the
 // file, so an address is a message to its host. Relative addresses are
 // the repository's own and are not listed. In order of appearance, each
@@ -45,11 +46,23 @@ func Fetched(src []byte) []string {
 			htmlSources(join(d.Source, segs), add)
 		case *ast.RawHTML:
 			htmlSources(join(d.Source, segmentsOf(n.Segments)), add)
+		case *ast.FencedCodeBlock:
+			// GitHub draws a mermaid block, and a diagram may show an
+			// image from an address (an image shape, an icon, an
+			// <img> in a label): every address in one counts.
+			if lang := n.Language(d.Source); strings.EqualFold(string(lang), "mermaid") {
+				for _, u := range anyAddress.FindAll(join(d.Source, segmentsOf(n.Lines())), -1) {
+					add(string(u))
+				}
+			}
 		}
 		return ast.WalkContinue, nil
 	})
 	return out
 }
+
+// anyAddress finds absolute and scheme-relative addresses in text.
+var anyAddress = regexp.MustCompile(`(?i)(?:https?:)?//[^\s"'<>()\[\]{}|` + "`" + `]+`)
 
 // loadingAttrs are the attributes of HTML elements that make a browser
 // load what they name when the element is shown (srcset lists several).

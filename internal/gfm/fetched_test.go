@@ -31,6 +31,8 @@ func TestFetched(t *testing.T) {
 		{"links are not fetched", "[docs](https://docs.example/) and https://bare.example/x", nil},
 		{"relative images are the repository's", "![x](img/a.png) <img src=\"/b.png\">", nil},
 		{"code is not rendered", "`![x](https://evil.example/code)`\n\n```\n<img src=https://evil.example/fence>\n```\n", nil},
+		{"a mermaid diagram's image shape", "```mermaid\nflowchart TD\n  A@{ img: \"https://evil.example/m.png?d=1\", label: \"x\" }\n```\n", []string{"https://evil.example/m.png?d=1"}},
+		{"a mermaid label's img", "~~~ Mermaid\ngraph LR\n  A[\"<img src='//evil.example/l.png'>\"]\n~~~\n", []string{"//evil.example/l.png"}},
 		{"the same address once", "![a](https://evil.example/s) ![b](https://evil.example/s)", []string{"https://evil.example/s"}},
 	}
 	for _, tc := range tests {
