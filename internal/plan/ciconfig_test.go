@@ -92,8 +92,10 @@ func TestConfigTasks(t *testing.T) {
 		{ID: "T5", Scope: "tools/**/action.yml"},
 		{ID: "T6", Scope: ".github/dependabot.yml;src/**"},
 		{ID: "T7", Scope: ".github/workflows/*.yml"},
+		{ID: "T8", Scope: "lib/**;.gitmodules"},
+		{ID: "T9", Scope: ".lfsconfig"},
 	}
-	if got := strings.Join(ConfigTasks(tasks), ","); got != "T2,T4,T5,T6" {
+	if got := strings.Join(ConfigTasks(tasks), ","); got != "T2,T4,T5,T6,T8,T9" {
 		t.Errorf("ConfigTasks = %s", got)
 	}
 }

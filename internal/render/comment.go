@@ -97,7 +97,8 @@ type planData struct {
 	// may change planex's own settings.
 	SettingsTasks []string
 	// ConfigTasks may change local actions, action definitions,
-	// CODEOWNERS or Dependabot's settings (plan.ConfigTasks).
+	// CODEOWNERS, Dependabot's settings, .gitmodules or .lfsconfig
+	// (plan.ConfigTasks).
 	ConfigTasks []string
 	// GuidanceTasks may change what coding agents read as the
 	// repository's guidance (plan.GuidanceTasks).
