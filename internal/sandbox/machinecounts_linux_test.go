@@ -389,7 +389,8 @@ func readFile(t *testing.T, p string) []byte {
 // 512), held, when it got more than BOUND, up to ten seconds before it
 // says "held to the end"; "memfd", up to 3 GiB written to a memfd (the
 // guard ends it long before, at the floor), held three seconds before it
-// says "held to the end".
+// says "held to the end"; "epoll:N", N epoll watches held up to ten
+// seconds (holdEpollWatches).
 func TestMachineCountsProbeHelper(t *testing.T) {
 	what := os.Getenv("PLANEX_COUNTS_PROBE")
 	switch {
@@ -447,6 +448,9 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 	case strings.HasPrefix(what, "mqueues:"):
 		n, _ := strconv.Atoi(strings.TrimPrefix(what, "mqueues:"))
 		holdQueues(n)
+	case strings.HasPrefix(what, "epoll:"):
+		n, _ := strconv.Atoi(strings.TrimPrefix(what, "epoll:"))
+		holdEpollWatches(n)
 	case what == "memfd":
 		fd, err := unix.MemfdCreate("planex-hog", unix.MFD_CLOEXEC)
 		if err != nil {
