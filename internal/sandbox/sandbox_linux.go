@@ -309,7 +309,7 @@ func (s *Sandbox) takeCounts() (map[string]int64, func()) {
 		maps.Copy(most, stepRlimits(unix.Getrlimit))
 		maps.Copy(most, stepEpollWatches("/proc/sys/fs/epoll/max_user_watches"))
 		s.counts = newCountBudget(most)
-		s.pids = newPidBudget(readFirstInt("/proc/sys/kernel/pid_max"))
+		s.pids = newPidBudget(readFirstInt("/proc/sys/kernel/pid_max"), enforcedProcessLimit(os.Getuid(), unix.Getrlimit))
 	})
 	counts, give := s.counts.take(nil)
 	if s.epollWatches != 0 {
