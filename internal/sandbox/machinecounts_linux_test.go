@@ -390,7 +390,8 @@ func readFile(t *testing.T, p string) []byte {
 // says "held to the end"; "memfd", up to 3 GiB written to a memfd (the
 // guard ends it long before, at the floor), held three seconds before it
 // says "held to the end"; "epoll:N", N epoll watches held up to ten
-// seconds (holdEpollWatches).
+// seconds (holdEpollWatches); "intocgroup:DIR", a child started in the
+// cgroup DIR (startInCgroup).
 func TestMachineCountsProbeHelper(t *testing.T) {
 	what := os.Getenv("PLANEX_COUNTS_PROBE")
 	switch {
@@ -448,6 +449,8 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 	case strings.HasPrefix(what, "mqueues:"):
 		n, _ := strconv.Atoi(strings.TrimPrefix(what, "mqueues:"))
 		holdQueues(n)
+	case strings.HasPrefix(what, "intocgroup:"):
+		startInCgroup(strings.TrimPrefix(what, "intocgroup:"))
 	case strings.HasPrefix(what, "epoll:"):
 		n, _ := strconv.Atoi(strings.TrimPrefix(what, "epoll:"))
 		holdEpollWatches(n)
