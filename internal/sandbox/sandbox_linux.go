@@ -309,7 +309,7 @@ func (s *Sandbox) takeCounts() (map[string]int64, func()) {
 		maps.Copy(most, stepRlimits(unix.Getrlimit))
 		maps.Copy(most, stepEpollWatches("/proc/sys/fs/epoll/max_user_watches"))
 		s.counts = newCountBudget(most)
-		s.pids = newPidBudget(readFirstInt("/proc/sys/kernel/pid_max"), enforcedProcessLimit(os.Getuid(), unix.Getrlimit))
+		s.pids = newPidBudget(readFirstInt("/proc/sys/kernel/pid_max"), enforcedProcessLimit(machineRoot(), unix.Getrlimit))
 	})
 	counts, give := s.counts.take(nil)
 	if s.epollWatches != 0 {
@@ -317,6 +317,13 @@ func (s *Sandbox) takeCounts() (map[string]int64, func()) {
 		counts[epollWatchesName] = s.epollWatches
 	}
 	return counts, give
+}
+
+// machineRoot reports whether planex is root of the machine's first user
+// namespace (isMachineRoot).
+func machineRoot() bool {
+	m, _ := os.ReadFile("/proc/self/uid_map")
+	return isMachineRoot(os.Getuid(), m)
 }
 
 func serveInit(root, cfgFile string, c config, cpuGroup string) (stop func(), err error) {

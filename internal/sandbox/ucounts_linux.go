@@ -201,14 +201,21 @@ func newPidBudget(pidMax, nproc int64) *countBudget {
 }
 
 // enforcedProcessLimit returns planex's soft process limit where the
-// kernel holds its sandboxes' processes to it (planex not root, the
-// limit finite), else 0.
-func enforcedProcessLimit(uid int, getrlimit func(res int, r *unix.Rlimit) error) int64 {
+// kernel holds its sandboxes' processes to it (planex not the machine's
+// root, the limit finite), else 0.
+func enforcedProcessLimit(machineRoot bool, getrlimit func(res int, r *unix.Rlimit) error) int64 {
 	var r unix.Rlimit
-	if uid == 0 || getrlimit(unix.RLIMIT_NPROC, &r) != nil || r.Cur == unix.RLIM_INFINITY || r.Cur > math.MaxInt64 {
+	if machineRoot || getrlimit(unix.RLIMIT_NPROC, &r) != nil || r.Cur == unix.RLIM_INFINITY || r.Cur > math.MaxInt64 {
 		return 0
 	}
 	return int64(r.Cur)
+}
+
+// isMachineRoot reports whether uid, with the uid map uidMap
+// (/proc/self/uid_map), is root of the machine's first user namespace:
+// root of a rootless container's has its process limit enforced.
+func isMachineRoot(uid int, uidMap []byte) bool {
+	return uid == 0 && strings.Join(strings.Fields(string(uidMap)), " ") == "0 0 4294967295"
 }
 
 // shareProcesses returns a new sandbox's process limit, limit or its

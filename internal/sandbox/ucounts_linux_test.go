@@ -348,18 +348,40 @@ func TestEnforcedProcessLimit(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		uid  int
+		root bool
 		get  func(int, *unix.Rlimit) error
 		want int64
 	}{
-		{"an ordinary user's limit", 1001, limit(4096, nil), 4096},
-		{"root's, not enforced", 0, limit(4096, nil), 0},
-		{"infinite", 1001, limit(unix.RLIM_INFINITY, nil), 0},
-		{"unreadable", 1001, limit(4096, errors.New("no")), 0},
+		{"an ordinary user's limit", false, limit(4096, nil), 4096},
+		{"the machine's root's, not enforced", true, limit(4096, nil), 0},
+		{"infinite", false, limit(unix.RLIM_INFINITY, nil), 0},
+		{"unreadable", false, limit(4096, errors.New("no")), 0},
 	}
 	for _, tt := range tests {
-		if got := enforcedProcessLimit(tt.uid, tt.get); got != tt.want {
+		if got := enforcedProcessLimit(tt.root, tt.get); got != tt.want {
 			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestIsMachineRoot: only root of the first user namespace is exempt
+// from its process limit; root of a rootless container's is not.
+func TestIsMachineRoot(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		uid    int
+		uidMap string
+		want   bool
+	}{
+		{"the machine's root", 0, "         0          0 4294967295\n", true},
+		{"a rootless container's root", 0, "         0       1000          1\n         1     100000      65536\n", false},
+		{"an ordinary user", 1001, "         0          0 4294967295\n", false},
+		{"no map read", 0, "", false},
+	}
+	for _, tt := range tests {
+		if got := isMachineRoot(tt.uid, []byte(tt.uidMap)); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
