@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,5 +146,86 @@ func delegate(t *testing.T, cg string, uid int) {
 		if err := os.Chown(filepath.Join(cg, e.Name()), uid, uid); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestRedTeamCloneIntoAnotherCgroup: planex run by an ordinary user in
+// a cgroup of a tree that user owns (a desktop session's systemd --user
+// gives each terminal and application a cgroup of its own, side by
+// side). The cgroup files the sandbox shows are read-only, but clone3's
+// CLONE_INTO_CGROUP asks only for the right to write the target's
+// cgroup.procs, not for a writable mount: a contained program started a
+// child in a sibling cgroup (another application's), out of the limits
+// (memory.max, pids.max) set on planex's. The step's programs now get
+// ENOSYS from clone3, as from a kernel without it (glibc, Rust and the
+// rest fall back to clone), so no child starts elsewhere. Needs root
+// to make the cgroups and a cgroup2 hierarchy mounted outside /tmp.
+func TestRedTeamCloneIntoAnotherCgroup(t *testing.T) {
+	t.Parallel()
+	needRoot(t)
+	root := cgroup2Mount(t)
+	parent, err := os.MkdirTemp(root, "planex-test-")
+	if err != nil {
+		t.Skipf("cannot make a cgroup under %s (a container's read-only cgroup tree): %v", root, err)
+	}
+	t.Cleanup(func() {
+		os.Remove(filepath.Join(parent, "planex"))
+		os.Remove(filepath.Join(parent, "other"))
+		os.Remove(parent)
+	})
+	for _, sub := range []string{"planex", "other"} {
+		if err := os.Mkdir(filepath.Join(parent, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		delegate(t, filepath.Join(parent, sub), 65534)
+	}
+	delegate(t, parent, 65534)
+	fd, err := syscall.Open(filepath.Join(parent, "planex"), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	out := asOrdinaryUserIn(t, "TestCloneIntoCgroupAttack", fd)
+	if !strings.Contains(out, "the program ran in a cgroup delegated to it") {
+		t.Fatalf("the attack did not run in the delegated cgroup:\n%s", out)
+	}
+	if strings.Contains(out, "STARTED-IN-THE-OTHER-CGROUP") {
+		t.Errorf("a contained program started a child in another cgroup of the user's:\n%s", out)
+	}
+}
+
+// TestCloneIntoCgroupAttack is TestRedTeamCloneIntoAnotherCgroup's
+// attack, run as an ordinary user in a cgroup that user owns beside
+// another ("other"); it skips anywhere else (in the package's own run).
+func TestCloneIntoCgroupAttack(t *testing.T) {
+	t.Parallel()
+	cg := ownCgroup(t)
+	other := filepath.Join(filepath.Dir(cg), "other")
+	s := newSandbox(t)
+	out, err := run(t, s, Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}, "/", []string{"PLANEX_COUNTS_PROBE=intocgroup:" + other},
+		os.Args[0]+" -test.run=^TestMachineCountsProbeHelper$")
+	t.Logf("the program ran in a cgroup delegated to it (%s): %v\n%s", cg, err, out)
+	if !strings.Contains(out, "intocgroup: ") || strings.Contains(out, "not found") {
+		t.Fatalf("the attack did not run to its end: %v\n%s", err, out)
+	}
+}
+
+// startInCgroup is the program of TestCloneIntoCgroupAttack: it starts
+// cat /proc/self/cgroup in the cgroup at dir (clone3 with
+// CLONE_INTO_CGROUP, as Go's UseCgroupFD does) and says where the child
+// ran.
+func startInCgroup(dir string) {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		fmt.Printf("intocgroup: open %s: %v\n", dir, err)
+		return
+	}
+	defer syscall.Close(fd)
+	cmd := exec.Command("/bin/cat", "/proc/self/cgroup")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	out, err := cmd.CombinedOutput()
+	fmt.Printf("intocgroup: %v %s\n", err, out)
+	if err == nil && strings.Contains(string(out), "/"+filepath.Base(dir)) {
+		fmt.Println("STARTED-IN-THE-OTHER-CGROUP")
 	}
 }

@@ -21,8 +21,11 @@ import (
 // such processes, 3.5 beside the same 12 in one session). A process
 // outside the root CPU cgroup joins no such group: a contained program
 // starts a process in a new session, which tries to move itself back to
-// the root CPU cgroup, and both say where they are. Neither may be in
-// the root CPU group where planex, as root, can make one.
+// the root CPU cgroup, the init's group or its step's, writes the
+// weights of its own group and the step's, freezes the init's and makes
+// a group below its own, and both say where they are. Neither may be in
+// the root CPU group where planex, as root, can make one, nor move, write
+// or make anything.
 func TestRedTeamSessionsGainNoCPU(t *testing.T) {
 	t.Parallel()
 	if os.Getuid() != 0 {
@@ -35,14 +38,24 @@ func TestRedTeamSessionsGainNoCPU(t *testing.T) {
 	script := `where() { grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' /proc/self/cgroup || grep '^0::' /proc/self/cgroup; }
 where | sed 's/^/program /'
 setsid sh -c 'for f in /sys/fs/cgroup/cpu/cgroup.procs /sys/fs/cgroup/cpu,cpuacct/cgroup.procs /sys/fs/cgroup/cgroup.procs; do echo $$ > $f 2>/dev/null && echo "MOVED by $f"; done
+g=$(grep -E "^[0-9]+:([^:]*,)?cpu(,[^:]*)?:" /proc/self/cgroup | cut -d: -f3); [ -n "$g" ] || g=$(grep "^0::" /proc/self/cgroup | cut -d: -f3)
+for top in /sys/fs/cgroup/cpu /sys/fs/cgroup/cpu,cpuacct /sys/fs/cgroup; do
+  step=$top$(dirname "$g")
+  for f in "$step/init/cgroup.procs" "$step/cgroup.procs" "$top$g/cgroup.procs"; do echo $$ > "$f" 2>/dev/null && echo "MOVED by $f"; done
+  for f in "$top$g/cpu.shares" "$top$g/cpu.weight" "$step/cpu.shares" "$step/cpu.weight"; do echo 10000 > "$f" 2>/dev/null && echo "WROTE $f"; done
+  for f in "$step/init/cgroup.freeze" "$step/init/freezer.state"; do echo 1 > "$f" 2>/dev/null && echo "WROTE $f"; done
+  mkdir "$top$g/sub" 2>/dev/null && echo "MADE $top$g/sub"
+done
 grep -E "^[0-9]+:([^:]*,)?cpu(,[^:]*)?:" /proc/self/cgroup || grep "^0::" /proc/self/cgroup' </dev/null | sed 's/^/session /'
 echo probed`
 	out, err := run(t, s, Policy{}, "/", nil, script)
 	if err != nil || !strings.Contains(out, "probed") {
 		t.Fatalf("the probe did not run to its end (%v):\n%s", err, out)
 	}
-	if strings.Contains(out, "MOVED") {
-		t.Errorf("a contained process moved itself to the root CPU cgroup:\n%s", out)
+	for _, bad := range []string{"MOVED", "WROTE", "MADE"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("a contained process moved itself out of the program's CPU cgroup, or wrote or made a group:\n%s", out)
+		}
 	}
 	seen := 0
 	for _, line := range strings.Split(out, "\n") {

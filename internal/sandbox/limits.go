@@ -214,6 +214,9 @@ type usage struct {
 	// step saw it grow past what it may hold.
 	ptyPoolLow  bool
 	ptyPoolLeft int64
+	// epollWatches is how many epoll watches the step held when the init
+	// ended it for holding more than epollLimit; 0 when it did not.
+	epollWatches, epollLimit int64
 	// netMemProto is the protocol ("TCP", "UDP") whose memory, the
 	// machine's, was netMemBytes when the init ended the step for it; ""
 	// when it did not.
@@ -258,6 +261,9 @@ func limitsHit(l Limits, u usage) []string {
 	}
 	if u.ptyPoolLow {
 		hit = append(hit, fmt.Sprintf("terminals nearly spent: the machine's pool (kernel.pty.max, every container's and step's) had %d left after it grew by more than the step's %d since it started, terminals its processes' descriptors do not show (parked in flight in a Unix socket), and the step was ended", u.ptyPoolLeft, u.ptyLimit))
+	}
+	if u.epollWatches > 0 {
+		hit = append(hit, fmt.Sprintf("epoll watch limit %d hit: the step's epoll instances held %d watches (the kernel counts them per user for the whole machine, fs.epoll.max_user_watches: planex's and the runner's too), and the step was ended", u.epollLimit, u.epollWatches))
 	}
 	if u.netMemProto != "" {
 		hit = append(hit, fmt.Sprintf("network buffers nearly spent: the machine's %s memory (what every network namespace's sockets hold) reached %d MiB, past half of its low mark after it grew since the step started, and the step was ended (past its limit every %s socket of the machine waits: the runner's, planex's)", u.netMemProto, u.netMemBytes>>20, u.netMemProto))

@@ -221,8 +221,9 @@ const diskInterval = watchInterval / 10
 // space among them, from the namespace's own /proc, until stopped, and
 // calls end (endStep in the init) once when the step holds more
 // descriptors than it may (fileGuard), has filled a file system it
-// writes (diskGuard), holds System V memory past its caps (sysvGuard) or
-// more terminals than it may (ptyGuard), or when the machine's memory
+// writes (diskGuard), holds System V memory past its caps (sysvGuard),
+// more terminals (ptyGuard) or epoll watches (epollGuard) than it may,
+// or when the machine's memory
 // (memGuard) or network buffers (netMemGuard) run low.
 type watcher struct {
 	stop chan struct{}
@@ -233,7 +234,8 @@ type watcher struct {
 // writes, its System V shared memory cap in bytes (0: its System V
 // memory is not watched), the memory guard's floor (0: memGuard's own),
 // the terminal guard's (0: ptyGuard's own), the machine's low marks of
-// network memory, and what ends the step.
+// network memory, the epoll watches it may hold (0: not watched), and
+// what ends the step.
 type watchPlan struct {
 	limits   Limits
 	writable []string
@@ -241,6 +243,7 @@ type watchPlan struct {
 	memFloor int64
 	ptyFloor int64
 	netMem   netMemLimits
+	epoll    int64
 	end      func()
 }
 
@@ -299,6 +302,10 @@ func watch(p watchPlan) *watcher {
 		mem:   newMemGuard(os.DirFS("/"), p.memFloor),
 		net:   newNetMemGuard("/proc/net/sockstat", p.netMem),
 	}
+	// The epoll watches are counted apart: a count can take seconds
+	// (epoll_linux.go), which must not hold up the looks above.
+	epoll := newEpollGuard("/proc", p.epoll)
+	go epoll.run(w.stop, p.end)
 	go func() {
 		var u usage
 		t := time.NewTicker(diskInterval)
@@ -317,6 +324,7 @@ func watch(p watchPlan) *watcher {
 				tasks, mem := sampleProcs("/proc")
 				u.tasks = max(u.tasks, tasks)
 				u.peakMemory = max(u.peakMemory, mem)
+				u.epollWatches, u.epollLimit = epoll.past()
 				w.done <- u
 				return
 			case <-t.C:

@@ -389,7 +389,9 @@ func readFile(t *testing.T, p string) []byte {
 // 512), held, when it got more than BOUND, up to ten seconds before it
 // says "held to the end"; "memfd", up to 3 GiB written to a memfd (the
 // guard ends it long before, at the floor), held three seconds before it
-// says "held to the end".
+// says "held to the end"; "epoll:N", N epoll watches held up to ten
+// seconds (holdEpollWatches); "intocgroup:DIR", a child started in the
+// cgroup DIR (startInCgroup).
 func TestMachineCountsProbeHelper(t *testing.T) {
 	what := os.Getenv("PLANEX_COUNTS_PROBE")
 	switch {
@@ -447,6 +449,11 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 	case strings.HasPrefix(what, "mqueues:"):
 		n, _ := strconv.Atoi(strings.TrimPrefix(what, "mqueues:"))
 		holdQueues(n)
+	case strings.HasPrefix(what, "intocgroup:"):
+		startInCgroup(strings.TrimPrefix(what, "intocgroup:"))
+	case strings.HasPrefix(what, "epoll:"):
+		n, _ := strconv.Atoi(strings.TrimPrefix(what, "epoll:"))
+		holdEpollWatches(n)
 	case what == "memfd":
 		fd, err := unix.MemfdCreate("planex-hog", unix.MFD_CLOEXEC)
 		if err != nil {

@@ -273,7 +273,7 @@ func asOrdinaryUserIn(t *testing.T, run string, cgroupFD int) string {
 // process's resident size counts.
 func TestAttacksAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
-	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestUserKeysReadByID|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace|TestRedTeamPtysBounded|TestRedTeamSysVSemaphoresBounded|TestRedTeamMemoryNoProcessCounts|TestRedTeamLockedSharedMemoryShared")
+	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestUserKeysReadByID|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace|TestRedTeamPtysBounded|TestRedTeamSysVSemaphoresBounded|TestRedTeamMemoryNoProcessCounts|TestRedTeamLockedSharedMemoryShared|TestRedTeamEpollWatchesShared")
 }
 
 // TestRedTeamFreshProcAndSys: the program makes namespaces of its own

@@ -71,6 +71,10 @@ type Sandbox struct {
 	// low thresholds (pages) the init's network memory guard reads
 	// (netmem_linux.go): tests set it low, not to take the machine's.
 	netMemLow int64
+	// epollWatches, when not 0, replaces a step's share of its user's
+	// epoll watches (epoll_linux.go): tests set it low, not to take the
+	// machine's kernel memory.
+	epollWatches int64
 }
 
 // New returns a sandbox for mode: nil for ModeOff; for ModeOn an error
@@ -249,14 +253,8 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 		os.Remove(root)
 		return noop, err
 	}
-	s.countsOnce.Do(func() {
-		most := stepCounts("/proc/sys/user")
-		maps.Copy(most, stepRlimits(unix.Getrlimit))
-		s.counts = newCountBudget(most)
-		s.pids = newPidBudget(readFirstInt("/proc/sys/kernel/pid_max"))
-	})
 	var giveCounts, givePids func()
-	c.Counts, giveCounts = s.counts.take(nil)
+	c.Counts, giveCounts = s.takeCounts()
 	c.Limits.Processes, givePids = s.pids.shareProcesses(c.Limits.Processes)
 	// The configuration goes in a file, not on the init's command line,
 	// which every process of the sandbox reads in /proc/1/cmdline: it
@@ -302,6 +300,32 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 
 // serveInit answers the init's request to be placed (its OOM floor, its
 // CPU cgroup) when c has it make one.
+// takeCounts returns a new step's shares of what the kernel counts per
+// user (ucounts_linux.go, epoll_linux.go), reading the machine's maxima
+// and process ids at the first step, and what gives them back.
+func (s *Sandbox) takeCounts() (map[string]int64, func()) {
+	s.countsOnce.Do(func() {
+		most := stepCounts("/proc/sys/user")
+		maps.Copy(most, stepRlimits(unix.Getrlimit))
+		maps.Copy(most, stepEpollWatches("/proc/sys/fs/epoll/max_user_watches"))
+		s.counts = newCountBudget(most)
+		s.pids = newPidBudget(readFirstInt("/proc/sys/kernel/pid_max"), enforcedProcessLimit(machineRoot(), unix.Getrlimit))
+	})
+	counts, give := s.counts.take(nil)
+	if s.epollWatches != 0 {
+		counts = maps.Clone(counts)
+		counts[epollWatchesName] = s.epollWatches
+	}
+	return counts, give
+}
+
+// machineRoot reports whether planex is root of the machine's first user
+// namespace (isMachineRoot).
+func machineRoot() bool {
+	m, _ := os.ReadFile("/proc/self/uid_map")
+	return isMachineRoot(os.Getuid(), m)
+}
+
 func serveInit(root, cfgFile string, c config, cpuGroup string) (stop func(), err error) {
 	if !c.OOMFloor && c.CPUGroup == "" {
 		return func() {}, nil

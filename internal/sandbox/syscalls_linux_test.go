@@ -229,6 +229,8 @@ func TestSyscallFilter(t *testing.T) {
 				call{name: "userfaultfd", arch: a.audit, nr: a.uffd, want: noSys},
 				call{name: "memfd_secret", arch: a.audit, nr: memfdSecret, want: noSys},
 				call{name: "memfd_secret's neighbour", arch: a.audit, nr: memfdSecret + 1, want: allow},
+				call{name: "clone3 (CLONE_INTO_CGROUP)", arch: a.audit, nr: clone3, want: noSys},
+				call{name: "clone3's neighbour (close_range)", arch: a.audit, nr: clone3 + 1, want: allow},
 				call{name: "bpf", arch: a.audit, nr: a.bpf, want: noSys},
 				call{name: "bpf's neighbour", arch: a.audit, nr: a.bpf + 1, want: allow},
 				call{name: "syslog", arch: a.audit, nr: a.syslog, want: noSys},

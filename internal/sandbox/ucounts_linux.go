@@ -163,18 +163,59 @@ func capKernelCounts(procSysUser string, counts map[string]int64) {
 // the sandboxes of one planex share half of them as they share the
 // counts above: a sandbox's limit is at most half of what the live ones
 // have not been given (and never below minProcesses).
+//
+// The same holds of planex's user's process limit where planex is not
+// root: a user namespace's processes and threads count in every
+// namespace up to the host's, each level held to the RLIMIT_NPROC its
+// creator had, so a step's count up to its own 4096 was also the
+// user's, and where the user's limit is low (RHEL gives every user a
+// soft 4096) a program that forked until refused left planex, the
+// runner and every process of the user unable to start a process or a
+// thread (Go's runtime ends a program that cannot make one). Root's
+// limit is not enforced on root's namespaces, and an infinite one has
+// nothing to share.
 
-// pidsName names the process ids in a countBudget.
-const pidsName = "pids"
+// pidsName names the process ids in a countBudget, nprocName planex's
+// user's process limit.
+const (
+	pidsName  = "pids"
+	nprocName = "nproc"
+)
 
 // newPidBudget is the budget of the process ids of a machine whose
-// kernel.pid_max is pidMax: half of them for planex's sandboxes
-// together, a quarter at most for one. Nil when pidMax is not known.
-func newPidBudget(pidMax int64) *countBudget {
-	if pidMax <= 0 {
+// kernel.pid_max is pidMax, and of planex's user's process limit nproc
+// (0: none is enforced): half of each for planex's sandboxes together,
+// a quarter at most for one. Nil when neither is known.
+func newPidBudget(pidMax, nproc int64) *countBudget {
+	most := map[string]int64{}
+	if pidMax > 0 {
+		most[pidsName] = pidMax / 4
+	}
+	if nproc > 0 {
+		most[nprocName] = nproc / 4
+	}
+	if len(most) == 0 {
 		return nil
 	}
-	return newCountBudget(map[string]int64{pidsName: pidMax / 4})
+	return newCountBudget(most)
+}
+
+// enforcedProcessLimit returns planex's soft process limit where the
+// kernel holds its sandboxes' processes to it (planex not the machine's
+// root, the limit finite), else 0.
+func enforcedProcessLimit(machineRoot bool, getrlimit func(res int, r *unix.Rlimit) error) int64 {
+	var r unix.Rlimit
+	if machineRoot || getrlimit(unix.RLIMIT_NPROC, &r) != nil || r.Cur == unix.RLIM_INFINITY || r.Cur > math.MaxInt64 {
+		return 0
+	}
+	return int64(r.Cur)
+}
+
+// isMachineRoot reports whether uid, with the uid map uidMap
+// (/proc/self/uid_map), is root of the machine's first user namespace:
+// root of a rootless container's has its process limit enforced.
+func isMachineRoot(uid int, uidMap []byte) bool {
+	return uid == 0 && strings.Join(strings.Fields(string(uidMap)), " ") == "0 0 4294967295"
 }
 
 // shareProcesses returns a new sandbox's process limit, limit or its
@@ -184,8 +225,12 @@ func (b *countBudget) shareProcesses(limit int64) (int64, func()) {
 	if b == nil || limit <= 0 {
 		return limit, func() {}
 	}
-	shares, give := b.take(map[string]int64{pidsName: limit})
-	return max(shares[pidsName], minProcesses), give
+	shares, give := b.take(map[string]int64{pidsName: limit, nprocName: limit})
+	n := limit
+	for _, share := range shares {
+		n = min(n, share)
+	}
+	return max(n, minProcesses), give
 }
 
 // Limits the kernel counts per user the same way.

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestKernelCountsBoundedPerStep: the kernel counts a user's inotify
@@ -251,7 +253,7 @@ func TestCountBudget(t *testing.T) {
 func TestRedTeamStepsSharePids(t *testing.T) {
 	t.Parallel()
 	s := newSandbox(t)
-	s.pids = newPidBudget(16384)
+	s.pids = newPidBudget(16384, 0)
 	var total int64
 	for range 3 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -293,7 +295,7 @@ func TestRedTeamStepsSharePids(t *testing.T) {
 // and untouched when turned off or when pid_max is not known.
 func TestPidBudget(t *testing.T) {
 	t.Parallel()
-	b := newPidBudget(32768) // 16384 for planex's sandboxes, 8192 at most each
+	b := newPidBudget(32768, 0) // 16384 for planex's sandboxes, 8192 at most each
 	var got []int64
 	for _, limit := range []int64{4096, 100000, 4096, 4096, Unlimited, 4096, 4096, 4096, 4096, 4096} {
 		n, _ := b.shareProcesses(limit)
@@ -308,9 +310,78 @@ func TestPidBudget(t *testing.T) {
 	if n, _ := b.shareProcesses(4096); n != minProcesses {
 		t.Errorf("with the budget spent, a limit of %d, want the least, %d", n, minProcesses)
 	}
-	if n, give := newPidBudget(0).shareProcesses(4096); n != 4096 {
+	if n, give := newPidBudget(0, 0).shareProcesses(4096); n != 4096 {
 		t.Errorf("without pid_max the limit became %d", n)
 	} else {
 		give()
+	}
+}
+
+// TestPidBudgetHoldsToTheUsersLimit: where planex's user's process limit
+// is enforced, a sandbox's limit is also at most its share of that, and
+// the live ones share half of it.
+func TestPidBudgetHoldsToTheUsersLimit(t *testing.T) {
+	t.Parallel()
+	b := newPidBudget(4194304, 4096) // 2048 of the user's 4096 for planex's sandboxes
+	var got []int64
+	for range 4 {
+		n, _ := b.shareProcesses(4096)
+		got = append(got, n)
+	}
+	if want := []int64{1024, 512, 256, 128}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("process limits of sandboxes at once: %v, want %v", got, want)
+	}
+	if n, _ := newPidBudget(0, 400).shareProcesses(4096); n != 100 {
+		t.Errorf("without pid_max, a limit of %d, want 100 (a quarter of the user's 400)", n)
+	}
+}
+
+// TestEnforcedProcessLimit: planex's soft process limit counts only
+// where the kernel holds its sandboxes to it.
+func TestEnforcedProcessLimit(t *testing.T) {
+	t.Parallel()
+	limit := func(cur uint64, err error) func(int, *unix.Rlimit) error {
+		return func(_ int, r *unix.Rlimit) error {
+			r.Cur, r.Max = cur, unix.RLIM_INFINITY
+			return err
+		}
+	}
+	tests := []struct {
+		name string
+		root bool
+		get  func(int, *unix.Rlimit) error
+		want int64
+	}{
+		{"an ordinary user's limit", false, limit(4096, nil), 4096},
+		{"the machine's root's, not enforced", true, limit(4096, nil), 0},
+		{"infinite", false, limit(unix.RLIM_INFINITY, nil), 0},
+		{"unreadable", false, limit(4096, errors.New("no")), 0},
+	}
+	for _, tt := range tests {
+		if got := enforcedProcessLimit(tt.root, tt.get); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestIsMachineRoot: only root of the first user namespace is exempt
+// from its process limit; root of a rootless container's is not.
+func TestIsMachineRoot(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		uid    int
+		uidMap string
+		want   bool
+	}{
+		{"the machine's root", 0, "         0          0 4294967295\n", true},
+		{"a rootless container's root", 0, "         0       1000          1\n         1     100000      65536\n", false},
+		{"an ordinary user", 1001, "         0          0 4294967295\n", false},
+		{"no map read", 0, "", false},
+	}
+	for _, tt := range tests {
+		if got := isMachineRoot(tt.uid, []byte(tt.uidMap)); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
