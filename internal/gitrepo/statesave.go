@@ -281,6 +281,10 @@ func (s StateRef) saveByImport(ctx context.Context, parent Saved, dir, message s
 	if err != nil {
 		return Saved{}, err
 	}
+	// fast-import writes through a symbolic ref and has no switch not to.
+	if err := refuseSymbolicRef(ctx, r, s.Ref); err != nil {
+		return Saved{}, fmt.Errorf("saving state: %w", err)
+	}
 	name, email := committer(r.config, os.Getenv)
 	pr, pw := io.Pipe()
 	go func() {
