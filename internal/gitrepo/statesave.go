@@ -177,7 +177,12 @@ func committer(config []setting, getenv func(string) string) (name, email string
 // queries whose answers importAnswers reads. A file whose size changed
 // since it was listed ends the stream with an error rather than a
 // commit of part of it.
-func writeStateStream(w io.Writer, ref string, parent Saved, files []stateFile, name, email, message string, now time.Time) error {
+func writeStateStream(w io.Writer, dir, ref string, parent Saved, files []stateFile, name, email, message string, now time.Time) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("saving state folder %s: %w", dir, err)
+	}
+	defer root.Close()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if parent.Commit == "" {
 		fmt.Fprintf(bw, "reset %s\n", ref)
@@ -188,7 +193,7 @@ func writeStateStream(w io.Writer, ref string, parent Saved, files []stateFile, 
 	}
 	bw.WriteString("deleteall\n")
 	for _, f := range files {
-		if err := writeStateFile(bw, f); err != nil {
+		if err := writeStateFile(bw, root, f); err != nil {
 			return err
 		}
 	}
@@ -201,11 +206,13 @@ func writeStateStream(w io.Writer, ref string, parent Saved, files []stateFile, 
 }
 
 // writeStateFile writes one file's command and its bytes, exactly as
-// many as the size it had when opened. The file is opened without
-// following a link: one swapped in since the listing is refused, not
-// read into a state that is pushed.
-func writeStateFile(w *bufio.Writer, f stateFile) error {
-	in, err := safefile.OpenNoFollow(f.abs)
+// many as the size it had when opened. The file is opened beneath the
+// state folder (root) by its path there, following no link as its last
+// part and none out of the folder as another: a file, or a folder above
+// it, swapped for a link since the listing is refused, not read into a
+// state that is pushed.
+func writeStateFile(w *bufio.Writer, root *os.Root, f stateFile) error {
+	in, err := safefile.OpenBeneathNoFollow(root, f.rel)
 	if err != nil {
 		return fmt.Errorf("saving state file %s: %w", f.abs, err)
 	}
@@ -288,7 +295,7 @@ func (s StateRef) saveByImport(ctx context.Context, parent Saved, dir, message s
 	name, email := committer(r.config, os.Getenv)
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(writeStateStream(pw, s.Ref, parent, files, name, email, message, time.Now()))
+		pw.CloseWithError(writeStateStream(pw, dir, s.Ref, parent, files, name, email, message, time.Now()))
 	}()
 	env := append(r.gitEnv(r.Root), r.env...)
 	out, err := run(ctx, call{dir: r.Root, env: env, config: r.config, input: pr, scans: r.scans,

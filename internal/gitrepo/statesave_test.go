@@ -485,7 +485,7 @@ func TestRedTeamSaveReadsNoLinkSwappedIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err = writeStateStream(&out, "refs/planex/state/1", Saved{}, files, "planex", "p@x", "state", time.Unix(0, 0))
+	err = writeStateStream(&out, dir, "refs/planex/state/1", Saved{}, files, "planex", "p@x", "state", time.Unix(0, 0))
 	if err == nil {
 		t.Error("the stream was written through a link swapped in")
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // ErrNotPrivate tells PrivateDir's refusal apart: the folder is there but
@@ -53,6 +54,27 @@ func OpenNoFollow(path string) (*os.File, error) {
 	if !fi.Mode().IsRegular() {
 		f.Close()
 		return nil, fmt.Errorf("%s is %s, %w", path, modeName(fi.Mode()), ErrNotRegular)
+	}
+	return f, nil
+}
+
+// OpenBeneathNoFollow is OpenNoFollow for rel (slash-separated) inside
+// the folder root holds: besides the last part, no part of rel may lead
+// out of that folder through a link (one swapped in for a folder after
+// its files were listed, absolute or by ..), which os.Root refuses.
+func OpenBeneathNoFollow(root *os.Root, rel string) (*os.File, error) {
+	f, err := root.OpenFile(filepath.FromSlash(rel), os.O_RDONLY|noFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is %s, %w", rel, modeName(fi.Mode()), ErrNotRegular)
 	}
 	return f, nil
 }
