@@ -114,3 +114,51 @@ func TestRedTeamSaveReadsNoLinkedFolderSwappedIn(t *testing.T) {
 		})
 	}
 }
+
+// TestRedTeamRestoreThroughAFolderSwappedIn: the restore makes (or finds)
+// each folder of a state's path and refuses a link there
+// (TestRedTeamRestoreThroughALinkedFolder); a folder of the session
+// folder swapped for a link to a runner folder after that check and
+// before the file is written (absolute, or ../runner) had the file
+// written through it, outside the session folder. Each write is now made
+// beneath the session folder.
+func TestRedTeamRestoreThroughAFolderSwappedIn(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"absolute", "relative"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			parent := t.TempDir()
+			dir, outside := filepath.Join(parent, "session"), filepath.Join(parent, "runner")
+			for _, d := range []string{dir, outside} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			if err := folderInside(root, "sub/record.json"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(filepath.Join(dir, "sub")); err != nil {
+				t.Fatal(err)
+			}
+			target := outside
+			if how == "relative" {
+				target = filepath.Join("..", "runner")
+			}
+			if err := os.Symlink(target, filepath.Join(dir, "sub")); err != nil {
+				t.Fatal(err)
+			}
+			err = writeRestored(root, "sub/record.json", strings.NewReader("forged\n"), 7, 0o644)
+			if err == nil {
+				t.Error("the file was written through a folder swapped for a link")
+			}
+			if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+				t.Errorf("the restore wrote %s into the runner folder", ents[0].Name())
+			}
+		})
+	}
+}
