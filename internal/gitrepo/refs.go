@@ -62,7 +62,7 @@ func (r *Repo) DiffText(ctx context.Context, base, head string) (string, error) 
 
 // refuseSymbolicRef fails with ErrSymbolicRef when ref is a symbolic ref
 // in r's git directory, for a write git cannot be told not to follow one
-// with (fast-import's). git keeps a symbolic ref as a loose file holding
+// with (fast-import's, a fetch's). git keeps a symbolic ref as a loose file holding
 // "ref: <name>", or as a link (a link whose text starts with refs/ is
 // read as such a name, any other is followed), never in packed-refs; the
 // file is looked at directly, with no git started. A repository keeping

@@ -399,13 +399,13 @@ func FetchListed(ctx context.Context, r *Repo, remote, ref, sha string) (string,
 	if !r.format.IsID(sha) {
 		return "", fmt.Errorf("fetching %s: the remote lists %q: %w", ref, abbrev.Truncate(sha, 80), ErrNotObjectID)
 	}
-	// The object is fetched alone and the ref set after: a fetch into a
-	// ref writes through a symbolic one (refs/planex/state/7 made to name
-	// refs/heads/main moved main), and SetRef does not.
-	if _, err := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, sha); err != nil {
+	// A fetch into a ref writes through a symbolic one (refs/planex/state/7
+	// made to name refs/heads/main moved main): such a ref is refused.
+	if err := refuseSymbolicRef(ctx, r, ref); err != nil {
 		return "", fmt.Errorf("fetching %s: %w", ref, err)
 	}
-	if err := r.SetRef(ctx, ref, sha); err != nil {
+	// A branch that is checked out cannot be fetched into; planex's are not.
+	if _, err := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, "+"+sha+":"+ref); err != nil {
 		return "", fmt.Errorf("fetching %s: %w", ref, err)
 	}
 	return sha, nil

@@ -92,9 +92,10 @@ func writeThroughNoSymbolicRef(t *testing.T, name, ref string, do func(ctx conte
 	if got := strings.TrimSpace(mustGit(t, c.Root, "rev-parse", "refs/heads/main")); got != main {
 		t.Fatalf("%s through the symbolic ref %s moved main from %s to %s (err %v)", name, ref, main, got, err)
 	}
-	// fast-import cannot be told not to follow one: the save is
-	// refused. The others replace or delete the symbolic ref itself.
-	if wantRefused := name == "SaveOn"; wantRefused != errors.Is(err, ErrSymbolicRef) || (!wantRefused && err != nil) {
+	// fast-import and fetch cannot be told not to follow one: the save
+	// and the fetch are refused. The others replace or delete the
+	// symbolic ref itself.
+	if wantRefused := name == "SaveOn" || name == "FetchRef"; wantRefused != errors.Is(err, ErrSymbolicRef) || (!wantRefused && err != nil) {
 		t.Errorf("%s = %v, want refused with ErrSymbolicRef: %v", name, err, wantRefused)
 	}
 }
