@@ -247,6 +247,11 @@ func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expe
 	if err := ownRef(ref); err != nil {
 		return err
 	}
+	// git pushes what a symbolic ref names: a branch of the user's never
+	// published went out under planex's name.
+	if err := refuseSymbolicRef(ctx, r, ref); err != nil {
+		return fmt.Errorf("pushing %s: %w", ref, err)
+	}
 	// The remote's own receivepack setting cannot be overridden by config
 	// (git takes the first one), only by the option.
 	args := []string{"push", "--porcelain", "--no-verify", "--receive-pack=git-receive-pack"}
@@ -340,6 +345,9 @@ func (r *Repo) PushRefs(ctx context.Context, remote string, refs []RefPush) erro
 	for _, p := range refs {
 		if err := ownRef(p.Ref); err != nil {
 			return err
+		}
+		if err := refuseSymbolicRef(ctx, r, p.Ref); err != nil {
+			return fmt.Errorf("pushing %s: %w", p.Ref, err)
 		}
 		args = append(args, decoyLeases(p.Ref)...)
 	}

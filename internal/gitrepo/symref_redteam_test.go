@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,5 +98,41 @@ func writeThroughNoSymbolicRef(t *testing.T, name, ref string, do func(ctx conte
 	// symbolic ref itself.
 	if wantRefused := name == "SaveOn" || name == "FetchRef"; wantRefused != errors.Is(err, ErrSymbolicRef) || (!wantRefused && err != nil) {
 		t.Errorf("%s = %v, want refused with ErrSymbolicRef: %v", name, err, wantRefused)
+	}
+}
+
+// TestRedTeamPushesNoSymbolicRef: as above, for a push: the writer makes
+// planex's run branch, or a state ref, a symbolic ref to a local branch
+// the user never published (refs/heads/private). git pushes what a
+// symbolic ref names, so planex's push of its own ref published the
+// user's private commit on the remote under planex's name. The push is
+// refused (ErrSymbolicRef) and the remote gets nothing.
+func TestRedTeamPushesNoSymbolicRef(t *testing.T) {
+	t.Parallel()
+	for _, ref := range []string{"refs/heads/planex/s1", "refs/planex/state/7"} {
+		for _, batch := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s batch=%v", ref, batch), func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				r := newRepo(t)
+				origin, c := cloneOf(t, r)
+				mustGit(t, c.Root, "commit", "-q", "--allow-empty", "-m", "the user's unpublished work")
+				private := strings.TrimSpace(mustGit(t, c.Root, "rev-parse", "HEAD"))
+				mustGit(t, c.Root, "update-ref", "refs/heads/private", private)
+				mustGit(t, c.Root, "symbolic-ref", ref, "refs/heads/private")
+				var err error
+				if batch {
+					err = c.PushRefs(ctx, "origin", []RefPush{{Ref: ref}})
+				} else {
+					err = c.PushRef(ctx, "origin", ref, false, "")
+				}
+				if out := mustGit(t, origin, "for-each-ref", "--format=%(objectname)"); strings.Contains(out, private) {
+					t.Fatalf("the push of %s published the private commit (err %v)", ref, err)
+				}
+				if !errors.Is(err, ErrSymbolicRef) {
+					t.Errorf("push of %s = %v, want ErrSymbolicRef", ref, err)
+				}
+			})
+		}
 	}
 }
