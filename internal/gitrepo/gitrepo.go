@@ -285,6 +285,12 @@ func ResolveRef(ctx context.Context, r *Repo, ref string) (string, error) {
 // ErrRefMoved is returned when a branch was not where the caller expected.
 var ErrRefMoved = errors.New("branch moved underneath planex")
 
+// ErrSymbolicRef is returned when a ref planex is about to write is a
+// symbolic ref (one naming another, as HEAD names a branch): git writes
+// the ref it names, so a run branch or state ref made to name the user's
+// branch had that branch moved. Whoever wrote the git directory made it.
+var ErrSymbolicRef = errors.New("a ref planex writes is a symbolic ref to another")
+
 // ErrRefUpdate is returned when git could not move a branch that was
 // where the caller expected: a lock another git left or holds, a branch
 // whose name clashes with another's folder (planex beside planex/s1), a
@@ -295,13 +301,17 @@ var ErrRefUpdate = errors.New("git could not move the branch")
 // ("" = must not exist yet): a compare-and-swap, so two writers never
 // overwrite each other's commits. A branch found elsewhere after a
 // failure is ErrRefMoved; any other failure is ErrRefUpdate, so a stale
-// lock is not reported as someone else's commit.
+// lock is not reported as someone else's commit. A symbolic ref of the
+// branch's name is replaced, not written through: the branch it named
+// stays where it was.
 func (r *Repo) UpdateBranch(ctx context.Context, branch, newSHA, oldSHA, reason string) error {
 	old := oldSHA
 	if old == "" {
 		old = r.format.Zero()
 	}
-	_, err := r.Git(ctx, "", "update-ref", "-m", reason, "refs/heads/"+branch, newSHA, old)
+	// --no-deref: a symbolic ref of that name is replaced, never written
+	// through (the old value is still compared with what it names).
+	_, err := r.Git(ctx, "", "update-ref", "--no-deref", "-m", reason, "refs/heads/"+branch, newSHA, old)
 	if err == nil {
 		return nil
 	}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/planexhq/planex/internal/safefile"
 )
 
 // errEnoughIgnored stops the listing once more than the caller's bound
@@ -45,12 +47,17 @@ func others(ctx context.Context, r *Repo, max int, ignoredOnly bool) (paths []st
 	// local files as much as what .gitignore names. It is read by a
 	// `git config` that runs nothing, or remembered (userExcludesFile).
 	excludes, err := userExcludesFile(ctx, r, env)
+	own := []string{filepath.Join(r.CommonDir, "info", "exclude")}
 	if err == nil {
 		if file := regularExcludesFile(excludes, r.Root, os.Getenv); file != "" {
 			config = append(append([]setting(nil), r.config...), setting{"core.excludesFile", file})
+			own = append(own, file)
 		}
 	}
 	top := level{c: call{dir: r.Root, env: env, config: config, scans: r.scans}, cache: r.listing, index: filepath.Join(r.gitDir, "index")}
+	if ignoredOnly {
+		top.patterns = ownPatterns(own)
+	}
 	paths, more, err = othersBelow(ctx, top, max, ignoredOnly, 0)
 	if err != nil {
 		return nil, false, fmt.Errorf("listing the checkout's untracked files: %w", err)
@@ -93,6 +100,56 @@ type level struct {
 	// the index is unchanged; the checkout's only (nil and "" below it).
 	cache *listingCache
 	index string
+	// patterns are the user's own ignore patterns (ownPatterns), given
+	// to git above every .gitignore.
+	patterns []string
+}
+
+// Bounds of the user's own patterns held above the repository's.
+const (
+	maxOwnPatternFile = 1 << 20
+	maxOwnPatterns    = 1000
+)
+
+// ownPatterns are the patterns of the user's own ignore files (the
+// git directory's info/exclude, the global excludes file) that ignore
+// something, at most maxOwnPatterns. A .gitignore outranks those files
+// in git's order, so a repository committing `!.env` or `!*.pem` made
+// the user's ignored .env and keys untracked work, shown to contained
+// agents; the same patterns given on the command line (`-x`) outrank
+// every .gitignore. A pattern that un-ignores (`!…`) is left out: the
+// user's own exceptions then hide a little more, never less. A file
+// that cannot be read, or is larger than maxOwnPatternFile, gives none
+// (git still reads it in its place).
+func ownPatterns(files []string) []string {
+	var out []string
+	for _, f := range files {
+		data, err := safefile.ReadRegular(f, maxOwnPatternFile)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			line = trimPatternSpaces(strings.TrimSuffix(line, "\r"))
+			if line == "" || line[0] == '#' || line[0] == '!' {
+				continue
+			}
+			if len(out) == maxOwnPatterns {
+				return out
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// trimPatternSpaces drops a pattern's trailing spaces but one escaped
+// with a backslash, as git does reading an ignore file (it does not for
+// a pattern given with -x).
+func trimPatternSpaces(p string) string {
+	for strings.HasSuffix(p, " ") && !strings.HasSuffix(p, "\\ ") {
+		p = p[:len(p)-1]
+	}
+	return p
 }
 
 // othersBelow lists what c's work tree (c.dir, its top level) holds
@@ -105,6 +162,9 @@ func othersBelow(ctx context.Context, l level, max int, ignoredOnly bool, depth 
 	args := []string{"ls-files", "-z", "--others", "--directory"}
 	if ignoredOnly {
 		args = append(args, "--ignored", "--exclude-standard")
+		for _, p := range l.patterns {
+			args = append(args, "-x", p)
+		}
 	}
 	list := c
 	list.args = args
@@ -149,7 +209,7 @@ func othersBelow(ctx context.Context, l level, max int, ignoredOnly bool, depth 
 		// The submodule's own repository, found from its folder (its .git
 		// is git's, made by `git submodule update` in the user's checkout);
 		// none of the superproject's GIT_DIR and the like.
-		inner := level{c: call{dir: sub, config: c.config}}
+		inner := level{c: call{dir: sub, config: c.config}, patterns: l.patterns}
 		found, subMore, err := othersBelow(ctx, inner, max-len(paths), ignoredOnly, depth+1)
 		if err != nil {
 			return nil, false, fmt.Errorf("submodule %s: %w", sub, err)

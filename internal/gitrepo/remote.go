@@ -247,6 +247,11 @@ func (r *Repo) PushRef(ctx context.Context, remote, ref string, lease bool, expe
 	if err := ownRef(ref); err != nil {
 		return err
 	}
+	// git pushes what a symbolic ref names: a branch of the user's never
+	// published went out under planex's name.
+	if err := refuseSymbolicRef(ctx, r, ref); err != nil {
+		return fmt.Errorf("pushing %s: %w", ref, err)
+	}
 	// The remote's own receivepack setting cannot be overridden by config
 	// (git takes the first one), only by the option.
 	args := []string{"push", "--porcelain", "--no-verify", "--receive-pack=git-receive-pack"}
@@ -341,6 +346,9 @@ func (r *Repo) PushRefs(ctx context.Context, remote string, refs []RefPush) erro
 		if err := ownRef(p.Ref); err != nil {
 			return err
 		}
+		if err := refuseSymbolicRef(ctx, r, p.Ref); err != nil {
+			return fmt.Errorf("pushing %s: %w", p.Ref, err)
+		}
 		args = append(args, decoyLeases(p.Ref)...)
 	}
 	for _, p := range refs {
@@ -398,6 +406,11 @@ func FetchListed(ctx context.Context, r *Repo, remote, ref, sha string) (string,
 	}
 	if !r.format.IsID(sha) {
 		return "", fmt.Errorf("fetching %s: the remote lists %q: %w", ref, abbrev.Truncate(sha, 80), ErrNotObjectID)
+	}
+	// A fetch into a ref writes through a symbolic one (refs/planex/state/7
+	// made to name refs/heads/main moved main): such a ref is refused.
+	if err := refuseSymbolicRef(ctx, r, ref); err != nil {
+		return "", fmt.Errorf("fetching %s: %w", ref, err)
 	}
 	// A branch that is checked out cannot be fetched into; planex's are not.
 	if _, err := r.remoteGit(ctx, remote, false, []string{"fetch", "--no-tags", "--quiet", uploadPack}, "+"+sha+":"+ref); err != nil {

@@ -3,6 +3,8 @@ package gitrepo
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -177,7 +179,12 @@ func committer(config []setting, getenv func(string) string) (name, email string
 // queries whose answers importAnswers reads. A file whose size changed
 // since it was listed ends the stream with an error rather than a
 // commit of part of it.
-func writeStateStream(w io.Writer, ref string, parent Saved, files []stateFile, name, email, message string, now time.Time) error {
+func writeStateStream(w io.Writer, dir, ref string, parent Saved, files []stateFile, name, email, message string, now time.Time) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("saving state folder %s: %w", dir, err)
+	}
+	defer root.Close()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if parent.Commit == "" {
 		fmt.Fprintf(bw, "reset %s\n", ref)
@@ -188,7 +195,7 @@ func writeStateStream(w io.Writer, ref string, parent Saved, files []stateFile, 
 	}
 	bw.WriteString("deleteall\n")
 	for _, f := range files {
-		if err := writeStateFile(bw, f); err != nil {
+		if err := writeStateFile(bw, root, f); err != nil {
 			return err
 		}
 	}
@@ -201,11 +208,13 @@ func writeStateStream(w io.Writer, ref string, parent Saved, files []stateFile, 
 }
 
 // writeStateFile writes one file's command and its bytes, exactly as
-// many as the size it had when opened. The file is opened without
-// following a link: one swapped in since the listing is refused, not
-// read into a state that is pushed.
-func writeStateFile(w *bufio.Writer, f stateFile) error {
-	in, err := safefile.OpenNoFollow(f.abs)
+// many as the size it had when opened. The file is opened beneath the
+// state folder (root) by its path there, following no link as its last
+// part and none out of the folder as another: a file, or a folder above
+// it, swapped for a link since the listing is refused, not read into a
+// state that is pushed.
+func writeStateFile(w *bufio.Writer, root *os.Root, f stateFile) error {
+	in, err := safefile.OpenBeneathNoFollow(root, f.rel)
 	if err != nil {
 		return fmt.Errorf("saving state file %s: %w", f.abs, err)
 	}
@@ -281,10 +290,14 @@ func (s StateRef) saveByImport(ctx context.Context, parent Saved, dir, message s
 	if err != nil {
 		return Saved{}, err
 	}
+	// fast-import writes through a symbolic ref and has no switch not to.
+	if err := refuseSymbolicRef(ctx, r, s.Ref); err != nil {
+		return Saved{}, fmt.Errorf("saving state: %w", err)
+	}
 	name, email := committer(r.config, os.Getenv)
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(writeStateStream(pw, s.Ref, parent, files, name, email, message, time.Now()))
+		pw.CloseWithError(writeStateStream(pw, dir, s.Ref, parent, files, name, email, message, time.Now()))
 	}()
 	env := append(r.gitEnv(r.Root), r.env...)
 	out, err := run(ctx, call{dir: r.Root, env: env, config: r.config, input: pr, scans: r.scans,
@@ -354,7 +367,9 @@ func hfsIgnored(r rune) bool {
 
 // restoreFiles writes files (path → listed blob) into dir, each through
 // a temporary file renamed over its name, so a reader never sees part of
-// one.
+// one. Every folder and file is made beneath dir (os.Root): a folder of
+// dir swapped for a link after it was made or checked leads no write out
+// of dir.
 func restoreFiles(ctx context.Context, r *Repo, ref string, files map[string]TreeFile, dir string) error {
 	paths := make([]string, 0, len(files))
 	for p := range files {
@@ -370,22 +385,27 @@ func restoreFiles(ctx context.Context, r *Repo, ref string, files map[string]Tre
 	if err := realFolder(dir); err != nil {
 		return fmt.Errorf("restoring state %s: %w", ref, err)
 	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("restoring state %s: %w", ref, err)
+	}
+	defer root.Close()
 	shas := make([]string, len(paths))
 	for i, p := range paths {
 		shas[i] = files[p].Object
 	}
 	next := 0
-	err := r.StreamBlobs(ctx, shas, func(_ string, content io.Reader) error {
+	err = r.StreamBlobs(ctx, shas, func(_ string, content io.Reader) error {
 		p := paths[next]
 		next++
 		perm := os.FileMode(0o644)
 		if files[p].Mode == "100755" {
 			perm = 0o755
 		}
-		if err := folderInside(dir, p); err != nil {
+		if err := folderInside(root, p); err != nil {
 			return err
 		}
-		return writeRestored(filepath.Join(dir, filepath.FromSlash(p)), content, files[p].Size, perm)
+		return writeRestored(root, p, content, files[p].Size, perm)
 	})
 	if err != nil {
 		return fmt.Errorf("restoring state %s: %w", ref, err)
@@ -400,43 +420,83 @@ func realFolder(p string) error {
 	if err != nil {
 		return err
 	}
+	return isRealFolder(p, info)
+}
+
+func isRealFolder(p string, info os.FileInfo) error {
 	if !info.IsDir() {
 		return fmt.Errorf("%s is a %v, not a folder: %w", p, info.Mode().Type(), ErrStatePath)
 	}
 	return nil
 }
 
-// folderInside creates the folders of rel under dir one at a time,
-// refusing one that is already there as a link or a file: the file is
-// written where its name says, never through a link planted in the
-// session folder.
-func folderInside(dir, rel string) error {
+// folderInside creates the folders of rel (slash-separated) beneath
+// root one at a time, refusing one that is already there as a link or a
+// file: the file is written where its name says, never through a link
+// planted in the session folder.
+func folderInside(root *os.Root, rel string) error {
 	parts := strings.Split(rel, "/")
-	at := dir
+	at := ""
 	for _, part := range parts[:len(parts)-1] {
 		at = filepath.Join(at, part)
-		err := os.Mkdir(at, 0o755)
+		err := root.Mkdir(at, 0o755)
 		if err == nil {
 			continue
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("creating %s: %w", at, err)
 		}
-		if err := realFolder(at); err != nil {
+		info, err := root.Lstat(at)
+		if err != nil {
+			return err
+		}
+		if err := isRealFolder(at, info); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeRestored writes exactly size bytes of content to path, through
-// safefile (a temporary file renamed over it): content that ends early
-// leaves path as it was.
-func writeRestored(path string, content io.Reader, size int64, perm os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("creating the folder of %s: %w", path, err)
+// writeRestored writes exactly size bytes of content to rel beneath root,
+// through a temporary file beside it renamed over it: content that ends
+// early leaves rel as it was. Both names are resolved beneath root, so a
+// folder on the way swapped for a link out of it is refused, not
+// written through.
+func writeRestored(root *os.Root, rel string, content io.Reader, size int64, perm os.FileMode) error {
+	name := filepath.FromSlash(rel)
+	var suffix [8]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return fmt.Errorf("writing %s: %w", rel, err)
 	}
-	return safefile.WriteFrom(path, &exactReader{r: content, left: size}, perm)
+	tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+".tmp-"+hex.EncodeToString(suffix[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", rel, err)
+	}
+	err = fillRestored(f, content, size, perm)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", rel, err)
+	}
+	return nil
+}
+
+// fillRestored copies exactly size bytes of content into f, syncs it and
+// gives it perm (by the open file, never by a name).
+func fillRestored(f *os.File, content io.Reader, size int64, perm os.FileMode) error {
+	if _, err := io.Copy(f, &exactReader{r: content, left: size}); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return f.Chmod(perm)
 }
 
 // exactReader gives the first left bytes of r, and io.ErrUnexpectedEOF

@@ -305,14 +305,20 @@ func TestWriteRestoredExactSize(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			p := filepath.Join(t.TempDir(), "sub", "record.json")
+			dir := t.TempDir()
+			p := filepath.Join(dir, "sub", "record.json")
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			err := writeRestored(p, strings.NewReader(c.content), c.size, 0o644)
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			err = writeRestored(root, "sub/record.json", strings.NewReader(c.content), c.size, 0o644)
 			if (err != nil) != c.wantErr {
 				t.Fatalf("writeRestored = %v, want error %v", err, c.wantErr)
 			}
@@ -485,7 +491,7 @@ func TestRedTeamSaveReadsNoLinkSwappedIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err = writeStateStream(&out, "refs/planex/state/1", Saved{}, files, "planex", "p@x", "state", time.Unix(0, 0))
+	err = writeStateStream(&out, dir, "refs/planex/state/1", Saved{}, files, "planex", "p@x", "state", time.Unix(0, 0))
 	if err == nil {
 		t.Error("the stream was written through a link swapped in")
 	}

@@ -31,6 +31,7 @@ var serialTests = map[string]string{
 	// The attack or the user's setting is in the process's environment, as
 	// it is in planex's.
 	"internal/gitrepo.TestIgnoredGlobalExcludes":                  "names the user's global config in GIT_CONFIG_GLOBAL",
+	"internal/gitrepo.TestRedTeamRepositoryUnignoresUserSecrets":  "names the user's global config in GIT_CONFIG_GLOBAL",
 	"internal/gitrepo.TestIgnoredRepeatedListingProcesses":        "names the user's global config in GIT_CONFIG_GLOBAL and counts git processes",
 	"internal/gitrepo.TestIgnoredRelistSeesChanges":               "names the user's global config in GIT_CONFIG_GLOBAL",
 	"internal/gitrepo.TestIgnoredExcludesWithIncludes":            "names the user's global config in GIT_CONFIG_GLOBAL",

@@ -4,6 +4,8 @@ package repomap
 
 import (
 	"errors"
+	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -55,8 +57,71 @@ type stamper struct {
 }
 
 func newStamper(root string) *stamper {
-	return &stamper{root: root, rootFd: -1, fd: -1, raw: haveRawFstatat && localDiskFS(root)}
+	return &stamper{root: root, rootFd: -1, fd: -1, raw: haveRawFstatat && localDiskFS(root) && !mountInside(root)}
 }
+
+// maxMountinfo bounds what is read of /proc/self/mountinfo.
+const maxMountinfo = 4 << 20
+
+// mountInside reports whether a file system is mounted on a folder
+// inside root (or it cannot tell): the statfs of root says nothing of
+// such a folder, and a stat of its name, or of a file under it, goes to
+// that file system, a network or user-space one whose stat may wait.
+// The raw call would hold its processor meanwhile.
+func mountInside(root string) bool {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	info, err := io.ReadAll(io.LimitReader(f, maxMountinfo+1))
+	if err != nil || len(info) > maxMountinfo {
+		return true
+	}
+	roots := []string{filepath.Clean(root)}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		roots = append(roots, real)
+	}
+	return mountsUnder(info, roots)
+}
+
+// mountsUnder reports whether the mountinfo text names a mount point
+// strictly inside one of roots (absolute, clean).
+func mountsUnder(mountinfo []byte, roots []string) bool {
+	for _, line := range strings.Split(string(mountinfo), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		at := unescapeMountField(f[4])
+		for _, r := range roots {
+			if strings.HasPrefix(at, strings.TrimSuffix(r, "/")+"/") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unescapeMountField undoes the kernel's octal escapes of a mountinfo
+// field (a space is \040, a backslash \134).
+func unescapeMountField(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
+			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
 // localDiskFS reports whether root is on a file system whose stat of a
 // name answers from memory or a local disk, never waiting on a network

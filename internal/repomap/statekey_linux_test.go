@@ -190,3 +190,74 @@ func TestRedTeamStampStopsAtALinkedFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestMountsUnder: a mount point strictly inside the root (escaped as
+// the kernel writes a space) is found; the root itself, its parents and
+// a sibling sharing its name's start are not.
+func TestMountsUnder(t *testing.T) {
+	t.Parallel()
+	line := func(at string) string { return "36 35 98:0 / " + at + " rw,noatime shared:1 - fuse.sshfs host:/ rw\n" }
+	for _, c := range []struct {
+		name string
+		info string
+		want bool
+	}{
+		{"inside", line("/work/repo/sub"), true},
+		{"deep inside", line("/work/repo/a/b/c"), true},
+		{"escaped space", line(`/work/my\040repo/sub`), true},
+		{"the root", line("/work/repo"), false},
+		{"a parent", line("/work") + line("/"), false},
+		{"a sibling", line("/work/repo2/sub"), false},
+		{"short line", "36 35 98:0 /\n", false},
+	} {
+		roots := []string{"/work/repo", "/work/my repo"}
+		if got := mountsUnder([]byte(c.info), roots); got != c.want {
+			t.Errorf("%s: mountsUnder = %t, want %t", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRedTeamMountInsideTheTreeTakesNoRawStat: a file system mounted on
+// a folder of the work tree (an sshfs or FUSE mount a user or an agent
+// run without the sandbox made under the repository) is stamped through
+// its own stat, which may wait on its server: the stamper chose the raw
+// call, which holds its processor while it waits, from the root's file
+// system alone. With a mount inside the root, the ordinary call is made.
+// A tmpfs mount stands in for the FUSE one (root only).
+func TestRedTeamMountInsideTheTreeTakesNoRawStat(t *testing.T) {
+	if !haveRawFstatat {
+		t.Skip("no raw stat call on this architecture")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a file system inside the tree needs root")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, dir, "pkg/a.go", "package pkg\n")
+	if !localDiskFS(dir) {
+		t.Skip("the temporary folder is not on a local disk file system")
+	}
+	if !newStamper(dir).raw {
+		t.Fatal("the stamper takes no raw call on a local disk without a mount inside; nothing to test")
+	}
+	sub := filepath.Join(dir, "mnt")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", sub, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount here: %v", err)
+	}
+	defer func() {
+		if err := unix.Unmount(sub, unix.MNT_DETACH); err != nil {
+			t.Error(err)
+		}
+	}()
+	st := newStamper(dir)
+	defer st.close()
+	if st.raw {
+		t.Error("a mount inside the tree, and the stamper still takes the raw stat call for it")
+	}
+	if got := st.stamp("pkg/a.go"); !got.Regular {
+		t.Errorf("pkg/a.go stamped %+v, want a regular file", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // ErrNotPrivate tells PrivateDir's refusal apart: the folder is there but
@@ -53,6 +54,39 @@ func OpenNoFollow(path string) (*os.File, error) {
 	if !fi.Mode().IsRegular() {
 		f.Close()
 		return nil, fmt.Errorf("%s is %s, %w", path, modeName(fi.Mode()), ErrNotRegular)
+	}
+	return f, nil
+}
+
+// OpenBeneathNoFollow is OpenNoFollow for rel (slash-separated) inside
+// the folder root holds: no part of rel may lead out of that folder
+// through a link (one swapped in for a folder after its files were
+// listed, absolute or by ..), which os.Root refuses, and the last part
+// may be no link at all. os.Root follows a last part that is a link
+// inside the folder whatever the flags say, so the file opened must be
+// the one rel named before the open (a link there then, or one swapped
+// in since, is refused).
+func OpenBeneathNoFollow(root *os.Root, rel string) (*os.File, error) {
+	name := filepath.FromSlash(rel)
+	before, err := root.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !before.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, %w", rel, modeName(before.Mode()), ErrNotRegular)
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|noFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	if !fi.Mode().IsRegular() || !os.SameFile(before, fi) {
+		f.Close()
+		return nil, fmt.Errorf("%s was replaced while it was opened (%s), %w", rel, modeName(fi.Mode()), ErrNotRegular)
 	}
 	return f, nil
 }

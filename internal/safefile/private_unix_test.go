@@ -83,3 +83,57 @@ func TestOpenNoFollowRefusesFIFO(t *testing.T) {
 		t.Fatalf("OpenNoFollow(FIFO) = %v, want ErrNotRegular", err)
 	}
 }
+
+// TestOpenBeneathNoFollow: a regular file beneath the folder opens, also
+// through a folder link that stays inside it; a last part that is a link
+// (inside the folder or out of it), a folder linked out of it, and a FIFO
+// are refused, the FIFO at once.
+func TestOpenBeneathNoFollow(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	dir, outside := filepath.Join(parent, "in"), filepath.Join(parent, "out")
+	for _, d := range []string{filepath.Join(dir, "real"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{filepath.Join(dir, "real", "f"), filepath.Join(outside, "f")} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{"inlink": "real/f", "outlink": "../out/f", "alias": "real", "outdir": outside}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, c := range []struct {
+		rel string
+		ok  bool
+	}{
+		{"real/f", true},
+		{"alias/f", true},
+		{"inlink", false},
+		{"outlink", false},
+		{"outdir/f", false},
+		{"fifo", false},
+		{"missing", false},
+	} {
+		f, err := OpenBeneathNoFollow(root, c.rel)
+		if f != nil {
+			f.Close()
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("OpenBeneathNoFollow(%s) = %v, want opened: %v", c.rel, err, c.ok)
+		}
+	}
+}
