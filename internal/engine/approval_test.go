@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,23 +12,19 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/gitrepo/gittest"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/session"
 )
 
-// testRepo makes a git repository with one commit.
+// testRepo makes a git repository with one commit: a copy of the
+// template main_test.go makes (an empty commit on main, an identity in
+// the repository's config).
 func testRepo(t testing.TB) *gitrepo.Repo {
 	t.Helper()
-	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"}, {"config", "user.name", "T"}, {"config", "user.email", "t@example.com"},
-		{"commit", "-q", "--allow-empty", "-m", "initial"},
-	} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+	dir := filepath.Join(t.TempDir(), "repo")
+	if err := gittest.CopyTree(templateRepo, dir); err != nil {
+		t.Fatal(err)
 	}
 	repo, err := gitrepo.Open(context.Background(), dir)
 	if err != nil {

@@ -7,6 +7,8 @@ package execute
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -64,7 +66,14 @@ type Runner struct {
 	mu   sync.Mutex
 	free map[string][]string // by session
 	kept []string
+	// checked holds the commits Recheck built for outcomes it let
+	// through on a newer tip, by the tip and the changes (checkedKey):
+	// Commit commits such a commit's tree instead of building it again.
+	checked map[string]string
 }
+
+// maxChecked bounds Runner.checked: when full, it is emptied.
+const maxChecked = 64
 
 // Publisher recreates a local commit on the remote: the same tree and
 // message on top of parent, the remote branch moved from parent to it.
@@ -308,6 +317,7 @@ func (r *Runner) Recheck(ctx context.Context, taskScope, tip string, o Outcome) 
 		why = r.refuseChanges(ctx, taskScope, tip, tree, o.Changes, secrets)
 	}
 	if why == "" {
+		r.noteChecked(tip, o.Changes, tree)
 		return ""
 	}
 	return abbrev.Truncate(agent.Redact(agent.CleanText(why), secrets), 1000)
@@ -657,6 +667,9 @@ func (r *Runner) Commit(ctx context.Context, branch, tip, session string, t plan
 	var err error
 	if o.tree != "" && o.base == tip {
 		sha, err = r.Repo.CommitTree(ctx, tip, o.tree, msg)
+	} else if checked := r.takeChecked(tip, o.Changes); checked != "" {
+		// The tree Recheck built from these changes on this tip.
+		sha, err = r.Repo.CommitTree(ctx, tip, checked+"^{tree}", msg)
 	} else {
 		sha, err = r.Repo.CommitChanges(ctx, tip, o.Changes, msg)
 	}
@@ -672,6 +685,38 @@ func (r *Runner) Commit(ctx context.Context, branch, tip, session string, t plan
 		return "", fmt.Errorf("committing %s: %w", t.ID, err)
 	}
 	return sha, nil
+}
+
+// checkedKey names changes applied on tip: Recheck's commit of them is
+// Commit's tree.
+func checkedKey(tip string, changes []gitrepo.Change) string {
+	h := sha256.New()
+	for _, c := range changes {
+		fmt.Fprintf(h, "%s %s %s\x00", c.Mode, c.Blob, c.Path)
+	}
+	return tip + " " + hex.EncodeToString(h.Sum(nil))
+}
+
+// noteChecked keeps commit, which Recheck made of changes on tip and let
+// through, for Commit.
+func (r *Runner) noteChecked(tip string, changes []gitrepo.Change, commit string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.checked == nil || len(r.checked) >= maxChecked {
+		r.checked = map[string]string{}
+	}
+	r.checked[checkedKey(tip, changes)] = commit
+}
+
+// takeChecked returns (and forgets) the commit Recheck made of changes
+// on tip, or "".
+func (r *Runner) takeChecked(tip string, changes []gitrepo.Change) string {
+	key := checkedKey(tip, changes)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	commit := r.checked[key]
+	delete(r.checked, key)
+	return commit
 }
 
 // worktree returns a worktree at j.Base for j: a kept one of the

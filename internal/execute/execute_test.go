@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,20 +16,18 @@ import (
 
 	"github.com/planexhq/planex/internal/agent"
 	"github.com/planexhq/planex/internal/gitrepo"
+	"github.com/planexhq/planex/internal/gitrepo/gittest"
 	"github.com/planexhq/planex/internal/plan"
 	"github.com/planexhq/planex/internal/proc/proctest"
 )
 
 func testRepo(t *testing.T) (*gitrepo.Repo, string) {
 	t.Helper()
-	dir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "T"}, {"config", "user.email", "t@example.com"},
-		{"commit", "-q", "--allow-empty", "-m", "initial"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+	// A copy of the template main_test.go makes: main with one empty
+	// commit, an identity in the repository's config.
+	dir := filepath.Join(t.TempDir(), "repo")
+	if err := gittest.CopyTree(templateRepo, dir); err != nil {
+		t.Fatal(err)
 	}
 	repo, err := gitrepo.Open(context.Background(), dir)
 	if err != nil {
