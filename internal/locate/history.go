@@ -350,13 +350,15 @@ func eofIsEnd(err error) error {
 }
 
 // eachCommit calls fn with each record of a readLogs output that changed
-// between one and historyMaxFiles indexed files: its short hash, its
-// message and the files, which are valid only during the call. The
+// between one and historyMaxFiles indexed files and whose message want
+// accepts (every one for a nil want): its short hash, its message and
+// the files, which are valid only during the call. want is asked before
+// the record's paths are looked up among the files. The
 // records are cut from out in place, and a record's one-line subject is
 // made only by the callers that keep it (commitSubject): copying every
 // message whole to find its first line was more than half of indexing
 // sympy's history.
-func (ix *Index) eachCommit(out []byte, fn func(hash, msg []byte, files []uint32)) {
+func (ix *Index) eachCommit(out []byte, want func(msg []byte) bool, fn func(hash, msg []byte, files []uint32)) {
 	var files []uint32
 	for rest := out; len(rest) > 0; {
 		var rec []byte
@@ -366,7 +368,7 @@ func (ix *Index) eachCommit(out []byte, fn func(hash, msg []byte, files []uint32
 			continue
 		}
 		msg, names, ok := bytes.Cut(body, []byte{2})
-		if !ok {
+		if !ok || want != nil && !want(msg) {
 			continue
 		}
 		files = files[:0]
@@ -404,7 +406,7 @@ func (ix *Index) setHistory(out []byte) {
 	h := &history{fileOff: []uint32{0}}
 	var subjects strings.Builder
 	sum := 0
-	ix.eachCommit(out, func(hash, msg []byte, files []uint32) {
+	ix.eachCommit(out, nil, func(hash, msg []byte, files []uint32) {
 		c := h.commits()
 		n := terms.Count(msg, func(id, k uint32) {
 			for int(id) >= len(postings) {

@@ -22,7 +22,7 @@ func historyByMaps(ix *Index, out []byte) history {
 	h := history{fileOff: []uint32{0}}
 	var subjects strings.Builder
 	sum := 0
-	ix.eachCommit(out, func(hash, msg []byte, files []uint32) {
+	ix.eachCommit(out, nil, func(hash, msg []byte, files []uint32) {
 		c := h.commits()
 		counts := map[string]uint32{}
 		n := 0

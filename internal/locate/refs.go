@@ -62,10 +62,10 @@ func (ix *Index) setCited(out []byte) {
 	postings := map[string][]byte{}
 	last := map[string]int{}
 	var subjects strings.Builder
-	ix.eachCommit(out, func(hash, msg []byte, files []uint32) {
-		if bytes.IndexByte(msg, '#') < 0 {
-			return // commitRefRe cites nothing without a '#'
-		}
+	// commitRefRe finds nothing in a message without a '#': most commits'
+	// paths are not looked up.
+	cites := func(msg []byte) bool { return bytes.IndexByte(msg, '#') >= 0 }
+	ix.eachCommit(out, cites, func(hash, msg []byte, files []uint32) {
 		var nums []string
 		for _, m := range commitRefRe.FindAllSubmatch(msg, -1) {
 			if n := strings.TrimLeft(string(m[1]), "0"); n != "" && !slices.Contains(nums, n) {
