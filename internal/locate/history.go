@@ -372,7 +372,9 @@ func (ix *Index) eachCommit(out []byte, want func(msg []byte) bool, fn func(hash
 			continue
 		}
 		files = files[:0]
-		for len(names) > 0 {
+		// Past historyMaxFiles the record is skipped whatever its other
+		// paths are: they are not looked up.
+		for len(names) > 0 && len(files) <= historyMaxFiles {
 			var name []byte
 			name, names, _ = bytes.Cut(names, []byte{'\n'})
 			if f, ok := ix.byPath(string(bytes.TrimSpace(name))); ok {
