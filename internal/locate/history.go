@@ -350,20 +350,33 @@ func eofIsEnd(err error) error {
 }
 
 // eachCommit calls fn with each record of a readLogs output that changed
-// between one and historyMaxFiles indexed files, and its one-line subject
-// for --explain.
-func (ix *Index) eachCommit(out []byte, fn func(subject string, msg []byte, files []uint32)) {
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		hash, rest, ok := bytes.Cut(rec, []byte{1})
+// between one and historyMaxFiles indexed files and whose message want
+// accepts (every one for a nil want): its short hash, its message and
+// the files, which are valid only during the call. want is asked before
+// the record's paths are looked up among the files. The
+// records are cut from out in place, and a record's one-line subject is
+// made only by the callers that keep it (commitSubject): copying every
+// message whole to find its first line was more than half of indexing
+// sympy's history.
+func (ix *Index) eachCommit(out []byte, want func(msg []byte) bool, fn func(hash, msg []byte, files []uint32)) {
+	var files []uint32
+	for rest := out; len(rest) > 0; {
+		var rec []byte
+		rec, rest, _ = bytes.Cut(rest, []byte{0})
+		hash, body, ok := bytes.Cut(rec, []byte{1})
 		if !ok {
 			continue
 		}
-		msg, names, ok := bytes.Cut(rest, []byte{2})
-		if !ok {
+		msg, names, ok := bytes.Cut(body, []byte{2})
+		if !ok || want != nil && !want(msg) {
 			continue
 		}
-		var files []uint32
-		for _, name := range bytes.Split(names, []byte("\n")) {
+		files = files[:0]
+		// Past historyMaxFiles the record is skipped whatever its other
+		// paths are: they are not looked up.
+		for len(names) > 0 && len(files) <= historyMaxFiles {
+			var name []byte
+			name, names, _ = bytes.Cut(names, []byte{'\n'})
 			if f, ok := ix.byPath(string(bytes.TrimSpace(name))); ok {
 				files = append(files, uint32(f))
 			}
@@ -371,40 +384,57 @@ func (ix *Index) eachCommit(out []byte, fn func(subject string, msg []byte, file
 		if len(files) == 0 || len(files) > historyMaxFiles {
 			continue
 		}
-		fn(string(hash)+" "+abbrev.Truncate(abbrev.FirstLine(string(msg)), historySubject), msg, files)
+		fn(hash, msg, files)
 	}
 }
 
+// commitSubject is a commit's line for --explain: its short hash and its
+// message's first line, cut to historySubject characters.
+func commitSubject(hash, msg []byte) string {
+	// The first line of the message trimmed, as abbrev.FirstLine finds
+	// it, without making the whole message a string.
+	first, _, _ := bytes.Cut(bytes.TrimSpace(msg), []byte{'\n'})
+	return string(hash) + " " + abbrev.Truncate(string(first), historySubject)
+}
+
 // setHistory indexes readLogs' hist, keeping the commits that changed at
-// least one indexed file and at most historyMaxFiles files.
+// least one indexed file and at most historyMaxFiles files. Terms are
+// counted by number (repomap.TermNumberer: a word's terms found once,
+// not at each occurrence), not in a map of strings for each commit.
 func (ix *Index) setHistory(out []byte) {
-	postings := map[string][]byte{}
-	last := map[string]int{}
+	terms := repomap.NewTermNumberer()
+	var postings [][]byte
+	var last []int
 	h := &history{fileOff: []uint32{0}}
 	var subjects strings.Builder
 	sum := 0
-	ix.eachCommit(out, func(subject string, msg []byte, files []uint32) {
+	ix.eachCommit(out, nil, func(hash, msg []byte, files []uint32) {
 		c := h.commits()
-		counts := map[string]uint32{}
-		n := 0
-		repomap.EachTerm(msg, func(t string) { counts[t]++; n++ })
-		for t, k := range counts {
-			l := last[t]
-			postings[t] = appendPosting(postings[t], &l, c, k)
-			last[t] = l
-		}
+		n := terms.Count(msg, func(id, k uint32) {
+			for int(id) >= len(postings) {
+				postings, last = append(postings, nil), append(last, 0)
+			}
+			postings[id] = appendPosting(postings[id], &last[id], c, k)
+		})
 		sum += n
 		h.lengths = append(h.lengths, uint32(n))
 		h.fileTo = append(h.fileTo, files...)
 		h.fileOff = append(h.fileOff, uint32(len(h.fileTo)))
-		subjects.WriteString(subject + "\n")
+		subjects.WriteString(commitSubject(hash, msg) + "\n")
 	})
-	h.terms = tableBuilder(postings).build()
+	h.terms = internedTable(terms.Terms(), postings)
 	h.subjects = subjects.String()
 	if len(h.lengths) > 0 {
 		h.avg = float64(float32(math.Max(1, float64(sum)/float64(len(h.lengths)))))
 	}
 	ix.hist = *h
+}
+
+// internedTable is the table of keys[i] to vals[i], keys being distinct
+// (numbered terms).
+func internedTable(keys []string, vals [][]byte) table {
+	order := sortedTerms(keys)
+	return sortedTable(len(order), func(i int) string { return keys[order[i]] }, func(i int) []byte { return vals[order[i]] })
 }
 
 // historyFeature sets a history signal (fHistory for the whole issue,

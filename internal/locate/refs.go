@@ -1,6 +1,7 @@
 package locate
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"slices"
@@ -61,7 +62,10 @@ func (ix *Index) setCited(out []byte) {
 	postings := map[string][]byte{}
 	last := map[string]int{}
 	var subjects strings.Builder
-	ix.eachCommit(out, func(subject string, msg []byte, files []uint32) {
+	// commitRefRe finds nothing in a message without a '#': most commits'
+	// paths are not looked up.
+	cites := func(msg []byte) bool { return bytes.IndexByte(msg, '#') >= 0 }
+	ix.eachCommit(out, cites, func(hash, msg []byte, files []uint32) {
 		var nums []string
 		for _, m := range commitRefRe.FindAllSubmatch(msg, -1) {
 			if n := strings.TrimLeft(string(m[1]), "0"); n != "" && !slices.Contains(nums, n) {
@@ -79,7 +83,7 @@ func (ix *Index) setCited(out []byte) {
 		}
 		ct.to = append(ct.to, files...)
 		ct.off = append(ct.off, uint32(len(ct.to)))
-		subjects.WriteString(subject + "\n")
+		subjects.WriteString(commitSubject(hash, msg) + "\n")
 	})
 	ct.terms = tableBuilder(postings).build()
 	ct.subjects = subjects.String()

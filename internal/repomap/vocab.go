@@ -202,3 +202,29 @@ func (b *termBag) packedLen() int {
 
 // Distinct is the number of distinct terms counted.
 func (b *termBag) Distinct() int { return len(b.touched) }
+
+// TermNumberer counts the terms of texts as EachTerm yields them and
+// numbers them in the order first met, for a caller outside the map (the
+// history's commit messages): like a worker's vocabulary, it folds,
+// splits and stems each distinct word once, not at every occurrence,
+// and makes no string a term but the first. Not safe for concurrent use.
+type TermNumberer struct {
+	v   *vocabulary
+	bag termBag
+}
+
+// NewTermNumberer returns a TermNumberer that has met no term.
+func NewTermNumberer() *TermNumberer { return &TermNumberer{v: newVocabulary()} }
+
+// Count calls fn with the number and count of each distinct term of text,
+// in the order text first yields them, and returns how many terms text
+// yields, repeats included.
+func (n *TermNumberer) Count(text []byte, fn func(id, count uint32)) int {
+	n.v.Add(&n.bag, text)
+	total := n.bag.Len
+	n.bag.Drain(fn)
+	return total
+}
+
+// Terms are the terms met so far; a term's number is its index.
+func (n *TermNumberer) Terms() []string { return n.v.Terms() }

@@ -179,3 +179,38 @@ func TestRedTeamCollidingWordsStayApart(t *testing.T) {
 		t.Errorf("%d words of equal scan hash made a probe run of %d slots (of %d), want a short one", 1<<blocks, longest, len(v.words))
 	}
 }
+
+// TestTermNumbererMatchesTerms counts texts one after another through one
+// TermNumberer and checks each text's terms, counts and total against
+// EachTerm's, a term keeping its number from text to text.
+func TestTermNumbererMatchesTerms(t *testing.T) {
+	t.Parallel()
+	n := NewTermNumberer()
+	for _, text := range []string{
+		"Fix parsing of aliases (#12)\n\nThe parser read aliases twice.",
+		"",
+		"getUserName parseHTTPRequest_v2 XMLServer aliases",
+		"caf\xe9 na\xefve \x00 the of 12345 x1",
+		"aliases parsing getUserName",
+	} {
+		want, wantN := termCounts([]byte(text))
+		got := map[string]uint32{}
+		gotN := n.Count([]byte(text), func(id, c uint32) {
+			term := n.Terms()[id]
+			if _, dup := got[term]; dup {
+				t.Errorf("%q: term %q given twice", text, term)
+			}
+			got[term] = c
+		})
+		if gotN != wantN || !maps.Equal(got, want) {
+			t.Errorf("%q: %d terms %v, EachTerm gives %d %v", text, gotN, got, wantN, want)
+		}
+	}
+	seen := map[string]bool{}
+	for _, term := range n.Terms() {
+		if seen[term] {
+			t.Errorf("term %q numbered twice", term)
+		}
+		seen[term] = true
+	}
+}
