@@ -3,6 +3,7 @@ package action
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -404,5 +405,36 @@ func TestRedTeamForgedStateApproverPings(t *testing.T) {
 	own := regexp.MustCompile(`<!-- planex:req [0-9a-f]+ -->`).FindString(c)
 	for _, p := range d.Problems(mdtest.Rules{Trigger: "/planex", OwnHTML: []string{own}, Pings: []string{"@x"}}) {
 		t.Errorf("the reply: %s\n%s", p, c)
+	}
+}
+
+// TestRedTeamForgedStateNamesAnotherRunBranch: whoever can push rewrites a
+// planned thread's record so its run branch is another branch of the
+// repository (one of theirs, or one a maintainer works on). The approval
+// check refused to run it, but only after the job had fetched that branch
+// into its checkout under the same name and started from it. A plan on an
+// issue runs on planex/<session> and nothing else: the record is refused
+// when it is read.
+func TestRedTeamForgedStateNamesAnotherRunBranch(t *testing.T) {
+	w := newParallelWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "Add a file", "One file.")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex add a file")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "clone")
+	run(t, t.TempDir(), "clone", "-q", w.origin, dir)
+	run(t, dir, "push", "-q", "origin", "HEAD:refs/heads/feature-x")
+	forgeState(t, w, n, rewriteStateFiles([]string{recordFile}, func(s string) string {
+		re := regexp.MustCompile(`"branch": "planex/[^"]*"`)
+		return re.ReplaceAllString(s, `"branch": "feature-x"`)
+	}))
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+	if err == nil || !strings.Contains(err.Error(), `run branch "feature-x"`) {
+		t.Errorf("approve: err %v, want the record refused naming the branch", err)
+	}
+	cmd := exec.Command("git", "-C", r.Repo.Root, "rev-parse", "--verify", "--quiet", "refs/heads/feature-x")
+	if cmd.Run() == nil {
+		t.Errorf("the job fetched the branch the forged record names into its checkout")
 	}
 }

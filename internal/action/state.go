@@ -254,6 +254,12 @@ func recordOfThread(rec *Record, thread int, isID func(string) bool) error {
 	if rec.Thread != thread || rec.Issue != issue {
 		return fmt.Errorf("%s names thread #%d and issue #%d, not #%d and #%d", recordFile, rec.Thread, rec.Issue, thread, issue)
 	}
+	// A plan on an issue runs on planex/<session> alone: the branch a
+	// record names is fetched into the job's checkout under that name
+	// before the approval is judged.
+	if !rec.FollowUp && rec.Branch != "" && rec.Branch != "planex/"+rec.SessionID {
+		return fmt.Errorf("%s: the plan's run branch %q is not planex's branch for its session", recordFile, abbrev.Truncate(rec.Branch, 80))
+	}
 	// planex answers findings, and labels, on the pull request the record
 	// names: a follow-up's is its own thread, and a plan on an issue
 	// answers no findings (its pull request is looked up by its branch).
