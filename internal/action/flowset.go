@@ -53,6 +53,10 @@ type env struct {
 	// that run when another run has taken its plan over.
 	runMu   sync.Mutex
 	stopRun context.CancelCauseFunc
+	// approverAsked and approverConfirmed (under runMu) are when the run
+	// in this job last asked GitHub for its approver's access, and last
+	// heard that it holds (recheckApprover, confirmApprover).
+	approverAsked, approverConfirmed time.Time
 
 	// What this run knows from GitHub already, so it asks only once: the
 	// default branch, and what each status comment shows (see

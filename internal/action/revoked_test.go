@@ -1,9 +1,12 @@
 package action
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/planexhq/planex/internal/ghfake"
 )
 
 // TestRedTeamRevokedPermission: write access is read when it is used,
@@ -111,7 +114,7 @@ func TestRedTeamApproverRevokedMidRun(t *testing.T) {
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"}, wTask{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
 	w.agent.mu.Lock()
-	w.agent.during = map[string]func(){"T1": func() { w.fake.SetPermission(wRepo, "maintainer", "read") }}
+	w.agent.during = map[string]func(context.Context){"T1": func(context.Context) { w.fake.SetPermission(wRepo, "maintainer", "read") }}
 	w.agent.mu.Unlock()
 	n := w.fake.AddIssue(wRepo, "maintainer", "Two files", "")
 	if r, err := w.handle(w.comment(n, "maintainer", "/planex two files")); err != nil || r.Outputs.Status != StatusPlanned {
@@ -138,5 +141,101 @@ func TestRedTeamApproverRevokedMidRun(t *testing.T) {
 	}
 	if last := w.lastComment(n); !strings.Contains(last, "can no longer approve plans") || !strings.Contains(last, "approve "+w.planID(n)) {
 		t.Errorf("the thread is not told why the run stopped and how to go on:\n%s", last)
+	}
+}
+
+// TestRedTeamApproverRecheckFailsClosed: the approver of a plan running
+// in one job loses write access while GitHub's permission API fails for
+// the rest of the run (a 5xx past the retries, a token that lost the
+// metadata read, a rate limit hours from its reset). The read after the
+// task failed, was logged, and the run went on to open the pull request
+// in the approver's name. A run's result is now published only after a
+// read of the approver's access, at most Config.AccessRecheck old, says
+// it holds: the work stays on the branch, no pull request is opened, and
+// the thread is told why and how to go on.
+func TestRedTeamApproverRecheckFailsClosed(t *testing.T) {
+	t.Parallel()
+	const route = "GET /repos/{owner}/{repo}/collaborators/{username}/permission"
+	for _, c := range []struct {
+		name  string
+		fault ghfake.Fault
+	}{
+		{"server error", ghfake.ServerError(502)},
+		{"not accessible by integration", ghfake.Forbidden("Resource not accessible by integration")},
+		{"rate limit hours away", ghfake.PrimaryRateLimit(403, time.Now().Add(3*time.Hour))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newParallelWorld(t)
+			w.fastRetries()
+			w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+			w.agent.mu.Lock()
+			w.agent.during = map[string]func(context.Context){"T1": func(context.Context) {
+				w.fake.SetPermission(wRepo, "maintainer", "read")
+				w.fake.InjectFault(route, 1000, c.fault)
+				w.clock.advance(2 * DefaultAccessRecheck)
+			}}
+			w.agent.mu.Unlock()
+			n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")
+			if r, err := w.handle(w.comment(n, "maintainer", "/planex one file")); err != nil || r.Outputs.Status != StatusPlanned {
+				t.Fatalf("plan: %v %+v", err, r.Outputs)
+			}
+			r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+			if err != nil {
+				t.Fatalf("approve: %v", err)
+			}
+			if len(w.fake.PullRequests(wRepo)) != 0 || r.Outputs.Status != StatusFailed {
+				t.Errorf("status %q, %d pull requests: the run was published with its approver's access unread", r.Outputs.Status, len(w.fake.PullRequests(wRepo)))
+			}
+			if got := w.branch("planex/" + r.Outputs.SessionID); len(got) != 1 {
+				t.Errorf("the run branch holds %v, want the task's commit kept", got)
+			}
+			if last := w.lastComment(n); !strings.Contains(last, "could not say whether @maintainer") || !strings.Contains(last, "retry") {
+				t.Errorf("the thread is not told why the run stopped and how to go on:\n%s", last)
+			}
+		})
+	}
+}
+
+// TestRedTeamApproverRevokedDuringOneLongTask: the approver loses write
+// access while a single long task works (an hour of an agent's time).
+// The access was read only as a task landed, so the task ran to its end
+// in the name of someone who could no longer approve it. The heartbeat
+// reads it too, once Config.AccessRecheck has passed, and a lapse stops
+// the task under way.
+func TestRedTeamApproverRevokedDuringOneLongTask(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	interrupted := make(chan bool, 1)
+	w.agent.mu.Lock()
+	w.agent.during = map[string]func(context.Context){"T1": func(ctx context.Context) {
+		w.fake.SetPermission(wRepo, "maintainer", "read")
+		w.clock.advance(2 * DefaultAccessRecheck)
+		// The task works until it is stopped; a bound keeps the old code
+		// from hanging the test (it then goes on and fails below).
+		select {
+		case <-ctx.Done():
+			interrupted <- true
+		case <-time.After(20 * time.Second):
+			interrupted <- false
+		}
+	}}
+	w.agent.mu.Unlock()
+	n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex one file")); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Fatalf("plan: %v %+v", err, r.Outputs)
+	}
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), func(c *Config) { c.HeartbeatInterval = 10 * time.Millisecond })
+	if err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	if !<-interrupted {
+		t.Error("the task under way was not stopped when its approver lost write access")
+	}
+	if len(w.fake.PullRequests(wRepo)) != 0 || r.Outputs.Status != StatusFailed {
+		t.Errorf("status %q, %d pull requests", r.Outputs.Status, len(w.fake.PullRequests(wRepo)))
+	}
+	if last := w.lastComment(n); !strings.Contains(last, "can no longer approve plans") {
+		t.Errorf("the thread is not told why the run stopped:\n%s", last)
 	}
 }
