@@ -91,6 +91,9 @@ type postedComment struct {
 	// Dismissed: a review someone with write access dismissed; what it
 	// said approves nothing any more.
 	Dismissed bool
+	// Edited: GitHub shows it changed after it was written (planex
+	// never edits its plan comment).
+	Edited bool
 }
 
 // approvalProblem is why a recorded approval does not hold.
@@ -127,7 +130,9 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	var err error
 	var posted []*postedComment
 	for _, c := range issueComments {
-		posted = append(posted, r.posted(event.KindIssueComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time))
+		p := r.posted(event.KindIssueComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time)
+		p.Edited = c.GetUpdatedAt().After(c.GetCreatedAt().Time)
+		posted = append(posted, p)
 	}
 	var approving *postedComment
 	if rec.ApprovedVia == viaComment || rec.ApprovedVia == viaYes {
@@ -287,6 +292,12 @@ func planCommentHolds(rec *Record, c *postedComment) error {
 		// edit comments stripped: what the tasks' prompts quote could
 		// not be checked, so it approves nothing.
 		return problemf("the plan comment on #%d does not show the hash of the requirement and exploration plan `%s` was made from (an older planex posted it, or it was edited): start the plan again", rec.Thread, rec.PlanID)
+	}
+	if c.Edited {
+		// Whoever may edit comments may not approve (an App with issues
+		// write): what its marker says (posted to run at once, for whom)
+		// is planex's only as planex posted it.
+		return problemf("the plan comment on #%d was edited after planex posted it, so it no longer shows what was approved: start the plan again", rec.Thread)
 	}
 	return nil
 }
