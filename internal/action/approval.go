@@ -344,6 +344,11 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 	if approving.Dismissed {
 		return problemf("@%s's approving review was dismissed", rec.ApprovedBy)
 	}
+	if approving.Edited {
+		// What it says now may be what someone who may edit comments
+		// (but not approve) made of it.
+		return problemf("@%s's approving comment was edited after it was written", rec.ApprovedBy)
+	}
 	if rec.ApprovedVia == viaComment {
 		return commentApproves(rec, approving, planComment, trigger)
 	}
@@ -427,7 +432,9 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 	case event.KindIssueComment, "":
 		for _, c := range issueComments {
 			if c.GetID() == rec.ApprovalCommentID {
-				return r.posted(event.KindIssueComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time), nil
+				p := r.posted(event.KindIssueComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time)
+				p.Edited = c.GetUpdatedAt().After(c.GetCreatedAt().Time)
+				return p, nil
 			}
 		}
 	case event.KindReviewComment:
@@ -437,7 +444,9 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 		}
 		for _, c := range cs {
 			if c.GetID() == rec.ApprovalCommentID {
-				return r.posted(event.KindReviewComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time), nil
+				p := r.posted(event.KindReviewComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time)
+				p.Edited = c.GetUpdatedAt().After(c.GetCreatedAt().Time)
+				return p, nil
 			}
 		}
 	case event.KindReview:
