@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
@@ -164,6 +165,43 @@ func (r *engines) approvalLapsed(ctx context.Context, rec *Record) (bool, error)
 		return false, err
 	}
 	return !dec.Allowed, nil
+}
+
+// watchApprover reads rec's approver's access again at every
+// Config.HeartbeatInterval once Config.AccessRecheck has passed, for a
+// matrix task job, which has no heartbeat of its own and whose one task
+// may work for an hour, and cancels the task with errApprovalLapsed when
+// it lapsed. stop ends the watch.
+func (r *engines) watchApprover(ctx context.Context, cancel context.CancelCauseFunc, rec *Record) (stop func()) {
+	r.startApproverWatch()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(r.Cfg.HeartbeatInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			r.runMu.Lock()
+			err := r.recheckApprover(ctx, rec)
+			r.runMu.Unlock()
+			if err != nil {
+				cancel(err)
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // addReviewer lets the engine review a run's changes when reviews are on.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planexhq/planex/internal/event"
 	"github.com/planexhq/planex/internal/ghfake"
 )
 
@@ -237,5 +238,58 @@ func TestRedTeamApproverRevokedDuringOneLongTask(t *testing.T) {
 	}
 	if last := w.lastComment(n); !strings.Contains(last, "can no longer approve plans") {
 		t.Errorf("the thread is not told why the run stopped:\n%s", last)
+	}
+}
+
+// TestRedTeamApproverRevokedDuringMatrixTask: in matrix mode a task is a
+// job of its own, which read the approval once as it began and had no
+// heartbeat: the approver's losing write access while the task worked
+// (an hour of an agent's time) left it working to its end. The task job
+// reads the access too, at every heartbeat once Config.AccessRecheck has
+// passed, and a lapse stops the task and publishes no result; the
+// wave's collect then refuses to go on.
+func TestRedTeamApproverRevokedDuringMatrixTask(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex one file"), matrixMode("1")); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1")); err != nil || r.Outputs.Status != StatusRunning {
+		t.Fatalf("approve: %v %+v", err, r.Outputs)
+	}
+	interrupted := make(chan bool, 1)
+	w.agent.mu.Lock()
+	w.agent.during = map[string]func(context.Context){"T1": func(ctx context.Context) {
+		w.fake.SetPermission(wRepo, "maintainer", "read")
+		w.clock.advance(2 * DefaultAccessRecheck)
+		// As TestRedTeamApproverRevokedDuringOneLongTask.
+		select {
+		case <-ctx.Done():
+			interrupted <- true
+		case <-time.After(20 * time.Second):
+			interrupted <- false
+		}
+	}}
+	w.agent.mu.Unlock()
+	ctx := context.Background()
+	ev := &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName, DefaultBranch: "main", Inputs: event.Inputs{Issue: n}}
+	prep, _ := w.job(matrixMode("101"))
+	if err := prep.Prepare(ctx, ev); err != nil || prep.Outputs.HasTasks != "true" {
+		t.Fatalf("prepare: %v %+v", err, prep.Outputs)
+	}
+	job, _ := w.job(matrixMode("101"), func(c *Config) { c.HeartbeatInterval = 10 * time.Millisecond })
+	err := job.RunTask(ctx, ev, "T1")
+	if !<-interrupted {
+		t.Error("the task under way was not stopped when its approver lost write access")
+	}
+	if err == nil || !strings.Contains(err.Error(), "can no longer approve plans") {
+		t.Errorf("the task job's error does not say why it stopped: %v", err)
+	}
+	collect, _ := w.job(matrixMode("101"))
+	_ = collect.Collect(ctx, ev)
+	if len(w.fake.PullRequests(wRepo)) != 0 || collect.Outputs.Status == StatusDone {
+		t.Errorf("collect after the lapse: %+v, %d pull requests", collect.Outputs, len(w.fake.PullRequests(wRepo)))
 	}
 }
