@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/planexhq/planex/internal/engine"
-	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 )
 
@@ -64,8 +63,9 @@ type env struct {
 	defaultBranchName string
 	shownStatus       map[int64]string
 	// permissions are the permissions read in this run, by login: one
-	// event is judged on one answer per person.
-	permissions map[string]gh.Permission
+	// event is judged on one answer per person, heard within
+	// Config.AccessRecheck.
+	permissions map[string]heardPermission
 }
 
 // The parts of the Action (see above).

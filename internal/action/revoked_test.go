@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -291,5 +292,39 @@ func TestRedTeamApproverRevokedDuringMatrixTask(t *testing.T) {
 	_ = collect.Collect(ctx, ev)
 	if len(w.fake.PullRequests(wRepo)) != 0 || collect.Outputs.Status == StatusDone {
 		t.Errorf("collect after the lapse: %+v, %d pull requests", collect.Outputs, len(w.fake.PullRequests(wRepo)))
+	}
+}
+
+// TestRedTeamScheduleRunsOnAStaleAnswer: with the auto-approve setting,
+// one schedule job plans and runs, one after another, every issue a
+// maintainer labelled. The maintainer loses write access while the first
+// issue's plan runs: that run stops (TestRedTeamApproverRevokedMidRun),
+// but the job remembered GitHub's first answer for as long as it lasted,
+// so the next issue was planned and run, and its pull request opened, in
+// the removed maintainer's name. An answer is remembered for
+// Config.AccessRecheck at most.
+func TestRedTeamScheduleRunsOnAStaleAnswer(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	var once sync.Once
+	w.agent.mu.Lock()
+	w.agent.during = map[string]func(context.Context){"T1": func(context.Context) {
+		once.Do(func() {
+			w.fake.SetPermission(wRepo, "maintainer", "read")
+			w.clock.advance(2 * DefaultAccessRecheck)
+		})
+	}}
+	w.agent.mu.Unlock()
+	for _, title := range []string{"First", "Second"} {
+		n := w.fake.AddIssue(wRepo, "maintainer", title, "")
+		w.fake.LabelIssue(wRepo, n, "maintainer", "planex:auto")
+	}
+	r, err := w.handle(&event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName}, func(c *Config) { c.AutoApprove = true; c.MaxIssues = 2 })
+	if prs := w.fake.PullRequests(wRepo); len(prs) != 0 {
+		t.Errorf("%d pull requests opened in the name of a maintainer removed during the schedule's first run (%v, %+v)", len(prs), err, r.Outputs)
+	}
+	if n := strings.Count(strings.Join(w.agent.calls, " "), "execute T1"); n != 1 {
+		t.Errorf("%d tasks ran, want the first alone", n)
 	}
 }
