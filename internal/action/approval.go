@@ -444,9 +444,10 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 		}
 		for _, c := range cs {
 			if c.GetID() == rec.ApprovalCommentID {
-				p := r.posted(event.KindReviewComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time)
-				p.Edited = c.GetUpdatedAt().After(c.GetCreatedAt().Time)
-				return p, nil
+				// Not judged edited by its updated_at: GitHub may move that
+				// as pushes move the comment's place in the diff, and a
+				// follow-up's run pushes to that pull request.
+				return r.posted(event.KindReviewComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time), nil
 			}
 		}
 	case event.KindReview:
