@@ -113,10 +113,24 @@ func failedAutoPlanRevoked(t *testing.T) (w *world, n int, session string, auto 
 // opened, and the thread is told why and how to go on.
 func TestRedTeamApproverRevokedMidRun(t *testing.T) {
 	t.Parallel()
+	// Read access, a triage role, or no longer a collaborator at all (a
+	// team that lost the repository, an account the organisation
+	// blocked: the permission API no longer grants write).
+	for name, role := range map[string]string{"read": "read", "triage": "triage", "removed": ""} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			approverRevokedMidRun(t, role)
+		})
+	}
+}
+
+// approverRevokedMidRun is TestRedTeamApproverRevokedMidRun with the
+// approver's access falling to role during the first task.
+func approverRevokedMidRun(t *testing.T, role string) {
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"}, wTask{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
 	w.agent.mu.Lock()
-	w.agent.during = map[string]func(context.Context){"T1": func(context.Context) { w.fake.SetPermission(wRepo, "maintainer", "read") }}
+	w.agent.during = map[string]func(context.Context){"T1": func(context.Context) { w.fake.SetPermission(wRepo, "maintainer", role) }}
 	w.agent.mu.Unlock()
 	n := w.fake.AddIssue(wRepo, "maintainer", "Two files", "")
 	if r, err := w.handle(w.comment(n, "maintainer", "/planex two files")); err != nil || r.Outputs.Status != StatusPlanned {
