@@ -155,6 +155,9 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	// started names planex, which no permission describes: only a CI
 	// fix, whose plan comment planex posted with the failure it read.
 	if (rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix) && r.self.isLogin(rec.ApprovedBy) && ciFixComment(rec, posted) {
+		if !r.self.vouched(rec.ApprovedBy) {
+			return problemf("it was approved in planex's own name, and planex knows its account (@%s) only from this thread's record, which whoever can push writes: set the bot-login input", rec.ApprovedBy)
+		}
 		return nil
 	}
 	dec, err := r.policy().Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)

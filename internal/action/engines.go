@@ -154,7 +154,7 @@ func (r *engines) confirmApprover(ctx context.Context, rec *Record) error {
 // its own tasks; err when GitHub could not say. An approval in planex's
 // own name (a CI fix by the setting) names no person to ask about.
 func (r *engines) approvalLapsed(ctx context.Context, rec *Record) (bool, error) {
-	if (rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix) && r.self.isLogin(rec.ApprovedBy) {
+	if (rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix) && r.self.vouched(rec.ApprovedBy) {
 		return false, nil
 	}
 	if r.GH.Access == nil {
