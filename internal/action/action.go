@@ -167,7 +167,8 @@ func (r *Runner) flows() *flowSet {
 	return r.parts
 }
 
-// access is r.GH.Access, asked at most once per person in a run.
+// access is r.GH.Access, asked at most once per person in a run within
+// Config.AccessRecheck.
 func (r *env) access() authz.PermissionGetter { return runAccess{r} }
 
 // policy is who may start planex beyond GitHub's permissions.
@@ -175,10 +176,19 @@ func (r *env) policy() authz.Policy { return authz.Policy{TrustedBots: r.Cfg.Tru
 
 type runAccess struct{ r *env }
 
+// heardPermission is a permission GitHub answered, and when.
+type heardPermission struct {
+	p  gh.Permission
+	at time.Time
+}
+
 func (a runAccess) Permission(ctx context.Context, owner, repo, login string) (gh.Permission, error) {
 	key := strings.ToLower(owner + "/" + repo + "@" + login)
-	if p, ok := a.r.permissions[key]; ok {
-		return p, nil
+	// An answer holds for Config.AccessRecheck: a schedule job runs one
+	// plan after another for hours, and a maintainer removed during the
+	// first must not have the next run in their name.
+	if h, ok := a.r.permissions[key]; ok && a.r.Now().Sub(h.at) < a.r.Cfg.AccessRecheck {
+		return h.p, nil
 	}
 	if a.r.GH.Access == nil {
 		return gh.Permission{}, errors.New("no permission client")
@@ -188,9 +198,9 @@ func (a runAccess) Permission(ctx context.Context, owner, repo, login string) (g
 		return p, err
 	}
 	if a.r.permissions == nil {
-		a.r.permissions = map[string]gh.Permission{}
+		a.r.permissions = map[string]heardPermission{}
 	}
-	a.r.permissions[key] = p
+	a.r.permissions[key] = heardPermission{p: p, at: a.r.Now()}
 	return p, nil
 }
 

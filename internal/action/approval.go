@@ -91,6 +91,9 @@ type postedComment struct {
 	// Dismissed: a review someone with write access dismissed; what it
 	// said approves nothing any more.
 	Dismissed bool
+	// Edited: GitHub shows it changed after it was written (planex
+	// never edits its plan comment).
+	Edited bool
 }
 
 // approvalProblem is why a recorded approval does not hold.
@@ -127,7 +130,9 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	var err error
 	var posted []*postedComment
 	for _, c := range issueComments {
-		posted = append(posted, r.posted(event.KindIssueComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time))
+		p := r.posted(event.KindIssueComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time)
+		p.Edited = c.GetUpdatedAt().After(c.GetCreatedAt().Time)
+		posted = append(posted, p)
 	}
 	var approving *postedComment
 	if rec.ApprovedVia == viaComment || rec.ApprovedVia == viaYes {
@@ -150,6 +155,9 @@ func (r *gate) checkApprovalIn(ctx context.Context, rec *Record, issueComments [
 	// started names planex, which no permission describes: only a CI
 	// fix, whose plan comment planex posted with the failure it read.
 	if (rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix) && r.self.isLogin(rec.ApprovedBy) && ciFixComment(rec, posted) {
+		if !r.self.vouched(rec.ApprovedBy) {
+			return problemf("it was approved in planex's own name, and planex knows its account (@%s) only from this thread's record, which whoever can push writes: set the bot-login input", rec.ApprovedBy)
+		}
 		return nil
 	}
 	dec, err := r.policy().Check(ctx, r.access(), r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
@@ -288,6 +296,12 @@ func planCommentHolds(rec *Record, c *postedComment) error {
 		// not be checked, so it approves nothing.
 		return problemf("the plan comment on #%d does not show the hash of the requirement and exploration plan `%s` was made from (an older planex posted it, or it was edited): start the plan again", rec.Thread, rec.PlanID)
 	}
+	if c.Edited {
+		// Whoever may edit comments may not approve (an App with issues
+		// write): what its marker says (posted to run at once, for whom)
+		// is planex's only as planex posted it.
+		return problemf("the plan comment on #%d was edited after planex posted it, so it no longer shows what was approved: start the plan again", rec.Thread)
+	}
 	return nil
 }
 
@@ -332,6 +346,11 @@ func judgeApproval(rec *Record, thread []*postedComment, approving *postedCommen
 	}
 	if approving.Dismissed {
 		return problemf("@%s's approving review was dismissed", rec.ApprovedBy)
+	}
+	if approving.Edited {
+		// What it says now may be what someone who may edit comments
+		// (but not approve) made of it.
+		return problemf("@%s's approving comment was edited after it was written", rec.ApprovedBy)
 	}
 	if rec.ApprovedVia == viaComment {
 		return commentApproves(rec, approving, planComment, trigger)
@@ -416,7 +435,9 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 	case event.KindIssueComment, "":
 		for _, c := range issueComments {
 			if c.GetID() == rec.ApprovalCommentID {
-				return r.posted(event.KindIssueComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time), nil
+				p := r.posted(event.KindIssueComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time)
+				p.Edited = c.GetUpdatedAt().After(c.GetCreatedAt().Time)
+				return p, nil
 			}
 		}
 	case event.KindReviewComment:
@@ -426,6 +447,9 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 		}
 		for _, c := range cs {
 			if c.GetID() == rec.ApprovalCommentID {
+				// Not judged edited by its updated_at: GitHub may move that
+				// as pushes move the comment's place in the diff, and a
+				// follow-up's run pushes to that pull request.
 				return r.posted(event.KindReviewComment, c.GetID(), c.GetUser(), c.GetBody(), c.GetCreatedAt().Time), nil
 			}
 		}

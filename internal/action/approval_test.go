@@ -43,6 +43,11 @@ func TestJudgeApproval(t *testing.T) {
 	autoPlanC := bot(10, time.Minute, strings.Replace(planC.Body, `"inputs":"`+inputs+`"`, `"inputs":"`+inputs+`","auto":true,"for":"maintainer"`, 1))
 	approve := person(11, 2*time.Minute, "maintainer", "/planex approve "+id)
 	yes := person(9, 0, "maintainer", "/planex -y add a cache")
+	edited := func(c *postedComment) *postedComment {
+		e := *c
+		e.Edited = true
+		return &e
+	}
 	rec := func(via ApprovalVia, approvedBy string) *Record {
 		return &Record{Thread: 1, SessionID: "s1", Base: base, PlanID: id, PlanHash: hash, PlanCommentID: 10, ApprovedVia: via, ApprovedBy: approvedBy}
 	}
@@ -65,6 +70,16 @@ func TestJudgeApproval(t *testing.T) {
 		{"auto-approve, a comment that names nobody (an older planex's)", rec(viaAutoApprove, "maintainer"),
 			[]*postedComment{bot(10, time.Minute, strings.Replace(autoPlanC.Body, `,"for":"maintainer"`, "", 1))}, nil, true, "does not say whom for"},
 		{"auto-approve on, a plan posted to wait", rec(viaAutoApprove, "maintainer"), []*postedComment{planC}, nil, true, "was posted to wait for an approval"},
+		// GitHub keeps a login's letter case as its owner chose it; the
+		// marker names the same account however a record spells it.
+		{"auto-approve, the marker names the approver in other letters", rec(viaAutoApprove, "Maintainer"), []*postedComment{autoPlanC}, nil, true, ""},
+		// planex never edits its plan comment, and an approval's text is
+		// taken only as written (TestRedTeamEditedPlanMarkerRunsAtOnce,
+		// TestRedTeamEditedCommentForgesApproval).
+		{"plan comment edited", rec(viaComment, "maintainer"), []*postedComment{edited(planC), approve}, approve, false, "was edited after planex posted it"},
+		{"approving comment edited", rec(viaComment, "maintainer"), []*postedComment{planC, edited(approve)}, edited(approve), false, "approving comment was edited"},
+		{"-y edited", rec(viaYes, "maintainer"), []*postedComment{edited(yes), autoPlanC}, edited(yes), false, "approving comment was edited"},
+
 		{"auto-approve turned off", rec(viaAutoApprove, "maintainer"), []*postedComment{autoPlanC}, nil, false, "auto-approve setting is off"},
 		{"dispatch", rec(viaDispatch, "maintainer"), []*postedComment{planC}, nil, false, "workflow_dispatch"},
 		{"never approved", rec("", ""), []*postedComment{planC}, nil, false, "no approval is on record"},

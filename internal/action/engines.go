@@ -3,6 +3,8 @@ package action
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/planexhq/planex/internal/agent"
@@ -40,8 +42,6 @@ func (r *engines) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *
 	// nothing), never one the repository map picked (withCIDirectives).
 	o.ApprovedDirectivesOnly = rec != nil && rec.CIFix != nil && rec.ApprovedVia != viaComment
 	if rec != nil {
-		// The approval was checked as the run began.
-		accessRead := r.Now()
 		// After every task: publish the commit, the state, the progress.
 		o.Progress = func(ctx context.Context, s *session.Session, tasks []plan.Task) {
 			r.runMu.Lock()
@@ -63,14 +63,11 @@ func (r *engines) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *
 			if branchErr != nil {
 				r.Log.Warn("pushing run branch", "err", branchErr)
 			}
-			if now := r.Now(); now.Sub(accessRead) >= r.Cfg.AccessRecheck {
-				accessRead = now
-				if r.approvalLapsed(ctx, rec) {
-					if r.stopRun != nil {
-						r.stopRun(errApprovalLapsed)
-					}
-					return
+			if err := r.recheckApprover(ctx, rec); err != nil {
+				if r.stopRun != nil {
+					r.stopRun(err)
 				}
+				return
 			}
 			if progressNeedsStatus(tasks) {
 				r.talk.updateStatus(ctx, rec, tasks, "")
@@ -82,34 +79,129 @@ func (r *engines) newEngine(repo *gitrepo.Repo, yes bool, concurrency int, rec *
 
 // DefaultAccessRecheck is Config.AccessRecheck's default: a minute,
 // so a plan of many quick tasks asks GitHub little, and an approver who
-// loses access sees at most the task under way and a minute's more run.
+// loses access sees at most a minute's more run (or a heartbeat's, while
+// one long task works).
 const DefaultAccessRecheck = time.Minute
 
 // errApprovalLapsed is the cause of a run's cancellation when its
 // approver lost, while it ran, the access that let them approve.
 var errApprovalLapsed = errors.New("the plan's approver can no longer approve plans")
 
+// errApproverUnknown is why a run's result is not published when GitHub
+// could not say whether its approver may still approve plans.
+var errApproverUnknown = errors.New("the plan's approver's access could not be read again")
+
+// startApproverWatch notes that rec's approval (its approver's access
+// among it) was checked as the run in this job began.
+func (r *engines) startApproverWatch() {
+	r.runMu.Lock()
+	defer r.runMu.Unlock()
+	r.approverAsked, r.approverConfirmed = r.Now(), r.Now()
+}
+
+// recheckApprover reads rec's approver's access again once
+// Config.AccessRecheck has passed since it was last asked, while the run
+// works (after a task lands, at a heartbeat): errApprovalLapsed when it
+// no longer holds. A failure to ask is logged and the run goes on: its
+// tasks were approved, the next check asks again, and nothing is
+// published before confirmApprover has heard the access holds. Called
+// with runMu held.
+func (r *engines) recheckApprover(ctx context.Context, rec *Record) error {
+	now := r.Now()
+	if now.Sub(r.approverAsked) < r.Cfg.AccessRecheck {
+		return nil
+	}
+	r.approverAsked = now
+	lapsed, err := r.approvalLapsed(ctx, rec)
+	if err != nil {
+		r.Log.Warn("reading the approver's access again", "approver", rec.ApprovedBy, "err", err)
+		return nil
+	}
+	if lapsed {
+		return errApprovalLapsed
+	}
+	r.approverConfirmed = now
+	return nil
+}
+
+// confirmApprover is the check before a run's result is published:
+// unless GitHub said within Config.AccessRecheck that rec's approver may
+// still approve plans, it is asked once more, and a failure to find out
+// is errApproverUnknown (the pull request waits, the work stays on the
+// branch), a lapse errApprovalLapsed.
+func (r *engines) confirmApprover(ctx context.Context, rec *Record) error {
+	r.runMu.Lock()
+	defer r.runMu.Unlock()
+	now := r.Now()
+	if now.Sub(r.approverConfirmed) < r.Cfg.AccessRecheck {
+		return nil
+	}
+	r.approverAsked = now
+	lapsed, err := r.approvalLapsed(ctx, rec)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errApproverUnknown, err)
+	}
+	if lapsed {
+		return errApprovalLapsed
+	}
+	r.approverConfirmed = now
+	return nil
+}
+
 // approvalLapsed says whether rec's approver has lost the access to
-// approve since the run began: read afresh from GitHub after a task
-// lands once Config.AccessRecheck has passed since the last read (not
-// this job's remembered answers), as a retry or a matrix job would
-// read it before its own tasks. An approval in planex's own name (a CI
-// fix by the setting) names no person to ask about. A failure to ask is
-// logged and the run goes on: its tasks were approved, and the next task
-// asks again.
-func (r *engines) approvalLapsed(ctx context.Context, rec *Record) bool {
-	if (rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix) && r.self.isLogin(rec.ApprovedBy) {
-		return false
+// approve since the run began, read afresh from GitHub (not this job's
+// remembered answers), as a retry or a matrix job would read it before
+// its own tasks; err when GitHub could not say. An approval in planex's
+// own name (a CI fix by the setting) names no person to ask about.
+func (r *engines) approvalLapsed(ctx context.Context, rec *Record) (bool, error) {
+	if (rec.ApprovedVia == viaAutoApprove || rec.ApprovedVia == viaCIFix) && r.self.vouched(rec.ApprovedBy) {
+		return false, nil
 	}
 	if r.GH.Access == nil {
-		return false
+		return false, nil
 	}
 	dec, err := r.policy().Check(ctx, r.GH.Access, r.Cfg.Owner, r.Cfg.Repo, rec.ApprovedBy, "User", authz.Approve)
 	if err != nil {
-		r.Log.Warn("reading the approver's access again", "approver", rec.ApprovedBy, "err", err)
-		return false
+		return false, err
 	}
-	return !dec.Allowed
+	return !dec.Allowed, nil
+}
+
+// watchApprover reads rec's approver's access again at every
+// Config.HeartbeatInterval once Config.AccessRecheck has passed, for a
+// matrix task job, which has no heartbeat of its own and whose one task
+// may work for an hour, and cancels the task with errApprovalLapsed when
+// it lapsed. stop ends the watch.
+func (r *engines) watchApprover(ctx context.Context, cancel context.CancelCauseFunc, rec *Record) (stop func()) {
+	r.startApproverWatch()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(r.Cfg.HeartbeatInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			r.runMu.Lock()
+			err := r.recheckApprover(ctx, rec)
+			r.runMu.Unlock()
+			if err != nil {
+				cancel(err)
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // addReviewer lets the engine review a run's changes when reviews are on.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/planexhq/planex/internal/engine"
-	"github.com/planexhq/planex/internal/gh"
 	"github.com/planexhq/planex/internal/gitrepo"
 )
 
@@ -53,6 +52,10 @@ type env struct {
 	// that run when another run has taken its plan over.
 	runMu   sync.Mutex
 	stopRun context.CancelCauseFunc
+	// approverAsked and approverConfirmed (under runMu) are when the run
+	// in this job last asked GitHub for its approver's access, and last
+	// heard that it holds (recheckApprover, confirmApprover).
+	approverAsked, approverConfirmed time.Time
 
 	// What this run knows from GitHub already, so it asks only once: the
 	// default branch, and what each status comment shows (see
@@ -60,8 +63,9 @@ type env struct {
 	defaultBranchName string
 	shownStatus       map[int64]string
 	// permissions are the permissions read in this run, by login: one
-	// event is judged on one answer per person.
-	permissions map[string]gh.Permission
+	// event is judged on one answer per person, heard within
+	// Config.AccessRecheck.
+	permissions map[string]heardPermission
 }
 
 // The parts of the Action (see above).

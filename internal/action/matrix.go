@@ -297,7 +297,7 @@ func (r *matrixFlow) runTask(ctx context.Context, ev *event.Event, taskID string
 	if err != nil {
 		return Outputs{}, err
 	}
-	o, err := eng.RunTask(ctx, rec.SessionID, taskID, m.Base, rec.PlanHash)
+	o, err := r.runWatched(ctx, eng, rec, m, taskID)
 	if isRefusal(err) {
 		return Outputs{}, r.gate.refuseUnapproved(rec, err)
 	}
@@ -313,6 +313,22 @@ func (r *matrixFlow) runTask(ctx context.Context, ev *event.Event, taskID string
 		out.Failure = fmt.Sprintf("%s %s: %s", taskID, o.Status, abbrev.OneLine(o.Error))
 	}
 	return out, nil
+}
+
+// runWatched runs taskID of wave m while its approver's access is read
+// again (watchApprover): a lapse stops the task, and its result is not
+// published.
+func (r *matrixFlow) runWatched(ctx context.Context, eng *engine.Engine, rec *Record, m *MatrixWave, taskID string) (execute.Outcome, error) {
+	taskCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := r.engines.watchApprover(taskCtx, cancel, rec)
+	o, err := eng.RunTask(taskCtx, rec.SessionID, taskID, m.Base, rec.PlanHash)
+	stop()
+	if errors.Is(context.Cause(taskCtx), errApprovalLapsed) && ctx.Err() == nil {
+		return o, userf("Plan `%s`: task %s stopped, and its result is not published: @%s, who approved the plan, can no longer approve plans",
+			rec.PlanID, taskID, rec.ApprovedBy)
+	}
+	return o, err
 }
 
 // publishTask commits a completed task on the wave's base and publishes

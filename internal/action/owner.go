@@ -168,9 +168,16 @@ func (r *engines) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 			}
 			r.runMu.Lock()
 			err := r.store.saveRecord(ctx, rec)
+			// A task may work for an hour: its approver's access is read
+			// while it does, not only when it lands.
+			lapsed := r.recheckApprover(ctx, rec)
 			r.runMu.Unlock()
 			if errors.Is(err, errStateMoved) {
 				cancel(errTakenOver)
+				return
+			}
+			if lapsed != nil {
+				cancel(lapsed)
 				return
 			}
 			if err != nil {

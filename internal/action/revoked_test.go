@@ -1,9 +1,14 @@
 package action
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/planexhq/planex/internal/event"
+	"github.com/planexhq/planex/internal/ghfake"
 )
 
 // TestRedTeamRevokedPermission: write access is read when it is used,
@@ -108,10 +113,24 @@ func failedAutoPlanRevoked(t *testing.T) (w *world, n int, session string, auto 
 // opened, and the thread is told why and how to go on.
 func TestRedTeamApproverRevokedMidRun(t *testing.T) {
 	t.Parallel()
+	// Read access, a triage role, or no longer a collaborator at all (a
+	// team that lost the repository, an account the organisation
+	// blocked: the permission API no longer grants write).
+	for name, role := range map[string]string{"read": "read", "triage": "triage", "removed": ""} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			approverRevokedMidRun(t, role)
+		})
+	}
+}
+
+// approverRevokedMidRun is TestRedTeamApproverRevokedMidRun with the
+// approver's access falling to role during the first task.
+func approverRevokedMidRun(t *testing.T, role string) {
 	w := newWorld(t)
 	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"}, wTask{ID: "T2", Title: "two", Scope: "b/**", Deps: []string{"T1"}})
 	w.agent.mu.Lock()
-	w.agent.during = map[string]func(){"T1": func() { w.fake.SetPermission(wRepo, "maintainer", "read") }}
+	w.agent.during = map[string]func(context.Context){"T1": func(context.Context) { w.fake.SetPermission(wRepo, "maintainer", role) }}
 	w.agent.mu.Unlock()
 	n := w.fake.AddIssue(wRepo, "maintainer", "Two files", "")
 	if r, err := w.handle(w.comment(n, "maintainer", "/planex two files")); err != nil || r.Outputs.Status != StatusPlanned {
@@ -138,5 +157,188 @@ func TestRedTeamApproverRevokedMidRun(t *testing.T) {
 	}
 	if last := w.lastComment(n); !strings.Contains(last, "can no longer approve plans") || !strings.Contains(last, "approve "+w.planID(n)) {
 		t.Errorf("the thread is not told why the run stopped and how to go on:\n%s", last)
+	}
+}
+
+// TestRedTeamApproverRecheckFailsClosed: the approver of a plan running
+// in one job loses write access while GitHub's permission API fails for
+// the rest of the run (a 5xx past the retries, a token that lost the
+// metadata read, a rate limit hours from its reset). The read after the
+// task failed, was logged, and the run went on to open the pull request
+// in the approver's name. A run's result is now published only after a
+// read of the approver's access, at most Config.AccessRecheck old, says
+// it holds: the work stays on the branch, no pull request is opened, and
+// the thread is told why and how to go on.
+func TestRedTeamApproverRecheckFailsClosed(t *testing.T) {
+	t.Parallel()
+	const route = "GET /repos/{owner}/{repo}/collaborators/{username}/permission"
+	for _, c := range []struct {
+		name  string
+		fault ghfake.Fault
+	}{
+		{"server error", ghfake.ServerError(502)},
+		{"not accessible by integration", ghfake.Forbidden("Resource not accessible by integration")},
+		{"rate limit hours away", ghfake.PrimaryRateLimit(403, time.Now().Add(3*time.Hour))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newParallelWorld(t)
+			w.fastRetries()
+			w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+			w.agent.mu.Lock()
+			w.agent.during = map[string]func(context.Context){"T1": func(context.Context) {
+				w.fake.SetPermission(wRepo, "maintainer", "read")
+				w.fake.InjectFault(route, 1000, c.fault)
+				w.clock.advance(2 * DefaultAccessRecheck)
+			}}
+			w.agent.mu.Unlock()
+			n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")
+			if r, err := w.handle(w.comment(n, "maintainer", "/planex one file")); err != nil || r.Outputs.Status != StatusPlanned {
+				t.Fatalf("plan: %v %+v", err, r.Outputs)
+			}
+			r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)))
+			if err != nil {
+				t.Fatalf("approve: %v", err)
+			}
+			if len(w.fake.PullRequests(wRepo)) != 0 || r.Outputs.Status != StatusFailed {
+				t.Errorf("status %q, %d pull requests: the run was published with its approver's access unread", r.Outputs.Status, len(w.fake.PullRequests(wRepo)))
+			}
+			if got := w.branch("planex/" + r.Outputs.SessionID); len(got) != 1 {
+				t.Errorf("the run branch holds %v, want the task's commit kept", got)
+			}
+			if last := w.lastComment(n); !strings.Contains(last, "could not say whether @maintainer") || !strings.Contains(last, "retry") {
+				t.Errorf("the thread is not told why the run stopped and how to go on:\n%s", last)
+			}
+		})
+	}
+}
+
+// TestRedTeamApproverRevokedDuringOneLongTask: the approver loses write
+// access while a single long task works (an hour of an agent's time).
+// The access was read only as a task landed, so the task ran to its end
+// in the name of someone who could no longer approve it. The heartbeat
+// reads it too, once Config.AccessRecheck has passed, and a lapse stops
+// the task under way.
+func TestRedTeamApproverRevokedDuringOneLongTask(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	interrupted := make(chan bool, 1)
+	w.agent.mu.Lock()
+	w.agent.during = map[string]func(context.Context){"T1": func(ctx context.Context) {
+		w.fake.SetPermission(wRepo, "maintainer", "read")
+		w.clock.advance(2 * DefaultAccessRecheck)
+		// The task works until it is stopped; a bound keeps the old code
+		// from hanging the test (it then goes on and fails below).
+		select {
+		case <-ctx.Done():
+			interrupted <- true
+		case <-time.After(20 * time.Second):
+			interrupted <- false
+		}
+	}}
+	w.agent.mu.Unlock()
+	n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex one file")); err != nil || r.Outputs.Status != StatusPlanned {
+		t.Fatalf("plan: %v %+v", err, r.Outputs)
+	}
+	r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), func(c *Config) { c.HeartbeatInterval = 10 * time.Millisecond })
+	if err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	if !<-interrupted {
+		t.Error("the task under way was not stopped when its approver lost write access")
+	}
+	if len(w.fake.PullRequests(wRepo)) != 0 || r.Outputs.Status != StatusFailed {
+		t.Errorf("status %q, %d pull requests", r.Outputs.Status, len(w.fake.PullRequests(wRepo)))
+	}
+	if last := w.lastComment(n); !strings.Contains(last, "can no longer approve plans") {
+		t.Errorf("the thread is not told why the run stopped:\n%s", last)
+	}
+}
+
+// TestRedTeamApproverRevokedDuringMatrixTask: in matrix mode a task is a
+// job of its own, which read the approval once as it began and had no
+// heartbeat: the approver's losing write access while the task worked
+// (an hour of an agent's time) left it working to its end. The task job
+// reads the access too, at every heartbeat once Config.AccessRecheck has
+// passed, and a lapse stops the task and publishes no result; the
+// wave's collect then refuses to go on.
+func TestRedTeamApproverRevokedDuringMatrixTask(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	n := w.fake.AddIssue(wRepo, "maintainer", "One file", "")
+	if _, err := w.handle(w.comment(n, "maintainer", "/planex one file"), matrixMode("1")); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w.handle(w.comment(n, "maintainer", "/planex approve "+w.planID(n)), matrixMode("1")); err != nil || r.Outputs.Status != StatusRunning {
+		t.Fatalf("approve: %v %+v", err, r.Outputs)
+	}
+	interrupted := make(chan bool, 1)
+	w.agent.mu.Lock()
+	w.agent.during = map[string]func(context.Context){"T1": func(ctx context.Context) {
+		w.fake.SetPermission(wRepo, "maintainer", "read")
+		w.clock.advance(2 * DefaultAccessRecheck)
+		// As TestRedTeamApproverRevokedDuringOneLongTask.
+		select {
+		case <-ctx.Done():
+			interrupted <- true
+		case <-time.After(20 * time.Second):
+			interrupted <- false
+		}
+	}}
+	w.agent.mu.Unlock()
+	ctx := context.Background()
+	ev := &event.Event{Name: event.WorkflowDispatch, Owner: wOwner, Repo: wName, DefaultBranch: "main", Inputs: event.Inputs{Issue: n}}
+	prep, _ := w.job(matrixMode("101"))
+	if err := prep.Prepare(ctx, ev); err != nil || prep.Outputs.HasTasks != "true" {
+		t.Fatalf("prepare: %v %+v", err, prep.Outputs)
+	}
+	job, _ := w.job(matrixMode("101"), func(c *Config) { c.HeartbeatInterval = 10 * time.Millisecond })
+	err := job.RunTask(ctx, ev, "T1")
+	if !<-interrupted {
+		t.Error("the task under way was not stopped when its approver lost write access")
+	}
+	if err == nil || !strings.Contains(err.Error(), "can no longer approve plans") {
+		t.Errorf("the task job's error does not say why it stopped: %v", err)
+	}
+	collect, _ := w.job(matrixMode("101"))
+	_ = collect.Collect(ctx, ev)
+	if len(w.fake.PullRequests(wRepo)) != 0 || collect.Outputs.Status == StatusDone {
+		t.Errorf("collect after the lapse: %+v, %d pull requests", collect.Outputs, len(w.fake.PullRequests(wRepo)))
+	}
+}
+
+// TestRedTeamScheduleRunsOnAStaleAnswer: with the auto-approve setting,
+// one schedule job plans and runs, one after another, every issue a
+// maintainer labelled. The maintainer loses write access while the first
+// issue's plan runs: that run stops (TestRedTeamApproverRevokedMidRun),
+// but the job remembered GitHub's first answer for as long as it lasted,
+// so the next issue was planned and run, and its pull request opened, in
+// the removed maintainer's name. An answer is remembered for
+// Config.AccessRecheck at most.
+func TestRedTeamScheduleRunsOnAStaleAnswer(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.agent.setPlan(wTask{ID: "T1", Title: "one", Scope: "a/**"})
+	var once sync.Once
+	w.agent.mu.Lock()
+	w.agent.during = map[string]func(context.Context){"T1": func(context.Context) {
+		once.Do(func() {
+			w.fake.SetPermission(wRepo, "maintainer", "read")
+			w.clock.advance(2 * DefaultAccessRecheck)
+		})
+	}}
+	w.agent.mu.Unlock()
+	for _, title := range []string{"First", "Second"} {
+		n := w.fake.AddIssue(wRepo, "maintainer", title, "")
+		w.fake.LabelIssue(wRepo, n, "maintainer", "planex:auto")
+	}
+	r, err := w.handle(&event.Event{Name: event.Schedule, Owner: wOwner, Repo: wName}, func(c *Config) { c.AutoApprove = true; c.MaxIssues = 2 })
+	if prs := w.fake.PullRequests(wRepo); len(prs) != 0 {
+		t.Errorf("%d pull requests opened in the name of a maintainer removed during the schedule's first run (%v, %+v)", len(prs), err, r.Outputs)
+	}
+	if n := strings.Count(strings.Join(w.agent.calls, " "), "execute T1"); n != 1 {
+		t.Errorf("%d tasks ran, want the first alone", n)
 	}
 }

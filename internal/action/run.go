@@ -184,12 +184,23 @@ func (r *executor) runEngine(ctx context.Context, th thread, rec *Record, concur
 	r.runMu.Lock()
 	r.stopRun = cancel
 	r.runMu.Unlock()
+	r.engines.startApproverWatch()
 	stop := r.engines.heartbeat(runCtx, cancel, rec)
 	out, err := run(runCtx, eng)
 	stop()
 	r.runMu.Lock()
 	r.stopRun = nil
 	r.runMu.Unlock()
+	if err == nil && context.Cause(runCtx) == nil {
+		// Nothing is published in the name of an approver GitHub has not
+		// said, within Config.AccessRecheck, may still approve plans.
+		if cerr := r.engines.confirmApprover(ctx, rec); errors.Is(cerr, errApprovalLapsed) {
+			cancel(cerr)
+		} else if cerr != nil {
+			return r.talk.fail(ctx, th, rec, userf("Plan `%s` stopped before its pull request: GitHub could not say whether @%s, who approved it, can still approve plans (%s). "+
+				"The tasks committed stay on branch `%s`; `%s retry` opens the pull request once GitHub answers.", rec.PlanID, rec.ApprovedBy, render.Text(abbrev.OneLine(cerr.Error())), rec.Branch, r.Cfg.Trigger))
+		}
+	}
 	if errors.Is(context.Cause(runCtx), errTakenOver) && ctx.Err() == nil {
 		fmt.Fprintf(r.Out, "plan %s was taken over by another run; stopping and leaving it to that run\n", rec.PlanID)
 		return planOutputs(rec, StatusSuperseded), nil

@@ -24,6 +24,9 @@ type identity struct {
 	pinned  string
 	mu      sync.Mutex
 	learned string
+	// recorded: learned from a thread's record, which whoever can push
+	// writes, not from what GitHub answered to planex's own posts.
+	recorded bool
 }
 
 // newIdentity is the identity cfg pins: the bot-login input, or the
@@ -64,8 +67,24 @@ func (id *identity) note(u *github.User) {
 	if id.pinned == "" && u.GetLogin() != "" {
 		id.mu.Lock()
 		defer id.mu.Unlock()
-		id.learned = u.GetLogin()
+		id.learned, id.recorded = u.GetLogin(), false
 	}
+}
+
+// vouched says whether login is planex's own by the configuration or by
+// GitHub's answers to planex's posts in this job: an account a record
+// names may be a forger's, and what planex does in its own name (a CI
+// fix of its own push, which no permission check covers) needs better.
+func (id *identity) vouched(login string) bool {
+	if !id.isLogin(login) {
+		return false
+	}
+	if id.pinned != "" {
+		return true
+	}
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	return !id.recorded
 }
 
 // learnSelf learns planex's account, when it is not known yet, from the
@@ -107,6 +126,6 @@ func (id *identity) fromRecord(rec *Record) {
 	if id.login() == "" && rec != nil && loginRe.MatchString(rec.Self) {
 		id.mu.Lock()
 		defer id.mu.Unlock()
-		id.learned = rec.Self
+		id.learned, id.recorded = rec.Self, true
 	}
 }

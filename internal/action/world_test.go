@@ -300,8 +300,8 @@ type scriptedAgent struct {
 	rawPlan   map[string]any
 	twoAngles bool
 	// during, by task id, runs while that task's step works (a change on
-	// GitHub in the middle of a run).
-	during map[string]func()
+	// GitHub in the middle of a run), given the step's context.
+	during map[string]func(context.Context)
 }
 
 var findingRe = regexp.MustCompile("finding `([0-9a-f]+)`")
@@ -357,7 +357,7 @@ func (a *scriptedAgent) Run(ctx context.Context, s agent.Step) (agent.Result, er
 	during := a.during[s.ID]
 	a.mu.Unlock()
 	if s.Phase == agent.PhaseExecute && during != nil {
-		during()
+		during(ctx)
 	}
 	if s.Phase == agent.PhaseReview && reviewJSON != "" {
 		return agent.Result{Raw: json.RawMessage(strings.ReplaceAll(reviewJSON, "__ID__", s.ID))}, nil
