@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -111,5 +113,67 @@ func TestLooksLikeSecret(t *testing.T) {
 		if got := looksLikeSecret([]byte(c.head)); got != c.want {
 			t.Errorf("looksLikeSecret(%q) = %v, want %v", c.head, got, c.want)
 		}
+	}
+}
+
+// TestRedTeamServiceHomesOfTheLayout: a service account's home at a
+// place of the file system's layout's depth was left alone as if it
+// were a layout folder holding others' too: GoCD's /var/go (its agent's
+// ssh key), BIND's /var/named, a container image's /jenkins; so was the
+// home of an account with uid 0 other than root (BSD's toor, an admin's
+// second root) and nobody's (65534) where an admin gave it a real
+// folder. A contained agent read each. Now /var's folders are hidden
+// but those of the layout (/var/lib, /var/cache, /var/spool, …), a top
+// folder but /home, /srv, /data, /mnt, /media and the system's, and
+// uid 0's and 65534's homes are judged as a service's.
+func TestRedTeamServiceHomesOfTheLayout(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-layouthomes-")
+	goHome, err := os.MkdirTemp("/var", "planex-go-")
+	if err != nil {
+		t.Skipf("needs a folder of its own in /var (run as root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(goHome) })
+	topHome, err := os.MkdirTemp("/", "planex-jenkins-")
+	if err != nil {
+		t.Skipf("needs a folder of its own in / (run as root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(topHome) })
+	for _, d := range []string{goHome, topHome} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{
+		"toor/.netrc":         "machine example.com password loot-toor-netrc",
+		"nobody/.npmrc":       "//registry.npmjs.org/:_authToken=loot-nobody-npm",
+		"people/app/.env":     "app-env-readable",
+		"people/README":       "layout-readable",
+		"unlisted/keys/a.txt": "unlisted-readable",
+	}
+	plant(t, dir, files)
+	plant(t, goHome, map[string]string{".ssh/id_rsa": "loot-gocd-key"})
+	plant(t, topHome, map[string]string{"credentials.xml": "<password>loot-top-jenkins</password>"})
+	plant(t, dir, map[string]string{"passwd": strings.Join([]string{
+		"root:x:0:0:root:/root:/bin/bash",
+		"toor:x:0:0::" + dir + "/toor:/bin/sh",
+		"go:x:997:997::" + goHome + ":/bin/bash",
+		"jenkins:x:996:996::" + topHome + ":/bin/bash",
+		"nobody:x:65534:65534:nobody:" + dir + "/nobody:/usr/sbin/nologin",
+		"backup:x:34:34:backup:/var/backups:/usr/sbin/nologin",
+		"man:x:6:12:man:/var/cache/man:/usr/sbin/nologin",
+	}, "\n")})
+	c := Containment{Sandbox: box, passwdFile: filepath.Join(dir, "passwd")}
+	env := []string{"PATH=/usr/bin:/bin"}
+	checkPlantedReads(t, "", c, env, dir, map[string]string{
+		"toor/.netrc": files["toor/.netrc"], "nobody/.npmrc": files["nobody/.npmrc"],
+		"people/app/.env": files["people/app/.env"], "people/README": files["people/README"],
+	})
+	out := runContained(t, c, env, "sh", "-c", "cat "+goHome+"/.ssh/id_rsa "+topHome+"/credentials.xml 2>&1; ls /var/backups /var/cache >/dev/null && echo layout-listed")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read a service's home at the layout's depth:\n%s", out)
+	}
+	if !strings.Contains(out, "layout-listed") {
+		t.Errorf("a layout folder that is a service's home was hidden:\n%s", out)
 	}
 }
