@@ -177,3 +177,36 @@ func TestRedTeamServiceHomesOfTheLayout(t *testing.T) {
 		t.Errorf("a layout folder that is a service's home was hidden:\n%s", out)
 	}
 }
+
+// TestRedTeamPackageManagerVariableFiles: dnf and yum fill a
+// repository's $name from a file of that name in /etc/dnf/vars or
+// /etc/yum/vars, where an admin keeps the private repository's token or
+// password the .repo file's URL or password line uses, readable by
+// every uid: the repository files were shown without their passwords,
+// while a contained agent read the variables' files. Now a variable
+// file is covered where a repository's URL user information, a
+// password, user name or proxy setting uses it, where its name says a
+// secret or where its value has a token's shape; the release's
+// variables stay readable.
+func TestRedTeamPackageManagerVariableFiles(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-dnfvars-")
+	files := map[string]string{
+		"etc/yum.repos.d/corp.repo": "[corp]\nbaseurl=https://ci:$repotoken@rpm.corp/$stream/$contentdir\n" +
+			"[cs]\nbaseurl=https://dl.cloudsmith.io/${cstoken}/org/repo/rpm/el/9\n" +
+			"[art]\nbaseurl=https://art.corp/rpm\nusername=ci\npassword=${artpass}\nproxy_username=$proxyuser\n",
+		"etc/dnf/vars/repotoken":            "loot-dnf-var-userinfo",
+		"etc/dnf/vars/artpass":              "loot-dnf-var-password",
+		"etc/dnf/vars/proxyuser":            "loot-dnf-var-proxy-user",
+		"etc/dnf/vars/cstoken":              "loot-8f3a9c2d7e1b4a6f0c5d",
+		"etc/yum/vars/artifactory_password": "loot-yum-var-named",
+		"etc/dnf/vars/stream":               "9-stream",
+		"etc/dnf/vars/contentdir":           "centos",
+	}
+	out := catPlanted(t, box, dir, dir+"/etc", files)
+	for _, kept := range []string{"9-stream", "centos", "baseurl=https://art.corp/rpm"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the package manager's configuration lost %q:\n%s", kept, out)
+		}
+	}
+}

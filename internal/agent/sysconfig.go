@@ -318,7 +318,7 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 	add(sourcedOverlays)
 	includedOverlays, includedMasks := mysqlIncludedViews(included, keep)
 	add(includedOverlays)
-	return overlays, slices.Concat(masks, sourcedKeys, includedMasks)
+	return overlays, slices.Concat(masks, sourcedKeys, includedMasks, pkgVarFiles(etc, keep))
 }
 
 // maxSourcedFiles bounds the files sourced by the machine's shell files
