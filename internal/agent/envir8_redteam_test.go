@@ -210,3 +210,26 @@ func TestRedTeamPackageManagerVariableFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamWgetrcHeaders: wget's machine-wide /etc/wgetrc sends the
+// headers its header= lines give with every request, where an admin
+// gives a private server's token (header = Authorization: Bearer …,
+// header = PRIVATE-TOKEN: …): the file was shown without its password
+// lines, the header lines kept, and a contained agent read the tokens.
+// Now a header line carrying a credential is left out; other headers
+// stay.
+func TestRedTeamWgetrcHeaders(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-wgetrcheader-")
+	files := map[string]string{
+		"etc/wgetrc": "passive_ftp = on\nheader = Authorization: Bearer loot-wget-bearer\n" +
+			"HEADER=PRIVATE-TOKEN: loot-wget-gitlab\nheader = X-JFrog-Art-Api: loot-wget-jfrog\n" +
+			"header = Cookie: session=loot-wget-cookie\nheader = Accept: application/json\n",
+	}
+	out := catPlanted(t, box, dir, dir+"/etc", files)
+	for _, kept := range []string{"passive_ftp = on", "header = Accept: application/json"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("wgetrc lost %q:\n%s", kept, out)
+		}
+	}
+}

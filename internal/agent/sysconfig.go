@@ -489,7 +489,7 @@ func withoutPasswordSettings(lines []string) (kept, keyFiles []string) {
 		}
 		dropping = false
 		k, val := settingKey(line)
-		if passwordKey(k) {
+		if passwordKey(k) || k == "header" && !plainHeader(val) {
 			dropping, indent = true, lead
 			continue
 		}
@@ -501,6 +501,20 @@ func withoutPasswordSettings(lines []string) (kept, keyFiles []string) {
 		kept = append(kept, line)
 	}
 	return kept, keyFiles
+}
+
+// plainHeaders are the HTTP headers, in lower case, that carry no
+// credential: a header= line of wgetrc giving another (Authorization,
+// PRIVATE-TOKEN, X-JFrog-Art-Api, Cookie, a header of the server's own)
+// is left out.
+var plainHeaders = []string{"accept", "accept-language", "accept-encoding", "accept-charset", "user-agent",
+	"cache-control", "pragma", "referer", "connection", "content-type", "dnt", "from"}
+
+// plainHeader reports whether a header setting's value (Name: value)
+// gives one of plainHeaders.
+func plainHeader(val string) bool {
+	name, _, _ := strings.Cut(val, ":")
+	return slices.Contains(plainHeaders, strings.ToLower(strings.TrimSpace(name)))
 }
 
 // settingKey is the key of a configuration line (ini's key = value and
