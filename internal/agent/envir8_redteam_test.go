@@ -233,3 +233,25 @@ func TestRedTeamWgetrcHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamUserMavenSettingsKeyElsewhere: the user's own Maven
+// settings (~/.m2/settings.xml, hidden with the home) name a server's
+// private key by a path outside the home (<privateKey>/opt/ci/deploy_key
+// </privateKey>, as the Maven Wagon's scp deploy takes it): a contained
+// agent read the key there. It is covered now, as the keys the
+// installations' settings name are.
+func TestRedTeamUserMavenSettingsKeyElsewhere(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-m2key-")
+	files := map[string]string{
+		"home/.m2/settings.xml": "<settings><servers><server><id>deploy</id>\n<privateKey>" + dir + "/ci/deploy_key</privateKey>\n" +
+			"</server><server><id>site</id><privateKey>${env.CI_DIR}/site_key</privateKey></server></servers></settings>",
+		"ci/deploy_key": "loot-maven-user-key",
+		"ci2/site_key":  "loot-maven-user-env-key",
+		"ci/readme":     "ci-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + dir + "/home", "CI_DIR=" + dir + "/ci2"}
+	delete(files, "home/.m2/settings.xml") // hidden with the home
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
