@@ -213,8 +213,9 @@ func (c Containment) fileViews(base, keep, work []string) (views []FileOverlay, 
 		pkgViews, pkgKeys := packageConfigViews(b)
 		mvnViews, mvnKeys := mavenConfigViews(b)
 		condaViews, condaKeys := condaConfigViews(b)
-		views = slices.Concat(views, pkgViews, mvnViews, condaViews, cargoConfigViews(b, work), nugetCommonDataViews(b))
-		masks = slices.Concat(masks, pkgKeys, mvnKeys, condaKeys)
+		rViews, rKeys := sourcedViews(rSiteEnvirons(b), c.AllowEnv, c.SecretEnv, keep)
+		views = slices.Concat(views, pkgViews, mvnViews, condaViews, rViews, cargoConfigViews(b, work), nugetCommonDataViews(b))
+		masks = slices.Concat(masks, pkgKeys, mvnKeys, condaKeys, rKeys)
 	}
 	return uniqueOverlays(views), masks
 }

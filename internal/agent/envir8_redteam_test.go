@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -254,4 +255,37 @@ func TestRedTeamUserMavenSettingsKeyElsewhere(t *testing.T) {
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + dir + "/home", "CI_DIR=" + dir + "/ci2"}
 	delete(files, "home/.m2/settings.xml") // hidden with the home
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestRedTeamRSiteEnvironmentOfAnyR: R reads its site environment file
+// from its own installation (R_HOME/etc/Renviron.site), which is
+// /etc/R's only for Debian's R: an R installed by rig or r-lib's
+// setup-r action lies in /opt/R/<version>, and R_HOME or R_ENVIRON may
+// name another. An admin's GITHUB_PAT and proxy password there were
+// read by a contained agent, /etc/R's alone being filtered. Now the
+// site file of the R on PATH, of R_HOME and R_ENVIRON's are shown
+// filtered the same way, R's own settings kept.
+func TestRedTeamRSiteEnvironmentOfAnyR(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-rsite-")
+	site := "R_LIBS_SITE=/opt/R/site-library\nGITHUB_PAT=loot-r-pat-0123456789abcdef%s\nhttps_proxy=http://ci:loot-r-proxy%s@proxy.corp:3128"
+	files := map[string]string{
+		"opt/R/4.4.0/bin/R":                   "#!/bin/sh",
+		"opt/R/4.4.0/lib/R/etc/Renviron.site": fmt.Sprintf(site, "a", "a"),
+		"rhome/etc/Renviron.site":             fmt.Sprintf(site, "b", "b"),
+		"renviron/site":                       fmt.Sprintf(site, "c", "c"),
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=" + dir + "/opt/R/4.4.0/bin:/usr/bin:/bin", "R_HOME=" + dir + "/rhome", "R_ENVIRON=" + dir + "/renviron/site"}
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + "; ")
+	}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", script.String()+"true")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read an R installation's site environment:\n%s", out)
+	}
+	if n := strings.Count(out, "R_LIBS_SITE=/opt/R/site-library"); n != 3 {
+		t.Errorf("R's settings kept in %d site files, want 3:\n%s", n, out)
+	}
 }
