@@ -289,3 +289,32 @@ func TestRedTeamRSiteEnvironmentOfAnyR(t *testing.T) {
 		t.Errorf("R's settings kept in %d site files, want 3:\n%s", n, out)
 	}
 }
+
+// TestRedTeamSystemGitConfigCredentials: git's system configuration
+// (/etc/gitconfig), which every git a step runs reads, is where a
+// self-hosted runner's admin gives every job the git host's token: a
+// url.<base>.insteadOf whose base carries it, an http.extraHeader, a
+// credential helper printing it or storing it in a file elsewhere, or
+// a file it includes. A contained agent read each. Now the file is
+// shown without them (and included files and the helper's store are
+// covered); its other settings stay.
+func TestRedTeamSystemGitConfigCredentials(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-gitconfig-")
+	files := map[string]string{
+		"etc/gitconfig": "[url \"https://x-access-token:loot-git-insteadof@github.com/\"]\n\tinsteadOf = https://github.com/\n" +
+			"[http \"https://gitlab.corp/\"]\n\textraHeader = PRIVATE-TOKEN: loot-git-extraheader\n" +
+			"[http]\n\textraheader = AUTHORIZATION: basic loot-git-basic\n\tsslVerify = true\n" +
+			"[credential]\n\thelper = store --file " + dir + "/ci/git-credentials\n" +
+			"[credential \"https://npm.corp\"]\n\thelper = \"!f() { echo username=ci; echo password=loot-git-inline-helper; }; f\"\n" +
+			"[include]\n\tpath = " + dir + "/ci/secret.gitconfig\n[core]\n\tautocrlf = input\n",
+		"ci/git-credentials":  "https://ci:loot-git-store@github.com",
+		"ci/secret.gitconfig": "[url \"https://loot-git-included@gitlab.corp/\"]\n\tinsteadOf = https://gitlab.corp/",
+	}
+	out := catPlanted(t, box, dir, dir+"/etc", files)
+	for _, kept := range []string{"autocrlf = input", "sslVerify = true", "insteadOf = https://github.com/"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the system git configuration lost %q:\n%s", kept, out)
+		}
+	}
+}

@@ -64,6 +64,11 @@ const (
 	// files, whose !include and !includedir lines name more files to
 	// show so (mysqlIncludes).
 	filterMySQL
+	// filterGitConfig is filterPasswords for git's configuration: its
+	// credential helpers and extra headers are left out too, and the
+	// files a helper stores credentials in or the configuration
+	// includes are covered (withoutGitCredentials).
+	filterGitConfig
 )
 
 // nugetPasswordLine matches a NuGet configuration's line giving a
@@ -202,6 +207,9 @@ var sysConfigs = []struct {
 	// NuGet's machine-wide configurations on Linux, read by every
 	// dotnet restore: a private feed's password in clear.
 	{"opt/NuGet/Config/*.config", filterNuGetPasswords}, {"opt/NuGet/Config/*.Config", filterNuGetPasswords},
+	// git's system configuration, read by every git a step runs: a
+	// token in an insteadOf URL, an extra header or a helper.
+	{"gitconfig", filterGitConfig},
 }
 
 // nugetCommonDataViews are the overlays showing NuGet's machine-wide
@@ -431,8 +439,11 @@ func filterSysConfigText(b []byte, filter sysConfigFilter, allow, secrets []stri
 		// continued lines are joined, to be judged whole.
 		lines = unitLines(b)
 	}
-	if filter == filterPasswords || filter == filterMySQL {
+	switch filter {
+	case filterPasswords, filterMySQL:
 		lines, keyFiles = withoutPasswordSettings(lines)
+	case filterGitConfig:
+		lines, keyFiles = withoutGitCredentials(lines)
 	}
 	var shells shellFilter
 	if filter == filterShellURLs {
