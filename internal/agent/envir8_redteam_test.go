@@ -318,3 +318,34 @@ func TestRedTeamSystemGitConfigCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamClusterNodeCredentials: a self-hosted runner that is also
+// a Kubernetes node keeps the cluster's admin credentials under /etc,
+// often made readable by all for its jobs (k3s's write-kubeconfig-mode
+// 644, a chmod of kubeadm's admin.conf): k3s's and RKE2's kubeconfig
+// with its client key, k3s's registries.yaml with a registry's password
+// and its config.yaml with the cluster's join token, kubeadm's
+// kubeconfigs and its private keys. A contained agent read each. They
+// are covered now; the cluster's CA certificate stays readable.
+func TestRedTeamClusterNodeCredentials(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-k8snode-")
+	files := map[string]string{
+		"etc/rancher/k3s/k3s.yaml":           "users:\n- name: default\n  user:\n    client-key-data: loot-k3s-client-key",
+		"etc/rancher/k3s/registries.yaml":    "configs:\n  registry.corp:\n    auth:\n      password: loot-k3s-registry",
+		"etc/rancher/k3s/config.yaml":        "token: loot-k3s-join-token",
+		"etc/rancher/rke2/rke2.yaml":         "client-key-data: loot-rke2-client-key",
+		"etc/kubernetes/admin.conf":          "client-key-data: loot-kubeadm-admin",
+		"etc/kubernetes/kubelet.conf":        "client-key-data: loot-kubeadm-kubelet",
+		"etc/kubernetes/pki/sa.key":          "loot-kubeadm-sa-key",
+		"etc/kubernetes/pki/etcd/peer.key":   "loot-kubeadm-etcd-key",
+		"etc/kubernetes/pki/ca.crt":          "cluster-ca-readable",
+		"etc/kubernetes/manifests/etcd.yaml": "kind: Pod manifests-readable",
+	}
+	out := catPlanted(t, box, dir, dir+"/etc", files)
+	for _, kept := range []string{"cluster-ca-readable", "manifests-readable"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the node's configuration lost %q:\n%s", kept, out)
+		}
+	}
+}

@@ -210,6 +210,12 @@ var sysConfigs = []struct {
 	// git's system configuration, read by every git a step runs: a
 	// token in an insteadOf URL, an extra header or a helper.
 	{"gitconfig", filterGitConfig},
+	// A Kubernetes node's credentials: k3s's and RKE2's folder (the
+	// kubeconfig with its client key, registries.yaml's passwords,
+	// config.yaml's join token) and kubeadm's kubeconfigs and private
+	// keys (its CA certificates and manifests stay).
+	{"rancher", filterCover}, {"kubernetes/*.conf", filterCover},
+	{"kubernetes/pki/*.key", filterCover}, {"kubernetes/pki/etcd/*.key", filterCover},
 }
 
 // nugetCommonDataViews are the overlays showing NuGet's machine-wide
