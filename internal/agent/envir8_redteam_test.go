@@ -349,3 +349,28 @@ func TestRedTeamClusterNodeCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestOverlayAliases: the names an overlay's point gives the folders its
+// layers lie in or hold, read from the mount table's text.
+func TestOverlayAliases(t *testing.T) {
+	t.Parallel()
+	info := "45 27 0:39 / /srv/merged rw,relatime - overlay overlay rw,lowerdir=/home/ci/.ssh:/srv/low\\040x,upperdir=/srv/up,workdir=/srv/work\n" +
+		"46 27 0:40 / /srv/m2 rw shared:5 - overlay overlay rw,lowerdir+=/data,datadir+=/srv/dd\n" +
+		"47 27 0:41 / /srv/plain rw - ext4 /dev/vdb rw,lowerdir=/home/ci\n"
+	mounts := parseMountinfo(info)
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{"/home/ci", []string{"/srv/merged"}},
+		{"/srv/low x/sub", []string{"/srv/merged/sub"}},
+		{"/data/home/bob", []string{"/srv/m2/home/bob"}},
+		{"/srv/dd", []string{"/srv/m2"}},
+		{"/srv/work", nil},
+		{"/home/other", nil},
+	} {
+		if got := overlayAliases(mounts, c.path); !slices.Equal(got, c.want) {
+			t.Errorf("overlayAliases(%s) = %q, want %q", c.path, got, c.want)
+		}
+	}
+}
