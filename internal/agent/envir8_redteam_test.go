@@ -374,3 +374,29 @@ func TestOverlayAliases(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamUserSSHConfigRelativeIncludes: the user's ~/.ssh/config
+// includes its other files the usual way, by a path relative to ~/.ssh
+// (Include config.d/*) or with a tilde (Include ~/.ssh/work.conf), and
+// those name keys outside the home: only absolute Include lines were
+// followed, and a contained agent read both keys. Relative and tilde
+// includes are read as ssh reads them now.
+func TestRedTeamUserSSHConfigRelativeIncludes(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-sshrelinc-")
+	files := map[string]string{
+		"keys/relative": "loot-ssh-relative-include-key",
+		"keys/tilde":    "loot-ssh-tilde-include-key",
+		"keys/nested":   "loot-ssh-nested-include-key",
+		"keys/readme":   "keys-readable",
+	}
+	plant(t, dir, files)
+	plant(t, dir, map[string]string{
+		"home/.ssh/config":           "Include config.d/*\nInclude ~/.ssh/work.conf\n",
+		"home/.ssh/config.d/ci.conf": "Host ci\n  IdentityFile " + dir + "/keys/relative\nInclude nested.conf\n",
+		"home/.ssh/nested.conf":      "Host n\n  IdentityFile " + dir + "/keys/nested\n",
+		"home/.ssh/work.conf":        "Host work\n  IdentityFile " + dir + "/keys/tilde\n",
+	})
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + dir + "/home"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
