@@ -420,3 +420,33 @@ func TestRedTeamGitConfigFilesNamedByEnv(t *testing.T) {
 	env := []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_GLOBAL=" + dir + "/ci/gitconfig", "GIT_CONFIG_SYSTEM=" + dir + "/ci/sysgitconfig"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
+
+// TestRedTeamMoreMachineServiceSecrets: more places under /etc where an
+// admin gives the machine's services and package managers a secret,
+// readable by every uid by their packages' defaults: supervisord's
+// program definitions (environment=AGENT_TOKEN="…" of a CI agent it
+// runs) and its web password, Telegraf's outputs' tokens, RHEL's
+// subscription manager's proxy password, SUSE's zypper repositories'
+// URLs and credential files, Alpine's apk repositories' URLs. A
+// contained agent read each. They are covered, or shown without the
+// secret, now.
+func TestRedTeamMoreMachineServiceSecrets(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-moreetc-")
+	files := map[string]string{
+		"etc/supervisor/conf.d/agent.conf": "[program:agent]\ncommand=/opt/agent/run\nenvironment=AGENT_TOKEN=\"loot-supervisor-env\"",
+		"etc/supervisord.conf":             "[inet_http_server]\nport=127.0.0.1:9001\npassword=loot-supervisord-web",
+		"etc/telegraf/telegraf.conf":       "[[outputs.influxdb_v2]]\n  token = \"loot-telegraf-token\"",
+		"etc/telegraf/telegraf.d/out.conf": "[[outputs.http]]\n  headers = {\"Authorization\" = \"Bearer loot-telegraf-header\"}",
+		"etc/rhsm/rhsm.conf":               "[server]\nhostname = subscription.rhsm.redhat.com\nproxy_password = loot-rhsm-proxy",
+		"etc/zypp/repos.d/corp.repo":       "[corp]\nbaseurl=https://ci:loot-zypp-url@rpm.corp/sle15\nenabled=1",
+		"etc/zypp/credentials.d/corp":      "username=ci\npassword=loot-zypp-credentials",
+		"etc/apk/repositories":             "https://dl-cdn.alpinelinux.org/alpine/v3.20/main\nhttps://ci:loot-apk-url@apk.corp/alpine",
+	}
+	out := catPlanted(t, box, dir, dir+"/etc", files)
+	for _, kept := range []string{"hostname = subscription.rhsm.redhat.com", "baseurl=https://rpm.corp/sle15", "https://dl-cdn.alpinelinux.org/alpine/v3.20/main", "https://apk.corp/alpine"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the machine's configuration lost %q:\n%s", kept, out)
+		}
+	}
+}

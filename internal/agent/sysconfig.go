@@ -216,6 +216,17 @@ var sysConfigs = []struct {
 	// keys (its CA certificates and manifests stay).
 	{"rancher", filterCover}, {"kubernetes/*.conf", filterCover},
 	{"kubernetes/pki/*.key", filterCover}, {"kubernetes/pki/etcd/*.key", filterCover},
+	// Services' definitions with their secrets, no build reads:
+	// supervisord's programs (environment=AGENT_TOKEN="…") and web
+	// password, Telegraf's outputs' tokens and headers.
+	{"supervisor", filterCover}, {"supervisord.conf", filterCover}, {"supervisord.d", filterCover},
+	{"telegraf", filterCover},
+	// Other distributions' package managers: RHEL's subscription
+	// manager's proxy password, SUSE's zypper repositories and their
+	// credential files, Alpine's apk repositories.
+	{"rhsm/rhsm.conf", filterPasswords}, {"zypp/repos.d/*.repo", filterPasswords},
+	{"zypp/credentials.d", filterCover}, {"zypp/credentials.cat", filterCover},
+	{"apk/repositories", filterURLs},
 }
 
 // nugetCommonDataViews are the overlays showing NuGet's machine-wide
