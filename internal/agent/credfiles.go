@@ -648,7 +648,7 @@ var (
 func namedSecretPaths(base, passed, keep []string) []string {
 	var out []string
 	for _, hp := range heldValuePaths(base, passed, keep) {
-		if secretPathName(hp.name) && !slices.Contains(out, hp.path) {
+		if secretPathName(hp.name) && !isProgramPath(hp.path) && !slices.Contains(out, hp.path) {
 			out = append(out, hp.path)
 		}
 	}
@@ -661,10 +661,9 @@ type heldPath struct{ name, path string }
 // heldValuePaths are the paths the variables of base the step does not
 // get (not in passed) name (valuePaths: as they are, quoted, a file://
 // URL, curl's @file, a list), each of something that exists, not in
-// the system's folders (isProgramPath: a key ring under /usr/share or
-// /etc stays) and not one the step keeps or lying in a folder it
-// keeps. PWD and OLDPWD, the shell's working folders, are no
-// password's.
+// the kernel's folders (/proc, /sys, /dev) and not one the step keeps
+// or lying in a folder it keeps. PWD and OLDPWD, the shell's working
+// folders, are no password's.
 func heldValuePaths(base, passed, keep []string) []heldPath {
 	var out []heldPath
 	for _, kv := range base {
@@ -674,7 +673,7 @@ func heldValuePaths(base, passed, keep []string) []heldPath {
 		}
 		for _, p := range valuePaths(val) {
 			p, err := walkedAbs(p)
-			if err != nil || isProgramPath(p) || !coverableDir(p) || holdsAny(p, keep) || keptFolderHolds(keep, p) {
+			if err != nil || kernelPath(p) || !coverableDir(p) || holdsAny(p, keep) || keptFolderHolds(keep, p) {
 				continue
 			}
 			if _, err := os.Stat(p); err == nil {
@@ -683,6 +682,12 @@ func heldValuePaths(base, passed, keep []string) []heldPath {
 		}
 	}
 	return out
+}
+
+// kernelPath reports whether p lies in the kernel's folders (/proc,
+// /sys, /dev), which no credential is covered in.
+func kernelPath(p string) bool {
+	return slices.ContainsFunc([]string{"/proc", "/sys", "/dev"}, func(d string) bool { return within(p, d) })
 }
 
 // secretPathName reports whether a variable's name says the path it

@@ -43,6 +43,8 @@ func TestRedTeamKeyFilesNamedByInnocentVariables(t *testing.T) {
 		"ci/ca.pem":        "-----BEGIN CERTIFICATE-----\nca-readable",
 		"ci/app.conf":      "listen = 8080 app-config-readable",
 		"ci/settings.json": "{\"type\": \"settings\", \"theme\": \"settings-readable\"}",
+		"ci/cacerts":       "\xfe\xed\xfe\xedjava-cacerts-readable",
+		"ci/trust.p12":     "\x30\x82\x0a\x1b\x02\x01\x03\x30trust-store-readable",
 	}
 	plant(t, dir, files)
 	ci := dir + "/ci/"
@@ -55,7 +57,8 @@ func TestRedTeamKeyFilesNamedByInnocentVariables(t *testing.T) {
 		"SSH_KEY_FILES=" + ci + "list-a.key:" + ci + "list-b.key",
 		"RELEASE_JKS=" + ci + "release.jks", "GCP_CREDS=" + ci + "gcp-creds", "VPN_P12=" + ci + "vpn.p12",
 		"SIGNING_PEM=" + ci + "signing.pem",
-		"EXTRA_CA=" + ci + "ca.pem", "APP_SETTINGS=" + ci + "app.conf", "UI_SETTINGS=" + ci + "settings.json"}
+		"EXTRA_CA=" + ci + "ca.pem", "APP_SETTINGS=" + ci + "app.conf", "UI_SETTINGS=" + ci + "settings.json",
+		"JAVA_CACERTS_FILE=" + ci + "cacerts", "APP_TRUSTSTORE=" + ci + "trust.p12"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
 
@@ -111,7 +114,7 @@ func TestLooksLikeSecret(t *testing.T) {
 		{"private_key_file = /srv/k\n", false},
 		{"", false},
 	} {
-		if got := looksLikeSecret([]byte(c.head)); got != c.want {
+		if got := looksLikeSecret([]byte(c.head)) != sniffNone; got != c.want {
 			t.Errorf("looksLikeSecret(%q) = %v, want %v", c.head, got, c.want)
 		}
 	}
@@ -449,4 +452,34 @@ func TestRedTeamMoreMachineServiceSecrets(t *testing.T) {
 			t.Errorf("the machine's configuration lost %q:\n%s", kept, out)
 		}
 	}
+}
+
+// TestRedTeamKeyFileInEtcNamedByVariable: an admin keeps a service's
+// TLS key or a cloud credential under /etc (/etc/myapp/tls.key, mode
+// 644) and a workflow names it in a variable (TLS_KEY_FILE,
+// APP_CREDENTIALS_JSON): the system's folders were left out of the
+// variables' paths, for their names alone, and a contained agent read
+// both. A file that starts as a key does is covered now wherever it
+// lies but /proc, /sys and /dev; a configuration under /etc named by a
+// secret-sounding variable stays readable.
+func TestRedTeamKeyFileInEtcNamedByVariable(t *testing.T) {
+	t.Parallel()
+	box, _ := sandboxAndHostFolder(t, "planex-etckeyvar-")
+	etc, err := os.MkdirTemp("/etc", "planex-keyvar-")
+	if err != nil {
+		t.Skipf("needs a folder of its own in /etc (run as root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(etc) })
+	if err := os.Chmod(etc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"tls.key":          "-----BEGIN PRIVATE KEY-----\nloot-etc-tls-key",
+		"sa.json":          "{\"type\": \"service_account\", \"private_key_id\": \"loot-etc-service-account\"}",
+		"auth-server.conf": "listen 8443 auth-config-readable",
+	}
+	plant(t, etc, files)
+	env := []string{"PATH=/usr/bin:/bin", "TLS_KEY_FILE=" + etc + "/tls.key", "APP_CREDENTIALS_JSON=" + etc + "/sa.json",
+		"AUTH_SERVER_CONFIG=" + etc + "/auth-server.conf"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, etc, files)
 }

@@ -39,20 +39,51 @@ func valuePaths(val string) []string {
 
 // keyFilesByContent are the regular files that variables of base the
 // step does not get (heldValuePaths) name, whatever the variable is
-// called, where the file starts as a key does (startsLikeSecret:
+// called and wherever the file lies (/etc/myapp/tls.key too), where
+// the file starts as a key does (startsLikeSecret:
 // APP_CONFIG=/srv/ci/deploy.pem, a GCLOUD_JSON service account); not
 // one of shown, the configurations the step is shown filtered (a
 // global npmrc with an inline key= the view leaves out).
 func keyFilesByContent(base, passed, keep, shown []string) []string {
 	var out []string
 	for _, hp := range heldValuePaths(base, passed, keep) {
-		if slices.Contains(out, hp.path) || isShown(hp.path, shown) || !startsLikeSecret(hp.path) {
+		if slices.Contains(out, hp.path) || isShown(hp.path, shown) {
 			continue
 		}
-		out = append(out, hp.path)
+		switch startsLikeSecret(hp.path) {
+		case sniffKey:
+			out = append(out, hp.path)
+		case sniffStore:
+			if !trustStore(hp.name, hp.path) {
+				out = append(out, hp.path)
+			}
+		}
 	}
 	return out
 }
+
+// trustStore reports whether a key store a variable names may be a
+// store of trusted certificates, which a step's JVM needs and which
+// holds no key: one in the system's folders (Debian's
+// /etc/ssl/certs/java/cacerts), one named cacerts, or one the
+// variable's name calls a trust store or CA certificates.
+func trustStore(name, p string) bool {
+	up := strings.ToUpper(name)
+	return isProgramPath(p) || filepath.Base(p) == "cacerts" || strings.Contains(up, "TRUST") || strings.Contains(up, "CACERT")
+}
+
+// sniffed is what a file's first bytes say it is.
+type sniffed int
+
+const (
+	// sniffNone is no key.
+	sniffNone sniffed = iota
+	// sniffKey is a private key or a credential by its text.
+	sniffKey
+	// sniffStore is a Java or PKCS#12 key store, which may hold only
+	// trusted certificates.
+	sniffStore
+)
 
 // isShown reports whether p, or the file its links lead to, is one of
 // shown.
@@ -79,43 +110,42 @@ var secretJSON = regexp.MustCompile(`"(?:private_key|refresh_token|client_secret
 var secretMarks = [][]byte{[]byte("PRIVATE KEY-----"), []byte("PRIVATE KEY BLOCK-----"), []byte("PuTTY-User-Key-File-"),
 	[]byte("AGE-SECRET-KEY-1"), []byte("client-key-data:")}
 
-// startsLikeSecret reports whether the regular file p starts as a
-// private key, a cloud credential or a key store does
+// startsLikeSecret is what the regular file p starts as
 // (looksLikeSecret). It is opened without waiting (a FIFO put in its
 // place does not hold planex) and only its first keySniffBytes read.
-func startsLikeSecret(p string) bool {
+func startsLikeSecret(p string) sniffed {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return false
+		return sniffNone
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return false
+		return sniffNone
 	}
 	head, err := io.ReadAll(io.LimitReader(f, keySniffBytes))
-	return err == nil && looksLikeSecret(head)
+	if err != nil {
+		return sniffNone
+	}
+	return looksLikeSecret(head)
 }
 
-// looksLikeSecret reports whether a file's first bytes are a key's:
-// secretMarks, a JSON credential (secretJSON), a Java key store (JKS's
-// FEEDFEED, JCEKS's CECECECE) or a PKCS#12 store (a DER sequence whose
-// first element is the version, 3).
-func looksLikeSecret(head []byte) bool {
+// looksLikeSecret is what a file's first bytes are: a key's
+// (secretMarks, a JSON credential: secretJSON), a key store's (a Java
+// key store, JKS's FEEDFEED or JCEKS's CECECECE, or a PKCS#12 store: a
+// DER sequence whose first element is the version, 3), or neither.
+func looksLikeSecret(head []byte) sniffed {
 	for _, m := range secretMarks {
 		if bytes.Contains(head, m) {
-			return true
+			return sniffKey
 		}
 	}
-	if bytes.HasPrefix(head, []byte{0xfe, 0xed, 0xfe, 0xed}) || bytes.HasPrefix(head, []byte{0xce, 0xce, 0xce, 0xce}) {
-		return true
+	if bytes.HasPrefix(head, []byte{0xfe, 0xed, 0xfe, 0xed}) || bytes.HasPrefix(head, []byte{0xce, 0xce, 0xce, 0xce}) || pkcs12Start(head) {
+		return sniffStore
 	}
-	if pkcs12Start(head) {
-		return true
+	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' && secretJSON.Match(head) {
+		return sniffKey
 	}
-	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
-		return secretJSON.Match(head)
-	}
-	return false
+	return sniffNone
 }
 
 // pkcs12Start reports whether b starts as a PKCS#12 store: a DER (or
