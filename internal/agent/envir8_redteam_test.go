@@ -310,9 +310,10 @@ func TestRedTeamSystemGitConfigCredentials(t *testing.T) {
 			"[http]\n\textraheader = AUTHORIZATION: basic loot-git-basic\n\tsslVerify = true\n" +
 			"[credential]\n\thelper = store --file " + dir + "/ci/git-credentials\n" +
 			"[credential \"https://npm.corp\"]\n\thelper = \"!f() { echo username=ci; echo password=loot-git-inline-helper; }; f\"\n" +
-			"[include]\n\tpath = " + dir + "/ci/secret.gitconfig\n[core]\n\tautocrlf = input\n",
-		"ci/git-credentials":  "https://ci:loot-git-store@github.com",
-		"ci/secret.gitconfig": "[url \"https://loot-git-included@gitlab.corp/\"]\n\tinsteadOf = https://gitlab.corp/",
+			"[include]\n\tpath = " + dir + "/ci/secret.gitconfig\n[includeIf \"gitdir:/srv/\"]\n\tpath = gitconfig.d/srv.inc\n[core]\n\tautocrlf = input\n",
+		"etc/gitconfig.d/srv.inc": "[url \"https://loot-git-relative-include@gitlab.corp/\"]\n\tinsteadOf = https://gitlab.corp/",
+		"ci/git-credentials":      "https://ci:loot-git-store@github.com",
+		"ci/secret.gitconfig":     "[url \"https://loot-git-included@gitlab.corp/\"]\n\tinsteadOf = https://gitlab.corp/",
 	}
 	out := catPlanted(t, box, dir, dir+"/etc", files)
 	for _, kept := range []string{"autocrlf = input", "sslVerify = true", "insteadOf = https://github.com/"} {

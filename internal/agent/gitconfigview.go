@@ -14,7 +14,8 @@ import (
 // plain ones (http.extraHeader = AUTHORIZATION: basic …), and the
 // files to cover: those the helpers name by an absolute path (store's
 // --file, a script's) and the included configurations (include.path,
-// includeIf's), which may carry the same.
+// includeIf's, relative ones beside the configuration), which may
+// carry the same.
 func withoutGitCredentials(lines []string) (kept, keyFiles []string) {
 	lines, keyFiles = withoutPasswordSettings(lines)
 	for _, line := range lines {
@@ -30,7 +31,8 @@ func withoutGitCredentials(lines []string) (kept, keyFiles []string) {
 			continue
 		case k == "extraheader" && !plainHeader(strings.Trim(val, `"`)):
 			continue
-		case k == "path" && filepath.IsAbs(strings.Trim(val, `"`)):
+		case k == "path" && strings.Trim(val, `"`) != "" && !strings.HasPrefix(strings.Trim(val, `"`), "~"):
+			// A relative one lies beside the configuration (absKeys).
 			keyFiles = append(keyFiles, strings.Trim(val, `"`))
 		}
 		kept = append(kept, line)
