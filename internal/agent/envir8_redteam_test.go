@@ -484,3 +484,34 @@ func TestRedTeamKeyFileInEtcNamedByVariable(t *testing.T) {
 		"AUTH_SERVER_CONFIG=" + etc + "/auth-server.conf"}
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, etc, files)
 }
+
+// TestRedTeamRSiteProfile: R runs its site profile (Rprofile.site, R
+// code) at every session's start, where an admin sets the GITHUB_PAT
+// packages are installed with (Sys.setenv(GITHUB_PAT = "…")) beside the
+// CRAN mirror: /etc/R's and each installation's were read whole by a
+// contained agent. They are shown filtered as the site environment
+// files are now, the mirror kept.
+func TestRedTeamRSiteProfile(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-rprofile-")
+	profile := "options(repos = c(CRAN = \"https://cloud.r-project.org\"))\nSys.setenv(GITHUB_PAT = \"loot-r-profile-0123456789abcdef%s\")"
+	files := map[string]string{
+		"etc/R/Rprofile.site":                 fmt.Sprintf(profile, "a"),
+		"opt/R/4.4.0/bin/R":                   "#!/bin/sh",
+		"opt/R/4.4.0/lib/R/etc/Rprofile.site": fmt.Sprintf(profile, "b"),
+		"rprofile/site.R":                     fmt.Sprintf(profile, "c"),
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=" + dir + "/opt/R/4.4.0/bin:/usr/bin:/bin", "R_PROFILE=" + dir + "/rprofile/site.R"}
+	var script strings.Builder
+	for name := range files {
+		script.WriteString("cat " + filepath.Join(dir, name) + "; ")
+	}
+	out := runContained(t, Containment{Sandbox: box, etcDir: dir + "/etc"}, env, "sh", "-c", script.String()+"true")
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read an R site profile's token:\n%s", out)
+	}
+	if n := strings.Count(out, "https://cloud.r-project.org"); n != 3 {
+		t.Errorf("the CRAN mirror kept in %d site profiles, want 3:\n%s", n, out)
+	}
+}

@@ -185,7 +185,7 @@ var sysConfigs = []struct {
 	{"crontab", filterShellURLs}, {"cron.d/*", filterShellURLs}, {"rc.local", filterShellURLs},
 	// R's site environment file, read into every R session (NAME=value
 	// lines: a GITHUB_PAT for installing packages, a proxy).
-	{"R/Renviron.site", filterShellURLs},
+	{"R/Renviron.site", filterShellURLs}, {"R/Rprofile.site", filterShellURLs},
 	// Database clients' machine-wide options and data sources, and
 	// Subversion's proxy: their password settings.
 	{"my.cnf", filterMySQL}, {"mysql/my.cnf", filterMySQL}, {"mysql/conf.d/*", filterMySQL},
