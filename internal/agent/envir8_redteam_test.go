@@ -515,3 +515,20 @@ func TestRedTeamRSiteProfile(t *testing.T) {
 		t.Errorf("the CRAN mirror kept in %d site profiles, want 3:\n%s", n, out)
 	}
 }
+
+// TestRedTeamContainerdRegistryAuth: containerd's configuration
+// (/etc/containerd/config.toml, mode 644 by its packages) is where a
+// Kubernetes node's or a runner host's admin gives the CRI plugin a
+// private registry's credentials (registry.configs.<host>.auth's
+// password, auth or identitytoken) and its hosts.toml files a header
+// with a token: a contained agent read them. The folder is covered now
+// (only the daemon reads it).
+func TestRedTeamContainerdRegistryAuth(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-containerd-")
+	files := map[string]string{
+		"etc/containerd/config.toml":                      "[plugins.\"io.containerd.grpc.v1.cri\".registry.configs.\"registry.corp\".auth]\n  username = \"ci\"\n  password = \"loot-containerd-password\"\n  auth = \"loot-containerd-auth\"",
+		"etc/containerd/certs.d/registry.corp/hosts.toml": "[host.\"https://registry.corp\".header]\n  authorization = \"Bearer loot-containerd-header\"",
+	}
+	catPlanted(t, box, dir, dir+"/etc", files)
+}

@@ -221,6 +221,9 @@ var sysConfigs = []struct {
 	// password, Telegraf's outputs' tokens and headers.
 	{"supervisor", filterCover}, {"supervisord.conf", filterCover}, {"supervisord.d", filterCover},
 	{"telegraf", filterCover},
+	// containerd's configuration: the CRI plugin's registry
+	// credentials and hosts.toml headers.
+	{"containerd", filterCover},
 	// Other distributions' package managers: RHEL's subscription
 	// manager's proxy password, SUSE's zypper repositories and their
 	// credential files, Alpine's apk repositories.
