@@ -286,7 +286,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			if v.kind == credDir && !coverableDir(abs) {
 				continue
 			}
-			if holdsAny(abs, keep) {
+			if holdsAny(abs, keep) || systemProgram(abs) {
 				continue
 			}
 			out = append(out, abs)

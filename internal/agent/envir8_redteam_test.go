@@ -532,3 +532,27 @@ func TestRedTeamContainerdRegistryAuth(t *testing.T) {
 	}
 	catPlanted(t, box, dir, dir+"/etc", files)
 }
+
+// TestAskpassSystemProgramStays: a workflow sets GIT_ASKPASS=/bin/true
+// (so a git prompt fails at once) or SSH_ASKPASS to a system program:
+// the variable stays with planex, and the file it names was covered as
+// a credential, so the step's own /bin/true could not run (Permission
+// denied). A compiled program in the system's folders is left alone now;
+// a script elsewhere printing a token stays covered.
+func TestAskpassSystemProgramStays(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-askpassprog-")
+	truePath, err := filepath.EvalSymlinks("/bin/true")
+	if err != nil {
+		t.Skipf("no /bin/true here: %v", err)
+	}
+	plant(t, dir, map[string]string{"ci/askpass.sh": "#!/bin/sh\necho loot-askpass-token"})
+	env := []string{"PATH=/usr/bin:/bin", "GIT_ASKPASS=" + truePath, "SSH_ASKPASS=" + dir + "/ci/askpass.sh"}
+	out := runContained(t, Containment{Sandbox: box}, env, "sh", "-c", truePath+" && echo true-ran; cat "+dir+"/ci/askpass.sh 2>&1; true")
+	if !strings.Contains(out, "true-ran") {
+		t.Errorf("the step could not run %s:\n%s", truePath, out)
+	}
+	if strings.Contains(out, "loot-") {
+		t.Errorf("the agent read the askpass script:\n%s", out)
+	}
+}

@@ -173,3 +173,25 @@ func overlayPaths(views []FileOverlay) []string {
 	}
 	return out
 }
+
+// systemProgram reports whether p is a compiled program (an ELF file)
+// in the system's folders: an askpass variable naming /bin/true or
+// /usr/bin/echo (GIT_ASKPASS=/bin/true, a CI trick to fail a prompt)
+// names no secret, and covering it broke the step's /bin/true. A
+// script there (one printing a token) is covered still.
+func systemProgram(p string) bool {
+	if !isProgramPath(p) {
+		return false
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	magic := make([]byte, 4)
+	_, err = io.ReadFull(f, magic)
+	return err == nil && string(magic) == "\x7fELF"
+}
