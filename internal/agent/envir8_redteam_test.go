@@ -556,3 +556,23 @@ func TestAskpassSystemProgramStays(t *testing.T) {
 		t.Errorf("the agent read the askpass script:\n%s", out)
 	}
 }
+
+// TestRedTeamMailRelayPasswordFiles: Postfix's and Exim's relay
+// passwords (/etc/postfix/sasl_passwd and its .db, /etc/exim4/
+// passwd.client), which their guides say to make private and admins
+// leave readable by all: a contained agent read them. They are covered
+// now, as ssmtp's and msmtp's passwords are left out.
+func TestRedTeamMailRelayPasswordFiles(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-mailrelay-")
+	files := map[string]string{
+		"etc/postfix/sasl_passwd":    "[smtp.corp]:587 ci@corp:loot-postfix-relay",
+		"etc/postfix/sasl_passwd.db": "loot-postfix-relay-db",
+		"etc/exim4/passwd.client":    "smtp.corp:ci:loot-exim-relay",
+		"etc/postfix/main.cf":        "relayhost = [smtp.corp]:587 main-cf-readable",
+	}
+	out := catPlanted(t, box, dir, dir+"/etc", files)
+	if !strings.Contains(out, "main-cf-readable") {
+		t.Errorf("Postfix's main.cf was covered:\n%s", out)
+	}
+}

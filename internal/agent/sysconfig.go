@@ -224,6 +224,9 @@ var sysConfigs = []struct {
 	// containerd's configuration: the CRI plugin's registry
 	// credentials and hosts.toml headers.
 	{"containerd", filterCover},
+	// Postfix's and Exim's mail relay passwords.
+	{"postfix/sasl_passwd", filterCover}, {"postfix/sasl_passwd.*", filterCover}, {"postfix/sasl/*", filterCover},
+	{"exim4/passwd.client", filterCover},
 	// Other distributions' package managers: RHEL's subscription
 	// manager's proxy password, SUSE's zypper repositories and their
 	// credential files, Alpine's apk repositories.
