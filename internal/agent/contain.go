@@ -150,7 +150,8 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	// is also $TMPDIR) is not covered.
 	keep := append(append(append([]string{cmd.Dir, os.TempDir(), lookup(base, "TMPDIR")}, p.Writable...), p.ReadOnly...), c.RepoDirs...)
 	pkgViews, pkgKeys := c.fileViews(base, keep, append([]string{cmd.Dir}, c.RepoDirs...))
-	overlays, dropOverlays, err := writeOverlays(withOverlayAliases(append(slices.Clone(c.Overlay), pkgViews...)))
+	views := withOverlayAliases(append(slices.Clone(c.Overlay), pkgViews...))
+	overlays, dropOverlays, err := writeOverlays(views)
 	if err != nil {
 		os.RemoveAll(home)
 		return func() {}, err
@@ -171,6 +172,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	for _, b := range envReadings(base) {
 		p.Mask = append(p.Mask, engineSockets(b)...)
 		p.Mask = append(p.Mask, credentialFiles(b, env, keep)...)
+		p.Mask = append(p.Mask, keyFilesByContent(b, env, keep, overlayPaths(views))...)
 		p.Mask = append(p.Mask, codespaceSecrets(b, keep)...)
 	}
 	p.Mask = append(p.Mask, jenkinsAgentSecrets("/proc", os.Getppid())...)
@@ -211,8 +213,9 @@ func (c Containment) fileViews(base, keep, work []string) (views []FileOverlay, 
 		pkgViews, pkgKeys := packageConfigViews(b)
 		mvnViews, mvnKeys := mavenConfigViews(b)
 		condaViews, condaKeys := condaConfigViews(b)
-		views = slices.Concat(views, pkgViews, mvnViews, condaViews, cargoConfigViews(b, work), nugetCommonDataViews(b))
-		masks = slices.Concat(masks, pkgKeys, mvnKeys, condaKeys)
+		rViews, rKeys := sourcedViews(rSiteEnvirons(b), c.AllowEnv, c.SecretEnv, keep)
+		views = slices.Concat(views, pkgViews, mvnViews, condaViews, rViews, cargoConfigViews(b, work), nugetCommonDataViews(b))
+		masks = slices.Concat(masks, pkgKeys, mvnKeys, condaKeys, rKeys)
 	}
 	return uniqueOverlays(views), masks
 }

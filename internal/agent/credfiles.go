@@ -119,6 +119,10 @@ var credentialVars = []credentialVar{
 	// and npm's client keys, conda's configuration (a channel's
 	// /t/<token>/ URL) and Poetry's folder (auth.toml).
 	{"GIT_SSL_KEY", credFile}, {"GIT_SSL_CERT", credFile}, {"GOENV", credFile},
+	// git's global and system configurations moved elsewhere (a token
+	// in an insteadOf URL or an extra header): a step's git reads its
+	// own home's and /etc's.
+	{"GIT_CONFIG_GLOBAL", credFile}, {"GIT_CONFIG_SYSTEM", credFile},
 	{"PIP_CLIENT_CERT", credFile}, {"NPM_CONFIG_KEYFILE", credFile}, {"npm_config_keyfile", credFile},
 	{"CONDARC", credFile}, {"POETRY_CONFIG_DIR", credDir},
 	// A Buildkite job is told where its agent keeps its configuration
@@ -282,7 +286,7 @@ func credentialFiles(base, passed, keep []string) []string {
 			if v.kind == credDir && !coverableDir(abs) {
 				continue
 			}
-			if holdsAny(abs, keep) {
+			if holdsAny(abs, keep) || systemProgram(abs) {
 				continue
 			}
 			out = append(out, abs)
@@ -627,42 +631,73 @@ func holdsAny(p string, dirs []string) bool {
 }
 
 // secretPathWords are more words of a variable's name that say the file
-// it names holds a key (secretName's aside).
-var secretPathWords = []string{"KEYSTORE", "KEYFILE", "KEYRING", "PRIVKEY", "SERVICE_ACCOUNT"}
+// it names holds a key (secretName's aside), and secretPathParts more
+// parts of it (between its underscores): a key store's or a PEM file's
+// kind (RELEASE_JKS, SIGNING_PEM, VPN_P12) and CREDS (GCP_CREDS).
+var (
+	secretPathWords = []string{"KEYSTORE", "KEYFILE", "KEYRING", "PRIVKEY", "SERVICE_ACCOUNT"}
+	secretPathParts = []string{"CREDS", "PEM", "P12", "PFX", "JKS"}
+)
 
 // namedSecretPaths are the files and folders that variables of base,
 // which the step does not get (not in passed), name where their name
-// says a secret (secretName's words and parts, secretPathWords): a
-// workflow's DEPLOY_KEY_PATH=/opt/ci/deploy_key, SIGNING_KEY_FILE, an
-// ANDROID_KEYSTORE_FILE or a CI_SECRETS_DIR, of tools no list names.
-// Only a value that is one absolute path of something that exists
-// counts, not in the system's folders (isProgramPath: a key ring
-// under /usr/share or /etc stays) and not one the step keeps or lying
-// in a folder it keeps. PWD, the shell's working folder, is no
-// password's.
+// says a secret (secretName's words and parts, secretPathWords,
+// secretPathParts): a workflow's DEPLOY_KEY_PATH=/opt/ci/deploy_key,
+// SIGNING_KEY_FILE, an ANDROID_KEYSTORE_FILE or a CI_SECRETS_DIR, of
+// tools no list names (heldValuePaths).
 func namedSecretPaths(base, passed, keep []string) []string {
 	var out []string
-	for _, kv := range base {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || !filepath.IsAbs(val) || lookup(passed, name) != "" || !secretPathName(name) || name == "PWD" {
-			continue
-		}
-		p, err := walkedAbs(val)
-		if err != nil || isProgramPath(p) || !coverableDir(p) || holdsAny(p, keep) || keptFolderHolds(keep, p) {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil && !slices.Contains(out, p) {
-			out = append(out, p)
+	for _, hp := range heldValuePaths(base, passed, keep) {
+		if secretPathName(hp.name) && !isProgramPath(hp.path) && !slices.Contains(out, hp.path) {
+			out = append(out, hp.path)
 		}
 	}
 	return out
+}
+
+// heldPath is a path a held variable names.
+type heldPath struct{ name, path string }
+
+// heldValuePaths are the paths the variables of base the step does not
+// get (not in passed) name (valuePaths: as they are, quoted, a file://
+// URL, curl's @file, a list), each of something that exists, not in
+// the kernel's folders (/proc, /sys, /dev) and not one the step keeps
+// or lying in a folder it keeps. PWD and OLDPWD, the shell's working
+// folders, are no password's.
+func heldValuePaths(base, passed, keep []string) []heldPath {
+	var out []heldPath
+	for _, kv := range base {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || lookup(passed, name) != "" || name == "PWD" || name == "OLDPWD" {
+			continue
+		}
+		for _, p := range valuePaths(val) {
+			p, err := walkedAbs(p)
+			if err != nil || kernelPath(p) || !coverableDir(p) || holdsAny(p, keep) || keptFolderHolds(keep, p) {
+				continue
+			}
+			if _, err := os.Stat(p); err == nil {
+				out = append(out, heldPath{name, p})
+			}
+		}
+	}
+	return out
+}
+
+// kernelPath reports whether p lies in the kernel's folders (/proc,
+// /sys, /dev), which no credential is covered in.
+func kernelPath(p string) bool {
+	return slices.ContainsFunc([]string{"/proc", "/sys", "/dev"}, func(d string) bool { return within(p, d) })
 }
 
 // secretPathName reports whether a variable's name says the path it
 // holds leads to a secret.
 func secretPathName(name string) bool {
 	up := strings.ToUpper(name)
-	return secretName(name) || slices.ContainsFunc(secretPathWords, func(w string) bool { return strings.Contains(up, w) })
+	if secretName(name) || slices.ContainsFunc(secretPathWords, func(w string) bool { return strings.Contains(up, w) }) {
+		return true
+	}
+	return slices.ContainsFunc(strings.Split(up, "_"), func(part string) bool { return slices.Contains(secretPathParts, part) })
 }
 
 // ansibleKeySettings are the settings of Ansible's configuration that

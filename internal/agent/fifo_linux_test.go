@@ -35,3 +35,18 @@ func TestRedTeamConfigThatIsAFIFO(t *testing.T) {
 		}
 	}
 }
+
+// TestStartsLikeSecretFIFO: a held variable names a FIFO (or a link to
+// one): startsLikeSecret opens it without waiting for a writer and
+// counts it as no key.
+func TestStartsLikeSecretFIFO(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	if startsLikeSecret(fifo) != sniffNone {
+		t.Errorf("%s: a FIFO taken for a key", fifo)
+	}
+}

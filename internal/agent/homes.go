@@ -224,11 +224,17 @@ func personHome(line string) (string, bool) {
 		return "", false
 	}
 	uid, err := strconv.ParseUint(f[2], 10, 32)
-	if err != nil || !filepath.IsAbs(f[5]) || uid == 0 || uid == 65534 {
+	if err != nil || !filepath.IsAbs(f[5]) {
 		return "", false
 	}
 	home := filepath.Clean(f[5])
-	person := uid >= 1000 || strings.HasPrefix(home, peopleHomes+"/")
+	if uid == 0 && home == "/root" {
+		return "", false // hidden as planex's own when planex is root
+	}
+	// uid 0 (a second root's, such as BSD's toor) and nobody's 65534
+	// are judged as services: their homes are system folders, / or
+	// missing, unless an admin gave them a folder.
+	person := uid >= 1000 && uid != 65534 || strings.HasPrefix(home, peopleHomes+"/")
 	real, err := filepath.EvalSymlinks(home)
 	if err != nil || !person && !serviceHome(real) {
 		return "", false
@@ -241,21 +247,27 @@ func personHome(line string) (string, bool) {
 // folders of programs, libraries, configuration, devices or run-time
 // state (a daemon's /usr/sbin, systemd-resolve's /run/systemd, which
 // holds the resolver's configuration), and not a folder of the system's
-// layout that holds others' folders too: under /var a service's own
-// (/var/lib/jenkins, not /var/lib, /var/www or /var/mail), elsewhere one
-// below a top folder (/srv/app, /opt/gitlab; not /srv or /data).
+// layout that holds others' folders too (layoutDirs: /var/lib, /var/www,
+// /var/mail, /srv, /data). A service's own folder may lie at the
+// layout's depth: GoCD's /var/go, BIND's /var/named, an image's
+// /jenkins.
 func serviceHome(home string) bool {
 	for _, sys := range []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/nix", "/proc", "/run", "/sbin", "/snap", "/sys", "/usr", "/var/run", "/var/lock", "/var/empty"} {
 		if home == sys || strings.HasPrefix(home, sys+"/") {
 			return false
 		}
 	}
-	depth := strings.Count(home, "/")
-	if strings.HasPrefix(home, "/var/") && depth < 3 || depth < 2 {
-		return false
-	}
-	return coverableDir(home)
+	return !slices.Contains(layoutDirs, home) && coverableDir(home)
 }
+
+// layoutDirs are the folders of the file system's layout (the FHS's,
+// and the usual places of data disks and mounts) that hold others'
+// folders beside a service's: at the top and in /var.
+var layoutDirs = []string{"/home", "/srv", "/data", "/mnt", "/media", "/tmp", "/opt", "/var",
+	"/var/lib", "/var/cache", "/var/spool", "/var/www", "/var/mail", "/var/log", "/var/tmp", "/var/opt",
+	"/var/local", "/var/backups", "/var/games", "/var/crash", "/var/db", "/var/yp", "/var/nis", "/var/adm",
+	"/var/account", "/var/preserve", "/var/snap", "/var/home", "/var/mnt", "/var/srv", "/var/roothome",
+	"/var/usrlocal", "/var/ftp", "/var/kerberos", "/var/spool/mail"}
 
 // pathShown are the folders of a hidden home that its folders on PATH
 // need shown: a Homebrew's prefix (.linuxbrew, whose bin and sbin hold

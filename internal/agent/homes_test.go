@@ -136,8 +136,11 @@ func TestPersonHome(t *testing.T) {
 		{"jenkins:x:110:115:Jenkins,,,:" + svc + ":/bin/bash", svc},
 		{"jenkins:x:110:115::" + link + ":/bin/bash", svc},
 		{"alice:x:1001:1001::" + svc + "/:/bin/bash", svc},
-		{"root:x:0:0:root:" + svc + ":/bin/bash", ""},
-		{"nobody:x:65534:65534:nobody:" + svc + ":/usr/sbin/nologin", ""},
+		{"toor:x:0:0:root:" + svc + ":/bin/bash", svc},
+		{"nobody:x:65534:65534:nobody:" + svc + ":/usr/sbin/nologin", svc},
+		{"root:x:0:0:root:/root:/bin/bash", ""},
+		{"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin", ""},
+		{"backup:x:34:34:backup:/var/backups:/usr/sbin/nologin", ""},
 		{"daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin", ""},
 		{"bin:x:2:2:bin:/bin:/usr/sbin/nologin", ""},
 		{"systemd-resolve:x:991:991::/run/systemd:/usr/sbin/nologin", ""},
@@ -165,6 +168,9 @@ func TestPersonHome(t *testing.T) {
 		{"/var/spool/lpd", true}, {"/usr/sbin", false}, {"/usr/games", false}, {"/run/sshd", false},
 		{"/var/run/x", false}, {"/var/empty", false}, {"/var", false}, {"/opt", false},
 		{"/etc/unbound", false}, {"/", false},
+		{"/var/go", true}, {"/var/named", true}, {"/jenkins", true}, {"/var/cache/man", true},
+		{"/var/cache", false}, {"/var/spool", false}, {"/var/log", false}, {"/var/opt", false}, {"/var/backups", false},
+		{"/mnt", false}, {"/media", false}, {"/home", false}, {"/tmp", false},
 	} {
 		if got := serviceHome(c.home); got != c.want {
 			t.Errorf("serviceHome(%s) = %v, want %v", c.home, got, c.want)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -140,13 +141,52 @@ func mavenConfigViews(base []string) (out []FileOverlay, keys []string) {
 		}
 		return back(stripMavenCredentials(text)), named
 	}, false)
-	for _, k := range mavenArgFiles(base, mavenSecurityOptions) {
+	for _, k := range append(mavenArgFiles(base, mavenSecurityOptions), mavenUserKeys(base)...) {
 		if k, err := walkedAbs(k); err == nil {
 			keys = append(keys, k)
 		}
 	}
 	return out, keys
 }
+
+// mavenUserKeys are the private key files the user's own Maven settings
+// (~/.m2/settings.xml of HOME and of planex's account, hidden with the
+// home) name by an absolute path, which may lie outside the home
+// (/opt/ci/deploy_key): ${user.home} and ${env.NAME} written out as
+// Maven interpolates them.
+func mavenUserKeys(base []string) []string {
+	homes := []string{lookup(base, "HOME")}
+	if h, err := os.UserHomeDir(); err == nil {
+		homes = append(homes, h)
+	}
+	var out []string
+	for _, h := range homes {
+		if !filepath.IsAbs(h) {
+			continue
+		}
+		b, err := readSmallRegular(filepath.Join(h, ".m2", "settings.xml"))
+		if err != nil {
+			continue
+		}
+		text, _ := xmlText(b)
+		for _, m := range mavenPrivateKey.FindAllSubmatch(text, -1) {
+			p := mavenSettingsVars.ReplaceAllStringFunc(mavenKeyPath(string(m[1])), func(v string) string {
+				if v == "${user.home}" {
+					return h
+				}
+				return lookup(base, strings.TrimSuffix(strings.TrimPrefix(v, "${env."), "}"))
+			})
+			if filepath.IsAbs(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// mavenSettingsVars matches the expressions Maven writes out in its
+// settings that name a place: ${user.home} and ${env.NAME}.
+var mavenSettingsVars = regexp.MustCompile(`\$\{(?:user\.home|env\.[A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // stripMavenCredentials empties the credential elements of a Maven
 // settings file and removes user names and passwords from its URLs.

@@ -26,6 +26,9 @@ const maxMountinfo = 4 << 20
 // device, the folder of it mounted (root) and where (point).
 type mountEntry struct {
 	dev, root, point string
+	// layers are an overlay's lower, upper and data folders, whose
+	// files its point shows on a device of its own.
+	layers []string
 }
 
 // withMountAliases is dirs with the other names the machine's mounts
@@ -86,7 +89,7 @@ func hiddenAliases(mountinfo string, dirs []string) []string {
 		if err != nil {
 			continue
 		}
-		for _, a := range append(mountAliases(mounts, real), innerMountAliases(mounts, real)...) {
+		for _, a := range slices.Concat(mountAliases(mounts, real), innerMountAliases(mounts, real), overlayAliases(mounts, real)) {
 			if a != real && !within(a, real) && !slices.Contains(dirs, a) && !slices.Contains(out, a) {
 				out = append(out, a)
 			}
@@ -164,6 +167,27 @@ func innerMountAliases(mounts []mountEntry, path string) []string {
 	return out
 }
 
+// overlayAliases are the names path (absolute, links resolved) has
+// through the overlays of mounts: an overlay whose layer lies inside
+// path shows part of it at its point, wholly hidden; one whose layer
+// holds path shows it below its point.
+func overlayAliases(mounts []mountEntry, path string) []string {
+	var out []string
+	for _, m := range mounts {
+		for _, l := range m.layers {
+			switch {
+			case within(l, path):
+				out = append(out, m.point)
+			case within(path, l):
+				if r, err := filepath.Rel(l, path); err == nil {
+					out = append(out, filepath.Join(m.point, r))
+				}
+			}
+		}
+	}
+	return out
+}
+
 // parseMountinfo reads the mount table's lines; malformed ones are
 // skipped.
 func parseMountinfo(s string) []mountEntry {
@@ -173,7 +197,34 @@ func parseMountinfo(s string) []mountEntry {
 		if len(f) < 5 {
 			continue
 		}
-		out = append(out, mountEntry{dev: f[2], root: unescapeMount(f[3]), point: unescapeMount(f[4])})
+		out = append(out, mountEntry{dev: f[2], root: unescapeMount(f[3]), point: unescapeMount(f[4]), layers: overlayLayers(f)})
+	}
+	return out
+}
+
+// overlayLayers are the layer folders (lowerdir's, lowerdir+'s,
+// upperdir, datadir+) of a mount table line's fields where its file
+// system is an overlay (the type after the - that ends the optional
+// fields); absolute ones only.
+func overlayLayers(f []string) []string {
+	i := slices.Index(f, "-")
+	if i < 0 || i+3 >= len(f) || f[i+1] != "overlay" {
+		return nil
+	}
+	var out []string
+	for _, opt := range strings.Split(f[i+3], ",") {
+		k, v, ok := strings.Cut(opt, "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "lowerdir", "lowerdir+", "upperdir", "datadir+":
+			for _, l := range strings.Split(v, ":") {
+				if l = unescapeMount(l); filepath.IsAbs(l) {
+					out = append(out, filepath.Clean(l))
+				}
+			}
+		}
 	}
 	return out
 }

@@ -64,6 +64,11 @@ const (
 	// files, whose !include and !includedir lines name more files to
 	// show so (mysqlIncludes).
 	filterMySQL
+	// filterGitConfig is filterPasswords for git's configuration: its
+	// credential helpers and extra headers are left out too, and the
+	// files a helper stores credentials in or the configuration
+	// includes are covered (withoutGitCredentials).
+	filterGitConfig
 )
 
 // nugetPasswordLine matches a NuGet configuration's line giving a
@@ -180,7 +185,7 @@ var sysConfigs = []struct {
 	{"crontab", filterShellURLs}, {"cron.d/*", filterShellURLs}, {"rc.local", filterShellURLs},
 	// R's site environment file, read into every R session (NAME=value
 	// lines: a GITHUB_PAT for installing packages, a proxy).
-	{"R/Renviron.site", filterShellURLs},
+	{"R/Renviron.site", filterShellURLs}, {"R/Rprofile.site", filterShellURLs},
 	// Database clients' machine-wide options and data sources, and
 	// Subversion's proxy: their password settings.
 	{"my.cnf", filterMySQL}, {"mysql/my.cnf", filterMySQL}, {"mysql/conf.d/*", filterMySQL},
@@ -202,6 +207,32 @@ var sysConfigs = []struct {
 	// NuGet's machine-wide configurations on Linux, read by every
 	// dotnet restore: a private feed's password in clear.
 	{"opt/NuGet/Config/*.config", filterNuGetPasswords}, {"opt/NuGet/Config/*.Config", filterNuGetPasswords},
+	// git's system configuration, read by every git a step runs: a
+	// token in an insteadOf URL, an extra header or a helper.
+	{"gitconfig", filterGitConfig},
+	// A Kubernetes node's credentials: k3s's and RKE2's folder (the
+	// kubeconfig with its client key, registries.yaml's passwords,
+	// config.yaml's join token) and kubeadm's kubeconfigs and private
+	// keys (its CA certificates and manifests stay).
+	{"rancher", filterCover}, {"kubernetes/*.conf", filterCover},
+	{"kubernetes/pki/*.key", filterCover}, {"kubernetes/pki/etcd/*.key", filterCover},
+	// Services' definitions with their secrets, no build reads:
+	// supervisord's programs (environment=AGENT_TOKEN="…") and web
+	// password, Telegraf's outputs' tokens and headers.
+	{"supervisor", filterCover}, {"supervisord.conf", filterCover}, {"supervisord.d", filterCover},
+	{"telegraf", filterCover},
+	// containerd's configuration: the CRI plugin's registry
+	// credentials and hosts.toml headers.
+	{"containerd", filterCover},
+	// Postfix's and Exim's mail relay passwords.
+	{"postfix/sasl_passwd", filterCover}, {"postfix/sasl_passwd.*", filterCover}, {"postfix/sasl/*", filterCover},
+	{"exim4/passwd.client", filterCover},
+	// Other distributions' package managers: RHEL's subscription
+	// manager's proxy password, SUSE's zypper repositories and their
+	// credential files, Alpine's apk repositories.
+	{"rhsm/rhsm.conf", filterPasswords}, {"zypp/repos.d/*.repo", filterPasswords},
+	{"zypp/credentials.d", filterCover}, {"zypp/credentials.cat", filterCover},
+	{"apk/repositories", filterURLs},
 }
 
 // nugetCommonDataViews are the overlays showing NuGet's machine-wide
@@ -318,7 +349,7 @@ func machineConfigViews(etc string, allow, secrets, keep []string) (overlays []F
 	add(sourcedOverlays)
 	includedOverlays, includedMasks := mysqlIncludedViews(included, keep)
 	add(includedOverlays)
-	return overlays, slices.Concat(masks, sourcedKeys, includedMasks)
+	return overlays, slices.Concat(masks, sourcedKeys, includedMasks, pkgVarFiles(etc, keep))
 }
 
 // maxSourcedFiles bounds the files sourced by the machine's shell files
@@ -431,8 +462,11 @@ func filterSysConfigText(b []byte, filter sysConfigFilter, allow, secrets []stri
 		// continued lines are joined, to be judged whole.
 		lines = unitLines(b)
 	}
-	if filter == filterPasswords || filter == filterMySQL {
+	switch filter {
+	case filterPasswords, filterMySQL:
 		lines, keyFiles = withoutPasswordSettings(lines)
+	case filterGitConfig:
+		lines, keyFiles = withoutGitCredentials(lines)
 	}
 	var shells shellFilter
 	if filter == filterShellURLs {
@@ -489,7 +523,7 @@ func withoutPasswordSettings(lines []string) (kept, keyFiles []string) {
 		}
 		dropping = false
 		k, val := settingKey(line)
-		if passwordKey(k) {
+		if passwordKey(k) || k == "header" && !plainHeader(val) {
 			dropping, indent = true, lead
 			continue
 		}
@@ -501,6 +535,20 @@ func withoutPasswordSettings(lines []string) (kept, keyFiles []string) {
 		kept = append(kept, line)
 	}
 	return kept, keyFiles
+}
+
+// plainHeaders are the HTTP headers, in lower case, that carry no
+// credential: a header= line of wgetrc giving another (Authorization,
+// PRIVATE-TOKEN, X-JFrog-Art-Api, Cookie, a header of the server's own)
+// is left out.
+var plainHeaders = []string{"accept", "accept-language", "accept-encoding", "accept-charset", "user-agent",
+	"cache-control", "pragma", "referer", "connection", "content-type", "dnt", "from"}
+
+// plainHeader reports whether a header setting's value (Name: value)
+// gives one of plainHeaders.
+func plainHeader(val string) bool {
+	name, _, _ := strings.Cut(val, ":")
+	return slices.Contains(plainHeaders, strings.ToLower(strings.TrimSpace(name)))
 }
 
 // settingKey is the key of a configuration line (ini's key = value and

@@ -140,15 +140,24 @@ func sshConfigLines(path string) (keys, includes []string) {
 }
 
 // sshIncludes are the files an Include line's patterns (value) of the
-// configuration at path match.
+// configuration at path match. As ssh reads them, a relative pattern
+// lies in /etc/ssh for a system configuration and in the user's ~/.ssh
+// for a user's (the .ssh folder holding path, however deep it is
+// included), and ~/ is that folder's home.
 func sshIncludes(path, value string) []string {
 	var out []string
+	dotSSH := userSSHDir(path)
 	for _, pattern := range ShellWords(value) {
-		if !filepath.IsAbs(pattern) {
-			if !strings.HasPrefix(path, "/etc/ssh/") {
-				continue
-			}
+		switch {
+		case filepath.IsAbs(pattern):
+		case strings.HasPrefix(path, "/etc/ssh/"):
 			pattern = filepath.Join("/etc/ssh", pattern)
+		case dotSSH == "":
+			continue
+		case strings.HasPrefix(pattern, "~/"):
+			pattern = filepath.Join(filepath.Dir(dotSSH), pattern[2:])
+		default:
+			pattern = filepath.Join(dotSSH, pattern)
 		}
 		m, _ := filepath.Glob(pattern)
 		out = append(out, m[:min(len(m), maxSSHIncludes)]...)
@@ -206,4 +215,16 @@ func ShellWords(s string) []string {
 		words = append(words, cur.String())
 	}
 	return words
+}
+
+// userSSHDir is the .ssh folder holding the configuration at path (a
+// user's ~/.ssh/config or a file it includes below it), "" where none
+// does.
+func userSSHDir(path string) string {
+	for d := filepath.Dir(path); d != "/" && d != "."; d = filepath.Dir(d) {
+		if filepath.Base(d) == ".ssh" {
+			return d
+		}
+	}
+	return ""
 }

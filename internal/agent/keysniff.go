@@ -1,0 +1,197 @@
+package agent
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// maxValuePaths bounds the paths one variable's value is read as.
+const maxValuePaths = 16
+
+// valuePaths are the absolute paths a variable's value names however it
+// spells them: as it is, with white space (a trailing newline a
+// workflow's heredoc left) or quotes around it, as a file:// URL, as
+// curl's @file, or as a :-separated list of them; at most
+// maxValuePaths.
+func valuePaths(val string) []string {
+	var out []string
+	for _, p := range strings.Split(val, ":") {
+		p = strings.Trim(strings.TrimSpace(p), `"'`)
+		p = strings.TrimPrefix(p, "@")
+		if p == "file" || p == "" {
+			continue // the scheme of a file:// URL, split at its colon
+		}
+		if rest, ok := strings.CutPrefix(p, "//"); ok {
+			p = rest // file://PATH's remainder, PATH absolute
+		}
+		if filepath.IsAbs(p) && len(out) < maxValuePaths {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// keyFilesByContent are the regular files that variables of base the
+// step does not get (heldValuePaths) name, whatever the variable is
+// called and wherever the file lies (/etc/myapp/tls.key too), where
+// the file starts as a key does (startsLikeSecret:
+// APP_CONFIG=/srv/ci/deploy.pem, a GCLOUD_JSON service account); not
+// one of shown, the configurations the step is shown filtered (a
+// global npmrc with an inline key= the view leaves out).
+func keyFilesByContent(base, passed, keep, shown []string) []string {
+	var out []string
+	for _, hp := range heldValuePaths(base, passed, keep) {
+		if slices.Contains(out, hp.path) || isShown(hp.path, shown) {
+			continue
+		}
+		switch startsLikeSecret(hp.path) {
+		case sniffKey:
+			out = append(out, hp.path)
+		case sniffStore:
+			if !trustStore(hp.name, hp.path) {
+				out = append(out, hp.path)
+			}
+		}
+	}
+	return out
+}
+
+// trustStore reports whether a key store a variable names may be a
+// store of trusted certificates, which a step's JVM needs and which
+// holds no key: one in the system's folders (Debian's
+// /etc/ssl/certs/java/cacerts), one named cacerts, or one the
+// variable's name calls a trust store or CA certificates.
+func trustStore(name, p string) bool {
+	up := strings.ToUpper(name)
+	return isProgramPath(p) || filepath.Base(p) == "cacerts" || strings.Contains(up, "TRUST") || strings.Contains(up, "CACERT")
+}
+
+// sniffed is what a file's first bytes say it is.
+type sniffed int
+
+const (
+	// sniffNone is no key.
+	sniffNone sniffed = iota
+	// sniffKey is a private key or a credential by its text.
+	sniffKey
+	// sniffStore is a Java or PKCS#12 key store, which may hold only
+	// trusted certificates.
+	sniffStore
+)
+
+// isShown reports whether p, or the file its links lead to, is one of
+// shown.
+func isShown(p string, shown []string) bool {
+	if slices.Contains(shown, p) {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(p)
+	return err == nil && slices.Contains(shown, real)
+}
+
+// keySniffBytes is how much of a file startsLikeSecret reads.
+const keySniffBytes = 4096
+
+// secretJSON matches a JSON credential's telling keys: a cloud
+// service account's or an OAuth client's private key, refresh token
+// or client secret, and the types of Google's credential files.
+var secretJSON = regexp.MustCompile(`"(?:private_key|refresh_token|client_secret)"\s*:|"type"\s*:\s*"(?:service_account|authorized_user|external_account|impersonated_service_account)"`)
+
+// secretMarks are what a key file holds near its start: a PEM private
+// key of any kind (PKCS#1 and #8, EC, OpenSSH's, an encrypted one,
+// OpenPGP's "PRIVATE KEY BLOCK"), PuTTY's key, an age identity and a
+// kubeconfig's inline client key.
+var secretMarks = [][]byte{[]byte("PRIVATE KEY-----"), []byte("PRIVATE KEY BLOCK-----"), []byte("PuTTY-User-Key-File-"),
+	[]byte("AGE-SECRET-KEY-1"), []byte("client-key-data:")}
+
+// startsLikeSecret is what the regular file p starts as
+// (looksLikeSecret). It is opened without waiting (a FIFO put in its
+// place does not hold planex) and only its first keySniffBytes read.
+func startsLikeSecret(p string) sniffed {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return sniffNone
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return sniffNone
+	}
+	head, err := io.ReadAll(io.LimitReader(f, keySniffBytes))
+	if err != nil {
+		return sniffNone
+	}
+	return looksLikeSecret(head)
+}
+
+// looksLikeSecret is what a file's first bytes are: a key's
+// (secretMarks, a JSON credential: secretJSON), a key store's (a Java
+// key store, JKS's FEEDFEED or JCEKS's CECECECE, or a PKCS#12 store: a
+// DER sequence whose first element is the version, 3), or neither.
+func looksLikeSecret(head []byte) sniffed {
+	for _, m := range secretMarks {
+		if bytes.Contains(head, m) {
+			return sniffKey
+		}
+	}
+	if bytes.HasPrefix(head, []byte{0xfe, 0xed, 0xfe, 0xed}) || bytes.HasPrefix(head, []byte{0xce, 0xce, 0xce, 0xce}) || pkcs12Start(head) {
+		return sniffStore
+	}
+	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' && secretJSON.Match(head) {
+		return sniffKey
+	}
+	return sniffNone
+}
+
+// pkcs12Start reports whether b starts as a PKCS#12 store: a DER (or
+// BER, indefinite length) SEQUENCE holding first an INTEGER 3.
+func pkcs12Start(b []byte) bool {
+	if len(b) < 2 || b[0] != 0x30 {
+		return false
+	}
+	n := 2 // the tag and a short length
+	switch l := b[1]; {
+	case l == 0x80:
+	case l > 0x80 && l <= 0x84:
+		n += int(l - 0x80)
+	case l > 0x80:
+		return false
+	}
+	return len(b) >= n+3 && bytes.Equal(b[n:n+3], []byte{0x02, 0x01, 0x03})
+}
+
+// overlayPaths are the paths of views.
+func overlayPaths(views []FileOverlay) []string {
+	out := make([]string, 0, len(views))
+	for _, v := range views {
+		out = append(out, v.Path)
+	}
+	return out
+}
+
+// systemProgram reports whether p is a compiled program (an ELF file)
+// in the system's folders: an askpass variable naming /bin/true or
+// /usr/bin/echo (GIT_ASKPASS=/bin/true, a CI trick to fail a prompt)
+// names no secret, and covering it broke the step's /bin/true. A
+// script there (one printing a token) is covered still.
+func systemProgram(p string) bool {
+	if !isProgramPath(p) {
+		return false
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	magic := make([]byte, 4)
+	_, err = io.ReadFull(f, magic)
+	return err == nil && string(magic) == "\x7fELF"
+}
