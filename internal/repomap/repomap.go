@@ -74,6 +74,9 @@ type Map struct {
 	// modules are the Python modules (PythonModules), built with the
 	// import lookup and kept when DropImports drops it.
 	modules []ModuleClaim
+	// lazy guards imports and modules, which are built on first use and
+	// asked for by locate's index build from several goroutines.
+	lazy sync.Mutex
 	// light are a streamed map's files, packed, where a built map has
 	// Entries (Stream); deps its import graph (DepGraph).
 	light *lightFiles

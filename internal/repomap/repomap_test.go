@@ -3,12 +3,14 @@ package repomap
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/planexhq/planex/internal/repomap/repomaptest"
@@ -564,6 +566,45 @@ func TestPythonModulesAsMaps(t *testing.T) {
 	}{{"pkg", "/__init__.py", true}, {"pkg/sub", "/__init__.py", true}, {"y", "/__init__.py", false}, {"pk", "g/__init__.py", true}, {"", "x.py", true}, {"docs", "/__init__.pyi", false}} {
 		if got := ix.hasJoined(c.dir, c.name); got != c.want {
 			t.Errorf("hasJoined(%q, %q) = %v, want %v", c.dir, c.name, got, c.want)
+		}
+	}
+}
+
+// A map's Python modules and import lookup are built on first use, and
+// locate's index build asks for both from several goroutines: each is
+// built once, and every caller sees the same one (go test -race found
+// the unguarded writes).
+func TestLazyLookupsBuiltOnceAcrossGoroutines(t *testing.T) {
+	t.Parallel()
+	var entries []File
+	for i := range 200 {
+		entries = append(entries, File{Path: fmt.Sprintf("pkg%d/mod.py", i), Lang: LangPython},
+			File{Path: fmt.Sprintf("pkg%d/__init__.py", i), Lang: LangPython})
+	}
+	slices.SortFunc(entries, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	m := &Map{Entries: entries}
+	var wg sync.WaitGroup
+	mods := make([][]ModuleClaim, 8)
+	ixs := make([]*importIndex, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if g%2 == 0 {
+				mods[g] = m.PythonModules()
+			} else {
+				ixs[g] = m.importIndex()
+			}
+		}()
+	}
+	wg.Wait()
+	want := m.PythonModules()
+	for g := range 8 {
+		if g%2 == 0 && (len(mods[g]) != 400 || &mods[g][0] != &want[0]) {
+			t.Errorf("goroutine %d saw %d modules of another build", g, len(mods[g]))
+		}
+		if g%2 == 1 && ixs[g] != m.importIndex() {
+			t.Errorf("goroutine %d saw another import lookup", g)
 		}
 	}
 }

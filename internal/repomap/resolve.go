@@ -64,6 +64,8 @@ type ModuleClaim struct {
 // stays when DropImports drops the rest of the import lookup (locate's
 // module table is written from it).
 func (m *Map) PythonModules() []ModuleClaim {
+	m.lazy.Lock()
+	defer m.lazy.Unlock()
 	if m.modules == nil {
 		files := m.files()
 		has := newPathIndex(files)
@@ -263,6 +265,8 @@ func (m *Map) DepPath(d int32) string { return m.files().path(int(d)) }
 
 // importIndex returns the map's import lookup, built on first use.
 func (m *Map) importIndex() *importIndex {
+	m.lazy.Lock()
+	defer m.lazy.Unlock()
 	if m.imports == nil {
 		m.imports = newImportIndex(m)
 	}

@@ -310,7 +310,9 @@ func moduleLevel(s Symbol) bool { return s.Parent == "" && s.Kind != KindMethod 
 // them (locate, its export table), so the rest of its work does not hold
 // them too; Deps stay. A later PythonNameImports would find no imports.
 func (m *Map) DropImports() {
+	m.lazy.Lock()
 	m.imports = nil
+	m.lazy.Unlock()
 	if m.light != nil {
 		m.light.drop()
 	}
