@@ -174,6 +174,21 @@ func (r *engines) approvalLapsed(ctx context.Context, rec *Record) (bool, error)
 // it lapsed. stop ends the watch.
 func (r *engines) watchApprover(ctx context.Context, cancel context.CancelCauseFunc, rec *Record) (stop func()) {
 	r.startApproverWatch()
+	return r.everyBeat(ctx, func() bool {
+		r.runMu.Lock()
+		err := r.recheckApprover(ctx, rec)
+		r.runMu.Unlock()
+		if err != nil {
+			cancel(err)
+			return false
+		}
+		return true
+	})
+}
+
+// everyBeat calls beat every Config.HeartbeatInterval until it returns
+// false, ctx ends or stop is called; stop waits for a beat under way.
+func (r *engines) everyBeat(ctx context.Context, beat func() bool) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -189,11 +204,7 @@ func (r *engines) watchApprover(ctx context.Context, cancel context.CancelCauseF
 				return
 			case <-t.C:
 			}
-			r.runMu.Lock()
-			err := r.recheckApprover(ctx, rec)
-			r.runMu.Unlock()
-			if err != nil {
-				cancel(err)
+			if !beat() {
 				return
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/planexhq/planex/internal/gh"
@@ -151,45 +150,27 @@ func (r *engines) ownerText(rec *Record) string {
 // finds the state moved by another run, the run is cancelled with
 // errTakenOver. stop ends it and waits for it.
 func (r *engines) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, rec *Record) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(r.Cfg.HeartbeatInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			r.runMu.Lock()
-			err := r.store.saveRecord(ctx, rec)
-			// A task may work for an hour: its approver's access is read
-			// while it does, not only when it lands.
-			lapsed := r.recheckApprover(ctx, rec)
-			r.runMu.Unlock()
-			if errors.Is(err, errStateMoved) {
-				cancel(errTakenOver)
-				return
-			}
-			if lapsed != nil {
-				cancel(lapsed)
-				return
-			}
-			if err != nil {
-				// Logged; the next beat tries again. A plan whose beats
-				// all fail looks silent, and retry then says so on its
-				// thread before it takes the plan over.
-				r.Log.Warn("saving the heartbeat", "err", err)
-			}
+	return r.everyBeat(ctx, func() bool {
+		r.runMu.Lock()
+		err := r.store.saveRecord(ctx, rec)
+		// A task may work for an hour: its approver's access is read
+		// while it does, not only when it lands.
+		lapsed := r.recheckApprover(ctx, rec)
+		r.runMu.Unlock()
+		if errors.Is(err, errStateMoved) {
+			cancel(errTakenOver)
+			return false
 		}
-	}()
-	return func() {
-		close(done)
-		wg.Wait()
-	}
+		if lapsed != nil {
+			cancel(lapsed)
+			return false
+		}
+		if err != nil {
+			// Logged; the next beat tries again. A plan whose beats
+			// all fail looks silent, and retry then says so on its
+			// thread before it takes the plan over.
+			r.Log.Warn("saving the heartbeat", "err", err)
+		}
+		return true
+	})
 }
