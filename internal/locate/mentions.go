@@ -73,7 +73,7 @@ func dropEnvironment(q string) string {
 	keep := make([]bool, len(lines))
 	for i := 0; i < len(lines); {
 		j := i
-		for j < len(lines) && envLineRe.MatchString(lines[j]) && !strings.Contains(lines[j], "File \"") {
+		for j < len(lines) && envLineRe.MatchString(lines[j]) && !frameLine(lines[j]) {
 			j++
 		}
 		if j-i < envRunMin {
@@ -95,6 +95,13 @@ func dropEnvironment(q string) string {
 		}
 	}
 	return b.String()
+}
+
+// frameLine says whether a line is a stack frame (Python's File "…",
+// a JavaScript, TypeScript, Rust or JVM frame), which reads as a
+// "name: value" line but is the trace an environment report is not.
+func frameLine(l string) bool {
+	return strings.Contains(l, "File \"") || innerFirstFrameRe.MatchString(l) || javaFrameRe.MatchString(l)
 }
 
 var fileExts = map[string]bool{
