@@ -147,6 +147,7 @@ func TestTextTokens(t *testing.T) {
 		{"made-up two-letter words after a space and a parenthesis", madeUpWords(15000, 2, 2, false, " ("), 2, 0},
 		{"made-up words of three letters after slashes", madeUpWords(15000, 3, 3, false, "/"), 1.94, 0},
 		{"made-up long words", madeUpWords(2000, 20, 40, false, " "), 2.37, 0},
+		{"StdBat repeated", strings.Repeat("StdBat ", 6000), 2.3334, 0},
 		{"English", readme("../../docs/architecture.md"), 0, 1.07},
 		{"Go", readme("gateway.go"), 0, 1.22},
 		{"Go tests", readme("gateway_test.go"), 0, 1.4},

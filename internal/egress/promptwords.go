@@ -6,7 +6,9 @@ package egress
 // documentation and code, parts of Go's and Python's standard libraries
 // and npm's documentation, kept where OpenAI's o200k_base and
 // cl100k_base tokenizers (js-tiktoken) each make one token of the word
-// in lower case and capitalised, alone and after a space.
+// in lower case and capitalised, alone and after a space; but std,
+// which cl100k cuts across when a capitalised word follows (StdBat is
+// three tokens).
 func knownWordsOfLength(n int) string {
 	switch n {
 	case 2:
@@ -56,7 +58,7 @@ const (
 		"jarjobjunjwtkenkeykidkimkitlablatlawledlenletlexliblielimlitlocloglonlotlowluamacmanmapmarmaxmay" +
 		"memmetmidminmitmixmodmonmormovmsgmulnatnegnetnewnilnonnornotnovnownumobjobsoctoddoffoldoneopsopt" +
 		"ordorgouroutownpadparpatpaypdfperphppinpodpolpoppospowpreproptrpubputramrawrecredrefregrelremrep" +
-		"reqresretrevrobrodrotrowrpcrunsamsansatsaysecseesegselsemsepseqsetshasidsigsinsitsixsolsqlsrcstd" +
+		"reqresretrevrobrodrotrowrpcrunsamsansatsaysecseesegselsemsepseqsetshasidsigsinsitsixsolsqlsrc" +
 		"strsubsumsunsupsvgsymsynsystabtagtaptartcptenterthetiptoktomtootoptottrytwotxttypuniupsuriurluse" +
 		"utfvalvarvecverviavolwaswaywebwedwhowhywinwonwowxmlyesyetyouzip"
 	knownWords4 = "" +
