@@ -50,8 +50,22 @@ const nanoImageTokens = 24600
 // nanoBilled says whether model bills images at OpenAI's nano rate
 // (gpt-5-nano, gpt-4.1-nano), whose most an image is nanoImageTokens.
 func nanoBilled(model string) bool {
-	m := strings.ToLower(model)
+	m := baseModel(model)
 	return strings.HasPrefix(m, "gpt-") && strings.Contains(m, "-nano")
+}
+
+// baseModel is model in lower case without a router's prefix (what its
+// last slash follows: openai/gpt-5-nano) or a fine-tuned model's ft:,
+// the model whose rates the provider bills it at. Before, the rules on
+// images looked at the name as given: openai/gpt-5-nano, which the
+// meter prices as gpt-5-nano, had its images reckoned as another model's
+// (TestRedTeamRoutedModelNamesReckonedAsTheirModel).
+func baseModel(model string) string {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	return strings.TrimPrefix(m, "ft:")
 }
 
 // imageTokensUpTo is imageTokens with most the tokens an image is
@@ -83,7 +97,7 @@ const (
 
 // tileBilled says whether model bills images by gpt-4o-mini's tiles.
 func tileBilled(model string) bool {
-	return strings.HasPrefix(strings.ToLower(model), "gpt-4o-mini")
+	return strings.HasPrefix(baseModel(model), "gpt-4o-mini")
 }
 
 // tileImageTokens reckons the tokens the image b64 may be billed by a

@@ -195,3 +195,39 @@ func TestRedTeamNanoImagesAtOriginalDetail(t *testing.T) {
 		t.Errorf("gpt-5: ten images reckoned at %d tokens, over 16,384 each", got)
 	}
 }
+
+// TestRedTeamRoutedModelNamesReckonedAsTheirModel: the program names a
+// nano model or gpt-4o-mini by a router's name for it (openai/gpt-5-nano
+// behind an OpenAI-compatible base URL, which the meter prices as
+// gpt-5-nano), in upper case, or a fine-tuned one (ft:gpt-4o-mini-…),
+// billed as the model it names. The nano and tile rules looked for a
+// name beginning gpt-, so those images were reckoned by pixels alone:
+// ten 4000-pixel squares at 16,384 each, not 24,600; a 2048 by 768
+// picture at some 3,800, not gpt-4o-mini's 48,169.
+func TestRedTeamRoutedModelNamesReckonedAsTheirModel(t *testing.T) {
+	t.Parallel()
+	for _, r := range []struct {
+		w, h   int
+		models []string
+		least  int64 // each image's tokens at the least
+	}{
+		{4000, 4000, []string{"openai/gpt-5-nano", "OpenAI/GPT-5-Nano", "ft:gpt-4.1-nano-2025-04-14:org::a1"}, 24600},
+		{2048, 768, []string{"openai/gpt-4o-mini", "ft:gpt-4o-mini-2024-07-18:org:custom:a1", "openrouter/openai/gpt-4o-mini"}, 48169},
+	} {
+		img := blankPNG(t, r.w, r.h)
+		parts := make([]string, 10)
+		for i := range parts {
+			parts[i] = `{"type":"input_image","detail":"original","image_url":"data:image/png;base64,` + img + `"}`
+		}
+		body := `{"model":"m","input":[{"role":"user","content":[` + strings.Join(parts, ",") + `]}]}`
+		shape, err := readModelBody(ProviderOpenAI, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range r.models {
+			if got := shape.promptTokensTo(m, int64(len(body))); got < 10*r.least {
+				t.Errorf("%s: ten %dx%d images reckoned at %d tokens, billed up to %d", m, r.w, r.h, got, 10*r.least)
+			}
+		}
+	}
+}

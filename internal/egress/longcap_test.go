@@ -102,6 +102,13 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		// tokens in 400 KB), reckoned 160K before as if the space were
 		// free.
 		{"short runs of Q", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("QQQQ ", 80000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
+		// Made-up words of common pairs and triples of letters, which
+		// the rule for words took for English at a token per six
+		// letters: camelCase joins of three-letter pieces (some 209K
+		// tokens to cl100k in 360 KB) and two-letter words after
+		// colons (318K in 480 KB), reckoned 120K and 160K before.
+		{"made-up camelCase", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + joinEvery(madeUpWords(115000, 3, 3, true, " "), 8) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
+		{"made-up words after colons", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + madeUpWords(160000, 2, 2, false, ":") + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		// An image's base64 is billed by its size in pixels, not its
 		// bytes, and English text stays at a token per three bytes.
 		{"an image", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + randomBase64(550000) + `"}}]}]}`, "claude-sonnet-5-5"},

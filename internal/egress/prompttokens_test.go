@@ -28,6 +28,60 @@ func randomText(n, lo, hi int, alphabet, sep string) string {
 	return b.String()
 }
 
+// madeUpWords is n words of lo to hi letters each, joined by sep, made
+// of common pairs and triples of letters alone (wordShaped: no word of
+// any language, but shaped like one), capitalised where caps is true,
+// a fixed pseudo-random stream's choice.
+func madeUpWords(n, lo, hi int, caps bool, sep string) string {
+	x := uint32(2654435761)
+	next := func(k int) int {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		return int(x % uint32(k))
+	}
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		w := []byte{byte('a' + next(26))}
+		for size := lo + next(hi-lo+1); len(w) < size; {
+			var fits []byte
+			for c := byte('a'); c <= 'z'; c++ {
+				p := w[len(w)-1]
+				if commonPairs[int(p-'a')*26+int(c-'a')] != '.' && (len(w) < 2 || commonTriple(w[len(w)-2], p, c)) {
+					fits = append(fits, c)
+				}
+			}
+			if len(fits) == 0 {
+				w = w[:1]
+				continue
+			}
+			w = append(w, fits[next(len(fits))])
+		}
+		if caps {
+			w[0] -= 'a' - 'A'
+		}
+		b.Write(w)
+	}
+	return b.String()
+}
+
+// joinEvery joins the words of s (separated by single spaces) in runs of
+// k, camelCase identifiers where s's words are capitalised.
+func joinEvery(s string, k int) string {
+	words := strings.Split(s, " ")
+	var b strings.Builder
+	for i, w := range words {
+		if i > 0 && i%k == 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	}
+	return b.String()
+}
+
 const (
 	lowerLetters = "abcdefghijklmnopqrstuvwxyz"
 	upperLetters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -84,9 +138,19 @@ func TestTextTokens(t *testing.T) {
 		{"short runs of Q after spaces", strings.Repeat("QQQQ ", 6000), 1.67, 0},
 		{"short runs of Z after spaces", strings.Repeat("ZZZZ ", 6000), 1.67, 0},
 		{"short runs of k after spaces", strings.Repeat("kkkk ", 6000), 1.67, 0},
-		{"English", readme("../../docs/architecture.md"), 0, 1.02},
-		{"Go", readme("gateway.go"), 0, 1.1},
-		{"Go tests", readme("gateway_test.go"), 0, 1.2},
+		{"made-up lower case words", madeUpWords(8000, 3, 10, false, " "), 2.44, 0},
+		{"made-up capitalised words", madeUpWords(8000, 3, 10, true, " "), 2.34, 0},
+		{"made-up camelCase of three-letter pieces", joinEvery(madeUpWords(16000, 3, 3, true, " "), 8), 1.72, 0},
+		{"made-up camelCase of two- to four-letter pieces", joinEvery(madeUpWords(16000, 2, 4, true, " "), 8), 1.74, 0},
+		{"made-up two-letter words after commas", madeUpWords(20000, 2, 2, false, ","), 1.53, 0},
+		{"made-up two-letter words after colons", madeUpWords(20000, 2, 2, false, ":"), 1.5, 0},
+		{"made-up two-letter words after a space and a parenthesis", madeUpWords(15000, 2, 2, false, " ("), 2, 0},
+		{"made-up words of three letters after slashes", madeUpWords(15000, 3, 3, false, "/"), 1.94, 0},
+		{"made-up long words", madeUpWords(2000, 20, 40, false, " "), 2.37, 0},
+		{"StdBat repeated", strings.Repeat("StdBat ", 6000), 2.3334, 0},
+		{"English", readme("../../docs/architecture.md"), 0, 1.07},
+		{"Go", readme("gateway.go"), 0, 1.22},
+		{"Go tests", readme("gateway_test.go"), 0, 1.4},
 		{"lines of dashes", strings.Repeat(strings.Repeat("-", 79)+"\n", 100), 0, 1.05},
 		{"a letter held down", strings.Repeat("x", 60000), 0, 1.01},
 		{"short words", strings.Repeat("the cat sat on a mat, and it was not a dog. ", 1000), 0, 1.15},
@@ -99,5 +163,33 @@ func TestTextTokens(t *testing.T) {
 		case r.within > 0 && float64(got) > r.within*third:
 			t.Errorf("%s: reckoned %d tokens, %.2f times a token per three bytes, over %.2f", r.name, got, float64(got)/third, r.within)
 		}
+	}
+}
+
+// BenchmarkTextTokens: the reckoning of a prompt's text (textTokens,
+// run on every string of every call's body) against one pass over the
+// same bytes (denseBytes, the floor's), on planex's documentation and
+// on made-up camelCase.
+func BenchmarkTextTokens(b *testing.B) {
+	doc, err := os.ReadFile("../../docs/architecture.md")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, s string }{
+		{"English", string(doc)},
+		{"made-up camelCase", joinEvery(madeUpWords(4000, 3, 3, true, " "), 8)},
+	} {
+		b.Run(c.name+"/floor", func(b *testing.B) {
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				denseBytes(c.s, true)
+			}
+		})
+		b.Run(c.name+"/reckon", func(b *testing.B) {
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				textTokens(c.s, true)
+			}
+		})
 	}
 }
