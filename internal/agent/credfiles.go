@@ -119,10 +119,6 @@ var credentialVars = []credentialVar{
 	// and npm's client keys, conda's configuration (a channel's
 	// /t/<token>/ URL) and Poetry's folder (auth.toml).
 	{"GIT_SSL_KEY", credFile}, {"GIT_SSL_CERT", credFile}, {"GOENV", credFile},
-	// git's global and system configurations moved elsewhere (a token
-	// in an insteadOf URL or an extra header): a step's git reads its
-	// own home's and /etc's.
-	{"GIT_CONFIG_GLOBAL", credFile}, {"GIT_CONFIG_SYSTEM", credFile},
 	{"PIP_CLIENT_CERT", credFile}, {"NPM_CONFIG_KEYFILE", credFile}, {"npm_config_keyfile", credFile},
 	{"CONDARC", credFile}, {"POETRY_CONFIG_DIR", credDir},
 	// A Buildkite job is told where its agent keeps its configuration

@@ -405,26 +405,6 @@ func TestRedTeamUserSSHConfigRelativeIncludes(t *testing.T) {
 	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
 }
 
-// TestRedTeamGitConfigFilesNamedByEnv: a workflow or an image moves
-// git's global or system configuration out of the home and /etc
-// (GIT_CONFIG_GLOBAL=/opt/ci/gitconfig, GIT_CONFIG_SYSTEM), with the git
-// host's token in an insteadOf URL or an extra header: the variables
-// stay with planex (a step's git reads its own home's and /etc's), but
-// a contained agent read the files by their paths. They are covered
-// now while planex holds the variables.
-func TestRedTeamGitConfigFilesNamedByEnv(t *testing.T) {
-	t.Parallel()
-	box, dir := sandboxAndHostFolder(t, "planex-gitconfigenv-")
-	files := map[string]string{
-		"ci/gitconfig":    "[url \"https://x-access-token:loot-git-global@github.com/\"]\n\tinsteadOf = https://github.com/",
-		"ci/sysgitconfig": "[http]\n\textraHeader = AUTHORIZATION: basic loot-git-system",
-		"ci/readme":       "ci-readable",
-	}
-	plant(t, dir, files)
-	env := []string{"PATH=/usr/bin:/bin", "GIT_CONFIG_GLOBAL=" + dir + "/ci/gitconfig", "GIT_CONFIG_SYSTEM=" + dir + "/ci/sysgitconfig"}
-	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
-}
-
 // TestRedTeamMoreMachineServiceSecrets: more places under /etc where an
 // admin gives the machine's services and package managers a secret,
 // readable by every uid by their packages' defaults: supervisord's

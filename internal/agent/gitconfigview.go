@@ -18,7 +18,23 @@ import (
 // carry the same.
 func withoutGitCredentials(lines []string) (kept, keyFiles []string) {
 	lines, keyFiles = withoutPasswordSettings(lines)
+	inCredential := false
 	for _, line := range lines {
+		// A [credential] section (any URL's) is left out whole, header
+		// and all: it names nothing a step needs.
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "[") {
+			name := strings.ToLower(strings.TrimLeft(t, "[ \t"))
+			inCredential = strings.HasPrefix(name, "credential") &&
+				(len(name) == len("credential") || strings.ContainsAny(name[len("credential"):len("credential")+1], " \t\"]."))
+		}
+		if inCredential {
+			for _, w := range gitrepo.ShellWords(strings.Trim(line, `"`)) {
+				if p := strings.TrimPrefix(w, "--file="); filepath.IsAbs(p) {
+					keyFiles = append(keyFiles, p)
+				}
+			}
+			continue
+		}
 		k, val := settingKey(line)
 		val = strings.TrimSpace(val)
 		switch {
