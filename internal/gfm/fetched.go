@@ -6,7 +6,10 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
 	"golang.org/x/net/html"
 )
 
@@ -21,7 +24,7 @@ import (
 // the repository's own and are not listed. In order of appearance, each
 // once.
 func Fetched(src []byte) []string {
-	d := Parse(string(src))
+	d := parseWithFootnotes(src)
 	var out []string
 	seen := map[string]bool{}
 	add := func(u string) {
@@ -37,7 +40,7 @@ func Fetched(src []byte) []string {
 		}
 		switch n := n.(type) {
 		case *ast.Image:
-			add(string(n.Destination))
+			add(destination(n.Destination))
 		case *ast.HTMLBlock:
 			segs := segmentsOf(n.Lines())
 			if n.HasClosure() {
@@ -60,6 +63,34 @@ func Fetched(src []byte) []string {
 	})
 	return out
 }
+
+// parseWithFootnotes parses src as GitHub does for a file, footnotes
+// too: GitHub shows a footnote's text, images and all, where goldmark's
+// GFM alone reads "[^1]: …" as a link's definition.
+func parseWithFootnotes(src []byte) *Doc {
+	s := strings.ReplaceAll(strings.ReplaceAll(string(src), "\r\n", "\n"), "\r", "\n")
+	b := []byte(s)
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM, extension.Footnote))
+	return &Doc{Source: b, Root: md.Parser().Parse(text.NewReader(b))}
+}
+
+// destination is an image's address as GitHub reads it: goldmark keeps
+// the backslash escapes and character references of the source, which
+// GitHub resolves ("https&#58;//host" is "https://host"). Resolving them
+// twice only ever finds more.
+func destination(raw []byte) string {
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '\\' && i+1 < len(raw) && strings.IndexByte(asciiPunct, raw[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(raw[i])
+	}
+	return html.UnescapeString(b.String())
+}
+
+// asciiPunct are the characters a backslash escapes in CommonMark.
+const asciiPunct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
 // anyAddress finds absolute and scheme-relative addresses in text.
 var anyAddress = regexp.MustCompile(`(?i)(?:https?:)?//[^\s"'<>()\[\]{}|` + "`" + `]+`)

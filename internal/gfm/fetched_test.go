@@ -33,6 +33,11 @@ func TestFetched(t *testing.T) {
 		{"code is not rendered", "`![x](https://evil.example/code)`\n\n```\n<img src=https://evil.example/fence>\n```\n", nil},
 		{"a mermaid diagram's image shape", "```mermaid\nflowchart TD\n  A@{ img: \"https://evil.example/m.png?d=1\", label: \"x\" }\n```\n", []string{"https://evil.example/m.png?d=1"}},
 		{"a mermaid label's img", "~~~ Mermaid\ngraph LR\n  A[\"<img src='//evil.example/l.png'>\"]\n~~~\n", []string{"//evil.example/l.png"}},
+		{"an entity-spelt colon in an image's address", "![x](https&#58;//evil.example/e) ![y](https&colon;//evil.example/n)", []string{"https://evil.example/e", "https://evil.example/n"}},
+		{"a backslash-escaped colon", "![x](https\\://evil.example/b)", []string{"https://evil.example/b"}},
+		{"an entity in a reference's address", "![x][r]\n\n[r]: https&#x3A;//evil.example/r\n", []string{"https://evil.example/r"}},
+		{"escaped backslashes stay two", "![x](\\\\\\\\evil.example/d)", []string{"\\\\evil.example/d"}},
+		{"an image in a footnote", "Text[^1].\n\n[^1]: ![x](https://evil.example/fn)\n", []string{"https://evil.example/fn"}},
 		{"the same address once", "![a](https://evil.example/s) ![b](https://evil.example/s)", []string{"https://evil.example/s"}},
 	}
 	for _, tc := range tests {
