@@ -191,16 +191,44 @@ var markupImage = regexp.MustCompile(`(?i)(?:\.\.\s+(?:\|[^|]*\|\s+)?(?:image|fi
 // FetchedMarkup is Fetched for reStructuredText and AsciiDoc text: the
 // absolute addresses of their images (an AsciiDoc imagesdir that is one
 // is listed itself: every image below it is fetched from that host).
+// Raw HTML counts too, wherever it lies: reStructuredText's raw
+// directive and AsciiDoc's passthroughs hand it to the page, and GitHub
+// keeps its images.
 func FetchedMarkup(src []byte) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, m := range markupImage.FindAllSubmatch(src, -1) {
-		u := string(m[1])
+	add := func(u string) {
+		u = strings.TrimSpace(u)
 		if outside(u) && !seen[u] {
 			seen[u] = true
 			out = append(out, u)
 		}
 	}
+	for _, m := range markupImage.FindAllSubmatch(src, -1) {
+		add(string(m[1]))
+	}
+	htmlSources(src, add)
+	return out
+}
+
+// FetchedAny is Fetched for the markups GitHub renders whose image
+// syntax planex does not parse (Textile, Org, RDoc, Creole, MediaWiki,
+// Pod): every absolute address the text holds, and those of its raw
+// HTML, may be an image.
+func FetchedAny(src []byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(u string) {
+		u = strings.TrimSpace(u)
+		if outside(u) && !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	for _, u := range anyAddress.FindAll(src, -1) {
+		add(string(u))
+	}
+	htmlSources(src, add)
 	return out
 }
 

@@ -64,6 +64,8 @@ func TestFetchedMarkup(t *testing.T) {
 		{"asciidoc imagesdir", ":imagesdir: https://evil.example/imgs\n\nimage::a.png[]\n", []string{"https://evil.example/imgs"}},
 		{"relative", ".. image:: img/a.png\n\nimage::b.png[]\n", nil},
 		{"a link", "`docs <https://docs.example/>`_\n", nil},
+		{"rst raw html", ".. raw:: html\n\n   <img src=\"https://evil.example/raw\">\n", []string{"https://evil.example/raw"}},
+		{"asciidoc passthrough", "pass:[<img src=//evil.example/p>]\n", []string{"//evil.example/p"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,6 +74,17 @@ func TestFetchedMarkup(t *testing.T) {
 				t.Errorf("FetchedMarkup = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// FetchedAny takes every absolute address for an image: the markups it
+// reads each have syntaxes of their own that show one.
+func TestFetchedAny(t *testing.T) {
+	t.Parallel()
+	src := "!https://evil.example/t.png!\n[[http://evil.example/o]] {{//evil.example/c}}\n<img src=\"HTTPS:evil.example/h\"> img/local.png"
+	want := []string{"https://evil.example/t.png!", "http://evil.example/o", "//evil.example/c", "HTTPS:evil.example/h"}
+	if got := FetchedAny([]byte(src)); !slices.Equal(got, want) {
+		t.Errorf("FetchedAny = %q, want %q", got, want)
 	}
 }
 
