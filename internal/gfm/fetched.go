@@ -234,20 +234,15 @@ func FetchedAny(src []byte) []string {
 
 // FetchedNotebook is Fetched for a Jupyter notebook, which GitHub renders
 // cell by cell: the images of its Markdown cells and of the Markdown and
-// HTML its cells' outputs hold. A file that is not a notebook's JSON is
-// not rendered, and names none.
+// HTML its cells' outputs hold. Keys are matched exactly, as a notebook's
+// readers match them (Go's decoding into a struct takes "Cells" for
+// "cells" too, and the last of the two). Text that is not a notebook of
+// that shape (JSON Go refuses but another reader takes, with NaN in it;
+// the older format's worksheets) counts every address it holds.
 func FetchedNotebook(src []byte) []string {
-	var nb struct {
-		Cells []struct {
-			CellType string          `json:"cell_type"`
-			Source   json.RawMessage `json:"source"`
-			Outputs  []struct {
-				Data map[string]json.RawMessage `json:"data"`
-			} `json:"outputs"`
-		} `json:"cells"`
-	}
-	if json.Unmarshal(src, &nb) != nil {
-		return nil
+	cells, ok := notebookCells(src)
+	if !ok {
+		return FetchedAny(src)
 	}
 	var out []string
 	seen := map[string]bool{}
@@ -259,12 +254,12 @@ func FetchedNotebook(src []byte) []string {
 			}
 		}
 	}
-	for _, c := range nb.Cells {
-		if c.CellType == "markdown" {
-			add(Fetched([]byte(notebookText(c.Source))))
+	for _, c := range cells {
+		if c.kind == "markdown" {
+			add(Fetched([]byte(notebookText(c.source))))
 		}
-		for _, o := range c.Outputs {
-			for kind, v := range o.Data {
+		for _, data := range c.outputs {
+			for kind, v := range data {
 				switch kind {
 				case "text/markdown":
 					add(Fetched([]byte(notebookText(v))))
@@ -281,6 +276,45 @@ func FetchedNotebook(src []byte) []string {
 		}
 	}
 	return out
+}
+
+// notebookCell is what FetchedNotebook reads of a cell: its type, its
+// source and its outputs' data by kind.
+type notebookCell struct {
+	kind    string
+	source  json.RawMessage
+	outputs []map[string]json.RawMessage
+}
+
+// notebookCells reads a notebook's cells by their exact keys; false when
+// src is not a notebook of the current format's shape.
+func notebookCells(src []byte) ([]notebookCell, bool) {
+	var nb map[string]json.RawMessage
+	var raw []map[string]json.RawMessage
+	if json.Unmarshal(src, &nb) != nil || json.Unmarshal(nb["cells"], &raw) != nil {
+		return nil, false
+	}
+	cells := make([]notebookCell, 0, len(raw))
+	for _, m := range raw {
+		var c notebookCell
+		var outputs []map[string]json.RawMessage
+		if json.Unmarshal(m["cell_type"], &c.kind) != nil && m["cell_type"] != nil {
+			return nil, false
+		}
+		if m["outputs"] != nil && json.Unmarshal(m["outputs"], &outputs) != nil {
+			return nil, false
+		}
+		for _, o := range outputs {
+			var data map[string]json.RawMessage
+			if o["data"] != nil && json.Unmarshal(o["data"], &data) != nil {
+				return nil, false
+			}
+			c.outputs = append(c.outputs, data)
+		}
+		c.source = m["source"]
+		cells = append(cells, c)
+	}
+	return cells, true
 }
 
 // notebookText is a notebook's text field: a string, or a list of the

@@ -127,7 +127,17 @@ func TestFetchedNotebook(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("FetchedNotebook = %q, want %q", got, want)
 	}
-	if got := FetchedNotebook([]byte("![x](https://evil.example/not-json)")); got != nil {
-		t.Errorf("a file that is no notebook gave %q", got)
+	// What planex cannot read as a notebook another reader may: every
+	// address counts. Keys of another case are not a notebook's.
+	for src, want := range map[string][]string{
+		"[x](https://evil.example/not-json)":                                                              {"https://evil.example/not-json"},
+		`{"cells": [], "x": NaN, "y": "https://evil.example/nan"}`:                                        {"https://evil.example/nan"},
+		`{"worksheets": [{"cells": [{"html": "//evil.example/v3"}]}]}`:                                    {"//evil.example/v3"},
+		`{"cells": [{"cell_type": "markdown", "source": "![a](//evil.example/c)"}], "Cells": []}`:         {"//evil.example/c"},
+		`{"cells": [{"cell_type": "code", "Cell_Type": "markdown", "source": "![a](//evil.example/k)"}]}`: nil,
+	} {
+		if got := FetchedNotebook([]byte(src)); !slices.Equal(got, want) {
+			t.Errorf("FetchedNotebook(%s) = %q, want %q", src, got, want)
+		}
 	}
 }
