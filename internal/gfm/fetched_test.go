@@ -33,6 +33,11 @@ func TestFetched(t *testing.T) {
 		{"code is not rendered", "`![x](https://evil.example/code)`\n\n```\n<img src=https://evil.example/fence>\n```\n", nil},
 		{"a mermaid diagram's image shape", "```mermaid\nflowchart TD\n  A@{ img: \"https://evil.example/m.png?d=1\", label: \"x\" }\n```\n", []string{"https://evil.example/m.png?d=1"}},
 		{"a mermaid label's img", "~~~ Mermaid\ngraph LR\n  A[\"<img src='//evil.example/l.png'>\"]\n~~~\n", []string{"//evil.example/l.png"}},
+		{"an entity-spelt colon in an image's address", "![x](https&#58;//evil.example/e) ![y](https&colon;//evil.example/n)", []string{"https://evil.example/e", "https://evil.example/n"}},
+		{"a backslash-escaped colon", "![x](https\\://evil.example/b)", []string{"https://evil.example/b"}},
+		{"an entity in a reference's address", "![x][r]\n\n[r]: https&#x3A;//evil.example/r\n", []string{"https://evil.example/r"}},
+		{"escaped backslashes stay two", "![x](\\\\\\\\evil.example/d)", []string{"\\\\evil.example/d"}},
+		{"an image in a footnote", "Text[^1].\n\n[^1]: ![x](https://evil.example/fn)\n", []string{"https://evil.example/fn"}},
 		{"the same address once", "![a](https://evil.example/s) ![b](https://evil.example/s)", []string{"https://evil.example/s"}},
 	}
 	for _, tc := range tests {
@@ -59,6 +64,8 @@ func TestFetchedMarkup(t *testing.T) {
 		{"asciidoc imagesdir", ":imagesdir: https://evil.example/imgs\n\nimage::a.png[]\n", []string{"https://evil.example/imgs"}},
 		{"relative", ".. image:: img/a.png\n\nimage::b.png[]\n", nil},
 		{"a link", "`docs <https://docs.example/>`_\n", nil},
+		{"rst raw html", ".. raw:: html\n\n   <img src=\"https://evil.example/raw\">\n", []string{"https://evil.example/raw"}},
+		{"asciidoc passthrough", "pass:[<img src=//evil.example/p>]\n", []string{"//evil.example/p"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,6 +74,17 @@ func TestFetchedMarkup(t *testing.T) {
 				t.Errorf("FetchedMarkup = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// FetchedAny takes every absolute address for an image: the markups it
+// reads each have syntaxes of their own that show one.
+func TestFetchedAny(t *testing.T) {
+	t.Parallel()
+	src := "!https://evil.example/t.png!\n[[http://evil.example/o]] {{//evil.example/c}}\n<img src=\"HTTPS:evil.example/h\"> img/local.png"
+	want := []string{"https://evil.example/t.png!", "http://evil.example/o", "//evil.example/c", "HTTPS:evil.example/h"}
+	if got := FetchedAny([]byte(src)); !slices.Equal(got, want) {
+		t.Errorf("FetchedAny = %q, want %q", got, want)
 	}
 }
 
@@ -109,7 +127,17 @@ func TestFetchedNotebook(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("FetchedNotebook = %q, want %q", got, want)
 	}
-	if got := FetchedNotebook([]byte("![x](https://evil.example/not-json)")); got != nil {
-		t.Errorf("a file that is no notebook gave %q", got)
+	// What planex cannot read as a notebook another reader may: every
+	// address counts. Keys of another case are not a notebook's.
+	for src, want := range map[string][]string{
+		"[x](https://evil.example/not-json)":                                                              {"https://evil.example/not-json"},
+		`{"cells": [], "x": NaN, "y": "https://evil.example/nan"}`:                                        {"https://evil.example/nan"},
+		`{"worksheets": [{"cells": [{"html": "//evil.example/v3"}]}]}`:                                    {"//evil.example/v3"},
+		`{"cells": [{"cell_type": "markdown", "source": "![a](//evil.example/c)"}], "Cells": []}`:         {"//evil.example/c"},
+		`{"cells": [{"cell_type": "code", "Cell_Type": "markdown", "source": "![a](//evil.example/k)"}]}`: nil,
+	} {
+		if got := FetchedNotebook([]byte(src)); !slices.Equal(got, want) {
+			t.Errorf("FetchedNotebook(%s) = %q, want %q", src, got, want)
+		}
 	}
 }

@@ -73,13 +73,13 @@ func GuardOf(p string) Guarded {
 		return Guarded{Guard: GuardName, What: "a CODEOWNERS file"}
 	case oneOf(p, dependabot):
 		return Guarded{Guard: GuardName, What: "Dependabot's settings"}
-	case strings.EqualFold(p, ".gitmodules"):
+	case strings.EqualFold(windowsName(p), ".gitmodules"):
 		// Where every checkout with submodules (CI's, a developer's
 		// clone --recursive) fetches them from: an address there is a
 		// way out for what the agent read, and another repository's
 		// history under the submodule's name.
 		return Guarded{Guard: GuardName, What: "the submodules' sources (.gitmodules)"}
-	case strings.EqualFold(p, ".lfsconfig"):
+	case strings.EqualFold(windowsName(p), ".lfsconfig"):
 		// The Git LFS server every checkout with LFS asks for the
 		// repository's large files, with its credentials.
 		return Guarded{Guard: GuardName, What: "Git LFS's settings (.lfsconfig)"}
@@ -255,6 +255,11 @@ func mayChangeConfig(taskScope string) bool {
 	}
 	return false
 }
+
+// windowsName is the name a Windows checkout writes p under: Windows
+// drops a name's trailing dots and spaces, so ".lfsconfig." is the
+// .lfsconfig git and Git LFS read from a Windows runner's work tree.
+func windowsName(p string) string { return strings.TrimRight(p, ". ") }
 
 func oneOf(s string, set []string) bool {
 	for _, x := range set {
