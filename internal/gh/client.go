@@ -324,7 +324,10 @@ func (c *Client) ListComments(ctx context.Context, owner, repo string, number in
 	out, err := allPages(c.bound, func(lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
 		opt.ListOptions = lo
 		return c.gh.Issues.ListComments(ctx, owner, repo, number, opt)
-	}, func(cm *github.IssueComment) int { return len(cm.GetBody()) })
+	}, func(cm *github.IssueComment) int {
+		cm.Body = readersText(cm.Body, cm.GetUser(), cm.GetAuthorAssociation())
+		return len(cm.GetBody())
+	})
 	return out, classify(fmt.Sprintf("listing comments of %s/%s#%d", owner, repo, number), "issues: read", err)
 }
 
@@ -668,7 +671,10 @@ func (c *Client) CreateReview(ctx context.Context, owner, repo string, number in
 func (c *Client) ListReviews(ctx context.Context, owner, repo string, number int) ([]*github.PullRequestReview, error) {
 	out, err := allPages(c.bound, func(lo github.ListOptions) ([]*github.PullRequestReview, *github.Response, error) {
 		return c.gh.PullRequests.ListReviews(ctx, owner, repo, number, &lo)
-	}, func(rv *github.PullRequestReview) int { return len(rv.GetBody()) })
+	}, func(rv *github.PullRequestReview) int {
+		rv.Body = readersText(rv.Body, rv.GetUser(), rv.GetAuthorAssociation())
+		return len(rv.GetBody())
+	})
 	return out, classify(fmt.Sprintf("listing reviews of %s/%s#%d", owner, repo, number), "pull-requests: read", err)
 }
 
@@ -689,6 +695,7 @@ func (c *Client) ListReviewComments(ctx context.Context, owner, repo string, num
 		opt.ListOptions = lo
 		return c.gh.PullRequests.ListComments(ctx, owner, repo, number, opt)
 	}, func(cm *github.PullRequestComment) int {
+		cm.Body = readersText(cm.Body, cm.GetUser(), cm.GetAuthorAssociation())
 		return len(cm.GetBody()) + len(cm.GetDiffHunk()) + len(cm.GetPath())
 	})
 	return out, classify(fmt.Sprintf("listing review comments of %s/%s#%d", owner, repo, number), "pull-requests: read", err)

@@ -28,6 +28,15 @@ func TestRedTeamFloodedThreadListingBounded(t *testing.T) {
 		cs, err := c.ListComments(ctx, owner, name, n, time.Time{})
 		return len(cs), err
 	}
+	cutComments := func(ctx context.Context, c *Client, n int) (int, error) {
+		cs, err := c.ListComments(ctx, owner, name, n, time.Time{})
+		for _, cm := range cs {
+			if len(cm.GetBody()) > maxReadersText || !strings.HasPrefix(huge, cm.GetBody()) {
+				return 0, fmt.Errorf("a reader's comment of %d bytes was kept", len(cm.GetBody()))
+			}
+		}
+		return len(cs), err
+	}
 	reviewComments := func(ctx context.Context, c *Client, n int) (int, error) {
 		cs, err := c.ListReviewComments(ctx, owner, name, n)
 		return len(cs), err
@@ -52,8 +61,12 @@ func TestRedTeamFloodedThreadListingBounded(t *testing.T) {
 	}{
 		{"many comments", 450, "/planex do it", comments, addComments, true, 4},
 		{"comments at the bound", 300, "/planex do it", comments, addComments, false, 3},
-		{"huge comments", 12, huge, comments, addComments, true, 1},
-		{"huge review comments", 12, huge, reviewComments, addReviewComments, true, 1},
+		// A reader's comment is kept to its first 4 KiB: their flood
+		// of the largest comments no longer stops planex reading the
+		// thread for everyone.
+		{"a reader's huge comments, cut", 12, huge, cutComments, addComments, false, 1},
+		{"a reader's huge review comments, cut", 12, huge, reviewComments, addReviewComments, false, 1},
+		{"a collaborator's huge comments", 12, huge, comments, addCollaboratorComments, true, 1},
 		{"many review comments", 450, "nit", reviewComments, addReviewComments, true, 4},
 		{"huge labelled issues: no body kept", 12, huge, labelled, addLabelled, false, 1},
 		{"many labelled issues", 450, "x", labelled, addLabelled, true, 4},
@@ -94,6 +107,12 @@ func TestRedTeamFloodedThreadListingBounded(t *testing.T) {
 func addComments(f *ghfake.Fake, number, count int, body string) {
 	for range count {
 		f.AddComment(full, number, "reader", body)
+	}
+}
+
+func addCollaboratorComments(f *ghfake.Fake, number, count int, body string) {
+	for range count {
+		f.AddComment(full, number, "maint", body)
 	}
 }
 

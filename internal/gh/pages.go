@@ -3,6 +3,7 @@ package gh
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/google/go-github/v60/github"
 )
@@ -95,6 +96,37 @@ func allPages[T any](b listBound, fetch pageFetcher[T], text func(T) int) ([]T, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// maxReadersText is how much of a comment's text planex keeps when its
+// author is neither a bot nor a collaborator, member or owner of the
+// repository (GitHub's author_association): planex acts on no such
+// comment's text beyond a command's first line, and a reader filling a
+// thread with comments of GitHub's largest size would otherwise reach
+// maxListText with a few hundred and stop planex reading the thread for
+// everyone.
+const maxReadersText = 4 << 10
+
+// readersText is body as a listing keeps it: whole for a bot's or a
+// collaborator's, member's or owner's comment, else cut to
+// maxReadersText (at a rune's start).
+func readersText(body *string, u *github.User, association string) *string {
+	if body == nil || len(*body) <= maxReadersText {
+		return body
+	}
+	switch association {
+	case "OWNER", "MEMBER", "COLLABORATOR":
+		return body
+	}
+	if u.GetType() == "Bot" {
+		return body
+	}
+	cut := maxReadersText
+	for cut > 0 && !utf8.RuneStart((*body)[cut]) {
+		cut--
+	}
+	s := (*body)[:cut]
+	return &s
 }
 
 // tooLong is the error of a listing past b.
