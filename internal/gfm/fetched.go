@@ -25,15 +25,8 @@ import (
 // once.
 func Fetched(src []byte) []string {
 	d := parseWithFootnotes(src)
-	var out []string
-	seen := map[string]bool{}
-	add := func(u string) {
-		u = strings.TrimSpace(u)
-		if outside(u) && !seen[u] {
-			seen[u] = true
-			out = append(out, u)
-		}
-	}
+	var found addresses
+	add := found.add
 	_ = ast.Walk(d.Root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -61,7 +54,7 @@ func Fetched(src []byte) []string {
 		}
 		return ast.WalkContinue, nil
 	})
-	return out
+	return found.list
 }
 
 // parseWithFootnotes parses src as GitHub does for a file, footnotes
@@ -195,20 +188,13 @@ var markupImage = regexp.MustCompile(`(?i)(?:\.\.\s+(?:\|[^|]*\|\s+)?(?:image|fi
 // directive and AsciiDoc's passthroughs hand it to the page, and GitHub
 // keeps its images.
 func FetchedMarkup(src []byte) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(u string) {
-		u = strings.TrimSpace(u)
-		if outside(u) && !seen[u] {
-			seen[u] = true
-			out = append(out, u)
-		}
-	}
+	var found addresses
+	add := found.add
 	for _, m := range markupImage.FindAllSubmatch(src, -1) {
 		add(string(m[1]))
 	}
 	htmlSources(src, add)
-	return out
+	return found.list
 }
 
 // FetchedAny is Fetched for the markups GitHub renders whose image
@@ -216,20 +202,13 @@ func FetchedMarkup(src []byte) []string {
 // Pod): every absolute address the text holds, and those of its raw
 // HTML, may be an image.
 func FetchedAny(src []byte) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(u string) {
-		u = strings.TrimSpace(u)
-		if outside(u) && !seen[u] {
-			seen[u] = true
-			out = append(out, u)
-		}
-	}
+	var found addresses
+	add := found.add
 	for _, u := range anyAddress.FindAll(src, -1) {
 		add(string(u))
 	}
 	htmlSources(src, add)
-	return out
+	return found.list
 }
 
 // FetchedNotebook is Fetched for a Jupyter notebook, which GitHub renders
@@ -244,14 +223,10 @@ func FetchedNotebook(src []byte) []string {
 	if !ok {
 		return FetchedAny(src)
 	}
-	var out []string
-	seen := map[string]bool{}
+	var found addresses
 	add := func(list []string) {
 		for _, u := range list {
-			if !seen[u] {
-				seen[u] = true
-				out = append(out, u)
-			}
+			found.add(u)
 		}
 	}
 	for _, c := range cells {
@@ -275,7 +250,7 @@ func FetchedNotebook(src []byte) []string {
 			}
 		}
 	}
-	return out
+	return found.list
 }
 
 // notebookCell is what FetchedNotebook reads of a cell: its type, its
@@ -329,4 +304,23 @@ func notebookText(raw json.RawMessage) string {
 		return strings.Join(lines, "")
 	}
 	return ""
+}
+
+// addresses collects the outside addresses found, in order, each once.
+type addresses struct {
+	list []string
+	seen map[string]bool
+}
+
+// add notes u (trimmed) when it names another host and is new.
+func (a *addresses) add(u string) {
+	u = strings.TrimSpace(u)
+	if !outside(u) || a.seen[u] {
+		return
+	}
+	if a.seen == nil {
+		a.seen = map[string]bool{}
+	}
+	a.seen[u] = true
+	a.list = append(a.list, u)
 }
