@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -440,18 +441,21 @@ print("reserved", n, flush=True)
 func TestRedTeamDiskFillBetweenLooks(t *testing.T) {
 	needRoot(t)
 	s := newSandbox(t)
-	for _, row := range []struct{ name, script string }{
-		{"fallocate the free space at once", `n=0; for i in 1 2 3 4; do fallocate -l 32M f$i 2>&1 && n=$((n+1)); done; echo "allocated $n"; sleep 0.5; echo "hog still running"`},
+	// size is the file system's: 128m where a row names none.
+	for _, row := range []struct{ name, script, size string }{
+		{"fallocate the free space at once", `n=0; for i in 1 2 3 4; do fallocate -l 32M f$i 2>&1 && n=$((n+1)); done; echo "allocated $n"; sleep 0.5; echo "hog still running"`, ""},
 		// The kernel's generic preallocation ioctls (FS_IOC_RESVSP,
 		// FS_IOC_RESVSP64, FS_IOC_ZERO_RANGE: XFS's, answered for every
 		// file system with fallocate) reach the same call by another
 		// door.
-		{"reserve the free space through the preallocation ioctl", resvspScript},
-		// Four writers at once, at the speed of memory: past the floor
-		// of this small file system and to its last block between two
-		// looks 20 ms apart.
-		{"several writers at once", `for i in 1 2 3 4; do head -c 40M /dev/zero > f$i 2>/dev/null & done; wait; echo wrote; sleep 2; echo "hog still running"`},
-		{"write steadily", `i=0; while head -c 1048576 /dev/zero > f$i 2>/dev/null; do i=$((i+1)); sleep 0.01; done; echo "wrote $i files"; sleep 2; echo "hog still running"`},
+		{"reserve the free space through the preallocation ioctl", resvspScript, ""},
+		// Writers at once, at the speed of memory: past the floor of
+		// this small file system and to its last block between two
+		// looks 20 ms apart (six writers of 60 MiB into 256 MiB: with
+		// four into 128 MiB a look delayed by a loaded machine came
+		// after the last block in one full run of three).
+		{"several writers at once", `for i in 1 2 3 4 5 6; do head -c 60M /dev/zero > f$i 2>/dev/null & done; wait; echo wrote; sleep 2; echo "hog still running"`, "256m"},
+		{"write steadily", `i=0; while head -c 1048576 /dev/zero > f$i 2>/dev/null; do i=$((i+1)); sleep 0.01; done; echo "wrote $i files"; sleep 2; echo "hog still running"`, ""},
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			if strings.Contains(row.script, "/usr/bin/python3") {
@@ -460,7 +464,8 @@ func TestRedTeamDiskFillBetweenLooks(t *testing.T) {
 				}
 			}
 			work := t.TempDir()
-			if err := syscall.Mount("tmpfs", work, "tmpfs", 0, "size=128m,mode=0777"); err != nil {
+			size := cmp.Or(row.size, "128m")
+			if err := syscall.Mount("tmpfs", work, "tmpfs", 0, "size="+size+",mode=0777"); err != nil {
 				t.Skipf("mounting a small file system for the worktree: %v", err)
 			}
 			t.Cleanup(func() { syscall.Unmount(work, syscall.MNT_DETACH) })
