@@ -80,11 +80,7 @@ func modelineFinder(data []byte) func([]byte) []string {
 	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 		return nil // binary, as git and Linguist judge it
 	}
-	lines := bytes.Split(data, []byte("\n"))
-	if len(lines) > 10 {
-		lines = append(lines[:5:5], lines[len(lines)-5:]...)
-	}
-	for _, l := range lines {
+	for _, l := range edgeLines(data, 5) {
 		if !modeline.Match(l) {
 			continue
 		}
@@ -249,4 +245,24 @@ func newHosts(p string, old []byte, bad []string) []string {
 	}
 	slices.Sort(hosts)
 	return hosts
+}
+
+// edgeLines are data's first n and last n lines (all of them when it has
+// no more than 2n), found without splitting the rest.
+func edgeLines(data []byte, n int) [][]byte {
+	var head [][]byte
+	rest := data
+	for len(head) < n && len(rest) > 0 {
+		line, after, _ := bytes.Cut(rest, []byte("\n"))
+		head, rest = append(head, line), after
+	}
+	var tail [][]byte
+	for len(tail) < n && len(rest) > 0 {
+		i := bytes.LastIndexByte(rest, '\n')
+		tail, rest = append([][]byte{rest[i+1:]}, tail...), rest[:max(i, 0)]
+		if i < 0 {
+			break
+		}
+	}
+	return append(head, tail...)
 }
