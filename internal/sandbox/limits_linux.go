@@ -234,17 +234,19 @@ type watcher struct {
 // writes, its System V shared memory cap in bytes (0: its System V
 // memory is not watched), the memory guard's floor (0: memGuard's own),
 // the terminal guard's (0: ptyGuard's own), the machine's low marks of
-// network memory, the epoll watches it may hold (0: not watched), and
-// what ends the step.
+// network memory, the epoll watches it may hold (0: not watched),
+// whether its user's room for more watches is probed (the program has
+// the init's user on the host), and what ends the step.
 type watchPlan struct {
-	limits   Limits
-	writable []string
-	shmCap   uint64
-	memFloor int64
-	ptyFloor int64
-	netMem   netMemLimits
-	epoll    int64
-	end      func()
+	limits    Limits
+	writable  []string
+	shmCap    uint64
+	memFloor  int64
+	ptyFloor  int64
+	netMem    netMemLimits
+	epoll     int64
+	epollRoom bool
+	end       func()
 }
 
 // guards are the init's looks at one step.
@@ -304,7 +306,14 @@ func watch(p watchPlan) *watcher {
 	}
 	// The epoll watches are counted apart: a count can take seconds
 	// (epoll_linux.go), which must not hold up the looks above.
-	epoll := newEpollGuard("/proc", p.epoll)
+	var room func() bool
+	if p.epollRoom {
+		// The probe's descriptors stay open as long as the init.
+		if probe, err := newRoomProbe(); err == nil {
+			room = probe.room
+		}
+	}
+	epoll := newEpollGuard("/proc", p.epoll, room)
 	go epoll.run(w.stop, p.end)
 	go func() {
 		var u usage
@@ -324,7 +333,7 @@ func watch(p watchPlan) *watcher {
 				tasks, mem := sampleProcs("/proc")
 				u.tasks = max(u.tasks, tasks)
 				u.peakMemory = max(u.peakMemory, mem)
-				u.epollWatches, u.epollLimit = epoll.past()
+				u.epollWatches, u.epollLimit, u.epollSpent = epoll.past()
 				w.done <- u
 				return
 			case <-t.C:
