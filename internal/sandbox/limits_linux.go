@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -70,6 +71,10 @@ func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 	preferOOMVictim()
 	// Landlock's domain is the thread's: this one makes it and execs.
 	runtime.LockOSThread()
+	if err := idlePolicy(); err != nil {
+		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
 	if err := filterSyscalls(); err != nil {
 		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
 		return exitSetup
@@ -81,6 +86,37 @@ func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 	err := execWithMemoryLimit(path, argv, os.Environ(), memory)
 	fmt.Fprintf(stderr, "planex sandbox: starting %s: %v\n", path, err)
 	return 127
+}
+
+// The program runs under SCHED_IDLE.
+//
+// Where planex makes no CPU cgroup for a step (an ordinary user's
+// planex: a GitHub-hosted runner's, whose service's cgroup holds the
+// runner, planex and every step), the kernel weighs each of the step's
+// processes like one of planex's threads or the runner's: a program
+// that started a few hundred busy processes (up to its process limit)
+// left planex, the init's guards and the runner's listener a few
+// thousandths of the CPU, within that cgroup. A SCHED_IDLE task weighs
+// 3 where a nice-0 one weighs 1024, and any ordinary task that wakes
+// preempts it, so planex and the guards run when they need to however
+// many processes the step has, and the step has the CPU otherwise (on a
+// runner, nearly always). The policy is inherited by every child, and a
+// process may leave it only for a nice value its RLIMIT_NICE allows,
+// which is 0 for every contained program (inheritedCaps): none. Where
+// the step has a CPU cgroup, or where the kernel groups by session
+// (autogroups, in the root CPU cgroup), a group's weight is its own and
+// the policy only orders the program's processes among themselves.
+
+// idlePolicy gives the calling thread, which then executes the program,
+// the SCHED_IDLE policy. A kernel or emulator that does not know it
+// (EINVAL, ENOSYS) leaves the program as it was.
+func idlePolicy() error {
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
+	err := unix.SchedSetAttr(0, &attr, 0)
+	if err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
+		return fmt.Errorf("setting the program's scheduling policy to SCHED_IDLE: %w", err)
+	}
+	return nil
 }
 
 // execWithMemoryLimit sets the address-space limit (none when memory is
