@@ -199,6 +199,11 @@ type usage struct {
 	// openFiles is how many descriptors the step held when the init
 	// ended it for holding more than openFilesLimit; 0 when it did not.
 	openFiles, openFilesLimit int64
+	// fileTableLow is true when the init ended the step because the
+	// machine's file table had only fileTableLeft left after the step
+	// grew it by more than openFilesLimit.
+	fileTableLow  bool
+	fileTableLeft int64
 	// diskFull is a writable folder whose file system the step filled
 	// (diskLeft left: "3 MiB", "900 inodes") when the init ended it; ""
 	// when it did not.
@@ -254,6 +259,9 @@ func limitsHit(l Limits, u usage) []string {
 	}
 	if u.openFiles > 0 {
 		hit = append(hit, fmt.Sprintf("open file limit %d hit: the step's processes held %d descriptors at once (the machine's file table is every process's), and the step was ended", u.openFilesLimit, u.openFiles))
+	}
+	if u.fileTableLow {
+		hit = append(hit, fmt.Sprintf("file table nearly full: the machine's file table (fs.file-max, every process's) had %d left after the step grew it by more than its limit of %d, files its processes' descriptors do not show (mapped into memory, or parked in flight in a Unix socket), and the step was ended", u.fileTableLeft, u.openFilesLimit))
 	}
 	if u.diskFull != "" {
 		hit = append(hit, fmt.Sprintf("disk nearly full: the file system holding %s had %s left, and the step was ended (the runner and planex write there too)", u.diskFull, u.diskLeft))

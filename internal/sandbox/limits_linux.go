@@ -279,6 +279,7 @@ type watchPlan struct {
 	shmCap    uint64
 	memFloor  int64
 	ptyFloor  int64
+	fileFloor int64
 	netMem    netMemLimits
 	epoll     int64
 	epollRoom bool
@@ -318,8 +319,8 @@ func (g guards) slow(u *usage) (past bool) {
 	tasks, mem := sampleProcs("/proc")
 	u.tasks = max(u.tasks, tasks)
 	u.peakMemory = max(u.peakMemory, mem)
-	if n := g.files.check(); n > 0 && u.openFiles == 0 {
-		u.openFiles, u.openFilesLimit, past = n, g.files.limit, true
+	if v := g.files.check(); (v.held > 0 || v.low) && u.openFiles == 0 && !u.fileTableLow {
+		u.openFiles, u.openFilesLimit, u.fileTableLow, u.fileTableLeft, past = v.held, g.files.limit, v.low, v.left, true
 	}
 	if what := g.sysv.check(); what != "" && u.sysvPast == "" {
 		u.sysvPast, past = what, true
@@ -333,7 +334,7 @@ func (g guards) slow(u *usage) (past bool) {
 func watch(p watchPlan) *watcher {
 	w := &watcher{stop: make(chan struct{}), done: make(chan usage, 1)}
 	g := guards{
-		files: newFileGuard("/proc", p.limits.OpenFiles),
+		files: newFileGuard("/proc", p.limits.OpenFiles, p.fileFloor),
 		disk:  newDiskGuard(p.writable, unix.Statfs),
 		sysv:  sysvGuard{proc: "/proc", shmCap: p.shmCap},
 		ptys:  newPtyGuard("/proc", p.ptyFloor),
@@ -392,43 +393,77 @@ func endStep() {
 // fileGuard watches the machine's file table for one step: limit is
 // the most descriptors the step may hold (its OpenFiles, at most a
 // quarter of fs.file-max; 0 watches nothing), base the table's count
-// when the step started.
+// when the step started, max the table's size and floor what must stay
+// free of it.
+//
+// A file stays in the table while anything holds it, and a descriptor
+// is only one of those: a file mapped into memory (mmap) and its
+// descriptor closed, or sent in flight through a Unix socket
+// (SCM_RIGHTS) and closed, is in no process's descriptors. A program
+// that mapped files so (up to vm.max_map_count, 65530, in each of its
+// processes) filled the table unseen. So the guard also ends a step
+// that has grown the table by more than its limit once less than the
+// floor is left (a quarter of the table), whoever holds the files, as
+// the terminal guard does with terminals parked in flight.
 type fileGuard struct {
 	proc  string
 	limit int64
 	base  int64
+	max   int64
+	floor int64
+}
+
+// fileVerdict is what one look of fileGuard found: the descriptors the
+// step held past its limit (0: not past it), or the table low (the
+// files left in it).
+type fileVerdict struct {
+	held int64
+	low  bool
+	left int64
 }
 
 // newFileGuard starts watching for a step limited to openFiles, under
-// the /proc at proc.
-func newFileGuard(proc string, openFiles int64) *fileGuard {
+// the /proc at proc; floor, when not 0, replaces a quarter of the table
+// as what must stay free of it.
+func newFileGuard(proc string, openFiles, floor int64) *fileGuard {
 	g := &fileGuard{proc: proc}
 	if openFiles <= 0 {
 		return g // off
 	}
 	g.limit = openFiles
-	if fileMax := readFirstInt(filepath.Join(proc, "sys", "fs", "file-max")); fileMax > 0 {
-		g.limit = min(g.limit, max(fileMax/4, minOpenFiles))
+	g.max = readFirstInt(filepath.Join(proc, "sys", "fs", "file-max"))
+	if g.max > 0 {
+		g.limit = min(g.limit, max(g.max/4, minOpenFiles))
+	}
+	g.floor = g.max / 4
+	if floor != 0 {
+		g.floor = floor
 	}
 	g.base = readFirstInt(filepath.Join(proc, "sys", "fs", "file-nr"))
 	return g
 }
 
-// check returns how many descriptors the step holds when that is more
-// than its limit, else 0. It counts them only when the machine's table
-// has grown by half the limit since the step started: a step that
-// holds more must have opened them.
-func (g *fileGuard) check() int64 {
+// check reports the descriptors the step holds when that is more than
+// its limit, else whether the table is low. It counts descriptors only
+// when the machine's table has grown by half the limit since the step
+// started (a step that holds more must have opened them), and finds the
+// table low when it has grown by more than the limit and has less than
+// the floor left.
+func (g *fileGuard) check() fileVerdict {
 	if g.limit == 0 {
-		return 0
+		return fileVerdict{}
 	}
-	if now := readFirstInt(filepath.Join(g.proc, "sys", "fs", "file-nr")); now-g.base <= g.limit/2 {
-		return 0
+	now := readFirstInt(filepath.Join(g.proc, "sys", "fs", "file-nr"))
+	if now-g.base <= g.limit/2 {
+		return fileVerdict{}
 	}
 	if n := countDescriptors(g.proc, g.limit); n > g.limit {
-		return n
+		return fileVerdict{held: n}
 	}
-	return 0
+	if left := g.max - now; g.max > 0 && now-g.base > g.limit && left < g.floor {
+		return fileVerdict{low: true, left: left}
+	}
+	return fileVerdict{}
 }
 
 // countDescriptors counts the open descriptors of the processes under

@@ -391,7 +391,8 @@ func readFile(t *testing.T, p string) []byte {
 // guard ends it long before, at the floor), held three seconds before it
 // says "held to the end"; "epoll:N", N epoll watches held up to ten
 // seconds (holdEpollWatches); "epollpark", every epoll watch of its
-// user added and parked (parkEpollWatches); "intocgroup:DIR", a child started in the
+// user added and parked (parkEpollWatches); "mapfiles:N", N files
+// mapped and their descriptors closed (mapFiles); "intocgroup:DIR", a child started in the
 // cgroup DIR (startInCgroup).
 func TestMachineCountsProbeHelper(t *testing.T) {
 	what := os.Getenv("PLANEX_COUNTS_PROBE")
@@ -452,6 +453,9 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 		holdQueues(n)
 	case strings.HasPrefix(what, "intocgroup:"):
 		startInCgroup(strings.TrimPrefix(what, "intocgroup:"))
+	case strings.HasPrefix(what, "mapfiles:"):
+		n, _ := strconv.Atoi(strings.TrimPrefix(what, "mapfiles:"))
+		mapFiles(n)
 	case what == "epollpark":
 		parkEpollWatches()
 	case strings.HasPrefix(what, "epoll:"):
