@@ -281,7 +281,7 @@ func asUser(t *testing.T, run string, cgroupFD, id int) string {
 // process's resident size counts.
 func TestAttacksAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
-	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestUserKeysReadByID|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace|TestRedTeamPtysBounded|TestRedTeamSysVSemaphoresBounded|TestRedTeamMemoryNoProcessCounts|TestRedTeamLockedSharedMemoryShared|TestRedTeamEpollWatchesShared")
+	asOrdinaryUser(t, "TestInitIsOutOfReach|TestUserKeyringsOutOfReach|TestUserKeysReadByID|TestCoreHandlerAndPerfOutOfReach|TestNetworkContainment|TestKernelCountsBoundedPerStep|TestKernelInterfacesOutOfReach|TestSysVCapsRaisedEndTheStep|TestSysVInNestedIPCNamespace|TestRedTeamPtysBounded|TestRedTeamSysVSemaphoresBounded|TestRedTeamMemoryNoProcessCounts|TestRedTeamLockedSharedMemoryShared|TestRedTeamEpollWatchesShared|TestRedTeamProgramStaysIdle|TestRedTeamMappedFilesFillTheTable")
 }
 
 // TestRedTeamFreshProcAndSys: the program makes namespaces of its own
