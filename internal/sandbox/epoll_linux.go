@@ -5,12 +5,16 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Epoll watches.
@@ -34,6 +38,21 @@ import (
 // counts only when the machine's unreclaimable slab has grown by what
 // could take the step past its share, and every epollFullLookEvery
 // looks in any case.
+
+// But a count finds only the instances some process's descriptors
+// show: an instance sent in flight through a Unix socket (SCM_RIGHTS)
+// and closed keeps its watches in no process's table, and a program that
+// parked every instance it filled so spent its user's whole count
+// (5,491,508 watches in 8 s here) unseen; Go programs of that user
+// started then died at their first timer ("runtime: epollctl failed"),
+// planex's own init among them. The kernel shows no user's count, so
+// the guard also asks it at every look whether the user may still add
+// epollRoom watches (roomProbe): where it may not, the user's watches
+// are spent, whoever holds them, and the step is ended, as the
+// terminal and memory guards end a step when the machine's run low.
+// This holds where the program has the init's user on the host (an
+// ordinary user's planex); root's program is SandboxID, whose watches
+// only the steps share.
 
 // epollWatchesName names a step's share of its user's epoll watches
 // among its counts (it is no /proc/sys/user maximum).
@@ -76,24 +95,30 @@ type epollGuard struct {
 	base  int64
 	gate  int64
 	looks int
+	// room reports whether the user may still add epollRoom watches;
+	// nil asks nothing.
+	room func() bool
 	// held is how many watches the step held when the guard ended it,
 	// 0 until it did (set by run, read by past).
 	held atomic.Int64
+	// spent is set when the guard ended the step because room said no.
+	spent atomic.Bool
 }
 
 // newEpollGuard starts watching for a step that may hold limit watches,
-// under the /proc at proc.
-func newEpollGuard(proc string, limit int64) *epollGuard {
-	g := &epollGuard{proc: proc, limit: max(limit, 0)}
+// under the /proc at proc, asking room at every look when it is not nil.
+func newEpollGuard(proc string, limit int64, room func() bool) *epollGuard {
+	g := &epollGuard{proc: proc, limit: max(limit, 0), room: room}
 	g.base = unreclaimableSlab(filepath.Join(proc, "meminfo"))
 	g.gate = g.limit / 2 * epollWatchBytes
 	return g
 }
 
 // run checks every watchInterval until stop is closed and calls end
-// once, the first time the step holds more than its limit.
+// once, the first time the step holds more than its limit or its user
+// has no room left.
 func (g *epollGuard) run(stop <-chan struct{}, end func()) {
-	if g.limit == 0 {
+	if g.limit == 0 && g.room == nil {
 		return
 	}
 	t := time.NewTicker(watchInterval)
@@ -104,17 +129,82 @@ func (g *epollGuard) run(stop <-chan struct{}, end func()) {
 			return
 		case <-t.C:
 		}
-		if n := g.check(); n > 0 && g.held.Load() == 0 {
-			g.held.Store(n)
-			end()
-		}
+		g.look(end)
+	}
+}
+
+// look is one look of run's: it calls end when the step is past its
+// limit or its user has no room left, and the guard has not ended it
+// before.
+func (g *epollGuard) look(end func()) {
+	ended := func() bool { return g.held.Load() > 0 || g.spent.Load() }
+	if g.room != nil && !ended() && !g.room() {
+		g.spent.Store(true)
+		end()
+	}
+	if n := g.check(); n > 0 && !ended() {
+		g.held.Store(n)
+		end()
 	}
 }
 
 // past returns how many watches the step held when the guard ended it,
-// and its limit; 0 and the limit when it did not.
-func (g *epollGuard) past() (held, limit int64) {
-	return g.held.Load(), g.limit
+// and its limit (0 and the limit when it did not), and whether it ended
+// the step for its user's spent watches.
+func (g *epollGuard) past() (held, limit int64, spent bool) {
+	return g.held.Load(), g.limit, g.spent.Load()
+}
+
+// roomProbe asks the kernel whether its caller's user may still add
+// epollRoom watches: it adds them to a fresh epoll instance, one for
+// each of its event descriptors, and closes the instance, which frees
+// them. An epoll instance counts against the user who made it, so the
+// probe is made and used by the init, whose user is the program's.
+type roomProbe struct {
+	files []int
+}
+
+// newRoomProbe opens the probe's descriptors.
+func newRoomProbe() (*roomProbe, error) {
+	p := &roomProbe{}
+	for range epollRoom {
+		fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+		if err != nil {
+			p.close()
+			return nil, fmt.Errorf("an event descriptor for the epoll watch probe: %w", err)
+		}
+		p.files = append(p.files, fd)
+	}
+	return p, nil
+}
+
+// room reports whether epollRoom watches could be added; an error other
+// than the kernel's "no space" (ENOSPC: the user's count is spent)
+// counts as room, the guard ending no step for what it cannot tell.
+func (p *roomProbe) room() bool {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return !errors.Is(err, unix.ENOSPC)
+	}
+	defer unix.Close(ep)
+	for _, fd := range p.files {
+		err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN})
+		if errors.Is(err, unix.ENOSPC) {
+			return false
+		}
+		if err != nil {
+			return true
+		}
+	}
+	return true
+}
+
+// close closes the probe's descriptors.
+func (p *roomProbe) close() {
+	for _, fd := range p.files {
+		unix.Close(fd)
+	}
+	p.files = nil
 }
 
 // check returns how many watches the step holds when that is more than

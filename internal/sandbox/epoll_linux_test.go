@@ -49,7 +49,11 @@ func holdEpollWatches(want int) {
 	n, err := addEpollWatches(want)
 	fmt.Printf("epoll: %d watches, then %v\n", n, err)
 	os.Stdout.Sync()
-	time.Sleep(10 * time.Second)
+	// Go's sleep needs a watch of the runtime's, which the kernel now
+	// refuses: the program sleeps by the system call.
+	ts := unix.NsecToTimespec(int64(10 * time.Second))
+	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+	}
 	fmt.Println("held to the end")
 }
 
@@ -114,13 +118,68 @@ func TestEpollGuard(t *testing.T) {
 			for pid, instances := range tt.procs {
 				fakeEpollProcess(t, filepath.Join(proc, pid), instances)
 			}
-			g := newEpollGuard(proc, limit)
+			g := newEpollGuard(proc, limit, nil)
 			g.looks = tt.looks
 			writeFile(t, filepath.Join(proc, "meminfo"), fmt.Sprintf("SUnreclaim: %d kB\n", baseKB+tt.slab/1024), 0o644)
 			if got := g.check(); got != tt.want {
 				t.Errorf("check() = %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestEpollGuardEndsWhenRoomSpent: a look ends the step once when its
+// user has no room for more watches, whatever the step's processes show
+// (none here), and also where no share is known (limit 0); room left
+// ends nothing.
+func TestEpollGuardEndsWhenRoomSpent(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		limit     int64
+		room      bool
+		wantEnds  int
+		wantSpent bool
+	}{
+		{"room left", 1000, true, 0, false},
+		{"no room", 1000, false, 1, true},
+		{"no room, no share known", 0, false, 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			proc := t.TempDir()
+			writeFile(t, filepath.Join(proc, "meminfo"), "SUnreclaim: 100000 kB\n", 0o644)
+			asked := 0
+			g := newEpollGuard(proc, tt.limit, func() bool { asked++; return tt.room })
+			ends := 0
+			for range 3 {
+				g.look(func() { ends++ })
+			}
+			if _, _, spent := g.past(); ends != tt.wantEnds || spent != tt.wantSpent {
+				t.Errorf("three looks ended the step %d times, spent %v; want %d, %v", ends, spent, tt.wantEnds, tt.wantSpent)
+			}
+			if asked == 0 {
+				t.Error("the guard never asked for room")
+			}
+		})
+	}
+}
+
+// TestRoomProbe: the probe finds room for its watches on this machine
+// (its user's count is far from spent while the tests run), and frees
+// them: a thousand probes in a row all find room.
+func TestRoomProbe(t *testing.T) {
+	t.Parallel()
+	p, err := newRoomProbe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	for i := range 1000 {
+		if !p.room() {
+			t.Fatalf("probe %d found no room", i)
+		}
 	}
 }
 
@@ -137,7 +196,7 @@ func TestEpollGuardCountsAgainOnGrowth(t *testing.T) {
 	slab := func(kb int64) { writeFile(t, meminfo, fmt.Sprintf("SUnreclaim: %d kB\n", kb), 0o644) }
 	slab(100_000)
 	fakeEpollProcess(t, filepath.Join(proc, "2"), []int{800})
-	g := newEpollGuard(proc, limit)
+	g := newEpollGuard(proc, limit, nil)
 	slab(100_000 + limit/2*epollWatchBytes/1024)
 	if got := g.check(); got != 0 {
 		t.Fatalf("first count = %d, want 0 (800 of 1000)", got)
@@ -188,4 +247,110 @@ func fakeEpollProcess(t *testing.T, dir string, instances []int) {
 		}
 		writeFile(t, filepath.Join(dir, "fdinfo", fd), b.String(), 0o644)
 	}
+}
+
+// TestRedTeamParkedEpollWatchesSpent: the program parks every epoll
+// instance it fills in flight in a Unix socket (SCM_RIGHTS, then closes
+// it), so no process's descriptors show one and the count of the step's
+// watches sees none, and goes on until its user's machine-wide count
+// (fs.epoll.max_user_watches) is spent: planex and the runner, of the
+// same user, then fail to watch a new socket. The init must end the
+// step. It spends a whole user's count (about 8 s here), so it runs as a
+// uid no other test or sandbox uses.
+func TestRedTeamParkedEpollWatchesSpent(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("spends a user's epoll watches, seconds of kernel work")
+	}
+	t.Log(asUser(t, "TestParkedEpollWatchesSpentAsUser", -1, 1_900_000_000+os.Getpid()%100_000_000))
+}
+
+// TestParkedEpollWatchesSpentAsUser is TestRedTeamParkedEpollWatchesSpent
+// run as its own ordinary uid.
+func TestParkedEpollWatchesSpentAsUser(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() == 0 {
+		t.Skip("spends its user's epoll watches: TestRedTeamParkedEpollWatchesSpent runs it as a uid of its own")
+	}
+	s := newSandbox(t)
+	out, err := run(t, s, Policy{ReadOnly: []string{filepath.Dir(os.Args[0])}}, "/", []string{"PLANEX_COUNTS_PROBE=epollpark"},
+		os.Args[0]+" -test.run=^TestMachineCountsProbeHelper$")
+	if !strings.Contains(out, "epoll: ") {
+		t.Fatalf("the probe did not run (%v):\n%s", err, out)
+	}
+	t.Logf("%v\n%s", err, out)
+	if !strings.Contains(out, "epoll: spent") {
+		t.Skipf("the program could not spend its user's epoll watches here (%v):\n%s", err, out)
+	}
+	if strings.Contains(out, "held to the end") {
+		t.Errorf("the program held every epoll watch of its user to its end (%v):\n%s", err, out)
+	}
+	if !strings.Contains(out, "epoll watches spent") {
+		t.Errorf("the step was not ended for its user's spent epoll watches, or said nothing (%v):\n%s", err, out)
+	}
+}
+
+// parkEpollWatches is the program of TestParkedEpollWatchesSpentAsUser
+// (TestMachineCountsProbeHelper's "epollpark"): it fills epoll instances
+// with watches of the same pipes and sends each through a datagram
+// socket whose other end it never reads, closing its own descriptor,
+// until the kernel refuses a watch; then it holds them ten seconds and
+// says "held to the end".
+func parkEpollWatches() {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) == nil {
+		lim.Cur = lim.Max
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
+	}
+	pipes := make([]int, 0, 1000)
+	for len(pipes) < 1000 && uint64(len(pipes)*2+64) < lim.Cur {
+		p := make([]int, 2)
+		if err := unix.Pipe2(p, unix.O_CLOEXEC); err != nil {
+			break
+		}
+		pipes = append(pipes, p[0])
+	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		fmt.Printf("epoll: %v\n", err)
+		return
+	}
+	watches, parked := 0, 0
+	for {
+		ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if err != nil {
+			fmt.Printf("epoll: %d watches, %d instances parked, then %v\n", watches, parked, err)
+			return
+		}
+		for _, fd := range pipes {
+			if err = unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN}); err != nil {
+				break
+			}
+			watches++
+		}
+		sendErr := unix.Sendmsg(pair[0], []byte{0}, unix.UnixRights(ep), nil, unix.MSG_DONTWAIT)
+		if sendErr == unix.EAGAIN {
+			// This socket's buffer is full: park in a new one.
+			if pair, sendErr = unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); sendErr == nil {
+				sendErr = unix.Sendmsg(pair[0], []byte{0}, unix.UnixRights(ep), nil, unix.MSG_DONTWAIT)
+			}
+		}
+		if sendErr != nil {
+			fmt.Printf("epoll: %d watches, %d instances parked, then %v\n", watches, parked, sendErr)
+			return
+		}
+		unix.Close(ep)
+		parked++
+		if err != nil {
+			fmt.Printf("epoll: spent, %d watches in %d instances parked, then %v\n", watches, parked, err)
+			break
+		}
+	}
+	os.Stdout.Sync()
+	// Go's sleep needs a watch of the runtime's, which the kernel now
+	// refuses: the program sleeps by the system call.
+	ts := unix.NsecToTimespec(int64(10 * time.Second))
+	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+	}
+	fmt.Println("held to the end")
 }

@@ -101,7 +101,7 @@ func initMain(cfgFile string) int {
 		return 127
 	}
 	leaveProgramCPUGroup(initGroup)
-	watching := watch(watchPlan{limits: c.Limits, writable: c.Writable, shmCap: machineMemory() / 8, memFloor: c.MemFloor, ptyFloor: c.PtyFloor, netMem: c.NetMem, epoll: c.Counts[epollWatchesName], end: endStep})
+	watching := watch(watchPlan{limits: c.Limits, writable: c.Writable, shmCap: machineMemory() / 8, memFloor: c.MemFloor, ptyFloor: c.PtyFloor, fileFloor: c.FileFloor, netMem: c.NetMem, epoll: c.Counts[epollWatchesName], epollRoom: c.Outer == 0, end: endStep})
 	pid := cmd.Process.Pid
 	go func() {
 		for s := range sigs {

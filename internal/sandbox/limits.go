@@ -199,6 +199,11 @@ type usage struct {
 	// openFiles is how many descriptors the step held when the init
 	// ended it for holding more than openFilesLimit; 0 when it did not.
 	openFiles, openFilesLimit int64
+	// fileTableLow is true when the init ended the step because the
+	// machine's file table had only fileTableLeft left after the step
+	// grew it by more than openFilesLimit.
+	fileTableLow  bool
+	fileTableLeft int64
 	// diskFull is a writable folder whose file system the step filled
 	// (diskLeft left: "3 MiB", "900 inodes") when the init ended it; ""
 	// when it did not.
@@ -217,6 +222,9 @@ type usage struct {
 	// epollWatches is how many epoll watches the step held when the init
 	// ended it for holding more than epollLimit; 0 when it did not.
 	epollWatches, epollLimit int64
+	// epollSpent is true when the init ended the step because its user
+	// could add no more epoll watches, whoever held them.
+	epollSpent bool
 	// netMemProto is the protocol ("TCP", "UDP") whose memory, the
 	// machine's, was netMemBytes when the init ended the step for it; ""
 	// when it did not.
@@ -226,6 +234,11 @@ type usage struct {
 	// init ended the step for it; 0 when it did not.
 	memLeft int64
 }
+
+// epollRoom is how many epoll watches a step's user must still be able
+// to add at every look of the init (epoll_linux.go): planex's and the
+// runner's new sockets take one each.
+const epollRoom = 64
 
 // sigXFSZ is SIGXFSZ's number on Linux (also on the BSDs and macOS).
 const sigXFSZ = 25
@@ -247,6 +260,9 @@ func limitsHit(l Limits, u usage) []string {
 	if u.openFiles > 0 {
 		hit = append(hit, fmt.Sprintf("open file limit %d hit: the step's processes held %d descriptors at once (the machine's file table is every process's), and the step was ended", u.openFilesLimit, u.openFiles))
 	}
+	if u.fileTableLow {
+		hit = append(hit, fmt.Sprintf("file table nearly full: the machine's file table (fs.file-max, every process's) had %d left after the step grew it by more than its limit of %d, files its processes' descriptors do not show (mapped into memory, or parked in flight in a Unix socket), and the step was ended", u.fileTableLeft, u.openFilesLimit))
+	}
 	if u.diskFull != "" {
 		hit = append(hit, fmt.Sprintf("disk nearly full: the file system holding %s had %s left, and the step was ended (the runner and planex write there too)", u.diskFull, u.diskLeft))
 	}
@@ -264,6 +280,9 @@ func limitsHit(l Limits, u usage) []string {
 	}
 	if u.epollWatches > 0 {
 		hit = append(hit, fmt.Sprintf("epoll watch limit %d hit: the step's epoll instances held %d watches (the kernel counts them per user for the whole machine, fs.epoll.max_user_watches: planex's and the runner's too), and the step was ended", u.epollLimit, u.epollWatches))
+	}
+	if u.epollSpent {
+		hit = append(hit, fmt.Sprintf("epoll watches spent: the step's user (planex's and the runner's) had fewer than %d of its epoll watches left (fs.epoll.max_user_watches, counted per user for the whole machine), whoever held them (an instance parked in flight in a Unix socket is in no process's descriptors), and the step was ended", epollRoom))
 	}
 	if u.netMemProto != "" {
 		hit = append(hit, fmt.Sprintf("network buffers nearly spent: the machine's %s memory (what every network namespace's sockets hold) reached %d MiB, past half of its low mark after it grew since the step started, and the step was ended (past its limit every %s socket of the machine waits: the runner's, planex's)", u.netMemProto, u.netMemBytes>>20, u.netMemProto))

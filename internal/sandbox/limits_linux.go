@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -70,6 +71,10 @@ func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 	preferOOMVictim()
 	// Landlock's domain is the thread's: this one makes it and execs.
 	runtime.LockOSThread()
+	if err := idlePolicy(); err != nil {
+		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
+		return exitSetup
+	}
 	if err := filterSyscalls(); err != nil {
 		fmt.Fprintf(stderr, "planex sandbox: %v\n", err)
 		return exitSetup
@@ -81,6 +86,37 @@ func limitsMain(stderr io.Writer, raw, path string, argv []string) int {
 	err := execWithMemoryLimit(path, argv, os.Environ(), memory)
 	fmt.Fprintf(stderr, "planex sandbox: starting %s: %v\n", path, err)
 	return 127
+}
+
+// The program runs under SCHED_IDLE.
+//
+// Where planex makes no CPU cgroup for a step (an ordinary user's
+// planex: a GitHub-hosted runner's, whose service's cgroup holds the
+// runner, planex and every step), the kernel weighs each of the step's
+// processes like one of planex's threads or the runner's: a program
+// that started a few hundred busy processes (up to its process limit)
+// left planex, the init's guards and the runner's listener a few
+// thousandths of the CPU, within that cgroup. A SCHED_IDLE task weighs
+// 3 where a nice-0 one weighs 1024, and any ordinary task that wakes
+// preempts it, so planex and the guards run when they need to however
+// many processes the step has, and the step has the CPU otherwise (on a
+// runner, nearly always). The policy is inherited by every child, and a
+// process may leave it only for a nice value its RLIMIT_NICE allows,
+// which is 0 for every contained program (inheritedCaps): none. Where
+// the step has a CPU cgroup, or where the kernel groups by session
+// (autogroups, in the root CPU cgroup), a group's weight is its own and
+// the policy only orders the program's processes among themselves.
+
+// idlePolicy gives the calling thread, which then executes the program,
+// the SCHED_IDLE policy. A kernel or emulator that does not know it
+// (EINVAL, ENOSYS) leaves the program as it was.
+func idlePolicy() error {
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}
+	err := unix.SchedSetAttr(0, &attr, 0)
+	if err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
+		return fmt.Errorf("setting the program's scheduling policy to SCHED_IDLE: %w", err)
+	}
+	return nil
 }
 
 // execWithMemoryLimit sets the address-space limit (none when memory is
@@ -234,17 +270,20 @@ type watcher struct {
 // writes, its System V shared memory cap in bytes (0: its System V
 // memory is not watched), the memory guard's floor (0: memGuard's own),
 // the terminal guard's (0: ptyGuard's own), the machine's low marks of
-// network memory, the epoll watches it may hold (0: not watched), and
-// what ends the step.
+// network memory, the epoll watches it may hold (0: not watched),
+// whether its user's room for more watches is probed (the program has
+// the init's user on the host), and what ends the step.
 type watchPlan struct {
-	limits   Limits
-	writable []string
-	shmCap   uint64
-	memFloor int64
-	ptyFloor int64
-	netMem   netMemLimits
-	epoll    int64
-	end      func()
+	limits    Limits
+	writable  []string
+	shmCap    uint64
+	memFloor  int64
+	ptyFloor  int64
+	fileFloor int64
+	netMem    netMemLimits
+	epoll     int64
+	epollRoom bool
+	end       func()
 }
 
 // guards are the init's looks at one step.
@@ -280,8 +319,8 @@ func (g guards) slow(u *usage) (past bool) {
 	tasks, mem := sampleProcs("/proc")
 	u.tasks = max(u.tasks, tasks)
 	u.peakMemory = max(u.peakMemory, mem)
-	if n := g.files.check(); n > 0 && u.openFiles == 0 {
-		u.openFiles, u.openFilesLimit, past = n, g.files.limit, true
+	if v := g.files.check(); (v.held > 0 || v.low) && u.openFiles == 0 && !u.fileTableLow {
+		u.openFiles, u.openFilesLimit, u.fileTableLow, u.fileTableLeft, past = v.held, g.files.limit, v.low, v.left, true
 	}
 	if what := g.sysv.check(); what != "" && u.sysvPast == "" {
 		u.sysvPast, past = what, true
@@ -295,7 +334,7 @@ func (g guards) slow(u *usage) (past bool) {
 func watch(p watchPlan) *watcher {
 	w := &watcher{stop: make(chan struct{}), done: make(chan usage, 1)}
 	g := guards{
-		files: newFileGuard("/proc", p.limits.OpenFiles),
+		files: newFileGuard("/proc", p.limits.OpenFiles, p.fileFloor),
 		disk:  newDiskGuard(p.writable, unix.Statfs),
 		sysv:  sysvGuard{proc: "/proc", shmCap: p.shmCap},
 		ptys:  newPtyGuard("/proc", p.ptyFloor),
@@ -304,7 +343,14 @@ func watch(p watchPlan) *watcher {
 	}
 	// The epoll watches are counted apart: a count can take seconds
 	// (epoll_linux.go), which must not hold up the looks above.
-	epoll := newEpollGuard("/proc", p.epoll)
+	var room func() bool
+	if p.epollRoom {
+		// The probe's descriptors stay open as long as the init.
+		if probe, err := newRoomProbe(); err == nil {
+			room = probe.room
+		}
+	}
+	epoll := newEpollGuard("/proc", p.epoll, room)
 	go epoll.run(w.stop, p.end)
 	go func() {
 		var u usage
@@ -324,7 +370,7 @@ func watch(p watchPlan) *watcher {
 				tasks, mem := sampleProcs("/proc")
 				u.tasks = max(u.tasks, tasks)
 				u.peakMemory = max(u.peakMemory, mem)
-				u.epollWatches, u.epollLimit = epoll.past()
+				u.epollWatches, u.epollLimit, u.epollSpent = epoll.past()
 				w.done <- u
 				return
 			case <-t.C:
@@ -347,43 +393,77 @@ func endStep() {
 // fileGuard watches the machine's file table for one step: limit is
 // the most descriptors the step may hold (its OpenFiles, at most a
 // quarter of fs.file-max; 0 watches nothing), base the table's count
-// when the step started.
+// when the step started, max the table's size and floor what must stay
+// free of it.
+//
+// A file stays in the table while anything holds it, and a descriptor
+// is only one of those: a file mapped into memory (mmap) and its
+// descriptor closed, or sent in flight through a Unix socket
+// (SCM_RIGHTS) and closed, is in no process's descriptors. A program
+// that mapped files so (up to vm.max_map_count, 65530, in each of its
+// processes) filled the table unseen. So the guard also ends a step
+// that has grown the table by more than its limit once less than the
+// floor is left (a quarter of the table), whoever holds the files, as
+// the terminal guard does with terminals parked in flight.
 type fileGuard struct {
 	proc  string
 	limit int64
 	base  int64
+	max   int64
+	floor int64
+}
+
+// fileVerdict is what one look of fileGuard found: the descriptors the
+// step held past its limit (0: not past it), or the table low (the
+// files left in it).
+type fileVerdict struct {
+	held int64
+	low  bool
+	left int64
 }
 
 // newFileGuard starts watching for a step limited to openFiles, under
-// the /proc at proc.
-func newFileGuard(proc string, openFiles int64) *fileGuard {
+// the /proc at proc; floor, when not 0, replaces a quarter of the table
+// as what must stay free of it.
+func newFileGuard(proc string, openFiles, floor int64) *fileGuard {
 	g := &fileGuard{proc: proc}
 	if openFiles <= 0 {
 		return g // off
 	}
 	g.limit = openFiles
-	if fileMax := readFirstInt(filepath.Join(proc, "sys", "fs", "file-max")); fileMax > 0 {
-		g.limit = min(g.limit, max(fileMax/4, minOpenFiles))
+	g.max = readFirstInt(filepath.Join(proc, "sys", "fs", "file-max"))
+	if g.max > 0 {
+		g.limit = min(g.limit, max(g.max/4, minOpenFiles))
+	}
+	g.floor = g.max / 4
+	if floor != 0 {
+		g.floor = floor
 	}
 	g.base = readFirstInt(filepath.Join(proc, "sys", "fs", "file-nr"))
 	return g
 }
 
-// check returns how many descriptors the step holds when that is more
-// than its limit, else 0. It counts them only when the machine's table
-// has grown by half the limit since the step started: a step that
-// holds more must have opened them.
-func (g *fileGuard) check() int64 {
+// check reports the descriptors the step holds when that is more than
+// its limit, else whether the table is low. It counts descriptors only
+// when the machine's table has grown by half the limit since the step
+// started (a step that holds more must have opened them), and finds the
+// table low when it has grown by more than the limit and has less than
+// the floor left.
+func (g *fileGuard) check() fileVerdict {
 	if g.limit == 0 {
-		return 0
+		return fileVerdict{}
 	}
-	if now := readFirstInt(filepath.Join(g.proc, "sys", "fs", "file-nr")); now-g.base <= g.limit/2 {
-		return 0
+	now := readFirstInt(filepath.Join(g.proc, "sys", "fs", "file-nr"))
+	if now-g.base <= g.limit/2 {
+		return fileVerdict{}
 	}
 	if n := countDescriptors(g.proc, g.limit); n > g.limit {
-		return n
+		return fileVerdict{held: n}
 	}
-	return 0
+	if left := g.max - now; g.max > 0 && now-g.base > g.limit && left < g.floor {
+		return fileVerdict{low: true, left: left}
+	}
+	return fileVerdict{}
 }
 
 // countDescriptors counts the open descriptors of the processes under

@@ -274,22 +274,37 @@ func TestFileGuard(t *testing.T) {
 	}
 	fds("1", 5000)
 	fds("42", 1500)
-	g := newFileGuard(proc, 4096)
-	if g.limit != 2048 || g.base != 100 {
-		t.Fatalf("guard = %+v, want a limit of a quarter of 8192 and the count at its start", g)
+	g := newFileGuard(proc, 4096, 0)
+	if g.limit != 2048 || g.base != 100 || g.floor != 2048 {
+		t.Fatalf("guard = %+v, want a limit and a floor of a quarter of 8192 and the count at its start", g)
 	}
-	if n := g.check(); n != 0 {
-		t.Errorf("counted %d with the machine's table unchanged", n)
+	if v := g.check(); v != (fileVerdict{}) {
+		t.Errorf("found %+v with the machine's table unchanged", v)
 	}
-	writeFile(t, filepath.Join(proc, "sys", "fs", "file-nr"), "7000\t0\t8192\n", 0o644)
-	if n := g.check(); n != 0 {
-		t.Errorf("a step within its share (the init's 5000 not counted) was reported: %d", n)
+	nr := func(n int) {
+		writeFile(t, filepath.Join(proc, "sys", "fs", "file-nr"), fmt.Sprintf("%d\t0\t8192\n", n), 0o644)
+	}
+	nr(2000)
+	if v := g.check(); v != (fileVerdict{}) {
+		t.Errorf("a step within its share (the init's 5000 not counted), the table grown by less than the limit, was reported: %+v", v)
+	}
+	// The table grew by more than the limit, its descriptors do not
+	// show it (files mapped or parked), and less than the floor is left.
+	nr(7000)
+	if v := g.check(); !v.low || v.left != 1192 || v.held != 0 {
+		t.Errorf("a table grown past the limit and below its floor = %+v, want low with 1192 left", v)
+	}
+	// Grown past the limit but with more than the floor left: nothing.
+	roomy := newFileGuard(proc, 4096, 1000)
+	roomy.base = 4000
+	if v := roomy.check(); v != (fileVerdict{}) {
+		t.Errorf("a table with more than the floor left was reported low: %+v", v)
 	}
 	fds("43", 600)
-	if n := g.check(); n <= 2048 {
-		t.Errorf("a step past its share was not reported: %d", n)
+	if v := g.check(); v.held <= 2048 {
+		t.Errorf("a step past its share was not reported: %+v", v)
 	}
-	if off := newFileGuard(proc, Unlimited); off.check() != 0 || off.limit != 0 {
+	if off := newFileGuard(proc, Unlimited, 0); off.check() != (fileVerdict{}) || off.limit != 0 {
 		t.Errorf("open-files=off still watched: %+v", off)
 	}
 }

@@ -96,6 +96,8 @@ func TestLimitsHit(t *testing.T) {
 		{"disk filled", l, usage{status: 137, diskFull: "/work/tree", diskLeft: "3 MiB"}, []string{"disk nearly full: the file system holding /work/tree had 3 MiB left"}},
 		{"terminals past the bound", l, usage{status: 137, ptys: 489, ptyLimit: 128}, []string{"pseudo-terminal limit 128 hit: the step's processes held 489 terminal descriptors"}},
 		{"epoll watches past the share", l, usage{status: 137, epollWatches: 20001, epollLimit: 20000}, []string{"epoll watch limit 20000 hit: the step's epoll instances held 20001 watches"}},
+		{"file table low", l, usage{status: 137, openFilesLimit: 1024, fileTableLow: true, fileTableLeft: 900}, []string{"file table nearly full: the machine's file table (fs.file-max, every process's) had 900 left after the step grew it by more than its limit of 1024"}},
+		{"epoll watches spent", l, usage{status: 137, epollSpent: true}, []string{"epoll watches spent: the step's user (planex's and the runner's) had fewer than 64 of its epoll watches left"}},
 		{"terminals parked out of sight", l, usage{status: 137, ptyLimit: 128, ptyPoolLow: true, ptyPoolLeft: 700}, []string{"terminals nearly spent: the machine's pool (kernel.pty.max, every container's and step's) had 700 left after it grew by more than the step's 128"}},
 		{"network buffers", l, usage{status: 137, netMemProto: "TCP", netMemBytes: 700 << 20}, []string{"network buffers nearly spent: the machine's TCP memory (what every network namespace's sockets hold) reached 700 MiB"}},
 		{"memory nearly exhausted", l, usage{status: 137, memLeft: 300 << 20}, []string{"memory nearly exhausted: the machine had 300 MiB of memory and swap left"}},

@@ -390,7 +390,9 @@ func readFile(t *testing.T, p string) []byte {
 // says "held to the end"; "memfd", up to 3 GiB written to a memfd (the
 // guard ends it long before, at the floor), held three seconds before it
 // says "held to the end"; "epoll:N", N epoll watches held up to ten
-// seconds (holdEpollWatches); "intocgroup:DIR", a child started in the
+// seconds (holdEpollWatches); "epollpark", every epoll watch of its
+// user added and parked (parkEpollWatches); "mapfiles:N", N files
+// mapped and their descriptors closed (mapFiles); "intocgroup:DIR", a child started in the
 // cgroup DIR (startInCgroup).
 func TestMachineCountsProbeHelper(t *testing.T) {
 	what := os.Getenv("PLANEX_COUNTS_PROBE")
@@ -451,6 +453,11 @@ func TestMachineCountsProbeHelper(t *testing.T) {
 		holdQueues(n)
 	case strings.HasPrefix(what, "intocgroup:"):
 		startInCgroup(strings.TrimPrefix(what, "intocgroup:"))
+	case strings.HasPrefix(what, "mapfiles:"):
+		n, _ := strconv.Atoi(strings.TrimPrefix(what, "mapfiles:"))
+		mapFiles(n)
+	case what == "epollpark":
+		parkEpollWatches()
 	case strings.HasPrefix(what, "epoll:"):
 		n, _ := strconv.Atoi(strings.TrimPrefix(what, "epoll:"))
 		holdEpollWatches(n)

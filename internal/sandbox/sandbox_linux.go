@@ -67,6 +67,11 @@ type Sandbox struct {
 	// below which the init ends a step, in place of ptyGuard's floor:
 	// tests set it near what the machine has, not to take its terminals.
 	ptyFloor int64
+	// fileFloor, when not 0, is the files left in the machine's table
+	// below which the init ends a step that grew it by more than its
+	// open-file limit, in place of fileGuard's floor: tests set it near
+	// what the machine has, not to fill its table.
+	fileFloor int64
 	// netMemLow, when not 0, replaces the machine's tcp_mem and udp_mem
 	// low thresholds (pages) the init's network memory guard reads
 	// (netmem_linux.go): tests set it low, not to take the machine's.
@@ -192,6 +197,8 @@ type config struct {
 	MemFloor int64 `json:"mem_floor,omitempty"`
 	// PtyFloor replaces the terminal guard's floor when not 0 (tests).
 	PtyFloor int64 `json:"pty_floor,omitempty"`
+	// FileFloor replaces the open-file guard's floor when not 0 (tests).
+	FileFloor int64 `json:"file_floor,omitempty"`
 	// NetMem are the machine's low marks of network memory
 	// (netmem_linux.go), which the init's network namespace does not show.
 	NetMem netMemLimits `json:"net_mem"`
@@ -247,6 +254,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd, p Policy) (cleanup func(), err error) {
 	c.OOMFloor = s.oomFloor
 	c.MemFloor = s.memFloor
 	c.PtyFloor = s.ptyFloor
+	c.FileFloor = s.fileFloor
 	c.NetMem = s.netMemLimits()
 	cpuGroup, removeGroup, err := s.stepCPUGroup(&c)
 	if err != nil {

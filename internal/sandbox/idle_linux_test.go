@@ -1,0 +1,53 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestRedTeamProgramStaysIdle: where planex makes no CPU cgroup for a
+// step (an ordinary user's planex, a runner service's cgroup holding the
+// runner, planex and the step), each busy process of the program weighed
+// as much as planex's threads and the runner's, so a few hundred of them
+// left those a few thousandths of the CPU. The program runs under
+// SCHED_IDLE, and tries to leave it for an ordinary, batch or real-time
+// policy, to lower its nice value, from a session of its own, a child
+// and as root of a user namespace of its own (unshare -Ur): every
+// process stays SCHED_IDLE.
+func TestRedTeamProgramStaysIdle(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"chrt", "renice", "setsid"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the attack uses util-linux's %s; not installed here", tool)
+		}
+	}
+	s := newSandbox(t)
+	escape := `chrt -o -p 0 $$ 2>/dev/null; chrt -b -p 0 $$ 2>/dev/null; chrt -f -p 1 $$ 2>/dev/null; chrt -r -p 1 $$ 2>/dev/null; renice -n -5 -p $$ >/dev/null 2>&1; renice -n 0 -p $$ >/dev/null 2>&1; chrt -p $$`
+	script := "echo start; chrt -p $$\n" +
+		"echo self; " + escape + "\n" +
+		"echo session; setsid sh -c '" + escape + "'\n" +
+		"echo child; sh -c 'chrt -p $$'\n" +
+		"echo started-other; chrt -o 0 sh -c 'chrt -p $$' 2>&1\n"
+	if _, err := exec.LookPath("unshare"); err == nil {
+		script += "echo userns; unshare -Ur sh -c '" + escape + "'\n"
+	}
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=" + os.Getenv("PATH")}, script)
+	t.Logf("%v\n%s", err, out)
+	policies := 0
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, "scheduling policy") {
+			continue
+		}
+		policies++
+		if !strings.Contains(line, "SCHED_IDLE") {
+			t.Errorf("a process of the program left SCHED_IDLE: %q\n%s", line, out)
+		}
+	}
+	if policies < 5 {
+		t.Errorf("the program reported %d policies, want at least 5:\n%s", policies, out)
+	}
+}
