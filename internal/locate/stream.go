@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"sync"
 	"time"
 
@@ -48,9 +49,13 @@ func streamIndex(ctx context.Context, root string, opts repomap.Options, hist hi
 		logged.drain()
 		return nil, fmt.Errorf("mapping %s: %s streamed for a map of %d", root, plural.Count(b.n, "file", "files"), m.Len())
 	}
+	// The history is indexed beside the index's tables, its paths looked
+	// up in the complete map's: it reads nothing they write.
+	indexed := logged.index(mapPaths{m}, logger(opts))
 	ix := b.index(m)
 	m = nil
-	logged.apply(ix, logger(opts))
+	h := <-indexed
+	ix.hist, ix.cited = h.hist, h.cited
 	runtime.GC() // what the map left is garbage: the file is written in its room
 	// The base names are read from the file entries, not the map: built
 	// while the map was still held, the table and its sorting scratch
@@ -337,6 +342,40 @@ func startHistory(ctx context.Context, hist historySource) historyLogs {
 		h <- logResult{out, cited, err}
 	}()
 	return h
+}
+
+// indexedHistory is the index's history and cited commits (empty with
+// no log).
+type indexedHistory struct {
+	hist  history
+	cited cited
+}
+
+// index waits for the logs and indexes them on a goroutine of its own,
+// their paths looked up in paths; the channel gives the result.
+func (h historyLogs) index(paths pathFinder, log interface{ Debug(string, ...any) }) <-chan indexedHistory {
+	out := make(chan indexedHistory, 1)
+	go func() {
+		r := indexedHistory{hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}}, cited: emptyCited()}
+		l := <-h
+		if l.err != nil {
+			log.Debug("locate: no history", "err", l.err)
+		} else {
+			r.hist, r.cited = historyOf(l.hist, paths), citedOf(l.cited, paths)
+		}
+		out <- r
+	}()
+	return out
+}
+
+// mapPaths finds a file of a complete map by its path: the index's file
+// table numbers the map's files alike (streamBuilder.index).
+type mapPaths struct{ m *repomap.Map }
+
+func (p mapPaths) byPath(path string) (int, bool) {
+	n := p.m.Len()
+	i := sort.Search(n, func(i int) bool { return p.m.Path(i) >= path })
+	return i, i < n && p.m.Path(i) == path
 }
 
 // drain waits for the logs, unused.
