@@ -359,6 +359,18 @@ func eofIsEnd(err error) error {
 // message whole to find its first line was more than half of indexing
 // sympy's history.
 func (ix *Index) eachCommit(out []byte, want func(msg []byte) bool, fn func(hash, msg []byte, files []uint32)) {
+	eachCommit(out, ix, want, fn)
+}
+
+// pathFinder finds an indexed file's number by its path: an index's file
+// table, or while the index is built the complete map's paths (mapPaths),
+// which number the files alike.
+type pathFinder interface {
+	byPath(p string) (int, bool)
+}
+
+// eachCommit is Index.eachCommit looking paths up in paths.
+func eachCommit(out []byte, paths pathFinder, want func(msg []byte) bool, fn func(hash, msg []byte, files []uint32)) {
 	var files []uint32
 	for rest := out; len(rest) > 0; {
 		var rec []byte
@@ -377,7 +389,7 @@ func (ix *Index) eachCommit(out []byte, want func(msg []byte) bool, fn func(hash
 		for len(names) > 0 && len(files) <= historyMaxFiles {
 			var name []byte
 			name, names, _ = bytes.Cut(names, []byte{'\n'})
-			if f, ok := ix.byPath(string(bytes.TrimSpace(name))); ok {
+			if f, ok := paths.byPath(string(bytes.TrimSpace(name))); ok {
 				files = append(files, uint32(f))
 			}
 		}
@@ -401,14 +413,18 @@ func commitSubject(hash, msg []byte) string {
 // least one indexed file and at most historyMaxFiles files. Terms are
 // counted by number (repomap.TermNumberer: a word's terms found once,
 // not at each occurrence), not in a map of strings for each commit.
-func (ix *Index) setHistory(out []byte) {
+func (ix *Index) setHistory(out []byte) { ix.hist = historyOf(out, ix) }
+
+// historyOf is the history setHistory indexes, its records' paths looked
+// up in paths.
+func historyOf(out []byte, paths pathFinder) history {
 	terms := repomap.NewTermNumberer()
 	var postings [][]byte
 	var last []int
 	h := &history{fileOff: []uint32{0}}
 	var subjects strings.Builder
 	sum := 0
-	ix.eachCommit(out, nil, func(hash, msg []byte, files []uint32) {
+	eachCommit(out, paths, nil, func(hash, msg []byte, files []uint32) {
 		c := h.commits()
 		n := terms.Count(msg, func(id, k uint32) {
 			for int(id) >= len(postings) {
@@ -427,7 +443,7 @@ func (ix *Index) setHistory(out []byte) {
 	if len(h.lengths) > 0 {
 		h.avg = float64(float32(math.Max(1, float64(sum)/float64(len(h.lengths)))))
 	}
-	ix.hist = *h
+	return *h
 }
 
 // internedTable is the table of keys[i] to vals[i], keys being distinct

@@ -57,7 +57,11 @@ func emptyCited() cited {
 
 // setCited indexes readLogs' cited: each commit whose message cites a
 // number and that changed between one and historyMaxFiles indexed files.
-func (ix *Index) setCited(out []byte) {
+func (ix *Index) setCited(out []byte) { ix.cited = citedOf(out, ix) }
+
+// citedOf is the cited commits setCited indexes, their paths looked up
+// in paths.
+func citedOf(out []byte, paths pathFinder) cited {
 	ct := emptyCited()
 	postings := map[string][]byte{}
 	last := map[string]int{}
@@ -65,7 +69,7 @@ func (ix *Index) setCited(out []byte) {
 	// commitRefRe finds nothing in a message without a '#': most commits'
 	// paths are not looked up.
 	cites := func(msg []byte) bool { return bytes.IndexByte(msg, '#') >= 0 }
-	ix.eachCommit(out, cites, func(hash, msg []byte, files []uint32) {
+	eachCommit(out, paths, cites, func(hash, msg []byte, files []uint32) {
 		var nums []string
 		for _, m := range commitRefRe.FindAllSubmatch(msg, -1) {
 			if n := strings.TrimLeft(string(m[1]), "0"); n != "" && !slices.Contains(nums, n) {
@@ -87,7 +91,7 @@ func (ix *Index) setCited(out []byte) {
 	})
 	ct.terms = tableBuilder(postings).build()
 	ct.subjects = subjects.String()
-	ix.cited = ct
+	return ct
 }
 
 // citedChanges sets fIssueRefs on the files changed by past commits that

@@ -3,11 +3,14 @@ package locate
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/planexhq/planex/internal/plural"
@@ -46,9 +49,13 @@ func streamIndex(ctx context.Context, root string, opts repomap.Options, hist hi
 		logged.drain()
 		return nil, fmt.Errorf("mapping %s: %s streamed for a map of %d", root, plural.Count(b.n, "file", "files"), m.Len())
 	}
+	// The history is indexed beside the index's tables, its paths looked
+	// up in the complete map's: it reads nothing they write.
+	indexed := logged.index(mapPaths{m}, logger(opts))
 	ix := b.index(m)
 	m = nil
-	logged.apply(ix, logger(opts))
+	h := <-indexed
+	ix.hist, ix.cited = h.hist, h.cited
 	runtime.GC() // what the map left is garbage: the file is written in its room
 	// The base names are read from the file entries, not the map: built
 	// while the map was still held, the table and its sorting scratch
@@ -136,35 +143,62 @@ func (b *streamBuilder) close() {
 }
 
 // chunk inverts one chunk's files into runs, as NewIndex inverts a whole
-// map's.
+// map's. It runs between chunks with the map's workers idle, so its work
+// is split over two goroutines, each writing its own spills: the contents'
+// table (the largest) after sorting the terms, and beside them the
+// definitions' table (which needs no term order), the files' lengths and
+// then the path and symbol tables. Each table is built and written as
+// before, so the runs and the index file are the same bytes.
 func (b *streamBuilder) chunk(c repomap.Chunk) error {
 	m := &repomap.Map{Entries: c.Files, Vocab: c.Vocab}
+	sorted := make(chan []uint32, 1)
+	var block []fileStats
+	var wg sync.WaitGroup
+	var besideErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		block, besideErr = b.chunkBeside(m, c.First, sorted)
+	}()
 	order := sortedTerms(c.Vocab)
-	fields := []struct {
-		to    *spill
-		field func(*repomap.File) repomap.TermCounts
-	}{
-		{b.content, (*repomap.File).Content},
-		{b.paths, (*repomap.File).PathTerms},
-		{b.syms, (*repomap.File).SymbolTerms},
-	}
-	for _, fl := range fields {
-		t, lasts := fieldTableLast(m, fl.field, order, nil)
-		if err := fl.to.add(t, lasts, c.First); err != nil {
-			return err
-		}
-	}
-	if err := b.defs.add(defsTable(m), nil, c.First); err != nil {
+	sorted <- order
+	err := b.fieldRun(m, b.content, (*repomap.File).Content, order, c.First)
+	wg.Wait()
+	if err = errors.Join(err, besideErr); err != nil {
 		return err
-	}
-	block := make([]fileStats, len(c.Files))
-	for i := range c.Files {
-		e := newFileEntry(&c.Files[i])
-		block[i] = fileStats{length: e.length, pathLen: e.pathLen, symLen: e.symLen, flags: e.flags}
 	}
 	b.stats = append(b.stats, block)
 	b.n += len(c.Files)
 	return nil
+}
+
+// chunkBeside is chunk's second goroutine: the definitions' run, the
+// files' stats, and once sorted gives the term order, the path and symbol
+// runs.
+func (b *streamBuilder) chunkBeside(m *repomap.Map, first int, sorted <-chan []uint32) ([]fileStats, error) {
+	if err := b.defs.add(defsTable(m), nil, first); err != nil {
+		<-sorted
+		return nil, err
+	}
+	block := make([]fileStats, len(m.Entries))
+	for i := range m.Entries {
+		e := newFileEntry(&m.Entries[i])
+		block[i] = fileStats{length: e.length, pathLen: e.pathLen, symLen: e.symLen, flags: e.flags}
+	}
+	order := <-sorted
+	if err := b.fieldRun(m, b.paths, (*repomap.File).PathTerms, order, first); err != nil {
+		return nil, err
+	}
+	if err := b.fieldRun(m, b.syms, (*repomap.File).SymbolTerms, order, first); err != nil {
+		return nil, err
+	}
+	return block, nil
+}
+
+// fieldRun inverts one field of m's files into a run of to.
+func (b *streamBuilder) fieldRun(m *repomap.Map, to *spill, field func(*repomap.File) repomap.TermCounts, order []uint32, first int) error {
+	t, lasts := fieldTableLast(m, field, order, nil)
+	return to.add(t, lasts, first)
 }
 
 // index is the part of the index held in memory once m, Stream's light
@@ -308,6 +342,40 @@ func startHistory(ctx context.Context, hist historySource) historyLogs {
 		h <- logResult{out, cited, err}
 	}()
 	return h
+}
+
+// indexedHistory is the index's history and cited commits (empty with
+// no log).
+type indexedHistory struct {
+	hist  history
+	cited cited
+}
+
+// index waits for the logs and indexes them on a goroutine of its own,
+// their paths looked up in paths; the channel gives the result.
+func (h historyLogs) index(paths pathFinder, log interface{ Debug(string, ...any) }) <-chan indexedHistory {
+	out := make(chan indexedHistory, 1)
+	go func() {
+		r := indexedHistory{hist: history{terms: tableBuilder{}.build(), fileOff: []uint32{0}}, cited: emptyCited()}
+		l := <-h
+		if l.err != nil {
+			log.Debug("locate: no history", "err", l.err)
+		} else {
+			r.hist, r.cited = historyOf(l.hist, paths), citedOf(l.cited, paths)
+		}
+		out <- r
+	}()
+	return out
+}
+
+// mapPaths finds a file of a complete map by its path: the index's file
+// table numbers the map's files alike (streamBuilder.index).
+type mapPaths struct{ m *repomap.Map }
+
+func (p mapPaths) byPath(path string) (int, bool) {
+	n := p.m.Len()
+	i := sort.Search(n, func(i int) bool { return p.m.Path(i) >= path })
+	return i, i < n && p.m.Path(i) == path
 }
 
 // drain waits for the logs, unused.

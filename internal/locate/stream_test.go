@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,5 +178,62 @@ func TestStaleBuildsArePruned(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(fresh, "run-1")); err != nil {
 		t.Errorf("a recent build directory was removed: %v", err)
+	}
+}
+
+// TestStreamedHistoryIsTheBuiltOne checks that a cold query, which indexes
+// the history beside the index's tables with the records' paths looked up
+// in the map's, saves the history and cited commits NewIndex's build
+// saves: commits citing numbers and not, a commit changing a skipped
+// (binary) file that comes before the others in path order, so a file's
+// number in the listing is not its number in the index, and a removed
+// file.
+func TestStreamedHistoryIsTheBuiltOne(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.GenerateRepo(t, dir, 60)
+	files := strings.Fields(repomaptest.Git(t, dir, "ls-files", "*.py", "*.go"))
+	if len(files) < 6 {
+		t.Fatalf("generated %d source files", len(files))
+	}
+	commit := func(msg string, edit ...string) {
+		t.Helper()
+		for _, f := range edit {
+			fh, err := os.OpenFile(filepath.Join(dir, f), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(fh, "\n// %s\n", msg)
+			fh.Close()
+		}
+		repomaptest.Git(t, dir, "add", "-A")
+		repomaptest.Git(t, dir, "commit", "-q", "-m", msg)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "aaa.bin"), []byte("\x00\x01binary"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	commit("Add a blob beside the parser (#7)")
+	commit("Fix the parser's cache lookup (#12)", files[0], files[3])
+	commit("Tidy the worker's batches", files[1])
+	repomaptest.Git(t, dir, "rm", "-q", files[2])
+	commit("Drop an old module, see #12 and #30")
+	commit("Rename a helper in the tracker (fixes #41)\n\nLonger body naming #5.", files[4], files[5], "aaa.bin")
+
+	cache := t.TempDir()
+	ix, err := Open(context.Background(), dir, repomap.Options{CacheDir: cache, ChunkFiles: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	mem := builtIndex(t, dir)
+	if mem.hist.commits() != 3 || len(mem.cited.off) != 3 {
+		t.Fatalf("the built index kept %d commits and %d cited commits, want 3 and 2 (the others change no indexed file or too many)", mem.hist.commits(), len(mem.cited.off)-1)
+	}
+	saved, err := os.ReadFile(savedIndex(t, cache))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(saved, mem.encode()) {
+		t.Fatalf("the streamed index file (%d bytes) differs from the built one's encoding (%d)", len(saved), len(mem.encode()))
 	}
 }
