@@ -262,6 +262,11 @@ func (r *talker) fail(ctx context.Context, th thread, rec *Record, err error) (O
 		tasks, unread := r.store.statusTasks(rec)
 		r.updateStatus(ctx, rec, tasks, withNote(msg, unread))
 		r.setLabel(ctx, rec.Thread, LabelFailed)
+		if !rec.FollowUp && rec.PRNumber != 0 {
+			// The number is the state's, which whoever can push writes:
+			// the run's pull request is the one its branch heads.
+			rec.PRNumber = r.prOfBranch(ctx, rec)
+		}
 		if rec.PRNumber != 0 && rec.PRNumber != rec.Thread {
 			r.setLabel(ctx, rec.PRNumber, LabelFailed)
 		}
