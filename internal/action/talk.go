@@ -25,6 +25,7 @@ type threadAPI interface {
 	EditComment(ctx context.Context, owner, repo string, commentID int64, body string) (*github.IssueComment, error)
 	DeleteComment(ctx context.Context, owner, repo string, commentID int64) error
 	ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
+	ListCommentsUpTo(ctx context.Context, owner, repo string, number, maxItems int) ([]*github.IssueComment, error)
 	AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
 	AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
 }
@@ -357,7 +358,7 @@ func refusedMarker(login string) string {
 func (r *talker) refuseOnce(ctx context.Context, th thread, login, reason string) (Outputs, error) {
 	o := Outputs{Status: StatusRefused}
 	if th.Number != 0 {
-		told, err := r.toldBefore(ctx, th.Number, refusedMarker(login))
+		told, err := r.refusedBefore(ctx, th.Number, refusedMarker(login))
 		if errors.Is(err, gh.ErrListTooLong) {
 			// A thread flooded past what planex reads: replying to each
 			// comment (with the refusal or with the failure to read) is
@@ -378,9 +379,16 @@ func (r *talker) refuseOnce(ctx context.Context, th thread, login, reason string
 	return o, r.reply(ctx, th, "@"+login+" "+reason+"\n\n"+refusedMarker(login))
 }
 
-// toldBefore says whether planex's own comments on a thread carry marker.
-func (r *talker) toldBefore(ctx context.Context, number int, marker string) (bool, error) {
-	cs, err := r.GH.Thread.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, number, time.Time{})
+// maxRefusalPages is how many pages of a thread (100 comments each)
+// planex reads looking for its refusal of someone before refusing them
+// again: anyone may start the look, with a comment each.
+const maxRefusalPages = 3
+
+// refusedBefore says whether planex's own comments among a thread's
+// first maxRefusalPages pages carry marker; a longer thread's error
+// matches gh.ErrListTooLong.
+func (r *talker) refusedBefore(ctx context.Context, number int, marker string) (bool, error) {
+	cs, err := r.GH.Thread.ListCommentsUpTo(ctx, r.Cfg.Owner, r.Cfg.Repo, number, maxRefusalPages*100)
 	if err != nil {
 		return false, fmt.Errorf("reading the comments of #%d: %w", number, err)
 	}

@@ -317,11 +317,27 @@ func (c *Client) DeleteComment(ctx context.Context, owner, repo string, commentI
 // ListComments returns all comments of an issue or pull request in
 // creation order; with a non-zero since, only those updated at or after it.
 func (c *Client) ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error) {
+	return listComments(ctx, c, c.bound, owner, repo, number, since)
+}
+
+// ListCommentsUpTo returns the first comments of an issue or pull
+// request in creation order, as ListComments does, but fails with
+// ErrListTooLong once the thread holds more than maxItems (read in
+// pages of 100): a look that anyone's comment starts costs a few
+// requests, however long the thread.
+func (c *Client) ListCommentsUpTo(ctx context.Context, owner, repo string, number, maxItems int) ([]*github.IssueComment, error) {
+	b := c.bound
+	b.items = min(b.items, maxItems)
+	return listComments(ctx, c, b, owner, repo, number, time.Time{})
+}
+
+// listComments lists a thread's comments through c within b.
+func listComments(ctx context.Context, c *Client, b listBound, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error) {
 	opt := &github.IssueListCommentsOptions{}
 	if !since.IsZero() {
 		opt.Since = &since
 	}
-	out, err := allPages(c.bound, func(lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
+	out, err := allPages(b, func(lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
 		opt.ListOptions = lo
 		return c.gh.Issues.ListComments(ctx, owner, repo, number, opt)
 	}, func(cm *github.IssueComment) int {
