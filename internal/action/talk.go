@@ -26,8 +26,8 @@ type threadAPI interface {
 	DeleteComment(ctx context.Context, owner, repo string, commentID int64) error
 	ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
 	ListCommentsUpTo(ctx context.Context, owner, repo string, number, maxItems int) ([]*github.IssueComment, error)
-	AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
-	AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
+	AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) (*github.User, error)
+	AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) (*github.User, error)
 }
 
 // labelAPI is what keeping one of planex's state labels on a thread needs.
@@ -56,15 +56,22 @@ func (r *talker) react(ctx context.Context, th thread, content string) {
 	if th.Comment == nil || th.Comment.ID == 0 {
 		return
 	}
-	var err error
+	var (
+		u   *github.User
+		err error
+	)
 	if th.Comment.Kind == "review_comment" {
-		err = r.GH.Thread.AddReviewCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
+		u, err = r.GH.Thread.AddReviewCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
 	} else if th.Comment.Kind != "review" {
-		err = r.GH.Thread.AddCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
+		u, err = r.GH.Thread.AddCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
 	}
 	if err != nil {
 		r.Log.Warn("reacting to comment", "comment", th.Comment.ID, "err", err)
+		return
 	}
+	// GitHub names the account that reacted: planex's own, learned
+	// before the thread's record (which whoever can push writes) is read.
+	r.self.note(u)
 }
 
 // setLabel leaves exactly one of planex's state labels on a number (none

@@ -65,14 +65,14 @@ func (m *memThread) ListCommentsUpTo(ctx context.Context, owner, repo string, nu
 	return m.ListComments(ctx, owner, repo, number, time.Time{})
 }
 
-func (m *memThread) AddCommentReaction(context.Context, string, string, int64, string) error {
+func (m *memThread) AddCommentReaction(context.Context, string, string, int64, string) (*github.User, error) {
 	m.calls = append(m.calls, "react")
-	return nil
+	return nil, nil
 }
 
-func (m *memThread) AddReviewCommentReaction(context.Context, string, string, int64, string) error {
+func (m *memThread) AddReviewCommentReaction(context.Context, string, string, int64, string) (*github.User, error) {
 	m.calls = append(m.calls, "react-review")
-	return nil
+	return nil, nil
 }
 
 // TestStatusEditsAreCoalesced: the status comment is posted once, then

@@ -356,13 +356,16 @@ const (
 	ReactionConfused = "confused"
 )
 
-// AddCommentReaction reacts to an issue comment (idempotent on GitHub).
-func (c *Client) AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error {
+// AddCommentReaction reacts to an issue comment (idempotent on GitHub)
+// and returns the account GitHub says reacted: the token's own.
+func (c *Client) AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) (*github.User, error) {
+	var out *github.Reaction
 	err := c.write(func() error {
-		_, _, err := c.gh.Reactions.CreateIssueCommentReaction(replayable(ctx), owner, repo, commentID, content)
+		var err error
+		out, _, err = c.gh.Reactions.CreateIssueCommentReaction(replayable(ctx), owner, repo, commentID, content)
 		return err
 	})
-	return classify(fmt.Sprintf("reacting %q to comment %d in %s/%s", content, commentID, owner, repo), "issues: write (pull-requests: write on a pull request)", err)
+	return out.GetUser(), classify(fmt.Sprintf("reacting %q to comment %d in %s/%s", content, commentID, owner, repo), "issues: write (pull-requests: write on a pull request)", err)
 }
 
 // AddIssueReaction reacts to an issue or pull request itself.
@@ -374,13 +377,16 @@ func (c *Client) AddIssueReaction(ctx context.Context, owner, repo string, numbe
 	return classify(fmt.Sprintf("reacting %q to %s/%s#%d", content, owner, repo, number), "issues: write", err)
 }
 
-// AddReviewCommentReaction reacts to an inline pull request review comment.
-func (c *Client) AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error {
+// AddReviewCommentReaction reacts to an inline pull request review
+// comment and returns the account GitHub says reacted.
+func (c *Client) AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) (*github.User, error) {
+	var out *github.Reaction
 	err := c.write(func() error {
-		_, _, err := c.gh.Reactions.CreatePullRequestCommentReaction(replayable(ctx), owner, repo, commentID, content)
+		var err error
+		out, _, err = c.gh.Reactions.CreatePullRequestCommentReaction(replayable(ctx), owner, repo, commentID, content)
 		return err
 	})
-	return classify(fmt.Sprintf("reacting %q to review comment %d in %s/%s", content, commentID, owner, repo), "pull-requests: write", err)
+	return out.GetUser(), classify(fmt.Sprintf("reacting %q to review comment %d in %s/%s", content, commentID, owner, repo), "pull-requests: write", err)
 }
 
 // AddLabels adds labels to an issue or pull request; GitHub creates labels
