@@ -83,7 +83,10 @@ type postedComment struct {
 	Login string
 	Bot   bool
 	Self  bool
-	Body  string
+	// Recorded: by the account the thread's record alone names as
+	// planex's (not Self: whoever can push writes the record).
+	Recorded bool
+	Body     string
 	// Kind is which of GitHub's lists holds it: each numbers its own
 	// (issue comments, review comments and reviews have separate ids).
 	Kind    event.CommentKind
@@ -278,6 +281,10 @@ func planCommentHolds(rec *Record, c *postedComment) error {
 	if c == nil {
 		return problemf("its plan comment is not on #%d", rec.Thread)
 	}
+	if c.Recorded {
+		return problemf("the plan comment on #%d is planex's only by the word of the thread's state ref, which whoever can push writes: "+
+			"set the bot-login input so that planex knows its own account", rec.Thread)
+	}
 	m, ok := render.ParsePlanMarker(c.Body)
 	if !c.Self || !ok || m.ID != rec.PlanID || m.SHA256 != rec.PlanHash || m.Session != rec.SessionID {
 		return problemf("the plan comment on #%d is not planex's comment for plan `%s`", rec.Thread, rec.PlanID)
@@ -469,9 +476,13 @@ func (r *gate) approvalComment(ctx context.Context, rec *Record, issueComments [
 	return nil, nil
 }
 
-// posted is a comment (or review) by u as the gate judges it.
+// posted is a comment (or review) by u as the gate judges it. It is
+// planex's own (Self) only by the configuration's word or GitHub's
+// answers to planex in this job, never by a thread's record alone: an
+// account the record names may be whoever pushed it.
 func (r *gate) posted(kind event.CommentKind, id int64, u *github.User, body string, created time.Time) *postedComment {
-	return &postedComment{ID: id, Kind: kind, Login: u.GetLogin(), Bot: event.IsBot(u.GetLogin(), u.GetType()), Self: r.self.is(u), Body: body, Created: created}
+	return &postedComment{ID: id, Kind: kind, Login: u.GetLogin(), Bot: event.IsBot(u.GetLogin(), u.GetType()), Self: r.self.vouched(u.GetLogin()),
+		Recorded: r.self.is(u) && !r.self.vouched(u.GetLogin()), Body: body, Created: created}
 }
 
 // order says whether a was written after b, and whether that is known.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planexhq/planex/internal/ghfake"
 	"github.com/planexhq/planex/internal/render"
 )
 
@@ -58,6 +59,9 @@ func TestRedTeamForgedSelfInTheRecord(t *testing.T) {
 		return nil
 	})
 	unpinned := func(c *Config) { auto(c); c.BotLogin, c.DefaultToken = "", false }
+	// planex's reaction to the retry would show it its own account; with
+	// the reaction refused it has only the record's word.
+	w.fake.InjectFault("POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", 10, ghfake.Forbidden("Resource not accessible by integration"))
 	r, err = w.handle(w.comment(pr.Number, "lead", "/planex retry"), unpinned)
 	if r.Outputs.Status == StatusDone || len(w.branch(pr.Head)) != before {
 		t.Errorf("the retry ran a CI fix approved in the name of an account the forged record calls planex: %v, status %q, %d commits (%d before)\n%s",

@@ -364,7 +364,7 @@ func (r *executor) publishPR(ctx context.Context, rec *Record, report render.Rep
 
 // prOfBranch is the number of the pull request rec's branch heads, or 0
 // when it has none or GitHub cannot say (logged).
-func (r *executor) prOfBranch(ctx context.Context, rec *Record) int {
+func (r *env) prOfBranch(ctx context.Context, rec *Record) int {
 	pr, err := r.GH.Pulls.FindPRByHead(ctx, r.Cfg.Owner, r.Cfg.Repo, rec.Branch)
 	if err != nil {
 		r.Log.Warn("looking for the run's pull request", "branch", rec.Branch, "err", err)

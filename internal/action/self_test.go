@@ -37,6 +37,10 @@ func TestIdentity(t *testing.T) {
 		{"unpinned, nothing known: no bot is planex", Config{}, nil, "", user(ActionsBot, "Bot"), false},
 		{"unpinned: a record whose self is no login", Config{}, nil, "x y", user("x y", "User"), false},
 		{"a person with a bot's name but for case", Config{BotLogin: "me"}, nil, "", user("ME", "User"), true},
+		// A person may register the App's slug as a login: it is not the App.
+		{"bot-login: a person named as the App's slug", Config{BotLogin: "planex-app[bot]"}, nil, "", user("planex-app", "User"), false},
+		{"job token: a person named github-actions", Config{DefaultToken: true}, nil, "", user("github-actions", "User"), false},
+		{"unpinned: a person named as the learned App's slug", Config{}, user("planex-app[bot]", "Bot"), "", user("planex-app", "User"), false},
 		{"no user", Config{DefaultToken: true}, nil, "", nil, false},
 	}
 	for _, c := range cases {
@@ -139,7 +143,7 @@ func TestRedTeamOtherThreadsRecordTeachesNoAccount(t *testing.T) {
 
 	unpinned := func(c *Config) { c.BotLogin, c.DefaultToken = "", false }
 	r, err := w.handle(w.comment(pr.Number, "maintainer", "/planex add a readme"), unpinned)
-	if err != nil || r.Outputs.Status != StatusRefused || !strings.Contains(w.lastComment(pr.Number), "cannot tell whether it opened") {
+	if err != nil || r.Outputs.Status != StatusRefused || !strings.Contains(w.lastComment(pr.Number), "only on pull requests it opened") {
 		t.Errorf("follow-up on the App's pull request: %v, status %q, reply %q", err, r.Outputs.Status, w.lastComment(pr.Number))
 	}
 	if len(w.commentsWith(pr.Number, "<!-- planex:plan ")) != 0 {

@@ -25,8 +25,9 @@ type threadAPI interface {
 	EditComment(ctx context.Context, owner, repo string, commentID int64, body string) (*github.IssueComment, error)
 	DeleteComment(ctx context.Context, owner, repo string, commentID int64) error
 	ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
-	AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
-	AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error
+	ListCommentsUpTo(ctx context.Context, owner, repo string, number, maxItems int) ([]*github.IssueComment, error)
+	AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) (*github.User, error)
+	AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) (*github.User, error)
 }
 
 // labelAPI is what keeping one of planex's state labels on a thread needs.
@@ -55,15 +56,22 @@ func (r *talker) react(ctx context.Context, th thread, content string) {
 	if th.Comment == nil || th.Comment.ID == 0 {
 		return
 	}
-	var err error
+	var (
+		u   *github.User
+		err error
+	)
 	if th.Comment.Kind == "review_comment" {
-		err = r.GH.Thread.AddReviewCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
+		u, err = r.GH.Thread.AddReviewCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
 	} else if th.Comment.Kind != "review" {
-		err = r.GH.Thread.AddCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
+		u, err = r.GH.Thread.AddCommentReaction(ctx, r.Cfg.Owner, r.Cfg.Repo, th.Comment.ID, content)
 	}
 	if err != nil {
 		r.Log.Warn("reacting to comment", "comment", th.Comment.ID, "err", err)
+		return
 	}
+	// GitHub names the account that reacted: planex's own, learned
+	// before the thread's record (which whoever can push writes) is read.
+	r.self.note(u)
 }
 
 // setLabel leaves exactly one of planex's state labels on a number (none
@@ -262,6 +270,11 @@ func (r *talker) fail(ctx context.Context, th thread, rec *Record, err error) (O
 		tasks, unread := r.store.statusTasks(rec)
 		r.updateStatus(ctx, rec, tasks, withNote(msg, unread))
 		r.setLabel(ctx, rec.Thread, LabelFailed)
+		if !rec.FollowUp && rec.PRNumber != 0 {
+			// The number is the state's, which whoever can push writes:
+			// the run's pull request is the one its branch heads.
+			rec.PRNumber = r.prOfBranch(ctx, rec)
+		}
 		if rec.PRNumber != 0 && rec.PRNumber != rec.Thread {
 			r.setLabel(ctx, rec.PRNumber, LabelFailed)
 		}
@@ -352,7 +365,7 @@ func refusedMarker(login string) string {
 func (r *talker) refuseOnce(ctx context.Context, th thread, login, reason string) (Outputs, error) {
 	o := Outputs{Status: StatusRefused}
 	if th.Number != 0 {
-		told, err := r.toldBefore(ctx, th.Number, refusedMarker(login))
+		told, err := r.refusedBefore(ctx, th.Number, refusedMarker(login))
 		if errors.Is(err, gh.ErrListTooLong) {
 			// A thread flooded past what planex reads: replying to each
 			// comment (with the refusal or with the failure to read) is
@@ -373,9 +386,16 @@ func (r *talker) refuseOnce(ctx context.Context, th thread, login, reason string
 	return o, r.reply(ctx, th, "@"+login+" "+reason+"\n\n"+refusedMarker(login))
 }
 
-// toldBefore says whether planex's own comments on a thread carry marker.
-func (r *talker) toldBefore(ctx context.Context, number int, marker string) (bool, error) {
-	cs, err := r.GH.Thread.ListComments(ctx, r.Cfg.Owner, r.Cfg.Repo, number, time.Time{})
+// maxRefusalPages is how many pages of a thread (100 comments each)
+// planex reads looking for its refusal of someone before refusing them
+// again: anyone may start the look, with a comment each.
+const maxRefusalPages = 3
+
+// refusedBefore says whether planex's own comments among a thread's
+// first maxRefusalPages pages carry marker; a longer thread's error
+// matches gh.ErrListTooLong.
+func (r *talker) refusedBefore(ctx context.Context, number int, marker string) (bool, error) {
+	cs, err := r.GH.Thread.ListCommentsUpTo(ctx, r.Cfg.Owner, r.Cfg.Repo, number, maxRefusalPages*100)
 	if err != nil {
 		return false, fmt.Errorf("reading the comments of #%d: %w", number, err)
 	}

@@ -61,14 +61,18 @@ func (m *memThread) ListComments(context.Context, string, string, int, time.Time
 	return out, nil
 }
 
-func (m *memThread) AddCommentReaction(context.Context, string, string, int64, string) error {
-	m.calls = append(m.calls, "react")
-	return nil
+func (m *memThread) ListCommentsUpTo(ctx context.Context, owner, repo string, number, _ int) ([]*github.IssueComment, error) {
+	return m.ListComments(ctx, owner, repo, number, time.Time{})
 }
 
-func (m *memThread) AddReviewCommentReaction(context.Context, string, string, int64, string) error {
+func (m *memThread) AddCommentReaction(context.Context, string, string, int64, string) (*github.User, error) {
+	m.calls = append(m.calls, "react")
+	return nil, nil
+}
+
+func (m *memThread) AddReviewCommentReaction(context.Context, string, string, int64, string) (*github.User, error) {
 	m.calls = append(m.calls, "react-review")
-	return nil
+	return nil, nil
 }
 
 // TestStatusEditsAreCoalesced: the status comment is posted once, then

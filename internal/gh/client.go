@@ -317,11 +317,27 @@ func (c *Client) DeleteComment(ctx context.Context, owner, repo string, commentI
 // ListComments returns all comments of an issue or pull request in
 // creation order; with a non-zero since, only those updated at or after it.
 func (c *Client) ListComments(ctx context.Context, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error) {
+	return listComments(ctx, c, c.bound, owner, repo, number, since)
+}
+
+// ListCommentsUpTo returns the first comments of an issue or pull
+// request in creation order, as ListComments does, but fails with
+// ErrListTooLong once the thread holds more than maxItems (read in
+// pages of 100): a look that anyone's comment starts costs a few
+// requests, however long the thread.
+func (c *Client) ListCommentsUpTo(ctx context.Context, owner, repo string, number, maxItems int) ([]*github.IssueComment, error) {
+	b := c.bound
+	b.items = min(b.items, maxItems)
+	return listComments(ctx, c, b, owner, repo, number, time.Time{})
+}
+
+// listComments lists a thread's comments through c within b.
+func listComments(ctx context.Context, c *Client, b listBound, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error) {
 	opt := &github.IssueListCommentsOptions{}
 	if !since.IsZero() {
 		opt.Since = &since
 	}
-	out, err := allPages(c.bound, func(lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
+	out, err := allPages(b, func(lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
 		opt.ListOptions = lo
 		return c.gh.Issues.ListComments(ctx, owner, repo, number, opt)
 	}, func(cm *github.IssueComment) int {
@@ -340,13 +356,16 @@ const (
 	ReactionConfused = "confused"
 )
 
-// AddCommentReaction reacts to an issue comment (idempotent on GitHub).
-func (c *Client) AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error {
+// AddCommentReaction reacts to an issue comment (idempotent on GitHub)
+// and returns the account GitHub says reacted: the token's own.
+func (c *Client) AddCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) (*github.User, error) {
+	var out *github.Reaction
 	err := c.write(func() error {
-		_, _, err := c.gh.Reactions.CreateIssueCommentReaction(replayable(ctx), owner, repo, commentID, content)
+		var err error
+		out, _, err = c.gh.Reactions.CreateIssueCommentReaction(replayable(ctx), owner, repo, commentID, content)
 		return err
 	})
-	return classify(fmt.Sprintf("reacting %q to comment %d in %s/%s", content, commentID, owner, repo), "issues: write (pull-requests: write on a pull request)", err)
+	return out.GetUser(), classify(fmt.Sprintf("reacting %q to comment %d in %s/%s", content, commentID, owner, repo), "issues: write (pull-requests: write on a pull request)", err)
 }
 
 // AddIssueReaction reacts to an issue or pull request itself.
@@ -358,13 +377,16 @@ func (c *Client) AddIssueReaction(ctx context.Context, owner, repo string, numbe
 	return classify(fmt.Sprintf("reacting %q to %s/%s#%d", content, owner, repo, number), "issues: write", err)
 }
 
-// AddReviewCommentReaction reacts to an inline pull request review comment.
-func (c *Client) AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) error {
+// AddReviewCommentReaction reacts to an inline pull request review
+// comment and returns the account GitHub says reacted.
+func (c *Client) AddReviewCommentReaction(ctx context.Context, owner, repo string, commentID int64, content string) (*github.User, error) {
+	var out *github.Reaction
 	err := c.write(func() error {
-		_, _, err := c.gh.Reactions.CreatePullRequestCommentReaction(replayable(ctx), owner, repo, commentID, content)
+		var err error
+		out, _, err = c.gh.Reactions.CreatePullRequestCommentReaction(replayable(ctx), owner, repo, commentID, content)
 		return err
 	})
-	return classify(fmt.Sprintf("reacting %q to review comment %d in %s/%s", content, commentID, owner, repo), "pull-requests: write", err)
+	return out.GetUser(), classify(fmt.Sprintf("reacting %q to review comment %d in %s/%s", content, commentID, owner, repo), "pull-requests: write", err)
 }
 
 // AddLabels adds labels to an issue or pull request; GitHub creates labels

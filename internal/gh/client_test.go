@@ -298,7 +298,7 @@ func TestIssueHelpers(t *testing.T) {
 	if err != nil || len(all) != 120 {
 		t.Fatalf("comments: %v %d", err, len(all))
 	}
-	if err := c.AddCommentReaction(ctx, owner, name, all[0].GetID(), ReactionEyes); err != nil {
+	if _, err := c.AddCommentReaction(ctx, owner, name, all[0].GetID(), ReactionEyes); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.AddIssueReaction(ctx, owner, name, a, ReactionRocket); err != nil {
@@ -383,7 +383,7 @@ func TestPullRequestHelpers(t *testing.T) {
 	if err != nil || reply.GetInReplyTo() != human {
 		t.Fatalf("reply: %v %v", err, reply)
 	}
-	if err := c.AddReviewCommentReaction(ctx, owner, name, human, ReactionEyes); err != nil {
+	if _, err := c.AddReviewCommentReaction(ctx, owner, name, human, ReactionEyes); err != nil {
 		t.Fatal(err)
 	}
 	comments, err := c.ListReviewComments(ctx, owner, name, pr.GetNumber())

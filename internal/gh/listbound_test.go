@@ -41,6 +41,10 @@ func TestRedTeamFloodedThreadListingBounded(t *testing.T) {
 		cs, err := c.ListReviewComments(ctx, owner, name, n)
 		return len(cs), err
 	}
+	firstTwoPages := func(ctx context.Context, c *Client, n int) (int, error) {
+		cs, err := c.ListCommentsUpTo(ctx, owner, name, n, 200)
+		return len(cs), err
+	}
 	labelled := func(ctx context.Context, c *Client, _ int) (int, error) {
 		is, err := c.ListIssuesByLabel(ctx, owner, name, "planex:auto", "")
 		for _, i := range is {
@@ -61,6 +65,10 @@ func TestRedTeamFloodedThreadListingBounded(t *testing.T) {
 	}{
 		{"many comments", 450, "/planex do it", comments, addComments, true, 4},
 		{"comments at the bound", 300, "/planex do it", comments, addComments, false, 3},
+		// A listing told a next page once at its bound asks for no more.
+		{"many comments: no page past the bound", 450, "/planex do it", comments, addComments, true, 3},
+		{"comments up to a smaller bound", 250, "/planex do it", firstTwoPages, addComments, true, 2},
+		{"comments at a smaller bound", 200, "/planex do it", firstTwoPages, addComments, false, 2},
 		// A reader's comment is kept to its first 4 KiB: their flood
 		// of the largest comments no longer stops planex reading the
 		// thread for everyone.

@@ -50,7 +50,8 @@ type pageFetcher[T any] func(lo github.ListOptions) ([]T, *github.Response, erro
 
 // eachPage fetches a list page after page and hands every item to visit,
 // in order, until visit returns false or GitHub reports no next page. It
-// stops with ErrListTooLong past b.items entries.
+// stops with ErrListTooLong past b.items entries, or at a next page once
+// it has seen b.items.
 func eachPage[T any](b listBound, fetch pageFetcher[T], visit func(T) bool) error {
 	lo := github.ListOptions{PerPage: perPage}
 	seen := 0
@@ -69,6 +70,10 @@ func eachPage[T any](b listBound, fetch pageFetcher[T], visit func(T) bool) erro
 		}
 		if resp == nil || resp.NextPage == 0 {
 			return nil
+		}
+		if seen >= b.items {
+			// A next page holds more: no request is spent to be told so.
+			return tooLong(b)
 		}
 		lo.Page = resp.NextPage
 	}
