@@ -193,3 +193,48 @@ func BenchmarkTextTokens(b *testing.B) {
 		})
 	}
 }
+
+// TestKnownWordSlots: the table knownWord looks words up in finds what a
+// binary search of the lists finds (listedWord): every listed word in
+// lower case and capitalised, none in upper case, and the same answer
+// for random and made-up letters of each length.
+func TestKnownWordSlots(t *testing.T) {
+	t.Parallel()
+	var words []string
+	for n := 1; n <= 16; n++ {
+		list := knownWordsOfLength(n)
+		for k := 0; k+n <= len(list); k += n {
+			w := list[k : k+n]
+			words = append(words, w, strings.ToUpper(w[:1])+w[1:], strings.ToUpper(w))
+		}
+		words = append(words, strings.Fields(randomText(2000, n, n, lowerLetters, " "))...)
+		words = append(words, strings.Fields(madeUpWords(2000, n, n, true, " "))...)
+	}
+	found := 0
+	for _, w := range words {
+		got, want := knownWord(w), listedWord(w)
+		if got != want {
+			t.Errorf("knownWord(%q) = %v, the list's search %v", w, got, want)
+		}
+		if got {
+			found++
+		}
+	}
+	if found < 2*2687 {
+		t.Errorf("found %d words, fewer than the lists' twice 2,687", found)
+	}
+}
+
+// TestDenseRunOf: the check runTokens makes of a run of base64's
+// characters says what denseBytes says of it.
+func TestDenseRunOf(t *testing.T) {
+	t.Parallel()
+	runs := strings.Fields(randomText(4000, 1, 40, lowerLetters+upperLetters+digits+"+/=-_", " "))
+	runs = append(runs, strings.Fields(randomText(500, 14, 18, lowerLetters+"+", " "))...)
+	runs = append(runs, strings.Fields(randomText(500, 14, 18, digits+"-", " "))...)
+	for _, r := range runs {
+		if got, want := denseRunOf(r), denseBytes(r, true) > 0; got != want {
+			t.Errorf("denseRunOf(%q) = %v, denseBytes says %v", r, got, want)
+		}
+	}
+}
