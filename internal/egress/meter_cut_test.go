@@ -35,23 +35,33 @@ func TestRedTeamGatewayMetersACutStream(t *testing.T) {
 	const bound = 20000
 	for _, r := range []struct {
 		name, body, sent string
+		http2            bool  // the stream reset (RST_STREAM), not the connection
 		in, out          int64 // at least
 	}{
-		{"cut after the input was told", `{"model":"claude-sonnet-5-5","max_tokens":64000,"stream":true,"messages":[{"role":"user","content":"think long"}]}`, start + thinking, 9, bound},
-		{"cut before any usage", `{"model":"claude-sonnet-5-5","max_tokens":64000,"stream":true,"messages":[{"role":"user","content":[` + images.String() + `]}]}`, ping, 60000, bound},
+		{"cut after the input was told", `{"model":"claude-sonnet-5-5","max_tokens":64000,"stream":true,"messages":[{"role":"user","content":"think long"}]}`, start + thinking, false, 9, bound},
+		{"cut before any usage", `{"model":"claude-sonnet-5-5","max_tokens":64000,"stream":true,"messages":[{"role":"user","content":[` + images.String() + `]}]}`, ping, false, 60000, bound},
+		{"an HTTP/2 stream reset", `{"model":"claude-sonnet-5-5","max_tokens":64000,"stream":true,"messages":[{"role":"user","content":"think long"}]}`, start + thinking, true, 9, bound},
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			t.Parallel()
-			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 				io.Copy(io.Discard, req.Body)
 				w.Header().Set("Content-Type", "text/event-stream")
 				io.WriteString(w, r.sent)
 				w.(http.Flusher).Flush()
 				panic(http.ErrAbortHandler) // the stream is cut
 			}))
+			var rt http.RoundTripper
+			if r.http2 {
+				hs.EnableHTTP2 = true
+				hs.StartTLS()
+				rt = hs.Client().Transport
+			} else {
+				hs.Start()
+			}
 			defer hs.Close()
 			u, _ := url.Parse(hs.URL)
-			g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{},
+			g := &Gateway{Provider: ProviderAnthropic, Upstream: u, Key: "sk-real", Placeholder: "ph", Meter: &Meter{}, Transport: rt,
 				Cap: func(string) (int64, func()) { return bound, nil }}
 			c, stop := ServeGatewayForTest(t, g)
 			req, _ := http.NewRequest(http.MethodPost, "http://gateway/v1/messages", strings.NewReader(r.body))
