@@ -320,7 +320,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	if err != nil {
 		if billed && !dialFailed(err) {
 			// The call may have reached the provider, which bills it.
-			g.meterCall(g.askedModel(rel, shape), size, nil, nil, false, cutShort(upCtx, bound))
+			g.meterCall(g.askedModel(rel, shape), g.floorOf(rel, shape, size, bound), nil, nil, false)
 		}
 		// The transport's error may quote what the upstream sent (a
 		// malformed header line), the key among it.
@@ -329,7 +329,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	}
 	defer resp.Body.Close()
 	if enc := answerEncoding(resp); enc != "" {
-		g.refuseEncoded(w, g.askedModel(rel, shape), size, resp, billed, enc)
+		g.refuseEncoded(w, g.askedModel(rel, shape), g.floorOf(rel, shape, size, 0), resp, billed, enc)
 		return
 	}
 	if !billed || g.Meter == nil {
@@ -339,7 +339,43 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request, stop context.Con
 	a := &answerUsage{p: g.Provider}
 	scan := newAnswerScan(isEventStream(resp.Header), a)
 	whole := streamAnswer(w, resp, scan, orphan, g.Key)
-	g.meterCall(g.askedModel(rel, shape), size, resp, &meterRead{usage: a, bytes: scan.bytes, chose: shape.namesGlobal()}, whole, cutShort(upCtx, bound))
+	floor := g.floorOf(rel, shape, size, 0)
+	if !whole {
+		floor.cut = bound
+	}
+	floor.cut = max(floor.cut, cutShort(upCtx, bound))
+	g.meterCall(g.askedModel(rel, shape), floor, resp, &meterRead{usage: a, bytes: scan.bytes, chose: shape.namesGlobal()}, whole)
+}
+
+// callFloor is what the meter counts a billed call at least where its
+// answer's usage cannot be read in full (meterCall).
+type callFloor struct {
+	// bytes is the request's size, counted as input tokens.
+	bytes int64
+	// prompt is the prompt's tokens as the gateway reckons them
+	// (reckonedPrompt), counted as input where no usage was read.
+	prompt int64
+	// cut is the output the call may be billed for unseen: its bound
+	// where the answer was cut before its end (0 where none was set).
+	cut int64
+}
+
+// floorOf is the floor of a call (shape, of size bytes, to rel) whose
+// output may be billed up to cut unseen.
+func (g *Gateway) floorOf(rel string, shape bodyShape, size, cut int64) callFloor {
+	return callFloor{bytes: size, prompt: shape.reckonedPrompt(g.askedModel(rel, shape), size), cut: cut}
+}
+
+// reckonedPrompt is the most tokens the gateway reckons the prompt of a
+// call (sh, of size bytes) to model holds: promptTokensTo, and a prompt
+// the provider holds (sh.stored), which the body does not show, as long
+// as any model's may be (storedPromptTokens).
+func (sh bodyShape) reckonedPrompt(model string, size int64) int64 {
+	n := sh.promptTokensTo(model, size)
+	if sh.stored {
+		n = max(n, storedPromptTokens)
+	}
+	return n
 }
 
 // refuseCall answers a call the gateway does not pass on for err: 403
@@ -388,10 +424,10 @@ func answerEncoding(resp *http.Response) string {
 // refuseEncoded answers a call (of the model asked) whose answer came
 // encoded (enc) with a 502 and none of the answer, which it reads to the
 // end so that a billed call is metered at the floor of its bytes.
-func (g *Gateway) refuseEncoded(w http.ResponseWriter, asked string, size int64, resp *http.Response, billed bool, enc string) {
+func (g *Gateway) refuseEncoded(w http.ResponseWriter, asked string, floor callFloor, resp *http.Response, billed bool, enc string) {
 	n, _ := io.Copy(io.Discard, resp.Body)
 	if billed {
-		g.meterCall(asked, size, nil, &meterRead{usage: &answerUsage{p: g.Provider}, bytes: n}, false, 0)
+		g.meterCall(asked, floor, nil, &meterRead{usage: &answerUsage{p: g.Provider}, bytes: n}, false)
 	}
 	http.Error(w, fmt.Sprintf("planex model gateway: the provider's answer came encoded (%.40q), which the gateway cannot read", enc), http.StatusBadGateway)
 }
@@ -665,12 +701,7 @@ func (g *Gateway) readingWorth(shape bodyShape, model string, size int64) (readi
 	if g.Provider == ProviderOpenAI {
 		fee = openAISearchFee
 	}
-	u := usage.Usage{InputTokens: shape.promptTokensTo(model, size) + 1}
-	if shape.stored {
-		// The prompt holds what the provider keeps, which the body
-		// does not show: reckoned as long as any model's may be.
-		u.InputTokens = max(u.InputTokens, storedPromptTokens)
-	}
+	u := usage.Usage{InputTokens: shape.reckonedPrompt(model, size) + 1}
 	if g.Worth == nil {
 		return u.InputTokens, u.InputTokens
 	}

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bufio"
 	"encoding/base64"
 	"encoding/binary"
 	"image"
@@ -143,6 +144,9 @@ func imageSize(b64 string) (w, h int64, isImage, ok bool) {
 		return 0, 0, false, false
 	}
 	w, h, ok = webpSize(head)
+	if !ok && strings.HasPrefix(string(head), "GIF8") {
+		w, h, ok = gifSize(bufio.NewReader(base64.NewDecoder(base64.StdEncoding, strings.NewReader(b64))))
+	}
 	if !ok {
 		cfg, _, err := image.DecodeConfig(base64.NewDecoder(base64.StdEncoding, strings.NewReader(b64)))
 		w, h, ok = int64(cfg.Width), int64(cfg.Height), err == nil
@@ -189,4 +193,60 @@ func webpSize(head []byte) (w, h int64, ok bool) {
 		return int64(binary.LittleEndian.Uint16(head[26:28]) & 0x3fff), int64(binary.LittleEndian.Uint16(head[28:30]) & 0x3fff), true
 	}
 	return 0, 0, false
+}
+
+// gifSize reads a GIF's size from r: its logical screen, grown to hold
+// its first frame where that frame lies beyond it. Decoders differ on
+// such a frame (one clips it, another sizes the picture by it, another
+// grows the screen), so the larger is taken. Before, the screen alone
+// was read: a GIF stating a screen of one pixel around a frame 2000
+// pixels square was reckoned at the floor.
+func gifSize(r *bufio.Reader) (w, h int64, ok bool) {
+	var head [13]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil || string(head[:4]) != "GIF8" {
+		return 0, 0, false
+	}
+	u16 := func(b []byte) int64 { return int64(binary.LittleEndian.Uint16(b)) }
+	w, h = u16(head[6:8]), u16(head[8:10])
+	if flags := head[10]; flags&0x80 != 0 {
+		if _, err := r.Discard(3 << (flags&7 + 1)); err != nil { // the global colour table
+			return w, h, true
+		}
+	}
+	for {
+		c, err := r.ReadByte()
+		switch {
+		case err != nil || c != 0x21 && c != 0x2c:
+			return w, h, true // the end, or no frame
+		case c == 0x2c:
+			var d [8]byte
+			if _, err := io.ReadFull(r, d[:]); err != nil {
+				return w, h, true
+			}
+			return max(w, u16(d[0:2])+u16(d[4:6])), max(h, u16(d[2:4])+u16(d[6:8])), true
+		}
+		if !skipGIFExtension(r) {
+			return w, h, true
+		}
+	}
+}
+
+// skipGIFExtension reads a GIF extension's label and data sub-blocks
+// from r, after its introducer, saying whether they were whole.
+func skipGIFExtension(r *bufio.Reader) bool {
+	if _, err := r.ReadByte(); err != nil {
+		return false
+	}
+	for {
+		n, err := r.ReadByte()
+		if err != nil {
+			return false
+		}
+		if n == 0 {
+			return true
+		}
+		if _, err := r.Discard(int(n)); err != nil {
+			return false
+		}
+	}
 }

@@ -26,6 +26,17 @@ func blankPNG(t testing.TB, w, h int) string {
 	return base64.StdEncoding.EncodeToString(b.Bytes())
 }
 
+// frameBeyondScreenGIF is the base64 of a GIF whose logical screen is
+// one pixel and whose one frame is side pixels square (no colour table,
+// its image data an LZW clear code and end code).
+func frameBeyondScreenGIF(side int) string {
+	b := []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00")
+	b = append(b, 0x21, 0xfe, 3, 'h', 'i', '!', 0) // a comment extension
+	b = append(b, 0x2c, 0, 0, 0, 0, byte(side), byte(side>>8), byte(side), byte(side>>8), 0)
+	b = append(b, 2, 2, 0x4c, 0x01, 0, 0x3b)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
 // jpegEncode writes a w×h grey JPEG to b.
 func jpegEncode(b io.Writer, w, h int) error {
 	return jpeg.Encode(b, image.NewGray(image.Rect(0, 0, w, h)), nil)
@@ -68,6 +79,13 @@ func TestRedTeamImagesReckonedByTheirPixels(t *testing.T) {
 		// billed 1,120 tokens by Gemini 3: 800 of them are 896K tokens
 		// in 140 KB.
 		{"gemini, tiny images", `{"contents":[{"role":"user","parts":[` + strings.Repeat(`{"inlineData":{"mimeType":"image/png","data":"`+blankPNG(t, 1, 1)+`"}},`, 800) + `{"text":"?"}]}]}`, "gemini-3-pro" + LongPrompt},
+		// A GIF whose header states a screen of one pixel and whose
+		// first frame is 2000 pixels square, a few dozen bytes: a
+		// decoder that sizes the picture by its frame (as some grow the
+		// screen to hold it) bills it as 2000 square, while the gateway
+		// read the screen alone and reckoned it at the floor of 1,120:
+		// 150 of them are 1.4M tokens by their frames in 12 KB.
+		{"anthropic, GIFs larger than their screen", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[` + strings.Repeat(`{"type":"image","source":{"type":"base64","media_type":"image/gif","data":"`+frameBeyondScreenGIF(2000)+`"}},`, 150) + `{"type":"text","text":"?"}]}]}`, "claude-sonnet-5-5" + LongPrompt},
 		// Video and audio given inline bill by their length (Gemini: 263
 		// tokens a second of video, 32 of audio), which a still video
 		// or silence holds in a few bytes a second.
@@ -107,6 +125,7 @@ func TestImageTokens(t *testing.T) {
 	}{
 		{"png", blankPNG(t, 3000, 1200), 3008*1216/imagePixels + 1}, // in whole patches of 32
 		{"one pixel", blankPNG(t, 1, 1), imageFloor},
+		{"a GIF's frame beyond its screen", frameBeyondScreenGIF(2000), 2016*2016/imagePixels + 1},
 		// 500 patches, 1,230 tokens to a nano model of OpenAI's.
 		{"a column of one pixel", blankPNG(t, 1, 16000), 32*16000/imagePixels + 1},
 		{"png as a data URL", "data:image/png;base64," + blankPNG(t, 1200, 1200), 1216*1216/imagePixels + 1},

@@ -109,6 +109,14 @@ func TestRedTeamOutputBoundAtTheLongPromptRate(t *testing.T) {
 		// colons (318K in 480 KB), reckoned 120K and 160K before.
 		{"made-up camelCase", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + joinEvery(madeUpWords(115000, 3, 3, true, " "), 8) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		{"made-up words after colons", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + madeUpWords(160000, 2, 2, false, ":") + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
+		// Marks the tokenizers cut a token each, which the rule for
+		// pairs of marks took for one token a pair: a pair no
+		// vocabulary holds (&| from a list read out of step) and a pair
+		// after a space (the space joins its first mark, the second
+		// goes alone): 360K and 240K tokens to o200k and cl100k,
+		// reckoned 180K and 120K before.
+		{"a pair of marks no vocabulary holds", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat("&|", 180000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
+		{"pairs of marks after spaces", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":"` + strings.Repeat(" )]", 120000) + `"}]}`, "claude-sonnet-5-5" + LongPrompt},
 		// An image's base64 is billed by its size in pixels, not its
 		// bytes, and English text stays at a token per three bytes.
 		{"an image", `{"model":"claude-sonnet-5-5","max_tokens":2000,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + randomBase64(550000) + `"}}]}]}`, "claude-sonnet-5-5"},

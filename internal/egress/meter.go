@@ -890,13 +890,17 @@ type meterRead struct {
 // answer reports, under the model it names, else the one the call asked
 // for (asked: a Gemini call's path names it, the others' body). Where that cannot be read in full (the answer names no
 // usage or one too long to read, its copy to the client was cut, or the call failed on the way)
-// each count is at least a floor no real call stays under: the request's
-// bytes as input tokens and the answer's bytes as output tokens, and
-// for a call the step's end cut, the output it may be billed for
-// (cutBound: its output limit as the gateway held it, 0 when none was
-// set), as the provider may go on with it unseen. An error answer
-// without usage is not billed by the providers.
-func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, read *meterRead, whole bool, cutBound int64) {
+// each count is at least a floor no real call stays under (floor): the request's
+// bytes as input tokens (and the prompt as reckoned where no usage was
+// read) and the answer's bytes as output tokens, and for a call cut
+// before its answer's end (by the step's end, the provider, the
+// network), the output it may be billed for (floor.cut: its output
+// limit as the gateway held it, 0 when none was set), as the provider
+// may have generated it unseen. Before, only a call the step's end cut
+// counted its limit: a stream the provider's side cut after long hidden
+// thinking counted the bytes it carried. An error answer without usage
+// is not billed by the providers.
+func (g *Gateway) meterCall(asked string, floor callFloor, resp *http.Response, read *meterRead, whole bool) {
 	if g.Meter == nil {
 		return
 	}
@@ -918,7 +922,10 @@ func (g *Gateway) meterCall(asked string, reqBytes int64, resp *http.Response, r
 		if read != nil {
 			out = read.bytes
 		}
-		u.InputTokens, u.OutputTokens = max(u.InputTokens, reqBytes), max(u.OutputTokens, out, cutBound)
+		u.InputTokens, u.OutputTokens = max(u.InputTokens, floor.bytes), max(u.OutputTokens, out, floor.cut)
+		if !found {
+			u.InputTokens = max(u.InputTokens, floor.prompt)
+		}
 	}
 	var tier string
 	if read != nil {

@@ -148,6 +148,10 @@ func TestTextTokens(t *testing.T) {
 		{"made-up words of three letters after slashes", madeUpWords(15000, 3, 3, false, "/"), 1.94, 0},
 		{"made-up long words", madeUpWords(2000, 20, 40, false, " "), 2.37, 0},
 		{"StdBat repeated", strings.Repeat("StdBat ", 6000), 2.3334, 0},
+		{"a pair of marks no vocabulary holds", strings.Repeat("&|", 15000), 1, 0},
+		{"pairs of marks after spaces", strings.Repeat(" )]", 10000), 1.5, 0},
+		{"pairs of marks alternating", strings.Repeat("a>=>=", 6000), 1.25, 0},
+		{"pairs of marks alternating, the other way", strings.Repeat("a*/*/", 6000), 1.25, 0},
 		{"English", readme("../../docs/architecture.md"), 0, 1.07},
 		{"Go", readme("gateway.go"), 0, 1.22},
 		{"Go tests", readme("gateway_test.go"), 0, 1.4},
@@ -191,5 +195,50 @@ func BenchmarkTextTokens(b *testing.B) {
 				textTokens(c.s, true)
 			}
 		})
+	}
+}
+
+// TestKnownWordSlots: the table knownWord looks words up in finds what a
+// binary search of the lists finds (listedWord): every listed word in
+// lower case and capitalised, none in upper case, and the same answer
+// for random and made-up letters of each length.
+func TestKnownWordSlots(t *testing.T) {
+	t.Parallel()
+	var words []string
+	for n := 1; n <= 16; n++ {
+		list := knownWordsOfLength(n)
+		for k := 0; k+n <= len(list); k += n {
+			w := list[k : k+n]
+			words = append(words, w, strings.ToUpper(w[:1])+w[1:], strings.ToUpper(w))
+		}
+		words = append(words, strings.Fields(randomText(2000, n, n, lowerLetters, " "))...)
+		words = append(words, strings.Fields(madeUpWords(2000, n, n, true, " "))...)
+	}
+	found := 0
+	for _, w := range words {
+		got, want := knownWord(w), listedWord(w)
+		if got != want {
+			t.Errorf("knownWord(%q) = %v, the list's search %v", w, got, want)
+		}
+		if got {
+			found++
+		}
+	}
+	if found < 2*2687 {
+		t.Errorf("found %d words, fewer than the lists' twice 2,687", found)
+	}
+}
+
+// TestDenseRunOf: the check runTokens makes of a run of base64's
+// characters says what denseBytes says of it.
+func TestDenseRunOf(t *testing.T) {
+	t.Parallel()
+	runs := strings.Fields(randomText(4000, 1, 40, lowerLetters+upperLetters+digits+"+/=-_", " "))
+	runs = append(runs, strings.Fields(randomText(500, 14, 18, lowerLetters+"+", " "))...)
+	runs = append(runs, strings.Fields(randomText(500, 14, 18, digits+"-", " "))...)
+	for _, r := range runs {
+		if got, want := denseRunOf(r), denseBytes(r, true) > 0; got != want {
+			t.Errorf("denseRunOf(%q) = %v, denseBytes says %v", r, got, want)
+		}
 	}
 }
