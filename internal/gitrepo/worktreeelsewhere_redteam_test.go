@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -77,4 +78,35 @@ func stat(t *testing.T, p string) os.FileInfo {
 		t.Fatal(err)
 	}
 	return fi
+}
+
+// TestRedTeamNestedRepositoryMovesItsWorkTree: a repository inside the
+// checkout (a project an earlier step cloned there, or a submodule),
+// whose own configuration sets core.worktree to another folder: git's
+// listing in it listed that folder's ignored files, so its own .env was
+// not among those hidden from contained agents. Each is listed in its own
+// folder, whatever its configuration says.
+func TestRedTeamNestedRepositoryMovesItsWorkTree(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t)
+	nested := filepath.Join(r.Root, "clones", "other")
+	if err := os.MkdirAll(nested, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustGit(t, nested, "init", "-q", "-b", "main")
+	decoy := t.TempDir()
+	for dir, files := range map[string]map[string]string{
+		nested: {".gitignore": ".env\n", ".env": "SECRET=1\n"},
+		decoy:  {".gitignore": "*.log\n", "a.log": "x\n"},
+	} {
+		writeFiles(t, dir, files)
+	}
+	mustGit(t, nested, "config", "core.worktree", decoy)
+	got, _, err := Ignored(context.Background(), r, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(nested, ".env"); !slices.Contains(got, want) {
+		t.Errorf("Ignored = %q, lacks %s", got, want)
+	}
 }
