@@ -15,14 +15,16 @@ import (
 // (or `onbranch:` for a branch checked out elsewhere) hid the filter from
 // the scan, which ran in the main git directory, and the child ran its
 // smudge with planex's environment. A driver any included file names,
-// whatever its condition, is now switched off.
+// whatever its condition, is now switched off. An include on a remote's
+// URL (hasconfig:remote.*.url:) is held the same way.
 func TestRedTeamConditionalDriverInAnotherGitDir(t *testing.T) {
 	t.Parallel()
-	for _, cond := range []string{"gitdir:**/worktrees/**", "gitdir/i:**/WORKTREES/**"} {
+	for _, cond := range []string{"gitdir:**/worktrees/**", "gitdir/i:**/WORKTREES/**", "hasconfig:remote.*.url:https://example.com/**"} {
 		t.Run(cond, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			r := newRepo(t)
+			mustGit(t, r.Root, "remote", "add", "origin", "https://example.com/o/r.git")
 			e := newEvil(t)
 			prog := e.prog("smudge")
 			appendFile(t, filepath.Join(r.Root, ".gitattributes"), "*.txt filter=late\n")

@@ -86,6 +86,14 @@ func protections() []setting {
 		// and git reads them from it in place of the commit: a rewritten
 		// file gave a commit parents of the writer's choosing.
 		{"core.commitGraph", "false"},
+		// A sparse checkout the configuration turns on would be copied
+		// into every task's worktree: the agent saw part of the base
+		// tree, and a file it added outside the rules failed the
+		// snapshot. planex's worktrees are whole; the user's checkout
+		// keeps its skip-worktree entries, which git honours whatever
+		// this says.
+		{"core.sparseCheckout", "false"},
+		{"index.sparse", "false"},
 		// Files git opens by a setting's name: a git-directory writer's
 		// FIFO there hung every diff, show or log planex ran. planex reads
 		// none of them (the tree's own .gitattributes still counts);

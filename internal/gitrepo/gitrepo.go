@@ -45,6 +45,11 @@ type Repo struct {
 // ErrNotRepo is returned when a directory is not inside a git work tree.
 var ErrNotRepo = errors.New("not a git repository")
 
+// ErrWorkTreeElsewhere is returned when the repository's configuration
+// (core.worktree) has git work on another folder than the one holding
+// the .git git found.
+var ErrWorkTreeElsewhere = errors.New("the repository's configuration moves its work tree elsewhere")
+
 // Open finds the repository containing dir.
 func Open(ctx context.Context, dir string) (*Repo, error) {
 	abs, err := filepath.Abs(dir)
@@ -64,6 +69,9 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	}
 	format, err := reportedFormat(lines[3])
 	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", dir, err)
+	}
+	if err := checkWorkTree(abs, lines[0]); err != nil {
 		return nil, fmt.Errorf("opening %s: %w", dir, err)
 	}
 	r := &Repo{Root: lines[0], gitDir: filepath.Clean(lines[1]), CommonDir: lines[2], format: format, scans: newScanCache(), listing: newListingCache()}

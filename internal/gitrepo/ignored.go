@@ -208,8 +208,10 @@ func othersBelow(ctx context.Context, l level, max int, ignoredOnly bool, depth 
 	for _, sub := range subs {
 		// The submodule's own repository, found from its folder (its .git
 		// is git's, made by `git submodule update` in the user's checkout);
-		// none of the superproject's GIT_DIR and the like.
-		inner := level{c: call{dir: sub, config: c.config}, patterns: l.patterns}
+		// none of the superproject's GIT_DIR and the like. Its work tree
+		// is its folder: a core.worktree in its configuration had git
+		// list another folder's files in its place.
+		inner := level{c: call{dir: sub, env: []string{"GIT_WORK_TREE=" + sub}, config: c.config}, patterns: l.patterns}
 		found, subMore, err := othersBelow(ctx, inner, max-len(paths), ignoredOnly, depth+1)
 		if err != nil {
 			return nil, false, fmt.Errorf("submodule %s: %w", sub, err)

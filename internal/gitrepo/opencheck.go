@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -69,4 +70,26 @@ func checkRepoAt(ctx context.Context, root string) error {
 		return err
 	}
 	return checkGitDirFiles(ctx, call{env: []string{"GIT_DIR=" + gitDir, "GIT_COMMON_DIR=" + commonDir}})
+}
+
+// checkWorkTree refuses a work tree git reports (top) that is not the
+// folder holding the .git git found from dir: core.worktree in the
+// configuration moves it to any folder, and planex would take that folder
+// for the checkout (the ignored files it hides from agents, the changes
+// it reports) while its tasks start from the checkout's commits. A git directory kept apart (git init
+// --separate-git-dir, a submodule's) names the folder of its .git file,
+// which passes. Where no .git is found, git's answer stands.
+func checkWorkTree(dir, top string) error {
+	found := discoverRoot(dir)
+	if found == "" {
+		return nil
+	}
+	a, err := os.Stat(found)
+	if err != nil {
+		return nil // git found the repository some other way
+	}
+	if b, err := os.Stat(top); err == nil && os.SameFile(a, b) {
+		return nil
+	}
+	return fmt.Errorf("git works on %s, not on %s where it found .git (core.worktree in the repository's configuration; remove it: git config --unset core.worktree): %w", top, found, ErrWorkTreeElsewhere)
 }
