@@ -44,7 +44,8 @@ func renderedFinder(name string) func([]byte) []string {
 		return gfm.FetchedMarkup
 	}
 	switch path.Ext(lower) {
-	case ".md", ".markdown", ".mdown", ".mdwn", ".mkd", ".mkdn", ".mkdown", ".ronn", ".workbook", ".livemd", ".scd":
+	case ".md", ".markdown", ".mdown", ".mdwn", ".mkd", ".mkdn", ".mkdown", ".ronn", ".workbook", ".livemd", ".scd",
+		".mdx", ".litcoffee": // github/markup renders MDX and Literate CoffeeScript as Markdown
 		return gfm.Fetched
 	case ".rst", ".rest", ".adoc", ".asciidoc", ".asc":
 		return gfm.FetchedMarkup
@@ -96,11 +97,31 @@ func modelineFinder(data []byte) func([]byte) []string {
 }
 
 // githubHost says whether h serves GitHub's own content (what it
-// fetches there nobody else reads in a log). Pages sites (github.io)
-// are their owners' and do not count.
+// fetches there nobody else reads in a log). Only the hosts that serve
+// what is stored on GitHub are: not every name under githubusercontent.com
+// is one. camo.githubusercontent.com, GitHub's image proxy, fetches the
+// address its path spells (with a signature anyone obtains by posting
+// that image in a comment), so a set of addresses made beforehand for
+// a host of the attacker's is a way out too. Pages sites (github.io)
+// are their owners' and do not count either.
 func githubHost(h string) bool {
-	return h == "github.com" || h == "githubusercontent.com" || strings.HasSuffix(h, ".githubusercontent.com") ||
-		strings.HasSuffix(h, ".githubassets.com")
+	if h == "github.com" || strings.HasSuffix(h, ".githubassets.com") {
+		return true
+	}
+	name, ok := strings.CutSuffix(h, ".githubusercontent.com")
+	return ok && githubContentHost(strings.TrimRight(name, "0123456789"))
+}
+
+// githubContentHost says whether name, under githubusercontent.com,
+// serves what people stored on GitHub (a number after one, avatars2, is
+// the same host): files of repositories and gists, uploaded images and
+// attachments, release assets, large files, avatars.
+func githubContentHost(name string) bool {
+	switch name {
+	case "raw", "gist", "user-images", "private-user-images", "cloud", "objects", "media", "avatars", "repository-images":
+		return true
+	}
+	return false
 }
 
 // imageAllowed says whether GitHub may fetch the image at u for the
