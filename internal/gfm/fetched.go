@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -179,19 +180,109 @@ func Host(u string) string {
 // markupImage finds image addresses in the other markups GitHub renders
 // (reStructuredText's image and figure directives and substitutions,
 // AsciiDoc's image macros and an absolute imagesdir).
-var markupImage = regexp.MustCompile(`(?i)(?:\.\.\s+(?:\|[^|]*\|\s+)?(?:image|figure)::\s*|image::?\s*|:imagesdir:\s*)(\S+?)(?:\[|\s|$)`)
+var markupImage = regexp.MustCompile(`(?i)(?:\.\.\s+(?:\|[^|]*\|\s+)?(?:image|figure)::\s*|image::?\s*|:(?:imagesdir|iconsdir):\s*)(\S+?)(?:\[|\s|$)`)
+
+// attributeEntry finds AsciiDoc's attribute entries (":name: value"),
+// and attributeRef the references to one ("{name}").
+var (
+	attributeEntry = regexp.MustCompile(`(?m)^:([A-Za-z0-9_][A-Za-z0-9_-]*)!?:[ \t]*(.*)$`)
+	attributeRef   = regexp.MustCompile(`\{([A-Za-z0-9_][A-Za-z0-9_-]*)\}`)
+)
+
+// maxExpanded bounds what expanding an image's target may make of it.
+// A target that grows past it is taken for one from tooLong, a host
+// nothing allows: cutting it could keep an allowed host's name and drop
+// the "@" after which another host begins.
+const maxExpanded = 2 << 10
+
+const tooLong = "//asciidoc-attributes-too-long.invalid/"
+
+// attributes are a document's AsciiDoc attribute entries, by name, each
+// name's in order.
+type attributes map[string][]attribute
+
+type attribute struct {
+	at    int
+	value string
+}
+
+func readAttributes(src []byte) attributes {
+	a := attributes{}
+	for _, m := range attributeEntry.FindAllSubmatchIndex(src, -1) {
+		name := strings.ToLower(string(src[m[2]:m[3]]))
+		value := src[m[4]:m[5]]
+		if len(value) > maxExpanded+1 {
+			value = value[:maxExpanded+1] // too long to expand all the same
+		}
+		a[name] = append(a[name], attribute{m[0], strings.TrimSpace(string(value))})
+	}
+	return a
+}
+
+// expand replaces the attribute references in s, found at offset at, by
+// the values the attributes last had before it (a value's own
+// references too, a few rounds deep): AsciiDoc substitutes them in an
+// image's target and in imagesdir, so "image::{base}/a.png[]" shows an
+// image from wherever base names.
+func (a attributes) expand(s string, at int) string {
+	for range 4 {
+		if !strings.Contains(s, "{") {
+			break
+		}
+		next, ok := a.expandOnce(s, at)
+		if !ok {
+			return tooLong
+		}
+		if next == s {
+			break
+		}
+		s = next
+	}
+	return s
+}
+
+// expandOnce is one round of expand; false when the result would be
+// longer than maxExpanded.
+func (a attributes) expandOnce(s string, at int) (string, bool) {
+	var b strings.Builder
+	last := 0
+	for _, m := range attributeRef.FindAllStringSubmatchIndex(s, -1) {
+		b.WriteString(s[last:m[0]])
+		b.WriteString(a.valueAt(strings.ToLower(s[m[2]:m[3]]), at, s[m[0]:m[1]]))
+		last = m[1]
+		if b.Len() > maxExpanded {
+			return "", false
+		}
+	}
+	b.WriteString(s[last:])
+	return b.String(), b.Len() <= maxExpanded
+}
+
+// valueAt is the value the attribute name last had before offset at, or
+// ref when it had none.
+func (a attributes) valueAt(name string, at int, ref string) string {
+	list := a[name]
+	i := sort.Search(len(list), func(i int) bool { return list[i].at >= at })
+	if i == 0 {
+		return ref
+	}
+	return list[i-1].value
+}
 
 // FetchedMarkup is Fetched for reStructuredText and AsciiDoc text: the
-// absolute addresses of their images (an AsciiDoc imagesdir that is one
-// is listed itself: every image below it is fetched from that host).
+// absolute addresses of their images, with AsciiDoc's attribute
+// references resolved (an imagesdir or iconsdir that is one is listed
+// itself: every image, or admonition icon, below it is fetched from that
+// host).
 // Raw HTML counts too, wherever it lies: reStructuredText's raw
 // directive and AsciiDoc's passthroughs hand it to the page, and GitHub
 // keeps its images.
 func FetchedMarkup(src []byte) []string {
 	var found addresses
 	add := found.add
-	for _, m := range markupImage.FindAllSubmatch(src, -1) {
-		add(string(m[1]))
+	attrs := readAttributes(src)
+	for _, m := range markupImage.FindAllSubmatchIndex(src, -1) {
+		add(attrs.expand(string(src[m[2]:m[3]]), m[0]))
 	}
 	htmlSources(src, add)
 	return found.list

