@@ -40,6 +40,9 @@ func renderedFinder(name string) func([]byte) []string {
 	if path.Base(lower) == "contents.lr" {
 		return gfm.Fetched
 	}
+	if formTemplate(lower) {
+		return gfm.FetchedForm
+	}
 	if strings.HasSuffix(lower, ".rst.txt") || strings.HasSuffix(lower, ".rest.txt") {
 		return gfm.FetchedMarkup
 	}
@@ -55,6 +58,21 @@ func renderedFinder(name string) func([]byte) []string {
 		return gfm.FetchedNotebook
 	}
 	return nil
+}
+
+// formTemplate says whether the file named lower (in lower case) is an
+// issue or discussion form, whose Markdown GitHub shows to whoever opens
+// a new issue or discussion: YAML in a folder ISSUE_TEMPLATE or
+// DISCUSSION_TEMPLATE (.github's, or the top's and docs' of an
+// organization's .github repository).
+func formTemplate(lower string) bool {
+	switch path.Ext(lower) {
+	case ".yml", ".yaml":
+	default:
+		return false
+	}
+	dir := path.Base(path.Dir(lower))
+	return dir == "issue_template" || dir == "discussion_template"
 }
 
 // finderFor is renderedFinder for the file name holding data: Linguist

@@ -147,3 +147,25 @@ func TestFetchedNotebook(t *testing.T) {
 		}
 	}
 }
+
+func TestFetchedForm(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"markdown element", "body:\n  - type: markdown\n    attributes:\n      value: \"![x](https://evil.example/m)\"\n", []string{"https://evil.example/m"}},
+		{"html in a description", "body:\n  - type: input\n    attributes:\n      description: <img src=//evil.example/d>\n", []string{"//evil.example/d"}},
+		{"an anchor read once", "a: &x \"![x](https://evil.example/a)\"\nb: *x\n", []string{"https://evil.example/a"}},
+		{"links", "contact_links:\n  - url: https://docs.example/\n    about: see https://docs.example/\n", nil},
+		{"not YAML", "a: [\n![x](https://evil.example/n)\n", []string{"https://evil.example/n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := FetchedForm([]byte(tc.src)); !slices.Equal(got, tc.want) {
+				t.Errorf("FetchedForm = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
