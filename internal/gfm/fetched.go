@@ -113,16 +113,52 @@ func htmlSources(buf []byte, add func(string)) {
 				continue
 			}
 			if strings.EqualFold(string(key), "srcset") {
-				for _, part := range strings.Split(string(val), ",") {
-					if f := strings.Fields(part); len(f) > 0 {
-						add(f[0])
-					}
+				for _, u := range srcsetURLs(string(val)) {
+					add(u)
 				}
 				continue
 			}
 			add(string(val))
 		}
 	}
+}
+
+// srcsetURLs are the addresses of a srcset's candidates as browsers read
+// them (the HTML standard's parsing): an address runs to the next white
+// space, commas inside it included and trailing ones dropped, so
+// "//a.example,@b.example/p 1x" is an image from b.example; the
+// descriptors after it run to a comma outside parentheses.
+func srcsetURLs(v string) []string {
+	space := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+	var out []string
+	i := 0
+	for i < len(v) {
+		for i < len(v) && (space(v[i]) || v[i] == ',') {
+			i++
+		}
+		start := i
+		for i < len(v) && !space(v[i]) {
+			i++
+		}
+		if start == i {
+			break
+		}
+		u := v[start:i]
+		if trimmed := strings.TrimRight(u, ","); trimmed != u {
+			out = append(out, trimmed) // no descriptors
+			continue
+		}
+		out = append(out, u)
+		for inParens := false; i < len(v); i++ {
+			c := v[i]
+			if c == ',' && !inParens {
+				i++
+				break
+			}
+			inParens = c == '(' || inParens && c != ')'
+		}
+	}
+	return out
 }
 
 // outside says whether u names another host: an address with an http(s)
