@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"path"
 	"regexp"
 	"slices"
@@ -142,6 +143,23 @@ func githubContentHost(name string) bool {
 	return false
 }
 
+// countedDownload says whether the image at u, on host h, is a release's
+// asset on github.com (…/releases/download/…, …/releases/latest/download/…):
+// GitHub counts every download of an asset and shows the count to anyone
+// through its API, so a set of assets an attacker uploaded, each shown or
+// not, spells what the agent read to them. Any address naming releases
+// counts, in any case and spelling.
+func countedDownload(h, u string) bool {
+	if h != "github.com" {
+		return false
+	}
+	l := strings.ToLower(strings.ReplaceAll(u, `\`, "/"))
+	if p, err := url.PathUnescape(l); err == nil {
+		l = strings.ToLower(p)
+	}
+	return strings.Contains(l, "/releases/")
+}
+
 // imageAllowed says whether GitHub may fetch the image at u for the
 // task: from GitHub's own hosts or a host the contained network allows.
 func imageAllowed(u string, rules []egress.Rule) bool {
@@ -149,7 +167,7 @@ func imageAllowed(u string, rules []egress.Rule) bool {
 	if h == "" {
 		return false
 	}
-	if githubHost(h) {
+	if githubHost(h) && !countedDownload(h, u) {
 		return true
 	}
 	d, err := egress.ParseDest(h)
