@@ -96,11 +96,26 @@ var loadingAttrs = map[string]bool{"src": true, "srcset": true, "poster": true, 
 // htmlSources hands add every address a loading attribute of the HTML
 // in buf names.
 func htmlSources(buf []byte, add func(string)) {
+	htmlSourcesDepth(buf, add, 0)
+}
+
+// maxRawDepth bounds how deep htmlSources reads raw text as HTML.
+const maxRawDepth = 4
+
+// htmlSourcesDepth is htmlSources, depth raw texts down. The tokenizer
+// reads the text of <xmp>, <noembed>, <noscript>, <iframe>, <textarea>,
+// … as text, but a sanitizer that drops such an element may keep what it
+// parsed inside: that text is read for images too.
+func htmlSourcesDepth(buf []byte, add func(string), depth int) {
 	z := html.NewTokenizer(bytes.NewReader(buf))
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
 			return
+		}
+		if tt == html.TextToken && depth < maxRawDepth && bytes.IndexByte(z.Raw(), '<') >= 0 {
+			htmlSourcesDepth(bytes.Clone(z.Raw()), add, depth+1)
+			continue
 		}
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue

@@ -27,6 +27,8 @@ func TestFetched(t *testing.T) {
 		{"a srcset address holding a comma", "<img srcset=\"//img.shields.io,@evil.example/p 1x\">", []string{"//img.shields.io,@evil.example/p"}},
 		{"srcset candidates apart by commas alone", "<img srcset=\"a.png 1x,https://evil.example/b 2x,,  https://evil.example/c,\">", []string{"https://evil.example/b", "https://evil.example/c"}},
 		{"a srcset descriptor with a comma in parentheses", "<img srcset=\"a.png (x,y), https://evil.example/d\">", []string{"https://evil.example/d"}},
+		{"an image inside an element whose text a tokenizer does not read as tags", "<noscript><img src=\"https://evil.example/n\"></noscript>\n\n<p><xmp><img src=//evil.example/x></xmp> <noembed><picture><source srcset=\"//evil.example/e\"></noembed></p>\n",
+			[]string{"https://evil.example/n", "//evil.example/x", "//evil.example/e"}},
 		{"video poster", "<video poster=\"https://evil.example/v.png\" src=\"https://evil.example/v.mp4\"></video>", []string{"https://evil.example/v.png", "https://evil.example/v.mp4"}},
 		{"entity-spelt tab in the scheme", "<img src=\"ht&#9;tps://evil.example/t\">", []string{"ht\ttps://evil.example/t"}},
 		{"upper-case scheme, no slashes", "![x](HTTP:evil.example/u)", []string{"HTTP:evil.example/u"}},
