@@ -48,8 +48,11 @@ func Fetched(src []byte) []string {
 			// image from an address (an image shape, an icon, an
 			// <img> in a label): every address in one counts.
 			if lang := n.Language(d.Source); strings.EqualFold(string(lang), "mermaid") {
-				for _, u := range anyAddress.FindAll(join(d.Source, segmentsOf(n.Lines())), -1) {
-					add(string(u))
+				text := string(join(d.Source, segmentsOf(n.Lines())))
+				for _, t := range []string{text, mermaidDecode(text)} {
+					for _, u := range anyAddress.FindAllString(t, -1) {
+						add(u)
+					}
 				}
 			}
 		}
@@ -81,6 +84,23 @@ func destination(raw []byte) string {
 		b.WriteByte(raw[i])
 	}
 	return html.UnescapeString(b.String())
+}
+
+// mermaidEntity is Mermaid's spelling of a character ("#58;", "#quot;").
+var mermaidEntity = regexp.MustCompile(`#([0-9]{1,7}|[A-Za-z][A-Za-z0-9]{0,31});`)
+
+// mermaidDecode is a diagram's text with Mermaid's entity codes and then
+// HTML's character references resolved, as a label's HTML reaches the
+// page: "https#58;#47;#47;host" is an address there.
+func mermaidDecode(s string) string {
+	s = mermaidEntity.ReplaceAllStringFunc(s, func(e string) string {
+		code := e[1 : len(e)-1]
+		if code[0] >= '0' && code[0] <= '9' {
+			return "&#" + code + ";"
+		}
+		return "&" + code + ";"
+	})
+	return html.UnescapeString(s)
 }
 
 // asciiPunct are the characters a backslash escapes in CommonMark.

@@ -38,6 +38,7 @@ func TestFetched(t *testing.T) {
 		{"relative images are the repository's", "![x](img/a.png) <img src=\"/b.png\">", nil},
 		{"code is not rendered", "`![x](https://evil.example/code)`\n\n```\n<img src=https://evil.example/fence>\n```\n", nil},
 		{"a mermaid diagram's image shape", "```mermaid\nflowchart TD\n  A@{ img: \"https://evil.example/m.png?d=1\", label: \"x\" }\n```\n", []string{"https://evil.example/m.png?d=1"}},
+		{"a mermaid label's img spelt with entity codes", "```mermaid\ngraph LR\n  A[\"<img src='https#58;#47;#47;evil.example#47;m'>\"]\n  B[\"<img src='&#104;ttps&colon;&sol;&sol;evil.example/h'>\"]\n```\n", []string{"https://evil.example/m", "https://evil.example/h"}},
 		{"a mermaid label's img", "~~~ Mermaid\ngraph LR\n  A[\"<img src='//evil.example/l.png'>\"]\n~~~\n", []string{"//evil.example/l.png"}},
 		{"an entity-spelt colon in an image's address", "![x](https&#58;//evil.example/e) ![y](https&colon;//evil.example/n)", []string{"https://evil.example/e", "https://evil.example/n"}},
 		{"a backslash-escaped colon", "![x](https\\://evil.example/b)", []string{"https://evil.example/b"}},
