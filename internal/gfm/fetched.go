@@ -353,7 +353,11 @@ func FetchedMarkup(src []byte) []string {
 	add := found.add
 	attrs := readAttributes(src)
 	for _, m := range markupImage.FindAllSubmatchIndex(src, -1) {
-		add(attrs.expand(string(src[m[2]:m[3]]), m[0]))
+		target := attrs.expand(string(src[m[2]:m[3]]), m[0])
+		// Asciidoctor writes a target into the page's src as it is, so a
+		// character reference in it is its character there.
+		add(target)
+		add(html.UnescapeString(target))
 	}
 	htmlSources(src, add)
 	return found.list
@@ -366,8 +370,12 @@ func FetchedMarkup(src []byte) []string {
 func FetchedAny(src []byte) []string {
 	var found addresses
 	add := found.add
-	for _, u := range anyAddress.FindAll(src, -1) {
-		add(string(u))
+	// A markup may pass a character reference to the page as written,
+	// where it stands for its character ("https&#58;//host").
+	for _, t := range []string{string(src), html.UnescapeString(string(src))} {
+		for _, u := range anyAddress.FindAllString(t, -1) {
+			add(u)
+		}
 	}
 	htmlSources(src, add)
 	return found.list

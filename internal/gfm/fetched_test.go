@@ -74,6 +74,7 @@ func TestFetchedMarkup(t *testing.T) {
 		{"asciidoc iconsdir", ":icons: image\n:iconsdir: https://evil.example/icons\n\nNOTE: read me\n", []string{"https://evil.example/icons"}},
 		{"asciidoc attributes that reference each other", ":a: {b}\n:b: {a}\n\nimage::{a}[]\n", nil},
 		{"asciidoc attribute past the bound", ":a: https://img.shields.io:" + strings.Repeat("x", 3000) + "@evil.example/\n\nimage::{a}[]\n", []string{"//asciidoc-attributes-too-long.invalid/"}},
+		{"asciidoc target with character references", "image::https&#58;//evil.example/c[]\nimage:&#x2F;/evil.example/d[]\n", []string{"https://evil.example/c", "//evil.example/d"}},
 		{"relative", ".. image:: img/a.png\n\nimage::b.png[]\n", nil},
 		{"a link", "`docs <https://docs.example/>`_\n", nil},
 		{"rst raw html", ".. raw:: html\n\n   <img src=\"https://evil.example/raw\">\n", []string{"https://evil.example/raw"}},
@@ -97,6 +98,11 @@ func TestFetchedAny(t *testing.T) {
 	want := []string{"https://evil.example/t.png!", "http://evil.example/o", "//evil.example/c", "HTTPS:evil.example/h"}
 	if got := FetchedAny([]byte(src)); !slices.Equal(got, want) {
 		t.Errorf("FetchedAny = %q, want %q", got, want)
+	}
+	// A character reference the markup passes to the page as it is.
+	src = "!https&#58;&#47;&#47;evil.example/r!\n"
+	if got := FetchedAny([]byte(src)); !slices.Contains(got, "https://evil.example/r!") {
+		t.Errorf("FetchedAny(%q) = %q", src, got)
 	}
 }
 
