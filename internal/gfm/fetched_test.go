@@ -75,6 +75,7 @@ func TestFetchedMarkup(t *testing.T) {
 		{"asciidoc attributes that reference each other", ":a: {b}\n:b: {a}\n\nimage::{a}[]\n", nil},
 		{"asciidoc attribute past the bound", ":a: https://img.shields.io:" + strings.Repeat("x", 3000) + "@evil.example/\n\nimage::{a}[]\n", []string{"//asciidoc-attributes-too-long.invalid/"}},
 		{"asciidoc target with character references", "image::https&#58;//evil.example/c[]\nimage:&#x2F;/evil.example/d[]\n", []string{"https://evil.example/c", "//evil.example/d"}},
+		{"rst image address over lines", ".. image:: https://img.shields.io\n   @evil.example/x\n   :alt: badge\n\n.. |s| figure::\n   //evil.example\n   /y\n", []string{"https://img.shields.io@evil.example/x", "//evil.example/y", "https://img.shields.io", "//evil.example"}},
 		{"relative", ".. image:: img/a.png\n\nimage::b.png[]\n", nil},
 		{"a link", "`docs <https://docs.example/>`_\n", nil},
 		{"rst raw html", ".. raw:: html\n\n   <img src=\"https://evil.example/raw\">\n", []string{"https://evil.example/raw"}},
