@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"path"
 	"regexp"
 	"slices"
@@ -40,11 +41,15 @@ func renderedFinder(name string) func([]byte) []string {
 	if path.Base(lower) == "contents.lr" {
 		return gfm.Fetched
 	}
+	if formTemplate(lower) {
+		return gfm.FetchedForm
+	}
 	if strings.HasSuffix(lower, ".rst.txt") || strings.HasSuffix(lower, ".rest.txt") {
 		return gfm.FetchedMarkup
 	}
 	switch path.Ext(lower) {
-	case ".md", ".markdown", ".mdown", ".mdwn", ".mkd", ".mkdn", ".mkdown", ".ronn", ".workbook", ".livemd", ".scd":
+	case ".md", ".markdown", ".mdown", ".mdwn", ".mkd", ".mkdn", ".mkdown", ".ronn", ".workbook", ".livemd", ".scd",
+		".mdx", ".litcoffee": // github/markup renders MDX and Literate CoffeeScript as Markdown
 		return gfm.Fetched
 	case ".rst", ".rest", ".adoc", ".asciidoc", ".asc":
 		return gfm.FetchedMarkup
@@ -54,6 +59,21 @@ func renderedFinder(name string) func([]byte) []string {
 		return gfm.FetchedNotebook
 	}
 	return nil
+}
+
+// formTemplate says whether the file named lower (in lower case) is an
+// issue or discussion form, whose Markdown GitHub shows to whoever opens
+// a new issue or discussion: YAML in a folder ISSUE_TEMPLATE or
+// DISCUSSION_TEMPLATE (.github's, or the top's and docs' of an
+// organization's .github repository).
+func formTemplate(lower string) bool {
+	switch path.Ext(lower) {
+	case ".yml", ".yaml":
+	default:
+		return false
+	}
+	dir := path.Base(path.Dir(lower))
+	return dir == "issue_template" || dir == "discussion_template"
 }
 
 // finderFor is renderedFinder for the file name holding data: Linguist
@@ -96,11 +116,48 @@ func modelineFinder(data []byte) func([]byte) []string {
 }
 
 // githubHost says whether h serves GitHub's own content (what it
-// fetches there nobody else reads in a log). Pages sites (github.io)
-// are their owners' and do not count.
+// fetches there nobody else reads in a log). Only the hosts that serve
+// what is stored on GitHub are: not every name under githubusercontent.com
+// is one. camo.githubusercontent.com, GitHub's image proxy, fetches the
+// address its path spells (with a signature anyone obtains by posting
+// that image in a comment), so a set of addresses made beforehand for
+// a host of the attacker's is a way out too. Pages sites (github.io)
+// are their owners' and do not count either.
 func githubHost(h string) bool {
-	return h == "github.com" || h == "githubusercontent.com" || strings.HasSuffix(h, ".githubusercontent.com") ||
-		strings.HasSuffix(h, ".githubassets.com")
+	if h == "github.com" || strings.HasSuffix(h, ".githubassets.com") {
+		return true
+	}
+	name, ok := strings.CutSuffix(h, ".githubusercontent.com")
+	return ok && githubContentHost(strings.TrimRight(name, "0123456789"))
+}
+
+// githubContentHost says whether name, under githubusercontent.com,
+// serves what people stored on GitHub (a number after one, avatars2, is
+// the same host): files of repositories and gists, uploaded images and
+// attachments, release assets, large files, avatars.
+func githubContentHost(name string) bool {
+	switch name {
+	case "raw", "gist", "user-images", "private-user-images", "cloud", "objects", "media", "avatars", "repository-images":
+		return true
+	}
+	return false
+}
+
+// countedDownload says whether the image at u, on host h, is a release's
+// asset on github.com (…/releases/download/…, …/releases/latest/download/…):
+// GitHub counts every download of an asset and shows the count to anyone
+// through its API, so a set of assets an attacker uploaded, each shown or
+// not, spells what the agent read to them. Any address naming releases
+// counts, in any case and spelling.
+func countedDownload(h, u string) bool {
+	if h != "github.com" {
+		return false
+	}
+	l := strings.ToLower(strings.ReplaceAll(u, `\`, "/"))
+	if p, err := url.PathUnescape(l); err == nil {
+		l = strings.ToLower(p)
+	}
+	return strings.Contains(l, "/releases/")
 }
 
 // imageAllowed says whether GitHub may fetch the image at u for the
@@ -110,7 +167,7 @@ func imageAllowed(u string, rules []egress.Rule) bool {
 	if h == "" {
 		return false
 	}
-	if githubHost(h) {
+	if githubHost(h) && !countedDownload(h, u) {
 		return true
 	}
 	d, err := egress.ParseDest(h)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -47,8 +48,11 @@ func Fetched(src []byte) []string {
 			// image from an address (an image shape, an icon, an
 			// <img> in a label): every address in one counts.
 			if lang := n.Language(d.Source); strings.EqualFold(string(lang), "mermaid") {
-				for _, u := range anyAddress.FindAll(join(d.Source, segmentsOf(n.Lines())), -1) {
-					add(string(u))
+				text := string(join(d.Source, segmentsOf(n.Lines())))
+				for _, t := range []string{text, mermaidDecode(text)} {
+					for _, u := range anyAddress.FindAllString(t, -1) {
+						add(u)
+					}
 				}
 			}
 		}
@@ -82,6 +86,23 @@ func destination(raw []byte) string {
 	return html.UnescapeString(b.String())
 }
 
+// mermaidEntity is Mermaid's spelling of a character ("#58;", "#quot;").
+var mermaidEntity = regexp.MustCompile(`#([0-9]{1,7}|[A-Za-z][A-Za-z0-9]{0,31});`)
+
+// mermaidDecode is a diagram's text with Mermaid's entity codes and then
+// HTML's character references resolved, as a label's HTML reaches the
+// page: "https#58;#47;#47;host" is an address there.
+func mermaidDecode(s string) string {
+	s = mermaidEntity.ReplaceAllStringFunc(s, func(e string) string {
+		code := e[1 : len(e)-1]
+		if code[0] >= '0' && code[0] <= '9' {
+			return "&#" + code + ";"
+		}
+		return "&" + code + ";"
+	})
+	return html.UnescapeString(s)
+}
+
 // asciiPunct are the characters a backslash escapes in CommonMark.
 const asciiPunct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
@@ -95,11 +116,26 @@ var loadingAttrs = map[string]bool{"src": true, "srcset": true, "poster": true, 
 // htmlSources hands add every address a loading attribute of the HTML
 // in buf names.
 func htmlSources(buf []byte, add func(string)) {
+	htmlSourcesDepth(buf, add, 0)
+}
+
+// maxRawDepth bounds how deep htmlSources reads raw text as HTML.
+const maxRawDepth = 4
+
+// htmlSourcesDepth is htmlSources, depth raw texts down. The tokenizer
+// reads the text of <xmp>, <noembed>, <noscript>, <iframe>, <textarea>,
+// … as text, but a sanitizer that drops such an element may keep what it
+// parsed inside: that text is read for images too.
+func htmlSourcesDepth(buf []byte, add func(string), depth int) {
 	z := html.NewTokenizer(bytes.NewReader(buf))
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
 			return
+		}
+		if tt == html.TextToken && depth < maxRawDepth && bytes.IndexByte(z.Raw(), '<') >= 0 {
+			htmlSourcesDepth(bytes.Clone(z.Raw()), add, depth+1)
+			continue
 		}
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue
@@ -112,16 +148,52 @@ func htmlSources(buf []byte, add func(string)) {
 				continue
 			}
 			if strings.EqualFold(string(key), "srcset") {
-				for _, part := range strings.Split(string(val), ",") {
-					if f := strings.Fields(part); len(f) > 0 {
-						add(f[0])
-					}
+				for _, u := range srcsetURLs(string(val)) {
+					add(u)
 				}
 				continue
 			}
 			add(string(val))
 		}
 	}
+}
+
+// srcsetURLs are the addresses of a srcset's candidates as browsers read
+// them (the HTML standard's parsing): an address runs to the next white
+// space, commas inside it included and trailing ones dropped, so
+// "//a.example,@b.example/p 1x" is an image from b.example; the
+// descriptors after it run to a comma outside parentheses.
+func srcsetURLs(v string) []string {
+	space := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+	var out []string
+	i := 0
+	for i < len(v) {
+		for i < len(v) && (space(v[i]) || v[i] == ',') {
+			i++
+		}
+		start := i
+		for i < len(v) && !space(v[i]) {
+			i++
+		}
+		if start == i {
+			break
+		}
+		u := v[start:i]
+		if trimmed := strings.TrimRight(u, ","); trimmed != u {
+			out = append(out, trimmed) // no descriptors
+			continue
+		}
+		out = append(out, u)
+		for inParens := false; i < len(v); i++ {
+			c := v[i]
+			if c == ',' && !inParens {
+				i++
+				break
+			}
+			inParens = c == '(' || inParens && c != ')'
+		}
+	}
+	return out
 }
 
 // outside says whether u names another host: an address with an http(s)
@@ -179,19 +251,123 @@ func Host(u string) string {
 // markupImage finds image addresses in the other markups GitHub renders
 // (reStructuredText's image and figure directives and substitutions,
 // AsciiDoc's image macros and an absolute imagesdir).
-var markupImage = regexp.MustCompile(`(?i)(?:\.\.\s+(?:\|[^|]*\|\s+)?(?:image|figure)::\s*|image::?\s*|:imagesdir:\s*)(\S+?)(?:\[|\s|$)`)
+var markupImage = regexp.MustCompile(`(?i)(?:\.\.\s+(?:\|[^|]*\|\s+)?(?:image|figure)::\s*|image::?\s*|:(?:imagesdir|iconsdir):\s*)(\S+?)(?:\[|\s|$)`)
+
+// rstImage finds reStructuredText's image and figure directives with
+// their whole argument: docutils takes the address from the first line
+// and the indented lines after it, up to an option or a blank line, with
+// the white space taken out ("https://a.example" and "@b.example/x" on
+// the next line are an image from b.example).
+var rstImage = regexp.MustCompile(`(?im)^[ \t]*\.\.[ \t]+(?:\|[^|\n]*\|[ \t]+)?(?:image|figure)::([^\n]*(?:\n[ \t]+[^:\s][^\n]*)*)`)
+
+// attributeEntry finds AsciiDoc's attribute entries (":name: value"),
+// and attributeRef the references to one ("{name}").
+var (
+	attributeEntry = regexp.MustCompile(`(?m)^:([A-Za-z0-9_][A-Za-z0-9_-]*)!?:[ \t]*(.*)$`)
+	attributeRef   = regexp.MustCompile(`\{([A-Za-z0-9_][A-Za-z0-9_-]*)\}`)
+)
+
+// maxExpanded bounds what expanding an image's target may make of it.
+// A target that grows past it is taken for one from tooLong, a host
+// nothing allows: cutting it could keep an allowed host's name and drop
+// the "@" after which another host begins.
+const maxExpanded = 2 << 10
+
+const tooLong = "//asciidoc-attributes-too-long.invalid/"
+
+// attributes are a document's AsciiDoc attribute entries, by name, each
+// name's in order.
+type attributes map[string][]attribute
+
+type attribute struct {
+	at    int
+	value string
+}
+
+func readAttributes(src []byte) attributes {
+	a := attributes{}
+	for _, m := range attributeEntry.FindAllSubmatchIndex(src, -1) {
+		name := strings.ToLower(string(src[m[2]:m[3]]))
+		value := src[m[4]:m[5]]
+		if len(value) > maxExpanded+1 {
+			value = value[:maxExpanded+1] // too long to expand all the same
+		}
+		a[name] = append(a[name], attribute{m[0], strings.TrimSpace(string(value))})
+	}
+	return a
+}
+
+// expand replaces the attribute references in s, found at offset at, by
+// the values the attributes last had before it (a value's own
+// references too, a few rounds deep): AsciiDoc substitutes them in an
+// image's target and in imagesdir, so "image::{base}/a.png[]" shows an
+// image from wherever base names.
+func (a attributes) expand(s string, at int) string {
+	for range 4 {
+		if !strings.Contains(s, "{") {
+			break
+		}
+		next, ok := a.expandOnce(s, at)
+		if !ok {
+			return tooLong
+		}
+		if next == s {
+			break
+		}
+		s = next
+	}
+	return s
+}
+
+// expandOnce is one round of expand; false when the result would be
+// longer than maxExpanded.
+func (a attributes) expandOnce(s string, at int) (string, bool) {
+	var b strings.Builder
+	last := 0
+	for _, m := range attributeRef.FindAllStringSubmatchIndex(s, -1) {
+		b.WriteString(s[last:m[0]])
+		b.WriteString(a.valueAt(strings.ToLower(s[m[2]:m[3]]), at, s[m[0]:m[1]]))
+		last = m[1]
+		if b.Len() > maxExpanded {
+			return "", false
+		}
+	}
+	b.WriteString(s[last:])
+	return b.String(), b.Len() <= maxExpanded
+}
+
+// valueAt is the value the attribute name last had before offset at, or
+// ref when it had none.
+func (a attributes) valueAt(name string, at int, ref string) string {
+	list := a[name]
+	i := sort.Search(len(list), func(i int) bool { return list[i].at >= at })
+	if i == 0 {
+		return ref
+	}
+	return list[i-1].value
+}
 
 // FetchedMarkup is Fetched for reStructuredText and AsciiDoc text: the
-// absolute addresses of their images (an AsciiDoc imagesdir that is one
-// is listed itself: every image below it is fetched from that host).
+// absolute addresses of their images, with AsciiDoc's attribute
+// references resolved (an imagesdir or iconsdir that is one is listed
+// itself: every image, or admonition icon, below it is fetched from that
+// host).
 // Raw HTML counts too, wherever it lies: reStructuredText's raw
 // directive and AsciiDoc's passthroughs hand it to the page, and GitHub
 // keeps its images.
 func FetchedMarkup(src []byte) []string {
 	var found addresses
 	add := found.add
-	for _, m := range markupImage.FindAllSubmatch(src, -1) {
-		add(string(m[1]))
+	for _, m := range rstImage.FindAllSubmatch(src, -1) {
+		add(strings.Join(strings.Fields(string(m[1])), ""))
+	}
+	attrs := readAttributes(src)
+	for _, m := range markupImage.FindAllSubmatchIndex(src, -1) {
+		target := attrs.expand(string(src[m[2]:m[3]]), m[0])
+		// Asciidoctor writes a target into the page's src as it is, so a
+		// character reference in it is its character there.
+		add(target)
+		add(html.UnescapeString(target))
 	}
 	htmlSources(src, add)
 	return found.list
@@ -204,16 +380,21 @@ func FetchedMarkup(src []byte) []string {
 func FetchedAny(src []byte) []string {
 	var found addresses
 	add := found.add
-	for _, u := range anyAddress.FindAll(src, -1) {
-		add(string(u))
+	// A markup may pass a character reference to the page as written,
+	// where it stands for its character ("https&#58;//host").
+	for _, t := range []string{string(src), html.UnescapeString(string(src))} {
+		for _, u := range anyAddress.FindAllString(t, -1) {
+			add(u)
+		}
 	}
 	htmlSources(src, add)
 	return found.list
 }
 
 // FetchedNotebook is Fetched for a Jupyter notebook, which GitHub renders
-// cell by cell: the images of its Markdown cells and of the Markdown and
-// HTML its cells' outputs hold. Keys are matched exactly, as a notebook's
+// cell by cell: the images of its Markdown cells, of its raw cells (read
+// as Markdown and as HTML) and of the Markdown and HTML its cells'
+// outputs hold. Keys are matched exactly, as a notebook's
 // readers match them (Go's decoding into a struct takes "Cells" for
 // "cells" too, and the last of the two). Text that is not a notebook of
 // that shape (JSON Go refuses but another reader takes, with NaN in it;
@@ -230,8 +411,15 @@ func FetchedNotebook(src []byte) []string {
 		}
 	}
 	for _, c := range cells {
-		if c.kind == "markdown" {
+		switch c.kind {
+		case "markdown":
 			add(Fetched([]byte(notebookText(c.source))))
+		case "raw":
+			// A raw cell of HTML (or Markdown) is shown as it is by
+			// nbconvert's HTML; read it both ways.
+			src := []byte(notebookText(c.source))
+			add(Fetched(src))
+			htmlSources(src, found.add)
 		}
 		for _, data := range c.outputs {
 			for kind, v := range data {

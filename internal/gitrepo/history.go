@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/planexhq/planex/internal/abbrev"
@@ -204,11 +205,18 @@ func TaskMessage(session, task, title, body string) string {
 		// Agent-written text must not be able to forge a trailer.
 		body = strings.ReplaceAll(body, "\n\n", "\n")
 		body = strings.ReplaceAll(body, "Planex-", "Planex‑")
+		// Nor name a person as an author, a signer or a reviewer.
+		body = personTrailer.ReplaceAllString(body, "$1‑$2")
 		b.WriteString("\n" + body + "\n")
 	}
 	fmt.Fprintf(&b, "\n%s: %s\n%s: %s\n", TrailerSession, session, TrailerTask, task)
 	return b.String()
 }
+
+// personTrailer finds the lines of a message that start like a trailer
+// naming a person ("Co-authored-by:", "Signed-off-by:"), in any case:
+// the first hyphen is the one TaskMessage replaces by a non-breaking one.
+var personTrailer = regexp.MustCompile(`(?im)^([ \t]*[a-z]+)-([a-z-]*by[ \t]*:)`)
 
 // DefuseRefs is defuseRefs for text that GitHub puts into a commit
 // message itself: a pull request's title, which the merge commit's (and

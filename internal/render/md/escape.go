@@ -111,7 +111,7 @@ func CodeBlock(info string, s string) string {
 		}
 		return -1
 	}, info)
-	s = defuseComments(clean(s))
+	s = defuseCommands(defuseComments(clean(s)))
 	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
 	if s != "" && !strings.HasSuffix(s, "\n") {
 		s += "\n"
@@ -382,6 +382,21 @@ func escapeCodePipes(s string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// defuseCommands breaks the slash commands that start a line of text
+// shown literally (a code block) with a zero-width joiner after the
+// "/": bots that read a comment's raw lines would take one for a
+// command from planex's account.
+func defuseCommands(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		rest := strings.TrimLeft(l, " \t")
+		if strings.HasPrefix(rest, "/") && looksLikeCommand(rest) {
+			lines[i] = l[:len(l)-len(rest)] + "/" + zwj + rest[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // defuseComments breaks "<!--" in text that is shown literally (code),

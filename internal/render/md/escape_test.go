@@ -447,7 +447,7 @@ func TestCodeBlockCannotBeClosed(t *testing.T) {
 			seg := lines.At(i)
 			body.Write(seg.Value([]byte(src)))
 		}
-		want := strings.ReplaceAll(clean(s), "<!--", "<"+zwj+"!--")
+		want := defuseCommands(strings.ReplaceAll(clean(s), "<!--", "<"+zwj+"!--"))
 		if want != "" && !strings.HasSuffix(want, "\n") {
 			want += "\n"
 		}
@@ -594,5 +594,26 @@ func TestBareURLsAndClosingReferencesAreNeutral(t *testing.T) {
 		if got := Text(in); got != want {
 			t.Errorf("Text(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRedTeamCodeBlockCarriesNoCommand: text planex quotes in a code
+// block (a CI log excerpt the agent's code printed, an error) puts a
+// bot's slash command at the start of a line. Other bots on the
+// repository (Prow's /lgtm, /approve, /retest; /planex itself in another
+// installation) read the comment's raw lines, code blocks included, and
+// planex's account, a writer of the repository, would be the one asking.
+func TestRedTeamCodeBlockCarriesNoCommand(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"/lgtm", "ok\n/approve\n", "  /merge", "\t/retest all", "x\n/planex approve 0123456789\n", "/assign @someone"} {
+		for _, line := range strings.Split(CodeBlock("text", s), "\n") {
+			if l := strings.TrimLeft(line, " \t"); strings.HasPrefix(l, "/") && looksLikeCommand(l) {
+				t.Errorf("CodeBlock(%q) has the line %q", s, line)
+			}
+		}
+	}
+	// Paths are left as they are.
+	if got := CodeBlock("", "/usr/bin/env go\n"); got != "```\n/usr/bin/env go\n```" {
+		t.Errorf("CodeBlock changed a path: %q", got)
 	}
 }
