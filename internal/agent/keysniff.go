@@ -41,22 +41,74 @@ func valuePaths(val string) []string {
 // step does not get (heldValuePaths) name, whatever the variable is
 // called and wherever the file lies (/etc/myapp/tls.key too), where
 // the file starts as a key does (startsLikeSecret:
-// APP_CONFIG=/srv/ci/deploy.pem, a GCLOUD_JSON service account); not
-// one of shown, the configurations the step is shown filtered (a
-// global npmrc with an inline key= the view leaves out).
+// APP_CONFIG=/srv/ci/deploy.pem, a GCLOUD_JSON service account), and
+// such files of a folder one names (keyFolderFiles: TLS_DIR=/srv/tls
+// holding server.key); not one of shown, the configurations the step
+// is shown filtered (a global npmrc with an inline key= the view
+// leaves out).
 func keyFilesByContent(base, passed, keep, shown []string) []string {
 	var out []string
+	judge := func(name, p string) {
+		if slices.Contains(out, p) || isShown(p, shown) {
+			return
+		}
+		switch startsLikeSecret(p) {
+		case sniffKey:
+			out = append(out, p)
+		case sniffStore:
+			if !trustStore(name, p) {
+				out = append(out, p)
+			}
+		}
+	}
 	for _, hp := range heldValuePaths(base, passed, keep) {
-		if slices.Contains(out, hp.path) || isShown(hp.path, shown) {
+		if !isDirectory(hp.path) {
+			judge(hp.name, hp.path)
 			continue
 		}
-		switch startsLikeSecret(hp.path) {
-		case sniffKey:
-			out = append(out, hp.path)
-		case sniffStore:
-			if !trustStore(hp.name, hp.path) {
-				out = append(out, hp.path)
-			}
+		for _, p := range keyFolderFiles(hp.path, keep) {
+			judge(hp.name, p)
+		}
+	}
+	return out
+}
+
+// maxKeyFolderEntries bounds the entries of a folder a held variable
+// names that keyFolderFiles reads, and maxKeyFolderFileSize the size
+// of a file there it sniffs: a key file is small.
+const (
+	maxKeyFolderEntries  = 128
+	maxKeyFolderFileSize = 1 << 20
+)
+
+// keyFolderFiles are the regular files of dir, a folder a held
+// variable names, startsLikeSecret is to judge: each of its first
+// maxKeyFolderEntries entries that is a regular file of at most
+// maxKeyFolderFileSize, or a link to one (taken where it leads),
+// outside the kernel's folders and those the step keeps. A folder of
+// the system's programs and libraries (a toolchain's, an SDK's) holds
+// no admin's key and is not read; one in /etc is (/etc/myapp/tls).
+func keyFolderFiles(dir string, keep []string) []string {
+	if isProgramPath(dir) && !within(filepath.Clean(dir), "/etc") {
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	entries, _ := f.ReadDir(maxKeyFolderEntries)
+	f.Close()
+	var out []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() && e.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		p, err := filepath.EvalSymlinks(filepath.Join(dir, e.Name()))
+		if err != nil || kernelPath(p) || keptFolderHolds(keep, p) {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() <= maxKeyFolderFileSize {
+			out = append(out, p)
 		}
 	}
 	return out
@@ -95,8 +147,10 @@ func isShown(p string, shown []string) bool {
 	return err == nil && slices.Contains(shown, real)
 }
 
-// keySniffBytes is how much of a file startsLikeSecret reads.
-const keySniffBytes = 4096
+// keySniffBytes is how much of a file startsLikeSecret reads: a
+// combined PEM (HAProxy's and many proxies', a certificate chain of a
+// few KiB, then the key) holds its key past the first 4 KiB.
+const keySniffBytes = 64 << 10
 
 // secretJSON matches a JSON credential's telling keys: a cloud
 // service account's or an OAuth client's private key, refresh token
