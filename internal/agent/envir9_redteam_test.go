@@ -40,3 +40,72 @@ func TestRedTeamKeysPastTheSniffAndInFolders(t *testing.T) {
 		t.Errorf("the agent read a key through the folder's link: %s", out)
 	}
 }
+
+// TestRedTeamCredentialFilesByTheirText: a held variable whose name says
+// nothing of a secret names another client's credential file, or a key
+// written as base64 (a workflow's secret stored so and written out as
+// it is): a .netrc, git's credential store, a JSON Web Token (an OIDC
+// token file), a cookie jar, a registry client's auth.json, AWS's
+// shared credentials, a .pgpass. A contained agent read each. Now
+// such files are judged by their text as keys are.
+func TestRedTeamCredentialFilesByTheirText(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-credtext-")
+	files := map[string]string{
+		"a/netrc":       "# the build's hosts\nmachine git.corp login ci password loot-netrc",
+		"a/gitcreds":    "https://ci:loot-gitcreds@git.corp",
+		"a/jwt":         "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJjaSJ9.loot-jwt",
+		"a/cookies":     "# Netscape HTTP Cookie File\n.corp\tTRUE\t/\tTRUE\t0\tsession\tloot-cookie",
+		"a/key.b64":     "LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0Kloot-b64",
+		"a/auth.json":   "{\"auths\": {\"registry.corp\": {\"auth\": \"loot-registry\"}}}",
+		"a/aws":         "[default]\naws_access_key_id = AKIA\naws_secret_access_key = loot-aws",
+		"a/pgpass":      "db.corp:5432:*:ci:loot-pgpass",
+		"a/notes.txt":   "by default the account settings are kept notes-readable",
+		"a/event.json":  "{\"comment\": {\"body\": \"see https://example.com/x\"}, \"n\": \"event-readable\"}",
+		"a/hosts":       "127.0.0.1 localhost hosts-readable",
+		"a/version.txt": "3.12.4 version-readable",
+	}
+	plant(t, dir, files)
+	a := dir + "/a/"
+	env := []string{"PATH=/usr/bin:/bin", "GIT_HOSTS=" + a + "netrc", "APP_GITCONF=" + a + "gitcreds",
+		"OIDC_FILE=" + a + "jwt", "SESSION_JAR=" + a + "cookies", "APP_DATA=" + a + "key.b64",
+		"REGISTRY_CONF=" + a + "auth.json", "CLOUD_CONF=" + a + "aws", "DB_CONF=" + a + "pgpass",
+		"APP_NOTES=" + a + "notes.txt", "APP_EVENT=" + a + "event.json", "APP_HOSTS=" + a + "hosts",
+		"APP_VERSION=" + a + "version.txt"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestLooksLikeCredentialText: which first bytes are another client's
+// credential file, or a key's base64.
+func TestLooksLikeCredentialText(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		head string
+		want bool
+	}{
+		{"machine git.corp login ci password x\n", true},
+		{"machine a\n  login ci\n  password x\n", true},
+		{"default login anonymous password me@corp\n", true},
+		{"by default your account settings\n", false},
+		{"https://ci:tok@git.corp\n", true},
+		{"url = https://git.corp/x\n", false},
+		{"https://git.corp/x\n", false},
+		{"eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJjaSJ9.c2ln\n", true},
+		{"eyJhbGciOiJSUzI1NiJ9 and more\n", false},
+		{"# Netscape HTTP Cookie File\n", true},
+		{"{\"auths\": {}}", true},
+		{"{\"credsStore\": \"desktop\"}", false},
+		{"[default]\naws_secret_access_key = x\n", true},
+		{"[default]\nregion = eu-west-1\n", false},
+		{"db:5432:app:ci:pw\n", true},
+		{"root:x:0:0:root:/root:/bin/bash\n", false},
+		{"LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2UUlC\n", true},
+		{"ewogICJ0eXBlIjogInNlcnZpY2VfYWNjb3VudCIsCg==\n", true},
+		{"aGVsbG8gd29ybGQsIHRoaXMgaXMgbm8ga2V5IGF0IGFsbA==\n", false},
+		{"3f786850e387550fdab836ed7e6dc881de23001b\n", false},
+	} {
+		if got := looksLikeSecret([]byte(c.head)) != sniffNone; got != c.want {
+			t.Errorf("looksLikeSecret(%q) = %v, want %v", c.head, got, c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"encoding/base64"
 	"io"
 	"os"
 	"path/filepath"
@@ -154,8 +155,10 @@ const keySniffBytes = 64 << 10
 
 // secretJSON matches a JSON credential's telling keys: a cloud
 // service account's or an OAuth client's private key, refresh token
-// or client secret, and the types of Google's credential files.
-var secretJSON = regexp.MustCompile(`"(?:private_key|refresh_token|client_secret)"\s*:|"type"\s*:\s*"(?:service_account|authorized_user|external_account|impersonated_service_account)"`)
+// or client secret, the types of Google's credential files, and a
+// container registry client's logins (Docker's config.json, Podman's
+// and Skopeo's auth.json: "auths", an identity token).
+var secretJSON = regexp.MustCompile(`"(?:private_key|refresh_token|client_secret|identitytoken)"\s*:|"type"\s*:\s*"(?:service_account|authorized_user|external_account|impersonated_service_account)"|"auths"\s*:\s*\{`)
 
 // secretMarks are what a key file holds near its start: a PEM private
 // key of any kind (PKCS#1 and #8, EC, OpenSSH's, an encrypted one,
@@ -184,10 +187,23 @@ func startsLikeSecret(p string) sniffed {
 }
 
 // looksLikeSecret is what a file's first bytes are: a key's
-// (secretMarks, a JSON credential: secretJSON), a key store's (a Java
-// key store, JKS's FEEDFEED or JCEKS's CECECECE, or a PKCS#12 store: a
-// DER sequence whose first element is the version, 3), or neither.
+// (secretMarks, a JSON credential: secretJSON, another client's
+// credential file: credentialText, base64 of any of them), a key
+// store's (a Java key store, JKS's FEEDFEED or JCEKS's CECECECE, or a
+// PKCS#12 store: a DER sequence whose first element is the version,
+// 3), or neither.
 func looksLikeSecret(head []byte) sniffed {
+	if k := looksLikeSecretText(head); k != sniffNone {
+		return k
+	}
+	if dec, ok := base64Text(head); ok {
+		return looksLikeSecretText(dec)
+	}
+	return sniffNone
+}
+
+// looksLikeSecretText is looksLikeSecret of head as it is.
+func looksLikeSecretText(head []byte) sniffed {
 	for _, m := range secretMarks {
 		if bytes.Contains(head, m) {
 			return sniffKey
@@ -196,10 +212,81 @@ func looksLikeSecret(head []byte) sniffed {
 	if bytes.HasPrefix(head, []byte{0xfe, 0xed, 0xfe, 0xed}) || bytes.HasPrefix(head, []byte{0xce, 0xce, 0xce, 0xce}) || pkcs12Start(head) {
 		return sniffStore
 	}
-	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' && secretJSON.Match(head) {
+	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	if len(t) > 0 && t[0] == '{' && secretJSON.Match(head) {
+		return sniffKey
+	}
+	if credentialText(t) {
 		return sniffKey
 	}
 	return sniffNone
+}
+
+// Other clients' credential files by their text: a .netrc (its first
+// word machine or default, comments aside: netrcStart) giving a
+// password (netrcPassword), git's credential store and the like
+// (a URL with a password at a line's start: credentialURL), AWS's
+// shared credentials (awsSecretLine), a .pgpass line (host, port,
+// database, user, password: pgpassLine), a cookie jar's header
+// (cookieJarMarks) and a file that is one JSON Web Token, as an OIDC
+// or a service account token file is (jwtFile).
+var (
+	netrcStart     = regexp.MustCompile(`^(?:#[^\n]*\n|\s)*(?:machine|default)\s`)
+	netrcPassword  = regexp.MustCompile(`(?:^|\s)(?:password|account)\s+\S`)
+	credentialURL  = regexp.MustCompile(`(?m)^\s*[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@`)
+	awsSecretLine  = regexp.MustCompile(`(?mi)^\s*(?:aws_secret_access_key|aws_session_token)\s*=`)
+	pgpassLine     = regexp.MustCompile(`(?m)^[^:#\s]+:(?:\d+|\*):[^:\s]+:[^:\s]+:\S`)
+	jwtFile        = regexp.MustCompile(`^eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\s*$`)
+	cookieJarMarks = [][]byte{[]byte("# Netscape HTTP Cookie File"), []byte("# HTTP Cookie File")}
+)
+
+// credentialText reports whether t, a file's first bytes with the
+// blanks before them dropped, is another client's credential file.
+func credentialText(t []byte) bool {
+	for _, m := range cookieJarMarks {
+		if bytes.HasPrefix(t, m) {
+			return true
+		}
+	}
+	return jwtFile.Match(t) || netrcStart.Match(t) && netrcPassword.Match(t) || credentialURL.Match(t) || awsSecretLine.Match(t) || pgpassLine.Match(t)
+}
+
+// minBase64Key is the least base64 text base64Text decodes: a key's
+// base64 (a workflow's secret written out as it is stored) is longer.
+const minBase64Key = 32
+
+// base64Text is head decoded, where head (its blanks aside) is
+// standard or URL-safe base64 text of at least minBase64Key letters:
+// its whole groups of four, a cut file's last part dropped.
+func base64Text(head []byte) ([]byte, bool) {
+	var b []byte
+	for _, c := range head {
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/':
+			b = append(b, c)
+		case c == '-':
+			b = append(b, '+')
+		case c == '_':
+			b = append(b, '/')
+		case c == '=':
+			// Padding ends the text.
+			b = append(b, c)
+		default:
+			return nil, false
+		}
+	}
+	b = bytes.TrimRight(b, "=")
+	if len(b) < minBase64Key {
+		return nil, false
+	}
+	b = b[:len(b)/4*4]
+	dec := make([]byte, base64.StdEncoding.DecodedLen(len(b)))
+	n, err := base64.StdEncoding.Decode(dec, b)
+	if err != nil {
+		return nil, false
+	}
+	return dec[:n], true
 }
 
 // pkcs12Start reports whether b starts as a PKCS#12 store: a DER (or
