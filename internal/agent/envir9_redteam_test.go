@@ -109,3 +109,38 @@ func TestLooksLikeCredentialText(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamMonitoringAgentSecrets: the monitoring and log shipping
+// agents of a runner's host keep the key they send with under /etc:
+// Datadog's api_key (and its checks' database passwords), New Relic's
+// license key, the outputs' tokens and passwords of Fluent Bit,
+// td-agent, Vector, the OpenTelemetry Collector, Grafana's Alloy and
+// agent, Promtail, Filebeat and Metricbeat, Zabbix's pre-shared key,
+// and the credentials MAAS leaves cloud-init in /etc/cloud, many of
+// them readable by all. A contained agent read each. They are covered
+// now: only the agents read them.
+func TestRedTeamMonitoringAgentSecrets(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-monitoring-")
+	files := map[string]string{
+		"etc/datadog-agent/datadog.yaml":                "api_key: loot-datadog-api-key",
+		"etc/datadog-agent/conf.d/postgres.d/conf.yaml": "instances:\n  - password: loot-datadog-check",
+		"etc/cloud/cloud.cfg.d/90_dpkg_maas.cfg":        "datasource:\n  MAAS: {token_secret: loot-maas-token}",
+		"etc/newrelic-infra.yml":                        "license_key: loot-newrelic",
+		"etc/newrelic-infra/logging.d/app.yml":          "http_passwd: loot-newrelic-logging",
+		"etc/fluent-bit/fluent-bit.conf":                "[OUTPUT]\n    Splunk_Token loot-fluent-bit",
+		"etc/td-agent-bit/td-agent-bit.conf":            "[OUTPUT]\n    HTTP_Passwd loot-td-agent-bit",
+		"etc/td-agent/td-agent.conf":                    "<match **>\n  password loot-td-agent\n</match>",
+		"etc/fluent/fluentd.conf":                       "<match **>\n  password loot-fluentd\n</match>",
+		"etc/vector/vector.yaml":                        "sinks:\n  dd:\n    default_api_key: loot-vector",
+		"etc/otelcol/config.yaml":                       "exporters:\n  otlp:\n    headers: {api-key: loot-otelcol}",
+		"etc/otelcol-contrib/config.yaml":               "exporters:\n  otlp:\n    headers: {api-key: loot-otelcol-contrib}",
+		"etc/alloy/config.alloy":                        "basic_auth {\n  password = \"loot-alloy\"\n}",
+		"etc/grafana-agent.yaml":                        "remote_write:\n  - basic_auth: {password: loot-grafana-agent}",
+		"etc/promtail/config.yml":                       "clients:\n  - basic_auth: {password: loot-promtail}",
+		"etc/filebeat/filebeat.yml":                     "cloud.auth: elastic:loot-filebeat",
+		"etc/metricbeat/metricbeat.yml":                 "cloud.auth: elastic:loot-metricbeat",
+		"etc/zabbix/zabbix_agentd.psk":                  "loot-zabbix-psk",
+	}
+	catPlanted(t, box, dir, dir+"/etc", files)
+}
