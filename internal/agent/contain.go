@@ -74,6 +74,9 @@ type Containment struct {
 	// passwdFile stands for /etc/passwd in tests, where the other
 	// accounts' homes are looked for ("": the machine's).
 	passwdFile string
+	// nss stands for the machine's getent and /proc in tests that stand
+	// in for /etc/passwd.
+	nss nssSource
 	// etcDir stands for /etc in tests, where the machine's other
 	// environment files are looked for ("": systemEtc).
 	etcDir string
@@ -137,7 +140,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if err != nil {
 		return func() {}, fmt.Errorf("creating the agent's home: %w", err)
 	}
-	others, othersShown := otherAccountHomes(c.passwd(), cmp(c.homeRoot, peopleHomes), base)
+	others, othersShown := otherAccountHomes(c.passwd(), cmp(c.homeRoot, peopleHomes), c.nssAccounts(ctx), base)
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: slices.Concat(readable, c.Read, othersShown),
@@ -362,7 +365,18 @@ func (c Containment) passwd() string {
 	if c.passwdFile != "" {
 		return c.passwdFile
 	}
-	return "/etc/passwd"
+	return machinePasswd
+}
+
+// nssAccounts are the password database's lines NSS adds to the
+// password file (nssAccounts): the machine's, or a test's getent and
+// processes where the test stands in for the password file (none
+// where it gives no getent).
+func (c Containment) nssAccounts(ctx context.Context) []byte {
+	if c.passwdFile != "" {
+		return nssAccounts(ctx, c.passwdFile, c.nss)
+	}
+	return nssAccounts(ctx, machinePasswd, machineNSS())
 }
 
 func (c Containment) homes(env []string) []string {

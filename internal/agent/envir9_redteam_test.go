@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -143,4 +145,68 @@ func TestRedTeamMonitoringAgentSecrets(t *testing.T) {
 		"etc/zabbix/zabbix_agentd.psk":                  "loot-zabbix-psk",
 	}
 	catPlanted(t, box, dir, dir+"/etc", files)
+}
+
+// TestRedTeamDirectoryAccountsHomesHidden: on a machine whose people are
+// a directory's accounts (LDAP through nslcd, SSSD, winbind), the
+// password file lists none of them, and a static planex read nothing
+// else: the homes of those living outside /home (/u/alice,
+// /export/home/bob) were read by a contained agent. Now planex asks
+// NSS through getent: for every account, where the directory lets it
+// list them (bob), and for the uids of the machine's processes the
+// password file does not know, where it does not (SSSD's default:
+// alice, logged in).
+func TestRedTeamDirectoryAccountsHomesHidden(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-nsshomes-")
+	files := map[string]string{
+		"u/alice/.aws/credentials":    "[default]\naws_secret_access_key = loot-ldap-alice",
+		"export/home/bob/.git-tokens": "loot-ldap-bob",
+		"opt/tools/readme":            "tools-readable",
+	}
+	plant(t, dir, files)
+	alice, bob := filepath.Join(dir, "u", "alice"), filepath.Join(dir, "export", "home", "bob")
+	plant(t, dir, map[string]string{
+		"passwd":            "root:x:0:0:root:/root:/bin/bash\nrunner:x:1001:1001::/home/runner:/bin/bash",
+		"proc/4242/status":  "Name:\tbash\nUid:\t5001\t5001\t5001\t5001",
+		"proc/4243/status":  "Name:\tsshd\nUid:\t0\t0\t0\t0",
+		"proc/self/status":  "Uid:\t1001\t1001\t1001\t1001",
+		"proc/4244/cmdline": "",
+	})
+	getent := filepath.Join(dir, "getent")
+	script := "#!/bin/sh\n[ \"$1\" = passwd ] || exit 1\nshift\n" +
+		"if [ $# -eq 0 ]; then echo 'root:x:0:0:root:/root:/bin/bash'; echo 'bob:*:5002:5002::" + bob + ":/bin/bash'; exit 0; fi\n" +
+		"for k; do [ \"$k\" = 5001 ] && echo 'alice:*:5001:5001::" + alice + ":/bin/bash'; done\nexit 0\n"
+	if err := os.WriteFile(getent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := Containment{Sandbox: box, passwdFile: filepath.Join(dir, "passwd"), nss: nssSource{getent: getent, proc: filepath.Join(dir, "proc")}}
+	checkPlantedReads(t, "", c, []string{"PATH=/usr/bin:/bin"}, dir, files)
+}
+
+// TestNSSAccountsOfTheMachine: the machine's getent answers for root by
+// uid, and a process's real uid is read from its status.
+func TestNSSAccountsOfTheMachine(t *testing.T) {
+	t.Parallel()
+	src := machineNSS()
+	if src.getent == "" {
+		t.Skip("no getent on this machine")
+	}
+	if got := string(getentPasswd(context.Background(), src.getent, []string{"0"})); !strings.HasPrefix(got, "root:") {
+		t.Errorf("getent passwd 0 = %q, want root's line", got)
+	}
+	for _, c := range []struct {
+		status string
+		want   string
+		ok     bool
+	}{
+		{"Name:\tx\nUid:\t1001\t0\t0\t0\n", "1001", true},
+		{"Uid:\t\n", "", false},
+		{"Uid:\tx\n", "", false},
+		{"Name:\tx\n", "", false},
+	} {
+		if got, ok := statusUID([]byte(c.status)); got != c.want || ok != c.ok {
+			t.Errorf("statusUID(%q) = %q, %v, want %q, %v", c.status, got, ok, c.want, c.ok)
+		}
+	}
 }
