@@ -210,3 +210,32 @@ func TestNSSAccountsOfTheMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamSystemGitConfigContinuedLines: git's system configuration
+// is shown without its extra headers and credential sections, judged
+// line by line; but git continues a value on the next line after a
+// backslash, and reads a setting written after a section header on
+// its line. An extra header whose token was on a continued line, or
+// one after [http] on its line, was shown to a contained agent. Now
+// the lines are judged as git reads them; a backslash in a comment
+// continues nothing, so a [credential] section below one is still
+// left out.
+func TestRedTeamSystemGitConfigContinuedLines(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-gitcontinued-")
+	files := map[string]string{
+		"etc/gitconfig": "[http]\n\textraHeader = AUTHORIZATION: \\\nbasic loot-git-continued\n" +
+			"[http \"https://gitlab.corp/\"]\n\textraHeader = \\\nPRIVATE-TOKEN: loot-git-continued-header\n" +
+			"[http]\n\textraHeader = \"AUTHORIZATION: basic \\\nloot-git-continued-quoted\"\n" +
+			"[http] extraHeader = AUTHORIZATION: basic loot-git-same-line\n" +
+			"[url \"https://ci:loot-git-same-line-url@github.com/\"] insteadOf = https://github.com/\n" +
+			"# a comment ending with a backslash \\\n[credential]\n\thelper = \"!f() { echo password=loot-git-after-comment; }; f\"\n" +
+			"[core]\n\tautocrlf = input\n",
+	}
+	out := catPlanted(t, box, dir, dir+"/etc", files)
+	for _, kept := range []string{"autocrlf = input", "insteadOf = https://github.com/"} {
+		if !strings.Contains(out, kept) {
+			t.Errorf("the system git configuration lost %q:\n%s", kept, out)
+		}
+	}
+}
