@@ -516,26 +516,32 @@ var workspaceVars = []string{"RUNNER_WORKSPACE", "GITHUB_WORKSPACE", "AGENT_BUIL
 // own uid. Found by looking for .runner in the folders above the
 // workspace (a few levels), never by a name planex assumes.
 func runnerOwnFiles(env, keep []string) ([]string, error) {
-	var ws string
+	// The workspace the environment names, then the step's own folders
+	// (its working folder, the checkout): planex started through sudo,
+	// whose env_reset drops the runner's variables, has none named.
+	var places []string
 	for _, name := range workspaceVars {
-		if ws = lookup(env, name); ws != "" {
+		if ws := lookup(env, name); ws != "" {
+			places = append(places, ws)
 			break
 		}
 	}
-	if !filepath.IsAbs(ws) {
+	places = append(places, keep...)
+	var ws string
+	for _, place := range places {
+		if !filepath.IsAbs(place) {
+			continue
+		}
+		place = filepath.Clean(place)
+		if ws == "" {
+			ws = place
+		}
+		if root := runnerRootOver(place); root != "" {
+			return runnerRootFiles(env, root, place, keep)
+		}
+	}
+	if ws == "" {
 		return nil, nil
-	}
-	ws = filepath.Clean(ws)
-	dir := ws
-	for range 4 {
-		// A shallow workspace (a work folder /mnt/work) reaches / first:
-		// the runner is then looked for as below.
-		if dir = filepath.Dir(dir); dir == "/" {
-			break
-		}
-		if isRunnerRoot(dir) {
-			return runnerRootFiles(env, dir, ws, keep)
-		}
 	}
 	// A work folder elsewhere (config.sh --work /mnt/work): the runner
 	// is found as planex's ancestor.
@@ -558,18 +564,41 @@ func runnerOwnFiles(env, keep []string) ([]string, error) {
 	return movedWorkFolderJobs(env, keep)
 }
 
+// runnerRootOver is the runner installation found in the few folders
+// above place (isRunnerRoot), "" where there is none: a shallow
+// workspace (a work folder /mnt/work) reaches / first.
+func runnerRootOver(place string) string {
+	dir := place
+	for range 4 {
+		if dir = filepath.Dir(dir); dir == "/" {
+			return ""
+		}
+		if isRunnerRoot(dir) {
+			return dir
+		}
+	}
+	return ""
+}
+
 // runnerRootFiles are what the runner installed in root keeps for
-// itself, what the runners beside it keep, and the earlier jobs' folders
-// of its work folder.
+// itself, what the runners beside it keep, the earlier jobs' folders
+// of its work folder, and the temporary folder there (_temp), hidden
+// wherever RUNNER_TEMP points: a workflow's env: may move the variable
+// while the runner keeps its step scripts (secrets expanded in them),
+// actions/checkout's token file and the file commands in the folder.
 func runnerRootFiles(env []string, root, ws string, keep []string) ([]string, error) {
 	siblings, err := siblingRunners(root, ws)
 	if err != nil {
 		return nil, err
 	}
 	kept := append(slices.Clone(keep), ws, lookup(env, "RUNNER_TOOL_CACHE"), lookup(env, "AGENT_TOOLSDIRECTORY"))
-	jobs, err := earlierJobs(runnerWorkFolder(root), ws, kept)
+	work := runnerWorkFolder(root)
+	jobs, err := earlierJobs(work, ws, kept)
 	if err != nil {
 		return nil, err
+	}
+	if temp := filepath.Join(work, "_temp"); isDirectory(temp) && !holdsAny(temp, kept) && !keptFolderHolds(kept, temp) {
+		jobs = append(jobs, temp)
 	}
 	return slices.Concat(runnerSecrets(root), siblings, jobs), nil
 }

@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -236,6 +238,60 @@ func TestRedTeamSystemGitConfigContinuedLines(t *testing.T) {
 	for _, kept := range []string{"autocrlf = input", "insteadOf = https://github.com/"} {
 		if !strings.Contains(out, kept) {
 			t.Errorf("the system git configuration lost %q:\n%s", kept, out)
+		}
+	}
+}
+
+// TestRedTeamRunnerFilesWithoutTheRunnersVariables: a workflow runs
+// planex through sudo (whose env_reset drops GITHUB_WORKSPACE and
+// RUNNER_TEMP), or moves RUNNER_TEMP with env:, on a self-hosted
+// runner whose installation lies above the checkout. The runner was
+// found from the workspace variable alone, and its temporary folder by
+// RUNNER_TEMP: a contained agent read the runner's credentials, its
+// logs, actions/checkout's token file and an earlier step's script in
+// _work/_temp, and another repository's checkout. Now the runner is
+// looked for above the step's folders too, and its work folder's _temp
+// is hidden wherever RUNNER_TEMP points.
+func TestRedTeamRunnerFilesWithoutTheRunnersVariables(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-runnervars-")
+	files := map[string]string{
+		"actions-runner/.runner":                                    "{\"agentName\": \"loot-runner-registration\", \"workFolder\": \"_work\"}",
+		"actions-runner/.credentials":                               "{\"scheme\": \"OAuth\", \"data\": {\"clientId\": \"loot-runner-credentials\"}}",
+		"actions-runner/_diag/Worker_1.log":                         "loot-runner-diag",
+		"actions-runner/_work/_temp/git-credentials-1.config":       "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic loot-checkout-token",
+		"actions-runner/_work/_temp/5b1e.sh":                        "curl -H 'Authorization: Bearer loot-step-script' https://corp",
+		"actions-runner/_work/other/other/.env":                     "TOKEN=loot-other-checkout",
+		"actions-runner/_work/app/app/README":                       "checkout-readable",
+		"actions-runner/_work/_actions/actions/checkout/action.yml": "name: checkout actions-readable",
+	}
+	plant(t, dir, files)
+	ws := filepath.Join(dir, "actions-runner", "_work", "app", "app")
+	for _, env := range [][]string{
+		{"PATH=/usr/bin:/bin", "HOME=/root", "SUDO_USER=runner"},
+		{"PATH=/usr/bin:/bin", "GITHUB_WORKSPACE=" + ws, "RUNNER_TEMP=" + dir + "/elsewhere"},
+	} {
+		var script strings.Builder
+		for name := range files {
+			script.WriteString("cat " + filepath.Join(dir, name) + " 2>/dev/null; ")
+		}
+		cmd := exec.Command("sh", "-c", script.String()+"true")
+		cmd.Dir = ws
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cleanup, err := Containment{Sandbox: box, RepoDirs: []string{ws}}.PrepareContext(context.Background(), cmd, env, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cmd.Run()
+		cleanup()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		for _, content := range files {
+			if want := !strings.Contains(content, "loot-"); strings.Contains(out.String(), content) != want {
+				t.Errorf("%s: %.40s: want readable=%v, the agent read:\n%s", env[1], content, want, out.String())
+			}
 		}
 	}
 }
