@@ -15,22 +15,24 @@ import (
 // combined PEM, as HAProxy and other proxies take it (the certificate
 // chain, several KiB, then the key), and the key files of a folder a
 // variable whose name says nothing of a secret names (TLS_DIR=/srv/tls
-// holding server.key, a link to a key there) were read by a contained
-// agent. Now the first 64 KiB are judged, and the files of a folder so
-// named; its certificates and configurations stay readable.
+// holding server.key, live/corp/privkey.pem below it, a link to a key
+// there) were read by a contained agent. Now the first 64 KiB are
+// judged, and the files of a folder so named and of its folders; its
+// certificates and configurations stay readable.
 func TestRedTeamKeysPastTheSniffAndInFolders(t *testing.T) {
 	t.Parallel()
 	box, dir := sandboxAndHostFolder(t, "planex-keyfolders-")
 	chain := strings.Repeat("-----BEGIN CERTIFICATE-----\n"+strings.Repeat("MIIFazCCA1OgAwIBAgIRAIIQz7DSQONZRGPgu2OCiwAwDQYJKoZIhvcNAQELBQAw\n", 28)+"-----END CERTIFICATE-----\n", 3)
 	files := map[string]string{
-		"haproxy/site.pem":   chain + "-----BEGIN PRIVATE KEY-----\nloot-combined-pem",
-		"tls/server.key":     "-----BEGIN EC PRIVATE KEY-----\nloot-folder-key",
-		"tls/client.p12":     "\x30\x82\x0a\x1b\x02\x01\x03\x30loot-folder-p12",
-		"tls/server.crt":     "-----BEGIN CERTIFICATE-----\nfolder-cert-readable",
-		"tls/app.conf":       "listen 443 folder-conf-readable",
-		"keys/deploy":        "-----BEGIN OPENSSH PRIVATE KEY-----\nloot-linked-key",
-		"tls2/readme.txt":    "folder-readme-readable",
-		"tls2/nested/ca.pem": "-----BEGIN CERTIFICATE-----\nnested-cert-readable",
+		"haproxy/site.pem":          chain + "-----BEGIN PRIVATE KEY-----\nloot-combined-pem",
+		"tls/server.key":            "-----BEGIN EC PRIVATE KEY-----\nloot-folder-key",
+		"tls/client.p12":            "\x30\x82\x0a\x1b\x02\x01\x03\x30loot-folder-p12",
+		"tls/server.crt":            "-----BEGIN CERTIFICATE-----\nfolder-cert-readable",
+		"tls/live/corp/privkey.pem": "-----BEGIN PRIVATE KEY-----\nloot-nested-key",
+		"tls/app.conf":              "listen 443 folder-conf-readable",
+		"keys/deploy":               "-----BEGIN OPENSSH PRIVATE KEY-----\nloot-linked-key",
+		"tls2/readme.txt":           "folder-readme-readable",
+		"tls2/nested/ca.pem":        "-----BEGIN CERTIFICATE-----\nnested-cert-readable",
 	}
 	plant(t, dir, files)
 	if err := os.Symlink(dir+"/keys/deploy", dir+"/tls2/deploy"); err != nil {

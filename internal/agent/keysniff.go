@@ -74,45 +74,76 @@ func keyFilesByContent(base, passed, keep, shown []string) []string {
 	return out
 }
 
-// maxKeyFolderEntries bounds the entries of a folder a held variable
-// names that keyFolderFiles reads, and maxKeyFolderFileSize the size
-// of a file there it sniffs: a key file is small.
+// maxKeyFolderEntries bounds the entries of the folders below one a
+// held variable names that keyFolderFiles reads, in all,
+// maxKeyFolderDepth how many folders down it goes, and
+// maxKeyFolderFileSize the size of a file there it sniffs: a key file
+// is small.
 const (
-	maxKeyFolderEntries  = 128
+	maxKeyFolderEntries  = 512
+	maxKeyFolderDepth    = 3
 	maxKeyFolderFileSize = 1 << 20
 )
 
-// keyFolderFiles are the regular files of dir, a folder a held
-// variable names, startsLikeSecret is to judge: each of its first
-// maxKeyFolderEntries entries that is a regular file of at most
-// maxKeyFolderFileSize, or a link to one (taken where it leads),
-// outside the kernel's folders and those the step keeps. A folder of
-// the system's programs and libraries (a toolchain's, an SDK's) holds
-// no admin's key and is not read; one in /etc is (/etc/myapp/tls).
+// keyFolderFiles are the regular files in dir, a folder a held
+// variable names, and in its folders maxKeyFolderDepth down
+// (private/server.key, live/<host>/privkey.pem), that startsLikeSecret
+// is to judge: each regular file of at most maxKeyFolderFileSize, or a
+// link to one (taken where it leads), outside the kernel's folders and
+// those the step keeps, among the first maxKeyFolderEntries entries
+// read, folder by folder, nearest first. A link to a folder is not
+// followed. A folder of the system's programs and libraries (a
+// toolchain's, an SDK's) holds no admin's key and is not read; one in
+// /etc is (/etc/myapp/tls).
 func keyFolderFiles(dir string, keep []string) []string {
 	if isProgramPath(dir) && !within(filepath.Clean(dir), "/etc") {
 		return nil
 	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil
-	}
-	entries, _ := f.ReadDir(maxKeyFolderEntries)
-	f.Close()
 	var out []string
-	for _, e := range entries {
-		if !e.Type().IsRegular() && e.Type()&os.ModeSymlink == 0 {
+	type folder struct {
+		path  string
+		depth int
+	}
+	queue, budget := []folder{{dir, 0}}, maxKeyFolderEntries
+	for len(queue) > 0 && budget > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		f, err := os.Open(d.path)
+		if err != nil {
 			continue
 		}
-		p, err := filepath.EvalSymlinks(filepath.Join(dir, e.Name()))
-		if err != nil || kernelPath(p) || keptFolderHolds(keep, p) {
-			continue
-		}
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() <= maxKeyFolderFileSize {
-			out = append(out, p)
+		entries, _ := f.ReadDir(budget)
+		f.Close()
+		budget -= len(entries)
+		for _, e := range entries {
+			p := filepath.Join(d.path, e.Name())
+			switch {
+			case e.IsDir():
+				if d.depth+1 < maxKeyFolderDepth && !keptFolderHolds(keep, p) {
+					queue = append(queue, folder{p, d.depth + 1})
+				}
+			case e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0:
+				if f := keyFolderFile(p, keep); f != "" {
+					out = append(out, f)
+				}
+			}
 		}
 	}
 	return out
+}
+
+// keyFolderFile is p, an entry of a folder keyFolderFiles reads, where
+// its links lead, when it is a regular file to sniff there; "" where it
+// is not.
+func keyFolderFile(p string, keep []string) string {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil || kernelPath(real) || keptFolderHolds(keep, real) {
+		return ""
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxKeyFolderFileSize {
+		return ""
+	}
+	return real
 }
 
 // trustStore reports whether a key store a variable names may be a
