@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -189,15 +190,22 @@ func TestRedTeamDirectoryAccountsHomesHidden(t *testing.T) {
 }
 
 // TestNSSAccountsOfTheMachine: the machine's getent answers for root by
-// uid, and a process's real uid is read from its status.
+// uid, a process's real uid is read from its status, and the machine's
+// processes' uids are found.
 func TestNSSAccountsOfTheMachine(t *testing.T) {
 	t.Parallel()
-	src := machineNSS()
-	if src.getent == "" {
+	i := slices.IndexFunc(getentPrograms, systemProgram)
+	if i < 0 {
 		t.Skip("no getent on this machine")
 	}
-	if got := string(getentPasswd(context.Background(), src.getent, []string{"0"})); !strings.HasPrefix(got, "root:") {
+	if got := string(getentPasswd(context.Background(), getentPrograms[i], []string{"0"})); !strings.HasPrefix(got, "root:") {
 		t.Errorf("getent passwd 0 = %q, want root's line", got)
+	}
+	proc := t.TempDir()
+	plant(t, proc, map[string]string{"1/status": "Uid:\t0\t0\t0\t0", "2/status": "Uid:\t1001\t1001\t1001\t1001",
+		"3/status": "Uid:\t1001\t0\t0\t0", "4/status": "Uid:\t65534\t65534\t65534\t65534", "self/status": "Uid:\t7\t7\t7\t7"})
+	if got := processUIDs(proc); !slices.Equal(got, []string{"1001"}) {
+		t.Errorf("processUIDs = %q, want [1001]", got)
 	}
 	for _, c := range []struct {
 		status string
@@ -295,5 +303,37 @@ func TestRedTeamRunnerFilesWithoutTheRunnersVariables(t *testing.T) {
 				t.Errorf("%s: %.40s: want readable=%v, the agent read:\n%s", env[1], content, want, out.String())
 			}
 		}
+	}
+}
+
+// TestNSSLocalOnly: getent is asked only where NSS reads a directory's
+// accounts.
+func TestNSSLocalOnly(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		conf string
+		want bool
+	}{
+		{"passwd:         files systemd\ngroup: files\n", true},
+		{"passwd: files\n", true},
+		{"passwd: files [SUCCESS=merge] systemd # homed\n", true},
+		{"passwd:         files sss\n", false},
+		{"passwd: compat\n", false},
+		{"passwd: files ldap\n", false},
+		{"passwd: files winbind\n", false},
+		{"group: files\n", false},
+		{"", false},
+	} {
+		p := filepath.Join(dir, "nsswitch.conf")
+		if err := os.WriteFile(p, []byte(c.conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := nssLocalOnly(p); got != c.want {
+			t.Errorf("nssLocalOnly(%q) = %v, want %v", c.conf, got, c.want)
+		}
+	}
+	if nssLocalOnly(filepath.Join(dir, "missing")) {
+		t.Error("a missing configuration read as local only")
 	}
 }

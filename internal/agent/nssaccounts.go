@@ -34,13 +34,52 @@ var getentPrograms = []string{"/usr/bin/getent", "/bin/getent"}
 type nssSource struct{ getent, proc string }
 
 // machineNSS is the machine's getent (the system's own, not a program
-// of PATH's; "" where there is none) and /proc.
+// of PATH's; "" where there is none, or where NSS reads no account
+// database but the machine's own: nssLocalOnly) and /proc.
 func machineNSS() nssSource {
 	i := slices.IndexFunc(getentPrograms, systemProgram)
-	if i < 0 {
+	if i < 0 || nssLocalOnly(nsswitchConf) {
 		return nssSource{proc: "/proc"}
 	}
 	return nssSource{getent: getentPrograms[i], proc: "/proc"}
+}
+
+// nsswitchConf is the machine's NSS configuration.
+const nsswitchConf = "/etc/nsswitch.conf"
+
+// localPasswdSources are the sources of NSS's passwd database that
+// hold no directory's accounts: the password file, systemd's dynamic
+// and homed users (whose homes are /home's folders), and the ones that
+// answer for hosts and machines only.
+var localPasswdSources = []string{"files", "systemd", "mymachines", "myhostname", "resolve"}
+
+// nssLocalOnly reports whether the NSS configuration conf names for
+// the passwd database only localPasswdSources (Debian's and Ubuntu's
+// files systemd, a container image's files), so that getent would add
+// nothing to the password file; a missing configuration, or one that
+// names sss, ldap, winbind, nis or compat, does not.
+func nssLocalOnly(conf string) bool {
+	b, err := readSmallRegular(conf)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "passwd:")
+		if !ok {
+			continue
+		}
+		if i := strings.IndexByte(rest, '#'); i >= 0 {
+			rest = rest[:i]
+		}
+		for _, w := range strings.Fields(rest) {
+			// [NOTFOUND=return] and the like are actions, no sources.
+			if !strings.HasPrefix(w, "[") && !slices.Contains(localPasswdSources, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // nssAccounts are the password database's lines that NSS gives beyond
