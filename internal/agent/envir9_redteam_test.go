@@ -337,3 +337,28 @@ func TestNSSLocalOnly(t *testing.T) {
 		t.Error("a missing configuration read as local only")
 	}
 }
+
+// TestRedTeamAnsibleInventories: a runner host that deploys with
+// Ansible keeps its inventory where Ansible looks by default,
+// /etc/ansible/hosts (mode 644 as the package makes it), with the
+// hosts' connection and become passwords (ansible_password,
+// ansible_become_password) beside it in group_vars and host_vars, or
+// names one elsewhere with ANSIBLE_INVENTORY (a comma-separated list).
+// A contained agent read each. They are covered now; ansible.cfg, shown
+// as before, and an inventory of the checkout stay.
+func TestRedTeamAnsibleInventories(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-ansible-")
+	files := map[string]string{
+		"etc/ansible/hosts":                "[web]\nweb1 ansible_host=10.0.0.5 ansible_password=loot-ansible-hosts",
+		"etc/ansible/group_vars/all.yml":   "ansible_become_password: loot-ansible-group-vars",
+		"etc/ansible/host_vars/web1.yml":   "ansible_ssh_pass: loot-ansible-host-vars",
+		"etc/ansible/inventory/prod.ini":   "[db]\ndb1 ansible_password=loot-ansible-inventory-dir",
+		"etc/ansible/ansible.cfg":          "[defaults]\nforks = 5 ansible-cfg-readable",
+		"opt/deploy/inventory.yml":         "all:\n  vars:\n    ansible_password: loot-ansible-named-inventory",
+		"opt/deploy/inventories/stage.ini": "[app]\napp1 ansible_become_pass=loot-ansible-named-folder",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "ANSIBLE_INVENTORY=" + dir + "/opt/deploy/inventory.yml," + dir + "/opt/deploy/inventories,localhost,"}
+	checkPlantedReads(t, "", Containment{Sandbox: box, etcDir: dir + "/etc"}, env, dir, files)
+}

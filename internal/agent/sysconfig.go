@@ -246,6 +246,10 @@ var sysConfigs = []struct {
 	{"grafana-agent.yaml", filterCover}, {"grafana-agent", filterCover}, {"promtail", filterCover},
 	{"filebeat", filterCover}, {"metricbeat", filterCover}, {"heartbeat", filterCover}, {"auditbeat", filterCover},
 	{"elastic-agent", filterCover}, {"zabbix", filterCover}, {"cloud", filterCover},
+	// Ansible's default inventory and the variables beside it: the
+	// hosts' connection and become passwords (ansible.cfg stays).
+	{"ansible/hosts", filterCover}, {"ansible/group_vars", filterCover}, {"ansible/host_vars", filterCover},
+	{"ansible/inventory", filterCover}, {"ansible/inventories", filterCover},
 }
 
 // nugetCommonDataViews are the overlays showing NuGet's machine-wide
