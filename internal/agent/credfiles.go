@@ -673,13 +673,18 @@ type heldPath struct{ name, path string }
 // or lying in a folder it keeps. PWD and OLDPWD, the shell's working
 // folders, are no password's.
 func heldValuePaths(base, passed, keep []string) []heldPath {
+	return heldPathsOf(base, passed, keep, valuePaths)
+}
+
+// heldPathsOf is heldValuePaths with a value read as paths by paths.
+func heldPathsOf(base, passed, keep []string, paths func(val string) []string) []heldPath {
 	var out []heldPath
 	for _, kv := range base {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok || lookup(passed, name) != "" || name == "PWD" || name == "OLDPWD" {
 			continue
 		}
-		for _, p := range valuePaths(val) {
+		for _, p := range paths(val) {
 			p, err := walkedAbs(p)
 			if err != nil || kernelPath(p) || !coverableDir(p) || holdsAny(p, keep) || keptFolderHolds(keep, p) {
 				continue

@@ -362,3 +362,52 @@ func TestRedTeamAnsibleInventories(t *testing.T) {
 	env := []string{"PATH=/usr/bin:/bin", "ANSIBLE_INVENTORY=" + dir + "/opt/deploy/inventory.yml," + dir + "/opt/deploy/inventories,localhost,"}
 	checkPlantedReads(t, "", Containment{Sandbox: box, etcDir: dir + "/etc"}, env, dir, files)
 }
+
+// TestRedTeamKeysNamedInsideCommandLines: a held variable holds a
+// command line or options naming a key among other words: rsync's
+// RSYNC_RSH="ssh -i /srv/ci/deploy_key", a deploy script's
+// DEPLOY_CMD="scp -i '/srv/ci/key2' …", APP_OPTS="--tls-key=/srv/ci/…".
+// Only a value that is a path (or a list of them) was read as one, and
+// a contained agent read each key. Now every word of a value, and what
+// follows a word's =, is read as a path too where it is one, and
+// judged by its content: the known_hosts and the configuration named
+// beside the keys stay readable.
+func TestRedTeamKeysNamedInsideCommandLines(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-cmdlinekeys-")
+	files := map[string]string{
+		"ci/deploy_key":  "-----BEGIN OPENSSH PRIVATE KEY-----\nloot-rsync-rsh-key",
+		"ci/key2":        "-----BEGIN RSA PRIVATE KEY-----\nloot-quoted-word-key",
+		"ci/tls.key":     "-----BEGIN EC PRIVATE KEY-----\nloot-option-key",
+		"ci/known_hosts": "github.com ssh-ed25519 AAAA known-hosts-readable",
+		"ci/app.conf":    "listen 8443 app-conf-readable",
+	}
+	plant(t, dir, files)
+	ci := dir + "/ci/"
+	env := []string{"PATH=/usr/bin:/bin",
+		"RSYNC_RSH=ssh -i " + ci + "deploy_key -o UserKnownHostsFile=" + ci + "known_hosts",
+		"DEPLOY_CMD=scp -i '" + ci + "key2' build.tgz deploy@corp:/srv/app",
+		"APP_OPTS=--tls-key=" + ci + "tls.key --config=" + ci + "app.conf"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// TestWordPaths: the absolute paths among a value's words.
+func TestWordPaths(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		val  string
+		want []string
+	}{
+		{"ssh -i /srv/k -o UserKnownHostsFile=/srv/kh", []string{"/srv/k", "/srv/kh"}},
+		{"scp -i '/srv/k' a b:/x", []string{"/srv/k"}},
+		{"--key=\"/srv/k\" --n=3", []string{"/srv/k"}},
+		{"/srv/k", nil},
+		{"a b c", nil},
+		{"", nil},
+		{strings.Repeat("-i /a ", 40), slices.Repeat([]string{"/a"}, maxValuePaths)},
+	} {
+		if got := wordPaths(c.val); !slices.Equal(got, c.want) {
+			t.Errorf("wordPaths(%q) = %q, want %q", c.val, got, c.want)
+		}
+	}
+}

@@ -38,6 +38,29 @@ func valuePaths(val string) []string {
 	return out
 }
 
+// wordPaths are the absolute paths among the words of a value (a
+// command line or options: RSYNC_RSH="ssh -i /srv/ci/key"), each as it
+// is, quoted, or after its first = (--tls-key=/srv/ci/tls.key,
+// -o IdentityFile=/srv/ci/key); at most maxValuePaths. A value of one
+// word is valuePaths' alone.
+func wordPaths(val string) []string {
+	words := strings.Fields(val)
+	if len(words) < 2 {
+		return nil
+	}
+	var out []string
+	for _, w := range words {
+		w = strings.Trim(w, `"'`)
+		if _, after, ok := strings.Cut(w, "="); ok {
+			w = strings.Trim(after, `"'`)
+		}
+		if filepath.IsAbs(w) && len(out) < maxValuePaths {
+			out = append(out, filepath.Clean(w))
+		}
+	}
+	return out
+}
+
 // keyFilesByContent are the regular files that variables of base the
 // step does not get (heldValuePaths) name, whatever the variable is
 // called and wherever the file lies (/etc/myapp/tls.key too), where
@@ -62,7 +85,8 @@ func keyFilesByContent(base, passed, keep, shown []string) []string {
 			}
 		}
 	}
-	for _, hp := range heldValuePaths(base, passed, keep) {
+	held := slices.Concat(heldValuePaths(base, passed, keep), heldPathsOf(base, passed, keep, wordPaths))
+	for _, hp := range held {
 		if !isDirectory(hp.path) {
 			judge(hp.name, hp.path)
 			continue
