@@ -411,3 +411,28 @@ func TestWordPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamUserGitConfigIncludesElsewhere: the user's ~/.gitconfig is
+// hidden with the home, but the files it names outside the home were
+// not: a configuration it includes at /opt/ci (an insteadOf URL with a
+// token), one an includeIf includes (an extra header), one those
+// include in turn, and the store its credential helper keeps. A
+// contained agent read each by its path. They are covered now.
+func TestRedTeamUserGitConfigIncludesElsewhere(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-usergitinclude-")
+	ci := dir + "/opt/ci/"
+	files := map[string]string{
+		"home/ci/.gitconfig": "[user]\n\tname = ci\n[include]\n\tpath = " + ci + "secrets.gitconfig\n[includeIf \"gitdir:/\"]\n\tpath = " + ci + "if.gitconfig\n" +
+			"[credential]\n\thelper = store --file " + ci + "git-credentials\n",
+		"opt/ci/secrets.gitconfig": "[url \"https://x:loot-user-include@github.com/\"]\n\tinsteadOf = https://github.com/\n[include]\n\tpath = nested.gitconfig",
+		"opt/ci/nested.gitconfig":  "[url \"https://x:loot-user-nested-include@gitlab.corp/\"]\n\tinsteadOf = https://gitlab.corp/",
+		"opt/ci/if.gitconfig":      "[http]\n\textraHeader = AUTHORIZATION: basic loot-user-includeif",
+		"opt/ci/git-credentials":   "https://ci:loot-user-store@github.com",
+		"opt/ci/README":            "ci-readme-readable",
+	}
+	plant(t, dir, files)
+	// The home is hidden (its .gitconfig is not read, loot or not).
+	delete(files, "home/ci/.gitconfig")
+	checkPlantedReads(t, "", Containment{Sandbox: box}, []string{"PATH=/usr/bin:/bin", "HOME=" + dir + "/home/ci"}, dir, files)
+}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/planexhq/planex/internal/gitrepo"
@@ -129,4 +130,52 @@ func splitGitHeader(line string) []string {
 		}
 	}
 	return []string{line}
+}
+
+// Bounds of userGitConfigKeys: the configurations it reads, its own
+// and the ones they include, in all.
+const maxUserGitConfigs = 16
+
+// userGitConfigKeys are the files the user's own git configurations
+// (~/.gitconfig and the XDG one of the home HOME names, hidden with
+// it) name outside the home: the configurations they include
+// (include.path, includeIf's, relative ones beside the file that
+// names them, and those these include in turn) and the stores of
+// their credential helpers (store --file): the home is hidden, but
+// a file it names at /opt/ci was read by its path. Files in the
+// kernel's folders or in one the step keeps are left out; at most
+// maxUserGitConfigs configurations are read.
+func userGitConfigKeys(base, keep []string) []string {
+	home := lookup(base, "HOME")
+	if !filepath.IsAbs(home) {
+		return nil
+	}
+	queue := []string{filepath.Join(home, ".gitconfig")}
+	if xdg := lookup(base, "XDG_CONFIG_HOME"); filepath.IsAbs(xdg) {
+		queue = append(queue, filepath.Join(xdg, "git", "config"))
+	} else {
+		queue = append(queue, filepath.Join(home, ".config", "git", "config"))
+	}
+	var out, read []string
+	for len(queue) > 0 && len(read) < maxUserGitConfigs {
+		f := queue[0]
+		queue = queue[1:]
+		if slices.Contains(read, f) {
+			continue
+		}
+		read = append(read, f)
+		b, err := readSmallRegular(f)
+		if err != nil {
+			continue
+		}
+		_, keys := withoutGitCredentials(strings.SplitAfter(string(b), "\n"))
+		for _, k := range absKeys(keys, filepath.Dir(f)) {
+			if kernelPath(k) || !coverableDir(k) || holdsAny(k, keep) || keptFolderHolds(keep, k) || slices.Contains(out, k) {
+				continue
+			}
+			out = append(out, k)
+			queue = append(queue, k)
+		}
+	}
+	return out
 }
