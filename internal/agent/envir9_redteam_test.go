@@ -30,6 +30,7 @@ func TestRedTeamKeysPastTheSniffAndInFolders(t *testing.T) {
 		"tls/client.p12":            "\x30\x82\x0a\x1b\x02\x01\x03\x30loot-folder-p12",
 		"tls/server.crt":            "-----BEGIN CERTIFICATE-----\nfolder-cert-readable",
 		"tls/live/corp/privkey.pem": "-----BEGIN PRIVATE KEY-----\nloot-nested-key",
+		"tls/bundle.pem":            chain + "-----BEGIN RSA PRIVATE KEY-----\nloot-folder-combined-pem",
 		"tls/app.conf":              "listen 443 folder-conf-readable",
 		"keys/deploy":               "-----BEGIN OPENSSH PRIVATE KEY-----\nloot-linked-key",
 		"tls2/readme.txt":           "folder-readme-readable",
@@ -435,4 +436,25 @@ func TestRedTeamUserGitConfigIncludesElsewhere(t *testing.T) {
 	// The home is hidden (its .gitconfig is not read, loot or not).
 	delete(files, "home/ci/.gitconfig")
 	checkPlantedReads(t, "", Containment{Sandbox: box}, []string{"PATH=/usr/bin:/bin", "HOME=" + dir + "/home/ci"}, dir, files)
+}
+
+// TestToolCacheHolds: the runner's tool cache, where setup actions
+// install toolchains, is not read for keys.
+func TestToolCacheHolds(t *testing.T) {
+	t.Parallel()
+	base := []string{"RUNNER_TOOL_CACHE=/opt/hostedtoolcache", "AGENT_TOOLSDIRECTORY=relative"}
+	for _, c := range []struct {
+		dir  string
+		want bool
+	}{
+		{"/opt/hostedtoolcache/go/1.22.5/x64", true},
+		{"/opt/hostedtoolcache", true},
+		{"/opt/hostedtoolcache-keys", false},
+		{"/srv/tls", false},
+		{"relative/x", false},
+	} {
+		if got := toolCacheHolds(base, c.dir); got != c.want {
+			t.Errorf("toolCacheHolds(%q) = %v, want %v", c.dir, got, c.want)
+		}
+	}
 }

@@ -72,11 +72,11 @@ func wordPaths(val string) []string {
 // leaves out).
 func keyFilesByContent(base, passed, keep, shown []string) []string {
 	var out []string
-	judge := func(name, p string) {
+	judge := func(name, p string, sniff func(string) sniffed) {
 		if slices.Contains(out, p) || isShown(p, shown) {
 			return
 		}
-		switch startsLikeSecret(p) {
+		switch sniff(p) {
 		case sniffKey:
 			out = append(out, p)
 		case sniffStore:
@@ -88,23 +88,41 @@ func keyFilesByContent(base, passed, keep, shown []string) []string {
 	held := slices.Concat(heldValuePaths(base, passed, keep), heldPathsOf(base, passed, keep, wordPaths))
 	for _, hp := range held {
 		if !isDirectory(hp.path) {
-			judge(hp.name, hp.path)
+			judge(hp.name, hp.path, startsLikeSecret)
+			continue
+		}
+		if toolCacheHolds(base, hp.path) {
 			continue
 		}
 		for _, p := range keyFolderFiles(hp.path, keep) {
-			judge(hp.name, p)
+			judge(hp.name, p, sniffFolderFile)
 		}
 	}
 	return out
 }
 
+// toolCacheHolds reports whether dir lies in the runner's tool cache
+// (RUNNER_TOOL_CACHE, AGENT_TOOLSDIRECTORY): the toolchains setup
+// actions install there (the GOROOT_1_22_X64 of a hosted runner, of
+// thousands of files) hold no admin's key, and are not read for one.
+func toolCacheHolds(base []string, dir string) bool {
+	for _, v := range []string{"RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY"} {
+		if c := lookup(base, v); filepath.IsAbs(c) && within(filepath.Clean(dir), filepath.Clean(c)) {
+			return true
+		}
+	}
+	return false
+}
+
 // maxKeyFolderEntries bounds the entries of the folders below one a
 // held variable names that keyFolderFiles reads, in all,
+// maxKeyFolderFiles the files among them it gives to sniff,
 // maxKeyFolderDepth how many folders down it goes, and
 // maxKeyFolderFileSize the size of a file there it sniffs: a key file
 // is small.
 const (
 	maxKeyFolderEntries  = 512
+	maxKeyFolderFiles    = 128
 	maxKeyFolderDepth    = 3
 	maxKeyFolderFileSize = 1 << 20
 )
@@ -129,7 +147,7 @@ func keyFolderFiles(dir string, keep []string) []string {
 		depth int
 	}
 	queue, budget := []folder{{dir, 0}}, maxKeyFolderEntries
-	for len(queue) > 0 && budget > 0 {
+	for len(queue) > 0 && budget > 0 && len(out) < maxKeyFolderFiles {
 		d := queue[0]
 		queue = queue[1:]
 		f, err := os.Open(d.path)
@@ -147,7 +165,7 @@ func keyFolderFiles(dir string, keep []string) []string {
 					queue = append(queue, folder{p, d.depth + 1})
 				}
 			case e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0:
-				if f := keyFolderFile(p, keep); f != "" {
+				if f := keyFolderFile(p, keep); f != "" && len(out) < maxKeyFolderFiles {
 					out = append(out, f)
 				}
 			}
@@ -226,19 +244,48 @@ var secretMarks = [][]byte{[]byte("PRIVATE KEY-----"), []byte("PRIVATE KEY BLOCK
 // (looksLikeSecret). It is opened without waiting (a FIFO put in its
 // place does not hold planex) and only its first keySniffBytes read.
 func startsLikeSecret(p string) sniffed {
+	return sniffFile(p, keySniffBytes)
+}
+
+// folderSniffBytes is how much of a file in a folder a held variable
+// names sniffFolderFile reads first: such a folder may be a
+// toolchain's of thousands of files.
+const folderSniffBytes = 4096
+
+// sniffFolderFile is startsLikeSecret of a file in a folder a held
+// variable names: its first folderSniffBytes, and its first
+// keySniffBytes only where those hold a PEM block's start (a combined
+// PEM's certificate chain before its key).
+func sniffFolderFile(p string) sniffed {
+	k, pem := sniffHead(p, folderSniffBytes)
+	if k == sniffNone && pem {
+		k = sniffFile(p, keySniffBytes)
+	}
+	return k
+}
+
+// sniffFile is looksLikeSecret of the regular file p's first n bytes.
+func sniffFile(p string, n int64) sniffed {
+	k, _ := sniffHead(p, n)
+	return k
+}
+
+// sniffHead is looksLikeSecret of the regular file p's first n bytes,
+// and whether they hold a PEM block's start.
+func sniffHead(p string, n int64) (sniffed, bool) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return sniffNone
+		return sniffNone, false
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return sniffNone
+		return sniffNone, false
 	}
-	head, err := io.ReadAll(io.LimitReader(f, keySniffBytes))
+	head, err := io.ReadAll(io.LimitReader(f, n))
 	if err != nil {
-		return sniffNone
+		return sniffNone, false
 	}
-	return looksLikeSecret(head)
+	return looksLikeSecret(head), bytes.Contains(head, []byte("-----BEGIN "))
 }
 
 // looksLikeSecret is what a file's first bytes are: a key's
@@ -303,7 +350,13 @@ func credentialText(t []byte) bool {
 			return true
 		}
 	}
-	return jwtFile.Match(t) || netrcStart.Match(t) && netrcPassword.Match(t) || credentialURL.Match(t) || awsSecretLine.Match(t) || pgpassLine.Match(t)
+	// Each expression is tried only where the bytes it needs are there:
+	// a folder's files are many, and most hold none.
+	return bytes.HasPrefix(t, []byte("eyJ")) && jwtFile.Match(t) ||
+		netrcStart.Match(t) && netrcPassword.Match(t) ||
+		bytes.Contains(t, []byte("://")) && bytes.IndexByte(t, '@') >= 0 && credentialURL.Match(t) ||
+		(bytes.Contains(t, []byte("aws_")) || bytes.Contains(t, []byte("AWS_"))) && awsSecretLine.Match(t) ||
+		bytes.Count(t, []byte(":")) >= 4 && pgpassLine.Match(t)
 }
 
 // minBase64Key is the least base64 text base64Text decodes: a key's
