@@ -74,6 +74,9 @@ type Containment struct {
 	// passwdFile stands for /etc/passwd in tests, where the other
 	// accounts' homes are looked for ("": the machine's).
 	passwdFile string
+	// nss stands for the machine's getent and /proc in tests that stand
+	// in for /etc/passwd.
+	nss nssSource
 	// etcDir stands for /etc in tests, where the machine's other
 	// environment files are looked for ("": systemEtc).
 	etcDir string
@@ -137,7 +140,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	if err != nil {
 		return func() {}, fmt.Errorf("creating the agent's home: %w", err)
 	}
-	others, othersShown := otherAccountHomes(c.passwd(), cmp(c.homeRoot, peopleHomes), base)
+	others, othersShown := otherAccountHomes(c.passwd(), cmp(c.homeRoot, peopleHomes), c.nssAccounts(ctx), base)
 	p := sandbox.Policy{
 		Writable: append(append(append([]string(nil), writable...), c.Write...), home),
 		ReadOnly: slices.Concat(readable, c.Read, othersShown),
@@ -173,6 +176,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 		p.Mask = append(p.Mask, engineSockets(b)...)
 		p.Mask = append(p.Mask, credentialFiles(b, env, keep)...)
 		p.Mask = append(p.Mask, keyFilesByContent(b, env, keep, overlayPaths(views))...)
+		p.Mask = append(p.Mask, userGitConfigKeys(b, keep)...)
 		p.Mask = append(p.Mask, codespaceSecrets(b, keep)...)
 	}
 	p.Mask = append(p.Mask, jenkinsAgentSecrets("/proc", os.Getppid())...)
@@ -362,7 +366,18 @@ func (c Containment) passwd() string {
 	if c.passwdFile != "" {
 		return c.passwdFile
 	}
-	return "/etc/passwd"
+	return machinePasswd
+}
+
+// nssAccounts are the password database's lines NSS adds to the
+// password file (nssAccounts): the machine's, or a test's getent and
+// processes where the test stands in for the password file (none
+// where it gives no getent).
+func (c Containment) nssAccounts(ctx context.Context) []byte {
+	if c.passwdFile != "" {
+		return nssAccounts(ctx, c.passwdFile, c.nss)
+	}
+	return nssAccounts(ctx, machinePasswd, machineNSS())
 }
 
 func (c Containment) homes(env []string) []string {
@@ -502,26 +517,32 @@ var workspaceVars = []string{"RUNNER_WORKSPACE", "GITHUB_WORKSPACE", "AGENT_BUIL
 // own uid. Found by looking for .runner in the folders above the
 // workspace (a few levels), never by a name planex assumes.
 func runnerOwnFiles(env, keep []string) ([]string, error) {
-	var ws string
+	// The workspace the environment names, then the step's own folders
+	// (its working folder, the checkout): planex started through sudo,
+	// whose env_reset drops the runner's variables, has none named.
+	var places []string
 	for _, name := range workspaceVars {
-		if ws = lookup(env, name); ws != "" {
+		if ws := lookup(env, name); ws != "" {
+			places = append(places, ws)
 			break
 		}
 	}
-	if !filepath.IsAbs(ws) {
+	places = append(places, keep...)
+	var ws string
+	for _, place := range places {
+		if !filepath.IsAbs(place) {
+			continue
+		}
+		place = filepath.Clean(place)
+		if ws == "" {
+			ws = place
+		}
+		if root := runnerRootOver(place); root != "" {
+			return runnerRootFiles(env, root, place, keep)
+		}
+	}
+	if ws == "" {
 		return nil, nil
-	}
-	ws = filepath.Clean(ws)
-	dir := ws
-	for range 4 {
-		// A shallow workspace (a work folder /mnt/work) reaches / first:
-		// the runner is then looked for as below.
-		if dir = filepath.Dir(dir); dir == "/" {
-			break
-		}
-		if isRunnerRoot(dir) {
-			return runnerRootFiles(env, dir, ws, keep)
-		}
 	}
 	// A work folder elsewhere (config.sh --work /mnt/work): the runner
 	// is found as planex's ancestor.
@@ -544,18 +565,41 @@ func runnerOwnFiles(env, keep []string) ([]string, error) {
 	return movedWorkFolderJobs(env, keep)
 }
 
+// runnerRootOver is the runner installation found in the few folders
+// above place (isRunnerRoot), "" where there is none: a shallow
+// workspace (a work folder /mnt/work) reaches / first.
+func runnerRootOver(place string) string {
+	dir := place
+	for range 4 {
+		if dir = filepath.Dir(dir); dir == "/" {
+			return ""
+		}
+		if isRunnerRoot(dir) {
+			return dir
+		}
+	}
+	return ""
+}
+
 // runnerRootFiles are what the runner installed in root keeps for
-// itself, what the runners beside it keep, and the earlier jobs' folders
-// of its work folder.
+// itself, what the runners beside it keep, the earlier jobs' folders
+// of its work folder, and the temporary folder there (_temp), hidden
+// wherever RUNNER_TEMP points: a workflow's env: may move the variable
+// while the runner keeps its step scripts (secrets expanded in them),
+// actions/checkout's token file and the file commands in the folder.
 func runnerRootFiles(env []string, root, ws string, keep []string) ([]string, error) {
 	siblings, err := siblingRunners(root, ws)
 	if err != nil {
 		return nil, err
 	}
 	kept := append(slices.Clone(keep), ws, lookup(env, "RUNNER_TOOL_CACHE"), lookup(env, "AGENT_TOOLSDIRECTORY"))
-	jobs, err := earlierJobs(runnerWorkFolder(root), ws, kept)
+	work := runnerWorkFolder(root)
+	jobs, err := earlierJobs(work, ws, kept)
 	if err != nil {
 		return nil, err
+	}
+	if temp := filepath.Join(work, "_temp"); isDirectory(temp) && !holdsAny(temp, kept) && !keptFolderHolds(kept, temp) {
+		jobs = append(jobs, temp)
 	}
 	return slices.Concat(runnerSecrets(root), siblings, jobs), nil
 }

@@ -8,9 +8,10 @@ import (
 )
 
 // TestRunnerOwnFiles: the runner's credentials are found above the
-// workspace only where a .runner file marks its installation, a few
-// levels up at most; a link named .runner or a relative workspace finds
-// nothing. Other runners installed beside it (one user running several
+// workspace, or above a folder the step keeps where no variable names
+// it, only where a .runner file marks its installation, a few levels up
+// at most; a link named .runner or a relative workspace finds nothing,
+// and the work folder's _temp is hidden whatever RUNNER_TEMP says. Other runners installed beside it (one user running several
 // on a machine) have their credentials and their work folders (other
 // jobs' checkouts and temporary folders) hidden too, and so is every
 // folder of its own work folder holding an earlier job's workspace (an
@@ -83,23 +84,30 @@ func TestRunnerOwnFiles(t *testing.T) {
 	want = append(append(want, secrets(filepath.Join(runners, "runner-b"))...), filepath.Join(runners, "runner-b", "_work"))
 	want = append(append(want, secrets(filepath.Join(runners, "runner-c"))...), "/srv/work-c")
 	want = append(want, secrets(filepath.Join(runners, "runner-d"))...)
-	want = append(want, filepath.Join(root, "_work", "other"))
+	want = append(want, filepath.Join(root, "_work", "other"), filepath.Join(root, "_work", "_temp"))
+	// A step keeping nothing in the runner's folder finds it only by the
+	// workspace variable; one whose own folder lies there (planex run
+	// through sudo, the variable dropped) finds it by that folder.
+	outside := []string{"relative", t.TempDir()}
+	own := append([]string{filepath.Join(root, "_work", "app", "app")}, keep...)
 	for _, c := range []struct {
 		name string
 		env  []string
+		keep []string
 		want []string
 	}{
 		{"Azure Pipelines", []string{"BUILD_SOURCESDIRECTORY=" + filepath.Join(azure, "_work", "1", "s"), "AGENT_BUILDDIRECTORY=" + filepath.Join(azure, "_work", "1")},
-			append(secrets(azure), filepath.Join(azure, "_work", "2"))},
-		{"RUNNER_WORKSPACE", []string{"RUNNER_WORKSPACE=" + filepath.Join(root, "_work", "app")}, want},
-		{"GITHUB_WORKSPACE", []string{"GITHUB_WORKSPACE=" + filepath.Join(root, "_work", "app", "app")}, want},
-		{"too deep", []string{"GITHUB_WORKSPACE=" + filepath.Join(root, "_work", "a", "b", "c", "d")}, nil},
-		{"no runner here", []string{"GITHUB_WORKSPACE=" + filepath.Join(t.TempDir(), "_work", "app", "app")}, nil},
-		{"a link named .runner", []string{"GITHUB_WORKSPACE=" + filepath.Join(linked, "_work", "app", "app")}, nil},
-		{"relative", []string{"GITHUB_WORKSPACE=_work/app/app"}, nil},
-		{"none", nil, nil},
+			keep, append(secrets(azure), filepath.Join(azure, "_work", "2"))},
+		{"RUNNER_WORKSPACE", []string{"RUNNER_WORKSPACE=" + filepath.Join(root, "_work", "app")}, keep, want},
+		{"GITHUB_WORKSPACE", []string{"GITHUB_WORKSPACE=" + filepath.Join(root, "_work", "app", "app")}, keep, want},
+		{"the step's folder", nil, own, want},
+		{"too deep", []string{"GITHUB_WORKSPACE=" + filepath.Join(root, "_work", "a", "b", "c", "d")}, outside, nil},
+		{"no runner here", []string{"GITHUB_WORKSPACE=" + filepath.Join(t.TempDir(), "_work", "app", "app")}, outside, nil},
+		{"a link named .runner", []string{"GITHUB_WORKSPACE=" + filepath.Join(linked, "_work", "app", "app")}, outside, nil},
+		{"relative", []string{"GITHUB_WORKSPACE=_work/app/app"}, outside, nil},
+		{"none", nil, outside, nil},
 	} {
-		got, err := runnerOwnFiles(c.env, keep)
+		got, err := runnerOwnFiles(c.env, c.keep)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

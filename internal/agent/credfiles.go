@@ -42,6 +42,10 @@ const (
 	credDir
 	// credList names files separated by colons (KUBECONFIG).
 	credList
+	// credCommaList names files or folders separated by commas
+	// (ANSIBLE_INVENTORY); an entry that is no path (a host list's
+	// localhost) names nothing.
+	credCommaList
 	// credKerberos names a Kerberos cache or key table, maybe with a
 	// type prefix (FILE:, DIR:, WRFILE:); other types name no file.
 	credKerberos
@@ -141,6 +145,10 @@ var credentialVars = []credentialVar{
 	{"SNOWFLAKE_PRIVATE_KEY_PATH", credFile}, {"SUDO_ASKPASS", credFile},
 	{"RESTIC_PASSWORD_FILE", credFile}, {"BORG_KEY_FILE", credFile}, {"CONSUL_HTTP_TOKEN_FILE", credFile},
 	{"ANSIBLE_BECOME_PASSWORD_FILE", credFile}, {"ANSIBLE_CONNECTION_PASSWORD_FILE", credFile},
+	// Ansible's inventories (files or folders, a comma-separated list;
+	// ANSIBLE_HOSTS is the older name): the hosts' connection and become
+	// passwords beside them.
+	{"ANSIBLE_INVENTORY", credCommaList}, {"ANSIBLE_HOSTS", credCommaList},
 	// Command-line clients' configurations with a token or password:
 	// wget's (user, password), GitLab's glab and GitHub's hub, Scaleway's
 	// and Hetzner Cloud's.
@@ -540,9 +548,13 @@ func walkedAbs(p string) (string, error) {
 // it names.
 func credentialPaths(val string, kind credentialKind) []string {
 	switch kind {
-	case credList:
+	case credList, credCommaList:
+		sep := ":"
+		if kind == credCommaList {
+			sep = ","
+		}
 		var out []string
-		for _, p := range strings.Split(val, ":") {
+		for _, p := range strings.Split(val, sep) {
 			if p != "" {
 				out = append(out, p)
 			}
@@ -661,13 +673,18 @@ type heldPath struct{ name, path string }
 // or lying in a folder it keeps. PWD and OLDPWD, the shell's working
 // folders, are no password's.
 func heldValuePaths(base, passed, keep []string) []heldPath {
+	return heldPathsOf(base, passed, keep, valuePaths)
+}
+
+// heldPathsOf is heldValuePaths with a value read as paths by paths.
+func heldPathsOf(base, passed, keep []string, paths func(val string) []string) []heldPath {
 	var out []heldPath
 	for _, kv := range base {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok || lookup(passed, name) != "" || name == "PWD" || name == "OLDPWD" {
 			continue
 		}
-		for _, p := range valuePaths(val) {
+		for _, p := range paths(val) {
 			p, err := walkedAbs(p)
 			if err != nil || kernelPath(p) || !coverableDir(p) || holdsAny(p, keep) || keptFolderHolds(keep, p) {
 				continue

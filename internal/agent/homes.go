@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -136,13 +137,12 @@ const peopleHomes = "/home"
 // alone, and so is one that does not exist; a home that is a link is
 // hidden where it leads. One that holds folders of PATH (a Homebrew
 // under /home/linuxbrew on PATH) is hidden too, and what PATH needs of
-// it is shown (pathShown). Accounts only NSS knows (LDAP) are not
-// listed: their homes under /home are hidden as its folders.
-func otherAccountHomes(passwd, homeRoot string, base []string) (homes, shown []string) {
-	b, err := readSmallRegular(passwd)
-	if err != nil {
-		return nil, nil
-	}
+// it is shown (pathShown). The accounts only NSS knows (LDAP's, SSSD's)
+// are judged alike from nss, the lines nssAccounts gives, and the
+// folders of /home are hidden whoever they belong to.
+func otherAccountHomes(passwd, homeRoot string, nss []byte, base []string) (homes, shown []string) {
+	b, _ := readSmallRegular(passwd)
+	b = append(append(b, '\n'), nss...)
 	path := filepath.SplitList(lookup(base, "PATH"))
 	for _, line := range strings.Split(string(b), "\n") {
 		home, ok := personHome(line)
@@ -318,8 +318,12 @@ func brewPrefixShown(prefix string) []string {
 }
 
 // OtherAccountHomes are the other accounts' homes the sandbox hides
-// (otherAccountHomes of the machine's /etc/passwd), for env's PATH.
-// shown are the folders of them it shows all the same (pathShown).
-func OtherAccountHomes(env []string) (homes, shown []string) {
-	return otherAccountHomes("/etc/passwd", peopleHomes, env)
+// (otherAccountHomes of the machine's /etc/passwd and what NSS adds),
+// for env's PATH. shown are the folders of them it shows all the same
+// (pathShown).
+func OtherAccountHomes(ctx context.Context, env []string) (homes, shown []string) {
+	return otherAccountHomes(machinePasswd, peopleHomes, nssAccounts(ctx, machinePasswd, machineNSS()), env)
 }
+
+// machinePasswd is the machine's password file.
+const machinePasswd = "/etc/passwd"

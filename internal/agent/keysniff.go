@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"encoding/base64"
 	"io"
 	"os"
 	"path/filepath"
@@ -37,29 +38,154 @@ func valuePaths(val string) []string {
 	return out
 }
 
+// wordPaths are the absolute paths among the words of a value (a
+// command line or options: RSYNC_RSH="ssh -i /srv/ci/key"), each as it
+// is, quoted, or after its first = (--tls-key=/srv/ci/tls.key,
+// -o IdentityFile=/srv/ci/key); at most maxValuePaths. A value of one
+// word is valuePaths' alone.
+func wordPaths(val string) []string {
+	words := strings.Fields(val)
+	if len(words) < 2 {
+		return nil
+	}
+	var out []string
+	for _, w := range words {
+		w = strings.Trim(w, `"'`)
+		if _, after, ok := strings.Cut(w, "="); ok {
+			w = strings.Trim(after, `"'`)
+		}
+		if filepath.IsAbs(w) && len(out) < maxValuePaths {
+			out = append(out, filepath.Clean(w))
+		}
+	}
+	return out
+}
+
 // keyFilesByContent are the regular files that variables of base the
 // step does not get (heldValuePaths) name, whatever the variable is
 // called and wherever the file lies (/etc/myapp/tls.key too), where
 // the file starts as a key does (startsLikeSecret:
-// APP_CONFIG=/srv/ci/deploy.pem, a GCLOUD_JSON service account); not
-// one of shown, the configurations the step is shown filtered (a
-// global npmrc with an inline key= the view leaves out).
+// APP_CONFIG=/srv/ci/deploy.pem, a GCLOUD_JSON service account), and
+// such files of a folder one names (keyFolderFiles: TLS_DIR=/srv/tls
+// holding server.key); not one of shown, the configurations the step
+// is shown filtered (a global npmrc with an inline key= the view
+// leaves out).
 func keyFilesByContent(base, passed, keep, shown []string) []string {
 	var out []string
-	for _, hp := range heldValuePaths(base, passed, keep) {
-		if slices.Contains(out, hp.path) || isShown(hp.path, shown) {
+	judge := func(name, p string, sniff func(string) sniffed) {
+		if slices.Contains(out, p) || isShown(p, shown) {
+			return
+		}
+		switch sniff(p) {
+		case sniffKey:
+			out = append(out, p)
+		case sniffStore:
+			if !trustStore(name, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	held := slices.Concat(heldValuePaths(base, passed, keep), heldPathsOf(base, passed, keep, wordPaths))
+	for _, hp := range held {
+		if !isDirectory(hp.path) {
+			judge(hp.name, hp.path, startsLikeSecret)
 			continue
 		}
-		switch startsLikeSecret(hp.path) {
-		case sniffKey:
-			out = append(out, hp.path)
-		case sniffStore:
-			if !trustStore(hp.name, hp.path) {
-				out = append(out, hp.path)
+		if toolCacheHolds(base, hp.path) {
+			continue
+		}
+		for _, p := range keyFolderFiles(hp.path, keep) {
+			judge(hp.name, p, sniffFolderFile)
+		}
+	}
+	return out
+}
+
+// toolCacheHolds reports whether dir lies in the runner's tool cache
+// (RUNNER_TOOL_CACHE, AGENT_TOOLSDIRECTORY): the toolchains setup
+// actions install there (the GOROOT_1_22_X64 of a hosted runner, of
+// thousands of files) hold no admin's key, and are not read for one.
+func toolCacheHolds(base []string, dir string) bool {
+	for _, v := range []string{"RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY"} {
+		if c := lookup(base, v); filepath.IsAbs(c) && within(filepath.Clean(dir), filepath.Clean(c)) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxKeyFolderEntries bounds the entries of the folders below one a
+// held variable names that keyFolderFiles reads, in all,
+// maxKeyFolderFiles the files among them it gives to sniff,
+// maxKeyFolderDepth how many folders down it goes, and
+// maxKeyFolderFileSize the size of a file there it sniffs: a key file
+// is small.
+const (
+	maxKeyFolderEntries  = 512
+	maxKeyFolderFiles    = 128
+	maxKeyFolderDepth    = 3
+	maxKeyFolderFileSize = 1 << 20
+)
+
+// keyFolderFiles are the regular files in dir, a folder a held
+// variable names, and in its folders maxKeyFolderDepth down
+// (private/server.key, live/<host>/privkey.pem), that startsLikeSecret
+// is to judge: each regular file of at most maxKeyFolderFileSize, or a
+// link to one (taken where it leads), outside the kernel's folders and
+// those the step keeps, among the first maxKeyFolderEntries entries
+// read, folder by folder, nearest first. A link to a folder is not
+// followed. A folder of the system's programs and libraries (a
+// toolchain's, an SDK's) holds no admin's key and is not read; one in
+// /etc is (/etc/myapp/tls).
+func keyFolderFiles(dir string, keep []string) []string {
+	if isProgramPath(dir) && !within(filepath.Clean(dir), "/etc") {
+		return nil
+	}
+	var out []string
+	type folder struct {
+		path  string
+		depth int
+	}
+	queue, budget := []folder{{dir, 0}}, maxKeyFolderEntries
+	for len(queue) > 0 && budget > 0 && len(out) < maxKeyFolderFiles {
+		d := queue[0]
+		queue = queue[1:]
+		f, err := os.Open(d.path)
+		if err != nil {
+			continue
+		}
+		entries, _ := f.ReadDir(budget)
+		f.Close()
+		budget -= len(entries)
+		for _, e := range entries {
+			p := filepath.Join(d.path, e.Name())
+			switch {
+			case e.IsDir():
+				if d.depth+1 < maxKeyFolderDepth && !keptFolderHolds(keep, p) {
+					queue = append(queue, folder{p, d.depth + 1})
+				}
+			case e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0:
+				if f := keyFolderFile(p, keep); f != "" && len(out) < maxKeyFolderFiles {
+					out = append(out, f)
+				}
 			}
 		}
 	}
 	return out
+}
+
+// keyFolderFile is p, an entry of a folder keyFolderFiles reads, where
+// its links lead, when it is a regular file to sniff there; "" where it
+// is not.
+func keyFolderFile(p string, keep []string) string {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil || kernelPath(real) || keptFolderHolds(keep, real) {
+		return ""
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxKeyFolderFileSize {
+		return ""
+	}
+	return real
 }
 
 // trustStore reports whether a key store a variable names may be a
@@ -95,13 +221,17 @@ func isShown(p string, shown []string) bool {
 	return err == nil && slices.Contains(shown, real)
 }
 
-// keySniffBytes is how much of a file startsLikeSecret reads.
-const keySniffBytes = 4096
+// keySniffBytes is how much of a file startsLikeSecret reads: a
+// combined PEM (HAProxy's and many proxies', a certificate chain of a
+// few KiB, then the key) holds its key past the first 4 KiB.
+const keySniffBytes = 64 << 10
 
 // secretJSON matches a JSON credential's telling keys: a cloud
 // service account's or an OAuth client's private key, refresh token
-// or client secret, and the types of Google's credential files.
-var secretJSON = regexp.MustCompile(`"(?:private_key|refresh_token|client_secret)"\s*:|"type"\s*:\s*"(?:service_account|authorized_user|external_account|impersonated_service_account)"`)
+// or client secret, the types of Google's credential files, and a
+// container registry client's logins (Docker's config.json, Podman's
+// and Skopeo's auth.json: "auths", an identity token).
+var secretJSON = regexp.MustCompile(`"(?:private_key|refresh_token|client_secret|identitytoken)"\s*:|"type"\s*:\s*"(?:service_account|authorized_user|external_account|impersonated_service_account)"|"auths"\s*:\s*\{`)
 
 // secretMarks are what a key file holds near its start: a PEM private
 // key of any kind (PKCS#1 and #8, EC, OpenSSH's, an encrypted one,
@@ -114,26 +244,68 @@ var secretMarks = [][]byte{[]byte("PRIVATE KEY-----"), []byte("PRIVATE KEY BLOCK
 // (looksLikeSecret). It is opened without waiting (a FIFO put in its
 // place does not hold planex) and only its first keySniffBytes read.
 func startsLikeSecret(p string) sniffed {
+	return sniffFile(p, keySniffBytes)
+}
+
+// folderSniffBytes is how much of a file in a folder a held variable
+// names sniffFolderFile reads first: such a folder may be a
+// toolchain's of thousands of files.
+const folderSniffBytes = 4096
+
+// sniffFolderFile is startsLikeSecret of a file in a folder a held
+// variable names: its first folderSniffBytes, and its first
+// keySniffBytes only where those hold a PEM block's start (a combined
+// PEM's certificate chain before its key).
+func sniffFolderFile(p string) sniffed {
+	k, pem := sniffHead(p, folderSniffBytes)
+	if k == sniffNone && pem {
+		k = sniffFile(p, keySniffBytes)
+	}
+	return k
+}
+
+// sniffFile is looksLikeSecret of the regular file p's first n bytes.
+func sniffFile(p string, n int64) sniffed {
+	k, _ := sniffHead(p, n)
+	return k
+}
+
+// sniffHead is looksLikeSecret of the regular file p's first n bytes,
+// and whether they hold a PEM block's start.
+func sniffHead(p string, n int64) (sniffed, bool) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return sniffNone
+		return sniffNone, false
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return sniffNone
+		return sniffNone, false
 	}
-	head, err := io.ReadAll(io.LimitReader(f, keySniffBytes))
+	head, err := io.ReadAll(io.LimitReader(f, n))
 	if err != nil {
-		return sniffNone
+		return sniffNone, false
 	}
-	return looksLikeSecret(head)
+	return looksLikeSecret(head), bytes.Contains(head, []byte("-----BEGIN "))
 }
 
 // looksLikeSecret is what a file's first bytes are: a key's
-// (secretMarks, a JSON credential: secretJSON), a key store's (a Java
-// key store, JKS's FEEDFEED or JCEKS's CECECECE, or a PKCS#12 store: a
-// DER sequence whose first element is the version, 3), or neither.
+// (secretMarks, a JSON credential: secretJSON, another client's
+// credential file: credentialText, base64 of any of them), a key
+// store's (a Java key store, JKS's FEEDFEED or JCEKS's CECECECE, or a
+// PKCS#12 store: a DER sequence whose first element is the version,
+// 3), or neither.
 func looksLikeSecret(head []byte) sniffed {
+	if k := looksLikeSecretText(head); k != sniffNone {
+		return k
+	}
+	if dec, ok := base64Text(head); ok {
+		return looksLikeSecretText(dec)
+	}
+	return sniffNone
+}
+
+// looksLikeSecretText is looksLikeSecret of head as it is.
+func looksLikeSecretText(head []byte) sniffed {
 	for _, m := range secretMarks {
 		if bytes.Contains(head, m) {
 			return sniffKey
@@ -142,10 +314,87 @@ func looksLikeSecret(head []byte) sniffed {
 	if bytes.HasPrefix(head, []byte{0xfe, 0xed, 0xfe, 0xed}) || bytes.HasPrefix(head, []byte{0xce, 0xce, 0xce, 0xce}) || pkcs12Start(head) {
 		return sniffStore
 	}
-	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' && secretJSON.Match(head) {
+	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	if len(t) > 0 && t[0] == '{' && secretJSON.Match(head) {
+		return sniffKey
+	}
+	if credentialText(t) {
 		return sniffKey
 	}
 	return sniffNone
+}
+
+// Other clients' credential files by their text: a .netrc (its first
+// word machine or default, comments aside: netrcStart) giving a
+// password (netrcPassword), git's credential store and the like
+// (a URL with a password at a line's start: credentialURL), AWS's
+// shared credentials (awsSecretLine), a .pgpass line (host, port,
+// database, user, password: pgpassLine), a cookie jar's header
+// (cookieJarMarks) and a file that is one JSON Web Token, as an OIDC
+// or a service account token file is (jwtFile).
+var (
+	netrcStart     = regexp.MustCompile(`^(?:#[^\n]*\n|\s)*(?:machine|default)\s`)
+	netrcPassword  = regexp.MustCompile(`(?:^|\s)(?:password|account)\s+\S`)
+	credentialURL  = regexp.MustCompile(`(?m)^\s*[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@`)
+	awsSecretLine  = regexp.MustCompile(`(?mi)^\s*(?:aws_secret_access_key|aws_session_token)\s*=`)
+	pgpassLine     = regexp.MustCompile(`(?m)^[^:#\s]+:(?:\d+|\*):[^:\s]+:[^:\s]+:\S`)
+	jwtFile        = regexp.MustCompile(`^eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\s*$`)
+	cookieJarMarks = [][]byte{[]byte("# Netscape HTTP Cookie File"), []byte("# HTTP Cookie File")}
+)
+
+// credentialText reports whether t, a file's first bytes with the
+// blanks before them dropped, is another client's credential file.
+func credentialText(t []byte) bool {
+	for _, m := range cookieJarMarks {
+		if bytes.HasPrefix(t, m) {
+			return true
+		}
+	}
+	// Each expression is tried only where the bytes it needs are there:
+	// a folder's files are many, and most hold none.
+	return bytes.HasPrefix(t, []byte("eyJ")) && jwtFile.Match(t) ||
+		netrcStart.Match(t) && netrcPassword.Match(t) ||
+		bytes.Contains(t, []byte("://")) && bytes.IndexByte(t, '@') >= 0 && credentialURL.Match(t) ||
+		(bytes.Contains(t, []byte("aws_")) || bytes.Contains(t, []byte("AWS_"))) && awsSecretLine.Match(t) ||
+		bytes.Count(t, []byte(":")) >= 4 && pgpassLine.Match(t)
+}
+
+// minBase64Key is the least base64 text base64Text decodes: a key's
+// base64 (a workflow's secret written out as it is stored) is longer.
+const minBase64Key = 32
+
+// base64Text is head decoded, where head (its blanks aside) is
+// standard or URL-safe base64 text of at least minBase64Key letters:
+// its whole groups of four, a cut file's last part dropped.
+func base64Text(head []byte) ([]byte, bool) {
+	var b []byte
+	for _, c := range head {
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/':
+			b = append(b, c)
+		case c == '-':
+			b = append(b, '+')
+		case c == '_':
+			b = append(b, '/')
+		case c == '=':
+			// Padding ends the text.
+			b = append(b, c)
+		default:
+			return nil, false
+		}
+	}
+	b = bytes.TrimRight(b, "=")
+	if len(b) < minBase64Key {
+		return nil, false
+	}
+	b = b[:len(b)/4*4]
+	dec := make([]byte, base64.StdEncoding.DecodedLen(len(b)))
+	n, err := base64.StdEncoding.Decode(dec, b)
+	if err != nil {
+		return nil, false
+	}
+	return dec[:n], true
 }
 
 // pkcs12Start reports whether b starts as a PKCS#12 store: a DER (or

@@ -233,6 +233,23 @@ var sysConfigs = []struct {
 	{"rhsm/rhsm.conf", filterPasswords}, {"zypp/repos.d/*.repo", filterPasswords},
 	{"zypp/credentials.d", filterCover}, {"zypp/credentials.cat", filterCover},
 	{"apk/repositories", filterURLs},
+	// Monitoring and log shipping agents' configurations, with the key
+	// or password each sends with (Datadog's api_key and its checks'
+	// passwords, New Relic's license key, the outputs of Fluent Bit,
+	// td-agent, fluentd, Vector, the OpenTelemetry Collector, Alloy,
+	// Grafana's agent, Promtail and the Beats, Zabbix's pre-shared
+	// keys), and cloud-init's (a datasource's credentials, MAAS's
+	// OAuth token): only the agents read them.
+	{"datadog-agent", filterCover}, {"newrelic-infra.yml", filterCover}, {"newrelic-infra", filterCover},
+	{"fluent-bit", filterCover}, {"td-agent-bit", filterCover}, {"td-agent", filterCover}, {"fluent", filterCover},
+	{"vector", filterCover}, {"otelcol", filterCover}, {"otelcol-contrib", filterCover}, {"alloy", filterCover},
+	{"grafana-agent.yaml", filterCover}, {"grafana-agent", filterCover}, {"promtail", filterCover},
+	{"filebeat", filterCover}, {"metricbeat", filterCover}, {"heartbeat", filterCover}, {"auditbeat", filterCover},
+	{"elastic-agent", filterCover}, {"zabbix", filterCover}, {"cloud", filterCover},
+	// Ansible's default inventory and the variables beside it: the
+	// hosts' connection and become passwords (ansible.cfg stays).
+	{"ansible/hosts", filterCover}, {"ansible/group_vars", filterCover}, {"ansible/host_vars", filterCover},
+	{"ansible/inventory", filterCover}, {"ansible/inventories", filterCover},
 }
 
 // nugetCommonDataViews are the overlays showing NuGet's machine-wide

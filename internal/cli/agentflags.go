@@ -95,13 +95,13 @@ func (a *agentFlags) register(f *pflag.FlagSet) {
 // job there holds a write token.
 // checkAgentVisible refuses, before any step, a command agent the
 // sandbox cannot see (a script under /tmp or a hidden home).
-func (a *agentFlags) checkAgentVisible(read []string, getenv func(string) string) error {
+func (a *agentFlags) checkAgentVisible(ctx context.Context, read []string, getenv func(string) string) error {
 	cmd := cmp.Or(a.command, getenv("PLANEX_AGENT_CMD"))
 	if cmd == "" || (a.name != "" && a.name != "command") {
 		return nil
 	}
 	network, err := sandbox.ParseNetwork(a.network)
-	return checkCommandVisible(cmd, read, getenv, err == nil && !network.Open())
+	return checkCommandVisible(ctx, cmd, read, getenv, err == nil && !network.Open())
 }
 
 // writeDirs are the folders every contained step may write
@@ -159,7 +159,7 @@ func (a *agentFlags) containment(ctx context.Context, repo *gitrepo.Repo, strict
 		// The sessions and the key that seals them stay out of sight, and
 		// so do the repository's other work trees.
 		c.Conceal = append([]string{session.StoreFor(repo.Root, repo.CommonDir).Private()}, otherWorktrees(repo, c.Read, c.Write)...)
-		if err := a.checkAgentVisible(c.Read, getenv); err != nil {
+		if err := a.checkAgentVisible(ctx, c.Read, getenv); err != nil {
 			return c, err
 		}
 		getenvs := envGetters(getenv, os.Environ())

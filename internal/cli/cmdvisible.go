@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +63,7 @@ func within(p, dir string) bool {
 // /run empty too, but for the links at its top (NixOS's
 // /run/current-system), so a program is judged there by where its links
 // lead.
-func checkCommandVisible(command string, readable []string, getenv func(string) string, contained bool) error {
+func checkCommandVisible(ctx context.Context, command string, readable []string, getenv func(string) string, contained bool) error {
 	// The shell expands ~ with the environment's HOME: it comes first.
 	var homes []string
 	if h := getenv("HOME"); h != "" {
@@ -74,7 +75,7 @@ func checkCommandVisible(command string, readable []string, getenv func(string) 
 	// CI systems' temporary folders and $TMPDIR are hidden like a home,
 	// and so are the other people's accounts' homes.
 	homes = append(homes, hiddenTemps(getenv, "TMP", "TEMP")...)
-	others, shown := agent.OtherAccountHomes([]string{"PATH=" + getenv("PATH")})
+	others, shown := agent.OtherAccountHomes(ctx, []string{"PATH=" + getenv("PATH")})
 	homes = append(homes, others...)
 	readable = append(append([]string(nil), readable...), shown...)
 	prog, under := hiddenProgram(command, readable, homes, exec.LookPath)

@@ -167,12 +167,12 @@ func TestCommandUnderTmpdirRefused(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"TMPDIR": "/scratch/me", "HOME": "/home/me"}
 	getenv := func(k string) string { return env[k] }
-	err := checkCommandVisible("/scratch/me/agent.sh --fast", nil, getenv, true)
+	err := checkCommandVisible(context.Background(), "/scratch/me/agent.sh --fast", nil, getenv, true)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(ee.msg, "under /scratch/me") || !strings.Contains(ee.msg, "--sandbox-read /scratch/me") {
 		t.Fatalf("a program in the hidden $TMPDIR: %v", err)
 	}
-	if err := checkCommandVisible("/scratch/me/agent.sh", []string{"/scratch/me"}, getenv, true); err != nil {
+	if err := checkCommandVisible(context.Background(), "/scratch/me/agent.sh", []string{"/scratch/me"}, getenv, true); err != nil {
 		t.Errorf("a program made readable was refused: %v", err)
 	}
 }
@@ -202,7 +202,7 @@ func TestCommandUnderRunRefused(t *testing.T) {
 	t.Cleanup(func() { os.Remove(link) })
 	getenv := func(string) string { return "" }
 	var ee *exitError
-	if err := checkCommandVisible(prog+" --fast", nil, getenv, true); !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(ee.msg, "under /run") {
+	if err := checkCommandVisible(context.Background(), prog+" --fast", nil, getenv, true); !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(ee.msg, "under /run") {
 		t.Errorf("a program below a folder of /run, network contained: %v", err)
 	}
 	for _, row := range []struct {
@@ -213,7 +213,7 @@ func TestCommandUnderRunRefused(t *testing.T) {
 		if row.command == prog && row.contained {
 			read = []string{dir}
 		}
-		if err := checkCommandVisible(row.command, read, getenv, row.contained); err != nil {
+		if err := checkCommandVisible(context.Background(), row.command, read, getenv, row.contained); err != nil {
 			t.Errorf("%s (contained %v, readable %v) was refused: %v", row.command, row.contained, read, err)
 		}
 	}
@@ -420,7 +420,7 @@ func TestCommandUnderAccountHomeRefused(t *testing.T) {
 	env := map[string]string{"HOME": "/github/home"}
 	getenv := func(k string) string { return env[k] }
 	prog := filepath.Join(me.HomeDir, ".local", "bin", "agent.sh")
-	err = checkCommandVisible(prog+" --fast", nil, getenv, true)
+	err = checkCommandVisible(context.Background(), prog+" --fast", nil, getenv, true)
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(ee.msg, "under "+me.HomeDir) {
 		t.Fatalf("a program in the account's home with HOME overridden: %v", err)

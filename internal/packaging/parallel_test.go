@@ -85,6 +85,7 @@ var serialTests = map[string]string{
 	"internal/sandbox.TestCrashDumpsHidden":                     "plants crash dumps under /var/crash, which every sandbox built meanwhile covers",
 	"internal/sandbox.TestSystemdRuntimeUnitsHidden":            "plants units under /run/systemd and /run/credentials, which every sandbox built meanwhile covers",
 	"internal/sandbox.TestContainerRuntimeStateHidden":          "plants bundles under /run/containerd and /run/docker, which every sandbox built meanwhile covers",
+	"internal/sandbox.TestCloudProvisioningDataHidden":          "plants user data under /var/lib/cloud, /run/cloud-init and /var/lib/waagent, which every sandbox built meanwhile covers",
 	"internal/sandbox.TestHostServiceSocketsOutOfReach":         "plants a socket under /run, which every sandbox built meanwhile walks",
 	"internal/sandbox.TestContainerManagerSocketsOutOfReach":    "plants sockets at container managers' fixed paths, which every sandbox built meanwhile walks",
 	"internal/sandbox.TestBoundSocketsOutsideRunOutOfReach":     "binds sockets under /var/lib, /opt and /srv, which every sandbox built meanwhile covers",

@@ -190,6 +190,14 @@ var defaultMasks = []string{
 	// token was passed in) and the shims' sockets. Only reachable with
 	// the network open.
 	"/run/containerd", "/var/run/containerd", "/run/docker", "/var/run/docker",
+	// A VM's provisioning data, where an image's build left it
+	// readable by all: cloud-init's state (the user data a self-hosted
+	// runner's VM was started with, which registers it with a
+	// registration token or a personal access token; a NoCloud seed's
+	// user-data, written by whoever built the image; cloud-init keeps
+	// its own copies root's), what it gathered at boot and the Azure
+	// agent's (ovf-env.xml, its custom data). No build reads them.
+	"/var/lib/cloud", "/run/cloud-init", "/var/run/cloud-init", "/var/lib/waagent",
 }
 
 // DefaultMasks returns the sockets hidden from every contained process.

@@ -265,3 +265,47 @@ func TestContainerRuntimeStateHidden(t *testing.T) {
 		t.Errorf("the program read the container runtime's state:\n%s", out)
 	}
 }
+
+// TestCloudProvisioningDataHidden: a self-hosted runner's VM made by
+// cloud-init (or Azure's agent) keeps the script it was started with:
+// cloud-init's /var/lib/cloud (the instance's user-data.txt and the
+// scripts it ran, root's own, and a NoCloud seed's user-data an image's
+// build wrote, often readable by all), the data it gathered under
+// /run/cloud-init, and the Azure agent's /var/lib/waagent (ovf-env.xml
+// and its custom data). Runner images register themselves there with a
+// registration token or a personal access token. A contained program
+// reads none of them where their mode would let it, whatever its
+// network. The test plants a file readable by every uid in each (a
+// folder it made, or one of its own inside the real one).
+func TestCloudProvisioningDataHidden(t *testing.T) {
+	needRoot(t) // only root may write under /var/lib and /run
+	s := newSandbox(t)
+	const secret = "ghp_redteamTokenInUserData"
+	dirs := []string{"/var/lib/cloud", "/run/cloud-init", "/var/lib/waagent"}
+	var files []string
+	for _, dir := range dirs {
+		place := dir
+		if _, err := os.Lstat(dir); err == nil {
+			d, err := os.MkdirTemp(dir, "planex-redteam-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			place = d
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Skipf("cannot make %s on this machine: %v", dir, err)
+		}
+		t.Cleanup(func() { os.RemoveAll(place) })
+		if err := os.Chmod(place, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(place, "user-data.txt")
+		writeFile(t, f, "#!/bin/bash\n./config.sh --url https://github.com/org --token "+secret+"\n", 0o644)
+		files = append(files, f)
+	}
+	for _, network := range []Network{NetworkContained, NetworkOpen} {
+		out, _ := run(t, s, Policy{Network: network}, "/", nil, "cat "+strings.Join(files, " ")+" 2>/dev/null; echo end")
+		if strings.Contains(out, secret) || !strings.Contains(out, "end") {
+			t.Errorf("%s network: the program read a VM's provisioning data:\n%s", network, out)
+		}
+	}
+}
