@@ -152,7 +152,7 @@ func (w *world) job(mutate ...func(*Config)) (*Runner, *strings.Builder) {
 	}
 	out := &strings.Builder{}
 	r := &Runner{Cfg: cfg, GH: NewGitHub(client), Repo: repo, Out: &lockedWriter{w: out}, Log: log, Now: w.clock.now,
-		Engine: engine.Options{Agent: w.agent, Mapper: explore.Mapper{Log: log}, Log: log}}
+		Engine: engine.Options{Agent: w.agent, Mapper: explore.Mapper{Log: log, Memo: &explore.Memo{}}, Log: log}}
 	if cfg.CommitSigning == apicommit.ModeAPI {
 		// As internal/cli wires it: GitHub makes the task commits.
 		r.Engine.Publisher = &apicommit.Publisher{GH: client, Local: repo, Owner: wOwner, Repo: wName, Remote: "origin", Log: log}

@@ -552,7 +552,8 @@ func usesDefaultToken(getenv func(string) string) bool {
 // files git tracks alone: the checkout is fresh, so an untracked file in
 // it came from the workflow's earlier steps (a cloud login's
 // credentials file), and its name must not reach the model, as the
-// sandbox hides the file itself.
+// sandbox hides the file itself. The checkout is planex's alone for the
+// job, so a job that plans and then runs the plan maps it once (Memo).
 func actionMapper(log *slog.Logger) explore.Mapper {
-	return explore.Mapper{Log: log, Options: repomap.Options{TrackedOnly: true}}
+	return explore.Mapper{Log: log, Options: repomap.Options{TrackedOnly: true}, Memo: &explore.Memo{}}
 }

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/planexhq/planex/internal/abbrev"
 	"github.com/planexhq/planex/internal/engine"
@@ -28,15 +30,73 @@ type Mapper struct {
 	Options repomap.Options
 	TopK    int
 	Log     *slog.Logger
+	// Memo, when set, keeps the last context Map built, for a checkout
+	// nothing moves or edits while the process runs (the Action's own
+	// clone of the repository: planex never checks anything out there,
+	// and agents write only their tasks' worktrees): a job that plans and
+	// then runs the plan maps the repository once.
+	Memo *Memo
+}
+
+// Memo is the last RepoContext a Mapper built and what it was built
+// for: the root and the query. A context for the same two is given
+// again without mapping (the map's listing and history, and the ranking
+// index, cost several gits and the CPU of reading every file), as it was
+// before any agent of the job ran.
+type Memo struct {
+	mu  sync.Mutex
+	key string
+	rc  *engine.RepoContext
 }
 
 // Map implements engine.Mapper.
 func (mp Mapper) Map(ctx context.Context, root, query string) (*engine.RepoContext, error) {
+	key := root + "\x00" + query
+	if rc := mp.Memo.get(key); rc != nil {
+		return rc, nil
+	}
 	m, ranked, err := mp.Build(ctx, root, query)
 	if err != nil {
 		return nil, err
 	}
-	return Context(m, ranked), nil
+	rc := Context(m, ranked)
+	mp.Memo.put(key, rc)
+	return rc, nil
+}
+
+// get returns a copy of the context kept for key, or nil.
+func (mm *Memo) get(key string) *engine.RepoContext {
+	if mm == nil {
+		return nil
+	}
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	if mm.key != key || mm.rc == nil {
+		return nil
+	}
+	return cloneContext(mm.rc)
+}
+
+// put keeps a copy of rc for key, in place of what was kept.
+func (mm *Memo) put(key string, rc *engine.RepoContext) {
+	if mm == nil {
+		return
+	}
+	mm.mu.Lock()
+	defer mm.mu.Unlock()
+	mm.key, mm.rc = key, cloneContext(rc)
+}
+
+// cloneContext copies rc so that what a caller does with its copy leaves
+// the memo's alone.
+func cloneContext(rc *engine.RepoContext) *engine.RepoContext {
+	c := *rc
+	c.KeyFiles = slices.Clone(rc.KeyFiles)
+	c.Discoveries = slices.Clone(rc.Discoveries)
+	for i := range c.Discoveries {
+		c.Discoveries[i].Data = slices.Clone(c.Discoveries[i].Data)
+	}
+	return &c
 }
 
 // Build maps the repository and ranks its files for query. An empty

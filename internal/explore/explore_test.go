@@ -104,3 +104,58 @@ func TestRankingUsesHistory(t *testing.T) {
 		t.Errorf("reasons %q do not name the past commit", ranked[0].Reasons)
 	}
 }
+
+// TestMemoMapsOnce checks that a Mapper with a Memo gives the context it
+// built again for the same root and query, a copy its caller may change,
+// and maps again for another query (keeping only the last); a Mapper
+// without one maps every time.
+func TestMemoMapsOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	repomaptest.InitRepo(t, dir, map[string]string{
+		"go.mod":       "module example.com/shop\n\ngo 1.22\n",
+		"cart/cart.go": "package cart\n\n// Total adds up the cart.\nfunc Total(prices []int) int { return len(prices) }\n",
+	})
+	ctx := context.Background()
+	query := "the invoice billing is wrong"
+	names := func(mp Mapper, query string) string {
+		t.Helper()
+		rc, err := mp.Map(ctx, dir, query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := strings.Join(rc.KeyFiles, " ")
+		if len(rc.KeyFiles) > 0 {
+			rc.KeyFiles[0] = "changed by the caller"
+		}
+		return s
+	}
+	memo := Mapper{Options: repomap.Options{NoCache: true}, Memo: &Memo{}}
+	bare := Mapper{Options: repomap.Options{NoCache: true}}
+	first := names(memo, query)
+	// A file the first map did not see: the memo's context, for the same
+	// root and query, does not name it.
+	repomaptest.WriteFiles(t, dir, map[string]string{"billing/invoice.go": "package billing\n\n// Invoice bills the invoice.\nfunc Invoice() {}\n"})
+	steps := []struct {
+		name      string
+		mp        Mapper
+		query     string
+		wantSeen  bool
+		wantFirst bool
+	}{
+		{"same root and query: the memo's copy", memo, query, false, true},
+		{"no memo: mapped again", bare, query, true, false},
+		{"another query: mapped again", memo, query + " today", true, false},
+		{"the first query after another: mapped again", memo, query, true, false},
+		{"a new memo: mapped", Mapper{Options: repomap.Options{NoCache: true}, Memo: &Memo{}}, query, true, false},
+	}
+	for _, s := range steps {
+		got := names(s.mp, s.query)
+		if seen := strings.Contains(got, "billing/invoice.go"); seen != s.wantSeen {
+			t.Errorf("%s: key files %q, billing/invoice.go seen %v, want %v", s.name, got, seen, s.wantSeen)
+		}
+		if (got == first) != s.wantFirst {
+			t.Errorf("%s: key files %q, first map's %q", s.name, got, first)
+		}
+	}
+}
