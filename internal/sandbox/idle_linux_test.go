@@ -15,9 +15,11 @@ import (
 // as much as planex's threads and the runner's, so a few hundred of them
 // left those a few thousandths of the CPU. The program runs under
 // SCHED_IDLE, and tries to leave it for an ordinary, batch or real-time
-// policy, to lower its nice value, from a session of its own, a child
-// and as root of a user namespace of its own (unshare -Ur): every
-// process stays SCHED_IDLE.
+// policy, for SCHED_DEADLINE, to set the reset-on-fork flag (which
+// resets a real-time or deadline parent's children, and with SCHED_IDLE
+// itself then forks a child), to lower its nice value, from a session of
+// its own, a child and as root of a user namespace of its own (unshare
+// -Ur): every process stays SCHED_IDLE.
 func TestRedTeamProgramStaysIdle(t *testing.T) {
 	t.Parallel()
 	for _, tool := range []string{"chrt", "renice", "setsid"} {
@@ -26,7 +28,7 @@ func TestRedTeamProgramStaysIdle(t *testing.T) {
 		}
 	}
 	s := newSandbox(t)
-	escape := `chrt -o -p 0 $$ 2>/dev/null; chrt -b -p 0 $$ 2>/dev/null; chrt -f -p 1 $$ 2>/dev/null; chrt -r -p 1 $$ 2>/dev/null; renice -n -5 -p $$ >/dev/null 2>&1; renice -n 0 -p $$ >/dev/null 2>&1; chrt -p $$`
+	escape := `chrt -o -p 0 $$ 2>/dev/null; chrt -b -p 0 $$ 2>/dev/null; chrt -f -p 1 $$ 2>/dev/null; chrt -r -p 1 $$ 2>/dev/null; chrt -d -T 1000000 -P 10000000 -D 10000000 -p 0 $$ 2>/dev/null; chrt -R -o -p 0 $$ 2>/dev/null; chrt -R -i -p 0 $$ 2>/dev/null; chrt -p 0; renice -n -5 -p $$ >/dev/null 2>&1; renice -n 0 -p $$ >/dev/null 2>&1; chrt -p $$`
 	script := "echo start; chrt -p $$\n" +
 		"echo self; " + escape + "\n" +
 		"echo session; setsid sh -c '" + escape + "'\n" +
