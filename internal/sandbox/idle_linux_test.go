@@ -19,10 +19,13 @@ import (
 // resets a real-time or deadline parent's children, and with SCHED_IDLE
 // itself then forks a child), to lower its nice value, from a session of
 // its own, a child and as root of a user namespace of its own (unshare
-// -Ur): every process stays SCHED_IDLE.
+// -Ur): every process stays SCHED_IDLE. It also asks for a best-effort
+// or real-time I/O priority (ioprio_set, ionice), which a process may
+// take for itself unprivileged: SCHED_IDLE's I/O class is idle, below
+// planex's and the runner's best-effort one, and stays so.
 func TestRedTeamProgramStaysIdle(t *testing.T) {
 	t.Parallel()
-	for _, tool := range []string{"chrt", "renice", "setsid"} {
+	for _, tool := range []string{"chrt", "renice", "setsid", "ionice"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("the attack uses util-linux's %s; not installed here", tool)
 		}
@@ -33,7 +36,8 @@ func TestRedTeamProgramStaysIdle(t *testing.T) {
 		"echo self; " + escape + "\n" +
 		"echo session; setsid sh -c '" + escape + "'\n" +
 		"echo child; sh -c 'chrt -p $$'\n" +
-		"echo started-other; chrt -o 0 sh -c 'chrt -p $$' 2>&1\n"
+		"echo started-other; chrt -o 0 sh -c 'chrt -p $$' 2>&1\n" +
+		"echo io; ionice -c 1 -n 0 -p $$ 2>/dev/null; ionice -c 2 -n 0 -p $$ 2>/dev/null; echo io-class: $(ionice -p $$); ionice -c 2 -n 0 sh -c 'echo io-class: $(ionice -p $$)' 2>&1\n"
 	if _, err := exec.LookPath("unshare"); err == nil {
 		script += "echo userns; unshare -Ur sh -c '" + escape + "'\n"
 	}
@@ -48,6 +52,19 @@ func TestRedTeamProgramStaysIdle(t *testing.T) {
 		if !strings.Contains(line, "SCHED_IDLE") {
 			t.Errorf("a process of the program left SCHED_IDLE: %q\n%s", line, out)
 		}
+	}
+	classes := 0
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "io-class:") {
+			continue
+		}
+		classes++
+		if strings.Contains(line, "best-effort") || strings.Contains(line, "realtime") {
+			t.Errorf("a process of the program left the idle I/O class SCHED_IDLE gives: %q\n%s", line, out)
+		}
+	}
+	if classes < 1 {
+		t.Errorf("the program reported no I/O class:\n%s", out)
 	}
 	if policies < 5 {
 		t.Errorf("the program reported %d policies, want at least 5:\n%s", policies, out)
