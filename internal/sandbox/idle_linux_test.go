@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestRedTeamProgramStaysIdle: where planex makes no CPU cgroup for a
@@ -68,5 +70,47 @@ func TestRedTeamProgramStaysIdle(t *testing.T) {
 	}
 	if policies < 5 {
 		t.Errorf("the program reported %d policies, want at least 5:\n%s", policies, out)
+	}
+}
+
+// TestRedTeamProgramLowersNoOutsideProcess: a process may lower the CPU
+// and I/O priority of every process of its user at once (setpriority
+// and ioprio_set by user). Where the program has planex's user (an
+// ordinary user's planex, TestAttacksAsOrdinaryUser), it tries so to
+// make planex, the runner and every other process of that user nice 19
+// and idle for I/O, below its own share: the call reaches only the
+// processes its PID namespace shows, and planex's (this test's) stay as
+// they were.
+func TestRedTeamProgramLowersNoOutsideProcess(t *testing.T) {
+	for _, tool := range []string{"renice", "ionice", "id"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the attack uses %s; not installed here", tool)
+		}
+	}
+	nice, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ioprio := func() uintptr {
+		p, _, _ := unix.Syscall(unix.SYS_IOPRIO_GET, 1, 0, 0) // IOPRIO_WHO_PROCESS, this process
+		return p
+	}
+	io := ioprio()
+	s := newSandbox(t)
+	out, err := run(t, s, Policy{}, "/", []string{"PATH=" + os.Getenv("PATH")},
+		"renice -n 19 -u $(id -u) 2>&1; ionice -c 3 -u $(id -u) 2>&1; echo done")
+	t.Logf("%v\n%s", err, out)
+	if !strings.Contains(out, "done") {
+		t.Fatalf("the program did not run to its end:\n%s", out)
+	}
+	after, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != nice {
+		t.Errorf("planex's priority went from %d to %d (getpriority's 20-nice) after the program reniced its user", nice, after)
+	}
+	if now := ioprio(); now != io {
+		t.Errorf("planex's I/O priority went from %#x to %#x after the program set its user's", io, now)
 	}
 }
