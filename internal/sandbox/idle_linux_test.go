@@ -82,6 +82,7 @@ func TestRedTeamProgramStaysIdle(t *testing.T) {
 // processes its PID namespace shows, and planex's (this test's) stay as
 // they were.
 func TestRedTeamProgramLowersNoOutsideProcess(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"renice", "ionice", "id"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("the attack uses %s; not installed here", tool)
