@@ -118,7 +118,8 @@ import (
 // notwithstanding, and its flags lie in memory, out of a filter's
 // sight), fallocate (EOPNOTSUPP) and file leases (leaseGuard), and ignores any change of
 // RLIMIT_CORE through setrlimit or prlimit64 (the call succeeds and
-// changes nothing; reading it passes). Everything else passes.
+// changes nothing; reading it passes), and refuses a best-effort or
+// real-time I/O priority (ioprioGuard). Everything else passes.
 
 // syscallArch is what the filter needs of one system call convention.
 type syscallArch struct {
@@ -143,6 +144,7 @@ type syscallArch struct {
 	fcntls     []uint32 // fcntl, and fcntl64 where the convention has it
 	setrlimit  uint32
 	prlimit    uint32 // prlimit64
+	ioprioSet  uint32 // ioprio_set
 	socketcall uint32 // the socket multiplexer (i386, powerpc), 0 where there is none
 	x32        bool   // x86-64's x32 calls share its arch, with bit 30 set
 }
@@ -150,12 +152,12 @@ type syscallArch struct {
 // Numbers from the kernel's syscall tables (asm-generic for the newer
 // architectures: io_uring_setup is 425 everywhere).
 var (
-	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, socketpair: 53, ioUring: 425, requestKey: 249, addKey: 248, keyctl: 250, perfEvent: 298, uffd: 323, bpf: 321, fallocate: 285, aioSetup: []uint32{206, 543}, syslog: 103, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, fcntls: []uint32{72}, setrlimit: 160, prlimit: 302, x32: true}
-	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, socketpair: 360, ioUring: 425, requestKey: 287, addKey: 286, keyctl: 288, perfEvent: 336, uffd: 374, bpf: 357, fallocate: 324, aioSetup: []uint32{245}, syslog: 103, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 340, socketcall: 102}
-	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, socketpair: 199, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, aioSetup: []uint32{0}, syslog: 116, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
-	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, socketpair: 288, ioUring: 425, requestKey: 310, addKey: 309, keyctl: 311, perfEvent: 364, uffd: 388, bpf: 386, fallocate: 352, aioSetup: []uint32{243}, syslog: 103, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 369}
-	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, socketpair: 199, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, aioSetup: []uint32{0}, syslog: 116, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261}
-	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, socketpair: 333, ioUring: 425, requestKey: 270, addKey: 269, keyctl: 271, perfEvent: 319, uffd: 364, bpf: 361, fallocate: 309, aioSetup: []uint32{227}, syslog: 103, ioctls: []uint32{54}, iocWrite: 4 << 29, fcntls: []uint32{55}, setrlimit: 75, prlimit: 325, socketcall: 102}
+	archAMD64   = syscallArch{audit: unix.AUDIT_ARCH_X86_64, socket: 41, socketpair: 53, ioUring: 425, requestKey: 249, addKey: 248, keyctl: 250, perfEvent: 298, uffd: 323, bpf: 321, fallocate: 285, aioSetup: []uint32{206, 543}, syslog: 103, ioctls: []uint32{16, 514}, iocWrite: 1 << 30, fcntls: []uint32{72}, setrlimit: 160, prlimit: 302, ioprioSet: 251, x32: true}
+	arch386     = syscallArch{audit: unix.AUDIT_ARCH_I386, socket: 359, socketpair: 360, ioUring: 425, requestKey: 287, addKey: 286, keyctl: 288, perfEvent: 336, uffd: 374, bpf: 357, fallocate: 324, aioSetup: []uint32{245}, syslog: 103, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 340, ioprioSet: 289, socketcall: 102}
+	archARM64   = syscallArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, socketpair: 199, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, aioSetup: []uint32{0}, syslog: 116, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261, ioprioSet: 30}
+	archARM     = syscallArch{audit: unix.AUDIT_ARCH_ARM, socket: 281, socketpair: 288, ioUring: 425, requestKey: 310, addKey: 309, keyctl: 311, perfEvent: 364, uffd: 388, bpf: 386, fallocate: 352, aioSetup: []uint32{243}, syslog: 103, ioctls: []uint32{54}, iocWrite: 1 << 30, fcntls: []uint32{55, 221}, setrlimit: 75, prlimit: 369, ioprioSet: 314}
+	archRISCV64 = syscallArch{audit: unix.AUDIT_ARCH_RISCV64, socket: 198, socketpair: 199, ioUring: 425, requestKey: 218, addKey: 217, keyctl: 219, perfEvent: 241, uffd: 282, bpf: 280, fallocate: 47, aioSetup: []uint32{0}, syslog: 116, ioctls: []uint32{29}, iocWrite: 1 << 30, fcntls: []uint32{25}, setrlimit: 164, prlimit: 261, ioprioSet: 30}
+	archPPC64LE = syscallArch{audit: unix.AUDIT_ARCH_PPC64LE, socket: 326, socketpair: 333, ioUring: 425, requestKey: 270, addKey: 269, keyctl: 271, perfEvent: 319, uffd: 364, bpf: 361, fallocate: 309, aioSetup: []uint32{227}, syslog: 103, ioctls: []uint32{54}, iocWrite: 4 << 29, fcntls: []uint32{55}, setrlimit: 75, prlimit: 325, ioprioSet: 273, socketcall: 102}
 )
 
 // memfdSecret is memfd_secret's number in every convention that has it,
@@ -253,6 +255,7 @@ func archBody(a syscallArch) []bpf.Instruction {
 	b = append(b, preallocGuard(a)...)
 	b = append(b, leaseGuard(a)...)
 	b = append(b, coreLimitGuard(a)...)
+	b = append(b, ioprioGuard(a)...)
 	if a.socketcall != 0 {
 		b = append(b,
 			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.socketcall, SkipTrue: 5},
@@ -439,6 +442,35 @@ func coreLimitGuard(a syscallArch) []bpf.Instruction {
 		bpf.LoadAbsolute{Off: offArg2Hi, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 1},
 		perm,
+		bpf.RetConstant{Val: retAllow},
+	}
+}
+
+// I/O priority classes (the kernel's IOPRIO_CLASS_*, in bits 13 to 15 of
+// ioprio_set's third argument).
+const (
+	ioprioClassShift = 13
+	ioprioClassMask  = 7
+	ioprioClassRT    = 1
+	ioprioClassBE    = 2
+)
+
+// ioprioGuard refuses (EPERM) an ioprio_set that asks for the real-time
+// or the best-effort I/O class: a process may take a best-effort
+// priority for itself unprivileged, and the program, under SCHED_IDLE,
+// has the idle I/O class, below planex's and the runner's best-effort
+// one, which a program that asked for best-effort 0 went ahead of
+// (before, ionice -c 2 -n 0 passed). The idle class and none (the
+// policy's, idle again) pass. It returns only for ioprio_set.
+func ioprioGuard(a syscallArch) []bpf.Instruction {
+	return []bpf.Instruction{
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: a.ioprioSet, SkipTrue: 7},
+		bpf.LoadAbsolute{Off: offArg2, Size: 4},
+		bpf.ALUOpConstant{Op: bpf.ALUOpShiftRight, Val: ioprioClassShift},
+		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: ioprioClassMask},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: ioprioClassRT, SkipTrue: 1},
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: ioprioClassBE, SkipTrue: 1},
+		bpf.RetConstant{Val: retErrno(unix.EPERM)},
 		bpf.RetConstant{Val: retAllow},
 	}
 }

@@ -179,6 +179,10 @@ func TestSyscallFilter(t *testing.T) {
 			}
 			calls = append(calls,
 				mk("vsock socket", a.audit, a.socket, unix.AF_VSOCK, noFamily),
+				call{name: "a best-effort I/O priority (ionice -c 2 -n 0)", arch: a.audit, nr: a.ioprioSet, arg0: 1, arg2: ioprioClassBE << ioprioClassShift, want: retErrno(unix.EPERM)},
+				call{name: "a real-time I/O priority", arch: a.audit, nr: a.ioprioSet, arg0: 1, arg2: ioprioClassRT<<ioprioClassShift | 4, want: retErrno(unix.EPERM)},
+				call{name: "the idle I/O class", arch: a.audit, nr: a.ioprioSet, arg0: 1, arg2: 3 << ioprioClassShift, want: allow},
+				call{name: "no I/O class (the policy's)", arch: a.audit, nr: a.ioprioSet, arg0: 1, arg2: 0, want: allow},
 				mk("packet socket", a.audit, a.socket, unix.AF_PACKET, noFamily),
 				mk("Unix socket pair", a.audit, a.socketpair, unix.AF_UNIX, allow),
 				mk("TIPC socket pair", a.audit, a.socketpair, unix.AF_TIPC, noFamily),
