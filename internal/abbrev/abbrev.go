@@ -13,12 +13,22 @@ import (
 // any repository it is likely to meet.
 const shaLen = 10
 
-// SHA abbreviates a commit id to its first ten characters.
+// SHA abbreviates a commit id to its first ten characters, and ends it
+// at its first character that is no hex digit: ids planex shows may come
+// from a state ref or a plan file whoever can push wrote, and are shown
+// in code spans and replies, where a backtick, a bracket or a line break
+// of theirs would be markup.
 func SHA(sha string) string {
-	if len(sha) > shaLen {
-		return sha[:shaLen]
+	for i := 0; i < len(sha) && i < shaLen; i++ {
+		if !isHexDigit(sha[i]) {
+			return sha[:i]
+		}
 	}
-	return sha
+	return sha[:min(len(sha), shaLen)]
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // OneLine folds every run of white space, line breaks included, into one

@@ -8,6 +8,13 @@ func TestSHA(t *testing.T) {
 		"abc":              "abc",
 		"0123456789":       "0123456789",
 		"0123456789abcdef": "0123456789",
+		"ABCDEF0123":       "ABCDEF0123",
+		// A commit id from a state ref whoever can push wrote ends at its
+		// first character that is no hex digit: a backtick, a bracket or
+		// a line break would close the code span it is shown in.
+		"ab`![x](https://drop.example/?d=1)": "ab",
+		"12\n/approve":                       "12",
+		"<img src=x>":                        "",
 	} {
 		if got := SHA(in); got != want {
 			t.Errorf("SHA(%q) = %q, want %q", in, got, want)
