@@ -154,8 +154,12 @@ func TestRedTeamRemoteRefListingBounded(t *testing.T) {
 	if !errors.Is(err, ErrTooManyRefs) {
 		t.Errorf("listing 250,000 pushed branches = %v, want ErrTooManyRefs", err)
 	}
-	if got > 64<<20 {
-		t.Errorf("listing the pushed branches allocated %d MiB; want at most 64 MiB", got>>20)
+	// The bounded read allocates about 50 MiB in all as its buffers grow
+	// (64 MiB in one loaded full run: allocations are not the process's
+	// alone); holding the whole answer allocated 238 MiB.
+	t.Logf("listing the pushed branches allocated %d KiB", got>>10)
+	if got > 128<<20 {
+		t.Errorf("listing the pushed branches allocated %d MiB; want at most 128 MiB", got>>20)
 	}
 	if sha, err := c.RemoteRef(ctx, "origin", "refs/heads/main"); err != nil || sha != main {
 		t.Errorf("RemoteRef(main) beside them = %q, %v; want %s", sha, err, main)
