@@ -94,8 +94,12 @@ func keyFilesByContent(base, passed, keep, shown []string) []string {
 		if toolCacheHolds(base, hp.path) {
 			continue
 		}
-		for _, p := range keyFolderFiles(hp.path, keep) {
+		sniff, byName := keyFolderFiles(hp.path, keep)
+		for _, p := range sniff {
 			judge(hp.name, p, sniffFolderFile)
+		}
+		for _, p := range byName {
+			judge(hp.name, p, func(string) sniffed { return sniffKey })
 		}
 	}
 	return out
@@ -119,38 +123,87 @@ func toolCacheHolds(base []string, dir string) bool {
 // maxKeyFolderFiles the files among them it gives to sniff,
 // maxKeyFolderDepth how many folders down it goes, and
 // maxKeyFolderFileSize the size of a file there it sniffs: a key file
-// is small.
+// is small. Names are cheap to read, files are not: the entries' bound
+// is the larger.
 const (
-	maxKeyFolderEntries  = 512
+	maxKeyFolderEntries  = 4096
 	maxKeyFolderFiles    = 128
 	maxKeyFolderDepth    = 3
 	maxKeyFolderFileSize = 1 << 20
 )
 
-// keyFolderFiles are the regular files in dir, a folder a held
-// variable names, and in its folders maxKeyFolderDepth down
-// (private/server.key, live/<host>/privkey.pem), that startsLikeSecret
-// is to judge: each regular file of at most maxKeyFolderFileSize, or a
-// link to one (taken where it leads), outside the kernel's folders and
-// those the step keeps, among the first maxKeyFolderEntries entries
-// read, folder by folder, nearest first. A link to a folder is not
-// followed. A folder of the system's programs and libraries (a
-// toolchain's, an SDK's) holds no admin's key and is not read; one in
-// /etc is (/etc/myapp/tls).
-func keyFolderFiles(dir string, keep []string) []string {
-	if isProgramPath(dir) && !within(filepath.Clean(dir), "/etc") {
-		return nil
+// keyFolderFiles are the files in dir, a folder a held variable names,
+// and in its folders maxKeyFolderDepth down (private/server.key,
+// live/<host>/privkey.pem), a link to a folder taken where it leads:
+// those startsLikeSecret is to judge (sniff), and those to cover by
+// their names alone (byName). Each is a regular file of at most
+// maxKeyFolderFileSize, or a link to one (taken where it leads),
+// outside the kernel's folders and those the step keeps, among the
+// first maxKeyFolderEntries entries read, folder by folder, nearest
+// first. The files whose names say key (keyLikeName) are sniffed
+// first, and those past the maxKeyFolderFiles sniffed are covered
+// unread: a crowded certificate folder read first does not leave the
+// key of another unjudged. A folder of the system's programs and
+// libraries (a toolchain's, an SDK's) holds no admin's key and is not
+// read; one in /etc is (/etc/myapp/tls).
+func keyFolderFiles(dir string, keep []string) (sniff, byName []string) {
+	if !keyFolderReadable(dir) {
+		return nil, nil
 	}
-	var out []string
+	names := keyFolderEntries(dir, keep)
+	slices.SortStableFunc(names, func(a, b string) int {
+		ka, kb := keyLikeName(filepath.Base(a)), keyLikeName(filepath.Base(b))
+		switch {
+		case ka && !kb:
+			return -1
+		case kb && !ka:
+			return 1
+		}
+		return 0
+	})
+	for _, p := range names {
+		f := keyFolderFile(p, keep)
+		switch {
+		case f == "" || slices.Contains(sniff, f) || slices.Contains(byName, f):
+		case len(sniff) < maxKeyFolderFiles:
+			sniff = append(sniff, f)
+		case keyLikeName(filepath.Base(p)):
+			byName = append(byName, f)
+		}
+	}
+	return sniff, byName
+}
+
+// keyFolderReadable reports whether keyFolderFiles reads the folder
+// dir (as it is, or where its links lead): not the kernel's, nor one of
+// the system's programs outside /etc.
+func keyFolderReadable(dir string) bool {
+	return !kernelPath(dir) && (!isProgramPath(dir) || within(filepath.Clean(dir), "/etc"))
+}
+
+// keyFolderEntries are the paths of the entries that are not folders
+// in dir and in its folders maxKeyFolderDepth down, nearest first, at
+// most maxKeyFolderEntries read in all. A link to a folder is read
+// where it leads (once, however many links lead there), within the
+// same depth: the key a link inside the named folder reaches is the
+// agent's to read through it.
+func keyFolderEntries(dir string, keep []string) []string {
 	type folder struct {
 		path  string
 		depth int
 	}
+	var out []string
+	seen := map[string]bool{}
 	queue, budget := []folder{{dir, 0}}, maxKeyFolderEntries
-	for len(queue) > 0 && budget > 0 && len(out) < maxKeyFolderFiles {
+	for len(queue) > 0 && budget > 0 {
 		d := queue[0]
 		queue = queue[1:]
-		f, err := os.Open(d.path)
+		real, err := filepath.EvalSymlinks(d.path)
+		if err != nil || seen[real] || !keyFolderReadable(real) || (d.depth > 0 && keptFolderHolds(keep, real)) {
+			continue
+		}
+		seen[real] = true
+		f, err := os.Open(real)
 		if err != nil {
 			continue
 		}
@@ -158,20 +211,36 @@ func keyFolderFiles(dir string, keep []string) []string {
 		f.Close()
 		budget -= len(entries)
 		for _, e := range entries {
-			p := filepath.Join(d.path, e.Name())
+			p := filepath.Join(real, e.Name())
 			switch {
-			case e.IsDir():
-				if d.depth+1 < maxKeyFolderDepth && !keptFolderHolds(keep, p) {
+			case e.IsDir() || e.Type()&os.ModeSymlink != 0 && isDirectory(p):
+				if d.depth+1 < maxKeyFolderDepth {
 					queue = append(queue, folder{p, d.depth + 1})
 				}
 			case e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0:
-				if f := keyFolderFile(p, keep); f != "" && len(out) < maxKeyFolderFiles {
-					out = append(out, f)
-				}
+				out = append(out, p)
 			}
 		}
 	}
 	return out
+}
+
+// keyLikeName reports whether a file's name says it holds a key or a
+// credential: its extension a key's or a key store's (.key, .p12,
+// .pfx, .jks, .ppk, .p8), or a word of the kind in it (key, secret,
+// private, credential, token, password, netrc, id_rsa and its kin).
+func keyLikeName(name string) bool {
+	n := strings.ToLower(name)
+	switch filepath.Ext(n) {
+	case ".key", ".p12", ".pfx", ".jks", ".jceks", ".keystore", ".ppk", ".p8", ".pk8", ".der":
+		return true
+	}
+	for _, w := range []string{"key", "secret", "priv", "cred", "token", "passw", "netrc", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "auth"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // keyFolderFile is p, an entry of a folder keyFolderFiles reads, where
@@ -255,10 +324,12 @@ const folderSniffBytes = 4096
 // sniffFolderFile is startsLikeSecret of a file in a folder a held
 // variable names: its first folderSniffBytes, and its first
 // keySniffBytes only where those hold a PEM block's start (a combined
-// PEM's certificate chain before its key).
+// PEM's certificate chain before its key) or a kubeconfig's inline
+// data (its clusters' certificates, base64 without a PEM line, before
+// its user's client-key-data).
 func sniffFolderFile(p string) sniffed {
-	k, pem := sniffHead(p, folderSniffBytes)
-	if k == sniffNone && pem {
+	k, more := sniffHead(p, folderSniffBytes)
+	if k == sniffNone && more {
 		k = sniffFile(p, keySniffBytes)
 	}
 	return k
@@ -271,7 +342,8 @@ func sniffFile(p string, n int64) sniffed {
 }
 
 // sniffHead is looksLikeSecret of the regular file p's first n bytes,
-// and whether they hold a PEM block's start.
+// and whether they hold a PEM block's start or a kubeconfig's inline
+// data (-data: ), after which a key may come.
 func sniffHead(p string, n int64) (sniffed, bool) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -285,7 +357,7 @@ func sniffHead(p string, n int64) (sniffed, bool) {
 	if err != nil {
 		return sniffNone, false
 	}
-	return looksLikeSecret(head), bytes.Contains(head, []byte("-----BEGIN "))
+	return looksLikeSecret(head), bytes.Contains(head, []byte("-----BEGIN ")) || bytes.Contains(head, []byte("-data:"))
 }
 
 // looksLikeSecret is what a file's first bytes are: a key's
