@@ -128,7 +128,7 @@ func toolCacheHolds(base []string, dir string) bool {
 const (
 	maxKeyFolderEntries  = 4096
 	maxKeyFolderFiles    = 128
-	maxKeyFolderDepth    = 3
+	maxKeyFolderDepth    = 6
 	maxKeyFolderFileSize = 1 << 20
 )
 
@@ -311,9 +311,23 @@ var secretMarks = [][]byte{[]byte("PRIVATE KEY-----"), []byte("PRIVATE KEY BLOCK
 
 // startsLikeSecret is what the regular file p starts as
 // (looksLikeSecret). It is opened without waiting (a FIFO put in its
-// place does not hold planex) and only its first keySniffBytes read.
+// place does not hold planex) and its first keySniffBytes read, its
+// first maxKeyFolderFileSize where those hold a PEM block's or a
+// kubeconfig's inline data (a kubeconfig of many clusters holds their
+// certificates before its users' keys).
 func startsLikeSecret(p string) sniffed {
-	return sniffFile(p, keySniffBytes)
+	return sniffStaged(p, keySniffBytes)
+}
+
+// sniffStaged is looksLikeSecret of the regular file p's first n
+// bytes, and of its first maxKeyFolderFileSize where those hold no key
+// but what may come before one (sniffHead).
+func sniffStaged(p string, n int64) sniffed {
+	k, more := sniffHead(p, n)
+	if k == sniffNone && more {
+		k = sniffFile(p, maxKeyFolderFileSize)
+	}
+	return k
 }
 
 // folderSniffBytes is how much of a file in a folder a held variable
@@ -323,16 +337,12 @@ const folderSniffBytes = 4096
 
 // sniffFolderFile is startsLikeSecret of a file in a folder a held
 // variable names: its first folderSniffBytes, and its first
-// keySniffBytes only where those hold a PEM block's start (a combined
-// PEM's certificate chain before its key) or a kubeconfig's inline
-// data (its clusters' certificates, base64 without a PEM line, before
-// its user's client-key-data).
+// maxKeyFolderFileSize only where those hold a PEM block's start (a
+// combined PEM's certificate chain before its key) or a kubeconfig's
+// inline data (its clusters' certificates, base64 without a PEM line,
+// before its user's client-key-data).
 func sniffFolderFile(p string) sniffed {
-	k, more := sniffHead(p, folderSniffBytes)
-	if k == sniffNone && more {
-		k = sniffFile(p, keySniffBytes)
-	}
-	return k
+	return sniffStaged(p, folderSniffBytes)
 }
 
 // sniffFile is looksLikeSecret of the regular file p's first n bytes.

@@ -45,3 +45,30 @@ func TestRedTeamKeysAroundTheFolderBounds(t *testing.T) {
 		t.Errorf("the agent read a key through the folder's link: %s", out)
 	}
 }
+
+// TestRedTeamKeysPastTheSniffDeeper: the bounds of a held variable's
+// file and folder one step further: a kubeconfig of many clusters,
+// named by a variable whose name says nothing of a secret, whose
+// clusters' certificate data fill the first 64 KiB before its users'
+// client-key-data, and a key four folders below the one a variable
+// names (prod/eu/db/replica/tls.key).
+func TestRedTeamKeysPastTheSniffDeeper(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-keydeeper-")
+	ca := strings.Repeat("TUlJRmF6Q0NBMU9nQXdJQkFnSVJBSUlRejdEU1FPTlpSR1BndTJPQ2l3QXdEUVlKS29aSWh2Y05BUUVMQlFB", 40)
+	var kube strings.Builder
+	kube.WriteString("apiVersion: v1\nclusters:\n")
+	for i := range 30 {
+		fmt.Fprintf(&kube, "- cluster:\n    certificate-authority-data: %s\n    server: https://k8s-%d.corp\n  name: c%d\n", ca, i, i)
+	}
+	kube.WriteString("users:\n- name: ci\n  user:\n    client-key-data: loot-kube-past-64k")
+	files := map[string]string{
+		"platform/kubeconfig":                  kube.String(),
+		"appdata/prod/eu/db/replica/tls.key":   "-----BEGIN EC PRIVATE KEY-----\nloot-four-down",
+		"appdata/prod/eu/db/replica/tls.crt":   "-----BEGIN CERTIFICATE-----\ndeep-cert-readable",
+		"appdata/prod/eu/db/replica/README.md": "deep-readme-readable",
+	}
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin", "PLATFORM_CLUSTERS=" + dir + "/platform/kubeconfig", "APP_DATA_ROOT=" + dir + "/appdata"}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
