@@ -393,6 +393,9 @@ func looksLikeSecretText(head []byte) sniffed {
 			return sniffKey
 		}
 	}
+	if derKeyStart(head) {
+		return sniffKey
+	}
 	if bytes.HasPrefix(head, []byte{0xfe, 0xed, 0xfe, 0xed}) || bytes.HasPrefix(head, []byte{0xce, 0xce, 0xce, 0xce}) || pkcs12Start(head) {
 		return sniffStore
 	}
@@ -477,6 +480,52 @@ func base64Text(head []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return dec[:n], true
+}
+
+// derKeyStart reports whether b starts as a private key in DER (a
+// Java program's PKCS8EncodedKeySpec file, a key's base64 without its
+// PEM lines, decoded): a SEQUENCE whose first element is a version
+// INTEGER, then for PKCS#8 (version 0 or 1) the algorithm's SEQUENCE,
+// for PKCS#1 (version 0) the modulus' INTEGER, for SEC1 (version 1) the
+// key's OCTET STRING; or PKCS#8's encrypted form, a SEQUENCE of the
+// encryption's SEQUENCE naming a PKCS#5 or PKCS#12 scheme. A
+// certificate's first element is a SEQUENCE, no INTEGER.
+func derKeyStart(b []byte) bool {
+	n, ok := derSequenceHeader(b)
+	if !ok || len(b) < n+4 {
+		return false
+	}
+	rest := b[n:]
+	if rest[0] == 0x02 && rest[1] == 0x01 {
+		switch rest[2] {
+		case 0x00:
+			return rest[3] == 0x30 || rest[3] == 0x02
+		case 0x01:
+			return rest[3] == 0x30 || rest[3] == 0x04
+		}
+		return false
+	}
+	if m, ok := derSequenceHeader(rest); ok && len(rest) > m+2 {
+		head := rest[m:min(len(rest), m+24)]
+		return bytes.Contains(head, []byte{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x05}) ||
+			bytes.Contains(head, []byte{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x0c, 0x01})
+	}
+	return false
+}
+
+// derSequenceHeader is the length of the SEQUENCE's tag and length b
+// starts with (a short length, or a long one of at most three bytes).
+func derSequenceHeader(b []byte) (int, bool) {
+	if len(b) < 2 || b[0] != 0x30 {
+		return 0, false
+	}
+	switch l := b[1]; {
+	case l < 0x80:
+		return 2, true
+	case l > 0x80 && l <= 0x83:
+		return 2 + int(l-0x80), true
+	}
+	return 0, false
 }
 
 // pkcs12Start reports whether b starts as a PKCS#12 store: a DER (or
