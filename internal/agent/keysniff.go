@@ -393,7 +393,7 @@ func looksLikeSecretText(head []byte) sniffed {
 			return sniffKey
 		}
 	}
-	if derKeyStart(head) {
+	if derKeyStart(head) || pgpSecretKeyStart(head) || kerberosFileStart(head) {
 		return sniffKey
 	}
 	if bytes.HasPrefix(head, []byte{0xfe, 0xed, 0xfe, 0xed}) || bytes.HasPrefix(head, []byte{0xce, 0xce, 0xce, 0xce}) || pkcs12Start(head) {
@@ -509,6 +509,60 @@ func derKeyStart(b []byte) bool {
 		head := rest[m:min(len(rest), m+24)]
 		return bytes.Contains(head, []byte{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x05}) ||
 			bytes.Contains(head, []byte{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x0c, 0x01})
+	}
+	return false
+}
+
+// pgpSecretKeyStart reports whether b starts as a binary OpenPGP
+// secret key (gpg --export-secret-keys): a packet of tag 5 in the old
+// format (0x94 to 0x96, by its length's size) or the new (0xc5), then
+// the key's version (4 to 6), its creation time and a public key
+// algorithm's number.
+func pgpSecretKeyStart(b []byte) bool {
+	var n int
+	switch {
+	case len(b) < 2:
+		return false
+	case b[0] >= 0x94 && b[0] <= 0x96:
+		n = 1 + 1<<(b[0]-0x94)
+	case b[0] == 0xc5 && b[1] < 0xc0:
+		n = 2
+	case b[0] == 0xc5 && b[1] < 0xe0:
+		n = 3
+	case b[0] == 0xc5 && b[1] == 0xff:
+		n = 6
+	default:
+		return false
+	}
+	if len(b) < n+6 || b[n] < 4 || b[n] > 6 {
+		return false
+	}
+	switch b[n+5] {
+	case 1, 2, 3, 16, 17, 18, 19, 20, 22, 25, 27:
+		return true
+	}
+	return false
+}
+
+// kerberosFileStart reports whether b starts as a Kerberos keytab
+// (0x05 0x01 or 0x0502, then an entry's size and its few components and
+// realm) or ticket cache (0x05 0x03, or 0x0504 with its header's small
+// length), whose keys and tickets stand for the service or the person.
+func kerberosFileStart(b []byte) bool {
+	if len(b) < 12 || b[0] != 0x05 {
+		return false
+	}
+	be16 := func(i int) int { return int(b[i])<<8 | int(b[i+1]) }
+	switch b[1] {
+	case 0x01, 0x02:
+		// An entry: its size (positive), its components' count and
+		// the realm's length, both small.
+		return b[2]&0x80 == 0 && be16(2)|be16(4) != 0 && be16(6) >= 1 && be16(6) <= 16 && be16(8) >= 1 && be16(8) <= 255
+	case 0x03:
+		// The default principal: its name type and components' count.
+		return be16(2) == 0 && be16(4) <= 10 && be16(6) == 0 && be16(8) <= 16
+	case 0x04:
+		return be16(2) <= 64 && be16(2)%4 == 0
 	}
 	return false
 }

@@ -108,3 +108,56 @@ func TestDERKeyStart(t *testing.T) {
 		}
 	}
 }
+
+// TestRedTeamBinaryKeyFiles: a held variable whose name says nothing of
+// a secret names a binary credential with no text to find: an OpenPGP
+// secret key as `gpg --export-secret-keys` writes it (a release
+// signer's), a Kerberos keytab (a service's password keys) or a
+// Kerberos ticket cache. A contained agent read each; the public key
+// beside the secret one stays readable.
+func TestRedTeamBinaryKeyFiles(t *testing.T) {
+	t.Parallel()
+	box, dir := sandboxAndHostFolder(t, "planex-binkeys-")
+	files := map[string]string{}
+	for name, b := range binaryKeys() {
+		files[name] = string(b) + "loot-" + name
+	}
+	files["signer.pub.gpg"] = "\x98\x33\x04\x6b\x0b\xd4\x3f\x16\x09\x2b\x06\x01\x04\x01public-key-readable"
+	plant(t, dir, files)
+	env := []string{"PATH=/usr/bin:/bin"}
+	for name := range files {
+		env = append(env, "APP_"+strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(name))+"="+filepath.Join(dir, name))
+	}
+	checkPlantedReads(t, "", Containment{Sandbox: box}, env, dir, files)
+}
+
+// binaryKeys are the first bytes of binary credential files: OpenPGP
+// secret keys (old and new packet formats), a keytab (versions 1 and
+// 2) and a ticket cache (versions 3 and 4).
+func binaryKeys() map[string][]byte {
+	return map[string][]byte{
+		"signer.gpg":     {0x94, 0x58, 0x04, 0x6b, 0x0b, 0xd4, 0x3f, 0x16, 0x09, 0x2b, 0x06, 0x01, 0x04, 0x01, 0xda, 0x47},
+		"signer-rsa.pgp": {0x95, 0x07, 0xc6, 0x04, 0x5a, 0x0b, 0xd4, 0x3f, 0x01, 0x10, 0x00, 0xc1, 0x2e},
+		"signer-new.gpg": {0xc5, 0x58, 0x04, 0x6b, 0x0b, 0xd4, 0x3f, 0x16, 0x09, 0x2b, 0x06, 0x01, 0x04, 0x01, 0xda, 0x47},
+		"svc.keytab":     {0x05, 0x02, 0x00, 0x00, 0x00, 0x3b, 0x00, 0x01, 0x00, 0x09, 'C', 'O', 'R', 'P', '.', 'L', 'O', 'C', 'L', 0x00, 0x02, 'c', 'i'},
+		"old.keytab":     {0x05, 0x01, 0x00, 0x00, 0x00, 0x3b, 0x00, 0x02, 0x00, 0x09, 'C', 'O', 'R', 'P', '.', 'L', 'O', 'C', 'L', 0x00, 0x02, 'c', 'i'},
+		"tickets":        {0x05, 0x04, 0x00, 0x0c, 0x00, 0x01, 0x00, 0x08, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01},
+		"tickets-v3":     {0x05, 0x03, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x09, 'C', 'O', 'R', 'P', '.', 'L', 'O', 'C', 'L'},
+	}
+}
+
+// TestBinaryKeyStarts: the binary credentials' first bytes are keys;
+// an OpenPGP public key, an ELF program, a gzip file and text are not.
+func TestBinaryKeyStarts(t *testing.T) {
+	t.Parallel()
+	for name, b := range binaryKeys() {
+		if looksLikeSecret(b) != sniffKey {
+			t.Errorf("%s: not judged a key", name)
+		}
+	}
+	for _, b := range []string{"\x98\x33\x04\x6b\x0b\xd4\x3f\x16\x09\x2b\x06\x01", "\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00", "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", "\x05\x02 plain text after", "hello, world and more"} {
+		if looksLikeSecret([]byte(b)) != sniffNone {
+			t.Errorf("%q judged a key", b)
+		}
+	}
+}
