@@ -145,7 +145,8 @@ const (
 // unread: a crowded certificate folder read first does not leave the
 // key of another unjudged. A folder of the system's programs and
 // libraries (a toolchain's, an SDK's) holds no admin's key and is not
-// read; one in /etc is (/etc/myapp/tls).
+// read; one in /etc is (/etc/myapp/tls), and a folder of settings or
+// keys among the programs (keyFolderReadable).
 func keyFolderFiles(dir string, keep []string) (sniff, byName []string) {
 	if !keyFolderReadable(dir) {
 		return nil, nil
@@ -176,10 +177,23 @@ func keyFolderFiles(dir string, keep []string) (sniff, byName []string) {
 
 // keyFolderReadable reports whether keyFolderFiles reads the folder
 // dir (as it is, or where its links lead): not the kernel's, nor one of
-// the system's programs outside /etc.
+// the system's programs, but for their configurations (/etc, and a
+// folder of settings or keys among them: a server built from source
+// keeps its keys in /usr/local/nginx/conf/ssl, or /usr/local/etc).
 func keyFolderReadable(dir string) bool {
-	return !kernelPath(dir) && (!isProgramPath(dir) || within(filepath.Clean(dir), "/etc"))
+	dir = filepath.Clean(dir)
+	if kernelPath(dir) {
+		return false
+	}
+	if !isProgramPath(dir) || within(dir, "/etc") {
+		return true
+	}
+	return slices.ContainsFunc(strings.Split(dir, "/"), func(part string) bool { return slices.Contains(keyFolderParts, part) })
 }
+
+// keyFolderParts are the names of folders among the system's programs
+// that hold settings or keys, not programs.
+var keyFolderParts = []string{"etc", "conf", "config", "ssl", "tls", "certs", "private", "keys", "secrets", "credentials"}
 
 // keyFolderEntries are the paths of the entries that are not folders
 // in dir and in its folders maxKeyFolderDepth down, nearest first, at
