@@ -429,8 +429,9 @@ func looksLikeSecretText(head []byte) sniffed {
 // (a URL with a password at a line's start: credentialURL), AWS's
 // shared credentials (awsSecretLine), a .pgpass line (host, port,
 // database, user, password: pgpassLine), a cookie jar's header
-// (cookieJarMarks) and a file that is one JSON Web Token, as an OIDC
-// or a service account token file is (jwtFile).
+// (cookieJarMarks), a file that is one JSON Web Token, as an OIDC
+// or a service account token file is (jwtFile), and an environment
+// file giving a secret (dotenvSecret, dotenvURL).
 var (
 	netrcStart     = regexp.MustCompile(`^(?:#[^\n]*\n|\s)*(?:machine|default)\s`)
 	netrcPassword  = regexp.MustCompile(`(?:^|\s)(?:password|account)\s+\S`)
@@ -439,6 +440,11 @@ var (
 	pgpassLine     = regexp.MustCompile(`(?m)^[^:#\s]+:(?:\d+|\*):[^:\s]+:[^:\s]+:\S`)
 	jwtFile        = regexp.MustCompile(`^eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\s*$`)
 	cookieJarMarks = [][]byte{[]byte("# Netscape HTTP Cookie File"), []byte("# HTTP Cookie File")}
+	// An environment file's (a .env, systemd's EnvironmentFile) line
+	// giving a password, a token, a secret or an API or access key a
+	// value as written (not $(…) or ${…}), or a URL with a password.
+	dotenvSecret = regexp.MustCompile(`(?m)^[ \t]*(?:export[ \t]+)?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY)[A-Za-z0-9_]*=["']?[^\s"'$]`)
+	dotenvURL    = regexp.MustCompile(`(?m)^[ \t]*(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]*=["']?[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@`)
 )
 
 // credentialText reports whether t, a file's first bytes with the
@@ -455,7 +461,8 @@ func credentialText(t []byte) bool {
 		netrcStart.Match(t) && netrcPassword.Match(t) ||
 		bytes.Contains(t, []byte("://")) && bytes.IndexByte(t, '@') >= 0 && credentialURL.Match(t) ||
 		(bytes.Contains(t, []byte("aws_")) || bytes.Contains(t, []byte("AWS_"))) && awsSecretLine.Match(t) ||
-		bytes.Count(t, []byte(":")) >= 4 && pgpassLine.Match(t)
+		bytes.Count(t, []byte(":")) >= 4 && pgpassLine.Match(t) ||
+		bytes.IndexByte(t, '=') >= 0 && (dotenvSecret.Match(t) || bytes.Contains(t, []byte("://")) && dotenvURL.Match(t))
 }
 
 // minBase64Key is the least base64 text base64Text decodes: a key's
