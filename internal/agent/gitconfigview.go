@@ -14,7 +14,9 @@ import (
 // password=…; }, and a step needs none), nor the extra headers but
 // plain ones (http.extraHeader = AUTHORIZATION: basic …), and the
 // files to cover: those the helpers name by an absolute path (store's
-// --file, a script's) and the included configurations (include.path,
+// --file, a script's), the cookie jar, client certificate and SSH
+// signing key named by path (http.cookieFile, http.sslCert,
+// user.signingKey), and the included configurations (include.path,
 // includeIf's, relative ones beside the configuration), which may
 // carry the same.
 func withoutGitCredentials(lines []string) (kept, keyFiles []string) {
@@ -48,6 +50,12 @@ func withoutGitCredentials(lines []string) (kept, keyFiles []string) {
 			continue
 		case k == "extraheader" && !plainHeader(strings.Trim(val, `"`)):
 			continue
+		case k == "cookiefile" || k == "sslcert" || k == "signingkey":
+			// The cookie jar, a client certificate (a PEM that often
+			// holds its key too) and an SSH signing key, by path.
+			if p := strings.Trim(val, `"`); filepath.IsAbs(p) {
+				keyFiles = append(keyFiles, p)
+			}
 		case k == "path" && strings.Trim(val, `"`) != "" && !strings.HasPrefix(strings.Trim(val, `"`), "~"):
 			// A relative one lies beside the configuration (absKeys).
 			keyFiles = append(keyFiles, strings.Trim(val, `"`))

@@ -94,8 +94,12 @@ func keyFilesByContent(base, passed, keep, shown []string) []string {
 		if toolCacheHolds(base, hp.path) {
 			continue
 		}
-		for _, p := range keyFolderFiles(hp.path, keep) {
+		sniff, byName := keyFolderFiles(hp.path, keep)
+		for _, p := range sniff {
 			judge(hp.name, p, sniffFolderFile)
+		}
+		for _, p := range byName {
+			judge(hp.name, p, func(string) sniffed { return sniffKey })
 		}
 	}
 	return out
@@ -119,38 +123,101 @@ func toolCacheHolds(base []string, dir string) bool {
 // maxKeyFolderFiles the files among them it gives to sniff,
 // maxKeyFolderDepth how many folders down it goes, and
 // maxKeyFolderFileSize the size of a file there it sniffs: a key file
-// is small.
+// is small. Names are cheap to read, files are not: the entries' bound
+// is the larger.
 const (
-	maxKeyFolderEntries  = 512
+	maxKeyFolderEntries  = 4096
 	maxKeyFolderFiles    = 128
-	maxKeyFolderDepth    = 3
+	maxKeyFolderDepth    = 6
 	maxKeyFolderFileSize = 1 << 20
 )
 
-// keyFolderFiles are the regular files in dir, a folder a held
-// variable names, and in its folders maxKeyFolderDepth down
-// (private/server.key, live/<host>/privkey.pem), that startsLikeSecret
-// is to judge: each regular file of at most maxKeyFolderFileSize, or a
-// link to one (taken where it leads), outside the kernel's folders and
-// those the step keeps, among the first maxKeyFolderEntries entries
-// read, folder by folder, nearest first. A link to a folder is not
-// followed. A folder of the system's programs and libraries (a
-// toolchain's, an SDK's) holds no admin's key and is not read; one in
-// /etc is (/etc/myapp/tls).
-func keyFolderFiles(dir string, keep []string) []string {
-	if isProgramPath(dir) && !within(filepath.Clean(dir), "/etc") {
-		return nil
+// keyFolderFiles are the files in dir, a folder a held variable names,
+// and in its folders maxKeyFolderDepth down (private/server.key,
+// live/<host>/privkey.pem), a link to a folder taken where it leads:
+// those startsLikeSecret is to judge (sniff), and those to cover by
+// their names alone (byName). Each is a regular file of at most
+// maxKeyFolderFileSize, or a link to one (taken where it leads),
+// outside the kernel's folders and those the step keeps, among the
+// first maxKeyFolderEntries entries read, folder by folder, nearest
+// first. The files whose names say key (keyLikeName) are sniffed
+// first, and those past the maxKeyFolderFiles sniffed are covered
+// unread: a crowded certificate folder read first does not leave the
+// key of another unjudged. A folder of the system's programs and
+// libraries (a toolchain's, an SDK's) holds no admin's key and is not
+// read; one in /etc is (/etc/myapp/tls), and a folder of settings or
+// keys among the programs (keyFolderReadable).
+func keyFolderFiles(dir string, keep []string) (sniff, byName []string) {
+	if !keyFolderReadable(dir) {
+		return nil, nil
 	}
-	var out []string
+	names := keyFolderEntries(dir, keep)
+	slices.SortStableFunc(names, func(a, b string) int {
+		ka, kb := keyLikeName(filepath.Base(a)), keyLikeName(filepath.Base(b))
+		switch {
+		case ka && !kb:
+			return -1
+		case kb && !ka:
+			return 1
+		}
+		return 0
+	})
+	for _, p := range names {
+		f := keyFolderFile(p, keep)
+		switch {
+		case f == "" || slices.Contains(sniff, f) || slices.Contains(byName, f):
+		case len(sniff) < maxKeyFolderFiles:
+			sniff = append(sniff, f)
+		case keyLikeName(filepath.Base(p)):
+			byName = append(byName, f)
+		}
+	}
+	return sniff, byName
+}
+
+// keyFolderReadable reports whether keyFolderFiles reads the folder
+// dir (as it is, or where its links lead): not the kernel's, nor one of
+// the system's programs, but for their configurations (/etc, and a
+// folder of settings or keys among them: a server built from source
+// keeps its keys in /usr/local/nginx/conf/ssl, or /usr/local/etc).
+func keyFolderReadable(dir string) bool {
+	dir = filepath.Clean(dir)
+	if kernelPath(dir) {
+		return false
+	}
+	if !isProgramPath(dir) || within(dir, "/etc") {
+		return true
+	}
+	return slices.ContainsFunc(strings.Split(dir, "/"), func(part string) bool { return slices.Contains(keyFolderParts, part) })
+}
+
+// keyFolderParts are the names of folders among the system's programs
+// that hold settings or keys, not programs.
+var keyFolderParts = []string{"etc", "conf", "config", "ssl", "tls", "certs", "private", "keys", "secrets", "credentials"}
+
+// keyFolderEntries are the paths of the entries that are not folders
+// in dir and in its folders maxKeyFolderDepth down, nearest first, at
+// most maxKeyFolderEntries read in all. A link to a folder is read
+// where it leads (once, however many links lead there), within the
+// same depth: the key a link inside the named folder reaches is the
+// agent's to read through it.
+func keyFolderEntries(dir string, keep []string) []string {
 	type folder struct {
 		path  string
 		depth int
 	}
+	var out []string
+	seen := map[string]bool{}
 	queue, budget := []folder{{dir, 0}}, maxKeyFolderEntries
-	for len(queue) > 0 && budget > 0 && len(out) < maxKeyFolderFiles {
+	for len(queue) > 0 && budget > 0 {
 		d := queue[0]
 		queue = queue[1:]
-		f, err := os.Open(d.path)
+		real, err := filepath.EvalSymlinks(d.path)
+		if err != nil || seen[real] || !keyFolderReadable(real) || (d.depth > 0 && keptFolderHolds(keep, real)) {
+			continue
+		}
+		seen[real] = true
+		f, err := os.Open(real)
 		if err != nil {
 			continue
 		}
@@ -158,20 +225,36 @@ func keyFolderFiles(dir string, keep []string) []string {
 		f.Close()
 		budget -= len(entries)
 		for _, e := range entries {
-			p := filepath.Join(d.path, e.Name())
+			p := filepath.Join(real, e.Name())
 			switch {
-			case e.IsDir():
-				if d.depth+1 < maxKeyFolderDepth && !keptFolderHolds(keep, p) {
+			case e.IsDir() || e.Type()&os.ModeSymlink != 0 && isDirectory(p):
+				if d.depth+1 < maxKeyFolderDepth {
 					queue = append(queue, folder{p, d.depth + 1})
 				}
 			case e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0:
-				if f := keyFolderFile(p, keep); f != "" && len(out) < maxKeyFolderFiles {
-					out = append(out, f)
-				}
+				out = append(out, p)
 			}
 		}
 	}
 	return out
+}
+
+// keyLikeName reports whether a file's name says it holds a key or a
+// credential: its extension a key's or a key store's (.key, .p12,
+// .pfx, .jks, .ppk, .p8), or a word of the kind in it (key, secret,
+// private, credential, token, password, netrc, id_rsa and its kin).
+func keyLikeName(name string) bool {
+	n := strings.ToLower(name)
+	switch filepath.Ext(n) {
+	case ".key", ".p12", ".pfx", ".jks", ".jceks", ".keystore", ".ppk", ".p8", ".pk8", ".der":
+		return true
+	}
+	for _, w := range []string{"key", "secret", "priv", "cred", "token", "passw", "netrc", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "auth"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // keyFolderFile is p, an entry of a folder keyFolderFiles reads, where
@@ -242,9 +325,23 @@ var secretMarks = [][]byte{[]byte("PRIVATE KEY-----"), []byte("PRIVATE KEY BLOCK
 
 // startsLikeSecret is what the regular file p starts as
 // (looksLikeSecret). It is opened without waiting (a FIFO put in its
-// place does not hold planex) and only its first keySniffBytes read.
+// place does not hold planex) and its first keySniffBytes read, its
+// first maxKeyFolderFileSize where those hold a PEM block's or a
+// kubeconfig's inline data (a kubeconfig of many clusters holds their
+// certificates before its users' keys).
 func startsLikeSecret(p string) sniffed {
-	return sniffFile(p, keySniffBytes)
+	return sniffStaged(p, keySniffBytes)
+}
+
+// sniffStaged is looksLikeSecret of the regular file p's first n
+// bytes, and of its first maxKeyFolderFileSize where those hold no key
+// but what may come before one (sniffHead).
+func sniffStaged(p string, n int64) sniffed {
+	k, more := sniffHead(p, n)
+	if k == sniffNone && more {
+		k = sniffFile(p, maxKeyFolderFileSize)
+	}
+	return k
 }
 
 // folderSniffBytes is how much of a file in a folder a held variable
@@ -254,14 +351,12 @@ const folderSniffBytes = 4096
 
 // sniffFolderFile is startsLikeSecret of a file in a folder a held
 // variable names: its first folderSniffBytes, and its first
-// keySniffBytes only where those hold a PEM block's start (a combined
-// PEM's certificate chain before its key).
+// maxKeyFolderFileSize only where those hold a PEM block's start (a
+// combined PEM's certificate chain before its key) or a kubeconfig's
+// inline data (its clusters' certificates, base64 without a PEM line,
+// before its user's client-key-data).
 func sniffFolderFile(p string) sniffed {
-	k, pem := sniffHead(p, folderSniffBytes)
-	if k == sniffNone && pem {
-		k = sniffFile(p, keySniffBytes)
-	}
-	return k
+	return sniffStaged(p, folderSniffBytes)
 }
 
 // sniffFile is looksLikeSecret of the regular file p's first n bytes.
@@ -271,7 +366,8 @@ func sniffFile(p string, n int64) sniffed {
 }
 
 // sniffHead is looksLikeSecret of the regular file p's first n bytes,
-// and whether they hold a PEM block's start.
+// and whether they hold a PEM block's start or a kubeconfig's inline
+// data (-data: ), after which a key may come.
 func sniffHead(p string, n int64) (sniffed, bool) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -285,7 +381,7 @@ func sniffHead(p string, n int64) (sniffed, bool) {
 	if err != nil {
 		return sniffNone, false
 	}
-	return looksLikeSecret(head), bytes.Contains(head, []byte("-----BEGIN "))
+	return looksLikeSecret(head), bytes.Contains(head, []byte("-----BEGIN ")) || bytes.Contains(head, []byte("-data:"))
 }
 
 // looksLikeSecret is what a file's first bytes are: a key's
@@ -311,6 +407,9 @@ func looksLikeSecretText(head []byte) sniffed {
 			return sniffKey
 		}
 	}
+	if derKeyStart(head) || pgpSecretKeyStart(head) || kerberosFileStart(head) {
+		return sniffKey
+	}
 	if bytes.HasPrefix(head, []byte{0xfe, 0xed, 0xfe, 0xed}) || bytes.HasPrefix(head, []byte{0xce, 0xce, 0xce, 0xce}) || pkcs12Start(head) {
 		return sniffStore
 	}
@@ -330,8 +429,9 @@ func looksLikeSecretText(head []byte) sniffed {
 // (a URL with a password at a line's start: credentialURL), AWS's
 // shared credentials (awsSecretLine), a .pgpass line (host, port,
 // database, user, password: pgpassLine), a cookie jar's header
-// (cookieJarMarks) and a file that is one JSON Web Token, as an OIDC
-// or a service account token file is (jwtFile).
+// (cookieJarMarks), a file that is one JSON Web Token, as an OIDC
+// or a service account token file is (jwtFile), and an environment
+// file giving a secret (dotenvSecret, dotenvURL).
 var (
 	netrcStart     = regexp.MustCompile(`^(?:#[^\n]*\n|\s)*(?:machine|default)\s`)
 	netrcPassword  = regexp.MustCompile(`(?:^|\s)(?:password|account)\s+\S`)
@@ -340,6 +440,11 @@ var (
 	pgpassLine     = regexp.MustCompile(`(?m)^[^:#\s]+:(?:\d+|\*):[^:\s]+:[^:\s]+:\S`)
 	jwtFile        = regexp.MustCompile(`^eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\s*$`)
 	cookieJarMarks = [][]byte{[]byte("# Netscape HTTP Cookie File"), []byte("# HTTP Cookie File")}
+	// An environment file's (a .env, systemd's EnvironmentFile) line
+	// giving a password, a token, a secret or an API or access key a
+	// value as written (not $(…) or ${…}), or a URL with a password.
+	dotenvSecret = regexp.MustCompile(`(?m)^[ \t]*(?:export[ \t]+)?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY)[A-Za-z0-9_]*=["']?[^\s"'$]`)
+	dotenvURL    = regexp.MustCompile(`(?m)^[ \t]*(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]*=["']?[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@`)
 )
 
 // credentialText reports whether t, a file's first bytes with the
@@ -356,7 +461,8 @@ func credentialText(t []byte) bool {
 		netrcStart.Match(t) && netrcPassword.Match(t) ||
 		bytes.Contains(t, []byte("://")) && bytes.IndexByte(t, '@') >= 0 && credentialURL.Match(t) ||
 		(bytes.Contains(t, []byte("aws_")) || bytes.Contains(t, []byte("AWS_"))) && awsSecretLine.Match(t) ||
-		bytes.Count(t, []byte(":")) >= 4 && pgpassLine.Match(t)
+		bytes.Count(t, []byte(":")) >= 4 && pgpassLine.Match(t) ||
+		bytes.IndexByte(t, '=') >= 0 && (dotenvSecret.Match(t) || bytes.Contains(t, []byte("://")) && dotenvURL.Match(t))
 }
 
 // minBase64Key is the least base64 text base64Text decodes: a key's
@@ -395,6 +501,106 @@ func base64Text(head []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return dec[:n], true
+}
+
+// derKeyStart reports whether b starts as a private key in DER (a
+// Java program's PKCS8EncodedKeySpec file, a key's base64 without its
+// PEM lines, decoded): a SEQUENCE whose first element is a version
+// INTEGER, then for PKCS#8 (version 0 or 1) the algorithm's SEQUENCE,
+// for PKCS#1 (version 0) the modulus' INTEGER, for SEC1 (version 1) the
+// key's OCTET STRING; or PKCS#8's encrypted form, a SEQUENCE of the
+// encryption's SEQUENCE naming a PKCS#5 or PKCS#12 scheme. A
+// certificate's first element is a SEQUENCE, no INTEGER.
+func derKeyStart(b []byte) bool {
+	n, ok := derSequenceHeader(b)
+	if !ok || len(b) < n+4 {
+		return false
+	}
+	rest := b[n:]
+	if rest[0] == 0x02 && rest[1] == 0x01 {
+		switch rest[2] {
+		case 0x00:
+			return rest[3] == 0x30 || rest[3] == 0x02
+		case 0x01:
+			return rest[3] == 0x30 || rest[3] == 0x04
+		}
+		return false
+	}
+	if m, ok := derSequenceHeader(rest); ok && len(rest) > m+2 {
+		head := rest[m:min(len(rest), m+24)]
+		return bytes.Contains(head, []byte{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x05}) ||
+			bytes.Contains(head, []byte{0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x0c, 0x01})
+	}
+	return false
+}
+
+// pgpSecretKeyStart reports whether b starts as a binary OpenPGP
+// secret key (gpg --export-secret-keys): a packet of tag 5 in the old
+// format (0x94 to 0x96, by its length's size) or the new (0xc5), then
+// the key's version (4 to 6), its creation time and a public key
+// algorithm's number.
+func pgpSecretKeyStart(b []byte) bool {
+	var n int
+	switch {
+	case len(b) < 2:
+		return false
+	case b[0] >= 0x94 && b[0] <= 0x96:
+		n = 1 + 1<<(b[0]-0x94)
+	case b[0] == 0xc5 && b[1] < 0xc0:
+		n = 2
+	case b[0] == 0xc5 && b[1] < 0xe0:
+		n = 3
+	case b[0] == 0xc5 && b[1] == 0xff:
+		n = 6
+	default:
+		return false
+	}
+	if len(b) < n+6 || b[n] < 4 || b[n] > 6 {
+		return false
+	}
+	switch b[n+5] {
+	case 1, 2, 3, 16, 17, 18, 19, 20, 22, 25, 27:
+		return true
+	}
+	return false
+}
+
+// kerberosFileStart reports whether b starts as a Kerberos keytab
+// (0x05 0x01 or 0x0502, then an entry's size and its few components and
+// realm) or ticket cache (0x05 0x03, or 0x0504 with its header's small
+// length), whose keys and tickets stand for the service or the person.
+func kerberosFileStart(b []byte) bool {
+	if len(b) < 12 || b[0] != 0x05 {
+		return false
+	}
+	be16 := func(i int) int { return int(b[i])<<8 | int(b[i+1]) }
+	switch b[1] {
+	case 0x01, 0x02:
+		// An entry: its size (positive), its components' count and
+		// the realm's length, both small.
+		return b[2]&0x80 == 0 && be16(2)|be16(4) != 0 && be16(6) >= 1 && be16(6) <= 16 && be16(8) >= 1 && be16(8) <= 255
+	case 0x03:
+		// The default principal: its name type and components' count.
+		return be16(2) == 0 && be16(4) <= 10 && be16(6) == 0 && be16(8) <= 16
+	case 0x04:
+		return be16(2) <= 64 && be16(2)%4 == 0
+	}
+	return false
+}
+
+// derSequenceHeader is the length of the SEQUENCE's tag and length b
+// starts with (a short length, or a long one of at most three bytes).
+func derSequenceHeader(b []byte) (int, bool) {
+	if len(b) < 2 || b[0] != 0x30 {
+		return 0, false
+	}
+	switch l := b[1]; {
+	case l < 0x80:
+		return 2, true
+	case l > 0x80 && l <= 0x83:
+		return 2 + int(l-0x80), true
+	}
+	return 0, false
 }
 
 // pkcs12Start reports whether b starts as a PKCS#12 store: a DER (or

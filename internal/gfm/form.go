@@ -1,6 +1,9 @@
 package gfm
 
 import (
+	"encoding/base64"
+	"strings"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -20,8 +23,10 @@ func FetchedForm(src []byte) []string {
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
 		if n.Kind == yaml.ScalarNode {
-			for _, u := range Fetched([]byte(n.Value)) {
-				found.add(u)
+			for _, text := range formTexts(n) {
+				for _, u := range Fetched(text) {
+					found.add(u)
+				}
 			}
 		}
 		// An alias is walked where its anchor is.
@@ -33,4 +38,21 @@ func FetchedForm(src []byte) []string {
 	}
 	walk(&doc)
 	return found.list
+}
+
+// formTexts are the texts a form's scalar n may give GitHub: its value
+// as written and, for a value tagged !!binary, the bytes its base64
+// decodes to, which YAML hands GitHub as the string.
+func formTexts(n *yaml.Node) [][]byte {
+	out := [][]byte{[]byte(n.Value)}
+	if n.ShortTag() != "!!binary" {
+		return out
+	}
+	b64 := strings.Join(strings.Fields(n.Value), "")
+	if dec, err := base64.StdEncoding.DecodeString(b64); err == nil {
+		out = append(out, dec)
+	} else if dec, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(b64, "=")); err == nil {
+		out = append(out, dec)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package gfm
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,24 @@ func TestRedTeamMathThatHidesOtherwise(t *testing.T) {
 	for _, in := range []string{`a rise of $50\%$ in b`, `$r = \frac{n}{t}$ per second`, `costs $5 and $10`} {
 		if got := Visible(in); got != in {
 			t.Errorf("Visible(%q) = %q", in, got)
+		}
+	}
+}
+
+// TestRedTeamFormScalarsAsGitHubReadsThem: an issue form's text is
+// read as YAML gives it to GitHub, not as it is written. A value tagged
+// !!binary is base64 that YAML decodes into the string GitHub shows (a
+// markdown element's image among it), and an image found only in the
+// decoded text was not found.
+func TestRedTeamFormScalarsAsGitHubReadsThem(t *testing.T) {
+	t.Parallel()
+	for _, src := range []string{
+		"body:\n  - type: markdown\n    attributes:\n      value: !!binary VGhhbmtzISAhW10oaHR0cHM6Ly9kcm9wLmF0dGFja2VyLmV4YW1wbGUveCk=\n",
+		"body:\n  - type: markdown\n    attributes:\n      value: !!binary |\n        VGhhbmtzISAhW10oaHR0cHM6Ly9kcm9wLmF0\n        dGFja2VyLmV4YW1wbGUveCk=\n",
+		"body:\n  - type: markdown\n    attributes:\n      value: !<tag:yaml.org,2002:binary> VGhhbmtzISAhW10oaHR0cHM6Ly9kcm9wLmF0dGFja2VyLmV4YW1wbGUveCk=\n",
+	} {
+		if got := FetchedForm([]byte(src)); !slices.Contains(got, "https://drop.attacker.example/x") {
+			t.Errorf("FetchedForm(%q) = %q, want the decoded image", src, got)
 		}
 	}
 }
