@@ -203,7 +203,9 @@ func TaskMessage(session, task, title, body string) string {
 	fmt.Fprintf(&b, "%s: %s\n", task, defuseRefs(abbrev.Truncate(abbrev.OneLine(title), 72)))
 	if body = defuseRefs(strings.TrimSpace(body)); body != "" {
 		// Agent-written text must not be able to forge a trailer.
-		body = strings.ReplaceAll(body, "\n\n", "\n")
+		// One paragraph: its blank lines, however many and whatever
+		// white space they hold, are dropped.
+		body = blankLines.ReplaceAllString(body, "\n")
 		body = strings.ReplaceAll(body, "Planex-", "Planex‑")
 		// Nor name a person as an author, a signer or a reviewer.
 		body = personTrailer.ReplaceAllString(body, "$1‑$2")
@@ -212,6 +214,9 @@ func TaskMessage(session, task, title, body string) string {
 	fmt.Fprintf(&b, "\n%s: %s\n%s: %s\n", TrailerSession, session, TrailerTask, task)
 	return b.String()
 }
+
+// blankLines is a line break followed by lines of white space only.
+var blankLines = regexp.MustCompile(`\n(?:[ \t\r\f\v]*\n)+`)
 
 // personTrailer finds the lines of a message that start like a trailer
 // naming a person ("Co-authored-by:", "Signed-off-by:"), in any case:

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,31 @@ func TestRedTeamTaskMessageNamesNoPerson(t *testing.T) {
 		msg := TaskMessage("s1", "T1", "t", findings)
 		if m := attribution.FindString(msg); m != "" {
 			t.Errorf("TaskMessage kept %q from the findings %q:\n%s", m, findings, msg)
+		}
+	}
+}
+
+// TestTaskMessageBodyIsOneParagraph: the agent's findings are one
+// paragraph of the task's commit message, whatever blank lines they
+// hold (three line breaks in a row, a line of spaces or tabs between):
+// only planex's trailers end the message as a paragraph of their own.
+func TestTaskMessageBodyIsOneParagraph(t *testing.T) {
+	t.Parallel()
+	for _, findings := range []string{
+		"a\n\n\nb",
+		"a\n \nb",
+		"a\n\t\r\n\n  \nb",
+		"a\n\n\n\n\nb\n\nc",
+	} {
+		msg := TaskMessage("s1", "T1", "t", findings)
+		paras := strings.Split(strings.TrimSpace(msg), "\n\n")
+		if len(paras) != 3 || strings.TrimSpace(paras[2]) != TrailerSession+": s1\n"+TrailerTask+": T1" {
+			t.Errorf("TaskMessage of the findings %q has %d paragraphs:\n%s", findings, len(paras), msg)
+		}
+		for _, line := range strings.Split(paras[1], "\n") {
+			if strings.TrimSpace(line) == "" {
+				t.Errorf("TaskMessage of the findings %q keeps a blank line in its body:\n%s", findings, msg)
+			}
 		}
 	}
 }
