@@ -50,9 +50,9 @@ func FuzzText(f *testing.F) {
 }
 
 // FuzzCodeBlock: no content closes its block early or changes when read
-// back (beyond the defused comment openers).
+// back (beyond the defused comment openers and slash commands).
 func FuzzCodeBlock(f *testing.F) {
-	for _, s := range []string{"```\nx\n```", "~~~", "a\n````\nb", "<!-- marker -->", "\r\n\t"} {
+	for _, s := range []string{"```\nx\n```", "~~~", "a\n````\nb", "<!-- marker -->", "\r\n\t", "/A", "x\n /planex approve 1"} {
 		f.Add("text", s)
 	}
 	f.Fuzz(func(t *testing.T, info, s string) {
@@ -64,7 +64,7 @@ func FuzzCodeBlock(f *testing.F) {
 		if len(doc.HTMLNodes()) > 0 {
 			t.Fatalf("CodeBlock(%q) opens HTML", s)
 		}
-		want := defuseComments(clean(s))
+		want := defuseCommands(defuseComments(clean(s)))
 		if want != "" && !strings.HasSuffix(want, "\n") {
 			want += "\n"
 		}
