@@ -41,7 +41,9 @@ func showCommit(ctx context.Context, r *Repo, sha string, max int) (string, erro
 	room := max - maxFileList - len(patchCut)
 	out, cut, err := gitCapped(ctx, r, room, "show", "--no-color", "--no-ext-diff", "--no-renames", "--format=commit %H%n%n%B", sha, "--")
 	if err != nil {
-		return "", fmt.Errorf("showing commit %s: %w", abbrev.SHA(sha), err)
+		// The name as given: one that is no commit shows nothing under
+		// abbrev.SHA, which keeps an id's hex digits only.
+		return "", fmt.Errorf("showing commit %q: %w", abbrev.Truncate(sha, 80), err)
 	}
 	files, listCut, err := commitFiles(ctx, r, sha)
 	if err != nil {

@@ -28,7 +28,7 @@ func TestShowCommit(t *testing.T) {
 		}
 	}
 	// A name that is not a commit is an error naming it, not a path.
-	if _, err := r.ShowCommit(ctx, "README.md"); err == nil || !strings.Contains(err.Error(), "showing commit README.md") {
+	if _, err := r.ShowCommit(ctx, "README.md"); err == nil || !strings.Contains(err.Error(), `showing commit "README.md"`) {
 		t.Errorf("ShowCommit(README.md) error = %v", err)
 	}
 	// Nor is anything git would read as an option.
