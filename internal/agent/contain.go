@@ -175,7 +175,7 @@ func (c Containment) PrepareContext(ctx context.Context, cmd *exec.Cmd, base []s
 	for _, b := range envReadings(base) {
 		p.Mask = append(p.Mask, engineSockets(b)...)
 		p.Mask = append(p.Mask, credentialFiles(b, env, keep)...)
-		p.Mask = append(p.Mask, keyFilesByContent(b, env, keep, overlayPaths(views))...)
+		p.Mask = append(p.Mask, keyFilesByContent(b, env, keep, overlayPaths(views), p.Hide)...)
 		p.Mask = append(p.Mask, userGitConfigKeys(b, keep)...)
 		p.Mask = append(p.Mask, codespaceSecrets(b, keep)...)
 	}

@@ -69,14 +69,26 @@ func wordPaths(val string) []string {
 // such files of a folder one names (keyFolderFiles: TLS_DIR=/srv/tls
 // holding server.key); not one of shown, the configurations the step
 // is shown filtered (a global npmrc with an inline key= the view
-// leaves out).
-func keyFilesByContent(base, passed, keep, shown []string) []string {
+// leaves out). What lies in one of hidden (the homes, other accounts'
+// homes: folders the step cannot see at all) is neither read nor
+// judged: walking a home of thousands of files for a key the step could
+// not open cost each contained step a second.
+func keyFilesByContent(base, passed, keep, shown, hidden []string) []string {
 	var out []string
-	judge := func(name, p string, sniff func(string) sniffed) {
+	// A file several variables name (a CA bundle eleven name) is read
+	// once for each way it is judged.
+	judged := map[[2]string]sniffed{}
+	judge := func(name, p, how string, sniff func(string) sniffed) {
 		if slices.Contains(out, p) || isShown(p, shown) {
 			return
 		}
-		switch sniff(p) {
+		key := [2]string{how, p}
+		what, ok := judged[key]
+		if !ok {
+			what = sniff(p)
+			judged[key] = what
+		}
+		switch what {
 		case sniffKey:
 			out = append(out, p)
 		case sniffStore:
@@ -87,8 +99,11 @@ func keyFilesByContent(base, passed, keep, shown []string) []string {
 	}
 	held := slices.Concat(heldValuePaths(base, passed, keep), heldPathsOf(base, passed, keep, wordPaths))
 	for _, hp := range held {
+		if hiddenWhole(hp.path, hidden, keep) {
+			continue
+		}
 		if !isDirectory(hp.path) {
-			judge(hp.name, hp.path, startsLikeSecret)
+			judge(hp.name, hp.path, "file", startsLikeSecret)
 			continue
 		}
 		if toolCacheHolds(base, hp.path) {
@@ -96,13 +111,27 @@ func keyFilesByContent(base, passed, keep, shown []string) []string {
 		}
 		sniff, byName := keyFolderFiles(hp.path, keep)
 		for _, p := range sniff {
-			judge(hp.name, p, sniffFolderFile)
+			judge(hp.name, p, "folder", sniffFolderFile)
 		}
 		for _, p := range byName {
-			judge(hp.name, p, func(string) sniffed { return sniffKey })
+			judge(hp.name, p, "name", func(string) sniffed { return sniffKey })
 		}
 	}
 	return out
+}
+
+// hiddenWhole reports whether p lies in a folder of hidden and nothing
+// of keep (what the step is shown or writes) lies in p or holds it: the
+// step sees nothing there, so nothing there needs covering.
+func hiddenWhole(p string, hidden, keep []string) bool {
+	p = filepath.Clean(p)
+	if !slices.ContainsFunc(hidden, func(h string) bool { return within(p, filepath.Clean(h)) }) {
+		return false
+	}
+	return !slices.ContainsFunc(keep, func(k string) bool {
+		k = filepath.Clean(k)
+		return within(k, p) || within(p, k)
+	})
 }
 
 // toolCacheHolds reports whether dir lies in the runner's tool cache
