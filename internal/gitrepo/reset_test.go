@@ -314,3 +314,44 @@ func TestRedTeamGitResetEmptiesSubmoduleFolders(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleIndexLockOfAStoppedRun: planex stopped (SIGTERM, Ctrl-C)
+// while git staged a task's changes kills that git, which leaves its
+// lock beside the worktree's private index; the run's --continue then
+// failed every snapshot there ("index.lock: File exists"). No git uses
+// a worktree's private index while planex makes or resets the worktree,
+// so a lock found then is a dead process's and goes.
+func TestStaleIndexLockOfAStoppedRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRepo(t)
+	head, _ := r.Head(ctx)
+	for _, reuse := range []string{"reset", "made again"} {
+		wt := r.WorktreeDir("s1", "T-"+strings.ReplaceAll(reuse, " ", "-"))
+		if err := r.AddWorktree(ctx, wt, head); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(indexFile(wt)+".lock", nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		switch reuse {
+		case "reset":
+			if err := r.ResetWorktree(ctx, wt, head); err != nil {
+				t.Fatalf("%s: %v", reuse, err)
+			}
+		default:
+			if err := os.RemoveAll(wt); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.AddWorktree(ctx, wt, head); err != nil {
+				t.Fatalf("%s: %v", reuse, err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(wt, "new.txt"), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, changes, err := r.Snapshot(ctx, wt, head); err != nil || len(changes) != 1 {
+			t.Errorf("%s: Snapshot after a stopped run = %v, %v", reuse, changes, err)
+		}
+	}
+}

@@ -114,6 +114,9 @@ func (r *Repo) AddWorktree(ctx context.Context, dir, commit string) error {
 	if err := copyFile(filepath.Join(admin, "index"), indexFile(dir)); err != nil {
 		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
 	}
+	if err := dropStaleIndexLock(dir); err != nil {
+		return fmt.Errorf("creating worktree for %s: %w", filepath.Base(dir), err)
+	}
 	return nil
 }
 
@@ -149,6 +152,18 @@ func cleanWorktreeConfig(ctx context.Context, r *Repo, admin string) error {
 // commit planex last checked the worktree out at, with the stat data git
 // needs to find what changed since without reading every file.
 func indexFile(dir string) string { return dir + ".index" }
+
+// dropStaleIndexLock removes the lock of the private index of the
+// worktree at dir: a git planex's stop killed while it staged the task
+// (SIGTERM, Ctrl-C) leaves it, and every later git on that index would
+// fail. Only called where no git uses the index (the worktree is being
+// made or reset), so a lock found there is a dead process's.
+func dropStaleIndexLock(dir string) error {
+	if err := os.Remove(indexFile(dir) + ".lock"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing a stopped run's index lock: %w", err)
+	}
+	return nil
+}
 
 // copyFile writes a copy of src at dst, replacing (never following)
 // whatever is there.
@@ -195,6 +210,9 @@ func (r *Repo) ResetWorktree(ctx context.Context, dir, commit string) error {
 	idx := indexFile(dir)
 	if fi, err := os.Lstat(idx); err != nil || !fi.Mode().IsRegular() {
 		return fmt.Errorf("resetting worktree %s: no private index", filepath.Base(dir))
+	}
+	if err := dropStaleIndexLock(dir); err != nil {
+		return fmt.Errorf("resetting worktree %s: %w", filepath.Base(dir), err)
 	}
 	dotGit := filepath.Join(dir, ".git")
 	if err := removeAll(dotGit); err != nil {
